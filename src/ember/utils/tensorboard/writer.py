@@ -30,8 +30,9 @@ def _tensorflow_bins() -> list[float]:
 
 
 class SummaryWriter:
-    """Writes scalars, histograms, images, figures, text and hyperparameters to an event
-    file in ``log_dir`` (default ``runs/<date>_<host><comment>``) for TensorBoard, as
+    """Writes scalars, histograms, images, videos, figures, text, hyperparameters, PR
+    curves, audio, tensors, meshes, embeddings and a model's graph to an event file in
+    ``log_dir`` (default ``runs/<date>_<host><comment>``) for TensorBoard, as
     ``torch.utils.tensorboard.SummaryWriter`` does; ``purge_step`` hides what an earlier
     run logged from that step on. Events are buffered (``max_queue`` of them, or
     ``flush_secs``) and written by a thread; :meth:`flush` and :meth:`close` write them now.
