@@ -59,9 +59,11 @@ def _run_training(cfg: Any, profile_steps: int | None, run: Callable[[Any], dict
         return 0
     summary = run(cfg)
     done = summary["epochs_done"]
+    logs = " (tensorboard --logdir " + os.path.join(cfg.out, "tensorboard") + ")" \
+        if cfg.tensorboard else ""
     print(f"final test accuracy {summary['final_test_accuracy']:.2%} after {done} "
           f"epoch{'s' * (done != 1)} ({summary['train_seconds']:.0f} s); "
-          f"checkpoints, curves.png and summary.json in {cfg.out}")
+          f"checkpoints, curves.png and summary.json in {cfg.out}{logs}")
     return 0
 
 
@@ -95,6 +97,9 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
         help="no progress bar")
     add("--compile", action="store_true", default=None,
         help="compile the training step with ember.jit (forward, backward, optimizer)")
+    add("--tensorboard", action="store_true", default=None,
+        help="also log losses, accuracy, learning rate, the model's graph and the "
+             "hyperparameters to <out>/tensorboard (pip install 'ember[tensorboard]')")
     add("--profile", type=int, default=0, metavar="N",
         help="profile N training steps instead of training; writes profile.txt, trace.json")
     train.set_defaults(run=_train)

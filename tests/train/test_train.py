@@ -114,3 +114,45 @@ def test_profile_more_steps_than_one_epoch_holds(tmp_path):
     done = profile_steps(cfg, steps=2)  # 1 warmup + 2 steps on a 1-batch epoch
     assert "step 1" in done["table"] and os.path.exists(done["paths"]["trace"])
     assert main(["train", "--profile", "-1", "--out", str(tmp_path)]) == 2
+
+
+def test_tensorboard_logs_the_run_without_changing_it(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    plain = run(make_config({**SHORT, "epochs": 2, "out": str(tmp_path / "plain")}))
+    out = tmp_path / "logged"
+    logged = run(make_config({**SHORT, "epochs": 2, "out": str(out), "tensorboard": True}))
+    assert logged["history"] == {**plain["history"],
+                                 "epoch_seconds": logged["history"]["epoch_seconds"]}
+    reader = EventAccumulator(str(out / "tensorboard"), size_guidance={"scalars": 0})
+    reader.Reload()
+    losses = reader.Scalars("train/loss")
+    assert [s.step for s in losses] == list(range(20))
+    assert [s.value for s in losses] == pytest.approx(logged["history"]["step_loss"], rel=1e-6)
+    assert [s.step for s in reader.Scalars("epoch/test_accuracy")] == [9, 19]
+    assert [s.value for s in reader.Scalars("epoch/test_accuracy")] == \
+        pytest.approx(logged["history"]["test_accuracy"])
+    assert reader.Scalars("train/lr")[0].value == pytest.approx(1e-3)
+    assert any(n.op == "Parameter" for n in reader.Graph().node)
+    hparams = EventAccumulator(str(out / "tensorboard" / "hparams"))
+    hparams.Reload()
+    assert hparams.Scalars("hparam/test_accuracy")[0].value == \
+        pytest.approx(logged["final_test_accuracy"])
+
+
+def test_a_resumed_run_hides_what_the_interrupted_one_logged_after_its_checkpoint(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = tmp_path / "run"
+    run(make_config({**SHORT, "epochs": 2, "out": str(out), "tensorboard": True}))
+    os.remove(out / "epoch_002.safetensors")  # as if stopped during epoch 2's checkpoint
+    resumed = run(make_config({**SHORT, "epochs": 2, "out": str(out), "tensorboard": True,
+                               "resume": True}))
+    reader = EventAccumulator(str(out / "tensorboard"), size_guidance={"scalars": 0})
+    reader.Reload()
+    losses = reader.Scalars("train/loss")
+    assert [s.step for s in losses] == list(range(20))  # epoch 2 once, not twice
+    assert [s.value for s in losses] == pytest.approx(resumed["history"]["step_loss"],
+                                                      rel=1e-6)

@@ -54,6 +54,7 @@ class TrainConfig:
     num_workers: int = 0
     progress: bool = True
     compile: bool = False             # run the training step as an ember.jit graph
+    tensorboard: bool = False         # also log to <out>/tensorboard for TensorBoard
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def resolved(self) -> TrainConfig:

@@ -19,6 +19,7 @@ from ember.train.config import ConfigError, TrainConfig
 from ember.train.data import build_loaders
 from ember.train.plot import plot_history
 from ember.train.progress import Progress
+from ember.train.tensorboard_log import TensorBoardLog
 
 
 def build_model(cfg: TrainConfig) -> nn.Module:
@@ -57,9 +58,10 @@ def make_step(model: nn.Module, optimizer: Any, compile: bool = False) -> Any:
 
 
 def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
-                epoch: int, first_step: int, total_steps: int, step: Any = None) -> list[float]:
-    """One pass over ``loader`` with ``step`` (default: :func:`make_step`); returns the loss of
-    every step."""
+                epoch: int, first_step: int, total_steps: int, step: Any = None,
+                log: TensorBoardLog | None = None) -> list[float]:
+    """One pass over ``loader`` with ``step`` (default: :func:`make_step`), each step's loss
+    and learning rate to ``log`` if given; returns the loss of every step."""
     model.train()
     step = step or make_step(model, optimizer)
     losses = []
@@ -70,6 +72,8 @@ def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
                 group["lr"] = lr
             losses.append(step(x, y).item())
             bar.update(len(y), losses[-1])
+            if log is not None:
+                log.step(first_step + i, losses[-1], lr)
         throughput = bar.throughput
     print(f"epoch {epoch}: train loss {sum(losses) / len(losses):.4f}, "
           f"{throughput:,.0f} images/s", flush=True)
@@ -123,12 +127,16 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
           f"{cfg.optimizer} lr {cfg.lr} batch {cfg.batch_size}, seed {cfg.seed}")
     steps_per_epoch = len(train_loader)
     step = make_step(model, optimizer, cfg.compile)
+    log = TensorBoardLog(cfg, (start - 1) * steps_per_epoch) if cfg.tensorboard else None
+    if log is not None:
+        log.graph(model, test_loader.dataset[0][0].unsqueeze(0))
     for epoch in range(start, cfg.epochs + 1):
         # The data order of an epoch depends only on (seed, epoch): resuming repeats it.
         order.manual_seed(cfg.seed * 1_000_003 + epoch)
         began = time.perf_counter()
         losses = train_epoch(model, optimizer, train_loader, cfg, epoch,
-                             (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch, step)
+                             (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch, step,
+                             log)
         test_loss, accuracy = evaluate(model, test_loader)
         seconds = time.perf_counter() - began
         history["step_loss"] += losses
@@ -138,6 +146,9 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
         history["epoch_seconds"].append(seconds)
         print(f"epoch {epoch}: test loss {test_loss:.4f}, test accuracy {accuracy:.2%} "
               f"({seconds:.0f} s)", flush=True)
+        if log is not None:
+            log.epoch(epoch * steps_per_epoch - 1, history["train_loss"][-1], test_loss,
+                      accuracy)
         save_checkpoint(cfg.out, epoch, {
             "model": model.state_dict(), "optimizer": optimizer.state_dict(),
             "rng": ember.get_rng_state(), "history": history, "config": cfg.to_dict()})
@@ -148,6 +159,8 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
                "history": history}
     with open(os.path.join(cfg.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
+    if log is not None:
+        log.close(summary)
     try:
         plot_history(history, os.path.join(cfg.out, "curves.png"),
                      f"{cfg.model} on {cfg.dataset}")
