@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import ember
-from ember.data import Dataset
 from ember.errors import EmberError
 from ember.vision.datasets.idx import download_url, read_idx
+from ember.vision.datasets.vision import VisionDataset
 
 __all__ = ["MNIST", "FashionMNIST", "DatasetNotFoundError"]
 
@@ -24,7 +24,7 @@ class DatasetNotFoundError(EmberError, RuntimeError):
     """The dataset's files are in none of the places searched."""
 
 
-class MNIST(Dataset):
+class MNIST(VisionDataset):
     """The MNIST handwritten digits: 60,000 training and 10,000 test images of 28x28.
 
     The files (``train-images-idx3-ubyte[.gz]`` …) are searched in ``root/MNIST/raw/`` (the
@@ -53,10 +53,8 @@ class MNIST(Dataset):
     def __init__(self, root: str | os.PathLike | None, train: bool = True,
                  transform: Callable | None = None, target_transform: Callable | None = None,
                  download: bool = False) -> None:
-        self.root = None if root is None else Path(os.path.expanduser(root))
+        super().__init__(root, transform, target_transform)
         self.train = train
-        self.transform = transform
-        self.target_transform = target_transform
         split = "train" if train else "t10k"
         images, labels = f"{split}-images-idx3-ubyte", f"{split}-labels-idx1-ubyte"
         paths = self._find(images), self._find(labels)
@@ -114,23 +112,13 @@ class MNIST(Dataset):
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         img = self.data.numpy()[index].copy()  # a transform may change it in place
-        target = int(self.targets.numpy()[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self.transformed(img, int(self.targets.numpy()[index]))
 
     def __len__(self) -> int:
         return len(self.data)
 
-    def __repr__(self) -> str:
-        lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}",
-                 f"    Root location: {self.root}", f"    Split: "
-                 f"{'Train' if self.train else 'Test'}"]
-        if self.transform is not None:
-            lines.append(f"    Transform: {self.transform!r}")
-        return "\n".join(lines)
+    def extra_repr(self) -> str:
+        return f"Split: {'Train' if self.train else 'Test'}"
 
 
 class FashionMNIST(MNIST):
