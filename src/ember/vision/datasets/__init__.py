@@ -1,5 +1,6 @@
 """Datasets under torchvision's names (``torchvision.datasets`` → ``ember.vision.datasets``)."""
 
+from ember.vision.datasets.cifar import CIFAR10, CIFAR100
 from ember.vision.datasets.folder import (
     IMG_EXTENSIONS,
     DatasetFolder,
@@ -18,4 +19,4 @@ from ember.vision.datasets.vision import VisionDataset
 __all__ = ["MNIST", "FashionMNIST", "DatasetNotFoundError", "IDXError", "read_idx",
            "write_idx", "DatasetFolder", "ImageFolder", "IMG_EXTENSIONS", "default_loader",
            "find_classes", "has_file_allowed_extension", "is_image_file", "make_dataset",
-           "pil_loader", "VisionDataset"]
+           "pil_loader", "VisionDataset", "CIFAR10", "CIFAR100"]
