@@ -189,3 +189,22 @@ def test_a_refused_layout_is_remembered_and_a_mask_or_scalar_in_the_outputs_memo
     big = np.ones(n, np.float32)
     assert not run_loop(steps, big, np.ones(n, np.float32), big[:1])
     np.testing.assert_array_equal(big, 1.0)
+
+
+@pytest.mark.parametrize("size,pieces", [(7 << 19, 2), (8 << 20, 8), ((1 << 21) + 1, 1)])
+def test_a_loop_over_one_layout_is_cut_into_pieces_that_divide_it(monkeypatch, size, pieces):
+    # 7·2¹⁹ elements are three pieces' worth, which do not divide it: two then (three would
+    # leave the work on one thread), and an odd size runs whole
+    from ember.backend import parallel
+    from ember.jit import loops
+
+    monkeypatch.setattr(parallel, "workers", lambda: 2)
+    seen = []
+    monkeypatch.setattr(parallel, "run", lambda parts: seen.append(len(parts)) or
+                        [part() for part in parts])
+    a, b = _values(size, np.float32, 4), _values(size, np.float32, 5)
+    out = np.empty(size, np.float32)
+    with np.errstate(all="ignore"):
+        assert loops.run_loop((("add", ("a0", "a1")),), out, a, b)
+    np.testing.assert_array_equal(out, a + b)
+    assert seen == ([pieces] if pieces > 1 else [])

@@ -88,6 +88,14 @@ def test_median_of_all_propagates_nan_and_empty_is_nan():
 
 
 @pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_bool_or_complex_is_refused_as_in_pytorch(name):
+    with pytest.raises(ember.DTypeError, match=f"{name}: does not support bool input"):
+        getattr(ember.tensor([True, False]), name)()
+    with pytest.raises(ember.DTypeError, match=f"{name}: complex64 tensors are not supported"):
+        getattr(ember.zeros(0, dtype=ember.complex64), name)()
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
 def test_median_of_an_empty_integer_tensor_is_refused(name):
     # PyTorch returns an arbitrary integer here (0 or the dtype's minimum)
     with pytest.raises(ember.ShapeError, match=rf"{name}: the input of shape \(0, 3\) is "

@@ -196,11 +196,29 @@ def test_bad_input_is_named(tmp_path):
         with pytest.raises(ValueError, match=r"add_scalar: 'loss' takes one number, got "
                                              r"shape \(3,\).*\.mean\(\)"):
             writer.add_scalar("loss", ember.ones(3))
-        with pytest.raises(ValueError, match="add_histogram: 'h' needs finite values, got "
-                                             "NaN or infinite ones"):
-            writer.add_histogram("h", ember.tensor([1.0, float("nan")]))
-        with pytest.raises(ValueError, match="add_histogram: 'h' needs finite values, got none"):
+        with pytest.warns(UserWarning, match="add_histogram: 'nan' holds NaN or infinite "
+                                             "values; not logged"):
+            writer.add_histogram("nan", ember.tensor([1.0, float("nan")]))  # the run goes on
+        with pytest.raises(ValueError, match="add_histogram: 'h' has no values"):
             writer.add_histogram("h", ember.zeros(0))
+        with pytest.raises(ValueError, match="add_histogram: max_bins must be at least 1"):
+            writer.add_histogram("h", ember.ones(3), max_bins=0)
+        with pytest.raises(TypeError, match=r"add_scalar: 'z' takes a real number, got "
+                                            r"complex"):
+            writer.add_scalar("z", 1 + 2j)
+        with pytest.raises(ValueError, match=r"add_scalars \('test'\): 'loss' takes one "
+                                             r"number"):
+            writer.add_scalars("loss", {"train": 1.0, "test": ember.ones(2)})
+        with pytest.raises(TypeError, match="add_text: 't' takes a str, got int"):
+            writer.add_text("t", 3)
+        with pytest.raises(ValueError, match=r"add_images: the batch of shape \(0, 3, 4, 4\)"
+                                             r" \(NCHW\) holds no image"):
+            writer.add_images("i", ember.zeros(0, 3, 4, 4))
+        with pytest.raises(TypeError, match=r"hparam_domain_discrete names \['lrr'\], which "
+                                            r"hparam_dict does not have"):
+            writer.add_hparams({"lr": 0.1}, {"acc": 1.0}, hparam_domain_discrete={"lrr": [1]})
+        with pytest.raises(TypeError, match=r"hparam_domain_discrete\['lr'\] must be a list"):
+            writer.add_hparams({"lr": 0.1}, {"acc": 1.0}, hparam_domain_discrete={"lr": [True]})
         with pytest.raises(ValueError, match=r"add_histogram: no value of 'h'.*inside the bins"):
             writer.add_histogram("h", ember.tensor([5.0]), bins=[0.0, 1.0])
         with pytest.raises(ValueError, match=r"add_image: dataformats 'CHW' does not describe "
@@ -399,3 +417,63 @@ def test_bad_videos_are_named(tmp_path):
             writer.add_video("v", ember.rand(4, 3, 8, 8))
         with pytest.raises(ValueError, match="add_video: fps must be positive, got 0"):
             writer.add_video("v", ember.rand(1, 2, 3, 4, 4), fps=0)
+
+
+def test_a_numpy_domain_is_read_as_plain_values(tmp_path):
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_hparams({"lr": np.float32(0.5)}, {"acc": 1.0}, run_name="r",
+                           hparam_domain_discrete={"lr": [np.float32(0.5), 0.25]})
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+    experiment = events(tmp_path)["r"][1].summary.value[0].metadata.plugin_data.content
+    info = HParamsPluginData.FromString(experiment).experiment.hparam_infos[0]
+    assert [v.number_value for v in info.domain_discrete.values] == [0.5, 0.25]
+
+
+def test_add_graph_traces_in_eval_mode_and_restores_the_mode(tmp_path):
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4),
+                                ember.nn.Dropout(0.5))
+    x = ember.randn(5, 3)
+    state = ember.get_rng_state()
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_graph(model, x)
+    assert model.training and model[1].num_batches_tracked.item() == 0
+    assert (model[1].running_mean.numpy() == 0).all()
+    assert ember.equal(ember.get_rng_state(), state)  # dropout drew nothing
+
+
+def test_add_graph_of_a_dict_output_needs_use_strict_trace_false(tmp_path):
+    class Named(ember.nn.Module):
+        def forward(self, x):
+            return {"double": x * 2}
+
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(Exception, match="strict"):
+            writer.add_graph(Named(), ember.ones(2))
+        writer.add_graph(Named(), ember.ones(2), use_strict_trace=False)
+
+
+def test_full_scale_float16_audio_stays_full_scale(tmp_path):
+    import io
+    import wave
+
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_audio("a", ember.tensor([0.0, 0.5, 1.0, -1.0], dtype=ember.float16))
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    name = next(f for f in os.listdir(tmp_path) if f.startswith("events"))
+    raw = list(RawEventFileLoader(str(tmp_path / name)).Load())[1]
+    encoded = Event.FromString(raw).summary.value[0].audio.encoded_audio_string
+    with wave.open(io.BytesIO(encoded)) as w:
+        samples = np.frombuffer(w.readframes(4), "<i2")
+    assert samples.tolist() == [0, 16383, 32767, -32767]
+
+
+def test_bad_thumbnails_are_refused_before_anything_is_written(tmp_path):
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(ValueError, match=r"add_embedding: label_img holds \(N, C, H, W\) "
+                                             r"thumbnails with 1 or 3 channels, got shape "
+                                             r"\(2, 4, 3, 3\)"):
+            writer.add_embedding(ember.zeros(2, 2), label_img=ember.zeros(2, 4, 3, 3))
+    assert not os.path.exists(tmp_path / "00000")

@@ -156,3 +156,22 @@ def test_a_resumed_run_hides_what_the_interrupted_one_logged_after_its_checkpoin
     assert [s.step for s in losses] == list(range(20))  # epoch 2 once, not twice
     assert [s.value for s in losses] == pytest.approx(resumed["history"]["step_loss"],
                                                       rel=1e-6)
+
+
+def test_a_second_run_into_the_same_folder_replaces_the_first_ones_logs(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = str(tmp_path / "run")
+    run(make_config({**SHORT, "epochs": 1, "out": out, "tensorboard": True}))
+    again = run(make_config({**SHORT, "epochs": 1, "out": out, "tensorboard": True,
+                             "lr": 2e-3}))
+    reader = EventAccumulator(os.path.join(out, "tensorboard"), size_guidance={"scalars": 0})
+    reader.Reload()
+    losses = reader.Scalars("train/loss")
+    assert [s.step for s in losses] == list(range(10))
+    assert [s.value for s in losses] == pytest.approx(again["history"]["step_loss"], rel=1e-6)
+    hparams = EventAccumulator(os.path.join(out, "tensorboard", "hparams"))
+    hparams.Reload()
+    assert [s.value for s in hparams.Scalars("hparam/test_accuracy")] == \
+        pytest.approx([again["final_test_accuracy"]])

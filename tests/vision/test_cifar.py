@@ -96,3 +96,24 @@ def test_a_batch_that_would_run_code_is_refused(tmp_path):
                                                    "allowed"):
         load_batch(tmp_path / "evil")
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_batch_pickled_with_protocol_5_loads(tmp_path):
+    data = R.integers(0, 256, (2, 3072), dtype=np.uint8)
+    with open(tmp_path / "b", "wb") as f:
+        pickle.dump({"data": data, "labels": [1, 2]}, f, protocol=5)
+    np.testing.assert_array_equal(load_batch(tmp_path / "b")["data"], data)
+
+
+def test_batches_of_another_shape_or_kind_are_named(tmp_path):
+    cifar10(tmp_path)
+    folder = tmp_path / "cifar-10-batches-py"
+    write(folder / "test_batch", {"data": np.zeros((2, 100), np.uint8), "labels": [0, 1]})
+    with pytest.raises(DatasetNotFoundError, match=r"test_batch holds uint8 data of shape "
+                                                   r"\(2, 100\); a CIFAR batch holds uint8 "
+                                                   r"rows of 3072"):
+        CIFAR10(tmp_path, train=False)
+    write(folder / "test_batch", {"data": np.zeros((2, 3072), np.uint8), "fine": [0, 1]})
+    with pytest.raises(DatasetNotFoundError, match=r"not a CIFAR batch of this kind: it has no "
+                                                   r"'labels' \(it has \['data', 'fine'\]\)"):
+        CIFAR10(tmp_path, train=False)

@@ -110,8 +110,8 @@ def test_the_helpers(tree):
     assert has_file_allowed_extension("x.PnG", ".png") and not is_image_file("x.gif")
     assert find_classes(root) == (["cat", "dog", "eel"], {"cat": 0, "dog": 1, "eel": 2})
     found = make_dataset(root, {"eel": 0, "cat": 1}, extensions=(".webp", ".png"))
-    assert [(os.path.relpath(p, root), i) for p, i in found] == [("eel/x.webp", 0),
-                                                                 ("cat/z.png", 1)]
+    assert [(os.path.relpath(p, root), i) for p, i in found] == [("cat/z.png", 1),
+                                                                 ("eel/x.webp", 0)]
 
 
 def test_bad_trees_are_named(tmp_path):

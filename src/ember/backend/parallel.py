@@ -83,7 +83,7 @@ def over_rows(kernel: Callable[..., object], arrays: Sequence[Any], least: int,
     one call.
 
     Example:
-        >>> over_rows(kernel, (x, out), 64)  # kernel(x[lo:hi], out[lo:hi]) on each core
+        >>> over_rows(kernel, (x, out), 64)  # kernel(x[lo:hi], out[lo:hi]), blocks of >= 64
     """
     n = arrays[0].shape[0]
     shares = share_count(n, least)
@@ -111,8 +111,8 @@ def sums_over_blocks(kernel: Callable[..., object], blocks: Sequence[tuple[int, 
 def run(pieces: Sequence[Callable[[], object]]) -> None:
     """Runs every piece on :func:`workers` threads, each taking the next piece not yet
     taken, and returns when all are done; an exception in a piece is raised then (the first
-    piece's, in order, of those that failed). The calling thread takes pieces too, so a
-    worker that wakes late finds fewer left, or none.
+    piece's, in order, of those that failed; pieces not started by then are skipped). The
+    calling thread takes pieces too, so a worker that wakes late finds fewer left, or none.
 
     Example:
         >>> out = [0] * 4
@@ -128,8 +128,11 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
         if _pool is None or _pool[1] < helpers:
             _pool = (ThreadPoolExecutor(max_workers=helpers, thread_name_prefix="ember-cpu"),
                      helpers)
-        for _ in range(helpers):
-            _pool[0].submit(queue.drain)
+        try:
+            for _ in range(helpers):
+                _pool[0].submit(queue.drain)
+        except RuntimeError:  # the interpreter is shutting down: the caller takes them all
+            pass
     queue.drain()
     queue.wait()
 
@@ -147,12 +150,14 @@ class _Queue:
         self.all_done.acquire()
 
     def drain(self) -> None:
-        """Runs pieces until none is left to take."""
+        """Runs pieces until none is left to take (once one has failed, the rest are taken
+        and skipped)."""
         outer, _inside.active = _inside.active, True
         try:
             while (i := self.take()) < len(self.pieces):
                 try:
-                    self.pieces[i]()
+                    if not self.errors:
+                        self.pieces[i]()
                 except BaseException as error:  # raised by the caller, in order
                     self.errors[i] = error
                 if self.finish() == len(self.pieces):

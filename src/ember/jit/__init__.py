@@ -162,4 +162,5 @@ def trace(func: Callable, example_inputs: Any = None, *, example_kwarg_inputs: d
 
 
 # what TensorBoard's add_graph draws (ember.utils sits below the jit)
-graph_tracer.register(lambda model, inputs: trace(model, inputs, check_trace=False).graph)
+graph_tracer.register(lambda model, inputs, strict: trace(model, inputs, check_trace=False,
+                                                         strict=strict).graph)

@@ -136,8 +136,9 @@ def _plan(steps: tuple, out: Any, operands: tuple) -> tuple | None:
     cols = out.shape[order[-1]] if out.ndim else 1
     shares = parallel.share_count(out.size, _SHARE)
     if all(not isinstance(read, tuple) for read in reads):  # rows as long as can be
-        cols = out.size // shares if shares > 1 and out.size % shares == 0 else out.size
-    return order, reads, elements, out.size // cols, cols, shares
+        shares = next(k for k in range(shares, 0, -1) if out.size % k == 0)  # (one a piece)
+        cols = out.size // shares
+    return order, reads, elements, out.size // cols, cols, min(shares, out.size // cols)
 
 
 def _operand(a: Any, out: Any, order: tuple) -> Any:

@@ -208,6 +208,8 @@ def median_of_all(op: str, input: Tensor, along: Callable[[Tensor], Tensor]) -> 
     """``op`` (median or nanmedian) of all of ``input``'s entries, a 0-d tensor: ``along``
     picks it from the flattened, detached entries, and :func:`shared_among_ties` makes it
     differentiable; NaN where there are no entries, which an integer dtype cannot hold."""
+    if input.dtype.is_complex:
+        raise complex_error(op, input.dtype)
     flat = flatten(input)
     if flat.shape[0] == 0:
         if not input.dtype.is_floating_point:

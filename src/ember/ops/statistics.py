@@ -36,7 +36,7 @@ from ember.ops.gather import gather
 from ember.ops.join import cat
 from ember.ops.linalg import mm
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
-from ember.ops.reduce import amax, amin, any, argmax, sum
+from ember.ops.reduce import amax, amin, any, argmax, no_bool, sum
 from ember.ops.rounding import ceil, floor, round
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
@@ -425,6 +425,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         >>> ember.tensor([1.0, float("nan"), 3.0, 2.0]).nanmedian()
         tensor(2.)
     """
+    no_bool("nanmedian", input)
     if dim is None:
         return median_of_all("nanmedian", input, lambda flat: nanmedian(flat, 0).values)
     d = normalize_dim(dim, input.ndim, "nanmedian")

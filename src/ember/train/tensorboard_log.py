@@ -5,6 +5,7 @@ and the hyperparameters with the final metrics at the end."""
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any
 
 from ember.train.config import ConfigError, TrainConfig
@@ -14,8 +15,8 @@ _HYPERPARAMETERS = ("model", "optimizer", "lr", "batch_size", "momentum", "weigh
 
 
 class TensorBoardLog:
-    """A run's TensorBoard logger; a resumed run (``first_step`` > 0) hides what the
-    interrupted one logged from that step on.
+    """A run's TensorBoard logger; a run starting at ``first_step`` (0, or where a resumed
+    run goes on) hides what an earlier run into the same folder logged from that step on.
 
     Example:
         >>> log = TensorBoardLog(cfg, first_step=0)
@@ -28,19 +29,15 @@ class TensorBoardLog:
         except ImportError:
             raise ConfigError("--tensorboard needs the tensorboard package: pip install "
                               "'ember[tensorboard]'") from None
-        self.cfg = cfg
-        self.writer = SummaryWriter(os.path.join(cfg.out, "tensorboard"),
-                                    purge_step=first_step or None)
+        self.cfg, self.first_step = cfg, first_step
+        self.folder = os.path.join(cfg.out, "tensorboard")
+        self.writer = SummaryWriter(self.folder, purge_step=first_step)
 
     def graph(self, model: Any, batch: Any) -> None:
-        """The model's forward on ``batch``, traced in eval mode (no running statistics
-        change, no random numbers drawn)."""
-        was_training = model.training
-        model.eval()
-        try:
+        """The model's forward on ``batch`` (traced in eval mode: the run does not change),
+        logged once: not again by a resumed run."""
+        if not self.first_step:
             self.writer.add_graph(model, batch)
-        finally:
-            model.train(was_training)
 
     def step(self, step: int, loss: float, lr: float) -> None:
         self.writer.add_scalar("train/loss", loss, step)
@@ -54,9 +51,11 @@ class TensorBoardLog:
         self.writer.flush()
 
     def close(self, summary: dict[str, Any]) -> None:
-        """The hyperparameters against the final metrics (the HParams tab), then closes."""
+        """The hyperparameters against the final metrics (the HParams tab; an earlier run's
+        into the same folder replaced), then closes."""
         history = summary["history"]
         if history["test_accuracy"]:
+            shutil.rmtree(os.path.join(self.folder, "hparams"), ignore_errors=True)
             self.writer.add_hparams(
                 {k: getattr(self.cfg, k) for k in _HYPERPARAMETERS},
                 {"hparam/test_accuracy": history["test_accuracy"][-1],

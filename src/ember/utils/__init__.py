@@ -1,6 +1,8 @@
 """Utilities under PyTorch's paths: ``ember.utils.data`` is :mod:`ember.data`;
 :mod:`ember.utils.benchmark` times statements, :mod:`ember.utils.flop_counter` counts FLOPs
-per module (with :mod:`ember.utils.module_tracker`);
+per module (with :mod:`ember.utils.module_tracker`); ``ember.utils.tensorboard`` (imported
+on its own: it needs the tensorboard package) logs for TensorBoard, drawing graphs that
+``ember.jit`` traces through :mod:`ember.utils.graph_tracer`;
 :mod:`ember.utils.weight_averaging` puts ``AveragedModel`` and ``update_bn`` into
 ``ember.optim.swa_utils``."""
 

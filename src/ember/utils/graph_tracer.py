@@ -8,17 +8,18 @@ from typing import Any
 
 __all__ = ["register", "traced_graph"]
 
-_trace: Callable[[Any, Any], Any] | None = None
+_trace: Callable[[Any, Any, bool], Any] | None = None
 
 
-def register(trace: Callable[[Any, Any], Any]) -> None:
-    """Sets ``trace(model, example_inputs)``, which returns the static graph (an
-    ``ember.jit.ir.Graph``) of ``model`` called on ``example_inputs`` without grad."""
+def register(trace: Callable[[Any, Any, bool], Any]) -> None:
+    """Sets ``trace(model, example_inputs, strict)``, which returns the static graph (an
+    ``ember.jit.ir.Graph``) of ``model`` called on ``example_inputs`` without grad
+    (``strict``: refusing list and dict outputs, as ``ember.jit.trace``)."""
     global _trace
     _trace = trace
 
 
-def traced_graph(model: Any, example_inputs: Any) -> Any:
+def traced_graph(model: Any, example_inputs: Any, strict: bool = True) -> Any:
     """The static graph of ``model`` called on ``example_inputs`` (a tensor, or a tuple or
     list of arguments).
 
@@ -30,4 +31,4 @@ def traced_graph(model: Any, example_inputs: Any) -> Any:
     if _trace is None:
         raise RuntimeError("traced_graph: no tracer is registered; ember.jit registers one "
                            "when it is imported (import ember)")
-    return _trace(model, example_inputs)
+    return _trace(model, example_inputs, strict)

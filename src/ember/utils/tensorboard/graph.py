@@ -69,7 +69,8 @@ def graph_def(graph: Any) -> GraphDef:
     return GraphDef(node=nodes, versions=VersionDef(producer=22))
 
 
-def trace_graph(model: Any, input_to_model: Any) -> GraphDef:
+def trace_graph(model: Any, input_to_model: Any, strict: bool = True) -> GraphDef:
     """The ``GraphDef`` of ``model`` called on ``input_to_model`` (a tensor, or a tuple or
-    list of arguments), traced without grad as ``ember.jit.trace`` traces it."""
-    return graph_def(traced_graph(model, input_to_model))
+    list of arguments), traced without grad as ``ember.jit.trace`` traces it (``strict``:
+    refusing list and dict outputs)."""
+    return graph_def(traced_graph(model, input_to_model, strict))

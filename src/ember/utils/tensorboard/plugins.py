@@ -77,8 +77,7 @@ def pr_curve(tag: str, labels: Any, predictions: Any, num_thresholds: int = _MAX
 
 def audio(tag: str, samples: Any, sample_rate: int = 44100) -> Summary:
     """One channel of samples in [-1, 1] (others clipped, with a warning) as a 16-bit WAV."""
-    array = to_numpy(samples).squeeze()
-    array = array if array.dtype.kind == "f" else array.astype(np.float64)
+    array = to_numpy(samples).astype(np.float64).squeeze()  # (float16 rounds 32767 up)
     if array.ndim != 1:
         raise ValueError(f"add_audio: {tag!r} takes one channel of samples (one dimension "
                          f"after squeezing), got shape {to_numpy(samples).shape}")

@@ -34,6 +34,9 @@ def write_embedding(config: ProjectorConfig, log_dir: str, mat: Any, metadata: A
                          f"{vectors.shape}")
     count = vectors.shape[0]
     images = None if label_img is None else to_numpy(label_img)
+    if images is not None and (images.ndim != 4 or images.shape[1] not in (1, 3)):
+        raise ValueError(f"add_embedding: label_img holds (N, C, H, W) thumbnails with 1 or "
+                         f"3 channels, got shape {images.shape}")
     for name, size in (("metadata", None if metadata is None else len(metadata)),
                        ("label_img", None if images is None else images.shape[0])):
         if size is not None and size != count:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,14 +35,18 @@ def plugin_metadata(name: str, content: bytes = b"") -> SummaryMetadata:
                                                                   content=content))
 
 
-def scalar(tag: str, value: Any, new_style: bool = False,
-           double_precision: bool = False) -> Summary:
+def scalar(tag: str, value: Any, new_style: bool = False, double_precision: bool = False,
+           op: str = "add_scalar") -> Summary:
     """One number under ``tag``: the classic ``simple_value``, or with ``new_style`` a float
-    (``double_precision``: a double) tensor for the scalars plugin."""
+    (``double_precision``: a double) tensor for the scalars plugin (``op`` names the caller
+    in errors)."""
     array = to_numpy(value)
     if array.size != 1:
-        raise ValueError(f"add_scalar: {tag!r} takes one number, got shape {array.shape}. "
+        raise ValueError(f"{op}: {tag!r} takes one number, got shape {array.shape}. "
                          f"Hint: reduce it first (.mean(), .item())")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: {tag!r} takes a real number, got {array.dtype} "
+                        f"({array.reshape(-1)[0]!r})")
     number = float(array.reshape(()))
     if not new_style:
         return Summary(value=[Summary.Value(tag=tag, simple_value=number)])
@@ -51,15 +56,21 @@ def scalar(tag: str, value: Any, new_style: bool = False,
                                         metadata=plugin_metadata("scalars"))])
 
 
-def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> Summary:
+def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> Summary | None:
     """The values' histogram over ``bins`` (NumPy's ``bins``: edges, a count or a rule), at
     most ``max_bins`` buckets (neighbours merged), cut to the buckets from the first to the
     last that holds a value: TensorBoard keeps a bucket's right edge only, so one empty
-    bucket to the left carries the lowest edge."""
+    bucket to the left carries the lowest edge. None, with a warning, for NaN or infinite
+    values (a diverging run goes on training)."""
     x = to_numpy(values).astype(np.float64).reshape(-1)
-    if x.size == 0 or not np.isfinite(x).all():
-        raise ValueError(f"add_histogram: {tag!r} needs finite values, got "
-                         f"{'none' if x.size == 0 else 'NaN or infinite ones'}")
+    if x.size == 0:
+        raise ValueError(f"add_histogram: {tag!r} has no values")
+    if max_bins is not None and max_bins < 1:
+        raise ValueError(f"add_histogram: max_bins must be at least 1, got {max_bins}")
+    if not np.isfinite(x).all():
+        warnings.warn(f"add_histogram: {tag!r} holds NaN or infinite values; not logged",
+                      stacklevel=3)
+        return None
     counts, edges = np.histogram(x, bins=bins)
     if max_bins is not None and counts.size > max_bins:
         merge = counts.size // max_bins
@@ -112,6 +123,9 @@ def to_hwc(array: np.ndarray, dataformats: str, op: str) -> np.ndarray:
         raise ValueError(f"{op}: dataformats {dataformats!r} does not describe an image of "
                          f"shape {array.shape}. Hint: one letter per dimension, from 'HW', "
                          f"'CHW' or 'NCHW' in any order, e.g. 'HWC'")
+    if "N" in layout and array.shape[layout.index("N")] == 0:
+        raise ValueError(f"{op}: the batch of shape {array.shape} ({dataformats}) holds no "
+                         f"image")
     channels = array.shape[layout.index("C")] if "C" in layout else 1
     if channels not in (1, 3) and not (channels == 4 and "N" not in layout):
         raise ValueError(f"{op}: an image has 1, 3 or 4 channels (a batch 1 or 3), got "
@@ -157,9 +171,9 @@ def video(tag: str, vid: Any, fps: float = 4) -> Summary:
     """An animated GIF of ``vid`` (N, T, C, H, W; C 1 or 3): each frame the N clips' frames on
     a near-square grid, ⌈√N⌉ a row."""
     array = to_numpy(vid)
-    if array.ndim != 5 or array.shape[2] not in (1, 3) or array.shape[1] == 0:
+    if array.ndim != 5 or array.shape[2] not in (1, 3) or 0 in array.shape[:2]:
         raise ValueError(f"add_video: a video is (N, T, C, H, W) with 1 or 3 channels and at "
-                         f"least one frame, got shape {array.shape}")
+                         f"least one clip and frame, got shape {array.shape}")
     if fps <= 0:
         raise ValueError(f"add_video: fps must be positive, got {fps}")
     columns = math.ceil(math.sqrt(array.shape[0]))
@@ -170,6 +184,9 @@ def video(tag: str, vid: Any, fps: float = 4) -> Summary:
 
 def text(tag: str, string: str) -> Summary:
     """``string`` (Markdown) for the text plugin, under ``tag + "/text_summary"``."""
+    if not isinstance(string, str):
+        raise TypeError(f"add_text: {tag!r} takes a str, got {type(string).__name__}. Hint: "
+                        f"format it first, e.g. str(value)")
     from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
     tensor = TensorProto(dtype="DT_STRING", string_val=[string.encode("utf-8")],
@@ -177,6 +194,26 @@ def text(tag: str, string: str) -> Summary:
     metadata = plugin_metadata("text", TextPluginData(version=0).SerializeToString())
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata,
                                         tensor=tensor)])
+
+
+_HPARAM_KINDS = {bool: ("bool_value", "DATA_TYPE_BOOL"),
+                 float: ("number_value", "DATA_TYPE_FLOAT64"),
+                 str: ("string_value", "DATA_TYPE_STRING")}
+
+
+def _plain(value: Any) -> Any:
+    """A tensor's, array's or NumPy number's (first) value as a Python one; others as they
+    are."""
+    if isinstance(value, Tensor | np.ndarray | np.generic):
+        return to_numpy(value).reshape(-1)[0].item()
+    return value
+
+
+def _hparam_kind(value: Any) -> type | None:
+    """How the hparams plugin holds ``value``: a bool, a number (float) or a string."""
+    if isinstance(value, bool):
+        return bool
+    return float if isinstance(value, int | float) else str if isinstance(value, str) else None
 
 
 def hparams(hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
@@ -202,29 +239,31 @@ def hparams(hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
     )
 
     domains = dict(hparam_domain_discrete or {})
+    unknown = sorted(set(domains) - set(hparam_dict))
+    if unknown:
+        raise TypeError(f"add_hparams: hparam_domain_discrete names {unknown}, which "
+                        f"hparam_dict does not have")
     start, infos = SessionStartInfo(), []
     for name, value in hparam_dict.items():
         if value is None:
             continue
-        if isinstance(value, Tensor | np.ndarray | np.generic):
-            value = to_numpy(value).reshape(-1)[0].item()
-        kinds = [(bool, "bool_value", "DATA_TYPE_BOOL"), (int | float, "number_value",
-                                                             "DATA_TYPE_FLOAT64"),
-                 (str, "string_value", "DATA_TYPE_STRING")]
-        kind = next((k for k in kinds if isinstance(value, k[0])), None)
+        value = _plain(value)
+        kind = _hparam_kind(value)
         if kind is None:
             raise ValueError(f"add_hparams: hyperparameter {name!r} is a "
                              f"{type(value).__name__}; it takes a bool, number, str or "
                              f"one-element tensor")
-        _, field, dtype = kind
+        field, dtype = _HPARAM_KINDS[kind]
         setattr(start.hparams[name], field, value)
         domain = None
         if name in domains:
-            if not isinstance(domains[name], Sequence) or isinstance(domains[name], str) or \
-                    not all(isinstance(d, kind[0]) for d in domains[name]):
+            values = domains[name]
+            if not isinstance(values, Sequence) or isinstance(values, str) or \
+                    any(_hparam_kind(_plain(d)) is not kind for d in values):
                 raise TypeError(f"add_hparams: hparam_domain_discrete[{name!r}] must be a "
                                 f"list of values of the hyperparameter's type "
-                                f"({type(value).__name__}), got {domains[name]!r}")
+                                f"({type(value).__name__}), got {values!r}")
+            domains[name] = [_plain(d) for d in values]
             domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d})
                                                   for d in domains[name]])
         infos.append(HParamInfo(name=name, type=DataType.Value(dtype), domain_discrete=domain))

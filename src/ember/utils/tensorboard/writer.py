@@ -71,15 +71,22 @@ class SummaryWriter:
                 self.purge_step = None
         return self._writers[log_dir]
 
-    def _add(self, summary: Summary, global_step: int | None, walltime: float | None,
+    def _add(self, summary: Summary | None, global_step: int | None, walltime: float | None,
              log_dir: str | None = None) -> None:
+        if summary is None:  # (a histogram of non-finite values: warned, not logged)
+            return
         event = Event(summary=summary, wall_time=time.time() if walltime is None else walltime)
         if global_step is not None:
             event.step = int(global_step)
         self._writer(log_dir).add_event(event)
 
     def get_logdir(self) -> str:
-        """The directory this writer's events go to."""
+        """The directory this writer's events go to.
+
+        Example:
+            >>> SummaryWriter("runs/a").get_logdir()
+            'runs/a'
+        """
         return self.log_dir
 
     def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None,
@@ -104,7 +111,8 @@ class SummaryWriter:
         walltime = time.time() if walltime is None else walltime
         for tag, value in tag_scalar_dict.items():
             run = f"{self.log_dir}/{main_tag.replace('/', '_')}_{tag}"
-            self._add(summaries.scalar(main_tag, value), global_step, walltime, run)
+            self._add(summaries.scalar(main_tag, value, op=f"add_scalars ({tag!r})"),
+                      global_step, walltime, run)
 
     def add_histogram(self, tag: str, values: Any, global_step: int | None = None,
                       bins: Any = "tensorflow", walltime: float | None = None,
@@ -232,7 +240,7 @@ class SummaryWriter:
         for record in summaries.hparams(hparam_dict, metric_dict, hparam_domain_discrete):
             self._add(record, global_step, None, run)
         for tag, value in metric_dict.items():
-            self._add(summaries.scalar(tag, value), global_step, None, run)
+            self._add(summaries.scalar(tag, value, op="add_hparams"), global_step, None, run)
 
     def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
                      global_step: int | None = None, num_thresholds: int = 127,
@@ -340,25 +348,41 @@ class SummaryWriter:
     def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
         """Logs ``model``'s forward on ``input_to_model`` for the Graphs dashboard: the graph
-        ``ember.jit.trace`` makes, node by node (``verbose`` also prints it;
-        ``use_strict_trace`` is PyTorch's tracer switch and has no use here).
+        ``ember.jit.trace`` makes, node by node, traced in eval mode (no running statistics
+        change, no random numbers drawn; the mode is restored after). ``verbose`` also prints
+        it; ``use_strict_trace=False`` allows list and dict outputs, as in PyTorch.
 
         Example:
             >>> writer.add_graph(model, images[:1])
         """
-        definition = graph.trace_graph(model, input_to_model)
+        training = getattr(model, "training", None)
+        if training is not None:
+            model.eval()
+        try:
+            definition = graph.trace_graph(model, input_to_model, use_strict_trace)
+        finally:
+            if training is not None:
+                model.train(training)
         if verbose:
             print(definition)
         self._writer().add_event(Event(graph_def=definition.SerializeToString(),
                                        wall_time=time.time()))
 
     def flush(self) -> None:
-        """Writes every buffered event to disk now."""
+        """Writes every buffered event to disk now.
+
+        Example:
+            >>> writer.flush()  # before reading the event files
+        """
         for writer in self._writers.values():
             writer.flush()
 
     def close(self) -> None:
-        """Writes what is buffered and closes the files (a later ``add_*`` opens new ones)."""
+        """Writes what is buffered and closes the files (a later ``add_*`` opens new ones).
+
+        Example:
+            >>> writer.close()
+        """
         for writer in self._writers.values():
             writer.close()
         self._writers = {}

@@ -24,10 +24,11 @@ from ember.vision.datasets.vision import VisionDataset
 
 __all__ = ["CIFAR10", "CIFAR100"]
 
-# what a batch's pickle may build: NumPy arrays (under NumPy 1's and 2's module names) and,
-# in files written by Python 2, its byte strings
-_ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-            ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode")}
+# what a batch's pickle may build: NumPy arrays (under NumPy 1's and 2's module names; pickle
+# protocol 5 rebuilds them from a buffer) and, in files written by Python 2, its byte strings
+_ALLOWED = {(f"numpy{core}.{module}", name) for core in (".core", "._core")
+            for module, name in (("multiarray", "_reconstruct"), ("numeric", "_frombuffer"))} | \
+    {("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode")}
 
 
 class _ArraysOnly(pickle.Unpickler):
@@ -54,6 +55,13 @@ def load_batch(path: str | os.PathLike) -> dict[str, Any]:
         raise DatasetNotFoundError(f"{path} is not a CIFAR batch: it holds a "
                                    f"{type(batch).__name__}, not a dict")
     return {k.decode("latin1") if isinstance(k, bytes) else k: v for k, v in batch.items()}
+
+
+def _entry(batch: dict[str, Any], key: str, path: Path) -> Any:
+    if key not in batch:
+        raise DatasetNotFoundError(f"{path} is not a CIFAR batch of this kind: it has no "
+                                   f"{key!r} (it has {sorted(batch)})")
+    return batch[key]
 
 
 class CIFAR10(VisionDataset):
@@ -94,14 +102,20 @@ class CIFAR10(VisionDataset):
         images, labels = [], []
         for name in names:
             batch = load_batch(folder / name)
-            images.append(np.asarray(batch["data"], np.uint8).reshape(-1, 3, 32, 32))
-            labels.extend(int(k) for k in batch[self.label_key])
+            data = np.asarray(_entry(batch, "data", folder / name))
+            if data.ndim != 2 or data.shape[1] != 3072 or data.dtype != np.uint8:
+                raise DatasetNotFoundError(f"{type(self).__name__}: {folder / name} holds "
+                                           f"{data.dtype} data of shape {data.shape}; a CIFAR "
+                                           f"batch holds uint8 rows of 3072 values")
+            images.append(data.reshape(-1, 3, 32, 32))
+            labels.extend(int(k) for k in _entry(batch, self.label_key, folder / name))
         self.data = np.concatenate(images).transpose(0, 2, 3, 1)
         self.targets = labels
         if len(self.targets) != len(self.data):
             raise DatasetNotFoundError(f"{type(self).__name__}: {folder} holds "
                                        f"{len(self.data)} images for {len(self.targets)} labels")
-        self.classes = list(load_batch(folder / self.meta[0])[self.meta[1]])
+        self.classes = list(_entry(load_batch(folder / self.meta[0]), self.meta[1],
+                                   folder / self.meta[0]))
 
     @property
     def class_to_idx(self) -> dict[str, int]:
@@ -111,8 +125,9 @@ class CIFAR10(VisionDataset):
         """Fetches the archive into ``root`` (MD5-checked) and unpacks it there."""
         archive = Path(self.root) / self.url.rsplit("/", 1)[1]
         download_url([self.url], archive, self.archive_md5)
-        with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(self.root, filter="data")
+        with tarfile.open(archive, "r:gz") as tar:  # (the data filter: Python 3.11.4 on)
+            tar.extractall(self.root, **({"filter": "data"} if hasattr(tarfile, "data_filter")
+                                         else {}))
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         return self.transformed(self.data[index].copy(), self.targets[index])

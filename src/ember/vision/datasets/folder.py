@@ -63,9 +63,9 @@ def make_dataset(directory: str | os.PathLike, class_to_idx: dict[str, int] | No
                  is_valid_file: Callable[[str], bool] | None = None,
                  allow_empty: bool = False) -> list[tuple[str, int]]:
     """``(path, class index)`` of every file under each class folder that has one of
-    ``extensions`` (or that ``is_valid_file`` accepts: give one of the two), class by class in
-    index order, files in sorted order; a class without a file is an error unless
-    ``allow_empty``.
+    ``extensions`` (or that ``is_valid_file`` accepts: give one of the two), the classes in
+    name order (as torchvision, whatever their indices), files in sorted order; a class
+    without a file is an error unless ``allow_empty``.
 
     Example:
         >>> make_dataset("flowers", extensions=(".png",))[:1]
@@ -81,7 +81,7 @@ def make_dataset(directory: str | os.PathLike, class_to_idx: dict[str, int] | No
     accept = is_valid_file or (lambda path: has_file_allowed_extension(path, extensions))
     found: list[tuple[str, int]] = []
     empty = []
-    for name, index in sorted(class_to_idx.items(), key=lambda item: item[1]):
+    for name, index in sorted(class_to_idx.items()):
         before = len(found)
         for folder, _, files in sorted(os.walk(os.path.join(directory, name),
                                                followlinks=True)):
