@@ -127,9 +127,8 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
           f"{cfg.optimizer} lr {cfg.lr} batch {cfg.batch_size}, seed {cfg.seed}")
     steps_per_epoch = len(train_loader)
     step = make_step(model, optimizer, cfg.compile)
-    log = TensorBoardLog(cfg, (start - 1) * steps_per_epoch) if cfg.tensorboard else None
-    if log is not None:
-        log.graph(model, test_loader.dataset[0][0].unsqueeze(0))
+    log = TensorBoardLog(cfg, (start - 1) * steps_per_epoch, model,
+                         test_loader.dataset[0][0].unsqueeze(0)) if cfg.tensorboard else None
     for epoch in range(start, cfg.epochs + 1):
         # The data order of an epoch depends only on (seed, epoch): resuming repeats it.
         order.manual_seed(cfg.seed * 1_000_003 + epoch)

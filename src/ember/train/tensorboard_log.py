@@ -16,27 +16,25 @@ _HYPERPARAMETERS = ("model", "optimizer", "lr", "batch_size", "momentum", "weigh
 
 class TensorBoardLog:
     """A run's TensorBoard logger; a run starting at ``first_step`` (0, or where a resumed
-    run goes on) hides what an earlier run into the same folder logged from that step on.
+    run goes on) hides what an earlier run into the same folder logged from that step on. A
+    run from the start also logs ``model``'s forward on ``batch`` (traced in eval mode: the
+    run does not change); a resumed one does not log it again.
 
     Example:
-        >>> log = TensorBoardLog(cfg, first_step=0)
+        >>> log = TensorBoardLog(cfg, 0, model, images[:1])
         >>> log.step(0, 2.31, 1e-3)
     """
 
-    def __init__(self, cfg: TrainConfig, first_step: int) -> None:
+    def __init__(self, cfg: TrainConfig, first_step: int, model: Any, batch: Any) -> None:
         try:
             from ember.utils.tensorboard import SummaryWriter
         except ImportError:
             raise ConfigError("--tensorboard needs the tensorboard package: pip install "
                               "'ember[tensorboard]'") from None
-        self.cfg, self.first_step = cfg, first_step
+        self.cfg = cfg
         self.folder = os.path.join(cfg.out, "tensorboard")
         self.writer = SummaryWriter(self.folder, purge_step=first_step)
-
-    def graph(self, model: Any, batch: Any) -> None:
-        """The model's forward on ``batch`` (traced in eval mode: the run does not change),
-        logged once: not again by a resumed run."""
-        if not self.first_step:
+        if not first_step:
             self.writer.add_graph(model, batch)
 
     def step(self, step: int, loss: float, lr: float) -> None:

@@ -27,7 +27,8 @@ def _text(value: str) -> AttrValue:
 
 
 def _holds_graphs(value: Any) -> bool:
-    """Whether an equation's param is a sub-graph (``cond``'s branches, a loop's body)."""
+    """Whether an equation's param is a sub-graph (``cond``'s branches, a loop's body): the
+    test of ``ember.jit.ir.sub_graphs``, which this layer, below the jit, does not import."""
     return any(hasattr(v, "eqns") for v in (value if isinstance(value, tuple) else (value,)))
 
 

@@ -16,6 +16,7 @@ from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, Summar
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
+from ember.ops.creation import from_numpy
 from ember.tensor import Tensor
 
 _GRID_COLUMNS = 8  # images a row when a batch is shown as one grid
@@ -102,15 +103,12 @@ def histogram_raw(tag: str, min: float, max: float, num: int, sum: float,
 
 
 def grid(images: np.ndarray, columns: int = _GRID_COLUMNS) -> np.ndarray:
-    """(N, C, H, W) images, C 1 or 3, side by side in rows of up to ``columns``: (3, H·rows,
-    W·columns)."""
-    n, _, h, w = images.shape
-    columns = min(n, columns)
-    rows = -(-n // columns)
-    padded = np.zeros((rows * columns, 3, h, w), images.dtype)
-    padded[:n] = images  # (one channel broadcasts to three)
-    return padded.reshape(rows, columns, 3, h, w).transpose(2, 0, 3, 1, 4) \
-        .reshape(3, rows * h, columns * w)
+    """(N, C, H, W) images, C 1 or 3, side by side in rows of up to ``columns``, unpadded:
+    (3, H·rows, W·columns), by :func:`ember.vision.utils.make_grid`."""
+    from ember.vision.utils import make_grid
+
+    return make_grid(from_numpy(np.ascontiguousarray(images)), nrow=columns,
+                     padding=0).numpy()
 
 
 def to_hwc(array: np.ndarray, dataformats: str, op: str) -> np.ndarray:
@@ -258,14 +256,14 @@ def hparams(hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
         domain = None
         if name in domains:
             values = domains[name]
-            if not isinstance(values, Sequence) or isinstance(values, str) or \
-                    any(_hparam_kind(_plain(d)) is not kind for d in values):
+            plain = [_plain(d) for d in values] if isinstance(values, Sequence) and \
+                not isinstance(values, str) else None
+            if plain is None or any(_hparam_kind(d) is not kind for d in plain):
                 raise TypeError(f"add_hparams: hparam_domain_discrete[{name!r}] must be a "
                                 f"list of values of the hyperparameter's type "
                                 f"({type(value).__name__}), got {values!r}")
-            domains[name] = [_plain(d) for d in values]
             domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d})
-                                                  for d in domains[name]])
+                                                  for d in plain])
         infos.append(HParamInfo(name=name, type=DataType.Value(dtype), domain_discrete=domain))
     experiment = Experiment(hparam_infos=infos,
                             metric_infos=[MetricInfo(name=MetricName(tag=tag))

@@ -3,6 +3,7 @@ writer (``EventFileWriter``, buffered on a thread of its own) lays out."""
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -20,13 +21,14 @@ from ember.ops.creation import from_numpy
 from ember.utils.tensorboard import graph, plugins, projector, summaries
 
 
-def _tensorflow_bins() -> list[float]:
+@functools.cache
+def _tensorflow_bins() -> tuple[float, ...]:
     """TensorBoard's default histogram edges: 0 and ±1e-12, each next one 1.1 times the last
     (multiplied in turn, as TensorFlow's writers do), below 1e20."""
     edges = [1e-12]
     while edges[-1] * 1.1 < 1e20:
         edges.append(edges[-1] * 1.1)
-    return [-e for e in reversed(edges)] + [0.0] + edges
+    return (*(-e for e in reversed(edges)), 0.0, *edges)
 
 
 class SummaryWriter:
@@ -53,7 +55,6 @@ class SummaryWriter:
         self.purge_step = purge_step
         self._options = (max_queue, flush_secs, filename_suffix)
         self._writers: dict[str, EventFileWriter] = {}
-        self._default_bins: list[float] | None = None
         self._projector: ProjectorConfig | None = None  # every embedding logged so far
         self._writer()
 
@@ -124,9 +125,7 @@ class SummaryWriter:
             >>> writer.add_histogram("fc1.weight", model.fc1.weight, step)
         """
         if isinstance(bins, str) and bins == "tensorflow":
-            if self._default_bins is None:
-                self._default_bins = _tensorflow_bins()
-            bins = self._default_bins
+            bins = _tensorflow_bins()
         self._add(summaries.histogram(tag, values, bins, max_bins), global_step, walltime)
 
     def add_histogram_raw(self, tag: str, min: float, max: float, num: int, sum: float,
@@ -175,16 +174,16 @@ class SummaryWriter:
         """
         from ember.vision.utils import draw_bounding_boxes
 
-        pixels = summaries.to_hwc(summaries.to_numpy(img_tensor), dataformats,
-                                  "add_image_with_boxes")
+        rgb = summaries.pixels(summaries.to_hwc(summaries.to_numpy(img_tensor), dataformats,
+                                                "add_image_with_boxes"))
         boxes = summaries.to_numpy(box_tensor).astype(np.float64).reshape(-1, 4) * rescale
         if rescale != 1:
             from PIL import Image
 
-            size = (round(pixels.shape[1] * rescale), round(pixels.shape[0] * rescale))
-            pixels = np.asarray(Image.fromarray(summaries.pixels(pixels)).resize(size))
-        drawn = draw_bounding_boxes(from_numpy(np.ascontiguousarray(
-            summaries.pixels(pixels)[..., :3].transpose(2, 0, 1))), from_numpy(boxes),
+            size = (round(rgb.shape[1] * rescale), round(rgb.shape[0] * rescale))
+            rgb = np.asarray(Image.fromarray(rgb).resize(size))
+        drawn = draw_bounding_boxes(
+            from_numpy(np.ascontiguousarray(rgb[..., :3].transpose(2, 0, 1))), from_numpy(boxes),
             labels=None if labels is None else list(labels), colors="red", width=2)
         self.add_image(tag, drawn, global_step, walltime)
 

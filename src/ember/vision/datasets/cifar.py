@@ -91,9 +91,10 @@ class CIFAR10(VisionDataset):
         self.train = train
         folder = self.root / self.base_folder
         names = self.train_files if train else self.test_files
-        if download and not all((folder / n).is_file() for n in [*names, self.meta[0]]):
+        needed = [*names, self.meta[0]]
+        if download and not all((folder / n).is_file() for n in needed):
             self.download()
-        missing = [n for n in [*names, self.meta[0]] if not (folder / n).is_file()]
+        missing = [n for n in needed if not (folder / n).is_file()]
         if missing:
             raise DatasetNotFoundError(
                 f"{type(self).__name__}: dataset not found: no {', '.join(missing)} in "
@@ -123,7 +124,7 @@ class CIFAR10(VisionDataset):
 
     def download(self) -> None:
         """Fetches the archive into ``root`` (MD5-checked) and unpacks it there."""
-        archive = Path(self.root) / self.url.rsplit("/", 1)[1]
+        archive = self.root / self.url.rsplit("/", 1)[1]
         download_url([self.url], archive, self.archive_md5)
         with tarfile.open(archive, "r:gz") as tar:  # (the data filter: Python 3.11.4 on)
             tar.extractall(self.root, **({"filter": "data"} if hasattr(tarfile, "data_filter")
