@@ -79,11 +79,13 @@ class _Formatter:
 
 class _ComplexFormatter:
     """PyTorch's complex format: the real parts and the imaginary parts each get their own
-    :class:`_Formatter`; an element prints as ``1.5000+2.j``."""
+    :class:`_Formatter`; an element prints as ``1.5000+2.j``. Its width, which only sets how
+    many elements share a line, counts the ``j`` but not the sign between the parts, as
+    PyTorch's does."""
 
     def __init__(self, values: np.ndarray) -> None:
         self.real, self.imag = _Formatter(values.real, True), _Formatter(values.imag, True)
-        self.width = self.real.width + self.imag.width + 2
+        self.width = self.real.width + self.imag.width + 1
 
     def format(self, v: complex) -> str:
         imag = (self.imag.format(v.imag) + "j").lstrip()

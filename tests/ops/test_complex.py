@@ -68,7 +68,9 @@ def test_dtype_queries_and_aliases():
 
 @pytest.mark.parametrize("data", [[1.0 + 2j, 3 - 1j], [1.5 + 2j, 3 - 1j], 1j, [[1e5 + 1j]],
                                   [[1 - 1j, 0.25j], [1e-5, -3]], [complex("nan+infj"), 0j],
-                                  [0j, -0.0 - 0.0j]], ids=str)
+                                  [0j, -0.0 - 0.0j], [k + 0j for k in range(1200)],
+                                  [[k * 1e3 + 1j for k in range(8)]] * 3],
+                         ids=lambda data: str(data)[:40])
 def test_repr_matches_torch(data):
     assert repr(ember.tensor(data)) == repr(torch.tensor(data)).replace("torch.", "ember.")
 
