@@ -95,11 +95,15 @@ def test_load_state_dict_from_url_caches_and_checks(tmp_path):
     assert list(flat) == ["w"] and flat["w"].tolist() == [1.0, 1.0]
 
 
-def test_pickle_checkpoints_are_refused(tmp_path):
+def test_pytorch_checkpoints_load_as_data(tmp_path):
     source = tmp_path / "model.pt"
     torch.save({"w": torch.from_numpy(np.ones(2))}, source)
-    with pytest.raises(CheckpointError):
-        ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "c"),
+    state = ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "c"),
+                                               progress=False)
+    assert state["w"].tolist() == [1.0, 1.0]
+    torch.save({"model": torch.nn.Linear(2, 2)}, source)  # a whole module: never unpickled
+    with pytest.raises(CheckpointError, match="state_dict"):
+        ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "d"),
                                            progress=False)
 
 

@@ -122,10 +122,11 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     """The object saved at ``url`` (a state dict, usually), downloaded once into
     ``model_dir`` (default: ``<ember.hub.get_dir()>/checkpoints``) and read from there after.
 
-    The file must be one :func:`ember.load` reads: an Ember checkpoint or any safetensors
-    file (which loads as a flat ``{name: tensor}`` dict); PyTorch's pickle files are refused,
-    as the hub never unpickles. ``file_name`` names the cached file (default: the URL's last
-    path part); with ``check_hash``, a hex prefix in that name after a dash
+    The file must be one :func:`ember.load` reads: an Ember checkpoint, any safetensors
+    file (which loads as a flat ``{name: tensor}`` dict) or a ``torch.save`` file, whose
+    tensors and plain data are rebuilt without running code it names. ``file_name`` names
+    the cached file (default: the URL's last path part); with ``check_hash``, a hex prefix in
+    that name after a dash
     (``name-<sha256 prefix>.ext``) must start the file's SHA-256. ``map_location`` is
     :func:`ember.load`'s; ``weights_only`` is accepted for PyTorch compatibility and ignored
     (the hub only ever loads data).

@@ -33,7 +33,8 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   one tensor, or to tensors with the very same memory layout (tied weights from
   ``state_dict()``), are stored once and load as one tensor object. Tensors that only partly
   overlap (a slice and its base) are stored as separate copies.
-- ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``.
+- ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``;
+  of a ``torch.save`` file, its data with Ember tensors (:mod:`ember.io.torch_file`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError, EmberError
-from ember.io import pickled
+from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
@@ -373,6 +374,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     Executes no code from the file unless ``weights_only=False``. A truncated, corrupted or
     hostile file raises a :class:`~ember.errors.CheckpointError` naming the file and the
     problem. A safetensors file written by another tool loads as a flat ``{name: Tensor}`` dict.
+    A file ``torch.save`` wrote (either of its formats) loads with Ember tensors in place of
+    PyTorch's, as ``torch.load(..., weights_only=True)`` reads it: tensors, parameters and
+    plain data only, whatever ``weights_only`` says (:mod:`ember.io.torch_file`).
 
     Args:
         f: a path or a readable, seekable binary file, read from its current position
@@ -394,6 +398,13 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     where, place = _where(f), _placer(map_location)
     handle, owned = _open(f)
     try:
+        start = handle.tell()
+        head = handle.read(16)
+        handle.seek(start)
+        if head.startswith(torch_file.ZIP_MAGIC):
+            return torch_file.load_zip(handle, where, place)
+        if head.startswith(torch_file.LEGACY_MAGIC):
+            return torch_file.load_legacy(handle, where, place)
         header = st.read_header(handle, where)
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool

@@ -21,7 +21,8 @@ def _no_weights(name: str, asked: str) -> ValueError:
     return ValueError(f"{name}: no pretrained weights are bundled with Ember (got {asked}). "
                       "Hint: build it with weights=None and load a state dict, e.g. "
                       "model.load_state_dict(ember.load(path)) or "
-                      "ember.hub.load_state_dict_from_url(url)")
+                      "ember.hub.load_state_dict_from_url(url), with torchvision's .pth "
+                      "weight files too")
 
 
 def make_builder(name: str, make: Callable[..., nn.Module], doc: str, module: str,

@@ -1,0 +1,346 @@
+"""Reading PyTorch's checkpoint files (``torch.save``) without PyTorch and without running
+code from the file.
+
+``torch.save`` writes a pickle whose tensors point at raw storages: in its zip format (the
+default since PyTorch 1.6) the pickle is ``<name>/data.pkl`` and storage ``k`` is the record
+``<name>/data/k``; in its older format (``_use_new_zipfile_serialization=False``) five pickles
+follow one another (a magic number, the protocol version, system facts, the object, the
+storage keys), then each storage as a little-endian int64 element count and its bytes.
+
+The pickle is read by an unpickler that knows a short list of names, as ``torch.load``'s
+``weights_only`` mode does: dicts (``OrderedDict``), sets, bytes, complex numbers, dtypes,
+devices, sizes, tensors and parameters, each rebuilt by Ember's own code here. Any other name
+(a whole module, a class from the user's code, a NumPy array) is refused with a
+:class:`~ember.errors.CheckpointError` naming it. Tensors that shared a storage in PyTorch
+(tied weights, views) share memory here too.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ember.backend import Device
+from ember.backend import device as to_device
+from ember.dtypes import ALL_DTYPES, DType, to_dtype
+from ember.errors import CheckpointError, EmberError
+from ember.nn.parameter import Parameter
+from ember.ops.creation import from_numpy
+from ember.size import Size
+from ember.tensor import Tensor
+
+ZIP_MAGIC = b"PK\x03\x04"
+# pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2): the older format's first pickle
+LEGACY_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19."
+LEGACY_PROTOCOL = 1001
+
+_STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
+                   "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
+                   "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16",
+                   "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool",
+                   "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128",
+                   "UntypedStorage": "uint8"}
+_BUILTINS = {"set": set, "frozenset": frozenset, "bytearray": bytearray, "complex": complex}
+
+
+def is_torch_file(head: bytes) -> bool:
+    """Whether a file starting with ``head`` (its first 16 bytes) is one ``torch.save`` wrote."""
+    return head.startswith(ZIP_MAGIC) or head.startswith(LEGACY_MAGIC)
+
+
+class _StorageType:
+    """A storage class named by the file (``torch.FloatStorage``): just its dtype."""
+
+    def __init__(self, dtype: DType) -> None:
+        self.dtype = dtype
+
+
+class _Storage:
+    """One storage's bytes (a writable uint8 array: tensors are views of it) and its dtype.
+    ``big_endian`` is the file's byte order; the bytes are turned to this machine's the
+    first time a tensor reads them with a dtype wider than a byte."""
+
+    def __init__(self, data: np.ndarray, dtype: DType, big_endian: bool) -> None:
+        self.data, self.dtype, self.big_endian = data, dtype, big_endian
+        self.location = "cpu"
+
+    def typed(self, dtype: DType, where: str) -> np.ndarray:
+        size = dtype.itemsize
+        if self.data.size % size:
+            raise CheckpointError(f"{where}: a storage of {self.data.size} bytes cannot hold "
+                                  f"{dtype} elements of {size} bytes; the file is corrupted")
+        if self.big_endian and size > 1:
+            self.data.view(f"u{size}").byteswap(inplace=True)
+            self.big_endian = False
+        return self.data.view(dtype.np)
+
+
+def _ints(x: Any, what: str, where: str) -> tuple[int, ...]:
+    if not isinstance(x, (tuple, list)) or not all(type(v) is int and v >= 0 for v in x):
+        raise CheckpointError(f"{where}: a tensor's {what} is {x!r}, not a tuple of "
+                              "non-negative ints; the file is corrupted")
+    return tuple(x)
+
+
+class _TorchUnpickler(pickle.Unpickler):
+    """Rebuilds what ``torch.save`` pickled from the names listed in :meth:`find_class`;
+    ``storage(dtype, key, numel)`` gives the storage a persistent id names (the same object
+    for the same key)."""
+
+    def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
+                 place: Callable[[str], Device]) -> None:
+        super().__init__(file, encoding="utf-8")
+        self.where, self.storage, self.place = where, storage, place
+        self.names = {("collections", "OrderedDict"): OrderedDict,
+                      ("collections", "Counter"): Counter,
+                      ("_codecs", "encode"): _encode,
+                      ("torch", "Size"): lambda dims: Size(_ints(dims, "size", where)),
+                      ("torch", "device"): self.device,
+                      ("torch", "Tensor"): Tensor,
+                      ("torch.nn.parameter", "Parameter"): Parameter,
+                      ("torch._utils", "_rebuild_tensor_v2"): self.tensor,
+                      ("torch._utils", "_rebuild_tensor_v3"): self.tensor_v3,
+                      ("torch._utils", "_rebuild_parameter"): self.parameter,
+                      ("torch._utils", "_rebuild_parameter_with_state"): self.parameter,
+                      ("torch._tensor", "_rebuild_from_type_v2"): self.from_type}
+        self.names.update({(m, n): f for n, f in _BUILTINS.items()
+                           for m in ("builtins", "__builtin__")})
+        self.names.update({(m, n): _StorageType(to_dtype(d)) for n, d in _STORAGE_DTYPES.items()
+                           for m in ("torch", "torch.storage")})
+        self.names.update({("torch", d.name): d for d in ALL_DTYPES})
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = self.names.get((module, name))
+        if found is None:
+            raise CheckpointError(
+                f"{self.where}: this PyTorch file holds a {module}.{name}, which Ember does not "
+                "rebuild: it reads tensors, parameters and plain data (dicts, lists, numbers, "
+                "strings) from PyTorch files and never runs code they name. Hint: in PyTorch, "
+                "save the model's state_dict() (torch.save(model.state_dict(), path)) and load "
+                "that into the Ember model")
+        return found
+
+    def persistent_load(self, pid: Any) -> _Storage:
+        # zip: ("storage", type, key, location, numel); older: the same and a view's metadata
+        if (not isinstance(pid, tuple) or len(pid) not in (5, 6) or pid[0] != "storage"
+                or not isinstance(pid[1], _StorageType) or not isinstance(pid[2], str)
+                or not isinstance(pid[3], str) or type(pid[4]) is not int or pid[4] < 0):
+            raise CheckpointError(f"{self.where}: unknown storage reference {pid!r}")
+        if len(pid) == 6 and pid[5] is not None:
+            raise CheckpointError(f"{self.where}: storage views (PyTorch before 1.0) are not "
+                                  "read; load and save the file again with a newer PyTorch")
+        kind, key, location, numel = pid[1:5]
+        found = self.storage(kind.dtype, key, numel)
+        found.location = location
+        return found
+
+    def device(self, spec: Any, index: Any = None) -> Device:
+        try:
+            return to_device(spec if index is None else f"{spec}:{index}")
+        except (EmberError, TypeError, ValueError) as e:
+            raise CheckpointError(f"{self.where}: device {spec!r}: {e}") from None
+
+    def tensor(self, storage: _Storage, offset: int, size: Any, stride: Any, requires_grad: bool,
+               hooks: Any = None, metadata: Any = None) -> Tensor:
+        return self.tensor_v3(storage, offset, size, stride, requires_grad, hooks,
+                              getattr(storage, "dtype", None), metadata)
+
+    def tensor_v3(self, storage: _Storage, offset: int, size: Any, stride: Any,
+                  requires_grad: bool, hooks: Any, dtype: DType, metadata: Any = None) -> Tensor:
+        where = self.where
+        if not isinstance(storage, _Storage) or not isinstance(dtype, DType):
+            raise CheckpointError(f"{where}: a tensor is rebuilt from {storage!r} with dtype "
+                                  f"{dtype!r}, not from a storage; the file is corrupted")
+        (offset,), size = _ints((offset,), "offset", where), _ints(size, "size", where)
+        stride = _ints(stride, "stride", where)
+        if len(stride) != len(size):
+            raise CheckpointError(f"{where}: a tensor of size {size} has stride {stride}")
+        flat = storage.typed(dtype, where)
+        if 0 in size:
+            array = np.empty(size, flat.dtype)
+        elif offset + sum((n - 1) * s for n, s in zip(size, stride)) >= flat.size:
+            raise CheckpointError(f"{where}: a {dtype} tensor of size {list(size)}, stride "
+                                  f"{list(stride)} and offset {offset} reads past its storage "
+                                  f"of {flat.size} elements; the file is truncated or corrupted")
+        else:  # a view of the storage, as in PyTorch (tied weights stay tied)
+            array = _strided(flat[offset:], size, stride)
+            if any(s == 0 and n > 1 for n, s in zip(size, stride)):
+                array = array.copy()  # an expanded tensor: its own memory, not overlaps
+        t = _with_metadata(from_numpy(array), metadata, where)
+        try:
+            dev = self.place(storage.location)
+        except (EmberError, TypeError, ValueError) as e:
+            raise CheckpointError(f"{where}: a tensor saved on {storage.location}: {e}; choose "
+                                  "where it goes with map_location, e.g. map_location='cpu'"
+                                  ) from None
+        if dev.type != "cpu":
+            t = t.to(dev)
+        if requires_grad is True:
+            if not dtype.is_floating_point and not dtype.is_complex:
+                raise CheckpointError(f"{where}: a {dtype} tensor is marked requires_grad; "
+                                      "only floating ones can be")
+            t.requires_grad_(True)
+        return t
+
+    def parameter(self, data: Tensor, requires_grad: bool, hooks: Any = None,
+                  state: Any = None) -> Parameter:
+        if not isinstance(data, Tensor):
+            raise CheckpointError(f"{self.where}: a parameter holds {type(data).__name__}")
+        p = Parameter(data.detach(), bool(requires_grad))
+        _set_state(p, state, self.where)
+        return p
+
+    def from_type(self, rebuild: Callable[..., Any], kind: Any, args: Any, state: Any) -> Any:
+        if kind is not Tensor and kind is not Parameter:
+            raise CheckpointError(f"{self.where}: a tensor of class {kind!r} cannot be rebuilt")
+        t = rebuild(*args)
+        _set_state(t, state, self.where)
+        return t
+
+
+def _strided(flat: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...]) -> np.ndarray:
+    """The view of ``flat`` with ``size`` and ``stride`` (in elements); NumPy makes strided
+    views of its own dtypes only, so bfloat16 and float8 go through unsigned ints."""
+    own = flat.dtype.isbuiltin == 1  # (not ml_dtypes' bfloat16 and float8s)
+    carrier = flat if own else flat.view(f"u{flat.itemsize}")
+    view = np.lib.stride_tricks.as_strided(carrier, size, [s * flat.itemsize for s in stride])
+    return view if own else view.view(flat.dtype)
+
+
+def _encode(text: str, encoding: str = "latin1") -> bytes:
+    """``_codecs.encode``, as protocol-2 pickles store bytes."""
+    if not isinstance(text, str) or encoding != "latin1":
+        raise CheckpointError(f"bytes stored as {text!r} in {encoding!r}, not latin1 text")
+    return text.encode("latin1")
+
+
+def _with_metadata(t: Tensor, metadata: Any, where: str) -> Tensor:
+    """PyTorch's lazy conjugate and negative bits, applied."""
+    metadata = metadata or {}
+    if not isinstance(metadata, dict) or set(metadata) - {"conj", "neg"}:
+        raise CheckpointError(f"{where}: unknown tensor metadata {metadata!r}")
+    if metadata.get("neg"):
+        t = -t
+    return t.conj_physical() if metadata.get("conj") else t
+
+
+def _set_state(t: Tensor, state: Any, where: str) -> None:
+    """Attributes a user set on a saved tensor (``t.note = ...``), set again."""
+    if isinstance(state, tuple):  # (dict state, slots state), as copyreg writes
+        state = {k: v for part in state if part for k, v in part.items()}
+    if state and not isinstance(state, dict):
+        raise CheckpointError(f"{where}: a tensor's saved attributes are {state!r}")
+    for name, value in (state or {}).items():
+        setattr(t, name, value)
+
+
+def _unpickle(data: BinaryIO, where: str, place: Callable[[str], Device],
+              storage: Callable[[DType, str, int], _Storage]) -> Any:
+    try:
+        return _TorchUnpickler(data, where, storage, place).load()
+    except CheckpointError:
+        raise
+    except RecursionError:
+        raise CheckpointError(f"{where}: the PyTorch file's object is nested too deeply"
+                              ) from None
+    except Exception as e:  # noqa: BLE001 - any failure of a malformed pickle is the file's
+        raise CheckpointError(f"{where}: cannot read this PyTorch file's object "
+                              f"({type(e).__name__}: {e}); it is corrupted or not a "
+                              "torch.save file") from None
+
+
+def load_zip(handle: BinaryIO, where: str, place: Callable[[str], Device]) -> Any:
+    """The object in a zip-format ``torch.save`` file."""
+    try:
+        archive = zipfile.ZipFile(handle)
+    except zipfile.BadZipFile as e:
+        raise CheckpointError(f"{where}: not a readable zip archive ({e})") from None
+    with archive:
+        pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+        if len(pickles) != 1:
+            raise CheckpointError(f"{where}: a zip archive without one <name>/data.pkl; it "
+                                  "is not a torch.save file (ember.jit.save files load with "
+                                  "ember.jit.load)")
+        prefix = pickles[0][:-len("data.pkl")]
+        order = _record(archive, prefix + "byteorder", where, optional=True) or b"little"
+        if order not in (b"little", b"big"):
+            raise CheckpointError(f"{where}: unknown byte order {order!r}")
+
+        storages: dict[str, _Storage] = {}
+
+        def storage(dtype: DType, key: str, numel: int) -> _Storage:
+            if key not in storages:
+                data = _record(archive, f"{prefix}data/{key}", where)
+                nbytes = numel * dtype.itemsize
+                if len(data) < nbytes:
+                    raise CheckpointError(f"{where}: storage {key} holds {len(data)} bytes, "
+                                          f"{nbytes} expected; the file is truncated")
+                storages[key] = _Storage(np.frombuffer(bytearray(data[:nbytes]), np.uint8),
+                                         dtype, order == b"big")
+            return storages[key]
+
+        pkl = io.BytesIO(_record(archive, pickles[0], where))
+        return _unpickle(pkl, where, place, storage)
+
+
+def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = False) -> bytes:
+    try:
+        return archive.read(name)
+    except KeyError:
+        if optional:
+            return b""
+        raise CheckpointError(f"{where}: the archive lacks {name}; the file is truncated or "
+                              "corrupted") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise CheckpointError(f"{where}: cannot read {name} ({e})") from None
+
+
+def load_legacy(handle: BinaryIO, where: str, place: Callable[[str], Device]) -> Any:
+    """The object in a ``torch.save`` file of the format before PyTorch 1.6. Its storages
+    follow the object, so the object is read twice: once to learn the storages, then, with
+    their bytes read, to build the tensors."""
+    storages: dict[str, _Storage] = {}
+
+    def storage(dtype: DType, key: str, numel: int) -> _Storage:
+        if key not in storages:
+            storages[key] = _Storage(np.zeros(numel * dtype.itemsize, np.uint8), dtype, False)
+        return storages[key]
+
+    _magic, version, facts = (_unpickle(handle, where, place, storage) for _ in range(3))
+    if version != LEGACY_PROTOCOL or not isinstance(facts, dict):
+        raise CheckpointError(f"{where}: PyTorch file protocol {version!r}, not "
+                              f"{LEGACY_PROTOCOL}")
+    if facts.get("little_endian") is False:
+        raise CheckpointError(f"{where}: a big-endian file of PyTorch's old format; load and "
+                              "save it again with torch.save's default (zip) format")
+
+    start = handle.tell()
+    _unpickle(handle, where, place, storage)
+    keys = _unpickle(handle, where, place, storage)
+    if not isinstance(keys, list) or set(keys) != set(storages):
+        raise CheckpointError(f"{where}: the storage keys {keys!r} do not match the object's")
+    for key in keys:
+        data = storages[key].data
+        count = np.frombuffer(_read(handle, 8, where), "<i8")[0]
+        if count * storages[key].dtype.itemsize != data.size:
+            raise CheckpointError(f"{where}: storage {key} holds {count} elements, not the "
+                                  "number its tensors expect; the file is corrupted")
+        data[:] = np.frombuffer(_read(handle, data.size, where), np.uint8)
+    end = handle.tell()
+    handle.seek(start)
+    obj = _unpickle(handle, where, place, storage)
+    handle.seek(end)
+    return obj
+
+
+def _read(handle: BinaryIO, n: int, where: str) -> bytes:
+    data = handle.read(n)
+    if len(data) != n:
+        raise CheckpointError(f"{where}: the file ends inside its storages; it is truncated")
+    return data
