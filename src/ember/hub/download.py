@@ -126,10 +126,9 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     file (which loads as a flat ``{name: tensor}`` dict) or a ``torch.save`` file, whose
     tensors and plain data are rebuilt without running code it names. ``file_name`` names
     the cached file (default: the URL's last path part); with ``check_hash``, a hex prefix in
-    that name after a dash
-    (``name-<sha256 prefix>.ext``) must start the file's SHA-256. ``map_location`` is
-    :func:`ember.load`'s; ``weights_only`` is accepted for PyTorch compatibility and ignored
-    (the hub only ever loads data).
+    that name after a dash (``name-<sha256 prefix>.ext``) must start the file's SHA-256.
+    ``map_location`` is :func:`ember.load`'s; ``weights_only`` is accepted for PyTorch
+    compatibility and ignored (the hub only ever loads data).
 
     Example:
         >>> sd = ember.hub.load_state_dict_from_url(
