@@ -92,6 +92,11 @@ class Tensor:
                 raise ShapeError(f"grad: assigned a gradient of shape {tuple(value.shape)} to a "
                                  f"tensor of shape {tuple(self.shape)}; a gradient has its "
                                  "tensor's shape")
+            if value.dtype is not self.dtype or value.device != self.device:
+                raise DTypeError(f"grad: assigned a {value.dtype.name} gradient on "
+                                 f"{value.device} to a {self.dtype.name} tensor on "
+                                 f"{self.device}; a gradient has its tensor's dtype and device. "
+                                 f"Hint: .to({self.dtype}) it first")
         self._grad = value
 
     @property
@@ -101,6 +106,12 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data: expected a tensor, got {type(value).__name__}. Hint: "
+                            "ember.tensor(value) makes one")
+        if self.requires_grad and value.dtype.category < dtypes.FLOAT:
+            raise DTypeError(f"data: a tensor that requires grad cannot hold {value.dtype.name} "
+                             "data; only floating and complex tensors can require grad")
         old, self._data = self._data, value._data
         old_device, self._device = self._device, value._device
         self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
@@ -273,6 +284,8 @@ class Tensor:
         if self._node is not None and not requires_grad:
             raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
         self.requires_grad = requires_grad
+        if requires_grad and self._node is None:
+            self._view = None  # a view made a leaf: its history is itself, not its base's
         return self
 
     def retain_grad(self) -> None:

@@ -149,3 +149,110 @@ def test_an_in_place_op_on_a_view_written_through_another_view_uses_the_new_hist
         (x * x).sum().backward()
         return w.grad.tolist()
     assert run(ember) == run(torch) == [0.0, 16.0, 6.0, 6.0]
+
+
+def _both(run):
+    """``run(lib)`` for Ember and PyTorch, each result as nested lists."""
+    import torch
+
+    def plain(x):
+        return x.tolist() if hasattr(x, "tolist") else [plain(v) for v in x]
+    return plain(run(ember)), plain(run(torch))
+
+
+def test_a_view_made_a_leaf_stays_one_through_in_place_updates():
+    def run(lib):
+        w = lib.arange(6.0).reshape(3, 2).t().requires_grad_()  # a view, and a leaf
+        opt = (ember if lib is ember else __import__("torch")).optim.SGD([w], lr=0.1)
+        for _ in range(2):  # the update writes w in place under no_grad
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        return w.detach()
+    got, want = _both(run)
+    assert got == want
+    w = ember.arange(6.0).reshape(3, 2).t().requires_grad_()
+    with pytest.raises(ember.errors.GradError, match="view .* of a leaf tensor"):
+        w[1:].mul_(2)
+
+
+def test_in_place_with_an_operand_that_needs_grad_into_a_tensor_that_does_not():
+    for op in ("mul_", "div_", "pow_", "atan2_", "hypot_", "xlogy_", "slice mul_"):
+        def run(lib, op=op):
+            a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+            x = lib.tensor([0.5, 1.5, 2.5], dtype=lib.float64)
+            if op == "slice mul_":
+                x[1:].mul_(a[:2])
+            else:
+                getattr(x, op)(a)
+            (x * x).sum().backward()
+            return a.grad
+        got, want = _both(run)
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=op)
+
+
+def test_writing_into_views_whose_elements_overlap_is_refused():
+    x = ember.arange(5.0)
+    with pytest.raises(ember.errors.GradError, match="share memory.*unfold"):
+        x.unfold(0, 2, 1).mul_(2)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    x.unfold(0, 2, 2).mul_(2)  # windows that do not overlap: written as PyTorch writes them
+    assert x.tolist() == [0.0, 2.0, 4.0, 6.0, 4.0]
+    y = ember.zeros(4, 6)
+    y[:, ::2].t().add_(1)  # strided but not overlapping
+    assert y.sum().item() == 12.0
+
+
+def test_a_view_made_under_no_grad_is_not_written_with_grad_enabled():
+    w = ember.arange(4.0).requires_grad_()
+    x = w * 1
+    with ember.no_grad():
+        v = x[1:]
+        v.mul_(2)  # (under no_grad: fine, as in PyTorch)
+    with pytest.raises(ember.errors.GradError, match="made under no_grad"):
+        v.mul_(2)
+    with pytest.raises(ember.errors.GradError, match="made under no_grad"):
+        v[0] = 100.0
+    u = ember.arange(4.0)
+    with ember.no_grad():
+        view = u[1:]
+    view.mul_(2)  # its base needs no grad: nothing to lose
+    assert u.tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_retain_grad_on_a_view_follows_its_base_written_in_place():
+    def run(lib):
+        w = lib.ones(2, 2, requires_grad=True)
+        x = w * 1
+        a = x[0]
+        a.retain_grad()
+        x.mul_(2)
+        (a * a).sum().backward()
+        return a.grad
+    got, want = _both(run)
+    assert got == want == [4.0, 4.0]
+
+
+def test_in_place_on_an_empty_view():
+    def run(lib):
+        w = lib.arange(4.0).requires_grad_()
+        y = w * 1
+        y[2:2].mul_(2)
+        (y * y).sum().backward()
+        return w.grad
+    got, want = _both(run)
+    assert got == want
+
+
+def test_data_and_grad_assignments_are_checked():
+    w = ember.zeros(2, dtype=ember.float64, requires_grad=True)
+    with pytest.raises(TypeError, match="data: expected a tensor, got list"):
+        w.data = [1.0, 2.0]
+    with pytest.raises(ember.errors.DTypeError, match="cannot hold int64"):
+        w.data = ember.tensor([1, 2])
+    with pytest.raises(ember.errors.DTypeError, match="float32 gradient .* float64 tensor"):
+        w.grad = ember.zeros(2)
+    w.grad = ember.ones(2, dtype=ember.float64)
+    assert w.grad.tolist() == [1.0, 1.0]
+    assert ember.ones(3).broadcast_to(2, 3).shape == (2, 3)
+    assert ember.ones(3).broadcast_to((2, -1)).shape == (2, 3)

@@ -138,9 +138,10 @@ def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return apply(SumTo, x, shape=shape)
 
 
-@method("expand")
+@method("expand", "broadcast_to")
 def _expand_method(self: Tensor, *sizes: Any) -> Tensor:
-    """``x.expand(3, -1)``: a broadcast view, -1 keeping a dimension."""
+    """``x.expand(3, -1)`` (or ``x.broadcast_to((3, -1))``): a broadcast view, -1 keeping a
+    dimension."""
     return expand(self, expand_shape(self.shape, sizes))
 
 

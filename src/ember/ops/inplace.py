@@ -39,7 +39,7 @@ class ViewScatter(Primitive):
         region = out
         for prim, params in chain:
             region = prim.forward(xp, region, **params)
-        if not xp.may_share_memory(region, out):
+        if region.size and not xp.may_share_memory(region, out):
             raise OpError("view_scatter: the view chain copies instead of viewing; write "
                           "through the base tensor instead")
         region[...] = src
@@ -66,11 +66,8 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         _refuse_leaf_write(x, name)
         if x._view is not None and x._view.version != x._vc.value:
             refresh_view(x)  # (its memory was written through another view: the new history)
-    if x._view is not None and any(prim.read_only_view for prim, _ in x._view.chain):
-        raise GradError(f"{name}: cannot write into a view made by as_strided (shape "
-                        f"{tuple(x.shape)}): as_strided views are read-only in Ember, since "
-                        "their elements may overlap. Hint: clone() the view, or write into "
-                        "the tensor it was made from")
+    if x._view is not None:
+        _refuse_view_write(x, name)
     own = GRAD.enabled and x.requires_grad
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
                 _counter_at(x._vc.value) if own else x._vc)
@@ -80,6 +77,10 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot be "
                         f"written into a plain tensor in place. Hint: use the out-of-place "
                         f"form (t = t + other)")
+    if not own and GRAD.enabled and result.requires_grad:
+        # x needs no grad but the other operand does (x.mul_(w)): the op may have saved the
+        # old x, which must not see this write
+        old._vc, own = _counter_at(x._vc.value), True
     if own and sys.getrefcount(old) > 2 + (result is old):
         # the op's backward holds the old value (clamp_, x /= y with y needing a gradient):
         # it keeps a copy, as PyTorch saves the original self, instead of failing later
@@ -111,6 +112,42 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
             x._node, x._idx, x.requires_grad = result._node, result._idx, True
     _tell_handlers("on_inplace", x, result)
     return x
+
+
+def _refuse_view_write(x: Tensor, name: str) -> None:
+    """Refuses writes into views whose elements may overlap (``as_strided``, ``unfold`` with
+    a step below its size: one write would land on an element more than once) and, with
+    grad enabled, into views made under ``no_grad`` of a tensor that requires grad."""
+    shape = tuple(x.shape)
+    if any(prim.read_only_view for prim, _ in x._view.chain):
+        raise GradError(f"{name}: cannot write into a view made by as_strided (shape "
+                        f"{shape}): as_strided views are read-only in Ember, since their "
+                        "elements may overlap. Hint: clone() the view, or write into the "
+                        "tensor it was made from")
+    if _may_overlap(x._data):
+        raise GradError(f"{name}: cannot write into this view (shape {shape}, strides "
+                        f"{x.stride()}): some of its elements share memory (unfold with a step "
+                        "smaller than its size makes such views). Hint: clone() the view, or "
+                        "write into the tensor it was made from")
+    if GRAD.enabled and x._view.without_grad:
+        raise GradError(f"{name}: this view (shape {shape}) was made under no_grad from a "
+                        "tensor that requires grad, and is being modified in place with grad "
+                        "enabled: its history is not its base's. Hint: make the view outside "
+                        "no_grad, or write under no_grad too, or clone() it")
+
+
+def _may_overlap(a: Any) -> bool:
+    """Whether elements of array ``a`` may share memory (broadcast dimensions, of stride 0,
+    aside: writes into those are refused as read-only anyway): its dimensions, by stride,
+    must each step past everything the smaller ones span."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return False
+    span = a.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n > 1 and s):
+        if stride < span:
+            return True
+        span = stride * (n - 1) + span
+    return False
 
 
 def _counter_at(value: int) -> VersionCounter:

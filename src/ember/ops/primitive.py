@@ -396,12 +396,16 @@ def drop_unread_inputs(node: Node) -> None:
 
 class ViewInfo:
     """What makes a tensor a view: its base (the tensor owning the memory), the chain of view
-    primitives from the base to it, and the memory's version when its history was made."""
+    primitives from the base to it, the memory's version when its history was made, and
+    whether it was made under ``no_grad`` from a tensor that requires grad (writing into such
+    a view with grad enabled is refused, as in PyTorch: its history is not the base's)."""
 
-    __slots__ = ("_base", "chain", "version")
+    __slots__ = ("_base", "chain", "version", "without_grad")
 
-    def __init__(self, base: Tensor, chain: tuple, version: int) -> None:
+    def __init__(self, base: Tensor, chain: tuple, version: int,
+                 without_grad: bool = False) -> None:
         self._base, self.chain, self.version = base, chain, version
+        self.without_grad = without_grad
 
     @property
     def base(self) -> Tensor:
@@ -426,7 +430,9 @@ def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
     if shared and prim.differentiable:
         info = src._view
         base, chain = (info.base, info.chain) if info is not None else (src, ())
-        t._view = ViewInfo(base, chain + ((prim, params),), src._vc.value)
+        without_grad = (info is not None and info.without_grad) or (
+            not GRAD.enabled and src.requires_grad)
+        t._view = ViewInfo(base, chain + ((prim, params),), src._vc.value, without_grad)
     return t
 
 
@@ -439,11 +445,14 @@ def replay_view(base: Tensor, chain: tuple) -> Tensor:
 
 
 def refresh_view(t: Tensor) -> None:
-    """Gives a view whose memory was written in place the history of its base's new state."""
+    """Gives a view whose memory was written in place the history of its base's new state
+    (and, if it retains its grad, retains the new value's, as PyTorch does)."""
     info = t._view
     fresh = replay_view(info.base, info.chain)
     t._node, t._idx, t.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
     info.version = t._vc.value
+    if t._retains and t._node is not None:
+        t.retain_grad()
 
 
 def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception) -> EmberError:

@@ -39,7 +39,6 @@ __all__ = ["numel", "is_tensor", "is_floating_point", "is_complex", "is_nonzero"
            "is_same_size", "detach", "typename", "is_storage"]
 
 # methods PyTorch has for functions defined elsewhere
-method()(broadcast_to)
 method()(is_inference)
 method()(hardshrink)
 method()(prelu)
