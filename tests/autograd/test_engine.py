@@ -389,3 +389,26 @@ def test_forward_mode_of_a_product_with_an_infinite_constant_is_finite_where_tor
         _, theirs = tf.jvp(lambda t, fn=fn: fn(t, torch.tensor(c)), (torch.tensor(x),),
                            (torch.ones(2),))
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("fn, twice", [
+    (lambda lib, x: x.expand(2, 3).sum(), True),
+    (lambda lib, x: (x + 1).sum() - x[1:].sum(), True),
+    (lambda lib, x: x.reshape(3, 1).t().sum(), True),
+    (lambda lib, x: (x * x).sum(), False),
+    (lambda lib, x: x.exp().sum(), False),
+])
+def test_a_second_backward_needs_freed_values_only_where_pytorch_does(fn, twice):
+    import torch
+
+    for lib in (ember, torch):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        y = fn(lib, x)
+        y.backward()
+        if twice:
+            y.backward()
+            assert x.grad.tolist() == [2 * g for g in
+                                       lib.autograd.grad(fn(lib, x), x)[0].tolist()]
+        else:
+            with pytest.raises(RuntimeError, match="a second time"):
+                y.backward()

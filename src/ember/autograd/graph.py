@@ -151,6 +151,9 @@ def leaf_hooks(leaf: Tensor) -> NodeHooks | None:
     return None if acc is None or acc.variable is not leaf else acc.node_hooks
 
 
+WORTH_DROPPING = 64 * 1024  # bytes: smaller saved inputs are not worth the bookkeeping
+
+
 class Node(_Hookable):
     """A recorded application of a primitive (PyTorch's ``grad_fn``)."""
 
@@ -286,13 +289,34 @@ class Node(_Hookable):
 
     def release(self) -> None:
         """Frees what backward needed, after backward (unless ``retain_graph``). The edges
-        stay, as PyTorch keeps the graph's shape (``next_functions``) after backward."""
+        stay, as PyTorch keeps the graph's shape (``next_functions``) after backward. A node
+        whose rule reads no values but small constants (``expand``, ``add``, ``x * 2``) keeps
+        those and its inputs' shapes, and can be gone through again, as PyTorch's nodes that
+        save no tensors can."""
+        free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
+        if free is None and getattr(self, "packed", None) is None and not self._frees_values():
+            self.inputs = tuple(t if type(t) is Unsaved or self._small_constant(t) else
+                                Unsaved(t) for t in self.inputs)
+            return
         self.inputs = self.outputs = self.versions = None
         self.released = True
         self.packed = None
-        free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
         if free is not None:
             free(self)
+
+    def _frees_values(self) -> bool:
+        """Whether releasing frees values the rule reads: an output's, or an input's
+        (``reads``) other than a small constant's."""
+        if self.outputs is not None and any(o is not None for o in self.outputs):
+            return True
+        return self.prim.save_inputs and any(
+            type(t) is not Unsaved and not self._small_constant(t) and self.prim.reads(self, i)
+            for i, t in enumerate(self.inputs))
+
+    @staticmethod
+    def _small_constant(t: Any) -> bool:
+        return type(t) is not Unsaved and t._node is None and not t.requires_grad and \
+            t._data.nbytes < WORTH_DROPPING
 
 
 # -- gradient edges --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import SAVED_HOOKS, Node, Unsaved
+from ember.autograd.graph import SAVED_HOOKS, WORTH_DROPPING, Node, Unsaved
 from ember.backend import get_default_device
 from ember.dtypes import (
     ALL_LIMITED,
@@ -373,9 +373,6 @@ def _saved_outputs(which: bool | tuple[int, ...], tensors: list) -> tuple:
                  for i, t in enumerate(tensors))
 
 
-_WORTH_DROPPING = 64 * 1024  # bytes
-
-
 def drop_unread_inputs(node: Node) -> None:
     """Lets the tape stop holding inputs whose values the rule never reads (``save_inputs``
     False, or ``reads`` False): only their shape and history stay, so activations are freed as
@@ -386,10 +383,10 @@ def drop_unread_inputs(node: Node) -> None:
     if prim.save_inputs:
         if type(prim).reads is Primitive.reads:
             return
-        kept = [t._node is None or t._data.nbytes < _WORTH_DROPPING or prim.reads(node, i)
+        kept = [t._node is None or t._data.nbytes < WORTH_DROPPING or prim.reads(node, i)
                 for i, t in enumerate(inputs)]
     else:
-        kept = [t._node is None or t._data.nbytes < _WORTH_DROPPING for t in inputs]
+        kept = [t._node is None or t._data.nbytes < WORTH_DROPPING for t in inputs]
     if not all(kept):
         node.inputs = tuple(t if keep else Unsaved(t) for t, keep in zip(inputs, kept))
 
