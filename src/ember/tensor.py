@@ -272,6 +272,11 @@ class Tensor:
         return _wrap(self._data, self._device, False, None, 0, self._vc)
 
     def detach_(self) -> Tensor:
+        """Cuts this tensor from its history in place (a view cannot be: use :meth:`detach`)."""
+        if self._view is not None:
+            raise GradError(f"detach_: a view (shape {tuple(self.shape)}) cannot be detached "
+                            "in place, as in PyTorch: its memory and history follow its base. "
+                            "Hint: use .detach(), which returns a new tensor")
         self._node, self._idx, self.requires_grad = None, 0, False
         return self
 

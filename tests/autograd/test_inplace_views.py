@@ -254,5 +254,7 @@ def test_data_and_grad_assignments_are_checked():
         w.grad = ember.zeros(2)
     w.grad = ember.ones(2, dtype=ember.float64)
     assert w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(ember.errors.GradError, match="cannot be detached in place"):
+        (w * 1)[1:].detach_()
     assert ember.ones(3).broadcast_to(2, 3).shape == (2, 3)
     assert ember.ones(3).broadcast_to((2, -1)).shape == (2, 3)
