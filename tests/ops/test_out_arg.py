@@ -283,6 +283,15 @@ def test_dtype_cast_rule_matches_torch():
     assert out.tolist() == [3.0, 3.0]
 
 
+@pytest.mark.parametrize("name", ["max", "sort", "topk"])
+def test_indices_go_only_into_an_int64_out(name):
+    args = {"max": (1,), "sort": (), "topk": (1,)}[name]
+    for lib, error in ((torch, RuntimeError), (ember, DTypeError)):
+        x = lib.tensor([[1.0, 3.0], [4.0, 2.0]])
+        with pytest.raises(error, match="(?i)out tensor.*indices|dtype long"):
+            getattr(lib, name)(x, *args, out=(lib.empty(0), lib.empty(0)))
+
+
 def test_device_mismatch_raises():
     with pytest.raises(DeviceError, match=r"add\(\): expected out tensor to have device cpu, "
                                           "but got meta"):

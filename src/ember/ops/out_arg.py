@@ -185,7 +185,11 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
     if isinstance(result, Tensor) != isinstance(out, Tensor) or len(results) != len(outs):
         want = "a Tensor" if isinstance(result, Tensor) else f"a tuple of {len(results)} Tensors"
         raise TypeError(f"{op}(): out must be {want}, got {_describe(out)}")
-    for o, r in zip(outs, results, strict=True):
+    for o, r, field in zip(outs, results, getattr(result, "_fields", (None,) * len(outs)),
+                           strict=True):
+        if field == "indices" and o.dtype != r.dtype:  # (no cast: PyTorch refuses one too)
+            raise DTypeError(f"{op}(): expected the out tensor for indices to have dtype "
+                             f"{_torch_name(r.dtype)}, but got {_torch_name(o.dtype)} instead")
         _write(op, o, r)
     if isinstance(out, Tensor):
         return out
