@@ -78,6 +78,30 @@ def test_expand(name):
     assert de.sample().shape == tuple(te.sample().shape)
 
 
+CACHED = ["mean", "variance", "stddev", "covariance_matrix", "precision_matrix", "scale_tril",
+          "probs", "logits"]
+
+
+def _property(dist, attr):
+    try:
+        return getattr(dist, attr)
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_expand_after_cached_properties(name):
+    """Properties computed (and cached) before ``expand`` take the new batch shape."""
+    d, t, _ = build(name)
+    for attr in CACHED:
+        _property(d, attr)
+    shape = (2,) + d.batch_shape
+    de, te = d.expand(shape), t.expand(torch.Size(shape))
+    for attr in CACHED:
+        if isinstance(_property(te, attr), torch.Tensor):
+            close(getattr(de, attr), getattr(te, attr), rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["BernoulliProbs", "CategoricalLogits", "OneHotCategorical",
                                   "BinomialProbs", "OneHotCategoricalST"])
 def test_enumerate_support(name):

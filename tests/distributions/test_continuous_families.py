@@ -270,6 +270,30 @@ def test_generalized_pareto_gradients_at_zero_concentration():
     close(d.icdf(u), -ember.log1p(-u))
 
 
+def test_generalized_pareto_limits_at_zero_concentration_as_torch():
+    """At concentration 0 the exponential limit holds at the ends of the support too (the
+    first-order term is not ``0 * inf``), and for huge values too (not ``0 * t^2``)."""
+    results = []
+    for lib in (ember, torch):
+        d = lib.distributions.GeneralizedPareto(0.0, 2.0, lib.zeros(3))
+        v = lib.tensor([math.inf, 1e20, 0.5])
+        results.append([d.log_prob(v), d.cdf(v), d.log_survival_function(v),
+                        d.icdf(lib.tensor([1.0, 0.0, 0.5]))])
+    for got, want in zip(*results):
+        close(got, want, rtol=1e-6)
+
+
+def test_generalized_pareto_tiny_concentration_far_out_is_exact():
+    """Within ``isclose`` of zero but with ``xi t`` not small, the first-order series is
+    wrong (it changes sign); the exact formulas apply (torch's value there is the limit's,
+    ``-z``)."""
+    xi, z = 1e-9, 1e10
+    d = D.GeneralizedPareto(0.0, 1.0, ember.tensor([xi], dtype=ember.float64))
+    v = ember.tensor([z], dtype=ember.float64)
+    close(d.log_prob(v), [-(1 + 1 / xi) * math.log1p(xi * z)], rtol=1e-12)
+    close(d.log_survival_function(v), [-math.log1p(xi * z) / xi], rtol=1e-12)
+
+
 def test_continuous_bernoulli_cdf_and_icdf_inside_lims():
     """Near probs 1/2 (inside ``lims``) the CDF ``expm1(l x) / expm1(l)`` (``l`` the logit)
     and its inverse are series in ``l``, with values and slopes of the exact ones; torch

@@ -1,6 +1,9 @@
 """Argument and sample validation: clear ValueErrors, and the switches that turn them off."""
 
+import math
+
 import pytest
+import torch
 
 import ember
 import ember.distributions as D
@@ -84,12 +87,23 @@ def test_unsupported_methods_name_the_distribution():
     (lambda: D.Beta(ember.tensor([1.0, 2.0]), 1.0).expand((3,)), ["Beta.expand", "Size([2])"]),
     (lambda: D.Normal(ember.zeros(3, 4), 1.0).expand((7,)),
      ["Normal.expand", "Size([3, 4])", "Size([7])"]),
+    (lambda: D.Multinomial(-1, probs=ember.ones(3) / 3), ["Multinomial", "total_count"]),
+    (lambda: D.MultivariateNormal(ember.zeros(3), ember.full((3, 3), math.nan)),
+     ["MultivariateNormal", "covariance_matrix", "PositiveDefinite"]),
 ])
 def test_parameter_checks_torch_makes(make, words):
     with pytest.raises(ValueError) as err:
         make()
     for w in words:
         assert w in str(err.value)
+
+
+def test_the_same_checks_in_torch():
+    with pytest.raises(ValueError):
+        torch.distributions.Multinomial(-1, probs=torch.ones(3) / 3)
+    with pytest.raises(ValueError, match="covariance_matrix"):
+        torch.distributions.MultivariateNormal(torch.zeros(3), torch.full((3, 3), math.nan))
+    assert D.Multinomial(-1, probs=ember.ones(3) / 3, validate_args=False).total_count == -1
 
 
 def test_switch_is_also_a_static_method_of_distribution():

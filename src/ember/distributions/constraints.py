@@ -22,7 +22,7 @@ __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_
            "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
            "nonnegative_integer", "one_hot", "positive", "positive_definite",
            "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
-           "stack", "unit_interval"]
+           "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -39,14 +39,40 @@ class Constraint:
 
 
 class _Dependent(Constraint):
-    """A placeholder whose region depends on other parameters; it cannot be checked."""
+    """A placeholder whose region depends on other parameters; it cannot be checked, and
+    its ``is_discrete`` and ``event_dim`` raise unless given, as in PyTorch.
 
-    def __init__(self, *, is_discrete: bool = False, event_dim: int = 0) -> None:
-        self.is_discrete = is_discrete
-        self.event_dim = event_dim
+    Example:
+        >>> ember.distributions.constraints.dependent(is_discrete=True, event_dim=1).event_dim
+        1
+    """
 
-    def __call__(self, *, is_discrete: bool = False, event_dim: int = 0) -> _Dependent:
-        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+    def __init__(self, *, is_discrete: Any = NotImplemented,
+                 event_dim: Any = NotImplemented) -> None:
+        self._is_discrete = is_discrete
+        self._event_dim = event_dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        if self._is_discrete is NotImplemented:
+            raise NotImplementedError("constraints.dependent: .is_discrete cannot be determined "
+                                      "statically; pass is_discrete= when making it")
+        return self._is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        if self._event_dim is NotImplemented:
+            raise NotImplementedError("constraints.dependent: .event_dim cannot be determined "
+                                      "statically; pass event_dim= when making it")
+        return self._event_dim
+
+    def __call__(self, *, is_discrete: Any = NotImplemented,
+                 event_dim: Any = NotImplemented) -> _Dependent:
+        """A copy with ``is_discrete`` and ``event_dim`` set; the unset ones are kept."""
+        return _Dependent(is_discrete=self._is_discrete if is_discrete is NotImplemented
+                          else is_discrete,
+                          event_dim=self._event_dim if event_dim is NotImplemented
+                          else event_dim)
 
     def check(self, value: Tensor) -> Tensor:
         raise ValueError("constraints.dependent: cannot determine validity of a dependent "
@@ -61,13 +87,14 @@ def is_dependent(constraint: Any) -> bool:
 class dependent_property(property, _Dependent):  # noqa: N801 - torch's name
     """A property that is also a dependent constraint (e.g. ``Uniform.support``)."""
 
-    def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+    def __init__(self, fn: Any = None, *, is_discrete: Any = NotImplemented,
+                 event_dim: Any = NotImplemented) -> None:
         super().__init__(fn)
-        self.is_discrete = is_discrete
-        self.event_dim = event_dim
+        self._is_discrete = is_discrete
+        self._event_dim = event_dim
 
-    def __call__(self, fn: Any) -> dependent_property:
-        return dependent_property(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+    def __call__(self, fn: Any) -> dependent_property:  # type: ignore[override]
+        return dependent_property(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
 class _IndependentConstraint(Constraint):
@@ -224,15 +251,44 @@ class _LowerCholesky(_LowerTriangular):
         return super().check(value) & (value.diagonal(0, -2, -1) > 0).all(-1)
 
 
-class _PositiveDefinite(Constraint):
+class _Square(Constraint):
+    """Square matrices (a shape check: one value per batch element)."""
+
     event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        if value.dim() < 2:
+            raise ValueError(f"{self!r}.check: expected a batch of matrices, got shape "
+                             f"{tuple(value.shape)}")
+        return ember.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
+                          dtype=ember.bool)
+
+
+class _Symmetric(_Square):
+    """Square matrices equal to their transpose, within PyTorch's ``isclose(atol=1e-6)``."""
+
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if value.shape[-2] != value.shape[-1]:
+            return square
+        close = ember.isclose(value, value.transpose(-2, -1), atol=1e-6)
+        return close.reshape(value.shape[:-2] + (-1,)).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    """Symmetric matrices with eigenvalues above zero; a matrix that is not symmetric or not
+    finite is out without a decomposition (one of NaNs gives False, as in PyTorch)."""
+
     _strict = True
 
     def check(self, value: Tensor) -> Tensor:
-        symmetric = ((value - value.transpose(-2, -1)).abs()
-                     <= 1e-6 * (1 + value.abs())).reshape(value.shape[:-2] + (-1,)).all(-1)
-        eigenvalues = ember.linalg.eigvalsh(value)
-        return symmetric & ((eigenvalues > 0) if self._strict else (eigenvalues >= 0)).all(-1)
+        ok = super().check(value)
+        if value.shape[-2] != value.shape[-1]:
+            return ok
+        ok = ok & ember.isfinite(value).reshape(value.shape[:-2] + (-1,)).all(-1)
+        eye = ember.eye(value.shape[-1], dtype=value.dtype)
+        eigenvalues = ember.linalg.eigvalsh(ember.where(ok[..., None, None], value, eye))
+        return ok & ((eigenvalues > 0) if self._strict else (eigenvalues >= 0)).all(-1)
 
 
 class _PositiveSemidefinite(_PositiveDefinite):
@@ -358,6 +414,8 @@ lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
 positive_semidefinite = _PositiveSemidefinite()
 corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
 multinomial = _Multinomial
 cat = _Cat
 stack = _Stack

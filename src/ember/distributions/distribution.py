@@ -187,6 +187,10 @@ class Distribution:
                              "and new leading dims can be expanded")
         new = _instance if _instance is not None else type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
+        for name in self.__dict__:
+            if (name not in self._param_event_dims
+                    and isinstance(getattr(type(self), name, None), lazy_property)):
+                del new.__dict__[name]  # a cached value of the old batch shape: recomputed
         for name, event_dim in self._param_event_dims.items():
             if name in self.__dict__:
                 value = self.__dict__[name]

@@ -180,17 +180,18 @@ class GeneralizedPareto(_Elementwise):
                             math.inf)
         return constraints.interval(self.loc, upper)
 
-    def _split(self) -> tuple[Tensor, Tensor]:
-        """Where the concentration is (close to) zero, and the concentration with ones
-        there, so the ``xi != 0`` formulas stay finite where they are not used. Near zero the
-        formulas take their limit plus its first-order term in ``xi`` (what ``log1p(xi t) /
-        xi`` is), which keeps the slope in ``xi`` there (PyTorch's is zero)."""
-        zero = ember.isclose(self.concentration, ember.zeros_like(self.concentration))
-        return zero, ember.where(zero, 1.0, self.concentration)
-
-    def _log1p_over_xi_near_zero(self, t: Tensor) -> Tensor:
-        """``log1p(xi t) / xi`` to first order in ``xi``: ``t - xi t^2 / 2``."""
-        return t - 0.5 * self.concentration * t ** 2
+    def _split(self, t: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """For ``log1p(xi t) / xi`` and ``expm1(xi t) / xi``: where the series in ``xi`` is
+        used (``xi`` within ``isclose`` of zero and ``|xi t|`` small, so the series is exact
+        to rounding), the concentration with ones there (so the ``xi != 0`` formulas stay
+        finite where they are not used) and the series' first-order term ``xi t^2 / 2``.
+        Keeping that term keeps the slope in ``xi`` at zero (PyTorch's is zero); it is
+        zero for an infinite ``t``, so the limits there stay those of PyTorch."""
+        xi = self.concentration
+        finite_t = ember.where(ember.isfinite(t), t, 0.0)
+        xi_t = xi * finite_t
+        series = ember.isclose(xi, ember.zeros_like(xi)) & (xi_t.abs() < 1e-4)
+        return series, ember.where(series, 1.0, xi), 0.5 * xi_t * finite_t
 
     def _z(self, value: Tensor) -> Tensor:
         return (value - self.loc) / self.scale
@@ -219,17 +220,17 @@ class GeneralizedPareto(_Elementwise):
 
     def log_prob(self, value: Tensor) -> Tensor:
         z = self._z(self._checked(value))
-        zero, xi = self._split()
+        series, xi, first_order = self._split(z)
         y = 1 / xi + 1
-        nonzero = ember.where(y == 0, y, y * ember.log1p(xi * z))
-        near_zero = self._log1p_over_xi_near_zero(z) * (1 + self.concentration)
-        return -ember.log(self.scale) - ember.where(zero, near_zero, nonzero)
+        exact = ember.where(y == 0, y, y * ember.log1p(xi * z))
+        near_zero = (z - first_order) * (1 + self.concentration)
+        return -ember.log(self.scale) - ember.where(series, near_zero, exact)
 
     def log_survival_function(self, value: Tensor) -> Tensor:
         """``log P(X > value)``."""
         z = self._z(self._checked(value))
-        zero, xi = self._split()
-        return ember.where(zero, -self._log1p_over_xi_near_zero(z), -ember.log1p(xi * z) / xi)
+        series, xi, first_order = self._split(z)
+        return ember.where(series, first_order - z, -ember.log1p(xi * z) / xi)
 
     def log_cdf(self, value: Tensor) -> Tensor:
         """``log P(X <= value)``."""
@@ -239,11 +240,10 @@ class GeneralizedPareto(_Elementwise):
         return ember.exp(self.log_cdf(value))
 
     def icdf(self, value: Tensor) -> Tensor:
-        zero, xi = self._split()
-        log_u = ember.log1p(-value)
-        # expm1(-xi l) / xi = -l + xi l^2 / 2 to first order
-        near_zero = -log_u + 0.5 * self.concentration * log_u ** 2
-        return self.loc + self.scale * ember.where(zero, near_zero, ember.expm1(-xi * log_u) / xi)
+        t = -ember.log1p(-value)
+        series, xi, first_order = self._split(t)
+        return self.loc + self.scale * ember.where(series, t + first_order,
+                                                   ember.expm1(xi * t) / xi)
 
     def entropy(self) -> Tensor:
         return ember.broadcast_to(ember.log(self.scale) + self.concentration + 1,

@@ -38,6 +38,10 @@ class Multinomial(_CategoricalParams):
                                       f"{type(total_count).__name__}")
         self.total_count = int(total_count)
         super().__init__(probs, logits, validate_args)
+        if self._validate_args and self.total_count < 0:
+            raise ValueError(f"Multinomial: expected total_count to satisfy the constraint "
+                             f"{constraints.nonnegative_integer!r}, got {self.total_count}; "
+                             "hint: pass validate_args=False to skip this check")
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> constraints.Constraint:

@@ -58,6 +58,7 @@ class Transform:
                              f"{cache_size}")
         self._cache_size = cache_size
         self._cached: tuple[Tensor, Tensor] | None = None
+        self._inv: Transform | None = None
 
     @property
     def event_dim(self) -> int:
@@ -79,8 +80,10 @@ class Transform:
 
     @property
     def inv(self) -> Transform:
-        """The inverse transform."""
-        return _InverseTransform(self)
+        """The inverse transform, made once: ``t.inv is t.inv`` and ``t.inv.inv is t``."""
+        if self._inv is None:
+            self._inv = _InverseTransform(self)
+        return self._inv
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         """This transform with the given cache size."""
@@ -88,7 +91,7 @@ class Transform:
             return self
         new = type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
-        new._cache_size, new._cached = cache_size, None
+        new._cache_size, new._cached, new._inv = cache_size, None, None
         return new
 
     def __call__(self, x: Tensor) -> Tensor:
@@ -155,6 +158,12 @@ class _InverseTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self._inv.forward_shape(shape)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _InverseTransform) and self._inv == other._inv
@@ -225,7 +234,13 @@ class ComposeTransform(Transform):
 
     @property
     def inv(self) -> Transform:
-        return ComposeTransform([p.inv for p in reversed(self.parts)])
+        """The parts' inverses in reverse order, made once and linked back, so
+        ``t.inv.inv is t`` (as in PyTorch, the inverse itself has ``cache_size`` 0 while its
+        parts keep theirs)."""
+        if self._inv is None:
+            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inv, inv._inv = inv, self
+        return self._inv
 
     def __call__(self, x: Tensor) -> Tensor:
         for part in self.parts:
