@@ -25,7 +25,7 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     (``precision``), the size past which a tensor is summarised (``threshold``) with
     ``edgeitems`` items at each end, the line width, and scientific notation (``sci_mode``:
     True, False, or None to choose). ``profile`` ("default", "short", "full") first resets
-    them all to a preset. Ember's default line width is 100 (PyTorch's 80).
+    them all to a preset. The defaults are PyTorch's (4 digits, 1000, 3, 80 columns).
 
     Example:
         >>> ember.set_printoptions(precision=2)
