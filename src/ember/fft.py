@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ShapeError
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.ops.complex_parts import conj
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
@@ -50,6 +50,10 @@ def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int]
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None:
+        if x.ndim == 0 and len(dim):
+            raise IndexOutOfRange(f"{op}: dimension {dim[0]} specified, but the input is 0-d "
+                                  "(it has no dimensions to transform). Hint: reshape it to "
+                                  "1-D first, e.g. input.reshape(1)")
         dims = tuple(normalize_dim(d, x.ndim, op) for d in dim)
         if len(set(dims)) != len(dims):
             raise ShapeError(f"{op}: FFT dims must be unique, got {tuple(dim)}")
@@ -67,8 +71,22 @@ def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int]
     return dims, tuple(x.shape[d] if n == -1 else _checked_size(n, op) for d, n in zip(dims, s))
 
 
+def _n(n: int | None, op: str) -> tuple[int] | None:
+    """A one-dimensional transform's ``n`` as ``s``: a size of at least 1 (-1 is no default
+    here, as in torch)."""
+    return None if n is None else (_checked_size(n, op),)
+
+
 def _one_dim(x: Tensor, n: int | None, dim: int, op: str) -> tuple[tuple[int], tuple[int]]:
-    return _dims_and_sizes(x, None if n is None else (n,), (dim,), op)
+    return _dims_and_sizes(x, _n(n, op), (dim,), op)
+
+
+def _some(dims: tuple[int, ...], op: str) -> tuple[int, ...]:
+    """``dims`` of a real transform, which needs one: its last dim is the one-sided one."""
+    if not dims:
+        raise ShapeError(f"{op}: must transform at least one dim, got none (dim=() or s=(), "
+                         "or a 0-d input). Hint: name the dims to transform with dim")
+    return dims
 
 
 # -- complex to complex -------------------------------------------------------------------------
@@ -146,14 +164,14 @@ def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | No
 
 # -- real to complex and back -------------------------------------------------------------------
 def _r2c(x: Tensor, dims: tuple, sizes: tuple, norm: str | None, op: str) -> Tensor:
-    return fft_r2c(resize(x, dims, sizes), dims, norm_name(norm, op))
+    return fft_r2c(resize(x, dims, sizes), _some(dims, op), norm_name(norm, op))
 
 
 def _c2r(x: Tensor, s: Sequence[int] | None, dim: Any, norm: str | None, op: str) -> Tensor:
     """The inverse real transform: ``s`` (or ``n``) gives the output sizes; the last dim's
     default is ``2 * (m - 1)`` for an input of ``m`` frequencies there."""
     dims, sizes = _dims_and_sizes(x, s, dim, op)
-    last = dims[-1]
+    last = _some(dims, op)[-1]
     if s is None or s[-1] == -1:
         sizes = sizes[:-1] + (_checked_size(2 * (x.shape[last] - 1), op),)
     x = resize(x, dims, sizes[:-1] + (sizes[-1] // 2 + 1,))
@@ -178,7 +196,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
         >>> ember.fft.irfft(ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0])), n=3)
         tensor([1., 2., 3.])
     """
-    return _c2r(input, None if n is None else (n,), (dim,), norm, "irfft")
+    return _c2r(input, _n(n, "irfft"), (dim,), norm, "irfft")
 
 
 def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
@@ -237,7 +255,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
         >>> ember.fft.hfft(ember.tensor([1.0, 2.0, 3.0]))
         tensor([ 8., -2.,  0., -2.])
     """
-    return _hermitian(input, None if n is None else (n,), (dim,), norm, "hfft")
+    return _hermitian(input, _n(n, "hfft"), (dim,), norm, "hfft")
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -323,7 +341,7 @@ def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
         tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
     k = roll(arange(n, dtype=dtypes.int64, device=device) - n // 2, -(n // 2))
-    return _frequencies(k, n, d, dtype, requires_grad)
+    return _frequencies(k, n, d, dtype, requires_grad, "fftfreq")
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
@@ -336,11 +354,16 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
         tensor([0.0000, 0.2500, 0.5000])
     """
     return _frequencies(arange(n // 2 + 1, dtype=dtypes.int64, device=device), n, d, dtype,
-                        requires_grad)
+                        requires_grad, "rfftfreq")
 
 
-def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool) -> Tensor:
+def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool,
+                 op: str) -> Tensor:
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise DTypeError(f"{op}: requires a floating point or complex dtype, got "
+                         f"dtype={dt.name}. Hint: pass e.g. dtype=ember.float32 and convert "
+                         "the result")
     out = k.to(dt) / (d * n)
     return out.to(dt).requires_grad_(requires_grad)
 

@@ -72,6 +72,17 @@ CASES = [
     case("cond_tensorinv", lambda m, a: (m.linalg.cond(a), m.linalg.cond(a, "nuc"),
                                          m.linalg.tensorinv(a.reshape(3, 3, 1), ind=1)),
          (3, 3), gradgrad=False),
+    # vecdot conjugates x: sum(conj(x) * y), along any dim
+    case("vecdot", lambda m, x, y: m.linalg.vecdot(x, y), (2, 3), (2, 3)),
+    case("vecdot_dim0", lambda m, x, y: m.linalg.vecdot(x, y, dim=0), (3, 2), (3, 1)),
+    case("vecdot_dim1", lambda m, x, y: m.linalg.vecdot(x, y, dim=1), (2, 3, 2), (3, 1)),
+    case("vecdot_0d", lambda m, x, y: m.linalg.vecdot(x, y), (), ()),
+    case("triangular_solve", lambda m, b, a: tuple(m.triangular_solve(b, a + 3 * m.eye(3))),
+         (3, 2), (2, 3, 3)),
+    case("triangular_solve_lower_t", lambda m, b, a: m.triangular_solve(
+        b, a + 3 * m.eye(3), upper=False, transpose=True).solution, (3, 2), (3, 3)),
+    case("triangular_solve_unit", lambda m, b, a: m.triangular_solve(
+        b, a, unitriangular=True).solution, (3, 2), (3, 3)),
 ]
 
 CASES += [  # eig of real matrices: complex results, real gradients
@@ -202,3 +213,35 @@ def test_ldl_solve_refuses_a_complex_right_side_for_a_real_factor():
     ld, piv = ember.linalg.ldl_factor(ember.eye(2, dtype=ember.float64))
     with pytest.raises(ember.DTypeError, match="linalg.ldl_solve"):
         ember.linalg.ldl_solve(ld, piv, ember.tensor(Z[:, :1]))
+
+
+HPD = Z @ Z.conj().T + 3 * np.eye(3)  # a Hermitian positive-definite leaf, used as it is
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("fn", [
+    lambda m, a, upper: m.linalg.cholesky(a, upper=upper),
+    lambda m, a, upper: m.linalg.cholesky_ex(a, upper=upper).L,
+    lambda m, a, upper: m.cholesky(a, upper=upper),
+], ids=["linalg.cholesky", "cholesky_ex", "cholesky"])
+def test_cholesky_gradients_of_a_hermitian_leaf_match_torch(fn, upper):
+    # (a leaf, not z zᴴ: a conjugated gradient of the upper factor shows only here)
+    w = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+    grads = []
+    for lib in (torch, ember):
+        a = lib.tensor(HPD, requires_grad=True)
+        (fn(lib, a, upper) * lib.tensor(w)).real.sum().backward()
+        grads.append(np.asarray(a.grad.detach().numpy()))
+    np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_forward_mode_matches_torch(upper):
+    tangent = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))  # not Hermitian
+    import torch.autograd.forward_ad as fwd
+    with fwd.dual_level():
+        dual = fwd.make_dual(torch.tensor(HPD), torch.tensor(tangent))
+        ref = fwd.unpack_dual(torch.linalg.cholesky(dual, upper=upper)).tangent
+    _, mine = ember.autograd.forward.jvp(lambda a: ember.linalg.cholesky(a, upper=upper),
+                                         (ember.tensor(HPD),), (ember.tensor(tangent),))
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), atol=1e-12)

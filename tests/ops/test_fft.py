@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import ember
+from ember.errors import IndexOutOfRange
 from tests.ops.optable import OpCase, S, arg, op_tests
 
 RNG = np.random.default_rng(0)
@@ -95,6 +96,61 @@ def test_errors():
     with pytest.raises(ember.IndexOutOfRange if hasattr(ember, "IndexOutOfRange")
                        else ember.EmberError):
         ember.fft.fft(x, dim=3)
+
+
+TRANSFORMS = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
+              "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"]
+
+
+REAL = {n for n in TRANSFORMS if n.startswith(("r", "ir", "h", "ih"))}
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_a_0d_input_is_refused_as_torch(name):
+    dims = {"dim": (0,) if name.endswith(("2", "n")) else 0}
+    for kwargs in [{}, dims] if not name.endswith("n") else [dims]:
+        with pytest.raises(IndexError, match="tensor has no dimensions"):
+            getattr(torch.fft, name)(torch.tensor(1.0), **kwargs)
+        with pytest.raises(IndexOutOfRange, match=f"{name}: dimension .* the input is 0-d"):
+            getattr(ember.fft, name)(ember.tensor(1.0), **kwargs)
+    if name.endswith("n"):  # all dims: none of a 0-d input
+        if name in REAL:
+            with pytest.raises(RuntimeError, match="must transform at least one axis"):
+                getattr(torch.fft, name)(torch.tensor(1.0))
+            with pytest.raises(ember.ShapeError, match=f"{name}: must transform at least one"):
+                getattr(ember.fft, name)(ember.tensor(1.0))
+        else:
+            check_like_torch(name, {})
+
+
+@pytest.mark.parametrize("name", [n for n in TRANSFORMS if n.endswith(("2", "n"))])
+def test_real_transforms_need_a_dim_as_torch(name):
+    for kwargs in [{"dim": ()}] + ([{"s": ()}] if name.endswith("n") else []):
+        if name not in REAL:
+            check_like_torch(name, kwargs)
+            continue
+        with pytest.raises(RuntimeError, match="must transform at least one axis"):
+            getattr(torch.fft, name)(torch.ones(3, 4), **kwargs)
+        with pytest.raises(ember.ShapeError, match=f"{name}: must transform at least one dim"):
+            getattr(ember.fft, name)(ember.ones(3, 4), **kwargs)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+@pytest.mark.parametrize("n", [-1, -2, 0])
+def test_n_below_1_is_refused_as_torch(name, n):
+    with pytest.raises(RuntimeError, match=rf"Invalid number of data points \({n}\)"):
+        getattr(torch.fft, name)(torch.ones(4), n=n)
+    with pytest.raises(ember.ShapeError, match=rf"{name}: invalid number of data points \({n}\)"):
+        getattr(ember.fft, name)(ember.ones(4), n=n)
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_frequencies_need_a_floating_dtype_as_torch(name, dtype):
+    with pytest.raises(RuntimeError, match="requires a floating point or complex dtype"):
+        getattr(torch.fft, name)(4, dtype=getattr(torch, dtype))
+    with pytest.raises(ember.DTypeError, match=f"{name}: requires a floating point or complex"):
+        getattr(ember.fft, name)(4, dtype=getattr(ember, dtype))
 
 
 # -- gradients of real losses, against torch -----------------------------------------------------

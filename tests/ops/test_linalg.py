@@ -108,7 +108,9 @@ CASES += [
     OpCase("norm", ember.norm, torch.norm,
            [S(arg(3, 4)), S(arg(3, 4), p=1, dim=1), S(arg(3, 4), p="fro", dim=(0, 1)),
             S(arg(3, 4), p=INF), S(arg(2, 3), p=3, dim=-1, keepdim=True)]),
-    OpCase("vecdot", ember.linalg.vecdot, torch.linalg.vecdot, [S(arg(2, 3), arg(3))]),
+    OpCase("vecdot", ember.linalg.vecdot, torch.linalg.vecdot,
+           [S(arg(2, 3), arg(3)), S(arg(3, 2), arg(3, 1), dim=0), S(arg(), arg()),
+            S(arg(), arg(), dim=0), S(arg(), arg(4))]),
     OpCase("multi_dot", lambda *a: ember.linalg.multi_dot(a),
            lambda *a: torch.linalg.multi_dot(a), [S(arg(3), arg(3, 4), arg(4, 2))]),
 ]
@@ -314,3 +316,63 @@ def test_zero_norm_counts_and_passes_a_zero_gradient_like_torch():
     y = ember.linalg.vector_norm(x, 0, dim=1)
     y.sum().backward()
     assert y.tolist() == [2.0] and x.grad.tolist() == [[0.0, 0.0, 0.0]]
+
+
+# -- vecdot's dtypes, norms of empty matrices, string ords -------------------------------------
+@pytest.mark.parametrize("fn,error,match", [
+    (lambda m: m.linalg.vecdot(m.tensor([1, 2]), m.tensor([3, 4])), ember.DTypeError,
+     "linalg.vecdot: expected a floating point or complex tensor"),
+    (lambda m: m.linalg.vecdot(m.ones(3), m.ones(3, dtype=m.float64)), ember.DTypeError,
+     "linalg.vecdot: x and y must have the same dtype"),
+    (lambda m: m.linalg.vecdot(m.ones(()), m.ones(()), dim=1), IndexError, "dimension 1"),
+])
+def test_vecdot_refuses_what_torch_refuses(fn, error, match):
+    with pytest.raises((RuntimeError, IndexError)):
+        fn(torch)
+    with pytest.raises(error, match=match):
+        fn(ember)
+
+
+EMPTY = [(0, 3), (3, 0), (0, 0), (2, 0, 3), (2, 3, 0)]
+
+
+@pytest.mark.parametrize("shape", EMPTY)
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, 1, INF])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_positive_matrix_norms_of_empty_matrices_are_zero_as_torch(shape, ord, keepdim):
+    same_as_torch(lambda m: m.linalg.matrix_norm(m.zeros(*shape), ord, keepdim=keepdim))
+    if len(shape) == 2:
+        same_as_torch(lambda m: m.linalg.norm(m.zeros(*shape), ord))
+    x = ember.zeros(*shape, requires_grad=True)
+    ember.linalg.matrix_norm(x, ord).sum().backward()
+    assert x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("shape,ord", [((3, 0), -1), ((0, 3), -INF), ((0, 0), -2),
+                                       ((2, 3, 0), -1)])
+def test_negative_matrix_norms_of_empty_matrices_are_refused_as_torch(shape, ord):
+    with pytest.raises(IndexError):
+        torch.linalg.matrix_norm(torch.zeros(*shape), ord)
+    with pytest.raises(ember.ShapeError, match=f"matrix_norm: the ord={ord} norm .* minimum "
+                                               "over no values"):
+        ember.linalg.matrix_norm(ember.zeros(*shape), ord)
+    same_as_torch(lambda m: m.linalg.matrix_norm(m.zeros(0, 3), -1))  # min of 3 zero columns
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc"])
+def test_string_ords_are_matrix_norms_also_of_vectors(ord):
+    raises_like_torch(lambda m: m.linalg.norm(m.ones(3), ord), ember.ShapeError,
+                      "linalg.matrix_norm: the input tensor A must have at least 2 dims")
+    raises_like_torch(lambda m: m.linalg.norm(m.ones(3, 3), ord, dim=0), ember.ShapeError,
+                      "dim must be a 2-tuple")
+    raises_like_torch(lambda m: m.linalg.vector_norm(m.ones(3), ord), TypeError,
+                      "vector_norm: ord must be a number")
+    same_as_torch(lambda m: m.linalg.norm(m.ones(2, 3, 3), ord, dim=(0, 2)), rtol=1e-6)
+    same_as_torch(lambda m: m.linalg.norm(m.ones(2, 3, 3), None, dim=(0, 2)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("ord,dim", [(-1, None), (-INF, 1), (INF, None), (-0.5, 1)])
+def test_vector_norms_without_identity_refuse_empty_dims_as_torch(ord, dim):
+    raises_like_torch(lambda m: m.linalg.vector_norm(m.zeros(2, 0), ord, dim),
+                      ember.ShapeError, "vector_norm: cannot compute the .* norm over an empty")
+    same_as_torch(lambda m: m.linalg.vector_norm(m.zeros(2, 0), ord, 0))  # (2 empty norms)

@@ -8,7 +8,16 @@ import pytest
 import torch
 
 import ember
-from tests.ops.optable import Const, OpCase, S, arg, assert_same, op_tests, raises_like_torch
+from tests.ops.optable import (
+    Const,
+    OpCase,
+    S,
+    arg,
+    assert_same,
+    op_tests,
+    raises_like_torch,
+    same_as_torch,
+)
 from tests.ops.test_linalg_decomp import dominant, row, spd
 
 U = dict(low=-1.0, high=1.0)
@@ -248,6 +257,84 @@ def test_errors():
                       ember.errors.OpError, "B must have as many dims as A")
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3)])
+@pytest.mark.parametrize("p", [None, "fro", "nuc", 2, -2, 1, -1, INF, -INF])
+def test_cond_of_empty_matrices_is_zero_as_torch(shape, p):
+    if p in ("fro", "nuc") and shape[-1] != shape[-2]:
+        raises_like_torch(lambda lib: lib.linalg.cond(lib.zeros(*shape), p), ember.ShapeError,
+                          "square")
+        return
+    same_as_torch(lambda lib: lib.linalg.cond(lib.zeros(*shape), p))
+    same_as_torch(lambda lib: lib.linalg.cond(lib.zeros(*shape, dtype=lib.complex128), p))
+
+
+@pytest.mark.parametrize("a,b", [((3, 3), (2, 3, 3)), ((1, 3, 3), (2, 3, 3)),
+                                 ((2, 1, 3, 3), (4, 3, 3)), ((2, 3, 3), (3,)),
+                                 ((1, 3, 3), (5, 2, 3, 1))])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_ex_info_has_the_batch_shape_of_A_as_torch(a, b, left):
+    if not left and (len(b) < len(a) or b[-1] != 3):
+        return  # (no XA = B: torch refuses it, vectors included)
+    same_as_torch(lambda lib: tuple(lib.linalg.solve_ex(
+        lib.eye(3, dtype=lib.float64).expand(*a) * 2, lib.ones(*b, dtype=lib.float64),
+        left=left)))
+
+
+M = np.random.default_rng(7).standard_normal((2, 3, 4))
+TOLERANCES = [  # (atol, rtol), tensors given as lists
+    ([0.5, 3.0], None), (None, [0.0, 0.9]), ([[0.0], [0.5]], None), ([0.5, 0.0], 0.1),
+    (0.2, [[0.05], [0.3]]), ([1, 0], None),
+]
+
+
+def _tolerances(lib, atol, rtol):
+    """The keywords for ``lib``: lists as tensors, and numbers as 0-d float64 tensors next to
+    a tensor (torch takes both as numbers or both as tensors)."""
+    tensors = any(isinstance(t, list) for t in (atol, rtol))
+
+    def convert(v):
+        if isinstance(v, list):
+            return lib.tensor(v)
+        return lib.tensor(float(v), dtype=lib.float64) if tensors and v is not None else v
+    return {"atol": convert(atol), "rtol": convert(rtol)}
+
+
+@pytest.mark.parametrize("atol,rtol", TOLERANCES)
+def test_tensor_tolerances_broadcast_over_the_batch_as_torch(atol, rtol):
+    out, grads = {}, {}
+    for lib in (ember, torch):
+        x = lib.from_numpy(M.copy()).requires_grad_(True)
+        rank = lib.linalg.matrix_rank(x.detach(), **_tolerances(lib, atol, rtol))
+        p = lib.linalg.pinv(x, **_tolerances(lib, atol, rtol))
+        w = np.arange(p.numel(), dtype=np.float64).reshape(tuple(p.shape))
+        (p * lib.from_numpy(w)).sum().backward()
+        out[lib], grads[lib] = (rank, p), x.grad.numpy()
+    assert_same(out[ember], out[torch], atol=1e-12)
+    np.testing.assert_allclose(grads[ember], grads[torch], atol=1e-10)
+
+
+def test_tolerance_errors():
+    with pytest.raises(ember.ShapeError, match=r"linalg.pinv: atol of shape \(3,\) .* do not "
+                                               r"broadcast against the batch dims \(2,\)"):
+        ember.linalg.pinv(ember.ones(2, 3, 3), atol=ember.ones(3))
+    with pytest.raises(ember.ShapeError, match="linalg.matrix_rank: atol"):
+        ember.linalg.matrix_rank(ember.ones(2, 3, 3), rtol=ember.ones(3))
+    raises_like_torch(lambda lib: lib.linalg.matrix_rank(lib.ones(2, 2), atol=lib.ones(
+        1, dtype=lib.complex64)), ember.DTypeError, "linalg.matrix_rank: atol must be real")
+    for fn in ("pinv", "matrix_rank"):  # an empty matrix ignores the tolerances' shape
+        same_as_torch(lambda lib, fn=fn: getattr(lib.linalg, fn)(
+            lib.zeros(0, 3), atol=lib.tensor([1.0, 0.0])))
+
+
+@pytest.mark.parametrize("fn", ["pinv", "matrix_rank"])
+def test_hermitian_needs_square_matrices_as_torch(fn):
+    raises_like_torch(lambda lib: getattr(lib.linalg, fn)(lib.ones(3, 4), hermitian=True),
+                      ember.ShapeError, rf"linalg.{fn}\(hermitian=True\): A must be batches of "
+                                        "square matrices, but they are 3 by 4 matrices")
+    same_as_torch(lambda lib: getattr(lib.linalg, fn)(lib.eye(3, dtype=lib.float64) * 2,
+                                                      hermitian=True))
+
+
 # -- vmap ------------------------------------------------------------------------------------
 VMAPPED = [
     (lambda a: ember.linalg.det(a), 1),
@@ -260,6 +347,7 @@ VMAPPED = [
     (lambda a: ember.linalg.cond(a, 1), 1),
     (lambda a: ember.linalg.matrix_norm(a, "nuc"), 1),
     (lambda a, b: ember.linalg.householder_product(a, b[:, 0]), 2),
+    (lambda a: ember.linalg.pinv(a, rtol=ember.tensor([[0.0], [0.9]]).double()), 1),
 ]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, describe
 from ember.layouts import jagged, strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
@@ -557,15 +557,24 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """Dot products of vectors along ``dim``, broadcasting the rest.
+    """Dot products of vectors along ``dim``, broadcasting the rest: ``sum(conj(x) * y)``
+    (``x`` conjugated when complex, as PyTorch's); of 0-d tensors, their product.
 
     Example:
         >>> ember.linalg.vecdot(ember.ones(2, 3), ember.ones(3))
         tensor([3., 3.])
     """
-    prod = x * y
-    return apply(Sum, prod, dims=(normalize_dim(dim, prod.ndim, "linalg.vecdot"),),
-                 keepdim=False)
+    op = "linalg.vecdot"
+    if x.dtype is not y.dtype:
+        raise DTypeError(f"{op}: x and y must have the same dtype, got x "
+                         f"{describe(x.shape, x.dtype)} and y {describe(y.shape, y.dtype)}. "
+                         f"Hint: convert one, e.g. y.to({x.dtype!r})")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise DTypeError(f"{op}: expected a floating point or complex tensor as input, got "
+                         f"{describe(x.shape, x.dtype)}. Hint: convert it with .float()")
+    prod = (x.conj() if x.dtype.is_complex else x) * y
+    d = normalize_dim(dim, prod.ndim, op)
+    return prod if prod.ndim == 0 else apply(Sum, prod, dims=(d,), keepdim=False)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:

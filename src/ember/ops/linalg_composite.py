@@ -13,7 +13,7 @@ from __future__ import annotations
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError, describe
 from ember.ops.broadcast import expand
-from ember.ops.creation import arange, eye, ones
+from ember.ops.creation import arange, eye, ones, zeros
 from ember.ops.diagonal import diagonal as _diagonal
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
@@ -40,15 +40,20 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
         tensor(4.)
     """
     op = "linalg.cond"
-    if p is None or (not isinstance(p, str) and p in (2, -2)):
-        check_matrix(op, A, square=False, complex_ok=True)
+    by_svd = p is None or (not isinstance(p, str) and p in (2, -2))
+    if not by_svd and p not in ("fro", "nuc") and (isinstance(p, str) or
+                                                   p not in (_INF, -_INF, 1, -1)):
+        raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, "
+                         f"got {p!r}")
+    where_ = op if by_svd else f"{op}(p={p!r})"
+    check_matrix(where_, A, square=p in ("fro", "nuc"), complex_ok=True)
+    if not A.numel():  # 0, as PyTorch's (NumPy leaves empty matrices undefined)
+        return zeros(tuple(A.shape[:-2]), dtype=A.dtype.to_real(), device=A.device)
+    if by_svd:
         s = svdvals(A)
         big, small = narrow(s, -1, 0, 1), narrow(s, -1, s.shape[-1] - 1, 1)
         return (big / small if p != -2 else small / big).squeeze(-1)
-    if p not in ("fro", "nuc") and (isinstance(p, str) or p not in (_INF, -_INF, 1, -1)):
-        raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, "
-                         f"got {p!r}")
-    check_matrix(f"{op}(p={p!r})", A, complex_ok=True)
+    check_matrix(where_, A, complex_ok=True)
     if p == "nuc":  # ‖A‖_* ‖A⁻¹‖_* from the singular values
         s = svdvals(A)
         return s.sum(dim=-1) * (1 / s).sum(dim=-1)

@@ -14,7 +14,7 @@ Eigen- and singular vectors are defined up to sign; they come from LAPACK as PyT
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ember import dtypes
 from ember.errors import OpError, describe
@@ -42,9 +42,10 @@ __all__ = ["cholesky", "qr", "svd"]
 # -- Cholesky --------------------------------------------------------------------------------
 @primitive
 class Cholesky(Primitive):
-    """``(L, info)``: the lower factor ``L`` of ``A = L Lᴴ`` from ``A``'s lower triangle, and
-    the order of the first leading minor that is not positive-definite (0 if none), which
-    raises if ``check_errors``."""
+    """``(L, info)``: the lower factor ``L`` of ``A = L Lᴴ`` from ``A``'s lower triangle (with
+    ``upper``, the upper factor ``U = Lᴴ`` of ``A = Uᴴ U`` from its upper triangle), and the
+    order of the first leading minor that is not positive-definite (0 if none), which raises
+    if ``check_errors``."""
 
     name = "linalg_cholesky"
     complex_grad = True
@@ -52,7 +53,9 @@ class Cholesky(Primitive):
     save_inputs = False
     save_outputs = (0,)
 
-    def forward(self, xp, a, *, check_errors, op):
+    def forward(self, xp, a, *, upper, check_errors, op):
+        if upper:  # A's upper triangle is the lower one of Aᴴ
+            a = xp.conj(xp.swapaxes(a, -1, -2))
         L, info = kernels.cholesky(xp, a)  # noqa: N806
         if check_errors and info.any():
             where, k = first_failure(info)
@@ -60,25 +63,34 @@ class Cholesky(Primitive):
                               f"the input is not positive-definite (the leading minor of order "
                               f"{k} is not positive-definite). Input: "
                               f"{describe(a.shape, a.dtype)}")
-        return L, info
+        return (xp.conj(xp.swapaxes(L, -1, -2)) if upper else L), info
 
-    def infer(self, a, *, check_errors, op):
+    def infer(self, a, *, upper, check_errors, op):
         matrix_spec(op, a)
         return a, TensorSpec(a.shape[:-2], dtypes.int32)
 
+    def _lower(self, ctx: Any) -> Tensor:
+        """The lower factor ``L`` (``Uᴴ`` of an upper one)."""
+        out = ctx.output(0)
+        return mH(out) if ctx.params["upper"] else out
+
     def vjp(self, ctx, g, _g_info=None):
-        L = ctx.output(0)  # noqa: N806
+        # A (not Aᴴ) gets the gradient for both triangles, as PyTorch's cholesky_backward
+        L = self._lower(ctx)  # noqa: N806
+        if ctx.params["upper"]:
+            g = mH(g)
         phi = matmul(mH(L), g).tril()
         phi = 0.5 * (phi + mH(phi.tril(-1)))
         ga = solve_triangular(mH(L), phi, upper=True, left=True)
         return (solve_triangular(L, ga, upper=False, left=False),)
 
     def jvp(self, ctx, da):
-        L = ctx.output(0)  # noqa: N806
+        L = self._lower(ctx)  # noqa: N806
         d = solve_triangular(L, da, upper=False, left=True)
         d = solve_triangular(mH(L), d, upper=True, left=False)
         d = d.tril() - 0.5 * diag_embed(d.diagonal(0, -2, -1))
-        return matmul(L, d), None
+        dl = matmul(L, d)
+        return (mH(dl) if ctx.params["upper"] else dl), None
 
 
 class CholeskyExResult(NamedTuple):
@@ -88,16 +100,13 @@ class CholeskyExResult(NamedTuple):
 
 def _cholesky(A: Tensor, upper: bool, check_errors: bool, op: str) -> tuple[Tensor, Tensor]:  # noqa: N803
     check_matrix(op, A, complex_ok=True)
-    if upper:  # the upper triangle of A is the lower one of Aᵀ
-        L, info = apply(Cholesky, mH(A), check_errors=check_errors, op=op)  # noqa: N806
-        return mH(L), info
-    return apply(Cholesky, A, check_errors=check_errors, op=op)
+    return apply(Cholesky, A, upper=upper, check_errors=check_errors, op=op)
 
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The Cholesky factor of a symmetric positive-definite matrix (or of each in a batch):
-    lower ``L`` with ``A = L Lᵀ`` from ``A``'s lower triangle, or upper ``U`` with
-    ``A = Uᵀ U`` from its upper triangle with ``upper=True``, as LAPACK's (and PyTorch's)
+    lower ``L`` with ``A = L Lᴴ`` from ``A``'s lower triangle, or upper ``U`` with
+    ``A = Uᴴ U`` from its upper triangle with ``upper=True``, as LAPACK's (and PyTorch's)
     ``uplo``. Raises :class:`LinAlgError` naming the first leading minor that is not
     positive-definite.
 
@@ -121,6 +130,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
     """
     return CholeskyExResult(*_cholesky(A, bool(upper), bool(check_errors),
                                        "linalg.cholesky_ex"))
+
+
 @method()
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky``: the same as :func:`ember.linalg.cholesky`.

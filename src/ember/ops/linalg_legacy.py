@@ -96,8 +96,8 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True,  # noqa: N803
                 [2.]])
     """
     op = "triangular_solve"
-    check_matrix(op, A)
-    check_float(op, A, input)
+    check_matrix(op, A, complex_ok=True)
+    check_float(op, A, input, complex_ok=True)
     if input.ndim < 2:
         raise ShapeError(f"{op}: input (B) must have at least 2 dims, got "
                          f"{describe(input.shape, input.dtype)}")

@@ -14,42 +14,69 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
-from ember.errors import OpError, describe
-from ember.ops.broadcast import broadcast_shapes
-from ember.ops.creation import zeros
+from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.creation import as_tensor, zeros
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mH
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.select import maximum
 from ember.tensor import Tensor, method
 
 __all__ = ["pinverse"]
 
 
 # -- pseudoinverse, least squares, rank ------------------------------------------------------
-def _tolerances(A: Tensor, atol: float | None, rtol: float | None) -> tuple[float, float]:  # noqa: N803
-    """PyTorch's defaults: ``rtol = eps · max(m, n)`` unless a positive ``atol`` is given."""
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else \
-            float(np.finfo(A.dtype.np).eps) * max(A.shape[-2:])
-    return float(atol or 0.0), float(rtol)
+Tolerance = float | Tensor | None
+
+
+def _tolerances(A: Tensor, atol: Tolerance, rtol: Tolerance,  # noqa: N803
+                op: str) -> tuple[Tensor, Tensor]:
+    """``atol`` and ``rtol`` as float64 tensors of the batch shape they and ``A``'s batch dims
+    broadcast to (numbers, or tensors; an empty ``A`` keeps its own, as in PyTorch), with
+    PyTorch's defaults: ``atol = 0`` and ``rtol = eps · max(m, n)`` where ``atol`` is not
+    positive, else 0."""
+    def as_float64(name: str, value: float | Tensor) -> Tensor:
+        if isinstance(value, Tensor) and value.dtype.is_complex:
+            raise DTypeError(f"{op}: {name} must be real, got the complex "
+                             f"{describe(value.shape, value.dtype)}. Hint: pass its .abs()")
+        return as_tensor(value, dtype=dtypes.float64, device=A.device)
+
+    a = as_float64("atol", 0.0 if atol is None else atol)
+    if rtol is not None:
+        r = as_float64("rtol", rtol)
+    else:
+        r = (a <= 0).to(dtypes.float64) * (float(np.finfo(A.dtype.np).eps) * max(A.shape[-2:]))
+    batch = tuple(A.shape[:-2])
+    if not A.numel():
+        return (zeros(batch, dtype=dtypes.float64, device=A.device),) * 2
+    try:
+        batch = broadcast_shapes(batch, tuple(a.shape), tuple(r.shape), op=op)
+    except ShapeError:
+        raise ShapeError(f"{op}: atol of shape {tuple(a.shape)} and rtol of shape "
+                         f"{tuple(r.shape)} do not broadcast against the batch dims {batch} of "
+                         f"A {describe(A.shape, A.dtype)}. Hint: give one tolerance per "
+                         "matrix, or a number") from None
+    return expand(a, batch), expand(r, batch)
 
 
 @primitive
 class Pinv(Primitive):
     """The Moore-Penrose pseudoinverse, singular values at most ``max(atol, rtol·σ₁)`` taken
-    as zero; PyTorch's gradient formulas (valid while the rank stays the same)."""
+    as zero (``atol`` and ``rtol`` are float64 inputs of ``A``'s batch shape, without
+    gradients); PyTorch's gradient formulas (valid while the rank stays the same)."""
 
     name = "linalg_pinv"
     complex_grad = True
     save_outputs = True
 
-    def forward(self, xp, a, *, atol, rtol):
+    def forward(self, xp, a, atol, rtol):
         m, n = a.shape[-2:]
         if a.size == 0:
             return xp.zeros(a.shape[:-2] + (n, m), a.dtype)
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
-        tol = xp.maximum(atol, rtol * s[..., :1])
+        tol = xp.maximum(atol[..., None], rtol[..., None] * s[..., :1])
         with np.errstate(divide="ignore"):
             s_inv = xp.where(s > tol, 1 / s, 0).astype(a.dtype)
         v, uh = xp.swapaxes(vh, -1, -2), xp.swapaxes(u, -1, -2)
@@ -57,9 +84,15 @@ class Pinv(Primitive):
             v, uh = v.conj(), uh.conj()
         return v * s_inv[..., None, :] @ uh
 
-    def infer(self, a, *, atol, rtol):
+    def infer(self, a, atol, rtol):
         matrix_spec("linalg.pinv", a, square=False)
+        if atol.shape != a.shape[:-2] or rtol.shape != a.shape[:-2]:
+            raise ShapeError(f"linalg.pinv: atol {atol} and rtol {rtol} must have the batch "
+                             f"shape of A {a}")
         return TensorSpec(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+
+    def reads(self, ctx, i):
+        return i == 0
 
     def vjp(self, ctx, g):
         a, p = ctx.inputs[0], ctx.out
@@ -69,13 +102,13 @@ class Pinv(Primitive):
             k = matmul(gh, p)
             kph = matmul(k, ph)
             return (-mH(matmul(p, k)) + kph - matmul(matmul(a, p), kph)
-                    + matmul(matmul(ph, p), gh - matmul(k, a)))
+                    + matmul(matmul(ph, p), gh - matmul(k, a))), None, None
         k = matmul(p, gh)
         phk = matmul(ph, k)
         return (-mH(matmul(k, p)) + matmul(matmul(gh - matmul(a, k), p), ph) + phk
-                - matmul(matmul(phk, p), a))
+                - matmul(matmul(phk, p), a)), None, None
 
-    def jvp(self, ctx, da):
+    def jvp(self, ctx, da, *_tolerance_tangents):
         a, p = ctx.inputs[0], ctx.out
         m, n = a.shape[-2:]
         dah, ph = mH(da), mH(p)
@@ -89,20 +122,32 @@ class Pinv(Primitive):
                 + matmul(matmul(p, ph), dah - matmul(matmul(dah, a), p)))
 
 
-def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+def _pinv(A: Tensor, atol: Tolerance, rtol: Tolerance, op: str) -> Tensor:  # noqa: N803
+    """:class:`Pinv` of ``A`` expanded to the batch shape of its tolerances."""
+    a, r = _tolerances(A, atol, rtol, op)
+    return apply(Pinv, expand(A, tuple(a.shape) + tuple(A.shape[-2:])), a, r)
+
+
+def _check_input(op: str, A: Tensor, hermitian: bool) -> None:  # noqa: N803
+    """A (batch of) matrices, square when ``hermitian`` (PyTorch then calls ``eigh``)."""
+    check_matrix(f"{op}(hermitian=True)" if hermitian else op, A, square=bool(hermitian),
+                 complex_ok=True)
+
+
+def pinv(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  # noqa: N803
          hermitian: bool = False) -> Tensor:
     """The pseudoinverse of a matrix (or of each in a batch): singular values up to
     ``max(atol, rtol · σ₁)`` count as zero; ``rtol`` defaults to ``eps · max(m, n)`` (0 when
-    a positive ``atol`` is given). ``hermitian`` is accepted; the SVD serves both cases.
+    a positive ``atol`` is given). ``atol`` and ``rtol`` may be tensors that broadcast against
+    the batch dims. ``hermitian`` requires square matrices; the SVD serves both cases.
 
     Example:
         >>> ember.linalg.pinv(ember.tensor([[2.0, 0.0], [0.0, 0.0]]))
         tensor([[0.5000, 0.0000],
                 [0.0000, 0.0000]])
     """
-    check_matrix("linalg.pinv", A, square=False, complex_ok=True)
-    atol, rtol = _tolerances(A, atol, rtol)
-    return apply(Pinv, A, atol=atol, rtol=rtol)
+    _check_input("linalg.pinv", A, hermitian)
+    return _pinv(A, atol, rtol, "linalg.pinv")
 
 
 @method()
@@ -114,25 +159,26 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
         tensor([[0.5000]])
     """
     check_matrix("pinverse", input, square=False, complex_ok=True)
-    return apply(Pinv, input, atol=0.0, rtol=float(rcond))
+    return _pinv(input, 0.0, float(rcond), "pinverse")
 
 
-def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+def matrix_rank(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  # noqa: N803
                 hermitian: bool = False) -> Tensor:
-    """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults as in
-    :func:`pinv`), as int64.
+    """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults and tensor
+    tolerances as in :func:`pinv`), as int64.
 
     Example:
         >>> ember.linalg.matrix_rank(ember.ones(3, 3))
         tensor(1)
     """
-    check_matrix("linalg.matrix_rank", A, square=False, complex_ok=True)
-    atol, rtol = _tolerances(A, atol, rtol)
+    op = "linalg.matrix_rank"
+    _check_input(op, A, hermitian)
+    atol, rtol = _tolerances(A, atol, rtol, op)
     with no_grad():
         s = svdvals(A)
         if s.shape[-1] == 0:
             return zeros(s.shape[:-1], dtype=dtypes.int64, device=A.device)
-        tol = (s.amax(dim=-1, keepdim=True) * rtol).clamp_min(atol)
+        tol = maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * s.amax(dim=-1, keepdim=True))
         return (s > tol).sum(dim=-1)
 
 

@@ -260,7 +260,17 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
     batch = broadcast_shapes(A.shape[:-2], b.shape[:-2], op=op)
     x, info = apply(Solve, expand(A, batch + (n, n)), expand(b, batch + tuple(b.shape[-2:])),
                     check_errors=bool(check_errors), op=op)
-    return (x.squeeze(-1) if vector else x), info
+    return (x.squeeze(-1) if vector else x), _own_batch(info, tuple(A.shape[:-2]))
+
+
+def _own_batch(info: Tensor, batch: tuple[int, ...]) -> Tensor:
+    """``info`` of the broadcast batch cut to ``A``'s own batch shape, as PyTorch's (which
+    factors ``A`` once, so the copies ``A`` was broadcast to share one ``info``)."""
+    if tuple(info.shape) == batch:
+        return info
+    lead = info.ndim - len(batch)
+    return info[(0,) * lead + tuple(slice(None) if n == m else slice(0, 1)
+                                    for n, m in zip(batch, info.shape[lead:]))]
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803

@@ -98,11 +98,19 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
         >>> ember.linalg.vector_norm(ember.tensor([3j, 4.0]))
         tensor(5.)
     """
+    op = "linalg.vector_norm"
+    if isinstance(ord, str):
+        raise TypeError(f"{op}: ord must be a number, got {ord!r}. Hint: 'fro' and 'nuc' are "
+                        "matrix norms: use linalg.matrix_norm or linalg.norm")
     if x.dtype.is_complex:  # the norm of the moduli, a real tensor, as PyTorch's
-        x = abs(_complex_norm_input(x, dtype, "linalg.vector_norm"))
+        x = abs(_complex_norm_input(x, dtype, op))
         dtype = None
-    x = _norm_input(x, dtype, "linalg.vector_norm")
-    dims = normalize_dims(None if dim == () else dim, x.ndim, "linalg.vector_norm")
+    x = _norm_input(x, dtype, op)
+    dims = normalize_dims(None if dim == () else dim, x.ndim, op)
+    if (ord < 0 or ord == _INF) and any(x.shape[d] == 0 for d in dims):
+        raise ShapeError(f"{op}: cannot compute the {ord} norm over an empty dimension of "
+                         f"{describe(x.shape, x.dtype)} (dims {dims}): the operation has no "
+                         "identity. Hint: reduce over non-empty dims")
     return _vector_norm(x, float(ord), dims, keepdim)
 
 
@@ -112,8 +120,9 @@ def _matrix_dims(A: Tensor, dim: Any, op: str) -> tuple[int, int]:  # noqa: N803
         raise ShapeError(f"{op}: dim must be a 2-tuple of dims, got dim={dim} for "
                          f"{describe(A.shape, A.dtype)}")
     if A.ndim < 2:
-        raise ShapeError(f"{op}: needs a tensor of at least 2 dims, got "
-                         f"{describe(A.shape, A.dtype)}")
+        raise ShapeError(f"{op}: the input tensor A must have at least 2 dims, got "
+                         f"{describe(A.shape, A.dtype)}. Hint: use linalg.vector_norm for "
+                         "vectors")
     rows, cols = (normalize_dim(d, A.ndim, op) for d in dims)
     if rows == cols:
         raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
@@ -146,14 +155,26 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
         return _vector_norm(abs(A) if A.dtype.is_complex else A, 2, both, keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(A.movedim((rows, cols), (-2, -1)))
-        out = s.sum(dim=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, (-1,), False)
+        out = s.sum(dim=-1) if ord == "nuc" else _extreme(s, s.ndim - 1, ord, A, op)
         for d in both if keepdim else ():
             out = out.unsqueeze(d)
         return out
     summed, extreme = (rows, cols) if ord in (1, -1) else (cols, rows)
     sums = apply(Sum, abs(A), dims=(summed,), keepdim=True)
-    out = (amax if ord > 0 else amin)(sums, extreme, True)
+    out = _extreme(sums, extreme, ord, A, op, keepdim=True)
     return out if keepdim else reshape(out, reduced_shape(A.shape, both, False))
+
+
+def _extreme(x: Tensor, dim: int, ord: float, A: Tensor, op: str,  # noqa: N803
+             keepdim: bool = False) -> Tensor:
+    """The largest (``ord > 0``) or smallest of ``x`` along ``dim``: over no values, the
+    largest is 0 (a norm's least value, as PyTorch's) and the smallest an error."""
+    if x.shape[dim]:
+        return (amax if ord > 0 else amin)(x, (dim,), keepdim)
+    if ord < 0:
+        raise ShapeError(f"{op}: the ord={ord} norm of {describe(A.shape, A.dtype)} is a "
+                         "minimum over no values (an empty matrix). Hint: use a positive ord")
+    return apply(Sum, x, dims=(dim,), keepdim=keepdim)  # zeros, still in the graph
 
 
 def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
@@ -166,19 +187,21 @@ def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
         >>> ember.linalg.norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]))
         tensor(5.)
     """
-    if dim is not None:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        if len(dims) == 1:
-            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
-        if len(dims) == 2:
-            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
-        raise ShapeError(f"linalg.norm: dim must name 1 or 2 dims, got {dim}")
-    if ord is None or A.ndim == 1:
+    op = "linalg.norm"
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if dims is not None and len(dims) not in (1, 2):
+        raise ShapeError(f"{op}: dim must name 1 or 2 dims, got {dim}")
+    if dims is None and ord is not None and A.ndim not in (1, 2):
+        raise ShapeError(f"{op}: with ord={ord!r} and dim=None the input must be 1-D or 2-D, "
+                         f"got shape {tuple(A.shape)}; pass dim")
+    if isinstance(ord, str):  # 'fro' and 'nuc' are matrix norms, also of a vector (an error)
+        return matrix_norm(A, ord, (-2, -1) if dims is None else dims, keepdim, dtype=dtype)
+    if dims is None and (ord is None or A.ndim == 1):
         return vector_norm(A, 2 if ord is None else ord, None, keepdim, dtype=dtype)
-    if A.ndim == 2:
-        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-    raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or 2-D, "
-                     f"got shape {tuple(A.shape)}; pass dim")
+    if dims is not None and len(dims) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dims is None else dims,
+                       keepdim, dtype=dtype)
 
 
 @method()
