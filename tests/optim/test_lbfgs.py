@@ -61,6 +61,30 @@ def test_state_dict_round_trip_mid_run(kwargs):
     step_both(eo2, to, ep2, tp, 3)
 
 
+@pytest.mark.parametrize("convert", ["numpy", "ember"])
+@pytest.mark.parametrize("kwargs", CASES[:4], ids=[str(k) for k in CASES[:4]])
+def test_a_torch_state_dict_continues_as_in_torch(kwargs, convert):
+    """PyTorch's state (``ro`` a list of 0-d tensors, ``H_diag`` a tensor, ``t`` a number),
+    converted tensor by tensor or given as is, continues in Ember as it does in PyTorch."""
+    tp = pair()[1]
+    to = torch.optim.LBFGS(tp, **kwargs)
+    for _ in range(2):
+        to.step(closure(torch, to, tp))
+    saved = to.state_dict()
+    assert isinstance(saved["state"][0]["H_diag"], torch.Tensor)
+    if convert == "ember":
+        def to_ember(v):
+            if isinstance(v, list):
+                return [to_ember(x) for x in v]
+            return ember.tensor(v.numpy()) if isinstance(v, torch.Tensor) else v
+        saved = {"param_groups": saved["param_groups"],
+                 "state": {0: {k: to_ember(v) for k, v in saved["state"][0].items()}}}
+    ep = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in tp]
+    eo = ember.optim.LBFGS(ep, **kwargs)
+    eo.load_state_dict(saved)
+    step_both(eo, to, ep, tp, 2)
+
+
 @pytest.mark.parametrize("kwargs", CASES[:2], ids=[str(k) for k in CASES[:2]])
 def test_complex_parameters_step_as_their_real_pairs_as_in_torch(kwargs):
     rng = np.random.default_rng(0)

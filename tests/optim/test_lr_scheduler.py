@@ -308,6 +308,30 @@ def test_resuming_with_last_epoch_keeps_the_loaded_lr(key):
     step_both(es2, ts2, eo2, to2, 8)
 
 
+@pytest.mark.parametrize("t_mult", [1, 2, 3])
+@pytest.mark.parametrize("last_epoch", [2, 3, 7, 20])
+def test_warm_restarts_resumed_past_a_restart_match_torch(t_mult, last_epoch):
+    """Built with ``last_epoch`` beyond ``T_0``, the first step wraps ``T_cur`` by PyTorch's
+    modulo (``T_cur % T_i``, then ``T_i *= T_mult`` once), not by one subtraction."""
+    eo, to = make_opts()
+    for opt in (eo, to):
+        for group in opt.param_groups:
+            group["initial_lr"] = group["lr"]
+    es = ELR.CosineAnnealingWarmRestarts(eo, T_0=3, T_mult=t_mult, last_epoch=last_epoch)
+    ts = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(to, T_0=3, T_mult=t_mult,
+                                                              last_epoch=last_epoch)
+    np.testing.assert_allclose(es.get_last_lr(), ts.get_last_lr(), rtol=1e-12)
+    assert (es.T_cur, es.T_i) == (ts.T_cur, ts.T_i)
+    step_both(es, ts, eo, to, 12)
+
+
+def test_warm_restarts_resumed_at_epoch_7():
+    opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+    opt.param_groups[0]["initial_lr"] = 0.1
+    sched = ELR.CosineAnnealingWarmRestarts(opt, T_0=3, last_epoch=7)
+    assert sched.get_last_lr() == pytest.approx([0.025])
+
+
 def test_one_cycle_past_the_end():
     eo, _ = make_opts()
     sched = ELR.OneCycleLR(eo, max_lr=0.1, total_steps=3)
@@ -339,6 +363,20 @@ def test_errors(call, error, match):
     eo, _ = make_opts()
     with pytest.raises(error, match=match):
         call(eo)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.ChainedScheduler([]),
+    lambda L, o: L.ChainedScheduler([], optimizer=o),
+    lambda L, o: L.SequentialLR(o, [], milestones=[]),
+])
+def test_no_schedulers_raise_torchs_value_error(make):
+    eo, to = make_opts()
+    with pytest.raises(ValueError) as expected:
+        make(torch.optim.lr_scheduler, to)
+    with pytest.raises(ValueError) as got:
+        make(ELR, eo)
+    assert str(got.value) == str(expected.value)
 
 
 def test_one_cycle_needs_momentum():

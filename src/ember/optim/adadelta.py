@@ -12,7 +12,7 @@ from ember.optim.elementwise import (
     next_step,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["Adadelta"]
@@ -32,6 +32,8 @@ class Adadelta(ElementwiseOptimizer):
         >>> w
         tensor([ 0.9903, -1.9903], requires_grad=True)
     """
+
+    group_fallbacks = {**COMMON_FALLBACKS, "capturable": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
                  eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,

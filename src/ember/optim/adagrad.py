@@ -11,10 +11,9 @@ from ember.optim.elementwise import (
     coalesced_rows,
     full_state,
     next_step,
-    real_pairs,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["Adagrad"]
@@ -38,6 +37,8 @@ class Adagrad(ElementwiseOptimizer):
         tensor([ 0.7805, -1.7758], requires_grad=True)
     """
 
+    group_fallbacks = {**COMMON_FALLBACKS, "fused": None}
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
@@ -51,7 +52,7 @@ class Adagrad(ElementwiseOptimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                self.init_state(real_pairs(p), self.state[p], group)
+                self.init_state(p, self.state[p], group)
 
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["step"] = scalar_state(p, 0.0)

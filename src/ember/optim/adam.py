@@ -13,7 +13,7 @@ from ember.optim.elementwise import (
     next_step,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["Adam", "AdamW"]
@@ -38,6 +38,8 @@ class Adam(ElementwiseOptimizer):
         tensor([ 0.7016, -1.7006], requires_grad=True)
     """
 
+    group_fallbacks = {**COMMON_FALLBACKS, "amsgrad": False, "capturable": False,
+                       "decoupled_weight_decay": False, "fused": None}
     sparse_refusal = "Adam"  # (AdamW's refusal too, as PyTorch's)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
@@ -115,3 +117,8 @@ class AdamW(Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
                          maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused, decoupled_weight_decay=True)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:  # (whatever was loaded, as PyTorch's AdamW)
+            group["decoupled_weight_decay"] = True

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
@@ -12,7 +14,7 @@ from ember.optim.elementwise import (
     next_step,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["ASGD"]
@@ -36,6 +38,8 @@ class ASGD(ElementwiseOptimizer):
         >>> w, opt.state[w]["ax"]
         (tensor([ 0.5120, -1.0240], requires_grad=True), tensor([ 0.5760, -1.1520]))
     """
+
+    group_fallbacks = {**COMMON_FALLBACKS, "capturable": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
@@ -65,5 +69,6 @@ class ASGD(ElementwiseOptimizer):
             ax += (p._data - ax) * float(mu)
         else:
             ax[...] = p._data
-        eta[...] = lr / (1.0 + lambd * lr * t) ** float(group["alpha"])
-        mu[...] = 1.0 / max(1.0, t - float(group["t0"]))
+        # (rounded to float32 also where a loaded state made them float64, as PyTorch's)
+        eta[...] = np.float32(lr / (1.0 + lambd * lr * t) ** float(group["alpha"]))
+        mu[...] = np.float32(1.0 / max(1.0, t - float(group["t0"])))

@@ -35,11 +35,17 @@ class ElementwiseOptimizer(Optimizer):
     weights (``p *= 1 - lr * wd``, AdamW's and Lion's decay) instead of adding ``wd * p`` to the
     gradient; a group's own ``decoupled_weight_decay`` key (Adam, NAdam, RAdam) overrides it.
     Class attribute ``decays_in_update``: True when ``update`` applies ``weight_decay`` itself
-    (Adafactor's step size reads the weights before they decay).
+    (Adafactor's step size reads the weights before they decay). Class attribute
+    ``supports_complex``: False where PyTorch refuses complex parameters (Adafactor, Muon).
+
+    A complex parameter is stepped as PyTorch steps it, as real pairs (``view_as_real``):
+    its state is complex, of its shape (as in PyTorch's state dicts), and ``update`` sees
+    the parameter, its gradient and its complex state as real arrays sharing their memory.
     """
 
     decoupled_weight_decay = False
     decays_in_update = False
+    supports_complex = True
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Updates every parameter that has a gradient; returns ``closure()``'s loss if given."""
@@ -50,8 +56,7 @@ class ElementwiseOptimizer(Optimizer):
     def can_split_step(self) -> bool:
         """Whether :meth:`step` is the sum of :meth:`step_part` over any split of the
         parameters: no step hooks (they see whole steps) and no ``step`` of a subclass."""
-        return type(self).step is ElementwiseOptimizer.step and \
-            not (self._step_pre_hooks or self._step_post_hooks)
+        return type(self).step is ElementwiseOptimizer.step and not self._has_step_hooks()
 
     def step_part(self, params: Sequence[Tensor], check: Sequence[Tensor] = ()) \
             -> Callable[[], None]:
@@ -101,15 +106,18 @@ class ElementwiseOptimizer(Optimizer):
                     self.sparse_update(p, p.grad, self.state[p], group)
                     _count_writes(p, self.state[p])
                     continue
+                if p.dtype.is_complex and not self.supports_complex:
+                    raise RuntimeError(f"{type(self).__name__} does not support complex "
+                                       "parameters")
                 fresh = p not in self.state
                 state = self.state[p]
-                target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if not state:
-                    self.init_state(target, state, group)
+                    self.init_state(p, state, group)
                 if p.is_meta:  # (no values to update; its state exists and counts the
                     if isinstance(state.get("step"), Tensor):  # steps, as PyTorch's does)
                         next_step(state)
                     continue
+                target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 data = target._data
                 g = p.grad._data
                 if kernel is not None and target is p:
@@ -121,7 +129,7 @@ class ElementwiseOptimizer(Optimizer):
                         looped.append((p, g, arrays, state))
                         continue
                 if g.dtype.kind == "c":
-                    g = np.ascontiguousarray(g).view(data.dtype)
+                    g = _pairs(p._device.xp.ascontiguousarray(g))
                 if maximize:
                     g = -g
                 if wd != 0.0:
@@ -129,13 +137,30 @@ class ElementwiseOptimizer(Optimizer):
                         data *= decay
                     else:
                         g = g + wd * data
-                self.update(target, g, state, group)
+                if target is p:
+                    self.update(p, g, state, group)
+                else:
+                    self._update_pairs(p, target, g, state, group)
                 _count_writes(p, state)
                 if fresh and not state:  # none kept (SGD without momentum): no entry made,
                     del self.state[p]  # as in PyTorch (an entry the user made stays)
             if looped:
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
+
+    def _update_pairs(self, p: Tensor, pairs: Tensor, g: Any, state: dict[str, Any],
+                      group: dict[str, Any]) -> None:
+        """:meth:`update` of the complex ``p`` as its real ``pairs``: the complex state is
+        handed over as real views of it, and state the update makes (SGD's first momentum
+        buffer) is kept as complex values of ``p``'s shape."""
+        views = {k: real_pairs(v) if isinstance(v, Tensor) else v for k, v in state.items()}
+        work = dict(views)
+        self.update(pairs, g, work, group)
+        for key, value in work.items():
+            if views.get(key) is not value:
+                made = isinstance(value, Tensor) and value.shape == pairs.shape
+                state[key] = _wrap(value._device.xp.ascontiguousarray(value._data).view(
+                    p._data.dtype).reshape(p.shape), p._device) if made else value
 
     def _step_looped(self, kernel: Callable[..., None], looped: list, group: dict[str, Any],
                      decay: float, l2: float, negate: bool) -> None:
@@ -225,25 +250,31 @@ def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
     return True
 
 
-def real_pairs(p: Tensor) -> Tensor:
-    """``p`` itself if real; a complex ``p`` as a real tensor sharing its memory, each element
-    two reals (PyTorch's optimizers step ``view_as_real`` of a complex parameter; here the
-    state of a complex parameter is kept in that real layout too)."""
-    data = p._data
+def real_pairs(t: Tensor) -> Tensor:
+    """``t`` itself if not complex; a complex ``t`` as a real tensor sharing its memory, each
+    element two reals (as PyTorch's optimizers step ``view_as_real`` of a complex
+    parameter): shape ``(..., 2 * n)`` for ``(..., n)``, ``(2,)`` for a 0-d ``t``."""
+    data = t._data
     if data.dtype.kind != "c":
-        return p
+        return t
     if not data.flags.c_contiguous:
         raise ValueError("optimizer: a complex parameter must be contiguous to be stepped in "
                          "place. Hint: make it with .contiguous() before the optimizer")
-    return _wrap(data.view(data.real.dtype), p._device)
+    return _wrap(_pairs(data), t._device)
+
+
+def _pairs(data: Any) -> Any:
+    """A C-contiguous complex backend array as real pairs sharing its memory."""
+    return (data.reshape(1) if data.ndim == 0 else data).view(data.real.dtype)
 
 
 def full_state(p: Tensor, value: float = 0.0) -> Tensor:
-    """A state tensor like ``p`` (same shape, dtype, device and memory layout), filled."""
+    """A state tensor like ``p`` (same shape, dtype, device and memory layout), filled; a
+    complex one with ``value`` in both parts (as PyTorch's Adagrad and Rprop start theirs)."""
     xp = p._device.xp
     data = xp.zeros_like(p._data)
     if value:
-        data[...] = value
+        data[...] = complex(value, value) if data.dtype.kind == "c" else value
     return _wrap(data, p._device)
 
 
@@ -267,7 +298,7 @@ def check_hyper(**values: Any) -> None:
     names = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
              "momentum": "momentum value", "alpha": "alpha value", "rho": "rho value",
              "lr_decay": "lr_decay value", "momentum_decay": "momentum_decay value",
-             "initial_accumulator_value": "initial_accumulator_value"}
+             "initial_accumulator_value": "initial_accumulator_value value"}
     for key, value in values.items():
         if key == "betas":
             for i, beta in enumerate(value):
@@ -276,7 +307,7 @@ def check_hyper(**values: Any) -> None:
                                      "(betas must be in [0, 1))")
         elif key == "rho" and not 0.0 <= value <= 1.0:
             raise ValueError(f"Invalid rho value: {value} (must be in [0, 1])")
-        elif float(value) < 0.0:
+        elif not float(value) >= 0.0:  # (NaN too)
             raise ValueError(f"Invalid {names.get(key, key)}: {value} (must be >= 0)")
 
 

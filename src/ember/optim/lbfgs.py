@@ -134,8 +134,9 @@ class LBFGS(Optimizer):
         d, prev_flat_grad = _array(state.get("d")), _array(state.get("prev_flat_grad"))
         old_dirs = [_array(y) for y in state.get("old_dirs", [])]
         old_stps = [_array(s) for s in state.get("old_stps", [])]
-        t, ro, h_diag = state.get("t"), state.get("ro", []), state.get("H_diag")
-        prev_loss = state.get("prev_loss")
+        # (numbers: a state PyTorch saved holds 0-d tensors, ``ro`` a list of them)
+        t, h_diag, prev_loss = (_number(state.get(k)) for k in ("t", "H_diag", "prev_loss"))
+        ro = [float(r) for r in state.get("ro", [])]
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
@@ -197,6 +198,10 @@ class LBFGS(Optimizer):
 
 def _array(value: Tensor | None) -> Any:
     return None if value is None else value._data
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _tensor(array: Any, device: Any) -> Tensor | None:

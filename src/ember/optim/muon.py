@@ -42,6 +42,7 @@ class Muon(ElementwiseOptimizer):
     """
 
     decoupled_weight_decay = True
+    supports_complex = False  # (refused at the step, as PyTorch refuses)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, weight_decay: float = 0.1,
                  momentum: float = 0.95, nesterov: bool = True,

@@ -22,7 +22,8 @@ from ember.errors import OpError
 from ember.hooks import add_hook
 from ember.tensor import STRUCTURE, RemovableHandle, Tensor, _wrap
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook",
+           "required"]
 
 
 class _Required:
@@ -37,6 +38,46 @@ required = _Required()
 # Keyword options PyTorch offers to pick an implementation; Ember has one implementation, so
 # they are accepted and kept in the groups (for the state-dict layout) but change nothing.
 IMPLEMENTATION_OPTIONS = ("foreach", "fused", "capturable", "differentiable")
+
+
+# The fallbacks of PyTorch's ``__setstate__`` that most optimizers share (see
+# ``Optimizer.group_fallbacks``).
+COMMON_FALLBACKS = {"maximize": False, "foreach": None, "differentiable": False}
+
+# The hooks every optimizer's ``step`` runs (PyTorch's global optimizer hooks).
+_GLOBAL_STEP_PRE_HOOKS: list[Callable] = []
+_GLOBAL_STEP_POST_HOOKS: list[Callable] = []
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Registers ``hook(optimizer, args, kwargs)`` to run before the ``step`` of every
+    optimizer (before its own pre-hooks), as PyTorch's; ``args`` starts with the optimizer,
+    and the hook may return new ``(args, kwargs)`` for the step.
+
+    Example:
+        >>> seen = []
+        >>> handle = ember.optim.optimizer.register_optimizer_step_pre_hook(
+        ...     lambda opt, args, kwargs: seen.append(type(opt).__name__))
+        >>> ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1).step()
+        >>> handle.remove(); seen
+        ['SGD']
+    """
+    return add_hook(_GLOBAL_STEP_PRE_HOOKS, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Registers ``hook(optimizer, args, kwargs)`` to run after the ``step`` of every
+    optimizer (after its own post-hooks), as PyTorch's.
+
+    Example:
+        >>> seen = []
+        >>> handle = ember.optim.optimizer.register_optimizer_step_post_hook(
+        ...     lambda opt, args, kwargs: seen.append(len(args)))
+        >>> ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1).step()
+        >>> handle.remove(); seen
+        [1]
+    """
+    return add_hook(_GLOBAL_STEP_POST_HOOKS, hook)
 
 
 def implementation_defaults(**options: Any) -> dict[str, Any]:
@@ -65,6 +106,10 @@ class Optimizer:
         [1]
     """
 
+    # Keys PyTorch's ``__setstate__`` fills in groups that lack them (a state dict saved by an
+    # older version): each optimizer names its own.
+    group_fallbacks: dict[str, Any] = {}
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -73,8 +118,7 @@ class Optimizer:
         self.defaults = defaults
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        self._step_pre_hooks: list[Callable] = []
-        self._step_post_hooks: list[Callable] = []
+        self._init_hooks()
         self._opt_called = False
         groups = list(params)
         if not groups:
@@ -189,14 +233,102 @@ class Optimizer:
                     f"read-only NumPy array passed to from_numpy stays read-only)")
 
     # -- hooks ---------------------------------------------------------------------------------
+    _HOOK_LISTS = ("_step_pre_hooks", "_step_post_hooks", "_state_dict_pre_hooks",
+                   "_state_dict_post_hooks", "_load_state_dict_pre_hooks",
+                   "_load_state_dict_post_hooks")
+
+    def _init_hooks(self) -> None:
+        """Gives the optimizer each of its (empty) hook lists that it lacks."""
+        for name in self._HOOK_LISTS:
+            self.__dict__.setdefault(name, [])
+
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new
-        ``(args, kwargs)``."""
+        """Registers ``hook(optimizer, args, kwargs)`` to run before each ``step``, as
+        PyTorch's: ``args`` are the step's positional arguments with the optimizer first
+        (``(opt,)`` for ``opt.step()``); the hook may return new ``(args, kwargs)``, which
+        the step is called with (``step(*args, **kwargs)``).
+
+        Example:
+            >>> opt = ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1)
+            >>> handle = opt.register_step_pre_hook(lambda o, args, kwargs: print(args[0] is o))
+            >>> opt.step()
+            True
+        """
         return add_hook(self._step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        """Registers ``hook(optimizer, args, kwargs)`` to run after each ``step`` (``args``
+        as the pre-hooks see them).
+
+        Example:
+            >>> opt = ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1)
+            >>> handle = opt.register_step_post_hook(lambda o, args, kwargs: print(len(args)))
+            >>> opt.step()
+            1
+        """
         return add_hook(self._step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[[Optimizer], None],
+                                     prepend: bool = False) -> RemovableHandle:
+        """Registers ``hook(optimizer)`` to run at the start of :meth:`state_dict` (first of
+        those registered if ``prepend``).
+
+        Example:
+            >>> opt = ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1)
+            >>> handle = opt.register_state_dict_pre_hook(lambda o: print("saving"))
+            >>> _ = opt.state_dict()
+            saving
+        """
+        return _add_hook(self._state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(
+            self, hook: Callable[[Optimizer, dict[str, Any]], dict[str, Any] | None],
+            prepend: bool = False) -> RemovableHandle:
+        """Registers ``hook(optimizer, state_dict)`` to run at the end of :meth:`state_dict`:
+        it may change the dict in place or return the one to give instead.
+
+        Example:
+            >>> opt = ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1)
+            >>> handle = opt.register_state_dict_post_hook(
+            ...     lambda o, sd: {**sd, "epoch": 3})
+            >>> opt.state_dict()["epoch"]
+            3
+        """
+        return _add_hook(self._state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+            self, hook: Callable[[Optimizer, dict[str, Any]], dict[str, Any] | None],
+            prepend: bool = False) -> RemovableHandle:
+        """Registers ``hook(optimizer, state_dict)`` to run at the start of
+        :meth:`load_state_dict` on a shallow copy of the given dict: it may change that copy
+        or return the dict to load instead.
+
+        Example:
+            >>> opt = ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1)
+            >>> saved = opt.state_dict()
+            >>> handle = opt.register_load_state_dict_pre_hook(
+            ...     lambda o, sd: {**sd, "param_groups": [{**sd["param_groups"][0], "lr": 0.5}]})
+            >>> opt.load_state_dict(saved); opt.param_groups[0]["lr"]
+            0.5
+        """
+        return _add_hook(self._load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[[Optimizer], None],
+                                           prepend: bool = False) -> RemovableHandle:
+        """Registers ``hook(optimizer)`` to run at the end of :meth:`load_state_dict`.
+
+        Example:
+            >>> opt = ember.optim.SGD([ember.ones(1, requires_grad=True)], lr=0.1)
+            >>> handle = opt.register_load_state_dict_post_hook(lambda o: print("loaded"))
+            >>> opt.load_state_dict(opt.state_dict())
+            loaded
+        """
+        return _add_hook(self._load_state_dict_post_hooks, hook, prepend)
+
+    def _has_step_hooks(self) -> bool:
+        """Whether a step runs any hook (its own or a global one)."""
+        return bool(self._step_pre_hooks or self._step_post_hooks or _GLOBAL_STEP_PRE_HOOKS
+                    or _GLOBAL_STEP_POST_HOOKS)
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -204,8 +336,13 @@ class Optimizer:
 
         ``{"state": {index: {name: tensor or number}}, "param_groups": [{..., "params":
         [indices]}]}``; indices count through the groups in order. The state tensors are the
-        optimizer's own (not copies): save or clone them before stepping again.
+        optimizer's own (not copies): save or clone them before stepping again. The state of
+        a complex parameter is complex, of the parameter's shape, as PyTorch's. The hooks of
+        :meth:`register_state_dict_pre_hook` run first, those of
+        :meth:`register_state_dict_post_hook` last.
         """
+        for pre_hook in tuple(self._state_dict_pre_hooks):
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -216,14 +353,28 @@ class Optimizer:
             groups.append(packed)
         state = {(index[id(p)] if isinstance(p, Tensor) else p): dict(s)
                  for p, s in self.state.items() if not isinstance(p, Tensor) or id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in tuple(self._state_dict_post_hooks):
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restores a state from :meth:`state_dict` (this optimizer's or PyTorch's layout).
 
-        Floating state tensors (and NumPy arrays) are copied to each parameter's dtype and
-        device, except ``step``; state keys may be ints or their strings (as JSON gives them).
+        State tensors (and NumPy arrays, also in lists) are copied to each parameter's
+        device, and floating ones but ``step`` to a floating parameter's dtype; state keys may
+        be ints or their strings (as JSON gives them). Options a group lacks that PyTorch
+        fills in (``nesterov``, ``amsgrad``, ...) take PyTorch's fallback values. The hooks of
+        :meth:`register_load_state_dict_pre_hook` run first (on a shallow copy of
+        ``state_dict``), those of :meth:`register_load_state_dict_post_hook` last.
         """
+        state_dict = dict(state_dict)
+        for pre_hook in tuple(self._load_state_dict_pre_hooks):
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups: "
@@ -253,17 +404,22 @@ class Optimizer:
             if "param_names" in group:
                 new["param_names"] = group["param_names"]
             groups.append(new)
-        self.state = state
-        self.param_groups = groups
+        self.__setstate__({"state": state, "param_groups": groups})
+        for post_hook in tuple(self._load_state_dict_post_hooks):
+            post_hook(self)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """Takes ``state`` (unpickled, or loaded by :meth:`load_state_dict`), filling what it
+        lacks as PyTorch's ``__setstate__`` does (the groups' :attr:`group_fallbacks`)."""
         self.__dict__.update(state)
-        self.__dict__.setdefault("_step_pre_hooks", [])
-        self.__dict__.setdefault("_step_post_hooks", [])
+        self._init_hooks()
         self.__dict__.setdefault("_opt_called", False)
+        for group in self.param_groups:
+            for key, value in self.group_fallbacks.items():
+                group.setdefault(key, value)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -306,37 +462,59 @@ def _with_hooks(step: Callable) -> Callable:
             closure = args[0] if args else kwargs.get("closure")
             return traced("optimizer_step", self, lambda: wrapper(self, *args, **kwargs),
                           closure)
-        for hook in tuple(self._step_pre_hooks):
+        args = (self, *args)  # (the hooks see PyTorch's arguments: the optimizer first)
+        for hook in (*_GLOBAL_STEP_PRE_HOOKS, *self._step_pre_hooks):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError("a step pre-hook must return None or (args, kwargs), "
-                                       f"got {result!r}")
+                    raise RuntimeError("a step pre-hook must return None or a tuple of "
+                                       f"(new_args, new_kwargs), but got {result!r}")
                 args, kwargs = result
         self._opt_called = True
-        out = step(self, *args, **kwargs)
-        for hook in tuple(self._step_post_hooks):
+        out = step(*args, **kwargs)
+        for hook in (*self._step_post_hooks, *_GLOBAL_STEP_POST_HOOKS):
             hook(self, args, kwargs)
         return out
 
     return wrapper
 
 
+def _add_hook(hooks: list, hook: Callable, prepend: bool) -> RemovableHandle:
+    """Registers ``hook`` last in ``hooks``, or first if ``prepend``."""
+    handle = add_hook(hooks, hook)
+    if prepend:
+        hooks.insert(0, hooks.pop())
+    return handle
+
+
 def _state_value(p: Tensor, name: str, value: Any) -> Any:
-    """A loaded state entry, as a fresh tensor on the parameter's device (and, for floating
-    values other than ``step``, in its dtype)."""
+    """A loaded state entry, as a fresh tensor on the parameter's device, in PyTorch's dtype
+    policy: floating values but ``step`` in a floating parameter's dtype, complex ones in a
+    complex parameter's (which also takes the real pairs an older Ember saved, as complex
+    values of its shape); lists and tuples (LBFGS's histories) entry by entry."""
     if name == "step" and isinstance(value, int | float):
         value = np.asarray(value, dtype=np.float32)
     if isinstance(value, dict):
         return {k: _state_value(p, k, v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_state_value(p, name, v) for v in value)
     if isinstance(value, Tensor):
         value = value._data if value._device.type == "cpu" else value.numpy(force=True)
-    elif isinstance(value, bool | int | float | str | list | tuple) or value is None \
+    elif isinstance(value, bool | int | float | str) or value is None \
             or not hasattr(value, "__array__"):
         return copy.deepcopy(value)
     array = np.asarray(value)  # NumPy arrays, and tensors of other frameworks on the CPU
     dtype = dtypes.from_numpy(array.dtype)
-    if dtype.is_floating_point and name != "step":
+    if name != "step" and p.dtype.is_floating_point and dtype.is_floating_point:
         dtype = p.dtype
-    xp = p._device.xp
-    return _wrap(xp.array(array, dtype=dtype.np, copy=True), p._device)
+    elif name != "step" and p.dtype.is_complex:
+        pairs = (*p.shape[:-1], 2 * p.shape[-1]) if p.ndim else (2,)
+        if dtype.is_floating_point and array.shape == pairs:  # (earlier Ember versions saved these)
+            real = np.finfo(p.dtype.np).dtype
+            array = np.ascontiguousarray(array, dtype=real).view(p.dtype.np).reshape(p.shape)
+            dtype = p.dtype
+        elif dtype.is_complex:
+            dtype = p.dtype
+    xp = p._device.xp  # (complex state C-ordered: the update steps it as real pairs)
+    return _wrap(xp.array(array, dtype=dtype.np, copy=True, order="C" if dtype.is_complex
+                          else "K"), p._device)

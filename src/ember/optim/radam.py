@@ -13,7 +13,7 @@ from ember.optim.elementwise import (
     next_step,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["RAdam"]
@@ -35,6 +35,8 @@ class RAdam(ElementwiseOptimizer):
         >>> w
         tensor([ 0.4623, -0.9246], requires_grad=True)
     """
+
+    group_fallbacks = {**COMMON_FALLBACKS, "capturable": False, "decoupled_weight_decay": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

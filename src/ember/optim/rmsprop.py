@@ -12,7 +12,7 @@ from ember.optim.elementwise import (
     next_step,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["RMSprop"]
@@ -34,6 +34,9 @@ class RMSprop(ElementwiseOptimizer):
         >>> w
         tensor([ 0.5497, -1.5407], requires_grad=True)
     """
+
+    group_fallbacks = {**COMMON_FALLBACKS, "capturable": False, "momentum": 0,
+                       "centered": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,

@@ -12,7 +12,7 @@ from ember.optim.elementwise import (
     next_step,
     scalar_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
 
 __all__ = ["Rprop"]
@@ -36,6 +36,8 @@ class Rprop(ElementwiseOptimizer):
         >>> w
         tensor([ 0.6360, -1.6360], requires_grad=True)
     """
+
+    group_fallbacks = {**COMMON_FALLBACKS, "capturable": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2,
                  etas: tuple[float, float] = (0.5, 1.2),

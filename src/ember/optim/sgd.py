@@ -11,7 +11,7 @@ from ember.optim.elementwise import (
     check_hyper,
     full_state,
 )
-from ember.optim.optimizer import implementation_defaults
+from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["SGD"]
@@ -36,6 +36,8 @@ class SGD(ElementwiseOptimizer):
         >>> w
         tensor([ 0.0620, -0.1240], requires_grad=True)
     """
+
+    group_fallbacks = {**COMMON_FALLBACKS, "nesterov": False, "fused": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,

@@ -34,8 +34,6 @@ class _Composite(LRScheduler):
 def _check_schedulers(kind: str, schedulers: Sequence[Any], optimizer: Optimizer) -> None:
     from ember.optim.lr_scheduler.plateau import ReduceLROnPlateau
 
-    if len(schedulers) < 1:
-        raise ValueError(f"{kind} expects at least one scheduler")
     for i, scheduler in enumerate(schedulers):
         if isinstance(scheduler, ReduceLROnPlateau):
             raise ValueError(f"{kind} does not support `ReduceLROnPlateau` scheduler as it "
@@ -67,6 +65,8 @@ class SequentialLR(_Composite):
 
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler],
                  milestones: list[int], last_epoch: int = -1) -> None:
+        if not schedulers:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
         _check_schedulers("Sequential Schedulers", schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
@@ -121,6 +121,9 @@ class ChainedScheduler(_Composite):
 
     def __init__(self, schedulers: Sequence[LRScheduler],
                  optimizer: Optimizer | None = None) -> None:
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, "
+                             "but got no scheduler.")
         optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
         _check_schedulers("ChainedScheduler", schedulers, optimizer)
         self._schedulers = list(schedulers)

@@ -89,8 +89,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
             self.T_cur += 1
-            if self.T_cur >= self.T_i:
-                self.T_cur -= self.T_i
+            if self.T_cur >= self.T_i:  # (PyTorch's rule, also when resumed at a later epoch)
+                self.T_cur %= self.T_i
                 self.T_i *= self.T_mult
         else:
             if epoch < 0:
