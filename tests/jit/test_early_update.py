@@ -319,3 +319,27 @@ def test_parameters_sharing_memory_step_in_eagers_order(every_gradient_large):
         return step, (x,), [pre.weight, enc.weight]
 
     _same(*_steps(make, 4))
+
+
+def test_registering_a_global_step_hook_retraces(every_gradient_large):
+    model = ember.nn.Linear(4, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    calls = []
+
+    @jit.compile
+    def step(x):
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+    x = ember.ones(3, 4)
+    step(x)
+    handle = ember.optim.optimizer.register_optimizer_step_post_hook(
+        lambda *args: calls.append(1))
+    try:
+        step(x)
+        step(x)
+    finally:
+        handle.remove()
+    step(x)
+    assert calls == [1, 1]

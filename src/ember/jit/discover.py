@@ -330,7 +330,7 @@ class Reach:
         for label, opt in self.optimizers:
             out[f"parameters of {label}"] = ("parameters", tuple(
                 tuple(map(id, g["params"])) for g in opt.param_groups))
-            pre, post = opt._step_pre_hooks, opt._step_post_hooks
+            pre, post = opt._step_hooks()  # (global ones too: registering one retraces)
             out[f"step hooks of {label}"] = ("hooks", (*pre, *post), len(pre))
         for label, opt, _ in self.states:
             out[f"state of {label}"] = ("state", _state_key(opt))

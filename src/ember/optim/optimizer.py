@@ -327,8 +327,12 @@ class Optimizer:
 
     def _has_step_hooks(self) -> bool:
         """Whether a step runs any hook (its own or a global one)."""
-        return bool(self._step_pre_hooks or self._step_post_hooks or _GLOBAL_STEP_PRE_HOOKS
-                    or _GLOBAL_STEP_POST_HOOKS)
+        return any(self._step_hooks())
+
+    def _step_hooks(self) -> tuple[tuple[Callable, ...], tuple[Callable, ...]]:
+        """The hooks a step runs before it (global ones first) and after it (its own first)."""
+        return ((*_GLOBAL_STEP_PRE_HOOKS, *self._step_pre_hooks),
+                (*self._step_post_hooks, *_GLOBAL_STEP_POST_HOOKS))
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -463,7 +467,8 @@ def _with_hooks(step: Callable) -> Callable:
             return traced("optimizer_step", self, lambda: wrapper(self, *args, **kwargs),
                           closure)
         args = (self, *args)  # (the hooks see PyTorch's arguments: the optimizer first)
-        for hook in (*_GLOBAL_STEP_PRE_HOOKS, *self._step_pre_hooks):
+        pre, post = self._step_hooks()
+        for hook in pre:
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -472,7 +477,7 @@ def _with_hooks(step: Callable) -> Callable:
                 args, kwargs = result
         self._opt_called = True
         out = step(*args, **kwargs)
-        for hook in (*self._step_post_hooks, *_GLOBAL_STEP_POST_HOOKS):
+        for hook in post:
             hook(self, args, kwargs)
         return out
 
