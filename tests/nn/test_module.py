@@ -367,10 +367,10 @@ def test_containers_reject_what_they_cannot_hold():
     assert _kinds(ml) == ["ReLU", "Tanh"]
     with pytest.raises(TypeError, match="not a Module subclass"):
         nn.ModuleList([3])
-    pl = nn.ParameterList([ember.zeros(1)])
-    with pytest.raises(TypeError, match="parameter '1'"):
-        pl.append(3)
-    assert len(pl) == 1
+    pl = nn.ParameterList([ember.zeros(1), 3])  # other objects are kept, as in PyTorch
+    with pytest.raises(TypeError, match="parameter '0'"):
+        pl[0] = 3  # but a parameter's slot takes only a parameter (or None)
+    assert len(pl) == 2 and pl[1] == 3
 
 
 def test_dict_containers_update_from_each_other():

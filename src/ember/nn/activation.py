@@ -60,6 +60,11 @@ class _Shrink(_Activation):
         return f"{self.lambd}"  # PyTorch's repr: the threshold alone
 
 
+class _Silent(_Activation):
+    def extra_repr(self) -> str:
+        return ""  # PyTorch's Hardsigmoid and Hardswish show no settings, not even inplace
+
+
 def _activation(name: str, fn: str, doc: str, base: type = _Activation, **defaults: Any) -> type:
     cls = type(name, (base,), {"_fn": fn, "_args": tuple(defaults),
                                       "_defaults": defaults, "__doc__": doc,
@@ -90,8 +95,10 @@ Softplus = _activation("Softplus", "softplus", "log(1 + exp(beta·x)) / beta (li
                        "``threshold``).", beta=1.0, threshold=20.0)
 Hardtanh = _activation("Hardtanh", "hardtanh", "clamp(x, min_val, max_val).", min_val=-1.0,
                        max_val=1.0, inplace=False)
-Hardsigmoid = _activation("Hardsigmoid", "hardsigmoid", "relu6(x + 3) / 6.", inplace=False)
-Hardswish = _activation("Hardswish", "hardswish", "x·relu6(x + 3) / 6.", inplace=False)
+Hardsigmoid = _activation("Hardsigmoid", "hardsigmoid", "relu6(x + 3) / 6.", _Silent,
+                          inplace=False)
+Hardswish = _activation("Hardswish", "hardswish", "x·relu6(x + 3) / 6.", _Silent,
+                        inplace=False)
 Softmax = _activation("Softmax", "softmax", "exp(x) / sum(exp(x)) along ``dim``.", dim=None)
 LogSoftmax = _activation("LogSoftmax", "log_softmax", "log(softmax(x)) along ``dim``.",
                          dim=None)

@@ -51,6 +51,16 @@ class _ConvNd(Module):
         self.dilation, self.groups = _tuple(dilation, n), groups
         self.output_padding = _tuple(output_padding, n)
         self.transposed, self.padding_mode = self._transposed, padding_mode
+        # PyTorch's attribute (which third-party code reads): the padding as F.pad takes it,
+        # last dim first, (left, right) each; a list for 'same'/'valid', else a tuple
+        if isinstance(self.padding, str):
+            totals = [d * (k - 1) if self.padding == "same" else 0
+                      for d, k in zip(self.dilation, self.kernel_size, strict=True)]
+            self._reversed_padding_repeated_twice = [a for t in reversed(totals)
+                                                     for a in (t // 2, t - t // 2)]
+        else:
+            self._reversed_padding_repeated_twice = tuple(p for p in reversed(self.padding)
+                                                          for _ in range(2))
         shape = (in_channels, out_channels // groups) if self._transposed else \
             (out_channels, in_channels // groups)
         self.weight = _empty(*shape, *self.kernel_size, dtype=dtype, device=device)
@@ -90,21 +100,18 @@ class _Conv(_ConvNd):
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype)
-        if padding_mode != "zeros":
-            if isinstance(self.padding, str):  # 'same' or 'valid' as explicit amounts
-                total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size,
-                                                     strict=True)]
-                amounts = [(t // 2, t - t // 2) if self.padding == "same" else (0, 0)
-                           for t in total]
-            else:
-                amounts = [(p, p) for p in self.padding]
-            self._pad = tuple(a for pair in reversed(amounts) for a in pair)
+
+    @property
+    def _pad(self) -> tuple:
+        """The padding ``F.pad`` takes for a ``padding_mode`` other than zeros (the name
+        ``ember.quant``'s QAT convolutions read)."""
+        return tuple(self._reversed_padding_repeated_twice)
 
     def forward(self, input: Tensor) -> Tensor:
         fn = getattr(F, self._fn)
         if self.padding_mode != "zeros":
-            return fn(F.pad(input, self._pad, mode=self.padding_mode), self.weight, self.bias,
-                      self.stride, 0, self.dilation, self.groups)
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return fn(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
         return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                   self.groups)
 

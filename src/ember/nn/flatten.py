@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
@@ -37,9 +35,16 @@ class Unflatten(Module):
         ember.Size([2, 2, 5, 5])
     """
 
-    def __init__(self, dim: int | str, unflattened_size: Any) -> None:
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for i, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(size).__name__} at pos {i}")
+        self.dim, self.unflattened_size = dim, unflattened_size  # as given (PyTorch's repr)
 
     def forward(self, input: Tensor) -> Tensor:
         return input.unflatten(self.dim, self.unflattened_size)

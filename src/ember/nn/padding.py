@@ -36,10 +36,28 @@ class _PadNd(Module):
                              f"amounts, got {padding}")
 
     def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
         return F.pad(input, self.padding, mode=self._mode)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        """Refuses an input of a rank the mode cannot pad (the constant modes pad any)."""
 
     def extra_repr(self) -> str:
         return f"{self.padding}"
+
+
+class _EdgePadNd(_PadNd):
+    """Reflection and replication: (C, *) or (N, C, *) inputs, with PyTorch's error."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        n = self._n
+        if input.ndim >= n and input.ndim not in (n + 1, n + 2):
+            raise NotImplementedError(
+                f"Padding size {2 * n} is not supported for {input.ndim}D input tensor.\n"
+                "Supported combinations for non-constant padding:\n"
+                "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
 class _ConstantPadNd(_PadNd):
@@ -65,13 +83,13 @@ class _ZeroPadNd(_ConstantPadNd):
     extra_repr = _PadNd.extra_repr
 
 
-class _ReflectionPadNd(_PadNd):
+class _ReflectionPadNd(_EdgePadNd):
     """Pads with the input's reflection (PyTorch's base of ``ReflectionPad{1,2,3}d``)."""
 
     _mode = "reflect"
 
 
-class _ReplicationPadNd(_PadNd):
+class _ReplicationPadNd(_EdgePadNd):
     """Pads by repeating the input's edge (PyTorch's base of ``ReplicationPad{1,2,3}d``)."""
 
     _mode = "replicate"
@@ -81,6 +99,11 @@ class _CircularPadNd(_PadNd):
     """Pads by wrapping around (PyTorch's base of ``CircularPad{1,2,3}d``)."""
 
     _mode = "circular"
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        n = self._n
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
 
 
 def _layer(kind: str, n: int, base: type, what: str) -> Any:

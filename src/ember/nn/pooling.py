@@ -16,6 +16,12 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
            "FractionalMaxPool3d"]
 
 
+def _single(x: Any) -> tuple:
+    """``x`` as a tuple, an int as a 1-tuple (PyTorch's ``_single``; importing
+    ``ember.nn.modules.utils``' from here would be an import cycle)."""
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
 class _MaxPoolNd(Module):
     _fn = "max_pool2d"
 
@@ -89,7 +95,9 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True) -> None:
-        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+        # as 1-tuples, PyTorch's attributes (and repr): kernel_size=(3,)
+        super().__init__(_single(kernel_size), _single(kernel_size if stride is None else stride),
+                         _single(padding), ceil_mode, count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):

@@ -10,6 +10,8 @@ and reads the inputs.
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from typing import Any
 
 import ember
@@ -33,6 +35,39 @@ def _elman_cell(nonlinearity: str) -> Any:
     return tanh_step if nonlinearity == "tanh" else relu_step
 
 
+# each mode of RNNBase: gates per hidden unit (rows of weight_ih per hidden_size) and step
+_MODES = {"LSTM": (4, lstm_step), "GRU": (3, gru_step), "RNN_TANH": (1, tanh_step),
+          "RNN_RELU": (1, relu_step)}
+
+
+def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bias: Any,
+                         batch_first: Any, dropout: Any, proj_size: Any) -> None:
+    """PyTorch's checks of RNNBase's arguments, in its order and with its messages."""
+    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) \
+            or not 0 <= dropout <= 1:
+        raise ValueError("dropout should be a number in range [0, 1] representing the "
+                         "probability of an element being zeroed")
+    if dropout > 0 and num_layers == 1:
+        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                      "non-zero dropout expects num_layers greater than 1, but got "
+                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
+    for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                              ("input_size", input_size, int),
+                              ("hidden_size", hidden_size, int)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} should be of type {kind.__name__}, got: "
+                            f"{type(value).__name__}")
+        if kind is int and value <= 0:
+            raise ValueError(f"{name} must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable "
+                         "projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+
+
 def _init_uniform(module: Module) -> None:
     """PyTorch's initialisation of recurrent layers: every parameter from U(±1/√hidden)."""
     bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
@@ -46,30 +81,29 @@ class RNNBase(Module):
     packed input gives a packed output, and ``h_n`` holds each sequence's state at its own
     last step (at step 0 for the reverse direction). An LSTM with ``proj_size > 0`` projects
     each hidden state by ``weight_hr_l{k}`` (shape ``(proj_size, hidden_size)``), so that
-    ``h`` and the output have ``proj_size`` features, ``c`` keeps ``hidden_size``."""
+    ``h`` and the output have ``proj_size`` features, ``c`` keeps ``hidden_size``.
+    ``mode`` ('LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU') picks the gates and the step.
 
-    _gates = 1
+    Example:
+        >>> nn.RNNBase("GRU", 2, 3).weight_ih_l0.shape
+        ember.Size([9, 2])
+    """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, proj_size: int = 0, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
-        if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable "
-                             "projections")
-        if proj_size >= hidden_size:
-            raise ValueError("proj_size has to be smaller than hidden_size")
-        if not 0 <= dropout <= 1:
-            raise ValueError("dropout should be a number in range [0, 1]")
+        _check_rnn_arguments(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                             proj_size)
+        if mode not in _MODES:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional = float(dropout), bidirectional
         self.proj_size = proj_size
         directions = 2 if bidirectional else 1
-        gate_size = self._gates * hidden_size
+        gate_size = _MODES[mode][0] * hidden_size
         real_hidden = proj_size or hidden_size
         kw = {"dtype": dtype, "device": device}
         self._flat_weights_names = []
@@ -104,7 +138,7 @@ class RNNBase(Module):
                 for d in range(2 if self.bidirectional else 1)]
 
     def _cell(self) -> Any:
-        raise NotImplementedError
+        return _MODES[self.mode][1]
 
     def _params(self, layer: int, d: int) -> tuple:
         # getattr, not _parameters: a weight under a parametrization (weight_norm,
@@ -223,9 +257,6 @@ class RNN(RNNBase):
                          device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
-    def _cell(self) -> Any:
-        return _elman_cell(self.nonlinearity)
-
     def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None
                 ) -> tuple[Tensor | PackedSequence, Tensor]:
         out, h, _ = self._run(input, hx, None)
@@ -243,17 +274,12 @@ class LSTM(RNNBase):
         (ember.Size([3, 5, 40]), ember.Size([2, 3, 20]))
     """
 
-    _gates = 4
-
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, proj_size: int = 0, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size, device, dtype)
-
-    def _cell(self) -> Any:
-        return lstm_step
 
     def forward(self, input: Tensor | PackedSequence,
                 hx: tuple[Tensor, Tensor] | None = None
@@ -275,16 +301,11 @@ class GRU(RNNBase):
         ember.Size([7, 2, 6])
     """
 
-    _gates = 3
-
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
-
-    def _cell(self) -> Any:
-        return gru_step
 
     def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None
                 ) -> tuple[Tensor | PackedSequence, Tensor]:

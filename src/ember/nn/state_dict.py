@@ -14,6 +14,8 @@ from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
 from ember.tensor import Tensor
 
+_EXTRA_STATE = "_extra_state"  # the key suffix of get_extra_state()'s entry, PyTorch's
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What :meth:`Module.load_state_dict` returns (PyTorch's named tuple)."""
@@ -26,6 +28,11 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
 
+def _overrides(cls: type, method: str) -> bool:
+    """Whether ``cls`` defines its own ``method`` instead of :class:`StateDictMixin`'s."""
+    return getattr(cls, method, None) is not getattr(StateDictMixin, method)
+
+
 class StateDictMixin:
     """The state-dict half of :class:`~ember.nn.Module` (it reads ``_parameters``,
     ``_buffers``, ``_non_persistent_buffers_set`` and ``_modules``)."""
@@ -35,6 +42,31 @@ class StateDictMixin:
     # reads ``local_metadata["version"]`` to convert older checkpoints
     _version: int = 1
 
+    def get_extra_state(self) -> Any:
+        """State that is no parameter or buffer, to save in :meth:`state_dict` under
+        ``"<prefix>_extra_state"``. A module overrides it together with
+        :meth:`set_extra_state`; the base class's is never called.
+
+        Example:
+            >>> class Counter(nn.Module):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.steps = 0
+            ...     def get_extra_state(self):
+            ...         return {"steps": self.steps}
+            ...     def set_extra_state(self, state):
+            ...         self.steps = state["steps"]
+            >>> list(nn.Sequential(Counter()).state_dict())
+            ['0._extra_state']
+        """
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called: override get_extra_state in the subclass")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Takes back what :meth:`get_extra_state` returned, from :meth:`load_state_dict`."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called: override set_extra_state in the subclass")
+
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
@@ -42,6 +74,8 @@ class StateDictMixin:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
+        if _overrides(type(self), "get_extra_state"):
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Tensor]:
@@ -121,11 +155,19 @@ class StateDictMixin:
                             current[...] = value
                     except DeviceError as exc:  # (a meta entry into a real tensor)
                         error_msgs.append(f'While copying the parameter named "{key}": {exc}')
+        extra_key = prefix + _EXTRA_STATE
+        if _overrides(type(self), "set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:  # a dotted key must name a child; a plain one, a parameter or buffer here
             local = {k for store in (self._parameters, persistent)
                      for k, v in store.items() if v is not None}
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_key:
                     name, dot, _ = key[len(prefix):].partition(".")
                     known = name in self._modules if dot else name in local
                     if not known and key not in unexpected_keys:
