@@ -467,3 +467,18 @@ def test_batch_norm_primitives_refuse_statistics_of_another_width():
         apply(normalization.BatchNormSums, x, x, ember.zeros(5))
     with pytest.raises(ember.ShapeError, match=r"batch_norm: .* got \(5,\) and \(5,\)"):
         apply(normalization.BatchNorm, x, ember.ones(5), ember.zeros(5), eps=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("weight", [None, "same", "float32", "float64"])
+def test_rms_norm_computes_half_inputs_in_float32_as_torch(dtype, weight):
+    x = np.random.default_rng(0).standard_normal((3, 5)) * 1e-3  # (below float16's eps²)
+    w = np.linspace(0.5, 1.5, 5)
+    got, want = (
+        lib_f.rms_norm(lib.tensor(x).to(getattr(lib, dtype)), (5,),
+                       None if weight is None else
+                       lib.tensor(w).to(getattr(lib, dtype if weight == "same" else weight)))
+        for lib, lib_f in ((ember, F), (torch, TF)))
+    assert got.dtype.name == str(want.dtype)[6:]
+    np.testing.assert_allclose(got.double().numpy(), want.double().numpy(),
+                               rtol=1e-6 if dtype == "float32" else 0)

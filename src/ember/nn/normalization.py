@@ -313,15 +313,7 @@ class RMSNorm(Module):
             self.register_parameter("weight", None)
 
     def forward(self, input: Tensor) -> Tensor:
-        reduced = input.dtype in (ember.float16, ember.bfloat16)
-        if DISPATCH.casting or (not reduced and (self.weight is None
-                                                 or self.weight.dtype == input.dtype)):
-            return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
-        # as PyTorch: float16 and bfloat16 normalised in float32 (with float32's eps), then
-        # scaled by the weight; the result has the input's dtype, whatever the weight's
-        out = F.rms_norm(input.float() if reduced else input, self.normalized_shape, None,
-                         self.eps).to(input.dtype)
-        return out if self.weight is None else (out * self.weight).to(input.dtype)
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "

@@ -23,7 +23,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops import batch_norm_kernel, rows_kernel
 from ember.ops.inplace import inplace
 from ember.ops.norms import vector_norm
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import _HALF, in_float32
 from ember.tensor import Tensor
 
@@ -370,18 +370,21 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
 
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
              weight: Tensor | None = None, eps: float | None = None) -> Tensor:
-    """``x / sqrt(mean(x²) + eps)`` over the last dims, times ``weight``; ``eps`` defaults to
-    the dtype's machine epsilon.
+    """``x / sqrt(mean(x²) + eps)`` over the last dims, times ``weight``, in ``x``'s dtype. As
+    in PyTorch, float16 and bfloat16 inputs are computed in float32 (weight included, cast
+    once at the end), and ``eps`` defaults to the machine epsilon of the dtype computed in.
 
     Example:
         >>> F.rms_norm(ember.tensor([[3.0, 4.0]]), (2,))
         tensor([[0.8485, 1.1314]])
     """
     k = len(checked_normalized_shape("rms_norm", input, normalized_shape))
+    x = input.float() if input.dtype.np in _HALF else input
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
-    y = input * ((input * input).mean(tuple(range(-k, 0)), keepdim=True) + eps).rsqrt()
-    return y if weight is None else y * weight
+        eps = float(np.finfo(x.dtype.np).eps)
+    y = x * ((x * x).mean(tuple(range(-k, 0)), keepdim=True) + eps).rsqrt()
+    y = y if weight is None else y * weight
+    return y if DISPATCH.casting else y.to(input.dtype)  # (autocast's policy: float32)
 
 
 def _update_running(running: Tensor | None, batch: Tensor, momentum: float) -> None:
