@@ -326,3 +326,25 @@ def test_hooks_registered_after_unpickling_never_take_an_unpickled_hooks_key():
     assert twin._forward_hooks[ahead] is _double and len(twin._forward_hooks) == 7
     assert list(twin._forward_hooks_always_called) == [ahead]
     assert twin(ember.ones(1)).tolist() == [8.0]
+
+
+def test_state_dict_pre_hooks_and_load_post_hooks_as_torch():
+    def run(lib):
+        log = []
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Sequential(lib.nn.Linear(2, 1)))
+        for name, m in model.named_modules():
+            m.register_state_dict_pre_hook(
+                lambda mod, prefix, keep, name=name: log.append(("pre", name, prefix, keep)))
+            m.register_load_state_dict_post_hook(
+                lambda mod, keys, name=name: log.append(("post", name, list(keys.missing_keys),
+                                                         list(keys.unexpected_keys))))
+        state = model.state_dict(keep_vars=True)
+        del state["1.0.bias"]
+        state["extra"] = state["0.bias"]
+        result = model.load_state_dict(state, strict=False)
+        model[1][0].register_load_state_dict_post_hook(
+            lambda mod, keys: keys.missing_keys.remove("1.0.bias"))
+        model.register_load_state_dict_post_hook(lambda mod, keys: keys.unexpected_keys.clear())
+        model.load_state_dict(state)  # (strict: what the hooks left is fine)
+        return log, (result.missing_keys, result.unexpected_keys)
+    assert run(ember) == run(torch)

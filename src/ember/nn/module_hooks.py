@@ -6,7 +6,8 @@ methods and the call path that runs them.
 The registries are PyTorch's too, so code written against its internals works: each is an
 ordered dict (a :class:`HookDict`) from the handle's ``id`` to the user's hook, named as
 PyTorch names it (``module._forward_pre_hooks``, ``_forward_hooks``, ``_backward_hooks``,
-``_backward_pre_hooks``, ``_state_dict_hooks``, ``_load_state_dict_pre_hooks``), with the
+``_backward_pre_hooks``, ``_state_dict_hooks``, ``_state_dict_pre_hooks``,
+``_load_state_dict_pre_hooks``, ``_load_state_dict_post_hooks``), with the
 flags in side dicts (``_forward_pre_hooks_with_kwargs``, ``_forward_hooks_with_kwargs``,
 ``_forward_hooks_always_called``: id -> True) that ``handle.remove()`` cleans too; the
 global ones are this module's ``_global_forward_hooks`` and so on, reachable as
@@ -76,7 +77,8 @@ class _GlobalHookDict(HookDict):
 #: the registries every module has, as PyTorch names them (``Module.__init__`` makes them)
 HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
               "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
-              "_backward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks")
+              "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+              "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 # the hooks of every module, run before each module's own (PyTorch's names)
 _global_forward_pre_hooks = _GlobalHookDict()
@@ -298,7 +300,9 @@ class ModuleHooksMixin:
     _backward_hooks: HookDict
     _backward_pre_hooks: HookDict
     _state_dict_hooks: HookDict
+    _state_dict_pre_hooks: HookDict
     _load_state_dict_pre_hooks: HookDict
+    _load_state_dict_post_hooks: HookDict
     forward: Callable[..., Any]
 
     _compiled_call: Callable[..., Any] | None = None  # set by Module.compile
@@ -433,6 +437,18 @@ class ModuleHooksMixin:
         """
         return _register(self._backward_hooks, hook, prepend)
 
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, prefix, keep_vars)`` before :meth:`state_dict` saves this
+        module's entries (under ``prefix``), e.g. to bring them up to date.
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_state_dict_pre_hook(lambda mod, prefix, keep: print(prefix))
+            >>> _ = nn.Sequential(fc).state_dict()
+            0.
+        """
+        return _register(self._state_dict_pre_hooks, hook)
+
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
         has added this module's entries (under ``prefix``); the hook may edit ``state_dict``
@@ -465,6 +481,21 @@ class ModuleHooksMixin:
             <All keys matched successfully>
         """
         return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, incompatible_keys)`` once :meth:`load_state_dict` has loaded
+        this module and its children; the hook may edit ``incompatible_keys.missing_keys``
+        and ``.unexpected_keys`` in place (``strict`` then checks what is left) and must
+        return ``None``.
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_load_state_dict_post_hook(
+            ...     lambda mod, keys: keys.missing_keys.remove("bias"))
+            >>> fc.load_state_dict({"weight": ember.zeros(3, 2)})
+            <All keys matched successfully>
+        """
+        return _register(self._load_state_dict_post_hooks, hook)
 
     def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
                                            ) -> RemovableHandle:

@@ -92,6 +92,8 @@ class StateDictMixin:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
@@ -194,9 +196,9 @@ class StateDictMixin:
         state_dict = OrderedDict(state_dict)  # (pre-hooks edit it: a copy, as PyTorch's)
         if metadata is not None:
             state_dict._metadata = metadata  # type: ignore[attr-defined]
-        for name, module in self.named_modules(remove_duplicate=False):
-            prefix = name + "." if name else ""
-            meta = dict({} if metadata is None else metadata.get(name, {}))
+
+        def load(module: Any, prefix: str) -> None:  # (children first, then post-hooks)
+            meta = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
             if assign:
                 meta["assign_to_params_buffers"] = True
             for hook in module._load_state_dict_pre_hooks.values():
@@ -206,6 +208,16 @@ class StateDictMixin:
                                        "must return None (it edits the state dict in place)")
             module._load_from_state_dict(state_dict, prefix, meta, True, missing, unexpected,
                                          errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    load(child, prefix + name + ".")
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise RuntimeError(f"{type(module).__name__}: a load_state_dict post-hook "
+                                       "must return None (it edits the key lists in place)")
+
+        load(self, "")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "
