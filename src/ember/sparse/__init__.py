@@ -37,10 +37,10 @@ from ember.sparse.construct import (
 from ember.sparse.elementwise import add
 from ember.sparse.gradcheck import as_sparse_gradcheck
 from ember.sparse.invariants import check_sparse_tensor_invariants
-from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
+from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum, with_values
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
-from ember.sparse.tensor import SparseTensor
+from ember.sparse.tensor import SparseTensor, not_supported
 from ember.tensor import Tensor
 
 __all__ = ["SparseTensor", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants",
@@ -50,24 +50,35 @@ __all__ = ["SparseTensor", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_
 
 
 def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None = None,
-              blocksize: Any = None, dense_dim: int | None = None) -> SparseTensor:
+              blocksize: Any = None, dense_dim: int | None = None) -> Any:
     """This tensor in a sparse layout (COO by default; ``sparse_dim`` leading sparse
-    dimensions, the rest dense, for a hybrid COO tensor; ``blocksize`` (R, C) for BSR/BSC).
+    dimensions, or ``dense_dim`` trailing dense ones, for a hybrid COO tensor; ``blocksize``
+    (R, C) for BSR/BSC); ``layout=ember.strided`` gives the dense tensor.
 
     Example:
         >>> ember.tensor([[0.0, 1.0]]).to_sparse(layout=ember.sparse_csr).col_indices()
         tensor([1])
+        >>> ember.ones(2, 3).to_sparse(dense_dim=1).values().shape
+        ember.Size([2, 3])
     """
-    if dense_dim:
-        raise NotImplementedError("to_sparse: dense_dim (hybrid compressed layouts) is not "
-                                  "supported")
     target = sparse_coo if layout is None else layout
-    if target not in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
-        raise ValueError(f"to_sparse: layout must be ember.sparse_coo, sparse_csr, sparse_csc, "
-                         f"sparse_bsr or sparse_bsc, got {target!r}")
+    if target not in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
+        raise ValueError(f"to_sparse: layout must be ember.strided, sparse_coo, sparse_csr, "
+                         f"sparse_csc, sparse_bsr or sparse_bsc, got {target!r}")
     if blocksize is not None and target not in (sparse_bsr, sparse_bsc):
         raise RuntimeError(f"to_sparse: blocksize is for the block layouts (ember.sparse_bsr, "
                            f"sparse_bsc), got layout {target!r} (as in PyTorch)")
+    if dense_dim and target not in (strided, sparse_coo):
+        raise NotImplementedError("to_sparse: dense_dim (hybrid compressed layouts) is not "
+                                  "supported. Hint: use layout=ember.sparse_coo")
+    if dense_dim is not None and target is sparse_coo:
+        if not 0 <= dense_dim <= self.ndim:
+            raise RuntimeError(f"to_sparse: dense_dim must be in [0, {self.ndim}] for a tensor "
+                               f"of shape {tuple(self.shape)}, got {dense_dim}")
+        if sparse_dim is not None and sparse_dim + dense_dim != self.ndim:
+            raise RuntimeError(f"to_sparse: sparse_dim {sparse_dim} and dense_dim {dense_dim} "
+                               f"must add up to the tensor's {self.ndim} dimensions")
+        sparse_dim = self.ndim - dense_dim
     return _convert.convert(self, target, sparse_dim, blocksize)
 
 
@@ -104,10 +115,20 @@ def _to_blocks(target: layout) -> Any:
 
 
 def _same_pattern(fn_name: str) -> Any:
+    """The method ``fn_name`` of the values, on the same pattern (for ops additive over the
+    entries of an element; the others coalesce first: :mod:`ember.sparse.elementwise`)."""
     def op(self: SparseTensor) -> SparseTensor:
-        return SparseTensor(self.layout, self._size, self._index,
-                            getattr(self._vals, fn_name)(), self._coalesced)
+        return with_values(self, getattr(self._vals, fn_name)())
     op.__name__ = fn_name
+    return op
+
+
+def _refused(fn_name: str) -> Any:
+    """A comparison operator that raises, as PyTorch's on sparse tensors (rather than
+    Python's identity test)."""
+    def op(self: SparseTensor, other: Any) -> Any:
+        raise not_supported(fn_name, self)
+    op.__name__ = f"__{fn_name}__"
     return op
 
 
@@ -142,7 +163,7 @@ SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
 SparseTensor.__floordiv__ = SparseTensor.floor_divide = _elementwise.floor_divide
 SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
 SparseTensor.__neg__ = SparseTensor.neg = _same_pattern("neg")
-SparseTensor.abs = SparseTensor.__abs__ = _same_pattern("abs")
+SparseTensor.abs = SparseTensor.__abs__ = _elementwise.abs
 SparseTensor.__add__ = SparseTensor.add = _elementwise.add
 SparseTensor.__sub__ = SparseTensor.sub = _elementwise.sub
 SparseTensor.__radd__ = lambda self, other: _elementwise.add(other, self)
@@ -152,5 +173,7 @@ SparseTensor.t = _t
 SparseTensor.to = _moved
 for _name in ("clone", "double", "float", "half"):
     setattr(SparseTensor, _name, _same_pattern(_name))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
+    setattr(SparseTensor, f"__{_name}__", _refused(_name))
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
 SparseTensor.sum = lambda self, dim=None, dtype=None: sum(self, dim, dtype)

@@ -20,7 +20,7 @@ from ember.errors import IndexOutOfRange, OpError, ShapeError
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
-from ember.sparse.convert import sorted_distinct
+from ember.sparse.convert import linear_index, sorted_distinct
 from ember.sparse.invariants import checking
 from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor
@@ -76,6 +76,8 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
                       requires_grad: bool = False, check_invariants: bool | None = None,
                       is_coalesced: bool | None = None) -> SparseTensor:
     """A COO sparse tensor: element ``indices[:, k]`` holds ``values[k]`` (repeats add up).
+    ``is_coalesced=True`` claims the indices sorted and distinct, checked with
+    ``check_invariants``.
 
     ``indices`` is (sparse_dim, nnz); ``values`` is (nnz, *dense_shape) (a hybrid tensor when
     dense_shape is not empty); ``size`` defaults to the smallest that holds the indices.
@@ -104,6 +106,12 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
                          f"values of shape {tuple(values.shape)} (size must be the sparse "
                          f"shape followed by values.shape[1:])")
     _check_bounds(op, a, size)
+    if is_coalesced and checking(check_invariants) and \
+            (np.diff(linear_index(a, size[:a.shape[0]])) <= 0).any():
+        raise InvariantError(f"{op}: cannot set is_coalesced to true if indices correspond to "
+                             "uncoalesced COO tensor (as PyTorch checks): the indices are not "
+                             "sorted and distinct. Hint: leave is_coalesced unset and call "
+                             ".coalesce()")
     coalesced = bool(is_coalesced) if is_coalesced is not None else values.shape[0] <= 1
     return SparseTensor(sparse_coo, size, (index,), values, coalesced)
 

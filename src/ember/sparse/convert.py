@@ -116,7 +116,7 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     sparse_shape = tuple(x.shape[:sparse_dim])
     slices = x.reshape(int(np.prod(sparse_shape, dtype=np.int64)), *x.shape[sparse_dim:])
     data = slices.detach().numpy()
-    nonzero = data.reshape(data.shape[0], -1).any(axis=1) if data.ndim > 1 else data != 0
+    nonzero = data.reshape(len(data), int(np.prod(data.shape[1:]))).any(axis=1)
     lin = np.flatnonzero(nonzero)
     index = np.stack(np.unravel_index(lin, sparse_shape)).reshape(sparse_dim, -1) if \
         sparse_dim else np.zeros((0, len(lin)), dtype=np.int64)

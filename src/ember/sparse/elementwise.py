@@ -1,7 +1,9 @@
 """Elementwise arithmetic with sparse operands, as PyTorch's: ``add``/``sub`` (sparse + sparse
 is sparse; dense + sparse, and compressed sparse + dense, are dense), ``mul`` (sparse times a
 number, a dense tensor or a sparse tensor: sparse, with the pattern of the sparse operand or of
-both), ``div`` (and ``floor_divide``) by a number or 0-d tensor, and ``pow`` to a number.
+both), ``div`` (and ``floor_divide``) by a number or 0-d tensor, ``pow`` to a number, and
+``abs``. An op ``f`` with ``f(a + b) != f(a) + f(b)`` (``abs``, ``pow``, rounded division)
+coalesces a COO operand first, as PyTorch's: an uncoalesced element is the sum of its entries.
 
 ``ember.add``, ``sub``, ``mul``, ``div`` and ``floor_divide`` reach these through
 :mod:`ember.ops.overrides` when an operand is sparse (a sparse tensor met as an array raises
@@ -18,6 +20,7 @@ from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops import arithmetic, linalg
+from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.join import cat
 from ember.ops.overrides import register
@@ -30,11 +33,17 @@ from ember.sparse.convert import (
     to_coo,
     to_dense,
 )
-from ember.sparse.ops import matmul, sparse_mask
+from ember.sparse.ops import matmul, sparse_mask, with_values
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["add", "div", "floor_divide", "mul", "pow", "sub"]
+__all__ = ["abs", "add", "div", "floor_divide", "mul", "pow", "sub"]
+
+
+def _coalesced(s: SparseTensor) -> SparseTensor:
+    """``s`` with each element in one entry (a COO tensor coalesced), for an op that is not
+    additive over the entries of an element."""
+    return coalesce(s) if s.layout is sparse_coo else s
 
 
 def _same_shape(op: str, a: Any, b: Any) -> None:
@@ -132,14 +141,12 @@ def mul(input: Any, other: Any) -> SparseTensor:
     if isinstance(other, SparseTensor):
         return _intersection(input, other)
     if isinstance(other, Tensor) and other.ndim:
-        if tuple(np.broadcast_shapes(tuple(other.shape), tuple(input.shape))) != \
-                tuple(input.shape):
+        if tuple(broadcast_shapes(other.shape, input.shape, op="mul")) != tuple(input.shape):
             raise ShapeError(f"mul: a dense operand of shape {tuple(other.shape)} must "
                              f"broadcast to the sparse tensor's shape {tuple(input.shape)} "
                              "(Ember does not make a larger sparse result)")
         other = sparse_mask(other.expand(*input.shape), input)._vals
-    return SparseTensor(input.layout, input._size, input._index, input._vals * other,
-                        input._coalesced)
+    return with_values(input, input._vals * other)
 
 
 def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
@@ -167,7 +174,8 @@ def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTensor:
-    """A sparse tensor divided by a number or 0-d tensor, sparse (its pattern kept).
+    """A sparse tensor divided by a number or 0-d tensor, sparse (its pattern kept; a COO
+    tensor coalesced first when ``rounding_mode`` rounds, as PyTorch's).
 
     Example:
         >>> (ember.eye(2).to_sparse() / 4).values()
@@ -178,8 +186,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTe
         shape = list(getattr(other, "shape", []))
         raise RuntimeError(f"div: sparse division requires a scalar or zero-dim dense tensor "
                            f"divisor (got shape {shape} for divisor), as in PyTorch")
-    values = arithmetic.div(input._vals, other, rounding_mode=rounding_mode)
-    return SparseTensor(input.layout, input._size, input._index, values, input._coalesced)
+    if rounding_mode is not None:
+        input = _coalesced(input)
+    return with_values(input, arithmetic.div(input._vals, other, rounding_mode=rounding_mode))
 
 
 def floor_divide(input: Any, other: Any) -> SparseTensor:
@@ -207,8 +216,19 @@ def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyT
     if exponent == 0:
         raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
                            "the result tensor dense (as in PyTorch)")
-    s = coalesce(input) if input.layout is sparse_coo else input
-    return SparseTensor(s.layout, s._size, s._index, s._vals.pow(exponent), True)
+    s = _coalesced(input)
+    return with_values(s, s._vals.pow(exponent))
+
+
+def abs(input: SparseTensor) -> SparseTensor:  # noqa: A001 - PyTorch's name
+    """Each element's absolute value, sparse (a COO tensor coalesced first, as PyTorch's).
+
+    Example:
+        >>> ember.sparse_coo_tensor([[0, 0, 1]], [1.0, -3.0, 2.0], (2,)).abs().to_dense()
+        tensor([2., 2.])
+    """
+    s = _coalesced(input)
+    return with_values(s, s._vals.abs())
 
 
 _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mul,

@@ -1,8 +1,7 @@
 """Ops on sparse tensors, as ``torch.sparse``'s: products (``mm``, ``addmm``, ``@``),
 reductions (``sum``), ``softmax``/``log_softmax`` over the specified elements,
-``sparse_mask``, and the elementwise ops that keep the pattern (scalar ``mul``, ``neg``,
-``abs``, sparse + sparse). Every one is written with dense Ember ops on the values, so each is
-differentiable in them.
+``sparse_mask`` and ``transpose`` (the arithmetic is :mod:`ember.sparse.elementwise`'s).
+Every one is written with dense Ember ops on the values, so each is differentiable in them.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import numpy as np
 
 from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.ops import linalg
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
@@ -29,7 +29,8 @@ from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose"]
+__all__ = ["addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose",
+           "with_values"]
 
 
 def _matrix(op: str, s: Any) -> SparseTensor:
@@ -41,17 +42,15 @@ def _matrix(op: str, s: Any) -> SparseTensor:
     return s
 
 
-def _with_values(s: SparseTensor, values: Tensor, coalesced: bool | None = None
-                 ) -> SparseTensor:
+def with_values(s: SparseTensor, values: Tensor) -> SparseTensor:
     """``s``'s pattern holding ``values``."""
-    return SparseTensor(s.layout, s._size, s._index, values,
-                        s._coalesced if coalesced is None else coalesced)
+    return SparseTensor(s.layout, s._size, s._index, values, s._coalesced)
 
 
 def mm(mat1: SparseTensor, mat2: Any) -> Any:
     """The product of a sparse matrix (any layout) and a dense one, dense; or of two sparse
-    matrices of one layout (COO, CSR or CSC), sparse in that layout. Differentiable in both (a
-    sparse operand's gradient is sparse, with its pattern).
+    matrices, sparse: COO @ COO in COO, CSR or CSC @ CSR or CSC in CSR (CSC @ CSC in CSC).
+    Differentiable in both (a sparse operand's gradient is sparse, with its pattern).
 
     Example:
         >>> s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
@@ -78,7 +77,8 @@ def mm(mat1: SparseTensor, mat2: Any) -> Any:
 
 def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
           alpha: float = 1.0) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)`` for a sparse ``mat1``.
+    """``beta * input + alpha * (mat1 @ mat2)`` for a sparse ``mat1`` (any layout); with
+    ``beta == 0`` the input is not read (its NaN and inf ignored), as PyTorch's.
 
     Example:
         >>> s = ember.eye(2).to_sparse()
@@ -86,14 +86,12 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
         tensor([[1.5000, 1.5000],
                 [1.5000, 1.5000]])
     """
-    product = mm(mat1, mat2)
-    return (input if beta == 1 else input * beta) + (product if alpha == 1 else
-                                                     product * alpha)
+    return linalg._scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
 def matmul(input: SparseTensor, other: Any) -> Any:
     """``input @ other`` for a sparse matrix and a dense matrix or vector (dense), or a
-    sparse matrix (sparse; CSC @ CSC is CSR, as PyTorch's)."""
+    sparse matrix (sparse: COO @ COO is COO, CSR or CSC @ CSR or CSC is CSR, as PyTorch's)."""
     if isinstance(other, SparseTensor):
         return sparse_sparse_mm(_matrix("matmul", input), _matrix("matmul", other))
     if isinstance(other, Tensor) and other.ndim == 1:
@@ -102,7 +100,8 @@ def matmul(input: SparseTensor, other: Any) -> Any:
 
 
 def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa: A001
-    """The sum of the specified elements: over all (a 0-d dense tensor) or over ``dim``:
+    """The sum of the specified elements: over all (a 0-d dense tensor; a COO tensor
+    coalesced first, so an element of repeated True entries counts once) or over ``dim``:
     sparse while sparse dimensions remain, else dense (as ``torch.sparse.sum``).
 
     Example:
@@ -110,9 +109,10 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
         >>> ember.sparse.sum(s), ember.sparse.sum(s, 0).to_dense()
         (tensor(9.), tensor([3., 6.]))
     """
-    values = input._vals if dtype is None else input._vals.to(dtype)
     if dim is None:
-        return values.sum()
+        values = coalesce(input)._vals if input.layout is sparse_coo else input._vals
+        return (values if dtype is None else values.to(dtype)).sum()
+    values = input._vals if dtype is None else input._vals.to(dtype)
     s = to_coo(input)
     dims = normalize_dims(dim, s.ndim, "sparse.sum")
     k = s.sparse_dim()
@@ -167,7 +167,7 @@ def softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor
                 [1., 0.]])
     """
     s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim)
-    return _with_values(s, exp(shifted - log_total))
+    return with_values(s, exp(shifted - log_total))
 
 
 def log_softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor:
@@ -179,11 +179,11 @@ def log_softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTe
         tensor([ 0.0000, -0.6931, -0.6931])
     """
     s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim)
-    return _with_values(s, shifted - log_total)
+    return with_values(s, shifted - log_total)
 
 
 def _cast(s: SparseTensor, dtype: Any) -> SparseTensor:
-    return _with_values(s, s._vals.to(dtype))
+    return with_values(s, s._vals.to(dtype))
 
 
 def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
@@ -203,8 +203,8 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     lin = linear_index(coo_index(pattern), pattern._size[:k])
     slices = input.reshape(-1, *input.shape[k:])
     picked = index_select(slices, 0, from_numpy(lin))
-    return _with_values(pattern, picked.reshape(pattern._vals.shape) if pattern.layout in BLOCKED
-                        else picked)
+    return with_values(pattern, picked.reshape(pattern._vals.shape) if pattern.layout in BLOCKED
+                       else picked)
 
 
 def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:

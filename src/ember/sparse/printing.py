@@ -1,16 +1,16 @@
 """``repr`` of a sparse tensor, laid out as PyTorch's: each part's dense repr indented under
-its name, then the size, nnz and layout."""
+its name, then the size, nnz and layout, within the print options' line width (80 columns by
+default, as PyTorch's and Ember's dense tensors)."""
 
 from __future__ import annotations
 
 from ember.layouts import sparse_coo
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
-from ember.tensor_repr import add_suffixes, has_default_dtype, tensor_repr
+from ember.tensor_repr import OPTIONS, add_suffixes, has_default_dtype, tensor_repr
 
 __all__ = ["sparse_repr"]
 
-_WIDTH = 80  # PyTorch's line width (Ember's dense tensors use 100)
 _PARTS = {"sparse_coo": ("indices",), "sparse_csr": ("crow_indices", "col_indices"),
           "sparse_csc": ("ccol_indices", "row_indices"),
           "sparse_bsr": ("crow_indices", "col_indices"),
@@ -19,8 +19,14 @@ _PARTS = {"sparse_coo": ("indices",), "sparse_csr": ("crow_indices", "col_indice
 
 def _part(prefix: str, t: Tensor) -> str:
     """``prefix`` then ``t``'s repr as a part, its later lines indented under the first (blank
-    lines stay blank)."""
-    lines = tensor_repr(t.detach(), part=True).split("\n")
+    lines stay blank). As PyTorch's, its rows wrap at the line width less the prefix: the
+    width ``tensor_repr`` reads is narrowed by it for the call."""
+    width = OPTIONS["linewidth"]
+    OPTIONS["linewidth"] = width - len(prefix)
+    try:
+        lines = tensor_repr(t.detach(), part=True).split("\n")
+    finally:
+        OPTIONS["linewidth"] = width
     return prefix + "\n".join([lines[0]] + [" " * len(prefix) + line if line else line
                                             for line in lines[1:]])
 
@@ -41,4 +47,4 @@ def sparse_repr(s: SparseTensor) -> str:
     text = ",\n".join(lines)
     if s.layout is sparse_coo:  # (the size of a COO tensor on a line of its own)
         text += ",\n" + pad + tail.pop(0)
-    return add_suffixes(text, tail, len(pad), _WIDTH)
+    return add_suffixes(text, tail, len(pad))

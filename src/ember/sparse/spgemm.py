@@ -1,5 +1,6 @@
-"""A sparse matrix times a sparse matrix, sparse (COO @ COO is COO; CSR @ CSR is CSR; CSC @ CSC
-is CSR, except from ``sparse.mm``, where it stays CSC: as PyTorch's).
+"""A sparse matrix times a sparse matrix, sparse: COO @ COO is COO; CSR or CSC @ CSR or CSC is
+CSR, except CSC @ CSC from ``sparse.mm``, which stays CSC: as PyTorch's (whose ``sparse.mm``
+refuses CSR @ CSC, for want of a CPU kernel, where its ``@`` computes it).
 
 The result's pattern is structural: element (i, j) is specified where some ``k`` has both
 ``a[i, k]`` and ``b[k, j]`` specified (a product that cancels to zero stays specified, as
@@ -21,24 +22,26 @@ from ember.sparse.tensor import SparseTensor
 
 __all__ = ["sparse_sparse_mm"]
 
-_RESULT = {sparse_coo: sparse_coo, sparse_csr: sparse_csr, sparse_csc: sparse_csr}
+_COMPRESSED = (sparse_csr, sparse_csc)
 
 
 def sparse_sparse_mm(a: SparseTensor, b: SparseTensor, keep_layout: bool = False
                      ) -> SparseTensor:
-    """``a @ b`` for two sparse matrices of one layout (COO, CSR or CSC), sparse; in their
-    layout when ``keep_layout``."""
-    if a.layout is not b.layout or a.layout not in _RESULT:
+    """``a @ b`` for two COO matrices (COO), or two CSR or CSC ones (CSR; when
+    ``keep_layout``, two CSC ones stay CSC)."""
+    if not (a.layout is b.layout is sparse_coo or
+            (a.layout in _COMPRESSED and b.layout in _COMPRESSED)):
         raise RuntimeError(f"mm: a {a.layout!r} matrix times a {b.layout!r} matrix is not "
-                           "supported (as in PyTorch: both COO, both CSR or both CSC). Hint: "
-                           "convert one, e.g. b.to_sparse(layout=a.layout)")
+                           "supported (as in PyTorch: COO with COO, or CSR or CSC with CSR or "
+                           "CSC). Hint: convert one, e.g. b.to_sparse(layout=a.layout)")
     if a.shape[1] != b.shape[0]:
         raise ShapeError(f"mm: mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
                          f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
     if a.dtype is not b.dtype:
         raise DTypeError(f"mm: mat1 dtype {a.dtype.name} does not match mat2 dtype "
                          f"{b.dtype.name}. Hint: convert one with .to()")
-    target = a.layout if keep_layout else _RESULT[a.layout]
+    target = a.layout if a.layout is sparse_coo or (keep_layout and a.layout is b.layout) \
+        else sparse_csr
     a, b = coalesce(to_coo(a)), coalesce(to_coo(b))
     (rows, inner), (b_rows, cols) = a._index[0].numpy(), b._index[0].numpy()
     starts = np.searchsorted(b_rows, np.arange(b.shape[0] + 1))  # b's rows in b's entries
