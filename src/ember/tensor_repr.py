@@ -112,8 +112,9 @@ def _summarized(a: np.ndarray) -> np.ndarray:
     return np.stack([_summarized(a[i]) for i in rows])
 
 
-def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
-    per_line = max(1, (OPTIONS["linewidth"] - indent) // (fmt.width + 2))
+def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter,
+                width: int) -> str:
+    per_line = max(1, (width - indent) // (fmt.width + 2))
     edge = OPTIONS["edgeitems"]
     if summarize and not edge:
         data = ["..."]
@@ -126,18 +127,18 @@ def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) ->
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
-    """torch's ``_tensor_str_with_formatter``: rows, blank lines between blocks."""
+def _nested_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter,
+                width: int) -> str:
+    """torch's ``_tensor_str_with_formatter``: rows (wrapped at ``width`` columns), blank
+    lines between blocks."""
     if a.ndim == 0:
         return fmt.format(_items(a))
     if a.ndim == 1:
-        return _vector_str(a, indent, summarize, fmt)
+        return _vector_str(a, indent, summarize, fmt, width)
     edge, n = OPTIONS["edgeitems"], a.shape[0]
-    if summarize and n > 2 * edge:
-        slices = ([_nested_str(a[i], indent + 1, summarize, fmt) for i in range(edge)] + ["..."]
-                  + [_nested_str(a[i], indent + 1, summarize, fmt) for i in range(n - edge, n)])
-    else:
-        slices = [_nested_str(a[i], indent + 1, summarize, fmt) for i in range(n)]
+    rows = [*range(edge), None, *range(n - edge, n)] if summarize and n > 2 * edge else range(n)
+    slices = ["..." if i is None else _nested_str(a[i], indent + 1, summarize, fmt, width)
+              for i in rows]
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
@@ -164,10 +165,10 @@ def has_default_dtype(dt: dtypes.DType) -> bool:
     return dt in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
 
 
-def tensor_repr(t: Any, part: bool = False) -> str:
-    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements); as a
-    sparse tensor's ``part``, as PyTorch prints those: no dtype, and the size of an empty one
-    always."""
+def tensor_repr(t: Any, part: bool = False, width: int | None = None) -> str:
+    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements, rows
+    wrapped at ``width`` columns, default ``linewidth``); as a sparse tensor's ``part``, as
+    PyTorch prints those: no dtype, and the size of an empty one always."""
     dt, prefix = t.dtype, "tensor("
     suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
     if t.device.is_meta:  # (no values to show: PyTorch's "...", and the size)
@@ -185,7 +186,8 @@ def tensor_repr(t: Any, part: bool = False) -> str:
         shown_data = _summarized(data) if summarize else data
         fmt = _ComplexFormatter(shown_data) if dt.is_complex else \
             _Formatter(shown_data, dt.is_floating_point)
-        body = _nested_str(data, len(prefix), summarize, fmt)
+        body = _nested_str(data, len(prefix), summarize, fmt,
+                           OPTIONS["linewidth"] if width is None else width)
         if not OPTIONS["edgeitems"]:
             suffixes.append(f"size={tuple(t.shape)}")
         shown = not has_default_dtype(dt)

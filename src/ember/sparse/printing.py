@@ -19,14 +19,9 @@ _PARTS = {"sparse_coo": ("indices",), "sparse_csr": ("crow_indices", "col_indice
 
 def _part(prefix: str, t: Tensor) -> str:
     """``prefix`` then ``t``'s repr as a part, its later lines indented under the first (blank
-    lines stay blank). As PyTorch's, its rows wrap at the line width less the prefix: the
-    width ``tensor_repr`` reads is narrowed by it for the call."""
-    width = OPTIONS["linewidth"]
-    OPTIONS["linewidth"] = width - len(prefix)
-    try:
-        lines = tensor_repr(t.detach(), part=True).split("\n")
-    finally:
-        OPTIONS["linewidth"] = width
+    lines stay blank). As PyTorch's, its rows wrap at the line width less the prefix."""
+    lines = tensor_repr(t.detach(), part=True,
+                        width=OPTIONS["linewidth"] - len(prefix)).split("\n")
     return prefix + "\n".join([lines[0]] + [" " * len(prefix) + line if line else line
                                             for line in lines[1:]])
 
