@@ -37,7 +37,8 @@ CASES = [
     OpCase("remainder", ember.remainder, torch.remainder,
            [S(arg(3, 4, low=0.1, high=5), arg(3, 4, low=1.1, high=1.9))], gradgrad=False),
     OpCase("floor_divide", ember.floor_divide, torch.floor_divide,
-           [S(arg(3, 4, low=0.1, high=5), arg(3, 4, low=1.1, high=1.9))], grad=False),
+           [S(arg(3, 4, low=0.1, high=5), arg(3, 4, low=1.1, high=1.9)),
+            S(arg(3, 1, low=0.1, high=5), arg(4, low=1.1, high=1.9))], grad=False),
     OpCase("fmod", ember.fmod, torch.fmod,
            [S(arg(3, 4, low=-5, high=5), arg(3, 4, low=1.1, high=1.9)),
             S(arg(3, 1, low=-5, high=5), arg(4, low=-1.9, high=-1.1))], gradgrad=False),
@@ -326,3 +327,14 @@ def test_integer_operands_refuse_what_torch_refuses(fn, match):
 def test_float_alpha_with_a_float_operand_is_accepted():
     same_as_torch(lambda m: m.add(m.tensor([1, 2]), m.tensor([0.5, 1.0]), alpha=0.5))
     same_as_torch(lambda m: m.addcdiv(m.tensor([1, 2]), m.tensor([1.0, 2.0]), m.tensor([2, 4])))
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_rounded_division_has_a_zero_gradient_as_torch(mode):
+    def run(lib):
+        x = lib.tensor([1.5, -2.5, 3.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([2.0, 1.5, -0.5], dtype=lib.float64, requires_grad=True)
+        y = lib.div(x, w, rounding_mode=mode)
+        (y * x).sum().backward()
+        return y.tolist(), x.grad.tolist(), w.grad.tolist()
+    assert run(ember) == run(torch)

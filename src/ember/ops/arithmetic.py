@@ -20,7 +20,7 @@ from ember.errors import DivisionByZero, DTypeError, OpError, describe
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to
-from ember.ops.creation import ones_like, zeros_like
+from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -137,12 +137,22 @@ def _check_divisor(op: str, a: Any, b: Any) -> None:
 
 @primitive
 class FloorDiv(Binary):
+    """A step function of both inputs: its gradient is zeros, as PyTorch's."""
+
     name = "floor_divide"
-    differentiable = False
+    save_inputs = False
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
         return xp.floor_divide(a, b)
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        return (zeros(a.shape, dtype=g.dtype, device=g.device),
+                zeros(b.shape, dtype=g.dtype, device=g.device))
+
+    def jvp(self, ctx, da, db):
+        return zeros_like(da + db)
 
 
 class Modulus(Binary):
@@ -401,7 +411,7 @@ def _in_float32(prim: Primitive, input: Any, other: Any, dtype: dtypes.DType) ->
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``input / other``; integer inputs give the default float dtype, as in PyTorch.
 
-    ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient (no gradient).
+    ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient (a zero gradient).
     """
     if rounding_mode == "floor":
         return floor_divide(input, other)
@@ -433,7 +443,7 @@ def _no_bool(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 @method("floor_divide", "__floordiv__")
 def floor_divide(input: Any, other: Any) -> Tensor:
-    """``input // other`` rounded toward minus infinity (no gradient)."""
+    """``input // other`` rounded toward minus infinity (a zero gradient, as PyTorch's)."""
     try:
         operands = promote(input, other)
     except TensorLikeOperand:
