@@ -45,7 +45,7 @@ def f2(lib):
 
 
 # -- grad ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1,), -1])
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1,), -1, True, (False, True)])
 def test_grad_argnums(argnums) -> None:
     (ex, tx), (ey, ty) = _pair(3, 2), _pair(3, 2, seed=1)
     close(ef.grad(f2(ember), argnums)(ex, ey), tf.grad(f2(torch), argnums)(tx, ty))

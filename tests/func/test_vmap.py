@@ -394,3 +394,84 @@ def test_a_per_sample_gradient_penalty_differentiates_through_vmap_like_torch_fu
     f = lambda x: (x * x * x).sum()  # noqa: E731
     _close(ember.func.jacrev(ember.func.vmap(ember.func.grad(f)))(xe),
            tf.jacrev(tf.vmap(tf.grad(f)))(xt), 1e-9)
+
+
+def test_randomness_same_with_chunks_draws_once_like_torch_func():
+    def draws(lib, **chunks):
+        lib.manual_seed(0)
+        out = lib.func.vmap(lambda x: x + lib.rand(3), randomness="same", **chunks)(
+            lib.zeros(5, 3))
+        return out.numpy()
+
+    for lib in (ember, torch):
+        whole, chunked = draws(lib), draws(lib, chunk_size=2)
+        np.testing.assert_array_equal(chunked, np.broadcast_to(chunked[0], (5, 3)))
+        np.testing.assert_array_equal(chunked, whole)
+    ember.manual_seed(0)
+    diff = vmap(lambda x: x + ember.rand(3), randomness="different", chunk_size=2)(
+        ember.zeros(4, 3))
+    assert not np.allclose(diff._data[0], diff._data[2])
+
+
+def _made_from(lib):
+    return {
+        "zeros_like": lib.zeros_like,
+        "ones_like": lib.ones_like,
+        "full_like": lambda x: lib.full_like(x, 2.0),
+        "empty_like": lambda x: lib.empty_like(x).zero_(),
+        "zeros_like_int": lambda x: lib.zeros_like(x, dtype=lib.int64).double(),
+        "new_zeros": lambda x: x.new_zeros(2),
+        "new_ones": lambda x: x.new_ones((2, 1)),
+        "new_full": lambda x: x.new_full((2,), 3.0),
+        "new_empty": lambda x: x.new_empty(2).zero_(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_made_from(ember)))
+def test_tensors_made_from_a_batched_tensor_are_batched_like_torch_func(name):
+    def f(lib):
+        make = _made_from(lib)[name]
+
+        def per_sample(x):
+            out = make(x)
+            out.add_(x.sum())  # a per-sample write: refused into an unbatched tensor
+            return out
+        return per_sample
+
+    xe, xt = _pair(4, 3)
+    _close(vmap(f(ember))(xe), tf.vmap(f(torch))(xt))
+    _close(vmap(vmap(f(ember)))(xe), tf.vmap(tf.vmap(f(torch)))(xt))  # nested: both levels
+    # batched at the outer level only: one tensor per outer sample
+    ye, yt = _pair(2, 5)
+    _close(vmap(lambda x: vmap(lambda y: f(ember)(x) + y.sum())(ye))(xe),
+           tf.vmap(lambda x: tf.vmap(lambda y: f(torch)(x) + y.sum())(yt))(xt))
+
+
+def test_one_hot_by_scatter_into_zeros_like_and_its_gradient_like_torch_func():
+    le, lt = _pair(4, 5)
+    idx = np.array([[1], [0], [3], [2]])
+
+    def f(lib):
+        def loss(logits, i):
+            target = lib.zeros_like(logits).scatter_(0, i, 1.0)
+            return (target * logits.log_softmax(0)).sum()
+        return loss
+
+    ie, it = ember.from_numpy(idx.copy()), torch.from_numpy(idx.copy())
+    _close(vmap(f(ember))(le, ie), tf.vmap(f(torch))(lt, it))
+    _close(vmap(ember.func.grad(f(ember)))(le, ie), tf.vmap(tf.grad(f(torch)))(lt, it))
+
+
+def test_a_tensor_made_from_an_unbatched_one_stays_unbatched():
+    x, y = ember.ones(3, 2), ember.ones(2)
+    with pytest.raises(OpError, match="unbatched tensor"):
+        vmap(lambda x, y: ember.zeros_like(y).add_(x), in_dims=(0, None))(x, y)
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_random_like_follows_randomness_like_torch_func(lib):
+    x = lib.zeros(4, 3)
+    diff = lib.func.vmap(lambda v: lib.rand_like(v).add_(v), randomness="different")(x)
+    assert not np.allclose(diff.numpy()[0], diff.numpy()[1])
+    same = lib.func.vmap(lambda v: lib.randn_like(v) + v, randomness="same")(x)
+    np.testing.assert_array_equal(same.numpy()[0], same.numpy()[3])

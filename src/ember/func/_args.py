@@ -3,6 +3,7 @@ and giving one reverse-mode level its own inputs and cutting its results loose."
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -15,18 +16,19 @@ from ember.tensor import Tensor
 
 
 def normalize_argnums(argnums: int | tuple[int, ...], nargs: int, who: str) -> tuple[int, ...]:
-    """``argnums`` as a tuple of non-negative positions, checked against ``nargs``."""
+    """``argnums`` as a tuple of non-negative positions, checked against ``nargs`` (a bool
+    counts as the int it is, as in PyTorch: ``True`` is 1)."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise ValueError(f"{who}: argnums must be a non-empty int or tuple of ints")
     out = []
     for n in nums:
-        if not isinstance(n, int) or isinstance(n, bool):
+        if not isinstance(n, int):
             raise TypeError(f"{who}: argnums must be ints, got {n!r}")
         if not -nargs <= n < nargs:
             raise ValueError(f"{who}: argnums {n} is out of range for a function called with "
                              f"{nargs} positional arguments")
-        out.append(n % nargs)
+        out.append(int(n) % nargs)
     if len(set(out)) != len(out):
         raise ValueError(f"{who}: argnums must not repeat, got {argnums!r}")
     return tuple(out)
@@ -114,6 +116,19 @@ def track(x: Tensor) -> tuple[Tensor, Tensor]:
     return target, alias(target)
 
 
+# The leaves :func:`track` made for levels whose function has returned: a tape reaching one
+# reaches no outer level (a vjp_fn's result, differentiable in its cotangent, still links to
+# its level's targets).
+_RETIRED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+
+
+def retire(targets: list) -> None:
+    """Marks a level's targets as no longer any level's inputs (its function returned)."""
+    for t in targets:
+        if t._node is None:
+            _RETIRED[id(t)] = t
+
+
 def cut(t: Any) -> Any:
     """Cuts a result from this reverse level's tape but not from active forward levels."""
     if not isinstance(t, Tensor) or not t.requires_grad:
@@ -133,14 +148,15 @@ def reaches_outer(outs: list, targets: list) -> bool:
     seen: set = set()
     while stack:
         node = stack.pop()
-        if node in seen or node in stop or node.inputs is None:
+        if node in seen or node in stop:
             continue
         seen.add(node)
-        for t, edge in zip(node.inputs, node.edges):
+        for edge in node.edges:
             if edge is None:
                 continue
-            if edge[0] is None:
-                if id(t) not in ids:
+            if edge[0] is None:  # (None, the leaf): from the edge, as a released node's
+                leaf = edge[1]  # inputs are placeholders
+                if id(leaf) not in ids and _RETIRED.get(id(leaf)) is not leaf:
                     return True
             else:
                 stack.append(edge[0])

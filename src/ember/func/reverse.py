@@ -18,7 +18,7 @@ from typing import Any
 from ember.autograd.engine import grad as tape_grad
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.errors import GradError, ShapeError
-from ember.func._args import DiffArgs, cut, reaches_outer, split_aux, track
+from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track
 from ember.func.pytree import tree_flatten, tree_map
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.primitive import DISPATCH
@@ -39,16 +39,19 @@ _LEVELS = _Levels()
 
 
 def _seen_through_vmap(leaves: list) -> bool:
-    """Whether an enclosing reverse level differentiates these inputs through a vmap between
-    it and here (``grad(vmap(grad(f)))``): the logical inputs need no grad, but their physical
-    batches do, on the enclosing level's tape."""
-    if not _LEVELS.depths:
-        return False
-    for handler in DISPATCH.stack[_LEVELS.depths[-1]:]:
-        physical = getattr(handler, "physical", None)
-        if physical is not None and any(
-                (p := physical(x)) is not None and p.requires_grad for x in leaves):
-            return True
+    """Whether the enclosing reverse level, or the plain tape when there is none,
+    differentiates these inputs through vmaps between it and here (``grad(vmap(grad(f)))``,
+    or ``vmap(grad(f))(x)`` with ``x.requires_grad``): the logical inputs need no grad, but
+    their physical batches do (at some vmap level down), on that tape."""
+    handlers = DISPATCH.stack[_LEVELS.depths[-1] if _LEVELS.depths else 0:]
+    for x in leaves:
+        for handler in reversed(handlers):  # innermost first: logical -> physical, down
+            physical = getattr(handler, "physical", None)
+            p = None if physical is None else physical(x)
+            if p is not None:
+                if p.requires_grad:
+                    return True
+                x = p
     return False
 
 
@@ -65,6 +68,7 @@ class _Level:
                 result = diff.call([p for _, p in pairs])
         finally:
             _LEVELS.depths.pop()
+        retire(self.targets)
         self.out, self.aux = split_aux(result, has_aux, who)
         self.out_leaves, self.out_spec = tree_flatten(self.out)
         self.outer = outer_grad and (any(x.requires_grad for x in diff.leaves)
@@ -74,23 +78,26 @@ class _Level:
         self.who = who
 
     def pull(self, cotangents: list, retain: bool) -> list:
-        """Gradients of ``sum(out * cotangent)`` for each target (zeros where unused)."""
+        """Gradients of ``sum(out * cotangent)`` for each target (zeros where unused). They
+        stay differentiable with respect to cotangents that require grad (as PyTorch's)."""
         outs, cots = [], []
         for o, c in zip(self.out_leaves, cotangents):
             if isinstance(o, Tensor) and o.requires_grad and c is not None:
                 outs.append(o)
                 cots.append(c)
+        keep = self.outer or (GRAD.enabled and any(c.requires_grad for c in cots))
         if outs:
             grads = list(tape_grad(outs, self.targets, cots, retain_graph=retain,
-                                   create_graph=self.create, allow_unused=True))
+                                   create_graph=self.create or keep, allow_unused=True))
         else:
             grads = [None] * len(self.targets)
-        return [self.finish(zeros_like(t) if g is None else g)
+        return [self.finish(zeros_like(t) if g is None else g, keep)
                 for t, g in zip(self.targets, grads)]
 
-    def finish(self, t: Any) -> Any:
-        """A result as the caller sees it: cut from this level unless an outer one needs it."""
-        return t if self.outer else cut(t)
+    def finish(self, t: Any, keep: bool | None = None) -> Any:
+        """A result as the caller sees it: cut from this level unless an outer one needs it
+        (``keep``: whether one does; this level's own finding by default)."""
+        return t if (self.outer if keep is None else keep) else cut(t)
 
     def results(self) -> tuple[Any, Any]:
         return (tree_map(self.finish, self.out),

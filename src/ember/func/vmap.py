@@ -37,6 +37,7 @@ from ember.ops.primitive import (
     refresh_view,
     run_below,
 )
+from ember.ops.random import get_rng_state, set_rng_state
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["vmap"]
@@ -122,6 +123,16 @@ class _BatchTrace:
     def per_sample(self, t: Tensor) -> bool:
         """Whether ``t`` is batched at this level (one value per sample)."""
         return self.physical(t) is not None
+
+    def made_from(self, t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | None:
+        """A tensor made from ``t`` (``zeros_like(t)``, ``t.new_zeros(n)``; see
+        ``ember.ops.creation.made_per_sample``): batched, made from ``t``'s batch, when ``t``
+        is batched; None when it is not."""
+        phys = self.physical(t)
+        if phys is None:
+            return None
+        out = run_below(self, make, phys)
+        return self.logical(out, out.requires_grad)
 
     def on_value_read(self, t: Tensor, what: str) -> None:
         """Python reads a tensor's values: refused for batched tensors (one value per sample)."""
@@ -378,7 +389,9 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         out_dims: where the batch dim goes in each output (an int for all, or per output).
         randomness: random ops inside ``func``: ``"error"`` (refuse them), ``"different"``
             (independent samples per batch entry) or ``"same"`` (one draw for all).
-        chunk_size: if given, run the batch in chunks of this size (less peak memory).
+        chunk_size: if given, run the batch in chunks of this size (less peak memory); with
+            ``randomness="same"`` each chunk starts from the same random state, so all
+            samples still share one draw.
 
     Example:
         >>> x = ember.randn(8, 3); w = ember.randn(3)
@@ -403,8 +416,11 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         from ember.ops.join import cat
 
         pieces = []
+        state = get_rng_state() if randomness == "same" else None
         for start in range(0, size, chunk_size):
             stop = min(start + chunk_size, size)
+            if state is not None:  # every chunk draws what the first did (as PyTorch)
+                set_rng_state(state)
             chunk = [x if d is None else x.narrow(d, start, stop - start)
                      for x, d in zip(leaves, dims)]
             pieces.append(_run(func, chunk, treedef, dims, kwargs, stop - start, out_dims,

@@ -25,7 +25,7 @@ from ember.layouts import (
 )
 from ember.ops.fits import check_fits, check_real
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import refuse_limited
+from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -255,9 +255,28 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
                                        "requires_grad": requires_grad, "memory_format": fmt})
     name = op.__name__
     fmt = check_format(name, fmt)
+    if DISPATCH.handler is not None:
+        made = made_per_sample(t, lambda src: op(src, *args, dtype=dtype, device=device,
+                                                 requires_grad=requires_grad,
+                                                 memory_format=fmt))
+        if made is not None:
+            return made
     return _make(name, fill, (t.shape,), t.dtype if dtype is None else dtype,
                  t.device if device is None else device, requires_grad,
                  format_of(t) if fmt is preserve_format else fmt)
+
+
+def made_per_sample(t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | None:
+    """Under a transform: the tensor ``make(t)`` as the transform batching ``t`` makes it, or
+    None when none does. Inside ``vmap`` a tensor made from a batched ``t`` (``zeros_like(t)``,
+    ``t.new_zeros(n)``) is batched too, as in PyTorch, so per-sample writes into it work: the
+    vmap level runs ``make`` on ``t``'s batch (hook ``made_from(t, make)``)."""
+    stack = DISPATCH.stack
+    for handler in reversed(stack[:stack.index(DISPATCH.handler) + 1]):
+        hook = getattr(handler, "made_from", None)
+        if hook is not None and (made := hook(t, make)) is not None:
+            return made
+    return None
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,

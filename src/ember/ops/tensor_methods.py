@@ -27,7 +27,7 @@ from ember.ops.broadcast import broadcast_to, sum_to
 from ember.ops.compare import ge, gt, le, lt, ne
 from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
-from ember.ops.creation import empty, full, ones, tensor, zeros
+from ember.ops.creation import _shape, empty, full, made_per_sample, ones, tensor, zeros
 from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace
 from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
 from ember.ops.primitive import DISPATCH, refuse_limited
@@ -52,6 +52,22 @@ def _like_self(self: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
             self.device if device is None else device)
 
 
+def _new(self: Tensor, name: str, make: Callable, size: tuple, dtype: Any, device: Any,
+         requires_grad: bool, *args: Any) -> Tensor:
+    """``make(*size, *args)`` with ``self``'s dtype and device unless given. Inside ``vmap``
+    the result of a batched ``self`` is batched, as in PyTorch: method ``name`` runs on
+    ``self``'s batch with the batch size in front of the shape (see ``made_per_sample``)."""
+    dtype, device = _like_self(self, dtype, device)
+    kwargs = {"dtype": dtype, "device": device, "requires_grad": requires_grad}
+    if DISPATCH.handler is not None:
+        shape = _shape(size, name)
+        made = made_per_sample(self, lambda src: getattr(src, name)((src.shape[0], *shape),
+                                                                    *args, **kwargs))
+        if made is not None:
+            return made
+    return make(*size, *args, **kwargs)
+
+
 @method()
 def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
@@ -61,8 +77,7 @@ def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
         >>> ember.ones(2, dtype=ember.int64).new_zeros(3)
         tensor([0, 0, 0])
     """
-    dtype, device = _like_self(self, dtype, device)
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _new(self, "new_zeros", zeros, size, dtype, device, requires_grad)
 
 
 @method()
@@ -75,8 +90,7 @@ def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
         tensor([[1., 1.],
                 [1., 1.]], dtype=ember.float64)
     """
-    dtype, device = _like_self(self, dtype, device)
-    return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _new(self, "new_ones", ones, size, dtype, device, requires_grad)
 
 
 @method()
@@ -89,9 +103,8 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
         >>> ember.zeros(1).new_full((2,), 7)
         tensor([7., 7.])
     """
-    dtype, device = _like_self(self, dtype, device)
-    return full(tuple(size) if not isinstance(size, int) else (size,), fill_value, dtype=dtype,
-                device=device, requires_grad=requires_grad)
+    shape = tuple(size) if not isinstance(size, int) else (size,)
+    return _new(self, "new_full", full, (shape,), dtype, device, requires_grad, fill_value)
 
 
 @method()
@@ -103,8 +116,7 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
         >>> ember.zeros(1, dtype=ember.int32).new_empty(2, 3).shape
         ember.Size([2, 3])
     """
-    dtype, device = _like_self(self, dtype, device)
-    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _new(self, "new_empty", empty, size, dtype, device, requires_grad)
 
 
 @method()

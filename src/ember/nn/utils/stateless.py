@@ -40,7 +40,12 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
         kwargs: keyword arguments of the call.
         tie_weights: a tensor given for one name of a tied parameter (one object registered
             under several names) replaces it under every name, as PyTorch does.
-        strict: every parameter and buffer must be given, and no other name.
+        strict: every parameter and buffer must be given, and no other name (else a
+            ``RuntimeError``, as PyTorch's).
+
+    A value may be ``None``: the module runs without that parameter or buffer (e.g.
+    ``{"bias": None}`` for a ``Linear``), as in PyTorch. A name on a submodule that does not
+    exist raises ``AttributeError``.
 
     Example:
         >>> net = ember.nn.Linear(3, 1)
@@ -72,25 +77,24 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
                 for n in names:
                     given.setdefault(n, given[chosen[0]])
     unexpected = sorted(set(given) - set(slots))
-    if unexpected and strict:
-        missing = sorted(set(slots) - set(given))
-        raise KeyError(f"functional_call (strict): unexpected key(s) {unexpected}"
-                       + (f", missing key(s) {missing}" if missing else ""))
+    missing = sorted(set(slots) - set(given))
+    if strict and (unexpected or missing):  # (PyTorch's message and type)
+        parts = [f"{what} key(s): {', '.join(repr(k) for k in keys)}."
+                 for what, keys in (("Unexpected", unexpected), ("Missing", missing)) if keys]
+        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
+                           + "\n\t".join(parts))
     for name in unexpected:  # a new name on a submodule that exists: set it as an attribute
         owner, _, attr = name.rpartition(".")
         try:
-            module.get_submodule(owner) if owner else module
-        except (AttributeError, KeyError) as exc:
-            raise KeyError(f"functional_call: {name!r} is not a parameter or buffer of the "
-                           f"module, and {owner!r} is not one of its submodules") from exc
-    if strict:
-        missing = sorted(set(slots) - set(given))
-        if missing:
-            raise KeyError(f"functional_call (strict): missing key(s) {missing}")
+            module.get_submodule(owner)
+        except AttributeError as exc:
+            raise AttributeError(f"functional_call: {name!r} is not a parameter or buffer of "
+                                 f"the module, and {owner!r} is not one of its submodules "
+                                 f"({exc})") from exc
     for name, value in given.items():
-        if not isinstance(value, Tensor):
-            raise TypeError(f"functional_call: the value for {name!r} must be a tensor, got "
-                            f"{type(value).__name__}")
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"functional_call: the value for {name!r} must be a tensor (or "
+                            f"None), got {type(value).__name__}")
 
     saved = []
     try:

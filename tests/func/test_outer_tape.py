@@ -1,0 +1,85 @@
+"""Results of the reverse-mode transforms stay on the ordinary tape, as torch.func's do: under
+``vmap`` (``vmap(grad(f))(x)`` with ``x.requires_grad``), for ``vjp``, ``jacrev`` and
+``hessian`` too, and ``vjp_fn(c)`` is differentiable in a cotangent ``c`` that requires grad."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+X = np.array([[1.0, 2.0], [3.0, -4.0], [0.5, 0.25]])
+
+
+def _f(r):
+    return (r ** 3).sum() + (r[0] * r[1]).sin()
+
+
+def _g(r):
+    return r.sin() * r.sum()
+
+
+CASES: dict[str, Callable] = {
+    "vmap_grad": lambda F, L, x: F.vmap(F.grad(_f))(x),
+    "vmap_grad_of_non_leaf": lambda F, L, x: F.vmap(F.grad(_f))(x * 2),
+    "vmap_grad_in_dims_1": lambda F, L, x: F.vmap(F.grad(_f), in_dims=1)(x.T.contiguous()),
+    "vmap_vmap_grad": lambda F, L, x: F.vmap(F.vmap(F.grad(lambda s: s ** 3)))(x),
+    "vmap_grad_and_value": lambda F, L, x: F.vmap(F.grad_and_value(_f))(x)[1],
+    "vmap_vjp": lambda F, L, x: F.vmap(lambda r: F.vjp(_f, r)[1](L.ones(()))[0])(x),
+    "vmap_jacrev": lambda F, L, x: F.vmap(F.jacrev(_g))(x),
+    "vmap_hessian": lambda F, L, x: F.vmap(F.hessian(_f))(x),
+    "vmap_grad_unbatched_arg": lambda F, L, x: F.vmap(
+        F.grad(lambda a, r: (a * r ** 2).sum(), argnums=1), in_dims=(None, 0))(x[0], x),
+    "grad_vmap_grad": lambda F, L, x: F.grad(lambda z: F.vmap(F.grad(_f))(z).pow(2).sum())(x),
+    "jacrev": lambda F, L, x: F.jacrev(_g)(x[1]),
+    "hessian": lambda F, L, x: F.hessian(_f)(x[0]),
+}
+
+
+def _run(lib, case: str) -> tuple:
+    x = lib.tensor(X.copy(), requires_grad=True)
+    y = CASES[case](lib.func, lib, x)
+    weights = lib.tensor(np.linspace(0.5, 2.0, y.numel()).reshape(tuple(y.shape)))
+    (y * weights).sum().backward()
+    return y, x.grad
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_results_stay_on_the_outer_tape_like_torch_func(case: str) -> None:
+    (ey, eg), (ty, tg) = _run(ember, case), _run(torch, case)
+    assert ey.requires_grad and ty.requires_grad
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(eg.numpy(), tg.numpy(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_no_outer_tape_gives_plain_results(lib) -> None:
+    grad_of = lib.func.vmap(lib.func.grad(_f))
+    assert not grad_of(lib.tensor(X.copy())).requires_grad
+    with lib.no_grad():
+        assert not grad_of(lib.tensor(X.copy(), requires_grad=True)).requires_grad
+
+
+def _cotangent_grads(lib) -> tuple:
+    x = lib.tensor([0.5, 1.0, -2.0], requires_grad=True)
+    c = lib.tensor([1.0, -1.0, 2.0], requires_grad=True)
+    _, vjp_fn = lib.func.vjp(lambda r: r.sin() * r.sum(), x)
+    (r,) = vjp_fn(c * 3)
+    assert r.requires_grad
+    (r * r).sum().backward()
+    # a grad over the cotangent of a vjp_fn made outside it: the result is plain
+    _, fn = lib.func.vjp(lib.sin, lib.zeros(3))
+    g = lib.func.grad(lambda u: (fn(u)[0] ** 2).sum())(lib.ones(3))
+    assert not g.requires_grad
+    assert not fn(lib.ones(3))[0].requires_grad
+    return r, c.grad, x.grad, g
+
+
+def test_vjp_fn_is_differentiable_in_its_cotangent_like_torch_func() -> None:
+    for mine, ref in zip(_cotangent_grads(ember), _cotangent_grads(torch)):
+        np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(), rtol=1e-6,
+                                   atol=1e-6)
