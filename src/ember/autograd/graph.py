@@ -179,16 +179,14 @@ class Node(_Hookable):
         self.stack = None         # the user's stack at creation, in anomaly mode
         self.released = False
         self.node_hooks = None    # a NodeHooks, once register_prehook/register_hook is called
+        self.packed = None        # what saved-tensor hooks packed, if any
         if SAVED_HOOKS.top is not None:
             _pack(self, SAVED_HOOKS.top)
 
     def __getattr__(self, attr: str) -> Any:
         # only reached for the empty inputs/outputs slots of a node packed by saved-tensor hooks
         if attr in ("inputs", "outputs"):
-            try:
-                packed = object.__getattribute__(self, "packed")
-            except AttributeError:
-                packed = None
+            packed = object.__getattribute__(self, "packed")
             if packed is not None:
                 _unpack(self, packed)
                 return object.__getattribute__(self, attr)
@@ -294,7 +292,7 @@ class Node(_Hookable):
         those and its inputs' shapes, and can be gone through again, as PyTorch's nodes that
         save no tensors can."""
         free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
-        if free is None and getattr(self, "packed", None) is None and not self._frees_values():
+        if free is None and self.packed is None and not self._frees_values():
             self.inputs = tuple(t if type(t) is Unsaved or self._small_constant(t) else
                                 Unsaved(t) for t in self.inputs)
             return
@@ -505,7 +503,7 @@ def keep_saved(roots: list, tensors: list[Tensor]) -> None:
             continue
         seen.add(id(node))
         todo += [e[0] for e in node.edges if e is not None and e[0] is not None]
-        if node.versions is None or getattr(node, "packed", None) is not None:
+        if node.versions is None or node.packed is not None:
             continue
         inputs, versions = list(node.inputs), list(node.versions)
         for i, t in enumerate(inputs):
