@@ -168,3 +168,16 @@ def test_collate_and_tensor_dataset_errors_are_clear():
         D.default_collate([ember.ones(2), 5])
     with pytest.raises(ShapeError, match="0-d tensor"):
         D.TensorDataset(ember.tensor(3.0))
+
+
+def test_stack_dataset_reads_batches_as_torch():
+    def run(lib):
+        s = lib.StackDataset([1, 2, 3], lib.Subset([4, 5, 6], [2, 1, 0]))
+        k = lib.StackDataset(a=[1, 2, 3], b=lib.Subset([7, 8, 9], [2, 1, 0]))
+        return s.__getitems__([2, 0]), k.__getitems__([0, 1])
+    assert run(D) == run(tud) == ([(3, 4), (1, 6)], [{"a": 1, "b": 9}, {"a": 2, "b": 8}])
+
+
+def test_a_multiprocessing_context_needs_workers():
+    with pytest.raises(ValueError, match="num_workers > 0"):
+        D.DataLoader(range(4), multiprocessing_context="spawn")

@@ -12,3 +12,10 @@ def test_every_public_name_of_the_torch_module_is_there(module):
     ours = importlib.import_module(f"ember.utils.data.{module}")
     missing = [n for n in theirs.__all__ if not hasattr(ours, n)]
     assert not missing, f"ember.utils.data.{module} lacks {missing}"
+
+
+def test_the_submodules_are_attributes_after_importing_ember():
+    import ember
+
+    assert ember.utils.data.distributed.DistributedSampler is ember.data.DistributedSampler
+    assert ember.utils.data.sampler.RandomSampler is ember.data.RandomSampler

@@ -88,3 +88,17 @@ def test_deprecated_spellings_warn_like_torch_and_fill_the_same():
             b = getattr(nn.init, name + "_")(ember.empty(*shape), *args.get(name, ()))
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
         assert getattr(nn.init, name).__name__ == name
+
+
+def test_bad_init_arguments_are_refused_as_torch():
+    for call in (lambda lib: lib.nn.init.normal_(lib.empty(3), std=-1.0),
+                 lambda lib: lib.nn.init.uniform_(lib.empty(3), 1.0, 0.0),
+                 lambda lib: lib.empty(3).normal_(0.0, -1.0),
+                 lambda lib: lib.empty(3).uniform_(1.0, 0.0),
+                 lambda lib: lib.nn.init.trunc_normal_(lib.empty(3, dtype=lib.int64))):
+        for lib in (torch, ember):
+            with pytest.raises((RuntimeError, ValueError, NotImplementedError,
+                                ember.errors.DTypeError)):
+                call(lib)
+    w = nn.init.kaiming_uniform_(ember.empty(300, 4), mode="FAN_OUT", nonlinearity="relu")
+    assert abs(w).max().item() <= math.sqrt(6 / 300) + 1e-6  # (fan_out, as torch reads it)

@@ -251,3 +251,56 @@ def test_orthogonal_errors():
     assert m.parametrizations.weight[0].orthogonal_map == "householder"
     with pytest.raises(ValueError, match=r"of shape \(3, 2\), got a tensor of shape \(2, 2\)"):
         m.weight = ember.eye(2)
+
+
+def test_complex_spectral_norm_and_orthogonal():
+    ember.manual_seed(0)
+    m = PS.spectral_norm(nn.Linear(4, 3, dtype=ember.complex64))
+    for _ in range(30):
+        m(ember.randn(2, 4).to(ember.complex64))
+    assert abs(ember.linalg.matrix_norm(m.weight.detach(), ord=2).item() - 1.0) < 1e-4
+    o = PS.orthogonal(nn.Linear(3, 3, dtype=ember.complex64))
+    o.weight = ember.randn(3, 3).to(ember.complex64) * (1 + 2j)
+    w = o.weight.detach()
+    assert ember.allclose(w.mH @ w, ember.eye(3, dtype=ember.complex64), atol=1e-5)
+
+
+def test_new_weight_norm_loads_an_old_weight_norm_state_dict():
+    for make in (lambda lib: lib.nn.Linear(4, 3), lambda lib: lib.nn.Conv1d(2, 3, 3)):
+        old = nn.utils.weight_norm(make(ember), dim=1)
+        new = PS.weight_norm(make(ember), dim=1)
+        assert not new.load_state_dict(old.state_dict()).missing_keys
+        np.testing.assert_allclose(new.weight.detach().numpy(), old.weight.detach().numpy(),
+                                   rtol=1e-6)
+    torch_old = torch.nn.utils.weight_norm(torch.nn.Linear(4, 3))
+    new = PS.weight_norm(nn.Linear(4, 3))
+    new.load_state_dict({k: ember.tensor(v.detach().numpy())
+                         for k, v in torch_old.state_dict().items()})
+    np.testing.assert_allclose(new.weight.detach().numpy(), torch_old.weight.detach().numpy(),
+                               rtol=1e-6)
+
+
+def test_right_inverse_may_change_the_shape_when_forward_gives_it_back():
+    def run(lib, P):
+        class Flat(lib.nn.Module):
+            def forward(self, x):
+                return x.reshape(3, 3)
+
+            def right_inverse(self, a):
+                return a.reshape(-1)
+
+        m = lib.nn.Linear(3, 3)
+        P.register_parametrization(m, "weight", Flat())
+        m.weight = lib.arange(9.0).reshape(3, 3)
+        return tuple(m.parametrizations.weight.original.shape), m.weight.tolist()
+    assert run(ember, P) == run(torch, tP)
+
+    class Bad(nn.Module):  # forward does not give the shape back: refused, as in torch
+        def forward(self, x):
+            return x
+
+        def right_inverse(self, a):
+            return a.reshape(-1)
+
+    with pytest.raises(ValueError, match="may not change the shape"):
+        P.register_parametrization(nn.Linear(3, 3), "weight", Bad())

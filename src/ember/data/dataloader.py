@@ -93,6 +93,9 @@ class DataLoader:
                              f"{prefetch_factor}")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
+        if multiprocessing_context is not None and num_workers == 0:
+            raise ValueError("multiprocessing_context can only be used with multi-process "
+                             "loading (num_workers > 0), but got num_workers=0")
         self.is_iterable = isinstance(dataset, IterableDataset)
         if self.is_iterable:
             for name, value in (("shuffle", shuffle), ("sampler", sampler),

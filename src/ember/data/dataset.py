@@ -110,8 +110,30 @@ class StackDataset(Dataset):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
 
+    def __getitems__(self, indices: list[int]) -> list[tuple | dict]:
+        """The items at ``indices``, each dataset read in one batch where it can be
+        (``__getitems__``), as the DataLoader asks for them."""
+        named = isinstance(self.datasets, dict)
+        columns = {k: _items_of(d, indices) for k, d in
+                   (self.datasets.items() if named else enumerate(self.datasets))}
+        if named:
+            return [dict(zip(columns, row)) for row in zip(*columns.values())]
+        return list(zip(*columns.values()))
+
     def __len__(self) -> int:
         return self._length
+
+
+def _items_of(dataset: Any, indices: list[int]) -> list:
+    """``[dataset[i] for i in indices]``, in one ``__getitems__`` call where it has one."""
+    getitems = getattr(dataset, "__getitems__", None)
+    if getitems is None:
+        return [dataset[i] for i in indices]
+    items = getitems(indices)
+    if len(items) != len(indices):
+        raise ValueError(f"{type(dataset).__name__}.__getitems__ gave {len(items)} items for "
+                         f"{len(indices)} indices")
+    return items
 
 
 class ConcatDataset(Dataset[T_co]):
@@ -187,10 +209,7 @@ class Subset(Dataset[T_co]):
         return self.dataset[self.indices[idx]]
 
     def __getitems__(self, indices: list[int]) -> list[T_co]:
-        getitems = getattr(self.dataset, "__getitems__", None)
-        if getitems is not None:
-            return getitems([self.indices[i] for i in indices])
-        return [self.dataset[self.indices[i]] for i in indices]
+        return _items_of(self.dataset, [self.indices[i] for i in indices])
 
     def __len__(self) -> int:
         return len(self.indices)

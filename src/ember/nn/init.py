@@ -159,6 +159,7 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()  # (as PyTorch: "FAN_OUT" too)
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -198,6 +199,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     _refuse_complex(tensor, "trunc_normal_", "truncation needs an order")
+    if not tensor.dtype.is_floating_point:
+        raise DTypeError(f"nn.init.trunc_normal_: expected a floating tensor, got "
+                         f"{tensor.dtype.name}, as PyTorch refuses")
     if not a <= b:
         raise ValueError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
                          f"Hint: a is the lower bound, b the upper one (absolute values)")

@@ -324,6 +324,9 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
                     generator: Generator | None = None) -> Tensor:
     """Samples from U(low, high) of ``shape`` (both parts of a complex dtype), as ``uniform_``
     and ``nn.init.uniform_`` fill a tensor."""
+    if not low <= high:
+        raise ValueError(f"uniform_: expects to return a [from, to) range, but found "
+                         f"from={low} > to={high}, as PyTorch refuses")
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
 
@@ -332,6 +335,8 @@ def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device:
                    generator: Generator | None = None) -> Tensor:
     """Samples from N(mean, std²) of ``shape``, as ``normal_`` and ``nn.init.normal_`` fill a
     tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2)."""
+    if not std >= 0:
+        raise ValueError(f"normal_: expects std >= 0.0, but found std {std}")
     n = randn(shape, dtype=dtype, device=device, generator=generator) * std
     return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
 

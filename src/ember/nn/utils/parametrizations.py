@@ -7,6 +7,8 @@ for weight norm, ``parametrizations.weight.original`` with ``parametrizations.we
 
 from __future__ import annotations
 
+from typing import Any
+
 import ember
 from ember.errors import ShapeError
 from ember.nn import functional as F
@@ -53,7 +55,8 @@ class _WeightNorm(Module):
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Splits ``module.<name>`` into a magnitude ``original0`` (the norm over every
     dimension but ``dim``; ``dim=None``: one norm for the whole tensor) and a direction
-    ``original1``, trained separately: ``weight = g * v / ‖v‖``.
+    ``original1``, trained separately: ``weight = g * v / ‖v‖``. A state dict of the old
+    :func:`ember.nn.utils.weight_norm` (``<name>_g``, ``<name>_v``) loads into it too.
 
     Example:
         >>> m = weight_norm(nn.Linear(3, 2))
@@ -63,6 +66,14 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
         (2, 1)
     """
     register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def old_names(state_dict: dict, prefix: str, *_: Any) -> None:
+        g, v = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g in state_dict and v in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
+
+    module._register_load_state_dict_pre_hook(old_names)
     return module
 
 
@@ -98,7 +109,7 @@ class _SpectralNorm(Module):
             weight_mat = weight_mat.detach()
             for _ in range(n_power_iterations):
                 self._u.copy_(F.normalize(ember.mv(weight_mat, self._v), dim=0, eps=self.eps))
-                self._v.copy_(F.normalize(ember.mv(weight_mat.T, self._u), dim=0,
+                self._v.copy_(F.normalize(ember.mv(weight_mat.mH, self._u), dim=0,
                                           eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
@@ -167,7 +178,7 @@ def _householder_qr(a: Tensor) -> tuple[Tensor, Tensor]:
 def _make_orthogonal(a: Tensor) -> Tensor:
     """The ``Q`` of the QR decomposition of ``a`` whose ``R`` has a positive diagonal."""
     q, r = ember.linalg.qr(a)
-    return q * r.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+    return q * r.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
 def _is_orthogonal(q: Tensor) -> bool:

@@ -92,8 +92,9 @@ class ParametrizationList(ModuleList):
                              f"a sequence of tensors, got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:  # the original keeps its dtype even when unsafe, as in PyTorch
-            _check_like("right_inverse", new, original, shape=not unsafe)
+        if self.is_tensor:  # the original keeps its dtype even when unsafe; its shape may
+            # change (forward must give the tensor's back, checked unless unsafe), as in PyTorch
+            _check_like("right_inverse", new, original, shape=False)
             with ember.no_grad():  # keeps the Parameter object, so optimizers still hold it
                 original.data = new
             _register_tensor(self, "original", original)
@@ -134,7 +135,7 @@ class ParametrizationList(ModuleList):
                 if not isinstance(new, Tensor):
                     raise ValueError("right_inverse must return a tensor, got "
                                      f"{type(new).__name__}")
-                _check_like("right_inverse", new, self.original, shape=not self.unsafe)
+                _check_like("right_inverse", new, self.original, shape=False)
                 self.original.data = new
                 return
             if not isinstance(new, Sequence) or len(new) != self.ntensors:
@@ -278,9 +279,11 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     if original is None:
         raise ValueError(f"register_parametrization: '{tensor_name}' of "
                          f"{type(module).__name__} is None; there is nothing to parametrize")
+    before = ember.empty(original.shape, dtype=original.dtype, device="meta")  # (the list
+    # may reshape ``original`` in place: right_inverse's result)
     parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
     if not unsafe:
-        _check_like("the parametrization", parametrizations(), original)
+        _check_like("the parametrization", parametrizations(), before)
     delattr(module, tensor_name)
     if not is_parametrized(module):
         _inject_class(module)
