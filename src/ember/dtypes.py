@@ -159,6 +159,8 @@ def to_dtype(x: object) -> DType:
         return bool_
     if x is _builtin_complex:
         return _default_float.to_complex()
+    if hasattr(type(x), "__ember_dtype__"):  # (quantized dtypes: they raise their own error)
+        return x.__ember_dtype__()
     try:
         return from_numpy(np.dtype(x))
     except TypeError:

@@ -75,7 +75,7 @@ def test_bad_arguments():
     "ember.quant.modules.intrinsic", "ember.quant.modules.qat", "ember.quant.modules.quantized",
     "ember.quant.modules.dynamic", "ember.ops.fake_quantize", "ember.quant.qconfig_mapping",
     "ember.quant.fuser_method_mappings", "ember.quant.modules.conv_transpose",
-    "ember.quant.observer_state", "ember.quant.mappings"])
+    "ember.quant.observer_state", "ember.quant.mappings", "ember.quant.modules.batchnorm"])
 def test_docstring_examples_run(name):
     import ember.ao.quantization as eq
 
@@ -116,6 +116,6 @@ def test_what_torch_refuses_to_quantize(call, match):
 ], ids=["exp", "softmax", "layer_norm", "gelu", "linear"])
 def test_float_ops_refuse_a_quantized_tensor_naming_the_op(call, op):
     q = ember.quantize_per_tensor(ember.randn(4), 0.1, 0, ember.quint8)
-    with pytest.raises(ember.DTypeError, match=rf"^{op}: quantized tensors .*dequantize\(\)"):
+    with pytest.raises(ember.DTypeError, match=rf"^{op}: quantized tensors .*dequantize"):
         call(q)
     assert not hasattr(ember.quint8, "is_floating_point")  # (hasattr asks, and gets False)

@@ -47,7 +47,7 @@ def _mixed_dtype(fn: Callable[[Tensor], Tensor], input: Tensor,
     another dtype than ``input``, as PyTorch's CPU kernels allow: float32 ones with a float16
     or bfloat16 input (computed in float32, returned in the input's dtype). Other mixes raise
     PyTorch's errors. Under autocast its policy picks the dtypes instead."""
-    if DISPATCH.casting:
+    if DISPATCH.casting or not isinstance(input.dtype, ember.dtype):  # (quantized: fn refuses)
         return fn(input)
     given = [p for p in params if p is not None]
     if not given or given[0].dtype == input.dtype:

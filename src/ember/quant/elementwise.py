@@ -13,11 +13,13 @@ compute them; what ``QFunctional`` runs.
   integer range, widens the scale so that it pins to the range's end, and requantizes);
   ``mul_scalar`` scales the scale by ``|c|`` (a negative ``c`` mirrors the integers).
 - ``cat`` concatenates the dequantized inputs and quantizes them to the output's parameters.
+- ``unary`` (hardswish, leaky ReLU, ELU) dequantizes, applies the function in float32 and
+  quantizes, with ``add``'s vectorized blocks and scalar tail.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +29,7 @@ from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import quint8
 
-__all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat"]
+__all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat", "unary"]
 
 _F32 = np.float32
 _VECTOR_BLOCK = 64  # elements ATen's vectorized quantized loops take at a time
@@ -79,11 +81,36 @@ def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
               + kernels.dequantize(qb[split:], b._scale, b._zero_point))
     if relu:
         vector, scalar = np.maximum(vector, _F32(0)), np.maximum(scalar, _F32(0))
-    inv_scale = _F32(1) / _F32(scale)
-    out = np.empty(qa.size, np.uint8)
-    out[:split] = np.clip(np.rint(vector * inv_scale).astype(np.float64) + zero_point, 0, 255)
-    out[split:] = kernels.quantize(scalar, scale, zero_point, 0, 255, np.uint8)
+    out = _quantize_blocks(vector, scalar, scale, zero_point, _F32(1) / _F32(scale))
     return _result(out.reshape(shape), scale, zero_point)
+
+
+def _quantize_blocks(vector: np.ndarray, scalar: np.ndarray, scale: float, zero_point: int,
+                     inv_scale: np.float32) -> np.ndarray:
+    """The uint8 integers of ``vector`` (the elements ATen's vectorized loop takes:
+    ``nearbyint(x * inv_scale)``, then the zero point added) followed by those of ``scalar``
+    (its scalar kernel's, :func:`kernels.quantize`)."""
+    out = np.empty(vector.size + scalar.size, np.uint8)
+    out[:vector.size] = np.clip(np.rint(vector * inv_scale).astype(np.float64) + zero_point,
+                                0, 255)
+    out[vector.size:] = kernels.quantize(scalar, scale, zero_point, 0, 255, np.uint8)
+    return out
+
+
+def unary(op: str, x: QuantizedTensor, fn: Callable[[np.ndarray], np.ndarray], scale: float,
+          zero_point: int, inv_scale: np.float32) -> QuantizedTensor:
+    """``fn`` (float32 arrays in and out) of ``x``'s values quantized to ``scale`` and
+    ``zero_point``, as ATen's vectorized unary kernels (``quantized::hardswish``,
+    ``leaky_relu``, ``elu``) compute it: blocks of 64 elements dequantized as
+    ``fma(scale, q, scale * -zero_point)``, the rest as ``(q - zero_point) * scale``, then
+    quantized as in :func:`add`, the blocks with the kernel's ``inv_scale``."""
+    _check(op, x)
+    q = x._int.numpy().reshape(-1)
+    split = q.size - q.size % _VECTOR_BLOCK
+    vector = fn(_dequantize_vector(q[:split], x._scale, x._zero_point))
+    scalar = fn(kernels.dequantize(q[split:], x._scale, x._zero_point))
+    out = _quantize_blocks(vector, scalar, scale, zero_point, inv_scale)
+    return _result(out.reshape(x.shape), scale, zero_point)
 
 
 def _requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int) -> np.ndarray:

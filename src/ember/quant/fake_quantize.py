@@ -9,11 +9,12 @@ import numpy as np
 
 from ember.jit import TraceError
 from ember.nn.module import Module
-from ember.ops.creation import tensor
+from ember.ops.creation import from_numpy, tensor
 from ember.ops.fake_quantize import (
     fake_quantize_per_channel_affine,
     fake_quantize_per_tensor_affine,
 )
+from ember.ops.select import where
 from ember.quant import kernels
 from ember.quant.histogram_observer import HistogramObserver
 from ember.quant.observer import (
@@ -125,10 +126,13 @@ class FakeQuantize(FakeQuantizeBase):
         """Whether ``forward`` updates ``scale`` and ``zero_point``: after observing."""
         return self.observer_on
 
+    def _observe(self, X: Tensor) -> None:  # noqa: N803 - PyTorch's argument name
+        self.activation_post_process(X.detach())
+
     def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
         if self.observer_on:
             try:
-                self.activation_post_process(X.detach())
+                self._observe(X)
             except TraceError as e:
                 raise TraceError(f"FakeQuantize: its observer computes statistics from the "
                                  f"values it sees, which a compiled function cannot read ({e}). "
@@ -141,13 +145,15 @@ class FakeQuantize(FakeQuantizeBase):
             self.zero_point = (zero_point.float() if self._float_zero_point
                                else zero_point.int()).clone()
         if self.fake_quant_on:
-            if self.is_per_channel:
-                return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
-                                                        self.ch_axis, self.quant_min,
-                                                        self.quant_max)
-            return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point,
-                                                   self.quant_min, self.quant_max)
+            return self._fake_quantize(X)
         return X
+
+    def _fake_quantize(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
+        if self.is_per_channel:
+            return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
+                                                    self.ch_axis, self.quant_min, self.quant_max)
+        return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, self.quant_min,
+                                               self.quant_max)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
         for name in ("scale", "zero_point"):  # per channel, the size comes with the values
@@ -190,6 +196,13 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
         self.register_buffer("observer_enabled", tensor([1]))
         self.is_symmetric_quant = self.qscheme.symmetric
 
+    def _observe(self, X: Tensor) -> None:  # noqa: N803 - PyTorch's argument name
+        """The kernel's moving average (:func:`moving_range`), not the observer's own."""
+        post = self.activation_post_process
+        if X.numel():
+            post._record(*moving_range(post.min_val.numpy(), post.max_val.numpy(),
+                                       *post._extremes(X), post.averaging_constant))
+
     def _observed_qparams(self) -> tuple[Tensor, Tensor]:
         post = self.activation_post_process
         return fused_qparams(post.min_val.numpy(), post.max_val.numpy(), self.quant_min,
@@ -198,6 +211,42 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
     def _chooses_qparams(self) -> bool:
         """As PyTorch's kernel: whenever it fake-quantizes, observing or not."""
         return self.fake_quant_on
+
+    def _fake_quantize(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
+        if not self.is_per_channel and not bool(np.isfinite(self.scale.numpy()).all()):
+            return fused_nonfinite(X, self.scale, self.zero_point, self.quant_min,
+                                   self.quant_max)
+        return super()._fake_quantize(X)
+
+
+def moving_range(old_low: np.ndarray, old_high: np.ndarray, low: Any, high: Any,
+                 averaging_constant: float) -> tuple[np.ndarray, np.ndarray]:
+    """The running range of PyTorch's fused observer and fake quantizer after an input with
+    bounds ``[low, high]`` (per row, or one each): each bound moved towards the input's by
+    ``averaging_constant``, in float32, or set to it where it is infinite (at first, and
+    after an infinite input); an empty one (per channel, at first) becomes the input's."""
+    low, high = np.asarray(low, np.float32), np.asarray(high, np.float32)
+    if old_low.size == 0:
+        return low, high
+    c = np.float32(averaging_constant)
+    return (np.where(np.isinf(old_low), low, old_low + c * (low - old_low)).astype(np.float32),
+            np.where(np.isinf(old_high), high, old_high + c * (high - old_high)
+                     ).astype(np.float32))
+
+
+def fused_nonfinite(x: Tensor, scale: Tensor, zero_point: Tensor, quant_min: int,
+                    quant_max: int) -> Tensor:
+    """Per-tensor fake quantization by the non-finite scale (and maybe out-of-range zero
+    point) a NaN or infinite running range gives the fused kernel, which PyTorch's kernel
+    computes unchecked: ``(clamp(int64(zero_point + nearbyint(x / scale))) - zero_point) *
+    scale``, NaN and infinities converting to the bottom, so NaNs and infinities out; the
+    gradient passes where that integer was in range (x finite there: the output unchanged)."""
+    s, zp = np.float32(scale.numpy().reshape(-1)[0]), int(zero_point.reshape(-1)[0].item())
+    t = np.float32(zp) + np.rint(x.detach().float().numpy() * (np.float32(1) / s))
+    mask = np.isfinite(t) & (t >= quant_min) & (t <= quant_max)
+    q = np.clip(np.where(np.isfinite(t), t, quant_min), quant_min, quant_max)
+    out = from_numpy(np.asarray(((q - zp) * np.float64(s)).astype(np.float32)))
+    return out.to(x.dtype) + where(from_numpy(mask), x - x.detach(), 0)
 
 
 def fused_qparams(low: Any, high: Any, quant_min: int, quant_max: int,

@@ -16,7 +16,7 @@ from ember.ops.fake_quantize import (
     fake_quantize_per_tensor_affine,
 )
 from ember.quant import kernels
-from ember.quant.fake_quantize import fused_qparams
+from ember.quant.fake_quantize import fused_nonfinite, fused_qparams, moving_range
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import QDType, qint8, quint8
 from ember.tensor import Tensor
@@ -172,11 +172,8 @@ def fused_moving_avg_obs_fake_quant(
                              f"{running_min.numel()} elements, the input has {low.size} "
                              f"{'rows' if per_row_fake_quant else 'range'}. "
                              "Hint: give one element per row, set to inf (and -inf)")
-        old_low, old_high = running_min.numpy().reshape(-1), running_max.numpy().reshape(-1)
-        c = np.float32(averaging_const)
-        low = np.where(np.isinf(old_low), low, old_low + c * (low - old_low)).astype(np.float32)
-        high = np.where(np.isinf(old_high), high, old_high + c * (high - old_high)
-                        ).astype(np.float32)
+        low, high = moving_range(running_min.numpy().reshape(-1),
+                                 running_max.numpy().reshape(-1), low, high, averaging_const)
         running_min[...] = from_numpy(low.reshape(running_min.shape))
         running_max[...] = from_numpy(high.reshape(running_max.shape))
     if not int(fake_quant_on.reshape(-1)[0].item()):
@@ -189,4 +186,6 @@ def fused_moving_avg_obs_fake_quant(
     if per_row_fake_quant:
         return fake_quantize_per_channel_affine(input, scale, zero_point, ch_axis, quant_min,
                                                 quant_max)
+    if not np.isfinite(new_scale.numpy()).all():  # (a NaN or infinite running range)
+        return fused_nonfinite(input, scale, zero_point, quant_min, quant_max)
     return fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max)

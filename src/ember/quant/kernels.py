@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from ember.ops.fake_quantize import quantize_to_grid
 from ember.ops.im2col import symmetric, window_positions, windows
 
 _F32 = np.float32
@@ -26,42 +25,41 @@ _F32 = np.float32
 
 def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
              storage: np.dtype, axis: int | None = None) -> np.ndarray:
-    """``x`` quantized to ``storage`` integers in ``[low, high]``. Per tensor as PyTorch's
-    CPU kernels: ``nearbyint(x * (1 / scale) + zero_point)``, the zero point added before
-    rounding; to 8 bits (fbgemm's vectorized ``Quantize``) as a fused multiply-add, rounded
-    once to float32, to 32 bits in two float32 steps. Per channel along ``axis`` as PyTorch's
-    ``quantize_val``: ``zero_point + nearbyint(x * (1 / scale))`` in float32."""
-    x = x.astype(_F32, copy=False)
-    if axis is not None:
-        q, _ = quantize_to_grid(np, x, _along(np.asarray(scale), axis, x.ndim),
-                                _along(np.asarray(zero_point), axis, x.ndim), low, high)
-        return q.astype(storage)
-    inv_scale = _F32(1) / _F32(scale)
-    if np.dtype(storage).itemsize > 1:
-        t = x * inv_scale + _F32(zero_point)
-    else:  # x * inv_scale is exact in float64, and so is adding a small integer: as fma
+    """``x`` quantized to ``storage`` integers in ``[low, high]`` as PyTorch's CPU kernels,
+    per tensor or per channel along ``axis``: ``nearbyint(x * (1 / scale) + zero_point)``,
+    the zero point (an integer, or a float one per channel: ``per_channel_affine_float_qparams``)
+    added before rounding. Per tensor to 8 bits (fbgemm's vectorized ``Quantize``) as a fused
+    multiply-add rounded once to float32, else in two float32 steps. Out-of-range values
+    saturate; NaN becomes the top per tensor to 8 bits, 0 per channel to 8 bits, and the
+    bottom to 32 bits (PyTorch's kernels' conversions). Always an array, 0-d too."""
+    x = np.asarray(x, _F32)
+    inv_scale = _F32(1) / _along(np.asarray(scale), axis, x.ndim).astype(_F32)
+    zero_point = _along(np.asarray(zero_point), axis, x.ndim)
+    eight_bits = np.dtype(storage).itemsize == 1
+    if axis is None and eight_bits:  # (exact in float64, then rounded once: an fma)
         t = (x.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(_F32)
-    # NaN: fbgemm's 8-bit kernels give the top, PyTorch's 32-bit one the bottom; the clip in
-    # float64, where 2**31 - 1 is exact
-    t = np.where(np.isnan(t), _F32(high if np.dtype(storage).itemsize == 1 else low), t)
-    return np.clip(np.rint(t).astype(np.float64), low, high).astype(storage)
+    else:
+        t = x * inv_scale + zero_point.astype(_F32)
+    nan_to = low if not eight_bits else high if axis is None else 0
+    t = np.where(np.isnan(t), _F32(nan_to), t)  # (then clipped in float64: 2**31 - 1 is exact)
+    return np.asarray(np.clip(np.rint(t).astype(np.float64), low, high).astype(storage))
 
 
 def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None
                ) -> np.ndarray:
     """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``) and with
-    float zero points (``per_channel_affine_float_qparams``), with the float64 scales and a
-    rounding to float32 per channel (as PyTorch)."""
+    float zero points (``per_channel_affine_float_qparams``); per channel the difference in
+    float32 times the float64 scales, rounded to float32 (as PyTorch)."""
     if axis is not None and np.asarray(zero_point).dtype.kind == "f":  # float qparams
-        return ((q.astype(_F32) - _along(np.asarray(zero_point, _F32), axis, q.ndim))
-                * _along(np.asarray(scale, _F32), axis, q.ndim))
-    if axis is not None:
+        out = ((q.astype(_F32) - _along(np.asarray(zero_point, _F32), axis, q.ndim))
+               * _along(np.asarray(scale, _F32), axis, q.ndim))
+    elif axis is not None:  # (float32(q) - float32(zero_point), exact to 8 bits)
         scale = _along(np.asarray(scale, dtype=np.float64), axis, q.ndim)
         zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
-        return ((q.astype(np.int64) - zero_point) * scale).astype(_F32)
-    scale = _along(np.asarray(scale, dtype=_F32), axis, q.ndim)
-    zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
-    return (q.astype(np.int64) - zero_point).astype(_F32) * scale
+        out = ((q.astype(_F32) - zero_point.astype(_F32)) * scale).astype(_F32)
+    else:
+        out = (q.astype(np.int64) - np.int64(zero_point)).astype(_F32) * _F32(scale)
+    return np.asarray(out)
 
 
 def _along(values: np.ndarray, axis: int | None, ndim: int) -> np.ndarray:
@@ -249,6 +247,8 @@ def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
     initial = from_min if error_min < error_max else from_max
     if symmetric:
         initial = (low + high) / 2
+    if np.isnan(initial):  # (a NaN range: C++'s int32 conversion of NaN on x86)
+        return scale, -2**31
     zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
     return scale, zero_point  # (float64, as PyTorch keeps it; kernels use it as float32)
 

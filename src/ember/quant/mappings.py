@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ember import nn
 from ember.quant.modules import activations as nnqa
+from ember.quant.modules import batchnorm as nnqb
 from ember.quant.modules import conv_transpose as nnqt
 from ember.quant.modules import dynamic as nnqd
 from ember.quant.modules import dynamic_rnn as nnqdr
@@ -41,6 +42,12 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.ConvTranspose2d: nnqt.ConvTranspose2d,
     nn.ConvTranspose3d: nnqt.ConvTranspose3d,
     nn.Dropout: nnq.Dropout,
+    nn.BatchNorm2d: nnqb.BatchNorm2d,
+    nn.BatchNorm3d: nnqb.BatchNorm3d,
+    nn.ReLU6: nnqa.ReLU6,
+    nn.Hardswish: nnqa.Hardswish,
+    nn.LeakyReLU: nnqa.LeakyReLU,
+    nn.ELU: nnqa.ELU,
     nn.Embedding: nnqe.Embedding,
     nn.EmbeddingBag: nnqe.EmbeddingBag,
     nnqf.FloatFunctional: nnqf.QFunctional,

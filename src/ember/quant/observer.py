@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.dtypes import float32
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.qtypes import (
@@ -128,6 +129,24 @@ class UniformQuantizationObserverBase(ObserverBase):
         self.quant_min, self.quant_max = calculate_qmin_qmax(
             quant_min, quant_max, self.has_customized_qrange, dtype, reduce_range)
 
+    def forward(self, x_orig: Tensor) -> Tensor:
+        if x_orig.numel():
+            self._record(*self._update(*self._extremes(x_orig)))
+        return x_orig
+
+    def _extremes(self, x_orig: Tensor) -> tuple[Any, Any]:
+        """The (non-empty) input's minimum and maximum (per channel), float32."""
+        raise NotImplementedError
+
+    def _update(self, low: Any, high: Any) -> tuple[Any, Any]:
+        """The running range after one more input's ``[low, high]``."""
+        raise NotImplementedError
+
+    def _record(self, low: Any, high: Any) -> None:
+        """Keeps ``[low, high]`` as the running range (``min_val``, ``max_val``)."""
+        self.min_val = from_numpy(np.asarray(low, _F32))
+        self.max_val = from_numpy(np.asarray(high, _F32))
+
     def _calculate_qparams(self, min_val: np.ndarray, max_val: np.ndarray
                            ) -> tuple[Tensor, Tensor]:
         if not _valid(min_val, max_val):
@@ -166,6 +185,14 @@ def _valid(min_val: np.ndarray, max_val: np.ndarray) -> bool:
     return True
 
 
+def _refuse_reduced_symmetric_quint8(qscheme: QScheme, reduce_range: bool,
+                                     dtype: QDType) -> None:
+    """PyTorch's min/max observers (per tensor and per channel, not the histogram one) do not
+    halve a symmetric ``quint8`` range."""
+    if qscheme.symmetric and reduce_range and dtype is quint8:
+        raise NotImplementedError("Cannot reduce range for symmetric quantization for quint8")
+
+
 class MinMaxObserver(UniformQuantizationObserverBase):
     """Quantization parameters from the running minimum and maximum of every input.
 
@@ -184,22 +211,17 @@ class MinMaxObserver(UniformQuantizationObserverBase):
         if qscheme.per_channel:
             raise ValueError(f"{type(self).__name__}: a per-tensor observer cannot use qscheme "
                              f"{qscheme!r}. Hint: use PerChannelMinMaxObserver")
-        if qscheme is per_tensor_symmetric and reduce_range and dtype is quint8:
-            raise NotImplementedError("Cannot reduce range for symmetric quantization for quint8")
+        _refuse_reduced_symmetric_quint8(qscheme, reduce_range, dtype)
         self.register_buffer("min_val", tensor(float("inf")))
         self.register_buffer("max_val", tensor(float("-inf")))
 
     def _update(self, low: np.ndarray, high: np.ndarray) -> tuple[Any, Any]:
         return np.minimum(low, self.min_val.numpy()), np.maximum(high, self.max_val.numpy())
 
-    def forward(self, x_orig: Tensor) -> Tensor:
-        if x_orig.numel() == 0:
-            return x_orig
+    def _extremes(self, x_orig: Tensor) -> tuple[Any, Any]:
+        """The (non-empty) input's minimum and maximum, float32."""
         x = x_orig.detach().numpy().astype(_F32, copy=False)
-        low, high = self._update(x.min(), x.max())
-        self.min_val = from_numpy(np.asarray(low, _F32))
-        self.max_val = from_numpy(np.asarray(high, _F32))
-        return x_orig
+        return x.min(), x.max()
 
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         return self._calculate_qparams(self.min_val.numpy(), self.max_val.numpy())
@@ -247,6 +269,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
             raise ValueError(f"{type(self).__name__}: qscheme must be a per-channel one, got "
                              f"{qscheme!r}")
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
+        _refuse_reduced_symmetric_quint8(qscheme, reduce_range, dtype)
         self.ch_axis = ch_axis
         self.register_buffer("min_val", tensor([]))
         self.register_buffer("max_val", tensor([]))
@@ -256,9 +279,8 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
             return low, high
         return np.minimum(low, self.min_val.numpy()), np.maximum(high, self.max_val.numpy())
 
-    def forward(self, x_orig: Tensor) -> Tensor:
-        if x_orig.numel() == 0:
-            return x_orig
+    def _extremes(self, x_orig: Tensor) -> tuple[Any, Any]:
+        """The (non-empty) input's minima and maxima per channel, float32."""
         if not -x_orig.ndim <= self.ch_axis < x_orig.ndim:
             raise IndexError(f"{type(self).__name__}: ch_axis {self.ch_axis} is out of range "
                              f"for a {x_orig.ndim}-D input of shape {tuple(x_orig.shape)}")
@@ -268,10 +290,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
             raise ValueError(f"{type(self).__name__}: it has seen {self.min_val.numel()} "
                              f"channels along ch_axis {self.ch_axis}, this input has "
                              f"{x.shape[0]} (shape {tuple(x_orig.shape)})")
-        low, high = self._update(x.min(axis=1), x.max(axis=1))
-        self.min_val = from_numpy(np.asarray(low, _F32))
-        self.max_val = from_numpy(np.asarray(high, _F32))
-        return x_orig
+        return x.min(axis=1), x.max(axis=1)
 
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         return self._calculate_qparams(self.min_val.numpy(), self.max_val.numpy())
@@ -307,18 +326,33 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
 
 
 class PlaceholderObserver(ObserverBase):
-    """Observes nothing; stands for a dtype (dynamic quantization's activations, whose
-    parameters are chosen per batch when the model runs)."""
+    """Observes nothing; passes its configuration (``dtype``, float32 by default, …) on to
+    ``from_float``: dynamic quantization's activations, whose parameters are chosen per batch,
+    float16 weights, or a weight left float.
 
-    def __init__(self, dtype: QDType = quint8, custom_op_name: str = "",
+    Example:
+        >>> PlaceholderObserver()
+        PlaceholderObserver(dtype=ember.float32, is_dynamic=False)
+    """
+
+    def __init__(self, dtype: Any = float32, custom_op_name: str = "",
                  compute_dtype: Any = None, quant_min: int | None = None,
                  quant_max: int | None = None, qscheme: QScheme | None = None,
                  eps: float | None = None, is_dynamic: bool = False) -> None:
         super().__init__(dtype, is_dynamic)
-        self.quant_min, self.quant_max, self.qscheme = quant_min, quant_max, qscheme
+        self.quant_min, self.quant_max = quant_min, quant_max
+        self.qscheme = per_tensor_affine if qscheme is None else qscheme
+        self.eps = _EPS if eps is None else eps
+        self.custom_op = custom_op_name
+        if compute_dtype:  # (PyTorch's warning; like PyTorch, is_dynamic stays as given)
+            warnings.warn("Please use `is_dynamic` instead of `compute_dtype`. `compute_dtype` "
+                          "will be deprecated in a future release of PyTorch.", stacklevel=2)
 
     def forward(self, x: Tensor) -> Tensor:
         return x
+
+    def extra_repr(self) -> str:
+        return f"dtype={self.dtype!r}, is_dynamic={self.is_dynamic}"
 
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         raise RuntimeError("calculate_qparams should not be called for PlaceholderObserver")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections import namedtuple
-from typing import Any, NamedTuple
+from typing import Any
 
 from ember.dtypes import float16, float32
 from ember.nn import Identity
@@ -62,9 +62,9 @@ __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default
 _BACKENDS = ("x86", "fbgemm", "qnnpack")
 
 
-class QConfig(NamedTuple):
+class QConfig(namedtuple("QConfig", ["activation", "weight"])):
     """Factories (``Observer.with_args(...)`` or classes) for a module's output activation
-    observer and its weight observer.
+    observer and its weight observer; observer instances raise PyTorch's ``ValueError``.
 
     Example:
         >>> qc = QConfig(activation=default_observer.with_args(quant_min=0, quant_max=127),
@@ -73,8 +73,14 @@ class QConfig(NamedTuple):
         127
     """
 
-    activation: Any
-    weight: Any
+    __slots__ = ()
+
+    def __new__(cls, activation: Any, weight: Any) -> QConfig:
+        if isinstance(activation, Module) or isinstance(weight, Module):
+            raise ValueError("QConfig received observer instance, please pass observer class "
+                             "instead. Use MyObserver.with_args(x=1) to override arguments to "
+                             "constructor if needed")
+        return super().__new__(cls, activation, weight)
 
 
 QConfigAny = QConfig | None  # (a module's qconfig: None leaves it float)

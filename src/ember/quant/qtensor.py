@@ -1,13 +1,16 @@
 """Quantized tensors: integers (an ordinary ``int8``/``uint8``/``int32`` tensor) with the
 affine map back to reals, one scale and zero point per tensor or per channel.
 
-``quantize_per_tensor``/``quantize_per_channel`` make them with fbgemm's rounding (``zero_point
-+ nearbyint(x * (1 / scale))`` in float32, clamped to the dtype), ``dequantize`` maps back,
+``quantize_per_tensor``/``quantize_per_channel`` make them as PyTorch's kernels round
+(``nearbyint(x * (1 / scale) + zero_point)`` in float32, clamped to the dtype; see
+:func:`ember.quant.kernels.quantize`), ``dequantize`` maps back,
 ``int_repr``, ``q_scale``, ``q_zero_point``, ``qscheme`` and the per-channel getters read them,
 as in PyTorch. Shape methods (``reshape``, ``view``, ``flatten``, ``permute``, ``transpose``,
 ``contiguous``, indexing) act on the integers and keep the quantization. A
 :class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
-ops and dtype rules never look at it, so the eager path pays nothing for it.
+ops and dtype rules never look at it, so the eager path pays nothing for it. Given one, they
+raise :class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
+method or an operator only ordinary tensors have).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ember.quant.qtypes import (
     per_tensor_affine,
     qint8,
     qint32,
+    quint4x2,
     quint8,
 )
 from ember.tensor import Tensor
@@ -75,8 +79,10 @@ class QuantizedTensor:
         return self._zero_point
 
     def q_per_channel_scales(self) -> Tensor:
+        """float64, but float32 with float zero points (as PyTorch stores them)."""
         self._need(True, "q_per_channel_scales")
-        return tensor(self._scale, dtype="float64")
+        float_qparams = self.qscheme() is per_channel_affine_float_qparams
+        return tensor(self._scale, dtype="float32" if float_qparams else "float64")
 
     def q_per_channel_zero_points(self) -> Tensor:
         self._need(True, "q_per_channel_zero_points")
@@ -96,6 +102,13 @@ class QuantizedTensor:
     @property
     def _data(self) -> Any:  # an op reading a tensor's memory: the quantized tensor's error
         raise QuantizedOperandError("_data")
+
+    def __getattr__(self, name: str) -> Any:
+        """What only ordinary tensors have (``requires_grad``, ``unsqueeze``, …): a float op
+        or module was given a quantized tensor."""
+        if name.startswith("__"):  # (protocols: copy, pickle, … look for these)
+            raise AttributeError(name)
+        raise QuantizedOperandError(name)
 
     def dequantize(self) -> Tensor:
         return from_numpy(kernels.dequantize(self._int.numpy(), self._scale, self._zero_point,
@@ -164,14 +177,40 @@ class QuantizedTensor:
                 f"       quantization_scheme={self.qscheme()!r}, {qparams})")
 
 
+def _refuse(what: str) -> Any:
+    def refused(self: QuantizedTensor, *args: Any, **kwargs: Any) -> Any:
+        raise QuantizedOperandError(what)
+    return refused
+
+
+# arithmetic, comparisons and conversions are float ops (== and != stay identity, as for any
+# object)
+for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
+                       ("floordiv", "//"), ("mod", "%"), ("pow", "**"), ("matmul", "@"),
+                       ("and", "&"), ("or", "|"), ("xor", "^"), ("lshift", "<<"),
+                       ("rshift", ">>")):
+    for _form in ("__{}__", "__r{}__", "__i{}__"):
+        setattr(QuantizedTensor, _form.format(_name), _refuse(f"operator {_symbol}"))
+for _name, _what in (("neg", "operator -"), ("pos", "operator +"), ("invert", "operator ~"),
+                     ("lt", "operator <"), ("le", "operator <="), ("gt", "operator >"),
+                     ("ge", "operator >="), ("abs", "abs()"), ("float", "float()"),
+                     ("int", "int()"), ("array", "conversion to a NumPy array")):
+    setattr(QuantizedTensor, f"__{_name}__", _refuse(_what))
+
+
 def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
     if not isinstance(input, Tensor) or input.dtype is not float32:
         shown = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
         raise DTypeError(f"{op}: expected a float32 tensor (as PyTorch), got {shown}. Hint: "
                          "call .float() first")
-    if dtype not in (qint8, quint8, qint32):
-        raise DTypeError(f"{op}: dtype must be ember.qint8, ember.quint8 or ember.qint32, got "
-                         f"{dtype!r}")
+    float_qparams = np.asarray(zero_points).dtype.kind == "f"
+    allowed = (qint8, quint8, quint4x2) if float_qparams else (qint8, quint8, qint32)
+    if dtype not in allowed:
+        names = ", ".join(repr(d) for d in allowed)
+        raise DTypeError(f"{op}: dtype must be one of {names}"
+                         f"{' with float zero points' if float_qparams else ''}, got {dtype!r}")
+    if float_qparams:  # (per_channel_affine_float_qparams: any float zero point, as PyTorch)
+        return
     for zero_point in np.atleast_1d(zero_points):
         if not dtype.min <= zero_point <= dtype.max:
             raise ValueError(f"{op}: zero_point {zero_point} is outside {dtype!r}'s range "
@@ -198,7 +237,9 @@ def quantize_per_tensor(input: Tensor, scale: float, zero_point: int,
 def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axis: int,
                          dtype: QDType) -> QuantizedTensor:
     """``input`` rounded to ``dtype``'s integers with ``scales[c]`` and ``zero_points[c]``
-    for each index ``c`` along ``axis``.
+    for each index ``c`` along ``axis``. Float ``zero_points`` give PyTorch's
+    ``per_channel_affine_float_qparams`` (float32 scales and zero points, any zero point;
+    ``qint8``, ``quint8`` or ``quint4x2``), integer ones ``per_channel_affine``.
 
     Example:
         >>> q = ember.quantize_per_channel(ember.tensor([[1.0, 1.0], [3.0, 3.0]]),
@@ -217,8 +258,10 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
         raise ShapeError(f"quantize_per_channel: scales {tuple(scales.shape)} and zero_points "
                          f"{tuple(zero_points.shape)} must have shape ({channels},), the size "
                          f"of input {tuple(input.shape)} along axis {axis}")
-    s = scales.detach().numpy().astype(np.float64)
-    z = zero_points.detach().numpy().astype(np.int64)
+    z = zero_points.detach().numpy()
+    float_qparams = z.dtype.kind == "f"
+    s = scales.detach().numpy().astype(np.float32 if float_qparams else np.float64)
+    z = z.astype(np.float32 if float_qparams else np.int64)
     q = kernels.quantize(input.detach().numpy(), s, z, dtype.min, dtype.max, dtype.storage.np,
                          axis)
     return QuantizedTensor(from_numpy(q), dtype, s, z, axis)

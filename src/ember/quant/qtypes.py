@@ -8,6 +8,7 @@ so ordinary tensors' dtype handling (and its speed) is untouched.
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Any
 
 from ember import dtypes
@@ -21,19 +22,66 @@ __all__ = ["QuantizedOperandError", "QDType", "QScheme", "qint8", "quint8", "qin
 
 
 class QuantizedOperandError(DTypeError, AttributeError):
-    """A float op given a quantized tensor (it read the tensor's dtype or memory as an
-    ordinary tensor's); the message names the op, found when it is read."""
+    """A float op (or a float module) given a quantized tensor: it read the tensor's dtype,
+    memory or a method only ordinary tensors have. The message names the op and the float
+    module whose ``forward`` called it, with the fix, found when it is read."""
 
     def __str__(self) -> str:
-        return (f"{outermost_op(self.__traceback__)}: quantized tensors are not supported by "
-                "this op. Hint: call .dequantize() first, or use a quantized module "
-                "(ember.ao.nn.quantized) that takes them")
+        op = outermost_op(self.__traceback__)
+        if op == _NO_OP and self.args and self.args[0] not in ("", "_data"):
+            op = self.args[0]  # (read outside the ops: the attribute or the operator)
+        module = _float_module(self.__traceback__)
+        if module is None:
+            return (f"{op}: quantized tensors are not supported by this op. Hint: call "
+                    ".dequantize() first, or use a quantized module (ember.ao.nn.quantized) "
+                    "that takes them")
+        return (f"{op}: quantized tensors are not supported by this op, called by the float "
+                f"module {type(module).__name__}. Hint: {_module_hint(type(module))}")
+
+
+_NO_OP = outermost_op(None)  # (what outermost_op answers outside the ops)
+
+
+def _float_module(tb: TracebackType | None) -> Any:
+    """The innermost module in ``tb`` whose ``forward`` runs, if it is no quantized module
+    (which take quantized tensors): the float module that was given one."""
+    from ember.nn.module import Module
+
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        owner = frame.f_locals.get("self") if frame.f_code.co_name == "forward" else None
+        if isinstance(owner, Module):
+            found = owner
+        tb = tb.tb_next
+    if found is None or type(found).__module__.startswith("ember.quant."):
+        return None
+    return found
+
+
+def _module_hint(kind: type) -> str:
+    """How to get a float module of type ``kind`` out of the way of quantized tensors."""
+    from ember.quant.mappings import (
+        DEFAULT_STATIC_QUANT_MODULE_MAPPINGS,
+        QUANTIZED_PASSTHROUGH_MAPPINGS,
+    )
+
+    dequantize = "dequantize its input first (a DeQuantStub before it)"
+    twin = {**DEFAULT_STATIC_QUANT_MODULE_MAPPINGS, **QUANTIZED_PASSTHROUGH_MAPPINGS}.get(kind)
+    if twin is not None:
+        return (f"give it a qconfig before prepare, so that convert swaps it for "
+                f"ember.ao.nn.quantized.{twin.__name__}; or {dequantize}")
+    if kind.__module__.startswith("ember.nn"):
+        return (f"Ember has no quantized {kind.__name__} (see docs/quantization.md): "
+                f"{dequantize}, and a QuantStub after it to quantize again")
+    return f"{dequantize}, or call .dequantize() on it in its forward"
 
 
 class QDType:
     """A quantized dtype: the integer dtype holding the values and its range. Asked for what
-    only an ordinary dtype has (``is_floating_point``, …), it raises
-    :class:`QuantizedOperandError`: a float op was given a quantized tensor."""
+    only an ordinary dtype has (``is_floating_point``, …), or read as one (``ember.full(…,
+    dtype=q.dtype)``), it raises :class:`QuantizedOperandError`: a float op was given a
+    quantized tensor."""
 
     __slots__ = ("name", "storage", "min", "max")
 
@@ -58,6 +106,9 @@ class QDType:
         if name.startswith("__"):  # (protocols: copy, pickle, … look for these)
             raise AttributeError(name)
         raise QuantizedOperandError(name)
+
+    def __ember_dtype__(self) -> DType:  # (what ember.dtypes.to_dtype reads)
+        raise QuantizedOperandError("dtype")
 
 
 class QScheme:

@@ -117,9 +117,13 @@ def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
         kind = _type(child)
         if kind is nn.Dropout:
             continue
-        if isinstance(child, (_FusedModule, FloatFunctional)):
-            if _needs_observation(child):  # (a fusion: as its last member, observed once;
-                _insert_observer(child, hook=False)  # FloatFunctional: by its methods)
+        if isinstance(child, FloatFunctional):
+            if _needs_observation(child):  # (by its methods)
+                _insert_observer(child, hook=False)
+        elif isinstance(child, _FusedModule):
+            if _needs_observation(child):  # (as PyTorch, the observer runs as the fusion's last
+                _insert_observer(child)  # member and again in the hook: a moving average
+                # moves twice per call)
         elif kind in non_leaf:
             if _needs_observation(child):
                 _insert_observer(child)

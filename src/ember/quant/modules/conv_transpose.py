@@ -20,6 +20,7 @@ __all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 class _ConvTransposeNd(_ConvLayer):
     _kind, _op = "ConvTranspose", "conv_transpose"
+    _per_channel_weights = False  # (as PyTorch's fbgemm)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,

@@ -83,6 +83,18 @@ class Linear(StaticLinear):
             return from_numpy(self._w16.astype(np.float32))
         return super().weight()
 
+    def set_weight_bias(self, w: QuantizedTensor | Tensor, b: Tensor | None) -> None:
+        """Replaces the weight (int8 quantized, or with ``dtype=float16`` a float tensor) and
+        the float bias, as PyTorch's."""
+        if self._dtype is not float16:
+            return super().set_weight_bias(w, b)
+        if not isinstance(w, Tensor) or tuple(w.shape) != self._w16.shape:
+            shown = tuple(w.shape) if isinstance(w, Tensor) else type(w).__name__
+            raise ValueError(f"dynamic quantized Linear.set_weight_bias: expected a float "
+                             f"weight of shape {self._w16.shape}, got {shown}")
+        self._set_float16_weight(w.detach().float().numpy(),
+                                 None if b is None else b.detach().float().numpy())
+
     def forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
             raise TypeError(f"dynamic quantized linear: expected a float tensor, got "

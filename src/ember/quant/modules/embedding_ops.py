@@ -17,9 +17,8 @@ import numpy as np
 from ember.errors import DTypeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
-from ember.ops.fake_quantize import quantize_to_grid
 from ember.quant.modules.quantized import _unexpected, eager_only
-from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtensor import QuantizedTensor, quantize_per_channel
 from ember.quant.qtypes import QDType, per_channel_affine_float_qparams, quint4x2, quint8
 from ember.tensor import Tensor
 
@@ -132,11 +131,8 @@ class Embedding(Module):
                              + cls._hint(observer.dtype))
         observer(mod.weight)
         scale, zero_point = observer.calculate_qparams()
-        scale, zero_point = scale.float().numpy(), zero_point.float().numpy()
-        q, _ = quantize_to_grid(np, mod.weight.detach().float().numpy(), scale[:, None],
-                                zero_point[:, None], 0, observer.dtype.max)
-        w = QuantizedTensor(from_numpy(q.astype(np.uint8)), observer.dtype, scale.copy(),
-                            zero_point.copy(), 0)
+        w = quantize_per_channel(mod.weight.detach().float(), scale.float(), zero_point.float(),
+                                 0, observer.dtype)
         return cls._like(mod, w)
 
     @classmethod

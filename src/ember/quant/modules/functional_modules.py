@@ -13,7 +13,6 @@ from ember.nn import Identity
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.arithmetic import add, mul
-from ember.ops.creation import tensor
 from ember.ops.join import cat
 from ember.quant import elementwise
 from ember.quant.modules.quantized import OutputQParams
@@ -112,10 +111,6 @@ class QFunctional(OutputQParams):
         new = cls()
         new.scale, new.zero_point = float(scale.item()), int(zero_point.item())
         return new
-
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        destination[prefix + "scale"] = tensor(self.scale, dtype="float64")
-        destination[prefix + "zero_point"] = tensor(self.zero_point)
 
     def extra_repr(self) -> str:
         return f"scale={self.scale}, zero_point={self.zero_point}"

@@ -69,8 +69,15 @@ def _quantized_input(op: str, x: Any) -> QuantizedTensor:
 
 
 class OutputQParams(Module):
-    """A module whose state is its output's ``scale`` and ``zero_point`` (numbers), loaded
-    from a state dict as PyTorch's quantized modules load them."""
+    """A module whose state is its output's ``scale`` and ``zero_point`` (numbers), saved as
+    0-d tensors and loaded from a state dict as PyTorch's quantized modules load them."""
+
+    scale: float
+    zero_point: int
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        destination[prefix + "scale"] = tensor(self.scale, dtype="float64")
+        destination[prefix + "zero_point"] = tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
                               strict: bool, missing_keys: list, unexpected_keys: list,
@@ -125,20 +132,20 @@ class DeQuantize(Module):
 
 
 def quantized_weight(layer: Module, qconfig: Any) -> QuantizedTensor:
-    """``layer.weight`` quantized to int8: by its QAT fake quantizer's parameters when it has
-    one, else by a fresh ``qconfig.weight`` observer that has seen it (as PyTorch's
-    ``from_float``)."""
+    """``layer.weight`` quantized to int8: by its QAT fake quantizer when it has one, else by
+    a fresh ``qconfig.weight`` observer (see :func:`quantize_weight_tensor`)."""
     return quantize_weight_tensor(layer.weight, qconfig, type(layer).__name__,
                                   getattr(layer, "weight_fake_quant", None))
 
 
 def quantize_weight_tensor(weight: Tensor, qconfig: Any, owner: str,
                            observer: Any = None) -> QuantizedTensor:
-    """``weight`` quantized to int8 by ``observer`` (which has seen it), or by a fresh
-    ``qconfig.weight`` observer shown it."""
+    """``weight`` quantized to int8 by the parameters of ``observer`` (a QAT fake quantizer)
+    or of a fresh ``qconfig.weight`` observer, after showing it the weight once more (as
+    PyTorch's ``from_float``: a fake quantizer whose observer is on moves its range)."""
     if observer is None:
         observer = qconfig.weight()
-        observer(weight)
+    observer(weight)
     if observer.dtype is not qint8:
         raise ValueError(f"{owner}: the weight observer must have dtype ember.qint8, got "
                          f"{observer.dtype!r}")
@@ -178,6 +185,8 @@ class _WeightedQuantized(Module):
 
     relu = False
     _float_types: tuple = ()
+    _per_channel_weights = True  # (along axis 0, the output channels)
+    _outputs: int  # the number of output channels (features)
 
     def _set_weight(self, w: QuantizedTensor, bias: Tensor | None) -> None:
         """Sets the weight and bias, packed (as PyTorch's) for the engine current now: the
@@ -195,6 +204,30 @@ class _WeightedQuantized(Module):
 
     def bias(self) -> Tensor | None:
         return None if self._b is None else from_numpy(self._b.copy())
+
+    def set_weight_bias(self, w: QuantizedTensor, b: Tensor | None) -> None:
+        """Replaces the int8 weight (per tensor, or per output channel) and the float bias
+        (None: none), as PyTorch's, which repacks them for the current engine."""
+        name = f"quantized {type(self).__name__}.set_weight_bias"
+        if not isinstance(w, QuantizedTensor) or w.dtype is not qint8:
+            shown = repr(w.dtype) if isinstance(w, QuantizedTensor) else type(w).__name__
+            raise TypeError(f"{name}: expected an ember.qint8 quantized weight, got {shown}. "
+                            "Hint: ember.quantize_per_tensor(w, scale, 0, ember.qint8)")
+        if tuple(w.shape) != tuple(self._w.shape):
+            raise ValueError(f"{name}: expected a weight of shape {tuple(self._w.shape)}, got "
+                             f"{tuple(w.shape)}")
+        if w._axis is not None and not self._per_channel_weights:
+            raise ValueError(f"{name}: per-channel weights are not supported (as in PyTorch's "
+                             "fbgemm): quantize it per tensor")
+        if w._axis not in (None, 0):
+            raise ValueError(f"{name}: a per-channel weight must be quantized along axis 0 "
+                             f"(the output channels), got axis {w._axis}")
+        channels = self._outputs
+        if b is not None and (not isinstance(b, Tensor) or tuple(b.shape) != (channels,)):
+            shown = tuple(b.shape) if isinstance(b, Tensor) else type(b).__name__
+            raise ValueError(f"{name}: expected a float bias of shape ({channels},) or None, "
+                             f"got {shown}")
+        self._set_weight(w, b)
 
     def _output(self, acc: np.ndarray, x: QuantizedTensor, channel_axis: int) -> QuantizedTensor:
         """The uint8 output of the exact accumulator, requantized as the engine the weights
@@ -267,6 +300,10 @@ class Linear(_WeightedQuantized):
                                 0, qint8)
         self._set_weight(w, tensor(np.zeros(out_features, np.float32)) if bias_ else None)
 
+    @property
+    def _outputs(self) -> int:
+        return self.out_features
+
     @classmethod
     def _like(cls, layer: Module) -> Linear:
         return cls(layer.in_features, layer.out_features, layer.bias is not None)
@@ -300,6 +337,10 @@ class _ConvLayer(_WeightedQuantized):
     @property
     def _name(self) -> str:
         return f"{self._kind}{self._n}d"
+
+    @property
+    def _outputs(self) -> int:
+        return self.out_channels
 
     def _set_geometry(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
                       padding: Any, dilation: Any, groups: int, padding_mode: str) -> None:
@@ -484,12 +525,18 @@ class MaxPool2d(nn.MaxPool2d):
                    ceil_mode=mod.ceil_mode)
 
 
-class Dropout(Module):
-    """Dropout of a quantized model: the identity (quantized models run inference)."""
+class Dropout(nn.Dropout):
+    """Dropout of a quantized model: the identity (as PyTorch's, in training mode too);
+    ``p`` and ``inplace`` are kept from the float module.
+
+    Example:
+        >>> Dropout(0.5)
+        Dropout(p=0.5, inplace=False)
+    """
 
     def forward(self, x: Any) -> Any:
         return x
 
     @classmethod
     def from_float(cls, mod: Module) -> Dropout:
-        return cls()
+        return cls(mod.p, mod.inplace)

@@ -2,6 +2,7 @@
 
 from ember.ao.nn.quantized import dynamic  # noqa: F401
 from ember.quant.modules.activations import *  # noqa: F403
+from ember.quant.modules.batchnorm import *  # noqa: F403
 from ember.quant.modules.conv_transpose import *  # noqa: F403
 from ember.quant.modules.embedding_ops import *  # noqa: F403
 from ember.quant.modules.functional_modules import *  # noqa: F403

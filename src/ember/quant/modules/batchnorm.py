@@ -1,0 +1,90 @@
+"""Quantized ``BatchNorm2d`` and ``BatchNorm3d`` (``torch.ao.nn.quantized``): the running
+statistics folded, per channel, into ``alpha = weight / sqrt(var + eps) * input_scale /
+output_scale`` and ``beta = (bias - mean * weight / sqrt(var + eps)) / output_scale`` (in
+float32, as PyTorch's ``compute_fused_params``), then each output integer is
+``nearbyint(fma(alpha, q - input_zero_point, beta)) + output_zero_point``, clamped (its
+``q_batch_norm`` kernel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import nn
+from ember.nn.module import Module
+from ember.ops.creation import from_numpy, tensor
+from ember.quant.modules.quantized import _quantized_input
+from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtypes import quint8
+from ember.tensor import Tensor
+
+__all__ = ["BatchNorm2d", "BatchNorm3d"]
+
+_F32 = np.float32
+
+
+class _QuantizedBatchNorm:
+    """Batch norm of a quantized tensor with the running statistics (in training mode too,
+    as PyTorch's), to the output ``scale`` and ``zero_point`` (0-d buffers, as PyTorch's);
+    a float tensor gets the float batch norm. Mixed in before ``nn.BatchNorm{n}d``."""
+
+    _n: int
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1) -> None:
+        super().__init__(num_features, eps, momentum, True, True)
+        self.register_buffer("scale", tensor(1.0))
+        self.register_buffer("zero_point", tensor(0))
+
+    def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
+        if isinstance(input, Tensor):  # (after the quantized region: float batch norm)
+            return super().forward(input)
+        x = _quantized_input(f"batch_norm{self._n}d", input)
+        if x.ndim != self._n + 2 or x.shape[1] != self.num_features:
+            raise ValueError(f"quantized {type(self).__name__}: expected a {self._n + 2}-D "
+                             f"input with {self.num_features} channels, got shape "
+                             f"{tuple(x.shape)}")
+        out_scale, out_zp = float(self.scale.item()), int(self.zero_point.item())
+        channels = self.num_features
+        weight = np.ones(channels, _F32) if self.weight is None else self.weight.detach().numpy()
+        bias = np.zeros(channels, _F32) if self.bias is None else self.bias.detach().numpy()
+        mean, var = self.running_mean.numpy(), self.running_var.numpy()
+        inv_sigma = (1.0 / np.sqrt(var + _F32(self.eps)).astype(np.float64)).astype(_F32)
+        alpha = (inv_sigma * weight).astype(np.float64) * (np.float64(_F32(x._scale)) / out_scale)
+        beta = (bias - mean * inv_sigma * weight).astype(np.float64) / out_scale
+        along = (1, channels) + (1,) * self._n
+        alpha = alpha.astype(_F32).astype(np.float64).reshape(along)
+        beta = beta.astype(_F32).astype(np.float64).reshape(along)
+        centred = x._int.numpy().astype(np.float64) - x._zero_point
+        v = (alpha * centred + beta).astype(_F32)  # (exact in float64: one rounding, an fma)
+        q = np.clip(np.rint(v).astype(np.float64) + out_zp, 0, 255).astype(np.uint8)
+        return QuantizedTensor(from_numpy(q), quint8, out_scale, out_zp)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Any:
+        """The quantized twin of an observed float batch norm: its parameters and running
+        statistics (shared), its observer's output scale and zero point."""
+        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        new = cls(mod.num_features, mod.eps)
+        new.weight, new.bias = mod.weight, mod.bias
+        new.running_mean, new.running_var = mod.running_mean, mod.running_var
+        new.scale, new.zero_point = tensor(scale.item()), tensor(int(zero_point.item()))
+        return new
+
+
+class BatchNorm2d(_QuantizedBatchNorm, nn.BatchNorm2d):
+    """A quantized ``nn.BatchNorm2d``: uint8 (N, C, H, W) in and out.
+
+    Example:
+        >>> m = BatchNorm2d(2)
+        >>> m(ember.quantize_per_tensor(ember.ones(1, 2, 3, 3), 0.1, 0, ember.quint8)).shape
+        ember.Size([1, 2, 3, 3])
+    """
+
+    _n = 2
+
+
+class BatchNorm3d(_QuantizedBatchNorm, nn.BatchNorm3d):
+    """A quantized ``nn.BatchNorm3d``: uint8 (N, C, D, H, W) in and out."""
+
+    _n = 3
