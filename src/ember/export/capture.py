@@ -95,11 +95,14 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
         written = [graph.label(t) for t, _ in graph.writes] + (["its arguments"] if arg_writes
                                                                else [])
         raise ExportError(f"{who}: the model writes into its state or arguments when called "
-                          f"({', '.join(written)}: a BatchNorm in training mode updates its "
-                          "running statistics, a recurrent layer carries its state to the "
-                          "next call, an in-place op writes an input); export in eval mode, "
-                          "with state passed in and returned instead of carried, and without "
-                          "in-place writes to inputs")
+                          f"({', '.join(written)}). Writes of this kind: a BatchNorm "
+                          "in training mode updates its running statistics, an "
+                          "Embedding(max_norm=...) renormalizes the rows it looks up in its "
+                          "weight, a recurrent layer carries its state to the next call, an "
+                          "in-place op writes an input. Hint: export in eval mode, with "
+                          "max_norm=None (renormalize the weight once before), with state "
+                          "passed in and returned instead of carried, and without in-place "
+                          "writes to inputs")
     return graph
 
 

@@ -8,7 +8,7 @@ import linecache
 import os
 import sys
 
-from ember.errors import EmberError
+from ember.errors import EmberError, OpError
 from ember.jit.ir import Source
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -21,6 +21,16 @@ class TraceError(EmberError, RuntimeError):
     def __init__(self, message: str, where: str = "") -> None:
         super().__init__(message)
         self.where = where
+
+
+class DataDependentShape(OpError):
+    """A traced primitive's output size depends on its input's values (``nonzero``, which
+    boolean-mask indexing runs, ``unique``): ``primitive`` names it, ``source`` is the user's
+    line that called it (None if unknown)."""
+
+    def __init__(self, message: str, primitive: str, source: Source | None) -> None:
+        super().__init__(message)
+        self.primitive, self.source = primitive, source
 
 
 def user_source(what: str = "") -> Source | None:

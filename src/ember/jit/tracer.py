@@ -26,7 +26,7 @@ from ember.errors import OpError
 from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
-from ember.jit.sources import TraceError, _at, user_source
+from ember.jit.sources import DataDependentShape, TraceError, _at, user_source
 from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
@@ -487,8 +487,9 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
         specs = prim.infer(*(TensorSpec(v.shape, v.dtype) for v in in_vars), **params)
     except OpError as e:
         head, _, hint = str(e).partition(" Hint: ")
-        raise OpError(f"{head.rstrip('.')}; the call{_at(user_source())}. Hint: "
-                      f"{hint or _DATA_HINT}") from None
+        src = user_source()
+        raise DataDependentShape(f"{head.rstrip('.')}; the call{_at(src)}. Hint: "
+                                 f"{hint or _DATA_HINT}", prim.name, src) from None
     specs = specs if prim.nout > 1 else (specs,)
     for i, (sp, var) in enumerate(zip(specs, out_vars)):
         if tuple(sp.shape) != var.shape or sp.dtype is not var.dtype:

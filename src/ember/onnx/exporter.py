@@ -14,7 +14,8 @@ from onnx import helper
 from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
 from ember.func.pytree import tree_flatten
 from ember.jit.arguments import argument_names
-from ember.jit.ir import Graph, Var
+from ember.jit.ir import Graph, Source, Var
+from ember.jit.sources import DataDependentShape
 from ember.onnx import converters  # noqa: F401 - registers the converters
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.modes import TrainingMode, export_mode
@@ -52,7 +53,11 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
                       "input")
     with export_mode(model, training), state_restored(model):
-        capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
+        try:
+            capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
+        except DataDependentShape as e:  # (tracing stops at the first such op)
+            raise ExportError(_unsupported({e.primitive: [e.source]}, _DATA_DEPENDENT)) \
+                from None
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         second = third = None
@@ -255,7 +260,7 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
     missing: dict[str, list] = {}
     for eqn in graph.eqns:
         if eqn.prim.name not in CONVERTERS:
-            missing.setdefault(eqn.prim.name, []).append(eqn)
+            missing.setdefault(eqn.prim.name, []).append(eqn.source)
     if missing:
         raise ExportError(_unsupported(missing))
     unmade: dict[Var, Any] = {}  # outputs a converter does not compute
@@ -292,16 +297,25 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
                           "\n  ".join(ctx.problems))
 
 
-def _unsupported(missing: dict[str, list]) -> str:
+_DATA_DEPENDENT = ("Its output size depends on the input's values (boolean-mask indexing "
+                   "x[mask] runs nonzero; unique, bincount), and an exported graph has the "
+                   "sizes of its trace (tracing stops at the first such call). Hint: select "
+                   "with ember.where(mask, x, 0) instead of x[mask]")
+
+
+def _unsupported(missing: dict[str, list[Source | None]], why: str = "") -> str:
+    """The error listing each primitive without a converter, how often and where it is called
+    (``why`` after the list, when given)."""
     lines = []
-    for name, eqns in sorted(missing.items()):
-        where = sorted({str(e.source) for e in eqns if e.source is not None})
-        lines.append(f"  {name} ({len(eqns)}x{', at ' + ', '.join(where[:3]) if where else ''}"
+    for name, sources in sorted(missing.items()):
+        where = sorted({str(s) for s in sources if s is not None})
+        lines.append(f"  {name} ({len(sources)}x{', at ' + ', '.join(where[:3]) if where else ''}"
                      f"{' ...' if len(where) > 3 else ''})")
-    return ("ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) +
-            "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
-            "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
-            "docs/onnx.md)")
+    hint = f"\n{why}" if why else (
+        "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
+        "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
+        "docs/onnx.md)")
+    return "ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) + hint
 
 
 def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
@@ -338,5 +352,9 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
     opsets = [helper.make_opsetid("", ctx.opset)]
     model = helper.make_model(body, opset_imports=opsets, producer_name="ember",
                               ir_version=helper.find_min_ir_version_for(opsets))
-    onnx.checker.check_model(model)
+    try:  # (with type and shape inference: an op given a type it does not take fails here)
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise ExportError(f"ember.onnx.export: the exported graph fails ONNX's checker (a "
+                          f"converter made an invalid node): {e}") from None
     return model

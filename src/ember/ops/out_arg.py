@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -134,7 +135,11 @@ def _forwarder(fn: Callable[..., Any], signature: inspect.Signature,
     source = (f"def _out_form({', '.join(params)}):\n"
               f"    if out is None:\n        return _out_arg_fn({forwarded})\n"
               f"    return _out_arg_into(out, {forwarded})\n")
-    exec(compile(source, f"<out= form of {fn.__name__}>", "exec"), scope)  # noqa: S102
+    # (named as a file in this folder, so that what looks for the user's frame, as the
+    # source lines of traced ops, skips it as Ember's own)
+    here = os.path.dirname(os.path.abspath(__file__))
+    where = os.path.join(here, f"<out= form of {fn.__name__}>")
+    exec(compile(source, where, "exec"), scope)  # noqa: S102
     return scope["_out_form"]
 
 

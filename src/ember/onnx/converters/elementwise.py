@@ -93,21 +93,31 @@ def remainder(ctx: Context, eqn: Eqn) -> str:
 
 @converter("floor_divide", "div_trunc")
 def rounded_divide(ctx: Context, eqn: Eqn) -> str:
-    """Division rounded down (``//``) or toward zero (``rounding_mode="trunc"``): ONNX's Div
-    truncates integers, and the floor is one less where the remainder's sign differs from
-    the divisor's."""
+    """Division rounded down (``//``) or toward zero (``rounding_mode="trunc"``). ``//`` is
+    NumPy's (and PyTorch's): the truncated quotient (ONNX's Div of integers; for floats
+    ``(a - fmod(a, b)) / b``, rounded, which is exact where ``floor(a / b)`` rounds up, and
+    NaN for an infinite dividend), one less where the remainder's sign differs from the
+    divisor's; a float divided by zero is ``a / b``."""
     (a, b), dtype = operands(ctx, eqn), eqn.outputs[0].dtype
     q = ctx.node("Div", [a, b])
-    if dtype.is_floating_point:
-        return _trunc(ctx, q) if eqn.prim.name == "div_trunc" else ctx.node("Floor", [q])
-    if eqn.prim.name == "div_trunc" or dtype.name == "uint8":
+    if eqn.prim.name == "div_trunc":
+        return _trunc(ctx, q) if dtype.is_floating_point else q
+    if dtype.name == "uint8":
         return q
     zero = ctx.scalar(0, dtype)
-    r = ctx.node("Sub", [a, ctx.node("Mul", [q, b])])
+    if dtype.is_floating_point:
+        r = ctx.node("Mod", [a, b], fmod=1)
+        whole = ctx.node("Round", [ctx.node("Div", [ctx.node("Sub", [a, r]), b])])
+    else:
+        whole = q
+        r = ctx.node("Sub", [a, ctx.node("Mul", [q, b])])
     inexact = ctx.node("Not", [ctx.node("Equal", [r, zero])])
     signs = ctx.node("Xor", [ctx.node("Less", [r, zero]), ctx.node("Less", [b, zero])])
     below = ctx.cast(ctx.node("And", [inexact, signs]), bool_, dtype)
-    return ctx.node("Sub", [q, below])
+    floor = ctx.node("Sub", [whole, below])
+    if not dtype.is_floating_point:
+        return floor
+    return ctx.node("Where", [ctx.node("Equal", [b, zero]), q, floor])
 
 
 def _trunc(ctx: Context, x: str) -> str:
@@ -122,12 +132,17 @@ def pow_scalar(ctx: Context, eqn: Eqn) -> str:
 
 @converter(*_COMPARE, "ne")
 def compare(ctx: Context, eqn: Eqn) -> str:
+    """Comparisons on the operands' common dtype; orderings of bools on int32 (ONNX's Less
+    and kin take no bool)."""
     a, b = eqn.inputs
     common = a.dtype if np.promote_types(a.dtype.np, b.dtype.np) == a.dtype.np else b.dtype
+    name = eqn.prim.name
+    if common is bool_ and name not in ("eq", "ne"):
+        common = int32
     args = operands(ctx, eqn, common)
-    if eqn.prim.name == "ne":
+    if name == "ne":
         return ctx.node("Not", [ctx.node("Equal", args)])
-    return ctx.node(_COMPARE[eqn.prim.name], args)
+    return ctx.node(_COMPARE[name], args)
 
 
 @converter(*_LOGIC, "bitwise_not")
@@ -241,16 +256,26 @@ def cast(ctx: Context, eqn: Eqn) -> str:
 
 @converter("where")
 def where(ctx: Context, eqn: Eqn) -> str:
+    """Where, choosing bools and int16 as int32 (onnxruntime's Where takes neither)."""
     cond, a, b = eqn.inputs
     out = eqn.outputs[0].dtype
-    return ctx.node("Where", [ctx.cast(ctx.value(cond), cond.dtype, bool_),
-                              ctx.cast(ctx.value(a), a.dtype, out),
-                              ctx.cast(ctx.value(b), b.dtype, out)])
+    on = int32 if out.name in ("bool", "int16") else out
+    chosen = ctx.node("Where", [ctx.cast(ctx.value(cond), cond.dtype, bool_),
+                                ctx.cast(ctx.value(a), a.dtype, on),
+                                ctx.cast(ctx.value(b), b.dtype, on)])
+    return ctx.cast(chosen, on, out)
 
 
 @converter("clamp")
 def clamp(ctx: Context, eqn: Eqn) -> str:
+    """Clip; a float's missing bound is infinite (Clip's default, the largest finite float,
+    would turn infinities finite), an integer's is Clip's default, the dtype's extreme."""
     x, dtype = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
-    low, high = eqn.params["min"], eqn.params["max"]
-    return ctx.node("Clip", [x, "" if low is None else ctx.scalar(low, dtype),
-                             "" if high is None else ctx.scalar(high, dtype)])
+
+    def bound(value: float | None, default: float) -> str:
+        if value is None and not dtype.is_floating_point:
+            return ""
+        return ctx.scalar(default if value is None else value, dtype)
+
+    return ctx.node("Clip", [x, bound(eqn.params["min"], -np.inf),
+                             bound(eqn.params["max"], np.inf)])

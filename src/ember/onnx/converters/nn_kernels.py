@@ -5,10 +5,11 @@ convolutions trace into) and blockwise attention."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from ember.dtypes import bool_, int32, uint8
+from ember.dtypes import DType, bool_, float32, float64, int32, int64, uint8
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.converters.elementwise import widened
@@ -41,34 +42,73 @@ def conv(ctx: Context, eqn: Eqn) -> str:
 @converter("max_pool")
 def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     """The pooled values (the second output, each winner's place in its window, is for
-    backward: ONNX export does not compute it)."""
-    x = eqn.inputs[0]
+    backward: ONNX export does not compute it). Ember's padding (the high side grown for
+    ``ceil_mode``) goes to MaxPool as is where onnxruntime takes it (pads below the kernel
+    size), else the input is padded with its lowest value first. Float windows then get
+    NaN and -inf right: :func:`_nan_and_neg_inf`."""
+    src = eqn.inputs[0]
     p = eqn.params
-    floor = [(size + sum(pad) - d * (k - 1) - 1) // s + 1 for size, pad, d, k, s in
-             zip(x.shape[2:], p["padding"], p["dilation"], p["kernel_size"], p["stride"])]
-    values = ctx.node("MaxPool", [ctx.value(x)], kernel_shape=list(p["kernel_size"]),
-                      strides=list(p["stride"]), dilations=list(p["dilation"]),
-                      pads=_pads(p["padding"]),
-                      ceil_mode=int(list(p["counts"]) != floor))
+    x, pads = ctx.value(src), p["padding"]
+    if any(max(pad) >= k for pad, k in zip(pads, p["kernel_size"])):
+        lowest = -np.inf if src.dtype.is_floating_point else np.iinfo(src.dtype.np).min
+        spatial = range(2, len(src.shape))
+        x = ctx.node("Pad", [x, ctx.ints(_pads(pads)), ctx.scalar(lowest, src.dtype),
+                             ctx.ints(spatial)])
+        pads = tuple((0, 0) for _ in pads)
+
+    def pool(data: str) -> str:
+        return ctx.node("MaxPool", [data], kernel_shape=list(p["kernel_size"]),
+                        strides=list(p["stride"]), dilations=list(p["dilation"]),
+                        pads=_pads(pads))
+
+    values = pool(x)
+    if src.dtype.is_floating_point:
+        values = _nan_and_neg_inf(ctx, x, values, src.dtype, pool)
     return [values, None]
+
+
+def _nan_and_neg_inf(ctx: Context, x: str, values: str, dtype: DType,
+                     pool: Callable[[str], str]) -> str:
+    """``values``, ``pool`` of float ``x``, NaN where a window holds a NaN (onnxruntime's
+    MaxPool skips it; Ember's, as PyTorch's, propagates it) and -inf where it holds only
+    -inf (onnxruntime's starts from the lowest finite float): one more pool, of a code that
+    is 2 at NaN, 0 at -inf (and in the padding) and 1 elsewhere."""
+    nan = ctx.node("IsNaN", [x])
+    above = ctx.cast(ctx.node("Greater", [x, ctx.scalar(-np.inf, dtype)]), bool_, dtype)
+    code = pool(ctx.node("Where", [nan, ctx.scalar(2, dtype), above]))
+    values = ctx.node("Where", [ctx.node("Equal", [code, ctx.scalar(0, dtype)]),
+                                ctx.scalar(-np.inf, dtype), values])
+    return ctx.node("Where", [ctx.node("Equal", [code, ctx.scalar(2, dtype)]),
+                              ctx.scalar(np.nan, dtype), values])
 
 
 @converter("adaptive_max_pool_indices")
 def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
     """Where each adaptive window's maximum is (flat over the spatial dims): a MaxPool's
     indices when the sizes divide evenly (windows of one size that do not overlap); ONNX's
-    indices are flat over the whole tensor, hence the remainder."""
-    x, counts = eqn.inputs[0], tuple(eqn.params["counts"])
-    spatial = x.shape[2:]
+    indices are flat over the whole tensor, hence the remainder. A window holding NaN names
+    its last NaN, as Ember's (onnxruntime skips NaN): the largest of the NaN entries'
+    positions plus one, pooled."""
+    src, counts = eqn.inputs[0], tuple(eqn.params["counts"])
+    spatial = src.shape[2:]
     if any(s % c for s, c in zip(spatial, counts)) or \
-            any(d >= 2 for d in ctx.dynamic_dims(x)):
+            any(d >= 2 for d in ctx.dynamic_dims(src)):
         return ctx.refuse(f"adaptive max pooling of {spatial} to {counts}: ONNX export needs "
                           "static sizes that are multiples of the output sizes")
     kernel = [s // c for s, c in zip(spatial, counts)]
-    _, flat = ctx.node("MaxPool", [ctx.value(x)], outputs=2, kernel_shape=kernel,
-                       strides=kernel)
-    area = ctx.constant(np.asarray(math.prod(spatial), dtype=np.int64), "area")
-    return ctx.node("Mod", [flat, area])
+    x, area = ctx.value(src), math.prod(spatial)
+    _, flat = ctx.node("MaxPool", [x], outputs=2, kernel_shape=kernel, strides=kernel)
+    index = ctx.node("Mod", [flat, ctx.constant(np.asarray(area, dtype=np.int64), "area")])
+    if not src.dtype.is_floating_point:
+        return index
+    on = float32 if area < 2**24 else float64  # (positions held exactly)
+    places = ctx.constant(np.arange(1, area + 1, dtype=on.np).reshape(spatial), "places")
+    last = ctx.node("MaxPool", [ctx.node("Where", [ctx.node("IsNaN", [x]), places,
+                                                   ctx.scalar(0, on)])],
+                    kernel_shape=kernel, strides=kernel)
+    last = ctx.node("Sub", [ctx.cast(last, on, int64), ctx.scalar(1, int64)])
+    return ctx.node("Where", [ctx.node("Greater", [last, ctx.scalar(-1, int64)]), last,
+                              index])
 
 
 @converter("unfold")
