@@ -171,10 +171,10 @@ def test_compiled_steps_updated_early_are_eagers_bit_for_bit(opt_cls, kwargs,
         np.testing.assert_array_equal(a, b)
 
 
-def test_step_hooks_keep_the_step_whole_and_registering_one_retraces(every_gradient_large):
+def _linear_sgd_step() -> tuple:
+    """A compiled SGD step of a linear layer, its optimizer and an input."""
     model = ember.nn.Linear(4, 2)
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
-    calls = []
 
     @jit.compile
     def step(x):
@@ -182,7 +182,12 @@ def test_step_hooks_keep_the_step_whole_and_registering_one_retraces(every_gradi
         opt.step()
         opt.zero_grad()
 
-    x = ember.ones(3, 4)
+    return step, opt, ember.ones(3, 4)
+
+
+def test_step_hooks_keep_the_step_whole_and_registering_one_retraces(every_gradient_large):
+    step, opt, x = _linear_sgd_step()
+    calls = []
     step(x)
     assert len([e for e in step.graph.eqns if isinstance(e.prim, Effect)]) == 2
     opt.register_step_post_hook(lambda *args: calls.append(1))
@@ -322,17 +327,8 @@ def test_parameters_sharing_memory_step_in_eagers_order(every_gradient_large):
 
 
 def test_registering_a_global_step_hook_retraces(every_gradient_large):
-    model = ember.nn.Linear(4, 2)
-    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    step, _, x = _linear_sgd_step()
     calls = []
-
-    @jit.compile
-    def step(x):
-        model(x).sum().backward()
-        opt.step()
-        opt.zero_grad()
-
-    x = ember.ones(3, 4)
     step(x)
     handle = ember.optim.optimizer.register_optimizer_step_post_hook(
         lambda *args: calls.append(1))
