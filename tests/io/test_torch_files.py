@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import io
 import os
 import pickle
@@ -288,3 +289,52 @@ def test_truncated_and_incomplete_files(tmp_path):
     with pytest.raises(CheckpointError, match="not a torch.save file"):
         ember.load(tmp_path / "other.zip")
 
+
+
+@pytest.mark.parametrize("target", [b"ctorch\nfloat32\n", b"ctorch\nTensor\n",
+                                    b"ccollections\nCounter\n"])
+def test_a_file_cannot_set_attributes_of_shared_objects(tmp_path, target):
+    # BUILD with (None, {"itemsize": 7}) slot state on a global object, as a hostile file might
+    pkl = b"\x80\x02" + target + b"N}X\x08\x00\x00\x00itemsizeK\x07s\x86b."
+    path = tmp_path / "build.pt"
+    with zipfile.ZipFile(path, "w") as out:
+        out.writestr("archive/data.pkl", pkl)
+    with pytest.raises(CheckpointError, match="sets attributes on a"):
+        ember.load(path)
+    assert ember.float32.itemsize == 4 and not hasattr(collections.Counter, "itemsize")
+
+
+def test_attributes_of_a_saved_tensor_are_left_out_with_a_warning(tmp_path):
+    t = torch.ones(2)
+    t.note = "hello"
+    with pytest.warns(UserWarning, match=r"attributes \['note'\]"):
+        got = ember.load(saved({"t": t}, tmp_path))
+    assert got["t"].tolist() == [1.0, 1.0] and not hasattr(got["t"], "note")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_a_big_endian_file_with_complex_numbers(tmp_path, dtype):
+    value = torch.tensor([1 + 2j, 3 - 4j], dtype=getattr(torch, dtype))
+    path = saved({"z": value}, tmp_path)
+    width = value.element_size() // 2
+    flipped = tmp_path / "big.pt"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(flipped, "w") as out:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith("byteorder"):
+                data = b"big"
+            elif "/data/" in name:
+                data = np.frombuffer(data, f"<f{width}").astype(f">f{width}").tobytes()
+            out.writestr(name, data)
+    assert ember.load(flipped)["z"].tolist() == [1 + 2j, 3 - 4j]
+
+
+def test_an_old_format_storage_larger_than_the_file_is_refused(tmp_path):
+    path = saved({"w": torch.ones(4)}, tmp_path, "legacy")
+    data = path.read_bytes()
+    # the storage's element count in its persistent id (BININT1 4) made a BININT of 2**30
+    at = data.index(b"X\x03\x00\x00\x00cpu")
+    start = data.index(b"K\x04", at)
+    path.write_bytes(data[:start] + b"J\x00\x00\x00\x40" + data[start + 2:])
+    with pytest.raises(CheckpointError, match="claims 1073741824 elements"):
+        ember.load(path)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import warnings
 import zipfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -49,11 +50,6 @@ _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
 _BUILTINS = {"set": set, "frozenset": frozenset, "bytearray": bytearray, "complex": complex}
 
 
-def is_torch_file(head: bytes) -> bool:
-    """Whether a file starting with ``head`` (its first 16 bytes) is one ``torch.save`` wrote."""
-    return head.startswith(ZIP_MAGIC) or head.startswith(LEGACY_MAGIC)
-
-
 class _StorageType:
     """A storage class named by the file (``torch.FloatStorage``): just its dtype."""
 
@@ -64,20 +60,28 @@ class _StorageType:
 class _Storage:
     """One storage's bytes (a writable uint8 array: tensors are views of it) and its dtype.
     ``big_endian`` is the file's byte order; the bytes are turned to this machine's the
-    first time a tensor reads them with a dtype wider than a byte."""
+    first time a tensor reads them with a dtype wider than a byte (each part of a complex
+    number on its own), and ``swapped`` remembers the width they were turned at."""
 
     def __init__(self, data: np.ndarray, dtype: DType, big_endian: bool) -> None:
         self.data, self.dtype, self.big_endian = data, dtype, big_endian
         self.location = "cpu"
+        self.swapped: int | None = None
 
     def typed(self, dtype: DType, where: str) -> np.ndarray:
         size = dtype.itemsize
         if self.data.size % size:
             raise CheckpointError(f"{where}: a storage of {self.data.size} bytes cannot hold "
                                   f"{dtype} elements of {size} bytes; the file is corrupted")
-        if self.big_endian and size > 1:
-            self.data.view(f"u{size}").byteswap(inplace=True)
-            self.big_endian = False
+        width = size // 2 if dtype.is_complex else size
+        if self.big_endian and width > 1:
+            if self.swapped is None:
+                self.data.view(f"u{width}").byteswap(inplace=True)
+                self.swapped = width
+            elif self.swapped != width:
+                raise CheckpointError(f"{where}: a big-endian storage read as elements of "
+                                      f"{self.swapped} and of {width} bytes; Ember reads "
+                                      "such a file's storages at one width")
         return self.data.view(dtype.np)
 
 
@@ -88,10 +92,28 @@ def _ints(x: Any, what: str, where: str) -> tuple[int, ...]:
     return tuple(x)
 
 
-class _TorchUnpickler(pickle.Unpickler):
+_TENSOR_TYPE, _PARAMETER_TYPE = "torch.Tensor", "torch.nn.parameter.Parameter"  # markers
+
+
+class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD overridden
     """Rebuilds what ``torch.save`` pickled from the names listed in :meth:`find_class`;
     ``storage(dtype, key, numel)`` gives the storage a persistent id names (the same object
-    for the same key)."""
+    for the same key). The names it hands out are Ember's functions, markers and plain types,
+    and BUILD (setting attributes from the file) works on OrderedDict and Counter only, as in
+    PyTorch's ``weights_only`` unpickler: a file can neither run code nor change the
+    attributes of objects shared with the rest of the process (a dtype, a class)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # noqa: SLF001
+
+    def load_build(self) -> None:
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        if type(inst) not in (OrderedDict, Counter) or not isinstance(state, dict):
+            raise CheckpointError(f"{self.where}: the file sets attributes on a "
+                                  f"{type(inst).__name__}; only a dict's may be set")
+        inst.__dict__.update(state)
+
+    dispatch[pickle.BUILD[0]] = load_build
 
     def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
                  place: Callable[[str], Device]) -> None:
@@ -102,8 +124,8 @@ class _TorchUnpickler(pickle.Unpickler):
                       ("_codecs", "encode"): _encode,
                       ("torch", "Size"): lambda dims: Size(_ints(dims, "size", where)),
                       ("torch", "device"): self.device,
-                      ("torch", "Tensor"): Tensor,
-                      ("torch.nn.parameter", "Parameter"): Parameter,
+                      ("torch", "Tensor"): _TENSOR_TYPE,
+                      ("torch.nn.parameter", "Parameter"): _PARAMETER_TYPE,
                       ("torch._utils", "_rebuild_tensor_v2"): self.tensor,
                       ("torch._utils", "_rebuild_tensor_v3"): self.tensor_v3,
                       ("torch._utils", "_rebuild_parameter"): self.parameter,
@@ -197,7 +219,7 @@ class _TorchUnpickler(pickle.Unpickler):
         return p
 
     def from_type(self, rebuild: Callable[..., Any], kind: Any, args: Any, state: Any) -> Any:
-        if kind is not Tensor and kind is not Parameter:
+        if kind not in (_TENSOR_TYPE, _PARAMETER_TYPE):
             raise CheckpointError(f"{self.where}: a tensor of class {kind!r} cannot be rebuilt")
         t = rebuild(*args)
         _set_state(t, state, self.where)
@@ -231,13 +253,15 @@ def _with_metadata(t: Tensor, metadata: Any, where: str) -> Tensor:
 
 
 def _set_state(t: Tensor, state: Any, where: str) -> None:
-    """Attributes a user set on a saved tensor (``t.note = ...``), set again."""
+    """Attributes a user set on a saved tensor (``t.note = ...``): Ember's tensors hold none,
+    so they are left out with a warning (the tensor itself loads)."""
     if isinstance(state, tuple):  # (dict state, slots state), as copyreg writes
-        state = {k: v for part in state if part for k, v in part.items()}
-    if state and not isinstance(state, dict):
-        raise CheckpointError(f"{where}: a tensor's saved attributes are {state!r}")
-    for name, value in (state or {}).items():
-        setattr(t, name, value)
+        state = {k: v for part in state if isinstance(part, dict) for k, v in part.items()}
+    if state:
+        names = sorted(map(str, state)) if isinstance(state, dict) else [repr(state)]
+        warnings.warn(f"{where}: a saved tensor of shape {tuple(t.shape)} carries the "
+                      f"attributes {names}, which Ember tensors do not hold; they are left "
+                      "out", stacklevel=4)
 
 
 def _unpickle(data: BinaryIO, where: str, place: Callable[[str], Device],
@@ -306,9 +330,15 @@ def load_legacy(handle: BinaryIO, where: str, place: Callable[[str], Device]) ->
     follow the object, so the object is read twice: once to learn the storages, then, with
     their bytes read, to build the tensors."""
     storages: dict[str, _Storage] = {}
+    here = handle.tell()
+    size = handle.seek(0, io.SEEK_END) - here  # (no storage can claim more than the file)
+    handle.seek(here)
 
     def storage(dtype: DType, key: str, numel: int) -> _Storage:
         if key not in storages:
+            if numel * dtype.itemsize > size:
+                raise CheckpointError(f"{where}: storage {key} claims {numel} elements, more "
+                                      "than the file holds; it is truncated or corrupted")
             storages[key] = _Storage(np.zeros(numel * dtype.itemsize, np.uint8), dtype, False)
         return storages[key]
 
