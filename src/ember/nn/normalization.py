@@ -15,7 +15,7 @@ from ember.nn import init
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.ops.local_response_norm import cross_map_lrn2d
-from ember.ops.out_arg import _TORCH_DTYPE_NAMES
+from ember.ops.out_arg import torch_dtype_name
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
@@ -53,8 +53,7 @@ def _mixed_dtype(fn: Callable[[Tensor], Tensor], input: Tensor,
     if not given or given[0].dtype == input.dtype:
         for p in given[1:]:
             if p.dtype != input.dtype:
-                want, found = (_TORCH_DTYPE_NAMES.get(d.name, d.name) for d in (input.dtype,
-                                                                                p.dtype))
+                want, found = torch_dtype_name(input.dtype), torch_dtype_name(p.dtype)
                 raise RuntimeError(f"expected scalar type {want} but found {found}")
         return fn(input)
     if any(p.dtype != ember.float32 for p in given):

@@ -197,7 +197,7 @@ class StateDictMixin:
         if metadata is not None:
             state_dict._metadata = metadata  # type: ignore[attr-defined]
 
-        def load(module: Any, prefix: str) -> None:  # (children first, then post-hooks)
+        def load(module: Any, prefix: str) -> None:  # (itself, its children, its post-hooks)
             meta = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
             if assign:
                 meta["assign_to_params_buffers"] = True

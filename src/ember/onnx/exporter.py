@@ -56,7 +56,8 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         try:
             capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
         except DataDependentShape as e:  # (tracing stops at the first such op)
-            raise ExportError(_unsupported({e.primitive: [e.source]}, _DATA_DEPENDENT)) \
+            raise ExportError(_unsupported({e.primitive: [e.source]}, _DATA_DEPENDENT,
+                                           "calls with output sizes that depend on values")) \
                 from None
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
@@ -303,9 +304,11 @@ _DATA_DEPENDENT = ("Its output size depends on the input's values (boolean-mask 
                    "with ember.where(mask, x, 0) instead of x[mask]")
 
 
-def _unsupported(missing: dict[str, list[Source | None]], why: str = "") -> str:
-    """The error listing each primitive without a converter, how often and where it is called
-    (``why`` after the list, when given)."""
+def _unsupported(missing: dict[str, list[Source | None]], why: str = "",
+                 what: str = "no ONNX converter for these primitives") -> str:
+    """The error listing each primitive that cannot be exported (``what`` says why: no
+    converter, by default), how often and where it is called (``why`` after the list, when
+    given)."""
     lines = []
     for name, sources in sorted(missing.items()):
         where = sorted({str(s) for s in sources if s is not None})
@@ -315,7 +318,7 @@ def _unsupported(missing: dict[str, list[Source | None]], why: str = "") -> str:
         "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
         "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
         "docs/onnx.md)")
-    return "ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) + hint
+    return f"ember.onnx.export: {what}:\n" + "\n".join(lines) + hint
 
 
 def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],

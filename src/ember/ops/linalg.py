@@ -285,7 +285,7 @@ ger = outer
 
 
 # -- matmul plus a scaled input --------------------------------------------------------------
-def _scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
+def scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
     """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not."""
     if alpha != 1:
         product = product * alpha
@@ -306,7 +306,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
         >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
         ember.Size([2, 3])
     """
-    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    return scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
 @method()
@@ -318,7 +318,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
         >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
         ember.Size([2, 2, 3])
     """
-    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+    return scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
 @method()
@@ -342,7 +342,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
                          f"the product's shape {(n, p)}")
     # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
     summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
-    return _scaled_sum(input, summed, beta, alpha)
+    return scaled_sum(input, summed, beta, alpha)
 
 
 @method()
@@ -354,7 +354,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
         >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
         tensor([4., 4.])
     """
-    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+    return scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
 @method()
@@ -366,7 +366,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
         ember.Size([2, 3])
     """
-    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+    return scaled_sum(input, outer(vec1, vec2), beta, alpha)
 
 
 bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addbmm_=addbmm, addmv_=addmv, addr_=addr)

@@ -171,8 +171,8 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
         for key, index in defaults.items():
             given = kwargs[key] if index is None else args[index]
             if key == "dtype" and given is not None and given != out.dtype:
-                raise DTypeError(f"{op}(): dtype {_torch_name(given)} does not match out's "
-                                 f"dtype {_torch_name(out.dtype)}. Hint: leave dtype out, "
+                raise DTypeError(f"{op}(): dtype {torch_dtype_name(given)} does not match out's "
+                                 f"dtype {torch_dtype_name(out.dtype)}. Hint: leave dtype out, "
                                  "out's is used")
             if given is None and (key == "device" or "device" in defaults
                                   or _accumulates_in(out.dtype, inputs)):
@@ -194,7 +194,8 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
                            strict=True):
         if field == "indices" and o.dtype != r.dtype:  # (no cast: PyTorch refuses one too)
             raise DTypeError(f"{op}(): expected the out tensor for indices to have dtype "
-                             f"{_torch_name(r.dtype)}, but got {_torch_name(o.dtype)} instead")
+                             f"{torch_dtype_name(r.dtype)}, but got "
+                             f"{torch_dtype_name(o.dtype)} instead")
         _write(op, o, r)
     if isinstance(out, Tensor):
         return out
@@ -245,8 +246,8 @@ def _write(op: str, out: Tensor, result: Tensor) -> None:
         raise DeviceError(f"{op}(): expected out tensor to have device {result.device}, but "
                           f"got {out.device} instead")
     if not can_cast(result.dtype, out.dtype):
-        raise DTypeError(f"{op}(): result type {_torch_name(result.dtype)} can't be cast to the "
-                         f"desired output type {_torch_name(out.dtype)}")
+        raise DTypeError(f"{op}(): result type {torch_dtype_name(result.dtype)} can't be cast "
+                         f"to the desired output type {torch_dtype_name(out.dtype)}")
     if out.shape != result.shape:
         if DISPATCH.transforming():  # (the profiler or autocast alone: resized eagerly)
             raise ShapeError(f"{op}(): out has shape {list(out.shape)}, the result "
@@ -265,7 +266,8 @@ def _write(op: str, out: Tensor, result: Tensor) -> None:
     out.copy_(result)
 
 
-def _torch_name(dtype: Any) -> str:
+def torch_dtype_name(dtype: Any) -> str:
+    """PyTorch's C++ name of a dtype in its error messages (``Float``, ``Half``, ``Long``)."""
     return _TORCH_DTYPE_NAMES.get(dtype.name, dtype.name)
 
 

@@ -86,7 +86,7 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
         tensor([[1.5000, 1.5000],
                 [1.5000, 1.5000]])
     """
-    return linalg._scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    return linalg.scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
 def matmul(input: SparseTensor, other: Any) -> Any:

@@ -17,7 +17,7 @@ from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 from ember.ops.unary import tanh
 from ember.quant import elementwise, kernels
-from ember.quant.modules.quantized import OutputQParams, _quantized_input
+from ember.quant.modules.quantized import OutputQParams, _quantized_input, output_qparams
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import quint8
 from ember.tensor import Tensor
@@ -90,8 +90,7 @@ class _ObservedActivation(OutputQParams):
 
     @classmethod
     def from_float(cls, mod: Module) -> _ObservedActivation:
-        scale, zero_point = mod.activation_post_process.calculate_qparams()
-        return cls(float(scale.item()), int(zero_point.item()), **cls._options(mod))
+        return cls(*output_qparams(mod.activation_post_process), **cls._options(mod))
 
     def extra_repr(self) -> str:
         return f"scale={self.scale}, zero_point={self.zero_point}"
@@ -194,8 +193,7 @@ class _FixedRangeActivation(Module):
         post = getattr(mod, "activation_post_process", None)
         if post is None:
             return cls()
-        scale, zero_point = post.calculate_qparams()
-        return cls(float(scale.item()), int(zero_point.item()))
+        return cls(*output_qparams(post))
 
     def extra_repr(self) -> str:
         return f"output_scale={self.scale}, output_zero_point={self.zero_point}"

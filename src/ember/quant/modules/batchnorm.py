@@ -14,7 +14,7 @@ import numpy as np
 from ember import nn
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
-from ember.quant.modules.quantized import _quantized_input
+from ember.quant.modules.quantized import _quantized_input, output_qparams
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import quint8
 from ember.tensor import Tensor
@@ -64,11 +64,11 @@ class _QuantizedBatchNorm:
     def from_float(cls, mod: Module) -> Any:
         """The quantized twin of an observed float batch norm: its parameters and running
         statistics (shared), its observer's output scale and zero point."""
-        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        scale, zero_point = output_qparams(mod.activation_post_process)
         new = cls(mod.num_features, mod.eps)
         new.weight, new.bias = mod.weight, mod.bias
         new.running_mean, new.running_var = mod.running_mean, mod.running_var
-        new.scale, new.zero_point = tensor(scale.item()), tensor(int(zero_point.item()))
+        new.scale, new.zero_point = tensor(scale), tensor(zero_point)
         return new
 
 

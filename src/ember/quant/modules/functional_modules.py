@@ -15,7 +15,7 @@ from ember.nn.module import Module
 from ember.ops.arithmetic import add, mul
 from ember.ops.join import cat
 from ember.quant import elementwise
-from ember.quant.modules.quantized import OutputQParams
+from ember.quant.modules.quantized import OutputQParams, output_qparams
 from ember.quant.qtensor import QuantizedTensor
 from ember.tensor import Tensor
 
@@ -107,9 +107,8 @@ class QFunctional(OutputQParams):
         if type(mod) is not FloatFunctional:
             raise TypeError(f"QFunctional.from_float expects a FloatFunctional, got "
                             f"{type(mod).__name__}")
-        scale, zero_point = mod.activation_post_process.calculate_qparams()
         new = cls()
-        new.scale, new.zero_point = float(scale.item()), int(zero_point.item())
+        new.scale, new.zero_point = output_qparams(mod.activation_post_process)
         return new
 
     def extra_repr(self) -> str:

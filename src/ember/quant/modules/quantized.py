@@ -58,6 +58,12 @@ def eager_only(module: str) -> Iterator[None]:
                          "compiled function); a QAT model compiles") from e
 
 
+def output_qparams(observer: Any) -> tuple[float, int]:
+    """An observer's (or fake quantizer's) output scale and zero point, as Python numbers."""
+    scale, zero_point = observer.calculate_qparams()
+    return float(scale.item()), int(zero_point.item())
+
+
 def _quantized_input(op: str, x: Any) -> QuantizedTensor:
     if not isinstance(x, QuantizedTensor) or x.dtype is not quint8 or x._axis is not None:
         shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
@@ -109,8 +115,8 @@ class Quantize(OutputQParams):
 
     @classmethod
     def from_float(cls, mod: Module) -> Quantize:
-        scale, zero_point = mod.activation_post_process.calculate_qparams()
-        return cls(scale.item(), zero_point.item(), mod.activation_post_process.dtype)
+        return cls(*output_qparams(mod.activation_post_process),
+                   mod.activation_post_process.dtype)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         destination[prefix + "scale"] = tensor([self.scale])
@@ -244,9 +250,8 @@ class _WeightedQuantized(Module):
         calibration): its weight quantized by ``mod.qconfig.weight``'s observer, its output
         scale and zero point from ``mod.activation_post_process``."""
         layer = mod[0] if isinstance(mod, nn.Sequential) else mod
-        out_scale, out_zp = mod.activation_post_process.calculate_qparams()
         qmod = cls._like(layer)
-        qmod.scale, qmod.zero_point = float(out_scale.item()), int(out_zp.item())
+        qmod.scale, qmod.zero_point = output_qparams(mod.activation_post_process)
         qmod._set_weight(quantized_weight(layer, mod.qconfig), layer.bias)
         return qmod
 
