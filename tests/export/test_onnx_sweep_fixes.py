@@ -101,6 +101,9 @@ def test_floor_division_as_eager():
                       2.0, -2.0, 3.0])
     check_export(lambda x, y: x // y, a, b)
     check_export(lambda x, y: x // y, a.double(), b.double())
+    finite = (a.abs() < inf) & (b != 0)
+    check_export(lambda x, y: x % y, a[finite], b[finite], rtol=0, atol=0)
+    check_export(lambda x, y: x % y, a[finite].double(), b[finite].double(), rtol=0, atol=0)
     check_export(lambda x: (x // 2, x // -3), ember.tensor([7, -7, 6, 0, -1]))
 
 

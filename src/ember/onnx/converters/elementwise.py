@@ -84,11 +84,17 @@ def _counted(ctx: Context, eqn: Eqn) -> str | None:
 
 @converter("remainder")
 def remainder(ctx: Context, eqn: Eqn) -> str:
-    a, b = operands(ctx, eqn)
-    if not eqn.outputs[0].dtype.is_floating_point:
-        return ctx.node("Mod", [a, b], fmod=0)  # (the sign of the divisor, as Python's %)
-    floor = ctx.node("Floor", [ctx.node("Div", [a, b])])
-    return ctx.node("Sub", [a, ctx.node("Mul", [floor, b])])
+    """Python's ``%`` (the divisor's sign). Floats as NumPy computes it: the exact ``fmod``,
+    plus the divisor where the two signs differ (``a - floor(a / b) * b`` rounds the
+    quotient: ``1 % 0.1`` would be 0.1 too small)."""
+    (a, b), dtype = operands(ctx, eqn), eqn.outputs[0].dtype
+    if not dtype.is_floating_point:
+        return ctx.node("Mod", [a, b], fmod=0)
+    r = ctx.node("Mod", [a, b], fmod=1)
+    zero = ctx.scalar(0, dtype)
+    signs = ctx.node("Xor", [ctx.node("Less", [r, zero]), ctx.node("Less", [b, zero])])
+    off = ctx.node("And", [ctx.node("Not", [ctx.node("Equal", [r, zero])]), signs])
+    return ctx.node("Where", [off, ctx.node("Add", [r, b]), r])
 
 
 @converter("floor_divide", "div_trunc")
