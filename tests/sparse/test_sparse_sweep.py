@@ -255,3 +255,12 @@ def test_repr_wraps_as_torch():
     finally:
         ember.set_printoptions(profile="default")
         torch.set_printoptions(profile="default")
+
+
+def test_the_sum_method_adds_integers_in_int64_as_torch():
+    def run(lib):
+        s = lib.tensor([[1, 0], [2, 3]], dtype=lib.int32).to_sparse()
+        b = lib.tensor([[True, False], [True, True]]).to_sparse()
+        return [str(x.dtype).split(".")[1] for x in (s.sum(0), s.sum(), b.sum(0),
+                                                      lib.sparse.sum(s, 0))]
+    assert run(ember) == run(torch) == ["int64", "int64", "int64", "int32"]

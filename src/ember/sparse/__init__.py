@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.dtypes import int64
 from ember.layouts import (
     layout,
     sparse_bsc,
@@ -176,4 +177,15 @@ for _name in ("clone", "double", "float", "half"):
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
-SparseTensor.sum = lambda self, dim=None, dtype=None: sum(self, dim, dtype)
+
+
+def _sum_method(self: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:
+    """``s.sum(dim)``: as :func:`ember.sparse.sum`, with the dense sum's dtype (integers and
+    bools add up in int64, as PyTorch's method does; its ``torch.sparse.sum`` keeps them)."""
+    if dtype is None and dim is not None and not (self.dtype.is_floating_point
+                                                  or self.dtype.is_complex):
+        dtype = int64
+    return sum(self, dim, dtype)
+
+
+SparseTensor.sum = _sum_method
