@@ -161,20 +161,27 @@ def test_map_location_and_reading_from_an_open_file(tmp_path):
     assert ember.load(on_gpu, map_location={"cuda:0": "cpu"})["w"].device.type == "cpu"
 
 
-def test_a_big_endian_file(tmp_path):
-    path = saved({"w": torch.tensor([1.5, -2.0]), "b": torch.ones(2, dtype=torch.bfloat16),
-                  "f8": torch.tensor([0.5], dtype=torch.float8_e5m2)}, tmp_path)
-    flipped = tmp_path / "big.pt"
+def big_endian(path, width_of):
+    """A copy of the zip-format file ``path`` as a big-endian machine writes it: storage
+    ``k``'s elements (parts, for complex numbers) of ``width_of(k)`` bytes swapped."""
+    flipped = path.with_name("big.pt")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(flipped, "w") as out:
         for name in src.namelist():
             data = src.read(name)
             if name.endswith("byteorder"):
                 data = b"big"
-            elif "/data/" in name:  # storages 0 and 1 in order of first use: w, b
-                width = {"0": 4, "1": 2, "2": 1}[name.rsplit("/", 1)[1]]
+            elif "/data/" in name:
+                width = width_of(name.rsplit("/", 1)[1])
                 data = np.frombuffer(data, f"<u{width}").astype(f">u{width}").tobytes()
             out.writestr(name, data)
-    got = ember.load(flipped)
+    return flipped
+
+
+def test_a_big_endian_file(tmp_path):
+    path = saved({"w": torch.tensor([1.5, -2.0]), "b": torch.ones(2, dtype=torch.bfloat16),
+                  "f8": torch.tensor([0.5], dtype=torch.float8_e5m2)}, tmp_path)
+    # (storages numbered in order of first use: w, b, f8)
+    got = ember.load(big_endian(path, {"0": 4, "1": 2, "2": 1}.get))
     assert got["w"].tolist() == [1.5, -2.0] and got["b"].float().tolist() == [1.0, 1.0]
     assert got["f8"].float().tolist() == [0.5]
 
@@ -315,17 +322,7 @@ def test_attributes_of_a_saved_tensor_are_left_out_with_a_warning(tmp_path):
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_a_big_endian_file_with_complex_numbers(tmp_path, dtype):
     value = torch.tensor([1 + 2j, 3 - 4j], dtype=getattr(torch, dtype))
-    path = saved({"z": value}, tmp_path)
-    width = value.element_size() // 2
-    flipped = tmp_path / "big.pt"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(flipped, "w") as out:
-        for name in src.namelist():
-            data = src.read(name)
-            if name.endswith("byteorder"):
-                data = b"big"
-            elif "/data/" in name:
-                data = np.frombuffer(data, f"<f{width}").astype(f">f{width}").tobytes()
-            out.writestr(name, data)
+    flipped = big_endian(saved({"z": value}, tmp_path), lambda _: value.element_size() // 2)
     assert ember.load(flipped)["z"].tolist() == [1 + 2j, 3 - 4j]
 
 
