@@ -258,3 +258,20 @@ def test_data_and_grad_assignments_are_checked():
         (w * 1)[1:].detach_()
     assert ember.ones(3).broadcast_to(2, 3).shape == (2, 3)
     assert ember.ones(3).broadcast_to((2, -1)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("change", ["t_", "unsqueeze_", "transpose_"])
+def test_an_in_place_shape_change_of_a_saved_tensor_fails_backward_as_torch(change):
+    import torch
+
+    args = {"t_": (), "unsqueeze_": (0,), "transpose_": (0, 1)}[change]
+    for lib, error in ((ember, ember.errors.GradError), (torch, RuntimeError)):
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = lib.tensor([[0.0, 1.0], [2.0, 3.0]], requires_grad=True)
+        x = a * 1
+        y = (x * w).sum()  # (mul saves x for w's gradient)
+        version = x._version
+        getattr(x, change)(*args)
+        assert x._version == version + 1
+        with pytest.raises(error, match="modified by an inplace|modified in place"):
+            y.backward()

@@ -309,7 +309,8 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
 # -- in-place shape ops --------------------------------------------------------------------------
 def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) -> Tensor:
     """Makes ``x`` the view ``view(x)`` in place: the same memory with a new shape, and the
-    view's history."""
+    view's history. The version counter moves, as PyTorch's: a node that saved ``x`` would
+    otherwise read it in its new shape (a silently wrong gradient)."""
     if DISPATCH.handler is not None:
         raise OpError(f"{name}: in-place shape changes are not supported inside transforms "
                       "(vmap, jit, forward mode). Hint: use the out-of-place form")
@@ -323,7 +324,10 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     x._data = out._data
     if GRAD.enabled:  # (under no_grad the tensor keeps its history: a leaf stays a leaf)
         x._node, x._idx, x.requires_grad = out._node, out._idx, out.requires_grad
+    x._vc.value += 1
     x._view = out._view
+    if x._view is not None:
+        x._view.version = x._vc.value  # (its history is the one just made)
     STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
     return x
 
