@@ -52,19 +52,20 @@ class _Dependent(Constraint):
         self._is_discrete = is_discrete
         self._event_dim = event_dim
 
+    def _given(self, name: str) -> Any:
+        value = getattr(self, "_" + name)
+        if value is NotImplemented:
+            raise NotImplementedError(f"constraints.dependent: .{name} cannot be determined "
+                                      f"statically; pass {name}= when making it")
+        return value
+
     @property
     def is_discrete(self) -> bool:  # type: ignore[override]
-        if self._is_discrete is NotImplemented:
-            raise NotImplementedError("constraints.dependent: .is_discrete cannot be determined "
-                                      "statically; pass is_discrete= when making it")
-        return self._is_discrete
+        return self._given("is_discrete")
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
-        if self._event_dim is NotImplemented:
-            raise NotImplementedError("constraints.dependent: .event_dim cannot be determined "
-                                      "statically; pass event_dim= when making it")
-        return self._event_dim
+        return self._given("event_dim")
 
     def __call__(self, *, is_discrete: Any = NotImplemented,
                  event_dim: Any = NotImplemented) -> _Dependent:
