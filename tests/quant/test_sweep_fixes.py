@@ -209,8 +209,11 @@ def test_the_hint_names_the_quantized_twin():
     with pytest.raises(eq.QuantizedOperandError, match=r"swaps it for ember\.ao\.nn\."
                                                        r"quantized\.Hardswish"):
         ember.nn.Sequential(ember.nn.Hardswish())(_q())
-    with pytest.raises(eq.QuantizedOperandError, match="Ember has no quantized LayerNorm"):
+    with pytest.raises(eq.QuantizedOperandError, match=r"swaps it for ember\.ao\.nn\."
+                                                       r"quantized\.LayerNorm"):
         ember.nn.LayerNorm(4)(_q())
+    with pytest.raises(eq.QuantizedOperandError, match="Ember has no quantized GELU"):
+        ember.nn.GELU()(_q())
     with pytest.raises(eq.QuantizedOperandError, match=r"^operator \+: quantized tensors"):
         _q() + 1
 

@@ -13,6 +13,7 @@ from ember.quant.modules import dynamic_rnn as nnqdr
 from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
+from ember.quant.modules import normalization as nnqn
 from ember.quant.modules import qat as nnqat
 from ember.quant.modules import qat_embedding as nnqate
 from ember.quant.modules import quantized as nnq
@@ -44,6 +45,11 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Dropout: nnq.Dropout,
     nn.BatchNorm2d: nnqb.BatchNorm2d,
     nn.BatchNorm3d: nnqb.BatchNorm3d,
+    nn.LayerNorm: nnqn.LayerNorm,
+    nn.GroupNorm: nnqn.GroupNorm,
+    nn.InstanceNorm1d: nnqn.InstanceNorm1d,
+    nn.InstanceNorm2d: nnqn.InstanceNorm2d,
+    nn.InstanceNorm3d: nnqn.InstanceNorm3d,
     nn.ReLU6: nnqa.ReLU6,
     nn.Hardswish: nnqa.Hardswish,
     nn.LeakyReLU: nnqa.LeakyReLU,
