@@ -56,23 +56,24 @@ class ForwardTrace:
         if entry is not None and entry[0] is t:
             if entry[2] == t._vc.value or t._view is None:
                 return entry[1]
-            return self._view_tangent(t)
+            return self._view_tangent(t, entry[1])
         if getattr(t, "_view", None) is not None:
-            return self._view_tangent(t)
+            return self._view_tangent(t, None)
         node = getattr(t, "_node", None)
         if node is not None:
             return self.by_node.get((node, t._idx))
         return None
 
-    def _view_tangent(self, t: Any) -> Any:
-        """The tangent of a view whose memory was written in place since its tangent was set
-        (through its base or another view): the view chain applied to the base's tangent."""
+    def _view_tangent(self, t: Any, own: Any) -> Any:
+        """The tangent of a view whose memory was written in place since its tangent ``own``
+        was set (through its base or another view): the view chain applied to the base's
+        tangent; ``own`` still if the base has none (no tangent was written into it)."""
         from ember.ops.primitive import replay_view, run_below
 
         view = t._view
         base = self.tangent(view.base)
         if base is None:
-            return None
+            return own
         tangent = run_below(self, replay_view, base, view.chain)
         self.set(t, tangent)
         return tangent
@@ -104,8 +105,12 @@ class ForwardTrace:
             from ember.ops.inplace import ViewScatter
 
             base_tangent = self.tangent(view.base)
-            if base_tangent is None:
-                base_tangent = run_below(self, zeros_like, view.base)
+            if base_tangent is None:  # zeros, but where views of the base (make_dual's
+                base_tangent = run_below(self, zeros_like, view.base)  # result is one) have
+                for t, d, _ in list(self.tangents.values()):  # tangents, theirs, as PyTorch
+                    if t is not target and t._view is not None and t._view.base is view.base:
+                        base_tangent = run_below(self, apply, ViewScatter, base_tangent, d,
+                                                 chain=t._view.chain)
             self.set(view.base, run_below(self, apply, ViewScatter, base_tangent, tangent,
                                           chain=view.chain))
 
