@@ -137,14 +137,14 @@ class _Lifter:
             specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
         for eqn in ir.eqns:
             self._equation(eqn)
+        outputs, out_specs = self._outputs(state, out_consts)
+        self.g.output(tuple(outputs))
         for spec, node in list(zip(specs, self.g.nodes)):
             if spec.kind is InputKind.CONSTANT_TENSOR and not node.users:  # (computed from
                 self.g.erase_node(node)  # the dynamic sizes instead)
                 specs.remove(spec)
                 if all(other.target != spec.target for other in specs):
                     del constants[spec.target]
-        outputs, out_specs = self._outputs(state, out_consts)
-        self.g.output(tuple(outputs))
         return Lifted(self.g, ExportGraphSignature(specs, out_specs), constants)
 
     def _placeholder(self, name: str, var: Var | None, tensor: Tensor | None = None) -> fx.Node:
@@ -188,15 +188,20 @@ class _Lifter:
             self.nodes[var] = item
 
     def _input(self, eqn: Eqn, i: int, found: list, envs: list[dict]) -> fx.Node:
-        """The node of the equation's ``i``-th input; for a constant that differs in the
-        other traces (made from a dynamic size), a node computing it from the sizes."""
-        var = eqn.inputs[i]
-        if var not in self.ir.consts or not found:
+        """The node of the equation's ``i``-th input (see :meth:`_value`)."""
+        twin_consts = [other.graph.consts.get(twin[0].inputs[i])
+                       for twin, other in zip(found, self.twins)]
+        return self._value(eqn.inputs[i], twin_consts, envs,
+                           f"{eqn.prim.name} at {eqn.source} reads")
+
+    def _value(self, var: Var, twin_consts: list, envs: list[dict], what: str) -> fx.Node:
+        """The node of ``var``; for a constant that differs in the other traces (its values
+        there ``twin_consts``, None where the same; made from a dynamic size), a node
+        computing it from the sizes. ``what`` says who reads it, for the error."""
+        if var not in self.ir.consts or not twin_consts:
             return self.nodes[var]
         arrays = [self.ir.consts[var]]
-        for twin, other in zip(found, self.twins):
-            twin_var = twin[0].inputs[i]
-            arrays.append(other.graph.consts.get(twin_var, arrays[0]))
+        arrays += [arrays[0] if array is None else array for array in twin_consts]
         first = arrays[0]
         if all(a.shape == first.shape and np.array_equal(a, first, equal_nan=True)
                for a in arrays):
@@ -211,8 +216,8 @@ class _Lifter:
             scalar = fit_scalar([a.item() for a in arrays], envs, first.dtype)
         if scalar is None:
             raise ConstraintViolationError(
-                f"{WHO}: Constraints violated ({', '.join(self.symbols)})! {eqn.prim.name} at "
-                f"{eqn.source} reads a constant (shape {first.shape}) made from a dynamic size; "
+                f"{WHO}: Constraints violated ({', '.join(self.symbols)})! {what} a constant "
+                f"(shape {first.shape}) made from a dynamic size; "
                 "it would stay as traced (only one value everywhere, an arange and a size or ratio "
                 "of sizes follow it). Hint: compute it from tensors (x.new_zeros(x.shape)) or "
                 "mark the dim static")
@@ -343,10 +348,12 @@ class _Lifter:
                 outputs.append(value)
                 specs.append(OutputSpec(OutputKind.USER_OUTPUT,
                                         ConstantArgument(f"output_{i}", value), None))
-            else:
-                outputs.append(self.nodes[var])
-                specs.append(OutputSpec(OutputKind.USER_OUTPUT,
-                                        TensorArgument(self.nodes[var].name), None))
+            else:  # (a constant output made from a dynamic size follows it too)
+                twin_consts = [t.graph.consts.get(t.graph.outputs[i]) for t in self.twins]
+                node = self._value(var, twin_consts, self.env, f"output {i} is")
+                outputs.append(node)
+                specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(node.name),
+                                        None))
         return outputs, specs
 
 
