@@ -1,6 +1,8 @@
 """Quantized LayerNorm, GroupNorm and InstanceNorm1d/2d/3d against PyTorch's quantized kernels:
 the same output integers, reprs, state dicts, and what ``convert`` swaps in."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -141,3 +143,73 @@ def test_float_input_gets_the_float_norm_and_bad_input_a_clear_error():
     signed = ember.quantize_per_tensor(ember.randn(2, 4), 0.1, 0, ember.qint8)
     with pytest.raises(TypeError, match="quantized layer_norm: expected a per-tensor"):
         ln(signed)
+
+
+# PReLU (an activation, with its quantized slopes: here beside the norms, PyTorch's other
+# twins with float-module state)
+
+
+@pytest.mark.parametrize("shape,slopes", [((2, 3, 4, 5), 3), ((2, 3, 4, 5), 1), ((70,), 1),
+                                          ((4, 6), 6), ((2, 2, 3, 2, 3), 2), ((3, 5, 7), 5)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_prelu_integers_match_torch(shape, slopes, seed):
+    rng = np.random.default_rng(seed)
+    ex, tx = _quantized(rng.normal(0, 2, shape), float(rng.uniform(0.01, 0.1)),
+                        int(rng.integers(0, 256)))
+    w = rng.uniform(-0.5, 1.5, slopes)  # (negative slopes saturate at 0 in quint8 if zp is 0)
+    ew, tw = _quantized(w, float(rng.uniform(0.005, 0.05)), int(rng.integers(0, 100)))
+    scale, zp = float(rng.uniform(0.01, 0.1)), int(rng.integers(0, 256))
+    e, t = ennq.PReLU(scale, zp, slopes), tnnq.PReLU(scale, zp, slopes)
+    e.set_weight(ew)
+    t.set_weight(tw)
+    same(e(ex).int_repr(), t(tx).int_repr())
+    assert repr(e) == repr(t)
+    fresh = ennq.PReLU(1.0, 0, slopes)
+    fresh.load_state_dict(e.state_dict())  # (the slopes too, which PyTorch's leaves out)
+    same(fresh(ex).int_repr(), t(tx).int_repr())
+
+
+@pytest.mark.parametrize("weight_dtype", ["quint8", "qint8"])
+def test_convert_swaps_prelu_like_torch(weight_dtype):
+    def net(nn, q):
+        return nn.Sequential(q.QuantStub(), nn.Conv2d(2, 3, 1), nn.PReLU(3), q.DeQuantStub())
+    torch.manual_seed(0)
+    t, e = net(torch.nn, tq).eval(), net(ember.nn, eq).eval()
+    with torch.no_grad():
+        t[2].weight.copy_(torch.tensor([0.1, -0.3, 0.7]))
+    copy_weights(t, e)
+
+    def qconfig(q, lib):  # (the default weight observer, symmetric qint8, makes PyTorch warn)
+        scheme = "per_tensor_affine" if weight_dtype == "quint8" else "per_tensor_symmetric"
+        weight = q.MinMaxObserver.with_args(dtype=getattr(lib, weight_dtype),
+                                            qscheme=getattr(lib, scheme))
+        return q.QConfig(activation=q.default_observer, weight=weight)
+    t.qconfig, e.qconfig = tq.default_qconfig, eq.default_qconfig
+    t[2].qconfig, e[2].qconfig = qconfig(tq, torch), qconfig(eq, ember)
+    tp, ep = tq.prepare(t), eq.prepare(e)
+    x = np.random.default_rng(1).normal(0, 2, (2, 2, 4, 5)).astype(F32)
+    tp(torch.from_numpy(x.copy()))
+    ep(ember.from_numpy(x.copy()))
+    eq.load_observer_state_dict(ep, {k: ember.from_numpy(v.numpy().copy())
+                                     for k, v in tq.get_observer_state_dict(tp).items()})
+    warned = pytest.warns(UserWarning, match="should have dtype quint8") \
+        if weight_dtype == "qint8" else warnings.catch_warnings()
+    with warned:
+        ec = eq.convert(ep)
+    tc = tq.convert(tp)
+    assert type(ec[2]) is ennq.PReLU
+    same(ec[2].weight.int_repr(), tc[2].weight.int_repr())
+    same(ec(ember.from_numpy(x.copy())), tc(torch.from_numpy(x.copy())))
+
+
+def test_prelu_float_input_and_bad_slopes():
+    m = ennq.PReLU(0.1, 0, 3)
+    m.set_weight(ember.quantize_per_tensor(ember.tensor([0.5, 0.25, 1.0]), 0.25, 0,
+                                           ember.quint8))
+    x = ember.randn(2, 3, 4)
+    np.testing.assert_allclose(m(x).numpy(), ember.nn.functional.prelu(
+        x, ember.tensor([0.5, 0.25, 1.0])).numpy())
+    with pytest.raises(ValueError, match=r"3 slopes do not fit an input of shape \(2, 4\)"):
+        m(ember.quantize_per_tensor(ember.randn(2, 4), 0.1, 0, ember.quint8))
+    with pytest.raises(TypeError, match=r"prelu \(its weight\): expected a per-tensor"):
+        m.set_weight(ember.tensor([0.5]))

@@ -32,7 +32,6 @@ from ember.quant.qtypes import quint8
 __all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat", "unary"]
 
 _F32 = np.float32
-_VECTOR_BLOCK = 64  # elements ATen's vectorized quantized loops take at a time
 
 
 def _check(op: str, *xs: QuantizedTensor) -> None:
@@ -74,7 +73,7 @@ def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
     qa, qb = _broadcast(op, a, b)
     shape = qa.shape
     qa, qb = qa.reshape(-1), qb.reshape(-1)
-    split = qa.size - qa.size % _VECTOR_BLOCK
+    split = qa.size - qa.size % kernels.VECTOR_BLOCK
     vector = (_dequantize_vector(qa[:split], a._scale, a._zero_point)
               + _dequantize_vector(qb[:split], b._scale, b._zero_point))
     scalar = (kernels.dequantize(qa[split:], a._scale, a._zero_point)
@@ -91,8 +90,7 @@ def _quantize_blocks(vector: np.ndarray, scalar: np.ndarray, scale: float, zero_
     ``nearbyint(x * inv_scale)``, then the zero point added) followed by those of ``scalar``
     (its scalar kernel's, :func:`kernels.quantize`)."""
     out = np.empty(vector.size + scalar.size, np.uint8)
-    out[:vector.size] = np.clip(np.rint(vector * inv_scale).astype(np.float64) + zero_point,
-                                0, 255)
+    out[:vector.size] = kernels.quantize_rounded(vector, inv_scale, zero_point)
     out[vector.size:] = kernels.quantize(scalar, scale, zero_point, 0, 255, np.uint8)
     return out
 
@@ -106,18 +104,11 @@ def unary(op: str, x: QuantizedTensor, fn: Callable[[np.ndarray], np.ndarray], s
     quantized as in :func:`add`, the blocks with the kernel's ``inv_scale``."""
     _check(op, x)
     q = x._int.numpy().reshape(-1)
-    split = q.size - q.size % _VECTOR_BLOCK
+    split = q.size - q.size % kernels.VECTOR_BLOCK
     vector = fn(_dequantize_vector(q[:split], x._scale, x._zero_point))
     scalar = fn(kernels.dequantize(q[split:], x._scale, x._zero_point))
     out = _quantize_blocks(vector, scalar, scale, zero_point, inv_scale)
     return _result(out.reshape(x.shape), scale, zero_point)
-
-
-def _requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int) -> np.ndarray:
-    """ATen's ``requantize_from_int``: ``zero_point + nearbyint(float(acc) * multiplier)``,
-    clamped to uint8."""
-    return np.clip(np.rint(acc.astype(_F32) * multiplier).astype(np.float64) + zero_point,
-                   0, 255)
 
 
 def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
@@ -128,7 +119,7 @@ def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
     qa, qb = _broadcast(op, a, b)
     acc = (qa.astype(np.int64) - a._zero_point) * (qb.astype(np.int64) - b._zero_point)
     multiplier = _F32(a._scale) * _F32(b._scale) * (_F32(1) / _F32(scale))
-    q = _requantize_int(acc, multiplier, zero_point)
+    q = kernels.requantize_int(acc, multiplier, zero_point)
     return _result(np.maximum(q, zero_point) if relu else q, scale, zero_point)
 
 
@@ -148,7 +139,7 @@ def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
         (high - shifted if shifted < low else shifted - low) / (high - low) * s)
     acc = a._int.numpy().astype(np.int64) - shifted
     multiplier = _F32(s) * (_F32(1) / _F32(new_scale))
-    return _result(_requantize_int(acc, multiplier, pinned), new_scale, pinned)
+    return _result(kernels.requantize_int(acc, multiplier, pinned), new_scale, pinned)
 
 
 def mul_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:

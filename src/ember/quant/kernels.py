@@ -21,6 +21,21 @@ import numpy as np
 from ember.ops.im2col import symmetric, window_positions, windows
 
 _F32 = np.float32
+VECTOR_BLOCK = 64  # elements ATen's vectorized quantized loops take at a time
+
+
+def quantize_rounded(x: np.ndarray, inv_scale: Any, zero_point: int) -> np.ndarray:
+    """ATen's vectorized quantization to uint8: ``nearbyint(x * inv_scale)`` in float32, then
+    the zero point added (after rounding, unlike :func:`quantize`), clamped."""
+    rounded = np.rint(np.asarray(x, _F32) * _F32(inv_scale)).astype(np.float64)
+    return np.clip(rounded + zero_point, 0, 255).astype(np.uint8)
+
+
+def requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int) -> np.ndarray:
+    """ATen's ``requantize_from_int`` to uint8: ``zero_point + nearbyint(float(acc) *
+    multiplier)``, clamped."""
+    rounded = np.rint(acc.astype(_F32) * multiplier).astype(np.float64)
+    return np.clip(rounded + zero_point, 0, 255).astype(np.uint8)
 
 
 def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,

@@ -54,6 +54,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Hardswish: nnqa.Hardswish,
     nn.LeakyReLU: nnqa.LeakyReLU,
     nn.ELU: nnqa.ELU,
+    nn.PReLU: nnqa.PReLU,
     nn.Embedding: nnqe.Embedding,
     nn.EmbeddingBag: nnqe.EmbeddingBag,
     nnqf.FloatFunctional: nnqf.QFunctional,

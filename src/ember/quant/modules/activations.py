@@ -8,6 +8,7 @@ kernels do."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,14 +16,21 @@ import numpy as np
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
+from ember.ops.random import randn
 from ember.ops.unary import tanh
 from ember.quant import elementwise, kernels
-from ember.quant.modules.quantized import OutputQParams, _quantized_input, output_qparams
+from ember.quant.modules.quantized import (
+    OutputQParams,
+    _quantized_input,
+    load_quantized_weight,
+    output_qparams,
+    save_quantized_weight,
+)
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import quint8
 from ember.tensor import Tensor
 
-__all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", "ELU"]
+__all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", "ELU", "PReLU"]
 
 _F32 = np.float32
 
@@ -164,6 +172,94 @@ class ELU(_ObservedActivation):
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}, {super().extra_repr()}"
+
+
+class PReLU(OutputQParams):
+    """Quantized PReLU with a quint8 weight (one slope, or one per channel along dim 1), to
+    ``output_scale`` and ``output_zero_point``, as PyTorch's ``quantized::prelu``: with
+    ``c = q - zero_point``, the integer ``max(c, 0) · (q(1) - w_zero_point) + min(c, 0) ·
+    (w - w_zero_point)``, times ``x_scale · w_scale / output_scale`` in float32, rounded, plus
+    the output zero point (``q(1)``: 1.0 quantized to the weight's parameters). Its state dict
+    also holds the weight (``weight``, ``weight_scale``, ``weight_zero_point``), which
+    PyTorch's leaves out.
+
+    Example:
+        >>> m = PReLU(0.5, 8)
+        >>> m.set_weight(ember.quantize_per_tensor(ember.tensor([0.25]), 0.25, 0, ember.quint8))
+        >>> x = ember.quantize_per_tensor(ember.tensor([-2.0, 3.0]), 0.5, 8, ember.quint8)
+        >>> m(x).dequantize()
+        tensor([-0.5000,  3.0000])
+    """
+
+    def __init__(self, output_scale: float, output_zero_point: int,
+                 num_parameters: int = 1) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.scale, self.zero_point = float(output_scale), int(output_zero_point)
+        self.set_weight(quantize_per_tensor(randn(num_parameters), 1.0, 0, quint8))
+
+    def set_weight(self, w: QuantizedTensor) -> None:
+        """Replaces the slopes (a per-tensor quint8 quantized tensor)."""
+        self.weight = _quantized_input("prelu (its weight)", w)
+
+    def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
+        if isinstance(input, Tensor):
+            return F.prelu(input, self.weight.dequantize())
+        x, w = _quantized_input("prelu", input), self.weight
+        if x.ndim == 0:
+            raise ValueError("quantized prelu: a 0-d input is not allowed")
+        slopes = w._int.numpy().astype(np.int64) - w._zero_point
+        if x.ndim != w.ndim:  # (one slope per channel, along dim 1)
+            slopes = slopes.reshape((1, -1) + (1,) * (x.ndim - 2) if x.ndim > 1 else -1)
+        one = int(kernels.quantize(np.asarray(1.0, _F32), w._scale, w._zero_point, 0, 255,
+                                   np.uint8)) - w._zero_point
+        c = x._int.numpy().astype(np.int64) - x._zero_point
+        try:
+            acc = np.maximum(c, 0) * one + np.minimum(c, 0) * slopes
+        except ValueError as e:
+            raise ValueError(f"quantized prelu: {w.numel()} slopes do not fit an input of "
+                             f"shape {tuple(x.shape)} (one, or one per channel)") from e
+        multiplier = _F32(x._scale) * _F32(w._scale) * (_F32(1) / _F32(self.scale))
+        q = kernels.requantize_int(acc, multiplier, self.zero_point)
+        return QuantizedTensor(from_numpy(q), quint8, self.scale, self.zero_point)
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        save_quantized_weight(destination, prefix + "weight", self.weight)
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        names = ["weight", "weight_scale", "weight_zero_point", "weight_axis"]
+        found = {name: state_dict.pop(prefix + name) for name in names
+                 if prefix + name in state_dict}
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+        state_dict.update({prefix + name: value for name, value in found.items()})
+        if len(found) == len(names):
+            self.set_weight(load_quantized_weight(found, "weight", quint8))
+        else:
+            missing_keys.extend(prefix + name for name in names if name not in found)
+
+    def _get_name(self) -> str:
+        return "QuantizedPReLU"
+
+    @classmethod
+    def from_float(cls, mod: Module) -> PReLU:
+        """The quantized twin of an observed float PReLU: its slopes quantized to quint8 by a
+        fresh ``qconfig.weight`` observer (PyTorch warns when that observer's dtype is not
+        quint8, and quantizes to quint8 all the same, as here)."""
+        scale, zero_point = output_qparams(mod.activation_post_process)
+        new = cls(scale, zero_point, mod.num_parameters)
+        weight = mod.weight.detach().float()
+        observer = mod.qconfig.weight()
+        observer(weight)
+        if observer.dtype is not quint8:
+            warnings.warn(f"PReLU's weight observer should have dtype quint8 but got "
+                          f"{observer.dtype!r}", stacklevel=2)
+        w_scale, w_zero_point = observer.calculate_qparams()
+        new.set_weight(quantize_per_tensor(weight, float(w_scale), int(w_zero_point), quint8))
+        return new
 
 
 class _FixedRangeActivation(Module):

@@ -31,7 +31,6 @@ from ember.tensor import Tensor
 __all__ = ["LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 _F32 = np.float32
-_VECTOR_BLOCK = 64  # integers the kernel's vectorized loop takes at a time
 
 
 def _centred_and_inv_std(q: np.ndarray, zero_point: int, scale: float, eps: float
@@ -47,12 +46,6 @@ def _centred_and_inv_std(q: np.ndarray, zero_point: int, scale: float, eps: floa
     inv_std = (np.float64(s) / np.sqrt((var * s * s).astype(np.float64) + eps)).astype(_F32)
     centred = (wide - zero_point).astype(_F32) - (mean_shifted - _F32(zero_point))
     return centred, inv_std
-
-
-def _vector_quantize(v: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
-    """The vectorized loop's quantization: ``nearbyint(v * (1 / scale)) + zero_point``."""
-    rounded = np.rint(v * (_F32(1) / _F32(scale))).astype(np.float64)
-    return np.clip(rounded + zero_point, 0, 255).astype(np.uint8)
 
 
 def _weights(module: Module, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -80,8 +73,8 @@ def layer_norm(x: QuantizedTensor, module: Module) -> QuantizedTensor:
     centred, inv_std = _centred_and_inv_std(q, x._zero_point, x._scale, module.eps)
     w, b = _weights(module, n)
     v = centred * inv_std * w + b
-    out = _vector_quantize(v, out_scale, out_zp)
-    tail = n - n % _VECTOR_BLOCK
+    out = kernels.quantize_rounded(v, _F32(1) / _F32(out_scale), out_zp)
+    tail = n - n % kernels.VECTOR_BLOCK
     out[:, tail:] = kernels.quantize(v[:, tail:], out_scale, out_zp, 0, 255, np.uint8)
     return _result(out, tuple(x.shape), module)
 
@@ -97,8 +90,9 @@ def group_norm(x: QuantizedTensor, module: Module, groups: int) -> QuantizedTens
     scale = (inv_std.reshape(x.shape[0], groups, 1, 1)
              * w.reshape(1, groups, -1, 1))  # (float32: the kernel's gamma_p)
     v = centred.reshape(per_group) * scale + b.reshape(1, groups, -1, 1)
-    return _result(_vector_quantize(v, float(module.scale), int(module.zero_point)),
-                   tuple(x.shape), module)
+    out = kernels.quantize_rounded(v, _F32(1) / _F32(float(module.scale)),
+                                   int(module.zero_point))
+    return _result(out, tuple(x.shape), module)
 
 
 class _QuantizedNorm:

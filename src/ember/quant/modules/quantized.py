@@ -172,14 +172,15 @@ def save_quantized_weight(destination: dict, name: str, w: QuantizedTensor) -> N
     destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
 
 
-def load_quantized_weight(state_dict: Any, name: str) -> QuantizedTensor:
-    """The int8 weight :func:`save_quantized_weight` wrote under ``name``."""
+def load_quantized_weight(state_dict: Any, name: str, dtype: QDType = qint8
+                          ) -> QuantizedTensor:
+    """The ``dtype`` weight :func:`save_quantized_weight` wrote under ``name``."""
     axis = int(state_dict[name + "_axis"].item())
     scale, zero_point = state_dict[name + "_scale"], state_dict[name + "_zero_point"]
     if axis < 0:
-        return QuantizedTensor(state_dict[name].clone(), qint8, float(scale.reshape(-1)[0]),
+        return QuantizedTensor(state_dict[name].clone(), dtype, float(scale.reshape(-1)[0]),
                                int(zero_point.reshape(-1)[0]))
-    return QuantizedTensor(state_dict[name].clone(), qint8, scale.numpy().copy(),
+    return QuantizedTensor(state_dict[name].clone(), dtype, scale.numpy().copy(),
                            zero_point.numpy().copy(), axis)
 
 
