@@ -87,6 +87,9 @@ _global_forward_hooks_with_kwargs = HookDict()
 _global_forward_hooks_always_called = HookDict()
 _global_backward_pre_hooks = _GlobalHookDict()
 _global_backward_hooks = _GlobalHookDict()
+# whether the global backward hooks are full ones (True) or legacy ones (False), as PyTorch's
+# flag; the registry filled by hand (None) runs as full hooks
+_global_is_full_backward_hook: bool | None = None
 # run as any module registers a parameter, a buffer or a child module
 _global_parameter_registration_hooks = HookDict()
 _global_buffer_registration_hooks = HookDict()
@@ -111,7 +114,8 @@ def _register(hooks: HookDict, hook: Callable, prepend: bool = False,
 
 
 class _WrappedHook:
-    """A load-state-dict pre-hook as PyTorch keeps it in ``_load_state_dict_pre_hooks``:
+    """A load-state-dict pre-hook as PyTorch keeps it in ``_load_state_dict_pre_hooks`` (and a
+    legacy backward hook as it registers it on an autograd node):
     called with the hook's arguments less the module, which it holds weakly (a module does
     not keep itself alive) and passes first; ``hook`` is the user's function."""
 
@@ -127,7 +131,7 @@ class _WrappedHook:
             return self.hook(*args, **kwargs)
         module = self.module()
         if module is None:
-            raise RuntimeError("load_state_dict pre-hook: its module no longer exists")
+            raise RuntimeError(f"hook {self.hook!r}: its module no longer exists")
         return self.hook(module, *args, **kwargs)
 
     def __getstate__(self) -> dict:  # (pickle and deepcopy: the module itself, not a weakref)
@@ -189,6 +193,33 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
         (_global_forward_hooks_always_called, always_call)))
 
 
+def _check_backward_hook_kind(hooks: HookDict, is_full: bool | None, full: bool,
+                              where: str) -> None:
+    """Refuses a full backward hook where legacy ones are registered, and the reverse. (Once
+    the hooks are removed either kind may come: PyTorch's flag stays, so after one legacy
+    global hook no full global hook could ever be registered in the process.)"""
+    if hooks and is_full is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                           f"{where}. Please use only one of them.")
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Deprecated, as PyTorch's: registers a legacy ``hook(module, grad_input, grad_output)``
+    for every module (see :meth:`ember.nn.Module.register_backward_hook`), as
+    ``torch.nn.modules.module.register_module_backward_hook``; use
+    :func:`register_module_full_backward_hook`.
+
+    Example:
+        >>> h = ember.nn.modules.module.register_module_backward_hook(lambda m, gi, go: None)
+        >>> h.remove()
+    """
+    global _global_is_full_backward_hook
+    _check_backward_hook_kind(_global_backward_hooks, _global_is_full_backward_hook, False,
+                              "as a global Module hook")
+    _global_is_full_backward_hook = False
+    return _register(_global_backward_hooks, hook)
+
+
 def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Registers ``hook(module, grad_output)`` to run for every module, before the module's own
     backward pre-hooks, as ``torch.nn.modules.module.register_module_full_backward_pre_hook``.
@@ -216,6 +247,10 @@ def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHan
         Linear ember.Size([1, 2])
         >>> h.remove()
     """
+    global _global_is_full_backward_hook
+    _check_backward_hook_kind(_global_backward_hooks, _global_is_full_backward_hook, True,
+                              "as a global Module hook")
+    _global_is_full_backward_hook = True
     return _register(_global_backward_hooks, hook)
 
 
@@ -273,6 +308,17 @@ def transfer_forward_hooks(old: Any, new: Any, but: Callable | None = None) -> N
                                       always_call=key in old._forward_hooks_always_called)
 
 
+def _backward_hooks_of(module: Any) -> tuple[list[Callable], list[Callable]]:
+    """``module``'s backward hooks, global ones first: ``(full, legacy)``."""
+    full: list[Callable] = []
+    legacy: list[Callable] = []
+    (legacy if _global_is_full_backward_hook is False else full).extend(
+        _global_backward_hooks.values())
+    (legacy if module._is_full_backward_hook is False else full).extend(
+        module._backward_hooks.values())
+    return full, legacy
+
+
 def _forward_hooks_of(module: Any) -> tuple[tuple[int, Callable], ...]:
     return (*_global_forward_hooks.items(), *module._forward_hooks.items())
 
@@ -306,6 +352,8 @@ class ModuleHooksMixin:
     forward: Callable[..., Any]
 
     _compiled_call: Callable[..., Any] | None = None  # set by Module.compile
+    # whether _backward_hooks holds full hooks (True) or legacy ones (False), as PyTorch's flag
+    _is_full_backward_hook: bool | None = None
 
     def _call_fast(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
@@ -355,13 +403,12 @@ class ModuleHooksMixin:
                     if result is not None:
                         args = result if isinstance(result, tuple) else (result,)
             state = None
-            if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or \
-                    _global_backward_pre_hooks:
+            full, legacy = _backward_hooks_of(self)
+            pre = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            if full or pre:
                 from ember.nn.backward_hooks import BackwardHookState
 
-                state = BackwardHookState(
-                    self, [*_global_backward_hooks.values(), *self._backward_hooks.values()],
-                    [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()])
+                state = BackwardHookState(self, full, pre)
                 args = state.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
             for key, hook in _forward_hooks_of(self):
@@ -370,7 +417,13 @@ class ModuleHooksMixin:
                 result = _run_forward_hook(self, key, hook, args, kwargs, output)
                 if result is not None:
                     output = result
-            return output if state is None else state.wrap_outputs(output)
+            if state is not None:
+                output = state.wrap_outputs(output)
+            if legacy:
+                from ember.nn.backward_hooks import attach_legacy_hooks
+
+                attach_legacy_hooks(self, legacy, args, output)
+            return output
         except Exception:
             # as PyTorch: the always_call hooks not run yet run (with the output so far,
             # None if forward raised); their own errors become warnings, the first one raises
@@ -435,7 +488,29 @@ class ModuleHooksMixin:
         Example:
             >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go[0].shape))
         """
+        _check_backward_hook_kind(self._backward_hooks, self._is_full_backward_hook, True,
+                                  "on a single Module")
+        object.__setattr__(self, "_is_full_backward_hook", True)
         return _register(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated, as PyTorch's: use :meth:`register_full_backward_hook`. Calls
+        ``hook(module, grad_input, grad_output)`` with the gradients of the last autograd
+        node of the module's (first) output, which are the module's only when its forward is
+        a single op; a returned tuple replaces ``grad_input``. It warns, as PyTorch does, when
+        the gradients would miss some of the module's. A module holds legacy or full backward
+        hooks, not both.
+
+        Example:
+            >>> act = nn.Sigmoid()
+            >>> h = act.register_backward_hook(lambda mod, gi, go: print(gi[0].shape))
+            >>> act(ember.zeros(3, requires_grad=True)).sum().backward()
+            ember.Size([3])
+        """
+        _check_backward_hook_kind(self._backward_hooks, self._is_full_backward_hook, False,
+                                  "on a single Module")
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        return _register(self._backward_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, prefix, keep_vars)`` before :meth:`state_dict` saves this
