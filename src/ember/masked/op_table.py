@@ -19,7 +19,7 @@ from typing import Any
 import ember
 from ember.masked import normalizations, reductions
 from ember.masked.masks import canonical_dims, first_dim
-from ember.masked.tensor import MaskedTensor
+from ember.masked.tensor import MaskedOperand, MaskedTensor
 from ember.ops.overrides import register
 from ember.tensor import Tensor
 
@@ -41,7 +41,7 @@ BINARY_INPLACE = tuple(n + "_" for n in BINARY if n not in (
     "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin"))
 REDUCTIONS = ("sum", "mean", "amin", "amax", "argmin", "argmax", "prod", "all", "var", "std")
 PASS_THROUGH = ("__getitem__", "select", "transpose", "t", "view", "reshape", "flatten",
-                "expand", "unsqueeze", "unfold", "split", "chunk", "clone", "contiguous")
+                "expand", "unsqueeze", "unfold", "split", "chunk", "clone", "contiguous", "narrow")
 # Python's operators: (dunder, function of the two data operands)
 OPERATORS = {
     "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
@@ -83,7 +83,7 @@ def _gated(value: Any, mask: Tensor) -> Any:
 def _unary(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        data = getattr(_gated(self._data, self._mask), op)(*args)
+        data = getattr(_gated(self._masked_data, self._mask), op)(*args)
         return MaskedTensor._wrap(data, self._mask)
     method.__name__ = op
     method.__doc__ = f"``Tensor.{op}`` of the data; the mask is kept."
@@ -93,10 +93,11 @@ def _unary(op: str) -> Callable[..., MaskedTensor]:
 def _unary_inplace(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        if self._data.requires_grad and not self._data.is_leaf:  # through the gate, written back
-            self._data.copy_(getattr(_gated(self._data, self._mask), op[:-1])(*args))
+        data = self._masked_data
+        if data.requires_grad and not data.is_leaf:  # through the gate, written back
+            data.copy_(getattr(_gated(data, self._mask), op[:-1])(*args))
         else:
-            getattr(self._data, op)(*args)
+            getattr(data, op)(*args)
         return self
     method.__name__ = op
     method.__doc__ = f"``Tensor.{op}`` of the data in place; the mask is kept."
@@ -113,7 +114,7 @@ def _operand(op: str, self: MaskedTensor, other: Any) -> Any:
         raise ValueError(f"MaskedTensor.{op}: input masks must match; binary ops need both "
                          "MaskedTensors to have the same mask. Hint: combine a.to_tensor(fill) "
                          "and b.to_tensor(fill), or build the result's mask yourself")
-    return other._data
+    return other._masked_data
 
 
 def _binary_result(self: MaskedTensor, data: Tensor) -> MaskedTensor:
@@ -127,7 +128,8 @@ def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
             reflected: bool = False) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        data, other_data = (_gated(x, self._mask) for x in (self._data, _operand(op, self, other)))
+        data, other_data = (_gated(x, self._mask)
+                            for x in (self._masked_data, _operand(op, self, other)))
         if fn is None:
             data = getattr(data, op)(other_data, *args)
         else:
@@ -142,7 +144,7 @@ def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
 def _binary_inplace(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        getattr(self._data, op)(_gated(_operand(op, self, other), self._mask), *args)
+        getattr(self._masked_data, op)(_gated(_operand(op, self, other), self._mask), *args)
         return self
     method.__name__ = op
     method.__doc__ = f"``Tensor.{op}`` of the data in place; the mask is kept."
@@ -159,14 +161,16 @@ def _reduction(op: str) -> Callable[..., MaskedTensor]:
     function = _masked_all if op == "all" else getattr(reductions, op)
 
     def method(self: MaskedTensor, dim: Any = None, keepdim: bool = False,
-               dtype: Any = None) -> MaskedTensor:
+               dtype: Any = None, **options: Any) -> MaskedTensor:
         dims = canonical_dims(dim, self.ndim, op) or None
         along = dim if op in ("argmax", "argmin") else dims
-        data = function(self._data, along, keepdim=keepdim, dtype=dtype, mask=self._mask)
+        data = function(self._masked_data, along, keepdim=keepdim, dtype=dtype, mask=self._mask,
+                        **options)
         return MaskedTensor._wrap(data, ember.any(self._mask, dims, keepdim))
     method.__name__ = op
     method.__doc__ = (f"``ember.masked.{op}`` of the data over ``dim`` (all dims when ``None``),"
-                      " as a MaskedTensor that masks out the slices with no element.")
+                      " as a MaskedTensor that masks out the slices with no element (``var`` "
+                      "and ``std`` also take ``unbiased`` and ``correction``).")
     return method
 
 
@@ -187,14 +191,14 @@ def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
                         " Hint: mt.float().softmax(dim)")
     # slices with nothing specified compute on zeros, so no nan reaches data or gradients
     anything = self._mask.any(d, keepdim=True)
-    inputs = ember.where(anything, self._data, 0.0)
+    inputs = ember.where(anything, self._masked_data, 0.0)
     data = normalizations.softmax(inputs, d, mask=self._mask | ~anything)
     return MaskedTensor._wrap(ember.where(self._mask, data, 0.0), self._mask)
 
 
 def _pass_through(op: str) -> Callable[..., Any]:
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> Any:
-        data = getattr(self._data, op)(*args, **kwargs)
+        data = getattr(self._masked_data, op)(*args, **kwargs)
         mask = getattr(self._mask, op)(*args, **kwargs)
         if isinstance(data, (tuple, list)):
             return type(data)(MaskedTensor._wrap(d, m) for d, m in zip(data, mask))
@@ -214,22 +218,44 @@ def _unsupported(op: str) -> Callable[..., Any]:
 
 
 _DEFAULTS = {"alpha": 1, "rounding_mode": None}  # what ember.add/sub/div hand over untouched
+_METHODS = frozenset(UNARY + REDUCTIONS + PASS_THROUGH + ("softmax",))
+
+
+def _joined(op: Callable, tensors: Any, dim: int = 0) -> MaskedTensor:
+    """``ember.cat``/``ember.stack`` of MaskedTensors: data and masks joined alike."""
+    if not all(isinstance(t, MaskedTensor) for t in tensors):
+        raise TypeError(f"{op.__name__}: expected only MaskedTensors, got "
+                        f"{', '.join(type(t).__name__ for t in tensors)}. Hint: make a plain "
+                        "tensor t one with ember.masked.masked_tensor(t, ember.ones_like(t, "
+                        "dtype=ember.bool))")
+    return MaskedTensor._wrap(op([t._masked_data for t in tensors], dim),
+                              op([t._mask for t in tensors], dim))
 
 
 def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
-    """``ember.<op>(*args)`` with a MaskedTensor among the operands (``t + mt`` reaches here
-    through ``Tensor.__add__``): a binary op of the table on the data, keeping the mask, as
-    torch's MaskedTensor; any other op raises."""
+    """``ember.<op>(*args)`` with a MaskedTensor among the operands (``ember.exp(mt)``, or
+    ``t + mt`` through ``Tensor.__add__``), as torch's MaskedTensor answers it: the ops of the
+    tables (unary, binary, reductions, pass-through, ``softmax``) as the MaskedTensor's
+    methods, ``cat``/``stack`` on data and masks alike, ``where`` choosing the masks as the
+    data; any other op raises."""
     name = op.__name__
-    if name not in BINARY or len(args) != 2:
-        raise TypeError(f"{name}: does not take a MaskedTensor, as in torch. Hint: use the "
-                        "MaskedTensor's methods, or mt.to_tensor(fill) / mt.get_data() for a "
-                        "plain tensor")
-    _check_args(name, (), {k: v for k, v in kwargs.items() if _DEFAULTS.get(k, op) != v})
-    input, other = args
-    if isinstance(input, MaskedTensor):
-        return getattr(input, name)(other)
-    return _binary(name, op, reflected=True)(other, input)
+    given = {k: v for k, v in kwargs.items() if v is not None and _DEFAULTS.get(k, op) != v}
+    if name in BINARY and len(args) == 2:
+        _check_args(name, (), given)
+        input, other = args
+        if isinstance(input, MaskedTensor):
+            return getattr(input, name)(other)
+        return _binary(name, op, reflected=True)(other, input)
+    if name in _METHODS and isinstance(args[0], MaskedTensor):
+        return getattr(args[0], name)(*args[1:], **given)
+    if name in ("cat", "stack"):
+        return _joined(op, *args, **given)
+    if name == "where" and len(args) == 3:
+        condition, input, other = args
+        if isinstance(input, MaskedTensor):
+            return input.where(condition, other)
+        return other.where(~condition, input)
+    raise MaskedOperand(name)
 
 
 def _install() -> None:

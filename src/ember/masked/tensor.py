@@ -14,7 +14,7 @@ from typing import Any
 
 import ember
 from ember.masked.tensor_repr import masked_tensor_repr
-from ember.ops.overrides import TensorLikeOperand
+from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.tensor import Tensor
 
 __all__ = ["MaskedTensor", "masked_tensor", "as_masked_tensor"]
@@ -38,8 +38,22 @@ def _check(data: Any, mask: Any) -> None:
                          f"{tuple(mask.shape)} must have the same shape")
 
 
-class MaskedOperand(TensorLikeOperand):
-    """A MaskedTensor used where a plain tensor or array is needed (a TypeError)."""
+class MaskedOperand(TensorLikeOperand, AttributeError):
+    """A MaskedTensor used where a plain tensor or array is needed: an ``ember.*`` op reading
+    its internals (``_data``) or converting it. The ops that take MaskedTensors catch it and
+    hand the call to :func:`ember.masked.op_table.handle`; for the others it is the error.
+    Without ``op``, the message names the outermost ``ember.ops`` function it passed through
+    (found only when the message is read)."""
+
+    def __init__(self, op: str | None = None) -> None:
+        super().__init__(op)
+        self.op = op
+
+    def __str__(self) -> str:
+        op = self.op or outermost_op(self.__traceback__)
+        return (f"{op}: does not take a MaskedTensor, as in torch. Hint: use the MaskedTensor's "
+                "methods (mt.exp(), mt.where(...)), or mt.to_tensor(fill) / mt.get_data() for "
+                "a plain tensor")
 
 
 class MaskedTensor:
@@ -68,25 +82,25 @@ class MaskedTensor:
         )
     """
 
-    __slots__ = ("_data", "_mask")
+    __slots__ = ("_masked_data", "_mask")
     __hash__ = object.__hash__  # the comparison operators below are elementwise
 
     def __init__(self, data: Tensor, mask: Tensor, requires_grad: bool = False) -> None:
         _check(data, mask)
-        self._data = data.detach().clone().requires_grad_(requires_grad)
+        self._masked_data = data.detach().clone().requires_grad_(requires_grad)
         self._mask = mask.detach().clone()
 
     @classmethod
     def _wrap(cls, data: Tensor, mask: Tensor) -> MaskedTensor:
         """A MaskedTensor over ``data`` as it is, graph included (what ops return)."""
         result = cls.__new__(cls)
-        result._data, result._mask = data, mask
+        result._masked_data, result._mask = data, mask
         return result
 
     # what torch's MaskedTensor answers
     def get_data(self) -> Tensor:
         """The data, masked-out elements included; gradients flow back through it."""
-        return self._data
+        return self._masked_data
 
     def get_mask(self) -> Tensor:
         """The bool mask, True where an element is specified."""
@@ -101,68 +115,68 @@ class MaskedTensor:
             >>> mt.to_tensor(0.0)
             tensor([1., 0.])
         """
-        return self._data.masked_fill(~self._mask, value)
+        return self._masked_data.masked_fill(~self._mask, value)
 
     def __repr__(self) -> str:
-        return masked_tensor_repr(self._data.detach().numpy(), self._mask.numpy())
+        return masked_tensor_repr(self._masked_data.detach().numpy(), self._mask.numpy())
 
     # autograd
     @property
     def requires_grad(self) -> bool:
-        return self._data.requires_grad
+        return self._masked_data.requires_grad
 
     def requires_grad_(self, requires_grad: bool = True) -> MaskedTensor:
-        self._data.requires_grad_(requires_grad)
+        self._masked_data.requires_grad_(requires_grad)
         return self
 
     @property
     def is_leaf(self) -> bool:
-        return self._data.is_leaf
+        return self._masked_data.is_leaf
 
     @property
     def grad(self) -> MaskedTensor | None:
         """The gradient of a leaf, a MaskedTensor with this one's mask (``None`` before any)."""
-        grad = self._data.grad
+        grad = self._masked_data.grad
         return None if grad is None else MaskedTensor._wrap(grad, self._mask)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False) -> None:
         """Backpropagates from this MaskedTensor's data (``gradient`` may be a MaskedTensor)."""
         if isinstance(gradient, MaskedTensor):
-            gradient = gradient._data
-        self._data.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
+            gradient = gradient._masked_data
+        self._masked_data.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
 
     def detach(self) -> MaskedTensor:
-        return MaskedTensor._wrap(self._data.detach(), self._mask)
+        return MaskedTensor._wrap(self._masked_data.detach(), self._mask)
 
     # shape and type
     @property
     def shape(self) -> Any:
-        return self._data.shape
+        return self._masked_data.shape
 
     def size(self, dim: int | None = None) -> Any:
-        return self._data.size() if dim is None else self._data.size(dim)
+        return self._masked_data.size() if dim is None else self._masked_data.size(dim)
 
     def dim(self) -> int:
-        return self._data.ndim
+        return self._masked_data.ndim
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim
+        return self._masked_data.ndim
 
     def numel(self) -> int:
-        return self._data.numel()
+        return self._masked_data.numel()
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._masked_data)
 
     @property
     def dtype(self) -> Any:
-        return self._data.dtype
+        return self._masked_data.dtype
 
     @property
     def device(self) -> Any:
-        return self._data.device
+        return self._masked_data.device
 
     is_sparse = False
 
@@ -171,7 +185,7 @@ class MaskedTensor:
         if self._mask.numel() == 1 and not bool(self._mask):
             raise ValueError(f"MaskedTensor.{op}: the element is masked out, so it has no value."
                              " Hint: mt.get_data() holds the raw data")
-        return self._data
+        return self._masked_data
 
     def item(self) -> Any:
         """The one element's value; a masked-out one raises a ValueError, as in PyTorch."""
@@ -188,7 +202,7 @@ class MaskedTensor:
 
     def to(self, *args: Any, **kwargs: Any) -> MaskedTensor:
         """The data converted (dtype/device), the mask moved along."""
-        data = self._data.to(*args, **kwargs)
+        data = self._masked_data.to(*args, **kwargs)
         return MaskedTensor._wrap(data, self._mask.to(data.device))
 
     def float(self) -> MaskedTensor:
@@ -212,7 +226,7 @@ class MaskedTensor:
     @property
     def mT(self) -> MaskedTensor:  # noqa: N802 - PyTorch's name
         """The last two dims swapped, in data and mask alike."""
-        return MaskedTensor._wrap(self._data.mT, self._mask.mT)
+        return MaskedTensor._wrap(self._masked_data.mT, self._mask.mT)
 
     def where(self, condition: Tensor, other: Any) -> MaskedTensor:
         """``self`` where ``condition`` holds, else ``other``; the masks are chosen the same
@@ -228,23 +242,18 @@ class MaskedTensor:
         """
         other_mask = (other._mask if isinstance(other, MaskedTensor)
                       else ember.ones(ember.as_tensor(other).shape, dtype=ember.bool))
-        other_data = other._data if isinstance(other, MaskedTensor) else other
-        return MaskedTensor._wrap(ember.where(condition, self._data, other_data),
+        other_data = other._masked_data if isinstance(other, MaskedTensor) else other
+        return MaskedTensor._wrap(ember.where(condition, self._masked_data, other_data),
                                   ember.where(condition, self._mask, other_mask))
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         # an ember.* op taking it for a plain operand: the ops that support MaskedTensors catch
         # this and hand the call to ember.masked.op_table
-        raise MaskedOperand("MaskedTensor: cannot become a plain array, as an ember.* function "
-                            "that does not take MaskedTensors (ember.where, ember.cat, ...) or "
-                            "a NumPy array would make it. Hint: use the MaskedTensor's methods "
-                            "(mt.where(...)), or mt.to_tensor(fill) / mt.get_data()")
+        raise MaskedOperand()
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # Python's protocols and Ember's internals: an AttributeError
-            raise AttributeError(f"'MaskedTensor' object has no attribute '{name}' (ember.* "
-                                 "functions take plain tensors). Hint: use the MaskedTensor's "
-                                 "methods (mt.exp(), mt.where(...)), or mt.to_tensor(fill)")
+        if name.startswith("_"):  # Python's protocols and Ember's internals (an AttributeError)
+            raise MaskedOperand()
         if hasattr(Tensor, name):
             raise TypeError(f"MaskedTensor.{name}: not supported on a MaskedTensor. Hint: "
                             f"mt.to_tensor(fill).{name}(...) works on a plain tensor with "

@@ -308,6 +308,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
         >>> ember.tensor([1.0, 2.0, 3.0]).prod()
         tensor(6.)
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(prod, (input, dim, keepdim), {"dtype": dtype})
     x = accumulation_input(input, dtype)
     dims = tuple(range(x.ndim)) if dim is None else normalize_dims(dim, x.ndim, "prod")
     return apply(Prod, x, dims=dims, keepdim=keepdim)
@@ -401,6 +403,8 @@ def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
         >>> ember.tensor([[1.0, 4.0], [3.0, 2.0]]).amax(0)
         tensor([3., 4.])
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(amax, (input, dim, keepdim), {})
     return _amax_amin(AMax, input, dim, keepdim, "amax")
 
 
@@ -412,6 +416,8 @@ def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
         >>> ember.tensor([[1.0, 4.0], [3.0, 2.0]]).amin(1)
         tensor([1., 2.])
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(amin, (input, dim, keepdim), {})
     return _amax_amin(AMin, input, dim, keepdim, "amin")
 
 
@@ -435,6 +441,8 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
         >>> ember.tensor([[1, 5], [7, 2]]).argmax()
         tensor(2)
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(argmax, (input, dim, keepdim), {})
     return _arg(ArgMax, input, dim, keepdim, "argmax")
 
 
@@ -446,6 +454,8 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
         >>> ember.tensor([[1, 5], [7, 2]]).argmin(dim=1)
         tensor([0, 1])
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(argmin, (input, dim, keepdim), {})
     return _arg(ArgMin, input, dim, keepdim, "argmin")
 
 
@@ -492,6 +502,9 @@ def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
         >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
         tensor(1.6667)
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(var, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
+                                              "correction": correction})
     return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0],
                      "VarBackward0")
 
@@ -505,6 +518,9 @@ def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
         >>> ember.tensor([1.0, 3.0]).std(correction=0)
         tensor(1.)
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(std, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
+                                              "correction": correction})
     return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0],
                      "StdBackward0")
 
@@ -557,6 +573,8 @@ def all(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noq
         >>> ember.tensor([[True, False], [True, True]]).all(1)
         tensor([False,  True])
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(all, (input, dim, keepdim), {})
     return apply(All, input, dims=reduce_dims(input, dim, "all"), keepdim=keepdim)
 
 

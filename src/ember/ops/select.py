@@ -20,7 +20,7 @@ from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
@@ -263,6 +263,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         >>> ember.clamp(ember.tensor([-2.0, 0.5, 3.0]), min=0.0, max=1.0)
         tensor([0.0000, 0.5000, 1.0000])
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(clamp, (input, min, max), {})
     if min is None and max is None:
         raise OpError("clamp: at least one of min and max must be given")
     low, high = _number(min), _number(max)

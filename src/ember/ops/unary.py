@@ -25,7 +25,7 @@ from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erf_kernel import erf_array
 from ember.ops.inplace import bind_inplace, inplace_method
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import (
     Primitive,
     TensorSpec,
@@ -487,6 +487,8 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
         >>> ember.abs(ember.tensor([-2, 3]))
         tensor([2, 3])
     """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(abs, (input,), {})
     refuse_bool("abs", input)
     return apply(Abs, input)
 

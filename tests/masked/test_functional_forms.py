@@ -1,0 +1,66 @@
+"""``ember.<op>(mt)``, the function form of MaskedTensor ops, against ``torch.<op>(mt)``: unary
+ops, reductions, shape ops, softmax, cat/stack and where hand a MaskedTensor to its methods (they
+used to raise an AttributeError about ``_device``, or compute on the raw data's graph)."""
+
+import warnings
+
+import pytest
+import torch
+
+import ember
+from tests.masked.test_tensor import _pair, assert_same
+
+warnings.filterwarnings("ignore", module="torch.masked")
+
+CALLS = [  # (function name, arguments after the MaskedTensor)
+    ("exp", ()), ("abs", ()), ("sin", ()), ("clamp", (0.0, 1.0)), ("clamp", (None, 0.5)),
+    ("sum", ()), ("sum", (1,)), ("sum", (0, True)), ("mean", (1,)), ("prod", (1,)),
+    ("amax", (1,)), ("amax", ((0, 1),)), ("amin", (0,)), ("argmax", (1,)), ("argmin", (0,)),
+    ("var", (1,)), ("std", (0,)), ("all", (1,)),
+    ("softmax", (1,)), ("transpose", (0, 1)), ("reshape", ((-1,),)), ("unsqueeze", (0,)),
+]
+
+
+@pytest.mark.parametrize("name,args", CALLS)
+def test_function_form_matches_torch(name, args):
+    e, t = _pair()
+    if name == "all":
+        e, t = e > 0, t > 0
+    assert_same(getattr(ember, name)(e, *args), getattr(torch, name)(t, *args))
+
+
+@pytest.mark.parametrize("name,keywords", [
+    ("var", {"correction": 0}), ("std", {"unbiased": False}), ("var", {"keepdim": True}),
+])
+def test_variance_options(name, keywords):
+    # torch's MaskedTensor refuses unbiased/correction; Ember applies them as torch.masked.var
+    e, t = _pair()
+    want = getattr(torch.masked, name)(t.get_data(), 1, mask=t.get_mask(), **keywords)
+    got = getattr(ember, name)(e, 1, **keywords)
+    assert_same(got, torch.masked.masked_tensor(want, t.get_mask().any(1, keepdim=want.ndim > 1)))
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_cat_and_stack_join_data_and_masks(join):
+    e, t = _pair()
+    assert_same(getattr(ember, join)([e, e], 1), getattr(torch, join)([t, t], 1))
+
+
+def test_where_chooses_masks_as_data():
+    e, t = _pair()
+    other_e, other_t = _pair(e.get_data().numpy() * 2, ~e.get_mask().numpy())
+    cond = e.get_data() > 0
+    assert_same(ember.where(cond, e, other_e),
+                torch.where(torch.tensor(cond.numpy()), t, other_t))
+
+
+def test_function_form_gradients_match_torch():
+    e, t = _pair(requires_grad=True)
+    ember.amax(ember.exp(e), 1).sum().backward()
+    torch.amax(torch.exp(t), 1).sum().backward()
+    assert_same(e.grad, t.grad)
+
+
+def test_narrow_is_pass_through():
+    e, t = _pair()
+    assert_same(e.narrow(1, 1, 2), t.narrow(1, 1, 2))
