@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -64,6 +65,18 @@ class Graph:
     @property
     def nodes(self) -> _NodeList:
         return _NodeList(self._root)
+
+    def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> list[Node]:
+        """The nodes of kind ``op`` (and, unless None, of ``target``), in graph order
+        (``sort`` is accepted for torch's signature; they always are).
+
+        Example:
+            >>> gm = ember.fx.symbolic_trace(lambda x: ember.relu(x) + 1)
+            >>> gm.graph.find_nodes(op="call_function", target=ember.relu)
+            [relu]
+        """
+        return [n for n in self.nodes
+                if n.op == op and (target is None or n.target == target)]
 
     # -- making nodes ------------------------------------------------------------------------
     def create_node(self, op: str, target: Any, args: tuple | None = None,
@@ -155,13 +168,16 @@ class Graph:
 
     # -- removing ----------------------------------------------------------------------------
     def erase_node(self, to_erase: Node) -> None:
-        """Removes a node that nothing uses any more."""
+        """Removes a node that nothing uses any more (warns, as torch, if it already went)."""
         if to_erase.users:
             raise RuntimeError(f"Tried to erase Node {to_erase} but it still had "
                                f"{len(to_erase.users)} users in the graph: "
                                f"{list(to_erase.users)}!")
-        if to_erase.graph is not self or to_erase._erased:
+        if to_erase.graph is not self:
             raise RuntimeError(f"erase_node: node {to_erase} is not in this graph")
+        if to_erase._erased:
+            warnings.warn(f"erase_node({to_erase}) on an already erased node", stacklevel=2)
+            return
         to_erase._update_args_kwargs((), {})
         to_erase._remove_from_list()
         to_erase._erased = True

@@ -80,6 +80,61 @@ class GraphModule(Module):
             print(text)
         return text
 
+    def add_submodule(self, target: str, m: Module) -> bool:
+        """Installs ``m`` at the dotted path ``target``, making empty modules for missing
+        parents; False (and nothing installed) where a parent is not a module.
+
+        Example:
+            >>> gm = ember.fx.symbolic_trace(lambda x: x + 1)
+            >>> gm.add_submodule("block.act", ember.nn.ReLU())
+            True
+        """
+        *path, name = target.split(".")
+        owner = _parent(self, path)
+        if owner is None:
+            return False
+        owner.add_module(name, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Removes the submodule at the dotted path ``target``; False where there is none.
+
+        Example:
+            >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.ReLU()))
+            >>> gm.delete_submodule("0"), gm.delete_submodule("0")
+            (True, False)
+        """
+        *path, name = target.split(".")
+        owner = _parent(self, path, create=False)
+        if owner is None or not isinstance(owner._modules.get(name), Module):
+            return False
+        del owner._modules[name]
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Removes the submodules that no ``call_module`` or ``get_attr`` node uses (nor
+        contains what one uses).
+
+        Example:
+            >>> gm = ember.fx.symbolic_trace(lambda x: x + 1)
+            >>> _ = gm.add_submodule("unused", ember.nn.ReLU())
+            >>> gm.delete_all_unused_submodules()
+            >>> hasattr(gm, "unused")
+            False
+        """
+        used: set[str] = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                parts = node.target.split(".")
+                used.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                if node.op == "call_module":  # (its own submodules run inside it)
+                    used.update(f"{node.target}.{name}"
+                                for name, _ in self.get_submodule(node.target).named_modules()
+                                if name)
+        for name, _ in reversed(list(self.named_modules())):
+            if name and name not in used:
+                self.delete_submodule(name)
+
     def __deepcopy__(self, memo: dict) -> GraphModule:
         holder = Module()
         for name, value in self.__dict__.items():
@@ -113,12 +168,7 @@ def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str
             owner = getattr(owner, part)
         value = getattr(owner, field)
         persistent = field not in getattr(owner, "_non_persistent_buffers_set", ())
-    for part in prefix:
-        child = to_module._modules.get(part)
-        if child is None:
-            child = Module()
-            to_module.add_module(part, child)
-        to_module = child
+    to_module = _parent(to_module, prefix)
     if isinstance(value, Module):
         to_module.add_module(field, value)
     elif isinstance(value, Parameter):
@@ -127,3 +177,17 @@ def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str
         to_module.register_buffer(field, value, persistent=persistent)
     else:
         setattr(to_module, field, value)
+
+
+def _parent(module: Module, path: list[str], create: bool = True) -> Module | None:
+    """The submodule of ``module`` at ``path`` (its parts), making empty modules for the
+    missing ones if ``create``; None where a part is missing or not a module."""
+    for part in path:
+        child = module._modules.get(part)
+        if child is None and create and not hasattr(module, part):
+            child = Module()
+            module.add_module(part, child)
+        if not isinstance(child, Module):
+            return None
+        module = child
+    return module

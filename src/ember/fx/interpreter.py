@@ -57,6 +57,13 @@ class Interpreter:
                 return self.env[node]
         return None
 
+    def boxed_run(self, args_list: list) -> Any:
+        """:meth:`run` on the values of ``args_list``, which is emptied first (so the caller
+        holds no references to the inputs while the graph runs)."""
+        args = list(args_list)
+        args_list.clear()
+        return self.run(*args)
+
     def run_node(self, n: Node) -> Any:
         """The value of ``n``: its ``op``'s method called on its arguments' values."""
         args, kwargs = self.fetch_args_kwargs_from_env(n)

@@ -126,6 +126,16 @@ class Node:
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
+    @property
+    def stack_trace(self) -> str | None:
+        """The user's source line(s) that made this node, where a pass recorded them
+        (``meta["stack_trace"]``); None by default, as symbolic tracing records none."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
+
     # -- place in the graph ----------------------------------------------------------------
     @property
     def next(self) -> Node:
@@ -172,7 +182,10 @@ class Node:
         return "inplace" in names and self.args[names.index("inplace")] is True
 
     def format_node(self) -> str:
-        """One line: ``%name : [num_users=k] = op[target=...](args = ..., kwargs = ...)``."""
+        """One line: ``%name : [num_users=k] = op[target=...](args = ..., kwargs = ...)``,
+        or ``return ...`` for the output."""
+        if self.op == "output":
+            return f"return {self.args[0]}"
         if self.op == "placeholder":
             default = f"(default={self.args[0]!r})" if self.args else ""
             return (f"%{self.name} : [num_users={len(self.users)}] = "
@@ -202,6 +215,7 @@ def _target_str(target: Any) -> str:
     if isinstance(target, str):
         return target
     module = getattr(target, "__module__", None) or ""
+    module = "operator" if module == "_operator" else module  # (as torch.fx prints it)
     name = getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
     return f"{module}.{name}" if module and module != "builtins" else name
 
