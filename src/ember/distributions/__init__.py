@@ -10,6 +10,8 @@ Example:
     ember.Size([8, 2])
 """
 
+import sys as _sys
+
 # (importing kl_families registers its KL pairs)
 from ember.distributions import constraint_registry, constraints, kl_families, transforms
 from ember.distributions.categorical import (
@@ -87,3 +89,20 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Weibull", "Wishart", "biject_to", "constraint_registry", "constraints",
            "identity_transform", "kl_divergence", "register_kl", "set_default_validate_args",
            "transform_to", "transforms"]
+
+# torch.distributions' one-distribution submodules, for code that imports from them
+# (``from ember.distributions.normal import Normal``): each is the Ember module defining the
+# class (``ember.distributions.continuous`` for ``normal``), under PyTorch's path.
+_SUBMODULE_CLASSES = {
+    "bernoulli": Bernoulli, "beta": Beta, "binomial": Binomial, "chi2": Chi2,
+    "continuous_bernoulli": ContinuousBernoulli, "exponential": Exponential,
+    "fishersnedecor": FisherSnedecor, "generalized_pareto": GeneralizedPareto,
+    "geometric": Geometric, "gumbel": Gumbel, "half_cauchy": HalfCauchy,
+    "half_normal": HalfNormal, "inverse_gamma": InverseGamma, "kumaraswamy": Kumaraswamy,
+    "laplace": Laplace, "log_normal": LogNormal, "normal": Normal,
+    "one_hot_categorical": OneHotCategorical, "pareto": Pareto, "poisson": Poisson,
+    "relaxed_bernoulli": RelaxedBernoulli, "relaxed_categorical": RelaxedOneHotCategorical,
+    "studentT": StudentT, "uniform": Uniform, "weibull": Weibull,
+}
+for _name, _class in _SUBMODULE_CLASSES.items():
+    globals()[_name] = _sys.modules[f"{__name__}.{_name}"] = _sys.modules[_class.__module__]

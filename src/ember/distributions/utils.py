@@ -1,6 +1,6 @@
 """Helpers shared by the distributions: parameter broadcasting, probs <-> logits, sums over
 event dims, ``lazy_property`` for parameters computed on first use, and the Euler-Mascheroni
-constant."""
+constant, and PyTorch's lower-triangle <-> vector conversions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import ember
 from ember.tensor import Tensor
 
 __all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "shape_shown", "sum_rightmost", "where_above"]
+           "probs_to_logits", "shape_shown", "sum_rightmost", "tril_matrix_to_vec",
+           "vec_to_tril_matrix", "where_above"]
 
 EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
 
@@ -106,3 +107,47 @@ class lazy_property:  # noqa: N801 - a decorator, named like ``property``
             value = self.fn(instance)
         instance.__dict__[self.__name__] = value
         return value
+
+
+def _tril_size(n: int, diag: int) -> int:
+    """How many elements of an ``n x n`` matrix lie on or below diagonal ``diag``."""
+    return sum(min(max(i + diag + 1, 0), n) for i in range(n))
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The elements of (a batch of) square matrices on and below diagonal ``diag``, in row
+    order, as the last dim.
+
+    Example:
+        >>> tril_matrix_to_vec(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([1., 3., 4.])
+    """
+    n = mat.shape[-1]
+    if not -n <= diag < n:
+        raise ValueError(f"tril_matrix_to_vec: diag ({diag}) provided is outside "
+                         f"[{-n}, {n - 1}]")
+    rows, cols = ember.tril_indices(n, n, diag, device=mat.device)
+    return mat[..., rows, cols]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The square matrices whose elements on and below diagonal ``diag`` are ``vec``'s last
+    dim, in row order (zeros above): the inverse of :func:`tril_matrix_to_vec`.
+
+    Example:
+        >>> vec_to_tril_matrix(ember.tensor([1.0, 3.0, 4.0]))
+        tensor([[1., 0.],
+                [3., 4.]])
+    """
+    size = vec.shape[-1]
+    n = 0
+    while _tril_size(n + 1, diag) <= size:  # (the largest n: an n x n matrix below diag < 0)
+        n += 1
+    if _tril_size(n, diag) != size:
+        raise ValueError(f"vec_to_tril_matrix: the size of last dimension is {size} which "
+                         "cannot be expressed as the lower triangular part of a square D x D "
+                         f"matrix (diag={diag})")
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    rows, cols = ember.tril_indices(n, n, diag, device=vec.device)
+    mat[..., rows, cols] = vec
+    return mat
