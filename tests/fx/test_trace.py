@@ -348,3 +348,29 @@ def test_global_module_hooks_still_fire_after_a_trace():
     finally:
         handle.remove()
     assert seen == ["Linear"]
+
+
+def test_tensor_attributes_are_read_by_their_path_like_torch():
+    def build(lib):
+        class Sub(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = lib.ones(2)
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub, self.scale = Sub(), lib.tensor([1.0, 2.0])
+
+            def forward(self, x):
+                return x * self.scale + self.sub.table
+
+        return M()
+
+    gm, tgm = fx.symbolic_trace(build(ember)), torch.fx.symbolic_trace(build(torch))
+    targets = [n.target for n in gm.graph.nodes if n.op == "get_attr"]
+    assert targets == [n.target for n in tgm.graph.nodes if n.op == "get_attr"]
+    assert targets == ["scale", "sub.table"]
+    assert "scale = self.scale" in gm.code
+    assert list(gm.state_dict()) == []  # (the model has none: torch.fx would add them)
+    assert ember.equal(gm(ember.ones(2)), ember.tensor([2.0, 3.0]))

@@ -157,7 +157,7 @@ class GraphModule(Module):
 def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str) -> None:
     """Copies ``from_obj``'s ``target`` (``"layer.0.weight"``) into ``to_module`` at the same
     path, making empty modules for the path's parents; a buffer stays non-persistent if it
-    was."""
+    was, and a plain tensor attribute becomes a non-persistent one."""
     *prefix, field = target.split(".")
     persistent = True
     if isinstance(from_obj, dict):
@@ -167,7 +167,8 @@ def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str
         for part in prefix:
             owner = getattr(owner, part)
         value = getattr(owner, field)
-        persistent = field not in getattr(owner, "_non_persistent_buffers_set", ())
+        persistent = field in getattr(owner, "_buffers", {}) and \
+            field not in owner._non_persistent_buffers_set  # (a plain attribute is not)
     to_module = _parent(to_module, prefix)
     if isinstance(value, Module):
         to_module.add_module(field, value)

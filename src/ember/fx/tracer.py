@@ -101,8 +101,9 @@ class Tracer:
         return self.proxy(node)
 
     def create_arg(self, a: Any) -> Any:
-        """A value as a node argument: proxies become their nodes, the root's parameters and
-        buffers ``get_attr`` nodes, other tensors constants stored on the root."""
+        """A value as a node argument: proxies become their nodes, the root's parameters,
+        buffers and tensor attributes ``get_attr`` nodes, other tensors constants stored on the
+        root."""
         return map_aggregate(a, self._arg)
 
     def _arg(self, a: Any) -> Any:
@@ -136,6 +137,10 @@ class Tracer:
         self._module_paths = {id(m): name for name, m in root.named_modules()}
         self._tensor_names = {id(t): name for name, t in (*root.named_parameters(),
                                                           *root.named_buffers())}
+        for path, module in root.named_modules():  # (plain tensor attributes, by their path)
+            for attr, value in vars(module).items():
+                if isinstance(value, Tensor):
+                    self._tensor_names.setdefault(id(value), f"{path}.{attr}" if path else attr)
         self._attr_proxies: dict[str, Proxy] = {}
 
     def trace(self, root: Module | Callable,
