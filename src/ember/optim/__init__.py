@@ -10,7 +10,9 @@ Example:
     tensor([ 0.4593, -1.4452], requires_grad=True)
 """
 
-from ember.optim import lr_scheduler, swa_utils
+import sys
+
+from ember.optim import adam, lr_scheduler, swa_utils
 from ember.optim.adadelta import Adadelta
 from ember.optim.adafactor import Adafactor
 from ember.optim.adagrad import Adagrad
@@ -31,3 +33,5 @@ from ember.optim.sparse_adam import SparseAdam
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW",
            "Adamax", "Lion", "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop",
            "lr_scheduler", "swa_utils"]
+
+adamw = sys.modules[f"{__name__}.adamw"] = adam  # (torch.optim.adamw's path: AdamW is in adam)
