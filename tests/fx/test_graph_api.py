@@ -69,3 +69,14 @@ def test_erasing_a_node_twice_warns_like_torch():
         gm.graph.erase_node(unused)
         with pytest.warns(UserWarning, match="already erased"):
             gm.graph.erase_node(unused)
+
+
+def test_unused_values_are_dropped_at_once_like_torch():
+    def grow(x):
+        y = x.clone()
+        y.add_(1)
+        return y
+
+    line = "    add_ = clone.add_(1);  add_ = None\n"
+    assert line in fx.symbolic_trace(grow).code
+    assert line in torch.fx.symbolic_trace(grow).code

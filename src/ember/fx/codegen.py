@@ -185,7 +185,8 @@ def python_code(nodes: list[Node]) -> PythonCode:
             body.append(f"    return {render(node.args[0], glob)}")
             continue
         line = f"    {node.name} = {_expression(node, glob)}"
-        drops = dropped_after.get(node, [])
+        # (a value nothing uses, an in-place call's result, is dropped at once, as torch.fx)
+        drops = dropped_after.get(node, []) + ([] if node.users else [node.name])
         if drops:
             line += ";  " + " = ".join(drops) + " = None"
         body.append(line)
