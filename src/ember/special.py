@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.dtypes import float16, float64
 from ember.ops.bessel import (
     airy_ai,
     bessel_j0,
@@ -98,6 +99,8 @@ gammaincc = igammac
 psi = digamma
 multigammaln = mvlgamma
 _SQRT2 = math.sqrt(2.0)
+# where ndtr leaves the normal range, below which log_ndtr takes its asymptotic series
+_LOG_NDTR_TAIL = {float64: -20.0, float16: -4.0}
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:
@@ -140,20 +143,25 @@ def ndtr(input: Tensor) -> Tensor:
 
 
 def log_ndtr(input: Tensor) -> Tensor:
-    """``log(ndtr(x))``, accurate where ``ndtr`` underflows (an asymptotic series below -20).
+    """``log(ndtr(x))``, accurate where ``ndtr`` underflows (an asymptotic series below -20,
+    -10 in float32 and bfloat16, -4 in float16) and where it rounds to 1
+    (``log1p(-ndtr(-x))`` above 0).
 
     Example:
         >>> ember.special.log_ndtr(ember.tensor([0.0, -40.0], dtype=ember.float64))
         tensor([-6.9315e-01, -8.0461e+02], dtype=ember.float64)
     """
     x = to_float(input)
-    tail = lt(x, -20)
-    xt = where(tail, x, -20.0)
+    cut = _LOG_NDTR_TAIL.get(x.dtype, -10.0)
+    tail = lt(x, cut)
+    xt = where(tail, x, cut)
     z = 1 / (xt * xt)
     series = 1 + z * (-1 + z * (3 + z * (-15 + z * (105 - 945 * z))))
     asym = -xt * xt / 2 - log(-xt) - 0.5 * math.log(2 * math.pi) + log(series)
-    xn = where(tail, 0.0, x)
-    return where(tail, asym, log(ndtr(xn)))
+    pos = gt(x, 0)
+    xn = where(tail | pos, 0.0, x)
+    xp = where(pos, x, 0.0)
+    return where(tail, asym, where(pos, log1p(-ndtr(-xp)), log(ndtr(xn))))
 
 
 def ndtri(input: Tensor) -> Tensor:

@@ -4,8 +4,9 @@
 
 Computed on the host in float64: the power series of ``P`` where ``x < a + 1`` and the
 continued fraction of ``Q`` (modified Lentz) elsewhere, each converging in ``O(sqrt(a))``
-terms, so the one that is not near 1 keeps its relative precision. The gradient in ``x`` is
-``±x^(a-1) e^-x / Γ(a)``; as in PyTorch there is none in ``a``.
+terms, so the one that is not near 1 keeps its relative precision; ``Q`` for ``x <= 1.1``
+and small ``a`` (where ``P`` is near 1) by its own series, as SciPy's ``igamc_series``.
+The gradient in ``x`` is ``±x^(a-1) e^-x / Γ(a)``; as in PyTorch there is none in ``a``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ember.ops.gamma_kernel import lgamma_array
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import apply, primitive
 from ember.ops.unary import exp, log
+from ember.ops.zeta import zeta_array
 from ember.tensor import Tensor, method
 
 __all__ = ["igamma", "igammac"]
@@ -31,6 +33,10 @@ __all__ = ["igamma", "igammac"]
 _TERMS = 4000  # enough for a up to ~1e5 near x = a; the loops stop when all have converged
 _EPS = 1e-16
 _TINY = 1e-300
+_EULER_GAMMA = 0.5772156649015329
+# lgamma(1 + a) = -γ a + Σ_k (-1)^k ζ(k) / k a^k, k = 2..25: 1e-17 for |a| < 0.2
+_LGAMMA1P_TAYLOR = tuple((-1) ** k * zeta_array(np.float64(k), np.float64(1.0)) / k
+                         for k in range(2, 26))
 
 
 def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -66,6 +72,30 @@ def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return h
 
 
+def _lgamma1p(a: np.ndarray) -> np.ndarray:
+    """``lgamma(1 + a)``, to full relative precision near ``a = 0`` (its Taylor series)."""
+    t = np.where(np.abs(a) < 0.2, a, 0.0)
+    acc = np.zeros_like(t)
+    for c in reversed(_LGAMMA1P_TAYLOR):
+        acc = acc * t + c
+    return np.where(np.abs(a) < 0.2, acc * t * t - _EULER_GAMMA * t, lgamma_array(1.0 + a))
+
+
+def _upper_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``Q(a, x)`` for ``x <= 1.1`` as ``1 - x^a / Γ(a + 1) - x^a / Γ(a) Σ (-x)^n / (n! (a + n))``
+    with the first part from ``expm1``: ``1 - P`` keeps no digits of a small ``Q`` (small ``a``)."""
+    fac = np.ones_like(x)
+    total = np.zeros_like(x)
+    for n in range(1, _TERMS):
+        fac = fac * -x / n
+        term = fac / (a + n)
+        total += term
+        if not np.any(np.abs(term) > _EPS * np.abs(total)):
+            break
+    log_x = np.log(x)
+    return -np.expm1(a * log_x - _lgamma1p(a)) - np.exp(a * log_x - lgamma_array(a)) * total
+
+
 def _regularized(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
     """``P(a, x)`` (or ``Q`` when ``upper``) with PyTorch's values at the edges."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
@@ -83,6 +113,9 @@ def _regularized(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
         if upper:
             mine = 1.0 - p
             mine[~series] = q
+            # SciPy's choice of where Q's own series beats 1 - P
+            near = (xi <= 1.1) & (ai <= np.where(xi <= 0.5, -0.4 / np.log(xi), 1.1 * xi))
+            mine[near] = _upper_series(ai[near], xi[near])
         out[inner] = mine
     one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
     out[(a == 0) & (x > 0)] = one  # P(0, x) = 1

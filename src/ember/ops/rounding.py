@@ -38,7 +38,12 @@ class Round(Flat):
     name = "round"
 
     def forward(self, xp, a, *, decimals):
-        return xp.rint(a) if decimals == 0 else xp.round(a, decimals)
+        if decimals == 0:
+            return xp.rint(a)
+        # in float32 for the 2-byte floats, as PyTorch: 10**decimals overflows float16 (a
+        # float16 1234.5 at decimals=2 came out inf, and any value at decimals=10 NaN)
+        wide = a.astype(xp.float32) if a.dtype.itemsize < 4 else a
+        return xp.round(wide, decimals).astype(a.dtype)
 
 
 def _rounding(prim: Primitive, input: Tensor) -> Tensor:

@@ -104,6 +104,19 @@ def sigmoid_array(xp: Any, a: Any) -> Any:
     return xp.reciprocal(1 + xp.exp(-a))
 
 
+def complex_log1p(xp: Any, z: Any) -> Any:
+    """``log1p`` of a complex backend array as PyTorch computes it: near 0 the real part
+    ``log|1 + z|`` is ``log1p(x (2 + x) + y²) / 2`` (NumPy's ``log(1 + z)`` rounds ``1 + z``
+    first, so ``log1p(1e-10j)`` had a real part of 0, not 5e-21)."""
+    x, y = z.real, z.imag
+    r = x * (2 + x) + y * y
+    near = xp.where(r == 0, x, 0.5 * xp.log1p(r))  # r == 0: x * (2 + x) + y² underflowed
+    out = xp.empty_like(z)
+    out.real = xp.where(xp.abs(z) < 0.5, near, xp.log(xp.hypot(x + 1, y)))
+    out.imag = xp.arctan2(y, x + 1)
+    return out
+
+
 # -- exponentials and logarithms ----------------------------------------------------------------
 @primitive
 class Exp(Holomorphic, Unary):
@@ -166,6 +179,9 @@ class Log10(Holomorphic, Unary):
 class Log1p(Holomorphic, Unary):
     name = "log1p"
     ufunc = "log1p"
+
+    def forward(self, xp, a):
+        return complex_log1p(xp, a) if a.dtype.kind == "c" else xp.log1p(a)
 
     def chain(self, v, x, y):
         return v / (x + 1)
