@@ -30,7 +30,10 @@ def lu(xp: Any, a: Any) -> tuple[Any, Any, Any]:
     info = xp.zeros(count, np.int32)
     rows = xp.arange(count)
     for j in range(k):
-        p = j + xp.argmax(xp.abs(out[:, j:, j]), axis=1)
+        column = out[:, j:, j]  # (complex: LAPACK's izamax compares |re| + |im|)
+        size = xp.abs(column.real) + xp.abs(column.imag) if column.dtype.kind == "c" \
+            else xp.abs(column)
+        p = j + xp.argmax(size, axis=1)
         piv[:, j] = p + 1
         top = out[rows, j].copy()
         out[rows, j] = out[rows, p]
