@@ -101,7 +101,7 @@ def test_float64_untouched_and_errors_outside():
     with pytest.raises(ember.DTypeError, match="same dtype"):
         ember.tensor(A) @ ember.tensor(B).to(ember.bfloat16)
     with pytest.raises(ValueError, match="bfloat16 or ember.float16"):
-        ember.autocast("cpu", dtype=ember.float32)
+        ember.set_autocast_dtype("cpu", ember.float32)
 
 
 def test_policy_names_are_primitives():

@@ -33,7 +33,8 @@ LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 # The one table: primitive name -> what autocast does with its floating inputs.
 #   lower:   cast to the autocast dtype (GEMMs: matmul, einsum, conv; so linear, bmm, baddbmm,
 #            addmm, attention)
-#   float32: cast to float32 (softmax, exp/log/pow, reductions and so norms and losses)
+#   float32: cast to float32 (softmax, exp/log/pow, reductions and so norms and losses,
+#            linear algebra)
 #   promote: cast to the widest floating dtype among the inputs (ops that need one dtype)
 POLICY: dict[str, str] = {
     **dict.fromkeys(("matmul", "einsum", "conv", "scaled_dot_product_attention"), LOWER),
@@ -42,6 +43,11 @@ POLICY: dict[str, str] = {
         "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
         "softplus", "erf", "sum", "prod", "cumsum", "cumprod", "nan_to_num", "standardize",
         "batch_norm", "layer_norm", "binary_cross_entropy",
+        # linear algebra, which has no low-precision kernels (PyTorch's CPU list)
+        "linalg_cholesky", "linalg_det", "linalg_eig", "linalg_eigh", "linalg_inv",
+        "linalg_ldl_factor", "linalg_ldl_solve", "linalg_lu_factor", "linalg_matrix_exp",
+        "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
+        "linalg_svd",
     ), FLOAT32),
     **dict.fromkeys(("cat", "where", "index_put", "maximum", "minimum", "fmax", "fmin"),
                     PROMOTE),
@@ -199,9 +205,11 @@ class autocast:
     """Context manager and decorator: mixed precision by op policy, as ``torch.autocast``.
 
     Inside, GEMMs (matmul, linear, conv, einsum, attention) run in ``dtype`` and precision-
-    sensitive ops (softmax, exp/log, reductions, norms, losses) in float32; ops listed as
-    promote take the widest dtype of their inputs. ``enabled=False`` turns it off inside an
-    enclosing autocast. Call ``backward`` outside it.
+    sensitive ops (softmax, exp/log, reductions, norms, losses, linear algebra) in float32;
+    ops listed as promote take the widest dtype of their inputs. ``enabled=False`` turns it
+    off inside an enclosing autocast. ``dtype`` defaults to the current autocast dtype
+    (:func:`get_autocast_dtype`); one that is neither bfloat16 nor float16 disables autocast
+    with a warning, as PyTorch's. Call ``backward`` outside it.
 
     Example:
         >>> model = ember.nn.Linear(4, 3)
@@ -214,14 +222,23 @@ class autocast:
     def __init__(self, device_type: str = "cpu", dtype: DType | None = None,
                  enabled: bool = True, cache_enabled: bool | None = None) -> None:
         _check_device("autocast", device_type)
-        dtype = _check_dtype("autocast", dtypes.bfloat16 if dtype is None else dtype)
-        self.device_type, self.fast_dtype, self.enabled = device_type, dtype, bool(enabled)
+        self.device = self.device_type = device_type
+        self.fast_dtype = STATE.dtype if dtype is None else dtype
+        self.cache_enabled = STATE.cache_enabled if cache_enabled is None else bool(cache_enabled)
+        if enabled and self.fast_dtype not in _LOW_DTYPES:
+            name = device_type.upper()
+            warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
+                          f"Disabling autocast.\n{name} Autocast only supports dtypes of "
+                          "ember.bfloat16, ember.float16 currently.", stacklevel=2)
+            enabled = False
+        self.enabled = bool(enabled)
 
     def __enter__(self) -> autocast:
-        self._saved = (STATE.enabled, STATE.dtype, DISPATCH.casting)
+        self._saved = (STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting)
         # one handler in the stack; inside enabled=False it stays there and passes ops through
         self._pushed = self.enabled and _handler not in DISPATCH.stack
         STATE.enabled, STATE.dtype = self.enabled, self.fast_dtype
+        STATE.cache_enabled = self.cache_enabled
         DISPATCH.casting = self.enabled
         if self._pushed:
             push_handler(_handler, ambient=True)  # (active inside ember.cond's branches too)
@@ -230,12 +247,12 @@ class autocast:
     def __exit__(self, *exc: object) -> None:
         if self._pushed:
             pop_handler(_handler)
-        STATE.enabled, STATE.dtype, DISPATCH.casting = self._saved
+        STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = self._saved
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with autocast(self.device_type, self.fast_dtype, self.enabled):
+            with autocast(self.device_type, self.fast_dtype, self.enabled, self.cache_enabled):
                 return fn(*args, **kwargs)
         return wrapper
 

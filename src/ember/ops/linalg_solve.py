@@ -25,7 +25,7 @@ from ember.ops.complex_parts import Holomorphic, conj
 from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.select import zero_grad_from
 from ember.ops.shape import narrow
 from ember.tensor import Tensor, method
@@ -41,13 +41,20 @@ class LinAlgError(OpError):
 
 # -- checks shared with linalg_decomp.py -----------------------------------------------------
 _COMPLEX = (dtypes.complex64, dtypes.complex128)
+_LOW = (dtypes.bfloat16, dtypes.float16)
+
+
+def _runs_in(t: Tensor) -> dtypes.DType:
+    """The dtype ``t`` reaches the op in: autocast casts low-precision floats to float32."""
+    return dtypes.float32 if DISPATCH.casting and t.dtype in _LOW else t.dtype
 
 
 def check_float(op: str, *tensors: Tensor, complex_ok: bool = False) -> None:
-    """Refuses what PyTorch's linear algebra refuses: integer, bool and low-precision dtypes,
-    and operands of different dtypes; complex64/complex128 pass where ``complex_ok``."""
+    """Refuses what PyTorch's linear algebra refuses: integer, bool and low-precision dtypes
+    (outside autocast), and operands of different dtypes; complex64/complex128 pass where
+    ``complex_ok``."""
     for t in tensors:
-        if t.dtype is dtypes.float32 or t.dtype is dtypes.float64:
+        if _runs_in(t) is dtypes.float32 or t.dtype is dtypes.float64:
             continue
         if t.dtype in _COMPLEX:
             if complex_ok:
@@ -60,7 +67,7 @@ def check_float(op: str, *tensors: Tensor, complex_ok: bool = False) -> None:
         raise DTypeError(f"{op}: expected a float32 or float64 tensor{also}, got the {kind} "
                          f"{describe(t.shape, t.dtype)}. Hint: convert it with .double() or "
                          ".float()")
-    if len({t.dtype for t in tensors}) > 1:
+    if len({_runs_in(t) for t in tensors}) > 1:
         shown = " and ".join(describe(t.shape, t.dtype) for t in tensors)
         raise DTypeError(f"{op}: operands must have the same dtype, got {shown}. Hint: "
                          "convert one with .to(the other's dtype)")

@@ -1,0 +1,129 @@
+"""What the differential sweep of autocast against torch found: the dtype an autocast without
+``dtype`` takes, ``cache_enabled``, a dtype autocast cannot lower to, and linear algebra and
+FFTs on low-precision inputs; each scenario runs on Ember and on torch."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+R = np.random.default_rng(0)
+SQUARE = (R.standard_normal((3, 3)) + 3 * np.eye(3)).astype(np.float32)
+
+
+def _both(scenario):
+    """The scenario's result on Ember and on torch (dtypes by name; they must be equal)."""
+    results = [scenario(lib) for lib in (ember, torch)]
+    results = [[str(r).split(".")[-1] for r in result] for result in results]
+    assert results[0] == results[1]
+    return results[0]
+
+
+def _mm(lib):
+    a = lib.ones(2, 2)
+    return (a @ a).dtype
+
+
+def test_autocast_without_dtype_takes_the_current_autocast_dtype():
+    def scenario(lib):
+        seen = []
+        with lib.autocast("cpu", dtype=lib.float16):
+            with lib.autocast("cpu", enabled=False):
+                seen += [lib.get_autocast_dtype("cpu"), _mm(lib)]
+                with lib.autocast("cpu"):
+                    seen += [lib.get_autocast_dtype("cpu"), _mm(lib)]
+        lib.set_autocast_dtype("cpu", lib.float16)
+        try:
+            with lib.autocast("cpu"):
+                seen.append(_mm(lib))
+        finally:
+            lib.set_autocast_dtype("cpu", lib.bfloat16)
+        return seen
+
+    assert _both(scenario) == ["float16", "float32", "float16", "float16", "float16"]
+
+
+def test_cache_enabled_is_set_inside_the_context_and_by_the_decorator():
+    def scenario(lib):
+        seen = []
+        with lib.autocast("cpu", cache_enabled=False):
+            seen.append(lib.is_autocast_cache_enabled())
+            with lib.autocast("cpu"):  # (None: the surrounding flag)
+                seen.append(lib.is_autocast_cache_enabled())
+        seen.append(lib.is_autocast_cache_enabled())
+
+        @lib.autocast("cpu", cache_enabled=False)
+        def inside():
+            return lib.is_autocast_cache_enabled()
+
+        return [*seen, inside(), lib.is_autocast_cache_enabled()]
+
+    assert _both(scenario) == ["False", "False", "True", "False", "True"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_unsupported_dtype_disables_autocast_with_a_warning(dtype):
+    def scenario(lib):
+        with pytest.warns(UserWarning, match="Disabling autocast"):
+            ctx = lib.autocast("cpu", dtype=getattr(lib, dtype))
+        with ctx:
+            seen = [lib.is_autocast_enabled("cpu"), _mm(lib)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            lib.autocast("cpu", dtype=getattr(lib, dtype), enabled=False)  # (no warning)
+        return [*seen, ctx.device, ctx.fast_dtype]
+
+    assert _both(scenario) == ["False", "float32", "cpu", dtype]
+
+
+# ops PyTorch's CPU autocast runs in float32, and ops it runs in low precision or refuses
+# there, which Ember runs in float32 as well (compared with torch's float32 result)
+LINALG = {
+    "inv": lambda lib, a: lib.linalg.inv(a),
+    "solve": lambda lib, a: lib.linalg.solve(a, a[:, :1]),
+    "cholesky": lambda lib, a: lib.linalg.cholesky(a @ a.mT),
+    "qr": lambda lib, a: lib.linalg.qr(a)[1],
+    "svdvals": lambda lib, a: lib.linalg.svd(a)[1],
+    "eigvalsh": lambda lib, a: lib.linalg.eigh(a + a.mT)[0],
+}
+LINALG_LOW_IN_TORCH = {
+    "det": lambda lib, a: lib.linalg.det(a),
+    "slogdet": lambda lib, a: lib.linalg.slogdet(a)[1],
+    "pinv": lambda lib, a: lib.linalg.pinv(a),
+    "matrix_exp": lambda lib, a: lib.linalg.matrix_exp(a / 4),
+    "solve_triangular": lambda lib, a: lib.linalg.solve_triangular(a.triu(), a, upper=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG) + sorted(LINALG_LOW_IN_TORCH))
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_linear_algebra_of_low_precision_inputs_runs_in_float32(name, dtype):
+    # (there are no low-precision kernels: outside autocast Ember refuses bfloat16 here)
+    fn = LINALG.get(name) or LINALG_LOW_IN_TORCH[name]
+    a = ember.tensor(SQUARE).to(getattr(ember, dtype))
+    with ember.autocast("cpu", dtype=getattr(ember, dtype)):
+        ours = fn(ember, a)
+    a = torch.tensor(SQUARE).to(getattr(torch, dtype))
+    if name in LINALG:
+        with torch.autocast("cpu", dtype=getattr(torch, dtype)):
+            theirs = fn(torch, a)
+    else:
+        theirs = fn(torch, a.float())
+    assert ours.dtype is ember.float32 and theirs.dtype is torch.float32
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_mixed_float32_and_low_precision_operands_meet_in_float32():
+    a = torch.tensor(SQUARE)
+    with torch.autocast("cpu"):
+        theirs = torch.linalg.solve(a, a.bfloat16())
+    a = ember.tensor(SQUARE)
+    with ember.autocast("cpu"):
+        ours = ember.linalg.solve(a, a.bfloat16())
+    assert ours.dtype is ember.float32 and theirs.dtype is torch.float32
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ember.DTypeError, match="low-precision"):
+        ember.linalg.inv(a.bfloat16())
