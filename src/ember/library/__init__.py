@@ -14,10 +14,10 @@ from typing import Any
 
 from ember.library.custom_op import CustomOpDef
 from ember.library.opcheck import OpCheckError, opcheck
-from ember.library.registry import custom_op, define, impl, lookup
+from ember.library.registry import Library, custom_op, define, impl, lookup
 from ember.library.schema import infer_schema
 
-__all__ = ["CustomOpDef", "OpCheckError", "custom_op", "define", "impl", "infer_schema",
+__all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "impl", "infer_schema",
            "opcheck", "register_autograd", "register_fake", "register_kernel", "register_vmap"]
 
 

@@ -71,11 +71,77 @@ def define(qualname: str, schema: str) -> CustomOpDef:
     return register(qualname, None, parse_schema(schema), None)
 
 
+#: torch's dispatch keys as Ember's device types (None: every device; "Meta": the fake rule)
+_DISPATCH_KEYS = {"cpu": "cpu", "cuda": "cuda", "CPU": "cpu", "CUDA": "cuda", "": None,
+                  "CompositeExplicitAutograd": None, "CompositeImplicitAutograd": None,
+                  "Meta": "Meta"}
+
+
 def impl(qualname: str | CustomOpDef, types: str | Sequence[str],
          func: Callable | None = None, /) -> Callable:
-    """Registers ``func`` as the implementation of an op for device types (``"cpu"``,
-    ``"cuda"``), as ``torch.library.impl``; usable as a decorator."""
-    return lookup(qualname).register_kernel(types, func)
+    """Registers ``func`` as the implementation of an op for device types or dispatch keys
+    (``"cpu"``, ``"CUDA"``, ``"CompositeExplicitAutograd"`` for every device, ``"Meta"`` for
+    its fake rule), as ``torch.library.impl``; usable as a decorator. The function runs on
+    plain tensors, as a custom op's, so autograd needs ``register_autograd`` (even for
+    ``"CompositeImplicitAutograd"``)."""
+    op = lookup(qualname)
+    keys = (types,) if isinstance(types, str) else tuple(types)
+    unknown = [k for k in keys if k not in _DISPATCH_KEYS]
+    if unknown:
+        raise NotImplementedError(f"impl {op.qualname}: dispatch key {unknown[0]!r} is not "
+                                  f"supported; use one of {sorted(set(_DISPATCH_KEYS) - {''})}. "
+                                  "Hint: a backward is registered with register_autograd")
+    devices = [_DISPATCH_KEYS[k] for k in keys if k != "Meta"]
+
+    def register(fn: Callable) -> Callable:
+        if "Meta" in keys:
+            op.register_fake(fn)
+        if devices:
+            op.register_kernel(None if None in devices else devices, fn)
+        return fn
+
+    return register if func is None else register(func)
+
+
+class Library:
+    """The ops of one namespace declared from schema strings and implemented one by one
+    (``torch.library.Library``). ``kind`` is ``"DEF"`` or ``"FRAGMENT"`` (it defines ops)
+    or ``"IMPL"`` (it only implements them); ``dispatch_key`` is :meth:`impl`'s default.
+
+    Example:
+        >>> lib = ember.library.Library("mylib", "FRAGMENT")
+        >>> lib.define("plus_one(Tensor x) -> Tensor")
+        'plus_one'
+        >>> lib.impl("plus_one", lambda x: x + 1, "CPU")
+        >>> ember.ops.mylib.plus_one(ember.zeros(2))
+        tensor([1., 1.])
+    """
+
+    def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
+        if kind not in ("DEF", "IMPL", "FRAGMENT"):
+            raise ValueError(f"Unsupported kind: {kind}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
+        self.ns, self.kind, self.dispatch_key = ns, kind, dispatch_key
+
+    def define(self, schema: str, alias_analysis: str = "", *, tags: Sequence[Any] = ()
+               ) -> str:
+        """Declares the op ``schema`` names (``"name(Tensor x) -> Tensor"``); returns the
+        name. ``alias_analysis`` and ``tags`` are accepted for torch's signature."""
+        if self.kind == "IMPL":
+            raise RuntimeError(f"define({schema!r}): a Library of kind IMPL only implements "
+                               f"ops. Hint: define them in a Library({self.ns!r}, 'FRAGMENT')")
+        name, paren, signature = schema.partition("(")
+        define(f"{self.ns}::{name.strip()}", paren + signature)
+        return name.strip()
+
+    def impl(self, op_name: str, fn: Callable, dispatch_key: str = "", *,
+             with_keyset: bool = False, allow_override: bool = True) -> None:
+        """Registers ``fn`` for the op ``op_name`` (of this namespace, or
+        ``"namespace::name"``) under ``dispatch_key`` (see :func:`impl`)."""
+        if with_keyset:
+            raise NotImplementedError("Library.impl: with_keyset=True is not supported; "
+                                      "Ember's kernels take the op's arguments only")
+        impl(op_name if "::" in op_name else f"{self.ns}::{op_name}",
+             dispatch_key or self.dispatch_key, fn)
 
 
 def register(name: str, func: Callable | None, schema: Schema,
