@@ -120,3 +120,16 @@ def test_unscaling_half_gradients_by_a_large_scale_does_not_flush_them_to_zero(d
         scaler.unscale_(optimizers[-1])
         assert w.grad.dtype is w.dtype
         np.testing.assert_allclose(w.grad.float().numpy(), 336.0 / 2 ** 25, rtol=1e-2)
+
+
+def test_scale_of_other_iterables_and_of_non_tensors_as_torch():
+    results = []
+    for lib in (ember, torch):
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+        lazy = scaler.scale(x for x in [lib.ones(1), lib.ones(2)])
+        nested = scaler.scale([lib.ones(1), (lib.ones(1),)])
+        with pytest.raises(ValueError, match="outputs must be a Tensor or an iterable"):
+            scaler.scale(2.0)
+        results.append((type(lazy).__name__, [t.tolist() for t in lazy],
+                        nested[0].tolist(), nested[1][0].tolist()))
+    assert results[0] == results[1] == ("map", [[4.0], [4.0, 4.0]], [4.0], [4.0])

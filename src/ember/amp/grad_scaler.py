@@ -5,6 +5,7 @@ inf/NaN and adapts the scale (``torch.amp.GradScaler``'s algorithm and state).""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from ember.dtypes import float32
 from ember.layouts import strided
 from ember.ops.creation import tensor
 from ember.optim.optimizer import OPTIMIZER_TRACE, traced
+from ember.tensor import Tensor
 
 __all__ = ["GradScaler"]
 
@@ -73,11 +75,18 @@ class GradScaler:
         return self._enabled
 
     def scale(self, outputs: Any) -> Any:
-        """``outputs`` (a tensor, or a list/tuple of them) multiplied by the scale."""
+        """``outputs`` (a tensor, or a list/tuple of them, nested) multiplied by the scale;
+        another iterable of tensors gives a lazy ``map``, as PyTorch's."""
         if not self._enabled:
             return outputs
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
+        if not isinstance(outputs, Tensor):
+            if isinstance(outputs, Iterable) and not isinstance(outputs, (str, Mapping)):
+                return map(self.scale, outputs)
+            raise ValueError("GradScaler.scale: outputs must be a Tensor or an iterable of "
+                             f"Tensors, got {type(outputs).__name__}. Hint: scale the loss "
+                             "tensor, e.g. scaler.scale(loss).backward()")
         scale = self._scale_tensor
         return outputs * (scale if scale.device == outputs.device else scale.to(outputs.device))
 
