@@ -538,6 +538,27 @@ class ModuleHooksMixin:
             ['weight']
             >>> h.remove()
         """
+        try:  # (PyTorch's mark, which tells it from a hook of _register_state_dict_hook)
+            hook._from_public_api = True
+        except AttributeError:  # (a bound method: its returned value is then not refused)
+            pass
+        return _register(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_state_dict_post_hook`, which much code
+        calls: the hook may also return a new state dict, which the root module's
+        :meth:`state_dict` returns.
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc._register_state_dict_hook(lambda mod, sd, prefix, meta: {"w": 1})
+            >>> fc.state_dict()
+            {'w': 1}
+        """
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
         return _register(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:

@@ -103,9 +103,12 @@ class StateDictMixin:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            if hook(self, destination, prefix, local_metadata) is not None:
-                raise RuntimeError(f"{type(self).__name__}: a state_dict post-hook must return "
-                                   "None (it edits the state dict in place)")
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError(f"{type(self).__name__}: a state_dict post-hook must "
+                                       "return None (it edits the state dict in place)")
+                destination = result  # (a private-API hook's; only the root's is returned)
         return destination
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,

@@ -1,0 +1,60 @@
+"""State-dict hooks as PyTorch's: the order pre-hooks, post-hooks and load hooks run in over
+nested modules, and the private ``_register_state_dict_hook``, whose hook may return a new
+state dict (respected at the root only); each scenario runs on Ember and on torch."""
+
+import pytest
+import torch
+
+import ember
+
+
+def _both(scenario):
+    ours, theirs = scenario(ember), scenario(torch)
+    assert ours == theirs
+    return ours
+
+
+def test_state_dict_and_load_hooks_run_in_pytorchs_order():
+    def scenario(lib):
+        net = lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.Sequential(lib.nn.Linear(1, 1)))
+        log = []
+        for name, mod in net.named_modules():
+            mod.register_state_dict_pre_hook(
+                lambda m, prefix, keep, name=name: log.append(("pre", name, prefix, keep)))
+            mod.register_state_dict_post_hook(
+                lambda m, sd, prefix, meta, name=name: log.append(("post", name, len(sd))))
+            mod.register_load_state_dict_pre_hook(
+                lambda m, sd, prefix, *a, name=name: log.append(("load_pre", name, prefix)))
+            mod.register_load_state_dict_post_hook(
+                lambda m, keys, name=name: log.append(("load_post", name)))
+        net.load_state_dict(net.state_dict(keep_vars=True))
+        return log
+
+    _both(scenario)
+
+
+def test_a_private_state_dict_hook_may_return_a_new_state_dict_at_the_root():
+    def scenario(lib):
+        net = lib.nn.Sequential(lib.nn.Linear(1, 1))
+        net._register_state_dict_hook(lambda m, sd, prefix, meta: {"root": 1})
+        net[0]._register_state_dict_hook(lambda m, sd, prefix, meta: {"child": 2})  # ignored
+        return dict(net.state_dict()), sorted(net[0].state_dict())
+
+    assert _both(scenario) == ({"root": 1}, ["child"])
+
+
+def test_a_public_state_dict_post_hook_may_not_return_nor_be_registered_privately():
+    def scenario(lib):
+        fc, errors = lib.nn.Linear(1, 1), []
+
+        def hook(m, sd, prefix, meta):
+            return {}
+
+        fc.register_state_dict_post_hook(hook)
+        for action in (fc.state_dict, lambda: fc._register_state_dict_hook(hook)):
+            with pytest.raises(RuntimeError) as info:
+                action()
+            errors.append("must return None" in str(info.value) or str(info.value))
+        return errors
+
+    assert _both(scenario)[0] is True
