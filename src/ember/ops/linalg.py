@@ -14,6 +14,8 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError, describe
@@ -285,12 +287,27 @@ ger = outer
 
 
 # -- matmul plus a scaled input --------------------------------------------------------------
-def scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
+def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
+    """``beta`` or ``alpha`` for an integer ``product``: a whole number (as an int, so the
+    result stays integer); a fraction is refused (PyTorch's addmm truncates it silently)."""
+    if product.dtype.is_floating_point or product.dtype.is_complex or \
+            not isinstance(value, (float, np.floating)):
+        return value
+    if value != int(value):
+        raise ValueError(f"{op}: for integer tensors ({product.dtype!r}) {name} must be a whole "
+                         f"number, got {name}={value}. Hint: convert the tensors with .float() "
+                         f"(PyTorch truncates {name} to {int(value)})")
+    return int(value)
+
+
+def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
     """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not."""
+    beta, alpha = (_integral_scale(op, n, v, product) for n, v in (("beta", beta),
+                                                                   ("alpha", alpha)))
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        broadcast_shapes(input.shape, product.shape, op="addmm")
+        broadcast_shapes(input.shape, product.shape, op=op)
         return product
     if DISPATCH.casting and input.dtype is not product.dtype:  # autocast: one low-precision op
         input = cast(input, product.dtype)
@@ -306,7 +323,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
         >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
         ember.Size([2, 3])
     """
-    return scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    return scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 @method()
@@ -318,7 +335,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
         >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
         ember.Size([2, 2, 3])
     """
-    return scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+    return scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 @method()
@@ -342,7 +359,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
                          f"the product's shape {(n, p)}")
     # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
     summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
-    return scaled_sum(input, summed, beta, alpha)
+    return scaled_sum("addbmm", input, summed, beta, alpha)
 
 
 @method()
@@ -354,7 +371,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
         >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
         tensor([4., 4.])
     """
-    return scaled_sum(input, mv(mat, vec), beta, alpha)
+    return scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
 @method()
@@ -366,7 +383,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
         ember.Size([2, 3])
     """
-    return scaled_sum(input, outer(vec1, vec2), beta, alpha)
+    return scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
 
 
 bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addbmm_=addbmm, addmv_=addmv, addr_=addr)

@@ -86,7 +86,7 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
         tensor([[1.5000, 1.5000],
                 [1.5000, 1.5000]])
     """
-    return linalg.scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    return linalg.scaled_sum("sparse.addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 def matmul(input: SparseTensor, other: Any) -> Any:
@@ -232,7 +232,7 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     size[dim0], size[dim1] = size[dim1], size[dim0]
     index = from_numpy(np.ascontiguousarray(coo_index(input)[order]))
     return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals),
-                        dim0 == dim1)
+                        dim0 == dim1 or input._nnz() == 0)  # (PyTorch's coalesced flag)
 
 
 _FLIPPED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc,

@@ -4,7 +4,8 @@ dense matrix, the one primitive the sparse products are made of.
 The forward multiplies each entry by its row of the dense matrix and sums the products of
 each output row with one ``add.reduceat`` over entries sorted by row (COO coalesced and CSR
 entries already are). Its vjp is another ``spmm`` (with rows and columns swapped) for the dense
-matrix and a gather-multiply-sum for the values, so second derivatives come for free.
+matrix and a gather-multiply-sum for the values, so second derivatives come for free; for
+complex numbers (a product is holomorphic) they are conjugated as PyTorch's convention wants.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.gather import index_select
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
@@ -25,7 +27,7 @@ _SHARE = 1 << 18  # multiply-adds a piece takes at least
 
 
 @primitive
-class SpMM(Primitive):
+class SpMM(Holomorphic, Primitive):
     name = "spmm"
 
     def forward(self, xp, rows, cols, values, dense, *, nrows):
