@@ -68,7 +68,7 @@ class FlopCounterMode:
     run; passing it warns, as in PyTorch). ``depth`` limits the module levels of the table
     printed on exit when ``display``; ``custom_mapping`` maps primitives (or their names) to
     forward formulas used instead of the registered ones. Counts are keyed by primitive name
-    (``"matmul"``, ``"conv"``, and ``"conv_backward"`` for a convolution's backward).
+    (``"matmul"``, ``"conv"``; ``"matmul_backward"``, ``"conv_backward"`` for their backward).
 
     Example:
         >>> from ember.utils.flop_counter import FlopCounterMode
@@ -78,7 +78,7 @@ class FlopCounterMode:
         >>> counter.get_total_flops()  # forward 2·2·4·3, the weight's gradient as much
         96
         >>> counter.get_flop_counts()["Linear"]
-        {'matmul': 96}
+        {'matmul': 48, 'matmul_backward': 48}
     """
 
     def __init__(self, mods: Module | list[Module] | None = None, depth: int = 2,

@@ -2,13 +2,14 @@
 PyTorch's (``torch.utils.flop_counter``), keyed by Ember primitive name.
 
 Only the heavy products are counted, as PyTorch counts only them: matrix products (``matmul``,
-which ``mm``, ``bmm``, ``addmm``, ``baddbmm`` and ``linear`` apply), ``einsum`` of two
-operands, convolutions (``conv``), attention (the blockwise
+which ``mm``, ``bmm``, ``addmm``, ``baddbmm`` and ``linear`` apply), the pairwise contractions
+of ``einsum``, convolutions (``conv``), attention (the blockwise
 ``scaled_dot_product_attention``; its composite path is matmuls) and the fused
 ``linear_cross_entropy``'s logits. A product counts 2·M·N·K (a multiply and an add per
-term). The backward of ``matmul`` and ``einsum`` is made of the same primitives and is
-counted as they run; ``conv``, attention and ``linear_cross_entropy`` have backward formulas,
-counted once per backward of such an op with the ops its rule applies not counted again.
+term). Each has a backward formula, counted once per backward of such an op with the ops its
+rule applies not counted again: one product of the forward's size per gradient made, as
+PyTorch's ``mm``/``bmm`` backward (so a product PyTorch runs as ``mv`` or ``dot``, uncounted,
+costs nothing backward either).
 
 A forward formula is ``formula(*input_shapes, out_shape, **params) -> int``; a backward one
 ``formula(grad_out_shape, *input_shapes, output_mask, **params) -> int``, ``output_mask``
@@ -80,18 +81,49 @@ def matmul_flop(a: Shape, b: Shape, *, out_shape: Shape, **_: Any) -> int:
     return 2 * prod(out_shape) * a[-1]
 
 
-@register_flop_formula("einsum")
-def einsum_flop(*shapes: Shape, out_shape: Shape, equation: str, **_: Any) -> int:
-    """Two operands: 2·(product of every index's size), the batched matrix product PyTorch
-    runs them as. One operand (a sum or a permutation): 0. (Ember's equations come here with
-    ``...`` spelled out.)"""
-    if len(shapes) != 2:
-        return 0
+@register_flop_formula("matmul", backward=True)
+def matmul_backward_flop(grad_out: Shape, a: Shape, b: Shape, *,
+                         output_mask: tuple[bool, ...], **_: Any) -> int:
+    """One product of the forward's size per gradient made, as PyTorch's ``mm`` backward."""
+    return sum(output_mask[:2]) * matmul_flop(a, b, out_shape=grad_out)
+
+
+def einsum_steps(shapes: tuple[Shape, ...], equation: str) -> list[int]:
+    """The FLOPs of each pairwise contraction PyTorch's ``einsum`` runs, left to right: the
+    running result with operand 1, then 2, …. Indices no later operand nor the output needs
+    are summed out first; a pair that shares an index to sum is a batched matrix product,
+    2·(product of the pair's index sizes); one that shares none is a (free) elementwise
+    product. (Ember's equations come here with ``...`` spelled out.)"""
+    inputs, output = equation.split("->")
+    terms = [set(t) for t in inputs.split(",")]
     sizes: dict[str, int] = {}
-    for term, shape in zip(equation.split("->")[0].split(","), shapes, strict=True):
+    for term, shape in zip(inputs.split(","), shapes, strict=True):
         for index, size in zip(term, shape, strict=True):
             sizes[index] = max(size, sizes.get(index, 1))
-    return 2 * prod(sizes.values())
+    steps, left = [], terms[0]
+    for i, term in enumerate(terms[1:], 2):
+        later = set(output).union(*terms[i:])
+        left = left & (later | term)
+        right = term & (later | left)
+        summed = (left & right) - later
+        steps.append(2 * prod(sizes[k] for k in left | right) if summed else 0)
+        left = (left | right) & later
+    return steps
+
+
+@register_flop_formula("einsum")
+def einsum_flop(*shapes: Shape, out_shape: Shape, equation: str, **_: Any) -> int:
+    """The sum of :func:`einsum_steps` (0 for one operand: a sum or a permutation)."""
+    return sum(einsum_steps(shapes, equation))
+
+
+@register_flop_formula("einsum", backward=True)
+def einsum_backward_flop(grad_out: Shape, *shapes: Shape, output_mask: tuple[bool, ...],
+                         equation: str, **_: Any) -> int:
+    """Each contraction's products once per gradient it makes (of the running result when an
+    operand before it needs one, and of its operand), as PyTorch's ``bmm`` backward."""
+    return sum(flops * (any(output_mask[:i]) + output_mask[i])
+               for i, flops in enumerate(einsum_steps(shapes, equation), 1))
 
 
 def conv_flop_count(x_shape: Shape, w_shape: Shape, out_shape: Shape,
