@@ -105,10 +105,11 @@ def _wrap(identity: type[Function], state: BackwardHookState, values: tuple
         return values, None
     out = identity.apply(state, *(values[i] for i in positions))
     out = out if isinstance(out, tuple) else (out,)
-    values = list(values)
+    new = list(values)
     for i, t in zip(positions, out, strict=True):
-        values[i] = t
-    return tuple(values), positions
+        new[i] = t
+    # (a namedtuple of outputs stays one, as PyTorch keeps it)
+    return tuple(new) if type(values) is tuple else type(values)(*new), positions
 
 
 def _spread(positions: tuple, grads: tuple, n: int) -> tuple:
