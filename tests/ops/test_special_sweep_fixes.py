@@ -54,3 +54,13 @@ def test_gammaincc_of_a_small_shape():
     tiny = ember.special.gammaincc(ember.tensor([1e-300], dtype=ember.float64),
                                    ember.tensor([0.5], dtype=ember.float64))
     np.testing.assert_allclose(tiny.numpy(), [0.5597735947761608e-300], rtol=1e-12)
+
+
+def test_ndtr_float32_left_tail():
+    # float32 x / sqrt(2) lost ~z² ulps in erfc: ndtr(-13) was 50 ulps off (torch's own ndtr
+    # is 0 there, so the reference is its float64 erfc)
+    x = np.array([-3.7, -8.0, -11.0, -13.0], dtype=np.float32)
+    want = torch.special.erfc(-torch.tensor(x, dtype=torch.float64) / 2 ** 0.5) / 2
+    got = ember.special.ndtr(ember.tensor(x))
+    assert got.dtype == ember.float32
+    np.testing.assert_allclose(got.numpy(), want.float().numpy(), rtol=1e-6)
