@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from ember.ops.creation import as_tensor, tensor
 from ember.tensor import Tensor
 
@@ -36,6 +37,11 @@ _ALLCLOSE_TOLERANCES = {dtypes.float16: (1e-3, 1e-3), dtypes.float32: (1e-4, 1e-
 _QUANTIZED_TOLERANCES = (1.3e-6, 1e-5)  # every quantized dtype's, on the dequantized values
 _NUMBER_DTYPES = {int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}
 _WIDE_UNSIGNED = (dtypes.uint16, dtypes.uint32, dtypes.uint64)  # promoted as int64, as PyTorch
+# a compressed sparse layout's name and its (compressed, plain) index getters, as PyTorch's
+_COMPRESSED = {sparse_csr: ("CSR", "crow_indices", "col_indices"),
+               sparse_csc: ("CSC", "ccol_indices", "row_indices"),
+               sparse_bsr: ("BSR", "crow_indices", "col_indices"),
+               sparse_bsc: ("BSC", "ccol_indices", "row_indices")}
 
 Msg = str | Callable[[str], str] | None
 
@@ -183,6 +189,12 @@ def _leaf_pair(actual: Any, expected: Any, where: tuple, opts: _Options) -> Call
     if _is_quantized(actual) and _is_quantized(expected):
         rtol, atol = _tolerances(opts=opts, where=where, quantized=True)
         return lambda: _compare_tensors(actual, expected, rtol, atol, opts, where)
+    if _is_sparse(actual) or _is_sparse(expected):
+        if not all(_is_sparse(x) or isinstance(x, Tensor) for x in (actual, expected)):
+            raise _Failure(TypeError, "No comparison pair was able to handle inputs of type "
+                           f"{type(actual)} and {type(expected)}.", where)
+        rtol, atol = _tolerances(actual.dtype, expected.dtype, opts=opts, where=where)
+        return lambda: _compare_sparse(actual, expected, rtol, atol, opts, where)
     pair = _tensor_pair(actual, expected, opts)
     if pair is None:
         raise _Failure(TypeError, "No comparison pair was able to handle inputs of type "
@@ -203,6 +215,11 @@ def _is_quantized(x: Any) -> bool:
     :class:`Tensor`): compared by its dequantized values, as PyTorch does."""
     return not isinstance(x, Tensor) and getattr(x, "is_quantized", False) is True \
         and hasattr(x, "dequantize")
+
+
+def _is_sparse(x: Any) -> bool:
+    """Whether ``x`` is a sparse tensor (of any sparse layout; no :class:`Tensor`)."""
+    return not isinstance(x, Tensor) and getattr(x, "layout", None) in (sparse_coo, *_COMPRESSED)
 
 
 def _tensor_pair(actual: Any, expected: Any, opts: _Options) -> tuple[Tensor, Tensor] | None:
@@ -253,19 +270,55 @@ def _compare_tensors(actual: Any, expected: Any, rtol: float, atol: float,
     quantized = _is_quantized(actual)
     if quantized:
         actual, expected = actual.dequantize(), expected.dequantize()
+    _compare_values(actual, expected, rtol, atol, opts.equal_nan, where,
+                    _named("Tensor-likes", quantized), quantized)
+
+
+def _compare_sparse(actual: Any, expected: Any, rtol: float, atol: float,
+                    opts: _Options, where: tuple) -> None:
+    """Sparse tensors as PyTorch compares them (without coalescing): the number of sparse dims
+    (COO) and of specified values, the indices exactly, then the values; of other layouts
+    (with ``check_layout=False``) as dense tensors."""
+    _compare_attributes(actual, expected, opts, where)
+    if actual.layout is not expected.layout:
+        actual, expected = (x.to_dense() if _is_sparse(x) else x for x in (actual, expected))
+        _compare_tensors(actual, expected, rtol, atol, opts, where)
+        return
+    if actual.layout is sparse_coo:
+        name, indices = "COO", [("indices", "_indices")]
+        if actual.sparse_dim() != expected.sparse_dim():
+            raise _Failure(AssertionError, "The number of sparse dimensions in sparse COO "
+                           f"tensors does not match: {actual.sparse_dim()} != "
+                           f"{expected.sparse_dim()}", where)
+    else:
+        name, *getters = _COMPRESSED[actual.layout]
+        indices = [(getter, getter) for getter in getters]
+    if actual._nnz() != expected._nnz():
+        raise _Failure(AssertionError, f"The number of specified values in sparse {name} "
+                       f"tensors does not match: {actual._nnz()} != {expected._nnz()}", where)
+    for shown, getter in indices:
+        _compare_values(getattr(actual, getter)(), getattr(expected, getter)(), 0.0, 0.0,
+                        False, where, f"Sparse {name} {shown}")
+    _compare_values(actual._values(), expected._values(), rtol, atol, opts.equal_nan, where,
+                    f"Sparse {name} values")
+
+
+def _compare_values(actual: Tensor, expected: Tensor, rtol: float, atol: float,
+                    equal_nan: bool, where: tuple, what: str, quantized: bool = False) -> None:
+    """The elementwise comparison; on a mismatch the message calls the values ``what``."""
     a, e, common = _common_arrays(actual, expected)
     bitwise = common.is_floating_point and common.itemsize == 1  # the float8 dtypes
     if bitwise and (rtol != 0.0 or atol != 0.0):
         raise _Failure(AssertionError, f"Rtol={rtol} and atol={atol} are not supported for "
                        "bitwise comparison of low dimensional floats. Please use rtol=0.0 and "
                        "atol=0.0.", where)
-    matches = _isclose(a, e, rtol, atol, opts.equal_nan)
+    matches = _isclose(a, e, rtol, atol, equal_nan)
     if matches.all():
         return
     if a.ndim == 0:
         message = _scalar_message(_number(a), _number(e), rtol, atol, quantized)
     else:
-        message = _tensor_message(a, e, matches, rtol, atol, bitwise, quantized)
+        message = _tensor_message(a, e, matches, rtol, atol, bitwise, what)
     raise _Failure(AssertionError, message, where)
 
 
@@ -282,7 +335,7 @@ def _compare_attributes(actual: Any, expected: Any, opts: _Options, where: tuple
     elif actual.layout != expected.layout:
         if opts.check_layout:
             raise differ("layout", actual.layout, expected.layout)
-    elif opts.check_stride and actual.stride() != expected.stride():
+    elif opts.check_stride and actual.layout is strided and actual.stride() != expected.stride():
         raise differ("stride()", actual.stride(), expected.stride())
     if opts.check_device and actual.device != expected.device:
         raise differ("device", actual.device, expected.device)
@@ -348,12 +401,12 @@ def _scalar_message(actual: complex, expected: complex, rtol: float, atol: float
 
 
 def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: float,
-                    atol: float, bitwise: bool, quantized: bool) -> str:
+                    atol: float, bitwise: bool, what: str) -> str:
     total, mismatched = matches.size, int(matches.size - matches.sum())
     counts = f"Mismatched elements: {mismatched} / {total} ({mismatched / total:.1%})"
     if bitwise:  # 8-bit floats compare exactly: the message says where they first differ
         first = tuple(int(i) for i in np.argwhere(~matches)[0])
-        return (f"Tensor-likes are not 'equal'!\n\n{counts}\n"
+        return (f"{what} are not 'equal'!\n\n{counts}\n"
                 f"The first mismatched element is at index {first}.")
     with np.errstate(all="ignore"):
         diff = _abs_diff(a, e).ravel()
@@ -365,7 +418,7 @@ def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: flo
     same = matches.ravel()
     diff[same], relative[same] = 0, 0
     at_diff, at_relative = int(np.argmax(diff)), int(np.argmax(relative))
-    return _message(_named("Tensor-likes", quantized), counts, _number(diff[at_diff]),
+    return _message(what, counts, _number(diff[at_diff]),
                     np.unravel_index(at_diff, a.shape), atol, _number(relative[at_relative]),
                     np.unravel_index(at_relative, a.shape), rtol)
 
