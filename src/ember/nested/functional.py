@@ -8,14 +8,15 @@ its name (``ember.sum``, ``F.linear``, …): :mod:`ember.ops.overrides` hands th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember.ops.unary as unary
-from ember.dtypes import DType
+from ember.dtypes import DType, bool_
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import arithmetic as arith
-from ember.ops import compare
+from ember.ops import compare, creation, rounding
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.creation import from_numpy
@@ -25,10 +26,14 @@ from ember.ops.join import cat
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
 from ember.ops.linear import linear
+from ember.ops.masking import masked_fill
 from ember.ops.overrides import register
-from ember.ops.shape import chunk, narrow, split, transpose
+from ember.ops.select import clamp, maximum, minimum, where
+from ember.ops.shape import chunk, narrow, reshape, split, squeeze, transpose, unsqueeze
 from ember.ops.softmax import log_softmax, softmax
+from ember.ops.special import atan2
 from ember.tensor import Tensor
+from ember.type_info import iinfo
 
 __all__: list[str] = []
 
@@ -111,8 +116,11 @@ def _pointwise(fn: Callable) -> Callable:
 
 for _name in unary.__all__:
     implements(getattr(unary, _name), methods=(_name,))(_pointwise(getattr(unary, _name)))
-for _fn in (relu, gelu, silu, dropout):
-    implements(_fn)(_pointwise(_fn))
+for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.trunc,
+            rounding.round, compare.logical_not, compare.isnan, compare.isinf, compare.isfinite,
+            compare.nan_to_num, clamp):
+    implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
+implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
 
 
 def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
@@ -140,15 +148,13 @@ def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
                        "the batch one. Hint: to_padded_tensor() makes a dense tensor")
 
 
-def _binary(fn: Callable) -> Callable:
-    def op(input: Any, other: Any, **kwargs: Any) -> NestedTensor:
-        nt = input if isinstance(input, NestedTensor) else other
-        a = dense_operand(fn.__name__, nt, input)
-        b = dense_operand(fn.__name__, nt, other)
-        return nt._with(fn(a, b, **kwargs))
+def _broadcasting(fn: Callable) -> Callable:
+    def op(*args: Any, **kwargs: Any) -> NestedTensor:
+        nt = next(a for a in args if isinstance(a, NestedTensor))
+        return nt._with(fn(*(dense_operand(fn.__name__, nt, a) for a in args), **kwargs))
     op.__name__ = op.__qualname__ = fn.__name__
-    op.__doc__ = f"``{fn.__name__}`` elementwise, with a nested tensor of the same structure, " \
-                 "a number or a dense tensor that broadcasts (see ``dense_operand``)."
+    op.__doc__ = f"``{fn.__name__}`` elementwise, with nested tensors of the same structure, " \
+                 "numbers or dense tensors that broadcast (see ``dense_operand``)."
     return op
 
 
@@ -161,12 +167,19 @@ def _reflected(op: Callable) -> Callable:
 for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub__")),
                     (arith.mul, ("mul", "__mul__")),
                     (arith.div, ("div", "__truediv__")),
-                    (arith.pow, ("pow", "__pow__"))):
-    _op = implements(_fn, methods=_names)(_binary(_fn))
+                    (arith.pow, ("pow", "__pow__")),
+                    (arith.floor_divide, ("floor_divide", "__floordiv__")),
+                    (arith.remainder, ("remainder", "__mod__")),
+                    (compare.bitwise_and, ("bitwise_and", "__and__")),
+                    (compare.bitwise_or, ("bitwise_or", "__or__")),
+                    (compare.bitwise_xor, ("bitwise_xor", "__xor__"))):
+    _op = implements(_fn, methods=_names)(_broadcasting(_fn))
     setattr(NestedTensor, "__r" + _names[1][2:], _reflected(_op))
-NestedTensor.__neg__ = _pointwise(arith.neg)
+NestedTensor.__neg__ = NestedTensor.neg
 for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
-    implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_binary(_fn))
+    implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_broadcasting(_fn))
+for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill):
+    implements(_fn, methods=(_fn.__name__,))(_broadcasting(_fn))
 NestedTensor.__abs__ = NestedTensor.abs
 
 
@@ -207,7 +220,11 @@ def nested_linear(input: NestedTensor, weight: Tensor, bias: Tensor | None = Non
 
 @implements(matmul, methods=("matmul", "__matmul__"))
 def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
-    """A nested tensor (…, n) times a dense matrix (n, m) or vector (n,)."""
+    """A nested tensor (…, n) times a dense matrix (n, m) or vector (n,), or times a nested
+    tensor of the same ragged structure (…, n, m), the ragged dimension left of the last two."""
+    if isinstance(other, NestedTensor) and other.dim() == input.dim() and \
+            input._ragged_idx < input.dim() - 2:
+        return input._with(matmul(input._values, check_same_structure("matmul", input, other)))
     if not isinstance(other, Tensor) or other.ndim > 2:
         shown = other.shape if isinstance(other, NestedTensor) else \
             tuple(getattr(other, "shape", ()))
@@ -250,42 +267,110 @@ implements(log_softmax)(_softmax(log_softmax))
 
 
 # -- reductions ------------------------------------------------------------------------------
-def _reduce_dim(op: str, input: NestedTensor, dim: Any) -> int:
-    if isinstance(dim, (tuple, list)):
-        if len(dim) != 1:
-            raise unsupported(f"{op} over several dimensions {tuple(dim)}")
-        dim = dim[0]
-    return logical_dim(input, dim, op)
+def _limit(lowest: bool) -> Callable[[DType], Any]:
+    """What ``amax`` (``lowest``) or ``amin`` pads a sequence with: the dtype's lowest or
+    highest value."""
+    def value(dtype: DType) -> Any:
+        if dtype.is_floating_point:
+            return -math.inf if lowest else math.inf
+        if dtype == bool_:
+            return not lowest
+        info = iinfo(dtype)
+        return info.min if lowest else info.max
+    return value
+
+
+def _reduce(op: str, fn: Callable, input: NestedTensor, dim: Any, keepdim: bool,
+            padding: Callable[[DType], Any] | None) -> Tensor | NestedTensor:
+    """``fn(values, dims, keepdim)`` over ``dim`` (an int or several), as PyTorch's jagged
+    layout reduces: over dims other than batch and ragged a nested tensor; over the ragged
+    one alone (each sequence padded with ``padding(dtype)``, the reduction's identity) or
+    over batch and ragged together (every row of every sequence) a dense tensor."""
+    r = input._ragged_idx
+    dims = sorted({logical_dim(input, d, op, batch=True)
+                   for d in (dim if isinstance(dim, (tuple, list)) else (dim,))})
+    inner = tuple(d - 1 for d in dims if d not in (0, r))
+    if 0 not in dims and r not in dims:
+        shift = 0 if keepdim else len([d for d in dims if d < r])
+        return input._with(fn(input._values, inner, keepdim), r - shift)
+    if dims == [r] and padding is not None:
+        return fn(padded(input, padding(input.dtype)), (r,), keepdim)
+    if 0 in dims and r in dims:
+        out = fn(input._values, (r - 1, *inner), keepdim)
+        return out.unsqueeze(0) if keepdim else out
+    raise RuntimeError(f"{op}: reducing a nested tensor of shape {input.shape} over dims {dim} "
+                       "is not supported, as in PyTorch: the batch dimension only together "
+                       "with the ragged one, the ragged one alone or with the batch one. Hint: "
+                       "to_padded_tensor() makes a dense tensor")
 
 
 @implements(reductions.sum)
 def nested_sum(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
                dtype: DType | None = None) -> Tensor | NestedTensor:
     """The sum of all elements (dim None), along the ragged dimension (a dense (B, …) tensor)
-    or along another one (a nested tensor)."""
+    or along others (see ``_reduce``)."""
     if dim is None:
         return input._values.sum(dtype=dtype)
-    d = _reduce_dim("sum", input, dim)
-    if d == input._ragged_idx:
-        return padded(input, 0.0).sum(d, keepdim, dtype=dtype)
-    ragged_idx = input._ragged_idx - (d < input._ragged_idx and not keepdim)
-    return input._with(input._values.sum(d - 1, keepdim, dtype=dtype), ragged_idx)
+    return _reduce("sum", lambda v, d, k: v.sum(d, k, dtype=dtype), input, dim, keepdim,
+                   lambda _: 0)
 
 
 @implements(reductions.mean)
 def nested_mean(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
                 dtype: DType | None = None) -> Tensor | NestedTensor:
     """The mean over all elements, along the ragged dimension (each sequence's mean, a dense
-    tensor) or along another one (a nested tensor)."""
+    tensor) or along others (see ``_reduce``)."""
     if dim is None:
         return input._values.mean(dtype=dtype)
-    d = _reduce_dim("mean", input, dim)
-    if d != input._ragged_idx:
-        ragged_idx = input._ragged_idx - (d < input._ragged_idx and not keepdim)
-        return input._with(input._values.mean(d - 1, keepdim, dtype=dtype), ragged_idx)
-    total = nested_sum(input, d, keepdim, dtype=dtype)
-    lengths = from_numpy(input._ragged.lengths).to(total.dtype)
-    return total / lengths.reshape((-1,) + (1,) * (total.ndim - 1))
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    if dim in (input._ragged_idx, input._ragged_idx - input.dim()):
+        total = nested_sum(input, dim, keepdim, dtype=dtype)
+        lengths = from_numpy(input._ragged.lengths).to(total.dtype)
+        return total / lengths.reshape((-1,) + (1,) * (total.ndim - 1))
+    return _reduce("mean", lambda v, d, k: v.mean(d, k, dtype=dtype), input, dim, keepdim, None)
+
+
+def _extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
+    def reduction(input: NestedTensor, dim: Any = (), keepdim: bool = False
+                  ) -> Tensor | NestedTensor:
+        if dim is None or dim == ():
+            return getattr(input._values, op)()
+        return _reduce(op, lambda v, d, k: getattr(v, op)(d, k), input, dim, keepdim, padding)
+    reduction.__name__ = reduction.__qualname__ = op
+    reduction.__doc__ = f"``{op}`` of all elements, or over ``dim`` (see ``_reduce``)."
+    return reduction
+
+
+for _fn, _padding in ((reductions.amax, _limit(True)), (reductions.amin, _limit(False)),
+                      (reductions.all, lambda _: True), (reductions.any, lambda _: False)):
+    implements(_fn, methods=(_fn.__name__,))(_extremum(_fn.__name__, _padding))
+
+
+@implements(reductions.prod)
+def nested_prod(input: NestedTensor, dim: int | None = None, keepdim: bool = False, *,
+                dtype: DType | None = None) -> Tensor | NestedTensor:
+    """The product of all elements, or over ``dim`` (see ``_reduce``)."""
+    if dim is None:
+        return input._values.prod(dtype=dtype)
+    return _reduce("prod", lambda v, d, k: v.prod(d[0], k, dtype=dtype), input, dim, keepdim,
+                   lambda _: 1)
+
+
+def _arg_extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
+    def reduction(input: NestedTensor, dim: int | None = None, keepdim: bool = False
+                  ) -> Tensor | NestedTensor:
+        if not isinstance(dim, int):
+            raise unsupported(f"{op} with dim={dim!r} (give one dimension)")
+        return _reduce(op, lambda v, d, k: getattr(v, op)(d[0], k), input, dim, keepdim,
+                       padding)
+    reduction.__name__ = reduction.__qualname__ = op
+    reduction.__doc__ = f"``{op}`` along ``dim`` (see ``_reduce``)."
+    return reduction
+
+
+implements(reductions.argmax)(_arg_extremum("argmax", _limit(True)))
+implements(reductions.argmin)(_arg_extremum("argmin", _limit(False)))
 
 
 # -- shape -----------------------------------------------------------------------------------
@@ -297,6 +382,68 @@ def nested_transpose(input: NestedTensor, dim0: int, dim1: int) -> NestedTensor:
     r = input._ragged_idx
     ragged_idx = b if r == a else a if r == b else r
     return input._with(input._values.transpose(a - 1, b - 1), ragged_idx)
+
+
+def _reshaped(op: str, input: NestedTensor, sizes: tuple) -> NestedTensor:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    ragged = input._ragged
+    if input._ragged_idx != 1 or len(sizes) < 2 or sizes[0] not in (-1, ragged.batch) or \
+            not (sizes[1] is ragged.dim or sizes[1] == -1):
+        raise RuntimeError(f"{op}: a nested tensor of shape {input.shape} reshapes only the "
+                           f"dims right of its ragged one: give ({ragged.batch} or -1, "
+                           f"{ragged.dim} or -1, …), got {sizes}. Hint: to_padded_tensor() "
+                           "makes a dense tensor")
+    values = input._values
+    return input._with(getattr(values, op)(values.shape[0], *sizes[2:]))
+
+
+@implements(reshape)
+def nested_reshape(input: NestedTensor, *sizes: Any) -> NestedTensor:
+    """A new shape for the dims right of the ragged one; batch and ragged dims stay, given
+    as their sizes or -1 (``nt.reshape(B, -1, heads, head_dim)``)."""
+    return _reshaped("reshape", input, sizes)
+
+
+def view(input: NestedTensor, *sizes: Any) -> NestedTensor:
+    """:func:`nested_reshape` as a view."""
+    return _reshaped("view", input, sizes)
+
+
+@implements(unsqueeze)
+def nested_unsqueeze(input: NestedTensor, dim: int) -> NestedTensor:
+    """A size-1 dimension inserted at ``dim`` (not the batch dimension 0)."""
+    d = normalize_dim(dim, input.dim() + 1, "unsqueeze")
+    if d == 0:
+        raise RuntimeError(f"unsqueeze: not supported at dim 0 of a nested tensor of shape "
+                           f"{input.shape} (its batch dimension)")
+    r = input._ragged_idx
+    return input._with(input._values.unsqueeze(d - 1), r + (d <= r))
+
+
+@implements(squeeze)
+def nested_squeeze(input: NestedTensor, dim: int | None = None) -> NestedTensor:
+    """Dimension ``dim`` (neither batch nor ragged) removed when its size is 1."""
+    if not isinstance(dim, int):
+        raise unsupported(f"squeeze with dim={dim!r} (give one dimension)")
+    d = logical_dim(input, dim, "squeeze", ragged=False)
+    if input._values.shape[d - 1] != 1:
+        return input
+    r = input._ragged_idx
+    return input._with(input._values.squeeze(d - 1), r - (d < r))
+
+
+def _like(fn: Callable) -> Callable:
+    def op(input: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        return input._with(fn(input._values, *args, **kwargs))
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = f"``{fn.__name__}`` of the values: a nested tensor of the same structure."
+    return op
+
+
+for _fn in (creation.zeros_like, creation.ones_like, creation.empty_like, creation.full_like):
+    implements(_fn)(_like(_fn))
 
 
 def unflatten(input: NestedTensor, dim: int, sizes: Sequence[int]) -> NestedTensor:
@@ -322,6 +469,7 @@ def flatten(input: NestedTensor, start_dim: int = 0, end_dim: int = -1) -> Neste
 
 NestedTensor.unflatten = unflatten
 NestedTensor.flatten = flatten
+NestedTensor.view = view
 
 
 @implements(split)
