@@ -7,7 +7,8 @@ the one on the inputs, which runs once the gradients with respect to the inputs 
 calls the full hooks (a returned tuple replaces ``grad_input``). As in PyTorch, both tuples
 have one entry per positional argument or output: None for a non-tensor and for an output
 that got no gradient, zeros for a tensor input that needs none (keyword arguments are left
-out).
+out). The legacy hooks of ``register_backward_hook`` are instead hooks on the autograd node of
+the output (:func:`attach_legacy_hooks`).
 """
 
 from __future__ import annotations
