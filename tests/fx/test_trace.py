@@ -2,7 +2,9 @@
 
 import collections
 import copy
+import math
 
+import numpy as np
 import pytest
 import torch
 import torch.fx
@@ -374,3 +376,36 @@ def test_tensor_attributes_are_read_by_their_path_like_torch():
     assert "scale = self.scale" in gm.code
     assert list(gm.state_dict()) == []  # (the model has none: torch.fx would add them)
     assert ember.equal(gm(ember.ones(2)), ember.tensor([2.0, 3.0]))
+
+
+def scaled_scores(q, k):
+    return (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1]) + math.floor(2.5)
+
+
+def test_math_functions_are_recorded_like_torch():
+    gm, tgm = fx.symbolic_trace(scaled_scores), torch.fx.symbolic_trace(scaled_scores)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert math.sqrt in targets and math.sqrt in [n.target for n in tgm.graph.nodes]
+    assert "sqrt = math.sqrt(getitem)" in gm.code
+    q = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    np.testing.assert_allclose(gm(ember.tensor(q), ember.tensor(q)).numpy(),
+                               tgm(torch.tensor(q), torch.tensor(q)).numpy(), rtol=1e-6)
+
+
+def halve(x):
+    return x / 2
+
+
+def test_autowrap_functions_like_torch():
+    for lib in (ember, torch):
+        tracer = lib.fx.Tracer(autowrap_functions=(halve,))
+        graph = tracer.trace(lambda x: halve(x) + 1)
+        assert [n.target for n in graph.nodes if n.op == "call_function"][0] is halve
+
+
+def test_gpt_block_traces_without_flash_attention():
+    ember.manual_seed(0)
+    block = Block(16, 2, flash=False)  # (math.sqrt of a size; ember.ones(T, T, device=...))
+    gm = fx.symbolic_trace(block)
+    assert "ember.ones(getitem_1, getitem_1, dtype = ember.bool, device = getattr_3)" in gm.code
+    same_outputs_and_grads(block, gm, ember.randn(2, 5, 16))

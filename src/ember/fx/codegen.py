@@ -27,7 +27,7 @@ BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.true
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
 
 #: names a generated forward may not give a value (they are its globals or its ``self``)
-RESERVED = {"self", "ember", "operator", "inf", "nan"}
+RESERVED = {"self", "ember", "operator", "math", "inf", "nan"}
 
 
 class Namespace:
@@ -68,8 +68,8 @@ class _Globals:
 
     def __init__(self, taken: set[str]) -> None:
         self._taken = taken  # the values' names
-        self.names: dict[str, Any] = {"ember": ember, "operator": operator, "inf": math.inf,
-                                      "nan": math.nan}
+        self.names: dict[str, Any] = {"ember": ember, "operator": operator, "math": math,
+                                      "inf": math.inf, "nan": math.nan}
         self._ids: dict[int, str] = {}
 
     def ref(self, obj: Any, hint: str) -> str:
@@ -85,8 +85,9 @@ class _Globals:
 
 
 def qualified_function(fn: Any, glob: _Globals) -> str:
-    """``ember.relu``, ``ember.nn.functional.gelu``, a builtin's name, the path a function
-    object names as its ``_qualified_name`` (``ember.export.prims.relu``), else a global."""
+    """``ember.relu``, ``ember.nn.functional.gelu``, a builtin's name, ``math.sqrt``, the path
+    a function object names as its ``_qualified_name`` (``ember.export.prims.relu``), else a
+    global."""
     path = getattr(fn, "_qualified_name", None)
     if isinstance(path, str) and path.startswith("ember."):
         return path
@@ -101,6 +102,8 @@ def qualified_function(fn: Any, glob: _Globals) -> str:
             return name
         if getattr(operator, name, None) is fn:
             return f"operator.{name}"
+        if getattr(math, name, None) is fn:
+            return f"math.{name}"
     return glob.ref(fn, name or type(fn).__name__)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import math
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from typing import Any
 
 from ember.fx.graph import Graph
 from ember.fx.node import Node, map_aggregate
-from ember.fx.proxy import Proxy, ProxyOperand
+from ember.fx.proxy import Proxy
 from ember.nn import Module, Sequential
 from ember.tensor import Tensor
 
@@ -61,9 +62,17 @@ class Tracer:
         ['placeholder', 'call_module']
     """
 
-    def __init__(self) -> None:
+    def __init__(self, autowrap_modules: tuple[types.ModuleType, ...] = (math,),
+                 autowrap_functions: tuple[Callable, ...] = ()) -> None:
+        """``autowrap_modules``' public functions (``math.sqrt``) and ``autowrap_functions``,
+        called with a proxy, are recorded as one ``call_function`` node each, as with
+        :func:`wrap`."""
         self.root: Module = Module()
         self.graph = Graph()
+        self._autowrap_modules = autowrap_modules
+        self._autowrap_ids = {id(f) for f in autowrap_functions} | {
+            id(f) for m in autowrap_modules for name, f in vars(m).items()
+            if not name.startswith("_") and callable(f)}
 
     def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
         """Ember's own modules (``ember.nn``, ``ember.ao.nn``) but ``Sequential`` are leaves."""
@@ -153,7 +162,7 @@ class Tracer:
         self.begin(root, Graph(owning_module=root))
         inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
                                                     concrete_args=concrete_args or {})
-        with self._patched():
+        with self._patched(getattr(fn, "__globals__", {})):
             result = fn(*args, *inputs, **keyword_inputs)
         self.graph.output(self.create_arg(result))
         return self.graph
@@ -185,8 +194,9 @@ class Tracer:
         return values, keyword_values
 
     @contextmanager
-    def _patched(self) -> Iterator[None]:
-        """Module calls, parameter reads and wrapped functions go through the tracer."""
+    def _patched(self, fn_globals: dict[str, Any]) -> Iterator[None]:
+        """Module calls, parameter reads and wrapped functions (the autowrapped ones where
+        the traced function's globals or their modules name them) go through the tracer."""
         tracer, module_call, module_getattr = self, Module.__call__, Module.__getattr__
 
         def call(mod: Module, *args: Any, **kwargs: Any) -> Any:
@@ -201,6 +211,9 @@ class Tracer:
         # (a name its module no longer defines, nor builtins, has no caller there to patch)
         saved = [(g, name, g.get(name, _MISSING)) for g, name in _WRAPPED
                  if name in g or hasattr(builtins, name)]
+        saved += [(g, name, f) for g in (fn_globals, *map(vars, self._autowrap_modules))
+                  for name, f in list(g.items())
+                  if not name.startswith("_") and id(f) in self._autowrap_ids]
         for g, name, original in saved:
             g[name] = _recorder(tracer, original if original is not _MISSING
                                 else getattr(builtins, name))
@@ -220,7 +233,7 @@ class Tracer:
                     delattr(Module, name)
                 else:
                     setattr(Module, name, original)
-            for g, name, original in saved:
+            for g, name, original in reversed(saved):  # (a name patched twice: the first)
                 if original is _MISSING:
                     del g[name]
                 else:
@@ -256,19 +269,20 @@ def _recorder(tracer: Tracer, fn: Callable) -> Callable:
 
 
 def _recorder_of_refusals(tracer: Tracer, fn: Callable) -> Callable:
-    """``fn``, traced as usual, but one ``call_function`` node when it refuses a proxy among
-    its arguments (``ember.cat([constant, x])``, ``ember.where(c, constant, x)``): PyTorch's
-    ``__torch_function__`` records any call with a proxy anywhere in its arguments. The
-    nodes the call made before it refused are dropped."""
+    """``fn``, traced as usual, but one ``call_function`` node when it fails on a proxy among
+    its arguments (``ember.cat([constant, x])``, ``ember.where(c, constant, x)``,
+    ``ember.ones(n, device=x.device)``): PyTorch's ``__torch_function__`` records any call
+    with a proxy anywhere in its arguments. The nodes the call made before it failed are
+    dropped."""
     def recorded(*args: Any, **kwargs: Any) -> Any:
+        proxies: list[Proxy] = []
+        map_aggregate((args, kwargs), lambda a: proxies.append(a) if isinstance(a, Proxy) else a)
+        nodes = [p.node for p in proxies]  # (an argument ``x.device`` gets its node now, kept)
         last = tracer.graph._root._prev
         try:
             return fn(*args, **kwargs)
-        except ProxyOperand:
-            found: list[Proxy] = []
-            map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy)
-                          else a)
-            if not found:
+        except Exception:
+            if not nodes:
                 raise
             while tracer.graph._root._prev is not last:
                 tracer.graph.erase_node(tracer.graph._root._prev)
