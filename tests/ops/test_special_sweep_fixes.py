@@ -64,3 +64,39 @@ def test_ndtr_float32_left_tail():
     got = ember.special.ndtr(ember.tensor(x))
     assert got.dtype == ember.float32
     np.testing.assert_allclose(got.numpy(), want.float().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_logaddexp_of_complex_tensors(dtype):
+    # PyTorch computes it; Ember refused complex operands
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=6) * 3 + 1j * rng.normal(size=6) * 3
+    b = rng.normal(size=6) * 3 + 1j * rng.normal(size=6) * 3
+    a[0], b[0] = 30 + 1j, -30 + 2j
+    ta = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+    tb = torch.tensor(b, dtype=getattr(torch, dtype), requires_grad=True)
+    ea = ember.tensor(a, dtype=getattr(ember, dtype), requires_grad=True)
+    eb = ember.tensor(b, dtype=getattr(ember, dtype), requires_grad=True)
+    want, got = torch.logaddexp(ta, tb), ember.logaddexp(ea, eb)
+    assert got.dtype == getattr(ember, dtype)
+    tol = 1e-5 if dtype == "complex64" else 1e-12
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol)
+    want.abs().sum().backward()
+    got.abs().sum().backward()
+    np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(eb.grad.numpy(), tb.grad.numpy(), rtol=tol, atol=tol)
+    mixed = ember.logaddexp(ember.tensor([1 + 1j]), ember.tensor([2.0]))
+    np.testing.assert_allclose(mixed.numpy(), torch.logaddexp(torch.tensor([1 + 1j]),
+                                                              torch.tensor([2.0])).numpy(),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda lib: lib.polar(lib.ones(2), 1.0),
+                                  lambda lib: lib.complex(lib.ones(2), 2.0),
+                                  lambda lib: lib.complex(1.0, lib.ones(2))])
+def test_polar_and_complex_refuse_numbers_by_name(call):
+    # an AttributeError ('float' object has no attribute 'dtype') leaked before
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(TypeError, match=r"(polar|complex): \w+ must be a Tensor, got"):
+        call(ember)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ember.errors import DTypeError
-from ember.ops.complex_parts import complex, conj, imag, real
+from ember.ops.complex_parts import check_tensors, complex, conj, imag, real
 from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -72,6 +72,7 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
         >>> ember.polar(ember.tensor([2.0]), ember.tensor([0.0]))
         tensor([2.+0.j])
     """
+    check_tensors("polar", abs=abs, angle=angle)
     if abs.dtype is not angle.dtype:
         raise DTypeError(f"polar: expects abs and angle of one dtype, got {abs.dtype.name} and "
                          f"{angle.dtype.name}")

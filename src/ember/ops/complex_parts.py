@@ -287,6 +287,14 @@ def is_conj(input: Tensor) -> bool:
 is_neg = is_conj
 
 
+def check_tensors(op: str, **named: Any) -> None:
+    """Refuses a number where ``op`` takes only tensors (as PyTorch), naming the argument."""
+    for name, x in named.items():
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. Hint: "
+                            "wrap it with ember.tensor(...)")
+
+
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """The complex tensor ``real + i * imag`` (float32 parts give complex64, float64 parts
     complex128; broadcasting).
@@ -295,6 +303,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's nam
         >>> ember.complex(ember.tensor([1.0, 2.0]), ember.tensor([0.5, -1.0]))
         tensor([1.+0.5000j, 2.-1.0000j])
     """
+    check_tensors("complex", real=real, imag=imag)
     Complex.infer(spec(real), spec(imag))
     return apply(Complex, real, imag)
 

@@ -23,8 +23,8 @@ from ember.errors import DTypeError
 from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
-from ember.ops.compare import eq, gt, le, lt
-from ember.ops.complex_parts import Holomorphic
+from ember.ops.compare import eq, ge, gt, le, lt
+from ember.ops.complex_parts import Holomorphic, real
 from ember.ops.convert import cast, promote, to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
@@ -32,7 +32,7 @@ from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
-from ember.ops.unary import Unary, cos, exp, exp2, in_float32, reciprocal, sin
+from ember.ops.unary import Unary, cos, exp, exp2, in_float32, log1p, reciprocal, sin
 from ember.tensor import Tensor, method
 
 __all__ = ["atan2", "arctan2", "hypot", "logit", "xlogy", "copysign", "logaddexp", "logaddexp2",
@@ -335,12 +335,17 @@ def copysign(input: Any, other: Any) -> Tensor:
 
 @method()
 def logaddexp(input: Any, other: Any) -> Tensor:
-    """``log(exp(input) + exp(other))`` without overflow (floats only).
+    """``log(exp(input) + exp(other))`` without overflow (floats, or complex as PyTorch).
 
     Example:
         >>> ember.logaddexp(ember.tensor([0.0, 100.0]), ember.tensor([0.0, 100.0]))
         tensor([  0.6931, 100.6931])
     """
+    if dtypes.result_type(input, other).is_complex:
+        a, b = promote(input, other)
+        first = ge(real(a), real(b))
+        hi, lo = where(first, a, b), where(first, b, a)  # the larger real part factored out
+        return hi + log1p(exp(lo - hi))
     return apply(LogAddExp, *_floating_pair("logaddexp", input, other))
 
 
