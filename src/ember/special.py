@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.dtypes import DType
 from ember.ops.bessel import (
     airy_ai,
     bessel_j0,
@@ -69,6 +70,7 @@ from ember.ops.orthogonal_polynomials import (
 )
 from ember.ops.out_arg import add_out_arguments
 from ember.ops.out_names import SPECIAL
+from ember.ops.primitive import refuse_complex
 from ember.ops.reduce import logsumexp
 from ember.ops.rounding import round
 from ember.ops.select import where
@@ -129,6 +131,13 @@ def entr(input: Tensor) -> Tensor:
     return where(pos, -safe * log(safe), where(lt(x, 0), -math.inf, where(eq(x, 0), 0.0, x)))
 
 
+def _in_float64(op: str, input: Tensor) -> tuple[DType, Tensor]:
+    """``input``'s float dtype and ``input`` in float64 (complex refused, as PyTorch)."""
+    x = to_float(input)
+    refuse_complex(op, x)
+    return x.dtype, x.double()
+
+
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal cumulative distribution function, accurate in the far left tail
     (computed in float64: in float32, rounding ``x / sqrt(2)`` cost ``ndtr(-13)`` 50 ulps).
@@ -137,8 +146,8 @@ def ndtr(input: Tensor) -> Tensor:
         >>> ember.special.ndtr(ember.tensor([0.0, 1.0]))
         tensor([0.5000, 0.8413])
     """
-    x = to_float(input)
-    return (erfc(-x.double() / _SQRT2) / 2).to(x.dtype)
+    dtype, x = _in_float64("ndtr", input)
+    return (erfc(-x / _SQRT2) / 2).to(dtype)
 
 
 def log_ndtr(input: Tensor) -> Tensor:
@@ -149,8 +158,7 @@ def log_ndtr(input: Tensor) -> Tensor:
         >>> ember.special.log_ndtr(ember.tensor([0.0, -40.0], dtype=ember.float64))
         tensor([-6.9315e-01, -8.0461e+02], dtype=ember.float64)
     """
-    x = to_float(input)
-    dtype, x = x.dtype, x.double()
+    dtype, x = _in_float64("log_ndtr", input)
     tail = lt(x, -20)
     xt = where(tail, x, -20.0)
     z = 1 / (xt * xt)
