@@ -26,8 +26,12 @@ def signatures(T):
 
     def scalar(x: T, s: int | float | bool) -> T: ...
 
+    D = torch.dtype if T is torch.Tensor else ember.dtype
+
+    def cast(x: T, dtype: D, other: D | None = None) -> T: ...
+
     return [(plain, ()), (optional, ()), (lists, ()), (pair, ()), (writes, ("out",)),
-            (writes, "unknown"), (scalar, ())]
+            (writes, "unknown"), (scalar, ()), (cast, ())]
 
 
 @pytest.mark.parametrize("i", range(len(signatures(ember.Tensor))))
@@ -107,3 +111,27 @@ def test_a_schema_that_disagrees_with_mutates_args_is_refused_as_in_torch():
 def test_unreadable_schema_strings_are_refused(schema):
     with pytest.raises(ValueError, match="schema"):
         parse_schema(schema)
+
+
+def test_dtype_parameters_named_returns_and_sized_lists_like_torch():
+    def top(x, k=(1, 2)):
+        return x.max(0).values * k[1], x.argmax(0)
+
+    schema = "(Tensor x, int[2] k=[1, 2]) -> (Tensor values, Tensor indices)"
+    torch.library.define("emschema::top", schema)
+    torch.library.impl("emschema::top", "cpu", top)
+    ember.library.define("emschema::top", schema)
+    ember.library.impl("emschema::top", "cpu", top)
+    x = [[1.0, 5.0], [3.0, 2.0]]
+    for got, want in zip(ember.ops.emschema.top(ember.tensor(x), [1, 3]),
+                         torch.ops.emschema.top(torch.tensor(x), [1, 3])):
+        assert got.tolist() == want.tolist()
+
+    @ember.library.custom_op("emschema::cast", mutates_args=())
+    def cast(x: ember.Tensor, dtype: ember.dtype) -> ember.Tensor:
+        return x.to(dtype).clone()
+
+    assert cast.schema == "emschema::cast(Tensor x, ScalarType dtype) -> Tensor"
+    assert cast(ember.ones(2), ember.int32).dtype is ember.int32
+    with pytest.raises(ember.errors.OpError, match="Expected a value of type 'ScalarType'"):
+        cast(ember.ones(2), "int32")

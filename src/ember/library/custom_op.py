@@ -26,6 +26,7 @@ from ember.autograd.function import FunctionCtx
 from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import Node
 from ember.backend import device as get_device
+from ember.dtypes import DType
 from ember.errors import EmberError, GradError, OpError
 from ember.library.schema import (
     OPTIONAL_TENSOR,
@@ -45,7 +46,7 @@ _DEVICE_TYPES = ("cpu", "cuda")
 # a schema type: (the values it takes, the Python type the kernel gets them as: PyTorch's)
 _VALUE_TYPES = {"SymInt": (numbers.Integral, int), "float": (numbers.Real, float),
                 "bool": ((bool, np.bool_), bool), "str": (str, str),
-                "Scalar": ((int, float, bool), None)}
+                "Scalar": ((int, float, bool), None), "ScalarType": (DType, None)}
 
 
 class CustomOpCtx(FunctionCtx):

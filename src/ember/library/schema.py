@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ember.dtypes import DType
 from ember.tensor import Tensor
 
 #: a parameter's kind: how a call's value travels (tensors are the primitive's inputs)
 TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, VALUE = "tensor", "optional tensor", "tensor list", "value"
 
-_SCALARS = {int: "SymInt", float: "float", bool: "bool", str: "str"}
+_SCALARS = {int: "SymInt", float: "float", bool: "bool", str: "str", DType: "ScalarType"}
 _NUMBER = int | float | bool  # (equal, as dict keys, to the typing.Union/Optional forms)
 
 
@@ -34,7 +35,7 @@ def _param_types() -> dict:
     for py, name in _SCALARS.items():
         table[py] = (name, VALUE)
         table[py | None] = (name + "?", VALUE)
-        if py is not str:
+        if py not in (str, DType):
             for seq in _seqs(py):
                 table[seq] = (name + "[]", VALUE)
                 table[seq | None] = (name + "[]?", VALUE)
@@ -195,13 +196,14 @@ def _returns(sig: inspect.Signature, hints: dict, fail: Callable) -> int | None:
                "tuple of Tensors (tuple[Tensor, Tensor]) or None.")
 
 
-_SCHEMA_TYPE = re.compile(r"(Tensor|SymInt|int|float|bool|str|Scalar)(\(\w+!?\))?(\[\])?(\?)?")
+_SCHEMA_TYPE = re.compile(
+    r"(Tensor|SymInt|int|float|bool|str|ScalarType|Scalar)(\(\w+!?\))?(\[\d*\])?(\?)?")
 
 
 def parse_schema(text: str) -> Schema:
     """The :class:`Schema` of a PyTorch schema string such as ``"(Tensor x, float a=1.0) ->
-    Tensor"`` (the types :func:`infer_schema` writes; ``int`` reads as ``SymInt``, and
-    ``Tensor(a!)`` marks a mutated argument)."""
+    Tensor"`` (the types :func:`infer_schema` writes; ``int`` reads as ``SymInt``,
+    ``Tensor(a!)`` marks a mutated argument, returned values may be named)."""
     def fail(what: str) -> ValueError:
         return ValueError(f"schema {text!r}: {what}")
 
@@ -219,7 +221,8 @@ def parse_schema(text: str) -> Schema:
         if match is None or not name.isidentifier():
             raise fail(f"cannot read the argument {piece!r}")
         base, alias, listed, optional = match.groups()
-        type_ = ("SymInt" if base == "int" else base) + (listed or "") + (optional or "")
+        type_ = ("SymInt" if base == "int" else base) + ("[]" if listed else "") + \
+            (optional or "")  # (a list's length, int[2], is not checked)
         kind = {"Tensor": TENSOR, "Tensor?": OPTIONAL_TENSOR, "Tensor[]": TENSOR_LIST}.get(
             type_, VALUE if base != "Tensor" else None)
         if kind is None:
@@ -229,12 +232,14 @@ def parse_schema(text: str) -> Schema:
                                       f"tensors not kwarg-only. Got: {text}")
         value = _literal(default, fail) if has_default else inspect.Parameter.empty
         params.append(Param(name, type_, kind, value, kwarg_only, bool(alias and "!" in alias)))
-    returns = whole.group(2).replace(" ", "")
-    count = {"Tensor": None, "()": 0}.get(returns, returns.count("Tensor"))
-    if returns not in ("Tensor", "()") and \
-            (not count or returns != "(" + ",".join(["Tensor"] * count) + ")"):
-        raise fail(f"the returns {whole.group(2)!r} are not supported: a Tensor, a tuple of "
-                   "Tensors or ()")
+    returns = whole.group(2)
+    tupled = returns.startswith("(") and returns.endswith(")")
+    items = _split_top_level(returns[1:-1]) if tupled else [returns]
+    # (a returned value may be named: "(Tensor values, Tensor indices)")
+    if not all(item.split()[0] == "Tensor" and len(item.split()) <= 2 for item in items):
+        raise fail(f"the returns {returns!r} are not supported: a Tensor, a tuple of Tensors "
+                   "or ()")
+    count = len(items) if tupled else None
     if not any(p.kind != VALUE for p in params):
         raise fail("custom ops in Ember need at least one tensor parameter")
     return Schema(tuple(params), count)
