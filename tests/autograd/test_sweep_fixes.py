@@ -1,6 +1,7 @@
 """Divergences from PyTorch found by the autograd API sweep, each checked against torch."""
 
 import numpy as np
+import pytest
 import torch
 
 import ember
@@ -44,3 +45,46 @@ def test_writing_the_primal_of_a_dual_keeps_its_tangent():
             x[1].mul_(3)
             return list(fw.unpack_dual(d))
     _assert_same(fn)
+
+
+def _wrong_jvp(lib):
+    """Doubles; its backward is right, its jvp triples."""
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+    return Double
+
+
+@pytest.mark.parametrize("options", [
+    {"check_forward_ad": True}, {"check_forward_ad": True, "check_backward_ad": False},
+    {"check_batched_grad": True}, {"check_grad_dtypes": True}, {"nondet_tol": 1e-8},
+    {"fast_mode": True}, {"check_undefined_grad": False}, {"masked": False}])
+def test_gradcheck_takes_torchs_options(options):
+    def check(lib, f):
+        x = lib.tensor([0.3, -1.2, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([1.5, 0.5, -0.7], dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradcheck(f(lib), (x, y), raise_exception=False, **options)
+    right = lambda lib: lambda x, y: (x.sin() * y, (x * y).sum())  # noqa: E731
+    assert check(ember, right) is check(torch, right) is True
+    wrong = lambda lib: lambda x, y: _wrong_jvp(lib).apply(x) * y  # noqa: E731
+    assert check(ember, wrong) is check(torch, wrong)
+
+
+@pytest.mark.parametrize("options", [
+    {"check_fwd_over_rev": True}, {"check_batched_grad": True},
+    {"gen_non_contig_grad_outputs": True}, {"nondet_tol": 1e-8}, {"fast_mode": True}])
+def test_gradgradcheck_takes_torchs_options(options):
+    def check(lib):
+        x = lib.tensor([0.3, -1.2, 2.0], dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradgradcheck(lambda x: (x.sin() * x, x.exp().sum()), (x,),
+                                          **options)
+    assert check(ember) is check(torch) is True
