@@ -3,18 +3,33 @@ events are summed by name (:meth:`EventList.key_averages`) and printed as PyTorc
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 _SORT_KEYS = {
     "cpu_time_total": "cpu_time_total", "cpu_time": "cpu_time",
     "self_cpu_time_total": "self_cpu_time_total", "count": "count", "flops": "flops",
     "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "self_cpu_memory_usage",
+    # device columns (always 0 here: Ember traces the host), under PyTorch's names
+    **{f"{self_}{dev}_{what}": "device_time_total"
+       for self_ in ("", "self_") for dev in ("cuda", "device", "xpu", "privateuse1")
+       for what in ("time_total", "memory_usage")},
 }
 
 
-class Event:
+class _DeviceFields:
+    """PyTorch's device columns of an event or a row: 0, as Ember traces only the host."""
+
+    __slots__ = ()
+
+    device_time_total = self_device_time_total = 0
+    device_memory_usage = self_device_memory_usage = 0
+
+
+class Event(_DeviceFields):
     """One timed interval: an op (``kind`` "op"), a backward rule ("backward") or a
-    :func:`~ember.profiler.record_function` region ("user"). Times in nanoseconds."""
+    :func:`~ember.profiler.record_function` region ("user"). ``start``/``end`` are clock
+    readings in nanoseconds; the times it reports are in microseconds, as PyTorch's."""
 
     __slots__ = ("name", "kind", "start", "end", "thread", "parent", "specs", "prim", "params",
                  "mem", "child_time", "child_mem", "_flops")
@@ -30,14 +45,29 @@ class Event:
         self.child_mem = 0
         self._flops: int | None = None
 
-    @property
-    def cpu_time_total(self) -> int:
-        """Wall time in ns, children included."""
-        return self.end - self.start
+    key = property(lambda self: self.name)
+    count = 1
 
     @property
-    def self_cpu_time_total(self) -> int:
-        return self.end - self.start - self.child_time
+    def cpu_time_total(self) -> float:
+        """Wall time in microseconds, children included."""
+        return (self.end - self.start) / 1e3
+
+    cpu_time = cpu_time_total
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """Wall time in microseconds, children excluded."""
+        return (self.end - self.start - self.child_time) / 1e3
+
+    @property
+    def cpu_memory_usage(self) -> int:
+        """Net bytes allocated while it ran, children included."""
+        return self.mem
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        return self.mem - self.child_mem
 
     @property
     def input_shapes(self) -> list[list[int]]:
@@ -53,12 +83,13 @@ class Event:
         return self._flops
 
     def __repr__(self) -> str:
-        return (f"<Event {self.name} {self.kind} {self.cpu_time_total / 1e3:.1f} us "
+        return (f"<Event {self.name} {self.kind} {self.cpu_time_total:.1f} us "
                 f"shapes={self.input_shapes}>")
 
 
-class FunctionEventAvg:
-    """Sums over the events of one name (and input shapes when grouped by them)."""
+class FunctionEventAvg(_DeviceFields):
+    """Sums over the events of one name (and input shapes when grouped by them); times in
+    microseconds, as PyTorch's."""
 
     __slots__ = ("key", "kind", "input_shapes", "count", "cpu_time_total", "self_cpu_time_total",
                  "flops", "cpu_memory_usage", "self_cpu_memory_usage")
@@ -73,33 +104,41 @@ class FunctionEventAvg:
         self.cpu_time_total += e.cpu_time_total
         self.self_cpu_time_total += e.self_cpu_time_total
         self.flops += e.flops
-        self.cpu_memory_usage += e.mem
-        self.self_cpu_memory_usage += e.mem - e.child_mem
+        self.cpu_memory_usage += e.cpu_memory_usage
+        self.self_cpu_memory_usage += e.self_cpu_memory_usage
 
     @property
     def cpu_time(self) -> float:
-        """Mean wall time per call in ns."""
+        """Mean wall time per call in microseconds."""
         return self.cpu_time_total / self.count if self.count else 0.0
 
     def __repr__(self) -> str:
         return (f"<FunctionEventAvg {self.key} count={self.count} "
-                f"cpu_time_total={self.cpu_time_total / 1e3:.1f} us>")
+                f"cpu_time_total={self.cpu_time_total:.1f} us>")
 
 
 class EventList(list):
     """A list of events (or of averages) with PyTorch's ``key_averages`` and ``table``."""
 
     def key_averages(self, group_by_input_shape: bool = False) -> EventList:
-        """One row per op name (and per input shapes with ``group_by_input_shape``)."""
+        """One row per op name (and per input shapes with ``group_by_input_shape``); the
+        steps of a scheduled profile (``ProfilerStep#N``) share the row ``ProfilerStep*``,
+        as in PyTorch."""
         rows: dict[Any, FunctionEventAvg] = {}
         for e in self:
             shapes = e.input_shapes if group_by_input_shape else None
-            key = (e.name, str(shapes)) if group_by_input_shape else e.name
+            name = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
+            key = (name, str(shapes)) if group_by_input_shape else name
             row = rows.get(key)
             if row is None:
-                row = rows[key] = FunctionEventAvg(e.name, e.kind, shapes)
+                row = rows[key] = FunctionEventAvg(name, e.kind, shapes)
             row.add(e)
         return EventList(rows.values())
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The self times of all the events (or rows), in microseconds."""
+        return sum(e.self_cpu_time_total for e in self)
 
     def total_average(self) -> FunctionEventAvg:
         total = FunctionEventAvg("Total", "total", None)
@@ -123,12 +162,12 @@ def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:
         setattr(total, name, getattr(total, name) + getattr(row, name))
 
 
-def _fmt_time(ns: float) -> str:
-    if ns >= 1e9:
-        return f"{ns / 1e9:.3f}s"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.3f}ms"
-    return f"{ns / 1e3:.3f}us"
+def _fmt_time(us: float) -> str:
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
 
 
 def _fmt_bytes(n: int) -> str:
@@ -139,8 +178,13 @@ def _fmt_bytes(n: int) -> str:
     return f"{sign}{n} b"
 
 
-def _fmt_flops(n: int) -> str:
-    return f"{n / 1e6:.3f}" if n else "--"
+_FLOP_UNITS = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+
+
+def _flops_unit(smallest: int) -> tuple[str, float]:
+    """The FLOPs column's unit, as PyTorch picks it: the one of the smallest nonzero count."""
+    power = int(max(0.0, min(math.log10(smallest) / 3, len(_FLOP_UNITS) - 1)))
+    return _FLOP_UNITS[power], 1000.0 ** -power
 
 
 def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: int,
@@ -155,15 +199,16 @@ def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: i
     shown = rows if row_limit is None or row_limit < 0 else rows[:row_limit]
     with_shapes = any(r.input_shapes is not None for r in shown)
     with_mem = any(r.cpu_memory_usage for r in rows)
-    with_flops = any(r.flops for r in rows)
+    flops = [r.flops for r in rows if r.flops > 0]
     cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
     if with_mem:
         cols += ["CPU Mem", "Self CPU Mem"]
     cols.append("# of Calls")
-    if with_flops:
-        cols.append("Total MFLOPs")
     if with_shapes:
         cols.append("Input Shapes")
+    if flops:
+        unit, scale = _flops_unit(min(flops))
+        cols.append(f"Total {unit}")
     lines = []
     for r in shown:
         name = r.key if len(r.key) <= width else r.key[:width - 3] + "..."
@@ -174,10 +219,10 @@ def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: i
         if with_mem:
             cells += [_fmt_bytes(r.cpu_memory_usage), _fmt_bytes(r.self_cpu_memory_usage)]
         cells.append(str(r.count))
-        if with_flops:
-            cells.append(_fmt_flops(r.flops))
         if with_shapes:
             cells.append(str(r.input_shapes or []))
+        if flops:
+            cells.append(f"{r.flops * scale:.3f}" if r.flops > 0 else "--")
         lines.append(cells)
     widths = [max([len(c)] + [len(row[i]) for row in lines]) for i, c in enumerate(cols)]
     rule = "  ".join("-" * w for w in widths)

@@ -61,7 +61,10 @@ class profile:
         record_shapes: show input shapes in tables (``key_averages(group_by_input_shape=True)``).
         profile_memory: record the net tensor memory each op allocates (turns on
             :mod:`ember.memory` tracking for the duration).
-        with_flops: show FLOPs (from each primitive's cost rule) in tables.
+        with_flops: show FLOPs (from each primitive's cost rule) in tables and traces.
+        with_stack, with_modules, experimental_config, acc_events: accepted for PyTorch's
+            signature (Ember records no stacks or module columns); ``use_cuda=True`` is
+            refused as ``ProfilerActivity.CUDA`` is.
 
     Example:
         >>> with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
@@ -81,13 +84,19 @@ class profile:
 
     def __init__(self, activities: Iterable[ProfilerActivity] | None = None,
                  record_shapes: bool = False, profile_memory: bool = False,
-                 with_flops: bool = True, with_stack: bool = False, *,
+                 with_flops: bool = False, with_stack: bool = False, *,
                  schedule: Callable[[int], ProfilerAction] | None = None,
-                 on_trace_ready: Callable[[profile], Any] | None = None) -> None:
+                 on_trace_ready: Callable[[profile], Any] | None = None,
+                 with_modules: bool = False, experimental_config: Any = None,
+                 acc_events: bool = False, use_cuda: bool | None = None) -> None:
+        if use_cuda:
+            activities = [*(activities or [ProfilerActivity.CPU]), ProfilerActivity.CUDA]
         check_activities(activities)
+        self.activities = {ProfilerActivity.CPU}
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_flops = with_flops
+        self.with_stack, self.with_modules = with_stack, with_modules
         self.schedule = schedule or record_every_step
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -232,9 +241,6 @@ class profile:
     def key_averages(self, group_by_input_shape: bool = False) -> EventList:
         """Events summed by name (see :meth:`EventList.key_averages`), ready for ``table``."""
         rows = EventList(self._events).key_averages(group_by_input_shape)
-        if not self.with_flops:
-            for r in rows:
-                r.flops = 0
         if not self.profile_memory:
             for r in rows:
                 r.cpu_memory_usage = r.self_cpu_memory_usage = 0
@@ -290,6 +296,8 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
     e = Event(prim.name, "op", 0, tid, stack[-1] if stack else -1)
     e.specs = tuple(spec(t) for t in inputs)
     e.prim, e.params = prim, params
+    if not prof.with_flops:
+        e._flops = 0
     tracker = memory.TRACKER
     mem = tracker.total_allocated - tracker.total_freed
     e.start = _now()
@@ -323,13 +331,15 @@ class record_function:
     """Marks a region of user code in the profile (nests; a no-op with no profile active).
     Use as a context manager or a decorator.
 
+    ``args`` is accepted for PyTorch's signature (a string PyTorch attaches to the event).
+
     Example:
         >>> with ember.profiler.profile() as prof:
         ...     with ember.profiler.record_function("forward"):
         ...         y = model(x)
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, args: str | None = None) -> None:
         self.name = name
         self._opened: list[tuple[profile, tuple[list[Event], int]]] = []
 

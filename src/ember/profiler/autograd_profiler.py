@@ -1,0 +1,87 @@
+"""``ember.autograd.profiler``: PyTorch's older profiler API (``torch.autograd.profiler``) on
+:mod:`ember.profiler`: :class:`profile` (with ``enabled`` and ``function_events``),
+``record_function``, and :class:`emit_nvtx`, a no-op as Ember emits no NVTX ranges.
+
+Example:
+    >>> with ember.autograd.profiler.profile(record_shapes=True) as prof:
+    ...     with ember.autograd.profiler.record_function("step"):
+    ...         y = ember.ones(2, 2) @ ember.ones(2, 2)
+    >>> [e.name for e in prof.function_events]
+    ['step', 'matmul']
+"""
+
+from __future__ import annotations
+
+from ember.profiler.events import EventList
+from ember.profiler.profile import profile as _profile
+from ember.profiler.profile import record_function
+
+__all__ = ["emit_nvtx", "profile", "record_function"]
+
+
+class profile(_profile):
+    """``torch.autograd.profiler.profile``: records as :class:`ember.profiler.profile` does
+    when ``enabled`` (when not, records nothing and the ``with`` gives None, as PyTorch's);
+    ``function_events`` are the events, ``table`` sums them by name.
+
+    Example:
+        >>> with ember.autograd.profiler.profile() as prof:
+        ...     _ = ember.ones(3) * 2
+        >>> sorted({e.key for e in prof.key_averages()})
+        ['mul']
+    """
+
+    def __init__(self, enabled: bool = True, *, use_cuda: bool = False,
+                 record_shapes: bool = False, with_flops: bool = False,
+                 profile_memory: bool = False, with_stack: bool = False,
+                 with_modules: bool = False) -> None:
+        super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
+                         with_flops=with_flops, with_stack=with_stack,
+                         with_modules=with_modules, use_cuda=use_cuda)
+        self.enabled = enabled
+
+    def __enter__(self) -> profile | None:
+        """The profile; None when not ``enabled`` (as PyTorch's)."""
+        return super().__enter__() if self.enabled else None
+
+    def start(self) -> None:
+        if self.enabled:
+            super().start()
+
+    def stop(self) -> None:
+        if self.enabled:
+            super().stop()
+
+    @property
+    def function_events(self) -> EventList:
+        """The recorded events, in start order."""
+        return self.events()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The self times of all events, in microseconds."""
+        return self.events().self_cpu_time_total
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100,
+              max_name_column_width: int = 55, header: str | None = None) -> str:
+        """The events summed by name as a table (see :meth:`EventList.table`)."""
+        return self.events().table(sort_by, row_limit, max_name_column_width, header)
+
+
+class emit_nvtx:
+    """``torch.autograd.profiler.emit_nvtx``: a no-op here (Ember has no NVTX ranges to emit
+    for an external profiler).
+
+    Example:
+        >>> with ember.autograd.profiler.emit_nvtx():
+        ...     _ = ember.ones(2) + 1
+    """
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled = enabled
+
+    def __enter__(self) -> emit_nvtx:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
