@@ -17,6 +17,7 @@ CASES = [
     ("reshape", lambda lib, x: x.reshape(3, -1, 6)),
     ("reshape_batch_-1", lambda lib, x: x.reshape(-1, -1, 3, 2)),
     ("reshape_shape_tuple", lambda lib, x: x.reshape((3, -1, 6, 1))),
+    ("reshape_function", lambda lib, x: lib.reshape(x, (3, -1, 6))),
     ("view", lambda lib, x: x.view(3, -1, 6)),
     ("unsqueeze_last", lambda lib, x: x.unsqueeze(-1)),
     ("unsqueeze_before_ragged", lambda lib, x: lib.unsqueeze(x, 1)),
@@ -34,6 +35,8 @@ CASES = [
     ("amin_ragged_keepdim", lambda lib, x: x.amin(1, keepdim=True)),
     ("prod_last", lambda lib, x: x.prod(-1)),
     ("prod_ragged", lambda lib, x: x.prod(1)),
+    ("stack", lambda lib, x: lib.stack([x, x * 2], -1)),
+    ("stack_inner", lambda lib, x: lib.stack([x, x * 2], 2)),
     ("matmul_nested", lambda lib, x: lib.matmul(x, x.transpose(-1, -2))),
     ("matmul_nested_op", lambda lib, x: x.transpose(-1, -2) @ x),
     ("where", lambda lib, x: lib.where(x > 0, x, x * 2)),
@@ -90,6 +93,7 @@ def test_logical_reductions(op):
     nt, tnt = pair(INNER)
     for dim in (-1, 1):
         assert_close(getattr(nt > 0, op)(dim), getattr(tnt > 0, op)(dim))
+        assert_close(getattr(ember, op)(nt > 0, dim), getattr(torch, op)(tnt > 0, dim))
 
 
 def test_argmax_along_inner_and_ragged_dims():
@@ -121,8 +125,9 @@ def test_bitwise_operators():
     (lambda nt: nt.squeeze(1), "ragged dimension"),
     (lambda nt: nt.sum((1, 2)), "not supported, as in PyTorch"),
     (lambda nt: nt.amax(0), "batch dimension"),
+    (lambda nt: ember.stack([nt, nt]), "batch dimension"),
 ])
-def test_errors(call, match):
+def test_errors(call, match):  # (PyTorch raises for these too)
     nt, _ = pair(INNER)
     with pytest.raises(RuntimeError, match=match):
         call(nt)

@@ -22,7 +22,7 @@ from ember.ops.activations import gelu, relu, silu
 from ember.ops.creation import from_numpy
 from ember.ops.dims import normalize_dim
 from ember.ops.dropout import dropout
-from ember.ops.join import cat
+from ember.ops.join import cat, stack
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
 from ember.ops.linear import linear
@@ -502,6 +502,20 @@ def nested_cat(tensors: Sequence[NestedTensor], dim: int = 0) -> NestedTensor:
     d = logical_dim(first, dim, "cat", ragged=False)
     values = [check_same_structure("cat", first, t) for t in tensors]
     return first._with(cat(values, d - 1))
+
+
+@implements(stack)
+def nested_stack(tensors: Sequence[NestedTensor], dim: int = 0) -> NestedTensor:
+    """Nested tensors of one structure stacked along a new dimension ``dim`` (not the batch
+    one)."""
+    first = tensors[0]
+    d = normalize_dim(dim, first.dim() + 1, "stack")
+    if d == 0:
+        raise RuntimeError(f"stack: not supported at dim 0 of nested tensors of shape "
+                           f"{first.shape} (their batch dimension)")
+    values = [check_same_structure("stack", first, t) for t in tensors]
+    r = first._ragged_idx
+    return first._with(stack(values, d - 1), r + (d <= r))
 
 
 def unbind(input: NestedTensor, dim: int = 0) -> tuple[Tensor, ...]:

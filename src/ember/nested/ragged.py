@@ -13,11 +13,17 @@ import numpy as np
 
 from ember.ops.creation import from_numpy, full
 from ember.ops.join import cat
+from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
 
 __all__: list[str] = []
 
 _NUMBERS = itertools.count(1)
+
+
+class RaggedSizeError(TensorLikeOperand):
+    """A ragged size used as a number (a TypeError): the ops that take nested tensors catch it,
+    as any :class:`~ember.ops.overrides.TensorLikeOperand`, and hand the call over."""
 
 
 class RaggedDim:
@@ -41,11 +47,17 @@ class RaggedDim:
         return f"j{self.number}"
 
     def __index__(self) -> int:
-        raise TypeError(f"the ragged dimension {self} of a nested tensor has no single size. "
-                        "Hint: its lengths are nt.offsets().diff(); to_padded_tensor() makes a "
-                        "dense tensor")
+        raise RaggedSizeError(f"the ragged dimension {self} of a nested tensor has no single "
+                              "size. Hint: its lengths are nt.offsets().diff(); "
+                              "to_padded_tensor() makes a dense tensor")
 
     __int__ = __index__
+
+    def __mul__(self, other: Any) -> int:
+        # a core op computing with the shape (reshape's numel): it hands the call over
+        return self.__index__()
+
+    __rmul__ = __mul__
 
 
 class Ragged:

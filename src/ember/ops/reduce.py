@@ -586,6 +586,8 @@ def any(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noq
         >>> ember.tensor([0, 0, 3]).any()
         tensor(True)
     """
+    if type(input) in TENSOR_LIKE:  # (a nested tensor)
+        return handle(any, (input, dim, keepdim), {})
     return apply(AnyOf, input, dims=reduce_dims(input, dim, "any"), keepdim=keepdim)
 
 
