@@ -133,3 +133,23 @@ def test_scale_of_other_iterables_and_of_non_tensors_as_torch():
         results.append((type(lazy).__name__, [t.tolist() for t in lazy],
                         nested[0].tolist(), nested[1][0].tolist()))
     assert results[0] == results[1] == ("map", [[4.0], [4.0, 4.0]], [4.0], [4.0])
+
+
+def test_an_optimizer_without_gradients_is_refused_as_in_torch():
+    for lib in (ember, torch):
+        p, q = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2))
+        without, with_grads = lib.optim.SGD([p], lr=1.0), lib.optim.SGD([q], lr=1.0)
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(q.sum()).backward()
+        with pytest.raises((RuntimeError, AssertionError),
+                           match="No inf checks were recorded for this optimizer"):
+            scaler.step(without)
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(q.sum())
+        scaler.unscale_(without)
+        with pytest.raises((RuntimeError, AssertionError),
+                           match="No inf checks were recorded prior to update"):
+            scaler.update()
+        scaler.step(with_grads)  # (one optimizer with gradients is enough for update)
+        scaler.update()
+        assert scaler.get_scale() == 2.0 ** 16

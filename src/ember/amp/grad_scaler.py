@@ -92,7 +92,7 @@ class GradScaler:
 
     def _state(self, optimizer: Any) -> dict[str, Any]:
         return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY,
-                                                              "found_inf": False})
+                                                              "found_inf": None})
 
     def unscale_(self, optimizer: Any) -> None:
         """Divides ``optimizer``'s gradients by the scale in place (once per step) and notes
@@ -110,7 +110,7 @@ class GradScaler:
         # PyTorch's float32 reciprocal; a float32 scalar also makes float16 gradients multiply
         # in float32, where 1/scale (2**-25 and below) does not underflow to 0
         inv = np.float32(1.0 / self._scale)
-        found = False
+        found = None  # (None: no gradient to check)
         for group in optimizer.param_groups:
             for p in group["params"]:
                 g = p.grad
@@ -122,8 +122,7 @@ class GradScaler:
                     continue
                 data = g._data
                 xp = g.device.xp
-                if not found and not bool(xp.isfinite(data).all()):
-                    found = True
+                found = found or not bool(xp.isfinite(data).all())
                 if data.flags.writeable:
                     xp.multiply(data, inv, out=data)
                 else:
@@ -146,6 +145,10 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] is _READY:
             self.unscale_(optimizer)
+        if state["found_inf"] is None:
+            raise RuntimeError("No inf checks were recorded for this optimizer: none of its "
+                               "parameters has a gradient. Hint: call scaler.scale(loss)"
+                               ".backward() before scaler.step(optimizer)")
         result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return result
@@ -159,7 +162,7 @@ class GradScaler:
         if new_scale is not None:
             self._set_scale(new_scale.item() if hasattr(new_scale, "item") else new_scale)
         else:
-            checked = [s for s in self._per_optimizer.values() if s["stage"] is not _READY]
+            checked = [s for s in self._per_optimizer.values() if s["found_inf"] is not None]
             if not checked:
                 raise RuntimeError("No inf checks were recorded prior to update.")
             if any(s["found_inf"] for s in checked):
