@@ -51,10 +51,11 @@ def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
 
 
 def _clip(coord: Tensor, size: int) -> Tensor:
-    """``coord`` clamped to [0, size - 1]; as in PyTorch's sampler, a coordinate on a bound
-    gets a zero gradient too (the clamp's own would pass it through)."""
+    """``coord`` clamped to [0, size - 1], NaN to 0 (as PyTorch's 4-D CPU sampler); a
+    coordinate on a bound gets a zero gradient too, as there (the clamp's own would pass it
+    through)."""
     inside = (coord > 0) & (coord < size - 1)
-    return where(inside, coord, coord.detach().clamp(0, size - 1))
+    return where(inside, coord, coord.detach().nan_to_num(0.0).clamp(0, size - 1))
 
 
 def _pad_coordinates(coord: Tensor, size: int, padding_mode: str,

@@ -67,8 +67,11 @@ def window_positions(spatial: tuple[int, ...], kernel: tuple[int, ...],
 def window_counts(spatial: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...],
                   pads: Pads, stride: tuple[int, ...], op: str) -> tuple[int, ...]:
     """Window positions per dimension; a ShapeError when a dimension has none."""
+    if any(v <= 0 for v in kernel + dilation + stride):
+        raise ShapeError(f"{op}: kernel_size {kernel}, dilation {dilation} and stride {stride} "
+                         f"must be positive")
     counts = window_positions(spatial, kernel, dilation, pads, stride)
-    if any(c <= 0 for c in counts) or any(v <= 0 for v in kernel + dilation + stride):
+    if any(c <= 0 for c in counts):
         raise ShapeError(f"{op}: spatial size {spatial} with padding {pads} is too small for "
                          f"kernel {kernel} (dilation {dilation}, stride {stride}): it gives "
                          f"{counts} windows. Hint: pad the input or use a smaller kernel")

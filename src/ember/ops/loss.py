@@ -272,8 +272,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     d = _pointwise("smooth_l1_loss", input, target).abs()
     if beta == 0:
         return _reduce(d, reduction)
-    loss = where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return _reduce(_quadratic_below(d, beta, 0.5 / beta, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -289,8 +288,15 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     target = _same_dtype("huber_loss", input, target, GRAD.enabled and input.requires_grad)
     d = _pointwise("huber_loss", input, target).abs()
-    loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    loss = _quadratic_below(d, delta, 0.5, (d - 0.5 * delta) * delta)
     return _weighted("huber_loss", loss, input, weight, reduction, weight_mean=False)
+
+
+def _quadratic_below(d: Tensor, bound: float, scale: float, linear: Tensor) -> Tensor:
+    """``scale·d²`` where ``d < bound``, else ``linear``; the square reads an infinite ``d``
+    as the bound, so it gets the linear part's gradient, not 0·inf = NaN (a NaN keeps it)."""
+    near = where(d.isinf(), bound, d)
+    return where(d < bound, near * near * scale, linear)
 
 
 def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any:

@@ -32,6 +32,7 @@ from ember.ops import max_pool_kernel
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
@@ -378,6 +379,9 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
               ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    if divisor_override == 0:
+        raise ValueError(f"{op}: divisor_override must not be zero. Hint: None divides by the "
+                         f"window's size")
     x, added = batched(input, nd, op)
     spatial = tuple(x.shape[2:])
     g = _Geometry(op, spatial, kernel_size, stride, padding, 1, ceil_mode)
@@ -436,12 +440,20 @@ def _adaptive_bounds(xp: Any, size: int, out: int) -> tuple[Any, Any]:
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
-def _averaging_matrix(xp: Any, size: int, out: int, dtype: Any) -> Any:
-    """(out, size): row i averages input window i."""
-    start, end = _adaptive_bounds(xp, size, out)
-    j = xp.arange(size)
-    inside = (j >= start[:, None]) & (j < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
+def _window_mean(y: Tensor, axis: int, out: int) -> Tensor:
+    """The mean of each of PyTorch's adaptive windows along ``axis``: the windows' elements
+    gathered (the widest window's count, shorter ones masked), so a NaN or inf stays in
+    the windows that hold it."""
+    xp, size = y.device.xp, y.shape[axis]
+    start, end = _adaptive_bounds(np, size, out)
+    taps = start[:, None] + np.arange(int((end - start).max(initial=1)))
+    index = _wrap(xp.asarray(np.minimum(taps, size - 1).ravel()), y.device)
+    gathered = y.index_select(axis, index).reshape(
+        y.shape[:axis] + taps.shape + y.shape[axis + 1:])
+    trailing = (1,) * (y.ndim - 1 - axis)
+    inside = _wrap(xp.asarray((taps < end[:, None]).reshape(taps.shape + trailing)), y.device)
+    count = xp.asarray((end - start).reshape((out,) + trailing), dtype=y.dtype.np)
+    return where(inside, gathered, 0).sum(axis + 1) / _wrap(count, y.device)
 
 
 def _output_size(op: str, output_size: Any, spatial: tuple[int, ...]) -> tuple[int, ...]:
@@ -468,13 +480,9 @@ def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Ten
         split = sum(((o, s // o) for s, o in zip(spatial, out, strict=True)), ())
         y = x.reshape((n, c) + split).mean(tuple(range(3, 3 + 2 * nd, 2)))
     else:
-        xp = x.device.xp
         y = x
-        for i, (s, o) in enumerate(zip(spatial, out, strict=True)):
-            # axis i as the middle of (batch·earlier axes, s, later axes): a left product
-            a = _wrap(_averaging_matrix(xp, s, o, x.dtype.np), x.device)
-            y = (a @ y.reshape((n * c * prod(out[:i]), s, prod(spatial[i + 1:])))).reshape(
-                (n, c) + out[:i + 1] + spatial[i + 1:])
+        for i, o in enumerate(out):
+            y = _window_mean(y, 2 + i, o)
     return y.reshape(y.shape[1:]) if added else y
 
 
