@@ -1,7 +1,7 @@
 """nn.functional behaviour a differential sweep against torch.nn.functional found different,
 each checked against torch: adaptive average pooling of non-finite values, grid_sample at
-NaN points, Huber and smooth L1 gradients at infinite differences, zero divisors and
-strides."""
+NaN points, Huber and smooth L1 gradients at infinite differences, zero divisors and strides,
+norms of half inputs with float32 parameters."""
 
 import numpy as np
 import pytest
@@ -87,3 +87,39 @@ def test_zero_divisor_and_stride_raise_clear_errors(call):
         if lib is ember:
             assert "zero" in str(info.value) or "positive" in str(info.value)
 
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("norm", ["batch_norm", "instance_norm", "layer_norm", "group_norm"])
+def test_norms_of_half_inputs_with_float32_parameters(dtype, norm):
+    rng = np.random.default_rng(2)
+    x, w, b = rng.standard_normal((4, 3, 5)), rng.standard_normal(3), rng.standard_normal(3)
+    w5, b5 = rng.standard_normal(5), rng.standard_normal(5)
+
+    def fn(lib, F, x):
+        half, w_, b_ = x.to(getattr(lib, dtype)), lib.tensor(w).float(), lib.tensor(b).float()
+        if norm == "layer_norm":
+            return F.layer_norm(half, (5,), lib.tensor(w5).float(), lib.tensor(b5).float())
+        if norm == "group_norm":
+            return F.group_norm(half, 3, w_, b_)
+        stats = lib.zeros(3), lib.ones(3)
+        return getattr(F, norm)(half, *stats, w_, b_, True)
+
+    assert_same(fn, x, tol=1e-2)
+
+
+@pytest.mark.parametrize("norm", ["batch_norm", "layer_norm", "group_norm"])
+def test_norms_refuse_other_dtype_mixes(norm):
+    def fn(lib, F):
+        x, w = lib.ones(4, 3, 3, dtype=lib.float64), lib.ones(3)
+        if norm == "layer_norm":
+            return F.layer_norm(x, (3,), w, w)
+        if norm == "group_norm":
+            return F.group_norm(x, 3, w, w)
+        return F.batch_norm(x, None, None, w, w, True)
+
+    messages = []
+    for lib, functional in LIBS:
+        with pytest.raises(RuntimeError) as info:
+            fn(lib, functional)
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]

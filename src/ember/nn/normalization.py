@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import ChainMap
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import ember
@@ -15,8 +15,6 @@ from ember.nn import init
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.ops.local_response_norm import cross_map_lrn2d
-from ember.ops.out_arg import torch_dtype_name
-from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
@@ -39,28 +37,6 @@ def _affine_parameters(module: Module, n: int, affine: bool, bias: bool, kw: dic
         module.bias = Parameter(ember.zeros(n, **kw))
     else:
         module.register_parameter("bias", None)
-
-
-def _mixed_dtype(fn: Callable[[Tensor], Tensor], input: Tensor,
-                 *params: Tensor | None) -> Tensor:
-    """``fn(input)`` for a norm whose ``params`` (weight, bias, running statistics) may have
-    another dtype than ``input``, as PyTorch's CPU kernels allow: float32 ones with a float16
-    or bfloat16 input (computed in float32, returned in the input's dtype). Other mixes raise
-    PyTorch's errors. Under autocast its policy picks the dtypes instead."""
-    if DISPATCH.casting or not isinstance(input.dtype, ember.dtype):  # (quantized: fn refuses)
-        return fn(input)
-    given = [p for p in params if p is not None]
-    if not given or given[0].dtype == input.dtype:
-        for p in given[1:]:
-            if p.dtype != input.dtype:
-                want, found = torch_dtype_name(input.dtype), torch_dtype_name(p.dtype)
-                raise RuntimeError(f"expected scalar type {want} but found {found}")
-        return fn(input)
-    if any(p.dtype != ember.float32 for p in given):
-        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if input.dtype not in (ember.float16, ember.bfloat16):
-        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    return fn(input.float()).to(input.dtype)
 
 
 class _NormBase(Module):
@@ -132,10 +108,8 @@ class _BatchNorm(_NormBase):
         factor = self._momentum_factor()
         keep = not self.training or self.track_running_stats
         mean, var = (self.running_mean, self.running_var) if keep else (None, None)
-        return _mixed_dtype(lambda x: F.batch_norm(x, mean, var, self.weight, self.bias,
-                                                   self._uses_batch_statistics(), factor,
-                                                   self.eps),
-                            input, self.weight, self.bias, mean, var)
+        return F.batch_norm(input, mean, var, self.weight, self.bias,
+                            self._uses_batch_statistics(), factor, self.eps)
 
     def _uses_batch_statistics(self) -> bool:
         return self.training or (self.running_mean is None and self.running_var is None)
@@ -201,10 +175,9 @@ class _InstanceNorm(_NormBase):
         if use_input_stats and math.prod(input.shape[2:]) == 1:
             raise ValueError("Expected more than 1 spatial element when training, got input "
                              f"size {input.shape}")
-        out = _mixed_dtype(lambda x: F.instance_norm(
-            x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
-            0.0 if self.momentum is None else self.momentum, self.eps),
-            input, self.weight, self.bias, self.running_mean, self.running_var)
+        out = F.instance_norm(input, self.running_mean, self.running_var, self.weight,
+                              self.bias, use_input_stats,
+                              0.0 if self.momentum is None else self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
 
 
@@ -259,9 +232,7 @@ class LayerNorm(Module):
                 init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return _mixed_dtype(lambda x: F.layer_norm(x, self.normalized_shape, self.weight,
-                                                   self.bias, self.eps),
-                            input, self.weight, self.bias)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -287,9 +258,7 @@ class GroupNorm(Module):
         _affine_parameters(self, num_channels, affine, bias, {"dtype": dtype, "device": device})
 
     def forward(self, input: Tensor) -> Tensor:
-        return _mixed_dtype(lambda x: F.group_norm(x, self.num_groups, self.weight, self.bias,
-                                                   self.eps),
-                            input, self.weight, self.bias)
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "

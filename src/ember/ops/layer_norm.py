@@ -26,6 +26,7 @@ from ember.ops.normalization import (
     _affine,
     _standardize,
     checked_normalized_shape,
+    half_with_float_params,
 )
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -223,6 +224,8 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     if type(input) in TENSOR_LIKE:
         return handle(layer_norm, (input, normalized_shape, weight, bias, eps), {})
     shape = checked_normalized_shape("layer_norm", input, normalized_shape)
+    if half_with_float_params(input, weight, bias):
+        return layer_norm(input.float(), shape, weight, bias, eps).to(input.dtype)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
             raise ShapeError(f"layer_norm: {name} has shape {tuple(t.shape)} but "

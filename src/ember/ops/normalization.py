@@ -17,12 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import batch_norm_kernel, rows_kernel
 from ember.ops.inplace import inplace
 from ember.ops.norms import vector_norm
+from ember.ops.out_arg import torch_dtype_name
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import _HALF, in_float32
 from ember.tensor import Tensor
@@ -53,6 +55,32 @@ def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> t
 def _check_float(op: str, x: Tensor) -> None:
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}")
+
+
+def half_with_float_params(input: Tensor, *params: Tensor | None) -> bool:
+    """Whether a norm of ``input`` with ``params`` (weight, bias, running statistics) runs in
+    float32: float32 ones with a float16 or bfloat16 input, as PyTorch's CPU kernels allow
+    (the caller returns the input's dtype). Other mixes raise PyTorch's errors; under
+    autocast its policy picks the dtypes instead.
+
+    Example:
+        >>> half_with_float_params(ember.ones(2, 3).half(), ember.ones(3))
+        True
+    """
+    if DISPATCH.casting or not isinstance(input.dtype, dtypes.DType):  # (quantized: refused)
+        return False
+    given = [p for p in params if p is not None]
+    if not given or given[0].dtype == input.dtype:
+        for p in given[1:]:
+            if p.dtype != input.dtype:
+                raise RuntimeError(f"expected scalar type {torch_dtype_name(input.dtype)} but "
+                                   f"found {torch_dtype_name(p.dtype)}")
+        return False
+    if any(p.dtype != dtypes.float32 for p in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in (dtypes.float16, dtypes.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
 
 
 def _check_momentum(op: str, momentum: Any) -> None:
@@ -419,6 +447,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     _check_float("batch_norm", input)
     _check_momentum("batch_norm", momentum)
+    if half_with_float_params(input, weight, bias, running_mean, running_var):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                          momentum, eps).to(input.dtype)
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input of at least 2 dims (N, C, …), got "
                          f"shape {tuple(input.shape)}")
@@ -470,6 +501,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     """
     _check_float("instance_norm", input)
     _check_momentum("instance_norm", momentum)
+    if half_with_float_params(input, weight, bias, running_mean, running_var):
+        return instance_norm(input.float(), running_mean, running_var, weight, bias,
+                             use_input_stats, momentum, eps).to(input.dtype)
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
@@ -497,6 +531,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         ember.Size([2, 6, 4, 4])
     """
     _check_float("group_norm", input)
+    if half_with_float_params(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     if input.ndim < 2:
         raise ShapeError(f"group_norm: expected an (N, C, …) input, got shape "
                          f"{tuple(input.shape)}")
