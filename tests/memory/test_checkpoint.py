@@ -156,3 +156,29 @@ def test_inside_a_compiled_step_each_call_gets_its_own_dropout_masks():
         y_fast, grad_fast = fast(x)
         np.testing.assert_allclose(y_fast.detach().numpy(), y.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(grad_fast.numpy(), grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_an_argument_modified_in_place_after_the_call_is_refused_as_torch(reentrant):
+    def run(lib, modify):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        h = lib.tensor([1.0, 0.5, 2.0], dtype=lib.float64)
+        y = lib.utils.checkpoint.checkpoint(lambda a, b: (a * b).exp(), x, h,
+                                            use_reentrant=reentrant)
+        if modify:
+            h.mul_(2)  # the recompute would read the new values: a wrong gradient
+        y.sum().backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ember, False), run(torch, False))
+    with pytest.raises(RuntimeError, match="modified by an inplace"):
+        run(torch, True)
+    with pytest.raises(RuntimeError, match="modified in place after the checkpointed call"):
+        run(ember, True)
+
+
+def test_debug_is_taken_as_torch():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    checkpoint(lambda a: a.exp(), x, use_reentrant=False, debug=True).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
+    with pytest.raises(ValueError, match="debug"):
+        checkpoint(lambda a: a.exp(), x, use_reentrant=True, debug=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
+from ember.errors import GradError
 from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name for it)
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
@@ -52,6 +53,12 @@ class _Frame:
         self.recompute_context, self.early_stop, self.check = recompute_context, early_stop, check
         self.saved: list[tuple] = []  # (shape, dtype) of each value saved, in order
         self.values: list | None = None
+        self.versions: list[tuple] = []  # (tensor argument, its version after the first run)
+
+    def stamp(self) -> None:
+        """The first run has returned: the versions the tensor arguments must keep."""
+        self.versions = [(t, t._vc.value) for t in (*self.args, *self.kwargs.values())
+                         if isinstance(t, Tensor)]
 
     def pack(self, t: Any) -> int:
         self.saved.append((tuple(t.shape), t.dtype))
@@ -64,6 +71,14 @@ class _Frame:
         return value
 
     def recompute(self) -> None:
+        for t, version in self.versions:
+            if t._vc.value != version:
+                raise GradError(
+                    f"checkpoint: a tensor argument (shape {tuple(t.shape)}, dtype "
+                    f"{t.dtype.name}) was modified in place after the checkpointed call: it "
+                    f"was at version {version} and is now at version {t._vc.value}, so "
+                    "recomputing from it would give wrong gradients. Hint: pass a .clone() "
+                    "or modify it only after backward")
         values: list = []
         run: Callable = self._run
         for name, state in self.contexts.items():
@@ -130,7 +145,7 @@ def noop_context_fn() -> tuple[contextlib.nullcontext, contextlib.nullcontext]:
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
                context_fn: Callable[[], tuple[Any, Any]] = noop_context_fn,
                determinism_check: str = "default", early_stop: bool = True,
-               preserve_rng_state: bool = True, **kwargs: Any) -> Any:
+               preserve_rng_state: bool = True, debug: bool = False, **kwargs: Any) -> Any:
     """Calls ``function(*args, **kwargs)`` keeping none of its activations for backward; they
     are recomputed in backward (with the RNG state replayed when ``preserve_rng_state``).
 
@@ -143,6 +158,11 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             ``"none"`` checks only their number.
         early_stop: stop the recomputation as soon as it has made every value backward needs
             (overridden by :func:`set_checkpoint_early_stop`).
+        debug: PyTorch's switch for a trace of both runs in :class:`CheckpointError`;
+            accepted, and Ember's error always names the first value that differs.
+
+    As in PyTorch, backward refuses to recompute from a tensor argument that was modified in
+    place after the call.
 
     ``use_reentrant=True`` (PyTorch's older mechanism) runs the same (non-reentrant) mechanism,
     which gives the same gradients; as in PyTorch it takes no ``context_fn``. Inside a function
@@ -157,7 +177,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
         >>> x.grad.shape
         ember.Size([4, 8])
     """
-    if use_reentrant and context_fn is not noop_context_fn:
+    if use_reentrant and (context_fn is not noop_context_fn or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when "
                          "use_reentrant=False.")
     if determinism_check not in ("default", "none"):
@@ -172,7 +192,9 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
                    recompute_context, early_stop if _EARLY_STOP[0] is None else _EARLY_STOP[0],
                    determinism_check == "default")
     with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
-        return function(*args, **kwargs)
+        out = function(*args, **kwargs)
+    frame.stamp()
+    return out
 
 
 @contextlib.contextmanager
