@@ -131,6 +131,17 @@ def test_replace_pattern_skips_a_match_whose_inner_value_is_used_elsewhere():
         fx.replace_pattern(gm, lambda a: a + 1, lambda a, b: a)
 
 
+def test_replace_pattern_matches_each_pattern_input_to_its_own_node_like_torch():
+    def forward(x, y):
+        return (x * x).sin() + (x * y).sin()
+
+    gm, tgm = fx.symbolic_trace(forward), torch.fx.symbolic_trace(forward)
+    matches = fx.replace_pattern(gm, lambda a, b: a * b, lambda a, b: a + b)
+    tmatches = torch.fx.replace_pattern(tgm, lambda a, b: a * b, lambda a, b: a + b)
+    assert len(matches) == len(tmatches) == 1  # (x * x is no match for a * b)
+    assert summary(gm.graph) == summary(tgm.graph)
+
+
 def test_fuse_conv_bn_like_torch(nets):
     net, tnet, x, tx = nets
     fused = fuse(net)

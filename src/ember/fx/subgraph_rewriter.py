@@ -73,6 +73,8 @@ def _match(p: Node, n: Any, nodes_map: dict[Node, Node]) -> dict[Node, Node] | N
     """``nodes_map`` extended so the pattern node ``p`` matches the module value ``n``."""
     if p in nodes_map:
         return nodes_map if nodes_map[p] is n else None
+    if n in nodes_map.values():  # (each pattern node its own node, as torch's matcher)
+        return None
     if p.op == "placeholder":
         return {**nodes_map, p: n} if isinstance(n, Node) else None
     if not isinstance(n, Node) or (p.op, p.target) != (n.op, n.target) or \
