@@ -46,6 +46,13 @@ def test_cat_and_stack_join_data_and_masks(join):
     assert_same(getattr(ember, join)([e, e], 1), getattr(torch, join)([t, t], 1))
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum(name):
+    e, t = _pair()
+    assert_same(getattr(ember, name)(e, e.get_data() * -1),
+                getattr(torch, name)(t, t.get_data() * -1))
+
+
 def test_where_chooses_masks_as_data():
     e, t = _pair()
     other_e, other_t = _pair(e.get_data().numpy() * 2, ~e.get_mask().numpy())

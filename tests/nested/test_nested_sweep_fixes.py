@@ -44,6 +44,9 @@ CASES = [
     ("masked_fill", lambda lib, x: x.masked_fill(x > 0, 0.5)),
     ("maximum", lambda lib, x: x.maximum(x * -1)),
     ("minimum", lambda lib, x: x.minimum(x * -1)),
+    ("maximum_function", lambda lib, x: lib.maximum(x, lib.zeros(3))),
+    ("minimum_function", lambda lib, x: lib.minimum(x, x * -1)),
+    ("max_all", lambda lib, x: x.max()),
     ("clamp", lambda lib, x: lib.clamp(x, -0.5, 0.5)),
     ("clamp_min", lambda lib, x: x.clamp(min=0.0)),
     ("remainder", lambda lib, x: x % 0.7),
@@ -94,6 +97,15 @@ def test_logical_reductions(op):
     for dim in (-1, 1):
         assert_close(getattr(nt > 0, op)(dim), getattr(tnt > 0, op)(dim))
         assert_close(getattr(ember, op)(nt > 0, dim), getattr(torch, op)(tnt > 0, dim))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dim", [-1, 1])
+def test_max_min_along_dim(op, dim):
+    nt, tnt = pair(INNER)
+    got, want = getattr(nt, op)(dim), getattr(tnt, op)(dim)
+    assert_close(got.values, want.values)
+    assert_close(got.indices, want.indices)
 
 
 def test_argmax_along_inner_and_ragged_dims():

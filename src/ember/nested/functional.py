@@ -373,6 +373,24 @@ implements(reductions.argmax)(_arg_extremum("argmax", _limit(True)))
 implements(reductions.argmin)(_arg_extremum("argmin", _limit(False)))
 
 
+def _max_min(op: str, values: str, indices: str) -> Callable:
+    def reduction(input: NestedTensor, dim: int | None = None, keepdim: bool = False
+                  ) -> Tensor | reductions.ValuesIndices:
+        if dim is None:
+            return getattr(input._values, op)()
+        return reductions.ValuesIndices(getattr(input, values)(dim, keepdim),
+                                        getattr(input, indices)(dim, keepdim))
+    reduction.__name__ = reduction.__qualname__ = op
+    reduction.__doc__ = (f"``{op}`` of all elements, or ``(values, indices)`` along ``dim``: "
+                         f"``{values}`` and ``{indices}`` (ties share the gradient, as ``{values}``"
+                         " does).")
+    return reduction
+
+
+NestedTensor.max = _max_min("max", "amax", "argmax")
+NestedTensor.min = _max_min("min", "amin", "argmin")
+
+
 # -- shape -----------------------------------------------------------------------------------
 @implements(transpose)
 def nested_transpose(input: NestedTensor, dim0: int, dim1: int) -> NestedTensor:

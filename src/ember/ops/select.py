@@ -185,13 +185,21 @@ def maximum(input: Tensor, other: Any) -> Tensor:
         >>> ember.maximum(ember.tensor([1.0, 5.0]), ember.tensor([3.0, 2.0]))
         tensor([3., 5.])
     """
-    return apply(Maximum, *promote(input, other))
+    try:
+        a, b = promote(input, other)
+    except TensorLikeOperand:  # (a nested tensor or a MaskedTensor)
+        return handle(maximum, (input, other), {})
+    return apply(Maximum, a, b)
 
 
 @method()
 def minimum(input: Tensor, other: Any) -> Tensor:
     """Elementwise minimum; NaN if either is NaN. Equal inputs share the gradient equally."""
-    return apply(Minimum, *promote(input, other))
+    try:
+        a, b = promote(input, other)
+    except TensorLikeOperand:  # (a nested tensor or a MaskedTensor)
+        return handle(minimum, (input, other), {})
+    return apply(Minimum, a, b)
 
 
 @method()
