@@ -127,3 +127,22 @@ def test_mixed_float32_and_low_precision_operands_meet_in_float32():
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)
     with pytest.raises(ember.DTypeError, match="low-precision"):
         ember.linalg.inv(a.bfloat16())
+
+
+@pytest.mark.parametrize("op", ["matmul", "matmul_reversed", "einsum", "bmm", "conv1d"])
+def test_a_gemm_of_float32_and_float64_operands_is_refused_as_in_torch(op):
+    # (autocast lowers the float32 operand and leaves the float64 one: it was computed in
+    # bfloat16 or float64 depending on the operands' order)
+    def run(lib):
+        f, d = lib.ones(2, 2), lib.ones(2, 2, dtype=lib.float64)
+        return {"matmul": lambda: f @ d, "matmul_reversed": lambda: d @ f,
+                "einsum": lambda: lib.einsum("ij,jk", f, d),
+                "bmm": lambda: lib.bmm(f[None], d[None]),
+                "conv1d": lambda: lib.nn.functional.conv1d(f[None], d[:, :, None])}[op]()
+
+    for lib, error in ((torch, RuntimeError), (ember, ember.DTypeError)):
+        with lib.autocast("cpu"), pytest.raises(error):
+            run(lib)
+    with ember.autocast("cpu"):
+        d = ember.ones(2, 2, dtype=ember.float64)
+        assert (d @ d).dtype is ember.float64  # (float64 alone is left alone)

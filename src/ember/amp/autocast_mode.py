@@ -19,6 +19,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import compute_dtype
 from ember.dtypes import DType
+from ember.errors import DTypeError, describe
 from ember.ops.convert import cast
 from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
 from ember.utils import checkpoint as _checkpoint
@@ -198,6 +199,13 @@ def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
         if "compute" in params:  # a GEMM: compute in what the device is fast in for target
             acc = compute_dtype(inputs[0].device, inputs[0].dtype, "gemm")
             params = dict(params, compute=None if acc is inputs[0].dtype else acc)
+    if kind is LOWER and any(t.dtype is dtypes.float64 for t in inputs) and \
+            any(t.dtype is target for t in inputs):
+        shown = ", ".join(describe(t.shape, t.dtype) for t in inputs)
+        raise DTypeError(f"{prim.name} under autocast: its operands ({shown}) differ, as "
+                         f"autocast lowers float32 ones to {target.name} and leaves float64 "
+                         "ones as they are, as PyTorch's. Hint: convert the float64 operand "
+                         "with .float(), or run this op under autocast(enabled=False)")
     return apply_below(_handler, prim, inputs, params)
 
 
