@@ -22,7 +22,8 @@ from ember.tensor import Tensor
 class ReduceOp(StrEnum):
     """How ``all_reduce`` and friends combine the ranks' values (strings work too: ``"sum"``).
 
-    ``AVG`` is another name of ``MEAN``, as in PyTorch.
+    ``AVG`` is another name of ``MEAN``, as in PyTorch. ``BAND``, ``BOR`` and ``BXOR`` are
+    bitwise and/or/xor of integer and bool tensors.
     """
 
     SUM = "sum"
@@ -31,6 +32,9 @@ class ReduceOp(StrEnum):
     MIN = "min"
     MEAN = "mean"
     AVG = "mean"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
 
     @classmethod
     def parse(cls, op: Any, who: str) -> ReduceOp:
@@ -39,20 +43,20 @@ class ReduceOp(StrEnum):
             return cls[str(op).upper()]
         except KeyError:
             raise ValueError(
-                f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean (avg)"
+                f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean "
+                "(avg), band, bor, bxor"
             ) from None
 
 
 def supports_complex(reduceOp: ReduceOp) -> bool:  # noqa: N803 - PyTorch's name
-    """Whether ``reduceOp`` works on complex tensors: sum and mean do; max, min and product
-    do not (as in PyTorch).
+    """Whether ``reduceOp`` works on complex tensors: sum and mean do; max, min, product and
+    the bitwise ops do not (as in PyTorch).
 
     Example:
         >>> dist.supports_complex(dist.ReduceOp.SUM), dist.supports_complex(dist.ReduceOp.MAX)
         (True, False)
     """
-    return ReduceOp.parse(reduceOp, "supports_complex") not in (
-        ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT)
+    return ReduceOp.parse(reduceOp, "supports_complex") in (ReduceOp.SUM, ReduceOp.MEAN)
 
 
 class _DeprecatedReduceOp:
@@ -72,9 +76,12 @@ class _DeprecatedReduceOp:
 
 reduce_op = _DeprecatedReduceOp()
 
-_MPI_OP = {"sum": "SUM", "product": "PROD", "max": "MAX", "min": "MIN", "mean": "SUM"}
-# bool reduces as logical or (sum, max) and and (product, min)
-_BOOL_OP = {"sum": "MAX", "product": "MIN", "max": "MAX", "min": "MIN"}
+_MPI_OP = {"sum": "SUM", "product": "PROD", "max": "MAX", "min": "MIN", "mean": "SUM",
+           "band": "BAND", "bor": "BOR", "bxor": "BXOR"}
+# bool reduces as logical or (sum, max, bor), and (product, min, band) and xor (bxor)
+_BOOL_OP = {"sum": "MAX", "product": "MIN", "max": "MAX", "min": "MIN",
+            "band": "MIN", "bor": "MAX", "bxor": "BXOR"}
+_BITWISE = frozenset({ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR})
 _NATIVE = frozenset(
     np.dtype(c) for c in ("f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "c8", "c16")
 )
@@ -174,14 +181,18 @@ class Reducible:
         dtype = arrays[0].dtype
         self.dtype, self.mean = dtype, op is ReduceOp.MEAN
         MPI = mpi()
+        if dtype.kind == "c" and not supports_complex(op):
+            raise ValueError(f"{who} does not support {op.name} on complex tensors (as "
+                             "PyTorch). Hint: reduce the real and imaginary parts apart")
+        if op in _BITWISE and dtype.kind not in "iub":
+            raise DTypeError(f"{who}: cannot use ReduceOp.{op.name} with non-integral dtype "
+                             f"{dtype} (as PyTorch). Hint: bitwise ops take integer and bool "
+                             "tensors")
         if dtype == np.bool_:
             if self.mean:
                 raise DTypeError(f"{who}: mean of a bool tensor; cast it to float first")
             wire, name = np.uint8, _BOOL_OP[op.value]
         elif dtype in _NATIVE:
-            if dtype.kind == "c" and not supports_complex(op):
-                raise ValueError(f"{who} does not support {op.name} on complex tensors (as "
-                                 "PyTorch). Hint: reduce the real and imaginary parts apart")
             if self.mean and dtype.kind not in "fc":
                 raise DTypeError(
                     f"{who}: mean of an integer ({dtype}) tensor; PyTorch refuses "

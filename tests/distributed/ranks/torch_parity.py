@@ -1,0 +1,71 @@
+"""Rank code: the same calls through ember (MPI) and PyTorch (gloo, started here on the same
+ranks over a FileStore at argv[1]), compared value by value; reports the mismatches."""
+
+import datetime
+import sys
+
+import numpy as np
+import torch
+import torch.distributed as tdist
+from tests.distributed.harness import report
+
+import ember
+import ember.distributed as dist
+
+dist.init_process_group("mpi")
+rank, n = dist.get_rank(), dist.get_world_size()
+torch.set_num_threads(1)
+tdist.init_process_group("gloo", store=tdist.FileStore(sys.argv[1], n), rank=rank, world_size=n,
+                         timeout=datetime.timedelta(seconds=60))
+bad: list[str] = []
+
+
+def same(what: str, e: ember.Tensor, t: torch.Tensor) -> None:
+    if e.dtype.name != str(t.dtype).split(".")[-1] or tuple(e.shape) != tuple(t.shape):
+        bad.append(f"{what}: ember {tuple(e.shape)} {e.dtype.name}, torch {tuple(t.shape)} "
+                   f"{t.dtype}")
+    elif not np.array_equal(e.numpy(), t.numpy(), equal_nan=e.dtype.is_floating_point):
+        bad.append(f"{what}: ember {e.numpy().tolist()}, torch {t.numpy().tolist()}")
+
+
+def inputs(dtype: str) -> np.ndarray:
+    a = (np.arange(12).reshape(3, 4) * (rank + 3) + rank) % 7 - 1
+    return a.astype(bool) if dtype == "bool" else a.astype(dtype)
+
+
+def check_bitwise_reduce_ops() -> None:
+    """BAND, BOR, BXOR on integer and bool tensors (all_reduce, reduce, reduce_scatter);
+    a clear error on floating and complex ones."""
+    for name in ("BAND", "BOR", "BXOR"):
+        op, top = getattr(dist.ReduceOp, name), getattr(tdist.ReduceOp, name)
+        for dtype in ("int64", "int32", "int8", "uint8", "bool"):
+            a = inputs(dtype)
+            e, t = ember.tensor(a), torch.tensor(a)
+            dist.all_reduce(e, op=op)
+            tdist.all_reduce(t, op=top)
+            same(f"all_reduce {name} {dtype}", e, t)
+            e, t = ember.tensor(a).t(), torch.tensor(a).t()  # (not contiguous)
+            dist.reduce(e, dst=n - 1, op=op)
+            tdist.reduce(t, dst=n - 1, op=top)
+            if rank == n - 1:
+                same(f"reduce {name} {dtype}", e, t)
+            big = np.concatenate([a[:2]] * n)
+            e = ember.zeros(2, 4, dtype=getattr(ember, dtype))
+            t = torch.zeros(2, 4, dtype=getattr(torch, dtype))
+            dist.reduce_scatter_tensor(e, ember.tensor(big), op=op)
+            tdist.reduce_scatter_tensor(t, torch.tensor(big), op=top)
+            same(f"reduce_scatter_tensor {name} {dtype}", e, t)
+        for dtype, error in (("float32", ember.DTypeError), ("bfloat16", ember.DTypeError),
+                             ("complex64", ValueError)):
+            try:
+                dist.all_reduce(ember.ones(3, dtype=getattr(ember, dtype)), op=op)
+                bad.append(f"all_reduce {name} {dtype}: no error")
+            except error as exc:
+                if name not in str(exc) or "all_reduce" not in str(exc):
+                    bad.append(f"all_reduce {name} {dtype}: unclear error {exc}")
+        if dist.supports_complex(op):
+            bad.append(f"supports_complex({name}) is True")
+
+
+check_bitwise_reduce_ops()
+report(bad or "ok")
