@@ -103,3 +103,55 @@ def test_docstring_examples():
 
     result = doctest.testmod(module, extraglobs={"ember": ember})
     assert result.failed == 0 and result.attempted > 0
+
+
+def _regions(lib, **options):
+    with lib.profiler.profile(**options) as prof:
+        with lib.profiler.record_function("r_a"):
+            with lib.profiler.record_function("r_b"):
+                lib.ones(2, 3).sum()
+            with lib.profiler.record_function("r_c"):
+                pass
+    return prof
+
+
+def _user_parent(event):
+    parent = event.cpu_parent
+    while parent is not None and not parent.name.startswith("r_"):
+        parent = parent.cpu_parent
+    return parent and parent.name
+
+
+def test_cpu_parent_and_children_match_torch():
+    nests = []
+    for lib in (ember, torch):
+        events = [e for e in _regions(lib).events() if e.name.startswith("r_")]
+        nests.append(sorted((e.name, _user_parent(e)) for e in events))
+        outer = next(e for e in events if e.name == "r_a")
+        assert [c.name for c in outer.cpu_children if c.name.startswith("r_")] == ["r_b", "r_c"]
+    assert nests[0] == nests[1] == [("r_a", None), ("r_b", "r_a"), ("r_c", "r_a")]
+
+
+def test_event_table_lists_each_event_as_torch():
+    for lib in (ember, torch):
+        prof = _regions(lib)
+        names = [line.split()[0] for line in prof.events().table().splitlines()
+                 if line.split() and line.split()[0].startswith("r_")]
+        assert sorted(names) == ["r_a", "r_b", "r_c"], lib
+        top = prof.events().table(top_level_events_only=True, max_shapes_column_width=30,
+                                  max_src_column_width=10)
+        assert "r_a" in top and "r_b" not in top, lib
+        rows = prof.key_averages(group_by_stack_n=3).table(top_level_events_only=True,
+                                                            header="mine")
+        assert "r_a" in rows and "r_b" not in rows, lib
+        assert rows.splitlines()[1:4:2] == ["mine", "This report only display top-level ops "
+                                            "statistics"], lib
+
+
+def test_shapes_and_flops_only_when_asked_as_torch():
+    for lib in (ember, torch):
+        plain = [e for e in _regions(lib).events() if e.input_shapes]
+        assert plain == [] and all(e.flops == 0 for e in _regions(lib).events()), lib
+    shaped = [e.input_shapes for e in _regions(ember, record_shapes=True).events()
+              if e.name == "sum"]
+    assert shaped == [[[2, 3]]]

@@ -63,9 +63,13 @@ class profile(_profile):
         return self.events().self_cpu_time_total
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,
-              max_name_column_width: int = 55, header: str | None = None) -> str:
-        """The events summed by name as a table (see :meth:`EventList.table`)."""
-        return self.events().table(sort_by, row_limit, max_name_column_width, header)
+              max_src_column_width: int = 75, max_name_column_width: int = 55,
+              max_shapes_column_width: int = 80, header: str | None = None,
+              top_level_events_only: bool = False) -> str:
+        """The events as a table, one row each (see :meth:`EventList.table`)."""
+        return self.events().table(sort_by, row_limit, max_src_column_width,
+                                   max_name_column_width, max_shapes_column_width, header,
+                                   top_level_events_only)
 
 
 class emit_nvtx:

@@ -31,19 +31,19 @@ class Event(_DeviceFields):
     :func:`~ember.profiler.record_function` region ("user"). ``start``/``end`` are clock
     readings in nanoseconds; the times it reports are in microseconds, as PyTorch's."""
 
-    __slots__ = ("name", "kind", "start", "end", "thread", "parent", "specs", "prim", "params",
-                 "mem", "child_time", "child_mem", "_flops")
+    __slots__ = ("name", "kind", "start", "end", "thread", "parent", "cpu_parent",
+                 "cpu_children", "specs", "flops", "mem", "child_time", "child_mem")
 
     def __init__(self, name: str, kind: str, start: int, thread: int, parent: int) -> None:
         self.name, self.kind, self.start, self.end = name, kind, start, start
-        self.thread, self.parent = thread, parent
-        self.specs: tuple = ()
-        self.prim: Any = None
-        self.params: dict | None = None
+        self.thread, self.parent = thread, parent  # (the parent's index in its profile)
+        self.cpu_parent: Event | None = None
+        self.cpu_children: list[Event] = []
+        self.specs: tuple = ()  # of the inputs, with record_shapes
+        self.flops = 0  # with with_flops: from the primitive's cost rule
         self.mem = 0  # net bytes of tensor memory allocated while it ran (children included)
         self.child_time = 0
         self.child_mem = 0
-        self._flops: int | None = None
 
     key = property(lambda self: self.name)
     count = 1
@@ -73,15 +73,6 @@ class Event(_DeviceFields):
     def input_shapes(self) -> list[list[int]]:
         return [list(s.shape) for s in self.specs]
 
-    @property
-    def flops(self) -> int:
-        """Floating-point operations, from the primitive's ``flops`` rule (0 for regions)."""
-        if self._flops is None:
-            from ember.profiler.flops import flops_of
-
-            self._flops = flops_of(self.prim, self.specs, self.params) if self.prim else 0
-        return self._flops
-
     def __repr__(self) -> str:
         return (f"<Event {self.name} {self.kind} {self.cpu_time_total:.1f} us "
                 f"shapes={self.input_shapes}>")
@@ -92,14 +83,17 @@ class FunctionEventAvg(_DeviceFields):
     microseconds, as PyTorch's."""
 
     __slots__ = ("key", "kind", "input_shapes", "count", "cpu_time_total", "self_cpu_time_total",
-                 "flops", "cpu_memory_usage", "self_cpu_memory_usage")
+                 "flops", "cpu_memory_usage", "self_cpu_memory_usage", "cpu_parent")
 
     def __init__(self, key: str, kind: str, input_shapes: list | None) -> None:
         self.key, self.kind, self.input_shapes = key, kind, input_shapes
         self.count = self.cpu_time_total = self.self_cpu_time_total = self.flops = 0
         self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.cpu_parent: Event | None = None  # (the first event's, as PyTorch's)
 
     def add(self, e: Event) -> None:
+        if not self.count:
+            self.cpu_parent = e.cpu_parent
         self.count += 1
         self.cpu_time_total += e.cpu_time_total
         self.self_cpu_time_total += e.self_cpu_time_total
@@ -120,10 +114,12 @@ class FunctionEventAvg(_DeviceFields):
 class EventList(list):
     """A list of events (or of averages) with PyTorch's ``key_averages`` and ``table``."""
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+    def key_averages(self, group_by_input_shape: bool = False,
+                     group_by_stack_n: int = 0) -> EventList:
         """One row per op name (and per input shapes with ``group_by_input_shape``); the
         steps of a scheduled profile (``ProfilerStep#N``) share the row ``ProfilerStep*``,
-        as in PyTorch."""
+        as in PyTorch. (``group_by_stack_n`` is accepted for PyTorch's signature: Ember
+        records no stacks.)"""
         rows: dict[Any, FunctionEventAvg] = {}
         for e in self:
             shapes = e.input_shapes if group_by_input_shape else None
@@ -147,13 +143,29 @@ class EventList(list):
         return total
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,
-              max_name_column_width: int = 55, header: str | None = None) -> str:
-        """A text table like PyTorch's profiler table; ``sort_by`` is one of cpu_time_total,
-        self_cpu_time_total, cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage.
+              max_src_column_width: int = 75, max_name_column_width: int = 55,
+              max_shapes_column_width: int = 80, header: str | None = None,
+              top_level_events_only: bool = False) -> str:
+        """A text table like PyTorch's profiler table, a row per item of the list (per event,
+        or per name after :meth:`key_averages`); ``sort_by`` is one of cpu_time_total,
+        self_cpu_time_total, cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage
+        (or a device column, 0 here). ``top_level_events_only`` leaves out events inside
+        others; there is no source column (``max_src_column_width`` is PyTorch's).
+
+        Example:
+            >>> with ember.profiler.profile() as prof:
+            ...     _ = ember.ones(2) + 1
+            >>> print(prof.key_averages().table(row_limit=1))  # doctest: +ELLIPSIS
+            ----  ----------  ...
+            Name  Self CPU %  ...
+            ...
         """
-        rows = list(self) if self and isinstance(self[0], FunctionEventAvg) \
-            else list(self.key_averages())
-        return format_table(rows, sort_by, row_limit, max_name_column_width, header)
+        rows = [r for r in self if not (top_level_events_only and r.cpu_parent is not None)]
+        notes = [header] if header is not None else []
+        if top_level_events_only:
+            notes.append("This report only display top-level ops statistics")
+        return format_table(rows, sort_by, row_limit, max_name_column_width,
+                            max_shapes_column_width, notes)
 
 
 def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:
@@ -171,11 +183,10 @@ def _fmt_time(us: float) -> str:
 
 
 def _fmt_bytes(n: int) -> str:
-    sign, n = ("-" if n < 0 else ""), abs(n)
-    for unit, size in (("Gb", 2 ** 30), ("Mb", 2 ** 20), ("Kb", 2 ** 10)):
-        if n >= size:
-            return f"{sign}{n / size:.2f} {unit}"
-    return f"{sign}{n} b"
+    for unit, size in (("GB", 2 ** 30), ("MB", 2 ** 20), ("KB", 2 ** 10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} B"
 
 
 _FLOP_UNITS = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
@@ -187,9 +198,14 @@ def _flops_unit(smallest: int) -> tuple[str, float]:
     return _FLOP_UNITS[power], 1000.0 ** -power
 
 
-def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: int,
-                 width: int, header: str | None) -> str:
-    """Formats averaged rows; percentages are of the summed self time of all rows."""
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_limit: int,
+                 width: int, shapes_width: int, notes: list[str]) -> str:
+    """Formats events or averaged rows under ``notes`` (each after a rule of "="), as
+    PyTorch's; percentages are of the summed self time of all rows."""
     if sort_by is not None:
         if sort_by not in _SORT_KEYS:
             raise ValueError(f"table: unknown sort_by {sort_by!r}; use one of "
@@ -197,7 +213,7 @@ def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: i
         rows = sorted(rows, key=lambda r: getattr(r, _SORT_KEYS[sort_by]), reverse=True)
     self_total = sum(r.self_cpu_time_total for r in rows) or 1
     shown = rows if row_limit is None or row_limit < 0 else rows[:row_limit]
-    with_shapes = any(r.input_shapes is not None for r in shown)
+    with_shapes = any(r.input_shapes for r in rows)
     with_mem = any(r.cpu_memory_usage for r in rows)
     flops = [r.flops for r in rows if r.flops > 0]
     cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
@@ -211,8 +227,7 @@ def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: i
         cols.append(f"Total {unit}")
     lines = []
     for r in shown:
-        name = r.key if len(r.key) <= width else r.key[:width - 3] + "..."
-        cells = [name, f"{100 * r.self_cpu_time_total / self_total:.2f}%",
+        cells = [_cut(r.key, width), f"{100 * r.self_cpu_time_total / self_total:.2f}%",
                  _fmt_time(r.self_cpu_time_total),
                  f"{100 * r.cpu_time_total / self_total:.2f}%", _fmt_time(r.cpu_time_total),
                  _fmt_time(r.cpu_time)]
@@ -220,7 +235,7 @@ def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: i
             cells += [_fmt_bytes(r.cpu_memory_usage), _fmt_bytes(r.self_cpu_memory_usage)]
         cells.append(str(r.count))
         if with_shapes:
-            cells.append(str(r.input_shapes or []))
+            cells.append(_cut(str(r.input_shapes or []), shapes_width))
         if flops:
             cells.append(f"{r.flops * scale:.3f}" if r.flops > 0 else "--")
         lines.append(cells)
@@ -231,6 +246,7 @@ def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: i
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths)))
 
-    out = ([header] if header else []) + [rule, fmt(cols), rule] + [fmt(c) for c in lines]
+    out = [line for note in notes for line in ("=" * len(rule), note)]
+    out += [rule, fmt(cols), rule] + [fmt(c) for c in lines]
     out += [rule, f"Self CPU time total: {_fmt_time(self_total)}"]
     return "\n".join(out) + "\n"

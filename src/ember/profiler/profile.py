@@ -2,10 +2,10 @@
 
 It is a dispatch handler (see :func:`ember.ops.primitive.push_handler`): while a profile is
 active every ``apply`` passes through :func:`_record_op`, which times the op, keeps its input
-specs (for shapes and FLOPs, computed only when asked) and, with ``profile_memory``, the net
-bytes of tensor memory it allocated (:mod:`ember.memory`). Backward rules are timed through the
-engine's ``VJP_HOOK``; the ops they apply are recorded inside them. With no profile active the
-eager path is untouched (its one ``DISPATCH.handler`` check).
+specs (with ``record_shapes``), its FLOPs (with ``with_flops``) and, with ``profile_memory``,
+the net bytes of tensor memory it allocated (:mod:`ember.memory`). Backward rules are timed
+through the engine's ``VJP_HOOK``; the ops they apply are recorded inside them. With no
+profile active the eager path is untouched (its one ``DISPATCH.handler`` check).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ember.autograd.engine import VJP_HOOK
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
 from ember.profiler.activity import ProfilerActivity, check_activities
 from ember.profiler.events import Event, EventList
+from ember.profiler.flops import flops_of
 from ember.profiler.schedule import ProfilerAction, record_every_step
 
 _now = time.perf_counter_ns
@@ -205,12 +206,20 @@ class profile:
         tid = _thread()
         stack = self._stacks.setdefault(tid, [])
         i = len(self._events)
-        e = Event(name, kind, 0, tid, stack[-1] if stack else -1)
+        e = self._event(name, kind, tid, stack)
         e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed
         self._events.append(e)
         stack.append(i)
         e.start = _now()
         return self._events, i
+
+    def _event(self, name: str, kind: str, tid: int, stack: list[int] | None) -> Event:
+        """A new event, a child of the region open on ``stack`` (if any)."""
+        e = Event(name, kind, 0, tid, stack[-1] if stack else -1)
+        if e.parent >= 0:
+            e.cpu_parent = self._events[e.parent]
+            e.cpu_parent.cpu_children.append(e)
+        return e
 
     def _close(self, region: tuple[list[Event], int]) -> None:
         end = _now()
@@ -238,9 +247,10 @@ class profile:
         """Every recorded event (ops, backward rules, user regions), in start order."""
         return EventList(sorted(self._events, key=lambda e: e.start))
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+    def key_averages(self, group_by_input_shape: bool = False,
+                     group_by_stack_n: int = 0) -> EventList:
         """Events summed by name (see :meth:`EventList.key_averages`), ready for ``table``."""
-        rows = EventList(self._events).key_averages(group_by_input_shape)
+        rows = EventList(self._events).key_averages(group_by_input_shape, group_by_stack_n)
         if not self.profile_memory:
             for r in rows:
                 r.cpu_memory_usage = r.self_cpu_memory_usage = 0
@@ -293,11 +303,11 @@ _CATEGORY = {"op": "cpu_op", "backward": "autograd", "user": "user_annotation"}
 def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
     tid = _thread()
     stack = prof._stacks.get(tid)
-    e = Event(prim.name, "op", 0, tid, stack[-1] if stack else -1)
-    e.specs = tuple(spec(t) for t in inputs)
-    e.prim, e.params = prim, params
-    if not prof.with_flops:
-        e._flops = 0
+    e = prof._event(prim.name, "op", tid, stack)
+    if prof.record_shapes or prof.with_flops:
+        specs = tuple(spec(t) for t in inputs)
+        e.specs = specs if prof.record_shapes else ()
+        e.flops = flops_of(prim, specs, params) if prof.with_flops else 0
     tracker = memory.TRACKER
     mem = tracker.total_allocated - tracker.total_freed
     e.start = _now()
