@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import ember
-from ember.layouts import layout, strided
 from ember.masked.tensor_repr import masked_tensor_repr
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.tensor import Tensor
@@ -180,7 +179,6 @@ class MaskedTensor:
         return self._masked_data.device
 
     is_sparse = False
-    layout: layout = strided  # (of its data and mask, as PyTorch answers)
 
     def _one_specified(self, op: str) -> Tensor:
         """The data, after checking that a one-element MaskedTensor's element is specified."""
