@@ -88,3 +88,69 @@ def test_gradgradcheck_takes_torchs_options(options):
         return lib.autograd.gradgradcheck(lambda x: (x.sin() * x, x.exp().sum()), (x,),
                                           **options)
     assert check(ember) is check(torch) is True
+
+
+def _function(lib, backward):
+    """x * k (k a float) with the given backward; forward keeps x and k on the ctx."""
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            ctx.save_for_backward(x)
+            return x * k
+
+    Scale.backward = staticmethod(backward)
+    return Scale
+
+
+def test_a_backward_returning_a_broadcast_gradient_is_summed_to_the_input():
+    def fn(lib):
+        f = _function(lib, lambda ctx, g: (g.expand(2, 3) * ctx.k, None))
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        f.apply(x, 2.0).sum().backward()
+        return [x.grad]
+    _assert_same(fn)
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_a_backward_returning_a_gradient_of_another_shape_is_refused(lib):
+    f = _function(lib, lambda ctx, g: (lib.ones(4, dtype=lib.float64), None))
+    x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    with pytest.raises((RuntimeError, ember.errors.ShapeError), match=r"shape"):
+        f.apply(x, 2.0).sum().backward()
+
+
+def test_a_gradient_for_a_non_tensor_argument_is_refused():
+    for lib in (torch, ember):
+        f = _function(lib, lambda ctx, g: (g * ctx.k, g))
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="not a (Variable|tensor)"):
+            f.apply(x, 2.0).sum().backward()
+
+
+def test_save_for_backward_refuses_a_non_tensor_clearly():
+    for lib in (torch, ember):
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 3)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        with pytest.raises(TypeError, match="argument 1"):
+            Bad.apply(lib.ones(2, requires_grad=True))
+
+
+def test_a_functions_grad_fn_reads_its_ctx_and_every_node_has_metadata():
+    def fn(lib):
+        f = _function(lib, lambda ctx, g: (g * ctx.k, None))
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = f.apply(x, 3.0)
+        y.grad_fn.metadata["tag"] = 1
+        z = y * 2
+        assert y.grad_fn.k == 3.0
+        assert y.grad_fn.metadata == {"tag": 1} and z.grad_fn.metadata == {}
+        return [*y.grad_fn.saved_tensors]
+    _assert_same(fn)

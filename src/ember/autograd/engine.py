@@ -547,8 +547,20 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
             add_grad(node_grads, leaf_grads, t, g, edge)
             continue
         if g._data.shape != t._data.shape:
-            raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
-                             f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
+            g = _summed_to_input(g, t, prim.name)
         if g._data.dtype != t._data.dtype:
             g = grad_as(g, t)
         add_grad(node_grads, leaf_grads, t, g, edge)
+
+
+def _summed_to_input(g: Tensor, t: Any, name: str) -> Tensor:
+    """A gradient of an input's shape broadcast (as a custom Function's backward may return)
+    summed back to that shape, as PyTorch does; any other shape is refused."""
+    from ember.ops.broadcast import sum_to
+
+    shape, got = tuple(t._data.shape), tuple(g._data.shape)
+    if len(shape) > len(got) or any(s not in (1, n) for s, n in zip(shape[::-1], got[::-1])):
+        raise ShapeError(f"the vjp rule of {name} returned a gradient of shape {got} for an "
+                         f"input of shape {shape}; it must have the input's shape (or one it "
+                         "broadcasts to)")
+    return sum_to(g, shape)

@@ -47,6 +47,13 @@ class FunctionCtx:
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``. As in PyTorch they are kept as ``forward`` leaves
         them, and in-place changes after it returns are detected."""
+        from ember.tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"{self._name}: save_for_backward saves tensors (or None), but "
+                                f"argument {i} is a {type(t).__name__}. Hint: keep other "
+                                "values as ctx attributes (ctx.k = k)")
         self._saved = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
@@ -117,6 +124,11 @@ class _CustomPrimitive:
     def reads(self, ctx: Node, i: int) -> bool:
         return True
 
+    def node_attribute(self, node: Node, attr: str) -> Any:
+        """``grad_fn.attr`` of this Function's node: its ctx's (``saved_tensors``, what
+        forward set), as PyTorch's grad_fn of a Function is its ctx."""
+        return getattr(node.params["ctx"], attr)
+
     def release(self, ctx: Node) -> None:
         ctx.params["ctx"]._release()
 
@@ -139,6 +151,10 @@ class _CustomPrimitive:
             raise GradError(f"backward of {self.name} returned {len(result)} gradients but "
                             f"forward took {nargs} arguments (return one per argument, None "
                             "for those that have no gradient)")
+        for i, g in enumerate(result[:nargs]):
+            if g is not None and i not in positions:
+                raise GradError(f"backward of {self.name} returned a gradient for argument {i}"
+                                ", which is not a tensor; return None for it")
         return tuple(result[p] for p in positions)
 
 

@@ -56,6 +56,16 @@ class _Hookable:
             self.node_hooks = NodeHooks()
         return self.node_hooks
 
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's own data about this node, as PyTorch's ``grad_fn.metadata``.
+
+        Example:
+            >>> y = x * 2
+            >>> y.grad_fn.metadata["layer"] = "fc1"
+        """
+        return _METADATA.setdefault(self, {})
+
     def register_prehook(self, hook: Callable[[tuple], tuple | None]) -> RemovableHandle:
         """Calls ``hook(grad_outputs)`` before this node's backward runs (after the hooks of
         the tensors it made); a returned tuple replaces ``grad_outputs``, as PyTorch's.
@@ -76,6 +86,9 @@ class _Hookable:
             >>> h = y.grad_fn.register_hook(lambda gi, go: print([g.shape for g in gi]))
         """
         return add_hook(self.hooks_made().post, hook)
+
+
+_METADATA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> its metadata
 
 
 class AccumulateGrad(_Hookable):
@@ -184,12 +197,17 @@ class Node(_Hookable):
             _pack(self, SAVED_HOOKS.top)
 
     def __getattr__(self, attr: str) -> Any:
-        # only reached for the empty inputs/outputs slots of a node packed by saved-tensor hooks
+        # reached for the empty inputs/outputs slots of a node packed by saved-tensor hooks,
+        # and for what a primitive reads of its nodes itself (a custom Function: its ctx's)
         if attr in ("inputs", "outputs"):
             packed = object.__getattribute__(self, "packed")
             if packed is not None:
                 _unpack(self, packed)
                 return object.__getattribute__(self, attr)
+        elif not attr.startswith("__"):
+            read = getattr(object.__getattribute__(self, "prim"), "node_attribute", None)
+            if read is not None:
+                return read(self, attr)
         raise AttributeError(f"'Node' object has no attribute {attr!r}")
 
     def name(self) -> str:
