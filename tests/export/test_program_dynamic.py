@@ -3,6 +3,8 @@ guards of ep.module(), and the errors of export."""
 
 import numpy as np
 import pytest
+import torch
+import torch.export
 
 import ember
 from ember.export import (
@@ -278,3 +280,23 @@ def test_the_traces_at_the_ends_of_the_ranges_stay_small():
                         dynamic_shapes=({0: Dim("b"), 1: Dim("t", max=100)},))
     assert (2, 100, 4) in seen and (40, 2, 4) in seen
     assert not any(b > 10 and t > 72 for b, t, _ in seen)  # (none with both at their high end)
+
+
+def test_two_dims_the_model_makes_equal_are_named_in_the_error_like_torch():
+    class Add(ember.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    class TorchAdd(torch.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    with pytest.raises(Exception, match="(?s)The values of b = .* and a = .* must always "
+                                        "be equal.*b = a"):
+        torch.export.export(TorchAdd(), (torch.ones(3, 4), torch.ones(3, 4)),
+                            dynamic_shapes={"x": {0: torch.export.Dim("a")},
+                                            "y": {0: torch.export.Dim("b")}})
+    with pytest.raises(ConstraintViolationError, match="The values of b and a must always be "
+                                                       "equal.*Hint: use one Dim for them: b = a"):
+        ember.export.export(Add(), (ember.ones(3, 4), ember.ones(3, 4)),
+                            dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}})

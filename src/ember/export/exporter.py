@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
@@ -122,19 +122,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         try:
             lifted = lowered(dims)
         except ExportError as e:
-            # unnamed dims the model makes equal become one (torch unifies their symbols);
-            # failing that, AUTO dims are static where the model fixes them
-            fallbacks = [d for d in (_merged(dims, axes, tensors),
-                                     _without_automatic(dims, axes)) if d != dims]
-            if not fallbacks:
-                raise
-            for k, dims in enumerate(fallbacks):
-                try:
-                    lifted = lowered(dims, e)
-                    break
-                except ExportError:
-                    if k == len(fallbacks) - 1:
-                        raise
+            lifted, dims = _fallback(lowered, dims, axes, tensors, e)
     ranges = _ranges(dims, axes)
     for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
         named = {**dims.get(i, {}), **derived[i]}
@@ -232,17 +220,47 @@ def _symbols(dims: dict[int, dict[int, str]]) -> dict[str, tuple[int, int]]:
     return symbols
 
 
-def _merged(dims: dict[int, dict[int, str]], axes: list[dict],
-            tensors: list[Tensor]) -> dict[int, dict[int, str]]:
-    """The unnamed dims with one example size as one dim (named as a Dim of that size, if
-    there is one): what the model needs where it adds or matches two such sizes."""
+def _fallback(lowered: Callable, dims: dict[int, dict[int, str]], axes: list[dict],
+              tensors: list[Tensor], error: ExportError) -> tuple[Any, dict]:
+    """The export of a model that failed with the dims ``dims``: unnamed dims the model makes
+    equal become one (torch unifies their symbols); failing that, AUTO dims are static where
+    the model fixes them. Named Dims the model makes equal are an error naming them, as
+    torch's; else ``error`` (or the last fallback's)."""
+    for fallback in (_merged(dims, axes, tensors), _without_automatic(dims, axes)):
+        if fallback != dims:
+            try:
+                return lowered(fallback, error), fallback
+            except ExportError as e:
+                error = e
+    equal = _merged(dims, axes, tensors, named_too=True)
+    if equal != dims:
+        try:
+            lowered(equal, error)
+        except ExportError:
+            pass
+        else:
+            pairs = sorted({(name, equal[i][axis]) for i, spec in dims.items()
+                            for axis, name in spec.items() if name != equal[i][axis]})
+            raise ConstraintViolationError(
+                f"{WHO}: Constraints violated ({', '.join(n for pair in pairs for n in pair)})! "
+                + "; ".join(f"The values of {a} and {b} must always be equal" for a, b in pairs)
+                + " (the model adds or matches those sizes). Hint: use one Dim for them: "
+                + ", ".join(f"{a} = {b}" for a, b in pairs)) from error
+    raise error
+
+
+def _merged(dims: dict[int, dict[int, str]], axes: list[dict], tensors: list[Tensor],
+            named_too: bool = False) -> dict[int, dict[int, str]]:
+    """The unnamed dims (and the named ones, if ``named_too``) with one example size as one
+    dim (named as a Dim of that size, if there is one): what the model needs where it adds
+    or matches two such sizes."""
     by_size: dict[int, str] = {}
     for named in (True, False):
         for i, spec in sorted(dims.items()):
             for axis, name in sorted(spec.items()):
                 if isinstance(axes[i][axis], Dim) is named:
                     by_size.setdefault(tensors[i].shape[axis], name)
-    return {i: {axis: name if isinstance(axes[i][axis], Dim) else
+    return {i: {axis: name if isinstance(axes[i][axis], Dim) and not named_too else
                 by_size[tensors[i].shape[axis]] for axis, name in spec.items()}
             for i, spec in dims.items()}
 
