@@ -15,6 +15,15 @@ def traced(lib, fn):
     return lib.fx.symbolic_trace(fn)
 
 
+def test_output_node_like_torch():
+    for lib in (torch, ember):
+        graph = traced(lib, lambda x: (x + 1, x)).graph
+        assert graph.output_node() is list(graph.nodes)[-1]
+        assert [n.name for n in graph.output_node().args[0]] == ["add", "x"]
+    with pytest.raises(RuntimeError, match="does not end in an output node"):
+        fx.Graph().output_node()
+
+
 def test_find_nodes_like_torch():
     for lib in (torch, ember):
         relu = lib.relu

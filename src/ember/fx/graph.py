@@ -78,6 +78,19 @@ class Graph:
         return [n for n in self.nodes
                 if n.op == op and (target is None or n.target == target)]
 
+    def output_node(self) -> Node:
+        """The graph's ``output`` node (the last node).
+
+        Example:
+            >>> ember.fx.symbolic_trace(lambda x: x + 1).graph.output_node().args
+            (add,)
+        """
+        last = self._root._prev
+        if last is self._root or last.op != "output":
+            raise RuntimeError("output_node: the graph does not end in an output node. "
+                               "Hint: add one with graph.output(value)")
+        return last
+
     # -- making nodes ------------------------------------------------------------------------
     def create_node(self, op: str, target: Any, args: tuple | None = None,
                     kwargs: dict | None = None, name: str | None = None,
