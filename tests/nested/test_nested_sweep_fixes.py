@@ -143,3 +143,18 @@ def test_errors(call, match):  # (PyTorch raises for these too)
     nt, _ = pair(INNER)
     with pytest.raises(RuntimeError, match=match):
         call(nt)
+
+
+def test_embedding_of_nested_ids():
+    ids = [np.array([1, 4, 2]), np.array([3]), np.array([0, 4])]
+    weight = np.random.default_rng(5).standard_normal((5, 3))
+    nt = ember.nested.nested_tensor([ember.tensor(i) for i in ids])
+    tnt = torch.nested.nested_tensor([torch.tensor(i) for i in ids], layout=torch.jagged)
+    w = ember.tensor(weight, requires_grad=True)
+    tw = torch.tensor(weight, requires_grad=True)
+    got = ember.nn.functional.embedding(nt, w)
+    want = torch.nn.functional.embedding(tnt, tw)
+    assert_close(got, want)
+    got.values().sum().backward()
+    want.values().sum().backward()
+    assert_close(w.grad, tw.grad)

@@ -22,6 +22,7 @@ from ember.ops.activations import gelu, relu, silu
 from ember.ops.creation import from_numpy
 from ember.ops.dims import normalize_dim
 from ember.ops.dropout import dropout
+from ember.ops.embedding import embedding
 from ember.ops.join import cat, stack
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
@@ -121,6 +122,7 @@ for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.t
             compare.nan_to_num, clamp):
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
 implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
+implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)
 
 
 def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
