@@ -1,6 +1,7 @@
 """ember.profiler and ember.autograd.profiler used as torch code uses them: the same calls
 work, times are in microseconds, and tables have torch's columns."""
 
+import contextlib
 import time
 
 import pytest
@@ -155,3 +156,27 @@ def test_shapes_and_flops_only_when_asked_as_torch():
     shaped = [e.input_shapes for e in _regions(ember, record_shapes=True).events()
               if e.name == "sum"]
     assert shaped == [[[2, 3]]]
+
+
+def _spans(lib, acc_events, steps, warmup):
+    def keys(prof):
+        return sorted((r.key.replace("aten::", ""), r.count) for r in prof.key_averages()
+                      if r.key.replace("aten::", "") in ("sum", "ProfilerStep*"))
+    ready = []
+    plan = lib.profiler.schedule(wait=1, warmup=warmup, active=2)
+    with lib.profiler.profile(schedule=plan, acc_events=acc_events,
+                              on_trace_ready=lambda p: ready.append((p.step_num, keys(p)))) as p:
+        for _ in range(steps):
+            lib.ones(2).sum()
+            p.step()
+    return ready, keys(p)
+
+
+@pytest.mark.parametrize("acc_events", [False, True])
+@pytest.mark.parametrize("steps,warmup", [(4, 1), (5, 1), (7, 1), (3, 0), (6, 0)])
+def test_schedule_spans_and_acc_events_match_torch(acc_events, steps, warmup):
+    # a cycle's warm-up starts it afresh (so a loop ending in warm-up leaves no events), and
+    # acc_events=True keeps every cycle's events
+    with pytest.warns(UserWarning) if not warmup else contextlib.nullcontext():
+        ours = _spans(ember, acc_events, steps, warmup)
+    assert ours == _spans(torch, acc_events, steps, warmup)

@@ -63,9 +63,11 @@ class profile:
         profile_memory: record the net tensor memory each op allocates (turns on
             :mod:`ember.memory` tracking for the duration).
         with_flops: show FLOPs (from each primitive's cost rule) in tables and traces.
-        with_stack, with_modules, experimental_config, acc_events: accepted for PyTorch's
-            signature (Ember records no stacks or module columns); ``use_cuda=True`` is
-            refused as ``ProfilerActivity.CUDA`` is.
+        acc_events: keep the events of every span of a schedule (by default each warm-up
+            or recording span starts afresh, as in PyTorch).
+        with_stack, with_modules, experimental_config: accepted for PyTorch's signature
+            (Ember records no stacks or module columns); ``use_cuda=True`` is refused as
+            ``ProfilerActivity.CUDA`` is.
 
     Example:
         >>> with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
@@ -98,6 +100,7 @@ class profile:
         self.profile_memory = profile_memory
         self.with_flops = with_flops
         self.with_stack, self.with_modules = with_stack, with_modules
+        self.acc_events = acc_events
         self.schedule = schedule or record_every_step
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -153,7 +156,8 @@ class profile:
     def _transit(self, before: ProfilerAction, after: ProfilerAction | None) -> None:
         """PyTorch's transitions, for a tracer with nothing to warm up: a span that ends
         stops recording (handing its trace over if it was saved or the profile stops), and
-        one that starts clears the previous span's events."""
+        a cycle that starts (its warm-up, or its recording if it has none) clears the
+        previous one's events unless ``acc_events``."""
         recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
         if before in recording and (after not in recording
                                     or before is ProfilerAction.RECORD_AND_SAVE):
@@ -161,8 +165,11 @@ class profile:
             if before is ProfilerAction.RECORD_AND_SAVE or after is None:
                 if self.on_trace_ready is not None:
                     self.on_trace_ready(self)
-        if after in recording and not self._recording:
+        starts_cycle = after in (ProfilerAction.WARMUP, *recording) and \
+            before not in (ProfilerAction.WARMUP, ProfilerAction.RECORD)
+        if starts_cycle and not self.acc_events:
             self._events, self._stacks = [], {}
+        if after in recording and not self._recording:
             self._start_trace()
 
     def _open_step(self) -> None:
