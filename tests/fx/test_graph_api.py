@@ -89,3 +89,16 @@ def test_unused_values_are_dropped_at_once_like_torch():
     line = "    add_ = clone.add_(1);  add_ = None\n"
     assert line in fx.symbolic_trace(grow).code
     assert line in torch.fx.symbolic_trace(grow).code
+
+
+def test_call_function_name_and_propagate_meta_like_torch():
+    for lib in (torch, ember):
+        gm = traced(lib, lambda x: x + 1)
+        add = gm.graph.find_nodes(op="call_function", target=operator.add)[0]
+        add.meta["tag"] = "kept"
+        with gm.graph.inserting_after(add):
+            neg = gm.graph.call_function(operator.neg, (add.args[0],), name="negated")
+        add.replace_all_uses_with(neg, propagate_meta=True)
+        assert neg.name == "negated" and neg.meta == {"tag": "kept"}
+        with pytest.raises((RuntimeError, AssertionError), match="propagate_meta=True"):
+            add.replace_all_uses_with(neg, propagate_meta=True)

@@ -123,10 +123,10 @@ class Graph:
         return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
 
     def call_function(self, the_function: Callable, args: tuple | None = None,
-                      kwargs: dict | None = None, type_expr: Any = None) -> Node:
-        """Calls ``the_function(*args, **kwargs)``."""
-        return self.create_node("call_function", the_function, args, kwargs,
-                                type_expr=type_expr)
+                      kwargs: dict | None = None, type_expr: Any = None,
+                      name: str | None = None) -> Node:
+        """Calls ``the_function(*args, **kwargs)``; the node is named ``name`` if given."""
+        return self.create_node("call_function", the_function, args, kwargs, name, type_expr)
 
     def output(self, result: Any, type_expr: Any = None) -> Node:
         """The graph's result: a node, or tuples/lists/dicts of them."""

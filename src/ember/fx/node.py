@@ -112,10 +112,17 @@ class Node:
         self.kwargs = {**self._kwargs, key: arg}
 
     def replace_all_uses_with(self, replace_with: Node,
-                              delete_user_cb: Callable[[Node], bool] = lambda user: True
-                              ) -> list[Node]:
+                              delete_user_cb: Callable[[Node], bool] = lambda user: True,
+                              *, propagate_meta: bool = False) -> list[Node]:
         """Makes every user of this node (for which ``delete_user_cb`` answers True) use
-        ``replace_with`` instead; returns those users."""
+        ``replace_with`` instead; returns those users. ``propagate_meta`` copies this node's
+        ``meta`` to ``replace_with``, which must have none."""
+        if propagate_meta:
+            if replace_with.meta:
+                raise RuntimeError(f"replace_all_uses_with: propagate_meta=True, but "
+                                   f"{replace_with} already has meta keys "
+                                   f"{sorted(replace_with.meta)}")
+            replace_with.meta = dict(self.meta)
         changed = [user for user in self.users if delete_user_cb(user)]
         for user in changed:
             user.replace_input_with(self, replace_with)
