@@ -154,3 +154,27 @@ def test_a_functions_grad_fn_reads_its_ctx_and_every_node_has_metadata():
         assert y.grad_fn.metadata == {"tag": 1} and z.grad_fn.metadata == {}
         return [*y.grad_fn.saved_tensors]
     _assert_same(fn)
+
+
+def test_a_dirty_functions_jvp_gets_the_tangent_its_input_had():
+    def fn(lib):
+        class Double_(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t.mul_(2)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64),
+                             lib.tensor([1.0, -3.0], dtype=lib.float64)) * 1
+            y = Double_.apply(d)
+            return [*fw.unpack_dual(y), fw.unpack_dual(d).tangent]
+    _assert_same(fn)

@@ -149,8 +149,10 @@ class ForwardTrace:
         from ember.ops.primitive import run_below
         from ember.tensor import Tensor
 
-        out, ctx = run_below(self, run_function, cls, args, kwargs)
+        # the tangents as the arguments have them before forward (which may write one in place,
+        # ctx.mark_dirty: jvp then gets its old tangent, as in PyTorch)
         tangents = [self.tangent(a) if isinstance(a, Tensor) else None for a in args]
+        out, ctx = run_below(self, run_function, cls, args, kwargs)
         if all(d is None for d in tangents):
             return out, ctx
         if cls.jvp is Function.jvp:
