@@ -11,6 +11,6 @@ Example:
 
 from ember.utils.benchmark.compare import Compare
 from ember.utils.benchmark.measurement import Measurement, TaskSpec, select_unit
-from ember.utils.benchmark.timer import Timer
+from ember.utils.benchmark.timer import Language, Timer
 
-__all__ = ["Compare", "Measurement", "TaskSpec", "Timer", "select_unit"]
+__all__ = ["Compare", "Language", "Measurement", "TaskSpec", "Timer", "select_unit"]

@@ -4,15 +4,33 @@ has no C++ statements, Callgrind or CUDA synchronisation to offer)."""
 from __future__ import annotations
 
 import contextlib
+import enum
 import statistics
+import textwrap
 import timeit
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import ember
 from ember.backend.threads import get_num_threads, set_num_threads
 from ember.utils.benchmark.measurement import Measurement, TaskSpec
 
-__all__ = ["Timer"]
+__all__ = ["Language", "Timer"]
+
+
+class Language(enum.Enum):
+    """The language of a statement, as ``torch.utils.benchmark.Language``: Ember times
+    Python only."""
+
+    PYTHON = 0
+    CPP = 1
+
+
+def _tidy(code: str) -> str:
+    """Code dedented, without its first newline and trailing blanks (so that an indented
+    block string runs), as PyTorch's Timer does."""
+    code = textwrap.dedent(code)
+    return (code[1:] if code.startswith("\n") else code).rstrip()
 
 _MAX_BLOCK = 2 ** 31 - 1
 
@@ -31,7 +49,8 @@ def _threads(n: int) -> Iterator[None]:
 
 class Timer:
     """Times ``stmt`` after running ``setup``, in ``globals`` (a dict: the namespace both run
-    in), with ``num_threads`` BLAS threads, as ``torch.utils.benchmark.Timer``. ``label``,
+    in, which has ``ember`` unless it says otherwise), with ``num_threads`` BLAS threads, as
+    ``torch.utils.benchmark.Timer``. Indented block strings are dedented. ``label``,
     ``sub_label``, ``description`` and ``env`` name the measurement in reprs and in
     :class:`~ember.utils.benchmark.Compare`'s table (label: the table; sub-label: the row;
     description: the column). ``timer`` is the clock (:func:`timeit.default_timer`).
@@ -53,16 +72,20 @@ class Timer:
                  globals: dict[str, Any] | None = None,  # noqa: A002 - torch's name
                  label: str | None = None, sub_label: str | None = None,
                  description: str | None = None, env: str | None = None,
-                 num_threads: int = 1) -> None:
+                 num_threads: int = 1, language: Language | str = Language.PYTHON) -> None:
         if not isinstance(stmt, str) or not isinstance(setup, str):
             raise ValueError(f"Timer: stmt and setup must be strings of Python code, got "
                              f"{type(stmt).__name__} and {type(setup).__name__}")
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ValueError(f"Timer: num_threads must be a positive int, got {num_threads!r}")
+        if language not in (Language.PYTHON, "py", "python"):
+            raise ValueError(f"Timer: language {language!r} is not supported: Ember times "
+                             "Python statements only. Hint: language='python'")
+        stmt, setup = _tidy(stmt), _tidy(setup)
         self._task_spec = TaskSpec(stmt, setup, label, sub_label, description, env,
                                    num_threads)
         self._timer = timeit.Timer(stmt, setup, timer,
-                                   globals=dict(globals) if globals is not None else {})
+                                   globals={"ember": ember, **(globals or {})})
 
     def _timeit(self, number: int) -> float:
         return max(self._timer.timeit(number), 1e-9)  # (a zero would break the statistics)

@@ -1,0 +1,43 @@
+"""Timer takes what torch's takes: indented block strings (dedented), statements using the
+framework without passing it in globals, and language='python'."""
+
+import pytest
+import torch.utils.benchmark as tb
+
+import ember
+from ember.utils import benchmark as eb
+
+STMT = """
+    x = 1
+    y = x + 1
+"""
+SETUP = """
+        z = 2
+        w = z
+"""
+
+
+def _summary(measurement):
+    return repr(measurement).splitlines()[1:-2]  # (the class and the timings differ)
+
+
+@pytest.mark.parametrize("language", [eb.Language.PYTHON, "py", "python"])
+def test_block_strings_and_language_as_torch(language):
+    ours = eb.Timer(STMT, setup=SETUP, language=language).timeit(3)
+    theirs = tb.Timer(STMT, setup=SETUP, language=language if isinstance(language, str)
+                      else tb.Language.PYTHON).timeit(3)
+    assert _summary(ours) == _summary(theirs)
+    assert (ours.stmt, ours.setup) == (theirs.stmt, theirs.setup) == ("x = 1\ny = x + 1",
+                                                                     "z = 2\nw = z")
+
+
+def test_framework_is_in_globals_as_torch():
+    assert tb.Timer("torch.ones(2)").timeit(2).number_per_run == 2
+    assert eb.Timer("ember.ones(2)").timeit(2).number_per_run == 2
+    assert eb.Timer("ember + 1", globals={"ember": 1}).timeit(2).number_per_run == 2
+
+
+def test_cpp_is_refused_clearly():
+    with pytest.raises(ValueError, match="Python statements only"):
+        eb.Timer("x", language=eb.Language.CPP)
+    assert ember.utils.benchmark.Language.CPP.value == tb.Language.CPP.value
