@@ -256,6 +256,9 @@ def _candidate_name(op: str, target: Any) -> str:
         return "output"
     if isinstance(target, str):
         return target.replace(".", "_") or "self"
+    path = getattr(target, "_qualified_name", None)  # (a custom op: its name, not its function's)
+    if isinstance(path, str):
+        return path.rpartition(".")[2]
     return getattr(target, "__name__", None) or type(target).__name__
 
 
