@@ -158,3 +158,29 @@ def test_embedding_of_nested_ids():
     got.values().sum().backward()
     want.values().sum().backward()
     assert_close(w.grad, tw.grad)
+
+
+@pytest.mark.parametrize("name", ["float", "double", "half", "bfloat16", "bool", "int", "long"])
+def test_dtype_conversions(name):
+    nt, tnt = pair(INNER)
+    got, want = getattr(nt * 3, name)(), getattr(tnt * 3, name)()
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert_close(got.float(), want.float())
+    assert nt.type_as(got).dtype == got.dtype
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.clip(-0.5, 0.5), lambda lib, x: x.clamp_(min=0.0),
+    lambda lib, x: x.fill_(1.5), lambda lib, x: x.zero_(), lambda lib, x: x.copy_(x * 2),
+])
+def test_in_place_and_clip(call):
+    nt, tnt = pair(INNER)
+    got, want = call(ember, nt), call(torch, tnt)
+    assert_close(got, want)
+    assert_close(nt, tnt)
+
+
+def test_masked_fill_in_place():  # (torch 2.13's jagged layout has no masked_fill_)
+    nt, tnt = pair(INNER)
+    nt.masked_fill_(nt > 0, 0.25)
+    assert_close(nt, tnt.masked_fill(tnt > 0, 0.25))

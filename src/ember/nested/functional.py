@@ -123,6 +123,27 @@ for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.t
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
 implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
 implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)
+NestedTensor.clip = NestedTensor.clamp
+
+
+def _converter(name: str) -> Callable:
+    def method(self: NestedTensor) -> NestedTensor:
+        return self._with(getattr(self._values, name)())
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"The values converted by ``Tensor.{name}()``."
+    return method
+
+
+for _name in ("float", "double", "half", "bfloat16", "bool", "int", "long"):
+    setattr(NestedTensor, _name, _converter(_name))
+
+
+def type_as(input: NestedTensor, other: Any) -> NestedTensor:
+    """The values converted to ``other``'s dtype."""
+    return input.to(other.dtype)
+
+
+NestedTensor.type_as = type_as
 
 
 def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
@@ -197,7 +218,8 @@ def _inplace(name: str) -> Callable:
 
 
 for _name in [f"{n}_" for n in unary.__all__] + ["relu_", "add_", "sub_", "mul_", "div_",
-                                                    "pow_"]:
+                                                    "pow_", "clamp_", "clip_", "fill_", "zero_",
+                                                    "copy_", "masked_fill_"]:
     if hasattr(Tensor, _name):
         setattr(NestedTensor, _name, _inplace(_name))
 for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__imul__"),

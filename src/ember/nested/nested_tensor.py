@@ -179,12 +179,6 @@ class NestedTensor:
                            ragged.max_seqlen)
         return NestedTensor(values, moved, self._ragged_idx)
 
-    def float(self) -> NestedTensor:
-        return self._with(self._values.float())
-
-    def double(self) -> NestedTensor:
-        return self._with(self._values.double())
-
     def __getitem__(self, index: Any) -> Tensor:
         """Sequence ``index`` as a dense tensor (``nt[i]``, as in PyTorch); other indexing is
         not supported."""
