@@ -60,3 +60,33 @@ def test_linear_addmm_baddbmm_backward_match_torch():
     shapes = [(3, 4), (5, 4), (3, 5), (2, 3, 4), (2, 4, 5)]
     ours, theirs = _totals(fn, shapes, [False, True, True, True, False])
     assert ours == theirs
+
+
+def _grad_totals(fn):
+    totals = []
+    for lib, counter_cls in ((ember, FlopCounterMode), (torch, TorchCounter)):
+        a = lib.ones(3, 4, requires_grad=True)
+        b = lib.ones(4, 5, requires_grad=True)
+        with counter_cls(display=False) as counter:
+            fn(lib, a, b)
+        totals.append(counter.get_total_flops())
+    return totals
+
+
+@pytest.mark.parametrize("case", ["matmul", "einsum", "conv", "double backward"])
+def test_autograd_grad_counts_only_the_gradients_asked_for(case):
+    # torch's mm/convolution backward makes (and counts) only the gradients the pass needs
+    def fn(lib, a, b):
+        if case == "matmul":
+            lib.autograd.grad((a @ b).sum(), [a])
+        elif case == "einsum":
+            lib.autograd.grad(lib.einsum("ij,jk->ik", a, b).sum(), [b])
+        elif case == "conv":
+            x = lib.ones(1, 2, 5, 5, requires_grad=True)
+            w = lib.ones(3, 2, 3, 3, requires_grad=True)
+            lib.autograd.grad(lib.nn.functional.conv2d(x, w).sum(), [w])
+        else:
+            g, = lib.autograd.grad((a @ b).pow(2).sum(), a, create_graph=True)
+            g.sum().backward()
+    ours, theirs = _grad_totals(fn)
+    assert ours == theirs

@@ -182,7 +182,8 @@ def _count_vjp(counter: FlopCounterMode, outer: Callable | None, node: Any,
     inputs = node.inputs
     grad_out = next(g for g in grads if g is not None)
     flops = formula(tuple(grad_out.shape), *(tuple(t.shape) for t in inputs),
-                    output_mask=tuple(t.requires_grad for t in inputs), **node.params)
+                    output_mask=tuple(node.wants_grad(i) for i in range(len(inputs))),
+                    **node.params)
     counter._add(f"{node.prim.name}_backward", int(flops))
     counter._in_counted_backward += 1
     try:
