@@ -178,3 +178,47 @@ def test_a_dirty_functions_jvp_gets_the_tangent_its_input_had():
             y = Double_.apply(d)
             return [*fw.unpack_dual(y), fw.unpack_dual(d).tangent]
     _assert_same(fn)
+
+
+def _exp_function(lib):
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            r = x.exp()
+            ctx.save_for_backward(x, r)
+            return r
+
+        @staticmethod
+        def backward(ctx, g):
+            x, r = ctx.saved_tensors
+            return g * r * (x == x)
+    return Exp
+
+
+def test_saved_tensors_hooks_see_what_a_function_saves():
+    def fn(lib):
+        seen = []
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        h = x.sin()
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.clone()) or t,
+                                                    lambda t: t * 1):
+            y = _exp_function(lib).apply(h)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        return [*seen, g, *lib.autograd.grad(g.sum(), x)]
+    _assert_same(fn)
+
+
+def test_a_function_saving_in_a_checkpoint_is_recomputed_and_checked_for_writes():
+    x = ember.tensor([0.5, 1.5], dtype=ember.float64, requires_grad=True)
+    exp = _exp_function(ember)
+    y = ember.utils.checkpoint.checkpoint(lambda a: exp.apply(a.sin()), x, use_reentrant=False)
+    ctx = y.grad_fn
+    assert ctx._saved == ()  # kept by the checkpoint's hooks (recomputed), not by the ctx
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(np.sin([0.5, 1.5])) * np.cos([0.5, 1.5]))
+    h = x * 2
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = exp.apply(h)
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.sum().backward()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad
-from ember.autograd.graph import Node
+from ember.autograd.graph import SAVED_HOOKS, Node
 from ember.errors import GradError
 from ember.ops.primitive import DISPATCH
 
@@ -43,6 +43,7 @@ class FunctionCtx:
         self._on_release: Callable[[FunctionCtx], None] | None = None
         self._output_slots: dict[int, int] = {}  # id of a differentiable output -> its index
         self._node: Node | None = None  # this Function's node, while its backward runs
+        self._packed: tuple | None = None  # (unpack hook, what _pack made), until unpacked
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``. As in PyTorch they are kept as ``forward`` leaves
@@ -79,16 +80,58 @@ class FunctionCtx:
                     f"backward of {self._name}: saved tensor {i} (shape {tuple(t.shape)}) was "
                     f"modified in place after forward saved it: version {version} then, "
                     f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
+        if self._packed is not None and saved is self._saved:  # (through saved-tensor hooks)
+            saved = self._saved = self._unpack()
         node, slots = self._node, self._output_slots
         if node is not None and slots:  # a saved output carries this node's history, as in
             saved = tuple(_as_output(t, node, slots[id(t)]) if id(t) in slots else t  # PyTorch,
                           for t in saved)  # so a backward written in ops differentiates again
         return tuple(saved)
 
+    def _pack(self, hooks: tuple) -> None:
+        """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
+        as the values a node saves do (leaves that require grad are kept as they are)."""
+        from ember.autograd.graph import _run_hook
+
+        pack, unpack, copies = hooks
+        self._packed = (unpack, tuple(
+            (False, t) if t is None or t.requires_grad and t._node is None else
+            (True, (_run_hook(pack, t), id(t), t._vc, t._vc.value, t.requires_grad))
+            for t in self._saved))
+        self._saved = tuple(t for t in self._saved if t is None or t.requires_grad and
+                            t._node is None)  # (what it keeps: the others live in the hook's)
+        if copies:  # a private copy: writes to the original no longer matter
+            self._versions = {}
+
+    def _unpack(self) -> tuple:
+        """The saved tensors back through the unpack hook, checked for in-place changes and
+        keeping their output slots (under the tensors' old ids)."""
+        from ember.autograd.graph import _array, _run_hook
+        from ember.tensor import _wrap
+
+        unpack, entries = self._packed
+        self._packed, tensors = None, []
+        for i, (packed, e) in enumerate(entries):
+            if not packed:
+                tensors.append(e)
+                continue
+            value, key, vc, version, requires_grad = e
+            if key in self._versions and vc.value != version:
+                raise GradError(
+                    f"backward of {self._name}: saved tensor {i} was modified in place after "
+                    f"forward saved it: version {version} then, {vc.value} now. Hint: save a "
+                    ".clone() or avoid the in-place op.")
+            t = _wrap(_array(_run_hook(unpack, value)), self._inputs[0].device, requires_grad)
+            if key in self._output_slots:
+                self._output_slots[id(t)] = self._output_slots.pop(key)
+            tensors.append(t)
+        return tuple(tensors)
+
     def _release(self) -> None:
         """The node is released (a backward without ``retain_graph``): what backward needed
         goes, as PyTorch frees a Function's saved tensors then."""
         self._saved = self._inputs = ()
+        self._packed = None
         if self._on_release is not None:
             self._on_release(self)
 
@@ -267,9 +310,12 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
     if not dirty <= {id(o) for o in outs}:
         raise GradError(f"{cls.__name__}.forward marked a tensor dirty (ctx.mark_dirty) but "
                         "did not return it; return every tensor it modifies in place")
-    if GRAD.enabled and any(needs):
+    recorded = GRAD.enabled and any(needs)
+    if recorded:
         out = _record(cls, ctx, args, out, dirty)
     ctx._stamp()
+    if recorded and SAVED_HOOKS.top is not None:
+        ctx._pack(SAVED_HOOKS.top)
     return out, ctx
 
 
