@@ -18,7 +18,7 @@ import numpy as np
 from ember.distributed.buffers import ReduceOp, Reducible, as_bytes, host_array, mpi, write
 from ember.distributed.collectives import all_gather_into_tensor, reduce_scatter_tensor
 from ember.distributed.debug import entered
-from ember.distributed.process_group import ProcessGroup
+from ember.distributed.process_group import ProcessGroup, member_only
 from ember.errors import DTypeError, ShapeError
 from ember.futures import Future
 from ember.tensor import Tensor
@@ -50,6 +50,7 @@ def _done(async_op: bool, outputs: list[Tensor]) -> Future | None:
     return fut
 
 
+@member_only()
 def all_reduce_coalesced(
     tensors: list[Tensor] | Tensor,
     op: Any = ReduceOp.SUM,
@@ -77,6 +78,7 @@ def all_reduce_coalesced(
     return _done(async_op, tensors)
 
 
+@member_only()
 def all_gather_coalesced(
     output_tensor_lists: list[list[Tensor]],
     input_tensor_list: list[Tensor],

@@ -33,13 +33,14 @@ from ember.distributed.buffers import (
     write,
 )
 from ember.distributed.debug import entered
-from ember.distributed.process_group import ProcessGroup, resolve
+from ember.distributed.process_group import ProcessGroup, member_only, resolve
 from ember.errors import ShapeError
 from ember.tensor import Tensor
 
 Group = ProcessGroup | None
 
 
+@member_only()
 def all_reduce(
     tensor: Tensor, op: Any = ReduceOp.SUM, group: Group = None, async_op: bool = False
 ) -> Work | None:
@@ -61,6 +62,7 @@ def all_reduce(
     )
 
 
+@member_only()
 def reduce(
     tensor: Tensor, dst: int, op: Any = ReduceOp.SUM, group: Group = None, async_op: bool = False
 ) -> Work | None:
@@ -80,6 +82,7 @@ def reduce(
     )
 
 
+@member_only()
 def broadcast(tensor: Tensor, src: int, group: Group = None, async_op: bool = False) -> Work | None:
     """Copies ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
     g = entered(group, "broadcast", tensor)
@@ -88,6 +91,7 @@ def broadcast(tensor: Tensor, src: int, group: Group = None, async_op: bool = Fa
                [tensor])
 
 
+@member_only()
 def all_gather(
     tensor_list: list[Tensor], tensor: Tensor, group: Group = None, async_op: bool = False
 ) -> Work | None:
@@ -106,6 +110,7 @@ def all_gather(
     return run(g.comm, "Allgather", (send, recv), async_op, finish, list(tensor_list))
 
 
+@member_only()
 def all_gather_into_tensor(
     output_tensor: Tensor, input_tensor: Tensor, group: Group = None, async_op: bool = False
 ) -> Work | None:
@@ -119,6 +124,7 @@ def all_gather_into_tensor(
                [output_tensor])
 
 
+@member_only()
 def reduce_scatter(
     output: Tensor,
     input_list: list[Tensor],
@@ -135,6 +141,7 @@ def reduce_scatter(
     return _reduce_scatter(g, output, arrays, op, async_op, "reduce_scatter")
 
 
+@member_only()
 def reduce_scatter_tensor(
     output: Tensor,
     input: Tensor,
@@ -173,6 +180,7 @@ def _check_total(who: str, big: Tensor, small: Tensor, n: int) -> None:
         )
 
 
+@member_only()
 def gather(
     tensor: Tensor,
     gather_list: list[Tensor] | None = None,
@@ -198,6 +206,7 @@ def gather(
     return run(g.comm, "Gather", (send, recv, root), async_op, finish, list(gather_list))
 
 
+@member_only()
 def scatter(
     tensor: Tensor,
     scatter_list: list[Tensor] | None = None,
@@ -219,6 +228,7 @@ def scatter(
                [tensor])
 
 
+@member_only()
 def all_to_all(
     output_tensor_list: list[Tensor],
     input_tensor_list: list[Tensor],
@@ -242,6 +252,7 @@ def all_to_all(
     return run(g.comm, "Alltoallv", args, async_op, finish, list(output_tensor_list))
 
 
+@member_only()
 def all_to_all_single(
     output: Tensor,
     input: Tensor,
@@ -285,12 +296,14 @@ def _split_bytes(t: Tensor, sizes: list[int] | None, n: int, what: str) -> list[
     return [int(s) * row for s in sizes]
 
 
+@member_only()
 def send(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> None:
     """Sends ``tensor`` to rank ``dst`` (blocks until the buffer may be reused)."""
     g = resolve(group, "send")
     g.comm.Send(as_bytes(tensor, "send"), dest=g.group_rank(dst), tag=tag)
 
 
+@member_only(outside=-1)
 def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0) -> int:
     """Receives into ``tensor`` from rank ``src`` (any rank when None); returns the sender."""
     g = resolve(group, "recv")
@@ -302,6 +315,7 @@ def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int =
     return g.ranks[status.Get_source()]
 
 
+@member_only()
 def isend(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> Work:
     """Non-blocking :func:`send`; keep ``tensor`` unchanged until ``wait()``."""
     g = resolve(group, "isend")
@@ -309,6 +323,7 @@ def isend(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> Work:
     return Work(g.comm.Isend(buf, dest=g.group_rank(dst), tag=tag))
 
 
+@member_only()
 def irecv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0) -> Work:
     """Non-blocking :func:`recv`: ``tensor`` holds the message after ``wait()``."""
     g = resolve(group, "irecv")

@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from ember.distributed.buffers import check_count, mpi
-from ember.distributed.process_group import ProcessGroup, resolve
+from ember.distributed.process_group import ProcessGroup, member_only, resolve
 
 
+@member_only()
 def broadcast_object_list(
     object_list: list, src: int = 0, group: ProcessGroup | None = None
 ) -> None:
@@ -27,6 +28,7 @@ def broadcast_object_list(
     object_list[:] = g.comm.bcast(list(object_list) if g.rank() == root else None, root=root)
 
 
+@member_only()
 def all_gather_object(object_list: list, obj: Any, group: ProcessGroup | None = None) -> None:
     """Sets ``object_list[i]`` to rank i's ``obj`` on every rank."""
     g = resolve(group, "all_gather_object")
@@ -34,6 +36,7 @@ def all_gather_object(object_list: list, obj: Any, group: ProcessGroup | None = 
     object_list[:] = g.comm.allgather(obj)
 
 
+@member_only()
 def gather_object(
     obj: Any,
     object_gather_list: list | None = None,
@@ -50,6 +53,7 @@ def gather_object(
         object_gather_list[:] = got
 
 
+@member_only()
 def scatter_object_list(
     scatter_object_output_list: list,
     scatter_object_input_list: list | None = None,
@@ -76,6 +80,7 @@ def scatter_object_list(
     )
 
 
+@member_only()
 def send_object_list(
     object_list: list, dst: int, group: ProcessGroup | None = None, tag: int = 0
 ) -> None:
@@ -84,6 +89,7 @@ def send_object_list(
     g.comm.send(list(object_list), dest=g.group_rank(dst), tag=tag)
 
 
+@member_only(outside=-1)
 def recv_object_list(
     object_list: list, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0
 ) -> int:

@@ -13,6 +13,10 @@ Example (run under ``ember launch -n 2 script.py``):
 from __future__ import annotations
 
 import datetime
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from ember.errors import EmberError
@@ -231,6 +235,34 @@ def resolve(group: ProcessGroup | None, who: str) -> ProcessGroup:
     return group
 
 
+def member_only(outside: Any = None) -> Callable[[Callable], Callable]:
+    """Decorates a collective taking a ``group`` argument: on a rank outside that group
+    (``new_group`` gave it ``GroupMember.NON_GROUP_MEMBER``) the call warns and returns
+    ``outside`` without communicating, as PyTorch's collectives do, so every rank may run the
+    same code.
+
+    Example:
+        >>> @member_only()
+        ... def all_reduce(tensor, op="sum", group=None, async_op=False): ...
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        at = list(inspect.signature(fn).parameters).index("group")
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            group = args[at] if len(args) > at else kwargs.get("group")
+            if group is GroupMember.NON_GROUP_MEMBER:
+                warnings.warn(f"Running {fn.__name__} on global rank {get_rank()} which does "
+                              "not belong to the given group.", stacklevel=2)
+                return outside
+            return fn(*args, **kwargs)
+
+        return call
+
+    return decorate
+
+
 def get_pg_count() -> int:
     """How many process groups this process has made: the world and every group created
     since (also those it is not a member of), as PyTorch counts them; 0 before
@@ -310,6 +342,7 @@ def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = 
     return out
 
 
+@member_only()
 def barrier(group: ProcessGroup | None = None) -> None:
     """Waits until every rank of ``group`` gets here."""
     resolve(group, "barrier").comm.Barrier()

@@ -3,6 +3,7 @@ ranks over a FileStore at argv[1]), compared value by value; reports the mismatc
 
 import datetime
 import sys
+import warnings
 
 import numpy as np
 import torch
@@ -67,5 +68,31 @@ def check_bitwise_reduce_ops() -> None:
             bad.append(f"supports_complex({name}) is True")
 
 
+def check_outside_group() -> None:
+    """Collectives on a group this rank is not in warn and do nothing (recv returns -1): every
+    rank may run the same code."""
+    members = list(range(n - 1))
+    eg, tg = dist.new_group(members), tdist.new_group(members)
+    results = []
+    for lib, d, g in ((ember, dist, eg), (torch, tdist, tg)):
+        x = lib.ones(2) * (rank + 1)
+        outs = [lib.zeros(2) for _ in members]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = [d.all_reduce(x, group=g), d.broadcast(x, 0, group=g),
+                   d.all_reduce(x, group=g, async_op=True), d.all_gather(outs, x, group=g),
+                   d.barrier(group=g), d.all_gather_object([None] * len(members), 1, group=g)]
+            if rank not in members:
+                got.append(d.recv(x, 0, group=g))
+        results.append((got, x.tolist(), len([w for w in caught if "belong" in str(w.message)])))
+    (egot, ex, ewarn), (tgot, tx, twarn) = results
+    if rank not in members:
+        if egot != tgot or ex != tx or ewarn != twarn:
+            bad.append(f"outside group: ember {results[0]}, torch {results[1]}")
+    elif ex != tx:
+        bad.append(f"inside group: ember {ex}, torch {tx}")
+
+
 check_bitwise_reduce_ops()
+check_outside_group()
 report(bad or "ok")
