@@ -184,3 +184,21 @@ def test_masked_fill_in_place():  # (torch 2.13's jagged layout has no masked_fi
     nt, tnt = pair(INNER)
     nt.masked_fill_(nt > 0, 0.25)
     assert_close(nt, tnt.masked_fill(tnt > 0, 0.25))
+
+
+@pytest.mark.parametrize("dim", [-1, 2])
+def test_softmin(dim):
+    nt, tnt = pair(INNER)
+    assert_close(ember.nn.functional.softmin(nt, dim), torch.nn.functional.softmin(tnt, dim))
+
+
+def test_softmin_along_ragged_dim_is_per_sequence():  # (torch 2.13 refuses the ragged dim)
+    nt, _ = pair(INNER)
+    got = ember.nn.functional.softmin(nt, 1).unbind()
+    for g, seq in zip(got, nt.unbind()):
+        np.testing.assert_allclose(g.numpy(), ember.nn.functional.softmin(seq, 0).numpy())
+
+
+def test_lerp():
+    nt, tnt = pair(INNER)
+    assert_close(nt.lerp(nt * 2, 0.3), tnt.lerp(tnt * 2, 0.3))

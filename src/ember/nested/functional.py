@@ -23,6 +23,7 @@ from ember.ops.creation import from_numpy
 from ember.ops.dims import normalize_dim
 from ember.ops.dropout import dropout
 from ember.ops.embedding import embedding
+from ember.ops.fused_arithmetic import lerp
 from ember.ops.join import cat, stack
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
@@ -31,7 +32,7 @@ from ember.ops.masking import masked_fill
 from ember.ops.overrides import register
 from ember.ops.select import clamp, maximum, minimum, where
 from ember.ops.shape import chunk, narrow, reshape, split, squeeze, transpose, unsqueeze
-from ember.ops.softmax import log_softmax, softmax
+from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.special import atan2
 from ember.tensor import Tensor
 from ember.type_info import iinfo
@@ -201,7 +202,7 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
 NestedTensor.__neg__ = NestedTensor.neg
 for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
     implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_broadcasting(_fn))
-for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill):
+for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill, lerp):
     implements(_fn, methods=(_fn.__name__,))(_broadcasting(_fn))
 NestedTensor.__abs__ = NestedTensor.abs
 
@@ -271,7 +272,7 @@ def nested_layer_norm(input: NestedTensor, normalized_shape: int | Sequence[int]
     return input._with(layer_norm(input._values, normalized_shape, weight, bias, eps))
 
 
-def _softmax(fn: Callable) -> Callable:
+def _softmax(fn: Callable, padding: float = -math.inf) -> Callable:
     def op(input: NestedTensor, dim: int | None = None, _stacklevel: int = 3,
            dtype: DType | None = None) -> NestedTensor:
         if dim is None:
@@ -279,7 +280,7 @@ def _softmax(fn: Callable) -> Callable:
         d = logical_dim(input, dim, fn.__name__)
         if d != input._ragged_idx:
             return input._with(fn(input._values, d - 1, dtype=dtype))
-        dense = padded(input, float("-inf"))
+        dense = padded(input, padding)  # (weight 0 past each sequence's end)
         return unpadded(input, fn(dense, d, dtype=dtype))
     op.__name__ = op.__qualname__ = fn.__name__
     op.__doc__ = f"``{fn.__name__}`` along ``dim``; along the ragged one, over each sequence."
@@ -288,6 +289,7 @@ def _softmax(fn: Callable) -> Callable:
 
 implements(softmax)(_softmax(softmax))
 implements(log_softmax)(_softmax(log_softmax))
+implements(softmin)(_softmax(softmin, math.inf))
 
 
 # -- reductions ------------------------------------------------------------------------------

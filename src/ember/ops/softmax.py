@@ -205,5 +205,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         >>> F.softmin(ember.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([0.6652, 0.2447, 0.0900])
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(softmin, (input, dim), {"dtype": dtype})
     x, d = _prepare("softmin", input, dim, dtype)
     return apply(Softmax, -x, dim=d)
