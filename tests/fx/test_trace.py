@@ -11,8 +11,9 @@ import torch.fx
 
 import ember
 import ember.nn.functional as F
-from ember import fx, nn
+from ember import cumsum, fx, nn
 from ember.models.gpt import GPT, Block
+from ember.nn.functional import leaky_relu
 from ember.ops import activations
 
 
@@ -409,3 +410,24 @@ def test_gpt_block_traces_without_flash_attention():
     gm = fx.symbolic_trace(block)
     assert "ember.ones(getitem_1, getitem_1, dtype = ember.bool, device = getattr_3)" in gm.code
     same_outputs_and_grads(block, gm, ember.randn(2, 5, 16))
+
+
+class Imported(nn.Module):  # (functions imported by name, as `from torch import cumsum`)
+    def forward(self, x):
+        return cumsum(leaky_relu(x, 0.2), 1)
+
+
+class TorchImported(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(torch.nn.functional.leaky_relu(x, 0.2), 1)
+
+
+def test_functions_imported_by_name_are_recorded_like_torch():
+    gm, tgm = fx.symbolic_trace(Imported()), torch.fx.symbolic_trace(TorchImported())
+    assert [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"] == \
+        [n.target.__name__ for n in tgm.graph.nodes if n.op == "call_function"] == \
+        ["leaky_relu", "cumsum"]
+    x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(gm(ember.tensor(x)).numpy(), tgm(torch.tensor(x)).numpy(),
+                               rtol=1e-6)
+    assert cumsum is ember.cumsum and leaky_relu is F.leaky_relu  # (put back)

@@ -162,7 +162,7 @@ class Tracer:
         self.begin(root, Graph(owning_module=root))
         inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
                                                     concrete_args=concrete_args or {})
-        with self._patched(getattr(fn, "__globals__", {})):
+        with self._patched(_user_globals(fn, root)):
             result = fn(*args, *inputs, **keyword_inputs)
         self.graph.output(self.create_arg(result))
         return self.graph
@@ -194,9 +194,11 @@ class Tracer:
         return values, keyword_values
 
     @contextmanager
-    def _patched(self, fn_globals: dict[str, Any]) -> Iterator[None]:
-        """Module calls, parameter reads and wrapped functions (the autowrapped ones where
-        the traced function's globals or their modules name them) go through the tracer."""
+    def _patched(self, user_globals: list[dict[str, Any]]) -> Iterator[None]:
+        """Module calls, parameter reads and wrapped functions go through the tracer: the
+        autowrapped ones where their modules or ``user_globals`` (those of the traced code)
+        name them, Ember's public functions also where ``user_globals`` name them (``from
+        ember import cumsum``)."""
         tracer, module_call, module_getattr = self, Module.__call__, Module.__getattr__
 
         def call(mod: Module, *args: Any, **kwargs: Any) -> Any:
@@ -211,13 +213,16 @@ class Tracer:
         # (a name its module no longer defines, nor builtins, has no caller there to patch)
         saved = [(g, name, g.get(name, _MISSING)) for g, name in _WRAPPED
                  if name in g or hasattr(builtins, name)]
-        saved += [(g, name, f) for g in (fn_globals, *map(vars, self._autowrap_modules))
+        saved += [(g, name, f) for g in (*user_globals, *map(vars, self._autowrap_modules))
                   for name, f in list(g.items())
                   if not name.startswith("_") and id(f) in self._autowrap_ids]
         for g, name, original in saved:
             g[name] = _recorder(tracer, original if original is not _MISSING
                                 else getattr(builtins, name))
         public = _public_functions()
+        ids = {id(fn) for _, _, fn in public}
+        public += [(g, name, f) for g in user_globals for name, f in list(g.items())
+                   if id(f) in ids]
         for g, name, original in public:
             g[name] = _recorder_of_refusals(tracer, original)
         saved += public
@@ -241,6 +246,17 @@ class Tracer:
 
 
 _MISSING = object()
+
+
+def _user_globals(fn: Callable, root: Module) -> list[dict[str, Any]]:
+    """The globals of the traced function and of its submodules' ``forward`` methods, but
+    Ember's own modules', each once."""
+    found = {}
+    for f in (fn, *(type(m).forward for m in root.modules())):
+        g = getattr(f, "__globals__", None)
+        if g is not None and not g.get("__name__", "").startswith("ember."):
+            found[id(g)] = g
+    return list(found.values())
 
 
 def _public_functions() -> list[tuple[dict[str, Any], str, Callable]]:
