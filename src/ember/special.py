@@ -2,9 +2,9 @@
 
 Most names are Ember's own ops under SciPy-style names (``expit`` is ``sigmoid``,
 ``gammaln`` is ``lgamma``, ``multigammaln`` is ``mvlgamma``, ``psi`` is ``digamma``,
-``gammainc`` / ``gammaincc`` are ``igamma`` / ``igammac``); ``entr``, ``ndtr``, ``ndtri``,
-``log_ndtr``, ``log1p``, ``expm1``, ``exp2``, ``round``, ``xlog1py`` and ``i1`` are
-compositions.
+``gammainc`` / ``gammaincc`` are ``igamma`` / ``igammac``; ``entr`` is its own primitive,
+for PyTorch's derivative at and below 0); ``ndtr``, ``ndtri``, ``log_ndtr``, ``log1p``,
+``expm1``, ``exp2``, ``round``, ``xlog1py`` and ``i1`` are compositions.
 
 torch.special's own functions, computed in float64 on the host:
 
@@ -75,7 +75,7 @@ from ember.ops.reduce import logsumexp
 from ember.ops.rounding import round
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
-from ember.ops.special import erfc, erfcx, erfinv, logit, sinc, xlogy
+from ember.ops.special import entr, erfc, erfcx, erfinv, logit, sinc, xlogy
 from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, sigmoid
 from ember.ops.zeta import zeta
 from ember.tensor import Tensor
@@ -116,19 +116,6 @@ def xlog1py(input: Any, other: Any) -> Tensor:
     # log1p(other) elsewhere, as PyTorch's
     hidden = eq(x, 0) & ~isnan(y) & ~isfinite(log1p_y)
     return x * where(hidden, 0.0, log1p_y)
-
-
-def entr(input: Tensor) -> Tensor:
-    """Elementwise entropy ``-x log(x)``: 0 at 0, ``-inf`` for negative ``x``.
-
-    Example:
-        >>> ember.special.entr(ember.tensor([0.0, 0.5, -1.0]))
-        tensor([0.0000, 0.3466,   -inf])
-    """
-    x = to_float(input)
-    pos = gt(x, 0)
-    safe = where(pos, x, 1.0)
-    return where(pos, -safe * log(safe), where(lt(x, 0), -math.inf, where(eq(x, 0), 0.0, x)))
 
 
 def _in_float64(op: str, input: Tensor) -> tuple[DType, Tensor]:

@@ -100,3 +100,17 @@ def test_polar_and_complex_refuse_numbers_by_name(call):
         call(torch)
     with pytest.raises(TypeError, match=r"(polar|complex): \w+ must be a Tensor, got"):
         call(ember)
+
+
+def test_entr_derivatives_at_and_below_zero():
+    # the gradient was 0 at 0 and below; PyTorch's -(1 + log x) is inf at 0 and NaN below
+    x = [0.0, -1.0, 0.5, 2.0, float("nan")]
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    e = ember.tensor(x, dtype=ember.float64, requires_grad=True)
+    want, got = torch.special.entr(t), ember.special.entr(e)
+    assert_same(got, want, rtol=1e-15)
+    (tg,) = torch.autograd.grad(want.sum(), t, create_graph=True)
+    (eg,) = ember.autograd.grad(got.sum(), e, create_graph=True)
+    assert_same(eg, tg, rtol=1e-15)
+    assert_same(ember.autograd.grad(eg.sum(), e)[0], torch.autograd.grad(tg.sum(), t)[0],
+                rtol=1e-15)

@@ -32,11 +32,11 @@ from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
-from ember.ops.unary import Unary, cos, exp, exp2, in_float32, log1p, reciprocal, sin
+from ember.ops.unary import Unary, cos, exp, exp2, in_float32, log, log1p, reciprocal, sin
 from ember.tensor import Tensor, method
 
 __all__ = ["atan2", "arctan2", "hypot", "logit", "xlogy", "copysign", "logaddexp", "logaddexp2",
-           "erfinv", "erfc", "sinc", "deg2rad", "rad2deg", "float_power"]
+           "erfinv", "erfc", "sinc", "deg2rad", "rad2deg", "float_power", "entr"]
 
 # -- operands -----------------------------------------------------------------------------------
 def _floating_pair(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
@@ -227,6 +227,34 @@ class Sinc(Holomorphic, Unary):
         px = x * math.pi
         sq = x * x * math.pi
         return where(eq(sq, 0), 0, v * (px * cos(px) - sin(px)) / sq)
+
+
+@primitive
+class Entr(Unary):
+    """``-x log(x)``: 0 at 0, ``-inf`` below. Its derivative is PyTorch's ``-(1 + log(x))``
+    everywhere (``inf`` at 0, NaN below 0)."""
+
+    name = "special_entr"
+
+    @in_float32
+    def forward(self, xp, a):
+        safe = xp.where(a > 0, a, 1)
+        edge = xp.where(a < 0, -xp.inf, xp.where(a == 0, 0, a))  # (a: NaN stays NaN)
+        out = xp.where(a > 0, -safe * xp.log(safe), edge)
+        return out.astype(a.dtype, copy=False)
+
+    def chain(self, v, x, y):
+        return -v * (1 + log(x))
+
+
+def entr(input: Tensor) -> Tensor:
+    """Elementwise entropy ``-x log(x)``: 0 at 0, ``-inf`` for negative ``x``.
+
+    Example:
+        >>> ember.special.entr(ember.tensor([0.0, 0.5, -1.0]))
+        tensor([0.0000, 0.3466,   -inf])
+    """
+    return _real_unary(Entr, input)
 
 
 @primitive
