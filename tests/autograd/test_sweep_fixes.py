@@ -36,6 +36,20 @@ def test_inplace_on_a_view_of_a_dual_keeps_the_rest_of_its_tangent():
     _assert_same(fn)
 
 
+def test_the_primal_of_a_dual_gets_no_tangent_from_writes_through_the_dual():
+    def fn(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = lib.ones(2, 3, dtype=lib.float64)
+            d = fw.make_dual(x, lib.full((2, 3), 2.0, dtype=lib.float64))
+            d[0].mul_(3)
+            d.t()[1:].add_(fw.make_dual(lib.ones(2, 2, dtype=lib.float64),
+                                        lib.ones(2, 2, dtype=lib.float64)))
+            x.add_(1)
+            return [fw.unpack_dual(x * 3).tangent, *fw.unpack_dual(d)]
+    _assert_same(fn)
+
+
 def test_writing_the_primal_of_a_dual_keeps_its_tangent():
     def fn(lib):
         fw = lib.autograd.forward_ad

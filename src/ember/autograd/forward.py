@@ -49,6 +49,9 @@ class ForwardTrace:
         # id(tensor) -> (tensor, tangent, its version then: a view written since is stale)
         self.tangents: dict[int, tuple[Any, Any, int]] = {}
         self.by_node: dict[tuple[Any, int], Any] = {}   # (node, output index) -> tangent
+        # id(base) -> views of it given a tangent while it had none (make_dual's result): the
+        # tangent of such a view is its own, not part of one of the memory's base (PyTorch's)
+        self.owners: dict[int, list] = {}
 
     def tangent(self, t: Any) -> Any:
         """The tangent of ``t`` at this level, or None."""
@@ -66,19 +69,39 @@ class ForwardTrace:
 
     def _view_tangent(self, t: Any, own: Any) -> Any:
         """The tangent of a view whose memory was written in place since its tangent ``own``
-        was set (through its base or another view): the view chain applied to the base's
-        tangent; ``own`` still if the base has none (no tangent was written into it)."""
+        was set (through its base or another view): the view chain applied to its owner's
+        tangent; ``own`` still if it owns its tangent or its owner has none."""
         from ember.ops.primitive import replay_view, run_below
 
-        view = t._view
-        base = self.tangent(view.base)
+        owner, chain = self._owner(t)
+        base = None if owner is t else self.tangent(owner)
         if base is None:
             return own
-        tangent = run_below(self, replay_view, base, view.chain)
-        self.set(t, tangent)
+        tangent = run_below(self, replay_view, base, chain)
+        self._put(t, tangent)
         return tangent
 
+    def _owner(self, t: Any) -> tuple[Any, tuple]:
+        """Whose tangent the view ``t``'s is a part of, and the view chain from it: the
+        outermost owner (see ``owners``) ``t`` is a view of, else the memory's base."""
+        view = t._view
+        best, depth = view.base, -1
+        for o in self.owners.get(id(view.base), ()):
+            c = o._view.chain
+            if len(c) <= len(view.chain) and (depth < 0 or len(c) < depth) and \
+                    all(a is b for a, b in zip(c, view.chain)):
+                best, depth = o, len(c)
+        return best, view.chain[max(depth, 0):]
+
     def set(self, t: Any, tangent: Any) -> None:
+        """Gives ``t`` a tangent (an op's result, a dual): a view of memory whose base has no
+        tangent owns it."""
+        view = t._view
+        if view is not None and self.tangent(view.base) is None:
+            self.owners.setdefault(id(view.base), []).append(t)
+        self._put(t, tangent)
+
+    def _put(self, t: Any, tangent: Any) -> None:
         self.tangents[id(t)] = (t, tangent, t._vc.value)
         if t._node is not None:
             self.by_node[(t._node, t._idx)] = tangent
@@ -88,7 +111,7 @@ class ForwardTrace:
         """An in-place op made an alias of ``original`` to compute from: same tangent."""
         tangent = self.tangent(original)
         if tangent is not None:
-            self.set(alias, tangent)
+            self._put(alias, tangent)
 
     def on_inplace(self, target: Any, result: Any) -> None:
         """An in-place op wrote ``result`` into ``target``: its tangent moves along."""
@@ -99,20 +122,17 @@ class ForwardTrace:
         if tangent is None and self.tangent(target) is None:
             return
         tangent = run_below(self, zeros_like, target) if tangent is None else tangent
-        self.set(target, tangent)
-        view = target._view
-        if view is not None:  # the base's tangent changes where the view writes
+        self._put(target, tangent)
+        if target._view is not None:  # its owner's tangent changes where the view writes
             from ember.ops.inplace import ViewScatter
 
-            base_tangent = self.tangent(view.base)
-            if base_tangent is None:  # zeros, but where views of the base (make_dual's
-                base_tangent = run_below(self, zeros_like, view.base)  # result is one) have
-                for t, d, _ in list(self.tangents.values()):  # tangents, theirs, as PyTorch
-                    if t is not target and t._view is not None and t._view.base is view.base:
-                        base_tangent = run_below(self, apply, ViewScatter, base_tangent, d,
-                                                 chain=t._view.chain)
-            self.set(view.base, run_below(self, apply, ViewScatter, base_tangent, tangent,
-                                          chain=view.chain))
+            owner, chain = self._owner(target)
+            if owner is not target:
+                owned = self.tangent(owner)
+                if owned is None:
+                    owned = run_below(self, zeros_like, owner)
+                self._put(owner, run_below(self, apply, ViewScatter, owned, tangent,
+                                           chain=chain))
 
     # -- every primitive -------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
