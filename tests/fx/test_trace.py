@@ -431,3 +431,24 @@ def test_functions_imported_by_name_are_recorded_like_torch():
     np.testing.assert_allclose(gm(ember.tensor(x)).numpy(), tgm(torch.tensor(x)).numpy(),
                                rtol=1e-6)
     assert cumsum is ember.cumsum and leaky_relu is F.leaky_relu  # (put back)
+
+
+def test_a_constant_tensors_methods_and_indexing_with_traced_arguments_like_torch():
+    c = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+
+    def build(lib, c):
+        def forward(x):
+            return c.masked_fill(x > 0, 0.0).expand_as(x) + c[x.argmax(0)].sum()
+        return forward
+
+    gm = fx.symbolic_trace(build(ember, ember.tensor(c)))
+    tgm = torch.fx.symbolic_trace(build(torch, torch.tensor(c)))
+    kinds = [(n.op, n.target if n.op == "call_method" else None) for n in gm.graph.nodes]
+    assert ("call_method", "masked_fill") in kinds and ("call_method", "expand_as") in kinds
+    assert [n.target for n in gm.graph.nodes if n.op == "call_method"] == \
+        [n.target for n in tgm.graph.nodes if n.op == "call_method"
+         and n.target != "__getitem__"]  # (torch's getitem of a tensor: a method)
+    x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(gm(ember.tensor(x)).numpy(), tgm(torch.tensor(x)).numpy(),
+                               rtol=1e-6)
+    assert "recorded" not in ember.Tensor.masked_fill.__qualname__  # (put back)

@@ -7,6 +7,7 @@ import builtins
 import functools
 import inspect
 import math
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -230,9 +231,15 @@ class Tracer:
         # switches its own between a fast and a hooked path, so it must not be pinned here)
         own = {name: Module.__dict__.get(name, _MISSING) for name in ("__call__", "__getattr__")}
         Module.__call__, Module.__getattr__ = call, getattr_
+        methods = {name: f for name, f in vars(Tensor).items() if isinstance(f, types.FunctionType)
+                   and (not name.startswith("_") or name == "__getitem__")}
+        for name, f in methods.items():
+            setattr(Tensor, name, _recorder_of_refusals(tracer, f, name))
         try:
             yield
         finally:
+            for name, f in methods.items():
+                setattr(Tensor, name, f)
             for name, original in own.items():
                 if original is _MISSING:
                     delattr(Module, name)
@@ -284,13 +291,19 @@ def _recorder(tracer: Tracer, fn: Callable) -> Callable:
     return recorded
 
 
-def _recorder_of_refusals(tracer: Tracer, fn: Callable) -> Callable:
+def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = None
+                          ) -> Callable:
     """``fn``, traced as usual, but one ``call_function`` node when it fails on a proxy among
     its arguments (``ember.cat([constant, x])``, ``ember.where(c, constant, x)``,
     ``ember.ones(n, device=x.device)``): PyTorch's ``__torch_function__`` records any call
     with a proxy anywhere in its arguments. The nodes the call made before it failed are
-    dropped."""
+    dropped. ``fn`` may be the Tensor ``method`` of that name (a constant's
+    ``c.masked_fill(x > 0, 0)``, ``c[x > 0]``), recorded as a ``call_method`` node (or a
+    ``getitem``) where code outside Ember calls it."""
     def recorded(*args: Any, **kwargs: Any) -> Any:
+        if method is not None and \
+                sys._getframe(1).f_globals.get("__name__", "").startswith("ember."):
+            return fn(*args, **kwargs)
         proxies: list[Proxy] = []
         map_aggregate((args, kwargs), lambda a: proxies.append(a) if isinstance(a, Proxy) else a)
         nodes = [p.node for p in proxies]  # (an argument ``x.device`` gets its node now, kept)
@@ -302,7 +315,10 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable) -> Callable:
                 raise
             while tracer.graph._root._prev is not last:
                 tracer.graph.erase_node(tracer.graph._root._prev)
-            return tracer.create_proxy("call_function", fn, args, kwargs)
+            if method is None or method == "__getitem__":
+                return tracer.create_proxy("call_function", fn if method is None
+                                           else operator.getitem, args, kwargs)
+            return tracer.create_proxy("call_method", method, args, kwargs)
     recorded.__name__ = getattr(fn, "__name__", "wrapped")
     return recorded
 
