@@ -2,6 +2,7 @@
 work, times are in microseconds, and tables have torch's columns."""
 
 import contextlib
+import re
 import time
 
 import pytest
@@ -180,3 +181,25 @@ def test_schedule_spans_and_acc_events_match_torch(acc_events, steps, warmup):
     with pytest.warns(UserWarning) if not warmup else contextlib.nullcontext():
         ours = _spans(ember, acc_events, steps, warmup)
     assert ours == _spans(torch, acc_events, steps, warmup)
+
+
+def _region_table(lib, **table_options):
+    with lib.profiler.profile(profile_memory=True) as prof:
+        with lib.profiler.record_function("r_outer_region"):
+            with lib.profiler.record_function("r_in"):
+                time.sleep(0.001)
+    rows = prof.key_averages()
+    regions = type(rows)([r for r in rows if r.key.startswith("r_")])
+    text = regions.table(sort_by="cpu_time_total", **table_options)
+    number = r"-?\d+(\.\d+)?(%|us|ms|s| KB| B)?$"
+    lines = text.splitlines()
+    return [(len(line), [re.sub(number, "N", cell) for cell in re.split(r"\s{2,}", line)])
+            for line in lines[:-1]] + [re.sub(r"[\d.]+", "N", lines[-1])]
+
+
+@pytest.mark.parametrize("options", [{}, {"header": "title", "row_limit": 1},
+                                     {"max_name_column_width": 8},
+                                     {"top_level_events_only": True}], ids=str)
+def test_table_text_matches_torch(options):
+    assert _region_table(ember, **options) == _region_table(torch, **options)
+    assert ember.profiler.EventList().table() == ""

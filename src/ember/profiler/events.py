@@ -146,8 +146,8 @@ class EventList(list):
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
               top_level_events_only: bool = False) -> str:
-        """A text table like PyTorch's profiler table, a row per item of the list (per event,
-        or per name after :meth:`key_averages`); ``sort_by`` is one of cpu_time_total,
+        """PyTorch's profiler table, a row per item of the list (per event, or per name after
+        :meth:`key_averages`); "" for an empty list. ``sort_by`` is one of cpu_time_total,
         self_cpu_time_total, cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage
         (or a device column, 0 here). ``top_level_events_only`` leaves out events inside
         others; there is no source column (``max_src_column_width`` is PyTorch's).
@@ -156,16 +156,15 @@ class EventList(list):
             >>> with ember.profiler.profile() as prof:
             ...     _ = ember.ones(2) + 1
             >>> print(prof.key_averages().table(row_limit=1))  # doctest: +ELLIPSIS
-            ----  ----------  ...
-            Name  Self CPU %  ...
+            -------  ------------  ...
+               Name    Self CPU %  ...
             ...
         """
-        rows = [r for r in self if not (top_level_events_only and r.cpu_parent is not None)]
         notes = [header] if header is not None else []
         if top_level_events_only:
             notes.append("This report only display top-level ops statistics")
-        return format_table(rows, sort_by, row_limit, max_name_column_width,
-                            max_shapes_column_width, notes)
+        return format_table(list(self), sort_by, row_limit, max_name_column_width,
+                            max_shapes_column_width, notes, top_level_events_only)
 
 
 def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:
@@ -203,50 +202,55 @@ def _cut(text: str, width: int) -> str:
 
 
 def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_limit: int,
-                 width: int, shapes_width: int, notes: list[str]) -> str:
-    """Formats events or averaged rows under ``notes`` (each after a rule of "="), as
-    PyTorch's; percentages are of the summed self time of all rows."""
+                 name_width: int, shapes_width: int, notes: list[str],
+                 top_level_only: bool = False) -> str:
+    """Formats events or averaged rows as PyTorch's ``_build_table``: right-aligned columns
+    (the name's as wide as the longest name, the others 12), under ``notes`` (each after a
+    rule of "="); percentages are of the summed self time of all rows."""
+    if not rows:
+        return ""
     if sort_by is not None:
         if sort_by not in _SORT_KEYS:
             raise ValueError(f"table: unknown sort_by {sort_by!r}; use one of "
                              f"{', '.join(_SORT_KEYS)}")
         rows = sorted(rows, key=lambda r: getattr(r, _SORT_KEYS[sort_by]), reverse=True)
-    self_total = sum(r.self_cpu_time_total for r in rows) or 1
-    shown = rows if row_limit is None or row_limit < 0 else rows[:row_limit]
-    with_shapes = any(r.input_shapes for r in rows)
+    self_total = sum(r.self_cpu_time_total for r in rows)
+    shown = [r for r in rows if not (top_level_only and r.cpu_parent is not None)]
+    shown = shown if row_limit is None or row_limit < 0 else shown[:row_limit]
     with_mem = any(r.cpu_memory_usage for r in rows)
     flops = [r.flops for r in rows if r.flops > 0]
     cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if with_mem:
-        cols += ["CPU Mem", "Self CPU Mem"]
+    cols += ["CPU Mem", "Self CPU Mem"] if with_mem else []
     cols.append("# of Calls")
-    if with_shapes:
+    widths = [min(max(len(r.key) for r in rows) + 4, name_width)] + [12] * (len(cols) - 1)
+    if any(r.input_shapes for r in rows):
         cols.append("Input Shapes")
+        widths.append(min(max(len(str(r.input_shapes)) for r in rows) + 4, shapes_width))
     if flops:
         unit, scale = _flops_unit(min(flops))
         cols.append(f"Total {unit}")
-    lines = []
+        widths.append(12)
+
+    def share(us: float) -> str:
+        return f"{100 * us / self_total:.2f}%" if self_total else "NaN"
+
+    def line(cells: list[str]) -> str:
+        return "".join(f"{c:>{w}}  " for c, w in zip(cells, widths, strict=True))
+
+    rule = "".join("-" * w + "  " for w in widths)
+    out = [line for note in notes for line in ("=" * (len(rule) - 2), note)]
+    out += [rule, line(cols), rule]
     for r in shown:
-        cells = [_cut(r.key, width), f"{100 * r.self_cpu_time_total / self_total:.2f}%",
-                 _fmt_time(r.self_cpu_time_total),
-                 f"{100 * r.cpu_time_total / self_total:.2f}%", _fmt_time(r.cpu_time_total),
-                 _fmt_time(r.cpu_time)]
+        name = r.key if len(r.key) < name_width - 3 else r.key[:name_width - 3] + "..."
+        cells = [name, share(r.self_cpu_time_total), _fmt_time(r.self_cpu_time_total),
+                 share(r.cpu_time_total), _fmt_time(r.cpu_time_total), _fmt_time(r.cpu_time)]
         if with_mem:
             cells += [_fmt_bytes(r.cpu_memory_usage), _fmt_bytes(r.self_cpu_memory_usage)]
         cells.append(str(r.count))
-        if with_shapes:
-            cells.append(_cut(str(r.input_shapes or []), shapes_width))
+        if "Input Shapes" in cols:
+            cells.append(str(r.input_shapes or [])[:widths[len(cells)]])
         if flops:
-            cells.append(f"{r.flops * scale:.3f}" if r.flops > 0 else "--")
-        lines.append(cells)
-    widths = [max([len(c)] + [len(row[i]) for row in lines]) for i, c in enumerate(cols)]
-    rule = "  ".join("-" * w for w in widths)
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths)))
-
-    out = [line for note in notes for line in ("=" * len(rule), note)]
-    out += [rule, fmt(cols), rule] + [fmt(c) for c in lines]
+            cells.append(f"{r.flops * scale:8.3f}" if r.flops > 0 else "--")
+        out.append(line(cells))
     out += [rule, f"Self CPU time total: {_fmt_time(self_total)}"]
     return "\n".join(out) + "\n"
