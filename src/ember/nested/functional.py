@@ -404,8 +404,9 @@ def _max_min(op: str, values: str, indices: str) -> Callable:
                   ) -> Tensor | reductions.ValuesIndices:
         if dim is None:
             return getattr(input._values, op)()
+        ranked = input.int() if input.dtype == bool_ else input  # (argmax refuses bools)
         return reductions.ValuesIndices(getattr(input, values)(dim, keepdim),
-                                        getattr(input, indices)(dim, keepdim))
+                                        getattr(ranked, indices)(dim, keepdim))
     reduction.__name__ = reduction.__qualname__ = op
     reduction.__doc__ = (f"``{op}`` of all elements, or ``(values, indices)`` along ``dim``: "
                          f"``{values}`` and ``{indices}`` (ties share the gradient, as ``{values}``"
