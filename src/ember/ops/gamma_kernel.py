@@ -51,7 +51,10 @@ def lgamma_array(x: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         small = x < 0.5
         out = _lgamma_pos(np.where(small, 1.0 - x, x))
-        refl = math.log(math.pi) - np.log(_sin_pi_abs(x)) - out
+        # sin(pi x) of a subnormal x keeps few digits; there it is pi x (to 1e-300)
+        log_sin = np.where(np.abs(x) < 1e-150, math.log(math.pi) + np.log(np.abs(x)),
+                           np.log(_sin_pi_abs(x)))
+        refl = math.log(math.pi) - log_sin - out
         out = np.where(small, refl, out)
         pole = (x <= 0) & (x == np.floor(x))
         out = np.where(pole | np.isinf(x), np.inf, out)
