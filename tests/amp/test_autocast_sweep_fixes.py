@@ -146,3 +146,19 @@ def test_a_gemm_of_float32_and_float64_operands_is_refused_as_in_torch(op):
     with ember.autocast("cpu"):
         d = ember.ones(2, 2, dtype=ember.float64)
         assert (d @ d).dtype is ember.float64  # (float64 alone is left alone)
+
+
+def test_in_place_and_out_gemms_are_left_alone_as_in_torch():
+    # (PyTorch's autocast does not cast in-place ops nor calls with out=: full float32)
+    a = R.standard_normal((3, 3)).astype(np.float32)
+    for lib in (ember, torch):
+        x, into, acc = lib.tensor(a), lib.zeros(3, 3), lib.zeros(3, 3)
+        with lib.autocast("cpu"):
+            lib.mm(x, x, out=into)
+            acc.addmm_(x, x)
+            lowered = x @ x
+            with pytest.raises((RuntimeError, ember.DTypeError)):
+                lib.zeros(3, 3).addmm_(x.bfloat16(), x)
+        np.testing.assert_allclose(into.numpy(), a @ a, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(acc.numpy(), a @ a, rtol=1e-6, atol=1e-6)
+        assert str(lowered.dtype).endswith("bfloat16")

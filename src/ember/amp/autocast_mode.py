@@ -181,7 +181,7 @@ def _eligible(t: Any) -> bool:
 
 
 def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
-    kind = POLICY.get(prim.name) if STATE.enabled else None
+    kind = POLICY.get(prim.name) if STATE.enabled and DISPATCH.casting else None
     if kind is None or not inputs:
         return apply_below(_handler, prim, inputs, params)
     if kind is LOWER:

@@ -20,7 +20,15 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
-from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refresh_view, replay_view
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    apply,
+    not_casting,
+    primitive,
+    refresh_view,
+    replay_view,
+)
 from ember.tensor import Tensor, VersionCounter, _wrap, method
 
 
@@ -72,7 +80,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
                 _counter_at(x._vc.value) if own else x._vc)
     _tell_handlers("on_alias", old, x)
-    result = compute(old)
+    result = not_casting(compute, old)  # (autocast leaves in-place ops alone, as PyTorch's)
     if not isinstance(result, Tensor):  # (``t += mt``: a MaskedTensor, as torch refuses too)
         raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot be "
                         f"written into a plain tensor in place. Hint: use the out-of-place "

@@ -30,7 +30,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 from ember.type_info import can_cast
 
@@ -181,7 +181,8 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
                     kwargs[key] = value
                 else:
                     args = (*args[:index], value, *args[index + 1:])
-    result = fn(*args, **kwargs)
+    # (autocast leaves out= ops alone, as PyTorch's)
+    result = not_casting(lambda: fn(*args, **kwargs))
     if not isinstance(result, (Tensor, tuple, list)):  # (hspmm's sparse tensor, fx's Proxy)
         raise TypeError(f"{op}(): out= takes dense tensor results, and this call returns a "
                         f"{type(result).__name__} (a sparse result, or an fx trace's value). "

@@ -169,7 +169,8 @@ class _Dispatch(threading.local):
     """Who runs this thread's ops: ``handler`` is None for plain eager execution (the fast
     path), or the innermost active interposer (a trace, the profiler, anomaly mode).
     ``casting`` is True while a handler that casts operands (autocast) is active: op wrappers
-    then leave operands of different dtypes to it instead of refusing them. Per thread, as
+    then leave operands of different dtypes to it instead of refusing them (and the handler
+    casts nothing while it is False: see :func:`not_casting`). Per thread, as
     PyTorch's dispatch state is: a trace in one thread never sees another thread's ops."""
 
     def __init__(self) -> None:
@@ -289,6 +290,18 @@ def run_below(handler: Callable, fn: Callable, *args: Any, **kwargs: Any) -> Any
         return fn(*args, **kwargs)
     finally:
         DISPATCH.handler = saved
+
+
+def not_casting(fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` with casting handlers (autocast) leaving its ops alone, as PyTorch's
+    autocast leaves in-place and ``out=`` ops alone."""
+    if not DISPATCH.casting:
+        return fn(*args)
+    DISPATCH.casting = False
+    try:
+        return fn(*args)
+    finally:
+        DISPATCH.casting = True
 
 
 def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
