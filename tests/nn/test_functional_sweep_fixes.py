@@ -1,7 +1,7 @@
 """nn.functional behaviour a differential sweep against torch.nn.functional found different,
 each checked against torch: adaptive average pooling of non-finite values, grid_sample at
 NaN points, Huber and smooth L1 gradients at infinite differences, zero divisors and strides,
-norms of half inputs with float32 parameters."""
+norms of half inputs with float32 parameters, sums of half inputs in float32."""
 
 import numpy as np
 import pytest
@@ -123,3 +123,70 @@ def test_norms_refuse_other_dtype_mixes(norm):
             fn(lib, functional)
         messages.append(str(info.value))
     assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", [
+    lambda lib, F, x: F.avg_pool2d(x, 31),
+    lambda lib, F, x: F.avg_pool1d(x[0], 31, 10),
+    lambda lib, F, x: F.adaptive_avg_pool2d(x, (3, 2)),
+    lambda lib, F, x: F.interpolate(x, size=(2, 3), mode="area"),
+    lambda lib, F, x: F.local_response_norm(x.reshape(1, 961, 1) / 10, 300),
+])
+def test_half_inputs_sum_in_float32(dtype, op):
+    # windows of 31×31 values near 300 (squares of 30 for local_response_norm) sum past
+    # float16's largest value (65504)
+    x = 300 + np.random.default_rng(3).standard_normal((1, 1, 31, 31))
+    assert_same(lambda lib, F, x: op(lib, F, x.to(getattr(lib, dtype))), x,
+                grad=False, tol=1e-2 if dtype == "float16" else 8e-2)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_of_bfloat16_sums_in_float32(mode):
+    # 400 rows of 300: bfloat16 counts stop at 256 and a running bfloat16 sum stalls
+    weight = np.full((5, 3), 300.0)
+    assert_same(lambda lib, F, w: F.embedding_bag(lib.zeros(400, dtype=lib.int64),
+                                                  w.bfloat16(), lib.tensor([0, 100]),
+                                                  mode=mode), weight, grad=False, tol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_embedding_gradient_of_half_weights_sums_in_float32(dtype):
+    # PyTorch's CPU kernel sums in the half dtype: 1000 rows of ones give 256 in bfloat16
+    w = ember.ones(5, 3, dtype=dtype, requires_grad=True)
+    F.embedding(ember.zeros(1000, dtype=ember.int64), w).sum().backward()
+    assert w.grad[0].tolist() == [1000.0] * 3
+    w.grad = None
+    F.embedding_bag(ember.zeros(400, dtype=ember.int64), w, ember.tensor([0, 100])).sum().backward()
+    assert w.grad[0].tolist() == [2.0] * 3
+
+
+def assert_rounded_once(fn, half_inputs):
+    """``fn`` of half inputs is its float32 result rounded once to the half dtype, and that
+    float32 result is PyTorch's float64 one (of the same half inputs)."""
+    out = fn(ember, F, *half_inputs)
+    single = fn(ember, F, *(h.float() for h in half_inputs))
+    ref = fn(torch, TF, *(torch.tensor(h.double().numpy()) for h in half_inputs))
+    assert out.dtype == half_inputs[0].dtype
+    np.testing.assert_array_equal(out.double().numpy(), single.to(out.dtype).double().numpy())
+    np.testing.assert_allclose(single.double().numpy(), ref.numpy(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_half_computes_its_taps_in_float32(dtype, mode):
+    # bfloat16 source coordinates rounded past the last pixel: an IndexError at 1000 -> 1777
+    x = np.cumsum(np.random.default_rng(4).random((1, 1, 2, 1000)), axis=-1)
+    assert_rounded_once(lambda lib, F, x: F.interpolate(x, size=(2, 1777), mode=mode),
+                        [ember.tensor(x).to(getattr(ember, dtype))])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_grid_sample_half_computes_in_float32(dtype):
+    # half coordinates on a 1000-pixel-wide image miss by up to a quarter pixel (float16);
+    # PyTorch's half kernel is off by 0.41 here (4.1 in bfloat16), Ember rounds once
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.random((1, 1, 4, 1000)), axis=-1)
+    grid = rng.uniform(-1, 1, (1, 1, 50, 2))
+    assert_rounded_once(lambda lib, F, x, g: F.grid_sample(x, g, align_corners=False),
+                        [ember.tensor(a).to(getattr(ember, dtype)) for a in (x, grid)])

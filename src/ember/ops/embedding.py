@@ -20,7 +20,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.backend import compiled
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import sparse_coo
-from ember.ops.convert import cast
+from ember.ops.convert import HALF, cast
 from ember.ops.creation import arange
 from ember.ops.gather import index_add
 from ember.ops.index_checks import first_out_of_range
@@ -31,6 +31,7 @@ from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitiv
 from ember.ops.scatter_reduce import scatter_reduce
 from ember.ops.search import searchsorted
 from ember.ops.select import where
+from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -110,10 +111,12 @@ class Embedding(Primitive):
 
 @primitive
 class EmbeddingBackward(Primitive):
-    """Sums the rows of ``grad`` (…, dim) into a (num_weights, dim) matrix at ``indices``."""
+    """Sums the rows of ``grad`` (…, dim) into a (num_weights, dim) matrix at ``indices``
+    (float16/bfloat16 ones in float32: a running half sum stalls)."""
 
     name = "embedding_backward"
 
+    @in_float32
     def forward(self, xp, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
         dim = grad.shape[-1]
         out = xp.zeros((num_weights, dim), dtype=grad.dtype)
@@ -338,8 +341,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         return _bag_max(rows, bag, b)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape((-1, 1)).to(rows.dtype)
-    out = index_add(weight.new_zeros((b + 1, dim)), 0, bag, rows)[:b]
-    if mode == "sum":
-        return out
-    counts = index_add(weight.new_zeros((b + 1,)), 0, bag, weight.new_ones(bag.shape))[:b]
-    return out / counts.clamp(min=1).reshape((b, 1))
+    if rows.dtype in HALF:  # summed (and averaged) in float32, as PyTorch
+        rows = rows.float()
+    out = index_add(rows.new_zeros((b + 1, dim)), 0, bag, rows)[:b]
+    if mode == "mean":
+        counts = index_add(rows.new_zeros((b + 1,)), 0, bag, rows.new_ones(bag.shape))[:b]
+        out = out / counts.clamp(min=1).reshape((b, 1))
+    return out.to(weight.dtype)

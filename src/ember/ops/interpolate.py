@@ -6,7 +6,7 @@ Every mode is separable, so each spatial axis is resampled in turn by one linear
 pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[index_o]``:
 one for the nearest modes, ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]`` for linear ones, four
 cubic-convolution taps for bicubic, with PyTorch's source coordinates computed in the input's
-precision) and ``resample_transpose`` (its adjoint). Each is the other's vjp, so every
+precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose`` (its adjoint). Each is the other's vjp, so every
 derivative order works. Each tap's source indices grow with o, so the adjoint sums contiguous
 runs with one ``add.reduceat`` per tap instead of a scatter-add. ``area`` is adaptive average
 pooling. uint8 images resized bilinear or bicubic go through ``resample_uint8``, PyTorch's
@@ -26,6 +26,7 @@ import numpy as np
 from ember.errors import ShapeError
 from ember.ops.pool import _adaptive_avg_pool
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -207,6 +208,7 @@ class Resample(_Resampling):
 
     name = "resample"
 
+    @in_float32
     def forward(self, xp, x, *, axis, **p):
         indices, weights, _ = self.plan(xp, p, x.dtype)
         if weights is None:
@@ -233,6 +235,7 @@ class ResampleTranspose(_Resampling):
 
     name = "resample_transpose"
 
+    @in_float32
     def forward(self, xp, g, *, axis, **p):
         _, weights, runs = self.plan(xp, p, g.dtype)
         shape = g.shape[:axis] + (p["size"],) + g.shape[axis + 1:]

@@ -22,6 +22,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import batch_norm_kernel, rows_kernel
+from ember.ops.convert import HALF
 from ember.ops.inplace import inplace
 from ember.ops.norms import vector_norm
 from ember.ops.out_arg import torch_dtype_name
@@ -78,7 +79,7 @@ def half_with_float_params(input: Tensor, *params: Tensor | None) -> bool:
         return False
     if any(p.dtype != dtypes.float32 for p in given):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if input.dtype not in (dtypes.float16, dtypes.bfloat16):
+    if input.dtype not in HALF:
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     return True
 

@@ -29,6 +29,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
 from ember.ops import max_pool_kernel
+from ember.ops.convert import HALF
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -382,6 +383,9 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     if divisor_override == 0:
         raise ValueError(f"{op}: divisor_override must not be zero. Hint: None divides by the "
                          f"window's size")
+    if input.dtype in HALF:  # summed and divided in float32, as PyTorch (a sum may overflow)
+        return _avg_pool(op, nd, input.float(), kernel_size, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override).to(input.dtype)
     x, added = batched(input, nd, op)
     spatial = tuple(x.shape[2:])
     g = _Geometry(op, spatial, kernel_size, stride, padding, 1, ceil_mode)
@@ -471,6 +475,8 @@ def _output_size(op: str, output_size: Any, spatial: tuple[int, ...]) -> tuple[i
 def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Tensor:
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    if input.dtype in HALF:  # summed and divided in float32, as PyTorch (a sum may overflow)
+        return _adaptive_avg_pool(op, nd, input.float(), output_size).to(input.dtype)
     x, added = batched(input, nd, op)
     spatial = tuple(x.shape[2:])
     out = _output_size(op, output_size, spatial)
