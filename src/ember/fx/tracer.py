@@ -14,10 +14,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ember.errors import EmberError
 from ember.fx.graph import Graph
 from ember.fx.node import Node, map_aggregate
-from ember.fx.proxy import Proxy
+from ember.fx.proxy import Proxy, TraceError
 from ember.nn import Module, Sequential
+from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
 
 __all__ = ["Tracer", "symbolic_trace", "wrap"]
@@ -310,7 +312,7 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = Non
         last = tracer.graph._root._prev
         try:
             return fn(*args, **kwargs)
-        except Exception:
+        except (TensorLikeOperand, TraceError, EmberError):  # (not a misuse: out=)
             if not nodes:
                 raise
             while tracer.graph._root._prev is not last:
