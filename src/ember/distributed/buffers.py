@@ -230,18 +230,22 @@ class Work:
         >>> work.wait()
     """
 
-    __slots__ = ("_request", "_finish", "_done", "_outputs", "_future", "_future_set")
+    __slots__ = ("_request", "_finish", "_done", "_outputs", "_future", "_future_set",
+                 "_status", "_source")
 
     def __init__(
         self,
         request: Any,
         finish: Callable[[], None] | None = None,
         outputs: list[Tensor] | None = None,
+        status: Any = None,
+        source: Callable[[], int] | None = None,
     ) -> None:
         self._request, self._finish, self._done = request, finish, False
         self._outputs = [] if outputs is None else outputs
         self._future: Future | None = None
         self._future_set = False
+        self._status, self._source = status, source  # (a receive's MPI status and sender)
 
     def _complete(self) -> None:
         self._done = True
@@ -252,19 +256,37 @@ class Work:
     def wait(self) -> bool:
         """Blocks until the collective is done and its results are in the tensors."""
         if not self._done:
-            self._request.Wait()
+            self._request.Wait(self._status)
             self._complete()
         self._set_future()
         return True
 
     def is_completed(self) -> bool:
         """Whether the collective is done (never blocks)."""
-        if not self._done and self._request.Test():
+        if not self._done and self._request.Test(self._status):
             self._complete()
         return self._done
 
     def is_success(self) -> bool:
         return self.is_completed()
+
+    def result(self) -> list[Tensor]:
+        """The output tensors of the collective, once done (waits for it)."""
+        self.wait()
+        return self._outputs
+
+    def source_rank(self) -> int:
+        """The world rank that sent the message of an ``irecv`` (waits for it).
+
+        Example:
+            >>> work = dist.irecv(t)                  # from any rank
+            >>> work.source_rank()
+            1
+        """
+        if self._source is None:
+            raise ValueError("Work.source_rank: only the work of an irecv has a source rank")
+        self.wait()
+        return self._source()
 
     def _set_future(self) -> None:
         """Completes the future (running what is chained on it) once the collective is done."""

@@ -300,7 +300,7 @@ def _split_bytes(t: Tensor, sizes: list[int] | None, n: int, what: str) -> list[
 def send(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> None:
     """Sends ``tensor`` to rank ``dst`` (blocks until the buffer may be reused)."""
     g = resolve(group, "send")
-    g.comm.Send(as_bytes(tensor, "send"), dest=g.group_rank(dst), tag=tag)
+    g.comm.Send(as_bytes(tensor, "send"), dest=g.peer(dst, "destination"), tag=tag)
 
 
 @member_only(outside=-1)
@@ -309,7 +309,7 @@ def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int =
     g = resolve(group, "recv")
     buf = np.empty(tensor.nbytes, np.uint8)
     status = mpi().Status()
-    source = mpi().ANY_SOURCE if src is None else g.group_rank(src)
+    source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
     g.comm.Recv(buf, source=source, tag=tag, status=status)
     write(tensor, buf)
     return g.ranks[status.Get_source()]
@@ -320,13 +320,16 @@ def isend(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> Work:
     """Non-blocking :func:`send`; keep ``tensor`` unchanged until ``wait()``."""
     g = resolve(group, "isend")
     buf = as_bytes(tensor, "isend")
-    return Work(g.comm.Isend(buf, dest=g.group_rank(dst), tag=tag))
+    return Work(g.comm.Isend(buf, dest=g.peer(dst, "destination"), tag=tag))
 
 
 @member_only()
 def irecv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0) -> Work:
-    """Non-blocking :func:`recv`: ``tensor`` holds the message after ``wait()``."""
+    """Non-blocking :func:`recv`: ``tensor`` holds the message after ``wait()``, and the
+    work's ``source_rank()`` its sender."""
     g = resolve(group, "irecv")
     buf = np.empty(tensor.nbytes, np.uint8)
-    source = mpi().ANY_SOURCE if src is None else g.group_rank(src)
-    return Work(g.comm.Irecv(buf, source=source, tag=tag), lambda: write(tensor, buf))
+    source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
+    status = mpi().Status()
+    return Work(g.comm.Irecv(buf, source=source, tag=tag), lambda: write(tensor, buf), [tensor],
+                status, lambda: g.ranks[status.Get_source()])

@@ -86,7 +86,7 @@ def send_object_list(
 ) -> None:
     """Sends the items of ``object_list`` to rank ``dst``."""
     g = resolve(group, "send_object_list")
-    g.comm.send(list(object_list), dest=g.group_rank(dst), tag=tag)
+    g.comm.send(list(object_list), dest=g.peer(dst, "destination"), tag=tag)
 
 
 @member_only(outside=-1)
@@ -97,6 +97,6 @@ def recv_object_list(
     sender's rank."""
     g = resolve(group, "recv_object_list")
     status = mpi().Status()
-    source = mpi().ANY_SOURCE if src is None else g.group_rank(src)
+    source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
     object_list[:] = g.comm.recv(source=source, tag=tag, status=status)
     return g.ranks[status.Get_source()]

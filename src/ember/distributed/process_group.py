@@ -74,6 +74,16 @@ class ProcessGroup:
         except ValueError:
             raise DistributedError(f"rank {world_rank} is not in the group {self.ranks}") from None
 
+    def peer(self, world_rank: int, what: str) -> int:
+        """The group rank of the other side of a point-to-point message (``what``:
+        ``"destination"`` or ``"source"``), which may not be this rank (as in PyTorch)."""
+        peer = self.group_rank(world_rank)
+        if peer == self._rank:
+            raise ValueError(f"Invalid {what} rank: {what} rank should not be the same as the "
+                             f"rank of the current process ({world_rank}). Hint: a rank keeps "
+                             "its own tensor; send to another rank")
+        return peer
+
     def __repr__(self) -> str:
         return f"ProcessGroup(ranks={self.ranks}, rank={self._rank})"
 

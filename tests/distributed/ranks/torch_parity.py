@@ -93,6 +93,37 @@ def check_outside_group() -> None:
         bad.append(f"inside group: ember {ex}, torch {tx}")
 
 
+def check_p2p_and_work() -> None:
+    """Sending to or receiving from oneself is refused with torch's ValueError (gloo fails
+    later on a receive); Work.result() gives the outputs, an irecv's source_rank() its
+    sender."""
+    for lib, calls in ((ember, (dist.send, dist.isend, dist.recv, dist.irecv)),
+                       (torch, (tdist.send,))):
+        for call in calls:
+            try:
+                call(lib.ones(1), rank)
+                bad.append(f"{lib.__name__}: p2p with oneself did not raise")
+            except ValueError as exc:
+                if "should not be the same as the rank of the current process" not in str(exc):
+                    bad.append(f"{lib.__name__}: p2p with oneself: {exc}")
+    for lib, d in ((ember, dist), (torch, tdist)):
+        x = lib.ones(3) * (rank + 1)
+        work = d.all_reduce(x, async_op=True)
+        work.wait()
+        got = work.result()
+        if len(got) != 1 or got[0].tolist() != [n * (n + 1) / 2] * 3:
+            bad.append(f"{lib.__name__}: Work.result() gave {got}")
+        y = lib.zeros(1)
+        if rank == 0:
+            works = [d.irecv(y) for _ in range(n - 1)]
+            senders = sorted(w.wait() and w.source_rank() for w in works)
+            if senders != list(range(1, n)):
+                bad.append(f"{lib.__name__}: irecv source_rank() gave {senders}")
+        else:
+            d.send(y, 0)
+
+
 check_bitwise_reduce_ops()
+check_p2p_and_work()
 check_outside_group()
 report(bad or "ok")
