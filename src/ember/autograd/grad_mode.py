@@ -20,20 +20,27 @@ from typing import Any
 
 
 class _GradState(threading.local):
-    """The flags, one pair per thread (as PyTorch's): a thread starts recording, whatever
-    mode the thread that started it is in."""
+    """The flags, per thread (as PyTorch's): a thread starts recording, whatever mode the
+    thread that started it is in. ``requested`` is the grad mode the blocks asked for (what
+    ``is_grad_enabled`` says); ``enabled``, whether ops record: the same but inside
+    ``inference_mode``, where an ``enable_grad`` block records nothing, as in PyTorch."""
 
     def __init__(self) -> None:
-        self.enabled = True
+        self.enabled = self.requested = True
         self.inference = False
 
 
 GRAD = _GradState()
 
 
+def _request(enabled: bool) -> None:
+    GRAD.requested = enabled
+    GRAD.enabled = enabled and not GRAD.inference
+
+
 def is_grad_enabled() -> bool:
-    """Whether ops currently record the tape."""
-    return GRAD.enabled
+    """Whether the grad mode is on (ops record the tape, but inside ``inference_mode``)."""
+    return GRAD.requested
 
 
 def is_inference_mode_enabled() -> bool:
@@ -55,13 +62,13 @@ class _Mode:
         return super().__new__(cls)
 
     def __enter__(self) -> None:
-        self._saved = (GRAD.enabled, GRAD.inference)
-        GRAD.enabled = self.enabled
+        self._saved = (GRAD.enabled, GRAD.requested, GRAD.inference)
         if self.inference is not None:
             GRAD.inference = self.inference
+        _request(self.enabled)
 
     def __exit__(self, *exc: object) -> None:
-        GRAD.enabled, GRAD.inference = self._saved
+        GRAD.enabled, GRAD.requested, GRAD.inference = self._saved
 
     def __call__(self, fn: Callable) -> Callable:
         if inspect.isgeneratorfunction(fn):
@@ -129,18 +136,18 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode: bool) -> None:
         self.enabled = bool(mode)
-        self._previous = GRAD.enabled
-        GRAD.enabled = self.enabled
+        self._previous = (GRAD.enabled, GRAD.requested)
+        _request(self.enabled)
 
     def __enter__(self) -> None:
-        self._saved = (self._previous, GRAD.inference)
-        GRAD.enabled = self.enabled
+        self._saved = (*self._previous, GRAD.inference)
+        _request(self.enabled)
 
     def _args(self) -> tuple:
         return (self.enabled,)
 
     def __call__(self, fn: Callable) -> Callable:
-        GRAD.enabled = self._previous  # used as a decorator: do not switch at definition time
+        GRAD.enabled, GRAD.requested = self._previous  # (a decorator: no switch when defined)
         return super().__call__(fn)
 
 
