@@ -137,7 +137,7 @@ def forward_flops(name: str, scale: float = 1.0) -> int:
     spec = TRAINING[name]
     x, _ = data(spec, scale)
     model = ember_model(spec)
-    with ember.no_grad(), ember.profiler.profile() as prof:
+    with ember.no_grad(), ember.profiler.profile(with_flops=True) as prof:
         model(ember.from_numpy(x))
     return sum(e.flops for e in prof.events() if e.name in ("matmul", "einsum", "conv"))
 
