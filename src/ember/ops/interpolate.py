@@ -6,10 +6,10 @@ Every mode is separable, so each spatial axis is resampled in turn by one linear
 pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[index_o]``:
 one for the nearest modes, ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]`` for linear ones, four
 cubic-convolution taps for bicubic, with PyTorch's source coordinates computed in the input's
-precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose`` (its adjoint). Each is the other's vjp, so every
-derivative order works. Each tap's source indices grow with o, so the adjoint sums contiguous
-runs with one ``add.reduceat`` per tap instead of a scatter-add. ``area`` is adaptive average
-pooling. uint8 images resized bilinear or bicubic go through ``resample_uint8``, PyTorch's
+precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose``
+(its adjoint). Each is the other's vjp, so every derivative order works. Each tap's source
+indices grow with o, so the adjoint sums contiguous runs with one ``add.reduceat`` per tap
+instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized bilinear or bicubic go through ``resample_uint8``, PyTorch's
 fixed-point (PIL-style) arithmetic, width first, so the bytes equal PyTorch's.
 """
 
