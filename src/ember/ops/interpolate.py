@@ -9,8 +9,9 @@ cubic-convolution taps for bicubic, with PyTorch's source coordinates computed i
 precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose``
 (its adjoint). Each is the other's vjp, so every derivative order works. Each tap's source
 indices grow with o, so the adjoint sums contiguous runs with one ``add.reduceat`` per tap
-instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized bilinear or bicubic go through ``resample_uint8``, PyTorch's
-fixed-point (PIL-style) arithmetic, width first, so the bytes equal PyTorch's.
+instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized
+bilinear or bicubic go through ``resample_uint8``, PyTorch's fixed-point (PIL-style)
+arithmetic, width first, so the bytes equal PyTorch's.
 """
 
 from __future__ import annotations
