@@ -35,6 +35,7 @@ def test_round_decimals_of_float16_does_not_overflow(decimals):
 def test_complex_log1p_near_zero(dtype):
     # NumPy's log(1 + z) rounded 1 + z: the real part of log1p(1e-10j) was 0, not 5e-21
     z = [1e-10j, 1e-5 + 1e-5j, -1e-8 + 1e-4j, 1e-3j, 1e-20 + 1e-20j, 0.01 + 0.1j, 3 + 4j,
+         -0.8553716 + 1.000001j,
          -1 + 1e-3j, -1 + 0j, 0j]
     want = torch.log1p(torch.tensor(z, dtype=getattr(torch, dtype))).numpy()
     got = ember.log1p(ember.tensor(z, dtype=getattr(ember, dtype))).numpy()

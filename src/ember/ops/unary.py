@@ -107,7 +107,10 @@ def sigmoid_array(xp: Any, a: Any) -> Any:
 def complex_log1p(xp: Any, z: Any) -> Any:
     """``log1p`` of a complex backend array as PyTorch computes it: near 0 the real part
     ``log|1 + z|`` is ``log1p(x (2 + x) + y²) / 2`` (NumPy's ``log(1 + z)`` rounds ``1 + z``
-    first, so ``log1p(1e-10j)`` had a real part of 0, not 5e-21)."""
+    first, so ``log1p(1e-10j)`` had a real part of 0, not 5e-21). complex64 is computed in
+    complex128: where ``|1 + z|`` is near 1 the real part loses digits to cancellation."""
+    if z.dtype == np.complex64:
+        return complex_log1p(xp, z.astype(np.complex128)).astype(np.complex64)
     x, y = z.real, z.imag
     r = x * (2 + x) + y * y
     near = xp.where(r == 0, x, 0.5 * xp.log1p(r))  # r == 0: x * (2 + x) + y² underflowed
