@@ -199,8 +199,8 @@ def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
         if "compute" in params:  # a GEMM: compute in what the device is fast in for target
             acc = compute_dtype(inputs[0].device, inputs[0].dtype, "gemm")
             params = dict(params, compute=None if acc is inputs[0].dtype else acc)
-    if kind is LOWER and any(t.dtype is dtypes.float64 for t in inputs) and \
-            any(t.dtype is target for t in inputs):
+    floats = {t.dtype for t in inputs if t.dtype.is_floating_point}
+    if kind is LOWER and dtypes.float64 in floats and len(floats) > 1:
         shown = ", ".join(describe(t.shape, t.dtype) for t in inputs)
         raise DTypeError(f"{prim.name} under autocast: its operands ({shown}) differ, as "
                          f"autocast lowers float32 ones to {target.name} and leaves float64 "
