@@ -401,6 +401,8 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
         return
     if leaf._hooks:
         g = _run_hooks(leaf._hooks, g)
+        if isinstance(g, Tensor):  # a hook may keep g: .grad takes a copy (PyTorch's refcount)
+            owners.add(id(g._data if g._data.base is None else g._data.base))
     if targets is None:
         _deliver(leaf, g, create_graph, owners)
     else:
