@@ -38,7 +38,7 @@ def profile_steps(cfg: TrainConfig, steps: int, warmup: int = 1) -> dict[str, An
 
     for _ in range(warmup):
         step()
-    with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
+    with ember.profiler.profile(record_shapes=True, profile_memory=True, with_flops=True) as prof:
         for i in range(steps):
             with ember.profiler.record_function(f"step {i}"):
                 step()
