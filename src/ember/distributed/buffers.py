@@ -231,7 +231,7 @@ class Work:
     """
 
     __slots__ = ("_request", "_finish", "_done", "_outputs", "_future", "_future_set",
-                 "_status", "_source")
+                 "_with_status", "_source")
 
     def __init__(
         self,
@@ -245,7 +245,9 @@ class Work:
         self._outputs = [] if outputs is None else outputs
         self._future: Future | None = None
         self._future_set = False
-        self._status, self._source = status, source  # (a receive's MPI status and sender)
+        # a receive's MPI status (filled by Wait/Test) and its sender's world rank
+        self._with_status = () if status is None else (status,)
+        self._source = source
 
     def _complete(self) -> None:
         self._done = True
@@ -256,14 +258,14 @@ class Work:
     def wait(self) -> bool:
         """Blocks until the collective is done and its results are in the tensors."""
         if not self._done:
-            self._request.Wait(self._status)
+            self._request.Wait(*self._with_status)
             self._complete()
         self._set_future()
         return True
 
     def is_completed(self) -> bool:
         """Whether the collective is done (never blocks)."""
-        if not self._done and self._request.Test(self._status):
+        if not self._done and self._request.Test(*self._with_status):
             self._complete()
         return self._done
 
