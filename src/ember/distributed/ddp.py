@@ -86,6 +86,13 @@ class DistributedDataParallel(nn.Module):
         find_unused_parameters: look through the graph after each forward for parameters the
             output does not depend on, and count them ready (with a zero local gradient); a
             parameter no rank used keeps its ``.grad`` (None stays None), as in PyTorch.
+        init_sync: broadcast rank 0's parameters and buffers at construction (default True).
+        static_graph: the graph is the same every step; parameters it skips are handled as
+            with ``find_unused_parameters``, as PyTorch handles them.
+
+    PyTorch's ``output_device``, ``dim`` (CPU modules run whole on each rank),
+    ``check_reduction`` (deprecated) and ``gradient_as_bucket_view`` (a memory layout: the
+    gradients' values are the same) are accepted and change nothing.
 
     Example:
         >>> dist.init_process_group("mpi")
@@ -108,23 +115,30 @@ class DistributedDataParallel(nn.Module):
         self,
         module: nn.Module,
         device_ids: Any = None,
-        *,
-        process_group: ProcessGroup | None = None,
-        bucket_cap_mb: float = 25,
+        output_device: Any = None,
+        dim: int = 0,
         broadcast_buffers: bool = True,
+        init_sync: bool = True,
+        process_group: ProcessGroup | None = None,
+        bucket_cap_mb: float | None = None,
         find_unused_parameters: bool = False,
+        check_reduction: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
     ) -> None:
         super().__init__()
         self.module = module
         group = resolve(process_group, "DistributedDataParallel")
         object.__setattr__(self, "_group", group)
         self.broadcast_buffers = broadcast_buffers
-        self.find_unused_parameters = find_unused_parameters
+        self.find_unused_parameters = find_unused_parameters or static_graph
+        self.gradient_as_bucket_view, self.static_graph = gradient_as_bucket_view, static_graph
         self.require_backward_grad_sync = True
         params = [p for p in module.parameters() if p.requires_grad]
+        cap_mb = 25 if bucket_cap_mb is None else bucket_cap_mb  # (PyTorch's default)
         buckets = [
             _Bucket(b, _wire_dtype(b[0]._data.dtype))
-            for b in make_buckets(params, int(bucket_cap_mb * 2**20))
+            for b in make_buckets(params, int(cap_mb * 2**20))
         ]
         object.__setattr__(self, "_buckets", buckets)
         self._where = {
@@ -138,7 +152,8 @@ class DistributedDataParallel(nn.Module):
         self._used: set[int] = set()
         self._unused: set[int] = set()
         object.__setattr__(self, "_comm_hook", None)
-        broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
+        if init_sync:
+            broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
         for p in params:
             p.register_hook(self._hook(p))
 
@@ -277,10 +292,13 @@ class DistributedDataParallel(nn.Module):
                     failure = failure or exc
             if failure is not None:
                 continue
-            for i, out in enumerate(bucket.outs):
-                if out is not None:  # the mean, in one pass into the gradient's memory
+            for i, (p, out) in enumerate(zip(bucket.params, bucket.outs)):
+                if out is not None:  # the mean, in one pass into the gradient's memory: .grad
+                    # (the engine stores a copy of what a hook returns), or the returned tensor
+                    # while the engine has not stored it yet (the hook that ends the step)
+                    target = out if p.grad is None else p.grad._data
                     part = result[bucket.offsets[i] : bucket.offsets[i + 1]].reshape(out.shape)
-                    np.divide(part, scale, out=out, casting="unsafe")
+                    np.divide(part, scale, out=target, casting="unsafe")
         if failure is not None:  # no half-written gradients; the next step starts afresh
             self._abandon_step()
             raise failure
@@ -360,7 +378,7 @@ class DistributedDataParallel(nn.Module):
         memory no all-reduce filled go back to None."""
         for bucket in self._buckets:
             for p, out in zip(bucket.params, bucket.outs):
-                if out is not None and p.grad is not None and p.grad._data is out:
+                if out is not None:  # (its .grad, if stored, is this step's unfilled one)
                     p.grad = None
             bucket.outs = [None] * len(bucket.params)
         self._armed = False

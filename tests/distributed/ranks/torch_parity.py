@@ -123,7 +123,43 @@ def check_p2p_and_work() -> None:
             d.send(y, 0)
 
 
+def ddp_run(lib, **options) -> list[np.ndarray]:
+    """Two SGD steps of DDP on Linear(4, 3) then Linear(3, 1) with a Linear(3, 2) the forward
+    skips; each rank starts from its own weights (equal after the construction broadcast,
+    unless init_sync=False)."""
+    body, head, skipped = lib.nn.Linear(4, 3), lib.nn.Linear(3, 1), lib.nn.Linear(3, 2)
+    model = lib.nn.ModuleList([body, head, skipped])
+    with lib.no_grad():
+        for k, p in enumerate(model.parameters()):
+            p.copy_(lib.tensor(np.sin(np.arange(p.numel()) + k + rank).reshape(p.shape)))
+    model.forward = lambda x: head(lib.tanh(body(x)))
+    ddp = lib.nn.parallel.DistributedDataParallel(model, **options)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        x = lib.tensor(np.cos(np.arange(8.0) * (step + 1) + rank).reshape(2, 4).astype("f4"))
+        opt.zero_grad()
+        ddp(x).pow(2).sum().backward()
+        opt.step()
+    return [p.detach().numpy() for p in model.parameters()]
+
+
+def check_ddp_options() -> None:
+    """DDP gives PyTorch's parameters (every gradient averaged, also those whose hooks run
+    before the last one), with PyTorch's DDP arguments too: static_graph (with a skipped
+    layer), gradient_as_bucket_view, init_sync=False, bucket_cap_mb=None, output_device,
+    dim, check_reduction."""
+    for options in ({"find_unused_parameters": True, "bucket_cap_mb": 1e-5},
+                    {"static_graph": True}, {"gradient_as_bucket_view": True,
+                                             "find_unused_parameters": True},
+                    {"init_sync": False, "find_unused_parameters": True, "bucket_cap_mb": None,
+                     "output_device": None, "dim": 0, "check_reduction": False}):
+        for e, t in zip(ddp_run(ember, **options), ddp_run(torch, **options)):
+            if not np.allclose(e, t, rtol=1e-5, atol=1e-6):
+                bad.append(f"DDP {options}: ember {e.tolist()}, torch {t.tolist()}")
+
+
 check_bitwise_reduce_ops()
 check_p2p_and_work()
+check_ddp_options()
 check_outside_group()
 report(bad or "ok")
