@@ -158,8 +158,33 @@ def check_ddp_options() -> None:
                 bad.append(f"DDP {options}: ember {e.tolist()}, torch {t.tolist()}")
 
 
+def check_zero_bucket_view() -> None:
+    """ZeroRedundancyOptimizer takes PyTorch's parameters_as_bucket_view: same steps."""
+    from torch.distributed.optim import ZeroRedundancyOptimizer as TorchZero
+
+    from ember.distributed.optim import ZeroRedundancyOptimizer
+
+    got = []
+    for lib, zero in ((ember, ZeroRedundancyOptimizer), (torch, TorchZero)):
+        model = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            for k, p in enumerate(model.parameters()):
+                p.copy_(lib.tensor(np.cos(np.arange(p.numel()) + k).reshape(p.shape)))
+        ddp = lib.nn.parallel.DistributedDataParallel(model)
+        opt = zero(model.parameters(), lib.optim.Adam, lr=0.1, parameters_as_bucket_view=True)
+        for _ in range(2):
+            opt.zero_grad()
+            ddp(lib.ones(2, 3) * (rank + 1)).pow(2).sum().backward()
+            opt.step()
+        got.append([p.detach().numpy() for p in model.parameters()])
+    for e, t in zip(*got):
+        if not np.allclose(e, t, rtol=1e-5, atol=1e-6):
+            bad.append(f"ZeRO parameters_as_bucket_view: ember {e.tolist()}, torch {t.tolist()}")
+
+
 check_bitwise_reduce_ops()
 check_p2p_and_work()
 check_ddp_options()
+check_zero_bucket_view()
 check_outside_group()
 report(bad or "ok")

@@ -72,6 +72,9 @@ class ZeroRedundancyOptimizer(Optimizer):
         optimizer_class: an elementwise optimizer, e.g. ``ember.optim.Adam``.
         process_group: the data-parallel ranks (the world by default).
         stage: 1 (optimizer state sharded) or 2 (gradients reduce-scattered and sharded too).
+        parameters_as_bucket_view: PyTorch's memory-layout option, accepted: the values are
+            the same.
+        overlap_with_ddp: PyTorch's step inside DDP's communication hook; only False.
         **defaults: the optimizer's hyperparameters (``lr=…``).
 
     Example:
@@ -87,10 +90,15 @@ class ZeroRedundancyOptimizer(Optimizer):
         *,
         process_group: ProcessGroup | None = None,
         stage: int = 1,
+        parameters_as_bucket_view: bool = False,
+        overlap_with_ddp: bool = False,
         **defaults: Any,
     ) -> None:
         if stage not in (1, 2):
             raise ValueError(f"ZeroRedundancyOptimizer: stage must be 1 or 2, got {stage}")
+        if overlap_with_ddp:
+            raise NotImplementedError("ZeroRedundancyOptimizer: overlap_with_ddp=True is not "
+                                      "supported. Hint: call opt.step() after backward")
         self.group = resolve(process_group, "ZeroRedundancyOptimizer")
         self.stage = stage
         super().__init__(params, defaults)
