@@ -11,6 +11,7 @@ the contributions to one gradient add up, and how a leaf's gradient goes into ``
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -400,9 +401,9 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
     if targets is not None and not any(t is leaf for t in targets):
         return
     if leaf._hooks:
-        g = _run_hooks(leaf._hooks, g)
-        if isinstance(g, Tensor):  # a hook may keep g: .grad takes a copy (PyTorch's refcount)
-            owners.add(id(g._data if g._data.base is None else g._data.base))
+        g, kept = _run_leaf_hooks(leaf._hooks, g)
+        if kept:
+            _held_elsewhere(g, owners)
     if targets is None:
         _deliver(leaf, g, create_graph, owners)
     else:
@@ -435,11 +436,16 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
         for i, hooks in node.hooks.items():
             if grads[i] is not None:
                 grads[i] = _run_hooks(hooks, grads[i])
-    if node.retained:
+    if node.retained:  # as PyTorch's retain_grad: a copy first, then out-of-place sums
         for i, ref in node.retained.items():
-            t = ref()
-            if t is not None and grads[i] is not None:
-                accumulate_grad(t, grads[i], create_graph, owners)
+            t, g = ref(), grads[i]
+            if t is None or g is None:
+                continue
+            if t.grad is None:
+                _held_elsewhere(g, owners)
+                accumulate_grad(t, g, create_graph, owners)
+            else:
+                t.grad = t.grad + (g if create_graph else g.detach())
     if wanted:
         for i, g in enumerate(grads):
             slot = wanted.get((node, i))
@@ -456,6 +462,26 @@ def _run_hooks(hooks: list, g: Any) -> Any:
             _check_replacement(hook, replaced, g)
             g = replaced
     return g
+
+
+def _held_elsewhere(g: Any, owners: set) -> None:
+    """Marks ``g``'s memory as held by more than the engine, so that a ``.grad`` it becomes
+    is a copy (:func:`~ember.autograd.accumulate.accumulate_grad`'s ``owners``)."""
+    if isinstance(g, Tensor):
+        owners.add(id(g._data if g._data.base is None else g._data.base))
+
+
+def _run_leaf_hooks(hooks: list, g: Any) -> tuple[Any, bool]:
+    """A leaf's gradient through its tensor hooks, and whether a hook kept a reference to the
+    result: then ``.grad`` must not be that tensor (a later backward would add into what the
+    hook holds), as PyTorch's ``AccumulateGrad`` steals a gradient only when nothing else
+    holds it (its reference count)."""
+    before = sys.getrefcount(g)
+    out = _run_hooks(hooks, g)
+    # (counted apart from the return: references the name ``out`` and getrefcount's argument
+    # add, and for the same tensor also ``g``)
+    kept = sys.getrefcount(out) > (before + 1 if out is g else 2)
+    return out, kept
 
 
 def _check_replacement(hook: Callable, new: Any, g: Any) -> None:
