@@ -92,11 +92,15 @@ class FunctionCtx:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
         as the values a node saves do (leaves that require grad are kept as they are)."""
         from ember.autograd.graph import _run_hook
+        from ember.tensor import VersionCounter
 
         pack, unpack, copies = hooks
+        # (each unpacked tensor keeps its history, device and counter, as a node's inputs;
+        # a private copy has a counter of its own: writes to the original no longer matter)
         self._packed = (unpack, tuple(
             (False, t) if t is None or t.requires_grad and t._node is None else
-            (True, (_run_hook(pack, t), id(t), t._vc, t._vc.value, t.requires_grad))
+            (True, (_run_hook(pack, t), id(t), t._vc, t._vc.value, t.requires_grad, t._node,
+                    t._idx, t.device, VersionCounter() if copies else t._vc))
             for t in self._saved))
         self._saved = tuple(t for t in self._saved if t is None or t.requires_grad and
                             t._node is None)  # (what it keeps: the others live in the hook's)
@@ -115,13 +119,13 @@ class FunctionCtx:
             if not packed:
                 tensors.append(e)
                 continue
-            value, key, vc, version, requires_grad = e
+            value, key, vc, version, requires_grad, src, idx, device, own_vc = e
             if key in self._versions and vc.value != version:
                 raise GradError(
                     f"backward of {self._name}: saved tensor {i} was modified in place after "
                     f"forward saved it: version {version} then, {vc.value} now. Hint: save a "
                     ".clone() or avoid the in-place op.")
-            t = _wrap(_array(_run_hook(unpack, value)), self._inputs[0].device, requires_grad)
+            t = _wrap(_array(_run_hook(unpack, value)), device, requires_grad, src, idx, own_vc)
             if key in self._output_slots:
                 self._output_slots[id(t)] = self._output_slots.pop(key)
             tensors.append(t)
