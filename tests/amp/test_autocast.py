@@ -175,3 +175,27 @@ def test_autocast_in_one_thread_leaves_another_threads_ops_alone_like_torch():
             done.wait(10)
         thread.join()
     assert seen == ["float32", "float32"]
+
+
+def test_autocast_state_is_per_thread_like_torch():
+    def run(lib):
+        seen, entered, done = {}, threading.Event(), threading.Event()
+
+        def other():
+            with lib.autocast("cpu", dtype=lib.float16):
+                entered.set()
+                done.wait(5)
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        entered.wait(5)
+        seen["enabled_here"] = lib.is_autocast_enabled("cpu")
+        with lib.autocast("cpu"):  # this thread's default dtype, not the other thread's
+            seen["dtype"] = str(lib.get_autocast_dtype("cpu")).split(".")[-1]
+            seen["mm"] = str(lib.mm(lib.ones(2, 2), lib.ones(2, 2)).dtype).split(".")[-1]
+        done.set()
+        thread.join()
+        return seen
+
+    assert run(ember) == run(torch) == {"enabled_here": False, "dtype": "bfloat16",
+                                        "mm": "bfloat16"}

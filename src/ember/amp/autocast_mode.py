@@ -12,6 +12,7 @@ gain is the memory of what backward keeps.
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -57,8 +58,8 @@ POLICY: dict[str, str] = {
 _LOW_DTYPES = (dtypes.bfloat16, dtypes.float16)
 
 
-class _State:
-    __slots__ = ("enabled", "dtype", "cache_enabled", "pushed_by_setter")
+class _State(threading.local):
+    """Autocast's state, one per thread (as PyTorch's): a thread starts with autocast off."""
 
     def __init__(self) -> None:
         self.enabled = False
