@@ -9,6 +9,7 @@ import inspect
 import math
 import operator
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -165,7 +166,7 @@ class Tracer:
         self.begin(root, Graph(owning_module=root))
         inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
                                                     concrete_args=concrete_args or {})
-        with self._patched(_user_globals(fn, root)):
+        with _TRACING, self._patched(_user_globals(fn, root)):
             result = fn(*args, *inputs, **keyword_inputs)
         self.graph.output(self.create_arg(result))
         return self.graph
@@ -255,6 +256,10 @@ class Tracer:
 
 
 _MISSING = object()
+# Tracing patches process-wide names (Tensor's methods, Module.__call__, the traced code's
+# globals): one thread traces at a time, so overlapping traces cannot restore each other's
+# patches out of order (a trace nested in the same thread is fine: the lock is re-entrant).
+_TRACING = threading.RLock()
 
 
 def _user_globals(fn: Callable, root: Module) -> list[dict[str, Any]]:
