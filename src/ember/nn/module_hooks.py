@@ -213,11 +213,7 @@ def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
         >>> h = ember.nn.modules.module.register_module_backward_hook(lambda m, gi, go: None)
         >>> h.remove()
     """
-    global _global_is_full_backward_hook
-    _check_backward_hook_kind(_global_backward_hooks, _global_is_full_backward_hook, False,
-                              "as a global Module hook")
-    _global_is_full_backward_hook = False
-    return _register(_global_backward_hooks, hook)
+    return _register_global_backward(hook, full=False)
 
 
 def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -247,10 +243,16 @@ def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHan
         Linear ember.Size([1, 2])
         >>> h.remove()
     """
+    return _register_global_backward(hook, full=True)
+
+
+def _register_global_backward(hook: Callable[..., Any], full: bool) -> RemovableHandle:
+    """A global backward hook of one kind: full or legacy (PyTorch's flag refuses the other
+    kind while hooks of this one are registered)."""
     global _global_is_full_backward_hook
-    _check_backward_hook_kind(_global_backward_hooks, _global_is_full_backward_hook, True,
+    _check_backward_hook_kind(_global_backward_hooks, _global_is_full_backward_hook, full,
                               "as a global Module hook")
-    _global_is_full_backward_hook = True
+    _global_is_full_backward_hook = full
     return _register(_global_backward_hooks, hook)
 
 

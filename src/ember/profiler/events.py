@@ -197,10 +197,6 @@ def _flops_unit(smallest: int) -> tuple[str, float]:
     return _FLOP_UNITS[power], 1000.0 ** -power
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
 def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_limit: int,
                  name_width: int, shapes_width: int, notes: list[str],
                  top_level_only: bool = False) -> str:
