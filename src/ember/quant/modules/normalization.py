@@ -100,6 +100,8 @@ class _QuantizedNorm:
     module by ``from_float``), and the output ``scale`` and ``zero_point`` as 0-d buffers (as
     PyTorch's); a float tensor (after the quantized region) gets the float norm."""
 
+    _affine = "affine"  # the float module's attribute saying whether it has weight and bias
+
     def _set_quantized(self, weight: Any, bias: Any, scale: float, zero_point: int) -> None:
         self.weight, self.bias = weight, bias
         self.register_buffer("scale", tensor(float(scale)))
@@ -112,6 +114,14 @@ class _QuantizedNorm:
 
     def _get_name(self) -> str:
         return "Quantized" + type(self).__name__
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Any:
+        """The quantized twin of an observed float norm: its sizes, ``eps`` and affine
+        parameters (shared), and its observer's output scale and zero point."""
+        scale, zero_point = output_qparams(mod.activation_post_process)
+        return cls(*cls._sizes(mod), mod.weight, mod.bias, scale, zero_point, mod.eps,
+                   getattr(mod, cls._affine))
 
 
 class LayerNorm(_QuantizedNorm, nn.LayerNorm):
@@ -126,6 +136,7 @@ class LayerNorm(_QuantizedNorm, nn.LayerNorm):
     """
 
     _op = "layer_norm"
+    _affine = "elementwise_affine"
 
     def __init__(self, normalized_shape: Any, weight: Any, bias: Any, scale: float,
                  zero_point: int, eps: float = 1e-5, elementwise_affine: bool = True,
@@ -137,12 +148,9 @@ class LayerNorm(_QuantizedNorm, nn.LayerNorm):
     def _normalize(self, x: QuantizedTensor) -> QuantizedTensor:
         return layer_norm(x, self)
 
-    @classmethod
-    def from_float(cls, mod: Module) -> LayerNorm:
-        """The quantized twin of an observed float layer norm (its parameters, shared)."""
-        scale, zero_point = output_qparams(mod.activation_post_process)
-        return cls(mod.normalized_shape, mod.weight, mod.bias, scale, zero_point, mod.eps,
-                   mod.elementwise_affine)
+    @staticmethod
+    def _sizes(mod: Module) -> tuple:
+        return (mod.normalized_shape,)
 
 
 class GroupNorm(_QuantizedNorm, nn.GroupNorm):
@@ -169,12 +177,9 @@ class GroupNorm(_QuantizedNorm, nn.GroupNorm):
                              f"input of at least 3 dims, got shape {tuple(x.shape)}")
         return group_norm(x, self, self.num_groups)
 
-    @classmethod
-    def from_float(cls, mod: Module) -> GroupNorm:
-        """The quantized twin of an observed float group norm (its parameters, shared)."""
-        scale, zero_point = output_qparams(mod.activation_post_process)
-        return cls(mod.num_groups, mod.num_channels, mod.weight, mod.bias, scale, zero_point,
-                   mod.eps, mod.affine)
+    @staticmethod
+    def _sizes(mod: Module) -> tuple:
+        return mod.num_groups, mod.num_channels
 
 
 class _QuantizedInstanceNorm(_QuantizedNorm):
@@ -198,12 +203,9 @@ class _QuantizedInstanceNorm(_QuantizedNorm):
                              f"{tuple(x.shape)}")
         return group_norm(x, self, self.num_features)
 
-    @classmethod
-    def from_float(cls, mod: Module) -> Any:
-        """The quantized twin of an observed float instance norm (its parameters, shared)."""
-        scale, zero_point = output_qparams(mod.activation_post_process)
-        return cls(mod.num_features, mod.weight, mod.bias, scale, zero_point, mod.eps,
-                   mod.affine)
+    @staticmethod
+    def _sizes(mod: Module) -> tuple:
+        return (mod.num_features,)
 
 
 class InstanceNorm1d(_QuantizedInstanceNorm, nn.InstanceNorm1d):
