@@ -59,6 +59,7 @@ from ember.ops.linalg_ldl import *  # noqa: F403
 from ember.ops.linalg_legacy import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
+from ember.ops.linalg_scaled import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
 from ember.ops.linalg_tensor import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
@@ -120,7 +121,8 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
              "integrate", "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",
              "linalg_composite", "linalg_decomp", "linalg_det", "linalg_eig", "linalg_ldl",
-             "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor",
+             "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_scaled", "linalg_solve",
+             "linalg_tensor",
              "linear", "linear_cross_entropy", "local_response_norm", "lobpcg", "loss", "lowrank",
              "lp_pool",
              "margin_loss", "masking", "multi_head_attention", "native_functions", "nonzero",

@@ -14,8 +14,6 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError, describe
@@ -25,7 +23,6 @@ from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.einsum_sublist import sublist_equation
-from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.reduce import Sum, normalize_dim
@@ -33,7 +30,7 @@ from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "einsum",
-           "tensordot", "addmm", "baddbmm", "addbmm", "addmv", "addr"]
+           "tensordot"]
 
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
@@ -284,109 +281,6 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 ger = outer
-
-
-# -- matmul plus a scaled input --------------------------------------------------------------
-def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
-    """``beta`` or ``alpha`` for an integer ``product``: a whole number (as an int, so the
-    result stays integer); a fraction is refused (PyTorch's addmm truncates it silently)."""
-    if product.dtype.is_floating_point or product.dtype.is_complex or \
-            not isinstance(value, (float, np.floating)):
-        return value
-    if value != int(value):
-        raise ValueError(f"{op}: for integer tensors ({product.dtype!r}) {name} must be a whole "
-                         f"number, got {name}={value}. Hint: convert the tensors with .float() "
-                         f"(PyTorch truncates {name} to {int(value)})")
-    return int(value)
-
-
-def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
-    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not."""
-    beta, alpha = (_integral_scale(op, n, v, product) for n, v in (("beta", beta),
-                                                                   ("alpha", alpha)))
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        broadcast_shapes(input.shape, product.shape, op=op)
-        return product
-    if DISPATCH.casting and input.dtype is not product.dtype:  # autocast: one low-precision op
-        input = cast(input, product.dtype)
-    return product + (input if beta == 1 else input * beta)
-
-
-@method()
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
-          alpha: float = 1) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts).
-
-    Example:
-        >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
-        ember.Size([2, 3])
-    """
-    return scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
-
-
-@method()
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
-            alpha: float = 1) -> Tensor:
-    """``beta * input + alpha * bmm(batch1, batch2)``.
-
-    Example:
-        >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
-        ember.Size([2, 2, 3])
-    """
-    return scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
-
-
-@method()
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
-           alpha: float = 1) -> Tensor:
-    """``beta * input + alpha * sum(bmm(batch1, batch2), 0)``: the products of the ``(b, n, m)``
-    and ``(b, m, p)`` batches summed into one ``(n, p)`` matrix (``input`` broadcasts to it).
-
-    Example:
-        >>> ember.addbmm(ember.zeros(3), ember.ones(2, 2, 4), ember.ones(2, 4, 3))
-        tensor([[8., 8., 8.],
-                [8., 8., 8.]])
-    """
-    _expect_ndim("addbmm", ("batch1", batch1, 3), ("batch2", batch2, 3))
-    (b, n, m), (b2, m2, p) = batch1.shape, batch2.shape
-    if b != b2 or m != m2:
-        raise ShapeError(f"addbmm: batch1 {tuple(batch1.shape)} and batch2 "
-                         f"{tuple(batch2.shape)} need equal batch sizes and inner sizes")
-    if broadcast_shapes(input.shape, (n, p), op="addbmm") != (n, p):
-        raise ShapeError(f"addbmm: input of shape {tuple(input.shape)} does not broadcast to "
-                         f"the product's shape {(n, p)}")
-    # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
-    summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
-    return scaled_sum("addbmm", input, summed, beta, alpha)
-
-
-@method()
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
-          alpha: float = 1) -> Tensor:
-    """``beta * input + alpha * (mat @ vec)``.
-
-    Example:
-        >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
-        tensor([4., 4.])
-    """
-    return scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
-
-
-@method()
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
-         alpha: float = 1) -> Tensor:
-    """``beta * input + alpha * outer(vec1, vec2)``.
-
-    Example:
-        >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
-        ember.Size([2, 3])
-    """
-    return scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
-
-
-bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addbmm_=addbmm, addmv_=addmv, addr_=addr)
 
 
 # -- einsum and tensordot --------------------------------------------------------------------

@@ -12,10 +12,10 @@ import numpy as np
 
 from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
-from ember.ops import linalg
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
+from ember.ops.linalg_scaled import scaled_sum
 from ember.ops.unary import exp, log
 from ember.sparse.convert import (
     coalesce,
@@ -86,7 +86,7 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
         tensor([[1.5000, 1.5000],
                 [1.5000, 1.5000]])
     """
-    return linalg.scaled_sum("sparse.addmm", input, mm(mat1, mat2), beta, alpha)
+    return scaled_sum("sparse.addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 def matmul(input: SparseTensor, other: Any) -> Any:
