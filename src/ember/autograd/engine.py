@@ -26,16 +26,8 @@ from ember.autograd.accumulate import (
 )
 from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import set_grad_enabled
-from ember.autograd.graph import (
-    BACKWARD_FILTER,
-    EdgeTarget,
-    GradientEdge,
-    Node,
-    NodeHooks,
-    edge_target,
-    leaf_hooks,
-    restore_inputs,
-)
+from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
+from ember.autograd.graph import BACKWARD_FILTER, Node, NodeHooks, leaf_hooks, restore_inputs
 from ember.errors import GradError, ShapeError
 from ember.tensor import Tensor
 

@@ -20,7 +20,7 @@ import copy
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ember.errors import GradError
 from ember.hooks import add_hook
@@ -335,71 +335,6 @@ class Node(_Hookable):
             t._data.nbytes < WORTH_DROPPING
 
 
-# -- gradient edges --------------------------------------------------------------------------
-class GradientEdge(NamedTuple):
-    """Where a gradient flows in the graph: output ``output_nr`` of ``node`` (a
-    :class:`Node`, or a leaf's :class:`AccumulateGrad`), as PyTorch's. Pass one to
-    :func:`ember.autograd.grad` as an input to get the gradient flowing into that edge, even
-    after the tensor that made it is gone or was overwritten in place.
-
-    Example:
-        >>> x = ember.ones(2, requires_grad=True)
-        >>> y = x * 2
-        >>> edge = ember.autograd.graph.get_gradient_edge(y)
-        >>> ember.autograd.grad((y * 3).sum(), edge)
-        (tensor([3., 3.]),)
-    """
-
-    node: Node | AccumulateGrad
-    output_nr: int
-    ownership_token: Any = None
-
-
-def get_gradient_edge(tensor: Tensor) -> GradientEdge:
-    """The :class:`GradientEdge` through which ``tensor``'s gradient flows: its ``grad_fn``
-    and output number, or a leaf's :class:`AccumulateGrad`.
-
-    Example:
-        >>> x = ember.ones(2, requires_grad=True)
-        >>> ember.autograd.graph.get_gradient_edge(x).node.variable is x
-        True
-    """
-    if not tensor.requires_grad:
-        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
-                           "not require gradients")
-    if tensor._node is None:
-        return GradientEdge(accumulator(tensor), 0)
-    return GradientEdge(tensor._node, tensor._idx)
-
-
-class EdgeTarget:
-    """A :class:`GradientEdge` into a node, as the engine's targets see it (what it reads of
-    a target tensor: its node and output index)."""
-
-    __slots__ = ("_node", "_idx")
-    requires_grad = True
-    _retains = False
-
-    def __init__(self, node: Node, idx: int) -> None:
-        self._node, self._idx = node, idx
-
-    def __repr__(self) -> str:
-        return f"GradientEdge of output {self._idx} of {self._node.name()}"
-
-
-def edge_target(target: Any) -> Any:
-    """A target of ``grad``: a tensor as it is; a :class:`GradientEdge` as its leaf (for an
-    :class:`AccumulateGrad`) or an :class:`EdgeTarget`."""
-    if not isinstance(target, GradientEdge):
-        return target
-    if isinstance(target.node, AccumulateGrad):
-        return target.node.variable
-    if not isinstance(target.node, Node):
-        raise TypeError(f"grad: a GradientEdge's node must be a Node or an AccumulateGrad, got "
-                        f"{type(target.node).__name__}")
-    return EdgeTarget(target.node, target.output_nr)
-
-
 # -- the running backward pass ---------------------------------------------------------------
 class _BackwardFilter(threading.local):
     """``edge`` is None (``backward()``: every input that requires grad gets one), or, while
@@ -601,6 +536,7 @@ def _array(value: Any) -> Any:
 
 
 # the tools built on the above, importable from here as from torch.autograd.graph
+from ember.autograd.gradient_edge import GradientEdge, get_gradient_edge  # noqa: E402
 from ember.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402
 from ember.autograd.saved_values import (  # noqa: E402
     allow_mutation_on_saved_tensors,

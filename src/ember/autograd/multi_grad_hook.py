@@ -72,7 +72,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
         return MultiHandle(tuple(t.register_hook(first_only) for t in tensors
                                  if t.requires_grad))
 
-    from ember.autograd.graph import get_gradient_edge
+    from ember.autograd.gradient_edge import get_gradient_edge
 
     edges = [get_gradient_edge(t).node for t in tensors]
     pending: dict[int, list] = {}  # pass id -> [gradients so far, how many still to come]
