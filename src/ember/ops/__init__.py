@@ -108,6 +108,7 @@ from ember.ops.unary import *  # noqa: F403
 from ember.ops.unfold import *  # noqa: F403
 from ember.ops.unpool import *  # noqa: F403
 from ember.ops.unravel import *  # noqa: F403
+from ember.ops.variance import *  # noqa: F403
 from ember.ops.view_dtype import ViewDtype  # noqa: F401 - registers view(dtype)'s primitive
 from ember.ops.windows import *  # noqa: F403
 
@@ -132,7 +133,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",
              "storage_objects", "tensor_kind", "tensor_methods", "unary", "unfold", "unpool",
-             "unravel", "windows")
+             "unravel", "variance", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

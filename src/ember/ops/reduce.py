@@ -1,5 +1,6 @@
-"""Reductions over dimensions: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
-logsumexp, all/any, count_nonzero; and, from ``scan.py``, cumsum/cumprod.
+"""Reductions over dimensions: sum, mean, prod, max/min, amax/amin, argmax/argmin,
+logsumexp, all/any, count_nonzero; and, from ``scan.py``, cumsum/cumprod (var/std live in
+``variance.py``).
 
 Primitives: ``sum``, ``prod``, ``amax``/``amin`` (gradient split evenly among ties),
 ``max_dim``/``min_dim`` (values and indices; the gradient goes to the returned index),
@@ -48,12 +49,11 @@ from ember.ops.primitive import (
 )
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
-from ember.ops.unary import exp, log, sqrt
+from ember.ops.unary import exp, log
 from ember.tensor import Tensor, method
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
-           "std", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all", "any",
-           "count_nonzero"]
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+           "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero"]
 
 
 class Reduction(Primitive):
@@ -457,92 +457,6 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
         return handle(argmin, (input, dim, keepdim), {})
     return _arg(ArgMin, input, dim, keepdim, "argmin")
-
-
-def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
-                  correction: float | None, op: str, root: bool = False
-                  ) -> tuple[Tensor, Tensor]:
-    """``(var, mean)``, or ``(std, mean)`` with ``root``; half precision computes in float32
-    (the square of 300 overflows float16) and rounds each result once."""
-    if isinstance(dim, bool):  # the var(input, unbiased) overload
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise ValueError(f"{op}: pass either unbiased or correction, not both")
-    if correction is None:
-        correction = 0 if unbiased is False else 1
-    if not input.dtype.is_floating_point and not input.dtype.is_complex:
-        raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
-                         "Hint: call .float() first")
-    dims = reduce_dims(input, dim, op)
-    if reduces_in_float32(input):
-        spread, mu = _var_and_mean(cast(input, dtypes.float32), dims, None, keepdim, correction,
-                                   op, root)
-        return cast(spread, input.dtype), cast(mu, input.dtype)
-    n = _product(input.shape[d] for d in dims)
-    mu = mean(input, dims, keepdim=True)
-    centered = input - mu
-    if centered.is_complex():  # squared moduli: the spread is real, as PyTorch's
-        squared = centered.real * centered.real + centered.imag * centered.imag
-    else:
-        squared = centered * centered
-    squares = apply(Sum, squared, dims=dims, keepdim=keepdim)
-    dof = n - correction
-    variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
-    return (sqrt(variance) if root else variance,
-            mu if keepdim else with_reduced_dims(mu, input.shape, dims, False))
-
-
-@method()
-def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
-        *, correction: float | None = None) -> Tensor:
-    """The variance over ``dim``: ``sum(|x - mean|²) / (N - correction)``, correction 1 by
-    default (``unbiased=False`` means correction 0); real also for a complex input.
-
-    Example:
-        >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
-        tensor(1.6667)
-    """
-    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
-        return handle(var, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
-                                              "correction": correction})
-    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0],
-                     "VarBackward0")
-
-
-@method()
-def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
-        *, correction: float | None = None) -> Tensor:
-    """The standard deviation over ``dim``: the square root of :func:`var`.
-
-    Example:
-        >>> ember.tensor([1.0, 3.0]).std(correction=0)
-        tensor(1.)
-    """
-    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
-        return handle(std, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
-                                              "correction": correction})
-    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0],
-                     "StdBackward0")
-
-
-def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
-             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
-    """``(var, mean)`` over ``dim`` in one pass over the data.
-
-    Example:
-        >>> v, m = ember.var_mean(ember.tensor([1.0, 3.0]))
-    """
-    return _var_and_mean(input, dim, unbiased, keepdim, correction, "var_mean")
-
-
-def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
-             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
-    """``(std, mean)`` over ``dim``.
-
-    Example:
-        >>> s, m = ember.std_mean(ember.tensor([1.0, 3.0]))
-    """
-    return _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
 
 
 @method()

@@ -1,0 +1,107 @@
+"""Variance and standard deviation over dimensions (``var``, ``std``, ``var_mean``,
+``std_mean``): composites of :func:`~ember.ops.reduce.mean` and the ``Sum`` primitive, so
+their gradients come for free."""
+
+from __future__ import annotations
+
+from math import prod as _product
+from typing import Any
+
+from ember import dtypes
+from ember.autograd.graph import name_node
+from ember.errors import DTypeError
+from ember.ops.convert import cast, reduces_in_float32
+from ember.ops.dims import Dim, reduce_dims, with_reduced_dims
+from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.primitive import apply
+from ember.ops.reduce import Sum, mean
+from ember.ops.unary import sqrt
+from ember.tensor import Tensor, method
+
+__all__ = ["var", "std", "var_mean", "std_mean"]
+
+
+def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
+                  correction: float | None, op: str, root: bool = False
+                  ) -> tuple[Tensor, Tensor]:
+    """``(var, mean)``, or ``(std, mean)`` with ``root``; half precision computes in float32
+    (the square of 300 overflows float16) and rounds each result once."""
+    if isinstance(dim, bool):  # the var(input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise ValueError(f"{op}: pass either unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
+        raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+    dims = reduce_dims(input, dim, op)
+    if reduces_in_float32(input):
+        spread, mu = _var_and_mean(cast(input, dtypes.float32), dims, None, keepdim, correction,
+                                   op, root)
+        return cast(spread, input.dtype), cast(mu, input.dtype)
+    n = _product(input.shape[d] for d in dims)
+    mu = mean(input, dims, keepdim=True)
+    centered = input - mu
+    if centered.is_complex():  # squared moduli: the spread is real, as PyTorch's
+        squared = centered.real * centered.real + centered.imag * centered.imag
+    else:
+        squared = centered * centered
+    squares = apply(Sum, squared, dims=dims, keepdim=keepdim)
+    dof = n - correction
+    variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
+    return (sqrt(variance) if root else variance,
+            mu if keepdim else with_reduced_dims(mu, input.shape, dims, False))
+
+
+@method()
+def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """The variance over ``dim``: ``sum(|x - mean|²) / (N - correction)``, correction 1 by
+    default (``unbiased=False`` means correction 0); real also for a complex input.
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
+        tensor(1.6667)
+    """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(var, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
+                                              "correction": correction})
+    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0],
+                     "VarBackward0")
+
+
+@method()
+def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """The standard deviation over ``dim``: the square root of :func:`var`.
+
+    Example:
+        >>> ember.tensor([1.0, 3.0]).std(correction=0)
+        tensor(1.)
+    """
+    if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
+        return handle(std, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
+                                              "correction": correction})
+    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0],
+                     "StdBackward0")
+
+
+def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim`` in one pass over the data.
+
+    Example:
+        >>> v, m = ember.var_mean(ember.tensor([1.0, 3.0]))
+    """
+    return _var_and_mean(input, dim, unbiased, keepdim, correction, "var_mean")
+
+
+def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim``.
+
+    Example:
+        >>> s, m = ember.std_mean(ember.tensor([1.0, 3.0]))
+    """
+    return _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
