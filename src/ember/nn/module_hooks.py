@@ -1,7 +1,7 @@
 """The hooks of ``nn.Module``: forward pre-hooks and hooks, backward pre-hooks and full
-backward hooks, state-dict post-hooks and load-state-dict pre-hooks, each registration
-returning a removable handle, as PyTorch's. :class:`ModuleHooksMixin` holds the registration
-methods and the call path that runs them.
+backward hooks, each registration returning a removable handle, as PyTorch's.
+:class:`ModuleHooksMixin` holds the registration methods and the call path that runs them
+(the state-dict hooks are registered by ``state_dict.py``'s mixin, in the same registries).
 
 The registries are PyTorch's too, so code written against its internals works: each is an
 ordered dict (a :class:`HookDict`) from the handle's ``id`` to the user's hook, named as
@@ -513,99 +513,3 @@ class ModuleHooksMixin:
                                   "on a single Module")
         object.__setattr__(self, "_is_full_backward_hook", False)
         return _register(self._backward_hooks, hook)
-
-    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Calls ``hook(module, prefix, keep_vars)`` before :meth:`state_dict` saves this
-        module's entries (under ``prefix``), e.g. to bring them up to date.
-
-        Example:
-            >>> fc = nn.Linear(2, 3)
-            >>> h = fc.register_state_dict_pre_hook(lambda mod, prefix, keep: print(prefix))
-            >>> _ = nn.Sequential(fc).state_dict()
-            0.
-        """
-        return _register(self._state_dict_pre_hooks, hook)
-
-    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
-        has added this module's entries (under ``prefix``); the hook may edit ``state_dict``
-        in place and must return ``None``.
-
-        Example:
-            >>> def drop_bias(mod, sd, prefix, meta):
-            ...     del sd[prefix + "bias"]
-            >>> fc = nn.Linear(2, 3)
-            >>> h = fc.register_state_dict_post_hook(drop_bias)
-            >>> list(fc.state_dict())
-            ['weight']
-            >>> h.remove()
-        """
-        try:  # (PyTorch's mark, which tells it from a hook of _register_state_dict_hook)
-            hook._from_public_api = True
-        except AttributeError:  # (a bound method: its returned value is then not refused)
-            pass
-        return _register(self._state_dict_hooks, hook)
-
-    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
-        """PyTorch's private form of :meth:`register_state_dict_post_hook`, which much code
-        calls: the hook may also return a new state dict, which the root module's
-        :meth:`state_dict` returns.
-
-        Example:
-            >>> fc = nn.Linear(2, 3)
-            >>> h = fc._register_state_dict_hook(lambda mod, sd, prefix, meta: {"w": 1})
-            >>> fc.state_dict()
-            {'w': 1}
-        """
-        if getattr(hook, "_from_public_api", False):
-            raise RuntimeError("Cannot register the same function as the state dict post hook "
-                               "that was previously registered via "
-                               "register_state_dict_post_hook")
-        return _register(self._state_dict_hooks, hook)
-
-    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Calls ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
-        unexpected_keys, error_msgs)`` before :meth:`load_state_dict` loads this module's
-        entries (under ``prefix``); the hook may edit ``state_dict`` (a copy of the caller's)
-        in place, e.g. to convert old entries, and must return ``None``.
-
-        Example:
-            >>> def renamed(mod, sd, prefix, *_):
-            ...     if prefix + "w" in sd:
-            ...         sd[prefix + "weight"] = sd.pop(prefix + "w")
-            >>> fc = nn.Linear(2, 3)
-            >>> h = fc.register_load_state_dict_pre_hook(renamed)
-            >>> fc.load_state_dict({"w": ember.zeros(3, 2), "bias": ember.zeros(3)})
-            <All keys matched successfully>
-        """
-        return self._register_load_state_dict_pre_hook(hook, with_module=True)
-
-    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Calls ``hook(module, incompatible_keys)`` once :meth:`load_state_dict` has loaded
-        this module and its children; the hook may edit ``incompatible_keys.missing_keys``
-        and ``.unexpected_keys`` in place (``strict`` then checks what is left) and must
-        return ``None``.
-
-        Example:
-            >>> fc = nn.Linear(2, 3)
-            >>> h = fc.register_load_state_dict_post_hook(
-            ...     lambda mod, keys: keys.missing_keys.remove("bias"))
-            >>> fc.load_state_dict({"weight": ember.zeros(3, 2)})
-            <All keys matched successfully>
-        """
-        return _register(self._load_state_dict_post_hooks, hook)
-
-    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
-                                           ) -> RemovableHandle:
-        """PyTorch's private form of :meth:`register_load_state_dict_pre_hook`, which much code
-        calls: without ``with_module`` the hook is called without the module
-        (``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-        error_msgs)``).
-
-        Example:
-            >>> fc = nn.Linear(2, 3)
-            >>> h = fc._register_load_state_dict_pre_hook(lambda sd, prefix, *_: None)
-            >>> h.remove()
-        """
-        return _register(self._load_state_dict_pre_hooks,
-                         _WrappedHook(hook, self if with_module else None))

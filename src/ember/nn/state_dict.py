@@ -1,18 +1,21 @@
 """State dicts of modules: ``state_dict()`` and ``load_state_dict()`` with PyTorch's key names,
-order and error messages (every missing, unexpected and wrongly shaped key in one error)."""
+order and error messages (every missing, unexpected and wrongly shaped key in one error), and
+the hooks around them (``register_state_dict_pre_hook`` and the rest, in PyTorch's registries:
+``_state_dict_hooks``, ``_load_state_dict_pre_hooks``, …)."""
 
 from __future__ import annotations
 
 import warnings
 from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DeviceError
+from ember.nn.module_hooks import _register, _WrappedHook
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
-from ember.tensor import Tensor
+from ember.tensor import RemovableHandle, Tensor
 
 _EXTRA_STATE = "_extra_state"  # the key suffix of get_extra_state()'s entry, PyTorch's
 
@@ -232,3 +235,99 @@ class StateDictMixin:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, prefix, keep_vars)`` before :meth:`state_dict` saves this
+        module's entries (under ``prefix``), e.g. to bring them up to date.
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_state_dict_pre_hook(lambda mod, prefix, keep: print(prefix))
+            >>> _ = nn.Sequential(fc).state_dict()
+            0.
+        """
+        return _register(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
+        has added this module's entries (under ``prefix``); the hook may edit ``state_dict``
+        in place and must return ``None``.
+
+        Example:
+            >>> def drop_bias(mod, sd, prefix, meta):
+            ...     del sd[prefix + "bias"]
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_state_dict_post_hook(drop_bias)
+            >>> list(fc.state_dict())
+            ['weight']
+            >>> h.remove()
+        """
+        try:  # (PyTorch's mark, which tells it from a hook of _register_state_dict_hook)
+            hook._from_public_api = True
+        except AttributeError:  # (a bound method: its returned value is then not refused)
+            pass
+        return _register(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_state_dict_post_hook`, which much code
+        calls: the hook may also return a new state dict, which the root module's
+        :meth:`state_dict` returns.
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc._register_state_dict_hook(lambda mod, sd, prefix, meta: {"w": 1})
+            >>> fc.state_dict()
+            {'w': 1}
+        """
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return _register(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before :meth:`load_state_dict` loads this module's
+        entries (under ``prefix``); the hook may edit ``state_dict`` (a copy of the caller's)
+        in place, e.g. to convert old entries, and must return ``None``.
+
+        Example:
+            >>> def renamed(mod, sd, prefix, *_):
+            ...     if prefix + "w" in sd:
+            ...         sd[prefix + "weight"] = sd.pop(prefix + "w")
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_load_state_dict_pre_hook(renamed)
+            >>> fc.load_state_dict({"w": ember.zeros(3, 2), "bias": ember.zeros(3)})
+            <All keys matched successfully>
+        """
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, incompatible_keys)`` once :meth:`load_state_dict` has loaded
+        this module and its children; the hook may edit ``incompatible_keys.missing_keys``
+        and ``.unexpected_keys`` in place (``strict`` then checks what is left) and must
+        return ``None``.
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_load_state_dict_post_hook(
+            ...     lambda mod, keys: keys.missing_keys.remove("bias"))
+            >>> fc.load_state_dict({"weight": ember.zeros(3, 2)})
+            <All keys matched successfully>
+        """
+        return _register(self._load_state_dict_post_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
+                                           ) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_load_state_dict_pre_hook`, which much code
+        calls: without ``with_module`` the hook is called without the module
+        (``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)``).
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc._register_load_state_dict_pre_hook(lambda sd, prefix, *_: None)
+            >>> h.remove()
+        """
+        return _register(self._load_state_dict_pre_hooks,
+                         _WrappedHook(hook, self if with_module else None))
