@@ -208,7 +208,32 @@ class Node(_Hookable):
             read = getattr(object.__getattribute__(self, "prim"), "node_attribute", None)
             if read is not None:
                 return read(self, attr)
+            if attr.startswith("_saved_"):
+                return self._read_saved(attr[len("_saved_"):])
         raise AttributeError(f"'Node' object has no attribute {attr!r}")
+
+    def _read_saved(self, name: str) -> Any:
+        """PyTorch's ``grad_fn._saved_<name>``: ``self`` and ``other`` (the first and second
+        inputs) and ``result`` (the output) where the rule keeps their values, or a parameter
+        of the op. Example: ``(x * w).grad_fn._saved_other is w``."""
+        if self.released:
+            raise GradError(f"{self.name()}._saved_{name}: its saved values were freed by "
+                            "backward. Hint: pass retain_graph=True to backward() to read them "
+                            "after it.")
+        if name in self.params:
+            return self.params[name]
+        if name == "result" and self.outputs is not None and self.outputs[0] is not None:
+            return self.out
+        i = {"self": 0, "other": 1}.get(name)
+        if i is not None and self.prim.save_inputs and i < len(self.inputs) and \
+                type(self.inputs[i]) is not Unsaved:
+            return self.inputs[i]
+        raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{name}'")
+
+    def __dir__(self) -> list[str]:
+        saved = [f"_saved_{n}" for n in ("self", "other", "result", *self.params)
+                 if not self.released and _has(self, f"_saved_{n}")]
+        return sorted({*super().__dir__(), *saved})
 
     def name(self) -> str:
         """PyTorch-style name, e.g. ``MulBackward0`` (PyTorch numbers its overloads; an Ember
@@ -333,6 +358,14 @@ class Node(_Hookable):
     def _small_constant(t: Any) -> bool:
         return type(t) is not Unsaved and t._node is None and not t.requires_grad and \
             t._data.nbytes < WORTH_DROPPING
+
+
+def _has(node: Node, attr: str) -> bool:
+    try:
+        getattr(node, attr)
+    except AttributeError:
+        return False
+    return True
 
 
 # -- the running backward pass ---------------------------------------------------------------
