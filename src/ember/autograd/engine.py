@@ -11,7 +11,6 @@ the contributions to one gradient add up, and how a leaf's gradient goes into ``
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -28,6 +27,13 @@ from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import set_grad_enabled
 from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
 from ember.autograd.graph import BACKWARD_FILTER, Node, NodeHooks, leaf_hooks, restore_inputs
+from ember.autograd.hook_calls import (
+    held_elsewhere,
+    hook_name,
+    run_hooks,
+    run_leaf_hooks,
+    run_node_hooks,
+)
 from ember.errors import GradError, ShapeError
 from ember.tensor import Tensor
 
@@ -393,9 +399,9 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
     if targets is not None and not any(t is leaf for t in targets):
         return
     if leaf._hooks:
-        g, kept = _run_leaf_hooks(leaf._hooks, g)
+        g, kept = run_leaf_hooks(leaf._hooks, g)
         if kept:
-            _held_elsewhere(g, owners)
+            held_elsewhere(g, owners)
     if targets is None:
         _deliver(leaf, g, create_graph, owners)
     else:
@@ -411,14 +417,14 @@ def _deliver(t: Any, g: Any, create_graph: bool, owners: set) -> None:
     if hooks is None:
         accumulate_grad(t, g, create_graph, owners)
         return
-    (g,) = _run_node_hooks(hooks.pre, (g,), "a prehook of AccumulateGrad")
+    (g,) = run_node_hooks(hooks.pre, (g,), "a prehook of AccumulateGrad")
     if g is not None:
         accumulate_grad(t, g, create_graph, owners)
     for hook in list(hooks.post_accumulate):
         if hook(t) is not None:
-            raise GradError(f"post-accumulate-grad hook {_hook_name(hook)} returned a value; "
+            raise GradError(f"post-accumulate-grad hook {hook_name(hook)} returned a value; "
                             "such a hook reads or updates tensor.grad in place and returns None")
-    _run_node_hooks(hooks.post, (), "a hook of AccumulateGrad", (g,))
+    run_node_hooks(hooks.post, (), "a hook of AccumulateGrad", (g,))
 
 
 def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
@@ -427,14 +433,14 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
     if node.hooks:
         for i, hooks in node.hooks.items():
             if grads[i] is not None:
-                grads[i] = _run_hooks(hooks, grads[i])
+                grads[i] = run_hooks(hooks, grads[i])
     if node.retained:  # as PyTorch's retain_grad: a copy first, then out-of-place sums
         for i, ref in node.retained.items():
             t, g = ref(), grads[i]
             if t is None or g is None:
                 continue
             if t.grad is None:
-                _held_elsewhere(g, owners)
+                held_elsewhere(g, owners)
                 accumulate_grad(t, g, create_graph, owners)
             else:
                 t.grad = t.grad + (g if create_graph else g.detach())
@@ -445,88 +451,13 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
                 found[slot] = g
 
 
-def _run_hooks(hooks: list, g: Any) -> Any:
-    """Passes ``g`` through tensor hooks in order; a hook may return a replacement of the
-    same shape and dtype (or None to keep it)."""
-    for hook in list(hooks):
-        replaced = hook(g)
-        if replaced is not None:
-            _check_replacement(hook, replaced, g)
-            g = replaced
-    return g
-
-
-def _held_elsewhere(g: Any, owners: set) -> None:
-    """Marks ``g``'s memory as held by more than the engine, so that a ``.grad`` it becomes
-    is a copy (:func:`~ember.autograd.accumulate.accumulate_grad`'s ``owners``)."""
-    if isinstance(g, Tensor):
-        owners.add(id(g._data if g._data.base is None else g._data.base))
-
-
-def _run_leaf_hooks(hooks: list, g: Any) -> tuple[Any, bool]:
-    """A leaf's gradient through its tensor hooks, and whether a hook kept a reference to the
-    result: then ``.grad`` must not be that tensor (a later backward would add into what the
-    hook holds), as PyTorch's ``AccumulateGrad`` steals a gradient only when nothing else
-    holds it (its reference count)."""
-    before = sys.getrefcount(g)
-    out = _run_hooks(hooks, g)
-    # (counted apart from the return: references the name ``out`` and getrefcount's argument
-    # add, and for the same tensor also ``g``)
-    kept = sys.getrefcount(out) > (before + 1 if out is g else 2)
-    return out, kept
-
-
-def _check_replacement(hook: Callable, new: Any, g: Any) -> None:
-    """Refuses a gradient a hook returned in place of ``g`` unless it is a tensor of the same
-    shape and dtype, as PyTorch does."""
-    if not isinstance(new, Tensor):
-        got, want = type(new).__name__, f"shape {tuple(g.shape)}"
-    elif new.shape != g.shape:
-        got, want = f"a tensor of shape {tuple(new.shape)}", f"shape {tuple(g.shape)}"
-    elif new.dtype is not g.dtype:
-        got, want = f"a tensor of dtype {new.dtype.name}", f"dtype {g.dtype.name}"
-    else:
-        return
-    raise GradError(f"hook {_hook_name(hook)} returned {got} for a gradient of {want}; a hook "
-                    "returns None or a tensor of the gradient's shape and dtype")
-
-
-def _hook_name(hook: Callable) -> str:
-    return repr(getattr(hook, "__qualname__", hook))
-
-
-def _run_node_hooks(hooks: list, grads: tuple, who: str, grad_outputs: tuple | None = None
-                    ) -> tuple:
-    """Passes ``grads`` through a node's pre-hooks (``hook(grads)``) or, given
-    ``grad_outputs``, its post-hooks (``hook(grads, grad_outputs)``); a hook returns None or a
-    tuple of as many gradients (each None or a tensor like the one it replaces)."""
-    for hook in list(hooks):
-        new = hook(grads) if grad_outputs is None else hook(grads, grad_outputs)
-        if new is None:
-            continue
-        if not isinstance(new, (tuple, list)) or len(new) != len(grads):
-            got = (f"{len(new)} values" if isinstance(new, (tuple, list))
-                   else type(new).__name__)
-            raise GradError(f"{who} ({_hook_name(hook)}) returned {got}; expected None or a "
-                            f"tuple of {len(grads)} gradients (None for no gradient)")
-        for g, n in zip(grads, new):
-            if g is None and n is not None:
-                raise GradError(f"{who} ({_hook_name(hook)}) returned a gradient where there "
-                                "was none (None): a hook cannot replace a None gradient with "
-                                "a tensor, as in PyTorch. Hint: return None in that place")
-            if n is not None:
-                _check_replacement(hook, n, g)
-        grads = tuple(new)
-    return grads
-
-
 def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> None:
     restore_inputs(node)
     node.check_versions()
     prim = node.prim
     hooks: NodeHooks | None = node.node_hooks
     if hooks is not None:
-        grads = list(_run_node_hooks(hooks.pre, tuple(grads), f"a prehook of {node.name()}"))
+        grads = list(run_node_hooks(hooks.pre, tuple(grads), f"a prehook of {node.name()}"))
     elif prim.view and sums_in_place():  # (only views of one input have a region)
         region = prim.grad_region(node)
         if region is not None:
@@ -539,21 +470,9 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
                     g = grad_as(g, t)
                 add_grad(node_grads, leaf_grads, t, g, node.edges[0], region)
             return
-    try:
-        hook = VJP_HOOK.around
-        result = prim.vjp(node, *grads) if hook is None else hook(node, grads)
-    except GradError:
-        raise
-    except Exception as exc:
-        raise GradError(f"backward of {prim.name} failed: {type(exc).__name__}: {exc}"
-                        + node.where()) from exc
-    if prim.nout == 1 and len(node.inputs) == 1 and not isinstance(result, (tuple, list)):
-        result = (result,)
-    if len(result) != len(node.inputs):
-        raise GradError(f"the vjp rule of {prim.name} returned {len(result)} gradients for "
-                        f"{len(node.inputs)} inputs")
+    result = _rule(node, grads)
     if hooks is not None:
-        result = _run_node_hooks(hooks.post, tuple(None if e is None else g for g, e in
+        result = run_node_hooks(hooks.post, tuple(None if e is None else g for g, e in
                                                    zip(result, node.edges)),
                                  f"a hook of {node.name()}", tuple(grads))
     if ANOMALY.enabled:
@@ -571,6 +490,41 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
         if g._data.dtype != t._data.dtype:
             g = grad_as(g, t)
         add_grad(node_grads, leaf_grads, t, g, edge)
+
+
+def _rule(node: Node, grads: Any) -> tuple:
+    """The node's vjp rule on ``grads``: one gradient (or None) per input."""
+    prim = node.prim
+    try:
+        hook = VJP_HOOK.around
+        result = prim.vjp(node, *grads) if hook is None else hook(node, grads)
+    except GradError:
+        raise
+    except Exception as exc:
+        raise GradError(f"backward of {prim.name} failed: {type(exc).__name__}: {exc}"
+                        + node.where()) from exc
+    if prim.nout == 1 and len(node.inputs) == 1 and not isinstance(result, (tuple, list)):
+        result = (result,)
+    if len(result) != len(node.inputs):
+        raise GradError(f"the vjp rule of {prim.name} returned {len(result)} gradients for "
+                        f"{len(node.inputs)} inputs")
+    return result
+
+
+def call_node(node: Node, grads: tuple) -> Any:
+    """``node(*grads)``: the gradients of its inputs given those of its outputs, as calling
+    PyTorch's ``grad_fn`` (None for an input needing none; one input gives one tensor). Each
+    gradient has its input's shape; PyTorch's may leave a broadcast input's unsummed."""
+    if node.released:
+        raise GradError(f"{node.name()}: its saved values were freed by backward. Hint: pass "
+                        "retain_graph=True to backward() to call it after.")
+    if len(grads) != node.prim.nout:
+        raise TypeError(f"{node.name()}: expected {node.prim.nout} gradients (one per output), "
+                        f"got {len(grads)}")
+    restore_inputs(node)
+    node.check_versions()
+    result = tuple(None if e is None else g for g, e in zip(_rule(node, grads), node.edges))
+    return result[0] if len(result) == 1 else result
 
 
 def _summed_to_input(g: Tensor, t: Any, name: str) -> Tensor:

@@ -248,6 +248,20 @@ class Node(_Hookable):
     def __repr__(self) -> str:
         return f"<{self.name()}>"
 
+    def __call__(self, *grads: Tensor) -> Any:
+        """This node's backward on the gradients of its outputs: the gradients of its inputs
+        (None for one needing none; one input gives one tensor), as calling PyTorch's
+        ``grad_fn``.
+
+        Example:
+            >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * 3).grad_fn(ember.ones(2))
+            (tensor([3., 3.]), None)
+        """
+        from ember.autograd.engine import call_node
+
+        return call_node(self, grads)
+
     @property
     def next_functions(self) -> tuple[tuple[Node | AccumulateGrad | None, int], ...]:
         """Per input, where its gradient goes: ``(node, output index)``, ``(AccumulateGrad of

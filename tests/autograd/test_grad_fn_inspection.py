@@ -1,0 +1,85 @@
+"""Inspecting and calling a ``grad_fn`` as in PyTorch: ``_saved_<name>`` (what a node keeps for
+its backward) and ``grad_fn(*grads)`` (its backward on given gradients)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import GradError
+
+
+def _pair(lib):
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w = lib.tensor([0.5, 4.0, -1.0], requires_grad=True)
+    return x, w
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_inputs_result_and_parameters_as_pytorch_names_them(lib):
+    x, w = _pair(lib)
+    y = x * w
+    assert y.grad_fn._saved_self is x and y.grad_fn._saved_other is w
+    assert {"_saved_self", "_saved_other"} <= set(dir(y.grad_fn))
+    e = x.exp()
+    assert e.grad_fn._saved_result.tolist() == e.tolist()
+    assert "_saved_result" in dir(e.grad_fn)
+    p = x.pow(3)
+    assert p.grad_fn._saved_exponent == 3 and p.grad_fn._saved_self is x
+    with pytest.raises(AttributeError):
+        _ = y.grad_fn._saved_nothing
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_reading_after_backward_freed_them_raises(lib):
+    x, w = _pair(lib)
+    y = x * w
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        _ = y.grad_fn._saved_self
+    kept = x * w
+    kept.sum().backward(retain_graph=True)
+    assert kept.grad_fn._saved_other is w
+
+
+def test_freed_error_is_a_grad_error_naming_the_node():
+    x, w = _pair(ember)
+    y = x * w
+    y.sum().backward()
+    with pytest.raises(GradError, match="MulBackward0._saved_self"):
+        _ = y.grad_fn._saved_self
+
+
+def _as_lists(result):
+    if not isinstance(result, tuple):
+        return _as_lists((result,))
+    return [None if g is None else np.round(g.detach().numpy(), 5).tolist() for g in result]
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, x, w: x * w,
+    lambda lib, x, w: x.exp(),
+    lambda lib, x, w: x * 2,
+    lambda lib, x, w: x + lib.ones(4, 3),
+    lambda lib, x, w: x.sum(),
+], ids=["mul", "exp", "scalar", "broadcast", "sum"])
+def test_calling_a_grad_fn_gives_its_input_gradients(make):
+    got = {}
+    for lib in (torch, ember):
+        x, w = _pair(lib)
+        out = make(lib, x, w)
+        grads = out.grad_fn(lib.ones(out.shape) + 1)
+        if lib is torch and isinstance(grads, tuple):  # (PyTorch's backward sums them later)
+            grads = tuple(g if g is None else g.sum_to_size(x.shape) for g in grads)
+        got[lib] = _as_lists(grads)
+    assert got[torch] == got[ember]
+
+
+def test_calling_a_grad_fn_with_the_wrong_count_or_after_backward_raises():
+    x, w = _pair(ember)
+    y = x * w
+    with pytest.raises(TypeError, match="expected 1 gradients"):
+        y.grad_fn(ember.ones(3), ember.ones(3))
+    y.sum().backward()
+    with pytest.raises(GradError, match="retain_graph=True"):
+        y.grad_fn(ember.ones(3))
