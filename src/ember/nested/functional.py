@@ -57,6 +57,10 @@ def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
 
 def _handle(op: Callable, args: tuple, kwargs: dict) -> Any:
     impl = IMPLEMENTATIONS.get(op)
+    if impl is None and args and isinstance(args[0], NestedTensor):
+        # ``ember.clone(nt)``, ``ember.max(nt)``: the method of the op's name, where the class
+        # defines one (``NestedTensor.__getattr__``'s refusals are not found on the class)
+        impl = getattr(NestedTensor, op.__name__, None)
     if impl is None:
         raise unsupported(op.__name__)
     return impl(*args, **kwargs)

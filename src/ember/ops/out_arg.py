@@ -30,6 +30,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 from ember.type_info import can_cast
@@ -105,7 +106,9 @@ def _forwarder(fn: Callable[..., Any], signature: inspect.Signature,
     one frame and no ``*args``/``**kwargs`` packing (a closure over ``*args, **kwargs`` costs
     several times that, more with keywords)."""
     listed = list(signature.parameters.values())
-    params, call, scope = [], [], {"_out_arg_fn": fn, "_out_arg_into": into}
+    params, call = [], []
+    scope = {"_out_arg_fn": fn, "_out_arg_into": into, "_out_arg_handle": handle,
+             "_out_arg_tensor_like": TensorLikeOperand}
     for p in listed:
         text = p.name
         if p.default is not p.empty:
@@ -130,10 +133,17 @@ def _forwarder(fn: Callable[..., Any], signature: inspect.Signature,
             params.append(f"**{p.name}")
             call.append(f"**{p.name}")
     forwarded = ", ".join(call)
+    positional = "".join(f"{c}, " for c in call if "=" not in c and not c.startswith("**"))
+    keywords = ", ".join(f"{c.split('=')[0]!r}: {c.split('=')[0]}" if "=" in c else c
+                         for c in call if "=" in c or c.startswith("**"))
     # (a private name: errors that name "the outermost ember.ops function" skip it, see
-    # ember.ops.overrides.outermost_op)
+    # ember.ops.overrides.outermost_op). A tensor-like operand (a nested tensor) the op does not
+    # hand over itself is handed over here, with the op, as ember.ops.overrides describes.
     source = (f"def _out_form({', '.join(params)}):\n"
-              f"    if out is None:\n        return _out_arg_fn({forwarded})\n"
+              f"    if out is None:\n"
+              f"        try:\n            return _out_arg_fn({forwarded})\n"
+              f"        except _out_arg_tensor_like:\n"
+              f"            return _out_arg_handle(_out_arg_fn, ({positional}), {{{keywords}}})\n"
               f"    return _out_arg_into(out, {forwarded})\n")
     # (named as a file in this folder, so that what looks for the user's frame, as the
     # source lines of traced ops, skips it as Ember's own)

@@ -15,6 +15,9 @@ supports the class hands the call over in one of two ways:
 - ``if type(input) in TENSOR_LIKE: return handle(op, args, kwargs)`` first, for ops that
   check their input's shape before they read it (``softmax``, ``layer_norm``, attention, …):
   one dictionary lookup, about 40 ns against their several microseconds.
+
+The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it as well, so an
+``ember.*`` function with an ``out=`` form hands over even where its op does not.
 """
 
 from __future__ import annotations

@@ -511,6 +511,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         >>> [r.tolist() for r in ember.tensor([[1, 2], [3, 4]]).unbind(1)]
         [[1, 3], [2, 4]]
     """
+    if type(input) in TENSOR_LIKE:  # (a nested tensor: its sequences)
+        return handle(unbind, (input, dim), {})
     dim = normalize_dim(dim, input.ndim, "unbind")
     return tuple(apply(Slice, input, index=(FULL,) * dim + (i,))
                  for i in range(input.shape[dim]))

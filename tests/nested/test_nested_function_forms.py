@@ -1,0 +1,43 @@
+"""The function forms of ops a nested tensor has as methods (``ember.floor(nt)`` as
+``nt.floor()``): the ``out=`` forms hand a tensor-like operand over when the op does not, and the
+nested handler falls back to the method of the op's name. Values against torch.nested."""
+
+import pytest
+import torch
+
+import ember
+from tests.nested.helpers import assert_close, pair
+
+CASES = [
+    ("floor", lambda lib, x: lib.floor(x)),
+    ("ceil", lambda lib, x: lib.ceil(x)),
+    ("trunc", lambda lib, x: lib.trunc(x)),
+    ("round", lambda lib, x: lib.round(x)),
+    ("neg", lambda lib, x: lib.neg(x)),
+    ("negative", lambda lib, x: lib.negative(x)),
+    ("sign", lambda lib, x: lib.sign(x)),
+    ("sgn", lambda lib, x: lib.sgn(x)),
+    ("nan_to_num", lambda lib, x: lib.nan_to_num(x)),
+    ("logical_not", lambda lib, x: lib.logical_not(x)),
+    ("clone", lambda lib, x: lib.clone(x)),
+    ("floor_out_of_abs", lambda lib, x: lib.floor(lib.abs(x) * 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])
+def test_function_form_matches_torch(name, fn):
+    nt, tnt = pair(inner=(3,))
+    assert_close(fn(ember, nt), fn(torch, tnt))
+
+
+def test_max_and_unbind_function_forms():
+    nt, tnt = pair(inner=(3,))
+    assert ember.max(nt).item() == pytest.approx(tnt.values().max().item())
+    for got, want in zip(ember.unbind(nt), torch.unbind(tnt)):
+        assert_close(got, want)
+
+
+def test_unsupported_function_form_still_says_so():
+    nt, _ = pair(inner=(3,))
+    with pytest.raises(ember.nested.UnsupportedOpError, match="cumsum: not supported"):
+        ember.cumsum(nt, 0)
