@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 def _checked_size(n: int, op: str) -> int:
     if n < 1:
         raise ShapeError(f"{op}: invalid number of data points ({n}) specified; it must be at "
-                         "least 1")
+                         "least 1. Hint: an empty input dim needs n (or s) to pad it")
     return n
 
 
@@ -50,11 +51,7 @@ def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int]
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None:
-        if x.ndim == 0 and len(dim):
-            raise IndexOutOfRange(f"{op}: dimension {dim[0]} specified, but the input is 0-d "
-                                  "(it has no dimensions to transform). Hint: reshape it to "
-                                  "1-D first, e.g. input.reshape(1)")
-        dims = tuple(normalize_dim(d, x.ndim, op) for d in dim)
+        dims = _normalized(dim, x.ndim, op)
         if len(set(dims)) != len(dims):
             raise ShapeError(f"{op}: FFT dims must be unique, got {tuple(dim)}")
         if s is not None and len(s) != len(dims):
@@ -67,8 +64,17 @@ def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int]
     else:
         dims = tuple(range(x.ndim))
     if s is None:
-        return dims, tuple(x.shape[d] for d in dims)
-    return dims, tuple(x.shape[d] if n == -1 else _checked_size(n, op) for d, n in zip(dims, s))
+        s = (-1,) * len(dims)
+    return dims, tuple(_checked_size(x.shape[d] if n == -1 else n, op) for d, n in zip(dims, s))
+
+
+def _normalized(dim: Sequence[int], ndim: int, op: str) -> tuple[int, ...]:
+    """``dim`` counted from 0; a 0-d input has no dims to name (torch raises too)."""
+    if ndim == 0 and len(dim):
+        raise IndexOutOfRange(f"{op}: dimension {dim[0]} specified, but the input is 0-d (it "
+                              "has no dimensions). Hint: reshape it to 1-D first, e.g. "
+                              "input.reshape(1)")
+    return tuple(normalize_dim(d, ndim, op) for d in dim)
 
 
 def _n(n: int | None, op: str) -> tuple[int] | None:
@@ -164,7 +170,7 @@ def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | No
 
 # -- real to complex and back -------------------------------------------------------------------
 def _r2c(x: Tensor, dims: tuple, sizes: tuple, norm: str | None, op: str) -> Tensor:
-    return fft_r2c(resize(x, dims, sizes), _some(dims, op), norm_name(norm, op))
+    return fft_r2c(resize(x, dims, sizes), _some(dims, op), norm_name(norm, op), op)
 
 
 def _c2r(x: Tensor, s: Sequence[int] | None, dim: Any, norm: str | None, op: str) -> Tensor:
@@ -340,6 +346,7 @@ def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
         >>> ember.fft.fftfreq(4)
         tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
+    n = _points(n, "fftfreq")
     k = roll(arange(n, dtype=dtypes.int64, device=device) - n // 2, -(n // 2))
     return _frequencies(k, n, d, dtype, requires_grad, "fftfreq")
 
@@ -353,8 +360,20 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
         >>> ember.fft.rfftfreq(4)
         tensor([0.0000, 0.2500, 0.5000])
     """
+    n = _points(n, "rfftfreq")
     return _frequencies(arange(n // 2 + 1, dtype=dtypes.int64, device=device), n, d, dtype,
                         requires_grad, "rfftfreq")
+
+
+def _points(n: int, op: str) -> int:
+    """The ``n`` of :func:`fftfreq` and :func:`rfftfreq`: a non-negative int."""
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{op}: n must be an int, got {type(n).__name__}") from None
+    if n < 0:
+        raise ShapeError(f"{op}: n must be non-negative, got n={n}")
+    return n
 
 
 def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool,
@@ -368,9 +387,9 @@ def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool,
     return out.to(dt).requires_grad_(requires_grad)
 
 
-def _shift(x: Tensor, dim: int | Sequence[int] | None, sign: int) -> Tensor:
-    dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else \
-        tuple(dim)
+def _shift(x: Tensor, dim: int | Sequence[int] | None, sign: int, op: str) -> Tensor:
+    dims = tuple(range(x.ndim)) if dim is None else \
+        _normalized((dim,) if isinstance(dim, int) else tuple(dim), x.ndim, op)
     if not dims:
         return x
     return roll(x, tuple(sign * (x.shape[d] // 2) for d in dims), dims)
@@ -384,7 +403,7 @@ def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         >>> ember.fft.fftshift(ember.fft.fftfreq(4))
         tensor([-0.5000, -0.2500,  0.0000,  0.2500])
     """
-    return _shift(input, dim, 1)
+    return _shift(input, dim, 1, "fftshift")
 
 
 def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -394,7 +413,7 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         >>> ember.fft.ifftshift(ember.fft.fftshift(ember.arange(5)))
         tensor([0, 1, 2, 3, 4])
     """
-    return _shift(input, dim, -1)
+    return _shift(input, dim, -1, "ifftshift")
 
 
 add_out_arguments(globals(), FFT)  # torch's out= keyword

@@ -7,7 +7,7 @@ import torch
 
 import ember
 from ember.errors import IndexOutOfRange
-from tests.ops.optable import OpCase, S, arg, op_tests
+from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(3, 4, 5))
@@ -152,6 +152,41 @@ def test_frequencies_need_a_floating_dtype_as_torch(name, dtype):
     with pytest.raises(ember.DTypeError, match=f"{name}: requires a floating point or complex"):
         getattr(ember.fft, name)(4, dtype=getattr(ember, dtype))
 
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_an_empty_transformed_dim_is_refused_as_torch(name):
+    dim = {"dim": (0, 1)} if name.endswith(("2", "n")) else {"dim": 0}
+    raises_like_torch(lambda lib: getattr(lib.fft, name)(lib.ones(0, 3), **dim), ember.ShapeError,
+                      rf"{name}: invalid number of data points \(0\)")
+
+
+@pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
+def test_shift_dims_are_checked_as_torch(name):
+    for make, dim, match in [(lambda lib: lib.tensor(1.0), 0, "0 specified, but the input is 0-d"),
+                             (lambda lib: lib.ones(4), (0, 1), "1 is out of range")]:
+        with pytest.raises(IndexError):
+            getattr(torch.fft, name)(make(torch), dim=dim)
+        with pytest.raises(IndexOutOfRange, match=f"{name}: dimension {match}"):
+            getattr(ember.fft, name)(make(ember), dim=dim)
+    check_like_torch(name, {"dim": (-1, -1)}, atol=0)  # a repeated dim shifts twice, as torch
+
+
+@pytest.mark.parametrize("name", ["rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn"])
+def test_a_complex_input_to_a_real_transform_names_the_op(name):
+    raises_like_torch(lambda lib: getattr(lib.fft, name)(lib.ones(2, 2, dtype=lib.complex64)),
+                      ember.DTypeError, f"{name}: expects a real input tensor")
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_frequencies_refuse_a_negative_n(name):
+    # torch.fft.rfftfreq(-1) returns tensor([-0.]); Ember refuses it, as fftfreq(-1) in both
+    raises_like_torch(lambda lib: lib.fft.fftfreq(-1), ember.ShapeError, "fftfreq: n must be "
+                      "non-negative")
+    with pytest.raises(ember.ShapeError, match=f"{name}: n must be non-negative, got n=-3"):
+        getattr(ember.fft, name)(-3)
+    with pytest.raises(TypeError, match=f"{name}: n must be an int, got float"):
+        getattr(ember.fft, name)(4.0)
 
 # -- gradients of real losses, against torch -----------------------------------------------------
 H = RNG.normal(size=(3, 8)) + 1j * RNG.normal(size=(3, 8))

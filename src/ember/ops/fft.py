@@ -170,11 +170,12 @@ def fft_c2c(x: Tensor, dims: tuple[int, ...], inverse: bool, norm: str) -> Tenso
     return apply(FFTC2C, as_complex(x), dims=dims, inverse=inverse, norm=norm)
 
 
-def fft_r2c(x: Tensor, dims: tuple[int, ...], norm: str) -> Tensor:
-    """The one-sided DFT over ``dims`` of a real tensor (integers: the default float dtype)."""
+def fft_r2c(x: Tensor, dims: tuple[int, ...], norm: str, op: str = "rfft") -> Tensor:
+    """The one-sided DFT over ``dims`` of a real tensor (integers: the default float dtype);
+    ``op`` names the caller in errors."""
     if x.dtype.is_complex:
-        raise DTypeError(f"rfft: expects a real input tensor, got {x.dtype.name}. Hint: use "
-                         "fft for complex input, or pass .real")
+        raise DTypeError(f"{op}: expects a real input tensor, got {x.dtype.name}. Hint: use "
+                         "the complex transform (fft, fftn) for complex input, or pass .real")
     return apply(FFTR2C, to_float(x), dims=dims, norm=norm)
 
 
