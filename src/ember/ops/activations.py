@@ -351,13 +351,14 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(input))``, computed stably as ``-softplus(-input)``.
+    """``log(sigmoid(input))``, computed stably as ``-softplus(-input)`` with no threshold
+    (softplus's default one drops ``log1p(exp(input))`` below ``input = -20``).
 
     Example:
         >>> ember.logsigmoid(ember.tensor([0.0]))
         tensor([-0.6931])
     """
-    return -softplus(-input)
+    return -softplus(-input, threshold=math.inf)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
