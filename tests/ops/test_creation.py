@@ -17,7 +17,7 @@ from ember.errors import ShapeError
     (lambda m: m.rand(-1), "rand: sizes must be non-negative"),
     (lambda m: m.randn(2, -1), "randn: sizes must be non-negative"),
     (lambda m: m.randint(3, (-1,)), "randint: sizes must be non-negative"),
-    (lambda m: m.randperm(-1), "randperm: sizes must be non-negative"),
+    (lambda m: m.randperm(-1), "randperm: n must be non-negative, got -1"),
     (lambda m: m.eye(-1), "eye: n must be non-negative, got -1"),
     (lambda m: m.eye(2, -3), "eye: m must be non-negative, got -3"),
     (lambda m: m.linspace(0, 1, -1), "linspace: steps must be non-negative, got -1"),

@@ -254,6 +254,7 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
         return handle(op, (t, *args), {"dtype": dtype, "device": device,
                                        "requires_grad": requires_grad, "memory_format": fmt})
     name = op.__name__
+    check_tensor(name, t)
     fmt = check_format(name, fmt)
     if DISPATCH.handler is not None:
         made = made_per_sample(t, lambda src: op(src, *args, dtype=dtype, device=device,
@@ -264,6 +265,13 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
     return _make(name, fill, (t.shape,), t.dtype if dtype is None else dtype,
                  t.device if device is None else device, requires_grad,
                  format_of(t) if fmt is preserve_format else fmt)
+
+
+def check_tensor(op: str, t: Any) -> None:
+    """A TypeError naming ``op`` unless ``t`` is a Tensor (the ``_like`` factories' input)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(t).__name__}. Hint: wrap "
+                        "it with ember.tensor(...)")
 
 
 def made_per_sample(t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.backend.meta import copy_out
-from ember.errors import ShapeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
@@ -100,6 +100,19 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
 
 
 @method("bernoulli_")
-def bernoulli_(self: Tensor, p: float = 0.5, *, generator: Generator | None = None) -> Tensor:
-    """Fills with 0/1 samples, 1 with probability ``p``; returns ``self``."""
-    return _write_from(self, bernoulli(self, p, generator=generator), "bernoulli_")
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fills with 0/1 samples, 1 with probability ``p``: a number, or a floating tensor of
+    probabilities broadcast to ``self``'s shape; returns ``self``.
+
+    Example:
+        >>> ember.zeros(2, 2).bernoulli_(ember.tensor([0.0, 1.0]))
+        tensor([[0., 1.],
+                [0., 1.]])
+    """
+    if isinstance(p, Tensor) and p.ndim:
+        if not p.dtype.is_floating_point:
+            raise DTypeError(f"bernoulli_: probabilities must be floating, got {p.dtype.name}")
+        draws = bernoulli(expand(p.detach(), tuple(self.shape)), generator=generator)
+    else:
+        draws = bernoulli(self, p, generator=generator)
+    return _write_from(self, draws.detach(), "bernoulli_")

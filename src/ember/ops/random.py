@@ -8,6 +8,8 @@ each call (and CSE never merges them), exactly as eager code does.
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import ml_dtypes
@@ -18,8 +20,9 @@ from ember.backend import device as to_device
 from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
-from ember.ops.creation import _shape
+from ember.ops.creation import _non_negative, _shape, check_tensor, full, zeros
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
+from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -290,6 +293,8 @@ def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType,
                      requires_grad: bool, scale: float, **params: Any) -> Tensor:
     """Complex samples whose real and imaginary parts are independent real samples (times
     ``scale``), drawn as PyTorch does: as the (real, imag) pairs of ``view_as_real``."""
+    if 0 in _shape(size, op):  # (NumPy gives empty draws zero strides, which no view takes)
+        return zeros(_shape(size, op), dtype=dtype, device=device, requires_grad=requires_grad)
     pairs = _sampled(op, prim, (_shape(size, op) + (2,),), dtype.to_real(), device, False,
                      **params)
     out = view_as_complex(pairs if scale == 1 else pairs * scale)
@@ -327,6 +332,8 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
     if not low <= high:
         raise ValueError(f"uniform_: expects to return a [from, to) range, but found "
                          f"from={low} > to={high}, as PyTorch refuses")
+    if not math.isfinite(high - low):
+        raise ValueError(f"uniform_: the range [{low}, {high}) must be finite, as in PyTorch")
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
 
@@ -341,32 +348,72 @@ def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device:
     return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
 
 
-def randint(low: int, high: int | None = None, size: tuple = (), *,
-            generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
-    """Integers from ``[low, high)``: ``ember.randint(10, (3,))`` or ``randint(2, 5, (3,))``."""
+def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None:
+    """PyTorch's check of integers ``[low, high]`` drawn into ``dtype`` (``randint``,
+    ``random_``, ``randperm``): an error when the dtype cannot hold them (instead of a silent
+    wrap-around), a warning when a float dtype holds them only rounded (past ``2**digits``)."""
+    if dtype is dtypes.bool_:
+        lo, hi = 0, 1
+    else:
+        info = ml_dtypes.finfo(dtype.np) if dtype.is_floating_point else np.iinfo(dtype.np)
+        lo, hi = info.min, info.max
+    for name, value in (("from", low), ("to - 1", high)):
+        if not lo <= value <= hi:
+            raise ValueError(f"{op}: {name} = {value} is out of bounds for {dtype.name}, which "
+                             f"holds [{lo}, {hi}]. Hint: draw a wider dtype, e.g. ember.int64")
+    if dtype.is_floating_point and max(-low, high) > 2 ** (ml_dtypes.finfo(dtype.np).nmant + 1):
+        warnings.warn(f"{op}: [{low}, {high}] reaches past the integers {dtype.name} holds "
+                      f"exactly (2**{ml_dtypes.finfo(dtype.np).nmant + 1}), so draws are rounded, "
+                      "as in PyTorch", UserWarning, stacklevel=3)
+
+
+def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
+            generator: Generator | None = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers from ``[low, high)``: ``ember.randint(10, (3,))`` or ``randint(2, 5, (3,))``;
+    ``dtype`` must hold the range (int64 by default).
+
+    Example:
+        >>> ember.randint(0, 256, (2,), dtype=ember.uint8).dtype
+        ember.uint8
+    """
     if isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    low, high = int(low), int(high)
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     if dt.is_complex:
         raise DTypeError(f"randint: integers cannot be drawn as {dt.name}, as in PyTorch. Hint: "
                          "draw a real dtype and convert with .to()")
-    return _sampled("randint", RandInt, (tuple(size),), dt, device, False, low=int(low),
-                    high=int(high), generator=generator)
+    refuse_limited("randint", dt, dtypes.WIDE_UNSIGNED)
+    check_draw_bounds("randint", low, high - 1, dt)
+    return _sampled("randint", RandInt, (tuple(size),), dt, device, requires_grad, low=low,
+                    high=high, generator=generator)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
-             device: Any = None) -> Tensor:
-    """A random permutation of ``0 … n-1``."""
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 … n-1``; ``dtype`` must hold ``n - 1``.
+
+    Example:
+        >>> sorted(ember.randperm(4).tolist())
+        [0, 1, 2, 3]
+    """
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    return _sampled("randperm", RandPerm, ((int(n),),), dt, device, False, generator=generator)
+    n = _non_negative("randperm", "n", n)
+    if n:
+        refuse_limited("randperm", dt, dtypes.WIDE_UNSIGNED)
+        check_draw_bounds("randperm", 0, n - 1, dt)
+    return _sampled("randperm", RandPerm, ((n,),), dt, device, requires_grad,
+                    generator=generator)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
-           generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
+           generator: Generator | None = None, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
     """Normal samples; ``mean``/``std`` may be tensors (broadcast) or numbers with ``size``.
     With tensor arguments the result is ``mean + std * noise``, differentiable in both. A
     complex ``mean`` (or ``dtype``) draws PyTorch's complex normal: each part N(mean's part,
@@ -402,25 +449,36 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
     _check_std(float(std))
     dt = _float_dtype(dtype, "normal", complex_ok=True)
     if dt.is_complex:
-        return normal_samples(tuple(size), float(mean), float(std), dtype=dt, device=device,
-                              generator=generator)
-    return _sampled("normal", Normal, (tuple(size),), dt, device, False, mean=float(mean),
-                    std=float(std), generator=generator)
+        out = normal_samples(tuple(size), float(mean), float(std), dtype=dt, device=device,
+                             generator=generator)
+        return out.requires_grad_(True) if requires_grad else out
+    return _sampled("normal", Normal, (tuple(size),), dt, device, requires_grad,
+                    mean=float(mean), std=float(std), generator=generator)
 
 
 @method()
-def bernoulli(input: Tensor, p: float | None = None, *,
-              generator: Generator | None = None) -> Tensor:
-    """0/1 samples with probabilities ``input`` (or the constant ``p``), in ``input``'s dtype."""
-    if p is not None:
-        from ember.ops.creation import full_like
+def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None) -> Tensor:
+    """0/1 samples in ``input``'s dtype: 1 with probability ``input`` (floating), or with the
+    constant ``p`` (a number or 0-d tensor) for an ``input`` of any dtype. The gradient to
+    ``input`` is zero, as in PyTorch.
 
+    Example:
+        >>> ember.bernoulli(ember.ones(3, dtype=ember.int64), p=1.0)
+        tensor([1, 1, 1])
+    """
+    if p is None:
+        if not input.dtype.is_floating_point:
+            raise DTypeError(f"bernoulli: probabilities must be floating, got "
+                             f"{input.dtype.name}. Hint: pass p= to fill a tensor of any dtype")
+        probs = input.detach()
+    else:
+        p = float(p)
         if not 0 <= p <= 1:
             raise OpError(f"bernoulli: p must lie in [0, 1], got {p}")
-        input = full_like(input, p)
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"bernoulli: probabilities must be floating, got {input.dtype.name}")
-    return apply(Bernoulli, input.detach(), generator=generator)
+        dt = input.dtype if input.dtype.is_floating_point else dtypes.float64
+        probs = full(tuple(input.shape), p, dtype=dt, device=input.device)
+    out = apply(Bernoulli, probs, generator=generator)
+    return zero_grad_from(input, out if out.dtype is input.dtype else out.to(input.dtype))
 
 
 @method()
@@ -441,32 +499,57 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                  replacement=bool(replacement), generator=generator)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
+              device: Any = None, requires_grad: bool = False,
               memory_format: memory_format = preserve_format) -> Tensor:
-    """Uniform [0, 1) samples shaped (and laid out, see ``memory_format``) like ``input``."""
-    return _laid_out_like(input, rand(input.shape, dtype=dtype or input.dtype,
-                                      device=input.device, generator=generator),
-                          memory_format, "rand_like")
+    """Uniform [0, 1) samples shaped (and laid out, see ``memory_format``) like ``input``.
+
+    Example:
+        >>> ember.rand_like(ember.zeros(2, dtype=ember.float64)).dtype
+        ember.float64
+    """
+    return _like_samples(rand, "rand_like", input, (), generator, dtype, device, requires_grad,
+                         memory_format)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
+               device: Any = None, requires_grad: bool = False,
                memory_format: memory_format = preserve_format) -> Tensor:
-    """Standard normal samples shaped (and laid out, see ``memory_format``) like ``input``."""
-    return _laid_out_like(input, randn(input.shape, dtype=dtype or input.dtype,
-                                       device=input.device, generator=generator),
-                          memory_format, "randn_like")
+    """Standard normal samples shaped (and laid out, see ``memory_format``) like ``input``.
+
+    Example:
+        >>> ember.randn_like(ember.zeros(2, 3)).shape
+        ember.Size([2, 3])
+    """
+    return _like_samples(randn, "randn_like", input, (), generator, dtype, device,
+                         requires_grad, memory_format)
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+def randint_like(input: Tensor, low: int, high: int | None = None, *,
+                 generator: Generator | None = None, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False,
                  memory_format: memory_format = preserve_format) -> Tensor:
-    """Integers from ``[low, high)`` shaped (and laid out, see ``memory_format``) like
-    ``input``."""
-    return _laid_out_like(input, randint(low, high, input.shape, dtype=dtype or input.dtype,
-                                         device=input.device), memory_format, "randint_like")
+    """Integers from ``[low, high)`` (``[0, low)`` given one bound) shaped (and laid out, see
+    ``memory_format``) like ``input``, in its dtype unless ``dtype`` is given.
+
+    Example:
+        >>> ember.randint_like(ember.zeros(2, dtype=ember.int32), 5).dtype
+        ember.int32
+    """
+    bounds = (0, low) if high is None else (low, high)
+    return _like_samples(randint, "randint_like", input, bounds, generator, dtype, device,
+                         requires_grad, memory_format)
 
 
-def _laid_out_like(input: Tensor, samples: Tensor, fmt: Any, op: str) -> Tensor:
-    """``samples`` (drawn in C order) laid out in ``fmt``; ``preserve_format``: as ``input``."""
+def _like_samples(draw: Any, op: str, input: Tensor, bounds: tuple, generator: Any, dtype: Any,
+                  device: Any, requires_grad: bool, fmt: Any) -> Tensor:
+    """``draw(*bounds, input's shape, …)`` with ``input``'s dtype and device unless given,
+    laid out in ``fmt`` (``preserve_format``: as ``input``; draws are made in C order)."""
+    check_tensor(op, input)
     fmt = check_format(op, fmt)
     fmt = format_of(input) if fmt is preserve_format else fmt
-    return samples if fmt.dims is None else samples.contiguous(memory_format=fmt)
+    out = draw(*bounds, tuple(input.shape), generator=generator,
+               dtype=input.dtype if dtype is None else dtype,
+               device=input.device if device is None else device)
+    out = out if fmt.dims is None else out.contiguous(memory_format=fmt)
+    return out.requires_grad_(True) if requires_grad else out

@@ -13,7 +13,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.primitive import refuse_limited
-from ember.ops.random import Generator, rand, randint, randn
+from ember.ops.random import Generator, check_draw_bounds, rand, randint, randn
 from ember.ops.rounding import ceil
 from ember.ops.unary import exp, log1p, tan
 from ember.tensor import Tensor, method
@@ -33,16 +33,12 @@ def _check_floating(op: str, self: Tensor) -> None:
                          f"{self.dtype.name}, as in PyTorch")
 
 
-def _integer_range(dt: dtypes.DType) -> tuple[int, int]:
-    """The integers ``random_()`` may write into ``dt``: its range, or for a float every
-    integer it holds exactly (``[-2**24, 2**24]`` for float32), as PyTorch's."""
+def _largest_integer(dt: dtypes.DType) -> int:
+    """The top of ``random_()``'s default range in ``dt``: its max, or for a float the largest
+    integer below which it holds every one exactly (``2**24`` for float32), as PyTorch's."""
     if dt.is_floating_point:
-        m = 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt.name, 53)
-        return -m, m
-    if dt is dtypes.bool_:
-        return 0, 1
-    info = np.iinfo(dt.np)
-    return int(info.min), int(info.max)
+        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt.name, 53)
+    return 1 if dt is dtypes.bool_ else int(np.iinfo(dt.np).max)
 
 
 _UNSET = object()  # (random_(to) reads its one number as the upper bound)
@@ -63,15 +59,12 @@ def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
     refuse_limited("random_", self.dtype, dtypes.WIDE_UNSIGNED)
     if to is _UNSET:
         from_, to = 0, (None if from_ is _UNSET else from_)
-    low, high = _integer_range(self.dtype)
     if to is None:
-        to = high + 1
+        to = _largest_integer(self.dtype) + 1
     if from_ >= to:
         raise ValueError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
                          f">= to={to}")
-    if from_ < low or to - 1 > high:
-        raise ValueError(f"random_: [from, to) = [{from_}, {to}) does not fit a "
-                         f"{self.dtype.name} tensor, which holds the integers [{low}, {high}]")
+    check_draw_bounds("random_", from_, to - 1, self.dtype)
     draws = randint(from_, to, tuple(self.shape), generator=generator, device=self.device)
     return self.copy_(draws)
 

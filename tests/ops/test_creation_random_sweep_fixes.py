@@ -1,0 +1,138 @@
+"""Creation and random ops against PyTorch: cases a differential sweep found diverging (silent
+wrap-arounds, lost signs and dtypes, missing arguments), each checked against torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import ShapeError
+
+torch.set_num_threads(1)
+
+
+# -- random -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("low, high, dtype", [
+    (-3, 3, "uint8"), (0, 257, "uint8"), (0, 2 ** 40, "int16"), (0, 3, "bool"),
+    (0, 70000, "float16"), (-2 ** 63, 0, "int32"),
+])
+def test_randint_out_of_dtype_bounds_raises_like_torch(low, high, dtype):
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.randint(low, high, (3,), dtype=getattr(torch, dtype))
+    with pytest.raises(ValueError, match=f"randint: .* is out of bounds for {dtype}"):
+        ember.randint(low, high, (3,), dtype=getattr(ember, dtype))
+
+
+@pytest.mark.parametrize("low, high, dtype", [(0, 256, "uint8"), (-128, 128, "int8"),
+                                              (0, 2, "bool"), (0, 2049, "float16")])
+def test_randint_at_the_dtype_bounds_draws_inside_them(low, high, dtype):
+    t = torch.randint(low, high, (2000,), dtype=getattr(torch, dtype))
+    e = ember.randint(low, high, (2000,), dtype=getattr(ember, dtype))
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    v = e.to(ember.float64).numpy()
+    assert v.min() >= low and v.max() <= high - 1
+
+
+def test_randperm_past_the_dtype_raises_like_torch():
+    with pytest.raises(RuntimeError):
+        torch.randperm(300, dtype=torch.uint8)
+    with pytest.raises(ValueError, match="randperm: to - 1 = 299 is out of bounds for uint8"):
+        ember.randperm(300, dtype=ember.uint8)
+    assert sorted(ember.randperm(256, dtype=ember.uint8).tolist()) == list(range(256))
+
+
+def test_random_fill_bounds_follow_torch():
+    # beyond bfloat16's exact integers: torch warns and draws; outside its range: an error
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning):
+            x = lib.zeros(100, dtype=lib.bfloat16).random_(0, 300)
+        assert float(x.float().max()) <= 300
+    with pytest.raises(RuntimeError):
+        torch.zeros(3, dtype=torch.int8).random_(0, 300)
+    with pytest.raises(ValueError, match="random_: to - 1 = 299 is out of bounds for int8"):
+        ember.zeros(3, dtype=ember.int8).random_(0, 300)
+
+
+@pytest.mark.parametrize("fn", ["rand", "randn"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_empty_complex_draws(fn, dtype):
+    t = getattr(torch, fn)(0, 3, dtype=getattr(torch, dtype))
+    e = getattr(ember, fn)(0, 3, dtype=getattr(ember, dtype))
+    assert tuple(e.shape) == tuple(t.shape) and str(e.dtype)[6:] == str(t.dtype)[6:]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.randint(5, (2,), dtype=m.float32, requires_grad=True),
+    lambda m: m.randperm(3, dtype=m.float64, requires_grad=True),
+    lambda m: m.normal(0.0, 1.0, (2,), requires_grad=True),
+    lambda m: m.rand_like(m.zeros(2), requires_grad=True),
+    lambda m: m.randn_like(m.zeros(2), requires_grad=True),
+    lambda m: m.randint_like(m.zeros(2), 0, 5, requires_grad=True),
+])
+def test_random_factories_take_requires_grad(call):
+    t, e = call(torch), call(ember)
+    assert e.requires_grad == t.requires_grad is True and e.is_leaf
+    assert tuple(e.shape) == tuple(t.shape)
+
+
+def test_random_like_arguments_as_in_torch():
+    g = ember.Generator().manual_seed(1)
+    a = ember.randint_like(ember.zeros(5, dtype=ember.int32), 10, generator=g)
+    b = ember.randint_like(ember.zeros(5, dtype=ember.int32), 10,
+                           generator=ember.Generator().manual_seed(1))
+    assert a.dtype is ember.int32 and a.tolist() == b.tolist()
+    assert ember.rand_like(ember.zeros(2), device="cpu").device.type == "cpu"
+    x = ember.zeros(2, 3, 4, 5).permute(0, 2, 3, 1)
+    r = ember.randn_like(x, requires_grad=True)
+    assert r.stride() == torch.randn_like(torch.zeros(2, 3, 4, 5).permute(0, 2, 3, 1)).stride()
+    for fn in ("rand_like", "zeros_like"):
+        with pytest.raises(TypeError):
+            getattr(torch, fn)([1.0])
+        with pytest.raises(TypeError, match=f"{fn}: input must be a Tensor"):
+            getattr(ember, fn)([1.0])
+
+
+def test_randint_high_keyword():
+    t = torch.randint(high=5, size=(100,))
+    e = ember.randint(high=5, size=(100,))
+    assert e.dtype is ember.int64 and tuple(e.shape) == tuple(t.shape)
+    assert 0 <= int(e.min()) and int(e.max()) < 5
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "uint8", "float64"])
+def test_bernoulli_with_p_on_any_dtype(dtype):
+    for lib in (torch, ember):
+        x = lib.zeros(50, dtype=getattr(lib, dtype))
+        out = lib.bernoulli(x, 1.0)
+        assert str(out.dtype).split(".")[-1] == dtype and bool((out == 1).all())
+        filled = x.bernoulli_(0.0)
+        assert filled is x and bool((x == 0).all())
+
+
+def test_bernoulli_fill_with_a_probability_tensor():
+    p = [0.0, 1.0, 0.0]
+    for lib in (torch, ember):
+        x = lib.full((4, 3), 7.0).bernoulli_(lib.tensor(p))  # broadcast over the rows
+        np.testing.assert_array_equal(x.numpy(), np.tile(p, (4, 1)))
+        y = lib.zeros(2, 3, dtype=lib.int64).bernoulli_(lib.tensor(p, dtype=lib.float64))
+        assert y.dtype == lib.int64 and y.tolist() == [[0, 1, 0]] * 2
+    with pytest.raises(RuntimeError):
+        torch.zeros(3).bernoulli_(torch.full((2, 3), 0.5))
+    with pytest.raises(ShapeError, match="cannot expand shape"):
+        ember.zeros(3).bernoulli_(ember.full((2, 3), 0.5))
+
+
+def test_bernoulli_output_follows_a_grad_input_with_zero_gradient():
+    for lib in (torch, ember):
+        p = lib.full((3,), 0.5, requires_grad=True)
+        out = lib.bernoulli(p)
+        assert out.requires_grad
+        out.sum().backward()
+        assert p.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_uniform_fill_refuses_an_infinite_range():
+    with pytest.raises(RuntimeError):
+        torch.zeros(2).uniform_(0, float("inf"))
+    with pytest.raises(ValueError, match="uniform_: the range"):
+        ember.zeros(2).uniform_(0, float("inf"))
