@@ -14,7 +14,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import linspace, ones_like, zeros
 from ember.ops.search import searchsorted
@@ -65,18 +64,15 @@ def _bin(x: Tensor, bins: int | Tensor, range: Any, dtype: Any, op: str
             raise DTypeError(f"{op}: input and bins should have one dtype, got input "
                              f"{dtype.name} and bins {bins.dtype.name}")
         edges = bins.detach()
-        n = edges.numel() - 1
-        idx = searchsorted(edges, x, right=True) - 1
-        idx = where(x == edges[-1], n - 1, idx)
-        inside = (x >= edges[0]) & (x <= edges[-1])
     else:
-        n = int(bins)
-        if n <= 0:
-            raise ValueError(f"{op}: bins must be > 0, but got {n}")
+        if int(bins) <= 0:
+            raise ValueError(f"{op}: bins must be > 0, but got {int(bins)}")
         lo, hi = _range(x, range)
-        edges = linspace(lo, hi, n + 1, dtype=dtype, device=x.device)
-        idx = ((x - lo) * (n / (hi - lo))).floor().to(dtypes.int64).clamp(max=n - 1)
-        inside = (x >= lo) & (x <= hi)
+        edges = linspace(lo, hi, int(bins) + 1, dtype=dtype, device=x.device)
+    # by the edges returned, as PyTorch does: a value on an inner edge opens the next bin
+    idx = searchsorted(edges, x, right=True) - 1
+    idx = where(x == edges[-1], edges.numel() - 2, idx)
+    inside = (x >= edges[0]) & (x <= edges[-1])
     return idx, inside, edges
 
 
