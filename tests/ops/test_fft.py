@@ -172,6 +172,19 @@ def test_shift_dims_are_checked_as_torch(name):
     check_like_torch(name, {"dim": (-1, -1)}, atol=0)  # a repeated dim shifts twice, as torch
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"])
+def test_an_int_s_and_dim_read_as_torch(name):
+    check_like_torch(name, {"s": 6})
+    check_like_torch(name, {"s": 3, "dim": np.int64(1)})
+
+
+def test_non_int_sizes_and_shift_dims():
+    raises_like_torch(lambda lib: lib.fft.fft(lib.ones(6), n=5.5), TypeError,
+                      "fft: the number of data points .* must be an int, got float")
+    raises_like_torch(lambda lib: lib.fft.rfft2(lib.ones(6, 6), s=(2.5, 3)), TypeError,
+                      "rfft2: the number of data points .* must be an int, got float")
+    check_like_torch("fftshift", {"dim": np.int64(1)}, atol=0)
+
 @pytest.mark.parametrize("name", ["rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn"])
 def test_a_complex_input_to_a_real_transform_names_the_op(name):
     raises_like_torch(lambda lib: getattr(lib.fft, name)(lib.ones(2, 2, dtype=lib.complex64)),
