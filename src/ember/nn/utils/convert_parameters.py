@@ -21,7 +21,16 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Copies consecutive slices of ``vec`` into ``parameters`` in place (under no_grad)."""
+    """Points each parameter's ``data`` at its consecutive slice of ``vec``, as PyTorch does:
+    the parameters then share ``vec``'s memory (writes to ``vec`` show in them) and take its
+    dtype; the parameter objects stay, so optimizers still hold them.
+
+    Example:
+        >>> m = nn.Linear(2, 1)
+        >>> nn.utils.vector_to_parameters(ember.arange(3.0), m.parameters())
+        >>> m.weight.tolist(), m.bias.tolist()
+        ([[0.0, 1.0]], [2.0])
+    """
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected an ember Tensor, got {type(vec).__name__}")
     if vec.ndim != 1:
@@ -36,5 +45,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     with ember.no_grad():
         for p in params:
             n = p.numel()
-            p[...] = vec[offset:offset + n].reshape(tuple(p.shape))
+            p.data = vec[offset:offset + n].view_as(p)
             offset += n

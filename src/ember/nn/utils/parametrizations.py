@@ -7,6 +7,7 @@ for weight norm, ``parametrizations.weight.original`` with ``parametrizations.we
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ember
@@ -29,7 +30,7 @@ def matrix_view(weight: Tensor, dim: int) -> Tensor:
     """``weight`` as a matrix with dimension ``dim`` as its rows."""
     if dim != 0:
         weight = weight.permute(dim, *(d for d in range(weight.ndim) if d != dim))
-    return weight.reshape(weight.shape[0], -1)
+    return weight.reshape(weight.shape[0], math.prod(weight.shape[1:]))  # (not -1: 0 rows)
 
 
 def default_spectral_dim(module: Module) -> int:
@@ -172,7 +173,7 @@ def _householder_qr(a: Tensor) -> tuple[Tensor, Tensor]:
         new_col = ember.where(rows < j, col, ember.where(rows == j, beta, v))
         a = ember.cat([a[..., :j], new_col, applied[..., j + 1:]], dim=-1)
         taus.append(tau[..., 0, 0])
-    return a, ember.stack(taus, dim=-1)
+    return a, ember.stack(taus, dim=-1) if taus else a.new_zeros(*a.shape[:-2], 0)
 
 
 def _make_orthogonal(a: Tensor) -> Tensor:

@@ -259,8 +259,8 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     """
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
-        current = getattr(module, tensor_name)
-        if not unsafe:
+        if not unsafe:  # (unsafe: the current value is not even computed, as in PyTorch)
+            current = getattr(module, tensor_name)
             output = parametrization(current)
             _check_like("the parametrization", output, current)
             if hasattr(parametrization, "right_inverse"):
