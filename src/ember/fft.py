@@ -5,7 +5,10 @@ or pad it with zeros at the end to, that many points along each transformed dim 
 inverse real transforms, the *output* length); ``dim`` picks the dims; ``norm`` is "backward"
 (the default: no scaling forward, 1/n on the inverse), "forward" (1/n forward) or "ortho"
 (1/sqrt(n) both ways). Real input to the complex transforms is made complex; integers become
-the default float (or complex) dtype. All are differentiable (:mod:`ember.ops.fft` has the
+the default float (or complex) dtype. float16 and bfloat16 inputs give complex64 (float32
+from the inverse real transforms): Ember has no complex32, and PyTorch's CPU refuses them.
+An empty dim that is not transformed gives an empty result (PyTorch's CPU raises an MKL
+error). All are differentiable (:mod:`ember.ops.fft` has the
 rules), also in forward mode, under ``vmap`` and ``jit``.
 
 Example:
