@@ -18,3 +18,23 @@ def test_histogram_value_on_an_inner_edge_opens_the_next_bin(lo, hi, bins):
     pts = np.stack([edges, edges[::-1]], axis=1)
     mine, ref = (lib.histogramdd(lib.tensor(pts), [bins, bins]) for lib in (ember, torch))
     assert_same(mine.hist, ref.hist)
+
+
+
+def _complex_scatter(lib, reduce):
+    x, index, src = lib.tensor([1 + 1j, 2, 3]), lib.tensor([0, 0, 1]), lib.tensor([1j, 2, 3])
+    return lib.scatter_reduce(x, 0, index, src, reduce)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean"])
+def test_scatter_reduce_of_complex_matches_torch(reduce):
+    # mean divided with floor_divide, which refuses complex numbers
+    assert_same(_complex_scatter(ember, reduce), _complex_scatter(torch, reduce))
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_scatter_reduce_max_of_complex_raises_like_torch(reduce):
+    with pytest.raises(NotImplementedError):
+        _complex_scatter(torch, reduce)
+    with pytest.raises(ember.errors.DTypeError, match=f"scatter_reduce {reduce}: complex64"):
+        _complex_scatter(ember, reduce)

@@ -21,7 +21,14 @@ from ember.ops.gather import _as_1d, _check_gather, _grid, scatter, scatter_add
 from ember.ops.index_checks import check_index_range, check_integer
 from ember.ops.indexing import Index, IndexPut, Slice
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refuse_limited
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    apply,
+    primitive,
+    refuse_complex,
+    refuse_limited,
+)
 from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum
 from ember.ops.select import where
@@ -146,9 +153,11 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         start = ones_like(input) if include_self else scatter(ones_like(input), d, index, 0)
         count = scatter_add(start, d, index, ones_like(src))
         count = where(eq(count, 0), 1, count)
-        if input.dtype.category != dtypes.FLOAT:
-            return (total // count).to(input.dtype)
-        return total / count
+        if input.dtype.is_floating_point or input.dtype.is_complex:
+            return total / count
+        return (total // count).to(input.dtype)
+    if reduce != "prod":
+        refuse_complex(f"{op} {reduce}", input)
     return apply(ScatterReduce, input, src, *_grid(index.shape, d, index), reduce=reduce,
                  include_self=bool(include_self))
 
