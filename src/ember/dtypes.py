@@ -275,10 +275,12 @@ def result_type(*operands: object) -> DType:
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, DType):
             keys.append((0 if x.ndim else 1, dtype))
+        elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
+            keys.append((2, _scalar_dtype(type(x.item()))))
         elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float, _builtin_complex)):
             keys.append((2, _scalar_dtype(type(x))))
-        elif isinstance(x, (np.generic, np.ndarray)):
-            keys.append((0 if np.ndim(x) else 1, from_numpy(x.dtype)))
+        elif isinstance(x, np.ndarray):
+            keys.append((0 if x.ndim else 1, from_numpy(x.dtype)))
         else:
             raise DTypeError(f"result_type: cannot take an operand of type {type(x).__name__}")
     return _result_type(tuple(keys))

@@ -407,19 +407,7 @@ class Tensor:
                                "ambiguous; use .any() or .all()")
         return bool(self._data.reshape(()))
 
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __complex__(self) -> complex:
-        return complex(self.item())
-
-    def __index__(self) -> int:
-        if self.dtype.category != dtypes.INT or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be used as an index")
-        return int(self.item())
+    # (int(), float(), complex(), operator.index and `in`: ops/number_protocol.py)
 
     def __hash__(self) -> int:
         return id(self)

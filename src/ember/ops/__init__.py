@@ -75,6 +75,7 @@ from ember.ops.native_functions import *  # noqa: F403
 from ember.ops.nonzero import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
+from ember.ops.number_protocol import _contains  # noqa: F401 - binds int(t), x in t, …
 from ember.ops.pad import *  # noqa: F403
 from ember.ops.pixel_shuffle import *  # noqa: F403
 from ember.ops.pool import *  # noqa: F403

@@ -280,6 +280,9 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         return _clamp_tensors(input, low, high)
     if not (input.dtype.is_floating_point and type(low) in _BOUNDS and type(high) in _BOUNDS):
         input = cast(input, dtypes.result_type(*(v for v in (input, low, high) if v is not None)))
+    if input.dtype not in dtypes.ALL_LIMITED:  # (those: apply's own refusal or rule)
+        for bound in (low, high):  # -1000 for int8 raises, as in PyTorch, rather than wraps
+            check_fits("clamp", bound, input.dtype)
     return apply(Clamp, input, min=low, max=high)
 
 

@@ -1,0 +1,104 @@
+"""Fixes from the differential sweep of the tensor's Python protocol and integer arithmetic
+against PyTorch: each case failed before (a silent wrong answer, a crash, or a missing rule)."""
+
+import math
+import operator
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import assert_same
+
+
+@pytest.mark.parametrize("element", [2, 5, 2.0, True, [3, 4], [[1, 2]], [9, 9], 0j])
+@pytest.mark.parametrize("data", [[[1, 2], [3, 4]], 2, [1.5], []])
+def test_in_compares_elements_with_broadcasting(data, element):
+    # `x in t` had no __contains__: Python iterated rows (a 0-d tensor raised 'not iterable',
+    # a 2-d one 'bool() of a tensor with 2 elements is ambiguous')
+    def contains(lib):
+        other = lib.tensor(element) if isinstance(element, list) else element
+        try:
+            return other in lib.tensor(data)
+        except (RuntimeError, ValueError):  # (shapes that do not broadcast)
+            return "error"
+    assert contains(ember) == contains(torch)
+
+
+@pytest.mark.parametrize("element", ["a", None, [1, 2]])
+def test_in_refuses_what_is_neither_number_nor_tensor(element):
+    t = ember.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="only contain a number or a tensor"):
+        element in t  # noqa: B015
+    with pytest.raises(RuntimeError):
+        element in torch.tensor([1, 2])  # noqa: B015
+
+
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_index_of_a_bool_tensor(value, shape):
+    # operator.index refused bool tensors, which PyTorch takes as 0 and 1 (range(mask.sum()))
+    e = ember.tensor(value).reshape(shape)
+    t = torch.tensor(value).reshape(shape)
+    assert operator.index(e) == operator.index(t)
+    assert list(range(e)) == list(range(t))
+
+
+def test_index_still_refuses_floats_and_many_elements():
+    for e in (ember.tensor(2.0), ember.tensor([1, 2])):
+        with pytest.raises(TypeError, match="only integer tensors of a single element"):
+            operator.index(e)
+
+
+@pytest.mark.parametrize("convert", [int, float, math.floor, math.ceil])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_real_conversions_of_a_complex_tensor(convert, dtype):
+    # int()/float() of a complex tensor raised NumPy's TypeError even with no imaginary part
+    for value in (3 + 0j, 2.7 - 0j, -1.5 + 0j):
+        want = convert(torch.tensor(value, dtype=getattr(torch, dtype)))
+        got = convert(ember.tensor(value, dtype=getattr(ember, dtype)))
+        assert type(got) is type(want) and got == want
+    with pytest.raises(RuntimeError, match="has an imaginary part"):
+        convert(ember.tensor(1 + 2j, dtype=getattr(ember, dtype)))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int64", "float16"])
+@pytest.mark.parametrize("bounds", [(-1000, 1000), (None, 300), (-129, None), (None, 2 ** 63),
+                                    (-1e6, None), (-3, None), (-255, 7), (0, 5), (-2.5, 3.5)])
+def test_clamp_refuses_bounds_its_dtype_cannot_hold(dtype, bounds):
+    # an int bound out of the dtype's range wrapped: int8 clamp(-1000, 1000) gave all -24
+    data = [-100, 0, 5, 100] if dtype != "uint8" else [0, 5, 100, 200]
+    t = torch.tensor(data, dtype=getattr(torch, dtype))
+    e = ember.tensor(data, dtype=getattr(ember, dtype))
+    try:
+        want = t.clamp(*bounds)
+    except RuntimeError:
+        with pytest.raises(OverflowError, match="clamp: the value .* cannot be converted"):
+            e.clamp(*bounds)
+        with pytest.raises(OverflowError):
+            e.clip_(*bounds)
+        return
+    assert_same(e.clamp(*bounds), want)
+
+
+@pytest.mark.parametrize("scalar", [np.int8(-2), np.int32(3), np.uint8(7), np.float16(2),
+                                    np.float32(2.5), np.float64(-1.5)])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "float16", "float32"])
+def test_numpy_scalars_promote_as_python_numbers(dtype, scalar):
+    # a NumPy scalar counted as a 0-d tensor of its dtype: bool mask * np.int32(3) was int32
+    # (PyTorch: int64), int8 + np.float16(2) float16 (PyTorch: float32)
+    data = [True, False] if dtype == "bool" else [1, -2]
+    t = torch.tensor(data, dtype=getattr(torch, dtype))
+    e = ember.tensor(data, dtype=getattr(ember, dtype))
+    for op in (operator.add, operator.mul):
+        assert_same(op(e, scalar), op(t, scalar))
+        assert_same(op(scalar, e), op(scalar, t))
+
+
+def test_numpy_complex_scalar_is_a_python_complex():
+    # float32 + np.complex128(2-1j) was complex128 (PyTorch: complex64, as for 2-1j)
+    t, e = torch.tensor([1.0, -2.0]), ember.tensor([1.0, -2.0])
+    want, got = t + np.complex128(2 - 1j), e + np.complex128(2 - 1j)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
