@@ -22,3 +22,46 @@ def test_geometric_and_bernoulli_entropy_for_tiny_probs():
     x = torch.tensor([-40.0, -27.6, -20.5, 0.0, 25.0], dtype=torch.float64)
     close(ember.nn.functional.logsigmoid(ember.tensor(x.numpy())),
           torch.nn.functional.logsigmoid(x), rtol=1e-12)
+
+
+def test_gamma_and_half_cauchy_convert_the_value_like_torch():
+    # numbers and other dtypes are converted to the parameter's dtype (torch's as_tensor)
+    for validate in (True, False):
+        for name, params in [("Gamma", (2.0, 3.0)), ("Chi2", (3.0,)), ("HalfCauchy", (2.0,))]:
+            if name == "HalfCauchy" and validate:
+                continue  # (torch checks the value before converting it: a number is refused)
+            d = getattr(D, name)(*(ember.tensor([p]) for p in params), validate_args=validate)
+            t = getattr(TD, name)(*(torch.tensor([p]) for p in params), validate_args=validate)
+            for value in (1.5, 2, torch.tensor([0.5, 1.5], dtype=torch.float64)):
+                got = d.log_prob(ember.tensor(value.numpy()) if torch.is_tensor(value) else value)
+                want = t.log_prob(value)
+                assert str(got.dtype)[6:] == str(want.dtype)[6:]
+                close(got, want, rtol=1e-6)
+
+
+def test_student_t_variance_keeps_a_half_dtype():
+    for dt in ("float16", "bfloat16"):
+        d = D.StudentT(ember.tensor([0.5, 1.5, 3.0], dtype=getattr(ember, dt)))
+        t = TD.StudentT(torch.tensor([0.5, 1.5, 3.0], dtype=getattr(torch, dt)))
+        assert d.variance.dtype == getattr(ember, dt) and d.stddev.dtype == d.variance.dtype
+        close(d.variance.float(), t.variance.float(), rtol=1e-2)
+
+
+def test_empty_batches_of_matrices():
+    # constraint checks reshaped to (..., -1), which an empty batch cannot resolve
+    d = D.Wishart(ember.tensor(4.0), ember.eye(2))
+    t = TD.Wishart(torch.tensor(4.0), torch.eye(2))
+    assert d.sample((0,)).shape == t.sample((0,)).shape
+    assert TD.constraints.positive_definite.check(torch.zeros(0, 3, 3)).shape == (0,)
+    for c in ("positive_definite", "symmetric", "lower_cholesky", "corr_cholesky"):
+        # (torch's own lower_cholesky check fails on an empty batch too)
+        assert getattr(D.constraints, c).check(ember.zeros(0, 3, 3)).shape == (0,)
+    i = D.Independent(D.Normal(ember.zeros(0, 3), 1.0), 1)
+    assert i.log_prob(ember.zeros(0, 3)).shape == (0,)
+
+
+def test_one_hot_categorical_log_prob_of_a_bool_value():
+    p = torch.tensor([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
+    v = torch.tensor([[False, False, True], [True, False, False]])
+    got = D.OneHotCategorical(ember.tensor(p.numpy())).log_prob(ember.tensor(v.numpy()))
+    close(got, TD.OneHotCategorical(p).log_prob(v))

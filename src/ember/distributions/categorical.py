@@ -155,7 +155,7 @@ class OneHotCategorical(_CategoricalParams):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        return self._categorical.log_prob(value.argmax(-1))
+        return self._categorical.log_prob(value.max(-1)[1])  # (argmax refuses bools)
 
     def entropy(self) -> Tensor:
         return self._categorical.entropy()

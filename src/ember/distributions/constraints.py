@@ -113,7 +113,7 @@ class _IndependentConstraint(Constraint):
         if ok.dim() < n:
             raise ValueError(f"constraints.independent: expected value with at least {n} dims, "
                              f"got shape {tuple(value.shape)}")
-        return ok.reshape(ok.shape[:ok.dim() - n] + (-1,)).all(-1) if n else ok
+        return ok.flatten(ok.dim() - n).all(-1) if n else ok
 
     def __repr__(self) -> str:
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
@@ -244,7 +244,7 @@ class _LowerTriangular(Constraint):
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        return (value.tril() == value).reshape(value.shape[:-2] + (-1,)).all(-1)
+        return (value.tril() == value).flatten(-2).all(-1)
 
 
 class _LowerCholesky(_LowerTriangular):
@@ -273,7 +273,7 @@ class _Symmetric(_Square):
         if value.shape[-2] != value.shape[-1]:
             return square
         close = ember.isclose(value, value.transpose(-2, -1), atol=1e-6)
-        return close.reshape(value.shape[:-2] + (-1,)).all(-1)
+        return close.flatten(-2).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -286,7 +286,7 @@ class _PositiveDefinite(_Symmetric):
         ok = super().check(value)
         if value.shape[-2] != value.shape[-1]:
             return ok
-        ok = ok & ember.isfinite(value).reshape(value.shape[:-2] + (-1,)).all(-1)
+        ok = ok & ember.isfinite(value).flatten(-2).all(-1)
         eye = ember.eye(value.shape[-1], dtype=value.dtype)
         eigenvalues = ember.linalg.eigvalsh(ember.where(ok[..., None, None], value, eye))
         return ok & ((eigenvalues > 0) if self._strict else (eigenvalues >= 0)).all(-1)
@@ -391,7 +391,7 @@ class MixtureSameFamilyConstraint(Constraint):
                              f"{event_dim} dims, got shape {tuple(value.shape)}")
         ok = self.base_constraint.check(value.unsqueeze(-1 - event_dim))
         keep = value.dim() - event_dim
-        return ok.reshape(ok.shape[:keep] + (-1,)).all(-1)
+        return ok.flatten(keep).all(-1)
 
     def __repr__(self) -> str:
         return f"MixtureSameFamilyConstraint({self.base_constraint!r})"

@@ -23,6 +23,7 @@ class _Folded(TransformedDistribution):
     support = constraints.nonnegative
     has_rsample = True
     _base: type
+    _value_to_scale_dtype = False
 
     def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
         super().__init__(self._base(0.0, scale, validate_args=False), AbsTransform(),
@@ -31,9 +32,11 @@ class _Folded(TransformedDistribution):
     scale = property(lambda self: self.base_dist.scale, doc="The scale of the unfolded base.")
     mode = property(lambda self: ember.zeros_like(self.scale), doc="Zero.")
 
-    def log_prob(self, value: Tensor) -> Tensor:
+    def log_prob(self, value: Tensor | float) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
+        if self._value_to_scale_dtype:  # (as PyTorch's HalfCauchy, not its HalfNormal)
+            value = ember.as_tensor(value, dtype=self.scale.dtype)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return ember.where(value >= 0, log_prob, -math.inf)
 
@@ -73,6 +76,7 @@ class HalfCauchy(_Folded):
     """
 
     _base = Cauchy
+    _value_to_scale_dtype = True
     mean = property(lambda self: ember.full(self._extended_shape(), math.inf,
                                             dtype=self.scale.dtype), doc="Infinite.")
     variance = property(lambda self: self.base_dist.variance, doc="Infinite.")

@@ -48,8 +48,9 @@ class Gamma(_Elementwise, ExponentialFamily):
         z = ember._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         return z.clamp(min=ember.finfo(z.dtype).tiny)
 
-    def log_prob(self, value: Tensor) -> Tensor:
-        value = self._checked(value)
+    def log_prob(self, value: Tensor | float) -> Tensor:
+        # (a number or a tensor of another dtype is converted first, as PyTorch does)
+        value = self._checked(ember.as_tensor(value, dtype=self.rate.dtype))
         c, r = self.concentration, self.rate
         return ember.xlogy(c, r) + ember.xlogy(c - 1, value) - r * value - ember.lgamma(c)
 

@@ -87,7 +87,7 @@ class StudentT(_Elementwise):
     @property
     def variance(self) -> Tensor:
         """``scale^2 df / (df - 2)``; infinite for ``1 < df <= 2``, NaN for ``df <= 1``."""
-        heavy = ember.where(self.df > 1, math.inf, math.nan)
+        heavy = ember.where(self.df > 1, math.inf, math.nan).to(self.df.dtype)
         return where_above(self.df, 2.0, lambda df: self.scale ** 2 * df / (df - 2), heavy)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:

@@ -58,7 +58,7 @@ def sum_rightmost(value: Tensor | float, dims: int) -> Tensor | float:
     """``value`` summed over its rightmost ``dims`` dims (a number is returned as is)."""
     if dims == 0 or not isinstance(value, Tensor):
         return value
-    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1)
+    return value.flatten(value.dim() - dims).sum(-1)
 
 
 def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
