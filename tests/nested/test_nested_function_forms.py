@@ -41,3 +41,31 @@ def test_unsupported_function_form_still_says_so():
     nt, _ = pair(inner=(3,))
     with pytest.raises(ember.nested.UnsupportedOpError, match="cumsum: not supported"):
         ember.cumsum(nt, 0)
+
+
+ACTIVATIONS = ["celu", "elu", "selu", "hardtanh", "relu6", "hardsigmoid", "leaky_relu", "mish",
+               "softplus"]
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_functional_activations_match_torch(name):
+    nt, tnt = pair(inner=(3,))
+    assert_close(getattr(ember.nn.functional, name)(nt),
+                 getattr(torch.nn.functional, name)(tnt), rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["celu_", "elu_", "selu_", "hardtanh_", "leaky_relu_"])
+def test_functional_activations_in_place_write_the_values(name):
+    nt, tnt = pair(inner=(3,))
+    getattr(ember.nn.functional, name)(nt)
+    getattr(torch.nn.functional, name)(tnt)
+    assert_close(nt, tnt, rtol=1e-7)
+
+
+def test_functional_activation_gradient_reaches_the_components():
+    # (PyTorch's jagged layout has no leaky_relu backward: compared with its dense values')
+    nt, tnt = pair(inner=(3,), requires_grad=True)
+    ember.nn.functional.leaky_relu(nt, 0.2).values().sum().backward()
+    values = tnt.values().detach().requires_grad_()
+    torch.nn.functional.leaky_relu(values, 0.2).sum().backward()
+    assert_close(nt.grad.values(), values.grad)

@@ -15,8 +15,8 @@ from typing import Any
 import ember.ops.unary as unary
 from ember.dtypes import DType, bool_
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
+from ember.ops import activations, compare, creation, rounding
 from ember.ops import arithmetic as arith
-from ember.ops import compare, creation, rounding
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.creation import from_numpy
@@ -126,6 +126,9 @@ for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.t
             rounding.round, compare.logical_not, compare.isnan, compare.isinf, compare.isfinite,
             compare.nan_to_num, clamp):
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
+for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus"):
+    # (F's activations, no Tensor methods; relu6 and hardsigmoid are hardtanh's composites)
+    implements(getattr(activations, _name))(_pointwise(getattr(activations, _name)))
 implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
 implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)
 NestedTensor.clip = NestedTensor.clamp

@@ -19,6 +19,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
+from ember.ops.forwarding import hands_over
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -233,6 +234,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return apply(Relu, input)
 
 
+@hands_over
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``negative_slope * input`` elsewhere.
 
@@ -245,6 +247,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
                 lambda x: apply(LeakyRelu, x, negative_slope=float(negative_slope)))
 
 
+@hands_over
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``; the gradient is 0 at and beyond the bounds.
@@ -277,6 +280,7 @@ def _elu(op: str, input: Tensor, inplace: bool, alpha: float, scale: float,
                                                      input_scale=float(input_scale)))
 
 
+@hands_over
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
 
@@ -287,11 +291,13 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _elu("elu", input, inplace, alpha, 1.0, 1.0)
 
 
+@hands_over
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """The self-normalising ``scale * elu(input, alpha)`` with the SELU paper's constants."""
     return _elu("selu", input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
+@hands_over
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
@@ -331,6 +337,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         return handle(silu, (input,), {"inplace": inplace})
 
 
+@hands_over
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where
     ``beta * input > threshold`` (for numerical stability).
@@ -344,6 +351,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 # -- composites -------------------------------------------------------------------------------
+@hands_over
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * tanh(softplus(input))``."""
     return _run(input, inplace, "mish",

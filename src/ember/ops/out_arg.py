@@ -5,7 +5,8 @@ namespace (``ember``, ``ember.linalg``, ``ember.special``, ``ember.fft``) whose 
 counterparts take ``out=``, where that namespace is assembled; the names are listed in
 :mod:`ember.ops.out_names`. Tensor methods and operators (``a + b``, ``a.add(b)``) call the
 ops directly, so they never pass through the wrapper; a call without ``out`` costs one
-generated frame with the op's own parameters and an ``is None`` test (about 40 ns).
+generated frame with the op's own parameters and an ``is None`` test (about 40 ns; see
+:mod:`ember.ops.forwarding`, which also hands tensor-like operands over there).
 
 With ``out``, the op computes its result as usual, then it is written into ``out`` as by
 ``out.copy_(result)`` (the version counter moves; a non-contiguous ``out`` is written through).
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -30,7 +30,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.forwarding import forwarder
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 from ember.type_info import can_cast
@@ -73,7 +73,7 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     def into(out: Any, *args: Any, **kwargs: Any) -> Any:
         return _call_into(fn, op, defaults, out, args, kwargs)
 
-    _out_form = functools.update_wrapper(_forwarder(fn, signature, into), fn)
+    _out_form = functools.update_wrapper(forwarder(fn, signature, into), fn)
     out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
                                   annotation="Tensor | tuple[Tensor, ...] | None")
     listed = list(params.values())
@@ -97,60 +97,6 @@ def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
 
 
 _OUT_FORMS: dict[Callable[..., Any], Callable[..., Any]] = {}  # function -> its with_out form
-
-
-def _forwarder(fn: Callable[..., Any], signature: inspect.Signature,
-               into: Callable[..., Any]) -> Callable[..., Any]:
-    """A function with ``fn``'s parameters plus ``out=None`` that calls ``fn`` with them, or
-    ``into(out, ...)`` when ``out`` is given: generated, so that a call without ``out`` costs
-    one frame and no ``*args``/``**kwargs`` packing (a closure over ``*args, **kwargs`` costs
-    several times that, more with keywords)."""
-    listed = list(signature.parameters.values())
-    params, call = [], []
-    scope = {"_out_arg_fn": fn, "_out_arg_into": into, "_out_arg_handle": handle,
-             "_out_arg_tensor_like": TensorLikeOperand}
-    for p in listed:
-        text = p.name
-        if p.default is not p.empty:
-            scope[f"_out_arg_{p.name}"] = p.default
-            text += f"=_out_arg_{p.name}"
-        if p.kind is p.VAR_POSITIONAL:
-            text = f"*{p.name}"
-        elif p.kind is p.VAR_KEYWORD:
-            continue  # (after out)
-        elif p.kind is p.KEYWORD_ONLY and not any(q.startswith("*") for q in params):
-            params.append("*")  # (the keyword-only ones start here)
-        params.append(text)
-        call.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else text.split("=")[0])
-        if p.kind is p.POSITIONAL_ONLY and (p is listed[-1] or listed[listed.index(p) + 1].kind
-                                            is not p.POSITIONAL_ONLY):
-            params.append("/")
-    if not any(q.startswith("*") for q in params):
-        params.append("*")
-    params.append("out=None")
-    for p in listed:
-        if p.kind is p.VAR_KEYWORD:
-            params.append(f"**{p.name}")
-            call.append(f"**{p.name}")
-    forwarded = ", ".join(call)
-    positional = "".join(f"{c}, " for c in call if "=" not in c and not c.startswith("**"))
-    keywords = ", ".join(f"{c.split('=')[0]!r}: {c.split('=')[0]}" if "=" in c else c
-                         for c in call if "=" in c or c.startswith("**"))
-    # (a private name: errors that name "the outermost ember.ops function" skip it, see
-    # ember.ops.overrides.outermost_op). A tensor-like operand (a nested tensor) the op does not
-    # hand over itself is handed over here, with the op, as ember.ops.overrides describes.
-    source = (f"def _out_form({', '.join(params)}):\n"
-              f"    if out is None:\n"
-              f"        try:\n            return _out_arg_fn({forwarded})\n"
-              f"        except _out_arg_tensor_like:\n"
-              f"            return _out_arg_handle(_out_arg_fn, ({positional}), {{{keywords}}})\n"
-              f"    return _out_arg_into(out, {forwarded})\n")
-    # (named as a file in this folder, so that what looks for the user's frame, as the
-    # source lines of traced ops, skips it as Ember's own)
-    here = os.path.dirname(os.path.abspath(__file__))
-    where = os.path.join(here, f"<out= form of {fn.__name__}>")
-    exec(compile(source, where, "exec"), scope)  # noqa: S102
-    return scope["_out_form"]
 
 
 def _position(signature: inspect.Signature, key: str) -> int | None:

@@ -16,6 +16,10 @@ supports the class hands the call over in one of two ways:
   check their input's shape before they read it (``softmax``, ``layer_norm``, attention, …):
   one dictionary lookup, about 40 ns against their several microseconds.
 
+- ``@hands_over`` (:mod:`ember.ops.forwarding`) on the public function: a generated frame with
+  its own parameters around the call (F's activations ``elu``, ``leaky_relu``, ``hardtanh``, …,
+  of several microseconds each).
+
 The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it as well, so an
 ``ember.*`` function with an ``out=`` form hands over even where its op does not.
 """
