@@ -102,3 +102,12 @@ def test_numpy_complex_scalar_is_a_python_complex():
     want, got = t + np.complex128(2 - 1j), e + np.complex128(2 - 1j)
     assert got.dtype.name == str(want.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("scalar", [2, 0.0])
+def test_logical_ops_take_a_number_first(op, scalar):
+    # logical_and(2, t) and logical_or(0.0, t) raised AttributeError: 'int' has no 'dtype'
+    # (PyTorch takes tensors only; Ember takes a number on either side, as logical_xor did)
+    want = getattr(torch, op)(torch.tensor(scalar), torch.tensor([0, 1, 3]))
+    assert_same(getattr(ember, op)(scalar, ember.tensor([0, 1, 3])), want)
