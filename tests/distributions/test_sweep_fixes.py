@@ -65,3 +65,24 @@ def test_one_hot_categorical_log_prob_of_a_bool_value():
     v = torch.tensor([[False, False, True], [True, False, False]])
     got = D.OneHotCategorical(ember.tensor(p.numpy())).log_prob(ember.tensor(v.numpy()))
     close(got, TD.OneHotCategorical(p).log_prob(v))
+
+
+def test_float32_dirichlet_and_beta_with_small_concentrations_reach_the_corners():
+    # float32 gammas all underflowed to one tiny value, so every sample was 1 / K
+    for cls, args in [("Dirichlet", ([1e-3] * 3,)), ("Beta", (1e-3, 1e-3))]:
+        d = getattr(D, cls)(*(ember.tensor(a) for a in args)).sample((4000,))
+        t = getattr(TD, cls)(*(torch.tensor(a) for a in args)).sample((4000,))
+        if cls == "Dirichlet":
+            d, t = d.max(-1)[0], t.max(-1)[0]
+        near = abs(float((d > 0.99).float().mean()) - float((t > 0.99).float().mean()))
+        assert d.dtype == ember.float32 and near < 0.05
+
+
+def test_float32_multivariate_normal_log_prob_of_a_float64_value():
+    loc, cov = torch.tensor([0.5, -1.0]), torch.tensor([[2.0, 0.3], [0.3, 1.0]])
+    v = torch.tensor([[0.1, 0.2], [1.5, -2.0]], dtype=torch.float64)
+    want = TD.MultivariateNormal(loc, cov).log_prob(v)
+    got = D.MultivariateNormal(ember.tensor(loc.numpy()), ember.tensor(cov.numpy())).log_prob(
+        ember.tensor(v.numpy()))
+    assert got.dtype == ember.float32
+    close(got, want, rtol=1e-5)

@@ -39,9 +39,12 @@ class Dirichlet(ExponentialFamily):
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        g = ember._standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        finfo = ember.finfo(g.dtype)
-        return (g / g.sum(-1, keepdim=True)).clamp(min=finfo.tiny, max=1 - finfo.eps)
+        c = self.concentration.expand(self._extended_shape(sample_shape))
+        # (gammas drawn in float64, as PyTorch does: in float32 those of small concentrations
+        # all underflow to one tiny value, and every sample came out as 1 / K)
+        g = ember._standard_gamma(c.double())
+        finfo = ember.finfo(c.dtype)
+        return (g / g.sum(-1, keepdim=True)).to(c.dtype).clamp(min=finfo.tiny, max=1 - finfo.eps)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -80,7 +80,8 @@ class _Gaussian(Distribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        m = self._inverse_quadratic((value - self.loc).unsqueeze(-1))
+        diff = (value - self.loc).to(self.loc.dtype)  # (float64 values of float32 params: float32)
+        m = self._inverse_quadratic(diff.unsqueeze(-1))
         n = self._event_shape[0]
         return -0.5 * (n * math.log(2 * math.pi) + m) - self._half_log_det()
 
