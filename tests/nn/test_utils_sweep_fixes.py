@@ -3,6 +3,7 @@ sharing of the vector's memory and dtype, chaining unsafe parametrizations, and 
 norm / orthogonal on weights with no rows."""
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.utils.parametrize as tP
 from torch.nn.utils import parametrizations as tPS
@@ -88,3 +89,10 @@ def test_householder_orthogonal_of_an_empty_matrix():
         PS.orthogonal(em, orthogonal_map="householder", use_trivialization=False)
         assert tuple(em.weight.shape) == tuple(tm.weight.shape) == shape
         assert list(em.state_dict()) == list(tm.state_dict())
+
+
+def test_spectral_norm_of_a_0d_weight_raises_a_clear_error():
+    with pytest.raises(IndexError):
+        tPS.spectral_norm(Rows(torch.tensor(2.0)))
+    with pytest.raises(IndexError, match=r"spectral_norm: dim 0 is out of range .* shape \(\)"):
+        PS.spectral_norm(EmberRows(ember.tensor(2.0)))

@@ -86,13 +86,13 @@ class _SpectralNorm(Module):
                  eps: float = 1e-12) -> None:
         super().__init__()
         ndim = weight.ndim
-        if not -ndim <= dim < max(ndim, 1):
+        if not -ndim <= dim < ndim:
             raise IndexError(f"spectral_norm: dim {dim} is out of range for a weight of shape "
-                             f"{tuple(weight.shape)}")
+                             f"{tuple(weight.shape)} (expected one in [{-ndim}, {ndim - 1}])")
         if n_power_iterations <= 0:
             raise ValueError("spectral_norm: Expected n_power_iterations to be positive, but "
                              f"got n_power_iterations={n_power_iterations}")
-        self.dim = dim % ndim if ndim else 0
+        self.dim = dim % ndim
         self.eps = eps
         if ndim > 1:
             self.n_power_iterations = n_power_iterations
