@@ -136,3 +136,94 @@ def test_uniform_fill_refuses_an_infinite_range():
         torch.zeros(2).uniform_(0, float("inf"))
     with pytest.raises(ValueError, match="uniform_: the range"):
         ember.zeros(2).uniform_(0, float("inf"))
+
+
+# -- creation ---------------------------------------------------------------------------------
+def _dtype_name(t):
+    return str(t.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: [np.array([1.0, 2.0]), np.array([3.0, 4.0])],
+    lambda m: [[np.float64(1.5)], [2.0]],
+    lambda m: [np.float32(1.5), 2],
+    lambda m: [m.tensor(1.0, dtype=m.float64), 1.5],
+    lambda m: [1j, np.float64(2.0)],
+    lambda m: [1.5, 2, True],
+    lambda m: [np.float16(1.0), 2.5],
+])
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_tensor_infers_dtype_from_numpy_and_tensor_leaves(make, default):
+    out = {}
+    for lib in (torch, ember):
+        lib.set_default_dtype(getattr(lib, default))
+        try:
+            out[lib] = lib.tensor(make(lib))
+        finally:
+            lib.set_default_dtype(lib.float32)
+    assert _dtype_name(out[ember]) == _dtype_name(out[torch])
+    np.testing.assert_allclose(out[ember].numpy(), out[torch].numpy())
+
+
+def test_as_tensor_shares_numpy_memory_when_dtype_matches():
+    for lib in (torch, ember):
+        a = np.zeros(3, dtype=np.float32)
+        same = lib.as_tensor(a, dtype=lib.float32)
+        other = lib.as_tensor(a, dtype=lib.float64)
+        a[0] = 7
+        assert float(same[0]) == 7.0 and float(other[0]) == 0.0
+
+
+def test_tensor_refuses_strings_with_any_dtype():
+    for data in ("abc", ["a"]):
+        with pytest.raises((TypeError, ValueError)):
+            torch.tensor(data, dtype=torch.bool)
+        with pytest.raises(TypeError, match="tensor: non-numeric data"):
+            ember.tensor(data, dtype=ember.bool)
+
+
+@pytest.mark.parametrize("dtype", [None, "float16", "float64", "complex64"])
+def test_full_keeps_the_sign_of_negative_zero(dtype):
+    t = torch.full((3,), -0.0, dtype=None if dtype is None else getattr(torch, dtype))
+    e = ember.full((3,), -0.0, dtype=None if dtype is None else getattr(ember, dtype))
+    np.testing.assert_array_equal(np.signbit(e.numpy().real), np.signbit(t.numpy().real))
+    assert np.signbit(ember.full_like(ember.ones(2), -0.0).numpy()).all()
+
+
+@pytest.mark.parametrize("args", [(-2.5, 2.5), (2.5,), (0, 5, 1.5), (10, 0.5, -2.5),
+                                  (np.float32(0.1),), (0, 7, 2), (5, 0, -1)])
+def test_arange_with_an_int64_dtype_truncates_its_arguments_like_torch(args):
+    t = torch.arange(*args, dtype=torch.int64)
+    e = ember.arange(*args, dtype=ember.int64)
+    assert e.dtype is ember.int64 and e.tolist() == t.tolist()
+
+
+def test_arange_step_truncated_to_zero_is_an_error():
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        torch.arange(0, 1, 0.5, dtype=torch.int64)
+    with pytest.raises(ValueError, match="arange: step 0.5 truncates to 0 in int64"):
+        ember.arange(0, 1, 0.5, dtype=ember.int64)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int32"])
+def test_arange_and_range_take_tensor_bounds(dtype):
+    t = torch.arange(torch.tensor(1), torch.tensor(5), dtype=getattr(torch, dtype))
+    e = ember.arange(ember.tensor(1), ember.tensor(5), dtype=getattr(ember, dtype))
+    assert _dtype_name(e) == _dtype_name(t) and e.tolist() == t.tolist()
+    with pytest.warns(UserWarning):
+        r = ember.range(ember.tensor(0), ember.tensor(2))
+    assert r.tolist() == [0.0, 1.0, 2.0]
+    assert ember.arange(end=3).tolist() == torch.arange(end=3).tolist()
+
+
+@pytest.mark.parametrize("start, end, base, dtype", [
+    (1 + 1j, 2, 10.0, None), (0, 1j, 2.0, None), (0, 1, -2.0, "complex64"),
+    (-1.5, 2.5, np.e, "complex128"), (0, 2, 10.0, None), (0, 3, 2, "float64"),
+])
+def test_logspace_with_complex_ends_or_dtype(start, end, base, dtype):
+    t = torch.logspace(start, end, 5, base=base,
+                       dtype=None if dtype is None else getattr(torch, dtype))
+    e = ember.logspace(start, end, 5, base=base,
+                       dtype=None if dtype is None else getattr(ember, dtype))
+    assert _dtype_name(e) == _dtype_name(t)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-5)

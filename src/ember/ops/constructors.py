@@ -16,7 +16,7 @@ from ember.backend import MetaArray
 from ember.backend import device as to_device
 from ember.errors import ShapeError
 from ember.ops.convert import to
-from ember.ops.creation import _finish, from_numpy, linspace, tensor
+from ember.ops.creation import _finish, from_numpy, linspace, spaced_dtype, tensor
 from ember.ops.shape import read_sizes
 from ember.tensor import Tensor
 
@@ -71,7 +71,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the
-    exponent.
+    exponent; complex ends (or a complex ``dtype``) space complex exponents.
 
     Example:
         >>> ember.logspace(0, 2, 3)
@@ -79,8 +79,9 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     """
     if int(steps) < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
-    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
-    exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
+    dt = spaced_dtype(start, end, dtype)
+    exponents = linspace(start, end, steps, device=device,
+                         dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
     out = (float(base) ** exponents).to(dt)
     return out.requires_grad_(True) if requires_grad else out
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -102,12 +103,44 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
     if isinstance(data, np.ndarray | np.generic):
         return dtypes.from_numpy(array.dtype)
+    if isinstance(data, list | tuple) and array.dtype in (np.float64, np.complex128):
+        return _sequence_dtype(data)  # (NumPy widened: the leaves may not all be Python's)
     if array.dtype.kind == "f":
         return dtypes.get_default_dtype() if array.dtype == np.float64 else \
             dtypes.from_numpy(array.dtype)
     if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
         return dtypes.get_default_dtype().to_complex()
     return dtypes.from_numpy(array.dtype)
+
+
+def _sequence_dtype(data: list | tuple) -> DType:
+    """PyTorch's dtype for nested sequences: the promotion of their leaves' dtypes, a Python
+    float reading as the default dtype and a NumPy scalar, array or tensor as its own dtype
+    (``[np.float64(1), 2.0]`` is float64)."""
+    default = dtypes.get_default_dtype()
+    python = {float: default, complex: default.to_complex(), int: dtypes.int64,
+              bool: dtypes.bool_}
+    found, stack = set(), [data]
+    while stack:
+        seq = stack.pop()
+        for kind in set(map(type, seq)):  # (by type, so long lists of numbers stay fast)
+            if kind in python:
+                found.add(python[kind])
+            elif issubclass(kind, np.generic):
+                found.add(dtypes.from_numpy(np.dtype(kind)))
+            else:
+                items = [x for x in seq if type(x) is kind]
+                if issubclass(kind, list | tuple):
+                    stack.extend(items)
+                else:  # arrays and tensors; anything else NumPy read as a float
+                    found.update(_dtype_of(x, default) for x in items)
+    return functools.reduce(dtypes.promote_types, found)
+
+
+def _dtype_of(x: Any, default: DType) -> DType:
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, DType) else \
+        dtypes.from_numpy(dtype) if isinstance(dtype, np.dtype) else default
 
 
 def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
@@ -137,7 +170,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
             array = np.array(data)
         except (ValueError, TypeError) as exc:
             _unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
-        if array.dtype == object:
+        if array.dtype.kind not in "biufc":  # (objects, strings, dates: not numbers)
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
         if target is dtypes.uint64 and array.dtype.kind == "f":
@@ -165,7 +198,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         if dtype is None or dtypes.to_dtype(dtype) is data.dtype:
             return data if device is None else data.to(device)
         return data.to(dtypes.to_dtype(dtype))
-    if isinstance(data, np.ndarray) and dtype is None:
+    if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
         return from_numpy(data) if device is None else from_numpy(data).to(device)
     return tensor(data, dtype=dtype, device=device)
 
@@ -199,7 +232,7 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
         return _finish(made._data.transpose(inverse), dev, requires_grad)
     if fill is None:
         array = xp.empty(shape, dt.np)
-    elif fill == 0:
+    elif type(fill) is int and fill == 0:  # (-0.0 keeps its sign through full)
         array = xp.zeros(shape, dt.np)
     else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
         array = xp.full(shape, np.asarray(fill).astype(dt.np))
@@ -317,12 +350,25 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
                  fill_value)
 
 
-def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
+def _numbers(*values: Any) -> list:
+    """``values`` with 0-d tensors read as the numbers they hold (arange's bounds may be
+    either)."""
+    return [v.item() if isinstance(v, Tensor) else v for v in values]
+
+
+def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``: ``ember.arange(5)``.
 
-    Integer arguments give int64; any float argument gives the default float dtype.
+    Integer arguments give int64; any float argument gives the default float dtype. An
+    integer ``dtype`` truncates ``start``, ``end`` and ``step`` to integers first, as PyTorch
+    does.
+
+    Example:
+        >>> ember.arange(-2.5, 2.5, dtype=ember.int64)
+        tensor([-2, -1,  0,  1])
     """
+    start, end, step = _numbers(start, end, step)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -338,9 +384,14 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
     dt = dtypes.to_dtype(dtype)
     refuse_limited("arange", dt)
     dev = to_device(device)
-    n = max(0, int(np.ceil((end - start) / step)))
-    array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np) \
-        if dt.is_floating_point else dev.xp.arange(start, end, step).astype(dt.np)
+    if dt.category >= dtypes.FLOAT:
+        n = max(0, int(np.ceil((end - start) / step)))
+        array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)
+        return _finish(array, dev, requires_grad)
+    if int(step) == 0:
+        raise ValueError(f"arange: step {step} truncates to 0 in {dt.name}. Hint: pass a "
+                         "float dtype, or an integer step")
+    array = dev.xp.arange(int(start), int(end), int(step), dtype=np.int64).astype(dt.np)
     return _finish(array, dev, requires_grad)
 
 
@@ -360,6 +411,7 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
     warnings.warn("ember.range is deprecated, as torch.range is: its end is inclusive, unlike "
                   "Python's range. Use ember.arange, which stops before end", UserWarning,
                   stacklevel=2)
+    start, end, step = _numbers(start, end, step)
     if step == 0:
         raise ValueError("range: step must be nonzero")
     if (end - start) * step < 0:
@@ -372,16 +424,21 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
     return _finish(array, dev, requires_grad)
 
 
+def spaced_dtype(start: Any, end: Any, dtype: Any) -> DType:
+    """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
+    form for a complex ``start`` or ``end``)."""
+    if dtype is not None:
+        return dtypes.to_dtype(dtype)
+    default = dtypes.get_default_dtype()
+    return default.to_complex() if isinstance(start, complex) or isinstance(end, complex) \
+        else default
+
+
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex ends give
     the default complex dtype)."""
-    if dtype is not None:
-        dt = dtypes.to_dtype(dtype)
-    elif isinstance(start, complex) or isinstance(end, complex):
-        dt = dtypes.get_default_dtype().to_complex()
-    else:
-        dt = dtypes.get_default_dtype()
+    dt = spaced_dtype(start, end, dtype)
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
     return _finish(dev.xp.linspace(start, end, steps).astype(dt.np), dev, requires_grad)
