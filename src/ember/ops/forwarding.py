@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.ops.overrides import TensorLikeOperand, handle
 
-__all__ = ["hands_over"]
+__all__ = ["hands_over", "not_a_tensor"]
 
 
 def hands_over(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -40,7 +40,7 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
     listed = list(signature.parameters.values())
     params, call = [], []
     scope = {"_fwd_fn": fn, "_fwd_into": into, "_fwd_handle": handle,
-             "_fwd_tensor_like": TensorLikeOperand}
+             "_fwd_tensor_like": TensorLikeOperand, "_fwd_not_a_tensor": not_a_tensor}
     for p in listed:
         text = p.name
         if p.default is not p.empty:
@@ -69,9 +69,13 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
     positional = "".join(f"{c}, " for c in call if "=" not in c and not c.startswith("**"))
     keywords = ", ".join(f"{c.split('=')[0]!r}: {c.split('=')[0]}" if "=" in c else c
                          for c in call if "=" in c or c.startswith("**"))
+    named = ", ".join(f"{p.name!r}: {p.name}" for p in listed)
     body = (f"    try:\n        return _fwd_fn({forwarded})\n"
             f"    except _fwd_tensor_like:\n"
-            f"        return _fwd_handle(_fwd_op, ({positional}), {{{keywords}}})\n")
+            f"        return _fwd_handle(_fwd_op, ({positional}), {{{keywords}}})\n"
+            f"    except AttributeError as error:\n"
+            f"        _fwd_not_a_tensor(_fwd_fn.__name__, {{{named}}}, error)\n"
+            f"        raise\n")
     if into is not None:
         body = (f"    if out is not None:\n        return _fwd_into(out, {forwarded})\n" + body)
     # (a private name: errors that name "the outermost ember.ops function" skip it, see
@@ -85,3 +89,26 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
     # the op a handler is given: the public function (an out= form's op is public itself)
     scope["_fwd_op"] = fn if into is not None else scope["_forwarding"]
     return scope["_forwarding"]
+
+
+def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> None:
+    """Raises PyTorch's ``TypeError`` naming the argument of ``op`` that is no tensor (a list,
+    a NumPy array) when ``error`` came from reading a tensor's attribute off it; else returns.
+
+    Example:
+        >>> ember.exp([1.0, 2.0])
+        Traceback (most recent call last):
+        TypeError: exp(): argument 'input' must be Tensor, not list. Hint: ...
+    """
+    culprit = getattr(error, "obj", None)
+    if culprit is None or hasattr(culprit, "_data"):
+        return
+    kind = type(culprit).__name__
+    for name, value in arguments.items():
+        if value is culprit:
+            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {kind}. Hint: "
+                            "convert it with ember.tensor(...) or ember.as_tensor(...)"
+                            ) from error
+        if isinstance(value, (list, tuple)) and any(v is culprit for v in value):
+            raise TypeError(f"{op}(): argument '{name}' must hold Tensors, not {kind}. Hint: "
+                            "convert each with ember.tensor(...)") from error
