@@ -96,3 +96,21 @@ def test_spectral_norm_of_a_0d_weight_raises_a_clear_error():
         tPS.spectral_norm(Rows(torch.tensor(2.0)))
     with pytest.raises(IndexError, match=r"spectral_norm: dim 0 is out of range .* shape \(\)"):
         PS.spectral_norm(EmberRows(ember.tensor(2.0)))
+
+
+def test_clip_grad_norm_warns_on_an_empty_generator_like_torch():
+    with pytest.warns(UserWarning, match="empty generator"):
+        torch.nn.utils.clip_grad_norm_((p for p in []), 1.0)
+    with pytest.warns(UserWarning, match="empty generator"):
+        total = nn.utils.clip_grad_norm_((p for p in []), 1.0)
+    assert float(total) == 0.0
+    p = nn.Parameter(ember.ones(2))
+    p.grad = ember.tensor([3.0, 4.0])
+    assert float(nn.utils.clip_grad_norm_((q for q in [p]), 1.0)) == 5.0  # (a full one: no)
+
+
+def test_legacy_weight_norm_is_deprecated_like_torch():
+    with pytest.warns(FutureWarning, match="parametrizations.weight_norm"):
+        torch.nn.utils.weight_norm(torch.nn.Linear(2, 2))
+    with pytest.warns(FutureWarning, match="parametrizations.weight_norm"):
+        nn.utils.weight_norm(nn.Linear(2, 2))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
+from types import GeneratorType
 
 import ember
 from ember.tensor import Tensor
@@ -63,6 +64,10 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     Example:
         >>> total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     """
+    if isinstance(parameters, GeneratorType) and not (parameters := list(parameters)):
+        warnings.warn("`parameters` is an empty generator, no gradient clipping will occur "
+                      "(was it used up already, e.g. by an earlier model.parameters() loop?)",
+                      stacklevel=2)
     parameters = rest = _as_list(parameters)
     norms = []
     for sharded_norm in SHARDED_NORMS:

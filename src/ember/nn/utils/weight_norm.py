@@ -7,6 +7,7 @@ a forward pre-hook and stored as a plain attribute; state-dict keys are PyTorch'
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, TypeVar
 
 import ember
@@ -87,13 +88,16 @@ class WeightNorm(_NormHook):
 
 def weight_norm(module: M, name: str = "weight", dim: int | None = 0) -> M:
     """Replaces parameter ``name`` by a magnitude ``<name>_g`` and a direction ``<name>_v``
-    (the older form of :func:`ember.nn.utils.parametrizations.weight_norm`).
+    (the older form of :func:`ember.nn.utils.parametrizations.weight_norm`; deprecated, it
+    warns with a ``FutureWarning`` as PyTorch's does).
 
     Example:
         >>> m = nn.utils.weight_norm(nn.Linear(3, 2))
         >>> list(m.state_dict())
         ['bias', 'weight_g', 'weight_v']
     """
+    warnings.warn("`nn.utils.weight_norm` is deprecated in favor of "
+                  "`nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     weight = _check_free(module, WeightNorm, name, "weight_norm")
     hook = WeightNorm(name, -1 if dim is None else dim)
     del module._parameters[name]
