@@ -38,3 +38,21 @@ def test_scatter_reduce_max_of_complex_raises_like_torch(reduce):
         _complex_scatter(torch, reduce)
     with pytest.raises(ember.errors.DTypeError, match=f"scatter_reduce {reduce}: complex64"):
         _complex_scatter(ember, reduce)
+
+
+@pytest.mark.parametrize("fill", [
+    lambda lib, x, v: lib.masked_fill(x, x > 0, v),
+    lambda lib, x, v: x.index_fill(0, lib.tensor([0]), v),
+])
+def test_fill_with_a_complex_0d_tensor_refuses_its_imaginary_part(fill):
+    x = lambda lib: lib.tensor([[1.0, 0.0], [0.0, 1.0]])  # noqa: E731
+    with pytest.raises(RuntimeError, match="(?i)convert"):
+        fill(torch, x(torch), torch.tensor(1 + 2j))
+    with pytest.raises(ember.errors.DTypeError, match="imaginary part"):  # kept the real part
+        fill(ember, x(ember), ember.tensor(1 + 2j))
+
+
+def test_masked_fill_with_a_real_complex_0d_tensor_matches_torch():
+    mine, ref = (lib.tensor([1.0, 0.0]).masked_fill(lib.tensor([True, False]),
+                                                    lib.tensor(3 + 0j)) for lib in (ember, torch))
+    assert_same(mine, ref)

@@ -43,14 +43,14 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         Traceback (most recent call last):
         ember.errors.ValueOverflow: fill_: the value 300 cannot be converted to uint8 ...
     """
-    if isinstance(value, (complex, np.complexfloating)):
-        check_real(op, value, dtype)
-    if dtype.category == dtypes.BOOL or dtype is dtypes.float64 or dtype.is_complex:
-        return
     if isinstance(value, Tensor):
         if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
             return
         value = value.item()
+    if isinstance(value, (complex, np.complexfloating)):
+        check_real(op, value, dtype)
+    if dtype.category == dtypes.BOOL or dtype is dtypes.float64 or dtype.is_complex:
+        return
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return
     low, high = _range(dtype)
