@@ -111,3 +111,23 @@ def test_logical_ops_take_a_number_first(op, scalar):
     # (PyTorch takes tensors only; Ember takes a number on either side, as logical_xor did)
     want = getattr(torch, op)(torch.tensor(scalar), torch.tensor([0, 1, 3]))
     assert_same(getattr(ember, op)(scalar, ember.tensor([0, 1, 3])), want)
+
+
+@pytest.mark.parametrize("other", [np.ones(2), np.array(1.0), np.array([2, 2], dtype=np.int32)])
+def test_equality_with_a_numpy_array_compares_elements(other):
+    # t == np_array gave the Python bool False (NotImplemented, then identity), from either side
+    t, e = torch.tensor([1.0, 2.0]), ember.tensor([1.0, 2.0])
+    assert_same(e == other, t == other)
+    assert_same(other == e, other == t)
+    assert_same(e != other, ~(t == other))  # (PyTorch's t != array is a bool: a bug)
+
+
+@pytest.mark.parametrize("data", [[1, 2, 3], [[1, 2], [3, 4]], 5.0, []])
+def test_reversed_flips_the_first_dimension(data):
+    # reversed(t) was a Python iterator of rows; PyTorch's is a tensor
+    if data == []:
+        data = np.zeros((0, 2))
+    want = reversed(torch.tensor(data))
+    got = reversed(ember.tensor(data))
+    assert isinstance(got, ember.Tensor)
+    assert_same(got, want)

@@ -184,12 +184,13 @@ def ge(input: Tensor, other: Any) -> Tensor:
 
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
-_OPERANDS = (Tensor, int, float, complex, bool, np.generic)
+_OPERANDS = (Tensor, int, float, complex, bool, np.generic, np.ndarray)
 
 
 def _operator(fn: Any, name: str, swap: bool = False) -> None:
-    """Binds ``Tensor.<name>``; operands that are not numbers or tensors give NotImplemented,
-    so ``t == None`` is False and ``t < "a"`` a TypeError, as Python expects."""
+    """Binds ``Tensor.<name>``; operands that are not numbers, NumPy arrays or tensors give
+    NotImplemented, so ``t == None`` is False and ``t < "a"`` a TypeError, as Python expects
+    (``t == np_array`` compares elements, as in PyTorch, from either side)."""
     def op(self: Tensor, other: Any) -> Any:
         if not isinstance(other, _OPERANDS):
             return NotImplemented

@@ -1,5 +1,6 @@
 """A tensor as a Python number and container: ``int(t)``, ``float(t)``, ``complex(t)``,
-``operator.index(t)`` (so ``range(t)`` and ``lst[t]``) and ``x in t``, with PyTorch's rules."""
+``operator.index(t)`` (so ``range(t)`` and ``lst[t]``), ``x in t`` and ``reversed(t)``, with
+PyTorch's rules."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import OpError, ValueOverflow, describe
 from ember.ops.compare import eq
+from ember.ops.join import flip
 from ember.tensor import Tensor, method
 
 __all__: list[str] = []
@@ -64,3 +66,15 @@ def _contains(self: Tensor, element: Any) -> bool:
         raise OpError(f"in: a tensor can only contain a number or a tensor, not "
                       f"{type(element).__name__}")
     return bool(eq(self, element).any())
+
+
+@method("__reversed__")
+def _reversed(self: Tensor) -> Tensor:
+    """``reversed(t)``: ``t`` flipped along its first dimension (a 0-d ``t`` itself), a
+    tensor as in PyTorch, not an iterator.
+
+    Example:
+        >>> reversed(ember.tensor([1, 2, 3]))
+        tensor([3, 2, 1])
+    """
+    return self if self.ndim == 0 else flip(self, 0)
