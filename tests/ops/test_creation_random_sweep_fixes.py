@@ -227,3 +227,20 @@ def test_logspace_with_complex_ends_or_dtype(start, end, base, dtype):
                        dtype=None if dtype is None else getattr(ember, dtype))
     assert _dtype_name(e) == _dtype_name(t)
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", ["zeros", "ones", "empty", "rand", "randn"])
+def test_factories_take_size_as_a_keyword(fn):
+    t = getattr(torch, fn)(size=(2, 3), dtype=torch.float64)
+    e = getattr(ember, fn)(size=(2, 3), dtype=ember.float64)
+    assert tuple(e.shape) == tuple(t.shape) and e.dtype is ember.float64
+    with pytest.raises(TypeError, match=f"{fn}: got a size both positionally"):
+        getattr(ember, fn)(2, size=(3,))
+
+
+def test_generator_clone_state_draws_the_same_numbers():
+    for lib in (torch, ember):
+        g = lib.Generator().manual_seed(3)
+        c = g.clone_state()
+        assert c is not g and c.initial_seed() == 3
+        assert lib.rand(4, generator=g).tolist() == lib.rand(4, generator=c).tolist()

@@ -49,6 +49,15 @@ def _shape(size: tuple, op: str) -> tuple[int, ...]:
     return shape
 
 
+def given_size(op: str, sizes: tuple, size: Any) -> tuple:
+    """The size a factory got, positionally (``sizes``) or as ``size=``, not both."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}: got a size both positionally {sizes} and as size={size!r}")
+    return (size,)
+
+
 def _non_negative(op: str, name: str, value: int) -> int:
     """``value`` as an int, a ShapeError naming ``op`` if it is negative."""
     value = int(value)
@@ -239,17 +248,20 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
     return _finish(array, dev, requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros: ``ember.zeros(2, 3)``."""
-    return _make("zeros", 0, size, dtype, device, requires_grad)
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``ember.zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    return _make("zeros", 0, given_size("zeros", sizes, size), dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ones: ``ember.ones(2, 3)``."""
-    return _make("ones", 1, size, dtype, device, requires_grad)
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of ones: ``ember.ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``."""
+    return _make("ones", 1, given_size("ones", sizes, size), dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False,
           memory_format: memory_format = contiguous_format) -> Tensor:
     """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``; laid out in
     ``memory_format`` (e.g. ``ember.channels_last`` for a 4-d shape).
@@ -261,7 +273,8 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     if check_format("empty", memory_format) is preserve_format:
         raise ShapeError("empty: preserve_format needs a tensor to preserve the layout of; "
                          "use empty_like, or contiguous_format / channels_last here")
-    return _make("empty", None, size, dtype, device, requires_grad, memory_format)
+    return _make("empty", None, given_size("empty", sizes, size), dtype, device, requires_grad,
+                 memory_format)
 
 
 def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,

@@ -20,7 +20,7 @@ from ember.backend import device as to_device
 from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
-from ember.ops.creation import _non_negative, _shape, check_tensor, full, zeros
+from ember.ops.creation import _non_negative, _shape, check_tensor, full, given_size, zeros
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor, _wrap, method
@@ -92,6 +92,17 @@ class Generator:
             "bit_generator": "PCG64", "state": {"state": word(8, 24), "inc": word(24, 40)},
             "has_uint32": raw[40], "uinteger": word(41, 45)}
         return self
+
+    def clone_state(self) -> Generator:
+        """A new generator on the same device, in this one's state (they then draw the same
+        numbers independently).
+
+        Example:
+            >>> g = ember.Generator().manual_seed(3)
+            >>> bool((ember.rand(2, generator=g.clone_state()) == ember.rand(2, generator=g)).all())
+            True
+        """
+        return Generator(self.device).set_state(self.get_state())
 
     @property
     def numpy(self) -> np.random.Generator:
@@ -301,10 +312,11 @@ def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType,
     return out.requires_grad_(True) if requires_grad else out
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
-    """Uniform samples from [0, 1): ``ember.rand(2, 3)``. A complex dtype has both parts
-    uniform on [0, 1), as PyTorch's."""
+def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
+         dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples from [0, 1): ``ember.rand(2, 3)`` (or ``rand(size=(2, 3))``). A complex
+    dtype has both parts uniform on [0, 1), as PyTorch's."""
+    size = given_size("rand", sizes, size)
     dt = _float_dtype(dtype, "rand", complex_ok=True)
     if dt.is_complex:
         return _complex_sampled("rand", Uniform, size, dt, device, requires_grad, 1.0, low=0.0,
@@ -313,10 +325,12 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
                     generator=generator)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
-    """Standard normal samples: ``ember.randn(2, 3)``. A complex dtype gives the standard
-    complex normal, as PyTorch's: variance 1, half in each part (each N(0, 1/2))."""
+def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
+          dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples: ``ember.randn(2, 3)`` (or ``randn(size=(2, 3))``). A complex
+    dtype gives the standard complex normal, as PyTorch's: variance 1, half in each part (each
+    N(0, 1/2))."""
+    size = given_size("randn", sizes, size)
     dt = _float_dtype(dtype, "randn", complex_ok=True)
     if dt.is_complex:
         return _complex_sampled("randn", Normal, size, dt, device, requires_grad, 0.5 ** 0.5,
