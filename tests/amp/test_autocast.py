@@ -38,6 +38,13 @@ CASES = {
     "add_mixed": lambda m, f, a, b, w, i, k: (a @ b) + b[0],
     "cat_mixed": lambda m, f, a, b, w, i, k: m.cat([a @ b, b], 0),
     "relu": lambda m, f, a, b, w, i, k: f.relu(a @ b),
+    # not on the list (they share matmul's primitive in Ember): left in float32
+    "mv": lambda m, f, a, b, w, i, k: m.mv(a, b[:, 0]),
+    "dot": lambda m, f, a, b, w, i, k: m.dot(a[0], b[:, 0]),
+    "vdot": lambda m, f, a, b, w, i, k: m.vdot(a[0], b[:, 0]),
+    "inner_vectors": lambda m, f, a, b, w, i, k: m.inner(a[0], b[:, 0]),
+    "inner_matrices": lambda m, f, a, b, w, i, k: m.inner(a, w),
+    "bilinear": lambda m, f, a, b, w, i, k: f.bilinear(a, a, w[None, :4, :4]),
 }
 
 

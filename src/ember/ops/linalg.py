@@ -24,7 +24,15 @@ from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.einsum_sublist import sublist_equation
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    not_casting,
+    primitive,
+    refuse_limited,
+)
 from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
@@ -225,7 +233,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     """
     _expect_ndim("mv", ("input", input, 2), ("vec", vec, 1))
     refuse_limited("mv", input.dtype)
-    return matmul(input, vec)
+    return not_casting(matmul, input, vec)  # (autocast leaves mv, dot, vdot alone: PyTorch's)
 
 
 @method()
@@ -240,7 +248,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     refuse_limited("dot", input.dtype)
     if input.shape != tensor.shape:
         raise ShapeError(f"dot: the vectors have sizes {input.shape[0]} and {tensor.shape[0]}")
-    return matmul(input, tensor)
+    return not_casting(matmul, input, tensor)
 
 
 @method()
@@ -265,6 +273,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other)
     return tensordot(input, other, dims=([-1], [-1]))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ember.errors import DTypeError, ShapeError
 from ember.ops.linalg import einsum
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -66,5 +66,6 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
         raise ShapeError(f"bilinear: inputs of shapes {tuple(input1.shape)} and "
                          f"{tuple(input2.shape)} do not fit weight of shape "
                          f"{tuple(weight.shape)} (out, in1, in2)")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    # (autocast leaves bilinear alone, as PyTorch's: its einsum is no GEMM of the user's)
+    out = not_casting(einsum, "...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
