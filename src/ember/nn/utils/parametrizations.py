@@ -87,8 +87,9 @@ class _SpectralNorm(Module):
         super().__init__()
         ndim = weight.ndim
         if not -ndim <= dim < ndim:
+            hint = f"expected one in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d weight has none"
             raise IndexError(f"spectral_norm: dim {dim} is out of range for a weight of shape "
-                             f"{tuple(weight.shape)} (expected one in [{-ndim}, {ndim - 1}])")
+                             f"{tuple(weight.shape)} ({hint})")
         if n_power_iterations <= 0:
             raise ValueError("spectral_norm: Expected n_power_iterations to be positive, but "
                              f"got n_power_iterations={n_power_iterations}")
