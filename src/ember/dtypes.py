@@ -235,9 +235,12 @@ def promote_types(a: DType, b: DType) -> DType:
 
 @cache
 def _scalar_dtype(kind: type) -> DType:
-    if kind is _builtin_complex:
+    """The dtype a Python number of type ``kind`` (or a subclass: NumPy's float64 and
+    complex128) brings to promotion."""
+    if issubclass(kind, _builtin_complex):
         return _default_float.to_complex()
-    return {_builtin_bool: bool_, _builtin_int: int64}.get(kind, _default_float)
+    return bool_ if issubclass(kind, _builtin_bool) else \
+        int64 if issubclass(kind, _builtin_int) else _default_float
 
 
 def _combine(higher: DType | None, lower: DType | None) -> DType | None:
@@ -275,10 +278,10 @@ def result_type(*operands: object) -> DType:
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, DType):
             keys.append((0 if x.ndim else 1, dtype))
-        elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
-            keys.append((2, _scalar_dtype(type(x.item()))))
         elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float, _builtin_complex)):
             keys.append((2, _scalar_dtype(type(x))))
+        elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
+            keys.append((2, _scalar_dtype(type(x.item()))))
         elif isinstance(x, np.ndarray):
             keys.append((0 if x.ndim else 1, from_numpy(x.dtype)))
         else:
