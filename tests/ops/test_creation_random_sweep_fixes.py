@@ -151,6 +151,8 @@ def _dtype_name(t):
     lambda m: [1j, np.float64(2.0)],
     lambda m: [1.5, 2, True],
     lambda m: [np.float16(1.0), 2.5],
+    lambda m: [[], []],
+    lambda m: [()],
 ])
 @pytest.mark.parametrize("default", ["float32", "float64"])
 def test_tensor_infers_dtype_from_numpy_and_tensor_leaves(make, default):

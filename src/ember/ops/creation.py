@@ -143,7 +143,7 @@ def _sequence_dtype(data: list | tuple) -> DType:
                     stack.extend(items)
                 else:  # arrays and tensors; anything else NumPy read as a float
                     found.update(_dtype_of(x, default) for x in items)
-    return functools.reduce(dtypes.promote_types, found)
+    return functools.reduce(dtypes.promote_types, found) if found else default
 
 
 def _dtype_of(x: Any, default: DType) -> DType:
