@@ -26,7 +26,7 @@ from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
 from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
-from ember.ops.complex_parts import Holomorphic
+from ember.ops.complex_parts import Holomorphic, complex, imag, real
 from ember.ops.convert import cast, clone
 from ember.ops.creation import arange, full, full_like, zeros
 from ember.ops.diagonal import diagonal
@@ -570,8 +570,11 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    std = sqrt(diagonal(c))
+    variances = diagonal(c)
+    std = sqrt(real(variances) if c.dtype.is_complex else variances)
     c = c / reshape(std, (-1, 1))
     c = c / reshape(std, (1, -1))
+    if c.dtype.is_complex:  # as PyTorch: clip each part (complex numbers have no order)
+        return complex(clamp(real(c), -1, 1), clamp(imag(c), -1, 1))
     return clamp(c, -1, 1)
 

@@ -34,7 +34,7 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
     shape = tuple(sizes)
     if any(n < 0 for n in shape):
         raise ValueError(f"unravel_index: 'shape' cannot have negative values, but got {shape}")
-    if 0 in shape:
+    if 0 in shape and indices.numel():
         raise ShapeError(f"unravel_index: 'shape' {shape} has no elements to index")
     rest = indices.to(dtypes.int64)
     coords = []
