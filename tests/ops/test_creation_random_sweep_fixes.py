@@ -246,3 +246,10 @@ def test_generator_clone_state_draws_the_same_numbers():
         c = g.clone_state()
         assert c is not g and c.initial_seed() == 3
         assert lib.rand(4, generator=g).tolist() == lib.rand(4, generator=c).tolist()
+
+
+def test_normal_refuses_size_with_a_tensor_mean():
+    with pytest.raises(TypeError):
+        torch.normal(torch.zeros(2), 1.0, size=(5,))
+    with pytest.raises(TypeError, match="normal: size=\\(5,\\) goes with number mean and std"):
+        ember.normal(ember.zeros(2), 1.0, size=(5,))

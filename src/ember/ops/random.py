@@ -438,6 +438,9 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
         ember.complex64
     """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if size is not None:
+            raise TypeError(f"normal: size={tuple(size)} goes with number mean and std only; a "
+                            "tensor mean or std sets the shape. Hint: expand it to the size")
         ref = mean if isinstance(mean, Tensor) else std
         from ember.ops.broadcast import broadcast_shapes
 
