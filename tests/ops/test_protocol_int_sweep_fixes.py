@@ -97,7 +97,7 @@ def test_numpy_scalars_promote_as_python_numbers(dtype, scalar):
 
 
 def test_numpy_complex_scalar_is_a_python_complex():
-    # float32 + np.complex128(2-1j) was complex128 (PyTorch: complex64, as for 2-1j)
+    # float32 + np.complex128(2-1j) was float32, the imaginary part dropped (PyTorch: complex64)
     t, e = torch.tensor([1.0, -2.0]), ember.tensor([1.0, -2.0])
     want, got = t + np.complex128(2 - 1j), e + np.complex128(2 - 1j)
     assert got.dtype.name == str(want.dtype).removeprefix("torch.")
@@ -131,3 +131,13 @@ def test_reversed_flips_the_first_dimension(data):
     got = reversed(ember.tensor(data))
     assert isinstance(got, ember.Tensor)
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("value", [2 ** 64, -2 ** 63 - 1])
+@pytest.mark.parametrize("dtype", ["int8", "int64", "bool"])
+def test_python_int_beyond_64_bits_meets_an_integer_tensor_with_a_clear_error(dtype, value):
+    # NumPy's 'Python int too large to convert to C long' leaked out of t + 2**64
+    with pytest.raises(OverflowError):
+        torch.tensor([1, 0], dtype=getattr(torch, dtype)) + value
+    with pytest.raises(OverflowError, match="fits no tensor dtype"):
+        ember.tensor([1, 0], dtype=getattr(ember, dtype)) + value

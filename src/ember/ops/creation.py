@@ -15,7 +15,7 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, ValueOverflow
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -472,4 +472,8 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     try:
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev)
     except OverflowError:  # wraps around, as PyTorch's integer arithmetic does
+        if not -2 ** 63 <= value < 2 ** 64:  # (NumPy's raw error: no integer dtype holds it)
+            raise ValueOverflow(f"the Python int {value} fits no tensor dtype (int64, uint64), "
+                                "so it cannot meet an integer tensor, as in PyTorch. Hint: "
+                                "pass it as a float") from None
         return _wrap(dev.xp.asarray(value).astype(dtype.np), dev)
