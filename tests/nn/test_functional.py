@@ -96,3 +96,20 @@ def test_docstring_examples(module):
 def test_top_level_aliases(name):
     top = getattr(ember, name)  # (wrapped with ``out=`` where torch's top-level one has it)
     assert getattr(top, "__wrapped__", top) is getattr(F, name)
+
+
+@pytest.mark.parametrize("weight,bias", [((1, 3), (3,)), ((4, 3), (4, 1)), ((4, 3), (3, 4))])
+def test_linear_refuses_a_bias_that_would_broadcast_the_output_as_torch(weight, bias):
+    x, w, b = (np.ones(s, np.float32) for s in ((2, 3), weight, bias))
+    with pytest.raises(RuntimeError):
+        TF.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    with pytest.raises(ember.errors.ShapeError, match="bias of shape"):
+        F.linear(ember.tensor(x), ember.tensor(w), ember.tensor(b))
+
+
+@pytest.mark.parametrize("bias", [(4,), (1,), (2, 4), (1, 4), ()])
+def test_linear_takes_a_bias_that_broadcasts_to_the_output_as_torch(bias):
+    x, w, b = (np.full(s, 0.5, np.float32) for s in ((2, 3), (4, 3), bias))
+    want = TF.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    got = F.linear(ember.tensor(x), ember.tensor(w), ember.tensor(b))
+    np.testing.assert_allclose(got.numpy(), want.numpy())

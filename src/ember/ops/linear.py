@@ -50,7 +50,16 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return out
     if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
         bias = bias.to(out.dtype)
+    if tuple(bias.shape) != tuple(out.shape[-1:]):
+        _check_bias(tuple(bias.shape), tuple(out.shape))
     return out + bias
+
+
+def _check_bias(bias: tuple, out: tuple) -> None:
+    """Refuses a bias that would broadcast the result to another shape, as PyTorch does."""
+    if len(bias) > len(out) or any(b not in (1, o) for b, o in zip(bias[::-1], out[::-1])):
+        raise ShapeError(f"linear: bias of shape {bias} does not broadcast to the output's "
+                         f"shape {out}. Hint: a bias has weight.shape[0] elements")
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
