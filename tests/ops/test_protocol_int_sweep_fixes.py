@@ -141,3 +141,19 @@ def test_python_int_beyond_64_bits_meets_an_integer_tensor_with_a_clear_error(dt
         torch.tensor([1, 0], dtype=getattr(torch, dtype)) + value
     with pytest.raises(OverflowError, match="fits no tensor dtype"):
         ember.tensor([1, 0], dtype=getattr(ember, dtype)) + value
+
+
+@pytest.mark.parametrize("seq", [[0, 1], (None,), "ab"])
+@pytest.mark.parametrize("n", [3, [2], 0])
+def test_a_sequence_times_an_integer_tensor_repeats_it(seq, n):
+    # [0] * n raised 'result_type: cannot take an operand of type list' (PyTorch's __rmul__
+    # gives NotImplemented, so Python repeats the sequence by operator.index(n))
+    assert seq * ember.tensor(n) == seq * torch.tensor(n)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.truediv, operator.pow])
+def test_a_sequence_on_the_left_of_other_operators_is_pythons_type_error(op):
+    with pytest.raises(TypeError, match="list"):
+        op([1, 2], torch.tensor([1, 2]))
+    with pytest.raises(TypeError, match="list"):
+        op([1, 2], ember.tensor([1, 2]))

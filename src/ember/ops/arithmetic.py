@@ -538,8 +538,17 @@ def positive(input: Tensor) -> Tensor:
 
 
 def _reflected(fn: Any, name: str) -> None:
+    """Binds ``Tensor.<name>``, the operator Python calls for ``other <op> tensor``. With a
+    sequence on the left it gives NotImplemented, as PyTorch's does, so Python applies its own
+    rule: ``[0] * n`` repeats the list by a one-element integer tensor ``n``; ``[1] + t`` is
+    Python's TypeError."""
     def op(self: Tensor, other: Any) -> Tensor:
-        return fn(other, self)
+        try:
+            return fn(other, self)
+        except DTypeError:
+            if isinstance(other, (list, tuple, str, bytes)):
+                return NotImplemented
+            raise
     op.__name__ = name
     method(name)(op)
 
