@@ -253,3 +253,18 @@ def test_normal_refuses_size_with_a_tensor_mean():
         torch.normal(torch.zeros(2), 1.0, size=(5,))
     with pytest.raises(TypeError, match="normal: size=\\(5,\\) goes with number mean and std"):
         ember.normal(ember.zeros(2), 1.0, size=(5,))
+
+
+def test_asarray_reads_a_buffer_as_its_memory_like_torch():
+    import array
+
+    for lib in (torch, ember):
+        assert lib.asarray(array.array("d", [1.0, 2.0])).tolist() == [0.0, 1.875, 0.0, 2.0]
+        assert lib.asarray(array.array("i", [1, 2]), dtype=lib.int32).tolist() == [1, 2]
+        buf = bytearray(4)
+        shared = lib.asarray(buf, dtype=lib.uint8)
+        copied = lib.asarray(buf, dtype=lib.uint8, copy=True)
+        buf[0] = 5
+        assert shared.tolist() == [5, 0, 0, 0] and copied.tolist() == [0, 0, 0, 0]
+        assert lib.asarray(np.float64(1.5)).item() == 1.5  # a NumPy scalar is a number
+        assert lib.asarray(bytearray(8), dtype=lib.float32, requires_grad=True).requires_grad

@@ -27,8 +27,10 @@ __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_t
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
             requires_grad: bool | None = None) -> Tensor:
     """``obj`` as a tensor: a tensor itself (kept in the graph) or a NumPy array shared when no
-    conversion is needed, unless ``copy=True``; ``copy=False`` refuses to copy. Other data
-    (lists, numbers) is copied. ``requires_grad`` defaults to ``obj``'s, as in PyTorch 2.13.
+    conversion is needed, unless ``copy=True``; ``copy=False`` refuses to copy. An object with
+    Python's buffer protocol (``bytearray``, ``array.array``) is its memory read as ``dtype``
+    (the default dtype unless given), shared as PyTorch shares it. Other data (lists, numbers)
+    is copied. ``requires_grad`` defaults to ``obj``'s, as in PyTorch 2.13.
 
     Example:
         >>> a = np.zeros(2)
@@ -46,6 +48,9 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             raise ValueError(f"asarray: can't alias a {obj.dtype.name} tensor on {obj.device} "
                              f"as {dt.name} on {dev}. Hint: allow a copy (copy=None)")
         out = to(obj, dtype=dt, device=dev, copy=bool(copy))
+    elif _is_buffer(obj):  # its memory, read as dtype (the default dtype unless given)
+        out = frombuffer(obj, dtype=dtypes.get_default_dtype() if dtype is None else dtype)
+        out = out.to(device=device, copy=bool(copy)) if device is not None or copy else out
     elif copy is False:
         raise ValueError(f"asarray: can't alias a {type(obj).__name__} into a tensor. Hint: "
                          "allow a copy (copy=None)")
@@ -54,6 +59,17 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     if requires_grad is False and out.requires_grad:
         return out.detach()
     return out.requires_grad_(True) if requires_grad and not out.requires_grad else out
+
+
+def _is_buffer(obj: Any) -> bool:
+    """Whether ``obj`` exposes Python's buffer protocol (``bytearray``, ``array.array``, …)."""
+    if isinstance(obj, np.generic):  # (a NumPy scalar has one too, but is read as a number)
+        return False
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
