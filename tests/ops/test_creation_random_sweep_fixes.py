@@ -268,3 +268,16 @@ def test_asarray_reads_a_buffer_as_its_memory_like_torch():
         assert shared.tolist() == [5, 0, 0, 0] and copied.tolist() == [0, 0, 0, 0]
         assert lib.asarray(np.float64(1.5)).item() == 1.5  # a NumPy scalar is a number
         assert lib.asarray(bytearray(8), dtype=lib.float32, requires_grad=True).requires_grad
+
+
+def test_multinomial_with_replacement_matches_the_weights_and_scales():
+    w = [[0.0, 0.1, 0.0, 0.6, 0.3, 0.0], [0.0] * 5 + [2.0]]
+    ember.manual_seed(0)
+    e = ember.multinomial(ember.tensor(w), 100_000, True).numpy()
+    t = torch.multinomial(torch.tensor(w), 100_000, True).numpy()
+    for row in range(2):
+        np.testing.assert_allclose(np.bincount(e[row], minlength=6) / 1e5,
+                                   np.bincount(t[row], minlength=6) / 1e5, atol=0.01)
+        assert set(e[row].tolist()) <= set(np.flatnonzero(w[row]).tolist())  # never weight 0
+    # many categories and samples at once: a binary search, not a (samples x categories) table
+    assert tuple(ember.multinomial(ember.rand(50_000), 100_000, True).shape) == (100_000,)

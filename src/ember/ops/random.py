@@ -268,11 +268,12 @@ class Multinomial(Sample):
             raise OpError(f"multinomial: row {row} of the {describe(probs.shape, probs.dtype)} "
                           f"probabilities sums to 0; every row needs a positive weight")
         p = p / total
-        if replacement:  # inverse-CDF sampling, vectorised over rows
-            cdf = np.cumsum(p, axis=1)
-            u = rng.random((p.shape[0], num_samples))
-            idx = (u[:, :, None] > cdf[:, None, :]).sum(axis=2)
-            idx = np.minimum(idx, p.shape[1] - 1)
+        if replacement:  # inverse-CDF sampling: one binary search, row r's CDF shifted by r
+            rows, n = p.shape
+            shift = np.arange(rows)[:, None]
+            u = rng.random((rows, num_samples)) + shift
+            idx = np.searchsorted((np.cumsum(p, axis=1) + shift).ravel(), u, side="right")
+            idx = np.minimum(idx - shift * n, n - 1)
         else:  # Gumbel top-k: sampling without replacement in one vectorised pass
             keys = np.log(np.maximum(p, 1e-300)) + rng.gumbel(size=p.shape)
             keys[p == 0] = -np.inf
