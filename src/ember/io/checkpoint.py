@@ -31,7 +31,8 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
 - Tensors are saved contiguous and detached; ``requires_grad`` is kept (and a ``Parameter``
   loads as one, ``{"parameter": true}`` in its node), the autograd graph is not. References to
   one tensor, or to tensors with the very same memory layout (tied weights from
-  ``state_dict()``), are stored once and load as one tensor object. Tensors that only partly
+  ``state_dict()``), are stored once and load as one tensor object (as tensors sharing memory
+  where they differ in ``requires_grad`` or being a ``Parameter``). Tensors that only partly
   overlap (a slice and its base) are stored as separate copies.
 - ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``;
   of a ``torch.save`` file, its data with Ember tensors (:mod:`ember.io.torch_file`).
@@ -408,32 +409,23 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         header = st.read_header(handle, where)
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool
-            return {name: _make(st.read_array(handle, header, name, where), False, place("cpu"))
+            return {name: _make(st.read_array(handle, header, name, where), place("cpu"))
                     for name in header.entries}
-        made: dict[tuple[str, bool, bool], Tensor] = {}
+        read: dict[str, Tensor] = {}  # each stored tensor, read once
+        made: dict[tuple[str, bool, bool], Tensor] = {}  # its loaded forms, sharing its memory
 
         def tensor(name: str, requires_grad: bool, saved_device: str, parameter: bool) -> Tensor:
             key = (name, requires_grad, parameter)
-            if key not in made:
-                if name not in header.entries:
-                    raise CheckpointError(f"{where}: the checkpoint tree refers to tensor "
-                                          f"{name!r}, which the file does not contain")
-                if not isinstance(saved_device, str):
-                    raise CheckpointError(f"{where}: tensor {name!r} has device "
-                                          f"{saved_device!r}, not a device string")
-                array = st.read_array(handle, header, name, where)
-                if requires_grad and array.dtype.kind not in "fV":  # V: bfloat16
-                    raise CheckpointError(f"{where}: tensor {name!r} of dtype {array.dtype} "
-                                          "is marked requires_grad; only floating ones can be")
-                try:
-                    dev = place(saved_device)
-                except EmberError as e:
-                    raise CheckpointError(f"{where}: tensor {name!r} (saved on {saved_device}): "
-                                          f"{e}; choose where it goes with map_location, e.g. "
-                                          "map_location='cpu'") from None
-                made[key] = _make(array, requires_grad, dev)
-                if parameter:
-                    made[key] = Parameter(made[key], requires_grad)
+            if key in made:
+                return made[key]
+            if name not in read:
+                read[name] = _read_tensor(handle, header, name, saved_device, place, where)
+            t = read[name].detach()
+            if requires_grad and not (t.dtype.is_floating_point or t.dtype.is_complex):
+                raise CheckpointError(f"{where}: tensor {name!r} of dtype {t.dtype.name} is marked "
+                                      "requires_grad; only floating and complex ones can be")
+            made[key] = Parameter(t, requires_grad) if parameter else t.requires_grad_(
+                requires_grad)
             return made[key]
 
         def unpickle(name: str, what: str) -> Any:
@@ -472,13 +464,28 @@ def _tree(doc: str, where: str) -> Any:
     return meta["tree"]
 
 
-def _make(array: np.ndarray, requires_grad: bool, dev: Device) -> Tensor:
+def _read_tensor(handle: BinaryIO, header: st.Header, name: str, saved_device: Any,
+                 place: Callable[[str], Device], where: str) -> Tensor:
+    """Tensor ``name`` of the file, placed by ``map_location``."""
+    if name not in header.entries:
+        raise CheckpointError(f"{where}: the checkpoint tree refers to tensor {name!r}, which "
+                              "the file does not contain")
+    if not isinstance(saved_device, str):
+        raise CheckpointError(f"{where}: tensor {name!r} has device {saved_device!r}, not a "
+                              "device string")
+    array = st.read_array(handle, header, name, where)
+    try:
+        dev = place(saved_device)
+    except EmberError as e:
+        raise CheckpointError(f"{where}: tensor {name!r} (saved on {saved_device}): {e}; "
+                              "choose where it goes with map_location, e.g. "
+                              "map_location='cpu'") from None
+    return _make(array, dev)
+
+
+def _make(array: np.ndarray, dev: Device) -> Tensor:
     t = from_numpy(array)
-    if dev.type != "cpu":
-        t = t.to(dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return t.to(dev) if dev.type != "cpu" else t
 
 
 # -- flat files, for interop with other safetensors users ----------------------------------------
@@ -526,7 +533,7 @@ def load_file(filename: PathOrFile, device: str | Device | None = None) -> dict[
         ['b']
     """
     dev = to_device(device)
-    return {name: _make(a, False, dev) for name, a in read_arrays(filename)[0].items()}
+    return {name: _make(a, dev) for name, a in read_arrays(filename)[0].items()}
 
 
 def read_arrays(f: PathOrFile) -> tuple[dict[str, np.ndarray], dict[str, str]]:

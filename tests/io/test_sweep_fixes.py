@@ -1,0 +1,47 @@
+"""Divergences from PyTorch found by the serialization sweep, each checked against torch."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import torch
+
+import ember
+
+
+def torch_round_trip(obj):
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    return torch.load(buf)
+
+
+def ember_round_trip(obj, **load_kwargs):
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    buf.seek(0)
+    return ember.load(buf, **load_kwargs)
+
+
+def test_a_complex_tensor_that_requires_grad_loads_back():
+    want = torch_round_trip(torch.tensor([1 + 2j, 3 - 1j], requires_grad=True))
+    got = ember_round_trip(ember.tensor([1 + 2j, 3 - 1j], requires_grad=True))
+    assert got.requires_grad == want.requires_grad and got.dtype is ember.complex64
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+def test_one_tensor_saved_with_and_without_grad_still_shares_memory():
+    t = torch.randn(3, requires_grad=True)
+    want = torch_round_trip({"a": t, "b": t.detach(), "p": torch.nn.Parameter(t.detach())})
+    x = ember.tensor(t.detach().numpy(), requires_grad=True)
+    got = ember_round_trip({"a": x, "b": x.detach(), "p": ember.nn.Parameter(x.detach())})
+    for name in ("a", "b", "p"):
+        assert got[name].requires_grad == want[name].requires_grad
+        assert isinstance(got[name], ember.nn.Parameter) == isinstance(want[name],
+                                                                      torch.nn.Parameter)
+    with torch.no_grad():
+        want["b"][0] = 7.0
+    got["b"][0] = 7.0
+    assert float(got["a"][0]) == float(want["a"][0]) == 7.0
+    assert float(got["p"][0]) == float(want["p"][0]) == 7.0
