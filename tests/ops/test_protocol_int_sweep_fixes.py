@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ember
-from tests.ops.optable import assert_same
+from tests.ops.optable import assert_same, raises_like_torch
 
 
 @pytest.mark.parametrize("element", [2, 5, 2.0, True, [3, 4], [[1, 2]], [9, 9], 0j])
@@ -157,3 +157,19 @@ def test_a_sequence_on_the_left_of_other_operators_is_pythons_type_error(op):
         op([1, 2], torch.tensor([1, 2]))
     with pytest.raises(TypeError, match="list"):
         op([1, 2], ember.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.add(m.tensor([1.0, 2.0]), m.tensor([3.0, 4.0]), alpha=2 + 1j),
+    lambda m: m.sub(m.tensor([1, 2]), 1, alpha=1j),
+    lambda m: m.addcmul(m.zeros(2), m.ones(2), m.ones(2), value=1 - 1j),
+])
+def test_complex_alpha_with_real_inputs_is_refused(fn):
+    # the product was cast back to the real result dtype: the imaginary part silently dropped
+    raises_like_torch(fn, ember.DTypeError, "must not be a complex")
+
+
+def test_complex_alpha_with_complex_inputs_still_scales():
+    want = torch.add(torch.tensor([1j, 2.0]), torch.tensor([1.0, 1.0]), alpha=2 + 1j)
+    got = ember.add(ember.tensor([1j, 2.0]), ember.tensor([1.0, 1.0]), alpha=2 + 1j)
+    np.testing.assert_allclose(got.numpy(), want.numpy())

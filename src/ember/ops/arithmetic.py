@@ -359,13 +359,17 @@ _BOOL_SUB = {
 def _scaled(op: str, param: str, other: Tensor, alpha: Any, *operands: Any) -> Tensor:
     """``alpha * other`` in ``other``'s dtype, the op's result dtype, so that nothing overflows
     in a narrower one first (``uint8 + 2 * int8`` is int16 throughout) and ``bool + 2 * bool``
-    stays bool. As in PyTorch, a float ``alpha`` needs a floating result; ``operands`` are the
-    op's inputs, for the error message."""
-    if isinstance(alpha, float) and other.dtype.category < dtypes.FLOAT:
-        names = " and ".join(map(_dtype_name, operands))
-        raise DTypeError(f"{op}: for integral inputs ({names}), {param} must not be a float, "
-                         f"got {alpha}. Hint: convert an input to a float dtype, or pass an int "
-                         f"{param}")
+    stays bool. As in PyTorch, a float ``alpha`` needs a floating result and a complex one a
+    complex result (not silently its real part); ``operands`` are the op's inputs, for the
+    error message."""
+    kind = other.dtype.category
+    for number, least, inputs, instead in ((float, dtypes.FLOAT, "integral", "an int"),
+                                           (complex, dtypes.COMPLEX, "real", "a real")):
+        if isinstance(alpha, number) and kind < least:
+            names = " and ".join(map(_dtype_name, operands))
+            raise DTypeError(f"{op}: for {inputs} inputs ({names}), {param} must not be a "
+                             f"{number.__name__}, got {alpha}. Hint: convert an input to a "
+                             f"{number.__name__} dtype, or pass {instead} {param}")
     return cast(mul(other, alpha), other.dtype)
 
 
