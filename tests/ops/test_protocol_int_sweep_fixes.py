@@ -173,3 +173,11 @@ def test_complex_alpha_with_complex_inputs_still_scales():
     want = torch.add(torch.tensor([1j, 2.0]), torch.tensor([1.0, 1.0]), alpha=2 + 1j)
     got = ember.add(ember.tensor([1j, 2.0]), ember.tensor([1.0, 1.0]), alpha=2 + 1j)
     np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_deleting_an_item_is_a_type_error():
+    # `del t[0]` raised AttributeError: __delitem__
+    with pytest.raises(TypeError):
+        del torch.tensor([1, 2])[0]
+    with pytest.raises(TypeError, match="does not support deleting items"):
+        del ember.tensor([1, 2])[0]

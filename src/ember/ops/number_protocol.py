@@ -1,6 +1,6 @@
 """A tensor as a Python number and container: ``int(t)``, ``float(t)``, ``complex(t)``,
-``operator.index(t)`` (so ``range(t)`` and ``lst[t]``), ``x in t`` and ``reversed(t)``, with
-PyTorch's rules."""
+``operator.index(t)`` (so ``range(t)`` and ``lst[t]``), ``x in t``, ``reversed(t)`` and
+``del t[i]`` (refused), with PyTorch's rules."""
 
 from __future__ import annotations
 
@@ -78,3 +78,9 @@ def _reversed(self: Tensor) -> Tensor:
         tensor([3, 2, 1])
     """
     return self if self.ndim == 0 else flip(self, 0)
+
+
+@method("__delitem__")
+def _delitem(self: Tensor, key: Any) -> None:
+    raise TypeError("a tensor does not support deleting items (del t[i]), as in PyTorch. Hint: "
+                    "keep the others by indexing, e.g. t[mask] or ember.cat of slices")
