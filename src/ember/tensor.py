@@ -49,11 +49,13 @@ class Tensor:
                  "_retains", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
-    def __init__(self, data: Any, *, dtype: DType | None = None, device: Any = None,
+    def __init__(self, *data: Any, dtype: DType | None = None, device: Any = None,
                  requires_grad: bool = False) -> None:
-        from ember.ops.creation import tensor
+        """As ``torch.Tensor``: ``Tensor([1, 2])`` copies data into the default float dtype,
+        ``Tensor(2, 3)`` is uninitialised memory of that shape."""
+        from ember.ops.creation import legacy_tensor
 
-        made = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        made = legacy_tensor(data, dtype, device, requires_grad)
         for slot in Tensor.__slots__[:-1]:
             setattr(self, slot, getattr(made, slot))
 

@@ -281,3 +281,16 @@ def test_multinomial_with_replacement_matches_the_weights_and_scales():
         assert set(e[row].tolist()) <= set(np.flatnonzero(w[row]).tolist())  # never weight 0
     # many categories and samples at once: a binary search, not a (samples x categories) table
     assert tuple(ember.multinomial(ember.rand(50_000), 100_000, True).shape) == (100_000,)
+
+
+@pytest.mark.parametrize("args", [([1, 2],), ([[1, 2]],), (np.array([1, 2]),), (2, 3), (),
+                                  ("size",), ([True],)])
+def test_tensor_constructor_is_torch_legacy_constructor(args):
+    out = []
+    for lib in (torch, ember):
+        a = tuple(lib.Size([2, 3]) if x == "size" else x for x in args)
+        out.append(lib.Tensor(*a))
+    t, e = out
+    assert tuple(e.shape) == tuple(t.shape) and _dtype_name(e) == _dtype_name(t) == "float32"
+    if not args or isinstance(args[0], (list, np.ndarray)):
+        np.testing.assert_array_equal(e.numpy(), t.numpy())

@@ -27,13 +27,14 @@ from ember.layouts import (
 from ember.ops.fits import check_fits, check_real
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
+from ember.size import Size
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "arange", "range", "linspace", "eye"]
 
 
-Size = Sequence[int] | int
+SizeArg = Sequence[int] | int
 
 
 def _shape(size: tuple, op: str) -> tuple[int, ...]:
@@ -196,6 +197,19 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
     return _finish(dev.xp.asarray(array), dev, requires_grad)
 
 
+def legacy_tensor(args: tuple, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    """What ``Tensor(*args)`` makes, as ``torch.Tensor``: sizes (``Tensor(2, 3)``, a
+    ``Size``, nothing) give uninitialised memory, data a copy in the default float dtype (a
+    tensor keeps its own dtype)."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        data = args[0]
+        if dtype is None and not isinstance(data, Tensor | Size):
+            dtype = dtypes.get_default_dtype()
+        if not isinstance(data, Size):
+            return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    return empty(*(args or (0,)), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like :func:`tensor`, but shares memory with ``data`` where it can (no copy).
 
@@ -277,7 +291,7 @@ def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
                  memory_format)
 
 
-def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
+def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows it as in PyTorch.
 
