@@ -45,3 +45,19 @@ def test_one_tensor_saved_with_and_without_grad_still_shares_memory():
     got["b"][0] = 7.0
     assert float(got["a"][0]) == float(want["a"][0]) == 7.0
     assert float(got["p"][0]) == float(want["p"][0]) == 7.0
+
+
+def test_a_damaged_torch_zip_file_raises_a_checkpoint_error(tmp_path):
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(3), "s": "x"}, buf)
+    data = buf.getvalue()
+    path = tmp_path / "damaged.pt"
+    for pos in range(len(data) - 400, len(data)):  # the zip's central directory and its end
+        for byte in (0xFF, 0x97):
+            path.write_bytes(data[:pos] + bytes([byte]) + data[pos + 1:])
+            try:
+                got = ember.load(path)
+            except ember.errors.CheckpointError:
+                continue
+            assert got["s"] == "x"  # (Python's zipfile forgives some damage PyTorch's does not)
+            np.testing.assert_array_equal(got["w"].numpy(), np.ones(3, np.float32))

@@ -21,6 +21,7 @@ import io
 import pickle
 import warnings
 import zipfile
+import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -47,6 +48,10 @@ _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
                    "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool",
                    "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128",
                    "UntypedStorage": "uint8"}
+# what zipfile raises on a damaged archive: bad names (UnicodeDecodeError), odd versions or
+# compression (NotImplementedError), offsets out of range (ValueError), encryption flags ...
+_ZIP_ERRORS = (zipfile.BadZipFile, NotImplementedError, ValueError, RuntimeError, OSError,
+               EOFError, zlib.error)
 _BUILTINS = {"set": set, "frozenset": frozenset, "bytearray": bytearray, "complex": complex}
 
 
@@ -283,8 +288,9 @@ def load_zip(handle: BinaryIO, where: str, place: Callable[[str], Device]) -> An
     """The object in a zip-format ``torch.save`` file."""
     try:
         archive = zipfile.ZipFile(handle)
-    except zipfile.BadZipFile as e:
-        raise CheckpointError(f"{where}: not a readable zip archive ({e})") from None
+    except _ZIP_ERRORS as e:
+        raise CheckpointError(f"{where}: not a readable zip archive ({type(e).__name__}: {e}); "
+                              "the file is corrupted or truncated") from None
     with archive:
         pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
         if len(pickles) != 1:
@@ -321,8 +327,9 @@ def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = Fa
             return b""
         raise CheckpointError(f"{where}: the archive lacks {name}; the file is truncated or "
                               "corrupted") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
-        raise CheckpointError(f"{where}: cannot read {name} ({e})") from None
+    except _ZIP_ERRORS as e:
+        raise CheckpointError(f"{where}: cannot read {name} ({type(e).__name__}: {e}); the "
+                              "file is corrupted") from None
 
 
 def load_legacy(handle: BinaryIO, where: str, place: Callable[[str], Device]) -> Any:
