@@ -77,3 +77,23 @@ def test_unravel_index_of_no_indices_into_an_empty_shape_matches_torch():
     mine, ref = (lib.unravel_index(lib.tensor([], dtype=lib.int64), (0, 3))
                  for lib in (ember, torch))
     assert_same(mine, ref)
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, x, e: lib.gather(x, 0, e),
+    lambda lib, x, e: lib.gather(x, 1, e.reshape(0, 9)),
+    lambda lib, x, e: lib.scatter(x, 0, e, lib.ones(7, dtype=lib.float64)),
+    lambda lib, x, e: lib.scatter(x, 0, e, 2.0),
+    lambda lib, x, e: lib.scatter_add(x, 1, e.reshape(0, 1, 1), lib.ones(2, dtype=lib.float64)),
+    lambda lib, x, e: lib.scatter_reduce(x, 0, e, lib.ones(7, dtype=lib.float64), "mean",
+                                         include_self=False),
+])
+def test_an_empty_index_of_any_shape_reads_and_writes_nothing_as_in_torch(op):
+    # PyTorch checks no sizes for an empty index; these raised a dimension-count ShapeError
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        out = op(lib, x, lib.zeros(0, dtype=lib.int64))
+        out.sum().backward()
+        results.append((out, x.grad))
+    assert_same(*results)

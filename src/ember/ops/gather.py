@@ -17,6 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.convert import clone
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.index_checks import check_index_range, check_integer, first_out_of_range
@@ -57,6 +58,8 @@ def _grid(shape: tuple, dim: int, index: Tensor) -> tuple:
 def _check_gather(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor | None = None
                   ) -> tuple[int, Tensor]:
     check_integer(index, op)
+    if index.numel() == 0:  # nothing is read or written: PyTorch checks no sizes then
+        return normalize_dim(dim, input.ndim, op), index
     if index.ndim != input.ndim and max(index.ndim, input.ndim) > 1:
         raise ShapeError(f"{op}: index {tuple(index.shape)} must have the same number of "
                          f"dimensions as input {tuple(input.shape)}")
@@ -95,6 +98,9 @@ def take_along(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """:func:`gather` for all dtypes: the values of ``sort`` and ``topk`` at their indices
     (PyTorch sorts uint16, uint32 and uint64 tensors, but gathers none)."""
     dim, index = _check_gather("gather", input, dim, index)
+    if index.numel() == 0:
+        flat = apply(Reshape, input, shape=(input.numel(),))
+        return reshape(apply(Index, flat, reshape(index, (0,)), dims=(0,)), tuple(index.shape))
     if input.ndim == 0 or index.ndim == 0:
         out = take_along(_as_1d(input), 0, _as_1d(index))
         return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
@@ -127,6 +133,8 @@ def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: st
     refuse_limited(op, input.dtype)
     src_t = src if isinstance(src, Tensor) else None
     dim, index = _check_gather(op, input, dim, index, src_t)
+    if index.numel() == 0:
+        return clone(input)
     if src_t is not None and src_t.dtype is not input.dtype:
         raise DTypeError(f"{op}: src ({src_t.dtype.name}) must have the dtype of input "
                          f"({input.dtype.name}); convert it with .to()")

@@ -15,7 +15,7 @@ from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import eq
-from ember.ops.convert import cast
+from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.gather import _as_1d, _check_gather, _grid, scatter, scatter_add
 from ember.ops.index_checks import check_index_range, check_integer
@@ -143,6 +143,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                              include_self=include_self)
         return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
     d, index = _check_gather(op, input, dim, index, src)
+    if index.numel() == 0:
+        return clone(input)
     if tuple(src.shape) != tuple(index.shape):
         src = apply(Slice, src, index=tuple((0, s, 1) for s in index.shape))
     if reduce in ("sum", "mean"):
