@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 import torch
 
 import ember
@@ -61,3 +62,28 @@ def test_a_damaged_torch_zip_file_raises_a_checkpoint_error(tmp_path):
                 continue
             assert got["s"] == "x"  # (Python's zipfile forgives some damage PyTorch's does not)
             np.testing.assert_array_equal(got["w"].numpy(), np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("new_zip", [True, False])
+def test_map_location_may_be_a_function_of_storage_and_location(tmp_path, new_zip):
+    path = tmp_path / "f.pt"
+    torch.save({"a": torch.arange(4.0)[1:], "b": torch.ones(2, dtype=torch.int8)}, path,
+               _use_new_zipfile_serialization=new_zip)
+    seen = []
+    for function in (lambda storage, loc: storage, lambda storage, loc: storage.cpu(),
+                     lambda storage, loc: seen.append(loc)):
+        want = torch.load(path, map_location=function)
+        got = ember.load(path, map_location=function)
+        for name in want:
+            assert got[name].device.type == want[name].device.type == "cpu"
+            np.testing.assert_array_equal(got[name].numpy(), want[name].numpy())
+    assert set(seen) == {"cpu"}
+    with pytest.raises(ember.errors.CheckpointError, match="must return the storage"):
+        ember.load(path, map_location=lambda storage, loc: "cpu")
+
+
+def test_map_location_function_on_an_ember_checkpoint():
+    got = ember_round_trip({"w": ember.ones(2), "n": 3}, map_location=lambda s, loc: s)
+    assert got["n"] == 3 and got["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="map_location function failed.*no attribute 'nope'"):
+        ember_round_trip({"w": ember.ones(2)}, map_location=lambda s, loc: s.nope())

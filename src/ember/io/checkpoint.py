@@ -59,6 +59,7 @@ from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
+from ember.ops.storage_objects import UntypedStorage
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import BY_ROWS, SparseTensor
@@ -72,7 +73,8 @@ _SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc,
                                               sparse_bsc)}
 
 PathOrFile = str | os.PathLike | BinaryIO
-MapLocation = str | Device | Mapping[str, Any] | None
+MapLocation = str | Device | Mapping[str, Any] | Callable[[UntypedStorage, str], Any] | None
+Placer = Callable[[str, np.ndarray], Device]  # (saved location, tensor data) -> device
 
 
 # -- encoding: object -> (JSON tree, {name: array}) -----------------------------------------------
@@ -326,17 +328,40 @@ def _open(f: PathOrFile) -> tuple[BinaryIO, bool]:
     return f, False
 
 
-def _placer(map_location: MapLocation) -> Callable[[str], Device]:
-    """Reads ``map_location`` as torch.load does: None, a device, a string or a dict."""
+def _placer(map_location: MapLocation) -> Placer:
+    """Reads ``map_location`` as torch.load does: None, a device, a string, a dict, or a
+    function ``(storage, location) -> storage or None``."""
     if map_location is None:
-        return to_device
+        return lambda saved, data: to_device(saved)
     if isinstance(map_location, (str, Device)):
         target = to_device(map_location)
-        return lambda saved: target
+        return lambda saved, data: target
     if isinstance(map_location, Mapping):
-        return lambda saved: to_device(map_location.get(saved, saved))
-    raise TypeError("load: map_location must be None, a device, a string like 'cpu' or a "
-                    f"dict from saved to new device strings, not {type(map_location).__name__}")
+        return lambda saved, data: to_device(map_location.get(saved, saved))
+    if callable(map_location):
+        return lambda saved, data: _call_placer(map_location, saved, data)
+    raise TypeError("load: map_location must be None, a device, a string like 'cpu', a dict "
+                    "from saved to new device strings or a function (storage, location), not "
+                    f"{type(map_location).__name__}")
+
+
+def _call_placer(fn: Callable[[UntypedStorage, str], Any], saved: str, data: np.ndarray
+                 ) -> Device:
+    """The device ``map_location=fn`` picks: it gets the tensor's bytes (on the CPU) and the
+    saved location, and returns a storage (``storage``, ``storage.cpu()``) or None (stay)."""
+    storage = UntypedStorage(np.ascontiguousarray(data).reshape(-1).view(np.uint8),
+                             to_device("cpu"))
+    try:
+        moved = fn(storage, saved)
+    except Exception as e:  # noqa: BLE001 - the user's function failed: say so, not "corrupt"
+        raise TypeError(f"load: the map_location function failed on a storage saved on "
+                        f"{saved} ({type(e).__name__}: {e})") from e
+    if moved is None:
+        return to_device(saved)
+    if not isinstance(moved, UntypedStorage):
+        raise TypeError(f"load: map_location returned a {type(moved).__name__}; it must return "
+                        "the storage it was given (or a copy, e.g. storage.cpu()) or None")
+    return moved.device
 
 
 def save(obj: Any, f: PathOrFile) -> None:
@@ -383,7 +408,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         f: a path or a readable, seekable binary file, read from its current position
             (where :func:`save` wrote to it).
         map_location: where tensors go: ``None`` (where they were saved), a device or device
-            string for all of them, or a dict from saved device strings to new ones.
+            string for all of them, a dict from saved device strings to new ones, or a
+            function ``(storage, location)`` returning the storage (on its device) or None
+            (where it was saved), as ``map_location=lambda storage, loc: storage``.
         weights_only: ``None`` or ``True`` (the default, as in PyTorch 2.6 and later): load
             data only, and refuse a file holding pickled objects (a whole module saved);
             ``False``: unpickle them too, which runs code the file names — only for files
@@ -409,8 +436,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         header = st.read_header(handle, where)
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool
-            return {name: _make(st.read_array(handle, header, name, where), place("cpu"))
-                    for name in header.entries}
+            arrays = {name: st.read_array(handle, header, name, where) for name in header.entries}
+            return {name: _make(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
         made: dict[tuple[str, bool, bool], Tensor] = {}  # its loaded forms, sharing its memory
 
@@ -465,7 +492,7 @@ def _tree(doc: str, where: str) -> Any:
 
 
 def _read_tensor(handle: BinaryIO, header: st.Header, name: str, saved_device: Any,
-                 place: Callable[[str], Device], where: str) -> Tensor:
+                 place: Placer, where: str) -> Tensor:
     """Tensor ``name`` of the file, placed by ``map_location``."""
     if name not in header.entries:
         raise CheckpointError(f"{where}: the checkpoint tree refers to tensor {name!r}, which "
@@ -475,7 +502,7 @@ def _read_tensor(handle: BinaryIO, header: st.Header, name: str, saved_device: A
                               "device string")
     array = st.read_array(handle, header, name, where)
     try:
-        dev = place(saved_device)
+        dev = place(saved_device, array)
     except EmberError as e:
         raise CheckpointError(f"{where}: tensor {name!r} (saved on {saved_device}): {e}; "
                               "choose where it goes with map_location, e.g. "

@@ -40,17 +40,19 @@ def dumps(x: Any, path: str) -> np.ndarray:
 class _Unpickler(pickle.Unpickler):
     """Places each unpickled tensor with ``place`` (``map_location``)."""
 
-    def __init__(self, data: bytes, place: Callable[[str], Device]) -> None:
+    def __init__(self, data: bytes, place: Callable[[str, np.ndarray], Device]) -> None:
         super().__init__(io.BytesIO(data))
         self.place = place
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("ember.tensor", "_unpickled"):
-            return lambda array, device, grad: _unpickled(array, str(self.place(device)), grad)
+            return lambda array, device, grad: _unpickled(array, str(self.place(device, array)),
+                                                          grad)
         return super().find_class(module, name)
 
 
-def loads(array: np.ndarray, place: Callable[[str], Device], where: str, what: str) -> Any:
+def loads(array: np.ndarray, place: Callable[[str, np.ndarray], Device], where: str,
+          what: str) -> Any:
     """The object that :func:`dumps` stored as ``array``; a failure names the file and type."""
     try:
         return _Unpickler(array.tobytes(), place).load()

@@ -121,7 +121,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     dispatch[pickle.BUILD[0]] = load_build
 
     def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
-                 place: Callable[[str], Device]) -> None:
+                 place: Callable[[str, np.ndarray], Device]) -> None:
         super().__init__(file, encoding="utf-8")
         self.where, self.storage, self.place = where, storage, place
         self.names = {("collections", "OrderedDict"): OrderedDict,
@@ -201,7 +201,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                 array = array.copy()  # an expanded tensor: its own memory, not overlaps
         t = _with_metadata(from_numpy(array), metadata, where)
         try:
-            dev = self.place(storage.location)
+            dev = self.place(storage.location, storage.data)
         except (EmberError, TypeError, ValueError) as e:
             raise CheckpointError(f"{where}: a tensor saved on {storage.location}: {e}; choose "
                                   "where it goes with map_location, e.g. map_location='cpu'"
@@ -269,7 +269,7 @@ def _set_state(t: Tensor, state: Any, where: str) -> None:
                       "out", stacklevel=4)
 
 
-def _unpickle(data: BinaryIO, where: str, place: Callable[[str], Device],
+def _unpickle(data: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
               storage: Callable[[DType, str, int], _Storage]) -> Any:
     try:
         return _TorchUnpickler(data, where, storage, place).load()
@@ -284,7 +284,7 @@ def _unpickle(data: BinaryIO, where: str, place: Callable[[str], Device],
                               "torch.save file") from None
 
 
-def load_zip(handle: BinaryIO, where: str, place: Callable[[str], Device]) -> Any:
+def load_zip(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device]) -> Any:
     """The object in a zip-format ``torch.save`` file."""
     try:
         archive = zipfile.ZipFile(handle)
@@ -332,7 +332,7 @@ def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = Fa
                               "file is corrupted") from None
 
 
-def load_legacy(handle: BinaryIO, where: str, place: Callable[[str], Device]) -> Any:
+def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device]) -> Any:
     """The object in a ``torch.save`` file of the format before PyTorch 1.6. Its storages
     follow the object, so the object is read twice: once to learn the storages, then, with
     their bytes read, to build the tensors."""
