@@ -97,3 +97,12 @@ def test_an_empty_index_of_any_shape_reads_and_writes_nothing_as_in_torch(op):
         out.sum().backward()
         results.append((out, x.grad))
     assert_same(*results)
+
+
+@pytest.mark.parametrize("op", [lambda lib, x: lib.cumsum(x, 0),
+                                lambda lib, x: lib.logcumsumexp(x, 0)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64"])
+def test_a_leading_negative_zero_sums_to_positive_zero_as_in_torch(op, dtype):
+    mine, ref = (op(lib, lib.tensor([-0.0, -0.0, 1.0], dtype=getattr(lib, dtype))).numpy()
+                 for lib in (ember, torch))
+    assert np.array_equal(np.signbit(mine.real), np.signbit(ref.real))  # NumPy kept -0.0

@@ -45,8 +45,9 @@ class CumSum(Primitive):
 
     def forward(self, xp, a, *, dim, reverse):
         acc = accumulator(a.dtype)
-        return scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc)).astype(
-            a.dtype, copy=False)
+        # + 0: PyTorch sums from +0.0, so a leading -0.0 gives 0.0 (NumPy starts from it)
+        return (scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc))
+                + 0).astype(a.dtype, copy=False)
 
     def infer(self, a, *, dim, reverse):
         return a

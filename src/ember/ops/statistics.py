@@ -133,7 +133,7 @@ class LogCumSumExp(Holomorphic, Primitive):
         else:
             out = scanned(xp, a.astype(np.float64), dim, reverse,
                           lambda x: xp.logaddexp.accumulate(x, axis=dim))
-        return out.astype(a.dtype, copy=False)
+        return (out + 0).astype(a.dtype, copy=False)  # (+ 0: -0.0 first, as in cumsum)
 
     def infer(self, a, *, dim, reverse):
         return a
