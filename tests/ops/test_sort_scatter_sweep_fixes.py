@@ -39,6 +39,9 @@ def test_scatter_reduce_max_of_complex_raises_like_torch(reduce):
         _complex_scatter(torch, reduce)
     with pytest.raises(ember.errors.DTypeError, match=f"scatter_reduce {reduce}: complex64"):
         _complex_scatter(ember, reduce)
+    x = ember.tensor([1 + 1j, 2])
+    with pytest.raises(ember.errors.DTypeError, match=f"index_reduce {reduce}: complex64"):
+        x.index_reduce(0, ember.tensor([0]), x[:1], reduce)
 
 
 @pytest.mark.parametrize("fill", [

@@ -181,6 +181,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ValueError(f"{op}: reduce argument must be either prod, mean, amax or amin, got "
                          f"{reduce!r}")
+    if reduce in ("amax", "amin"):
+        refuse_complex(f"{op} {reduce}", input)
     check_integer(index, op)
     if index.ndim > 1:
         raise ShapeError(f"{op}: index must be a vector, got shape {tuple(index.shape)}")
