@@ -294,3 +294,34 @@ def test_tensor_constructor_is_torch_legacy_constructor(args):
     assert tuple(e.shape) == tuple(t.shape) and _dtype_name(e) == _dtype_name(t) == "float32"
     if not args or isinstance(args[0], (list, np.ndarray)):
         np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+_FACTORIES = {
+    "zeros": lambda m, **k: m.zeros(2, **k), "empty": lambda m, **k: m.empty(2, **k),
+    "full": lambda m, **k: m.full((2,), 1.0, **k), "arange": lambda m, **k: m.arange(2, **k),
+    "linspace": lambda m, **k: m.linspace(0, 1, 2, **k), "eye": lambda m, **k: m.eye(2, **k),
+    "logspace": lambda m, **k: m.logspace(0, 1, 2, **k),
+    "rand": lambda m, **k: m.rand(2, **k), "randint": lambda m, **k: m.randint(3, (2,), **k),
+    "randperm": lambda m, **k: m.randperm(2, **k),
+    "scalar_tensor": lambda m, **k: m.scalar_tensor(1.0, **k),
+    "empty_strided": lambda m, **k: m.empty_strided((2,), (1,), **k),
+}
+_LIKES = {
+    "zeros_like": lambda m, **k: m.zeros_like(m.ones(2), **k),
+    "full_like": lambda m, **k: m.full_like(m.ones(2), 1.0, **k),
+    "randn_like": lambda m, **k: m.randn_like(m.ones(2), **k),
+    "randint_like": lambda m, **k: m.randint_like(m.ones(2), 3, **k),
+}
+
+
+@pytest.mark.parametrize("name", [*_FACTORIES, *_LIKES])
+def test_factories_take_layout_and_pin_memory(name):
+    call = {**_FACTORIES, **_LIKES}[name]
+    kwargs = {"layout": "strided"} if name in _LIKES else {"layout": "strided",
+                                                           "pin_memory": False}
+    for lib in (torch, ember):
+        out = call(lib, **{k: getattr(lib, v) if k == "layout" else v for k, v in kwargs.items()})
+        assert tuple(out.shape) == ((2,) if name not in ("eye", "scalar_tensor") else
+                                    (2, 2) if name == "eye" else ())
+    with pytest.raises(ValueError, match=f"{name}: makes dense tensors only"):
+        call(ember, layout=ember.sparse_coo)

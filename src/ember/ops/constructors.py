@@ -16,7 +16,14 @@ from ember.backend import MetaArray
 from ember.backend import device as to_device
 from ember.errors import ShapeError
 from ember.ops.convert import to
-from ember.ops.creation import _finish, from_numpy, linspace, spaced_dtype, tensor
+from ember.ops.creation import (
+    _finish,
+    check_strided,
+    from_numpy,
+    linspace,
+    spaced_dtype,
+    tensor,
+)
 from ember.ops.shape import read_sizes
 from ember.tensor import Tensor
 
@@ -73,19 +80,22 @@ def _is_buffer(obj: Any) -> bool:
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+                  requires_grad: bool = False, layout: Any = None,
+                  pin_memory: bool = False) -> Tensor:
     """A 0-d tensor holding ``s``, of the default float dtype unless ``dtype`` is given.
 
     Example:
         >>> ember.scalar_tensor(3)
         tensor(3.)
     """
+    check_strided("scalar_tensor", layout)
     dt = dtypes.get_default_dtype() if dtype is None else dtype
     return tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False, layout: Any = None,
+             pin_memory: bool = False) -> Tensor:
     """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the
     exponent; complex ends (or a complex ``dtype``) space complex exponents.
 
@@ -93,6 +103,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         >>> ember.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
     """
+    check_strided("logspace", layout)
     if int(steps) < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
     dt = spaced_dtype(start, end, dtype)
@@ -156,7 +167,8 @@ def _strided_empty(op: str, size: tuple, stride: tuple, dtype: Any, device: Any,
 
 
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+                  requires_grad: bool = False, pin_memory: bool = False,
+                  layout: Any = None) -> Tensor:
     """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements), over just
     the memory those strides reach. ``pin_memory`` is accepted and changes nothing on the CPU.
 
@@ -164,6 +176,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = No
         >>> ember.empty_strided((2, 3), (1, 2)).stride()
         (1, 2)
     """
+    check_strided("empty_strided", layout)
     size, stride = tuple(read_sizes((size,))), tuple(read_sizes((stride,)))
     if len(size) != len(stride):
         raise ShapeError(f"empty_strided: dimensionality of sizes ({len(size)}) must match "
@@ -172,7 +185,8 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = No
 
 
 def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+                   requires_grad: bool = False, pin_memory: bool = False,
+                   layout: Any = None) -> Tensor:
     """An uninitialised tensor of logical shape ``size`` whose memory is laid out in the order
     ``physical_layout`` (outermost first): ``empty_permuted((N, C, H, W), (0, 2, 3, 1))`` is
     channels-last.
@@ -181,16 +195,17 @@ def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device
         >>> ember.empty_permuted((2, 3, 5, 7), (0, 2, 3, 1)).stride()
         (105, 1, 21, 3)
     """
-    size, layout = tuple(read_sizes((size,))), tuple(int(d) for d in physical_layout)
-    if len(size) != len(layout):
-        raise ShapeError(f"empty_permuted: physical_layout {list(layout)} needs one entry per "
+    check_strided("empty_permuted", layout)
+    size, order = tuple(read_sizes((size,))), tuple(int(d) for d in physical_layout)
+    if len(size) != len(order):
+        raise ShapeError(f"empty_permuted: physical_layout {list(order)} needs one entry per "
                          f"dimension of size {list(size)}")
-    if sorted(layout) != list(range(len(size))):
-        raise ShapeError(f"empty_permuted: physical_layout {list(layout)} must be a "
+    if sorted(order) != list(range(len(size))):
+        raise ShapeError(f"empty_permuted: physical_layout {list(order)} must be a "
                          f"permutation of 0..{len(size) - 1} (no duplicate dims)")
     stride = [0] * len(size)
     step = 1
-    for d in reversed(layout):
+    for d in reversed(order):
         stride[d] = step
         step *= max(size[d], 1)
     return _strided_empty("empty_permuted", size, tuple(stride), dtype, device, requires_grad)

@@ -1,6 +1,8 @@
 """Making tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``) and by shape
 (``zeros``, ``ones``, ``full``, ``empty``, their ``_like`` forms, ``arange``, ``linspace``,
-``eye``). Constants are not primitives: a trace sees them as data."""
+``eye``). Constants are not primitives: a trace sees them as data. The factories take
+PyTorch's ``layout=`` (``ember.strided`` only) and ``pin_memory=`` (accepted; the CPU has
+nothing to pin)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from ember.layouts import (
     memory_format,
     order_of,
     preserve_format,
+    strided,
 )
 from ember.ops.fits import check_fits, check_real
 from ember.ops.overrides import TENSOR_LIKE, handle
@@ -48,6 +51,13 @@ def _shape(size: tuple, op: str) -> tuple[int, ...]:
     if any(s < 0 for s in shape):
         raise ShapeError(f"{op}: sizes must be non-negative, got shape {shape}")
     return shape
+
+
+def check_strided(op: str, layout: Any) -> None:
+    """The ``layout=`` a factory takes, as PyTorch's: ``ember.strided`` (or None) only."""
+    if layout is not None and layout is not strided:
+        raise ValueError(f"{op}: makes dense tensors only, got layout={layout}. Hint: pass "
+                         "ember.strided, or convert the result with .to_sparse()")
 
 
 def given_size(op: str, sizes: tuple, size: Any) -> tuple:
@@ -164,8 +174,8 @@ def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
     return exact if np.array_equal(exact.astype(np.float64), array) else array
 
 
-def tensor(data: Any, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors).
 
     Example:
@@ -263,20 +273,22 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
 
 
 def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros: ``ember.zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    check_strided("zeros", layout)
     return _make("zeros", 0, given_size("zeros", sizes, size), dtype, device, requires_grad)
 
 
 def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of ones: ``ember.ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``."""
+    check_strided("ones", layout)
     return _make("ones", 1, given_size("ones", sizes, size), dtype, device, requires_grad)
 
 
 def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False,
-          memory_format: memory_format = contiguous_format) -> Tensor:
+          requires_grad: bool = False, memory_format: memory_format = contiguous_format,
+          layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``; laid out in
     ``memory_format`` (e.g. ``ember.channels_last`` for a 4-d shape).
 
@@ -284,6 +296,7 @@ def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
         >>> ember.empty(1, 3, 2, 2, memory_format=ember.channels_last).stride()
         (12, 1, 6, 3)
     """
+    check_strided("empty", layout)
     if check_format("empty", memory_format) is preserve_format:
         raise ShapeError("empty: preserve_format needs a tensor to preserve the layout of; "
                          "use empty_like, or contiguous_format / channels_last here")
@@ -292,13 +305,14 @@ def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
 
 
 def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows it as in PyTorch.
 
     Example:
         >>> ember.full((2,), 7).dtype
         ember.int64
     """
+    check_strided("full", layout)
     if dtype is None:
         dtype = dtypes.result_type(fill_value)
     return _make("full", fill_value, (size,) if isinstance(size, int) else (tuple(size),),
@@ -306,7 +320,7 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
 
 
 def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool,
-          fmt: Any, *args: Any) -> Tensor:
+          layout: Any, fmt: Any, *args: Any) -> Tensor:
     """``op(t, *args, …)``: ``fill`` in ``t``'s shape, with ``t``'s dtype, device and memory
     format unless given (``preserve_format`` keeps a channels-last layout, as
     :meth:`Tensor.clone` does); a tensor-like ``t`` (a DTensor, an fx Proxy) hands it over."""
@@ -315,6 +329,7 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
                                        "requires_grad": requires_grad, "memory_format": fmt})
     name = op.__name__
     check_tensor(name, t)
+    check_strided(name, layout)
     fmt = check_format(name, fmt)
     if DISPATCH.handler is not None:
         made = made_per_sample(t, lambda src: op(src, *args, dtype=dtype, device=device,
@@ -348,33 +363,33 @@ def made_per_sample(t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | Non
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False,
+               requires_grad: bool = False, layout: Any = None,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Zeros with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    return _like(zeros_like, 0, t, dtype, device, requires_grad, memory_format)
+    return _like(zeros_like, 0, t, dtype, device, requires_grad, layout, memory_format)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False,
+              requires_grad: bool = False, layout: Any = None,
               memory_format: memory_format = preserve_format) -> Tensor:
     """Ones with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    return _like(ones_like, 1, t, dtype, device, requires_grad, memory_format)
+    return _like(ones_like, 1, t, dtype, device, requires_grad, layout, memory_format)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False,
+               requires_grad: bool = False, layout: Any = None,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Uninitialised memory with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    return _like(empty_like, None, t, dtype, device, requires_grad, memory_format)
+    return _like(empty_like, None, t, dtype, device, requires_grad, layout, memory_format)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False,
+              requires_grad: bool = False, layout: Any = None,
               memory_format: memory_format = preserve_format) -> Tensor:
     """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
     (``memory_format``)."""
-    return _like(full_like, fill_value, t, dtype, device, requires_grad, memory_format,
-                 fill_value)
+    return _like(full_like, fill_value, t, dtype, device, requires_grad, layout,
+                 memory_format, fill_value)
 
 
 def _numbers(*values: Any) -> list:
@@ -384,7 +399,8 @@ def _numbers(*values: Any) -> list:
 
 
 def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False, layout: Any = None,
+           pin_memory: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``: ``ember.arange(5)``.
 
     Integer arguments give int64; any float argument gives the default float dtype. An
@@ -395,6 +411,7 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
         >>> ember.arange(-2.5, 2.5, dtype=ember.int64)
         tensor([-2, -1,  0,  1])
     """
+    check_strided("arange", layout)
     start, end, step = _numbers(start, end, step)
     if end is None:
         start, end = 0, start
@@ -423,7 +440,8 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
 
 
 def range(start: float, end: float, step: float = 1, *,  # noqa: A001
-          dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+          dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          layout: Any = None) -> Tensor:
     """Values from ``start`` to ``end`` *inclusive* by ``step``, in the default float dtype
     unless ``dtype`` is given: PyTorch's deprecated ``torch.range`` (it warns, as PyTorch
     does; ``arange`` excludes ``end``).
@@ -438,6 +456,7 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
     warnings.warn("ember.range is deprecated, as torch.range is: its end is inclusive, unlike "
                   "Python's range. Use ember.arange, which stops before end", UserWarning,
                   stacklevel=2)
+    check_strided("range", layout)
     start, end, step = _numbers(start, end, step)
     if step == 0:
         raise ValueError("range: step must be nonzero")
@@ -462,9 +481,11 @@ def spaced_dtype(start: Any, end: Any, dtype: Any) -> DType:
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None,
+             pin_memory: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex ends give
     the default complex dtype)."""
+    check_strided("linspace", layout)
     dt = spaced_dtype(start, end, dtype)
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
@@ -472,8 +493,9 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+        requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """The ``n × m`` identity matrix (``m`` defaults to ``n``)."""
+    check_strided("eye", layout)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     dev = to_device(device)
     n = _non_negative("eye", "n", n)

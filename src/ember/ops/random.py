@@ -1,5 +1,5 @@
-"""Random sampling: a :class:`Generator` (NumPy's PCG64 underneath), the default one that
-``manual_seed`` reseeds, and sampling ops (``rand``, ``randn``, ``randint``, ``randperm``,
+"""Random sampling: the generators of :mod:`ember.ops.generator` (re-exported here) and
+sampling ops (``rand``, ``randn``, ``randint``, ``randperm``,
 ``normal``, ``bernoulli``, ``multinomial``).
 
 Sampling ops are primitives, so a traced graph keeps them as ops that draw fresh numbers on
@@ -20,140 +20,34 @@ from ember.backend import device as to_device
 from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
-from ember.ops.creation import _non_negative, _shape, check_tensor, full, given_size, zeros
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
+from ember.ops.creation import (
+    _non_negative,
+    _shape,
+    check_strided,
+    check_tensor,
+    full,
+    given_size,
+    zeros,
+)
+from ember.ops.generator import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ember.ops.generator import (
+    remap_seed as remap_seed,  # (for ember.data's samplers)
+)
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.select import zero_grad_from
-from ember.tensor import Tensor, _wrap, method
+from ember.tensor import Tensor, method
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "default_generator", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
            "multinomial", "rand_like", "randn_like", "randint_like"]
-
-
-class Generator:
-    """A source of random numbers with its own state.
-
-    Example:
-        >>> g = ember.Generator().manual_seed(0)
-        >>> a = ember.randn(3, generator=g)
-    """
-
-    def __init__(self, device: Any = "cpu") -> None:
-        self.device = to_device(device)
-        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-
-    def manual_seed(self, seed: int) -> Generator:
-        """Resets the state from ``seed``; returns the generator. (Inside ``ember.jit.compile``
-        the reseeding happens on every call, as in eager code.)"""
-        return _on_every_call("manual_seed", lambda: self._reseed(remap_seed(seed)))
-
-    def seed(self) -> int:
-        """Reseeds from fresh entropy; returns the new seed. (Inside ``ember.jit.compile`` it
-        reseeds on every call, but the seed it returns is the one drawn when tracing.)"""
-        return _on_every_call(
-            "seed", lambda: self._reseed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed)
-
-    def _reseed(self, seed: int) -> Generator:
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-        return self
-
-    def initial_seed(self) -> int:
-        """The seed the current stream started from."""
-        return self._seed
-
-    def get_state(self) -> Tensor:
-        """The full state as a uint8 tensor, as PyTorch's (its bytes are Ember's own: the seed
-        and NumPy's PCG64 state, 45 of them)."""
-        bits = self._rng.bit_generator.state
-        raw = (self._seed.to_bytes(8, "little") + bits["state"]["state"].to_bytes(16, "little")
-               + bits["state"]["inc"].to_bytes(16, "little") + bytes([bits["has_uint32"]])
-               + bits["uinteger"].to_bytes(4, "little"))
-        return _wrap(np.frombuffer(raw, np.uint8).copy(), self.device)
-
-    def set_state(self, state: Tensor | dict) -> Generator:
-        """Restores a state from :meth:`get_state` (or the dict older Ember versions saved)."""
-        if isinstance(state, dict):
-            self._seed = int(state["seed"])
-            self._rng.bit_generator.state = state["bit_generator"]
-            return self
-        if not (isinstance(state, Tensor) and state.dtype == dtypes.uint8
-                and tuple(state.shape) == (_STATE_BYTES,)):
-            got = (describe(state.shape, state.dtype) if isinstance(state, Tensor)
-                   else type(state).__name__)
-            raise OpError(f"set_state: expected the uint8 tensor of {_STATE_BYTES} bytes that "
-                          f"get_state() returns, got {got}; hint: a state from another "
-                          "framework's generator cannot be restored here")
-        raw = bytes(state.numpy())
-        word = lambda a, b: int.from_bytes(raw[a:b], "little")  # noqa: E731
-        self._seed = word(0, 8)
-        self._rng.bit_generator.state = {
-            "bit_generator": "PCG64", "state": {"state": word(8, 24), "inc": word(24, 40)},
-            "has_uint32": raw[40], "uinteger": word(41, 45)}
-        return self
-
-    def clone_state(self) -> Generator:
-        """A new generator on the same device, in this one's state (they then draw the same
-        numbers independently).
-
-        Example:
-            >>> g = ember.Generator().manual_seed(3)
-            >>> bool((ember.rand(2, generator=g.clone_state()) == ember.rand(2, generator=g)).all())
-            True
-        """
-        return Generator(self.device).set_state(self.get_state())
-
-    @property
-    def numpy(self) -> np.random.Generator:
-        """The NumPy generator underneath (CPU)."""
-        return self._rng
-
-
-_STATE_BYTES = 45  # the seed (8), PCG64's state and increment (16 each), its cached word (1 + 4)
-default_generator = Generator()
-
-
-def _on_every_call(what: str, run: Any) -> Any:
-    """``run()``; under a tracer that records Python effects (``ember.jit``), also recorded,
-    so that a compiled function reseeds on each call as its eager code does."""
-    record = getattr(DISPATCH.handler, "python_effect", None)
-    return run() if record is None else record(f"Generator.{what}", run)
-
-
-def remap_seed(seed: int) -> int:
-    """``seed`` as PyTorch's generators take it: any integer in ``[-2**63, 2**64)``, a
-    negative one remapped to ``seed + 2**64`` (so ``initial_seed()`` reads the same)."""
-    seed = int(seed)
-    if not -2 ** 63 <= seed < 2 ** 64:
-        raise ValueError(f"manual_seed: the seed must be in [-2**63, 2**64) (a 64-bit "
-                         f"integer, as in PyTorch), got {seed}")
-    return seed + 2 ** 64 if seed < 0 else seed
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seeds the default generator, making runs repeatable: ``ember.manual_seed(0)``."""
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    """Seeds the default generator from fresh entropy and returns the seed."""
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    """The seed of the default generator."""
-    return default_generator.initial_seed()
-
-
-def get_rng_state() -> Tensor:
-    """The default generator's state (see :meth:`Generator.get_state`)."""
-    return default_generator.get_state()
-
-
-def set_rng_state(state: Tensor | dict) -> None:
-    """Restores the default generator's state."""
-    default_generator.set_state(state)
 
 
 class Sample(Primitive):
@@ -314,9 +208,11 @@ def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType,
 
 
 def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
-         dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+         dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Uniform samples from [0, 1): ``ember.rand(2, 3)`` (or ``rand(size=(2, 3))``). A complex
     dtype has both parts uniform on [0, 1), as PyTorch's."""
+    check_strided("rand", layout)
     size = given_size("rand", sizes, size)
     dt = _float_dtype(dtype, "rand", complex_ok=True)
     if dt.is_complex:
@@ -327,10 +223,12 @@ def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
 
 
 def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
-          dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+          dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples: ``ember.randn(2, 3)`` (or ``randn(size=(2, 3))``). A complex
     dtype gives the standard complex normal, as PyTorch's: variance 1, half in each part (each
     N(0, 1/2))."""
+    check_strided("randn", layout)
     size = given_size("randn", sizes, size)
     dt = _float_dtype(dtype, "randn", complex_ok=True)
     if dt.is_complex:
@@ -384,7 +282,8 @@ def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None
 
 def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
             generator: Generator | None = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool = False, layout: Any = None,
+            pin_memory: bool = False) -> Tensor:
     """Integers from ``[low, high)``: ``ember.randint(10, (3,))`` or ``randint(2, 5, (3,))``;
     ``dtype`` must hold the range (int64 by default).
 
@@ -392,6 +291,7 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
         >>> ember.randint(0, 256, (2,), dtype=ember.uint8).dtype
         ember.uint8
     """
+    check_strided("randint", layout)
     if isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None:
@@ -410,13 +310,15 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False, layout: Any = None,
+             pin_memory: bool = False) -> Tensor:
     """A random permutation of ``0 … n-1``; ``dtype`` must hold ``n - 1``.
 
     Example:
         >>> sorted(ember.randperm(4).tolist())
         [0, 1, 2, 3]
     """
+    check_strided("randperm", layout)
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     n = _non_negative("randperm", "n", n)
     if n:
@@ -518,7 +420,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
-              device: Any = None, requires_grad: bool = False,
+              device: Any = None, requires_grad: bool = False, layout: Any = None,
               memory_format: memory_format = preserve_format) -> Tensor:
     """Uniform [0, 1) samples shaped (and laid out, see ``memory_format``) like ``input``.
 
@@ -527,11 +429,11 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any =
         ember.float64
     """
     return _like_samples(rand, "rand_like", input, (), generator, dtype, device, requires_grad,
-                         memory_format)
+                         layout, memory_format)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
-               device: Any = None, requires_grad: bool = False,
+               device: Any = None, requires_grad: bool = False, layout: Any = None,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Standard normal samples shaped (and laid out, see ``memory_format``) like ``input``.
 
@@ -540,12 +442,12 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any 
         ember.Size([2, 3])
     """
     return _like_samples(randn, "randn_like", input, (), generator, dtype, device,
-                         requires_grad, memory_format)
+                         requires_grad, layout, memory_format)
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *,
                  generator: Generator | None = None, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False,
+                 requires_grad: bool = False, layout: Any = None,
                  memory_format: memory_format = preserve_format) -> Tensor:
     """Integers from ``[low, high)`` (``[0, low)`` given one bound) shaped (and laid out, see
     ``memory_format``) like ``input``, in its dtype unless ``dtype`` is given.
@@ -556,14 +458,15 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *,
     """
     bounds = (0, low) if high is None else (low, high)
     return _like_samples(randint, "randint_like", input, bounds, generator, dtype, device,
-                         requires_grad, memory_format)
+                         requires_grad, layout, memory_format)
 
 
 def _like_samples(draw: Any, op: str, input: Tensor, bounds: tuple, generator: Any, dtype: Any,
-                  device: Any, requires_grad: bool, fmt: Any) -> Tensor:
+                  device: Any, requires_grad: bool, layout: Any, fmt: Any) -> Tensor:
     """``draw(*bounds, input's shape, …)`` with ``input``'s dtype and device unless given,
     laid out in ``fmt`` (``preserve_format``: as ``input``; draws are made in C order)."""
     check_tensor(op, input)
+    check_strided(op, layout)
     fmt = check_format(op, fmt)
     fmt = format_of(input) if fmt is preserve_format else fmt
     out = draw(*bounds, tuple(input.shape), generator=generator,
