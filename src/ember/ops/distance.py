@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf, ne
+from ember.ops.convert import cast
 from ember.ops.gather import index_select
 from ember.ops.linalg import matmul
 from ember.ops.norms import _root, _vector_norm, vector_norm
@@ -25,38 +27,46 @@ _INF = float("inf")
 
 
 def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
-    """``max(‖x‖₂, eps)`` along ``dim``, clamping the squared norm at ``eps²`` before the root,
-    which keeps the gradient finite for a zero vector."""
-    return (x * x).sum(dim).clamp(min=eps * eps).sqrt()
+    """``max(‖x‖₂, eps)`` along ``dim`` (kept), clamped in value only as PyTorch does it: the
+    gradient is the norm's, also where the clamp applies."""
+    n = vector_norm(x, 2, dim, True)
+    return where(n.detach() < eps, n - n.detach() + eps, n)
+
+
+def _as_floating(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+    """``x1`` and ``x2``, an integer or bool one converted to the floating dtype they
+    promote to (each floating one keeps its dtype, as in PyTorch)."""
+    dtype = dtypes.promote_types(x1.dtype, x2.dtype)
+    if not dtype.is_floating_point:
+        raise DTypeError(f"cosine_similarity: expected floating inputs (or one of them), got "
+                         f"{x1.dtype.name} and {x2.dtype.name}. Hint: call .float() on one")
+    return tuple(x if x.dtype.is_floating_point else cast(x, dtype) for x in (x1, x2))
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1·x2 / (max(‖x1‖, eps) · max(‖x2‖, eps))`` along ``dim`` (which is removed). The
-    inputs broadcast first, so a vector broadcast along ``dim`` has the norm of its copies.
+    inputs broadcast first, so a vector broadcast along ``dim`` has the norm of its copies;
+    as in PyTorch, each is divided by its norm before the sum, and the clamp at ``eps`` does
+    not enter the gradient.
 
     Example:
         >>> F.cosine_similarity(ember.tensor([[1.0, 0.0]]), ember.tensor([[1.0, 1.0]]))
         tensor([0.7071])
     """
-    if not x1.dtype.is_floating_point:
-        raise DTypeError(f"cosine_similarity: expected floating inputs, got {x1.dtype.name}")
-    x1, x2 = broadcast_tensors(x1, x2)
-    return (x1 * x2).sum(dim) / (_clamped_norm(x1, dim, eps) * _clamped_norm(x2, dim, eps))
+    x1, x2 = broadcast_tensors(*_as_floating(x1, x2))
+    return _sum(x1 / _clamped_norm(x1, dim, eps) * (x2 / _clamped_norm(x2, dim, eps)), dim)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """``‖x1 - x2 + eps‖_p`` along the last dimension, for any ``p`` ``vector_norm`` takes
     (0 counts the non-zero entries, ``±inf`` takes the largest/smallest ``|entry|``); complex
-    inputs give the real norm of the moduli.
+    inputs give the real norm of the moduli; integer ones turn floating with ``eps``.
 
     Example:
         >>> F.pairwise_distance(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0]]))
         tensor([5.0000])
     """
-    if not (x1.dtype.is_floating_point or x1.dtype.is_complex):
-        raise DTypeError(f"pairwise_distance: expected floating or complex inputs, got "
-                         f"{x1.dtype.name}")
     return vector_norm(x1 - x2 + eps, p, -1, keepdim)
 
 

@@ -13,7 +13,7 @@ from ember.ops.linalg import multi_dot
 from ember.ops.norms import vector_norm
 from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum
-from ember.ops.shape import narrow, reshape
+from ember.ops.shape import dim_of, narrow, reshape
 from ember.tensor import Tensor, method
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "chain_matmul"]
@@ -23,7 +23,7 @@ def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
     """The trapezoids' areas along ``dim`` (one fewer than the samples) and the dim."""
     if x is not None and dx is not None:
         raise TypeError(f"{op}: give x or dx, not both")
-    d = normalize_dim(dim, y.ndim, op)
+    d = dim_of(y, dim, op)
     n = y.shape[d]
     if n == 0:
         return None, d

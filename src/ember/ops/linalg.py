@@ -453,6 +453,8 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
         >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5)).shape
         ember.Size([2, 5])
     """
+    if isinstance(dims, Tensor):  # (PyTorch takes the dims as a tensor too)
+        dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0 or dims > min(a.ndim, b.ndim):
             raise ShapeError(f"tensordot: dims={dims} for shapes {tuple(a.shape)} and "
@@ -464,6 +466,9 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     dims_b = [normalize_dim(d, b.ndim, "tensordot") for d in dims_b]
     if len(dims_a) != len(dims_b):
         raise ShapeError(f"tensordot: {len(dims_a)} dims of a but {len(dims_b)} of b given")
+    for name, ds in (("a", dims_a), ("b", dims_b)):
+        if len(set(ds)) != len(ds):
+            raise ShapeError(f"tensordot: a dim of {name} appears more than once in {ds}")
     for da, db in zip(dims_a, dims_b, strict=True):
         if a.shape[da] != b.shape[db]:
             raise ShapeError(f"tensordot: dim {da} of {tuple(a.shape)} (size {a.shape[da]}) "

@@ -410,6 +410,8 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ShapeError(f"movedim: repeated dims in source {tuple(src)} or destination "
                          f"{tuple(dst)}")
+    if n == 0:  # (0 and -1 name a 0-d tensor's only "dim")
+        return apply(Permute, input, dims=())
     order: list = [None] * n
     for s, d in zip(src, dst, strict=True):
         order[d] = s
@@ -421,6 +423,14 @@ moveaxis = movedim
 
 
 # -- splitting (views) ---------------------------------------------------------------------------
+def dim_of(x: Tensor, dim: int, op: str) -> int:
+    """``dim`` normalized for an op that needs a real one, which a 0-d tensor does not have."""
+    if x.ndim == 0:
+        raise IndexOutOfRange(f"{op}: dimension {dim} is out of range for a 0-d tensor; "
+                              "expects at least one dimension. Hint: reshape it to (1,)")
+    return normalize_dim(dim, x.ndim, op)
+
+
 def slice_dim(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     return apply(Slice, x, index=(FULL,) * dim + ((start, start + length, 1),))
 
@@ -463,7 +473,7 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
     """
     if type(tensor) in TENSOR_LIKE:
         return handle(split, (tensor, split_size_or_sections, dim), {})
-    dim = normalize_dim(dim, tensor.ndim, "split")
+    dim = dim_of(tensor, dim, "split")
     n = tensor.shape[dim]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -496,7 +506,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         return handle(chunk, (input, chunks, dim), {})
     if chunks <= 0:
         raise ValueError(f"chunk: expects chunks to be greater than 0, got {chunks}")
-    dim = normalize_dim(dim, input.ndim, "chunk")
+    dim = dim_of(input, dim, "chunk")
     n = input.shape[dim]
     if n == 0:
         return tuple(slice_dim(input, dim, 0, 0) for _ in range(chunks))
@@ -513,7 +523,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """
     if type(input) in TENSOR_LIKE:  # (a nested tensor: its sequences)
         return handle(unbind, (input, dim), {})
-    dim = normalize_dim(dim, input.ndim, "unbind")
+    dim = dim_of(input, dim, "unbind")
     return tuple(apply(Slice, input, index=(FULL,) * dim + (i,))
                  for i in range(input.shape[dim]))
 
@@ -538,14 +548,31 @@ select = _select  # ember.select, as torch.select (the module ember.ops.select h
 
 
 # -- at least n dimensions ----------------------------------------------------------------------
-def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
-    """Each tensor with at least one dimension (0-d ones become shape ``(1,)``)."""
-    out = tuple(reshape_view(t, (1,)) if t.ndim == 0 else t for t in read_sizes(tensors))
+def for_each(tensors: tuple, fn: Any) -> Tensor | tuple[Tensor, ...]:
+    """``fn`` of each tensor, for the ``atleast_nd`` family: a tensor for one tensor given, a
+    tuple for several or for a list or tuple of them (even of one), as in PyTorch."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(fn(t) for t in tensors[0])
+    out = tuple(fn(t) for t in tensors)
     return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least one dimension (0-d ones become shape ``(1,)``).
+
+    Example:
+        >>> ember.atleast_1d(ember.tensor(1.0))
+        tensor([1.])
+    """
+    return for_each(tensors, lambda t: reshape_view(t, (1,)) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
-    """Each tensor with at least two dimensions (new ones go in front)."""
-    out = tuple(reshape_view(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
-                for t in read_sizes(tensors))
-    return out[0] if len(out) == 1 else out
+    """Each tensor with at least two dimensions (new ones go in front).
+
+    Example:
+        >>> ember.atleast_2d((ember.zeros(3),))[0].shape
+        ember.Size([1, 3])
+    """
+    return for_each(tensors, lambda t: reshape_view(t, (1,) * (2 - t.ndim) + t.shape)
+                    if t.ndim < 2 else t)

@@ -19,7 +19,7 @@ from ember.ops.diagonal import diagonal_scatter
 from ember.ops.gather import index_select
 from ember.ops.join import cat, hstack
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import reshape, split
+from ember.ops.shape import for_each, reshape, split
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["split_with_sizes", "hsplit", "vsplit", "dsplit", "column_stack", "dstack",
@@ -113,18 +113,8 @@ def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
         >>> ember.atleast_3d(ember.zeros(2, 3)).shape
         ember.Size([2, 3, 1])
     """
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        return tuple(atleast_3d(*tensors[0]))
-    out = []
-    for t in tensors:
-        if t.ndim == 0:
-            t = reshape(t, (1, 1, 1))
-        elif t.ndim == 1:
-            t = reshape(t, (1, t.shape[0], 1))
-        elif t.ndim == 2:
-            t = reshape(t, (*t.shape, 1))
-        out.append(t)
-    return out[0] if len(out) == 1 else tuple(out)
+    shapes = {0: lambda s: (1, 1, 1), 1: lambda s: (1, *s, 1), 2: lambda s: (*s, 1)}
+    return for_each(tensors, lambda t: reshape(t, shapes[t.ndim](t.shape)) if t.ndim < 3 else t)
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -187,9 +177,9 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
         if input.ndim != 1:
             raise ShapeError(f"{op}: repeats must be a 1-dim tensor, got shape "
                              f"{tuple(input.shape)}")
-        index = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+        index = np.repeat(np.arange(counts.size, dtype=input.dtype.np), counts)
         _check_output_size(op, index.size, output_size)
-        return _wrap(input.device.xp.asarray(index), input.device)
+        return _wrap(input.device.xp.asarray(index), input.device)  # (of the counts' dtype)
     if dim is None:
         input = reshape(input, (-1,))
         dim = 0

@@ -1,0 +1,122 @@
+"""Fixes from the differential sweep of the ops that combine, split, rearrange and pair
+tensors against PyTorch: each case failed before (a silent wrong answer, or a leaked error)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import IndexOutOfRange, ShapeError
+from tests.ops.optable import assert_same, raises_like_torch
+
+
+def _pair(data, dtype, grad=True):
+    t = torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=grad)
+    e = ember.tensor(data, dtype=getattr(ember, dtype), requires_grad=grad)
+    return t, e
+
+
+@pytest.mark.parametrize("eps", [1e-8, 0.5])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cosine_similarity_gradient_where_a_norm_is_clamped(eps, dim):
+    # the clamp at eps entered the gradient (PyTorch clamps the norms without grad): rows
+    # with a norm under eps, and a (1, 3) operand broadcast, got other gradients
+    rng = np.random.RandomState(0)
+    a, b = rng.randn(1, 3) * 0.2, rng.randn(4, 3)
+    a[0, 1] = 0.0
+    (ta, ea), (tb, eb) = _pair(a, "float64"), _pair(b, "float64")
+    want, got = torch.cosine_similarity(ta, tb, dim, eps), ember.cosine_similarity(ea, eb, dim, eps)
+    assert_same(got, want, rtol=1e-12)
+    w = np.cos(np.arange(want.numel())).reshape(tuple(want.shape))
+    (want * torch.tensor(w)).sum().backward()
+    (got * ember.tensor(w)).sum().backward()
+    assert_same(ea.grad, ta.grad, rtol=1e-10, atol=1e-12)
+    assert_same(eb.grad, tb.grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float64"), ("float32", "float64"),
+                                    ("int64", "float64"), ("float32", "int32")])
+def test_cosine_similarity_of_mixed_dtypes(dtypes):
+    # float16 with float64 was 2e-4 off (the dot product was taken after promotion, PyTorch
+    # divides each by its own norm first); an integer operand raised
+    rng = np.random.RandomState(1)
+    a, b = rng.randint(-3, 4, (2, 5)), rng.randn(2, 5)
+    (ta, ea), (tb, eb) = _pair(a, dtypes[0], False), _pair(b, dtypes[1], False)
+    assert_same(ember.cosine_similarity(ea, eb), torch.cosine_similarity(ta, tb), rtol=1e-12)
+
+
+def test_cosine_similarity_of_empty_vectors_and_overflowing_norms():
+    # float16 empty vectors gave NaN (eps² underflowed), not 0; a norm overflowing to inf
+    # gave NaN, not 0
+    x = torch.zeros(3, 0, dtype=torch.float16)
+    assert_same(ember.cosine_similarity(ember.zeros(3, 0, dtype=ember.float16),
+                                        ember.zeros(3, 0, dtype=ember.float16)),
+                torch.cosine_similarity(x, x))
+    big = [[1e30, 1.0], [2.0, 3.0]]
+    assert_same(ember.cosine_similarity(ember.tensor(big), ember.ones(2, 2)),
+                torch.cosine_similarity(torch.tensor(big), torch.ones(2, 2)), rtol=1e-6)
+
+
+def test_pairwise_distance_of_integer_inputs():
+    # integer inputs raised; PyTorch's ``x1 - x2 + eps`` turns them floating
+    a, b = [[1, 2, 3], [4, 5, 6]], [[0, 0, 0], [1, 1, 1]]
+    for p in (2, 1, 0):
+        assert_same(ember.pairwise_distance(ember.tensor(a), ember.tensor(b), p),
+                    torch.pairwise_distance(torch.tensor(a), torch.tensor(b), p), rtol=1e-6)
+    assert_same(ember.pairwise_distance(ember.tensor(a), ember.tensor(b, dtype=ember.float64)),
+                torch.pairwise_distance(torch.tensor(a), torch.tensor(b, dtype=torch.float64)),
+                rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_of_a_tuple_of_one_gives_a_tuple(fn):
+    # atleast_3d((x,)) iterated over the result (a (2, 1) tensor for x of shape (2,)),
+    # atleast_1d/2d((x,)) gave a tensor, not a 1-tuple
+    want = getattr(torch, fn)((torch.arange(2.0),))
+    got = getattr(ember, fn)((ember.arange(2.0),))
+    assert isinstance(got, tuple)
+    assert_same(got, want)
+    assert_same(getattr(ember, fn)([ember.tensor(1.0), ember.zeros(3)]),
+                getattr(torch, fn)([torch.tensor(1.0), torch.zeros(3)]))
+    assert_same(getattr(ember, fn)(ember.zeros(3)), getattr(torch, fn)(torch.zeros(3)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.split(x, 1), lambda m, x: m.unbind(x), lambda m, x: m.chunk(x, 2),
+    lambda m, x: m.trapezoid(x), lambda m, x: m.cumulative_trapezoid(x, dx=2)])
+def test_cutting_a_0d_tensor_names_the_op(call):
+    # these leaked 'tuple index out of range' from Size.__getitem__
+    with pytest.raises((IndexError, RuntimeError)):
+        call(torch, torch.tensor(1.0))
+    with pytest.raises(IndexOutOfRange, match="0-d tensor"):
+        call(ember, ember.tensor(1.0))
+
+
+def test_movedim_of_a_0d_tensor():
+    # movedim(0-d, 0, 0) leaked 'list assignment index out of range'
+    for src, dst in ((0, 0), (-1, 0), ((0,), (-1,))):
+        assert_same(ember.movedim(ember.tensor(3.0), src, dst),
+                    torch.movedim(torch.tensor(3.0), src, dst))
+
+
+def test_tensordot_dims_given_as_a_tensor():
+    # dims=tensor(1) raised 'iteration over a 0-d tensor'
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2)
+    for dims in (1, [[1], [0]], [[0, 1], [1, 0]]):
+        want = torch.tensordot(torch.tensor(a), torch.tensor(b), dims=torch.tensor(dims))
+        got = ember.tensordot(ember.tensor(a), ember.tensor(b), dims=ember.tensor(dims))
+        assert_same(got, want)
+
+
+def test_tensordot_refuses_a_repeated_dim():
+    # dims=([0, 0], [0, 1]) silently contracted the diagonal
+    raises_like_torch(lambda m: m.tensordot(m.ones(2, 2), m.ones(2, 2), dims=([0, 0], [0, 1])),
+                      ShapeError, "more than once")
+
+
+def test_repeat_interleave_of_int32_counts_keeps_their_dtype():
+    # repeat_interleave(counts) gave int64 indices for int32 counts
+    for dtype in ("int32", "int64"):
+        counts = [1, 0, 2]
+        assert_same(ember.repeat_interleave(ember.tensor(counts, dtype=getattr(ember, dtype))),
+                    torch.repeat_interleave(torch.tensor(counts, dtype=getattr(torch, dtype))))
