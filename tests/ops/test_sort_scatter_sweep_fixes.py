@@ -109,3 +109,28 @@ def test_a_leading_negative_zero_sums_to_positive_zero_as_in_torch(op, dtype):
     mine, ref = (op(lib, lib.tensor([-0.0, -0.0, 1.0], dtype=getattr(lib, dtype))).numpy()
                  for lib in (ember, torch))
     assert np.array_equal(np.signbit(mine.real), np.signbit(ref.real))  # NumPy kept -0.0
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, x, s: lib.scatter(x, 0, lib.tensor([1]), s),
+    lambda lib, x, s: lib.scatter_add(x, 0, lib.tensor([2]), s),
+    lambda lib, x, s: lib.scatter_reduce(x, 0, lib.tensor([1]), s, "amax"),
+])
+def test_scatter_takes_a_0d_src_for_a_1d_index_as_torch(op):
+    # it raised 'slice: too many indices for a tensor of dimension 0'
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor([0.0, 1.0, 5.0], dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(3.0, dtype=lib.float64, requires_grad=True)
+        out = op(lib, x, s)
+        (out * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+        results.append((out, x.grad, s.grad))
+    assert_same(*results)
+
+
+def test_scatter_src_of_another_number_of_dimensions_raises_a_shape_error():
+    x, index, src = ember.zeros(2, 3), ember.tensor([[1]]), ember.tensor([2.0])
+    with pytest.raises(RuntimeError):  # (PyTorch: an IndexError or a RuntimeError)
+        torch.scatter(torch.zeros(2, 3), 0, torch.tensor([[1]]), torch.tensor(2.0).reshape(()))
+    with pytest.raises(ember.ShapeError, match="same number of dimensions as src"):
+        ember.scatter(x, 0, index, src)  # raised a bare IndexError: tuple index out of range

@@ -60,16 +60,17 @@ def _check_gather(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor |
     check_integer(index, op)
     if index.numel() == 0:  # nothing is read or written: PyTorch checks no sizes then
         return normalize_dim(dim, input.ndim, op), index
-    if index.ndim != input.ndim and max(index.ndim, input.ndim) > 1:
-        raise ShapeError(f"{op}: index {tuple(index.shape)} must have the same number of "
-                         f"dimensions as input {tuple(input.shape)}")
+    for name, t in (("input", input), ("src", src)):  # (a 0-d tensor counts as 1-d)
+        if t is not None and max(t.ndim, 1) != max(index.ndim, 1):
+            raise ShapeError(f"{op}: index {tuple(index.shape)} must have the same number of "
+                             f"dimensions as {name} {tuple(t.shape)}")
     dim = normalize_dim(dim, input.ndim, op)
     for d, s in enumerate(index.shape):
         if d != dim and input.ndim and s > input.shape[d]:
             raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than input "
                              f"{tuple(input.shape)} at dimension {d}; outside dimension {dim} "
                              "the index may not exceed the input")
-        if src is not None and src.ndim and s > src.shape[d]:
+        if src is not None and s > (src.shape[d] if src.ndim else 1):
             raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than src "
                              f"{tuple(src.shape)} at dimension {d}")
     return dim, check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op,
@@ -138,7 +139,7 @@ def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: st
     if src_t is not None and src_t.dtype is not input.dtype:
         raise DTypeError(f"{op}: src ({src_t.dtype.name}) must have the dtype of input "
                          f"({input.dtype.name}); convert it with .to()")
-    if input.ndim == 0 or index.ndim == 0:
+    if input.ndim == 0 or index.ndim == 0 or (src_t is not None and src_t.ndim == 0):
         out = _scatter(op, _as_1d(input), 0, _as_1d(index),
                        _as_1d(src) if src_t is not None else src, mode)
         return apply(Slice, out, index=(0,)) if input.ndim == 0 else out

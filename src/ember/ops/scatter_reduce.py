@@ -138,13 +138,13 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if src.dtype is not input.dtype:
         raise DTypeError(f"{op}: expected self.dtype to be equal to src.dtype, got "
                          f"{input.dtype.name} and {src.dtype.name}")
-    if input.ndim == 0 or index.ndim == 0:
-        out = scatter_reduce(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
-                             include_self=include_self)
-        return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
     d, index = _check_gather(op, input, dim, index, src)
     if index.numel() == 0:
         return clone(input)
+    if input.ndim == 0 or index.ndim == 0 or src.ndim == 0:
+        out = scatter_reduce(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
+                             include_self=include_self)
+        return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
     if tuple(src.shape) != tuple(index.shape):
         src = apply(Slice, src, index=tuple((0, s, 1) for s in index.shape))
     if reduce in ("sum", "mean"):
