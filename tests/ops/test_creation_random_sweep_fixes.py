@@ -325,3 +325,10 @@ def test_factories_take_layout_and_pin_memory(name):
                                     (2, 2) if name == "eye" else ())
     with pytest.raises(ValueError, match=f"{name}: makes dense tensors only"):
         call(ember, layout=ember.sparse_coo)
+
+
+def test_random_fills_take_torchs_keyword_to():
+    for lib in (torch, ember):
+        r = lib.zeros(1000).random_(to=5)
+        u = lib.zeros(1000).uniform_(to=0.5)
+        assert 0 <= float(r.min()) and float(r.max()) <= 4 and float(u.max()) < 0.5

@@ -83,10 +83,15 @@ def zero_(self: Tensor) -> Tensor:
 
 
 @method()
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
              generator: Generator | None = None) -> Tensor:
-    """Fills with samples from U(a, b) (each part of a complex tensor); returns ``self``."""
-    return _write_from(self, uniform_samples(self.shape, a, b, dtype=self.dtype,
+    """Fills with samples from U(from_, to) (each part of a complex tensor); returns ``self``.
+
+    Example:
+        >>> bool((ember.zeros(100).uniform_(to=0.5) < 0.5).all())
+        True
+    """
+    return _write_from(self, uniform_samples(self.shape, from_, to, dtype=self.dtype,
                                              generator=generator), "uniform_")
 
 

@@ -59,6 +59,8 @@ def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
     refuse_limited("random_", self.dtype, dtypes.WIDE_UNSIGNED)
     if to is _UNSET:
         from_, to = 0, (None if from_ is _UNSET else from_)
+    elif from_ is _UNSET:  # random_(to=n)
+        from_ = 0
     if to is None:
         to = _largest_integer(self.dtype) + 1
     if from_ >= to:
