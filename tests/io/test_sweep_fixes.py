@@ -87,3 +87,15 @@ def test_map_location_function_on_an_ember_checkpoint():
     assert got["n"] == 3 and got["w"].tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match="map_location function failed.*no attribute 'nope'"):
         ember_round_trip({"w": ember.ones(2)}, map_location=lambda s, loc: s.nope())
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (), (0, 4)])
+def test_complex128_tensors_save_and_load(shape):
+    z = torch.randn(shape, dtype=torch.complex128)
+    want = torch_round_trip({"z": z.t() if z.dim() == 2 else z, "p": torch.nn.Parameter(z)})
+    e = ember.from_numpy(z.numpy().copy())
+    got = ember_round_trip({"z": e.t() if e.dim() == 2 else e, "p": ember.nn.Parameter(e)})
+    for name in want:
+        assert got[name].dtype is ember.complex128
+        assert got[name].requires_grad == want[name].requires_grad
+        np.testing.assert_array_equal(got[name].detach().numpy(), want[name].detach().numpy())

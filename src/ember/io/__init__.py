@@ -6,15 +6,8 @@ fail but runs no code. Only objects that are not data (a whole module) are pickl
 loading those takes ``weights_only=False``, as in PyTorch.
 """
 
-from ember.io.checkpoint import (
-    load,
-    load_file,
-    load_metadata,
-    read_arrays,
-    save,
-    save_file,
-    write_arrays,
-)
+from ember.io.checkpoint import load, load_file, save, save_file
+from ember.io.safetensors_file import load_metadata, read_arrays, write_arrays
 from ember.jit.serialize import FILES
 
 FILES.write, FILES.read = write_arrays, read_arrays  # ember.jit.save/load's file format

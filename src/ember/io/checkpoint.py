@@ -28,7 +28,9 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
   scalars are saved as the Python number. Anything else (a whole module, a set) is pickled,
   as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.
-- Tensors are saved contiguous and detached; ``requires_grad`` is kept (and a ``Parameter``
+- Tensors are saved contiguous and detached (complex128, which safetensors has no code for,
+  as its float64 real view with a last dimension of 2, ``"complex": true`` in its node);
+  ``requires_grad`` is kept (and a ``Parameter``
   loads as one, ``{"parameter": true}`` in its node), the autograd graph is not. References to
   one tensor, or to tensors with the very same memory layout (tied weights from
   ``state_dict()``), are stored once and load as one tensor object (as tensors sharing memory
@@ -42,7 +44,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
@@ -54,7 +55,7 @@ from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError, EmberError
 from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
-from ember.io.atomic import atomic_write
+from ember.io.safetensors_file import read_arrays, write_arrays
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
@@ -72,7 +73,7 @@ TREE_KEY = "ember"
 _SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
                                               sparse_bsc)}
 
-PathOrFile = str | os.PathLike | BinaryIO
+PathOrFile = st.PathOrFile
 MapLocation = str | Device | Mapping[str, Any] | Callable[[UntypedStorage, str], Any] | None
 Placer = Callable[[str, np.ndarray], Device]  # (saved location, tensor data) -> device
 
@@ -95,11 +96,15 @@ class _Encoder:
                   str(t.device))
         name = self.by_layout.get(layout)
         if name is None:
+            if a.dtype == np.complex128:  # (safetensors has no code for it: its real view)
+                a = np.ascontiguousarray(a).reshape(-1).view(np.float64).reshape(*a.shape, 2)
             st.dtype_code(a.dtype)  # a clear error for a dtype safetensors cannot hold
             name = self._unique(path or "tensor")
             self.arrays[name] = a
             self.by_layout[layout] = name
         node: dict[str, Any] = {"$tensor": name}
+        if t.dtype.name == "complex128":
+            node["complex"] = True
         if t.requires_grad:
             node["requires_grad"] = True
         if isinstance(t, Parameter):
@@ -209,7 +214,7 @@ def encode(obj: Any) -> tuple[str, dict[str, np.ndarray]]:
 
 # -- decoding: JSON tree -> object ----------------------------------------------------------------
 class _Decoder:
-    def __init__(self, where: str, tensor: Callable[[str, bool, str, bool], Tensor],
+    def __init__(self, where: str, tensor: Callable[[str, dict], Tensor],
                  unpickle: Callable[[str, str], Any]) -> None:
         self.where, self.tensor, self.unpickle = where, tensor, unpickle
 
@@ -228,8 +233,7 @@ class _Decoder:
             return {k: self.value(v) for k, v in x.items()}
         arg = x[tag]
         if tag == "$tensor" and isinstance(arg, str):
-            return self.tensor(arg, x.get("requires_grad") is True, x.get("device", "cpu"),
-                               x.get("parameter") is True)
+            return self.tensor(arg, x)
         if tag == "$tuple" and isinstance(arg, list):
             return tuple(self.value(v) for v in arg)
         if tag == "$dict" and isinstance(arg, list):
@@ -302,32 +306,6 @@ def _short(x: Any) -> str:
 
 
 # -- files ----------------------------------------------------------------------------------------
-def _where(f: PathOrFile) -> str:
-    return os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", repr(f))
-
-
-def write_arrays(f: PathOrFile, arrays: Mapping[str, np.ndarray],
-                 metadata: Mapping[str, str] | None) -> None:
-    """NumPy arrays and string metadata as one safetensors file (a path is replaced
-    atomically: :func:`ember.io.atomic.atomic_write`).
-
-    Example:
-        >>> write_arrays(tmp_path / "a.safetensors", {"w": np.ones(2, np.float32)}, {"k": "v"})
-    """
-    head, order = st.layout(arrays, metadata)
-    if isinstance(f, (str, os.PathLike)):
-        with atomic_write(f) as out:
-            st.write(out, head, arrays, order)
-    else:
-        st.write(f, head, arrays, order)
-
-
-def _open(f: PathOrFile) -> tuple[BinaryIO, bool]:
-    if isinstance(f, (str, os.PathLike)):
-        return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
-    return f, False
-
-
 def _placer(map_location: MapLocation) -> Placer:
     """Reads ``map_location`` as torch.load does: None, a device, a string, a dict, or a
     function ``(storage, location) -> storage or None``."""
@@ -423,8 +401,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         ember.Size([2, 3])
     """
     del mmap
-    where, place = _where(f), _placer(map_location)
-    handle, owned = _open(f)
+    where, place = st.source_name(f), _placer(map_location)
+    handle, owned = st.open_source(f)
     try:
         start = handle.tell()
         head = handle.read(16)
@@ -441,17 +419,18 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         read: dict[str, Tensor] = {}  # each stored tensor, read once
         made: dict[tuple[str, bool, bool], Tensor] = {}  # its loaded forms, sharing its memory
 
-        def tensor(name: str, requires_grad: bool, saved_device: str, parameter: bool) -> Tensor:
-            key = (name, requires_grad, parameter)
+        def tensor(name: str, node: dict) -> Tensor:
+            requires_grad = node.get("requires_grad") is True
+            key = (name, requires_grad, node.get("parameter") is True)
             if key in made:
                 return made[key]
             if name not in read:
-                read[name] = _read_tensor(handle, header, name, saved_device, place, where)
+                read[name] = _read_tensor(handle, header, name, node, place, where)
             t = read[name].detach()
             if requires_grad and not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise CheckpointError(f"{where}: tensor {name!r} of dtype {t.dtype.name} is marked "
                                       "requires_grad; only floating and complex ones can be")
-            made[key] = Parameter(t, requires_grad) if parameter else t.requires_grad_(
+            made[key] = Parameter(t, requires_grad) if key[2] else t.requires_grad_(
                 requires_grad)
             return made[key]
 
@@ -491,16 +470,23 @@ def _tree(doc: str, where: str) -> Any:
     return meta["tree"]
 
 
-def _read_tensor(handle: BinaryIO, header: st.Header, name: str, saved_device: Any,
-                 place: Placer, where: str) -> Tensor:
-    """Tensor ``name`` of the file, placed by ``map_location``."""
+def _read_tensor(handle: BinaryIO, header: st.Header, name: str, node: dict, place: Placer,
+                 where: str) -> Tensor:
+    """Tensor ``name`` of the file, as its tree ``node`` describes it, placed by
+    ``map_location``."""
     if name not in header.entries:
         raise CheckpointError(f"{where}: the checkpoint tree refers to tensor {name!r}, which "
                               "the file does not contain")
+    saved_device = node.get("device", "cpu")
     if not isinstance(saved_device, str):
         raise CheckpointError(f"{where}: tensor {name!r} has device {saved_device!r}, not a "
                               "device string")
     array = st.read_array(handle, header, name, where)
+    if node.get("complex") is True:  # complex128, stored as its real view
+        if array.dtype != np.float64 or array.shape[-1:] != (2,):
+            raise CheckpointError(f"{where}: complex tensor {name!r} is stored as {array.dtype} "
+                                  f"of shape {array.shape}, not float64 pairs")
+        array = array.view(np.complex128)[..., 0]
     try:
         dev = place(saved_device, array)
     except EmberError as e:
@@ -561,33 +547,3 @@ def load_file(filename: PathOrFile, device: str | Device | None = None) -> dict[
     """
     dev = to_device(device)
     return {name: _make(a, dev) for name, a in read_arrays(filename)[0].items()}
-
-
-def read_arrays(f: PathOrFile) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Every array of a safetensors file, by name, and its string metadata (a damaged file:
-    a :class:`CheckpointError` saying what is wrong).
-
-    Example:
-        >>> write_arrays(tmp_path / "c.safetensors", {"w": np.ones(2, np.float32)}, {"k": "v"})
-        >>> read_arrays(tmp_path / "c.safetensors")[1]
-        {'k': 'v'}
-    """
-    where = _where(f)
-    handle, owned = _open(f)
-    try:
-        header = st.read_header(handle, where)
-        return ({name: st.read_array(handle, header, name, where) for name in header.entries},
-                header.metadata)
-    finally:
-        if owned:
-            handle.close()
-
-
-def load_metadata(filename: PathOrFile) -> dict[str, str]:
-    """The ``__metadata__`` string map of a safetensors file (no tensor data is read)."""
-    handle, owned = _open(filename)
-    try:
-        return st.read_header(handle, _where(filename)).metadata
-    finally:
-        if owned:
-            handle.close()

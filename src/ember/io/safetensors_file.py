@@ -24,11 +24,14 @@ import ml_dtypes
 import numpy as np
 
 from ember.errors import CheckpointError
+from ember.io.atomic import atomic_write
 
 MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
 MAX_DIMS = 64  # NumPy's limits on a shape, which apply even to an empty array
 MAX_BYTES = int(np.iinfo(np.intp).max)
 METADATA_KEY = "__metadata__"
+
+PathOrFile = str | os.PathLike | BinaryIO
 
 # safetensors dtype code -> little-endian NumPy dtype, each one of Ember's dtypes (safetensors
 # has no code for complex128: such tensors cannot be stored; the "FNUZ" codes are the
@@ -223,3 +226,61 @@ def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray
         a = np.asarray(a.view(np.uint8) != 0)  # other bytes than 0/1 make odd NumPy bools
     return a
 
+
+# -- files by path or file object ----------------------------------------------------------------
+def source_name(f: PathOrFile) -> str:
+    """How errors name ``f``: its path, or a file object's ``name``."""
+    return os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", repr(f))
+
+
+def open_source(f: PathOrFile) -> tuple[BinaryIO, bool]:
+    """``f`` open for reading, and whether the caller opened it (and must close it)."""
+    if isinstance(f, (str, os.PathLike)):
+        return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
+    return f, False
+
+
+def write_arrays(f: PathOrFile, arrays: Mapping[str, np.ndarray],
+                 metadata: Mapping[str, str] | None) -> None:
+    """NumPy arrays and string metadata as one safetensors file (a path is replaced
+    atomically: :func:`ember.io.atomic.atomic_write`).
+
+    Example:
+        >>> write_arrays(tmp_path / "a.safetensors", {"w": np.ones(2, np.float32)}, {"k": "v"})
+    """
+    head, order = layout(arrays, metadata)
+    if isinstance(f, (str, os.PathLike)):
+        with atomic_write(f) as out:
+            write(out, head, arrays, order)
+    else:
+        write(f, head, arrays, order)
+
+
+def read_arrays(f: PathOrFile) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every array of a safetensors file, by name, and its string metadata (a damaged file:
+    a :class:`CheckpointError` saying what is wrong).
+
+    Example:
+        >>> write_arrays(tmp_path / "c.safetensors", {"w": np.ones(2, np.float32)}, {"k": "v"})
+        >>> read_arrays(tmp_path / "c.safetensors")[1]
+        {'k': 'v'}
+    """
+    where = source_name(f)
+    handle, owned = open_source(f)
+    try:
+        header = read_header(handle, where)
+        return ({name: read_array(handle, header, name, where) for name in header.entries},
+                header.metadata)
+    finally:
+        if owned:
+            handle.close()
+
+
+def load_metadata(filename: PathOrFile) -> dict[str, str]:
+    """The ``__metadata__`` string map of a safetensors file (no tensor data is read)."""
+    handle, owned = open_source(filename)
+    try:
+        return read_header(handle, source_name(filename)).metadata
+    finally:
+        if owned:
+            handle.close()
