@@ -86,3 +86,10 @@ def test_float32_multivariate_normal_log_prob_of_a_float64_value():
         ember.tensor(v.numpy()))
     assert got.dtype == ember.float32
     close(got, want, rtol=1e-5)
+
+
+def test_utils_has_torchs_euler_constant():
+    from torch.distributions.utils import euler_constant
+
+    from ember.distributions.utils import euler_constant as ours
+    assert ours == euler_constant

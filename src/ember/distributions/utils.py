@@ -10,11 +10,12 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "shape_shown", "sum_rightmost", "tril_matrix_to_vec",
-           "vec_to_tril_matrix", "where_above"]
+__all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "euler_constant", "lazy_property",
+           "logits_to_probs", "probs_to_logits", "shape_shown", "sum_rightmost",
+           "tril_matrix_to_vec", "vec_to_tril_matrix", "where_above"]
 
 EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
+euler_constant = EULER_GAMMA  # (PyTorch's name for it)
 
 
 def shape_shown(value: Any) -> Any:
