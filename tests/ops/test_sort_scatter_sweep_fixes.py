@@ -134,3 +134,10 @@ def test_scatter_src_of_another_number_of_dimensions_raises_a_shape_error():
         torch.scatter(torch.zeros(2, 3), 0, torch.tensor([[1]]), torch.tensor(2.0).reshape(()))
     with pytest.raises(ember.ShapeError, match="same number of dimensions as src"):
         ember.scatter(x, 0, index, src)  # raised a bare IndexError: tuple index out of range
+
+
+def test_scatter_refuses_both_src_and_value_as_torch():
+    with pytest.raises(TypeError):
+        torch.zeros(3).scatter(0, torch.tensor([1]), torch.ones(1), value=2.0)
+    with pytest.raises(TypeError, match="one of them"):  # used src silently
+        ember.zeros(3).scatter(0, ember.tensor([1]), ember.ones(1), value=2.0)

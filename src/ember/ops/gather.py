@@ -166,9 +166,9 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
         tensor([[0., 0., 1.],
                 [1., 0., 0.]])
     """
+    if (src is None) == (value is None):
+        raise TypeError("scatter: give src (a tensor or a number) or value=, one of them")
     if src is None:
-        if value is None:
-            raise TypeError("scatter: give src (a tensor or a number) or value=")
         src = value
     if reduce not in _REDUCE_MODES:
         raise ValueError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}")
