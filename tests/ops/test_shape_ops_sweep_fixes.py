@@ -120,3 +120,16 @@ def test_repeat_interleave_of_int32_counts_keeps_their_dtype():
         counts = [1, 0, 2]
         assert_same(ember.repeat_interleave(ember.tensor(counts, dtype=getattr(ember, dtype))),
                     torch.repeat_interleave(torch.tensor(counts, dtype=getattr(torch, dtype))))
+
+
+def test_einsum_names_a_broadcast_clash_under_the_ellipsis():
+    # the error named 'a', a letter the user never wrote, for clashing '...' dimensions
+    raises_like_torch(lambda m: m.einsum("...i,...i->...", m.ones(2, 3), m.ones(4, 3)),
+                      ShapeError, r"dimension under '\.\.\.' has size 2")
+
+
+def test_concatenate_takes_axis():
+    # torch.concatenate's dimension is called axis; Ember's raised TypeError for it
+    for kw in ({"axis": 1}, {"dim": 1}, {}):
+        n = ember.concatenate([ember.zeros(2, 1), ember.ones(2, 1)], **kw).shape
+        assert n == torch.concatenate([torch.zeros(2, 1), torch.ones(2, 1)], **kw).shape

@@ -102,7 +102,18 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return apply(Cat, *(cast(t, dtype) for t in kept), dim=dim)
 
 
-concat = concatenate = cat
+concat = cat
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0, *, dim: int | None = None) -> Tensor:
+    """:func:`cat` under NumPy's name, whose dimension is called ``axis`` (``dim`` works too,
+    as in PyTorch).
+
+    Example:
+        >>> ember.concatenate([ember.zeros(2, 1), ember.ones(2, 1)], axis=1).shape
+        ember.Size([2, 2])
+    """
+    return cat(tensors, axis if dim is None else dim)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

@@ -333,8 +333,10 @@ def _einsum_terms(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[lis
     return terms, out
 
 
-def _letter_sizes(terms: list[str], shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
-    """Each subscript's size; size 1 broadcasts against any other size, as in PyTorch."""
+def _letter_sizes(terms: list[str], shapes: Sequence[tuple[int, ...]], equation: str = ""
+                  ) -> dict[str, int]:
+    """Each subscript's size; size 1 broadcasts against any other size, as in PyTorch. Errors
+    name a letter not in the user's ``equation`` as a dimension under '...'."""
     sizes: dict[str, int] = {}
     for i, (t, shape) in enumerate(zip(terms, shapes, strict=True)):
         for c in set(t):
@@ -344,8 +346,10 @@ def _letter_sizes(terms: list[str], shapes: Sequence[tuple[int, ...]]) -> dict[s
                                  f"subscript {c!r} on dimensions of different sizes")
             n, seen = dims.pop(), sizes.get(c, 1)
             if n != seen and seen != 1 and n != 1:
-                raise ShapeError(f"einsum: subscript {c!r} has size {seen} in one operand and "
-                                 f"{n} in operand {i} (shape {tuple(shape)})")
+                what = f"subscript {c!r}" if c in equation or not equation else \
+                    "a dimension under '...'"
+                raise ShapeError(f"einsum: {what} has size {seen} in one operand and {n} in "
+                                 f"operand {i} (shape {tuple(shape)}), which do not broadcast")
             sizes[c] = n if seen == 1 else seen
     return sizes
 
@@ -438,7 +442,7 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
         elif dtype is dtypes.bool_:
             raise DTypeError(f"einsum: {equation!r} sums products of bool tensors, which "
                              "PyTorch does not define. Hint: convert them with .int() first")
-    sizes = _letter_sizes(terms, shapes)
+    sizes = _letter_sizes(terms, shapes, equation)
     operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
                      for t, s in zip(operands, terms, strict=True))
     return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
