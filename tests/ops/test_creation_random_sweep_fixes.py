@@ -332,3 +332,21 @@ def test_random_fills_take_torchs_keyword_to():
         r = lib.zeros(1000).random_(to=5)
         u = lib.zeros(1000).uniform_(to=0.5)
         assert 0 <= float(r.min()) and float(r.max()) <= 4 and float(u.max()) < 0.5
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: m.rand("a"), "rand: expected a shape of ints"),
+    (lambda m: m.randperm("a"), "randperm: n must be an int"),
+    (lambda m: m.eye("a"), "eye: n must be an int"),
+    (lambda m: m.linspace(0, 1, "a"), "linspace: steps must be an int"),
+    (lambda m: m.arange("a"), "arange: expected a number"),
+    (lambda m: m.randint(0, "a", (2,)), "randint: expected a number"),
+    (lambda m: m.multinomial(m.ones(3), "a"), "multinomial: expected a number"),
+    (lambda m: m.normal([0.0], 1.0), "normal: expected a number"),
+    (lambda m: m.poisson([1.0]), "poisson: input must be a Tensor"),
+])
+def test_wrong_argument_types_are_type_errors_naming_the_op(call, match):
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(TypeError, match=match):
+        call(ember)

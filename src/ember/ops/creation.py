@@ -42,11 +42,11 @@ SizeArg = Sequence[int] | int
 
 def _shape(size: tuple, op: str) -> tuple[int, ...]:
     """Reads ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` alike."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+    if len(size) == 1 and isinstance(size[0], Sequence | np.ndarray):
         size = tuple(size[0])
     try:
         shape = tuple(int(s) for s in size)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{op}: expected a shape of ints, got {size!r}") from None
     if any(s < 0 for s in shape):
         raise ShapeError(f"{op}: sizes must be non-negative, got shape {shape}")
@@ -71,7 +71,10 @@ def given_size(op: str, sizes: tuple, size: Any) -> tuple:
 
 def _non_negative(op: str, name: str, value: int) -> int:
     """``value`` as an int, a ShapeError naming ``op`` if it is negative."""
-    value = int(value)
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {name} must be an int, got {value!r}") from None
     if value < 0:
         raise ShapeError(f"{op}: {name} must be non-negative, got {value}")
     return value
@@ -315,7 +318,7 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
     check_strided("full", layout)
     if dtype is None:
         dtype = dtypes.result_type(fill_value)
-    return _make("full", fill_value, (size,) if isinstance(size, int) else (tuple(size),),
+    return _make("full", fill_value, (size,),
                  dtype, device, requires_grad)
 
 
@@ -392,10 +395,14 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
                  memory_format, fill_value)
 
 
-def _numbers(*values: Any) -> list:
-    """``values`` with 0-d tensors read as the numbers they hold (arange's bounds may be
-    either)."""
-    return [v.item() if isinstance(v, Tensor) else v for v in values]
+def _numbers(op: str, *values: Any) -> list:
+    """``values`` (numbers, or None) with 0-d tensors read as the numbers they hold; a
+    TypeError naming ``op`` for anything else."""
+    numbers = [v.item() if isinstance(v, Tensor) else v for v in values]
+    for v in numbers:
+        if v is not None and not isinstance(v, int | float | np.number):
+            raise TypeError(f"{op}: expected a number (or a 0-d tensor), got {v!r}")
+    return numbers
 
 
 def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None,
@@ -412,7 +419,7 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
         tensor([-2, -1,  0,  1])
     """
     check_strided("arange", layout)
-    start, end, step = _numbers(start, end, step)
+    start, end, step = _numbers("arange", start, end, step)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -457,7 +464,7 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
                   "Python's range. Use ember.arange, which stops before end", UserWarning,
                   stacklevel=2)
     check_strided("range", layout)
-    start, end, step = _numbers(start, end, step)
+    start, end, step = _numbers("range", start, end, step)
     if step == 0:
         raise ValueError("range: step must be nonzero")
     if (end - start) * step < 0:

@@ -22,6 +22,7 @@ from ember.layouts import check_format, format_of, memory_format, preserve_forma
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import (
     _non_negative,
+    _numbers,
     _shape,
     check_strided,
     check_tensor,
@@ -296,7 +297,7 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    low, high = int(low), int(high)
+    low, high = (int(v) for v in _numbers("randint", low, high))
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
@@ -305,7 +306,7 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
                          "draw a real dtype and convert with .to()")
     refuse_limited("randint", dt, dtypes.WIDE_UNSIGNED)
     check_draw_bounds("randint", low, high - 1, dt)
-    return _sampled("randint", RandInt, (tuple(size),), dt, device, requires_grad, low=low,
+    return _sampled("randint", RandInt, (size,), dt, device, requires_grad, low=low,
                     high=high, generator=generator)
 
 
@@ -364,15 +365,17 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
         if dt.is_complex:
             noise = view_as_complex(noise * 0.5 ** 0.5)
         return noise * std + mean
+    mean, std = _numbers("normal", mean, std)
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
+    shape = _shape((size,), "normal")
     _check_std(float(std))
     dt = _float_dtype(dtype, "normal", complex_ok=True)
     if dt.is_complex:
-        out = normal_samples(tuple(size), float(mean), float(std), dtype=dt, device=device,
+        out = normal_samples(shape, float(mean), float(std), dtype=dt, device=device,
                              generator=generator)
         return out.requires_grad_(True) if requires_grad else out
-    return _sampled("normal", Normal, (tuple(size),), dt, device, requires_grad,
+    return _sampled("normal", Normal, (shape,), dt, device, requires_grad,
                     mean=float(mean), std=float(std), generator=generator)
 
 
@@ -410,6 +413,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                          f"{tuple(input.shape)}")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"multinomial: probabilities must be floating, got {input.dtype.name}")
+    (num_samples,) = _numbers("multinomial", num_samples)
     if num_samples <= 0:
         raise OpError(f"multinomial: num_samples must be positive, got {num_samples}")
     if not replacement and num_samples > input.shape[-1]:
