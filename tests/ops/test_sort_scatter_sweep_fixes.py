@@ -141,3 +141,12 @@ def test_scatter_refuses_both_src_and_value_as_torch():
         torch.zeros(3).scatter(0, torch.tensor([1]), torch.ones(1), value=2.0)
     with pytest.raises(TypeError, match="one of them"):  # used src silently
         ember.zeros(3).scatter(0, ember.tensor([1]), ember.ones(1), value=2.0)
+
+
+@pytest.mark.parametrize("dtype,alpha", [("bool", 2), ("bool", 0), ("uint8", -1), ("int64", 3)])
+def test_index_add_scales_by_alpha_in_the_input_dtype_as_torch(dtype, alpha):
+    # a bool source times 2 became int64 and was refused
+    mine, ref = (lib.zeros(3, dtype=getattr(lib, dtype)).index_add(
+        0, lib.tensor([0, 2]), lib.ones(2, dtype=getattr(lib, dtype)), alpha=alpha)
+        for lib in (ember, torch))
+    assert_same(mine, ref)

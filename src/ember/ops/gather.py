@@ -16,6 +16,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
+from ember.ops.arithmetic import _scaled
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import clone
 from ember.ops.creation import scalar_tensor, zeros
@@ -247,7 +248,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
         tensor([2., 0., 1.])
     """
     if alpha != 1:
-        source = source * alpha
+        source = _scaled("index_add", "alpha", source, alpha, input, source)
     return _index_write("index_add", input, dim, index, source, "add")
 
 
