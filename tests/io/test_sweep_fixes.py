@@ -99,3 +99,40 @@ def test_complex128_tensors_save_and_load(shape):
         assert got[name].dtype is ember.complex128
         assert got[name].requires_grad == want[name].requires_grad
         np.testing.assert_array_equal(got[name].detach().numpy(), want[name].detach().numpy())
+
+
+def sparse_and_meta_tensors():
+    dense = torch.tensor([[0.0, 1.5, 0.0, 0.0], [2.0, 0.0, 0.0, 3.0], [0.0, 0.0, 0.0, 0.0],
+                          [4.0, 0.0, 5.0, 0.0]])
+    return {"coo": dense.to_sparse(), "uncoalesced": torch.sparse_coo_tensor(
+                [[0, 0], [1, 1]], [1.0, 2.0], (2, 2)),
+            "hybrid": dense.to_sparse(1), "csr": dense.to_sparse_csr(),
+            "csc": dense.to_sparse_csc(), "bsr": dense.to_sparse_bsr((2, 2)),
+            "bsc": dense.to_sparse_bsc((2, 2)),
+            "meta": torch.empty(2, 3, device="meta", requires_grad=True).t()}
+
+
+@pytest.mark.parametrize("new_zip", [True, False])
+def test_sparse_and_meta_tensors_of_a_torch_file(tmp_path, new_zip):
+    path = tmp_path / "sparse.pt"
+    torch.save(sparse_and_meta_tensors(), path, _use_new_zipfile_serialization=new_zip)
+    want, got = torch.load(path), ember.load(path)
+    for name, w in want.items():
+        g = got[name]
+        assert g.layout.name == str(w.layout)[6:] and tuple(g.shape) == tuple(w.shape), name
+        if w.is_meta:
+            assert g.is_meta and g.stride() == w.stride() and g.requires_grad
+            continue
+        if w.layout == torch.sparse_coo:
+            assert g.is_coalesced() == w.is_coalesced(), name
+        np.testing.assert_array_equal(g.to_dense().numpy(), w.to_dense().numpy())
+
+
+def test_a_torch_sparse_tensor_breaking_its_invariants_is_refused(tmp_path):
+    path = tmp_path / "bad.pt"
+    torch.save(torch.sparse_coo_tensor([[0, 5]], [1.0, 2.0], (3,), check_invariants=False), path)
+    with pytest.raises(RuntimeError, match="size is inconsistent with indices"), \
+            torch.sparse.check_sparse_tensor_invariants():  # (Ember always checks a file's)
+        torch.load(path)
+    with pytest.raises(ember.errors.CheckpointError, match="size is inconsistent with indices"):
+        ember.load(path)

@@ -9,7 +9,9 @@ storage keys), then each storage as a little-endian int64 element count and its 
 
 The pickle is read by an unpickler that knows a short list of names, as ``torch.load``'s
 ``weights_only`` mode does: dicts (``OrderedDict``), sets, bytes, complex numbers, dtypes,
-devices, sizes, tensors and parameters, each rebuilt by Ember's own code here. Any other name
+devices, sizes, tensors and parameters, sparse tensors (COO, CSR, CSC, BSR, BSC; their
+invariants checked, as ``torch.load`` checks them) and meta tensors, each rebuilt by Ember's
+own code here. Any other name
 (a whole module, a class from the user's code, a NumPy array) is refused with a
 :class:`~ember.errors.CheckpointError` naming it. Tensors that shared a storage in PyTorch
 (tied weights, views) share memory here too.
@@ -32,9 +34,13 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError
+from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nn.parameter import Parameter
+from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
 from ember.size import Size
+from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
+from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -52,6 +58,8 @@ _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
 # compression (NotImplementedError), offsets out of range (ValueError), encryption flags ...
 _ZIP_ERRORS = (zipfile.BadZipFile, NotImplementedError, ValueError, RuntimeError, OSError,
                EOFError, zlib.error)
+_SPARSE_LAYOUTS = {f"torch.{lay.name}": lay
+                   for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
 _BUILTINS = {"set": set, "frozenset": frozenset, "bytearray": bytearray, "complex": complex}
 
 
@@ -121,9 +129,10 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     dispatch[pickle.BUILD[0]] = load_build
 
     def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
-                 place: Callable[[str, np.ndarray], Device]) -> None:
+                 place: Callable[[str, np.ndarray], Device], dry: bool) -> None:
         super().__init__(file, encoding="utf-8")
         self.where, self.storage, self.place = where, storage, place
+        self.dry = dry  # (a pass that only learns the storages: their bytes are not read yet)
         self.names = {("collections", "OrderedDict"): OrderedDict,
                       ("collections", "Counter"): Counter,
                       ("_codecs", "encode"): _encode,
@@ -135,7 +144,10 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                       ("torch._utils", "_rebuild_tensor_v3"): self.tensor_v3,
                       ("torch._utils", "_rebuild_parameter"): self.parameter,
                       ("torch._utils", "_rebuild_parameter_with_state"): self.parameter,
-                      ("torch._tensor", "_rebuild_from_type_v2"): self.from_type}
+                      ("torch._tensor", "_rebuild_from_type_v2"): self.from_type,
+                      ("torch._utils", "_rebuild_meta_tensor_no_storage"): self.meta,
+                      ("torch._utils", "_rebuild_sparse_tensor"): self.sparse,
+                      ("torch.serialization", "_get_layout"): self.layout}
         self.names.update({(m, n): f for n, f in _BUILTINS.items()
                            for m in ("builtins", "__builtin__")})
         self.names.update({(m, n): _StorageType(to_dtype(d)) for n, d in _STORAGE_DTYPES.items()
@@ -200,6 +212,8 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
             if any(s == 0 and n > 1 for n, s in zip(size, stride)):
                 array = array.copy()  # an expanded tensor: its own memory, not overlaps
         t = _with_metadata(from_numpy(array), metadata, where)
+        if self.dry:
+            return t
         try:
             dev = self.place(storage.location, storage.data)
         except (EmberError, TypeError, ValueError) as e:
@@ -214,6 +228,38 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                                       "only floating ones can be")
             t.requires_grad_(True)
         return t
+
+    def meta(self, dtype: DType, size: Any, stride: Any, requires_grad: bool) -> Tensor:
+        """A tensor on the meta device (no data), as saved."""
+        size, stride = _ints(size, "size", self.where), _ints(stride, "stride", self.where)
+        try:
+            return empty_strided(size, stride, dtype=dtype, device="meta",
+                                 requires_grad=requires_grad is True)
+        except (EmberError, TypeError) as e:
+            raise CheckpointError(f"{self.where}: a meta tensor: {e}") from None
+
+    def layout(self, name: Any) -> layout:
+        found = _SPARSE_LAYOUTS.get(name)
+        if found is None:
+            raise CheckpointError(f"{self.where}: unknown tensor layout {name!r}")
+        return found
+
+    def sparse(self, kind: layout, data: Any) -> SparseTensor | None:
+        """A sparse tensor from its parts (COO: indices, values, size and whether coalesced;
+        the compressed layouts: compressed and plain indices, values, size), checked."""
+        if not isinstance(kind, layout) or not isinstance(data, tuple) or len(data) not in (3, 4):
+            raise CheckpointError(f"{self.where}: a sparse tensor of layout {kind!r} is saved as "
+                                  f"{type(data).__name__}; the file is corrupted")
+        if self.dry:
+            return None
+        try:
+            if kind is sparse_coo:
+                indices, values, size, *coalesced = data
+                return sparse_coo_tensor(indices, values, size, check_invariants=True,
+                                         is_coalesced=coalesced[0] if coalesced else None)
+            return sparse_compressed_tensor(*data, layout=kind, check_invariants=True)
+        except (EmberError, TypeError, ValueError) as e:
+            raise CheckpointError(f"{self.where}: a {kind} tensor: {e}") from None
 
     def parameter(self, data: Tensor, requires_grad: bool, hooks: Any = None,
                   state: Any = None) -> Parameter:
@@ -270,9 +316,9 @@ def _set_state(t: Tensor, state: Any, where: str) -> None:
 
 
 def _unpickle(data: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
-              storage: Callable[[DType, str, int], _Storage]) -> Any:
+              storage: Callable[[DType, str, int], _Storage], dry: bool = False) -> Any:
     try:
-        return _TorchUnpickler(data, where, storage, place).load()
+        return _TorchUnpickler(data, where, storage, place, dry).load()
     except CheckpointError:
         raise
     except RecursionError:
@@ -358,7 +404,7 @@ def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray],
                               "save it again with torch.save's default (zip) format")
 
     start = handle.tell()
-    _unpickle(handle, where, place, storage)
+    _unpickle(handle, where, place, storage, dry=True)
     keys = _unpickle(handle, where, place, storage)
     if not isinstance(keys, list) or set(keys) != set(storages):
         raise CheckpointError(f"{where}: the storage keys {keys!r} do not match the object's")
