@@ -133,3 +133,11 @@ def test_concatenate_takes_axis():
     for kw in ({"axis": 1}, {"dim": 1}, {}):
         n = ember.concatenate([ember.zeros(2, 1), ember.ones(2, 1)], **kw).shape
         assert n == torch.concatenate([torch.zeros(2, 1), torch.ones(2, 1)], **kw).shape
+
+
+def test_cdist_and_pdist_p0_propagate_nan():
+    # p = 0 counted a NaN difference as 1 (2 instead of NaN, as PyTorch gives)
+    x = [[float("nan"), 1.0], [2.0, 3.0], [float("inf"), 0.0], [2.0, 0.0]]
+    t, e = torch.tensor(x), ember.tensor(x)
+    assert_same(ember.cdist(e, e, 0), torch.cdist(t, t, 0))
+    assert_same(ember.pdist(e, 0), torch.pdist(t, 0))

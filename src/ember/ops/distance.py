@@ -10,13 +10,14 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
-from ember.ops.compare import eq, isinf, ne
+from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast
 from ember.ops.gather import index_select
 from ember.ops.linalg import matmul
 from ember.ops.norms import _root, _vector_norm, vector_norm
 from ember.ops.reduce import amax
 from ember.ops.reduce import sum as _sum
+from ember.ops.rounding import ceil
 from ember.ops.select import clamp, where
 from ember.ops.shape import reshape_view, transpose
 from ember.ops.unary import abs  # noqa: A004
@@ -122,13 +123,17 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         return _root(clamp(squared, min=0), 2)
     diff = reshape_view(x1, tuple(x1.shape)[:-1] + (1, x1.shape[-1])) - \
         reshape_view(x2, tuple(x2.shape)[:-2] + (1,) + tuple(x2.shape)[-2:])
-    last = diff.ndim - 1
-    if p == 0:  # a count; the zero branch keeps the graph, with a zero gradient
-        return _sum(where(ne(diff, 0), 1.0, diff * 0), last)
-    if p == _INF and diff.shape[-1] == 0:
+    return _norm_of_differences(diff, p, diff.ndim - 1)
+
+
+def _norm_of_differences(diff: Tensor, p: float, dim: int) -> Tensor:
+    """The ``p``-norm of ``diff`` along ``dim`` as ``cdist`` and ``pdist`` take it: for
+    ``p = 0`` the count of non-zero differences, NaN where one is NaN (a zero gradient)."""
+    if p == 0:
+        return _sum(clamp(ceil(abs(diff)), max=1), dim)
+    if p == _INF and diff.shape[dim] == 0:
         p = 1.0  # (the largest of no differences: 0)
-    return _largest_difference(diff, last) if p == _INF else _vector_norm(diff, p, (last,),
-                                                                         False)
+    return _largest_difference(diff, dim) if p == _INF else _vector_norm(diff, p, (dim,), False)
 
 
 def _largest_difference(diff: Tensor, dim: int) -> Tensor:
@@ -162,6 +167,4 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     xp, dev = input.device.xp, input.device
     diff = index_select(input, 0, _wrap(xp.asarray(rows.astype(np.int64)), dev)) - \
         index_select(input, 0, _wrap(xp.asarray(cols.astype(np.int64)), dev))
-    if p == _INF and input.shape[1] == 0:
-        p = 1.0  # (the largest of no differences: 0)
-    return _largest_difference(diff, 1) if p == _INF else vector_norm(diff, p, 1)
+    return _norm_of_differences(diff, p, 1)
