@@ -19,6 +19,9 @@ CASES = [
     ("sgn", lambda lib, x: lib.sgn(x)),
     ("nan_to_num", lambda lib, x: lib.nan_to_num(x)),
     ("logical_not", lambda lib, x: lib.logical_not(x)),
+    ("isnan", lambda lib, x: lib.isnan(x / x.abs().floor())),
+    ("isinf", lambda lib, x: lib.isinf(x / x.abs().floor())),
+    ("isfinite", lambda lib, x: lib.isfinite(x / x.abs().floor())),
     ("clone", lambda lib, x: lib.clone(x)),
     ("floor_out_of_abs", lambda lib, x: lib.floor(lib.abs(x) * 3)),
 ]

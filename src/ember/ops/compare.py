@@ -18,6 +18,7 @@ from ember.errors import DTypeError
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
+from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
@@ -421,6 +422,7 @@ def _all(input: Tensor, value: bool) -> Tensor:
     return (ones_like if value else zeros_like)(input, dtype=dtypes.bool_)
 
 
+@hands_over  # (ember.isnan(nt) hands a nested tensor over; t.isnan() is the bare function)
 @method()
 def isnan(input: Tensor) -> Tensor:
     """True where ``input`` is NaN.
@@ -432,12 +434,14 @@ def isnan(input: Tensor) -> Tensor:
     return apply(IsNan, input) if input.dtype.category >= dtypes.FLOAT else _all(input, False)
 
 
+@hands_over  # (ember.isnan(nt) hands a nested tensor over; t.isnan() is the bare function)
 @method()
 def isinf(input: Tensor) -> Tensor:
     """True where ``input`` is plus or minus infinity."""
     return apply(IsInf, input) if input.dtype.category >= dtypes.FLOAT else _all(input, False)
 
 
+@hands_over  # (ember.isnan(nt) hands a nested tensor over; t.isnan() is the bare function)
 @method()
 def isfinite(input: Tensor) -> Tensor:
     """True where ``input`` is neither infinite nor NaN."""
