@@ -434,14 +434,14 @@ def isnan(input: Tensor) -> Tensor:
     return apply(IsNan, input) if input.dtype.category >= dtypes.FLOAT else _all(input, False)
 
 
-@hands_over  # (ember.isnan(nt) hands a nested tensor over; t.isnan() is the bare function)
+@hands_over
 @method()
 def isinf(input: Tensor) -> Tensor:
     """True where ``input`` is plus or minus infinity."""
     return apply(IsInf, input) if input.dtype.category >= dtypes.FLOAT else _all(input, False)
 
 
-@hands_over  # (ember.isnan(nt) hands a nested tensor over; t.isnan() is the bare function)
+@hands_over
 @method()
 def isfinite(input: Tensor) -> Tensor:
     """True where ``input`` is neither infinite nor NaN."""
