@@ -350,3 +350,12 @@ def test_wrong_argument_types_are_type_errors_naming_the_op(call, match):
         call(torch)
     with pytest.raises(TypeError, match=match):
         call(ember)
+
+
+@pytest.mark.parametrize("dtype", ["float8_e5m2", "float8_e4m3fn", "bfloat16", "complex128"])
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((0, 3), (3, 1)), ((2, 2), (0, 0))])
+def test_empty_strided_in_every_dtype(dtype, size, stride):
+    t = torch.empty_strided(size, stride, dtype=getattr(torch, dtype))
+    e = ember.empty_strided(size, stride, dtype=getattr(ember, dtype))
+    assert e.stride() == t.stride() and tuple(e.shape) == tuple(t.shape)
+    assert _dtype_name(e) == _dtype_name(t)

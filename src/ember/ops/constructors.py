@@ -162,7 +162,10 @@ def _strided_empty(op: str, size: tuple, stride: tuple, dtype: Any, device: Any,
         return _finish(MetaArray(size, dt.np, byte_strides), dev, requires_grad)
     need = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     xp = dev.xp
-    array = xp.lib.stride_tricks.as_strided(xp.empty(need, dt.np), size, byte_strides)
+    memory = xp.empty(need, dt.np)
+    array = np.ndarray(size, dt.np, buffer=memory, strides=byte_strides) if xp is np \
+        else xp.lib.stride_tricks.as_strided(memory, size, byte_strides)  # (NumPy's
+    # as_strided cannot name ml_dtypes' float8 types)
     return _finish(array, dev, requires_grad)
 
 
