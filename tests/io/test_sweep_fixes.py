@@ -136,3 +136,37 @@ def test_a_torch_sparse_tensor_breaking_its_invariants_is_refused(tmp_path):
         torch.load(path)
     with pytest.raises(ember.errors.CheckpointError, match="size is inconsistent with indices"):
         ember.load(path)
+
+
+def python2_style_file():
+    """A torch.save file of the old format whose key is a Python 2 (latin-1 byte) string."""
+    buf = io.BytesIO()
+    torch.save({"café": torch.ones(2)}, buf, _use_new_zipfile_serialization=False)
+    utf8 = "café".encode()
+    return buf.getvalue().replace(b"X" + len(utf8).to_bytes(4, "little") + utf8,
+                                  b"U\x04" + "café".encode("latin1"))
+
+
+@pytest.mark.parametrize("encoding", ["latin1", "bytes"])
+def test_torch_load_string_arguments(encoding):
+    want = torch.load(io.BytesIO(python2_style_file()), encoding=encoding)
+    got = ember.load(io.BytesIO(python2_style_file()), encoding=encoding)
+    assert list(got) == list(want)
+    with pytest.raises(UnicodeDecodeError):
+        torch.load(io.BytesIO(python2_style_file()))
+    with pytest.raises(ember.errors.CheckpointError, match="encoding='latin1'"):
+        ember.load(io.BytesIO(python2_style_file()))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ember.load(io.BytesIO(python2_style_file()), fix_imports=True)
+
+
+def test_torch_save_arguments(tmp_path):
+    obj = {"w": torch.ones(2), "s": {1, 2}}
+    torch.save(obj, tmp_path / "t.pt", pickle_protocol=4, _use_new_zipfile_serialization=False)
+    ember.save({"w": ember.ones(2), "s": {1, 2}}, tmp_path / "e.safetensors", pickle_protocol=4,
+               _use_new_zipfile_serialization=False)
+    got = ember.load(tmp_path / "e.safetensors", weights_only=False)
+    assert got["s"] == torch.load(tmp_path / "t.pt", weights_only=False)["s"]
+    assert got["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="pickle_protocol"):
+        ember.save(obj, tmp_path / "bad.safetensors", pickle_protocol=99)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
@@ -82,7 +83,8 @@ Placer = Callable[[str, np.ndarray], Device]  # (saved location, tensor data) ->
 class _Encoder:
     """Walks a saved object once, naming each distinct tensor by its path."""
 
-    def __init__(self) -> None:
+    def __init__(self, protocol: int = pickle.HIGHEST_PROTOCOL) -> None:
+        self.protocol = protocol  # for the objects that are pickled
         self.arrays: dict[str, np.ndarray] = {}
         self.by_layout: dict[tuple, str] = {}
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
@@ -143,7 +145,7 @@ class _Encoder:
         if isinstance(x, (list, tuple, dict)):
             return self.container(x, path)
         name = self._unique(path or "object")
-        self.arrays[name] = pickled.dumps(x, path)
+        self.arrays[name] = pickled.dumps(x, path, self.protocol)
         return {"$pickle": name, "type": pickled.type_name(x)}
 
     def sparse(self, s: SparseTensor, path: str) -> dict:
@@ -200,9 +202,9 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def encode(obj: Any) -> tuple[str, dict[str, np.ndarray]]:
+def encode(obj: Any, protocol: int = pickle.HIGHEST_PROTOCOL) -> tuple[str, dict[str, np.ndarray]]:
     """The JSON document and the named arrays that :func:`save` writes for ``obj``."""
-    enc = _Encoder()
+    enc = _Encoder(protocol)
     try:
         tree = enc.value(obj, "")
         doc = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
@@ -342,7 +344,8 @@ def _call_placer(fn: Callable[[UntypedStorage, str], Any], saved: str, data: np.
     return moved.device
 
 
-def save(obj: Any, f: PathOrFile) -> None:
+def save(obj: Any, f: PathOrFile, *, pickle_protocol: int = pickle.HIGHEST_PROTOCOL,
+         _use_new_zipfile_serialization: bool = True) -> None:
     """Saves tensors, state dicts and plain data to a safetensors checkpoint.
 
     Writes to ``f`` atomically: a temporary file in the same directory is written, fsynced
@@ -358,6 +361,9 @@ def save(obj: Any, f: PathOrFile) -> None:
             module) are pickled, as ``torch.save`` does; loading them takes
             ``weights_only=False``.
         f: a path or a writable binary file.
+        pickle_protocol: the pickle protocol of the objects that are pickled.
+        _use_new_zipfile_serialization: accepted for PyTorch compatibility and ignored
+            (it chooses between ``torch.save``'s formats; Ember writes its one format).
 
     Raises:
         CheckpointError: ``obj`` holds something that neither is data nor pickles (a lambda).
@@ -367,12 +373,16 @@ def save(obj: Any, f: PathOrFile) -> None:
         >>> ember.load(tmp_path / "ckpt.safetensors")["step"]
         5
     """
-    doc, arrays = encode(obj)
+    del _use_new_zipfile_serialization
+    if not 0 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"save: pickle_protocol must be 0 to {pickle.HIGHEST_PROTOCOL}, not "
+                         f"{pickle_protocol}")
+    doc, arrays = encode(obj, pickle_protocol)
     write_arrays(f, arrays, {TREE_KEY: doc})
 
 
 def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool | None = None,
-         mmap: bool | None = None) -> Any:
+         mmap: bool | None = None, **pickle_load_args: str) -> Any:
     """Loads what :func:`save` wrote, with Ember tensors (dtype and shape kept).
 
     Executes no code from the file unless ``weights_only=False``. A truncated, corrupted or
@@ -394,6 +404,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
             ``False``: unpickle them too, which runs code the file names — only for files
             you trust.
         mmap: accepted for PyTorch compatibility and ignored: tensors are read into memory.
+        pickle_load_args: ``encoding`` and ``errors`` for the strings of a ``torch.save``
+            file, as in ``torch.load`` (``encoding="latin1"`` reads one that Python 2 wrote).
 
     Example:
         >>> ember.save({"model": {"w": ember.zeros(2, 3)}}, tmp_path / "ckpt.safetensors")
@@ -401,6 +413,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         ember.Size([2, 3])
     """
     del mmap
+    text = _text_args(pickle_load_args)
     where, place = st.source_name(f), _placer(map_location)
     handle, owned = st.open_source(f)
     try:
@@ -408,9 +421,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         head = handle.read(16)
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
-            return torch_file.load_zip(handle, where, place)
+            return torch_file.load_zip(handle, where, place, text)
         if head.startswith(torch_file.LEGACY_MAGIC):
-            return torch_file.load_legacy(handle, where, place)
+            return torch_file.load_legacy(handle, where, place, text)
         header = st.read_header(handle, where)
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool
@@ -452,6 +465,15 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     finally:
         if owned:
             handle.close()
+
+
+def _text_args(args: dict[str, str]) -> dict[str, str]:
+    """``torch.load``'s ``pickle_load_args`` that apply: how a pickle's strings decode."""
+    unknown = set(args) - {"encoding", "errors"}
+    if unknown:
+        raise TypeError(f"load() got unexpected keyword arguments {sorted(unknown)}; of "
+                        "torch.load's pickle_load_args it takes encoding and errors")
+    return {"encoding": "utf-8", "errors": "strict", **args}
 
 
 def _tree(doc: str, where: str) -> Any:
@@ -531,8 +553,8 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
             raise CheckpointError(f"save_file: {name!r} is a {type(t).__name__}, not a Tensor "
                                   "(use ember.save for nested checkpoints)" + _sparse_hint(t))
         arrays[name] = t._host("save_file", keep=False)
-    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str)
-                                        for k, v in metadata.items()):
+    if metadata is not None and not (isinstance(metadata, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
         raise CheckpointError("save_file: metadata must map strings to strings")
     write_arrays(filename, arrays, metadata)
 

@@ -25,10 +25,10 @@ def type_name(x: Any) -> str:
     return f"{type(x).__module__}.{type(x).__qualname__}"
 
 
-def dumps(x: Any, path: str) -> np.ndarray:
+def dumps(x: Any, path: str, protocol: int = pickle.HIGHEST_PROTOCOL) -> np.ndarray:
     """``x`` pickled, as the bytes of a uint8 array (a tensor of the file)."""
     try:
-        data = pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(x, protocol=protocol)
     except Exception as e:  # noqa: BLE001 - any pickling failure is the user's to read
         raise CheckpointError(
             f"save: cannot save the {type_name(x)} at {path or 'the top level'}: it is not "

@@ -129,8 +129,9 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     dispatch[pickle.BUILD[0]] = load_build
 
     def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
-                 place: Callable[[str, np.ndarray], Device], dry: bool) -> None:
-        super().__init__(file, encoding="utf-8")
+                 place: Callable[[str, np.ndarray], Device], dry: bool,
+                 text: dict[str, str]) -> None:
+        super().__init__(file, **text)
         self.where, self.storage, self.place = where, storage, place
         self.dry = dry  # (a pass that only learns the storages: their bytes are not read yet)
         self.names = {("collections", "OrderedDict"): OrderedDict,
@@ -316,22 +317,29 @@ def _set_state(t: Tensor, state: Any, where: str) -> None:
 
 
 def _unpickle(data: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
-              storage: Callable[[DType, str, int], _Storage], dry: bool = False) -> Any:
+              storage: Callable[[DType, str, int], _Storage], text: dict[str, str],
+              dry: bool = False) -> Any:
     try:
-        return _TorchUnpickler(data, where, storage, place, dry).load()
+        return _TorchUnpickler(data, where, storage, place, dry, text).load()
     except CheckpointError:
         raise
     except RecursionError:
         raise CheckpointError(f"{where}: the PyTorch file's object is nested too deeply"
                               ) from None
+    except UnicodeDecodeError as e:
+        raise CheckpointError(f"{where}: a string of this PyTorch file is not {text['encoding']} "
+                              f"({e}). Hint: a file Python 2 wrote loads with "
+                              "ember.load(f, encoding='latin1')") from None
     except Exception as e:  # noqa: BLE001 - any failure of a malformed pickle is the file's
         raise CheckpointError(f"{where}: cannot read this PyTorch file's object "
                               f"({type(e).__name__}: {e}); it is corrupted or not a "
                               "torch.save file") from None
 
 
-def load_zip(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device]) -> Any:
-    """The object in a zip-format ``torch.save`` file."""
+def load_zip(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
+             text: dict[str, str]) -> Any:
+    """The object in a zip-format ``torch.save`` file; ``text``: how its strings decode
+    (``encoding``, ``errors``)."""
     try:
         archive = zipfile.ZipFile(handle)
     except _ZIP_ERRORS as e:
@@ -362,7 +370,7 @@ def load_zip(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], De
             return storages[key]
 
         pkl = io.BytesIO(_record(archive, pickles[0], where))
-        return _unpickle(pkl, where, place, storage)
+        return _unpickle(pkl, where, place, storage, text)
 
 
 def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = False) -> bytes:
@@ -378,7 +386,8 @@ def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = Fa
                               "file is corrupted") from None
 
 
-def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device]) -> Any:
+def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
+                text: dict[str, str]) -> Any:
     """The object in a ``torch.save`` file of the format before PyTorch 1.6. Its storages
     follow the object, so the object is read twice: once to learn the storages, then, with
     their bytes read, to build the tensors."""
@@ -395,7 +404,7 @@ def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray],
             storages[key] = _Storage(np.zeros(numel * dtype.itemsize, np.uint8), dtype, False)
         return storages[key]
 
-    _magic, version, facts = (_unpickle(handle, where, place, storage) for _ in range(3))
+    _magic, version, facts = (_unpickle(handle, where, place, storage, text) for _ in range(3))
     if version != LEGACY_PROTOCOL or not isinstance(facts, dict):
         raise CheckpointError(f"{where}: PyTorch file protocol {version!r}, not "
                               f"{LEGACY_PROTOCOL}")
@@ -404,8 +413,8 @@ def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray],
                               "save it again with torch.save's default (zip) format")
 
     start = handle.tell()
-    _unpickle(handle, where, place, storage, dry=True)
-    keys = _unpickle(handle, where, place, storage)
+    _unpickle(handle, where, place, storage, text, dry=True)
+    keys = _unpickle(handle, where, place, storage, text)
     if not isinstance(keys, list) or set(keys) != set(storages):
         raise CheckpointError(f"{where}: the storage keys {keys!r} do not match the object's")
     for key in keys:
@@ -417,7 +426,7 @@ def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray],
         data[:] = np.frombuffer(_read(handle, data.size, where), np.uint8)
     end = handle.tell()
     handle.seek(start)
-    obj = _unpickle(handle, where, place, storage)
+    obj = _unpickle(handle, where, place, storage, text)
     handle.seek(end)
     return obj
 
