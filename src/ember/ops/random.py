@@ -200,10 +200,10 @@ def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType,
                      requires_grad: bool, scale: float, **params: Any) -> Tensor:
     """Complex samples whose real and imaginary parts are independent real samples (times
     ``scale``), drawn as PyTorch does: as the (real, imag) pairs of ``view_as_real``."""
-    if 0 in _shape(size, op):  # (NumPy gives empty draws zero strides, which no view takes)
-        return zeros(_shape(size, op), dtype=dtype, device=device, requires_grad=requires_grad)
-    pairs = _sampled(op, prim, (_shape(size, op) + (2,),), dtype.to_real(), device, False,
-                     **params)
+    shape = _shape(size, op)
+    if 0 in shape:  # (NumPy gives empty draws zero strides, which no view takes)
+        return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    pairs = _sampled(op, prim, (shape + (2,),), dtype.to_real(), device, False, **params)
     out = view_as_complex(pairs if scale == 1 else pairs * scale)
     return out.requires_grad_(True) if requires_grad else out
 
@@ -275,10 +275,11 @@ def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None
         if not lo <= value <= hi:
             raise ValueError(f"{op}: {name} = {value} is out of bounds for {dtype.name}, which "
                              f"holds [{lo}, {hi}]. Hint: draw a wider dtype, e.g. ember.int64")
-    if dtype.is_floating_point and max(-low, high) > 2 ** (ml_dtypes.finfo(dtype.np).nmant + 1):
+    digits = ml_dtypes.finfo(dtype.np).nmant + 1 if dtype.is_floating_point else None
+    if digits and max(-low, high) > 2 ** digits:
         warnings.warn(f"{op}: [{low}, {high}] reaches past the integers {dtype.name} holds "
-                      f"exactly (2**{ml_dtypes.finfo(dtype.np).nmant + 1}), so draws are rounded, "
-                      "as in PyTorch", UserWarning, stacklevel=3)
+                      f"exactly (2**{digits}), so draws are rounded, as in PyTorch", UserWarning,
+                      stacklevel=3)
 
 
 def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
