@@ -42,7 +42,7 @@ SizeArg = Sequence[int] | int
 
 def _shape(size: tuple, op: str) -> tuple[int, ...]:
     """Reads ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` alike."""
-    if len(size) == 1 and isinstance(size[0], Sequence | np.ndarray):
+    if len(size) == 1 and (isinstance(size[0], Sequence) or np.ndim(size[0]) == 1):
         size = tuple(size[0])
     try:
         shape = tuple(int(s) for s in size)
