@@ -135,7 +135,7 @@ def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: st
     refuse_limited(op, input.dtype)
     src_t = src if isinstance(src, Tensor) else None
     dim, index = _check_gather(op, input, dim, index, src_t)
-    if index.numel() == 0:
+    if index.numel() == 0 and index.ndim != input.ndim:  # (no grid to write through)
         return clone(input)
     if src_t is not None and src_t.dtype is not input.dtype:
         raise DTypeError(f"{op}: src ({src_t.dtype.name}) must have the dtype of input "

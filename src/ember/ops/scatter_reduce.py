@@ -139,7 +139,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise DTypeError(f"{op}: expected self.dtype to be equal to src.dtype, got "
                          f"{input.dtype.name} and {src.dtype.name}")
     d, index = _check_gather(op, input, dim, index, src)
-    if index.numel() == 0:
+    if index.numel() == 0 and index.ndim != input.ndim:  # (no grid to write through)
         return clone(input)
     if input.ndim == 0 or index.ndim == 0 or src.ndim == 0:
         out = scatter_reduce(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
