@@ -364,4 +364,5 @@ def test_empty_strided_in_every_dtype(dtype, size, stride):
 @pytest.mark.parametrize("size", [np.array(3), np.int64(3), (np.int64(2), 3), [2, 3]])
 def test_sizes_given_as_numpy_numbers(size):
     assert tuple(ember.zeros(size).shape) == tuple(torch.zeros(size).shape)
-    assert tuple(ember.full(size, 1.0).shape) == tuple(torch.full(size, 1.0).shape)
+    if isinstance(size, tuple | list):  # (torch's full takes sequences only)
+        assert tuple(ember.full(size, 1.0).shape) == tuple(torch.full(size, 1.0).shape)
