@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 import pytest
+import safetensors.torch
 import torch
 
 import ember
@@ -170,3 +171,21 @@ def test_torch_save_arguments(tmp_path):
     assert got["w"].tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="pickle_protocol"):
         ember.save(obj, tmp_path / "bad.safetensors", pickle_protocol=99)
+
+
+@pytest.mark.parametrize("target", [b"data", 3, None, io.StringIO("text")])
+def test_a_target_that_is_not_a_binary_file_is_a_type_error(target):
+    for torch_call, ember_call in [(lambda: torch.load(target), lambda: ember.load(target)),
+                                   (lambda: torch.save({"a": torch.ones(1)}, target),
+                                    lambda: ember.save({"a": ember.ones(1)}, target))]:
+        with pytest.raises((AttributeError, TypeError, AssertionError)):
+            torch_call()
+        with pytest.raises(TypeError, match="expected a path or a .*binary file"):
+            ember_call()
+
+
+def test_save_file_metadata_must_be_a_string_map(tmp_path):
+    with pytest.raises(TypeError):
+        safetensors.torch.save_file({"a": torch.ones(1)}, tmp_path / "t.st", metadata="x")
+    with pytest.raises(ember.errors.CheckpointError, match="metadata must map strings"):
+        ember.io.save_file({"a": ember.ones(1)}, tmp_path / "e.st", metadata="x")

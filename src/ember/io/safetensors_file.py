@@ -13,6 +13,7 @@ Files stay byte-compatible with the ``safetensors`` package in both directions (
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -237,7 +238,17 @@ def open_source(f: PathOrFile) -> tuple[BinaryIO, bool]:
     """``f`` open for reading, and whether the caller opened it (and must close it)."""
     if isinstance(f, (str, os.PathLike)):
         return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
-    return f, False
+    return _binary_file(f, ("read", "seek", "tell"), "readable, seekable"), False
+
+
+def _binary_file(f: Any, methods: tuple[str, ...], kind: str) -> BinaryIO:
+    """``f`` itself, if it is a binary file with ``methods``; else a TypeError with a hint."""
+    if isinstance(f, io.TextIOBase) or not all(hasattr(f, m) for m in methods):
+        hint = ("; wrap bytes in io.BytesIO(data)" if isinstance(f, (bytes, bytearray))
+                and "read" in methods else
+                "; open it in binary mode ('rb' or 'wb')" if isinstance(f, io.TextIOBase) else "")
+        raise TypeError(f"expected a path or a {kind} binary file, not {type(f).__name__}{hint}")
+    return f
 
 
 def write_arrays(f: PathOrFile, arrays: Mapping[str, np.ndarray],
@@ -253,7 +264,7 @@ def write_arrays(f: PathOrFile, arrays: Mapping[str, np.ndarray],
         with atomic_write(f) as out:
             write(out, head, arrays, order)
     else:
-        write(f, head, arrays, order)
+        write(_binary_file(f, ("write",), "writable"), head, arrays, order)
 
 
 def read_arrays(f: PathOrFile) -> tuple[dict[str, np.ndarray], dict[str, str]]:
