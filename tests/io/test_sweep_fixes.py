@@ -189,3 +189,16 @@ def test_save_file_metadata_must_be_a_string_map(tmp_path):
         safetensors.torch.save_file({"a": torch.ones(1)}, tmp_path / "t.st", metadata="x")
     with pytest.raises(ember.errors.CheckpointError, match="metadata must map strings"):
         ember.io.save_file({"a": ember.ones(1)}, tmp_path / "e.st", metadata="x")
+
+
+def test_complex_numbers_bytes_and_sets_are_data_not_pickles():
+    obj = {"c": 1.5 - 2j, "nan": complex(float("nan"), 1), "b": b"\x00\xff",
+           "ba": bytearray(b"ab"), "s": {1, "x", (2, 3)}, "e": set()}
+    want = torch_round_trip(obj)  # torch.load's default (weights_only) accepts all of them
+    got = ember_round_trip(obj)  # and so does ember.load's
+    for name, value in want.items():
+        assert type(got[name]) is type(value), name
+        assert repr(got[name]) == repr(value), name
+    got = ember_round_trip({"f": frozenset({1, 2}), "np": np.complex64(1j)})
+    assert type(got["f"]) is frozenset and got["f"] == {1, 2}
+    assert type(got["np"]) is complex and got["np"] == 1j  # (as NumPy's other scalars)

@@ -11,7 +11,10 @@ caller passes ``weights_only=False``.
 The JSON tree keeps Python types exactly: ``null``/``true``/ints/floats/strings as themselves,
 lists as arrays, tuples as ``{"$tuple": [...]}``, dicts with string keys (none starting with
 ``$``) as objects and any other dict as ``{"$dict": [[key, value], ...]}`` (so int keys stay
-ints), NaN/inf as ``{"$float": "nan"}``, ``ember.dtype``/``ember.device`` values as
+ints), NaN/inf as ``{"$float": "nan"}``, complex numbers as ``{"$complex": [real, imag]}``,
+sets as ``{"$set": [...]}`` (``"frozen": true`` for a frozenset), bytes as ``{"$bytes":
+name}`` (``"mutable": true`` for a bytearray; the bytes are the uint8 tensor ``name``),
+``ember.dtype``/``ember.device`` values as
 ``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
 tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
 "parts": [...]}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC: compressed
@@ -21,12 +24,13 @@ module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pi
 of the uint8 tensor ``name`` (see :mod:`ember.io.pickled`).
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
-- Data is saved as data: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
+- Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
+  bytes, sets, lists, tuples, dicts
   (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept; a
   state dict's ``_metadata`` of module versions is not kept, so ``load_state_dict`` reads it
   as a checkpoint without versions),
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
-  scalars are saved as the Python number. Anything else (a whole module, a set) is pickled,
+  scalars are saved as the Python number. Anything else (a whole module, a range) is pickled,
   as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.
 - Tensors are saved contiguous and detached (complex128, which safetensors has no code for,
   as its float64 real view with a last dimension of 2, ``"complex": true`` in its node);
@@ -56,12 +60,12 @@ from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError, EmberError
 from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
+from ember.io.placement import MapLocation, Placer, placer
 from ember.io.safetensors_file import read_arrays, write_arrays
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
-from ember.ops.storage_objects import UntypedStorage
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import BY_ROWS, SparseTensor
@@ -75,8 +79,6 @@ _SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc,
                                               sparse_bsc)}
 
 PathOrFile = st.PathOrFile
-MapLocation = str | Device | Mapping[str, Any] | Callable[[UntypedStorage, str], Any] | None
-Placer = Callable[[str, np.ndarray], Device]  # (saved location, tensor data) -> device
 
 
 # -- encoding: object -> (JSON tree, {name: array}) -----------------------------------------------
@@ -134,8 +136,17 @@ class _Encoder:
             return self.tensor(x, path)
         if isinstance(x, SparseTensor):
             return self.sparse(x, path)
-        if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        if isinstance(x, np.generic) and x.dtype.kind in "biufc":
             return self.value(x.item(), path)
+        if isinstance(x, complex):
+            return {"$complex": [self.value(x.real, path), self.value(x.imag, path)]}
+        if type(x) in (bytes, bytearray):
+            name = self._unique(path or "bytes")
+            self.arrays[name] = np.frombuffer(bytes(x), np.uint8)
+            return {"$bytes": name, "mutable": True} if type(x) is bytearray else {"$bytes": name}
+        if type(x) in (set, frozenset):
+            items = [self.value(v, path) for v in x]
+            return {"$set": items, "frozen": True} if type(x) is frozenset else {"$set": items}
         if isinstance(x, DType):
             return {"$dtype": x.name}
         if isinstance(x, Device):
@@ -217,8 +228,9 @@ def encode(obj: Any, protocol: int = pickle.HIGHEST_PROTOCOL) -> tuple[str, dict
 # -- decoding: JSON tree -> object ----------------------------------------------------------------
 class _Decoder:
     def __init__(self, where: str, tensor: Callable[[str, dict], Tensor],
-                 unpickle: Callable[[str, str], Any]) -> None:
-        self.where, self.tensor, self.unpickle = where, tensor, unpickle
+                 unpickle: Callable[[str, str], Any], raw: Callable[[str, str], np.ndarray]
+                 ) -> None:
+        self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
 
     def fail(self, problem: str) -> CheckpointError:
         return CheckpointError(f"{self.where}: {problem}")
@@ -250,6 +262,18 @@ class _Decoder:
             return self.meta(x)
         if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
             return self.unpickle(arg, x["type"])
+        if tag == "$bytes" and isinstance(arg, str):
+            data = self.raw(arg, "bytes").tobytes()
+            return bytearray(data) if x.get("mutable") is True else data
+        if tag == "$complex" and isinstance(arg, list) and len(arg) == 2:
+            real, imag = (self.value(v) for v in arg)
+            if isinstance(real, float) and isinstance(imag, float):
+                return complex(real, imag)
+        if tag == "$set" and isinstance(arg, list):
+            try:
+                return (frozenset if x.get("frozen") is True else set)(self.value(v) for v in arg)
+            except TypeError:
+                raise self.fail(f"a $set entry {_short(x)} holds unhashable items") from None
         try:
             if tag == "$dtype":
                 return to_dtype(arg)
@@ -308,42 +332,6 @@ def _short(x: Any) -> str:
 
 
 # -- files ----------------------------------------------------------------------------------------
-def _placer(map_location: MapLocation) -> Placer:
-    """Reads ``map_location`` as torch.load does: None, a device, a string, a dict, or a
-    function ``(storage, location) -> storage or None``."""
-    if map_location is None:
-        return lambda saved, data: to_device(saved)
-    if isinstance(map_location, (str, Device)):
-        target = to_device(map_location)
-        return lambda saved, data: target
-    if isinstance(map_location, Mapping):
-        return lambda saved, data: to_device(map_location.get(saved, saved))
-    if callable(map_location):
-        return lambda saved, data: _call_placer(map_location, saved, data)
-    raise TypeError("load: map_location must be None, a device, a string like 'cpu', a dict "
-                    "from saved to new device strings or a function (storage, location), not "
-                    f"{type(map_location).__name__}")
-
-
-def _call_placer(fn: Callable[[UntypedStorage, str], Any], saved: str, data: np.ndarray
-                 ) -> Device:
-    """The device ``map_location=fn`` picks: it gets the tensor's bytes (on the CPU) and the
-    saved location, and returns a storage (``storage``, ``storage.cpu()``) or None (stay)."""
-    storage = UntypedStorage(np.ascontiguousarray(data).reshape(-1).view(np.uint8),
-                             to_device("cpu"))
-    try:
-        moved = fn(storage, saved)
-    except Exception as e:  # noqa: BLE001 - the user's function failed: say so, not "corrupt"
-        raise TypeError(f"load: the map_location function failed on a storage saved on "
-                        f"{saved} ({type(e).__name__}: {e})") from e
-    if moved is None:
-        return to_device(saved)
-    if not isinstance(moved, UntypedStorage):
-        raise TypeError(f"load: map_location returned a {type(moved).__name__}; it must return "
-                        "the storage it was given (or a copy, e.g. storage.cpu()) or None")
-    return moved.device
-
-
 def save(obj: Any, f: PathOrFile, *, pickle_protocol: int = pickle.HIGHEST_PROTOCOL,
          _use_new_zipfile_serialization: bool = True) -> None:
     """Saves tensors, state dicts and plain data to a safetensors checkpoint.
@@ -414,7 +402,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     """
     del mmap
     text = _text_args(pickle_load_args)
-    where, place = st.source_name(f), _placer(map_location)
+    where, place = st.source_name(f), placer(map_location)
     handle, owned = st.open_source(f)
     try:
         start = handle.tell()
@@ -454,12 +442,15 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
                     "named by the file, so ember.load refuses it by default, as torch.load "
                     "does. Hint: pass weights_only=False if you trust the file, or save "
                     "model.state_dict() instead of the model")
-            if name not in header.entries:
-                raise CheckpointError(f"{where}: the checkpoint tree refers to pickled data "
-                                      f"{name!r}, which the file does not contain")
-            return pickled.loads(st.read_array(handle, header, name, where), place, where, what)
+            return pickled.loads(raw(name, "pickled data"), place, where, what)
 
-        return _Decoder(where, tensor, unpickle).value(_tree(doc, where))
+        def raw(name: str, what: str) -> np.ndarray:
+            if name not in header.entries:
+                raise CheckpointError(f"{where}: the checkpoint tree refers to {what} {name!r}, "
+                                      "which the file does not contain")
+            return st.read_array(handle, header, name, where)
+
+        return _Decoder(where, tensor, unpickle, raw).value(_tree(doc, where))
     except RecursionError:
         raise CheckpointError(f"{where}: the checkpoint tree is nested too deeply") from None
     finally:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import io
 import pickle
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ember.backend import Device
 from ember.errors import CheckpointError
+from ember.io.placement import Placer
 from ember.tensor import _unpickled
 
 
@@ -40,7 +39,7 @@ def dumps(x: Any, path: str, protocol: int = pickle.HIGHEST_PROTOCOL) -> np.ndar
 class _Unpickler(pickle.Unpickler):
     """Places each unpickled tensor with ``place`` (``map_location``)."""
 
-    def __init__(self, data: bytes, place: Callable[[str, np.ndarray], Device]) -> None:
+    def __init__(self, data: bytes, place: Placer) -> None:
         super().__init__(io.BytesIO(data))
         self.place = place
 
@@ -51,8 +50,7 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def loads(array: np.ndarray, place: Callable[[str, np.ndarray], Device], where: str,
-          what: str) -> Any:
+def loads(array: np.ndarray, place: Placer, where: str, what: str) -> Any:
     """The object that :func:`dumps` stored as ``array``; a failure names the file and type."""
     try:
         return _Unpickler(array.tobytes(), place).load()

@@ -34,6 +34,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError
+from ember.io.placement import Placer
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
@@ -129,8 +130,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     dispatch[pickle.BUILD[0]] = load_build
 
     def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
-                 place: Callable[[str, np.ndarray], Device], dry: bool,
-                 text: dict[str, str]) -> None:
+                 place: Placer, dry: bool, text: dict[str, str]) -> None:
         super().__init__(file, **text)
         self.where, self.storage, self.place = where, storage, place
         self.dry = dry  # (a pass that only learns the storages: their bytes are not read yet)
@@ -316,7 +316,7 @@ def _set_state(t: Tensor, state: Any, where: str) -> None:
                       "out", stacklevel=4)
 
 
-def _unpickle(data: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
+def _unpickle(data: BinaryIO, where: str, place: Placer,
               storage: Callable[[DType, str, int], _Storage], text: dict[str, str],
               dry: bool = False) -> Any:
     try:
@@ -336,8 +336,7 @@ def _unpickle(data: BinaryIO, where: str, place: Callable[[str, np.ndarray], Dev
                               "torch.save file") from None
 
 
-def load_zip(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
-             text: dict[str, str]) -> Any:
+def load_zip(handle: BinaryIO, where: str, place: Placer, text: dict[str, str]) -> Any:
     """The object in a zip-format ``torch.save`` file; ``text``: how its strings decode
     (``encoding``, ``errors``)."""
     try:
@@ -386,8 +385,7 @@ def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = Fa
                               "file is corrupted") from None
 
 
-def load_legacy(handle: BinaryIO, where: str, place: Callable[[str, np.ndarray], Device],
-                text: dict[str, str]) -> Any:
+def load_legacy(handle: BinaryIO, where: str, place: Placer, text: dict[str, str]) -> Any:
     """The object in a ``torch.save`` file of the format before PyTorch 1.6. Its storages
     follow the object, so the object is read twice: once to learn the storages, then, with
     their bytes read, to build the tensors."""
