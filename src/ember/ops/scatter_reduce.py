@@ -158,7 +158,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         if input.dtype.is_floating_point or input.dtype.is_complex:
             return total / count
         return (total // count).to(input.dtype)
-    if reduce != "prod":
+    if reduce in ("amax", "amin"):  # (complex numbers have no order)
         refuse_complex(f"{op} {reduce}", input)
     return apply(ScatterReduce, input, src, *_grid(index.shape, d, index), reduce=reduce,
                  include_self=bool(include_self))
