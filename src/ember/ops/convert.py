@@ -13,7 +13,7 @@ from ember.backend import Device, MetaArray, copies
 from ember.backend import device as to_device
 from ember.backend.meta import copy_out
 from ember.dtypes import DType
-from ember.errors import DeviceError, DTypeError
+from ember.errors import DeviceError, DTypeError, OpError
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -185,11 +185,21 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
         out = cast_with_warning(out, dtypes.to_dtype(dtype))
     if device is not None and to_device(device) is not self.device:
         out = _to_device(out, to_device(device))
-    if check_format("to", memory_format) is not preserve_format:
-        out = contiguous(out, memory_format)
-    if copy and out is self:
-        out = clone(out)
-    return out
+    fmt = check_format("to", memory_format)
+    if out is not self:  # (a new tensor: only its layout is left to settle)
+        return out if fmt is preserve_format else contiguous(out, fmt)
+    # PyTorch's rule: no copy when ``fmt`` is the layout ``self`` suggests (its own strides
+    # even when not dense in it), else a copy with ``fmt``'s strides
+    if copy or (fmt is not preserve_format and _suggested_format(self) is not fmt):
+        return clone(self, memory_format=fmt)
+    return self
+
+
+def _suggested_format(x: Tensor) -> Any:
+    """PyTorch's ``suggest_memory_format``: channels-last when ``x``'s strides order it so,
+    else ``contiguous_format``."""
+    fmt = format_of(x)
+    return fmt if fmt.name != "preserve_format" else contiguous_format
 
 
 def _to_device(x: Tensor, dev: Device) -> Tensor:
@@ -267,7 +277,13 @@ def contiguous(self: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     """
     fmt = check_format("contiguous", memory_format)
     if fmt.dims is None:
-        return self if self._data.flags.c_contiguous else apply(Copy, self)
+        if self._data.flags.c_contiguous:
+            return self
+        if fmt is preserve_format:  # (PyTorch's check, after its no-copy answer)
+            raise OpError("contiguous: preserve_format is no layout to copy into; use "
+                          "clone() to keep the layout, or pass contiguous_format / "
+                          "channels_last")
+        return apply(Copy, self)
     if self.is_contiguous(memory_format=fmt):
         return self
     return _copy_in_order(self, fmt, "contiguous")
