@@ -26,7 +26,8 @@ of the uint8 tensor ``name`` (see :mod:`ember.io.pickled`).
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
   bytes, sets, lists, tuples, dicts
-  (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept; a
+  (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept, and
+  a namedtuple or other list or tuple subclass as a plain tuple or list; a
   state dict's ``_metadata`` of module versions is not kept, so ``load_state_dict`` reads it
   as a checkpoint without versions),
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
