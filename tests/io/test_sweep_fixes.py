@@ -202,3 +202,13 @@ def test_complex_numbers_bytes_and_sets_are_data_not_pickles():
     got = ember_round_trip({"f": frozenset({1, 2}), "np": np.complex64(1j)})
     assert type(got["f"]) is frozenset and got["f"] == {1, 2}
     assert type(got["np"]) is complex and got["np"] == 1j  # (as NumPy's other scalars)
+
+
+@pytest.mark.parametrize("tensor", [torch.zeros(2, dtype=torch.complex32),
+                                    torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.qint8)])
+def test_a_torch_tensor_ember_has_no_dtype_for_gets_a_dtype_hint(tensor):
+    buf = io.BytesIO()
+    torch.save(tensor, buf)
+    assert torch.load(io.BytesIO(buf.getvalue())).dtype == tensor.dtype
+    with pytest.raises(ember.errors.CheckpointError, match=r"convert such tensors .*complex64"):
+        ember.load(io.BytesIO(buf.getvalue()))

@@ -158,12 +158,16 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     def find_class(self, module: str, name: str) -> Any:
         found = self.names.get((module, name))
         if found is None:
+            tensor_kind = module in ("torch", "torch._utils", "torch.storage")  # (a dtype ...)
+            hint = ("convert such tensors to a dtype Ember has (t.to(torch.complex64), "
+                    "t.dequantize()) before saving" if tensor_kind else
+                    "save the model's state_dict() (torch.save(model.state_dict(), path)) and "
+                    "load that into the Ember model")
             raise CheckpointError(
                 f"{self.where}: this PyTorch file holds a {module}.{name}, which Ember does not "
                 "rebuild: it reads tensors, parameters and plain data (dicts, lists, numbers, "
                 "strings) from PyTorch files and never runs code they name. Hint: in PyTorch, "
-                "save the model's state_dict() (torch.save(model.state_dict(), path)) and load "
-                "that into the Ember model")
+                + hint)
         return found
 
     def persistent_load(self, pid: Any) -> _Storage:
