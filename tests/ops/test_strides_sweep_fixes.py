@@ -57,3 +57,56 @@ def test_contiguous_preserve_format_raises_where_torch_does(src):
         t.contiguous(memory_format=torch.preserve_format)
     with pytest.raises(ember.errors.OpError, match="clone"):
         x.contiguous(memory_format=ember.preserve_format)
+
+
+def _f(m):
+    return m.nn.functional
+
+
+SPATIAL_OPS = {
+    "avg_pool2d": lambda m, x: _f(m).avg_pool2d(x, 2),
+    "avg_pool2d_pad_ceil": lambda m, x: _f(m).avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                                         count_include_pad=False),
+    "avg_pool2d_divisor": lambda m, x: _f(m).avg_pool2d(x, 2, divisor_override=3),
+    "adaptive_avg_pool2d_even": lambda m, x: _f(m).adaptive_avg_pool2d(x, (3, 2)),
+    "adaptive_avg_pool2d_uneven": lambda m, x: _f(m).adaptive_avg_pool2d(x, (4, 5)),
+    "nearest": lambda m, x: _f(m).interpolate(x, scale_factor=2),
+    "nearest_exact": lambda m, x: _f(m).interpolate(x, size=(5, 9), mode="nearest-exact"),
+    "bilinear": lambda m, x: _f(m).interpolate(x, size=(4, 9), mode="bilinear"),
+    "bilinear_aligned": lambda m, x: _f(m).interpolate(x, size=(4, 9), mode="bilinear",
+                                                       align_corners=True),
+    "bicubic": lambda m, x: _f(m).interpolate(x, size=(7, 5), mode="bicubic"),
+    "area": lambda m, x: _f(m).interpolate(x, size=(3, 3), mode="area"),
+    "trilinear_3d": lambda m, x: _f(m).interpolate(x[:, :, None].expand(2, 3, 2, 6, 6)
+                                                   .contiguous(memory_format=m.channels_last_3d),
+                                                   scale_factor=2, mode="trilinear"),
+    "avg_pool3d_3d": lambda m, x: _f(m).avg_pool3d(x[:, :, None].expand(2, 3, 2, 6, 6)
+                                                   .contiguous(memory_format=m.channels_last_3d),
+                                                   (1, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous", "unbatched"])
+@pytest.mark.parametrize("name", sorted(SPATIAL_OPS))
+def test_pooling_and_interpolation_keep_torchs_layout(name, layout):
+    """PyTorch keeps a channels-last input's layout through average pooling and
+    interpolation (3-D pooling excepted); values and gradients are unchanged."""
+    results = []
+    for m in (torch, ember):
+        x = (_x(m, 2, 3, 6, 6) / 7).sin()
+        if layout == "channels_last":
+            x = x.contiguous(memory_format=m.channels_last)
+        elif layout == "unbatched":
+            if name.endswith("_3d") or "pool" not in name:  # (interpolate needs a batch)
+                return
+            x = x[0]
+        x.requires_grad_()
+        y = SPATIAL_OPS[name](m, x)
+        y.backward(_x(m, *y.shape).cos())
+        fmt = m.channels_last_3d if y.dim() == 5 else m.channels_last
+        results.append((y.detach().numpy(), x.grad.numpy(), tuple(y.stride()),
+                        y.dim() < 4 or y.is_contiguous(memory_format=fmt)))
+    (want, want_grad, *want_layout), (got, got_grad, *got_layout) = results
+    assert got_layout == want_layout
+    assert got == pytest.approx(want, rel=1e-5, abs=1e-6)
+    assert got_grad == pytest.approx(want_grad, rel=1e-5, abs=1e-5)

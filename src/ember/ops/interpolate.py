@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ShapeError
-from ember.ops.pool import _adaptive_avg_pool
+from ember.ops.pool import _adaptive_avg_pool, channels_back, pixels_first
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
@@ -401,13 +401,14 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
 
     kind = _ANTIALIASED[mode][0] if antialias else \
         _INTERPOLATING[mode][1] if interpolating else mode
-    y = input
+    moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
+    y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
         if o == s and (mode == "nearest" or antialias):
             continue  # the identity (PyTorch skips an antialiased axis whose size stays)
-        y = apply(Resample, y, axis=2 + i, size=s, out=o, scale=scale, mode=kind,
+        y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
-    return y
+    return y if moved is None else channels_back(y)
 
 
 def _deprecated(name: str) -> None:

@@ -363,6 +363,22 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      ceil_mode, return_indices)
 
 
+def pixels_first(x: Tensor, ranks: tuple[int, ...] = (4,)) -> Tensor | None:
+    """A channels-last (N, C, *spatial) ``x`` of one of ``ranks`` (and not also C-contiguous)
+    as its free (N, *spatial, C) view, so that work along the spatial axes leaves a
+    channels-last result, as PyTorch's; None for another layout. (PyTorch's 3-D pooling
+    keeps no channels_last_3d layout, its interpolation does.)"""
+    if x.ndim not in ranks or x.is_contiguous():
+        return None
+    moved = x.permute((0, *range(2, x.ndim), 1))
+    return moved if moved.is_contiguous() else None
+
+
+def channels_back(y: Tensor) -> Tensor:
+    """The (N, C, *spatial) view of a (N, *spatial, C) ``y``: ``pixels_first`` undone."""
+    return y.permute((0, y.ndim - 1, *range(1, y.ndim - 1)))
+
+
 def _divisor(g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) -> Any:
     """How many elements each average divides by, per output position (separable), as a
     NumPy array: it depends on the geometry only, so it is the same for every device."""
@@ -390,9 +406,15 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     spatial = tuple(x.shape[2:])
     g = _Geometry(op, spatial, kernel_size, stride, padding, 1, ceil_mode)
     n, c = x.shape[:2]
-    cols = unfold_nd(x, kernel_size=g.kernel, dilation=g.dilation, padding=g.pads,
-                     stride=g.stride)
-    sums = cols.reshape((n, c, prod(g.kernel), prod(g.counts))).sum(2).reshape((n, c) + g.counts)
+    geometry = {"kernel_size": g.kernel, "dilation": g.dilation, "padding": g.pads,
+                "stride": g.stride}
+    if pixels_first(x) is not None:  # (windows with channels innermost: a channels-last sum)
+        cols = unfold_nd(x, layout="nlc", **geometry)
+        sums = channels_back(cols.reshape((n, *g.counts, prod(g.kernel), c)).sum(1 + nd))
+    else:
+        cols = unfold_nd(x, **geometry)
+        sums = cols.reshape((n, c, prod(g.kernel), prod(g.counts))).sum(2).reshape(
+            (n, c) + g.counts)
     if divisor_override:
         out = sums * (1.0 / divisor_override)
     else:
@@ -481,14 +503,17 @@ def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Ten
     spatial = tuple(x.shape[2:])
     out = _output_size(op, output_size, spatial)
     n, c = x.shape[:2]
+    moved = pixels_first(x)  # (spatial axes from 1 then, and the result channels-last)
+    y, first = (x, 2) if moved is None else (moved, 1)
     if all(s % o == 0 for s, o in zip(spatial, out, strict=True) if o) and min(out) > 0:
         # equal windows: a reshape and a mean
         split = sum(((o, s // o) for s, o in zip(spatial, out, strict=True)), ())
-        y = x.reshape((n, c) + split).mean(tuple(range(3, 3 + 2 * nd, 2)))
+        y = y.reshape(y.shape[:first] + split + y.shape[first + nd:]).mean(
+            tuple(range(first + 1, first + 1 + 2 * nd, 2)))
     else:
-        y = x
         for i, o in enumerate(out):
-            y = _window_mean(y, 2 + i, o)
+            y = _window_mean(y, first + i, o)
+    y = y if moved is None else channels_back(y)
     return y.reshape(y.shape[1:]) if added else y
 
 
