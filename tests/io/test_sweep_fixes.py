@@ -212,3 +212,11 @@ def test_a_torch_tensor_ember_has_no_dtype_for_gets_a_dtype_hint(tensor):
     assert torch.load(io.BytesIO(buf.getvalue())).dtype == tensor.dtype
     with pytest.raises(ember.errors.CheckpointError, match=r"convert such tensors .*complex64"):
         ember.load(io.BytesIO(buf.getvalue()))
+
+
+def test_layout_values_of_a_torch_file():
+    buf = io.BytesIO()
+    torch.save({"layouts": [torch.strided, torch.jagged, torch.sparse_csr]}, buf)
+    want = torch.load(io.BytesIO(buf.getvalue()))["layouts"]
+    got = ember.load(io.BytesIO(buf.getvalue()))["layouts"]
+    assert [str(g) for g in got] == [str(w).replace("torch.", "ember.") for w in want]

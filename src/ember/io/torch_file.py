@@ -35,7 +35,16 @@ from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError
 from ember.io.placement import Placer
-from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.layouts import (
+    jagged,
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
@@ -59,8 +68,8 @@ _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
 # compression (NotImplementedError), offsets out of range (ValueError), encryption flags ...
 _ZIP_ERRORS = (zipfile.BadZipFile, NotImplementedError, ValueError, RuntimeError, OSError,
                EOFError, zlib.error)
-_SPARSE_LAYOUTS = {f"torch.{lay.name}": lay
-                   for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
+_LAYOUTS = {f"torch.{lay.name}": lay for lay in (strided, jagged, sparse_coo, sparse_csr,
+                                                  sparse_csc, sparse_bsr, sparse_bsc)}
 _BUILTINS = {"set": set, "frozenset": frozenset, "bytearray": bytearray, "complex": complex}
 
 
@@ -244,7 +253,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
             raise CheckpointError(f"{self.where}: a meta tensor: {e}") from None
 
     def layout(self, name: Any) -> layout:
-        found = _SPARSE_LAYOUTS.get(name)
+        found = _LAYOUTS.get(name)
         if found is None:
             raise CheckpointError(f"{self.where}: unknown tensor layout {name!r}")
         return found
