@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ShapeError
-from ember.ops.pool import _adaptive_avg_pool, channels_back, pixels_first
+from ember.ops.channels_last_view import channels_back, pixels_first
+from ember.ops.pool import _adaptive_avg_pool
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor

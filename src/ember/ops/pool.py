@@ -29,6 +29,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
 from ember.ops import max_pool_kernel
+from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats
@@ -361,22 +362,6 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     """Maximum over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input."""
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation,
                      ceil_mode, return_indices)
-
-
-def pixels_first(x: Tensor, ranks: tuple[int, ...] = (4,)) -> Tensor | None:
-    """A channels-last (N, C, *spatial) ``x`` of one of ``ranks`` (and not also C-contiguous)
-    as its free (N, *spatial, C) view, so that work along the spatial axes leaves a
-    channels-last result, as PyTorch's; None for another layout. (PyTorch's 3-D pooling
-    keeps no channels_last_3d layout, its interpolation does.)"""
-    if x.ndim not in ranks or x.is_contiguous():
-        return None
-    moved = x.permute((0, *range(2, x.ndim), 1))
-    return moved if moved.is_contiguous() else None
-
-
-def channels_back(y: Tensor) -> Tensor:
-    """The (N, C, *spatial) view of a (N, *spatial, C) ``y``: ``pixels_first`` undone."""
-    return y.permute((0, y.ndim - 1, *range(1, y.ndim - 1)))
 
 
 def _divisor(g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) -> Any:
