@@ -1,7 +1,6 @@
 """Models on the meta device: built with no memory, trained for shapes (meta gradients),
 then materialized with ``to_empty`` and filled by ``load_state_dict(assign=True)``."""
 
-import time
 import tracemalloc
 
 import numpy as np
@@ -36,16 +35,14 @@ def test_init_functions_are_no_ops_and_draw_nothing():
     assert np.array_equal(ember.rand(2).numpy(), drawn)
 
 
-def test_a_huge_model_builds_in_no_time_and_memory():
+def test_a_huge_model_builds_in_no_memory():
     tracemalloc.start()
-    start = time.perf_counter()
     with ember.device("meta"):
         m = nn.Sequential(*(nn.Linear(1 << 15, 1 << 15) for _ in range(8)))  # 32 GiB on cpu
-    elapsed = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert sum(p.numel() for p in m.parameters()) > 8 << 30
-    assert elapsed < 1.0 and peak < 1 << 20
+    assert peak < 1 << 20
 
 
 def test_backward_gives_meta_grads_of_the_parameters_shapes():
