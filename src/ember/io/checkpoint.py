@@ -51,7 +51,7 @@ import json
 import math
 import pickle
 from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
@@ -427,7 +427,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
             if key in made:
                 return made[key]
             if name not in read:
-                read[name] = _read_tensor(handle, header, name, node, place, where)
+                read[name] = _tensor(raw(name, "tensor"), name, node, place, where)
             t = read[name].detach()
             if requires_grad and not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise CheckpointError(f"{where}: tensor {name!r} of dtype {t.dtype.name} is marked "
@@ -484,18 +484,13 @@ def _tree(doc: str, where: str) -> Any:
     return meta["tree"]
 
 
-def _read_tensor(handle: BinaryIO, header: st.Header, name: str, node: dict, place: Placer,
-                 where: str) -> Tensor:
-    """Tensor ``name`` of the file, as its tree ``node`` describes it, placed by
-    ``map_location``."""
-    if name not in header.entries:
-        raise CheckpointError(f"{where}: the checkpoint tree refers to tensor {name!r}, which "
-                              "the file does not contain")
+def _tensor(array: np.ndarray, name: str, node: dict, place: Placer, where: str) -> Tensor:
+    """Tensor ``name`` of the file (its data ``array``), as its tree ``node`` describes it,
+    placed by ``map_location``."""
     saved_device = node.get("device", "cpu")
     if not isinstance(saved_device, str):
         raise CheckpointError(f"{where}: tensor {name!r} has device {saved_device!r}, not a "
                               "device string")
-    array = st.read_array(handle, header, name, where)
     if node.get("complex") is True:  # complex128, stored as its real view
         if array.dtype != np.float64 or array.shape[-1:] != (2,):
             raise CheckpointError(f"{where}: complex tensor {name!r} is stored as {array.dtype} "

@@ -9,10 +9,10 @@ storage keys), then each storage as a little-endian int64 element count and its 
 
 The pickle is read by an unpickler that knows a short list of names, as ``torch.load``'s
 ``weights_only`` mode does: dicts (``OrderedDict``), sets, bytes, complex numbers, dtypes,
-devices, sizes, tensors and parameters, sparse tensors (COO, CSR, CSC, BSR, BSC; their
-invariants checked, as ``torch.load`` checks them) and meta tensors, each rebuilt by Ember's
-own code here. Any other name
-(a whole module, a class from the user's code, a NumPy array) is refused with a
+devices, layouts, sizes, tensors and parameters, sparse tensors (COO, CSR, CSC, BSR, BSC;
+their invariants always checked, as ``torch.load`` checks them under
+``check_sparse_tensor_invariants``) and meta tensors, each rebuilt by Ember's own code here.
+Any other name (a whole module, a class from the user's code, a NumPy array) is refused with a
 :class:`~ember.errors.CheckpointError` naming it. Tensors that shared a storage in PyTorch
 (tied weights, views) share memory here too.
 """
@@ -253,6 +253,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
             raise CheckpointError(f"{self.where}: a meta tensor: {e}") from None
 
     def layout(self, name: Any) -> layout:
+        """The layout PyTorch names ``"torch.sparse_csr"`` (and the like)."""
         found = _LAYOUTS.get(name)
         if found is None:
             raise CheckpointError(f"{self.where}: unknown tensor layout {name!r}")
