@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -220,3 +221,16 @@ def test_layout_values_of_a_torch_file():
     want = torch.load(io.BytesIO(buf.getvalue()))["layouts"]
     got = ember.load(io.BytesIO(buf.getvalue()))["layouts"]
     assert [str(g) for g in got] == [str(w).replace("torch.", "ember.") for w in want]
+
+
+def test_a_read_only_checkpoint_is_not_replaced(tmp_path, monkeypatch):
+    path = tmp_path / "keep.pt"
+    torch.save({"w": torch.ones(1)}, path)
+    before = path.read_bytes()
+    # open(path, "wb") refuses a file the user may not write (torch.save's PermissionError);
+    # os.access is asked, so that tests running as root see the refusal too
+    monkeypatch.setattr(os, "access", lambda p, mode: p != os.path.realpath(path))
+    with pytest.raises(PermissionError, match="read-only"):
+        ember.save({"w": ember.zeros(1)}, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["keep.pt"]
