@@ -231,7 +231,7 @@ class _Namespace:
 
 
 def test_named_tuple_fields_are_the_outs():
-    v, i = ember.empty(0), ember.empty(0, dtype=ember.int64)
+    v, i = ember.empty(0, dtype=ember.float64), ember.empty(0, dtype=ember.int64)
     r = ember.max(ember.tensor(X), 1, out=(v, i))
     assert r.values is v and r.indices is i and type(r) is type(ember.max(ember.tensor(X), 1))
     r = ember.sort(ember.tensor(X), out=[v, i])
@@ -493,8 +493,3 @@ def test_every_out_form_takes_its_ops_parameters_as_the_op_does(ns):
         assert code.co_posonlyargcount == sum(p.kind is p.POSITIONAL_ONLY for p in params), name
         assert code.co_kwonlyargcount == 1 + sum(p.kind is p.KEYWORD_ONLY for p in params), name
 
-
-def test_a_narrower_floating_out_takes_the_results_cast():
-    # (vector_norm refuses to accumulate in a narrower dtype: out takes the float32 result)
-    out = ember.linalg.vector_norm(ember.ones(4), out=ember.empty(0, dtype=ember.float16))
-    assert out.dtype == ember.float16 and out.item() == 2.0

@@ -13,9 +13,13 @@ With ``out``, the op computes its result as usual, then it is written into ``out
 PyTorch's rules apply: ``out`` of another shape is resized (with a ``UserWarning`` when it had
 elements), the result's dtype must cast to ``out``'s under :func:`ember.can_cast`, ``out``
 must be on the result's device, and no argument may require grad while grad mode is on.
-Factories (``zeros``, ``randn``, ``arange``) take their dtype and device from ``out`` when
-not given, and reductions with ``dtype=`` accumulate in a floating ``out``'s dtype, as
-PyTorch's do.
+Where PyTorch is stricter, so is Ember, by the tables of :mod:`ember.ops.out_names`: ``EXACT``
+ops (``mm``, ``sort``, ``gather``, ``clamp``, most of ``linalg``) write only into outs of
+exactly their results' dtypes (a sort's indices only into int64; ``EXACT_IF`` ones when
+their first argument is of a kind), ``REAL`` ones (``nansum``, ``fft.irfft``, ``arange``)
+never into a complex out. Factories (``zeros``, ``randn``, ``arange``) take their dtype and
+device from ``out`` when not given, and reductions with ``dtype=`` (but ``EXACT`` ones)
+accumulate in a floating ``out``'s dtype, as PyTorch's do.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
 from ember.ops.forwarding import forwarder
+from ember.ops.out_names import EXACT, EXACT_IF, REAL
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 from ember.type_info import can_cast
@@ -44,13 +49,18 @@ _TORCH_DTYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Flo
                       "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
 
 
-def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+def with_out(fn: Callable[..., Any], name: str | None = None, *, exact: str = "",
+             real: bool = False) -> Callable[..., Any]:
     """``fn`` taking PyTorch's keyword ``out=``: a tensor (a tuple of tensors for an op that
     returns several) that receives the result and is returned.
 
     Args:
         fn: an op returning a tensor or a tuple (or named tuple) of tensors.
         name: the op's name in error messages (default ``fn.__name__``).
+        exact: every out must have exactly its result's dtype (else: ``can_cast``), for
+            any inputs (``"any"``) or when the first tensor argument is ``"real"`` (not
+            complex) or ``"floating"``; ``""``: never.
+        real: out may not be complex.
 
     Returns:
         A function with ``fn``'s signature plus a keyword-only ``out=None``.
@@ -67,11 +77,11 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     params = signature.parameters
     # a factory (it takes both) makes its result with out's dtype and device, a reduction
     # (sum(x, dtype=)) accumulates in a floating out's dtype, when not given (see _accumulates_in)
-    keys = ("dtype", "device") if "device" in params else ("dtype",)
+    keys = ("dtype", "device") if "device" in params else () if exact else ("dtype",)
     defaults = {key: _position(signature, key) for key in keys if key in params}
 
     def into(out: Any, *args: Any, **kwargs: Any) -> Any:
-        return _call_into(fn, op, defaults, out, args, kwargs)
+        return _call_into(fn, op, defaults, (exact, real), out, args, kwargs)
 
     _out_form = functools.update_wrapper(forwarder(fn, signature, into), fn)
     out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -86,11 +96,14 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
 def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
     """Replaces each function ``names`` lists in ``namespace`` (a module's ``globals()``) by
     its :func:`with_out` form: one per function, so aliases stay one object in every namespace
-    (``ember.arcsin is ember.asin``, ``ember.special.gammainc is ember.igamma``)."""
+    (``ember.arcsin is ember.asin``, ``ember.special.gammainc is ember.igamma``; an alias's
+    dtype rules are its first namespace's, the same in each)."""
+    prefix = namespace["__name__"].removeprefix("ember").lstrip(".")
     for name in names:
-        fn = namespace[name]
+        fn, qualified = namespace[name], f"{prefix}.{name}" if prefix else name
         if fn not in _OUT_FORMS:
-            form = _OUT_FORMS[fn] = with_out(fn)
+            exact = EXACT_IF.get(qualified, "any" if qualified in EXACT else "")
+            form = _OUT_FORMS[fn] = with_out(fn, exact=exact, real=qualified in REAL)
             # pickle finds a function by module and name: this namespace's, where the form is
             form.__module__, form.__qualname__ = namespace["__name__"], name
         namespace[name] = _OUT_FORMS[fn]
@@ -106,8 +119,8 @@ def _position(signature: inspect.Signature, key: str) -> int | None:
     return positional.index(key) if key in positional else None
 
 
-def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None], out: Any,
-               args: tuple, kwargs: dict) -> Any:
+def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
+               rules: tuple[str, bool], out: Any, args: tuple, kwargs: dict) -> Any:
     outs = (out,) if isinstance(out, Tensor) else out
     if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
         raise TypeError(f"{op}(): out must be a Tensor or a tuple of Tensors, got "
@@ -147,20 +160,41 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
     if isinstance(result, Tensor) != isinstance(out, Tensor) or len(results) != len(outs):
         want = "a Tensor" if isinstance(result, Tensor) else f"a tuple of {len(results)} Tensors"
         raise TypeError(f"{op}(): out must be {want}, got {_describe(out)}")
-    for o, r, field in zip(outs, results, getattr(result, "_fields", (None,) * len(outs)),
-                           strict=True):
-        if field == "indices" and o.dtype != r.dtype:  # (no cast: PyTorch refuses one too)
-            raise DTypeError(f"{op}(): expected the out tensor for indices to have dtype "
-                             f"{torch_dtype_name(r.dtype)}, but got "
-                             f"{torch_dtype_name(o.dtype)} instead")
+    exact, real = rules
+    exact_now = exact == "any" or exact in _KINDS and _KINDS[exact](inputs[0].dtype)
+    for i, (o, r) in enumerate(zip(outs, results, strict=True)):  # (all before any write)
+        where = "out" if isinstance(out, Tensor) else f"out[{i}]"
+        _check_rules(op, where, o, r, exact_now, real)
+    for o, r in zip(outs, results, strict=True):
         _write(op, o, r)
     if isinstance(out, Tensor):
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
 
 
+_KINDS: dict[str, Callable[[Any], bool]] = {"real": lambda d: not d.is_complex,
+                                            "floating": lambda d: d.is_floating_point}
+
+
+def _check_rules(op: str, where: str, out: Tensor, result: Tensor, exact: bool,
+                 real: bool) -> None:
+    """PyTorch's rules stricter than ``can_cast`` (see :mod:`ember.ops.out_names`)."""
+    if exact and out.dtype != result.dtype:
+        raise DTypeError(f"{op}(): expected {where} to have dtype "
+                         f"{torch_dtype_name(result.dtype)}, but got "
+                         f"{torch_dtype_name(out.dtype)} instead: as PyTorch's, {op} writes only "
+                         f"into an out of its result's dtype. Hint: give an out of dtype "
+                         f"ember.{result.dtype.name}, or call it without out= and cast the result")
+    if real and out.dtype.is_complex:
+        raise DTypeError(f"{op}(): expected {where} to have a real dtype such as "
+                         f"{torch_dtype_name(result.dtype.to_real())}, but got "
+                         f"{torch_dtype_name(out.dtype)} instead: as PyTorch's, {op} writes no "
+                         "complex out. Hint: give a real out, or call it without out= and cast "
+                         "the result")
+
+
 def _accumulates_in(dtype: Any, inputs: list[Tensor]) -> bool:
-    """Whether a reduction (``sum``, ``cumsum``, ``softmax``: a function with ``dtype=``)
+    """Whether a reduction (``sum``, ``cumsum``, ``mean``: a function with ``dtype=``)
     computes in ``out``'s dtype, as PyTorch's do: when it is floating and holds every input
     (an integer out would truncate each element first, a silent wrong answer; a narrower one
     some reductions refuse: such outs take the result's cast, refused for a float result into

@@ -1,10 +1,12 @@
 """The names, per namespace, whose PyTorch counterparts take ``out=``: the functions
 :func:`ember.ops.out_arg.add_out_arguments` gives that keyword (``tests/ops/test_out_arg.py``
 reads PyTorch's signatures and fails when an Ember function that PyTorch's takes ``out=`` is
-missing here, or one is listed whose PyTorch counterpart does not).
+missing here, or one is listed whose PyTorch counterpart does not), and the dtype rules of
+their ``out`` where PyTorch's are stricter than :func:`ember.can_cast` (by qualified name,
+``"linalg.inv"``; ``tests/ops/test_out_dtype_rules.py`` checks them against torch).
 """
 
-__all__ = ["TORCH", "LINALG", "SPECIAL", "FFT"]
+__all__ = ["TORCH", "LINALG", "SPECIAL", "FFT", "EXACT", "EXACT_IF", "REAL"]
 
 # ember
 TORCH = (
@@ -76,3 +78,44 @@ FFT = (
     "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
     "rfftn",
 )
+
+# every out must have exactly its result's dtype (PyTorch's structured kernels, its linear
+# algebra, indexing, sorting, copies of views): no widening, no narrowing, no other kind
+EXACT = frozenset({
+    "addbmm", "addmm", "addmv", "alias_copy", "all", "amax", "amin", "aminmax", "any", "argmax",
+    "argmin", "argsort", "as_strided_copy", "baddbmm", "bitwise_not", "bmm", "bucketize",
+    "ceil", "chain_matmul", "clamp", "clamp_max", "clamp_min", "clip", "complex",
+    "conj_physical", "cross", "cummax", "cummin", "detach_copy", "diag", "diagonal_copy", "dot",
+    "expand_copy", "fft.ihfft", "fix", "float_power", "floor", "frac", "frexp",
+    "frobenius_norm", "gather", "hardshrink", "hash_tensor", "heaviside", "histc", "histogram",
+    "index_add", "index_copy", "index_reduce", "index_select", "inner", "inverse", "isin",
+    "isneginf", "isposinf", "kthvalue", "linalg.cholesky", "linalg.cholesky_ex", "linalg.cross",
+    "linalg.det", "linalg.eigh", "linalg.eigvalsh", "linalg.inv", "linalg.inv_ex",
+    "linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve", "linalg.lu",
+    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "linalg.matmul",
+    "linalg.matrix_norm", "linalg.matrix_power", "linalg.multi_dot", "linalg.norm", "linalg.qr",
+    "linalg.slogdet", "linalg.solve", "linalg.solve_ex", "linalg.solve_triangular",
+    "linalg.svd", "linalg.svdvals", "linalg.vecdot", "linalg.vector_norm", "log_softmax",
+    "logcumsumexp", "lu_solve", "lu_unpack", "masked_select", "matmul", "matrix_power", "max",
+    "median", "min", "mm", "mode", "msort", "multinomial", "mv", "nan_to_num", "nanmedian",
+    "nanquantile", "narrow_copy", "native_batch_norm", "neg", "negative", "nonzero",
+    "nonzero_static", "norm", "nuclear_norm", "ormqr", "permute_copy", "polar", "qr",
+    "quantile", "renorm", "round", "scatter", "scatter_add", "scatter_reduce", "searchsorted",
+    "select_copy", "sgn", "sign", "signbit", "slice_copy", "slice_scatter", "slogdet",
+    "softmax", "sort", "special.round", "split_with_sizes_copy", "squeeze_copy", "svd",
+    "t_copy", "take", "take_along_dim", "tensordot", "topk", "transpose_copy",
+    "triangular_solve", "tril", "triu", "trunc", "unbind_copy", "unfold_copy", "unsqueeze_copy",
+    "vdot", "view_as_complex_copy", "view_as_real_copy", "view_copy", "where",
+})
+
+# the same, only when the first tensor argument is of this kind ("real": not complex;
+# "floating": real floating): abs of a complex tensor, ifft of a complex one, ldexp of an integer
+# one cast into out as add's result does
+EXACT_IF = {"abs": "real", "absolute": "real", "fft.ifft": "real", "ldexp": "floating"}
+
+# out may not be complex (PyTorch's irfft and hfft want a real one; the others have no complex
+# kernel to compute into it)
+REAL = frozenset({
+    "arange", "bernoulli", "fft.fftfreq", "fft.hfft", "fft.hfft2", "fft.hfftn", "fft.irfft",
+    "fft.irfft2", "fft.irfftn", "fft.rfftfreq", "nanmean", "nansum", "range",
+})
