@@ -110,3 +110,42 @@ def test_pooling_and_interpolation_keep_torchs_layout(name, layout):
     assert got_layout == want_layout
     assert got == pytest.approx(want, rel=1e-5, abs=1e-6)
     assert got_grad == pytest.approx(want_grad, rel=1e-5, abs=1e-5)
+
+
+def _w(m, *shape):
+    return (_x(m, *shape) / 5).cos()
+
+
+CHANNEL_OPS = {
+    "conv_transpose2d": lambda m, x: _f(m).conv_transpose2d(x, _w(m, 4, 3, 3, 2)),
+    "conv_transpose2d_strided": lambda m, x: _f(m).conv_transpose2d(
+        x, _w(m, 4, 2, 3, 3), _w(m, 2), stride=2, padding=1, output_padding=1, dilation=1),
+    "conv_transpose2d_dilated": lambda m, x: _f(m).conv_transpose2d(x, _w(m, 4, 2, 2, 2),
+                                                                    dilation=2),
+    "conv_transpose2d_groups": lambda m, x: _f(m).conv_transpose2d(x, _w(m, 4, 1, 3, 3),
+                                                                   groups=2),
+    "conv_transpose3d": lambda m, x: _f(m).conv_transpose3d(
+        x[:, :, None].expand(2, 4, 3, 5, 6).contiguous(memory_format=m.channels_last_3d),
+        _w(m, 4, 2, 2, 2, 3), stride=(1, 2, 1)),
+}
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous"])
+@pytest.mark.parametrize("name", sorted(CHANNEL_OPS))
+def test_transposed_convolution_keeps_torchs_layout(name, layout):
+    results = []
+    for m in (torch, ember):
+        x = (_x(m, 2, 4, 5, 6) / 7).sin()
+        if layout == "channels_last":
+            x = x.contiguous(memory_format=m.channels_last)
+        x.requires_grad_()
+        y = CHANNEL_OPS[name](m, x)
+        y.backward(_x(m, *y.shape).cos())
+        fmt = m.channels_last_3d if y.dim() == 5 else m.channels_last
+        results.append((y.detach().numpy(), x.grad.numpy(),
+                        y.is_contiguous(memory_format=fmt), y.is_contiguous()))
+    (want, want_grad, *want_layout), (got, got_grad, *got_layout) = results
+    assert got == pytest.approx(want, rel=1e-4, abs=1e-4)
+    assert got_grad == pytest.approx(want_grad, rel=1e-4, abs=1e-4)
+    if "groups" not in name or layout == "contiguous":  # (grouped: left C-ordered)
+        assert got_layout == want_layout

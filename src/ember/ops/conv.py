@@ -19,6 +19,7 @@ import numpy as np
 from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError
 from ember.ops import winograd
+from ember.ops.channels_last_view import pixels_first
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.im2col import (
     Pads,
@@ -466,16 +467,25 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
         raise ShapeError(f"{op}: input of spatial size {spatial} gives an output of size "
                          f"{size}; reduce padding {pad}")
     length = prod(spatial)
-    if groups == 1:
+    layout = "ncl"
+    if groups == 1 and pixels_first(x, (4, 5)) is not None:
+        # channels-last rows give (N, L, ∏kernel·C_out) columns, which fold to a
+        # channels-last result, as PyTorch's (with no copy of the input)
+        layout = "nlc"
+        w = weight.permute((0, *range(2, nd + 2), 1)).reshape((cin, prod(kernel) * cout))
+        cols = (_channels_last_rows(x) @ w).reshape((n, length, prod(kernel) * cout))
+    elif groups == 1:
         cols = weight.reshape((cin, cout * prod(kernel))).transpose(0, 1) @ \
             x.reshape((n, cin, length))
     else:
         w = weight.reshape((groups, cin // groups, cout // groups * prod(kernel))).transpose(1, 2)
         cols = w @ x.reshape((n, groups, cin // groups, length))
+    if layout == "ncl":
+        cols = cols.reshape((n, cout * prod(kernel), length))
     # output_padding extends the high side: the last windows stop short of the edge there
     pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
-    out = fold_nd(cols.reshape((n, cout * prod(kernel), length)), size, kernel_size=kernel,
-                  dilation=dilation, padding=pads, stride=stride)
+    out = fold_nd(cols, size, kernel_size=kernel, dilation=dilation, padding=pads,
+                  stride=stride, layout=layout)
     out = _add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 
