@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fractions
 import io
 import os
+import pickle
+import types
 
 import numpy as np
 import pytest
@@ -234,3 +237,27 @@ def test_a_read_only_checkpoint_is_not_replaced(tmp_path, monkeypatch):
         ember.save({"w": ember.zeros(1)}, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["keep.pt"]
+
+
+def test_pickle_module_as_in_torch(tmp_path):
+    used = []
+
+    class Unpickler(pickle.Unpickler):
+        def load(self):
+            used.append("load")
+            return super().load()
+
+    def dumps(x, protocol):
+        used.append("dump")
+        return pickle.dumps(x, protocol=protocol)
+
+    module = types.SimpleNamespace(dumps=dumps, Unpickler=Unpickler)
+    torch.save({"f": fractions.Fraction(1, 3)}, tmp_path / "t.pt", pickle_module=pickle)
+    ember.save({"f": fractions.Fraction(1, 3)}, tmp_path / "e.st", pickle_module=module)
+    want = torch.load(tmp_path / "t.pt", pickle_module=pickle)  # (so weights_only=False)
+    assert ember.load(tmp_path / "e.st", pickle_module=module) == want
+    assert used == ["dump", "load"]
+    with pytest.raises(RuntimeError, match="pickle_module"):
+        torch.load(tmp_path / "t.pt", pickle_module=pickle, weights_only=True)
+    with pytest.raises(ValueError, match="pickle_module"):
+        ember.load(tmp_path / "e.st", pickle_module=pickle, weights_only=True)

@@ -86,8 +86,8 @@ PathOrFile = st.PathOrFile
 class _Encoder:
     """Walks a saved object once, naming each distinct tensor by its path."""
 
-    def __init__(self, protocol: int = pickle.HIGHEST_PROTOCOL) -> None:
-        self.protocol = protocol  # for the objects that are pickled
+    def __init__(self, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOCOL) -> None:
+        self.module, self.protocol = module, protocol  # for the objects that are pickled
         self.arrays: dict[str, np.ndarray] = {}
         self.by_layout: dict[tuple, str] = {}
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
@@ -157,7 +157,7 @@ class _Encoder:
         if isinstance(x, (list, tuple, dict)):
             return self.container(x, path)
         name = self._unique(path or "object")
-        self.arrays[name] = pickled.dumps(x, path, self.protocol)
+        self.arrays[name] = pickled.dumps(x, path, self.module, self.protocol)
         return {"$pickle": name, "type": pickled.type_name(x)}
 
     def sparse(self, s: SparseTensor, path: str) -> dict:
@@ -214,9 +214,11 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def encode(obj: Any, protocol: int = pickle.HIGHEST_PROTOCOL) -> tuple[str, dict[str, np.ndarray]]:
-    """The JSON document and the named arrays that :func:`save` writes for ``obj``."""
-    enc = _Encoder(protocol)
+def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOCOL
+           ) -> tuple[str, dict[str, np.ndarray]]:
+    """The JSON document and the named arrays that :func:`save` writes for ``obj`` (objects
+    that are not data pickled by ``module`` with ``protocol``)."""
+    enc = _Encoder(module, protocol)
     try:
         tree = enc.value(obj, "")
         doc = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
@@ -333,7 +335,8 @@ def _short(x: Any) -> str:
 
 
 # -- files ----------------------------------------------------------------------------------------
-def save(obj: Any, f: PathOrFile, *, pickle_protocol: int = pickle.HIGHEST_PROTOCOL,
+def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
+         pickle_protocol: int = pickle.HIGHEST_PROTOCOL,
          _use_new_zipfile_serialization: bool = True) -> None:
     """Saves tensors, state dicts and plain data to a safetensors checkpoint.
 
@@ -350,7 +353,9 @@ def save(obj: Any, f: PathOrFile, *, pickle_protocol: int = pickle.HIGHEST_PROTO
             module) are pickled, as ``torch.save`` does; loading them takes
             ``weights_only=False``.
         f: a path or a writable binary file.
-        pickle_protocol: the pickle protocol of the objects that are pickled.
+        pickle_module: what pickles the objects that are not data (``pickle``, or a drop-in
+            such as ``dill``; load them with the same ``pickle_module``).
+        pickle_protocol: the pickle protocol of those objects.
         _use_new_zipfile_serialization: accepted for PyTorch compatibility and ignored
             (it chooses between ``torch.save``'s formats; Ember writes its one format).
 
@@ -366,12 +371,13 @@ def save(obj: Any, f: PathOrFile, *, pickle_protocol: int = pickle.HIGHEST_PROTO
     if not 0 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
         raise ValueError(f"save: pickle_protocol must be 0 to {pickle.HIGHEST_PROTOCOL}, not "
                          f"{pickle_protocol}")
-    doc, arrays = encode(obj, pickle_protocol)
+    doc, arrays = encode(obj, pickle_module, pickle_protocol)
     write_arrays(f, arrays, {TREE_KEY: doc})
 
 
-def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool | None = None,
-         mmap: bool | None = None, **pickle_load_args: str) -> Any:
+def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None,
+         **pickle_load_args: str) -> Any:
     """Loads what :func:`save` wrote, with Ember tensors (dtype and shape kept).
 
     Executes no code from the file unless ``weights_only=False``. A truncated, corrupted or
@@ -388,6 +394,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
             string for all of them, a dict from saved device strings to new ones, or a
             function ``(storage, location)`` returning the storage (on its device) or None
             (where it was saved), as ``map_location=lambda storage, loc: storage``.
+        pickle_module: what unpickles a checkpoint's pickled objects (``pickle`` if None);
+            giving one means ``weights_only=False``, as in PyTorch, where it cannot be
+            combined with ``weights_only=True``.
         weights_only: ``None`` or ``True`` (the default, as in PyTorch 2.6 and later): load
             data only, and refuse a file holding pickled objects (a whole module saved);
             ``False``: unpickle them too, which runs code the file names — only for files
@@ -403,6 +412,11 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     """
     del mmap
     text = _text_args(pickle_load_args)
+    if pickle_module is not None:
+        if weights_only:
+            raise ValueError("load: weights_only=True cannot be combined with a pickle_module, "
+                             "as in torch.load (data only is read without one)")
+        weights_only = False
     where, place = st.source_name(f), placer(map_location)
     handle, owned = st.open_source(f)
     try:
@@ -443,7 +457,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
                     "named by the file, so ember.load refuses it by default, as torch.load "
                     "does. Hint: pass weights_only=False if you trust the file, or save "
                     "model.state_dict() instead of the model")
-            return pickled.loads(raw(name, "pickled data"), place, where, what)
+            return pickled.loads(raw(name, "pickled data"), place, where, what,
+                                 pickle_module or pickle)
 
         def raw(name: str, what: str) -> np.ndarray:
             if name not in header.entries:

@@ -24,10 +24,12 @@ def type_name(x: Any) -> str:
     return f"{type(x).__module__}.{type(x).__qualname__}"
 
 
-def dumps(x: Any, path: str, protocol: int = pickle.HIGHEST_PROTOCOL) -> np.ndarray:
-    """``x`` pickled, as the bytes of a uint8 array (a tensor of the file)."""
+def dumps(x: Any, path: str, module: Any = pickle,
+          protocol: int = pickle.HIGHEST_PROTOCOL) -> np.ndarray:
+    """``x`` pickled by ``module`` (``pickle``, or a drop-in like ``dill``), as the bytes of a
+    uint8 array (a tensor of the file)."""
     try:
-        data = pickle.dumps(x, protocol=protocol)
+        data = module.dumps(x, protocol=protocol)
     except Exception as e:  # noqa: BLE001 - any pickling failure is the user's to read
         raise CheckpointError(
             f"save: cannot save the {type_name(x)} at {path or 'the top level'}: it is not "
@@ -36,24 +38,24 @@ def dumps(x: Any, path: str, protocol: int = pickle.HIGHEST_PROTOCOL) -> np.ndar
     return np.frombuffer(data, np.uint8)
 
 
-class _Unpickler(pickle.Unpickler):
-    """Places each unpickled tensor with ``place`` (``map_location``)."""
+def _unpickler(module: Any, data: bytes, place: Placer) -> Any:
+    """``module``'s unpickler of ``data``, placing each unpickled tensor with ``place``
+    (``map_location``)."""
 
-    def __init__(self, data: bytes, place: Placer) -> None:
-        super().__init__(io.BytesIO(data))
-        self.place = place
+    class Unpickler(module.Unpickler):
+        def find_class(self, mod: str, name: str) -> Any:
+            if (mod, name) == ("ember.tensor", "_unpickled"):
+                return lambda array, device, grad: _unpickled(array, str(place(device, array)),
+                                                              grad)
+            return super().find_class(mod, name)
 
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) == ("ember.tensor", "_unpickled"):
-            return lambda array, device, grad: _unpickled(array, str(self.place(device, array)),
-                                                          grad)
-        return super().find_class(module, name)
+    return Unpickler(io.BytesIO(data))
 
 
-def loads(array: np.ndarray, place: Placer, where: str, what: str) -> Any:
+def loads(array: np.ndarray, place: Placer, where: str, what: str, module: Any = pickle) -> Any:
     """The object that :func:`dumps` stored as ``array``; a failure names the file and type."""
     try:
-        return _Unpickler(array.tobytes(), place).load()
+        return _unpickler(module, array.tobytes(), place).load()
     except Exception as e:  # noqa: BLE001 - a missing class, a damaged payload …
         raise CheckpointError(f"{where}: cannot unpickle the saved {what} ({type(e).__name__}: "
                               f"{e}); hint: the code that defined it must be importable") from None
