@@ -149,3 +149,21 @@ def test_transposed_convolution_keeps_torchs_layout(name, layout):
     assert got_grad == pytest.approx(want_grad, rel=1e-4, abs=1e-4)
     if "groups" not in name or layout == "contiguous":  # (grouped: left C-ordered)
         assert got_layout == want_layout
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "adaptive_max_pool2d"])
+@pytest.mark.parametrize("src", ["channels_last", "contiguous", "permuted", "unbatched"])
+def test_pooling_indices_are_laid_out_as_torchs(pool, src):
+    """The indices of a max pooling (and the values gathered at them) are channels-last for
+    a channels-last input and C-ordered otherwise; they came out in a permuted order."""
+    results = []
+    for m in (torch, ember):
+        x = (_x(m, 2, 6, 3, 7) * 7919 % 257).transpose(1, 2)  # (distinct values)
+        x = {"channels_last": x.contiguous(memory_format=m.channels_last),
+             "contiguous": x.contiguous(), "permuted": x, "unbatched": x[0]}[src]
+        arg = 2 if pool == "max_pool2d" else (3, 2)
+        values, indices = getattr(_f(m), pool)(x, arg, return_indices=True)
+        results.append((values.numpy(), indices.numpy(), values.stride(), indices.stride()))
+    (want, want_idx, *want_layout), (got, got_idx, *got_layout) = results
+    assert got_layout == want_layout
+    assert (got == want).all() and (got_idx == want_idx).all()

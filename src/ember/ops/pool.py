@@ -28,7 +28,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
-from ember.ops import max_pool_kernel
+from ember.ops import im2col, max_pool_kernel
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
@@ -139,11 +139,13 @@ def _window_dtype(kernel: tuple[int, ...]) -> Any:
     return np.int8 if prod(kernel) <= 127 else np.int32
 
 
-def _flat_index(xp: Any, window: Any, positions: list, spatial: tuple[int, ...],
+def _flat_index(xp: Any, window: Any, positions: list, x: Any,
                 kernel: tuple[int, ...]) -> Any:
     """Flat per-plane input index of the window element ``window`` (row-major over the
     kernel) of each window; ``positions[i][o, a]`` is the input coordinate along spatial axis
-    i of kernel element a of window o."""
+    i of kernel element a of window o. Laid out as PyTorch's: channels-last for a 4-D
+    channels-last ``x``, else C order."""
+    spatial = x.shape[2:]
     nd = len(spatial)
     counts = window.shape[2:]
     local = xp.unravel_index(window, kernel)
@@ -151,7 +153,11 @@ def _flat_index(xp: Any, window: Any, positions: list, spatial: tuple[int, ...],
     for i, size in enumerate(spatial):
         at = xp.arange(counts[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         index = index * size + positions[i][at, local[i]]
-    return index.astype(np.int64)
+    if x.ndim == 4 and im2col.channels_last_rows(xp, x) is not None:
+        out = im2col.empty_channels_last(xp, index.shape, np.int64)
+        out[...] = index
+        return out
+    return xp.ascontiguousarray(index, dtype=np.int64)
 
 
 def _lowest(x: Any) -> Any:
@@ -180,7 +186,7 @@ class MaxPoolIndices(_PoolIndices):
                      zip(x.shape[2:], kernel_size, stride, padding, dilation, counts,
                          strict=True)]
         _, window = _winners(xp, view, kernel_size, stride, padding, dilation, counts)
-        return _flat_index(xp, window, positions, x.shape[2:], kernel_size)
+        return _flat_index(xp, window, positions, x, kernel_size)
 
 
 @primitive
@@ -297,7 +303,7 @@ class AdaptiveMaxPoolIndices(_PoolIndices):
         order = (0, 1) + tuple(range(3, 3 + 2 * nd, 2)) + tuple(range(2, 2 + 2 * nd, 2))
         kernel = tuple(p.shape[1] for p in positions)
         _, window = _max_window(xp, gathered.transpose(order), kernel)
-        return _flat_index(xp, window, positions, x.shape[2:], kernel)
+        return _flat_index(xp, window, positions, x, kernel)
 
 
 def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool) -> Any:
