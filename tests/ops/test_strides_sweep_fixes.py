@@ -167,3 +167,21 @@ def test_pooling_indices_are_laid_out_as_torchs(pool, src):
     (want, want_idx, *want_layout), (got, got_idx, *got_layout) = results
     assert got_layout == want_layout
     assert (got == want).all() and (got_idx == want_idx).all()
+
+
+@pytest.mark.parametrize("case", [((2, 3, 2, 2), 24), ((1, 3, 2, 2), 24), ((2, 3, 2, 2), 4),
+                                  ((2, 3, 2, 2), 30)])
+def test_resize_takes_a_memory_format(case):
+    """``resize_(..., memory_format=channels_last)`` lays the storage out channels-last
+    (it was refused as an unknown keyword)."""
+    shape, numel = case
+    results = []
+    for m in (torch, ember):
+        x = m.arange(float(numel))
+        y = x.resize_(*shape, memory_format=m.channels_last)
+        kept = min(numel, 24)  # (PyTorch leaves grown memory uninitialised)
+        results.append((y is x, tuple(y.shape), y.stride(),
+                        y.permute(0, 2, 3, 1).flatten()[:kept].tolist()))
+    assert results[0] == results[1]
+    with pytest.raises(ember.errors.OpError, match="preserve_format"):
+        ember.zeros(4).resize_(2, 2, memory_format=ember.preserve_format)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import DeviceError, GradError, OpError, ShapeError
+from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -352,13 +353,14 @@ def pin_memory(self: Tensor) -> Tensor:
 
 # -- resizing ------------------------------------------------------------------------------------
 @method()
-def resize_(self: Tensor, *size: Any) -> Tensor:
-    """Gives ``self`` the contiguous shape ``size`` in place, reading its storage in memory
-    order from its first element: a smaller size keeps the first elements (a view of the same
-    memory), a larger one moves the tensor to new memory holding the old elements first and
-    zeros after (PyTorch leaves those uninitialised). Tensors that require grad are refused,
-    and so is growing past the memory of a tensor that other tensors view (or that views
-    another): NumPy's views cannot follow it to new memory as PyTorch's do.
+def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
+    """Gives ``self`` the contiguous shape ``size`` in place (laid out in ``memory_format``,
+    e.g. ``ember.channels_last``, when given), reading its storage in memory order from its
+    first element: a smaller size keeps the first elements (a view of the same memory), a
+    larger one moves the tensor to new memory holding the old elements first and zeros after
+    (PyTorch leaves those uninitialised). Tensors that require grad are refused, and so is
+    growing past the memory of a tensor that other tensors view (or that views another):
+    NumPy's views cannot follow it to new memory as PyTorch's do.
 
     Example:
         >>> x = ember.arange(6.0)
@@ -367,6 +369,12 @@ def resize_(self: Tensor, *size: Any) -> Tensor:
                 [2., 3.]])
     """
     shape = read_sizes(size)
+    fmt = contiguous_format if memory_format is None else check_format("resize_",
+                                                                        memory_format)
+    if fmt is preserve_format:
+        raise OpError("resize_: preserve_format is no layout to resize into; pass "
+                      "contiguous_format or channels_last")
+    dims, inverse = order_of("resize_", fmt, shape) if fmt.dims else (None, None)
     if any(n < 0 for n in shape):
         raise ShapeError(f"resize_: sizes must be non-negative, got {shape}")
     if self.requires_grad:
@@ -375,18 +383,20 @@ def resize_(self: Tensor, *size: Any) -> Tensor:
     if DISPATCH.transforming():
         raise GradError("resize_: not supported inside transforms (vmap, jit, forward mode)")
     a = self._data
-    if shape == a.shape:
+    if shape == a.shape and dims is None:
         return self
     flat, start = _storage(a)
     n = int(np.prod(shape))
     available = (flat.size - start) // a.itemsize
+    in_memory = shape if dims is None else tuple(shape[d] for d in dims)
     if n <= available:
-        new = np.ndarray(shape, a.dtype, buffer=flat, offset=start)
+        new = np.ndarray(in_memory, a.dtype, buffer=flat, offset=start)
     else:
         _refuse_moving_shared(self, shape)
-        new = np.zeros(shape, a.dtype)
+        new = np.zeros(in_memory, a.dtype)
         new.reshape(-1)[:available] = np.ndarray((available,), a.dtype, buffer=flat,
                                                  offset=start)
+    new = new if inverse is None else new.transpose(inverse)
     if new.shape != a.shape:
         STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
     self._data = new
