@@ -30,6 +30,7 @@ from ember.layouts import (
 from ember.ops.fits import check_fits, check_real
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
+from ember.ops.spaced import evenly_spaced
 from ember.size import Size
 from ember.tensor import Tensor, _wrap
 
@@ -496,7 +497,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     dt = spaced_dtype(start, end, dtype)
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
-    return _finish(dev.xp.linspace(start, end, steps).astype(dt.np), dev, requires_grad)
+    return _finish(dev.xp.asarray(evenly_spaced(start, end, steps, dt.np)), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
