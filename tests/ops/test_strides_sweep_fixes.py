@@ -185,3 +185,25 @@ def test_resize_takes_a_memory_format(case):
     assert results[0] == results[1]
     with pytest.raises(ember.errors.OpError, match="preserve_format"):
         ember.zeros(4).resize_(2, 2, memory_format=ember.preserve_format)
+
+
+EXPANDED = {
+    "row": lambda m: m.arange(6.0).reshape(1, 6).expand(4, 6),
+    "column": lambda m: m.arange(4.0).reshape(4, 1).expand(4, 6),
+    "scalar": lambda m: m.tensor(1.0).expand(3, 3),
+    "transposed": lambda m: _x(m, 2, 3, 4)[:, :1].expand(2, 5, 4).transpose(0, 2),
+    "sliced_permuted": lambda m: _x(m, 3, 1, 1).expand(3, 4, 5)[:, ::2].permute(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPANDED))
+def test_cast_of_expanded_tensor_is_laid_out_as_torchs(name):
+    """A dtype conversion of an expanded tensor is laid out in its order of strides, as
+    PyTorch's (NumPy's order put the expanded dimension outermost: a row expanded to (4, 6)
+    came out (1, 4)-strided, and ``.view(-1)`` of it failed)."""
+    got, want = EXPANDED[name](ember), EXPANDED[name](torch)
+    for convert in (lambda t: t.double(), lambda t: t.int(), lambda m_t: m_t.to(m_t.dtype)):
+        assert convert(got).stride() == convert(want).stride()
+    assert got.double().numpy().tolist() == want.double().numpy().tolist()
+    if want.double().is_contiguous():
+        assert got.double().view(-1).shape == (want.numel(),)

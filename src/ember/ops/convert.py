@@ -21,6 +21,7 @@ from ember.layouts import (
     is_dense,
     order_of,
     preserve_format,
+    stride_order,
 )
 from ember.ops.creation import scalar_tensor
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -56,6 +57,11 @@ class Cast(Primitive):
             # PyTorch converts through float, wrapping what is out of range (-2.5 to uint8 is
             # 254); ml_dtypes' own casts to integers give 0 there
             a = a.astype(np.float32)
+        if 0 in a.strides and not a.flags.c_contiguous:
+            # NumPy's "K" order may put an expanded dimension outermost (a row expanded to
+            # (4, 6) came out (1, 4)-strided); PyTorch lays it out as its order of strides
+            dims = stride_order(a.shape, tuple(abs(st) for st in a.strides))
+            return a.transpose(dims).astype(dtype.np, order="C").transpose(np.argsort(dims))
         return a.astype(dtype.np)
 
     def infer(self, a, *, dtype):
