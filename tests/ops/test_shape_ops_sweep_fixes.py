@@ -141,3 +141,34 @@ def test_cdist_and_pdist_p0_propagate_nan():
     t, e = torch.tensor(x), ember.tensor(x)
     assert_same(ember.cdist(e, e, 0), torch.cdist(t, t, 0))
     assert_same(ember.pdist(e, 0), torch.pdist(t, 0))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.narrow(1, 1.5, 1), lambda m, x: x.repeat(1.5, 1), lambda m, x: m.tile(x, (1.5,)),
+    lambda m, x: m.tril(x, 0.5), lambda m, x: m.diag(x, 1.5), lambda m, x: x.diagonal(0.5),
+    lambda m, x: m.diag_embed(x, 0.5), lambda m, x: x.diagflat(0.5),
+    lambda m, x: x.repeat_interleave(1.5), lambda m, x: x.reshape(3.0, 2),
+    lambda m, x: x.unflatten(1, (3.0, 1)), lambda m, x: x.roll(1.5),
+    lambda m, x: x.split(1.0), lambda m, x: x.chunk(2.0), lambda m, x: x.movedim(0.0, 1)])
+def test_float_sizes_and_offsets_are_refused(call):
+    # a float was truncated (narrow(1, 1.5, 1) started at 1, repeat(1.5, 1) repeated once)
+    # or leaked "'float' object is not iterable"; PyTorch raises TypeError
+    with pytest.raises(TypeError):
+        call(torch, torch.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match="must be an int"):
+        call(ember, ember.arange(6.0).reshape(2, 3))
+
+
+def test_integer_like_sizes_still_work():
+    x, t = ember.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    assert_same(x.narrow(1, ember.tensor(1), np.int64(2)), t.narrow(1, torch.tensor(1), 2))
+    assert_same(x.reshape(np.int64(3), 2), t.reshape(3, 2))
+    assert_same(x.roll((1, np.int32(2)), (0, 1)), t.roll((1, 2), (0, 1)))
+
+
+def test_einsum_names_an_operand_that_is_not_a_tensor():
+    # a list operand leaked "'list' object has no attribute 'dtype'"
+    with pytest.raises(TypeError):
+        torch.einsum("i,i->", torch.ones(2), [1.0, 2.0])
+    with pytest.raises(TypeError, match="operand 1 must be a Tensor"):
+        ember.einsum("i,i->", ember.ones(2), [1.0, 2.0])

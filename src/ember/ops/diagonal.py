@@ -15,7 +15,7 @@ from ember.ops.indexing import IndexPut
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import Permute
+from ember.ops.shape import Permute, as_int
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["tril", "triu", "diagonal", "diag", "diagonal_scatter"]
@@ -46,10 +46,11 @@ class Triangular(Primitive):
 
 
 def _triangle(x: Tensor, upper: bool, diagonal: int) -> Tensor:
+    op = "triu" if upper else "tril"
     if x.ndim < 2:
-        raise ShapeError(f"{'triu' if upper else 'tril'}: input tensor must have at least 2 "
-                         f"dimensions, got shape {tuple(x.shape)}")
-    return apply(Triangular, x, upper=upper, diagonal=int(diagonal))
+        raise ShapeError(f"{op}: input tensor must have at least 2 dimensions, got shape "
+                         f"{tuple(x.shape)}")
+    return apply(Triangular, x, upper=upper, diagonal=as_int(diagonal, op, "diagonal"))
 
 
 @method()
@@ -118,7 +119,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
         tensor([1, 5])
     """
     d1, d2 = _diagonal_dims(input, dim1, dim2, "diagonal")
-    return apply(Diagonal, input, offset=int(offset), dim1=d1, dim2=d2)
+    return apply(Diagonal, input, offset=as_int(offset, "diagonal", "offset"), dim1=d1, dim2=d2)
 
 
 @method()
@@ -131,13 +132,14 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         tensor([[1, 0],
                 [0, 2]])
     """
+    diagonal = as_int(diagonal, "diag", "diagonal")
     if input.ndim == 2:
-        return clone(apply(Diagonal, input, offset=int(diagonal), dim1=0, dim2=1))
+        return clone(apply(Diagonal, input, offset=diagonal, dim1=0, dim2=1))
     if input.ndim != 1:
         raise ShapeError(f"diag: expects a 1-d or 2-d tensor, got shape {tuple(input.shape)}")
     n = input.shape[0] + abs(diagonal)
     base = zeros((n, n), dtype=input.dtype, device=input.device)
-    return diagonal_scatter(base, input, offset=int(diagonal), dim1=0, dim2=1)
+    return diagonal_scatter(base, input, offset=diagonal, dim1=0, dim2=1)
 
 
 def _diagonal_dims(x: Tensor, dim1: int, dim2: int, op: str) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import (
+    as_ints,
     atleast_1d,
     atleast_2d,
     flatten,
@@ -162,7 +163,7 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
         tensor([[1, 2, 1, 2],
                 [1, 2, 1, 2]])
     """
-    sizes = tuple(int(s) for s in read_sizes(sizes))
+    sizes = as_ints(read_sizes(sizes), "repeat", "each repeat size")
     if len(sizes) < input.ndim:
         raise ShapeError(f"repeat: {len(sizes)} repeat sizes given for a tensor of shape "
                          f"{tuple(input.shape)}; give at least one per dimension")
@@ -230,12 +231,11 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
         tensor([4, 1, 2, 3])
     """
     if dims is None:
-        if not isinstance(shifts, int) and len(shifts) != 1:
+        shifts = as_ints(shifts, "roll", "shifts")
+        if len(shifts) != 1:
             raise ShapeError(f"roll: without dims, shifts must be one number, got {shifts}")
-        shift = shifts if isinstance(shifts, int) else shifts[0]
-        return name_node(reshape(roll(flatten(input), shift, 0), input.shape), "RollBackward0")
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        return name_node(reshape(roll(flatten(input), shifts, 0), input.shape), "RollBackward0")
+    shifts, dims = as_ints(shifts, "roll", "shifts"), as_ints(dims, "roll", "dims")
     if len(shifts) != len(dims):
         raise ShapeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
     out = input

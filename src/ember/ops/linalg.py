@@ -429,6 +429,10 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
         operands = tuple(operands[0])
     if not operands:
         raise ShapeError("einsum: at least one operand is needed")
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum: operand {i} must be a Tensor, got {type(t).__name__}. "
+                            "Hint: wrap it with ember.tensor(...)")
     dtype = operands[0].dtype
     for t in operands:
         if t.dtype is not dtype and not DISPATCH.casting:

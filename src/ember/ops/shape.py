@@ -10,6 +10,7 @@ and raises PyTorch's error (with the hint) when it would have to.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +33,23 @@ def read_sizes(args: tuple) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
     return args
+
+
+def as_int(value: Any, op: str, what: str) -> int:
+    """``value`` (an int, a NumPy integer or a 0-d integer tensor) as an int; a float is an
+    error, as in PyTorch, rather than truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__} {value!r}. "
+                        "Hint: convert it with int() if truncating is meant") from None
+
+
+def as_ints(values: Any, op: str, what: str) -> tuple[int, ...]:
+    """An int, or a sequence (or 1-d array) of them, as a tuple of ints (see :func:`as_int`)."""
+    if hasattr(values, "__iter__") and getattr(values, "ndim", 1):
+        return tuple(as_int(v, op, what) for v in values)
+    return (as_int(values, op, what),)
 
 
 def _numel(shape: Sequence[int]) -> int:
@@ -67,10 +85,7 @@ class Reshape(Primitive):
 
 def _resolve(old: tuple, sizes: tuple, op: str) -> tuple[int, ...]:
     """The target shape, with one -1 inferred from the element count."""
-    try:
-        shape = [int(s) for s in sizes]
-    except TypeError:
-        raise TypeError(f"{op}: expected a shape of ints, got {sizes!r}") from None
+    shape = list(as_ints(sizes, op, "each size"))
     numel = _numel(old)
     if shape.count(-1) > 1:
         raise ShapeError(f"{op}: only one dimension can be inferred (-1), got {tuple(shape)}")
@@ -262,7 +277,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """
     shape = input.shape
     dim = normalize_dim(dim, len(shape), "unflatten")
-    sizes = tuple(sizes)
+    sizes = as_ints(sizes, "unflatten", "each size")
     inner = _resolve((shape[dim],), sizes, "unflatten") if shape else sizes
     return reshape(input, shape[:dim] + inner + shape[dim + 1:])
 
@@ -400,8 +415,7 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
         ember.Size([3, 4, 2])
     """
     n = input.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src, dst = as_ints(source, "movedim", "source"), as_ints(destination, "movedim", "destination")
     if len(src) != len(dst):
         raise ShapeError(f"movedim: source {tuple(src)} and destination {tuple(dst)} must have "
                          "the same number of dimensions")
@@ -447,7 +461,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         return handle(narrow, (input, dim, start, length), {})
     dim = normalize_dim(dim, input.ndim, "narrow")
     n = input.shape[dim] if input.ndim else 1
-    start, length = int(start), int(length)
+    start, length = as_int(start, "narrow", "start"), as_int(length, "narrow", "length")
     if not -n <= start <= n:
         raise IndexOutOfRange(f"narrow: start {start} is out of range for dimension {dim} "
                               f"of size {n}")
@@ -475,14 +489,14 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
         return handle(split, (tensor, split_size_or_sections, dim), {})
     dim = dim_of(tensor, dim, "split")
     n = tensor.shape[dim]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
+    if hasattr(split_size_or_sections, "__index__"):
+        size = as_int(split_size_or_sections, "split", "split_size")
         if size < 0 or (size == 0 and n):
             raise ShapeError(f"split: split_size must be positive (0 only for an empty "
                              f"dimension), got {size} for dimension {dim} of size {n}")
         sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
     else:
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = list(as_ints(split_size_or_sections, "split", "each split size"))
         if sum(sizes) != n or any(s < 0 for s in sizes):
             raise ShapeError(f"split: split sizes {sizes} must be non-negative and sum to "
                              f"{n}, the size of dimension {dim} of shape {tuple(tensor.shape)}")
@@ -504,6 +518,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """
     if type(input) in TENSOR_LIKE:
         return handle(chunk, (input, chunks, dim), {})
+    chunks = as_int(chunks, "chunk", "chunks")
     if chunks <= 0:
         raise ValueError(f"chunk: expects chunks to be greater than 0, got {chunks}")
     dim = dim_of(input, dim, "chunk")

@@ -19,7 +19,7 @@ from ember.ops.diagonal import diagonal_scatter
 from ember.ops.gather import index_select
 from ember.ops.join import cat, hstack
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import for_each, reshape, split
+from ember.ops.shape import as_int, for_each, reshape, split
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["split_with_sizes", "hsplit", "vsplit", "dsplit", "column_stack", "dstack",
@@ -152,7 +152,7 @@ def _repeat_counts(repeats: Any, op: str) -> np.ndarray:
                              f"{tuple(repeats.shape)}")
         counts = np.asarray(repeats.detach().numpy(force=True), dtype=np.int64).reshape(-1)
     else:
-        counts = np.asarray([int(repeats)], dtype=np.int64)
+        counts = np.asarray([as_int(repeats, op, "repeats")], dtype=np.int64)
     if (counts < 0).any():
         raise ValueError(f"{op}: repeats can not be negative")
     return counts
@@ -223,10 +223,11 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
         tensor([[1, 0],
                 [0, 2]])
     """
+    offset = as_int(offset, "diagflat", "offset")
     flat = reshape(input, (-1,))
     n = flat.shape[0] + abs(offset)
     return diagonal_scatter(zeros((n, n), dtype=input.dtype, device=input.device), flat,
-                            offset=int(offset), dim1=0, dim2=1)
+                            offset=offset, dim1=0, dim2=1)
 
 
 @method()
@@ -239,6 +240,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
         tensor([[[1, 0],
                  [0, 2]]])
     """
+    offset = as_int(offset, "diag_embed", "offset")
     nd = input.ndim + 1
     d1, d2 = normalize_dim(dim1, nd, "diag_embed"), normalize_dim(dim2, nd, "diag_embed")
     if d1 == d2:
@@ -249,7 +251,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     rest = iter(input.shape[:-1])
     shape = tuple(n if d in (d1, d2) else next(rest) for d in range(nd))
     base = zeros(shape, dtype=input.dtype, device=input.device)
-    return diagonal_scatter(base, input, offset=int(offset), dim1=d1, dim2=d2)
+    return diagonal_scatter(base, input, offset=offset, dim1=d1, dim2=d2)
 
 
 @method()
