@@ -1,5 +1,6 @@
 """Layouts the strides/storage sweep found different from PyTorch's, compared with torch."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -207,3 +208,22 @@ def test_cast_of_expanded_tensor_is_laid_out_as_torchs(name):
     assert got.double().numpy().tolist() == want.double().numpy().tolist()
     if want.double().is_contiguous():
         assert got.double().view(-1).shape == (want.numel(),)
+
+
+def test_storage_writes_reach_the_tensor():
+    """``storage[i] = v`` and ``storage.fill_(v)`` write into the tensor's memory, as
+    PyTorch's (they raised AttributeError)."""
+    results = []
+    for m in (torch, ember):
+        x = m.arange(6, dtype=m.uint8)
+        s = x.untyped_storage()
+        s[0] = 9
+        s[2:4] = 5
+        z = m.arange(4.0)[1:]
+        z.untyped_storage().fill_(0)
+        results.append((x.tolist(), z.tolist()))
+    assert results[0] == results[1]
+    readonly = np.zeros(3, np.float32)
+    readonly.setflags(write=False)
+    with pytest.raises(ember.errors.GradError, match="read-only"):
+        ember.from_numpy(readonly).untyped_storage().fill_(1)

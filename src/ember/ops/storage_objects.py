@@ -52,6 +52,26 @@ class _Storage:
         out = self._bytes[key]
         return type(self)(out, self.device) if isinstance(key, slice) else out.item()
 
+    def __setitem__(self, key: int | slice, value: Any) -> None:
+        self._writable()[key] = value
+
+    def fill_(self, value: Any) -> Any:
+        """Writes ``value`` into every byte (element, for a typed storage); returns self.
+
+        Example:
+            >>> x = ember.zeros(2, dtype=ember.uint8)
+            >>> _ = x.untyped_storage().fill_(7); x
+            tensor([7, 7], dtype=ember.uint8)
+        """
+        self._writable()[...] = value
+        return self
+
+    def _writable(self) -> np.ndarray:
+        if not self._bytes.flags.writeable:
+            raise GradError("storage: this memory is read-only (a read-only NumPy array's, "
+                            "shared with from_numpy). Hint: write into a clone()")
+        return self._bytes
+
     def tolist(self) -> list:
         return self._bytes.tolist()
 
