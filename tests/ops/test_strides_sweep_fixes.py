@@ -87,6 +87,19 @@ SPATIAL_OPS = {
 }
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest"])
+@pytest.mark.parametrize("antialias", [False, True])
+def test_uint8_interpolation_keeps_torchs_layout(mode, antialias):
+    if antialias and mode == "nearest":
+        return
+    results = []
+    for m in (torch, ember):
+        x = (_x(m, 2, 3, 6, 7) * 37 % 256).to(m.uint8).contiguous(memory_format=m.channels_last)
+        y = _f(m).interpolate(x, size=(4, 9), mode=mode, antialias=antialias)
+        results.append((y.numpy().tolist(), y.stride()))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("layout", ["channels_last", "contiguous", "unbatched"])
 @pytest.mark.parametrize("name", sorted(SPATIAL_OPS))
 def test_pooling_and_interpolation_keep_torchs_layout(name, layout):

@@ -336,14 +336,16 @@ class ResampleUint8(Primitive):
 def _resize_uint8(input: Tensor, out: tuple[int, ...], scales: tuple, kind: str,
                   align_corners: bool, antialias: bool) -> Tensor:
     """A uint8 image resized as PyTorch does: width first, then height (each rounded to uint8
-    in turn), an axis whose size stays skipped."""
-    y = input
+    in turn), an axis whose size stays skipped; a channels-last image stays channels-last."""
+    moved = pixels_first(input)  # (H and W are axes 1 and 2 then)
+    y, shift = (input, 0) if moved is None else (moved, 1)
     for axis in (3, 2):
         size, o = input.shape[axis], out[axis - 2]
         if o != size:
-            y = apply(ResampleUint8, y, axis=axis, size=size, out=o, scale=scales[axis - 2],
-                      kind=kind, align_corners=align_corners, antialias=antialias)
-    return y
+            y = apply(ResampleUint8, y, axis=axis - shift, size=size, out=o,
+                      scale=scales[axis - 2], kind=kind, align_corners=align_corners,
+                      antialias=antialias)
+    return y if moved is None else channels_back(y)
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
