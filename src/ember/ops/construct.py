@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +35,7 @@ from ember.ops.primitive import apply, refuse_limited
 from ember.ops.reduce import normalize_dim
 from ember.ops.reduce import sum as _sum
 from ember.ops.scan import cumprod
-from ember.ops.shape import reshape, reshape_view, slice_dim, transpose
+from ember.ops.shape import as_int, reshape, reshape_view, slice_dim, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["tensor_split", "diff", "kron", "cartesian_prod", "combinations", "trace", "cross",
@@ -51,12 +50,6 @@ def _check_tensor(x: Any, op: str, what: str = "input") -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: {what} must be a Tensor, got {type(x).__name__}. Hint: wrap "
                         "it with ember.tensor(...)")
-
-
-def _as_int(value: Any, op: str, what: str) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__}")
-    return operator.index(value)
 
 
 def _tensor_list(tensors: tuple, op: str) -> list:
@@ -111,7 +104,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
     if isinstance(spec, (list, tuple)):
         if sections is not None:
             raise TypeError(f"{op}: sections= must be an int, got {type(spec).__name__}")
-        bounds = [_as_int(i, op, "each split index") for i in spec]
+        bounds = [as_int(i, op, "each split index") for i in spec]
         pieces, prev = [], 0
         for b in bounds + [None]:
             start, stop, _ = slice(prev, b).indices(n)
@@ -121,7 +114,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
     if indices is not None:
         raise TypeError(f"{op}: indices= must be a sequence of ints, got "
                         f"{type(spec).__name__}")
-    count = _as_int(spec, op, "indices_or_sections")
+    count = as_int(spec, op, "indices_or_sections")
     if count <= 0:
         raise ValueError(f"{op}: number of sections must be larger than 0, got {count}")
     q, r = divmod(n, count)
@@ -151,7 +144,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     if input.ndim == 0:
         raise ShapeError(f"{op}: expects input to be at least one-dimensional, got a 0-d "
                          "tensor")
-    order = _as_int(n, op, "n")
+    order = as_int(n, op, "n")
     if order < 0:
         raise ValueError(f"{op}: order must be non-negative but got {order}")
     d = normalize_dim(dim, input.ndim, op)
@@ -245,7 +238,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     _check_tensor(input, op)
     if input.ndim != 1:
         raise ShapeError(f"{op}: expects a 1-d vector, but got shape {_shape(input)}")
-    r = _as_int(r, op, "r")
+    r = as_int(r, op, "r")
     if r < 0:
         raise ValueError(f"{op}: expects a non-negative r, but got {r}")
     if r == 0:
@@ -341,7 +334,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if x.ndim != 1:
         raise ShapeError(f"{op}: x must be a one-dimensional tensor, got shape {_shape(x)}")
     n = x.shape[0]
-    cols = n if N is None else _as_int(N, op, "N")
+    cols = n if N is None else as_int(N, op, "N")
     if cols < 0:
         raise ValueError(f"{op}: N must be non-negative, got {cols}")
     if x.dtype.category < dtypes.FLOAT:  # integers and bools; floats and complex stay
@@ -357,8 +350,8 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 # -- index builders -------------------------------------------------------------------------------
 def _triangle_indices(op: str, lower: bool, row: Any, col: Any, offset: Any, dtype: Any,
                       device: Any) -> Tensor:
-    row, col = _as_int(row, op, "row"), _as_int(col, op, "col")
-    offset = _as_int(offset, op, "offset")
+    row, col = as_int(row, op, "row"), as_int(col, op, "col")
+    offset = as_int(offset, op, "offset")
     for name, v in (("row", row), ("col", col)):
         if v < 0:
             raise ValueError(f"{op}: {name} must be non-negative, got {v}")
@@ -464,12 +457,12 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     if input.ndim < 2:
         raise ShapeError(f"{op}: expected total dims >= 2, but got total dims = {input.ndim} "
                          f"(shape {_shape(input)})")
-    raw = [_as_int(d, op, "dims") for d in dims]
+    raw = [as_int(d, op, "dims") for d in dims]
     d0, d1 = (normalize_dim(d, input.ndim, op) for d in raw)
     if d0 == d1:
         raise ShapeError(f"{op}: expected rotation dims to be different, but got dim0 = "
                          f"{raw[0]} and dim1 = {raw[1]}")
-    k = _as_int(k, op, "k") % 4
+    k = as_int(k, op, "k") % 4
     if k == 1:
         return transpose(flip(input, d1), d0, d1)
     if k == 2:

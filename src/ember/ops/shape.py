@@ -36,13 +36,15 @@ def read_sizes(args: tuple) -> tuple:
 
 
 def as_int(value: Any, op: str, what: str) -> int:
-    """``value`` (an int, a NumPy integer or a 0-d integer tensor) as an int; a float is an
-    error, as in PyTorch, rather than truncated."""
+    """``value`` (an int, a NumPy integer or a 0-d integer tensor) as an int; a float or a bool
+    is an error, as in PyTorch, rather than truncated or read as 0/1."""
     try:
-        return operator.index(value)
+        if not isinstance(value, bool):
+            return operator.index(value)
     except TypeError:
-        raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__} {value!r}. "
-                        "Hint: convert it with int() if truncating is meant") from None
+        pass
+    raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__} {value!r}. "
+                    "Hint: convert it with int() if truncating is meant")
 
 
 def as_ints(values: Any, op: str, what: str) -> tuple[int, ...]:

@@ -12,14 +12,14 @@ import numpy as np
 
 from ember.errors import ShapeError
 from ember.ops.broadcast import sum_to
-from ember.ops.construct import _as_int, _shape
+from ember.ops.construct import _shape
 from ember.ops.creation import zeros
 from ember.ops.indexing import IndexPut
 from ember.ops.join import cat
 from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import Permute, reshape, transpose
+from ember.ops.shape import Permute, as_int, reshape, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__: list[str] = []
@@ -159,8 +159,8 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
                 [3, 4]])
     """
     op = "unfold"
-    d = normalize_dim(_as_int(dimension, op, "dimension"), self.ndim, op)
-    size, step = _as_int(size, op, "size"), _as_int(step, op, "step")
+    d = normalize_dim(as_int(dimension, op, "dimension"), self.ndim, op)
+    size, step = as_int(size, op, "size"), as_int(step, op, "step")
     _unfold_check(_shape(self), d, size, step)
     return apply(UnfoldView, self, dimension=d, size=size, step=step)
 
