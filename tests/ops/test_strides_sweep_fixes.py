@@ -138,6 +138,8 @@ CHANNEL_OPS = {
                                                                     dilation=2),
     "conv_transpose2d_groups": lambda m, x: _f(m).conv_transpose2d(x, _w(m, 4, 1, 3, 3),
                                                                    groups=2),
+    "conv_transpose2d_weight_channels_last": lambda m, x: _f(m).conv_transpose2d(
+        x, _w(m, 4, 3, 3, 2).contiguous(memory_format=m.channels_last)),
     "conv_transpose3d": lambda m, x: _f(m).conv_transpose3d(
         x[:, :, None].expand(2, 4, 3, 5, 6).contiguous(memory_format=m.channels_last_3d),
         _w(m, 4, 2, 2, 2, 3), stride=(1, 2, 1)),

@@ -468,9 +468,10 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
                          f"{size}; reduce padding {pad}")
     length = prod(spatial)
     layout = "ncl"
-    if groups == 1 and pixels_first(x, (4, 5)) is not None:
+    if groups == 1 and any(pixels_first(t, (4, 5)) is not None for t in (x, weight)):
         # channels-last rows give (N, L, ∏kernel·C_out) columns, which fold to a
-        # channels-last result, as PyTorch's (with no copy of the input)
+        # channels-last result, as PyTorch's for a channels-last input or weight (with no
+        # copy of a channels-last input)
         layout = "nlc"
         w = weight.permute((0, *range(2, nd + 2), 1)).reshape((cin, prod(kernel) * cout))
         cols = (_channels_last_rows(x) @ w).reshape((n, length, prod(kernel) * cout))
