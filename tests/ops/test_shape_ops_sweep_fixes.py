@@ -172,3 +172,12 @@ def test_einsum_names_an_operand_that_is_not_a_tensor():
         torch.einsum("i,i->", torch.ones(2), [1.0, 2.0])
     with pytest.raises(TypeError, match="operand 1 must be a Tensor"):
         ember.einsum("i,i->", ember.ones(2), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2, 2)])
+def test_H_is_for_matrices_only_as_in_torch(shape):
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        _ = torch.ones(shape).H
+    with pytest.raises(ShapeError, match="only supported on matrices"):
+        _ = ember.ones(shape).H
+    assert ember.ones(2, 3).H.shape == (3, 2) and ember.tensor(1.0).H.item() == 1.0

@@ -398,7 +398,14 @@ def _reverse(x: Tensor) -> Tensor:
 
 
 method("T")(property(_reverse, doc="All dimensions reversed (the transpose of a matrix)."))
-method("H")(property(lambda x: conj(_reverse(x)),
+def _adjoint_of_matrix(x: Tensor) -> Tensor:
+    if x.ndim not in (0, 2):
+        raise ShapeError(f"H: only supported on matrices (2-D tensors), got a {x.ndim}-d "
+                         "tensor. Hint: x.mH for batches of matrices, x.conj() for vectors")
+    return conj(_reverse(x))
+
+
+method("H")(property(_adjoint_of_matrix,
                      doc="The conjugate transpose of a matrix (a view for real tensors)."))
 method("mT")(property(lambda x: _matrix_transpose(x, "mT"),
                       doc="The last two dimensions swapped (batched transpose)."))
