@@ -93,3 +93,16 @@ def test_utils_has_torchs_euler_constant():
 
     from ember.distributions.utils import euler_constant as ours
     assert ours == euler_constant
+
+
+def test_gamma_cdf_for_large_concentrations():
+    # gammainc near x = a stopped after 4000 terms: Gamma(1e8, 1e8).cdf(1) gave 0.155 (not 0.5)
+    for a in (2e5, 1e6, 1e8):
+        x = torch.tensor([1 - 3 / a ** 0.5, 1 - 1e-7, 1.0, 1 + 2 / a ** 0.5, 1.2],
+                         dtype=torch.float64)
+        t = TD.Gamma(torch.tensor(a, dtype=torch.float64), torch.tensor(a, dtype=torch.float64))
+        d = D.Gamma(ember.tensor(a, dtype=ember.float64), ember.tensor(a, dtype=ember.float64))
+        close(d.cdf(ember.tensor(x.numpy())), t.cdf(x), rtol=1e-10, atol=1e-300)
+        chi = D.Chi2(ember.tensor([2 * a], dtype=ember.float64)).cdf(ember.tensor([2 * a]))
+        close(chi, TD.Chi2(torch.tensor([2 * a], dtype=torch.float64)).cdf(
+            torch.tensor([2 * a], dtype=torch.float64)), rtol=1e-10)

@@ -6,6 +6,8 @@ Computed on the host in float64: the power series of ``P`` where ``x < a + 1`` a
 continued fraction of ``Q`` (modified Lentz) elsewhere, each converging in ``O(sqrt(a))``
 terms, so the one that is not near 1 keeps its relative precision; ``Q`` for ``x <= 1.1``
 and small ``a`` (where ``P`` is near 1) by its own series, as SciPy's ``igamc_series``.
+For ``a > 1e5`` within 30% of ``x = a``, where those need far more terms and lose digits in
+``x^a e^-x / Γ(a)``, Temme's uniform asymptotic expansion (DLMF 8.12) as PyTorch does.
 The gradient in ``x`` is ``±x^(a-1) e^-x / Γ(a)``; as in PyTorch there is none in ``a``.
 """
 
@@ -19,6 +21,7 @@ from ember.errors import DTypeError, GradError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
+from ember.ops.erfc_kernel import erfc_array
 from ember.ops.float_host import host_arrays
 from ember.ops.gamma import lgamma
 from ember.ops.gamma_kernel import lgamma_array
@@ -96,6 +99,26 @@ def _upper_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return -np.expm1(a * log_x - _lgamma1p(a)) - np.exp(a * log_x - lgamma_array(a)) * total
 
 
+def _temme(a: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, Q)`` by Temme's expansion to ``a^-1`` (DLMF 8.12.3-9): ``Q = erfc(η sqrt(a/2)) / 2
+    + R``, ``P = erfc(-η sqrt(a/2)) / 2 - R``, with ``η^2 / 2 = λ - 1 - log λ``, ``λ = x / a``;
+    below ``|η| = 1e-3`` the coefficients by their Taylor series (the closed forms cancel)."""
+    d = (x - a) / a  # λ - 1, exact where x is near a
+    u = d / (2 + d)  # log1p(d) = 2 atanh(u), so d - log1p(d) = d u - 2 (u^3/3 + u^5/5 + ...)
+    tail = np.zeros_like(u)
+    for k in range(31, 1, -2):
+        tail = tail * u * u + 1 / k
+    eta = np.sign(d) * np.sqrt(2 * (d * u - 2 * u ** 3 * tail))
+    small = np.abs(eta) < 1e-3
+    e, dd = np.where(small, 1.0, eta), np.where(small, 1.0, d)
+    c0 = np.where(small, -1 / 3 + eta * (1 / 12 + eta * (-2 / 135 + eta / 864)), 1 / dd - 1 / e)
+    c1 = np.where(small, -1 / 540 - eta / 288,
+                  1 / e ** 3 - 1 / dd ** 3 - 1 / dd ** 2 - 1 / (12 * dd))
+    r = np.exp(-0.5 * a * eta * eta) / np.sqrt(2 * np.pi * a) * (c0 + c1 / a)
+    z = eta * np.sqrt(a / 2)
+    return 0.5 * erfc_array(np, -z) - r, 0.5 * erfc_array(np, z) + r
+
+
 def _regularized(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
     """``P(a, x)`` (or ``Q`` when ``upper``) with PyTorch's values at the edges."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
@@ -104,15 +127,17 @@ def _regularized(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
     with np.errstate(all="ignore"):
         ai, xi = a[inner], x[inner]
         scale = np.exp(ai * np.log(xi) - xi - lgamma_array(ai))
-        series = xi < ai + 1
-        p = np.empty(ai.shape)
+        temme = (ai > 1e5) & (np.abs(xi - ai) < 0.3 * ai)
+        series = (xi < ai + 1) & ~temme
+        fraction = ~series & ~temme
+        p, q = np.empty(ai.shape), np.empty(ai.shape)
         p[series] = scale[series] * _lower_series(ai[series], xi[series])
-        q = scale[~series] * _upper_fraction(ai[~series], xi[~series])
-        p[~series] = 1.0 - q
-        mine = p.copy()
+        q[series] = 1.0 - p[series]
+        q[fraction] = scale[fraction] * _upper_fraction(ai[fraction], xi[fraction])
+        p[fraction] = 1.0 - q[fraction]
+        p[temme], q[temme] = _temme(ai[temme], xi[temme])
+        mine = q if upper else p
         if upper:
-            mine = 1.0 - p
-            mine[~series] = q
             # SciPy's choice of where Q's own series beats 1 - P
             near = (xi <= 1.1) & (ai <= np.where(xi <= 0.5, -0.4 / np.log(xi), 1.1 * xi))
             mine[near] = _upper_series(ai[near], xi[near])
