@@ -366,3 +366,17 @@ def test_sizes_given_as_numpy_numbers(size):
     assert tuple(ember.zeros(size).shape) == tuple(torch.zeros(size).shape)
     if isinstance(size, tuple | list):  # (torch's full takes sequences only)
         assert tuple(ember.full(size, 1.0).shape) == tuple(torch.full(size, 1.0).shape)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16"])
+@pytest.mark.parametrize("args", [(0.5, 3.7), (0, 5.5, 1), (0, 5, 1.5), (1, 0, -0.5),
+                                  (-2.5, 2.5), (0.5, 6.5, 2.5), (0, 10, 3)])
+def test_arange_of_fractional_bounds_in_integer_dtypes_as_torch(dtype, args):
+    # (int64 truncates the bounds and step first; the narrower integers count the float range)
+    try:
+        want = torch.arange(*args, dtype=getattr(torch, dtype)).tolist()
+    except RuntimeError:
+        with pytest.raises(ValueError, match="truncates to 0"):
+            ember.arange(*args, dtype=getattr(ember, dtype))
+        return
+    assert ember.arange(*args, dtype=getattr(ember, dtype)).tolist() == want

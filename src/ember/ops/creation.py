@@ -440,10 +440,14 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
         n = max(0, int(np.ceil((end - start) / step)))
         array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)
         return _finish(array, dev, requires_grad)
-    if int(step) == 0:
+    if dt is not dtypes.int64:  # PyTorch counts the float range, then steps by int(step)
+        n = max(0, int(np.ceil((end - start) / step)))
+        array = int(start) + int(step) * dev.xp.arange(n, dtype=np.int64)
+        return _finish(array.astype(dt.np), dev, requires_grad)
+    if int(step) == 0:  # (int64: the bounds and step truncated first, as PyTorch's)
         raise ValueError(f"arange: step {step} truncates to 0 in {dt.name}. Hint: pass a "
                          "float dtype, or an integer step")
-    array = dev.xp.arange(int(start), int(end), int(step), dtype=np.int64).astype(dt.np)
+    array = dev.xp.arange(int(start), int(end), int(step), dtype=np.int64)
     return _finish(array, dev, requires_grad)
 
 
