@@ -243,6 +243,11 @@ def _scalar_dtype(kind: type) -> DType:
         int64 if issubclass(kind, _builtin_int) else _default_float
 
 
+# a NumPy scalar's kind -> the Python number type it holds (clongdouble's item() is no complex)
+_NUMPY_KINDS = {"b": _builtin_bool, "i": _builtin_int, "u": _builtin_int, "f": _builtin_float,
+                "c": _builtin_complex}
+
+
 def _combine(higher: DType | None, lower: DType | None) -> DType | None:
     """Merges the dtype of a higher-priority group with a lower one (PyTorch's rule)."""
     if higher is None:
@@ -281,7 +286,7 @@ def result_type(*operands: object) -> DType:
         elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float, _builtin_complex)):
             keys.append((2, _scalar_dtype(type(x))))
         elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
-            keys.append((2, _scalar_dtype(type(x.item()))))
+            keys.append((2, _scalar_dtype(_NUMPY_KINDS[x.dtype.kind])))
         elif isinstance(x, np.ndarray):
             keys.append((0 if x.ndim else 1, from_numpy(x.dtype)))
         else:

@@ -181,3 +181,11 @@ def test_deleting_an_item_is_a_type_error():
         del torch.tensor([1, 2])[0]
     with pytest.raises(TypeError, match="does not support deleting items"):
         del ember.tensor([1, 2])[0]
+
+
+def test_numpy_long_double_scalars_promote_by_their_kind():
+    # np.clongdouble(1j).item() is no Python complex: read as a float, the imaginary part was
+    # silently dropped (PyTorch: complex64)
+    x = ember.ones(2)
+    assert (x + np.clongdouble(1j)).dtype is ember.complex64
+    assert (x + np.longdouble(2)).dtype is ember.float32
