@@ -43,6 +43,12 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         Traceback (most recent call last):
         ember.errors.ValueOverflow: fill_: the value 300 cannot be converted to uint8 ...
     """
+    if value is None:
+        return
+    if type(value) in (float, int) and dtype.is_floating_point:  # (the common case, quickly)
+        low, high = _range(dtype)
+        if low <= value <= high or not math.isfinite(value):
+            return
     if isinstance(value, Tensor):
         if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
             return
