@@ -1,9 +1,9 @@
 """``linspace``'s values as PyTorch's CPU kernel computes them, so that the same call gives the
 same numbers (histogram edges, grid coordinates): the step in the dtype, the first half of the
 points counted up from ``start`` and the second half down from ``end``, each point one fused
-multiply-add. Matched on 400 random calls per dtype: every float32, float64, complex64 value,
-all but a few integer ones; float16/bfloat16 (PyTorch's vector lanes round per lane) are
-computed in float64 and rounded once.
+multiply-add (emulated exactly in float64). Matched on 400 random calls per dtype: every
+float32, float64, complex64 value, all but a few integer ones; float16/bfloat16 (PyTorch's
+vector lanes round per lane) are computed in float64 and rounded once.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import numpy as np
 
 __all__: list[str] = []
 
-# (a product of a step and an index is exact in these, so one rounding follows, as a fused
-# multiply-add's; the 80-bit long double is exact for indices below 2**11)
-_WIDE = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
 _PART = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
+_SPLIT = 2.0 ** 27 + 1  # Veltkamp's constant: splits a float64 into two 26-bit halves
 
 
 def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarray:
@@ -35,18 +33,34 @@ def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarr
         real = evenly_spaced(start.real, end.real, steps, _PART[dtype])
         imag = evenly_spaced(start.imag, end.imag, steps, _PART[dtype])
         return (real + 1j * imag).astype(dtype)
-    index = np.arange(steps)
+    index = np.arange(steps, dtype=np.float64)
     half = steps // 2
-    if dtype in _WIDE:
-        wide = _WIDE[dtype]
+    up, down = index[:half], (steps - 1) - index[half:]
+    if dtype in (np.float32, np.float64):
         first, last = np.array(start, dtype), np.array(end, dtype)
-        step = wide((last - first) / dtype.type(steps - 1))
-        first, last = wide(first), wide(last)
+        step = float((last - first) / dtype.type(steps - 1))
+        first, last = float(first), float(last)
+        if dtype == np.float32:  # (float64 holds each product exactly: one rounding, then two)
+            points = [first + step * up, last - step * down]
+        else:
+            points = [_fused(first, step, up), _fused(last, -step, down)]
     elif dtype.kind in "iu":  # in float64, ends truncated first
         first, last = float(int(start)), float(int(end))
         step = (last - first) / (steps - 1)
+        points = [np.trunc(first + step * up), np.trunc(last - step * down)]
     else:
         return np.linspace(start, end, steps).astype(dtype)
-    points = np.concatenate([first + step * index[:half],
-                             last - step * (steps - 1 - index[half:])])
-    return (np.trunc(points) if dtype.kind in "iu" else points).astype(dtype)
+    return np.concatenate(points).astype(dtype)
+
+
+def _fused(a: float, b: float, i: np.ndarray) -> np.ndarray:
+    """``a + b·i`` rounded once, as a fused multiply-add, for whole numbers ``i`` below 2**26
+    (the product's error by Dekker's split, the sum's by Knuth's two-sum)."""
+    product = b * i
+    split = _SPLIT * b
+    high = split - (split - b)
+    product_error = (high * i - product) + (b - high) * i
+    total = a + product
+    back = total - a
+    sum_error = (a - (total - back)) + (product - back)
+    return total + (sum_error + product_error)
