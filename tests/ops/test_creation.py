@@ -60,3 +60,12 @@ def test_arange_refuses_ranges_torch_refuses(args, match):
         torch.arange(*args)
     with pytest.raises(ValueError, match="arange: .*" + match):
         ember.arange(*args)
+
+
+@pytest.mark.parametrize("size", [2.5, True, (2.0, 3)])
+def test_a_float_or_bool_size_is_refused_as_torch(size):
+    # (it was truncated: zeros(2.5) gave shape (2,), zeros(True) shape (1,))
+    with pytest.raises(TypeError):
+        torch.zeros(size)
+    with pytest.raises(TypeError, match="zeros: expected a shape of ints"):
+        ember.zeros(size)

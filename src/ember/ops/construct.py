@@ -30,12 +30,13 @@ from ember.ops.convert import cast, clone
 from ember.ops.creation import ones, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.indexing import FULL, Index, Slice
+from ember.ops.int_args import as_int
 from ember.ops.join import cat, flip, stack
 from ember.ops.primitive import apply, refuse_limited
 from ember.ops.reduce import normalize_dim
 from ember.ops.reduce import sum as _sum
 from ember.ops.scan import cumprod
-from ember.ops.shape import as_int, reshape, reshape_view, slice_dim, transpose
+from ember.ops.shape import reshape, reshape_view, slice_dim, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["tensor_split", "diff", "kron", "cartesian_prod", "combinations", "trace", "cross",

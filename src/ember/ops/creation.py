@@ -28,6 +28,7 @@ from ember.layouts import (
     strided,
 )
 from ember.ops.fits import check_fits, check_real
+from ember.ops.int_args import as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.spaced import evenly_spaced
@@ -43,11 +44,12 @@ SizeArg = Sequence[int] | int
 
 def _shape(size: tuple, op: str) -> tuple[int, ...]:
     """Reads ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` alike."""
-    if len(size) == 1 and (isinstance(size[0], Sequence) or np.ndim(size[0]) == 1):
+    if len(size) == 1 and type(size[0]) is not int and \
+            (isinstance(size[0], Sequence) or np.ndim(size[0]) == 1):
         size = tuple(size[0])
     try:
-        shape = tuple(int(s) for s in size)
-    except (TypeError, ValueError):
+        shape = as_ints(tuple(size), op, "each size")
+    except TypeError:
         raise TypeError(f"{op}: expected a shape of ints, got {size!r}") from None
     if any(s < 0 for s in shape):
         raise ShapeError(f"{op}: sizes must be non-negative, got shape {shape}")

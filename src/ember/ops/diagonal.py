@@ -13,9 +13,10 @@ from ember.ops.convert import cast, clone
 from ember.ops.creation import zeros
 from ember.ops.indexing import IndexPut
 from ember.ops.inplace import bind_inplace
+from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import Permute, as_int
+from ember.ops.shape import Permute
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["tril", "triu", "diagonal", "diag", "diagonal_scatter"]

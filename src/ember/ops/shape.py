@@ -10,7 +10,6 @@ and raises PyTorch's error (with the hint) when it would have to.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from ember.errors import IndexOutOfRange, OpError, ShapeError
 from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.indexing import FULL, Slice
+from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
@@ -33,25 +33,6 @@ def read_sizes(args: tuple) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
     return args
-
-
-def as_int(value: Any, op: str, what: str) -> int:
-    """``value`` (an int, a NumPy integer or a 0-d integer tensor) as an int; a float or a bool
-    is an error, as in PyTorch, rather than truncated or read as 0/1."""
-    try:
-        if not isinstance(value, bool):
-            return operator.index(value)
-    except TypeError:
-        pass
-    raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__} {value!r}. "
-                    "Hint: convert it with int() if truncating is meant")
-
-
-def as_ints(values: Any, op: str, what: str) -> tuple[int, ...]:
-    """An int, or a sequence (or 1-d array) of them, as a tuple of ints (see :func:`as_int`)."""
-    if hasattr(values, "__iter__") and getattr(values, "ndim", 1):
-        return tuple(as_int(v, op, what) for v in values)
-    return (as_int(values, op, what),)
 
 
 def _numel(shape: Sequence[int]) -> int:

@@ -17,9 +17,10 @@ from ember.ops.construct import tensor_split
 from ember.ops.creation import zeros
 from ember.ops.diagonal import diagonal_scatter
 from ember.ops.gather import index_select
+from ember.ops.int_args import as_int
 from ember.ops.join import cat, hstack
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import as_int, for_each, reshape, split
+from ember.ops.shape import for_each, reshape, split
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["split_with_sizes", "hsplit", "vsplit", "dsplit", "column_stack", "dstack",

@@ -15,11 +15,12 @@ from ember.ops.broadcast import sum_to
 from ember.ops.construct import _shape
 from ember.ops.creation import zeros
 from ember.ops.indexing import IndexPut
+from ember.ops.int_args import as_int
 from ember.ops.join import cat
 from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import Permute, as_int, reshape, transpose
+from ember.ops.shape import Permute, reshape, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__: list[str] = []
