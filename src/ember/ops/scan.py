@@ -45,9 +45,10 @@ class CumSum(Primitive):
 
     def forward(self, xp, a, *, dim, reverse):
         acc = accumulator(a.dtype)
-        # + 0: PyTorch sums from +0.0, so a leading -0.0 gives 0.0 (NumPy starts from it)
-        return (scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc))
-                + 0).astype(a.dtype, copy=False)
+        out = scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc))
+        if out.dtype.kind in "fc":  # PyTorch sums from +0.0: a leading -0.0 gives 0.0
+            xp.add(out, 0, out=out)  # (NumPy starts from it; the scan's result is its own)
+        return out.astype(a.dtype, copy=False)
 
     def infer(self, a, *, dim, reverse):
         return a

@@ -133,7 +133,8 @@ class LogCumSumExp(Holomorphic, Primitive):
         else:
             out = scanned(xp, a.astype(np.float64), dim, reverse,
                           lambda x: xp.logaddexp.accumulate(x, axis=dim))
-        return (out + 0).astype(a.dtype, copy=False)  # (+ 0: -0.0 first, as in cumsum)
+        xp.add(out, 0, out=out)  # (-0.0 first gives 0.0, as in cumsum)
+        return out.astype(a.dtype, copy=False)
 
     def infer(self, a, *, dim, reverse):
         return a
