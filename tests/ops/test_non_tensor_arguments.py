@@ -13,10 +13,11 @@ CASES = [
     ("fft", lambda lib: lib.fft.fft([1.0, 2.0]), "input"),
     ("cat", lambda lib: lib.cat([lib.ones(2), [1.0]]), "tensors"),
     ("leaky_relu", lambda lib: lib.nn.functional.leaky_relu([1.0]), "input"),
+    ("exp", lambda lib: lib.exp(None), "input"),
 ]
 
 
-@pytest.mark.parametrize("op,call,argument", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("op,call,argument", CASES, ids=[f"{c[0]}{i}" for i, c in enumerate(CASES)])
 def test_non_tensor_argument_is_a_type_error_naming_it(op, call, argument):
     with pytest.raises(TypeError):
         call(torch)

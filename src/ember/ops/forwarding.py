@@ -19,6 +19,8 @@ from ember.ops.overrides import TensorLikeOperand, handle
 
 __all__ = ["hands_over", "not_a_tensor"]
 
+_UNSET = object()
+
 
 def hands_over(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Decorator: ``fn`` handing a tensor-like operand over to its class's handler when ``fn``
@@ -100,8 +102,8 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
         Traceback (most recent call last):
         TypeError: exp(): argument 'input' must be Tensor, not list. Hint: ...
     """
-    culprit = getattr(error, "obj", None)
-    if culprit is None or hasattr(culprit, "_data"):
+    culprit = getattr(error, "obj", _UNSET)  # (None when the user passed None)
+    if culprit is _UNSET or hasattr(culprit, "_data"):
         return
     kind = type(culprit).__name__
     for name, value in arguments.items():
