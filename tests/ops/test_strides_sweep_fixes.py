@@ -242,3 +242,20 @@ def test_storage_writes_reach_the_tensor():
     readonly.setflags(write=False)
     with pytest.raises(ember.errors.GradError, match="read-only"):
         ember.from_numpy(readonly).untyped_storage().fill_(1)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_conv_transpose_with_output_padding_gives_dense_strides_as_torch(channels_last):
+    # (the fold's trimmed high side left a strided slice: (396, 132, 12, 1) for (2, 3, 10, 11),
+    # so .view(-1) of a C-ordered result failed)
+    x, w = np.ones((2, 4, 5, 6), np.float32), np.ones((4, 3, 3, 2), np.float32)
+    fmt = (ember.channels_last, torch.channels_last) if channels_last else \
+        (ember.contiguous_format, torch.contiguous_format)
+    got = ember.nn.functional.conv_transpose2d(
+        ember.tensor(x).contiguous(memory_format=fmt[0]), ember.tensor(w), stride=2, padding=1,
+        output_padding=1)
+    want = torch.nn.functional.conv_transpose2d(
+        torch.tensor(x).contiguous(memory_format=fmt[1]), torch.tensor(w), stride=2, padding=1,
+        output_padding=1)
+    assert got.stride() == want.stride()
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError
+from ember.layouts import preserve_format
 from ember.ops import winograd
 from ember.ops.channels_last_view import pixels_first
 from ember.ops.complex_parts import Holomorphic
@@ -487,6 +488,8 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
     pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
     out = fold_nd(cols, size, kernel_size=kernel, dilation=dilation, padding=pads,
                   stride=stride, layout=layout)
+    if any(extra):  # (the fold's trimmed high side leaves a strided slice: dense, as PyTorch's)
+        out = out.clone(memory_format=preserve_format)
     out = _add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 
