@@ -51,18 +51,22 @@ class Cast(Primitive):
             if dtype is dtypes.bool_:  # a complex number is true when either part is nonzero
                 return a != 0
             a = a.real
+        dims = None
+        if 0 in a.strides and not a.flags.c_contiguous:
+            # NumPy's "K" order may put an expanded dimension outermost (a row expanded to
+            # (4, 6) came out (1, 4)-strided); PyTorch lays it out as its order of strides,
+            # which the conversions below keep once the view is in that order
+            dims = stride_order(a.shape, tuple(abs(st) for st in a.strides))
+            a = a.transpose(dims)
         if dtype in _FLOAT8_SPECIAL:
             a = dtypes.float8_ready(xp, a, dtype)
         elif a.dtype in _ML_FLOATS and dtype.category == dtypes.INT:
             # PyTorch converts through float, wrapping what is out of range (-2.5 to uint8 is
             # 254); ml_dtypes' own casts to integers give 0 there
             a = a.astype(np.float32)
-        if 0 in a.strides and not a.flags.c_contiguous:
-            # NumPy's "K" order may put an expanded dimension outermost (a row expanded to
-            # (4, 6) came out (1, 4)-strided); PyTorch lays it out as its order of strides
-            dims = stride_order(a.shape, tuple(abs(st) for st in a.strides))
-            return a.transpose(dims).astype(dtype.np, order="C").transpose(np.argsort(dims))
-        return a.astype(dtype.np)
+        if dims is None:
+            return a.astype(dtype.np)
+        return a.astype(dtype.np, order="C").transpose(np.argsort(dims))
 
     def infer(self, a, *, dtype):
         return TensorSpec(a.shape, dtype)
