@@ -20,3 +20,12 @@ def test_linspace_gives_torch_s_exact_values(dtype):
         want = torch.linspace(a, b, steps, dtype=getattr(torch, dtype)).numpy()
         got = ember.linspace(a, b, steps, dtype=getattr(ember, dtype)).numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"linspace({a}, {b}, {steps})")
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+def test_complex_ends_with_a_real_dtype_are_refused_as_torch(op):
+    # (the imaginary part was dropped silently, or a bare "float() argument" leaked)
+    with pytest.raises(RuntimeError):
+        getattr(torch, op)(1j, 2, 5, dtype=torch.float64)
+    with pytest.raises(ember.errors.DTypeError, match=f"{op}: complex ends"):
+        getattr(ember, op)(1j, 2, 5, dtype=ember.float64)

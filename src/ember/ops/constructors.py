@@ -106,7 +106,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     check_strided("logspace", layout)
     if int(steps) < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
-    dt = spaced_dtype(start, end, dtype)
+    dt = spaced_dtype("logspace", start, end, dtype)
     exponents = linspace(start, end, steps, device=device,
                          dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
     out = (float(base) ** exponents).to(dt)

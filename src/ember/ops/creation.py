@@ -484,14 +484,18 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
     return _finish(array, dev, requires_grad)
 
 
-def spaced_dtype(start: Any, end: Any, dtype: Any) -> DType:
+def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
     """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
     form for a complex ``start`` or ``end``)."""
+    complex_ends = isinstance(start, complex) or isinstance(end, complex)
     if dtype is not None:
-        return dtypes.to_dtype(dtype)
+        dt = dtypes.to_dtype(dtype)
+        if complex_ends and not dt.is_complex:
+            raise DTypeError(f"{op}: complex ends {start!r}, {end!r} cannot be spaced in "
+                             f"{dt.name}. Hint: pass a complex dtype, or real ends")
+        return dt
     default = dtypes.get_default_dtype()
-    return default.to_complex() if isinstance(start, complex) or isinstance(end, complex) \
-        else default
+    return default.to_complex() if complex_ends else default
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -500,7 +504,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex ends give
     the default complex dtype)."""
     check_strided("linspace", layout)
-    dt = spaced_dtype(start, end, dtype)
+    dt = spaced_dtype("linspace", start, end, dtype)
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
     return _finish(dev.xp.asarray(evenly_spaced(start, end, steps, dt.np)), dev, requires_grad)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ember import dtypes
@@ -37,7 +38,7 @@ def _largest_integer(dt: dtypes.DType) -> int:
     """The top of ``random_()``'s default range in ``dt``: its max, or for a float the largest
     integer below which it holds every one exactly (``2**24`` for float32), as PyTorch's."""
     if dt.is_floating_point:
-        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt.name, 53)
+        return 2 ** (ml_dtypes.finfo(dt.np).nmant + 1)
     return 1 if dt is dtypes.bool_ else int(np.iinfo(dt.np).max)
 
 
