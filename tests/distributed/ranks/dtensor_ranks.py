@@ -211,7 +211,7 @@ assert (part + 1).placements == (Replicate(),)
 close((part + 1).full_tensor(), a.sum(1) + 1)
 with pytest.raises(UnsupportedShardingError, match=r"mixed with ordinary tensors"):
     A[Shard(0)] + a
-with pytest.raises(UnsupportedShardingError, match=r"cumsum: no sharding rule for DTensor operands"):
+with pytest.raises(UnsupportedShardingError, match=r"cumsum: no sharding rule for DTensor"):
     ember.cumsum(A[Shard(0)], 0)
 with pytest.raises(UnsupportedShardingError, match=r"sigmoid|DTensor.sort"):
     A[Shard(0)].sort()
