@@ -380,3 +380,11 @@ def test_arange_of_fractional_bounds_in_integer_dtypes_as_torch(dtype, args):
             ember.arange(*args, dtype=getattr(ember, dtype))
         return
     assert ember.arange(*args, dtype=getattr(ember, dtype)).tolist() == want
+
+
+@pytest.mark.parametrize("number", [2.5, 1j, True, np.float64(2.5)])
+def test_tensor_constructor_refuses_a_lone_number_as_torch(number):
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        torch.Tensor(number)
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        ember.Tensor(number)

@@ -189,3 +189,9 @@ def test_numpy_long_double_scalars_promote_by_their_kind():
     x = ember.ones(2)
     assert (x + np.clongdouble(1j)).dtype is ember.complex64
     assert (x + np.longdouble(2)).dtype is ember.float32
+
+
+def test_equality_with_an_array_of_strings_is_false_as_torch():
+    words = np.array(["a", "b"])
+    assert (torch.ones(2) == words) is False and (ember.ones(2) == words) is False
+    assert (torch.ones(2) != words) is True and (ember.ones(2) != words) is True

@@ -193,8 +193,9 @@ def _operator(fn: Any, name: str, swap: bool = False) -> None:
     NotImplemented, so ``t == None`` is False and ``t < "a"`` a TypeError, as Python expects
     (``t == np_array`` compares elements, as in PyTorch, from either side)."""
     def op(self: Tensor, other: Any) -> Any:
-        if not isinstance(other, _OPERANDS):
-            return NotImplemented
+        if not isinstance(other, _OPERANDS) or \
+                isinstance(other, np.ndarray) and other.dtype.kind not in "biufc":
+            return NotImplemented  # (an array of strings or objects: == is False, as torch's)
         return fn(other, self) if swap else fn(self, other)
     op.__name__ = name
     method(name)(op)

@@ -217,7 +217,11 @@ def legacy_tensor(args: tuple, dtype: Any, device: Any, requires_grad: bool) -> 
     """What ``Tensor(*args)`` makes, as ``torch.Tensor``: sizes (``Tensor(2, 3)``, a
     ``Size``, nothing) give uninitialised memory, data a copy in the default float dtype (a
     tensor keeps its own dtype)."""
-    if len(args) == 1 and not isinstance(args[0], int):
+    if len(args) == 1 and (isinstance(args[0], bool | float | complex | np.floating |
+                                      np.complexfloating | np.bool_)):
+        raise TypeError(f"Tensor(): data must be a sequence, got {type(args[0]).__name__} "
+                        f"{args[0]!r}. Hint: ember.tensor({args[0]!r}) makes a 0-d tensor")
+    if len(args) == 1 and not isinstance(args[0], int | np.integer):
         data = args[0]
         if dtype is None and not isinstance(data, Tensor | Size):
             dtype = dtypes.get_default_dtype()
