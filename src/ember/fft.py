@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ from ember.ops.complex_parts import conj
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
 from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
+from ember.ops.int_args import as_int
 from ember.ops.join import roll
 from ember.ops.out_arg import add_out_arguments
 from ember.ops.out_names import FFT
@@ -46,11 +46,7 @@ def _as_tuple(v: int | Sequence[int]) -> tuple:
 
 
 def _checked_size(n: int, op: str) -> int:
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{op}: the number of data points (n or s) must be an int, got "
-                        f"{type(n).__name__}") from None
+    n = as_int(n, op, "the number of data points (n or s)")
     if n < 1:
         raise ShapeError(f"{op}: invalid number of data points ({n}) specified; it must be at "
                          "least 1. Hint: an empty input dim needs n (or s) to pad it")
@@ -380,10 +376,7 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
 
 def _points(n: int, op: str) -> int:
     """The ``n`` of :func:`fftfreq` and :func:`rfftfreq`: a non-negative int."""
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{op}: n must be an int, got {type(n).__name__}") from None
+    n = as_int(n, op, "n")
     if n < 0:
         raise ShapeError(f"{op}: n must be non-negative, got n={n}")
     return n
