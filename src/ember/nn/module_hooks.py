@@ -99,8 +99,8 @@ REGISTRATION_HOOKS = {"parameter": _global_parameter_registration_hooks,
                       "module": _global_module_registration_hooks}
 
 
-def _register(hooks: HookDict, hook: Callable, prepend: bool = False,
-              flags: tuple[tuple[HookDict, bool], ...] = ()) -> RemovableHandle:
+def add_hook_to(hooks: HookDict, hook: Callable, prepend: bool = False,
+                flags: tuple[tuple[HookDict, bool], ...] = ()) -> RemovableHandle:
     """Adds ``hook`` to ``hooks`` under a new handle's id (first with ``prepend``), marking
     the id in each flag dict whose flag is set; the handle removes it from all of them."""
     handle = RemovableHandle(hooks, extra_dict=[flag_dict for flag_dict, _ in flags])
@@ -113,7 +113,7 @@ def _register(hooks: HookDict, hook: Callable, prepend: bool = False,
     return handle
 
 
-class _WrappedHook:
+class WrappedHook:
     """A load-state-dict pre-hook as PyTorch keeps it in ``_load_state_dict_pre_hooks`` (and a
     legacy backward hook as it registers it on an autograd node):
     called with the hook's arguments less the module, which it holds weakly (a module does
@@ -172,7 +172,7 @@ def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
         >>> h.remove(); seen
         ['Sequential', 'ReLU']
     """
-    return _register(_global_forward_pre_hooks, hook)
+    return add_hook_to(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
@@ -188,7 +188,7 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
         tensor([2.])
         >>> h.remove()
     """
-    return _register(_global_forward_hooks, hook, flags=(
+    return add_hook_to(_global_forward_hooks, hook, flags=(
         (_global_forward_hooks_with_kwargs, with_kwargs),
         (_global_forward_hooks_always_called, always_call)))
 
@@ -228,7 +228,7 @@ def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> Removabl
         >>> h.remove(); seen
         ['Linear']
     """
-    return _register(_global_backward_pre_hooks, hook)
+    return add_hook_to(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -253,12 +253,12 @@ def _register_global_backward(hook: Callable[..., Any], full: bool) -> Removable
     _check_backward_hook_kind(_global_backward_hooks, _global_is_full_backward_hook, full,
                               "as a global Module hook")
     _global_is_full_backward_hook = full
-    return _register(_global_backward_hooks, hook)
+    return add_hook_to(_global_backward_hooks, hook)
 
 
 def _registration_hook(kind: str) -> Callable[[Callable[..., Any]], RemovableHandle]:
     def register(hook: Callable[..., Any]) -> RemovableHandle:
-        return _register(REGISTRATION_HOOKS[kind], hook)
+        return add_hook_to(REGISTRATION_HOOKS[kind], hook)
 
     register.__name__ = register.__qualname__ = f"register_module_{kind}_registration_hook"
     register.__doc__ = (
@@ -451,8 +451,8 @@ class ModuleHooksMixin:
             >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
             >>> h.remove()
         """
-        return _register(self._forward_pre_hooks, hook, prepend,
-                         ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
+        return add_hook_to(self._forward_pre_hooks, hook, prepend,
+                           ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
                               with_kwargs: bool = False,
@@ -464,9 +464,9 @@ class ModuleHooksMixin:
             >>> feats = []
             >>> h = m.register_forward_hook(lambda mod, args, out: feats.append(out))
         """
-        return _register(self._forward_hooks, hook, prepend,
-                         ((self._forward_hooks_with_kwargs, with_kwargs),
-                          (self._forward_hooks_always_called, always_call)))
+        return add_hook_to(self._forward_hooks, hook, prepend,
+                           ((self._forward_hooks_with_kwargs, with_kwargs),
+                            (self._forward_hooks_always_called, always_call)))
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
                                         ) -> RemovableHandle:
@@ -477,7 +477,7 @@ class ModuleHooksMixin:
         Example:
             >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0].clamp(-1, 1),))
         """
-        return _register(self._backward_pre_hooks, hook, prepend)
+        return add_hook_to(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False
                                     ) -> RemovableHandle:
@@ -493,7 +493,7 @@ class ModuleHooksMixin:
         _check_backward_hook_kind(self._backward_hooks, self._is_full_backward_hook, True,
                                   "on a single Module")
         object.__setattr__(self, "_is_full_backward_hook", True)
-        return _register(self._backward_hooks, hook, prepend)
+        return add_hook_to(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Deprecated, as PyTorch's: use :meth:`register_full_backward_hook`. Calls
@@ -512,4 +512,4 @@ class ModuleHooksMixin:
         _check_backward_hook_kind(self._backward_hooks, self._is_full_backward_hook, False,
                                   "on a single Module")
         object.__setattr__(self, "_is_full_backward_hook", False)
-        return _register(self._backward_hooks, hook)
+        return add_hook_to(self._backward_hooks, hook)

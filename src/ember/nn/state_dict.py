@@ -12,7 +12,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DeviceError
-from ember.nn.module_hooks import _register, _WrappedHook
+from ember.nn.module_hooks import WrappedHook, add_hook_to
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
 from ember.tensor import RemovableHandle, Tensor
@@ -246,7 +246,7 @@ class StateDictMixin:
             >>> _ = nn.Sequential(fc).state_dict()
             0.
         """
-        return _register(self._state_dict_pre_hooks, hook)
+        return add_hook_to(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
@@ -266,7 +266,7 @@ class StateDictMixin:
             hook._from_public_api = True
         except AttributeError:  # (a bound method: its returned value is then not refused)
             pass
-        return _register(self._state_dict_hooks, hook)
+        return add_hook_to(self._state_dict_hooks, hook)
 
     def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
         """PyTorch's private form of :meth:`register_state_dict_post_hook`, which much code
@@ -283,7 +283,7 @@ class StateDictMixin:
             raise RuntimeError("Cannot register the same function as the state dict post hook "
                                "that was previously registered via "
                                "register_state_dict_post_hook")
-        return _register(self._state_dict_hooks, hook)
+        return add_hook_to(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -315,7 +315,7 @@ class StateDictMixin:
             >>> fc.load_state_dict({"weight": ember.zeros(3, 2)})
             <All keys matched successfully>
         """
-        return _register(self._load_state_dict_post_hooks, hook)
+        return add_hook_to(self._load_state_dict_post_hooks, hook)
 
     def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
                                            ) -> RemovableHandle:
@@ -329,5 +329,5 @@ class StateDictMixin:
             >>> h = fc._register_load_state_dict_pre_hook(lambda sd, prefix, *_: None)
             >>> h.remove()
         """
-        return _register(self._load_state_dict_pre_hooks,
-                         _WrappedHook(hook, self if with_module else None))
+        return add_hook_to(self._load_state_dict_pre_hooks,
+                           WrappedHook(hook, self if with_module else None))
