@@ -113,7 +113,7 @@ def add_hook_to(hooks: HookDict, hook: Callable, prepend: bool = False,
     return handle
 
 
-class WrappedHook:
+class _WrappedHook:
     """A load-state-dict pre-hook as PyTorch keeps it in ``_load_state_dict_pre_hooks`` (and a
     legacy backward hook as it registers it on an autograd node):
     called with the hook's arguments less the module, which it holds weakly (a module does

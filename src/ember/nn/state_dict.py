@@ -12,7 +12,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DeviceError
-from ember.nn.module_hooks import WrappedHook, add_hook_to
+from ember.nn.module_hooks import _WrappedHook, add_hook_to  # (PyTorch's class name)
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
 from ember.tensor import RemovableHandle, Tensor
@@ -330,4 +330,4 @@ class StateDictMixin:
             >>> h.remove()
         """
         return add_hook_to(self._load_state_dict_pre_hooks,
-                           WrappedHook(hook, self if with_module else None))
+                           _WrappedHook(hook, self if with_module else None))
