@@ -330,11 +330,17 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
                     generator=generator)
 
 
+def _detached(value: Any) -> Any:
+    return value.detach() if isinstance(value, Tensor) else value
+
+
 def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
            generator: Generator | None = None, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples; ``mean``/``std`` may be tensors (broadcast) or numbers with ``size``.
-    With tensor arguments the result is ``mean + std * noise``, differentiable in both. A
+    With tensor arguments the result is ``mean + std * noise``; as in PyTorch its gradient to
+    ``mean`` and ``std`` is zero (a reparameterized sample is ``Normal(mean, std).rsample()``,
+    or ``mean + std * ember.randn_like(std)``). A
     complex ``mean`` (or ``dtype``) draws PyTorch's complex normal: each part N(mean's part,
     std²/2); ``std`` stays real.
 
@@ -365,7 +371,11 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
                           device=ref.device)
         if dt.is_complex:
             noise = view_as_complex(noise * 0.5 ** 0.5)
-        return noise * std + mean
+        out = noise * _detached(std) + _detached(mean)
+        for source in (mean, std):
+            if isinstance(source, Tensor):
+                out = zero_grad_from(source, out)
+        return out
     mean, std = _numbers("normal", mean, std)
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
