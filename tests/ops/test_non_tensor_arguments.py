@@ -33,3 +33,24 @@ def test_an_attribute_error_of_a_tensor_argument_is_left_alone():
 
     with pytest.raises(AttributeError):
         ember.nn.functional.leaky_relu(Odd(ember.ones(2)))
+
+
+@pytest.mark.parametrize("op, call", [
+    ("add", lambda lib, t: t + [1.0, 2.0]),
+    ("mul", lambda lib, t: t * None),
+    ("add", lambda lib, t: t.add_([1.0, 2.0])),
+    ("maximum", lambda lib, t: lib.maximum(t, "a")),
+    ("where", lambda lib, t: lib.where(t > 0, [1.0], 2.0)),
+    ("atan2", lambda lib, t: lib.atan2(t, [1.0, 2.0])),
+    ("pow", lambda lib, t: t ** None),
+    ("clamp", lambda lib, t: t.clamp([0.0])),
+])
+def test_an_operand_of_another_type_names_the_op(op, call):
+    """PyTorch refuses these operands with a TypeError; Ember's names the op (it named its own
+    internal dtype rule, result_type) and leaves the tensor unchanged."""
+    t = ember.ones(2)
+    with pytest.raises(TypeError, match=rf"^{op}\(\): cannot take an operand of type "):
+        call(ember, t)
+    assert t.tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError):
+        call(torch, torch.ones(2))

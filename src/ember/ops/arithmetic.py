@@ -19,7 +19,7 @@ from ember import dtypes
 from ember.errors import DivisionByZero, DTypeError, OpError, describe
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
-from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to
+from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to, result_dtype
 from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -501,7 +501,7 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         return clone(input) if exponent else ones_like(input)  # bool, as in PyTorch
     if isinstance(exponent, (np.generic, bool)):
         exponent = exponent.item() if isinstance(exponent, np.generic) else int(exponent)
-    dtype = dtypes.result_type(input, exponent)
+    dtype = result_dtype(input, exponent)
     _pow_dtype(dtype)
     if dtype.category < dtypes.FLOAT and exponent < 0:
         raise OpError(f"pow: integers to negative integer powers are not allowed ({dtype.name} "

@@ -24,7 +24,7 @@ from ember.layouts import (
     stride_order,
 )
 from ember.ops.creation import scalar_tensor
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.overrides import TensorLikeOperand, handle, outermost_op
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
 
@@ -116,7 +116,40 @@ def promote(*xs: Any) -> tuple[Tensor, ...]:
         a, b = xs
         if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
             return xs
-    return promote_to(dtypes.result_type(*xs), *xs)
+    return promote_to(result_dtype(*xs), *xs)
+
+
+def result_dtype(*xs: Any) -> DType:
+    """:func:`ember.result_type` of an op's operands; an operand of another type (a list,
+    ``None``) raises an error naming the op."""
+    try:
+        return dtypes.result_type(*xs)
+    except DTypeError:
+        refused = [type(x).__name__ for x in xs if _refused(x)]
+        if not refused:
+            raise
+        raise OperandTypeError(refused[0]) from None
+
+
+class OperandTypeError(DTypeError):
+    """An operand no op takes (a list, ``None``, a string); the message names the outermost
+    ``ember.ops`` function the error passed through (found when it is read)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return (f"{outermost_op(self.__traceback__)}(): cannot take an operand of type "
+                f"{self.kind}. Hint: convert it with ember.tensor(...)")
+
+
+def _refused(x: Any) -> bool:
+    try:
+        dtypes.result_type(x)
+    except DTypeError:
+        return True
+    return False
 
 
 def promote_to(dtype: DType, *xs: Any) -> tuple[Tensor, ...]:

@@ -18,7 +18,7 @@ from ember.errors import DTypeError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import ne
-from ember.ops.convert import cast, promote, promote_to
+from ember.ops.convert import cast, promote, promote_to, result_dtype
 from ember.ops.creation import scalar_tensor, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
@@ -184,7 +184,7 @@ def ldexp(input: Any, other: Any) -> Tensor:
         >>> ember.ldexp(ember.tensor([1.0, 3.0]), ember.tensor([3, -1]))
         tensor([8.0000, 1.5000])
     """
-    target = dtypes.result_type(input, other)
+    target = result_dtype(input, other)
     if target.is_complex:  # no exact scaling of complex numbers: input * 2**other
         a, b = promote_to(target, input, other)
         return a * 2**b

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.ops.convert import promote_to, to_float
+from ember.ops.convert import promote_to, result_dtype, to_float
 from ember.ops.primitive import complex_error, refuse_complex
 from ember.tensor import Tensor
 
@@ -46,7 +46,7 @@ def float_operands(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     (``torch.atan2(int, int)`` is float32), each converted from its own values (so an int8 -7
     stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it); complex
     operands raise (the kernels are real-only)."""
-    dtype = dtypes.result_type(input, other)
+    dtype = result_dtype(input, other)
     if not dtype.is_floating_point:
         if dtype.is_complex:
             raise complex_error(op, dtype)

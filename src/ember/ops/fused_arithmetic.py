@@ -8,7 +8,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.arithmetic import Add, Div, Mul, _dtype_name, _scaled
-from ember.ops.convert import promote
+from ember.ops.convert import promote, result_dtype
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, apply
 from ember.tensor import Tensor, method
@@ -30,7 +30,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
 @method()
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``, with broadcasting."""
-    if dtypes.result_type(tensor1, tensor2).category < dtypes.FLOAT:
+    if result_dtype(tensor1, tensor2).category < dtypes.FLOAT:
         raise DTypeError(f"addcdiv: integer division of tensor1 ({_dtype_name(tensor1)}) by "
                          f"tensor2 ({_dtype_name(tensor2)}) is not supported, as in PyTorch. "
                          f"Hint: convert one of them to a float dtype, or use "
@@ -61,7 +61,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
         tensor([0.2500, 0.2500])
     """
-    if input.dtype.category < dtypes.FLOAT or dtypes.result_type(end).category < dtypes.FLOAT:
+    if input.dtype.category < dtypes.FLOAT or result_dtype(end).category < dtypes.FLOAT:
         raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
                          f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
     diff = end - input

@@ -67,7 +67,7 @@ def outermost_op(tb: TracebackType | None) -> str:
         if name == "op":  # a generated public function (unary.py's): the name it was given
             name = getattr(tb.tb_frame.f_locals.get("op"), "__name__", name)
         if _OPS_DIR in code.co_filename and not name.startswith(("_", "<")) and \
-                name not in ("eager", "apply", "op"):
+                name not in ("eager", "apply", "op", "inplace", "not_casting"):
             return name
         tb = tb.tb_next
     return "conversion to an array"

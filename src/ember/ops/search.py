@@ -23,7 +23,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
-from ember.ops.convert import cast
+from ember.ops.convert import cast, result_dtype
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
 from ember.ops.primitive import (
@@ -139,7 +139,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     if scalar and sorted_sequence.ndim != 1:
         raise ShapeError(f"searchsorted: a number as input needs 1-D boundaries, got boundaries "
                          f"of shape {tuple(sorted_sequence.shape)}")
-    target = dtypes.result_type(sorted_sequence, input)
+    target = result_dtype(sorted_sequence, input)
     if target is dtypes.bool_:
         raise DTypeError("searchsorted: bool boundaries and values are not supported. Hint: "
                          "convert them with .int() first")
@@ -428,7 +428,7 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     """
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin: at least one of elements and test_elements must be a tensor")
-    target = dtypes.result_type(elements, test_elements)
+    target = result_dtype(elements, test_elements)
     for x in (elements, test_elements):
         if getattr(x, "dtype", None) is dtypes.bool_ or isinstance(x, bool):
             raise DTypeError("isin: bool inputs are not supported. Hint: convert them with "

@@ -16,7 +16,7 @@ from ember.errors import DTypeError, OpError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
-from ember.ops.convert import cast, promote
+from ember.ops.convert import cast, promote, result_dtype
 from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
@@ -279,7 +279,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if isinstance(low, Tensor) or isinstance(high, Tensor):
         return _clamp_tensors(input, low, high)
     if not (input.dtype.is_floating_point and type(low) in _BOUNDS and type(high) in _BOUNDS):
-        input = cast(input, dtypes.result_type(*(v for v in (input, low, high) if v is not None)))
+        input = cast(input, result_dtype(*(v for v in (input, low, high) if v is not None)))
     if input.dtype not in dtypes.ALL_LIMITED:  # (those: apply's own refusal or rule)
         for bound in (low, high):  # -1000 for int8 raises, as in PyTorch, rather than wraps
             check_fits("clamp", bound, input.dtype)

@@ -25,7 +25,7 @@ from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.compare import eq, ge, gt, le, lt
 from ember.ops.complex_parts import Holomorphic, real
-from ember.ops.convert import cast, promote, to_float
+from ember.ops.convert import cast, promote, result_dtype, to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
 from ember.ops.float_host import float_operands
@@ -369,7 +369,7 @@ def logaddexp(input: Any, other: Any) -> Tensor:
         >>> ember.logaddexp(ember.tensor([0.0, 100.0]), ember.tensor([0.0, 100.0]))
         tensor([  0.6931, 100.6931])
     """
-    if dtypes.result_type(input, other).is_complex:
+    if result_dtype(input, other).is_complex:
         a, b = promote(input, other)
         first = ge(real(a), real(b))
         hi, lo = where(first, a, b), where(first, b, a)  # the larger real part factored out
@@ -481,7 +481,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power: needs a tensor input or exponent, got "
                         f"{type(input).__name__} and {type(exponent).__name__}")
-    wide = dtypes.complex128 if dtypes.result_type(input, exponent).is_complex else \
+    wide = dtypes.complex128 if result_dtype(input, exponent).is_complex else \
         dtypes.float64
     if isinstance(input, Tensor):
         input = cast(input, wide)
