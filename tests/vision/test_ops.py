@@ -139,7 +139,7 @@ def test_nms_and_batched_nms_match_the_greedy_loop(threshold):
     groups = RNG.integers(0, 3, 60)
     expected = [int(np.flatnonzero(groups == g)[k]) for g in range(3)
                 for k in reference_nms(boxes[groups == g], scores[groups == g], threshold)]
-    expected.sort(key=lambda i: -scores[i])
+    expected.sort(key=lambda i: (-scores[i], i))  # one score order, ties by index (torchvision)
     got = ops.batched_nms(ember.tensor(boxes), ember.tensor(scores), ember.tensor(groups),
                           threshold)
     assert got.tolist() == expected
@@ -173,8 +173,7 @@ def test_clipping_filtering_and_masks():
     masks[0, 2:4, 1:6] = True
     masks[1, 5, 0] = True
     assert ops.masks_to_boxes(masks).tolist() == [[1, 2, 5, 3], [0, 5, 0, 5]]
-    with pytest.raises(ValueError, match="mask 0 is empty"):
-        ops.masks_to_boxes(ember.zeros(1, 3, 3))
+    assert ops.masks_to_boxes(ember.zeros(1, 3, 3)).tolist() == [[0, 0, 0, 0]]  # torchvision
     assert ops.masks_to_boxes(ember.zeros(0, 3, 3)).shape == (0, 4)
 
 

@@ -27,50 +27,84 @@ def _check(op: str, boxes: Tensor, name: str = "boxes") -> None:
         raise ShapeError(f"{op}: {name} must have shape (..., 4), got {tuple(boxes.shape)}")
 
 
-def box_area(boxes: Tensor) -> Tensor:
-    """Areas of ``(x1, y1, x2, y2)`` boxes.
+def _upcast(t: Tensor) -> Tensor:
+    """``t`` in a type whose products do not overflow: half floats to float32, small integers
+    to int32 (torchvision's rule, so results carry its dtypes)."""
+    if t.dtype.is_floating_point:
+        return t if t.dtype in (ember.float32, ember.float64) else t.float()
+    return t if t.dtype in (ember.int32, ember.int64) else t.int()
+
+
+
+def _check_fmt(op: str, fmt: str) -> None:
+    if fmt not in _FORMATS:
+        raise ValueError(f"{op}: unsupported box format {fmt!r}; the axis-aligned formats are "
+                         f"{_FORMATS} (rotated boxes are not built)")
+
+
+def box_area(boxes: Tensor, fmt: str = "xyxy") -> Tensor:
+    """Areas of ``(..., 4)`` boxes in ``fmt`` (``"xyxy"``, ``"xywh"`` or ``"cxcywh"``); half
+    floats come back float32 and small integers int32, as in torchvision.
 
     Example:
         >>> box_area(ember.tensor([[0.0, 0.0, 2.0, 3.0]]))
         tensor([6.])
     """
+    _check_fmt("box_area", fmt)
     _check("box_area", boxes)
-    return (boxes[..., 2] - boxes[..., 0]) * (boxes[..., 3] - boxes[..., 1])
+    boxes = _upcast(boxes)
+    if fmt == "xyxy":
+        return (boxes[..., 2] - boxes[..., 0]) * (boxes[..., 3] - boxes[..., 1])
+    return boxes[..., 2] * boxes[..., 3]
 
 
-def _overlap(op: str, boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor]:
-    """The ``(N, M)`` intersections and unions of every pair."""
+def _corners(boxes: Tensor, fmt: str) -> tuple[Tensor, Tensor]:
+    """Top-left and bottom-right corners ``(..., 2)`` of boxes in ``fmt``."""
+    if fmt == "xyxy":
+        return boxes[..., :2], boxes[..., 2:]
+    if fmt == "xywh":
+        return boxes[..., :2], boxes[..., :2] + boxes[..., 2:]
+    return boxes[..., :2] - boxes[..., 2:] / 2, boxes[..., :2] + boxes[..., 2:] / 2
+
+
+def _overlap(op: str, boxes1: Tensor, boxes2: Tensor,
+             fmt: str = "xyxy") -> tuple[Tensor, Tensor]:
+    """The ``(..., N, M)`` intersections and unions of every pair."""
+    _check_fmt(op, fmt)
     _check(op, boxes1, "boxes1")
     _check(op, boxes2, "boxes2")
-    lo = ember.maximum(boxes1[:, None, :2], boxes2[None, :, :2])
-    hi = ember.minimum(boxes1[:, None, 2:], boxes2[None, :, 2:])
-    wh = (hi - lo).clamp(min=0)
+    lo1, hi1 = _corners(boxes1, fmt)
+    lo2, hi2 = _corners(boxes2, fmt)
+    lo = ember.maximum(lo1[..., None, :], lo2[..., None, :, :])
+    hi = ember.minimum(hi1[..., None, :], hi2[..., None, :, :])
+    wh = _upcast(hi - lo).clamp(min=0)
     inter = wh[..., 0] * wh[..., 1]
-    union = box_area(boxes1)[:, None] + box_area(boxes2)[None, :] - inter
+    union = box_area(boxes1, fmt)[..., None] + box_area(boxes2, fmt)[..., None, :] - inter
     return inter, union
 
 
 def _enclosing(boxes1: Tensor, boxes2: Tensor) -> Tensor:
-    """Width and height of the smallest box around each pair, ``(N, M, 2)``."""
-    lo = ember.minimum(boxes1[:, None, :2], boxes2[None, :, :2])
-    hi = ember.maximum(boxes1[:, None, 2:], boxes2[None, :, 2:])
-    return (hi - lo).clamp(min=0)
+    """Width and height of the smallest box around each pair, ``(..., N, M, 2)``."""
+    lo = ember.minimum(boxes1[..., None, :2], boxes2[..., None, :, :2])
+    hi = ember.maximum(boxes1[..., None, 2:], boxes2[..., None, :, 2:])
+    return _upcast(hi - lo).clamp(min=0)
 
 
-def box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
-    """Intersection over union of every pair: ``(N, M)``.
+def box_iou(boxes1: Tensor, boxes2: Tensor, fmt: str = "xyxy") -> Tensor:
+    """Intersection over union of every pair of ``(..., N, 4)`` and ``(..., M, 4)`` boxes in
+    ``fmt``: ``(..., N, M)``.
 
     Example:
         >>> box_iou(ember.tensor([[0.0, 0.0, 2.0, 2.0]]), ember.tensor([[1.0, 0.0, 3.0, 2.0]]))
         tensor([[0.3333]])
     """
-    inter, union = _overlap("box_iou", boxes1, boxes2)
+    inter, union = _overlap("box_iou", boxes1, boxes2, fmt)
     return inter / union
 
 
 def generalized_box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
     """IoU minus the share of the enclosing box that neither box covers: in ``[-1, 1]``,
-    informative even for boxes that do not overlap.
+    informative even for boxes that do not overlap; ``(..., N, M)``.
 
     Example:
         >>> generalized_box_iou(ember.tensor([[0.0, 0.0, 1.0, 1.0]]),
@@ -87,35 +121,43 @@ def _centre_penalty(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
     """Squared distance of the centres over the squared diagonal of the enclosing box."""
     wh = _enclosing(boxes1, boxes2)
     diagonal = wh[..., 0] ** 2 + wh[..., 1] ** 2 + eps
-    c1 = (boxes1[:, :2] + boxes1[:, 2:]) / 2
-    c2 = (boxes2[:, :2] + boxes2[:, 2:]) / 2
-    d = c1[:, None, :] - c2[None, :, :]
+    c1 = (boxes1[..., :2] + boxes1[..., 2:]) / 2
+    c2 = (boxes2[..., :2] + boxes2[..., 2:]) / 2
+    d = _upcast(c1[..., :, None, :] - c2[..., None, :, :])
     return (d[..., 0] ** 2 + d[..., 1] ** 2) / diagonal
 
 
 def distance_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tensor:
-    """IoU minus the centres' squared distance over the enclosing box's squared diagonal.
+    """IoU minus the centres' squared distance over the enclosing box's squared diagonal;
+    ``(..., N, M)``.
 
     Example:
         >>> distance_box_iou(ember.tensor([[0.0, 0.0, 2.0, 2.0]]),
         ...                  ember.tensor([[0.0, 0.0, 2.0, 2.0]]))
         tensor([[1.]])
     """
+    _check("distance_box_iou", boxes1, "boxes1")
+    _check("distance_box_iou", boxes2, "boxes2")
+    boxes1, boxes2 = _upcast(boxes1), _upcast(boxes2)
     return box_iou(boxes1, boxes2) - _centre_penalty(boxes1, boxes2, eps)
 
 
 def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tensor:
-    """:func:`distance_box_iou` minus a term for differing aspect ratios.
+    """:func:`distance_box_iou` minus a term for differing aspect ratios; ``(..., N, M)``.
 
     Example:
         >>> complete_box_iou(ember.tensor([[0.0, 0.0, 2.0, 1.0]]),
         ...                  ember.tensor([[0.0, 0.0, 1.0, 2.0]]))
         tensor([[0.2371]])
     """
+    _check("complete_box_iou", boxes1, "boxes1")
+    _check("complete_box_iou", boxes2, "boxes2")
+    boxes1, boxes2 = _upcast(boxes1), _upcast(boxes2)
     iou = box_iou(boxes1, boxes2)
-    w1, h1 = boxes1[:, 2] - boxes1[:, 0], boxes1[:, 3] - boxes1[:, 1]
-    w2, h2 = boxes2[:, 2] - boxes2[:, 0], boxes2[:, 3] - boxes2[:, 1]
-    v = (4 / math.pi ** 2) * (ember.atan(w2 / h2)[None, :] - ember.atan(w1 / h1)[:, None]) ** 2
+    w1, h1 = boxes1[..., 2] - boxes1[..., 0], boxes1[..., 3] - boxes1[..., 1]
+    w2, h2 = boxes2[..., 2] - boxes2[..., 0], boxes2[..., 3] - boxes2[..., 1]
+    v = (4 / math.pi ** 2) * (ember.atan(w1 / h1)[..., :, None]
+                              - ember.atan(w2 / h2)[..., None, :]) ** 2
     with ember.no_grad():
         alpha = v / (1 - iou + v + eps)
     return iou - _centre_penalty(boxes1, boxes2, eps) - alpha * v
@@ -176,7 +218,7 @@ def remove_small_boxes(boxes: Tensor, min_size: float) -> Tensor:
 
 def masks_to_boxes(masks: Tensor) -> Tensor:
     """The tight ``(x1, y1, x2, y2)`` box of the nonzero pixels of each ``(H, W)`` mask of an
-    ``(N, H, W)`` batch (float; an empty mask gives an error, as torchvision's does).
+    ``(N, H, W)`` batch, float32; an empty mask gives ``[0, 0, 0, 0]``, as in torchvision.
 
     Example:
         >>> m = ember.zeros(1, 4, 5, dtype=ember.bool)
@@ -184,21 +226,18 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
         >>> masks_to_boxes(m)
         tensor([[2., 1., 3., 2.]])
     """
+    if masks.numel() == 0:  # (as torchvision: no pixels at all, no boxes at all)
+        return ember.zeros(0, 4)
     if masks.ndim != 3:
         raise ShapeError(f"masks_to_boxes: masks must have shape (N, H, W), got "
                          f"{tuple(masks.shape)}")
     nonzero = masks != 0
     rows, cols = nonzero.any(2), nonzero.any(1)
-    if masks.shape[0] and not bool(rows.any(1).all()):
-        empty = int((~rows.any(1)).nonzero()[0, 0])
-        raise ValueError(f"masks_to_boxes: mask {empty} is empty, so it has no box")
-    out = ember.zeros(masks.shape[0], 4)
-    if not masks.shape[0]:
-        return out
     ys, xs = ember.arange(masks.shape[1]), ember.arange(masks.shape[2])
     big = max(masks.shape[1], masks.shape[2])
     x1 = ember.where(cols, xs, big).min(1).values
     x2 = ember.where(cols, xs, -1).max(1).values
     y1 = ember.where(rows, ys, big).min(1).values
     y2 = ember.where(rows, ys, -1).max(1).values
-    return ember.stack((x1, y1, x2, y2), dim=1).float()
+    boxes = ember.stack((x1, y1, x2, y2), dim=1).float()
+    return ember.where(rows.any(1)[:, None], boxes, ember.zeros(()))

@@ -53,6 +53,9 @@ def _paired(op: str, boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, ...]:
     if boxes1.shape != boxes2.shape or boxes1.shape[-1:] != (4,):
         raise ShapeError(f"{op}: boxes1 and boxes2 must both be (..., 4) and equal in shape, "
                          f"got {tuple(boxes1.shape)} and {tuple(boxes2.shape)}")
+    # as torchvision: any dtype but float32/64 (half floats, integers) is computed in float32
+    boxes1, boxes2 = (b if b.dtype in (ember.float32, ember.float64) else b.float()
+                      for b in (boxes1, boxes2))
     x1, y1, x2, y2 = boxes1.unbind(-1)
     x1g, y1g, x2g, y2g = boxes2.unbind(-1)
     xk1, yk1 = ember.maximum(x1, x1g), ember.maximum(y1, y1g)

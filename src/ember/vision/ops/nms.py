@@ -23,11 +23,18 @@ def _check(op: str, boxes: Tensor, scores: Tensor) -> None:
                                f"{boxes.dtype} and {scores.dtype}")
 
 
+def _by_score(scores: np.ndarray) -> np.ndarray:
+    """Indices by descending score as torch's sort orders them: NaN first (it counts as the
+    largest), ties in index order."""
+    nan = np.isnan(scores)
+    return np.lexsort((np.arange(len(scores)), np.where(nan, 0, -scores), ~nan))
+
+
 def _greedy(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
     """Kept indices, by descending score (ties: the earlier box first)."""
     x1, y1, x2, y2 = boxes.T
     areas = (x2 - x1) * (y2 - y1)
-    order = np.argsort(-scores, kind="stable")
+    order = _by_score(scores)
     alive = np.ones(len(order), bool)
     keep = []
     for pos, i in enumerate(order):
@@ -74,5 +81,6 @@ def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: floa
     groups = idxs.detach().numpy()
     kept = [np.flatnonzero(groups == g)[_greedy(b[groups == g], s[groups == g], iou_threshold)]
             for g in np.unique(groups)]
-    kept = np.concatenate(kept) if kept else np.zeros(0, np.int64)
-    return ember.from_numpy(kept[np.argsort(-s[kept], kind="stable")].astype(np.int64))
+    # in one score order over all categories, ties in index order (as torchvision's one sort)
+    kept = np.sort(np.concatenate(kept)) if kept else np.zeros(0, np.int64)
+    return ember.from_numpy(kept[_by_score(s[kept])].astype(np.int64))
