@@ -110,13 +110,26 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
 def promote(*xs: Any) -> tuple[Tensor, ...]:
     """Brings tensors and Python scalars to their PyTorch result dtype, as tensors.
 
-    The fast path, tensors that already share a dtype, costs one comparison.
+    The fast paths: tensors that already share a dtype cost one comparison; a tensor and a
+    Python number that cannot change its dtype (``x * 2.0`` on floats, ``i + 1`` on ints)
+    skip the general rule, which costs an op as much as computing it.
     """
     if len(xs) == 2:
         a, b = xs
-        if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
-            return xs
+        if type(a) is Tensor:
+            if type(b) is Tensor:
+                if a._data.dtype == b._data.dtype:
+                    return xs
+            elif a._data.dtype.kind in _KEEPS_DTYPE.get(type(b), ""):
+                return a, scalar_tensor(b, a.dtype, a._device)
+        elif type(b) is Tensor and b._data.dtype.kind in _KEEPS_DTYPE.get(type(a), ""):
+            return scalar_tensor(a, b.dtype, b._device), b
     return promote_to(result_dtype(*xs), *xs)
+
+
+# a Python number's type -> the NumPy kinds of the tensor dtypes it leaves unchanged, as
+# result_type rules (a number never widens a tensor of its own category or above)
+_KEEPS_DTYPE = {float: "fc", int: "iufc"}
 
 
 def result_dtype(*xs: Any) -> DType:
