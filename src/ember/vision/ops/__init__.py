@@ -42,16 +42,17 @@ from ember.vision.ops.losses import (
 )
 from ember.vision.ops.nms import batched_nms, nms
 from ember.vision.ops.poolers import MultiScaleRoIAlign
+from ember.vision.ops.ps_roi import PSRoIAlign, PSRoIPool, ps_roi_align, ps_roi_pool
 from ember.vision.ops.roi import RoIAlign, RoIPool, roi_align, roi_pool
 
 __all__ = ["MLP", "Conv2dNormActivation", "Conv3dNormActivation", "DropBlock2d", "DropBlock3d",
            "ExtraFPNBlock",
            "FeaturePyramidNetwork", "FrozenBatchNorm2d", "LastLevelMaxPool", "LastLevelP6P7",
-           "MultiScaleRoIAlign", "Permute", "RoIAlign", "RoIPool", "SqueezeExcitation",
-           "StochasticDepth",
+           "MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool", "Permute", "RoIAlign", "RoIPool",
+           "SqueezeExcitation", "StochasticDepth",
            "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
            "complete_box_iou", "complete_box_iou_loss", "distance_box_iou",
            "distance_box_iou_loss", "drop_block2d", "drop_block3d", "generalized_box_iou",
            "generalized_box_iou_loss",
-           "masks_to_boxes", "nms", "remove_small_boxes", "roi_align", "roi_pool",
-           "sigmoid_focal_loss", "stochastic_depth"]
+           "masks_to_boxes", "nms", "ps_roi_align", "ps_roi_pool", "remove_small_boxes",
+           "roi_align", "roi_pool", "sigmoid_focal_loss", "stochastic_depth"]

@@ -85,29 +85,43 @@ def roi_align(input: Tensor, boxes: Tensor | list[Tensor], output_size: int | tu
     rois = _rois(op, input, boxes)
     ph, pw = _pair(output_size)
     n, c, height, width = input.shape
-    offset = 0.5 if aligned else 0.0
     bins, sources, weights = [], [], []
     for k, (b, x1, y1, x2, y2) in enumerate(rois):
-        start_w, start_h = x1 * spatial_scale - offset, y1 * spatial_scale - offset
-        roi_w, roi_h = x2 * spatial_scale - offset - start_w, y2 * spatial_scale - offset - start_h
-        if not aligned:
-            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
-        bin_h, bin_w = roi_h / ph, roi_w / pw
-        # an aligned reversed box has a negative size: no samples, as the kernel's loops
-        gh = sampling_ratio if sampling_ratio > 0 else max(math.ceil(roi_h / ph), 0)
-        gw = sampling_ratio if sampling_ratio > 0 else max(math.ceil(roi_w / pw), 0)
-        count = max(gh * gw, 1)
-        ys = start_h + np.arange(ph)[:, None] * bin_h + (np.arange(gh)[None, :] + 0.5) * bin_h / gh
-        xs = start_w + np.arange(pw)[:, None] * bin_w + (np.arange(gw)[None, :] + 0.5) * bin_w / gw
-        y = np.broadcast_to(ys[:, None, :, None], (ph, pw, gh, gw))
-        x = np.broadcast_to(xs[None, :, None, :], (ph, pw, gh, gw))
-        out_bin = np.broadcast_to((k * ph * pw + np.arange(ph * pw)).reshape(ph, pw, 1, 1),
-                                  (ph, pw, gh, gw))
-        for yy, xx, w in _bilinear(y, x, height, width):
-            bins.append(out_bin.ravel())
-            sources.append((int(b) * height + yy.ravel()) * width + xx.ravel())
-            weights.append(w.ravel() / count)
+        for out_bin, yy, xx, w in _align_samples((x1, y1, x2, y2), (ph, pw), spatial_scale,
+                                                 sampling_ratio, 0.5 if aligned else 0.0,
+                                                 not aligned, (height, width)):
+            bins.append(k * ph * pw + out_bin)
+            sources.append((int(b) * height + yy) * width + xx)
+            weights.append(w)
     return _combine(input, rois, (ph, pw), bins, sources, weights)
+
+
+def _align_samples(box: tuple, size: tuple[int, int], spatial_scale: float,
+                   sampling_ratio: int, offset: float, at_least_one: bool,
+                   shape: tuple[int, int], empty_count: float = 1.0) -> list:
+    """``(bin, row, column, weight)`` arrays of the bilinear samples of one box, each weight
+    divided by its bin's sample count (``empty_count`` when a bin has no samples: roi_align's
+    kernel takes 1, ps_roi_align's 0, which makes 0/0). ``at_least_one``: boxes smaller than
+    a pixel count as one pixel (roi_align unaligned)."""
+    ph, pw = size
+    x1, y1, x2, y2 = box
+    start_w, start_h = x1 * spatial_scale - offset, y1 * spatial_scale - offset
+    roi_w, roi_h = x2 * spatial_scale - offset - start_w, y2 * spatial_scale - offset - start_h
+    if at_least_one:
+        roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+    bin_h, bin_w = roi_h / ph, roi_w / pw
+    # (a reversed box has a negative grid: no samples, as the kernel's loops run none)
+    gh = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_h / ph)
+    gw = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_w / pw)
+    count = gh * gw if gh * gw != 0 else empty_count
+    gh, gw = max(gh, 0), max(gw, 0)
+    ys = start_h + np.arange(ph)[:, None] * bin_h + (np.arange(gh)[None, :] + 0.5) * bin_h / gh
+    xs = start_w + np.arange(pw)[:, None] * bin_w + (np.arange(gw)[None, :] + 0.5) * bin_w / gw
+    y = np.broadcast_to(ys[:, None, :, None], (ph, pw, gh, gw))
+    x = np.broadcast_to(xs[None, :, None, :], (ph, pw, gh, gw))
+    out_bin = np.broadcast_to(np.arange(ph * pw).reshape(ph, pw, 1, 1), (ph, pw, gh, gw))
+    return [(out_bin.ravel(), yy.ravel(), xx.ravel(), w.ravel() / count)
+            for yy, xx, w in _bilinear(y, x, *shape)]
 
 
 def _combine(input: Tensor, rois: np.ndarray, size: tuple[int, int], bins: list,
