@@ -367,9 +367,14 @@ def _warp(img: Tensor, m: np.ndarray, out_w: int, out_h: int, interpolation: Any
     """Samples ``img`` at ``m``'s positions, filling the uncovered pixels with ``fill``."""
     _check_image(op, img, any_int=True)
     h, w = img.shape[-2:]
-    xs, ys = np.meshgrid(np.arange(out_w) - out_w * 0.5 + 0.5, np.arange(out_h) - out_h * 0.5 + 0.5)
-    src = np.stack([xs, ys, np.ones_like(xs)], -1) @ m.T / [0.5 * w, 0.5 * h]
-    grid = ember.tensor(src[None], dtype=_to_float(img).dtype)
+    # torchvision's grid, op for op in the image's float dtype (the matrix scaled first): a
+    # nearest sample that lands on a half pixel must round the way torchvision's does
+    dtype = np.float64 if _to_float(img).dtype is ember.float64 else np.float32
+    scaled = (m.astype(dtype).T / np.array([0.5 * w, 0.5 * h], dtype=dtype)).astype(dtype)
+    xs = (np.arange(out_w) - out_w * 0.5 + 0.5).astype(dtype)[None, :, None]
+    ys = (np.arange(out_h) - out_h * 0.5 + 0.5).astype(dtype)[:, None, None]
+    src = xs * scaled[0] + ys * scaled[1] + scaled[2]
+    grid = ember.tensor(src[None], dtype=ember.float64 if dtype == np.float64 else ember.float32)
     return _grid_transform(img, grid, interpolation, fill, op)
 
 
