@@ -2,9 +2,13 @@
 against constants recorded from torchvision 0.29.1 (printed by running the same call there)
 or computed by hand."""
 
+import numpy as np
+import pytest
 
 import ember
+from ember.vision import tv_tensors
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms.v2 import functional as F
 
 
 def test_affine_nearest_picks_torchvisions_pixel_on_half_pixel_ties():
@@ -13,3 +17,24 @@ def test_affine_nearest_picks_torchvisions_pixel_on_half_pixel_ties():
     x = ember.arange(18, dtype=ember.float32).reshape(1, 1, 2, 9)
     out = TF.affine(x, 0.0, [0, 0], 1.2, [0.0, 0.0])
     assert out[0, 0].tolist() == [[1, 2, 2, 3, 4, 5, 6, 6, 7], [10, 11, 11, 12, 13, 14, 15, 15, 16]]
+
+
+@pytest.mark.parametrize("angle, turns", [(-90, 3), (90, 1), (270, 3), (180, 2), (360, 0)])
+def test_v2_rotate_quarter_turns_are_exact(angle, turns):
+    img = ember.arange(3 * 11 * 14, dtype=ember.float32).reshape(3, 11, 14)
+    out = F.rotate(img, angle, expand=True)
+    assert out.tolist() == np.rot90(img.numpy(), turns, axes=(-2, -1)).tolist()
+
+
+def test_v2_rotate_minus_90_expand_canvas_is_the_turned_image():
+    # v1 keeps torchvision v1's float32 size (11 x 14 turns into 15 x 12); v2 turns exactly,
+    # and boxes and key points follow (recorded from torchvision 0.29.1)
+    assert tuple(TF.rotate(ember.zeros(1, 11, 14), -90, expand=True).shape) == (1, 15, 12)
+    assert tuple(F.rotate(ember.zeros(1, 11, 14), -90, expand=True).shape) == (1, 14, 11)
+    boxes = tv_tensors.BoundingBoxes([[0, 0, 2, 1]], format="XYXY", canvas_size=(11, 14))
+    out = F.rotate(boxes, -90, expand=True)
+    assert out.tolist() == [[10, 0, 11, 2]] and out.canvas_size == (14, 11)
+    points = F.rotate(tv_tensors.KeyPoints([[1.0, 2.0]], canvas_size=(11, 14)), -90, expand=True)
+    assert points.tolist() == [[9.0, 1.0]] and points.canvas_size == (14, 11)
+    mask = F.rotate(tv_tensors.Mask(ember.zeros(11, 14, dtype=ember.uint8)), -90, expand=True)
+    assert tuple(mask.shape) == (14, 11)

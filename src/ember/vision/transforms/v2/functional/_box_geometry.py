@@ -137,10 +137,28 @@ def _forward_affine(inverse: np.ndarray, canvas_size: Canvas) -> np.ndarray:
     return forward
 
 
-def _forward_map(inverse: np.ndarray, canvas_size: Canvas, expand: bool
-                 ) -> tuple[np.ndarray, Canvas]:
+def quarter_turns(angle: float, center: Sequence[float] | None, expand: bool,
+                  canvas_size: Canvas) -> int | None:
+    """How many quarter turns ``rotate`` makes when torchvision's v2 rotates exactly (0, 180,
+    or 90 and 270 degrees when expanding or square, about the centre), else None.
+
+    Example:
+        >>> quarter_turns(-90, None, True, (3, 5)), quarter_turns(30, None, True, (3, 5))
+        (3, None)
+    """
+    angle = angle % 360
+    if center is not None or angle % 90 != 0:
+        return None
+    if angle in (90, 270) and not (expand or canvas_size[0] == canvas_size[1]):
+        return None
+    return int(angle // 90)
+
+
+def _forward_map(inverse: np.ndarray, canvas_size: Canvas, expand: bool,
+                 turns: int | None = None) -> tuple[np.ndarray, Canvas]:
     """The forward pixel-coordinate map of a warp sampling with ``inverse`` and the canvas it
-    draws on: with ``expand``, grown to hold the whole image and shifted onto it."""
+    draws on: with ``expand``, grown to hold the whole image and shifted onto it (an exact
+    quarter turn's canvas is the image's, turned)."""
     forward = _forward_affine(inverse, canvas_size)
     if expand:
         height, width = canvas_size
@@ -148,13 +166,15 @@ def _forward_map(inverse: np.ndarray, canvas_size: Canvas, expand: bool
                             [width, 0.0, 1.0]]) @ forward.T
         forward[:, 2] -= corners.min(0)
         new_w, new_h = _expanded_size(inverse, width, height)
+        if turns is not None:
+            new_w, new_h = (height, width) if turns % 2 else (width, height)
         canvas_size = (new_h, new_w)
     return forward, canvas_size
 
 
 def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: np.ndarray,
-          expand: bool) -> tuple[Tensor, Canvas]:
-    forward, canvas_size = _forward_map(inverse, canvas_size, expand)
+          expand: bool, turns: int | None = None) -> tuple[Tensor, Canvas]:
+    forward, canvas_size = _forward_map(inverse, canvas_size, expand, turns)
     if boxes.numel() == 0:  # the canvas still grows with the image
         return boxes, canvas_size
     return _clamp(_move_corners(boxes, fmt, forward), fmt, canvas_size), canvas_size
@@ -210,6 +230,7 @@ def rotate_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
         (tensor([[0., 2., 1., 4.]]), (4, 4))
     """
     inverse = _rotate_inverse(canvas_size, angle, center)
-    return _warp(bounding_boxes, format, canvas_size, inverse, expand)
+    return _warp(bounding_boxes, format, canvas_size, inverse, expand,
+                 quarter_turns(angle, center, expand, canvas_size))
 
 

@@ -13,13 +13,14 @@ import ember
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import functional as TF
-from ember.vision.transforms._image import InterpolationMode
+from ember.vision.transforms._image import InterpolationMode, _tensor_op
 from ember.vision.transforms.basic import _size_pair
 from ember.vision.transforms.v2.functional._box_geometry import (
     affine_bounding_boxes,
     crop_bounding_boxes,
     horizontal_flip_bounding_boxes,
     pad_bounding_boxes,
+    quarter_turns,
     resize_bounding_boxes,
     rotate_bounding_boxes,
     vertical_flip_bounding_boxes,
@@ -288,13 +289,24 @@ def rotate(inpt: Tensor, angle: float, interpolation: InterpolationMode = _NEARE
                      center=center, fill=fill)
 
 
-_register_kernel_internal(rotate, *_IMAGES)(TF.rotate)
+@_register_kernel_internal(rotate, *_IMAGES)
+@_tensor_op
+def _rotate_image(img: Tensor, angle: float, interpolation: InterpolationMode = _NEAREST,
+                  expand: bool = False, center: Sequence[float] | None = None,
+                  fill: Fill = None) -> Tensor:
+    """v1's rotate, but 0, 180, and 90 or 270 degrees when expanding or square turn the
+    pixels exactly, as torchvision's v2 does (no resampling, and the expanded canvas is the
+    turned image's: v1's float32 rounding grows it by a pixel at some angles and sizes)."""
+    turns = quarter_turns(angle, center, expand, tuple(img.shape[-2:]))
+    if turns is None:
+        return TF.rotate(img, angle, interpolation, expand, center, fill)
+    return ember.rot90(img, turns, dims=(-2, -1)).contiguous()
 
 
 @_register_kernel_internal(rotate, Mask)
 def _rotate_mask(mask: Tensor, angle: float, expand: bool = False,
                  center: Sequence[float] | None = None, fill: Fill = None, **_: Any) -> Tensor:
-    return _on_mask(TF.rotate, mask, angle, _NEAREST, expand, center, fill)
+    return _on_mask(_rotate_image, mask, angle, _NEAREST, expand, center, fill)
 
 
 @_register_kernel_internal(rotate, BoundingBoxes, tv_tensor_wrapper=False)

@@ -22,6 +22,7 @@ from ember.vision.transforms.v2.functional._box_geometry import (
     _forward_map,
     _move_points,
     _rotate_inverse,
+    quarter_turns,
 )
 from ember.vision.transforms.v2.functional._geometry import (
     _center_crop_window,
@@ -131,7 +132,7 @@ def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expan
         (tensor([[0., 4.]]), (4, 4))
     """
     forward, canvas = _forward_map(_rotate_inverse(canvas_size, angle, center), canvas_size,
-                                   expand)
+                                   expand, quarter_turns(angle, center, expand, canvas_size))
     return _map_keypoints(keypoints, forward), canvas
 
 
