@@ -68,7 +68,27 @@ class Reshape(Primitive):
 
 def _resolve(old: tuple, sizes: tuple, op: str) -> tuple[int, ...]:
     """The target shape, with one -1 inferred from the element count."""
-    shape = list(as_ints(sizes, op, "each size"))
+    shape = as_ints(sizes, op, "each size")
+    known, unknown = 1, None  # one pass for the usual shape; any other goes to the checks
+    for i, s in enumerate(shape):
+        if s >= 0:
+            known *= s
+        elif s == -1 and unknown is None:
+            unknown = i
+        else:
+            return _resolve_checked(old, shape, op)
+    numel = _numel(old)
+    if unknown is None:
+        if known == numel:
+            return shape
+    elif known and not numel % known:
+        return shape[:unknown] + (numel // known,) + shape[unknown + 1:]
+    return _resolve_checked(old, shape, op)
+
+
+def _resolve_checked(old: tuple, sizes: tuple, op: str) -> tuple[int, ...]:
+    """:func:`_resolve` with every check, raising the error of a shape it refuses."""
+    shape = list(sizes)
     numel = _numel(old)
     if shape.count(-1) > 1:
         raise ShapeError(f"{op}: only one dimension can be inferred (-1), got {tuple(shape)}")
@@ -240,6 +260,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         shape = input.shape
     except TensorLikeOperand:  # (an ember.fx Proxy)
         return handle(flatten, (input, start_dim, end_dim), {})
+    shape = tuple(shape)  # (a plain tuple's slices and sums: a Size's cost a call each)
     if not shape:
         return reshape(input, (1,))
     s = normalize_dim(start_dim, len(shape), "flatten")
