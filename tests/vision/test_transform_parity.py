@@ -38,3 +38,13 @@ def test_v2_rotate_minus_90_expand_canvas_is_the_turned_image():
     assert points.tolist() == [[9.0, 1.0]] and points.canvas_size == (14, 11)
     mask = F.rotate(tv_tensors.Mask(ember.zeros(11, 14, dtype=ember.uint8)), -90, expand=True)
     assert tuple(mask.shape) == (14, 11)
+
+
+def test_policy_magnitude_bins_are_float32_as_torchvisions():
+    torch = pytest.importorskip("torch")
+    from ember.vision.transforms.autoaugment import _space
+
+    bins, _ = _space(31, 0.99, (32.0, 32.0), 135.0, 0.99, 6)["TranslateX"]
+    # torchvision's TrivialAugmentWide bins are torch.linspace(0.0, 32.0, 31)
+    assert bins.tolist() == torch.linspace(0.0, 32.0, 31).tolist()
+    assert int(bins[15]) == 15  # 15.999999 in float32: 15 pixels, as torchvision shifts

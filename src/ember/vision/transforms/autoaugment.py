@@ -126,19 +126,26 @@ def _apply(img: Image, op: str, magnitude: float, interpolation: InterpolationMo
 
 def _space(bins: int, shear: float, translate: tuple[float, float], rotate: float,
            enhance: float, posterize_steps: int) -> dict[str, tuple[np.ndarray, bool]]:
-    """The operations, their magnitude bins and whether the sign is random."""
+    """The operations, their magnitude bins and whether the sign is random. The bins are
+    float32 as torchvision's (``torch.linspace``): TrivialAugmentWide's translation bin 15
+    of 31 is 15.999999 there, 15 pixels once truncated, where float64 gives 16."""
+
+    def spaced(start: float, end: float) -> np.ndarray:
+        return ember.linspace(start, end, bins, dtype=ember.float32).numpy()
+
+    steps = np.arange(bins, dtype=np.float32) / np.float32((bins - 1) / posterize_steps)
     return {"Identity": (np.zeros(()), False),
-            "ShearX": (np.linspace(0.0, shear, bins), True),
-            "ShearY": (np.linspace(0.0, shear, bins), True),
-            "TranslateX": (np.linspace(0.0, translate[0], bins), True),
-            "TranslateY": (np.linspace(0.0, translate[1], bins), True),
-            "Rotate": (np.linspace(0.0, rotate, bins), True),
-            "Brightness": (np.linspace(0.0, enhance, bins), True),
-            "Color": (np.linspace(0.0, enhance, bins), True),
-            "Contrast": (np.linspace(0.0, enhance, bins), True),
-            "Sharpness": (np.linspace(0.0, enhance, bins), True),
-            "Posterize": (8 - np.round(np.arange(bins) / ((bins - 1) / posterize_steps)), False),
-            "Solarize": (np.linspace(255.0, 0.0, bins), False),
+            "ShearX": (spaced(0.0, shear), True),
+            "ShearY": (spaced(0.0, shear), True),
+            "TranslateX": (spaced(0.0, translate[0]), True),
+            "TranslateY": (spaced(0.0, translate[1]), True),
+            "Rotate": (spaced(0.0, rotate), True),
+            "Brightness": (spaced(0.0, enhance), True),
+            "Color": (spaced(0.0, enhance), True),
+            "Contrast": (spaced(0.0, enhance), True),
+            "Sharpness": (spaced(0.0, enhance), True),
+            "Posterize": (8 - np.round(steps), False),
+            "Solarize": (spaced(255.0, 0.0), False),
             "AutoContrast": (np.zeros(()), False),
             "Equalize": (np.zeros(()), False)}
 
