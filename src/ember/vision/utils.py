@@ -22,7 +22,8 @@ import ember.nn.functional as F
 from ember.errors import ShapeError
 from ember.tensor import Tensor
 
-__all__ = ["draw_bounding_boxes", "draw_segmentation_masks", "make_grid", "save_image"]
+__all__ = ["draw_bounding_boxes", "draw_keypoints", "draw_segmentation_masks", "flow_to_image",
+           "make_grid", "save_image"]
 
 Color = str | tuple[int, int, int]
 
@@ -136,18 +137,18 @@ def _colors(colors: Color | Sequence[Color] | None, count: int) -> list[tuple[in
     return out
 
 
-def _check_image(op: str, image: Tensor, uint8_only: bool) -> None:
+def _check_image(op: str, image: Tensor, channels: tuple[int, ...]) -> None:
     if not isinstance(image, Tensor):
         raise TypeError(f"{op}: the image must be a Tensor, got {type(image).__name__}")
-    if image.dtype is not ember.uint8 and (uint8_only or not image.dtype.is_floating_point):
-        raise ValueError(f"{op}: the image dtype must be uint8{'' if uint8_only else ' or float'}"
-                         f", got {image.dtype}")
+    if image.dtype is not ember.uint8 and not image.dtype.is_floating_point:
+        raise ValueError(f"{op}: the image dtype must be uint8 or float, got {image.dtype}")
     if image.ndim != 3:
         raise ValueError(f"{op}: pass individual images (C, H, W), not batches: got shape "
                          f"{tuple(image.shape)}")
-    if image.shape[0] not in ((1, 3) if uint8_only else (3,)):
-        raise ValueError(f"{op}: only grayscale and RGB images are supported, got "
-                         f"{image.shape[0]} channels")
+    if image.shape[0] not in channels:
+        kinds = " and ".join({1: "grayscale", 3: "RGB"}[c] for c in channels)
+        raise ValueError(f"{op}: only {kinds} images are supported, got {image.shape[0]} "
+                         "channels")
 
 
 def draw_segmentation_masks(image: Tensor, masks: Tensor, alpha: float = 0.8,
@@ -163,7 +164,7 @@ def draw_segmentation_masks(image: Tensor, masks: Tensor, alpha: float = 0.8,
         tensor([255,   0,   0], dtype=ember.uint8)
     """
     op = "draw_segmentation_masks"
-    _check_image(op, image, uint8_only=False)
+    _check_image(op, image, channels=(3,))
     if masks.ndim == 2:
         masks = masks[None]
     if masks.ndim != 3:
@@ -187,13 +188,32 @@ def draw_segmentation_masks(image: Tensor, masks: Tensor, alpha: float = 0.8,
     return (image * (1 - alpha) + painted * alpha).to(image.dtype)
 
 
-def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str] | None = None,
+def _to_uint8(image: Tensor) -> np.ndarray:
+    """A float image in ``[0, 1]`` as uint8 the way torchvision's ``to_dtype(scale=True)``
+    converts it (times ``256 - 1e-3``, truncated); a uint8 image as it is."""
+    pixels = image.detach().numpy()
+    if image.dtype is ember.uint8:
+        return pixels
+    return (pixels * (256.0 - 1e-3)).astype(np.uint8)
+
+
+def _like(pixels: np.ndarray, image: Tensor) -> Tensor:
+    """Drawn uint8 ``(C, H, W)`` pixels back in the dtype of ``image`` (floats in ``[0, 1]``)."""
+    out = ember.tensor(np.ascontiguousarray(pixels))
+    return out if image.dtype is ember.uint8 else out.to(image.dtype) / 255
+
+
+def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str | None] | None = None,
                         colors: Color | Sequence[Color] | None = None, fill: bool = False,
-                        width: int = 1, font: str | None = None,
-                        font_size: int | None = None) -> Tensor:
+                        width: int = 1, font: str | None = None, font_size: int | None = None,
+                        label_colors: Color | Sequence[Color] | None = None,
+                        label_background_colors: Color | Sequence[Color] | None = None,
+                        fill_labels: bool = False) -> Tensor:
     """Draws ``(x1, y1, x2, y2)`` boxes (and optional labels at their top-left corners) on a
-    uint8 ``(C, H, W)`` image with Pillow; ``fill`` shades their inside. Returns a new RGB
-    image (a grayscale one is tiled to three channels, as torchvision does).
+    uint8 or float ``(C, H, W)`` image with Pillow; ``fill`` shades their inside. Returns a new
+    RGB image of the input's dtype (a grayscale one is tiled to three channels, as torchvision
+    does). Labels are drawn in ``label_colors`` (default: the box colours, or black with
+    ``fill_labels``), on a box of ``label_background_colors`` when ``fill_labels``.
 
     Example:
         >>> img = draw_bounding_boxes(ember.zeros(3, 8, 8, dtype=ember.uint8),
@@ -202,33 +222,139 @@ def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str] | None =
         ([255, 255, 255], [0, 0, 0])
     """
     op = "draw_bounding_boxes"
-    _check_image(op, image, uint8_only=True)
+    _check_image(op, image, channels=(1, 3))
     if boxes.ndim != 2 or boxes.shape[1] != 4:
-        raise ValueError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)}")
+        raise ValueError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)} "
+                         "(rotated (N, 8) boxes are not built)")
     b = boxes.detach().numpy()
     if ((b[:, 0] > b[:, 2]) | (b[:, 1] > b[:, 3])).any():
         raise ValueError(f"{op}: boxes need to be in (xmin, ymin, xmax, ymax) format. Use "
                          "ember.vision.ops.box_convert to convert them")
-    if labels is not None and len(labels) != len(b):
-        raise ValueError(f"{op}: the number of boxes ({len(b)}) and labels ({len(labels)}) "
-                         "must match")
     if len(b) == 0:
         warnings.warn(f"{op}: boxes doesn't contain any box. No box was drawn", stacklevel=2)
         return image
+    if labels is None:
+        labels = [None] * len(b)
+    elif len(labels) != len(b):
+        raise ValueError(f"{op}: the number of boxes ({len(b)}) and labels ({len(labels)}) "
+                         "must match")
+    box_colors = _colors(colors, len(b))
+    text_colors = _colors(label_colors or "black", len(b)) if label_colors or fill_labels \
+        else box_colors
+    text_boxes = _colors(label_background_colors, len(b)) \
+        if fill_labels and label_background_colors else box_colors
     pil = _pil()
     from PIL import ImageDraw, ImageFont
 
-    pixels = image.numpy()  # a grayscale image is tiled to RGB, as torchvision does
+    if font is None and font_size is not None:
+        warnings.warn(f"{op}: font_size is ignored since font is not set", stacklevel=2)
+    pixels = _to_uint8(image)  # a grayscale image is tiled to RGB, as torchvision does
     canvas = pil.fromarray(np.ascontiguousarray(np.repeat(pixels, 3 // len(pixels), 0)
                                                 .transpose(1, 2, 0)))
     draw = ImageDraw.Draw(canvas, "RGBA" if fill else None)  # (RGBA on RGB: blended)
     text_font = ImageFont.load_default() if font is None else \
         ImageFont.truetype(font, size=font_size or 10)
     corners = b.astype(np.int64).tolist()  # (torchvision draws at truncated coordinates)
-    for i, (box, color) in enumerate(zip(corners, _colors(colors, len(b)))):
+    for box, color, label, text_color, text_box in zip(corners, box_colors, labels,
+                                                        text_colors, text_boxes):
         draw.rectangle(box, width=width, outline=color, fill=color + (100,) if fill else None)
-        if labels is not None:
-            margin = width + 1
-            draw.text((box[0] + margin, box[1] + margin), labels[i], fill=color, font=text_font)
-    out = np.asarray(canvas).transpose(2, 0, 1)
-    return ember.tensor(np.ascontiguousarray(out))
+        if label is None:
+            continue
+        corner = (box[0] + width + 1, box[1] + width + 1)
+        if fill_labels:
+            left, top, right, bottom = draw.textbbox(corner, label, font=text_font)
+            draw.rectangle((left - 1, top - 1, right + 1, bottom + 1), fill=text_box)
+        draw.text(corner, label, fill=text_color, font=text_font)
+    return _like(np.asarray(canvas).transpose(2, 0, 1), image)
+
+
+def draw_keypoints(image: Tensor, keypoints: Tensor,
+                   connectivity: list[tuple[int, int]] | None = None,
+                   colors: Color | None = None, radius: int = 2, width: int = 3,
+                   visibility: Tensor | None = None) -> Tensor:
+    """Draws ``(N, K, 2)`` key points ``(x, y)`` of ``N`` instances as discs of ``radius`` on an
+    RGB uint8 or float image, and the ``connectivity`` pairs as lines of ``width`` (white);
+    points whose ``visibility`` ``(N, K)`` is False are skipped with their lines. Returns a new
+    image of the input's dtype.
+
+    Example:
+        >>> img = draw_keypoints(ember.zeros(3, 9, 9, dtype=ember.uint8),
+        ...                      ember.tensor([[[2.0, 2.0], [6.0, 6.0]]]), [(0, 1)], "red", 1, 1)
+        >>> img[:, 2, 2].tolist(), img[:, 4, 4].tolist()
+        ([255, 0, 0], [255, 255, 255])
+    """
+    op = "draw_keypoints"
+    _check_image(op, image, channels=(3,))
+    if keypoints.ndim != 3 or keypoints.shape[-1] != 2:
+        raise ValueError(f"{op}: keypoints must be of shape (num_instances, K, 2), got "
+                         f"{tuple(keypoints.shape)}")
+    if visibility is None:
+        visible = np.ones(keypoints.shape[:2], bool)
+    else:
+        visible = visibility.detach().numpy().astype(bool)
+        if visible.ndim == 3:
+            visible = visible[..., 0] if visible.shape[-1] == 1 else visible
+        if visible.shape != tuple(keypoints.shape[:2]):
+            raise ValueError(f"{op}: visibility must have shape (num_instances, K) = "
+                             f"{tuple(keypoints.shape[:2])}, got {tuple(visibility.shape)}")
+    from PIL import ImageDraw
+
+    canvas = _pil().fromarray(np.ascontiguousarray(_to_uint8(image).transpose(1, 2, 0)))
+    draw = ImageDraw.Draw(canvas)
+    points = keypoints.detach().numpy().astype(np.int64).tolist()  # truncated, as torchvision
+    for instance, seen in zip(points, visible.tolist()):
+        for (x, y), shown in zip(instance, seen):
+            if shown:
+                draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colors,
+                             outline=None, width=0)
+        for a, b in connectivity or ():
+            if seen[a] and seen[b]:
+                draw.line((tuple(instance[a]), tuple(instance[b])), width=width)
+    return _like(np.asarray(canvas).transpose(2, 0, 1), image)
+
+
+def _colour_wheel() -> np.ndarray:
+    """The 55 hues of the Middlebury optical-flow colour code (Baker et al., 2007), ``(55, 3)``
+    in 0-255: red, yellow, green, cyan, blue, magenta and back, each segment holding one
+    channel at 255 while another ramps up or down."""
+    segments = []  # (length, channel held at 255, channel ramped, rising)
+    for count, held, ramped, rising in ((15, 0, 1, True), (6, 1, 0, False), (4, 1, 2, True),
+                                        (11, 2, 1, False), (13, 2, 0, True), (6, 0, 2, False)):
+        ramp = np.floor(255 * np.arange(count) / count)
+        segment = np.zeros((count, 3))
+        segment[:, held] = 255
+        segment[:, ramped] = ramp if rising else 255 - ramp
+        segments.append(segment)
+    return np.concatenate(segments)
+
+
+def flow_to_image(flow: Tensor) -> Tensor:
+    """An optical flow ``(2, H, W)`` or ``(N, 2, H, W)`` (float32) as a uint8 RGB image in the
+    Middlebury colour code: hue from the direction, saturation from the length over the
+    largest length in the batch.
+
+    Example:
+        >>> flow_to_image(ember.zeros(2, 2, 3)).shape
+        ember.Size([3, 2, 3])
+    """
+    op = "flow_to_image"
+    if flow.dtype is not ember.float32:
+        raise ValueError(f"{op}: flow should be of dtype float32, got {flow.dtype}")
+    if flow.ndim not in (3, 4) or flow.shape[-3] != 2:
+        raise ValueError(f"{op}: flow should have shape (2, H, W) or (N, 2, H, W), got "
+                         f"{tuple(flow.shape)}")
+    f = flow.detach().numpy()
+    batch = f[None] if f.ndim == 3 else f
+    norm = np.sqrt((batch ** 2).sum(1))
+    batch = batch / (norm.max() + np.finfo(np.float32).eps)
+    wheel = _colour_wheel().astype(np.float32)
+    norm = np.sqrt((batch ** 2).sum(1))
+    angle = np.arctan2(-batch[:, 1], -batch[:, 0]) / np.float32(np.pi)
+    position = (angle + 1) / 2 * (len(wheel) - 1)
+    k0 = np.floor(position).astype(np.int64)
+    k1 = np.where(k0 + 1 == len(wheel), 0, k0 + 1)
+    frac = position - k0
+    col = (1 - frac)[..., None] * (wheel[k0] / 255) + frac[..., None] * (wheel[k1] / 255)
+    col = 1 - norm[..., None] * (1 - col)
+    image = np.floor(255 * col).astype(np.uint8).transpose(0, 3, 1, 2)
+    return ember.tensor(np.ascontiguousarray(image[0] if f.ndim == 3 else image))
