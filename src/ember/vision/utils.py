@@ -280,7 +280,7 @@ def draw_keypoints(image: Tensor, keypoints: Tensor,
     Example:
         >>> img = draw_keypoints(ember.zeros(3, 9, 9, dtype=ember.uint8),
         ...                      ember.tensor([[[2.0, 2.0], [6.0, 6.0]]]), [(0, 1)], "red", 1, 1)
-        >>> img[:, 2, 2].tolist(), img[:, 4, 4].tolist()
+        >>> img[:, 1, 2].tolist(), img[:, 4, 4].tolist()   # a disc edge, the line
         ([255, 0, 0], [255, 255, 255])
     """
     op = "draw_keypoints"
