@@ -17,6 +17,7 @@ from ember.vision.ops.boxes import (
     masks_to_boxes,
     remove_small_boxes,
 )
+from ember.vision.ops.deform_conv import DeformConv2d, deform_conv2d
 from ember.vision.ops.drop_block import DropBlock2d, DropBlock3d, drop_block2d, drop_block3d
 from ember.vision.ops.feature_pyramid_network import (
     ExtraFPNBlock,
@@ -45,14 +46,13 @@ from ember.vision.ops.poolers import MultiScaleRoIAlign
 from ember.vision.ops.ps_roi import PSRoIAlign, PSRoIPool, ps_roi_align, ps_roi_pool
 from ember.vision.ops.roi import RoIAlign, RoIPool, roi_align, roi_pool
 
-__all__ = ["MLP", "Conv2dNormActivation", "Conv3dNormActivation", "DropBlock2d", "DropBlock3d",
-           "ExtraFPNBlock",
-           "FeaturePyramidNetwork", "FrozenBatchNorm2d", "LastLevelMaxPool", "LastLevelP6P7",
-           "MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool", "Permute", "RoIAlign", "RoIPool",
-           "SqueezeExcitation", "StochasticDepth",
+__all__ = ["MLP", "Conv2dNormActivation", "Conv3dNormActivation", "DeformConv2d", "DropBlock2d",
+           "DropBlock3d", "ExtraFPNBlock", "FeaturePyramidNetwork", "FrozenBatchNorm2d",
+           "LastLevelMaxPool", "LastLevelP6P7", "MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool",
+           "Permute", "RoIAlign", "RoIPool", "SqueezeExcitation", "StochasticDepth",
            "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
-           "complete_box_iou", "complete_box_iou_loss", "distance_box_iou",
+           "complete_box_iou", "complete_box_iou_loss", "deform_conv2d", "distance_box_iou",
            "distance_box_iou_loss", "drop_block2d", "drop_block3d", "generalized_box_iou",
-           "generalized_box_iou_loss",
-           "masks_to_boxes", "nms", "ps_roi_align", "ps_roi_pool", "remove_small_boxes",
-           "roi_align", "roi_pool", "sigmoid_focal_loss", "stochastic_depth"]
+           "generalized_box_iou_loss", "masks_to_boxes", "nms", "ps_roi_align", "ps_roi_pool",
+           "remove_small_boxes", "roi_align", "roi_pool", "sigmoid_focal_loss",
+           "stochastic_depth"]
