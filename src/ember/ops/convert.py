@@ -116,13 +116,13 @@ def promote(*xs: Any) -> tuple[Tensor, ...]:
     """
     if len(xs) == 2:
         a, b = xs
-        if type(a) is Tensor:
-            if type(b) is Tensor:
+        if isinstance(a, Tensor):  # (a Parameter too: a module's weights meet every input)
+            if isinstance(b, Tensor):
                 if a._data.dtype == b._data.dtype:
                     return xs
             elif a._data.dtype.kind in _KEEPS_DTYPE.get(type(b), ""):
                 return a, scalar_tensor(b, a.dtype, a._device)
-        elif type(b) is Tensor and b._data.dtype.kind in _KEEPS_DTYPE.get(type(a), ""):
+        elif isinstance(b, Tensor) and b._data.dtype.kind in _KEEPS_DTYPE.get(type(a), ""):
             return scalar_tensor(a, b.dtype, b._device), b
     return promote_to(result_dtype(*xs), *xs)
 
