@@ -12,9 +12,8 @@ from ember.vision.transforms import functional as TF
 RNG = np.random.default_rng(0)
 RGB = Image.fromarray(RNG.integers(0, 256, (20, 24, 3), dtype=np.uint8))
 
-TRANSFORMS = [  # (grayscale: Pillow's own luma, tested below)
-    lambda: T.Resize(12), lambda: T.CenterCrop(10), lambda: T.RandomResizedCrop(8),
-    lambda: T.RandomCrop(16, padding=2), lambda: T.RandomRotation(20),
+TRANSFORMS = [  # (grayscale: Pillow's own luma, and resizing: Pillow's resize, tested below)
+    lambda: T.CenterCrop(10), lambda: T.RandomCrop(16, padding=2), lambda: T.RandomRotation(20),
     lambda: T.ColorJitter(0.3, 0.3, 0.3, 0.1),
     lambda: T.RandomAffine(10, (0.1, 0.1)),
     lambda: T.Pad(3, fill=7), lambda: T.GaussianBlur(3), lambda: T.RandomPerspective(p=1.0),
@@ -58,9 +57,17 @@ def test_exact_where_pillow_moves_pixels_only():
                           np.asarray(RGB.transpose(Image.Transpose.FLIP_TOP_BOTTOM)))
     assert np.array_equal(np.asarray(TF.crop(RGB, 2, 3, 10, 12)),
                           np.asarray(RGB.crop((3, 2, 15, 12))))
-    resized = np.asarray(TF.resize(RGB, (10, 12))).astype(int)
-    pillow = np.asarray(RGB.resize((12, 10), Image.Resampling.BILINEAR)).astype(int)
-    assert np.abs(resized - pillow).max() <= 1  # torchvision's tensor code, not Pillow's
+    # resizing is Pillow's own, as torchvision's PIL path
+    pillow = np.asarray(RGB.resize((12, 10), Image.Resampling.BILINEAR))
+    assert np.array_equal(np.asarray(TF.resize(RGB, (10, 12))), pillow)
+    assert np.array_equal(np.asarray(T.Resize((10, 12))(RGB)), pillow)
+    ember.manual_seed(3)
+    crop = T.RandomResizedCrop(8)(RGB)
+    ember.manual_seed(3)
+    top, left, height, width = T.RandomResizedCrop.get_params(RGB, (0.08, 1.0), (3 / 4, 4 / 3))
+    window = RGB.crop((left, top, left + width, top + height))
+    assert np.array_equal(np.asarray(crop),
+                          np.asarray(window.resize((8, 8), Image.Resampling.BILINEAR)))
 
 
 def test_a_pipeline_from_pil_to_a_normalized_tensor():
@@ -73,9 +80,10 @@ def test_a_pipeline_from_pil_to_a_normalized_tensor():
 @pytest.mark.parametrize("mode", ["P", "1"])
 def test_palette_and_bilevel_images_are_refused_with_a_hint(mode):
     with pytest.raises(TypeError, match=r"convert\('RGB'\)"):
-        T.Resize(8)(RGB.convert(mode))
-    with pytest.raises(TypeError, match="resize"):
-        TF.resize(RGB.convert(mode), 8)
+        T.RandomRotation(8)(RGB.convert(mode))
+    with pytest.raises(TypeError, match="rotate"):
+        TF.rotate(RGB.convert(mode), 8)
+    assert TF.resize(RGB.convert(mode), 8).mode == mode  # Pillow resizes them, as torchvision
 
 
 def test_v2_transforms_take_pil_images_with_boxes():

@@ -48,3 +48,39 @@ def test_policy_magnitude_bins_are_float32_as_torchvisions():
     # torchvision's TrivialAugmentWide bins are torch.linspace(0.0, 32.0, 31)
     assert bins.tolist() == torch.linspace(0.0, 32.0, 31).tolist()
     assert int(bins[15]) == 15  # 15.999999 in float32: 15 pixels, as torchvision shifts
+
+
+def _pil_gray():
+    from PIL import Image
+
+    return Image.fromarray(np.arange(9 * 12, dtype=np.uint8).reshape(9, 12))
+
+
+def test_resize_of_a_pil_image_is_pillows():
+    from PIL import Image
+
+    img = _pil_gray()
+    out = TF.resize(img, (5, 7), TF.InterpolationMode.NEAREST)
+    # Pillow's nearest takes pixel centres (torch's NEAREST_EXACT), as torchvision's PIL path
+    assert np.asarray(out)[0].tolist() == [0, 2, 4, 6, 7, 9, 11]
+    rgba = Image.fromarray(np.random.default_rng(0).integers(0, 256, (9, 12, 4), np.uint8))
+    for mode, pillow in [("BILINEAR", Image.BILINEAR), ("BOX", Image.BOX),
+                         ("HAMMING", Image.HAMMING), ("LANCZOS", Image.LANCZOS)]:
+        expected = np.asarray(rgba.resize((7, 5), pillow))  # premultiplied alpha for RGBA
+        interpolation = getattr(TF.InterpolationMode, mode)
+        assert np.array_equal(np.asarray(TF.resize(rgba, (5, 7), interpolation)), expected)
+        assert np.array_equal(np.asarray(F.resize(rgba, (5, 7), interpolation)), expected)
+    crop = F.resized_crop(rgba, 1, 2, 6, 7, (4, 9))
+    assert np.array_equal(np.asarray(crop), np.asarray(rgba.crop((2, 1, 9, 7)).resize((9, 4),
+                                                                                       Image.BILINEAR)))
+
+
+def test_pillow_interpolation_constants_and_pil_only_modes():
+    assert TF.InterpolationMode(2) is TF.InterpolationMode.BILINEAR
+    assert TF.InterpolationMode(1) is TF.InterpolationMode.LANCZOS
+    x = ember.rand(1, 6, 8)
+    assert TF.resize(x, 3, 3).tolist() == TF.resize(x, 3, TF.InterpolationMode.BICUBIC).tolist()
+    with pytest.raises(ValueError, match="resize: interpolation 'lanczos' is Pillow's"):
+        TF.resize(x, 3, TF.InterpolationMode.LANCZOS)
+    with pytest.raises(ValueError):
+        TF.InterpolationMode(7)

@@ -19,12 +19,30 @@ Image = Tensor | np.ndarray
 
 
 class InterpolationMode(Enum):
-    """Resampling kernels, as torchvision's enum."""
+    """Resampling kernels, as torchvision's enum. ``BOX``, ``HAMMING`` and ``LANCZOS`` are
+    Pillow's, for PIL images only. Pillow's integer constants name the modes too, as
+    torchvision takes them: ``InterpolationMode(2)`` is ``BILINEAR``."""
 
     NEAREST = "nearest"
     NEAREST_EXACT = "nearest-exact"
     BILINEAR = "bilinear"
     BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+    @classmethod
+    def _missing_(cls, value: object) -> InterpolationMode | None:
+        if isinstance(value, int) and not isinstance(value, bool) and value in _PIL_CONSTANTS:
+            return cls(_PIL_CONSTANTS[value])
+        return None
+
+
+# Pillow's resampling constants (Image.Resampling) and the modes they name
+_PIL_CONSTANTS = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box",
+                  5: "hamming"}
+PIL_RESAMPLING = {"nearest": 0, "nearest-exact": 0, "lanczos": 1, "bilinear": 2, "bicubic": 3,
+                  "box": 4, "hamming": 5}
 
 
 def _tensor_op(fn: Callable) -> Callable:

@@ -1,9 +1,10 @@
 """PIL images in and out of the image functions and transforms: a PIL image is taken as its
 ``(H, W[, C])`` array, processed by the same code as arrays and tensors (torchvision's tensor
 code, not Pillow's own resampling, so results may differ from torchvision's PIL path by a
-level), and the result comes back as a PIL image of the input's mode when its layout allows
-that mode (else the mode PIL reads from the array). Palette ("P") and bilevel ("1") images
-are refused with a hint to convert them. Grayscale is Pillow's own luma, from any mode."""
+level; ``resize`` hands PIL images to Pillow, as torchvision does), and the result comes back
+as a PIL image of the input's mode when its layout allows that mode (else the mode PIL reads
+from the array). Palette ("P") and bilevel ("1") images are refused with a hint to convert
+them. Grayscale is Pillow's own luma, from any mode."""
 
 from __future__ import annotations
 
@@ -62,14 +63,15 @@ def _image_arg(args: tuple, kwargs: dict, i: int) -> tuple[Any, Callable]:
     return kwargs.get("img"), lambda new: (args, {**kwargs, "img": new})
 
 
-def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = None
-                ) -> Callable:
+def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = None,
+                pillow_bands: tuple[int, ...] | None = (1, 3)) -> Callable:
     """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
     image goes in as its array and what comes out as arrays goes back as PIL images. With
     ``in_rgb`` (functions that mix the bands as red, green and blue: saturation, hue…), a
     "YCbCr", "HSV" or "LAB" image is taken in RGB and converted back, as Pillow's enhancers do.
-    ``pillow`` (same signature) takes the images of 2 or 4 bands ("RGBA", "LA", "CMYK") that
-    a colour function has no colours for, as torchvision gives them to Pillow.
+    ``pillow`` (same signature) takes the images whose band count is not in ``pillow_bands``
+    (by default those of 2 or 4 bands, "RGBA", "LA", "CMYK", that a colour function has no
+    colours for, as torchvision gives them to Pillow; ``None``: every PIL image).
     A function that takes PIL images already (one of these wrappers) is returned as it is."""
     if getattr(fn, "takes_pil", False):
         return fn
@@ -80,7 +82,8 @@ def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = No
         img, put = _image_arg(args, kwargs, 1 if method else 0)
         if not is_pil_image(img):
             return fn(*args, **kwargs)
-        if pillow is not None and len(img.getbands()) not in (1, 3):
+        if pillow is not None and (pillow_bands is None
+                                   or len(img.getbands()) not in pillow_bands):
             return pillow(*args, **kwargs)
         if in_rgb and img.mode in _NON_RGB_COLOURS:
             args, kwargs = put(img.convert("RGB"))

@@ -55,7 +55,6 @@ class Resize(_Random):
         self.size, self.interpolation = size, InterpolationMode(interpolation)
         self.max_size, self.antialias = max_size, antialias
 
-    @accepts_pil
     def __call__(self, img: Image) -> Image:
         return TF.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
 
@@ -107,7 +106,6 @@ class RandomResizedCrop(_Random):
             w, h = width, height
         return (height - h) // 2, (width - w) // 2, h, w
 
-    @accepts_pil
     def __call__(self, img: Image) -> Image:
         i, j, h, w = self.get_params(img, self.scale, self.ratio, self.generator)
         return TF.resized_crop(img, i, j, h, w, self.size, self.interpolation,

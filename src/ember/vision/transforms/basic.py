@@ -17,7 +17,7 @@ import numpy as np
 
 import ember
 from ember.tensor import Tensor
-from ember.vision.transforms._pil import accepts_pil
+from ember.vision.transforms._pil import accepts_pil, is_pil_image
 
 __all__ = ["Compose", "ToTensor", "Normalize", "LinearTransformation", "Lambda", "Pad",
            "CenterCrop", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip"]
@@ -196,6 +196,8 @@ def _size_pair(size: int | Sequence[int], name: str) -> tuple[int, int]:
 def _hw(img: Image) -> tuple[int, int]:
     if isinstance(img, Tensor):
         return img.shape[-2], img.shape[-1]
+    if is_pil_image(img):
+        return img.size[1], img.size[0]
     return img.shape[0], img.shape[1]
 
 

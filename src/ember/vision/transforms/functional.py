@@ -25,6 +25,7 @@ import ember.nn.functional as F
 from ember.tensor import Tensor
 from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._image import (
+    PIL_RESAMPLING,
     Image,
     InterpolationMode,
     _back,
@@ -159,6 +160,9 @@ def resize(img: Tensor, size: int | Sequence[int],
     """
     _check_image("resize", img, any_int=True)
     mode = InterpolationMode(interpolation).value
+    if mode in ("box", "hamming", "lanczos"):
+        raise ValueError(f"resize: interpolation {mode!r} is Pillow's, for PIL images only; a "
+                         f"tensor takes NEAREST, NEAREST_EXACT, BILINEAR or BICUBIC")
     h, w = img.shape[-2:]
     out = _output_size(h, w, size, max_size)
     if out == (h, w):
@@ -171,6 +175,19 @@ def resize(img: Tensor, size: int | Sequence[int],
     x = F.interpolate(x, size=out, mode=mode, align_corners=False if smooth else None,
                       antialias=bool(antialias) and smooth)
     return _back(x.reshape(*batch, *x.shape[-3:]), img.dtype, rounded=smooth)
+
+
+def _resize_pil(img: Any, size: int | Sequence[int],
+                interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                max_size: int | None = None, antialias: bool | None = True) -> Any:
+    """A PIL image resized by Pillow, as torchvision's PIL path: its nearest is
+    ``NEAREST_EXACT`` (pixel centres), RGBA/LA are resampled with premultiplied alpha, and
+    BOX/HAMMING/LANCZOS are available."""
+    width, height = img.size
+    out = _output_size(height, width, size, max_size)
+    if out == (height, width):
+        return img
+    return img.resize((out[1], out[0]), PIL_RESAMPLING[InterpolationMode(interpolation).value])
 
 
 def resized_crop(img: Image, top: int, left: int, height: int, width: int,
@@ -430,9 +447,11 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
 # the colour functions: see _pil_colour)
 for _name in ("affine", "autocontrast", "center_crop", "crop", "elastic_transform", "equalize",
               "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
-              "get_image_size", "hflip", "invert", "pad", "perspective", "posterize", "resize",
-              "resized_crop", "rotate", "solarize", "ten_crop", "vflip"):
+              "get_image_size", "hflip", "invert", "pad", "perspective", "posterize",
+              "rotate", "solarize", "ten_crop", "vflip"):
     globals()[_name] = accepts_pil(globals()[_name])
+# resize takes PIL images to Pillow, as torchvision does; resized_crop reaches it through crop
+resize = accepts_pil(resize, pillow=_resize_pil, pillow_bands=None)
 for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness"):
     globals()[_name] = accepts_pil(globals()[_name], pillow=getattr(_pil_colour, _name))
 for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the bands as RGB

@@ -228,6 +228,9 @@ def _resized_crop_any(inpt: Tensor, top: int, left: int, height: int, width: int
                   antialias=antialias)
 
 
+_resized_crop_any.takes_pil = True  # a PIL image is cropped, then resized by Pillow
+
+
 def pad(inpt: Tensor, padding: int | Sequence[int], fill: Fill = None,
         padding_mode: str = "constant") -> Tensor:
     """Pads by ``padding`` (``p``, ``(left/right, top/bottom)`` or ``(l, t, r, b)``) with
