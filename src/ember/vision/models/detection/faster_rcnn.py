@@ -30,7 +30,8 @@ from ember.vision.models.detection.rpn import RegionProposalNetwork, RPNHead
 from ember.vision.models.detection.transform import GeneralizedRCNNTransform
 from ember.vision.ops.poolers import MultiScaleRoIAlign
 
-__all__ = ["FastRCNNPredictor", "FasterRCNN", "TwoMLPHead", "fasterrcnn_mobilenet_v3_large_fpn",
+__all__ = ["FastRCNNPredictor", "FasterRCNN", "TwoMLPHead",
+           "fasterrcnn_mobilenet_v3_large_320_fpn", "fasterrcnn_mobilenet_v3_large_fpn",
            "fasterrcnn_resnet50_fpn"]
 
 
@@ -181,3 +182,9 @@ fasterrcnn_mobilenet_v3_large_fpn = make_builder(
     "fasterrcnn_mobilenet_v3_large_fpn", _fasterrcnn_mobilenet_v3_large_fpn,
     "Faster R-CNN with a MobileNetV3-Large-FPN backbone", __name__,
     defaults={"rpn_score_thresh": 0.05})
+fasterrcnn_mobilenet_v3_large_320_fpn = make_builder(
+    "fasterrcnn_mobilenet_v3_large_320_fpn", _fasterrcnn_mobilenet_v3_large_fpn,
+    "Faster R-CNN with a MobileNetV3-Large-FPN backbone for low-resolution images (resized to "
+    "320 pixels on the short side)", __name__,
+    defaults={"min_size": 320, "max_size": 640, "rpn_pre_nms_top_n_test": 150,
+              "rpn_post_nms_top_n_test": 150, "rpn_score_thresh": 0.05})
