@@ -79,7 +79,8 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     own = GRAD.enabled and x.requires_grad
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
                 _counter_at(x._vc.value) if own else x._vc)
-    _tell_handlers("on_alias", old, x)
+    if DISPATCH.stack:  # (eager code with no transform skips the handler calls)
+        _tell_handlers("on_alias", old, x)
     result = not_casting(compute, old)  # (autocast leaves in-place ops alone, as PyTorch's)
     if not isinstance(result, Tensor):  # (``t += mt``: a MaskedTensor, as torch refuses too)
         raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot be "
@@ -105,7 +106,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         raise ShapeError(f"{name}: the result has shape {tuple(result.shape)} but the tensor "
                          f"written in place has shape {tuple(x.shape)}; in-place ops cannot "
                          "broadcast the tensor they write to")
-    if result.dtype is not x.dtype:
+    if result._data.dtype != x._data.dtype:
         if result.dtype.category > x.dtype.category:
             raise DTypeError(f"{name}: the result type {result.dtype.name} cannot be cast to "
                              f"the {x.dtype.name} tensor written in place")
@@ -118,7 +119,8 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         x._vc.value += 1
         if result.requires_grad:
             x._node, x._idx, x.requires_grad = result._node, result._idx, True
-    _tell_handlers("on_inplace", x, result)
+    if DISPATCH.stack:
+        _tell_handlers("on_inplace", x, result)
     return x
 
 
