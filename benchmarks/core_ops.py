@@ -59,7 +59,45 @@ def _tiny_cases() -> dict[str, tuple]:
             op(tga, tgb).sum().backward()
 
         cases[name + " +bwd"] = (e_step, t_step)
+    for name, make in _CALLS.items():
+        cases[name] = (make(ember, ea, eb), make(torch, ta, tb))
     return cases
+
+
+def _optimizer_step(m, x, y):
+    """One Adam step over a 4-4-4 MLP's four small parameters (gradients preset)."""
+    m.manual_seed(0)
+    net = m.nn.Sequential(m.nn.Linear(4, 4), m.nn.ReLU(), m.nn.Linear(4, 4))
+    for p in net.parameters():
+        p.grad = m.ones_like(p)
+    return m.optim.Adam(net.parameters(), lr=1e-3).step
+
+
+def _cross_entropy(m, x, target):
+    return lambda: m.nn.functional.cross_entropy(x, target)
+
+
+def _module_call(m, x, y):
+    m.manual_seed(0)
+    linear = m.nn.Linear(4, 4)
+    return lambda: linear(x)
+
+
+# forward-only calls of the classes the rows above leave out, over the tiny x, y:
+# name -> make(framework module, x, y) -> the call
+_CALLS = {
+    "x * 2.0 (scalar operand)": lambda m, x, y: lambda: x * 2.0,
+    "x.view(-1)": lambda m, x, y: lambda: x.view(-1),
+    "x.t()": lambda m, x, y: lambda: x.t(),
+    "x[1:3] (basic index)": lambda m, x, y: lambda: x[1:3],
+    "x.add_(y) (in place)": lambda m, x, y: lambda: x.add_(y).sub_(y),
+    "x.mean(1)": lambda m, x, y: lambda: x.mean(1),
+    "zeros(4, 4)": lambda m, x, y: lambda: m.zeros(4, 4),
+    "softmax(x, -1)": lambda m, x, y: lambda: m.softmax(x, -1),
+    "cross_entropy": lambda m, x, y: _cross_entropy(m, x, m.tensor([0, 1, 2, 3])),
+    "nn.Linear(4, 4) call": _module_call,
+    "Adam.step (4 params)": _optimizer_step,
+}
 
 
 def _matmul_case(n: int) -> tuple:
