@@ -17,7 +17,10 @@ MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func
            "ember.func.ensembling", "ember.func.batch_norm", "ember.func.functionalize",
            "ember.nn.utils.stateless", "ember.func.pytree", "ember.utils._pytree",
            "ember.autograd.forward",
-           "ember.autograd.forward_ad", "ember.autograd.functional"]
+           "ember.autograd.forward_ad", "ember.autograd.functional", "ember.func.vmap",
+           "ember.autograd.function", "ember.autograd.gradient_edge",
+           "ember.autograd.multi_grad_hook", "ember.autograd.saved_values",
+           "ember.autograd.variable"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,7 +11,7 @@ import ember
 MODULES = ["ember.sparse", "ember.sparse.tensor", "ember.sparse.construct", "ember.sparse.ops",
            "ember.sparse.invariants", "ember.sparse.elementwise", "ember.sparse.row_products",
            "ember.sparse.spgemm", "ember.sparse.gradcheck",
-           "ember.layouts", "ember.optim.sparse_adam"]
+           "ember.layouts", "ember.optim.sparse_adam", "ember.sparse.patterned"]
 
 
 @pytest.mark.parametrize("name", MODULES)

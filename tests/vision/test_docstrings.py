@@ -3,6 +3,7 @@
 import doctest
 import importlib
 
+import numpy as np
 import pytest
 
 import ember
@@ -37,6 +38,8 @@ MODULES += [f"ember.vision.models.detection.{m}" for m in (
     "_utils", "anchor_utils", "image_list", "transform", "backbone_utils", "rpn", "faster_rcnn",
     "mask_rcnn", "retinanet", "roi_heads", "keypoint_rcnn", "fcos", "ssd", "ssdlite")]
 MODULES += ["ember.vision.transforms.v2"]
+MODULES += [f"ember.vision.{m}" for m in ("datasets.idx", "datasets.mnist", "datasets.vision",
+                                           "ops.deform_conv", "ops.drop_block", "ops.ps_roi")]
 MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_transform", "_geometry", "_detection", "_color", "_misc", "_meta", "_type_conversion",
     "_augment", "_container", "_auto_augment", "_temporal", "functional", "functional._utils",
@@ -47,6 +50,6 @@ MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
-    extra = {**vars(module), "ember": ember, "nn": nn}
+    extra = {**vars(module), "ember": ember, "nn": nn, "np": np}
     result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0

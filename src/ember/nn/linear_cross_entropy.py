@@ -25,7 +25,7 @@ class LinearCrossEntropyLoss(_WeightedLoss):
     Example:
         >>> loss = nn.LinearCrossEntropyLoss(5, 10, out_features=(4, 3))
         >>> loss(ember.randn(2, 5), ember.randint(0, 10, (2, 4, 3))).shape
-        ()
+        ember.Size([])
     """
 
     def __init__(self, in_features: int, num_classes: int, *,

@@ -1,6 +1,5 @@
 """Faster R-CNN (Ren et al., 2015) under torchvision's names: ``FasterRCNN``, its box head
-and predictor, and the ``fasterrcnn_resnet50_fpn`` and ``fasterrcnn_mobilenet_v3_large_fpn``
-builders.
+and predictor, and the ``fasterrcnn_resnet50_fpn`` (v1 and v2) and MobileNetV3 builders.
 
 Example:
     >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64,
@@ -12,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ember import nn
@@ -28,11 +28,12 @@ from ember.vision.models.detection.generalized_rcnn import GeneralizedRCNN
 from ember.vision.models.detection.roi_heads import RoIHeads
 from ember.vision.models.detection.rpn import RegionProposalNetwork, RPNHead
 from ember.vision.models.detection.transform import GeneralizedRCNNTransform
+from ember.vision.ops.layers import Conv2dNormActivation
 from ember.vision.ops.poolers import MultiScaleRoIAlign
 
-__all__ = ["FastRCNNPredictor", "FasterRCNN", "TwoMLPHead",
+__all__ = ["FastRCNNConvFCHead", "FastRCNNPredictor", "FasterRCNN", "TwoMLPHead",
            "fasterrcnn_mobilenet_v3_large_320_fpn", "fasterrcnn_mobilenet_v3_large_fpn",
-           "fasterrcnn_resnet50_fpn"]
+           "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2"]
 
 
 class TwoMLPHead(nn.Module):
@@ -50,6 +51,37 @@ class TwoMLPHead(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return self.fc7(self.fc6(x.flatten(1)).relu()).relu()
+
+
+class FastRCNNConvFCHead(nn.Sequential):
+    """The v2 box head: ``conv_layers`` 3×3 convolutions (each with ``norm_layer`` and ReLU)
+    over the pooled ``input_size = (C, H, W)`` features, flattened, then ``fc_layers`` ReLU
+    linear layers.
+
+    Example:
+        >>> FastRCNNConvFCHead((4, 7, 7), [8, 8], [16])(ember.randn(2, 4, 7, 7)).shape
+        ember.Size([2, 16])
+    """
+
+    def __init__(self, input_size: tuple[int, int, int], conv_layers: list[int],
+                 fc_layers: list[int],
+                 norm_layer: Callable[..., nn.Module] | None = None) -> None:
+        channels, height, width = input_size
+        blocks: list[nn.Module] = []
+        for width_out in conv_layers:
+            blocks.append(Conv2dNormActivation(channels, width_out, norm_layer=norm_layer))
+            channels = width_out
+        blocks.append(nn.Flatten())
+        features = channels * height * width
+        for width_out in fc_layers:
+            blocks += [nn.Linear(features, width_out), nn.ReLU(inplace=True)]
+            features = width_out
+        super().__init__(*blocks)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
 
 
 class FastRCNNPredictor(nn.Module):
@@ -164,6 +196,29 @@ def _fasterrcnn_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None
     return FasterRCNN(backbone, num_classes=num_classes, **kwargs)
 
 
+def _v2_parts(weights_backbone: Any, trainable_backbone_layers: int | None
+              ) -> tuple[nn.Module, RPNHead, FastRCNNConvFCHead]:
+    """The v2 models' backbone (batch-normed FPN), RPN head (two convolutions) and box head
+    (four batch-normed convolutions and a linear layer), as torchvision builds them."""
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
+    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
+                                     norm_layer=nn.BatchNorm2d)
+    anchors = _default_anchor_generator()
+    rpn_head = RPNHead(backbone.out_channels, anchors.num_anchors_per_location()[0],
+                       conv_depth=2)
+    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
+                                  norm_layer=nn.BatchNorm2d)
+    return backbone, rpn_head, box_head
+
+
+def _fasterrcnn_resnet50_fpn_v2(num_classes: int = 91, weights_backbone: Any = None,
+                                trainable_backbone_layers: int | None = None,
+                                **kwargs: Any) -> FasterRCNN:
+    backbone, rpn_head, box_head = _v2_parts(weights_backbone, trainable_backbone_layers)
+    return FasterRCNN(backbone, num_classes=num_classes, rpn_head=rpn_head, box_head=box_head,
+                      **kwargs)
+
+
 def _fasterrcnn_mobilenet_v3_large_fpn(num_classes: int = 91, weights_backbone: Any = None,
                                        trainable_backbone_layers: int | None = None,
                                        **kwargs: Any) -> FasterRCNN:
@@ -178,6 +233,10 @@ def _fasterrcnn_mobilenet_v3_large_fpn(num_classes: int = 91, weights_backbone: 
 fasterrcnn_resnet50_fpn = make_builder(
     "fasterrcnn_resnet50_fpn", _fasterrcnn_resnet50_fpn,
     "Faster R-CNN with a ResNet-50-FPN backbone", __name__)
+fasterrcnn_resnet50_fpn_v2 = make_builder(
+    "fasterrcnn_resnet50_fpn_v2", _fasterrcnn_resnet50_fpn_v2,
+    "Faster R-CNN v2 (Li et al., 2021: batch norms in the FPN and the heads, a two-convolution "
+    "RPN head, a four-convolution box head) with a ResNet-50-FPN backbone", __name__)
 fasterrcnn_mobilenet_v3_large_fpn = make_builder(
     "fasterrcnn_mobilenet_v3_large_fpn", _fasterrcnn_mobilenet_v3_large_fpn,
     "Faster R-CNN with a MobileNetV3-Large-FPN backbone", __name__,

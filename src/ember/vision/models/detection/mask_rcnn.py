@@ -23,11 +23,12 @@ from ember import nn
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
-from ember.vision.models.detection.faster_rcnn import FasterRCNN, _trainable_layers
+from ember.vision.models.detection.faster_rcnn import FasterRCNN, _trainable_layers, _v2_parts
 from ember.vision.ops.layers import Conv2dNormActivation
 from ember.vision.ops.poolers import MultiScaleRoIAlign
 
-__all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "maskrcnn_resnet50_fpn"]
+__all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "maskrcnn_resnet50_fpn",
+           "maskrcnn_resnet50_fpn_v2"]
 
 
 class MaskRCNNHeads(nn.Sequential):
@@ -112,3 +113,19 @@ def _maskrcnn_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
 
 maskrcnn_resnet50_fpn = make_builder("maskrcnn_resnet50_fpn", _maskrcnn_resnet50_fpn,
                                      "Mask R-CNN with a ResNet-50-FPN backbone", __name__)
+
+
+def _maskrcnn_resnet50_fpn_v2(num_classes: int = 91, weights_backbone: Any = None,
+                              trainable_backbone_layers: int | None = None,
+                              **kwargs: Any) -> MaskRCNN:
+    backbone, rpn_head, box_head = _v2_parts(weights_backbone, trainable_backbone_layers)
+    mask_head = MaskRCNNHeads(backbone.out_channels, [256, 256, 256, 256], 1,
+                              norm_layer=nn.BatchNorm2d)
+    return MaskRCNN(backbone, num_classes=num_classes, rpn_head=rpn_head, box_head=box_head,
+                    mask_head=mask_head, **kwargs)
+
+
+maskrcnn_resnet50_fpn_v2 = make_builder(
+    "maskrcnn_resnet50_fpn_v2", _maskrcnn_resnet50_fpn_v2,
+    "Mask R-CNN v2 (Faster R-CNN v2's parts and a batch-normed mask head) with a "
+    "ResNet-50-FPN backbone", __name__)

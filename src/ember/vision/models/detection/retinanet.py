@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ember
@@ -39,10 +40,15 @@ from ember.vision.models.detection.rpn import _flatten
 from ember.vision.ops.boxes import box_iou
 from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.layers import Conv2dNormActivation
-from ember.vision.ops.losses import sigmoid_focal_loss
+from ember.vision.ops.losses import (
+    complete_box_iou_loss,
+    distance_box_iou_loss,
+    generalized_box_iou_loss,
+    sigmoid_focal_loss,
+)
 
 __all__ = ["RetinaNet", "RetinaNetClassificationHead", "RetinaNetHead",
-           "RetinaNetRegressionHead", "retinanet_resnet50_fpn"]
+           "RetinaNetRegressionHead", "retinanet_resnet50_fpn", "retinanet_resnet50_fpn_v2"]
 
 
 def _tower(in_channels: int, norm_layer: Callable[..., nn.Module] | None) -> nn.Sequential:
@@ -98,8 +104,28 @@ class RetinaNetClassificationHead(nn.Module):
                          1)
 
 
+_BOX_LOSSES = {"giou": generalized_box_iou_loss, "diou": distance_box_iou_loss,
+               "ciou": complete_box_iou_loss}
+
+
+def _box_loss(kind: str, box_coder: BoxCoder, anchors: Tensor, matched_boxes: Tensor,
+              deltas: Tensor) -> Tensor:
+    """Summed box loss of ``kind`` between predicted ``deltas`` on ``anchors`` and the
+    matched ground-truth boxes (torchvision's ``_box_loss``)."""
+    if kind in ("l1", "smooth_l1"):
+        wanted = box_coder.encode_single(matched_boxes, anchors)
+        loss = F.l1_loss if kind == "l1" else F.smooth_l1_loss
+        return loss(deltas, wanted, reduction="sum")
+    if kind not in _BOX_LOSSES:
+        raise ValueError(f"RetinaNetRegressionHead: unsupported _loss_type {kind!r}; use one of "
+                         f"'l1', 'smooth_l1', {', '.join(map(repr, _BOX_LOSSES))}")
+    return _BOX_LOSSES[kind](box_coder.decode_single(deltas, anchors), matched_boxes,
+                             reduction="sum")
+
+
 class RetinaNetRegressionHead(nn.Module):
-    """Per anchor, four box deltas (``(N, ΣHWA, 4)`` over the levels), trained with L1.
+    """Per anchor, four box deltas (``(N, ΣHWA, 4)`` over the levels), trained with L1 (or
+    the loss ``_loss_type`` names, as in torchvision).
 
     Example:
         >>> RetinaNetRegressionHead(8, 9)([ember.randn(1, 8, 4, 4)]).shape
@@ -114,17 +140,19 @@ class RetinaNetRegressionHead(nn.Module):
         nn.init.normal_(self.bbox_reg.weight, std=0.01)
         nn.init.zeros_(self.bbox_reg.bias)
         self.box_coder = BoxCoder(weights=(1.0, 1.0, 1.0, 1.0))
+        self._loss_type = "l1"  # torchvision's switch: the v2 model sets "giou"
 
     def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
                      anchors: list[Tensor], matched_idxs: list[Tensor]) -> Tensor:
-        """L1 of the matched anchors' deltas, per image divided by their number, averaged."""
+        """The box loss of the matched anchors (``_loss_type``: ``"l1"`` or ``"smooth_l1"`` of
+        the deltas, or ``"giou"``, ``"diou"``, ``"ciou"`` of the decoded boxes), per image
+        divided by their number, averaged."""
         losses = []
         for target, deltas, anchors_in_image, matched in zip(
                 targets, head_outputs["bbox_regression"], anchors, matched_idxs):
             rows = ember.where(matched >= 0)[0]
-            wanted = self.box_coder.encode_single(target["boxes"][matched[rows]],
-                                                  anchors_in_image[rows])
-            loss = F.l1_loss(deltas[rows], wanted, reduction="sum")
+            loss = _box_loss(self._loss_type, self.box_coder, anchors_in_image[rows],
+                             target["boxes"][matched[rows]], deltas[rows])
             losses.append(loss / max(1, rows.numel()))
         return sum(losses) / max(1, len(targets))
 
@@ -237,3 +265,23 @@ def _retinanet_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
 
 retinanet_resnet50_fpn = make_builder("retinanet_resnet50_fpn", _retinanet_resnet50_fpn,
                                       "RetinaNet with a ResNet-50-FPN backbone", __name__)
+
+
+def _retinanet_resnet50_fpn_v2(num_classes: int = 91, weights_backbone: Any = None,
+                               trainable_backbone_layers: int | None = None,
+                               **kwargs: Any) -> RetinaNet:
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
+    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
+                                     returned_layers=[2, 3, 4],
+                                     extra_blocks=LastLevelP6P7(2048, 256))
+    anchors = _default_anchor_generator()
+    head = RetinaNetHead(backbone.out_channels, anchors.num_anchors_per_location()[0],
+                         num_classes, norm_layer=partial(nn.GroupNorm, 32))
+    head.regression_head._loss_type = "giou"
+    return RetinaNet(backbone, num_classes, anchor_generator=anchors, head=head, **kwargs)
+
+
+retinanet_resnet50_fpn_v2 = make_builder(
+    "retinanet_resnet50_fpn_v2", _retinanet_resnet50_fpn_v2,
+    "RetinaNet v2 (group-normed heads, GIoU box loss, P6 from C5) with a ResNet-50-FPN "
+    "backbone", __name__)
