@@ -16,7 +16,7 @@ TRANSFORMS = [  # (grayscale: Pillow's own luma, and resizing: Pillow's resize, 
     lambda: T.CenterCrop(10), lambda: T.RandomCrop(16, padding=2), lambda: T.RandomRotation(20),
     lambda: T.ColorJitter(0.3, 0.3, 0.3, 0.1),
     lambda: T.RandomAffine(10, (0.1, 0.1)),
-    lambda: T.Pad(3, fill=7), lambda: T.GaussianBlur(3), lambda: T.RandomPerspective(p=1.0),
+    lambda: T.Pad(3, fill=7), lambda: T.GaussianBlur(3),
     lambda: T.AutoAugment(), lambda: T.RandAugment(), lambda: T.TrivialAugmentWide(),
     lambda: T.AugMix(), lambda: T.RandomInvert(1.0), lambda: T.RandomEqualize(1.0),
     lambda: T.RandomPosterize(4, 1.0), lambda: T.RandomSolarize(100, 1.0),
@@ -77,13 +77,29 @@ def test_a_pipeline_from_pil_to_a_normalized_tensor():
     assert out.shape == (3, 14, 14) and out.dtype is ember.float32
 
 
+def test_random_perspective_of_a_pil_image_is_pillows():
+    # bilinear warps of PIL images are Pillow's, as torchvision's PIL path
+    from ember.vision.transforms.warp import _perspective_coeffs
+
+    ember.manual_seed(3)
+    got = T.RandomPerspective(p=1.0)(RGB)
+    ember.manual_seed(3)
+    ember.rand(1)  # the coin RandomPerspective tosses first
+    starts, ends = T.RandomPerspective.get_params(24, 20, 0.5)
+    want = RGB.transform(RGB.size, Image.Transform.PERSPECTIVE, _perspective_coeffs(starts, ends),
+                         Image.Resampling.BILINEAR)
+    assert np.array_equal(np.asarray(got), np.asarray(want))
+
+
 @pytest.mark.parametrize("mode", ["P", "1"])
 def test_palette_and_bilevel_images_are_refused_with_a_hint(mode):
     with pytest.raises(TypeError, match=r"convert\('RGB'\)"):
-        T.RandomRotation(8)(RGB.convert(mode))
-    with pytest.raises(TypeError, match="rotate"):
-        TF.rotate(RGB.convert(mode), 8)
-    assert TF.resize(RGB.convert(mode), 8).mode == mode  # Pillow resizes them, as torchvision
+        T.GaussianBlur(3)(RGB.convert(mode))
+    with pytest.raises(TypeError, match="hflip"):
+        TF.hflip(RGB.convert(mode))
+    # the resampling functions hand them to Pillow, as torchvision does
+    assert TF.resize(RGB.convert(mode), 8).mode == mode
+    assert T.RandomRotation(8)(RGB.convert(mode)).mode == mode
 
 
 def test_v2_transforms_take_pil_images_with_boxes():

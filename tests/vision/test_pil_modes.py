@@ -88,9 +88,14 @@ RESAMPLERS = {
 }
 
 
+PILLOW_WARPS = {"rotate", "affine", "perspective", "v2_perspective"}  # Pillow's, but for I;16
+
+
 @pytest.mark.parametrize("mode", ["I;16", "I", "F"])
 @pytest.mark.parametrize("name", RESAMPLERS)
 def test_wide_images_resample_in_float(mode, name):
+    if name in PILLOW_WARPS and mode != "I;16":
+        pytest.skip("warped by Pillow, as torchvision: test_warps_of_pil_images_are_pillows")
     img, compute = _wide(mode)
     out = RESAMPLERS[name](img)
     assert out.mode == mode
@@ -98,6 +103,28 @@ def test_wide_images_resample_in_float(mode, name):
     expected = floats if mode == "F" else np.clip(np.round(floats), 0, None)
     np.testing.assert_allclose(np.asarray(out).astype(np.float64), expected, rtol=1e-6,
                                atol=1e-3 if mode == "F" else 0.5)
+
+
+@pytest.mark.parametrize("mode", ["I", "F", "L", "RGBA"])
+def test_warps_of_pil_images_are_pillows(mode):
+    # torchvision's PIL path: Pillow's rotate and transform, torchvision's coefficients
+    img = _wide(mode)[0] if mode in ("I", "F") else RGBA.convert(mode)
+    bilinear = Image.Resampling.BILINEAR
+    rotated = img.rotate(30.0, bilinear, True, None, fillcolor=(
+        5.0 if mode == "F" else 5 if mode != "RGBA" else (5, 5, 5, 5)))
+    assert np.array_equal(np.asarray(TF.rotate(img, 30.0, TF.InterpolationMode.BILINEAR, True,
+                                               fill=5)), np.asarray(rotated))
+    w, h = img.size
+    corners = [[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]]
+    moved = [[1, 0], [w - 1, 1], [w - 2, h - 1], [0, h - 2]]
+    from ember.vision.transforms.warp import _perspective_coeffs
+
+    warped = img.transform(img.size, Image.Transform.PERSPECTIVE,
+                           _perspective_coeffs(corners, moved), bilinear)
+    for fn in (TF.perspective, F.perspective):
+        assert np.array_equal(np.asarray(fn(img, corners, moved)), np.asarray(warped))
+    shifted = img.transform(img.size, Image.Transform.AFFINE, [1, 0, -2, 0, 1, -1])
+    assert np.array_equal(np.asarray(TF.affine(img, 0.0, [2, 1], 1.0, 0.0)), np.asarray(shifted))
 
 
 @pytest.mark.parametrize("mode", ["I;16", "I", "F"])

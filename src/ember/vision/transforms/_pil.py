@@ -63,15 +63,19 @@ def _image_arg(args: tuple, kwargs: dict, i: int) -> tuple[Any, Callable]:
     return kwargs.get("img"), lambda new: (args, {**kwargs, "img": new})
 
 
+def _has_no_colours(img: Any) -> bool:
+    return len(img.getbands()) not in (1, 3)
+
+
 def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = None,
-                pillow_bands: tuple[int, ...] | None = (1, 3)) -> Callable:
+                use_pillow: Callable[[Any], bool] = _has_no_colours) -> Callable:
     """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
     image goes in as its array and what comes out as arrays goes back as PIL images. With
     ``in_rgb`` (functions that mix the bands as red, green and blue: saturation, hue…), a
     "YCbCr", "HSV" or "LAB" image is taken in RGB and converted back, as Pillow's enhancers do.
-    ``pillow`` (same signature) takes the images whose band count is not in ``pillow_bands``
-    (by default those of 2 or 4 bands, "RGBA", "LA", "CMYK", that a colour function has no
-    colours for, as torchvision gives them to Pillow; ``None``: every PIL image).
+    ``pillow`` (same signature) takes the images for which ``use_pillow`` is true (by default
+    those of 2 or 4 bands, "RGBA", "LA", "CMYK", that a colour function has no colours for,
+    as torchvision gives them to Pillow).
     A function that takes PIL images already (one of these wrappers) is returned as it is."""
     if getattr(fn, "takes_pil", False):
         return fn
@@ -82,8 +86,7 @@ def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = No
         img, put = _image_arg(args, kwargs, 1 if method else 0)
         if not is_pil_image(img):
             return fn(*args, **kwargs)
-        if pillow is not None and (pillow_bands is None
-                                   or len(img.getbands()) not in pillow_bands):
+        if pillow is not None and use_pillow(img):
             return pillow(*args, **kwargs)
         if in_rgb and img.mode in _NON_RGB_COLOURS:
             args, kwargs = put(img.convert("RGB"))

@@ -261,7 +261,7 @@ class RandomRotation(_Random):
         """An angle drawn uniformly from ``[degrees[0], degrees[1])``."""
         return _uniform(float(degrees[0]), float(degrees[1]), generator)
 
-    @accepts_pil
+    # a PIL image goes to the function, which hands it to Pillow as torchvision does
     def __call__(self, img: Image) -> Image:
         angle = self.get_params(self.degrees, self.generator)
         return TF.rotate(img, angle, self.interpolation, self.expand, self.center, self.fill)

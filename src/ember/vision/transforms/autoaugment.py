@@ -15,7 +15,7 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
-from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb
+from ember.vision.transforms._pil import accepts_pil_in_rgb, is_pil_image
 from ember.vision.transforms.augment import _Random, _uniform
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
@@ -86,7 +86,7 @@ class RandomAffine(_Random):
                 shear_y = _uniform(shears[2], shears[3], generator)
         return angle, (dx, dy), scale, (shear_x, shear_y)
 
-    @accepts_pil
+    # a PIL image goes to the function, which hands it to Pillow as torchvision does
     def __call__(self, img: Image) -> Image:
         h, w = _hw(img)
         angle, shift, scale, shear = self.get_params(self.degrees, self.translate, self.scale,
@@ -153,10 +153,10 @@ def _space(bins: int, shear: float, translate: tuple[float, float], rotate: floa
 def _fills(img: Image, fill: float | Sequence[float] | None) -> list[float] | None:
     """A fill as one value per channel (a number repeated; None kept), as torchvision's
     transforms pass it for tensors."""
+    if fill is None or is_pil_image(img):  # Pillow takes a number for every band
+        return fill
     channels = img.shape[-3] if isinstance(img, Tensor) else (img.shape[2] if img.ndim == 3
                                                                else 1)
-    if fill is None:
-        return None
     return [float(fill)] * channels if isinstance(fill, numbers.Number) else \
         [float(f) for f in fill]
 

@@ -25,7 +25,6 @@ import ember.nn.functional as F
 from ember.tensor import Tensor
 from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._image import (
-    PIL_RESAMPLING,
     Image,
     InterpolationMode,
     _back,
@@ -35,6 +34,12 @@ from ember.vision.transforms._image import (
     _to_float,
 )
 from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb, grays_pil
+from ember.vision.transforms._pil_geometry import (
+    by_pillow,
+    resize_pil,
+    rotate_pil,
+    transform_pil,
+)
 from ember.vision.transforms.basic import Normalize, ToTensor, crop, pad
 from ember.vision.transforms.color import (
     adjust_brightness,
@@ -51,7 +56,7 @@ from ember.vision.transforms.color import (
     solarize,
 )
 from ember.vision.transforms.convert import convert_image_dtype, pil_to_tensor, to_pil_image
-from ember.vision.transforms.warp import elastic_transform, perspective
+from ember.vision.transforms.warp import _perspective_coeffs, elastic_transform, perspective
 
 __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "autocontrast",
@@ -175,19 +180,6 @@ def resize(img: Tensor, size: int | Sequence[int],
     x = F.interpolate(x, size=out, mode=mode, align_corners=False if smooth else None,
                       antialias=bool(antialias) and smooth)
     return _back(x.reshape(*batch, *x.shape[-3:]), img.dtype, rounded=smooth)
-
-
-def _resize_pil(img: Any, size: int | Sequence[int],
-                interpolation: InterpolationMode = InterpolationMode.BILINEAR,
-                max_size: int | None = None, antialias: bool | None = True) -> Any:
-    """A PIL image resized by Pillow, as torchvision's PIL path: its nearest is
-    ``NEAREST_EXACT`` (pixel centres), RGBA/LA are resampled with premultiplied alpha, and
-    BOX/HAMMING/LANCZOS are available."""
-    width, height = img.size
-    out = _output_size(height, width, size, max_size)
-    if out == (height, width):
-        return img
-    return img.resize((out[1], out[0]), PIL_RESAMPLING[InterpolationMode(interpolation).value])
 
 
 def resized_crop(img: Image, top: int, left: int, height: int, width: int,
@@ -428,6 +420,15 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
         >>> affine(ember.tensor([[[1.0, 2.0, 3.0]]]), 0.0, (1, 0), 1.0, 0.0).tolist()
         [[[0.0, 1.0, 2.0]]]
     """
+    h, w = img.shape[-2:]
+    m = _affine_inverse(_centre("affine", center, w, h), angle, translate, scale, shear)
+    return _warp(img, m, w, h, interpolation, fill, "affine")
+
+
+def _affine_inverse(center: Sequence[float], angle: float, translate: Sequence[float],
+                    scale: float, shear: float | Sequence[float]) -> np.ndarray:
+    """:func:`_inverse_affine` of ``affine``'s arguments, checked (shear: one number or one
+    or two values)."""
     if scale <= 0:
         raise ValueError(f"affine: scale should be positive, got {scale}")
     if isinstance(shear, (int, float)):
@@ -436,22 +437,56 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
     if len(shear) != 2 or len(translate) != 2:
         raise ValueError(f"affine: shear and translate need two values, got shear={shear}, "
                          f"translate={list(translate)}")
-    h, w = img.shape[-2:]
-    m = _inverse_affine(_centre("affine", center, w, h), angle, [float(t) for t in translate],
-                        scale, shear)
-    return _warp(img, m, w, h, interpolation, fill, "affine")
+    return _inverse_affine(center, angle, [float(t) for t in translate], scale, shear)
+
+
+# PIL images take torchvision's PIL path: Pillow's own resampling (see _pil_geometry)
+def _resize_pil(img: Any, size: int | Sequence[int],
+                interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                max_size: int | None = None, antialias: bool | None = True) -> Any:
+    width, height = img.size
+    return resize_pil(img, _output_size(height, width, size, max_size), interpolation)
+
+
+def _rotate_pil(img: Any, angle: float,
+                interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                expand: bool = False, center: Sequence[float] | None = None,
+                fill: float | Sequence[float] | None = None) -> Any:
+    return rotate_pil(img, angle, interpolation, expand, center, fill)
+
+
+def _affine_pil(img: Any, angle: float, translate: Sequence[float], scale: float,
+                shear: float | Sequence[float],
+                interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                fill: float | Sequence[float] | None = None,
+                center: Sequence[float] | None = None) -> Any:
+    width, height = img.size
+    center = [width * 0.5, height * 0.5] if center is None else center  # in pixels, as Pillow
+    m = _affine_inverse(center, angle, translate, scale, shear)
+    return transform_pil("affine", img, "affine", m.reshape(-1), interpolation, fill)
+
+
+def _perspective_pil(img: Any, startpoints: Any, endpoints: Any,
+                     interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                     fill: float | Sequence[float] | None = None) -> Any:
+    coefficients = _perspective_coeffs(startpoints, endpoints)
+    return transform_pil("perspective", img, "perspective", coefficients, interpolation, fill)
 
 
 # every function of an image also takes a PIL image, and gives PIL images back (see _pil)
 # (images of 2 or 4 bands, "RGBA", "LA", "CMYK", take torchvision's way through Pillow for
 # the colour functions: see _pil_colour)
-for _name in ("affine", "autocontrast", "center_crop", "crop", "elastic_transform", "equalize",
+for _name in ("autocontrast", "center_crop", "crop", "elastic_transform", "equalize",
               "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
-              "get_image_size", "hflip", "invert", "pad", "perspective", "posterize",
-              "rotate", "solarize", "ten_crop", "vflip"):
+              "get_image_size", "hflip", "invert", "pad", "posterize", "solarize", "ten_crop",
+              "vflip"):
     globals()[_name] = accepts_pil(globals()[_name])
-# resize takes PIL images to Pillow, as torchvision does; resized_crop reaches it through crop
-resize = accepts_pil(resize, pillow=_resize_pil, pillow_bands=None)
+# the resampling functions hand PIL images to Pillow as torchvision does (see _pil_geometry);
+# resized_crop reaches resize through crop
+resize = accepts_pil(resize, pillow=_resize_pil, use_pillow=lambda img: True)
+rotate = accepts_pil(rotate, pillow=_rotate_pil, use_pillow=by_pillow)
+affine = accepts_pil(affine, pillow=_affine_pil, use_pillow=by_pillow)
+perspective = accepts_pil(perspective, pillow=_perspective_pil, use_pillow=by_pillow)
 for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness"):
     globals()[_name] = accepts_pil(globals()[_name], pillow=getattr(_pil_colour, _name))
 for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the bands as RGB

@@ -60,7 +60,7 @@ class RandomPerspective(_Random):
         starts = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
         return starts, ends
 
-    @accepts_pil
+    # a PIL image goes to the function, which hands it to Pillow as torchvision does
     def __call__(self, img: Image) -> Image:
         if not _coin(self.p, self.generator):
             return img

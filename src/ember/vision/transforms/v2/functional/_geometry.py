@@ -14,6 +14,7 @@ from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._image import InterpolationMode, _tensor_op
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.basic import _size_pair
 from ember.vision.transforms.v2.functional._box_geometry import (
     affine_bounding_boxes,
@@ -292,9 +293,8 @@ def rotate(inpt: Tensor, angle: float, interpolation: InterpolationMode = _NEARE
                      center=center, fill=fill)
 
 
-@_register_kernel_internal(rotate, *_IMAGES)
 @_tensor_op
-def _rotate_image(img: Tensor, angle: float, interpolation: InterpolationMode = _NEAREST,
+def _rotate_tensor(img: Tensor, angle: float, interpolation: InterpolationMode = _NEAREST,
                   expand: bool = False, center: Sequence[float] | None = None,
                   fill: Fill = None) -> Tensor:
     """v1's rotate, but 0, 180, and 90 or 270 degrees when expanding or square turn the
@@ -304,6 +304,11 @@ def _rotate_image(img: Tensor, angle: float, interpolation: InterpolationMode = 
     if turns is None:
         return TF.rotate(img, angle, interpolation, expand, center, fill)
     return ember.rot90(img, turns, dims=(-2, -1)).contiguous()
+
+
+# a PIL image takes v1's PIL path: Pillow's rotate, which turns quarter turns exactly too
+_rotate_image = accepts_pil(_rotate_tensor, pillow=TF.rotate, use_pillow=lambda img: True)
+_register_kernel_internal(rotate, *_IMAGES)(_rotate_image)
 
 
 @_register_kernel_internal(rotate, Mask)

@@ -20,6 +20,8 @@ from ember.vision.transforms._image import (
     _tensor_op,
     _to_float,
 )
+from ember.vision.transforms._pil import accepts_pil
+from ember.vision.transforms._pil_geometry import by_pillow, transform_pil
 from ember.vision.transforms.v2.functional._box_geometry import _move_corners
 from ember.vision.transforms.v2.functional._geometry import (
     _IMAGES,
@@ -98,7 +100,16 @@ def _perspective_tensor(img: Tensor, startpoints: Points, endpoints: Points,
                            interpolation, fill, "perspective")
 
 
-_register_kernel_internal(perspective, *_IMAGES)(_perspective_tensor)
+def _perspective_pil(img: Any, startpoints: Points, endpoints: Points,
+                     interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                     fill: Fill = None, coefficients: Sequence[float] | None = None) -> Any:
+    coeffs = _coefficients(startpoints, endpoints, coefficients)
+    return transform_pil("perspective", img, "perspective", coeffs, interpolation, fill)
+
+
+# a PIL image is warped by Pillow, as torchvision's PIL path (see transforms._pil_geometry)
+_register_kernel_internal(perspective, *_IMAGES)(
+    accepts_pil(_perspective_tensor, pillow=_perspective_pil, use_pillow=by_pillow))
 
 
 @_register_kernel_internal(perspective, Mask)
