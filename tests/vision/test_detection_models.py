@@ -255,7 +255,8 @@ def test_errors():
 def test_registry():
     assert models.list_models(detection) == sorted([
         *PARAMS, "fcos_resnet50_fpn", "keypointrcnn_resnet50_fpn", "ssd300_vgg16",
-        "ssdlite320_mobilenet_v3_large"])
+        "ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn",
+        "fasterrcnn_resnet50_fpn_v2", "maskrcnn_resnet50_fpn_v2", "retinanet_resnet50_fpn_v2"])
     assert models.get_model_builder("MaskRCNN_ResNet50_FPN") is detection.maskrcnn_resnet50_fpn
     assert detection.fasterrcnn_resnet50_fpn.__module__ == (
         "ember.vision.models.detection.faster_rcnn")
