@@ -14,7 +14,6 @@ RGB = Image.fromarray(RNG.integers(0, 256, (20, 24, 3), dtype=np.uint8))
 
 TRANSFORMS = [  # (grayscale: Pillow's own luma, and resizing: Pillow's resize, tested below)
     lambda: T.CenterCrop(10), lambda: T.RandomCrop(16, padding=2), lambda: T.RandomRotation(20),
-    lambda: T.ColorJitter(0.3, 0.3, 0.3, 0.1),
     lambda: T.RandomAffine(10, (0.1, 0.1)),
     lambda: T.Pad(3, fill=7), lambda: T.GaussianBlur(3),
     lambda: T.AutoAugment(), lambda: T.RandAugment(), lambda: T.TrivialAugmentWide(),
@@ -75,6 +74,23 @@ def test_a_pipeline_from_pil_to_a_normalized_tensor():
                     T.ColorJitter(0.2, 0.2), T.ToTensor(), T.Normalize([0.5] * 3, [0.5] * 3)])
     out = tf(RGB)
     assert out.shape == (3, 14, 14) and out.dtype is ember.float32
+
+
+def test_colours_of_l_and_rgb_pil_images_are_pillows():
+    # as torchvision's PIL path: Pillow's enhancers, hue turned in Pillow's "HSV"
+    from PIL import ImageEnhance
+
+    for img in (RGB, RGB.convert("L")):
+        assert np.array_equal(np.asarray(TF.adjust_brightness(img, 0.6)),
+                              np.asarray(ImageEnhance.Brightness(img).enhance(0.6)))
+        assert np.array_equal(np.asarray(TF.adjust_contrast(img, 1.7)),
+                              np.asarray(ImageEnhance.Contrast(img).enhance(1.7)))
+    h, s, v = RGB.convert("HSV").split()
+    turned = Image.fromarray(((np.asarray(h).astype(int) + int(0.2 * 255)) % 256).astype(np.uint8))
+    want = Image.merge("HSV", (turned, s, v)).convert("RGB")
+    assert np.array_equal(np.asarray(TF.adjust_hue(RGB, 0.2)), np.asarray(want))
+    assert np.array_equal(np.asarray(T.ColorJitter(saturation=(0.4, 0.4))(RGB)),
+                          np.asarray(ImageEnhance.Color(RGB).enhance(0.4)))
 
 
 def test_random_perspective_of_a_pil_image_is_pillows():

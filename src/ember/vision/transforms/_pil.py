@@ -67,6 +67,14 @@ def _has_no_colours(img: Any) -> bool:
     return len(img.getbands()) not in (1, 3)
 
 
+def pillow_colours(img: Any) -> bool:
+    """Whether a colour function hands ``img`` to Pillow, as torchvision's PIL path does:
+    "L" and "RGB" images (Pillow's enhancers and "HSV" round uint8 levels their own way) and
+    those of 2 or 4 bands. Other 1- and 3-band modes ("F", "I", "YCbCr", "HSV") stay on the
+    tensor code (in RGB for the 3-band ones)."""
+    return img.mode in ("L", "RGB") or _has_no_colours(img)
+
+
 def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = None,
                 use_pillow: Callable[[Any], bool] = _has_no_colours) -> Callable:
     """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
@@ -98,16 +106,17 @@ def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = No
     return run
 
 
-def accepts_pil_in_rgb(fn: Callable, pillow: Callable | None = None) -> Callable:
+def accepts_pil_in_rgb(fn: Callable, pillow: Callable | None = None,
+                       use_pillow: Callable[[Any], bool] = _has_no_colours) -> Callable:
     """:func:`accepts_pil` for functions that mix the bands as red, green and blue."""
-    return accepts_pil(fn, in_rgb=True, pillow=pillow)
+    return accepts_pil(fn, in_rgb=True, pillow=pillow, use_pillow=use_pillow)
 
 
 def colours_pil(fn: Callable, in_rgb: bool = False) -> Callable:
     """:func:`accepts_pil` for a transform's ``__call__`` made of colour functions: images of
     2 or 4 bands ("RGBA", "LA", "CMYK") stay PIL images, for each colour function to hand
     them to Pillow as torchvision does."""
-    return accepts_pil(fn, in_rgb=in_rgb, pillow=fn)
+    return accepts_pil(fn, in_rgb=in_rgb, pillow=fn, use_pillow=pillow_colours)
 
 
 def grays_pil(fn: Callable) -> Callable:

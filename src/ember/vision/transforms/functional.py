@@ -33,7 +33,12 @@ from ember.vision.transforms._image import (
     _tensor_op,
     _to_float,
 )
-from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb, grays_pil
+from ember.vision.transforms._pil import (
+    accepts_pil,
+    accepts_pil_in_rgb,
+    grays_pil,
+    pillow_colours,
+)
 from ember.vision.transforms._pil_geometry import (
     by_pillow,
     resize_pil,
@@ -488,7 +493,9 @@ rotate = accepts_pil(rotate, pillow=_rotate_pil, use_pillow=by_pillow)
 affine = accepts_pil(affine, pillow=_affine_pil, use_pillow=by_pillow)
 perspective = accepts_pil(perspective, pillow=_perspective_pil, use_pillow=by_pillow)
 for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness"):
-    globals()[_name] = accepts_pil(globals()[_name], pillow=getattr(_pil_colour, _name))
+    globals()[_name] = accepts_pil(globals()[_name], pillow=getattr(_pil_colour, _name),
+                                   use_pillow=pillow_colours)
 for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the bands as RGB
-    globals()[_name] = accepts_pil_in_rgb(globals()[_name], getattr(_pil_colour, _name))
+    globals()[_name] = accepts_pil_in_rgb(globals()[_name], getattr(_pil_colour, _name),
+                                          use_pillow=pillow_colours)
 rgb_to_grayscale = grays_pil(rgb_to_grayscale)  # Pillow's luma, from any mode (see _pil)
