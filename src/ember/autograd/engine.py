@@ -55,7 +55,10 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     """Accumulates gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``).
 
     Example:
-        >>> ember.autograd.backward(loss)
+        >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
+        >>> ember.autograd.backward((w * w).sum())
+        >>> w.grad
+        tensor([2., 4.])
     """
     roots = _roots(tensors, grad_tensors, "backward")
     targets = None if inputs is None else _as_list(inputs)
@@ -100,8 +103,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         materialize_grads: zeros instead of None for unused inputs.
 
     Example:
+        >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
         >>> (dx,) = ember.autograd.grad((x ** 3).sum(), x, create_graph=True)
-        >>> (ddx,) = ember.autograd.grad(dx.sum(), x)      # 6x
+        >>> (ddx,) = ember.autograd.grad(dx.sum(), x)
+        >>> dx, ddx                                         # 3x², 6x
+        (tensor([ 3., 12.], grad_fn=<MulBackward0>), tensor([ 6., 12.]))
     """
     if not only_inputs:
         warnings.warn("grad: only_inputs is deprecated and ignored (it is always True)",
@@ -358,7 +364,11 @@ def queue_callback(fn: Callable[[], None]) -> None:
     gradients all arrived). Call it from a hook during backward.
 
     Example:
-        >>> w.register_hook(lambda g: ember.autograd.engine.queue_callback(report))
+        >>> w = ember.ones(2, requires_grad=True)
+        >>> _ = w.register_hook(lambda g: ember.autograd.engine.queue_callback(
+        ...     lambda: print("every gradient delivered")))
+        >>> (w * 2).sum().backward()
+        every gradient delivered
     """
     _CALLBACKS.append(fn)
 

@@ -115,8 +115,11 @@ class no_grad(_Mode):
     """Ops inside record nothing: no graph, no saved tensors.
 
     Example:
+        >>> x = ember.ones(2, requires_grad=True)
         >>> with ember.no_grad():
-        ...     y = x * 2          # y.requires_grad is False
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
     """
 
     enabled = False

@@ -61,6 +61,7 @@ class _Hookable:
         """A dict of the user's own data about this node, as PyTorch's ``grad_fn.metadata``.
 
         Example:
+            >>> x = ember.ones(2, requires_grad=True)
             >>> y = x * 2
             >>> y.grad_fn.metadata["layer"] = "fc1"
         """
@@ -71,6 +72,7 @@ class _Hookable:
         the tensors it made); a returned tuple replaces ``grad_outputs``, as PyTorch's.
 
         Example:
+            >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
             >>> y = x * w
             >>> h = y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
         """
@@ -82,6 +84,7 @@ class _Hookable:
         PyTorch's.
 
         Example:
+            >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
             >>> y = x * w
             >>> h = y.grad_fn.register_hook(lambda gi, go: print([g.shape for g in gi]))
         """
@@ -96,6 +99,7 @@ class AccumulateGrad(_Hookable):
     :attr:`Node.next_functions`, with the leaf as ``variable``. One per leaf while it lives.
 
     Example:
+        >>> x = ember.ones(2, requires_grad=True)
         >>> y = x * 2
         >>> acc, _ = y.grad_fn.next_functions[0]
         >>> acc.variable is x
@@ -144,6 +148,7 @@ def name_node(t: Any, name: str) -> Any:
     to a copy that differs only in ``backward_name``); ``t`` is returned.
 
     Example:
+        >>> x = ember.ones(2, requires_grad=True)
         >>> name_node(x.sum() / 4, "MeanBackward0").grad_fn
         <MeanBackward0>
     """
@@ -268,6 +273,7 @@ class Node(_Hookable):
         the leaf, 0)``, or ``(None, 0)`` for an input needing none, as PyTorch's.
 
         Example:
+            >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
             >>> (x * w).sum().grad_fn.next_functions
             ((<MulBackward0>, 0),)
         """
@@ -419,6 +425,7 @@ class saved_tensors_hooks:
     passed either; the node no longer keeps them alive. The hooks run without recording.
 
     Example:
+        >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
         >>> pack = lambda t: t.to(ember.bfloat16)          # keep activations in bfloat16
         >>> unpack = lambda t: t.to(ember.float32)
         >>> with ember.autograd.graph.saved_tensors_hooks(pack, unpack):
