@@ -84,3 +84,15 @@ def test_pillow_interpolation_constants_and_pil_only_modes():
         TF.resize(x, 3, TF.InterpolationMode.LANCZOS)
     with pytest.raises(ValueError):
         TF.InterpolationMode(7)
+
+
+def test_colour_functions_take_a_flat_image_as_one_channel():
+    # torchvision's brightness/saturation/hue/gamma take (H, W) tensors; resize does not
+    x = ember.rand(5, 4)
+    assert TF.adjust_brightness(x, 0.5).tolist() == (x * 0.5).tolist()
+    assert TF.adjust_hue(x, 0.2).tolist() == x.tolist()  # one channel has no hue
+    assert TF.adjust_saturation(x, 0.3).tolist() == x.tolist()
+    assert tuple(TF.adjust_gamma(x, 2.0).shape) == (5, 4)
+    with pytest.raises(ValueError, match="resize"):
+        TF.resize(x, 3)
+

@@ -62,6 +62,19 @@ def _tensor_op(fn: Callable) -> Callable:
     return run
 
 
+def _flat_as_one_channel(fn: Callable) -> Callable:
+    """Lets ``fn`` take an ``(H, W)`` tensor as one channel, as torchvision's brightness,
+    saturation, hue and gamma functions do; the result is ``(H, W)`` again."""
+
+    @wraps(fn)
+    def run(img: Image, *args: Any, **kwargs: Any) -> Image:
+        if isinstance(img, Tensor) and img.ndim == 2:
+            return fn(img.unsqueeze(0), *args, **kwargs).squeeze(0)
+        return fn(img, *args, **kwargs)
+
+    return run
+
+
 def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
                  any_int: bool = False) -> None:
     """Raises for what ``op`` cannot take. Colour functions take uint8 and float images (the

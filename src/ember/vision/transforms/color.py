@@ -14,6 +14,7 @@ from ember.vision.transforms._image import (
     _back,
     _bound,
     _check_image,
+    _flat_as_one_channel,
     _from_unit,
     _tensor_op,
     _to_float,
@@ -58,6 +59,7 @@ def _check_factor(op: str, name: str, factor: float) -> None:
         raise ValueError(f"{op}: {name} ({factor}) is not non-negative.")
 
 
+@_flat_as_one_channel
 @_tensor_op
 def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
     """Scales intensities: 0 gives black, 1 the image.
@@ -86,6 +88,7 @@ def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
     return _blend(img, mean, contrast_factor)
 
 
+@_flat_as_one_channel
 @_tensor_op
 def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
     """Blends with the grayscale image: 0 gives gray, 1 the image, 2 doubles the saturation.
@@ -136,6 +139,7 @@ def _hsv_to_rgb(img: Tensor) -> Tensor:
     return ember.stack(channels, dim=-3)
 
 
+@_flat_as_one_channel
 @_tensor_op
 def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
     """Rotates hues by ``hue_factor`` turns (in ``[-0.5, 0.5]``) through HSV.
@@ -154,6 +158,7 @@ def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
     return _from_unit(out, img.dtype)
 
 
+@_flat_as_one_channel
 @_tensor_op
 def adjust_gamma(img: Tensor, gamma: float, gain: float = 1.0) -> Tensor:
     """``gain · img ** gamma`` on intensities in ``[0, 1]``.
