@@ -96,3 +96,16 @@ def test_colour_functions_take_a_flat_image_as_one_channel():
     with pytest.raises(ValueError, match="resize"):
         TF.resize(x, 3)
 
+
+def test_tensor_reflect_padding_wider_than_the_image_raises():
+    # torch's reflect padding needs pad < size, symmetric pad <= size (torchvision's tensors)
+    x = ember.arange(12.0).reshape(1, 3, 4)
+    assert tuple(TF.pad(x, 3, padding_mode="symmetric").shape) == (1, 9, 10)
+    assert tuple(TF.pad(x, (3, 0), padding_mode="reflect").shape) == (1, 3, 10)
+    with pytest.raises(ValueError, match="reflect padding of 3 needs an image height of at le"):
+        TF.pad(x, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="symmetric padding of 4"):
+        TF.pad(x, 4, padding_mode="symmetric")
+    assert np.asarray(TF.pad(np.zeros((3, 4), np.uint8), 5, padding_mode="reflect")).shape == \
+        (13, 14)  # arrays, like PIL images, reflect repeatedly (NumPy's, as Pillow's path)
+

@@ -257,6 +257,14 @@ def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] 
         raise TypeError(f"Pad: fill for a tensor image must be a number, got {fill!r}")
     if padding_mode == "constant":
         return ember.pad(img, (left, right, top, bottom), value=fill)
+    # a tensor reflects once, as torch's padding does (arrays, like PIL images, repeat it)
+    for name, size, widths in (("width", img.shape[-1], (left, right)),
+                               ("height", img.shape[-2], (top, bottom))):
+        most = size - 1 if padding_mode == "reflect" else size
+        if max(widths) > most:
+            raise ValueError(f"pad: {padding_mode} padding of {max(widths)} needs an image "
+                             f"{name} of at least {max(widths) + size - most}, got {size} "
+                             f"(shape {tuple(img.shape)}); pad in steps, or use 'edge'")
     # gather indices made by padding an index vector with NumPy's same-named mode
     for dim, (a, b) in ((-1, (left, right)), (-2, (top, bottom))):
         idx = np.pad(np.arange(img.shape[dim]), (a, b), mode=padding_mode)
