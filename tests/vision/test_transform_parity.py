@@ -109,3 +109,12 @@ def test_tensor_reflect_padding_wider_than_the_image_raises():
     assert np.asarray(TF.pad(np.zeros((3, 4), np.uint8), 5, padding_mode="reflect")).shape == \
         (13, 14)  # arrays, like PIL images, reflect repeatedly (NumPy's, as Pillow's path)
 
+
+def test_to_grayscale_is_for_pil_images():
+    from PIL import Image
+
+    img = Image.new("RGB", (4, 2), (200, 10, 30))
+    assert np.asarray(TF.to_grayscale(img)).tolist() == np.asarray(img.convert("L")).tolist()
+    assert TF.to_grayscale(img, 3).mode == "RGB"
+    with pytest.raises(TypeError, match="rgb_to_grayscale takes tensors"):
+        TF.to_grayscale(ember.rand(3, 2, 2))

@@ -37,6 +37,7 @@ from ember.vision.transforms._pil import (
     accepts_pil,
     accepts_pil_in_rgb,
     grays_pil,
+    is_pil_image,
     pillow_colours,
 )
 from ember.vision.transforms._pil_geometry import (
@@ -69,7 +70,23 @@ __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast"
            "erase", "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
            "get_image_size", "hflip", "invert", "normalize", "pad", "perspective",
            "pil_to_tensor", "posterize", "resize", "resized_crop", "rgb_to_grayscale",
-           "rotate", "solarize", "ten_crop", "to_pil_image", "to_tensor", "vflip"]
+           "rotate", "solarize", "ten_crop", "to_grayscale", "to_pil_image", "to_tensor",
+           "vflip"]
+
+
+def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
+    """A PIL image in grayscale, Pillow's luma, as "L" or (``num_output_channels=3``) "RGB"; as
+    torchvision's, for PIL images only (:func:`rgb_to_grayscale` takes tensors).
+
+    Example:
+        >>> from PIL import Image
+        >>> to_grayscale(Image.new("RGB", (4, 2), (255, 0, 0)), 3).mode
+        'RGB'
+    """
+    if not is_pil_image(img):
+        raise TypeError(f"to_grayscale: img should be a PIL image, got {type(img).__name__}. "
+                        f"Hint: rgb_to_grayscale takes tensors")
+    return rgb_to_grayscale(img, num_output_channels)
 
 
 def get_dimensions(img: Image) -> list[int]:
