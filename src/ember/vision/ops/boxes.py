@@ -13,6 +13,7 @@ import math
 import ember
 from ember.errors import ShapeError
 from ember.tensor import Tensor
+from ember.vision.ops._rotated_boxes import ROTATED_FORMATS, convert_rotated
 
 __all__ = ["box_area", "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
            "distance_box_iou", "generalized_box_iou", "masks_to_boxes", "remove_small_boxes"]
@@ -165,19 +166,31 @@ def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tenso
 
 def box_convert(boxes: Tensor, in_fmt: str, out_fmt: str) -> Tensor:
     """Converts between ``"xyxy"`` (corners), ``"xywh"`` (corner and size) and ``"cxcywh"``
-    (centre and size).
+    (centre and size), or between the rotated formats ``"xywhr"``, ``"cxcywhr"`` (the same with
+    an angle in degrees, counter-clockwise) and ``"xyxyxyxy"`` (the four corners).
 
     Example:
         >>> box_convert(ember.tensor([[1.0, 1.0, 2.0, 4.0]]), "cxcywh", "xyxy")
         tensor([[ 0., -1.,  2.,  3.]])
     """
+    every = _FORMATS + ROTATED_FORMATS
     for fmt in (in_fmt, out_fmt):
-        if fmt not in _FORMATS:
-            raise ValueError(f"box_convert: unknown box format {fmt!r}; the formats are "
-                             f"{_FORMATS}")
-    _check("box_convert", boxes)
+        if fmt not in every:
+            raise ValueError(f"box_convert: unknown box format {fmt!r}; the formats are {every}")
+    if (in_fmt in _FORMATS) != (out_fmt in _FORMATS):
+        raise NotImplementedError(f"box_convert: no conversion between the axis-aligned and "
+                                  f"rotated formats ({in_fmt!r} to {out_fmt!r}), as in "
+                                  "torchvision")
+    if not isinstance(boxes, Tensor):
+        raise TypeError(f"box_convert: boxes must be a Tensor, got {type(boxes).__name__}")
+    width = {"xywhr": 5, "cxcywhr": 5, "xyxyxyxy": 8}.get(in_fmt, 4)
+    if boxes.ndim < 1 or boxes.shape[-1] != width:
+        raise ShapeError(f"box_convert: {in_fmt!r} boxes must have shape (..., {width}), got "
+                         f"{tuple(boxes.shape)}")
     if in_fmt == out_fmt:
         return boxes.clone()
+    if in_fmt in ROTATED_FORMATS:
+        return convert_rotated(boxes, in_fmt, out_fmt)
     a, b, c, d = boxes.unbind(-1)
     if in_fmt == "xywh":
         a, b, c, d = a, b, a + c, b + d
