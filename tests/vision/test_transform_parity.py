@@ -118,3 +118,17 @@ def test_to_grayscale_is_for_pil_images():
     assert TF.to_grayscale(img, 3).mode == "RGB"
     with pytest.raises(TypeError, match="rgb_to_grayscale takes tensors"):
         TF.to_grayscale(ember.rand(3, 2, 2))
+
+
+def test_sanitize_keeps_a_semantic_mask():
+    # torchvision 0.29 filters per-box masks (N, H, W) only; a (H, W) mask passes through
+    from ember.vision.transforms import v2
+
+    boxes = tv_tensors.BoundingBoxes([[0, 0, 4, 4], [1, 1, 1, 3]], format="XYXY",
+                                     canvas_size=(6, 8))
+    semantic = tv_tensors.Mask(ember.ones(6, 8, dtype=ember.uint8))
+    per_box = tv_tensors.Mask(ember.ones(2, 6, 8, dtype=ember.uint8))
+    out = v2.SanitizeBoundingBoxes(labels_getter=None)(
+        {"boxes": boxes, "semantic": semantic, "per_box": per_box})
+    assert tuple(out["semantic"].shape) == (6, 8) and isinstance(out["semantic"], tv_tensors.Mask)
+    assert tuple(out["per_box"].shape) == (1, 6, 8) and out["boxes"].tolist() == [[0, 0, 4, 4]]

@@ -275,7 +275,10 @@ class _Sanitize(Transform):
         is_label = any(inpt is label for label in params["labels"])
         if not (is_label or isinstance(inpt, self._indexed)):
             return inpt
-        out = F.to_pure_tensor(inpt)[params["valid"]]
+        valid = params["valid"]
+        if isinstance(inpt, tv_tensors.Mask) and (inpt.ndim < 3 or inpt.shape[0] != len(valid)):
+            return inpt  # a semantic mask (H, W), not one per entry: kept, as torchvision
+        out = F.to_pure_tensor(inpt)[valid]
         return out if is_label else tv_tensors.wrap(out, like=inpt)
 
 
