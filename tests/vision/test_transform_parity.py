@@ -132,3 +132,15 @@ def test_sanitize_keeps_a_semantic_mask():
         {"boxes": boxes, "semantic": semantic, "per_box": per_box})
     assert tuple(out["semantic"].shape) == (6, 8) and isinstance(out["semantic"], tv_tensors.Mask)
     assert tuple(out["per_box"].shape) == (1, 6, 8) and out["boxes"].tolist() == [[0, 0, 4, 4]]
+
+
+def test_bad_sizes_raise_where_they_enter():
+    from ember.vision import transforms as T
+
+    # a 3-element size used to resize to (size[0], size[0]) silently
+    with pytest.raises(ValueError, match=r"resize: size must be an int or a sequence of 1 or 2"):
+        TF.resize(ember.zeros(3, 10, 12), [1, 2, 3])
+    with pytest.raises(ValueError, match="GaussianBlur: kernel_size should be odd and positive"):
+        T.GaussianBlur(0)
+    with pytest.raises(ValueError, match="GaussianBlur: kernel_size"):
+        T.GaussianBlur((3, 4))

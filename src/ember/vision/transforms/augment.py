@@ -214,6 +214,10 @@ class GaussianBlur(_Random):
     def __init__(self, kernel_size: int | Sequence[int],
                  sigma: float | tuple[float, float] = (0.1, 2.0),
                  generator: ember.Generator | None = None) -> None:
+        sizes = [kernel_size] * 2 if isinstance(kernel_size, numbers.Number) else kernel_size
+        if not all(isinstance(k, numbers.Integral) and k > 0 and k % 2 == 1 for k in sizes):
+            raise ValueError(f"GaussianBlur: kernel_size should be odd and positive integers, "
+                             f"got {kernel_size}")
         self.kernel_size = kernel_size
         self.sigma = (float(sigma), float(sigma)) if isinstance(sigma, numbers.Number) \
             else (float(sigma[0]), float(sigma[1]))

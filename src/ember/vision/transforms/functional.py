@@ -155,6 +155,9 @@ def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
     """torchvision's output size: a pair as given; one number for the smaller edge, the
     other keeping the aspect ratio (then both shrunk so the longer is at most ``max_size``)."""
+    if isinstance(size, Sequence) and len(size) not in (1, 2):
+        raise ValueError(f"resize: size must be an int or a sequence of 1 or 2 ints, got "
+                         f"{list(size)}")
     if isinstance(size, Sequence) and len(size) == 2:
         if max_size is not None:
             raise ValueError("resize: max_size is only supported for a single int size, got "
