@@ -126,6 +126,31 @@ def test_grad_ignores_outer_no_grad_and_allows_inplace_on_inputs() -> None:
     close(x0, tx + 1)  # the write reached the caller's tensor, as an in-place op does
 
 
+@pytest.mark.parametrize("how", ["mul_", "setitem", "embedding_max_norm"])
+def test_grad_through_an_input_written_under_no_grad(how: str) -> None:
+    # the write is invisible to autograd, so the gradient still reaches the input (it was
+    # all zeros: Embedding(max_norm) under functional_call trained nothing)
+    w = np.random.default_rng(0).standard_normal((5, 3)) * 2
+    idx = [[1, 2, 2], [4, 1, 0]]
+
+    def make(lib, F):
+        def f(x):
+            if how == "embedding_max_norm":
+                return (F.embedding(lib.tensor(idx), x, max_norm=1.0) ** 3).sum()
+            with lib.no_grad():
+                if how == "mul_":
+                    x.mul_(0.5)
+                else:
+                    x[lib.tensor([0, 3])] = x[lib.tensor([0, 3])] * 0.2
+            return (x ** 3).sum()
+        return f
+
+    ex, tx = ember.tensor(w), torch.tensor(w)
+    close(ef.grad(make(ember, ember.nn.functional))(ex),
+          tf.grad(make(torch, torch.nn.functional))(tx))
+    close(ex, tx)  # the write (the renorm) reached the caller's tensor in both
+
+
 def test_grad_unused_input_is_zero() -> None:
     (ex, tx), (ey, ty) = _pair(2), _pair(3)
     close(ef.grad(lambda x, y: (x * 2).sum(), argnums=(0, 1))(ex, ey),

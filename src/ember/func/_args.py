@@ -105,15 +105,20 @@ def track(x: Tensor) -> tuple[Tensor, Tensor]:
     what the function receives: an identity op on ``target``, so the function may even modify
     it in place. Both go through every active transform (forward levels see their tangent).
 
-    Both are views of a private root, not of ``x``: an in-place write by the function gives
-    the root new history, never the caller's ``x`` (which would stop being a leaf, or start
-    requiring grad). The memory, and so ``x``'s values and version, are shared."""
+    Neither is a view of ``x``: an in-place write by the function gives ``passed`` new
+    history, never the caller's ``x`` (which would stop being a leaf, or start requiring
+    grad). The memory, and so ``x``'s values and version, are shared. ``passed`` is no
+    autograd view of ``target`` either: a write under ``no_grad`` (``F.embedding``'s
+    ``max_norm`` renorm) leaves its history, and so its path to ``target``, as PyTorch's
+    leaves it (a view would take the history of a base that needs no grad)."""
     root = alias(x)
     root._view = None
     target = alias(root)
     if not target.requires_grad:
         target.requires_grad = True
-    return target, alias(target)
+    passed = alias(target)
+    passed._view = None
+    return target, passed
 
 
 # The leaves :func:`track` made for levels whose function has returned: a tape reaching one
