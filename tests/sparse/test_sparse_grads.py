@@ -31,7 +31,8 @@ def train(lib, opt_name, **kw):
         sparse_opt.step()
         dense_opt.step()
         losses.append(float(loss))
-    return losses, emb.weight.detach().numpy()
+    state = {i: sorted(st) for i, st in sparse_opt.state_dict()["state"].items()}
+    return losses, emb.weight.detach().numpy(), state
 
 
 @pytest.mark.parametrize("name,kw", [("SparseAdam", {}), ("SGD", {}),
@@ -39,10 +40,12 @@ def train(lib, opt_name, **kw):
                                      ("SGD", {"momentum": 0.5, "dampening": 0.1}),
                                      ("Adagrad", {"lr_decay": 0.01})])
 def test_training_matches_torch(name, kw):
-    ember_losses, ember_weight = train(ember, name, **kw)
-    torch_losses, torch_weight = train(torch, name, **kw)
+    ember_losses, ember_weight, ember_state = train(ember, name, **kw)
+    torch_losses, torch_weight, torch_state = train(torch, name, **kw)
     np.testing.assert_allclose(ember_losses, torch_losses, rtol=1e-5)
     np.testing.assert_allclose(ember_weight, torch_weight, atol=1e-6)
+    # the state's entries too: SGD without momentum keeps none (Ember kept an empty one)
+    assert ember_state == torch_state
 
 
 def test_embedding_grad_is_uncoalesced_and_accumulates():

@@ -103,8 +103,12 @@ class ElementwiseOptimizer(Optimizer):
                 if p.grad is None:
                     continue
                 if not isinstance(p.grad, Tensor):  # a sparse gradient
-                    self.sparse_update(p, p.grad, self.state[p], group)
-                    _count_writes(p, self.state[p])
+                    fresh = p not in self.state
+                    state = self.state[p]
+                    self.sparse_update(p, p.grad, state, group)
+                    _count_writes(p, state)
+                    if fresh and not state:  # (SGD without momentum keeps none, as below)
+                        del self.state[p]
                     continue
                 if p.dtype.is_complex and not self.supports_complex:
                     raise RuntimeError(f"{type(self).__name__} does not support complex "
