@@ -302,7 +302,7 @@ def test_the_tree_is_readable_json(tmp_path):
 def test_docstring_examples(tmp_path):
     import doctest
 
-    for mod in (checkpoint, ember.io.atomic):
-        result = doctest.testmod(mod, extraglobs={"ember": ember, "tmp_path": tmp_path},
+    for mod in (checkpoint, ember.io.atomic, ember.io.safetensors_file):
+        result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np, "tmp_path": tmp_path},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0
