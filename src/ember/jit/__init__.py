@@ -6,6 +6,10 @@ Example:
     >>> fast = ember.jit.compile(model)
     >>> y = fast(ember.randn(3, 4))
     >>> print(fast.graph)                 # the IR; fast.code is the generated Python
+    graph Linear(v0: f32[3,4]) {
+      v1: f32[2,4] = state weight
+    ...
+    }
 """
 
 from __future__ import annotations

@@ -90,8 +90,11 @@ def disable() -> Iterator[None]:
     """Runs compiled functions eagerly inside the ``with`` block (for debugging).
 
     Example:
+        >>> double_sum = ember.jit.compile(lambda x: (x * 2).sum())
         >>> with ember.jit.disable():
-        ...     loss = train_step(x, y)      # the plain Python function runs
+        ...     total = double_sum(ember.ones(3))      # the plain Python function runs
+        >>> total
+        tensor(6.)
     """
     saved = JIT.enabled
     JIT.enabled = False
@@ -105,9 +108,12 @@ def explain() -> list[str]:
     """Why compiled functions traced (again): one line per trace, oldest first.
 
     Example:
-        >>> step(ember.randn(64, 784)); step(ember.randn(32, 784))
+        >>> @ember.jit.compile
+        ... def train_step(x):
+        ...     return (x * 2).sum()
+        >>> _ = train_step(ember.randn(64, 784)); _ = train_step(ember.randn(32, 784))
         >>> ember.jit.explain()[-1]
-        'train_step: traced again: argument 0: shape (64, 784) -> (32, 784)'
+        'train_step: traced again: argument x: shape (64, 784) -> (32, 784)'
     """
     return list(JIT.reasons)
 
