@@ -121,8 +121,9 @@ def tracking(scan: bool = True) -> Iterator[None]:
 
     Example:
         >>> with ember.memory.tracking():
-        ...     y = model(x)
-        ...     print(ember.memory.max_allocated() / 2**20, "MiB at peak")
+        ...     y = ember.ones(512, 512) * 2          # two 1 MiB float32 tensors
+        ...     print(f"{ember.memory.max_allocated() / 2**20:.1f} MiB at peak")
+        2.0 MiB at peak
     """
     enable(scan)
     try:

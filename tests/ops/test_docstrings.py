@@ -28,7 +28,8 @@ MODULES += [
     "ember.ops.int_args", "ember.ops.number_protocol", "ember.ops.out_arg",
     "ember.ops.relu_kernel", "ember.ops.scan", "ember.ops.view_dtype", "ember.profiler.events",
     "ember.quant.modules.normalization", "ember.size", "ember.tensor_repr", "ember.type_info",
-    "ember.utils.graph_tracer", "ember.utils.tensorboard", "ember.jit", "ember.jit.compiled"]
+    "ember.utils.graph_tracer", "ember.utils.tensorboard", "ember.jit", "ember.jit.compiled",
+    "ember.amp.grad_scaler", "ember.memory"]
 
 
 @pytest.mark.parametrize("name", MODULES)

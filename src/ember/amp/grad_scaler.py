@@ -32,10 +32,15 @@ class GradScaler:
     and unscaling, the (possibly skipped) step and the update are effects run each call.
 
     Example:
+        >>> model = ember.nn.Linear(3, 1)
+        >>> optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
         >>> scaler = ember.amp.GradScaler()
+        >>> loss = model(ember.ones(2, 3)).sum()
         >>> scaler.scale(loss).backward()
         >>> scaler.step(optimizer)
         >>> scaler.update()
+        >>> scaler.get_scale()
+        65536.0
     """
 
     def __init__(self, device: str = "cpu", init_scale: float = 2.0 ** 16,
