@@ -144,3 +144,9 @@ def test_bad_sizes_raise_where_they_enter():
         T.GaussianBlur(0)
     with pytest.raises(ValueError, match="GaussianBlur: kernel_size"):
         T.GaussianBlur((3, 4))
+
+
+def test_to_pil_image_of_int16_is_i16():
+    # torchvision 0.29.1 gives mode "I;16" with the int16 bytes as levels: [[0, 300, 65534]]
+    out = TF.to_pil_image(ember.tensor([[[0, 300, -2]]], dtype=ember.int16))
+    assert out.mode == "I;16" and np.asarray(out).tolist() == [[0, 300, 65534]]

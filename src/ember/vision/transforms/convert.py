@@ -97,6 +97,10 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
             mode = allowed[0]
     if mode is None:
         raise TypeError(f"to_pil_image: input type {pic.dtype} is not supported")
+    if pic.dtype == np.int16:  # its bytes as 16-bit levels, as torchvision (Pillow 13's
+        height, width = pic.shape[:2]  # fromarray no longer takes int16 as "I;16")
+        return Image.frombuffer(mode, (width, height), np.ascontiguousarray(pic).tobytes(),
+                                "raw", mode, 0, 1)
     return Image.fromarray(np.ascontiguousarray(pic), mode=mode)
 
 
