@@ -1,8 +1,11 @@
 """Ember's exception classes.
 
-Each subclasses the built-in exception a PyTorch user would catch (``ValueError`` for shapes,
-``TypeError`` for dtypes, ``RuntimeError`` for devices and autograd), so existing ``except``
-clauses keep working. Messages name the op, the shapes/dtypes/devices involved and a hint.
+Each subclasses the built-in exception a PyTorch user would catch, so existing ``except``
+clauses keep working: PyTorch raises ``RuntimeError`` for most bad shapes, dtypes and indices
+(``NotImplementedError``, a ``RuntimeError``, for a dtype a kernel lacks), so the shape, dtype
+and index errors are ``RuntimeError`` too, besides the Python class that names the kind of
+mistake (``ValueError``, ``TypeError``, ``IndexError``). Messages name the op, the
+shapes/dtypes/devices involved and a hint.
 """
 
 from __future__ import annotations
@@ -12,20 +15,25 @@ class EmberError(Exception):
     """Base class of every error Ember raises on purpose."""
 
 
-class ShapeError(EmberError, ValueError):
-    """Shapes do not fit an op, e.g. ``matmul: (32, 784) @ (512, 10): inner sizes differ``."""
+class ShapeError(EmberError, ValueError, RuntimeError):
+    """Shapes do not fit an op, e.g. ``matmul: (32, 784) @ (512, 10): inner sizes differ``.
+    A RuntimeError as PyTorch's are."""
 
 
-class DTypeError(EmberError, TypeError):
-    """A dtype an op cannot take, e.g. a gradient asked of an integer tensor."""
+class DTypeError(EmberError, TypeError, NotImplementedError):
+    """A dtype an op cannot take, e.g. a gradient asked of an integer tensor. Also a
+    NotImplementedError (so a RuntimeError), as PyTorch's ``"add" not implemented for 'Bool'``
+    and ``expected scalar type Float but found Long`` are."""
 
 
 class DeviceError(EmberError, RuntimeError):
     """Tensors on different devices meet in one op, or a device is unknown."""
 
 
-class IndexOutOfRange(EmberError, IndexError):
-    """An index tensor or integer points outside the dimension it indexes."""
+class IndexOutOfRange(EmberError, IndexError, RuntimeError):
+    """An index tensor or integer points outside the dimension it indexes. An IndexError as
+    PyTorch's dimension and embedding errors are, and a RuntimeError as its ``gather`` and
+    ``scatter`` ones are."""
 
 
 class GradError(EmberError, RuntimeError):
@@ -44,6 +52,12 @@ class DivisionByZero(OpError, ZeroDivisionError):
 class ValueOverflow(OpError, OverflowError):
     """A number cannot be stored in a tensor's dtype without wrapping around, e.g.
     ``uint8_tensor.fill_(300)``."""
+
+
+class AllocationError(OpError, MemoryError):
+    """A tensor too large for the memory there is (or for any array at all), e.g.
+    ``zeros: cannot allocate shape (1099511627776,) float32 (4.0 TiB): not enough memory``.
+    A RuntimeError as PyTorch's allocator errors are, and a MemoryError as NumPy's."""
 
 
 class RecomputeError(GradError):
@@ -69,3 +83,45 @@ class CheckpointError(EmberError, ValueError):
 def describe(shape: tuple[int, ...], dtype: object) -> str:
     """Formats a shape and dtype the way every message shows them: ``(3, 4) float32``."""
     return f"{tuple(shape)} {getattr(dtype, 'name', dtype)}"
+
+
+def not_a_tensor_error(op: str, name: str, value: object, many: bool = False) -> TypeError:
+    """PyTorch's ``TypeError`` for an argument of ``op`` that should be a tensor (``many``:
+    a sequence of tensors) and is not, e.g. ``conv2d(): argument 'input' must be Tensor, not
+    list``; for the error path of a check that reads a tensor's attribute off ``value``."""
+    kind = type(value).__name__
+    if many:
+        return TypeError(f"{op}(): argument '{name}' must hold Tensors, not {kind}. Hint: "
+                         "convert each with ember.tensor(...)")
+    return TypeError(f"{op}(): argument '{name}' must be Tensor, not {kind}. Hint: convert it "
+                     "with ember.tensor(...) or ember.as_tensor(...)")
+
+
+def refuse_non_tensor(op: str, name: str, value: object) -> None:
+    """Raises :func:`not_a_tensor_error` when ``value`` is a plain Python or NumPy value (a
+    number, None, a string, list, tuple or array) given where ``op`` takes a tensor; returns
+    for any other object (a tensor-like, whose own error or handler stands)."""
+    if type(value).__module__ in ("builtins", "numpy"):
+        raise not_a_tensor_error(op, name, value)
+
+
+def allocation_error(op: str, shape: tuple[int, ...], dtype: object,
+                     error: Exception) -> Exception:
+    """The :class:`AllocationError` for ``error``, a backend's failure to allocate an array of
+    ``shape`` and ``dtype`` for ``op`` (``MemoryError``, or NumPy's ``ValueError`` for a size
+    past what it can address); ``error`` itself when it is another failure."""
+    too_big = isinstance(error, ValueError) and "too big" in str(error)
+    if not (too_big or isinstance(error, MemoryError)):
+        return error
+    count = 1
+    for n in shape:
+        count *= n
+    size, units = float(count * getattr(dtype, "itemsize", 1)), ["B", "KiB", "MiB", "GiB",
+                                                                  "TiB", "PiB", "EiB"]
+    while size >= 1024 and len(units) > 1:
+        size /= 1024
+        units.pop(0)
+    why = ("more than any array can hold" if too_big else "not enough memory. Hint: use a "
+           "smaller size or batch, or free tensors that are no longer needed")
+    return AllocationError(f"{op}: cannot allocate shape {tuple(shape)} "
+                           f"{getattr(dtype, 'name', dtype)} ({size:.1f} {units[0]}): {why}")

@@ -160,7 +160,14 @@ class Tensor:
 
     def size(self, dim: int | None = None) -> Size | int:
         """The shape, or the size of one dimension: ``x.size(-1)``."""
-        return _as_size(Size, self._data.shape) if dim is None else self._data.shape[dim]
+        if dim is None:
+            return _as_size(Size, self._data.shape)
+        try:
+            return self._data.shape[dim]
+        except (IndexError, TypeError):
+            from ember.ops.dims import dim_error  # (ops builds on this module)
+
+            raise dim_error("size", dim, self._data.ndim) from None
 
     def dim(self) -> int:
         return self._data.ndim
@@ -174,7 +181,14 @@ class Tensor:
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Strides in elements, as PyTorch reports them."""
         s = tuple(b // self._data.itemsize for b in self._data.strides)
-        return s if dim is None else s[dim]
+        if dim is None:
+            return s
+        try:
+            return s[dim]
+        except (IndexError, TypeError):
+            from ember.ops.dims import dim_error  # (ops builds on this module)
+
+            raise dim_error("stride", dim, self._data.ndim) from None
 
     def is_contiguous(self, memory_format: memory_format = contiguous_format) -> bool:
         """Whether the elements lie densely in memory in ``memory_format``'s order: C order

@@ -15,6 +15,7 @@ import warnings
 from typing import Any
 
 import ember
+from ember.errors import ShapeError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
@@ -186,8 +187,8 @@ class RNNBase(Module):
                              f"({w_ih.dtype}). Convert input: input.to({w_ih.dtype}), or "
                              f"convert model: model.to({data.dtype})")
         if data.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: input.size(-1) must be equal to input_size. Expected "
-                             f"{self.input_size}, got {data.shape[-1]}")
+            raise ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                              f"{self.input_size}, got {data.shape[-1]}")
         batch = sizes[0] if sizes else input.shape[1]
         directions = 2 if self.bidirectional else 1
         layers = self.num_layers * directions
@@ -195,8 +196,8 @@ class RNNBase(Module):
         c_shape = (layers, batch, self.hidden_size)
         for label, s, shape in (("hx", hx, h_shape), ("cx", cx, c_shape)):
             if s is not None and tuple(s.shape) != shape:
-                raise ValueError(f"{name}: expected {label} of shape {shape}, got "
-                                 f"{tuple(s.shape)}")
+                raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
+                                  f"{tuple(s.shape)}")
         if hx is None:
             hx = ember.zeros(*h_shape, dtype=data.dtype, device=data.device)
         if cx is None and self.mode == "LSTM":
@@ -346,13 +347,13 @@ class RNNCellBase(Module):
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         if input.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: input.size(-1) must be equal to input_size. Expected "
-                             f"{self.input_size}, got {input.shape[-1]}")
+            raise ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                              f"{self.input_size}, got {input.shape[-1]}")
         shape = (*input.shape[:-1], self.hidden_size)
         for label, state in (("hx", hx), ("cx", cx)):
             if state is not None and tuple(state.shape) != shape:
-                raise ValueError(f"{name}: expected {label} of shape {shape}, got "
-                                 f"{tuple(state.shape)}")
+                raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
+                                  f"{tuple(state.shape)}")
         zeros = ember.zeros(*shape, dtype=input.dtype, device=input.device)
         return self._cell()(F.linear(input, self.weight_ih, self.bias_ih),
                             zeros if hx is None else hx, zeros if cx is None else cx,

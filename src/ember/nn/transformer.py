@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ember
+from ember.errors import ShapeError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.containers import ModuleList
@@ -223,11 +224,11 @@ class Transformer(Module):
                 memory_is_causal: bool = False) -> Tensor:
         batch = 0 if self.batch_first else 1
         if src.ndim == 3 and src.shape[batch] != tgt.shape[batch]:
-            raise ValueError(f"Transformer: the batch sizes of src {tuple(src.shape)} and tgt "
-                             f"{tuple(tgt.shape)} differ (batch_first={self.batch_first})")
+            raise ShapeError(f"Transformer: the batch sizes of src {tuple(src.shape)} and tgt "
+                              f"{tuple(tgt.shape)} differ (batch_first={self.batch_first})")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
-            raise ValueError(f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
-                             f"must both have d_model={self.d_model} features")
+            raise ShapeError(f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
+                              f"must both have d_model={self.d_model} features")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,

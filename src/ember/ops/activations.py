@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 from ember import dtypes
 from ember.autograd.graph import name_node
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
-from ember.ops.forwarding import hands_over
+from ember.ops.forwarding import hands_over, not_a_tensor
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -202,7 +202,12 @@ class Silu(Holomorphic, Unary):
 
 
 def _floating(op: str, input: Tensor) -> None:
-    if not input.dtype.is_floating_point:
+    try:
+        floating = input.dtype.is_floating_point
+    except AttributeError:
+        refuse_non_tensor(op, "input", input)
+        raise
+    if not floating:
         refuse_complex(op, input)
         raise DTypeError(f"{op}: needs a floating tensor, got {input.dtype.name}. Hint: "
                          "convert it with .float() first")
@@ -226,6 +231,9 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         kind = input._data.dtype.kind  # (one dtype read on the hot path)
     except TensorLikeOperand:
         return handle(relu, (input,), {"inplace": inplace})
+    except AttributeError as error:
+        not_a_tensor("relu", {"input": input}, error)
+        raise
     if kind in "bc":
         refuse_complex("relu", input)
         raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")

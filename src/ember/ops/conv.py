@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import gemm, parallel
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.layouts import preserve_format
 from ember.ops import winograd
 from ember.ops.channels_last_view import pixels_first
@@ -45,14 +45,20 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
 
 def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
                     groups: int) -> None:
-    if not x.dtype.is_floating_point and not x.dtype.is_complex:
+    try:
+        x_dtype, weight_ndim = x.dtype, weight.ndim
+    except AttributeError:
+        refuse_non_tensor(op, "input", x)
+        refuse_non_tensor(op, "weight", weight)
+        raise
+    if not x_dtype.is_floating_point and not x_dtype.is_complex:
         raise DTypeError(f"{op}: expected a floating or complex input, got {x.dtype.name}. "
                          "Hint: call .float() on it")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype is not x.dtype and not DISPATCH.casting:
             raise DTypeError(f"{op}: input is {x.dtype.name} but {name} is {t.dtype.name}; "
                              f"they must match. Hint: convert one with .to()")
-    if weight.ndim != nd + 2:
+    if weight_ndim != nd + 2:
         raise ShapeError(f"{op}: expected a {nd + 2}-D weight, got shape "
                          f"{tuple(weight.shape)}")
     if not isinstance(groups, int) or groups < 1:

@@ -17,7 +17,7 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError, ShapeError, ValueOverflow
+from ember.errors import DTypeError, ShapeError, ValueOverflow, allocation_error
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -273,12 +273,15 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
         dims, inverse = order_of(op, fmt, shape)
         made = _make(op, fill, (tuple(shape[d] for d in dims),), dt, dev, False)
         return _finish(made._data.transpose(inverse), dev, requires_grad)
-    if fill is None:
-        array = xp.empty(shape, dt.np)
-    elif type(fill) is int and fill == 0:  # (-0.0 keeps its sign through full)
-        array = xp.zeros(shape, dt.np)
-    else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
-        array = xp.full(shape, np.asarray(fill).astype(dt.np))
+    try:
+        if fill is None:
+            array = xp.empty(shape, dt.np)
+        elif type(fill) is int and fill == 0:  # (-0.0 keeps its sign through full)
+            array = xp.zeros(shape, dt.np)
+        else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
+            array = xp.full(shape, np.asarray(fill).astype(dt.np))
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(op, shape, dt, exc) from exc
     return _finish(array, dev, requires_grad)
 
 
@@ -442,19 +445,24 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     dt = dtypes.to_dtype(dtype)
     refuse_limited("arange", dt)
     dev = to_device(device)
-    if dt.category >= dtypes.FLOAT:
-        n = max(0, int(np.ceil((end - start) / step)))
-        array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)
-        return _finish(array, dev, requires_grad)
-    if dt is not dtypes.int64:  # PyTorch counts the float range, then steps by int(step)
-        n = max(0, int(np.ceil((end - start) / step)))
-        array = int(start) + int(step) * dev.xp.arange(n, dtype=np.int64)
-        return _finish(array.astype(dt.np), dev, requires_grad)
-    if int(step) == 0:  # (int64: the bounds and step truncated first, as PyTorch's)
+    if dt is dtypes.int64 and int(step) == 0:  # (the bounds and step truncated first)
         raise ValueError(f"arange: step {step} truncates to 0 in {dt.name}. Hint: pass a "
                          "float dtype, or an integer step")
-    array = dev.xp.arange(int(start), int(end), int(step), dtype=np.int64)
-    return _finish(array, dev, requires_grad)
+    try:
+        return _finish(_arange_array(dev.xp, start, end, step, dt), dev, requires_grad)
+    except (MemoryError, ValueError) as exc:
+        n = max(0, int(np.ceil((end - start) / step)))
+        raise allocation_error("arange", (n,), dt, exc) from exc
+
+
+def _arange_array(xp: Any, start: float, end: float, step: float, dt: dtypes.DType) -> Any:
+    if dt.category >= dtypes.FLOAT:
+        n = max(0, int(np.ceil((end - start) / step)))
+        return (start + step * xp.arange(n, dtype=np.float64)).astype(dt.np)
+    if dt is not dtypes.int64:  # PyTorch counts the float range, then steps by int(step)
+        n = max(0, int(np.ceil((end - start) / step)))
+        return (int(start) + int(step) * xp.arange(n, dtype=np.int64)).astype(dt.np)
+    return xp.arange(int(start), int(end), int(step), dtype=np.int64)
 
 
 def range(start: float, end: float, step: float = 1, *,  # noqa: A001
@@ -522,7 +530,11 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     dev = to_device(device)
     n = _non_negative("eye", "n", n)
     m = n if m is None else _non_negative("eye", "m", m)
-    return _finish(dev.xp.eye(n, m, dtype=dt.np), dev, requires_grad)
+    try:
+        array = dev.xp.eye(n, m, dtype=dt.np)
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error("eye", (n, m), dt, exc) from exc
+    return _finish(array, dev, requires_grad)
 
 
 def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:

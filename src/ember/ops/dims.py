@@ -42,6 +42,17 @@ def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
     return d % n
 
 
+def dim_error(op: str, dim: Any, ndim: int) -> Exception:
+    """The error for a ``dim`` a tensor of ``ndim`` dimensions has not (``x.size(5)``): the
+    IndexOutOfRange, or TypeError for a non-integer, :func:`normalize_dim` gives."""
+    try:
+        normalize_dim(dim, ndim, op)
+    except (IndexError, TypeError) as error:
+        return error
+    return IndexOutOfRange(f"{op}: dimension {dim} is out of range for a 0-d tensor, which "
+                           "has no dimensions")
+
+
 def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
     """``dim`` (an int, a sequence of ints, or None for all) as a sorted tuple in
     ``[0, ndim)``; a repeated dim is an error. A 0-d tensor has no dims to name: ``()``.

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import not_a_tensor_error
 from ember.ops.overrides import TensorLikeOperand, handle
 
 __all__ = ["hands_over", "not_a_tensor"]
@@ -105,12 +106,8 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
     culprit = getattr(error, "obj", _UNSET)  # (None when the user passed None)
     if culprit is _UNSET or hasattr(culprit, "_data"):
         return
-    kind = type(culprit).__name__
     for name, value in arguments.items():
         if value is culprit:
-            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {kind}. Hint: "
-                            "convert it with ember.tensor(...) or ember.as_tensor(...)"
-                            ) from error
+            raise not_a_tensor_error(op, name, culprit) from error
         if isinstance(value, (list, tuple)) and any(v is culprit for v in value):
-            raise TypeError(f"{op}(): argument '{name}' must hold Tensors, not {kind}. Hint: "
-                            "convert each with ember.tensor(...)") from error
+            raise not_a_tensor_error(op, name, culprit, many=True) from error

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
-from ember.errors import ShapeError
+from ember.errors import ShapeError, refuse_non_tensor
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
 
@@ -81,9 +81,14 @@ def window_counts(spatial: tuple[int, ...], kernel: tuple[int, ...], dilation: t
 def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
     """``input`` with a batch dimension (added for an unbatched (C, *spatial) input), and
     whether one was added; a ShapeError for any other rank."""
-    if input.ndim == spatial + 2:
+    try:
+        ndim = input.ndim
+    except AttributeError:
+        refuse_non_tensor(op, "input", input)
+        raise
+    if ndim == spatial + 2:
         return input, False
-    if input.ndim == spatial + 1:
+    if ndim == spatial + 1:
         return input.reshape((1, *input.shape)), True
     names = ("L",) if spatial == 1 else ("H", "W") if spatial == 2 else ("D", "H", "W")
     dims = ", ".join(names)

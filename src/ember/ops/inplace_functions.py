@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import refuse_non_tensor
 from ember.tensor import Tensor
 
 _NAMES = ("abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
@@ -28,7 +29,12 @@ __all__ = list(_NAMES)
 
 def _function(name: str) -> Callable[..., Tensor]:
     def op(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return getattr(input, name)(*args, **kwargs)
+        try:
+            method = getattr(input, name)
+        except AttributeError:
+            refuse_non_tensor(name, "input", input)
+            raise
+        return method(*args, **kwargs)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"``input.{name}(...)``: the in-place op as a function; returns ``input``."
     return op

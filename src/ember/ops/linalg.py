@@ -16,7 +16,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
-from ember.errors import DTypeError, ShapeError, describe
+from ember.errors import DTypeError, ShapeError, describe, refuse_non_tensor
 from ember.layouts import jagged, strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
@@ -191,7 +191,12 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
 
 def _expect_ndim(op: str, *pairs: tuple[str, Tensor, int]) -> None:
     for what, t, ndim in pairs:
-        if t.ndim != ndim:
+        try:
+            wrong = t.ndim != ndim
+        except AttributeError:
+            refuse_non_tensor(op, what, t)
+            raise
+        if wrong:
             raise ShapeError(f"{op}: {what} must be {ndim}-D, got shape {tuple(t.shape)}")
 
 

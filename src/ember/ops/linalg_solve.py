@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.errors import DTypeError, OpError, ShapeError, describe, refuse_non_tensor
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.complex_parts import Holomorphic, conj
@@ -77,7 +77,12 @@ def check_matrix(op: str, A: Tensor, square: bool = True, name: str = "A",  # no
                  complex_ok: bool = False) -> None:
     """``A`` is a (batch of) matrices, square if ``square``, of a floating or complex dtype
     (complex only where ``complex_ok``)."""
-    if A.ndim < 2:
+    try:
+        ndim = A.ndim
+    except AttributeError:
+        refuse_non_tensor(op, name, A)
+        raise
+    if ndim < 2:
         raise ShapeError(f"{op}: {name} must have at least 2 dimensions, got "
                          f"{describe(A.shape, A.dtype)}")
     if square and A.shape[-1] != A.shape[-2]:

@@ -24,7 +24,15 @@ from ember.dtypes import (
     DType,
     from_numpy,
 )
-from ember.errors import DeviceError, DTypeError, EmberError, OpError, describe
+from ember.errors import (
+    AllocationError,
+    DeviceError,
+    DTypeError,
+    EmberError,
+    OpError,
+    describe,
+    refuse_non_tensor,
+)
 from ember.tensor import Tensor, _wrap, set_value_read_hook
 from ember.version_counter import VersionCounter
 
@@ -307,25 +315,30 @@ def not_casting(fn: Callable, *args: Any) -> Any:
 def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
     """Computes a primitive now and records it on the tape when a gradient is needed."""
     n = len(inputs)
-    if n == 1:
-        dev = inputs[0]._device
-        arrays = (inputs[0]._data,)
-    elif n == 2:
-        a, b = inputs
-        dev = a._device
-        if b._device is not dev:
-            dev = _common_device(prim, inputs)
-        arrays = (a._data, b._data)
-    elif n:
-        dev = inputs[0]._device
-        for t in inputs:
-            if t._device is not dev:
+    try:  # (free until it catches)
+        if n == 1:
+            dev = inputs[0]._device
+            arrays = (inputs[0]._data,)
+        elif n == 2:
+            a, b = inputs
+            dev = a._device
+            if b._device is not dev:
                 dev = _common_device(prim, inputs)
-                break
-        arrays = tuple(t._data for t in inputs)
-    else:
-        dev = params.get("device") or get_default_device()
-        arrays = ()
+            arrays = (a._data, b._data)
+        elif n:
+            dev = inputs[0]._device
+            for t in inputs:
+                if t._device is not dev:
+                    dev = _common_device(prim, inputs)
+                    break
+            arrays = tuple(t._data for t in inputs)
+        else:
+            dev = params.get("device") or get_default_device()
+            arrays = ()
+    except AttributeError:
+        for i, t in enumerate(inputs):
+            refuse_non_tensor(prim.name, f"input {i}" if i else "input", t)
+        raise
     if n and arrays[0].dtype in _LIMITED:
         _check_limited(prim, arrays[0].dtype)
     try:
@@ -480,6 +493,9 @@ def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception
     except Exception:  # noqa: BLE001 - an infer rule that itself fails explains nothing
         pass
     shown = ", ".join(str(s) for s in specs) or "no tensor inputs"
+    if isinstance(exc, MemoryError) or (isinstance(exc, ValueError) and "too big" in str(exc)):
+        return AllocationError(f"{prim.name}: cannot allocate its result (inputs: {shown}): "
+                               f"{exc}. Hint: use a smaller size or batch")
     return OpError(f"{prim.name}: failed on {shown}: {type(exc).__name__}: {exc}")
 
 

@@ -168,6 +168,11 @@ def _run(op: str, step: Step, input: Tensor, second: Any, rest: tuple,
     has_biases, num_layers, dropout, train, bidirectional)``."""
     packed = isinstance(second, Tensor) and not second.dtype.is_floating_point and \
         second.ndim == 1
+    if len(rest) != 7:
+        raise TypeError(f"{op}(): takes 9 arguments, (input, hx, params, has_biases, num_layers, "
+                        "dropout, train, bidirectional, batch_first) or, packed, (data, "
+                        "batch_sizes, hx, params, has_biases, num_layers, dropout, train, "
+                        f"bidirectional); got {len(rest) + 2}")
     if packed:
         data, sizes = input, [int(n) for n in second.tolist()]
         hx, params, has_biases, num_layers, dropout, train, bidirectional = rest
@@ -238,7 +243,7 @@ def lstm(input: Tensor, hx: Any, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
     if not isinstance(input, Tensor):
         raise TypeError(f"lstm: expected a tensor input, got {type(input).__name__}")
     packed = isinstance(hx, Tensor)
-    states = args[0] if packed else hx
+    states = args[0] if packed and args else hx
     if not (isinstance(states, (tuple, list)) and len(states) == 2):
         raise TypeError("lstm: hx must be a pair (h_0, c_0)")
     return _run("lstm", lstm_step, input, hx, args, True)

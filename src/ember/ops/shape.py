@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import IndexOutOfRange, OpError, ShapeError
+from ember.errors import IndexOutOfRange, OpError, ShapeError, refuse_non_tensor
 from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
+from ember.ops.forwarding import not_a_tensor
 from ember.ops.indexing import FULL, Slice
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
@@ -141,6 +142,9 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
             input = clone(input)
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
         return handle(reshape, (input, *sizes), {})
+    except AttributeError as error:
+        not_a_tensor("reshape", {"input": input}, error)
+        raise
     return apply(Reshape, input, shape=shape)
 
 
@@ -260,6 +264,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         shape = input.shape
     except TensorLikeOperand:  # (an ember.fx Proxy)
         return handle(flatten, (input, start_dim, end_dim), {})
+    except AttributeError as error:
+        not_a_tensor("flatten", {"input": input}, error)
+        raise
     shape = tuple(shape)  # (a plain tuple's slices and sums: a Size's cost a call each)
     if not shape:
         return reshape(input, (1,))
@@ -450,10 +457,15 @@ moveaxis = movedim
 # -- splitting (views) ---------------------------------------------------------------------------
 def dim_of(x: Tensor, dim: int, op: str) -> int:
     """``dim`` normalized for an op that needs a real one, which a 0-d tensor does not have."""
-    if x.ndim == 0:
+    try:
+        ndim = x.ndim
+    except AttributeError:
+        refuse_non_tensor(op, "input", x)
+        raise
+    if ndim == 0:
         raise IndexOutOfRange(f"{op}: dimension {dim} is out of range for a 0-d tensor; "
                               "expects at least one dimension. Hint: reshape it to (1,)")
-    return normalize_dim(dim, x.ndim, op)
+    return normalize_dim(dim, ndim, op)
 
 
 def slice_dim(x: Tensor, dim: int, start: int, length: int) -> Tensor:

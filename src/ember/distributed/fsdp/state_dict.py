@@ -122,7 +122,7 @@ def load(root: Any, units: list, state_dict: Mapping[str, Any], strict: bool) ->
             try:
                 result = nn.Module.load_state_dict(root, renamed, strict)
             except RuntimeError as e:  # (its message names the keys as the user gave them)
-                raise RuntimeError(clean(str(e))) from None
+                raise type(e)(clean(str(e))) from None
         else:
             result = _load_sharded(inner, renamed, leaves, strict)
     return _IncompatibleKeys([clean(k) for k in result.missing_keys],
