@@ -150,3 +150,19 @@ def test_to_pil_image_of_int16_is_i16():
     # torchvision 0.29.1 gives mode "I;16" with the int16 bytes as levels: [[0, 300, 65534]]
     out = TF.to_pil_image(ember.tensor([[[0, 300, -2]]], dtype=ember.int16))
     assert out.mode == "I;16" and np.asarray(out).tolist() == [[0, 300, 65534]]
+
+
+def test_sanitize_bounding_boxes_functional():
+    # torchvision 0.29.1's F.sanitize_bounding_boxes gives valid [True, False, False, False, True]
+    # for these boxes on a 6 x 8 canvas (degenerate, outside at x < 0, outside at x2 > 8)
+    boxes = [[0, 0, 4, 4], [1, 1, 1, 3], [-1, 0, 3, 3], [2, 2, 9, 5], [1, 1, 2, 2.5]]
+    kept, valid = F.sanitize_bounding_boxes(
+        tv_tensors.BoundingBoxes(boxes, format="XYXY", canvas_size=(6, 8)))
+    assert valid.tolist() == [True, False, False, False, True]
+    assert isinstance(kept, tv_tensors.BoundingBoxes) and kept.tolist() == [[0, 0, 4, 4],
+                                                                            [1, 1, 2, 2.5]]
+    _, valid = F.sanitize_bounding_boxes(ember.tensor(boxes), format="XYXY", canvas_size=(6, 8),
+                                         min_size=2)
+    assert valid.tolist() == [True, False, False, False, False]
+    with pytest.raises(ValueError, match="canvas_size"):
+        F.sanitize_bounding_boxes(ember.tensor(boxes), format="XYXY")

@@ -222,12 +222,7 @@ class Lambda(Transform):
 def _valid_boxes(boxes: tv_tensors.BoundingBoxes, min_size: float, min_area: float) -> Tensor:
     """Which boxes are at least ``min_size`` on each side and ``min_area`` in area, and lie
     within the canvas."""
-    xyxy = F.convert_bounding_box_format(boxes, new_format="XYXY").as_subclass(Tensor)
-    widths, heights = xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]
-    height, width = boxes.canvas_size
-    return ((widths >= min_size) & (heights >= min_size) & (widths * heights >= min_area)
-            & (xyxy >= 0).all(dim=-1) & (xyxy[:, 0] <= width) & (xyxy[:, 2] <= width)
-            & (xyxy[:, 1] <= height) & (xyxy[:, 3] <= height))
+    return F.sanitize_bounding_boxes(boxes, min_size=min_size, min_area=min_area)[1]
 
 
 class _Sanitize(Transform):

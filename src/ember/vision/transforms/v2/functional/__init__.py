@@ -71,6 +71,7 @@ from ember.vision.transforms.v2.functional._meta import (
     get_dimensions,
     get_num_channels,
     get_size,
+    sanitize_bounding_boxes,
 )
 from ember.vision.transforms.v2.functional._misc import (
     convert_image_dtype,
@@ -109,7 +110,7 @@ __all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_
            "permute_channels", "perspective", "pil_to_tensor", "posterize", "register_kernel",
            "resize", "resize_bounding_boxes", "resize_keypoints", "resized_crop",
            "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "rotate_keypoints",
-           "sanitize_keypoints", "solarize",
+           "sanitize_bounding_boxes", "sanitize_keypoints", "solarize",
            "ten_crop", "to_dtype", "to_grayscale", "to_image", "to_pil_image", "to_pure_tensor",
            "to_tensor", "uniform_temporal_subsample", "vertical_flip",
            "vertical_flip_bounding_boxes", "vertical_flip_keypoints", "vflip"]

@@ -21,6 +21,7 @@ from ember.vision.tv_tensors import BoundingBoxes, BoundingBoxFormat, Image, Mas
 from ember.vision.tv_tensors._bounding_boxes import _format
 
 __all__ = ["clamp_bounding_boxes", "convert_bounding_box_format", "get_dimensions",
+           "sanitize_bounding_boxes",
            "get_num_channels", "get_size"]
 
 
@@ -192,3 +193,34 @@ def clamp_bounding_boxes(inpt: Tensor, format: BoundingBoxFormat | str | None = 
     plain = to_pure_tensor(inpt)
     out = _clamp(plain, _format(args["format"]), tuple(args["canvas_size"]))
     return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, BoundingBoxes) else out
+
+
+def sanitize_bounding_boxes(bounding_boxes: Tensor,
+                            format: BoundingBoxFormat | str | None = None,
+                            canvas_size: tuple[int, int] | None = None, min_size: float = 1.0,
+                            min_area: float = 1.0) -> tuple[Tensor, Tensor]:
+    """``(kept, valid)``: the boxes at least ``min_size`` on each side and ``min_area`` in
+    area that lie within the canvas, and the boolean mask that selects them (to subset labels
+    or masks with), as torchvision's. ``format`` and ``canvas_size`` are given for a pure
+    tensor only.
+
+    Example:
+        >>> b = tv_tensors.BoundingBoxes([[0, 0, 4, 4], [1, 1, 1, 3]], format="XYXY",
+        ...                              canvas_size=(8, 8))
+        >>> kept, valid = sanitize_bounding_boxes(b)
+        >>> kept.tolist(), valid.tolist()
+        ([[0, 0, 4, 4]], [True, False])
+    """
+    args = _boxes_args("sanitize_bounding_boxes", bounding_boxes,
+                       {"format": format, "canvas_size": canvas_size})
+    plain = to_pure_tensor(bounding_boxes)
+    xyxy = _to_xyxy(plain, _format(args["format"]))
+    widths, heights = xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]
+    height, width = args["canvas_size"]
+    valid = ((widths >= min_size) & (heights >= min_size) & (widths * heights >= min_area)
+             & (xyxy >= 0).all(dim=-1) & (xyxy[:, 0] <= width) & (xyxy[:, 2] <= width)
+             & (xyxy[:, 1] <= height) & (xyxy[:, 3] <= height))
+    kept = plain[valid]
+    if isinstance(bounding_boxes, BoundingBoxes):
+        kept = tv_tensors.wrap(kept, like=bounding_boxes)
+    return kept, valid
