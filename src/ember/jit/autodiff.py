@@ -230,6 +230,9 @@ def compiled_call(entry: Any, tensors: list[Tensor]) -> list[Tensor]:
     """A differentiable call of a compiled signature: the generated forward as one autograd
     node (its backward the generated backward), then the outputs made from its roots.
     Returns the tensor outputs, in order."""
+    if not entry.joint.roots:  # (every output made from an argument or state: no node)
+        entry.generated.fn(*(t._data for t in tensors))
+        return assemble(entry.joint.make, tensors, ())
     outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
     return assemble(entry.joint.make, tensors, outs)
 
@@ -239,6 +242,8 @@ def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tenso
     trace's own (eager) roots, whose backward runs their eager backward. So ``retain_graph``,
     ``create_graph``, views and in-place writes behave the same on every call."""
     roots = tuple(returned[p] for p in entry.joint.roots)
+    if not roots:  # (as in compiled_call)
+        return assemble(entry.joint.make, tensors, ())
     outs = TracedCall.apply(entry, roots, *tensors, *entry.joint.params)
     return assemble(entry.joint.make, tensors, outs)
 
