@@ -16,3 +16,20 @@ def test_differentiable_call_returning_only_views_of_its_argument():
         (row.sum() + 2 * t.sum()).backward()
         np.testing.assert_array_equal(x.grad.numpy()[0], np.full(4, 3.0, np.float32))
         np.testing.assert_array_equal(x.grad.numpy()[1:], np.full((2, 4), 2.0, np.float32))
+
+
+def test_enable_grad_inside_a_call_under_no_grad_keeps_the_outputs_differentiable():
+    def f(x):
+        y = x * 2
+        with ember.enable_grad():
+            z = x * 3
+        return y, z
+
+    fast = ember.jit.compile(f)
+    x = ember.randn(3, requires_grad=True)
+    for calls in range(1, 4):
+        with ember.no_grad():
+            y, z = fast(x)
+        assert not y.requires_grad and z.requires_grad  # as eager's
+        z.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 3.0 * calls, np.float32))

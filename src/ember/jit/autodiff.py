@@ -27,7 +27,7 @@ from typing import Any
 
 from ember.autograd.engine import grad as autograd_grad
 from ember.autograd.function import Function, _OnceDifferentiable
-from ember.autograd.grad_mode import GRAD, no_grad
+from ember.autograd.grad_mode import GRAD, enable_grad, no_grad
 from ember.autograd.graph import Node
 from ember.errors import GradError
 from ember.jit.ir import Effect, Graph, Var
@@ -229,11 +229,14 @@ def _needed(graph: Graph, roots: list[Var], made_by: dict[Var, int]) -> set[int]
 def compiled_call(entry: Any, tensors: list[Tensor]) -> list[Tensor]:
     """A differentiable call of a compiled signature: the generated forward as one autograd
     node (its backward the generated backward), then the outputs made from its roots.
-    Returns the tensor outputs, in order."""
+    Returns the tensor outputs, in order. The node is recorded even under an outer
+    ``no_grad()``: the trace, under the same grad mode, found outputs needing grad, so the
+    function turned grad on itself (``with ember.enable_grad():`` inside)."""
     if not entry.joint.roots:  # (every output made from an argument or state: no node)
         entry.generated.fn(*(t._data for t in tensors))
         return assemble(entry.joint.make, tensors, ())
-    outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
+    with enable_grad():
+        outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
     return assemble(entry.joint.make, tensors, outs)
 
 
@@ -244,7 +247,8 @@ def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tenso
     roots = tuple(returned[p] for p in entry.joint.roots)
     if not roots:  # (as in compiled_call)
         return assemble(entry.joint.make, tensors, ())
-    outs = TracedCall.apply(entry, roots, *tensors, *entry.joint.params)
+    with enable_grad():  # (as in compiled_call)
+        outs = TracedCall.apply(entry, roots, *tensors, *entry.joint.params)
     return assemble(entry.joint.make, tensors, outs)
 
 
