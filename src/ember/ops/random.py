@@ -16,8 +16,9 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.grad_mode import GRAD
 from ember.backend import device as to_device
-from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.errors import DTypeError, GradError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import (
@@ -361,6 +362,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
         shape = broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()),
                                  op="normal")
         dt = _float_dtype(ref.dtype, "normal", complex_ok=True)
+        if dt.is_complex and GRAD.enabled and any(getattr(t, "requires_grad", False)
+                                                  for t in (mean, std)):
+            raise GradError("normal: no gradient for complex samples, as in PyTorch. Hint: "
+                            "pass mean.detach(), or draw under ember.no_grad()")
         pairs = (2,) if dt.is_complex else ()  # a complex draw: (real, imag) pairs
         if isinstance(std, Tensor):
             noise = apply(NormalNoise, std.detach(), shape=shape + pairs, dtype=dt.to_real(),
