@@ -33,3 +33,23 @@ def test_enable_grad_inside_a_call_under_no_grad_keeps_the_outputs_differentiabl
         assert not y.requires_grad and z.requires_grad  # as eager's
         z.sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 3.0 * calls, np.float32))
+
+
+def test_a_step_with_backward_inside_returns_the_same_kind_of_loss_on_every_call():
+    model = ember.nn.Linear(4, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+    @ember.jit.compile
+    def step(x):
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss, x
+
+    x = ember.randn(5, 4)
+    kinds = []
+    for _ in range(3):
+        loss, same = step(x)
+        kinds.append((loss.requires_grad, loss.grad_fn is None, same is x))
+    assert kinds == [(False, True, True)] * 3  # (the trace's loss was eager's, with history)

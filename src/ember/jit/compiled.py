@@ -32,6 +32,7 @@ from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
 from ember.jit.arguments import argument_names, hashable, parameter_names
 from ember.jit.autodiff import (
     Joint,
+    as_later_calls,
     assemble,
     compiled_call,
     plan_outputs,
@@ -358,7 +359,7 @@ class CompiledFunction:
                 tracer.add_input(t)
             out = self.fn(*args, **kwargs)
             out_leaves, out_spec = tree_flatten(out)
-            joint, returned, hooked, plan = None, out_leaves, None, None
+            joint, returned, hooked, plan, given = None, out_leaves, None, None, out_leaves
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
                 hooked = backward_hooks(self.name, self.reach, tracer) or argument_writes(
@@ -367,6 +368,8 @@ class CompiledFunction:
                     joint, returned = trace_backward(tracer, inputs, out_leaves)
             else:
                 plan = plan_outputs(tracer, inputs, out_leaves)
+                if tracer.ran_backward:  # (its loss needs no grad at later calls: nor now)
+                    given = as_later_calls(plan, out_leaves)
                 # (every output its own: wrapped as it comes; views of a value the function
                 # does not return are too, so the graph returns what the function does)
                 if len(plan.returned) > len(out_leaves) or \
@@ -376,7 +379,7 @@ class CompiledFunction:
             # new value is written in)
             rebound = {owner(t._data) for t in tracer.carried.rebound()}
             given = [_wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and
-                     owner(x._data) in rebound else x for x in out_leaves]
+                     owner(x._data) in rebound else x for x in given]
             graph = tracer.finish(returned)
         redo = getattr(self.entries.get(key), "once", None) is not None
         layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo)
