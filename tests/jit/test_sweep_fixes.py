@@ -53,3 +53,22 @@ def test_a_step_with_backward_inside_returns_the_same_kind_of_loss_on_every_call
         loss, same = step(x)
         kinds.append((loss.requires_grad, loss.grad_fn is None, same is x))
     assert kinds == [(False, True, True)] * 3  # (the trace's loss was eager's, with history)
+
+
+def test_element_write_into_a_clone_keeps_the_clones_layout():
+    # (index_put's copy was row-major: a clone of a transposed argument, written into, came
+    # back transposed from the trace and row-major from later calls)
+    def f(x):
+        y = x.clone()
+        y[0] = 2.5
+        y[1:, ::2] = x[1:, ::2] * 2
+        return y
+
+    fast = ember.jit.compile(f)
+    x = ember.from_numpy(np.arange(12, dtype=np.float32).reshape(4, 3).T)
+    for _ in range(3):
+        with ember.no_grad():
+            want, got = f(x), fast(x)
+        assert got.stride() == want.stride() == (1, 3)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+

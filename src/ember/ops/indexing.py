@@ -223,7 +223,8 @@ class IndexPut(Primitive):
     allocates = writes_input = True
 
     def forward(self, xp, a, v, *idx, basic, dims, mode, in_place=False):
-        out = a if in_place else a.copy()
+        # (in ``a``'s layout, as eager's in-place write leaves it and torch's clone keeps it)
+        out = a if in_place else xp.array(a, copy=True)
         view = out[_basic_key(basic)] if basic else out
         if not idx:
             if mode == "set":
