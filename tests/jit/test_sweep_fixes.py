@@ -72,3 +72,25 @@ def test_element_write_into_a_clone_keeps_the_clones_layout():
         assert got.stride() == want.stride() == (1, 3)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
+
+
+def test_write_needing_grad_through_a_view_of_an_argument_that_views_the_callers_tensor():
+    # (eager's autograd read the caller's base while writing: the trace met it as a constant
+    # and dropped the write, so later calls left `base` untouched; a silent wrong answer)
+    def step(x, y):
+        x[1:].copy_(y * 2)
+        (y * y).sum().backward()
+        return x.sum()
+
+    fast = ember.jit.compile(step)
+    for call in range(1, 4):
+        results = []
+        for f in (step, fast):
+            base = ember.zeros(4, 4)
+            y = ember.full((2, 4), float(call), requires_grad=True)
+            total = f(base[:3], y)
+            results.append((base.detach().numpy().copy(), float(total), y.grad.numpy().copy()))
+        (want_base, want_total, want_grad), (got_base, got_total, got_grad) = results
+        np.testing.assert_array_equal(got_base, want_base)
+        assert got_total == want_total == 16.0 * call
+        np.testing.assert_array_equal(got_grad, want_grad)

@@ -29,7 +29,10 @@ class ViewWrites:
         trace, the argument the view was taken from (``f(data[:32])``, the argument a view of
         the caller's ``data``: the argument is what the graph holds, and is written back)."""
         base, chain = view.base, view.chain
-        if self.lookup(base._data) is None:
+        var = self.lookup(base._data)
+        # (a base the trace met only as a constant: eager's autograd read it while writing a
+        # value that needs grad through the view)
+        if var is None or var.kind == "const":
             for t in self.inputs:
                 known = t._view
                 if known is not None and known.base is base and \
