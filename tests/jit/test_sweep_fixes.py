@@ -48,6 +48,16 @@ def test_a_step_with_backward_inside_returns_the_same_kind_of_loss_on_every_call
         return loss, x
 
     x = ember.randn(5, 4)
+
+    @ember.jit.compile
+    def twice(x):
+        loss = model(x).sum()
+        loss.backward()
+        return loss, loss
+
+    for _ in range(2):  # (the same tensor returned twice stays one tensor)
+        loss, again = twice(x)
+        assert loss is again and not loss.requires_grad
     kinds = []
     for _ in range(3):
         loss, same = step(x)

@@ -144,12 +144,15 @@ def as_later_calls(plan: _Plan, outputs: list) -> list:
     """The tracing call's outputs as a later call of a graph that ran its backward inside
     makes them: an output made from the graph's own values (a loss) needs no grad there, so
     it is detached here too; arguments, state and their views stay what they are."""
-    fresh: list[bool] = []
-    for source, where, _ in plan.make:
-        fresh.append(source == "out" or (source == "same" and fresh[where]))
-    it = iter(fresh)
-    return [x.detach() if isinstance(x, Tensor) and next(it) and x.requires_grad else x
-            for x in outputs]
+    made: list[Tensor] = []
+    it = iter(plan.make)
+    for x in outputs:
+        if isinstance(x, Tensor):
+            source, where, _ = next(it)
+            made.append(made[where] if source == "same" else
+                        x.detach() if source == "out" and x.requires_grad else x)
+    it = iter(made)
+    return [next(it) if isinstance(x, Tensor) else x for x in outputs]
 
 
 def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> \
