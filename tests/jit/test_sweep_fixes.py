@@ -104,3 +104,22 @@ def test_write_needing_grad_through_a_view_of_an_argument_that_views_the_callers
         np.testing.assert_array_equal(got_base, want_base)
         assert got_total == want_total == 16.0 * call
         np.testing.assert_array_equal(got_grad, want_grad)
+
+
+def test_an_argument_returned_beside_a_view_of_a_value_not_returned_is_the_argument():
+    # (a view of an unreturned value made the call wrap every output afresh: later calls
+    # returned a copy of x instead of x, so writing into it no longer changed x)
+    def f(x, y):
+        d = y - x
+        return d[1], x, x[:, 1:]
+
+    fast = ember.jit.compile(f)
+    for _ in range(3):
+        base = ember.zeros(4, 4)
+        x = base[:3]
+        with ember.no_grad():
+            row, same, cols = fast(x, ember.ones(3, 4))
+        assert same is x and np.shares_memory(cols._data, base._data)
+        assert row._base is not None and row.tolist() == [1.0] * 4
+        cols.fill_(5.0)
+        assert float(base[:3, 1:].sum()) == 45.0

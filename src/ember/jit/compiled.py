@@ -370,11 +370,12 @@ class CompiledFunction:
                 plan = plan_outputs(tracer, inputs, out_leaves)
                 if tracer.ran_backward:  # (its loss needs no grad at later calls: nor now)
                     given = as_later_calls(plan, out_leaves)
-                # (every output its own: wrapped as it comes; views of a value the function
-                # does not return are too, so the graph returns what the function does)
-                if len(plan.returned) > len(out_leaves) or \
-                        all(source == "out" and not steps for source, _, steps in plan.make):
+                # (every output its own: wrapped as it comes; a view of a value the function
+                # does not return is made from that value, which the graph returns too)
+                if all(source == "out" and not steps for source, _, steps in plan.make):
                     plan = None
+                else:
+                    returned = plan.returned
             # (what it returns in the memory of state it rebound: its value now, before the
             # new value is written in)
             rebound = {owner(t._data) for t in tracer.carried.rebound()}
