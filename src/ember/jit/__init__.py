@@ -26,13 +26,25 @@ from ember.jit.compiled import CompiledFunction, disable, explain
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.passes import PASSES
 from ember.jit.serialize import LoadedFunction, load, save
+from ember.jit.torchscript import (
+    Final,
+    annotate,
+    export,
+    ignore,
+    is_scripting,
+    is_tracing,
+    script,
+    unused,
+)
 from ember.jit.tracer import TraceError
 from ember.nn import module_hooks
 from ember.tensor import Tensor
 from ember.utils import graph_tracer
 
 __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "Graph", "Eqn",
-           "Var", "PASSES", "save", "load", "LoadedFunction", "trace", "TracerWarning"]
+           "Var", "PASSES", "save", "load", "LoadedFunction", "trace", "TracerWarning",
+           "script", "is_scripting", "is_tracing", "ignore", "unused", "export", "annotate",
+           "Final"]
 
 
 #: torch.compile's modes for CUDA graphs and autotuning, which mean nothing on the CPU
