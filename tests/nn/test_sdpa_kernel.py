@@ -107,3 +107,28 @@ def test_multihead_attention_still_imports_from_its_old_module():
     from ember.nn.attention import MultiheadAttention
 
     assert MultiheadAttention is ember.nn.MultiheadAttention
+
+
+def test_reachable_from_the_top_package_as_torch_nn_attention():
+    assert ember.nn.attention.sdpa_kernel is sdpa_kernel  # no explicit submodule import needed
+    assert torch.nn.attention.sdpa_kernel is tattn.sdpa_kernel
+
+
+@pytest.mark.parametrize("flags", [{}, {"enable_flash": False}, {"enable_math": False},
+                                   {"enable_math": False, "enable_flash": False}])
+def test_deprecated_backends_cuda_sdp_kernel_as_torch(flags):
+    q = np.random.default_rng(1).standard_normal((1, 2, 4, 8))
+    results = []
+    for lib in (torch, ember):
+        with pytest.warns(FutureWarning, match="sdp_kernel"):
+            with lib.backends.cuda.sdp_kernel(**flags):
+                try:
+                    t = lib.tensor(q)
+                    results.append(lib.nn.functional.scaled_dot_product_attention(t, t, t).numpy())
+                except RuntimeError:
+                    results.append("no viable backend")
+    if isinstance(results[0], str):
+        assert results[1] == results[0]
+    else:
+        np.testing.assert_allclose(results[1], results[0], atol=1e-12)
+    assert attention_backends.allowed_backends()[0] == attention_backends._EVERY  # restored

@@ -15,14 +15,22 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from ember.backend import settings
-from ember.ops.attention_backends import SDPBackend, allowed_backends, set_backend_enabled
+from ember.ops.attention_backends import (
+    SDPBackend,
+    allowed_backends,
+    sdpa_kernel,
+    set_backend_enabled,
+)
 
 __all__ = ["cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp",
            "enable_math_sdp", "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built",
-           "math_sdp_enabled", "matmul", "mem_efficient_sdp_enabled"]
+           "math_sdp_enabled", "matmul", "mem_efficient_sdp_enabled", "sdp_kernel"]
 
 
 def is_built() -> bool:
@@ -137,3 +145,28 @@ def cudnn_sdp_enabled() -> bool:
 def enable_cudnn_sdp(enabled: bool) -> None:
     """Allows or forbids PyTorch's cuDNN attention kernel (it never runs in Ember)."""
     _switch("cudnn", SDPBackend.CUDNN_ATTENTION, enabled)
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
+               enable_mem_efficient: bool = True, enable_cudnn: bool = True) -> Iterator[dict]:
+    """PyTorch's deprecated switch block: :func:`ember.nn.attention.sdpa_kernel` with the
+    backends whose ``enable_*`` is True; warns (FutureWarning) as PyTorch's does.
+
+    Example:
+        >>> import warnings
+        >>> q = ember.randn(1, 2, 4, 8)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     with ember.backends.cuda.sdp_kernel(enable_flash=False):
+        ...         ember.nn.functional.scaled_dot_product_attention(q, q, q).shape
+        ember.Size([1, 2, 4, 8])
+    """
+    warnings.warn("ember.backends.cuda.sdp_kernel() is deprecated, as torch's: use "
+                  "ember.nn.attention.sdpa_kernel(backends) instead", FutureWarning, stacklevel=3)
+    chosen = [backend for backend, on in ((SDPBackend.FLASH_ATTENTION, enable_flash),
+                                          (SDPBackend.EFFICIENT_ATTENTION, enable_mem_efficient),
+                                          (SDPBackend.MATH, enable_math),
+                                          (SDPBackend.CUDNN_ATTENTION, enable_cudnn)) if on]
+    with sdpa_kernel(chosen) as context:
+        yield context

@@ -76,4 +76,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook"]
 
-from ember.nn import modules  # noqa: E402 - torch.nn.modules' paths (it reads __all__)
+# torch.nn.modules' paths (it reads __all__); torch.nn.attention, reachable after `import ember`
+from ember.nn import attention, modules  # noqa: E402
