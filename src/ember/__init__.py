@@ -196,10 +196,10 @@ e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None
 
 
 def __getattr__(name: str) -> object:
-    """``ember.onnx`` and ``ember.export`` (as ``torch.onnx`` and ``torch.export``) are
-    imported on first use: ``onnx`` needs the optional ``onnx`` package, which ``import ember``
-    does not, and both sit on top of ``ember.jit`` and ``ember.fx``."""
-    if name in ("onnx", "export"):
+    """``ember.onnx``, ``ember.export`` and ``ember.multiprocessing`` (as ``torch.onnx`` …)
+    are imported on first use: ``onnx`` needs the optional ``onnx`` package, which ``import
+    ember`` does not, and both sit on top of ``ember.jit`` and ``ember.fx``."""
+    if name in ("onnx", "export", "multiprocessing"):
         import importlib
 
         return importlib.import_module(f"ember.{name}")
@@ -207,6 +207,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    """The module's names and ``onnx`` and ``export`` (imported on first use), for tab
-    completion."""
-    return sorted({*globals(), "onnx", "export"})
+    """The module's names and ``onnx``, ``export`` and ``multiprocessing`` (imported on first
+    use), for tab completion."""
+    return sorted({*globals(), "onnx", "export", "multiprocessing"})
