@@ -24,7 +24,8 @@ FAMILIES = ["activations", "arithmetic", "attention", "compare", "conv", "embedd
             "normalization", "pool", "reduce", "select", "shape", "softmax", "sort", "unary"]
 B = 3
 # output size depends on each sample's data: vmap refuses, as torch.func.vmap does
-DATA_DEPENDENT = {"get_mask", "set_mask", "nonzero", "argwhere", "nonzero_tuple"}
+# (x[mask] = number is where(mask, number, x) under a transform: not data-dependent)
+DATA_DEPENDENT = {"get_mask", "nonzero", "argwhere", "nonzero_tuple"}
 
 
 def _rows() -> list:

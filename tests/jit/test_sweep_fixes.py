@@ -123,3 +123,24 @@ def test_an_argument_returned_beside_a_view_of_a_value_not_returned_is_the_argum
         assert row._base is not None and row.tolist() == [1.0] * 4
         cols.fill_(5.0)
         assert float(base[:3, 1:].sum()) == 45.0
+
+
+def test_writing_a_number_through_a_bool_mask_compiles_as_where():
+    # (x[mask] = v went through nonzero, whose size depends on the data: a TraceError)
+    def f(x, v):
+        y = x * 1
+        y[x > 0] = v
+        y[y[:, 0] < -0.5] = -1.0
+        return y.sum(), y
+
+    fast = ember.jit.compile(f)
+    for seed in range(3):
+        x = ember.from_numpy(np.random.default_rng(seed).standard_normal((4, 3), np.float32))
+        results = []
+        for fn in (f, fast):
+            v = ember.tensor(2.0, requires_grad=True)
+            total, y = fn(x, v)
+            total.backward()
+            results.append((y.detach().numpy(), float(v.grad)))
+        np.testing.assert_array_equal(results[1][0], results[0][0])
+        assert results[1][1] == results[0][1]

@@ -522,8 +522,24 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
+    values = as_values(value, self, "__setitem__")
+    if DISPATCH.handler is not None and _masked_fill(self, key, values):
+        return
     basic, arrays, dims = parse_key(self, key, "__setitem__")
-    _put(self, "__setitem__", basic, arrays, dims, as_values(value, self, "__setitem__"), "set")
+    _put(self, "__setitem__", basic, arrays, dims, values, "set")
+
+
+def _masked_fill(x: Tensor, mask: Any, value: Tensor) -> bool:
+    """Under a transform (``jit``, ``vmap``), ``x[mask] = number`` with a bool mask of ``x``'s
+    leading dims as ``where(mask, number, x)``: the same values, and no step whose size
+    depends on the data (which a traced graph cannot hold). False for other keys."""
+    if not (isinstance(mask, Tensor) and mask.dtype == dtypes.bool and value.ndim == 0 and
+            0 < mask.ndim <= x.ndim and tuple(mask.shape) == tuple(x.shape[:mask.ndim])):
+        return False
+    from ember.ops.select import where  # (select imports what imports this module)
+    cond = mask.reshape(*mask.shape, *(1,) * (x.ndim - mask.ndim))
+    inplace(x, "__setitem__", lambda old: where(cond, value, old))
+    return True
 
 
 @method()
