@@ -144,3 +144,15 @@ def test_writing_a_number_through_a_bool_mask_compiles_as_where():
             results.append((y.detach().numpy(), float(v.grad)))
         np.testing.assert_array_equal(results[1][0], results[0][0])
         assert results[1][1] == results[0][1]
+
+
+def test_einsum_of_one_operand_owns_its_memory_eagerly_and_compiled():
+    # (NumPy's einsum returned 'ii->i' and 'ij->ji' as writable views of the operand: eager's
+    # result shared x's memory behind autograd's back, later compiled calls did not)
+    fast = ember.jit.compile(lambda x, eq: ember.einsum(eq, x), static_argnums=(1,))
+    for equation in ("ii->i", "ij->ji", "ij"):
+        for fn in (ember.einsum, lambda eq, x: fast(x, eq), lambda eq, x: fast(x, eq)):
+            x = ember.arange(9.0).reshape(3, 3)
+            out = fn(equation, x)
+            out.add_(100.0)
+            assert float(x.sum()) == 36.0 and not np.shares_memory(out._data, x._data)

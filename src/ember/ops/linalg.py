@@ -370,7 +370,10 @@ class Einsum(Holomorphic, Primitive):
             dtype = arrays[0].dtype
             arrays = [a.astype(compute.np) for a in arrays]
             return xp.einsum(equation, *arrays, optimize=len(arrays) > 1).astype(dtype)
-        return xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+        out = xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+        # (NumPy gives one operand's transpose or diagonal as a writable view of it: a tensor
+        # of its own must not share memory it cannot tell autograd or a graph about)
+        return out.copy() if len(arrays) == 1 and xp.may_share_memory(out, arrays[0]) else out
 
     def infer(self, *specs, equation, compute):
         terms, out = equation.split("->")
