@@ -120,7 +120,7 @@ def tracking(scan: bool = True) -> Iterator[None]:
     """Counts tensor memory inside the ``with`` block.
 
     Example:
-        >>> with ember.memory.tracking():
+        >>> with ember.memory.tracking(scan=False):  # (only tensors made inside count)
         ...     y = ember.ones(512, 512) * 2          # two 1 MiB float32 tensors
         ...     print(f"{ember.memory.max_allocated() / 2**20:.1f} MiB at peak")
         2.0 MiB at peak
