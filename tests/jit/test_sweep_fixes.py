@@ -156,3 +156,19 @@ def test_einsum_of_one_operand_owns_its_memory_eagerly_and_compiled():
             out = fn(equation, x)
             out.add_(100.0)
             assert float(x.sum()) == 36.0 and not np.shares_memory(out._data, x._data)
+
+
+def test_fused_kernel_over_a_transposed_operand_and_a_broadcast_one_keeps_eagers_layout():
+    # (the kernel wrote in the transposed operand's layout; NumPy orders that result by the
+    # broadcast operand's strides too: cosine_similarity of a transposed input came back
+    # with other strides than eager's)
+    fast = ember.jit.compile(lambda a, b: (a * 2 + 1) / (b + 3))
+    a = ember.from_numpy(np.random.default_rng(0).random((4, 3, 2), np.float32).T)
+    x = ember.from_numpy(np.random.default_rng(1).random((2, 5, 6, 3), np.float32)
+                         .transpose(0, 3, 1, 2))  # channels-last
+    for first, second in [(a, ember.ones(2, 3, 1)), (x, ember.ones(1, 3, 1, 1))]:
+        for _ in range(2):
+            with ember.no_grad():
+                want, got = (first * 2 + 1) / (second + 3), fast(first, second)
+            assert got.stride() == want.stride()
+            np.testing.assert_array_equal(got.numpy(), want.numpy())

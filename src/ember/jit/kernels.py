@@ -38,9 +38,11 @@ from ember.ops.unary import Unary
 from ember.utils.generated_code import define
 
 
-def _dense_layout(*arrays: Any) -> tuple | None:
+def _dense_layout(*arrays: Any, among: tuple = ()) -> tuple | None:
     """The strides that arrays of one shape share when each is dense (C-contiguous, or so
-    with its axes sorted by stride: channels-last), else None."""
+    with its axes sorted by stride: channels-last), else None. ``among``: all the kernel's
+    operands, where some broadcast: NumPy orders a result in another layout than C by their
+    strides too, so that layout must be the one NumPy gives them."""
     first = arrays[0]
     strides = first.strides
     for a in arrays:
@@ -50,7 +52,22 @@ def _dense_layout(*arrays: Any) -> tuple | None:
         return strides
     if any(a.strides != strides for a in arrays[1:]):
         return None
+    if among and _numpy_layout(first.shape, first.dtype, tuple(
+            (a.shape, a.strides, a.dtype) for a in among if hasattr(a, "strides"))) != strides:
+        return None
     return strides if _dense(first.shape, strides, first.itemsize) else None
+
+
+@lru_cache(maxsize=256)
+def _numpy_layout(shape: tuple, dtype: Any, operands: tuple) -> tuple:
+    """The strides of the ``shape``/``dtype`` result NumPy allocates for operands of these
+    shapes and strides (``order='K'``), found without reading them."""
+    views = [np.lib.stride_tricks.as_strided(np.zeros(1, dt), sh, st, writeable=False)
+             for sh, st, dt in operands]
+    it = np.nditer([*views, None], flags=["zerosize_ok", "refs_ok"], order="K",
+                   op_flags=[["readonly"]] * len(views) + [["writeonly", "allocate"]],
+                   op_dtypes=[None] * len(views) + [dtype], op_axes=None)
+    return it.operands[-1].strides if it.operands[-1].shape == shape else ()
 
 
 @lru_cache(maxsize=256)
@@ -396,7 +413,10 @@ class Kernel:
         lines = [f"def {self.name}({params}):"]
         eager = self._steps(into=False)
         if full:  # one dense layout (C or channels-last): the result's, as eager gives it
-            lines.append(f"    layout = _dense_layout({', '.join(full)})")
+            smaller = any(v.shape != shape and int(np.prod(v.shape)) > 1 for v in (
+                *self.inputs, *(o for e in self.eqns for o in e.outputs)))
+            among = f", among=({', '.join(v.name for v in self.inputs)},)" if smaller else ""
+            lines.append(f"    layout = _dense_layout({', '.join(full)}{among})")
             lines.append("    if layout is None:  # eager's calls, eager's layout")
             lines.extend(f"        {line}" for line in self._lines(eager))
             lines.append(f"        return {eager[-1].dst}")
