@@ -172,3 +172,21 @@ def test_fused_kernel_over_a_transposed_operand_and_a_broadcast_one_keeps_eagers
                 want, got = (first * 2 + 1) / (second + 3), fast(first, second)
             assert got.stride() == want.stride()
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_filling_an_argument_twice_with_one_value_traces():
+    # (the second fill's value, an expand of the same small constant, was marked stale by
+    # its own write: a TraceError 'a view is read after an in-place write')
+    def f(x, y):
+        y.fill_(0.25)
+        y.fill_(0.25)
+        x.copy_(x.t().t() * 2)
+        return x, y
+
+    fast = ember.jit.compile(f)
+    for _ in range(2):
+        x, y = ember.ones(3, 4), ember.zeros(3, 4)
+        with ember.no_grad():
+            a, b = fast(x, y)
+        assert a is x and b is y
+        assert x.tolist() == [[2.0] * 4] * 3 and y.tolist() == [[0.25] * 4] * 3

@@ -324,11 +324,14 @@ class Tracer(Effects, ViewWrites):
             if chain:  # (else x is an argument the caller made as a view: written whole)
                 self.write_into_view(x, result, base, chain)
                 return
-        target = self.lookup(x._data)
+        target, new = self.lookup(x._data), self.var_of(result)
         if target is not None:
             self.note_outside_write(target, x)
             self.invalidate_views(target, x._data)
-        self.rebind(x._data, self.var_of(result))
+            # (the value written is no stale view, even where it views what x held: a
+            # second x.fill_(v) of a value equal to the first's, an expand of one constant)
+            self.stale.pop(new, None)
+        self.rebind(x._data, new)
 
     def note_outside_write(self, var: Var, t: Tensor) -> None:
         """``t``, holding ``var``, is written in place: a tensor from outside that was a
