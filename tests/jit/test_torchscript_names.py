@@ -71,3 +71,26 @@ def test_is_tracing_is_true_while_a_compiled_function_traces():
 
     f(ember.ones(2))
     assert seen[0] is True and ember.jit.is_tracing() is False
+
+
+def test_traced_and_scripted_save_as_torch_after_calls_with_grad(tmp_path):
+    torch.manual_seed(0)
+    tm = torch.nn.Linear(4, 2)
+    em = ember.nn.Linear(4, 2)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = np.ones((3, 4), np.float32)
+    ttraced, etraced = torch.jit.trace(tm, torch.tensor(x)), ember.jit.trace(em, ember.tensor(x))
+    assert isinstance(etraced, ember.jit.ScriptModule)
+    ttraced(torch.tensor(x)).sum().backward()  # a call with grad between trace and save
+    etraced(ember.tensor(x)).sum().backward()
+    ttraced.save(str(tmp_path / "t.pt"))
+    etraced.save(str(tmp_path / "e.ejit"))
+    want = torch.jit.load(str(tmp_path / "t.pt"))(torch.tensor(x)).detach().numpy()
+    got = ember.jit.load(str(tmp_path / "e.ejit"))(ember.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    scripted = ember.jit.script(em)
+    with ember.no_grad():
+        scripted(ember.tensor(x))
+    scripted.save(str(tmp_path / "s.ejit"))
+    np.testing.assert_allclose(ember.jit.load(str(tmp_path / "s.ejit"))(ember.tensor(x)).numpy(),
+                               want, rtol=1e-6)

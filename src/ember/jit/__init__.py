@@ -28,12 +28,14 @@ from ember.jit.passes import PASSES
 from ember.jit.serialize import LoadedFunction, load, save
 from ember.jit.torchscript import (
     Final,
+    ScriptModule,
     annotate,
     export,
     ignore,
     is_scripting,
     is_tracing,
     script,
+    script_module,
     unused,
 )
 from ember.jit.tracer import TraceError
@@ -43,8 +45,8 @@ from ember.utils import graph_tracer
 
 __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "Graph", "Eqn",
            "Var", "PASSES", "save", "load", "LoadedFunction", "trace", "TracerWarning",
-           "script", "is_scripting", "is_tracing", "ignore", "unused", "export", "annotate",
-           "Final"]
+           "script", "ScriptModule", "is_scripting", "is_tracing", "ignore", "unused",
+           "export", "annotate", "Final"]
 
 
 #: torch.compile's modes for CUDA graphs and autotuning, which mean nothing on the CPU
@@ -149,7 +151,8 @@ def trace(func: Callable, example_inputs: Any = None, *, example_kwarg_inputs: d
           check_tolerance: float = 1e-5, strict: bool = True, **kwargs: Any) -> Any:
     """``torch.jit.trace``: compiles ``func`` and traces it at once on ``example_inputs`` (a
     tensor, or a tuple or list of arguments) without grad, so the result can go straight to
-    :func:`save`.
+    :func:`save`; the result is a :class:`ScriptModule`, whose ``save(path)`` saves the
+    example's graph also after calls with grad.
 
     As in PyTorch, Python control flow is fixed to the path the example took; other input
     shapes retrace. With ``check_trace`` the graph and the Python function run again on the
@@ -165,6 +168,8 @@ def trace(func: Callable, example_inputs: Any = None, *, example_kwarg_inputs: d
     args = _as_args(example_inputs)
     kw = example_kwarg_inputs or {}
     compiled = compile(func, **kwargs)
+    if isinstance(compiled, CompiledFunction):  # (not with disable=True)
+        compiled = script_module(compiled, (args, kw))
     with no_grad():
         out = compiled(*args, **kw)
         if strict:

@@ -21,35 +21,75 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from ember.autograd.grad_mode import no_grad
+from ember.jit.compiled import CompiledFunction
+from ember.jit.serialize import save as save_compiled
 from ember.jit.tracer import Tracer
 from ember.ops.primitive import DISPATCH
 
-__all__ = ["Final", "annotate", "export", "ignore", "is_scripting", "is_tracing", "script",
-           "unused"]
+__all__ = ["Final", "ScriptModule", "annotate", "export", "ignore", "is_scripting",
+           "is_tracing", "script", "script_module", "unused"]
 
 #: TorchScript's marker for constant module attributes; plain ``typing.Final`` here
 Final = typing.Final
 
 
+class ScriptModule(CompiledFunction):
+    """What :func:`script` and :func:`ember.jit.trace` return: a compiled function or module
+    (as :func:`ember.jit.compile`'s) with TorchScript's ``save(path)``.
+
+    Example:
+        >>> import os, tempfile
+        >>> traced = ember.jit.trace(ember.nn.Linear(3, 2), ember.ones(1, 3))
+        >>> path = os.path.join(tempfile.mkdtemp(), "linear.ejit")
+        >>> traced.save(path)
+        >>> ember.jit.load(path)(ember.ones(1, 3)).shape
+        ember.Size([1, 2])
+    """
+
+    #: the (args, kwargs) a trace ran on, or None (a scripted function)
+    example: tuple | None = None
+
+    def save(self, path: str) -> None:
+        """Writes the graph as :func:`ember.jit.save` does; a traced one first runs its
+        example again without grad, so calls with grad since the trace do not stop the save
+        (a TorchScript module saves whatever ran last)."""
+        if self.example is not None:
+            args, kwargs = self.example
+            with no_grad():
+                self(*args, **kwargs)
+            inference = [e for e in self.entries.values() if e.joint is None]
+            if inference and self.last is not None and self.last.joint is not None:
+                self.last = inference[-1]  # (last is what a call traced, not what it reused)
+        save_compiled(self, path)
+
+
+def script_module(compiled: CompiledFunction, example: tuple | None = None) -> ScriptModule:
+    """``compiled``'s function and settings as a :class:`ScriptModule` (``example``: what
+    a trace ran on)."""
+    out = ScriptModule(compiled.fn, compiled.static_argnums, "default", compiled.passes,
+                       compiled.fullgraph)
+    out.example = example
+    return out
+
+
 def script(obj: Any, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None,
            example_inputs: Any = None) -> Any:
-    """``torch.jit.script``: a function or module compiled with :func:`ember.jit.compile`
-    (a class is given back as it is). ``optimize``, ``example_inputs`` and the private
-    arguments are accepted and unused.
+    """``torch.jit.script``: a function or module compiled with :func:`ember.jit.compile`, as a
+    :class:`ScriptModule` (a class is given back as it is). ``optimize``, ``example_inputs``
+    and the private arguments are accepted and unused.
 
     Example:
         >>> scripted = ember.jit.script(ember.nn.Linear(3, 2))
         >>> scripted(ember.ones(4, 3)).shape
         ember.Size([4, 2])
     """
-    from ember.jit import compile  # the package imports this module first
-
     if isinstance(obj, type):
         return obj
     if not callable(obj):
         raise TypeError(f"ember.jit.script: expected a function or an nn.Module, got "
                         f"{type(obj).__name__}")
-    return compile(obj)
+    return ScriptModule(obj)
 
 
 def is_scripting() -> bool:
