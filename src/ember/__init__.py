@@ -196,10 +196,10 @@ e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None
 
 
 def __getattr__(name: str) -> object:
-    """``ember.onnx``, ``ember.export`` and ``ember.multiprocessing`` (as ``torch.onnx`` …)
-    are imported on first use: ``onnx`` needs the optional ``onnx`` package, which ``import
-    ember`` does not, and both sit on top of ``ember.jit`` and ``ember.fx``."""
-    if name in ("onnx", "export", "multiprocessing"):
+    """``ember.onnx``, ``ember.export``, ``ember.multiprocessing`` and ``ember._dynamo`` (as
+    ``torch.onnx`` …) are imported on first use: ``onnx`` needs the optional ``onnx`` package,
+    which ``import ember`` does not, and both sit on top of ``ember.jit`` and ``ember.fx``."""
+    if name in ("onnx", "export", "multiprocessing", "_dynamo"):
         import importlib
 
         return importlib.import_module(f"ember.{name}")
