@@ -1,11 +1,10 @@
 """Ember's exception classes.
 
 Each subclasses the built-in exception a PyTorch user would catch, so existing ``except``
-clauses keep working: PyTorch raises ``RuntimeError`` for most bad shapes, dtypes and indices
-(``NotImplementedError``, a ``RuntimeError``, for a dtype a kernel lacks), so the shape, dtype
-and index errors are ``RuntimeError`` too, besides the Python class that names the kind of
-mistake (``ValueError``, ``TypeError``, ``IndexError``). Messages name the op, the
-shapes/dtypes/devices involved and a hint.
+clauses keep working: PyTorch raises ``RuntimeError`` for most bad shapes, dtypes and indices,
+so the shape, dtype and index errors are ``RuntimeError`` too, besides the Python class that
+names the kind of mistake (``ValueError``, ``TypeError``, ``IndexError``). Messages name the
+op, the shapes/dtypes/devices involved and a hint.
 """
 
 from __future__ import annotations
@@ -20,10 +19,11 @@ class ShapeError(EmberError, ValueError, RuntimeError):
     A RuntimeError as PyTorch's are."""
 
 
-class DTypeError(EmberError, TypeError, NotImplementedError):
-    """A dtype an op cannot take, e.g. a gradient asked of an integer tensor. Also a
-    NotImplementedError (so a RuntimeError), as PyTorch's ``"add" not implemented for 'Bool'``
-    and ``expected scalar type Float but found Long`` are."""
+class DTypeError(EmberError, TypeError, RuntimeError):
+    """A dtype an op cannot take, e.g. a gradient asked of an integer tensor. A RuntimeError
+    as PyTorch's ``"add" not implemented for 'Bool'`` and ``expected scalar type Float but
+    found Long`` are (not a NotImplementedError: ``except NotImplementedError`` fallbacks,
+    a parametrization's missing ``right_inverse``, must not swallow it)."""
 
 
 class DeviceError(EmberError, RuntimeError):

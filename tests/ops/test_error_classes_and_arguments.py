@@ -30,12 +30,14 @@ def test_shape_dtype_and_index_errors_are_runtime_errors_as_in_pytorch(call, err
 
 def test_each_class_keeps_its_python_kind():
     assert issubclass(ShapeError, ValueError) and issubclass(IndexOutOfRange, IndexError)
-    assert issubclass(DTypeError, TypeError) and issubclass(DTypeError, NotImplementedError)
+    assert issubclass(DTypeError, TypeError) and issubclass(DTypeError, RuntimeError)
+    # (not a NotImplementedError: fallbacks catching that must not swallow a dtype error)
+    assert not issubclass(DTypeError, NotImplementedError)
 
 
 def test_a_dtype_error_of_an_infer_rule_on_the_meta_device_is_the_ops_own():
     """(meta's fallback for rules that are missing, NotImplementedError, must not swallow a
-    DTypeError, which is one too)"""
+    DTypeError)"""
 
     class Refuses(Primitive):
         name = "refuses"
