@@ -72,13 +72,14 @@ STATE = _State()
 
 
 def is_autocast_enabled(device_type: str = "cpu") -> bool:
-    """Whether autocast is active now (one state serves "cpu" and "cuda").
+    """Whether autocast is active now; for ``"cuda"`` always False, as in PyTorch without a
+    CUDA device (Ember computes on the CPU).
 
     Example:
         >>> ember.is_autocast_enabled("cpu")
         False
     """
-    return STATE.enabled
+    return STATE.enabled and device_type != "cuda"
 
 
 def get_autocast_dtype(device_type: str = "cpu") -> DType:
@@ -232,6 +233,18 @@ class autocast:
                  enabled: bool = True, cache_enabled: bool | None = None) -> None:
         _check_device("autocast", device_type)
         self.device = self.device_type = device_type
+        # no CUDA device: as PyTorch's without one, a CUDA autocast warns, is disabled and
+        # leaves the CPU's autocast state alone (its ops never follow a CUDA autocast)
+        self._inert = device_type == "cuda"
+        if self._inert:
+            if enabled:
+                warnings.warn("autocast: device_type 'cuda' was given, but CUDA is not "
+                              "available (Ember computes on the CPU). Disabling autocast; "
+                              "use autocast('cpu', ...) for mixed precision here.", stacklevel=2)
+            self.fast_dtype = dtypes.float16 if dtype is None else dtype  # (PyTorch's CUDA default)
+            self.cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+            self.enabled = False
+            return
         self.fast_dtype = STATE.dtype if dtype is None else dtype
         self.cache_enabled = STATE.cache_enabled if cache_enabled is None else bool(cache_enabled)
         if enabled and self.fast_dtype not in _LOW_DTYPES:
@@ -243,6 +256,8 @@ class autocast:
         self.enabled = bool(enabled)
 
     def __enter__(self) -> autocast:
+        if self._inert:
+            return self
         self._saved = (STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting)
         # one handler in the stack; inside enabled=False it stays there and passes ops through
         self._pushed = self.enabled and _handler not in DISPATCH.stack
@@ -254,6 +269,8 @@ class autocast:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._inert:
+            return
         if self._pushed:
             pop_handler(_handler)
         STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = self._saved

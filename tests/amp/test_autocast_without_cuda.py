@@ -1,0 +1,43 @@
+"""autocast('cuda') with no CUDA device, as PyTorch's without one: warns, is disabled, and
+leaves the CPU's autocast state alone (GPU scripts ported to Ember compute in float32)."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+A = np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32)
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_cuda_autocast_warns_and_casts_nothing(lib):
+    a = lib.tensor(A)
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        ctx = lib.autocast(device_type="cuda", dtype=lib.float16)
+    with ctx:
+        assert (a @ a).dtype == lib.float32
+        assert not lib.is_autocast_enabled("cuda")
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        ctx = lib.amp.autocast("cuda")
+    assert ctx.fast_dtype == lib.float16
+    np.testing.assert_array_equal(np.asarray((a @ a).tolist(), np.float32),
+                                  np.asarray((lib.tensor(A) @ lib.tensor(A)).tolist(), np.float32))
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_cuda_autocast_leaves_the_cpu_state_alone(lib):
+    a = lib.tensor(A)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lib.autocast("cpu"):
+            with lib.autocast("cuda", enabled=False):
+                assert (a @ a).dtype == lib.bfloat16  # the CPU autocast still casts
+                assert lib.is_autocast_enabled("cpu")
+        with lib.cuda.amp.autocast(enabled=False):
+            assert lib.autocast("cpu").fast_dtype == lib.bfloat16
+            assert lib.get_autocast_dtype("cpu") == lib.bfloat16
+        with lib.autocast("cuda", dtype=lib.float16):
+            with lib.autocast("cpu"):
+                assert (a @ a).dtype == lib.bfloat16
