@@ -24,7 +24,7 @@ from ember.layouts import (
     stride_order,
 )
 from ember.ops.creation import scalar_tensor
-from ember.ops.overrides import TensorLikeOperand, handle, outermost_op
+from ember.ops.overrides import TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
 
@@ -141,20 +141,8 @@ def result_dtype(*xs: Any) -> DType:
         refused = [type(x).__name__ for x in xs if _refused(x)]
         if not refused:
             raise
-        raise OperandTypeError(refused[0]) from None
-
-
-class OperandTypeError(DTypeError):
-    """An operand no op takes (a list, ``None``, a string); the message names the outermost
-    ``ember.ops`` function the error passed through (found when it is read)."""
-
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind
-
-    def __str__(self) -> str:
-        return (f"{outermost_op(self.__traceback__)}(): cannot take an operand of type "
-                f"{self.kind}. Hint: convert it with ember.tensor(...)")
+        raise DTypeError(f"{calling_op()}(): cannot take an operand of type {refused[0]}. "
+                         "Hint: convert it with ember.tensor(...)") from None
 
 
 def _refused(x: Any) -> bool:

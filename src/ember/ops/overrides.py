@@ -27,8 +27,9 @@ The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from types import TracebackType
+import sys
+from collections.abc import Callable, Iterable
+from types import FrameType, TracebackType
 from typing import Any
 
 __all__: list[str] = []
@@ -62,14 +63,31 @@ def outermost_op(tb: TracebackType | None) -> str:
     """The outermost public function of ``ember.ops`` in the traceback ``tb`` (``stack``, not
     the ``reshape`` it calls), else "conversion to an array": the op an error about an operand
     it cannot take names, found only when the message is read."""
+    frames = []
     while tb is not None:
-        code, name = tb.tb_frame.f_code, tb.tb_frame.f_code.co_name
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return _first_op(frames)
+
+
+def calling_op() -> str:
+    """:func:`outermost_op` of the frames calling this function now (for an error's message
+    made where it is raised)."""
+    frames, frame = [], sys._getframe(1)
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return _first_op(reversed(frames))
+
+
+def _first_op(frames: Iterable[FrameType]) -> str:
+    for frame in frames:
+        code, name = frame.f_code, frame.f_code.co_name
         if name == "op":  # a generated public function (unary.py's): the name it was given
-            name = getattr(tb.tb_frame.f_locals.get("op"), "__name__", name)
+            name = getattr(frame.f_locals.get("op"), "__name__", name)
         if _OPS_DIR in code.co_filename and not name.startswith(("_", "<")) and \
                 name not in ("eager", "apply", "op", "inplace", "not_casting"):
             return name
-        tb = tb.tb_next
     return "conversion to an array"
 
 
