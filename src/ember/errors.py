@@ -105,14 +105,18 @@ def refuse_non_tensor(op: str, name: str, value: object) -> None:
         raise not_a_tensor_error(op, name, value)
 
 
+def is_allocation_failure(error: Exception) -> bool:
+    """Whether ``error``, raised by a backend making an array, says the array is too large:
+    ``MemoryError``, or NumPy's ``ValueError`` for a size past what it can address."""
+    return isinstance(error, MemoryError) or (isinstance(error, ValueError) and any(
+        text in str(error) for text in ("too big", "Maximum allowed size exceeded")))
+
+
 def allocation_error(op: str, shape: tuple[int, ...], dtype: object,
-                     error: Exception) -> Exception:
-    """The :class:`AllocationError` for ``error``, a backend's failure to allocate an array of
-    ``shape`` and ``dtype`` for ``op`` (``MemoryError``, or NumPy's ``ValueError`` for a size
-    past what it can address); ``error`` itself when it is another failure."""
-    too_big = isinstance(error, ValueError) and "too big" in str(error)
-    if not (too_big or isinstance(error, MemoryError)):
-        return error
+                     error: Exception) -> AllocationError:
+    """The :class:`AllocationError` of ``op`` for ``error``, an allocation failure (see
+    :func:`is_allocation_failure`) of an array of ``shape`` and ``dtype``."""
+    too_big = not isinstance(error, MemoryError)
     count = 1
     for n in shape:
         count *= n

@@ -97,7 +97,18 @@ def test_masks_to_boxes_gives_zeros_for_empty_masks():
     masks = ember.tensor([[[0, 1], [0, 0]], [[0, 0], [0, 0]]])
     # recorded from torchvision 0.29.1: an empty mask's box is [0, 0, 0, 0]
     assert ops.masks_to_boxes(masks).tolist() == [[1, 0, 1, 0], [0, 0, 0, 0]]
-    assert ops.masks_to_boxes(ember.zeros(2, 3, 0)).shape == (0, 4)  # no pixels: no boxes
+    none = ops.masks_to_boxes(ember.zeros(2, 3, 0, dtype=ember.float64, device="meta"))
+    assert none.shape == (0, 4) and none.dtype == ember.float32  # no pixels: no boxes
+    assert none.device.type == "meta"  # (torchvision: float32 on the masks' device)
+
+
+def test_nms_compares_the_iou_with_the_threshold_in_double():
+    # IoU 3/10 in float32 is float32(0.3), above the double 0.3 (torchvision's kernel keeps
+    # only box 0; recorded from torchvision 0.29.1); a float32 comparison kept both
+    boxes = ember.tensor([[6.0, 3, 9, 6], [8, 3, 9, 7]])
+    scores = ember.tensor([0.9, 0.8])
+    assert ops.nms(boxes, scores, 0.3).tolist() == [0]
+    assert ops.batched_nms(boxes, scores, ember.tensor([0, 0]), 0.3).tolist() == [0]
 
 
 def test_nms_puts_nan_scores_first_as_torch_sorts_them():

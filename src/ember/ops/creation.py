@@ -17,7 +17,13 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError, ShapeError, ValueOverflow, allocation_error
+from ember.errors import (
+    DTypeError,
+    ShapeError,
+    ValueOverflow,
+    allocation_error,
+    is_allocation_failure,
+)
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -281,6 +287,8 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
         else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
             array = xp.full(shape, np.asarray(fill).astype(dt.np))
     except (MemoryError, ValueError) as exc:
+        if not is_allocation_failure(exc):
+            raise
         raise allocation_error(op, shape, dt, exc) from exc
     return _finish(array, dev, requires_grad)
 
@@ -451,6 +459,8 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     try:
         return _finish(_arange_array(dev.xp, start, end, step, dt), dev, requires_grad)
     except (MemoryError, ValueError) as exc:
+        if not is_allocation_failure(exc):
+            raise
         n = max(0, int(np.ceil((end - start) / step)))
         raise allocation_error("arange", (n,), dt, exc) from exc
 
@@ -533,6 +543,8 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     try:
         array = dev.xp.eye(n, m, dtype=dt.np)
     except (MemoryError, ValueError) as exc:
+        if not is_allocation_failure(exc):
+            raise
         raise allocation_error("eye", (n, m), dt, exc) from exc
     return _finish(array, dev, requires_grad)
 

@@ -31,6 +31,7 @@ from ember.errors import (
     EmberError,
     OpError,
     describe,
+    is_allocation_failure,
     refuse_non_tensor,
 )
 from ember.tensor import Tensor, _wrap, set_value_read_hook
@@ -493,7 +494,7 @@ def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception
     except Exception:  # noqa: BLE001 - an infer rule that itself fails explains nothing
         pass
     shown = ", ".join(str(s) for s in specs) or "no tensor inputs"
-    if isinstance(exc, MemoryError) or (isinstance(exc, ValueError) and "too big" in str(exc)):
+    if is_allocation_failure(exc):
         return AllocationError(f"{prim.name}: cannot allocate its result (inputs: {shown}): "
                                f"{exc}. Hint: use a smaller size or batch")
     return OpError(f"{prim.name}: failed on {shown}: {type(exc).__name__}: {exc}")

@@ -36,7 +36,6 @@ def _upcast(t: Tensor) -> Tensor:
     return t if t.dtype in (ember.int32, ember.int64) else t.int()
 
 
-
 def _check_fmt(op: str, fmt: str) -> None:
     if fmt not in _FORMATS:
         raise ValueError(f"{op}: unsupported box format {fmt!r}; the axis-aligned formats are "
@@ -240,7 +239,7 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
         tensor([[2., 1., 3., 2.]])
     """
     if masks.numel() == 0:  # (as torchvision: no pixels at all, no boxes at all)
-        return ember.zeros(0, 4)
+        return ember.zeros(0, 4, dtype=ember.float32, device=masks.device)
     if masks.ndim != 3:
         raise ShapeError(f"masks_to_boxes: masks must have shape (N, H, W), got "
                          f"{tuple(masks.shape)}")

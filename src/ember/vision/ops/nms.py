@@ -46,7 +46,9 @@ def _greedy(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.n
         h = np.maximum(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0)
         inter = w * h
         overlap = inter / (areas[i] + areas[rest] - inter)  # (the kernel's operation order)
-        alive[pos + 1:] &= ~(overlap > iou_threshold)
+        # (in double, as torchvision's kernel: NumPy would compare float32 IoUs to the
+        # threshold rounded to float32, so an IoU of exactly float32(0.3) would not exceed 0.3)
+        alive[pos + 1:] &= ~(overlap.astype(np.float64) > iou_threshold)
     return np.asarray(keep, np.int64)
 
 
