@@ -1,5 +1,6 @@
-"""autocast('cuda') with no CUDA device, as PyTorch's without one: warns, is disabled, and
-leaves the CPU's autocast state alone (GPU scripts ported to Ember compute in float32)."""
+"""autocast('cuda') and GradScaler('cuda') with no CUDA device, as PyTorch's without one:
+they warn and are disabled, and the autocast leaves the CPU's autocast state alone (GPU scripts
+ported to Ember compute in float32, unscaled)."""
 import warnings
 
 import numpy as np
@@ -41,3 +42,18 @@ def test_cuda_autocast_leaves_the_cpu_state_alone(lib):
         with lib.autocast("cuda", dtype=lib.float16):
             with lib.autocast("cpu"):
                 assert (a @ a).dtype == lib.bfloat16
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_cuda_grad_scaler_warns_and_passes_through(lib):
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        scaler = lib.amp.GradScaler("cuda", init_scale=8.0)
+    assert not scaler.is_enabled()
+    model = lib.nn.Linear(3, 1)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(lib.ones(2, 3)).sum()
+    assert scaler.scale(loss) is loss
+    loss.backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 1.0

@@ -5,6 +5,7 @@ inf/NaN and adapts the scale (``torch.amp.GradScaler``'s algorithm and state).""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -54,6 +55,12 @@ class GradScaler:
         if growth_interval <= 0:
             raise ValueError(f"GradScaler: growth_interval must be positive, got "
                              f"{growth_interval}")
+        if str(device).startswith("cuda"):  # no CUDA device: disabled, as PyTorch's without one
+            if enabled:
+                warnings.warn("GradScaler: device 'cuda' was given, but CUDA is not available "
+                              "(Ember computes on the CPU). Disabling.", UserWarning,
+                              stacklevel=2)
+            enabled, device = False, "cpu"
         self._enabled = enabled
         self._scale_tensor = tensor(float(init_scale), dtype=float32, device=device)
         self._set_scale(init_scale)
