@@ -160,14 +160,8 @@ class Tensor:
 
     def size(self, dim: int | None = None) -> Size | int:
         """The shape, or the size of one dimension: ``x.size(-1)``."""
-        if dim is None:
-            return _as_size(Size, self._data.shape)
-        try:
-            return self._data.shape[dim]
-        except (IndexError, TypeError):
-            from ember.ops.dims import dim_error  # (ops builds on this module)
-
-            raise dim_error("size", dim, self._data.ndim) from None
+        return _as_size(Size, self._data.shape) if dim is None else _entry(self._data.shape,
+                                                                           dim, "size")
 
     def dim(self) -> int:
         return self._data.ndim
@@ -181,14 +175,7 @@ class Tensor:
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Strides in elements, as PyTorch reports them."""
         s = tuple(b // self._data.itemsize for b in self._data.strides)
-        if dim is None:
-            return s
-        try:
-            return s[dim]
-        except (IndexError, TypeError):
-            from ember.ops.dims import dim_error  # (ops builds on this module)
-
-            raise dim_error("stride", dim, self._data.ndim) from None
+        return s if dim is None else _entry(s, dim, "stride")
 
     def is_contiguous(self, memory_format: memory_format = contiguous_format) -> bool:
         """Whether the elements lie densely in memory in ``memory_format``'s order: C order
@@ -530,14 +517,6 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
 _on_wrap: Callable[[Tensor], None] | None = None
 
 
-class InferenceCounter(VersionCounter):
-    """The counter of memory made inside ``inference_mode``: the tensors on that memory (its
-    views and detached aliases too, which share the counter) are inference tensors."""
-
-    __slots__ = ()
-    inference = True
-
-
 _new_counter: Callable[[], VersionCounter] = VersionCounter
 
 
@@ -589,6 +568,18 @@ def _set_on_wrap() -> None:
 
 _new = object.__new__
 _as_size = tuple.__new__  # (a NumPy shape is a tuple of ints already: no checks to pay for)
+
+
+def _entry(values: tuple, dim: Any, op: str) -> int:
+    """``values[dim]`` of ``x.size(dim)`` / ``x.stride(dim)``, else PyTorch's error."""
+    if type(dim) is bool:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not bool")
+    try:
+        return values[dim]
+    except (IndexError, TypeError):
+        from ember.ops.dims import dim_error  # (ops builds on this module)
+
+        raise dim_error(op, dim, len(values)) from None
 
 
 def method(*names: str) -> Callable:

@@ -17,7 +17,7 @@ class VersionCounter:
     ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``)."""
 
     __slots__ = ("value", "shared")
-    inference = False  # the memory was made inside inference_mode (see InferenceCounter)
+    inference = False  # the memory was made inside inference_mode (see InferenceCounter below)
 
     def __init__(self) -> None:
         self.value = 0
@@ -28,6 +28,14 @@ class VersionCounter:
         packed weight): the count, or for shared memory a new object each time (never equal:
         such a cache computes again at every call)."""
         return object() if self.shared else self.value
+
+
+class InferenceCounter(VersionCounter):
+    """The counter of memory made inside ``inference_mode``: the tensors on that memory (its
+    views and detached aliases too, which share the counter) are inference tensors."""
+
+    __slots__ = ()
+    inference = True
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,

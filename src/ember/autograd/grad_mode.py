@@ -163,7 +163,8 @@ class _InferenceMemory:
 
     @classmethod
     def opened(cls) -> None:
-        from ember.tensor import InferenceCounter, VersionCounter, set_counter_factory
+        from ember.tensor import set_counter_factory
+        from ember.version_counter import InferenceCounter, VersionCounter
 
         def counter() -> VersionCounter:  # (names bound here: runs for every new tensor)
             return InferenceCounter() if GRAD.inference else VersionCounter()

@@ -61,8 +61,7 @@ class _Hookable:
         """A dict of the user's own data about this node, as PyTorch's ``grad_fn.metadata``.
 
         Example:
-            >>> x = ember.ones(2, requires_grad=True)
-            >>> y = x * 2
+            >>> y = ember.ones(2, requires_grad=True) * 2
             >>> y.grad_fn.metadata["layer"] = "fc1"
         """
         return _METADATA.setdefault(self, {})
@@ -72,8 +71,7 @@ class _Hookable:
         the tensors it made); a returned tuple replaces ``grad_outputs``, as PyTorch's.
 
         Example:
-            >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
-            >>> y = x * w
+            >>> y = ember.ones(2, requires_grad=True) * ember.full((2,), 3.0, requires_grad=True)
             >>> h = y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
         """
         return add_hook(self.hooks_made().pre, hook)
@@ -84,8 +82,7 @@ class _Hookable:
         PyTorch's.
 
         Example:
-            >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
-            >>> y = x * w
+            >>> y = ember.ones(2, requires_grad=True) * ember.full((2,), 3.0, requires_grad=True)
             >>> h = y.grad_fn.register_hook(lambda gi, go: print([g.shape for g in gi]))
         """
         return add_hook(self.hooks_made().post, hook)
@@ -148,8 +145,7 @@ def name_node(t: Any, name: str) -> Any:
     to a copy that differs only in ``backward_name``); ``t`` is returned.
 
     Example:
-        >>> x = ember.ones(2, requires_grad=True)
-        >>> name_node(x.sum() / 4, "MeanBackward0").grad_fn
+        >>> name_node(ember.ones(2, requires_grad=True).sum() / 4, "MeanBackward0").grad_fn
         <MeanBackward0>
     """
     node = getattr(t, "_node", None)
@@ -273,8 +269,7 @@ class Node(_Hookable):
         the leaf, 0)``, or ``(None, 0)`` for an input needing none, as PyTorch's.
 
         Example:
-            >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
-            >>> (x * w).sum().grad_fn.next_functions
+            >>> (ember.ones(2, requires_grad=True) * 3).sum().grad_fn.next_functions
             ((<MulBackward0>, 0),)
         """
         return tuple((None, 0) if e is None else (accumulator(e[1]), 0) if e[0] is None else e

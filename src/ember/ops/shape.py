@@ -22,6 +22,7 @@ from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
+from ember.ops.target_shape import numel_of, resolve_shape
 from ember.tensor import Tensor, method
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint", "movedim",
@@ -36,13 +37,6 @@ def read_sizes(args: tuple) -> tuple:
     return args
 
 
-def _numel(shape: Sequence[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 # -- reshape and view ----------------------------------------------------------------------------
 @primitive
 class Reshape(Primitive):
@@ -55,9 +49,9 @@ class Reshape(Primitive):
         return a.reshape(shape)
 
     def infer(self, a, *, shape):
-        if _numel(shape) != _numel(a.shape):
+        if numel_of(shape) != numel_of(a.shape):
             raise ShapeError(f"reshape: shape {list(shape)} is invalid for input of size "
-                             f"{_numel(a.shape)} (shape {a.shape})")
+                             f"{numel_of(a.shape)} (shape {a.shape})")
         return TensorSpec(shape, a.dtype)
 
     def vjp(self, ctx, g):
@@ -65,49 +59,6 @@ class Reshape(Primitive):
 
     def jvp(self, ctx, da):
         return reshape(da, ctx.params["shape"])
-
-
-def _resolve(old: tuple, sizes: tuple, op: str) -> tuple[int, ...]:
-    """The target shape, with one -1 inferred from the element count."""
-    shape = as_ints(sizes, op, "each size")
-    known, unknown = 1, None  # one pass for the usual shape; any other goes to the checks
-    for i, s in enumerate(shape):
-        if s >= 0:
-            known *= s
-        elif s == -1 and unknown is None:
-            unknown = i
-        else:
-            return _resolve_checked(old, shape, op)
-    numel = _numel(old)
-    if unknown is None:
-        if known == numel:
-            return shape
-    elif known and not numel % known:
-        return shape[:unknown] + (numel // known,) + shape[unknown + 1:]
-    return _resolve_checked(old, shape, op)
-
-
-def _resolve_checked(old: tuple, sizes: tuple, op: str) -> tuple[int, ...]:
-    """:func:`_resolve` with every check, raising the error of a shape it refuses."""
-    shape = list(sizes)
-    numel = _numel(old)
-    if shape.count(-1) > 1:
-        raise ShapeError(f"{op}: only one dimension can be inferred (-1), got {tuple(shape)}")
-    if any(s < -1 for s in shape):
-        raise ShapeError(f"{op}: invalid shape dimension in {tuple(shape)}")
-    if -1 in shape:
-        rest = _numel(s for s in shape if s != -1)
-        if rest == 0:
-            raise ShapeError(f"{op}: cannot reshape a tensor of {numel} elements into shape "
-                             f"{tuple(shape)}: the -1 could be any size")
-        if numel % rest:
-            raise ShapeError(f"{op}: shape {tuple(shape)} is invalid for input of size {numel} "
-                             f"(shape {tuple(old)})")
-        shape[shape.index(-1)] = numel // rest
-    elif _numel(shape) != numel:
-        raise ShapeError(f"{op}: shape {tuple(shape)} is invalid for input of size {numel} "
-                         f"(shape {tuple(old)})")
-    return tuple(shape)
 
 
 def _viewable(x: Tensor, shape: tuple) -> bool:
@@ -137,7 +88,7 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
             raise TypeError("reshape: the shape was given twice, as sizes and as shape=")
         sizes = (shape,)
     try:
-        shape = _resolve(input.shape, read_sizes(sizes), "reshape")
+        shape = resolve_shape(input.shape, read_sizes(sizes), "reshape")
         if not _viewable(input, shape):  # (reads the memory: a DTensor raises here)
             input = clone(input)
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
@@ -176,7 +127,7 @@ def view(self: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tens
         from ember.ops.view_dtype import view_dtype  # (it imports this module)
 
         return view_dtype(self, shape[0])
-    shape = _resolve(self.shape, shape, "view")
+    shape = resolve_shape(self.shape, shape, "view")
     if not _viewable(self, shape):
         raise OpError(f"view: view size is not compatible with input tensor's size and stride "
                       f"(at least one dimension spans across two contiguous subspaces): shape "
@@ -275,7 +226,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s > e:
         raise ShapeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
                          f"({end_dim}) for shape {tuple(shape)}")
-    return reshape(input, shape[:s] + (_numel(shape[s:e + 1]),) + shape[e + 1:])
+    return reshape(input, shape[:s] + (numel_of(shape[s:e + 1]),) + shape[e + 1:])
 
 
 @method()
@@ -289,7 +240,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     shape = input.shape
     dim = normalize_dim(dim, len(shape), "unflatten")
     sizes = as_ints(sizes, "unflatten", "each size")
-    inner = _resolve((shape[dim],), sizes, "unflatten") if shape else sizes
+    inner = resolve_shape((shape[dim],), sizes, "unflatten") if shape else sizes
     return reshape(input, shape[:dim] + inner + shape[dim + 1:])
 
 
