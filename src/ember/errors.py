@@ -105,6 +105,16 @@ def refuse_non_tensor(op: str, name: str, value: object) -> None:
         raise not_a_tensor_error(op, name, value)
 
 
+def is_floating_input(op: str, name: str, value: object) -> bool:
+    """Whether the tensor ``value`` (``op``'s argument ``name``) has a floating dtype; a plain
+    Python or NumPy value raises :func:`not_a_tensor_error`."""
+    try:
+        return value.dtype.is_floating_point  # type: ignore[attr-defined]
+    except AttributeError:
+        refuse_non_tensor(op, name, value)
+        raise
+
+
 def is_allocation_failure(error: Exception) -> bool:
     """Whether ``error``, raised by a backend making an array, says the array is too large:
     ``MemoryError``, or NumPy's ``ValueError`` for a size past what it can address."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ember import dtypes
 from ember.autograd.graph import name_node
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
@@ -202,12 +202,7 @@ class Silu(Holomorphic, Unary):
 
 
 def _floating(op: str, input: Tensor) -> None:
-    try:
-        floating = input.dtype.is_floating_point
-    except AttributeError:
-        refuse_non_tensor(op, "input", input)
-        raise
-    if not floating:
+    if not is_floating_input(op, "input", input):
         refuse_complex(op, input)
         raise DTypeError(f"{op}: needs a floating tensor, got {input.dtype.name}. Hint: "
                          "convert it with .float() first")

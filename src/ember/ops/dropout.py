@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.creation import full
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.random import Generator, bernoulli
@@ -24,12 +24,7 @@ __all__: list[str] = []
 def _check(op: str, input: Tensor, p: float) -> None:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
-    try:
-        floating = input.dtype.is_floating_point
-    except AttributeError:
-        refuse_non_tensor(op, "input", input)
-        raise
-    if not floating:
+    if not is_floating_input(op, "input", input):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.activations import logsigmoid
 from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes
@@ -56,12 +56,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 
 def _check_float(op: str, x: Tensor, what: str = "input") -> None:
-    try:
-        floating = x.dtype.is_floating_point
-    except AttributeError:
-        refuse_non_tensor(op, what, x)
-        raise
-    if not floating:
+    if not is_floating_input(op, what, x):
         raise DTypeError(f"{op}: expected a floating {what}, got {x.dtype.name}")
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.backend import gemm
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops import batch_norm_kernel, rows_kernel
 from ember.ops.convert import HALF
 from ember.ops.inplace import inplace
@@ -54,12 +54,7 @@ def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> t
 
 
 def _check_float(op: str, x: Tensor) -> None:
-    try:
-        floating = x.dtype.is_floating_point
-    except AttributeError:
-        refuse_non_tensor(op, "input", x)
-        raise
-    if not floating:
+    if not is_floating_input(op, "input", x):
         raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}")
 
 
