@@ -287,3 +287,20 @@ def retrieve_out_channels(model: nn.Module, size: tuple[int, int]) -> list[int]:
     if isinstance(features, Tensor):
         features = {"0": features}
     return [int(f.shape[1]) for f in features.values()]
+
+
+def kaiming_init_convs(module: nn.Module) -> None:
+    """Initialises every ``Conv2d`` in ``module`` as torchvision's detection heads do:
+    Kaiming-normal weights (fan out, ReLU gain), zero biases.
+
+    Example:
+        >>> head = nn.Sequential(nn.Conv2d(4, 4, 3), nn.ReLU())
+        >>> kaiming_init_convs(head)
+        >>> head[0].bias.abs().sum().item()
+        0.0
+    """
+    for m in module.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)

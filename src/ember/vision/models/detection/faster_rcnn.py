@@ -18,6 +18,7 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import mobilenetv3, resnet
 from ember.vision.models._api import make_builder
+from ember.vision.models.detection._utils import kaiming_init_convs
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import (
     _mobilenet_extractor,
@@ -77,11 +78,7 @@ class FastRCNNConvFCHead(nn.Sequential):
             blocks += [nn.Linear(features, width_out), nn.ReLU(inplace=True)]
             features = width_out
         super().__init__(*blocks)
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
+        kaiming_init_convs(self)
 
 
 class FastRCNNPredictor(nn.Module):

@@ -26,6 +26,7 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
+from ember.vision.models.detection._utils import kaiming_init_convs
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import FasterRCNN, _trainable_layers
 from ember.vision.ops.poolers import MultiScaleRoIAlign
@@ -49,10 +50,7 @@ class KeypointRCNNHeads(nn.Sequential):
             blocks += [nn.Conv2d(width, out, 3, stride=1, padding=1), nn.ReLU(inplace=True)]
             width = out
         super().__init__(*blocks)
-        for m in self.children():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                nn.init.zeros_(m.bias)
+        kaiming_init_convs(self)
 
 
 class KeypointRCNNPredictor(nn.Module):

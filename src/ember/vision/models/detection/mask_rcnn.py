@@ -22,6 +22,7 @@ from typing import Any
 from ember import nn
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
+from ember.vision.models.detection._utils import kaiming_init_convs
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import FasterRCNN, _trainable_layers, _v2_parts
 from ember.vision.ops.layers import Conv2dNormActivation
@@ -48,11 +49,7 @@ class MaskRCNNHeads(nn.Sequential):
                                                dilation=dilation, norm_layer=norm_layer))
             width = out
         super().__init__(*blocks)
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
+        kaiming_init_convs(self)
 
 
 class MaskRCNNPredictor(nn.Sequential):
