@@ -370,9 +370,13 @@ class CompiledFunction:
                 plan = plan_outputs(tracer, inputs, out_leaves)
                 if tracer.ran_backward:  # (its loss needs no grad at later calls: nor now)
                     given = as_later_calls(plan, out_leaves)
-                # (every output its own: wrapped as it comes; a view of a value the function
-                # does not return is made from that value, which the graph returns too)
-                if all(source == "out" and not steps for source, _, steps in plan.make):
+                # (every output its own, or none an argument or state: wrapped as it comes,
+                # so the graph returns what the function does, as ONNX and export read it;
+                # else a view of a value the function does not return is made from that
+                # value, which the graph returns too)
+                own = all(source == "out" for source, _, _ in plan.make)
+                if own and (len(plan.returned) > len(out_leaves) or
+                            all(not steps for _, _, steps in plan.make)):
                     plan = None
                 else:
                     returned = plan.returned
