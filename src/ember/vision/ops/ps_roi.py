@@ -22,17 +22,19 @@ from ember.vision.ops.roi import _align_samples, _combine, _pair, _rois
 __all__ = ["PSRoIAlign", "PSRoIPool", "ps_roi_align", "ps_roi_pool"]
 
 
-def _grouped(op: str, input: Tensor, size: tuple[int, int]) -> tuple[Tensor, int]:
-    """The input as ``(N * h * w, C_out, H, W)`` maps, each bin's channels one map, and
-    ``C_out``."""
-    ph, pw = size
+def _prepare(op: str, input: Tensor, boxes: Tensor | list[Tensor],
+             output_size: int | tuple[int, int]) -> tuple[np.ndarray, tuple[int, int], Tensor]:
+    """The RoIs as rows ``(batch, x1, y1, x2, y2)``, the output size ``(h, w)``, and the input
+    as ``(N * h * w, C / (h*w), H, W)`` maps, each bin's channels one map."""
+    rois = _rois(op, input, boxes)
+    ph, pw = _pair(output_size)
     n, c, height, width = input.shape
     if c % (ph * pw):
         raise ShapeError(f"{op}: input channels ({c}) must be a multiple of the output size "
                          f"{ph}x{pw} = {ph * pw}, one channel group per bin")
     c_out = c // (ph * pw)
     maps = input.reshape(n, c_out, ph * pw, height, width).permute(0, 2, 1, 3, 4)
-    return maps.reshape(n * ph * pw, c_out, height, width), c_out
+    return rois, (ph, pw), maps.reshape(n * ph * pw, c_out, height, width)
 
 
 def ps_roi_align(input: Tensor, boxes: Tensor | list[Tensor],
@@ -49,9 +51,7 @@ def ps_roi_align(input: Tensor, boxes: Tensor | list[Tensor],
         ember.Size([1, 1, 2, 2])
     """
     op = "ps_roi_align"
-    rois = _rois(op, input, boxes)
-    ph, pw = _pair(output_size)
-    maps, c_out = _grouped(op, input, (ph, pw))
+    rois, (ph, pw), maps = _prepare(op, input, boxes, output_size)
     height, width = input.shape[2:]
     bins, sources, weights = [], [], []
     for k, (b, x1, y1, x2, y2) in enumerate(rois):
@@ -94,9 +94,7 @@ def ps_roi_pool(input: Tensor, boxes: Tensor | list[Tensor],
         [[[[1.0, 1.0], [1.0, 1.0]]]]
     """
     op = "ps_roi_pool"
-    rois = _rois(op, input, boxes)
-    ph, pw = _pair(output_size)
-    maps, c_out = _grouped(op, input, (ph, pw))
+    rois, (ph, pw), maps = _prepare(op, input, boxes, output_size)
     height, width = input.shape[2:]
     bins, sources, weights = [], [], []
     for k, (b, x1, y1, x2, y2) in enumerate(rois):
