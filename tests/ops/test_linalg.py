@@ -112,7 +112,10 @@ CASES += [
            [S(arg(2, 3), arg(3)), S(arg(3, 2), arg(3, 1), dim=0), S(arg(), arg()),
             S(arg(), arg(), dim=0), S(arg(), arg(4))]),
     OpCase("multi_dot", lambda *a: ember.linalg.multi_dot(a),
-           lambda *a: torch.linalg.multi_dot(a), [S(arg(3), arg(3, 4), arg(4, 2))]),
+           lambda *a: torch.linalg.multi_dot(a),
+           [S(arg(3), arg(3, 4), arg(4, 2)), S(arg(5, 1), arg(1, 6), arg(6, 2), arg(2, 3)),
+            S(arg(2, 7), arg(7, 3), arg(3)), S(arg(4), arg(4)),
+            S(arg(1, 5), arg(5, 4), arg(4, 6), arg(6, 2), arg(2, 8))]),
 ]
 
 test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
@@ -158,6 +161,41 @@ def test_matmul_dtype_mismatch_is_a_dtype_error():
 def test_shape_errors(fn, match):
     with pytest.raises(ember.ShapeError, match=match):
         fn()
+
+
+@pytest.mark.parametrize("tensors,error,match", [
+    (lambda m: [m.ones(3, 3)], ember.ShapeError, "at least 2 tensors but got 1"),
+    (lambda m: [m.ones(3, 4), m.ones(4), m.ones(4, 2)], ember.ShapeError,
+     r"tensor 1 must be 2-D but has shape \(4,\)"),
+    (lambda m: [m.ones(2, 3, 4), m.ones(4, 2)], ember.ShapeError,
+     "tensor 0 must be 1-D or 2-D .* use matmul for batched"),
+    (lambda m: [m.ones(()), m.ones(3)], ember.ShapeError, "tensor 0 must be 1-D or 2-D"),
+    (lambda m: [m.ones(3, 4), m.ones(3, 2)], ember.ShapeError,
+     r"tensors 0 and 1 with shapes \(3, 4\) and \(3, 2\) cannot be multiplied"),
+    (lambda m: [m.ones(3, 3), m.ones(3, 3, dtype=m.float64)], ember.DTypeError,
+     "tensor 0 is float32 and tensor 1 float64"),
+    (lambda m: [m.ones(3, 3), [[1.0]]], TypeError, r"'tensors\[1\]' must be Tensor, not list"),
+])
+def test_multi_dot_refuses_what_torch_refuses(tensors, error, match):
+    raises_like_torch(lambda m: m.linalg.multi_dot(tensors(m)), error, match)
+
+
+@pytest.mark.parametrize("shapes", [[(50, 5), (5, 100), (100, 10)],
+                                    [(40, 30), (30, 1), (1, 50), (50, 40)],
+                                    [(30, 2), (2, 40), (40, 3), (3, 50), (50, 4)],
+                                    [(6,), (6, 7), (7, 8), (8,)]])
+def test_multi_dot_multiplies_in_torchs_cheapest_order(shapes):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ember.utils.flop_counter import FlopCounterMode as EmberFlops
+    gen = np.random.default_rng(0)
+    arrays = [gen.standard_normal(s) for s in shapes]
+    with FlopCounterMode(display=False) as torch_flops:
+        expected = torch.linalg.multi_dot([torch.tensor(a) for a in arrays])
+    with EmberFlops(display=False) as ember_flops:
+        got = ember.linalg.multi_dot([ember.tensor(a) for a in arrays])
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+    assert ember_flops.get_total_flops() == torch_flops.get_total_flops()
 
 
 def test_norm_errors():
