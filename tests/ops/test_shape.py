@@ -171,6 +171,21 @@ def test_cat_skips_legacy_empty_vectors():
     assert out.shape == (3, 3)
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cat_gives_skipped_legacy_empty_vectors_a_gradient(dim):
+    # torch: the skipped (0,) tensor gets an empty gradient of its own dtype (it got None)
+    grads = {}
+    for m in (ember, torch):
+        a = m.zeros(0, dtype=m.float64, requires_grad=True)
+        b = m.ones(2, 3, requires_grad=True)
+        out = m.cat([a, b, a], dim)
+        (out * out).sum().backward()
+        grads[m] = a.grad, b.grad
+    (ea, eb), (ta, tb) = grads[ember], grads[torch]
+    assert ea is not None and ea.shape == ta.shape and ea.dtype.name == "float64"
+    np.testing.assert_array_equal(eb.numpy(), tb.numpy())
+
+
 def test_cat_errors_name_tensor_and_dim():
     with pytest.raises(ShapeError, match=r"cat: sizes of tensors must match except in "
                                          r"dimension 0.*size 3 but got size 4 for tensor "

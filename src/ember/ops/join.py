@@ -17,6 +17,7 @@ from ember.autograd.graph import name_node
 from ember.errors import ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
+from ember.ops.creation import zeros
 from ember.ops.dims import normalize_dims
 from ember.ops.indexing import FULL, Slice
 from ember.ops.overrides import TENSOR_LIKE, handle
@@ -40,6 +41,13 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_sta
            "fliplr", "flipud", "roll"]
 
 
+def joined(items: Sequence) -> Sequence:
+    """The arrays or specs ``cat`` joins: PyTorch's legacy rule skips 1-d empty tensors,
+    whatever the others' shapes."""
+    kept = [a for a in items if a.shape != (0,)]
+    return items if len(kept) == len(items) else kept or items[:1]
+
+
 @primitive
 class Cat(Primitive):
     name = "cat"
@@ -48,9 +56,10 @@ class Cat(Primitive):
     save_inputs = False
 
     def forward(self, xp, *arrays, dim):
-        return xp.concatenate(arrays, axis=dim)
+        return xp.concatenate(joined(arrays), axis=dim)
 
     def infer(self, *specs, dim):
+        specs = joined(specs)
         first = specs[0]
         for i, s in enumerate(specs):
             if len(s.shape) != len(first.shape):
@@ -70,6 +79,9 @@ class Cat(Primitive):
         dim = ctx.params["dim"]
         grads, start = [], 0
         for x in ctx.inputs:
+            if x.shape == (0,) and g.ndim != 1:  # skipped by PyTorch's legacy rule
+                grads.append(zeros(0, dtype=g.dtype, device=g.device))
+                continue
             n = x.shape[dim]
             grads.append(apply(Slice, g, index=(FULL,) * dim + ((start, start + n, 1),))
                          if x.requires_grad else None)
@@ -93,13 +105,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if type(tensors[0]) in TENSOR_LIKE:
         return handle(cat, (tensors, dim), {})
     dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
-    # PyTorch's legacy rule: 1-d empty tensors are skipped, whatever the others' shapes
-    kept = [t for t in tensors if t.shape != (0,)] or tensors[:1]
+    kept = joined(tensors)
     for i, t in enumerate(kept):
         if not t.ndim:
             raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
                              "concatenated. Hint: use stack, or unsqueeze it first")
     dim = normalize_dim(dim, kept[0].ndim, "cat")
+    if len(kept) < len(tensors) and any(t.requires_grad for t in tensors):
+        kept = tensors  # the skipped ones ride along for their (empty) gradients
     return apply(Cat, *(cast(t, dtype) for t in kept), dim=dim)
 
 
