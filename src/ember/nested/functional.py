@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember.ops.unary as unary
+from ember import return_types
 from ember.dtypes import DType, bool_
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import activations, compare, creation, rounding
@@ -408,12 +409,12 @@ implements(reductions.argmin)(_arg_extremum("argmin", _limit(False)))
 
 def _max_min(op: str, values: str, indices: str) -> Callable:
     def reduction(input: NestedTensor, dim: int | None = None, keepdim: bool = False
-                  ) -> Tensor | reductions.ValuesIndices:
+                  ) -> Any:
         if dim is None:
             return getattr(input._values, op)()
         ranked = input.int() if input.dtype == bool_ else input  # (argmax refuses bools)
-        return reductions.ValuesIndices(getattr(input, values)(dim, keepdim),
-                                        getattr(ranked, indices)(dim, keepdim))
+        return getattr(return_types, op)(getattr(input, values)(dim, keepdim),
+                                         getattr(ranked, indices)(dim, keepdim))
     reduction.__name__ = reduction.__qualname__ = op
     reduction.__doc__ = (f"``{op}`` of all elements, or ``(values, indices)`` along ``dim``: "
                          f"``{values}`` and ``{indices}`` (ties share the gradient, as ``{values}``"

@@ -5,22 +5,15 @@ exponent 0. The mantissa's gradient is ``grad / 2 ** exponent``, as PyTorch's.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import DTypeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import exp2
 from ember.tensor import Tensor, method
 
 __all__ = ["frexp"]
-
-
-class FrexpResult(NamedTuple):
-    mantissa: Tensor
-    exponent: Tensor
 
 
 @primitive
@@ -49,15 +42,17 @@ class Frexp(Primitive):
 
 
 @method()
-def frexp(input: Tensor) -> FrexpResult:
+def frexp(input: Tensor) -> return_types.frexp:
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa|
     < 1`` and ``exponent`` int32.
 
     Example:
         >>> ember.frexp(ember.tensor([8.0, -0.75]))
-        FrexpResult(mantissa=tensor([ 0.5000, -0.7500]), exponent=tensor([4, 0], dtype=ember.int32))
+        ember.return_types.frexp(
+        mantissa=tensor([ 0.5000, -0.7500]),
+        exponent=tensor([4, 0], dtype=ember.int32))
     """
     if not input.dtype.is_floating_point:
         raise DTypeError(f"frexp: only supports floating-point dtypes, got "
                          f"{input.dtype.name}. Hint: call .float() first")
-    return FrexpResult(*apply(Frexp, input))
+    return return_types.frexp(*apply(Frexp, input))

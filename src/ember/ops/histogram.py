@@ -12,8 +12,9 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
+from ember import return_types
 from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import linspace, ones_like, zeros
 from ember.ops.search import searchsorted
@@ -21,11 +22,6 @@ from ember.ops.select import where
 from ember.tensor import Tensor, method
 
 __all__ = ["histogram", "histogramdd"]
-
-
-class HistogramResult(NamedTuple):
-    hist: Tensor
-    bin_edges: Tensor
 
 
 def _range(x: Tensor, range: Any) -> tuple[float, float]:
@@ -78,7 +74,7 @@ def _bin(x: Tensor, bins: int | Tensor, range: Any, dtype: Any, op: str
 
 @method()
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # noqa: A002
-              weight: Tensor | None = None, density: bool = False) -> HistogramResult:
+              weight: Tensor | None = None, density: bool = False) -> return_types.histogram:
     """The histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's
     by default), or the bins between consecutive values of the increasing 1-D tensor
     ``bins``. Returns ``(hist, bin_edges)``; ``hist`` sums ``weight`` (same shape as
@@ -86,7 +82,9 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # 
 
     Example:
         >>> ember.histogram(ember.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
-        HistogramResult(hist=tensor([2., 1., 1.]), bin_edges=tensor([1., 2., 3., 4.]))
+        ember.return_types.histogram(
+        hist=tensor([2., 1., 1.]),
+        bin_edges=tensor([1., 2., 3., 4.]))
     """
     _check_float("histogram", input)
     x = input.detach().reshape(-1)
@@ -101,17 +99,12 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # 
     hist = hist.index_add(0, idx, where(inside, w, 0.0))
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    return HistogramResult(hist, edges)
-
-
-class HistogramddResult(NamedTuple):
-    hist: Tensor
-    bin_edges: tuple[Tensor, ...]
+    return return_types.histogram(hist, edges)
 
 
 def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
                 range: Sequence[float] | None = None,  # noqa: A002
-                weight: Tensor | None = None, density: bool = False) -> HistogramddResult:
+                weight: Tensor | None = None, density: bool = False) -> return_types.histogramdd:
     """The D-dimensional histogram of the points in ``input`` (shape ``(..., D)``: its last
     dimension holds each point's D coordinates). ``bins``: one number of equal bins for every
     dimension, one per dimension, or one tensor of edges per dimension; ``range``: the flat
@@ -164,4 +157,4 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
             width = (e[1:] - e[:-1]).reshape((-1,) + (1,) * (d - 1 - k))
             volume = width if volume is None else volume * width
         hist = hist / (hist.sum() * volume)
-    return HistogramddResult(hist, tuple(all_edges))
+    return return_types.histogramdd(hist, tuple(all_edges))

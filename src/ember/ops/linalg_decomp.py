@@ -14,9 +14,9 @@ Eigen- and singular vectors are defined up to sign; they come from LAPACK as PyT
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import OpError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.complex_parts import imag, real
@@ -93,11 +93,6 @@ class Cholesky(Primitive):
         return (mH(dl) if ctx.params["upper"] else dl), None
 
 
-class CholeskyExResult(NamedTuple):
-    L: Tensor
-    info: Tensor
-
-
 def _cholesky(A: Tensor, upper: bool, check_errors: bool, op: str) -> tuple[Tensor, Tensor]:  # noqa: N803
     check_matrix(op, A, complex_ok=True)
     return apply(Cholesky, A, upper=upper, check_errors=check_errors, op=op)
@@ -119,7 +114,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
-                check_errors: bool = False) -> CholeskyExResult:
+                check_errors: bool = False) -> return_types.linalg_cholesky_ex:
     """:func:`linalg_cholesky` that reports failure in ``info`` (the order of the first
     leading minor that is not positive-definite, 0 if none) instead of raising, unless
     ``check_errors``; ``L`` of a failed matrix is LAPACK's partial factor.
@@ -128,8 +123,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
         >>> ember.linalg.cholesky_ex(ember.tensor([[1.0, 2.0], [2.0, 1.0]])).info
         tensor(2, dtype=ember.int32)
     """
-    return CholeskyExResult(*_cholesky(A, bool(upper), bool(check_errors),
-                                       "linalg.cholesky_ex"))
+    return return_types.linalg_cholesky_ex(*_cholesky(A, bool(upper), bool(check_errors),
+                                                      "linalg.cholesky_ex"))
 
 
 @method()
@@ -144,9 +139,6 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
 
 
 # -- QR --------------------------------------------------------------------------------------
-class QRResult(NamedTuple):
-    Q: Tensor
-    R: Tensor
 
 
 def _copyltu(m: Tensor) -> Tensor:
@@ -257,7 +249,7 @@ class QR(Primitive):
         return matmul(Q, omega), cat([du, dv], dim=-1)
 
 
-def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803
+def linalg_qr(A: Tensor, mode: str = "reduced") -> return_types.linalg_qr:  # noqa: N803
     """The QR factorization ``A = Q R``: ``Q`` with orthonormal columns, ``R`` upper
     triangular. ``mode``: ``'reduced'`` (``Q`` is ``m × k``, ``k = min(m, n)``),
     ``'complete'`` (``Q`` is ``m × m``) or ``'r'`` (only ``R``; ``Q`` is empty).
@@ -271,11 +263,11 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     check_matrix("linalg.qr", A, square=False, complex_ok=True)
-    return QRResult(*apply(QR, A, mode=mode))
+    return return_types.linalg_qr(*apply(QR, A, mode=mode))
 
 
 @method()
-def qr(input: Tensor, some: bool = True) -> QRResult:
+def qr(input: Tensor, some: bool = True) -> return_types.qr:
     """``torch.qr``: :func:`ember.linalg.qr` with ``mode='reduced'`` (``some=True``) or
     ``'complete'``.
 
@@ -283,7 +275,7 @@ def qr(input: Tensor, some: bool = True) -> QRResult:
         >>> ember.ones(3, 2).qr().Q.shape
         ember.Size([3, 2])
     """
-    return linalg_qr(input, "reduced" if some else "complete")
+    return return_types.qr(*linalg_qr(input, "reduced" if some else "complete"))
 
 
 # -- symmetric eigendecomposition ------------------------------------------------------------
@@ -302,12 +294,6 @@ def check_phase_invariance(op: str, what: str, diagonal: Tensor) -> None:
                       f"this phase term (by up to {worst:.3g}), so it is ill-defined. Hint: make "
                       f"the loss depend on the vectors only through quantities such as their "
                       f"moduli or products with their conjugates")
-
-
-
-class EighResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
 
 
 def _gaps(w: Tensor) -> Tensor:
@@ -354,7 +340,7 @@ class Eigh(Primitive):
         return dw, matmul(v, p * off / _gaps(w))
 
 
-def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803
+def eigh(A: Tensor, UPLO: str = "L") -> return_types.linalg_eigh:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, reading its
     lower (``UPLO='L'``) or upper triangle. Gradients through the eigenvectors are inf/NaN
     where eigenvalues repeat, as in PyTorch.
@@ -366,7 +352,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     check_matrix("linalg.eigh", A, complex_ok=True)
-    return EighResult(*apply(Eigh, A, UPLO=UPLO))
+    return return_types.linalg_eigh(*apply(Eigh, A, UPLO=UPLO))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
@@ -380,16 +366,6 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
 
 
 # -- SVD -------------------------------------------------------------------------------------
-class SVDResult(NamedTuple):
-    U: Tensor
-    S: Tensor
-    Vh: Tensor
-
-
-class SvdResult(NamedTuple):
-    U: Tensor
-    S: Tensor
-    V: Tensor
 
 
 def _svd_inner(S: Tensor, UhgU: Tensor | None, VhgV: Tensor | None) -> Tensor:  # noqa: N803
@@ -491,7 +467,7 @@ class SVD(Primitive):
         return du, ds, mH(dv)
 
 
-def linalg_svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N803
+def linalg_svd(A: Tensor, full_matrices: bool = True) -> return_types.linalg_svd:  # noqa: N803
     """The singular value decomposition ``A = U diag(S) Vh``, ``S`` descending; with
     ``full_matrices=False`` ``U`` is ``m × k`` and ``Vh`` is ``k × n`` (``k = min(m, n)``).
     Gradients through ``U`` and ``Vh`` are inf/NaN where singular values repeat.
@@ -501,11 +477,11 @@ def linalg_svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N80
         tensor([4., 3.])
     """
     check_matrix("linalg.svd", A, square=False, complex_ok=True)
-    return SVDResult(*apply(SVD, A, full_matrices=bool(full_matrices)))
+    return return_types.linalg_svd(*apply(SVD, A, full_matrices=bool(full_matrices)))
 
 
 @method()
-def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> return_types.svd:
     """``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``), reduced when ``some``; with
     ``compute_uv=False``, ``U`` and ``V`` are zero matrices.
 
@@ -517,11 +493,11 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
     if not compute_uv:
         m, n = input.shape[-2:]
         s = svdvals(input)
-        return SvdResult(zeros(input.shape[:-2] + (m, m), dtype=input.dtype, device=input.device),
-                         s, zeros(input.shape[:-2] + (n, n), dtype=input.dtype,
-                                  device=input.device))
+        return return_types.svd(
+            zeros(input.shape[:-2] + (m, m), dtype=input.dtype, device=input.device), s,
+            zeros(input.shape[:-2] + (n, n), dtype=input.dtype, device=input.device))
     U, S, Vh = apply(SVD, input, full_matrices=not some)  # noqa: N806
-    return SvdResult(U, S, mH(Vh))
+    return return_types.svd(U, S, mH(Vh))
 
 
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803

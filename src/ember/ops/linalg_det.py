@@ -8,8 +8,9 @@ stays finite and exact for a singular matrix, as PyTorch's) and ``linalg_slogdet
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
+from ember import return_types
 from ember.ops.broadcast import expand
 from ember.ops.complex_parts import Holomorphic, conj, imag, real
 from ember.ops.creation import eye, ones, zeros
@@ -29,9 +30,6 @@ __all__ = ["det", "slogdet", "logdet"]
 
 
 # -- determinants -----------------------------------------------------------------------------
-class SlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
 
 
 @primitive
@@ -79,17 +77,29 @@ class Slogdet(Primitive):
         return ctx.output(0) * imag(d) * 1j, real(d)
 
 
-@method()
-def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
+def linalg_slogdet(A: Tensor) -> return_types.linalg_slogdet:  # noqa: N803
     """The sign and the log of the absolute value of the determinant, ``(sign, logabsdet)``:
     ``(0, -inf)`` for a singular matrix.
 
     Example:
         >>> ember.linalg.slogdet(ember.tensor([[-2.0, 0.0], [0.0, 1.0]]))
-        SlogdetResult(sign=tensor(-1.), logabsdet=tensor(0.6931))
+        ember.return_types.linalg_slogdet(
+        sign=tensor(-1.),
+        logabsdet=tensor(0.6931))
     """
     check_matrix("linalg.slogdet", A, complex_ok=True)
-    return SlogdetResult(*apply(Slogdet, A))
+    return return_types.linalg_slogdet(*apply(Slogdet, A))
+
+
+@method()
+def slogdet(input: Tensor) -> return_types.slogdet:
+    """``torch.slogdet``: :func:`ember.linalg.slogdet` as a ``return_types.slogdet``.
+
+    Example:
+        >>> ember.tensor([[-2.0, 0.0], [0.0, 1.0]]).slogdet().sign
+        tensor(-1.)
+    """
+    return return_types.slogdet(*linalg_slogdet(input))
 
 
 @method()

@@ -10,10 +10,9 @@ no gradient and raises, as PyTorch's; repeated eigenvalues give inf/NaN gradient
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
+from ember import return_types
 from ember.errors import describe
 from ember.ops.complex_parts import conj, real
 from ember.ops.creation import eye
@@ -24,11 +23,6 @@ from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
 
 __all__: list[str] = []
-
-
-class EigResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
 
 
 def _gaps(w: Tensor) -> Tensor:
@@ -90,7 +84,7 @@ class Eig(Primitive):
         return p.diagonal(0, -2, -1), dv
 
 
-def eig(A: Tensor) -> EigResult:  # noqa: N803
+def eig(A: Tensor) -> return_types.linalg_eig:  # noqa: N803
     """The eigenvalues and eigenvectors (columns) of a square matrix (or of each in a batch),
     complex for real input too; eigenvectors have unit norm and their largest component real,
     as PyTorch's (LAPACK's ``geev``). Gradients need a loss that does not depend on the
@@ -102,7 +96,7 @@ def eig(A: Tensor) -> EigResult:  # noqa: N803
         tensor([2.+0.j, 3.+0.j])
     """
     check_matrix("linalg.eig", A, complex_ok=True)
-    return EigResult(*apply(Eig, A))
+    return return_types.linalg_eig(*apply(Eig, A))
 
 
 def eigvals(A: Tensor) -> Tensor:  # noqa: N803

@@ -21,11 +21,10 @@ them raises).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import GradError, ShapeError, describe
 from ember.ops.linalg_solve import (
     LinAlgError,
@@ -235,19 +234,8 @@ class LDLSolve(Primitive):
         raise _no_derivative("linalg.ldl_solve")
 
 
-class LDLFactorResult(NamedTuple):
-    LD: Tensor
-    pivots: Tensor
-
-
-class LDLFactorExResult(NamedTuple):
-    LD: Tensor
-    pivots: Tensor
-    info: Tensor
-
-
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False,  # noqa: N803
-                  check_errors: bool = False) -> LDLFactorExResult:
+                  check_errors: bool = False) -> return_types.linalg_ldl_factor_ex:
     """:func:`ldl_factor` that also returns LAPACK's ``info`` per matrix (``i > 0``: the
     ``i``-th diagonal block of ``D`` is exactly singular; the factorization is complete) and
     raises only when ``check_errors`` is set.
@@ -260,17 +248,18 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False,  # noqa: N803
 
 
 def _factor(A: Tensor, hermitian: bool, check_errors: bool,  # noqa: N803
-            op: str) -> LDLFactorExResult:
+            op: str) -> return_types.linalg_ldl_factor_ex:
     check_matrix(op, A, complex_ok=True)
     ld, piv, info = apply(LDLFactor, A, hermitian=hermitian and A.dtype.is_complex)
     if check_errors and info.numel() and not info.is_meta and info._data.any():
         where, i = first_failure(info._data)
         raise LinAlgError(f"{op}: {where}the factorization could not be completed: D's "
                           f"diagonal block {i} is exactly singular")
-    return LDLFactorExResult(ld, piv, info)
+    return return_types.linalg_ldl_factor_ex(ld, piv, info)
 
 
-def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactorResult:  # noqa: N803
+def ldl_factor(A: Tensor, *,  # noqa: N803
+               hermitian: bool = False) -> return_types.linalg_ldl_factor:
     """The compact ``LDLᵀ`` factorization of symmetric matrices (``A``'s lower triangle is
     read) with Bunch-Kaufman pivoting: ``(LD, pivots)`` as LAPACK's ``sytrf`` returns them, for
     :func:`ldl_solve`. A singular ``D`` raises (see :func:`ldl_factor_ex`).
@@ -282,7 +271,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactorResult:  # noq
                 [0.5000, 2.0000]]), tensor([1, 2], dtype=ember.int32))
     """
     ld, piv, _ = _factor(A, hermitian, True, "linalg.ldl_factor")
-    return LDLFactorResult(ld, piv)
+    return return_types.linalg_ldl_factor(ld, piv)
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803

@@ -17,8 +17,9 @@ Example:
 from __future__ import annotations
 
 import warnings
-from typing import Any, NamedTuple
+from typing import Any
 
+from ember import return_types
 from ember.errors import GradError, OpError, ShapeError, describe
 from ember.ops.creation import zeros
 from ember.ops.join import cat
@@ -36,10 +37,6 @@ __all__ = ["lu", "lu_solve", "triangular_solve", "geqrf", "orgqr", "ormqr", "sol
 
 
 # -- LU --------------------------------------------------------------------------------------
-class LUWithInfoResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-    info: Tensor
 
 
 @method()
@@ -56,7 +53,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> Any:  # noqa: 
     warnings.warn("lu is deprecated (as in PyTorch) in favor of linalg.lu_factor / "
                   "linalg.lu_factor_ex: LU, pivots = ember.lu(A) should be replaced with "
                   "LU, pivots = ember.linalg.lu_factor(A)", UserWarning, stacklevel=2)
-    result = LUWithInfoResult(*_lu_factor(A, pivot, False, "lu"))
+    result = return_types._lu_with_info(*_lu_factor(A, pivot, False, "lu"))
     return result if get_infos else (result.LU, result.pivots)
 
 
@@ -75,15 +72,12 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
 
 
 # -- triangular_solve ------------------------------------------------------------------------
-class TriangularSolveResult(NamedTuple):
-    solution: Tensor
-    cloned_coefficient: Tensor
 
 
 @method()
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True,  # noqa: N803
                      transpose: bool = False,
-                     unitriangular: bool = False) -> TriangularSolveResult:
+                     unitriangular: bool = False) -> return_types.triangular_solve:
     """``(X, A')`` with ``op(A) X = input`` for triangular ``A`` (``op`` the transpose when
     ``transpose``), only the ``upper`` (default) or lower triangle read, and ``A'`` a copy of
     ``A`` broadcast to the batch shape. :func:`ember.linalg.solve_triangular` with its
@@ -105,13 +99,10 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True,  # noqa: N803
     solution = solve_triangular(coefficient, input, upper=bool(upper) != bool(transpose),
                                 unitriangular=unitriangular)
     batch = tuple(solution.shape[:-2])
-    return TriangularSolveResult(solution, A.expand(batch + tuple(A.shape[-2:])).clone())
+    return return_types.triangular_solve(solution, A.expand(batch + tuple(A.shape[-2:])).clone())
 
 
 # -- Householder QR --------------------------------------------------------------------------
-class GeqrfResult(NamedTuple):
-    a: Tensor
-    tau: Tensor
 
 
 @primitive
@@ -140,7 +131,7 @@ class Geqrf(Primitive):
 
 
 @method()
-def geqrf(input: Tensor) -> GeqrfResult:
+def geqrf(input: Tensor) -> return_types.geqrf:
     """The QR factorization in LAPACK's compact form ``(a, tau)``: ``R`` on and above the
     diagonal of ``a``, the Householder vectors below it; :func:`orgqr` makes ``Q`` from them.
     Not differentiable (as in PyTorch); use :func:`ember.linalg.qr` for gradients.
@@ -153,7 +144,7 @@ def geqrf(input: Tensor) -> GeqrfResult:
     """
     check_matrix("geqrf", input, square=False, name="input")
     check_float("geqrf", input)
-    return GeqrfResult(*apply(Geqrf, input))
+    return return_types.geqrf(*apply(Geqrf, input))
 
 
 @method()

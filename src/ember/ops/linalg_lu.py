@@ -11,9 +11,9 @@ and two triangular solves for ``lu_solve``), differentiable in ``LU`` and ``B``.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import ShapeError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -145,23 +145,6 @@ class LUFactor(Holomorphic, Primitive):
         return d - matmul(L, y) + d_up, None, None
 
 
-class LUFactorResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-
-
-class LUFactorExResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-    info: Tensor
-
-
-class LUResult(NamedTuple):
-    P: Tensor
-    L: Tensor
-    U: Tensor
-
-
 def _lu_factor(A: Tensor, pivot: bool, check_errors: bool, op: str) -> tuple:  # noqa: N803
     if not pivot:
         raise ValueError(f"{op}: LU without pivoting is not supported on the CPU. Hint: "
@@ -170,7 +153,7 @@ def _lu_factor(A: Tensor, pivot: bool, check_errors: bool, op: str) -> tuple:  #
     return apply(LUFactor, A, check_errors=bool(check_errors), op=op)
 
 
-def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
+def lu_factor(A: Tensor, *, pivot: bool = True) -> return_types.linalg_lu_factor:  # noqa: N803
     """The LU factorization with partial pivoting of an ``m × n`` matrix (or of each in a
     batch), packed: ``A = P L U`` with ``L`` (unit diagonal) below the diagonal of ``LU`` and
     ``U`` on and above it; ``pivots`` (1-based, int32, ``min(m, n)`` of them) are LAPACK's
@@ -181,11 +164,11 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
         >>> pivots
         tensor([2, 2], dtype=ember.int32)
     """
-    return LUFactorResult(*_lu_factor(A, pivot, True, "linalg.lu_factor")[:2])
+    return return_types.linalg_lu_factor(*_lu_factor(A, pivot, True, "linalg.lu_factor")[:2])
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True,  # noqa: N803
-                 check_errors: bool = False) -> LUFactorExResult:
+                 check_errors: bool = False) -> return_types.linalg_lu_factor_ex:
     """:func:`lu_factor` that reports a zero pivot in ``info`` (the 1-based index of the
     first, 0 if none) instead of raising, unless ``check_errors``.
 
@@ -193,11 +176,12 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True,  # noqa: N803
         >>> ember.linalg.lu_factor_ex(ember.zeros(2, 2)).info
         tensor(1, dtype=ember.int32)
     """
-    return LUFactorExResult(*_lu_factor(A, pivot, check_errors, "linalg.lu_factor_ex"))
+    return return_types.linalg_lu_factor_ex(*_lu_factor(A, pivot, check_errors,
+                                                        "linalg.lu_factor_ex"))
 
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
-              unpack_pivots: bool = True) -> LUResult:
+              unpack_pivots: bool = True) -> return_types.lu_unpack:
     """``(P, L, U)`` with ``A = P L U`` from :func:`lu_factor`'s packed result: ``P`` the
     ``m × m`` permutation matrix, ``L`` ``m × k`` (unit diagonal), ``U`` ``k × n``; what is
     not unpacked is an empty tensor. ``L`` and ``U`` are differentiable in ``LU_data``.
@@ -224,10 +208,10 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
         P = mT(_rows(ident, perm))  # noqa: N806 - Pᵀ A takes rows perm of A
     if unpack_data:
         L, U = _unit_lower(LU_data, k), narrow(LU_data, -2, 0, k).triu()  # noqa: N806
-    return LUResult(P, L, U)
+    return return_types.lu_unpack(P, L, U)
 
 
-def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
+def lu(A: Tensor, *, pivot: bool = True) -> return_types.linalg_lu:  # noqa: N803
     """The LU factorization with partial pivoting ``A = P L U`` of an ``m × n`` matrix (or of
     each in a batch): ``P`` a permutation matrix, ``L`` (``m × k``) unit lower, ``U``
     (``k × n``) upper triangular, ``k = min(m, n)``. A singular matrix is no error.
@@ -240,7 +224,7 @@ def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
                 [0.0000, 0.6667]])
     """
     LU, pivots, _ = _lu_factor(A, pivot, False, "linalg.lu")  # noqa: N806
-    return lu_unpack(LU, pivots)
+    return return_types.linalg_lu(*lu_unpack(LU, pivots))
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803

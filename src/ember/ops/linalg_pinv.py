@@ -8,11 +8,9 @@ zero.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -182,18 +180,11 @@ def matrix_rank(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  #
         return (s > tol).sum(dim=-1)
 
 
-class LstsqResult(NamedTuple):
-    solution: Tensor
-    residuals: Tensor
-    rank: Tensor
-    singular_values: Tensor
-
-
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
-          driver: str | None = None) -> LstsqResult:
+          driver: str | None = None) -> return_types.linalg_lstsq:
     """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
     (differentiable in both); ``B`` may be a vector. The other fields follow PyTorch's CPU
     ``driver`` (default ``'gelsy'``): ``rank`` for all but ``'gels'``; ``singular_values``
@@ -236,4 +227,4 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
         values = svdvals(A) if driver in ("gelsd", "gelss") else empty
     full_rank = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
     residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else empty
-    return LstsqResult(x.squeeze(-1) if vector else x, residuals, rank, values)
+    return return_types.linalg_lstsq(x.squeeze(-1) if vector else x, residuals, rank, values)

@@ -13,11 +13,11 @@ the failing element, except in the ``_ex`` variants, which report it in ``info``
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import DTypeError, OpError, ShapeError, describe, refuse_non_tensor
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -158,11 +158,6 @@ class Inv(Holomorphic, Primitive):
         return -matmul(matmul(x, da), x), None
 
 
-class InvExResult(NamedTuple):
-    inverse: Tensor
-    info: Tensor
-
-
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
     """The inverse of a square matrix (or of each in a batch); raises :class:`LinAlgError`
     for a singular one.
@@ -176,7 +171,7 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
     return apply(Inv, A, check_errors=True, op="linalg.inv")[0]
 
 
-def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N803
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> return_types.linalg_inv_ex:  # noqa: N803
     """:func:`inv` that reports a singular matrix in ``info`` (the 1-based index of the
     first zero pivot of its LU factorization, 0 if none) instead of raising, unless
     ``check_errors``; the inverse of a singular matrix is then inf/NaN.
@@ -186,7 +181,8 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N8
         tensor(2, dtype=ember.int32)
     """
     check_matrix("linalg.inv_ex", A, complex_ok=True)
-    return InvExResult(*apply(Inv, A, check_errors=bool(check_errors), op="linalg.inv_ex"))
+    return return_types.linalg_inv_ex(*apply(Inv, A, check_errors=bool(check_errors),
+                                             op="linalg.inv_ex"))
 
 
 @method()
@@ -242,11 +238,6 @@ class Solve(Holomorphic, Primitive):
         return apply(Solve, a, db - matmul(da, ctx.output(0)), **ctx.params)[0], None
 
 
-class SolveExResult(NamedTuple):
-    result: Tensor
-    info: Tensor
-
-
 def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:  # noqa: N803
     """PyTorch's rule: ``B`` is a (batch of) vector(s) if 1-D, or if its shape is ``A``'s
     without the last dim."""
@@ -298,7 +289,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
-             check_errors: bool = False) -> SolveExResult:
+             check_errors: bool = False) -> return_types.linalg_solve_ex:
     """:func:`solve` that reports a singular ``A`` in ``info`` (as :func:`inv_ex`) instead
     of raising, unless ``check_errors``; the solution is then inf/NaN.
 
@@ -306,7 +297,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
         >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
         tensor(0, dtype=ember.int32)
     """
-    return SolveExResult(*_solve(A, B, left, check_errors, "linalg.solve_ex"))
+    return return_types.linalg_solve_ex(*_solve(A, B, left, check_errors, "linalg.solve_ex"))
 
 
 # -- triangular solve ------------------------------------------------------------------------

@@ -12,11 +12,11 @@ are composites of them, so their gradients come for free. How ``dim`` is read
 from __future__ import annotations
 
 from math import prod as _product
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.autograd.graph import name_node
 from ember.backend import gemm
 from ember.dtypes import DType
@@ -268,11 +268,6 @@ def no_bool(op: str, input: Tensor) -> None:
 
 
 # -- the functional API ----------------------------------------------------------------------
-class ValuesIndices(NamedTuple):
-    """What ``max``/``min`` along a dim return, as ``torch.return_types.max`` does."""
-
-    values: Tensor
-    indices: Tensor
 
 
 @method()
@@ -355,15 +350,15 @@ def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> A
         return (maximum if op == "max" else minimum)(input, dim)
     d = normalize_dim(dim, input.ndim, op)
     if input.ndim == 0:
-        return ValuesIndices(clone(input), zeros_like(input, dtype=dtypes.int64))
+        return getattr(return_types, op)(clone(input), zeros_like(input, dtype=dtypes.int64))
     check_nonempty(input, (d,), op)
     values, indices = apply(along_dim, input, dim=d, keepdim=keepdim)
-    return ValuesIndices(values, indices.detach() if indices.requires_grad else indices)
+    return getattr(return_types, op)(values, indices.detach() if indices.requires_grad else indices)
 
 
 @method()
 def max(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
-        keepdim: bool = False) -> Tensor | ValuesIndices:
+        keepdim: bool = False) -> Tensor | return_types.max:
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor
     ``other`` in place of ``dim``, the elementwise maximum.
 
@@ -372,14 +367,16 @@ def max(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
 
     Example:
         >>> ember.tensor([[1, 5], [7, 2]]).max(dim=1)
-        ValuesIndices(values=tensor([5, 7]), indices=tensor([1, 0]))
+        ember.return_types.max(
+        values=tensor([5, 7]),
+        indices=tensor([1, 0]))
     """
     return _extremum((AMax, MaxDim), input, dim, keepdim, "max")
 
 
 @method()
 def min(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
-        keepdim: bool = False) -> Tensor | ValuesIndices:
+        keepdim: bool = False) -> Tensor | return_types.min:
     """The smallest element; with ``dim``, ``(values, indices)``; see :func:`max`.
 
     Example:

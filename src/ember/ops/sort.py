@@ -9,11 +9,11 @@ PyTorch. NaN counts as larger than every number (last ascending, first descendin
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import IndexOutOfRange, ShapeError
 from ember.ops.gather import take_along
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
@@ -22,13 +22,6 @@ from ember.ops.shape import flatten, narrow, squeeze
 from ember.tensor import Tensor, method
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median"]
-
-
-class SortResult(NamedTuple):
-    """``(values, indices)``, as PyTorch's ``torch.return_types.sort`` and friends."""
-
-    values: Tensor
-    indices: Tensor
 
 
 def comparable(a: Any) -> Any:
@@ -114,16 +107,18 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
 
 @method()
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
-         stable: bool = False) -> SortResult:
+         stable: bool = False) -> return_types.sort:
     """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from;
     the values are differentiable.
 
     Example:
         >>> ember.tensor([3.0, 1.0, 2.0]).sort(descending=True)
-        SortResult(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+        ember.return_types.sort(
+        values=tensor([3., 2., 1.]),
+        indices=tensor([0, 2, 1]))
     """
     indices = argsort(input, dim, descending, stable=stable)
-    return SortResult(take_along(input, normalize_dim(dim, input.ndim, "sort"), indices),
+    return return_types.sort(take_along(input, normalize_dim(dim, input.ndim, "sort"), indices),
                       indices)
 
 
@@ -143,20 +138,22 @@ def _check_k(op: str, input: Tensor, k: int, dim: int, low: int) -> int:
 
 @method()
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
-         sorted: bool = True) -> SortResult:
+         sorted: bool = True) -> return_types.topk:
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) entries along
     ``dim``, in order when ``sorted``; the values are differentiable.
 
     Example:
         >>> ember.tensor([1.0, 5.0, 3.0]).topk(2)
-        SortResult(values=tensor([5., 3.]), indices=tensor([1, 2]))
+        ember.return_types.topk(
+        values=tensor([5., 3.]),
+        indices=tensor([1, 2]))
     """
     no_bool("topk", input)
     dim = normalize_dim(dim, input.ndim, "topk")
     _check_k("topk", input, k, dim, 0 if input.ndim else 1)
     indices = apply(TopkIndices, input, k=int(k), dim=dim, largest=bool(largest),
                     sorted=bool(sorted))
-    return SortResult(take_along(input, dim, indices), indices)
+    return return_types.topk(take_along(input, dim, indices), indices)
 
 
 def _kth_indices(input: Tensor, k: int, dim: int) -> Tensor:
@@ -165,25 +162,27 @@ def _kth_indices(input: Tensor, k: int, dim: int) -> Tensor:
     return narrow(indices, dim, k - 1, 1) if input.ndim else indices
 
 
-def _selected(input: Tensor, dim: int, indices: Tensor, keepdim: bool) -> SortResult:
+def _selected(result: type, input: Tensor, dim: int, indices: Tensor, keepdim: bool) -> Any:
     values = take_along(input, dim, indices)
     if keepdim or not input.ndim:
-        return SortResult(values, indices)
-    return SortResult(squeeze(values, dim), squeeze(indices, dim))
+        return result(values, indices)
+    return result(squeeze(values, dim), squeeze(indices, dim))
 
 
 @method()
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> SortResult:
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> return_types.kthvalue:
     """``(values, indices)`` of the ``k``-th smallest entry along ``dim`` (k from 1).
 
     Example:
         >>> ember.tensor([3.0, 1.0, 2.0]).kthvalue(2)
-        SortResult(values=tensor(2.), indices=tensor(2))
+        ember.return_types.kthvalue(
+        values=tensor(2.),
+        indices=tensor(2))
     """
     no_bool("kthvalue", input)
     dim = normalize_dim(dim, input.ndim, "kthvalue")
     _check_k("kthvalue", input, k, dim, 1)
-    return _selected(input, dim, _kth_indices(input, int(k), dim), keepdim)
+    return _selected(return_types.kthvalue, input, dim, _kth_indices(input, int(k), dim), keepdim)
 
 
 def shared_among_ties(flat: Tensor, value: Tensor) -> Tensor:
@@ -224,7 +223,7 @@ def median_of_all(op: str, input: Tensor, along: Callable[[Tensor], Tensor]) -> 
 
 @method()
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False
-           ) -> Tensor | SortResult:
+           ) -> Tensor | return_types.median:
     """The lower median: of all entries (a 0-d tensor), or ``(values, indices)`` along
     ``dim``. A row holding NaN has median NaN (at the first NaN), as in PyTorch.
 
@@ -249,4 +248,4 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
         nan = isnan(input)
         first = argmax(nan.to(dtypes.uint8), dim, keepdim=True)
         indices = where(take_along(nan, dim, first), first, indices)
-    return _selected(input, dim, indices, keepdim)
+    return _selected(return_types.median, input, dim, indices, keepdim)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import warnings
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, return_types
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
 from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
@@ -47,20 +47,6 @@ from ember.tensor import Tensor, method
 
 __all__ = ["quantile", "nanquantile", "nanmedian", "mode", "aminmax", "nansum", "nanmean",
            "cummax", "cummin", "logcumsumexp", "cov", "corrcoef"]
-
-
-class ValuesIndices(NamedTuple):
-    """``(values, indices)``, as ``torch.return_types.mode`` and friends."""
-
-    values: Tensor
-    indices: Tensor
-
-
-class MinMax(NamedTuple):
-    """``(min, max)``, as ``torch.return_types.aminmax``."""
-
-    min: Tensor
-    max: Tensor
 
 
 def _known(t: Tensor) -> Any:
@@ -182,9 +168,9 @@ def _log_parts(g: Tensor, shift: Any) -> tuple[Tensor, Tensor]:
     return where(g > 0, magnitude, lowest), where(g < 0, magnitude, lowest)
 
 
-def _of_0d(input: Tensor) -> ValuesIndices:
+def _of_0d(result: type, input: Tensor) -> Any:
     """A 0-d input's ``(value, index 0)``: a reduction over its one position, as PyTorch's."""
-    return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+    return result(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
 
 
 def _reduced_length(input: Tensor, d: int, op: str) -> int:
@@ -197,34 +183,38 @@ def _reduced_length(input: Tensor, d: int, op: str) -> int:
 
 
 # -- scans ---------------------------------------------------------------------------------------
-def _cum_extremum(prim: Primitive, input: Tensor, dim: int, op: str) -> ValuesIndices:
+def _cum_extremum(prim: Primitive, input: Tensor, dim: int, op: str) -> Any:
     d = normalize_dim(dim, input.ndim, op)
     if input.ndim == 0:
-        return _of_0d(input)
+        return _of_0d(getattr(return_types, op), input)
     indices = apply(prim, input, dim=d)
-    return ValuesIndices(gather(input, d, indices), indices)
+    return getattr(return_types, op)(gather(input, d, indices), indices)
 
 
 @method()
-def cummax(input: Tensor, dim: int) -> ValuesIndices:
+def cummax(input: Tensor, dim: int) -> return_types.cummax:
     """``(values, indices)`` of the running maximum along ``dim``; among equal values the
     index moves to the latest, and from a NaN on the values are NaN (PyTorch's rules). The
     values are differentiable (the gradient goes to the indices).
 
     Example:
         >>> ember.tensor([1, 3, 2, 3, 5]).cummax(0)
-        ValuesIndices(values=tensor([1, 3, 3, 3, 5]), indices=tensor([0, 1, 1, 3, 4]))
+        ember.return_types.cummax(
+        values=tensor([1, 3, 3, 3, 5]),
+        indices=tensor([0, 1, 1, 3, 4]))
     """
     return _cum_extremum(CumMaxIndices, input, dim, "cummax")
 
 
 @method()
-def cummin(input: Tensor, dim: int) -> ValuesIndices:
+def cummin(input: Tensor, dim: int) -> return_types.cummin:
     """``(values, indices)`` of the running minimum along ``dim``; see :func:`cummax`.
 
     Example:
         >>> ember.tensor([3.0, 1.0, 2.0, 1.0]).cummin(0)
-        ValuesIndices(values=tensor([3., 1., 1., 1.]), indices=tensor([0, 1, 1, 3]))
+        ember.return_types.cummin(
+        values=tensor([3., 1., 1., 1.]),
+        indices=tensor([0, 1, 1, 3]))
     """
     return _cum_extremum(CumMinIndices, input, dim, "cummin")
 
@@ -281,13 +271,16 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 
 
 @method()
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+def aminmax(input: Tensor, *, dim: int | None = None,
+            keepdim: bool = False) -> return_types.aminmax:
     """``(min, max)`` over ``dim`` (all elements when None) in one call; NaN propagates, and
     ties share the gradient evenly, as for ``amin``/``amax``.
 
     Example:
         >>> ember.tensor([[1, 5], [7, 2]]).aminmax(dim=0)
-        MinMax(min=tensor([1, 2]), max=tensor([7, 5]))
+        ember.return_types.aminmax(
+        min=tensor([1, 2]),
+        max=tensor([7, 5]))
     """
     if dim is None:
         dims = tuple(range(input.ndim))
@@ -300,7 +293,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         raise ShapeError(f"aminmax: cannot compute aminmax over an empty dimension of input "
                          f"{tuple(input.shape)}: the operation has no identity. Hint: pass a "
                          "dim whose size is not 0")
-    return MinMax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+    return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
 
 
 # -- order statistics ----------------------------------------------------------------------------
@@ -417,7 +410,7 @@ def _all_nan_index(n: int) -> int:
 
 @method()
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
-              ) -> Tensor | ValuesIndices:
+              ) -> Tensor | return_types.nanmedian:
     """The lower median of the non-NaN values: of all elements (a 0-d tensor; NaN if there are
     none), or ``(values, indices)`` along ``dim``, the index being that of the k-th non-NaN
     value in stable order, as in PyTorch. The values are differentiable.
@@ -431,7 +424,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         return median_of_all("nanmedian", input, lambda flat: nanmedian(flat, 0).values)
     d = normalize_dim(dim, input.ndim, "nanmedian")
     if input.ndim == 0:
-        return _of_0d(input)
+        return _of_0d(return_types.nanmedian, input)
     n = _reduced_length(input, d, "nanmedian")
     order = _stable_order(input.detach(), d)                # NaN last
     count = sum(logical_not(isnan(input.detach())), d, keepdim=True)
@@ -441,12 +434,12 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         indices = where(count == 0, _all_nan_index(n), indices)
     values = gather(input, d, indices)
     if keepdim:
-        return ValuesIndices(values, indices)
-    return ValuesIndices(squeeze(values, d), squeeze(indices, d))
+        return return_types.nanmedian(values, indices)
+    return return_types.nanmedian(squeeze(values, d), squeeze(indices, d))
 
 
 @method()
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of several
     equally frequent ones, PyTorch's rule) and an index where it occurs (the last one; PyTorch's
     own index among the copies follows its unstable sort on rows longer than 16). The values
@@ -454,11 +447,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
 
     Example:
         >>> ember.tensor([1, 2, 2, 3, 3, 1, 0]).mode()
-        ValuesIndices(values=tensor(1), indices=tensor(5))
+        ember.return_types.mode(
+        values=tensor(1),
+        indices=tensor(5))
     """
     d = normalize_dim(dim, input.ndim, "mode")
     if input.ndim == 0:
-        return _of_0d(input)
+        return _of_0d(return_types.mode, input)
     n = _reduced_length(input, d, "mode")
     x = input.detach()
     order = _stable_order(x, d)
@@ -477,8 +472,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     indices = gather(order, d, best)
     values = gather(input, d, indices)
     if keepdim:
-        return ValuesIndices(values, indices)
-    return ValuesIndices(squeeze(values, d), squeeze(indices, d))
+        return return_types.mode(values, indices)
+    return return_types.mode(squeeze(values, d), squeeze(indices, d))
 
 
 # -- covariance ------------------------------------------------------------------------------------
