@@ -21,7 +21,7 @@ from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
-from ember.ops.rnn import run_layers
+from ember.ops.rnn import lowered_whole, run_layers
 from ember.ops.rnn_cells import gru_step, lstm_step, relu_step, tanh_step
 from ember.tensor import Tensor
 
@@ -205,7 +205,8 @@ class RNNBase(Module):
         weights = [self._params(layer, d) for layer in range(self.num_layers)
                    for d in range(directions)]
         x, h_n, c_n = run_layers(self._cell(), data, sizes, hx, cx, weights, self.num_layers,
-                                 self.bidirectional, self.dropout, self.training)
+                                 self.bidirectional, self.dropout, self.training,
+                                 lowered_whole(self._cell(), packed, weights))
         if packed:
             order = input.unsorted_indices
             if order is not None:

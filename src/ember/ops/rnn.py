@@ -22,11 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember import dtypes
+from ember.dtypes import DType
 from ember.errors import ShapeError, describe
+from ember.ops.convert import cast
 from ember.ops.creation import zeros
 from ember.ops.dropout import dropout as _dropout
 from ember.ops.join import cat, stack
 from ember.ops.linear import linear
+from ember.ops.primitive import DISPATCH
 from ember.ops.rnn_cells import gru_step, lstm_step, project, relu_step, tanh_step
 from ember.tensor import Tensor
 
@@ -41,6 +45,24 @@ def projected(step: Step, w_hr: Tensor) -> Step:
         h, c = step(x, h, c, w_hh, b_hh)
         return linear(h, w_hr), c
     return project
+
+
+def lowered_whole(step: Step, packed: bool, weights: Sequence[tuple]) -> bool:
+    """Whether autocast lowers this network whole, states included: PyTorch's CPU LSTM on
+    padded input without projections is oneDNN's ``mkldnn_rnn_layer``, on autocast's
+    lower-precision list, so its output, ``h_n`` and ``c_n`` come out in the autocast dtype
+    (the other networks compute their gates from lowered products and keep float32 states)."""
+    return DISPATCH.casting and step is lstm_step and not packed and \
+        all(w[4] is None for w in weights)
+
+
+def _states_in(step: Step, dtype: DType) -> Step:
+    """``step`` taking and giving its states in ``dtype``; its arithmetic in float32, as
+    oneDNN's low-precision LSTM accumulates."""
+    def lowered(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+        h, c = step(cast(x, dtypes.float32), h, cast(c, dtypes.float32), w_hh, b_hh)
+        return cast(h, dtype), cast(c, dtype)
+    return lowered
 
 
 def _offsets(sizes: list[int]) -> list[int]:
@@ -99,12 +121,14 @@ def _scan_reverse(step: Step, x: Tensor, sizes: list[int], h0: Tensor, c0: Tenso
 
 def run_layers(step: Step, data: Tensor, sizes: list[int], hx: Tensor, cx: Tensor | None,
                weights: Sequence[tuple], num_layers: int, bidirectional: bool,
-               dropout: float, train: bool) -> tuple[Tensor, Tensor, Tensor | None]:
+               dropout: float, train: bool, lowered: bool = False
+               ) -> tuple[Tensor, Tensor, Tensor | None]:
     """The stack on packed ``data`` (rows of all time steps, ``sizes[t]`` rows at step
     ``t``): ``weights[layer * directions + d]`` is ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` (None
     for what is absent; ``w_ih`` and ``w_hh`` may be callable projections, see
     :mod:`ember.ops.rnn_cells`). Returns the last layer's packed output and the stacked final
-    states ``h_n`` and ``c_n`` (None without a cell state)."""
+    states ``h_n`` and ``c_n`` (None without a cell state). ``lowered`` (see
+    :func:`lowered_whole`): the states go in the dtype autocast gives the input projection."""
     directions = 2 if bidirectional else 1
     x, h_out, c_out = data, [], []
     for layer in range(num_layers):
@@ -114,8 +138,11 @@ def run_layers(step: Step, data: Tensor, sizes: list[int], hx: Tensor, cx: Tenso
             w_ih, w_hh, b_ih, b_hh, w_hr = weights[k]
             cell = step if w_hr is None else projected(step, w_hr)
             scan = _scan_reverse if d else _scan_forward
-            y, h, c = scan(cell, project(x, w_ih, b_ih), sizes, hx[k],
-                           None if cx is None else cx[k], w_hh, b_hh)
+            px, h0, c0 = project(x, w_ih, b_ih), hx[k], None if cx is None else cx[k]
+            if lowered and px.dtype in (dtypes.bfloat16, dtypes.float16):
+                cell = _states_in(cell, px.dtype)
+                h0, c0 = cast(h0, px.dtype), cast(c0, px.dtype)
+            y, h, c = scan(cell, px, sizes, h0, c0, w_hh, b_hh)
             outs.append(y)
             h_out.append(h)
             c_out.append(c)
@@ -191,7 +218,7 @@ def _run(op: str, step: Step, input: Tensor, second: Any, rest: tuple,
     weights = _grouped(op, params, has_biases, num_layers, bidirectional)
     _check_states(op, sizes, h0, c0, weights)
     y, h_n, c_n = run_layers(step, data, sizes, h0, c0, weights, num_layers, bidirectional,
-                             dropout, train)
+                             dropout, train, lowered_whole(step, packed, weights))
     if not packed:
         y = y.reshape((len(sizes), seq.shape[1], y.shape[-1]))
         y = y.transpose(0, 1) if batch_first else y

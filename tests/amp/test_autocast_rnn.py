@@ -1,0 +1,74 @@
+"""Recurrent networks under CPU autocast: PyTorch's LSTM on padded input without projections
+is oneDNN's, which autocast lowers whole (output and states in bfloat16); GRU, RNN, packed
+input and projections keep what their lowered products give. Dtypes and values vs torch."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _both(cls, x, grad=False, packed=False, **kw):
+    torch.manual_seed(0)
+    tnet = getattr(torch.nn, cls)(4, 5, **kw)
+    enet = getattr(ember.nn, cls)(4, 5, **kw)
+    enet.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                          tnet.state_dict().items()})
+    results = []
+    for m, net in ((torch, tnet), (ember, enet)):
+        inp = m.tensor(x, requires_grad=grad)
+        if packed:
+            rnn_utils = torch.nn.utils.rnn if m is torch else ember.nn.utils.rnn
+            inp = rnn_utils.pack_padded_sequence(inp, [x.shape[0], x.shape[0] - 1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch: 'LSTM with projections ... oneDNN'
+            with m.autocast(device_type="cpu", dtype=m.bfloat16):
+                out, h = net(inp)
+        out = out.data if packed else out
+        states = list(h) if isinstance(h, tuple) else [h]
+        if grad:
+            (out.float().square().sum() + sum(s.float().sum() for s in states)).backward()
+            states.append(inp.grad)
+        results.append([out, *states])
+    return results
+
+
+@pytest.mark.parametrize("cls, kw, shape, packed", [
+    ("LSTM", {}, (3, 2, 4), False),
+    ("LSTM", {"num_layers": 2, "bidirectional": True}, (3, 2, 4), False),
+    ("LSTM", {"batch_first": True}, (2, 6, 4), False),
+    ("LSTM", {}, (5, 4), False),
+    ("LSTM", {"proj_size": 3}, (3, 2, 4), False),
+    ("LSTM", {}, (3, 2, 4), True),
+    ("GRU", {}, (3, 2, 4), False),
+    ("RNN", {"num_layers": 2}, (3, 2, 4), False),
+])
+def test_recurrent_layers_under_autocast_match_torch(cls, kw, shape, packed):
+    x = np.random.RandomState(0).randn(*shape).astype(np.float32)
+    theirs, mine = _both(cls, x, packed=packed, **kw)
+    for t, e in zip(theirs, mine, strict=True):
+        assert e.dtype.name == str(t.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(e.float().detach().numpy(), t.float().detach().numpy(),
+                                   atol=1e-2)
+
+
+def test_lowered_lstm_backward_matches_torch():
+    x = np.random.RandomState(1).randn(4, 2, 4).astype(np.float32)
+    theirs, mine = _both("LSTM", x, grad=True, num_layers=2)
+    assert mine[-1].dtype == ember.float32
+    np.testing.assert_allclose(mine[-1].numpy(), theirs[-1].numpy(), atol=2e-2)
+
+
+def test_functional_lstm_under_autocast_is_lowered_as_torch():
+    h = ember.zeros(1, 2, 5)
+    weights = list(ember.nn.LSTM(4, 5).parameters())
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        out, h_n, c_n = ember.lstm(ember.randn(3, 2, 4), (h, h), weights, True, 1, 0.0, False,
+                                   False, False)
+    assert out.dtype == h_n.dtype == c_n.dtype == ember.bfloat16
+    out, h_n, c_n = ember.lstm(ember.randn(3, 2, 4), (h, h), weights, True, 1, 0.0, False,
+                               False, False)
+    assert out.dtype == h_n.dtype == c_n.dtype == ember.float32
