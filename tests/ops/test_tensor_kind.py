@@ -22,8 +22,11 @@ def test_predicates_match_torch_on_cpu():
 
 
 def test_cuda_without_a_device_is_a_clear_error():
-    with pytest.raises(ember.DeviceError, match=r"cuda\(\): no CUDA device"):
+    with pytest.raises(ember.DeviceError, match=r"cuda\(\): device 'cuda': this build of Ember "
+                       "has no cuda backend"):
         ember.zeros(2).cuda()
+    with pytest.raises(AssertionError, match="Hint"):  # as torch's "not compiled with CUDA"
+        ember.zeros(2).cuda(1)
 
 
 def test_as_subclass_keeps_memory_and_graph():

@@ -10,6 +10,7 @@ from ember.backend.capabilities import Capabilities, capabilities, compute_dtype
 from ember.backend.cpu import CPU
 from ember.backend.device import (
     Device,
+    DeviceUnavailableError,
     device,
     get_default_device,
     register_backend,
@@ -32,7 +33,8 @@ from ember.backend.threads import (
 _default_device.append(CPU)
 configure_from_environment()
 
-__all__ = ["CPU", "META", "MetaArray", "Capabilities", "Device", "blas_info",
+__all__ = ["CPU", "META", "MetaArray", "Capabilities", "Device", "DeviceUnavailableError",
+           "blas_info",
            "cache_host_memory", "capabilities", "compute_dtype", "cpu_count", "device",
            "get_default_device", "get_num_threads",
            "get_num_interop_threads", "register_backend", "set_default_device",

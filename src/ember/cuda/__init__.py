@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, NoReturn
 
+from ember.backend.device import DeviceUnavailableError
 from ember.cuda import amp
-from ember.errors import DeviceError
 
 __all__ = ["CudaUnavailableError", "OutOfMemoryError", "amp", "current_device", "device_count",
            "empty_cache", "get_arch_list", "get_device_capability", "get_device_name",
@@ -33,8 +33,9 @@ __all__ = ["CudaUnavailableError", "OutOfMemoryError", "amp", "current_device", 
            "seed", "seed_all", "set_device", "set_rng_state", "synchronize"]
 
 
-class CudaUnavailableError(DeviceError, AssertionError):
-    """Raised by an ``ember.cuda`` function that needs a CUDA device (Ember has none)."""
+class CudaUnavailableError(DeviceUnavailableError):
+    """Raised by an ``ember.cuda`` function that needs a CUDA device (Ember has none); an
+    ``AssertionError`` and a :class:`~ember.errors.DeviceError`."""
 
 
 class OutOfMemoryError(RuntimeError):

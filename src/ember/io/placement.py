@@ -11,6 +11,7 @@ import numpy as np
 
 from ember.backend import Device
 from ember.backend import device as to_device
+from ember.backend.device import no_backend_error
 from ember.ops.storage_objects import UntypedStorage
 
 MapLocation = str | Device | Mapping[str, Any] | Callable[[UntypedStorage, str], Any] | None
@@ -19,12 +20,24 @@ Placer = Callable[[str, np.ndarray], Device]  # (saved location, tensor data) ->
 
 def placer(map_location: MapLocation) -> Placer:
     """Reads ``map_location`` as torch.load does: None, a device, a string, a dict, or a
-    function ``(storage, location) -> storage or None``.
+    function ``(storage, location) -> storage or None``. A device this build cannot allocate
+    on (``cuda`` without a CUDA backend) is an error when a tensor would go there.
 
     Example:
         >>> placer({"cuda:0": "cpu"})("cuda:0", np.zeros(2))
         device(type='cpu')
     """
+    pick = _picker(map_location)
+
+    def place(saved: str, data: np.ndarray) -> Device:
+        dev = pick(saved, data)
+        if not dev.has_backend:
+            raise no_backend_error(str(dev), "load")
+        return dev
+    return place
+
+
+def _picker(map_location: MapLocation) -> Placer:
     if map_location is None:
         return lambda saved, data: to_device(saved)
     if isinstance(map_location, (str, Device)):

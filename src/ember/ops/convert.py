@@ -11,6 +11,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import Device, MetaArray, copies
 from ember.backend import device as to_device
+from ember.backend.device import no_backend_error
 from ember.backend.meta import copy_out
 from ember.dtypes import DType
 from ember.errors import DeviceError, DTypeError, OpError
@@ -251,6 +252,8 @@ def _to_device(x: Tensor, dev: Device) -> Tensor:
     strides, a new leaf; off the meta device there is no data to copy."""
     if x.device.is_meta:
         copy_out(f"to('{dev}')", dev)
+    if not dev.has_backend:
+        raise no_backend_error(str(dev), "to")
     if not dev.is_meta:
         raise DeviceError(f"to: moving between devices ({x.device} → {dev}) needs the "
                           f"{dev.type} backend's copy, not available in this build")

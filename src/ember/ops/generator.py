@@ -11,6 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import device as to_device
+from ember.backend.device import no_backend_error
 from ember.errors import OpError, describe
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
@@ -29,6 +30,8 @@ class Generator:
 
     def __init__(self, device: Any = "cpu") -> None:
         self.device = to_device(device)
+        if not self.device.has_backend:  # (its numbers would have nowhere to go)
+            raise no_backend_error(str(self.device), "Generator")
         self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 

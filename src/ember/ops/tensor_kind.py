@@ -9,7 +9,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember.errors import DeviceError
+from ember.backend import device as to_device
+from ember.backend.device import no_backend_error
 from ember.layouts import check_format, preserve_format
 from ember.ops.convert import to
 from ember.ops.shape import view
@@ -54,22 +55,20 @@ def get_device(input: Tensor) -> int:
 def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
          memory_format: Any = preserve_format) -> Tensor:
     """The tensor on a CUDA device (``device``: an index or a device; the first by default);
-    an error when this build has no CUDA device, as PyTorch's.
+    an error when this build has no CUDA backend, as PyTorch's.
 
     Example:
         >>> ember.zeros(1).cuda()
         Traceback (most recent call last):
         ...
-        ember.errors.DeviceError: cuda(): no CUDA device...
+        ember.backend.device.DeviceUnavailableError: cuda(): device 'cuda': this build...
     """
     check_format("cuda", memory_format)
-    target = "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) \
-        else device
-    try:
-        return to(self, device=target, memory_format=memory_format)
-    except DeviceError as e:
-        raise DeviceError(f"cuda(): no CUDA device is available to this build ({e}). Hint: "
-                          "keep the tensor on the CPU") from None
+    target = to_device("cuda" if device is None else f"cuda:{device}" if isinstance(device, int)
+                       else device)
+    if not target.has_backend:
+        raise no_backend_error(str(target), "cuda()")
+    return to(self, device=target, memory_format=memory_format)
 
 
 @method()
