@@ -57,3 +57,22 @@ def test_cuda_grad_scaler_warns_and_passes_through(lib):
     scaler.step(opt)
     scaler.update()
     assert scaler.get_scale() == 1.0
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_no_argument_and_the_old_setter_form_mean_cuda(lib):
+    a = lib.tensor(A)
+    with lib.autocast("cpu"):
+        assert lib.is_autocast_enabled("cpu") and not lib.is_autocast_enabled()
+        before = lib.is_autocast_enabled()  # the save/restore idiom stays on CUDA's flag
+        lib.set_autocast_enabled(False)
+        assert (a @ a).dtype == lib.bfloat16
+        lib.set_autocast_enabled(before)
+    try:
+        lib.set_autocast_enabled(True)
+        assert lib.is_autocast_enabled() and not lib.is_autocast_enabled("cpu")
+        assert (a @ a).dtype == lib.float32  # (no op runs on CUDA)
+    finally:
+        lib.set_autocast_enabled(False)
+    assert lib.get_autocast_dtype("cuda") == lib.float16
+    assert lib.get_autocast_dtype("cpu") == lib.bfloat16

@@ -66,35 +66,44 @@ class _State(threading.local):
         self.dtype: DType = dtypes.bfloat16
         self.cache_enabled = True
         self.pushed_by_setter = False  # set_autocast_enabled(True) put the handler in place
+        # CUDA's flags: set and read as PyTorch's; no op follows them (there is no CUDA op)
+        self.cuda_enabled = False
+        self.cuda_dtype: DType = dtypes.float16
 
 
 STATE = _State()
 
 
-def is_autocast_enabled(device_type: str = "cpu") -> bool:
-    """Whether autocast is active now; for ``"cuda"`` always False, as in PyTorch without a
-    CUDA device (Ember computes on the CPU).
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for ``device_type``; with no argument, CUDA's, as in PyTorch
+    (False unless :func:`set_autocast_enabled` turned that flag on: ``autocast('cuda')``
+    disables itself without a CUDA device).
 
     Example:
-        >>> ember.is_autocast_enabled("cpu")
-        False
+        >>> with ember.autocast("cpu"):
+        ...     ember.is_autocast_enabled("cpu"), ember.is_autocast_enabled()
+        (True, False)
     """
-    return STATE.enabled and device_type != "cuda"
+    _check_device("is_autocast_enabled", device_type)
+    return STATE.cuda_enabled if device_type == "cuda" else STATE.enabled
 
 
 def get_autocast_dtype(device_type: str = "cpu") -> DType:
-    """The lower-precision dtype autocast uses (bfloat16 unless set).
+    """The lower-precision dtype autocast uses on ``device_type`` (bfloat16 on the CPU,
+    float16 for CUDA, unless set).
 
     Example:
         >>> ember.get_autocast_dtype("cpu")
         ember.bfloat16
     """
-    return STATE.dtype
+    _check_device("get_autocast_dtype", device_type)
+    return STATE.cuda_dtype if device_type == "cuda" else STATE.dtype
 
 
 def set_autocast_enabled(*args: Any) -> None:
     """Turns autocast on or off from now on, as ``torch.set_autocast_enabled(device_type,
-    enabled)`` (or its older form ``(enabled)``); ``autocast`` is the scoped way.
+    enabled)``; ``autocast`` is the scoped way. The older form ``(enabled)`` is CUDA's, as in
+    PyTorch, and CUDA's flag is only a flag (no op here runs on CUDA).
 
     Example:
         >>> ember.set_autocast_enabled("cpu", True)
@@ -102,11 +111,14 @@ def set_autocast_enabled(*args: Any) -> None:
         ember.bfloat16
         >>> ember.set_autocast_enabled("cpu", False)
     """
-    if len(args) == 2:
-        _check_device("set_autocast_enabled", args[0])
-    elif len(args) != 1:
+    if len(args) not in (1, 2):
         raise TypeError("set_autocast_enabled: expected (device_type, enabled) or (enabled,)")
+    device_type = args[0] if len(args) == 2 else "cuda"
+    _check_device("set_autocast_enabled", device_type)
     enabled = bool(args[-1])
+    if device_type == "cuda":
+        STATE.cuda_enabled = enabled
+        return
     if enabled and _handler not in DISPATCH.stack:
         push_handler(_handler)
         STATE.pushed_by_setter = True
@@ -127,7 +139,10 @@ def set_autocast_dtype(device_type: str, dtype: DType) -> None:
         >>> ember.set_autocast_dtype("cpu", ember.bfloat16)
     """
     _check_device("set_autocast_dtype", device_type)
-    STATE.dtype = _check_dtype("set_autocast_dtype", dtype)
+    if device_type == "cuda":
+        STATE.cuda_dtype = _check_dtype("set_autocast_dtype", dtype)
+    else:
+        STATE.dtype = _check_dtype("set_autocast_dtype", dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
