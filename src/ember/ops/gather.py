@@ -335,17 +335,23 @@ class ClassIndex(Primitive):
         out = out.astype(np.int64, copy=ignore_index is None)
         bad = first_out_of_range(out, classes)
         if bad is not None:
-            skip = "" if ignore_index is None else f" or ignore_index={ignore_index}"
-            raise IndexOutOfRange(
-                f"{op}: {what} {bad} is out of range for {classes} classes; expected values in "
-                f"[0, {classes - 1}]{skip}. Hint: class indices count from 0 (shift 1-based "
-                f"labels down by one){skip and '; targets to skip must equal ignore_index'}")
+            raise class_out_of_range(op, what, bad, classes, ignore_index)
         return out
 
     def infer(self, target, *, op, what, classes, ignore_index):
         if target.dtype.category != dtypes.INT:
             raise DTypeError(f"{op}: class indices must be integers, got {target.dtype.name}")
         return TensorSpec(target.shape, dtypes.int64)
+
+
+def class_out_of_range(op: str, what: str, bad: int, classes: int,
+                       ignore_index: int | None) -> IndexOutOfRange:
+    """The error for a class index ``bad`` outside ``[0, classes)``."""
+    skip = "" if ignore_index is None else f" or ignore_index={ignore_index}"
+    return IndexOutOfRange(
+        f"{op}: {what} {bad} is out of range for {classes} classes; expected values in "
+        f"[0, {classes - 1}]{skip}. Hint: class indices count from 0 (shift 1-based "
+        f"labels down by one){skip and '; targets to skip must equal ignore_index'}")
 
 
 def class_indices(target: Tensor, classes: int, op: str, what: str = "target class",

@@ -277,3 +277,17 @@ def _linear_cross_entropy_rows(b: int, xs: tuple, bs: tuple, **params: Any) -> A
         return split_batch(rows, b, n)
     return stack([apply(op, x[i], w[i], bias[i], target[i], class_weight[i], **params)
                   for i in range(b)])
+
+
+def _per_sample(name: str) -> Any:
+    """A rule computing primitive ``name`` once per sample: for the fused ``nll_loss`` and its
+    backward, which vmap meets only in the backward of a loss recorded eagerly (the losses
+    use their composite under vmap), e.g. ``autograd.grad(..., is_grads_batched=True)``."""
+    def run(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        xs = tuple(batched(t, b, is_b) for t, is_b in zip(xs, bs))
+        return stack([apply(prim(name), *(t[i] for t in xs), **params) for i in range(b)])
+    return run
+
+
+for _name in ("nll_loss", "nll_loss_backward"):
+    rule(_name)(_per_sample(_name))
