@@ -61,3 +61,33 @@ def test_a_constant_pad_value_that_is_not_a_number_is_a_clear_error():
     with pytest.raises(TypeError, match="pad: value must be a number, got tuple"):
         ember.pad(ember.zeros(1, 1, 1), (1, 1, 1, 1), value=(1, 2))
 
+
+
+_LAYOUTS = {
+    "c": lambda m: m.arange(120.0, dtype=m.float64).reshape(2, 3, 4, 5),
+    "channels_last": lambda m: m.arange(120.0, dtype=m.float64).reshape(2, 3, 4, 5)
+    .contiguous(memory_format=m.channels_last),
+    "transposed": lambda m: m.arange(120.0, dtype=m.float64).reshape(2, 3, 5, 4).transpose(2, 3),
+    "expanded": lambda m: m.arange(15.0, dtype=m.float64).reshape(1, 3, 1, 5).expand(2, 3, 4, 5),
+    "channels_last_3d": lambda m: m.arange(240.0, dtype=m.float64).reshape(2, 3, 2, 4, 5)
+    .contiguous(memory_format=m.channels_last_3d),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("mode, pad", [("constant", (1, 2, 2, 1)), ("constant", (-1, 1)),
+                                       ("reflect", (1, 2, 2, 1)), ("replicate", (2, 1, 1, 2)),
+                                       ("circular", (1, 2, 2, 1))])
+def test_padded_results_are_laid_out_as_torch(layout, mode, pad):
+    # PyTorch: channels-last in, channels-last out (circular: C); else C order. Ember's
+    # non-constant modes gave a gather's layout (strides (4, 1, 72, 8)) that view() refused
+    if layout == "channels_last_3d" and mode != "constant":  # (torch: 3 pairs for 5-d)
+        pad = (*pad, 1, 1)
+    x, t = _LAYOUTS[layout](ember).requires_grad_(), _LAYOUTS[layout](torch).requires_grad_()
+    mine, ref = ember.pad(x, pad, mode=mode), F.pad(t, pad, mode=mode)
+    assert mine.stride() == ref.stride()
+    torch.testing.assert_close(torch.from_numpy(mine.detach().numpy()), ref.detach())
+    (mine * mine).sum().backward()
+    (ref * ref).sum().backward()
+    assert x.grad.stride() == t.grad.stride()
+    torch.testing.assert_close(torch.from_numpy(x.grad.numpy()), t.grad)

@@ -5,19 +5,33 @@ No primitive of its own. Constant padding writes the (cropped) input into a fill
 ``index_put``; the other modes read the input at computed positions with ``index`` (one
 ``arange``-built vector per padded dim), so their gradients accumulate where a position is
 read more than once, through ``index``'s scatter-add rule.
+
+Results are laid out as PyTorch's: channels-last for a channels-last input (circular mode
+aside, which PyTorch builds from copies in C order), else C order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod as _product
 
 import numpy as np
 
 from ember.errors import ShapeError
+from ember.layouts import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    format_of,
+    memory_format,
+    order_of,
+)
+from ember.ops.convert import contiguous
 from ember.ops.creation import full
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
 from ember.ops.primitive import apply
-from ember.tensor import Tensor
+from ember.ops.shape import permute, reshape, reshape_view
+from ember.tensor import Tensor, _wrap
 
 __all__ = ["pad"]
 
@@ -60,7 +74,14 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise ValueError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
         raise ValueError(f"pad: mode {mode!r} takes no fill value (got value={value})")
-    return _gather_pad(input, pairs, mode)
+    return _gather_pad(input, pairs, mode,
+                       contiguous_format if mode == "circular" else _layout(input))
+
+
+def _layout(x: Tensor) -> memory_format:
+    """PyTorch's ``suggest_memory_format``: channels-last(-3d) when ``x`` is so, else C."""
+    fmt = format_of(x)
+    return fmt if fmt in (channels_last, channels_last_3d) else contiguous_format
 
 
 def _cropped(n: int, before: int, after: int) -> int:
@@ -82,6 +103,11 @@ def _check_crop(shape: tuple, d: int, before: int, after: int, mode: str) -> Non
 
 
 def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
+    fmt = _layout(x)
+    if fmt is not contiguous_format:  # padded in fmt's order of dims, viewed back
+        dims, inverse = order_of("pad", fmt, tuple(x.shape))
+        moved = [(dims.index(d), before, after) for d, before, after in pairs]
+        return permute(_constant(permute(x, dims), moved, value), inverse)
     shape = x.shape
     crop = [FULL] * x.ndim
     for d, before, after in pairs:
@@ -101,12 +127,11 @@ def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
     return apply(IndexPut, base, x, basic=tuple(place), dims=(), mode="set")
 
 
-def _gather_pad(x: Tensor, pairs: list, mode: str) -> Tensor:
-    xp, dev = x._device.xp, x._device
-    k = len(pairs)
-    arrays = []
-    for j, (d, before, after) in enumerate(pairs):
-        n = x.shape[d]
+def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor:
+    xp, shape = x._device.xp, x._data.shape
+    positions = []
+    for d, before, after in pairs:
+        n = shape[d]
         if mode == "reflect" and (before >= n or after >= n) and (before > 0 or after > 0):
             raise ShapeError(f"pad: reflect padding must be smaller than the padded dimension: "
                              f"got ({before}, {after}) for dimension {d} of size {n} (input "
@@ -125,9 +150,34 @@ def _gather_pad(x: Tensor, pairs: list, mode: str) -> Tensor:
             i = (n - 1) - xp.abs((n - 1) - xp.abs(i))
         elif kept:  # circular: wraps around what is left once negative amounts have cropped
             i = max(-before, 0) + (i + before - max(before, 0)) % kept
-        view = [1] * k
-        view[j] = i.shape[0]
-        from ember.tensor import _wrap
+        positions.append(i)
+    # one gather (``take``, whose result is C-ordered) over the padded dims flattened, in
+    # ``fmt``'s order of dims: the result is laid out as PyTorch's
+    dims, inverse = (tuple(range(len(shape))), None) if fmt.dims is None else \
+        order_of("pad", fmt, shape)
+    padded = [d for d, _, _ in pairs]
+    first = min(dims.index(d) for d in padded)
+    inner = dims[first:first + len(padded)]
+    if sorted(inner) != sorted(padded):
+        return contiguous(apply(Index, x, *_outer(positions, x._device), dims=tuple(padded)),
+                          fmt)  # (padded dims apart in memory: gather, then lay out)
+    xt = x if inverse is None else permute(x, dims)
+    flat = positions[padded.index(inner[0])]
+    for d in inner[1:]:
+        flat = (flat[:, None] * shape[d] + positions[padded.index(d)]).reshape(-1)
+    lead, tail = xt._data.shape[:first], xt._data.shape[first + len(padded):]
+    if len(padded) > 1:
+        joined = (*lead, _product(shape[d] for d in inner), *tail)
+        xt = reshape_view(xt, joined) if xt._data.flags.c_contiguous else reshape(xt, joined)
+    out = apply(Index, xt, _wrap(flat, x._device), dims=(first,))
+    if len(padded) > 1:
+        out = reshape_view(out, (*lead, *(len(positions[padded.index(d)]) for d in inner),
+                                 *tail))
+    return out if inverse is None else permute(out, inverse)
 
-        arrays.append(_wrap(i.reshape(view), dev))
-    return apply(Index, x, *arrays, dims=tuple(d for d, _, _ in pairs))
+
+def _outer(positions: list, dev: object) -> list:
+    """The index vectors shaped to broadcast against each other (one padded dim each)."""
+    k = len(positions)
+    return [_wrap(i.reshape([len(i) if j == m else 1 for m in range(k)]), dev)
+            for j, i in enumerate(positions)]
