@@ -48,7 +48,7 @@ class CumSum(Primitive):
         out = scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc))
         if out.dtype.kind in "fc":  # PyTorch sums from +0.0: a leading -0.0 gives 0.0
             xp.add(out, 0, out=out)  # (NumPy starts from it; the scan's result is its own)
-        return out.astype(a.dtype, copy=False)
+        return out.astype(a.dtype, order="C", copy=False)  # (C order, as PyTorch's)
 
     def infer(self, a, *, dim, reverse):
         return a
@@ -71,7 +71,7 @@ class CumProd(Holomorphic, Primitive):
 
     def forward(self, xp, a, *, dim):
         acc = accumulator(a.dtype)
-        return xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
+        return xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, order="C", copy=False)
 
     def infer(self, a, *, dim):
         return a

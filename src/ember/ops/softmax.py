@@ -38,7 +38,8 @@ class _AlongDim(Primitive):
 
     def forward(self, xp, x, *, dim):
         looped = _looped(xp, self.row_kernel, dim, x, float64=False)  # (its exp: float32's)
-        return self.stable(xp, x, dim=dim) if looped is None else looped
+        out = self.stable(xp, x, dim=dim) if looped is None else looped
+        return xp.asarray(out, order="C")  # (C order whatever the input's, as PyTorch's)
 
     @in_float32
     def stable(self, xp, x, *, dim):
