@@ -2,8 +2,9 @@
 flip and roll.
 
 One primitive, ``cat`` (its vjp slices the gradient back into pieces). ``stack`` is unsqueeze
-and cat; ``repeat`` is a view with a size-1 dim before each dim, expanded and copied; ``flip``
-a copy of a negative-step slice; ``roll`` the cat of two slices per dim.
+and cat (called eagerly, the ``stack`` primitive: one op instead of one per tensor);
+``repeat`` is a view with a size-1 dim before each dim, expanded and copied; ``flip`` a copy
+of a negative-step slice; ``roll`` the cat of two slices per dim.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ember.ops.creation import zeros
 from ember.ops.dims import normalize_dims
 from ember.ops.indexing import FULL, Slice
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import (
     as_ints,
@@ -148,7 +149,39 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             raise ShapeError(f"stack: expects each tensor to be equal size, but got "
                              f"{tuple(shape)} at entry 0 and {tuple(t.shape)} at entry {i}")
     dim = normalize_dim(dim, len(shape) + 1, "stack")
+    dtype = tensors[0].dtype
+    if (DISPATCH.handler is None or DISPATCH.only_observers()) and \
+            all(t.dtype is dtype for t in tensors):
+        return apply(Stack, *tensors, dim=dim)
     return name_node(cat([unsqueeze(t, dim) for t in tensors], dim), "StackBackward0")
+
+
+@primitive
+class Stack(Primitive):
+    """Tensors of one shape and dtype (:func:`stack` checks) joined along a new dimension
+    ``dim``: eager ``stack``; under a transform (which knows ``cat``, e.g. the jit's passes
+    and ONNX export) ``stack`` is an unsqueeze per tensor and a cat instead."""
+
+    name = "stack"
+    backward_name = "StackBackward0"
+    limited_dtypes = dtypes.ALL_LIMITED
+    complex_grad = True  # moves elements: real coefficients
+    save_inputs = False
+
+    def forward(self, xp, *arrays, dim):
+        return xp.stack(arrays, axis=dim)
+
+    def infer(self, *specs, dim):
+        first = specs[0]
+        return TensorSpec(first.shape[:dim] + (len(specs),) + first.shape[dim:], first.dtype)
+
+    def vjp(self, ctx, g):
+        head = (FULL,) * ctx.params["dim"]
+        return tuple(apply(Slice, g, index=head + (i,)) if x.requires_grad else None
+                     for i, x in enumerate(ctx.inputs))
+
+    def jvp(self, ctx, *tangents):
+        return apply(Stack, *tangents, **ctx.params)
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:

@@ -86,10 +86,16 @@ def _triangular(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
     return apply(prim("triangular"), xs[0], **params)  # it works on the last two axes
 
 
-@rule("cat")
-def _cat(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
-    xs = tuple(batched(x, b, is_b) for x, is_b in zip(xs, bs))
-    return apply(prim("cat"), *xs, dim=dim + 1)
+def _joining(name: str) -> Any:
+    """The rule of ``cat`` or ``stack``: the batched inputs joined one dim further in."""
+    def run(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
+        xs = tuple(batched(x, b, is_b) for x, is_b in zip(xs, bs))
+        return apply(prim(name), *xs, dim=dim + 1)
+    return run
+
+
+for _name in ("cat", "stack"):
+    rule(_name)(_joining(_name))
 
 
 def _rank_after(name: str, params: dict, rank: int) -> int:
