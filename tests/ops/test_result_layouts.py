@@ -43,3 +43,38 @@ def test_softmax_and_scans_give_c_order_as_torch(op, layout, dim):
         assert_like_torch(lambda m, x: m.nn.functional.softmin(x, dim), layout)
     else:
         assert_like_torch(lambda m, x: getattr(x, op)(dim), layout)
+
+
+@pytest.mark.parametrize("layout", list(INPUTS))
+def test_nan_to_num_keeps_a_dense_input_layout_as_torch(layout):
+    # Ember copied in C order (torch's TensorIterator keeps the input's)
+    assert_like_torch(lambda m, x: (x - 1).log().nan_to_num(), layout)
+
+
+@pytest.mark.parametrize("op", ["lgamma", "digamma", "i0"])
+def test_special_functions_of_an_expanded_input_are_c_ordered_as_torch(op):
+    # (the float64 host copy of an expanded array put its broadcast dims innermost: strides
+    # (4, 40, 1, 8) for a (2, 3, 4, 5) result)
+    results = []
+    for m in (ember, torch):
+        x = (m.arange(15.0, dtype=m.float64).reshape(1, 3, 1, 5) + 1).expand(2, 3, 4, 5)
+        results.append(getattr(x, op)())
+    mine, ref = results
+    assert mine.stride() == ref.stride()
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", list(INPUTS))
+@pytest.mark.parametrize("op", ["dropout", "alpha_dropout", "dropout_p1"])
+def test_dropout_keeps_a_dense_input_layout_as_torch(layout, op):
+    # Ember's mask was C-ordered, so the masked result was too
+    strides = []
+    for m in (ember, torch):
+        x = INPUTS[layout](m)
+        F = m.nn.functional
+        y = F.dropout(x, 1.0) if op == "dropout_p1" else getattr(F, op)(x, 0.5, True)
+        strides.append(y.stride())
+        kept = (y != 0) if op == "dropout" else None
+        if kept is not None and m is ember:  # the kept entries are the input's, scaled
+            np.testing.assert_allclose(y[kept].numpy(), 2 * x[kept].numpy())
+    assert strides[0] == strides[1]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError
+from ember.layouts import is_dense
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
@@ -500,7 +501,7 @@ class NanToNum(Primitive):
     name = "nan_to_num"
 
     def forward(self, xp, a, *, nan, posinf, neginf):
-        out = a.copy()
+        out = a.copy(order="K" if is_dense(a) else "C")  # (a dense input's layout, as torch)
         out[xp.isnan(a)] = nan
         out[xp.equal(a, math.inf)] = posinf
         out[xp.equal(a, -math.inf)] = neginf

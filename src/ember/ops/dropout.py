@@ -13,9 +13,11 @@ import math
 import warnings
 
 from ember.errors import DTypeError, ShapeError, is_floating_input
+from ember.layouts import format_of, is_dense
 from ember.ops.creation import full
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.random import Generator, bernoulli
+from ember.ops.shape import permute
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -28,14 +30,30 @@ def _check(op: str, input: Tensor, p: float) -> None:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
 
 
+def _draw(input: Tensor, mask_shape: tuple[int, ...], keep: float,
+          generator: Generator | None) -> Tensor:
+    """A 0/1 mask of ``mask_shape``, 1 with probability ``keep``. A whole-size mask is laid
+    out as a dense ``input`` (PyTorch's ``empty_like``), so that the masked result keeps a
+    channels-last or transposed input's layout, as PyTorch's."""
+    dims = None
+    if mask_shape == tuple(input.shape) and not input._data.flags.c_contiguous and \
+            is_dense(input._data):
+        dims = format_of(input).dims
+        mask_shape = tuple(mask_shape[d] for d in dims)
+    mask = full(mask_shape, keep, dtype=input.dtype, device=input.device)
+    if keep != 0.0:
+        mask = bernoulli(mask, generator=generator)
+    if dims is not None:  # (drawn in memory order, viewed back in the input's)
+        mask = permute(mask, tuple(sorted(range(len(dims)), key=dims.__getitem__)))
+    return mask
+
+
 def _masked(input: Tensor, p: float, mask_shape: tuple[int, ...], inplace: bool,
             generator: Generator | None) -> Tensor:
     """``input`` times a scaled 0/1 mask of ``mask_shape`` (broadcast over the rest)."""
-    if p == 1.0:
-        mask = full(mask_shape, 0.0, dtype=input.dtype, device=input.device)
-    else:
-        keep = full(mask_shape, 1.0 - p, dtype=input.dtype, device=input.device)
-        mask = bernoulli(keep, generator=generator) * (1.0 / (1.0 - p))
+    mask = _draw(input, mask_shape, 1.0 - p, generator)
+    if p != 1.0:
+        mask = mask * (1.0 / (1.0 - p))
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -134,8 +152,7 @@ def _alpha_masked(op: str, input: Tensor, p: float, training: bool, inplace: boo
         return input
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
-    keep = bernoulli(full(mask_shape, 1.0 - p, dtype=input.dtype, device=input.device),
-                     generator=generator)
+    keep = _draw(input, mask_shape, 1.0 - p, generator)
     a = 1.0 / math.sqrt((_SELU_NEGATIVE ** 2 * p + 1) * (1 - p))
     shift = (keep - 1) * (_SELU_NEGATIVE * a) + _SELU_NEGATIVE * a * p
     if inplace:

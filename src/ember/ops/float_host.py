@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.layouts import is_dense
 from ember.ops.convert import promote_to, result_dtype, to_float
 from ember.ops.primitive import complex_error, refuse_complex
 from ember.tensor import Tensor
@@ -25,7 +26,9 @@ def host_arrays(xp: Any, *arrays: Any) -> list[np.ndarray]:
 
 def in_float64(xp: Any, kernel: Callable[..., Any], a: Any, *args: Any) -> Any:
     """``kernel(*args, a)`` computed on the host in float64, back in ``a``'s dtype and place."""
-    host = host_arrays(xp, a)[0].astype(np.float64, copy=False)
+    host = host_arrays(xp, a)[0]
+    # (an expanded input's copy in C order: NumPy's "K" lays its broadcast dims innermost)
+    host = host.astype(np.float64, order="K" if is_dense(host) else "C", copy=False)
     return xp.asarray(np.asarray(kernel(*args, host)).astype(a.dtype, copy=False))
 
 
