@@ -35,12 +35,16 @@ def assert_like_torch(fn, layout, grad=True):
 
 
 @pytest.mark.parametrize("layout", list(INPUTS))
-@pytest.mark.parametrize("op", ["softmax", "log_softmax", "softmin", "cumsum", "cumprod"])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "softmin", "cumsum", "cumprod",
+                                "logcumsumexp", "cummax", "cummin"])
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_softmax_and_scans_give_c_order_as_torch(op, layout, dim):
     # Ember kept the input's layout (NumPy's), so .view(-1) of the result failed
     if op == "softmin":
         assert_like_torch(lambda m, x: m.nn.functional.softmin(x, dim), layout)
+    elif op in ("cummax", "cummin"):
+        assert_like_torch(lambda m, x: getattr(x, op)(dim).values, layout)
+        assert_like_torch(lambda m, x: getattr(x, op)(dim).indices, layout, grad=False)
     else:
         assert_like_torch(lambda m, x: getattr(x, op)(dim), layout)
 

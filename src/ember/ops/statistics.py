@@ -87,7 +87,8 @@ class _CumExtremumIndices(Primitive):
         moves = a == running
         if a.dtype.kind == "f" or a.dtype == dtypes.bfloat16.np:
             moves |= xp.isnan(a)
-        return xp.maximum.accumulate(xp.where(moves, iota, 0), axis=dim).astype(np.int64)
+        return xp.maximum.accumulate(xp.where(moves, iota, 0), axis=dim).astype(
+            np.int64, order="C")  # (C order whatever the input's, as PyTorch's scans)
 
     def infer(self, a, *, dim):
         return TensorSpec(a.shape, dtypes.int64)
@@ -120,7 +121,7 @@ class LogCumSumExp(Holomorphic, Primitive):
             out = scanned(xp, a.astype(np.float64), dim, reverse,
                           lambda x: xp.logaddexp.accumulate(x, axis=dim))
         xp.add(out, 0, out=out)  # (-0.0 first gives 0.0, as in cumsum)
-        return out.astype(a.dtype, copy=False)
+        return out.astype(a.dtype, order="C", copy=False)  # (C order, as PyTorch's)
 
     def infer(self, a, *, dim, reverse):
         return a
