@@ -1,8 +1,9 @@
 """``out.grad_fn.name()`` against PyTorch's for ~100 common ops. Composites name the node of
 their last primitive as PyTorch names the whole op (``ember.autograd.graph.name_node``), and
-primitives carry PyTorch's overload names (``backward_name``). Ember's node type is always
-``Node`` (PyTorch has a class per node), so names are compared with ``name()``, which both
-have. The ops in ``DIFFERENT`` stay different, each for the reason given."""
+primitives carry PyTorch's overload names (``backward_name``). Ember's node type is ``Node``
+for its ops (PyTorch has a class per node), so names are compared with ``name()``, which both
+have; a custom Function's nodes have their own class, ``<Function>Backward``, as in PyTorch.
+The ops in ``DIFFERENT`` stay different, each for the reason given."""
 
 import numpy as np
 import pytest
@@ -131,3 +132,22 @@ def test_renamed_nodes_keep_their_gradients():
     m.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.full((3, 4), 0.25))
     assert (x.sum(1) / 4).grad_fn.name() == "DivBackward0"  # the primitive keeps its name
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_a_custom_functions_node_class_is_named_after_it(lib):
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = lib.ones(2, requires_grad=True)
+    y = Twice.apply(x)
+    assert type(y.grad_fn).__name__ == y.grad_fn.name() == "TwiceBackward"
+    assert type(Twice.apply(x).grad_fn) is type(y.grad_fn) is Twice._backward_cls
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]

@@ -340,8 +340,8 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
     params = {"ctx": ctx, "positions": positions, "nargs": len(args),
               "out_specs": tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None
                                  for o in outs)}
-    node = Node(_CustomPrimitive(cls, len(outs)), inputs, params, None, None,
-                inputs[0].device)
+    node = _backward_cls(cls)(_CustomPrimitive(cls, len(outs)), inputs, params, None, None,
+                              inputs[0].device)
     wrapped = tuple(
         o if not isinstance(o, Tensor)  # other outputs pass through (backward gets None)
         else _wrap(o._data, o._device, False, None, 0, o._vc)
@@ -356,6 +356,17 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
         wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
                         for o, w in zip(outs, wrapped))
     return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
+def _backward_cls(cls: type[Function]) -> type[Node]:
+    """The class of ``cls``'s nodes, ``<Function>Backward``, as PyTorch's ``cls._backward_cls``
+    (``type(y.grad_fn).__name__`` names the Function)."""
+    found = cls.__dict__.get("_backward_cls")
+    if found is None:
+        found = type(f"{cls.__name__}Backward", (Node,),
+                     {"__slots__": (), "__module__": cls.__module__})
+        cls._backward_cls = found
+    return found
 
 
 def _as_output(t: Any, node: Node, i: int) -> Any:
