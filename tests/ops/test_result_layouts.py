@@ -82,3 +82,22 @@ def test_dropout_keeps_a_dense_input_layout_as_torch(layout, op):
         if kept is not None and m is ember:  # the kept entries are the input's, scaled
             np.testing.assert_allclose(y[kept].numpy(), 2 * x[kept].numpy())
     assert strides[0] == strides[1]
+
+
+@pytest.mark.parametrize("op, factor", [("pixel_shuffle", 2), ("pixel_unshuffle", 2),
+                                        ("pixel_shuffle", 1)])
+@pytest.mark.parametrize("channels", [4, 8])
+def test_pixel_shuffles_of_channels_last_input_stay_channels_last_as_torch(op, factor,
+                                                                            channels):
+    # Ember's pixel_unshuffle gave C order, pixel_shuffle a C-channel stride for one channel
+    results = []
+    for m in (ember, torch):
+        x = m.arange(2.0 * channels * 36, dtype=m.float64).reshape(2, channels, 6, 6)
+        x = x.contiguous(memory_format=m.channels_last).requires_grad_()
+        y = getattr(m.nn.functional, op)(x, factor)
+        (y * m.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        results.append((y, x.grad))
+    (mine, mine_grad), (ref, ref_grad) = results
+    assert mine.stride() == ref.stride() and mine_grad.stride() == ref_grad.stride()
+    np.testing.assert_array_equal(mine.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(mine_grad.numpy(), ref_grad.numpy())

@@ -1,11 +1,14 @@
 """Channel rearrangements: ``pixel_shuffle`` moves channel blocks into space (the
 upsampling of ESPCN-style networks), ``pixel_unshuffle`` moves them back, ``channel_shuffle``
 interleaves channel groups (ShuffleNet; also under PyTorch's kernel name
-``native_channel_shuffle``); each is a reshape, a permute and a reshape."""
+``native_channel_shuffle``); each is a reshape, a permute and a reshape. A channels-last
+input is rearranged in its (N, H, W, C) order, so the result is channels-last too, as
+PyTorch's."""
 
 from __future__ import annotations
 
 from ember.errors import ShapeError
+from ember.layouts import channels_last, format_of
 from ember.tensor import Tensor
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
@@ -23,6 +26,10 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         raise ShapeError(f"pixel_shuffle: expected (…, C·r², H, W) with r={r}, got shape "
                          f"{tuple(input.shape)}")
     *lead, c, h, w = input.shape
+    if format_of(input) is channels_last:
+        x = input.permute(0, 2, 3, 1).reshape((lead[0], h, w, c // (r * r), r, r))
+        x = x.permute(0, 1, 4, 2, 5, 3).reshape((lead[0], h * r, w * r, c // (r * r)))
+        return x.permute(0, 3, 1, 2)
     n = len(lead)
     x = input.reshape((*lead, c // (r * r), r, r, h, w))
     order = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
@@ -41,6 +48,10 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         raise ShapeError(f"pixel_unshuffle: expected (…, C, H·r, W·r) with r={r}, got shape "
                          f"{tuple(input.shape)}")
     *lead, c, h, w = input.shape
+    if format_of(input) is channels_last:
+        x = input.permute(0, 2, 3, 1).reshape((lead[0], h // r, r, w // r, r, c))
+        x = x.permute(0, 1, 3, 5, 2, 4).reshape((lead[0], h // r, w // r, c * r * r))
+        return x.permute(0, 3, 1, 2)
     n = len(lead)
     x = input.reshape((*lead, c, h // r, r, w // r, r))
     order = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
