@@ -142,15 +142,17 @@ class WeightedRandomSampler(Sampler):
                              f"{tuple(w.shape)}")
         if bool((w < 0).any()) or not bool(ember.isfinite(w).all()) or w.sum().item() <= 0:
             raise ValueError("weights should be finite and non-negative, with a positive sum")
-        if not replacement and num_samples > int((w > 0).sum().item()):
-            raise ValueError(f"WeightedRandomSampler: cannot draw {num_samples} samples without "
-                             f"replacement from {int((w > 0).sum().item())} non-zero weights")
         self.weights = w
         self.num_samples = int(num_samples)
         self.replacement = replacement
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
+        nonzero = int((self.weights > 0).sum().item())
+        if not self.replacement and self.num_samples > nonzero:  # (when drawn, as PyTorch's)
+            raise RuntimeError(f"WeightedRandomSampler: cannot draw {self.num_samples} samples "
+                               f"without replacement from {nonzero} non-zero weights. Hint: "
+                               "pass replacement=True or a smaller num_samples")
         drawn = ember.multinomial(self.weights, self.num_samples, self.replacement,
                                   generator=self.generator)
         return iter(drawn.tolist())

@@ -433,8 +433,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if num_samples <= 0:
         raise OpError(f"multinomial: num_samples must be positive, got {num_samples}")
     if not replacement and num_samples > input.shape[-1]:
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
-                         f"from {input.shape[-1]} categories")
+        raise OpError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                      f"from {input.shape[-1]} categories. Hint: pass replacement=True")
     return apply(Multinomial, input.detach(), num_samples=int(num_samples),
                  replacement=bool(replacement), generator=generator)
 
