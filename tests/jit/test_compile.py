@@ -1732,3 +1732,5 @@ def test_a_compiled_module_still_answers_as_the_module():
         _ = fast.no_such
     with pytest.raises(AttributeError):
         _ = ember.compile(lambda x: x).parameters
+    assert fast._orig_mod is model                  # torch's unwrapping idiom
+    assert getattr(ember.compile(lambda x: x), "_orig_mod", None) is None

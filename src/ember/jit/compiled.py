@@ -219,6 +219,15 @@ class CompiledFunction:
 
         return chained
 
+    @property
+    def _orig_mod(self) -> Module:
+        """The compiled module itself, as the ``_orig_mod`` of ``torch.compile``'s wrapper
+        (which code unwraps with ``getattr(model, "_orig_mod", model)``)."""
+        if not isinstance(self.fn, Module):
+            raise AttributeError("'CompiledFunction' object has no attribute '_orig_mod': it "
+                                 "compiles a function, not a module")
+        return self.fn
+
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         """A compiled method binds like a function: ``self`` is then an argument, which the
         cache key holds by identity (each instance gets its own graphs)."""
