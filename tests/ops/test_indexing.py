@@ -348,6 +348,26 @@ def test_out_of_range_indices_name_dim_and_size():
         ember.zeros(())[0]
 
 
+def test_gather_flat_positions_match_torch_over_shapes_dims_and_index_dtypes():
+    # the eager flat take's positions (index x stride + offsets): index smaller than the input
+    # outside dim, larger along it, int32 and int64, with the gradient
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        shape = tuple(int(s) for s in rng.integers(1, 5, rng.integers(1, 5)))
+        dim = int(rng.integers(-len(shape), len(shape)))
+        ishape = tuple(int(rng.integers(1, 6)) if d == dim % len(shape) else
+                       int(rng.integers(1, s + 1)) for d, s in enumerate(shape))
+        a, i = rng.standard_normal(shape), rng.integers(0, shape[dim], ishape)
+        x, tx = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        for dtype in (np.int64, np.int32):
+            got = x.gather(dim, ember.from_numpy(i.astype(dtype)))
+            np.testing.assert_array_equal(got.detach().numpy(),
+                                          tx.gather(dim, torch.from_numpy(i)).detach().numpy())
+        got.sum().backward()
+        tx.gather(dim, torch.from_numpy(i)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
 def test_gather_family_rejects_negative_and_large_indices():
     x = ember.zeros(2, 3)
     with pytest.raises(IndexOutOfRange, match="gather: index -1 is out of bounds for dimension "

@@ -59,23 +59,23 @@ def _grid(shape: tuple, dim: int, index: Tensor) -> tuple:
 def _check_gather(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor | None = None
                   ) -> tuple[int, Tensor]:
     check_integer(index, op)
-    if index.numel() == 0:  # nothing is read or written: PyTorch checks no sizes then
-        return normalize_dim(dim, input.ndim, op), index
+    shape, ishape = input._data.shape, index._data.shape  # (tuples: cheaper than Size)
+    if index._data.size == 0:  # nothing is read or written: PyTorch checks no sizes then
+        return normalize_dim(dim, len(shape), op), index
     for name, t in (("input", input), ("src", src)):  # (a 0-d tensor counts as 1-d)
-        if t is not None and max(t.ndim, 1) != max(index.ndim, 1):
-            raise ShapeError(f"{op}: index {tuple(index.shape)} must have the same number of "
-                             f"dimensions as {name} {tuple(t.shape)}")
-    dim = normalize_dim(dim, input.ndim, op)
-    for d, s in enumerate(index.shape):
-        if d != dim and input.ndim and s > input.shape[d]:
-            raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than input "
-                             f"{tuple(input.shape)} at dimension {d}; outside dimension {dim} "
-                             "the index may not exceed the input")
-        if src is not None and s > (src.shape[d] if src.ndim else 1):
-            raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than src "
-                             f"{tuple(src.shape)} at dimension {d}")
-    return dim, check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op,
-                                  negative=False)
+        if t is not None and max(t._data.ndim, 1) != max(len(ishape), 1):
+            raise ShapeError(f"{op}: index {ishape} must have the same number of dimensions "
+                             f"as {name} {t._data.shape}")
+    dim = normalize_dim(dim, len(shape), op)
+    src_shape = None if src is None else (src._data.shape or (1,))
+    for d, s in enumerate(ishape):
+        if d != dim and shape and s > shape[d]:
+            raise ShapeError(f"{op}: index {ishape} is larger than input {shape} at dimension "
+                             f"{d}; outside dimension {dim} the index may not exceed the input")
+        if src_shape is not None and s > src_shape[d]:
+            raise ShapeError(f"{op}: index {ishape} is larger than src {src._data.shape} at "
+                             f"dimension {d}")
+    return dim, check_index_range(index, shape[dim] if shape else 1, dim, op, negative=False)
 
 
 def _as_1d(x: Tensor) -> Tensor:
@@ -100,35 +100,37 @@ def take_along(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """:func:`gather` for all dtypes: the values of ``sort`` and ``topk`` at their indices
     (PyTorch sorts uint16, uint32 and uint64 tensors, but gathers none)."""
     dim, index = _check_gather("gather", input, dim, index)
-    if index.numel() == 0:
-        flat = apply(Reshape, input, shape=(input.numel(),))
-        return reshape(apply(Index, flat, reshape(index, (0,)), dims=(0,)), tuple(index.shape))
-    if input.ndim == 0 or index.ndim == 0:
+    a, i = input._data, index._data
+    if i.size == 0:
+        flat = apply(Reshape, input, shape=(a.size,))
+        return reshape(apply(Index, flat, reshape(index, (0,)), dims=(0,)), i.shape)
+    if a.ndim == 0 or i.ndim == 0:
         out = take_along(_as_1d(input), 0, _as_1d(index))
-        return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
+        return apply(Slice, out, index=(0,)) if i.ndim == 0 else out
     # one flat take: about twice as fast as the grid; it reads the index's values, which a
     # transform (vmap, tracing) must see as ops, so it is for eager execution only
-    if DISPATCH.handler is None and input._data.flags.c_contiguous:
-        flat = apply(Reshape, input, shape=(input.numel(),))
-        return apply(Index, flat, _flat_positions(input.shape, dim, index), dims=(0,))
+    if DISPATCH.handler is None and a.flags.c_contiguous:
+        flat = apply(Reshape, input, shape=(a.size,))
+        return apply(Index, flat, _flat_positions(a.shape, dim, index), dims=(0,))
     return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)))
 
 
 def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:
-    """The positions in C order of ``shape`` that :func:`gather` reads."""
-    xp, dev = index._device.xp, index._device
-    stride = 1
-    pos = None
-    for d in range(len(shape) - 1, -1, -1):
-        if d == dim:
-            term = index._data * stride
-        else:
-            view = [1] * len(shape)
-            view[d] = index.shape[d]
-            term = (xp.arange(index.shape[d]) * stride).reshape(view)
-        pos = term if pos is None else pos + term
-        stride *= shape[d]
-    return _wrap(xp.broadcast_to(pos, index.shape), dev)
+    """The positions in C order of ``shape`` that :func:`gather` reads: the index times the
+    stride of ``dim``, plus each other dim's offsets, added in place."""
+    xp = index._device.xp
+    ishape = index._data.shape
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 1, 0, -1):
+        strides[d - 1] = strides[d] * shape[d]
+    pos = index._data * strides[dim]  # (a new array, so the sums below go in place)
+    if pos.dtype != np.int64:
+        pos = pos.astype(np.int64)
+    for d, n in enumerate(ishape):
+        if d != dim and n > 1:
+            step = strides[d]
+            pos += xp.arange(0, n * step, step).reshape((n,) + (1,) * (len(ishape) - d - 1))
+    return _wrap(pos, index._device)
 
 
 def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str) -> Tensor:
