@@ -120,7 +120,7 @@ class Tiny(nn.Module):
 
 model = Tiny()
 loss_fn = lambda w: (w ** 2).sum()
-""", raises={10: (ember.GradError, "backward of div returned NaN in its gradient for input 1")}),
+""", raises={11: (ember.GradError, "backward of div returned NaN in its gradient for input 1")}),
     "docs/tools.md": Guide(setup=MODELS, skip={
         3: "a fragment of a training loop (tests/tools/test_tensorboard.py covers the writer)"}),
     "docs/transforms.md": Guide(setup="""

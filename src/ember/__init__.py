@@ -184,11 +184,14 @@ from ember.amp import (
 )
 from ember.io import load, save
 from ember.version import __version__
+from ember.ops.numpy_names import add_numpy_names as _add_numpy_names
 from ember.ops.out_arg import add_out_arguments as _add_out_arguments
 from ember.ops.out_names import TORCH as _OUT_NAMES
 # isort: on
 
 _add_out_arguments(globals(), _OUT_NAMES)  # torch's out= keyword, on the functions that take it
+_add_numpy_names(globals())  # axis= and keepdims= for dim= and keepdim=, as torch's
+_add_numpy_names(Tensor)
 backend.threads.apply_openblas_thread_timeout()  # (see the top of this file)
 
 # torch's constants: ember.pi, ember.inf …, and newaxis (None) for indexing

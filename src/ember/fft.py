@@ -29,6 +29,7 @@ from ember.ops.dims import normalize_dim
 from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
 from ember.ops.int_args import as_int
 from ember.ops.join import roll
+from ember.ops.numpy_names import add_numpy_names
 from ember.ops.out_arg import add_out_arguments
 from ember.ops.out_names import FFT
 from ember.tensor import Tensor
@@ -422,3 +423,4 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
 
 
 add_out_arguments(globals(), FFT)  # torch's out= keyword
+add_numpy_names(globals())  # axis= and keepdims=

@@ -33,6 +33,7 @@ from ember.ops.linalg_solve import (
 from ember.ops.linalg_tensor import tensorinv, tensorsolve
 from ember.ops.norms import linalg_norm as norm
 from ember.ops.norms import matrix_norm, vector_norm
+from ember.ops.numpy_names import add_numpy_names
 from ember.ops.out_arg import add_out_arguments
 from ember.ops.out_names import LINALG
 
@@ -46,3 +47,4 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot"
 
 
 add_out_arguments(globals(), LINALG)  # torch's out= keyword
+add_numpy_names(globals())  # axis= and keepdims=

@@ -54,6 +54,7 @@ from ember.ops.convert import to_float
 from ember.ops.float_host import float_operands
 from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
 from ember.ops.igamma import igamma, igammac
+from ember.ops.numpy_names import add_numpy_names
 from ember.ops.orthogonal_polynomials import (
     chebyshev_polynomial_t,
     chebyshev_polynomial_u,
@@ -189,3 +190,4 @@ def ndtri(input: Tensor) -> Tensor:
 
 
 add_out_arguments(globals(), SPECIAL)  # torch's out= keyword
+add_numpy_names(globals())  # axis= and keepdims=

@@ -1,6 +1,8 @@
 """Generated forwarding functions: a function with an op's own parameters that calls the op
 and hands a tensor-like operand (a nested tensor, see :mod:`ember.ops.overrides`) over when
-the op does not; with ``into``, one that also takes PyTorch's ``out=`` (:mod:`ember.ops.out_arg`).
+the op does not; with ``into``, one that also takes PyTorch's ``out=`` (:mod:`ember.ops.out_arg`);
+with ``numpy_names``, one that also takes NumPy's names ``axis=`` and ``keepdims=`` for
+``dim`` and ``keepdim`` (:mod:`ember.ops.numpy_names`).
 
 Generated rather than a closure over ``*args, **kwargs``, so that a call costs one frame and no
 argument packing (a closure costs several times that, more with keywords); the ``try`` costs
@@ -36,19 +38,31 @@ def hands_over(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
-              into: Callable[..., Any] | None = None) -> Callable[..., Any]:
+              into: Callable[..., Any] | None = None,
+              numpy_names: bool = False) -> Callable[..., Any]:
     """A function with ``signature``'s parameters (``fn``'s) that calls ``fn`` with them; given
     ``into``, it also takes a keyword ``out=None`` and calls ``into(out, ...)`` when ``out`` is
-    given."""
+    given; with ``numpy_names``, it also takes ``axis=`` for ``dim`` and ``keepdims=`` for
+    ``keepdim`` (those of the two ``fn`` has)."""
     listed = list(signature.parameters.values())
+    aliases = {name: alias for name, alias in NUMPY_NAMES.items() if numpy_names
+               and name in signature.parameters and alias not in signature.parameters}
+    # a required parameter from an aliased one on may come by its alias or after it by
+    # keyword: it gets an "unset" default, and the call resolves what is unset
+    first = next((i for i, p in enumerate(listed) if p.name in aliases), len(listed))
+    unset = [p.name for p in listed[first:] if p.default is p.empty
+             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     params, call = [], []
     scope = {"_fwd_fn": fn, "_fwd_into": into, "_fwd_handle": handle,
-             "_fwd_tensor_like": TensorLikeOperand, "_fwd_not_a_tensor": not_a_tensor}
+             "_fwd_tensor_like": TensorLikeOperand, "_fwd_not_a_tensor": not_a_tensor,
+             "_fwd_unset": _UNSET, "_fwd_resolve": resolve_numpy_names}
     for p in listed:
         text = p.name
         if p.default is not p.empty:
             scope[f"_fwd_{p.name}"] = p.default
             text += f"=_fwd_{p.name}"
+        elif p.name in unset:
+            text += "=_fwd_unset"
         if p.kind is p.VAR_POSITIONAL:
             text = f"*{p.name}"
         elif p.kind is p.VAR_KEYWORD:
@@ -60,10 +74,12 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
         if p.kind is p.POSITIONAL_ONLY and (p is listed[-1] or listed[listed.index(p) + 1].kind
                                             is not p.POSITIONAL_ONLY):
             params.append("/")
-    if into is not None:
+    if into is not None or aliases:
         if not any(q.startswith("*") for q in params):
             params.append("*")
+    if into is not None:
         params.append("out=None")
+    params.extend(f"{alias}=_fwd_unset" for alias in aliases.values())
     for p in listed:
         if p.kind is p.VAR_KEYWORD:
             params.append(f"**{p.name}")
@@ -81,17 +97,53 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
             f"        raise\n")
     if into is not None:
         body = (f"    if out is not None:\n        return _fwd_into(out, {forwarded})\n" + body)
+    if aliases:
+        names = list(dict.fromkeys([*aliases, *unset]))
+        test = " or ".join([*(f"{alias} is not _fwd_unset" for alias in aliases.values()),
+                            *(f"{name} is _fwd_unset" for name in unset)])
+        values = ", ".join(f"{name!r}: {name}" for name in names)
+        given = ", ".join(f"{alias!r}: {alias}" for alias in aliases.values())
+        defaults = ", ".join(f"{name!r}: _fwd_{name}" for name in aliases
+                             if f"_fwd_{name}" in scope)
+        body = (f"    if {test}:\n        {', '.join(names)}, = _fwd_resolve("
+                f"_fwd_fn.__name__, {{{values}}}, {{{given}}}, {{{defaults}}})\n" + body)
     # (a private name: errors that name "the outermost ember.ops function" skip it, see
     # ember.ops.overrides.outermost_op; named as a file in this folder, so that what looks for
     # the user's frame, as the source lines of traced ops, skips it as Ember's own)
-    kind = "out= form" if into is not None else "hand-over form"
+    kind = "out= form" if into is not None else "NumPy names form" if aliases else \
+        "hand-over form"
     source = f"def _forwarding({', '.join(params)}):\n" + body
     where = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          f"<{kind} of {fn.__name__}>")
     exec(compile(source, where, "exec"), scope)  # noqa: S102
-    # the op a handler is given: the public function (an out= form's op is public itself)
-    scope["_fwd_op"] = fn if into is not None else scope["_forwarding"]
+    # the op a handler is given: the public function (that of an out= form or one taking
+    # NumPy's names is public itself)
+    scope["_fwd_op"] = fn if into is not None or aliases else scope["_forwarding"]
     return scope["_forwarding"]
+
+
+#: PyTorch's argument parser takes NumPy's names for these parameters of its native functions
+NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def resolve_numpy_names(op: str, values: dict[str, Any], aliases: dict[str, Any],
+                        defaults: dict[str, Any]) -> tuple[Any, ...]:
+    """The values of a generated function's parameters ``values`` (by name, aliased ones
+    first) once NumPy's names ``aliases`` stand in for theirs (``axis`` for ``dim``);
+    ``defaults``: the aliased parameters' own defaults. Raises PyTorch's ``TypeError`` for a
+    parameter given twice or a required one given neither way."""
+    for name, alias in NUMPY_NAMES.items():
+        given = aliases.get(alias, _UNSET)
+        if given is _UNSET:
+            continue
+        if values[name] is not _UNSET and values[name] is not defaults.get(name, _UNSET):
+            raise TypeError(f"{op}(): got {name} and {alias}, NumPy's name for it; give one")
+        values[name] = given
+    missing = [name for name, value in values.items() if value is _UNSET]
+    if missing:
+        raise TypeError(f"{op}() missing required argument{'s' if len(missing) > 1 else ''}: "
+                        + ", ".join(repr(name) for name in missing))
+    return tuple(values.values())
 
 
 def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> None:

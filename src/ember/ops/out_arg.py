@@ -35,6 +35,7 @@ from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
 from ember.ops.forwarding import forwarder
+from ember.ops.numpy_names import takes_numpy_names
 from ember.ops.out_names import EXACT, EXACT_IF, REAL
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
@@ -50,7 +51,7 @@ _TORCH_DTYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Flo
 
 
 def with_out(fn: Callable[..., Any], name: str | None = None, *, exact: str = "",
-             real: bool = False) -> Callable[..., Any]:
+             real: bool = False, numpy_names: bool = False) -> Callable[..., Any]:
     """``fn`` taking PyTorch's keyword ``out=``: a tensor (a tuple of tensors for an op that
     returns several) that receives the result and is returned.
 
@@ -61,6 +62,8 @@ def with_out(fn: Callable[..., Any], name: str | None = None, *, exact: str = ""
             any inputs (``"any"``) or when the first tensor argument is ``"real"`` (not
             complex) or ``"floating"``; ``""``: never.
         real: out may not be complex.
+        numpy_names: also take NumPy's ``axis``/``keepdims`` for ``dim``/``keepdim``
+            (:mod:`ember.ops.numpy_names`).
 
     Returns:
         A function with ``fn``'s signature plus a keyword-only ``out=None``.
@@ -83,7 +86,8 @@ def with_out(fn: Callable[..., Any], name: str | None = None, *, exact: str = ""
     def into(out: Any, *args: Any, **kwargs: Any) -> Any:
         return _call_into(fn, op, defaults, (exact, real), out, args, kwargs)
 
-    _out_form = functools.update_wrapper(forwarder(fn, signature, into), fn)
+    _out_form = functools.update_wrapper(forwarder(fn, signature, into, numpy_names), fn)
+    _out_form._numpy_names = numpy_names
     out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
                                   annotation="Tensor | tuple[Tensor, ...] | None")
     listed = list(params.values())
@@ -103,7 +107,8 @@ def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
         fn, qualified = namespace[name], f"{prefix}.{name}" if prefix else name
         if fn not in _OUT_FORMS:
             exact = EXACT_IF.get(qualified, "any" if qualified in EXACT else "")
-            form = _OUT_FORMS[fn] = with_out(fn, exact=exact, real=qualified in REAL)
+            form = _OUT_FORMS[fn] = with_out(fn, exact=exact, real=qualified in REAL,
+                                             numpy_names=takes_numpy_names(qualified, fn))
             # pickle finds a function by module and name: this namespace's, where the form is
             form.__module__, form.__qualname__ = namespace["__name__"], name
         namespace[name] = _OUT_FORMS[fn]
