@@ -109,3 +109,23 @@ def test_preserve_format_keeps_the_order_of_dims_as_torch(make, copy):
     x, tx = make(ember), make(torch)
     assert copy(ember, x).stride() == copy(torch, tx).stride()
     assert x.clone().tolist() == tx.clone().tolist()
+
+
+@pytest.mark.parametrize("shape, fmt", [((2, 3, 1, 1), "channels_last"),
+                                        ((2, 1, 4, 5), "channels_last"),
+                                        ((1, 3, 1, 1, 1), "channels_last_3d"),
+                                        ((2, 1, 2, 3, 4), "channels_last_3d"),
+                                        ((2, 3, 1, 1), "contiguous_format")])
+@pytest.mark.parametrize("source", ["contiguous", "in_format"])
+def test_to_dtype_and_format_gives_the_format_strides_of_size_one_dims(shape, fmt, source):
+    # the cast already counted as laid out in fmt, so Ember kept its size-1 strides:
+    # (3, 1, 1, 1) where torch allocates (3, 1, 3, 3)
+    strides = []
+    for m in (ember, torch):
+        x = m.arange(float(np.prod(shape))).reshape(shape)
+        if source == "in_format":
+            x = x.contiguous(memory_format=getattr(m, fmt))
+        y = x.to(m.float64, memory_format=getattr(m, fmt))
+        strides.append(y.stride())
+        np.testing.assert_array_equal(y.numpy(), np.arange(np.prod(shape)).reshape(shape))
+    assert strides[0] == strides[1]

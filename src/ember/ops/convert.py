@@ -232,12 +232,29 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
         out = _to_device(out, to_device(device))
     fmt = check_format("to", memory_format)
     if out is not self:  # (a new tensor: only its layout is left to settle)
-        return out if fmt is preserve_format else contiguous(out, fmt)
+        if fmt is preserve_format:
+            return out
+        out = contiguous(out, fmt)
+        # PyTorch allocates in fmt: its strides, those of size-1 dims too (a converted
+        # (2, 3, 1, 1) channels-last tensor is (3, 1, 3, 3), not the cast's (3, 1, 1, 1))
+        if out.numel() and out.stride() != format_strides(tuple(out.shape), fmt):
+            out = clone(out, memory_format=fmt)
+        return out
     # PyTorch's rule: no copy when ``fmt`` is the layout ``self`` suggests (its own strides
     # even when not dense in it), else a copy with ``fmt``'s strides
     if copy or (fmt is not preserve_format and _suggested_format(self) is not fmt):
         return clone(self, memory_format=fmt)
     return self
+
+
+def format_strides(shape: tuple[int, ...], fmt: Any) -> tuple[int, ...]:
+    """The element strides of a new tensor of ``shape`` laid out in ``fmt`` (C order for
+    ``contiguous_format``), as PyTorch's ``empty(shape, memory_format=fmt)``."""
+    strides, step = [0] * len(shape), 1
+    for d in reversed(fmt.dims or range(len(shape))):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)
 
 
 def _suggested_format(x: Tensor) -> Any:
