@@ -7,10 +7,6 @@ import torch
 import torch.overrides
 
 import ember
-import ember.mps
-import ember.overrides
-import ember.storage
-import ember.xpu
 
 
 @pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
@@ -83,3 +79,8 @@ def test_storage_module(lib):
     assert isinstance(x.untyped_storage(), storage.UntypedStorage)
     assert storage.UntypedStorage is lib.UntypedStorage
     assert x.untyped_storage().nbytes() == 16
+
+
+def test_reachable_after_import_as_torch_s():
+    for name in ("mps", "xpu", "overrides", "storage", "return_types"):
+        assert hasattr(torch, name) and hasattr(ember, name)

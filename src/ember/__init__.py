@@ -138,7 +138,8 @@ from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
 from ember import amp, distributed, hub, memory, profiler  # layer 5: systems
-from ember import accelerator, backends, cpu, cuda, version  # torch.cuda, .cpu, .accelerator, ...
+from ember import accelerator, backends, cpu, cuda, mps, version, xpu  # torch.cuda, .mps, ...
+from ember import overrides, storage  # torch.overrides, torch.storage
 from ember.cuda import OutOfMemoryError  # as torch.OutOfMemoryError
 from ember import ao, library, masked, nested, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
