@@ -220,3 +220,12 @@ def test_second_derivative_of_sigmoid_and_tanh():
                                    torch.ones(2, dtype=torch.float64), create_graph=True)
         (rr,) = torch.autograd.grad(r, t, torch.ones(2, dtype=torch.float64))
         np.testing.assert_allclose(gg.numpy(), rr.numpy(), rtol=1e-10, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sign_of_nan_inf_and_signed_zeros_as_torch(dtype):
+    values = [math.nan, -math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-30, -1e-30, 2.0, -2.0]
+    got = ember.tensor(values).to(getattr(ember, dtype)).sign().float().numpy()
+    want = torch.tensor(values).to(getattr(torch, dtype)).sign().float().numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

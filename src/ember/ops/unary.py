@@ -402,7 +402,14 @@ class Sign(Flat):
             return a.copy()
         if a.dtype.kind in "iu":
             return xp.sign(a)
-        return xp.where(xp.isnan(a), 0, xp.sign(a)).astype(a.dtype, copy=False)  # sign(nan)=0
+        if a.dtype.isbuiltin != 1:  # ml_dtypes' bfloat16, float8s: their sign(-0.0) is -0.0
+            return self.forward(xp, a.astype(np.float32)).astype(a.dtype)
+        out = xp.sign(a)
+        # sign(nan) is 0, as PyTorch's: one sum finds a NaN (the signs' sum is finite
+        # otherwise), then the NaNs are replaced (a where over every input took 3-8x as long)
+        if xp.isnan(xp.add.reduce(out, axis=None)):
+            xp.putmask(out, xp.isnan(out), 0)
+        return out
 
 
 # -- the public functions -----------------------------------------------------------------------
