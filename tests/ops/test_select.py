@@ -211,3 +211,18 @@ def test_where_with_only_a_condition_is_nonzero():
 ])
 def test_a_nan_bound_gives_nan_as_in_torch(fn):
     same_as_torch(fn)
+
+
+SIGNED = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-30, -1e-30, 0.5, -0.5, 3.0, -3.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (-0.0, 0.0), (0.0, None), (-0.0, None),
+                                    (None, 0.0), (None, -0.0), (1.0, -1.0), (math.nan, 1.0)])
+def test_clamp_keeps_signed_zeros_and_nans_as_torch(dtype, bounds):
+    # (one clip ufunc pass: maximum(-0.0, 0.0) gave -0.0 where PyTorch's clamp gives 0.0)
+    got = ember.tensor(SIGNED).to(getattr(ember, dtype)).clamp(*bounds).float().numpy()
+    want = torch.tensor(SIGNED).to(getattr(torch, dtype)).clamp(*bounds).float().numpy()
+    np.testing.assert_array_equal(got, want)
+    kept = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[kept]), np.signbit(want[kept]))

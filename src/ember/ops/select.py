@@ -24,6 +24,11 @@ from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
+try:  # the clip ufunc that np.clip wraps
+    from numpy._core.umath import clip as _clip
+except ImportError:  # NumPy 1.26
+    from numpy.core.umath import clip as _clip
+
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax",
            "fmin"]
 
@@ -232,12 +237,12 @@ class Clamp(Primitive):
             raise complex_error(self.name, a.dtype)
         # the bounds in a's dtype first: NumPy would widen bfloat16 with a Python float, and
         # refuses an integer out of the dtype's range, which PyTorch wraps (uint8 -3 is 253)
-        out = a
-        if min is not None:
-            out = xp.maximum(out, xp.asarray(min).astype(a.dtype))
-        if max is not None:
-            out = xp.minimum(out, xp.asarray(max).astype(a.dtype))
-        return out
+        low = None if min is None else xp.asarray(min).astype(a.dtype)
+        high = None if max is None else xp.asarray(max).astype(a.dtype)
+        if xp is np:
+            return _clip_numpy(a, low, high)
+        out = a if low is None else xp.maximum(a, low)
+        return out if high is None else xp.minimum(out, high)
 
     def infer(self, a, **params):
         return a
@@ -256,6 +261,22 @@ class Clamp(Primitive):
         if high is None:
             return ge(x, low)
         return ge(x, low) & le(x, high)
+
+
+def _clip_numpy(a: Any, low: Any, high: Any) -> Any:
+    """``a`` clamped by NumPy's clip ufunc (``low``/``high``: 0-d arrays of ``a``'s dtype, or
+    None): one pass, ~5x faster than ``maximum`` then ``minimum`` at 256x256, and signed zeros
+    come out as PyTorch's (``maximum(-0.0, 0.0)`` gives -0.0, PyTorch's clamp 0.0). np.clip's
+    wrapper costs ~2 µs a call; the ufunc has no loop for ml_dtypes' bfloat16 and float8s
+    (it would widen them), which compute in float32, exactly."""
+    if a.dtype.isbuiltin != 1:
+        wide = [None if b is None else b.astype(np.float32) for b in (low, high)]
+        return _clip_numpy(a.astype(np.float32), *wide).astype(a.dtype)
+    if low is None or high is None:
+        if a.dtype.kind != "f":  # (no signed zeros to mind)
+            return np.maximum(a, low) if high is None else np.minimum(a, high)
+        low, high = (-np.inf if low is None else low), (np.inf if high is None else high)
+    return _clip(a, low, high)
 
 
 def _number(x: Any) -> Any:
