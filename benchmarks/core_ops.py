@@ -77,6 +77,16 @@ def _cross_entropy(m, x, target):
     return lambda: m.nn.functional.cross_entropy(x, target)
 
 
+def _nll_loss(m, x, target):
+    logp = m.nn.functional.log_softmax(x, 1)
+    return lambda: m.nn.functional.nll_loss(logp, target)
+
+
+def _cross_entropy_backward(m, x, target):
+    x = x.detach().clone().requires_grad_()
+    return lambda: m.nn.functional.cross_entropy(x, target).backward()
+
+
 def _module_call(m, x, y):
     m.manual_seed(0)
     linear = m.nn.Linear(4, 4)
@@ -95,9 +105,31 @@ _CALLS = {
     "zeros(4, 4)": lambda m, x, y: lambda: m.zeros(4, 4),
     "softmax(x, -1)": lambda m, x, y: lambda: m.softmax(x, -1),
     "cross_entropy": lambda m, x, y: _cross_entropy(m, x, m.tensor([0, 1, 2, 3])),
+    "cross_entropy +bwd": lambda m, x, y: _cross_entropy_backward(m, x, m.tensor([0, 1, 2, 3])),
+    "nll_loss": lambda m, x, y: _nll_loss(m, x, m.tensor([0, 1, 2, 3])),
+    "x.var(1)": lambda m, x, y: lambda: x.var(1),
+    "logsumexp(x, 1)": lambda m, x, y: lambda: m.logsumexp(x, 1),
+    "stack([x, y])": lambda m, x, y: lambda: m.stack([x, y]),
+    "x.gather(1, i)": lambda m, x, y: (lambda i: lambda: x.gather(1, i))(m.tensor([[0, 1]] * 4)),
     "nn.Linear(4, 4) call": _module_call,
     "Adam.step (4 params)": _optimizer_step,
 }
+
+
+# elementwise kernels over a 256x256 float32 x (NumPy's choice of passes, not per-call cost)
+_KERNELS = {
+    "sign": lambda m, x: lambda: x.sign(),
+    "leaky_relu": lambda m, x: lambda: m.nn.functional.leaky_relu(x, 0.1),
+    "clamp(-0.5, 0.5)": lambda m, x: lambda: x.clamp(-0.5, 0.5),
+    "clamp_(-5, 5)": lambda m, x: lambda: x.clamp_(-5.0, 5.0),
+}
+
+
+def _kernel_cases(n: int = 256) -> dict[str, tuple]:
+    a = np.random.default_rng(4).standard_normal((n, n), dtype=np.float32)
+    ex, tx = ember.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    return {f"{name} {n}x{n}": (make(ember, ex), make(torch, tx))
+            for name, make in _KERNELS.items()}
 
 
 def _matmul_case(n: int) -> tuple:
@@ -167,7 +199,7 @@ def run(quick: bool = False, threads: int = 2) -> list[dict]:
     ember.set_num_threads(threads)
     calls, repeats = (200, 5) if quick else (2000, 9)
     rows = []
-    for name, (e, t) in _tiny_cases().items():
+    for name, (e, t) in {**_tiny_cases(), **_kernel_cases()}.items():
         s = compare({"ember": e, "torch": t}, calls, repeats)
         rows.append(_row(name, s))
     n = 1024
