@@ -30,10 +30,12 @@ def _run(lib, fn, x, y, w, kwargs, g):
     return [None if t is None else t.detach().numpy() for t in (out, gx, ggx)]
 
 
-@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss", "smoothed"])
 @pytest.mark.parametrize("shapes", SHAPES)
 def test_fused_equals_composite_and_torch(fn, shapes, monkeypatch):
     rng = np.random.default_rng(0)
+    smoothing = {"label_smoothing": 0.2} if fn == "smoothed" else {}
+    fn = "cross_entropy" if fn == "smoothed" else fn
     xs, ys = shapes
     c = xs[1] if len(xs) > 1 else xs[0]
     for reduction, weighted, ignore, dtype in itertools.product(
@@ -41,8 +43,9 @@ def test_fused_equals_composite_and_torch(fn, shapes, monkeypatch):
         x = rng.standard_normal(xs).astype(dtype)
         y = np.ones(ys, np.int64) if ignore == "all" else rng.integers(0, c, ys)
         w = rng.random(c).astype(dtype) if weighted else None
-        kwargs = {"reduction": reduction} if ignore is None else {"reduction": reduction,
-                                                                  "ignore_index": 1}
+        kwargs = {"reduction": reduction, **smoothing}
+        if ignore is not None:
+            kwargs["ignore_index"] = 1
         g = rng.standard_normal(ys).astype(dtype) if reduction == "none" else None
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)  # (0/0 of all ignored: silent)

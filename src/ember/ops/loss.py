@@ -212,7 +212,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         return _reduce(-terms.sum(dim), reduction)
 
     targets = _Targets(op, input, target, weight, ignore_index)
-    loss = _nll(op, logp, targets, reduction)
+    loss = None if label_smoothing == 0 else \
+        _fused_nll(op, logp, target, weight, ignore_index, reduction)
+    if loss is None:
+        loss = _nll(op, logp, targets, reduction)
     if label_smoothing == 0:
         return loss
     # the uniform part: every class's log-probability, weighted, for non-ignored targets
