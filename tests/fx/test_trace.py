@@ -342,6 +342,15 @@ def test_named_tuples_of_traced_values_are_rebuilt_like_torch():
     assert ember.equal(out.second["twice"], ember.full((2,), 2.0))
 
 
+def test_a_named_tuple_type_named_as_a_builtin_does_not_shadow_it():
+    graph = fx.Graph()  # ember.return_types.max is a class named "max", beside builtin max
+    x = graph.placeholder("x")
+    pair = graph.call_function(ember.stack, (ember.return_types.max((x, x)),))
+    graph.output((pair, graph.call_function(max, (2, 1))))
+    stacked, larger = fx.GraphModule(nn.Module(), graph)(ember.ones(2))
+    assert ember.equal(stacked, ember.ones(2, 2)) and larger == 2
+
+
 def test_global_module_hooks_still_fire_after_a_trace():
     fx.symbolic_trace(nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
     seen = []

@@ -77,7 +77,8 @@ class _Globals:
             return self._ids[id(obj)]
         name = re.sub(r"[^0-9a-zA-Z_]", "_", hint) or "_obj"
         base, i = name, 0
-        while name in self.names or name in self._taken or keyword.iskeyword(name):
+        while (name in self.names or name in self._taken or keyword.iskeyword(name)
+               or hasattr(builtins, name)):  # (the code may call the builtin of that name)
             i += 1
             name = f"{base}_{i}"
         self.names[name], self._ids[id(obj)] = obj, name
