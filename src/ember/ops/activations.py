@@ -457,7 +457,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                              f"{tuple(input.shape)}; it needs one slope per channel "
                              f"(dimension 1, size {channels}) or a single one")
         weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
-    return where(input > 0, input, weight * input)
+    # (one slope per element, then one product: where(x > 0, x, weight * x) would send
+    # 0 * x = NaN into the weight's gradient from an infinite positive x)
+    return input * where(input > 0, 1.0, weight)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,

@@ -135,16 +135,11 @@ def _check_divisor(op: str, a: Any, b: Any) -> None:
                              "divide floating tensors, where x / 0 is inf")
 
 
-@primitive
-class FloorDiv(Binary):
-    """A step function of both inputs: its gradient is zeros, as PyTorch's."""
+class RoundedDiv(Binary):
+    """A rounded quotient, a step function of both inputs: its gradient is zeros, as
+    PyTorch's (never ``0 / b``, which is NaN where ``b`` is 0)."""
 
-    name = "floor_divide"
     save_inputs = False
-
-    def forward(self, xp, a, b):
-        _check_divisor(self.name, a, b)
-        return xp.floor_divide(a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
@@ -153,6 +148,15 @@ class FloorDiv(Binary):
 
     def jvp(self, ctx, da, db):
         return zeros_like(da + db)
+
+
+@primitive
+class FloorDiv(RoundedDiv):
+    name = "floor_divide"
+
+    def forward(self, xp, a, b):
+        _check_divisor(self.name, a, b)
+        return xp.floor_divide(a, b)
 
 
 class Modulus(Binary):
@@ -195,14 +199,16 @@ class Fmod(Modulus):
 
 
 @primitive
-class TruncDiv(Binary):
-    """Integer division rounded toward zero, exactly (a float quotient loses digits past
+class TruncDiv(RoundedDiv):
+    """Division rounded toward zero. Integers exactly (a float quotient loses digits past
     2**24): the floor quotient, one more where it is negative and inexact."""
 
     name = "div_trunc"
-    differentiable = False
+    backward_name = "DivBackward2"  # PyTorch's div(rounding_mode=) overload
 
     def forward(self, xp, a, b):
+        if a.dtype.kind in "fc":
+            return xp.trunc(xp.true_divide(a, b))
         _check_divisor(self.name, a, b)
         q, r = xp.divmod(a, b)
         return q + ((q < 0) & (r != 0))
@@ -210,10 +216,6 @@ class TruncDiv(Binary):
 
 def _trunc_div(a: Tensor, b: Tensor) -> Tensor:
     """The quotient rounded toward zero, of two tensors of one dtype (zero gradient)."""
-    if a.dtype.is_floating_point:
-        from ember.ops.rounding import trunc
-
-        return trunc(apply(Div, a, b))
     return apply(TruncDiv, a, b)
 
 

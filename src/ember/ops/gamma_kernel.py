@@ -109,6 +109,15 @@ def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
     return series + acc
 
 
+def _horner(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """``sum c_k x^k`` from the top coefficient down: infinite at an infinite ``x`` (NumPy's
+    ``polyval`` starts from ``c[-1] + x * 0``, NaN there: cot of a subnormal is infinite)."""
+    acc = np.full_like(x, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        acc = acc * x + c
+    return acc
+
+
 def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
     """The ``n``-th derivative of the digamma function (``n = 0``: digamma), float64."""
     x = np.asarray(x, dtype=np.float64)
@@ -125,7 +134,7 @@ def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
         r = xn - np.round(xn)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             c = np.cos(np.pi * r) / np.sin(np.pi * r)
-            cot_term = np.polynomial.polynomial.polyval(c, _cot_derivative_poly(n))
+            cot_term = _horner(c, _cot_derivative_poly(n))
             out[neg] = (-1.0) ** n * reflected - np.pi ** (n + 1) * cot_term
     if n == 0:
         out[pole] = np.where(x[pole] == 0, np.where(np.signbit(x[pole]), np.inf, -np.inf),

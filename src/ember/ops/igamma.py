@@ -43,8 +43,9 @@ _LGAMMA1P_TAYLOR = tuple((-1) ** k * zeta_array(np.float64(k), np.float64(1.0)) 
 
 
 def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``P(a, x) e^x x^-a Γ(a)`` as ``sum x^n / (a (a+1) … (a+n))``."""
-    term = 1.0 / a
+    """``P(a, x) e^x x^-a Γ(a + 1)`` as ``sum x^n / ((a+1) … (a+n))`` (no ``1 / a``, which
+    overflows for a subnormal ``a``)."""
+    term = np.ones_like(a)
     total = term.copy()
     for n in range(1, _TERMS):
         term = term * x / (a + n)
@@ -131,7 +132,8 @@ def _regularized(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
         series = (xi < ai + 1) & ~temme
         fraction = ~series & ~temme
         p, q = np.empty(ai.shape), np.empty(ai.shape)
-        p[series] = scale[series] * _lower_series(ai[series], xi[series])
+        sa, sx = ai[series], xi[series]
+        p[series] = np.exp(sa * np.log(sx) - sx - _lgamma1p(sa)) * _lower_series(sa, sx)
         q[series] = 1.0 - p[series]
         q[fraction] = scale[fraction] * _upper_fraction(ai[fraction], xi[fraction])
         p[fraction] = 1.0 - q[fraction]

@@ -107,15 +107,16 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                          f"shape {(n,) if input.ndim == 2 else ()}, got "
                          f"{tuple(target.shape)}")
     t = class_indices(target.reshape((n, 1)), c, op)  # (n, 1), checked where it runs
-    # relu: no gradient where a term is exactly 0 (the hinge's kink), as PyTorch's kernel
-    terms = (margin - x.gather(1, t) + x).relu()
+    # relu: no gradient where a term is exactly 0 (the hinge's kink), as PyTorch's kernel.
+    # The target class itself does not count: masked, not scaled by 0 (its term is
+    # inf - inf = NaN for an infinite logit)
+    others = arange(c, device=input.device) != t
+    terms = where(others, (margin - x.gather(1, t) + x).relu(), 0.0)
     if p == 2:
         terms = terms * terms
-    others = arange(c, device=input.device) != t  # the target class itself does not count
-    scale = cast(others, input.dtype) / c
     if weight is not None:
-        scale = scale * weight.detach()[t]
-    loss = (terms * scale).sum(1)
+        terms = terms * weight.detach()[t]
+    loss = terms.sum(1) / c
     return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
 
 

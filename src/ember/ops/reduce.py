@@ -22,7 +22,7 @@ from ember.backend import gemm
 from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
-from ember.ops.compare import eq, isfinite, logical_and
+from ember.ops.compare import eq, isfinite, isnan, logical_and, logical_or
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone, reduces_in_float32, to_float
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
@@ -118,7 +118,8 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
 
 
 class Extremum(Reduction):
-    """amax/amin: the gradient is split evenly among the elements tied for the extremum."""
+    """amax/amin: the gradient is split evenly among the elements tied for the extremum (among
+    the NaNs where it is NaN, as PyTorch's ``max()``; its ``amax`` gives NaN everywhere)."""
 
     save_outputs = True
     kernel = "max"
@@ -130,7 +131,11 @@ class Extremum(Reduction):
 
     def _share(self, ctx: Any) -> Tensor:
         x, dims = ctx.inputs[0], ctx.params["dims"]
-        hit = cast(eq(x, with_reduced_dims(ctx.out.detach(), x.shape, dims, True)), x.dtype)
+        top = with_reduced_dims(ctx.out.detach(), x.shape, dims, True)
+        hit = eq(x, top)
+        if x.dtype.is_floating_point:  # (a slice holds a NaN exactly where its extremum is NaN)
+            hit = logical_or(hit, isnan(x))
+        hit = cast(hit, x.dtype)
         return hit / apply(Sum, hit, dims=dims, keepdim=True)
 
     def vjp(self, ctx, g):
@@ -394,7 +399,8 @@ def _amax_amin(prim: Primitive, input: Tensor, dim: Dim, keepdim: bool, op: str)
 
 @method()
 def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
-    """The maximum over ``dim`` (all dims for ``()``); ties share the gradient evenly.
+    """The maximum over ``dim`` (all dims for ``()``); ties share the gradient evenly, and
+    where the maximum is NaN the NaNs share it (PyTorch's amax gives NaN there, its max() this).
 
     Example:
         >>> ember.tensor([[1.0, 4.0], [3.0, 2.0]]).amax(0)

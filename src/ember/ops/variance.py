@@ -15,6 +15,7 @@ from ember.ops.dims import Dim, reduce_dims, with_reduced_dims
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import apply
 from ember.ops.reduce import Sum, mean
+from ember.ops.select import where
 from ember.ops.unary import sqrt
 from ember.tensor import Tensor, method
 
@@ -50,8 +51,17 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     squares = apply(Sum, squared, dims=dims, keepdim=keepdim)
     dof = n - correction
     variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
-    return (sqrt(variance) if root else variance,
+    return (_root(variance) if root else variance,
             mu if keepdim else with_reduced_dims(mu, input.shape, dims, False))
+
+
+def _root(variance: Tensor) -> Tensor:
+    """The standard deviation, with PyTorch's zero gradient where it is 0 (a constant slice:
+    the chain rule alone gives ``0 * inf = NaN`` there)."""
+    if not variance.requires_grad:
+        return sqrt(variance)
+    zero = variance == 0
+    return where(zero, 0.0, sqrt(where(zero, 1.0, variance)))
 
 
 @method()

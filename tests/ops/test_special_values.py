@@ -1,0 +1,85 @@
+"""Special values (NaN, ±inf, ±0) through ops whose gradient PyTorch defines there: each case
+runs in Ember and PyTorch (float64) and compares values and gradients, NaN equal to NaN."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+nan, inf = float("nan"), float("inf")
+
+
+def _values_and_grads(lib, fn, *inputs):
+    xs = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in inputs]
+    out = fn(lib, *xs)
+    grads = lib.autograd.grad(out.sum(), xs)
+    return [np.asarray(out.detach().tolist())] + [np.asarray(g.tolist()) for g in grads]
+
+
+def _same_as_torch(fn, *inputs):
+    for mine, ref in zip(_values_and_grads(ember, fn, *inputs),
+                         _values_and_grads(torch, fn, *inputs)):
+        np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_rounded_division_has_zero_gradient_at_a_zero_divisor(mode):
+    # (trunc was trunc(a / b): its zero gradient went through a / b, 0 / 0 = NaN at b = 0)
+    _same_as_torch(lambda lib, a, b: lib.div(a, b, rounding_mode=mode),
+                   [1.0, 0.0, -3.5, 7.0, nan], [0.0, 0.0, 2.0, -0.0, 1.0])
+
+
+def test_std_of_a_constant_slice_has_zero_gradient():
+    rows = [[3.0, 3.0, 3.0], [1.0, 2.0, 4.0], [0.0, 0.0, 0.0]]
+    _same_as_torch(lambda lib, x: x.std(1), rows)
+    _same_as_torch(lambda lib, x: x.std(), [[2.0, 2.0], [2.0, 2.0]])
+    _same_as_torch(lambda lib, x: lib.std_mean(x, 1, correction=0)[0], rows)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_multi_margin_loss_with_an_infinite_target_logit(p):
+    # (the target's own term, inf - inf = NaN, was scaled by 0 instead of masked)
+    logits = [[1.0, inf, 2.0], [0.1, 0.8, 0.2], [-inf, 0.0, 1.0]]
+    target = [1, 1, 1]
+    _same_as_torch(lambda lib, x: lib.nn.functional.multi_margin_loss(
+        x, lib.tensor(target), p=p, reduction="none"), logits)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_whole_max_min_with_nan_give_the_gradient_to_the_nans(op):
+    _same_as_torch(lambda lib, x: getattr(x, op)(), [[1.0, nan, 2.0, nan], [1.0, 2.0, 3.0, 3.0]])
+    _same_as_torch(lambda lib, x: lib.linalg.vector_norm(x, inf, dim=1),
+                   [[1.0, nan, 2.0, nan], [1.0, -3.0, 3.0, 2.0]])
+
+
+def test_amax_with_nan_shares_the_gradient_among_the_nans():
+    # PyTorch's amax gives NaN gradients here (0 / 0); Ember follows its max()
+    x = ember.tensor([[1.0, nan, 2.0, nan], [1.0, 2.0, 3.0, 3.0]], requires_grad=True)
+    x.amax(1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0.5, 0, 0.5], [0, 0, 0.5, 0.5]])
+
+
+@pytest.mark.parametrize("weight", [[0.25], [0.25, -1.5]])
+def test_prelu_weight_gradient_with_infinite_inputs(weight):
+    # (where(x > 0, x, w * x) sent 0 * inf = NaN into the weight's gradient)
+    def fn(lib, x, w):
+        x = x.reshape(2, len(weight), -1)
+        return lib.nn.functional.prelu(x, w)
+
+    _same_as_torch(fn, [[inf, -2.0, -0.0, 5.0], [1.0, -inf, 3.0, 0.0]], weight)
+
+
+def test_gammainc_of_a_subnormal_a_is_one_not_inf():
+    # (the series started at 1 / a, inf for a subnormal a; P(a, x) -> 1 as a -> 0)
+    a = ember.tensor([5e-324, 5e-324, 2.2250738585072014e-308, 1e-300], dtype=ember.float64)
+    x = ember.tensor([5e-324, 1e-10, 2.2250738585072014e-308, 0.5], dtype=ember.float64)
+    np.testing.assert_allclose(ember.special.gammainc(a, x).numpy(), 1.0, rtol=1e-15)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_polygamma_just_below_zero(n):
+    # (cot of a subnormal is infinite: NumPy's polyval turned it into NaN)
+    x = [-5e-324, -1e-310, -1e-300]
+    mine = ember.polygamma(n, ember.tensor(x, dtype=ember.float64)).numpy()
+    np.testing.assert_array_equal(mine, torch.polygamma(n, torch.tensor(x, dtype=torch.float64)))
