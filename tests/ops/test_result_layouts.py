@@ -101,3 +101,17 @@ def test_pixel_shuffles_of_channels_last_input_stay_channels_last_as_torch(op, f
     assert mine.stride() == ref.stride() and mine_grad.stride() == ref_grad.stride()
     np.testing.assert_array_equal(mine.detach().numpy(), ref.detach().numpy())
     np.testing.assert_array_equal(mine_grad.numpy(), ref_grad.numpy())
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "channels_last_3d"])
+@pytest.mark.parametrize("op", ["add", "exp", "neg"])
+def test_an_out_resized_to_a_channels_last_result_is_channels_last_as_torch(op, layout):
+    # Ember resized out to C order, torch to the result's layout
+    results = []
+    for m in (ember, torch):
+        x, out = INPUTS[layout](m) / 50, m.empty(0, dtype=m.float64)
+        args = (x, x) if op == "add" else (x,)
+        assert getattr(m, op)(*args, out=out) is out
+        results.append(out)
+    assert results[0].stride() == results[1].stride()
+    np.testing.assert_allclose(results[0].numpy(), results[1].numpy())

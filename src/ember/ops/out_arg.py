@@ -33,6 +33,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD
 from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
+from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops.creation import empty
 from ember.ops.forwarding import forwarder
 from ember.ops.numpy_names import takes_numpy_names
@@ -256,10 +257,15 @@ def _write(op: str, out: Tensor, result: Tensor) -> None:
                           "deprecated: resize it to zero elements first (out.resize_(0)) to "
                           "reuse it", UserWarning, stacklevel=4)
         if out.device.type == "cpu":
-            out.resize_(result.shape)
+            # PyTorch's resized out takes the result's layout: a channels-last result's
+            fmt = format_of(result)
+            out.resize_(result.shape, memory_format=fmt if fmt in _NAMED else None)
         else:  # (resize_ reads strided memory, which only the CPU backend exposes)
             out.set_(empty(result.shape, dtype=out.dtype, device=out.device))
     out.copy_(result)
+
+
+_NAMED = (channels_last, channels_last_3d)
 
 
 def torch_dtype_name(dtype: Any) -> str:
