@@ -1,6 +1,8 @@
 """Activation functions against PyTorch and finite differences (see optable.py), plus kinks,
 dtypes, in-place forms and argument errors."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -239,3 +241,18 @@ def test_prelu_dtypes_and_a_0d_input_as_torch():
         ember.prelu(ember.tensor([[-1, 2]]), ember.tensor([1, 2]))
     with ember.autocast("cpu", dtype=ember.bfloat16):  # (torch's autocast runs it in bf16)
         assert ember.nn.PReLU()(ember.randn(3, dtype=ember.bfloat16)).dtype is ember.bfloat16
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("slope", [0.01, 0.1, 0.5, 1.0, 0.0, 2.0, -0.5, 1e-40])
+def test_leaky_relu_at_nan_inf_signed_zeros_and_half_precision_as_torch(dtype, slope):
+    # (the maximum of x and x·slope for 0 < slope <= 1; half precision scales in float32, as
+    # PyTorch: -3 * 0.1 in float16 gave -0.2998 where PyTorch gives -0.3000)
+    values = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-30, -1e-30, 3.0,
+              -3.0, 65504.0, -65504.0]
+    got = ember.nn.functional.leaky_relu(ember.tensor(values).to(getattr(ember, dtype)),
+                                         slope).float().numpy()
+    want = F.leaky_relu(torch.tensor(values).to(getattr(torch, dtype)), slope).float().numpy()
+    np.testing.assert_array_equal(got, want)
+    kept = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[kept]), np.signbit(want[kept]))
