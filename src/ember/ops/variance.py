@@ -7,26 +7,33 @@ from __future__ import annotations
 from math import prod as _product
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.autograd.graph import name_node
 from ember.errors import DTypeError
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.dims import Dim, reduce_dims, with_reduced_dims
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import apply
+from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import Sum, mean
 from ember.ops.select import where
 from ember.ops.unary import sqrt
+from ember.ops.variance_kernel import fused_var
 from ember.tensor import Tensor, method
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
 
+_FUSED = (np.dtype(np.float32), np.dtype(np.float64))  # (the fused var's dtypes)
+
 
 def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
-                  correction: float | None, op: str, root: bool = False
-                  ) -> tuple[Tensor, Tensor]:
+                  correction: float | None, op: str, root: bool = False, mean_too: bool = True
+                  ) -> tuple[Tensor, Tensor | None]:
     """``(var, mean)``, or ``(std, mean)`` with ``root``; half precision computes in float32
-    (the square of 300 overflows float16) and rounds each result once."""
+    (the square of 300 overflows float16) and rounds each result once. Without ``mean_too``
+    the mean is None, and a real float32/float64 variance called eagerly is the fused ``var``
+    primitive (:mod:`ember.ops.variance_kernel`)."""
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -39,9 +46,13 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     dims = reduce_dims(input, dim, op)
     if reduces_in_float32(input):
         spread, mu = _var_and_mean(cast(input, dtypes.float32), dims, None, keepdim, correction,
-                                   op, root)
-        return cast(spread, input.dtype), cast(mu, input.dtype)
+                                   op, root, mean_too)
+        return cast(spread, input.dtype), None if mu is None else cast(mu, input.dtype)
     n = _product(input.shape[d] for d in dims)
+    if not mean_too and n and input._data.dtype in _FUSED and (
+            DISPATCH.handler is None or DISPATCH.only_observers()):
+        spread = fused_var(input, dims, keepdim, correction)
+        return (_root(spread) if root else spread), None
     mu = mean(input, dims, keepdim=True)
     centered = input - mu
     if centered.is_complex():  # squared moduli: the spread is real, as PyTorch's
@@ -51,8 +62,11 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     squares = apply(Sum, squared, dims=dims, keepdim=keepdim)
     dof = n - correction
     variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
-    return (_root(variance) if root else variance,
-            mu if keepdim else with_reduced_dims(mu, input.shape, dims, False))
+    if not mean_too:
+        mu = None
+    elif not keepdim:
+        mu = with_reduced_dims(mu, input.shape, dims, False)
+    return (_root(variance) if root else variance), mu
 
 
 def _root(variance: Tensor) -> Tensor:
@@ -77,8 +91,8 @@ def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
     if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
         return handle(var, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
                                               "correction": correction})
-    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0],
-                     "VarBackward0")
+    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "var",
+                                   mean_too=False)[0], "VarBackward0")
 
 
 @method()
@@ -93,8 +107,8 @@ def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
     if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
         return handle(std, (input, dim), {"unbiased": unbiased, "keepdim": keepdim,
                                               "correction": correction})
-    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0],
-                     "StdBackward0")
+    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True,
+                                   mean_too=False)[0], "StdBackward0")
 
 
 def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
