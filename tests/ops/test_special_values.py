@@ -83,3 +83,11 @@ def test_polygamma_just_below_zero(n):
     x = [-5e-324, -1e-310, -1e-300]
     mine = ember.polygamma(n, ember.tensor(x, dtype=ember.float64)).numpy()
     np.testing.assert_array_equal(mine, torch.polygamma(n, torch.tensor(x, dtype=torch.float64)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sign_of_a_0d_nan_is_zero(dtype):
+    # (NumPy's sign of a 0-d array is a scalar, which putmask refused: l1_loss's backward too)
+    assert ember.sign(ember.tensor(nan, dtype=getattr(ember, dtype))).item() == 0.0
+    _same_as_torch(lambda lib, x: lib.nn.functional.l1_loss(x, lib.tensor(1.0, dtype=x.dtype)),
+                   nan)
