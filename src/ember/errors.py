@@ -9,9 +9,32 @@ op, the shapes/dtypes/devices involved and a hint.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class EmberError(Exception):
-    """Base class of every error Ember raises on purpose."""
+    """Base class of every error Ember raises on purpose.
+
+    A message that starts with the name of an op other than the public function the user
+    called (the ``sub`` inside ``margin_ranking_loss``) is prefixed with that function's name,
+    ``margin_ranking_loss: sub: shapes …``, by the hook the ops register
+    (:func:`set_message_hook`); made when the error is, on the error path only.
+    """
+
+    def __init__(self, *args: object) -> None:
+        if _message_hook is not None and args and type(args[0]) is str:
+            args = (_message_hook(args[0]), *args[1:])
+        super().__init__(*args)
+
+
+_message_hook: Callable[[str], str] | None = None
+
+
+def set_message_hook(hook: Callable[[str], str] | None) -> None:
+    """Makes ``hook(message)`` rewrite the message of every :class:`EmberError` made from now
+    on (:func:`ember.ops.public_op.public_message`: the errors layer knows no ops)."""
+    global _message_hook
+    _message_hook = hook
 
 
 class ShapeError(EmberError, ValueError, RuntimeError):
@@ -24,6 +47,13 @@ class DTypeError(EmberError, TypeError, RuntimeError):
     as PyTorch's ``"add" not implemented for 'Bool'`` and ``expected scalar type Float but
     found Long`` are (not a NotImplementedError: ``except NotImplementedError`` fallbacks,
     a parametrization's missing ``right_inverse``, must not swallow it)."""
+
+
+class ArgumentTypeError(EmberError, TypeError, RuntimeError):
+    """An argument of the wrong kind: a many-element tensor where a bool or an int belongs, a
+    string where a size does, e.g. ``argsort(): argument 'descending' must be bool, not a
+    Tensor of shape (2,) int64``. A TypeError as PyTorch's argument parser raises, and a
+    RuntimeError as PyTorch's Python code raises for ``bool()`` of such a tensor."""
 
 
 class DeviceError(EmberError, RuntimeError):
@@ -88,13 +118,16 @@ def describe(shape: tuple[int, ...], dtype: object) -> str:
 def not_a_tensor_error(op: str, name: str, value: object, many: bool = False) -> TypeError:
     """PyTorch's ``TypeError`` for an argument of ``op`` that should be a tensor (``many``:
     a sequence of tensors) and is not, e.g. ``conv2d(): argument 'input' must be Tensor, not
-    list``; for the error path of a check that reads a tensor's attribute off ``value``."""
+    list``; for the error path of a check that reads a tensor's attribute off ``value``. (A
+    plain TypeError, whose message the hook of :class:`EmberError` names the composite in.)"""
     kind = type(value).__name__
     if many:
-        return TypeError(f"{op}(): argument '{name}' must hold Tensors, not {kind}. Hint: "
-                         "convert each with ember.tensor(...)")
-    return TypeError(f"{op}(): argument '{name}' must be Tensor, not {kind}. Hint: convert it "
-                     "with ember.tensor(...) or ember.as_tensor(...)")
+        message = (f"{op}(): argument '{name}' must hold Tensors, not {kind}. Hint: convert "
+                   "each with ember.tensor(...)")
+    else:
+        message = (f"{op}(): argument '{name}' must be Tensor, not {kind}. Hint: convert it "
+                   "with ember.tensor(...) or ember.as_tensor(...)")
+    return TypeError(_message_hook(message) if _message_hook is not None else message)
 
 
 def refuse_non_tensor(op: str, name: str, value: object) -> None:

@@ -255,8 +255,9 @@ class Tensor:
         if self._device.is_meta:
             no_data("item()")
         if self._data.size != 1:
-            raise ValueError(f"item(): a tensor with {self._data.size} elements cannot be "
-                             "converted to a Python scalar; index it first")
+            raise _not_a_python_value(self, "number", ValueError(
+                f"item(): a tensor with {self._data.size} elements cannot be converted to a "
+                "Python scalar; index it first"))
         return self._data.reshape(()).item() if self.dtype is not dtypes.bfloat16 else \
             float(self._data.reshape(()))
 
@@ -406,8 +407,9 @@ class Tensor:
         if self._device.is_meta:
             no_data("bool()")
         if self._data.size != 1:
-            raise RuntimeError(f"bool() of a tensor with {self._data.size} elements is "
-                               "ambiguous; use .any() or .all()")
+            raise _not_a_python_value(self, "bool", RuntimeError(
+                f"bool() of a tensor with {self._data.size} elements is ambiguous; use .any() "
+                "or .all()"))
         return bool(self._data.reshape(()))
 
     # (int(), float(), complex(), operator.index and `in`: ops/number_protocol.py)
@@ -461,6 +463,14 @@ class Tensor:
             out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
             memo[id(self)] = out
         return memo[id(self)]
+
+
+def _not_a_python_value(t: Tensor, kind: str, plain: Exception) -> Exception:
+    """The error of ``bool()``/``item()`` of a many-element ``t``: inside an op, one naming
+    the op and its argument (:mod:`ember.ops.argument_kind`), else ``plain``."""
+    from ember.ops.argument_kind import not_a_python_value  # (the ops import this module)
+
+    return not_a_python_value(t, kind, plain)
 
 
 def _copied(t: Tensor, memo: dict) -> Tensor:

@@ -414,3 +414,12 @@ def test_vector_norms_without_identity_refuse_empty_dims_as_torch(ord, dim):
     raises_like_torch(lambda m: m.linalg.vector_norm(m.zeros(2, 0), ord, dim),
                       ember.ShapeError, "vector_norm: cannot compute the .* norm over an empty")
     same_as_torch(lambda m: m.linalg.vector_norm(m.zeros(2, 0), ord, 0))  # (2 empty norms)
+
+
+def test_a_tensor_times_a_numpy_array_is_computed_as_pytorch():
+    """``t @ array`` as PyTorch (it raised that a dense tensor met a 'numpy.ndarray' layout);
+    the array's dtype promotes as PyTorch's result shows."""
+    for b in (np.arange(6.0).reshape(3, 2), np.arange(3, dtype=np.float32)):
+        got, want = ember.ones(2, 3) @ b, torch.ones(2, 3) @ b
+        np.testing.assert_allclose(got.numpy(), want.numpy())
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]

@@ -7,6 +7,7 @@ nothing to pin)."""
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -33,6 +34,7 @@ from ember.layouts import (
     preserve_format,
     strided,
 )
+from ember.ops.argument_kind import not_a_number
 from ember.ops.fits import check_fits, check_real
 from ember.ops.int_args import as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
@@ -287,9 +289,11 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
         else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
             array = xp.full(shape, np.asarray(fill).astype(dt.np))
     except (MemoryError, ValueError) as exc:
-        if not is_allocation_failure(exc):
+        if is_allocation_failure(exc):
+            raise allocation_error(op, shape, dt, exc) from exc
+        if isinstance(fill, numbers.Number) or hasattr(fill, "dtype"):
             raise
-        raise allocation_error(op, shape, dt, exc) from exc
+        raise not_a_number(fill) from None  # (a string, a tuple: no fill value)
     return _finish(array, dev, requires_grad)
 
 
@@ -335,7 +339,10 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
     """
     check_strided("full", layout)
     if dtype is None:
-        dtype = dtypes.result_type(fill_value)
+        try:
+            dtype = dtypes.result_type(fill_value)
+        except DTypeError:
+            raise not_a_number(fill_value) from None
     return _make("full", fill_value, (size,),
                  dtype, device, requires_grad)
 
@@ -409,6 +416,8 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
               memory_format: memory_format = preserve_format) -> Tensor:
     """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
     (``memory_format``)."""
+    if not isinstance(fill_value, numbers.Number) and getattr(fill_value, "ndim", 1):
+        raise not_a_number(fill_value)  # (a sequence would broadcast into t's shape)
     return _like(full_like, fill_value, t, dtype, device, requires_grad, layout,
                  memory_format, fill_value)
 
@@ -553,6 +562,11 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     """A 0-d constant of ``dtype`` on ``dev`` (how Python scalars enter ops)."""
     try:
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev)
+    except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
+        if isinstance(value, numbers.Number) or type(value).__module__ not in ("builtins",
+                                                                                 "numpy"):
+            raise
+        raise not_a_number(value) from None
     except OverflowError:  # wraps around, as PyTorch's integer arithmetic does
         if not -2 ** 63 <= value < 2 ** 64:  # (NumPy's raw error: no integer dtype holds it)
             raise ValueOverflow(f"the Python int {value} fits no tensor dtype (int64, uint64), "

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import IndexOutOfRange, ShapeError
+from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.tensor import Tensor
@@ -34,7 +34,8 @@ def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
     try:
         d = operator.index(dim)
     except TypeError:
-        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
+        raise ArgumentTypeError(f"{op}: dim must be an int, got {type(dim).__name__}") \
+            from None
     n = ndim if ndim else 1
     if not -n <= d < n:
         raise IndexOutOfRange(f"{op}: dimension {d} is out of range for a tensor of {ndim} "

@@ -21,6 +21,7 @@ import numpy as np
 
 from ember.backend import compiled, parallel
 from ember.errors import ShapeError, refuse_non_tensor
+from ember.ops.int_args import as_ints
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
 
@@ -37,7 +38,7 @@ def ntuple(value: Any, n: int, op: str, what: str) -> tuple[int, ...]:
     """Reads an int-or-sequence argument as ``n`` ints: ``ntuple(3, 2, …) == (3, 3)``."""
     if isinstance(value, int):
         return (int(value),) * n
-    out = tuple(int(v) for v in value)
+    out = as_ints(value, op, what)
     if len(out) == 1:
         return out * n
     if len(out) != n:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ember.errors import ArgumentTypeError
+
 __all__: list[str] = []
 
 
@@ -22,8 +24,8 @@ def as_int(value: Any, op: str, what: str) -> int:
             return operator.index(value)
     except TypeError:
         pass
-    raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__} {value!r}. "
-                    "Hint: convert it with int() if truncating is meant")
+    raise ArgumentTypeError(f"{op}: {what} must be an int, got {type(value).__name__} "
+                            f"{value!r}. Hint: convert it with int() if truncating is meant")
 
 
 def as_ints(values: Any, op: str, what: str) -> tuple[int, ...]:

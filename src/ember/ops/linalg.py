@@ -14,6 +14,8 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import (
@@ -26,7 +28,7 @@ from ember.errors import (
 from ember.layouts import jagged, strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
-from ember.ops.convert import cast
+from ember.ops.convert import cast, promote
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.einsum_sublist import sublist_equation
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
@@ -180,6 +182,8 @@ def _not_dense_matmul(input: Any, other: Any) -> Any:
     clear error."""
     if getattr(input, "layout", strided) is not strided:
         return input.matmul(other)
+    if isinstance(input, Tensor) and isinstance(other, np.ndarray):  # (t @ array, as PyTorch)
+        return matmul(*promote(input, as_tensor(other)))
     if isinstance(input, Tensor) and input.ndim in (1, 2) and getattr(other, "ndim", 0) == 2:
         product = other.t().matmul(input.t())
         return product.t() if input.ndim == 2 else product

@@ -24,6 +24,7 @@ from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops import batch_norm_kernel, rows_kernel
 from ember.ops.convert import HALF
 from ember.ops.inplace import inplace
+from ember.ops.int_args import as_ints
 from ember.ops.norms import vector_norm
 from ember.ops.out_arg import torch_dtype_name
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -371,7 +372,7 @@ def checked_normalized_shape(op: str, input: Tensor,
     """``normalized_shape`` as a tuple, checked to be how the floating ``input`` ends."""
     _check_float(op, input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(int(s) for s in normalized_shape)
+        as_ints(normalized_shape, op, "normalized_shape")
     k = len(shape)
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} does not end with "

@@ -9,6 +9,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import OpError, ValueOverflow, describe
+from ember.ops.argument_kind import not_a_python_value
 from ember.ops.compare import eq
 from ember.ops.join import flip
 from ember.tensor import Tensor, method
@@ -48,8 +49,9 @@ def _to_index(self: Tensor) -> int:
     """``operator.index(t)`` (``range(t)``, ``lst[t]``): an integer or bool tensor of one
     element, as in PyTorch."""
     if self.dtype.category > dtypes.INT or self._data.size != 1:
-        raise TypeError(f"only integer tensors of a single element can be used as an index, "
-                        f"got {describe(self.shape, self.dtype)}")
+        raise not_a_python_value(self, "int", TypeError(
+            "only integer tensors of a single element can be used as an index, got "
+            f"{describe(self.shape, self.dtype)}"))
     return int(self.item())
 
 

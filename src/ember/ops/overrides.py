@@ -26,11 +26,11 @@ The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it a
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Iterable
-from types import FrameType, TracebackType
+from collections.abc import Callable
 from typing import Any
+
+# (the tensor-likes' errors name the op they met with these)
+from ember.ops.public_op import calling_op, outermost_op  # noqa: F401
 
 __all__: list[str] = []
 
@@ -57,38 +57,3 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> Any:
             if handler is not None:
                 return handler(op, args, kwargs)
     raise TypeError(f"{op.__name__}: no tensor-like argument to hand the call to")
-
-
-def outermost_op(tb: TracebackType | None) -> str:
-    """The outermost public function of ``ember.ops`` in the traceback ``tb`` (``stack``, not
-    the ``reshape`` it calls), else "conversion to an array": the op an error about an operand
-    it cannot take names, found only when the message is read."""
-    frames = []
-    while tb is not None:
-        frames.append(tb.tb_frame)
-        tb = tb.tb_next
-    return _first_op(frames)
-
-
-def calling_op() -> str:
-    """:func:`outermost_op` of the frames calling this function now (for an error's message
-    made where it is raised)."""
-    frames, frame = [], sys._getframe(1)
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
-    return _first_op(reversed(frames))
-
-
-def _first_op(frames: Iterable[FrameType]) -> str:
-    for frame in frames:
-        code, name = frame.f_code, frame.f_code.co_name
-        if name == "op":  # a generated public function (unary.py's): the name it was given
-            name = getattr(frame.f_locals.get("op"), "__name__", name)
-        if _OPS_DIR in code.co_filename and not name.startswith(("_", "<")) and \
-                name not in ("eager", "apply", "op", "inplace", "not_casting"):
-            return name
-    return "conversion to an array"
-
-
-_OPS_DIR = os.path.join("ember", "ops", "")

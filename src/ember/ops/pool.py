@@ -32,6 +32,7 @@ from ember.ops import im2col, max_pool_kernel
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
+from ember.ops.int_args import as_int, as_ints
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
@@ -476,10 +477,12 @@ def _window_mean(y: Tensor, axis: int, out: int) -> Tensor:
 def _output_size(op: str, output_size: Any, spatial: tuple[int, ...]) -> tuple[int, ...]:
     n = len(spatial)
     sizes = (output_size,) * n if isinstance(output_size, int) or output_size is None \
-        else tuple(output_size)
+        else tuple(output_size) if hasattr(output_size, "__iter__") \
+        else as_ints(output_size, op, "output_size")
     if len(sizes) != n:
         raise ShapeError(f"{op}: output_size must be an int or {n} sizes, got {output_size!r}")
-    out = tuple(s if o is None else int(o) for s, o in zip(spatial, sizes, strict=True))
+    out = tuple(s if o is None else as_int(o, op, "output_size")
+                for s, o in zip(spatial, sizes, strict=True))
     if min(out, default=1) < 0 or (min(spatial, default=1) == 0 and max(out, default=0) > 0):
         raise ShapeError(f"{op}: cannot pool spatial size {spatial} to {out}")
     return out

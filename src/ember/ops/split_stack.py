@@ -17,7 +17,7 @@ from ember.ops.construct import tensor_split
 from ember.ops.creation import zeros
 from ember.ops.diagonal import diagonal_scatter
 from ember.ops.gather import index_select
-from ember.ops.int_args import as_int
+from ember.ops.int_args import as_int, as_ints
 from ember.ops.join import cat, hstack
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import for_each, reshape, split
@@ -38,7 +38,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0
         [[0, 1], [2, 3, 4]]
     """
     d = normalize_dim(dim, input.ndim, "split_with_sizes")
-    sizes = [int(s) for s in split_sizes]
+    sizes = list(as_ints(split_sizes, "split_with_sizes", "split_sizes"))
     if any(s < 0 for s in sizes) or sum(sizes) != input.shape[d]:
         raise ShapeError(f"split_with_sizes: expects split_sizes {sizes} to sum exactly to "
                          f"{input.shape[d]} (input tensor's size at dimension {d})")
@@ -55,7 +55,8 @@ def _split_along(op: str, input: Tensor, spec: Any, dim: int, least: int) -> tup
         if spec == 0 or size % spec:
             raise ShapeError(f"{op} attempted to split along dimension {dim}, but the size of "
                              f"the dimension {size} is not divisible by the split_size {spec}!")
-    return tensor_split(input, list(spec) if not isinstance(spec, int) else spec, dim)
+    return tensor_split(input, spec if isinstance(spec, int) else
+                        list(as_ints(spec, op, "indices_or_sections")), dim)
 
 
 @method()

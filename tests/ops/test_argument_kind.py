@@ -1,0 +1,102 @@
+"""A value of the wrong kind where an op takes a Python bool, int, float or number (a tensor of
+several elements for a flag, a string or a float for a size, a string for a fill value) raises
+PyTorch's TypeError naming the op the user called and the argument, not the message of the
+conversion (``bool() of a tensor with 2 elements is ambiguous``) without the op."""
+
+import pytest
+import torch
+
+import ember
+from ember.errors import ArgumentTypeError
+
+
+def _both(call):
+    """Torch's and Ember's errors of ``call(module, F)``."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(Exception) as caught:
+            call(m, m.nn.functional)
+        errors.append(caught.value)
+    return errors
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m, F: m.ones(3, 4).sum(0, keepdim=m.tensor([1, 2])),
+     r"^sum\(\): argument 'keepdim' must be bool, not a Tensor of shape \(2,\) int64"),
+    (lambda m, F: m.argsort(m.ones(3, 4), 0, m.tensor([1, 2])),
+     r"^argsort\(\): argument 'descending' must be bool, not a Tensor of shape \(2,\)"),
+    # a tensor made of the argument (p < 0) is found by the argument's annotation
+    (lambda m, F: F.dropout(m.ones(3, 4), m.tensor([0.1, 0.2])),
+     r"^dropout\(\): argument 'p' must be float, not a Tensor of shape \(2,\) float32"),
+])
+def test_a_tensor_for_a_python_flag_names_the_op_and_the_argument(call, match):
+    torch_error, error = _both(call)
+    assert isinstance(error, ArgumentTypeError) and isinstance(error, type(torch_error))
+    assert isinstance(error, TypeError) and isinstance(error, RuntimeError)
+    assert error.args[0].endswith("Hint: pass a Python " + match.split("must be ")[1].split(
+        ",")[0] + "; a one-element tensor's value is t.item()")
+    with pytest.raises(ArgumentTypeError, match=match):
+        call(ember, ember.nn.functional)
+
+
+def test_outside_an_op_the_conversion_keeps_its_own_error():
+    with pytest.raises(RuntimeError, match=r"^bool\(\) of a tensor with 2 elements is ambiguous"):
+        bool(ember.ones(2))
+    with pytest.raises(ValueError, match=r"^item\(\): a tensor with 2 elements"):
+        ember.ones(2).item()
+    with pytest.raises(TypeError, match="^only integer tensors of a single element"):
+        [1, 2][ember.ones(2, dtype=ember.int64)]
+
+
+def test_a_one_element_tensor_flag_still_passes():
+    x = ember.arange(6.0).reshape(2, 3)
+    assert x.sum(0, keepdim=ember.tensor(True)).shape == (1, 3)
+    assert x.softmax(ember.tensor(1)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m, F: F.max_pool1d(m.ones(1, 2, 8), 2.5), "max_pool1d: kernel_size must be an int"),
+    (lambda m, F: F.max_pool1d(m.ones(1, 2, 8), (2.0,)), "max_pool1d: kernel_size must be an int"),
+    (lambda m, F: F.avg_pool1d(m.ones(1, 2, 8), "a"), "avg_pool1d: kernel_size must be an int"),
+    (lambda m, F: F.adaptive_avg_pool1d(m.ones(1, 2, 8), 2.5),
+     "adaptive_avg_pool1d: output_size must be an int"),
+    (lambda m, F: F.conv2d(m.ones(1, 1, 4, 4), m.ones(1, 1, 2, 2), stride=1.5),
+     "conv2d: stride must be an int"),
+    (lambda m, F: m.ones(5).split_with_sizes([2.0, 3]),
+     "split_with_sizes: split_sizes must be an int"),
+    (lambda m, F: m.ones(4, 4).hsplit(2.5), "hsplit: indices_or_sections must be an int"),
+    (lambda m, F: F.layer_norm(m.ones(3, 4), 2.5), "layer_norm: normalized_shape must be an int"),
+    (lambda m, F: F.layer_norm(m.ones(3, 4), "a"), "layer_norm: normalized_shape must be an int"),
+])
+def test_a_float_or_string_size_is_a_type_error_naming_the_op(call, match):
+    torch_error, error = _both(call)
+    assert isinstance(torch_error, TypeError) and isinstance(error, ArgumentTypeError)
+    with pytest.raises(ArgumentTypeError, match=match):
+        call(ember, ember.nn.functional)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: m.full((2,), "abc"), r"^full\(\): argument 'fill_value' must be a number, not str"),
+    (lambda m: m.full_like(m.ones(2), "abc"),
+     r"^full_like\(\): argument 'fill_value' must be a number, not str"),
+    # (a sequence the shape of the tensor broadcast into it)
+    (lambda m: m.full_like(m.ones(2), (5, 5)),
+     r"^full_like\(\): argument 'fill_value' must be a number, not tuple \(5, 5\)"),
+    (lambda m: m.isclose(m.ones(3), "abc"), r"^isclose\(\): argument 'other' must be a number"),
+    (lambda m: m.heaviside(m.ones(3), "abc"),
+     r"^heaviside\(\): argument 'values' must be a number"),
+])
+def test_a_string_for_a_number_names_the_op_and_the_argument(call, match):
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(ArgumentTypeError, match=match):
+        call(ember)
+
+
+def test_sizes_of_ints_still_pass():
+    x = ember.ones(1, 2, 8)
+    F = ember.nn.functional
+    assert F.max_pool1d(x, [2]).shape == F.avg_pool1d(x, 2).shape == (1, 2, 4)
+    assert F.adaptive_avg_pool1d(x, (ember.tensor(4),)).shape == (1, 2, 4)
+    assert [p.shape[0] for p in ember.ones(5).split_with_sizes([2, 3])] == [2, 3]
+    assert ember.full_like(ember.ones(2), ember.tensor(3.0)).tolist() == [3.0, 3.0]
