@@ -91,8 +91,7 @@ META_LAYOUT_GAPS = {
     "conv2d_channels_last": set(LAYOUTS_4D),
     "layer_norm": {"channels_last", "permuted"}, "batch_norm": {"channels_last", "permuted"},
     "max_pool": {"channels_last", "permuted"}, "cat": {"channels_last", "permuted"},
-    "stack": {"channels_last", "permuted"}, "sum": {"permuted"}, "amax": {"permuted"},
-    "mean": {"channels_last"}, "sum_keepdim": {"channels_last"},
+    "stack": {"channels_last", "permuted"},
 }
 
 

@@ -115,3 +115,25 @@ def test_an_out_resized_to_a_channels_last_result_is_channels_last_as_torch(op, 
         results.append(out)
     assert results[0].stride() == results[1].stride()
     np.testing.assert_allclose(results[0].numpy(), results[1].numpy())
+
+
+@pytest.mark.parametrize("layout", list(INPUTS))
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "prod", "std", "logsumexp",
+                                "max", "argmax", "all", "count_nonzero"])
+@pytest.mark.parametrize("dim, keepdim", [(1, True), (-1, False), (-1, True), ((2, 3), True),
+                                          ((0, 1), False)])
+def test_reductions_give_c_order_as_torch(op, layout, dim, keepdim):
+    # NumPy's reductions follow the input's layout (x_cl.sum(-1).view(-1) failed); torch's
+    # allocate C-ordered results, size-1 dims' strides included
+    if op in ("max", "argmax", "prod") and not isinstance(dim, int):  # (torch: one dim)
+        dim = dim[0]
+    if op == "count_nonzero":
+        call = lambda m, x: m.count_nonzero(x, dim)  # noqa: E731
+    elif op == "all":
+        call = lambda m, x: (x > 0.5).all(dim, keepdim=keepdim)  # noqa: E731
+    elif op == "max":
+        call = lambda m, x: x.max(dim, keepdim=keepdim).values  # noqa: E731
+    else:
+        call = lambda m, x: getattr(x, op)(dim, keepdim=keepdim)  # noqa: E731
+    differentiable = op not in ("argmax", "all", "count_nonzero")
+    assert_like_torch(call, layout, grad=differentiable)

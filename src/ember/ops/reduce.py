@@ -56,6 +56,18 @@ __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
            "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero"]
 
 
+def c_ordered(out: Any, a: Any) -> Any:
+    """``out``, reduced from ``a``, in C order: PyTorch's reductions allocate their results
+    contiguous whatever the input's layout, where NumPy's follow it (so ``x.sum(-1).view(-1)``
+    of a channels-last ``x`` failed), and with C strides for size-1 dims too (a view). (NumPy
+    gives those for a C-ordered ``a``.)"""
+    if a.flags.c_contiguous or getattr(out, "ndim", 0) < 2:
+        return out
+    if not out.flags.c_contiguous:
+        return out.copy()
+    return out.reshape(-1).reshape(out.shape) if 1 in out.shape and out.size else out
+
+
 class Reduction(Primitive):
     """A primitive reducing ``dims`` (sorted, non-negative), kept as size 1 if ``keepdim``."""
 
@@ -73,10 +85,11 @@ class Accumulation(Reduction):
         if self.ufunc == "add" and axis is not None:
             total = gemm.sum_leading(xp, a, dims)
             if total is not None:
-                return total if keepdim else total.reshape(reduced_shape(a.shape, dims, False))
+                return c_ordered(total if keepdim else
+                                 total.reshape(reduced_shape(a.shape, dims, False)), a)
         ufunc = getattr(xp, self.ufunc)
         out = ufunc.reduce(a, axis=axis, dtype=accumulator(a.dtype), keepdims=keepdim)
-        return out if out.dtype == a.dtype else out.astype(a.dtype)
+        return c_ordered(out if out.dtype == a.dtype else out.astype(a.dtype), a)
 
 
 @primitive
@@ -127,7 +140,7 @@ class Extremum(Reduction):
     def forward(self, xp, a, *, dims, keepdim):
         if a.dtype.kind == "c":  # (complex numbers have no order)
             raise complex_error(self.name, a.dtype)
-        return getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
+        return c_ordered(getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim), a)
 
     def _share(self, ctx: Any) -> Tensor:
         x, dims = ctx.inputs[0], ctx.params["dims"]
@@ -171,7 +184,7 @@ class ExtremumDim(Primitive):
         values = xp.take_along_axis(a, idx, axis=dim)
         if not keepdim:
             values, idx = values.squeeze(dim), idx.squeeze(dim)
-        return values, idx.astype(np.int64, copy=False)
+        return c_ordered(values, a), c_ordered(idx.astype(np.int64, copy=False), a)
 
     def infer(self, a, *, dim, keepdim):
         shape = reduced_shape(a.shape, (dim,), keepdim)
@@ -219,7 +232,8 @@ class ArgExtremum(Primitive):
     def forward(self, xp, a, *, dim, keepdim):
         if a.dtype.kind == "c":  # (complex numbers have no order)
             raise complex_error(self.name, a.dtype)
-        return getattr(xp, self.kernel)(a, axis=dim, keepdims=keepdim).astype(np.int64)
+        return c_ordered(getattr(xp, self.kernel)(a, axis=dim, keepdims=keepdim).astype(
+            np.int64), a)
 
     def infer(self, a, *, dim, keepdim):
         dims = tuple(range(len(a.shape))) if dim is None else (dim,)
@@ -245,7 +259,7 @@ class Quantifier(Reduction):
 
     def forward(self, xp, a, *, dims, keepdim):
         out = getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
-        return out.astype(np.uint8) if a.dtype == np.uint8 else out
+        return c_ordered(out.astype(np.uint8) if a.dtype == np.uint8 else out, a)
 
     def infer(self, a, *, dims, keepdim):
         dtype = dtypes.uint8 if a.dtype is dtypes.uint8 else dtypes.bool_
