@@ -20,6 +20,7 @@ from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
 from ember.ops.broadcast import sum_to
+from ember.ops.convert import contiguous
 from ember.ops.creation import zeros_like
 from ember.ops.normalization import (
     StandardizeGrad,
@@ -224,6 +225,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     if type(input) in TENSOR_LIKE:
         return handle(layer_norm, (input, normalized_shape, weight, bias, eps), {})
     shape = checked_normalized_shape("layer_norm", input, normalized_shape)
+    input = contiguous(input)  # (as PyTorch's native_layer_norm: a C-ordered result)
     if half_with_float_params(input, weight, bias):
         return layer_norm(input.float(), shape, weight, bias, eps).to(input.dtype)
     for name, t in (("weight", weight), ("bias", bias)):

@@ -21,8 +21,9 @@ from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError, is_floating_input
+from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_kernel, rows_kernel
-from ember.ops.convert import HALF
+from ember.ops.convert import HALF, contiguous
 from ember.ops.inplace import inplace
 from ember.ops.int_args import as_ints
 from ember.ops.norms import vector_norm
@@ -385,6 +386,15 @@ def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, 
     return apply(Standardize, x, dims=tuple(dims), eps=float(eps))
 
 
+def _suggested_layout(x: Tensor) -> Tensor:
+    """``x`` as PyTorch's batch norm reads it (``contiguous(suggest_memory_format())``):
+    channels-last(-3d) as it is, any other layout in C order, so the result is laid out
+    alike."""
+    if x._data.flags.c_contiguous or format_of(x) in (channels_last, channels_last_3d):
+        return x
+    return contiguous(x)
+
+
 def _per_channel(t: Tensor, ndim: int) -> Tensor:
     """A (C,) tensor shaped to broadcast along dimension 1 of an ``ndim``-D input."""
     return t.reshape((t.shape[0],) + (1,) * (ndim - 2))
@@ -462,6 +472,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ShapeError(f"batch_norm: {name} has shape {tuple(t.shape)} but the input has "
                              f"{c} channels (input shape {tuple(input.shape)})")
     dims = (0,) + tuple(range(2, input.ndim))
+    input = _suggested_layout(input)
     if input.numel() == 0:  # no statistics to take or update; the output is empty (PyTorch's)
         y = input.clone()
     elif training:
@@ -513,7 +524,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     n, c = input.shape[:2]
     dims = tuple(range(2, input.ndim))
-    y, mean, var = _standardize(input, dims, eps)
+    # (PyTorch's runs batch_norm on a (1, N·C, …) view of a contiguous copy: C order out)
+    y, mean, var = _standardize(contiguous(input), dims, eps)
     count = input.numel() // max(n * c, 1)
     _update_running(running_mean, mean.reshape((n, c)).mean(0), momentum)
     if running_var is not None:
