@@ -206,6 +206,10 @@ class Histc(Primitive):
         right = hi.astype(a.dtype)[:, None]
         inside = (x >= left) & (x <= right)
         pos = ((x - left) * np.asarray(bins, a.dtype) / (right - left))
+        wild = ~xp.isfinite(pos)
+        if wild.any():  # (a range wider than the dtype's largest value: halves do not overflow)
+            half = (x / 2 - left / 2) / (right / 2 - left / 2) * np.asarray(bins, a.dtype)
+            pos = xp.where(wild, xp.nan_to_num(half, nan=0.0), pos)
         pos = xp.where(inside, pos, 0).astype(np.int64)
         pos = xp.minimum(pos, bins - 1) + xp.arange(rows)[:, None] * bins
         counts = xp.bincount(pos[inside], minlength=rows * bins)
