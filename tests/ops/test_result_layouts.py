@@ -166,3 +166,8 @@ def test_norms_are_laid_out_as_torch(op, layout):
 def test_batch_norm_of_a_transposed_input_is_c_ordered_as_torch():
     assert_like_torch(lambda m, x: m.nn.functional.batch_norm(x.transpose(1, 3), None, None,
                                                               training=True), "transposed")
+
+
+@pytest.mark.parametrize("layout", list(INPUTS))
+def test_logsigmoid_is_c_ordered_as_torch(layout):
+    assert_like_torch(lambda m, x: m.nn.functional.logsigmoid(x - 1), layout)

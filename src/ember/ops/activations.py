@@ -17,6 +17,7 @@ from ember import dtypes
 from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.complex_parts import Holomorphic
+from ember.ops.convert import contiguous
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.forwarding import hands_over, not_a_tensor
@@ -374,7 +375,8 @@ def logsigmoid(input: Tensor) -> Tensor:
         >>> ember.logsigmoid(ember.tensor([0.0]))
         tensor([-0.6931])
     """
-    return -softplus(-input, threshold=math.inf)
+    # (C order whatever the input's layout, as PyTorch's log_sigmoid kernel)
+    return -softplus(-contiguous(input), threshold=math.inf)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
