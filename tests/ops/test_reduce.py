@@ -310,3 +310,59 @@ def test_half_precision_mean_keeps_its_gradient():
 ])
 def test_argmax_of_bool_is_refused_as_in_torch(fn):
     raises_like_torch(fn, ember.DTypeError, "arg(max|min): does not support bool input")
+
+
+@pytest.mark.parametrize("special", [None, "-inf", "inf", "nan", "all -inf"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_logsumexp_equals_composite_and_torch(special, dtype, monkeypatch):
+    # eager logsumexp of float32/float64 is the Logsumexp primitive; the composite stays for
+    # transforms (and must compute the same bits)
+    import importlib
+
+    reduce_module = importlib.import_module("ember.ops.reduce")
+    rng = np.random.default_rng(0)
+    for shape, dim, keepdim in [((5,), 0, False), ((4, 4), 1, True), ((3, 4, 5), (0, 2), False),
+                                ((2000, 8), 0, False)]:
+        x = (rng.standard_normal(shape) * 3).astype(dtype)
+        flat = x.reshape(-1)
+        if special == "all -inf":
+            x[...] = -np.inf
+        elif special is not None:
+            flat[1] = float(special)
+        got = ember.tensor(x, requires_grad=True)
+        out = ember.logsumexp(got, dim, keepdim)
+        with monkeypatch.context() as m:
+            m.setattr(reduce_module, "_LOGSUMEXP_FUSED", ())
+            composite = ember.logsumexp(ember.tensor(x), dim, keepdim)
+        np.testing.assert_array_equal(out.detach().numpy(), composite.numpy())
+        want = torch.tensor(x, requires_grad=True)
+        expected = torch.logsumexp(want, dim, keepdim)
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=tol,
+                                   atol=tol)
+        g = rng.standard_normal(tuple(expected.shape)).astype(dtype)
+        out.backward(ember.tensor(g))
+        expected.backward(torch.tensor(g))
+        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=10 * tol,
+                                   atol=10 * tol)
+
+
+def test_fused_logsumexp_rules_and_transforms():
+    x = ember.tensor(np.random.default_rng(1).standard_normal((3, 4)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember.logsumexp(a, 1), (x,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.logsumexp(a, 1), (x,))
+    assert ember.logsumexp(x, 1).grad_fn.name() == "LogsumexpBackward0"
+    with ember.profiler.profile() as prof:
+        ember.logsumexp(x.detach(), 1)
+    assert [e.name for e in prof.events()] == ["logsumexp"]
+    graph = ember.jit.trace(lambda a: ember.logsumexp(a, 1), (x.detach(),)).graph
+    assert "logsumexp" not in {eqn.prim.name for eqn in graph.eqns}
+    from ember.ops.primitive import apply
+    from ember.ops.reduce import Logsumexp
+
+    v = ember.randn(3, 4, dtype=ember.float64)  # (the primitive's own tangent rule)
+    _, tangent = ember.func.jvp(lambda a: apply(Logsumexp, a, dims=(1,), keepdim=False),
+                                (x.detach(),), (v,))
+    _, want = torch.func.jvp(lambda a: torch.logsumexp(a, 1),
+                             (torch.tensor(x.detach().numpy()),), (torch.tensor(v.numpy()),))
+    np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12)

@@ -40,6 +40,7 @@ from ember.ops.dims import (
 )
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import (
+    DISPATCH,
     Primitive,
     TensorSpec,
     apply,
@@ -49,7 +50,7 @@ from ember.ops.primitive import (
 )
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
-from ember.ops.unary import exp, log
+from ember.ops.unary import Exp, Log, exp, log
 from ember.tensor import Tensor, method
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -476,6 +477,41 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg(ArgMin, input, dim, keepdim, "argmin")
 
 
+@primitive
+class Logsumexp(Reduction):
+    """``log(sum(exp(x)))`` over ``dims`` of a real float32/float64 tensor holding elements,
+    the max factored out: eager :func:`logsumexp` in one op (it was nine), computing what the
+    composite below computes, bit for bit. Its gradient is PyTorch's ``g * exp(x - out)``,
+    in Ember ops; under a transform ``logsumexp`` stays the composite."""
+
+    name = "logsumexp"
+    backward_name = "LogsumexpBackward0"
+    save_outputs = True
+
+    def forward(self, xp, a, *, dims, keepdim):
+        top = AMax.forward(xp, a, dims=dims, keepdim=True)
+        top = xp.where(xp.isfinite(top), top, 0)  # all -inf (or inf) fibers: shift by 0
+        total = Sum.forward(xp, Exp.forward(xp, a - top), dims=dims, keepdim=keepdim)
+        return Log.forward(xp, total) + (top if keepdim else
+                                         top.reshape(reduced_shape(a.shape, dims, False)))
+
+    def vjp(self, ctx, g):
+        return self._softmax(ctx) * self._kept(ctx, g)
+
+    def jvp(self, ctx, dx):
+        return apply(Sum, dx * self._softmax(ctx), **ctx.params)
+
+    def _kept(self, ctx: Any, t: Tensor) -> Tensor:
+        p = ctx.params
+        return t if p["keepdim"] else with_reduced_dims(t, ctx.inputs[0].shape, p["dims"], True)
+
+    def _softmax(self, ctx: Any) -> Tensor:
+        return exp(ctx.inputs[0] - self._kept(ctx, ctx.out))
+
+
+_LOGSUMEXP_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @method()
 def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow (the max is factored out;
@@ -489,6 +525,9 @@ def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     dims = reduce_dims(x, dim, "logsumexp")
     if x.numel() == 0:
         return log(apply(Sum, exp(x), dims=dims, keepdim=keepdim))
+    if x._data.dtype in _LOGSUMEXP_FUSED and (DISPATCH.handler is None or
+                                              DISPATCH.only_observers()):
+        return apply(Logsumexp, x, dims=dims, keepdim=keepdim)
     top = apply(AMax, x.detach().real, dims=dims, keepdim=True)  # (complex: the real parts)
     top = where(isfinite(top), top, zeros_like(top))  # all -inf (or inf) fibers: shift by 0
     total = apply(Sum, exp(x - top), dims=dims, keepdim=keepdim)
