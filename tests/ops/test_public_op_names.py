@@ -23,6 +23,9 @@ F = ember.nn.functional
     (lambda m: m.addmm(m.ones(2, 2), m.ones(2, 3), m.ones(4, 2)),
      r"^addmm: matmul: \(2, 3\) @ \(4, 2\)"),
     (lambda m: m.clamp(m.ones(3, 4), m.ones(5)), r"^clamp: lt: shapes"),
+    # (a primitive failing where no function of its name runs: clamp's gt, in hardtanh)
+    (lambda m: m.nn.functional.hardtanh(m.ones(3, 4), m.ones(5), m.ones(3, 4)),
+     r"^hardtanh: gt: shapes"),
     # a module's forward is the user's call of the functional form
     (lambda m: m.nn.MarginRankingLoss()(m.ones(3), m.ones(4), m.ones(3)),
      r"^margin_ranking_loss: sub: shapes"),
@@ -47,6 +50,12 @@ def test_an_operand_error_names_the_public_function():
     with pytest.raises(DTypeError, match=r"^margin_ranking_loss\(\): cannot take an operand of "
                                          "type list"):
         F.margin_ranking_loss(ember.ones(3), [1.0, 2.0, 3.0], ember.ones(3))
+
+
+def test_a_function_a_factory_made_is_named_by_the_op_it_calls():
+    """(max_pool2d_with_indices is a closure whose code is named with_indices)"""
+    with pytest.raises(ShapeError, match=r"^max_pool2d: expected a 3-D"):
+        F.max_pool2d_with_indices(ember.ones(3), 2)
 
 
 def test_the_message_survives_pickling():

@@ -74,9 +74,12 @@ def _public(frames: Iterable[FrameType]) -> list[FrameType]:
 def _op_name(frame: FrameType) -> str | None:
     """The public name of the op function running in ``frame``, None for a private helper or
     the plumbing (``apply``, a primitive's rules)."""
-    name = frame.f_code.co_name
+    code = frame.f_code
+    name = code.co_name
     if name == "op":  # a generated public function (unary.py's): the name it was given
         name = getattr(frame.f_locals.get("op"), "__name__", name)
+    elif code.co_freevars:  # another function a factory made: its code's name is not its own
+        return None
     elif name == "_forwarding":  # a generated out= or hand-over form: its op's, in its file name
         name = frame.f_code.co_filename.rpartition(" of ")[2].rstrip(">")
     return None if name.startswith(("_", "<")) or name in _PLUMBING else name
@@ -91,9 +94,13 @@ def public_message(message: str) -> str:
         return message
     named = lead.group(1).rstrip("_")
     names = [_op_name(frame) for frame in public_frames(sys._getframe(1))]
-    # (only when the op named runs inside another: not for an error made by a helper the user
-    # called, explain_failure, dim_error, for an op that is not running)
-    if names and names[0].rstrip("_") != named and named in (n.rstrip("_") for n in names):
+    if not names or names[0].rstrip("_") == named:
+        return message
+    # (only for an op running inside the one called, or a primitive: not for an error a helper
+    # the user called makes for an op that is not running, dim_error's for size)
+    from ember.ops.primitive import PRIMITIVES  # (the error path only; primitive imports this)
+
+    if named in PRIMITIVES or named in (n.rstrip("_") for n in names):
         return f"{names[0]}: {message}"
     return message
 
@@ -156,7 +163,8 @@ _MACHINERY = frozenset(os.path.join(_EMBER, "ops", f) for f in ("public_op.py",
                                                                  "argument_kind.py"))
 _STDLIB = (sysconfig.get_paths()["stdlib"], "<frozen")
 _PLUMBING = frozenset(("eager", "apply", "apply_below", "run_below", "op", "inplace",
-                       "not_casting", "forward", "infer", "vjp", "jvp", "flops", "reads", "run"))
+                       "not_casting", "forward", "infer", "vjp", "jvp", "flops", "reads", "run",
+                       "explain_failure"))
 _LEAD = re.compile(r"(\w+)(?:\(\))?: ")
 
 set_message_hook(public_message)
