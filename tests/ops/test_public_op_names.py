@@ -69,3 +69,13 @@ def test_outside_any_op_messages_are_unchanged():
     assert calling_op() == "conversion to an array"
     assert public_message("sub: shapes differ") == "sub: shapes differ"
     assert str(ShapeError("sub: shapes differ")) == "sub: shapes differ"
+
+
+@pytest.mark.parametrize("active", [lambda: ember.autocast("cpu"), ember.profiler.profile])
+def test_a_handler_running_the_ops_is_walked_through(active):
+    """(autocast's and the profiler's frames, Ember's own, lie between the op and its rule)"""
+    with active():
+        with pytest.raises(ShapeError, match=r"^sub: shapes \(3, 4\) and \(5,\)"):
+            ember.sub(ember.ones(3, 4), ember.ones(5))
+        with pytest.raises(ShapeError, match=r"^margin_ranking_loss: sub: shapes"):
+            F.margin_ranking_loss(ember.ones(3), ember.ones(4), ember.ones(3))

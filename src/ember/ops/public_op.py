@@ -46,10 +46,10 @@ def calling_op() -> str:
 def public_frames(frame: FrameType | None) -> list[FrameType]:
     """The frames of Ember's public op functions that ``frame`` runs inside, outermost first:
     ``[margin_ranking_loss, sub]`` for a frame inside the ``sub`` that ``margin_ranking_loss``
-    calls. The walk outward from ``frame`` ends at the first frame that is neither an op's
-    nor the standard library's after an op's (the user's code, a module's ``forward``, the
-    autograd engine), so an op inside a function an op calls back (a ``scan`` body) is found
-    as the user's call."""
+    calls. The walk outward from ``frame`` ends at the first frame of neither Ember nor the
+    standard library after an op's (the user's code), so an op inside a function an op calls
+    back (a ``scan`` body) is found as the user's call; Ember's other frames (a handler that
+    runs the op, autocast's or the profiler's; a module's ``forward``) are walked through."""
     frames = []
     while frame is not None:
         frames.append(frame)
@@ -66,7 +66,8 @@ def _public(frames: Iterable[FrameType]) -> list[FrameType]:
         if file.startswith(_OP_FILES):
             if _op_name(frame) is not None:
                 found.append(frame)
-        elif found and (not file.startswith(_STDLIB) or "-packages" in file):
+        elif found and not file.startswith(_IN_EMBER) and (not file.startswith(_STDLIB)
+                                                        or "-packages" in file):
             break
     return found[::-1]
 
@@ -155,6 +156,7 @@ def _holds(held: Any, value: Any) -> bool:
 
 _NO_OP = "conversion to an array"
 _EMBER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_IN_EMBER = os.path.join(_EMBER, "")
 # the ops' files: ember/ops/ and the namespaces that define functions over them
 _OP_FILES = (os.path.join(_EMBER, "ops", ""), os.path.join(_EMBER, "fft.py"),
              os.path.join(_EMBER, "special.py"))
