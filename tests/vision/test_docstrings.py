@@ -44,7 +44,8 @@ MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_transform", "_geometry", "_detection", "_color", "_misc", "_meta", "_type_conversion",
     "_augment", "_container", "_auto_augment", "_temporal", "functional", "functional._utils",
     "functional._meta", "functional._box_geometry", "functional._geometry", "functional._color",
-    "functional._type_conversion", "functional._temporal", "functional._keypoints")]
+    "functional._type_conversion", "functional._temporal", "functional._keypoints",
+    "functional._rotated_clamp", "functional._rotated_geometry")]
 
 
 @pytest.mark.parametrize("name", MODULES)

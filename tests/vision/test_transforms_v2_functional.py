@@ -147,7 +147,10 @@ def test_pure_tensor_box_kernels_and_meta_functions():
                                             (8, 10)).tolist() == [[5.0, 2.0, 9.0, 6.0]]
     assert F.convert_bounding_box_format(plain, "XYXY", "XYWH").tolist() == \
         [[1.0, 2.0, 4.0, 4.0]]
-    assert F.clamp_bounding_boxes(plain, "XYXY", (4, 4)).tolist() == [[1.0, 2.0, 4.0, 4.0]]
+    assert F.clamp_bounding_boxes(plain, "XYXY", (4, 4), "soft").tolist() == \
+        [[1.0, 2.0, 4.0, 4.0]]
+    with pytest.raises(ValueError, match="clamping_mode must be passed"):  # as torchvision
+        F.clamp_bounding_boxes(plain, "XYXY", (4, 4))
     with pytest.raises(ValueError, match="must be passed"):
         F.clamp_bounding_boxes(plain)
     with pytest.raises(ValueError, match="must not be passed"):

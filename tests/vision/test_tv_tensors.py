@@ -74,7 +74,7 @@ def test_wrap_and_repr():
     with pytest.raises(TypeError, match="should be a tv_tensor"):
         tv.wrap(ember.zeros(2), like=ember.zeros(2))
     assert repr(boxes) == ("BoundingBoxes([[1, 2, 5, 6]], format=BoundingBoxFormat.XYXY, "
-                           "canvas_size=(8, 8))")
+                           "canvas_size=(8, 8), clamping_mode=soft)")
     assert repr(tv.Mask([1, 0])) == "Mask([1, 0])"
 
 

@@ -3,11 +3,15 @@
 ``ember.vision.transforms.v2`` what each input of a sample is, so one random crop moves the
 image, its boxes, masks and key points together."""
 
-from ember.vision.tv_tensors._bounding_boxes import BoundingBoxes, BoundingBoxFormat
+from ember.vision.tv_tensors._bounding_boxes import (
+    BoundingBoxes,
+    BoundingBoxFormat,
+    is_rotated_bounding_format,
+)
 from ember.vision.tv_tensors._image import Image, Mask, Video
 from ember.vision.tv_tensors._keypoints import KeyPoints
 from ember.vision.tv_tensors._tv_tensor import TVTensor
 from ember.vision.tv_tensors._wrap import wrap
 
 __all__ = ["BoundingBoxFormat", "BoundingBoxes", "Image", "KeyPoints", "Mask", "TVTensor", "Video",
-           "wrap"]
+           "is_rotated_bounding_format", "wrap"]

@@ -65,6 +65,7 @@ from ember.vision.transforms.v2._meta import (
     ClampBoundingBoxes,
     ClampKeyPoints,
     ConvertBoundingBoxFormat,
+    SetClampingMode,
 )
 from ember.vision.transforms.v2._misc import (
     ConvertImageDtype,
@@ -108,8 +109,9 @@ __all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ClampBou
            "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
            "RandomIoUCrop", "RandomOrder", "RandomPerspective", "RandomPhotometricDistort",
            "RandomPosterize", "RandomResize", "RandomResizedCrop", "RandomRotation",
-           "RandomShortestSize", "RandomSolarize", "RandomVerticalFlip", "RandomZoomOut", "Resize",
-           "SanitizeBoundingBoxes", "SanitizeKeyPoints", "ScaleJitter", "TenCrop", "ToDtype",
+           "RandomShortestSize", "RandomSolarize", "RandomVerticalFlip", "RandomZoomOut",
+           "Resize", "SanitizeBoundingBoxes", "SanitizeKeyPoints", "ScaleJitter",
+           "SetClampingMode", "TenCrop", "ToDtype",
            "ToImage", "ToPILImage", "ToPureTensor", "ToTensor", "Transform", "TrivialAugmentWide",
            "UniformTemporalSubsample", "check_type", "functional", "get_bounding_boxes", "has_all",
            "has_any", "query_chw", "query_size"]

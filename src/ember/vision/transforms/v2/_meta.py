@@ -8,9 +8,9 @@ from ember.vision import tv_tensors
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
 from ember.vision.tv_tensors import BoundingBoxFormat
-from ember.vision.tv_tensors._bounding_boxes import _format
+from ember.vision.tv_tensors._bounding_boxes import CLAMPING_MODES, _format, check_clamping_mode
 
-__all__ = ["ClampBoundingBoxes", "ClampKeyPoints", "ConvertBoundingBoxFormat"]
+__all__ = ["ClampBoundingBoxes", "ClampKeyPoints", "ConvertBoundingBoxFormat", "SetClampingMode"]
 
 
 class ConvertBoundingBoxFormat(Transform):
@@ -34,7 +34,8 @@ class ConvertBoundingBoxFormat(Transform):
 
 
 class ClampBoundingBoxes(Transform):
-    """Moves the corners of the sample's boxes inside their canvas.
+    """Clamps the sample's boxes to their canvas in ``clamping_mode``: ``"auto"`` (each
+    boxes' own mode), ``"soft"``, ``"hard"`` or ``None`` (no clamping).
 
     Example:
         >>> from ember.vision import tv_tensors
@@ -45,8 +46,34 @@ class ClampBoundingBoxes(Transform):
 
     _transformed_types = (tv_tensors.BoundingBoxes,)
 
+    def __init__(self, clamping_mode: str | None = "auto") -> None:
+        super().__init__()
+        self.clamping_mode = check_clamping_mode("ClampBoundingBoxes", clamping_mode,
+                                                 ("auto", *CLAMPING_MODES))
+
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        return F.clamp_bounding_boxes(inpt)
+        return F.clamp_bounding_boxes(inpt, clamping_mode=self.clamping_mode)
+
+
+class SetClampingMode(Transform):
+    """Sets the ``clamping_mode`` of the sample's boxes (``"soft"``, ``"hard"`` or ``None``)
+    for the transforms after it.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> boxes = tv_tensors.BoundingBoxes([-1, 2, 9, 6], format="XYXY", canvas_size=(8, 8))
+        >>> SetClampingMode(None)(boxes).clamping_mode is None
+        True
+    """
+
+    _transformed_types = (tv_tensors.BoundingBoxes,)
+
+    def __init__(self, clamping_mode: str | None) -> None:
+        super().__init__()
+        self.clamping_mode = check_clamping_mode("SetClampingMode", clamping_mode)
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return tv_tensors.wrap(inpt.clone(), like=inpt, clamping_mode=self.clamping_mode)
 
 
 class ClampKeyPoints(Transform):

@@ -9,7 +9,8 @@ Example:
     >>> from ember.vision.transforms.v2 import functional as F
     >>> boxes = tv_tensors.BoundingBoxes([0, 0, 2, 1], format="XYXY", canvas_size=(4, 6))
     >>> F.horizontal_flip(boxes)
-    BoundingBoxes([[4, 0, 6, 1]], format=BoundingBoxFormat.XYXY, canvas_size=(4, 6))
+    BoundingBoxes([[4, 0, 6, 1]], format=BoundingBoxFormat.XYXY, canvas_size=(4, 6),
+                  clamping_mode=soft)
 """
 
 from ember.vision.transforms._image import InterpolationMode

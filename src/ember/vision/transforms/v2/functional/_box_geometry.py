@@ -1,6 +1,8 @@
 """The geometric kernels for bounding boxes. Every geometric transform is an affine map of
-the plane: a box's four corners are mapped and the result is their enclosing box, clamped to
-the new canvas where torchvision clamps (crops, pads, rotations and affine warps)."""
+the plane: a box's four corners are mapped and the result is their enclosing box (a rotated
+box: the mapped corners made a rectangle again), clamped to the new canvas in the boxes'
+clamping mode where torchvision clamps (crops, pads, rotations and affine warps; resizes of
+rotated boxes)."""
 
 from __future__ import annotations
 
@@ -17,14 +19,21 @@ from ember.vision.transforms.functional import (
     _inverse_affine,
     _output_size,
 )
-from ember.vision.transforms.v2.functional._meta import _clamp, _from_xyxy, _to_xyxy
-from ember.vision.tv_tensors import BoundingBoxFormat
+from ember.vision.transforms.v2.functional._meta import _clamp, _convert, _from_xyxy, _to_xyxy
+from ember.vision.transforms.v2.functional._rotated_geometry import (
+    flip_rotated,
+    rectangle_from_parallelogram,
+    shift_rotated,
+)
+from ember.vision.tv_tensors import BoundingBoxFormat, is_rotated_bounding_format
 
 __all__ = ["affine_bounding_boxes", "crop_bounding_boxes", "horizontal_flip_bounding_boxes",
            "pad_bounding_boxes", "resize_bounding_boxes", "rotate_bounding_boxes",
            "vertical_flip_bounding_boxes"]
 
 Canvas = tuple[int, int]
+Mode = str | None
+_XYXYXYXY = BoundingBoxFormat.XYXYXYXY
 
 
 def _move_points(x: Tensor, y: Tensor, matrix: np.ndarray) -> tuple[Tensor, Tensor]:
@@ -41,13 +50,26 @@ def _move_points(x: Tensor, y: Tensor, matrix: np.ndarray) -> tuple[Tensor, Tens
 
 
 def _move_corners(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray) -> Tensor:
-    """The boxes enclosing the four corners of each box mapped by ``matrix`` (see
-    :func:`_move_points`), in ``fmt`` and the boxes' dtype."""
+    """The boxes enclosing the four corners of each axis-aligned box mapped by ``matrix``
+    (see :func:`_move_points`), in ``fmt`` and the boxes' dtype."""
     shape = boxes.shape
     xyxy = _to_xyxy(boxes.reshape(-1, 4), fmt)
     new_x, new_y = _move_points(xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]], matrix)
     out = ember.stack((new_x.amin(1), new_y.amin(1), new_x.amax(1), new_y.amax(1)), dim=-1)
     return _from_xyxy(out, fmt, boxes.dtype).reshape(shape)
+
+
+def _map_boxes(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray, canvas_size: Canvas,
+               clamping_mode: Mode) -> Tensor:
+    """Boxes mapped by ``matrix`` and clamped to ``canvas_size``: axis-aligned ones enclose
+    their mapped corners, rotated ones are their mapped corners made a rectangle."""
+    if not is_rotated_bounding_format(fmt):
+        return _clamp(_move_corners(boxes, fmt, matrix), fmt, canvas_size, clamping_mode)
+    corners = _convert(boxes, fmt, _XYXYXYXY).reshape(-1, 8)
+    x, y = _move_points(corners[:, 0::2], corners[:, 1::2], matrix)
+    moved = rectangle_from_parallelogram(ember.stack((x, y), dim=-1).reshape(-1, 8))
+    clamped = _clamp(moved, _XYXYXYXY, canvas_size, clamping_mode)
+    return _convert(clamped, _XYXYXYXY, fmt).reshape(boxes.shape)
 
 
 def horizontal_flip_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
@@ -59,6 +81,8 @@ def horizontal_flip_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFo
         ...                                BoundingBoxFormat.XYXY, (8, 10))
         tensor([[7., 2., 9., 4.]])
     """
+    if is_rotated_bounding_format(format):
+        return flip_rotated(bounding_boxes, format, canvas_size[1], horizontal=True)
     return _move_corners(bounding_boxes, format,
                          np.array([[-1.0, 0.0, canvas_size[1]], [0.0, 1.0, 0.0]]))
 
@@ -72,15 +96,20 @@ def vertical_flip_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxForm
         ...                              BoundingBoxFormat.XYXY, (8, 10))
         tensor([[1., 4., 3., 6.]])
     """
+    if is_rotated_bounding_format(format):
+        return flip_rotated(bounding_boxes, format, canvas_size[0], horizontal=False)
     return _move_corners(bounding_boxes, format,
                          np.array([[1.0, 0.0, 0.0], [0.0, -1.0, canvas_size[0]]]))
 
 
 def resize_bounding_boxes(bounding_boxes: Tensor, canvas_size: Canvas,
-                          size: int | Sequence[int], max_size: int | None = None
-                          ) -> tuple[Tensor, Canvas]:
+                          size: int | Sequence[int] | None, max_size: int | None = None,
+                          format: BoundingBoxFormat = BoundingBoxFormat.XYXY,
+                          clamping_mode: Mode = "soft") -> tuple[Tensor, Canvas]:
     """Boxes scaled with the canvas resized to ``size`` (as ``resize`` computes it), and the
-    new canvas size (a scaling, so the same for every format).
+    new canvas size. Axis-aligned boxes scale in any format and are not clamped; rotated
+    ones (``format``) become rectangles again and are clamped in ``clamping_mode``, as in
+    torchvision.
 
     Example:
         >>> resize_bounding_boxes(ember.tensor([[2.0, 2.0, 4.0, 6.0]]), (8, 8), (4, 16))
@@ -88,30 +117,47 @@ def resize_bounding_boxes(bounding_boxes: Tensor, canvas_size: Canvas,
     """
     height, width = canvas_size
     new_h, new_w = _output_size(height, width, size, max_size)
+    if is_rotated_bounding_format(format):
+        if (new_h, new_w) == (height, width):
+            return bounding_boxes, canvas_size
+        scale = np.array([[new_w / width, 0.0, 0.0], [0.0, new_h / height, 0.0]])
+        out = _map_boxes(bounding_boxes, format, scale, (new_h, new_w), clamping_mode)
+        return out.to(bounding_boxes.dtype), (new_h, new_w)
     ratios = ember.tensor([new_w / width, new_h / height] * 2,
                           dtype=bounding_boxes.dtype if bounding_boxes.is_floating_point()
                           else ember.get_default_dtype())
     return (bounding_boxes * ratios).to(bounding_boxes.dtype), (new_h, new_w)
 
 
+def _translate(boxes: Tensor, fmt: BoundingBoxFormat, dx: float, dy: float) -> Tensor:
+    """Boxes moved by ``(dx, dy)``."""
+    if is_rotated_bounding_format(fmt):
+        return shift_rotated(boxes, fmt, dx, dy)
+    return _move_corners(boxes, fmt, np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]]))
+
+
 def crop_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat, top: int, left: int,
-                        height: int, width: int) -> tuple[Tensor, Canvas]:
-    """Boxes in the ``height`` x ``width`` window at (``top``, ``left``), clamped to it.
+                        height: int, width: int, clamping_mode: Mode = "soft"
+                        ) -> tuple[Tensor, Canvas]:
+    """Boxes in the ``height`` x ``width`` window at (``top``, ``left``), clamped to it in
+    ``clamping_mode`` (``XYXYXYXY`` boxes are made rectangles first, as in torchvision).
 
     Example:
         >>> crop_bounding_boxes(ember.tensor([[2.0, 2.0, 6.0, 6.0]]), BoundingBoxFormat.XYXY,
         ...                     1, 3, 4, 2)
         (tensor([[0., 1., 2., 4.]]), (4, 2))
     """
-    moved = _move_corners(bounding_boxes, format,
-                          np.array([[1.0, 0.0, -left], [0.0, 1.0, -top]]))
-    return _clamp(moved, format, (height, width)), (height, width)
+    moved = _translate(bounding_boxes, format, -left, -top)
+    if format is _XYXYXYXY:
+        moved = rectangle_from_parallelogram(moved)
+    return _clamp(moved, format, (height, width), clamping_mode), (height, width)
 
 
 def pad_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat, canvas_size: Canvas,
-                       padding: int | Sequence[int], padding_mode: str = "constant"
-                       ) -> tuple[Tensor, Canvas]:
-    """Boxes on the canvas grown by ``padding`` (torchvision's forms), clamped to it.
+                       padding: int | Sequence[int], padding_mode: str = "constant",
+                       clamping_mode: Mode = "soft") -> tuple[Tensor, Canvas]:
+    """Boxes on the canvas grown by ``padding`` (torchvision's forms), clamped to it in
+    ``clamping_mode``.
 
     Example:
         >>> pad_bounding_boxes(ember.tensor([[0.0, 0.0, 2.0, 2.0]]), BoundingBoxFormat.XYXY,
@@ -123,9 +169,8 @@ def pad_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat, canvas
                          "boxes; use 'constant'")
     left, top, right, bottom = _padding4(padding)
     canvas = (canvas_size[0] + top + bottom, canvas_size[1] + left + right)
-    moved = _move_corners(bounding_boxes, format,
-                          np.array([[1.0, 0.0, left], [0.0, 1.0, top]]))
-    return _clamp(moved, format, canvas), canvas
+    moved = _translate(bounding_boxes, format, left, top)
+    return _clamp(moved, format, canvas, clamping_mode), canvas
 
 
 def _forward_affine(inverse: np.ndarray, canvas_size: Canvas) -> np.ndarray:
@@ -173,11 +218,12 @@ def _forward_map(inverse: np.ndarray, canvas_size: Canvas, expand: bool,
 
 
 def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: np.ndarray,
-          expand: bool, turns: int | None = None) -> tuple[Tensor, Canvas]:
+          expand: bool, clamping_mode: Mode, turns: int | None = None
+          ) -> tuple[Tensor, Canvas]:
     forward, canvas_size = _forward_map(inverse, canvas_size, expand, turns)
     if boxes.numel() == 0:  # the canvas still grows with the image
         return boxes, canvas_size
-    return _clamp(_move_corners(boxes, fmt, forward), fmt, canvas_size), canvas_size
+    return _map_boxes(boxes, fmt, forward, canvas_size, clamping_mode), canvas_size
 
 
 def _affine_inverse(canvas_size: Canvas, angle: float, translate: Sequence[float],
@@ -206,8 +252,10 @@ def _shear_pair(shear: float | Sequence[float]) -> list[float]:
 def affine_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
                           canvas_size: Canvas, angle: float, translate: Sequence[float],
                           scale: float, shear: float | Sequence[float],
-                          center: Sequence[float] | None = None) -> Tensor:
-    """Boxes enclosing the corners moved by :func:`affine`'s map, clamped to the canvas.
+                          center: Sequence[float] | None = None,
+                          clamping_mode: Mode = "soft") -> Tensor:
+    """Boxes enclosing the corners moved by :func:`affine`'s map (rotated boxes: the moved
+    corners made a rectangle), clamped to the canvas in ``clamping_mode``.
 
     Example:
         >>> affine_bounding_boxes(ember.tensor([[0.0, 0.0, 2.0, 2.0]]), BoundingBoxFormat.XYXY,
@@ -215,14 +263,16 @@ def affine_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
         tensor([[1., 1., 3., 3.]])
     """
     inverse = _affine_inverse(canvas_size, angle, translate, scale, shear, center)
-    return _warp(bounding_boxes, format, canvas_size, inverse, expand=False)[0]
+    return _warp(bounding_boxes, format, canvas_size, inverse, False, clamping_mode)[0]
 
 
 def rotate_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
                           canvas_size: Canvas, angle: float, expand: bool = False,
-                          center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
+                          center: Sequence[float] | None = None,
+                          clamping_mode: Mode = "soft") -> tuple[Tensor, Canvas]:
     """Boxes enclosing the corners rotated by ``angle`` degrees counter-clockwise, as
-    :func:`rotate` turns the image, and the canvas size (grown with ``expand``).
+    :func:`rotate` turns the image (rotated boxes: the rotated box), clamped in
+    ``clamping_mode``, and the canvas size (grown with ``expand``).
 
     Example:
         >>> rotate_bounding_boxes(ember.tensor([[0.0, 0.0, 2.0, 1.0]]), BoundingBoxFormat.XYXY,
@@ -230,7 +280,7 @@ def rotate_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
         (tensor([[0., 2., 1., 4.]]), (4, 4))
     """
     inverse = _rotate_inverse(canvas_size, angle, center)
-    return _warp(bounding_boxes, format, canvas_size, inverse, expand,
+    return _warp(bounding_boxes, format, canvas_size, inverse, expand, clamping_mode,
                  quarter_turns(angle, center, expand, canvas_size))
 
 

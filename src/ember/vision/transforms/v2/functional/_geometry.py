@@ -138,7 +138,7 @@ def _resize_mask(mask: Tensor, size: int | Sequence[int], max_size: int | None =
 def _resize_boxes(inpt: BoundingBoxes, size: int | Sequence[int], max_size: int | None = None,
                   **_: Any) -> BoundingBoxes:
     return _boxes_out(inpt, resize_bounding_boxes(to_pure_tensor(inpt), inpt.canvas_size, size,
-                                                  max_size))
+                                                  max_size, inpt.format, inpt.clamping_mode))
 
 
 def crop(inpt: Tensor, top: int, left: int, height: int, width: int) -> Tensor:
@@ -166,7 +166,7 @@ def _crop_mask(mask: Tensor, top: int, left: int, height: int, width: int) -> Te
 def _crop_boxes(inpt: BoundingBoxes, top: int, left: int, height: int,
                 width: int) -> BoundingBoxes:
     return _boxes_out(inpt, crop_bounding_boxes(to_pure_tensor(inpt), inpt.format, top, left,
-                                                height, width))
+                                                height, width, inpt.clamping_mode))
 
 
 def _center_crop_window(canvas: Sequence[int], output_size: int | Sequence[int]
@@ -201,7 +201,8 @@ def _center_crop_mask(mask: Tensor, output_size: int | Sequence[int]) -> Tensor:
 @_register_kernel_internal(center_crop, BoundingBoxes, tv_tensor_wrapper=False)
 def _center_crop_boxes(inpt: BoundingBoxes, output_size: int | Sequence[int]) -> BoundingBoxes:
     window = _center_crop_window(inpt.canvas_size, output_size)
-    return _boxes_out(inpt, crop_bounding_boxes(to_pure_tensor(inpt), inpt.format, *window))
+    return _boxes_out(inpt, crop_bounding_boxes(to_pure_tensor(inpt), inpt.format, *window,
+                                                inpt.clamping_mode))
 
 
 def resized_crop(inpt: Tensor, top: int, left: int, height: int, width: int,
@@ -273,7 +274,7 @@ def _pad_mask(mask: Tensor, padding: int | Sequence[int], fill: Fill = None,
 def _pad_boxes(inpt: BoundingBoxes, padding: int | Sequence[int], padding_mode: str = "constant",
                **_: Any) -> BoundingBoxes:
     return _boxes_out(inpt, pad_bounding_boxes(to_pure_tensor(inpt), inpt.format, inpt.canvas_size,
-                                               padding, padding_mode))
+                                               padding, padding_mode, inpt.clamping_mode))
 
 
 def rotate(inpt: Tensor, angle: float, interpolation: InterpolationMode = _NEAREST,
@@ -321,7 +322,8 @@ def _rotate_mask(mask: Tensor, angle: float, expand: bool = False,
 def _rotate_boxes(inpt: BoundingBoxes, angle: float, expand: bool = False,
                   center: Sequence[float] | None = None, **_: Any) -> BoundingBoxes:
     return _boxes_out(inpt, rotate_bounding_boxes(to_pure_tensor(inpt), inpt.format,
-                                                  inpt.canvas_size, angle, expand, center))
+                                                  inpt.canvas_size, angle, expand, center,
+                                                  inpt.clamping_mode))
 
 
 def affine(inpt: Tensor, angle: float, translate: Sequence[float], scale: float,
@@ -356,4 +358,4 @@ def _affine_boxes(inpt: BoundingBoxes, angle: float, translate: Sequence[float],
                   **_: Any) -> BoundingBoxes:
     return _boxes_out(inpt, affine_bounding_boxes(to_pure_tensor(inpt), inpt.format,
                                                   inpt.canvas_size, angle, translate, scale,
-                                                  shear, center))
+                                                  shear, center, inpt.clamping_mode))

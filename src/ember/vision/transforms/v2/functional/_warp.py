@@ -22,7 +22,7 @@ from ember.vision.transforms._image import (
 )
 from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms._pil_geometry import by_pillow, transform_pil
-from ember.vision.transforms.v2.functional._box_geometry import _move_corners
+from ember.vision.transforms.v2.functional._box_geometry import _map_boxes
 from ember.vision.transforms.v2.functional._geometry import (
     _IMAGES,
     _NEAREST,
@@ -31,15 +31,24 @@ from ember.vision.transforms.v2.functional._geometry import (
     _on_mask,
 )
 from ember.vision.transforms.v2.functional._keypoints import _keypoints_out, _map_keypoints
-from ember.vision.transforms.v2.functional._meta import _clamp, _from_xyxy, _to_xyxy
+from ember.vision.transforms.v2.functional._meta import _clamp, _convert, _from_xyxy, _to_xyxy
 from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
 from ember.vision.transforms.warp import _perspective_coeffs, _perspective_grid
-from ember.vision.tv_tensors import BoundingBoxes, Image, KeyPoints, Mask, Video
+from ember.vision.tv_tensors import (
+    BoundingBoxes,
+    BoundingBoxFormat,
+    Image,
+    KeyPoints,
+    Mask,
+    Video,
+    is_rotated_bounding_format,
+)
 
 __all__ = ["elastic", "elastic_transform", "five_crop", "perspective", "ten_crop"]
 
 Points = Sequence[Sequence[float]] | None
+_CXCYWHR = BoundingBoxFormat.CXCYWHR
 
 
 def _coefficients(startpoints: Points, endpoints: Points,
@@ -123,8 +132,11 @@ def _perspective_mask(mask: Tensor, startpoints: Points, endpoints: Points, fill
 def _perspective_boxes(inpt: BoundingBoxes, startpoints: Points, endpoints: Points,
                        coefficients: Sequence[float] | None = None, **_: Any) -> BoundingBoxes:
     forward = _forward_homography(_coefficients(startpoints, endpoints, coefficients))
-    moved = _move_corners(to_pure_tensor(inpt), inpt.format, forward)
-    return _boxes_out(inpt, _clamp(moved, inpt.format, inpt.canvas_size))
+    boxes = to_pure_tensor(inpt)
+    if boxes.numel() == 0:
+        return _boxes_out(inpt, boxes)
+    return _boxes_out(inpt, _map_boxes(boxes, inpt.format, forward, inpt.canvas_size,
+                                       inpt.clamping_mode))
 
 
 @_register_kernel_internal(perspective, KeyPoints, tv_tensor_wrapper=False)
@@ -178,12 +190,18 @@ def _displaced(x: Tensor, y: Tensor, displacement: Tensor, canvas_size: Sequence
 @_register_kernel_internal(elastic, BoundingBoxes, tv_tensor_wrapper=False)
 def _elastic_boxes(inpt: BoundingBoxes, displacement: Tensor, **_: Any) -> BoundingBoxes:
     boxes = to_pure_tensor(inpt)
+    if is_rotated_bounding_format(inpt.format):  # the centre moves, size and angle stay
+        centred = _convert(boxes, inpt.format, _CXCYWHR).reshape(-1, 5)
+        cx, cy = _displaced(centred[:, 0], centred[:, 1], displacement, inpt.canvas_size)
+        moved = ember.cat((ember.stack((cx, cy), dim=-1), centred[:, 2:]), dim=-1)
+        out = _clamp(moved, _CXCYWHR, inpt.canvas_size, inpt.clamping_mode)
+        return _boxes_out(inpt, _convert(out, _CXCYWHR, inpt.format).reshape(boxes.shape))
     xyxy = _to_xyxy(boxes.reshape(-1, 4), inpt.format)
     xs, ys = _displaced(xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]], displacement,
                         inpt.canvas_size)
     out = ember.stack((xs.amin(1), ys.amin(1), xs.amax(1), ys.amax(1)), dim=-1)
     out = _from_xyxy(out, inpt.format, boxes.dtype).reshape(boxes.shape)
-    return _boxes_out(inpt, _clamp(out, inpt.format, inpt.canvas_size))
+    return _boxes_out(inpt, _clamp(out, inpt.format, inpt.canvas_size, inpt.clamping_mode))
 
 
 @_register_kernel_internal(elastic, KeyPoints, tv_tensor_wrapper=False)
