@@ -207,7 +207,7 @@ class TruncDiv(RoundedDiv):
     backward_name = "DivBackward2"  # PyTorch's div(rounding_mode=) overload
 
     def forward(self, xp, a, b):
-        if a.dtype.kind in "fc":
+        if a.dtype.kind not in "iub":  # (floats; bfloat16's NumPy kind is "V")
             return xp.trunc(xp.true_divide(a, b))
         _check_divisor(self.name, a, b)
         q, r = xp.divmod(a, b)
