@@ -16,7 +16,15 @@ from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.primitive import DISPATCH, apply
-from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
+from ember.ops.reduce import (
+    Sum,
+    amax,
+    amin,
+    extreme_sharing_nans,
+    normalize_dim,
+    normalize_dims,
+    reduced_shape,
+)
 from ember.ops.select import where, zero_grad_from
 from ember.ops.shape import reshape
 from ember.ops.unary import abs, sqrt  # noqa: A004
@@ -70,7 +78,7 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
         return _root(apply(Sum, x * x, dims=dims, keepdim=keepdim), 2)
     a = abs(x)
     if p == _INF or p == -_INF:
-        return (amax if p > 0 else amin)(a, dims, keepdim)
+        return extreme_sharing_nans(a, dims, keepdim, p > 0)
     if p == 0:  # a count: as in PyTorch, in the graph with a zero gradient
         count = apply(Sum, cast(cast(x.detach(), dtypes.bool_), x.dtype), dims=dims,
                       keepdim=keepdim)

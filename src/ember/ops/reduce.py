@@ -132,13 +132,18 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
 
 
 class Extremum(Reduction):
-    """amax/amin: the gradient is split evenly among the elements tied for the extremum (among
-    the NaNs where it is NaN, as PyTorch's ``max()``; its ``amax`` gives NaN everywhere)."""
+    """amax/amin: the gradient is split evenly among the elements tied for the extremum. Where
+    the extremum is NaN, PyTorch's ``amax`` gives NaN gradients (0 / 0 ties) and its whole
+    ``max()`` splits the gradient among the NaNs: ``share_nans`` (whole max()/min()) does that."""
 
     save_outputs = True
     kernel = "max"
 
-    def forward(self, xp, a, *, dims, keepdim):
+    def infer(self, a: TensorSpec, *, dims: tuple[int, ...], keepdim: bool,
+              share_nans: bool = False) -> TensorSpec:
+        return super().infer(a, dims=dims, keepdim=keepdim)
+
+    def forward(self, xp, a, *, dims, keepdim, share_nans=False):
         if a.dtype.kind == "c":  # (complex numbers have no order)
             raise complex_error(self.name, a.dtype)
         return c_ordered(getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim), a)
@@ -147,16 +152,18 @@ class Extremum(Reduction):
         x, dims = ctx.inputs[0], ctx.params["dims"]
         top = with_reduced_dims(ctx.out.detach(), x.shape, dims, True)
         hit = eq(x, top)
-        if x.dtype.is_floating_point:  # (a slice holds a NaN exactly where its extremum is NaN)
-            hit = logical_or(hit, isnan(x))
+        if ctx.params.get("share_nans") and x.dtype.is_floating_point:
+            hit = logical_or(hit, isnan(x))  # (a slice holds a NaN exactly where its max is NaN)
         hit = cast(hit, x.dtype)
         return hit / apply(Sum, hit, dims=dims, keepdim=True)
 
     def vjp(self, ctx, g):
-        return unreduce(g, ctx.inputs[0].shape, **ctx.params) * self._share(ctx)
+        return unreduce(g, ctx.inputs[0].shape, dims=ctx.params["dims"],
+                        keepdim=ctx.params["keepdim"]) * self._share(ctx)
 
     def jvp(self, ctx, da):
-        return apply(Sum, da * self._share(ctx), **ctx.params)
+        return apply(Sum, da * self._share(ctx), dims=ctx.params["dims"],
+                     keepdim=ctx.params["keepdim"])
 
 
 @primitive
@@ -362,7 +369,8 @@ def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> A
     everything, along_dim = kind
     if dim is None:
         check_nonempty(input, (), op)
-        out = apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False)
+        out = apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False,
+                    share_nans=True)
         return name_node(out, f"{op.capitalize()}Backward1")  # PyTorch's max()/min() overload
     if isinstance(dim, Tensor):
         from ember.ops.select import maximum, minimum
@@ -406,16 +414,26 @@ def min(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
     return _extremum((AMin, MinDim), input, dim, keepdim, "min")
 
 
-def _amax_amin(prim: Primitive, input: Tensor, dim: Dim, keepdim: bool, op: str) -> Tensor:
+def _amax_amin(prim: Primitive, input: Tensor, dim: Dim, keepdim: bool, op: str,
+               share_nans: bool = False) -> Tensor:
     dims = reduce_dims(input, dim, op)
     check_nonempty(input, dims, op)
+    if share_nans:
+        return apply(prim, input, dims=dims, keepdim=keepdim, share_nans=True)
     return apply(prim, input, dims=dims, keepdim=keepdim)
+
+
+def extreme_sharing_nans(input: Tensor, dim: Dim, keepdim: bool, largest: bool) -> Tensor:
+    """:func:`amax` (``largest``) or :func:`amin` whose gradient, where the extremum is NaN,
+    the NaNs share, as in PyTorch's ``max()`` and ``vector_norm(ord=±inf)``."""
+    op = "amax" if largest else "amin"
+    return _amax_amin(AMax if largest else AMin, input, dim, keepdim, op, share_nans=True)
 
 
 @method()
 def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
-    """The maximum over ``dim`` (all dims for ``()``); ties share the gradient evenly, and
-    where the maximum is NaN the NaNs share it (PyTorch's amax gives NaN there, its max() this).
+    """The maximum over ``dim`` (all dims for ``()``); ties share the gradient evenly (where
+    the maximum is NaN the gradient is NaN, as PyTorch's; ``max()`` shares it among the NaNs).
 
     Example:
         >>> ember.tensor([[1.0, 4.0], [3.0, 2.0]]).amax(0)
