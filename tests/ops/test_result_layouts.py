@@ -56,6 +56,17 @@ def test_nan_to_num_keeps_a_dense_input_layout_as_torch(layout):
     assert_like_torch(lambda m, x: (x - 1).log().nan_to_num(), layout)
 
 
+@pytest.mark.parametrize("layout", list(INPUTS))
+@pytest.mark.parametrize("slope", [0.1, 1.5])
+def test_leaky_relu_keeps_a_dense_input_layout_and_orders_an_expanded_one_c(layout, slope):
+    # (an expanded input took NumPy's empty_like layout, (48, 1, 12, 3): .view(-1) failed)
+    assert_like_torch(lambda m, x: m.nn.functional.leaky_relu(x - 1, slope), layout)
+    mine, ref = (m.nn.functional.leaky_relu(m.ones(8, 1, 4, 4).expand(8, 3, 4, 4) - 2, slope)
+                 for m in (ember, torch))
+    assert mine.stride() == ref.stride()
+    assert mine.view(-1).tolist() == ref.view(-1).tolist()
+
+
 @pytest.mark.parametrize("op", ["lgamma", "digamma", "i0"])
 def test_special_functions_of_an_expanded_input_are_c_ordered_as_torch(op):
     # (the float64 host copy of an expanded array put its broadcast dims innermost: strides

@@ -100,7 +100,9 @@ class LeakyRelu(Unary):
 
     @in_float32  # (as PyTorch: -3 * 0.1 in float16 is -0.2998, its -0.3 rounded -0.3000)
     def forward(self, xp, a, *, negative_slope):
-        scaled = xp.multiply(a, negative_slope, out=xp.empty_like(a))  # (an array if 0-d)
+        # (the ufunc's own layout, as every unary op's: C for an expanded input; out= keeps
+        # a 0-d result an array)
+        scaled = xp.multiply(a, negative_slope, out=xp.empty_like(a) if a.ndim == 0 else None)
         if 0 < negative_slope <= 1:
             # x ≥ x·s above 0 and x·s ≥ x below it: the op is their maximum, one pass and no
             # mask (the where below took ~17x as long at 256x256); NaN and -0.0 stay
