@@ -29,7 +29,14 @@ def test_made_with_type_index_and_comparisons(lib):
     lambda lib: lib.nn.Linear(2, 2).to(lib.device("cuda")),
     lambda lib: lib.ones(2).cuda(),
     lambda lib: lib.Generator(device="cuda"),
-], ids=["zeros", "tensor", "to", "module.to", "cuda()", "Generator"])
+    lambda lib: lib.randn(2, device="cuda"),
+    lambda lib: lib.rand(2, 3, device="cuda:0"),
+    lambda lib: lib.randint(0, 5, (2,), device="cuda"),
+    lambda lib: lib.randperm(4, device="cuda"),
+    lambda lib: lib.normal(0.0, 1.0, (2,), device="cuda"),
+    lambda lib: lib.randn_like(lib.ones(2), device="cuda"),
+], ids=["zeros", "tensor", "to", "module.to", "cuda()", "Generator", "randn", "rand", "randint",
+        "randperm", "normal", "randn_like"])
 @pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
 def test_allocating_on_it_fails(lib, use):
     with pytest.raises((AssertionError, RuntimeError)):  # (torch: RuntimeError for Generator)
@@ -44,6 +51,8 @@ def test_the_error_names_the_device_and_a_hint():
         ember.ones(2).to("mps")
     with ember.device("cuda"), pytest.raises(ember.backend.DeviceUnavailableError):
         ember.zeros(1)
+    with ember.device("cuda"), pytest.raises(ember.DeviceError, match="randn: device 'cuda'"):
+        ember.randn(1)
     assert ember.zeros(1).device == ember.device("cpu")
 
 

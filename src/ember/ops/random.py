@@ -18,6 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.backend import device as to_device
+from ember.backend.device import no_backend_error
 from ember.errors import DTypeError, GradError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
@@ -193,6 +194,8 @@ def _sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device:
              requires_grad: bool, **params: Any) -> Tensor:
     refuse_limited(op, dtype, dtypes.WIDE_UNSIGNED)  # (PyTorch draws no float8)
     dev = to_device(device)
+    if not dev.has_backend:  # (sampling never touches the device's array namespace)
+        raise no_backend_error(str(dev), op)
     out = apply(prim, shape=_shape(size, op), dtype=dtype, device=dev, **params)
     return out.requires_grad_(True) if requires_grad else out
 
