@@ -8,7 +8,7 @@ Example:
 """
 
 from ember.ops.construct import linalg_cross as cross
-from ember.ops.linalg import matmul, multi_dot, vecdot
+from ember.ops.linalg import matmul, vecdot
 from ember.ops.linalg_composite import cond, diagonal, householder_product, vander
 from ember.ops.linalg_decomp import cholesky_ex, eigh, eigvalsh, svdvals
 from ember.ops.linalg_decomp import linalg_cholesky as cholesky
@@ -31,6 +31,7 @@ from ember.ops.linalg_solve import (
     solve_triangular,
 )
 from ember.ops.linalg_tensor import tensorinv, tensorsolve
+from ember.ops.multi_dot import multi_dot
 from ember.ops.norms import linalg_norm as norm
 from ember.ops.norms import matrix_norm, vector_norm
 from ember.ops.numpy_names import add_numpy_names

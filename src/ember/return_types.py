@@ -39,7 +39,11 @@ def _define(name: str, fields: str) -> type:
     """The named tuple type ``name`` with ``fields``, living in this module."""
     base = namedtuple(name, fields)
 
+    size = len(base._fields)  # (two or more)
+
     def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:  # noqa: N807
+        if len(args) == size and not kwargs:  # (the ops' form: each field, quickly)
+            return tuple.__new__(cls, args)
         if len(args) == 1 and not kwargs:  # PyTorch's form: one sequence of the fields
             return cls._make(args[0])
         return base.__new__(cls, *args, **kwargs)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ember.errors import ShapeError
 from ember.ops.convert import to_float
-from ember.ops.linalg import multi_dot
+from ember.ops.multi_dot import multi_dot
 from ember.ops.norms import vector_norm
 from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum

@@ -4,7 +4,7 @@ parser takes them on its native functions and methods (``x.sum(axis=0, keepdims=
 
 :func:`add_numpy_names` replaces, where a namespace is assembled, each public function with a
 ``dim`` or ``keepdim`` parameter by a generated one with its parameters plus the aliases
-(:func:`ember.ops.forwarding.forwarder`; 40–80 ns a call, one frame). An ``out=`` form
+(:func:`ember.ops.forwarding.forwarder`; ~0.1 µs a call, one frame). An ``out=`` form
 (:mod:`ember.ops.out_arg`) takes them in its own frame. The functions PyTorch writes in Python
 (``norm``, ``split``, ``unique``, ``unique_consecutive``, ``unflatten``) and ``nn.functional``
 take no aliases there, and none here; nor do ``Tensor.size`` and ``Tensor.stride``, whose
