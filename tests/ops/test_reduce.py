@@ -7,6 +7,7 @@ import torch
 
 import ember
 from ember.ops.reduce import normalize_dim, normalize_dims
+from tests.ops.fused import assert_fused_matches
 from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch, same_as_torch
 
 # A fiber-wise reduction: all dims, one, several, negative, keepdim, 0-d, empty, non-contiguous.
@@ -329,22 +330,9 @@ def test_fused_logsumexp_equals_composite_and_torch(special, dtype, monkeypatch)
             x[...] = -np.inf
         elif special is not None:
             flat[1] = float(special)
-        got = ember.tensor(x, requires_grad=True)
-        out = ember.logsumexp(got, dim, keepdim)
-        with monkeypatch.context() as m:
-            m.setattr(reduce_module, "_LOGSUMEXP_FUSED", ())
-            composite = ember.logsumexp(ember.tensor(x), dim, keepdim)
-        np.testing.assert_array_equal(out.detach().numpy(), composite.numpy())
-        want = torch.tensor(x, requires_grad=True)
-        expected = torch.logsumexp(want, dim, keepdim)
         tol = 1e-5 if dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=tol,
-                                   atol=tol)
-        g = rng.standard_normal(tuple(expected.shape)).astype(dtype)
-        out.backward(ember.tensor(g))
-        expected.backward(torch.tensor(g))
-        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=10 * tol,
-                                   atol=10 * tol)
+        assert_fused_matches(monkeypatch, reduce_module, "_LOGSUMEXP_FUSED",
+                             lambda lib, t, d=dim, k=keepdim: lib.logsumexp(t, d, k), x, tol)
 
 
 def test_fused_logsumexp_rules_and_transforms():

@@ -4,7 +4,6 @@ equal to PyTorch's; its rules, its batching rule, and the composite under a tran
 
 import importlib
 import itertools
-import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import torch
 import ember
 from ember.ops.primitive import apply
 from ember.ops.variance_kernel import Var
+from tests.ops.fused import assert_fused_matches
 
 variance_module = importlib.import_module("ember.ops.variance")
 
@@ -28,24 +28,9 @@ def test_fused_var_equals_composite_and_torch(name, dtype, monkeypatch):
             continue
         x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
         kwargs = {"dim": dim, "keepdim": keepdim, "correction": correction}
-        got = ember.tensor(x, requires_grad=True)
-        out = getattr(got, name)(**kwargs)
-        with monkeypatch.context() as m:
-            m.setattr(variance_module, "_FUSED", ())
-            composite = getattr(ember.tensor(x), name)(**kwargs)
-        np.testing.assert_array_equal(out.detach().numpy(), composite.numpy())
-        want = torch.tensor(x, requires_grad=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # (torch's: no degrees of freedom left)
-            expected = getattr(want, name)(**kwargs)
         tol = 1e-5 if dtype == np.float32 else 1e-10
-        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=tol,
-                                   atol=tol)
-        g = rng.standard_normal(tuple(expected.shape)).astype(dtype)
-        out.backward(ember.tensor(g))
-        expected.backward(torch.tensor(g))
-        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=10 * tol,
-                                   atol=10 * tol)
+        assert_fused_matches(monkeypatch, variance_module, "_FUSED",
+                             lambda lib, t, kw=kwargs: getattr(t, name)(**kw), x, tol)
 
 
 def test_var_primitive_rules():
