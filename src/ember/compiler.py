@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.jit import compile
-from ember.jit.compiled import CompiledFunction, forget_all
+from ember.jit.compiled import CompiledFunction
+from ember.jit.switches import forget_all
 from ember.jit.tracer import Tracer
 from ember.ops.primitive import DISPATCH
 

@@ -458,7 +458,9 @@ class Tensor:
                 raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
                                 "that require grad) can be deep-copied, as in PyTorch. Hint: "
                                 "copy tensor.detach()")
-            out = _copied(self, memo)
+            from ember.tensor_copy import copied  # (it builds on this module)
+
+            out = copied(self, memo)
             out.requires_grad = self.requires_grad
             out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
             memo[id(self)] = out
@@ -471,31 +473,6 @@ def _not_a_python_value(t: Tensor, kind: str, plain: Exception) -> Exception:
     from ember.ops.argument_kind import not_a_python_value  # (the ops import this module)
 
     return not_a_python_value(t, kind, plain)
-
-
-def _copied(t: Tensor, memo: dict) -> Tensor:
-    """A new tensor, no history, with the values of ``t`` for ``deepcopy``. As PyTorch copies a
-    storage once per ``memo``, Ember copies the memory block a CPU array lives in (the array at
-    the end of NumPy's ``base`` chain) once, keyed by its id, and makes ``t``'s array again at
-    the same place in the copy: tensors copied together (a tensor, its slices, its
-    ``view(dtype)``) share the copy's memory and version counter as they shared theirs."""
-    a = t._data
-    root = a
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    if not isinstance(a, np.ndarray) or not (root.flags.c_contiguous or root.flags.f_contiguous):
-        data = memo.get(id(a))  # (another device's array, or an odd block: by array)
-        if data is None:
-            data = memo[id(a)] = t.detach().clone()._data
-        return _wrap(data, t._device)
-    copy = memo.get(id(root))
-    if copy is None:
-        copy = memo[id(root)] = root.copy(order="A")
-    counter = memo.setdefault(("ember version counter", id(root)), _new_counter())
-    block = copy.reshape(-1, order="A").view(np.uint8)
-    start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    data = np.ndarray(a.shape, a.dtype, buffer=block, offset=start, strides=a.strides)
-    return _wrap(data, t._device, vc=counter)
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:

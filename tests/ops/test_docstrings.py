@@ -30,6 +30,7 @@ MODULES += [
     "ember.ops.relu_kernel", "ember.ops.scan", "ember.ops.view_dtype", "ember.profiler.events",
     "ember.quant.modules.normalization", "ember.size", "ember.tensor_repr", "ember.type_info",
     "ember.utils.graph_tracer", "ember.utils.tensorboard", "ember.jit", "ember.jit.compiled",
+    "ember.jit.switches",
     "ember.amp.grad_scaler", "ember.memory", "ember.ops.multi_dot", "ember.ops.numpy_names"]
 
 

@@ -22,10 +22,11 @@ import numpy as np
 
 from ember.autograd.grad_mode import no_grad
 from ember.func.pytree import tree_flatten
-from ember.jit.compiled import CompiledFunction, disable, explain
+from ember.jit.compiled import CompiledFunction
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.passes import PASSES
 from ember.jit.serialize import LoadedFunction, load, save
+from ember.jit.switches import disable, explain
 from ember.jit.torchscript import (
     Final,
     ScriptModule,

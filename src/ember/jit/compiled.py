@@ -20,8 +20,7 @@ import logging
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +48,7 @@ from ember.jit.kernels import makes_fresh, owner
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
+from ember.jit.switches import JIT, Resets
 from ember.jit.tracer import TraceError, Tracer
 from ember.nn.module import Module
 from ember.ops.attention_backends import allowed_backends
@@ -66,57 +66,6 @@ def _set_grad(tensor: Tensor, grad: Any, device: Any, in_place: bool) -> None:
         _store(tensor._grad, grad)
     else:
         tensor.grad = None if grad is None else _wrap(grad, device)
-
-
-class _Switch:
-    __slots__ = ("enabled", "reasons")
-
-    def __init__(self) -> None:
-        self.enabled = True
-        self.reasons: list[str] = []
-
-
-JIT = _Switch()
-
-
-class _Resets:
-    """How many times ``ember.compiler.reset`` ran: a compiled function whose graphs predate
-    the last one drops them on its next call (a call in flight finishes with its own)."""
-
-    count = 0
-
-
-@contextmanager
-def disable() -> Iterator[None]:
-    """Runs compiled functions eagerly inside the ``with`` block (for debugging).
-
-    Example:
-        >>> double_sum = ember.jit.compile(lambda x: (x * 2).sum())
-        >>> with ember.jit.disable():
-        ...     total = double_sum(ember.ones(3))      # the plain Python function runs
-        >>> total
-        tensor(6.)
-    """
-    saved = JIT.enabled
-    JIT.enabled = False
-    try:
-        yield
-    finally:
-        JIT.enabled = saved
-
-
-def explain() -> list[str]:
-    """Why compiled functions traced (again): one line per trace, oldest first.
-
-    Example:
-        >>> @ember.jit.compile
-        ... def train_step(x):
-        ...     return (x * 2).sum()
-        >>> _ = train_step(ember.randn(64, 784)); _ = train_step(ember.randn(32, 784))
-        >>> ember.jit.explain()[-1]
-        'train_step: traced again: argument x: shape (64, 784) -> (32, 784)'
-    """
-    return list(JIT.reasons)
 
 
 @dataclass
@@ -157,12 +106,6 @@ class Entry:
     once: str | None = None
 
 
-def forget_all() -> None:
-    """Makes every compiled function drop its graphs on its next call
-    (``ember.compiler.reset``)."""
-    _Resets.count += 1
-
-
 class CompiledFunction:
     """What :func:`compile` returns; call it like the function it wraps.
 
@@ -188,7 +131,7 @@ class CompiledFunction:
 
     def forget(self) -> None:
         """Drops every graph and what tracing learned: the next call traces again."""
-        self.resets = _Resets.count
+        self.resets = Resets.count
         self.entries: dict[tuple, Entry] = {}
         self.traces = 0  # (also those that replaced an entry: a value Python read changed)
         self.last: Entry | None = None
@@ -237,7 +180,7 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not JIT.enabled or DISPATCH.handler is not None:
             return self.fn(*args, **kwargs)  # under another transform: run the plain function
-        if self.resets != _Resets.count:
+        if self.resets != Resets.count:
             self.forget()
         leaves, spec = _flatten(args, kwargs)
         self._look(args, kwargs, leaves)
