@@ -269,6 +269,24 @@ def test_beta_zero_ignores_nan_input():
     assert out.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
+@pytest.mark.parametrize("name,shapes", [("addmm", [(2, 2), (2, 3), (3, 2)]),
+                                         ("baddbmm", [(2, 2, 2), (2, 2, 3), (2, 3, 2)]),
+                                         ("addbmm", [(2,), (2, 2, 3), (2, 3, 2)]),
+                                         ("addmv", [(2,), (2, 3), (3,)]),
+                                         ("addr", [(2, 3), (2,), (3,)])])
+def test_beta_zero_input_gets_a_zero_gradient_as_torch(name, shapes):
+    # torch keeps an ignored input that needs a gradient in the graph: zeros, not an error
+    grads = []
+    for lib in (ember, torch):
+        first = lib.full(shapes[0], float("nan"), requires_grad=True)
+        rest = [lib.ones(*s) for s in shapes[1:]]
+        out = getattr(lib, name)(first, *rest, beta=0)
+        assert out.requires_grad and not lib.isnan(out).any()
+        out.sum().backward()
+        grads.append(first.grad.tolist())
+    assert grads[0] == grads[1]
+
+
 def test_inplace_addmm():
     x = ember.zeros(2, 2)
     x.addmm_(ember.ones(2, 3), ember.ones(3, 2), alpha=2)

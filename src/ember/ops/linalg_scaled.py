@@ -14,6 +14,7 @@ from ember.ops.convert import cast
 from ember.ops.inplace import bind_inplace
 from ember.ops.linalg import _expect_ndim, bmm, mm, mv, outer
 from ember.ops.primitive import DISPATCH
+from ember.ops.select import zero_grad_from
 from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
 
@@ -39,9 +40,9 @@ def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: floa
                                                                    ("alpha", alpha)))
     if alpha != 1:
         product = product * alpha
-    if beta == 0:
+    if beta == 0:  # (an input needing a gradient gets zeros, as PyTorch's)
         broadcast_shapes(input.shape, product.shape, op=op)
-        return product
+        return zero_grad_from(input, product)
     if DISPATCH.casting and input.dtype is not product.dtype:  # autocast: one low-precision op
         input = cast(input, product.dtype)
     return product + (input if beta == 1 else input * beta)
