@@ -138,3 +138,6 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
+
+# last, over every operator the families bound: ``t + obj`` gives way to ``obj.__radd__``
+import_module("ember.ops.operator_protocol").bind()
