@@ -8,14 +8,17 @@ rule returns for NaN.
 from __future__ import annotations
 
 import os
+import threading
 import traceback
 from typing import Any
 
 from ember.errors import GradError
 
 
-class _AnomalyState:
-    __slots__ = ("enabled", "check_nan")
+class _AnomalyState(threading.local):
+    """Per thread, as the dispatch handler that records stacks is: anomaly mode switched on in
+    one thread leaves the others alone (PyTorch keeps one flag for the process, which a block
+    closing in one thread turns off for a block still open in another)."""
 
     def __init__(self) -> None:
         self.enabled = False  # backward checks gradients for NaN (anomaly mode with check_nan)

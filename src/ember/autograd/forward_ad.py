@@ -3,6 +3,10 @@
 Inside ``with dual_level():`` a tensor made by :func:`make_dual` carries a tangent; every op
 on it computes the tangent of its result through the primitive's ``jvp`` rule, in the same
 pass; :func:`unpack_dual` reads it back. Tangents are dropped when the level exits.
+Levels are per thread, as every dispatch handler is: threads compute their own forward-mode
+derivatives side by side (PyTorch keeps one set of levels for the process, so a second
+thread cannot enter one while another is open, and a thread started inside a level sees it;
+here it does not).
 
 Example:
     >>> import ember.autograd.forward_ad as fwAD
@@ -15,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from typing import Any, NamedTuple
 
 from ember.autograd.forward import ForwardTrace, alias
@@ -24,7 +29,16 @@ from ember.errors import DTypeError, GradError, ShapeError
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
            "make_dual", "unpack_dual"]
 
-_LEVELS: list[ForwardTrace] = []
+
+
+class _Levels(threading.local):
+    """This thread's open levels, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list[ForwardTrace] = []
+
+
+_THREAD = _Levels()
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -39,21 +53,22 @@ def enter_dual_level() -> int:
     from ember.ops.primitive import push_handler
 
     trace = ForwardTrace()
-    _LEVELS.append(trace)
+    _THREAD.stack.append(trace)
     push_handler(trace)
-    return len(_LEVELS) - 1
+    return len(_THREAD.stack) - 1
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
     """Ends the innermost forward-AD level (``level``, if given, must be it)."""
     from ember.ops.primitive import pop_handler
 
-    if not _LEVELS:
-        raise GradError("exit_dual_level: no forward-AD level is active")
-    if level is not None and level != len(_LEVELS) - 1:
+    levels = _THREAD.stack
+    if not levels:
+        raise GradError("exit_dual_level: no forward-AD level is active in this thread")
+    if level is not None and level != len(levels) - 1:
         raise GradError(f"exit_dual_level: level {level} is not the innermost one "
-                        f"({len(_LEVELS) - 1}); exit levels in the reverse order of entering")
-    pop_handler(_LEVELS.pop())
+                        f"({len(levels) - 1}); exit levels in the reverse order of entering")
+    pop_handler(levels.pop())
 
 
 class dual_level:
@@ -76,15 +91,15 @@ class dual_level:
 
 
 def _trace(level: int | None, who: str) -> ForwardTrace:
-    if not _LEVELS:
-        raise GradError(f"{who}: forward-mode AD needs an active level; use it inside "
-                        "`with ember.autograd.forward_ad.dual_level():`")
+    levels = _THREAD.stack
+    if not levels:
+        raise GradError(f"{who}: forward-mode AD needs an active level in this thread; use it "
+                        "inside `with ember.autograd.forward_ad.dual_level():`")
     if level is None:
-        return _LEVELS[-1]
-    if not 0 <= level < len(_LEVELS):
-        raise GradError(f"{who}: level {level} is not active (levels 0..{len(_LEVELS) - 1} "
-                        "are)")
-    return _LEVELS[level]
+        return levels[-1]
+    if not 0 <= level < len(levels):
+        raise GradError(f"{who}: level {level} is not active (levels 0..{len(levels) - 1} are)")
+    return levels[level]
 
 
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
@@ -117,7 +132,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     from ember.ops.primitive import apply, run_below
     from ember.ops.shape import Reshape
 
-    if not _LEVELS:
+    if not _THREAD.stack:
         return UnpackedDualTensor(tensor, None)
     trace = _trace(level, "unpack_dual")
     tangent = trace.tangent(tensor)

@@ -194,7 +194,7 @@ class Node(_Hookable):
         self.released = False
         self.node_hooks = None    # a NodeHooks, once register_prehook/register_hook is called
         self.packed = None        # what saved-tensor hooks packed, if any
-        if SAVED_HOOKS.top is not None:
+        if HOOKS_OPEN.count and SAVED_HOOKS.top is not None:
             _pack(self, SAVED_HOOKS.top)
 
     def __getattr__(self, attr: str) -> Any:
@@ -397,8 +397,9 @@ BACKWARD_FILTER = _BackwardFilter()
 
 
 # -- saved-tensor hooks ----------------------------------------------------------------------
-class _SavedHooks:
-    __slots__ = ("top", "stack", "disabled")
+class _SavedHooks(threading.local):
+    """This thread's saved-tensor hooks: per thread, as PyTorch's (a context opened in one
+    thread neither packs another thread's saves nor blocks its hooks)."""
 
     def __init__(self) -> None:
         self.top: tuple | None = None  # (pack_hook, unpack_hook, copies) of the innermost
@@ -407,7 +408,24 @@ class _SavedHooks:
         self.disabled: str | None = None  # the error of disable_saved_tensors_hooks
 
 
+class _HooksOpen:
+    """How many saved-tensor hook contexts are open in all threads. Recording an op reads
+    this plain slot first and the per-thread :data:`SAVED_HOOKS` only while it is not 0, so
+    the path with no hooks anywhere costs what it did before hooks were per thread."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def change(self, by: int) -> None:
+        with _HOOKS_LOCK:
+            self.count += by
+
+
 SAVED_HOOKS = _SavedHooks()
+HOOKS_OPEN = _HooksOpen()
+_HOOKS_LOCK = threading.Lock()
 
 
 class saved_tensors_hooks:
@@ -438,11 +456,13 @@ class saved_tensors_hooks:
             raise RuntimeError(SAVED_HOOKS.disabled)
         SAVED_HOOKS.stack.append(self.hooks)
         SAVED_HOOKS.top = self.hooks
+        HOOKS_OPEN.change(1)
         return self
 
     def __exit__(self, *exc: object) -> None:
         SAVED_HOOKS.stack.pop()
         SAVED_HOOKS.top = SAVED_HOOKS.stack[-1] if SAVED_HOOKS.stack else None
+        HOOKS_OPEN.change(-1)
 
 
 class Unsaved:

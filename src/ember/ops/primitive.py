@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import SAVED_HOOKS, WORTH_DROPPING, Node, Unsaved
+from ember.autograd.graph import HOOKS_OPEN, SAVED_HOOKS, WORTH_DROPPING, Node, Unsaved
 from ember.backend import get_default_device
 from ember.dtypes import (
     ALL_LIMITED,
@@ -390,7 +390,7 @@ def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: An
     for t in tensors:
         if t.requires_grad:  # integer and bool outputs (indices, masks) have no gradient
             t._node = node
-    if SAVED_HOOKS.top is None:  # (saved-tensor hooks make their own choice)
+    if not HOOKS_OPEN.count or SAVED_HOOKS.top is None:  # (hooks make their own choice)
         drop_unread_inputs(node)
 
 
