@@ -1,6 +1,7 @@
-"""The fused ``var`` primitive (ember.ops.variance_kernel) that eager var and std of float32
-and float64 tensors use: values equal to the composite's bit for bit, values and gradients
-equal to PyTorch's; its rules, its batching rule, and the composite under a transform."""
+"""The fused ``var`` and ``std`` primitives (ember.ops.variance_kernel) that eager var, std,
+var_mean and std_mean of float32 and float64 tensors use: values equal to the composite's bit
+for bit, values and gradients equal to PyTorch's (also where float32 squares overflow); their
+rules, their batching rules, and the composite under a transform."""
 
 import importlib
 import itertools
@@ -11,7 +12,7 @@ import torch
 
 import ember
 from ember.ops.primitive import apply
-from ember.ops.variance_kernel import Var
+from ember.ops.variance_kernel import Std, Var
 from tests.ops.fused import assert_fused_matches
 
 variance_module = importlib.import_module("ember.ops.variance")
@@ -33,18 +34,20 @@ def test_fused_var_equals_composite_and_torch(name, dtype, monkeypatch):
                              lambda lib, t, kw=kwargs: getattr(t, name)(**kw), x, tol)
 
 
-def test_var_primitive_rules():
+@pytest.mark.parametrize("prim", [Var, Std])
+def test_var_primitive_rules(prim):
     rng = np.random.default_rng(1)
     x = ember.tensor(rng.standard_normal((3, 4)), requires_grad=True)
 
     def f(a):
-        return apply(Var, a, dims=(1,), keepdim=False, correction=1)
+        return apply(prim, a, dims=(1,), keepdim=False, correction=1)
 
     assert ember.autograd.gradcheck(f, (x,))
     assert ember.autograd.gradgradcheck(f, (x,))
     v = rng.standard_normal((3, 4))
     _, tangent = ember.func.jvp(f, (x.detach(),), (ember.tensor(v),))
-    _, want = torch.func.jvp(lambda a: a.var(1), (torch.tensor(x.detach().numpy()),),
+    _, want = torch.func.jvp(lambda a: getattr(a, prim.name)(1),
+                             (torch.tensor(x.detach().numpy()),),
                              (torch.tensor(v),))
     np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12)
     batched = ember.func.vmap(f)(ember.tensor(rng.standard_normal((2, 3, 4))))
@@ -55,7 +58,42 @@ def test_eager_var_is_one_op_and_traced_var_the_composite():
     x = ember.randn(4, 4)
     with ember.profiler.profile() as prof:
         x.var(1)
-    assert [e.name for e in prof.events()] == ["var"]
+        x.requires_grad_().std(1)
+    assert [e.name for e in prof.events()] == ["var", "std"]
+    x.requires_grad_(False)
     assert x.var(1).grad_fn is None and x.requires_grad_().var(1).grad_fn.name() == "VarBackward0"
     graph = ember.jit.trace(lambda a: a.std(1), (x.detach(),)).graph
     assert "var" not in {eqn.prim.name for eqn in graph.eqns}
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, t: t.std(), lambda lib, t: t.std(1), lambda lib, t: t.var(1),
+    lambda lib, t: t.var(0, correction=0), lambda lib, t: lib.std_mean(t, 1)[0],
+    lambda lib, t: t.std(1, keepdim=True, correction=0)])
+def test_float32_squares_past_the_largest_float_are_summed_in_float64(call):
+    # (the squares of |x| > 1.8e19 overflow float32 to inf; PyTorch accumulates in float64,
+    # so a std up to 3.4e38, and a variance of many such values, stay finite)
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((600, 3)) * np.array([1e19, 1e36, 1.0])).astype(np.float32)
+    x[0, 2] = 3e38  # (its column's variance overflows in float64 too: inf in both)
+    got = ember.tensor(x, requires_grad=True)
+    want = torch.tensor(x, requires_grad=True)
+    out, expected = call(ember, got), call(torch, want)
+    assert out.dtype == ember.float32
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-5)
+    g = np.ones(tuple(expected.shape), np.float32)
+    out.backward(ember.tensor(g))
+    expected.backward(torch.tensor(g))
+    np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=1e-4, atol=1e-30)
+
+
+def test_float64_overflow_and_nan_stay_as_torch():
+    for values in ([1e200, -1e200], [1e154, -1e154, 3.0], [1e20, float("nan")],
+                   [1.0, float("inf")]):
+        for name in ("var", "std"):
+            for dtype in ("float32", "float64"):
+                if dtype == "float32" and abs(values[0]) > 1e38:
+                    continue
+                got = getattr(ember.tensor(values, dtype=getattr(ember, dtype)), name)()
+                want = getattr(torch.tensor(values, dtype=getattr(torch, dtype)), name)()
+                np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -32,8 +32,10 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
                   ) -> tuple[Tensor, Tensor | None]:
     """``(var, mean)``, or ``(std, mean)`` with ``root``; half precision computes in float32
     (the square of 300 overflows float16) and rounds each result once. Without ``mean_too``
-    the mean is None, and a real float32/float64 variance called eagerly is the fused ``var``
-    primitive (:mod:`ember.ops.variance_kernel`)."""
+    the mean is None. A real float32/float64 spread called eagerly is the fused ``var`` or
+    ``std`` primitive (:mod:`ember.ops.variance_kernel`: float32 squares that overflow are
+    summed again in float64, as PyTorch's accumulation); under a transform it is the
+    composite below, whose float32 squares overflow past ~1.8e19."""
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -49,10 +51,10 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
                                    op, root, mean_too)
         return cast(spread, input.dtype), None if mu is None else cast(mu, input.dtype)
     n = _product(input.shape[d] for d in dims)
-    if not mean_too and n and input._data.dtype in _FUSED and (
+    if n and input._data.dtype in _FUSED and (
             DISPATCH.handler is None or DISPATCH.only_observers()):
-        spread = fused_var(input, dims, keepdim, correction)
-        return (_root(spread) if root else spread), None
+        spread = fused_var(input, dims, keepdim, correction, root)
+        return spread, mean(input, dims, keepdim=keepdim) if mean_too else None
     mu = mean(input, dims, keepdim=True)
     centered = input - mu
     if centered.is_complex():  # squared moduli: the spread is real, as PyTorch's

@@ -52,7 +52,8 @@ def _flat(x: Any, b: int) -> Any:
     return reshape(x, (b, n))
 
 
-for _name in ("sum", "prod", "amax", "amin", "all", "any", "hash_tensor", "var", "logsumexp"):
+for _name in ("sum", "prod", "amax", "amin", "all", "any", "hash_tensor", "var", "std",
+              "logsumexp"):
     rule(_name)(_dims_rule(_name))
 for _name in ("max_dim", "min_dim", "argmax", "argmin", "cumsum", "cumprod", "softmax",
               "log_softmax", "argsort", "topk"):
