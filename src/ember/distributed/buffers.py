@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.distributed.nan_ops import nan_propagating_op
 from ember.errors import DeviceError, DTypeError, ShapeError
 from ember.futures import Future
 from ember.tensor import Tensor
@@ -206,7 +207,10 @@ class Reducible:
             self.buf = np.ascontiguousarray(arrays[0], dtype=wire).reshape(-1)
         else:
             self.buf = np.concatenate([np.asarray(a, dtype=wire).reshape(-1) for a in arrays])
-        self.op = getattr(MPI, name)
+        if name in ("MAX", "MIN") and np.dtype(wire).kind == "f":
+            self.op = nan_propagating_op(MPI, name, wire)
+        else:
+            self.op = getattr(MPI, name)
 
     def result(self, buf: np.ndarray, n: int) -> np.ndarray:
         if self.mean:

@@ -181,6 +181,26 @@ elif rank == 1:
     box = [None]
     assert dist.recv_object_list(box) == 0 and box == [{"k": 1}]
 
+# MAX/MIN propagate a NaN from any rank to every position, as torch.max (MPI's built-in ops
+# and gloo's keep or drop it by operand order)
+for op in ("max", "min"):
+    for who in range(n):
+        for dtype in ("float32", "float64", "bfloat16"):
+            for size in (1, 5, 1000):
+                x = t(np.full(size, np.nan if rank == who else rank + 1.0), dtype)
+                dist.all_reduce(x, op=op)
+                assert x.isnan().all(), (op, who, dtype, size)
+        x = t(np.full(4, np.nan if rank == who else float(rank)), "float32")
+        dist.reduce(x, dst=0, op=op)
+        assert rank != 0 or x.isnan().all()
+        out = ember.zeros(3)
+        dist.reduce_scatter(out, [ember.full((3,), np.nan if rank == who else 1.0)] * n, op=op)
+        assert out.isnan().all()
+    x = t(np.array([np.nan, 1.0, -np.inf, 2.0]) if rank == 0 else np.array([0.0, 3.0, 1.0, 2.0]),
+          "float32")
+    dist.all_reduce(x, op=op)
+    same(x, [np.nan, 3.0, 1.0, 2.0] if op == "max" else [np.nan, 1.0, -np.inf, 2.0])
+
 # bad input: clear errors naming the collective
 with pytest.raises(ember.ShapeError, match="all_gather: tensor_list has 1 tensors"):
     dist.all_gather([ember.zeros(2)], ember.zeros(2))
