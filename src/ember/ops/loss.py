@@ -27,7 +27,7 @@ from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.gather import class_indices
-from ember.ops.nll import nll
+from ember.ops.nll import check_class_targets, nll
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH
 from ember.ops.select import where
@@ -78,32 +78,13 @@ class _Targets:
 
     def __init__(self, op: str, input: Tensor, target: Tensor, weight: Tensor | None,
                  ignore_index: int) -> None:
-        c = _check_targets(op, input, target, weight)
+        c = check_class_targets(op, input, target, weight)
         # as ops on the target tensor (not its array), so that transforms (vmap, jit) see
         # them; the class_index primitive checks the range where it runs
         self.valid = target != ignore_index
         self.safe = class_indices(target, c, op, ignore_index=ignore_index)
         valid = cast(self.valid, input.dtype)
         self.weights = valid if weight is None else weight.detach()[self.safe] * valid
-
-
-def _check_targets(op: str, input: Tensor, target: Tensor, weight: Tensor | None) -> int:
-    """Refuses class-index targets (and class weights) that do not fit ``input``; returns
-    the number of classes."""
-    if target.dtype.name not in ("int64", "uint8"):
-        raise DTypeError(f"{op}: class-index targets must be int64 (or uint8), as in "
-                         f"PyTorch, got {target.dtype.name}. Hint: convert them with .long()")
-    shape = input.shape
-    batched = len(shape) >= 2
-    c = shape[1] if batched else shape[0]
-    want = (shape[0],) + tuple(shape[2:]) if batched else ()
-    if tuple(target.shape) != want:
-        raise ShapeError(f"{op}: input of shape {tuple(shape)} (N, C, …) needs a target of "
-                         f"shape {want}, got {tuple(target.shape)}")
-    if weight is not None and tuple(weight.shape) != (c,):
-        raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
-                         f"classes; expected ({c},)")
-    return c
 
 
 def _fused_nll(op: str, input: Tensor, target: Tensor, weight: Tensor | None,
@@ -115,7 +96,7 @@ def _fused_nll(op: str, input: Tensor, target: Tensor, weight: Tensor | None,
             target.dtype is not dtypes.int64 or \
             (weight is not None and weight.dtype is not input.dtype):
         return None
-    _check_targets(op, input, target, weight)
+    check_class_targets(op, input, target, weight)
     return nll(input, target, weight, ignore_index=ignore_index, reduction=reduction, op=op)
 
 

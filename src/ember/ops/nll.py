@@ -31,6 +31,26 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 
+def check_class_targets(op: str, input: Tensor | TensorSpec, target: Tensor | TensorSpec,
+                        weight: Tensor | TensorSpec | None) -> int:
+    """Refuses class-index targets (and class weights) that do not fit ``input``; returns
+    the number of classes. Tensors or an infer rule's specs."""
+    if target.dtype.name not in ("int64", "uint8"):
+        raise DTypeError(f"{op}: class-index targets must be int64 (or uint8), as in "
+                         f"PyTorch, got {target.dtype.name}. Hint: convert them with .long()")
+    shape = tuple(input.shape)
+    batched = len(shape) >= 2
+    c = shape[1] if batched else shape[0]
+    want = (shape[0],) + shape[2:] if batched else ()
+    if tuple(target.shape) != want:
+        raise ShapeError(f"{op}: input of shape {shape} (N, C, …) needs a target of "
+                         f"shape {want}, got {tuple(target.shape)}")
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
+                         f"classes; expected ({c},)")
+    return c
+
+
 @primitive
 class Nll(Primitive):
     """``-weight[t]·x[t]`` for each target ``t`` along the class dim (1, or 0 for a (C,)
@@ -61,21 +81,15 @@ class Nll(Primitive):
     def infer(self, x, t, w=None, *, ignore_index, reduction, op):
         if x.dtype.category != dtypes.FLOAT or x.dtype.is_complex:
             raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}")
-        if t.dtype is not dtypes.int64:
-            raise DTypeError(f"{op}: class-index targets must be int64, got {t.dtype.name}")
         if not x.shape:
             raise ShapeError(f"{op}: expected an input of shape (C,), (N, C) or (N, C, d1, …), "
                              "got a 0-d tensor")
-        batched = len(x.shape) >= 2
-        want = (x.shape[0],) + tuple(x.shape[2:]) if batched else ()
-        if tuple(t.shape) != want:
-            raise ShapeError(f"{op}: input of shape {tuple(x.shape)} (N, C, …) needs a target "
-                             f"of shape {want}, got {tuple(t.shape)}")
-        c = x.shape[1] if batched else x.shape[0]
-        if w is not None and (tuple(w.shape) != (c,) or w.dtype is not x.dtype):
-            raise ShapeError(f"{op}: weight must be {x.dtype.name} of shape ({c},), got "
-                             f"{w.dtype.name} of shape {tuple(w.shape)}")
-        return TensorSpec(want if reduction == "none" else (), x.dtype)
+        check_class_targets(op, x, t, w)
+        if t.dtype is not dtypes.int64 or (w is not None and w.dtype is not x.dtype):
+            raise DTypeError(f"{op}: the fused loss takes int64 targets and weights of the "
+                             f"input's dtype {x.dtype.name}, got {t.dtype.name} targets"
+                             + ("" if w is None else f" and {w.dtype.name} weights"))
+        return TensorSpec(tuple(t.shape) if reduction == "none" else (), x.dtype)
 
     def reads(self, ctx, i):
         return i != 0  # (the gradient never reads the log-probabilities)
