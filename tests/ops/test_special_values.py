@@ -128,3 +128,20 @@ def test_solve_and_inv_of_a_subnormal_complex_matrix(op):
         else (lambda lib: (lib.tensor(a),))
     mine = getattr(ember.linalg, op)(*args(ember)).numpy()
     np.testing.assert_array_equal(mine, getattr(torch.linalg, op)(*args(torch)).numpy())
+
+
+@pytest.mark.parametrize("value", [nan, inf, -inf, 0.0, 3.0])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_prod_and_cumprod_of_one_element_have_gradient_one(value, dtype):
+    # (the product of the others, rest / x, was NaN at a NaN or inf; PyTorch gives 1)
+    calls = [lambda lib, t: t.prod(), lambda lib, t: t.prod(0),
+             lambda lib, t: t.reshape(1).cumprod(0), lambda lib, t: t.reshape(1, 1).cumprod(1)]
+    for call in calls:
+        grads = []
+        for lib in (ember, torch):
+            x = lib.tensor(value, dtype=getattr(lib, dtype), requires_grad=True)
+            call(lib, x).sum().backward()
+            grads.append(float(x.grad))
+        assert grads[0] == grads[1] == 1.0
+    x = ember.tensor(2.0, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda t: t.prod() * t, (x,))

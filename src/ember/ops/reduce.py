@@ -113,10 +113,14 @@ class Prod(Holomorphic, Accumulation):
 
     def vjp(self, ctx, g):
         x = ctx.inputs[0]
+        if x.ndim == 0:  # (the empty product of others is 1, also beside a NaN, as PyTorch)
+            return g
         return unreduce(g, x.shape, **ctx.params) * _product_of_others(x, ctx.params["dims"])
 
     def jvp(self, ctx, da):
         x = ctx.inputs[0]
+        if x.ndim == 0:
+            return da
         return apply(Sum, da * _product_of_others(x, ctx.params["dims"]), **ctx.params)
 
 

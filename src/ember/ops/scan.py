@@ -78,6 +78,8 @@ class CumProd(Holomorphic, Primitive):
 
     def vjp(self, ctx, g):
         x, dim = ctx.inputs[0], ctx.params["dim"]
+        if x.numel() == 1:  # (the identity: 1 also at a NaN or inf, as PyTorch)
+            return g
         before, first, safe_x, skip_first = _zero_split(x, dim)
         before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
         at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
@@ -85,6 +87,8 @@ class CumProd(Holomorphic, Primitive):
 
     def jvp(self, ctx, da):
         x, dim = ctx.inputs[0], ctx.params["dim"]
+        if x.numel() == 1:
+            return da
         before, first, safe_x, skip_first = _zero_split(x, dim)
         before_part = ctx.out * apply(CumSum, da / safe_x, dim=dim, reverse=False)
         at_first = apply(CumSum, where(first, da, zeros_like(da)), dim=dim, reverse=False)
