@@ -115,3 +115,40 @@ def test_outputs_the_graph_surely_makes_afresh_are_not_checked_at_each_call():
             fast(ember.ones(3, 4)), twice(ember.ones(3))
     assert fast.last.fresh_outputs is True  # (a matmul, an add: no memory to compare)
     assert twice.last.fresh_outputs is False  # (one variable twice: copied)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda y: y[1:].detach(),
+    lambda y: y.t()[1:].data,
+    lambda y: (lambda z: (z, z[1:].detach()))(y * 2),
+], ids=["detach-of-slice", "data-of-view", "detach-of-view-of-output"])
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "requires_grad"])
+def test_a_detach_of_a_view_shares_memory_and_version_as_eager(fn, grad):
+    def scenario(f):
+        y = ember.arange(12.0, dtype=ember.float64).reshape(3, 4).requires_grad_(grad)
+        out = f(y)
+        d = out[-1] if isinstance(out, tuple) else out
+        src = out[0] if isinstance(out, tuple) else y
+        with ember.no_grad():
+            d.add_(100)  # through the detach: what it views sees it
+        return (d.requires_grad, d._base is None, d.stride(), d._vc is src._vc,
+                src.tolist(), d.tolist())
+    fast = jit.compile(fn)
+    eager = scenario(fn)
+    for _ in range(CALLS):
+        assert scenario(fast) == eager
+
+
+@pytest.mark.parametrize("fn", [
+    lambda y: y[1:].detach().mul_(2),
+    lambda y: (y[1:].data.mul_(2), y * 1)[1],
+], ids=["returned", "base-read-after"])
+def test_a_write_through_a_detach_of_a_view_reaches_the_argument(fn):
+    def scenario(f):
+        y = ember.arange(6.0, dtype=ember.float64).reshape(3, 2)
+        out = f(y)
+        return y.tolist(), out.tolist(), np.shares_memory(out.numpy(), y.numpy())
+    fast = jit.compile(fn)
+    eager = scenario(fn)
+    for _ in range(CALLS):
+        assert scenario(fast) == eager

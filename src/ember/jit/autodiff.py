@@ -20,7 +20,7 @@ do. The tracing call returns its outputs through the same kind of node
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -74,8 +74,9 @@ class _Plan:
     same tensor again) — and the steps applied to it in order, ``("detach",)`` or ``("view",
     chain)``. ``returned``: the outputs, then the hidden roots (see :class:`Joint`)."""
 
-    def __init__(self, inputs: list[Tensor], state: list[Tensor], outputs: list) -> None:
-        self.inputs, self.state = inputs, state
+    def __init__(self, inputs: list[Tensor], state: list[Tensor], outputs: list,
+                 viewed: Callable[[Tensor], tuple | None] = lambda t: None) -> None:
+        self.inputs, self.state, self.viewed = inputs, state, viewed
         self.returned = list(outputs)
         self.roots: list[int] = []
         tensors = [i for i, t in enumerate(outputs) if isinstance(t, Tensor)]
@@ -99,23 +100,34 @@ class _Plan:
                 return ("out", r, ())
         info = t._view
         if info is not None and info.base is not t:
-            for k, x in sorted(enumerate(self.inputs), key=lambda kx: -_chain_length(kx[1])):
-                prefix = () if x._view is None else x._view.chain
-                if x._view is not None and x._view.base is info.base and \
-                        _same(info.chain[:len(prefix)], prefix):
-                    return ("input", k, (("view", info.chain[len(prefix):]),))
-            source, where, steps = self.resolve(info.base)
-            return (source, where, (*steps, ("view", info.chain)))
+            return self.view_of(info.base, info.chain)
         if not t.requires_grad:  # detach() or .data of a tensor: its memory and counter
             for x in [*self.inputs, *self.state, *(self.returned[p] for p in self.roots)]:
                 if x._vc is t._vc and x._data is t._data and x is not t:
                     source, where, steps = self.resolve(x)
                     return (source, where, (*steps, ("detach",)))
+            seen = self.viewed(t)  # (of a view: ``y[1:].detach()`` keeps no view record)
+            if seen is not None:
+                source, where, steps = self.view_of(*seen)
+                return (source, where, (*steps, ("detach",)))
         if not any(x is t for x in self.returned):
             self.returned.append(t)  # the base of returned views: the node returns it too
         position = next(p for p, x in enumerate(self.returned) if x is t)
         self.roots.append(position)
         return ("out", len(self.roots) - 1, ())
+
+
+    def view_of(self, base: Tensor, chain: tuple) -> tuple:
+        """How the view ``chain`` of ``base`` is made: from the argument that is the longest
+        prefix of that chain (an argument that is itself a view of the caller's tensor), else
+        from what makes ``base``."""
+        for k, x in sorted(enumerate(self.inputs), key=lambda kx: -_chain_length(kx[1])):
+            prefix = () if x._view is None else x._view.chain
+            if x._view is not None and x._view.base is base and \
+                    _same(chain[:len(prefix)], prefix):
+                return ("input", k, (("view", chain[len(prefix):]),))
+        source, where, steps = self.resolve(base)
+        return (source, where, (*steps, ("view", chain)))
 
 
 def _chain_length(t: Tensor) -> int:
@@ -137,7 +149,7 @@ def plan_outputs(tracer: Tracer, inputs: list[Tensor], outputs: list) -> _Plan:
     state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
              [t for _, t in tracer.known.values()]  # (also what it reached but never read)
              if id(t) not in rebound}
-    return _Plan(inputs, list(state.values()), outputs)
+    return _Plan(inputs, list(state.values()), outputs, tracer.viewed_as)
 
 
 def as_later_calls(plan: _Plan, outputs: list) -> list:

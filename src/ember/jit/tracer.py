@@ -94,6 +94,9 @@ class Tracer(Effects, ViewWrites):
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
         self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
+        # id(array) -> (weak references to it and to its view's base, the view chain): each
+        # array a view op made, for outputs that are its detach() (see viewed_as)
+        self.view_arrays: dict[int, tuple[weakref.ref, weakref.ref, tuple]] = {}
         self.views: dict[Var, list[Var]] = {}
         # views whose base was written in place after them -> that memory (what of it is
         # read holds another value now)
@@ -277,6 +280,10 @@ class Tracer(Effects, ViewWrites):
         self.record(prim, in_vars, params, out_vars, source)
         if prim.view and outs[0]._data.base is not None:
             self.note_view(out_vars[0], in_vars[0])
+            info = outs[0]._view
+            if info is not None:
+                self.view_arrays[id(outs[0]._data)] = (
+                    weakref.ref(outs[0]._data), weakref.ref(info.base), info.chain)
         for o in outs:
             if o._node is not None:
                 self.node_source[id(o._node)] = source
@@ -295,6 +302,16 @@ class Tracer(Effects, ViewWrites):
         root = self.view_root.get(of, of)
         self.view_root[view] = root
         self.views.setdefault(root, []).append(view)
+
+    def viewed_as(self, t: Tensor) -> tuple[Tensor, tuple] | None:
+        """The base and view chain of the view whose array ``t`` holds, where a view op made
+        that array while tracing (``t`` may be its ``detach()`` or ``.data``, which keep no
+        view record), if the base is alive."""
+        entry = self.view_arrays.get(id(t._data))
+        if entry is None or entry[0]() is not t._data:
+            return None
+        base = entry[1]()
+        return None if base is None else (base, entry[2])
 
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         """A custom ``Function`` runs as in eager code (its ops are recorded); one that puts a
@@ -318,9 +335,9 @@ class Tracer(Effects, ViewWrites):
     def on_inplace(self, x: Tensor, result: Tensor) -> None:
         """``result`` was written into ``x``'s memory: the array now holds result's var (and,
         where ``x`` views another array, that array a new var: see :mod:`.view_writes`)."""
-        view = x._view
-        if view is not None and view.base._data is not x._data:
-            base, chain = self.traced_base(view)
+        seen = self.view_record(x)  # (also for a detach() of a view)
+        if seen is not None:
+            base, chain = self.traced_base(*seen)
             if chain:  # (else x is an argument the caller made as a view: written whole)
                 self.write_into_view(x, result, base, chain)
                 return
@@ -332,6 +349,40 @@ class Tracer(Effects, ViewWrites):
             # second x.fill_(v) of a value equal to the first's, an expand of one constant)
             self.stale.pop(new, None)
         self.rebind(x._data, new)
+
+    def on_metadata_change(self, x: Tensor, name: str, traceable: bool) -> None:
+        """``x`` is about to change its shape or strides in place (``unsqueeze_``, ``t_``,
+        ``as_strided_``: ``traceable``, its view op is recorded) or its memory (``resize_``,
+        ``set_``). Followed for a tensor the function made; refused, naming the line, for one
+        the caller holds (an argument, a parameter, a buffer, a captured tensor), whose shape
+        later calls would leave as it was, and for a change of memory."""
+        where = _at(user_source())
+        if not traceable:
+            raise TraceError(f"ember.jit: {name} cannot be compiled{where}: it points the "
+                             f"tensor (shape {tuple(x.shape)}) at other memory, which a graph "
+                             "cannot follow. Hint: make a new tensor instead (x.new_zeros(...), "
+                             "x.reshape(...)), or call it outside the compiled function", where)
+        holder = self.held_outside(x)
+        if holder is not None:
+            raise TraceError(f"ember.jit: {name} changes the shape of {holder} (shape "
+                             f"{tuple(x.shape)}) in place{where}; later calls of the compiled "
+                             "graph would leave its shape as it was. Hint: use the out-of-"
+                             f"place form (x = x.{name[:-1]}(...)) and return it", where)
+
+    def held_outside(self, x: Tensor) -> str | None:
+        """What ``x`` is to the caller, if the caller holds it: an argument, state (a
+        parameter, buffer or captured tensor) or another tensor from outside; None for a
+        tensor the function made (a view or ``detach()`` of an argument too)."""
+        for i, t in enumerate(self.inputs):
+            if t is x:
+                return f"argument {i}"
+        known = self.known.get(id(x._data))
+        if id(x) in self.labels or (known is not None and known[1] is x):
+            return self.labels.get(id(x), "a tensor the function reaches")
+        var = self.lookup(x._data)
+        if var is None or (var.kind == "const" and id(x._data) not in self.fresh):
+            return "a tensor from outside the function"
+        return None
 
     def note_outside_write(self, var: Var, t: Tensor) -> None:
         """``t``, holding ``var``, is written in place: a tensor from outside that was a

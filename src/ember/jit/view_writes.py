@@ -23,12 +23,20 @@ class ViewWrites:
     Uses the tracer's ``count``, ``stale``, its variable lookups and its ``record`` and
     ``note_view``."""
 
-    def traced_base(self, view: Any) -> tuple[Tensor, tuple]:
-        """The tensor a write through a view (``view``, its :class:`ViewInfo`) changes, and
-        the chain of view ops from it: the view's base, or, where that base is outside the
-        trace, the argument the view was taken from (``f(data[:32])``, the argument a view of
-        the caller's ``data``: the argument is what the graph holds, and is written back)."""
-        base, chain = view.base, view.chain
+    def view_record(self, t: Tensor) -> tuple[Tensor, tuple] | None:
+        """The base and view chain of the memory ``t`` holds: its view record, or, for the
+        ``detach()`` or ``.data`` of a view (which keep none), the record of the view made
+        while tracing whose array it holds; None for a tensor that views nothing."""
+        view = t._view
+        if view is not None:
+            return None if view.base._data is t._data else (view.base, view.chain)
+        return self.viewed_as(t)
+
+    def traced_base(self, base: Tensor, chain: tuple) -> tuple[Tensor, tuple]:
+        """The tensor a write through the view ``chain`` of ``base`` changes, and the chain of
+        view ops from it: ``base``, or, where that base is outside the trace, the argument the
+        view was taken from (``f(data[:32])``, the argument a view of the caller's ``data``:
+        the argument is what the graph holds, and is written back)."""
         var = self.lookup(base._data)
         # (a base the trace met only as a constant: eager's autograd read it while writing a
         # value that needs grad through the view)
@@ -55,9 +63,10 @@ class ViewWrites:
     def view_anew(self, t: Tensor) -> Var | None:
         """A stale view ``t`` made again from its base's variable now; None where ``t`` is no
         view whose base the trace follows."""
-        if t._view is None or t._view.base._data is t._data:
+        seen = self.view_record(t)
+        if seen is None:
             return None
-        base, chain = self.traced_base(t._view)
+        base, chain = self.traced_base(*seen)
         var = self.lookup(base._data)
         if var is None or var in self.stale or not chain:
             return None

@@ -193,6 +193,23 @@ def _tell_handlers(event: str, target: Tensor, source: Tensor) -> None:
             hook(target, source)
 
 
+def transforms_follow(x: Tensor, name: str, traceable: bool = True) -> bool:
+    """Whether every active transform follows ``x`` changing its shape, strides or memory in
+    place (``unsqueeze_``, ``t_``, ``as_strided_`` are ops a trace can follow; ``resize_``
+    and ``set_``, ``traceable`` False, are not): each that can tell answers through its
+    ``on_metadata_change(x, name, traceable)`` hook, raising its own error (a trace names the
+    user's line) where it refuses; one with no such hook (vmap, forward mode) does not
+    follow. Watchers (the profiler) and policies (autocast) compute eagerly: they follow."""
+    for handler in DISPATCH.stack:
+        if handler in DISPATCH.observers or handler in DISPATCH.ambient:
+            continue
+        hook = getattr(handler, "on_metadata_change", None)
+        if hook is None:
+            return False
+        hook(x, name, traceable)
+    return True
+
+
 def _write(x: Tensor, name: str, values: Any) -> None:
     try:
         x._data[...] = values

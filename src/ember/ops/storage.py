@@ -21,6 +21,7 @@ from ember.errors import DeviceError, GradError, OpError, ShapeError
 from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
+from ember.ops.inplace import transforms_follow
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.ops.shape import read_sizes
@@ -380,8 +381,8 @@ def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
     if self.requires_grad:
         raise GradError("resize_: cannot resize variables that require grad. Hint: resize a "
                         "detached tensor, x.detach().resize_(...)")
-    if DISPATCH.transforming():
-        raise GradError("resize_: not supported inside transforms (vmap, jit, forward mode)")
+    if DISPATCH.transforming() and not transforms_follow(self, "resize_", traceable=False):
+        raise GradError("resize_: not supported inside vmap and forward mode")
     a = self._data
     if shape == a.shape and dims is None:
         return self

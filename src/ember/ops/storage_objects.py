@@ -18,6 +18,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.backend import Device
 from ember.errors import DTypeError, GradError, ShapeError
+from ember.ops.inplace import transforms_follow
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes
 from ember.ops.storage import _storage, _strided
@@ -175,8 +176,8 @@ def _check_settable(self: Tensor, source_dtype: Any, what: str) -> None:
     if self.requires_grad and is_grad_enabled():
         raise GradError("set_: a leaf tensor that requires grad cannot be pointed at other "
                         "memory. Hint: do it under ember.no_grad()")
-    if DISPATCH.transforming():
-        raise GradError("set_: not supported inside transforms (vmap, jit, forward mode)")
+    if DISPATCH.transforming() and not transforms_follow(self, "set_", traceable=False):
+        raise GradError("set_: not supported inside vmap and forward mode")
     if source_dtype != self._data.dtype:
         raise DTypeError(f"set_: cannot set a tensor of dtype {self.dtype.name} to {what} of "
                          f"dtype {dtypes.from_numpy(source_dtype).name}")

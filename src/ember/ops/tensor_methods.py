@@ -28,7 +28,7 @@ from ember.ops.compare import ge, gt, le, lt, ne
 from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
 from ember.ops.creation import _shape, empty, full, made_per_sample, ones, tensor, zeros
-from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace
+from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace, transforms_follow
 from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
@@ -311,11 +311,11 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     """Makes ``x`` the view ``view(x)`` in place: the same memory with a new shape, and the
     view's history. The version counter moves, as PyTorch's: a node that saved ``x`` would
     otherwise read it in its new shape (a silently wrong gradient)."""
-    if DISPATCH.handler is not None:
-        raise OpError(f"{name}: in-place shape changes are not supported inside transforms "
-                      "(vmap, jit, forward mode). Hint: use the out-of-place form")
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
+    if DISPATCH.handler is not None and not transforms_follow(x, name):
+        raise OpError(f"{name}: in-place shape changes are not supported inside vmap and "
+                      "forward mode. Hint: use the out-of-place form")
     alias = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
     alias._view = x._view
     out = view(alias)
