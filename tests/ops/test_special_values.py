@@ -145,3 +145,23 @@ def test_prod_and_cumprod_of_one_element_have_gradient_one(value, dtype):
         assert grads[0] == grads[1] == 1.0
     x = ember.tensor(2.0, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(lambda t: t.prod() * t, (x,))
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu"])
+def test_elu_family_gradient_at_nan_takes_the_linear_slope(name):
+    # (the exponential side's slope was taken at NaN: NaN; PyTorch's test is x <= 0)
+    _same_as_torch(lambda lib, x: getattr(lib.nn.functional, name)(x),
+                   [nan, inf, -inf, 0.0, -0.0, -1.5, 2.0])
+    x32 = [nan, -1.0, inf]
+    grads = [getattr(lib.nn.functional, name)(t := lib.tensor(x32, requires_grad=True)).sum()
+             .backward() or t.grad.tolist() for lib in (ember, torch)]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("p, dim", [(2, 0), (1, 1), (3, 0)])
+def test_renorm_gradient_of_a_slice_holding_nan(p, dim):
+    # (a slice left as it is still sent 0 * NaN into its norm's backward: NaN for all of it)
+    rows = [[1.0, nan, 2.0], [3.0, 4.0, 0.5], [0.1, 0.2, -0.1], [0.0, 0.0, 0.0]]
+    _same_as_torch(lambda lib, x: lib.renorm(x, p, dim, 1.0), rows)
+    x = ember.tensor(np.random.default_rng(3).standard_normal((3, 4)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.renorm(t, p, dim, 1.2), (x,))

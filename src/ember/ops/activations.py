@@ -138,8 +138,9 @@ class Elu(Unary):
         return xp.where(a > 0, a * scale, below)
 
     def chain(self, v, x, y, *, alpha, scale, input_scale):
-        # below 0, dy/dx = input_scale * scale * alpha * exp(...) = input_scale * (y + scale*alpha)
-        return where(x > 0, v * scale, v * ((y + alpha * scale) * input_scale))
+        # below 0, dy/dx = input_scale * scale * alpha * exp(...) = input_scale * (y + scale*alpha);
+        # a NaN takes the linear side's slope, as PyTorch (its test is x <= 0)
+        return where(x <= 0, v * ((y + alpha * scale) * input_scale), v * scale)
 
 
 @primitive

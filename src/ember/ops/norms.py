@@ -291,6 +291,9 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
     dims = tuple(i for i in range(input.ndim) if i != d)
     norm = _vector_norm(input, p, dims, True)
+    if input.requires_grad:  # a slice left as it is sends no gradient into its norm: with a
+        # NaN in it the chain rule gives 0 * NaN there (PyTorch: 1 for each of its elements)
+        norm = _vector_norm(where(norm.detach() > maxnorm, input, 0.0), p, dims, True)
     factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return input * cast(factor, input.dtype)
 
