@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 from ember.fx.codegen import PythonCode
 from ember.fx.graph import Graph
+from ember.fx.to_folder import write_folder
 from ember.nn import Module, Parameter
 from ember.tensor import Tensor
 from ember.utils.generated_code import define
@@ -79,6 +81,23 @@ class GraphModule(Module):
         if print_output:
             print(text)
         return text
+
+    def to_folder(self, folder: str | os.PathLike, module_name: str = "FxModule") -> None:
+        """Writes the module out as a package in ``folder`` that rebuilds it, as torch.fx's:
+        ``from <folder> import <module_name>``, then ``<module_name>()`` is a module with the
+        same submodules, tensors and ``forward``. ``module.py`` holds the class (submodules
+        Ember cannot write as a constructor call are pickled to ``<name>.pt``, with a
+        warning, as in torch), ``state_dict.pt`` the tensors.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> folder = pathlib.Path(tempfile.mkdtemp()) / "mlp"
+            >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(4, 2)))
+            >>> gm.to_folder(folder, "Mlp")  # then: from mlp import Mlp; Mlp()(x)
+            >>> sorted(p.name for p in folder.iterdir())
+            ['__init__.py', 'module.py', 'state_dict.pt']
+        """
+        write_folder(self, folder, module_name)
 
     def add_submodule(self, target: str, m: Module) -> bool:
         """Installs ``m`` at the dotted path ``target``, making empty modules for missing

@@ -6,10 +6,12 @@ fail but runs no code. Only objects that are not data (a whole module) are pickl
 loading those takes ``weights_only=False``, as in PyTorch.
 """
 
+from ember.fx.to_folder import FILES as FX_FILES
 from ember.io.checkpoint import load, load_file, save, save_file
 from ember.io.safetensors_file import load_metadata, read_arrays, write_arrays
 from ember.jit.serialize import FILES
 
 FILES.write, FILES.read = write_arrays, read_arrays  # ember.jit.save/load's file format
+FX_FILES.save = save  # ember.fx.GraphModule.to_folder's files
 
 __all__ = ["load", "load_file", "load_metadata", "save", "save_file"]
