@@ -165,3 +165,9 @@ def test_renorm_gradient_of_a_slice_holding_nan(p, dim):
     _same_as_torch(lambda lib, x: lib.renorm(x, p, dim, 1.0), rows)
     x = ember.tensor(np.random.default_rng(3).standard_normal((3, 4)), requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: ember.renorm(t, p, dim, 1.2), (x,))
+
+
+def test_rrelu_in_evaluation_gives_a_nan_the_slope():
+    # (evaluation is leaky_relu's x > 0 test in PyTorch: a NaN takes the slope, not 1)
+    _same_as_torch(lambda lib, x: lib.nn.functional.rrelu(x, 0.1, 0.3, training=False),
+                   [nan, inf, -inf, 0.0, -0.0, -2.0, 3.0])

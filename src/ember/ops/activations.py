@@ -490,9 +490,11 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     if training:
         noise = rand(input.shape, generator=generator, dtype=input.dtype, device=input.device)
         slope = noise * (upper - lower) + lower
-    else:
-        slope = (lower + upper) / 2
-    return _run(input, inplace, "rrelu", lambda x: where(x.detach() <= 0, x * slope, x))
+        return _run(input, inplace, "rrelu", lambda x: where(x.detach() <= 0, x * slope, x))
+    # (evaluation is leaky_relu's test: a NaN takes the slope, as PyTorch's; training's is
+    # x <= 0, a NaN keeps gradient 1)
+    slope = (lower + upper) / 2
+    return _run(input, inplace, "rrelu", lambda x: where(x.detach() > 0, x, x * slope))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
