@@ -158,6 +158,27 @@ class ExportGraphSignature:
         return {s.arg.name: s.target for s in self.output_specs
                 if s.kind is OutputKind.BUFFER_MUTATION}
 
+    # what torch's signature also lists, and Ember's programs never hold: inputs or
+    # parameters written in place (refused at export), custom objects, effect tokens
+    user_inputs_to_mutate = parameters_to_mutate = inputs_to_lifted_custom_objs = \
+        property(lambda self: {})
+    lifted_custom_objs = property(lambda self: ())
+    input_tokens = output_tokens = property(lambda self: ())
+    backward_signature = assertion_dep_token = property(lambda self: None)
+
+    def replace_all_uses(self, old: str, new: str) -> None:
+        """Renames the value ``old`` to ``new`` in every spec (after a pass renamed its node).
+
+        Example:
+            >>> ep = ember.export.export(ember.nn.ReLU(), (ember.randn(2),))
+            >>> ep.graph_signature.replace_all_uses("relu", "out")
+            >>> ep.graph_signature.user_outputs
+            ('out',)
+        """
+        for spec in (*self.input_specs, *self.output_specs):
+            if isinstance(spec.arg, TensorArgument) and spec.arg.name == old:
+                spec.arg = TensorArgument(new)
+
     def __str__(self) -> str:
         inputs = "\n".join(str(s) for s in self.input_specs)
         outputs = "\n".join(str(s) for s in self.output_specs)

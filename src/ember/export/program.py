@@ -16,6 +16,7 @@ from ember import fx
 from ember.export.dynamic_shapes import ValueRange
 from ember.export.graph_signature import ExportGraphSignature, InputKind
 from ember.export.guards import Guards
+from ember.export.verifier import verify
 from ember.func.pytree import tree_unflatten
 from ember.nn import Module
 from ember.tensor import Tensor
@@ -144,6 +145,29 @@ class ExportedProgram:
 
         gm.register_forward_pre_hook(check_inputs, with_kwargs=True)
         return gm
+
+    @property
+    def tensor_constants(self) -> dict[str, Tensor]:
+        """:attr:`constants` (torch's older name)."""
+        return self.constants
+
+    def validate(self) -> None:
+        """Checks that the graph and the signature still agree (after a pass edited them),
+        as torch's verifier: only placeholders, primitive calls and one output; each
+        placeholder with its spec, in order, each state target in :attr:`state_dict` or
+        :attr:`constants`; each output with its spec. Raises
+        :class:`~ember.export.verifier.SpecViolationError` naming the first mismatch.
+
+        Example:
+            >>> ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+            >>> ep.validate()
+            >>> del ep.state_dict["bias"]
+            >>> ep.validate()
+            Traceback (most recent call last):
+            ...
+            ember.export.verifier.SpecViolationError: Parameter bias is not in the state dict.
+        """
+        verify(self)
 
     def run_decompositions(self, decomp_table: dict | None = None) -> ExportedProgram:
         """The program with its operators decomposed. Ember's graphs already hold only
