@@ -194,6 +194,26 @@ def test_backward_in_threads_into_one_leaf_adds_every_gradient():
     np.testing.assert_array_equal(w.grad.numpy(), rounds * sum(range(1, n + 1)))
 
 
+def test_backward_in_threads_into_one_big_leaf_loses_no_update():
+    # NumPy lets go of the GIL inside big adds: unguarded sums into one .grad lost some
+    w = ember.zeros(1_000_000, dtype=ember.float64, requires_grad=True)
+    n, rounds = 4, 6
+    barrier = threading.Barrier(n)
+
+    def work():
+        barrier.wait(TIMEOUT)
+        for _ in range(rounds):
+            (w * 1.0).sum().backward()
+
+    threads = [threading.Thread(target=work) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT * 6)
+    assert not any(t.is_alive() for t in threads)
+    assert w.grad.numpy().min() == w.grad.numpy().max() == n * rounds
+
+
 @pytest.mark.parametrize("hooks", [False, True])
 def test_training_in_threads_equals_training_in_turn(hooks):
     def train(seed):

@@ -5,11 +5,18 @@ does (in place, so a reference to ``.grad`` sees the sum, and never aliasing ano
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
+
+# sums into ``.grad`` hold one of these (picked by the tensor's id), as each of PyTorch's
+# AccumulateGrad nodes holds a mutex: backward passes in several threads that reach one leaf
+# then add every gradient (NumPy lets go of the GIL inside a big add, so two read-modify-writes
+# of one ``.grad`` at once lost one; so did two first gradients, each stored as the whole)
+_LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def grad_as(g: Any, t: Any) -> Any:
@@ -134,6 +141,15 @@ def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = Non
     cannot take it).
     A first gradient whose memory another ``.grad`` (or the caller's ``gradient=``) already
     holds is copied, so no two ``.grad`` ever alias."""
+    lock = _LEAF_LOCKS[id(t) >> 4 & 63]
+    lock.acquire()  # (not ``with``: ~0.1 µs less a leaf)
+    try:
+        _accumulate(t, g, create_graph, owners)
+    finally:
+        lock.release()
+
+
+def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
     if not create_graph:
         g = g.detach()
     old = t.grad
