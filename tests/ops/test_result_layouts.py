@@ -182,3 +182,32 @@ def test_batch_norm_of_a_transposed_input_is_c_ordered_as_torch():
 @pytest.mark.parametrize("layout", list(INPUTS))
 def test_logsigmoid_is_c_ordered_as_torch(layout):
     assert_like_torch(lambda m, x: m.nn.functional.logsigmoid(x - 1), layout)
+
+
+COMPOSITES = {  # an elementwise op of the input (first) and a reduction or product of others
+    "rms_norm": lambda m, x: m.nn.functional.rms_norm(x, x.shape[-1:]),
+    "rms_norm_2_dims": lambda m, x: m.nn.functional.rms_norm(x, x.shape[-2:]),
+    "rms_norm_weight": lambda m, x: m.nn.functional.rms_norm(
+        x, x.shape[-1:], m.linspace(0.5, 1.5, x.shape[-1], dtype=x.dtype)),
+    "normalize": lambda m, x: m.nn.functional.normalize(x, dim=-1),
+    "normalize_dim1_p1": lambda m, x: m.nn.functional.normalize(x, p=1.0, dim=1),
+    "normalize_p3": lambda m, x: m.nn.functional.normalize(x, p=3.0, dim=-1),
+    "normalize_inf": lambda m, x: m.nn.functional.normalize(x, p=float("inf"), dim=-1),
+    "local_response_norm": lambda m, x: m.nn.functional.local_response_norm(x, 2),
+    "addcmul": lambda m, x: m.addcmul(x, m.ones(x.shape, dtype=x.dtype), x.detach().contiguous(),
+                                      value=0.5),
+    "addcdiv": lambda m, x: m.addcdiv(x, m.ones(x.shape, dtype=x.dtype),
+                                      x.detach().contiguous() + 1),
+    "lerp": lambda m, x: m.lerp(x, m.ones(x.shape, dtype=x.dtype), 0.3),
+    "lerp_past_half": lambda m, x: m.lerp(x, m.ones(x.shape, dtype=x.dtype), 0.7),
+    "lerp_tensor_weight": lambda m, x: m.lerp(x, m.ones(x.shape, dtype=x.dtype), x.detach()),
+}
+
+
+@pytest.mark.parametrize("layout", list(INPUTS))
+@pytest.mark.parametrize("op", list(COMPOSITES))
+def test_composites_follow_their_first_operand_as_torch(op, layout):
+    # NumPy's iterator gives C order to x op r where x (channels-last, transposed) and a
+    # C-ordered r disagree, torch the first operand's; rms_norm reads channels-last as it is,
+    # other layouts in C order (Ember: C for channels-last, the input's for a transpose)
+    assert_like_torch(COMPOSITES[op], layout)

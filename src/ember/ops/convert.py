@@ -356,6 +356,20 @@ def contiguous(self: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     return _copy_in_order(self, fmt, "contiguous")
 
 
+def laid_out_like(r: Tensor, x: Tensor) -> Tensor:
+    """``r`` (of ``x``'s rank: a keepdim reduction of ``x``, a product of other operands)
+    laid out in the order of ``x``'s dimensions in memory, so that an elementwise op with
+    ``x`` first is laid out as ``x``, as PyTorch's are (the first operand's order decides
+    where operands disagree; NumPy's iterator picks C order). ``r`` itself when ``x`` is
+    C-ordered (one flag read), not dense, or not of the full shape (then PyTorch's rule
+    reads the other operands too)."""
+    a = x._data
+    if a.flags.c_contiguous or a.ndim != r._data.ndim or not is_dense(a) or any(
+            n < m for n, m in zip(a.shape, r._data.shape)):
+        return r
+    return contiguous(r, memory_format=format_of(x))
+
+
 def _copy_in_order(x: Tensor, fmt: Any, op: str) -> Tensor:
     """A copy of ``x`` laid out in ``fmt``: the permuted tensor copied in C order, permuted
     back (so differentiable with no rule of its own)."""

@@ -8,7 +8,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.arithmetic import Add, Div, Mul, _dtype_name, _scaled
-from ember.ops.convert import promote, result_dtype
+from ember.ops.convert import laid_out_like, promote, result_dtype
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, apply
 from ember.tensor import Tensor, method
@@ -47,6 +47,8 @@ def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: An
     product = apply(prim, b, c)
     if value != 1:
         product = _scaled(op, "value", product, value, input, tensor1, tensor2)
+    if not a._data.flags.c_contiguous:  # (``input``'s layout, as PyTorch's, when dense)
+        product = laid_out_like(product, a)
     return apply(Add, a, product)
 
 
@@ -68,8 +70,11 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if isinstance(weight, Tensor):
         from ember.ops.select import where
 
-        return where(abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
-    return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        out = where(abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+    else:
+        out = input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+    # (``input``'s layout, as PyTorch's, when it is dense)
+    return out if input._data.flags.c_contiguous else laid_out_like(out, input)
 
 
 bind_inplace(addcmul_=addcmul, addcdiv_=addcdiv, lerp_=lerp)

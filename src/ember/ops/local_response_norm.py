@@ -7,7 +7,7 @@ neighbouring channels)^beta``; composites of slices, sums and powers.
 from __future__ import annotations
 
 from ember.errors import DTypeError, ShapeError
-from ember.ops.convert import HALF
+from ember.ops.convert import HALF, laid_out_like
 from ember.ops.pad import pad
 from ember.tensor import Tensor
 
@@ -53,7 +53,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     if input.dtype in HALF:  # in float32, as PyTorch's mean of the squares (a sum overflows)
         return local_response_norm(input.float(), size, alpha, beta, k).to(input.dtype)
     window = _channel_window_sum(input * input, size // 2, (size - 1) // 2)
-    return input / (window * (alpha / size) + k) ** beta
+    return input / laid_out_like((window * (alpha / size) + k) ** beta, input)
 
 
 def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,

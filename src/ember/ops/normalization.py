@@ -23,7 +23,7 @@ from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_kernel, rows_kernel
-from ember.ops.convert import HALF, contiguous
+from ember.ops.convert import HALF, contiguous, laid_out_like
 from ember.ops.inplace import inplace
 from ember.ops.int_args import as_ints
 from ember.ops.norms import vector_norm
@@ -419,10 +419,11 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
         tensor([[0.8485, 1.1314]])
     """
     k = len(checked_normalized_shape("rms_norm", input, normalized_shape))
-    x = input.float() if input.dtype.np in _HALF else input
+    # (PyTorch's kernel reads contiguous(suggest_memory_format()): channels-last stays)
+    x = _suggested_layout(input.float() if input.dtype.np in _HALF else input)
     if eps is None:
         eps = float(np.finfo(x.dtype.np).eps)
-    y = x * ((x * x).mean(tuple(range(-k, 0)), keepdim=True) + eps).rsqrt()
+    y = x * (laid_out_like((x * x).mean(tuple(range(-k, 0)), keepdim=True), x) + eps).rsqrt()
     y = y if weight is None else y * weight
     return y if DISPATCH.casting else y.to(input.dtype)  # (autocast's policy: float32)
 
@@ -579,7 +580,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector;
     # orders without a power sum to clamp (0, ±inf, negative) clamp the norm, as PyTorch's
     if not 0 < p < float("inf"):
-        return input / vector_norm(input, p, dim, keepdim=True).clamp(min=eps)
+        return input / laid_out_like(vector_norm(input, p, dim, keepdim=True).clamp(min=eps),
+                                     input)
     if p == 2:
         modulus = input.abs() if input.dtype.is_complex else input
         norm = (modulus * modulus).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
@@ -587,4 +589,4 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
         norm = input.abs().sum(dim, keepdim=True).clamp(min=eps)
     else:
         norm = (input.abs() ** p).sum(dim, keepdim=True).clamp(min=eps ** p) ** (1.0 / p)
-    return input / norm
+    return input / laid_out_like(norm, input)
