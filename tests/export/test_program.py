@@ -193,6 +193,29 @@ def test_module_called_with_missing_or_unknown_arguments_says_so():
         m(ember.ones(2), ember.ones(2), ember.ones(2))
 
 
+def test_module_refuses_inputs_of_another_structure_as_torch():
+    # (an element or key more than the example's was silently ignored; torch: ValueError)
+    class Nested(ember.nn.Module):
+        def forward(self, pair, opts):
+            return pair[0] + pair[1] * opts["b"]
+
+    def call(lib, module, pair, opts):
+        with pytest.raises(ValueError, match=None if lib is torch else "example's structure"):
+            module(pair, opts)
+
+    for lib in (ember, torch):
+        nn = ember.nn if lib is ember else torch.nn
+        model = type("Nested", (nn.Module,), {"forward": Nested.forward})()
+        one = lib.ones(2)
+        export = ember.export.export if lib is ember else torch.export.export
+        m = export(model, ((one, one), {"b": one})).module()
+        assert m((one, one), {"b": one}).tolist() == [2.0, 2.0]
+        call(lib, m, (one, one, one), {"b": one})
+        call(lib, m, (one,), {"b": one})
+        call(lib, m, (one, one), {"b": one, "c": one})
+        call(lib, m, (one, one), {"c": one})
+
+
 def test_module_refuses_train_and_eval_as_torch():
     model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Dropout(0.5)).train()
     m = ember.export.export(model, (ember.randn(3, 2),)).module()

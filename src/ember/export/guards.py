@@ -56,8 +56,9 @@ class Guards:
                 for key in guard.keys:
                     leaf = leaf[key]
             except (KeyError, IndexError, TypeError):
-                raise GuardError(f"Guard failed: the exported module takes {guard.label}, "
-                                 "which the call does not give") from None
+                raise ValueError(f"the exported module takes {guard.label}, which the call "
+                                 "does not give (its inputs must have the example's "
+                                 "structure)") from None
             if guard.dims is None:
                 if not (type(leaf) is type(guard.value) and _same(leaf, guard.value)):
                     raise GuardError(f"Guard failed: {guard.label} == {guard.value!r} (got "
@@ -65,6 +66,7 @@ class Guards:
                                      "Hint: export again with the new value")
                 continue
             self._check_tensor(guard, leaf, seen, derived)
+        self._check_structure(values)
         for where, size, expr in derived:
             want = expr.evaluate({s: seen[s][0] for s in expr.symbols})
             if size != want:
@@ -72,6 +74,21 @@ class Guards:
                                  f"{want} for " + ", ".join(
                                      f"{s} = {seen[s][0]} (from {seen[s][1]})"
                                      for s in expr.symbols) + ")")
+
+    def _check_structure(self, values: dict[str, Any]) -> None:
+        """A ValueError, as torch's, where an argument's tuples, lists or dicts hold more
+        than the example's (an element or key the graph would silently ignore)."""
+        expected: dict[str, set[tuple]] = {}
+        for guard in self.inputs:
+            expected.setdefault(guard.name, set()).add(guard.keys)
+        for name, value in values.items():
+            extra = sorted((p for p in _leaf_paths(value) if p not in expected.get(name, ())),
+                           key=repr)
+            if extra:
+                label = name + "".join(f"[{k!r}]" for k in extra[0])
+                raise ValueError(f"the exported module does not take {label}: its inputs "
+                                 "must have the example's structure (the same tuple and list "
+                                 "lengths, the same dict keys)")
 
     def _check_tensor(self, guard: InputGuard, t: Any, seen: dict, derived: list) -> None:
         label = guard.label
@@ -110,3 +127,12 @@ def _same(value: Any, baked: Any) -> bool:
     if isinstance(value, float) and value != value:
         return baked != baked
     return value == baked
+
+
+def _leaf_paths(value: Any, keys: tuple = ()) -> list[tuple]:
+    """The keys that lead to each leaf inside ``value``'s tuples, lists and dicts."""
+    if isinstance(value, (tuple, list)):
+        return [p for i, item in enumerate(value) for p in _leaf_paths(item, (*keys, i))]
+    if isinstance(value, dict):
+        return [p for k, item in value.items() for p in _leaf_paths(item, (*keys, k))]
+    return [keys]
