@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -46,6 +47,9 @@ class _Tracker:
         self.peak: dict[str, int] = {}
         self.total_allocated = 0  # monotonic: the profiler reads differences of these
         self.total_freed = 0
+        # counts change from every thread that makes or drops tensors (their read-modify-writes
+        # raced); re-entrant, as a weak reference's callback may run inside ``see``
+        self.lock = threading.RLock()
 
     def see(self, t: Tensor) -> None:
         owner = t._data
@@ -55,27 +59,29 @@ class _Tracker:
                 break  # a foreign buffer (bytes, mmap): the outermost array stands for it
             owner, base = base, base.base
         key = id(owner)
-        if key in self.live:
-            return
-        n = int(owner.nbytes)
-        dev = str(t._device)
-        try:
-            ref = weakref.ref(owner, lambda _r, key=key: self.free(key))
-        except TypeError:  # an array type without weak references: not trackable
-            return
-        self.live[key] = (ref, n, dev)
-        now = self.current.get(dev, 0) + n
-        self.current[dev] = now
-        self.total_allocated += n
-        if now > self.peak.get(dev, 0):
-            self.peak[dev] = now
+        with self.lock:
+            if key in self.live:
+                return
+            n = int(owner.nbytes)
+            dev = str(t._device)
+            try:
+                ref = weakref.ref(owner, lambda _r, key=key: self.free(key))
+            except TypeError:  # an array type without weak references: not trackable
+                return
+            self.live[key] = (ref, n, dev)
+            now = self.current.get(dev, 0) + n
+            self.current[dev] = now
+            self.total_allocated += n
+            if now > self.peak.get(dev, 0):
+                self.peak[dev] = now
 
     def free(self, key: int) -> None:
-        entry = self.live.pop(key, None)
-        if entry is not None:
-            _, n, dev = entry
-            self.current[dev] -= n
-            self.total_freed += n
+        with self.lock:
+            entry = self.live.pop(key, None)
+            if entry is not None:
+                _, n, dev = entry
+                self.current[dev] -= n
+                self.total_freed += n
 
     def clear(self) -> None:
         self.live.clear()  # the weak references die with it, so their callbacks never run
@@ -89,10 +95,11 @@ TRACKER = _Tracker()
 def enable(scan: bool = True) -> None:
     """Starts counting (nests with :func:`disable`). With ``scan``, tensors that already exist
     are found and counted, so parameters made before count too."""
-    TRACKER.depth += 1
-    if TRACKER.depth > 1:
-        return
-    add_wrap_hook(TRACKER.see)
+    with TRACKER.lock:
+        TRACKER.depth += 1
+        if TRACKER.depth > 1:
+            return
+        add_wrap_hook(TRACKER.see)
     if scan:
         for obj in gc.get_objects():
             if issubclass(type(obj), Tensor):  # type(), not isinstance: no lazy __class__
@@ -102,12 +109,13 @@ def enable(scan: bool = True) -> None:
 
 def disable() -> None:
     """Stops counting (after as many calls as :func:`enable`) and forgets every count."""
-    if TRACKER.depth == 0:
-        return
-    TRACKER.depth -= 1
-    if TRACKER.depth == 0:
-        remove_wrap_hook(TRACKER.see)
-        TRACKER.clear()
+    with TRACKER.lock:
+        if TRACKER.depth == 0:
+            return
+        TRACKER.depth -= 1
+        if TRACKER.depth == 0:
+            remove_wrap_hook(TRACKER.see)
+            TRACKER.clear()
 
 
 def is_enabled() -> bool:

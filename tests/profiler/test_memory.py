@@ -118,3 +118,32 @@ def test_off_costs_nothing_and_reports_zero():
     memory.disable()  # an extra disable is harmless
     stats = memory.memory_stats()
     assert stats["enabled"] is False and stats["live_buffers"] == 0
+
+
+def test_counts_stay_exact_while_threads_make_and_drop_tensors(tracking):
+    import sys
+    import threading
+
+    before = memory.allocated()
+    barrier = threading.Barrier(4)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often: unguarded counts drifted every time
+
+    def churn():
+        barrier.wait(10)
+        for _ in range(3000):
+            a = ember.ones(16)
+            b = a + 1
+            del a, b
+
+    threads = [threading.Thread(target=churn) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not any(t.is_alive() for t in threads)
+    gc.collect()
+    assert memory.allocated() == before
