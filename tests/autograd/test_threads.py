@@ -214,6 +214,32 @@ def test_backward_in_threads_into_one_big_leaf_loses_no_update():
     assert w.grad.numpy().min() == w.grad.numpy().max() == n * rounds
 
 
+def test_a_graph_freed_by_another_threads_backward_midway_says_so():
+    # A's backward pauses in a hook; B's goes through the shared part and frees it
+    w = ember.ones(3, dtype=ember.float64, requires_grad=True)
+    shared = (w * 3).exp()
+    mid_a = shared * 1
+    out_a, out_b = mid_a.sum(), (shared * 2).sum()
+
+    def a(e1, e2):
+        def pause(g):
+            e1.set()
+            e2.wait(TIMEOUT)
+        mid_a.register_hook(pause)
+        with pytest.raises(ember.errors.GradError, match="a second time"):
+            out_a.backward()
+
+    def b(e1, e2):
+        e1.wait(TIMEOUT)
+        try:
+            out_b.backward()
+        finally:
+            e2.set()
+
+    _two(a, b)
+    np.testing.assert_allclose(w.grad.numpy(), 6 * np.exp(3.0))
+
+
 @pytest.mark.parametrize("hooks", [False, True])
 def test_training_in_threads_equals_training_in_turn(hooks):
     def train(seed):

@@ -202,6 +202,13 @@ def _roots(tensors: Any, grads: Any, who: str) -> list:
     return roots
 
 
+def _second_time(node: Node) -> GradError:
+    return GradError(f"backward through {node.name()} a second time: its saved values were "
+                     "freed by the first backward (in this thread or another). Hint: pass "
+                     "retain_graph=True to the first backward() if you need to go through the "
+                     "graph again.")
+
+
 def _topological(root_nodes: list[Node]) -> list[Node]:
     """Nodes reachable from the roots, producers before consumers (iterative post-order)."""
     order, seen = [], set()
@@ -212,10 +219,7 @@ def _topological(root_nodes: list[Node]) -> list[Node]:
             if node in seen:
                 continue
             if node.released:
-                raise GradError(
-                    f"backward through {node.name()} a second time: its saved values were freed "
-                    "by the first backward. Hint: pass retain_graph=True to the first "
-                    "backward() if you need to go through the graph again.")
+                raise _second_time(node)
             seen.add(node)
         edges = node.edges
         while i < len(edges):
@@ -284,7 +288,12 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                         (node, i) in wanted for i in range(len(grads)))):
                     _finish_outputs(node, grads, wanted, found, create_graph, owners)
                     if needed is None or node in needed:
-                        _propagate(node, grads, node_grads, leaf_grads)
+                        try:
+                            _propagate(node, grads, node_grads, leaf_grads)
+                        except Exception as exc:
+                            if node.released:  # by another thread's backward, since the start
+                                raise _second_time(node) from exc
+                            raise
                 if not retain_graph:
                     node.release()
                 if pending is not None:
