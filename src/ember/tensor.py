@@ -6,6 +6,7 @@ binds its functions here with :func:`method`, so this file stays the small core.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -527,20 +528,23 @@ def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
 
 
 _wrap_hooks: list[Callable[[Tensor], None]] = []
+_wrap_hooks_lock = threading.Lock()
 
 
 def add_wrap_hook(hook: Callable[[Tensor], None]) -> None:
     """Makes ``hook(t)`` see every tensor made from now on, until :func:`remove_wrap_hook`:
     how :mod:`ember.memory` counts the bytes tensors hold and how a jit trace finds new
     tensors. Hooks stack in any order; with none, it costs one global check."""
-    _wrap_hooks.append(hook)
-    _set_on_wrap()
+    with _wrap_hooks_lock:  # (threads' traces and vmaps add and remove theirs at once)
+        _wrap_hooks.append(hook)
+        _set_on_wrap()
 
 
 def remove_wrap_hook(hook: Callable[[Tensor], None]) -> None:
     """Removes a hook :func:`add_wrap_hook` added."""
-    _wrap_hooks.remove(hook)
-    _set_on_wrap()
+    with _wrap_hooks_lock:
+        _wrap_hooks.remove(hook)
+        _set_on_wrap()
 
 
 def _set_on_wrap() -> None:

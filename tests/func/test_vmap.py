@@ -475,3 +475,42 @@ def test_random_like_follows_randomness_like_torch_func(lib):
     assert not np.allclose(diff.numpy()[0], diff.numpy()[1])
     same = lib.func.vmap(lambda v: lib.randn_like(v) + v, randomness="same")(x)
     np.testing.assert_array_equal(same.numpy()[0], same.numpy()[3])
+
+
+def _in_a_thread(fn):
+    import threading
+
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("value", fn()))
+    t.start()
+    t.join(10)
+    assert not t.is_alive()
+    return box["value"]
+
+
+def test_a_value_another_thread_computed_from_a_batched_tensor_is_refused():
+    # vmap is per thread: the other thread's op saw the first sample only
+    xs = ember.arange(6.0).reshape(2, 3)
+    with pytest.raises(ember.errors.OpError, match="made in another thread"):
+        ember.func.vmap(lambda x: _in_a_thread(lambda: x * 2))(xs)
+    with pytest.raises(ember.errors.OpError, match="made in another thread"):
+        ember.func.vmap(lambda x: _in_a_thread(lambda: x * 2) + x)(xs)
+
+
+def test_vmaps_in_several_threads_at_once_give_their_own_batches():
+    import threading
+
+    results, barrier = {}, threading.Barrier(3)
+
+    def run(i):
+        barrier.wait(10)
+        xs = ember.full((4, 3), float(i))
+        for _ in range(10):
+            results[i] = ember.func.vmap(lambda x: (x * x).sum())(xs).tolist()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert results == {i: [3.0 * i * i] * 4 for i in range(3)}

@@ -38,6 +38,7 @@ from ember.ops.primitive import (
     run_below,
 )
 from ember.ops.random import get_rng_state, set_rng_state
+from ember.other_threads import OtherThreadsTensors
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["vmap"]
@@ -53,6 +54,7 @@ class _BatchTrace:
         self.size = size
         self.randomness = randomness
         self.table: dict[int, tuple[Any, Tensor]] = {}  # id(logical array) -> (array, physical)
+        self.others = OtherThreadsTensors()
 
     def physical(self, t: Tensor) -> Tensor | None:
         entry = self.table.get(id(t._data))
@@ -68,6 +70,9 @@ class _BatchTrace:
     # -- the handler ------------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
         phys = [self.physical(t) for t in inputs]
+        if self.others.arrays:
+            for t in inputs:
+                self.not_from_another_thread(t)
         name = prim.name
         always = name in ALWAYS
         if not always and all(p is None for p in phys):
@@ -119,6 +124,16 @@ class _BatchTrace:
                           f"a forward that leaves Ember ops (NumPy, .item()) needs a "
                           f"`@staticmethod def vmap(info, in_dims, *args)` on "
                           f"{cls.__name__})") from exc
+
+    def not_from_another_thread(self, t: Any) -> None:
+        """Refuses a tensor another thread computed while this vmap ran: that thread's ops
+        are not batched, so it saw the first sample of each logical tensor only."""
+        if isinstance(t, Tensor) and self.others.made(t._data):
+            raise OpError(f"vmap: a tensor (shape {tuple(t.shape)}) made in another thread "
+                          "while the function was being mapped is used; that thread's ops "
+                          "are not batched (vmap is per thread), so from a batched tensor it "
+                          "computed the first sample's value only. Hint: run the work in the "
+                          "mapped function's own thread")
 
     def per_sample(self, t: Tensor) -> bool:
         """Whether ``t`` is batched at this level (one value per sample)."""
@@ -465,10 +480,13 @@ def _run(func: Callable, leaves: list, treedef: Any, dims: list, kwargs: dict, s
     inputs = [x if d is None else trace.logical(move(x, d, 0)) for x, d in zip(leaves, dims)]
     push_handler(trace)
     try:
-        out = func(*_unflatten(inputs, treedef), **kwargs)
+        with trace.others:
+            out = func(*_unflatten(inputs, treedef), **kwargs)
     finally:
         pop_handler(trace)
     flat, out_def = _flatten(out)
+    for o in flat:
+        trace.not_from_another_thread(o)
     odims = _dims_for(out_dims, out, "out_dims")
     results = []
     for o, d in zip(flat, odims):

@@ -1,0 +1,55 @@
+"""Tensors other threads make while a transform runs in this one (a ``jit`` trace, ``vmap``).
+
+Dispatch state is per thread, so another thread's ops run eagerly, unseen by the transform:
+on a traced tensor they compute with this call's values only, on a ``vmap`` logical tensor
+with its first sample only. A transform that watches with :class:`OtherThreadsTensors` can
+refuse to read such a result instead of silently keeping a wrong value.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from ember.tensor import Tensor, add_wrap_hook, remove_wrap_hook
+
+_get_ident = threading.get_ident
+
+
+class OtherThreadsTensors:
+    """While open (``with``), remembers the arrays of the tensors other threads make; weakly,
+    so they are freed as usual.
+
+    Example:
+        >>> with OtherThreadsTensors() as others:
+        ...     y = ember.ones(2) * 2                   # made in this thread
+        >>> others.made(y._data)
+        False
+    """
+
+    def __init__(self) -> None:
+        self.thread = _get_ident()
+        self.arrays: dict[int, weakref.ref] = {}  # id(array) -> a weak reference to it
+
+    def __enter__(self) -> OtherThreadsTensors:
+        add_wrap_hook(self.see)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        remove_wrap_hook(self.see)
+
+    def see(self, t: Tensor) -> None:
+        """The wrap hook: every tensor made, in any thread."""
+        if _get_ident() == self.thread:  # (most tensors: the cheap test first)
+            return
+        key, arrays = id(t._data), self.arrays
+        try:
+            arrays[key] = weakref.ref(t._data, lambda _r: arrays.pop(key, None))
+        except TypeError:  # (an array type without weak references)
+            pass
+
+    def made(self, array: Any) -> bool:
+        """Whether another thread made a tensor of ``array`` while this was open."""
+        ref = self.arrays.get(id(array)) if self.arrays else None
+        return ref is not None and ref() is array
