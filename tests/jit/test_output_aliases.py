@@ -142,7 +142,9 @@ def test_a_detach_of_a_view_shares_memory_and_version_as_eager(fn, grad):
 @pytest.mark.parametrize("fn", [
     lambda y: y[1:].detach().mul_(2),
     lambda y: (y[1:].data.mul_(2), y * 1)[1],
-], ids=["returned", "base-read-after"])
+    lambda y: (y[1:].detach()[1:].clamp_(0, 3), y[1:] + 0)[1],
+    lambda y: _written_after_its_base_is_gone(y),
+], ids=["returned", "base-read-after", "view-of-detach-of-view", "base-gone"])
 def test_a_write_through_a_detach_of_a_view_reaches_the_argument(fn):
     def scenario(f):
         y = ember.arange(6.0, dtype=ember.float64).reshape(3, 2)
@@ -152,3 +154,9 @@ def test_a_write_through_a_detach_of_a_view_reaches_the_argument(fn):
     eager = scenario(fn)
     for _ in range(CALLS):
         assert scenario(fast) == eager
+
+
+def _written_after_its_base_is_gone(y):
+    d = (y * 2).view(-1)[:4].data  # (the product is dropped: only d holds its memory)
+    d[1:].detach().mul_(3)
+    return d

@@ -77,7 +77,7 @@ class _Plan:
     def __init__(self, inputs: list[Tensor], state: list[Tensor], outputs: list,
                  viewed: Callable[[Tensor], tuple | None] = lambda t: None) -> None:
         self.inputs, self.state, self.viewed = inputs, state, viewed
-        self.returned = list(outputs)
+        self.outputs, self.returned = outputs, list(outputs)
         self.roots: list[int] = []
         tensors = [i for i, t in enumerate(outputs) if isinstance(t, Tensor)]
         made: dict[int, tuple] = {}
@@ -108,8 +108,13 @@ class _Plan:
                     return (source, where, (*steps, ("detach",)))
             seen = self.viewed(t)  # (of a view: ``y[1:].detach()`` keeps no view record)
             if seen is not None:
+                roots, returned = len(self.roots), len(self.returned)
                 source, where, steps = self.view_of(*seen)
-                return (source, where, (*steps, ("detach",)))
+                if len(self.roots) == roots or any(x is seen[0] for x in self.outputs):
+                    return (source, where, (*steps, ("detach",)))
+                # (a base the caller cannot reach: no memory to share, t is a value of its
+                # own, as a gradient the engine made from a view's array)
+                del self.roots[roots:], self.returned[returned:]
         if not any(x is t for x in self.returned):
             self.returned.append(t)  # the base of returned views: the node returns it too
         position = next(p for p, x in enumerate(self.returned) if x is t)

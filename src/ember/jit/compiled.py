@@ -2,7 +2,8 @@
 turned into Python code, cached, and run instead of the eager function.
 
 The cache key is what fixes the graph: each tensor argument's shape, dtype, device,
-``requires_grad`` and hooks, and which arguments share memory; the values of static and
+``requires_grad`` and hooks, and which arguments share memory (with each other, or with a tensor
+the function reaches); the values of static and
 non-tensor arguments; grad mode; the default dtype and device; the ``training`` flag of every
 module the function reaches; whether each parameter's and argument's ``.grad`` is set (unless
 its first graph showed it touches no ``.grad``); what its global and closure names and its
@@ -41,7 +42,14 @@ from ember.jit.autodiff import (
 )
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
-from ember.jit.fallback import aliased_writes, argument_writes, backward_hooks
+from ember.jit.fallback import (
+    StateMemory,
+    aliased_writes,
+    argument_writes,
+    backward_hooks,
+    shared_state,
+    state_view_writes,
+)
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import makes_fresh, owner
@@ -140,6 +148,7 @@ class CompiledFunction:
         # each layout seen, and a reach of it (which keeps its objects alive); both None once
         # no graph or cached reach uses it
         self.layouts: list[tuple[dict | None, Reach | None]] = []
+        self.state_memory = StateMemory()  # (arguments sharing it are part of the key)
         self.watch_grads = True  # until a trace shows the function never touches a .grad
         self.traced_changes: dict[str, int] = {}  # layout entries traces changed, how often
         self.side_effects: set[str] = set()  # those changed by two traces: left out of layouts
@@ -223,10 +232,14 @@ class CompiledFunction:
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
         tensors, parts, memory, grads = [], [], {}, self.watch_grads
+        state = None  # (the memory of the tensors it reaches, read once an argument needs it)
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
                 shared = memory.setdefault(owner(leaf._data), i)  # (views, or one array twice)
+                if shared == i and self.reach.tensors:  # (or a parameter, buffer, global's)
+                    state = self.state_memory.of(self.reach) if state is None else state
+                    shared = shared_state(leaf, state, args, kwargs) or i
                 grad = leaf._grad if grads else None
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad, None if shared == i else shared,
@@ -358,10 +371,11 @@ class CompiledFunction:
             backward, n_saved = generate(back, device.xp, device, frees), len(saved)
         graph, frees = optimize(graph, self.passes)
         generated = generate(graph, device.xp, device, frees)
+        names = argument_names(self.fn, args, kwargs)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
-                      hooked or aliased_writes(graph, leaves, key[1], argument_names(
-                          self.fn, args, kwargs)))
+                      hooked or aliased_writes(graph, leaves, key[1], names) or
+                      state_view_writes(graph, key[1], names))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
         holders = {id(t.grad): t for t, _ in graph.grads if t.grad is not None}

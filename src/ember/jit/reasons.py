@@ -125,6 +125,8 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
                for label, x, y in zip(labels, a, b) if x != y]
     if a[4] != b[4]:
         changes.append(" -> ".join("its own memory" if j is None else f"memory of {names[j]}"
+                                   if isinstance(j, int) else j if j.startswith("a view")
+                                   else f"memory of {j}"
                                    for j in (a[4], b[4])))
     if a[5] != b[5]:
         changes.append(f"hooks {_change(('hooks', a[5]), ('hooks', b[5]))}")

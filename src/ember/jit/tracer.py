@@ -94,9 +94,10 @@ class Tracer(Effects, ViewWrites):
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
         self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
-        # id(array) -> (weak references to it and to its view's base, the view chain): each
-        # array a view op made, for outputs that are its detach() (see viewed_as)
-        self.view_arrays: dict[int, tuple[weakref.ref, weakref.ref, tuple]] = {}
+        # id(array) -> (a weak reference to it, its view's base, a stand-in for that base,
+        # the view chain, the view's version counter): each array a view op made, while it
+        # lives, for its detach() (see viewed_as)
+        self.view_arrays: dict[int, tuple] = {}
         self.views: dict[Var, list[Var]] = {}
         # views whose base was written in place after them -> that memory (what of it is
         # read holds another value now)
@@ -280,10 +281,9 @@ class Tracer(Effects, ViewWrites):
         self.record(prim, in_vars, params, out_vars, source)
         if prim.view and outs[0]._data.base is not None:
             self.note_view(out_vars[0], in_vars[0])
-            info = outs[0]._view
-            if info is not None:
-                self.view_arrays[id(outs[0]._data)] = (
-                    weakref.ref(outs[0]._data), weakref.ref(info.base), info.chain)
+            seen = self.view_record(outs[0])
+            if seen is not None:
+                self.note_view_array(outs[0], *seen)
         for o in outs:
             if o._node is not None:
                 self.node_source[id(o._node)] = source
@@ -303,15 +303,36 @@ class Tracer(Effects, ViewWrites):
         self.view_root[view] = root
         self.views.setdefault(root, []).append(view)
 
+    def note_view_array(self, view: Tensor, base: Tensor, chain: tuple) -> None:
+        """Keeps, while ``view``'s array lives, that it is the view ``chain`` of ``base``: the
+        base itself while it lives (the base of the arguments, state or outputs the plan
+        finds), else a stand-in sharing its memory and version counter (for a ``.detach()``
+        of a view of a value the function made, read or written after the tensor it viewed
+        is gone); the memory is the view's own, so nothing lives longer. Only tensors that
+        share the view's version counter (its ``detach()``, ``.data``) are that view: a
+        gradient the engine wraps around a view's array is a value of its own."""
+        array = view._data
+        key, arrays = id(array), self.view_arrays
+
+        def forget(ref: weakref.ref) -> None:
+            if arrays.get(key, (None,))[0] is ref:
+                del arrays[key]
+
+        fresh = self.just_fresh  # (the stand-in is no tensor of the function's)
+        stand_in = _wrap(base._data, base._device, False, None, 0, base._vc)
+        self.just_fresh = fresh
+        arrays[key] = (weakref.ref(array, forget), weakref.ref(base), stand_in, chain,
+                       view._vc)
+
     def viewed_as(self, t: Tensor) -> tuple[Tensor, tuple] | None:
         """The base and view chain of the view whose array ``t`` holds, where a view op made
         that array while tracing (``t`` may be its ``detach()`` or ``.data``, which keep no
-        view record), if the base is alive."""
+        view record)."""
         entry = self.view_arrays.get(id(t._data))
-        if entry is None or entry[0]() is not t._data:
+        if entry is None or entry[0]() is not t._data or entry[4] is not t._vc:
             return None
         base = entry[1]()
-        return None if base is None else (base, entry[2])
+        return (entry[2] if base is None else base), entry[3]
 
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         """A custom ``Function`` runs as in eager code (its ops are recorded); one that puts a
@@ -338,7 +359,9 @@ class Tracer(Effects, ViewWrites):
         seen = self.view_record(x)  # (also for a detach() of a view)
         if seen is not None:
             base, chain = self.traced_base(*seen)
-            if chain:  # (else x is an argument the caller made as a view: written whole)
+            # (else x is an argument the caller made as a view, or a detach of a view whose
+            # base was written since, an effect's gradient: written whole)
+            if chain and (x._view is not None or self.lookup(base._data) not in self.stale):
                 self.write_into_view(x, result, base, chain)
                 return
         target, new = self.lookup(x._data), self.var_of(result)

@@ -26,11 +26,15 @@ class ViewWrites:
     def view_record(self, t: Tensor) -> tuple[Tensor, tuple] | None:
         """The base and view chain of the memory ``t`` holds: its view record, or, for the
         ``detach()`` or ``.data`` of a view (which keep none), the record of the view made
-        while tracing whose array it holds; None for a tensor that views nothing."""
+        while tracing whose array it holds; None for a tensor that views nothing. A view of
+        such a detach is followed to the memory the detach views."""
         view = t._view
-        if view is not None:
-            return None if view.base._data is t._data else (view.base, view.chain)
-        return self.viewed_as(t)
+        if view is None:
+            return self.viewed_as(t)
+        if view.base._data is t._data:
+            return None
+        outer = self.viewed_as(view.base)  # (a view of a detach() of a view)
+        return (view.base, view.chain) if outer is None else (outer[0], outer[1] + view.chain)
 
     def traced_base(self, base: Tensor, chain: tuple) -> tuple[Tensor, tuple]:
         """The tensor a write through the view ``chain`` of ``base`` changes, and the chain of
