@@ -25,7 +25,8 @@ def test_fused_var_equals_composite_and_torch(name, dtype, monkeypatch):
     for shape, dim, keepdim, correction in itertools.product(
             [(5,), (4, 4), (3, 4, 5), (2000, 8), (1, 7)], [None, 0, -1, (0, -1)],
             (False, True), (None, 0, 2.5)):
-        if isinstance(dim, tuple) and len(shape) == 1:
+        if isinstance(dim, tuple) and len(shape) == 1 or (shape, dim, correction) == (
+                (1, 7), 0, 2.5):  # (no dof left: see test_no_degrees_of_freedom_left)
             continue
         x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
         kwargs = {"dim": dim, "keepdim": keepdim, "correction": correction}
@@ -97,3 +98,23 @@ def test_float64_overflow_and_nan_stay_as_torch():
                 got = getattr(ember.tensor(values, dtype=getattr(ember, dtype)), name)()
                 want = getattr(torch.tensor(values, dtype=getattr(torch, dtype)), name)()
                 np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_no_degrees_of_freedom_left_gives_nan_gradients_as_the_composite(name, monkeypatch):
+    # (the fused slope was PyTorch's explicit-dims 2 (x - mean) / dof with dof <= 0: -0.0 for
+    # one element, where the composite and PyTorch's var() give NaN; the value is inf or NaN)
+    for values, correction in (([3.0], 2), ([3.0], 1), ([1.0, 2.0, 4.0], 4), ([2.0, 2.0], 3)):
+        grads = []
+        for fused in (True, False):
+            with monkeypatch.context() as m:
+                if not fused:
+                    m.setattr(variance_module, "_FUSED", ())
+                x = ember.tensor(values, dtype=ember.float64, requires_grad=True)
+                getattr(x, name)(correction=correction).backward()
+                grads.append(x.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
+        assert np.isnan(grads[0]).all()
+    want = torch.tensor([3.0], dtype=torch.float64, requires_grad=True)
+    getattr(want, name)(correction=2).backward()
+    assert torch.isnan(want.grad).all()

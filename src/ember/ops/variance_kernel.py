@@ -113,13 +113,15 @@ def _over_twice_std(std: Tensor, g: Tensor) -> Tensor:
 
 def g_times_slope(ctx, g: Tensor | None) -> Tensor:
     """``g`` (broadcast back over the reduced dims; 1 when None) times the variance's slope
-    in each element, ``2 * (x - mean) / dof``, with PyTorch's ``dof`` (negative when the
-    correction exceeds the count: -0.0 for a single element)."""
+    in each element, ``2 * (x - mean) / dof``; NaN with no degrees of freedom left (the
+    variance is inf or NaN there), as the composite's chain rule and PyTorch's ``var()``
+    of a single element (its explicit-dims path gives ``2 * (x - mean) / dof`` with a
+    negative ``dof`` instead)."""
     x, p = ctx.inputs[0], ctx.params
     dims = p["dims"]
     n = prod(x.shape[d] for d in dims)
     dof = n - p["correction"]
-    slope = (x - apply(Sum, x, dims=dims, keepdim=True) / n) * (2 / dof if dof else math.inf)
+    slope = (x - apply(Sum, x, dims=dims, keepdim=True) / n) * (2 / dof if dof > 0 else math.nan)
     if g is None:
         return slope
     return slope * (g if p["keepdim"] else with_reduced_dims(g, x.shape, dims, True))
