@@ -33,6 +33,7 @@ class OtherThreadsTensors:
         self.arrays: dict[int, weakref.ref] = {}  # id(array) -> a weak reference to it
 
     def __enter__(self) -> OtherThreadsTensors:
+        self.thread = _get_ident()  # (the thread that opens it: the others are watched)
         add_wrap_hook(self.see)
         return self
 

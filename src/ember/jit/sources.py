@@ -52,3 +52,13 @@ def _is_ember_file(path: str) -> bool:
 
 def _at(src: Source | None) -> str:
     return "" if src is None else f" at {src.file}:{src.line} (`{src.text}`)"
+
+
+def other_thread_error(shape: tuple) -> TraceError:
+    """A traced function read a tensor another thread made while it was traced."""
+    where = _at(user_source())
+    return TraceError(f"ember.jit: a tensor (shape {shape}) made in another thread while this "
+                      f"function was being traced is read{where}; the graph would keep its "
+                      "value from this call as a constant (a trace records its own thread's "
+                      "ops only). Hint: start threads and take their results outside the "
+                      "compiled function, and pass those in as arguments", where)

@@ -26,7 +26,7 @@ from ember.errors import OpError
 from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
-from ember.jit.sources import DataDependentShape, TraceError, _at, user_source
+from ember.jit.sources import DataDependentShape, TraceError, _at, other_thread_error, user_source
 from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
@@ -38,6 +38,7 @@ from ember.ops.primitive import (
 )
 from ember.ops.random import Sample
 from ember.optim.optimizer import OPTIMIZER_TRACE
+from ember.other_threads import OtherThreadsTensors
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
 _BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
@@ -92,6 +93,7 @@ class Tracer(Effects, ViewWrites):
         self.twins: dict[Var, set[Var]] = {}  # the inputs of arguments that are one array
         self.small_consts: dict[tuple, Var] = {}
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
+        self.others = OtherThreadsTensors()  # what other threads make meanwhile (see var_of)
         self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
         # id(array) -> (a weak reference to it, its view's base, a stand-in for that base,
@@ -194,6 +196,8 @@ class Tracer(Effects, ViewWrites):
             var = self._filled(array)
             if var is not None:
                 return var
+        if self.others.made(array):
+            raise other_thread_error(tuple(t.shape))
         # equal small constants made while tracing share one variable (so CSE sees them)
         small = array.size <= 64 and id(array) in self.fresh
         key = (array.dtype.str, array.shape, array.tobytes()) if small else None
@@ -439,9 +443,11 @@ class Tracer(Effects, ViewWrites):
         OPTIMIZER_TRACE.tracer = self
         self.thread = threading.get_ident()
         add_wrap_hook(self.see_new_tensor)
+        self.others.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.others.__exit__()
         remove_wrap_hook(self.see_new_tensor)
         OPTIMIZER_TRACE.tracer = None
         VJP_HOOK.around = self._saved_vjp
