@@ -72,3 +72,30 @@ def test_first_calls_from_several_threads_at_once_give_eager_values():
         t.join(TIMEOUT * 3)
     assert not any(t.is_alive() for t in threads)
     assert errors == [] and wrong == []
+
+
+def test_a_parameter_gradient_another_thread_makes_while_tracing_is_not_the_graphs():
+    # thread A's backward sets w.grad while B traces a function that reads w (not w.grad):
+    # the compiled function used to write A's gradient into w.grad at every call
+    w = ember.ones(4, requires_grad=True)
+    inside, done = threading.Event(), threading.Event()
+
+    @jit.compile
+    def f(x):
+        inside.set()
+        done.wait(TIMEOUT)
+        return (x * w).sum()
+
+    def other():
+        inside.wait(TIMEOUT)
+        (w * 2).sum().backward()
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    assert f(ember.ones(4)).item() == 4.0
+    t.join(TIMEOUT)
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0] * 4)
+    w.grad = None
+    assert f(ember.full((4,), 2.0)).item() == 8.0  # (compiled)
+    assert w.grad is None
