@@ -268,3 +268,22 @@ def test_training_in_threads_equals_training_in_turn(hooks):
         t.join(TIMEOUT * 3)
     for a, b in zip(alone, together):
         np.testing.assert_array_equal(a, b)
+
+
+def test_set_multithreading_enabled_is_a_per_thread_switch_as_in_pytorch():
+    flag = ember.autograd.is_multithreading_enabled
+    assert flag()
+    with ember.autograd.set_multithreading_enabled(False):
+        assert not flag() and _in_thread(flag)
+    assert flag()
+    ember.autograd.set_multithreading_enabled(False)  # called: switches at once
+    try:
+        assert not flag()
+    finally:
+        ember.autograd.set_multithreading_enabled(True)
+
+    @ember.autograd.set_multithreading_enabled(False)
+    def inside():
+        return flag()
+
+    assert flag() and not inside() and flag()

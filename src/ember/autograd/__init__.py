@@ -8,8 +8,10 @@ from ember.autograd.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd.graph import Node
@@ -18,5 +20,6 @@ from ember.autograd.variable import Variable
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",
            "enable_grad", "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck",
            "inference_mode",
-           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "once_differentiable",
-           "set_detect_anomaly", "set_grad_enabled", "graph", "Variable"]
+           "is_anomaly_enabled", "is_grad_enabled", "is_multithreading_enabled", "no_grad",
+           "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
+           "set_multithreading_enabled", "graph", "Variable"]

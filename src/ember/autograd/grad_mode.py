@@ -223,3 +223,51 @@ class inference_mode(_Mode):
 
     def _args(self) -> tuple:
         return (self.inference,)
+
+
+class _Multithreading(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_MULTITHREADING = _Multithreading()
+
+
+class set_multithreading_enabled:
+    """Whether backward may run on per-device worker threads, as
+    ``torch.autograd.set_multithreading_enabled``: a switch when called, restored at the end
+    of a ``with`` block or of a decorated call; per thread. Ember's backward always runs in
+    the calling thread, so the flag changes only what :func:`is_multithreading_enabled` says
+    (code written for PyTorch runs unchanged).
+
+    Example:
+        >>> with ember.autograd.set_multithreading_enabled(False):
+        ...     ember.autograd.is_multithreading_enabled()
+        False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._previous = _MULTITHREADING.enabled
+        _MULTITHREADING.enabled = self.mode
+
+    def __enter__(self) -> None:
+        _MULTITHREADING.enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _MULTITHREADING.enabled = self._previous
+
+    def __call__(self, fn: Callable) -> Callable:
+        _MULTITHREADING.enabled = self._previous  # (a decorator: no switch when defined)
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_multithreading_enabled(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether :class:`set_multithreading_enabled` is on in this thread (True by default)."""
+    return _MULTITHREADING.enabled
