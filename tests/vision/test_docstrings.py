@@ -31,7 +31,7 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.models.segmentation.fcn", "ember.vision.models.segmentation.deeplabv3",
            "ember.vision.models.segmentation.lraspp"]
 MODULES += [f"ember.vision.tv_tensors.{m}" for m in ("_tv_tensor", "_image",
-                                                      "_bounding_boxes", "_wrap")]
+                                                      "_bounding_boxes", "_wrap", "_keypoints")]
 MODULES += ["ember.vision.ops.feature_pyramid_network", "ember.vision.ops.poolers",
             "ember.vision.models.detection"]
 MODULES += [f"ember.vision.models.detection.{m}" for m in (
@@ -45,7 +45,7 @@ MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_augment", "_container", "_auto_augment", "_temporal", "functional", "functional._utils",
     "functional._meta", "functional._box_geometry", "functional._geometry", "functional._color",
     "functional._type_conversion", "functional._temporal", "functional._keypoints",
-    "functional._rotated_clamp", "functional._rotated_geometry")]
+    "functional._rotated_clamp", "functional._rotated_geometry", "functional._warp", "_utils")]
 
 
 @pytest.mark.parametrize("name", MODULES)

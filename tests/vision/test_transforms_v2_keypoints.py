@@ -259,7 +259,7 @@ def test_sanitize_keypoints_transform_with_labels():
     assert out["scores"].tolist() == pytest.approx([0.5, 0.7])
     with pytest.raises(ValueError, match="number of key points \\(3\\) and number of labels"):
         v2.SanitizeKeyPoints("default")({"points": pts, "labels": ember.tensor([1])})
-    with pytest.raises(ValueError, match="SanitizeKeyPoints: no KeyPoints"):
+    with pytest.raises(ValueError, match="No keypoints were found in the sample"):
         v2.SanitizeKeyPoints()({"image": image})
 
 

@@ -57,7 +57,8 @@ def test_draw_bounding_boxes_on_float_images_and_label_options():
     as_float = draw_bounding_boxes(image, BOX, colors="red")
     assert as_float.dtype is ember.float32
     as_bytes = draw_bounding_boxes((image * (256 - 1e-3)).to(ember.uint8), BOX, colors="red")
-    np.testing.assert_array_equal(as_float.numpy(), as_bytes.numpy() / np.float32(255))
+    # back to float as torchvision's to_dtype(scale=True): times 1/255 (not / 255), to the bit
+    np.testing.assert_array_equal(as_float.numpy(), as_bytes.numpy() * np.float32(1.0 / 255))
     # a None label draws nothing, as no labels at all
     assert draw_bounding_boxes(BLACK, BOX, labels=[None]).tolist() == \
         draw_bounding_boxes(BLACK, BOX).tolist()

@@ -200,7 +200,8 @@ def _to_uint8(image: Tensor) -> np.ndarray:
 def _like(pixels: np.ndarray, image: Tensor) -> Tensor:
     """Drawn uint8 ``(C, H, W)`` pixels back in the dtype of ``image`` (floats in ``[0, 1]``)."""
     out = ember.tensor(np.ascontiguousarray(pixels))
-    return out if image.dtype is ember.uint8 else out.to(image.dtype) / 255
+    # times 1/255, not divided by 255: torchvision's to_dtype(scale=True), to the last bit
+    return out if image.dtype is ember.uint8 else out.to(image.dtype) * (1.0 / 255)
 
 
 def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str | None] | None = None,
@@ -272,7 +273,8 @@ def draw_keypoints(image: Tensor, keypoints: Tensor,
                    connectivity: list[tuple[int, int]] | None = None,
                    colors: Color | None = None, radius: int = 2, width: int = 3,
                    visibility: Tensor | None = None) -> Tensor:
-    """Draws ``(N, K, 2)`` key points ``(x, y)`` of ``N`` instances as discs of ``radius`` on an
+    """Draws ``(N, K, 2)`` key points ``(x, y)`` of ``N`` instances (further columns, such as
+    Keypoint R-CNN's visibility, are ignored, as torchvision) as discs of ``radius`` on an
     RGB uint8 or float image, and the ``connectivity`` pairs as lines of ``width`` (white);
     points whose ``visibility`` ``(N, K)`` is False are skipped with their lines. Returns a new
     image of the input's dtype.
@@ -285,9 +287,10 @@ def draw_keypoints(image: Tensor, keypoints: Tensor,
     """
     op = "draw_keypoints"
     _check_image(op, image, channels=(3,))
-    if keypoints.ndim != 3 or keypoints.shape[-1] != 2:
+    if keypoints.ndim != 3 or keypoints.shape[-1] < 2:
         raise ValueError(f"{op}: keypoints must be of shape (num_instances, K, 2), got "
                          f"{tuple(keypoints.shape)}")
+    keypoints = keypoints[..., :2]  # (x, y, visibility) rows, as Keypoint R-CNN gives, work
     if visibility is None:
         visible = np.ones(keypoints.shape[:2], bool)
     else:

@@ -91,6 +91,7 @@ from ember.vision.transforms.v2._type_conversion import (
 from ember.vision.transforms.v2._utils import (
     check_type,
     get_bounding_boxes,
+    get_keypoints,
     has_all,
     has_any,
     query_chw,
@@ -113,5 +114,5 @@ __all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ClampBou
            "Resize", "SanitizeBoundingBoxes", "SanitizeKeyPoints", "ScaleJitter",
            "SetClampingMode", "TenCrop", "ToDtype",
            "ToImage", "ToPILImage", "ToPureTensor", "ToTensor", "Transform", "TrivialAugmentWide",
-           "UniformTemporalSubsample", "check_type", "functional", "get_bounding_boxes", "has_all",
-           "has_any", "query_chw", "query_size"]
+           "UniformTemporalSubsample", "check_type", "functional", "get_bounding_boxes",
+           "get_keypoints", "has_all", "has_any", "query_chw", "query_size"]

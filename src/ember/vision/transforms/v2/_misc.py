@@ -20,6 +20,7 @@ from ember.vision.transforms.v2._utils import (
     _parse_labels_getter,
     check_type,
     get_bounding_boxes,
+    get_keypoints,
     is_array_image,
 )
 from ember.vision.transforms.v2.functional import is_pure_tensor
@@ -333,10 +334,7 @@ class SanitizeKeyPoints(_Sanitize):
         super().__init__(labels_getter)
 
     def _entries(self, flat_inputs: list) -> Tensor:
-        for inpt in flat_inputs:
-            if isinstance(inpt, tv_tensors.KeyPoints):
-                return inpt
-        raise ValueError("SanitizeKeyPoints: no KeyPoints were found in the sample")
+        return get_keypoints(flat_inputs)
 
     def _valid(self, entries: Tensor) -> Tensor:
         return F.sanitize_keypoints(entries)[1]

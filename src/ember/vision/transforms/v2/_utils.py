@@ -37,12 +37,27 @@ def has_all(flat_inputs: list, *types_or_checks: TypeCheck) -> bool:
     return all(has_any(flat_inputs, t) for t in types_or_checks)
 
 
+def _first(flat_inputs: list, cls: type, what: str) -> Any:
+    for inpt in flat_inputs:
+        if isinstance(inpt, cls):
+            return inpt
+    raise ValueError(f"No {what} were found in the sample")
+
+
 def get_bounding_boxes(flat_inputs: list) -> tv_tensors.BoundingBoxes:
     """The sample's (first) ``BoundingBoxes``."""
-    for inpt in flat_inputs:
-        if isinstance(inpt, tv_tensors.BoundingBoxes):
-            return inpt
-    raise ValueError("No bounding boxes were found in the sample")
+    return _first(flat_inputs, tv_tensors.BoundingBoxes, "bounding boxes")
+
+
+def get_keypoints(flat_inputs: list) -> tv_tensors.KeyPoints:
+    """The sample's (first) ``KeyPoints``.
+
+    Example:
+        >>> points = tv_tensors.KeyPoints([[1, 2]], canvas_size=(4, 4))
+        >>> get_keypoints([ember.zeros(3, 4, 4), points]) is points
+        True
+    """
+    return _first(flat_inputs, tv_tensors.KeyPoints, "keypoints")
 
 
 def _one(op: str, found: set[tuple[int, ...]], what: str, kinds: str) -> tuple[int, ...]:

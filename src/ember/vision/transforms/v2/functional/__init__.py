@@ -57,11 +57,14 @@ from ember.vision.transforms.v2.functional._geometry import (
 )
 from ember.vision.transforms.v2.functional._keypoints import (
     affine_keypoints,
+    center_crop_keypoints,
     clamp_keypoints,
     crop_keypoints,
+    get_size_keypoints,
     horizontal_flip_keypoints,
     pad_keypoints,
     resize_keypoints,
+    resized_crop_keypoints,
     rotate_keypoints,
     sanitize_keypoints,
     vertical_flip_keypoints,
@@ -91,9 +94,11 @@ from ember.vision.transforms.v2.functional._type_conversion import (
 from ember.vision.transforms.v2.functional._utils import is_pure_tensor, register_kernel
 from ember.vision.transforms.v2.functional._warp import (
     elastic,
+    elastic_keypoints,
     elastic_transform,
     five_crop,
     perspective,
+    perspective_keypoints,
     ten_crop,
 )
 
@@ -101,15 +106,17 @@ to_grayscale = rgb_to_grayscale
 
 __all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "affine", "affine_bounding_boxes",
-           "affine_keypoints", "autocontrast", "center_crop", "clamp_bounding_boxes",
-           "clamp_keypoints", "convert_bounding_box_format", "convert_image_dtype", "crop",
-           "crop_bounding_boxes", "crop_keypoints", "elastic", "elastic_transform", "equalize",
-           "erase", "five_crop", "gaussian_blur", "gaussian_noise", "get_dimensions",
-           "get_num_channels", "get_size", "grayscale_to_rgb", "hflip", "horizontal_flip",
+           "affine_keypoints", "autocontrast", "center_crop", "center_crop_keypoints",
+           "clamp_bounding_boxes", "clamp_keypoints", "convert_bounding_box_format",
+           "convert_image_dtype", "crop", "crop_bounding_boxes", "crop_keypoints", "elastic",
+           "elastic_keypoints", "elastic_transform", "equalize", "erase", "five_crop",
+           "gaussian_blur", "gaussian_noise", "get_dimensions", "get_num_channels", "get_size",
+           "get_size_keypoints", "grayscale_to_rgb", "hflip", "horizontal_flip",
            "horizontal_flip_bounding_boxes", "horizontal_flip_keypoints", "invert",
            "is_pure_tensor", "jpeg", "normalize", "pad", "pad_bounding_boxes", "pad_keypoints",
-           "permute_channels", "perspective", "pil_to_tensor", "posterize", "register_kernel",
-           "resize", "resize_bounding_boxes", "resize_keypoints", "resized_crop",
+           "permute_channels", "perspective", "perspective_keypoints", "pil_to_tensor",
+           "posterize", "register_kernel", "resize", "resize_bounding_boxes", "resize_keypoints",
+           "resized_crop", "resized_crop_keypoints",
            "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "rotate_keypoints",
            "sanitize_bounding_boxes", "sanitize_keypoints", "solarize",
            "ten_crop", "to_dtype", "to_grayscale", "to_image", "to_pil_image", "to_pure_tensor",

@@ -26,7 +26,6 @@ from ember.vision.transforms.v2.functional._box_geometry import (
 )
 from ember.vision.transforms.v2.functional._geometry import (
     _center_crop_window,
-    _resized_crop_any,
     affine,
     center_crop,
     crop,
@@ -42,20 +41,29 @@ from ember.vision.transforms.v2.functional._type_conversion import to_pure_tenso
 from ember.vision.transforms.v2.functional._utils import _register_kernel_internal
 from ember.vision.tv_tensors import KeyPoints
 
-__all__ = ["affine_keypoints", "clamp_keypoints", "crop_keypoints",
-           "horizontal_flip_keypoints", "pad_keypoints", "resize_keypoints", "rotate_keypoints",
+__all__ = ["affine_keypoints", "center_crop_keypoints", "clamp_keypoints", "crop_keypoints",
+           "get_size_keypoints", "horizontal_flip_keypoints", "pad_keypoints",
+           "resize_keypoints", "resized_crop_keypoints", "rotate_keypoints",
            "sanitize_keypoints", "vertical_flip_keypoints"]
 
 Canvas = tuple[int, int]
 
 
+def _computed_in(keypoints: Tensor) -> ember.DType:
+    """The dtype key points are moved in: their own for float32 and float64; float32 for
+    integers (truncated back, as torchvision's) and for float16 and bfloat16 (rounded back
+    once, rather than at every step of the map)."""
+    if keypoints.dtype in (ember.float32, ember.float64):
+        return keypoints.dtype
+    return ember.float32
+
+
 def _map_keypoints(keypoints: Tensor, matrix: np.ndarray) -> Tensor:
-    """Points mapped by ``matrix`` (see ``_move_points``); integer points are computed in
-    float and truncated back to their dtype, as torchvision's."""
-    xy = keypoints if keypoints.is_floating_point() else keypoints.to(ember.get_default_dtype())
+    """Points mapped by ``matrix`` (see ``_move_points``), computed in :func:`_computed_in`'s
+    dtype and returned in theirs."""
+    xy = keypoints.to(_computed_in(keypoints))
     x, y = _move_points(xy[..., 0], xy[..., 1], matrix)
-    out = ember.stack((x, y), dim=-1)
-    return out if keypoints.is_floating_point() else out.to(keypoints.dtype)
+    return ember.stack((x, y), dim=-1).to(keypoints.dtype)
 
 
 def horizontal_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
@@ -105,6 +113,41 @@ def crop_keypoints(keypoints: Tensor, top: int, left: int, height: int, width: i
     return _map_keypoints(keypoints, shift), (height, width)
 
 
+def center_crop_keypoints(keypoints: Tensor, canvas_size: Canvas,
+                          output_size: int | Sequence[int]) -> tuple[Tensor, Canvas]:
+    """Points in the central ``output_size`` window of the canvas, where :func:`center_crop`
+    puts the image (with an output larger than the canvas, torchvision's points can be a
+    pixel off the image's; these stay on it).
+
+    Example:
+        >>> center_crop_keypoints(ember.tensor([[4.0, 3.0]]), (6, 8), [2, 4])
+        (tensor([[2., 1.]]), (2, 4))
+    """
+    return crop_keypoints(keypoints, *_center_crop_window(canvas_size, output_size))
+
+
+def resized_crop_keypoints(keypoints: Tensor, top: int, left: int, height: int, width: int,
+                           size: int | Sequence[int]) -> tuple[Tensor, Canvas]:
+    """Points of :func:`crop_keypoints`' window resized to ``size``, and the new canvas.
+
+    Example:
+        >>> resized_crop_keypoints(ember.tensor([[3.0, 2.0]]), 1, 2, 2, 4, [4, 8])
+        (tensor([[2., 2.]]), (4, 8))
+    """
+    cropped, canvas = crop_keypoints(keypoints, top, left, height, width)
+    return resize_keypoints(cropped, size, canvas)
+
+
+def get_size_keypoints(keypoints: KeyPoints) -> list[int]:
+    """``[height, width]`` of the key points' canvas.
+
+    Example:
+        >>> get_size_keypoints(tv_tensors.KeyPoints([[1, 2]], canvas_size=(6, 7)))
+        [6, 7]
+    """
+    return list(keypoints.canvas_size)
+
+
 def pad_keypoints(keypoints: Tensor, canvas_size: Canvas, padding: int | Sequence[int],
                   padding_mode: str = "constant") -> tuple[Tensor, Canvas]:
     """Points on the canvas grown by ``padding`` (torchvision's forms).
@@ -131,9 +174,18 @@ def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expan
         >>> rotate_keypoints(ember.tensor([[0.0, 0.0]]), (4, 4), 90.0)
         (tensor([[0., 4.]]), (4, 4))
     """
-    forward, canvas = _forward_map(_rotate_inverse(canvas_size, angle, center), canvas_size,
-                                   expand, quarter_turns(angle, center, expand, canvas_size))
-    return _map_keypoints(keypoints, forward), canvas
+    inverse = _rotate_inverse(canvas_size, angle, center)
+    forward, canvas = _forward_map(inverse, canvas_size, expand,
+                                   quarter_turns(angle, center, expand, canvas_size))
+    if not expand:
+        return _map_keypoints(keypoints, forward), canvas
+    # as torchvision's: mapped, then shifted by the least mapped canvas corner, both in the
+    # dtype the points are computed in (so integer points truncate as its do)
+    unshifted, dtype = _forward_map(inverse, canvas_size, False)[0], _computed_in(keypoints)
+    height, width = canvas_size
+    corners = ember.tensor([[0, 0], [0, height], [width, height], [width, 0]], dtype=dtype)
+    shift = _map_keypoints(corners, unshifted).amin(0)
+    return (_map_keypoints(keypoints.to(dtype), unshifted) - shift).to(keypoints.dtype), canvas
 
 
 def affine_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float,
@@ -202,7 +254,7 @@ def sanitize_keypoints(key_points: Tensor, canvas_size: Canvas | None = None
     plain = to_pure_tensor(key_points)
     x, y = plain[..., 0], plain[..., 1]
     inside = (x >= 0) & (x < width) & (y >= 0) & (y < height)
-    valid = inside.reshape(inside.shape[0], -1).all(dim=1)
+    valid = inside.flatten(1).all(dim=1) if inside.ndim > 1 else inside
     kept = plain[valid]
     return (tv_tensors.wrap(kept, like=key_points) if isinstance(key_points, KeyPoints)
             else kept), valid
@@ -242,8 +294,8 @@ def _crop(inpt: KeyPoints, top: int, left: int, height: int, width: int) -> KeyP
 
 @_register(center_crop)
 def _center_crop(inpt: KeyPoints, output_size: int | Sequence[int]) -> KeyPoints:
-    window = _center_crop_window(inpt.canvas_size, output_size)
-    return _keypoints_out(inpt, crop_keypoints(to_pure_tensor(inpt), *window))
+    return _keypoints_out(inpt, center_crop_keypoints(to_pure_tensor(inpt), inpt.canvas_size,
+                                                      output_size))
 
 
 @_register(pad)
@@ -268,9 +320,10 @@ def _affine(inpt: KeyPoints, angle: float, translate: Sequence[float], scale: fl
                                                  translate, scale, shear, center))
 
 
-_register(resized_crop)(_resized_crop_any)
+@_register(resized_crop)
+def _resized_crop(inpt: KeyPoints, top: int, left: int, height: int, width: int,
+                  size: int | Sequence[int], **_: Any) -> KeyPoints:
+    return _keypoints_out(inpt, resized_crop_keypoints(to_pure_tensor(inpt), top, left, height,
+                                                       width, size))
 
-
-@_register(get_size)
-def _size(inpt: KeyPoints) -> list[int]:
-    return list(inpt.canvas_size)
+_register(get_size)(get_size_keypoints)

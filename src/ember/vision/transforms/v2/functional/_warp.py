@@ -30,7 +30,11 @@ from ember.vision.transforms.v2.functional._geometry import (
     _boxes_out,
     _on_mask,
 )
-from ember.vision.transforms.v2.functional._keypoints import _keypoints_out, _map_keypoints
+from ember.vision.transforms.v2.functional._keypoints import (
+    _computed_in,
+    _keypoints_out,
+    _map_keypoints,
+)
 from ember.vision.transforms.v2.functional._meta import _clamp, _convert, _from_xyxy, _to_xyxy
 from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
@@ -45,7 +49,8 @@ from ember.vision.tv_tensors import (
     is_rotated_bounding_format,
 )
 
-__all__ = ["elastic", "elastic_transform", "five_crop", "perspective", "ten_crop"]
+__all__ = ["elastic", "elastic_keypoints", "elastic_transform", "five_crop", "perspective",
+           "perspective_keypoints", "ten_crop"]
 
 Points = Sequence[Sequence[float]] | None
 _CXCYWHR = BoundingBoxFormat.CXCYWHR
@@ -77,7 +82,9 @@ def _forward_homography(coeffs: Sequence[float]) -> np.ndarray:
     if abs(np.linalg.det(sampling)) < 1e-12:
         raise ValueError(f"perspective: the coefficients {list(coeffs)} cannot be inverted to "
                          "move boxes or key points (are the corners distinct?)")
-    return np.linalg.inv(sampling)
+    forward = np.linalg.inv(sampling)
+    # scaled as torchvision's (a last entry of 1), so float32 positions round as its do
+    return forward / forward[2, 2] if forward[2, 2] != 0 else forward
 
 
 def perspective(inpt: Tensor, startpoints: Points, endpoints: Points,
@@ -139,11 +146,26 @@ def _perspective_boxes(inpt: BoundingBoxes, startpoints: Points, endpoints: Poin
                                        inpt.clamping_mode))
 
 
+def perspective_keypoints(keypoints: Tensor, canvas_size: Sequence[int], startpoints: Points,
+                          endpoints: Points, coefficients: Sequence[float] | None = None
+                          ) -> Tensor:
+    """Points ``(..., 2)`` moved by :func:`perspective`'s warp (``canvas_size`` is taken for
+    torchvision's signature: the canvas does not change).
+
+    Example:
+        >>> corners = [[0, 0], [3, 0], [3, 3], [0, 3]]
+        >>> perspective_keypoints(ember.tensor([[1.0, 2.0]]), (4, 4), corners, corners)
+        tensor([[1., 2.]])
+    """
+    forward = _forward_homography(_coefficients(startpoints, endpoints, coefficients))
+    return _map_keypoints(keypoints, forward)
+
+
 @_register_kernel_internal(perspective, KeyPoints, tv_tensor_wrapper=False)
 def _perspective_keypoints(inpt: KeyPoints, startpoints: Points, endpoints: Points,
                            coefficients: Sequence[float] | None = None, **_: Any) -> KeyPoints:
-    forward = _forward_homography(_coefficients(startpoints, endpoints, coefficients))
-    return _keypoints_out(inpt, _map_keypoints(to_pure_tensor(inpt), forward))
+    return _keypoints_out(inpt, perspective_keypoints(to_pure_tensor(inpt), inpt.canvas_size,
+                                                      startpoints, endpoints, coefficients))
 
 
 def elastic(inpt: Tensor, displacement: Tensor,
@@ -204,13 +226,29 @@ def _elastic_boxes(inpt: BoundingBoxes, displacement: Tensor, **_: Any) -> Bound
     return _boxes_out(inpt, _clamp(out, inpt.format, inpt.canvas_size, inpt.clamping_mode))
 
 
+def elastic_keypoints(keypoints: Tensor, canvas_size: Sequence[int], displacement: Tensor
+                      ) -> Tensor:
+    """Points ``(..., 2)`` moved back by :func:`elastic`'s ``displacement`` (``(1, H, W, 2)``
+    for a canvas ``(H, W)``) at the pixel each lies on; a point keeps its fraction of a pixel
+    (torchvision's returns the pixel's index moved, clamped into the canvas).
+
+    Example:
+        >>> shift = ember.zeros(1, 2, 4, 2) + ember.tensor([0.5, 0.0])  # a quarter width
+        >>> elastic_keypoints(ember.tensor([[1.5, 1.0]]), (2, 4), shift)
+        tensor([[0.5000, 1.0000]])
+    """
+    if not isinstance(displacement, Tensor):
+        raise TypeError(f"elastic_keypoints: displacement should be a tensor, got "
+                        f"{type(displacement).__name__}")
+    xy = keypoints.to(_computed_in(keypoints))
+    x, y = _displaced(xy[..., 0], xy[..., 1], displacement, canvas_size)
+    return ember.stack((x, y), dim=-1).to(keypoints.dtype)
+
+
 @_register_kernel_internal(elastic, KeyPoints, tv_tensor_wrapper=False)
 def _elastic_keypoints(inpt: KeyPoints, displacement: Tensor, **_: Any) -> KeyPoints:
-    points = to_pure_tensor(inpt)
-    xy = points if points.is_floating_point() else points.to(ember.get_default_dtype())
-    x, y = _displaced(xy[..., 0], xy[..., 1], displacement, inpt.canvas_size)
-    out = ember.stack((x, y), dim=-1)
-    return _keypoints_out(inpt, out if points.is_floating_point() else out.to(points.dtype))
+    return _keypoints_out(inpt, elastic_keypoints(to_pure_tensor(inpt), inpt.canvas_size,
+                                                  displacement))
 
 
 def five_crop(inpt: Tensor, size: int | Sequence[int]) -> tuple[Tensor, ...]:
