@@ -141,3 +141,16 @@ def test_draw_keypoints_takes_keypoint_rcnn_rows_and_converts_floats_as_torchvis
     out = draw_keypoints(float_image, ember.zeros(0, 1, 2))
     expected = torch.arange(256).float().mul_(1.0 / 255).reshape(1, 16, 16).expand(3, 16, 16)
     assert np.array_equal(out.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("kwargs", [dict(scale=0.0), dict(scale=-1.0), dict(translate=[1]),
+                                    dict(shear=[1.0, 2.0, 3.0])])
+def test_affine_of_points_and_boxes_checks_its_arguments(kwargs):
+    # torchvision raises ValueError for each; the point and box kernels gave NaN, took the
+    # first two shears, or raised IndexError
+    args = {**dict(angle=10.0, translate=[1, 1], scale=1.0, shear=0.0), **kwargs}
+    points = tv.KeyPoints([[1.5, 2.0]], canvas_size=(10, 12))
+    boxes = tv.BoundingBoxes([[1.0, 2.0, 5.0, 6.0]], format="XYXY", canvas_size=(10, 12))
+    for inpt in (points, boxes):
+        with pytest.raises(ValueError, match="affine: "):
+            F.affine(inpt, **args)

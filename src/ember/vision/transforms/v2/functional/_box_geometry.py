@@ -13,6 +13,7 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms.basic import _padding4
+from ember.vision.transforms.functional import _affine_inverse as _checked_affine_inverse
 from ember.vision.transforms.functional import (
     _centre,
     _expanded_size,
@@ -229,10 +230,11 @@ def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: n
 def _affine_inverse(canvas_size: Canvas, angle: float, translate: Sequence[float],
                     scale: float, shear: float | Sequence[float],
                     center: Sequence[float] | None) -> np.ndarray:
-    """The inverse map :func:`affine` samples the image with."""
+    """The inverse map :func:`affine` samples the image with (its arguments checked as the
+    image's: a positive scale, two translations, one or two shears)."""
     height, width = canvas_size
-    return _inverse_affine(_centre("affine", center, width, height), angle,
-                           [float(t) for t in translate], scale, _shear_pair(shear))
+    return _checked_affine_inverse(_centre("affine", center, width, height), angle, translate,
+                                   scale, shear)
 
 
 def _rotate_inverse(canvas_size: Canvas, angle: float,
@@ -241,12 +243,6 @@ def _rotate_inverse(canvas_size: Canvas, angle: float,
     height, width = canvas_size
     return _inverse_affine(_centre("rotate", center, width, height), -angle, (0.0, 0.0), 1.0,
                            (0.0, 0.0))
-
-
-def _shear_pair(shear: float | Sequence[float]) -> list[float]:
-    if isinstance(shear, (int, float)):
-        return [float(shear), 0.0]
-    return [float(shear[0])] * 2 if len(shear) == 1 else [float(v) for v in shear]
 
 
 def affine_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
