@@ -244,6 +244,27 @@ def test_an_arange_over_a_dynamic_size_follows_it():
                                        gpt(idx).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
+class CausalScores(ember.nn.Module):
+    def forward(self, x):
+        t = x.shape[1]
+        return x @ x.transpose(1, 2) * ember.ones(t, t).tril()
+
+
+def test_a_constant_of_one_value_follows_a_dynamic_size_whatever_its_bytes():
+    # ones(T, T) was a constant below 64 KiB and a broadcast above, so the traces at T = 5
+    # and T = 512 differed and export refused the dim (a TransformerEncoderLayer's dropout
+    # mask in training mode alike)
+    model = CausalScores()
+    ep = ember.export.export(model, (ember.randn(2, 5, 4),),
+                             dynamic_shapes={"x": {1: Dim("t", max=512)}})
+    for t in (3, 300):
+        assert_same_as_eager(model, ep.module(), ember.randn(2, t, 4))
+    layer = ember.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    ep = ember.export.export(layer, (ember.randn(2, 5, 8),),
+                             dynamic_shapes={"src": {1: Dim("t", max=64)}})
+    assert ep.module()(ember.randn(2, 40, 8)).shape == (2, 40, 8)
+
+
 def _saved_and_loaded(ep):
     import io
 

@@ -68,6 +68,7 @@ def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
           state_writes: bool = False) -> tuple[Capture, Graph]:
     """``model(*args, **kwargs)`` traced under ``no_grad``: the capture and its graph."""
     compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
+    compiled.fill_bytes = 0  # (a constant of one value follows a dynamic size as a broadcast)
     capture = Capture(compiled, who, state_writes)
     return capture, retrace(capture, args, kwargs)
 

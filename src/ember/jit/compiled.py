@@ -57,7 +57,7 @@ from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
 from ember.jit.switches import JIT, Resets
-from ember.jit.tracer import TraceError, Tracer
+from ember.jit.tracer import BIG, TraceError, Tracer
 from ember.nn.module import Module
 from ember.ops.attention_backends import allowed_backends
 from ember.ops.primitive import DISPATCH, REPLACED
@@ -119,6 +119,10 @@ class CompiledFunction:
 
     ``graph`` and ``code`` show the most recently compiled signature; ``entries`` all of them.
     """
+
+    #: a uniform constant made while tracing that is this big (in bytes) becomes an equation
+    #: broadcasting its value (an export sets 0: every such constant, whatever its size)
+    fill_bytes = BIG
 
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...] = (), mode: str = "default",
                  passes: dict[str, bool] | None = None, fullgraph: bool = False) -> None:
@@ -318,7 +322,7 @@ class CompiledFunction:
         """Runs the function under a tracer, turns what it recorded into an entry kept under
         ``key`` (its layout part as after the trace), and returns the function's output."""
         leaves, spec = flat
-        tracer = Tracer(self.name, self.reach)
+        tracer = Tracer(self.name, self.reach, self.fill_bytes)
         with tracer:
             for t in inputs:
                 tracer.add_input(t)

@@ -41,7 +41,7 @@ from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.other_threads import OtherThreadsTensors
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
-_BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
+BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
 
 
 def _not_traceable(t: Any) -> TraceError:
@@ -61,8 +61,9 @@ class Tracer(Effects, ViewWrites):
     before it runs: their arrays are state wherever they turn up (``.data``, ``.detach()``).
     """
 
-    def __init__(self, name: str, found: Any) -> None:
+    def __init__(self, name: str, found: Any, fill_bytes: int = BIG) -> None:
         self.graph = Graph(name)
+        self.fill_bytes = fill_bytes  # (see _filled)
         self.labels = found.labels  # id(tensor) -> "fc1.weight"
         self.known = {id(t._data): (t._data, t) for t in found.tensors}
         self.found = found
@@ -192,7 +193,7 @@ class Tracer(Effects, ViewWrites):
         for i, g in enumerate(self.input_grads):
             if g is not None and g._data is array:
                 return self._grad_input(i)
-        if array.nbytes >= _BIG and id(array) in self.fresh:
+        if array.nbytes >= self.fill_bytes and array.size > 1 and id(array) in self.fresh:
             var = self._filled(array)
             if var is not None:
                 return var
@@ -224,7 +225,9 @@ class Tracer(Effects, ViewWrites):
     def _filled(self, array: Any) -> Var | None:
         """A big array of one value made while tracing (``zeros_like`` in a vjp rule, say):
         an equation broadcasting that value, so the graph keeps no big constant and each call
-        holds the memory only while eager would."""
+        holds the memory only while eager would. "Big" is ``fill_bytes``; an export makes it
+        every size, so that a causal mask's ``ones(T, T)`` is the same equation whatever the
+        dynamic ``T`` it is traced with."""
         first = array.reshape(-1)[:1]
         if first[0] != first[0] or not (array == first[0]).all():
             return None
