@@ -175,43 +175,58 @@ def test_anomaly_mode_is_per_thread():
     assert not ember.is_anomaly_enabled()
 
 
-def test_backward_in_threads_into_one_leaf_adds_every_gradient():
-    w = ember.ones(5, dtype=ember.float64, requires_grad=True)
-    n, rounds = 4, 25
+def _together(work, n=4):
+    """Runs ``work(i)`` in ``n`` threads that start at once; fails on a hang."""
     barrier = threading.Barrier(n)
 
-    def work(i):
+    def run(i):
         barrier.wait(TIMEOUT)
-        for _ in range(rounds):
-            (w * (i + 1)).sum().backward()
+        work(i)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(TIMEOUT * 3)
-    assert not any(t.is_alive() for t in threads)
-    np.testing.assert_array_equal(w.grad.numpy(), rounds * sum(range(1, n + 1)))
-
-
-def test_backward_in_threads_into_one_big_leaf_loses_no_update():
-    # NumPy lets go of the GIL inside big adds: unguarded sums into one .grad lost some
-    w = ember.zeros(1_000_000, dtype=ember.float64, requires_grad=True)
-    n, rounds = 4, 6
-    barrier = threading.Barrier(n)
-
-    def work():
-        barrier.wait(TIMEOUT)
-        for _ in range(rounds):
-            (w * 1.0).sum().backward()
-
-    threads = [threading.Thread(target=work) for _ in range(n)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(TIMEOUT * 6)
     assert not any(t.is_alive() for t in threads)
-    assert w.grad.numpy().min() == w.grad.numpy().max() == n * rounds
+
+
+def test_backward_in_threads_into_one_leaf_adds_every_gradient():
+    w = ember.ones(5, dtype=ember.float64, requires_grad=True)
+
+    def work(i):
+        for _ in range(25):
+            (w * (i + 1)).sum().backward()
+
+    _together(work)
+    np.testing.assert_array_equal(w.grad.numpy(), 25 * (1 + 2 + 3 + 4))
+
+
+def test_backward_in_threads_into_one_big_leaf_loses_no_update():
+    # NumPy lets go of the GIL inside big adds: unguarded sums into one .grad lost some
+    w = ember.zeros(1_000_000, dtype=ember.float64, requires_grad=True)
+
+    def work(i):
+        for _ in range(6):
+            (w * 1.0).sum().backward()
+
+    _together(work)
+    assert w.grad.numpy().min() == w.grad.numpy().max() == 4 * 6
+
+
+def test_a_retained_gradient_adds_every_threads_backward():
+    # (PyTorch loses some of these sums; its leaf gradients are exact, as Ember's)
+    w = ember.zeros(1_000_000, dtype=ember.float64, requires_grad=True)
+    h = w * 1.0
+    h.retain_grad()
+
+    def work(i):
+        for _ in range(5):
+            (h * 1.0).sum().backward(retain_graph=True)
+
+    _together(work)
+    assert h.grad.numpy().min() == h.grad.numpy().max() == 4 * 5
+    assert w.grad.numpy().min() == w.grad.numpy().max() == 4 * 5
 
 
 def test_a_graph_freed_by_another_threads_backward_midway_says_so():

@@ -135,13 +135,18 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
     return g.permute(order).contiguous().permute(inverse)
 
 
+def grad_lock(t: Any) -> threading.Lock:
+    """The lock that sums into ``t.grad`` hold (see ``_LEAF_LOCKS``)."""
+    return _LEAF_LOCKS[id(t) >> 4 & 63]
+
+
 def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:
     """Adds ``g`` into ``t.grad``: in place, as PyTorch does, so a reference to ``.grad``
     sees the sum (a new tensor under ``create_graph``, under transforms, or where the old one
     cannot take it).
     A first gradient whose memory another ``.grad`` (or the caller's ``gradient=``) already
     holds is copied, so no two ``.grad`` ever alias."""
-    lock = _LEAF_LOCKS[id(t) >> 4 & 63]
+    lock = grad_lock(t)
     lock.acquire()  # (not ``with``: ~0.1 µs less a leaf)
     try:
         _accumulate(t, g, create_graph, owners)

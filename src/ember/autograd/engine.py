@@ -20,6 +20,7 @@ from ember.autograd.accumulate import (
     accumulate_grad,
     add_grad,
     grad_as,
+    grad_lock,
     sums_in_place,
     unwrap_sum,
 )
@@ -462,7 +463,8 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
                 held_elsewhere(g, owners)
                 accumulate_grad(t, g, create_graph, owners)
             else:
-                t.grad = t.grad + (g if create_graph else g.detach())
+                with grad_lock(t):  # (backward passes in other threads add theirs)
+                    t.grad = t.grad + (g if create_graph else g.detach())
     if wanted:
         for i, g in enumerate(grads):
             slot = wanted.get((node, i))
