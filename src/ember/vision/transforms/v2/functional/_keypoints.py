@@ -183,7 +183,8 @@ def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expan
     # dtype the points are computed in (so integer points truncate as its do)
     unshifted, dtype = _forward_map(inverse, canvas_size, False)[0], _computed_in(keypoints)
     height, width = canvas_size
-    corners = ember.tensor([[0, 0], [0, height], [width, height], [width, 0]], dtype=dtype)
+    corners = ember.tensor([[0, 0], [0, height], [width, height], [width, 0]], dtype=dtype,
+                           device=keypoints.device)
     shift = _map_keypoints(corners, unshifted).amin(0)
     return (_map_keypoints(keypoints.to(dtype), unshifted) - shift).to(keypoints.dtype), canvas
 

@@ -205,7 +205,7 @@ def _displaced(x: Tensor, y: Tensor, displacement: Tensor, canvas_size: Sequence
                          f"canvas of {tuple(canvas_size)}, got {tuple(displacement.shape)}")
     ix = x.to(ember.int64).clamp(0, width - 1)
     iy = y.to(ember.int64).clamp(0, height - 1)
-    shift = displacement[0][iy, ix].to(x.dtype)
+    shift = displacement[0].to(device=x.device)[iy, ix].to(x.dtype)  # on the points' device
     return x - shift[..., 0] * (width / 2), y - shift[..., 1] * (height / 2)
 
 
