@@ -301,3 +301,20 @@ def test_vmap(k):
         for i, g in enumerate(got):
             ref = np.stack([np.asarray(w[i]._data) for w in want])
             np.testing.assert_allclose(np.asarray(g._data), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_det_gradient_of_a_matrix_holding_nan_is_nan(dtype):
+    # (the cofactors go through an SVD, which raised 'did not converge' on a NaN; PyTorch
+    # gives NaN there, and the batch's finite matrices keep their gradients)
+    a = np.array([[[1.0, np.nan, 2.0], [0.5, 3.0, 1.0], [2.0, 1.0, 0.0]],
+                  [[1.0, 0.0, 2.0], [0.5, 3.0, 1.0], [2.0, 1.0, 0.0]]]).astype(dtype)
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        lib.linalg.det(x).abs().sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert np.isnan(grads[0][0]).all()
+    x = ember.tensor(a[1:].astype(np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.linalg.det(t), (x,))

@@ -8,10 +8,12 @@ stays finite and exact for a singular matrix, as PyTorch's) and ``linalg_slogdet
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ember import return_types
 from ember.ops.broadcast import expand
+from ember.ops.compare import isfinite
 from ember.ops.complex_parts import Holomorphic, conj, imag, real
 from ember.ops.creation import eye, ones, zeros
 from ember.ops.join import cat
@@ -20,6 +22,7 @@ from ember.ops.linalg_decomp import SVD
 from ember.ops.linalg_lu import lu_factor_ex, lu_solve
 from ember.ops.linalg_solve import check_matrix, matrix_spec
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import all as all_
 from ember.ops.scan import cumprod
 from ember.ops.select import where
 from ember.ops.shape import narrow
@@ -132,7 +135,11 @@ def _products_of_others(s: Tensor) -> Tensor:
 
 def _cofactors(A: Tensor) -> Tensor:  # noqa: N803
     """The cofactor matrix ``det(A) A⁻ᵀ``, also for a singular ``A``: with ``A = U S Vᴴ``,
-    ``det(U) det(Vᴴ) conj(U) diag(prod_{j != i} s_j) conj(Vᴴ)``."""
+    ``det(U) det(Vᴴ) conj(U) diag(prod_{j != i} s_j) conj(Vᴴ)``; NaN for a matrix holding a
+    NaN or inf (as PyTorch: LAPACK's SVD of it does not converge, so it takes zeros)."""
+    # (always masked, no data-dependent branch: jit traces backward rules too)
+    finite = all_(isfinite(A), dim=(-2, -1), keepdim=True)
+    A = where(finite, A, 0.0)  # noqa: N806
     U, S, Vh = apply(SVD, A, full_matrices=False)  # noqa: N806
     if A.is_complex():  # det(U) det(Vᴴ) is a unit complex number that moves with A
         sign = apply(Det, U) * apply(Det, Vh)
@@ -140,7 +147,7 @@ def _cofactors(A: Tensor) -> Tensor:  # noqa: N803
     else:
         sign = apply(Slogdet, U)[0] * apply(Slogdet, Vh)[0]  # ±1: no gradient
     scaled = U * (sign.unsqueeze(-1) * _products_of_others(S)).unsqueeze(-2)
-    return matmul(scaled, Vh)
+    return where(finite, matmul(scaled, Vh), math.nan)
 
 
 @primitive
