@@ -304,43 +304,6 @@ class Tracer(Effects, ViewWrites):
         if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
             self.dynamic.update(out_vars)
 
-    def note_view(self, view: Var, of: Var) -> None:
-        """``view`` views ``of``'s memory: a write into its root makes it stale."""
-        root = self.view_root.get(of, of)
-        self.view_root[view] = root
-        self.views.setdefault(root, []).append(view)
-
-    def note_view_array(self, view: Tensor, base: Tensor, chain: tuple) -> None:
-        """Keeps, while ``view``'s array lives, that it is the view ``chain`` of ``base``: the
-        base itself while it lives (the base of the arguments, state or outputs the plan
-        finds), else a stand-in sharing its memory and version counter (for a ``.detach()``
-        of a view of a value the function made, read or written after the tensor it viewed
-        is gone); the memory is the view's own, so nothing lives longer. Only tensors that
-        share the view's version counter (its ``detach()``, ``.data``) are that view: a
-        gradient the engine wraps around a view's array is a value of its own."""
-        array = view._data
-        key, arrays = id(array), self.view_arrays
-
-        def forget(ref: weakref.ref) -> None:
-            if arrays.get(key, (None,))[0] is ref:
-                del arrays[key]
-
-        fresh = self.just_fresh  # (the stand-in is no tensor of the function's)
-        stand_in = _wrap(base._data, base._device, False, None, 0, base._vc)
-        self.just_fresh = fresh
-        arrays[key] = (weakref.ref(array, forget), weakref.ref(base), stand_in, chain,
-                       view._vc)
-
-    def viewed_as(self, t: Tensor) -> tuple[Tensor, tuple] | None:
-        """The base and view chain of the view whose array ``t`` holds, where a view op made
-        that array while tracing (``t`` may be its ``detach()`` or ``.data``, which keep no
-        view record)."""
-        entry = self.view_arrays.get(id(t._data))
-        if entry is None or entry[0]() is not t._data or entry[4] is not t._vc:
-            return None
-        base = entry[1]()
-        return (entry[2] if base is None else base), entry[3]
-
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         """A custom ``Function`` runs as in eager code (its ops are recorded); one that puts a
         module's backward hooks on its outputs is noted (see :attr:`backward_hooks`)."""
@@ -379,40 +342,6 @@ class Tracer(Effects, ViewWrites):
             # second x.fill_(v) of a value equal to the first's, an expand of one constant)
             self.stale.pop(new, None)
         self.rebind(x._data, new)
-
-    def on_metadata_change(self, x: Tensor, name: str, traceable: bool) -> None:
-        """``x`` is about to change its shape or strides in place (``unsqueeze_``, ``t_``,
-        ``as_strided_``: ``traceable``, its view op is recorded) or its memory (``resize_``,
-        ``set_``). Followed for a tensor the function made; refused, naming the line, for one
-        the caller holds (an argument, a parameter, a buffer, a captured tensor), whose shape
-        later calls would leave as it was, and for a change of memory."""
-        where = _at(user_source())
-        if not traceable:
-            raise TraceError(f"ember.jit: {name} cannot be compiled{where}: it points the "
-                             f"tensor (shape {tuple(x.shape)}) at other memory, which a graph "
-                             "cannot follow. Hint: make a new tensor instead (x.new_zeros(...), "
-                             "x.reshape(...)), or call it outside the compiled function", where)
-        holder = self.held_outside(x)
-        if holder is not None:
-            raise TraceError(f"ember.jit: {name} changes the shape of {holder} (shape "
-                             f"{tuple(x.shape)}) in place{where}; later calls of the compiled "
-                             "graph would leave its shape as it was. Hint: use the out-of-"
-                             f"place form (x = x.{name[:-1]}(...)) and return it", where)
-
-    def held_outside(self, x: Tensor) -> str | None:
-        """What ``x`` is to the caller, if the caller holds it: an argument, state (a
-        parameter, buffer or captured tensor) or another tensor from outside; None for a
-        tensor the function made (a view or ``detach()`` of an argument too)."""
-        for i, t in enumerate(self.inputs):
-            if t is x:
-                return f"argument {i}"
-        known = self.known.get(id(x._data))
-        if id(x) in self.labels or (known is not None and known[1] is x):
-            return self.labels.get(id(x), "a tensor the function reaches")
-        var = self.lookup(x._data)
-        if var is None or (var.kind == "const" and id(x._data) not in self.fresh):
-            return "a tensor from outside the function"
-        return None
 
     def note_outside_write(self, var: Var, t: Tensor) -> None:
         """``t``, holding ``var``, is written in place: a tensor from outside that was a

@@ -10,18 +10,91 @@ That is how eager code sees such memory (PyTorch's compiler functionalizes it th
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ember.jit.ir import Var
-from ember.jit.sources import user_source
+from ember.jit.sources import TraceError, _at, user_source
 from ember.ops.primitive import PRIMITIVES, TensorSpec
-from ember.tensor import Tensor
+from ember.tensor import Tensor, _wrap
 
 
 class ViewWrites:
-    """The tracer's part that follows memory shared by views (see the module's docstring).
-    Uses the tracer's ``count``, ``stale``, its variable lookups and its ``record`` and
-    ``note_view``."""
+    """The tracer's part that follows memory shared by views (see the module's docstring),
+    and in-place changes of a tensor's shape. Uses the tracer's ``count``, ``stale``,
+    ``view_root``, ``views``, ``view_arrays``, ``inputs``, ``known``, ``labels``, ``fresh``,
+    its variable lookups and its ``record``."""
+
+    def note_view(self, view: Var, of: Var) -> None:
+        """``view`` views ``of``'s memory: a write into its root makes it stale."""
+        root = self.view_root.get(of, of)
+        self.view_root[view] = root
+        self.views.setdefault(root, []).append(view)
+
+    def note_view_array(self, view: Tensor, base: Tensor, chain: tuple) -> None:
+        """Keeps, while ``view``'s array lives, that it is the view ``chain`` of ``base``: the
+        base itself while it lives (the base of the arguments, state or outputs the plan
+        finds), else a stand-in sharing its memory and version counter (for a ``.detach()``
+        of a view of a value the function made, read or written after the tensor it viewed
+        is gone); the memory is the view's own, so nothing lives longer. Only tensors that
+        share the view's version counter (its ``detach()``, ``.data``) are that view: a
+        gradient the engine wraps around a view's array is a value of its own."""
+        array = view._data
+        key, arrays = id(array), self.view_arrays
+
+        def forget(ref: weakref.ref) -> None:
+            if arrays.get(key, (None,))[0] is ref:
+                del arrays[key]
+
+        fresh = self.just_fresh  # (the stand-in is no tensor of the function's)
+        stand_in = _wrap(base._data, base._device, False, None, 0, base._vc)
+        self.just_fresh = fresh
+        arrays[key] = (weakref.ref(array, forget), weakref.ref(base), stand_in, chain,
+                       view._vc)
+
+    def viewed_as(self, t: Tensor) -> tuple[Tensor, tuple] | None:
+        """The base and view chain of the view whose array ``t`` holds, where a view op made
+        that array while tracing (``t`` may be its ``detach()`` or ``.data``, which keep no
+        view record)."""
+        entry = self.view_arrays.get(id(t._data))
+        if entry is None or entry[0]() is not t._data or entry[4] is not t._vc:
+            return None
+        base = entry[1]()
+        return (entry[2] if base is None else base), entry[3]
+
+    def on_metadata_change(self, x: Tensor, name: str, traceable: bool) -> None:
+        """``x`` is about to change its shape or strides in place (``unsqueeze_``, ``t_``,
+        ``as_strided_``: ``traceable``, its view op is recorded) or its memory (``resize_``,
+        ``set_``). Followed for a tensor the function made; refused, naming the line, for one
+        the caller holds (an argument, a parameter, a buffer, a captured tensor), whose shape
+        later calls would leave as it was, and for a change of memory."""
+        where = _at(user_source())
+        if not traceable:
+            raise TraceError(f"ember.jit: {name} cannot be compiled{where}: it points the "
+                             f"tensor (shape {tuple(x.shape)}) at other memory, which a graph "
+                             "cannot follow. Hint: make a new tensor instead (x.new_zeros(...), "
+                             "x.reshape(...)), or call it outside the compiled function", where)
+        holder = self.held_outside(x)
+        if holder is not None:
+            raise TraceError(f"ember.jit: {name} changes the shape of {holder} (shape "
+                             f"{tuple(x.shape)}) in place{where}; later calls of the compiled "
+                             "graph would leave its shape as it was. Hint: use the out-of-"
+                             f"place form (x = x.{name[:-1]}(...)) and return it", where)
+
+    def held_outside(self, x: Tensor) -> str | None:
+        """What ``x`` is to the caller, if the caller holds it: an argument, state (a
+        parameter, buffer or captured tensor) or another tensor from outside; None for a
+        tensor the function made (a view or ``detach()`` of an argument too)."""
+        for i, t in enumerate(self.inputs):
+            if t is x:
+                return f"argument {i}"
+        known = self.known.get(id(x._data))
+        if id(x) in self.labels or (known is not None and known[1] is x):
+            return self.labels.get(id(x), "a tensor the function reaches")
+        var = self.lookup(x._data)
+        if var is None or (var.kind == "const" and id(x._data) not in self.fresh):
+            return "a tensor from outside the function"
+        return None
 
     def view_record(self, t: Tensor) -> tuple[Tensor, tuple] | None:
         """The base and view chain of the memory ``t`` holds: its view record, or, for the
