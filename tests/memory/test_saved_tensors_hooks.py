@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from ember.autograd.graph import SAVED_HOOKS, saved_tensors_hooks
+from ember.autograd.saved_hooks import SAVED_HOOKS, saved_tensors_hooks
 
 
 def _model(x, w):

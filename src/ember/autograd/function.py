@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad
-from ember.autograd.graph import SAVED_HOOKS, Node
+from ember.autograd.graph import Node
+from ember.autograd.saved_hooks import SAVED_HOOKS
 from ember.errors import GradError
 from ember.ops.primitive import DISPATCH
 
@@ -91,7 +92,7 @@ class FunctionCtx:
     def _pack(self, hooks: tuple) -> None:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
         as the values a node saves do (leaves that require grad are kept as they are)."""
-        from ember.autograd.graph import _run_hook
+        from ember.autograd.saved_hooks import _run_hook
         from ember.tensor import VersionCounter
 
         pack, unpack, copies = hooks
@@ -110,7 +111,7 @@ class FunctionCtx:
     def _unpack(self) -> tuple:
         """The saved tensors back through the unpack hook, checked for in-place changes and
         keeping their output slots (under the tensors' old ids)."""
-        from ember.autograd.graph import _array, _run_hook
+        from ember.autograd.saved_hooks import _array, _run_hook
         from ember.tensor import _wrap
 
         unpack, entries = self._packed

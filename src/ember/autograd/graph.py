@@ -22,6 +22,14 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ember.autograd.saved_hooks import (
+    HOOKS_OPEN,
+    SAVED_HOOKS,
+    Unsaved,
+    _pack,
+    _unpack,
+    saved_tensors_hooks,  # (importable from here, as from torch.autograd.graph)
+)
 from ember.errors import GradError
 from ember.hooks import add_hook
 from ember.tensor import RemovableHandle
@@ -396,96 +404,6 @@ class _BackwardFilter(threading.local):
 BACKWARD_FILTER = _BackwardFilter()
 
 
-# -- saved-tensor hooks ----------------------------------------------------------------------
-class _SavedHooks(threading.local):
-    """This thread's saved-tensor hooks: per thread, as PyTorch's (a context opened in one
-    thread neither packs another thread's saves nor blocks its hooks)."""
-
-    def __init__(self) -> None:
-        self.top: tuple | None = None  # (pack_hook, unpack_hook, copies) of the innermost
-        #                                context; ``copies``: saved values are private copies
-        self.stack: list[tuple] = []
-        self.disabled: str | None = None  # the error of disable_saved_tensors_hooks
-
-
-class _HooksOpen:
-    """How many saved-tensor hook contexts are open in all threads. Recording an op reads
-    this plain slot first and the per-thread :data:`SAVED_HOOKS` only while it is not 0, so
-    the path with no hooks anywhere costs what it did before hooks were per thread."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def change(self, by: int) -> None:
-        with _HOOKS_LOCK:
-            self.count += by
-
-
-SAVED_HOOKS = _SavedHooks()
-HOOKS_OPEN = _HooksOpen()
-_HOOKS_LOCK = threading.Lock()
-
-
-class saved_tensors_hooks:
-    """Context manager: what backward keeps goes through ``pack_hook(tensor) -> object`` when
-    recorded and comes back through ``unpack_hook(object) -> tensor`` when backward reads it,
-    as ``torch.autograd.graph.saved_tensors_hooks``. Use it to offload or compress activations.
-
-    Leaves that require grad (parameters) are kept by reference, as the destination of their
-    gradient, and not passed to the hooks. Inputs a rule reads only the shape of are not
-    passed either; the node no longer keeps them alive. The hooks run without recording.
-
-    Example:
-        >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
-        >>> pack = lambda t: t.to(ember.bfloat16)          # keep activations in bfloat16
-        >>> unpack = lambda t: t.to(ember.float32)
-        >>> with ember.autograd.graph.saved_tensors_hooks(pack, unpack):
-        ...     loss = (x.exp() * w).sum()
-        >>> loss.backward()
-    """
-
-    copies = False  # (allow_mutation_on_saved_tensors' hooks save private copies)
-
-    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
-        self.hooks = (pack_hook, unpack_hook, self.copies)
-
-    def __enter__(self) -> saved_tensors_hooks:
-        if SAVED_HOOKS.disabled is not None:
-            raise RuntimeError(SAVED_HOOKS.disabled)
-        SAVED_HOOKS.stack.append(self.hooks)
-        SAVED_HOOKS.top = self.hooks
-        HOOKS_OPEN.change(1)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        SAVED_HOOKS.stack.pop()
-        SAVED_HOOKS.top = SAVED_HOOKS.stack[-1] if SAVED_HOOKS.stack else None
-        HOOKS_OPEN.change(-1)
-
-
-class Unsaved:
-    """An input whose values the rule does not read: its history and shape, not its memory."""
-
-    __slots__ = ("shape", "dtype", "requires_grad", "node", "idx", "vc")
-
-    def __init__(self, t: Tensor) -> None:
-        self.shape, self.dtype, self.requires_grad = t._data.shape, t._data.dtype, t.requires_grad
-        self.node, self.idx, self.vc = t._node, t._idx, t._vc
-
-    def tensor(self, device: Any) -> Tensor:
-        """A zero-memory stand-in with the input's shape, dtype and history: all a rule that
-        does not read the values can use (and all it may use)."""
-        from ember.tensor import _wrap
-
-        return _wrap(device.zero_view(self.shape, self.dtype), device,
-                     self.requires_grad, self.node, self.idx, self.vc)
-
-    def __repr__(self) -> str:
-        return f"<unsaved input {tuple(self.shape)}>"
-
-
 def restore_inputs(node: Node) -> None:
     """Before a rule runs: the inputs the tape set aside (``drop_unread_inputs`` in
     ``ember.ops.primitive``), as tensors again."""
@@ -534,74 +452,6 @@ def keep_saved(roots: list, tensors: list[Tensor]) -> None:
                     copies[id(t)] = _wrap(t._data.copy(), t._device)
                 inputs[i], versions[i] = copies[id(t)], copies[id(t)]._vc.value
         node.inputs, node.versions = tuple(inputs), tuple(versions)
-
-
-def _run_hook(hook: Callable, value: Any) -> Any:
-    """Calls a pack/unpack hook without recording and with no hooks active inside it."""
-    from ember.autograd.grad_mode import no_grad
-
-    top = SAVED_HOOKS.top
-    SAVED_HOOKS.top = None
-    try:
-        with no_grad():
-            return hook(value)
-    finally:
-        SAVED_HOOKS.top = top
-
-
-def _pack(node: Node, hooks: tuple) -> None:
-    from ember.tensor import VersionCounter, _wrap
-
-    pack, _, copies = hooks
-    saved = node.versions is not None
-    entries = []
-    for t in node.inputs:
-        if t.requires_grad and t._node is None and not (copies and saved):
-            entries.append((0, t))
-        elif saved:
-            # a private copy has a counter of its own: writes to the original no longer matter
-            vc = VersionCounter() if copies else t._vc
-            entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, vc)))
-        else:
-            entries.append((2, Unsaved(t)))
-    if copies and saved:
-        node.versions = (0,) * len(entries)
-    outs = node.outputs
-    if outs is not None:
-        outs = tuple(None if o is None else (_run_hook(pack, _wrap(o[0], node.device)),
-                                             *((VersionCounter(), 0) if copies else o[1:]))
-                     for o in outs)
-    node.packed = (hooks[1], tuple(entries), outs)
-    del node.inputs, node.outputs
-
-
-def _unpack(node: Node, packed: tuple) -> None:
-    from ember.tensor import _wrap
-
-    unpack, entries, outs = packed
-    dev = node.device
-    inputs = []
-    for kind, e in entries:
-        if kind == 0:
-            t = e
-        elif kind == 1:
-            value, requires_grad, src, idx, vc = e
-            t = _wrap(_array(_run_hook(unpack, value)), dev, requires_grad, src, idx, vc)
-        else:
-            t = e.tensor(dev)
-        inputs.append(t)
-    node.inputs = tuple(inputs)
-    node.outputs = None if outs is None else tuple(
-        None if o is None else (_array(_run_hook(unpack, o[0])), *o[1:]) for o in outs)
-    node.packed = None
-
-
-def _array(value: Any) -> Any:
-    data = getattr(value, "_data", None)
-    if data is None:
-        raise GradError(f"saved_tensors_hooks: unpack_hook must return a tensor, got "
-                        f"{type(value).__name__}")
-    return data
 
 
 # the tools built on the above, importable from here as from torch.autograd.graph

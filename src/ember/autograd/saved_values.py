@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ember.autograd.graph import SAVED_HOOKS, saved_tensors_hooks
+from ember.autograd.saved_hooks import SAVED_HOOKS, saved_tensors_hooks
 from ember.tensor import Tensor
 
 __all__ = ["save_on_cpu", "disable_saved_tensors_hooks", "allow_mutation_on_saved_tensors",

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import HOOKS_OPEN, SAVED_HOOKS, WORTH_DROPPING, Node, Unsaved
+from ember.autograd.graph import WORTH_DROPPING, Node
+from ember.autograd.saved_hooks import HOOKS_OPEN, SAVED_HOOKS, Unsaved
 from ember.backend import get_default_device
 from ember.dtypes import (
     ALL_LIMITED,
