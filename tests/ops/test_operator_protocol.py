@@ -43,7 +43,8 @@ def test_an_integer_tensor_of_one_element_repeats_a_sequence(seq):
         ember.tensor([1, 2]) * seq
 
 
-@pytest.mark.parametrize("other", [None, [1, 2], (1, 2), object()], ids=repr)
+@pytest.mark.parametrize("other", [None, [1, 2], (1, 2), object()],
+                         ids=["None", "list", "tuple", "object"])
 def test_an_operand_without_a_reflected_method_keeps_embers_hint(other):
     with pytest.raises(TypeError, match=r"add\(\): cannot take an operand of type .*Hint"):
         ember.tensor([1, 2]) + other
