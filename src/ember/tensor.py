@@ -50,15 +50,19 @@ class Tensor:
                  "_retains", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
-    def __init__(self, *data: Any, dtype: DType | None = None, device: Any = None,
-                 requires_grad: bool = False) -> None:
+    def __new__(cls, *data: Any, dtype: DType | None = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
         """As ``torch.Tensor``: ``Tensor([1, 2])`` copies data into the default float dtype,
-        ``Tensor(2, 3)`` is uninitialised memory of that shape."""
+        ``Tensor(2, 3)`` is uninitialised memory of that shape. Made here, not in an
+        ``__init__``, so that a subclass's own ``__new__`` (``Tensor._make_subclass``) is not
+        made over again, as with PyTorch's."""
         from ember.ops.creation import legacy_tensor
 
         made = legacy_tensor(data, dtype, device, requires_grad)
+        out = object.__new__(cls)
         for slot in Tensor.__slots__[:-1]:
-            setattr(self, slot, getattr(made, slot))
+            setattr(out, slot, getattr(made, slot))
+        return out
 
     # -- properties --------------------------------------------------------------------------
     @property

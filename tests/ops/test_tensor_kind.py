@@ -1,4 +1,5 @@
-"""Device and format predicates, cuda(), as_subclass, and the global state functions."""
+"""Device and format predicates, cuda(), as_subclass, _make_subclass, and the global state
+functions."""
 
 import pytest
 import torch
@@ -40,6 +41,28 @@ def test_as_subclass_keeps_memory_and_graph():
     assert x.grad.tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(TypeError, match="does not inherit from ember.Tensor"):
         x.as_subclass(int)
+
+
+@pytest.mark.parametrize("require_grad", [False, True])
+def test_make_subclass_is_a_detached_leaf_on_the_same_memory_as_torchs(require_grad):
+    def made(m):
+        cls = type("Weight", (m.Tensor,), {})
+        x = m.ones(2, requires_grad=True) * 3
+        w = m.Tensor._make_subclass(cls, x, require_grad)
+        shared = w.data_ptr() == x.data_ptr()
+        return type(w) is cls, w.requires_grad, w.is_leaf, w.grad_fn is None, shared, \
+            w._base is None, w.tolist()
+    assert made(ember) == made(torch)
+
+
+def test_make_subclass_refuses_what_torch_refuses():
+    cls = type("Weight", (ember.Tensor,), {})
+    with pytest.raises(TypeError, match="does not inherit from ember.Tensor"):
+        ember.Tensor._make_subclass(int, ember.ones(2))
+    with pytest.raises(TypeError, match="'data' .* must be Tensor, not list"):
+        ember.Tensor._make_subclass(cls, [1.0])
+    with pytest.raises(RuntimeError, match="floating"):
+        ember.Tensor._make_subclass(cls, ember.ones(2, dtype=ember.int64), True)
 
 
 def test_anomaly_state_functions_match_torch_defaults():

@@ -53,9 +53,6 @@ class Parameter(Tensor):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         return _share(cls, data, requires_grad)
 
-    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
-        pass  # everything happens in __new__; Tensor.__init__ would copy ``data`` again
-
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
@@ -94,9 +91,6 @@ class Buffer(Tensor):
         out.requires_grad = data.requires_grad
         out.persistent = persistent
         return out
-
-    def __init__(self, data: Tensor, *, persistent: bool = True) -> None:
-        pass
 
     def unwrap(self) -> Tensor:
         """The plain tensor this marker stands for."""
@@ -244,10 +238,6 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
                 ) -> UninitializedParameter:
         return _share(cls, _placeholder(device, dtype), requires_grad)
 
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None
-                 ) -> None:
-        pass  # everything happens in __new__
-
     def __deepcopy__(self, memo: dict) -> UninitializedParameter:
         if id(self) not in memo:
             memo[id(self)] = UninitializedParameter(self.requires_grad, self.device, self.dtype)
@@ -275,10 +265,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         if not persistent:
             _NON_PERSISTENT[id(out)] = out
         return out
-
-    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
-                 persistent: bool = True) -> None:
-        pass  # everything happens in __new__
 
     @property
     def persistent(self) -> bool:

@@ -1,7 +1,7 @@
 """What kind of tensor this is, as PyTorch asks: the device and format predicates
 (``is_sparse``, …: a dense Ember tensor is strided, on the CPU, the meta device or CUDA; sparse
-ones are ``ember.sparse``'s own class),
-``cuda()``, ``as_subclass``, ``name`` and ``volatile`` (PyTorch's leftovers), and
+ones are ``ember.sparse``'s own class), ``cuda()``, ``as_subclass`` and
+``Tensor._make_subclass``, ``name`` and ``volatile`` (PyTorch's leftovers), and
 ``ember.get_device``."""
 
 from __future__ import annotations
@@ -87,8 +87,36 @@ def as_subclass(self: Tensor, cls: type) -> Tensor:
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass: {cls!r} does not inherit from ember.Tensor; only a "
                         "Tensor subclass can be made from a tensor")
-    alias = view(self, tuple(self._data.shape))
+    return _retyped(view(self, tuple(self._data.shape)), cls)
+
+
+def _retyped(t: Tensor, cls: type) -> Tensor:
     out = object.__new__(cls)
     for slot in Tensor.__slots__[:-1]:
-        setattr(out, slot, getattr(alias, slot))
+        setattr(out, slot, getattr(t, slot))
     return out
+
+
+def _make_subclass(cls: type, data: Tensor, require_grad: bool = False) -> Tensor:
+    """A leaf of class ``cls`` on ``data``'s memory, outside its graph, that requires grad if
+    ``require_grad``: PyTorch's ``Tensor._make_subclass``, with which a Parameter-like class
+    builds itself in ``__new__``.
+
+    Example:
+        >>> class Weight(ember.Tensor):
+        ...     def __new__(cls, data):
+        ...         return ember.Tensor._make_subclass(cls, data, True)
+        >>> w = Weight(ember.zeros(2))
+        >>> type(w).__name__, w.requires_grad, w.is_leaf
+        ('Weight', True, True)
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"_make_subclass: {cls!r} does not inherit from ember.Tensor; only a "
+                        "Tensor subclass can be made from a tensor")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
+                        f"{type(data).__name__}")
+    return _retyped(data.detach(), cls).requires_grad_(require_grad)
+
+
+Tensor._make_subclass = staticmethod(_make_subclass)

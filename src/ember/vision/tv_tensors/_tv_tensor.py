@@ -53,9 +53,6 @@ class TVTensor(Tensor):
                 requires_grad: bool | None = None) -> TVTensor:
         return cls._wrap(_as_tensor(data, dtype, device, requires_grad))
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """(Made in ``__new__``.)"""
-
     @classmethod
     def _wrap(cls, tensor: Tensor, **metadata: Any) -> TVTensor:
         """``tensor``'s data and autograd history under this type, without a copy."""
