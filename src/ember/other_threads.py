@@ -8,6 +8,7 @@ refuse to read such a result instead of silently keeping a wrong value.
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from typing import Any
@@ -15,11 +16,15 @@ from typing import Any
 from ember.tensor import Tensor, add_wrap_hook, remove_wrap_hook
 
 _get_ident = threading.get_ident
+_refs = sys.getrefcount
+_FRESH = 2  # references to a new tensor's own counter: its slot and getrefcount's argument
 
 
 class OtherThreadsTensors:
     """While open (``with``), remembers the arrays of the tensors other threads make; weakly,
-    so they are freed as usual.
+    so they are freed as usual. A tensor on memory another tensor already had (a ``detach()``,
+    ``.data``, the alias an in-place op makes: it shares that tensor's version counter) is
+    not new: another thread reading or updating a weight or a ``.grad`` meanwhile is fine.
 
     Example:
         >>> with OtherThreadsTensors() as others:
@@ -43,6 +48,8 @@ class OtherThreadsTensors:
     def see(self, t: Tensor) -> None:
         """The wrap hook: every tensor made, in any thread."""
         if _get_ident() == self.thread:  # (most tensors: the cheap test first)
+            return
+        if _refs(t._vc) > _FRESH:  # (a counter that another tensor holds too: an alias)
             return
         key, arrays = id(t._data), self.arrays
         try:

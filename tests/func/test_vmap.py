@@ -497,6 +497,20 @@ def test_a_value_another_thread_computed_from_a_batched_tensor_is_refused():
         ember.func.vmap(lambda x: _in_a_thread(lambda: x * 2) + x)(xs)
 
 
+def test_a_tensor_another_thread_only_reads_or_updates_is_no_new_tensor():
+    # a detach() or an in-place update of an existing weight wraps memory that was there
+    # before the map (torch computes these)
+    w, bn = ember.randn(3, 3), ember.nn.BatchNorm1d(3)
+    want = ember.randn(2, 3)
+
+    def f(x):
+        _in_a_thread(lambda: (w.detach(), w.add_(0), bn(ember.randn(4, 3))))
+        return x @ w + bn.running_mean
+
+    got = ember.func.vmap(f)(want)
+    np.testing.assert_allclose(got.numpy(), (want @ w + bn.running_mean).numpy(), rtol=1e-6)
+
+
 def test_vmaps_in_several_threads_at_once_give_their_own_batches():
     import threading
 

@@ -99,3 +99,25 @@ def test_a_parameter_gradient_another_thread_makes_while_tracing_is_not_the_grap
     w.grad = None
     assert f(ember.full((4,), 2.0)).item() == 8.0  # (compiled)
     assert w.grad is None
+
+
+def test_another_thread_reading_a_gradient_while_tracing_leaves_the_step_writing_it():
+    # a logging thread's w.grad.detach() wraps the .grad's memory again: the step stopped
+    # writing w.grad at every later call (it took the alias for another thread's gradient)
+    w = ember.ones(3, requires_grad=True)
+    w.grad = ember.zeros(3)
+    first = [True]
+
+    @jit.compile
+    def step(x):
+        if first[0]:
+            first[0] = False
+            _in_a_thread(lambda: (w.grad.detach(), w.grad.mul_(1.0)))
+        (w * x).sum().backward()
+        return x * 1
+
+    for i in range(3):
+        before = w.grad.clone()
+        step(ember.full((3,), i + 1.0))
+        np.testing.assert_array_equal((w.grad - before).numpy(), [i + 1.0] * 3)
+

@@ -461,7 +461,8 @@ class Tracer(Effects, ViewWrites):
         """Records ``t``'s ``.grad`` at the end (once): written in place when it is still the
         tensor the call started with, as eager writes it."""
         g = self.graph
-        if any(p is t for p, _ in g.grads) or self.others.made(getattr(t.grad, "_data", None)):
+        if any(p is t for p, _ in g.grads) or (t.grad is not self.entry_grads.get(id(t)) and
+                                                self.others.made(getattr(t.grad, "_data", None))):
             return  # (the second: another thread's backward made it meanwhile, not this call)
         g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
         if t.grad is not None and t.grad is self.entry_grads.get(id(t)):
