@@ -287,6 +287,26 @@ def test_beta_zero_input_gets_a_zero_gradient_as_torch(name, shapes):
     assert grads[0] == grads[1]
 
 
+REFUSED_INPUTS = [  # (torch raises for each, whatever beta)
+    ("addmv", [(2, 3), (3, 4), (4,)], "float32"), ("addr", [(3, 2, 2), (2,), (2,)], "float32"),
+    ("addbmm", [(5, 2, 2), (3, 2, 2), (3, 2, 2)], "float32"),
+    ("addmm", [(2, 2), (2, 2), (2, 2)], "float64"), ("baddbmm", [(2, 2), (3, 2, 2), (3, 2, 2)],
+                                                     "float64")]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("beta", [0, 1])
+@pytest.mark.parametrize("name,shapes,dtype", REFUSED_INPUTS)
+def test_an_input_that_does_not_fit_the_product_is_refused_as_torch(name, shapes, dtype,
+                                                                    requires_grad, beta):
+    # with beta=0 the result's shape and dtype followed the input only when it needed a
+    # gradient; with beta=1 a wider input promoted the result or broadcast it bigger
+    for lib in (torch, ember):
+        first = lib.ones(*shapes[0], dtype=getattr(lib, dtype), requires_grad=requires_grad)
+        with pytest.raises(RuntimeError):
+            getattr(lib, name)(first, *[lib.ones(*s) for s in shapes[1:]], beta=beta)
+
+
 def test_inplace_addmm():
     x = ember.zeros(2, 2)
     x.addmm_(ember.ones(2, 3), ember.ones(3, 2), alpha=2)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ShapeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.inplace import bind_inplace
@@ -35,16 +35,25 @@ def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
 
 
 def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
-    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not."""
+    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not.
+    As in PyTorch, ``input`` broadcasts to the product's shape and has its dtype (autocast
+    casts it), whatever ``beta``."""
     beta, alpha = (_integral_scale(op, n, v, product) for n, v in (("beta", beta),
                                                                    ("alpha", alpha)))
+    shape = tuple(product.shape)
+    if input.shape != shape and broadcast_shapes(input.shape, shape, op=op) != shape:
+        raise ShapeError(f"{op}: input of shape {tuple(input.shape)} does not broadcast to "
+                         f"the product's shape {shape}")
+    if input.dtype is not product.dtype:
+        if not DISPATCH.casting:  # (autocast: one low-precision op)
+            raise DTypeError(f"{op}: input is {input.dtype.name} but the product is "
+                             f"{product.dtype.name}; they must have one dtype, as in PyTorch. "
+                             f"Hint: convert input with .to(ember.{product.dtype.name})")
+        input = cast(input, product.dtype)
     if alpha != 1:
         product = product * alpha
     if beta == 0:  # (an input needing a gradient gets zeros, as PyTorch's)
-        broadcast_shapes(input.shape, product.shape, op=op)
         return zero_grad_from(input, product)
-    if DISPATCH.casting and input.dtype is not product.dtype:  # autocast: one low-precision op
-        input = cast(input, product.dtype)
     return product + (input if beta == 1 else input * beta)
 
 
@@ -88,9 +97,6 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
     if b != b2 or m != m2:
         raise ShapeError(f"addbmm: batch1 {tuple(batch1.shape)} and batch2 "
                          f"{tuple(batch2.shape)} need equal batch sizes and inner sizes")
-    if broadcast_shapes(input.shape, (n, p), op="addbmm") != (n, p):
-        raise ShapeError(f"addbmm: input of shape {tuple(input.shape)} does not broadcast to "
-                         f"the product's shape {(n, p)}")
     # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
     summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
     return scaled_sum("addbmm", input, summed, beta, alpha)
