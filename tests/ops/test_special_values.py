@@ -171,6 +171,16 @@ def test_renorm_gradient_of_a_slice_holding_nan(p, dim):
     assert ember.autograd.gradcheck(lambda t: ember.renorm(t, p, dim, 1.2), (x,))
 
 
+def test_renorm_tangent_of_a_slice_holding_nan_as_torch():
+    # (forward mode met the NaN through the product rule: x * dfactor = NaN * 0)
+    rows, ones = [[1.0, nan, 2.0], [3.0, 4.0, 0.5], [0.1, 0.2, -0.1]], [[1.0] * 3] * 3
+    got = ember.func.jvp(lambda a: ember.renorm(a, 2, 0, 1.0), (ember.tensor(rows),),
+                         (ember.tensor(ones),))[1]
+    want = torch.func.jvp(lambda a: torch.renorm(a, 2, 0, 1.0), (torch.tensor(rows),),
+                          (torch.tensor(ones),))[1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
 def test_rrelu_in_evaluation_gives_a_nan_the_slope():
     # (evaluation is leaky_relu's x > 0 test in PyTorch: a NaN takes the slope, not 1)
     _same_as_torch(lambda lib, x: lib.nn.functional.rrelu(x, 0.1, 0.3, training=False),

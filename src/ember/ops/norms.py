@@ -291,11 +291,13 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
     dims = tuple(i for i in range(input.ndim) if i != d)
     norm = _vector_norm(input, p, dims, True)
+    scaled = norm.detach() > maxnorm
     if input.requires_grad:  # a slice left as it is sends no gradient into its norm: with a
         # NaN in it the chain rule gives 0 * NaN there (PyTorch: 1 for each of its elements)
-        norm = _vector_norm(where(norm.detach() > maxnorm, input, 0.0), p, dims, True)
-    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    return input * cast(factor, input.dtype)
+        norm = _vector_norm(where(scaled, input, 0.0), p, dims, True)
+    factor = where(scaled, maxnorm / (norm + 1e-7), 1.0)
+    # (such a slice is its input, selected: no tangent or gradient of it meets a NaN factor)
+    return where(scaled, input * cast(factor, input.dtype), input)
 
 
 bind_inplace(renorm_=renorm)
