@@ -99,11 +99,13 @@ def enable(scan: bool = True) -> None:
         TRACKER.depth += 1
         if TRACKER.depth > 1:
             return
-        add_wrap_hook(TRACKER.see)
+    # (the hook list's lock is taken outside ours: a weak reference's callback, free, may run
+    # in a thread that holds it, and takes ours)
+    add_wrap_hook(TRACKER.see)
     if scan:
         for obj in gc.get_objects():
             if issubclass(type(obj), Tensor):  # type(), not isinstance: no lazy __class__
-                with contextlib.suppress(AttributeError):  # half-made by Tensor.__init__
+                with contextlib.suppress(AttributeError):  # half-made in Tensor.__new__
                     TRACKER.see(obj)
 
 
@@ -113,9 +115,11 @@ def disable() -> None:
         if TRACKER.depth == 0:
             return
         TRACKER.depth -= 1
-        if TRACKER.depth == 0:
-            remove_wrap_hook(TRACKER.see)
-            TRACKER.clear()
+        if TRACKER.depth:
+            return
+    remove_wrap_hook(TRACKER.see)  # (outside our lock, as in enable)
+    with TRACKER.lock:
+        TRACKER.clear()
 
 
 def is_enabled() -> bool:
