@@ -32,8 +32,6 @@ from ember.version_counter import STRUCTURE, VersionCounter
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
 
-
-
 class Tensor:
     """An n-dimensional array that records the ops applied to it for autograd.
 

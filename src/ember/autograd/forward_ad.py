@@ -30,7 +30,6 @@ __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_le
            "make_dual", "unpack_dual"]
 
 
-
 class _Levels(threading.local):
     """This thread's open levels, innermost last."""
 

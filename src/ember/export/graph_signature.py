@@ -161,10 +161,11 @@ class ExportGraphSignature:
     # what torch's signature also lists, and Ember's programs never hold: inputs or
     # parameters written in place (refused at export), custom objects, effect tokens
     user_inputs_to_mutate = parameters_to_mutate = inputs_to_lifted_custom_objs = \
-        property(lambda self: {})
-    lifted_custom_objs = property(lambda self: ())
-    input_tokens = output_tokens = property(lambda self: ())
-    backward_signature = assertion_dep_token = property(lambda self: None)
+        property(lambda self: {}, doc="Always empty in Ember (torch's field, for its users).")
+    lifted_custom_objs = input_tokens = output_tokens = \
+        property(lambda self: (), doc="Always empty in Ember (torch's field, for its users).")
+    backward_signature = assertion_dep_token = \
+        property(lambda self: None, doc="Always None in Ember (torch's field, for its users).")
 
     def replace_all_uses(self, old: str, new: str) -> None:
         """Renames the value ``old`` to ``new`` in every spec (after a pass renamed its node).

@@ -121,7 +121,6 @@ class _Plan:
         self.roots.append(position)
         return ("out", len(self.roots) - 1, ())
 
-
     def view_of(self, base: Tensor, chain: tuple) -> tuple:
         """How the view ``chain`` of ``base`` is made: from the argument that is the longest
         prefix of that chain (an argument that is itself a view of the caller's tensor), else

@@ -237,7 +237,6 @@ def _check_uniform(owner: str, params: list[tuple[nn.Module, str, Parameter]]) -
                     f"each {what} in their own FullyShardedDataParallel unit")
 
 
-
 def _check_not_flattened(owner: str, params: list[tuple[nn.Module, str, Parameter]]) -> None:
     """A parameter shared with a module of another unit would become one copy per unit, each
     trained on part of its gradient: refused, as PyTorch requires one unit for them."""

@@ -122,7 +122,6 @@ def _waiting_donor(waiting: list[tuple[int, Var]], read_last: dict[Var, int], li
     return None
 
 
-
 def live_bytes(graph: Graph) -> list[int]:
     """Bytes of equation results alive while each equation runs, before any reuse: a held
     dead buffer must not lift the step's peak above this one's."""
