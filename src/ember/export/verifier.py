@@ -35,7 +35,8 @@ def verify(ep: Any) -> None:
         tensor = node.op == "placeholder" or isinstance(node.target, PrimitiveOp) and not (
             node.users and all(u.target is operator.getitem for u in node.users))
         if tensor and "val" not in node.meta:  # (of several outputs, the getitems' say)
-            raise SpecViolationError(f"Node.meta {node.name} is missing val field.")
+            raise SpecViolationError(f"node {node.name} has no meta['val'] (its shape and "
+                                     "dtype); a pass that adds a node must set it")
     _check_inputs(ep, [n.name for n in nodes if n.op == "placeholder"])
     if not nodes or nodes[-1].op != "output":
         raise SpecViolationError("the last node of an exported graph must be its output")
@@ -45,55 +46,54 @@ def verify(ep: Any) -> None:
 def _check_inputs(ep: Any, placeholders: list[str]) -> None:
     sig = ep.graph_signature
     if len(placeholders) != len(sig.input_specs):
-        named = {s.arg.name for s in sig.input_specs}
-        raise SpecViolationError(
-            f"Number of graph inputs ({len(placeholders)}) does not match number of inputs in "
-            f"the graph signature ({len(sig.input_specs)})\nPlaceholders missing input_specs: "
-            f"{set(placeholders) - named}\nInput_specs missing placeholders: "
-            f"{named - set(placeholders)}")
+        raise _miscounted("input", placeholders, {s.arg.name for s in sig.input_specs})
     for spec, name in zip(sig.input_specs, placeholders):
         if spec.arg.name != name:
-            raise SpecViolationError(f"Input spec name {spec.arg.name} does not match node "
-                                     f"name {name}")
+            raise SpecViolationError(f"the input spec {spec.arg.name} stands where the graph "
+                                     f"has the placeholder {name}")
         target = spec.target
         if spec.kind is InputKind.PARAMETER:
             if target not in ep.state_dict:
-                raise SpecViolationError(f"Parameter {target} is not in the state dict.")
+                raise SpecViolationError(f"the parameter {target} is missing from the state "
+                                         "dict")
             if not isinstance(ep.state_dict[target], Parameter):
-                raise SpecViolationError(f"State dict entry for parameter {target} is not an "
-                                         "instance of ember.nn.Parameter.")
+                raise SpecViolationError(f"the state dict holds {target}, a parameter, as a "
+                                         "plain tensor, not an ember.nn.Parameter")
         elif spec.kind is InputKind.BUFFER:
             if spec.persistent and target not in ep.state_dict:
-                raise SpecViolationError(f"Buffer {target} is not in the state dict.")
+                raise SpecViolationError(f"the buffer {target} is missing from the state "
+                                         "dict")
             if not spec.persistent and target in ep.state_dict:
-                raise SpecViolationError(f"Non-persistent buffer {target} is in the state "
-                                         "dict, it should not be.")
+                raise SpecViolationError(f"the non-persistent buffer {target} is in the "
+                                         "state dict; it belongs in the constants")
             if not spec.persistent and target not in ep.constants:
-                raise SpecViolationError(f"Non-persistent buffer {target} is not in the "
-                                         "constants dictionary.")
+                raise SpecViolationError(f"the non-persistent buffer {target} is missing "
+                                         "from the constants")
         elif spec.kind is InputKind.CONSTANT_TENSOR and target not in ep.constants:
-            raise SpecViolationError(f"Constant tensor {target} is not in the constants "
-                                     "dictionary.")
+            raise SpecViolationError(f"the constant tensor {target} is missing from the "
+                                     "constants")
 
 
 def _check_outputs(ep: Any, returned: Any) -> None:
     sig = ep.graph_signature
     names = [getattr(v, "name", v) for v in returned]
     if len(names) != len(sig.output_specs):
-        named = {str(s.arg.name) for s in sig.output_specs}
-        raise SpecViolationError(
-            f"Number of output nodes {len(names)} is different Than the number of outputs "
-            f"specified by the graph signature: {len(sig.output_specs)}\nNodes missing "
-            f"output_specs: {set(map(str, names)) - named}\nOutput_specs missing nodes: "
-            f"{named - set(map(str, names))}")
+        raise _miscounted("output", list(map(str, names)),
+                          {str(s.arg.name) for s in sig.output_specs})
     for spec, name in zip(sig.output_specs, names):
         expected = spec.arg.value if isinstance(spec.arg, ConstantArgument) else spec.arg.name
         if spec.kind is OutputKind.BUFFER_MUTATION and spec.target not in sig.buffers:
-            raise SpecViolationError(f"Buffer output {name} does not point to a buffer that "
-                                     f"exists. \nDict of buffers that are mutated, in order: "
-                                     f"{sig.buffers_to_mutate} \nBuffer nodes available: "
-                                     f"{sig.buffers} \n")
+            raise SpecViolationError(f"the output {name} writes the buffer {spec.target}, "
+                                     f"which the program does not have (its buffers: "
+                                     f"{sig.buffers})")
         if name != expected:
-            raise SpecViolationError(f"Output {name} is not in the correct order or is not "
-                                     f"found in the graph signature's outputs: "
-                                     f"{[str(s.arg.name) for s in sig.output_specs]}")
+            raise SpecViolationError(f"the graph returns {name} where the signature's outputs "
+                                     f"{[str(s.arg.name) for s in sig.output_specs]} have "
+                                     f"{expected}")
+
+
+def _miscounted(kind: str, nodes: list[str], specs: set[str]) -> SpecViolationError:
+    return SpecViolationError(
+        f"the graph has {len(nodes)} {kind} nodes, its signature {len(specs)} {kind} specs: "
+        f"nodes without a spec {sorted(set(nodes) - specs)}, specs without a node "
+        f"{sorted(specs - set(nodes))}")
