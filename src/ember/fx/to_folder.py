@@ -100,8 +100,9 @@ def write_folder(gm: Any, folder: str | os.PathLike, module_name: str) -> None:
     (folder / "module.py").write_text("\n".join(lines))
     (folder / "__init__.py").write_text(f"from .module import {module_name}\n")
     if blobs:
-        warnings.warn("Was not able to save the following children modules as reprs -saved "
-                      f"as pickled files instead: {blobs}", UserWarning, stacklevel=3)
+        warnings.warn(f"to_folder: the children {blobs} cannot be rebuilt from their "
+                      "constructor calls; they are pickled into the folder instead (loading "
+                      "them runs pickle)", UserWarning, stacklevel=3)
 
 
 def _constructor(child: Module) -> str | None:
