@@ -18,7 +18,8 @@ MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
            "utils.fusion", "utils.init", "utils.prune", "utils.memory_format", "adaptive",
-           "sync_batch_norm", "data_parallel", "linear_cross_entropy", "modules", "modules.utils"]
+           "sync_batch_norm", "data_parallel", "linear_cross_entropy", "modules", "modules.utils",
+           "functional"]
 
 
 @pytest.mark.parametrize("module", MODULES)

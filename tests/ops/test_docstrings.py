@@ -1,5 +1,6 @@
 """Every example in the ops' docstrings runs as written."""
 
+import builtins
 import doctest
 import importlib
 
@@ -31,7 +32,10 @@ MODULES += [
     "ember.quant.modules.normalization", "ember.size", "ember.tensor_repr", "ember.type_info",
     "ember.utils.graph_tracer", "ember.utils.tensorboard", "ember.jit", "ember.jit.compiled",
     "ember.jit.switches",
-    "ember.amp.grad_scaler", "ember.memory", "ember.ops.multi_dot", "ember.ops.numpy_names"]
+    "ember.amp.grad_scaler", "ember.memory", "ember.ops.multi_dot", "ember.ops.numpy_names",
+    "ember.nn", "ember.storage", "ember.return_types", "ember.overrides", "ember.other_threads",
+    "ember.multiprocessing", "ember.mps", "ember.xpu", "ember._dynamo", "ember.jit.torchscript",
+    "ember.ops.argument_kind", "ember.ops.target_shape"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -40,3 +44,12 @@ def test_docstring_examples_run(name):
     result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np, "F": F, "nn": nn},
                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_package_docstring_examples_run():
+    # the package's own namespace shadows Python's float, int, bool and complex with dtypes;
+    # the examples are written for a user's script, where those are the builtins
+    shadowed = {name: getattr(builtins, name) for name in ("float", "int", "bool", "complex")}
+    result = doctest.testmod(ember, extraglobs={"ember": ember, "np": np, **shadowed},
+                             optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 100

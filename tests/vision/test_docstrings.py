@@ -45,7 +45,8 @@ MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_augment", "_container", "_auto_augment", "_temporal", "functional", "functional._utils",
     "functional._meta", "functional._box_geometry", "functional._geometry", "functional._color",
     "functional._type_conversion", "functional._temporal", "functional._keypoints",
-    "functional._rotated_clamp", "functional._rotated_geometry", "functional._warp", "_utils")]
+    "functional._rotated_clamp", "functional._rotated_geometry", "functional._warp", "_utils",
+    "_warp", "functional._misc")]
 
 
 @pytest.mark.parametrize("name", MODULES)
