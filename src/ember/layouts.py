@@ -102,7 +102,11 @@ def format_of(x: Any) -> memory_format:
     dimensions in memory (``contiguous_format`` for C order, ``channels_last`` for its
     order, else an unnamed format of ``x``'s own order, e.g. a transpose's), so that a copy
     laid out in it is dense with ``x``'s strides when ``x`` is dense."""
-    a = x._data
+    return array_format(x._data)
+
+
+def array_format(a: Any) -> memory_format:
+    """:func:`format_of` for a backend array ``a``."""
     if a.flags.c_contiguous:
         return contiguous_format
     dims = stride_order(a.shape, tuple(abs(s) // a.itemsize for s in a.strides))
@@ -112,6 +116,13 @@ def format_of(x: Any) -> memory_format:
         if fmt.dims == dims:
             return fmt
     return memory_format("preserve_format", a.ndim, dims)
+
+
+def suggested_format(a: Any) -> memory_format:
+    """PyTorch's ``suggest_memory_format`` of array ``a``: ``channels_last(_3d)`` when its
+    strides order it so, else ``contiguous_format``."""
+    fmt = array_format(a)
+    return fmt if fmt is channels_last or fmt is channels_last_3d else contiguous_format
 
 
 def is_dense(a: Any) -> bool:

@@ -211,3 +211,18 @@ def test_composites_follow_their_first_operand_as_torch(op, layout):
     # C-ordered r disagree, torch the first operand's; rms_norm reads channels-last as it is,
     # other layouts in C order (Ember: C for channels-last, the input's for a transpose)
     assert_like_torch(COMPOSITES[op], layout)
+
+
+
+@pytest.mark.parametrize("layout", list(INPUTS))
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2])
+@pytest.mark.parametrize("op", ["stack", "cat"])
+@pytest.mark.parametrize("mixed", [False, True])
+def test_stack_and_cat_are_laid_out_as_torch(op, layout, dim, mixed):
+    # torch's cat: the inputs' channels-last format when all suggest it, else C (Ember kept
+    # a transpose's order); its stack: that cat along ``dim`` split by a view, or (at the
+    # end) of the inputs unsqueezed (Ember had NumPy's stack of unsqueezed inputs). With a
+    # C input among them (``mixed``): C.
+    def join(m, x):
+        return getattr(m, op)([x, x.contiguous() + 1 if mixed else x * 2, x + 1], dim)
+    assert_like_torch(join, layout)

@@ -16,6 +16,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.graph import name_node
 from ember.errors import ShapeError
+from ember.layouts import contiguous_format, suggested_format
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
 from ember.ops.creation import zeros
@@ -49,6 +50,23 @@ def joined(items: Sequence) -> Sequence:
     return items if len(kept) == len(items) else kept or items[:1]
 
 
+def cat_layout(xp, out, arrays: Sequence):
+    """``out``, the NumPy concatenation of ``arrays`` (not C-ordered), laid out as PyTorch's
+    ``cat``: in the inputs' channels-last(-3d) format when all suggest that one, else C
+    (NumPy keeps any order the inputs share, e.g. a transpose's)."""
+    fmt = suggested_format(arrays[0])
+    if fmt is not contiguous_format and all(suggested_format(a) is fmt for a in arrays[1:]):
+        return out
+    return xp.ascontiguousarray(out)
+
+
+def concatenated(xp, arrays: Sequence, dim: int):
+    """``arrays`` joined along ``dim``, laid out as PyTorch's ``cat`` (C inputs: one flag
+    read)."""
+    out = xp.concatenate(arrays, axis=dim)
+    return out if out.flags.c_contiguous else cat_layout(xp, out, arrays)
+
+
 @primitive
 class Cat(Primitive):
     name = "cat"
@@ -57,7 +75,9 @@ class Cat(Primitive):
     save_inputs = False
 
     def forward(self, xp, *arrays, dim):
-        return xp.concatenate(joined(arrays), axis=dim)
+        arrays = joined(arrays)  # (``concatenated``, inlined: one call less on a hot path)
+        out = xp.concatenate(arrays, axis=dim)
+        return out if out.flags.c_contiguous else cat_layout(xp, out, arrays)
 
     def infer(self, *specs, dim):
         specs = joined(specs)
@@ -169,7 +189,13 @@ class Stack(Primitive):
     save_inputs = False
 
     def forward(self, xp, *arrays, dim):
-        return xp.stack(arrays, axis=dim)
+        # PyTorch's: a cat along ``dim`` split by a view, or of the inputs unsqueezed at the
+        # end, so the result is laid out as that cat
+        first = arrays[0]
+        if dim == first.ndim:
+            return concatenated(xp, [a[..., None] for a in arrays], dim)
+        return concatenated(xp, arrays, dim).reshape(
+            first.shape[:dim] + (len(arrays),) + first.shape[dim:])
 
     def infer(self, *specs, dim):
         first = specs[0]
