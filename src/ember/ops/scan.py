@@ -14,7 +14,7 @@ from ember.ops.compare import eq, logical_and
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, zeros_like
-from ember.ops.dims import accumulation_input, accumulator, normalize_dim
+from ember.ops.dims import accumulation_input, normalize_dim, scan_accumulator
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.select import where
@@ -44,8 +44,8 @@ class CumSum(Primitive):
     save_inputs = False
 
     def forward(self, xp, a, *, dim, reverse):
-        acc = accumulator(a.dtype)
-        out = scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc))
+        acc = scan_accumulator(a.dtype)
+        out = scanned(xp, a, dim, reverse, lambda x: xp.add.accumulate(x, axis=dim, dtype=acc))
         if out.dtype.kind in "fc":  # PyTorch sums from +0.0: a leading -0.0 gives 0.0
             xp.add(out, 0, out=out)  # (NumPy starts from it; the scan's result is its own)
         return out.astype(a.dtype, order="C", copy=False)  # (C order, as PyTorch's)
@@ -70,8 +70,9 @@ class CumProd(Holomorphic, Primitive):
     save_outputs = True
 
     def forward(self, xp, a, *, dim):
-        acc = accumulator(a.dtype)
-        return xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, order="C", copy=False)
+        acc = scan_accumulator(a.dtype)
+        out = xp.multiply.accumulate(a, axis=dim, dtype=acc)  # (not cumprod: 0.7 us less)
+        return out.astype(a.dtype, order="C", copy=False)
 
     def infer(self, a, *, dim):
         return a
