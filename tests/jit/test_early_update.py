@@ -199,6 +199,26 @@ def test_step_hooks_keep_the_step_whole_and_registering_one_retraces(every_gradi
     assert len([e for e in step.graph.eqns if isinstance(e.prim, Effect)]) == 1
 
 
+def test_a_step_over_parameters_with_no_gradient_compiles_and_moves_none():
+    # the optimizer holds one layer, the loss uses another: its step updates nothing (the
+    # pass raised "min() arg is an empty sequence")
+    used, held = ember.nn.Linear(4, 2), ember.nn.Linear(4, 2)
+    before = [p.detach().clone() for p in held.parameters()]
+    opt = ember.optim.SGD(held.parameters(), lr=0.1)
+
+    @jit.compile
+    def step(x):
+        loss = used(x).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    x = ember.ones(3, 4)
+    assert step(x).item() == pytest.approx(used(x).sum().item())
+    assert all(ember.equal(p, b) for p, b in zip(held.parameters(), before, strict=True))
+
+
 def _peak(fn, *args):
     fn(*args)
     tracemalloc.start()

@@ -61,7 +61,7 @@ def _split(graph: Graph, step: Eqn) -> list[Eqn]:
             any(seen_as.get(v) for e in eqns[at + 1:] for v in e.inputs):
         return eqns
     after = _grouped(_ready(graph, at, grads, seen_as), grads)
-    if len(after) == 1:
+    if len(after) <= 1:  # (no item: the step updates no parameter with a gradient)
         return eqns
     graph.split_writes.append((n, step.prim.split[1]))
     first = min(after)
