@@ -459,6 +459,9 @@ def test_masked_select_size_is_data_dependent():
     assert x.masked_select(x > 2.5).tolist() == [3.0, 4.0, 5.0]
     with pytest.raises(OpError, match="depends on the data"):
         ember.ops.PRIMITIVES["nonzero"].infer(ember.ops.TensorSpec((3,), ember.bool_))
+    with pytest.raises(OpError, match=r"nonzero: the output size depends on the data .*"
+                                      r"ember.nonzero_static\(input, size=n\)"):
+        ember.jit.compile(lambda m: ember.nonzero(m))(x > 2.5)
 
 
 def test_compiled_one_hot_follows_each_calls_classes_and_checks_them():

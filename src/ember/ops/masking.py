@@ -49,7 +49,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """A 1-D tensor of the entries of ``input`` where ``mask`` (bool, broadcasting) is True.
 
-    Its size depends on the data: fine eagerly; a traced version will need a ``size=``.
+    Its size depends on the data: fine eagerly; under ``ember.jit.compile`` or ``vmap`` it
+    raises (``ember.where(mask, input, 0)`` keeps the shape).
 
     Example:
         >>> ember.tensor([1, 2, 3]).masked_select(ember.tensor([True, False, True]))

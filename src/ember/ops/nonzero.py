@@ -25,7 +25,8 @@ class Nonzero(Primitive):
 
     def infer(self, a):
         raise OpError(f"nonzero: the output size depends on the data of {a}, so it has no "
-                      "shape rule; a traced version will need a static size=")
+                      "shape rule; ember.nonzero_static(input, size=n) has a fixed number of "
+                      "rows")
 
 
 @primitive
