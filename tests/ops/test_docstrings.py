@@ -35,7 +35,8 @@ MODULES += [
     "ember.amp.grad_scaler", "ember.memory", "ember.ops.multi_dot", "ember.ops.numpy_names",
     "ember.nn", "ember.storage", "ember.return_types", "ember.overrides", "ember.other_threads",
     "ember.multiprocessing", "ember.mps", "ember.xpu", "ember._dynamo", "ember.jit.torchscript",
-    "ember.ops.argument_kind", "ember.ops.target_shape"]
+    "ember.ops.argument_kind", "ember.ops.target_shape", "ember.autograd.anomaly",
+    "ember.backend.switches"]
 
 
 @pytest.mark.parametrize("name", MODULES)

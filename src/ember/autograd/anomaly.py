@@ -129,9 +129,14 @@ class detect_anomaly:
     """Context manager (and decorator) that reports where a NaN gradient came from.
 
     Example:
+        >>> x = ember.tensor([0.0, 1.0], requires_grad=True)
         >>> with ember.autograd.detect_anomaly():
-        ...     loss = model(x).sum()
-        ...     loss.backward()   # GradError: backward of log returned NaN … called at train.py:12
+        ...     loss = (x.sqrt() * 0).sum()   # sqrt's gradient at 0 is 0 * inf: NaN
+        ...     loss.backward()
+        Traceback (most recent call last):
+        ...
+        ember.errors.GradError: backward of sqrt returned NaN in its gradient for input 0 ...
+        The forward op sqrt was called at ...
     """
 
     def __init__(self, check_nan: bool = True) -> None:

@@ -10,7 +10,10 @@ def switched_off(name: str) -> bool:
     """Whether the environment variable ``name`` turns its feature off.
 
     Example:
-        >>> switched_off("EMBER_NUMBA")  # with EMBER_NUMBA=0 set
-        True
+        >>> import os
+        >>> os.environ["EMBER_EXAMPLE"] = "off"
+        >>> switched_off("EMBER_EXAMPLE"), switched_off("EMBER_UNSET_EXAMPLE")
+        (True, False)
+        >>> del os.environ["EMBER_EXAMPLE"]
     """
     return os.environ.get(name, "").strip().lower() in ("0", "false", "off", "no")
