@@ -32,6 +32,7 @@ from ember.backend import gemm, gemv
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
 from ember.jit.loops import EXACT, run_loop
+from ember.ops.join import concatenated
 from ember.ops.primitive import PRIMITIVES
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.unary import Unary
@@ -111,7 +112,8 @@ def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
 # what kernel sources call besides ``xp``
 KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_one_row": gemm.one_row, "_relu": relu_array,
                   "_relu_grad": relu_grad_array, "_dense_layout": _dense_layout,
-                  "_reshapes_c": _reshapes_c_contiguous, "_loop": run_loop, "_erf": _eager("erf"),
+                  "_reshapes_c": _reshapes_c_contiguous, "_cat": concatenated,
+                  "_loop": run_loop, "_erf": _eager("erf"),
                   "_gelu": _eager("gelu", approximate="none"),
                   "_gelu_slope": _eager("gelu_slope")}
 
@@ -319,10 +321,11 @@ class Kernel:
         of ``chains`` (``[reshape]`` or ``[matmul, permute, reshape]``, in order) as that
         reshape's input, into the slice viewed in its shape (the caller checks that the
         slice of a C-contiguous ``out`` has such a view), a matmul's product straight from BLAS.
-        Eager's ``concatenate`` lays its result out as its operands lie (C order winning
-        where they disagree), so ``out`` is C-contiguous as eager's only when one operand
-        without dimensions of size 1 is, or all are; else the kernel runs eager's calls (the
-        caller takes a product only where its reshape copies it: C-contiguous)."""
+        Eager's ``cat`` (:func:`~ember.ops.join.concatenated`) is C-ordered unless all its
+        operands are channels-last(-3d), so ``out`` is C-contiguous as eager's when it has
+        neither 4 nor 5 dimensions, when one operand without dimensions of size 1 is, or all
+        are; else the kernel runs eager's calls (the caller takes a product only where its
+        reshape copies it: C-contiguous)."""
         lines, inputs, eager = [], [], []
         dense: dict[Var, str] = {}  # operand -> code: whether eager's array of it is C-contiguous
         for v, where in zip(cat.inputs, cls.join_slices(cat)):
@@ -356,12 +359,11 @@ class Kernel:
         out = cat.outputs[0]
         head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):"]
         anchors = [test for v, test in dense.items() if min(v.shape, default=2) > 1]
-        if "True" not in anchors:
+        if "True" not in anchors and len(out.shape) in (4, 5):  # (else eager's is C too)
             every = [f"({' and '.join(dense.values())})"] if len(anchors) < len(dense) else []
             test = " or ".join([*anchors, *every])
             head += [f"    if not ({test}):  # eager's calls, eager's layout",
-                     f"        return xp.concatenate([{', '.join(eager)}], "
-                     f"axis={cat.params['dim']})"]
+                     f"        return _cat(xp, [{', '.join(eager)}], {cat.params['dim']})"]
         head += ["    if out is None or not out.flags.c_contiguous:",
                  f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
         eqns = [e for v in cat.inputs for e in chains.get(v, [])]
