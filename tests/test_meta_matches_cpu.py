@@ -90,7 +90,7 @@ def test_linalg_on_meta_predicts_the_cpu(name, layout):
 META_LAYOUT_GAPS = {
     "conv2d_channels_last": set(LAYOUTS_4D),
     "batch_norm": {"channels_last"},
-    "max_pool": {"channels_last", "permuted"}, "cat": {"channels_last"},
+    "max_pool": {"channels_last"}, "cat": {"channels_last"},
     "stack": {"channels_last"},
 }
 

@@ -120,9 +120,27 @@ def array_format(a: Any) -> memory_format:
 
 def suggested_format(a: Any) -> memory_format:
     """PyTorch's ``suggest_memory_format`` of array ``a``: ``channels_last(_3d)`` when its
-    strides order it so, else ``contiguous_format``."""
-    fmt = array_format(a)
-    return fmt if fmt is channels_last or fmt is channels_last_3d else contiguous_format
+    strides order it so (:func:`channels_last_strides`), else ``contiguous_format``."""
+    fmt = channels_last if a.ndim == 4 else channels_last_3d if a.ndim == 5 else None
+    if fmt is None or not channels_last_strides(a, fmt.dims):
+        return contiguous_format
+    return fmt
+
+
+def channels_last_strides(a: Any, dims: tuple[int, ...]) -> bool:
+    """PyTorch's ``is_channels_last_strides_2d/3d`` for array ``a`` and the order ``dims``
+    (outermost first, channels innermost): strides that never shrink from the inside out,
+    each at least the span of the dimension inside it; ambiguous size-1 dimensions and a
+    broadcast batch or channel dimension count as C order, as in PyTorch."""
+    strides = [s // a.itemsize for s in a.strides]
+    if strides[1] == 0:
+        return False
+    low = 0
+    for d in reversed(dims):
+        if strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * a.shape[d] if a.shape[d] > 1 else strides[d]
+    return True
 
 
 def is_dense(a: Any) -> bool:

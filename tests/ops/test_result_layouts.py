@@ -226,3 +226,55 @@ def test_stack_and_cat_are_laid_out_as_torch(op, layout, dim, mixed):
     def join(m, x):
         return getattr(m, op)([x, x.contiguous() + 1 if mixed else x * 2, x + 1], dim)
     assert_like_torch(join, layout)
+
+
+POOL_INPUTS = {  # (name, rank of the pool, input in torch or Ember)
+    "transposed_1d": (1, lambda m: m.arange(48.0, dtype=m.float64).reshape(2, 8, 3)
+                      .transpose(1, 2)),
+    "expanded_1d": (1, lambda m: m.arange(24.0, dtype=m.float64).reshape(1, 3, 8)
+                    .expand(2, 3, 8)),
+    "transposed_2d": (2, lambda m: m.arange(288.0, dtype=m.float64).reshape(2, 3, 8, 6)
+                      .transpose(2, 3)),
+    "expanded_2d": (2, lambda m: m.arange(24.0, dtype=m.float64).reshape(1, 3, 1, 8)
+                    .expand(2, 3, 6, 8)),
+    "channels_last_expanded": (2, lambda m: m.arange(144.0, dtype=m.float64)
+                               .reshape(1, 3, 6, 8).contiguous(memory_format=m.channels_last)
+                               .expand(2, 3, 6, 8)),
+    "channels_last_3d": (3, lambda m: m.arange(576.0, dtype=m.float64).reshape(2, 3, 4, 6, 4)
+                         .contiguous(memory_format=m.channels_last_3d)),
+    "transposed_3d": (3, lambda m: m.arange(576.0, dtype=m.float64).reshape(2, 3, 4, 4, 6)
+                      .transpose(3, 4)),
+}
+POOLS = {
+    "max": lambda F, k, x: getattr(F, f"max_pool{k}d")(x, 2),
+    "max_overlapping": lambda F, k, x: getattr(F, f"max_pool{k}d")(x, 3, 1, 1),
+    "max_indices": lambda F, k, x: getattr(F, f"max_pool{k}d")(x, 2, return_indices=True),
+    "avg": lambda F, k, x: getattr(F, f"avg_pool{k}d")(x, 2),
+    "adaptive_avg": lambda F, k, x: getattr(F, f"adaptive_avg_pool{k}d")(x, 3),
+    "adaptive_max": lambda F, k, x: getattr(F, f"adaptive_max_pool{k}d")(x, 3,
+                                                                          return_indices=True),
+}
+
+
+@pytest.mark.parametrize("layout", list(POOL_INPUTS))
+@pytest.mark.parametrize("op", list(POOLS))
+@pytest.mark.parametrize("grad", [True, False])
+def test_pools_are_laid_out_as_torch(op, layout, grad):
+    # Ember kept odd layouts of transposed and expanded inputs where torch's max pools give
+    # C; 1-D pools running torch's 2-D kernel (avg, adaptive, max with indices or for a
+    # gradient) keep (N, L, C) transposed; max_pool3d with indices keeps channels_last_3d
+    rank, make = POOL_INPUTS[layout]
+    results = []
+    for m in (ember, torch):
+        x = (make(m) * 7 % 23 / 13).requires_grad_(grad)
+        out = POOLS[op](m.nn.functional, rank, x)
+        y = out[0] if isinstance(out, tuple) else out
+        if grad:
+            (y * m.arange(float(y.numel()), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        results.append(((*out,) if isinstance(out, tuple) else (out,), x.grad))
+    (mine, mine_grad), (ref, ref_grad) = results
+    for a, b in zip(mine, ref, strict=True):
+        assert a.stride() == b.stride()
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+    if grad:
+        np.testing.assert_allclose(mine_grad.numpy(), ref_grad.numpy(), rtol=1e-12)

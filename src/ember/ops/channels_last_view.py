@@ -12,7 +12,7 @@ def pixels_first(x: Tensor, ranks: tuple[int, ...] = (4,)) -> Tensor | None:
     as its free (N, *spatial, C) view, so that work along the spatial axes leaves a
     channels-last result, as PyTorch's; None for another layout. (PyTorch's 3-D pooling
     keeps no channels_last_3d layout, its interpolation does.)"""
-    if x.ndim not in ranks or x.is_contiguous():
+    if x.ndim not in ranks or x._data.flags.c_contiguous:
         return None
     moved = x.permute((0, *range(2, x.ndim), 1))
     return moved if moved.is_contiguous() else None

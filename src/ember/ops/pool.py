@@ -13,6 +13,10 @@
   again come from a ``gather``.
 - Adaptive average pooling is separable: per spatial dimension one averaging matrix, applied
   with a matrix product (windows of any size, also when the sizes do not divide).
+
+Results are laid out as PyTorch's: channels-last(-3d) inputs stay so where its kernels keep
+them, other layouts give C order, and the 1-D pools that PyTorch runs as 2-D ones (average,
+adaptive, max with indices or for a gradient) keep an (N, L, C) transposed input's layout.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
+from ember.layouts import channels_last_strides, contiguous_format, suggested_format
 from ember.ops import im2col, max_pool_kernel
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF
@@ -140,12 +145,13 @@ def _window_dtype(kernel: tuple[int, ...]) -> Any:
     return np.int8 if prod(kernel) <= 127 else np.int32
 
 
-def _flat_index(xp: Any, window: Any, positions: list, x: Any,
-                kernel: tuple[int, ...]) -> Any:
+def _flat_index(xp: Any, window: Any, positions: list, x: Any, kernel: tuple[int, ...],
+                ranks: tuple[int, ...]) -> Any:
     """Flat per-plane input index of the window element ``window`` (row-major over the
     kernel) of each window; ``positions[i][o, a]`` is the input coordinate along spatial axis
-    i of kernel element a of window o. Laid out as PyTorch's: channels-last for a 4-D
-    channels-last ``x``, else C order."""
+    i of kernel element a of window o. Laid out as PyTorch's: channels innermost for an
+    ``x`` of one of ``ranks`` laid out so (a 1-D pool's (N, L, C) transposed is the 2-D
+    kernel's channels-last), else C order."""
     spatial = x.shape[2:]
     nd = len(spatial)
     counts = window.shape[2:]
@@ -154,7 +160,7 @@ def _flat_index(xp: Any, window: Any, positions: list, x: Any,
     for i, size in enumerate(spatial):
         at = xp.arange(counts[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         index = index * size + positions[i][at, local[i]]
-    if x.ndim == 4 and im2col.channels_last_rows(xp, x) is not None:
+    if x.ndim in ranks and im2col.channels_last_rows(xp, x) is not None:
         out = im2col.empty_channels_last(xp, index.shape, np.int64)
         out[...] = index
         return out
@@ -187,7 +193,7 @@ class MaxPoolIndices(_PoolIndices):
                      zip(x.shape[2:], kernel_size, stride, padding, dilation, counts,
                          strict=True)]
         _, window = _winners(xp, view, kernel_size, stride, padding, dilation, counts)
-        return _flat_index(xp, window, positions, x, kernel_size)
+        return _flat_index(xp, window, positions, x, kernel_size, (3, 4, 5))
 
 
 @primitive
@@ -211,13 +217,14 @@ class MaxPool(Primitive):
             best, won = looped
         else:
             view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
-            if window:
-                return _winners(xp, view, kernel_size, stride, padding, dilation, counts)
-            best, won = _max_values(xp, view, kernel_size), None
+            best, won = _winners(xp, view, kernel_size, stride, padding, dilation, counts) \
+                if window else (_max_values(xp, view, kernel_size), None)
         if won is None:  # (inference: a zero-memory placeholder)
             dtype = _window_dtype(kernel_size)
             won = _no_window(best.shape, dtype) if xp is np else \
                 xp.broadcast_to(xp.zeros((), dtype), best.shape)
+        if not best.flags.c_contiguous and not _keeps_channels_last(x, window):
+            best = xp.ascontiguousarray(best)
         return best, won
 
     def infer(self, x, *, kernel_size, counts, **params):
@@ -239,6 +246,15 @@ class MaxPool(Primitive):
 
     def jvp(self, ctx, dx):
         return apply(WindowGather, dx, ctx.output(1).detach(), **self._geometry(ctx)), None
+
+
+def _keeps_channels_last(x: Any, window: bool) -> bool:
+    """Whether PyTorch's max pooling of array ``x`` keeps its layout: channels-last(-3d), or,
+    for a 1-D pool that records winners (for a gradient: PyTorch's 2-D kernel with indices
+    then), (N, L, C) transposed; else its result is C-ordered."""
+    if x.ndim == 3:
+        return window and channels_last_strides(x, (0, 2, 1))
+    return suggested_format(x) is not contiguous_format
 
 
 @lru_cache(maxsize=64)
@@ -304,7 +320,7 @@ class AdaptiveMaxPoolIndices(_PoolIndices):
         order = (0, 1) + tuple(range(3, 3 + 2 * nd, 2)) + tuple(range(2, 2 + 2 * nd, 2))
         kernel = tuple(p.shape[1] for p in positions)
         _, window = _max_window(xp, gathered.transpose(order), kernel)
-        return _flat_index(xp, window, positions, x, kernel)
+        return _flat_index(xp, window, positions, x, kernel, (3, 4))
 
 
 def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool) -> Any:
@@ -400,7 +416,9 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     n, c = x.shape[:2]
     geometry = {"kernel_size": g.kernel, "dilation": g.dilation, "padding": g.pads,
                 "stride": g.stride}
-    if pixels_first(x) is not None:  # (windows with channels innermost: a channels-last sum)
+    # (windows with channels innermost: a channels-last sum; 1-D pools run PyTorch's 2-D
+    # kernel, so (N, L, C) transposed is channels-last)
+    if pixels_first(x, (3, 4)) is not None:
         cols = unfold_nd(x, layout="nlc", **geometry)
         sums = channels_back(cols.reshape((n, *g.counts, prod(g.kernel), c)).sum(1 + nd))
     else:
@@ -497,7 +515,7 @@ def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Ten
     spatial = tuple(x.shape[2:])
     out = _output_size(op, output_size, spatial)
     n, c = x.shape[:2]
-    moved = pixels_first(x)  # (spatial axes from 1 then, and the result channels-last)
+    moved = pixels_first(x, (3, 4))  # (spatial axes from 1, the result channels-last)
     y, first = (x, 2) if moved is None else (moved, 1)
     if all(s % o == 0 for s, o in zip(spatial, out, strict=True) if o) and min(out) > 0:
         # equal windows: a reshape and a mean
