@@ -100,3 +100,76 @@ def test_sizes_of_ints_still_pass():
     assert F.adaptive_avg_pool1d(x, (ember.tensor(4),)).shape == (1, 2, 4)
     assert [p.shape[0] for p in ember.ones(5).split_with_sizes([2, 3])] == [2, 3]
     assert ember.full_like(ember.ones(2), ember.tensor(3.0)).tolist() == [3.0, 3.0]
+
+
+def _x(m, *shape):
+    return m.arange(1.0, 1 + m.ones(*shape).numel()).reshape(shape) / 100
+
+
+# a string holding a number, or a float where an int belongs: float()/int() took them (silently
+# truncated, or parsed), or raised Python's ValueError without the op
+@pytest.mark.parametrize("call, match", [
+    (lambda m, F: m.logit(_x(m, 3), "0.1"), "logit: eps must be a number, got str '0.1'"),
+    (lambda m, F: m.logit(_x(m, 3), "abc"), "logit: eps must be a number"),
+    (lambda m, F: m.nan_to_num(_x(m, 3), "0.5"), "nan_to_num: nan must be a number"),
+    (lambda m, F: m.nan_to_num(_x(m, 3), posinf="1"), "nan_to_num: posinf must be a number"),
+    (lambda m, F: m.quantile(_x(m, 3), "0.5"), "quantile: q must be a number"),
+    (lambda m, F: F.elu(_x(m, 3), "1.0"), "elu: alpha must be a number"),
+    (lambda m, F: F.leaky_relu(_x(m, 3), "0.1"), "leaky_relu: negative_slope must be a number"),
+    (lambda m, F: F.softplus(_x(m, 3), 1, "20"), "softplus: threshold must be a number"),
+    (lambda m, F: m.bernoulli(_x(m, 3), "0.5"), "bernoulli: p must be a number"),
+    (lambda m, F: F.pdist(_x(m, 3, 2), "2"), "pdist: p must be a number"),
+    (lambda m, F: m.cdist(_x(m, 3, 2), _x(m, 3, 2), "2"), "cdist: p must be a number"),
+    (lambda m, F: m.pinverse(_x(m, 3, 2), "0.1"), "pinverse: rcond must be a number"),
+    (lambda m, F: m.isclose(_x(m, 3), _x(m, 3), "0.1"), "isclose: rtol must be a number"),
+    (lambda m, F: m.renorm(_x(m, 2, 2), "2", 0, 1.0), "renorm: p must be a number"),
+    (lambda m, F: m.histc(_x(m, 3), 4, "0"), "histc: min must be a number"),
+    (lambda m, F: m.histc(_x(m, 3), 4.5), "histc: bins must be an int, got float 4.5"),
+    (lambda m, F: m.histc(_x(m, 3), "4"), "histc: bins must be an int, got str"),
+    (lambda m, F: m.histogram(_x(m, 3), 4.5), "histogram: bins must be an int"),
+    (lambda m, F: F.pixel_shuffle(_x(m, 1, 4, 2, 2), 2.0),
+     "pixel_shuffle: upscale_factor must be an int"),
+    (lambda m, F: F.pixel_unshuffle(_x(m, 1, 1, 4, 4), "2"),
+     "pixel_unshuffle: downscale_factor must be an int"),
+    (lambda m, F: F.channel_shuffle(_x(m, 1, 4, 2, 2), 2.0), "channel_shuffle: groups must be"),
+    (lambda m, F: m.multinomial(_x(m, 3), 2.0), "multinomial: num_samples must be an int"),
+    (lambda m, F: m.bincount(m.tensor([1, 2]), minlength=4.5), "bincount: minlength must be"),
+    (lambda m, F: m.topk(_x(m, 3), 2.0), "topk: k must be an int"),
+    (lambda m, F: m.kthvalue(_x(m, 3), 2.0), "kthvalue: k must be an int"),
+    (lambda m, F: m.linspace(0, 1, 3.0), "linspace: steps must be an int"),
+    (lambda m, F: m.randint(0, 5.0, (2,)), "randint: high must be an int"),
+    (lambda m, F: F.embedding(m.tensor([1]), _x(m, 3, 2), 1.0),
+     "embedding: padding_idx must be an int"),
+    (lambda m, F: m.broadcast_to(_x(m, 3), (2, 3.0)), "expand: size must be an int, got float"),
+    (lambda m, F: _x(m, 3).expand(2, 3.0), "expand: size must be an int, got float"),
+    (lambda m, F: m.expand_copy(_x(m, 3), "23"), "expand: size must be an int, got str"),
+    (lambda m, F: F.pad(_x(m, 3), (1.0, 1)), "pad: pad must be an int, got float 1.0"),
+    (lambda m, F: F.pad(_x(m, 3), "11"), "pad: pad must be a sequence of ints, got str"),
+    (lambda m, F: m.constant_pad_nd(_x(m, 3), (1.5, 1)), "pad: pad must be an int"),
+    (lambda m, F: m.empty_permuted((2, 3.0), (0, 1)), "empty_permuted: size must be an int"),
+    (lambda m, F: F.affine_grid(_x(m, 1, 2, 3), (1, 1, 2, 2.0)), "affine_grid: size must be"),
+    (lambda m, F: _x(m, 4, 4).to_sparse_bsr((2, 2.0)), "to_sparse_bsr: blocksize must be an int"),
+    (lambda m, F: _x(m, 4, 4).to_sparse_bsr("22"), "to_sparse_bsr: blocksize must be an int"),
+])
+def test_a_string_or_float_number_argument_is_a_type_error_naming_it(call, match):
+    torch_error, error = _both(call)
+    assert isinstance(torch_error, TypeError), torch_error
+    assert isinstance(error, ArgumentTypeError), error
+    assert match in str(error)
+
+
+def test_a_many_element_tensor_for_an_int_keeps_the_message_naming_the_argument():
+    with pytest.raises(ArgumentTypeError, match=r"^histc\(\): argument 'bins' must be int, not a "
+                                                r"Tensor of shape \(5,\) float32"):
+        ember.histc(_x(ember, 3), ember.ones(5))
+
+
+def test_numbers_of_other_kinds_still_pass_where_a_float_or_int_belongs():
+    x, np_float = _x(ember, 3), __import__("numpy").float32(0.1)
+    assert ember.logit(x, np_float).allclose(ember.logit(x, 0.1))
+    assert ember.logit(x, ember.tensor(0.1)).allclose(ember.logit(x, 0.1))
+    assert ember.nn.functional.elu(x, 1).allclose(ember.nn.functional.elu(x, 1.0))
+    assert ember.histc(x, ember.tensor(4), 0, 1).shape == (4,)
+    assert ember.topk(x, ember.tensor(2)).values.shape == (2,)
+    assert ember.broadcast_to(x, (2, ember.tensor(3))).shape == (2, 3)
+    assert ember.nn.functional.pad(x, [1, __import__("numpy").int64(1)]).shape == (5,)

@@ -23,6 +23,7 @@ from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.forwarding import hands_over, not_a_tensor
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
+from ember.ops.int_args import as_float
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
@@ -256,7 +257,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """
     _floating("leaky_relu", input)
     return _run(input, inplace, "leaky_relu",
-                lambda x: apply(LeakyRelu, x, negative_slope=float(negative_slope)))
+                lambda x: apply(LeakyRelu, x, negative_slope=negative_slope
+                                if type(negative_slope) is float else
+                                as_float(negative_slope, "leaky_relu", "negative_slope")))
 
 
 @hands_over
@@ -287,9 +290,11 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def _elu(op: str, input: Tensor, inplace: bool, alpha: float, scale: float,
          input_scale: float) -> Tensor:
     _floating(op, input)
-    return _run(input, inplace, op, lambda x: apply(Elu, x, alpha=float(alpha),
-                                                     scale=float(scale),
-                                                     input_scale=float(input_scale)))
+    if not type(alpha) is type(scale) is type(input_scale) is float:
+        alpha, scale = as_float(alpha, op, "alpha"), as_float(scale, op, "scale")
+        input_scale = as_float(input_scale, op, "input_scale")
+    return _run(input, inplace, op, lambda x: apply(Elu, x, alpha=alpha, scale=scale,
+                                                     input_scale=input_scale))
 
 
 @hands_over
@@ -359,7 +364,10 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         tensor([ 0.6931, 30.0000])
     """
     _floating("softplus", input)
-    return apply(Softplus, input, beta=float(beta), threshold=float(threshold))
+    if not type(beta) is type(threshold) is float:
+        beta = as_float(beta, "softplus", "beta")
+        threshold = as_float(threshold, "softplus", "threshold")
+    return apply(Softplus, input, beta=beta, threshold=threshold)
 
 
 # -- composites -------------------------------------------------------------------------------

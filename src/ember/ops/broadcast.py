@@ -4,12 +4,14 @@ broadcasting op's gradient is reduced back to its input's shape."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
 from ember.backend import gemm
 from ember.errors import ShapeError
+from ember.ops.int_args import refused_ints
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.size import Size
 from ember.tensor import Tensor, method
@@ -111,8 +113,11 @@ def expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
     if lead < 0:
         raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape "
                          f"{tuple(current)}; expand cannot drop dimensions")
-    shape = tuple(current[i - lead] if s == -1 and i >= lead else int(s)
-                  for i, s in enumerate(sizes))
+    try:
+        shape = tuple(current[i - lead] if s == -1 and i >= lead else operator.index(s)
+                      for i, s in enumerate(sizes))
+    except TypeError as exc:
+        raise refused_ints(sizes, "expand", "size", exc) from None
     if min(shape, default=0) < 0:
         why = (f"-1 keeps an existing size, so it cannot stand for a new leading dimension "
                f"(here the first {lead} of {len(sizes)})"

@@ -21,6 +21,7 @@ from ember.ops.convert import cast, clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
+from ember.ops.int_args import as_float
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     Primitive,
@@ -272,7 +273,9 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         tensor([ True, False])
     """
     a, b = _same_dtype("isclose", input, other)
-    return apply(IsClose, a, b, rtol=float(rtol), atol=float(atol), equal_nan=bool(equal_nan))
+    if not type(rtol) is type(atol) is float:
+        rtol, atol = as_float(rtol, "isclose", "rtol"), as_float(atol, "isclose", "atol")
+    return apply(IsClose, a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan))
 
 
 @method()
@@ -539,9 +542,13 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     if not input.dtype.is_floating_point:
         return clone(input)
     info = ml_dtypes.finfo(input.dtype.np)
-    return apply(NanToNum, input, nan=float(nan),
-                 posinf=float(info.max) if posinf is None else float(posinf),
-                 neginf=float(info.min) if neginf is None else float(neginf))
+    if type(nan) is not float:
+        nan = as_float(nan, "nan_to_num", "nan")
+    return apply(NanToNum, input, nan=nan,
+                 posinf=float(info.max) if posinf is None else as_float(posinf, "nan_to_num",
+                                                                          "posinf"),
+                 neginf=float(info.min) if neginf is None else as_float(neginf, "nan_to_num",
+                                                                          "neginf"))
 
 
 bind_inplace(nan_to_num_=nan_to_num)

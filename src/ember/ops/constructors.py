@@ -24,6 +24,7 @@ from ember.ops.creation import (
     spaced_dtype,
     tensor,
 )
+from ember.ops.int_args import as_ints
 from ember.ops.shape import read_sizes
 from ember.tensor import Tensor
 
@@ -199,7 +200,8 @@ def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device
         (105, 1, 21, 3)
     """
     check_strided("empty_permuted", layout)
-    size, order = tuple(read_sizes((size,))), tuple(int(d) for d in physical_layout)
+    size = as_ints(size, "empty_permuted", "size")
+    order = as_ints(physical_layout, "empty_permuted", "physical_layout")
     if len(size) != len(order):
         raise ShapeError(f"empty_permuted: physical_layout {list(order)} needs one entry per "
                          f"dimension of size {list(size)}")

@@ -36,7 +36,7 @@ from ember.layouts import (
 )
 from ember.ops.argument_kind import not_a_number
 from ember.ops.fits import check_fits, check_real
-from ember.ops.int_args import as_ints
+from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.spaced import evenly_spaced
@@ -82,10 +82,7 @@ def given_size(op: str, sizes: tuple, size: Any) -> tuple:
 
 def _non_negative(op: str, name: str, value: int) -> int:
     """``value`` as an int, a ShapeError naming ``op`` if it is negative."""
-    try:
-        value = int(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{op}: {name} must be an int, got {value!r}") from None
+    value = as_int(value, op, name)
     if value < 0:
         raise ShapeError(f"{op}: {name} must be non-negative, got {value}")
     return value

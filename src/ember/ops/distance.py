@@ -13,6 +13,7 @@ from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast
 from ember.ops.gather import index_select
+from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
 from ember.ops.norms import _root, _vector_norm, vector_norm
 from ember.ops.reduce import amax
@@ -104,7 +105,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if x1.shape[-1] != x2.shape[-1]:
         raise ShapeError(f"{op}: x1 and x2 must have the same number of columns, got shapes "
                          f"{tuple(x1.shape)} and {tuple(x2.shape)}")
-    p = float(p)
+    p = as_float(p, op, "p")
     if not p >= 0:
         raise ValueError(f"{op}: only supports non-negative p values, got {p}")
     if compute_mode not in _COMPUTE_MODES:
@@ -160,7 +161,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise ShapeError(f"pdist: expected a 2-D (N, M) input, got shape {tuple(input.shape)}")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"pdist: expected a floating input, got {input.dtype.name}")
-    p = float(p)
+    p = as_float(p, "pdist", "p")
     if not p >= 0:
         raise ValueError(f"pdist: only supports non-negative p values, got {p}")
     rows, cols = np.triu_indices(input.shape[0], 1)

@@ -24,6 +24,7 @@ from ember.ops.convert import HALF, cast
 from ember.ops.creation import arange
 from ember.ops.gather import index_add
 from ember.ops.index_checks import first_out_of_range
+from ember.ops.int_args import as_int
 from ember.ops.join import cat
 from ember.ops.norms import vector_norm
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -225,10 +226,11 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                            "gradients (as in PyTorch); use sparse=False")
     n = weight.shape[0]
     if padding_idx is not None:
+        padding_idx = as_int(padding_idx, "embedding", "padding_idx")
         if not -n <= padding_idx < n:
             raise IndexOutOfRange(f"embedding: padding_idx {padding_idx} must be within "
                                   f"num_embeddings ({n})")
-        padding_idx = int(padding_idx) % n
+        padding_idx = padding_idx % n
     try:  # a tensor-like operand (a DTensor) raises where its internals are first read
         if max_norm is not None:
             _renorm_(weight, input, max_norm, norm_type)

@@ -20,6 +20,7 @@ from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import HALF
 from ember.ops.creation import linspace, ones
+from ember.ops.int_args import as_ints
 from ember.ops.join import stack
 from ember.ops.select import where, zero_grad_from
 from ember.tensor import Tensor
@@ -202,7 +203,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         tensor([[-0.5000, -0.5000],
                 [ 0.5000, -0.5000]])
     """
-    size = tuple(int(s) for s in size)
+    size = as_ints(size, "affine_grid", "size")
     nd = len(size) - 2
     if nd not in (2, 3) or not theta.dtype.is_floating_point or \
             tuple(theta.shape) != (size[0], nd, nd + 1):

@@ -17,6 +17,7 @@ from typing import Any
 from ember import return_types
 from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import linspace, ones_like, zeros
+from ember.ops.int_args import as_int
 from ember.ops.search import searchsorted
 from ember.ops.select import where
 from ember.tensor import Tensor, method
@@ -61,10 +62,11 @@ def _bin(x: Tensor, bins: int | Tensor, range: Any, dtype: Any, op: str
                              f"{dtype.name} and bins {bins.dtype.name}")
         edges = bins.detach()
     else:
-        if int(bins) <= 0:
-            raise ValueError(f"{op}: bins must be > 0, but got {int(bins)}")
+        bins = as_int(bins, op, "bins")
+        if bins <= 0:
+            raise ValueError(f"{op}: bins must be > 0, but got {bins}")
         lo, hi = _range(x, range)
-        edges = linspace(lo, hi, int(bins) + 1, dtype=dtype, device=x.device)
+        edges = linspace(lo, hi, bins + 1, dtype=dtype, device=x.device)
     # by the edges returned, as PyTorch does: a value on an inner edge opens the next bin
     idx = searchsorted(edges, x, right=True) - 1
     idx = where(x == edges[-1], edges.numel() - 2, idx)

@@ -1,5 +1,7 @@
 """Integer arguments (sizes, counts, offsets, dims) read as PyTorch reads them: ints, NumPy
-integers and 0-d integer tensors pass, floats and bools are a ``TypeError`` naming the op."""
+integers and 0-d integer tensors pass, floats and bools are a ``TypeError`` naming the op.
+Float arguments (``eps``, ``p``, ``alpha``) likewise: numbers pass, a string is a ``TypeError``
+(``float("0.1")`` would take it)."""
 
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ def as_int(value: Any, op: str, what: str) -> int:
     try:
         if not isinstance(value, bool):
             return operator.index(value)
-    except TypeError:
-        pass
+    except TypeError as exc:
+        if type(exc) is not TypeError:
+            raise  # (Ember's own: a tensor of many elements, named; a tensor-like's hand-over)
     raise ArgumentTypeError(f"{op}: {what} must be an int, got {type(value).__name__} "
                             f"{value!r}. Hint: convert it with int() if truncating is meant")
 
@@ -32,6 +35,56 @@ def as_ints(values: Any, op: str, what: str) -> tuple[int, ...]:
     """An int, or a sequence (or 1-d array) of them, as a tuple of ints (see :func:`as_int`)."""
     if type(values) is tuple and all(type(v) is int for v in values):
         return values  # (the common case, as it is)
-    if hasattr(values, "__iter__") and getattr(values, "ndim", 1):
+    if hasattr(values, "__iter__") and getattr(values, "ndim", 1) and not isinstance(values, str):
         return tuple(as_int(v, op, what) for v in values)
     return (as_int(values, op, what),)
+
+
+def refused_ints(values: Any, op: str, what: str, exc: TypeError) -> TypeError:
+    """The error to raise where reading ``values`` as ints with ``operator.index`` (a fast read
+    with no check on its success path) raised ``exc``: the first entry that is no int, or the
+    whole of a string or a non-sequence; ``exc`` itself when it is Ember's own (a tensor of many
+    elements, named by its error; a tensor-like's hand-over).
+
+    Example:
+        >>> try:
+        ...     shape = tuple(operator.index(s) for s in (2, 3.0))
+        ... except TypeError as exc:
+        ...     raise refused_ints((2, 3.0), "expand", "size", exc) from None
+        Traceback (most recent call last):
+        ember.errors.ArgumentTypeError: expand: size must be an int, got float 3.0. ...
+    """
+    if type(exc) is not TypeError:
+        return exc
+    if not isinstance(values, (str, bytes)) and hasattr(values, "__iter__"):
+        for value in values:
+            try:
+                as_int(value, op, what)
+            except ArgumentTypeError as error:
+                return error
+    return ArgumentTypeError(f"{op}: {what} must be a sequence of ints, got "
+                             f"{type(values).__name__} {values!r}")
+
+
+def as_float(value: Any, op: str, what: str) -> float:
+    """``value`` (a number, a NumPy scalar or a one-element tensor) as a float; a string (which
+    ``float()`` would parse) or another object is a ``TypeError`` naming the op, as in PyTorch.
+    An op whose cost is a few microseconds calls it only for a value that is not a float (a
+    ``type(x) is float`` test costs what ``float(x)`` did).
+
+    Example:
+        >>> as_float(1, "logit", "eps")
+        1.0
+    """
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)
+    if not isinstance(value, (str, bytes)):
+        try:
+            return float(value)
+        except TypeError as exc:
+            if type(exc) is not TypeError:
+                raise  # (Ember's own, as in as_int)
+    raise ArgumentTypeError(f"{op}: {what} must be a number, got {type(value).__name__} "
+                            f"{value!r}. Hint: pass an int or a float")

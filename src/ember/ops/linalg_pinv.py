@@ -15,6 +15,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.creation import as_tensor, zeros
+from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mH
@@ -157,7 +158,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
         tensor([[0.5000]])
     """
     check_matrix("pinverse", input, square=False, complex_ok=True)
-    return _pinv(input, 0.0, float(rcond), "pinverse")
+    return _pinv(input, 0.0, as_float(rcond, "pinverse", "rcond"), "pinverse")
 
 
 def matrix_rank(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  # noqa: N803

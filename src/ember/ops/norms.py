@@ -14,6 +14,7 @@ from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
+from ember.ops.int_args import as_float
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import (
@@ -284,7 +285,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise ShapeError(f"{op}: input needs at least 2 dimensions, got {input.ndim} "
                          f"dimension(s) (shape {tuple(input.shape)})")
     d = normalize_dim(dim, input.ndim, op)
-    p, maxnorm = float(p), float(maxnorm)
+    p, maxnorm = as_float(p, op, "p"), as_float(maxnorm, op, "maxnorm")
     if not p > 0:
         raise ValueError(f"{op}: non-positive norm not supported, got p = {p}")
     if not maxnorm >= 0:

@@ -12,6 +12,7 @@ aside, which PyTorch builds from copies in C order), else C order.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from math import prod as _product
 
@@ -29,6 +30,7 @@ from ember.layouts import (
 from ember.ops.convert import contiguous
 from ember.ops.creation import full
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
+from ember.ops.int_args import refused_ints
 from ember.ops.primitive import apply
 from ember.ops.shape import permute, reshape, reshape_view
 from ember.tensor import Tensor, _wrap
@@ -53,7 +55,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         >>> ember.pad(ember.tensor([[1, 2, 3]]), (2, 1), mode="reflect")
         tensor([[3, 2, 1, 2, 3, 2]])
     """
-    amounts = tuple(int(p) for p in pad)
+    try:
+        amounts = tuple(operator.index(p) for p in pad)
+    except TypeError as exc:
+        raise refused_ints(pad, "pad", "pad", exc) from None
     if len(amounts) % 2:
         raise ShapeError(f"pad: padding length must be divisible by 2, got {len(amounts)} "
                          f"amounts {amounts}")

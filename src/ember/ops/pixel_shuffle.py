@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ember.errors import ShapeError
 from ember.layouts import channels_last, format_of
+from ember.ops.int_args import as_int
 from ember.tensor import Tensor
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
@@ -21,7 +22,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         >>> F.pixel_shuffle(ember.ones(1, 8, 2, 3), 2).shape
         ember.Size([1, 2, 4, 6])
     """
-    r = int(upscale_factor)
+    r = as_int(upscale_factor, "pixel_shuffle", "upscale_factor")
     if input.ndim < 3 or r <= 0 or input.shape[-3] % (r * r):
         raise ShapeError(f"pixel_shuffle: expected (…, C·r², H, W) with r={r}, got shape "
                          f"{tuple(input.shape)}")
@@ -43,7 +44,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         >>> F.pixel_unshuffle(ember.ones(1, 2, 4, 6), 2).shape
         ember.Size([1, 8, 2, 3])
     """
-    r = int(downscale_factor)
+    r = as_int(downscale_factor, "pixel_unshuffle", "downscale_factor")
     if input.ndim < 3 or r <= 0 or input.shape[-2] % r or input.shape[-1] % r:
         raise ShapeError(f"pixel_unshuffle: expected (…, C, H·r, W·r) with r={r}, got shape "
                          f"{tuple(input.shape)}")
@@ -66,7 +67,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
         >>> F.channel_shuffle(ember.arange(6.0).reshape(1, 6, 1), 2).flatten()
         tensor([0., 3., 1., 4., 2., 5.])
     """
-    g = int(groups)
+    g = as_int(groups, "channel_shuffle", "groups")
     if input.ndim < 3:
         raise ShapeError(f"channel_shuffle: expected a (N, C, *) input with more than 2 dims, "
                          f"got shape {tuple(input.shape)}")

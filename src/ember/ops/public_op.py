@@ -160,9 +160,11 @@ _IN_EMBER = os.path.join(_EMBER, "")
 # the ops' files: ember/ops/ and the namespaces that define functions over them
 _OP_FILES = (os.path.join(_EMBER, "ops", ""), os.path.join(_EMBER, "fft.py"),
              os.path.join(_EMBER, "special.py"))
-# the files that look for the op (theirs are never the op the user called)
+# the files that look for the op, and the argument readers (theirs are never the op the user
+# called)
 _MACHINERY = frozenset(os.path.join(_EMBER, "ops", f) for f in ("public_op.py",
-                                                                 "argument_kind.py"))
+                                                                 "argument_kind.py",
+                                                                 "int_args.py"))
 _STDLIB = (sysconfig.get_paths()["stdlib"], "<frozen")
 _PLUMBING = frozenset(("eager", "apply", "apply_below", "run_below", "op", "inplace",
                        "not_casting", "forward", "infer", "vjp", "jvp", "flops", "reads", "run",

@@ -44,6 +44,7 @@ from ember.ops.generator import (
 from ember.ops.generator import (
     remap_seed as remap_seed,  # (for ember.data's samplers)
 )
+from ember.ops.int_args import as_float, as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor, method
@@ -302,7 +303,8 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    low, high = (int(v) for v in _numbers("randint", low, high))
+    low, high = _numbers("randint", low, high)
+    low, high = as_int(low, "randint", "low"), as_int(high, "randint", "high")
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
@@ -414,7 +416,7 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
                              f"{input.dtype.name}. Hint: pass p= to fill a tensor of any dtype")
         probs = input.detach()
     else:
-        p = float(p)
+        p = as_float(p, "bernoulli", "p")
         if not 0 <= p <= 1:
             raise OpError(f"bernoulli: p must lie in [0, 1], got {p}")
         dt = input.dtype if input.dtype.is_floating_point else dtypes.float64
@@ -438,7 +440,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not replacement and num_samples > input.shape[-1]:
         raise OpError(f"multinomial: cannot draw {num_samples} samples without replacement "
                       f"from {input.shape[-1]} categories. Hint: pass replacement=True")
-    return apply(Multinomial, input.detach(), num_samples=int(num_samples),
+    return apply(Multinomial, input.detach(), num_samples=as_int(num_samples, "multinomial",
+                                                                  "num_samples"),
                  replacement=bool(replacement), generator=generator)
 
 

@@ -26,6 +26,7 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.convert import cast, result_dtype
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
+from ember.ops.int_args import as_float, as_int
 from ember.ops.primitive import (
     Primitive,
     TensorSpec,
@@ -234,15 +235,16 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     if not input.dtype.is_floating_point:
         raise DTypeError(f"histc: expected a floating input, got {input.dtype.name}. Hint: call "
                          ".float() first")
-    if int(bins) <= 0:
+    bins = as_int(bins, "histc", "bins")
+    if bins <= 0:
         raise ValueError(f"histc: bins must be > 0, got {bins}")
-    lo, hi = float(min), float(max)
+    lo, hi = as_float(min, "histc", "min"), as_float(max, "histc", "max")
     if lo != hi:
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError(f"histc: range of [{lo}, {hi}] is not finite")
         if lo > hi:
             raise ValueError(f"histc: max must be larger than min, got min={lo}, max={hi}")
-    return apply(Histc, input, bins=int(bins), min=lo, max=hi, batch=False)
+    return apply(Histc, input, bins=bins, min=lo, max=hi, batch=False)
 
 
 @primitive
@@ -283,7 +285,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if input.ndim != 1 or input.dtype.category != dtypes.INT:
         raise DTypeError(f"bincount: only supports 1-d non-negative integral inputs, got "
                          f"{tuple(input.shape)} {input.dtype.name}")
-    if int(minlength) < 0:
+    minlength = as_int(minlength, "bincount", "minlength")
+    if minlength < 0:
         raise ValueError(f"bincount: minlength should be >= 0, got {minlength}")
     extra = ()
     if weights is not None:
@@ -294,7 +297,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         if weights.dtype is dtypes.bool_:
             raise DTypeError("bincount: bool weights are not supported. Hint: call .float()")
         extra = (weights,)
-    return apply(Bincount, input, *extra, minlength=int(minlength))
+    return apply(Bincount, input, *extra, minlength=minlength)
 
 
 # -- distinct values -----------------------------------------------------------------------------

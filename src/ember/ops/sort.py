@@ -16,6 +16,7 @@ import numpy as np
 from ember import dtypes, return_types
 from ember.errors import IndexOutOfRange, ShapeError
 from ember.ops.gather import take_along
+from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import no_bool, normalize_dim
 from ember.ops.shape import flatten, narrow, squeeze
@@ -151,7 +152,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     no_bool("topk", input)
     dim = normalize_dim(dim, input.ndim, "topk")
     _check_k("topk", input, k, dim, 0 if input.ndim else 1)
-    indices = apply(TopkIndices, input, k=int(k), dim=dim, largest=bool(largest),
+    indices = apply(TopkIndices, input, k=as_int(k, "topk", "k"), dim=dim, largest=bool(largest),
                     sorted=bool(sorted))
     return return_types.topk(take_along(input, dim, indices), indices)
 
@@ -182,7 +183,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ret
     no_bool("kthvalue", input)
     dim = normalize_dim(dim, input.ndim, "kthvalue")
     _check_k("kthvalue", input, k, dim, 1)
-    return _selected(return_types.kthvalue, input, dim, _kth_indices(input, int(k), dim), keepdim)
+    indices = _kth_indices(input, as_int(k, "kthvalue", "k"), dim)
+    return _selected(return_types.kthvalue, input, dim, indices, keepdim)
 
 
 def shared_among_ties(flat: Tensor, value: Tensor) -> Tensor:

@@ -30,6 +30,7 @@ from ember.ops.creation import zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
 from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
+from ember.ops.int_args import as_float
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.unary import Unary, cos, exp, exp2, in_float32, log, log1p, reciprocal, sin
@@ -331,7 +332,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
         tensor([-1.0986,  1.0986])
     """
     if eps is not None:
-        eps = float(eps)
+        eps = eps if type(eps) is float else as_float(eps, "logit", "eps")
         if eps < 0:
             eps = None
     return apply(Logit, to_float(input), eps=eps)

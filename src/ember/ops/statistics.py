@@ -33,6 +33,7 @@ from ember.ops.diagonal import diagonal
 from ember.ops.dims import normalize_dim
 from ember.ops.fused_arithmetic import lerp
 from ember.ops.gather import gather
+from ember.ops.int_args import as_float
 from ember.ops.join import cat
 from ember.ops.linalg import mm
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
@@ -321,9 +322,10 @@ def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolati
             raise ValueError(f"{op}: q values must be in the range [0, 1]")
         qt = q
     else:
-        if not 0 <= float(q) <= 1:
+        q = as_float(q, op, "q")
+        if not 0 <= q <= 1:
             raise ValueError(f"{op}: q must be in the range [0, 1], got {q}")
-        qt = full((), float(q), dtype=input.dtype, device=input.device)
+        qt = full((), q, dtype=input.dtype, device=input.device)
     if input.numel() == 0:
         raise ShapeError(f"{op}: the input tensor must be non-empty, got shape "
                          f"{tuple(input.shape)}")

@@ -18,6 +18,7 @@ from ember.dtypes import int64
 from ember.layouts import layout, sparse_bsr, sparse_coo, sparse_csr, strided
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.gather import index_add, index_select
+from ember.ops.int_args import as_ints
 from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
@@ -186,7 +187,7 @@ def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:
         raise RuntimeError(f"{op}: conversion to a block layout without a blocksize is not "
                            "supported (as in PyTorch). Hint: pass blocksize=(R, C)")
     blocksize = (int(blocksize),) * 2 if isinstance(blocksize, (int, np.integer)) else \
-        tuple(int(b) for b in blocksize)
+        as_ints(blocksize, op, "blocksize")
     shape = tuple(s.shape)
     if len(blocksize) != 2 or min(blocksize) < 1:
         raise ValueError(f"{op}: blocksize must be two positive ints (R, C), got {blocksize}")
