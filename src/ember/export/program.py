@@ -165,7 +165,7 @@ class ExportedProgram:
             >>> ep.validate()
             Traceback (most recent call last):
             ...
-            ember.export.verifier.SpecViolationError: the parameter bias is missing from the state dict
+            ember.export.verifier.SpecViolationError: the parameter bias is missing from the ...
         """
         verify(self)
 
