@@ -11,6 +11,11 @@ Example:
 
 from ember.ops.activations import *  # noqa: F403
 from ember.ops.activations import __all__ as _activations
+from ember.ops.adaptive_avg_pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+)
 from ember.ops.attention import scaled_dot_product_attention
 from ember.ops.conv import (
     conv1d,
@@ -88,9 +93,6 @@ from ember.ops.pixel_shuffle import (
     pixel_unshuffle,
 )
 from ember.ops.pool import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,

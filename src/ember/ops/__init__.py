@@ -6,6 +6,7 @@ Importing this package registers every primitive and binds every Tensor method.
 from importlib import import_module
 
 from ember.ops.activations import *  # noqa: F403
+from ember.ops.adaptive_avg_pool import *  # noqa: F403
 from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.attention import *  # noqa: F403
 from ember.ops.batch_norm_sync import *  # noqa: F403
@@ -114,7 +115,8 @@ from ember.ops.view_dtype import ViewDtype  # noqa: F401 - registers view(dtype)
 from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broadcast", "compare",
+_FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "batch_norm_sync",
+             "broadcast", "compare",
              "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
              "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill", "foreach",

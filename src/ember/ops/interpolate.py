@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ShapeError
+from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
-from ember.ops.pool import _adaptive_avg_pool
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
@@ -394,7 +394,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ShapeError(f"interpolate: input sizes {tuple(input.shape[2:])} and output sizes "
                          f"{out} should be greater than 0 (input shape {tuple(input.shape)})")
     if mode == "area":
-        return _adaptive_avg_pool("interpolate", nd, input, out)
+        return adaptive_avg_pool("interpolate", nd, input, out)
     if interpolating and not input.dtype.is_floating_point:
         if input.dtype.name == "uint8" and mode in ("bilinear", "bicubic"):
             return _resize_uint8(input, out, scales, _INTERPOLATING[mode][1],
