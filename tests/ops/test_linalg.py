@@ -307,6 +307,20 @@ def test_an_input_that_does_not_fit_the_product_is_refused_as_torch(name, shapes
             getattr(lib, name)(first, *[lib.ones(*s) for s in shapes[1:]], beta=beta)
 
 
+@pytest.mark.parametrize("beta", [0, 1])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("int64", "float32"),
+                                    ("float64", "float32"), ("int64", "int32")])
+def test_addr_promotes_its_input_and_vectors_as_torch(dtypes, beta):
+    # (addr alone of the family promotes: the input check above must leave it)
+    got = []
+    for lib in (torch, ember):
+        di, dv = (getattr(lib, d) for d in dtypes)
+        out = lib.addr(lib.ones(2, 3, dtype=di), lib.ones(2, dtype=dv), lib.ones(3, dtype=dv),
+                       beta=beta)
+        got.append((str(out.dtype).rpartition(".")[2], out.tolist()))
+    assert got[0] == got[1]
+
+
 def test_inplace_addmm():
     x = ember.zeros(2, 2)
     x.addmm_(ember.ones(2, 3), ember.ones(3, 2), alpha=2)

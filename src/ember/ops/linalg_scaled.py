@@ -10,7 +10,7 @@ import numpy as np
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes
-from ember.ops.convert import cast
+from ember.ops.convert import cast, promote
 from ember.ops.inplace import bind_inplace
 from ember.ops.linalg import _expect_ndim, bmm, mm, mv, outer
 from ember.ops.primitive import DISPATCH
@@ -34,16 +34,20 @@ def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
     return int(value)
 
 
-def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
+def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float,
+               promotes: bool = False) -> Tensor:
     """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not.
-    As in PyTorch, ``input`` broadcasts to the product's shape and has its dtype (autocast
-    casts it), whatever ``beta``."""
+    As in PyTorch, ``input`` broadcasts to the product's shape, whatever ``beta``, and has its
+    dtype (autocast casts it) or, where the op ``promotes`` (``addr``), both take their
+    common dtype."""
     beta, alpha = (_integral_scale(op, n, v, product) for n, v in (("beta", beta),
                                                                    ("alpha", alpha)))
     shape = tuple(product.shape)
     if input.shape != shape and broadcast_shapes(input.shape, shape, op=op) != shape:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} does not broadcast to "
                          f"the product's shape {shape}")
+    if input.dtype is not product.dtype and promotes and not DISPATCH.casting:
+        input, product = promote(input, product)
     if input.dtype is not product.dtype:
         if not DISPATCH.casting:  # (autocast: one low-precision op)
             raise DTypeError(f"{op}: input is {input.dtype.name} but the product is "
@@ -123,7 +127,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
         ember.Size([2, 3])
     """
-    return scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+    return scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, promotes=True)
 
 
 bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addbmm_=addbmm, addmv_=addmv, addr_=addr)
