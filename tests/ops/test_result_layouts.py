@@ -228,6 +228,21 @@ def test_stack_and_cat_are_laid_out_as_torch(op, layout, dim, mixed):
     assert_like_torch(join, layout)
 
 
+@pytest.mark.parametrize("case", ["size_one_dim", "size_one_dim_stack", "legacy_empty"])
+def test_cat_of_channels_last_inputs_is_channels_last_as_torch(case):
+    # joined along a size-1 dim, NumPy's result was in neither layout (its order of size-1
+    # dims is its own); a legacy empty (0,) operand counts (as C) when torch picks the format
+    def join(m):
+        x = m.arange(30.0, dtype=m.float64).reshape(2, 3, 1, 5).contiguous(
+            memory_format=m.channels_last)
+        if case == "legacy_empty":
+            return m.cat([x, m.tensor([], dtype=m.float64)])
+        return getattr(m, "stack" if case.endswith("stack") else "cat")([x, x + 1, x * 2], 2)
+    mine, ref = join(ember), join(torch)
+    assert mine.stride() == ref.stride()
+    np.testing.assert_array_equal(mine.numpy(), ref.numpy())
+
+
 POOL_INPUTS = {  # (name, rank of the pool, input in torch or Ember)
     "transposed_1d": (1, lambda m: m.arange(48.0, dtype=m.float64).reshape(2, 8, 3)
                       .transpose(1, 2)),

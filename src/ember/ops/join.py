@@ -16,7 +16,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.graph import name_node
 from ember.errors import ShapeError
-from ember.layouts import contiguous_format, suggested_format
+from ember.layouts import contiguous_format, dense_in_order, suggested_format
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
 from ember.ops.creation import zeros
@@ -52,18 +52,22 @@ def joined(items: Sequence) -> Sequence:
 
 def cat_layout(xp, out, arrays: Sequence):
     """``out``, the NumPy concatenation of ``arrays`` (not C-ordered), laid out as PyTorch's
-    ``cat``: in the inputs' channels-last(-3d) format when all suggest that one, else C
-    (NumPy keeps any order the inputs share, e.g. a transpose's)."""
+    ``cat``: in the inputs' channels-last(-3d) format when all suggest that one (a legacy
+    empty (0,) operand too, which suggests C), else C (NumPy keeps any order the inputs
+    share, e.g. a transpose's, and orders size-1 dimensions as it likes)."""
     fmt = suggested_format(arrays[0])
-    if fmt is not contiguous_format and all(suggested_format(a) is fmt for a in arrays[1:]):
+    if fmt is contiguous_format or any(suggested_format(a) is not fmt for a in arrays[1:]):
+        return xp.ascontiguousarray(out)
+    if dense_in_order(out.shape, tuple(s // out.itemsize for s in out.strides), fmt.dims):
         return out
-    return xp.ascontiguousarray(out)
+    inverse = tuple(sorted(range(fmt.rank), key=fmt.dims.__getitem__))
+    return xp.ascontiguousarray(out.transpose(fmt.dims)).transpose(inverse)
 
 
 def concatenated(xp, arrays: Sequence, dim: int):
     """``arrays`` joined along ``dim``, laid out as PyTorch's ``cat`` (C inputs: one flag
     read)."""
-    out = xp.concatenate(arrays, axis=dim)
+    out = xp.concatenate(joined(arrays), axis=dim)
     return out if out.flags.c_contiguous else cat_layout(xp, out, arrays)
 
 
@@ -75,8 +79,8 @@ class Cat(Primitive):
     save_inputs = False
 
     def forward(self, xp, *arrays, dim):
-        arrays = joined(arrays)  # (``concatenated``, inlined: one call less on a hot path)
-        out = xp.concatenate(arrays, axis=dim)
+        # (``concatenated``, inlined: one call less on a hot path)
+        out = xp.concatenate(joined(arrays), axis=dim)
         return out if out.flags.c_contiguous else cat_layout(xp, out, arrays)
 
     def infer(self, *specs, dim):
@@ -132,9 +136,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
                              "concatenated. Hint: use stack, or unsqueeze it first")
     dim = normalize_dim(dim, kept[0].ndim, "cat")
-    if len(kept) < len(tensors) and any(t.requires_grad for t in tensors):
-        kept = tensors  # the skipped ones ride along for their (empty) gradients
-    return apply(Cat, *(cast(t, dtype) for t in kept), dim=dim)
+    # the skipped ones ride along: for their (empty) gradients, and as PyTorch counts them
+    # when it picks the result's layout (a C one)
+    return apply(Cat, *(cast(t, dtype) for t in tensors), dim=dim)
 
 
 concat = cat
