@@ -129,3 +129,16 @@ def test_to_dtype_and_format_gives_the_format_strides_of_size_one_dims(shape, fm
         strides.append(y.stride())
         np.testing.assert_array_equal(y.numpy(), np.arange(np.prod(shape)).reshape(shape))
     assert strides[0] == strides[1]
+
+
+def test_to_channels_last_of_an_expanded_batch_copies_as_torch():
+    # a broadcast batch suggests C order (torch's suggest_memory_format), so .to() copies:
+    # returning the expanded alias let a later in-place write land on memory every sample shares
+    results = []
+    for m in (ember, torch):
+        x = m.arange(60.0).reshape(1, 3, 4, 5).contiguous(memory_format=m.channels_last)
+        wide = x.expand(2, 3, 4, 5)
+        y = wide.to(memory_format=m.channels_last)
+        y[0].zero_()
+        results.append((tuple(y.stride()), y.data_ptr() == wide.data_ptr(), y[1].sum().item()))
+    assert results[0] == results[1]

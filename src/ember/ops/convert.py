@@ -24,6 +24,7 @@ from ember.layouts import (
     order_of,
     preserve_format,
     stride_order,
+    suggested_format,
 )
 from ember.ops.creation import scalar_tensor
 from ember.ops.overrides import TensorLikeOperand, calling_op, handle
@@ -243,7 +244,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
         return out
     # PyTorch's rule: no copy when ``fmt`` is the layout ``self`` suggests (its own strides
     # even when not dense in it), else a copy with ``fmt``'s strides
-    if copy or (fmt is not preserve_format and _suggested_format(self) is not fmt):
+    if copy or (fmt is not preserve_format and suggested_format(self._data) is not fmt):
         return clone(self, memory_format=fmt)
     return self
 
@@ -256,13 +257,6 @@ def format_strides(shape: tuple[int, ...], fmt: Any) -> tuple[int, ...]:
         strides[d] = step
         step *= max(shape[d], 1)
     return tuple(strides)
-
-
-def _suggested_format(x: Tensor) -> Any:
-    """PyTorch's ``suggest_memory_format``: channels-last when ``x``'s strides order it so,
-    else ``contiguous_format``."""
-    fmt = format_of(x)
-    return fmt if fmt.name != "preserve_format" else contiguous_format
 
 
 def _to_device(x: Tensor, dev: Device) -> Tensor:
