@@ -150,6 +150,10 @@ def _x(m, *shape):
     (lambda m, F: F.affine_grid(_x(m, 1, 2, 3), (1, 1, 2, 2.0)), "affine_grid: size must be"),
     (lambda m, F: _x(m, 4, 4).to_sparse_bsr((2, 2.0)), "to_sparse_bsr: blocksize must be an int"),
     (lambda m, F: _x(m, 4, 4).to_sparse_bsr("22"), "to_sparse_bsr: blocksize must be an int"),
+    (lambda m, F: F.pad(_x(m, 3), b"\x01\x01"), "pad: pad must be a sequence of ints, got bytes"),
+    (lambda m, F: m.broadcast_to(_x(m, 3), b"\x02\x03"), "broadcast_to: expand: size must be"),
+    (lambda m, F: m.broadcast_to(_x(m, 3), 2.5), "broadcast_to: expand: size must be an int"),
+    (lambda m, F: _x(m, 3).expand(2, 3.0), "expand: size must be an int, got float 3.0"),
 ])
 def test_a_string_or_float_number_argument_is_a_type_error_naming_it(call, match):
     torch_error, error = _both(call)
@@ -173,3 +177,10 @@ def test_numbers_of_other_kinds_still_pass_where_a_float_or_int_belongs():
     assert ember.topk(x, ember.tensor(2)).values.shape == (2,)
     assert ember.broadcast_to(x, (2, ember.tensor(3))).shape == (2, 3)
     assert ember.nn.functional.pad(x, [1, __import__("numpy").int64(1)]).shape == (5,)
+
+
+def test_nan_to_num_takes_none_for_nan_as_torch():
+    nan = float("nan")
+    assert ember.nan_to_num(ember.tensor([nan, 1.0]), None).tolist() == \
+        torch.nan_to_num(torch.tensor([nan, 1.0]), None).tolist() == [0.0, 1.0]
+

@@ -105,7 +105,7 @@ class SumTo(Primitive):
         return sum_to(da, ctx.params["shape"])
 
 
-def expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
+def _expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
     """Reads PyTorch's expand sizes, where -1 keeps a dimension's size."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
@@ -147,7 +147,7 @@ def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 def _expand_method(self: Tensor, *sizes: Any) -> Tensor:
     """``x.expand(3, -1)`` (or ``x.broadcast_to((3, -1))``): a broadcast view, -1 keeping a
     dimension."""
-    return expand(self, expand_shape(self.shape, sizes))
+    return expand(self, _expand_shape(self.shape, sizes))
 
 
 @method()
@@ -158,7 +158,9 @@ def expand_as(self: Tensor, other: Tensor) -> Tensor:
 
 def broadcast_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``x`` broadcast to ``shape``, as ``torch.broadcast_to``."""
-    return expand(x, expand_shape(x.shape, (tuple(shape),)))
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        shape = (shape,)  # (one size: an int, or what the size check then refuses)
+    return expand(x, _expand_shape(x.shape, (tuple(shape),)))
 
 
 def broadcast_tensors(*xs: Tensor) -> tuple[Tensor, ...]:

@@ -542,8 +542,8 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     if not input.dtype.is_floating_point:
         return clone(input)
     info = ml_dtypes.finfo(input.dtype.np)
-    if type(nan) is not float:
-        nan = as_float(nan, "nan_to_num", "nan")
+    if type(nan) is not float:  # (None: 0.0, as PyTorch's)
+        nan = 0.0 if nan is None else as_float(nan, "nan_to_num", "nan")
     return apply(NanToNum, input, nan=nan,
                  posinf=float(info.max) if posinf is None else as_float(posinf, "nan_to_num",
                                                                           "posinf"),

@@ -35,7 +35,8 @@ def as_ints(values: Any, op: str, what: str) -> tuple[int, ...]:
     """An int, or a sequence (or 1-d array) of them, as a tuple of ints (see :func:`as_int`)."""
     if type(values) is tuple and all(type(v) is int for v in values):
         return values  # (the common case, as it is)
-    if hasattr(values, "__iter__") and getattr(values, "ndim", 1) and not isinstance(values, str):
+    if hasattr(values, "__iter__") and getattr(values, "ndim", 1) and \
+            not isinstance(values, (str, bytes)):
         return tuple(as_int(v, op, what) for v in values)
     return (as_int(values, op, what),)
 

@@ -56,6 +56,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         tensor([[3, 2, 1, 2, 3, 2]])
     """
     try:
+        if isinstance(pad, (str, bytes)):  # (whose items would read as ints)
+            raise TypeError
         amounts = tuple(operator.index(p) for p in pad)
     except TypeError as exc:
         raise refused_ints(pad, "pad", "pad", exc) from None
