@@ -154,6 +154,8 @@ def _x(m, *shape):
     (lambda m, F: m.broadcast_to(_x(m, 3), b"\x02\x03"), "broadcast_to: expand: size must be"),
     (lambda m, F: m.broadcast_to(_x(m, 3), 2.5), "broadcast_to: expand: size must be an int"),
     (lambda m, F: _x(m, 3).expand(2, 3.0), "expand: size must be an int, got float 3.0"),
+    (lambda m, F: _x(m, 3).expand(2, -1.0), "expand: size must be an int, got float -1.0"),
+    (lambda m, F: F.pad(_x(m, 3), (True, False)), "pad: pad must be an int, got bool True"),
 ])
 def test_a_string_or_float_number_argument_is_a_type_error_naming_it(call, match):
     torch_error, error = _both(call)

@@ -114,7 +114,7 @@ def _expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
         raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape "
                          f"{tuple(current)}; expand cannot drop dimensions")
     try:
-        shape = tuple(current[i - lead] if s == -1 and i >= lead else operator.index(s)
+        shape = tuple(current[i - lead] if (n := operator.index(s)) == -1 and i >= lead else n
                       for i, s in enumerate(sizes))
     except TypeError as exc:
         raise refused_ints(sizes, "expand", "size", exc) from None

@@ -56,7 +56,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         tensor([[3, 2, 1, 2, 3, 2]])
     """
     try:
-        if isinstance(pad, (str, bytes)):  # (whose items would read as ints)
+        if isinstance(pad, (str, bytes)) or bool in map(type, pad):  # (would read as ints)
             raise TypeError
         amounts = tuple(operator.index(p) for p in pad)
     except TypeError as exc:
