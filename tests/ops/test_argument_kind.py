@@ -186,3 +186,111 @@ def test_nan_to_num_takes_none_for_nan_as_torch():
     assert ember.nan_to_num(ember.tensor([nan, 1.0]), None).tolist() == \
         torch.nan_to_num(torch.tensor([nan, 1.0]), None).tolist() == [0.0, 1.0]
 
+
+
+# errors4: the last R6 sites (a float or a string where an int or a number belongs) and
+# ignore_index, which took a float (compared with the targets: 1.0 == 1) or a string
+@pytest.mark.parametrize("call, match", [
+    (lambda m, F: F.cross_entropy(_x(m, 3, 4), m.tensor([0, 1, 2]), ignore_index=1.0),
+     "cross_entropy: ignore_index must be an int, got float 1.0"),
+    (lambda m, F: F.cross_entropy(_x(m, 3, 4), m.tensor([0, 1, 2]), ignore_index="1"),
+     "cross_entropy: ignore_index must be an int, got str"),
+    (lambda m, F: F.nll_loss(_x(m, 3, 4), m.tensor([0, 1, 2]), ignore_index=1.5),
+     "nll_loss: ignore_index must be an int, got float 1.5"),
+    (lambda m, F: F.nll_loss(_x(m, 3, 4), m.tensor([0, 1, 2]), ignore_index=True),
+     "nll_loss: ignore_index must be an int, got bool"),
+    (lambda m, F: F.linear_cross_entropy(_x(m, 3, 4), _x(m, 5, 4), m.tensor([0, 1, 2]),
+                                         ignore_index=1.0),
+     "linear_cross_entropy: ignore_index must be an int"),
+    (lambda m, F: m.einsum(_x(m, 3, 3), [0.5, 1], [1]), "einsum: a subscript in a sublist must"),
+    (lambda m, F: m.einsum(_x(m, 3, 3), ["a", 1], [1]), "einsum: a subscript in a sublist must"),
+    (lambda m, F: m.frobenius_norm(_x(m, 3, 3), 1.5), "frobenius_norm: dim must be an int"),
+    (lambda m, F: m.frobenius_norm(_x(m, 3, 3, 3), "abc"), "frobenius_norm: dim must be an int"),
+    (lambda m, F: m.nuclear_norm(_x(m, 3, 3), "ab"), "matrix_norm: dim must be an int, got str"),
+    (lambda m, F: m.linalg.norm(_x(m, 3, 3), dim="ab"), "linalg.norm: dim must be an int"),
+    (lambda m, F: m.histogramdd(_x(m, 3, 2), bins=2.5), "histogramdd: bins must be an int"),
+    (lambda m, F: m.histogramdd(_x(m, 3, 2), bins="ab"), "histogramdd: bins must be an int"),
+    (lambda m, F: m.tensordot(_x(m, 3, 3), _x(m, 3, 3), dims=1.5),
+     "tensordot: dims must be an int, got float 1.5"),
+    (lambda m, F: m.tensordot(_x(m, 3, 3), _x(m, 3, 3), dims="ab"),
+     "tensordot: dims must be an int, got str"),
+    (lambda m, F: m.normal(_x(m, 3), "abc"), "normal: std must be a number, got str"),
+    (lambda m, F: m.normal(_x(m, 3), "1"), "normal: std must be a number, got str '1'"),
+    (lambda m, F: m.normal("0", _x(m, 3)), "normal: mean must be a number, got str"),
+    (lambda m, F: F.local_response_norm(_x(m, 1, 3, 3), "abc"),
+     "local_response_norm: size must be an int, got str"),
+    (lambda m, F: F.local_response_norm(_x(m, 1, 3, 3), 2.0),
+     "local_response_norm: size must be an int, got float 2.0"),
+    (lambda m, F: F.rrelu(_x(m, 3), "0.1", "0.3"), "rrelu: lower must be a number, got str"),
+    (lambda m, F: F.rrelu(_x(m, 3), 0.1, "abc"), "rrelu: upper must be a number"),
+    (lambda m, F: F.celu(_x(m, 3), "abc"), "celu: alpha must be a number"),
+    (lambda m, F: F.hardtanh(_x(m, 3), "-1", "1"), "hardtanh: min_val must be a number"),
+    (lambda m, F: F.hardtanh(m.ones(3, dtype=m.int64), -1, "abc"),
+     "hardtanh: max_val must be a number"),
+    (lambda m, F: F.threshold(_x(m, 3), "abc", 0.0), "threshold: threshold must be a number"),
+    (lambda m, F: F.threshold(m.ones(3, dtype=m.int64), 0, "abc"),
+     "threshold: value must be a number"),
+    (lambda m, F: F.dropout(_x(m, 3), "0.5"), "dropout: p must be a number, got str '0.5'"),
+    (lambda m, F: F.alpha_dropout(_x(m, 3), "abc", True), "alpha_dropout: p must be a number"),
+    (lambda m, F: F.dropout1d(_x(m, 2, 3), "abc"), "dropout1d: p must be a number"),
+    (lambda m, F: F.feature_alpha_dropout(_x(m, 2, 3), "abc", True),
+     "feature_alpha_dropout: p must be a number"),
+])
+def test_a_wrong_kind_of_number_is_torchs_error_class_naming_the_op(call, match):
+    torch_error, error = _both(call)  # (torch's tensordot: RuntimeError; the rest TypeError)
+    assert isinstance(error, ArgumentTypeError) and isinstance(error, type(torch_error)), error
+    assert match in str(error)
+
+
+def test_numbers_of_other_kinds_still_pass_at_the_errors4_sites():
+    np = __import__("numpy")
+    x, t = _x(ember, 3, 4), ember.tensor([0, 1, 2])
+    F = ember.nn.functional
+    for ignore_index in (np.int64(1), ember.tensor(1)):  # (a 0-d tensor raised an OpError)
+        assert F.cross_entropy(x, t, ignore_index=ignore_index).allclose(
+            F.cross_entropy(x, t, ignore_index=1))
+        assert F.nll_loss(x, t, ignore_index=ignore_index).allclose(
+            F.nll_loss(x, t, ignore_index=1))
+    assert ember.einsum(x, [np.int64(0), 1], [1]).shape == (4,)
+    assert ember.frobenius_norm(x, [0, 1]).allclose(ember.frobenius_norm(x, (0, 1)))
+    assert ember.histogramdd(_x(ember, 3, 2), bins=np.int64(2)).hist.shape == (2, 2)
+    assert ember.tensordot(x, x.T, dims=np.int64(1)).shape == (3, 3)
+    assert ember.normal(x, 1).shape == (3, 4) and ember.normal(0, ember.ones(2)).shape == (2,)
+    assert F.local_response_norm(_x(ember, 1, 3, 3), np.int64(2)).shape == (1, 3, 3)
+    assert F.hardtanh(ember.tensor([-3, 5]), -2, 2).tolist() == [-2, 2]
+    assert F.threshold(ember.tensor([1, 5]), 2, 2**60).tolist() == [2**60, 5]
+    assert F.rrelu(x, np.float32(0.1), 1).shape == (3, 4) and F.celu(x, 2).shape == (3, 4)
+    assert F.dropout(x, 0, True) is x and F.dropout(x, ember.tensor(0.0), True) is x
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m, F: _x(m, 3, 3).sum_to_size(m.ones(2, dtype=m.int64)),
+     r"^sum_to_size\(\): argument 'size' must be int, not a Tensor of shape \(2,\) int64"),
+    (lambda m, F: _x(m, 3, 3).sum_to_size(1, 3.0), "^sum_to_size: size must be an int, got float"),
+    (lambda m, F: _x(m, 3, 3).sum_to_size((1, "3")), "^sum_to_size: size must be an int, got str"),
+    # PyTorch's setters take a Python bool only (bool("no") is True: autocast turned on)
+    (lambda m, F: m.set_autocast_enabled("cpu", "no"),
+     "^set_autocast_enabled: enabled must be a bool, got str 'no'"),
+    (lambda m, F: m.set_autocast_enabled("cpu", m.ones(2)),
+     "^set_autocast_enabled: enabled must be a bool, got Tensor"),
+    (lambda m, F: m.set_autocast_enabled(1), "^set_autocast_enabled: enabled must be a bool"),
+    (lambda m, F: m.set_autocast_cache_enabled(m.tensor(True)),
+     "^set_autocast_cache_enabled: enabled must be a bool, got Tensor"),
+])
+def test_a_tensor_or_string_for_a_size_or_a_setters_flag_names_the_op(call, match):
+    try:
+        torch_error, error = _both(call)
+    finally:
+        torch.set_autocast_enabled("cpu", False)
+        ember.set_autocast_enabled("cpu", False)
+    assert isinstance(error, ArgumentTypeError) and isinstance(error, type(torch_error)), error
+    assert not ember.is_autocast_enabled("cpu") and not ember.is_autocast_enabled()
+    with pytest.raises(ArgumentTypeError, match=match):
+        call(ember, ember.nn.functional)
+
+
+def test_sum_to_size_still_takes_ints_of_other_kinds():
+    x, np_int = _x(ember, 3, 3), __import__("numpy").int64(3)
+    for size in ((1, 3), [3, 1], (ember.tensor(1), np_int), ember.Size([1, 3])):
+        assert x.sum_to_size(size).shape == tuple(int(s) for s in size)
+    assert x.sum_to_size(1, 3).allclose(ember.tensor(x.numpy().sum(0, keepdims=True)))

@@ -20,7 +20,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import compute_dtype
 from ember.dtypes import DType
-from ember.errors import DTypeError, describe
+from ember.errors import ArgumentTypeError, DTypeError, describe
 from ember.ops.convert import cast
 from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
 from ember.utils import checkpoint as _checkpoint
@@ -115,7 +115,7 @@ def set_autocast_enabled(*args: Any) -> None:
         raise TypeError("set_autocast_enabled: expected (device_type, enabled) or (enabled,)")
     device_type = args[0] if len(args) == 2 else "cuda"
     _check_device("set_autocast_enabled", device_type)
-    enabled = bool(args[-1])
+    enabled = _flag("set_autocast_enabled", args[-1])
     if device_type == "cuda":
         STATE.cuda_enabled = enabled
         return
@@ -155,12 +155,21 @@ def is_autocast_cache_enabled() -> bool:
 def set_autocast_cache_enabled(enabled: bool) -> None:
     """Sets the flag :func:`is_autocast_cache_enabled` reads (no effect: Ember caches no
     casts)."""
-    STATE.cache_enabled = bool(enabled)
+    STATE.cache_enabled = _flag("set_autocast_cache_enabled", enabled)
 
 
 def clear_autocast_cache() -> None:
     """As ``torch.clear_autocast_cache``; Ember keeps no cache of casts, so there is nothing
     to clear."""
+
+
+def _flag(op: str, enabled: Any) -> bool:
+    """``enabled``, a Python bool as PyTorch's setters take it: a string (``bool("no")`` is
+    True), an int or a tensor is a TypeError naming the op."""
+    if type(enabled) is not bool:
+        raise ArgumentTypeError(f"{op}: enabled must be a bool, got {type(enabled).__name__} "
+                                f"{enabled!r}. Hint: pass True or False")
+    return enabled
 
 
 def _check_device(op: str, device_type: Any) -> None:

@@ -23,7 +23,7 @@ from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.forwarding import hands_over, not_a_tensor
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.int_args import as_float
+from ember.ops.int_args import as_float, as_number
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
@@ -262,6 +262,14 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
                                 as_float(negative_slope, "leaky_relu", "negative_slope")))
 
 
+_PLAIN = frozenset((float, int))  # (numbers taken as they are, with no call)
+
+
+def _number_or_tensor(value: object, op: str, what: str) -> float | Tensor:
+    """A bound that may also be a tensor (broadcast, as Ember's clamp takes it)."""
+    return value if isinstance(value, Tensor) else as_number(value, op, what)
+
+
 @hands_over
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
@@ -273,6 +281,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     """
     if input.dtype.name == "bool":
         raise DTypeError("hardtanh: bool tensors are not supported")
+    if type(min_val) not in _PLAIN or type(max_val) not in _PLAIN:
+        min_val = _number_or_tensor(min_val, "hardtanh", "min_val")
+        max_val = _number_or_tensor(max_val, "hardtanh", "max_val")
     if not input.dtype.is_floating_point:  # PyTorch casts the bounds to the tensor's dtype
         refuse_complex("hardtanh", input)
         min_val, max_val = int(min_val), int(max_val)
@@ -317,6 +328,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 @hands_over
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if type(alpha) is not float:
+        alpha = as_float(alpha, "celu", "alpha")
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0")
     return _elu("celu", input, inplace, alpha, 1.0, 1.0 / alpha)
@@ -419,6 +432,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """
     if input.dtype is dtypes.bool_:
         raise DTypeError("threshold: bool tensors are not supported. Hint: convert with .int()")
+    if type(threshold) not in _PLAIN or type(value) not in _PLAIN:
+        threshold = _number_or_tensor(threshold, "threshold", "threshold")
+        value = _number_or_tensor(value, "threshold", "value")
     if not input.dtype.is_floating_point:
         value = int(value)  # integer tensors stay integer (the value truncated), as PyTorch's
     # (tested as ``x <= threshold``, as PyTorch does, so that a NaN passes through)
@@ -492,6 +508,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         tensor([-1.5000,  2.0000])
     """
     _floating("rrelu", input)
+    if type(lower) is not float or type(upper) is not float:
+        lower, upper = as_number(lower, "rrelu", "lower"), as_number(upper, "rrelu", "upper")
     if lower > upper:
         raise ValueError(f"rrelu: lower bound ({lower}) must not exceed the upper bound "
                          f"({upper})")

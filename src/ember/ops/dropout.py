@@ -15,6 +15,7 @@ import warnings
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.layouts import format_of, is_dense
 from ember.ops.creation import full
+from ember.ops.int_args import as_number
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.random import Generator, bernoulli
 from ember.ops.shape import permute
@@ -24,6 +25,8 @@ __all__: list[str] = []
 
 
 def _check(op: str, input: Tensor, p: float) -> None:
+    if type(p) is not float:
+        as_number(p, op, "p")  # (a string: a TypeError naming the op; numbers pass)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
     if not is_floating_input(op, "input", input):

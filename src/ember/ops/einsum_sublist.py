@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ember.ops.int_args import as_int
 from ember.tensor import Tensor
 
 
@@ -21,7 +22,7 @@ def sublist_equation(args: tuple) -> tuple[str, tuple]:
             try:
                 k = operator.index(s)  # (NumPy ints too, as PyTorch)
             except TypeError:
-                k = -1
+                k = as_int(s, "einsum", "a subscript in a sublist")  # (raises, as PyTorch)
             if not 0 <= k < 52:
                 raise ValueError(f"einsum: subscripts in a sublist must be ints in [0, 52) "
                                  f"or ..., got {s!r}")

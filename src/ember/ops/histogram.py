@@ -126,7 +126,10 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
         raise ShapeError(f"{op}: input tensor should have at least 2 dimensions (points by "
                          f"coordinates), got shape {tuple(input.shape)}")
     d = input.shape[-1]
-    per_dim = [bins] * d if isinstance(bins, int) else list(bins)
+    if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
+        per_dim = [as_int(bins, op, "bins")] * d  # (an int; a NumPy int; else raises)
+    else:
+        per_dim = list(bins)
     if len(per_dim) != d:
         raise ShapeError(f"{op}: the size of bins ({len(per_dim)}) must be equal to the "
                          f"innermost dimension of the input ({d})")

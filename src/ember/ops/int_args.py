@@ -89,3 +89,34 @@ def as_float(value: Any, op: str, what: str) -> float:
                 raise  # (Ember's own, as in as_int)
     raise ArgumentTypeError(f"{op}: {what} must be a number, got {type(value).__name__} "
                             f"{value!r}. Hint: pass an int or a float")
+
+
+def dims_tuple(dim: Any, op: str) -> tuple:
+    """A dim or a sequence of dims as a tuple, its entries left to the dims reader to check;
+    a string (``tuple("ab")`` would read it as two dims), a float or another object that is no
+    sequence is a ``TypeError`` naming the op.
+
+    Example:
+        >>> dims_tuple(1, "frobenius_norm"), dims_tuple([0, 1], "frobenius_norm")
+        ((1,), (0, 1))
+    """
+    if type(dim) is tuple:
+        return dim
+    if isinstance(dim, int):
+        return (dim,)
+    if isinstance(dim, (str, bytes)) or not hasattr(dim, "__iter__"):
+        return as_ints(dim, op, "dim")  # (a NumPy int; else raises)
+    return tuple(dim)
+
+
+def as_number(value: Any, op: str, what: str) -> int | float:
+    """``value`` itself when an int or a float (a big int keeps its digits for an integer
+    tensor); otherwise as :func:`as_float` reads it (a string is a ``TypeError`` naming the op).
+
+    Example:
+        >>> as_number(2, "threshold", "value"), as_number(np.float32(0.5), "threshold", "value")
+        (2, 0.5)
+    """
+    if type(value) is int or type(value) is float:
+        return value
+    return as_float(value, op, what)

@@ -25,6 +25,7 @@ from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, promote
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.einsum_sublist import sublist_equation
+from ember.ops.int_args import as_int
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
@@ -475,6 +476,9 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     """
     if isinstance(dims, Tensor):  # (PyTorch takes the dims as a tensor too)
         dims = dims.tolist()
+    if not isinstance(dims, int) and \
+            (isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__")):
+        dims = as_int(dims, "tensordot", "dims")  # (a NumPy int; else raises, as PyTorch)
     if isinstance(dims, int):
         if dims < 0 or dims > min(a.ndim, b.ndim):
             raise ShapeError(f"tensordot: dims={dims} for shapes {tuple(a.shape)} and "

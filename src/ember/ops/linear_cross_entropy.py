@@ -30,6 +30,7 @@ from ember import dtypes
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError, describe
 from ember.ops.creation import ones, zeros
 from ember.ops.gather import one_hot
+from ember.ops.int_args import as_int
 from ember.ops.join import cat
 from ember.ops.linear import linear
 from ember.ops.loss import cross_entropy
@@ -190,7 +191,7 @@ def _chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
     class_weight = ones((c,), **like) if weight is None else weight
     chunk = options.batch_chunk_size or max(1, input.shape[-1])
     rows = apply(ChunkedLinearCrossEntropy, x, linear_weight, b, t, class_weight,
-                 ignore_index=int(ignore_index), chunk=int(chunk))
+                 ignore_index=ignore_index, chunk=int(chunk))
     if reduction == "none":
         return rows if batched else rows.reshape(())
     if reduction == "sum":
@@ -223,6 +224,8 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         raise ValueError(f"{op}: ignore_index cannot be specified when target contains "
                          "probabilities")
     ignore_index = -100 if ignore_index is None else ignore_index
+    if type(ignore_index) is not int:
+        ignore_index = as_int(ignore_index, op, "ignore_index")
     if options is not None:
         if reduction in ("mean", "sum", "none") and label_smoothing == 0.0 and \
                 target.dtype is dtypes.int64 and not out_features and \

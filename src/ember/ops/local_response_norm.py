@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import HALF, laid_out_like
+from ember.ops.int_args import as_int
 from ember.ops.pad import pad
 from ember.tensor import Tensor
 
@@ -28,7 +29,9 @@ def _channel_window_sum(x: Tensor, before: int, after: int) -> Tensor:
 def _check(op: str, input: Tensor, size: int) -> None:
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
-    if int(size) != size or size < 1:
+    if type(size) is not int:
+        as_int(size, op, "size")  # (a NumPy int passes; a float or a str raises, as PyTorch)
+    if size < 1:
         raise ValueError(f"{op}: size must be a positive integer, got {size}")
 
 

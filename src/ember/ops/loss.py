@@ -27,6 +27,7 @@ from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.gather import class_indices
+from ember.ops.int_args import as_int
 from ember.ops.nll import check_class_targets, nll
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH
@@ -130,6 +131,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         ember.Size([])
     """
     reduction = _reduction("nll_loss", size_average, reduce, reduction)
+    if type(ignore_index) is not int:
+        ignore_index = as_int(ignore_index, "nll_loss", "ignore_index")
     _check_float("nll_loss", input)
     if input.ndim == 0:
         raise ShapeError("nll_loss: expected an input of shape (C,), (N, C) or (N, C, d1, …), "
@@ -158,6 +161,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     op = "cross_entropy"
     reduction = _reduction(op, size_average, reduce, reduction)
+    if type(ignore_index) is not int:
+        ignore_index = as_int(ignore_index, op, "ignore_index")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     if type(input) in TENSOR_LIKE:

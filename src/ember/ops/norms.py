@@ -14,7 +14,7 @@ from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.int_args import as_float
+from ember.ops.int_args import as_float, dims_tuple
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import (
@@ -124,7 +124,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
 
 
 def _matrix_dims(A: Tensor, dim: Any, op: str) -> tuple[int, int]:  # noqa: N803
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = dims_tuple(dim, op)
     if len(dims) != 2:
         raise ShapeError(f"{op}: dim must be a 2-tuple of dims, got dim={dim} for "
                          f"{describe(A.shape, A.dtype)}")
@@ -197,7 +197,7 @@ def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
         tensor(5.)
     """
     op = "linalg.norm"
-    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = None if dim is None else dims_tuple(dim, op)
     if dims is not None and len(dims) not in (1, 2):
         raise ShapeError(f"{op}: dim must name 1 or 2 dims, got {dim}")
     if dims is None and ord is not None and A.ndim not in (1, 2):
@@ -243,7 +243,7 @@ def frobenius_norm(input: Tensor, dim: int | Sequence[int], keepdim: bool = Fals
         >>> ember.frobenius_norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]), (0, 1))
         tensor(5.)
     """
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = dims_tuple(dim, "frobenius_norm")
     if len(dims) > 2:
         raise ShapeError(f"frobenius_norm: expected at most 2 dimensions, but got {len(dims)} "
                          f"dimensions instead (dim={dim})")

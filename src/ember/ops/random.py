@@ -359,6 +359,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
             raise TypeError(f"normal: size={tuple(size)} goes with number mean and std only; a "
                             "tensor mean or std sets the shape. Hint: expand it to the size")
         ref = mean if isinstance(mean, Tensor) else std
+        if type(std) is not float and not isinstance(std, Tensor):
+            std = as_float(std, "normal", "std")  # (a str, a complex: raises, as PyTorch)
+        if type(mean) is not float and not isinstance(mean, Tensor):
+            mean = as_float(mean, "normal", "mean")
         from ember.ops.broadcast import broadcast_shapes
 
         if isinstance(std, Tensor) and std.dtype.is_complex:
@@ -376,7 +380,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
             noise = apply(NormalNoise, std.detach(), shape=shape + pairs, dtype=dt.to_real(),
                           generator=generator)
         else:
-            _check_std(float(std))
+            _check_std(std)
             noise = randn(*shape, *pairs, generator=generator, dtype=dt.to_real(),
                           device=ref.device)
         if dt.is_complex:

@@ -13,6 +13,7 @@ are refused under transforms (vmap, jit, forward mode), which key values by shap
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,7 @@ from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
 from ember.ops.creation import _shape, empty, full, made_per_sample, ones, tensor, zeros
 from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace, transforms_follow
+from ember.ops.int_args import refused_ints
 from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
@@ -294,7 +296,11 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
         >>> ember.ones(2, 3).sum_to_size(1, 3)
         tensor([[2., 2., 2.]])
     """
-    shape = read_sizes(size)
+    size = read_sizes(size)
+    try:
+        shape = tuple(map(operator.index, size))
+    except TypeError as exc:  # (a float, a string, a tensor of many elements: named)
+        raise refused_ints(size, "sum_to_size", "size", exc) from None
     ok = len(shape) <= self.ndim and all(
         s == 1 or s == n for s, n in zip(shape[::-1], self.shape[::-1]))
     if not ok:
