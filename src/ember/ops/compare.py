@@ -22,6 +22,7 @@ from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float
+from ember.ops.operator_protocol import OPERANDS
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     Primitive,
@@ -187,15 +188,13 @@ def ge(input: Tensor, other: Any) -> Tensor:
 
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
-_OPERANDS = (Tensor, int, float, complex, bool, np.generic, np.ndarray)
-
 
 def _operator(fn: Any, name: str, swap: bool = False) -> None:
     """Binds ``Tensor.<name>``; operands that are not numbers, NumPy arrays or tensors give
     NotImplemented, so ``t == None`` is False and ``t < "a"`` a TypeError, as Python expects
     (``t == np_array`` compares elements, as in PyTorch, from either side)."""
     def op(self: Tensor, other: Any) -> Any:
-        if not isinstance(other, _OPERANDS) or \
+        if not isinstance(other, OPERANDS) or \
                 isinstance(other, np.ndarray) and other.dtype.kind not in "biufc":
             return NotImplemented  # (an array of strings or objects: == is False, as torch's)
         return fn(other, self) if swap else fn(self, other)

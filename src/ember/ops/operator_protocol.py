@@ -31,7 +31,8 @@ _REFLECTED = {"add": "radd", "sub": "rsub", "mul": "rmul", "truediv": "rtruediv"
               "and": "rand", "or": "ror", "xor": "rxor", "lshift": "rlshift",
               "rshift": "rrshift"}
 
-_TAKEN = (Tensor, int, float, complex, bool, np.generic, np.ndarray)
+#: what a tensor's operators take as the other operand (the comparisons too)
+OPERANDS = (Tensor, int, float, complex, bool, np.generic, np.ndarray)
 
 
 def _giving_way(fn: Callable[..., Any], reflected: str) -> Callable[..., Any]:
@@ -40,7 +41,7 @@ def _giving_way(fn: Callable[..., Any], reflected: str) -> Callable[..., Any]:
             return fn(self, other)
         except TypeError:
             kind = type(other)
-            if not isinstance(other, _TAKEN) and kind not in TENSOR_LIKE and \
+            if not isinstance(other, OPERANDS) and kind not in TENSOR_LIKE and \
                     hasattr(kind, reflected):
                 return NotImplemented
             raise
