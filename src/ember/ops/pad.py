@@ -20,12 +20,10 @@ import numpy as np
 
 from ember.errors import ShapeError
 from ember.layouts import (
-    channels_last,
-    channels_last_3d,
     contiguous_format,
-    format_of,
     memory_format,
     order_of,
+    suggested_format,
 )
 from ember.ops.convert import contiguous
 from ember.ops.creation import full
@@ -82,13 +80,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     if value is not None and value != 0:
         raise ValueError(f"pad: mode {mode!r} takes no fill value (got value={value})")
     return _gather_pad(input, pairs, mode,
-                       contiguous_format if mode == "circular" else _layout(input))
-
-
-def _layout(x: Tensor) -> memory_format:
-    """PyTorch's ``suggest_memory_format``: channels-last(-3d) when ``x`` is so, else C."""
-    fmt = format_of(x)
-    return fmt if fmt in (channels_last, channels_last_3d) else contiguous_format
+                       contiguous_format if mode == "circular" else suggested_format(input._data))
 
 
 def _cropped(n: int, before: int, after: int) -> int:
@@ -110,7 +102,7 @@ def _check_crop(shape: tuple, d: int, before: int, after: int, mode: str) -> Non
 
 
 def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
-    fmt = _layout(x)
+    fmt = suggested_format(x._data)
     if fmt is not contiguous_format:  # padded in fmt's order of dims, viewed back
         dims, inverse = order_of("pad", fmt, tuple(x.shape))
         moved = [(dims.index(d), before, after) for d, before, after in pairs]
