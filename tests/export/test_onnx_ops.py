@@ -64,6 +64,8 @@ CASES = {
                                  (t == t) & (t != 1), ~(t <= 0), t.clamp(-1, 1),
                                  t.clamp(min=0), t.masked_fill(t > 1, float("-inf"))),
                       lambda: [_x(2, 3, 10)]),
+    "clamp_tensors": (lambda t, lo, hi: (t.clamp(lo, hi), t.clamp(min=lo), t.clamp(max=hi)),
+                      lambda: [_x(2, 3, 10), _x(2, 1, 10) - 0.5, _x(2, 3, 1) + 0.5]),
     "math": (lambda t: (t.abs(), t.exp(), (t.abs() + 1).log(), t.abs().sqrt(), t.pow(2),
                         t ** 3.5 if False else t.abs() ** 0.5, 1 / (t.abs() + 1), t.floor(),
                         t.ceil(), t.round(), t.trunc(), t.sign(), t.sin(), t.cos(),

@@ -1,6 +1,7 @@
 """where, clamp, maximum/minimum and fmax/fmin against PyTorch and finite differences (see
 optable.py), plus gradients at ties, NaN handling, dtypes and errors."""
 
+import itertools
 import math
 
 import numpy as np
@@ -116,15 +117,38 @@ def test_clamp_passes_the_gradient_at_the_bounds():
                              lambda x, hi: torch.clamp(x, max=hi), values, hi))
 
 
-def test_clamp_with_equal_bounds_below_gives_the_gradient_to_a_bound():
-    # A deliberate difference: where min == max > x PyTorch drops the gradient entirely (its
-    # min gets it only where min < max); Ember gives it to min, whose value the output is.
-    x, lo, hi = (ember.tensor([0.0], requires_grad=True) for _ in range(3))
-    with ember.no_grad():
-        lo += 0.5
-        hi += 0.5
-    ember.clamp(x, lo, hi).backward(ember.ones(1))
-    assert x.grad.tolist() == [0.0] and lo.grad.tolist() == [1.0] and hi.grad.tolist() == [0.0]
+SPECIAL = [0.0, 1.0, 2.0, math.nan, math.inf, -math.inf]
+GRID = list(itertools.product(SPECIAL, repeat=3))  # (x, min, max): ties, NaN, inverted, inf
+BOUNDS = {"both": lambda L, lo, hi: (lo, hi), "min": lambda L, lo, hi: (lo, None),
+          "max": lambda L, lo, hi: (None, hi)}
+
+
+@pytest.mark.parametrize("given", list(BOUNDS))
+def test_clamp_tensor_bounds_gradients_match_pytorch_at_ties_nan_and_inf(given):
+    # (PyTorch gives input's gradient where min <= x <= max, min's where x < min < max, max's
+    # where x > max or max < min: so nothing at a NaN or below equal bounds)
+    x, lo, hi = (list(v) for v in zip(*GRID))
+    mine, ref = grads(lambda x, lo, hi: ember.clamp(x, *BOUNDS[given](ember, lo, hi)),
+                      lambda x, lo, hi: torch.clamp(x, *BOUNDS[given](torch, lo, hi)), x, lo, hi)
+    for m, r in zip(mine, ref, strict=True):
+        np.testing.assert_array_equal(np.zeros(len(GRID)) if m is None else m,
+                                      np.zeros(len(GRID)) if r is None else r)
+
+
+@pytest.mark.parametrize("given", list(BOUNDS))
+def test_clamp_tensor_bounds_tangents_match_pytorch_at_ties_nan_and_inf(given):
+    x, lo, hi = (np.array(v) for v in zip(*GRID))
+    tangents = [np.full(len(GRID), w) for w in (1.0, 10.0, 100.0)]
+
+    def tangent(lib, fwad):
+        with fwad.dual_level():
+            duals = [fwad.make_dual(lib.tensor(v), lib.tensor(t))
+                     for v, t in zip((x, lo, hi), tangents)]
+            out = lib.clamp(duals[0], *BOUNDS[given](lib, *duals[1:]))
+            return fwad.unpack_dual(out).tangent.numpy()
+
+    np.testing.assert_array_equal(tangent(ember, ember.autograd.forward_ad),
+                                  tangent(torch, torch.autograd.forward_ad))
 
 
 def test_clamp_second_order():

@@ -11,7 +11,7 @@ ELEMENTWISE = (
     "bitwise_left_shift", "bitwise_right_shift",
     "bitwise_not", "isnan", "isinf", "isfinite", "signbit", "isclose", "nan_to_num",
     # selection
-    "where", "maximum", "minimum", "fmax", "fmin", "clamp",
+    "where", "maximum", "minimum", "fmax", "fmin", "clamp", "clamp_tensor",
     # unary math
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",

@@ -310,26 +310,68 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 _BOUNDS = (int, float, type(None))  # bounds that never change a floating tensor's dtype
 
 
+@primitive
+class ClampTensor(Primitive):
+    """``input`` clamped to tensor bounds of its dtype (broadcast): the inputs are ``(input,
+    min, max)``, ``(input, min)`` or ``(input, max)`` as ``bounds`` says. A NaN anywhere gives
+    NaN; ``min > max`` gives ``max``. The gradient goes to ``input`` where ``min <= input <=
+    max``, to ``min`` where ``input < min < max``, to ``max`` where ``input > max`` or ``max
+    < min``, and nowhere else (a NaN, or ``input < min == max``), as PyTorch's; so is the
+    forward-mode rule, which differs at those points (a tie picks the bound's tangent)."""
+
+    name = "clamp_tensor"
+    backward_name = "ClampBackward0"  # PyTorch's Tensor-bounds overload
+
+    def forward(self, xp, a, *bounds, bounds_given):
+        if a.dtype.kind == "c":
+            raise complex_error("clamp", a.dtype)
+        low, high = self.bounds(bounds, bounds_given)
+        out = a if low is None else xp.maximum(a, low)
+        return out if high is None else xp.minimum(out, high)
+
+    def infer(self, a, *bounds, bounds_given):
+        shape = broadcast_shapes(a.shape, *(b.shape for b in bounds), op="clamp")
+        return TensorSpec(shape, a.dtype)
+
+    def vjp(self, ctx, g):
+        return tuple(sum_to(where(mask, g, 0), t.shape) if t.requires_grad else None
+                     for t, mask in zip(ctx.inputs, self.masks(ctx)))
+
+    def jvp(self, ctx, dx, *dbounds):  # (PyTorch's rule, which differs at ties and NaN)
+        x, *bounds = ctx.inputs
+        given = ctx.params["bounds_given"]
+        if given != "both":
+            inside = gt(x, bounds[0]) if given == "min" else lt(x, bounds[0])
+            return where(inside, dx, dbounds[0])
+        (low, high), (dlow, dhigh) = bounds, dbounds
+        return where(gt(low, high), dhigh, where(lt(x, low), dlow, where(gt(x, high), dhigh, dx)))
+
+    @staticmethod
+    def bounds(bounds: Any, given: str) -> tuple[Any, Any]:
+        """(min, max), None for the one not given."""
+        if given == "both":
+            return bounds[0], bounds[1]
+        return (bounds[0], None) if given == "min" else (None, bounds[0])
+
+    def masks(self, ctx: Any) -> tuple[Tensor, ...]:
+        """Where the gradient goes, one mask per input: to input, then to each bound given."""
+        x, *bounds = ctx.inputs
+        low, high = self.bounds(bounds, ctx.params["bounds_given"])
+        if high is None:
+            return ge(x, low), lt(x, low)
+        if low is None:
+            return le(x, high), gt(x, high)
+        return (ge(x, low) & le(x, high), lt(x, low) & lt(low, high),
+                gt(x, high) | lt(high, low))
+
+
 def _clamp_tensors(input: Tensor, low: Any, high: Any) -> Tensor:
-    """Clamp with tensor bounds as two selections, which gives PyTorch's gradients: ``input``
-    where it is inside, a bound where it binds. (One corner differs: where ``min == max`` and
-    ``input`` is below, ``min`` gets the gradient; PyTorch gives it to nothing.)"""
+    """Clamp with a tensor bound: the bounds (numbers or tensors) as tensors of the common
+    dtype."""
     given = [v for v in (low, high) if v is not None]
     x, *bounds = promote(input, *given)
-    low = bounds.pop(0) if low is not None else None
-    high = bounds.pop(0) if high is not None else None
-    out = x
-    if low is not None:
-        out = where(_binds(lt(x, low), low), low, out)
-    if high is not None:
-        out = where(_binds(gt(out, high), high), high, out)
-    return out
-
-
-def _binds(crossed: Tensor, bound: Tensor) -> Tensor:
-    """Where a bound replaces the input: where the input crosses it, or it is NaN (a NaN
-    bound gives NaN, as in PyTorch)."""
-    return crossed | isnan(bound) if bound.dtype.is_floating_point else crossed
+    which = "both" if len(given) == 2 else "min" if low is not None else "max"
+    return apply(ClampTensor, x, *bounds, bounds_given=which)
 
 
 @method()

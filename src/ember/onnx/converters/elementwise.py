@@ -285,3 +285,14 @@ def clamp(ctx: Context, eqn: Eqn) -> str:
 
     return ctx.node("Clip", [x, bound(eqn.params["min"], -np.inf),
                              bound(eqn.params["max"], np.inf)])
+
+
+@converter("clamp_tensor")
+def clamp_tensor(ctx: Context, eqn: Eqn) -> str:
+    """Max with ``min``, then Min with ``max`` (broadcasting; NaN propagates)."""
+    x, *bounds = operands(ctx, eqn)
+    given = eqn.params["bounds_given"]
+    ops = {"both": ("Max", "Min"), "min": ("Max",), "max": ("Min",)}[given]
+    for op, bound in zip(ops, bounds):
+        x = ctx.node(op, [x, bound])
+    return x
