@@ -368,6 +368,41 @@ def test_gather_flat_positions_match_torch_over_shapes_dims_and_index_dtypes():
         np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
 
 
+def test_scatter_add_and_gather_grad_of_large_indices_sum_as_add_at_and_torch():
+    # from 1024 indexed elements the sums run as one flat add.at (same order, same bits);
+    # repeated indices, int32 indices, float32 and float64; negative ones through index_put
+    from ember.ops.indexing import _add_at
+
+    rng = np.random.default_rng(0)
+    for shape, dim, dtype in (((64, 48), 1, np.float32), ((8, 40, 6), 0, np.float64),
+                              ((33, 70), 0, np.float32)):
+        ishape = tuple(2 * s if d == dim else s for d, s in enumerate(shape))
+        a, src = rng.standard_normal(shape).astype(dtype), rng.standard_normal(ishape)
+        src = src.astype(dtype)
+        i = rng.integers(0, shape[dim], ishape)
+        x, s = ember.tensor(a, requires_grad=True), ember.tensor(src, requires_grad=True)
+        tx, ts = torch.tensor(a, requires_grad=True), torch.tensor(src, requires_grad=True)
+        ei = ember.from_numpy(i.astype(np.int32))
+        out = x.scatter_add(dim, ei, s) * 2 + x.gather(dim, ei).sum()
+        tout = tx.scatter_add(dim, torch.from_numpy(i), ts) * 2 + tx.gather(
+            dim, torch.from_numpy(i)).sum()
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5)
+        w = rng.standard_normal(shape).astype(dtype)
+        (out * ember.tensor(w)).sum().backward()
+        (tout * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy(), rtol=1e-5)
+    view, values = rng.standard_normal((30, 40)), rng.standard_normal((50, 60))
+    for low in (0, -30):  # (negative indices leave the flat path: add.at wraps them)
+        key = (rng.integers(low, 30, (50, 1)), rng.integers(0, 40, (1, 60)))
+        got, want = view.copy(), view.copy()
+        _add_at(np, got, key, values)
+        np.add.at(want, key, values)
+        assert got.tobytes() == want.tobytes()
+    with pytest.raises(IndexError):
+        _add_at(np, view.copy(), (np.full((50, 1), 30), np.arange(40)[None]), 1.0)
+
+
 def test_gather_family_rejects_negative_and_large_indices():
     x = ember.zeros(2, 3)
     with pytest.raises(IndexOutOfRange, match="gather: index -1 is out of bounds for dimension "

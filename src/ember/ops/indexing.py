@@ -73,8 +73,14 @@ def _add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
     faster on the gradient of a gather such as roi_align's."""
     dim = len(key) - 1
     index = key[dim]
+    if xp is np and view.ndim == 1 and index.ndim > 1:  # (gather's gradient: flat positions)
+        values = np.broadcast_to(values, index.shape).reshape(-1)
+        np.add.at(view, index.reshape(-1), values)
+        return
     if (xp is not np or view.ndim == 1 or index.ndim != 1 or not view.flags.c_contiguous
             or any(type(k) is not slice for k in key[:dim])):
+        if xp is np and _flat_add_at(view, key, values):
+            return
         xp.add.at(view, key, values)
         return
     n, m, inner = view.shape[dim], index.shape[0], view.shape[dim + 1:]
@@ -90,6 +96,27 @@ def _add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
         flat = (part[:, None] * post + np.arange(post)).ravel()
         for lead in np.ndindex(view.shape[:dim]):
             np.add.at(view[lead].reshape(-1), flat, values[lead][start:start + step].ravel())
+
+
+def _flat_add_at(view: Any, key: tuple, values: Any) -> bool:
+    """``np.add.at(view, key, values)`` for a key of one integer array per dimension (a
+    scatter's grid), run as one flat index into the C-contiguous ``view``: the same sums in
+    the same order (the key's broadcast shape in C order), without ``add.at``'s slow path
+    for several or multi-dimensional indices (~10x). False, doing nothing, for other keys."""
+    if (len(key) != view.ndim or view.ndim < 2 or not view.flags.c_contiguous
+            or not all(type(k) is np.ndarray and k.dtype.kind in "iu" for k in key)):
+        return False
+    shape = np.broadcast_shapes(*(k.shape for k in key))
+    if math.prod(shape) < 1024 or any(k.size and (k.min() < 0 or k.max() >= n)
+                                      for k, n in zip(key, view.shape, strict=True)):
+        return False  # (small: not worth it; add.at wraps negative indices, refuses others)
+    flat = np.zeros(shape, dtype=np.intp)
+    stride = 1
+    for k, n in zip(key[::-1], view.shape[::-1], strict=True):
+        flat += k * stride if stride != 1 else k
+        stride *= n
+    np.add.at(view.reshape(-1), flat.reshape(-1), np.broadcast_to(values, shape).reshape(-1))
+    return True
 
 
 def _basic_shape(shape: tuple, index: tuple, op: str = "slice") -> tuple:
