@@ -221,6 +221,10 @@ def test_nan_to_num_takes_none_for_nan_as_torch():
      "local_response_norm: size must be an int, got str"),
     (lambda m, F: F.local_response_norm(_x(m, 1, 3, 3), 2.0),
      "local_response_norm: size must be an int, got float 2.0"),
+    (lambda m, F: F.local_response_norm(_x(m, 1, 3, 3), 2, alpha="0.1"),
+     "local_response_norm: alpha must be a number, got str '0.1'"),
+    (lambda m, F: F.local_response_norm(_x(m, 1, 3, 3), 2, k="abc"),
+     "local_response_norm: k must be a number"),
     (lambda m, F: F.rrelu(_x(m, 3), "0.1", "0.3"), "rrelu: lower must be a number, got str"),
     (lambda m, F: F.rrelu(_x(m, 3), 0.1, "abc"), "rrelu: upper must be a number"),
     (lambda m, F: F.celu(_x(m, 3), "abc"), "celu: alpha must be a number"),
@@ -257,6 +261,8 @@ def test_numbers_of_other_kinds_still_pass_at_the_errors4_sites():
     assert ember.tensordot(x, x.T, dims=np.int64(1)).shape == (3, 3)
     assert ember.normal(x, 1).shape == (3, 4) and ember.normal(0, ember.ones(2)).shape == (2,)
     assert F.local_response_norm(_x(ember, 1, 3, 3), np.int64(2)).shape == (1, 3, 3)
+    assert F.local_response_norm(x[None], 2, alpha=np.float32(0.5), beta=ember.tensor(1.0),
+                                 k=2).allclose(F.local_response_norm(x[None], 2, 0.5, 1.0, 2.0))
     assert F.hardtanh(ember.tensor([-3, 5]), -2, 2).tolist() == [-2, 2]
     assert F.threshold(ember.tensor([1, 5]), 2, 2**60).tolist() == [2**60, 5]
     assert F.rrelu(x, np.float32(0.1), 1).shape == (3, 4) and F.celu(x, 2).shape == (3, 4)

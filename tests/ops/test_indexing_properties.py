@@ -224,3 +224,13 @@ def test_broadcast_shapes_matches_torch(shape_list):
     assert ember.broadcast_shapes(*shape_list) == ref
     tensors = [ember.zeros(s) for s in shape_list]
     assert all(t.shape == ref for t in ember.broadcast_tensors(*tensors))
+
+
+def test_broadcast_shapes_takes_integer_sizes_only():
+    np = __import__("numpy")
+    assert ember.broadcast_shapes((2, 1), (np.int64(3),), (ember.tensor(3),)) == (2, 3)
+    for size in (3.0, "3"):  # (a tensor of 3 was kept in the Size as a tensor)
+        with pytest.raises(TypeError, match="broadcast_shapes: a size must be an int"):
+            ember.broadcast_shapes((2, 1), (size,))
+    with pytest.raises(ember.errors.ShapeError, match="^broadcast_shapes: shapes"):
+        ember.broadcast_shapes((2,), (3,))

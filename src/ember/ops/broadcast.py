@@ -11,7 +11,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import gemm
 from ember.errors import ShapeError
-from ember.ops.int_args import refused_ints
+from ember.ops.int_args import as_int, refused_ints
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.size import Size
 from ember.tensor import Tensor, method
@@ -19,7 +19,7 @@ from ember.tensor import Tensor, method
 __all__ = ["broadcast_shapes", "broadcast_to", "broadcast_tensors"]
 
 
-def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast") -> Size:
+def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast_shapes") -> Size:
     """The shape NumPy/PyTorch broadcasting gives ``shapes`` (an int is a 1-d shape); a
     ShapeError naming ``op`` if none.
 
@@ -27,7 +27,7 @@ def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast") -> Siz
         >>> ember.broadcast_shapes((3, 1), (4,)), ember.broadcast_shapes(2, (3, 1))
         (ember.Size([3, 4]), ember.Size([3, 2]))
     """
-    shapes = tuple((s,) if isinstance(s, int) else s for s in shapes)
+    shapes = tuple(s if hasattr(s, "__len__") else (s,) for s in shapes)
     return tuple.__new__(Size, broadcast_shape(shapes, op))
 
 
@@ -40,6 +40,8 @@ def broadcast_shape(shapes: Sequence[Sequence[int]], op: str) -> tuple[int, ...]
         for s in shapes:
             d = s[i] if -i <= len(s) else 1
             if d != 1:
+                if type(d) is not int:  # (a NumPy integer; a float, string or tensor refused)
+                    d = as_int(d, op, "a size")
                 if size not in (1, d):
                     shown = " and ".join(str(tuple(s)) for s in shapes)
                     raise ShapeError(f"{op}: shapes {shown} do not broadcast: dimension {i} has "

@@ -6,9 +6,11 @@ neighbouring channels)^beta``; composites of slices, sums and powers.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import HALF, laid_out_like
-from ember.ops.int_args import as_int
+from ember.ops.int_args import as_int, as_number
 from ember.ops.pad import pad
 from ember.tensor import Tensor
 
@@ -26,13 +28,16 @@ def _channel_window_sum(x: Tensor, before: int, after: int) -> Tensor:
     return total
 
 
-def _check(op: str, input: Tensor, size: int) -> None:
+def _checked(op: str, input: Tensor, size: int, *numbers: Any) -> list[int | float]:
+    """Refuses a bad input or size; ``alpha``, ``beta`` and ``k`` (``numbers``) as numbers (a
+    string is a TypeError naming the op, as PyTorch's)."""
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
     if type(size) is not int:
         as_int(size, op, "size")  # (a NumPy int passes; a float or a str raises, as PyTorch)
     if size < 1:
         raise ValueError(f"{op}: size must be a positive integer, got {size}")
+    return [as_number(v, op, name) for v, name in zip(numbers, ("alpha", "beta", "k"))]
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
@@ -47,7 +52,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
                  [0.5000]]])
     """
     op = "local_response_norm"
-    _check(op, input, size)
+    alpha, beta, k = _checked(op, input, size, alpha, beta, k)
     if input.ndim < 3:
         raise ValueError(f"{op}: expected an input of 3 or more dimensions (N, C, *), got shape "
                          f"{tuple(input.shape)}")
@@ -74,7 +79,7 @@ def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float =
         tensor([0.5000, 0.3333, 0.5000])
     """
     op = "cross_map_lrn2d"
-    _check(op, input, size)
+    alpha, beta, k = _checked(op, input, size, alpha, beta, k)
     if input.ndim != 4:
         raise ShapeError(f"{op}: expected a 4-D input (N, C, H, W), got shape "
                          f"{tuple(input.shape)}")
