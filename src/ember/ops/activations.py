@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from ember import dtypes
 from ember.autograd.graph import name_node
@@ -144,6 +145,20 @@ class Elu(Unary):
         return where(x <= 0, v * ((y + alpha * scale) * input_scale), v * scale)
 
 
+def _log1p_exp(xp: Any, s: Any) -> Any:
+    """``log(1 + exp(s))`` of a float32/float64 array, as ``max(s, 0) + log1p(exp(-|s|))``
+    (float32 computed in float64 and rounded once): NumPy's ``logaddexp(0, s)`` is a scalar
+    loop, 4-9x slower at 256x256, and within 1.5 ulp in float32 where this rounds correctly."""
+    wide = xp.array(s, dtype=xp.float64 if s.dtype == xp.float32 else s.dtype)
+    linear = xp.maximum(wide, 0)
+    xp.abs(wide, out=wide)
+    xp.negative(wide, out=wide)
+    xp.exp(wide, out=wide)
+    xp.log1p(wide, out=wide)
+    xp.add(wide, linear, out=wide)
+    return wide.astype(s.dtype, copy=False)
+
+
 @primitive
 class Softplus(Unary):
     name = "softplus"
@@ -151,7 +166,8 @@ class Softplus(Unary):
     @in_float32
     def forward(self, xp, a, *, beta, threshold):
         scaled = a * beta
-        return xp.where(scaled > threshold, a, xp.logaddexp(0, scaled) / beta)
+        soft = _log1p_exp(xp, scaled) / beta
+        return soft if threshold == math.inf else xp.where(scaled > threshold, a, soft)
 
     def chain(self, v, x, y, *, beta, threshold):
         scaled = x * beta
