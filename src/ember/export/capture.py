@@ -186,10 +186,20 @@ def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int =
             grow = name.coeff * growth[name.symbols[0]] if isinstance(name, SizeExpr) else \
                 growth[name]
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
-        made[key] = ember.tensor(array, dtype=leaf.dtype)
+        made[key] = ember.tensor(_laid_out_as(array, leaf), dtype=leaf.dtype)
         out.append(made[key])
         index += 1
     return out
+
+
+def _laid_out_as(array: np.ndarray, like: Tensor) -> np.ndarray:
+    """``array`` with its dimensions in memory in the order of ``like``'s strides: a
+    channels-last example traces again channels-last (a model's kernels follow the layout)."""
+    strides = like.stride()
+    order = sorted(range(array.ndim), key=lambda d: -strides[d])
+    if order == list(range(array.ndim)):
+        return array
+    return np.ascontiguousarray(array.transpose(order)).transpose(np.argsort(order))
 
 
 def twins(first: Graph, second: Graph, who: str

@@ -115,11 +115,11 @@ def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
 def unfold(ctx: Context, eqn: Eqn) -> str | None:
     """im2col as a grouped convolution with one-hot kernels: output channel ``c*K + j`` of
     group ``c`` copies the ``j``-th position of each window (K positions per window), which
-    is exact; then the spatial dimensions are flattened."""
+    is exact; then the spatial dimensions are flattened. Layout ``nlc`` (the channels-last
+    columns an average pool of a channels-last input reads) transposes (N, C, K, L) to
+    (N, L, K, C) before flattening."""
     x, out = eqn.inputs[0], eqn.outputs[0]
     p = eqn.params
-    if p.get("layout", "ncl") != "ncl":
-        return ctx.refuse(f"unfold with layout {p['layout']!r} has no ONNX form here")
     channels, kernel = x.shape[1], tuple(p["kernel_size"])
     positions = math.prod(kernel)
     onehot = np.eye(positions, dtype=x.dtype.np).reshape(positions, 1, *kernel)
@@ -127,6 +127,9 @@ def unfold(ctx: Context, eqn: Eqn) -> str | None:
     cols = ctx.node("Conv", [ctx.value(x), weight], kernel_shape=list(kernel),
                     strides=list(p["stride"]), dilations=list(p["dilation"]),
                     pads=_pads(p["padding"]), group=channels)
+    if p.get("layout", "ncl") == "nlc":  # (N, C·K, *counts) to (N, L, K·C)
+        split = ctx.node("Reshape", [cols, ctx.ints([0, channels, positions, -1])])
+        cols = ctx.node("Transpose", [split], perm=[0, 3, 2, 1])
     shape = ctx.shape_tensor(out, [x], infer_one=True)
     return None if shape is None else ctx.node("Reshape", [cols, shape])
 
