@@ -136,15 +136,56 @@ def test_iteration_and_reflected_operators():
 def test_pickling_copies_data_and_parameters_like_torch():
     import pickle
 
-    view = ember.arange(6.0).reshape(2, 3)[:, 1]
-    back = pickle.loads(pickle.dumps(view))
-    assert back.tolist() == [1.0, 4.0] and back.is_contiguous()
+    for lib in (torch, ember):  # strides kept (a slice, channels-last), as torch's
+        view = lib.arange(6.0).reshape(2, 3)[:, 1]
+        back = pickle.loads(pickle.dumps(view))
+        assert back.tolist() == [1.0, 4.0] and back.stride() == (3,)
+        cl = lib.arange(24.0).reshape(1, 2, 3, 4).contiguous(memory_format=lib.channels_last)
+        back = pickle.loads(pickle.dumps([cl, cl.t() if cl.ndim == 2 else cl[:, :, ::2]]))
+        assert back[0].stride() == (24, 1, 8, 2) and back[1].stride() == (24, 1, 16, 2)
+        assert back[1].tolist() == cl[:, :, ::2].tolist()
     w = ember.nn.Parameter(ember.ones(2, dtype=ember.bfloat16))
     w2 = pickle.loads(pickle.dumps(w))
     assert type(w2) is ember.nn.Parameter and w2.requires_grad and w2.dtype is ember.bfloat16
     for lib in (torch, ember):
         copied = pickle.loads(pickle.dumps(lib.ones(2, requires_grad=True) * 2))
         assert copied.tolist() == [2.0, 2.0] and copied.requires_grad and copied.is_leaf
+
+
+class _Tagged(ember.Tensor):
+    pass
+
+
+class _TorchTagged(torch.Tensor):
+    pass
+
+
+def test_copy_shares_memory_and_keeps_strides_like_torch():
+    import copy
+
+    for lib in (torch, ember):
+        x = lib.arange(6.0).reshape(2, 3).t().requires_grad_()
+        y = copy.copy(x)
+        assert y is not x and y.stride() == (1, 3) and y.requires_grad and y.is_leaf
+        with lib.no_grad():
+            y[0, 0] = 7.0
+        assert x[0, 0].item() == 7.0  # the same memory, as torch's shallow copy
+        assert copy.copy(x * 2).is_leaf
+
+
+def test_copies_and_pickles_keep_a_subclass_and_its_attributes():
+    import copy
+    import pickle
+
+    for lib, cls in ((torch, _TorchTagged), (ember, _Tagged)):
+        t = lib.ones(2, 3).as_subclass(cls)
+        t.note = ["a"]
+        for made in (copy.copy(t), pickle.loads(pickle.dumps(t))):
+            assert type(made) is cls and made.note == ["a"] and made.tolist() == t.tolist()
+    t = ember.ones(2).as_subclass(_Tagged)  # (torch's deepcopy refuses such a subclass)
+    t.note = ["a"]
+    kept = copy.deepcopy(t)
+    assert type(kept) is _Tagged and kept.note == ["a"] and kept.note is not t.note
 
 
 def test_deepcopy_copies_leaves_like_torch():

@@ -435,14 +435,31 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce__(self) -> Any:
-        """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data (a meta
-        tensor's shape, dtype and strides), the device and ``requires_grad``, as PyTorch's
-        does (the copy is a leaf: history stays behind). Files
+        """Pickling (multiprocessing) carries a copy of the data with its strides (a meta
+        tensor's shape, dtype and strides), the device, ``requires_grad``, the class and its
+        attributes, as PyTorch's does (the copy is a leaf: history stays behind). Files
         are better written with ``ember.save``, which stores no code."""
+        from ember.tensor_copy import pickled  # (it builds on this module)
+
         warn_if_has_hooks(self)
-        array = self._data if self._device.is_meta else np.array(  # (meta: shape and strides)
-            self._host("pickling", keep=False))
-        return _unpickled, (array, str(self._device), self.requires_grad)
+        return pickled(self)
+
+    def __copy__(self) -> Tensor:
+        """``copy.copy``: a new leaf tensor on the same memory, as PyTorch's (which shares the
+        storage): writes to one show in the other.
+
+        Example:
+            >>> import copy
+            >>> x = ember.zeros(2)
+            >>> y = copy.copy(x)
+            >>> _ = y.fill_(1.0)
+            >>> x
+            tensor([1., 1.])
+        """
+        from ember.tensor_copy import shallow
+
+        warn_if_has_hooks(self)
+        return shallow(self)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """``copy.deepcopy``: a leaf tensor with its own copy of the data, the same
@@ -461,9 +478,9 @@ class Tensor:
                 raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
                                 "that require grad) can be deep-copied, as in PyTorch. Hint: "
                                 "copy tensor.detach()")
-            from ember.tensor_copy import copied  # (it builds on this module)
+            from ember.tensor_copy import copied, deep_attributes, with_class
 
-            out = copied(self, memo)
+            out = with_class(copied(self, memo), type(self), deep_attributes(self, memo))
             out.requires_grad = self.requires_grad
             out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
             memo[id(self)] = out
@@ -479,6 +496,7 @@ def _not_a_python_value(t: Tensor, kind: str, plain: Exception) -> Exception:
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:
+    # (tensors pickled before :func:`ember.tensor_copy.pickled` name this function)
     from ember.backend import device as to_device
 
     dev = to_device(device)

@@ -1,13 +1,29 @@
-"""``deepcopy`` of tensors (:meth:`ember.Tensor.__deepcopy__`): values copied, history
-dropped, and memory the originals shared shared again by the copies."""
+"""``copy.copy``, ``copy.deepcopy`` and pickling of tensors (:meth:`ember.Tensor.__copy__`,
+``__deepcopy__``, ``__reduce__``), as PyTorch's: a shallow copy shares the memory, a deep copy
+copies it once for the tensors that shared it, and a pickle keeps the strides; each keeps the
+tensor's class and attributes."""
 
 from __future__ import annotations
+
+import copy
+from typing import Any
 
 import numpy as np
 
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["copied"]
+__all__ = ["copied", "pickled", "rebuilt", "shallow", "with_class"]
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    """The array at the end of NumPy's ``base`` chain: the memory block ``a`` lies in."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _offset(a: np.ndarray, root: np.ndarray) -> int:
+    return a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
 
 
 def copied(t: Tensor, memo: dict) -> Tensor:
@@ -17,21 +33,81 @@ def copied(t: Tensor, memo: dict) -> Tensor:
     the same place in the copy: tensors copied together (a tensor, its slices, its
     ``view(dtype)``) share the copy's memory and version counter as they shared theirs."""
     a = t._data
-    root = a
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root = _root(a) if isinstance(a, np.ndarray) else a
     if not isinstance(a, np.ndarray) or not (root.flags.c_contiguous or root.flags.f_contiguous):
         data = memo.get(id(a))  # (another device's array, or an odd block: by array)
         if data is None:
             data = memo[id(a)] = t.detach().clone()._data
         return _wrap(data, t._device)
-    copy = memo.get(id(root))
-    if copy is None:
-        copy = memo[id(root)] = root.copy(order="A")
-    block = copy.reshape(-1, order="A").view(np.uint8)
-    start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    data = np.ndarray(a.shape, a.dtype, buffer=block, offset=start, strides=a.strides)
+    copy_ = memo.get(id(root))
+    if copy_ is None:
+        copy_ = memo[id(root)] = root.copy(order="A")
+    block = copy_.reshape(-1, order="A").view(np.uint8)
+    data = np.ndarray(a.shape, a.dtype, buffer=block, offset=_offset(a, root), strides=a.strides)
     key = ("ember version counter", id(root))  # (one for the tensors copied from one block)
     out = _wrap(data, t._device, vc=memo.get(key))
     memo.setdefault(key, out._vc)
     return out
+
+
+def with_class(out: Tensor, cls: type, attributes: dict | None) -> Tensor:
+    """``out`` (a new leaf) as an object of class ``cls``, with ``attributes`` in its
+    ``__dict__`` (a subclass's own attributes, kept by a copy as PyTorch keeps them)."""
+    if cls is not Tensor:
+        made = object.__new__(cls)
+        for slot in Tensor.__slots__[:-1]:
+            object.__setattr__(made, slot, getattr(out, slot))
+        out = made
+    if attributes:
+        out.__dict__.update(attributes)
+    return out
+
+
+def _attributes(t: Tensor) -> dict | None:
+    return getattr(t, "__dict__", None) or None
+
+
+def shallow(t: Tensor) -> Tensor:
+    """``copy.copy(t)``: a new leaf on ``t``'s memory (same strides, version counter,
+    ``requires_grad``, class and attributes), as PyTorch's shares the storage."""
+    out = _wrap(t._data, t._device, t.requires_grad, vc=t._vc)
+    return with_class(out, type(t), dict(_attributes(t) or {}))
+
+
+def deep_attributes(t: Tensor, memo: dict) -> dict | None:
+    """A deep copy of ``t``'s own attributes (for ``deepcopy`` of a subclass)."""
+    attributes = _attributes(t)
+    return None if attributes is None else copy.deepcopy(attributes, memo)
+
+
+def pickled(t: Tensor) -> tuple:
+    """``(rebuilt, args)`` that pickle ``t``: the bytes its elements span (a slice or a
+    channels-last tensor keeps its strides, as PyTorch's pickle does; a meta tensor pickles
+    its shape and strides), its device, ``requires_grad``, class and attributes."""
+    if t._device.is_meta:
+        return rebuilt, (t._data, str(t._device), t.requires_grad, None, type(t),
+                         _attributes(t))
+    a = t._host("pickling", keep=False)
+    root = _root(a)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        a = np.array(a)  # (an odd memory block: the values, in their order)
+        root = a
+    low = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)
+    high = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s > 0) + a.itemsize
+    start = _offset(a, root)
+    block = root.reshape(-1, order="A").view(np.uint8)
+    span = block[start + low:start + high] if a.size else block[:0]
+    layout = (a.dtype, a.shape, a.strides, -low if a.size else 0)
+    return rebuilt, (span, str(t._device), t.requires_grad, layout, type(t), _attributes(t))
+
+
+def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None = None,
+            cls: type = Tensor, attributes: dict | None = None) -> Tensor:
+    """The tensor :func:`pickled` describes."""
+    from ember.backend import device as to_device
+
+    if layout is not None:
+        dtype, shape, strides, offset = layout
+        array = np.ndarray(shape, dtype, buffer=array, offset=offset, strides=strides)
+    dev = to_device(device)
+    return with_class(_wrap(dev.xp.asarray(array), dev, requires_grad), cls, attributes)

@@ -17,6 +17,7 @@ import numpy as np
 from ember.errors import CheckpointError
 from ember.io.placement import Placer
 from ember.tensor import _unpickled
+from ember.tensor_copy import rebuilt
 
 
 def type_name(x: Any) -> str:
@@ -47,6 +48,9 @@ def _unpickler(module: Any, data: bytes, place: Placer) -> Any:
             if (mod, name) == ("ember.tensor", "_unpickled"):
                 return lambda array, device, grad: _unpickled(array, str(place(device, array)),
                                                               grad)
+            if (mod, name) == ("ember.tensor_copy", "rebuilt"):
+                return lambda array, device, grad, *rest: rebuilt(
+                    array, str(place(device, array)), grad, *rest)
             return super().find_class(mod, name)
 
     return Unpickler(io.BytesIO(data))
