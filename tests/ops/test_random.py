@@ -157,3 +157,15 @@ def test_states_are_uint8_tensors_as_in_torch_and_old_dicts_still_restore():
                                   ember.rand(4, generator=ember.Generator().manual_seed(5)))
     with pytest.raises(OpError, match=r"45 bytes.*\(3,\) float32"):
         ember.set_rng_state(ember.zeros(3))
+
+
+def test_copy_of_a_generator_draws_on_its_own_like_torch():
+    import copy
+
+    for lib in (torch, ember):
+        g = lib.Generator()
+        g.manual_seed(3)
+        for copier in (copy.copy, copy.deepcopy):
+            made = copier(g)
+            assert made is not g
+            assert lib.rand(3, generator=g).tolist() == lib.rand(3, generator=made).tolist()

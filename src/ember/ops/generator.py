@@ -96,6 +96,11 @@ class Generator:
         """
         return Generator(self.device).set_state(self.get_state())
 
+    def __copy__(self) -> Generator:
+        """``copy.copy``: an independent generator in this one's state, as PyTorch's (the
+        NumPy generator underneath is not shared, so drawing from one leaves the other)."""
+        return self.clone_state()
+
     @property
     def numpy(self) -> np.random.Generator:
         """The NumPy generator underneath (CPU)."""
