@@ -205,11 +205,11 @@ class Tensor:
             >>> x[1:]._base is x, x._base, x[1:].detach()._base
             (True, None, None)
         """
-        return None if self._view is None else self._view.base
+        return None if self._view is None else self._view.shown
 
     def _is_view(self) -> bool:
         """Whether this tensor is a view of another one's memory (``_base`` is not None)."""
-        return self._view is not None
+        return self._base is not None
 
     @property
     def layout(self) -> layout:

@@ -171,6 +171,24 @@ def test_inplace_shape_ops_gradients():
     assert v.shape == (3, 2) and float(v.sum()) == 6.0
 
 
+def test_inplace_shape_ops_keep_base_relations_as_torch():
+    # (Ember keeps the tensor's old self as the base its views' chains start from; ``_base``
+    # shows the tensors PyTorch does: the tensor stays no view, earlier and later views of it
+    # name it, and a view keeps naming its own base)
+    def relations(lib):
+        a = lib.ones(3) * 2
+        before = a[1:]
+        a.unsqueeze_(0)
+        after = a[0]
+        b = lib.ones(4)
+        x = b[1:]
+        x.unsqueeze_(0)
+        x.squeeze_(0)
+        return [a._base is None, a._is_view(), before._base is a, after._base is a,
+                x._base is b, x[0:]._base is b, x._is_view()]
+
+    assert relations(ember) == relations(torch) == [True, False, True, True, True, True, True]
+
 
 def test_inplace_shape_ops_keep_leaves():
     w = ember.ones(2, 3, requires_grad=True)
@@ -243,7 +261,6 @@ def test_random_fills_moments():
     assert a.tolist() == b.tolist()
     with pytest.raises(ValueError):
         ember.empty(2).geometric_(1.5)
-
 
 
 def test_random_fills_low_precision_and_bounds():

@@ -192,9 +192,7 @@ def _logical_view(src: Tensor, out: Tensor, prim: Any, params: dict) -> None:
     out._vc = src._vc
     if not prim.differentiable:  # (view(dtype): no autograd view)
         return
-    info = src._view
-    base, chain = (info.base, info.chain) if info is not None else (src, ())
-    out._view = ViewInfo(base, chain + ((prim, params),), src._vc.value)
+    out._view = ViewInfo.extending(src, prim, params)
 
 
 # -- custom Functions with a vmap static method ------------------------------------------------

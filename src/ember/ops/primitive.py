@@ -425,12 +425,25 @@ class ViewInfo:
     whether it was made under ``no_grad`` from a tensor that requires grad (writing into such
     a view with grad enabled is refused, as in PyTorch: its history is not the base's)."""
 
-    __slots__ = ("_base", "chain", "version", "without_grad")
+    __slots__ = ("_base", "chain", "version", "without_grad", "shown")
 
-    def __init__(self, base: Tensor, chain: tuple, version: int,
-                 without_grad: bool = False) -> None:
+    def __init__(self, base: Tensor, chain: tuple, version: int, without_grad: bool,
+                 shown: Tensor | None) -> None:
         self._base, self.chain, self.version = base, chain, version
         self.without_grad = without_grad
+        self.shown = shown  # the tensor ``_base`` names: the base as PyTorch sees it
+
+    @classmethod
+    def extending(cls, src: Tensor, prim: Primitive, params: dict,
+                  without_grad: bool = False) -> ViewInfo:
+        """The record of the view ``prim(src, **params)``: ``src``'s base and chain, one step
+        longer (``src`` is the base where it is no view, or, as PyTorch sees it, no longer one:
+        a tensor whose shape changed in place is a view of its old self here)."""
+        info = src._view
+        if info is None:
+            return cls(src, ((prim, params),), src._vc.value, without_grad, src)
+        return cls(info.base, info.chain + ((prim, params),), src._vc.value,
+                   without_grad or info.without_grad, src if info.shown is None else info.shown)
 
     @property
     def base(self) -> Tensor:
@@ -455,11 +468,7 @@ def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
             raise complex_grad_error(prim, (src,))
         _record(prim, (src,), params, [t], dev)
     if shared and prim.differentiable:
-        info = src._view
-        base, chain = (info.base, info.chain) if info is not None else (src, ())
-        without_grad = (info is not None and info.without_grad) or (
-            not GRAD.enabled and src.requires_grad)
-        t._view = ViewInfo(base, chain + ((prim, params),), src._vc.value, without_grad)
+        t._view = ViewInfo.extending(src, prim, params, not GRAD.enabled and src.requires_grad)
     return t
 
 

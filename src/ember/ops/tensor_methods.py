@@ -334,6 +334,7 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     x._view = out._view
     if x._view is not None:
         x._view.version = x._vc.value  # (its history is the one just made)
+        x._view.shown = alias._view and alias._view.shown  # (PyTorch's x stays no view)
     STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
     return x
 
