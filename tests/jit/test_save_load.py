@@ -33,6 +33,23 @@ def test_round_trip_runs_the_same_numbers(tmp_path, build, shape):
     assert "def ResNet" in loaded.code or "def Sequential" in loaded.code
 
 
+def test_round_trip_through_a_file_object():
+    import io
+    ember.manual_seed(0)
+    model = ember.models.cnn().eval()
+    fast = jit.compile(model)
+    x = ember.randn(2, 1, 28, 28)
+    with ember.no_grad():
+        expected = model(x).numpy()
+        fast(x)
+    buffer = io.BytesIO()
+    jit.save(fast, buffer)  # (load took paths only: os.fspath raised a bare TypeError)
+    buffer.seek(0)
+    np.testing.assert_allclose(jit.load(buffer)(x).numpy(), expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(CheckpointError, match="the file"):
+        jit.load(io.BytesIO(b"not a safetensors file"))
+
+
 def test_a_graph_that_writes_through_views_round_trips(tmp_path):
     def f(x):
         y = x * 1

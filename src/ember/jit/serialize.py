@@ -13,7 +13,7 @@ import json
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -45,8 +45,9 @@ class _Files:
 FILES = _Files()
 
 
-def save(compiled: Any, path: str | os.PathLike) -> None:
-    """Writes the most recently compiled signature of ``compiled`` (graph and weights).
+def save(compiled: Any, path: str | os.PathLike | IO[bytes]) -> None:
+    """Writes the most recently compiled signature of ``compiled`` (graph and weights) to a
+    path or a binary file object.
 
     Example:
         >>> fast = ember.jit.compile(model.eval())
@@ -76,11 +77,12 @@ def save(compiled: Any, path: str | os.PathLike) -> None:
     FILES.write(path, arrays, {"ember.jit": json.dumps(doc)})  # (atomic: never half a file)
 
 
-def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
-    """Reads a file :func:`save` wrote; the result runs the graph on tensors."""
-    where = os.fspath(path)
+def load(path: str | os.PathLike | IO[bytes], device: Any = None) -> LoadedFunction:
+    """Reads a file :func:`save` wrote (a path or a binary file object); the result runs the
+    graph on tensors."""
+    where = os.fspath(path) if isinstance(path, str | os.PathLike) else "the file"
     try:
-        arrays, meta = FILES.read(where)  # (a damaged file: a CheckpointError naming it)
+        arrays, meta = FILES.read(path)  # (a damaged file: a CheckpointError naming it)
     except OSError as exc:
         raise CheckpointError(f"ember.jit.load: cannot read {where} ({exc.strerror or exc})") \
             from None
