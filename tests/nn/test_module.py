@@ -266,6 +266,18 @@ def test_deepcopy_makes_independent_parameters_and_buffers():
     assert float(m.fc1.weight.abs().sum()) > 0 and m.steps.item() == 0
 
 
+def test_deepcopy_of_a_trained_model_has_no_grads_like_torch():
+    for lib in (torch, ember):
+        m = lib.nn.Linear(2, 1)
+        m(lib.ones(1, 2)).sum().backward()
+        kept = copy.deepcopy(m)
+        assert m.weight.grad is not None and kept.weight.grad is None
+        assert type(kept.weight) is lib.nn.Parameter and kept.weight.requires_grad
+        w = lib.ones(2, requires_grad=True)  # a plain tensor keeps its grad, as torch's
+        w.grad = lib.ones(2)
+        assert copy.deepcopy(w).grad.tolist() == [1.0, 1.0]
+
+
 def test_param_tree():
     s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 1)))
     tree = s.param_tree()

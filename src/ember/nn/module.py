@@ -536,7 +536,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
             ids_taken(self.__dict__[name])
 
     def __deepcopy__(self, memo: dict) -> Module:
-        """A copy with its own parameters and buffers, each copied with its ``.grad``."""
+        """A copy with its own parameters and buffers; parameters come without ``.grad``, as
+        PyTorch's ``Parameter.__deepcopy__`` leaves them."""
         import copy
 
         new = object.__new__(type(self))

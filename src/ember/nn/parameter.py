@@ -64,11 +64,8 @@ class Parameter(Tensor):
             return memo[id(self)]
         from ember.autograd.grad_mode import no_grad
 
-        with no_grad():
+        with no_grad():  # (without .grad, as PyTorch's: a deep-copied model has none)
             out = Parameter(self.detach().clone(), self.requires_grad)
-        if self.grad is not None:
-            with no_grad():
-                out.grad = self.grad.detach().clone()
         memo[id(self)] = out
         return out
 
