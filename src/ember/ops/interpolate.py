@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 from ember.errors import ShapeError
 from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
+from ember.ops.int_args import as_float, as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
@@ -54,13 +54,15 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
         if recompute_scale_factor:
             raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
                              "explicit size; give scale_factor instead")
-        out = (int(size),) * nd if isinstance(size, int) else tuple(int(s) for s in size)
+        out = tuple(as_int(s, "interpolate", "size") for s in
+                    (size if isinstance(size, (tuple, list)) else (size,) * nd))
         if len(out) != nd:
             raise ShapeError(f"interpolate: size {size!r} has {len(out)} entries but the input "
                              f"of shape {tuple(input.shape)} has {nd} spatial dimensions")
         return out, (None,) * nd
-    scales = (float(scale_factor),) * nd if not isinstance(scale_factor, Sequence) else \
-        tuple(float(s) for s in scale_factor)
+    scales = tuple(as_float(s, "interpolate", "scale_factor") for s in
+                   (scale_factor if isinstance(scale_factor, (tuple, list)) else
+                    (scale_factor,) * nd))
     if len(scales) != nd:
         raise ShapeError(f"interpolate: scale_factor {scale_factor!r} has {len(scales)} "
                          f"entries but the input has {nd} spatial dimensions")
