@@ -236,6 +236,32 @@ def test_conv2d_weight_gradient_is_laid_out_like_the_weight():
     assert w.grad.is_contiguous()
 
 
+@pytest.mark.parametrize("nd, kwargs", [(2, {"padding": 1}), (2, {"padding": 2, "dilation": 2}),
+                                        (2, {"padding": (2, 0)}), (2, {"padding": "same"}),
+                                        (3, {"padding": 1})])
+def test_few_input_channels_stride_1_input_gradient_matches_torch_to_second_order(
+        nd, kwargs, monkeypatch):
+    # with 4x fewer input than output channels the stride-1 input gradient is a GEMM and a
+    # fold instead of a convolution of the output gradient (a first layer's 3 channels)
+    import ember.ops.conv as conv
+
+    monkeypatch.setattr(conv, "_FOLD_GRAD_ELEMENTS", 0)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3) + (7, 6, 5)[:nd])
+    w = rng.standard_normal((12, 3) + (3,) * nd)
+    v = rng.standard_normal(x.shape)
+    conv, tconv = (F.conv2d, TF.conv2d) if nd == 2 else (F.conv3d, TF.conv3d)
+    results = []
+    for lib, f in ((ember, conv), (torch, tconv)):
+        xa, wa = (lib.from_numpy(a.copy()).requires_grad_() for a in (x, w))
+        out = f(xa, wa, **kwargs)
+        gx, gw = lib.autograd.grad((out * out).sum(), (xa, wa), create_graph=True)
+        hx, hw = lib.autograd.grad((gx * lib.from_numpy(v)).sum(), (xa, wa))
+        results.append([t.detach().numpy() for t in (out, gx, gw, hx, hw)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
 def test_conv2d_in_several_column_chunks_matches_torch_to_second_order(monkeypatch):
     # the forward GEMM and the weight gradient one sample's columns at a time; the weight
     # gradient's own gradients (a Hessian-vector product through it) as PyTorch's
