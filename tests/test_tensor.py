@@ -188,6 +188,28 @@ def test_copies_and_pickles_keep_a_subclass_and_its_attributes():
     assert type(kept) is _Tagged and kept.note == ["a"] and kept.note is not t.note
 
 
+def test_plain_tensors_and_parameters_take_attributes_as_torch():
+    # (PyTorch code tags tensors and parameters: ``p._is_hf_initialized = True``)
+    import copy
+    import pickle
+
+    def kept(lib):
+        t = lib.ones(2)
+        t.tag = "a"
+        p = lib.nn.Parameter(lib.ones(2))
+        p.flag = 1
+        m = lib.nn.Linear(2, 2)
+        m.weight.flag = 2
+        m.double()
+        return [t.tag, t.__dict__, hasattr(t.detach(), "tag"), hasattr(t + 1, "tag"),
+                hasattr(t[0:], "tag"), hasattr(t.clone(), "tag"), copy.copy(t).tag,
+                copy.deepcopy(t).tag, pickle.loads(pickle.dumps(t)).tag,
+                pickle.loads(pickle.dumps(p)).flag, hasattr(copy.deepcopy(p), "flag"),
+                hasattr(lib.nn.Parameter(t), "tag"), m.weight.flag]
+
+    assert kept(ember) == kept(torch)
+
+
 def test_deepcopy_copies_leaves_like_torch():
     import copy
 

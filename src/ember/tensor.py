@@ -45,7 +45,8 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "requires_grad", "_grad", "_node", "_idx", "_vc", "_hooks",
-                 "_retains", "_view", "__weakref__")
+                 "_retains", "_view", "__dict__", "__weakref__")  # (a __dict__ for the user's
+    # own attributes, ``p.tag = 1``, as PyTorch's tensors take: made on the first one set)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     def __new__(cls, *data: Any, dtype: DType | None = None, device: Any = None,
@@ -58,7 +59,7 @@ class Tensor:
 
         made = legacy_tensor(data, dtype, device, requires_grad)
         out = object.__new__(cls)
-        for slot in Tensor.__slots__[:-1]:
+        for slot in STATE_SLOTS:
             setattr(out, slot, getattr(made, slot))
         return out
 
@@ -523,6 +524,10 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
 
 
 _on_wrap: Callable[[Tensor], None] | None = None
+
+#: the slots that make a tensor what it is (data, device, history, …): an object of another
+#: class on the same tensor copies these (not its ``__dict__``, the user's attributes)
+STATE_SLOTS = Tensor.__slots__[:-2]
 
 
 _new_counter: Callable[[], VersionCounter] = VersionCounter

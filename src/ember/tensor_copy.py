@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.tensor import Tensor, _wrap
+from ember.tensor import STATE_SLOTS, Tensor, _wrap
 
 __all__ = ["copied", "pickled", "rebuilt", "shallow", "with_class"]
 
@@ -55,7 +55,7 @@ def with_class(out: Tensor, cls: type, attributes: dict | None) -> Tensor:
     ``__dict__`` (a subclass's own attributes, kept by a copy as PyTorch keeps them)."""
     if cls is not Tensor:
         made = object.__new__(cls)
-        for slot in Tensor.__slots__[:-1]:
+        for slot in STATE_SLOTS:
             object.__setattr__(made, slot, getattr(out, slot))
         out = made
     if attributes:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import UninitializedError
-from ember.tensor import Tensor
+from ember.tensor import STATE_SLOTS, Tensor
 
 
 def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
@@ -27,7 +27,7 @@ def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
     if not isinstance(data, Tensor):
         raise TypeError(f"{cls.__name__}: expected a tensor, got {type(data).__name__}")
     out = object.__new__(cls)
-    for slot in Tensor.__slots__[:-1]:
+    for slot in STATE_SLOTS:
         setattr(out, slot, getattr(data, slot))
     out._node, out._idx, out.grad, out._hooks, out._retains, out._view = (None, 0, None, None,
                                                                           False, None)
@@ -56,8 +56,8 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
-    def __reduce__(self) -> Any:
-        return Parameter, (self.detach(), self.requires_grad)
+    def __reduce__(self) -> Any:  # (with the user's attributes, as PyTorch's)
+        return Parameter, (self.detach(), self.requires_grad), self.__dict__ or None
 
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) in memo:

@@ -14,7 +14,7 @@ from ember.backend.device import no_backend_error
 from ember.layouts import check_format, preserve_format
 from ember.ops.convert import to
 from ember.ops.shape import view
-from ember.tensor import Tensor, method
+from ember.tensor import STATE_SLOTS, Tensor, method
 
 __all__ = ["get_device"]
 
@@ -92,7 +92,7 @@ def as_subclass(self: Tensor, cls: type) -> Tensor:
 
 def _retyped(t: Tensor, cls: type) -> Tensor:
     out = object.__new__(cls)
-    for slot in Tensor.__slots__[:-1]:
+    for slot in STATE_SLOTS:
         setattr(out, slot, getattr(t, slot))
     return out
 

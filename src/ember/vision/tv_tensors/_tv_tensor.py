@@ -9,9 +9,8 @@ from functools import wraps
 from typing import Any
 
 import ember
-from ember.tensor import Tensor, _new
+from ember.tensor import STATE_SLOTS, Tensor, _new
 
-_SLOTS = Tensor.__slots__[:-1]  # all but __weakref__
 _SELF_RETURNING = {f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
                                            "mod", "pow", "and", "or", "xor", "lshift", "rshift")
                    } | {"float", "double", "half", "bfloat16", "long", "int", "short", "char",
@@ -127,7 +126,7 @@ def _alias(cls: type, t: Tensor) -> Tensor:
     if t.requires_grad and t._node is None:
         t = t.view(tuple(t.shape))
     out = _new(cls)
-    for slot in _SLOTS:
+    for slot in STATE_SLOTS:
         setattr(out, slot, getattr(t, slot))
     return out
 
