@@ -265,6 +265,22 @@ def test_deepcopy_gives_an_independent_module():
     assert type(rebuilt).__name__ == "Rebuilt" and ember.equal(rebuilt(x, y), clone(x, y))
 
 
+def test_pickle_round_trips_a_graph_module_as_torch():
+    import pickle
+
+    for lib in (ember, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2), lib.nn.ReLU())
+        gm = lib.fx.symbolic_trace(model).eval()
+        gm.note = "kept"
+        back = pickle.loads(pickle.dumps(gm))
+        x = lib.randn(4, 3)
+        assert isinstance(back, lib.fx.GraphModule) and not back.training
+        assert back.code == gm.code and back.note == "kept" and lib.equal(back(x), gm(x))
+        with lib.no_grad():
+            back.get_submodule("0").bias.add_(1.0)  # (its own tensors)
+        assert not lib.equal(back(x), gm(x))
+
+
 def test_keyword_only_parameters_are_placeholders_like_torch():
     def forward(x, y=None, *, scale=2.0):
         return F.softmax(x * scale, dim=-1)

@@ -154,23 +154,34 @@ class GraphModule(Module):
             if name and name not in used:
                 self.delete_submodule(name)
 
-    def __deepcopy__(self, memo: dict) -> GraphModule:
-        holder = Module()
-        for name, value in self.__dict__.items():
-            if name not in ("_graph", "_code"):
-                object.__setattr__(holder, name, copy.deepcopy(value, memo))
+    def __reduce__(self) -> tuple:
+        """Pickles the module as its class, attributes and a copy of its graph; the
+        ``forward`` is generated again when unpickled, as torch.fx's."""
         graph = Graph()
-        env: dict = {}
-        graph.output(graph.graph_copy(self._graph, env))
-        # (a subclass of GraphModule stays one; hooks, mode and other attributes come along)
-        copied = type(self).__bases__[0](holder, graph, type(self).__name__)
-        for name, value in holder.__dict__.items():
-            if name not in ("_parameters", "_buffers", "_modules"):
-                object.__setattr__(copied, name, value)
-        return copied
+        graph.output(graph.graph_copy(self._graph, {}))
+        state = {n: v for n, v in self.__dict__.items() if n not in ("_graph", "_code")}
+        # (the class GraphModule made for this object is generated: its base is pickled)
+        return _rebuilt, (type(self).__bases__[0], state, graph, type(self).__name__)
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        cls, state, graph, class_name = self.__reduce__()[1]
+        return _rebuilt(cls, copy.deepcopy(state, memo), graph, class_name)
 
     def __str__(self) -> str:
         return f"{super().__repr__()}\n\n\n{self._code}"
+
+
+def _rebuilt(cls: type, state: dict, graph: Graph, class_name: str) -> GraphModule:
+    """A ``cls`` (GraphModule or a subclass) of ``graph`` whose attributes are ``state`` (its
+    submodules, tensors, hooks, mode and the rest)."""
+    holder = Module()
+    for name, value in state.items():
+        object.__setattr__(holder, name, value)
+    made = cls(holder, graph, class_name)
+    for name, value in state.items():
+        if name not in ("_parameters", "_buffers", "_modules"):
+            object.__setattr__(made, name, value)
+    return made
 
 
 def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str) -> None:
