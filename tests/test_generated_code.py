@@ -2,7 +2,9 @@
 generate."""
 
 import doctest
+import gc
 import inspect
+import linecache
 import traceback
 
 import ember.utils.generated_code
@@ -21,3 +23,13 @@ def test_define_runs_the_source_and_registers_it_for_tracebacks():
         assert "return x / k" in "".join(traceback.format_exception(e))
     result = doctest.testmod(ember.utils.generated_code)
     assert result.attempted and not result.failed
+
+
+def test_the_source_leaves_linecache_with_the_function():
+    # (a compiled function tracing shape after shape drops its old graphs: their source goes)
+    f = define("def f(x):\n    return x\n", "demo", "f", {})
+    filename = f.__code__.co_filename
+    assert linecache.getlines(filename)
+    del f
+    gc.collect()  # (a function in its own globals' module is not in a cycle; to be sure)
+    assert filename not in linecache.cache

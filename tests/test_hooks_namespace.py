@@ -4,6 +4,7 @@ manager, PyTorch's dict form with extra_dict), unserializable_hook and warn_if_h
 
 import pickle
 import warnings
+import weakref
 
 import pytest
 
@@ -63,3 +64,23 @@ def test_pickling_a_tensor_with_hooks_warns_unless_marked():
         warnings.simplefilter("error")
         warn_if_has_hooks(y)
         assert ember.equal(pickle.loads(pickle.dumps(x)), x)
+
+
+def test_a_removed_hook_is_freed_while_its_handle_is_kept():
+    # as PyTorch's: the handle does not keep the hook (nor what its closure holds) alive
+    class Payload:
+        pass
+
+    x = ember.ones(2, requires_grad=True)
+    y = x * 2
+    opt = ember.optim.SGD([x], lr=0.1)
+    for register in (x.register_hook, y.register_hook,
+                     x.register_post_accumulate_grad_hook,
+                     lambda hook: opt.register_step_post_hook(lambda *a: hook(None))):
+        payload = Payload()
+        ref = weakref.ref(payload)
+        handle = register(lambda g, payload=payload: None)
+        del payload
+        handle.remove()
+        assert ref() is None
+        handle.remove()  # (still a no-op)

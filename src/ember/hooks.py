@@ -76,7 +76,9 @@ class RemovableHandle:
             for i, entry in enumerate(hooks):
                 if entry is self._entry:
                     del hooks[i]
-                    self._hooks = {}  # done: a second remove() must not take a twin entry
+                    # done: a second remove() must not take a twin entry, and the handle no
+                    # longer keeps the hook (and what its closure holds) alive, as PyTorch's
+                    self._hooks, self._entry = {}, None
                     _note_structure_change()
                     break
         elif self.id in hooks:

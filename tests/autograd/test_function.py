@@ -1,5 +1,7 @@
 """Custom autograd Functions."""
 
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -7,6 +9,7 @@ import torch
 import ember
 from ember.autograd import Function, gradcheck, gradgradcheck, once_differentiable
 from ember.errors import GradError
+from tests.gc_off import gc_off
 
 
 class Cube(Function):
@@ -123,6 +126,16 @@ def test_mark_dirty_gives_the_input_the_functions_history(lib):
     np.testing.assert_allclose(g.detach().numpy(), [1.0, 40.0, 600.0])  # through b's view
     (h,) = lib.autograd.grad(g.sum(), a)
     np.testing.assert_allclose(h.numpy(), [0.0, 20.0, 200.0])
+
+
+def test_a_dirty_tensor_saved_for_backward_dies_with_its_last_reference():
+    # ctx keeps it as a saved output, as PyTorch does, not as the tensor itself (which has the
+    # node's history: a cycle tensor -> node -> ctx -> tensor, freed only by the gc)
+    with gc_off():
+        y = square_in_place(ember).apply(x64(1.0, 2.0) * 1)
+        refs = weakref.ref(y), weakref.ref(y.grad_fn)
+        del y
+        assert all(r() is None for r in refs)
 
 
 def test_mark_dirty_refuses_leaves_and_tensors_not_returned():

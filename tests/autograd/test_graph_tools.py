@@ -3,6 +3,7 @@ hooks, save_on_cpu, disabling saved-tensor hooks, mutation of saved tensors, ver
 
 import doctest
 import importlib
+import weakref
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import torch.autograd.graph as tgraph
 
 import ember
 import ember.autograd.graph as graph
+from tests.gc_off import gc_off
 
 
 def both(fn):
@@ -183,3 +185,17 @@ def test_keep_saved_leaves_a_tensor_changed_since_it_was_saved_to_the_version_ch
     graph.keep_saved([y], [h])
     with pytest.raises(ember.errors.GradError, match="modified in place"):
         y.backward()
+
+
+def test_multi_grad_hook_keeps_no_tensor_alive():
+    # the hooks live on the tensors' nodes: they must not hold those tensors or nodes (a cycle
+    # freed only by the gc), nor the finished backward pass
+    with gc_off():
+        x = ember.ones(3, requires_grad=True)
+        a, b = x * 2, x * 3
+        seen = []
+        graph.register_multi_grad_hook((a, b), lambda grads: seen.append(len(grads)))
+        (a + b).sum().backward()
+        refs = [weakref.ref(t) for t in (a, b)] + [weakref.ref(a.grad_fn)]
+        del a, b
+        assert seen == [2] and all(r() is None for r in refs)

@@ -1,11 +1,14 @@
 """In-place ops on views and on tensors other nodes already use: gradients as PyTorch's."""
 
+import weakref
+
 import numpy as np
 import pytest
 import torch
 
 import ember
 from ember.autograd.forward import jvp
+from tests.gc_off import gc_off
 
 
 def _write_through_view(x, m):
@@ -275,3 +278,17 @@ def test_an_in_place_shape_change_of_a_saved_tensor_fails_backward_as_torch(chan
         assert x._version == version + 1
         with pytest.raises(error, match="modified by an inplace|modified in place"):
             y.backward()
+
+
+def test_after_backward_an_in_place_write_into_a_view_leaves_no_cycle():
+    # released nodes keep what their inputs were when recorded, not the base's newer history
+    # (through this very view's node: a cycle freed only by the gc)
+    with gc_off():
+        x = ember.randn(4, 4, requires_grad=True)
+        y = x * 1
+        y[:, 0].mul_(2)
+        y.sum().backward()
+        refs = weakref.ref(y), weakref.ref(y.grad_fn)
+        del y
+        assert all(r() is None for r in refs)
+    np.testing.assert_allclose(x.grad.numpy()[:, 0], 2.0)

@@ -2,10 +2,14 @@
 nested modules, and the private ``_register_state_dict_hook``, whose hook may return a new
 state dict (respected at the root only); each scenario runs on Ember and on torch."""
 
+import weakref
+
 import pytest
 import torch
 
 import ember
+from ember import nn
+from tests.gc_off import gc_off
 
 
 def _both(scenario):
@@ -58,3 +62,14 @@ def test_a_public_state_dict_post_hook_may_not_return_nor_be_registered_privatel
         return errors
 
     assert _both(scenario)[0] is True
+
+
+def test_load_state_dict_frees_the_state_dict_without_the_gc():
+    # its recursive loader referred to itself: a loaded checkpoint stayed until the gc ran
+    net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    with gc_off():
+        state = {k: v.clone() for k, v in net.state_dict().items()}
+        ref = weakref.ref(state["0.weight"])
+        net.load_state_dict(state)
+        del state
+        assert ref() is None

@@ -312,6 +312,7 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
             cls.setup_context(ctx, args, out)
     outs = out if isinstance(out, tuple) else (out,)
     dirty = {id(t) for t in ctx._dirty}
+    ctx._dirty = ()  # (kept, a dirty input, which takes the node's history, would make a cycle)
     if not dirty <= {id(o) for o in outs}:
         raise GradError(f"{cls.__name__}.forward marked a tensor dirty (ctx.mark_dirty) but "
                         "did not return it; return every tensor it modifies in place")
@@ -356,7 +357,26 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
     if dirty:
         wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
                         for o, w in zip(outs, wrapped))
+        _save_dirty_as_outputs(ctx, outs, dirty)
     return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
+def _save_dirty_as_outputs(ctx: FunctionCtx, outs: tuple, dirty: set) -> None:
+    """A saved dirty tensor now carries the node's history: ctx keeps an alias without it,
+    which ``saved_tensors`` gives back as that output of the node, as PyTorch saves an output
+    (kept itself, it would make the cycle tensor -> node -> ctx -> tensor)."""
+    from ember.tensor import _wrap
+
+    slot = {id(o): i for i, o in enumerate(outs)}
+
+    def alias(t: Any) -> Any:
+        if t is None or id(t) not in dirty:
+            return t
+        kept = _wrap(t._data, t._device, False, None, 0, t._vc)
+        ctx._output_slots[id(kept)] = slot[id(t)]
+        return kept
+
+    ctx._saved = tuple(map(alias, ctx._saved))
 
 
 def _backward_cls(cls: type[Function]) -> type[Node]:

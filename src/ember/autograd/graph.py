@@ -360,7 +360,7 @@ class Node(_Hookable):
         free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
         if free is None and self.packed is None and not self._frees_values():
             self.inputs = tuple(t if type(t) is Unsaved or self._small_constant(t) else
-                                Unsaved(t) for t in self.inputs)
+                                Unsaved.as_recorded(t, e) for t, e in zip(self.inputs, self.edges))
             return
         self.inputs = self.outputs = self.versions = None
         self.released = True

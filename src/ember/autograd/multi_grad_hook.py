@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -74,7 +76,9 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
 
     from ember.autograd.gradient_edge import get_gradient_edge
 
-    edges = [get_gradient_edge(t).node for t in tensors]
+    # (weakly: the hooks live on these nodes and on the tensors, which must not be kept by
+    # them; a node that is gone runs in no pass)
+    count, nodes = len(tensors), [weakref.ref(get_gradient_edge(t).node) for t in tensors]
     pending: dict[int, list] = {}  # pass id -> [gradients so far, how many still to come]
 
     def collect(i: int) -> Callable[[Tensor], None]:
@@ -82,9 +86,9 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
             task = _running_task()
             state = pending.get(task.id)
             if state is None:
-                state = pending[task.id] = [[None] * len(tensors),
-                                            sum(map(task.will_execute, edges))]
-                task.at_exit.append(lambda: flush(task.id))
+                live = [node for node in (ref() for ref in nodes) if node is not None]
+                state = pending[task.id] = [[None] * count, sum(map(task.will_execute, live))]
+                task.at_exit.append(functools.partial(flush, task.id))  # (not task itself)
             state[0][i] = grad
             state[1] -= 1
             if state[1] == 0:

@@ -93,6 +93,17 @@ class Unsaved:
         self.shape, self.dtype, self.requires_grad = t._data.shape, t._data.dtype, t.requires_grad
         self.node, self.idx, self.vc = t._node, t._idx, t._vc
 
+    @classmethod
+    def as_recorded(cls, t: Tensor, edge: tuple | None) -> Unsaved:
+        """As ``Unsaved(t)``, with the history ``t`` had when the node recorded it (``edge``,
+        the node's edge of it): an in-place op since may have given ``t`` a newer one, which
+        leads back to the node (kept, a reference cycle)."""
+        kept = cls.__new__(cls)
+        kept.shape, kept.dtype, kept.vc = t._data.shape, t._data.dtype, t._vc
+        kept.requires_grad = edge is not None
+        kept.node, kept.idx = (None, 0) if edge is None or edge[0] is None else edge
+        return kept
+
     def tensor(self, device: Any) -> Tensor:
         """A zero-memory stand-in with the input's shape, dtype and history: all a rule that
         does not read the values can use (and all it may use)."""

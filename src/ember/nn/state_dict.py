@@ -223,7 +223,10 @@ class StateDictMixin:
                     raise RuntimeError(f"{type(module).__name__}: a load_state_dict post-hook "
                                        "must return None (it edits the key lists in place)")
 
-        load(self, "")
+        try:
+            load(self, "")
+        finally:
+            load = None  # (it refers to itself: kept, the state dict would wait for the gc)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import weakref
 from typing import Any
 
 __all__ = ["define"]
@@ -15,7 +16,8 @@ _COUNTER = itertools.count()
 
 def define(source: str, label: str, name: str, globals_: dict[str, Any]) -> Any:
     r"""The function ``name`` that ``source`` defines, run with (a copy of) ``globals_`` as its
-    globals; its file name is ``<label #N>``, unique.
+    globals; its file name is ``<label #N>``, unique, and its source stays in :mod:`linecache`
+    while the function lives (a compiled function's old graphs, dropped, take theirs along).
 
     Example:
         >>> from ember.utils.generated_code import define
@@ -26,4 +28,6 @@ def define(source: str, label: str, name: str, globals_: dict[str, Any]) -> Any:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = dict(globals_)
     exec(compile(source, filename, "exec"), scope)  # noqa: S102 - Ember's own generated code
-    return scope[name]
+    made = scope[name]
+    weakref.finalize(made, linecache.cache.pop, filename, None)
+    return made
