@@ -208,3 +208,47 @@ def test_a_loop_over_one_layout_is_cut_into_pieces_that_divide_it(monkeypatch, s
         assert loops.run_loop((("add", ("a0", "a1")),), out, a, b)
     np.testing.assert_array_equal(out, a + b)
     assert seen == ([pieces] if pieces > 1 else [])
+
+
+_LATER_PROCESS = """
+import numpy as np
+from ember.backend import compiled
+from ember.jit import loops
+compiled.use_numba(True)
+x = np.linspace(-3.0, 3.0, 1 << 14, dtype=np.float32)
+out = np.empty_like(x)
+assert loops.run_loop((("mul", ("a0", "a0")), ("add", ("t0", "a0"))), out, x)
+assert np.array_equal(out, x * x + x)
+(loop,) = loops._COMPILED.values()
+print(sum(loop.stats.cache_hits.values()), sum(loop.stats.cache_misses.values()))
+"""
+
+
+def test_a_later_process_loads_a_loop_from_numbas_disk_cache(tmp_path):
+    # (the loop's module is written once under $EMBER_HOME/jit; numba caches its machine code
+    # beside it, so a later process's compile is a load: 0.2-2 s a loop spared)
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "EMBER_HOME": str(tmp_path)}
+    counts = [subprocess.run([sys.executable, "-c", _LATER_PROCESS], env=env, text=True,
+                             capture_output=True, check=True).stdout.split()
+              for _ in range(2)]
+    assert counts == [["0", "1"], ["1", "0"]]  # (compiled, then loaded)
+    (source,) = (tmp_path / "jit").glob("loop_*.py")
+    assert "def loop(" in source.read_text()
+
+
+def test_a_loop_compiles_where_embers_directory_cannot_be_written(tmp_path, monkeypatch):
+    from ember.jit import loops
+
+    blocked = tmp_path / "a_file"
+    blocked.write_text("")
+    monkeypatch.setenv("EMBER_HOME", str(blocked))  # (no directory can be made inside it)
+    loop = loops._compile(loop_source((("sub", ("a0", "a1")), ("abs", ("t0",))),
+                                      ("full", "full")), None)
+    x, y = (np.arange(5.0) * k for k in (1, 3))
+    out = np.empty(5)
+    loop(out, x, y, 0, 1, 5)
+    assert out.tolist() == np.abs(x - y).tolist()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from ember.backend.home import ember_home
+
 __all__ = ["get_dir", "set_dir"]
 
 _chosen_dir: str | None = None
@@ -22,12 +24,7 @@ def get_dir() -> str:
         >>> os.path.basename(ember.hub.get_dir())
         'hub'
     """
-    if _chosen_dir is not None:
-        return _chosen_dir
-    home = os.getenv("EMBER_HOME")
-    if home is None:
-        home = os.path.join(os.getenv("XDG_CACHE_HOME", "~/.cache"), "ember")
-    return os.path.join(os.path.expanduser(home), "hub")
+    return ember_home("hub") if _chosen_dir is None else _chosen_dir
 
 
 def set_dir(d: str | os.PathLike) -> None:

@@ -14,12 +14,18 @@ that order, the output's own layout (read at the output's index), a scalar, cons
 row (layer norm's statistics), or contiguous along a row at some offset per row (a bias; a
 causal mask repeated over the batch); any other operand, a small array, NumPy, numba turned off
 or an output overlapping an operand elsewhere than in place leave the kernel to its NumPy calls.
-Each (steps, operand kinds, dtype) compiles once per process, on its first call (~0.2 s;
-numba adds a version for each new typing of the arrays: a read-only or a bool operand).
+Each (steps, operand kinds, dtype) compiles on its first call (~0.2 s; numba adds a version
+for each new typing of the arrays: a read-only or a bool operand), once: numba's disk cache
+keeps it for later processes (see :func:`_compile`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
 import threading
 from functools import lru_cache, partial
 from typing import Any
@@ -27,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
+from ember.backend.home import ember_home
 from ember.ops import erf_kernel
 
 __all__: list[str] = []
@@ -266,10 +273,42 @@ def loop_source(steps: tuple, kinds: tuple) -> str:
 
 
 def _compile(source: str, elements: Any) -> Any:
+    """The loop of ``source`` compiled by numba. It is defined in a module file in Ember's
+    directory (``ember_home("jit")``), named by a hash of its text, of numba's version and of
+    the float32 functions' source it may inline, so that numba's disk cache spares a later
+    process the compile (0.2-2 s a loop; a cached one loads in milliseconds); where that
+    directory cannot be written, from the text alone, compiled each process."""
     import numba
 
-    scope: dict[str, Any] = {"np": np}
+    text = "import numpy as np\n\n\n" + source
+    try:
+        scope, cache = _module(text, numba.__version__, elements is not None).__dict__, True
+    except OSError:
+        scope, cache = {"np": np}, False
+        exec(compile(text, "<ember.jit loop>", "exec"), scope)  # noqa: S102 - our own code
     if elements is not None:
         scope.update({f"_{name}": getattr(elements, name) for name in _FLOAT32})
-    exec(compile(source, "<ember.jit loop>", "exec"), scope)  # noqa: S102 - our own code
-    return numba.njit(nogil=True, error_model="numpy")(scope["loop"])
+    return numba.njit(nogil=True, error_model="numpy", cache=cache)(scope["loop"])
+
+
+def _module(text: str, numba_version: str, inlines: bool) -> Any:
+    """The module of ``text`` from its file in Ember's directory, written there first (once,
+    whole: a reader never sees half a file) if missing."""
+    stamp = [text, numba_version]
+    if inlines:
+        stamp.append(inspect.getsource(erf_kernel.numba_elements()))
+    name = "loop_" + hashlib.sha256("\0".join(stamp).encode()).hexdigest()[:32]
+    path = os.path.join(ember_home("jit"), f"{name}.py")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        part = f"{path}.{os.getpid()}.{threading.get_ident()}"
+        with open(part, "w") as f:
+            f.write(text)
+        os.replace(part, path)
+    module = sys.modules.get(f"ember.jit.loops.{name}")
+    if module is None:  # (where numba's cache finds it again: by name)
+        spec = importlib.util.spec_from_file_location(f"ember.jit.loops.{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[spec.name] = module
+    return module
