@@ -214,13 +214,15 @@ def twins(first: Graph, second: Graph, who: str
     see ``ember.onnx.context.Context.twin_of``."""
     def differ(why: str) -> ExportError:
         return ExportError(f"{who}: the traced graph changes with the size of a dynamic axis "
-                           f"({why}): Python code branches on a shape. Hint: export with fixed "
-                           "sizes (no dynamic axes) for this model")
+                           f"({why}): the model, or an op it calls, takes another path at "
+                           "another size (its Python code branches on a shape). Hint: export "
+                           "with fixed sizes (no dynamic axes) for this model")
 
     eqns1, eqns2 = ([e for e in g.eqns if e.prim.name != "copy"] for g in (first, second))
     if len(eqns1) != len(eqns2) or len(first.inputs) != len(second.inputs) or \
             len(first.state) != len(second.state) or len(first.outputs) != len(second.outputs):
-        raise differ(f"{len(eqns1)} against {len(eqns2)} equations")
+        raise differ(f"{len(eqns1)} against {len(eqns2)} equations"
+                     f"{_first_difference(eqns1, eqns2)}")
     mapping: dict[Var, Var] = dict(zip(first.inputs, second.inputs))
     mapping.update((a.var, b.var) for a, b in zip(first.state, second.state))
     copied = {e.outputs[0]: e.inputs[0] for e in second.eqns if e.prim.name == "copy"}
@@ -253,6 +255,15 @@ def twins(first: Graph, second: Graph, who: str
                          "axis of size 1 in the example input may be squeezed or broadcast: "
                          "trace with a size above 1")
     return mapping, changed, pairs
+
+
+def _first_difference(eqns1: list[Eqn], eqns2: list[Eqn]) -> str:
+    """Where two traces' equations first differ, for the error: ``", first <op> at <line>
+    against <op> at <line>"``, "" where one trace is the other's beginning."""
+    for e1, e2 in zip(eqns1, eqns2):
+        if e1.prim is not e2.prim:
+            return f", first {e1.prim.name} at {e1.source} against {e2.prim.name} at {e2.source}"
+    return ""
 
 
 def _params_key(params: dict) -> str:
