@@ -21,8 +21,12 @@ def _as_tensors(dataset: Any, limit: int | None) -> data.TensorDataset:
     images, labels = dataset.data, dataset.targets
     if limit is not None:
         images, labels = images[:limit], labels[:limit]
-    x = ((images.float() / 255.0 - mean) / std).unsqueeze(1)
-    return data.TensorDataset(x, labels.long())
+    # In place on one float copy: the same values as ((x / 255 - mean) / std), with one
+    # dataset-sized array allocated instead of four (first touches of fresh memory are what
+    # this costs, seconds on a VM).
+    x = images.to(ember.float32, copy=True)
+    x.div_(255.0).sub_(mean).div_(std)
+    return data.TensorDataset(x.unsqueeze(1), labels.long())
 
 
 def _batches(dataset: Any, batch_size: int, sampler: Any, num_workers: int) -> Any:

@@ -1,0 +1,24 @@
+"""The datasets ``ember train`` builds: images normalised as ``(x / 255 - mean) / std``."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.train.data import FASHION_MNIST_STATS, _as_tensors
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+@pytest.mark.parametrize("limit", [None, 5])
+def test_normalised_in_place_equals_the_formula_and_leaves_the_source(dtype, limit):
+    pixels = np.random.default_rng(0).integers(0, 256, (7, 28, 28)).astype(dtype)
+    labels = np.arange(7, dtype=np.uint8)
+    source = SimpleNamespace(data=ember.tensor(pixels), targets=ember.tensor(labels))
+    x, y = _as_tensors(source, limit).tensors
+    mean, std = FASHION_MNIST_STATS
+    expected = ((torch.from_numpy(pixels[:limit]).float() / 255.0 - mean) / std).unsqueeze(1)
+    np.testing.assert_array_equal(x.numpy(), expected.numpy())  # bit for bit
+    assert x.dtype == ember.float32 and y.dtype == ember.int64
+    np.testing.assert_array_equal(source.data.numpy(), pixels)   # the dataset keeps its pixels
