@@ -292,3 +292,30 @@ def test_after_backward_an_in_place_write_into_a_view_leaves_no_cycle():
         del y
         assert all(r() is None for r in refs)
     np.testing.assert_allclose(x.grad.numpy()[:, 0], 2.0)
+
+
+@pytest.mark.parametrize("write", [
+    lambda y: y.add_(y.exp()),          # a node that holds y without reading it
+    lambda y: y.add_(y * 2),
+    lambda y: y[:, 0].mul_(2),          # the view's node holds its base
+    lambda y: y.t().add_(1),
+])
+def test_an_in_place_op_on_a_small_non_leaf_leaves_no_cycle(write):
+    # as in PyTorch the graph dies with its last tensor, with no backward and no gc
+    with gc_off():
+        x = ember.randn(4, 4, requires_grad=True)
+        y = x * 1
+        write(y)
+        refs = weakref.ref(y), weakref.ref(y.grad_fn)
+        del y
+        assert all(r() is None for r in refs)
+    for lib in (ember, torch):  # (and the gradients stay torch's)
+        x = lib.tensor(np.arange(16.0).reshape(4, 4) / 10, requires_grad=True)
+        y = x * 1.5
+        write(y)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        if lib is ember:
+            ours = g.detach().numpy(), h.numpy()
+    np.testing.assert_allclose(ours[0], g.detach().numpy())
+    np.testing.assert_allclose(ours[1], h.numpy())

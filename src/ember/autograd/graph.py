@@ -454,6 +454,49 @@ def keep_saved(roots: list, tensors: list[Tensor]) -> None:
         node.inputs, node.versions = tuple(inputs), tuple(versions)
 
 
+LET_GO_BUDGET = 8  # nodes let_go looks at: x.op_(f(x)) and a write into a view need 1-4
+
+
+def let_go(x: Tensor, start: Node, stop: Node | None) -> None:
+    """``x`` (small: large inputs are not held anyway, see ``drop_unread_inputs``) is about to
+    take the history ``start`` of an in-place op, recorded since its history was ``stop``. The
+    nodes in between that hold ``x`` itself without reading its values (``x.add_(x.exp())``,
+    the view node of ``x[0].mul_(2)``) keep its shape and recorded history instead: ``x``'s new
+    history leads back to them, a reference cycle only the gc would free (PyTorch's nodes save
+    no such input). Looks at a few nodes at most; a longer way keeps its cycle."""
+    if _nothing_to_let_go(x, start, stop):
+        return
+    todo, seen, budget = [start], set(), LET_GO_BUDGET
+    while todo and budget:
+        node = todo.pop()
+        if node is stop or type(node) is not Node or id(node) in seen:
+            continue
+        seen.add(id(node))
+        budget -= 1
+        if node.packed is None and node.inputs is not None:
+            prim = node.prim
+            unread = [i for i, t in enumerate(node.inputs)
+                      if t is x and not (prim.save_inputs and prim.reads(node, i))]
+            if unread:
+                node.inputs = tuple(Unsaved.as_recorded(t, e) if i in unread else t
+                                    for i, (t, e) in enumerate(zip(node.inputs, node.edges)))
+        todo += [e[0] for e in node.edges if e is not None and e[0] is not None]
+
+
+def _nothing_to_let_go(x: Tensor, node: Node, stop: Node | None) -> bool:
+    """Whether ``node`` neither holds ``x`` nor leads elsewhere than to ``stop`` (``relu_``,
+    ``y += z``): the usual case, told without the walk's allocations."""
+    if type(node) is not Node or node.packed is not None or node.inputs is None:
+        return False
+    for t in node.inputs:
+        if t is x:
+            return False
+    for e in node.edges:
+        if e is not None and e[0] is not None and e[0] is not stop:
+            return False
+    return True
+
+
 # the tools built on the above, importable from here as from torch.autograd.graph
 from ember.autograd.gradient_edge import GradientEdge, get_gradient_edge  # noqa: E402
 from ember.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
+from ember.autograd.graph import WORTH_DROPPING, let_go
 from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
 from ember.ops.primitive import (
     DISPATCH,
@@ -118,6 +119,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         _write(x, name, result._data)
         x._vc.value += 1
         if result.requires_grad:
+            _let_go(x, result._node)
             x._node, x._idx, x.requires_grad = result._node, result._idx, True
     if DISPATCH.stack:
         _tell_handlers("on_inplace", x, result)
@@ -229,8 +231,16 @@ def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:
     new_base = apply(ViewScatter, old_base, result, chain=x._view.chain)
     _write(base, name, new_base._data)
     base._vc.value += 1
+    _let_go(base, new_base._node)
     base._node, base._idx, base.requires_grad = new_base._node, new_base._idx, True
     refresh_view(x)
+
+
+def _let_go(x: Tensor, history: Any) -> None:
+    """Before ``x`` takes ``history``: the nodes that hold the small non-leaf ``x`` let go of
+    it (see ``let_go``; a leaf is alive anyway, a large input not held)."""
+    if x._node is not None and x._data.nbytes < WORTH_DROPPING:
+        let_go(x, history, x._node)
 
 
 def needs_history(x: Tensor, *sources: Tensor) -> bool:
