@@ -40,6 +40,10 @@ def _train(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"ember train: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk: the message says which checkpoint is intact
+        print(f"ember train: {e.filename}: {e.strerror}" if e.filename else
+              f"ember train: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # checkpoints are written atomically: finished epochs are safe
         print("ember train: interrupted; continue from the last finished epoch with --resume",
               file=sys.stderr)
@@ -88,6 +92,8 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
                       "(default runs/<model>)")
     add("--resume", action="store_true", default=None,
         help="continue from the newest checkpoint in --out")
+    add("--overwrite", action="store_true", default=None,
+        help="start afresh in an --out that holds checkpoints (deletes them)")
     add("--config", help="TOML file with the same options (top level or [train] table)")
     add("--data-dir", help="where the dataset files are (default: the installed package's)")
     add("--train-size", type=int, help="train on the first N images only")

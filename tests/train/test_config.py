@@ -42,6 +42,9 @@ def test_toml_file_and_flags_override_it(tmp_path):
     ({"weight_decay": -0.1}, "weight_decay must be non-negative"),
     ({"num_workers": -1}, "num_workers must be non-negative"),
     ({"out": "runs/{name}"}, "the only placeholder allowed is {model}"),
+    ({"seed": 2**64}, r"seed must be a 64-bit integer \(in \[-2\*\*63, 2\*\*64\)\), got"),
+    ({"seed": -2**63 - 1}, "seed must be a 64-bit integer"),
+    ({"resume": True, "overwrite": True}, "resume and overwrite exclude each other"),
 ])
 def test_bad_values_are_named(flags, match):
     with pytest.raises(ConfigError, match=match):
@@ -66,6 +69,12 @@ def test_bad_files_are_named(tmp_path):
     wrong_type.write_text('progress = "false"')  # a string, not TOML's false
     with pytest.raises(ConfigError, match="progress must be true or false"):
         make_config({}, str(wrong_type))
+    with pytest.raises(ConfigError, match="cannot be read: Is a directory"):
+        make_config({}, str(tmp_path))
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="is not valid TOML: 'utf-8' codec"):
+        make_config({}, str(binary))
 
 
 def test_cli_reports_config_errors(capsys):

@@ -9,3 +9,16 @@ def test_no_bar_when_stderr_is_not_a_terminal(capsys):
             bar.update(64, 0.5)
     assert capsys.readouterr().err == ""
     assert bar.steps == 20 and bar.samples == 1280 and bar.throughput > 0
+
+
+def test_a_log_gets_a_plain_line_now_and_then_without_control_characters(capsys):
+    with Progress(total=3, desc="epoch 2/5", line_every=0.0) as bar:
+        for loss in (1.0, 1.0, 1.0):
+            bar.update(64, loss)
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 3 and lines[-1].startswith("epoch 2/5: step 3/3, loss 1.0000, ")
+    assert lines[-1].endswith(" images/s") and "\r" not in err and "\x1b" not in err
+    with Progress(total=3, desc="quiet", enabled=False, line_every=0.0) as bar:
+        bar.update(64, 1.0)
+    assert capsys.readouterr().err == ""

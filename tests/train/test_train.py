@@ -1,6 +1,7 @@
 """``ember train`` end to end on a few hundred Fashion-MNIST images: files written, resume
 continues to exactly the losses of an uninterrupted run, the CLI with a TOML config."""
 
+import errno
 import json
 import os
 import shutil
@@ -17,6 +18,8 @@ pytestmark = pytest.mark.skipif(not os.path.isdir(DATA), reason="Fashion-MNIST n
 # 640 images in batches of 64: 10 steps an epoch.
 SHORT = {"model": "cnn", "train_size": 640, "test_size": 200, "batch_size": 64,
          "progress": False, "seed": 3}
+# One step an epoch, for what the files and errors do rather than what training gives.
+TINY = {"model": "mlp", "train_size": 64, "test_size": 50, "batch_size": 64, "progress": False}
 
 
 def test_resume_continues_exactly(tmp_path):
@@ -165,7 +168,7 @@ def test_a_second_run_into_the_same_folder_replaces_the_first_ones_logs(tmp_path
     out = str(tmp_path / "run")
     run(make_config({**SHORT, "epochs": 1, "out": out, "tensorboard": True}))
     again = run(make_config({**SHORT, "epochs": 1, "out": out, "tensorboard": True,
-                             "lr": 2e-3}))
+                             "lr": 2e-3, "overwrite": True}))
     reader = EventAccumulator(os.path.join(out, "tensorboard"), size_guidance={"scalars": 0})
     reader.Reload()
     losses = reader.Scalars("train/loss")
@@ -175,3 +178,90 @@ def test_a_second_run_into_the_same_folder_replaces_the_first_ones_logs(tmp_path
     hparams.Reload()
     assert [s.value for s in hparams.Scalars("hparam/test_accuracy")] == \
         pytest.approx([again["final_test_accuracy"]])
+
+
+def test_an_out_that_cannot_be_a_folder_is_named(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    for out in (tmp_path / "file", tmp_path / "file" / "sub"):
+        with pytest.raises(ConfigError, match=f"--out '{out}': cannot create the folder"):
+            run(make_config({**TINY, "out": str(out)}))
+    assert main(["train", "--out", str(tmp_path / "file"), "--profile", "1"]) == 2
+    assert "cannot create the folder (File exists); pick another --out" in capsys.readouterr().err
+
+
+def test_a_fresh_run_does_not_replace_another_runs_checkpoints(tmp_path):
+    out = tmp_path / "run"
+    run(make_config({**TINY, "epochs": 2, "out": str(out)}))
+    before = (out / "epoch_002.safetensors").read_bytes()
+    with pytest.raises(ConfigError, match="holds the checkpoints of an earlier run "
+                       r"\(epoch_001.safetensors to epoch_002.safetensors\); continue it with "
+                       "--resume, start afresh with --overwrite"):
+        run(make_config({**TINY, "epochs": 1, "out": str(out), "seed": 1}))
+    assert (out / "epoch_002.safetensors").read_bytes() == before
+    # --overwrite deletes them all, so that a later --resume cannot pick up epoch 2 of the
+    # earlier run
+    run(make_config({**TINY, "epochs": 1, "out": str(out), "seed": 1, "overwrite": True}))
+    assert sorted(p.name for p in out.glob("epoch_*")) == ["epoch_001.safetensors"]
+
+
+def test_an_unusable_newest_checkpoint_is_named_with_the_one_before(tmp_path):
+    import ember
+    out = tmp_path / "run"
+    run(make_config({**TINY, "epochs": 2, "out": str(out)}))
+    newest = out / "epoch_002.safetensors"
+    state = ember.load(str(newest))
+    resume = make_config({**TINY, "epochs": 2, "out": str(out), "resume": True})
+    newest.write_bytes(newest.read_bytes()[:100_000])  # a copy cut short
+    with pytest.raises(ConfigError, match=r"epoch_002.safetensors cannot be read \(.*the file "
+                       r"is truncated\); move it out of the folder to resume from .*epoch_001"):
+        run(resume)
+    ember.save({"w": ember.ones(2)}, str(newest))
+    with pytest.raises(ConfigError, match="is not a checkpoint of ember train .*lacks epoch, "
+                       "model, optimizer, rng, history, config"):
+        run(resume)
+    ember.save({**state, "model": {"w": ember.ones(2)}}, str(newest))
+    with pytest.raises(ConfigError, match="(?s)does not fit this mlp and adamw .*Unexpected key"):
+        run(resume)
+
+
+def test_a_full_disk_keeps_the_last_checkpoint_and_says_so(tmp_path, monkeypatch, capsys):
+    import ember
+    from ember.io import safetensors_file
+
+    save = ember.save
+
+    def disk_full_at_epoch_2(obj, f, *args, **kwargs):
+        if str(f).endswith("epoch_002.safetensors"):
+            def full(*_):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            monkeypatch.setattr(safetensors_file, "write_array", full)
+        return save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(ember, "save", disk_full_at_epoch_2)
+    out = tmp_path / "run"
+    args = ["train", "--model", "mlp", "--train-size", "64", "--test-size", "50",
+            "--no-progress", "--epochs", "2", "--out", str(out)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"{out}/epoch_002.safetensors: the checkpoint of epoch 2 could not be written (No " \
+           f"space left on device); {out}/epoch_001.safetensors is intact: make room and " \
+           "continue with --resume" in err and "Traceback" not in err
+    assert sorted(os.listdir(out)) == ["epoch_001.safetensors"]  # no temporary file left
+    monkeypatch.undo()
+    assert ember.load(str(out / "epoch_001.safetensors"))["epoch"] == 1
+    assert main([*args, "--resume"]) == 0
+
+
+def test_any_64_bit_seed_trains(tmp_path):
+    # the data order's seed, seed * 1_000_003 + epoch, overflowed 64 bits from seed 2**44
+    done = run(make_config({**TINY, "epochs": 1, "out": str(tmp_path), "seed": 2**64 - 1}))
+    assert done["epochs_done"] == 1
+
+
+def test_the_summary_of_a_diverged_run_is_strict_json(tmp_path):
+    done = run(make_config({**TINY, "epochs": 1, "out": str(tmp_path), "optimizer": "sgd",
+                            "lr": 1e30}))
+    assert done["history"]["test_loss"][0] != done["history"]["test_loss"][0]  # NaN
+    text = (tmp_path / "summary.json").read_text()
+    summary = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    assert summary["history"]["test_loss"] == [None]

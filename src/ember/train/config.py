@@ -48,6 +48,7 @@ class TrainConfig:
     seed: int = 0
     out: str = "runs/{model}"
     resume: bool = False
+    overwrite: bool = False           # start afresh in an --out that holds checkpoints
     data_dir: str | None = None
     train_size: int | None = None     # use only the first N training images (quick runs)
     test_size: int | None = None      # evaluate on the first N test images
@@ -83,6 +84,13 @@ class TrainConfig:
             value = getattr(cfg, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
+        if not -2**63 <= cfg.seed < 2**64:
+            raise ConfigError(f"seed must be a 64-bit integer (in [-2**63, 2**64)), got "
+                              f"{cfg.seed}")
+        if cfg.resume and cfg.overwrite:
+            raise ConfigError("resume and overwrite exclude each other: --resume continues the "
+                              "run in --out, --overwrite deletes its checkpoints and starts "
+                              "afresh")
         if not 0 < cfg.lr < math.inf:
             raise ConfigError(f"lr must be positive and finite, got {cfg.lr}")
         for name in ("momentum", "weight_decay", "num_workers"):
@@ -139,7 +147,9 @@ def load_toml(path: str) -> dict[str, Any]:
             data = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"config file {path!r} does not exist") from None
-    except tomllib.TOMLDecodeError as e:
+    except OSError as e:  # a directory, no permission
+        raise ConfigError(f"config file {path!r} cannot be read: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"config file {path!r} is not valid TOML: {e}") from None
     if isinstance(data.get("train"), dict):
         data = {**{k: v for k, v in data.items() if k != "train"}, **data["train"]}

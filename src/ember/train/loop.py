@@ -14,7 +14,13 @@ from typing import Any
 import ember
 import ember.nn.functional as F
 from ember import nn, optim
-from ember.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from ember.io.atomic import atomic_write
+from ember.train.checkpoint import (
+    latest_checkpoint,
+    load_checkpoint,
+    prepare_out_dir,
+    save_checkpoint,
+)
 from ember.train.config import ConfigError, TrainConfig
 from ember.train.data import build_loaders
 from ember.train.plot import plot_history
@@ -101,7 +107,7 @@ def _new_history() -> dict[str, list]:
 def run(cfg: TrainConfig) -> dict[str, Any]:
     """Trains as ``cfg`` says and returns the summary (also written to
     ``<out>/summary.json``; the curves go to ``<out>/curves.png``)."""
-    os.makedirs(cfg.out, exist_ok=True)
+    prepare_out_dir(cfg.out, cfg.resume, cfg.overwrite)
     ember.manual_seed(cfg.seed)
     model = build_model(cfg)
     optimizer = build_optimizer(cfg, model)
@@ -111,9 +117,13 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
     if path is not None:
         state = load_checkpoint(path)
         _check_resumable(path, state["config"], cfg)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        ember.set_rng_state(state["rng"])
+        try:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            ember.set_rng_state(state["rng"])
+        except (ValueError, RuntimeError, KeyError, TypeError) as e:
+            raise ConfigError(f"--resume: {path} does not fit this {cfg.model} and "
+                              f"{cfg.optimizer} ({e}); pick another --out") from None
         history, start = state["history"], int(state["epoch"]) + 1
         print(f"resumed from {path} (epoch {start - 1} done)")
         if start > cfg.epochs:
@@ -131,7 +141,7 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
                          test_loader.dataset[0][0].unsqueeze(0)) if cfg.tensorboard else None
     for epoch in range(start, cfg.epochs + 1):
         # The data order of an epoch depends only on (seed, epoch): resuming repeats it.
-        order.manual_seed(cfg.seed * 1_000_003 + epoch)
+        order.manual_seed((cfg.seed * 1_000_003 + epoch) % 2**64)
         began = time.perf_counter()
         losses = train_epoch(model, optimizer, train_loader, cfg, epoch,
                              (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch, step,
@@ -156,8 +166,8 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
                "best_test_accuracy": max(history["test_accuracy"], default=None),
                "train_seconds": sum(history["epoch_seconds"]), "parameters": n_params,
                "history": history}
-    with open(os.path.join(cfg.out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    with atomic_write(os.path.join(cfg.out, "summary.json")) as f:
+        f.write(json.dumps(_finite_or_null(summary), indent=2, allow_nan=False).encode())
     if log is not None:
         log.close(summary)
     try:
@@ -168,10 +178,22 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
     return summary
 
 
+def _finite_or_null(value: Any) -> Any:
+    """``value`` with NaN and infinite floats (a diverged run's losses) as None: JSON has no
+    NaN, and strict readers (``jq``, JavaScript) refuse Python's ``NaN``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(v) for v in value]
+    return value
+
+
 # What a checkpoint's state depends on (resuming under other values cannot load it) and what
 # only changes the rest of the run (resuming under other values continues with them, warned).
 _SAME_RUN = ("model", "dataset", "optimizer")
-_SAME_RESULTS = ("lr", "batch_size", "momentum", "weight_decay", "seed", "train_size")
+_SAME_RESULTS = ("epochs", "lr", "batch_size", "momentum", "weight_decay", "seed", "train_size")
 
 
 def _check_resumable(path: str, saved: dict[str, Any], cfg: TrainConfig) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.io.atomic import atomic_write
+
 
 def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> str:
     """Draws training loss per step and per epoch, and test accuracy per epoch, side by side.
@@ -31,6 +33,9 @@ def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> s
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:  # atomically: an interrupted or failed write keeps the earlier curves.png
+        with atomic_write(path) as f:
+            fig.savefig(f, dpi=100, format="png")
+    finally:
+        plt.close(fig)
     return path

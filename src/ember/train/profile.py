@@ -9,6 +9,7 @@ from typing import Any
 
 import ember
 import ember.nn.functional as F
+from ember.train.checkpoint import make_out_dir
 from ember.train.config import ConfigError, TrainConfig
 from ember.train.data import build_loaders
 from ember.train.loop import build_model, build_optimizer
@@ -21,7 +22,7 @@ def profile_steps(cfg: TrainConfig, steps: int, warmup: int = 1) -> dict[str, An
     if steps < 1 or warmup < 0:
         raise ConfigError(f"profile: needs at least 1 step and no negative warmup, got "
                           f"steps={steps}, warmup={warmup}")
-    os.makedirs(cfg.out, exist_ok=True)
+    make_out_dir(cfg.out)
     ember.manual_seed(cfg.seed)
     model = build_model(cfg)
     optimizer = build_optimizer(cfg, model)

@@ -1,6 +1,8 @@
 """A progress bar for training steps: tqdm showing the running loss and images per second.
-When tqdm is missing, stderr is not a terminal or the bar is not wanted, it shows nothing and
-only keeps the running loss and throughput: the caller prints one line per epoch."""
+When tqdm is missing or stderr is not a terminal (a CI log), it writes a plain line (no
+carriage returns) at most once a minute instead, so a long epoch still shows it is alive; when
+the bar is not wanted it shows nothing. Either way it keeps the running loss and throughput:
+the caller prints one line per epoch."""
 
 from __future__ import annotations
 
@@ -10,18 +12,22 @@ from typing import Any
 
 
 class Progress:
-    """Wraps one epoch's steps. ``update(batch_size, loss)`` after each step.
+    """Wraps one epoch's steps. ``update(batch_size, loss)`` after each step. Without a bar,
+    a plain line every ``line_every`` seconds (unless ``enabled`` is False).
 
     Example:
         >>> with Progress(total=100, desc="epoch 1") as bar:
         ...     bar.update(64, 0.5)
     """
 
-    def __init__(self, total: int, desc: str = "", enabled: bool = True) -> None:
+    def __init__(self, total: int, desc: str = "", enabled: bool = True,
+                 line_every: float = 60.0) -> None:
         self.total, self.desc = total, desc
         self.samples, self.steps, self.loss = 0, 0, float("nan")
         self.start = time.perf_counter()
         self._bar: Any = None
+        self._line_every = line_every if enabled else None
+        self._next_line = self.start + line_every
         if enabled:
             try:
                 from tqdm import tqdm
@@ -30,8 +36,11 @@ class Progress:
             if tqdm is not None:
                 # disable=None: no bar unless stderr is a terminal, so a log file gets the
                 # epoch lines rather than thousands of carriage-return redraws
-                self._bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
-                                 dynamic_ncols=True, leave=True, disable=None)
+                bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
+                           dynamic_ncols=True, leave=True, disable=None)
+                self._bar = None if bar.disable else bar
+            if self._bar is not None:  # the bar instead of the plain lines
+                self._line_every = None
 
     @property
     def throughput(self) -> float:
@@ -48,6 +57,10 @@ class Progress:
             if self.steps % 10 == 0 or self.steps == self.total:
                 self._bar.set_postfix(loss=f"{self.loss:.4f}",
                                       img_s=f"{self.throughput:,.0f}", refresh=False)
+        elif self._line_every is not None and time.perf_counter() >= self._next_line:
+            print(f"{self.desc}: step {self.steps}/{self.total}, loss {self.loss:.4f}, "
+                  f"{self.throughput:,.0f} images/s", file=sys.stderr, flush=True)
+            self._next_line = time.perf_counter() + self._line_every
 
     def close(self) -> None:
         if self._bar is not None:
