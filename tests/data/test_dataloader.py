@@ -3,6 +3,7 @@
 
 import glob
 import os
+import signal
 import time
 
 import numpy as np
@@ -194,6 +195,26 @@ def test_worker_death_is_reported_not_a_hang():
         list(loader)
     assert time.monotonic() - start < 10
     assert no_leftover_segments()
+
+
+class Interrupted(D.Dataset):
+    """Sends SIGINT to the process reading sample 3, as Ctrl-C does to a whole group."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        if i == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        return np.float32(i)
+
+
+def test_ctrl_c_in_a_worker_is_left_to_the_main_process(capfd):
+    # the worker neither dies nor prints a KeyboardInterrupt traceback (workers ignore SIGINT)
+    got = [b.tolist() for b in D.DataLoader(Interrupted(), batch_size=2, num_workers=1)]
+    assert got == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
 
 
 class Slow(D.Dataset):

@@ -8,6 +8,7 @@ import os
 import pickle
 import queue
 import random
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -126,6 +127,10 @@ def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue:
                 use_shm: bool) -> None:
     """Runs in a worker: read ``(idx, indices)`` tasks, send back ``(idx, packed batch)``."""
     global _worker_info
+    # Ctrl-C reaches the whole process group: the main process gets the KeyboardInterrupt
+    # (and ends the workers, or goes on using them); here it would only print one more
+    # traceback per worker, or kill a worker the main process still needs
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
     seed = base_seed + worker_id
     _seed_worker(seed, worker_id)
