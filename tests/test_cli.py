@@ -31,3 +31,21 @@ def test_train_interrupted_says_how_to_resume(monkeypatch, capsys):
     assert main(["train", "--out", "unused"]) == 130
     assert "interrupted; continue from the last finished epoch with --resume" in \
         capsys.readouterr().err
+
+
+def test_launch_refuses_bad_arguments_with_the_usage(tmp_path, capsys):
+    import pytest
+
+    script = tmp_path / "job.py"
+    script.write_text("")
+    for args, message in [(["-n", "0", str(script)], "-n must be at least 1, got 0"),
+                          (["--max-restarts", "-1", str(script)],
+                           "--max-restarts must be 0 or more, got -1"),
+                          ([str(tmp_path / "missing.py")],
+                           f"script '{tmp_path / 'missing.py'}' is not a file"),
+                          (["--hostfile", str(tmp_path / "hosts"), str(script)],
+                           "--hostfile '" + str(tmp_path / "hosts") + "' is not a file")]:
+        with pytest.raises(SystemExit) as stop:
+            main(["launch", *args])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and f"ember launch: error: {message}" in err, err

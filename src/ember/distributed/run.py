@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ember.distributed.launch import launch
@@ -42,6 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script", help="the Python script each rank runs")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    # refused here, with the usage, rather than as a traceback (from each rank, for the script)
+    if args.nproc < 1:
+        parser.error(f"-n must be at least 1, got {args.nproc}")
+    if args.max_restarts < 0:
+        parser.error(f"--max-restarts must be 0 or more, got {args.max_restarts}")
+    for flag, path in (("script", args.script), ("--hostfile", args.hostfile)):
+        if path is not None and not os.path.isfile(path):
+            parser.error(f"{flag} {path!r} is not a file")
     return launch(
         args.nproc, [args.script, *args.args], args.max_restarts, args.hostfile, args.mpiexec_arg
     )
