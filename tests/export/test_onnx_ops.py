@@ -22,6 +22,8 @@ CASES = {
     "conv2d": (nn.Conv2d(3, 4, 3, stride=2, padding=1), lambda: [_x(2, 3, 9, 9)]),
     "conv3d": (nn.Conv3d(2, 3, 2, padding=1), lambda: [_x(2, 2, 3, 4, 4)]),
     "conv2d_grouped": (nn.Conv2d(4, 6, 3, groups=2), lambda: [_x(2, 4, 7, 7)]),
+    "conv2d_depthwise": (nn.Conv2d(4, 4, 3, stride=2, padding=(1, 2), groups=4),
+                         lambda: [_x(2, 4, 7, 7)]),
     "max_pool2d_ceil": (nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), lambda: [_x(2, 3, 8, 8)]),
     "max_pool1d": (nn.MaxPool1d(2), lambda: [_x(2, 3, 9)]),
     "avg_pool2d": (nn.AvgPool2d(3, 2, padding=1, count_include_pad=False),

@@ -34,6 +34,10 @@ CASES = [
         S(arg(2, 1, 5, 5), arg(12, 1, 3, 3), arg(12), padding=1),  # fewer columns than channels
         S(arg(3, 5, 5), arg(2, 3, 3, 3), padding="valid"),                 # unbatched
         S(arg(0, 3, 5, 5), arg(2, 3, 3, 3), arg(2)),                       # empty batch
+        S(arg(2, 3, 6, 5), arg(3, 1, 3, 3), arg(3), groups=3, padding=1),  # depthwise
+        S(arg(2, 3, 7, 6, noncontig=True), arg(3, 1, 3, 2), groups=3, stride=(2, 1),
+          dilation=(1, 2), padding=(1, 0)),
+        S(arg(3, 5, 5), arg(3, 1, 2, 2), groups=3, padding="same"),  # unbatched, asymmetric
     ]),
     OpCase("conv1d", F.conv1d, TF.conv1d, [
         S(arg(2, 3, 7), arg(2, 3, 3), arg(2), stride=2, padding=1),
@@ -416,3 +420,51 @@ def test_a_convolution_over_no_channels_is_empty_sums(case):
     out.square().sum().backward()
     for t in (x, w):
         assert t.grad.shape == t.shape and not t.grad.numpy().any()
+
+
+@pytest.mark.parametrize("numba", [True, False])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("geometry", [dict(padding=1), dict(stride=2, padding=(2, 0)),
+                                      dict(dilation=(2, 1), padding="same")])
+def test_depthwise_convolution_matches_torch_to_second_order(numba, layout, geometry):
+    # depthwise_conv2d's three primitives, by numba's channels-last loops and by the NumPy
+    # twin (taps over a padded copy): values, gradients and gradients of the input and weight
+    # gradients, float64 to 1e-10
+    from ember.backend import compiled
+
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s) for s in ((3, 5, 8, 7), (5, 1, 3, 2), (5,)))
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    v = [rng.standard_normal(s) for s in ((3, 5, 8, 7), (5, 1, 3, 2))]
+
+    def run(lib, tensor):
+        args = [tensor(a).requires_grad_() for a in (x, w, b)]
+        out = lib.nn.functional.conv2d(*args, groups=5, **geometry)
+        u = tensor(rng.standard_normal(tuple(out.shape)))
+        grads = lib.autograd.grad((out * u).sum(), args, create_graph=True)
+        second = lib.autograd.grad(sum((g * tensor(a)).sum() for g, a in zip(grads, v)),
+                                   args[:2])
+        return [t.detach().numpy() for t in (out, *grads, *second)]
+
+    was = compiled.numba_enabled()
+    compiled.use_numba(numba)
+    try:
+        rng = np.random.default_rng(4)
+        got = run(ember, ember.from_numpy)
+    finally:
+        compiled.use_numba(was)
+    rng = np.random.default_rng(4)
+    want = run(torch, torch.from_numpy)
+    for g, t in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-10)
+
+
+def test_depthwise_convolution_is_one_primitive():
+    x, w = ember.randn(2, 4, 6, 6, requires_grad=True), ember.randn(4, 1, 3, 3)
+    assert F.conv2d(x, w, groups=4).grad_fn.name() == "ConvolutionBackward0"
+    # float16 keeps the unfold and GEMM path (its GEMMs compute in float32), and so does
+    # autocast, which computes it in bfloat16 as PyTorch's
+    assert F.conv2d(x.half(), w.half(), groups=4).dtype is ember.float16
+    with ember.autocast("cpu"):
+        assert F.conv2d(x, w, groups=4).dtype is ember.bfloat16

@@ -53,8 +53,9 @@ def describe() -> str:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
     return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, softmax, "
-            f"layer norm, im2col and col2im, Winograd's 3×3 convolution, channels-last max "
-            f"pooling and batch norm, embedding's backward, bias gradients' column sums, "
+            f"layer norm, im2col and col2im, depthwise convolutions, Winograd's 3×3 "
+            f"convolution, channels-last max pooling and batch norm, embedding's backward, "
+            f"bias gradients' column sums, "
             f"Adam's and SGD's updates, batch-1 GEMVs on its OpenMP threads, {state}")
 
 

@@ -4,8 +4,9 @@ An ungrouped convolution is the ``conv`` primitive: the input's windows unfolded
 columns and multiplied by the weight, a chunk of samples per GEMM (a large enough 3×3 stride-1
 one by Winograd's F(2×2, 3×3) instead: :mod:`ember.ops.winograd`); its rules are written in
 Ember ops (``unfold``, ``matmul``, ``fold`` and ``conv`` itself), so gradients of every order
-follow. Grouped and 1×1 convolutions are composites of ``unfold`` and ``matmul``; a transposed
-convolution multiplies first and sums the columns back with ``fold``.
+follow. Grouped and 1×1 convolutions are composites of ``unfold`` and ``matmul`` (a depthwise
+2-D one has primitives of its own: :mod:`ember.ops.depthwise_conv`); a transposed convolution
+multiplies first and sums the columns back with ``fold``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ember.layouts import preserve_format
 from ember.ops import winograd
 from ember.ops.channels_last_view import pixels_first
 from ember.ops.complex_parts import Holomorphic
+from ember.ops.depthwise_conv import depthwise_conv2d
 from ember.ops.im2col import (
     Pads,
     Unfold,
@@ -110,6 +112,7 @@ _PIECE_BYTES = 4 << 20  # im2col columns per GEMM when the GEMMs run side by sid
 _SHARED_WEIGHT_BYTES = 4 << 20  # a larger GEMM operand: one GEMM at a time
 _BAND_BYTES = 1 << 20  # a sample's columns above this are made a band of its rows at a time
 _FOLD_GRAD_ELEMENTS = 1 << 15  # a stride-1 input gradient as GEMM + fold from this size on
+_DEPTHWISE_DTYPES = (np.float32, np.float64)  # depthwise_conv2d's (else unfold and GEMMs)
 
 
 def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
@@ -406,6 +409,9 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
                 (0, nd + 1) + tuple(range(1, nd + 1)))
         else:
             out = conv_nd(x, weight, dilation=dilation, padding=pads, stride=stride)
+    elif nd == 2 and groups == cin == cout and x.dtype is weight.dtype and \
+            x._data.dtype in _DEPTHWISE_DTYPES and not DISPATCH.casting:  # (autocast: GEMMs)
+        out = depthwise_conv2d(x, weight, dilation=dilation, padding=pads, stride=stride)
     else:
         cols = x.reshape((n, cin, length)) if pointwise else \
             unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads, stride=stride,

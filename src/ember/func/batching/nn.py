@@ -113,6 +113,35 @@ def _conv_weight_grad(b: int, xs: tuple, bs: tuple, *, kernel_size: tuple, compu
     return move(gw, -1, 2)
 
 
+def _depthwise_rule(name: str, image_out: bool) -> Any:
+    """A depthwise convolution primitive's rule: the vmapped batch joins the channels, the
+    images' (B, N, C, H, W) as (N, B·C, H, W), a (B, C, 1, kh, kw) weight (a sample's own or
+    shared) as (B·C, 1, kh, kw). The two image inputs of the weight gradient, the image and
+    weight ones of the others; the result split the same way."""
+    p = prim(name)
+
+    def batch_depthwise(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        kinds = (True, True) if not image_out else (True, False)  # which inputs are images
+        merged = []
+        for x, is_b, image in zip(xs, bs, kinds):
+            x = batched(x, b, is_b)
+            shape = tuple(x.shape)
+            merged.append(reshape(move(x, 0, 1), (shape[1], b * shape[2]) + shape[3:])
+                          if image else reshape(x, (b * shape[1],) + shape[2:]))
+        out = apply(p, *merged, **params)
+        shape = tuple(out.shape)
+        if not image_out:
+            return reshape(out, (b, shape[0] // b) + shape[1:])
+        return move(reshape(out, (shape[0], b, shape[1] // b) + shape[2:]), 1, 0)
+
+    return batch_depthwise
+
+
+for _name, _image_out in (("depthwise_conv2d", True), ("depthwise_conv2d_input_grad", True),
+                          ("depthwise_conv2d_weight_grad", False)):
+    rule(_name)(_depthwise_rule(_name, _image_out))
+
+
 @rule("max_pool")
 def _max_pool(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
     n = xs[0].shape[1]

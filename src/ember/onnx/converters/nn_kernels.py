@@ -30,8 +30,9 @@ def _pads(padding: tuple) -> list[int]:
     return [p[0] for p in padding] + [p[1] for p in padding]
 
 
-@converter("conv")
+@converter("conv", "depthwise_conv2d")
 def conv(ctx: Context, eqn: Eqn) -> str:
+    """A Conv; a depthwise convolution's (C, 1, kh, kw) weight makes one group per channel."""
     x, w = eqn.inputs
     p = eqn.params
     return ctx.node("Conv", [ctx.value(x), ctx.value(w)], kernel_shape=list(w.shape[2:]),
