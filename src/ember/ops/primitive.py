@@ -419,31 +419,46 @@ def drop_unread_inputs(node: Node) -> None:
         node.inputs = tuple(t if keep else Unsaved(t) for t, keep in zip(inputs, kept))
 
 
+_AS_BASE = object()  # (a view's shown base is its base)
+
+
 class ViewInfo:
     """What makes a tensor a view: its base (the tensor owning the memory), the chain of view
     primitives from the base to it, the memory's version when its history was made, and
     whether it was made under ``no_grad`` from a tensor that requires grad (writing into such
     a view with grad enabled is refused, as in PyTorch: its history is not the base's)."""
 
-    __slots__ = ("_base", "chain", "version", "without_grad", "shown")
+    __slots__ = ("_base", "chain", "version", "without_grad", "_shown")
 
-    def __init__(self, base: Tensor, chain: tuple, version: int, without_grad: bool,
-                 shown: Tensor | None) -> None:
+    def __init__(self, base: Tensor, chain: tuple, version: int, without_grad: bool = False,
+                 shown: Tensor | None | object = _AS_BASE) -> None:
         self._base, self.chain, self.version = base, chain, version
         self.without_grad = without_grad
-        self.shown = shown  # the tensor ``_base`` names: the base as PyTorch sees it
+        # the tensor ``_base`` names, the base as PyTorch sees it (kept only where it is not
+        # ``base``: a reference more would count as another tensor on the memory in resize_)
+        self._shown = _AS_BASE if shown is base else shown
+
+    @property
+    def shown(self) -> Tensor | None:
+        """The tensor PyTorch calls this view's base (None: as PyTorch sees it, no view; a
+        tensor whose shape changed in place is a view of its old self here)."""
+        return self._base if self._shown is _AS_BASE else self._shown
+
+    @shown.setter
+    def shown(self, tensor: Tensor | None) -> None:
+        self._shown = _AS_BASE if tensor is self._base else tensor
 
     @classmethod
     def extending(cls, src: Tensor, prim: Primitive, params: dict,
                   without_grad: bool = False) -> ViewInfo:
         """The record of the view ``prim(src, **params)``: ``src``'s base and chain, one step
-        longer (``src`` is the base where it is no view, or, as PyTorch sees it, no longer one:
-        a tensor whose shape changed in place is a view of its old self here)."""
+        longer (``src`` is the base where it is no view)."""
         info = src._view
         if info is None:
-            return cls(src, ((prim, params),), src._vc.value, without_grad, src)
+            return cls(src, ((prim, params),), src._vc.value, without_grad)
+        shown = info.shown
         return cls(info.base, info.chain + ((prim, params),), src._vc.value,
-                   without_grad or info.without_grad, src if info.shown is None else info.shown)
+                   without_grad or info.without_grad, src if shown is None else shown)
 
     @property
     def base(self) -> Tensor:
