@@ -23,8 +23,9 @@ def _array(dtype: types.Type, ndim: int = 4, readonly: bool = False) -> types.Ar
     return types.Array(dtype, ndim, "C", readonly=readonly)
 
 
-_SIGNATURES = [types.void(_array(f, 4, ro), _array(f), _array(f, 3, rw), GEOMETRY)
-               for f in FLOATS for ro in (False, True) for rw in (False, True)]
+# (the weight is always a fresh (kh, kw, C) copy: writable)
+_SIGNATURES = [types.void(_array(f, 4, ro), _array(f), _array(f, 3), GEOMETRY)
+               for f in FLOATS for ro in (False, True)]
 
 
 @njit(_SIGNATURES)
