@@ -259,8 +259,11 @@ def test_any_64_bit_seed_trains(tmp_path):
 
 
 def test_the_summary_of_a_diverged_run_is_strict_json(tmp_path):
-    done = run(make_config({**TINY, "epochs": 1, "out": str(tmp_path), "optimizer": "sgd",
-                            "lr": 1e30}))
+    with pytest.warns(UserWarning, match=r"epoch 1, step \d+: the loss is (nan|inf): the training "
+                      r"diverged. Hint: lower --lr \(now 1e\+30\)") as caught:
+        done = run(make_config({**TINY, "epochs": 1, "out": str(tmp_path), "optimizer": "sgd",
+                                "lr": 1e30, "batch_size": 16}))
+    assert sum("diverged" in str(w.message) for w in caught) == 1  # (once, not every step)
     assert done["history"]["test_loss"][0] != done["history"]["test_loss"][0]  # NaN
     text = (tmp_path / "summary.json").read_text()
     summary = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))

@@ -77,6 +77,10 @@ def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
             for group in optimizer.param_groups:
                 group["lr"] = lr
             losses.append(step(x, y).item())
+            if not math.isfinite(losses[-1]) and (i == 0 or math.isfinite(losses[-2])):
+                warnings.warn(f"epoch {epoch}, step {i + 1}: the loss is {losses[-1]}: the "
+                              f"training diverged. Hint: lower --lr (now {cfg.lr})",
+                              stacklevel=2)
             bar.update(len(y), losses[-1])
             if log is not None:
                 log.step(first_step + i, losses[-1], lr)
