@@ -68,9 +68,12 @@ CASES = [
            [S(arg(3, 4), arg(3, 4), arg(3, 4, low=0.5, high=2.0))]),
     OpCase("l1_loss", F.l1_loss, TF.l1_loss, PAIR),
     OpCase("smooth_l1_loss", F.smooth_l1_loss, TF.smooth_l1_loss,
-           PAIR + [S(arg(3, 4), arg(3, 4), beta=0.5), S(arg(3, 4), arg(3, 4), beta=0.0)]),
+           PAIR + [S(arg(3, 4), arg(3, 4), beta=0.5), S(arg(3, 4), arg(3, 4), beta=0.0),
+                   S(arg(2, 3, 4), arg(2, 3, 4, grad=False), beta=2.0, reduction="none")]),
     OpCase("huber_loss", F.huber_loss, TF.huber_loss,
-           PAIR[:3] + [S(arg(3, 4), arg(3, 4), delta=0.7, reduction="sum")]),
+           PAIR[:3] + [S(arg(3, 4), arg(3, 4), delta=0.7, reduction="sum"),
+                       S(arg(), arg(), delta=0.3),
+                       S(arg(2, 3, 4), arg(2, 3, 4, grad=False), delta=1.5, reduction="none")]),
     OpCase("binary_cross_entropy", F.binary_cross_entropy, TF.binary_cross_entropy, [
         S(arg(3, 4, **UNIT), arg(3, 4, low=0.0, high=1.0, grad=False)),
         S(arg(3, 4, **UNIT), arg(3, 4, low=0.0, high=1.0, grad=False),
@@ -264,3 +267,38 @@ def test_binary_cross_entropy_and_huber_refuse_a_target_of_another_dtype_as_torc
         loss = f.huber_loss(x.detach(), target)
         assert loss.dtype == lib.float32
         np.testing.assert_allclose(float(loss), 0.0325, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name, kw", [("smooth_l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
+                                      ("huber_loss", {"delta": 0.7})])
+def test_smooth_l1_and_huber_primitive_matches_torch_at_special_values(name, kw):
+    # one fused primitive each way; inf, NaN, |d| == beta, promotion and empty input as torch
+    values = [0.0, 0.3, -0.7, 0.5, 0.7, -3.0, float("inf"), -float("inf"), float("nan"), 1e30]
+    x_np = np.array(values, dtype=np.float32)
+    for red in ("none", "mean", "sum"):
+        x, xt = ember.tensor(x_np, requires_grad=True), torch.tensor(x_np, requires_grad=True)
+        loss = getattr(F, name)(x, ember.zeros(10), reduction=red, **kw)
+        want = getattr(TF, name)(xt, torch.zeros(10), reduction=red, **kw)
+        np.testing.assert_allclose(loss.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+        loss.sum().backward()
+        want.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+    assert loss.grad_fn.name() == want.grad_fn.name()
+    x64 = ember.tensor([0.2, 3.0], dtype=ember.float64)
+    if name == "smooth_l1_loss":  # (huber refuses another dtype, tested above)
+        assert F.smooth_l1_loss(ember.tensor([0.2, 3.0]), x64).dtype == ember.float64
+    empty = getattr(F, name)(ember.zeros(0, 3), ember.zeros(0, 3), **kw)
+    assert np.isnan(float(empty))
+    assert float(getattr(F, name)(x64, 1.0, reduction="sum", **kw)) == pytest.approx(
+        float(getattr(TF, name)(torch.tensor([0.2, 3.0], dtype=torch.float64),
+                                torch.ones(2, dtype=torch.float64), reduction="sum", **kw)))
+
+
+def test_smooth_l1_second_derivative_is_zero_past_beta_as_torch():
+    # PyTorch's double backward passes where |d| < beta, strictly
+    for lib, f in ((ember, F), (torch, TF)):
+        x = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(f.smooth_l1_loss(x, lib.zeros(3, dtype=lib.float64),
+                                                  reduction="sum"), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        np.testing.assert_array_equal(h.numpy(), [1.0, 0.0, 0.0])

@@ -3,11 +3,12 @@ nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
 binary_cross_entropy_with_logits, kl_div, poisson_nll_loss and gaussian_nll_loss (margin and
 embedding losses are in :mod:`ember.ops.margin_loss`).
 
-All but binary_cross_entropy (a primitive of its own: :mod:`ember.ops.bce`) are composites
-(log_softmax, logsigmoid, gather and elementwise ops), so their gradients come from those
-rules; eagerly, cross_entropy and nll_loss of int64 class indices end in the fused
-``nll_loss`` primitive (:mod:`ember.ops.nll`, measured 2-4x faster on small batches), which
-computes what their composite does, bit for bit. Class weights and the ignore mask are
+All but binary_cross_entropy, smooth_l1_loss and huber_loss (primitives of their own:
+:mod:`ember.ops.bce`, :mod:`ember.ops.smooth_l1`) are composites (log_softmax, logsigmoid,
+gather and elementwise ops), so their gradients come from those rules; eagerly,
+cross_entropy and nll_loss of int64 class indices end in the fused ``nll_loss`` primitive
+(:mod:`ember.ops.nll`, measured 2-4x faster on small batches), which computes what their
+composite does, bit for bit. Class weights and the ignore mask are
 constants: as in PyTorch, no gradient flows to ``weight`` or ``target`` of the classification
 losses.
 """
@@ -24,14 +25,15 @@ from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.activations import logsigmoid
 from ember.ops.bce import bce_terms
-from ember.ops.broadcast import broadcast_shapes
-from ember.ops.convert import cast
+from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.convert import cast, promote
 from ember.ops.gather import class_indices
 from ember.ops.int_args import as_int
 from ember.ops.nll import check_class_targets, nll
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH
 from ember.ops.select import where
+from ember.ops.smooth_l1 import smooth_l1
 from ember.ops.softmax import log_softmax
 from ember.tensor import Tensor, _wrap
 
@@ -217,10 +219,17 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 # -- regression ------------------------------------------------------------------------------
 def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
                bool_ok: bool = True) -> Tensor:
-    """``input - target``, broadcast as PyTorch does, with its warning when the shapes differ
-    (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely what was meant). A bool
-    target counts as 0/1 in the input's dtype unless ``bool_ok`` is False (l1_loss's
-    subtraction refuses it in PyTorch)."""
+    """``input - target`` of :func:`_operands`."""
+    input, target = _operands(op, input, target, complex_ok, bool_ok, stacklevel=4)
+    return input - target
+
+
+def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
+              bool_ok: bool = True, stacklevel: int = 3) -> tuple[Tensor, Tensor]:
+    """``input`` and ``target`` checked, to be broadcast as PyTorch does, with its warning
+    when the shapes differ (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely
+    what was meant). A bool target counts as 0/1 in the input's dtype unless ``bool_ok`` is
+    False (l1_loss's subtraction refuses it in PyTorch)."""
     if not (complex_ok and input.dtype.is_complex):
         _check_float(op, input)
     if bool_ok and isinstance(target, Tensor) and target.dtype == dtypes.bool_:
@@ -229,8 +238,8 @@ def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
         shape = broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op)
         warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the "
                       f"input's {tuple(input.shape)}; they broadcast to {shape}, which is "
-                      f"likely wrong. Hint: give both the same shape", stacklevel=3)
-    return input - target
+                      f"likely wrong. Hint: give both the same shape", stacklevel=stacklevel)
+    return input, target
 
 
 def _weighted(op: str, loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str,
@@ -290,10 +299,10 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     reduction = _reduction("smooth_l1_loss", size_average, reduce, reduction)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    d = _pointwise("smooth_l1_loss", input, target).abs()
     if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(_quadratic_below(d, beta, 0.5 / beta, d - 0.5 * beta), reduction)
+        return _reduce(_pointwise("smooth_l1_loss", input, target).abs(), reduction)
+    x, t = _operands("smooth_l1_loss", input, target)
+    return _smooth_l1(x, t, beta, False, reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -308,16 +317,20 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     target = _same_dtype("huber_loss", input, target, GRAD.enabled and input.requires_grad)
-    d = _pointwise("huber_loss", input, target).abs()
-    loss = _quadratic_below(d, delta, 0.5, (d - 0.5 * delta) * delta)
+    x, t = _operands("huber_loss", input, target)
+    loss = _smooth_l1(x, t, delta, True, "none" if weight is not None else reduction)
+    if weight is None:
+        return name_node(loss, "HuberLossBackward0")
     return _weighted("huber_loss", loss, input, weight, reduction, weight_mean=False)
 
 
-def _quadratic_below(d: Tensor, bound: float, scale: float, linear: Tensor) -> Tensor:
-    """``scale·d²`` where ``d < bound``, else ``linear``; the square reads an infinite ``d``
-    as the bound, so it gets the linear part's gradient, not 0·inf = NaN (a NaN keeps it)."""
-    near = where(d.isinf(), bound, d)
-    return where(d < bound, near * near * scale, linear)
+def _smooth_l1(input: Tensor, target: Any, beta: float, huber: bool, reduction: str) -> Tensor:
+    """The ``smooth_l1_loss`` primitive (:mod:`ember.ops.smooth_l1`) of the operands in their
+    result dtype, broadcast to one shape."""
+    x, t = promote(input, target)
+    shape = broadcast_shapes(tuple(x.shape), tuple(t.shape))
+    return smooth_l1(expand(x, shape), expand(t, shape), beta=beta, huber=huber,
+                     reduction=reduction)
 
 
 def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any:

@@ -7,6 +7,7 @@ Kernels that already take a leading batch of images (``(N, C, H, W)``) run on th
 
 from __future__ import annotations
 
+import math
 import string
 from typing import Any
 
@@ -219,6 +220,30 @@ def _standardize_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
 def _binary_cross_entropy(b: int, xs: tuple, bs: tuple) -> Any:
     # elementwise over operands of one shape: an unbatched one is expanded to the batch
     return apply(prim("binary_cross_entropy"), *(batched(t, b, is_b) for t, is_b in zip(xs, bs)))
+
+
+@rule("smooth_l1_loss")
+def _smooth_l1_loss(b: int, xs: tuple, bs: tuple, *, reduction: str, **params: Any) -> Any:
+    # elementwise per sample, then each sample's reduction over its own elements
+    x, t = (batched(v, b, is_b) for v, is_b in zip(xs, bs))
+    loss = apply(prim("smooth_l1_loss"), x, t, reduction="none", **params)
+    if reduction == "none":
+        return loss
+    total = apply(prim("sum"), reshape(loss, (b, math.prod(x.shape[1:]))), dims=(1,),
+                  keepdim=False)
+    return total / math.prod(x.shape[1:]) if reduction == "mean" else total
+
+
+@rule("smooth_l1_loss_backward")
+def _smooth_l1_loss_backward(b: int, xs: tuple, bs: tuple, *, reduction: str,
+                             **params: Any) -> Any:
+    # a reduced loss's gradient: each sample's 0-d g spread over its elements
+    g, x, t = (batched(v, b, is_b) for v, is_b in zip(xs, bs))
+    if reduction != "none":
+        n = math.prod(x.shape[1:])
+        g = apply(prim("expand"), reshape(g, (b,) + (1,) * (x.ndim - 1)), shape=tuple(x.shape))
+        g = g / n if reduction == "mean" and n else g
+    return apply(prim("smooth_l1_loss_backward"), g, x, t, reduction="none", **params)
 
 
 @rule("layer_norm")

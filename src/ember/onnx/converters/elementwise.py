@@ -206,6 +206,26 @@ def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Sub", [kept, ctx.node("Mul", [t, log_x])])
 
 
+@converter("smooth_l1_loss")
+def smooth_l1_loss(ctx: Context, eqn: Eqn) -> str:
+    """``m·(|d| - m/2)`` with ``m = min(|d|, beta)``, over ``beta`` unless huber, reduced; as
+    the primitive computes it."""
+    x, t = (ctx.value(v) for v in eqn.inputs)
+    dtype, params = eqn.outputs[0].dtype, eqn.params
+    beta = ctx.scalar(params["beta"], dtype)
+    ad = ctx.node("Abs", [ctx.node("Sub", [x, t])])
+    m = ctx.node("Min", [ad, beta])
+    loss = ctx.node("Sub", [ad, ctx.node("Mul", [m, ctx.scalar(0.5, dtype)])])
+    loss = ctx.node("Mul", [loss, m])
+    if not params["huber"]:
+        loss = ctx.node("Div", [loss, beta])
+    if params["reduction"] == "none":
+        return loss
+    axes = list(range(len(eqn.inputs[0].shape)))  # (ReduceMean: the count may be dynamic)
+    return ctx.reduce("ReduceSum" if params["reduction"] == "sum" else "ReduceMean", loss,
+                      axes, 0)
+
+
 def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
     """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
     every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with
