@@ -7,8 +7,9 @@ pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[ind
 one for the nearest modes, ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]`` for linear ones, four
 cubic-convolution taps for bicubic, with PyTorch's source coordinates computed in the input's
 precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose``
-(its adjoint). Each is the other's vjp, so every derivative order works. Each tap's source
-indices grow with o, so the adjoint sums contiguous runs with one ``add.reduceat`` per tap
+(its adjoint). Each is the other's vjp, so every derivative order works. The adjoint is one
+numba pass (:mod:`ember.ops.resample_numba`) where numba runs; its NumPy twin uses that each
+tap's source indices grow with o and sums contiguous runs with one ``add.reduceat`` per tap
 instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized
 bilinear or bicubic go through ``resample_uint8``, PyTorch's fixed-point (PIL-style)
 arithmetic, width first, so the bytes equal PyTorch's.
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.backend import compiled, parallel
 from ember.errors import ShapeError
 from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
@@ -32,6 +34,8 @@ from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
 __all__: list[str] = []
+
+_KERNELS = compiled.register("ember.ops.resample_numba")
 
 # the interpolating modes: their number of spatial dims and their kernel along each
 _INTERPOLATING = {"linear": (1, "linear"), "bilinear": (2, "linear"), "bicubic": (2, "cubic"),
@@ -187,6 +191,37 @@ def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bo
     return indices, weights, runs
 
 
+@lru_cache(maxsize=256)
+def _table(size: int, out: int, scale: float | None, mode: str, align_corners: bool,
+           dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_plan`'s taps as two (taps, out) arrays, the indices and the weights (ones for
+    the nearest modes), as numba's adjoint takes them."""
+    indices, weights, _ = _plan(size, out, scale, mode, align_corners, dtype)
+    table = np.ascontiguousarray(np.stack(indices), dtype=np.int64)
+    if weights is None:
+        return table, np.ones(table.shape, dtype)
+    return table, np.ascontiguousarray(np.stack(weights), dtype=dtype)
+
+
+def _transposed_in_numba(xp: Any, g: Any, axis: int, p: dict) -> Any:
+    """``resample_transpose`` by numba's one-pass kernel, or None where it does not run
+    (another backend or dtype, numba off)."""
+    if xp is not np or g.dtype not in (np.float32, np.float64) or g.size == 0 or \
+            not compiled.numba_enabled():
+        return None
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return None
+    index, weight = _table(p["size"], p["out"], p["scale"], p["mode"], p["align_corners"],
+                           g.dtype)
+    lead, inner = math.prod(g.shape[:axis]), math.prod(g.shape[axis + 1:])
+    rows = np.ascontiguousarray(g).reshape(lead, g.shape[axis], inner)
+    out = np.zeros((lead, p["size"], inner), g.dtype)
+    least = -(-(1 << 17) // max(g.shape[axis] * inner, 1))  # (elements a core takes at least)
+    parallel.over_rows(kernels.resample_transpose, (rows, out), least, index, weight)
+    return out.reshape(g.shape[:axis] + (p["size"],) + g.shape[axis + 1:])
+
+
 def _along(lam: Any, axis: int, ndim: int) -> Any:
     """A per-position weight vector shaped to broadcast along ``axis``."""
     return lam.reshape((-1,) + (1,) * (ndim - 1 - axis))
@@ -241,6 +276,9 @@ class ResampleTranspose(_Resampling):
 
     @in_float32
     def forward(self, xp, g, *, axis, **p):
+        looped = _transposed_in_numba(xp, g, axis, p)
+        if looped is not None:
+            return looped
         _, weights, runs = self.plan(xp, p, g.dtype)
         shape = g.shape[:axis] + (p["size"],) + g.shape[axis + 1:]
         out = xp.zeros(shape, dtype=g.dtype)
