@@ -403,6 +403,37 @@ def test_scatter_add_and_gather_grad_of_large_indices_sum_as_add_at_and_torch():
         _add_at(np, view.copy(), (np.full((50, 1), 30), np.arange(40)[None]), 1.0)
 
 
+@pytest.mark.parametrize("numba", [True, False])
+def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
+    # index_select's and index_add's sums along any dim: numba's row kernel where it runs,
+    # else add.at per leading slice; either way add.at's sums in its order (the same bits)
+    from ember.backend import compiled
+    from ember.ops.indexing import _add_at
+
+    if not numba:
+        monkeypatch.setattr(compiled, "numba_enabled", lambda: False)
+    rng = np.random.default_rng(1)
+    for shape, dim, dtype, itype in (((40, 64), 0, np.float32, np.int64),
+                                     ((3, 20, 50), 1, np.float64, np.int32),
+                                     ((2, 3, 9, 80), 2, np.float32, np.int64)):
+        index = rng.integers(-shape[dim], shape[dim], 2 * shape[dim]).astype(itype)
+        values = rng.standard_normal(shape[:dim] + (index.size,) + shape[dim + 1:])
+        values = values.astype(dtype)
+        key = (slice(None),) * dim + (index,)
+        got, want = np.ones(shape, dtype), np.ones(shape, dtype)
+        _add_at(np, got, key, values)
+        np.add.at(want, key, values)
+        assert got.tobytes() == want.tobytes()
+        x = ember.tensor(values, requires_grad=True)
+        tx = torch.tensor(values, requires_grad=True)
+        w = rng.standard_normal(shape[:dim] + (3,) + shape[dim + 1:]).astype(dtype)
+        (x.index_select(dim, ember.tensor([1, 0, 1])) * ember.tensor(w)).sum().backward()
+        (tx.index_select(dim, torch.tensor([1, 0, 1])) * torch.tensor(w)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    with pytest.raises(IndexError):
+        _add_at(np, np.zeros((4, 300)), (np.array([0, 4] * 3),), np.ones((6, 300)))
+
+
 def test_gather_family_rejects_negative_and_large_indices():
     x = ember.zeros(2, 3)
     with pytest.raises(IndexOutOfRange, match="gather: index -1 is out of bounds for dimension "

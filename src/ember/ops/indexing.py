@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.backend import compiled
 from ember.backend.meta import copy_out
 from ember.errors import (
     DTypeError,
@@ -90,12 +91,36 @@ def _add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
         return
     index = np.where(index < 0, index + n, index) if m and index.min() < 0 else index
     values = np.broadcast_to(values, view.shape[:dim] + (m,) + inner)
+    if _rows_added_in_numba(view, index, values, dim):
+        return
     step = max(1, (1 << 20) // post)  # folded indices in chunks of about a million
     for start in range(0, m, step):
         part = index[start:start + step]
         flat = (part[:, None] * post + np.arange(post)).ravel()
         for lead in np.ndindex(view.shape[:dim]):
             np.add.at(view[lead].reshape(-1), flat, values[lead][start:start + step].ravel())
+
+
+def _rows_added_in_numba(view: Any, index: Any, values: Any, dim: int) -> bool:
+    """:func:`_add_at`'s rows (everything after ``dim``) added at ``index`` by numba's
+    embedding kernel, one call per leading slice: the same sums in the same order as
+    ``add.at``, without its index of every element (~3x on index_select's gradient). False,
+    doing nothing, where it does not apply (numba off, other dtypes, an index out of range:
+    ``add.at`` raises)."""
+    if (view.dtype not in (np.float32, np.float64) or values.dtype != view.dtype
+            or not view.flags.writeable or index.dtype not in (np.int32, np.int64)
+            or not compiled.numba_enabled() or index.min() < 0
+            or index.max() >= view.shape[dim]):
+        return False
+    kernels = compiled.load("ember.ops.embedding_numba")
+    if kernels is None:
+        return False
+    index = np.ascontiguousarray(index)
+    post = math.prod(view.shape[dim + 1:])
+    for lead in np.ndindex(view.shape[:dim]):
+        rows = np.ascontiguousarray(values[lead]).reshape(index.shape[0], post)
+        kernels.add_rows_at(rows, index, view[lead].reshape(view.shape[dim], post))
+    return True
 
 
 def _flat_add_at(view: Any, key: tuple, values: Any) -> bool:
