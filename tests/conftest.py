@@ -14,6 +14,10 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "ember-test-pycache")
 
+# What Ember keeps between runs (the jit's compiled loops, the hub's downloads) goes to a
+# folder of the suite's, shared by its processes, not to the user's ~/.cache/ember.
+os.environ["EMBER_HOME"] = os.path.join(tempfile.gettempdir(), "ember-test-home")
+
 
 @pytest.fixture(scope="session", autouse=True)
 def torch_threads_shared_among_xdist_workers():

@@ -275,9 +275,10 @@ def loop_source(steps: tuple, kinds: tuple) -> str:
 def _compile(source: str, elements: Any) -> Any:
     """The loop of ``source`` compiled by numba. It is defined in a module file in Ember's
     directory (``ember_home("jit")``), named by a hash of its text, of numba's version and of
-    the float32 functions' source it may inline, so that numba's disk cache spares a later
-    process the compile (0.2-2 s a loop; a cached one loads in milliseconds); where that
-    directory cannot be written, from the text alone, compiled each process."""
+    the source of the float32 functions it may inline and of their constants, so that
+    numba's disk cache spares a later process the compile (0.2-2 s a loop; a cached one loads
+    in milliseconds); where that directory cannot be written, from the text alone, compiled
+    each process."""
     import numba
 
     text = "import numpy as np\n\n\n" + source
@@ -296,7 +297,8 @@ def _module(text: str, numba_version: str, inlines: bool) -> Any:
     whole: a reader never sees half a file) if missing."""
     stamp = [text, numba_version]
     if inlines:
-        stamp.append(inspect.getsource(erf_kernel.numba_elements()))
+        # (the functions, and the fit constants they import from erf_kernel)
+        stamp += [inspect.getsource(erf_kernel.numba_elements()), inspect.getsource(erf_kernel)]
     name = "loop_" + hashlib.sha256("\0".join(stamp).encode()).hexdigest()[:32]
     path = os.path.join(ember_home("jit"), f"{name}.py")
     if not os.path.exists(path):
