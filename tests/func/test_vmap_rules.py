@@ -21,7 +21,8 @@ from tests.ops.optable import Arg
 
 FAMILIES = ["activations", "arithmetic", "attention", "compare", "conv", "embedding",
             "indexing", "interpolate", "linalg", "linalg_decomp", "loss", "margin_loss",
-            "normalization", "pool", "reduce", "select", "shape", "softmax", "sort", "unary"]
+            "normalization", "pool", "reduce", "rnn_gates", "select", "shape", "softmax", "sort",
+            "unary"]
 B = 3
 # output size depends on each sample's data: vmap refuses, as torch.func.vmap does
 # (x[mask] = number is where(mask, number, x) under a transform: not data-dependent)

@@ -5,7 +5,8 @@ and their ``*Cell`` modules scan, and PyTorch's top-level ``rnn_tanh_cell``,
 
 A step takes the input already projected (``x W_ihᵀ + b_ih``, one matrix product for all time
 steps in the layers), the states ``h`` and ``c`` (None where the cell has none), ``W_hh`` and
-``b_hh``, and returns ``(h', c')``. ``w_hh`` may instead be a callable giving ``h W_hhᵀ + b_hh``
+``b_hh``, and returns ``(h', c')``; the LSTM and GRU gates are one primitive each
+(:mod:`ember.ops.rnn_gates`). ``w_hh`` may instead be a callable giving ``h W_hhᵀ + b_hh``
 (``b_hh`` then None): the dynamically quantized layers pass their int8 linear layers.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from ember.errors import ShapeError
 from ember.ops.linear import linear
+from ember.ops.rnn_gates import gru_gates, lstm_gates
 from ember.tensor import Tensor
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"]
@@ -35,17 +37,11 @@ def relu_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -
 
 
 def lstm_step(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    i, f, g, o = (x + project(h, w_hh, b_hh)).chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
+    return lstm_gates(x, project(h, w_hh, b_hh), c)
 
 
 def gru_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    xr, xz, xn = x.chunk(3, -1)
-    hr, hz, hn = project(h, w_hh, b_hh).chunk(3, -1)
-    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
-    n = (xn + r * hn).tanh()
-    return (1 - z) * n + z * h, None
+    return gru_gates(x, project(h, w_hh, b_hh), h), None
 
 
 def _batched(op: str, input: Tensor, hx: Tensor) -> None:

@@ -345,3 +345,15 @@ def _per_sample(name: str) -> Any:
 
 for _name in ("nll_loss", "nll_loss_backward"):
     rule(_name)(_per_sample(_name))
+
+
+def _leading_batch(name: str) -> Any:
+    """A rule for the recurrent gate primitives: elementwise over every leading dimension,
+    so the batch in front (an unbatched operand expanded to it) is one more."""
+    def run(b: int, xs: tuple, bs: tuple) -> Any:
+        return apply(prim(name), *(batched(t, b, is_b) for t, is_b in zip(xs, bs)))
+    return run
+
+
+for _name in ("lstm_gates", "lstm_gates_backward", "gru_gates", "gru_gates_backward"):
+    rule(_name)(_leading_batch(_name))

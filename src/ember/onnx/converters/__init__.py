@@ -7,6 +7,7 @@ from ember.onnx.converters import (  # noqa: F401 - registration
     indexing,
     nn_kernels,
     normalization,
+    recurrent,
     reductions,
     shape,
     sorting,
