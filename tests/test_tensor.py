@@ -160,6 +160,14 @@ class _TorchTagged(torch.Tensor):
     pass
 
 
+class _Slotted(ember.Tensor):
+    __slots__ = ("meta", "unset")
+
+
+class _TorchSlotted(torch.Tensor):
+    __slots__ = ("meta", "unset")
+
+
 def test_copy_shares_memory_and_keeps_strides_like_torch():
     import copy
 
@@ -182,6 +190,11 @@ def test_copies_and_pickles_keep_a_subclass_and_its_attributes():
         t.note = ["a"]
         for made in (copy.copy(t), pickle.loads(pickle.dumps(t))):
             assert type(made) is cls and made.note == ["a"] and made.tolist() == t.tolist()
+    for lib, cls in ((torch, _TorchSlotted), (ember, _Slotted)):  # (slots: copyreg's names)
+        t = lib.ones(2).as_subclass(cls)
+        t.meta = {"k": 1}
+        for made in (copy.copy(t), pickle.loads(pickle.dumps(t))):
+            assert type(made) is cls and made.meta == {"k": 1} and not hasattr(made, "unset")
     t = ember.ones(2).as_subclass(_Tagged)  # (torch's deepcopy refuses such a subclass)
     t.note = ["a"]
     kept = copy.deepcopy(t)

@@ -6,6 +6,7 @@ tensor's class and attributes."""
 from __future__ import annotations
 
 import copy
+import copyreg
 from typing import Any
 
 import numpy as np
@@ -51,20 +52,31 @@ def copied(t: Tensor, memo: dict) -> Tensor:
 
 
 def with_class(out: Tensor, cls: type, attributes: dict | None) -> Tensor:
-    """``out`` (a new leaf) as an object of class ``cls``, with ``attributes`` in its
-    ``__dict__`` (a subclass's own attributes, kept by a copy as PyTorch keeps them)."""
+    """``out`` (a new leaf) as an object of class ``cls``, with ``attributes`` (a subclass's
+    own, in its ``__dict__`` or its slots: kept by a copy as PyTorch keeps them)."""
     if cls is not Tensor:
         made = object.__new__(cls)
         for slot in STATE_SLOTS:
             object.__setattr__(made, slot, getattr(out, slot))
         out = made
-    if attributes:
-        out.__dict__.update(attributes)
+    for name, value in (attributes or {}).items():  # (a subclass's slots among them)
+        object.__setattr__(out, name, value)
     return out
 
 
 def _attributes(t: Tensor) -> dict | None:
-    return getattr(t, "__dict__", None) or None
+    """``t``'s own attributes: its ``__dict__`` and the slots a subclass declares (as
+    PyTorch's copies keep them, through ``copyreg``'s slot names), None where there are
+    none."""
+    found = dict(getattr(t, "__dict__", None) or {})
+    cls = type(t)
+    if cls is not Tensor:
+        found.update((name, getattr(t, name)) for name in copyreg._slotnames(cls)
+                     if name not in _TENSOR_SLOTS and hasattr(t, name))
+    return found or None
+
+
+_TENSOR_SLOTS = frozenset(Tensor.__slots__)
 
 
 def shallow(t: Tensor) -> Tensor:
