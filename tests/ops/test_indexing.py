@@ -403,6 +403,13 @@ def test_scatter_add_and_gather_grad_of_large_indices_sum_as_add_at_and_torch():
         _add_at(np, view.copy(), (np.full((50, 1), 30), np.arange(40)[None]), 1.0)
 
 
+def test_flat_positions_of_int32_keys_do_not_wrap_past_2_to_31():
+    from ember.ops.indexing import flat_index
+
+    rows, cols = np.array([[70000]], np.int32), np.array([[7, 39999]], np.int32)
+    assert flat_index((rows, cols), (70001, 40000)).tolist() == [[2_800_000_007, 2_800_039_999]]
+
+
 @pytest.mark.parametrize("numba", [True, False])
 def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
     # index_select's and index_add's sums along any dim: numba's row kernel where it runs,

@@ -96,7 +96,7 @@ def _add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
     step = max(1, (1 << 20) // post)  # folded indices in chunks of about a million
     for start in range(0, m, step):
         part = index[start:start + step]
-        flat = (part[:, None] * post + np.arange(post)).ravel()
+        flat = (part.astype(np.intp, copy=False)[:, None] * post + np.arange(post)).ravel()
         for lead in np.ndindex(view.shape[:dim]):
             np.add.at(view[lead].reshape(-1), flat, values[lead][start:start + step].ravel())
 
@@ -135,13 +135,20 @@ def _flat_add_at(view: Any, key: tuple, values: Any) -> bool:
     if math.prod(shape) < 1024 or any(k.size and (k.min() < 0 or k.max() >= n)
                                       for k, n in zip(key, view.shape, strict=True)):
         return False  # (small: not worth it; add.at wraps negative indices, refuses others)
-    flat = np.zeros(shape, dtype=np.intp)
-    stride = 1
-    for k, n in zip(key[::-1], view.shape[::-1], strict=True):
-        flat += k * stride if stride != 1 else k
-        stride *= n
+    flat = flat_index(key, view.shape)
     np.add.at(view.reshape(-1), flat.reshape(-1), np.broadcast_to(values, shape).reshape(-1))
     return True
+
+
+def flat_index(key: tuple, shape: tuple) -> Any:
+    """The C-order flat positions in an array of ``shape`` of a key of one integer array per
+    dimension (broadcast), as intp: an int32 key's products would wrap past 2**31."""
+    flat = np.zeros(np.broadcast_shapes(*(k.shape for k in key)), dtype=np.intp)
+    stride = 1
+    for k, n in zip(key[::-1], shape[::-1], strict=True):
+        flat += k.astype(np.intp, copy=False) * stride
+        stride *= n
+    return flat
 
 
 def _basic_shape(shape: tuple, index: tuple, op: str = "slice") -> tuple:
