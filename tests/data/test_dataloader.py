@@ -217,6 +217,26 @@ def test_ctrl_c_in_a_worker_is_left_to_the_main_process(capfd):
     assert "KeyboardInterrupt" not in capfd.readouterr().err
 
 
+class RunsAProgram(D.Dataset):
+    """Reads the SIGINT handling of a program a worker runs (a decoder, say)."""
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, i):
+        import subprocess
+        import sys
+
+        return subprocess.run([sys.executable, "-c", "import signal; print(signal.getsignal("
+                               "signal.SIGINT) is signal.default_int_handler)"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_program_a_worker_runs_stops_on_ctrl_c():
+    # (the worker's own SIGINT handler does nothing; SIG_IGN would pass to the program)
+    assert list(D.DataLoader(RunsAProgram(), batch_size=None, num_workers=1)) == ["True"]
+
+
 class Slow(D.Dataset):
     def __len__(self):
         return 4

@@ -121,6 +121,10 @@ def _seed_worker(seed: int, worker_id: int) -> None:
     np.random.seed(np.random.SeedSequence([worker_id, seed]).generate_state(1)[0])
 
 
+def _left_to_the_main_process(signum: int, frame: Any) -> None:
+    """A worker's SIGINT handler: nothing (see :func:`worker_loop`)."""
+
+
 def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue: Any,
                 auto_collation: bool, collate_fn: Callable, drop_last: bool, base_seed: int,
                 init_fn: Callable | None, worker_id: int, num_workers: int, shm_prefix: str,
@@ -129,8 +133,9 @@ def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue:
     global _worker_info
     # Ctrl-C reaches the whole process group: the main process gets the KeyboardInterrupt
     # (and ends the workers, or goes on using them); here it would only print one more
-    # traceback per worker, or kill a worker the main process still needs
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # traceback per worker, or kill a worker the main process still needs. (A handler, not
+    # SIG_IGN: a program the dataset runs gets the default back at exec, and stops on Ctrl-C)
+    signal.signal(signal.SIGINT, _left_to_the_main_process)
     parent = os.getppid()
     seed = base_seed + worker_id
     _seed_worker(seed, worker_id)
