@@ -456,9 +456,11 @@ class ViewInfo:
         info = src._view
         if info is None:
             return cls(src, ((prim, params),), src._vc.value, without_grad)
-        shown = info.shown
-        return cls(info.base, info.chain + ((prim, params),), src._vc.value,
-                   without_grad or info.without_grad, src if shown is None else shown)
+        raw, shown = info._base, info._shown  # (``base`` and ``shown`` without their calls)
+        base = raw if raw._view is None else raw._view.base
+        shown = raw if shown is _AS_BASE else src if shown is None else shown
+        return cls(base, info.chain + ((prim, params),), src._vc.value,
+                   without_grad or info.without_grad, shown)
 
     @property
     def base(self) -> Tensor:
