@@ -338,3 +338,27 @@ def test_rounded_division_has_a_zero_gradient_as_torch(mode):
         (y * x).sum().backward()
         return y.tolist(), x.grad.tolist(), w.grad.tolist()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, lambda a, b: b - a,
+                                lambda a, b: b + a])
+def test_add_sub_backward_sums_only_for_operands_needing_a_gradient(op, monkeypatch):
+    # y + 0.5's backward reduced the gradient to the constant's shape too, then dropped it
+    import ember.ops.arithmetic as arithmetic
+
+    x = ember.tensor(np.arange(6.0).reshape(2, 3), dtype=ember.float64, requires_grad=True)
+    c = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)  # broadcast, needs no gradient
+    w = ember.tensor(np.arange(1.0, 7.0).reshape(2, 3), dtype=ember.float64)
+    (op(x, c) * w).sum().backward()
+    tx = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    (op(tx, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)) *
+     torch.tensor(np.arange(1.0, 7.0).reshape(2, 3))).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    calls = []
+    real = arithmetic.sum_to
+    monkeypatch.setattr(arithmetic, "sum_to", lambda g, shape: calls.append(shape) or
+                        real(g, shape))
+    y = op(x, c)
+    grads = y.grad_fn(w)
+    assert calls == [(2, 3)]  # x's shape only, not the constant's (3,)
+    assert grads[0 if y.grad_fn.next_functions[0][0] is None else 1] is None

@@ -43,7 +43,8 @@ def add_grad(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | N
     slots = node_grads.get(node)
     if slots is None:
         slots = node_grads[node] = [None] * node.prim.nout
-    slots[idx] = _sum(slots[idx], g, t, region)
+    acc = slots[idx]
+    slots[idx] = g if acc is None and region is None else _sum(acc, g, t, region)
 
 
 class Sum:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.accumulate import (
+    Sum,
     accumulate_grad,
     add_grad,
     grad_as,
@@ -211,27 +212,31 @@ def _second_time(node: Node) -> GradError:
 
 
 def _topological(root_nodes: list[Node]) -> list[Node]:
-    """Nodes reachable from the roots, producers before consumers (iterative post-order)."""
-    order, seen = [], set()
-    stack = [(n, 0) for n in root_nodes]
-    while stack:
-        node, i = stack.pop()
-        if i == 0:
-            if node in seen:
-                continue
-            if node.released:
-                raise _second_time(node)
-            seen.add(node)
-        edges = node.edges
-        while i < len(edges):
-            edge = edges[i]
-            i += 1
-            if edge is not None and edge[0] is not None and edge[0] not in seen:
-                stack.append((node, i))
-                stack.append((edge[0], 0))
-                break
-        else:
-            order.append(node)
+    """Nodes reachable from the roots, producers before consumers (iterative post-order; the
+    last root first)."""
+    order: list[Node] = []
+    seen: set[Node] = set()
+    for root in reversed(root_nodes):
+        if root in seen:
+            continue
+        if root.released:
+            raise _second_time(root)
+        seen.add(root)
+        stack = [(root, iter(root.edges))]
+        while stack:
+            node, edges = stack[-1]
+            for edge in edges:
+                if edge is not None:
+                    child = edge[0]
+                    if child is not None and child not in seen:
+                        if child.released:
+                            raise _second_time(child)
+                        seen.add(child)
+                        stack.append((child, iter(child.edges)))
+                        break
+            else:
+                stack.pop()
+                order.append(node)
     return order
 
 
@@ -272,7 +277,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     # backward(): a leaf's gradient is final once every node with an edge to it has run, and
     # then its hooks run and it lands in .grad at once, during the backward pass (how DDP
     # starts all-reducing a bucket while the rest of backward computes)
-    pending = _leaf_edge_counts(order) if targets is None else None
+    pending, leaf_edges = _leaf_edge_counts(order) if targets is None else (None, None)
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
     outer_task = GRAPH_TASK.current
     at_exit: list[Callable[[], None]] = []  # (what hooks ask to run once the pass is done)
@@ -282,12 +287,14 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
         with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
             for node in reversed(order):
                 grads = node_grads.pop(node, None)
-                if grads is not None:
-                    grads = [unwrap_sum(g) for g in grads]
-                edges = node.edges
                 if grads is not None and (needed is None or node in needed or any(
                         (node, i) in wanted for i in range(len(grads)))):
-                    _finish_outputs(node, grads, wanted, found, create_graph, owners)
+                    if len(grads) > 1:
+                        grads = [unwrap_sum(g) for g in grads]
+                    elif type(grads[0]) is Sum:
+                        grads[0] = grads[0].tensor  # (the list is the pass's own)
+                    if node.hooks or node.retained or wanted:
+                        _finish_outputs(node, grads, wanted, found, create_graph, owners)
                     if needed is None or node in needed:
                         try:
                             _propagate(node, grads, node_grads, leaf_grads)
@@ -297,15 +304,12 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                             raise
                 if not retain_graph:
                     node.release()
-                if pending is not None:
-                    for edge in edges:
-                        if edge is not None and edge[0] is None:
-                            key = id(edge[1])
-                            pending[key] -= 1
-                            if not pending[key] and key in leaf_grads:
-                                leaf, g = leaf_grads.pop(key)
-                                _finish_leaf(leaf, unwrap_sum(g), None, found, create_graph,
-                                             owners)
+                if pending is not None and node in leaf_edges:
+                    for key in leaf_edges[node]:
+                        pending[key] -= 1
+                        if not pending[key] and key in leaf_grads:
+                            leaf, g = leaf_grads.pop(key)
+                            _finish_leaf(leaf, unwrap_sum(g), None, found, create_graph, owners)
             for leaf, g in leaf_grads.values():
                 _finish_leaf(leaf, unwrap_sum(g), targets, found, create_graph, owners)
             for callback in at_exit:
@@ -402,14 +406,22 @@ def _follow_retained(order: list[Node]) -> None:
                 t._node.retained[t._idx] = ref
 
 
-def _leaf_edge_counts(order: list[Node]) -> dict[int, int]:
-    """For each leaf, how many edges of the nodes in ``order`` lead to it."""
+def _leaf_edge_counts(order: list[Node]) -> tuple[dict[int, int], dict[Node, list[int]]]:
+    """For each leaf (by id), how many edges of the nodes in ``order`` lead to it; and for
+    each node with such edges, the leaves they lead to (once per edge)."""
     counts: dict[int, int] = {}
+    leaf_edges: dict[Node, list[int]] = {}
     for node in order:
         for edge in node.edges:
             if edge is not None and edge[0] is None:
-                counts[id(edge[1])] = counts.get(id(edge[1]), 0) + 1
-    return counts
+                key = id(edge[1])
+                counts[key] = counts.get(key, 0) + 1
+                keys = leaf_edges.get(node)
+                if keys is None:
+                    leaf_edges[node] = [key]
+                else:
+                    keys.append(key)
+    return counts, leaf_edges
 
 
 def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_graph: bool,
@@ -506,9 +518,10 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
                 g = g.to_dense()
             add_grad(node_grads, leaf_grads, t, g, edge)
             continue
-        if g._data.shape != t._data.shape:
+        a, like = g._data, t._data
+        if a.shape != like.shape:
             g = _summed_to_input(g, t, prim.name)
-        if g._data.dtype != t._data.dtype:
+        if a.dtype != like.dtype:
             g = grad_as(g, t)
         add_grad(node_grads, leaf_grads, t, g, edge)
 

@@ -322,9 +322,12 @@ class Node(_Hookable):
     def check_versions(self) -> None:
         """Raises if a tensor this node's rule reads was modified in place since recording."""
         if self.versions is not None:
-            for i, (t, v) in enumerate(zip(self.inputs, self.versions)):
-                if t._vc.value != v and self.prim.reads(self, i):
-                    self._modified("input", i, t.shape, t.dtype, v, t._vc.value)
+            for t, v in zip(self.inputs, self.versions):
+                if t._vc.value != v:  # (then find which, and whether the rule reads it)
+                    for i, (t, v) in enumerate(zip(self.inputs, self.versions)):
+                        if t._vc.value != v and self.prim.reads(self, i):
+                            self._modified("input", i, t.shape, t.dtype, v, t._vc.value)
+                    break
         if self.outputs is not None:
             for i, saved in enumerate(self.outputs):
                 if saved is None:
@@ -358,29 +361,38 @@ class Node(_Hookable):
         those and its inputs' shapes, and can be gone through again, as PyTorch's nodes that
         save no tensors can."""
         free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
-        if free is None and self.packed is None and not self._frees_values():
-            self.inputs = tuple(t if type(t) is Unsaved or self._small_constant(t) else
-                                Unsaved.as_recorded(t, e) for t, e in zip(self.inputs, self.edges))
-            return
+        if free is None and self.packed is None:
+            kept = self._kept_inputs()
+            if kept is not None:
+                self.inputs = kept
+                return
         self.inputs = self.outputs = self.versions = None
         self.released = True
         self.packed = None
         if free is not None:
             free(self)
 
-    def _frees_values(self) -> bool:
-        """Whether releasing frees values the rule reads: an output's, or an input's
-        (``reads``) other than a small constant's."""
-        if self.outputs is not None and any(o is not None for o in self.outputs):
-            return True
-        return self.prim.save_inputs and any(
-            type(t) is not Unsaved and not self._small_constant(t) and self.prim.reads(self, i)
-            for i, t in enumerate(self.inputs))
-
-    @staticmethod
-    def _small_constant(t: Any) -> bool:
-        return type(t) is not Unsaved and t._node is None and not t.requires_grad and \
-            t._data.nbytes < WORTH_DROPPING
+    def _kept_inputs(self) -> tuple | None:
+        """What a released node keeps of its inputs: small constants as they are, the others'
+        shape and recorded history; None when releasing frees values the rule reads (an
+        output's, or an input's other than a small constant's). One pass: this runs once a
+        node, each backward."""
+        if self.outputs is not None:
+            for o in self.outputs:
+                if o is not None:
+                    return None
+        prim = self.prim
+        saves = prim.save_inputs
+        kept = []
+        for i, (t, e) in enumerate(zip(self.inputs, self.edges)):
+            if type(t) is Unsaved or (t._node is None and not t.requires_grad and
+                                      t._data.nbytes < WORTH_DROPPING):  # a small constant
+                kept.append(t)
+            elif saves and prim.reads(self, i):
+                return None
+            else:
+                kept.append(Unsaved.as_recorded(t, e))
+        return tuple(kept)
 
 
 def _has(node: Node, attr: str) -> bool:

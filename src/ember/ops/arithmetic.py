@@ -53,8 +53,9 @@ class Add(Binary):
         return xp.add(a, b)
 
     def vjp(self, ctx, g):
-        a, b = ctx.inputs
-        return sum_to(g, a._data.shape), sum_to(g, b._data.shape)
+        a, b = ctx.inputs  # (an input needing no gradient, such as y + 0.5's, costs no sum)
+        return (sum_to(g, a._data.shape) if a.requires_grad else None,
+                sum_to(g, b._data.shape) if b.requires_grad else None)
 
     def jvp(self, ctx, da, db):
         return da + db
@@ -71,7 +72,8 @@ class Sub(Binary):
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
-        return sum_to(g, a.shape), sum_to(neg(g), b.shape)
+        return (sum_to(g, a._data.shape) if a.requires_grad else None,
+                sum_to(neg(g), b._data.shape) if b.requires_grad else None)
 
     def jvp(self, ctx, da, db):
         return da - db
@@ -92,8 +94,8 @@ class Mul(Holomorphic, Binary):
     def vjp(self, ctx, g):
         a, b = ctx.inputs
         need_a, need_b = a.requires_grad, b.requires_grad
-        return (sum_to(g * b, a.shape) if need_a else None,
-                sum_to(g * a, b.shape) if need_b else None)
+        return (sum_to(g * b, a._data.shape) if need_a else None,
+                sum_to(g * a, b._data.shape) if need_b else None)
 
     def jvp(self, ctx, da, db):
         a, b = ctx.inputs
