@@ -16,8 +16,9 @@ _COUNTER = itertools.count()
 
 def define(source: str, label: str, name: str, globals_: dict[str, Any]) -> Any:
     r"""The function ``name`` that ``source`` defines, run with (a copy of) ``globals_`` as its
-    globals; its file name is ``<label #N>``, unique, and its source stays in :mod:`linecache`
-    while the function lives (a compiled function's old graphs, dropped, take theirs along).
+    globals (without itself: it does not call itself by name); its file name is ``<label
+    #N>``, unique, and its source stays in :mod:`linecache` while the function lives (a
+    compiled function's old graphs, dropped, take theirs along).
 
     Example:
         >>> from ember.utils.generated_code import define
@@ -28,6 +29,6 @@ def define(source: str, label: str, name: str, globals_: dict[str, Any]) -> Any:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = dict(globals_)
     exec(compile(source, filename, "exec"), scope)  # noqa: S102 - Ember's own generated code
-    made = scope[name]
+    made = scope.pop(name)  # (its globals holding it would be a cycle: it dies by refcount)
     weakref.finalize(made, linecache.cache.pop, filename, None)
     return made
