@@ -49,3 +49,15 @@ def test_launch_refuses_bad_arguments_with_the_usage(tmp_path, capsys):
             main(["launch", *args])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and f"ember launch: error: {message}" in err, err
+
+
+def test_launch_with_a_hostfile_leaves_the_script_to_the_other_hosts(tmp_path, monkeypatch):
+    # (the script may exist only where the ranks run; the launch itself is not run here)
+    from ember.distributed import run
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1 slots=2\n")
+    started = []
+    monkeypatch.setattr(run, "launch", lambda *a: started.append(a) or 0)
+    assert main(["launch", "-n", "2", "--hostfile", str(hosts), "/only/on/node1.py"]) == 0
+    assert started[0][:2] == (2, ["/only/on/node1.py"])

@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"-n must be at least 1, got {args.nproc}")
     if args.max_restarts < 0:
         parser.error(f"--max-restarts must be 0 or more, got {args.max_restarts}")
-    for flag, path in (("script", args.script), ("--hostfile", args.hostfile)):
+    # (with a hostfile the script may live on the other hosts only: theirs to check)
+    for flag, path in (("--hostfile", args.hostfile),
+                       ("script", None if args.hostfile else args.script)):
         if path is not None and not os.path.isfile(path):
             parser.error(f"{flag} {path!r} is not a file")
     return launch(
