@@ -442,3 +442,22 @@ def test_release_keeps_constants_and_shapes_and_frees_read_values():
     z.backward()
     z.backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "complex64"])
+def test_accumulating_into_grad_sums_in_place_as_torch(dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4))
+    w1, w2 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    x = ember.tensor(a, dtype=getattr(ember, dtype), requires_grad=True)
+    tx = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+    (x * ember.tensor(w1, dtype=x.dtype)).sum().abs().backward()
+    (tx * torch.tensor(w1, dtype=tx.dtype)).sum().abs().backward()
+    first, version = x.grad, x.grad._version
+    view = first.view(-1)
+    (x * ember.tensor(w2, dtype=x.dtype)).sum().abs().backward()
+    (tx * torch.tensor(w2, dtype=tx.dtype)).sum().abs().backward()
+    assert x.grad is first and x.grad._version == version + 1  # in place, as torch's
+    got, want = x.grad.float().numpy(), tx.grad.float().numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(view.float().numpy(), want.reshape(-1))

@@ -170,8 +170,16 @@ def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
                     old._view is None and DISPATCH.grads_in_place())):
             # (a trace records in-place sums into whole tensors, not into a view of another
             # one, such as a gradient bucket's slice: that .grad is replaced there)
-            with no_grad():
-                old.add_(g)
+            dev = old._device
+            if not DISPATCH.stack and old._view is None and type(old) is Tensor and \
+                    g._device is dev and not dev.is_meta:
+                # plain eager: add_'s own sum and version bump, without the in-place op's
+                # machinery (no history to move, no handler to tell)
+                dev.xp.add(old._data, g._data, out=old._data)
+                old._vc.value += 1
+            else:
+                with no_grad():
+                    old.add_(g)
         else:
             t.grad = old.detach() + g
         return
