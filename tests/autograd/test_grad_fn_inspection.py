@@ -83,3 +83,11 @@ def test_calling_a_grad_fn_with_the_wrong_count_or_after_backward_raises():
     y.sum().backward()
     with pytest.raises(GradError, match="retain_graph=True"):
         y.grad_fn(ember.ones(3))
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_an_input_the_rule_does_not_read_is_saved_as_none(lib):
+    # (a large input of x * 2, which its rule never reads: PyTorch saves nothing for it)
+    x = lib.randn(100_000, requires_grad=True)
+    y = (x * 1) * 2
+    assert y.grad_fn._saved_self is None

@@ -234,9 +234,9 @@ class Node(_Hookable):
         if name == "result" and self.outputs is not None and self.outputs[0] is not None:
             return self.out
         i = {"self": 0, "other": 1}.get(name)
-        if i is not None and self.prim.save_inputs and i < len(self.inputs) and \
-                type(self.inputs[i]) is not Unsaved:
-            return self.inputs[i]
+        if i is not None and self.prim.save_inputs and i < len(self.inputs):
+            held = self.inputs[i]  # (None where the rule does not read it, as PyTorch's)
+            return None if type(held) is Unsaved else held
         raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{name}'")
 
     def __dir__(self) -> list[str]:
