@@ -468,3 +468,14 @@ def test_depthwise_convolution_is_one_primitive():
     assert F.conv2d(x.half(), w.half(), groups=4).dtype is ember.float16
     with ember.autocast("cpu"):
         assert F.conv2d(x, w, groups=4).dtype is ember.bfloat16
+
+
+def test_depthwise_convolution_takes_a_read_only_one_by_one_weight():
+    # (numba's loops are compiled for a writable weight; a 1x1 kernel's taps needed a copy)
+    frozen = np.arange(1.0, 5.0, dtype=np.float32).reshape(4, 1, 1, 1)
+    frozen.flags.writeable = False
+    x = np.random.default_rng(0).standard_normal((2, 4, 5, 5)).astype(np.float32)
+    got = F.conv2d(ember.from_numpy(x), ember.from_numpy(frozen), groups=4)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(frozen.copy()),
+                                      groups=4)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -52,8 +52,9 @@ def _channels_last(kernels: Any, x: Any) -> Any:
 
 
 def _taps(w: Any) -> Any:
-    """A (C, 1, kh, kw) weight as numba's (kh, kw, C)."""
-    return np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))
+    """A (C, 1, kh, kw) weight as numba's (kh, kw, C): always a new, writable array (the
+    loops are compiled for one; a 1x1 kernel's transpose is already C-contiguous)."""
+    return np.array(w[:, 0].transpose(1, 2, 0), order="C")
 
 
 def _window(padded: Any, p: int, q: int, counts: tuple, dilation: tuple, stride: tuple) -> Any:
