@@ -302,3 +302,18 @@ def test_smooth_l1_second_derivative_is_zero_past_beta_as_torch():
                                                   reduction="sum"), x, create_graph=True)
         (h,) = lib.autograd.grad(g.sum(), x)
         np.testing.assert_array_equal(h.numpy(), [1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_smooth_l1_with_a_beta_below_float32s_range_is_torchs(dtype):
+    # (1e-50 is 0 in float32, where float32 and below compute: the loss is L1, as torch's;
+    # float64 keeps it, and its quadratic zone)
+    got = []
+    for lib, f in ((ember, F), (torch, TF)):
+        x = lib.tensor([0.5, -2.0, 1e-51, 0.0], dtype=getattr(lib, dtype), requires_grad=True)
+        loss = f.smooth_l1_loss(x, lib.zeros(4, dtype=getattr(lib, dtype)), beta=1e-50,
+                                reduction="none")
+        loss.sum().backward()
+        got.append((loss.detach().double().numpy(), x.grad.double().numpy()))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-6)
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-6)

@@ -19,6 +19,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
@@ -299,10 +301,17 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     reduction = _reduction("smooth_l1_loss", size_average, reduce, reduction)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    if beta == 0:
-        return _reduce(_pointwise("smooth_l1_loss", input, target).abs(), reduction)
     x, t = _operands("smooth_l1_loss", input, target)
+    if beta == 0 or _is_zero_in_float32(beta, x, t):  # (float32 and below compute in float32)
+        return _reduce(_pointwise("smooth_l1_loss", input, target).abs(), reduction)
     return _smooth_l1(x, t, beta, False, reduction)
+
+
+def _is_zero_in_float32(beta: float, x: Tensor, t: Any) -> bool:
+    """Whether ``beta`` (below ~1.4e-45) is 0 in float32, where operands other than float64
+    compute: the loss is then L1, as PyTorch's (its beta is 0 there too)."""
+    return float(np.float32(beta)) == 0 and not any(
+        isinstance(v, Tensor) and v.dtype is dtypes.float64 for v in (x, t))
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
