@@ -230,6 +230,7 @@ def test_broadcast_shapes_takes_integer_sizes_only():
     np = __import__("numpy")
     assert ember.broadcast_shapes((2, 1), (np.int64(3),), (ember.tensor(3),)) == (2, 3)
     assert ember.broadcast_shapes(ember.tensor(3), (2, 1)) == (2, 3)  # (a 0-d tensor: a size)
+    assert ember.broadcast_shapes(ember.tensor([2, 1]), np.array([1, 3])) == (2, 3)  # (sizes)
     for size in (3.0, "3"):  # (a tensor of 3 was kept in the Size as a tensor)
         with pytest.raises(TypeError, match="broadcast_shapes: a size must be an int"):
             ember.broadcast_shapes((2, 1), (size,))

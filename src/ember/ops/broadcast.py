@@ -27,8 +27,8 @@ def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast_shapes")
         >>> ember.broadcast_shapes((3, 1), (4,)), ember.broadcast_shapes(2, (3, 1))
         (ember.Size([3, 4]), ember.Size([3, 2]))
     """
-    shapes = tuple(s if isinstance(s, Sequence) else (s,) for s in shapes)  # (an int, a 0-d
-    # tensor: one size)
+    shapes = tuple((s,) if not hasattr(s, "__len__") or getattr(s, "ndim", None) == 0 else s
+                   for s in shapes)  # (an int, a 0-d tensor: one size; a 1-d one: sizes)
     return tuple.__new__(Size, broadcast_shape(shapes, op))
 
 
