@@ -150,14 +150,22 @@ def test_uint8_resizing_equals_torch_element_for_element():
         F.interpolate(ember.zeros(1, 1, 2, dtype=ember.uint8), size=3, mode="linear")
 
 
-@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic", "area"])
+PLANAR = (((2, 3, 7, 9), {"scale_factor": 2}), ((1, 2, 16, 5), {"size": (11, 3)}))
+ADJOINT_CASES = {  # (area is adaptive pooling: it never reaches the kernel)
+    "nearest": PLANAR, "nearest-exact": PLANAR, "bilinear": PLANAR, "bicubic": PLANAR,
+    "linear": (((2, 3, 9), {"scale_factor": 2}), ((1, 2, 16), {"size": 11})),
+    "trilinear": (((1, 2, 3, 4, 5), {"scale_factor": 2}), ((1, 2, 6, 5, 4), {"size": (4, 7, 3)})),
+}
+
+
+@pytest.mark.parametrize("mode", list(ADJOINT_CASES))
 def test_adjoint_by_numba_equals_numpy_and_torch(mode, monkeypatch):
     """resample_transpose's numba kernel (one pass, each output position's taps in order) and
     its NumPy twin (add.reduceat over runs) give the same gradient, torch's to rounding."""
     from ember.ops import interpolate
     rng = np.random.default_rng(0)
     for dtype, tol in ((np.float32, 1e-6), (np.float64, 1e-13)):
-        for shape, kw in (((2, 3, 7, 9), {"scale_factor": 2}), ((1, 2, 16, 5), {"size": (11, 3)})):
+        for shape, kw in ADJOINT_CASES[mode]:
             a = rng.standard_normal(shape).astype(dtype)
             grads = []
             for numba in (True, False):
