@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ember import dtypes
@@ -157,7 +158,7 @@ class LSTMGates(Primitive):
         return _composite_jvp(lstm_composite, ctx, (dx, dhp, dc))
 
     def flops(self, x, hp, c):
-        return _size(x) + 4 * _size(c)
+        return math.prod(x.shape) + 4 * math.prod(c.shape)
 
 
 @primitive
@@ -205,7 +206,7 @@ class LSTMGatesBackward(Primitive):
         return _composite_jvp(_lstm_backward_composite, ctx, tangents)
 
     def flops(self, gh, gc, x, hp, c):
-        return _size(x) + 16 * _size(c)
+        return math.prod(x.shape) + 16 * math.prod(c.shape)
 
 
 # -- GRU ------------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ class GRUGates(Primitive):
         return _composite_jvp(gru_composite, ctx, (dx, dhp, dh))
 
     def flops(self, x, hp, h):
-        return 8 * _size(h)
+        return 8 * math.prod(h.shape)
 
 
 @primitive
@@ -284,14 +285,7 @@ class GRUGatesBackward(Primitive):
         return _composite_jvp(_gru_backward_composite, ctx, tangents)
 
     def flops(self, g, x, hp, h):
-        return 16 * _size(h)
-
-
-def _size(spec: TensorSpec) -> int:
-    n = 1
-    for s in spec.shape:
-        n *= s
-    return n
+        return 16 * math.prod(h.shape)
 
 
 def _fused(*operands: Tensor) -> bool:
