@@ -264,6 +264,10 @@ def test_the_summary_of_a_diverged_run_is_strict_json(tmp_path):
         done = run(make_config({**TINY, "epochs": 1, "out": str(tmp_path), "optimizer": "sgd",
                                 "lr": 1e30, "batch_size": 16}))
     assert sum("diverged" in str(w.message) for w in caught) == 1  # (once, not every step)
+    with pytest.warns(UserWarning, match="diverged") as caught:  # (nor every epoch)
+        run(make_config({**TINY, "epochs": 2, "out": str(tmp_path / "two"), "optimizer": "sgd",
+                         "lr": 1e30, "batch_size": 16}))
+    assert sum("diverged" in str(w.message) for w in caught) == 1
     assert done["history"]["test_loss"][0] != done["history"]["test_loss"][0]  # NaN
     text = (tmp_path / "summary.json").read_text()
     summary = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))

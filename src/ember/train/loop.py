@@ -65,9 +65,10 @@ def make_step(model: nn.Module, optimizer: Any, compile: bool = False) -> Any:
 
 def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
                 epoch: int, first_step: int, total_steps: int, step: Any = None,
-                log: TensorBoardLog | None = None) -> list[float]:
+                log: TensorBoardLog | None = None, last_loss: float = 0.0) -> list[float]:
     """One pass over ``loader`` with ``step`` (default: :func:`make_step`), each step's loss
-    and learning rate to ``log`` if given; returns the loss of every step."""
+    and learning rate to ``log`` if given; returns the loss of every step. Warns when the
+    loss turns NaN or infinite (``last_loss``: the step's before the first, if any)."""
     model.train()
     step = step or make_step(model, optimizer)
     losses = []
@@ -77,7 +78,7 @@ def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
             for group in optimizer.param_groups:
                 group["lr"] = lr
             losses.append(step(x, y).item())
-            if not math.isfinite(losses[-1]) and (i == 0 or math.isfinite(losses[-2])):
+            if not math.isfinite(losses[-1]) and math.isfinite(losses[-2] if i else last_loss):
                 warnings.warn(f"epoch {epoch}, step {i + 1}: the loss is {losses[-1]}: the "
                               f"training diverged. Hint: lower --lr (now {cfg.lr})",
                               stacklevel=2)
@@ -149,7 +150,7 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
         began = time.perf_counter()
         losses = train_epoch(model, optimizer, train_loader, cfg, epoch,
                              (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch, step,
-                             log)
+                             log, (history["step_loss"] or [0.0])[-1])
         test_loss, accuracy = evaluate(model, test_loader)
         seconds = time.perf_counter() - began
         history["step_loss"] += losses
