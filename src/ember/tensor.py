@@ -390,9 +390,10 @@ class Tensor:
             >>> w.grad
             tensor([2., 4.])
         """
-        from ember.autograd.engine import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        global _engine_backward
+        if _engine_backward is None:  # (the engine builds on this module; an import per call
+            from ember.autograd.engine import backward as _engine_backward  # cost ~1 µs)
+        _engine_backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -- Python protocol ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -524,6 +525,7 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
 
 
 _on_wrap: Callable[[Tensor], None] | None = None
+_engine_backward: Callable[..., None] | None = None  # ember.autograd.engine.backward
 
 #: the slots that make a tensor what it is (data, device, history, …): an object of another
 #: class on the same tensor copies these (not its ``__dict__``, the user's attributes)

@@ -461,3 +461,50 @@ def test_accumulating_into_grad_sums_in_place_as_torch(dtype):
     got, want = x.grad.float().numpy(), tx.grad.float().numpy()
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(view.float().numpy(), want.reshape(-1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_implied_gradient_and_a_broadcast_first_grad_as_torch(dtype):
+    # the implied 1 of a 0-d output has its dtype; a leaf's first gradient that is a
+    # broadcast (sum's) lands in .grad as a contiguous tensor of its own, not a view, and the
+    # next one is summed into it in place
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    x = ember.tensor(a, dtype=getattr(ember, dtype), requires_grad=True)
+    tx = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+    y, ty = (x * 2).sum(), (tx * 2).sum()
+    seen = []
+    y.register_hook(lambda g: seen.append(g))
+    y.backward(), ty.backward()
+    assert seen[0].shape == () and seen[0].dtype == x.dtype and seen[0].item() == 1.0
+    first, version = x.grad, x.grad._version
+    assert not first._is_view() and not tx.grad._is_view() and first.is_contiguous()
+    x.sum().backward(), tx.sum().backward()
+    assert x.grad is first and x.grad._version == version + 1
+    np.testing.assert_array_equal(x.grad.float().numpy(), tx.grad.float().numpy())
+
+
+@pytest.mark.parametrize("mode", ["enable_grad", "no_grad", "inference_mode"])
+def test_backward_restores_the_grad_mode_and_callbacks_see_backwards(mode):
+    from ember.autograd.engine import queue_callback
+
+    x = f64([1.0, 2.0])
+    seen = []
+
+    def hook(g):
+        seen.append(ember.is_grad_enabled())
+        queue_callback(lambda: seen.append(ember.is_grad_enabled()))  # as torch's: backward's
+    x.register_hook(hook)
+    for create_graph in (False, True):
+        y = (x * 2).sum()
+        with getattr(ember, mode)():
+            outer = ember.is_grad_enabled(), ember.is_inference_mode_enabled()
+            y.backward(create_graph=create_graph)
+            assert (ember.is_grad_enabled(), ember.is_inference_mode_enabled()) == outer
+        assert seen == [create_graph] * 2
+        seen.clear()
+    x.register_hook(lambda g: 1 / 0)
+    y = (x * 2).sum()
+    with getattr(ember, mode)():
+        with pytest.raises(ZeroDivisionError):
+            y.backward()
+        assert (ember.is_grad_enabled(), ember.is_inference_mode_enabled()) == outer

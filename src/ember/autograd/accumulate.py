@@ -127,7 +127,7 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
     if a.strides == like.strides or (a.flags.c_contiguous and like.flags.c_contiguous):
         return g
     order = _dense_order(like)
-    if order is None:
+    if order is None or order == list(range(a.ndim)):  # (C order: no permuted view)
         return g if a.flags.c_contiguous else g.contiguous()
     if all(a.shape[d] == 1 or a.strides[d] * like.itemsize == like.strides[d] * a.itemsize
            for d in range(a.ndim)):
@@ -156,17 +156,16 @@ def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = Non
 
 
 def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
-    if not create_graph:
-        g = g.detach()
     old = t.grad
     if not isinstance(g, Tensor) or (old is not None and not isinstance(old, Tensor)):
+        g = g if create_graph else g.detach()
         t.grad = g if old is None else _sum_with_sparse(g, old)  # (new first, as PyTorch)
         return
-    if old is not None:
+    if old is not None:  # (a sum into it reads g's values only: g needs no detach)
         if create_graph:
             t.grad = old + g
         elif old._node is None and old._data.shape == g._data.shape and old.dtype is g.dtype and \
-                _writeable(old._data) and (DISPATCH.only_observers() or (
+                _writeable(old._data) and (not DISPATCH.stack or DISPATCH.only_observers() or (
                     old._view is None and DISPATCH.grads_in_place())):
             # (a trace records in-place sums into whole tensors, not into a view of another
             # one, such as a gradient bucket's slice: that .grad is replaced there)
@@ -181,8 +180,10 @@ def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
                 with no_grad():
                     old.add_(g)
         else:
-            t.grad = old.detach() + g
+            t.grad = old.detach() + g.detach()
         return
+    if not create_graph:
+        g = g.detach()
     if t._node is None:
         g = _laid_out_like(g, t)
     elif not g._data.flags.c_contiguous:  # a retained non-leaf's: C order, not the tensor's

@@ -33,7 +33,10 @@ class _GradState(threading.local):
 GRAD = _GradState()
 
 
-def _request(enabled: bool) -> None:
+def request_grad(enabled: bool) -> None:
+    """Sets the grad mode as entering ``set_grad_enabled(enabled)`` does (the caller saves
+    and restores ``GRAD``'s three flags itself: the engine's per-pass switch, without a
+    context manager object)."""
     GRAD.requested = enabled
     GRAD.enabled = enabled and not GRAD.inference
 
@@ -65,7 +68,7 @@ class _Mode:
         self._saved = (GRAD.enabled, GRAD.requested, GRAD.inference)
         if self.inference is not None:
             GRAD.inference = self.inference
-        _request(self.enabled)
+        request_grad(self.enabled)
 
     def __exit__(self, *exc: object) -> None:
         GRAD.enabled, GRAD.requested, GRAD.inference = self._saved
@@ -140,11 +143,11 @@ class set_grad_enabled(_Mode):
     def __init__(self, mode: bool) -> None:
         self.enabled = bool(mode)
         self._previous = (GRAD.enabled, GRAD.requested)
-        _request(self.enabled)
+        request_grad(self.enabled)
 
     def __enter__(self) -> None:
         self._saved = (*self._previous, GRAD.inference)
-        _request(self.enabled)
+        request_grad(self.enabled)
 
     def _args(self) -> tuple:
         return (self.enabled,)
