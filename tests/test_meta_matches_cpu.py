@@ -54,6 +54,8 @@ OTHER = {
     "cat": lambda x: ember.cat([x, x], 1), "stack": lambda x: ember.stack([x, x], 1),
     "pad": lambda x: F.pad(x, (1, 1)), "interpolate": lambda x: F.interpolate(x, scale_factor=2),
     "layer_norm": lambda x: F.layer_norm(x, (5,)), "gelu": lambda x: F.gelu(x),
+    "group_norm": lambda x: F.group_norm(x, 3, ember.ones(3, device=x.device),
+                                         ember.zeros(3, device=x.device)),
     "where": lambda x: ember.where(x > 0, x, 0.0), "index_list": lambda x: x[:, [0, 2]],
     "permute_copy": lambda x: x.permute(0, 2, 3, 1).contiguous(),
     "transpose_view": lambda x: x.transpose(1, 3), "none_index": lambda x: x[:, None, ..., None],

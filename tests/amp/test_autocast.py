@@ -31,6 +31,8 @@ CASES = {
     "softmax": lambda m, f, a, b, w, i, k: f.softmax(a @ b, dim=-1),
     "log_softmax": lambda m, f, a, b, w, i, k: f.log_softmax(a @ b, dim=-1),
     "layer_norm": lambda m, f, a, b, w, i, k: f.layer_norm(a @ b, (5,)),
+    "group_norm": lambda m, f, a, b, w, i, k: f.group_norm(f.conv2d(i, k), 3, k[:, 0, 0, 0],
+                                                           k[:, 1, 0, 0]),
     "exp": lambda m, f, a, b, w, i, k: (a @ b).exp(),
     "sum": lambda m, f, a, b, w, i, k: (a @ b).sum(),
     "mse_loss": lambda m, f, a, b, w, i, k: f.mse_loss(a @ b, a @ b * 0.5),
@@ -50,7 +52,7 @@ CASES = {
 
 # Ember's table is PyTorch's CUDA autocast list (float32 for softmax, norms, exp, sum, …);
 # torch's CPU autocast leaves these in bfloat16. The dtype is checked against that list.
-FLOAT32_ON_CUDA = {"softmax", "log_softmax", "layer_norm", "exp", "sum"}
+FLOAT32_ON_CUDA = {"softmax", "log_softmax", "layer_norm", "group_norm", "exp", "sum"}
 
 
 def _args(lib, grad):

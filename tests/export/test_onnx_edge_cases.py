@@ -255,3 +255,10 @@ def test_ember_onnx_is_listed_by_dir_imported_on_first_use_and_names_its_extra()
                          check=True).stdout.splitlines()
     assert out[0] == "True False"  # (listed for tab completion, not imported by import ember)
     assert "pip install 'ember[export]'" in out[1]  # (onnx missing: the extra to install)
+
+
+def test_group_norm_exports_with_dynamic_batch_and_spatial_axes():
+    norm = nn.GroupNorm(2, 4)
+    norm.weight.data, norm.bias.data = ember.randn(4), ember.randn(4)
+    _dynamic_check(lambda a: norm(a) * 2, [ember.randn(2, 4, 3, 5)],
+                   {0: {0: "n", 3: "w"}}, [[ember.randn(3, 4, 3, 7)], [ember.randn(1, 4, 3, 2)]])

@@ -1,5 +1,6 @@
 """Normalisation functions against PyTorch and finite differences."""
 
+import importlib
 import warnings
 
 import numpy as np
@@ -73,7 +74,31 @@ def _layer_norm_grad(lib):
     return run
 
 
+def _group_norm_grad(lib):
+    # group norm's backward, the internal primitive: the input's, weight's and bias's gradients
+    def run(g, x, mean, rstd, weight):
+        if lib == "ember":
+            from ember.ops.group_norm import GroupNormGrad
+            from ember.ops.primitive import apply
+            return apply(GroupNormGrad, g, x, mean, rstd, weight)
+        n, groups, c = x.shape[0], mean.shape[1], x.shape[1]
+        stat, per_channel = (n, groups, 1), (-1,) + (1,) * (x.ndim - 2)
+        xhat = (x.reshape(n, groups, -1) - mean.reshape(stat)) * rstd.reshape(stat)
+        h = (g * weight.reshape(per_channel)).reshape(n, groups, -1)
+        dx = rstd.reshape(stat) * (h - h.mean(2, keepdim=True)
+                                   - xhat * (h * xhat).mean(2, keepdim=True))
+        gxhat = g.reshape(n, c, -1) * xhat.reshape(n, c, -1)
+        return dx.reshape(x.shape), gxhat.sum((0, 2)), g.reshape(n, c, -1).sum((0, 2))
+    return run
+
+
 CASES = [
+    OpCase("group_norm_grad", _group_norm_grad("ember"), _group_norm_grad("torch"), [
+        S(arg(3, 4, 5), arg(3, 4, 5), arg(3, 2), arg(3, 2, low=0.5, high=2.0), arg(4)),
+        S(arg(2, 6, 2, 3, noncontig=True), arg(2, 6, 2, 3), arg(2, 3),
+          arg(2, 3, low=0.5, high=2.0), arg(6)),
+        S(arg(2, 4), arg(2, 4), arg(2, 4), arg(2, 4, low=0.5, high=2.0), arg(4)),  # (N, C)
+    ]),
     OpCase("layer_norm_grad", _layer_norm_grad("ember"), _layer_norm_grad("torch"), [
         S(arg(3, 40), arg(3, 40), arg(3, 1), arg(3, 1, low=0.5, high=2.0), arg(40)),  # numba
         S(arg(2, 3, 4), arg(2, 3, 4), arg(2, 1, 1), arg(2, 1, 1, low=0.5, high=2.0), arg(3, 4)),
@@ -118,6 +143,9 @@ CASES = [
         S(arg(2, 6, 3, 3), Const(3), arg(6), arg(6)),
         S(arg(2, 4, 5, noncontig=True), Const(2)),
         S(arg(2, 4), Const(4), arg(4), arg(4), eps=1e-3),
+        S(arg(3, 8, 4, 5), Const(2), arg(8), arg(8)),
+        S(arg(2, 6, 5), Const(3), arg(6)),  # weight, no bias
+        S(arg(2, 6, 2, 2, channels_last=True), Const(1), arg(6), arg(6)),
     ]),
     OpCase("instance_norm", lambda x, *wb: F.instance_norm(x, None, None, *wb),
            lambda x, *wb: TF.instance_norm(x, None, None, *wb), [
@@ -484,3 +512,69 @@ def test_rms_norm_computes_half_inputs_in_float32_as_torch(dtype, weight):
     assert got.dtype.name == str(want.dtype)[6:]
     np.testing.assert_allclose(got.double().numpy(), want.double().numpy(),
                                rtol=1e-6 if dtype == "float32" else 0)
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 6, 5, 7), 3), ((3, 8, 16), 8), ((2, 4), 1)])
+def test_group_norm_by_numba_equals_numpy_and_torch(shape, groups, monkeypatch):
+    """The fused group_norm and group_norm_grad in numba (one visit of each group) and their
+    NumPy twins give torch's output and gradients to rounding; the statistics are (N, groups)
+    as native_group_norm's."""
+    group_norm = importlib.import_module("ember.ops.group_norm")  # (ember.ops.group_norm: the fn)
+    rng = np.random.default_rng(11)
+    for dtype, tol in ((np.float32, 2e-5), (np.float64, 1e-12)):
+        a, w, b = (rng.standard_normal(s).astype(dtype) for s in (shape, shape[1:2], shape[1:2]))
+        u = rng.standard_normal(shape).astype(dtype)
+        xt, wt, bt = (torch.from_numpy(t.copy()).requires_grad_() for t in (a, w, b))
+        out_t = TF.group_norm(xt, groups, wt, bt)
+        (out_t * torch.from_numpy(u)).sum().backward()
+        mean_t, rstd_t = torch.native_group_norm(xt.detach(), None, None, shape[0], shape[1],
+                                                 int(np.prod(shape[2:])), groups, 1e-5)[1:]
+        for numba in (True, False):
+            if not numba:
+                monkeypatch.setattr(group_norm, "_kernels", lambda *a: None)
+            x, wm, bm = (ember.from_numpy(t.copy()).requires_grad_() for t in (a, w, b))
+            out, mean, rstd = apply(group_norm.GroupNorm, x, wm, bm, groups=groups, eps=1e-5)
+            (out * ember.from_numpy(u)).sum().backward()
+            for mine, ref in ((out, out_t), (mean, mean_t), (rstd, rstd_t), (x.grad, xt.grad),
+                              (wm.grad, wt.grad), (bm.grad, bt.grad)):
+                np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(),
+                                           rtol=tol, atol=tol)
+            assert out.grad_fn.name() == "NativeGroupNormBackward0"
+            monkeypatch.undo()
+
+
+def test_group_norm_fused_equals_the_composite_and_keeps_channels_last_input_grads():
+    # the fused op gives the standardize·weight + bias composite's values (float32) and a
+    # channels-last input's gradient channels-last, as before
+    from ember.ops.normalization import _standardize
+    x = ember.randn(4, 8, 6, 6).contiguous(memory_format=ember.channels_last).requires_grad_()
+    w, b = ember.randn(8), ember.randn(8)
+    y = F.group_norm(x, 4, w, b)
+    ref = _standardize(x.contiguous().reshape((4, 4, 72)), (2,), 1e-5)[0].reshape((4, 8, 6, 6))
+    ref = ref * w.reshape((8, 1, 1)) + b.reshape((8, 1, 1))
+    np.testing.assert_allclose(y.detach().numpy(), ref.detach().numpy(), rtol=1e-6, atol=1e-6)
+    y.sum().backward()
+    assert x.grad.is_contiguous(memory_format=ember.channels_last)
+
+
+def test_group_norm_and_its_backward_under_vmap_match_each_sample():
+    from ember.ops.group_norm import GroupNorm, GroupNormGrad
+    rng = np.random.default_rng(12)
+    x, g = (ember.from_numpy(rng.standard_normal((3, 2, 6, 5))) for _ in range(2))
+    w, b = (ember.from_numpy(rng.standard_normal((3, 6))) for _ in range(2))
+    for in_dims in ((0, None, None), (0, 0, 0)):  # one weight for all (into N); per sample
+        got = ember.func.vmap(lambda t, v, c: apply(GroupNorm, t, v, c, groups=3, eps=1e-5),
+                              in_dims)(x, w if in_dims[1] == 0 else w[0],
+                                       b if in_dims[2] == 0 else b[0])
+        for i in range(3):
+            want = apply(GroupNorm, x[i], w[i if in_dims[1] == 0 else 0],
+                         b[i if in_dims[2] == 0 else 0], groups=3, eps=1e-5)
+            for a, c in zip(got, want):
+                np.testing.assert_allclose(a[i].numpy(), c.numpy(), rtol=1e-12, atol=1e-12)
+    _, mean, rstd = apply(GroupNorm, x.reshape((6, 6, 5)), w[0], b[0], groups=3, eps=1e-5)
+    mean, rstd = mean.reshape((3, 2, 3)), rstd.reshape((3, 2, 3))
+    got = ember.func.vmap(lambda *a: apply(GroupNormGrad, *a))(g, x, mean, rstd, w)
+    for i in range(3):
+        want = apply(GroupNormGrad, g[i], x[i], mean[i], rstd[i], w[i])
+        for a, c in zip(got, want):
+            np.testing.assert_allclose(a[i].numpy(), c.numpy(), rtol=1e-12, atol=1e-12)

@@ -44,7 +44,7 @@ POLICY: dict[str, str] = {
         "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
         "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
         "softplus", "erf", "sum", "prod", "cumsum", "cumprod", "nan_to_num", "standardize",
-        "batch_norm", "layer_norm", "binary_cross_entropy",
+        "batch_norm", "layer_norm", "group_norm", "binary_cross_entropy",
         # linear algebra, which has no low-precision kernels (PyTorch's CPU list)
         "linalg_cholesky", "linalg_det", "linalg_eig", "linalg_eigh", "linalg_inv",
         "linalg_ldl_factor", "linalg_ldl_solve", "linalg_lu_factor", "linalg_matrix_exp",

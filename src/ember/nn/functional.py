@@ -44,6 +44,7 @@ from ember.ops.fractional_pool import (
 )
 from ember.ops.gather import one_hot
 from ember.ops.grid_sample import affine_grid, grid_sample
+from ember.ops.group_norm import group_norm
 from ember.ops.gumbel_softmax import gumbel_softmax
 from ember.ops.im2col import fold, unfold
 from ember.ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
@@ -80,7 +81,6 @@ from ember.ops.multi_head_attention import multi_head_attention_forward
 from ember.ops.native_functions import conv_tbc
 from ember.ops.normalization import (
     batch_norm,
-    group_norm,
     instance_norm,
     normalize,
     rms_norm,

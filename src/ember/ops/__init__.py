@@ -40,6 +40,7 @@ from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
 from ember.ops.gradient import *  # noqa: F403
 from ember.ops.grid_sample import *  # noqa: F403
+from ember.ops.group_norm import *  # noqa: F403
 from ember.ops.gumbel_softmax import *  # noqa: F403
 from ember.ops.hash_tensor import *  # noqa: F403
 from ember.ops.histogram import *  # noqa: F403
@@ -121,7 +122,8 @@ _FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "bat
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
              "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill", "foreach",
              "fractional_pool", "frexp", "from_file", "fused_arithmetic",
-             "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
+             "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "group_norm",
+             "gumbel_softmax",
              "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
              "integrate", "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",
              "linalg_composite", "linalg_decomp", "linalg_det", "linalg_eig", "linalg_ldl",

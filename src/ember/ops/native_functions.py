@@ -28,10 +28,11 @@ from ember.ops.creation import ones, zeros
 from ember.ops.dropout import _check as _check_dropout
 from ember.ops.embedding import _renorm_
 from ember.ops.grid_sample import affine_grid, grid_sample
+from ember.ops.group_norm import group_norm
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
 from ember.ops.linear import bilinear
-from ember.ops.normalization import batch_norm, checked_normalized_shape, group_norm
+from ember.ops.normalization import batch_norm, checked_normalized_shape
 from ember.ops.pool import max_pool1d_with_indices
 from ember.ops.random import bernoulli
 from ember.ops.shape import narrow, permute

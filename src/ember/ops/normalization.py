@@ -1,12 +1,13 @@
-"""Normalisation layers' functions: rms_norm, batch_norm, group_norm, instance_norm, and
-``normalize`` (rescaling to unit L_p norm); layer_norm is in :mod:`ember.ops.layer_norm`.
+"""Normalisation layers' functions: rms_norm, batch_norm, instance_norm, and ``normalize``
+(rescaling to unit L_p norm); layer_norm and group_norm are in :mod:`ember.ops.layer_norm` and
+:mod:`ember.ops.group_norm`.
 
-Batch, instance and group norm (and layer norm without its affine part) share one primitive,
-``standardize`` (the normalised values with the mean and variance), whose rules are written in
-Ember ops, so gradients of every order follow; the affine part and the others are composites.
-Training batch norm with its affine part is one primitive, ``batch_norm``. Batch and instance norm
-in training update the running statistics in place, outside autograd, with the unbiased batch
-variance as PyTorch does.
+Batch and instance norm (and layer and group norm without a fused affine part) share one
+primitive, ``standardize`` (the normalised values with the mean and variance), whose rules are
+written in Ember ops, so gradients of every order follow; the affine part and the others are
+composites. Training batch norm with its affine part is one primitive, ``batch_norm``. Batch and
+instance norm in training update the running statistics in place, outside autograd, with the
+unbiased batch variance as PyTorch does.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ember.tensor import Tensor
 
 # batch_norm and instance_norm stay out of ``ember.*``: torch's top-level forms order their
 # arguments differently; they are in ember.nn.functional
-__all__ = ["group_norm", "rms_norm"]
+__all__ = ["rms_norm"]
 
 
 def _stat_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -532,35 +533,6 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if running_var is not None:
         unbiased = var.reshape((n, c)) * (count / max(count - 1, 1))
         _update_running(running_var, unbiased.mean(0), momentum)
-    return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
-                   None if bias is None else _per_channel(bias, input.ndim))
-
-
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalises each sample's channels in ``num_groups`` groups, then scales and shifts
-    per channel.
-
-    Example:
-        >>> F.group_norm(ember.randn(2, 6, 4, 4), 3).shape
-        ember.Size([2, 6, 4, 4])
-    """
-    _check_float("group_norm", input)
-    if half_with_float_params(input, weight, bias):
-        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
-    if input.ndim < 2:
-        raise ShapeError(f"group_norm: expected an (N, C, …) input, got shape "
-                         f"{tuple(input.shape)}")
-    n, c = input.shape[:2]
-    if num_groups <= 0 or c % num_groups:
-        raise ShapeError(f"group_norm: {c} channels cannot be split into {num_groups} groups "
-                         f"(input shape {tuple(input.shape)})")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != (c,):
-            raise ShapeError(f"group_norm: {name} has shape {tuple(t.shape)}, expected ({c},)")
-    grouped = input.reshape((n, num_groups, input.numel() // max(n * num_groups, 1)))
-    y, _, _ = _standardize(grouped, (2,), eps)
-    y = y.reshape(input.shape)
     return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
                    None if bias is None else _per_channel(bias, input.ndim))
 

@@ -271,6 +271,40 @@ def _layer_norm_grad(b: int, xs: tuple, bs: tuple) -> Any:
     return dx, *((t.sum(lead) if lead else t) for t in (g * xhat, g))  # (sum(()) sums all)
 
 
+@rule("group_norm")
+def _group_norm(b: int, xs: tuple, bs: tuple, *, groups: int, eps: float) -> Any:
+    x, weight, bias = xs
+    if not bs[1] and not bs[2]:  # one weight for every sample: the vmapped dim joins N
+        n = x.shape[1]
+        out, mean, rstd = apply(prim("group_norm"), merge_batch(x), weight, bias, groups=groups,
+                                eps=eps)
+        return split_batch(out, b, n), split_batch(mean, b, n), split_batch(rstd, b, n)
+    # a weight per sample: the composite on the physical (B, N, C, …) input
+    x, weight, bias = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    n, c = x.shape[1], x.shape[2]
+    y, mean, var = apply(prim("standardize"), reshape(x, (b, n, groups, -1)), dims=(3,),
+                         eps=eps)
+    shape = (b, 1, c) + (1,) * (x.ndim - 3)
+    out = reshape(y, tuple(x.shape)) * reshape(weight, shape) + reshape(bias, shape)
+    return out, reshape(mean, (b, n, groups)), reshape((var + eps).rsqrt(), (b, n, groups))
+
+
+@rule("group_norm_grad")
+def _group_norm_grad(b: int, xs: tuple, bs: tuple) -> Any:
+    # per vmapped sample (the weight's and bias's sums keep the batch axis): the composite
+    g, x, mean, rstd, weight = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    n, c, groups = x.shape[1], x.shape[2], mean.shape[2]
+    stat = (b, n, groups, 1)
+    xhat = (reshape(x, (b, n, groups, -1)) - reshape(mean, stat)) * reshape(rstd, stat)
+    h = g * reshape(weight, (b, 1, c) + (1,) * (x.ndim - 3))
+    dx = apply(prim("standardize_grad"), reshape(h, tuple(xhat.shape)), xhat,
+               reshape(rstd, stat), dims=(3,))
+    per_channel = (b, n, c, -1)
+    return reshape(dx, tuple(x.shape)), \
+        (reshape(g, per_channel) * reshape(xhat, per_channel)).sum((1, 3)), \
+        reshape(g, per_channel).sum((1, 3))
+
+
 @rule("batch_norm")
 def _batch_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
     # statistics per vmapped sample: the composite on the physical (B, N, C, …) input

@@ -1,5 +1,6 @@
-"""Normalization: ``layer_norm`` (LayerNormalization) and ``standardize`` (what group and
-instance norm trace into)."""
+"""Normalization: ``layer_norm`` (LayerNormalization), ``group_norm`` (its decomposition:
+ONNX's GroupNormalization scales per group before opset 21) and ``standardize`` (what
+instance norm traces into)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,40 @@ def layer_norm(ctx: Context, eqn: Eqn) -> list[str] | str | None:
                     outputs=3, axis=-dims, epsilon=float(eqn.params["eps"]))
 
 
+def _moments(ctx: Context, x: str, axes: list[int]) -> tuple[str, str, str]:
+    """The mean over ``axes`` (kept), ``x`` centred and the (biased) variance."""
+    mean = ctx.reduce("ReduceMean", x, axes, 1)
+    centered = ctx.node("Sub", [x, mean])
+    var = ctx.reduce("ReduceMean", ctx.node("Mul", [centered, centered]), axes, 1)
+    return mean, centered, var
+
+
+def _rstd(ctx: Context, var: str, eqn: Eqn) -> str:
+    """``1 / sqrt(var + eps)``."""
+    eps = ctx.scalar(eqn.params["eps"], eqn.outputs[0].dtype)
+    return ctx.node("Reciprocal", [ctx.node("Sqrt", [ctx.node("Add", [var, eps])])])
+
+
+@converter("group_norm")
+def group_norm(ctx: Context, eqn: Eqn) -> list[str]:
+    """Outputs: the normalized, scaled and shifted values, and the (N, groups) mean and
+    reciprocal standard deviation; N and the spatial sizes are read at run time."""
+    x, weight, bias = (ctx.value(v) for v in eqn.inputs)
+    groups, ndim = eqn.params["groups"], len(eqn.inputs[0].shape)
+    grouped = ctx.node("Reshape", [x, ctx.ints([0, groups, -1])])
+    mean, centered, var = _moments(ctx, grouped, [2])
+    rstd = _rstd(ctx, var, eqn)
+    y = ctx.node("Reshape", [ctx.node("Mul", [centered, rstd]), ctx.node("Shape", [x])])
+    per_channel = ctx.ints([-1] + [1] * (ndim - 2))
+    out = ctx.node("Add", [ctx.node("Mul", [y, ctx.node("Reshape", [weight, per_channel])]),
+                           ctx.node("Reshape", [bias, per_channel])])
+    stat = ctx.ints([0, groups])
+    return [out, ctx.node("Reshape", [mean, stat]), ctx.node("Reshape", [rstd, stat])]
+
+
 @converter("standardize")
 def standardize(ctx: Context, eqn: Eqn) -> list[str]:
     """``(x - mean) / sqrt(var + eps)`` over ``dims``; outputs the result, mean and (biased)
     variance."""
-    x, dtype = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
-    axes = eqn.params["dims"]
-    mean = ctx.reduce("ReduceMean", x, axes, 1)
-    centered = ctx.node("Sub", [x, mean])
-    var = ctx.reduce("ReduceMean", ctx.node("Mul", [centered, centered]), axes, 1)
-    scale = ctx.node("Reciprocal", [ctx.node("Sqrt", [
-        ctx.node("Add", [var, ctx.scalar(eqn.params["eps"], dtype)])])])
-    return [ctx.node("Mul", [centered, scale]), mean, var]
+    mean, centered, var = _moments(ctx, ctx.value(eqn.inputs[0]), list(eqn.params["dims"]))
+    return [ctx.node("Mul", [centered, _rstd(ctx, var, eqn)]), mean, var]
