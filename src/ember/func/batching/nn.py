@@ -216,12 +216,6 @@ def _standardize_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
                  dims=tuple(d + 1 if d >= 0 else d for d in dims))
 
 
-@rule("binary_cross_entropy")
-def _binary_cross_entropy(b: int, xs: tuple, bs: tuple) -> Any:
-    # elementwise over operands of one shape: an unbatched one is expanded to the batch
-    return apply(prim("binary_cross_entropy"), *(batched(t, b, is_b) for t, is_b in zip(xs, bs)))
-
-
 @rule("smooth_l1_loss")
 def _smooth_l1_loss(b: int, xs: tuple, bs: tuple, *, reduction: str, **params: Any) -> Any:
     # elementwise per sample, then each sample's reduction over its own elements
@@ -382,12 +376,14 @@ for _name in ("nll_loss", "nll_loss_backward"):
 
 
 def _leading_batch(name: str) -> Any:
-    """A rule for the recurrent gate primitives: elementwise over every leading dimension,
-    so the batch in front (an unbatched operand expanded to it) is one more."""
+    """A rule for a primitive elementwise over operands of one shape (binary cross entropy,
+    the recurrent gates): over every leading dimension, so the batch in front (an unbatched
+    operand expanded to it) is one more."""
     def run(b: int, xs: tuple, bs: tuple) -> Any:
         return apply(prim(name), *(batched(t, b, is_b) for t, is_b in zip(xs, bs)))
     return run
 
 
-for _name in ("lstm_gates", "lstm_gates_backward", "gru_gates", "gru_gates_backward"):
+for _name in ("binary_cross_entropy", "lstm_gates", "lstm_gates_backward", "gru_gates",
+              "gru_gates_backward"):
     rule(_name)(_leading_batch(_name))
