@@ -22,6 +22,7 @@ from ember.backend import compiled, parallel
 from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import contiguous
 from ember.ops.creation import ones, zeros
+from ember.ops.layer_norm import check_gradient_dtypes
 from ember.ops.normalization import (
     StandardizeGrad,
     _affine,
@@ -213,10 +214,7 @@ class GroupNormGrad(Primitive):
             raise ShapeError(f"group_norm_grad: the gradient {g.shape}, input {x.shape}, mean "
                              f"{mean.shape} and rstd {rstd.shape} do not match (statistics: "
                              f"(N, groups), groups dividing the channels)")
-        if any(t.dtype is not x.dtype for t in (g, mean, rstd)):
-            raise DTypeError(f"group_norm_grad: the gradient ({g.dtype.name}), input "
-                             f"({x.dtype.name}), mean ({mean.dtype.name}) and rstd "
-                             f"({rstd.dtype.name}) differ in dtype")
+        check_gradient_dtypes("group_norm_grad", g, x, mean, rstd)
         return x, weight, weight
 
     def _parts(self, ctx):

@@ -60,6 +60,14 @@ def _check(op: str, x: Any, *vectors: Any) -> None:
                          f"{', '.join(v.dtype.name for v in vectors)} must share one dtype")
 
 
+def check_gradient_dtypes(op: str, g: Any, x: Any, mean: Any, rstd: Any) -> None:
+    """A norm's gradient primitive takes the output gradient and statistics in the input's
+    dtype."""
+    if any(t.dtype is not x.dtype for t in (g, mean, rstd)):
+        raise DTypeError(f"{op}: the gradient ({g.dtype.name}), input ({x.dtype.name}), mean "
+                         f"({mean.dtype.name}) and rstd ({rstd.dtype.name}) differ in dtype")
+
+
 @primitive
 class LayerNorm(Primitive):
     """``(x - mean)·rstd·weight + bias`` over the trailing dims ``weight`` spans, ``rstd =
@@ -162,10 +170,7 @@ class LayerNormGrad(Primitive):
             raise ShapeError(f"layer_norm_grad: the gradient {g.shape}, input {x.shape}, mean "
                              f"{mean.shape} and rstd {rstd.shape} do not match (statistics: "
                              f"{stat})")
-        if any(t.dtype is not x.dtype for t in (g, mean, rstd)):
-            raise DTypeError(f"layer_norm_grad: the gradient ({g.dtype.name}), input "
-                             f"({x.dtype.name}), mean ({mean.dtype.name}) and rstd "
-                             f"({rstd.dtype.name}) differ in dtype")
+        check_gradient_dtypes("layer_norm_grad", g, x, mean, rstd)
         return x, weight, weight
 
     def _parts(self, ctx):
