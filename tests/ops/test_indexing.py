@@ -371,7 +371,7 @@ def test_gather_flat_positions_match_torch_over_shapes_dims_and_index_dtypes():
 def test_scatter_add_and_gather_grad_of_large_indices_sum_as_add_at_and_torch():
     # from 1024 indexed elements the sums run as one flat add.at (same order, same bits);
     # repeated indices, int32 indices, float32 and float64; negative ones through index_put
-    from ember.ops.indexing import _add_at
+    from ember.ops.add_at import add_at
 
     rng = np.random.default_rng(0)
     for shape, dim, dtype in (((64, 48), 1, np.float32), ((8, 40, 6), 0, np.float64),
@@ -396,15 +396,15 @@ def test_scatter_add_and_gather_grad_of_large_indices_sum_as_add_at_and_torch():
     for low in (0, -30):  # (negative indices leave the flat path: add.at wraps them)
         key = (rng.integers(low, 30, (50, 1)), rng.integers(0, 40, (1, 60)))
         got, want = view.copy(), view.copy()
-        _add_at(np, got, key, values)
+        add_at(np, got, key, values)
         np.add.at(want, key, values)
         assert got.tobytes() == want.tobytes()
     with pytest.raises(IndexError):
-        _add_at(np, view.copy(), (np.full((50, 1), 30), np.arange(40)[None]), 1.0)
+        add_at(np, view.copy(), (np.full((50, 1), 30), np.arange(40)[None]), 1.0)
 
 
 def test_flat_positions_of_int32_keys_do_not_wrap_past_2_to_31():
-    from ember.ops.indexing import flat_index
+    from ember.ops.add_at import flat_index
 
     rows, cols = np.array([[70000]], np.int32), np.array([[7, 39999]], np.int32)
     assert flat_index((rows, cols), (70001, 40000)).tolist() == [[2_800_000_007, 2_800_039_999]]
@@ -415,7 +415,7 @@ def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
     # index_select's and index_add's sums along any dim: numba's row kernel where it runs,
     # else add.at per leading slice; either way add.at's sums in its order (the same bits)
     from ember.backend import compiled
-    from ember.ops.indexing import _add_at
+    from ember.ops.add_at import add_at
 
     if not numba:
         monkeypatch.setattr(compiled, "numba_enabled", lambda: False)
@@ -428,7 +428,7 @@ def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
         values = values.astype(dtype)
         key = (slice(None),) * dim + (index,)
         got, want = np.ones(shape, dtype), np.ones(shape, dtype)
-        _add_at(np, got, key, values)
+        add_at(np, got, key, values)
         np.add.at(want, key, values)
         assert got.tobytes() == want.tobytes()
         x = ember.tensor(values, requires_grad=True)
@@ -438,7 +438,7 @@ def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
         (tx.index_select(dim, torch.tensor([1, 0, 1])) * torch.tensor(w)).sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
     with pytest.raises(IndexError):
-        _add_at(np, np.zeros((4, 300)), (np.array([0, 4] * 3),), np.ones((6, 300)))
+        add_at(np, np.zeros((4, 300)), (np.array([0, 4] * 3),), np.ones((6, 300)))
 
 
 def test_gather_family_rejects_negative_and_large_indices():
