@@ -508,3 +508,17 @@ def test_backward_restores_the_grad_mode_and_callbacks_see_backwards(mode):
         with pytest.raises(ZeroDivisionError):
             y.backward()
         assert (ember.is_grad_enabled(), ember.is_inference_mode_enabled()) == outer
+
+
+@pytest.mark.parametrize("perm", [(0, 2, 3, 1), (1, 0), (0, 2, 3, 1, 4)])
+def test_first_grad_of_a_permuted_leaf_has_its_layout_and_is_no_view_as_torch(perm):
+    a = np.random.default_rng(0).standard_normal([2, 3, 4, 5, 1][:len(perm)])
+    back = [perm.index(i) for i in range(len(perm))]
+    x = ember.tensor(a).permute(perm).contiguous().permute(back).detach().requires_grad_()
+    tx = torch.tensor(a).permute(perm).contiguous().permute(back).detach().requires_grad_()
+    (x * 2).sum().backward(), (tx * 2).sum().backward()
+    first = x.grad
+    assert first.stride() == tx.grad.stride() and not first._is_view() and not tx.grad._is_view()
+    (x * 3).sum().backward(), (tx * 3).sum().backward()
+    assert x.grad is first
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())

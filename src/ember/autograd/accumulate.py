@@ -133,7 +133,10 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
            for d in range(a.ndim)):
         return g
     inverse = sorted(range(a.ndim), key=order.__getitem__)
-    return g.permute(order).contiguous().permute(inverse)
+    laid = g.permute(order).contiguous().permute(inverse)
+    # eager: a tensor of its own, not a view of the temporary (as PyTorch's .grad; later sums
+    # into a view took add_'s slow path)
+    return _wrap(laid._data, laid._device) if DISPATCH.handler is None else laid
 
 
 def grad_lock(t: Any) -> threading.Lock:
