@@ -258,8 +258,10 @@ class Tensor:
             _on_value_read(self, "item()")
         if self._device.is_meta:
             no_data("item()")
-        if self._data.size != 1:
-            raise _not_a_python_value(self, "number", ValueError(
+        if self._data.size != 1:  # (inside an op, the error names it: argument_kind)
+            from ember.ops.argument_kind import not_a_python_value  # (ops import this module)
+
+            raise not_a_python_value(self, "number", ValueError(
                 f"item(): a tensor with {self._data.size} elements cannot be converted to a "
                 "Python scalar; index it first"))
         return self._data.reshape(()).item() if self.dtype is not dtypes.bfloat16 else \
@@ -412,7 +414,9 @@ class Tensor:
         if self._device.is_meta:
             no_data("bool()")
         if self._data.size != 1:
-            raise _not_a_python_value(self, "bool", RuntimeError(
+            from ember.ops.argument_kind import not_a_python_value
+
+            raise not_a_python_value(self, "bool", RuntimeError(
                 f"bool() of a tensor with {self._data.size} elements is ambiguous; use .any() "
                 "or .all()"))
         return bool(self._data.reshape(()))
@@ -475,26 +479,9 @@ class Tensor:
             >>> kept["w"] is w, kept["w"].requires_grad
             (False, True)
         """
-        if id(self) not in memo:
-            if self._node is not None:
-                raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
-                                "that require grad) can be deep-copied, as in PyTorch. Hint: "
-                                "copy tensor.detach()")
-            from ember.tensor_copy import copied, deep_attributes, with_class
+        from ember.tensor_copy import deep
 
-            out = with_class(copied(self, memo), type(self), deep_attributes(self, memo))
-            out.requires_grad = self.requires_grad
-            out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
-            memo[id(self)] = out
-        return memo[id(self)]
-
-
-def _not_a_python_value(t: Tensor, kind: str, plain: Exception) -> Exception:
-    """The error of ``bool()``/``item()`` of a many-element ``t``: inside an op, one naming
-    the op and its argument (:mod:`ember.ops.argument_kind`), else ``plain``."""
-    from ember.ops.argument_kind import not_a_python_value  # (the ops import this module)
-
-    return not_a_python_value(t, kind, plain)
+        return deep(self, memo)
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:

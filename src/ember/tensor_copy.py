@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import GradError
 from ember.tensor import STATE_SLOTS, Tensor, _wrap
 
-__all__ = ["copied", "pickled", "rebuilt", "shallow", "with_class"]
+__all__ = ["copied", "deep", "pickled", "rebuilt", "shallow", "with_class"]
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -84,6 +85,22 @@ def shallow(t: Tensor) -> Tensor:
     ``requires_grad``, class and attributes), as PyTorch's shares the storage."""
     out = _wrap(t._data, t._device, t.requires_grad, vc=t._vc)
     return with_class(out, type(t), dict(_attributes(t) or {}))
+
+
+def deep(t: Tensor, memo: dict) -> Tensor:
+    """``copy.deepcopy(t)`` (:meth:`ember.Tensor.__deepcopy__`): a leaf with its own copy of
+    the data (once per ``memo`` for tensors sharing memory), ``requires_grad``, a copy of
+    ``.grad``, its class and attributes; a tensor with history is refused, as PyTorch's."""
+    if id(t) not in memo:
+        if t._node is not None:
+            raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
+                            "that require grad) can be deep-copied, as in PyTorch. Hint: "
+                            "copy tensor.detach()")
+        out = with_class(copied(t, memo), type(t), deep_attributes(t, memo))
+        out.requires_grad = t.requires_grad
+        out._grad = None if t._grad is None else t._grad.__deepcopy__(memo)
+        memo[id(t)] = out
+    return memo[id(t)]
 
 
 def deep_attributes(t: Tensor, memo: dict) -> dict | None:
