@@ -354,3 +354,14 @@ def test_fused_logsumexp_rules_and_transforms():
     _, want = torch.func.jvp(lambda a: torch.logsumexp(a, 1),
                              (torch.tensor(x.detach().numpy()),), (torch.tensor(v.numpy()),))
     np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_a_full_sums_gradient_is_one_broadcast():
+    # (the 0-d gradient broadcasts as it is: no reshape to (1, 1) first, ~8 µs of every
+    # loss.backward())
+    x = ember.randn(3, 4, requires_grad=True)
+    with ember.profiler.profile() as prof:
+        x.sum().backward()
+    ops = [e.key for e in prof.key_averages()]
+    assert "expand" in ops and "reshape" not in ops
+    assert x.grad.tolist() == [[1.0] * 4] * 3

@@ -107,8 +107,11 @@ def with_reduced_dims(t: Tensor, shape: tuple[int, ...], dims: tuple[int, ...],
 
 def unreduce(g: Tensor, shape: tuple[int, ...], dims: tuple[int, ...],
              keepdim: bool) -> Tensor:
-    """Broadcasts a reduction's output (or its gradient) back over the input ``shape``."""
-    return expand(with_reduced_dims(g, shape, dims, True) if not keepdim else g, shape)
+    """Broadcasts a reduction's output (or its gradient) back over the input ``shape`` (a
+    full reduction's 0-d one broadcasts as it is: one op, not a reshape and an expand)."""
+    if keepdim or not g._data.ndim:
+        return expand(g, shape)
+    return expand(with_reduced_dims(g, shape, dims, True), shape)
 
 
 def check_nonempty(x: Tensor, dims: tuple[int, ...], op: str) -> None:
