@@ -262,7 +262,6 @@ def test_float_printing_chooses_notation_as_torch(sci_mode):
         torch.set_printoptions(sci_mode=None)
 
 
-
 _NP = np.random.default_rng(0)
 _GRID, _ROW, _CUBE = (_NP.standard_normal(s) for s in ((3, 17), (11,), (12, 10, 10)))
 _INTS = _NP.integers(-99, 99, (4, 30))

@@ -280,7 +280,6 @@ def test_deepcopy_of_a_module_keeps_a_buffer_that_views_another_like_torch():
         assert m2.full.tolist() == [1.0, 1.0, 0.0, 0.0] and m.full.tolist() == [0.0] * 4
 
 
-
 def test_a_node_hook_may_not_put_a_gradient_where_there_was_none_as_in_torch():
     def run(lib):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

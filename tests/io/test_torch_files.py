@@ -297,7 +297,6 @@ def test_truncated_and_incomplete_files(tmp_path):
         ember.load(tmp_path / "other.zip")
 
 
-
 @pytest.mark.parametrize("target", [b"ctorch\nfloat32\n", b"ctorch\nTensor\n",
                                     b"ccollections\nCounter\n"])
 def test_a_file_cannot_set_attributes_of_shared_objects(tmp_path, target):

@@ -295,7 +295,6 @@ def test_a_module_attribute_the_compiled_function_rebinds_carries_to_the_next_ca
     np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
 
 
-
 class _Delay(ember.nn.Module):
     """A one-step delay line: returns what the last call was given."""
 

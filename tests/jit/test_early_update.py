@@ -250,7 +250,6 @@ def test_a_gradient_is_freed_once_its_parameter_is_updated():
     assert whole > grads and whole - early > 256 * 512 * 4  # (at least the last layer's)
 
 
-
 @pytest.mark.parametrize("case", ["a stale gradient", "a second task", "a read-only weight"])
 def test_a_call_that_fails_moves_no_parameter(case, every_gradient_large):
     a, b, head = ember.nn.Linear(8, 8), ember.nn.Linear(8, 8), ember.nn.Linear(8, 3)

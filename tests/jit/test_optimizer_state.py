@@ -196,7 +196,6 @@ def test_a_count_in_the_state_read_as_a_number_is_refused():
     assert int(opt.state[weight]["step"]) == 1  # (the failed trace took no step)
 
 
-
 class _CountingSGD(ember.optim.Optimizer):
     """An optimizer whose state holds a Python number that moves every step."""
 

@@ -224,7 +224,6 @@ def test_slabs_that_overlap_leave_a_gap_or_sit_on_nonzeros_stay_sums():
     assert made_by(g, g.outputs[4]).prim.name == "cat"
 
 
-
 # -- join ------------------------------------------------------------------------------------
 def heads(b, x):
     """``(B, H, T, D)`` -> ``(B, T, H·D)``: a permute, then a reshape that copies."""

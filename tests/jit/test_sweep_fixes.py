@@ -83,7 +83,6 @@ def test_element_write_into_a_clone_keeps_the_clones_layout():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
-
 def test_write_needing_grad_through_a_view_of_an_argument_that_views_the_callers_tensor():
     # (eager's autograd read the caller's base while writing: the trace met it as a constant
     # and dropped the write, so later calls left `base` untouched; a silent wrong answer)

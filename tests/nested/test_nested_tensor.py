@@ -132,8 +132,6 @@ def test_unsupported_ops_name_the_op_and_layout():
         getattr(nt, "no_such_attribute")  # noqa: B009
 
 
-
-
 def test_indexing_and_comparisons():
     nt, tnt = pair()
     np.testing.assert_array_equal(nt[2].numpy(), tnt[2].numpy())

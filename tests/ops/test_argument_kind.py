@@ -187,7 +187,6 @@ def test_nan_to_num_takes_none_for_nan_as_torch():
         torch.nan_to_num(torch.tensor([nan, 1.0]), None).tolist() == [0.0, 1.0]
 
 
-
 # errors4: the last R6 sites (a float or a string where an int or a number belongs) and
 # ignore_index, which took a float (compared with the targets: 1.0 == 1) or a string
 @pytest.mark.parametrize("call, match", [

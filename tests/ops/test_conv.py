@@ -392,7 +392,6 @@ def test_one_sample_takes_its_columns_at_once_with_the_batch_path_bits(monkeypat
     np.testing.assert_allclose(at_once, want, rtol=1e-5, atol=1e-5)
 
 
-
 @pytest.mark.parametrize("case", [
     # op, input shape, weight shape, geometry, output shape
     (F.conv2d, (2, 0, 8, 8), (4, 0, 3, 3), dict(padding=1), (2, 4, 8, 8)),  # no input channels

@@ -153,7 +153,6 @@ def test_frequencies_need_a_floating_dtype_as_torch(name, dtype):
         getattr(ember.fft, name)(4, dtype=getattr(ember, dtype))
 
 
-
 @pytest.mark.parametrize("name", TRANSFORMS)
 def test_an_empty_transformed_dim_is_refused_as_torch(name):
     dim = {"dim": (0, 1)} if name.endswith(("2", "n")) else {"dim": 0}

@@ -206,7 +206,6 @@ def test_singular_and_degenerate():
     assert not np.isfinite(np.asarray(g._data)).all()
 
 
-
 def test_cholesky_upper_reads_the_upper_triangle():
     # as LAPACK's uplo='U': a non-symmetric input shows which triangle is read
     x = np.array([[5.0, 2.0], [-1.0, 3.0]])

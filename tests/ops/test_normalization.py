@@ -206,7 +206,6 @@ def test_batch_norm_module_of_an_empty_batch_is_empty_like_torch():
         assert ours.num_batches_tracked.item() == theirs.num_batches_tracked.item()
 
 
-
 @pytest.mark.parametrize("case", [
     ("layer_norm", (2, 0), dict(normalized_shape=(0,))),       # empty normalized dims
     ("layer_norm", (0, 4), dict(normalized_shape=(4,))),

@@ -62,7 +62,6 @@ def test_a_constant_pad_value_that_is_not_a_number_is_a_clear_error():
         ember.pad(ember.zeros(1, 1, 1), (1, 1, 1, 1), value=(1, 2))
 
 
-
 _LAYOUTS = {
     "c": lambda m: m.arange(120.0, dtype=m.float64).reshape(2, 3, 4, 5),
     "channels_last": lambda m: m.arange(120.0, dtype=m.float64).reshape(2, 3, 4, 5)

@@ -44,7 +44,6 @@ SCAN = [
 POSITIVE = [S(arg(3, 4, low=0.5, high=2.0)), S(arg(3, 4, low=0.5, high=2.0), dim=0)]
 
 
-
 CASES = [
     OpCase("sum", ember.sum, torch.sum, REDUCE),
     OpCase("sum_list_dim", lambda x: ember.sum(x, [0, 2]), lambda x: torch.sum(x, [0, 2]),

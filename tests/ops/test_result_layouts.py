@@ -213,7 +213,6 @@ def test_composites_follow_their_first_operand_as_torch(op, layout):
     assert_like_torch(COMPOSITES[op], layout)
 
 
-
 @pytest.mark.parametrize("layout", list(INPUTS))
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -2])
 @pytest.mark.parametrize("op", ["stack", "cat"])

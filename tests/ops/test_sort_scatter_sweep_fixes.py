@@ -20,7 +20,6 @@ def test_histogram_value_on_an_inner_edge_opens_the_next_bin(lo, hi, bins):
     assert_same(mine.hist, ref.hist)
 
 
-
 def _complex_scatter(lib, reduce):
     x, index, src = lib.tensor([1 + 1j, 2, 3]), lib.tensor([0, 0, 1]), lib.tensor([1j, 2, 3])
     return lib.scatter_reduce(x, 0, index, src, reduce)
