@@ -57,6 +57,18 @@ def _taps(w: Any) -> Any:
     return np.array(w[:, 0].transpose(1, 2, 0), order="C")
 
 
+def _numba_pass(kernels: Any, loop: str, a: Any, w: Any, shape: tuple, geometry: tuple) -> Any:
+    """A channels-last array of ``shape`` from the numba ``loop`` (``"output"`` or
+    ``"input_grad"``) over ``a``'s rows and ``w``'s taps, the rows shared among the cores;
+    ``geometry``: (dilation, padding, stride)."""
+    dilation, padding, stride = geometry
+    out = empty_channels_last(np, shape, a.dtype)
+    parallel.over_rows(getattr(kernels, loop), (_channels_last(kernels, a),
+                                                out.transpose(0, 2, 3, 1)), 1, _taps(w),
+                       numba_geometry(w.shape[2:], stride, dilation, padding))
+    return out
+
+
 def _window(padded: Any, p: int, q: int, counts: tuple, dilation: tuple, stride: tuple) -> Any:
     """The elements of a padded (N, C, H, W) array that tap (p, q) reads, (N, C, *counts)."""
     top, left = p * dilation[0], q * dilation[1]
@@ -91,11 +103,7 @@ class DepthwiseConv(Primitive):
         shape = x.shape[:2] + counts
         kernels = _kernels(xp, x, w)
         if kernels is not None:
-            out = empty_channels_last(xp, shape, x.dtype)
-            parallel.over_rows(kernels.output, (_channels_last(kernels, x),
-                                                out.transpose(0, 2, 3, 1)), 1, _taps(w),
-                               numba_geometry(w.shape[2:], stride, dilation, padding))
-            return out
+            return _numba_pass(kernels, "output", x, w, shape, (dilation, padding, stride))
         padded, out = _padded(xp, x, padding), xp.zeros(shape, x.dtype)
         for p in range(w.shape[2]):
             for q in range(w.shape[3]):
@@ -147,11 +155,8 @@ class DepthwiseInputGrad(Primitive):
         shape = g.shape[:2] + tuple(size)
         kernels = _kernels(xp, g, w)
         if kernels is not None:
-            out = empty_channels_last(xp, shape, g.dtype)
-            parallel.over_rows(kernels.input_grad, (_channels_last(kernels, g),
-                                                    out.transpose(0, 2, 3, 1)), 1, _taps(w),
-                               numba_geometry(w.shape[2:], stride, dilation, padding))
-            return out
+            return _numba_pass(kernels, "input_grad", g, w, shape,
+                               (dilation, padding, stride))
         padded = xp.zeros(_padded_shape(shape, padding), g.dtype)
         for p in range(w.shape[2]):
             for q in range(w.shape[3]):
