@@ -94,6 +94,8 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
         help="continue from the newest checkpoint in --out")
     add("--overwrite", action="store_true", default=None,
         help="start afresh in an --out that holds checkpoints (deletes them)")
+    add("--keep-last", type=int, metavar="N",
+        help="keep only the newest N epochs' checkpoints (default: every epoch's)")
     add("--config", help="TOML file with the same options (top level or [train] table)")
     add("--data-dir", help="where the dataset files are (default: the installed package's)")
     add("--train-size", type=int, help="train on the first N images only")

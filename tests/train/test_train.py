@@ -119,6 +119,26 @@ def test_profile_more_steps_than_one_epoch_holds(tmp_path):
     assert main(["train", "--profile", "-1", "--out", str(tmp_path)]) == 2
 
 
+@pytest.mark.parametrize("flag", ["--resume", "--tensorboard", "--compile"])
+def test_profile_refuses_the_options_it_would_ignore(tmp_path, capsys, flag):
+    assert main(["train", "--profile", "1", "--out", str(tmp_path), flag]) == 2
+    assert f"profile: {flag} does not apply" in capsys.readouterr().err
+    assert not os.listdir(tmp_path)
+
+
+def test_keep_last_deletes_all_but_the_newest_checkpoints(tmp_path):
+    out = tmp_path / "run"
+    run(make_config({**TINY, "epochs": 3, "out": str(out), "keep_last": 2}))
+    assert sorted(p.name for p in out.glob("epoch_*")) == ["epoch_002.safetensors",
+                                                          "epoch_003.safetensors"]
+    assert main(["train", "--model", "mlp", "--train-size", "64", "--test-size", "50",
+                 "--batch-size", "64", "--no-progress", "--epochs", "4", "--out", str(out),
+                 "--resume", "--keep-last", "1"]) == 0
+    assert sorted(p.name for p in out.glob("epoch_*")) == ["epoch_004.safetensors"]
+    with pytest.raises(ConfigError, match="keep_last must be at least 1, got 0"):
+        make_config({**TINY, "keep_last": 0})
+
+
 def test_tensorboard_logs_the_run_without_changing_it(tmp_path):
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -1,7 +1,8 @@
 """Checkpoints of a run, one file per epoch (``epoch_003.safetensors``), written atomically
 with :func:`ember.save`: model and optimizer state, the epoch, the random-number state and
 the history so far. ``--resume`` loads the newest; a fresh run refuses to replace another
-run's checkpoints unless told to (``--overwrite``)."""
+run's checkpoints unless told to (``--overwrite``); ``--keep-last N`` deletes all but the newest
+N after each write."""
 
 from __future__ import annotations
 
@@ -64,9 +65,11 @@ def prepare_out_dir(out_dir: str, resume: bool, overwrite: bool) -> None:
         os.remove(path)
 
 
-def save_checkpoint(out_dir: str, epoch: int, state: dict[str, Any]) -> str:
-    """Writes ``state`` for ``epoch``; returns the path. A failed write (a full disk) leaves
-    the earlier checkpoints as they were and says so."""
+def save_checkpoint(out_dir: str, epoch: int, state: dict[str, Any],
+                    keep_last: int | None = None) -> str:
+    """Writes ``state`` for ``epoch``; returns the path. Once it is written, all but the
+    newest ``keep_last`` checkpoints (if given) are deleted. A failed write (a full disk)
+    leaves the earlier checkpoints as they were and says so."""
     import ember
     path = checkpoint_path(out_dir, epoch)
     try:
@@ -77,6 +80,8 @@ def save_checkpoint(out_dir: str, epoch: int, state: dict[str, Any]) -> str:
                       f"({e.strerror}); "
                       + (f"{kept} is intact: make room and continue with --resume" if kept
                          else "no earlier checkpoint"), path) from None
+    for old in _checkpoints(out_dir)[:-keep_last] if keep_last else ():
+        os.remove(old)
     return path
 
 

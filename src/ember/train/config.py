@@ -49,6 +49,7 @@ class TrainConfig:
     out: str = "runs/{model}"
     resume: bool = False
     overwrite: bool = False           # start afresh in an --out that holds checkpoints
+    keep_last: int | None = None      # keep only the newest N epochs' checkpoints (default all)
     data_dir: str | None = None
     train_size: int | None = None     # use only the first N training images (quick runs)
     test_size: int | None = None      # evaluate on the first N test images
@@ -80,7 +81,7 @@ class TrainConfig:
         if cfg.optimizer not in OPTIMIZERS:
             raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; choose one of "
                               f"{', '.join(OPTIMIZERS)}")
-        for name in ("epochs", "batch_size", "train_size", "test_size"):
+        for name in ("epochs", "batch_size", "train_size", "test_size", "keep_last"):
             value = getattr(cfg, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be at least 1, got {value}")

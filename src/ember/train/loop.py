@@ -165,7 +165,8 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
                       accuracy)
         save_checkpoint(cfg.out, epoch, {
             "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "rng": ember.get_rng_state(), "history": history, "config": cfg.to_dict()})
+            "rng": ember.get_rng_state(), "history": history, "config": cfg.to_dict()},
+            cfg.keep_last)
     summary = {"config": cfg.to_dict(), "epochs_done": len(history["test_accuracy"]),
                "final_test_accuracy": (history["test_accuracy"] or [None])[-1],
                "best_test_accuracy": max(history["test_accuracy"], default=None),
