@@ -181,6 +181,21 @@ def test_copy_shares_memory_and_keeps_strides_like_torch():
         assert copy.copy(x * 2).is_leaf
 
 
+def test_copy_shares_the_version_counter_so_backward_sees_writes_through_it():
+    # Deliberately unlike torch (whose copy gets its own counter: the write below goes
+    # unnoticed there and x.grad is cos(2), not cos(1)): the copy is the same memory.
+    import copy
+
+    x = ember.ones(3, requires_grad=True)
+    b = x * 1
+    y = b.sin()
+    c = copy.copy(b.detach())
+    c.add_(1)
+    assert b._version == c._version == 1
+    with pytest.raises(ember.GradError, match="sin .*modified in place.*version 0 .*version 1"):
+        y.sum().backward()
+
+
 def test_copies_and_pickles_keep_a_subclass_and_its_attributes():
     import copy
     import pickle

@@ -9,6 +9,7 @@ op, the shapes/dtypes/devices involved and a hint.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 
 
@@ -108,6 +109,13 @@ class CheckpointError(EmberError, ValueError):
     Messages name the file and the problem, e.g. ``ckpt.safetensors: tensor 'fc.weight':
     data_offsets [0, 4096] run past the end of the data (1024 bytes); the file is truncated``.
     """
+
+
+class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
+    """``ember.load`` refused a checkpoint holding pickled objects (a whole module, a tensor
+    subclass) because ``weights_only`` was not ``False``: a ``pickle.UnpicklingError``, as
+    ``torch.load``'s weights-only refusal, so ``except pickle.UnpicklingError`` written for
+    PyTorch catches it."""
 
 
 def describe(shape: tuple[int, ...], dtype: object) -> str:

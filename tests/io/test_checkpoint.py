@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
 from collections import OrderedDict
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.dtypes import ALL_DTYPES
-from ember.errors import CheckpointError
+from ember.errors import CheckpointError, WeightsOnlyError
 from ember.io import checkpoint
 
 
@@ -306,3 +308,57 @@ def test_docstring_examples(tmp_path):
         result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np, "tmp_path": tmp_path},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0
+
+
+class _TorchTagged(torch.Tensor):
+    pass
+
+
+class _TorchParam(torch.nn.Parameter):
+    pass
+
+
+class _Tagged(ember.Tensor):
+    pass
+
+
+class _Param(ember.nn.Parameter):
+    pass
+
+
+def _saved_and_loaded(lib, obj, path, **kw):
+    lib.save(obj, path)
+    try:
+        out = lib.load(path, **kw)
+    except pickle.UnpicklingError:  # (torch's weights-only refusal, and Ember's)
+        return "refused"
+    if isinstance(out, dict):
+        out = out["a"]
+    return type(out).__name__.strip("_").removeprefix("Torch"), out.__dict__, out.requires_grad
+
+
+def test_subclasses_and_attributes_load_as_torch_loads_them(tmp_path):
+    # A tensor subclass is pickled (so the default weights_only load refuses it, with an
+    # UnpicklingError as torch's); a Parameter subclass loads as a Parameter; a tensor's own
+    # attributes come back.
+    for lib, sub, param in ((torch, _TorchTagged, _TorchParam), (ember, _Tagged, _Param)):
+        s = lib.ones(2).as_subclass(sub)
+        s.tag = "s"
+        p = param(lib.ones(2))
+        p.tag = [1, 2]
+        t = lib.ones(2)
+        t.tag = {"k": lib.zeros(1)}
+        got = [_saved_and_loaded(lib, obj, tmp_path / "f.pt", **kw)
+               for obj in (s, {"a": s}, p, {"a": p}, t) for kw in ({}, {"weights_only": False})]
+        tag = got[-1][1]["tag"]["k"]
+        assert isinstance(tag, lib.Tensor) and tag.tolist() == [0.0]
+        got[-1][1]["tag"]["k"], got[-2][1]["tag"]["k"] = "k", "k"
+        assert got == (["refused", ("Tagged", {"tag": "s"}, False)] * 2
+                       + [("Parameter", {"tag": [1, 2]}, True)] * 4
+                       + [("Tensor", {"tag": {"k": "k"}}, False)] * 2)
+    ember.save(s, tmp_path / "f.pt")
+    with pytest.raises(WeightsOnlyError, match="pickled .*_Tagged.*weights_only=False"):
+        ember.load(tmp_path / "f.pt")
+    u = ember.nn.UninitializedParameter()
+    assert _saved_and_loaded(ember, u, tmp_path / "u.pt") == "refused"  # (as torch's)
+    assert type(ember.load(tmp_path / "u.pt", weights_only=False)) is type(u)

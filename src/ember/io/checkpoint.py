@@ -36,7 +36,11 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
 - Tensors are saved contiguous and detached (complex128, which safetensors has no code for,
   as its float64 real view with a last dimension of 2, ``"complex": true`` in its node);
   ``requires_grad`` is kept (and a ``Parameter``
-  loads as one, ``{"parameter": true}`` in its node), the autograd graph is not. References to
+  loads as one, ``{"parameter": true}`` in its node), and so are a tensor's own attributes
+  (``"attributes"``: a dict tree), the autograd graph is not. A tensor subclass is pickled, as
+  ``torch.save`` does, so ``ember.load`` refuses it unless ``weights_only=False``
+  (:class:`~ember.errors.WeightsOnlyError`); a ``Parameter`` subclass loads as a ``Parameter``,
+  as ``torch.load`` makes it. References to
   one tensor, or to tensors with the very same memory layout (tied weights from
   ``state_dict()``), are stored once and load as one tensor object (as tensors sharing memory
   where they differ in ``requires_grad`` or being a ``Parameter``). Tensors that only partly
@@ -58,13 +62,13 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
-from ember.errors import CheckpointError, EmberError
+from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
 from ember.io.placement import MapLocation, Placer, placer
 from ember.io.safetensors_file import read_arrays, write_arrays
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedTensorMixin
 from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
 from ember.size import Size
@@ -116,6 +120,8 @@ class _Encoder:
             node["parameter"] = True
         if t.device.type != "cpu":
             node["device"] = str(t.device)
+        if getattr(t, "__dict__", None) and not isinstance(t, Buffer):  # (the user's, kept
+            node["attributes"] = self.value(t.__dict__, path)  # as torch.save does)
         return node
 
     def _unique(self, name: str) -> str:
@@ -133,7 +139,7 @@ class _Encoder:
             return int(x)  # an IntEnum or other int subclass saves as its value
         if isinstance(x, float):
             return float(x) if math.isfinite(x) else {"$float": repr(float(x))}
-        if isinstance(x, Tensor):
+        if isinstance(x, Tensor) and _plain(x):
             return self.tensor(x, path)
         if isinstance(x, SparseTensor):
             return self.sparse(x, path)
@@ -202,6 +208,16 @@ class _Encoder:
                                       "is not None, a bool, number, string or tuple of them")
             pairs.append([self.value(k, path), self.value(v, _join(path, str(k)))])
         return {"$dict": pairs}
+
+
+def _plain(t: Tensor) -> bool:
+    """Whether ``t`` saves as a tensor of the file: a ``Tensor``, a ``Parameter`` (a subclass of
+    it loads as a ``Parameter``, as ``torch.load`` makes it) or an ``nn.Buffer`` marker. Other
+    subclasses (the user's, an uninitialized parameter) are pickled, so that loading them
+    takes ``weights_only=False``, as in PyTorch."""
+    cls = type(t)
+    return (cls is Tensor or cls is Buffer
+            or (isinstance(t, Parameter) and not isinstance(t, UninitializedTensorMixin)))
 
 
 def _plain_key(k: Any) -> bool:
@@ -433,11 +449,12 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             arrays = {name: st.read_array(handle, header, name, where) for name in header.entries}
             return {name: _make(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
-        made: dict[tuple[str, bool, bool], Tensor] = {}  # its loaded forms, sharing its memory
+        made: dict[tuple[str, bool, bool, str], Tensor] = {}  # its loaded forms, sharing its memory
 
         def tensor(name: str, node: dict) -> Tensor:
             requires_grad = node.get("requires_grad") is True
-            key = (name, requires_grad, node.get("parameter") is True)
+            attributes = node.get("attributes")
+            key = (name, requires_grad, node.get("parameter") is True, json.dumps(attributes))
             if key in made:
                 return made[key]
             if name not in read:
@@ -448,15 +465,23 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                                       "requires_grad; only floating and complex ones can be")
             made[key] = Parameter(t, requires_grad) if key[2] else t.requires_grad_(
                 requires_grad)
+            if attributes is not None:
+                attributes = decoder.value(attributes)
+                if not isinstance(attributes, dict) or not all(isinstance(k, str)
+                                                               for k in attributes):
+                    raise CheckpointError(f"{where}: tensor {name!r} has attributes "
+                                          f"{_short(node['attributes'])}, not a dict of names")
+                made[key].__dict__.update(attributes)
             return made[key]
 
         def unpickle(name: str, what: str) -> Any:
             if weights_only is not False:
-                raise CheckpointError(
+                raise WeightsOnlyError(
                     f"{where}: the checkpoint holds a pickled {what}; unpickling runs code "
                     "named by the file, so ember.load refuses it by default, as torch.load "
                     "does. Hint: pass weights_only=False if you trust the file, or save "
-                    "model.state_dict() instead of the model")
+                    "plain data (model.state_dict() instead of the model, "
+                    "t.as_subclass(ember.Tensor) for a tensor subclass)")
             return pickled.loads(raw(name, "pickled data"), place, where, what,
                                  pickle_module or pickle)
 
@@ -466,7 +491,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                                       "which the file does not contain")
             return st.read_array(handle, header, name, where)
 
-        return _Decoder(where, tensor, unpickle, raw).value(_tree(doc, where))
+        decoder = _Decoder(where, tensor, unpickle, raw)
+        return decoder.value(_tree(doc, where))
     except RecursionError:
         raise CheckpointError(f"{where}: the checkpoint tree is nested too deeply") from None
     finally:
