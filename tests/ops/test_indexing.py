@@ -422,7 +422,10 @@ def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
     rng = np.random.default_rng(1)
     for shape, dim, dtype, itype in (((40, 64), 0, np.float32, np.int64),
                                      ((3, 20, 50), 1, np.float64, np.int32),
-                                     ((2, 3, 9, 80), 2, np.float32, np.int64)):
+                                     ((2, 3, 9, 80), 2, np.float32, np.int64),
+                                     # many leading slices of short rows (one numba call)
+                                     ((16, 12, 7, 5), 2, np.float32, np.int32),
+                                     ((64, 8, 9), 2, np.float64, np.int64)):
         index = rng.integers(-shape[dim], shape[dim], 2 * shape[dim]).astype(itype)
         values = rng.standard_normal(shape[:dim] + (index.size,) + shape[dim + 1:])
         values = values.astype(dtype)
