@@ -1,7 +1,10 @@
 """ember.multiprocessing against torch.multiprocessing: the stdlib names, spawn /
-start_processes (results, a raising process, a process that exits), sharing strategies."""
+start_processes (results, a raising process, a process that exits), sharing strategies, and
+tensors sent to a process (arguments of a spawned one, a Queue) sharing their memory."""
 import os
+import pickle
 import sys
+from multiprocessing.reduction import ForkingPickler
 
 import pytest
 import torch.multiprocessing as tmp
@@ -22,6 +25,60 @@ def _fail_on_one(index):
 
 def _exit_with_three(index):
     sys.exit(3)
+
+
+def _child_writes(t, part, model, inbox, outbox, done):
+    t.add_(1)  # a tensor that was not shared: moved into shared memory when sent
+    part.mul_(10)  # a slice of a shared tensor: the parent's elements
+    with ember.no_grad():  # Hogwild: the parameters are the parent's
+        for p in model.parameters():
+            p.sub_(1)
+    inbox.get().fill_(7)  # sent through a queue after the start
+    outbox.put(ember.arange(3.0))
+    done.wait()  # (the receiver maps a duplicate of the sender's descriptor: wait for it)
+
+
+def test_tensors_sent_to_a_process_share_their_memory_as_torch():
+    # torch.multiprocessing's reductions (registered with ForkingPickler) do the same: the
+    # storage moves into shared memory and travels as a file descriptor
+    ctx = mp.get_context("spawn")
+    t, whole, model = ember.zeros(3), ember.ones(4).share_memory_(), ember.nn.Linear(2, 2)
+    weight = model.weight.detach().clone()
+    inbox, outbox, done = ctx.Queue(), ctx.Queue(), ctx.Event()
+    child = ctx.Process(target=_child_writes, args=(t, whole[1:3], model, inbox, outbox, done))
+    child.start()
+    sent = ember.zeros(2)
+    inbox.put(sent)
+    back = outbox.get(timeout=120)
+    done.set()
+    child.join(120)
+    assert child.exitcode == 0
+    assert t.is_shared() and t.tolist() == [1.0, 1.0, 1.0]
+    assert whole.tolist() == [1.0, 10.0, 10.0, 1.0]
+    assert ember.equal(model.weight, weight - 1) and type(model.weight) is ember.nn.Parameter
+    assert sent.tolist() == [7.0, 7.0] and back.is_shared() and back.tolist() == [0, 1, 2]
+
+
+def test_what_a_process_receives_in_place():
+    # in one process (ForkingPickler round trips): the same memory, strides, class and
+    # requires_grad; a view of memory not shared yet goes as a copy; history is refused
+    x = ember.arange(6.0).reshape(3, 2).t().contiguous().share_memory_()
+    y = ForkingPickler.loads(ForkingPickler.dumps(x[:, 1:]))
+    assert y.stride() == x[:, 1:].stride() and y.tolist() == x[:, 1:].tolist()
+    y.fill_(-1)
+    assert x[:, 1:].tolist() == [[-1.0, -1.0], [-1.0, -1.0]]
+    p = ember.nn.Parameter(ember.ones(2))
+    p.tag = "kept"
+    q = ForkingPickler.loads(ForkingPickler.dumps(p))
+    assert type(q) is ember.nn.Parameter and q.requires_grad and q.tag == "kept"
+    assert p.is_shared() and q.data_ptr() == p.data_ptr()  # (mapped once per process)
+    view = ember.arange(4.0)[1:]
+    copied = ForkingPickler.loads(ForkingPickler.dumps(view))
+    copied.add_(1)
+    assert view.tolist() == [1.0, 2.0, 3.0] and copied.tolist() == [2.0, 3.0, 4.0]
+    with pytest.raises(RuntimeError, match="Cowardly refusing to send a tensor with history"):
+        ForkingPickler.dumps(ember.ones(2, requires_grad=True) * 2)
+    assert not pickle.loads(pickle.dumps(ember.ones(2))).is_shared()  # plain pickle copies
 
 
 def test_stdlib_names_and_attribute_access_as_torch():

@@ -184,6 +184,7 @@ from ember.amp import (
     set_autocast_enabled,
 )
 from ember.io import load, save
+from ember import tensor_sharing  # noqa: F401 - tensors sent to a process share memory
 from ember.version import __version__
 from ember.ops.numpy_names import add_numpy_names as _add_numpy_names
 from ember.ops.out_arg import add_out_arguments as _add_out_arguments

@@ -3,9 +3,11 @@
 :func:`start_processes`, which run ``fn(index, *args)`` in ``nprocs`` processes and raise in
 the parent when one of them fails, and the sharing-strategy queries.
 
-Ember tensors sent through a ``Queue`` or ``Pipe`` arrive as copies (a tensor pickles with its
-data); memory is shared between processes by ``tensor.share_memory_()`` /
-``module.share_memory()`` before a ``fork``, where PyTorch also shares tensors it pickles.
+Tensors sent through a ``Queue`` or ``Pipe``, or as arguments of a process started with
+``spawn`` or ``forkserver``, share their memory with the receiver as PyTorch's do (they move into
+shared memory and travel as a file descriptor: :mod:`ember.tensor_sharing`), so Hogwild-style
+training works with any start method; ``tensor.share_memory_()`` / ``module.share_memory()``
+before a ``fork`` shares them with the forked process.
 
 Example:
     >>> import ember.multiprocessing as mp

@@ -14,7 +14,7 @@ import numpy as np
 from ember.errors import GradError
 from ember.tensor import STATE_SLOTS, Tensor, _wrap
 
-__all__ = ["copied", "deep", "pickled", "rebuilt", "shallow", "with_class"]
+__all__ = ["copied", "deep", "own_attributes", "pickled", "rebuilt", "shallow", "with_class"]
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -65,7 +65,7 @@ def with_class(out: Tensor, cls: type, attributes: dict | None) -> Tensor:
     return out
 
 
-def _attributes(t: Tensor) -> dict | None:
+def own_attributes(t: Tensor) -> dict | None:
     """``t``'s own attributes: its ``__dict__`` and the slots a subclass declares (as
     PyTorch's copies keep them, through ``copyreg``'s slot names), None where there are
     none."""
@@ -84,7 +84,7 @@ def shallow(t: Tensor) -> Tensor:
     """``copy.copy(t)``: a new leaf on ``t``'s memory (same strides, version counter,
     ``requires_grad``, class and attributes), as PyTorch's shares the storage."""
     out = _wrap(t._data, t._device, t.requires_grad, vc=t._vc)
-    return with_class(out, type(t), dict(_attributes(t) or {}))
+    return with_class(out, type(t), dict(own_attributes(t) or {}))
 
 
 def deep(t: Tensor, memo: dict) -> Tensor:
@@ -105,7 +105,7 @@ def deep(t: Tensor, memo: dict) -> Tensor:
 
 def deep_attributes(t: Tensor, memo: dict) -> dict | None:
     """A deep copy of ``t``'s own attributes (for ``deepcopy`` of a subclass)."""
-    attributes = _attributes(t)
+    attributes = own_attributes(t)
     return None if attributes is None else copy.deepcopy(attributes, memo)
 
 
@@ -115,7 +115,7 @@ def pickled(t: Tensor) -> tuple:
     its shape and strides), its device, ``requires_grad``, class and attributes."""
     if t._device.is_meta:
         return rebuilt, (t._data, str(t._device), t.requires_grad, None, type(t),
-                         _attributes(t))
+                         own_attributes(t))
     a = t._host("pickling", keep=False)
     root = _root(a)
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
@@ -127,7 +127,7 @@ def pickled(t: Tensor) -> tuple:
     block = root.reshape(-1, order="A").view(np.uint8)
     span = block[start + low:start + high] if a.size else block[:0]
     layout = (a.dtype, a.shape, a.strides, -low if a.size else 0)
-    return rebuilt, (span, str(t._device), t.requires_grad, layout, type(t), _attributes(t))
+    return rebuilt, (span, str(t._device), t.requires_grad, layout, type(t), own_attributes(t))
 
 
 def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None = None,

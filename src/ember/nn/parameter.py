@@ -9,6 +9,7 @@ tensor in every op; the ops themselves return plain tensors.
 from __future__ import annotations
 
 import weakref
+from multiprocessing.reduction import ForkingPickler
 from types import MethodType
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from ember.errors import UninitializedError
 from ember.tensor import STATE_SLOTS, Tensor
+from ember.tensor_sharing import reduce_shared
 
 
 def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
@@ -273,3 +275,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
             memo[id(self)] = UninitializedBuffer(self.requires_grad, self.device, self.dtype,
                                                  self.persistent)
         return memo[id(self)]
+
+
+ForkingPickler.register(Parameter, reduce_shared)  # (sent to a process: shares its memory)

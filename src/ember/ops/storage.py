@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.backend import shared_block
 from ember.errors import DeviceError, GradError, OpError, ShapeError
 from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
@@ -301,8 +302,9 @@ def is_shared(self: Tensor) -> bool:
 @method()
 def share_memory_(self: Tensor) -> Tensor:
     """Moves the tensor's elements into shared memory in place, so that processes forked
-    afterwards (``multiprocessing`` with ``fork``) read and write the same elements. Views made
-    earlier keep the old memory; a view itself is refused (share its base tensor).
+    afterwards (``multiprocessing`` with ``fork``), and those it is sent to (a ``Queue``,
+    ``spawn``'s arguments), read and write the same elements. Views made earlier keep the old
+    memory; a view itself is refused (share its base tensor).
 
     Example:
         >>> x = ember.arange(3.0)
@@ -317,7 +319,7 @@ def share_memory_(self: Tensor) -> Tensor:
     if DISPATCH.handler is not None:
         raise OpError("share_memory_: not supported inside transforms (vmap, jit, forward mode)")
     a = self._data
-    block = mmap.mmap(-1, max(a.nbytes, 1))  # anonymous and MAP_SHARED: forks share it
+    block = shared_block.new_block(a.nbytes)  # (forks share it; others map its descriptor)
     shared = np.frombuffer(block, dtype=a.dtype, count=a.size).reshape(a.shape)
     shared[...] = a
     self._data = shared

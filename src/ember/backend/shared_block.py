@@ -1,0 +1,86 @@
+"""Shared memory blocks with a file descriptor: what ``share_memory_()`` puts a tensor in, so
+that a process forked afterwards shares it, and any other process (``spawn``, a ``Queue``) can
+map it from a duplicate of the descriptor, as PyTorch's ``file_descriptor`` strategy does.
+
+A block is an anonymous memory file (``memfd``; an unlinked temporary file where the system has
+none) mapped shared; it lives while any process maps it or holds its descriptor, so nothing is
+left behind when a process dies. A process maps each file once: a descriptor of a file it has
+mapped already gives that block, so tensors received one by one still share their memory.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+import weakref
+
+import numpy as np
+
+__all__ = ["SharedBlock", "attach", "block_of", "new_block", "offset_in"]
+
+
+class SharedBlock(mmap.mmap):
+    """A shared mapping of a whole memory file; ``fd`` is its descriptor (closed with it)."""
+
+    fd: int
+
+
+_mapped: weakref.WeakValueDictionary[tuple[int, int], SharedBlock] = \
+    weakref.WeakValueDictionary()  # the blocks mapped here, by (device, inode) of the file
+
+
+def _map(fd: int, nbytes: int) -> SharedBlock:
+    block = SharedBlock(fd, nbytes)
+    block.fd = fd
+    weakref.finalize(block, os.close, fd)
+    info = os.fstat(fd)
+    _mapped[info.st_dev, info.st_ino] = block
+    return block
+
+
+def new_block(nbytes: int) -> SharedBlock:
+    """A new zero-filled block of ``nbytes`` bytes (at least one: a mapping cannot be empty).
+
+    Example:
+        >>> block = new_block(16)
+        >>> len(block), block.fd >= 0
+        (16, True)
+    """
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("ember-shared", os.MFD_CLOEXEC)
+    else:
+        with tempfile.TemporaryFile() as f:  # (unlinked already: only descriptors reach it)
+            fd = os.dup(f.fileno())
+    nbytes = max(nbytes, 1)
+    try:
+        os.ftruncate(fd, nbytes)
+    except OSError:
+        os.close(fd)
+        raise
+    return _map(fd, nbytes)
+
+
+def attach(fd: int, nbytes: int) -> SharedBlock:
+    """The block of the memory file ``fd`` (a descriptor this call takes over): the one this
+    process has mapped already, else a new mapping of its ``nbytes`` bytes."""
+    info = os.fstat(fd)
+    found = _mapped.get((info.st_dev, info.st_ino))
+    if found is not None:
+        os.close(fd)
+        return found
+    return _map(fd, nbytes)
+
+
+def block_of(array: np.ndarray) -> SharedBlock | None:
+    """The shared block ``array``'s memory lies in (through its ``base`` chain), or None."""
+    a = array
+    while isinstance(a, np.ndarray | memoryview):
+        a = a.obj if isinstance(a, memoryview) else a.base
+    return a if isinstance(a, SharedBlock) else None
+
+
+def offset_in(array: np.ndarray, block: SharedBlock) -> int:
+    """Where ``array``'s first element lies in ``block``, in bytes."""
+    start = np.frombuffer(block, np.uint8).__array_interface__["data"][0]
+    return array.__array_interface__["data"][0] - start
