@@ -277,3 +277,27 @@ def test_large_where_selects_the_bits_np_where_does(dtype):
         ember.where(ec, x, 0.0).sum().backward()
         torch.where(torch.from_numpy(c), t, 0.0).sum().backward()
         assert x.grad.numpy().tobytes() == t.grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("bounds", ["C", "channels_last", "broadcast", "C min only", "0-d"])
+@pytest.mark.parametrize("x_layout", ["C", "channels_last"])
+def test_clamp_tensor_bounds_keep_the_inputs_layout_as_torch(x_layout, bounds):
+    # PyTorch's first operand decides a result's layout: a channels-last input stays so
+    # whatever its bounds' layout (NumPy alone gave C order when the layouts differed).
+    rng = np.random.default_rng(0)
+    a, lo, hi = (rng.standard_normal(s) for s in ((2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 5)))
+    if bounds == "broadcast":
+        lo, hi = lo[0, :, :1, :1], hi[0, :, :1, :1]
+    elif bounds == "0-d":
+        lo, hi = np.array(-0.5), np.array(0.5)
+    results = []
+    for lib in (torch, ember):
+        fmt = lib.channels_last if x_layout == "channels_last" else lib.contiguous_format
+        x = lib.tensor(a).contiguous(memory_format=fmt)
+        b_fmt = lib.contiguous_format if bounds != "channels_last" else lib.channels_last
+        low, high = (lib.tensor(b).contiguous(memory_format=b_fmt) if b.ndim == 4 else
+                     lib.tensor(b) for b in (lo, hi))
+        out = lib.clamp(x, min=low, max=None if bounds == "C min only" else high)
+        results.append((out.stride(), np.asarray(out.tolist())))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])

@@ -363,8 +363,13 @@ class ClampTensor(Primitive):
         if a.dtype.kind == "c":
             raise complex_error("clamp", a.dtype)
         low, high = self.bounds(bounds, bounds_given)
-        out = a if low is None else xp.maximum(a, low)
-        return out if high is None else xp.minimum(out, high)
+        # (the result in ``input``'s layout where it has the result's shape, as PyTorch's
+        # first operand decides: NumPy's would be C order where a bound's layout differs)
+        out = xp.empty_like(a) if a.shape == np.broadcast_shapes(
+            a.shape, *(b.shape for b in bounds)) else None
+        if low is not None:
+            out = xp.maximum(a, low, out=out)
+        return out if high is None else xp.minimum(a if low is None else out, high, out=out)
 
     def infer(self, a, *bounds, bounds_given):
         shape = broadcast_shapes(a.shape, *(b.shape for b in bounds), op="clamp")
