@@ -137,6 +137,17 @@ def test_share_memory_is_seen_by_a_forked_process():
         ember.zeros(4)[1:].share_memory_()
 
 
+def test_share_memory_keeps_the_layout_as_torch():
+    w = ember.nn.Conv2d(3, 4, 3).to(memory_format=ember.channels_last).weight
+    values = w.detach().clone()
+    t = torch.empty(4, 3, 3, 3).contiguous(memory_format=torch.channels_last)
+    assert w.share_memory_().stride() == t.share_memory_().stride() == (27, 1, 9, 3)
+    assert ember.equal(w, values)
+    transposed = ember.arange(6.0).reshape(2, 3).t().clone()  # (a dense transpose's strides)
+    assert transposed.share_memory_().stride() == (1, 3)
+    assert transposed.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+
 def test_pinned_memory_on_the_cpu():
     assert not ember.zeros(2).is_pinned()
     with pytest.raises(ember.DeviceError, match="pin_memory: Ember does not pin host memory"):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ember.backend import shared_block
 from ember.errors import DeviceError, GradError, OpError, ShapeError
-from ember.layouts import check_format, contiguous_format, order_of, preserve_format
+from ember.layouts import check_format, contiguous_format, is_dense, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
 from ember.ops.inplace import transforms_follow
@@ -320,7 +320,8 @@ def share_memory_(self: Tensor) -> Tensor:
         raise OpError("share_memory_: not supported inside transforms (vmap, jit, forward mode)")
     a = self._data
     block = shared_block.new_block(a.nbytes)  # (forks share it; others map its descriptor)
-    shared = np.frombuffer(block, dtype=a.dtype, count=a.size).reshape(a.shape)
+    dense = is_dense(a) and min(a.strides, default=0) >= 0  # (channels-last stays so)
+    shared = np.ndarray(a.shape, a.dtype, buffer=block, strides=a.strides if dense else None)
     shared[...] = a
     self._data = shared
     return self
