@@ -288,3 +288,28 @@ def test_leaky_relu_at_nan_inf_signed_zeros_and_half_precision_as_torch(dtype, s
     np.testing.assert_array_equal(got, want)
     kept = ~np.isnan(want)
     np.testing.assert_array_equal(np.signbit(got[kept]), np.signbit(want[kept]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_silu_backward_is_one_slope_op_with_the_composite_values(dtype):
+    # silu's derivative s·(1 + x·(1 - s)) is one op (silu_slope) computing the composite's
+    # values bit for bit; its own derivative (second order) matches torch's
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.standard_normal(5000) * 6, [0.0, -0.0, 40.0, -40.0]])
+    x = ember.tensor(values, dtype=getattr(ember, dtype), requires_grad=True)
+    g = ember.tensor(rng.standard_normal(values.size), dtype=x.dtype)
+    (gx,) = ember.autograd.grad(ember.silu(x), x, g, create_graph=True)
+    with ember.no_grad():
+        s = ember.sigmoid(x)
+        composite = g * (s * (1 + x * (1 - s)))
+    assert gx.detach().numpy().tobytes() == composite.numpy().tobytes()
+    (gg,) = ember.autograd.grad(gx, x, g)
+    t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    tg = torch.tensor(g.numpy())
+    (tgx,) = torch.autograd.grad(F.silu(t), t, tg, create_graph=True)
+    (tgg,) = torch.autograd.grad(tgx, t, tg)
+    tol = 1e-6 if dtype == "float32" else 1e-13
+    np.testing.assert_allclose(gx.detach().numpy(), tgx.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=tol, atol=tol)
+    small = ember.tensor(values[:12], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(ember.silu, (small,))

@@ -100,8 +100,15 @@ def in_float32(forward: Callable) -> Callable:
 
 
 def sigmoid_array(xp: Any, a: Any) -> Any:
-    """``1 / (1 + exp(-a))`` on a backend array: exact at both tails (no cancellation)."""
-    return xp.reciprocal(1 + xp.exp(-a))
+    """``1 / (1 + exp(-a))`` on a backend array: exact at both tails (no cancellation).
+    Computed in one buffer (the same values: four allocations of a large array cost as much as
+    the arithmetic)."""
+    t = -a
+    if getattr(t, "ndim", 0) == 0 or t.dtype.kind not in "fc":
+        return xp.reciprocal(1 + xp.exp(t))
+    xp.exp(t, out=t)
+    xp.add(t, 1, out=t)
+    return xp.reciprocal(t, out=t)
 
 
 def complex_log1p(xp: Any, z: Any) -> Any:
