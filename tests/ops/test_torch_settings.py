@@ -143,6 +143,9 @@ def test_share_memory_keeps_the_layout_as_torch():
     t = torch.empty(4, 3, 3, 3).contiguous(memory_format=torch.channels_last)
     assert w.share_memory_().stride() == t.share_memory_().stride() == (27, 1, 9, 3)
     assert ember.equal(w, values)
+    made = ember.zeros(2, 3, 4, 5).contiguous(memory_format=ember.channels_last)
+    assert made._base is None and not made._is_view()  # (a copy: torch's too)
+    assert made.share_memory_().stride() == (60, 1, 15, 3)
     transposed = ember.arange(6.0).reshape(2, 3).t().clone()  # (a dense transpose's strides)
     assert transposed.share_memory_().stride() == (1, 3)
     assert transposed.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]

@@ -366,11 +366,15 @@ def laid_out_like(r: Tensor, x: Tensor) -> Tensor:
 
 def _copy_in_order(x: Tensor, fmt: Any, op: str) -> Tensor:
     """A copy of ``x`` laid out in ``fmt``: the permuted tensor copied in C order, permuted
-    back (so differentiable with no rule of its own)."""
+    back (so differentiable with no rule of its own). That last view is of a copy no one
+    else holds: the result is no view (``_base`` None, as PyTorch's; ``share_memory_`` takes
+    it)."""
     from ember.ops.shape import permute
 
     dims, inverse = order_of(op, fmt, x._data.shape)
-    return permute(apply(Copy, permute(x, dims)), inverse)
+    out = permute(apply(Copy, permute(x, dims)), inverse)
+    out._view = None
+    return out
 
 
 @method()
