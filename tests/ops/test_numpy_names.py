@@ -114,6 +114,11 @@ def test_out_form_takes_the_aliases_in_its_frame():
 @pytest.mark.parametrize("call,match", [
     (lambda x: x.sum(0, axis=1), r"sum\(\): got dim and axis"),
     (lambda x: x.sum(keepdim=True, axis=0, keepdims=False), r"got keepdim and keepdims"),
+    # their default values given too (torch's parser refuses them as well)
+    (lambda x: x.sum(None, axis=0), r"sum\(\): got dim and axis"),
+    (lambda x: ember.mean(x, dim=None, axis=0), r"mean\(\): got dim and axis"),
+    (lambda x: ember.sum(x, 0, False, keepdims=True, out=ember.empty(1, 3)),
+     r"sum\(\): got keepdim and keepdims"),
     (lambda x: ember.gather(x, index=ember.zeros(1, 3, dtype=ember.int64)),
      r"gather\(\) missing required argument: 'dim'"),
     (lambda x: ember.gather(x, axis=0), r"gather\(\) missing required argument: 'index'"),

@@ -60,7 +60,9 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
         text = p.name
         if p.default is not p.empty:
             scope[f"_fwd_{p.name}"] = p.default
-            text += f"=_fwd_{p.name}"
+            # (an aliased one: "unset", so that giving it and its alias is refused, as
+            # PyTorch's parser refuses x.sum(None, axis=0) though None is dim's default)
+            text += "=_fwd_unset" if p.name in aliases else f"=_fwd_{p.name}"
         elif p.name in unset:
             text += "=_fwd_unset"
         if p.kind is p.VAR_POSITIONAL:
@@ -105,8 +107,11 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
         given = ", ".join(f"{alias!r}: {alias}" for alias in aliases.values())
         defaults = ", ".join(f"{name!r}: _fwd_{name}" for name in aliases
                              if f"_fwd_{name}" in scope)
+        plain = "".join(f"        if {name} is _fwd_unset:\n            {name} = _fwd_{name}\n"
+                        for name in aliases if f"_fwd_{name}" in scope)
         body = (f"    if {test}:\n        {', '.join(names)}, = _fwd_resolve("
-                f"_fwd_fn.__name__, {{{values}}}, {{{given}}}, {{{defaults}}})\n" + body)
+                f"_fwd_fn.__name__, {{{values}}}, {{{given}}}, {{{defaults}}})\n"
+                + (f"    else:\n{plain}" if plain else "") + body)
     # (a private name: errors that name "the outermost ember.ops function" skip it, see
     # ember.ops.overrides.outermost_op; named as a file in this folder, so that what looks for
     # the user's frame, as the source lines of traced ops, skips it as Ember's own)
@@ -129,16 +134,20 @@ NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
 def resolve_numpy_names(op: str, values: dict[str, Any], aliases: dict[str, Any],
                         defaults: dict[str, Any]) -> tuple[Any, ...]:
     """The values of a generated function's parameters ``values`` (by name, aliased ones
-    first) once NumPy's names ``aliases`` stand in for theirs (``axis`` for ``dim``);
-    ``defaults``: the aliased parameters' own defaults. Raises PyTorch's ``TypeError`` for a
-    parameter given twice or a required one given neither way."""
+    first; unset where not given) once NumPy's names ``aliases`` stand in for theirs (``axis``
+    for ``dim``); ``defaults``: the aliased parameters' own defaults. Raises PyTorch's
+    ``TypeError`` for a parameter given both ways (its default value too) or a required one
+    given neither way."""
     for name, alias in NUMPY_NAMES.items():
         given = aliases.get(alias, _UNSET)
         if given is _UNSET:
             continue
-        if values[name] is not _UNSET and values[name] is not defaults.get(name, _UNSET):
+        if values[name] is not _UNSET:
             raise TypeError(f"{op}(): got {name} and {alias}, NumPy's name for it; give one")
         values[name] = given
+    for name, default in defaults.items():
+        if values[name] is _UNSET:
+            values[name] = default
     missing = [name for name, value in values.items() if value is _UNSET]
     if missing:
         raise TypeError(f"{op}() missing required argument{'s' if len(missing) > 1 else ''}: "
