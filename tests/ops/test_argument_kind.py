@@ -156,6 +156,11 @@ def _x(m, *shape):
     (lambda m, F: _x(m, 3).expand(2, 3.0), "expand: size must be an int, got float 3.0"),
     (lambda m, F: _x(m, 3).expand(2, -1.0), "expand: size must be an int, got float -1.0"),
     (lambda m, F: F.pad(_x(m, 3), (True, False)), "pad: pad must be an int, got bool True"),
+    # (torch takes a bool size after the first, as view and reshape do; Ember refuses it
+    # in any place, for all three)
+    (lambda m, F: _x(m, 1, 3).expand(True, 3), "expand: size must be an int, got bool True"),
+    (lambda m, F: _x(m, 1, 3).expand((True, 3)), "expand: size must be an int, got bool"),
+    (lambda m, F: m.broadcast_to(_x(m, 1, 3), (False, 3)), "expand: size must be an int"),
 ])
 def test_a_string_or_float_number_argument_is_a_type_error_naming_it(call, match):
     torch_error, error = _both(call)

@@ -121,6 +121,8 @@ def _expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
                       for i, s in enumerate(sizes))
     except TypeError as exc:
         raise refused_ints(sizes, "expand", "size", exc) from None
+    if bool in map(type, sizes):  # (an int to operator.index; a TypeError to PyTorch, as to
+        raise refused_ints(sizes, "expand", "size", TypeError())  # view, reshape, repeat)
     if min(shape, default=0) < 0:
         why = (f"-1 keeps an existing size, so it cannot stand for a new leading dimension "
                f"(here the first {lead} of {len(sizes)})"
