@@ -68,10 +68,11 @@ def test_the_kernels_round_as_the_composites(dtype):
 
 
 def test_a_step_is_one_node():
-    _, (h, _) = ember.nn.LSTM(5, 2)(ember.randn(4, 3, 5, requires_grad=True))
-    assert h.grad_fn.next_functions[0][0].name() == "LstmGatesBackward0"
-    _, h = ember.nn.GRU(5, 2)(ember.randn(4, 3, 5, requires_grad=True))
-    assert h.grad_fn.next_functions[0][0].name() == "GruGatesBackward0"
+    # (the layers on padded input run whole sequences: tests/ops/test_rnn_scan.py)
+    h, _ = ember.nn.LSTMCell(5, 2)(ember.randn(3, 5, requires_grad=True))
+    assert h.grad_fn.name() == "LstmGatesBackward0"
+    h = ember.nn.GRUCell(5, 2)(ember.randn(3, 5, requires_grad=True))
+    assert h.grad_fn.name() == "GruGatesBackward0"
 
 
 def test_half_precision_and_mixed_dtypes_keep_the_composite():

@@ -32,6 +32,8 @@ from ember.ops.join import cat, stack
 from ember.ops.linear import linear
 from ember.ops.primitive import DISPATCH
 from ember.ops.rnn_cells import gru_step, lstm_step, project, relu_step, tanh_step
+from ember.ops.rnn_gates import _fused
+from ember.ops.rnn_scan import gru_scan, lstm_scan
 from ember.tensor import Tensor
 
 __all__ = ["rnn_tanh", "rnn_relu", "lstm", "gru"]
@@ -119,6 +121,26 @@ def _scan_reverse(step: Step, x: Tensor, sizes: list[int], h0: Tensor, c0: Tenso
     return _cat_steps(ys, x, h.shape[-1]), h, c
 
 
+def _whole_scan(step: Step, x: Tensor, sizes: list[int], h0: Tensor, c0: Tensor | None,
+                w_hh: Any, b_hh: Tensor | None, reverse: bool) -> tuple | None:
+    """A direction of an LSTM or GRU layer as one primitive (:mod:`ember.ops.rnn_scan`)
+    where it takes it: padded steps (every batch size the same), float32 or float64 operands
+    of one dtype, a weight (not a quantized layer's callable) and no autocast; else None."""
+    if (step is not lstm_step and step is not gru_step) or callable(w_hh) or \
+            DISPATCH.casting or not sizes or sizes[-1] != sizes[0]:
+        return None
+    states = (h0,) if c0 is None else (h0, c0)
+    if not _fused(x, *states, w_hh, *(() if b_hh is None else (b_hh,))):
+        return None
+    px = x.reshape((len(sizes), sizes[0], x.shape[-1]))
+    last = 0 if reverse else len(sizes) - 1
+    if step is gru_step:
+        y = gru_scan(px, h0, w_hh, b_hh, reverse)
+        return y.reshape((x.shape[0], y.shape[-1])), y[last], None
+    y, cs = lstm_scan(px, h0, c0, w_hh, b_hh, reverse)
+    return y.reshape((x.shape[0], y.shape[-1])), y[last], cs[last]
+
+
 def run_layers(step: Step, data: Tensor, sizes: list[int], hx: Tensor, cx: Tensor | None,
                weights: Sequence[tuple], num_layers: int, bidirectional: bool,
                dropout: float, train: bool, lowered: bool = False
@@ -142,7 +164,9 @@ def run_layers(step: Step, data: Tensor, sizes: list[int], hx: Tensor, cx: Tenso
             if lowered and px.dtype in (dtypes.bfloat16, dtypes.float16):
                 cell = _states_in(cell, px.dtype)
                 h0, c0 = cast(h0, px.dtype), cast(c0, px.dtype)
-            y, h, c = scan(cell, px, sizes, h0, c0, w_hh, b_hh)
+            whole = None if w_hr is not None else \
+                _whole_scan(step, px, sizes, h0, c0, w_hh, b_hh, bool(d))
+            y, h, c = whole or scan(cell, px, sizes, h0, c0, w_hh, b_hh)
             outs.append(y)
             h_out.append(h)
             c_out.append(c)

@@ -1,0 +1,117 @@
+"""The whole-sequence LSTM and GRU scans (ember.ops.rnn_scan): against PyTorch's layers in
+float64, bit-equal to the step-by-step scan forward, their gradients (every order, forward
+mode) against finite differences and the step composites, and one tape node per direction."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.rnn_scan import gru_scan, gru_scan_composite, lstm_scan, lstm_scan_composite
+
+
+def _operands(gates, dtype=np.float64, steps=3, batch=2, hidden=3, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = [(steps, batch, gates * hidden), (batch, hidden)]
+    shapes += [(batch, hidden)] if gates == 4 else []
+    shapes += [(gates * hidden, hidden), (gates * hidden,)]
+    return [ember.from_numpy(rng.standard_normal(s).astype(dtype)).requires_grad_()
+            for s in shapes]
+
+
+def _scan(gates, reverse):
+    if gates == 4:
+        return lambda px, h, c, w, b=None: lstm_scan(px, h, c, w, b, reverse)
+    return lambda px, h, w, b=None: gru_scan(px, h, w, b, reverse)
+
+
+def _composite(gates, reverse):
+    comp = lstm_scan_composite if gates == 4 else gru_scan_composite
+    return lambda *ts: comp(*ts, reverse=reverse)[:2 if gates == 4 else 1]
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bidirectional": True},
+                                {"bias": False, "batch_first": True}])
+def test_layers_match_torch_in_float64(mode, kw):
+    ember.manual_seed(0)
+    m = getattr(ember.nn, mode)(3, 4, **kw).double()
+    t = getattr(torch.nn, mode)(3, 4, **kw).double()
+    t.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy())
+                       for k, v in m.state_dict().items()})
+    x = np.random.default_rng(1).standard_normal((5, 2, 3))
+    xe, xt = ember.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    (ye, he), (yt, ht) = m(xe), t(xt)
+    he, ht = (he[1], ht[1]) if mode == "LSTM" else (he, ht)
+    (ye.sum() * 1.5 + (he * he).sum()).backward()
+    (yt.sum() * 1.5 + (ht * ht).sum()).backward()
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), atol=1e-12)
+    for p, q in zip(m.parameters(), t.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("gates", [4, 3])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_forward_is_bit_equal_to_the_steps_and_gradients_close(gates, reverse, dtype):
+    ops = _operands(gates, dtype, steps=4, batch=3, hidden=5)
+    got = _scan(gates, reverse)(*ops)
+    want = _composite(gates, reverse)(*ops)
+    got, want = (got if isinstance(got, tuple) else (got,)), want
+    for g, w in zip(got, want):
+        assert np.array_equal(g.detach().numpy(), w.detach().numpy())
+    weights = [ember.from_numpy(np.random.default_rng(2).standard_normal(g.shape).astype(dtype))
+               for g in got]
+    grads = [ember.autograd.grad(sum((o * w).sum() for o, w in zip(outs, weights)), ops)
+             for outs in (got, want)]
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4 if dtype == np.float32
+                                   else 1e-12, atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("gates", [4, 3])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gradcheck_gradgradcheck_and_forward_mode(gates, reverse):
+    ops = _operands(gates, steps=3, batch=2, hidden=2)
+    fn = _scan(gates, reverse)
+    assert gradcheck(fn, ops, check_forward_ad=True)
+    assert gradgradcheck(fn, ops)
+    assert gradcheck(fn, ops[:-1])  # no bias
+
+
+def test_one_node_per_direction_and_a_packed_or_projected_input_keeps_the_steps():
+    ember.manual_seed(0)
+    lstm = ember.nn.LSTM(3, 4)
+    y, _ = lstm(ember.randn(6, 2, 3))
+    assert y.grad_fn is not None
+    names = set()
+    stack, seen = [y.grad_fn], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        names.add(n.name())
+        stack.extend(f[0] for f in n.next_functions)
+    assert "LstmScanBackward0" in names and "LstmGatesBackward0" not in names
+    proj = ember.nn.LSTM(3, 4, proj_size=2)(ember.randn(6, 2, 3))[0]
+    assert "lstm_scan" not in repr(proj.grad_fn)
+
+
+def test_vmap_runs_the_scan_per_sample():
+    ember.manual_seed(0)
+    gru = ember.nn.GRU(3, 4)
+    xs = ember.randn(2, 5, 1, 3)
+    got = ember.func.vmap(lambda x: gru(x)[0])(xs)
+    want = ember.stack([gru(x)[0] for x in xs])
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-6)
+
+
+def test_bad_shapes_and_dtypes_are_refused():
+    px, h, c, w, b = _operands(4)
+    with pytest.raises(ember.ShapeError, match="lstm_scan"):
+        lstm_scan(px, h, c, w[:, :2], b)
+    with pytest.raises(ember.errors.DTypeError, match="lstm_scan"):
+        lstm_scan(px, h.float(), c, w, b)
