@@ -238,6 +238,32 @@ def test_disable_and_debug_mode_run_the_same_numbers():
     assert calls == [1, 1]
 
 
+def test_disable_holds_in_every_thread_until_the_last_block_closes():
+    # (process-wide, as torch.compiler.set_stance("force_eager"); blocks in two threads that
+    # close out of order left it switched on while one was open, or off after both)
+    traced = []
+    fast = jit.compile(lambda x: traced.append(1) or x * 2)
+    entered, leave = threading.Event(), threading.Event()
+
+    def other():
+        with jit.disable():
+            entered.set()
+            leave.wait(10)
+
+    with jit.disable():
+        worker = threading.Thread(target=other)
+        worker.start()
+        entered.wait(10)
+    fast(ember.ones(2))  # the other thread's block is still open: eager (runs the Python)
+    fast(ember.ones(2))
+    assert traced == [1, 1]
+    leave.set()
+    worker.join()
+    fast(ember.ones(2))  # both closed: it traces once, then runs its graph
+    fast(ember.ones(2))
+    assert traced == [1, 1, 1]
+
+
 def test_bad_switches_are_refused():
     with pytest.raises(ValueError, match="mode must be one of"):
         jit.compile(lambda x: x, mode="fast")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -10,14 +11,16 @@ __all__ = ["disable", "explain", "forget_all"]
 
 
 class _Switch:
-    __slots__ = ("enabled", "reasons")
+    __slots__ = ("enabled", "reasons", "disabled_by")
 
     def __init__(self) -> None:
-        self.enabled = True
+        self.enabled = True  # (what a compiled call reads: no disable() block is open)
+        self.disabled_by = 0  # the disable() blocks open, in every thread
         self.reasons: list[str] = []
 
 
 JIT = _Switch()
+_LOCK = threading.Lock()
 
 
 class Resets:
@@ -29,7 +32,9 @@ class Resets:
 
 @contextmanager
 def disable() -> Iterator[None]:
-    """Runs compiled functions eagerly inside the ``with`` block (for debugging).
+    """Runs compiled functions eagerly inside the ``with`` block (for debugging), in every
+    thread, as ``torch.compiler.set_stance("force_eager")`` does; they compile again once the
+    last block open, in any thread, closes.
 
     Example:
         >>> double_sum = ember.jit.compile(lambda x: (x * 2).sum())
@@ -38,12 +43,15 @@ def disable() -> Iterator[None]:
         >>> total
         tensor(6.)
     """
-    saved = JIT.enabled
-    JIT.enabled = False
+    with _LOCK:  # (a count: blocks in two threads may close in either order)
+        JIT.disabled_by += 1
+        JIT.enabled = False
     try:
         yield
     finally:
-        JIT.enabled = saved
+        with _LOCK:
+            JIT.disabled_by -= 1
+            JIT.enabled = JIT.disabled_by == 0
 
 
 def explain() -> list[str]:
