@@ -362,3 +362,27 @@ def test_add_sub_backward_sums_only_for_operands_needing_a_gradient(op, monkeypa
     grads = y.grad_fn(w)
     assert calls == [(2, 3)]  # x's shape only, not the constant's (3,)
     assert grads[0 if y.grad_fn.next_functions[0][0] is None else 1] is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_division_gradients_are_torchs_to_the_bit_at_subnormal_divisors_too(dtype):
+    # b's gradient is PyTorch's -g * ((a / b) / b): the same rounding everywhere, and the same
+    # inf / NaN where b is subnormal (-(g / b) * a / b gave a finite -5e29 where torch's is
+    # -inf, and NaN where torch's is -0.0)
+    rng = np.random.default_rng(0)
+    tiny = {"float32": [1e-40, -1e-40, 1.4e-45, 1e-38], "float64": [5e-324, -1e-310, 2.2e-308]}
+    big = 3e38 if dtype == "float32" else 1e300
+    a = np.array([1.0, -1.0, 0.0, 1e-30, big, np.inf, np.nan], dtype)
+    grid = [(x, y, g) for y in tiny[dtype] for x in a for g in (1.0, 1e-30, 0.0)]
+    scale = 10.0 ** rng.integers(-5, 5, (3, 2000))
+    values = [np.concatenate([np.array(col, dtype), (rng.standard_normal(2000) * s).astype(dtype)])
+              for col, s in zip(zip(*grid), scale)]
+    grads = []
+    for lib in (torch, ember):
+        x, y = (lib.tensor(v, requires_grad=True) for v in values[:2])
+        (x / y).backward(lib.tensor(values[2]))
+        grads.append([np.asarray(t.grad.tolist(), dtype) for t in (x, y)])
+    for mine, theirs in zip(grads[1], grads[0]):
+        np.testing.assert_array_equal(mine, theirs)  # (NaN where NaN)
+        numbers = ~np.isnan(mine)  # (and the sign of each zero; a NaN's sign means nothing)
+        assert np.array_equal(np.signbit(mine[numbers]), np.signbit(theirs[numbers]))

@@ -116,10 +116,9 @@ class Div(Holomorphic, Binary):
         return i == 1 or ctx.inputs[1].requires_grad
 
     def vjp(self, ctx, g):
-        a, b = ctx.inputs
-        ga = g / b
-        return (sum_to(ga, a.shape) if a.requires_grad else None,
-                sum_to(-ga * a / b, b.shape) if b.requires_grad else None)
+        a, b = ctx.inputs  # (b's as PyTorch's to the bit, inf and NaN included: -g * (a/b/b))
+        return (sum_to(g / b, a.shape) if a.requires_grad else None,
+                sum_to(-(g * (a / b / b)), b.shape) if b.requires_grad else None)
 
     def jvp(self, ctx, da, db):
         a, b = ctx.inputs
