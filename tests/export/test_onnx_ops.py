@@ -183,3 +183,11 @@ def test_gelu_uses_the_onnx_operator_from_opset_20():
     proto = ember.onnx.to_model(nn.GELU(), _x(2, 3), opset_version=20)
     assert [n.op_type for n in proto.graph.node] == ["Gelu", "Identity"]
     check_export(nn.GELU("tanh"), _x(2, 3), opset_version=20)
+
+
+def test_hardswish_and_hardsigmoid_use_the_onnx_operators():
+    x = ember.linspace(-5.0, 5.0, 41).reshape(1, 41)
+    for module, op in ((nn.Hardswish(), "HardSwish"), (nn.Hardsigmoid(), "HardSigmoid")):
+        proto = ember.onnx.to_model(module, x)
+        assert [n.op_type for n in proto.graph.node] == [op, "Identity"]
+    check_export(lambda t: (F.hardswish(t), F.hardsigmoid(t)), x, dynamic_batch=True)

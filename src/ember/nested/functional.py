@@ -127,8 +127,9 @@ for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.t
             rounding.round, compare.logical_not, compare.isnan, compare.isinf, compare.isfinite,
             compare.nan_to_num, clamp):
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
-for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus"):
-    # (F's activations, no Tensor methods; relu6 and hardsigmoid are hardtanh's composites)
+for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus",
+              "hardsigmoid", "hardswish"):
+    # (F's activations, no Tensor methods; relu6 is hardtanh's composite)
     implements(getattr(activations, _name))(_pointwise(getattr(activations, _name)))
 implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
 implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)

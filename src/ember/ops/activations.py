@@ -1,6 +1,7 @@
 """Activation functions: relu, gelu, silu, softplus, elu (with selu and celu), leaky_relu,
-hardtanh (with relu6) as primitives; mish, logsigmoid, hardsigmoid, hardswish, softsign,
-tanhshrink, threshold, hardshrink, softshrink, prelu, rrelu and glu as composites.
+hardtanh (with relu6) as primitives, hardsigmoid and hardswish too
+(:mod:`ember.ops.hard_activations`); mish, logsigmoid, softsign, tanhshrink, threshold,
+hardshrink, softshrink, prelu, rrelu and glu as composites.
 
 ``ember.sigmoid`` and ``ember.tanh`` live with the other math in :mod:`ember.ops.unary`. The
 signatures are ``torch.nn.functional``'s (``inplace=False`` included), and so are the
@@ -22,6 +23,7 @@ from ember.ops.convert import contiguous
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.forwarding import hands_over, not_a_tensor
+from ember.ops.hard_activations import Hardsigmoid, Hardswish
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.int_args import as_float, as_number
@@ -454,13 +456,29 @@ def logsigmoid(input: Tensor) -> Tensor:
     return -softplus(-contiguous(input), threshold=math.inf)
 
 
+@hands_over
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(input + 3) / 6``, a piecewise-linear sigmoid."""
+    """``relu6(input + 3) / 6``, a piecewise-linear sigmoid; the gradient is 0 at -3 and 3.
+
+    Example:
+        >>> ember.hardsigmoid(ember.tensor([-4.0, 0.0, 1.5]))
+        tensor([0.0000, 0.5000, 0.7500])
+    """
+    if input.dtype.is_floating_point:  # (one op; other dtypes: the composite's promotion)
+        return _run(input, inplace, "hardsigmoid", lambda x: apply(Hardsigmoid, x))
     return _run(input, inplace, "hardsigmoid", lambda x: hardtanh(x + 3, 0.0, 6.0) / 6)
 
 
+@hands_over
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``input * hardsigmoid(input)``."""
+    """``input * hardsigmoid(input)``; the gradient is 0 at -3 and 1 at 3, as PyTorch's.
+
+    Example:
+        >>> ember.hardswish(ember.tensor([-4.0, 0.0, 1.5]))
+        tensor([-0.0000, 0.0000, 1.1250])
+    """
+    if input.dtype.is_floating_point:
+        return _run(input, inplace, "hardswish", lambda x: apply(Hardswish, x))
     return _run(input, inplace, "hardswish", lambda x: x * hardsigmoid(x))
 
 

@@ -23,7 +23,7 @@ _SMALL = 1 << 14  # elements: NumPy's call is as fast, without numba's dispatch 
 _SHARE = 1 << 21  # elements a piece takes at least
 
 
-def _flat(*arrays: Any) -> list[Any] | None:
+def flat_blocks(*arrays: Any) -> list[Any] | None:
     """1-D views of the memory of arrays of one shape, dtype and dense layout, element i of
     each the same position; None if they have none."""
     first = arrays[0]
@@ -78,7 +78,7 @@ def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
     kernels = _kernels(xp, a)
     if kernels is not None:
         target = np.empty_like(a) if out is None else out
-        flat = _flat(a, target) if target.dtype == a.dtype else None
+        flat = flat_blocks(a, target) if target.dtype == a.dtype else None
         if flat is not None and _run(kernels, "relu", *flat):
             return target
     return xp.maximum(a, 0, out=out)
@@ -95,7 +95,7 @@ def relu_grad_array(xp: Any, v: Any, y: Any, out: Any = None) -> Any:
     kernels = _kernels(xp, v)
     if kernels is not None and y.dtype == v.dtype:
         target = np.empty_like(v) if out is None else out
-        flat = _flat(v, y, target) if target.dtype == v.dtype else None
+        flat = flat_blocks(v, y, target) if target.dtype == v.dtype else None
         if flat is not None and _run(kernels, "relu_grad", *flat):
             return target
     keep = xp.logical_not(y <= 0)

@@ -50,6 +50,7 @@ def _elements(*specs: TensorSpec, **_: Any) -> int:
 
 
 for _name in ("relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "softmax", "log_softmax",
-              "sqrt", "rsqrt", "neg", "sum", "erf", "softplus", "elu", "leaky_relu"):
+              "sqrt", "rsqrt", "neg", "sum", "erf", "softplus", "elu", "leaky_relu",
+              "hardsigmoid", "hardswish"):
     if _name in PRIMITIVES:
         register_flops(_name)(_elements)

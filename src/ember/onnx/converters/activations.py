@@ -54,6 +54,18 @@ def silu(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Mul", [x, ctx.node("Sigmoid", [x])])
 
 
+@converter("hardsigmoid")
+def hardsigmoid(ctx: Context, eqn: Eqn) -> str:
+    """ONNX's HardSigmoid, ``clip(x / 6 + 0.5, 0, 1)``: within rounding of ``clip(x + 3, 0,
+    6) / 6``."""
+    return ctx.node("HardSigmoid", [ctx.value(eqn.inputs[0])], alpha=1 / 6, beta=0.5)
+
+
+@converter("hardswish")
+def hardswish(ctx: Context, eqn: Eqn) -> str:
+    return ctx.node("HardSwish", [ctx.value(eqn.inputs[0])])
+
+
 @converter("gelu")
 def gelu(ctx: Context, eqn: Eqn) -> str:
     x, dtype, approximate = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, \
