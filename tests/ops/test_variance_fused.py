@@ -1,7 +1,7 @@
 """The fused ``var`` and ``std`` primitives (ember.ops.variance_kernel) that eager var, std,
 var_mean and std_mean of float32 and float64 tensors use: values equal to the composite's bit
 for bit, values and gradients equal to PyTorch's (also where float32 squares overflow); their
-rules, their batching rules, and the composite under a transform."""
+rules, their batching rules, and the same primitives under jit and vmap."""
 
 import importlib
 import itertools
@@ -55,7 +55,7 @@ def test_var_primitive_rules(prim):
     assert batched.shape == (2, 3)
 
 
-def test_eager_var_is_one_op_and_traced_var_the_composite():
+def test_var_is_one_op_eagerly_and_traced():
     x = ember.randn(4, 4)
     with ember.profiler.profile() as prof:
         x.var(1)
@@ -64,7 +64,24 @@ def test_eager_var_is_one_op_and_traced_var_the_composite():
     x.requires_grad_(False)
     assert x.var(1).grad_fn is None and x.requires_grad_().var(1).grad_fn.name() == "VarBackward0"
     graph = ember.jit.trace(lambda a: a.std(1), (x.detach(),)).graph
-    assert "var" not in {eqn.prim.name for eqn in graph.eqns}
+    assert [eqn.prim.name for eqn in graph.eqns] == ["std"]
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_jit_and_vmap_give_eagers_values_where_float32_squares_overflow(name):
+    # (they computed the float32 composite: inf where eager, summing again in float64, and
+    # PyTorch are finite, e.g. the std of [3e38, -3e38])
+    rows = np.array([[3e38, -3e38, 3e38, -3e38], [3e38, 0, 0, 0], [2e19, -2e19, 0, 1],
+                     [1.0, 2.0, 3.0, 4.5]], np.float32)
+    x = ember.tensor(rows)
+    eager = getattr(x, name)(1)
+    compiled = ember.jit.compile(lambda a: getattr(a, name)(1))
+    compiled(x)
+    mapped = ember.func.vmap(lambda r: getattr(r, name)())(x)
+    want = getattr(torch.tensor(rows), name)(1)
+    np.testing.assert_array_equal(eager.numpy(), want.numpy())
+    np.testing.assert_array_equal(compiled(x).numpy(), eager.numpy())
+    np.testing.assert_array_equal(mapped.numpy(), eager.numpy())
 
 
 @pytest.mark.parametrize("call", [

@@ -15,7 +15,7 @@ from ember.errors import DTypeError
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.dims import Dim, reduce_dims, with_reduced_dims
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import DISPATCH, apply
+from ember.ops.primitive import apply
 from ember.ops.reduce import Sum, mean
 from ember.ops.select import where
 from ember.ops.unary import sqrt
@@ -32,10 +32,10 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
                   ) -> tuple[Tensor, Tensor | None]:
     """``(var, mean)``, or ``(std, mean)`` with ``root``; half precision computes in float32
     (the square of 300 overflows float16) and rounds each result once. Without ``mean_too``
-    the mean is None. A real float32/float64 spread called eagerly is the fused ``var`` or
-    ``std`` primitive (:mod:`ember.ops.variance_kernel`: float32 squares that overflow are
-    summed again in float64, as PyTorch's accumulation); under a transform it is the
-    composite below, whose float32 squares overflow past ~1.8e19."""
+    the mean is None. A real float32/float64 spread is the fused ``var`` or ``std`` primitive
+    (:mod:`ember.ops.variance_kernel`: float32 squares that overflow are summed again in
+    float64, as PyTorch's accumulation), eagerly and under jit, vmap and forward mode alike,
+    so that they agree; a complex one is the composite below."""
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -51,8 +51,7 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
                                    op, root, mean_too)
         return cast(spread, input.dtype), None if mu is None else cast(mu, input.dtype)
     n = _product(input.shape[d] for d in dims)
-    if n and input._data.dtype in _FUSED and (
-            DISPATCH.handler is None or DISPATCH.only_observers()):
+    if n and input._data.dtype in _FUSED:
         spread = fused_var(input, dims, keepdim, correction, root)
         return spread, mean(input, dims, keepdim=keepdim) if mean_too else None
     mu = mean(input, dims, keepdim=True)

@@ -4,8 +4,8 @@ squares, a sum, a division and a reshape of the mean that var threw away), each 
 per-op overhead, and ``std`` four more for its root. Their sums are
 :class:`~ember.ops.reduce.Sum`'s own kernel, so their values are the composite's bit for bit;
 their gradients are PyTorch's ``2 * g * (x - mean) / dof`` (over ``2 * std`` for ``std``), in
-Ember ops, so every order of derivative follows. Under a transform (jit, vmap, forward mode,
-autocast) ``var`` stays the composite of :mod:`ember.ops.variance`, which those already know.
+Ember ops, so every order of derivative follows. Transforms use them too (a batching rule,
+an ONNX converter), so a compiled or vmapped ``var`` is eager's, overflow included.
 
 Float32 squares overflow past ~1.8e19, where PyTorch, which accumulates in float64, is still
 finite: a float32 sum of squares that is not finite (checked once per call) is computed again

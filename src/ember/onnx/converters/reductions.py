@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.dtypes import bool_, float32, int32
+from ember.dtypes import bool_, float32, int32, int64
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.registry import converter
@@ -35,6 +35,25 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
     if eqn.prim.name in ("amax", "amin"):
         return _nan_values(ctx, src, x, y, dims, keep)
     return y
+
+
+@converter("var", "std")
+def spread(ctx: Context, eqn: Eqn) -> str:
+    """``sum((x - mean)²) / (n - correction)`` over the dims (its root for ``std``), in the
+    input's dtype, ``n`` read at run time along dynamic axes; no degrees of freedom left
+    divides by 0 (inf or NaN, as eager)."""
+    src = eqn.inputs[0]
+    x, dims, keep = ctx.value(src), list(eqn.params["dims"]), int(eqn.params["keepdim"])
+    dynamic = set(ctx.dynamic_dims(src))
+    sizes = ctx.join([ctx.dim(src, d) if d in dynamic else src.shape[d] for d in dims])
+    count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, src.dtype)
+    centered = ctx.node("Sub", [x, ctx.reduce("ReduceMean", x, dims, 1)])
+    squares = ctx.reduce("ReduceSum", ctx.node("Mul", [centered, centered]), dims, keep)
+    dof = ctx.node("Sub", [count, ctx.scalar(eqn.params["correction"], src.dtype)])
+    zero = ctx.scalar(0.0, src.dtype)
+    dof = ctx.node("Where", [ctx.node("Greater", [dof, zero]), dof, zero])
+    variance = ctx.node("Div", [squares, dof])
+    return ctx.node("Sqrt", [variance]) if eqn.prim.name == "std" else variance
 
 
 def _nan_flags(ctx: Context, src: Var, x: str) -> str | None:
