@@ -24,6 +24,7 @@ class Watched(np.ndarray):
     ((1, 1024, 1024), 1),     # a GEMV: one thread
     ((8, 32, 32), 2),         # tiny: OpenBLAS keeps it on one thread itself, left alone
     ((512, 512, 512), 2),     # large: all threads
+    ((64, 3136, 128), 1),     # mid-sized (the README CNN's 3136 -> 128 Linear): one thread
     ((9, 20000, 32), 1),      # long but skinny (a first conv's weight gradient): one thread
     ((128, 128, 128), 1),     # small and square: one thread
     ((196, 288, 64), 1),      # small and tall (a batch-1 convolution): one thread too

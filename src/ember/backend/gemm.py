@@ -7,12 +7,17 @@ thread, 139 µs median on two and a 262 µs median under heavier load; idle, 80 
 And OpenBLAS's idle thread spins on its core for ~110 ms after a product it shared (setting
 one thread does not stop it), then sleeps, and waking it costs ~0.2 ms (a 196×288×64 product:
 68 µs on two threads while it spins, 296 µs once it sleeps, 87 µs on one), so a small product
-after single-threaded work (a batch-1 network's) gains nothing from it. So products
-of few multiply-adds per matrix, and skinny ones, run on one thread; large ones, where two
-threads pay off, on all. A batch of small products (attention's scores) has its matrices
-shared among the cores instead (:mod:`ember.backend.parallel`), each on one BLAS thread.
-OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs
-(OpenBLAS's own C calls).
+after single-threaded work (a batch-1 network's) gains nothing from it. Under load it is
+worse: with the other core busy, two threads' products of 2²⁴–2²⁵ multiply-adds
+(64×3136×128, 9×50176×32, 128×512×512; 5 December) took means of 25–124 ms over 80 calls
+(medians of 19–48 ms in some runs) against 1–3 ms means and 0.5–0.7 ms medians on one
+thread, where one thread loses at most ~0.2 ms a product on an idle host. (The README's CNN
+step, all of whose multi-threaded products are under 2²⁵: 75 → 29 ms mean, 34 → 24 ms
+median, on the busy host.) So products of fewer than 2²⁵ multiply-adds per matrix, and
+skinny ones, run on one thread; large ones, where two threads pay off, on all. A batch of
+small products (attention's scores) has its matrices shared among the cores instead
+(:mod:`ember.backend.parallel`), each on one BLAS thread. OpenBLAS already runs those under
+2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs (OpenBLAS's own C calls).
 """
 
 from __future__ import annotations
@@ -28,18 +33,18 @@ import numpy as np
 from ember import dtypes
 from ember.backend import compiled, gemv, parallel, threads
 
-_single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
+_single_below = 1 << 25  # multiply-adds per matrix (m·n·k): ~0.4 ms on one core
 _SKINNY = 16
 _OPENBLAS_SINGLE = 1 << 18  # OpenBLAS's own cutoff (65536 × GEMM_MULTITHREAD_THRESHOLD 4)
 
 
 def set_single_thread_gemm_below(macs: int) -> None:
     """Matrix products of fewer than ``macs`` multiply-adds per matrix (and those with a
-    result of at most 16 rows or columns) run on one BLAS thread (default 2²²; 0 turns the
+    result of at most 16 rows or columns) run on one BLAS thread (default 2²⁵; 0 turns the
     choice off).
 
     Example:
-        >>> ember.backend.set_single_thread_gemm_below(1 << 22)
+        >>> ember.backend.set_single_thread_gemm_below(1 << 25)
     """
     global _single_below
     if not isinstance(macs, int) or macs < 0:
