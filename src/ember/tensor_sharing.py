@@ -6,16 +6,19 @@ that writes on either side show on the other (Hogwild training, a model a pool o
 reads). The receiver's tensor is a leaf with the sender's ``requires_grad``, strides and
 attributes; a ``Parameter`` arrives as a ``Parameter``.
 
-A view of memory that is not shared yet cannot move (the tensors it views would keep the old
-memory), so it travels as a shared copy of its values; a tensor with history (a non-leaf that
-requires grad) is refused, as autograd does not cross processes; other devices' tensors and
-plain ``pickle`` copy the values as before.
+The whole memory block moves, with the tensors on it (a view sent moves its base too, as PyTorch
+moves the storage); a tensor with history (a non-leaf that requires grad) is refused, as
+autograd does not cross processes; other devices' tensors and plain ``pickle`` copy the values
+as before.
 """
 
 from __future__ import annotations
 
+import weakref
 from multiprocessing.reduction import DupFd, ForkingPickler
 from typing import Any
+
+import numpy as np
 
 from ember.backend import shared_block
 from ember.errors import GradError, OpError
@@ -37,8 +40,21 @@ class _Block:
         return _attached, (DupFd(self.block.fd), len(self.block))
 
 
-def _attached(fd: Any, nbytes: int) -> shared_block.SharedBlock:
-    return shared_block.attach(fd.detach(), nbytes)
+_pickling: weakref.WeakValueDictionary[int, _Block] = weakref.WeakValueDictionary()
+
+
+def _sent(block: shared_block.SharedBlock) -> _Block:
+    """One ``_Block`` per block while a pickle holds it, so that the tensors of one block in
+    one message share one descriptor (``spawn`` refuses a descriptor passed twice)."""
+    found = _pickling.get(id(block))  # (a live _Block keeps its block, so the id is its own)
+    if found is None:
+        found = _pickling[id(block)] = _Block(block)
+    return found
+
+
+def _attached(fd: Any, nbytes: int) -> np.ndarray:
+    """The bytes of the block (as one array: the storage of the tensors made on it)."""
+    return np.frombuffer(shared_block.attach(fd.detach(), nbytes), np.uint8)
 
 
 def reduce_shared(t: Tensor) -> tuple:
@@ -57,12 +73,13 @@ def reduce_shared(t: Tensor) -> tuple:
             t.share_memory_()
         except OpError:
             pass
-        if shared_block.block_of(t._data) is None:  # (a view; a DataLoader batch's memory)
+        if shared_block.block_of(t._data) is None:  # (odd memory; a DataLoader batch's,
+            # shared already but not by a descriptor)
             source = t.detach().clone().share_memory_()
     a = source._data
     block = shared_block.block_of(a)
     layout = (a.dtype, a.shape, a.strides, shared_block.offset_in(a, block))
-    return rebuilt, (_Block(block), "cpu", t.requires_grad, layout, type(t), own_attributes(t))
+    return rebuilt, (_sent(block), "cpu", t.requires_grad, layout, type(t), own_attributes(t))
 
 
 ForkingPickler.register(Tensor, reduce_shared)

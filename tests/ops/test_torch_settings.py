@@ -133,8 +133,28 @@ def test_share_memory_is_seen_by_a_forked_process():
     proc.start()
     proc.join()
     assert x[0].item() == 42.0
-    with pytest.raises(ember.errors.OpError, match="share_memory_: the tensor is a view"):
-        ember.zeros(4)[1:].share_memory_()
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_share_memory_moves_the_whole_storage_as_torch(lib):
+    # the tensors on the memory (a view's base, other views, detached aliases) move with it:
+    # the base stayed in private memory, so writes through it no longer reached its views
+    base = lib.zeros(6)
+    row, alias, odd = base.view(2, 3)[1], base.detach(), base[1::2]
+    assert row.share_memory_() is row and base.is_shared() and odd.is_shared()
+    base.fill_(1)
+    assert row.tolist() == [1.0] * 3 and alias.tolist() == [1.0] * 6 and odd.tolist() == [1.0] * 3
+    assert (odd.stride(), odd.storage_offset(), row.storage_offset()) == ((2,), 1, 3)
+    assert lib.arange(6.0).reshape(2, 3).share_memory_().is_shared()  # (a view of a temporary)
+
+
+def test_growing_a_shared_tensor_is_refused():
+    # torch: "Trying to resize storage that is not resizable" (this build crashes instead);
+    # Ember moved it to private memory, which the other processes no longer saw
+    x = ember.zeros(4).share_memory_()
+    with pytest.raises(RuntimeError, match="resize_: growing a tensor in shared memory"):
+        x.resize_(10)
+    assert x.resize_(2).is_shared() and x.shape == (2,)  # (shrinking stays in place)
 
 
 def test_share_memory_keeps_the_layout_as_torch():

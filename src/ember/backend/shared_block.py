@@ -67,7 +67,8 @@ def attach(fd: int, nbytes: int) -> SharedBlock:
     info = os.fstat(fd)
     found = _mapped.get((info.st_dev, info.st_ino))
     if found is not None:
-        os.close(fd)
+        if fd != found.fd:  # (spawn hands a child the same descriptor for each view sent)
+            os.close(fd)
         return found
     return _map(fd, nbytes)
 

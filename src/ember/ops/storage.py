@@ -11,6 +11,7 @@ one could overlap itself, which the in-place machinery cannot make correct; clon
 
 from __future__ import annotations
 
+import gc
 import mmap
 import sys
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 
 from ember.backend import shared_block
 from ember.errors import DeviceError, GradError, OpError, ShapeError
-from ember.layouts import check_format, contiguous_format, is_dense, order_of, preserve_format
+from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
 from ember.ops.inplace import transforms_follow
@@ -301,30 +302,67 @@ def is_shared(self: Tensor) -> bool:
 
 @method()
 def share_memory_(self: Tensor) -> Tensor:
-    """Moves the tensor's elements into shared memory in place, so that processes forked
-    afterwards (``multiprocessing`` with ``fork``), and those it is sent to (a ``Queue``,
-    ``spawn``'s arguments), read and write the same elements. Views made earlier keep the old
-    memory; a view itself is refused (share its base tensor).
+    """Moves the tensor's storage (the whole memory block it lies in) into shared memory in
+    place, so that processes forked afterwards (``multiprocessing`` with ``fork``), and those it
+    is sent to (a ``Queue``, ``spawn``'s arguments), read and write the same elements. As in
+    PyTorch, the tensors on that memory (its views, its base, ``detach()`` aliases) move with
+    it; NumPy arrays taken earlier with ``numpy()`` keep the old memory.
 
     Example:
-        >>> x = ember.arange(3.0)
-        >>> x.share_memory_().is_shared(), x
-        (True, tensor([0., 1., 2.]))
+        >>> x = ember.arange(6.0)
+        >>> row = x.view(2, 3)[1]
+        >>> row.share_memory_().is_shared(), x.is_shared()
+        (True, True)
     """
     if self.is_shared():
         return self
-    if self._view is not None:
-        raise OpError("share_memory_: the tensor is a view of another tensor's memory. Hint: "
-                      "call share_memory_() on the tensor it is a view of, then view it again")
     if DISPATCH.handler is not None:
         raise OpError("share_memory_: not supported inside transforms (vmap, jit, forward mode)")
     a = self._data
-    block = shared_block.new_block(a.nbytes)  # (forks share it; others map its descriptor)
-    dense = is_dense(a) and min(a.strides, default=0) >= 0  # (channels-last stays so)
-    shared = np.ndarray(a.shape, a.dtype, buffer=block, strides=a.strides if dense else None)
-    shared[...] = a
-    self._data = shared
+    flat, _ = _storage(a)
+    if not np.may_share_memory(flat, a):  # (an odd block _storage copied: the elements alone)
+        if self._view is not None:
+            raise OpError("share_memory_: the tensor is a view of memory Ember cannot move. "
+                          "Hint: share a clone()")
+        dense = np.ascontiguousarray(a)
+        flat, holders = dense.reshape(-1).view(np.uint8), [(self, dense)]
+    else:
+        holders = [(t, t._data) for t in _tensors_on(self, flat)]
+    block = shared_block.new_block(flat.nbytes)  # (forks share it; others map its descriptor)
+    whole = np.frombuffer(block, np.uint8, count=flat.nbytes)  # (the storage of them all)
+    whole[...] = flat
+    start = flat.__array_interface__["data"][0]
+    for t, old in holders:
+        offset = old.__array_interface__["data"][0] - start if old.size else 0
+        moved = np.ndarray(old.shape, old.dtype, buffer=whole, offset=offset,
+                           strides=old.strides)
+        moved.flags.writeable = old.flags.writeable
+        t._data = moved
     return self
+
+
+def _tensors_on(t: Tensor, flat: np.ndarray) -> list[Tensor]:
+    """``t`` and the other tensors on the memory block ``flat`` that share its version
+    counter (its views, its base, detached aliases), which a move takes along as PyTorch's
+    storage does; looked for only where the counter has other holders."""
+    if sys.getrefcount(t._vc) <= 2:  # (t's own reference and the call's)
+        return [t]
+    found = {id(t): t}
+    low = flat.__array_interface__["data"][0]
+    for other in gc.get_referrers(t._vc):
+        if isinstance(other, Tensor) and other._vc is t._vc and \
+                isinstance(other._data, np.ndarray) and other._data.size and \
+                _within(other._data, low, low + flat.nbytes):
+            found.setdefault(id(other), other)
+    return list(found.values())
+
+
+def _within(a: np.ndarray, low: int, high: int) -> bool:
+    """Whether every element of ``a`` lies in the addresses ``[low, high)``."""
+    first = a.__array_interface__["data"][0]
+    lo = first + sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)
+    hi = first + sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s > 0) + a.itemsize
+    return low <= lo and hi <= high
 
 
 @method()
@@ -364,7 +402,7 @@ def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
     larger one moves the tensor to new memory holding the old elements first and zeros after
     (PyTorch leaves those uninitialised). Tensors that require grad are refused, and so is
     growing past the memory of a tensor that other tensors view (or that views another):
-    NumPy's views cannot follow it to new memory as PyTorch's do.
+    NumPy's views cannot follow it to new memory as PyTorch's do; or of one in shared memory.
 
     Example:
         >>> x = ember.arange(6.0)
@@ -397,6 +435,11 @@ def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
         new = np.ndarray(in_memory, a.dtype, buffer=flat, offset=start)
     else:
         _refuse_moving_shared(self, shape)
+        if self.is_shared():
+            raise OpError(f"resize_: growing a tensor in shared memory (shape "
+                          f"{tuple(a.shape)} to {shape}) would move it to memory the other "
+                          "processes do not see; the storage is not resizable, as PyTorch's. "
+                          "Hint: resize a clone() and share_memory_() that")
         new = np.zeros(in_memory, a.dtype)
         new.reshape(-1)[:available] = np.ndarray((available,), a.dtype, buffer=flat,
                                                  offset=start)
