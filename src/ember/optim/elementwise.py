@@ -89,7 +89,8 @@ class ElementwiseOptimizer(Optimizer):
 
     def _step_groups(self, parts: list[tuple[dict[str, Any], list[Tensor]]]) -> None:
         """Steps the parameters with a gradient among each ``(group, parameters)`` pair."""
-        self._check_writable([p for _, params in parts for p in params if p.grad is not None])
+        self._check_writable([p for _, params in parts for p in params if p._grad is not None])
+        states = self.state
         for group, params in parts:
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
@@ -100,31 +101,38 @@ class ElementwiseOptimizer(Optimizer):
                 if _loops_its_update(type(self)) and "update" not in vars(self) else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in params:
-                if p.grad is None:
+                grad = p._grad
+                if grad is None:
                     continue
-                if not isinstance(p.grad, Tensor):  # a sparse gradient
-                    fresh = p not in self.state
-                    state = self.state[p]
-                    self.sparse_update(p, p.grad, state, group)
+                if not isinstance(grad, Tensor):  # a sparse gradient
+                    fresh = p not in states
+                    state = states[p]
+                    self.sparse_update(p, grad, state, group)
                     _count_writes(p, state)
                     if fresh and not state:  # (SGD without momentum keeps none, as below)
-                        del self.state[p]
+                        del states[p]
                     continue
-                if p.dtype.is_complex and not self.supports_complex:
+                data = p._data
+                if data.dtype.kind == "c" and not self.supports_complex:
                     raise RuntimeError(f"{type(self).__name__} does not support complex "
                                        "parameters")
-                fresh = p not in self.state
-                state = self.state[p]
+                # (one look-up: a state is kept only once it holds something, as PyTorch's,
+                # so SGD without momentum makes no entry; an entry the user made stays)
+                state = states.get(p)
+                kept = state is not None
+                if not kept:
+                    state = {}
                 if not state:
                     self.init_state(p, state, group)
-                if p.is_meta:  # (no values to update; its state exists and counts the
-                    if isinstance(state.get("step"), Tensor):  # steps, as PyTorch's does)
+                if state and not kept:
+                    states[p] = state
+                    kept = True
+                if p._device.is_meta:  # (no values to update; its state exists and counts
+                    if isinstance(state.get("step"), Tensor):  # the steps, as PyTorch's)
                         next_step(state)
                     continue
-                target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
-                data = target._data
-                g = p.grad._data
-                if kernel is not None and target is p:
+                g = grad._data
+                if kernel is not None and data.dtype.kind != "c":
                     arrays = self.looped_states(state, group)
                     # (a gradient in the parameter's memory, p.grad = p.detach(), is shrunk
                     # by NumPy's decoupled decay before the update reads it, as PyTorch's)
@@ -136,18 +144,19 @@ class ElementwiseOptimizer(Optimizer):
                     g = _pairs(p._device.xp.ascontiguousarray(g))
                 if maximize:
                     g = -g
+                target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if wd != 0.0:
                     if decoupled:
-                        data *= decay
+                        target._data *= decay
                     else:
-                        g = g + wd * data
+                        g = g + wd * target._data
                 if target is p:
                     self.update(p, g, state, group)
                 else:
                     self._update_pairs(p, target, g, state, group)
                 _count_writes(p, state)
-                if fresh and not state:  # none kept (SGD without momentum): no entry made,
-                    del self.state[p]  # as in PyTorch (an entry the user made stays)
+                if not kept and state:
+                    states[p] = state
             if looped:
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
