@@ -101,6 +101,32 @@ def test_embedding_bag_last_bag_runs_to_the_end_of_the_input_as_in_torch(offsets
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("padding_idx, offsets", [(None, [0, 2, 2]), (2, [0, 2, 2]),
+                                                  (None, [0])])
+def test_embedding_bag_sums_into_the_bags_rows_alone_where_none_is_left_out(
+        mode, padding_idx, offsets):
+    # without padding and with bags, every entry is in a bag: no spare row to slice off (one
+    # op fewer each way); padding entries (and no bags at all) keep it. Values: torch's
+    indices, w = [1, 2, 4, 5, 2], np.random.default_rng(0).standard_normal((10, 3))
+    outs = []
+    for lib, fn in ((ember, F.embedding_bag), (torch, TF.embedding_bag)):
+        weight = lib.tensor(w, requires_grad=True)
+        out = fn(lib.tensor(indices), weight, lib.tensor(offsets, dtype=lib.int64), mode=mode,
+                 padding_idx=padding_idx)
+        (out * lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        outs.append((out, weight.grad.numpy()))
+    (got, gw), (want, tw) = outs
+    none = F.embedding_bag(ember.tensor(indices), ember.tensor(w), ember.tensor([0]), mode=mode,
+                           include_last_offset=True, padding_idx=padding_idx)
+    assert none.shape == (0, 3)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(gw, tw, rtol=1e-15)
+    spare = padding_idx is not None
+    if mode == "sum" and got.grad_fn is not None:
+        assert (got.grad_fn.name() == "SliceBackward0") == spare
+
+
 def test_embedding_bag_offsets_that_decrease_are_an_error():
     with pytest.raises(ValueError, match="offsets must not decrease"):
         F.embedding_bag(ember.tensor([1, 2, 0]), ember.zeros(3, 2), ember.tensor([0, 2, 1]))

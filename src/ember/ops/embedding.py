@@ -244,6 +244,21 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 _BAG_MODES = ("sum", "mean", "max")
 
 
+def _check_offsets(op: str, offsets: Any, include_last_offset: bool, length: int) -> None:
+    """Refuses offsets (a backend array) that do not start at 0, pass the input's end or
+    decrease."""
+    if int(offsets[0]) != 0:
+        raise ValueError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
+                         f"index), got {int(offsets[0])}")
+    if int(offsets.max()) > length:
+        raise IndexOutOfRange(f"{op}: offsets must not exceed the input's length "
+                              f"{length}, got {int(offsets.max())}")
+    starts = offsets[:-1] if include_last_offset else offsets
+    if bool((starts[1:] < starts[:-1]).any()):
+        raise ValueError(f"{op}: offsets must not decrease (each bag starts where the one "
+                         f"before it ends), got {offsets.tolist()}")
+
+
 def _bags(op: str, input: Tensor, offsets: Tensor | None,
           include_last_offset: bool) -> tuple[Tensor, Tensor, int]:
     """The flat indices, each one's bag number (``bags`` for entries past the last bag) and
@@ -261,24 +276,21 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
                          f"{None if offsets is None else tuple(offsets.shape)}")
     if offsets.dtype.is_floating_point or offsets.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: offsets must be an integer tensor, got {offsets.dtype.name}")
-    if DISPATCH.handler is None and offsets.shape[0]:
-        if int(offsets[0]) != 0:
-            raise ValueError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
-                             f"index), got {int(offsets[0])}")
-        if int(offsets.max()) > input.shape[0]:
-            raise IndexOutOfRange(f"{op}: offsets must not exceed the input's length "
-                                  f"{input.shape[0]}, got {int(offsets.max())}")
     # include_last_offset: the last offset ends the last bag, which, as in PyTorch's kernel,
     # runs to the end of the input whatever that offset says
     starts = offsets[:-1] if include_last_offset else offsets
-    if DISPATCH.handler is None and bool((starts[1:] < starts[:-1]).any()):
-        raise ValueError(f"{op}: offsets must not decrease (each bag starts where the one "
-                         f"before it ends), got {offsets.tolist()}")
+    if DISPATCH.handler is None and offsets.shape[0]:  # (on the arrays: no ops to record)
+        _check_offsets(op, offsets._data, include_last_offset, input.shape[0])
     b = starts.shape[0]
     position = arange(input.shape[0], dtype=input.dtype, device=input.device)
     if b == 0:  # every entry past the last bag (dropped)
         return input, position.new_zeros(position.shape), 0
     return input, searchsorted(starts.to(input.dtype), position, right=True) - 1, b
+
+
+def _sliced(sums: Tensor, bags: int, spare: int) -> Tensor:
+    """The bags' rows of ``sums``, without the ``spare`` row of the entries left out."""
+    return sums[:bags] if spare else sums
 
 
 def _bag_max(rows: Tensor, bag: Tensor, bags: int) -> Tensor:
@@ -345,8 +357,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         rows = rows * per_sample_weights.reshape((-1, 1)).to(rows.dtype)
     if rows.dtype in HALF:  # summed (and averaged) in float32, as PyTorch
         rows = rows.float()
-    out = index_add(rows.new_zeros((b + 1, dim)), 0, bag, rows)[:b]
+    # (a row for the entries left out, past the last bag, where there may be some)
+    spare = int(padding_idx is not None or b == 0)
+    out = _sliced(index_add(rows.new_zeros((b + spare, dim)), 0, bag, rows), b, spare)
     if mode == "mean":
-        counts = index_add(rows.new_zeros((b + 1,)), 0, bag, rows.new_ones(bag.shape))[:b]
-        out = out / counts.clamp(min=1).reshape((b, 1))
+        counts = index_add(rows.new_zeros((b + spare,)), 0, bag, rows.new_ones(bag.shape))
+        out = out / _sliced(counts, b, spare).clamp(min=1).reshape((b, 1))
     return out.to(weight.dtype)
