@@ -132,3 +132,26 @@ def test_spawn_with_fork_warns_as_torch(tmp_path):
     with pytest.warns(FutureWarning, match="start_method=spawn"):
         mp.spawn(_write_square, args=(str(tmp_path),), nprocs=1, start_method="fork")
     assert (tmp_path / "0").read_text() == "0"
+
+
+def test_a_shared_block_holds_one_descriptor_as_a_torch_storage():
+    # torch keeps one descriptor per shared storage; Ember's blocks kept two (the memfd and
+    # CPython mmap's own duplicate of it). A descriptor received again for a block mapped
+    # here already (spawn passes one number per block) must stay open
+    import gc
+
+    from ember.backend import shared_block
+
+    def count():
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()  # (blocks earlier tests left in cycles)
+    before = count()
+    blocks = [ember.zeros(3).share_memory_() for _ in range(40)]
+    assert count() - before == 40
+    block = shared_block.block_of(blocks[0]._data)
+    assert shared_block.attach(block.fd, len(block)) is block
+    os.fstat(block.fd)  # (still open)
+    del blocks, block
+    gc.collect()
+    assert count() - before <= 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 import tempfile
 import weakref
 
@@ -31,12 +32,35 @@ _mapped: weakref.WeakValueDictionary[tuple[int, int], SharedBlock] = \
 
 
 def _map(fd: int, nbytes: int) -> SharedBlock:
-    block = SharedBlock(fd, nbytes)
-    block.fd = fd
-    weakref.finalize(block, os.close, fd)
+    """Maps the file ``fd`` (a descriptor this call takes over). The block keeps one
+    descriptor, as a PyTorch storage does: CPython's ``mmap`` keeps a duplicate of ``fd`` for
+    itself (until Python 3.13's ``trackfd=False``), which becomes the block's where it can be
+    found, so ``fd`` is closed; else the block keeps both."""
     info = os.fstat(fd)
+    if sys.version_info >= (3, 13):
+        block = SharedBlock(fd, nbytes, trackfd=False)
+        block.fd = fd
+        weakref.finalize(block, os.close, fd)
+    else:
+        free = os.dup(fd)  # (the number mmap's duplicate takes, unless a thread takes it first)
+        os.close(free)
+        block = SharedBlock(fd, nbytes)
+        if _same_file(free, info):
+            os.close(fd)
+            block.fd = free  # (mmap closes it with the mapping)
+        else:
+            block.fd = fd
+            weakref.finalize(block, os.close, fd)
     _mapped[info.st_dev, info.st_ino] = block
     return block
+
+
+def _same_file(fd: int, info: os.stat_result) -> bool:
+    try:
+        other = os.fstat(fd)
+    except OSError:
+        return False
+    return (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino)
 
 
 def new_block(nbytes: int) -> SharedBlock:
