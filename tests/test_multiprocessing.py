@@ -155,3 +155,14 @@ def test_a_shared_block_holds_one_descriptor_as_a_torch_storage():
     del blocks, block
     gc.collect()
     assert count() - before <= 1
+
+
+def test_a_loader_batch_sent_on_shares_its_memory_as_torch():
+    # a batch a worker sent through /dev/shm is shared memory; sent on (a Queue to another
+    # process) it travels as that memory, as torch's (it went as a copy: writes were lost)
+    for lib in (torch, ember):
+        data = lib.utils.data.TensorDataset(lib.arange(4.0))
+        batch = next(iter(lib.utils.data.DataLoader(data, batch_size=2, num_workers=1)))[0]
+        got = ForkingPickler.loads(ForkingPickler.dumps(batch))
+        got[0] = 9
+        assert batch.is_shared() and batch.tolist() == [9.0, 1.0]

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.backend import shared_block
 from ember.tensor import Tensor
 
 SHM_DIR = "/dev/shm"
@@ -125,10 +126,12 @@ def unpack(packed: Packed) -> Any:
     else:
         path = os.path.join(SHM_DIR, packed.name)
         fd = os.open(path, os.O_RDWR)
-        try:
-            buf = mmap.mmap(fd, packed.size)
-        finally:
+        try:  # (a block keeps the descriptor: the batch can be sent on, sharing its memory)
+            buf = shared_block.attach(fd, packed.size)
+        except BaseException:
             os.close(fd)
+            raise
+        finally:
             os.unlink(path)
 
     def from_slot(leaf: Any) -> Any:
