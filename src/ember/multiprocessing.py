@@ -44,7 +44,8 @@ def get_all_sharing_strategies() -> set[str]:
 
 
 def get_sharing_strategy() -> str:
-    """The current sharing strategy (recorded; Ember shares memory only through fork)."""
+    """The current sharing strategy (recorded: Ember always sends a tensor's memory as a file
+    descriptor, PyTorch's ``file_descriptor`` strategy, and leaves no named files behind)."""
     return _strategy[0]
 
 
