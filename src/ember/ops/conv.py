@@ -21,6 +21,7 @@ from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.layouts import preserve_format
 from ember.ops import winograd
+from ember.ops.broadcast import sum_to
 from ember.ops.channels_last_view import pixels_first
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.depthwise_conv import depthwise_conv2d
@@ -186,7 +187,8 @@ class Conv(Holomorphic, Primitive):
     sample (a batch of small GEMMs runs far below BLAS's rate on deep layers, where L is
     16–64); of the two orientations this is the one OpenBLAS runs fastest. The result is the
     GEMM's (N, *counts, Cout) memory seen as (N, Cout, *counts), channels-last: elementwise ops
-    that follow keep that layout.
+    that follow keep that layout. An optional third input, the (Cout,) bias, is added to each
+    chunk's rows after its GEMM; its gradient is the output gradient's column sum.
 
     Only the input and the weight are kept for backward (the columns, ∏k times the input, are
     made again there, as PyTorch's convolution keeps only its input). The weight gradient is
@@ -199,14 +201,19 @@ class Conv(Holomorphic, Primitive):
     backward_name = "ConvolutionBackward0"  # PyTorch records every convolution as one op
     allocates = True
 
-    def forward(self, xp, x, w, *, dilation, padding, stride, compute):
+    def forward(self, xp, x, w, *b, dilation, padding, stride, compute):
         nd = w.ndim - 2
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
+        # the bias goes into each chunk's rows right after its GEMM (no pass of its own over
+        # the output, no node of its own); with another GEMM dtype, after the cast back, as a
+        # separate add did (the same bits either way)
+        bias = b[0] if b and compute is None else None
         if 0 in (x.shape[1], cout):  # every output an empty sum, or no outputs (a gradient's)
-            return xp.zeros((n, cout) + counts, x.dtype)
+            out = xp.zeros((n, cout) + counts, x.dtype)
+            return out + b[0].reshape((cout,) + (1,) * nd) if b else out
         if winograd.applies(xp, x, w.shape, counts, dilation, stride, compute):
-            out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]))
+            out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]), bias)
             if out is not None:
                 return out
         length = prod(counts)
@@ -217,44 +224,69 @@ class Conv(Holomorphic, Primitive):
             if n == 1 and compute is None else None
         if cols is not None:
             out = gemm.matmul(xp, cols.reshape(length, -1), weight)
+            if bias is not None:
+                out += bias
         else:
             if compute is not None:
                 weight = weight.astype(compute.np)
             out = xp.empty((n * length, cout), dtype=weight.dtype)
 
             def product(share, first, last, cols):
-                gemm.matmul(xp, cols, weight, out=out[first:last])
+                rows = out[first:last]
+                gemm.matmul(xp, cols, weight, out=rows)
+                if bias is not None:
+                    rows += bias
 
             _over_chunks(xp, x, kernel, dilation, padding, stride, compute,
                          weight.size * weight.itemsize, product)
-        out = out.reshape((n,) + counts + (cout,)).transpose((0, nd + 1, *range(1, nd + 1)))
-        return out if compute is None else out.astype(x.dtype)
+        out = out.reshape((n,) + counts + (cout,))
+        if compute is not None:
+            out = out.astype(x.dtype)
+            if b:
+                out += b[0]
+        return out.transpose((0, nd + 1, *range(1, nd + 1)))
 
-    def infer(self, x, w, *, dilation, padding, stride, compute):
-        if x.dtype is not w.dtype:
-            raise DTypeError(f"conv: input is {x.dtype.name} but weight is {w.dtype.name}")
+    def infer(self, x, w, *b, dilation, padding, stride, compute):
+        if x.dtype is not w.dtype or (b and b[0].dtype is not x.dtype):
+            shown = f" and bias is {b[0].dtype.name}" if b else ""
+            raise DTypeError(f"conv: input is {x.dtype.name} but weight is {w.dtype.name}"
+                             f"{shown}")
         if len(x.shape) != len(w.shape) or x.shape[1] != w.shape[1]:
             raise ShapeError(f"conv: input {x.shape} does not match weight {w.shape}: expected "
                              f"(N, {w.shape[1]}, *spatial) with {len(w.shape) - 2} spatial "
                              f"dimensions")
+        if b and tuple(b[0].shape) != (w.shape[0],):
+            raise ShapeError(f"conv: bias of shape {b[0].shape} given for a weight of shape "
+                             f"{w.shape}; expected shape ({w.shape[0]},)")
         counts = window_counts(x.shape[2:], w.shape[2:], dilation, padding, stride, "conv")
         return TensorSpec((x.shape[0], w.shape[0]) + counts, x.dtype)
 
-    def flops(self, x, w, *, dilation, padding, stride, compute):
+    def flops(self, x, w, *b, dilation, padding, stride, compute):
         counts = window_positions(x.shape[2:], w.shape[2:], dilation, padding, stride)
         return 2 * x.shape[0] * prod(counts) * prod(w.shape)
 
     def vjp(self, ctx, g):
-        x, w = ctx.inputs
+        x, w, *b = ctx.inputs
         geometry = _geometry(ctx.params)
         gx = _input_grad(g, w, tuple(x.shape), **geometry) if x.requires_grad else None
         gw = _weight_grad(x, g, tuple(w.shape), **geometry) if w.requires_grad else None
-        return gx, gw
+        if not b:
+            return gx, gw
+        # the column sum of the channels-last gradient's (N·L, Cout) rows, as an add's
+        gb = sum_to(g, _per_channel(g.ndim, w.shape[0])).reshape(b[0].shape) \
+            if b[0].requires_grad else None
+        return gx, gw, gb
 
-    def jvp(self, ctx, dx, dw):
-        x, w = ctx.inputs
+    def jvp(self, ctx, dx, dw, *db):
+        x, w, *_ = ctx.inputs
         geometry = _geometry(ctx.params)
-        return conv_nd(dx, w, **geometry) + conv_nd(x, dw, **geometry)
+        out = conv_nd(dx, w, **geometry) + conv_nd(x, dw, **geometry)
+        return out + db[0].reshape(_per_channel(out.ndim, w.shape[0])) if db else out
+
+
+def _per_channel(ndim: int, channels: int) -> tuple[int, ...]:
+    """The shape (C, 1, …) that broadcasts a bias over an ``ndim``-D (N, C, *spatial) output."""
+    return (channels,) + (1,) * (ndim - 2)
 
 
 def _geometry(params: dict) -> dict:
@@ -262,10 +294,11 @@ def _geometry(params: dict) -> dict:
     return {k: params[k] for k in ("dilation", "padding", "stride")}
 
 
-def conv_nd(x: Tensor, w: Tensor, *, dilation: tuple[int, ...], padding: Pads,
-            stride: tuple[int, ...]) -> Tensor:
+def conv_nd(x: Tensor, w: Tensor, bias: Tensor | None = None, *, dilation: tuple[int, ...],
+            padding: Pads, stride: tuple[int, ...]) -> Tensor:
     """The ``conv`` primitive on normalised arguments (no checks beyond its infer rule)."""
-    return apply(Conv, x, w, dilation=dilation, padding=padding, stride=stride,
+    inputs = (x, w) if bias is None else (x, w, bias)
+    return apply(Conv, *inputs, dilation=dilation, padding=padding, stride=stride,
                  compute=gemm_dtype(x))
 
 
@@ -408,7 +441,10 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
             out = out.reshape((n,) + counts + (cout,)).permute(
                 (0, nd + 1) + tuple(range(1, nd + 1)))
         else:
-            out = conv_nd(x, weight, dilation=dilation, padding=pads, stride=stride)
+            if bias is not None and DISPATCH.casting and bias.dtype is not x.dtype:
+                bias = bias.to(x.dtype)  # (autocast then casts all three alike)
+            out = conv_nd(x, weight, bias, dilation=dilation, padding=pads, stride=stride)
+            bias = None  # added by the convolution
     elif nd == 2 and groups == cin == cout and x.dtype is weight.dtype and \
             x._data.dtype in _DEPTHWISE_DTYPES and not DISPATCH.casting:  # (autocast: GEMMs)
         out = depthwise_conv2d(x, weight, dilation=dilation, padding=pads, stride=stride)

@@ -75,11 +75,12 @@ def _weight_bytes(weight: tuple[int, ...], dtype: Any) -> int:
     return 16 * weight[0] * weight[1] * np.dtype(dtype).itemsize
 
 
-def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
-            pad: tuple[int, int]) -> np.ndarray | None:
+def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int], pad: tuple[int, int],
+            bias: np.ndarray | None = None) -> np.ndarray | None:
     """The (N, Cout, *counts) convolution of ``x`` (N, Cin, H, W) with ``w`` (Cout, Cin, 3, 3),
-    ``pad`` rows and columns of zeros before the image (after it as ``counts`` implies), as a
-    channels-last array; None if numba's kernels failed to load.
+    ``pad`` rows and columns of zeros before the image (after it as ``counts`` implies), plus
+    ``bias`` (Cout,) if given (added as each output is written), as a channels-last array;
+    None if numba's kernels failed to load.
 
     Example:
         >>> conv3x3(x, w, (32, 32), (1, 1)).shape  # x (32, 64, 32, 32), w (64, 64, 3, 3)
@@ -92,11 +93,12 @@ def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
     tiling = (-(-counts[0] // 2), -(-counts[1] // 2)) + tuple(pad)
     y = np.empty((x.shape[0],) + tuple(counts) + (w.shape[0],), x.dtype)
     tiles = x.shape[0] * tiling[0] * tiling[1]
+    bias = np.array(bias if bias is not None else w[:0, 0, 0, 0], order="C")  # (none: empty)
     if _weight_bytes(w.shape, w.dtype) > _SHARED_WEIGHT_BYTES:  # (each share would pack it)
-        _tiles(kernels, rows, _transformed(w), y, tiling, 0, tiles, _WHOLE_CHUNK_BYTES)
+        _tiles(kernels, rows, _transformed(w), y, bias, tiling, 0, tiles, _WHOLE_CHUNK_BYTES)
     else:
         with gemm.one_thread_each():  # (BLAS's threads would spin on the cores the shares use)
-            share = partial(_tiles, kernels, rows, _transformed(w), y, tiling)
+            share = partial(_tiles, kernels, rows, _transformed(w), y, bias, tiling)
             parallel.run([partial(share, lo, hi, _CHUNK_BYTES)
                           for lo, hi in parallel.blocks(tiles, parallel.workers())])
     return y.transpose(0, 3, 1, 2)
@@ -153,9 +155,9 @@ def _transformed(w: np.ndarray) -> np.ndarray:
 
 
 def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
-           tiling: tuple[int, ...], lo: int, hi: int, budget: int) -> None:
+           bias: np.ndarray, tiling: tuple[int, ...], lo: int, hi: int, budget: int) -> None:
     """Tiles ``lo … hi-1``, a chunk of ~``budget`` bytes at a time: transform in, 16 GEMMs,
-    transform out."""
+    transform out (plus ``bias``, unless empty)."""
     cin, cout = weights.shape[1:]
     per = max(1, min(hi - lo, budget // (16 * max(cin, cout) * rows.itemsize)))
     v, m = (np.empty((16, per * c + _SKEW), rows.dtype) for c in (cin, cout))
@@ -164,7 +166,7 @@ def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
         count = min(per, hi - first)
         kernels.tiles_in(rows, v, first, count, tiling, scratch)
         np.matmul(_by_position(v, count, cin), weights, out=_by_position(m, count, cout))
-        kernels.tiles_out(m, count, y, first, tiling)
+        kernels.tiles_out(m, count, y, bias, first, tiling)
 
 
 def _tile_sums(kernels: Any, rows: np.ndarray, grads: np.ndarray, tiling: tuple[int, ...],

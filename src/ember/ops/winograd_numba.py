@@ -32,7 +32,8 @@ TILING = types.UniTuple(types.int64, 4)  # (tiles_h, tiles_w, pad_top, pad_left)
 _C2, _C3, _C4 = ({f: types.Array(f, n, "C") for f in FLOATS} for n in (2, 3, 4))
 _IN = [types.void(types.Array(f, 4, "C", readonly=ro), _C2[f], types.int64, types.int64,
                   TILING, _C3[f]) for f in FLOATS for ro in (False, True)]
-_OUT = [types.void(_C2[f], types.int64, _C4[f], types.int64, TILING) for f in FLOATS]
+_OUT = [types.void(_C2[f], types.int64, _C4[f], types.Array(f, 1, "C"), types.int64, TILING)
+        for f in FLOATS]
 _GRADS = [types.void(types.Array(f, 4, "C", readonly=ro), _C2[f], types.int64, types.int64,
                      TILING) for f in FLOATS for ro in (False, True)]
 
@@ -77,12 +78,14 @@ def tiles_in(x, v, first, count, tiling, rows):
 
 
 @njit(_OUT)
-def tiles_out(m, count, y, first, tiling):
+def tiles_out(m, count, y, bias, first, tiling):
     """``Aᵀ m A`` of the products in ``m`` (16, ≥count·K) of tiles ``first … first+count-1``
-    into their 2×2 blocks of ``y`` (N, Ho, Wo, K); a block past the last row or column is
+    into their 2×2 blocks of ``y`` (N, Ho, Wo, K), plus ``bias`` (K,) unless it is empty (a
+    sum after the transform's, as a separate add's); a block past the last row or column is
     cut."""
     tiles_h, tiles_w = tiling[0], tiling[1]
     out_h, out_w, channels = y.shape[1], y.shape[2], y.shape[3]
+    biased = bias.shape[0] > 0
     for q in range(count):
         t = first + q
         n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
@@ -99,6 +102,10 @@ def tiles_out(m, count, y, first, tiling):
             lower3 = m[7, at + k] - m[11, at + k] - m[15, at + k]
             top_left, top_right = upper0 + upper1 + upper2, upper1 - upper2 - upper3
             bottom_left, bottom_right = lower0 + lower1 + lower2, lower1 - lower2 - lower3
+            if biased:
+                b = bias[k]
+                top_left, top_right = top_left + b, top_right + b
+                bottom_left, bottom_right = bottom_left + b, bottom_right + b
             if whole:
                 y[n, r, s, k], y[n, r, s + 1, k] = top_left, top_right
                 y[n, r + 1, s, k], y[n, r + 1, s + 1, k] = bottom_left, bottom_right

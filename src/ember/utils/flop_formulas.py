@@ -134,15 +134,17 @@ def conv_flop_count(x_shape: Shape, w_shape: Shape, out_shape: Shape,
 
 
 @register_flop_formula("conv")
-def conv_flop(x: Shape, w: Shape, *, out_shape: Shape, **_: Any) -> int:
+def conv_flop(x: Shape, w: Shape, *bias: Shape, out_shape: Shape, **_: Any) -> int:
+    """The products only (a bias's adds count nothing, as in PyTorch's formula)."""
     return conv_flop_count(x, w, out_shape)
 
 
 @register_flop_formula("conv", backward=True)
-def conv_backward_flop(grad_out: Shape, x: Shape, w: Shape, *, output_mask: tuple[bool, ...],
-                       **_: Any) -> int:
+def conv_backward_flop(grad_out: Shape, x: Shape, w: Shape, *bias: Shape,
+                       output_mask: tuple[bool, ...], **_: Any) -> int:
     """The input gradient (a transposed convolution of the output gradient) and the weight
-    gradient each cost what the forward did, as in PyTorch's ``convolution_backward``."""
+    gradient each cost what the forward did, as in PyTorch's ``convolution_backward`` (the
+    bias's column sum counts nothing)."""
     return sum(output_mask[:2]) * conv_flop_count(x, w, grad_out)
 
 

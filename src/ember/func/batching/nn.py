@@ -80,9 +80,14 @@ def _fractional_max_pool_indices(b: int, xs: tuple, bs: tuple, **params: Any) ->
 
 @rule("conv")
 def _conv(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
-    x, w = xs
+    x, w, *bias = xs
+    if len(bs) > 2 and bs[2]:  # a bias per sample: added to the convolution without one
+        out = _conv(b, (x, w), bs[:2], **params)
+        shape = (b, 1, bias[0].shape[1]) + (1,) * (len(out.shape) - 3)
+        return out + reshape(bias[0], shape)
     if not bs[1]:  # one weight for all: the vmapped batch joins the images' batch
-        return split_batch(apply(prim("conv"), merge_batch(x), w, **params), b, x.shape[1])
+        return split_batch(apply(prim("conv"), merge_batch(x), w, *bias, **params), b,
+                           x.shape[1])
     # a weight per sample: a grouped convolution, one group per sample, as a batch of GEMMs
     from ember.ops.im2col import unfold_nd, window_counts
 
@@ -94,6 +99,8 @@ def _conv(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
                      op="conv", **geometry)
     cols = reshape(cols, (n, b, cols.shape[1] // b, cols.shape[2]))
     out = reshape(w, tuple(w.shape)[:2] + (-1,)) @ cols  # (N, B, Cout, L)
+    if bias:  # (one for all)
+        out = out + reshape(bias[0], (-1, 1))
     counts = window_counts(spatial, kernel, *geometry.values(), "conv")
     return reshape(move(out, 1, 0), (b, n, w.shape[1]) + counts)
 

@@ -32,10 +32,11 @@ def _pads(padding: tuple) -> list[int]:
 
 @converter("conv", "depthwise_conv2d")
 def conv(ctx: Context, eqn: Eqn) -> str:
-    """A Conv; a depthwise convolution's (C, 1, kh, kw) weight makes one group per channel."""
-    x, w = eqn.inputs
+    """A Conv (with conv's bias as its B); a depthwise convolution's (C, 1, kh, kw) weight makes
+    one group per channel."""
+    x, w = eqn.inputs[:2]
     p = eqn.params
-    return ctx.node("Conv", [ctx.value(x), ctx.value(w)], kernel_shape=list(w.shape[2:]),
+    return ctx.node("Conv", [ctx.value(v) for v in eqn.inputs], kernel_shape=list(w.shape[2:]),
                     strides=list(p["stride"]), dilations=list(p["dilation"]),
                     pads=_pads(p["padding"]), group=x.shape[1] // w.shape[1])
 
