@@ -166,3 +166,23 @@ def test_a_loader_batch_sent_on_shares_its_memory_as_torch():
         got = ForkingPickler.loads(ForkingPickler.dumps(batch))
         got[0] = 9
         assert batch.is_shared() and batch.tolist() == [9.0, 1.0]
+
+
+class _Tagged(ember.Tensor):  # (at module level, so that pickle finds the classes)
+    pass
+
+
+class _TorchTagged(torch.Tensor):
+    pass
+
+
+def test_a_tensor_subclass_is_sent_by_its_memory_as_torch():
+    # ForkingPickler looks reductions up by exact class: a subclass (nn.Buffer too) went as a
+    # copy, where torch's shares its storage
+    made = [torch.zeros(2).as_subclass(_TorchTagged), ember.zeros(2).as_subclass(_Tagged),
+            ember.nn.Buffer(ember.zeros(2), persistent=False)]
+    for t in made:
+        got = ForkingPickler.loads(ForkingPickler.dumps(t))
+        got.fill_(1)
+        assert type(got) is type(t) and t.is_shared() and t.tolist() == [1.0, 1.0]
+    assert not got.persistent

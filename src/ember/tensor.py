@@ -63,6 +63,11 @@ class Tensor:
             setattr(out, slot, getattr(made, slot))
         return out
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for hook in SUBCLASS_HOOKS:
+            hook(cls)
+
     # -- properties --------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
@@ -512,6 +517,8 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
 
 
 _on_wrap: Callable[[Tensor], None] | None = None
+#: called with each new subclass of Tensor (``ember.tensor_sharing`` registers its pickling)
+SUBCLASS_HOOKS: list[Callable[[type], None]] = []
 _engine_backward: Callable[..., None] | None = None  # ember.autograd.engine.backward
 
 #: the slots that make a tensor what it is (data, device, history, …): an object of another

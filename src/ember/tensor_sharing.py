@@ -4,7 +4,8 @@ of a process started with ``spawn`` or ``forkserver``) moves into shared memory
 (``share_memory_()``, in place) and travels as a duplicate of that memory's file descriptor, so
 that writes on either side show on the other (Hogwild training, a model a pool of processes
 reads). The receiver's tensor is a leaf with the sender's ``requires_grad``, strides and
-attributes; a ``Parameter`` arrives as a ``Parameter``.
+attributes; a ``Parameter`` arrives as a ``Parameter``, a subclass of ``Tensor`` that pickles as a
+tensor (no ``__reduce__`` of its own) as itself.
 
 The whole memory block moves, with the tensors on it (a view sent moves its base too, as PyTorch
 moves the storage); a tensor with history (a non-leaf that requires grad) is refused, as
@@ -23,7 +24,7 @@ import numpy as np
 from ember.backend import shared_block
 from ember.errors import GradError, OpError
 from ember.hooks import warn_if_has_hooks
-from ember.tensor import Tensor
+from ember.tensor import SUBCLASS_HOOKS, Tensor
 from ember.tensor_copy import own_attributes, rebuilt
 
 __all__ = ["reduce_shared"]
@@ -82,4 +83,18 @@ def reduce_shared(t: Tensor) -> tuple:
     return rebuilt, (_sent(block), "cpu", t.requires_grad, layout, type(t), own_attributes(t))
 
 
+def _register(cls: type) -> None:
+    """Registers a subclass that pickles as a tensor does (``ForkingPickler`` looks its
+    reductions up by exact class; PyTorch's subclasses share through their storage's)."""
+    if cls.__reduce__ is Tensor.__reduce__ and cls.__reduce_ex__ is Tensor.__reduce_ex__:
+        ForkingPickler.register(cls, reduce_shared)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
 ForkingPickler.register(Tensor, reduce_shared)
+SUBCLASS_HOOKS.append(_register)
+for _cls in _subclasses(Tensor):  # (those made before this module: nn.Buffer, ...)
+    _register(_cls)
