@@ -20,6 +20,7 @@ ELEMENTWISE = (
     # activations
     "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
     "silu_slope", "hardsigmoid", "hardsigmoid_grad", "hardswish", "hardswish_grad",
+    "batch_norm_input_grad",
     # conversions
     "cast", "copy", "class_index", "index_check", "nola_check",
     # complex numbers

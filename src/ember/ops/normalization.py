@@ -24,6 +24,7 @@ from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_kernel, rows_kernel
+from ember.ops.batch_norm_grad import batch_norm_input_grad
 from ember.ops.convert import HALF, contiguous, laid_out_like
 from ember.ops.inplace import inplace
 from ember.ops.int_args import as_ints
@@ -290,7 +291,8 @@ class BatchNorm(Primitive):
                 k = weight * rstd
                 g_sum, g_dot = g_sum.reshape(mean.shape), g_dot.reshape(mean.shape)
                 # k·(g - mean(g) - x̂·mean(g·x̂)), x̂ = (x - mean)·rstd
-                gx = g * k + (x - mean) * (-k * rstd * rstd * g_dot / n) - k * g_sum / n
+                gx = batch_norm_input_grad(g, x, mean, k, -k * rstd * rstd * g_dot / n,
+                                           k * g_sum / n)
         if needs_x and g_mean is not None:  # mean = Σx / n
             term = (g_mean.reshape(rstd.shape) / n).expand(tuple(x.shape))
             gx = term if gx is None else gx + term
