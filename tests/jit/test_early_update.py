@@ -158,6 +158,12 @@ def _train(opt_cls, kwargs, steps, switches=None, compiled=True):
     (ember.optim.AdamW, {"lr": 1e-2}),
     (ember.optim.Adam, {"lr": 1e-2, "maximize": True, "amsgrad": True}),
     (ember.optim.RMSprop, {"lr": 1e-2, "momentum": 0.5}),
+    (ember.optim.RMSprop, {"lr": 1e-2, "centered": True, "weight_decay": 1e-2}),
+    (ember.optim.SGD, {"lr": 0.1, "weight_decay": 1e-2}),
+    (ember.optim.Adagrad, {"lr": 1e-2, "lr_decay": 0.1}),
+    (ember.optim.Adadelta, {"lr": 1.0}),
+    (ember.optim.Adamax, {"lr": 1e-2, "maximize": True}),
+    (ember.optim.NAdam, {"lr": 1e-2, "decoupled_weight_decay": True, "weight_decay": 1e-2}),
 ])
 def test_compiled_steps_updated_early_are_eagers_bit_for_bit(opt_cls, kwargs,
                                                              every_gradient_large):

@@ -1,4 +1,5 @@
-"""The optimizers' one-pass numba updates (Adam, AdamW, SGD with momentum) against NumPy's
+"""The optimizers' one-pass numba updates (Adam, AdamW, SGD, RMSprop, Adagrad, Adadelta, Adamax,
+NAdam) against NumPy's
 passes: the same bits after several steps, in both dtypes, with every option that reaches
 them, over parameters of several sizes, and the cases left to NumPy."""
 
@@ -50,13 +51,29 @@ CASES = [(ember.optim.Adam, {}), (ember.optim.AdamW, {"weight_decay": 0.1, "maxi
          (ember.optim.Adam, {"betas": (0.5, 0.9), "eps": 1e-3, "weight_decay": 0.1}),
          (ember.optim.SGD, {"momentum": 0.9}),
          (ember.optim.SGD, {"momentum": 0.8, "nesterov": True, "weight_decay": 0.1}),
-         (ember.optim.SGD, {"momentum": 0.5, "dampening": 0.3, "maximize": True})]
+         (ember.optim.SGD, {"momentum": 0.5, "dampening": 0.3, "maximize": True}),
+         (ember.optim.Adam, {"amsgrad": True}),
+         (ember.optim.AdamW, {"amsgrad": True, "weight_decay": 0.1, "maximize": True}),
+         (ember.optim.SGD, {}), (ember.optim.SGD, {"weight_decay": 0.1, "maximize": True}),
+         (ember.optim.RMSprop, {}),
+         (ember.optim.RMSprop, {"centered": True, "momentum": 0.9, "weight_decay": 0.1}),
+         (ember.optim.RMSprop, {"momentum": 0.5, "maximize": True}),
+         (ember.optim.RMSprop, {"centered": True, "alpha": 0.5}),
+         (ember.optim.Adagrad, {"lr_decay": 0.1, "weight_decay": 0.1, "maximize": True}),
+         (ember.optim.Adagrad, {"initial_accumulator_value": 0.5, "eps": 1e-3}),
+         (ember.optim.Adadelta, {}), (ember.optim.Adadelta, {"rho": 0.5, "weight_decay": 0.1}),
+         (ember.optim.Adamax, {}),
+         (ember.optim.Adamax, {"betas": (0.5, 0.9), "weight_decay": 0.1, "maximize": True}),
+         (ember.optim.NAdam, {}),
+         (ember.optim.NAdam, {"decoupled_weight_decay": True, "weight_decay": 0.1,
+                              "momentum_decay": 0.1, "maximize": True})]
 
 
 @pytest.mark.parametrize("make,options", CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_loop_equals_numpys_update_bit_for_bit(looped, make, options, dtype):
+def test_the_loop_equals_numpys_update_bit_for_bit(looped, make, options, dtype, monkeypatch):
     pytest.importorskip("numba")
+    monkeypatch.setattr(ember.optim.SGD, "looped_min_size", lambda self, group: 0)
     mine, state = _trajectory(True, make, dtype, **options)
     assert looped and all(looped)
     theirs, their_state = _trajectory(False, make, dtype, **options)
@@ -66,8 +83,9 @@ def test_the_loop_equals_numpys_update_bit_for_bit(looped, make, options, dtype)
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("make,case", [(ember.optim.Adam, {"amsgrad": True}),
-                                       (ember.optim.Adam, {"layout": "fortran"}),
+@pytest.mark.parametrize("make,case", [(ember.optim.Adam, {"layout": "fortran"}),
+                                       (ember.optim.RMSprop, {"layout": "fortran"}),
+                                       (ember.optim.SGD, {}),  # (small: NumPy's is cheaper)
                                        (ember.optim.SGD, {"momentum": 0.9, "layout": "fortran"})])
 def test_other_updates_are_left_to_numpy(looped, make, case):
     pytest.importorskip("numba")
@@ -135,3 +153,40 @@ def test_an_update_set_on_the_instance_steps_every_parameter(looped):
     theirs, _ = _trajectory(False, ember.optim.Adam, np.float32)
     assert len(steps) == 3 * 4 and not looped
     np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("make,options", [(ember.optim.Adamax, {}),
+                                          (ember.optim.AdamW, {"amsgrad": True}),
+                                          (ember.optim.RMSprop, {"centered": True}),
+                                          (ember.optim.Adagrad, {}), (ember.optim.NAdam, {})])
+def test_nonfinite_gradients_give_numpys_values(make, options):
+    # NaN wins numba's maximum as NumPy's (Adamax's infinity norm, amsgrad's v_max)
+    pytest.importorskip("numba")
+    grads = [np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0], np.float32),
+             np.array([1.0, -2.0, np.nan, -0.0, np.inf, 3.0], np.float32)]
+    results = []
+    for numba in (True, False):
+        saved = compiled.numba_enabled()
+        compiled.use_numba(numba)
+        try:
+            w = ember.from_numpy(np.linspace(-1, 1, 6, dtype=np.float32)).requires_grad_()
+            opt = make([w], lr=0.1, **options)
+            for g in grads:
+                w.grad = ember.from_numpy(g.copy())
+                opt.step()
+            results.append([w.detach().numpy().copy()]
+                           + [s.numpy().copy() for s in opt.state[w].values()])
+        finally:
+            compiled.use_numba(saved)
+    for mine, theirs in zip(*results):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_sgd_without_momentum_keeps_no_state():
+    pytest.importorskip("numba")
+    w = ember.ones(3, requires_grad=True)
+    opt = ember.optim.SGD([w], lr=0.5, weight_decay=0.1)
+    for _ in range(2):
+        w.grad = ember.ones(3)
+        opt.step()
+    assert len(opt.state) == 0 and w.tolist() == pytest.approx([0.0 + 1 - 0.55 - 0.5225] * 3)

@@ -50,6 +50,17 @@ class Adadelta(ElementwiseOptimizer):
         state["square_avg"] = full_state(p)
         state["acc_delta"] = full_state(p)
 
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        return "adadelta_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return state["square_avg"]._data, state["acc_delta"]._data
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        next_step(state)
+        rho = float(group["rho"])
+        return rho, 1.0 - rho, float(group["eps"]), float(group["lr"])
+
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         rho, eps = float(group["rho"]), float(group["eps"])

@@ -58,9 +58,23 @@ class Adagrad(ElementwiseOptimizer):
         state["step"] = scalar_state(p, 0.0)
         state["sum"] = full_state(p, float(group["initial_accumulator_value"]))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        return "adagrad_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return (state["sum"]._data,)
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return self._step_size(state, group), float(group["eps"])
+
+    @staticmethod
+    def _step_size(state: dict[str, Any], group: dict[str, Any]) -> float:
+        """Counts the step; the learning rate decayed to it."""
         t = next_step(state)
-        clr = float(group["lr"]) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
+        return float(group["lr"]) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        clr = self._step_size(state, group)
         s = state["sum"]._data
         s += g * g
         std = p._device.xp.sqrt(s)

@@ -52,6 +52,18 @@ class Adamax(ElementwiseOptimizer):
         state["exp_avg"] = full_state(p)
         state["exp_inf"] = full_state(p)
 
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        return "adamax_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return state["exp_avg"]._data, state["exp_inf"]._data
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = next_step(state)
+        return (1.0 - beta1, beta2, float(group["eps"]),
+                float(group["lr"]) / (1.0 - beta1 ** t))
+
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])

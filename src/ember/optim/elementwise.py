@@ -4,9 +4,10 @@ Each parameter is updated on its own, in place on its backend array: the step lo
 ``maximize`` sign, L2 or decoupled weight decay, the step counter and the version bump live
 here once; a subclass writes only how its state starts (``init_state``) and its update rule
 (``update``) on backend arrays with the device's namespace ``xp``. One that has a numba kernel
-(Adam, SGD with momentum) names it (``looped_kernel``, ``looped_states``, ``looped_hyper``):
-the parameters it applies to are then stepped by it after the loop, one call each with the
-decay and ``maximize`` folded in, and no Python update each (gpt's 54 tensors).
+(SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam) names it (``looped_kernel``,
+``looped_states``, ``looped_hyper``, ``looped_min_size``): the parameters it applies to are
+then stepped by it after the loop, one call each with the decay and ``maximize`` folded in,
+and no Python update each (gpt's 54 tensors).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class ElementwiseOptimizer(Optimizer):
             # (an update set on the instance, as one a subclass writes, takes every step)
             kernel = _kernel(self.looped_kernel(group)) \
                 if _loops_its_update(type(self)) and "update" not in vars(self) else None
+            smallest = self.looped_min_size(group) if kernel is not None else 0
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in params:
                 grad = p._grad
@@ -132,7 +134,7 @@ class ElementwiseOptimizer(Optimizer):
                         next_step(state)
                     continue
                 g = grad._data
-                if kernel is not None and data.dtype.kind != "c":
+                if kernel is not None and data.dtype.kind != "c" and data.size >= smallest:
                     arrays = self.looped_states(state, group)
                     # (a gradient in the parameter's memory, p.grad = p.detach(), is shrunk
                     # by NumPy's decoupled decay before the update reads it, as PyTorch's)
@@ -213,6 +215,11 @@ class ElementwiseOptimizer(Optimizer):
         ``group``'s parameters, or None (every step then goes through :meth:`update`)."""
         return None
 
+    def looped_min_size(self, group: dict[str, Any]) -> int:
+        """The fewest elements of a parameter the kernel steps (smaller ones go through
+        :meth:`update`, where NumPy's few passes cost less than the kernel's call)."""
+        return 0
+
     def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple | None:
         """The state arrays the kernel updates, in its order, or None to leave this step to
         :meth:`update` (SGD's first, which makes the momentum buffer)."""
@@ -251,16 +258,25 @@ def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
     """Whether numba's kernel can step a parameter in place: NumPy float32 or float64 arrays
     of one dtype and shape, C-contiguous, writable but for the gradient."""
     dtype, shape = data.dtype, data.shape
-    if type(data) is not np.ndarray or (dtype != np.float32 and dtype != np.float64) or \
-            type(g) is not np.ndarray or g.dtype != dtype or g.shape != shape or \
-            not g.flags.c_contiguous:
+    if type(data) is not np.ndarray or type(g) is not np.ndarray or \
+            not (_same(dtype, _FLOAT32) or _same(dtype, _FLOAT64)) or \
+            not _same(g.dtype, dtype) or g.shape != shape or not g.flags.c_contiguous:
         return False
     for a in (data, *arrays):
         flags = a.flags
-        if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape or \
+        if type(a) is not np.ndarray or not _same(a.dtype, dtype) or a.shape != shape or \
                 not (flags.c_contiguous and flags.writeable):
             return False
     return True
+
+
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _same(a: np.dtype, b: np.dtype) -> bool:
+    """``a == b``, first by identity: NumPy's native dtypes are mostly one object each (an
+    unpickled array's is not), and ``is`` costs a third of ``==``."""
+    return a is b or a == b
 
 
 def real_pairs(t: Tensor) -> Tensor:

@@ -60,8 +60,21 @@ class NAdam(ElementwiseOptimizer):
         state["exp_avg"] = full_state(p)
         state["exp_avg_sq"] = full_state(p)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        xp = p._device.xp
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        return "nadam_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return state["exp_avg"]._data, state["exp_avg_sq"]._data
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        beta1, beta2, t, grad_size, moment_size = self._sizes(state, group)
+        return (1.0 - beta1, beta2, 1.0 - beta2, 1.0 - beta2 ** t, float(group["eps"]),
+                grad_size, moment_size)
+
+    @staticmethod
+    def _sizes(state: dict[str, Any], group: dict[str, Any]) -> tuple[float, ...]:
+        """Counts the step and moves ``mu_product``; the betas, the step, and the sizes of
+        the gradient's and the moment's parts of the update."""
         beta1, beta2 = (float(b) for b in group["betas"])
         lr, decay = float(group["lr"]), float(group["momentum_decay"])
         t = next_step(state)
@@ -70,13 +83,17 @@ class NAdam(ElementwiseOptimizer):
         product = state["mu_product"]._data
         product *= mu
         product = float(product)
+        return (beta1, beta2, t, lr * (1.0 - mu) / (1.0 - product),
+                lr * mu_next / (1.0 - product * mu_next))
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        beta1, beta2, t, grad_size, moment_size = self._sizes(state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
         m += (1.0 - beta1) * (g - m)
         v *= beta2
         v += (1.0 - beta2) * g * g
         denom = xp.sqrt(v / (1.0 - beta2 ** t))
         denom += float(group["eps"])
-        p._data -= lr * (1.0 - mu) / (1.0 - product) * (g / denom)
-        p._data -= lr * mu_next / (1.0 - product * mu_next) * (m / denom)
-
-
+        p._data -= grad_size * (g / denom)
+        p._data -= moment_size * (m / denom)

@@ -57,6 +57,20 @@ class RMSprop(ElementwiseOptimizer):
         if group["centered"]:
             state["grad_avg"] = full_state(p)
 
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        return "rmsprop_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        v = state["square_avg"]._data  # (also standing for the states the options leave out)
+        return (v, state["grad_avg"]._data if group["centered"] else v,
+                state["momentum_buffer"]._data if group["momentum"] > 0 else v)
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        next_step(state)
+        alpha = float(group["alpha"])
+        return (alpha, 1.0 - alpha, float(group["eps"]), float(group["lr"]),
+                float(group["momentum"]), bool(group["centered"]), group["momentum"] > 0)
+
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         alpha = float(group["alpha"])

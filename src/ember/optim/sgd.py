@@ -58,13 +58,22 @@ class SGD(ElementwiseOptimizer):
 
     def looped_kernel(self, group: dict[str, Any]) -> str | None:
         # (numba's one pass: resnet18's 11M parameters 20.7 → 11.3 ms)
-        return "sgd_update" if float(group["momentum"]) != 0.0 else None
+        return "sgd_update" if float(group["momentum"]) != 0.0 else "sgd_plain_update"
+
+    def looped_min_size(self, group: dict[str, Any]) -> int:
+        # (without momentum NumPy's two passes cost less than the kernel's call up to ~10k
+        # elements, measured on 1 core: 2.0 against 3.1 µs at 10, 4.3 against 4.5 at 10k)
+        return 16384 if float(group["momentum"]) == 0.0 else 0
 
     def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple | None:
+        if float(group["momentum"]) == 0.0:
+            return ()
         buf = state.get("momentum_buffer")
         return None if buf is None else (buf._data,)
 
     def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        if float(group["momentum"]) == 0.0:
+            return (float(group["lr"]),)
         return (float(group["momentum"]), 1.0 - float(group["dampening"]), float(group["lr"]),
                 bool(group["nesterov"]))
 
