@@ -138,6 +138,27 @@ def test_clip_grad_norm_matches_torch(norm_type):
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_clip_grad_norm_fast_path_equals_the_ops_bit_for_bit(dtype):
+    # plain CPU gradients skip the per-tensor ops (norm, mul_); the same bits as the ops give
+    shapes = [(3, 4), (0,), (), (50, 7), (4, 5)]
+    grads = [np.asarray(rng.standard_normal(s) * 7.0) for s in shapes]
+    grads[3] = np.asfortranarray(grads[3])
+    ps = [nn.Parameter(ember.zeros(*g.shape, dtype=dtype)) for g in grads]
+    for p, g in zip(ps, grads):
+        p.grad = ember.tensor(g, dtype=dtype)
+    expected_total = ember.stack([p.grad.reshape(-1).norm(2) for p in ps]).norm(2)
+    coef = (1.0 / (expected_total + 1e-6)).clamp(max=1.0)
+    expected = [(p.grad * coef).numpy() for p in ps]
+    versions = [p.grad._version for p in ps]
+    total = nn.utils.clip_grad_norm_(ps, 1.0)
+    assert total.dtype == dtype and total.shape == () and not total.requires_grad
+    np.testing.assert_array_equal(total.numpy(), expected_total.numpy())
+    for p, e, v in zip(ps, expected, versions):
+        np.testing.assert_array_equal(p.grad.numpy(), e)
+        assert p.grad._version == v + 1
+
+
 def test_clip_grad_nonfinite_value_and_vectors():
     p = nn.Parameter(ember.zeros(2))
     p.grad = ember.tensor([float("inf"), 1.0])
