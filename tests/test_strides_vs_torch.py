@@ -165,3 +165,11 @@ def test_new_dim_views_keep_write_access():
     assert bool((b == 3.0).all())
     with pytest.raises(ember.errors.EmberError, match="read-only"):
         ember.arange(4.0).expand(2, 4).t()[..., None].fill_(1.0)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0, 3), (0,), (3, 0), (0, 1, 2)])
+def test_a_new_tensor_without_elements_reports_c_order_strides_as_torch(shape):
+    # NumPy gives a new empty array zero strides; PyTorch reports C order's
+    for make in ("zeros", "ones", "empty"):
+        assert getattr(ember, make)(*shape).stride() == getattr(torch, make)(*shape).stride()
+    assert ember.zeros(*shape, device="meta").stride() == torch.zeros(*shape).stride()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -182,8 +183,13 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
-        """Strides in elements, as PyTorch reports them."""
-        s = tuple(b // self._data.itemsize for b in self._data.strides)
+        """Strides in elements, as PyTorch reports them (a new tensor without elements has
+        C order's, where NumPy gives its array zero strides)."""
+        a = self._data
+        if a.size or not a.ndim or any(a.strides):
+            s = tuple(b // a.itemsize for b in a.strides)
+        else:
+            s = tuple(prod(max(n, 1) for n in a.shape[i + 1:]) for i in range(a.ndim))
         return s if dim is None else _entry(s, dim, "stride")
 
     def is_contiguous(self, memory_format: memory_format = contiguous_format) -> bool:
