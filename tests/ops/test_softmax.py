@@ -77,3 +77,44 @@ def test_softmax_grad_under_vmap_matches_each_sample(shape, dim):
                                    rtol=1e-12)
         np.testing.assert_allclose(shared[i].numpy(), _softmax_grad(v[i], y[0], dim).numpy(),
                                    rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape, dim", [((64, 1000), -1), ((4, 8, 32), 1), ((5,), 0), ((), 0)])
+def test_log_softmax_backward_is_one_op_with_the_composites_values(shape, dim, dtype):
+    # g - exp(y)·Σg as one op (log_softmax_grad) running the composite's NumPy calls
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal(shape) * 4, dtype=getattr(ember, dtype),
+                     requires_grad=True)
+    y = ember.log_softmax(x, dim)
+    for g in (ember.tensor(rng.standard_normal(shape), dtype=x.dtype),
+              ember.ones(()).expand(shape).to(x.dtype)):
+        (got,) = ember.autograd.grad(y, x, g, retain_graph=True)
+        with ember.no_grad():
+            want = g - y.exp() * g.sum(dim, keepdim=True)
+        assert got.numpy().tobytes() == want.numpy().tobytes()
+        assert got.numpy().strides == want.numpy().strides
+    assert y.grad_fn is not None
+
+
+def test_log_softmax_gradient_rules_vmap_and_higher_orders():
+    x = ember.randn(3, 4, 5, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda t: ember.log_softmax(t, 1), (x,))
+    per_sample = ember.func.vmap(ember.func.grad(
+        lambda r: (ember.log_softmax(r, -1) * ember.arange(5.0, dtype=r.dtype)).sum()))(x)
+    (whole,) = ember.autograd.grad((ember.log_softmax(x, -1) * ember.arange(
+        5.0, dtype=x.dtype)).sum(), x)
+    np.testing.assert_allclose(per_sample.detach().numpy(), whole.numpy(), rtol=1e-15)
+    t = torch.tensor(x.detach().numpy(), requires_grad=True)
+    v = ember.randn(3, 4, 5, dtype=ember.float64)
+    (g,) = ember.autograd.grad(ember.log_softmax(x, 1), x, v, create_graph=True)
+    (gg,) = ember.autograd.grad((g * g).sum(), x)
+    (tg,) = torch.autograd.grad(torch.log_softmax(t, 1), t, torch.tensor(v.numpy()),
+                                create_graph=True)
+    (tgg,) = torch.autograd.grad((tg * tg).sum(), t)
+    np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-10, atol=1e-12)
+    dv = ember.func.jvp(lambda t: ember.autograd.grad(ember.log_softmax(t, 1), t, v,
+                                                      create_graph=True)[0], (x,), (v,))[1]
+    fd = (ember.autograd.grad(ember.log_softmax(x + 1e-6 * v, 1), x, v)[0] -
+          ember.autograd.grad(ember.log_softmax(x - 1e-6 * v, 1), x, v)[0]) / 2e-6
+    np.testing.assert_allclose(dv.detach().numpy(), fd.numpy(), rtol=1e-5, atol=1e-8)

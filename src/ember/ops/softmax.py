@@ -16,7 +16,14 @@ from ember import dtypes
 from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.ops import rows_kernel
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
+from ember.ops.primitive import (
+    PRIMITIVES,
+    Primitive,
+    TensorSpec,
+    apply,
+    primitive,
+    refuse_complex,
+)
 from ember.ops.reduce import normalize_dim
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor, method
@@ -140,12 +147,49 @@ class LogSoftmax(_AlongDim):
         return shifted
 
     def vjp(self, ctx, g):
-        y, dim = ctx.out, ctx.params["dim"]
-        return g - y.exp() * g.sum(dim, keepdim=True)
+        return apply(LogSoftmaxGrad, g, ctx.out, dim=ctx.params["dim"])
 
     def jvp(self, ctx, dx):
         y, dim = ctx.out, ctx.params["dim"]
         return dx - (y.exp() * dx).sum(dim, keepdim=True)
+
+
+@primitive
+class LogSoftmaxGrad(Primitive):
+    """log_softmax's vjp ``v - exp(y)·Σv`` along ``dim``, for a cotangent ``v`` and
+    log_softmax's output ``y``: one op running the very forwards of the composite's ``exp``,
+    ``sum``, ``mul`` and ``sub`` (its values bit for bit), writing the last two into the
+    product's buffer where that keeps the composite's layout."""
+
+    name = "log_softmax_grad"
+    allocates = True
+
+    def infer(self, v: TensorSpec, y: TensorSpec, *, dim: int) -> TensorSpec:
+        if v.shape != y.shape or v.dtype is not y.dtype:
+            raise ShapeError(f"log_softmax_grad: the cotangent {v.shape} {v.dtype.name} is not "
+                             f"like log_softmax's output {y.shape} {y.dtype.name}")
+        normalize_dim(dim, len(v.shape), self.name)
+        return v
+
+    def forward(self, xp, v, y, *, dim):
+        total = PRIMITIVES["sum"].forward(xp, v, dims=(dim,) if v.ndim else (), keepdim=True)
+        e = PRIMITIVES["mul"].forward(xp, PRIMITIVES["exp"].forward(xp, y), total)
+        if v.ndim and e.flags.c_contiguous and v.flags.c_contiguous and e.dtype == v.dtype:
+            return xp.subtract(v, e, out=e)
+        return PRIMITIVES["sub"].forward(xp, v, e)
+
+    def vjp(self, ctx, u):
+        v, y = ctx.inputs
+        dim = ctx.params["dim"]
+        e = y.exp()
+        gv = u - (u * e).sum(dim, keepdim=True) if v.requires_grad else None
+        gy = -(u * e * v.sum(dim, keepdim=True)) if y.requires_grad else None
+        return gv, gy
+
+    def jvp(self, ctx, dv, dy):
+        v, y = ctx.inputs
+        dim = ctx.params["dim"]
+        return apply(LogSoftmaxGrad, dv, y, dim=dim) - dy * y.exp() * v.sum(dim, keepdim=True)
 
 
 def _implicit_dim(name: str, ndim: int) -> int:

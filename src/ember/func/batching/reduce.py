@@ -60,10 +60,16 @@ for _name in ("max_dim", "min_dim", "argmax", "argmin", "cumsum", "cumprod", "so
     rule(_name)(_dim_rule(_name))
 
 
-@rule("softmax_grad")
-def _softmax_grad(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
-    v, y = (batched(t, b, is_b) for t, is_b in zip(xs, bs, strict=True))
-    if v.ndim == 1:  # logical 0-d
-        return reshape(apply(prim("softmax_grad"), reshape(v, (b, 1)), reshape(y, (b, 1)),
-                             dim=1), (b,))
-    return apply(prim("softmax_grad"), v, y, dim=dim % (v.ndim - 1) + 1)
+def _along_dim_grad(name: str) -> Any:
+    """The rule of softmax's or log_softmax's gradient op ``(v, y)`` along ``dim``."""
+    def batch(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
+        v, y = (batched(t, b, is_b) for t, is_b in zip(xs, bs, strict=True))
+        if v.ndim == 1:  # logical 0-d
+            return reshape(apply(prim(name), reshape(v, (b, 1)), reshape(y, (b, 1)), dim=1),
+                           (b,))
+        return apply(prim(name), v, y, dim=dim % (v.ndim - 1) + 1)
+    return batch
+
+
+for _name in ("softmax_grad", "log_softmax_grad"):
+    rule(_name)(_along_dim_grad(_name))
