@@ -18,7 +18,7 @@ from ember.backend import Device
 from ember.backend.meta import no_data
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
-from ember.hooks import RemovableHandle, add_hook, warn_if_has_hooks
+from ember.hooks import warn_if_has_hooks
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -314,84 +314,9 @@ class Tensor:
             self._view = None  # a view made a leaf: its history is itself, not its base's
         return self
 
-    def retain_grad(self) -> None:
-        """Keeps ``.grad`` of a non-leaf tensor after backward (of its value at backward: an
-        in-place op since then moves it to the new value, as in PyTorch). No-op on a leaf.
-
-        Example:
-            >>> y = ember.ones(2, requires_grad=True) * 2
-            >>> y.retain_grad()
-            >>> y.sum().backward()
-            >>> y.grad
-            tensor([1., 1.])
-        """
-        import weakref
-
-        if not self.requires_grad:
-            raise GradError(f"retain_grad(): the tensor (shape {tuple(self.shape)}) does not "
-                            "require grad, so it gets no gradient to retain. Hint: call "
-                            "requires_grad_() on the leaves it is computed from")
-        if self._node is None:
-            return
-        node = self._node
-        if node.retained is None:
-            node.retained = {}
-        node.retained[self._idx] = weakref.ref(self)
-        self._retains = True
-
     @property
     def retains_grad(self) -> bool:
         return bool(self._retains)
-
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
-        """Calls ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
-        replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
-
-        Example:
-            >>> x = ember.ones(2, requires_grad=True)
-            >>> handle = x.register_hook(lambda g: g * 2)
-            >>> (3 * x).sum().backward()
-            >>> x.grad
-            tensor([6., 6.])
-            >>> handle.remove()
-        """
-        if not self.requires_grad:
-            raise GradError("register_hook: cannot register a hook on a tensor that does not "
-                            "require grad")
-        if self._node is None:
-            if self._hooks is None:
-                self._hooks = []
-            hooks = self._hooks
-        else:
-            node = self._node
-            if node.hooks is None:
-                node.hooks = {}
-            hooks = node.hooks.setdefault(self._idx, [])
-        return add_hook(hooks, hook)
-
-    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
-                                           ) -> RemovableHandle:
-        """Calls ``hook(tensor)`` after a ``backward`` has accumulated this leaf's ``.grad``
-        (not in ``ember.autograd.grad``, which touches no ``.grad``); the hook returns None.
-        Returns a handle whose ``remove()`` unregisters it. As PyTorch's: an optimizer step
-        fused into backward, one parameter at a time.
-
-        Example:
-            >>> w = ember.ones(2, requires_grad=True)
-            >>> h = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
-            >>> (3 * w).sum().backward()
-            tensor([3., 3.])
-        """
-        from ember.autograd.graph import accumulator
-
-        if not self.requires_grad:
-            raise GradError("register_post_accumulate_grad_hook: cannot register a hook on a "
-                            "tensor that does not require grad")
-        if self._node is not None:
-            raise GradError(f"register_post_accumulate_grad_hook: this tensor was computed by "
-                            f"{self._node.name()}; post-accumulate-grad hooks run on leaves "
-                            "only (a non-leaf accumulates no .grad). Hint: use register_hook")
-        return add_hook(accumulator(self).hooks_made().post_accumulate, hook)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:

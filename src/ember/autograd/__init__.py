@@ -1,6 +1,6 @@
 """Reverse-mode automatic differentiation: the tape, the engine and the tools around it."""
 
-from ember.autograd import forward_ad, functional, graph
+from ember.autograd import forward_ad, functional, graph, tensor_hooks  # noqa: F401 (methods)
 from ember.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function, FunctionCtx, once_differentiable

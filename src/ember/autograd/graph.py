@@ -31,8 +31,7 @@ from ember.autograd.saved_hooks import (
     saved_tensors_hooks,  # (importable from here, as from torch.autograd.graph)
 )
 from ember.errors import GradError
-from ember.hooks import add_hook
-from ember.tensor import RemovableHandle
+from ember.hooks import RemovableHandle, add_hook
 
 if TYPE_CHECKING:
     from ember.ops.primitive import Primitive

@@ -8,7 +8,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from ember.tensor import RemovableHandle, Tensor
+from ember.hooks import RemovableHandle
+from ember.tensor import Tensor
 
 __all__ = ["register_multi_grad_hook"]
 

@@ -23,7 +23,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from ember.tensor import STRUCTURE, RemovableHandle
+from ember.hooks import RemovableHandle
+from ember.tensor import STRUCTURE
 
 
 class HookDict(OrderedDict):

@@ -12,10 +12,11 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DeviceError
+from ember.hooks import RemovableHandle
 from ember.nn.module_hooks import _WrappedHook, add_hook_to  # (PyTorch's class name)
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
-from ember.tensor import RemovableHandle, Tensor
+from ember.tensor import Tensor
 
 _EXTRA_STATE = "_extra_state"  # the key suffix of get_extra_state()'s entry, PyTorch's
 

@@ -19,8 +19,8 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import enable_grad
 from ember.errors import OpError
-from ember.hooks import add_hook
-from ember.tensor import STRUCTURE, RemovableHandle, Tensor, _wrap
+from ember.hooks import RemovableHandle, add_hook
+from ember.tensor import STRUCTURE, Tensor, _wrap
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook",
            "required"]
