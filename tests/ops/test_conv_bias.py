@@ -100,14 +100,67 @@ def test_bias_under_autocast_is_cast_and_added_as_before(dtype):
     np.testing.assert_array_equal(b.grad.numpy(), np.full(4, 72.0, np.float32))  # 2·6·6 ones
 
 
-def test_onnx_conv_takes_the_bias_as_its_b_input():
+@pytest.mark.parametrize("cin, groups", [(3, 1), (4, 4)])  # (and depthwise_conv2d's)
+def test_onnx_conv_takes_the_bias_as_its_b_input(cin, groups):
     onnx = pytest.importorskip("onnx")
     import io
 
-    layer = ember.nn.Conv2d(3, 4, 3, padding=1)
+    layer = ember.nn.Conv2d(cin, 4, 3, padding=1, groups=groups)
     buffer = io.BytesIO()
-    ember.onnx.export(layer, (ember.randn(2, 3, 6, 6),), buffer)
+    ember.onnx.export(layer, (ember.randn(2, cin, 6, 6),), buffer)
     graph = onnx.load_from_string(buffer.getvalue()).graph
     convs = [node for node in graph.node if node.op_type == "Conv"]
     assert len(convs) == 1 and len(convs[0].input) == 3
     assert not any(node.op_type == "Add" for node in graph.node)
+
+
+@pytest.mark.parametrize("numba", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", [dict(padding=3), dict(stride=2, padding=1, dilation=2)])
+def test_depthwise_bias_gives_the_bits_of_adding_it_after(numba, dtype, kwargs):
+    was = compiled.numba_enabled()
+    if numba and not was:
+        pytest.skip("numba is not available")
+    compiled.use_numba(numba)
+    try:
+        x, w, b = _tensors([(2, 8, 16, 16), (8, 1, 7, 7), (8,)], dtype, grad=True)
+        y = F.conv2d(x.contiguous(memory_format=ember.channels_last), w, b, groups=8, **kwargs)
+        with ember.no_grad():
+            after = F.conv2d(x, w, groups=8, **kwargs) + b.reshape(8, 1, 1)
+    finally:
+        compiled.use_numba(was)
+    assert y.detach().numpy().tobytes() == after.numpy().tobytes()
+    assert y.stride() == after.stride() and y.grad_fn.name() == "ConvolutionBackward0"
+    g = _tensors([tuple(y.shape)], dtype, seed=1)[0]
+    y.backward(g)
+    t = [torch.tensor(a.detach().numpy(), dtype=torch.float64, requires_grad=True)
+         for a in (x, w, b)]
+    TF.conv2d(*t, groups=8, **kwargs).backward(torch.tensor(g.numpy(), dtype=torch.float64))
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for got, want in zip((x, w, b), t):
+        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("kwargs", [dict(padding=1), dict(stride=2, padding=(2, 1), dilation=2)])
+def test_depthwise_bias_gradients_in_float64_to_second_order(kwargs):
+    x, w, b = _tensors([(2, 3, 6, 6), (3, 1, 3, 3), (3,)], np.float64, grad=True)
+    fn = lambda x, w, b: F.conv2d(x, w, b, groups=3, **kwargs)  # noqa: E731
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(fn, (x, w, b))
+
+
+def test_depthwise_bias_in_forward_mode_and_under_vmap_matches_torch():
+    shapes = [(3, 2, 4, 6, 6), (3, 4, 1, 3, 3), (3, 4)]
+    xs, ws, bs = _tensors(shapes, np.float64)
+    dxs, dws, dbs = _tensors(shapes, np.float64, seed=1)
+    fn = lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=4)  # noqa: E731
+    tfn = lambda x, w, b: TF.conv2d(x, w, b, padding=1, groups=4)  # noqa: E731
+    tt = lambda *ts: tuple(torch.tensor(t.numpy()) for t in ts)  # noqa: E731
+    out, dout = ember.func.jvp(fn, (xs[0], ws[0], bs[0]), (dxs[0], dws[0], dbs[0]))
+    t_out, t_dout = torch.func.jvp(tfn, tt(xs[0], ws[0], bs[0]), tt(dxs[0], dws[0], dbs[0]))
+    np.testing.assert_allclose(dout.numpy(), t_dout.numpy(), rtol=1e-12, atol=1e-12)
+    for in_dims in [(0, None, 0), (0, 0, 0), (None, None, 0)]:
+        args = [t if d == 0 else t[0] for t, d in zip((xs, ws, bs), in_dims)]
+        got = ember.func.vmap(fn, in_dims=in_dims)(*args)
+        want = torch.func.vmap(tfn, in_dims=in_dims)(*tt(*args))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)

@@ -447,7 +447,8 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
             bias = None  # added by the convolution
     elif nd == 2 and groups == cin == cout and x.dtype is weight.dtype and \
             x._data.dtype in _DEPTHWISE_DTYPES and not DISPATCH.casting:  # (autocast: GEMMs)
-        out = depthwise_conv2d(x, weight, dilation=dilation, padding=pads, stride=stride)
+        out = depthwise_conv2d(x, weight, bias, dilation=dilation, padding=pads, stride=stride)
+        bias = None  # added by the convolution (_check_operands: of x's dtype)
     else:
         cols = x.reshape((n, cin, length)) if pointwise else \
             unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads, stride=stride,

@@ -6,7 +6,9 @@ channel, forward and backward (7× PyTorch's time at 32×16×16×16). Here it is
 of kh·kw multiply-adds per element: the output, the input gradient and the weight gradient,
 each one pass of numba's loops over channels-last arrays (:mod:`ember.ops.depthwise_numba`),
 or, without numba, a NumPy loop over the taps. Each is bilinear, so the three are each
-other's rules, and gradients of every order follow.
+other's rules, and gradients of every order follow. An optional bias is the output's third
+input, added to each output as the loop writes it (no pass of its own); its gradient is the
+output gradient's column sum, as an add's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
+from ember.errors import DTypeError, ShapeError
+from ember.ops.broadcast import sum_to
 from ember.ops.im2col import (
     Pads,
     channels_last_rows,
@@ -57,15 +61,16 @@ def _taps(w: Any) -> Any:
     return np.array(w[:, 0].transpose(1, 2, 0), order="C")
 
 
-def _numba_pass(kernels: Any, loop: str, a: Any, w: Any, shape: tuple, geometry: tuple) -> Any:
-    """A channels-last array of ``shape`` from the numba ``loop`` (``"output"`` or
-    ``"input_grad"``) over ``a``'s rows and ``w``'s taps, the rows shared among the cores;
-    ``geometry``: (dilation, padding, stride)."""
+def _numba_pass(kernels: Any, loop: str, a: Any, w: Any, shape: tuple, geometry: tuple,
+                *bias: Any) -> Any:
+    """A channels-last array of ``shape`` from the numba ``loop`` (``"output"``, which also
+    takes ``bias``, or ``"input_grad"``) over ``a``'s rows and ``w``'s taps, the rows shared
+    among the cores; ``geometry``: (dilation, padding, stride)."""
     dilation, padding, stride = geometry
     out = empty_channels_last(np, shape, a.dtype)
     parallel.over_rows(getattr(kernels, loop), (_channels_last(kernels, a),
                                                 out.transpose(0, 2, 3, 1)), 1, _taps(w),
-                       numba_geometry(w.shape[2:], stride, dilation, padding))
+                       *bias, numba_geometry(w.shape[2:], stride, dilation, padding))
     return out
 
 
@@ -91,44 +96,60 @@ def _padded(xp: Any, x: Any, padding: Pads) -> Any:
 
 @primitive
 class DepthwiseConv(Primitive):
-    """(N, C, H, W) with a (C, 1, kh, kw) weight gives (N, C, *counts): channel c of the
-    input convolved with kernel c (no bias). The result is channels-last, as ``conv``'s."""
+    """(N, C, H, W) with a (C, 1, kh, kw) weight and an optional (C,) bias gives
+    (N, C, *counts): channel c of the input convolved with kernel c, plus bias c. The result
+    is channels-last, as ``conv``'s."""
 
     name = "depthwise_conv2d"
     backward_name = "ConvolutionBackward0"
     allocates = True
 
-    def forward(self, xp, x, w, *, dilation, padding, stride):
+    def forward(self, xp, x, w, *b, dilation, padding, stride):
         counts = window_counts(x.shape[2:], w.shape[2:], dilation, padding, stride, self.name)
         shape = x.shape[:2] + counts
-        kernels = _kernels(xp, x, w)
-        if kernels is not None:
-            return _numba_pass(kernels, "output", x, w, shape, (dilation, padding, stride))
+        kernels = _kernels(xp, x, w, *b)
+        if kernels is not None:  # (no bias: an empty one)
+            bias = np.array(b[0] if b else w[:0, 0, 0, 0], order="C")
+            return _numba_pass(kernels, "output", x, w, shape, (dilation, padding, stride),
+                               bias)
         padded, out = _padded(xp, x, padding), xp.zeros(shape, x.dtype)
         for p in range(w.shape[2]):
             for q in range(w.shape[3]):
                 out += _window(padded, p, q, counts, dilation, stride) * \
                     w[:, 0, p, q][:, None, None]
+        if b:
+            out += b[0][:, None, None]
         return out
 
-    def infer(self, x, w, *, dilation, padding, stride):
+    def infer(self, x, w, *b, dilation, padding, stride):
+        if x.dtype is not w.dtype or (b and b[0].dtype is not x.dtype):
+            shown = f" and bias is {b[0].dtype.name}" if b else ""
+            raise DTypeError(f"{self.name}: input is {x.dtype.name} but weight is "
+                             f"{w.dtype.name}{shown}")
+        if b and tuple(b[0].shape) != (w.shape[0],):
+            raise ShapeError(f"{self.name}: bias of shape {b[0].shape} given for a weight of "
+                             f"shape {w.shape}; expected shape ({w.shape[0]},)")
         counts = window_counts(x.shape[2:], w.shape[2:], dilation, padding, stride, self.name)
         return TensorSpec(tuple(x.shape[:2]) + counts, x.dtype)
 
-    def flops(self, x, w, *, dilation, padding, stride):
+    def flops(self, x, w, *b, dilation, padding, stride):
         counts = window_counts(x.shape[2:], w.shape[2:], dilation, padding, stride, self.name)
         return 2 * x.shape[0] * x.shape[1] * counts[0] * counts[1] * w.shape[2] * w.shape[3]
 
     def vjp(self, ctx, g):
-        x, w = ctx.inputs
+        x, w, *b = ctx.inputs
         gx = _input_grad(g, w, tuple(x.shape[2:]), ctx.params) if x.requires_grad else None
         gw = _weight_grad(x, g, tuple(w.shape[2:]), ctx.params) if w.requires_grad else None
-        return gx, gw
+        if not b:
+            return gx, gw
+        gb = sum_to(g, (w.shape[0], 1, 1)).reshape(b[0].shape) if b[0].requires_grad else None
+        return gx, gw, gb
 
-    def jvp(self, ctx, dx, dw):
-        x, w = ctx.inputs
-        return apply(DepthwiseConv, dx, w, **ctx.params) + \
+    def jvp(self, ctx, dx, dw, *db):
+        x, w, *_ = ctx.inputs
+        out = apply(DepthwiseConv, dx, w, **ctx.params) + \
             apply(DepthwiseConv, x, dw, **ctx.params)
+        return out + db[0].reshape((w.shape[0], 1, 1)) if db else out
 
 
 def _input_grad(g: Tensor, w: Tensor, size: tuple, params: dict) -> Tensor:
@@ -227,8 +248,10 @@ class DepthwiseWeightGrad(Primitive):
             apply(DepthwiseWeightGrad, x, dg, **ctx.params)
 
 
-def depthwise_conv2d(x: Tensor, w: Tensor, *, dilation: tuple[int, int], padding: Pads,
+def depthwise_conv2d(x: Tensor, w: Tensor, bias: Tensor | None = None, *,
+                     dilation: tuple[int, int], padding: Pads,
                      stride: tuple[int, int]) -> Tensor:
     """The ``depthwise_conv2d`` primitive on checked, normalised arguments (conv2d calls it
     for ``groups`` equal to the input and output channels)."""
-    return apply(DepthwiseConv, x, w, dilation=dilation, padding=padding, stride=stride)
+    inputs = (x, w) if bias is None else (x, w, bias)
+    return apply(DepthwiseConv, *inputs, dilation=dilation, padding=padding, stride=stride)

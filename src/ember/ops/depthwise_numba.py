@@ -26,14 +26,18 @@ def _array(dtype: types.Type, ndim: int = 4, readonly: bool = False) -> types.Ar
 # (the weight is always a fresh (kh, kw, C) copy: writable)
 _SIGNATURES = [types.void(_array(f, 4, ro), _array(f), _array(f, 3), GEOMETRY)
                for f in FLOATS for ro in (False, True)]
+_BIASED = [types.void(_array(f, 4, ro), _array(f), _array(f, 3), types.Array(f, 1, "C"),
+                      GEOMETRY) for f in FLOATS for ro in (False, True)]
 
 
-@njit(_SIGNATURES)
-def output(x, out, w, geometry):
+@njit(_BIASED)
+def output(x, out, w, bias, geometry):
     """``out[b, i, j, c]`` = the sum over taps (p, q), in row-major order, of ``w[p, q, c]``
-    times the input element the tap reads."""
+    times the input element the tap reads, plus ``bias[c]`` unless ``bias`` is empty (added
+    to the finished sum, as a separate add would)."""
     kh, kw, sh, sw, dh, dw, ph, pw = geometry
     channels = out.shape[3]
+    biased = bias.shape[0] > 0
     acc = np.empty(channels, out.dtype)
     for b in range(out.shape[0]):
         for i in range(out.shape[1]):
@@ -47,8 +51,12 @@ def output(x, out, w, geometry):
                             if 0 <= s < x.shape[2]:
                                 for c in range(channels):
                                     acc[c] += x[b, r, s, c] * w[p, q, c]
-                for c in range(channels):
-                    out[b, i, j, c] = acc[c]
+                if biased:
+                    for c in range(channels):
+                        out[b, i, j, c] = acc[c] + bias[c]
+                else:
+                    for c in range(channels):
+                        out[b, i, j, c] = acc[c]
 
 
 @njit(_SIGNATURES)

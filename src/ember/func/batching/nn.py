@@ -124,12 +124,13 @@ def _conv_weight_grad(b: int, xs: tuple, bs: tuple, *, kernel_size: tuple, compu
 def _depthwise_rule(name: str, image_out: bool) -> Any:
     """A depthwise convolution primitive's rule: the vmapped batch joins the channels, the
     images' (B, N, C, H, W) as (N, B·C, H, W), a (B, C, 1, kh, kw) weight (a sample's own or
-    shared) as (B·C, 1, kh, kw). The two image inputs of the weight gradient, the image and
-    weight ones of the others; the result split the same way."""
+    shared) as (B·C, 1, kh, kw), a (B, C) bias as (B·C,). The two image inputs of the weight
+    gradient, the image and weight (and bias) ones of the others; the result split the same
+    way."""
     p = prim(name)
 
     def batch_depthwise(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
-        kinds = (True, True) if not image_out else (True, False)  # which inputs are images
+        kinds = (True, True) if not image_out else (True, False, False)  # which are images
         merged = []
         for x, is_b, image in zip(xs, bs, kinds):
             x = batched(x, b, is_b)
