@@ -53,8 +53,9 @@ class saved_tensors_hooks:
     as ``torch.autograd.graph.saved_tensors_hooks``. Use it to offload or compress activations.
 
     Leaves that require grad (parameters) are kept by reference, as the destination of their
-    gradient, and not passed to the hooks. Inputs a rule reads only the shape of are not
-    passed either; the node no longer keeps them alive. The hooks run without recording.
+    gradient, and not passed to the hooks. Inputs whose values the rule does not read (its
+    ``reads``: ``x * 2`` reads x only if the 2 needs a gradient) are not passed either; the
+    node no longer keeps them alive. The hooks run without recording.
 
     Example:
         >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
@@ -134,11 +135,17 @@ def _pack(node: Node, hooks: tuple) -> None:
 
     pack, _, copies = hooks
     saved = node.versions is not None
+    reads = node.prim.reads
     entries = []
-    for t in node.inputs:
-        if t.requires_grad and t._node is None and not (copies and saved):
+    for i, t in enumerate(node.inputs):
+        # an input the rule never reads (``reads``: ``x * 2``'s x, ``where``'s a and b) is
+        # not packed: only its shape and history are kept, as without hooks (and as PyTorch).
+        # A rule that saves no inputs still reads the index tensors it is given (gather,
+        # x[idx], sort's winners): inputs that take no gradient are packed for it.
+        read = reads(node, i) if saved else not t.requires_grad
+        if t.requires_grad and t._node is None and not (copies and read):
             entries.append((0, t))
-        elif saved:
+        elif read:
             # a private copy has a counter of its own: writes to the original no longer matter
             vc = VersionCounter() if copies else t._vc
             entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, vc)))

@@ -113,6 +113,11 @@ class Matmul(Holomorphic, Primitive):
             n *= s
         return 2 * n * k  # 2·M·N·K·batch
 
+    def reads(self, ctx, i):
+        # a's values only make b's gradient (a frozen layer's input is not kept, as in
+        # PyTorch); b is read for a's gradient, and its layout for its own
+        return i == 1 or ctx.inputs[1].requires_grad
+
     def vjp(self, ctx, g):
         a, b = ctx.inputs
         # as matrices: a (…, m, k) and b (…, k, n); a 1-D operand is one row / one column

@@ -404,19 +404,28 @@ def _saved_outputs(which: bool | tuple[int, ...], tensors: list) -> tuple:
 def drop_unread_inputs(node: Node) -> None:
     """Lets the tape stop holding inputs whose values the rule never reads (``save_inputs``
     False, or ``reads`` False): only their shape and history stay, so activations are freed as
-    soon as nothing else needs them. Leaves (alive anyway) and small inputs (too little memory
-    to be worth the bookkeeping) are kept."""
+    soon as nothing else needs them. Parameters (alive anyway), small inputs (too little memory
+    to be worth the bookkeeping) and, where ``save_inputs`` is False, every leaf (a rule may
+    read index tensors it was given) are kept."""
     prim = node.prim
     inputs = node.inputs
     if prim.save_inputs:
         if type(prim).reads is Primitive.reads:
             return
-        kept = [t._node is None or t._data.nbytes < WORTH_DROPPING or prim.reads(node, i)
-                for i, t in enumerate(inputs)]
+        # ``reads`` speaks for constants too (a large operand of ``where`` it never reads)
+        kept = [(t.requires_grad and t._node is None) or _held_bytes(t._data) < WORTH_DROPPING
+                or prim.reads(node, i) for i, t in enumerate(inputs)]
     else:
-        kept = [t._node is None or t._data.nbytes < WORTH_DROPPING for t in inputs]
+        kept = [t._node is None or _held_bytes(t._data) < WORTH_DROPPING for t in inputs]
     if not all(kept):
         node.inputs = tuple(t if keep else Unsaved(t) for t, keep in zip(inputs, kept))
+
+
+def _held_bytes(array: Any) -> int:
+    """The memory holding ``array`` keeps alive: its base's, for a view (a small slice of a
+    large activation holds all of it)."""
+    base = getattr(array, "base", None)
+    return array.nbytes if base is None else getattr(base, "nbytes", array.nbytes)
 
 
 _AS_BASE = object()  # (a view's shown base is its base)
