@@ -104,6 +104,21 @@ def test_gradcheck_and_second_derivative(name):
     np.testing.assert_allclose(jv.detach().numpy(), want if name == "hardswish" else 0 * want)
 
 
+def test_second_derivative_of_a_large_hardswish_keeps_the_upstream_gradient():
+    # (a large upstream gradient, which the tape drops where the rule does not read it: the
+    # second derivative's v / 3 needs it; it came back 0)
+    rng = np.random.default_rng(0)
+    x0, v0 = rng.standard_normal((64, 512)) * 2, rng.standard_normal((64, 512))
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        (g,) = lib.autograd.grad((lib.nn.functional.hardswish(x * 1) * lib.tensor(v0)).sum(),
+                                 x, create_graph=True)
+        results.append(lib.autograd.grad((g * g).sum(), x)[0].detach().numpy())
+    np.testing.assert_allclose(*results, rtol=1e-12, atol=1e-12)
+    assert np.abs(results[0]).sum() > 0
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_vmap_meta_and_integer_inputs(name):
     fn = getattr(ember, name)

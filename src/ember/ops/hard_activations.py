@@ -130,6 +130,9 @@ class HardswishGrad(_Grad):
 
     name = "hardswish_grad"
 
+    def reads(self, ctx, i):
+        return i == 1 or ctx.inputs[1].requires_grad  # (x's gradient is g · v / 3)
+
     @in_float32
     def forward(self, xp, v, x):
         out = _in_loop(xp, "hardswish_grad", v, x)
