@@ -12,6 +12,7 @@ elementwise ops keep the layout of their operands, as PyTorch's do.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ember.errors import ShapeError
@@ -181,6 +182,63 @@ def stride_order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[int
             elif order < 0:
                 break
     return tuple(reversed(perm))
+
+
+def in_operands_layout(xp: Any, out: Any, *operands: Any) -> Any:
+    """``out``, an elementwise result of backend arrays ``operands`` (in the op's order) that
+    NumPy laid out, laid out as PyTorch lays such a result out: dense, its dimensions ordered
+    by :func:`stride_order` of the operands' broadcast strides, so that where operands
+    disagree the first one that tells two dimensions apart decides (NumPy keeps C order
+    there: ``cl + c`` is C in NumPy, channels-last in PyTorch). ``out`` itself when it is
+    laid out so already (its strides along dimensions of size 1 are not compared); else a
+    copy. Callers ask only when the first operand is not C-contiguous: NumPy's layout is
+    PyTorch's otherwise (a C-ordered first operand decides for C wherever it decides).
+
+    Example:
+        >>> out = in_operands_layout(np, np.add(a_cl, b), a_cl, b)  # channels-last, as a_cl
+    """
+    dims = operands_order(out, *operands)
+    if dims is None:
+        return out
+    laid = xp.empty([out.shape[d] for d in dims], out.dtype).transpose(
+        sorted(range(out.ndim), key=dims.__getitem__))
+    xp.copyto(laid, out)
+    return laid
+
+
+def operands_order(out: Any, *operands: Any) -> tuple[int, ...] | None:
+    """PyTorch's order of dimensions (outermost first) for ``out``, an elementwise result of
+    arrays ``operands`` (:func:`in_operands_layout`), or None when ``out`` is laid out so
+    (strides along dimensions of size 1 aside)."""
+    first = operands[0]
+    if first.strides == out.strides and first.shape == out.shape and \
+            first.itemsize == out.itemsize:  # (a dense first operand's layout, kept)
+        return None
+    found = _operands_order(out.shape, out.itemsize, tuple(
+        (o.shape, o.strides, o.itemsize) for o in operands if getattr(o, "ndim", 0)))
+    if found is None or all(n == 1 or s == t for n, s, t in zip(out.shape, out.strides,
+                                                                   found[1])):
+        return None
+    return found[0]
+
+
+@lru_cache(maxsize=512)
+def _operands_order(shape: tuple[int, ...], itemsize: int, operands: tuple) -> tuple | None:
+    """PyTorch's order of dimensions (outermost first) of a dense elementwise result of
+    ``shape`` for operands given as (shape, byte strides, itemsize), the byte strides it
+    gives the result; None for a result without elements."""
+    if not all(shape):
+        return None
+    lead = len(shape)
+    element = [(0,) * (lead - len(sh)) + tuple(
+        0 if n == 1 and shape[lead - len(sh) + i] != 1 else s // size
+        for i, (n, s) in enumerate(zip(sh, st))) for sh, st, size in operands]
+    dims = stride_order(shape, *element)
+    strides, step = [0] * lead, itemsize
+    for d in reversed(dims):
+        strides[d] = step
+        step *= shape[d]
+    return dims, tuple(strides)
 
 
 def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple[int, ...],

@@ -1,6 +1,7 @@
 """Regressions found by the compiled-vs-eager differential sweep (/work/fuzz/jit_sweep)."""
 
 import numpy as np
+import pytest
 
 import ember
 
@@ -189,3 +190,24 @@ def test_filling_an_argument_twice_with_one_value_traces():
             a, b = fast(x, y)
         assert a is x and b is y
         assert x.tolist() == [[2.0] * 4] * 3 and y.tolist() == [[0.25] * 4] * 3
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: (a * 2 + b) * b, lambda a, b: ((a - b) * a).sum(-1),
+    lambda a, b: (b + a).exp() * a, lambda a, b: ember.where(b > 0.5, a, -a) + b,
+    lambda a, b: ember.where(a > 0.5, a * b, b - 1), lambda a, b: (a * b).relu() + a])
+def test_fused_kernels_over_operands_in_different_layouts_keep_eagers_layout(fn):
+    # (eager orders such results as torch, by the first operand that tells two dims apart;
+    # the kernels' fallback made NumPy's C order, and a sum after it added in another order)
+    rng = np.random.default_rng(0)
+    c = ember.from_numpy(rng.random((2, 3, 4, 5), np.float32))
+    cl = c.contiguous(memory_format=ember.channels_last) * 1.5
+    t = ember.from_numpy(rng.random((2, 3, 5, 4), np.float32)).transpose(2, 3)
+    bias = ember.from_numpy(rng.random((1, 3, 5, 4), np.float32)).transpose(2, 3)
+    fast = ember.jit.compile(fn)
+    for first, second in [(cl, c), (c, cl), (t, cl), (cl, bias), (bias, t), (c, bias)]:
+        for _ in range(2):
+            with ember.no_grad():
+                want, got = fn(first, second), fast(first, second)
+            assert got.stride() == want.stride()
+            assert got.numpy().tobytes() == want.numpy().tobytes()

@@ -32,6 +32,7 @@ from ember.backend import gemm, gemv
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
 from ember.jit.loops import EXACT, run_loop
+from ember.layouts import in_operands_layout
 from ember.ops.join import concatenated
 from ember.ops.primitive import PRIMITIVES
 from ember.ops.relu_kernel import relu_array, relu_grad_array
@@ -39,24 +40,46 @@ from ember.ops.unary import Unary
 from ember.utils.generated_code import define
 
 
-def _dense_layout(*arrays: Any, among: tuple = ()) -> tuple | None:
+def _dense_layout(*arrays: Any, others: tuple = ()) -> tuple | None:
     """The strides that arrays of one shape share when each is dense (C-contiguous, or so
-    with its axes sorted by stride: channels-last), else None. ``among``: all the kernel's
-    operands, where some broadcast: NumPy orders a result in another layout than C by their
-    strides too, so that layout must be the one NumPy gives them."""
+    with its axes sorted by stride: channels-last), where eager's ops give their results
+    that layout too, else None. ``others``: the kernel's other operands (broadcast ones, a
+    mask of another dtype): in C order when the arrays are (eager's result is C then; an
+    operand in another order may decide it), else C-contiguous if broadcast, of the arrays'
+    layout if full-size, and NumPy's layout of them all the arrays' (NumPy orders a result
+    by the broadcast operands' strides too). ``others`` are arrays of more than one element
+    (kernel inputs always are arrays)."""
     first = arrays[0]
     strides = first.strides
     for a in arrays:
         if not a.flags.c_contiguous:
             break
     else:
+        for a in others:
+            if not a.flags.c_contiguous:
+                return None
         return strides
     if any(a.strides != strides for a in arrays[1:]):
         return None
-    if among and _numpy_layout(first.shape, first.dtype, tuple(
-            (a.shape, a.strides, a.dtype) for a in among if hasattr(a, "strides"))) != strides:
-        return None
+    if others:
+        shape, size = first.shape, first.itemsize
+        for a in others:
+            if not (a.flags.c_contiguous if a.shape != shape else all(
+                    s // a.itemsize == t // size for s, t in zip(a.strides, strides))):
+                return None
+        if _numpy_layout(shape, first.dtype, tuple((a.shape, a.strides, a.dtype) for a in (
+                *arrays, *others))) != strides:
+            return None
     return strides if _dense(first.shape, strides, first.itemsize) else None
+
+
+def _follow(xp: Any, out: Any, first: Any, *rest: Any) -> Any:
+    """An eager step's result in the layout its primitive gives it (PyTorch's: where a first
+    operand that is not C-contiguous of the result's shape meets others in another order,
+    the first that tells two dimensions apart decides; NumPy keeps C order there)."""
+    if first.flags.c_contiguous and first.shape == out.shape:
+        return out
+    return in_operands_layout(xp, out, first, *rest)
 
 
 @lru_cache(maxsize=256)
@@ -111,7 +134,7 @@ def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
 
 # what kernel sources call besides ``xp``
 KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_one_row": gemm.one_row, "_relu": relu_array,
-                  "_relu_grad": relu_grad_array, "_dense_layout": _dense_layout,
+                  "_relu_grad": relu_grad_array, "_dense_layout": _dense_layout, "_follow": _follow,
                   "_reshapes_c": _reshapes_c_contiguous, "_cat": concatenated,
                   "_loop": run_loop, "_erf": _eager("erf"),
                   "_gelu": _eager("gelu", approximate="none"),
@@ -162,6 +185,9 @@ EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
 EMITTERS.update({name: _ufunc(prim.ufunc) for name, prim in PRIMITIVES.items()
                  if isinstance(prim, Unary) and type(prim).forward is Unary.forward})
 _FLOATS = frozenset(FLOATING_DTYPES)
+# the steps of several operands whose forward orders its result as PyTorch's (relu_grad's
+# kernel keeps its gradient's layout by itself)
+_FOLLOWING = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "where"})
 
 
 def writes_into(eqn: Eqn) -> bool:
@@ -415,12 +441,13 @@ class Kernel:
         lines = [f"def {self.name}({params}):"]
         eager = self._steps(into=False)
         if full:  # one dense layout (C or channels-last): the result's, as eager gives it
-            smaller = any(v.shape != shape and int(np.prod(v.shape)) > 1 for v in (
-                *self.inputs, *(o for e in self.eqns for o in e.outputs)))
-            among = f", among=({', '.join(v.name for v in self.inputs)},)" if smaller else ""
+            # (operands of one element never decide a layout)
+            others = [v.name for v in self.inputs if v.name not in full and
+                      int(np.prod(v.shape)) > 1]
+            among = f", others=({', '.join(others)},)" if others else ""
             lines.append(f"    layout = _dense_layout({', '.join(full)}{among})")
             lines.append("    if layout is None:  # eager's calls, eager's layout")
-            lines.extend(f"        {line}" for line in self._lines(eager))
+            lines.extend(f"        {line}" for line in self._lines(eager, follow=True))
             lines.append(f"        return {eager[-1].dst}")
             lines.append("    if out is None or out.strides != layout:")
             lines.append(f"        out = xp.empty_like({full[0]})")
@@ -475,12 +502,16 @@ class Kernel:
         return next((e for e in self.eqns if e.outputs[0] is v), None)
 
     @staticmethod
-    def _lines(steps: list[Step]) -> list[str]:
+    def _lines(steps: list[Step], follow: bool = False) -> list[str]:
+        """The steps' NumPy calls; with ``follow``, each result of several operands laid out
+        as its primitive's forward lays it out (:func:`_follow`)."""
         out = []
         for step in steps:
             code = EMITTERS[step.eqn.prim.name](step.args, step.dst, step.into)
             out.extend(code[:-1])
             out.append(f"{code[-1]}  # {_describe(step.eqn)}")
+            if follow and step.eqn.prim.name in _FOLLOWING:
+                out.append(f"{step.dst} = _follow(xp, {step.dst}, {', '.join(step.args)})")
         return out
 
 

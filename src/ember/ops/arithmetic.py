@@ -17,6 +17,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DivisionByZero, DTypeError, OpError, describe
+from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to, result_dtype
@@ -50,7 +51,8 @@ class Add(Binary):
     complex_grad = True
 
     def forward(self, xp, a, b):
-        return xp.add(a, b)
+        r = xp.add(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs  # (an input needing no gradient, such as y + 0.5's, costs no sum)
@@ -68,7 +70,8 @@ class Sub(Binary):
     complex_grad = True
 
     def forward(self, xp, a, b):
-        return xp.subtract(a, b)
+        r = xp.subtract(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
@@ -86,7 +89,8 @@ class Mul(Holomorphic, Binary):
     limited_dtypes = dtypes.ALL_LIMITED
 
     def forward(self, xp, a, b):
-        return xp.multiply(a, b)
+        r = xp.multiply(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def reads(self, ctx, i):
         return ctx.inputs[1 - i].requires_grad
@@ -110,7 +114,8 @@ class Div(Holomorphic, Binary):
     jvp_takes_none = True
 
     def forward(self, xp, a, b):
-        return xp.true_divide(a, b)
+        r = xp.true_divide(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def reads(self, ctx, i):
         return i == 1 or ctx.inputs[1].requires_grad
@@ -157,7 +162,8 @@ class FloorDiv(RoundedDiv):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        return xp.floor_divide(a, b)
+        r = xp.floor_divide(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
 class Modulus(Binary):
@@ -181,7 +187,8 @@ class Remainder(Modulus):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        return xp.remainder(a, b)
+        r = xp.remainder(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def quotient(self, a, b):
         return floor_divide(a, b)
@@ -193,7 +200,8 @@ class Fmod(Modulus):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        return xp.fmod(a, b)
+        r = xp.fmod(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def quotient(self, a, b):
         return _trunc_div(a, b)
@@ -232,8 +240,10 @@ class Pow(Holomorphic, Binary):
 
     def forward(self, xp, a, b):
         if a.dtype.kind in "iu" and b.dtype.kind == "i" and (b < 0).any():
-            return _integer_pow(xp, a, b)
-        return xp.power(a, b)
+            r = _integer_pow(xp, a, b)
+        else:
+            r = xp.power(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs

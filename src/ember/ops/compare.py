@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError
-from ember.layouts import is_dense
+from ember.layouts import in_operands_layout, is_dense
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
@@ -51,7 +51,8 @@ class Elementwise(Primitive):
     boolean = True  # the output is bool (else it has the inputs' dtype)
 
     def forward(self, xp, *arrays):
-        return getattr(xp, self.ufunc)(*arrays)
+        r = getattr(xp, self.ufunc)(*arrays)
+        return r if arrays[0].flags.c_contiguous else in_operands_layout(xp, r, *arrays)
 
     def infer(self, *specs):
         shape = broadcast_shapes(*(s.shape for s in specs), op=self.name)
@@ -65,7 +66,8 @@ class Ordering(Elementwise):
     def forward(self, xp, a, b):
         if a.dtype.kind == "c":  # (complex numbers have no order)
             raise complex_error(self.name, a.dtype)
-        return getattr(xp, self.ufunc)(a, b)
+        r = getattr(xp, self.ufunc)(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
 def _elementwise(cls_name: str, name: str, ufunc: str, boolean: bool = True,
@@ -101,7 +103,8 @@ class Shift(Elementwise):
         inside = (b >= 0) & (b < bits)
         out = getattr(xp, self.ufunc)(a, xp.where(inside, b, 0))
         beyond = a >> (bits - 1) if self.ufunc == "right_shift" and a.dtype.kind == "i" else 0
-        return xp.where(inside, out, beyond)
+        r = xp.where(inside, out, beyond)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
 @primitive

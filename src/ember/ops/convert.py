@@ -21,6 +21,8 @@ from ember.layouts import (
     contiguous_format,
     format_of,
     is_dense,
+    memory_format,
+    operands_order,
     order_of,
     preserve_format,
     stride_order,
@@ -362,6 +364,17 @@ def laid_out_like(r: Tensor, x: Tensor) -> Tensor:
             n < m for n, m in zip(a.shape, r._data.shape)):
         return r
     return contiguous(r, memory_format=format_of(x))
+
+
+def laid_out_as_operands(out: Tensor, *operands: Any) -> Tensor:
+    """``out``, a composite's elementwise result of ``operands`` (tensors in the op's order;
+    numbers skipped), laid out as PyTorch lays out its one kernel's result
+    (:func:`ember.layouts.in_operands_layout`): ``out`` itself when it is, else a
+    differentiable copy."""
+    dims = operands_order(out._data, *(t._data for t in operands if isinstance(t, Tensor)))
+    if dims is None:
+        return out
+    return _copy_in_order(out, memory_format("preserve_format", len(dims), dims), "copy")
 
 
 def _copy_in_order(x: Tensor, fmt: Any, op: str) -> Tensor:

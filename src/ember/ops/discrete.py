@@ -15,6 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError
+from ember.layouts import in_operands_layout
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import ne
@@ -48,7 +49,8 @@ class NextAfter(Binary):
     name = "nextafter"
 
     def forward(self, xp, a, b):
-        return xp.nextafter(a, b)
+        r = xp.nextafter(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
@@ -72,8 +74,10 @@ class Ldexp(Primitive):
     def forward(self, xp, a, b):
         if b.dtype.kind in "biu":
             out = xp.ldexp(a, b.astype(np.int64, copy=False))
-            return out.astype(a.dtype, copy=False)  # bfloat16 comes back as float32
-        return a * xp.exp2(b)
+            out = out.astype(a.dtype, copy=False)  # bfloat16 comes back as float32
+        else:
+            out = a * xp.exp2(b)
+        return out if a.flags.c_contiguous else in_operands_layout(xp, out, a, b)
 
     def infer(self, a, b):
         if not a.dtype.is_floating_point or (b.dtype.is_floating_point and b.dtype is not
@@ -106,7 +110,8 @@ class NoGradBinary(Binary):
     ufunc = ""
 
     def forward(self, xp, a, b):
-        return getattr(xp, self.ufunc)(a, b)
+        r = getattr(xp, self.ufunc)(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
 @primitive
@@ -115,7 +120,8 @@ class Heaviside(NoGradBinary):
 
     def forward(self, xp, a, b):
         # PyTorch's: values where a == 0, else (a > 0), so a NaN input gives 0
-        return xp.where(a == 0, b, a > 0).astype(a.dtype, copy=False)
+        r = xp.where(a == 0, b, a > 0).astype(a.dtype, copy=False)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
 @primitive

@@ -8,7 +8,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.arithmetic import Add, Div, Mul, _dtype_name, _scaled
-from ember.ops.convert import laid_out_like, promote, result_dtype
+from ember.ops.convert import laid_out_as_operands, laid_out_like, promote, result_dtype
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, apply
 from ember.tensor import Tensor, method
@@ -73,8 +73,12 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         out = where(abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
     else:
         out = input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-    # (``input``'s layout, as PyTorch's, when it is dense)
-    return out if input._data.flags.c_contiguous else laid_out_like(out, input)
+    # (laid out as PyTorch's one kernel of input, end and weight: the first operand that
+    # tells two dimensions apart decides; the steps above may have taken another order)
+    if input._data.flags.c_contiguous and out._data.flags.c_contiguous and \
+            input.shape == out.shape:
+        return out
+    return laid_out_as_operands(out, input, end, weight)
 
 
 bind_inplace(addcmul_=addcmul, addcdiv_=addcdiv, lerp_=lerp)

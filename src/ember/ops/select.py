@@ -13,6 +13,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, OpError
+from ember.layouts import in_operands_layout
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
@@ -47,7 +48,11 @@ class Where(Primitive):
             out = _select_bits(condition, a, b)
             if out is not None:
                 return out
-        return xp.where(condition, a, b)
+        out = xp.where(condition, a, b)
+        # (a broadcast condition leaves a and b to decide, where NumPy's C order wins ties)
+        if condition.flags.c_contiguous and condition.shape == out.shape:
+            return out
+        return in_operands_layout(xp, out, condition, a, b)
 
     def reads(self, ctx, i):
         return i == 0  # only the condition's values; a and b give shapes
@@ -155,7 +160,8 @@ class Extremum(Binary):
     def forward(self, xp, a, b):
         if a.dtype.kind == "c":  # (complex numbers have no order; b has a's dtype)
             raise complex_error(self.name, a.dtype)
-        return getattr(xp, self.ufunc)(a, b)
+        r = getattr(xp, self.ufunc)(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def input_wins(self, a: Tensor, b: Tensor) -> Tensor:
         return gt(a, b) if self.greater else lt(a, b)
@@ -365,11 +371,16 @@ class ClampTensor(Primitive):
         low, high = self.bounds(bounds, bounds_given)
         # (the result in ``input``'s layout where it has the result's shape, as PyTorch's
         # first operand decides: NumPy's would be C order where a bound's layout differs)
-        out = xp.empty_like(a) if a.shape == np.broadcast_shapes(
-            a.shape, *(b.shape for b in bounds)) else None
+        shape = np.broadcast_shapes(a.shape, *(b.shape for b in bounds))
+        out = xp.empty_like(a) if a.shape == shape else None
         if low is not None:
             out = xp.maximum(a, low, out=out)
-        return out if high is None else xp.minimum(a if low is None else out, high, out=out)
+        if high is not None:  # (into ``out`` only when it has the result's shape)
+            out = xp.minimum(a if low is None else out, high,
+                             out=None if out is None or out.shape != shape else out)
+        if a.flags.c_contiguous and a.shape == shape:
+            return out
+        return in_operands_layout(xp, out, a, *bounds)
 
     def infer(self, a, *bounds, bounds_given):
         shape = broadcast_shapes(a.shape, *(b.shape for b in bounds), op="clamp")

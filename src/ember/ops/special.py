@@ -20,6 +20,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError
+from ember.layouts import in_operands_layout
 from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
@@ -63,7 +64,8 @@ class Atan2(Binary):
     name = "atan2"
 
     def forward(self, xp, a, b):
-        return xp.arctan2(a, b)
+        r = xp.arctan2(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
@@ -86,7 +88,8 @@ class Hypot(Binary):
     save_outputs = True
 
     def forward(self, xp, a, b):
-        return xp.hypot(a, b)
+        r = xp.hypot(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
@@ -108,7 +111,8 @@ class XLogY(Binary):
     @in_float32
     def forward(self, xp, a, b):
         out = xp.where(a == 0, 0, a * xp.log(b))
-        return xp.where(xp.isnan(b), b, out).astype(a.dtype, copy=False)
+        r = xp.where(xp.isnan(b), b, out).astype(a.dtype, copy=False)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def _dx(self, v: Tensor, a: Tensor, b: Tensor) -> Tensor:
         # PyTorch's: xlogy(v, y), but 0 where x == 0 and y <= 0 (where log(y) is not finite)
@@ -133,7 +137,8 @@ class CopySign(Binary):
     save_outputs = True
 
     def forward(self, xp, a, b):
-        return xp.copysign(a, b)
+        r = xp.copysign(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def reads(self, ctx, i):
         return i == 0  # b's gradient is zeros: only its shape counts
@@ -156,7 +161,8 @@ class LogAddExpBase(Binary):
     ufunc = ""
 
     def forward(self, xp, a, b):
-        return getattr(xp, self.ufunc)(a, b)
+        r = getattr(xp, self.ufunc)(a, b)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def power(self, x: Tensor) -> Tensor:
         raise NotImplementedError
