@@ -1,5 +1,5 @@
 """The optimizers' one-pass numba updates (Adam, AdamW, SGD, RMSprop, Adagrad, Adadelta, Adamax,
-NAdam) against NumPy's
+NAdam, RAdam) against NumPy's
 passes: the same bits after several steps, in both dtypes, with every option that reaches
 them, over parameters of several sizes, and the cases left to NumPy."""
 
@@ -64,7 +64,12 @@ CASES = [(ember.optim.Adam, {}), (ember.optim.AdamW, {"weight_decay": 0.1, "maxi
          (ember.optim.Adadelta, {}), (ember.optim.Adadelta, {"rho": 0.5, "weight_decay": 0.1}),
          (ember.optim.Adamax, {}),
          (ember.optim.Adamax, {"betas": (0.5, 0.9), "weight_decay": 0.1, "maximize": True}),
-         (ember.optim.NAdam, {}),
+         (ember.optim.NAdam, {}), (ember.optim.RAdam, {}),
+         # (rectified from the 6th step on with beta2 = 0.9: both of RAdam's branches)
+         (ember.optim.RAdam, {"betas": (0.5, 0.9), "weight_decay": 0.1, "maximize": True,
+                              "steps": 12}),
+         (ember.optim.RAdam, {"betas": (0.8, 0.9), "decoupled_weight_decay": True,
+                              "weight_decay": 0.1, "steps": 12}),
          (ember.optim.NAdam, {"decoupled_weight_decay": True, "weight_decay": 0.1,
                               "momentum_decay": 0.1, "maximize": True})]
 

@@ -4,7 +4,7 @@ Each parameter is updated on its own, in place on its backend array: the step lo
 ``maximize`` sign, L2 or decoupled weight decay, the step counter and the version bump live
 here once; a subclass writes only how its state starts (``init_state``) and its update rule
 (``update``) on backend arrays with the device's namespace ``xp``. One that has a numba kernel
-(SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam) names it (``looped_kernel``,
+(SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam) names it (``looped_kernel``,
 ``looped_states``, ``looped_hyper``, ``looped_min_size``): the parameters it applies to are
 then stepped by it after the loop, one call each with the decay and ``maximize`` folded in,
 and no Python update each (gpt's 54 tensors).

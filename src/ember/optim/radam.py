@@ -55,23 +55,42 @@ class RAdam(ElementwiseOptimizer):
         state["exp_avg"] = full_state(p)
         state["exp_avg_sq"] = full_state(p)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        xp = p._device.xp
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        return "radam_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return state["exp_avg"]._data, state["exp_avg_sq"]._data
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        beta1, beta2, size, rectified = self._size(state, group)
+        return 1.0 - beta1, beta2, 1.0 - beta2, float(group["eps"]), size, rectified
+
+    @staticmethod
+    def _size(state: dict[str, Any], group: dict[str, Any]) -> tuple[float, float, float, bool]:
+        """Counts the step; the betas, the step's size and whether it is rectified (the
+        variance's estimate is usable: ``rho_t > 5``)."""
         beta1, beta2 = (float(b) for b in group["betas"])
         lr = float(group["lr"])
         t = next_step(state)
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        m += (1.0 - beta1) * (g - m)
-        v *= beta2
-        v += (1.0 - beta2) * g * g
         bc1, bc2 = 1.0 - beta1 ** t, 1.0 - beta2 ** t
         rho_inf = 2.0 / (1.0 - beta2) - 1.0
         rho_t = rho_inf - 2.0 * t * beta2 ** t / bc2
         if rho_t > 5.0:
             rect = math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
                              / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+            return beta1, beta2, lr / bc1 * math.sqrt(bc2) * rect, True
+        return beta1, beta2, lr / bc1, False
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        beta1, beta2, size, rectified = self._size(state, group)
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        m += (1.0 - beta1) * (g - m)
+        v *= beta2
+        v += (1.0 - beta2) * g * g
+        if rectified:
             denom = xp.sqrt(v)
             denom += float(group["eps"])
-            p._data -= lr / bc1 * math.sqrt(bc2) * rect * (m / denom)
+            p._data -= size * (m / denom)
         else:
-            p._data -= lr / bc1 * m
+            p._data -= size * m

@@ -2,7 +2,7 @@
 :func:`ember.backend.compiled.numba_enabled`; run by
 :meth:`ember.optim.elementwise.ElementwiseOptimizer.step`): NumPy's Adam update makes about ten
 passes over the parameter's size and allocates four temporaries, SGD's with momentum four and
-one (RMSprop, Adagrad, Adadelta, Adamax and NAdam alike); ``maximize`` and weight decay
+one (RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam alike); ``maximize`` and weight decay
 (decoupled or L2) add a pass each.
 
 Each element takes NumPy's steps in NumPy's order, in the parameter's dtype with the
@@ -184,3 +184,22 @@ def nadam_update(p, g, m, v, h):
         d = np.sqrt(vi / bias2) + eps
         pi = pi - grad_size * (gi / d)
         p[i] = pi - moment_size * (mi / d)
+
+
+@njit(_signatures(2))
+def radam_update(p, g, m, v, h):
+    """One RAdam step, updating the moments ``m`` and ``v``, with ``h[3:] = keep_new, beta2,
+    keep_square, eps, size, rectified``: ``m += keep_new·(g - m)``;
+    ``v = v·beta2 + keep_square·g²``; ``p -= size·(m / (sqrt(v) + eps))`` if rectified,
+    else ``p -= size·m``."""
+    keep_new, beta2, keep_square, eps, size = h[3], h[4], h[5], h[6], h[7]
+    rectified = h[8] != 0
+    for i in range(p.size):
+        pi, gi = _decayed(p[i], g[i], h)
+        mi = m[i] + keep_new * (gi - m[i])
+        vi = v[i] * beta2 + keep_square * gi * gi
+        m[i], v[i] = mi, vi
+        if rectified:
+            p[i] = pi - size * (mi / (np.sqrt(vi) + eps))
+        else:
+            p[i] = pi - size * mi
