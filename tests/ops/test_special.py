@@ -303,6 +303,21 @@ def test_special_points_of_the_derivatives():
         [[0.0, pytest.approx(1 / 0.09, rel=1e-15), 4.0]]
 
 
+@pytest.mark.parametrize("n", [4, 256])  # (256x256 float64: large enough for the tape to drop b)
+def test_copysign_gives_its_sign_operand_c_ordered_zeros_at_every_size(n):
+    # (the layout followed b's where b was kept, C order where the tape dropped it; torch's
+    # is C order)
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.standard_normal((n, n)), rng.standard_normal((n, n)).T
+    strides = []
+    for lib in (ember, torch):
+        a, b = lib.tensor(a0, requires_grad=True), lib.tensor(b0, requires_grad=True)
+        gb = lib.autograd.grad(lib.copysign(a * 1, b * 1).sum(), b)[0]
+        assert not gb.detach().numpy().any()
+        strides.append(tuple(gb.stride()))
+    assert strides[0] == strides[1] == (n, 1)
+
+
 def test_no_gradient_ops_say_so():
     x = ember.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     assert not ember.heaviside(x, ember.tensor([0.5])).requires_grad

@@ -27,7 +27,7 @@ from ember.ops.broadcast import sum_to
 from ember.ops.compare import eq, ge, gt, le, lt
 from ember.ops.complex_parts import Holomorphic, real
 from ember.ops.convert import cast, promote, result_dtype, to_float
-from ember.ops.creation import zeros_like
+from ember.ops.creation import zeros
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
 from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
@@ -148,8 +148,10 @@ class CopySign(Binary):
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
+        # (b's zeros in C order, as PyTorch's: b itself may be a dropped stand-in, so its
+        # layout must not decide it)
         return (sum_to(g * self._ratio(a, ctx.out), a.shape) if a.requires_grad else None,
-                zeros_like(b) if b.requires_grad else None)
+                zeros(b.shape, dtype=b.dtype, device=b.device) if b.requires_grad else None)
 
     def jvp(self, ctx, da, db):
         return da * self._ratio(ctx.inputs[0], ctx.out)
