@@ -16,6 +16,7 @@ from itertools import count
 
 from ember.jit.ir import Eqn, Graph, Var
 from ember.jit.passes.hoist import parameters
+from ember.ops.conv import pointwise
 from ember.ops.primitive import PRIMITIVES
 
 
@@ -33,7 +34,9 @@ def pack_conv_weights(graph: Graph) -> Graph:
     eqns: list[Eqn] = []
     ids = count(graph.unused_id())
     for eqn in graph.eqns:
-        weight = eqn.inputs[1] if eqn.prim.name == "conv" else None
+        # (a 1×1 stride-1 one reads its weight as it lies: (Cout, Cin) for an NCHW input)
+        weight = eqn.inputs[1] if eqn.prim.name == "conv" and not pointwise(
+            eqn.inputs[1].shape[2:], eqn.params["padding"], eqn.params["stride"]) else None
         if weight is not None and weight in fixed:  # (a packed weight is not: made by an eqn)
             if weight not in packed:
                 packed[weight] = _pack(weight, eqn, eqns, ids)
