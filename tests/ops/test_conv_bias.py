@@ -74,7 +74,8 @@ def test_bias_in_forward_mode_matches_torch():
     np.testing.assert_allclose(dout.numpy(), t_dout.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("in_dims", [(0, None, None), (0, None, 0), (0, 0, 0), (None, 0, 0)])
+@pytest.mark.parametrize("in_dims", [(0, None, None), (0, None, 0), (0, 0, 0), (None, 0, 0),
+                                     (None, None, 0)])
 def test_bias_under_vmap_matches_a_loop(in_dims):
     xs, ws, bs = _tensors([(3, 2, 3, 6, 6), (3, 4, 3, 3, 3), (3, 4)], np.float64)
     args = [t if d == 0 else t[0] for t, d in zip((xs, ws, bs), in_dims)]

@@ -82,8 +82,10 @@ def _fractional_max_pool_indices(b: int, xs: tuple, bs: tuple, **params: Any) ->
 def _conv(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
     x, w, *bias = xs
     if len(bs) > 2 and bs[2]:  # a bias per sample: added to the convolution without one
-        out = _conv(b, (x, w), bs[:2], **params)
-        shape = (b, 1, bias[0].shape[1]) + (1,) * (len(out.shape) - 3)
+        # (nothing else batched: one convolution, which broadcasts against the biases)
+        out = (_conv(b, (x, w), bs[:2], **params) if any(bs[:2])
+               else apply(prim("conv"), x, w, **params))
+        shape = (b, 1, bias[0].shape[1]) + (1,) * (len(x.shape) - 2 - int(bs[0]))
         return out + reshape(bias[0], shape)
     if not bs[1]:  # one weight for all: the vmapped batch joins the images' batch
         return split_batch(apply(prim("conv"), merge_batch(x), w, *bias, **params), b,
