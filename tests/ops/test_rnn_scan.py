@@ -8,6 +8,8 @@ import torch
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
+from ember.func import functional_call
+from ember.ops.primitive import PRIMITIVES
 from ember.ops.rnn_scan import gru_scan, gru_scan_composite, lstm_scan, lstm_scan_composite
 
 
@@ -100,13 +102,63 @@ def test_one_node_per_direction_and_a_packed_or_projected_input_keeps_the_steps(
     assert "lstm_scan" not in repr(proj.grad_fn)
 
 
-def test_vmap_runs_the_scan_per_sample():
+def _counting_scans(monkeypatch):
+    calls = []
+    for name in ("lstm_scan", "lstm_scan_backward", "gru_scan", "gru_scan_backward"):
+        cls = type(PRIMITIVES[name])
+        monkeypatch.setattr(cls, "forward", lambda self, *a, _f=cls.forward, **k:
+                            calls.append(self.name) or _f(self, *a, **k))
+    return calls
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_vmap_over_data_is_one_scan_bit_equal_to_a_loop(kind, monkeypatch):
+    # shared weights: the vmapped axis joins the scan's batch, one scan per direction and
+    # layer each way; outputs and per-sample gradients bit-equal to one call per sample
     ember.manual_seed(0)
-    gru = ember.nn.GRU(3, 4)
-    xs = ember.randn(2, 5, 1, 3)
-    got = ember.func.vmap(lambda x: gru(x)[0])(xs)
-    want = ember.stack([gru(x)[0] for x in xs])
-    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-6)
+    m = getattr(ember.nn, kind)(3, 4, num_layers=2, bidirectional=True).double()
+    xs = ember.randn(4, 5, 3, 3, dtype=ember.float64)
+    params = {k: v.detach() for k, v in m.named_parameters()}
+
+    def loss(p, x):
+        return (functional_call(m, p, (x,))[0].sin() * 3).sum()
+    calls = _counting_scans(monkeypatch)
+    got = ember.func.vmap(lambda x: m(x)[0])(xs)
+    grads = ember.func.vmap(ember.func.grad(loss), in_dims=(None, 0))(params, xs)
+    assert len(calls) == 4 + 8  # 4 scans forward, then 4 forward and 4 backward
+    want = [m(x)[0] for x in xs]
+    assert np.array_equal(got.detach().numpy(), np.stack([w.detach().numpy() for w in want]))
+    for k, g in grads.items():
+        want = np.stack([ember.func.grad(loss)(params, x)[k].numpy() for x in xs])
+        assert np.array_equal(g.numpy(), want), k
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_vmap_over_no_sequences_gives_empty_outputs(kind):
+    m = getattr(ember.nn, kind)(3, 4)
+    params = {k: v.detach() for k, v in m.named_parameters()}
+    assert ember.func.vmap(lambda s: m(s)[0])(ember.randn(0, 5, 3)).shape == (0, 5, 4)
+    grads = ember.func.vmap(ember.func.grad(lambda p, x: functional_call(m, p, (x,))[0].sum()),
+                            in_dims=(None, 0))(params, ember.randn(0, 5, 2, 3))
+    assert grads["weight_hh_l0"].shape == (0, 4 * (4 if kind == "LSTM" else 3), 4)
+    ens = {k: v.expand(0, *v.shape) for k, v in params.items()}
+    out = ember.func.vmap(lambda p, x: functional_call(m, p, (x,))[0])(ens, ember.randn(0, 5, 3))
+    assert out.shape == (0, 5, 4)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_vmap_with_per_sample_weights_runs_a_scan_per_sample(kind):
+    ember.manual_seed(0)
+    m = getattr(ember.nn, kind)(3, 4)
+    ens = {k: ember.stack([v.detach() * (1 + i / 10) for i in range(3)])
+           for k, v in m.named_parameters()}
+    xs = ember.randn(3, 5, 3)
+
+    def f(p, x):
+        return functional_call(m, p, (x,))[0]
+    got = ember.func.vmap(f)(ens, xs)
+    want = np.stack([f({k: v[i] for k, v in ens.items()}, xs[i]).numpy() for i in range(3)])
+    assert np.array_equal(got.numpy(), want)
 
 
 def test_bad_shapes_and_dtypes_are_refused():

@@ -110,6 +110,7 @@ from ember.func.batching import (  # noqa: E402,F401 - the families register the
     linalg_decomp,
     nn,
     reduce,
+    rnn,
     sampling,
     search,
     sparse,

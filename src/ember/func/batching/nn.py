@@ -397,17 +397,3 @@ def _leading_batch(name: str) -> Any:
 for _name in ("binary_cross_entropy", "lstm_gates", "lstm_gates_backward", "gru_gates",
               "gru_gates_backward"):
     rule(_name)(_leading_batch(_name))
-
-
-def _per_sample_outputs(name: str) -> Any:
-    """A rule computing the several outputs of primitive ``name`` once per sample: the
-    whole-sequence recurrent scans, whose inputs have a fixed rank."""
-    def run(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
-        xs = tuple(batched(t, b, is_b) for t, is_b in zip(xs, bs))
-        outs = [apply(prim(name), *(t[i] for t in xs), **params) for i in range(b)]
-        return tuple(stack([o[j] for o in outs]) for j in range(len(outs[0])))
-    return run
-
-
-for _name in ("lstm_scan", "lstm_scan_backward", "gru_scan", "gru_scan_backward"):
-    rule(_name)(_per_sample_outputs(_name))
