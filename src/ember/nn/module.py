@@ -23,6 +23,7 @@ from ember.nn.module_hooks import (
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
 from ember.ops.creation import empty_like
+from ember.ops.storage import share_tensors_
 from ember.tensor import STRUCTURE, Tensor
 
 __all__ = ["Module"]
@@ -474,7 +475,13 @@ class Module(ModuleHooksMixin, StateDictMixin):
             >>> nn.Linear(2, 3).share_memory().weight.is_shared()
             True
         """
-        return self._apply(lambda t: t.share_memory_())
+        tensors = []
+        for m in self.modules():
+            for p in m._parameters.values():
+                tensors += [] if p is None else [p] if p.grad is None else [p, p.grad]
+            tensors += [b for b in m._buffers.values() if b is not None]
+        share_tensors_(tensors)  # (one search for the tensors on their memory, not one each)
+        return self
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
         """Moves parameters and buffers to ``device`` without copying their values: each gets
