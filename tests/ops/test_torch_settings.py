@@ -148,6 +148,18 @@ def test_share_memory_moves_the_whole_storage_as_torch(lib):
     assert lib.arange(6.0).reshape(2, 3).share_memory_().is_shared()  # (a view of a temporary)
 
 
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_share_memory_moves_a_data_alias_and_its_views_as_torch(lib):
+    # p.data = a: p and a share the memory, not the version counter; both move, with a's views
+    a = lib.zeros(3)
+    view = a[1:]
+    p = lib.nn.Parameter(lib.zeros(3))
+    p.data = a
+    p.share_memory_()
+    p.data[1] = 7
+    assert a.is_shared() and view.is_shared() and a[1].item() == 7 and view[0].item() == 7
+
+
 def test_growing_a_shared_tensor_is_refused():
     # torch: "Trying to resize storage that is not resizable" (this build crashes instead);
     # Ember moved it to private memory, which the other processes no longer saw

@@ -305,8 +305,9 @@ def share_memory_(self: Tensor) -> Tensor:
     """Moves the tensor's storage (the whole memory block it lies in) into shared memory in
     place, so that processes forked afterwards (``multiprocessing`` with ``fork``), and those it
     is sent to (a ``Queue``, ``spawn``'s arguments), read and write the same elements. As in
-    PyTorch, the tensors on that memory (its views, its base, ``detach()`` aliases) move with
-    it; NumPy arrays taken earlier with ``numpy()`` keep the old memory.
+    PyTorch, the tensors on that memory (its views, its base, ``detach()`` aliases, a tensor
+    sharing its array by ``p.data = a``) move with it; NumPy arrays taken earlier with
+    ``numpy()`` keep the old memory.
 
     Example:
         >>> x = ember.arange(6.0)
@@ -363,24 +364,53 @@ def _move(flat: np.ndarray, holders: list) -> None:
 def _tensors_sharing(tensors: list) -> dict[int, list[Tensor]]:
     """Per tensor (by id), itself and the tensors that may lie on its memory, which a move
     takes along as PyTorch's storage does: those sharing its version counter (views, base,
-    ``detach()`` aliases). Looked for only where the counter has another holder, with one
-    pass over the heap for all (``gc.get_referrers`` walks every object: ~10 ms per 150k)."""
-    holders: dict[int, dict[int, Tensor]] = {}  # id of a counter -> its tensors
-    keys = {id(t._vc): t._vc for t in tensors if sys.getrefcount(t._vc) > 2}  # (t's, the call's)
-    for o in _holding(keys) if keys else ():
-        holders.setdefault(id(o._vc), {})[id(o)] = o
-    return {id(t): [t, *(h for h in holders.get(id(t._vc), {}).values() if h is not t)]
-            for t in tensors}
+    ``detach()`` aliases) or its very array (``p.data = a``), and theirs in turn. Looked for
+    only where the counter or array has another holder, with one pass over the heap for
+    all (``gc.get_referrers`` walks every object: ~10 ms per 150k)."""
+    holders: dict[int, dict[int, Tensor]] = {}  # id of a counter or array -> its tensors
+    searched: set[int] = set()
+    new = {id(k): k for t in tensors for k in _held_elsewhere(t)}
+    while new:  # (a second pass only for another counter found through an array)
+        searched.update(new)
+        found = _holding(new)
+        new = {}
+        for o in found:
+            holders.setdefault(id(o._vc), {})[id(o)] = o
+            holders.setdefault(id(o._data), {})[id(o)] = o
+            new.update((id(k), k) for k in _held_elsewhere(o) if id(k) not in searched)
+    result = {}
+    for t in tensors:
+        group, todo = {id(t): t}, [t]
+        while todo:
+            o = todo.pop()
+            for h in (*holders.get(id(o._vc), {}).values(),
+                      *holders.get(id(o._data), {}).values()):
+                if id(h) not in group:
+                    group[id(h)] = h
+                    todo.append(h)
+        result[id(t)] = list(group.values())
+    return result
 
 
 def _holding(keys: dict) -> list[Tensor]:
-    """The tensors whose version counter is one of ``keys`` (id -> object): one
+    """The tensors whose version counter or array is one of ``keys`` (id -> object): one
     ``gc.get_referrers`` for a few, whose cost grows with their number (it compares each
     reference with each key: on a 1.07M-object heap 15 ms for 1, 39 ms for 32, 300 ms for
     400), else one scan of every object (59 ms there)."""
     if len(keys) <= 32:
         return [o for o in gc.get_referrers(*keys.values()) if isinstance(o, Tensor)]
-    return [o for o in gc.get_objects() if isinstance(o, Tensor) and id(o._vc) in keys]
+    return [o for o in gc.get_objects() if isinstance(o, Tensor) and
+            (id(o._vc) in keys or id(o._data) in keys)]
+
+
+def _held_elsewhere(t: Tensor) -> list:
+    """``t``'s version counter and array, those that something besides ``t`` holds."""
+    found = []
+    if sys.getrefcount(t._vc) > 2:  # (t's reference and the call's)
+        found.append(t._vc)
+    if sys.getrefcount(t._data) > 2:
+        found.append(t._data)
+    return found
 
 
 def _within(a: np.ndarray, low: int, high: int) -> bool:
