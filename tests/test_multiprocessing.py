@@ -157,6 +157,38 @@ def test_a_shared_block_holds_one_descriptor_as_a_torch_storage():
     assert count() - before <= 1
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 13) or not hasattr(os, "memfd_create"),
+                    reason="the descriptor guess (before trackfd=False); memfd")
+def test_a_block_received_twice_by_two_threads_keeps_a_valid_descriptor(monkeypatch):
+    # _map guesses the number mmap's duplicate takes; a second thread attaching the same
+    # file in between took that number, the first block kept the second's descriptor as its
+    # own, and it was closed with the second block
+    import gc
+    import threading
+
+    from ember.backend import shared_block
+
+    fd = os.memfd_create("t", 0)
+    os.ftruncate(fd, 8)
+    inode = os.fstat(fd).st_ino
+    other, got, real_close = os.dup(fd), [], os.close
+    thread = threading.Thread(target=lambda: got.append(shared_block.attach(other, 8)))
+
+    def close(n):  # (right after _map's guess: the other thread attaches then)
+        real_close(n)
+        if not thread.is_alive() and not got:
+            thread.start()
+            thread.join(0.2)
+    monkeypatch.setattr(shared_block.os, "close", close)
+    first = shared_block.attach(fd, 8)
+    monkeypatch.undo()
+    thread.join()
+    assert got[0] is first
+    del got[:]
+    gc.collect()
+    assert os.fstat(first.fd).st_ino == inode  # (still open, on the same file)
+
+
 def test_a_loader_batch_sent_on_shares_its_memory_as_torch():
     # a batch a worker sent through /dev/shm is shared memory; sent on (a Queue to another
     # process) it travels as that memory, as torch's (it went as a copy: writes were lost)

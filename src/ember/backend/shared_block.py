@@ -14,6 +14,7 @@ import mmap
 import os
 import sys
 import tempfile
+import threading
 import weakref
 
 import numpy as np
@@ -29,13 +30,18 @@ class SharedBlock(mmap.mmap):
 
 _mapped: weakref.WeakValueDictionary[tuple[int, int], SharedBlock] = \
     weakref.WeakValueDictionary()  # the blocks mapped here, by (device, inode) of the file
+# held while a file is looked up and mapped: _map recognises mmap's duplicate descriptor by
+# its number and file, which another thread mapping the same file (a block received twice)
+# could take in between; a lock costs nothing next to a mapping
+_lock = threading.Lock()
 
 
 def _map(fd: int, nbytes: int) -> SharedBlock:
-    """Maps the file ``fd`` (a descriptor this call takes over). The block keeps one
-    descriptor, as a PyTorch storage does: CPython's ``mmap`` keeps a duplicate of ``fd`` for
-    itself (until Python 3.13's ``trackfd=False``), which becomes the block's where it can be
-    found, so ``fd`` is closed; else the block keeps both."""
+    """Maps the file ``fd`` (a descriptor this call takes over; under ``_lock``). The block
+    keeps one descriptor, as a PyTorch storage does: CPython's ``mmap`` keeps a duplicate of
+    ``fd`` for itself (until Python 3.13's ``trackfd=False``), which becomes the block's where
+    it can be found, so ``fd`` is closed; else the block keeps both. (Two descriptors a block
+    would halve the tensors a process can hold under the usual 1024 ``ulimit -n``: ~500.)"""
     info = os.fstat(fd)
     if sys.version_info >= (3, 13):
         block = SharedBlock(fd, nbytes, trackfd=False)
@@ -82,19 +88,21 @@ def new_block(nbytes: int) -> SharedBlock:
     except OSError:
         os.close(fd)
         raise
-    return _map(fd, nbytes)
+    with _lock:
+        return _map(fd, nbytes)
 
 
 def attach(fd: int, nbytes: int) -> SharedBlock:
     """The block of the memory file ``fd`` (a descriptor this call takes over): the one this
     process has mapped already, else a new mapping of its ``nbytes`` bytes."""
     info = os.fstat(fd)
-    found = _mapped.get((info.st_dev, info.st_ino))
-    if found is not None:
-        if fd != found.fd:  # (spawn hands a child the same descriptor for each view sent)
-            os.close(fd)
-        return found
-    return _map(fd, nbytes)
+    with _lock:
+        found = _mapped.get((info.st_dev, info.st_ino))
+        if found is not None:
+            if fd != found.fd:  # (spawn hands a child the same descriptor for each view sent)
+                os.close(fd)
+            return found
+        return _map(fd, nbytes)
 
 
 def block_of(array: np.ndarray) -> SharedBlock | None:
