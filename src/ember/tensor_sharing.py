@@ -80,7 +80,15 @@ def reduce_shared(t: Tensor) -> tuple:
     a = source._data
     block = shared_block.block_of(a)
     layout = (a.dtype, a.shape, a.strides, shared_block.offset_in(a, block))
-    return rebuilt, (_sent(block), "cpu", t.requires_grad, layout, type(t), own_attributes(t))
+    return rebuilt if a.flags.writeable else _rebuilt_read_only, \
+        (_sent(block), "cpu", t.requires_grad, layout, type(t), own_attributes(t))
+
+
+def _rebuilt_read_only(*args: Any) -> Tensor:
+    """:func:`rebuilt` of a read-only tensor (an ``as_strided`` view): read-only here too."""
+    t = rebuilt(*args)
+    t._data.flags.writeable = False
+    return t
 
 
 def _register(cls: type) -> None:
