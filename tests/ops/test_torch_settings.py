@@ -160,6 +160,13 @@ def test_share_memory_moves_a_data_alias_and_its_views_as_torch(lib):
     assert a.is_shared() and view.is_shared() and a[1].item() == 7 and view[0].item() == 7
 
 
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_share_memory_of_a_meta_tensor_is_refused_naming_it(lib):
+    # torch: "_share_fd_: only available on CPU"; Ember named its "storage" helper
+    with pytest.raises(RuntimeError, match="share_.*only available on CPU"):
+        lib.empty(3, device="meta").share_memory_()
+
+
 def test_growing_a_shared_tensor_is_refused():
     # torch: "Trying to resize storage that is not resizable" (this build crashes instead);
     # Ember moved it to private memory, which the other processes no longer saw

@@ -327,6 +327,10 @@ def share_tensors_(tensors: Any) -> None:
         return
     if DISPATCH.handler is not None:
         raise OpError("share_memory_: not supported inside transforms (vmap, jit, forward mode)")
+    for t in todo:
+        if t._device.type != "cpu":  # (torch: "_share_fd_: only available on CPU")
+            raise DeviceError(f"share_memory_: only available on CPU tensors, got a tensor on "
+                              f"{t._device}. Hint: move it with .cpu() first")
     on = _tensors_sharing(todo)
     for t in todo:
         if t.is_shared():  # (moved with an earlier one)
