@@ -195,7 +195,11 @@ def in_operands_layout(xp: Any, out: Any, *operands: Any) -> Any:
     PyTorch's otherwise (a C-ordered first operand decides for C wherever it decides).
 
     Example:
-        >>> out = in_operands_layout(np, np.add(a_cl, b), a_cl, b)  # channels-last, as a_cl
+        >>> import numpy as np
+        >>> a_cl = np.zeros((2, 3, 3, 4)).transpose(0, 3, 1, 2)  # (N, C, H, W), channels-last
+        >>> b = np.ones((2, 4, 3, 3))
+        >>> in_operands_layout(np, np.add(a_cl, b), a_cl, b).strides  # as a_cl's
+        (288, 8, 96, 32)
     """
     dims = operands_order(out, *operands)
     if dims is None:
