@@ -322,7 +322,8 @@ def share_memory_(self: Tensor) -> Tensor:
 def share_tensors_(tensors: Any) -> None:
     """:meth:`Tensor.share_memory_` of each of ``tensors`` (``Module.share_memory``'s), with one
     search of the heap for the tensors on their memory, not one each."""
-    todo = list({id(t): t for t in tensors if not t.is_shared()}.values())
+    todo = list({id(t): t for t in tensors  # (CUDA tensors: a no-op, as PyTorch's)
+                 if t._device.type != "cuda" and not t.is_shared()}.values())
     if not todo:
         return
     if DISPATCH.handler is not None:
