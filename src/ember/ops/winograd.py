@@ -93,7 +93,7 @@ def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int], pad: tuple[in
     tiling = (-(-counts[0] // 2), -(-counts[1] // 2)) + tuple(pad)
     y = np.empty((x.shape[0],) + tuple(counts) + (w.shape[0],), x.dtype)
     tiles = x.shape[0] * tiling[0] * tiling[1]
-    bias = np.array(bias if bias is not None else w[:0, 0, 0, 0], order="C")  # (none: empty)
+    bias = None if bias is None else np.array(bias, order="C")
     if _weight_bytes(w.shape, w.dtype) > _SHARED_WEIGHT_BYTES:  # (each share would pack it)
         _tiles(kernels, rows, _transformed(w), y, bias, tiling, 0, tiles, _WHOLE_CHUNK_BYTES)
     else:
@@ -155,9 +155,10 @@ def _transformed(w: np.ndarray) -> np.ndarray:
 
 
 def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
-           bias: np.ndarray, tiling: tuple[int, ...], lo: int, hi: int, budget: int) -> None:
+           bias: np.ndarray | None, tiling: tuple[int, ...], lo: int, hi: int,
+           budget: int) -> None:
     """Tiles ``lo … hi-1``, a chunk of ~``budget`` bytes at a time: transform in, 16 GEMMs,
-    transform out (plus ``bias``, unless empty)."""
+    transform out (plus ``bias``, if given)."""
     cin, cout = weights.shape[1:]
     per = max(1, min(hi - lo, budget // (16 * max(cin, cout) * rows.itemsize)))
     v, m = (np.empty((16, per * c + _SKEW), rows.dtype) for c in (cin, cout))
@@ -166,7 +167,9 @@ def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
         count = min(per, hi - first)
         kernels.tiles_in(rows, v, first, count, tiling, scratch)
         np.matmul(_by_position(v, count, cin), weights, out=_by_position(m, count, cout))
-        kernels.tiles_out(m, count, y, bias, first, tiling)
+        kernels.tiles_out(m, count, y, first, tiling)
+        if bias is not None:
+            kernels.add_bias(y, bias, first, count, tiling)
 
 
 def _tile_sums(kernels: Any, rows: np.ndarray, grads: np.ndarray, tiling: tuple[int, ...],
