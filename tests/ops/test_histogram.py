@@ -55,6 +55,12 @@ def test_histogram_errors():
     for edges in ([1.0], []):  # were bare index errors
         raises_like_torch(lambda lib, e=edges: lib.histogram(x(lib), lib.tensor(e)),
                           ember.ShapeError, "at least 2")
+    for rng in ((0.0, 1.0, 2.0), (0.0,), ()):  # (0, 1, 2) was taken as (0, 1); (0,) an IndexError
+        with pytest.raises(RuntimeError, match=f"should have 2 elements, but got {len(rng)}"):
+            torch.histogram(x(torch), 2, range=rng)
+        with pytest.raises(RuntimeError, match=f"histogram: for a 1-dimensional histogram range "
+                           f"should have 2 elements, but got {len(rng)}"):
+            ember.histogram(x(ember), 2, range=rng)
 
 
 _X2 = np.random.default_rng(1).random((10, 2)).astype(np.float32)

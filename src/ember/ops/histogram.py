@@ -27,6 +27,9 @@ __all__ = ["histogram", "histogramdd"]
 
 def _range(x: Tensor, range: Any, op: str) -> tuple[float, float]:
     if range is not None:
+        if len(range) != 2:  # (checked before the bins, in PyTorch's order)
+            raise ShapeError(f"{op}: for a 1-dimensional histogram range should have 2 "
+                             f"elements, but got {len(range)}. Hint: range=(min, max)")
         lo, hi = _given_range(range, op)
     elif x.numel():
         lo, hi = float(x.min()), float(x.max())

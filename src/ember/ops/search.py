@@ -236,14 +236,14 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         raise DTypeError(f"histc: expected a floating input, got {input.dtype.name}. Hint: call "
                          ".float() first")
     bins = as_int(bins, "histc", "bins")
-    if bins <= 0:
-        raise ValueError(f"histc: bins must be > 0, got {bins}")
+    if bins <= 0:  # (RuntimeErrors, as PyTorch's)
+        raise ShapeError(f"histc: bins must be > 0, got {bins}")
     lo, hi = as_float(min, "histc", "min"), as_float(max, "histc", "max")
     if lo != hi:
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError(f"histc: range of [{lo}, {hi}] is not finite")
+            raise OpError(f"histc: range of [{lo}, {hi}] is not finite")
         if lo > hi:
-            raise ValueError(f"histc: max must be larger than min, got min={lo}, max={hi}")
+            raise OpError(f"histc: max must be larger than min, got min={lo}, max={hi}")
     return apply(Histc, input, bins=bins, min=lo, max=hi, batch=False)
 
 
