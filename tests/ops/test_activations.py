@@ -299,6 +299,11 @@ def test_silu_backward_is_one_slope_op_with_the_composite_values(dtype):
     x = ember.tensor(values, dtype=getattr(ember, dtype), requires_grad=True)
     g = ember.tensor(rng.standard_normal(values.size), dtype=x.dtype)
     (gx,) = ember.autograd.grad(ember.silu(x), x, g, create_graph=True)
+    # the graph of the backward: g times one slope node reading x (the composite: several)
+    nodes = [f for f, _ in gx.grad_fn.next_functions if f is not None]
+    assert gx.grad_fn.name() == "MulBackward0" and [f.name() for f in nodes] == \
+        ["SiluSlopeBackward0"]
+    assert [f.name() for f, _ in nodes[0].next_functions] == ["torch::autograd::AccumulateGrad"]
     with ember.no_grad():
         s = ember.sigmoid(x)
         composite = g * (s * (1 + x * (1 - s)))
