@@ -230,6 +230,16 @@ def test_means_and_variances_over_dynamic_axes_count_at_run_time():
                    [[ember.randn(7, 3)], [ember.randn(3, 9)]])
 
 
+@pytest.mark.parametrize("dims", [(1,), ()])
+def test_float32_variances_whose_squares_overflow_are_finite_as_eager(dims):
+    # (float32 squares overflow past ~1.8e19; eager and torch sum in float64 there)
+    x = ember.tensor([[2e19, -2e19, 0.0, 1.0], [3e38, -3e38, 3e38, -3e38],
+                      [3e38, 3e38, 3e38, 0.0], [1.0, 2.0, 3.0, 4.5]])
+    check_export(lambda t: (t.std(dims), t.var(dims, correction=0), t.std(0, keepdim=True)), x,
+                 dynamic_batch=True)
+    assert np.isfinite(x.std(1).numpy()[[0, 2]]).all()  # (row 1's std, 3.5e38, is not float32)
+
+
 def test_blockwise_causal_attention_with_a_dynamic_batch(monkeypatch):
     monkeypatch.setattr(ember.ops.attention, "MEMORY_EFFICIENT_MIN", 1)
     q, k = ember.randn(2, 4, 3, 8), ember.randn(2, 2, 5, 8)

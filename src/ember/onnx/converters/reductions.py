@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.dtypes import bool_, float32, int32, int64
+from ember.dtypes import bool_, float32, float64, int32, int64
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.registry import converter
@@ -39,21 +39,24 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
 
 @converter("var", "std")
 def spread(ctx: Context, eqn: Eqn) -> str:
-    """``sum((x - mean)²) / (n - correction)`` over the dims (its root for ``std``), in the
-    input's dtype, ``n`` read at run time along dynamic axes; no degrees of freedom left
-    divides by 0 (inf or NaN, as eager)."""
+    """``sum((x - mean)²) / (n - correction)`` over the dims (its root for ``std``), in
+    float64 (a float32 input's squares overflow past ~1.8e19, where eager, summing again in
+    float64, and PyTorch are finite) and rounded to the input's dtype once; ``n`` read at run
+    time along dynamic axes; no degrees of freedom left divides by 0 (inf or NaN, as eager)."""
     src = eqn.inputs[0]
-    x, dims, keep = ctx.value(src), list(eqn.params["dims"]), int(eqn.params["keepdim"])
+    dims, keep = list(eqn.params["dims"]), int(eqn.params["keepdim"])
+    x = ctx.cast(ctx.value(src), src.dtype, float64)
     dynamic = set(ctx.dynamic_dims(src))
     sizes = ctx.join([ctx.dim(src, d) if d in dynamic else src.shape[d] for d in dims])
-    count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, src.dtype)
+    count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, float64)
     centered = ctx.node("Sub", [x, ctx.reduce("ReduceMean", x, dims, 1)])
     squares = ctx.reduce("ReduceSum", ctx.node("Mul", [centered, centered]), dims, keep)
-    dof = ctx.node("Sub", [count, ctx.scalar(eqn.params["correction"], src.dtype)])
-    zero = ctx.scalar(0.0, src.dtype)
+    dof = ctx.node("Sub", [count, ctx.scalar(eqn.params["correction"], float64)])
+    zero = ctx.scalar(0.0, float64)
     dof = ctx.node("Where", [ctx.node("Greater", [dof, zero]), dof, zero])
     variance = ctx.node("Div", [squares, dof])
-    return ctx.node("Sqrt", [variance]) if eqn.prim.name == "std" else variance
+    out = ctx.node("Sqrt", [variance]) if eqn.prim.name == "std" else variance
+    return ctx.cast(out, float64, src.dtype)
 
 
 def _nan_flags(ctx: Context, src: Var, x: str) -> str | None:
