@@ -62,3 +62,20 @@ def test_share_memory_of_a_module_searches_the_heap_once(monkeypatch):
     assert all(t.is_shared() for t in (*net.parameters(), *aliases, net[0].weight.grad))
     aliases[0].fill_(3)
     assert net[0].weight.tolist() == [[3.0] * 4] * 4
+
+
+def test_share_memory_with_a_dead_weak_proxy_on_the_heap():
+    # (the heap scan met a weakref.proxy whose object had died: isinstance raised
+    # ReferenceError, found by the full suite)
+    import weakref
+
+    class Anything:
+        pass
+
+    thing = Anything()
+    dead = weakref.proxy(thing)
+    del thing
+    net = nn.Sequential(*[nn.Linear(4, 4) for _ in range(30)])  # (60 tensors: a heap scan)
+    aliases = [p.detach() for p in net.parameters()]
+    net.share_memory()
+    assert all(a.is_shared() for a in aliases) and dead is not None

@@ -402,9 +402,11 @@ def _holding(keys: dict) -> list[Tensor]:
     ``gc.get_referrers`` for a few, whose cost grows with their number (it compares each
     reference with each key: on a 1.07M-object heap 15 ms for 1, 39 ms for 32, 300 ms for
     400), else one scan of every object (59 ms there)."""
+    # (``type``, not ``isinstance``: the heap holds weak proxies, and isinstance of a dead
+    # one raises ReferenceError)
     if len(keys) <= 32:
-        return [o for o in gc.get_referrers(*keys.values()) if isinstance(o, Tensor)]
-    return [o for o in gc.get_objects() if isinstance(o, Tensor) and
+        return [o for o in gc.get_referrers(*keys.values()) if issubclass(type(o), Tensor)]
+    return [o for o in gc.get_objects() if issubclass(type(o), Tensor) and
             (id(o._vc) in keys or id(o._data) in keys)]
 
 
