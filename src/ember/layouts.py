@@ -98,6 +98,12 @@ def dense_in_order(shape: tuple[int, ...], strides: tuple[int, ...],
     return True
 
 
+def array_dense_in(a: Any, dims: tuple[int, ...] | list[int]) -> bool:
+    """Whether array ``a``'s dimensions ``dims``, outermost first, lay its elements out densely
+    (:func:`dense_in_order` of its strides in elements)."""
+    return dense_in_order(a.shape, tuple(s // a.itemsize for s in a.strides), dims)
+
+
 def format_of(x: Any) -> memory_format:
     """The format ``preserve_format`` keeps for tensor ``x``, as PyTorch's: the order of its
     dimensions in memory (``contiguous_format`` for C order, ``channels_last`` for its

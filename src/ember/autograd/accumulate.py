@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad
+from ember.layouts import array_dense_in
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -110,13 +111,7 @@ def _dense_order(a: Any) -> list[int] | None:
     """The dimensions of array ``a`` from outermost to innermost in memory when its elements
     lie densely without overlap (in any order), else None."""
     order = sorted(range(a.ndim), key=lambda d: -a.strides[d])
-    expected = a.itemsize
-    for d in reversed(order):
-        if a.shape[d] != 1:
-            if a.strides[d] != expected:
-                return None
-            expected *= a.shape[d]
-    return order
+    return order if array_dense_in(a, order) else None
 
 
 def _laid_out_like(g: Tensor, t: Any) -> Tensor:

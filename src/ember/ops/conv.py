@@ -21,7 +21,7 @@ import numpy as np
 
 from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError, refuse_non_tensor
-from ember.layouts import preserve_format
+from ember.layouts import array_dense_in, preserve_format
 from ember.ops import winograd
 from ember.ops.broadcast import sum_to
 from ember.ops.channels_last_view import pixels_first
@@ -312,22 +312,12 @@ def pointwise(kernel: tuple, padding: Pads, stride: tuple) -> bool:
         all(p == (0, 0) for p in padding)
 
 
-def _dense(a: Any, dims: tuple[int, ...]) -> bool:
-    """Whether ``a``'s ``dims``, outermost first, lie densely in memory (size-1 ones aside)."""
-    expected = a.itemsize
-    for d in reversed(dims):
-        if a.shape[d] != 1:
-            if a.strides[d] != expected:
-                return False
-            expected *= a.shape[d]
-    return True
-
-
 def _samples_first(a: Any) -> Any:
     """(N, C, *spatial) ``a`` as (N, C, L) if that is a view of an NCHW-ordered (not a
     channels-last) array, else None."""
     nd = a.ndim - 2
-    if _dense(a, (0, *range(2, nd + 2), 1)) or not _dense(a, tuple(range(1, nd + 2))):
+    channels_last = (0, *range(2, nd + 2), 1)
+    if array_dense_in(a, channels_last) or not array_dense_in(a, tuple(range(1, nd + 2))):
         return None  # (an array that is both, (N, C, 1, 1), goes as rows, as it always did)
     return a.reshape(a.shape[:2] + (prod(a.shape[2:]),))
 
