@@ -8,6 +8,7 @@ import torch
 
 import ember
 import ember.nn as nn
+from ember.tensor import add_wrap_hook, remove_wrap_hook
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((4, 3))
@@ -151,7 +152,13 @@ def test_clip_grad_norm_fast_path_equals_the_ops_bit_for_bit(dtype):
     coef = (1.0 / (expected_total + 1e-6)).clamp(max=1.0)
     expected = [(p.grad * coef).numpy() for p in ps]
     versions = [p.grad._version for p in ps]
-    total = nn.utils.clip_grad_norm_(ps, 1.0)
+    made = []
+    add_wrap_hook(made.append)  # (each tensor made: an op's output, a wrap)
+    try:
+        total = nn.utils.clip_grad_norm_(ps, 1.0)
+    finally:
+        remove_wrap_hook(made.append)
+    assert all(t.ndim == 0 for t in made)  # (the fast path: no op on a gradient, scalars only)
     assert total.dtype == dtype and total.shape == () and not total.requires_grad
     np.testing.assert_array_equal(total.numpy(), expected_total.numpy())
     for p, e, v in zip(ps, expected, versions):
