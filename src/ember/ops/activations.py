@@ -18,11 +18,10 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError, is_floating_input
-from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import contiguous
 from ember.ops.dims import normalize_dim
-from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.forwarding import hands_over, not_a_tensor
+from ember.ops.gelu_silu import Gelu, Silu
 from ember.ops.hard_activations import Hardsigmoid, Hardswish
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
@@ -42,10 +41,8 @@ from ember.ops.select import where
 from ember.ops.unary import (
     Unary,
     abs,
-    exp,
     in_float32,
     sigmoid,
-    sigmoid_array,
     tanh,
 )
 from ember.tensor import Tensor, method
@@ -55,10 +52,6 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "hardtanh", "h
            "logsigmoid", "hardsigmoid", "hardswish", "softsign", "tanhshrink", "threshold",
            "threshold_", "hardshrink", "softshrink", "prelu", "rrelu", "rrelu_", "glu"]
 
-_SQRT1_2 = 1 / math.sqrt(2)
-_SQRT_2_PI = math.sqrt(2 / math.pi)  # the tanh approximation of gelu
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-_GELU_CUBIC = 0.044715
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
@@ -181,87 +174,6 @@ class Softplus(Unary):
     def chain(self, v, x, y, *, beta, threshold):
         scaled = x * beta
         return where(scaled > threshold, v, v * sigmoid(scaled))
-
-
-@primitive
-class Gelu(Unary):
-    name = "gelu"
-
-    @in_float32
-    def forward(self, xp, a, *, approximate):
-        if approximate == "tanh":
-            inner = (a + a * a * a * _GELU_CUBIC) * _SQRT_2_PI
-            return a * 0.5 * (1 + xp.tanh(inner))
-        if fast_float32(xp, a):
-            return float32_kernel(xp, "gelu", a)
-        return a * 0.5 * (1 + erf_array(xp, a * _SQRT1_2))
-
-    def chain(self, v, x, y, *, approximate):
-        if approximate == "tanh":
-            t = tanh((x + x * x * x * _GELU_CUBIC) * _SQRT_2_PI)
-            slope = (1 - t * t) * (x * x * (3 * _GELU_CUBIC) + 1) * (_SQRT_2_PI * 0.5)
-            return v * ((t + 1) * 0.5 + x * slope)
-        return v * apply(GeluSlope, x)
-
-
-@primitive
-class GeluSlope(Unary):
-    """Exact gelu's derivative ``Φ(x) + x·φ(x)``: one op (one fused pass for float32), so
-    gelu's backward is two passes instead of a dozen; its own derivative is
-    ``φ(x)·(2 - x²)``."""
-
-    name = "gelu_slope"
-
-    @in_float32
-    def forward(self, xp, a):
-        if fast_float32(xp, a):
-            return float32_kernel(xp, "gelu_slope", a)
-        cdf = (1 + erf_array(xp, a * _SQRT1_2)) * 0.5
-        return cdf + a * xp.exp(a * a * -0.5) * _INV_SQRT_2PI
-
-    def chain(self, v, x, y):
-        return v * (exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x))
-
-
-_SLOPE_DTYPES = frozenset((dtypes.float32, dtypes.float64))
-
-
-@primitive
-class Silu(Holomorphic, Unary):
-    name = "silu"
-
-    @in_float32
-    def forward(self, xp, a):
-        s = sigmoid_array(xp, a)
-        return xp.multiply(a, s, out=s) if s.ndim else a * s
-
-    def chain(self, v, x, y):
-        if x.dtype not in _SLOPE_DTYPES:  # (complex, half: the composite, as before)
-            s = sigmoid(x)
-            return v * (s * (1 + x * (1 - s)))
-        return v * apply(SiluSlope, x)
-
-
-@primitive
-class SiluSlope(Unary):
-    """silu's derivative ``s·(1 + x·(1 - s))``, ``s = sigmoid(x)``, of a real ``x``: one op
-    computed in one buffer (the composite's values, bit for bit), so silu's backward is two
-    ops instead of six; its own derivative is ``s·(1 - s)·(2 + x·(1 - 2s))``."""
-
-    name = "silu_slope"
-
-    def forward(self, xp, a):
-        s = sigmoid_array(xp, a)
-        if not s.ndim:
-            return s * (1 + a * (1 - s))
-        t = xp.subtract(1, s)
-        xp.multiply(a, t, out=t)
-        xp.add(t, 1, out=t)
-        return xp.multiply(s, t, out=t)
-
-    def chain(self, v, x, y):
-        s = sigmoid(x)
-        return v * (s * (1 - s) * (2 + x * (1 - 2 * s)))
 
 
 def _floating(op: str, input: Tensor) -> None:

@@ -21,11 +21,12 @@ import numpy as np
 
 from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError, refuse_non_tensor
-from ember.layouts import array_dense_in, preserve_format
+from ember.layouts import preserve_format
 from ember.ops import winograd
 from ember.ops.broadcast import sum_to
 from ember.ops.channels_last_view import pixels_first
 from ember.ops.complex_parts import Holomorphic
+from ember.ops.conv_pointwise import pointwise, pointwise_conv, pointwise_weight_grad
 from ember.ops.depthwise_conv import depthwise_conv2d
 from ember.ops.im2col import (
     Pads,
@@ -215,7 +216,7 @@ class Conv(Holomorphic, Primitive):
             out = xp.zeros((n, cout) + counts, x.dtype)
             return out + b[0].reshape((cout,) + (1,) * nd) if b else out
         if pointwise(kernel, padding, stride):
-            return _pointwise_conv(xp, x, w, b[0] if b else None, compute)
+            return pointwise_conv(xp, x, w, b[0] if b else None, compute)
         if winograd.applies(xp, x, w.shape, counts, dilation, stride, compute):
             out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]), bias)
             if out is not None:
@@ -306,83 +307,6 @@ def conv_nd(x: Tensor, w: Tensor, bias: Tensor | None = None, *, dilation: tuple
                  compute=gemm_dtype(x))
 
 
-def pointwise(kernel: tuple, padding: Pads, stride: tuple) -> bool:
-    """Whether a convolution is 1×1, stride 1 and unpadded: a product of the pixels alone."""
-    return all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
-        all(p == (0, 0) for p in padding)
-
-
-def _samples_first(a: Any) -> Any:
-    """(N, C, *spatial) ``a`` as (N, C, L) if that is a view of an NCHW-ordered (not a
-    channels-last) array, else None."""
-    nd = a.ndim - 2
-    channels_last = (0, *range(2, nd + 2), 1)
-    if array_dense_in(a, channels_last) or not array_dense_in(a, tuple(range(1, nd + 2))):
-        return None  # (an array that is both, (N, C, 1, 1), goes as rows, as it always did)
-    return a.reshape(a.shape[:2] + (prod(a.shape[2:]),))
-
-
-def _few_pixels(n: int, length: int, weight_elements: int) -> bool:
-    """Whether a 1×1 product of an NCHW batch runs faster as one GEMM of pixel rows (copied)
-    than as a GEMM per sample: a large weight is packed again for each sample's product, which
-    few pixels do not repay (1 thread, 32×2048→512 at 7×7: 41 ms as rows, 43-48 per sample;
-    at 14×14, and with a 256×256 weight at 7×7, per sample is 5-25 % faster)."""
-    return n >= 4 and length < 64 and weight_elements >= 1 << 18
-
-
-def _rows(xp: Any, a: Any, dtype: Any) -> Any:
-    """(N, C, *spatial) → (N·L, C) in ``dtype``: a free view of a channels-last array."""
-    return xp.moveaxis(a, 1, -1).reshape(-1, a.shape[1]).astype(dtype, copy=False)
-
-
-def _pointwise_conv(xp: Any, x: Any, w: Any, bias: Any, compute: Any) -> Any:
-    """A 1×1 stride-1 convolution, the bias added to the fresh output. NCHW ``x``: the batch
-    of GEMMs ``W @ x[n]`` on ``x`` as it lies, NCHW out (PyTorch's layout; copying ``x`` to
-    pixel rows took 2-3x the GEMM's time on a 256→21 head); else one GEMM of the pixel rows
-    (free for a channels-last ``x``), channels-last out as the other paths'."""
-    n, cout, spatial = x.shape[0], w.shape[0], x.shape[2:]
-    weight = w[(slice(None), slice(None)) + (0,) * len(spatial)]  # (Cout, Cin): a view
-    dtype = x.dtype if compute is None else compute.np
-    samples = _samples_first(x)
-    if samples is not None and _few_pixels(n, samples.shape[2], weight.size):
-        samples = None
-    if samples is not None:
-        out = gemm.matmul(xp, weight.astype(dtype, copy=False), samples.astype(dtype, copy=False))
-    else:
-        out = gemm.matmul(xp, _rows(xp, x, dtype), weight.T.astype(dtype, copy=False))
-    if compute is not None:  # (the bias after the cast back, as the other paths')
-        out = out.astype(x.dtype)
-    if bias is not None:
-        out += bias.reshape((cout, 1) if samples is not None else (cout,))
-    if samples is not None:
-        return out.reshape((n, cout) + spatial)
-    return out.reshape((n,) + spatial + (cout,)).transpose((0, len(spatial) + 1,
-                                                            *range(1, len(spatial) + 1)))
-
-
-def _pointwise_weight_grad(xp: Any, x: Any, g: Any, compute: Any) -> Any:
-    """A 1×1 stride-1 convolution's weight gradient Σₙ g[n] @ x[n]ᵀ. NCHW ``x`` and ``g``: per
-    sample, accumulated, where the (Cout, Cin) sums cost less than copying both to (C, N·L)
-    (a 7×7 layer's few pixels: then those copies and one GEMM); else one GEMM of the pixel
-    rows, gᵀ @ x (free views of channels-last arrays)."""
-    n, cin, cout = x.shape[0], x.shape[1], g.shape[1]
-    dtype = x.dtype if compute is None else compute.np
-    xs, gs = _samples_first(x), _samples_first(g)
-    if xs is None or gs is None:
-        gw = gemm.matmul(xp, _rows(xp, g, dtype).T, _rows(xp, x, dtype))
-    else:
-        xs, gs = xs.astype(dtype, copy=False), gs.astype(dtype, copy=False)
-        if cout * cin <= xs.shape[2] * (cin + cout):
-            gw = gemm.matmul(xp, gs[0], xs[0].T)
-            part = xp.empty_like(gw)
-            for i in range(1, n):
-                gw += gemm.matmul(xp, gs[i], xs[i].T, out=part)
-        else:
-            gw = gemm.matmul(xp, gs.transpose(1, 0, 2).reshape(cout, -1),
-                             xs.transpose(1, 0, 2).reshape(cin, -1).T)
-    return xp.ascontiguousarray(gw.reshape((cout, cin) + (1,) * (x.ndim - 2)), dtype=x.dtype)
-
-
 def _channels_last_rows(t: Tensor) -> Tensor:
     """(N, C, *spatial) → (N·∏spatial, C): a free reshape of a channels-last tensor."""
     nd = t.ndim - 2
@@ -413,7 +337,7 @@ class ConvWeightGrad(Holomorphic, Primitive):
         if x.size == 0 or g.size == 0:  # nothing to sum, or no output channels to sum into
             return xp.zeros((cout, cin) + tuple(kernel_size), x.dtype)
         if pointwise(kernel_size, padding, stride):
-            return _pointwise_weight_grad(xp, x, g, compute)
+            return pointwise_weight_grad(xp, x, g, compute)
         if g.dtype == x.dtype and winograd.applies(xp, x, (cout, cin, *kernel_size),
                                                    g.shape[2:], dilation, stride, compute):
             gw = winograd.weight_grad3x3(x, g, (padding[0][0], padding[1][0]))
