@@ -117,3 +117,17 @@ def test_small_view_of_large_activation_is_not_kept():
     gc.collect()
     assert ref() is None
     y.sum().backward()
+
+
+def test_a_constant_float_operand_of_a_rule_that_saves_no_inputs_is_not_packed():
+    # (add's or cat's mask reads no values in backward: PyTorch packs nothing for them; the
+    # index tensors such rules do read are integers, packed)
+    x, mask = ember.randn(50, 50, requires_grad=True), ember.randn(50, 50)
+    packed = []
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        y = x.exp() + mask
+        ember.cat([x, mask])
+        x[ember.tensor([0, 2])]
+    assert [tuple(t.shape) for t in packed] == [(50, 50), (2,)]  # exp's output, the index
+    assert packed[0] is not mask and packed[1].dtype == ember.int64
+    y.sum().backward()

@@ -141,8 +141,10 @@ def _pack(node: Node, hooks: tuple) -> None:
         # an input the rule never reads (``reads``: ``x * 2``'s x, ``where``'s a and b) is
         # not packed: only its shape and history are kept, as without hooks (and as PyTorch).
         # A rule that saves no inputs still reads the index tensors it is given (gather,
-        # x[idx], sort's winners): inputs that take no gradient are packed for it.
-        read = reads(node, i) if saved else not t.requires_grad
+        # x[idx], sort's winners): integer and bool inputs are packed for it (an add's
+        # constant operand is not: PyTorch saves nothing for add)
+        read = reads(node, i) if saved else not (t.requires_grad or t.is_floating_point()
+                                                  or t.is_complex())
         if t.requires_grad and t._node is None and not (copies and read):
             entries.append((0, t))
         elif read:
