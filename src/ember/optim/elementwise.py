@@ -149,7 +149,7 @@ class ElementwiseOptimizer(Optimizer):
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if wd != 0.0:
                     if decoupled:
-                        target._data *= decay
+                        _shrink(target._data, decay)
                     else:
                         g = g + wd * target._data
                 if target is p:
@@ -235,6 +235,16 @@ class ElementwiseOptimizer(Optimizer):
         which already carries ``maximize`` and L2 weight decay; compute with
         ``p._device.xp``, in place."""
         raise NotImplementedError
+
+
+def _shrink(data: Any, decay: float) -> None:
+    """``data *= decay`` in place (decoupled weight decay), a half-precision ``data`` through
+    float32 and one rounding, as PyTorch's ``mul_`` computes: NumPy would round ``decay`` to
+    bfloat16 first (0.99 → 0.98828125: AdamW's weights shrank ~3 % more over 9 steps)."""
+    if data.dtype.itemsize <= 2 and data.dtype.kind != "c":
+        np.multiply(data, np.float32(decay), out=data, casting="unsafe")
+    else:
+        data *= decay
 
 
 def _kernel(name: str | None) -> Callable[..., None] | None:
