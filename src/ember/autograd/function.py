@@ -92,19 +92,22 @@ class FunctionCtx:
     def _pack(self, hooks: tuple) -> None:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
         as the values a node saves do (leaves that require grad are kept as they are)."""
-        from ember.autograd.saved_hooks import _run_hook
+        from ember.autograd.saved_hooks import _run_hook, history
         from ember.tensor import VersionCounter
 
         pack, unpack, copies = hooks
         # (each unpacked tensor keeps its history, device and counter, as a node's inputs;
-        # a private copy has a counter of its own: writes to the original no longer matter)
+        # a private copy has a counter of its own: writes to the original no longer matter.
+        # Leaves that require grad are kept, except where the hooks copy every value)
+        kept = [t is None or t.requires_grad and t._node is None and not copies
+                for t in self._saved]
         self._packed = (unpack, tuple(
-            (False, t) if t is None or t.requires_grad and t._node is None else
-            (True, (_run_hook(pack, t), id(t), t._vc, t._vc.value, t.requires_grad, t._node,
-                    t._idx, t.device, VersionCounter() if copies else t._vc))
-            for t in self._saved))
-        self._saved = tuple(t for t in self._saved if t is None or t.requires_grad and
-                            t._node is None)  # (what it keeps: the others live in the hook's)
+            (False, t) if keep else
+            (True, (_run_hook(pack, t), id(t), t._vc, t._vc.value, t.requires_grad,
+                    *history(t, t._device), t.device, VersionCounter() if copies else t._vc))
+            for t, keep in zip(self._saved, kept)))
+        self._saved = tuple(t for t, keep in zip(self._saved, kept) if keep)  # (the others
+        #                                                       live in the hook's)
         if copies:  # a private copy: writes to the original no longer matter
             self._versions = {}
 

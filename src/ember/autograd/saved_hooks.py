@@ -150,7 +150,8 @@ def _pack(node: Node, hooks: tuple) -> None:
         elif read:
             # a private copy has a counter of its own: writes to the original no longer matter
             vc = VersionCounter() if copies else t._vc
-            entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, vc)))
+            entries.append((1, (_run_hook(pack, t), t.requires_grad, *history(t, node.device),
+                                vc)))
         else:
             entries.append((2, Unsaved(t)))
     if copies and saved:
@@ -162,6 +163,24 @@ def _pack(node: Node, hooks: tuple) -> None:
                      for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
     del node.inputs, node.outputs
+
+
+def history(t: Tensor, device: Any) -> tuple[Node | None, int]:
+    """The history a packed ``t`` comes back with: its own; for a leaf that requires grad (of
+    which a hook made a private copy), a copy node whose edge is the leaf, so a backward
+    recorded under ``create_graph`` from the copy's values reaches the leaf (as PyTorch's
+    unpacked saved leaf shares its gradient accumulator)."""
+    from ember.autograd.graph import Node
+    from ember.ops.convert import Copy
+
+    if t._node is not None or not t.requires_grad:
+        return t._node, t._idx
+    top = SAVED_HOOKS.top
+    SAVED_HOOKS.top = None  # (the copy node saves nothing: nothing to pack)
+    try:
+        return Node(Copy, (t,), {}, None, None, device), 0
+    finally:
+        SAVED_HOOKS.top = top
 
 
 def _unpack(node: Node, packed: tuple) -> None:
