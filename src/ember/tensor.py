@@ -309,6 +309,10 @@ class Tensor:
                              ".float()")
         if self._node is not None and not requires_grad:
             raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
+        if requires_grad and self._vc.inference:
+            from ember.autograd.grad_mode import refuse_inference_requires_grad
+
+            refuse_inference_requires_grad(self)
         self.requires_grad = requires_grad
         if requires_grad and self._node is None:
             self._view = None  # a view made a leaf: its history is itself, not its base's

@@ -6,8 +6,10 @@ managers and as decorators, as in PyTorch; each thread has its own mode.
 Tensors whose memory is made inside ``inference_mode`` are *inference tensors*
 (``x.is_inference()``), as in PyTorch, and so are their views: the memory's version counter
 says so (while any thread is in that mode, new memory takes its counter from a factory that
-asks the thread's mode; outside, the factory is the plain class and costs nothing). Unlike
-PyTorch, Ember does not restrict what later code may do with them.
+asks the thread's mode; outside, the factory is the plain class and costs nothing). As in
+PyTorch, outside ``inference_mode`` they may not be written in place (nor made to require
+grad): :func:`refuse_inference_write`. Unlike PyTorch's they keep counting versions, so they may
+be saved for backward (``w * x``), where PyTorch refuses.
 """
 
 from __future__ import annotations
@@ -203,6 +205,33 @@ def is_inference(input: Any) -> bool:
     if not isinstance(input, Tensor):
         raise TypeError(f"is_inference: expected a Tensor, got {type(input).__name__}")
     return input._vc.inference
+
+
+def refuse_inference_write(t: Any, name: str) -> None:
+    """Raises, as PyTorch does, when ``t`` is an inference tensor (or a view of one) and no
+    ``inference_mode`` block is active: its memory was made without version counting, so a
+    graph that read it could not notice the write. Every in-place path calls it before it
+    writes (``out=`` too)."""
+    if t._vc.inference and not GRAD.inference:
+        from ember.errors import GradError
+
+        raise GradError(f"{name}: Inplace update to inference tensor outside InferenceMode is "
+                        f"not allowed (a tensor of shape {tuple(t.shape)} made under "
+                        "ember.inference_mode(), or a view of one). Hint: clone() it to get a "
+                        "normal tensor before the in-place update, or update it inside "
+                        "`with ember.inference_mode():`")
+
+
+def refuse_inference_requires_grad(t: Any) -> None:
+    """Raises, as PyTorch does, when an inference tensor is made to require grad outside
+    ``inference_mode`` (``requires_grad_()``, ``nn.Parameter``)."""
+    if t._vc.inference and not GRAD.inference:
+        from ember.errors import GradError
+
+        raise GradError(f"requires_grad_: Setting requires_grad=True on inference tensor "
+                        f"outside InferenceMode is not allowed (a tensor of shape "
+                        f"{tuple(t.shape)} made under ember.inference_mode()). Hint: clone() it "
+                        "to get a normal tensor, which may require grad")
 
 
 class inference_mode(_Mode):

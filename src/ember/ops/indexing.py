@@ -34,7 +34,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.index_checks import check_index_range, out_of_range
-from ember.ops.inplace import bind_inplace, inplace, needs_history
+from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
 from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import (
     DISPATCH,
@@ -456,6 +456,7 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
 def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: Tensor,
          mode: str) -> Tensor:
     """Writes ``values`` into ``x`` in place; directly when no gradient or trace can see it."""
+    refuse_inference_write(x, op)
     if arrays:  # PyTorch's index_put, unlike its copy into a slice, takes few limited dtypes
         refuse_limited(op, x.dtype, dtypes.SIGNED_FLOAT8)
     if not needs_history(x, values):

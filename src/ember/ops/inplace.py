@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.grad_mode import GRAD
+from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import WORTH_DROPPING, let_go
 from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
 from ember.ops.primitive import (
@@ -71,6 +71,7 @@ class ViewScatter(Primitive):
 
 def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
     """Writes ``compute(alias of x)`` into ``x`` and moves ``x``'s history to the result."""
+    refuse_inference_write(x, name)
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
         if x._view is not None and x._view.version != x._vc.value:

@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ember.autograd.grad_mode import GRAD
+from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.layouts import channels_last, channels_last_3d, format_of
@@ -131,6 +131,8 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
     if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
         raise TypeError(f"{op}(): out must be a Tensor or a tuple of Tensors, got "
                         f"{type(out).__name__}")
+    for o in outs:
+        refuse_inference_write(o, f"{op}(out=...)")
     inputs, listed = _tensor_arguments(args, kwargs)
     if GRAD.enabled and any(t.requires_grad for t in (*inputs, *listed, *outs)):
         raise GradError(f"{op}(): functions with out=... arguments don't support automatic "

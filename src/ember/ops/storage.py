@@ -23,7 +23,7 @@ from ember.errors import DeviceError, GradError, OpError, ShapeError
 from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
-from ember.ops.inplace import transforms_follow
+from ember.ops.inplace import refuse_inference_write, transforms_follow
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.ops.shape import read_sizes
@@ -473,6 +473,7 @@ def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Tensor:
         tensor([[0., 1.],
                 [2., 3.]])
     """
+    refuse_inference_write(self, "resize_")
     shape = read_sizes(size)
     fmt = contiguous_format if memory_format is None else check_format("resize_",
                                                                         memory_format)

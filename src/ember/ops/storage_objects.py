@@ -18,7 +18,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.backend import Device
 from ember.errors import DTypeError, GradError, ShapeError
-from ember.ops.inplace import transforms_follow
+from ember.ops.inplace import refuse_inference_write, transforms_follow
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes
 from ember.ops.storage import _storage, _strided
@@ -197,6 +197,7 @@ def set_(self: Tensor, source: Tensor | UntypedStorage | TypedStorage | None = N
         >>> x.set_(y).is_set_to(y), x.shape
         (True, ember.Size([4]))
     """
+    refuse_inference_write(self, "set_")
     old = self._data
     if source is None:
         _check_settable(self, old.dtype, "empty memory")

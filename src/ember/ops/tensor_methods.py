@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import GRAD, is_inference
+from ember.autograd.grad_mode import GRAD, is_inference, refuse_inference_write
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.activations import hardshrink, prelu
 from ember.ops.arithmetic import div, mul, sub
@@ -317,6 +317,7 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     """Makes ``x`` the view ``view(x)`` in place: the same memory with a new shape, and the
     view's history. The version counter moves, as PyTorch's: a node that saved ``x`` would
     otherwise read it in its new shape (a silently wrong gradient)."""
+    refuse_inference_write(x, name)
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
     if DISPATCH.handler is not None and not transforms_follow(x, name):
