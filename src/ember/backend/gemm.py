@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import compiled, gemv, parallel, threads
+from ember.backend import compiled, gemv, mkl_gemm, parallel, threads
 
 _single_below = 1 << 25  # multiply-adds per matrix (m·n·k): ~0.4 ms on one core
 _SKINNY = 16
@@ -94,6 +94,10 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     # well (196×288×64 87 → 68 µs on two threads back to back) but after single-threaded
     # work took ~300 µs on two (the wake-up): a batch-1 CNN's step was 10–20 % slower
     small = macs < _single_below or min(m, n) <= _SKINNY
+    if not small and flat:
+        done = mkl_gemm.matmul(a, b, out)
+        if done is not None:
+            return done
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return xp.matmul(a, b, out=out)
     found = threads.blas_to_one_thread()  # (inline, not one_thread_each: ~2 µs a product)

@@ -31,6 +31,13 @@ def blas_libraries() -> tuple[list, int]:
     return _libraries
 
 
+def forget_libraries() -> None:
+    """Has the next question about BLAS libraries look at the loaded ones again (after Ember
+    loads one itself: :mod:`ember.backend.mkl_gemm`)."""
+    global _controller, _libraries, _switches
+    _controller = _libraries = _switches = None
+
+
 def _runs_own_threads(lib: object) -> bool:
     """Whether ``lib`` is an OpenBLAS that runs its own (pthreads) workers."""
     return lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) == "pthreads"
