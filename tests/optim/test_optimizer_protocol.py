@@ -322,3 +322,29 @@ def test_deepcopy_keeps_the_options_and_gets_empty_hook_lists():
     twin = copy.deepcopy(opt)
     assert twin.param_groups[0]["amsgrad"] is False and twin._state_dict_pre_hooks == []
     assert twin.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), COMPLEX_CASES, ids=IDS)
+@pytest.mark.parametrize("layout", ["transposed", "sliced"])
+def test_non_contiguous_complex_parameters_step_as_in_torch(name, kwargs, layout):
+    # (a transposed or sliced complex weight was refused: "must be contiguous")
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((3, 8)) + 1j * rng.standard_normal((3, 8))
+    grads = [rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3)) for _ in range(4)]
+
+    def steps(lib):
+        weight = lib.tensor(base)
+        p = (weight[:, :4].t() if layout == "transposed" else weight[:, ::2].t()).requires_grad_()
+        assert not p.is_contiguous()
+        opt = getattr(lib.optim, name)([p], **kwargs)
+        for g in grads:
+            p.grad = lib.tensor(g).t().contiguous().t()  # a strided gradient too
+            opt.step()
+        return p, {k: v for k, v in opt.state[p].items() if v.ndim}
+
+    (ep, es), (tp, ts) = steps(ember), steps(torch)
+    assert_same([ep], [tp])
+    assert es.keys() == ts.keys()
+    for key, value in es.items():
+        assert value.shape == ts[key].shape and value.dtype.is_complex == ts[key].is_complex()
+        np.testing.assert_allclose(to_numpy(value), to_numpy(ts[key]), rtol=1e-10, atol=1e-12)

@@ -143,7 +143,7 @@ class ElementwiseOptimizer(Optimizer):
                         looped.append((p, g, arrays, state))
                         continue
                 if g.dtype.kind == "c":
-                    g = _pairs(p._device.xp.ascontiguousarray(g))
+                    g = _pairs(g)
                 if maximize:
                     g = -g
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
@@ -291,20 +291,18 @@ def _same(a: np.dtype, b: np.dtype) -> bool:
 
 def real_pairs(t: Tensor) -> Tensor:
     """``t`` itself if not complex; a complex ``t`` as a real tensor sharing its memory, each
-    element two reals (as PyTorch's optimizers step ``view_as_real`` of a complex
-    parameter): shape ``(..., 2 * n)`` for ``(..., n)``, ``(2,)`` for a 0-d ``t``."""
+    element two reals, as PyTorch's optimizers step ``view_as_real`` of a complex parameter:
+    shape ``(..., 2)`` for ``(...)``, whatever its strides (a transposed weight too)."""
     data = t._data
     if data.dtype.kind != "c":
         return t
-    if not data.flags.c_contiguous:
-        raise ValueError("optimizer: a complex parameter must be contiguous to be stepped in "
-                         "place. Hint: make it with .contiguous() before the optimizer")
     return _wrap(_pairs(data), t._device)
 
 
 def _pairs(data: Any) -> Any:
-    """A C-contiguous complex backend array as real pairs sharing its memory."""
-    return (data.reshape(1) if data.ndim == 0 else data).view(data.real.dtype)
+    """A complex backend array as real pairs sharing its memory, of shape ``(..., 2)`` (a new
+    last dimension of size 1 is contiguous whatever the strides, so it may change dtype)."""
+    return data[..., None].view(data.real.dtype)
 
 
 def full_state(p: Tensor, value: float = 0.0) -> Tensor:
