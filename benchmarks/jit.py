@@ -53,7 +53,7 @@ def run_workload(name: str, quick: bool, threads: int, memory: bool) -> dict[str
 
 def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
     lines = [f"Machine: {info['cpu']}, {info['threads']} threads; torch {info['torch']}, "
-             f"numpy {info['numpy']}", "",
+             f"numpy {info['numpy']}; BLAS {info.get('blas', '?')}", "",
              "| workload | Ember eager | Ember compiled | PyTorch | compiled/PyTorch | "
              "eager/compiled | compile | equations | peak RSS eager / compiled / PyTorch | "
              "step memory eager / compiled |",

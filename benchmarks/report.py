@@ -31,7 +31,8 @@ def markdown(result: dict[str, Any]) -> str:
     """One row per workload: times, ratio (with the target), GFLOP/s and MFU, peak memory."""
     m = result["machine"]
     lines = [f"Machine: {m['cpu']}, {m['cores']} cores; {m['threads']} threads each; "
-             f"Python {m['python']}, NumPy {m['numpy']}, PyTorch {m['torch']}, "
+             f"Python {m['python']}, NumPy {m['numpy']} (BLAS {m.get('blas', '?')}), "
+             f"PyTorch {m['torch']}, "
              f"Ember {m['ember']}{' (--quick)' if result['quick'] else ''}.", "",
              "| workload | Ember median (min–max) | PyTorch median (min–max) | Ember/PyTorch "
              "(target) | GFLOP/s, MFU Ember | GFLOP/s, MFU PyTorch | peak mem Ember (tensors) "

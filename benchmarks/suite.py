@@ -246,7 +246,9 @@ def machine(threads: int) -> dict[str, Any]:
         pass
     return {"cpu": cpu, "cores": os.cpu_count(), "threads": threads,
             "python": platform.python_version(), "numpy": numpy.__version__,
-            "torch": torch.__version__, "ember": ember.__version__}
+            "torch": torch.__version__, "ember": ember.__version__,
+            "blas": " + ".join(f"{lib['internal_api']} {lib['version']}"
+                               for lib in ember.backend.blas_info())}
 
 
 if __name__ == "__main__":  # the peak-memory subprocess: name framework scale threads

@@ -10,6 +10,7 @@ import pytest
 import ember
 from ember.backend import gemm, mkl_gemm
 
+pytestmark = pytest.mark.usefixtures("threads_restored")
 needs_mkl = pytest.mark.skipif(not mkl_gemm.available(), reason="the mkl package is absent")
 rng = np.random.default_rng(0)
 
@@ -64,16 +65,29 @@ def test_leaves_to_numpy_what_it_cannot_run():
 
 
 @needs_mkl
-def test_large_products_of_ember_run_in_mkl(monkeypatch):
-    calls = []
+@pytest.mark.parametrize(("shape", "threads_inside"), [
+    ((512, 256, 512), 2),  # 2²⁶ multiply-adds: on all threads
+    ((64, 3136, 128), 1),  # mid-sized: on one thread, as OpenBLAS would run it
+    ((9, 20000, 32), 1),  # skinny: one thread
+])
+def test_ember_products_run_in_mkl_on_the_chosen_threads(shape, threads_inside, monkeypatch):
+    seen = []
     real = mkl_gemm.matmul
-    monkeypatch.setattr(mkl_gemm, "matmul", lambda *args: calls.append(1) or real(*args))
-    x, w = ember.randn(512, 256), ember.randn(256, 512)  # 2²⁶ multiply-adds: on all threads
+
+    def watched(*args):
+        seen.append({lib.internal_api: lib.num_threads
+                     for lib in ember.backend.threads.blas_libraries()[0]}["mkl"])
+        return real(*args)
+
+    monkeypatch.setattr(mkl_gemm, "matmul", watched)
+    ember.set_num_threads(2)
+    m, k, n = shape
+    x, w = ember.randn(m, k), ember.randn(k, n)
     np.testing.assert_allclose((x @ w).numpy(), x.numpy() @ w.numpy(), rtol=1e-4, atol=1e-3)
-    assert calls
-    calls.clear()
-    ember.randn(64, 32) @ ember.randn(32, 16)  # small: one OpenBLAS thread
-    assert not calls
+    assert seen == [threads_inside] and ember.get_num_threads() == 2
+    seen.clear()
+    ember.randn(64, 32) @ ember.randn(32, 16)  # tiny: NumPy's call, the per-op fast path
+    assert not seen
 
 
 @needs_mkl
