@@ -162,7 +162,7 @@ def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
     if old is not None:  # (a sum into it reads g's values only: g needs no detach)
         if create_graph:
             t.grad = old + g
-        elif old._node is None and old._data.shape == g._data.shape and old.dtype is g.dtype and \
+        elif old._data.shape == g._data.shape and old.dtype is g.dtype and \
                 _writeable(old._data) and (not DISPATCH.stack or DISPATCH.only_observers() or (
                     old._view is None and DISPATCH.grads_in_place())):
             # (a trace records in-place sums into whole tensors, not into a view of another

@@ -140,7 +140,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if g is None and materialize_grads:
             from ember.ops.creation import zeros_like
 
-            found[i] = zeros_like(targets[i])
+            # (a leaf that requires grad under create_graph, as PyTorch's: a gradient of it
+            # may be differentiated again with the others)
+            found[i] = zeros_like(targets[i], requires_grad=create_graph)
         elif g is not None and not create_graph:
             found[i] = g.detach()
     return tuple(found)

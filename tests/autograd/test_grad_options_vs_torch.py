@@ -1,0 +1,48 @@
+"""``autograd.grad`` options and ``.grad`` accumulation around ``create_graph``, against
+torch: materialized zeros require grad under ``create_graph``; a plain backward adds into a
+``.grad`` that ``create_graph`` left with history in place (the same tensor, as PyTorch's)."""
+
+import numpy as np
+import torch
+
+import ember
+
+
+def _materialized(lib, create_graph):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = lib.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    gx, gy = lib.autograd.grad((x * x).sum(), [x, y], materialize_grads=True,
+                               create_graph=create_graph)
+    return gy.tolist(), gx.requires_grad, gy.requires_grad, gy.grad_fn is None
+
+
+def test_materialized_zeros_require_grad_under_create_graph():
+    for create_graph in (False, True):
+        assert _materialized(ember, create_graph) == _materialized(torch, create_graph)
+
+
+def _accumulated(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = lib.tensor([3.0, 4.0])
+    (x * x).sum().backward(create_graph=True)
+    first = x.grad
+    (x * y).sum().backward()
+    return x.grad is first, x.grad.requires_grad, first.tolist(), x.grad.tolist()
+
+
+def test_plain_backward_adds_in_place_into_a_grad_with_history():
+    assert _accumulated(ember) == _accumulated(torch) == (True, True, [5.0, 8.0], [5.0, 8.0])
+
+
+def test_create_graph_sums_and_second_order_still_match_torch():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (x ** 3).sum().backward(create_graph=True)
+        (x ** 2).sum().backward(create_graph=True)  # 3x^2 + 2x, with history
+        g = x.grad
+        x.grad = None
+        g.sum().backward()
+        return g.detach().numpy(), x.grad.numpy()
+
+    for got, want in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(got, want)
