@@ -114,6 +114,23 @@ def test_muon_orthogonalizes_like_torch():
         np.testing.assert_array_equal(ours, theirs.float().numpy())
 
 
+def test_muon_orthogonalizes_alike_on_any_thread_count():
+    """A large product's float32 sums on two BLAS threads came out in another order than on one
+    (700×700: bfloat16 ulps apart); the iteration runs on one whatever the count."""
+    from ember.optim.muon import NS_COEFFICIENTS, orthogonalize
+
+    g = np.random.default_rng(2).standard_normal((700, 700)).astype(np.float32)
+    before = ember.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            results.append(orthogonalize(np, g, NS_COEFFICIENTS, 5, 1e-7))
+    finally:
+        ember.set_num_threads(before)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
 @pytest.mark.parametrize(("make", "error", "match"), [
     (lambda p: ember.optim.Adafactor(p, lr=-1.0), ValueError, "Learning rate should be >= 0"),
     (lambda p: ember.optim.Adafactor(p, beta2_decay=0.5), ValueError, "beta2_decay should be"),
