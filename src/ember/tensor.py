@@ -183,13 +183,11 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
-        """Strides in elements, as PyTorch reports them (a new tensor without elements has
-        C order's, where NumPy gives its array zero strides)."""
+        """Strides in elements, as PyTorch reports them (a tensor without elements has
+        PyTorch's too, where NumPy gives its array zero strides: :func:`_empty_strides`)."""
         a = self._data
-        if a.size or not a.ndim or any(a.strides):
-            s = tuple(b // a.itemsize for b in a.strides)
-        else:
-            s = tuple(prod(max(n, 1) for n in a.shape[i + 1:]) for i in range(a.ndim))
+        s = tuple(b // a.itemsize for b in a.strides) if a.size or not a.ndim else \
+            _empty_strides(self)
         return s if dim is None else _entry(s, dim, "stride")
 
     def is_contiguous(self, memory_format: memory_format = contiguous_format) -> bool:
@@ -430,6 +428,30 @@ def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:
 
     dev = to_device(device)
     return _wrap(dev.xp.asarray(array), dev, requires_grad)
+
+
+def _empty_strides(t: Tensor) -> tuple[int, ...]:
+    """The strides PyTorch gives ``t``, a tensor without elements (NumPy gives new empty
+    arrays zero strides, and views of them strides derived from those): for a view, those its
+    chain of view primitives gives its base laid out as PyTorch lays it (``t()`` of a
+    (2, 3, 0) tensor: (1, 3, 1), not C order's (2, 1, 1)); else its array's, or C order's
+    where those are all zero."""
+    a = t._data
+    info = t._view
+    if info is not None and not t._device.is_meta:
+        base = info.base
+        b, xp = base._data, t._device.xp
+        laid = xp.lib.stride_tricks.as_strided(b, b.shape, [s * b.itemsize for s in base.stride()])
+        try:
+            for prim, params in info.chain:
+                laid = prim.forward(xp, laid, **params)
+        except (ValueError, TypeError, IndexError):  # (a base since resized in place)
+            laid = None
+        if laid is not None and laid.shape == a.shape and laid.itemsize == a.itemsize:
+            return tuple(s // a.itemsize for s in laid.strides)
+    if any(a.strides):
+        return tuple(s // a.itemsize for s in a.strides)
+    return tuple(prod(max(n, 1) for n in a.shape[i + 1:]) for i in range(a.ndim))
 
 
 def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = None,

@@ -468,7 +468,8 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
         if size < 0 or (size == 0 and n):
             raise ShapeError(f"split: split_size must be positive (0 only for an empty "
                              f"dimension), got {size} for dimension {dim} of size {n}")
-        sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
+        # (an empty dimension gives one empty piece, as PyTorch's, whatever the size)
+        sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
     else:
         sizes = list(as_ints(split_size_or_sections, "split", "each split size"))
         if sum(sizes) != n or any(s < 0 for s in sizes):
