@@ -3,6 +3,7 @@ torch: materialized zeros require grad under ``create_graph``; a plain backward 
 ``.grad`` that ``create_graph`` left with history in place (the same tensor, as PyTorch's)."""
 
 import numpy as np
+import pytest
 import torch
 
 import ember
@@ -46,3 +47,23 @@ def test_create_graph_sums_and_second_order_still_match_torch():
 
     for got, want in zip(run(ember), run(torch)):
         np.testing.assert_allclose(got, want)
+
+
+def test_gradient_edges_as_outputs_as_in_torch():
+    # (an AttributeError: GradientEdge has no requires_grad)
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        z = x.exp()
+        edge = lib.autograd.graph.get_gradient_edge(z)
+        (g,) = lib.autograd.grad(edge, x, lib.tensor([1.0, 3.0], dtype=lib.float64),
+                                 retain_graph=True)
+        lib.autograd.backward(edge, lib.ones(2, dtype=lib.float64))
+        (leaf,) = lib.autograd.grad(lib.autograd.graph.get_gradient_edge(x), x,
+                                    lib.ones(2, dtype=lib.float64))
+        return g.numpy(), x.grad.numpy(), leaf.numpy()
+
+    for got, want in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(got, want)
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(ember.errors.GradError, match="pass its gradient"):
+        ember.autograd.grad(ember.autograd.graph.get_gradient_edge(x * 2), x)

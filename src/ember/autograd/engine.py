@@ -185,6 +185,13 @@ def _roots(tensors: Any, grads: Any, who: str) -> list:
         raise GradError(f"{who}: got {len(tensors)} tensors but {len(grads)} gradients")
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
+        t = edge_target(t)  # (a GradientEdge as an output, as PyTorch's: its gradient given)
+        if type(t) is EdgeTarget:
+            if g is None:
+                raise GradError(f"{who}: output {i} is a GradientEdge ({t!r}), whose shape is "
+                                "not known: pass its gradient")
+            roots.append((t, g))
+            continue
         if not t.requires_grad:
             raise GradError(f"{who}: element {i} of the tensors does not require grad and has "
                             "no grad_fn. Hint: did you create it under no_grad, or forget "

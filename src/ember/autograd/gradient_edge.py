@@ -1,5 +1,6 @@
 """Gradient edges: where a gradient flows in the graph (output ``output_nr`` of a node), as
-``torch.autograd.graph.GradientEdge``; ``autograd.grad`` takes one as an input."""
+``torch.autograd.graph.GradientEdge``; ``autograd.grad`` takes one as an input, and as an
+output (with its gradient given) as ``autograd.backward`` does."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ class GradientEdge(NamedTuple):
     """Where a gradient flows in the graph: output ``output_nr`` of ``node`` (a
     :class:`Node`, or a leaf's :class:`AccumulateGrad`), as PyTorch's. Pass one to
     :func:`ember.autograd.grad` as an input to get the gradient flowing into that edge, even
-    after the tensor that made it is gone or was overwritten in place.
+    after the tensor that made it is gone or was overwritten in place; as an output (of
+    ``grad`` or ``backward``, with its gradient given) to start backward there.
 
     Example:
         >>> x = ember.ones(2, requires_grad=True)
