@@ -37,6 +37,21 @@ def test_products_match_numpy_for_every_layout(dtype, left, right):
 
 
 @needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stacks_match_numpy(dtype):
+    qkv = rng.standard_normal((3, 10, 48)).astype(dtype)  # attention's heads: strided views
+    q = qkv[..., :16].reshape(3, 10, 2, 8).transpose(0, 2, 1, 3)
+    k = qkv[..., 16:32].reshape(3, 10, 2, 8).transpose(0, 2, 3, 1)
+    shared = np.broadcast_to(rng.standard_normal((8, 5)).astype(dtype), (3, 2, 8, 5))
+    into = np.full((3, 10, 2, 10), np.nan, dtype).transpose(0, 2, 1, 3)  # heads-first view
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for left, right, out in [(q, k, None), (q, shared, None), (q, k, into)]:
+        got = mkl_gemm.matmul(left, right, out)
+        assert out is None or got is out
+        np.testing.assert_allclose(got, left @ right, rtol=tolerance, atol=tolerance)
+
+
+@needs_mkl
 def test_writes_into_out_with_a_row_stride():
     a, b = _matrix(40, 20, np.float32, "C"), _matrix(20, 10, np.float32, "F")
     buffer = np.full((40, 16), 7.0, np.float32)
@@ -53,7 +68,11 @@ def test_leaves_to_numpy_what_it_cannot_run():
     cases = [(a, b.astype(np.float64), None),  # mixed dtypes
              (a.astype(np.int64), b.astype(np.int64), None),
              (a.astype(np.complex64), b.astype(np.complex64), None),
-             (a[None], b, None),  # a batch
+             (a[None], b, None),  # a stack times a matrix (the caller broadcasts)
+             (np.stack([a, a]), np.stack([b, b, b])[:2, :, :2][:, :5], None),  # k differs
+             (np.stack([a, a]), np.stack([b, b]), np.zeros((1, 8, 4), np.float32)),
+             (np.stack([a, a]), np.stack([b, b]),
+              np.broadcast_to(np.zeros((8, 4), np.float32), (2, 8, 4))),  # out overlaps itself
              (a[:, ::2], b[:3], None),  # no unit stride
              (a[::-1], b, None),  # a negative stride
              (a[:, :0], b[:0], None),  # empty
@@ -69,6 +88,7 @@ def test_leaves_to_numpy_what_it_cannot_run():
     ((512, 256, 512), 2),  # 2²⁶ multiply-adds: on all threads
     ((64, 3136, 128), 1),  # mid-sized: on one thread, as OpenBLAS would run it
     ((9, 20000, 32), 1),  # skinny: one thread
+    ((8, 128, 64, 128), 2),  # a stack of small products: shared among MKL's threads
 ])
 def test_ember_products_run_in_mkl_on_the_chosen_threads(shape, threads_inside, monkeypatch):
     seen = []
@@ -81,8 +101,8 @@ def test_ember_products_run_in_mkl_on_the_chosen_threads(shape, threads_inside, 
 
     monkeypatch.setattr(mkl_gemm, "matmul", watched)
     ember.set_num_threads(2)
-    m, k, n = shape
-    x, w = ember.randn(m, k), ember.randn(k, n)
+    *batch, m, k, n = shape
+    x, w = ember.randn(*batch, m, k), ember.randn(*batch, k, n)
     np.testing.assert_allclose((x @ w).numpy(), x.numpy() @ w.numpy(), rtol=1e-4, atol=1e-3)
     assert seen == [threads_inside] and ember.get_num_threads() == 2
     seen.clear()

@@ -96,6 +96,11 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     # well (196×288×64 87 → 68 µs on two threads back to back) but after single-threaded
     # work took ~300 µs on two (the wake-up): a batch-1 CNN's step was 10–20 % slower
     small = macs < _single_below or min(m, n) <= _SKINNY
+    if batch and a.ndim > 1 and b.ndim > 1 and macs * prod(batch) >= _OPENBLAS_SINGLE:
+        done = mkl_gemm.matmul(np.broadcast_to(a, batch + a.shape[-2:]),  # (on MKL's threads)
+                               np.broadcast_to(b, batch + b.shape[-2:]), out)
+        if done is not None:
+            return done
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return _product(xp, a, b, out, flat)
     found = threads.blas_to_one_thread()  # (inline, not one_thread_each: ~2 µs a product)
