@@ -83,6 +83,7 @@ CASES = {
     "cumsum": (lambda a: a.cumsum(1), [(4, 5)]),
     "softmax": (lambda a: a.softmax(1), [(4, 5)]),
     "hard_activations": (lambda a: F.hardsigmoid(a) + F.hardswish(a), [(4, 5)]),
+    "elu": (lambda a: F.elu(a) + F.selu(a) + F.celu(a, -0.5) + F.elu(a, -0.5), [(4, 5)]),
     "copysign": (ember.copysign, [(4, 5)] * 2),
     "ldexp": (lambda a: ember.ldexp(a, ember.tensor([[0, 1, 2, 1, 0]])), [(4, 5)]),
     "as_strided": (lambda a: a.as_strided((3, 3), (2, 1)), [(4, 5)]),

@@ -43,6 +43,9 @@ CASES = {
                     + F.relu6(t) + F.softplus(t, beta=2, threshold=1) + t.sigmoid() + t.tanh()
                     + F.hardswish(t) + F.mish(t) + F.hardsigmoid(t) + F.celu(t, 2.0),
                     lambda: [_x(2, 3, 10) * 3]),
+    "glu_prelu": (lambda t: (F.glu(t, 2), F.glu(t[:, :2], 1),
+                             F.prelu(t, ember.tensor([0.1, 0.2, 0.3])),
+                             F.prelu(t, ember.tensor([0.25]))), lambda: [_x(2, 3, 10)]),
     "softmax": (lambda t: F.softmax(t, dim=1) + F.log_softmax(t, dim=-1),
                 lambda: [_x(2, 3, 10)]),
     "reductions": (lambda t: (t.sum(1, keepdim=True).mean(-1), t.amax(-1), t.amin((1, 2)),

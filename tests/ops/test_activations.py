@@ -27,6 +27,7 @@ CASES = [
     case("leaky_relu"), case("leaky_relu", negative_slope=0.2),
     case("hardtanh"), case("hardtanh", min_val=-0.5, max_val=2.0),
     case("elu"), case("elu", alpha=0.5), case("selu"), case("celu", alpha=2.0),
+    case("elu", alpha=-0.5), case("celu", alpha=-0.5),  # (the rule reads x, not y alone)
     case("gelu"), case("gelu", approximate="tanh"),
     case("silu"), case("softplus"), case("softplus", beta=2.0, threshold=3.0),
     case("mish"), case("logsigmoid"), case("hardsigmoid", [S(arg(3, 4, low=-4.0, high=4.0))]),

@@ -1,7 +1,8 @@
 """Activation functions: relu, gelu, silu, softplus, elu (with selu and celu), leaky_relu,
 hardtanh (with relu6) as primitives, hardsigmoid and hardswish too
-(:mod:`ember.ops.hard_activations`); mish, logsigmoid, softsign, tanhshrink, threshold,
-hardshrink, softshrink, prelu, rrelu and glu as composites.
+(:mod:`ember.ops.hard_activations`), softplus and mish (:mod:`ember.ops.softplus_mish`), glu
+and prelu (:mod:`ember.ops.glu_prelu`); logsigmoid, softsign, tanhshrink, threshold,
+hardshrink, softshrink and rrelu as composites.
 
 ``ember.sigmoid`` and ``ember.tanh`` live with the other math in :mod:`ember.ops.unary`. The
 signatures are ``torch.nn.functional``'s (``inplace=False`` included), and so are the
@@ -13,15 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 from ember import dtypes
-from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.convert import contiguous
 from ember.ops.dims import normalize_dim
 from ember.ops.forwarding import hands_over, not_a_tensor
 from ember.ops.gelu_silu import Gelu, Silu
+from ember.ops.glu_prelu import Glu, Prelu
 from ember.ops.hard_activations import Hardsigmoid, Hardswish
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
@@ -38,11 +38,11 @@ from ember.ops.primitive import (
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import where
+from ember.ops.softplus_mish import Mish, Softplus
 from ember.ops.unary import (
     Unary,
     abs,
     in_float32,
-    sigmoid,
     tanh,
 )
 from ember.tensor import Tensor, method
@@ -129,6 +129,12 @@ class Elu(Unary):
     name = "elu"
     save_outputs = True
 
+    def reads(self, ctx, i):
+        # y <= 0 exactly where x <= 0 unless the slope below 0 is negative (elu with alpha < 0):
+        # then the rule reads x too; else the output alone, as PyTorch's elu_ (its elu keeps x)
+        p = ctx.params
+        return p["alpha"] * p["scale"] * p["input_scale"] < 0
+
     @in_float32
     def forward(self, xp, a, *, alpha, scale, input_scale):
         below = xp.expm1(xp.minimum(a, 0) * input_scale) * (alpha * scale)
@@ -136,44 +142,9 @@ class Elu(Unary):
 
     def chain(self, v, x, y, *, alpha, scale, input_scale):
         # below 0, dy/dx = input_scale * scale * alpha * exp(...) = input_scale * (y + scale*alpha);
-        # a NaN takes the linear side's slope, as PyTorch (its test is x <= 0)
-        return where(x <= 0, v * ((y + alpha * scale) * input_scale), v * scale)
-
-
-_SMALL = 4096  # elements below which logaddexp's scalar loop costs less than seven calls
-
-
-def _log1p_exp(xp: Any, s: Any) -> Any:
-    """``log(1 + exp(s))`` of a float32/float64 array, as ``max(s, 0) + log1p(exp(-|s|))``
-    (float32 computed in float64 and rounded once): NumPy's ``logaddexp(0, s)`` is a scalar
-    loop, 4-9x slower at 256x256, and within 1.5 ulp in float32 where this rounds correctly.
-    A small float32 array takes ``logaddexp`` in float64 (three calls, not seven: 3 against
-    6.7 µs at 4x4; rounded to float32, the same values)."""
-    if s.dtype == xp.float32 and s.size < _SMALL:
-        return xp.logaddexp(0, s.astype(xp.float64)).astype(xp.float32)
-    wide = xp.array(s, dtype=xp.float64 if s.dtype == xp.float32 else s.dtype)
-    linear = xp.maximum(wide, 0)
-    xp.abs(wide, out=wide)
-    xp.negative(wide, out=wide)
-    xp.exp(wide, out=wide)
-    xp.log1p(wide, out=wide)
-    xp.add(wide, linear, out=wide)
-    return wide.astype(s.dtype, copy=False)
-
-
-@primitive
-class Softplus(Unary):
-    name = "softplus"
-
-    @in_float32
-    def forward(self, xp, a, *, beta, threshold):
-        scaled = a * beta
-        soft = _log1p_exp(xp, scaled) / beta
-        return soft if threshold == math.inf else xp.where(scaled > threshold, a, soft)
-
-    def chain(self, v, x, y, *, beta, threshold):
-        scaled = x * beta
-        return where(scaled > threshold, v, v * sigmoid(scaled))
+        # a NaN takes the linear side's slope, as PyTorch (its test is x <= 0, or y <= 0)
+        below = (x if alpha * scale * input_scale < 0 else y) <= 0
+        return where(below, v * ((y + alpha * scale) * input_scale), v * scale)
 
 
 def _floating(op: str, input: Tensor) -> None:
@@ -352,8 +323,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 @hands_over
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * tanh(softplus(input))``."""
-    return _run(input, inplace, "mish",
-                lambda x: name_node(x * tanh(softplus(x)), "MishBackward0"))
+    _floating("mish", input)
+    return _run(input, inplace, "mish", lambda x: apply(Mish, x))
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -472,9 +443,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                              f"{tuple(input.shape)}; it needs one slope per channel "
                              f"(dimension 1, size {channels}) or a single one")
         weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
-    # (one slope per element, then one product: where(x > 0, x, weight * x) would send
-    # 0 * x = NaN into the weight's gradient from an infinite positive x)
-    return input * where(input > 0, 1.0, weight)
+    return apply(Prelu, input, weight)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -516,8 +485,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if size % 2 or not input.ndim:
         raise ShapeError(f"glu: dimension {dim} of input {tuple(input.shape)} has size {size}; "
                          "glu halves it, so it must be even")
-    a, b = input.chunk(2, dim)
-    return a * sigmoid(b)
+    return apply(Glu, input, dim=normalize_dim(dim, input.ndim, "glu"))
 
 
 def _inplace_function(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

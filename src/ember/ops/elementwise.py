@@ -19,7 +19,8 @@ ELEMENTWISE = (
     "igamma", "igammac", "frexp", "standard_gamma_grad", "fake_quantize_per_tensor_affine",
     # activations
     "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
-    "silu_slope", "hardsigmoid", "hardsigmoid_grad", "hardswish", "hardswish_grad",
+    "silu_slope", "hardsigmoid", "hardsigmoid_grad", "hardswish", "hardswish_grad", "mish",
+    "mish_slope", "prelu",
     "batch_norm_input_grad",
     # conversions
     "cast", "copy", "class_index", "index_check", "nola_check",

@@ -405,8 +405,9 @@ def drop_unread_inputs(node: Node) -> None:
     """Lets the tape stop holding inputs whose values the rule never reads (``save_inputs``
     False, or ``reads`` False): only their shape and history stay, so activations are freed as
     soon as nothing else needs them. Parameters (alive anyway), small inputs (too little memory
-    to be worth the bookkeeping) and, where ``save_inputs`` is False, every leaf (a rule may
-    read index tensors it was given) are kept."""
+    to be worth the bookkeeping) and, where ``save_inputs`` is False, integer and bool leaves
+    (the index tensors a rule may read, as saved-tensor hooks pack them) are kept: a constant
+    float operand (constant padding's filled buffer, alpha dropout's shift) is not."""
     prim = node.prim
     inputs = node.inputs
     if prim.save_inputs:
@@ -416,7 +417,8 @@ def drop_unread_inputs(node: Node) -> None:
         kept = [(t.requires_grad and t._node is None) or _held_bytes(t._data) < WORTH_DROPPING
                 or prim.reads(node, i) for i, t in enumerate(inputs)]
     else:
-        kept = [t._node is None or _held_bytes(t._data) < WORTH_DROPPING for t in inputs]
+        kept = [(t._node is None and (t.requires_grad or t._data.dtype not in _FLOAT))
+                or _held_bytes(t._data) < WORTH_DROPPING for t in inputs]
     if not all(kept):
         node.inputs = tuple(t if keep else Unsaved(t) for t, keep in zip(inputs, kept))
 

@@ -397,3 +397,14 @@ def _leading_batch(name: str) -> Any:
 for _name in ("binary_cross_entropy", "lstm_gates", "lstm_gates_backward", "gru_gates",
               "gru_gates_backward"):
     rule(_name)(_leading_batch(_name))
+
+
+@rule("glu")
+def _glu(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
+    return apply(prim("glu"), xs[0], dim=dim + 1)
+
+
+@rule("glu_grad")
+def _glu_grad(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
+    g, x = (batched(t, b, is_b) for t, is_b in zip(xs, bs, strict=True))
+    return apply(prim("glu_grad"), g, x, dim=dim + 1)

@@ -90,3 +90,24 @@ def gelu(ctx: Context, eqn: Eqn) -> str:
 def softmax(ctx: Context, eqn: Eqn) -> str:
     op = "Softmax" if eqn.prim.name == "softmax" else "LogSoftmax"
     return ctx.node(op, [ctx.value(eqn.inputs[0])], axis=eqn.params["dim"])
+
+
+@converter("mish")
+def mish(ctx: Context, eqn: Eqn) -> str:
+    x = ctx.value(eqn.inputs[0])
+    return ctx.node("Mul", [x, ctx.node("Tanh", [ctx.node("Softplus", [x])])])
+
+
+@converter("glu")
+def glu(ctx: Context, eqn: Eqn) -> str:
+    """``a * sigmoid(b)`` of the input's halves along ``dim`` (an equal Split)."""
+    halves = {"num_outputs": 2} if ctx.opset >= 18 else {}
+    a, b = ctx.node("Split", [ctx.value(eqn.inputs[0])], outputs=2, axis=eqn.params["dim"],
+                    **halves)
+    return ctx.node("Mul", [a, ctx.node("Sigmoid", [b])])
+
+
+@converter("prelu")
+def prelu(ctx: Context, eqn: Eqn) -> str:
+    """ONNX's PRelu: the slope, shaped by ``ember.prelu`` to broadcast, as it is."""
+    return ctx.node("PRelu", [ctx.value(eqn.inputs[0]), ctx.value(eqn.inputs[1])])
