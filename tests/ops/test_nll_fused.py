@@ -72,21 +72,40 @@ def test_eager_losses_are_one_fused_op_and_compiled_ones_the_composite():
     assert "nll_loss" not in {eqn.prim.name for eqn in graph.eqns}
 
 
+def test_eager_smoothed_cross_entropy_is_one_fused_op_but_in_half_precision():
+    x, y, w = ember.randn(4, 3), ember.tensor([0, 2, 1, -100]), ember.rand(3)
+    with ember.profiler.profile() as prof:
+        ember.nn.functional.cross_entropy(x, y, w, label_smoothing=0.1)
+    assert [e.name for e in prof.events()] == ["log_softmax", "nll_loss"]
+    with ember.profiler.profile() as prof:  # (the composite rounds each step to float16)
+        ember.nn.functional.cross_entropy(x.half(), y, label_smoothing=0.1)
+    assert len(prof.events()) > 2
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_rules_of_the_primitive_and_its_backward(reduction):
+def test_rules_of_the_primitive_and_its_backward(reduction, smoothing):
     rng = np.random.default_rng(1)
     x = ember.tensor(rng.standard_normal((5, 3)), requires_grad=True)
     y, w = ember.tensor([0, 2, 1, 1, -100]), ember.tensor(rng.random(3))
 
     def loss(a):
-        return nll(a, y, w, ignore_index=-100, reduction=reduction, op="nll_loss")
+        return nll(a, y, w, ignore_index=-100, reduction=reduction, op="nll_loss",
+                   smoothing=smoothing)
 
     assert ember.autograd.gradcheck(loss, (x,))
     assert ember.autograd.gradgradcheck(loss, (x,))
     ty, tw = torch.tensor(y.numpy()), torch.tensor(w.numpy())
 
-    def torch_loss(a):
-        return torch.nn.functional.nll_loss(a, ty, tw, reduction=reduction)
+    def torch_loss(a):  # (cross_entropy's label smoothing, of log-probabilities a)
+        hard = torch.nn.functional.nll_loss(a, ty, tw, reduction=reduction)
+        valid = ty != -100
+        uniform = torch.where(valid, -(a * tw).sum(1), 0.0)
+        if reduction == "mean":
+            uniform = uniform.sum() / tw[ty.clamp(min=0)][valid].sum()
+        elif reduction == "sum":
+            uniform = uniform.sum()
+        return hard * (1 - smoothing) + uniform * (smoothing / 3)
 
     v = rng.standard_normal((5, 3))
     _, tangent = ember.func.jvp(loss, (x.detach(),), (ember.tensor(v),))
@@ -105,14 +124,16 @@ def test_rules_of_the_primitive_and_its_backward(reduction):
     np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_batched_gradients_of_an_eager_loss_as_torch(reduction):
+def test_batched_gradients_of_an_eager_loss_as_torch(reduction, smoothing):
     x = np.random.default_rng(2).standard_normal((5, 3))
     y = np.array([0, 2, 1, 1, -100])
     v = np.eye(5) if reduction == "none" else np.array([1.0, 2.0, -1.0])
     got, want = [], []
     for lib, out in ((ember, got), (torch, want)):
         xt = lib.tensor(x, requires_grad=True)
-        loss = lib.nn.functional.cross_entropy(xt, lib.tensor(y), reduction=reduction)
+        loss = lib.nn.functional.cross_entropy(xt, lib.tensor(y), reduction=reduction,
+                                                label_smoothing=smoothing)
         out.append(lib.autograd.grad(loss, xt, lib.tensor(v), is_grads_batched=True)[0])
     np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-12)

@@ -93,16 +93,20 @@ class _Targets:
 
 
 def _fused_nll(op: str, input: Tensor, target: Tensor, weight: Tensor | None,
-               ignore_index: int, reduction: str) -> Tensor | None:
-    """The loss as the fused ``nll_loss`` primitive (:mod:`ember.ops.nll`), or None where the
-    composite computes it: under a transform other than an observer (jit, vmap, forward mode
-    and autocast know the composite's ops), for uint8 targets, or weights of another dtype."""
+               ignore_index: int, reduction: str, smoothing: float = 0.0) -> Tensor | None:
+    """The loss as the fused ``nll_loss`` primitive (:mod:`ember.ops.nll`), with
+    cross_entropy's ``label_smoothing`` ``smoothing``, or None where the composite computes it:
+    under a transform other than an observer (jit, vmap, forward mode and autocast know the
+    composite's ops), for uint8 targets, weights of another dtype, or smoothing of a half
+    precision input (the composite rounds each of its steps)."""
     if (DISPATCH.handler is not None and not DISPATCH.only_observers()) or \
             target.dtype is not dtypes.int64 or \
-            (weight is not None and weight.dtype is not input.dtype):
+            (weight is not None and weight.dtype is not input.dtype) or \
+            (smoothing and input.dtype not in (dtypes.float32, dtypes.float64)):
         return None
     check_class_targets(op, input, target, weight)
-    return nll(input, target, weight, ignore_index=ignore_index, reduction=reduction, op=op)
+    return nll(input, target, weight, ignore_index=ignore_index, reduction=reduction, op=op,
+               smoothing=smoothing)
 
 
 def _class_dim(input: Tensor) -> int:
@@ -180,8 +184,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     dim = _class_dim(input)
     c = input.shape[dim]
     logp = log_softmax(input, dim)
-    if label_smoothing == 0 and not target.dtype.is_floating_point:
-        fused = _fused_nll(op, logp, target, weight, ignore_index, reduction)
+    if not target.dtype.is_floating_point:
+        fused = _fused_nll(op, logp, target, weight, ignore_index, reduction,
+                           float(label_smoothing))
         if fused is not None:
             return fused
     class_weight = None if weight is None else \

@@ -4,9 +4,11 @@ forward (``cross_entropy`` and ``nll_loss`` called eagerly took 12 primitives fo
 paying the per-op overhead). The loss is linear in the input: its gradient is the
 ``nll_loss_backward`` primitive (the weights scattered at the targets), whose own gradient is
 ``nll_loss`` again, each the other's transpose, and each one's tangent is itself applied to
-the tangent; so every order of derivative follows. Under a transform (jit tracing, vmap,
-forward mode, autocast) the losses use the composite of :mod:`ember.ops.loss` instead, which
-those already know (and export lowers).
+the tangent; so every order of derivative follows. With ``smoothing`` (cross_entropy's
+``label_smoothing``) each also carries the uniform part, ``-Σ_c weight[c]·x[c]`` per kept
+target, mixed in as the composite mixes it (26 primitives a step before, 5 now). Under a
+transform (jit tracing, vmap, forward mode, autocast) the losses use the composite of
+:mod:`ember.ops.loss` instead, which those already know (and export lowers).
 
 Example:
     >>> logp = ember.tensor([[-0.1, -2.0], [-1.5, -0.3]])
@@ -24,7 +26,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops.gather import class_out_of_range
 from ember.ops.index_checks import first_out_of_range
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.reduce import accumulator
+from ember.ops.reduce import Sum, accumulator
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
@@ -63,7 +65,7 @@ class Nll(Primitive):
     jvp_takes_none = True
 
     @in_float32
-    def forward(self, xp, x, t, w=None, *, ignore_index, reduction, op):
+    def forward(self, xp, x, t, w=None, *, ignore_index, reduction, op, smoothing=0.0):
         dim = 1 if x.ndim >= 2 else 0
         valid, safe, weights = _targets(xp, t, w, x.shape[dim], x.dtype, ignore_index, op)
         if x.ndim == 2:  # (a fancy index: ~4x faster than take_along_axis here)
@@ -72,13 +74,18 @@ class Nll(Primitive):
             picked = x[safe]
         else:
             picked = xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim)
-        loss = xp.where(valid, -(picked * weights), 0)
-        if reduction == "none":
+        loss = _reduced(xp, xp.where(valid, -(picked * weights), 0), weights, reduction)
+        if not smoothing:
             return loss
-        total = _sum(xp, loss)
-        return total if reduction == "sum" else _divide(xp, total, _sum(xp, weights))
+        # the composite's steps, in its order: loss·(1-ε) + reduce(where(valid, -Σ_c w·x,
+        # 0))·(ε/C), so that the two agree bit for bit
+        spread = x if w is None else x * w.reshape(w.shape + (1,) * (x.ndim - dim - 1))
+        spread = Sum.forward(xp, spread, dims=(dim,), keepdim=False)
+        uniform = _reduced(xp, xp.where(valid, -spread, x.dtype.type(0)), weights, reduction)
+        keep, spread_share = _shares(x.dtype, smoothing, x.shape[dim])
+        return loss * keep + uniform * spread_share
 
-    def infer(self, x, t, w=None, *, ignore_index, reduction, op):
+    def infer(self, x, t, w=None, *, ignore_index, reduction, op, smoothing=0.0):
         if x.dtype.category != dtypes.FLOAT or x.dtype.is_complex:
             raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}")
         if not x.shape:
@@ -119,17 +126,28 @@ class NllBackward(Primitive):
     allocates = True
 
     @in_float32
-    def forward(self, xp, g, t, w=None, *, shape, ignore_index, reduction, op):
+    def forward(self, xp, g, t, w=None, *, shape, ignore_index, reduction, op, smoothing=0.0):
         dim = 1 if len(shape) >= 2 else 0
         valid, safe, weights = _targets(xp, t, w, shape[dim], g.dtype, ignore_index, op)
+        if smoothing:  # (the composite's gradient steps, in its order: see Nll)
+            keep, spread_share = _shares(g.dtype, smoothing, shape[dim])
+            g, uniform = g * keep, g * spread_share
+            if reduction == "mean":
+                uniform = _divide(xp, uniform, _sum(xp, weights))
+            uniform = -xp.where(valid, uniform, g.dtype.type(0))
+            uniform = xp.expand_dims(uniform, dim)
+            if w is not None:
+                uniform = uniform * w.reshape(w.shape + (1,) * (len(shape) - dim - 1))
         if reduction == "mean":
             g = _divide(xp, g, _sum(xp, weights))
         out = xp.zeros(shape, g.dtype)
         src = xp.where(valid, -(g * weights), 0)
         xp.put_along_axis(out, xp.expand_dims(safe, dim), xp.expand_dims(src, dim), axis=dim)
+        if smoothing:
+            out += uniform
         return out
 
-    def infer(self, g, t, w=None, *, shape, ignore_index, reduction, op):
+    def infer(self, g, t, w=None, *, shape, ignore_index, reduction, op, smoothing=0.0):
         return TensorSpec(tuple(shape), g.dtype)
 
     def reads(self, ctx, i):
@@ -157,6 +175,20 @@ def _targets(xp, t, w, classes: int, dtype, ignore_index: int, op: str) -> tuple
     return valid, safe, (valid.astype(dtype) if w is None else w[safe] * valid)
 
 
+def _reduced(xp, loss, weights, reduction: str):
+    """Per-target ``loss`` reduced: 'mean' over the summed ``weights`` of the kept ones."""
+    if reduction == "none":
+        return loss
+    total = _sum(xp, loss)
+    return total if reduction == "sum" else _divide(xp, total, _sum(xp, weights))
+
+
+def _shares(dtype, smoothing: float, classes: int) -> tuple:
+    """The parts of the target's class and of the uniform distribution, ``1 - ε`` and
+    ``ε / C``, in ``dtype`` (as the composite's Python numbers become)."""
+    return dtype.type(1 - smoothing), dtype.type(smoothing / classes)
+
+
 def _sum(xp, a):
     """``a``'s sum in its dtype, accumulated as :class:`ember.ops.reduce.Sum` does."""
     acc = accumulator(a.dtype)
@@ -174,9 +206,12 @@ def _divide(xp, a, total_weight):
 
 
 def nll(input: Tensor, target: Tensor, weight: Tensor | None, *, ignore_index: int,
-        reduction: str, op: str) -> Tensor:
-    """The ``nll_loss`` primitive on int64 ``target`` (checked by the caller)."""
+        reduction: str, op: str, smoothing: float = 0.0) -> Tensor:
+    """The ``nll_loss`` primitive on int64 ``target`` (checked by the caller), with
+    ``label_smoothing`` ``smoothing`` of a float32 or float64 ``input``."""
+    extra = {"smoothing": float(smoothing)} if smoothing else {}
     if weight is None:
-        return apply(Nll, input, target, ignore_index=ignore_index, reduction=reduction, op=op)
+        return apply(Nll, input, target, ignore_index=ignore_index, reduction=reduction, op=op,
+                     **extra)
     return apply(Nll, input, target, weight.detach(), ignore_index=ignore_index,
-                 reduction=reduction, op=op)
+                 reduction=reduction, op=op, **extra)
