@@ -171,6 +171,9 @@ def _slopes(m):
     ("feature_alpha_dropout", lambda m, x: m.nn.functional.feature_alpha_dropout(x, 0.3, True)),
     ("pad_constant", lambda m, x: m.nn.functional.pad(x, (1, 2, 3, 4), value=0.5)),
     ("pad_crop", lambda m, x: m.nn.functional.pad(x, (-1, 2, -3, 4))),
+    ("pad_circular", lambda m, x: m.nn.functional.pad(x, (1, 2, 3, 4), mode="circular")),
+    ("pad_reflect_one_plane", lambda m, x: m.nn.functional.pad(x.reshape(1, 1, 128, 256),
+                                                               (3, 3, 3, 3), mode="reflect")),
     ("hardtanh", lambda m, x: m.nn.functional.hardtanh(x)),
     ("leaky_relu", lambda m, x: m.nn.functional.leaky_relu(x, 0.1)),
     ("softplus", lambda m, x: m.nn.functional.softplus(x, 2.0)),
@@ -189,7 +192,8 @@ def _slopes(m):
 def test_activations_and_padding_keep_no_more_than_torch(name, fn):
     # elu/selu/celu kept input and output, mish/glu/prelu their composites' pieces (2x, 1.5x,
     # 2.25x torch's), constant padding its filled buffer and alpha dropout its shift (without
-    # hooks: a constant leaf of a rule that reads no inputs)
+    # hooks: a constant leaf of a rule that reads no inputs), the other paddings a vector of
+    # positions per padded plane (twice the input of one plane)
     theirs = _saved_bytes(torch, lambda m, a, b: fn(m, a.reshape(IMAGE)))
     ours = _saved_bytes(ember, lambda m, a, b: fn(m, a.reshape(IMAGE)))
     a = ember.tensor(X, requires_grad=True).reshape(IMAGE) * 1

@@ -1,10 +1,11 @@
 """Padding, as ``torch.nn.functional.pad``: constant (negative pads crop), reflect, replicate
 and circular.
 
-No primitive of its own. Constant padding writes the (cropped) input into a filled tensor with
-``index_put``; the other modes read the input at computed positions with ``index`` (one
-``arange``-built vector per padded dim), so their gradients accumulate where a position is
-read more than once, through ``index``'s scatter-add rule.
+Constant padding writes the (cropped) input into a filled tensor with ``index_put``. The other
+modes read the input at computed positions (one ``arange``-built vector per padded dim): padded
+dims adjacent in memory with one ``pad_gather`` over them flattened, whose backward rebuilds the
+positions from its parameters and keeps nothing (PyTorch's keeps the input for reflect and
+replicate), else with ``index``; gradients accumulate where a position is read more than once.
 
 Results are laid out as PyTorch's: channels-last for a channels-last input (circular mode
 aside, which PyTorch builds from copies in C order), else C order.
@@ -18,6 +19,7 @@ from math import prod as _product
 
 import numpy as np
 
+from ember import dtypes
 from ember.errors import ShapeError
 from ember.layouts import (
     contiguous_format,
@@ -26,10 +28,10 @@ from ember.layouts import (
     suggested_format,
 )
 from ember.ops.convert import contiguous
-from ember.ops.creation import full
+from ember.ops.creation import full, zeros
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
 from ember.ops.int_args import refused_ints
-from ember.ops.primitive import apply
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import permute, reshape, reshape_view
 from ember.tensor import Tensor, _wrap
 
@@ -142,14 +144,7 @@ def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor
         if n == 0 and (before > 0 or after > 0):
             raise ShapeError(f"pad: cannot {mode}-pad the empty dimension {d} of shape "
                              f"{tuple(x.shape)}")
-        i = xp.arange(-before, n + after)
-        if mode == "replicate":
-            i = xp.clip(i, 0, n - 1)
-        elif mode == "reflect":
-            i = (n - 1) - xp.abs((n - 1) - xp.abs(i))
-        elif kept:  # circular: wraps around what is left once negative amounts have cropped
-            i = max(-before, 0) + (i + before - max(before, 0)) % kept
-        positions.append(i)
+        positions.append(_positions(xp, n, before, after, mode))
     # one gather (``take``, whose result is C-ordered) over the padded dims flattened, in
     # ``fmt``'s order of dims: the result is laid out as PyTorch's
     dims, inverse = (tuple(range(len(shape))), None) if fmt.dims is None else \
@@ -161,14 +156,13 @@ def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor
         return contiguous(apply(Index, x, *_outer(positions, x._device), dims=tuple(padded)),
                           fmt)  # (padded dims apart in memory: gather, then lay out)
     xt = x if inverse is None else permute(x, dims)
-    flat = positions[padded.index(inner[0])]
-    for d in inner[1:]:
-        flat = (flat[:, None] * shape[d] + positions[padded.index(d)]).reshape(-1)
+    plan = tuple(next(p for p in pairs if p[0] == d) for d in inner)
+    plan = tuple((shape[d], before, after) for d, before, after in plan)
     lead, tail = xt._data.shape[:first], xt._data.shape[first + len(padded):]
     if len(padded) > 1:
         joined = (*lead, _product(shape[d] for d in inner), *tail)
         xt = reshape_view(xt, joined) if xt._data.flags.c_contiguous else reshape(xt, joined)
-    out = apply(Index, xt, _wrap(flat, x._device), dims=(first,))
+    out = apply(PadGather, xt, dim=first, plan=plan, mode=mode)
     if len(padded) > 1:
         out = reshape_view(out, (*lead, *(len(positions[padded.index(d)]) for d in inner),
                                  *tail))
@@ -180,3 +174,58 @@ def _outer(positions: list, dev: object) -> list:
     k = len(positions)
     return [_wrap(i.reshape([len(i) if j == m else 1 for m in range(k)]), dev)
             for j, i in enumerate(positions)]
+
+
+def _positions(xp: object, n: int, before: int, after: int, mode: str) -> object:
+    """Where each position of a dimension of size ``n`` padded by ``before`` and ``after``
+    reads the input."""
+    i = xp.arange(-before, n + after)
+    if mode == "replicate":
+        return xp.clip(i, 0, n - 1)
+    if mode == "reflect":
+        return (n - 1) - xp.abs((n - 1) - xp.abs(i))
+    kept = _cropped(n, before, after)
+    if kept:  # circular: wraps around what is left once negative amounts have cropped
+        i = max(-before, 0) + (i + before - max(before, 0)) % kept
+    return i
+
+
+def flat_positions(xp: object, plan: tuple, mode: str) -> object:
+    """The positions of adjacent padded dims ``plan`` ((size, before, after) each, outermost
+    first) in the input with those dims flattened into one."""
+    flat = None
+    for n, before, after in plan:
+        i = _positions(xp, n, before, after, mode)
+        flat = i if flat is None else (flat[:, None] * n + i).reshape(-1)
+    return flat
+
+
+@primitive
+class PadGather(Primitive):
+    """Reflect, replicate or circular padding of adjacent dims ``plan`` ((size, before,
+    after) each), flattened into dim ``dim`` of the input: one gather. Saves nothing: the
+    backward rebuilds the positions (a saved vector of them was twice an input with one
+    image plane)."""
+
+    name = "pad_gather"
+    limited_dtypes = dtypes.ALL_LIMITED
+    complex_grad = True  # moves and sums elements: real coefficients
+    save_inputs = False  # the vjp reads only the input's shape
+
+    def forward(self, xp, x, *, dim, plan, mode):
+        return xp.take(x, flat_positions(xp, plan, mode), axis=dim)
+
+    def infer(self, x, *, dim, plan, mode):
+        shape = list(x.shape)
+        shape[dim] = _product(n + before + after for n, before, after in plan)
+        return TensorSpec(tuple(shape), x.dtype)
+
+    def vjp(self, ctx, g):
+        x, dim = ctx.inputs[0], ctx.params["dim"]
+        flat = _wrap(flat_positions(g._device.xp, ctx.params["plan"], ctx.params["mode"]),
+                     g._device)
+        base = zeros(x.shape, dtype=g.dtype, device=g.device)
+        return apply(IndexPut, base, g, flat, basic=(), dims=(dim,), mode="add")
+
+    def jvp(self, ctx, dx):
+        return apply(PadGather, dx, **ctx.params)

@@ -404,6 +404,11 @@ def _glu(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
     return apply(prim("glu"), xs[0], dim=dim + 1)
 
 
+@rule("pad_gather")
+def _pad_gather(b: int, xs: tuple, bs: tuple, *, dim: int, **params: Any) -> Any:
+    return apply(prim("pad_gather"), xs[0], dim=dim + 1, **params)
+
+
 @rule("glu_grad")
 def _glu_grad(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
     g, x = (batched(t, b, is_b) for t, is_b in zip(xs, bs, strict=True))

@@ -11,6 +11,7 @@ import numpy as np
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import INT64_MAX, INT64_MIN, Context
 from ember.onnx.registry import converter
+from ember.ops.pad import flat_positions
 
 
 def _entry_value(ctx: Context, eqn: Eqn, k: int, part: int | None, d: int) -> \
@@ -223,3 +224,12 @@ def view_scatter(ctx: Context, eqn: Eqn) -> str:
     updates = ctx.node("Reshape", [ctx.value(values), ctx.ints([-1])])
     written = ctx.node("ScatterND", [flat, ctx.constant(positions.reshape(-1, 1)), updates])
     return ctx.node("Reshape", [written, ctx.ints(base.shape)])
+
+
+@converter("pad_gather")
+def pad_gather(ctx: Context, eqn: Eqn) -> str:
+    """Reflect, replicate or circular padding: a Gather at the positions, a constant."""
+    p = eqn.params
+    return ctx.node("Gather", [ctx.value(eqn.inputs[0]),
+                               ctx.constant(flat_positions(np, p["plan"], p["mode"]))],
+                    axis=p["dim"])
