@@ -432,19 +432,21 @@ def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:
 
 def _empty_strides(t: Tensor) -> tuple[int, ...]:
     """The strides PyTorch gives ``t``, a tensor without elements (NumPy gives new empty
-    arrays zero strides, and views of them strides derived from those): for a view, those its
-    chain of view primitives gives its base laid out as PyTorch lays it (``t()`` of a
-    (2, 3, 0) tensor: (1, 3, 1), not C order's (2, 1, 1)); else its array's, or C order's
-    where those are all zero."""
+    arrays zero strides, and views of them strides derived from those): for a view of a base
+    without elements, those its chain of view primitives gives the base laid out as PyTorch
+    lays it (``transpose(0, 1)`` of a (2, 3, 0) tensor: (1, 3, 1), not C order's (2, 1, 1));
+    else its array's, or C order's where those are all zero."""
     a = t._data
     info = t._view
-    if info is not None and not t._device.is_meta:
-        base = info.base
-        b, xp = base._data, t._device.xp
-        laid = xp.lib.stride_tricks.as_strided(b, b.shape, [s * b.itemsize for s in base.stride()])
+    if info is not None and not info.base._data.size:  # (a view of a base with elements has
+        base = info.base  # the strides NumPy derived from the base's: right, mostly)
+        b = base._data
+        # (on a NumPy stand-in of no memory, whatever the device: meta's as the CPU's)
+        laid = np.lib.stride_tricks.as_strided(np.zeros(1, b.dtype), b.shape,
+                                               [s * b.itemsize for s in base.stride()])
         try:
             for prim, params in info.chain:
-                laid = prim.forward(xp, laid, **params)
+                laid = prim.forward(np, laid, **params)
         except (ValueError, TypeError, IndexError):  # (a base since resized in place)
             laid = None
         if laid is not None and laid.shape == a.shape and laid.itemsize == a.itemsize:

@@ -60,3 +60,10 @@ def test_split_of_an_empty_dimension_gives_one_piece():
                   lambda x: x.split(0)):
         want = [tuple(t.shape) for t in split(torch.empty(0, 2))]
         assert [tuple(t.shape) for t in split(ember.empty(0, 2))] == want == [(0, 2)]
+
+
+@pytest.mark.parametrize("name", ["t", "[:, 1:]", "unsqueeze(-1)", "permute", "diagonal"])
+def test_meta_views_without_elements_have_the_cpu_strides(name):
+    view = VIEWS[name]
+    cpu, meta = view(ember.empty(2, 3, 0)), view(ember.empty(2, 3, 0, device="meta"))
+    assert meta.stride() == cpu.stride() == view(torch.empty(2, 3, 0)).stride()
