@@ -577,3 +577,44 @@ def test_group_norm_and_its_backward_under_vmap_match_each_sample():
         want = apply(GroupNormGrad, g[i], x[i], mean[i], rstd[i], w[i])
         for a, c in zip(got, want):
             np.testing.assert_allclose(a[i].numpy(), c.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("shape", "momentum", "dtype"), [
+    ((8, 16, 4, 4), 0.1, np.float32), ((8, 16), 0.1, np.float32),
+    ((3, 5, 7), 0.37, np.float64)])
+def test_running_statistics_eagerly_as_through_the_ops_and_like_torch(shape, momentum, dtype):
+    """Eager running statistics are updated on the arrays; under an observer (the profiler)
+    through the ops: the same values bit for bit, the same version counts, torch's values."""
+    rng = np.random.default_rng(0)
+    batches = [rng.standard_normal(shape).astype(dtype) * 3 + 1 for _ in range(5)]
+    layers = []
+    for observed in (False, True):
+        bn = ember.nn.BatchNorm2d(16, momentum=momentum) if len(shape) == 4 else \
+            ember.nn.BatchNorm1d(shape[1], momentum=momentum)
+        bn = bn.double() if dtype == np.float64 else bn
+        for x in batches:
+            if observed:
+                with ember.profiler.profile():
+                    bn(ember.tensor(x))
+            else:
+                bn(ember.tensor(x))
+        layers.append(bn)
+    theirs = torch.nn.BatchNorm2d(16, momentum=momentum) if len(shape) == 4 else \
+        torch.nn.BatchNorm1d(shape[1], momentum=momentum)
+    theirs = theirs.double() if dtype == np.float64 else theirs
+    for x in batches:
+        theirs(torch.tensor(x))
+    fast, ops = layers
+    for name in ("running_mean", "running_var"):
+        a, b = getattr(fast, name), getattr(ops, name)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert a._vc.value == b._vc.value == 5
+        np.testing.assert_allclose(a.numpy(), getattr(theirs, name).numpy(),
+                                   rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_running_statistics_made_in_inference_mode_refuse_the_update():
+    with ember.inference_mode():
+        rm, rv = ember.zeros(3), ember.ones(3)
+    with pytest.raises(ember.errors.GradError, match="inference tensor"):
+        F.batch_norm(ember.randn(4, 3), rm, rv, training=True)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import no_grad
+from ember.autograd.grad_mode import no_grad, refuse_inference_write
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
@@ -431,13 +431,36 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     return y if DISPATCH.casting else y.to(input.dtype)  # (autocast's policy: float32)
 
 
-def _update_running(running: Tensor | None, batch: Tensor, momentum: float) -> None:
-    """``running ← (1 - momentum)·running + momentum·batch``, in place and untracked."""
+def _update_running(running: Tensor | None, batch: Tensor, momentum: float,
+                    scale: float | None = None) -> None:
+    """``running ← (1 - momentum)·running + momentum·(batch·scale)``, in place and untracked.
+
+    Eagerly (no transform or observer), for a float32 or float64 NumPy buffer and a Python
+    float momentum, the same arithmetic in the same order on the arrays (each number in the
+    buffer's dtype, as the ops make it): the ops' way cost ~8 primitives and two in-place
+    writes per layer and step, two thirds of a small batch norm's forward."""
     if running is None:
         return
+    data = running._data
+    if not DISPATCH.stack and type(momentum) is float and type(data) is np.ndarray and \
+            data.dtype in _PLAIN and batch.dtype is running.dtype and \
+            running._view is None and not running.requires_grad:
+        refuse_inference_write(running, "batch_norm")
+        kind = data.dtype.type
+        values = batch._data if scale is None else batch._data * kind(scale)
+        new = data * kind(1 - momentum)
+        new += values * kind(momentum)
+        data[...] = new
+        running._vc.value += 1
+        return
+    if scale is not None:
+        batch = batch * scale
     update = batch.detach().to(running.dtype) * momentum
     with no_grad():
         inplace(running, "batch_norm", lambda old: old * (1 - momentum) + update)
+
+
+_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None, mean: Tensor,
@@ -445,8 +468,7 @@ def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None,
     """Running statistics from a batch's (C,) mean and biased variance over ``count`` values
     per channel (the running variance is unbiased, as PyTorch's)."""
     _update_running(running_mean, mean, momentum)
-    if running_var is not None:
-        _update_running(running_var, var * (count / (count - 1)), momentum)
+    _update_running(running_var, var, momentum, count / (count - 1))
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
