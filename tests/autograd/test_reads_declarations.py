@@ -83,6 +83,11 @@ CASES = {
     "cumsum": (lambda a: a.cumsum(1), [(4, 5)]),
     "softmax": (lambda a: a.softmax(1), [(4, 5)]),
     "hard_activations": (lambda a: F.hardsigmoid(a) + F.hardswish(a), [(4, 5)]),
+    "embedding": (lambda a: F.embedding(ember.tensor([[0, 2], [3, 0]]), a)
+                  + F.embedding(ember.tensor([[1, 2], [1, 0]]), a, padding_idx=0,
+                                scale_grad_by_freq=True), [(4, 5)]),
+    "embedding_sparse": (lambda a: F.embedding(ember.tensor([[0, 2], [3, 0]]), a, sparse=True),
+                         [(4, 5)]),
     "elu": (lambda a: F.elu(a) + F.selu(a) + F.celu(a, -0.5) + F.elu(a, -0.5), [(4, 5)]),
     "copysign": (ember.copysign, [(4, 5)] * 2),
     "ldexp": (lambda a: ember.ldexp(a, ember.tensor([[0, 1, 2, 1, 0]])), [(4, 5)]),

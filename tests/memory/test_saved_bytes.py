@@ -188,6 +188,8 @@ def _slopes(m):
     ("max_pool2d", lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1)),
     ("interpolate", lambda m, x: m.nn.functional.interpolate(x, scale_factor=2,
                                                                mode="bilinear")),
+    ("embedding_of_an_activation", lambda m, x: m.nn.functional.embedding(
+        m.tensor(IDX2[:8, :4]), x.reshape(-1, 64))),
 ])
 def test_activations_and_padding_keep_no_more_than_torch(name, fn):
     # elu/selu/celu kept input and output, mish/glu/prelu their composites' pieces (2x, 1.5x,

@@ -99,6 +99,9 @@ class Embedding(Primitive):
                              f"got shape {weight.shape}")
         return TensorSpec(tuple(indices.shape) + weight.shape[1:], weight.dtype)
 
+    def reads(self, ctx, i):
+        return i == 1  # the weight's shape only, as PyTorch keeps only the indices
+
     def vjp(self, ctx, g):
         weight, indices = ctx.inputs
         if not weight.requires_grad:
@@ -142,6 +145,9 @@ class EmbeddingBackward(Primitive):
 
     def infer(self, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
         return TensorSpec((num_weights, grad.shape[-1]), grad.dtype)
+
+    def reads(self, ctx, i):
+        return i == 1  # linear in grad
 
     def vjp(self, ctx, gg):
         # A gather of ``gg`` at the indices, zero at padding. No 1/count: Embedding's own vjp
