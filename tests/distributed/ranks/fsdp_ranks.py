@@ -138,6 +138,14 @@ for m, opt, x, y in ((ref, o_ref, X[1], Y[1]), (resumed, o_resumed, mine(X[1]), 
 out["optim_state_gaps"] = [optim_gap, worst_gap(resumed, ref)]
 rank0 = FSDP.full_optim_state_dict(model, o)
 assert (rank0 == {}) == (rank != 0)
+plain = net()
+o_plain = ember.optim.Adam(plain.parameters(), lr=0.01)  # made before wrapping: not the shards
+wrapped = FSDP(plain, auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+for call in (lambda: FSDP.optim_state_dict(wrapped, o_plain),  # was KeyError: <an id()>
+             lambda: FSDP.optim_state_dict_to_load(wrapped, o_plain, saved)):
+    with pytest.raises(ValueError, match=r"6 of the optimizer's 6 parameters .* are not the "
+                                         r"FSDP model's; make the optimizer after wrapping"):
+        call()
 
 # -- what each rank holds ---------------------------------------------------------------
 model = FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))

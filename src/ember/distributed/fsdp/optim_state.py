@@ -33,12 +33,18 @@ def _layout(model: nn.Module, units: list) -> tuple[dict, dict]:
     return handles, names
 
 
-def _params(optim: Optimizer) -> list[Tensor]:
-    """The optimizer's parameters in its state dict's index order."""
+def _params(optim: Optimizer, names: dict[int, list[str]], caller: str) -> list[Tensor]:
+    """The optimizer's parameters in its state dict's index order; all must be the model's."""
     seen: dict[int, Tensor] = {}
     for group in optim.param_groups:
         for p in group["params"]:
             seen.setdefault(id(p), p)
+    foreign = [i for i, p in enumerate(seen.values()) if id(p) not in names]
+    if foreign:
+        raise ValueError(
+            f"FullyShardedDataParallel.{caller}: {len(foreign)} of the optimizer's "
+            f"{len(seen)} parameters (indices {foreign[:5]}) are not the FSDP model's; make "
+            f"the optimizer after wrapping, over model.parameters() (its flat shards)")
     return list(seen.values())
 
 
@@ -53,8 +59,9 @@ def optim_state_dict(model: nn.Module, optim: Optimizer, units: list,
     parameter names."""
     handles, names = _layout(model, units)
     saved = saved if saved is not None else optim.state_dict()
+    params = _params(optim, names, "optim_state_dict")
     state: dict[str, Any] = {}
-    for index, p in enumerate(_params(optim)):
+    for index, p in enumerate(params):
         entry = saved["state"].get(index)
         if entry is None:
             continue
@@ -75,7 +82,6 @@ def optim_state_dict(model: nn.Module, optim: Optimizer, units: list,
         state.update(zip(names[id(p)], pieces))
     groups = []
     for group in saved["param_groups"]:
-        params = _params(optim)
         groups.append({**{k: v for k, v in group.items() if k != "params"},
                        "params": [n for i in group["params"] for n in names[id(params[i])]]})
     return {"state": state, "param_groups": groups}
@@ -86,7 +92,7 @@ def optim_state_dict_to_load(model: nn.Module, optim: Optimizer, full: dict[str,
     """``full`` (from :func:`optim_state_dict`) in ``optim``'s own layout, for this rank."""
     handles, names = _layout(model, units)
     state: dict[int, dict[str, Any]] = {}
-    for index, p in enumerate(_params(optim)):
+    for index, p in enumerate(_params(optim, names, "optim_state_dict_to_load")):
         entries = [full["state"].get(n) for n in names[id(p)]]
         h = handles.get(id(p))
         if h is None or all(e is None for e in entries):
