@@ -143,7 +143,9 @@ class ElementwiseOptimizer(Optimizer):
                         looped.append((p, g, arrays, state))
                         continue
                 if g.dtype.kind == "c":
-                    g = _pairs(g)
+                    # (read only: a copy in C order serves where the memory cannot be
+                    # viewed as pairs; a 0-d gradient is C-ordered, and stays 0-d)
+                    g = _pairs(g if g.flags.c_contiguous else p._device.xp.ascontiguousarray(g))
                 if maximize:
                     g = -g
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
@@ -300,9 +302,16 @@ def real_pairs(t: Tensor) -> Tensor:
 
 
 def _pairs(data: Any) -> Any:
-    """A complex backend array as real pairs sharing its memory, of shape ``(..., 2)`` (a new
-    last dimension of size 1 is contiguous whatever the strides, so it may change dtype)."""
-    return data[..., None].view(data.real.dtype)
+    """A complex backend array as real pairs sharing its memory, of shape ``(..., 2)``: NumPy
+    changes the dtype of a new last dimension of size 1 whatever the strides; CuPy only in C
+    order (elsewhere a clear error, not a copy the update would be lost in)."""
+    if isinstance(data, np.ndarray):
+        return data[..., None].view(data.real.dtype)
+    if not data.flags.c_contiguous:
+        raise ValueError("optimizer: a complex parameter off the CPU must be contiguous to be "
+                         "stepped in place (CuPy views complex memory as real pairs only in C "
+                         "order). Hint: make it with .contiguous() before the optimizer")
+    return data.reshape(*data.shape, 1).view(data.real.dtype)
 
 
 def full_state(p: Tensor, value: float = 0.0) -> Tensor:
