@@ -73,3 +73,32 @@ def test_batch_norm_gradients_match_torch(shape):
         out.extend(t.detach().numpy() for t in lib.autograd.grad(y, (xt, w, b), lib.tensor(g)))
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(("shape", "dtype", "channels_last", "input_grad"), [
+    ((8, 16), np.float32, False, True), ((8, 16, 8, 8), np.float32, False, True),
+    ((4, 3, 5), np.float64, False, True), ((32, 64, 8, 8), np.float32, True, True),
+    ((6, 4, 3, 3), np.float32, False, False)])
+def test_a_backward_that_records_nothing_equals_the_ops_and_torch(shape, dtype, channels_last,
+                                                                  input_grad):
+    """Without create_graph the per-channel steps run on the arrays: the gradients equal the
+    ops' (create_graph=True) bit for bit, and torch's."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype) * 2 + 1
+    w = rng.uniform(0.5, 2.0, shape[1]).astype(dtype)
+    b = rng.standard_normal(shape[1]).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    results = []
+    for lib, create_graph in ((ember, False), (ember, True), (torch, False)):
+        xt = lib.tensor(x, requires_grad=input_grad)
+        wt, bt = lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)
+        xin = xt.contiguous(memory_format=lib.channels_last) if channels_last else xt
+        out = lib.nn.functional.batch_norm(xin, None, None, wt, bt, training=True)
+        wanted = [xt, wt, bt] if input_grad else [wt, bt]
+        grads = lib.autograd.grad(out, wanted, lib.tensor(g), create_graph=create_graph)
+        results.append([t.detach().numpy() for t in grads])
+    plain, ops, theirs = results
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, o, t in zip(plain, ops, theirs, strict=True):
+        np.testing.assert_array_equal(a, o)
+        np.testing.assert_allclose(a, t, rtol=tol, atol=tol)

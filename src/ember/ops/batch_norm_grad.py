@@ -4,6 +4,8 @@ gradient ``g`` and input ``x`` (N, C, …) with per-channel ``mean``, ``k`` (wei
 five full passes over the batch for it; a float32/float64 batch whose gradient and input
 share a dense layout takes numba's one (:mod:`ember.ops.batch_norm_grad_numba`), the same
 values. Its rules are the expression's, in Ember ops, so higher derivatives follow.
+:func:`plain_coefficients` computes ``k``, ``c1``, ``c2`` (and the weight's gradient) for
+a backward that records nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 from ember.backend import compiled, parallel
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.unary import Rsqrt
 
 __all__: list[str] = []
 
@@ -90,3 +93,17 @@ def batch_norm_input_grad(g: Any, x: Any, mean: Any, k: Any, c1: Any, c2: Any) -
         return g * k + (x - mean) * c1 - c2
     return apply(BatchNormInputGrad, g, x, mean, k, c1, c2)
 
+
+
+def plain_coefficients(var: Any, weight: Any, g_sum: Any, g_dot: Any, eps: float,
+                       n: int) -> tuple[Any, Any, Any, Any]:
+    """Batch norm's per-channel backward steps on the (C,) float32/float64 arrays of the
+    batch variance, the weight and the sums ``Σg``, ``Σg·(x - mean)`` over ``n`` values per
+    channel: the weight's gradient ``Σg·x̂``, ``k``, ``c1`` and ``c2``, computed as the ops of
+    ``BatchNorm.vjp`` compute them, in their order and dtype (bit for bit), without their
+    ~15 primitives' overhead (most of a small batch norm's backward). For a backward that
+    records nothing (no ``create_graph``, no transform)."""
+    kind = var.dtype.type
+    rstd = Rsqrt.forward(np, var + kind(eps))
+    k = weight * rstd
+    return (g_dot * rstd, k, -k * rstd * rstd * g_dot / kind(n), k * g_sum / kind(n))

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import no_grad, refuse_inference_write
+from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_kernel, rows_kernel
-from ember.ops.batch_norm_grad import batch_norm_input_grad
+from ember.ops.batch_norm_grad import batch_norm_input_grad, plain_coefficients
 from ember.ops.convert import HALF, contiguous, laid_out_like
 from ember.ops.inplace import inplace
 from ember.ops.int_args import as_ints
@@ -32,7 +32,7 @@ from ember.ops.norms import vector_norm
 from ember.ops.out_arg import torch_dtype_name
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import _HALF, in_float32
-from ember.tensor import Tensor
+from ember.tensor import Tensor, _wrap
 
 # batch_norm and instance_norm stay out of ``ember.*``: torch's top-level forms order their
 # arguments differently; they are in ember.nn.functional
@@ -280,8 +280,11 @@ class BatchNorm(Primitive):
         return dims, mean, rstd, weight.reshape(shape), x.numel() // max(x.shape[1], 1)
 
     def vjp(self, ctx, g, g_mean=None, g_var=None):
-        _, mean, rstd, weight, n = self._parts(ctx)
         x = ctx.inputs[0]
+        if g is not None and g_mean is None and g_var is None and not GRAD.enabled and \
+                not DISPATCH.stack and type(x._data) is np.ndarray and x._data.dtype in _PLAIN:
+            return self._plain_vjp(ctx, g)  # (records nothing: its (C,) steps on the arrays)
+        _, mean, rstd, weight, n = self._parts(ctx)
         needs_x = x.requires_grad
         gx = g_weight = g_bias = None
         if g is not None:
@@ -300,6 +303,17 @@ class BatchNorm(Primitive):
             term = (x - mean) * (g_var.reshape(rstd.shape) * (2 / n))
             gx = term if gx is None else gx + term
         return gx, g_weight, g_bias
+
+    def _plain_vjp(self, ctx, g):
+        x, weight, mean = ctx.inputs[0], ctx.inputs[1], ctx.output(1)
+        g_sum, g_dot = apply(BatchNormSums, g, x, mean)
+        g_weight, *coefficients = plain_coefficients(
+            ctx.output(2)._data, weight._data, g_sum._data, g_dot._data, ctx.params["eps"],
+            x.numel() // max(x.shape[1], 1))
+        shape, dev = (1, x.shape[1]) + (1,) * (x.ndim - 2), x._device
+        gx = batch_norm_input_grad(g, x, *(_wrap(a.reshape(shape), dev) for a in (
+            mean._data, *coefficients))) if x.requires_grad else None
+        return gx, _wrap(g_weight, dev), g_sum
 
     def jvp(self, ctx, dx, dweight, dbias):
         dims, mean, rstd, weight, _ = self._parts(ctx)
@@ -433,12 +447,9 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
 
 def _update_running(running: Tensor | None, batch: Tensor, momentum: float,
                     scale: float | None = None) -> None:
-    """``running ← (1 - momentum)·running + momentum·(batch·scale)``, in place and untracked.
-
-    Eagerly (no transform or observer), for a float32 or float64 NumPy buffer and a Python
-    float momentum, the same arithmetic in the same order on the arrays (each number in the
-    buffer's dtype, as the ops make it): the ops' way cost ~8 primitives and two in-place
-    writes per layer and step, two thirds of a small batch norm's forward."""
+    """``running ← (1 - momentum)·running + momentum·(batch·scale)``, in place and untracked;
+    eagerly (no transform or observer; float32/float64, a float momentum) on the arrays, as the
+    ops compute it (each number in the dtype), without their ~8 primitives and two writes."""
     if running is None:
         return
     data = running._data
