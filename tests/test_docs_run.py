@@ -57,7 +57,7 @@ GUIDES: dict[str, Guide | str] = {
     "docs/adding_a_primitive.md": Guide(  # block 1 registers `logaddexp` again, as it warns
         raises={1: (ValueError, "a primitive named 'logaddexp' is already registered")},
         skip={2: "a row of a test table (tests/ops/test_special.py runs it)"}),
-    "docs/complex_and_fft.md": Guide(setup="import ember"),
+    "docs/complex_and_fft.md": Guide(),
     "docs/custom_ops.md": Guide(),
     "docs/distributed.md": Guide(skip=dict.fromkeys(range(1, 11), MPI)),
     "docs/distributions.md": "run by tests/distributions/test_docs.py",
@@ -78,7 +78,7 @@ GUIDES: dict[str, Guide | str] = {
         5: "a fragment: `model` and the step around it are the reader's"},
         setup="import ember\nloader = [(ember.randn(32, 784), ember.randint(0, 10, (32,)))] * 2"
               "\nexample = x = ember.randn(4, 784)"),
-    "docs/masked.md": "run by tests/masked/test_docstrings.py",
+    "docs/masked.md": Guide(),  # its >>> blocks share names, as a reader's session does
     "docs/memory.md": Guide(setup=MODELS + """
 block = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 6))
 T = 8
@@ -104,7 +104,7 @@ loader, opt = [(x, y)], ember.optim.SGD(model.parameters(), lr=0.1)
     "docs/quantization.md": Guide(
         setup="import ember\ncalibration_batches = [ember.randn(4, 1, 28, 28)]",
         skip={2: "`model.head` is the reader's"}),
-    "docs/sparse.md": Guide(setup="import ember"),
+    "docs/sparse.md": Guide(),
     "docs/tensors_and_autograd.md": Guide(setup=MODELS + """
 np_array, torch_tensor = np.arange(4.0), np.arange(3.0)
 param, opt_step = nn.Parameter(ember.randn(3)), lambda p: None
@@ -167,6 +167,7 @@ def run_block(block: str, line: int, name: str, namespace: dict) -> None:
                                        | doctest.ELLIPSIS)
         runner.run(test, clear_globs=False)
         assert not runner.failures, f"{name}:{line}: the shown output differs (see above)"
+        namespace.update(test.globs)  # a DocTest runs in a copy: later blocks see its names
         return
     exec(compile("\n" * (line - 1) + block, name, "exec"), namespace)  # noqa: S102
 
