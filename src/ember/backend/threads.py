@@ -44,8 +44,12 @@ def _runs_own_threads(lib: object) -> bool:
 
 
 def _switch(lib: object) -> tuple[Callable[[], int], Callable[[int], object]]:
-    """(get, set) of one BLAS library's thread count: OpenBLAS's own C functions where it
-    runs its own threads (pthreads), else threadpoolctl's (which adds ~1.5 µs a call)."""
+    """(get, set) of one BLAS library's thread count: MKL's and OpenBLAS's own C functions
+    (OpenBLAS's where it runs its own threads: pthreads), else threadpoolctl's (which adds
+    ~1.5 µs a call)."""
+    if lib.internal_api == "mkl":
+        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
+        return dll.MKL_Get_Max_Threads, dll.MKL_Set_Num_Threads_Local  # (as threadpoolctl)
     if _runs_own_threads(lib):
         dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
         for prefix in ("", "scipy_"):
