@@ -60,6 +60,8 @@ CASES = {
     "cross_entropy": (lambda a: F.cross_entropy(a, ember.tensor([1, 0, 3, 2]),
                                                 label_smoothing=0.1), [(4, 5)]),
     "lp_pool": (lambda a: F.lp_pool2d(a, 2, 2), [(2, 3, 6, 6)]),
+    # (padded: unfold's columns summed, so fold in the backward; else window_sum)
+    "avg_pool_padded": (lambda a: F.avg_pool2d(a, 3, 1, padding=1), [(2, 3, 6, 6)]),
     "complex": (lambda a, b: ember.view_as_real(ember.complex(a, b).conj() * 2), [(4, 5)] * 2),
     "complex_parts": (lambda a: ember.view_as_complex(a).abs(), [(4, 5, 2)]),
     "rounding": (lambda a: a.floor() + a.ceil() + a.round() + a.trunc(), [(4, 5)]),

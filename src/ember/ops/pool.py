@@ -8,7 +8,8 @@
   ``max_pool_indices`` primitive gives PyTorch's flat per-plane indices and the values are a
   ``gather`` there.
 - Average pooling is ``unfold`` + ``sum`` over each window, times a constant reciprocal of
-  the divisor (which ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` decide).
+  the divisor (which ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` decide);
+  eagerly, windows inside the input are summed in place (``window_sum``, the same values).
 - Adaptive max pooling gathers PyTorch's variable windows with index arrays; the values
   again come from a ``gather``.
 - Adaptive average pooling: :mod:`ember.ops.adaptive_avg_pool`.
@@ -37,7 +38,7 @@ from ember.ops.adaptive_avg_pool import adaptive_bounds, pooled_size
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
-from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats
+from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats, window_sums
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
 
@@ -419,9 +420,13 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
         cols = unfold_nd(x, layout="nlc", **geometry)
         sums = channels_back(cols.reshape((n, *g.counts, prod(g.kernel), c)).sum(1 + nd))
     else:
-        cols = unfold_nd(x, **geometry)
-        sums = cols.reshape((n, c, prod(g.kernel), prod(g.counts))).sum(2).reshape(
-            (n, c) + g.counts)
+        # (no padding and no window past the end: the windows summed in place, no columns)
+        inside = all(lo == hi == 0 for lo, hi in g.pads)
+        sums = window_sums(x, g.kernel, g.stride, g.counts) if inside else None
+        if sums is None:
+            cols = unfold_nd(x, **geometry)
+            sums = cols.reshape((n, c, prod(g.kernel), prod(g.counts))).sum(2).reshape(
+                (n, c) + g.counts)
     if divisor_override:
         out = sums * (1.0 / divisor_override)
     else:

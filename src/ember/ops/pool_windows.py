@@ -1,17 +1,20 @@
 """Max pooling's gradient and tangent: a pair of linear primitives moving values between
 pooling windows and the window element ``max_pool`` named for each (``window_scatter`` to
-the winners, ``window_gather`` from them), each the other's vjp.
+the winners, ``window_gather`` from them), each the other's vjp. Average pooling's window
+sums without padding: ``window_sum`` and its transpose ``window_spread``.
 """
 
 from __future__ import annotations
 
 import itertools
+from math import prod
 from typing import Any
 
 from ember import dtypes
 from ember.ops import max_pool_kernel
 from ember.ops.im2col import windows
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor
 
 __all__: list[str] = []
 
@@ -125,3 +128,82 @@ class WindowScatter(_WindowOp):
 
     def jvp(self, ctx, dg, dwindow):
         return apply(WindowScatter, dg, ctx.inputs[1], **ctx.params)
+
+
+@primitive
+class WindowSum(Primitive):
+    """(N, C, *spatial) → (N, C, *counts): each window's sum (no padding, every window inside
+    the input), its elements added in the kernel's row-major order, the first one copied:
+    what summing unfold's (N, C, ∏kernel, L) columns over the kernel does (the same values),
+    without copying the columns (average pooling's forward: the unfold copy was a third of
+    its step). Linear; ``window_spread`` is its transpose."""
+
+    name = "window_sum"
+    save_inputs = False
+    complex_grad = True
+
+    def forward(self, xp, x, *, kernel_size, stride, counts):
+        ones = (1,) * len(kernel_size)
+        lead = (slice(None), slice(None))
+        out = None
+        for _, _, where in _window_slices(kernel_size, ones, stride, counts):
+            part = x[lead + where]
+            if out is None:
+                out = xp.array(part, order="C")
+            else:
+                out += part
+        return out
+
+    def infer(self, x, *, kernel_size, stride, counts):
+        return TensorSpec(tuple(x.shape[:2]) + tuple(counts), x.dtype)
+
+    def vjp(self, ctx, g):
+        return apply(WindowSpread, g, size=tuple(ctx.inputs[0].shape[2:]), **ctx.params)
+
+    def jvp(self, ctx, dx):
+        return apply(WindowSum, dx, **ctx.params)
+
+    def flops(self, x, *, kernel_size, stride, counts):
+        return (prod(kernel_size) - 1) * prod(x.shape[:2]) * prod(counts)
+
+
+@primitive
+class WindowSpread(Primitive):
+    """(N, C, *counts) → (N, C, *size): each value added to every element of its window,
+    offset by offset in the kernel's row-major order into zeros (as ``fold`` adds unfold's
+    columns), the transpose of ``window_sum``."""
+
+    name = "window_spread"
+    save_inputs = False
+    complex_grad = True
+    allocates = True
+
+    def forward(self, xp, g, *, size, kernel_size, stride, counts):
+        out = xp.zeros(tuple(g.shape[:2]) + tuple(size), g.dtype)
+        lead = (slice(None), slice(None))
+        for _, _, where in _window_slices(kernel_size, (1,) * len(kernel_size), stride,
+                                          counts):
+            out[lead + where] += g
+        return out
+
+    def infer(self, g, *, size, kernel_size, stride, counts):
+        return TensorSpec(tuple(g.shape[:2]) + tuple(size), g.dtype)
+
+    def vjp(self, ctx, gg):
+        params = {k: v for k, v in ctx.params.items() if k != "size"}
+        return apply(WindowSum, gg, **params)
+
+    def jvp(self, ctx, dg):
+        return apply(WindowSpread, dg, **ctx.params)
+
+    def flops(self, g, *, size, kernel_size, stride, counts):
+        return prod(kernel_size) * prod(g.shape)
+
+
+def window_sums(x: Tensor, kernel: tuple, stride: tuple, counts: tuple) -> Tensor | None:
+    """``window_sum`` of ``x`` (windows inside it), or None where unfold's columns are to be
+    summed instead: under a transform (jit, vmap, forward mode know those ops; observers are
+    fine), or for a single window (NumPy then sums its column pairwise, in another order)."""
+    if (DISPATCH.handler is not None and not DISPATCH.only_observers()) or prod(counts) < 2:
+        return None
+    return apply(WindowSum, x, kernel_size=kernel, stride=stride, counts=counts)

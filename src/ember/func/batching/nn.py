@@ -65,7 +65,8 @@ def _image_batch_rule(name: str) -> Any:
     return batch_images
 
 
-for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices"):
+for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices", "window_sum",
+              "window_spread"):
     rule(_name)(_image_batch_rule(_name))
 
 
