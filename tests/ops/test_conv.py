@@ -478,3 +478,49 @@ def test_depthwise_convolution_takes_a_read_only_one_by_one_weight():
     want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(frozen.copy()),
                                       groups=4)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("numba", [True, False])
+@pytest.mark.parametrize("geometry", [dict(stride=2, padding=1), dict(stride=(2, 1),
+                                      output_padding=(1, 0), dilation=(1, 2)),
+                                      dict(padding=(0, 2))])
+def test_transposed_convolution_of_an_nchw_input_folds_channels_last_rows(monkeypatch, numba,
+                                                                          geometry):
+    # a 2-D float NCHW input's product is made as channels-last rows, summed by numba's
+    # channels-last fold (without numba, NumPy's adds) and copied back to NCHW, as torch's
+    # layout, the bias added after: values and gradients to second order as torch's, float64
+    # gradients as finite differences
+    from ember.backend import compiled
+    from ember.ops import im2col
+
+    folds = []  # what numba's fold gave, None where it did not apply
+    numba_fold = im2col._numba_fold
+
+    def spied(*args):
+        folds.append(numba_fold(*args))
+        return folds[-1]
+
+    monkeypatch.setattr(im2col, "_numba_fold", spied)
+    monkeypatch.setattr(im2col, "_FOLD_SMALL", 0)  # numba's fold at this size too
+    monkeypatch.setattr(compiled, "_OFF_BECAUSE", [compiled._OFF_BECAUSE[0]])
+    compiled.use_numba(numba)
+    rng = np.random.default_rng(5)
+    x, w, b = (rng.standard_normal(s) for s in ((2, 4, 5, 4), (4, 16, 3, 3), (16,)))
+    v = [rng.standard_normal(s) for s in ((2, 4, 5, 4), (4, 16, 3, 3))]
+
+    def run(lib, tensor):
+        args = [tensor(a).requires_grad_() for a in (x, w, b)]
+        out = lib.nn.functional.conv_transpose2d(*args, **geometry)
+        u = tensor(np.random.default_rng(6).standard_normal(tuple(out.shape)))
+        grads = lib.autograd.grad((out * u).sum(), args, create_graph=True)
+        second = lib.autograd.grad(sum((g * tensor(a)).sum() for g, a in zip(grads, v)),
+                                   args[:2])
+        return out, [t.detach().numpy() for t in (out, *grads, *second)]
+
+    out, got = run(ember, ember.from_numpy)
+    assert out.is_contiguous() and folds  # the forward's fold, and its double backward's
+    assert all((f is not None) == numba for f in folds)
+    for g, t in zip(got, run(torch, torch.from_numpy)[1], strict=True):
+        np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-10)
+    inputs = [ember.from_numpy(a).requires_grad_() for a in (x, w, b)]
+    assert ember.autograd.gradcheck(lambda *a: F.conv_transpose2d(*a, **geometry), inputs)

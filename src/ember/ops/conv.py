@@ -116,7 +116,14 @@ _PIECE_BYTES = 4 << 20  # im2col columns per GEMM when the GEMMs run side by sid
 _SHARED_WEIGHT_BYTES = 4 << 20  # a larger GEMM operand: one GEMM at a time
 _BAND_BYTES = 1 << 20  # a sample's columns above this are made a band of its rows at a time
 _FOLD_GRAD_ELEMENTS = 1 << 15  # a stride-1 input gradient as GEMM + fold from this size on
-_DEPTHWISE_DTYPES = (np.float32, np.float64)  # depthwise_conv2d's (else unfold and GEMMs)
+# numba's loops' dtypes: depthwise_conv2d (else unfold and GEMMs), a 2-D transposed one's fold
+_NUMBA_FLOATS = (np.float32, np.float64)
+# an NCHW transposed convolution with this many output channels or more, over this many input
+# pixels or fewer, folds channels-last rows. k4 s2, forward+backward, 1 thread: 32x32->3 at
+# 32x32 24 -> 28 ms; 2 threads: 32x64->32 at 16x16 52 -> 64 ms, 16x64->32 at 28x28 53 -> 106
+# (its backward's unfold reads the NCHW gradient across channels, far apart in a large plane)
+_ROWS_FOLD_CHANNELS = 16
+_ROWS_FOLD_PIXELS = 64
 
 
 def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
@@ -448,7 +455,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         out = conv_nd(x, weight, bias, dilation=dilation, padding=pads, stride=stride)
         bias = None  # added by the convolution
     elif nd == 2 and groups == cin == cout and x.dtype is weight.dtype and \
-            x._data.dtype in _DEPTHWISE_DTYPES and not DISPATCH.casting:  # (autocast: GEMMs)
+            x._data.dtype in _NUMBA_FLOATS and not DISPATCH.casting:  # (autocast: GEMMs)
         out = depthwise_conv2d(x, weight, bias, dilation=dilation, padding=pads, stride=stride)
         bias = None  # added by the convolution (_check_operands: of x's dtype)
     else:
@@ -527,10 +534,16 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
                          f"{size}; reduce padding {pad}")
     length = prod(spatial)
     layout = "ncl"
-    if groups == 1 and any(pixels_first(t, (4, 5)) is not None for t in (x, weight)):
+    channels_last = any(pixels_first(t, (4, 5)) is not None for t in (x, weight))
+    if groups == 1 and (channels_last or (nd == 2 and x._data.dtype in _NUMBA_FLOATS and
+                                          cout >= _ROWS_FOLD_CHANNELS and
+                                          length <= _ROWS_FOLD_PIXELS)):
         # channels-last rows give (N, L, ∏kernel·C_out) columns, which fold to a
         # channels-last result, as PyTorch's for a channels-last input or weight (with no
-        # copy of a channels-last input)
+        # copy of a channels-last input). A small 2-D float NCHW input goes this way too (its
+        # rows and its result copied: NCHW out, as PyTorch's): one GEMM of all the rows and
+        # numba's one-pass fold, where the NCHW columns' fold is a strided NumPy add per
+        # kernel offset over rows of a few elements
         layout = "nlc"
         w = weight.permute((0, *range(2, nd + 2), 1)).reshape((cin, prod(kernel) * cout))
         cols = (_channels_last_rows(x) @ w).reshape((n, length, prod(kernel) * cout))
@@ -546,7 +559,9 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
     pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
     out = fold_nd(cols, size, kernel_size=kernel, dilation=dilation, padding=pads,
                   stride=stride, layout=layout)
-    if any(extra):  # (the fold's trimmed high side leaves a strided slice: dense, as PyTorch's)
+    if layout == "nlc" and not channels_last:
+        out = out.contiguous()
+    elif any(extra):  # (the fold's trimmed high side leaves a strided slice: dense, as PyTorch's)
         out = out.clone(memory_format=preserve_format)
     out = _add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
