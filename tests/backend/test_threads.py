@@ -17,7 +17,7 @@ before = a @ a  # OpenBLAS's workers start, spinning as NumPy's load read
 import ctypes
 import ember
 from ember.backend import threads
-lib = next(lib for lib in threads.blas_libraries()[0] if lib.internal_api == "openblas")
+lib = threads.blas_libraries()[0][0]
 assert np.array_equal(a @ a, before) and ember.get_num_threads() == 2  # workers back
 print(ctypes.CDLL(lib.filepath).openblas_thread_timeout())
 """
@@ -57,8 +57,7 @@ from ember.backend import threads
 done.append(True)
 worker.join(10)
 assert not worker.is_alive()
-lib = next(lib for lib in threads.blas_libraries()[0] if lib.internal_api == "openblas")
-print(ctypes.CDLL(lib.filepath).openblas_thread_timeout())
+print(ctypes.CDLL(threads.blas_libraries()[0][0].filepath).openblas_thread_timeout())
 """
 
 

@@ -19,7 +19,6 @@ from ember.backend.device import (
 from ember.backend.device import _default as _default_device
 from ember.backend.gemm import set_single_thread_gemm_below
 from ember.backend.meta import META, MetaArray
-from ember.backend.mkl_gemm import available as _load_mkl
 from ember.backend.settings import *  # noqa: F403
 from ember.backend.settings import __all__ as _settings
 from ember.backend.threads import (
@@ -33,7 +32,6 @@ from ember.backend.threads import (
 
 _default_device.append(CPU)
 configure_from_environment()
-_load_mkl()  # before anyone reads the BLAS libraries' threads
 
 __all__ = ["CPU", "META", "MetaArray", "Capabilities", "Device", "DeviceUnavailableError",
            "blas_info",

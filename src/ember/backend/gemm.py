@@ -17,9 +17,7 @@ median, on the busy host.) So products of fewer than 2²⁵ multiply-adds per ma
 skinny ones, run on one thread; large ones, where two threads pay off, on all. A batch of
 small products (attention's scores) has its matrices shared among the cores instead
 (:mod:`ember.backend.parallel`), each on one BLAS thread. OpenBLAS already runs those under
-2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs (OpenBLAS's own C calls). Large
-products of two matrices run in Intel MKL where the ``mkl`` package is installed
-(:mod:`ember.backend.mkl_gemm`).
+2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs (OpenBLAS's own C calls).
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import compiled, gemv, mkl_gemm, parallel, threads
+from ember.backend import compiled, gemv, parallel, threads
 
 _single_below = 1 << 25  # multiply-adds per matrix (m·n·k): ~0.4 ms on one core
 _SKINNY = 16
@@ -96,27 +94,15 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     # well (196×288×64 87 → 68 µs on two threads back to back) but after single-threaded
     # work took ~300 µs on two (the wake-up): a batch-1 CNN's step was 10–20 % slower
     small = macs < _single_below or min(m, n) <= _SKINNY
-    if batch and a.ndim > 1 and b.ndim > 1 and macs * prod(batch) >= _OPENBLAS_SINGLE:
-        done = mkl_gemm.matmul(np.broadcast_to(a, batch + a.shape[-2:]),  # (on MKL's threads)
-                               np.broadcast_to(b, batch + b.shape[-2:]), out)
-        if done is not None:
-            return done
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
-        return _product(xp, a, b, out, flat)
+        return xp.matmul(a, b, out=out)
     found = threads.blas_to_one_thread()  # (inline, not one_thread_each: ~2 µs a product)
     try:
         if not batch or batch[0] == 1 or a.ndim < 2 or b.ndim < 2:
-            return _product(xp, a, b, out, flat)
+            return xp.matmul(a, b, out=out)
         return _batch_in_parallel(a, b, batch, out)
     finally:
         threads.restore_blas_threads(found)
-
-
-def _product(xp: Any, a: Any, b: Any, out: Any, flat: bool) -> Any:
-    """``a @ b`` by MKL where it runs it (two matrices, :mod:`ember.backend.mkl_gemm`),
-    else by NumPy."""
-    done = mkl_gemm.matmul(a, b, out) if flat else None
-    return xp.matmul(a, b, out=out) if done is None else done
 
 
 @contextmanager

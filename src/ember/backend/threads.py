@@ -31,25 +31,14 @@ def blas_libraries() -> tuple[list, int]:
     return _libraries
 
 
-def forget_libraries() -> None:
-    """Has the next question about BLAS libraries look at the loaded ones again (after Ember
-    loads one itself: :mod:`ember.backend.mkl_gemm`)."""
-    global _controller, _libraries, _switches
-    _controller = _libraries = _switches = None
-
-
 def _runs_own_threads(lib: object) -> bool:
     """Whether ``lib`` is an OpenBLAS that runs its own (pthreads) workers."""
     return lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) == "pthreads"
 
 
 def _switch(lib: object) -> tuple[Callable[[], int], Callable[[int], object]]:
-    """(get, set) of one BLAS library's thread count: MKL's and OpenBLAS's own C functions
-    (OpenBLAS's where it runs its own threads: pthreads), else threadpoolctl's (which adds
-    ~1.5 µs a call)."""
-    if lib.internal_api == "mkl":
-        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
-        return dll.MKL_Get_Max_Threads, dll.MKL_Set_Num_Threads_Local  # (as threadpoolctl)
+    """(get, set) of one BLAS library's thread count: OpenBLAS's own C functions where it
+    runs its own threads (pthreads), else threadpoolctl's (which adds ~1.5 µs a call)."""
     if _runs_own_threads(lib):
         dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
         for prefix in ("", "scipy_"):

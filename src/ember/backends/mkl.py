@@ -1,5 +1,4 @@
-"""``ember.backends.mkl``: whether Intel MKL computes Ember's GEMMs (the ``mkl`` package is
-installed, or NumPy's BLAS is MKL).
+"""``ember.backends.mkl``: whether Intel MKL computes Ember's GEMMs (NumPy's BLAS is MKL).
 
 Example:
     >>> ember.backends.mkl.is_available() in (True, False)
@@ -10,8 +9,7 @@ from ember.backends.blas_library import uses
 
 
 def is_available() -> bool:
-    """True when MKL runs Ember's large GEMMs: the ``mkl`` package is installed
-    (:mod:`ember.backend.mkl_gemm`) or NumPy's BLAS is MKL.
+    """True when NumPy's BLAS, which runs Ember's GEMMs, is MKL (often it is OpenBLAS).
 
     Example:
         >>> isinstance(ember.backends.mkl.is_available(), bool)
