@@ -301,3 +301,38 @@ def test_clamp_tensor_bounds_keep_the_inputs_layout_as_torch(x_layout, bounds):
         results.append((out.stride(), np.asarray(out.tolist())))
     assert results[0][0] == results[1][0]
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_float_where_is_numpys_bit_for_bit(dtype):
+    """Large float32/float64 selects take numba's one pass (select_numba) where it applies: the
+    same bits as np.where (NaN, -0.0, a number for either side, read-only operands), and
+    np.where itself where numba is off."""
+    from ember.backend import compiled
+    from ember.ops.select import _select_loop, select_array
+
+    rng = np.random.default_rng(0)
+    shape = (3, 130, 64)
+    condition = rng.random(shape) > 0.5
+    a, b = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    a.flat[:3], b.flat[:3] = [np.nan, -0.0, np.inf], [-0.0, np.nan, 0.0]
+    frozen = a.copy()
+    frozen.flags.writeable = False
+    pairs = [(a, b), (dtype(2.5) * np.ones((), dtype), b), (a, np.zeros((1, 1, 1), dtype)),
+             (frozen, b)]
+    saved = compiled.numba_enabled()
+    for on in (True, False):
+        compiled.use_numba(on)
+        try:
+            for first, second in pairs:
+                want = np.where(condition, first, second)
+                got = select_array(np, condition, first, second)
+                assert got.dtype == want.dtype and got.view(np.uint8).tobytes() == \
+                    want.view(np.uint8).tobytes()
+                assert (_select_loop(condition, first, second) is not None) == \
+                    (on and compiled.numba_enabled())
+                eager = ember.where(ember.tensor(condition), ember.tensor(first),
+                                    ember.tensor(second))
+                assert eager.numpy().tobytes() == want.tobytes()
+        finally:
+            compiled.use_numba(saved)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.backend import compiled, parallel
 from ember.errors import DTypeError, OpError
 from ember.layouts import in_operands_layout
 from ember.ops.arithmetic import Binary
@@ -42,10 +43,12 @@ class Where(Primitive):
     complex_grad = True  # moves, copies or sums elements: real coefficients
 
     def forward(self, xp, condition, a, b):
-        if xp is np and a.dtype.itemsize == 4 and a.dtype == b.dtype and (
+        if xp is np and a.dtype == b.dtype and (
                 condition.size >= _BITS_LEAST or a.size >= _BITS_LEAST
                 or b.size >= _BITS_LEAST):  # (small: np.where, no call to find that out)
-            out = _select_bits(condition, a, b)
+            out = _select_loop(condition, a, b)
+            if out is None and a.dtype.itemsize == 4:
+                out = _select_bits(condition, a, b)
             if out is not None:
                 return out
         out = xp.where(condition, a, b)
@@ -75,6 +78,50 @@ class Where(Primitive):
 
 
 _BITS_LEAST = 1 << 14  # elements: below, np.where's one loop is as fast
+_KERNELS = compiled.register("ember.ops.select_numba")
+_SHARE = 1 << 21  # elements a piece of the loop takes at least
+
+
+def _select_loop(condition: Any, a: Any, b: Any) -> Any:
+    """``np.where(condition, a, b)`` of float32/float64 ``a`` and ``b`` (one dtype) as numba's
+    one pass (:mod:`ember.ops.select_numba`), or None where it does not apply: numba off, a
+    condition not C-contiguous of the result's shape, or ``a``/``b`` neither that nor one
+    element."""
+    if a.dtype not in (np.float32, np.float64) or not condition.flags.c_contiguous or \
+            not compiled.numba_enabled():
+        return None
+    shape, blocks, numbers = condition.shape, [condition.reshape(-1)], []
+    for x in (a, b):
+        if x.shape == shape and x.flags.c_contiguous:
+            blocks.append(x.reshape(-1))
+        elif x.size == 1 and x.ndim <= len(shape) and \
+                np.broadcast_shapes(x.shape, shape) == shape:
+            numbers.append(x.reshape(-1)[0])
+        else:
+            return None
+    kernels = compiled.load(_KERNELS)
+    if kernels is None or len(numbers) == 2:
+        return None
+    kernel = kernels.select if not numbers else kernels.select_number_second \
+        if a.shape == shape and a.flags.c_contiguous else kernels.select_number_first
+    out = np.empty(shape, a.dtype)
+    parallel.over_rows(kernel, (*blocks, out.reshape(-1)), _SHARE, *numbers)
+    return out
+
+
+def select_array(xp: Any, condition: Any, a: Any, b: Any) -> Any:
+    """``xp.where(condition, a, b)`` of backend arrays, by numba's one pass where it applies
+    (the same values, without np.where's branch per element).
+
+    Example:
+        >>> select_array(np, np.array([True, False]), np.ones(2), np.zeros(2))
+        array([1., 0.])
+    """
+    if xp is np and condition.size >= _BITS_LEAST and a.dtype == b.dtype:
+        out = _select_loop(condition, a, b)
+        if out is not None:
+            return out
+    return xp.where(condition, a, b)
 
 
 def _select_bits(condition: Any, a: Any, b: Any) -> Any:

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ember.ops.primitive import apply, primitive
-from ember.ops.select import where
+from ember.ops.select import select_array, where
 from ember.ops.unary import Unary, in_float32, sigmoid, sigmoid_array, tanh
 
 __all__: list[str] = []
@@ -43,7 +43,7 @@ class Softplus(Unary):
     def forward(self, xp, a, *, beta, threshold):
         scaled = a * beta
         soft = log1p_exp(xp, scaled) / beta
-        return soft if threshold == math.inf else xp.where(scaled > threshold, a, soft)
+        return soft if threshold == math.inf else select_array(xp, scaled > threshold, a, soft)
 
     def chain(self, v, x, y, *, beta, threshold):
         scaled = x * beta
