@@ -18,6 +18,7 @@ advances for it, where PyTorch would count its steps apart.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,14 +28,17 @@ from ember.distributed.buffers import mpi
 from ember.distributed.checkpoint import ShardedTensor
 from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
+from ember.errors import CheckpointError
 from ember.nn.parameter import Parameter
 from ember.ops.creation import tensor
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
 
 _SHARDED = (
-    "each rank holds only its shard of the state. Hint: save opt.sharded_state() with "
-    "ember.distributed.checkpoint.save and restore it with opt.load_sharded_state"
+    "the optimizer state has not been consolidated on this rank: each rank holds only its "
+    "shard. Hint: call opt.consolidate_state_dict(to=rank) on every rank first, or save "
+    "opt.sharded_state() with ember.distributed.checkpoint.save and restore it with "
+    "opt.load_sharded_state"
 )
 
 
@@ -44,7 +48,7 @@ class _FlatGroup(FlatLayout):
     __slots__ = ("params", "dtype", "shard")
 
     def __init__(self, params: list[Tensor], rank: int, size: int) -> None:
-        dtypes = {p._data.dtype for p in params}
+        dtypes = {p._data.dtype for p in params} or {np.dtype(np.float32)}  # (all frozen)
         if len(dtypes) != 1:
             raise DistributedError(
                 f"ZeroRedundancyOptimizer: a parameter group mixes dtypes "
@@ -52,7 +56,7 @@ class _FlatGroup(FlatLayout):
             )
         super().__init__([p.numel() for p in params], rank, size)
         self.params = params
-        self.dtype = params[0]._data.dtype
+        self.dtype = dtypes.pop()
         self.shard = Parameter(tensor(self.mine([p._data for p in params], self.dtype)))
 
     def shard_mask(self, chosen: list[bool]) -> np.ndarray:
@@ -101,20 +105,30 @@ class ZeroRedundancyOptimizer(Optimizer):
                                       "supported. Hint: call opt.step() after backward")
         self.group = resolve(process_group, "ZeroRedundancyOptimizer")
         self.stage = stage
+        self._flat: list[_FlatGroup] = []
+        self._local = (optimizer_class, defaults)
+        self.optim: Optimizer | None = None
+        self._consolidated: dict | None = None
         super().__init__(params, defaults)
-        rank, size = self.group.rank(), self.group.size()
-        self._flat = []
-        local_groups = []
-        for g in self.param_groups:
-            ps = [p for p in g["params"] if p.requires_grad]
-            if stage == 2:  # no DDP in front: replicas must start equal
-                self._broadcast(ps)
-            flat = _FlatGroup(ps, rank, size)
-            self._flat.append(flat)
-            local_groups.append(
-                {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
-            )
-        self.optim = optimizer_class(local_groups, **defaults)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a parameter group (as any optimizer's, e.g. when unfreezing layers): it is laid
+        flat and sharded like the others; every rank adds the same group."""
+        super().add_param_group(param_group)
+        g = self.param_groups[-1]
+        ps = [p for p in g["params"] if p.requires_grad]
+        if self.stage == 2:  # no DDP in front: replicas must start equal
+            self._broadcast(ps)
+        flat = _FlatGroup(ps, self.group.rank(), self.group.size())
+        self._flat.append(flat)
+        local = {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
+        if self.optim is None:
+            optimizer_class, defaults = self._local
+            self.optim = optimizer_class([local], **defaults)
+        else:
+            self.optim.add_param_group(local)
+        for k, v in self.optim.param_groups[-1].items():  # the local optimizer's defaults
+            g.setdefault(k, v)
 
     def _broadcast(self, params: list[Tensor]) -> None:
         for p in params:
@@ -188,13 +202,82 @@ class ZeroRedundancyOptimizer(Optimizer):
                     p.grad._data[...] = 0
 
     # -- state -----------------------------------------------------------------------------
+    def consolidate_state_dict(self, to: int = 0) -> None:
+        """Gathers the whole optimizer state on rank ``to`` of the group, for
+        :meth:`state_dict` there (as PyTorch's); every rank calls it.
+
+        Example:
+            >>> opt.consolidate_state_dict(to=0)
+            >>> if dist.get_rank() == 0: ember.save(opt.state_dict(), "optim.pt")
+        """
+        mine = [{k: v._data if isinstance(v, Tensor) else v
+                 for k, v in self.optim.state.get(flat.shard, {}).items()} for flat in self._flat]
+        everyone = self.group.comm.gather(mine, root=to)
+        self._consolidated = None
+        if self.group.rank() != to:
+            return
+        state: dict[Tensor, dict[str, Any]] = {}
+        for i, flat in enumerate(self._flat):
+            shards = [ranks[i] for ranks in everyone]
+            for key, value in shards[0].items():
+                if isinstance(value, np.ndarray) and value.shape == flat.shard.shape:
+                    full = np.concatenate([s[key] for s in shards])
+                    for p, lo, hi in zip(flat.params, flat.offsets, flat.offsets[1:]):
+                        state.setdefault(p, {})[key] = tensor(full[lo:hi].reshape(p.shape))
+                else:
+                    for p in flat.params:
+                        state.setdefault(p, {})[key] = (tensor(value.copy()) if isinstance(
+                            value, np.ndarray) else value)
+        self._consolidated = state
+
     def state_dict(self) -> dict[str, Any]:
-        """Refused: each rank holds only its shard; use :meth:`sharded_state`."""
-        raise DistributedError(f"ZeroRedundancyOptimizer.state_dict: {_SHARDED}")
+        """The optimizer state last gathered on this rank by :meth:`consolidate_state_dict`,
+        in the wrapped optimizer's layout (a plain optimizer, or PyTorch's, loads it): state
+        by parameter index, ``param_groups`` with the indices. A parameter that has no
+        gradient when the optimizer is made (frozen) has no state."""
+        if self._consolidated is None:
+            raise DistributedError(f"ZeroRedundancyOptimizer.state_dict: {_SHARDED}")
+        self.state = defaultdict(dict, self._consolidated)
+        try:
+            return super().state_dict()
+        finally:
+            self.state = defaultdict(dict)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Refused: each rank holds only its shard; use :meth:`load_sharded_state`."""
-        raise DistributedError(f"ZeroRedundancyOptimizer.load_state_dict: {_SHARDED}")
+        """Loads a whole state dict (:meth:`state_dict`'s, or a plain optimizer's over the
+        same parameter groups): every rank calls it and keeps its shard. The parameters of a
+        group share one step count, so their saved ``step`` values must agree."""
+        super().load_state_dict(state_dict)
+        full, self.state = self.state, defaultdict(dict)
+        for group, local in zip(self.param_groups, self.optim.param_groups):
+            local.update((k, v) for k, v in group.items() if k != "params")
+        has = [any(full.get(p) for p in flat.params) for flat in self._flat]
+        self._make_state(has)
+        for i, (flat, stepped) in enumerate(zip(self._flat, has)):
+            if stepped:
+                self._fill_shard(i, flat, [full.get(p) or {} for p in flat.params])
+
+    def _fill_shard(self, i: int, flat: _FlatGroup, entries: list[dict[str, Any]]) -> None:
+        """Puts the shard's piece of per-parameter ``entries`` into the local state."""
+        for key, value in self.optim.state[flat.shard].items():
+            given = [e[key] for e in entries if key in e]
+            if not given:
+                raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict: parameter group {i}"
+                                 f" has state but no {key!r} for any of its parameters")
+            if isinstance(value, Tensor) and value.shape == flat.shard.shape:
+                arrays = [e[key]._data if key in e else None for e in entries]
+                value._data[...] = flat.mine(arrays, value._data.dtype)
+                continue
+            scalars = {float(np.asarray(v._data if isinstance(v, Tensor) else v)) for v in given}
+            if len(scalars) > 1:
+                raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict: the parameters of "
+                                 f"group {i} have different {key!r} values {sorted(scalars)}; "
+                                 "ZeRO keeps one per group. Hint: put them in separate groups")
+            if isinstance(value, Tensor):
+                value._data[...] = np.asarray(given[0]._data if isinstance(given[0], Tensor)
+                                              else given[0])
+            else:
+                self.optim.state[flat.shard][key] = given[0]
 
     def state_bytes(self) -> int:
         """Bytes of optimizer state this rank holds (the 1/N that ZeRO is for)."""
@@ -205,12 +288,15 @@ class ZeroRedundancyOptimizer(Optimizer):
     def sharded_state(self) -> dict[str, Any]:
         """This rank's optimizer state for :func:`ember.distributed.checkpoint.save`: the
         shard tensors as :class:`ShardedTensor` pieces of the flat state (padding dropped),
-        per-group scalars (step counts) as plain tensors."""
+        per-group scalars (step counts) as plain tensors, and per group whether it has state
+        yet (none before the first step)."""
         out: dict[str, Any] = {}
         for i, flat in enumerate(self._flat):
             lo = flat.lo
             keep = max(0, min(flat.shard_size, flat.total - lo))
-            for key, value in self.optim.state[flat.shard].items():
+            state = self.optim.state.get(flat.shard, {})
+            out[f"group{i}.has_state"] = tensor(np.array(bool(state), np.uint8))
+            for key, value in state.items():
                 if not isinstance(value, Tensor):
                     continue
                 if value.shape == flat.shard.shape:
@@ -223,17 +309,40 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def load_sharded_state(self, load: Callable[[dict], Any]) -> None:
         """Fills this rank's state from a checkpoint, whatever the world size it was saved
-        on: ``load(template)`` is ``lambda t: checkpoint.load(path, {"optim": t})``, say."""
-        for flat in self._flat:  # make the state entries exist, with the right shapes
-            if not self.optim.state[flat.shard]:
-                flat.shard.grad = tensor(np.zeros(flat.shard_size, flat.shard._data.dtype))
-                saved = flat.shard._data.copy()
-                lrs = [g["lr"] for g in self.optim.param_groups]
-                for g in self.optim.param_groups:
-                    g["lr"] = 0.0
-                self.optim.step()
-                for g, lr in zip(self.optim.param_groups, lrs):
-                    g["lr"] = lr
-                flat.shard._data[...] = saved
-                flat.shard.grad = None
-        load(self.sharded_state())
+        on: ``load(template)`` is ``lambda t: checkpoint.load(path, {"optim": t})``, say. It
+        is called twice: first for which groups have state, then for the state."""
+        marks = {f"group{i}.has_state": tensor(np.ones((), np.uint8))
+                 for i in range(len(self._flat))}
+        try:
+            load(marks)
+        except CheckpointError:  # saved before the marks existed, so after a step: with state
+            for m in marks.values():
+                m._data[...] = 1
+        self._make_state([bool(m.item()) for m in marks.values()])
+        load({k: v for k, v in self.sharded_state().items() if k not in marks})
+
+    def _make_state(self, wanted: list[bool]) -> None:
+        """Gives the shards of the ``wanted`` groups state entries of the right shapes (a step
+        with zero gradients and learning rate 0: its values are loaded over), and the others
+        none, as before a first step."""
+        state = self.optim.state
+        need = [flat for flat, w in zip(self._flat, wanted) if w and not state.get(flat.shard)]
+        for flat, w in zip(self._flat, wanted):
+            if not w:
+                state.pop(flat.shard, None)
+        if not need:
+            return
+        kept = [(f, f.shard.grad, f.shard._data.copy()) for f in self._flat]
+        lrs = [g["lr"] for g in self.optim.param_groups]
+        for f in self._flat:
+            f.shard.grad = tensor(np.zeros_like(f.shard._data)) if f in need else None
+        try:
+            for g in self.optim.param_groups:
+                g["lr"] = 0.0
+            self.optim.step()
+        finally:
+            for g, lr in zip(self.optim.param_groups, lrs):
+                g["lr"] = lr
+            for f, grad, data in kept:
+                f.shard.grad = grad
+                f.shard._data[...] = data
