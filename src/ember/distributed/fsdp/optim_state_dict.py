@@ -27,7 +27,8 @@ def get_optimizer_state_dict(model: nn.Module, optimizers: Optimizer) -> dict[st
     ``optimizers`` (one optimizer over ``model``'s parameters); a sharded parameter's state
     tensors are ``Shard(0)`` DTensors of its full shape. State not made yet (no step so far)
     is made by a step with zero gradients and learning rate 0, as PyTorch does, so that a
-    checkpoint can be loaded into it.
+    checkpoint can be loaded into it (not when gradients exist already, nor for frozen
+    parameters, as PyTorch's).
 
     Example:
         >>> osd = get_optimizer_state_dict(model, opt)
@@ -91,11 +92,16 @@ def _names(model: nn.Module, opt: Optimizer) -> dict[int, str]:
 
 def _make_state(opt: Optimizer) -> None:
     """One step with zero gradients and learning rate 0: the state exists, the parameters
-    are unchanged."""
-    zeroed = [p for g in opt.param_groups for p in g["params"] if p.grad is None]
+    are unchanged. As PyTorch's, nothing is made when a parameter has a gradient already (a
+    step would count it: the state is made by the next real step), and frozen parameters
+    (``requires_grad=False``) get no gradient, so no state."""
+    params = [p for g in opt.param_groups for p in g["params"]]
+    if any(p.grad is not None for p in params):
+        return
     rates = [g["lr"] for g in opt.param_groups]
-    for p in zeroed:
-        p.grad = p.detach() * 0
+    for p in params:
+        if p.requires_grad:
+            p.grad = p.detach() * 0
     try:
         for g in opt.param_groups:
             g["lr"] = 0.0
@@ -103,7 +109,7 @@ def _make_state(opt: Optimizer) -> None:
     finally:
         for g, lr in zip(opt.param_groups, rates):
             g["lr"] = lr
-        for p in zeroed:
+        for p in params:
             p.grad = None
 
 
