@@ -2,6 +2,8 @@
 torch: materialized zeros require grad under ``create_graph``; a plain backward adds into a
 ``.grad`` that ``create_graph`` left with history in place (the same tensor, as PyTorch's)."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -67,3 +69,22 @@ def test_gradient_edges_as_outputs_as_in_torch():
     x = ember.ones(2, requires_grad=True)
     with pytest.raises(ember.errors.GradError, match="pass its gradient"):
         ember.autograd.grad(ember.autograd.graph.get_gradient_edge(x * 2), x)
+
+
+@pytest.mark.parametrize("make", ["exp", "sort", "unbind"])
+def test_a_gradient_edge_of_the_wrong_shape_is_refused_at_entry(make):
+    # (the error came from deep inside backward: "backward of exp failed: ... chain: mul")
+    def edge(lib):
+        x = lib.ones(3, 2, dtype=lib.float64, requires_grad=True)
+        out = {"exp": lambda: x.exp(), "sort": lambda: x.sort(1)[0],
+               "unbind": lambda: x.unbind(0)[1]}[make]()
+        return x, lib.autograd.graph.get_gradient_edge(out)
+
+    x, e = edge(torch)
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        torch.autograd.grad(e, x, torch.ones(5, dtype=torch.float64))
+    x, e = edge(ember)
+    want = "(3, 2)" if make != "unbind" else "(2,)"
+    with pytest.raises(ember.errors.ShapeError, match=rf"gradient of shape \(5,\) given for "
+                       rf"output 0, a GradientEdge .* of shape {re.escape(want)}"):
+        ember.autograd.grad(e, x, ember.ones(5, dtype=ember.float64))

@@ -190,6 +190,10 @@ def _roots(tensors: Any, grads: Any, who: str) -> list:
             if g is None:
                 raise GradError(f"{who}: output {i} is a GradientEdge ({t!r}), whose shape is "
                                 "not known: pass its gradient")
+            shape = t.shape()
+            if shape is not None and hasattr(g, "shape") and tuple(g.shape) != shape:
+                raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for output {i}, "
+                                 f"a GradientEdge ({t!r}) of shape {shape}")
             roots.append((t, g))
             continue
         if not t.requires_grad:

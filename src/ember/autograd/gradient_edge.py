@@ -65,6 +65,20 @@ class EdgeTarget:
     def __repr__(self) -> str:
         return f"GradientEdge of output {self._idx} of {self._node.name()}"
 
+    def shape(self) -> tuple[int, ...] | None:
+        """The shape of the node's output, from its primitive's ``infer`` rule and its recorded
+        inputs; None where that rule cannot tell (a custom Function's node, a freed one)."""
+        from ember.ops.primitive import TensorSpec, spec
+
+        node = self._node
+        try:
+            out = node.prim.infer(*(spec(t) for t in node.inputs), **node.params)
+        except Exception:  # noqa: BLE001 - any failure means only "not known"
+            return None
+        if not isinstance(out, TensorSpec) and isinstance(out, (tuple, list)):
+            out = out[self._idx] if self._idx < len(out) else None
+        return tuple(out.shape) if isinstance(out, TensorSpec) else None
+
 
 def edge_target(target: Any) -> Any:
     """A target of ``grad``: a tensor as it is; a :class:`GradientEdge` as its leaf (for an
