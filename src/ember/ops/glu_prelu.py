@@ -30,6 +30,7 @@ class Glu(Primitive):
     even size); the backward reads the input alone."""
 
     name = "glu"
+    input_layout = True  # (NumPy's product of the halves keeps the input's order)
 
     @in_float32
     def forward(self, xp, x, *, dim):

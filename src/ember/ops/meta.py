@@ -5,7 +5,8 @@ On the meta device (``ember.device("meta")``) :func:`ember.ops.primitive.eager` 
 :class:`~ember.backend.MetaArray` of the inferred shape and dtype, so nothing is computed and
 nothing allocated, and the autograd tape records as usual (``backward`` gives meta gradients).
 Views take the strides their view would have on the CPU, elementwise results (``clone()``
-too) their inputs' layout, as in PyTorch; other results are C-contiguous.
+too) their inputs' layout, as in PyTorch, results of a primitive marked ``input_layout``
+input 0's order; other results are C-contiguous.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def meta_forward(prim: Primitive, inputs: tuple, params: dict) -> Any:
     elementwise = prim.name in _ELEMENTWISE and (  # (a copy only in clone()'s order "K")
         prim.name != "copy" or params.get("order") == "K")
     outs = (out,) if prim.nout == 1 else out
+    if prim.input_layout:
+        return _ordered_like(out, inputs[0]._data)
     arrays = tuple(_like_inputs(o, inputs) if elementwise else _array(o) for o in outs)
     return arrays[0] if prim.nout == 1 else arrays
 
@@ -64,6 +67,15 @@ def _like_inputs(out: TensorSpec, inputs: tuple) -> MetaArray:
                for t in inputs if t.ndim]
     result, step = [0] * len(shape), size
     for d in reversed(stride_order(shape, *strides)):
+        result[d] = step
+        step *= max(shape[d], 1)
+    return MetaArray(shape, out.dtype.np, tuple(result))
+
+
+def _ordered_like(out: TensorSpec, a: Any) -> MetaArray:
+    """A dense result of ``out``'s shape with its dimensions in ``a``'s stride order."""
+    shape, result, step = tuple(out.shape), [0] * len(out.shape), out.dtype.itemsize
+    for d in reversed(stride_order(tuple(a.shape), tuple(a.strides))):
         result[d] = step
         step *= max(shape[d], 1)
     return MetaArray(shape, out.dtype.np, tuple(result))

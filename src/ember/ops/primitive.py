@@ -88,6 +88,8 @@ class Primitive:
             (the gradient of a real loss L at z = x + iy is dL/dx + i dL/dy). Recording a
             complex output of a primitive without it raises a DTypeError; the check costs the
             recording path one comparison, and eager code without gradients nothing.
+        input_layout: the output is dense with its dimensions in input 0's stride order (as
+            NumPy's order-"K" results are), though its shape differs; meta results follow it.
         limited_dtypes: which of PyTorch's limited-support dtypes (uint16/32/64, the float8s)
             the primitive computes on, as PyTorch does; eager execution refuses the others,
             testing only the first input's dtype (the data input of every op that takes one).
@@ -106,6 +108,7 @@ class Primitive:
     read_only_view = False
     jvp_takes_none = False
     complex_grad = False
+    input_layout = False
     limited_dtypes: frozenset[DType] = frozenset()
 
     def forward(self, xp: Any, *arrays: Any, **params: Any) -> Any:
