@@ -2,8 +2,6 @@
 
 import doctest
 import importlib
-import re
-from pathlib import Path
 
 import pytest
 
@@ -20,12 +18,3 @@ def test_docstring_examples_run(name):
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0, name
 
-
-def test_guide_examples_run():
-    guide = Path(__file__).resolve().parents[2] / "docs" / "masked.md"
-    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), re.S)
-    test = doctest.DocTestParser().get_doctest("\n".join(blocks), {"ember": ember},
-                                               "masked.md", str(guide), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
