@@ -94,7 +94,6 @@ def batch_norm_input_grad(g: Any, x: Any, mean: Any, k: Any, c1: Any, c2: Any) -
     return apply(BatchNormInputGrad, g, x, mean, k, c1, c2)
 
 
-
 def plain_coefficients(var: Any, weight: Any, g_sum: Any, g_dot: Any, eps: float,
                        n: int) -> tuple[Any, Any, Any, Any]:
     """Batch norm's per-channel backward steps on the (C,) float32/float64 arrays of the

@@ -186,6 +186,5 @@ def batch_norm_update_stats(input: Tensor, running_mean: Tensor | None,
     mean, var = _mean_and_biased_var("batch_norm_update_stats", input)
     count = input.numel() // max(input.shape[1], 1)
     _update_running(running_mean, mean, momentum)
-    if running_var is not None:
-        _update_running(running_var, var * (count / max(count - 1, 1)), momentum)
+    _update_running(running_var, var, momentum, count / max(count - 1, 1))
     return mean, var
