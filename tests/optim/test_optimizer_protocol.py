@@ -348,3 +348,26 @@ def test_non_contiguous_complex_parameters_step_as_in_torch(name, kwargs, layout
     for key, value in es.items():
         assert value.shape == ts[key].shape and value.dtype.is_complex == ts[key].is_complex()
         np.testing.assert_allclose(to_numpy(value), to_numpy(ts[key]), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [("SGD", {"lr": 0.1}), ("Adam", {"lr": 0.1})])
+def test_a_strided_complex_gradient_is_read_in_place_on_numpy(name, kwargs, monkeypatch):
+    # (it was copied to C order first, which only CuPy needs to view it as real pairs)
+    real_copy = np.ascontiguousarray
+
+    def refuse_complex(a, *args, **kw):
+        assert np.asarray(a).dtype.kind != "c", "a complex array was copied"
+        return real_copy(a, *args, **kw)
+
+    p = ember.ones(4, 3, dtype=ember.complex128).requires_grad_()
+    g = ember.tensor(np.arange(12.0).reshape(3, 4) * (1 + 2j)).t()
+    opt = getattr(ember.optim, name)([p], **kwargs)
+    p.grad = g
+    monkeypatch.setattr(np, "ascontiguousarray", refuse_complex)
+    opt.step()
+    monkeypatch.undo()
+    tp = torch.ones(4, 3, dtype=torch.complex128, requires_grad=True)
+    topt = getattr(torch.optim, name)([tp], **kwargs)
+    tp.grad = torch.tensor(g.t().numpy()).t()
+    topt.step()
+    np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-12)

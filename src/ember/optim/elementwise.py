@@ -143,9 +143,11 @@ class ElementwiseOptimizer(Optimizer):
                         looped.append((p, g, arrays, state))
                         continue
                 if g.dtype.kind == "c":
-                    # (read only: a copy in C order serves where the memory cannot be
-                    # viewed as pairs; a 0-d gradient is C-ordered, and stays 0-d)
-                    g = _pairs(g if g.flags.c_contiguous else p._device.xp.ascontiguousarray(g))
+                    # (read only: off NumPy, which views any layout as pairs, a copy in C
+                    # order serves where the memory cannot be; a 0-d one stays 0-d)
+                    if not (g.flags.c_contiguous or isinstance(g, np.ndarray)):
+                        g = p._device.xp.ascontiguousarray(g)
+                    g = _pairs(g)
                 if maximize:
                     g = -g
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
