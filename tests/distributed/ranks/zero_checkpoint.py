@@ -87,9 +87,8 @@ def resumed(kind, stage, at, how, root):
         if rank == n - 1:
             ember.save(opt.state_dict(), blob)
         sd = ember.load(io.BytesIO(bcast(blob.getvalue(), n - 1)))
-    layers, opt = build(kind, stage)
-    train(layers, opt, 0, 2)  # (state to be replaced)
     layers, fresh = build(kind, stage)
+    train(layers, fresh, 0, 1)  # state the checkpoint's replaces (or removes, saved at 0)
     with ember.no_grad():
         for p, w in zip((p for m in layers for p in m.parameters()), weights):
             p.copy_(ember.tensor(w))
