@@ -12,6 +12,7 @@ import ember
 import ember.nn.functional as F
 
 pool = importlib.import_module("ember.ops.pool")
+pool_windows = importlib.import_module("ember.ops.pool_windows")
 # (shape, arguments, whether the windows lie inside the input: summed in place)
 CASES = [((4, 8, 16, 16), dict(kernel_size=2), True),
          ((4, 8, 16, 16), dict(kernel_size=3, stride=2), True),
@@ -67,6 +68,39 @@ def test_rules_of_the_pair():
     want = torch.func.jvp(lambda a: torch.nn.functional.avg_pool2d(a, (3, 2), stride=(1, 2)),
                           (torch.tensor(x.detach().numpy()),), (torch.tensor(v.numpy()),))[1]
     np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_jvp_rules_of_the_pair_as_torch(monkeypatch):
+    """Forward over reverse reaches both jvp rules (``func.jvp`` of a pool takes the columns):
+    a dual output gradient goes through ``window_spread``, a dual gradient of that gradient
+    through ``window_sum``."""
+    ran = []
+    for cls in (pool_windows.WindowSum, pool_windows.WindowSpread):
+        def spy(self, ctx, *tangents, rule=cls.jvp, name=cls.name):
+            ran.append(name)
+            return rule(self, ctx, *tangents)
+        monkeypatch.setattr(cls, "jvp", spy)
+    rng = np.random.default_rng(5)
+    x, g, dg = (rng.standard_normal(s) for s in ((2, 3, 6, 5), (2, 3, 4, 2), (2, 3, 4, 2)))
+    u, du = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 5))
+    tangents = []
+    for lib in (ember, torch):
+        fwd = lib.autograd.forward_ad
+        xt, gt = lib.tensor(x, requires_grad=True), lib.tensor(g, requires_grad=True)
+        y = lib.nn.functional.avg_pool2d(xt, (3, 2), stride=(1, 2))
+        with fwd.dual_level():
+            (gx,) = lib.autograd.grad(y, [xt], fwd.make_dual(gt, lib.tensor(dg)),
+                                      create_graph=True)
+            spread = fwd.unpack_dual(gx).tangent.detach().numpy()
+        (gx,) = lib.autograd.grad(y, [xt], gt, create_graph=True)
+        with fwd.dual_level():
+            (gg,) = lib.autograd.grad(gx, [gt], fwd.make_dual(lib.tensor(u), lib.tensor(du)),
+                                      create_graph=True)
+            summed = fwd.unpack_dual(gg).tangent.detach().numpy()
+        tangents.append((spread, summed))
+    assert ran == ["window_spread", "window_sum"]
+    for got, want in zip(*tangents, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
 def test_batched_gradients_of_an_eager_pool_as_torch():
