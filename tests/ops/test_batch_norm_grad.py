@@ -8,6 +8,7 @@ import torch
 
 import ember
 from ember.backend import compiled
+from ember.ops import normalization
 from ember.ops.batch_norm_grad import batch_norm_input_grad
 
 SHAPES = [(1024, 64), (6, 5), (16, 32, 40), (8, 16, 12, 12), (2, 3, 4, 5)]
@@ -80,9 +81,13 @@ def test_batch_norm_gradients_match_torch(shape):
     ((4, 3, 5), np.float64, False, True), ((32, 64, 8, 8), np.float32, True, True),
     ((6, 4, 3, 3), np.float32, False, False)])
 def test_a_backward_that_records_nothing_equals_the_ops_and_torch(shape, dtype, channels_last,
-                                                                  input_grad):
-    """Without create_graph the per-channel steps run on the arrays: the gradients equal the
-    ops' (create_graph=True) bit for bit, and torch's."""
+                                                                  input_grad, monkeypatch):
+    """Without create_graph the per-channel steps run on the arrays (``plain_coefficients``,
+    counted): the gradients equal the ops' (create_graph=True) bit for bit, and torch's."""
+    ran = []
+    monkeypatch.setattr(normalization, "plain_coefficients",
+                        lambda *a, steps=normalization.plain_coefficients: ran.append(1) or
+                        steps(*a))
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(dtype) * 2 + 1
     w = rng.uniform(0.5, 2.0, shape[1]).astype(dtype)
@@ -97,6 +102,7 @@ def test_a_backward_that_records_nothing_equals_the_ops_and_torch(shape, dtype, 
         wanted = [xt, wt, bt] if input_grad else [wt, bt]
         grads = lib.autograd.grad(out, wanted, lib.tensor(g), create_graph=create_graph)
         results.append([t.detach().numpy() for t in grads])
+        assert len(ran) == 1  # (the array path once, without create_graph only)
     plain, ops, theirs = results
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for a, o, t in zip(plain, ops, theirs, strict=True):
