@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.autograd.grad_mode import refuse_inference_write
+from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.backend.meta import copy_out
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import expand
@@ -35,7 +35,8 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 
 def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
     """``copy_`` for the fills, under their own name (which errors show)."""
-    refuse_inference_write(self, name)
+    if self._vc.inference and not GRAD.inference:
+        refuse_inference_write(self, name)
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
     if src.is_meta and not self.is_meta:
         copy_out(name, self.device)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.grad_mode import GRAD
 from ember.backend.meta import copy_out
 from ember.errors import (
     DTypeError,
@@ -456,7 +457,8 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
 def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: Tensor,
          mode: str) -> Tensor:
     """Writes ``values`` into ``x`` in place; directly when no gradient or trace can see it."""
-    refuse_inference_write(x, op)
+    if x._vc.inference and not GRAD.inference:
+        refuse_inference_write(x, op)
     if arrays:  # PyTorch's index_put, unlike its copy into a slice, takes few limited dtypes
         refuse_limited(op, x.dtype, dtypes.SIGNED_FLOAT8)
     if not needs_history(x, values):

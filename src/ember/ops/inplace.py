@@ -71,7 +71,8 @@ class ViewScatter(Primitive):
 
 def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
     """Writes ``compute(alias of x)`` into ``x`` and moves ``x``'s history to the result."""
-    refuse_inference_write(x, name)
+    if x._vc.inference and not GRAD.inference:
+        refuse_inference_write(x, name)
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
         if x._view is not None and x._view.version != x._vc.value:

@@ -132,7 +132,8 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
         raise TypeError(f"{op}(): out must be a Tensor or a tuple of Tensors, got "
                         f"{type(out).__name__}")
     for o in outs:
-        refuse_inference_write(o, f"{op}(out=...)")
+        if o._vc.inference and not GRAD.inference:
+            refuse_inference_write(o, f"{op}(out=...)")
     inputs, listed = _tensor_arguments(args, kwargs)
     if GRAD.enabled and any(t.requires_grad for t in (*inputs, *listed, *outs)):
         raise GradError(f"{op}(): functions with out=... arguments don't support automatic "

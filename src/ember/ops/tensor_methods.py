@@ -317,7 +317,8 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     """Makes ``x`` the view ``view(x)`` in place: the same memory with a new shape, and the
     view's history. The version counter moves, as PyTorch's: a node that saved ``x`` would
     otherwise read it in its new shape (a silently wrong gradient)."""
-    refuse_inference_write(x, name)
+    if x._vc.inference and not GRAD.inference:
+        refuse_inference_write(x, name)
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
     if DISPATCH.handler is not None and not transforms_follow(x, name):
