@@ -36,6 +36,7 @@ MODULES += [
     "ember.nn", "ember.storage", "ember.return_types", "ember.overrides", "ember.other_threads",
     "ember.multiprocessing", "ember.mps", "ember.xpu", "ember._dynamo", "ember.jit.torchscript",
     "ember.ops.argument_kind", "ember.ops.target_shape", "ember.autograd.anomaly",
+    "ember.ops.conv_transpose",
     "ember.backend.switches"]
 
 

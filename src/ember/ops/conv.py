@@ -6,9 +6,9 @@ one by Winograd's F(2×2, 3×3) instead: :mod:`ember.ops.winograd`); its rules a
 Ember ops (``unfold``, ``matmul``, ``fold`` and ``conv`` itself), so gradients of every order
 follow. Grouped convolutions are composites of ``unfold`` and ``matmul`` (a depthwise
 2-D one has primitives of its own: :mod:`ember.ops.depthwise_conv`); a transposed convolution
-multiplies first and sums the columns back with ``fold``. A 1×1 stride-1 ``conv`` of an NCHW
-input is a batch of GEMMs ``W @ x[n]`` on the input as it lies (no copy; NCHW out, as
-PyTorch's); of a channels-last one, one GEMM of its pixel rows.
+multiplies first and sums the columns back with ``fold`` (:mod:`ember.ops.conv_transpose`).
+A 1×1 stride-1 ``conv`` of an NCHW input is a batch of GEMMs ``W @ x[n]`` on the input as it
+lies (no copy; NCHW out, as PyTorch's); of a channels-last one, one GEMM of its pixel rows.
 """
 
 from __future__ import annotations
@@ -20,22 +20,28 @@ from typing import Any
 import numpy as np
 
 from ember.backend import gemm, parallel
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
-from ember.layouts import preserve_format
+from ember.errors import DTypeError, ShapeError
 from ember.ops import winograd
 from ember.ops.broadcast import sum_to
-from ember.ops.channels_last_view import pixels_first
 from ember.ops.complex_parts import Holomorphic
+from ember.ops.conv_args import (
+    NUMBA_FLOATS,
+    add_bias,
+    channels_last_rows,
+    check_bias,
+    check_operands,
+    conv_padding,
+    int_sizes,
+)
 from ember.ops.conv_pointwise import pointwise, pointwise_conv, pointwise_weight_grad
+from ember.ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ember.ops.depthwise_conv import depthwise_conv2d
 from ember.ops.im2col import (
     Pads,
     Unfold,
     batched,
     fold_nd,
-    ntuple,
     numba_columns,
-    symmetric,
     unfold_nd,
     window_counts,
     window_positions,
@@ -49,81 +55,11 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
 
 
-def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
-                    groups: int) -> None:
-    try:
-        x_dtype, weight_ndim = x.dtype, weight.ndim
-    except AttributeError:
-        refuse_non_tensor(op, "input", x)
-        refuse_non_tensor(op, "weight", weight)
-        raise
-    if not x_dtype.is_floating_point and not x_dtype.is_complex:
-        raise DTypeError(f"{op}: expected a floating or complex input, got {x.dtype.name}. "
-                         "Hint: call .float() on it")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.dtype is not x.dtype and not DISPATCH.casting:
-            raise DTypeError(f"{op}: input is {x.dtype.name} but {name} is {t.dtype.name}; "
-                             f"they must match. Hint: convert one with .to()")
-    if weight_ndim != nd + 2:
-        raise ShapeError(f"{op}: expected a {nd + 2}-D weight, got shape "
-                         f"{tuple(weight.shape)}")
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
-
-
-def _check_bias(op: str, bias: Tensor | None, channels: int) -> None:
-    if bias is not None and bias._data.shape != (channels,):
-        raise ShapeError(f"{op}: bias of shape {tuple(bias.shape)} given for {channels} output "
-                         f"channels; expected shape ({channels},)")
-
-
-def _sizes(op: str, nd: int, value: Any, name: str, least: int) -> tuple[int, ...]:
-    """``value`` (an int or ``nd`` ints) as ``nd`` ints, each at least ``least``."""
-    out = ntuple(value, nd, op, name)
-    if min(out) < least:
-        raise ShapeError(f"{op}: {name} must be {'positive' if least else 'non-negative'}, got "
-                         f"{value!r}")
-    return out
-
-
-def _conv_padding(op: str, padding: Any, kernel: tuple[int, ...], dilation: tuple[int, ...],
-                  stride: tuple[int, ...]) -> Pads:
-    if isinstance(padding, str):
-        if padding == "valid":
-            return ((0, 0),) * len(kernel)
-        if padding == "same":
-            if any(s != 1 for s in stride):
-                raise ValueError(f"{op}: padding='same' is not supported for strided "
-                                 f"convolutions (stride {stride})")
-            # the odd element of the total goes to the high side, as PyTorch does
-            return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
-                         for k, d in zip(kernel, dilation, strict=True))
-        raise ValueError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got "
-                         f"{padding!r}")
-    return symmetric(_sizes(op, len(kernel), padding, "padding", 0))
-
-
-def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
-    if bias is None:
-        return out
-    if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
-        bias = bias.to(out.dtype)
-    return out + bias.reshape((bias._data.shape[0],) + (1,) * nd)
-
-
 _COLUMN_CHUNK_BYTES = 24 << 20  # im2col columns per GEMM, one GEMM at a time on all threads
 _PIECE_BYTES = 4 << 20  # im2col columns per GEMM when the GEMMs run side by side
 _SHARED_WEIGHT_BYTES = 4 << 20  # a larger GEMM operand: one GEMM at a time
 _BAND_BYTES = 1 << 20  # a sample's columns above this are made a band of its rows at a time
 _FOLD_GRAD_ELEMENTS = 1 << 15  # a stride-1 input gradient as GEMM + fold from this size on
-# numba's loops' dtypes: depthwise_conv2d (else unfold and GEMMs), a 2-D transposed one's fold
-_NUMBA_FLOATS = (np.float32, np.float64)
-# an NCHW transposed convolution with this many output channels or more, over this many input
-# pixels or fewer, folds channels-last rows. k4 s2, forward+backward, 1 thread: 32x32->3 at
-# 32x32 24 -> 28 ms; 2 threads: 32x64->32 at 16x16 52 -> 64 ms, 16x64->32 at 28x28 53 -> 106
-# (its backward's unfold reads the NCHW gradient across channels, far apart in a large plane)
-_ROWS_FOLD_CHANNELS = 16
-_ROWS_FOLD_PIXELS = 64
 
 
 def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
@@ -314,12 +250,6 @@ def conv_nd(x: Tensor, w: Tensor, bias: Tensor | None = None, *, dilation: tuple
                  compute=gemm_dtype(x))
 
 
-def _channels_last_rows(t: Tensor) -> Tensor:
-    """(N, C, *spatial) → (N·∏spatial, C): a free reshape of a channels-last tensor."""
-    nd = t.ndim - 2
-    rows = t.shape[0] * prod(t.shape[2:])  # not -1: without channels it could be any size
-    return t.permute((0, *range(2, 2 + nd), 1)).reshape((rows, t.shape[1]))
-
 
 def _weight_grad(x: Tensor, g: Tensor, shape: tuple[int, ...], **geometry: Any) -> Tensor:
     return apply(ConvWeightGrad, x, g, kernel_size=tuple(shape[2:]), compute=gemm_dtype(x),
@@ -421,7 +351,7 @@ def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple
         flipped = flipped.permute((nd + 1, nd, *range(nd)))
         return conv_nd(g, flipped, dilation=dilation, padding=flipped_pads, stride=stride)
     # each row of g's GEMM with the weight is one window's gradient; fold sums them
-    rows = _channels_last_rows(g) @ w.permute((0, *range(2, 2 + nd), 1)).reshape(
+    rows = channels_last_rows(g) @ w.permute((0, *range(2, 2 + nd), 1)).reshape(
         (w.shape[0], prod(w.shape[1:])))
     cols = rows.reshape((shape[0], prod(g.shape[2:]), rows.shape[1]))
     return fold_nd(cols, shape[2:], kernel_size=kernel, dilation=dilation, padding=padding,
@@ -431,7 +361,7 @@ def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple
 def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
           padding: Any, dilation: Any, groups: int) -> Tensor:
     x, added = batched(input, nd, op)
-    _check_operands(op, nd, x, weight, bias, groups)
+    check_operands(op, nd, x, weight, bias, groups)
     n, cin = x._data.shape[:2]
     cout, per_group, kernel = weight._data.shape[0], weight._data.shape[1], weight._data.shape[2:]
     if cin != per_group * groups:
@@ -442,10 +372,10 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
     if cout % groups:
         raise ShapeError(f"{op}: weight has {cout} output channels, not divisible by groups="
                          f"{groups} (weight shape {tuple(weight.shape)})")
-    _check_bias(op, bias, cout)
-    stride = _sizes(op, nd, stride, "stride", 1)
-    dilation = _sizes(op, nd, dilation, "dilation", 1)
-    pads = _conv_padding(op, padding, kernel, dilation, stride)
+    check_bias(op, bias, cout)
+    stride = int_sizes(op, nd, stride, "stride", 1)
+    dilation = int_sizes(op, nd, dilation, "dilation", 1)
+    pads = conv_padding(op, padding, kernel, dilation, stride)
     counts = window_counts(x._data.shape[2:], kernel, dilation, pads, stride, op)
 
     length = prod(counts)
@@ -455,9 +385,9 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         out = conv_nd(x, weight, bias, dilation=dilation, padding=pads, stride=stride)
         bias = None  # added by the convolution
     elif nd == 2 and groups == cin == cout and x.dtype is weight.dtype and \
-            x._data.dtype in _NUMBA_FLOATS and not DISPATCH.casting:  # (autocast: GEMMs)
+            x._data.dtype in NUMBA_FLOATS and not DISPATCH.casting:  # (autocast: GEMMs)
         out = depthwise_conv2d(x, weight, bias, dilation=dilation, padding=pads, stride=stride)
-        bias = None  # added by the convolution (_check_operands: of x's dtype)
+        bias = None  # added by the convolution (check_operands: of x's dtype)
     else:
         cols = x.reshape((n, cin, length)) if pointwise(kernel, pads, stride) else \
             unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads, stride=stride,
@@ -465,7 +395,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         out = weight.reshape((groups, cout // groups, cols.shape[1] // groups)) @ \
             cols.reshape((n, groups, cols.shape[1] // groups, cols.shape[2]))
         out = out.reshape((n, cout) + counts)
-    out = _add_bias(out, bias, nd)
+    out = add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 
 
@@ -501,100 +431,3 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     """3-D convolution of a (N, C_in, D, H, W) input with a (C_out, C_in / groups, kd, kh, kw)
     weight."""
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
-
-
-def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
-                    stride: Any, padding: Any, output_padding: Any, groups: int,
-                    dilation: Any) -> Tensor:
-    x, added = batched(input, nd, op)
-    _check_operands(op, nd, x, weight, bias, groups)
-    n, cin = x.shape[:2]
-    kernel = tuple(weight.shape[2:])
-    if weight.shape[0] != cin:
-        raise ShapeError(f"{op}: input has {cin} channels but weight expects "
-                         f"{weight.shape[0]} (weight shape {tuple(weight.shape)}). Hint: a "
-                         f"transposed convolution's weight is (in_channels, out_channels / "
-                         f"groups, *kernel)")
-    if cin % groups:
-        raise ShapeError(f"{op}: {cin} input channels are not divisible by groups={groups}")
-    cout = weight.shape[1] * groups
-    _check_bias(op, bias, cout)
-    stride = _sizes(op, nd, stride, "stride", 1)
-    dilation = _sizes(op, nd, dilation, "dilation", 1)
-    pad = _sizes(op, nd, padding, "padding", 0)
-    extra = _sizes(op, nd, output_padding, "output_padding", 0)
-    if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation, strict=True)):
-        raise ValueError(f"{op}: output_padding {extra} must be smaller than either stride "
-                         f"{stride} or dilation {dilation}")
-    spatial = tuple(x.shape[2:])
-    size = tuple((s - 1) * st - 2 * p + d * (k - 1) + e + 1 for s, st, p, d, k, e in
-                 zip(spatial, stride, pad, dilation, kernel, extra, strict=True))
-    if min(size, default=1) <= 0:
-        raise ShapeError(f"{op}: input of spatial size {spatial} gives an output of size "
-                         f"{size}; reduce padding {pad}")
-    length = prod(spatial)
-    layout = "ncl"
-    channels_last = any(pixels_first(t, (4, 5)) is not None for t in (x, weight))
-    if groups == 1 and (channels_last or (nd == 2 and x._data.dtype in _NUMBA_FLOATS and
-                                          cout >= _ROWS_FOLD_CHANNELS and
-                                          length <= _ROWS_FOLD_PIXELS)):
-        # channels-last rows give (N, L, ∏kernel·C_out) columns, which fold to a
-        # channels-last result, as PyTorch's for a channels-last input or weight (with no
-        # copy of a channels-last input). A small 2-D float NCHW input goes this way too (its
-        # rows and its result copied: NCHW out, as PyTorch's): one GEMM of all the rows and
-        # numba's one-pass fold, where the NCHW columns' fold is a strided NumPy add per
-        # kernel offset over rows of a few elements
-        layout = "nlc"
-        w = weight.permute((0, *range(2, nd + 2), 1)).reshape((cin, prod(kernel) * cout))
-        cols = (_channels_last_rows(x) @ w).reshape((n, length, prod(kernel) * cout))
-    elif groups == 1:
-        cols = weight.reshape((cin, cout * prod(kernel))).transpose(0, 1) @ \
-            x.reshape((n, cin, length))
-    else:
-        w = weight.reshape((groups, cin // groups, cout // groups * prod(kernel))).transpose(1, 2)
-        cols = w @ x.reshape((n, groups, cin // groups, length))
-    if layout == "ncl":
-        cols = cols.reshape((n, cout * prod(kernel), length))
-    # output_padding extends the high side: the last windows stop short of the edge there
-    pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
-    out = fold_nd(cols, size, kernel_size=kernel, dilation=dilation, padding=pads,
-                  stride=stride, layout=layout)
-    if layout == "nlc" and not channels_last:
-        out = out.contiguous()
-    elif any(extra):  # (the fold's trimmed high side leaves a strided slice: dense, as PyTorch's)
-        out = out.clone(memory_format=preserve_format)
-    out = _add_bias(out, bias, nd)
-    return out.reshape(out.shape[1:]) if added else out
-
-
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
-                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
-                     groups: int = 1, dilation: Any = 1) -> Tensor:
-    """1-D transposed convolution of a (N, C_in, L) input with a (C_in, C_out / groups, k)
-    weight (the gradient of conv1d with respect to its input)."""
-    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
-                           output_padding, groups, dilation)
-
-
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
-                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
-                     groups: int = 1, dilation: Any = 1) -> Tensor:
-    """2-D transposed convolution ("deconvolution"), as ``torch.nn.functional``'s.
-
-    ``weight`` is (C_in, C_out / groups, kh, kw); the output size per dimension is
-    ``(in - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1``.
-
-    Example:
-        >>> F.conv_transpose2d(ember.ones(1, 4, 3, 3), ember.ones(4, 2, 3, 3), stride=2).shape
-        ember.Size([1, 2, 7, 7])
-    """
-    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
-                           output_padding, groups, dilation)
-
-
-def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
-                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
-                     groups: int = 1, dilation: Any = 1) -> Tensor:
-    """3-D transposed convolution of a (N, C_in, D, H, W) input."""
-    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
-                           output_padding, groups, dilation)
