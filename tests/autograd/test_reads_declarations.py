@@ -84,6 +84,9 @@ CASES = {
     "max_min_dim": (lambda a: a.max(1)[0] + a.min(1)[0], [(4, 5)]),
     "cumsum": (lambda a: a.cumsum(1), [(4, 5)]),
     "softmax": (lambda a: a.softmax(1), [(4, 5)]),
+    "batch_norm_eval": (lambda a, w, b: F.batch_norm(a, ember.linspace(-1, 1, 3),
+                                                     ember.linspace(0.5, 2, 3), w, b),
+                        [(4, 3, 2), (3,), (3,)]),
     "hard_activations": (lambda a: F.hardsigmoid(a) + F.hardswish(a), [(4, 5)]),
     "embedding": (lambda a: F.embedding(ember.tensor([[0, 2], [3, 0]]), a)
                   + F.embedding(ember.tensor([[1, 2], [1, 0]]), a, padding_idx=0,

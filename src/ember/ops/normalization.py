@@ -23,7 +23,7 @@ from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
-from ember.ops import batch_norm_kernel, rows_kernel
+from ember.ops import batch_norm_eval, batch_norm_kernel, rows_kernel
 from ember.ops.batch_norm_grad import batch_norm_input_grad, plain_coefficients
 from ember.ops.convert import HALF, contiguous, laid_out_like
 from ember.ops.inplace import inplace
@@ -529,8 +529,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: running_mean and running_var must be given in "
                              "evaluation mode (training=False)")
-        mean, var = _per_channel(running_mean, input.ndim), _per_channel(running_var,
-                                                                          input.ndim)
+        if batch_norm_eval.applies(input, running_mean, running_var, weight, bias):  # (fused)
+            return batch_norm_eval.fused(input, running_mean, running_var, weight, bias, eps)
+        mean, var = _per_channel(running_mean, input.ndim), _per_channel(running_var, input.ndim)
         y = (input - mean) * (var + eps).rsqrt()
     return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
                    None if bias is None else _per_channel(bias, input.ndim))

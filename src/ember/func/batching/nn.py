@@ -321,6 +321,15 @@ def _batch_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
     return out, reshape(mean, (b, c)), reshape(var, (b, c))
 
 
+@rule("batch_norm_eval")
+def _batch_norm_eval(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
+    # the composite on the physical (B, N, C, …) input, each (C,) operand per sample (B, C)
+    x, mean, var, weight, bias = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    shape = (b, 1, x.shape[2]) + (1,) * (x.ndim - 3)
+    mean, var, weight, bias = (reshape(t, shape) for t in (mean, var, weight, bias))
+    return (x - mean) * (var + eps).rsqrt() * weight + bias
+
+
 @rule("batch_norm_sums")
 def _batch_norm_sums(b: int, xs: tuple, bs: tuple) -> Any:
     # per vmapped sample: the two sums as ops on the physical (B, N, C, …) operands
