@@ -20,6 +20,7 @@ from math import prod as _product
 import numpy as np
 
 from ember import dtypes
+from ember.backend import CPU, Device
 from ember.errors import ShapeError
 from ember.layouts import (
     contiguous_format,
@@ -129,7 +130,8 @@ def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
 
 
 def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor:
-    xp, shape = x._device.xp, x._data.shape
+    index_device = _index_device(x._device)
+    xp, shape = index_device.xp, x._data.shape
     positions = []
     for d, before, after in pairs:
         n = shape[d]
@@ -153,7 +155,7 @@ def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor
     first = min(dims.index(d) for d in padded)
     inner = dims[first:first + len(padded)]
     if sorted(inner) != sorted(padded):
-        return contiguous(apply(Index, x, *_outer(positions, x._device), dims=tuple(padded)),
+        return contiguous(apply(Index, x, *_outer(positions, index_device), dims=tuple(padded)),
                           fmt)  # (padded dims apart in memory: gather, then lay out)
     xt = x if inverse is None else permute(x, dims)
     plan = tuple(next(p for p in pairs if p[0] == d) for d in inner)
@@ -167,6 +169,12 @@ def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor
         out = reshape_view(out, (*lead, *(len(positions[padded.index(d)]) for d in inner),
                                  *tail))
     return out if inverse is None else permute(out, inverse)
+
+
+def _index_device(dev: Device) -> Device:
+    """Where a pad's positions are made: on the CPU for a meta tensor (which has no arrays to
+    compute them with, and takes CPU integer indices, as PyTorch's)."""
+    return CPU if dev.is_meta else dev
 
 
 def _outer(positions: list, dev: object) -> list:
@@ -221,9 +229,8 @@ class PadGather(Primitive):
         return TensorSpec(tuple(shape), x.dtype)
 
     def vjp(self, ctx, g):
-        x, dim = ctx.inputs[0], ctx.params["dim"]
-        flat = _wrap(flat_positions(g._device.xp, ctx.params["plan"], ctx.params["mode"]),
-                     g._device)
+        x, dim, dev = ctx.inputs[0], ctx.params["dim"], _index_device(g._device)
+        flat = _wrap(flat_positions(dev.xp, ctx.params["plan"], ctx.params["mode"]), dev)
         base = zeros(x.shape, dtype=g.dtype, device=g.device)
         return apply(IndexPut, base, g, flat, basic=(), dims=(dim,), mode="add")
 
