@@ -194,3 +194,22 @@ def test_hardswish_and_hardsigmoid_use_the_onnx_operators():
         proto = ember.onnx.to_model(module, x)
         assert [n.op_type for n in proto.graph.node] == [op, "Identity"]
     check_export(lambda t: (F.hardswish(t), F.hardsigmoid(t)), x, dynamic_batch=True)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"label_smoothing": 0.1},
+                                    {"label_smoothing": 0.2, "ignore_index": 2},
+                                    {"label_smoothing": 0.1, "reduction": "none"}])
+def test_cross_entropy_exports_and_matches_torch(kwargs):
+    """(class_index had no converter.) onnxruntime gives Ember's and torch's loss; a target
+    out of range, negative too, fails there as it fails eagerly."""
+    torch = pytest.importorskip("torch")
+    x, target = _x(6, 5), ember.tensor([0, 1, 2, 3, 4, 2])
+    proto = check_export(lambda a, t: F.cross_entropy(a, t, **kwargs), x, target,
+                         dynamic_batch=True)
+    want = torch.nn.functional.cross_entropy(torch.tensor(x.numpy()),
+                                             torch.tensor(target.numpy()), **kwargs)
+    np.testing.assert_allclose(run_onnx(proto, x.numpy(), target.numpy())[0], want.numpy(),
+                               rtol=1e-5, atol=1e-6)
+    for bad in (5, -1):
+        with pytest.raises(Exception, match="Out of range value in index"):
+            run_onnx(proto, x.numpy(), np.array([0, 1, bad, 3, 4, 2]))

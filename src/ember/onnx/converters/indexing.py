@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ember import dtypes
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import INT64_MAX, INT64_MIN, Context
 from ember.onnx.registry import converter
@@ -233,3 +234,17 @@ def pad_gather(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Gather", [ctx.value(eqn.inputs[0]),
                                ctx.constant(flat_positions(np, p["plan"], p["mode"]))],
                     axis=p["dim"])
+
+
+@converter("class_index")
+def class_index(ctx: Context, eqn: Eqn) -> str:
+    """Class indices as int64, ``ignore_index``'s entries 0. ONNX cannot raise, so a negative
+    index is made ``classes``: every index out of range then lies above it, where
+    onnxruntime's gathers refuse it (a negative one they would read from the end)."""
+    target, params = eqn.inputs[0], eqn.params
+    index = ctx.cast(ctx.value(target), target.dtype, dtypes.int64)
+    if params["ignore_index"] is not None:
+        ignored = ctx.node("Equal", [index, ctx.scalar(params["ignore_index"], dtypes.int64)])
+        index = ctx.node("Where", [ignored, ctx.scalar(0, dtypes.int64), index])
+    negative = ctx.node("Less", [index, ctx.scalar(0, dtypes.int64)])
+    return ctx.node("Where", [negative, ctx.scalar(params["classes"], dtypes.int64), index])
