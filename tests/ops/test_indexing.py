@@ -425,10 +425,14 @@ def test_rows_added_at_a_vector_index_sum_as_add_at(numba, monkeypatch):
                                      ((2, 3, 9, 80), 2, np.float32, np.int64),
                                      # many leading slices of short rows (one numba call)
                                      ((16, 12, 7, 5), 2, np.float32, np.int32),
-                                     ((64, 8, 9), 2, np.float64, np.int64)):
+                                     ((64, 8, 9), 2, np.float64, np.int64),
+                                     # elements along the last dim (a padding's gradient)
+                                     ((16, 12, 70), 2, np.float32, np.int64),
+                                     ((8, 300), 1, np.float64, np.int32)):
         index = rng.integers(-shape[dim], shape[dim], 2 * shape[dim]).astype(itype)
         values = rng.standard_normal(shape[:dim] + (index.size,) + shape[dim + 1:])
         values = values.astype(dtype)
+        values.flat[::7] = -0.0
         key = (slice(None),) * dim + (index,)
         got, want = np.ones(shape, dtype), np.ones(shape, dtype)
         add_at(np, got, key, values)

@@ -34,3 +34,21 @@ def add_rows_at(grad, indices, out):
         for j in range(row.size):
             target[j] += row[j]
     return -1
+
+
+def _column_signatures() -> list:
+    return [types.void(types.Array(f, 2, "C", readonly=ro_g),
+                       types.Array(i, 1, "C", readonly=ro_i), types.Array(f, 2, "C"))
+            for f in FLOATS for i in (types.int32, types.int64)
+            for ro_g in (False, True) for ro_i in (False, True)]
+
+
+@njit(_column_signatures())
+def add_columns_at(grad, indices, out):
+    """``out[:, indices[i]] += grad[:, i]`` for every column ``i``, each row of ``out`` its
+    columns' sums in order (the indices are in range): :func:`add_rows_at` for rows of one
+    element (a padding's gradient), without an index per leading slice."""
+    for r in range(grad.shape[0]):
+        row, target = grad[r], out[r]
+        for i in range(indices.size):
+            target[indices[i]] += row[i]
