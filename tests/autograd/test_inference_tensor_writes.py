@@ -86,3 +86,111 @@ def test_normal_tensors_and_their_views_made_in_inference_mode_stay_writable():
         x = _inference_ones(lib)
         assert (x + 1).tolist() == [2.0, 2.0, 2.0]
         lib.empty(3).copy_(x)  # an inference tensor as the source of a write
+
+
+_NAMED_WRITES = {  # (each write goes through another op; the error names the one called)
+    "random_": lambda lib, x: x.random_(0, 3),
+    "exponential_": lambda lib, x: x.exponential_(),
+    "geometric_": lambda lib, x: x.geometric_(0.5),
+    "log_normal_": lambda lib, x: x.log_normal_(),
+    "cauchy_": lambda lib, x: x.cauchy_(),
+    "nn.init.normal_": lambda lib, x: lib.nn.init.normal_(x),
+    "nn.init.kaiming_uniform_": lambda lib, x: lib.nn.init.kaiming_uniform_(x.view(3, 1)),
+    "nn.init.orthogonal_": lambda lib, x: lib.nn.init.orthogonal_(x.view(3, 1)),
+    "nn.init.constant_": lambda lib, x: lib.nn.init.constant_(x, 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NAMED_WRITES))
+def test_a_write_through_another_op_names_the_op_called(name):
+    # (they said "__setitem__: Inplace update…" and "random_: copy_: Inplace update…")
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        _NAMED_WRITES[name](torch, _inference_ones(torch))
+    x = _inference_ones(ember)
+    state = ember.get_rng_state()
+    with pytest.raises(ember.errors.GradError, match=rf"^{name}: Inplace update to inference"):
+        _NAMED_WRITES[name](ember, x)
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    assert ember.equal(ember.get_rng_state(), state)  # refused before drawing
+    with ember.inference_mode():
+        _NAMED_WRITES[name](ember, x)
+
+
+def test_load_state_dict_into_an_inference_model_lists_the_refusal_as_torch():
+    for lib in (torch, ember):
+        with lib.inference_mode():
+            m = lib.nn.Linear(2, 1)
+        with pytest.raises(RuntimeError, match=r'(?s)While copying the parameter named "weight"'
+                           r".*Inplace update to inference tensor"):
+            m.load_state_dict({"weight": lib.zeros(1, 2), "bias": lib.zeros(1)})
+    with pytest.raises(RuntimeError) as info:  # (it said "__setitem__: Inplace update…")
+        m.load_state_dict({"weight": ember.zeros(1, 2), "bias": ember.zeros(1)})
+    assert "__setitem__" not in str(info.value)
+
+
+def _adam_state_made_in_inference_mode(lib):
+    p = lib.nn.Parameter(lib.ones(2))
+    opt = lib.optim.Adam([p], lr=0.1)
+    p.grad = lib.ones(2)
+    with lib.inference_mode():
+        opt.step()
+    return p, opt
+
+
+def _inference_parameter(lib):
+    with lib.inference_mode():
+        m = lib.nn.Linear(2, 1)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    m.weight.grad = lib.ones(1, 2)
+    return m.weight, opt
+
+
+def _inference_grad(lib):
+    p = lib.nn.Parameter(lib.ones(2))
+    with lib.inference_mode():
+        p.grad = lib.ones(2)
+    return p, lib.optim.SGD([p], lr=0.1)
+
+
+_RAW_WRITES = {  # (paths that write backend arrays directly, past the in-place ops' check)
+    "step into inference state": (_adam_state_made_in_inference_mode, lambda p, opt: opt.step(),
+                                  r"Adam.step \(its state 'step'\)"),
+    "step of an inference parameter": (_inference_parameter, lambda p, opt: opt.step(),
+                                       "SGD.step"),
+    "zero_grad of an inference grad": (_inference_grad, lambda p, opt: opt.zero_grad(False),
+                                       "zero_grad"),
+    "backward into an inference grad": (_inference_grad,
+                                        lambda p, opt: (p * 2).sum().backward(), "backward"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_RAW_WRITES))
+def test_optimizer_and_grad_accumulation_writes_are_refused_as_in_torch(case):
+    make, write, name = _RAW_WRITES[case]
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        write(*make(torch))
+    p, opt = make(ember)
+    before = p.detach().clone(), p.grad.clone()
+    with pytest.raises(ember.errors.GradError, match=rf"^{name}.*: Inplace update to inference"):
+        write(p, opt)
+    assert ember.equal(p.detach(), before[0]) and ember.equal(p.grad, before[1])
+    with ember.inference_mode():  # (inside the mode, as in torch, the write is allowed)
+        write(p, opt) if "backward" not in case else opt.zero_grad(False)
+
+
+def test_state_loaded_inside_inference_mode_is_refused_by_a_step_outside():
+    # (load_state_dict copies the state: inside the mode into inference tensors, which torch
+    # would refuse to write; outside into normal ones, which a step may write)
+    p = ember.nn.Parameter(ember.ones(2))
+    opt = ember.optim.Adam([p], lr=0.1)
+    p.grad = ember.ones(2)
+    opt.step()
+    saved = opt.state_dict()
+    with ember.inference_mode():
+        opt.load_state_dict(saved)
+    assert opt.state[p]["exp_avg"].is_inference()
+    with pytest.raises(ember.errors.GradError, match=r"^Adam.step \(its state 'step'\)"):
+        opt.step()
+    opt.load_state_dict(saved)
+    opt.step()
+    assert int(opt.state[p]["step"]) == 2

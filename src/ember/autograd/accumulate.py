@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ember.autograd.grad_mode import GRAD, no_grad
+from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.layouts import array_dense_in
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
@@ -167,6 +167,8 @@ def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
                     old._view is None and DISPATCH.grads_in_place())):
             # (a trace records in-place sums into whole tensors, not into a view of another
             # one, such as a gradient bucket's slice: that .grad is replaced there)
+            if old._vc.inference and not GRAD.inference:
+                refuse_inference_write(old, "backward (the sum into .grad)")
             dev = old._device
             if not DISPATCH.stack and old._view is None and type(old) is Tensor and \
                     g._device is dev and not dev.is_meta:

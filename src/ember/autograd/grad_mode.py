@@ -210,8 +210,9 @@ def is_inference(input: Any) -> bool:
 def refuse_inference_write(t: Any, name: str) -> None:
     """Raises, as PyTorch does, when ``t`` is an inference tensor (or a view of one) and no
     ``inference_mode`` block is active: its memory was made without version counting, so a
-    graph that read it could not notice the write. Every in-place path calls it before it
-    writes (``out=`` too)."""
+    graph that read it could not notice the write. Every in-place path checks before it
+    writes (``out=``, an optimizer's step, ``.grad`` accumulation too); the hot ones test
+    ``t._vc.inference and not GRAD.inference`` themselves and call this only to raise."""
     if t._vc.inference and not GRAD.inference:
         from ember.errors import GradError
 

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ember.autograd.grad_mode import no_grad
+from ember.autograd.grad_mode import no_grad, refuse_inference_write
 from ember.errors import DTypeError
 from ember.nn.parameter import is_lazy, refuse_lazy
 from ember.ops.random import Generator, normal_samples, uniform_samples
@@ -60,6 +60,7 @@ def _skippable(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
             refuse_lazy(fill.__name__)
         if _SKIPPING[0] or tensor.is_meta:
             return tensor
+        refuse_inference_write(tensor, f"nn.init.{fill.__name__}")
         whole = _whole(tensor)
         if whole is not None:
             import ember

@@ -10,8 +10,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ember.autograd.grad_mode import no_grad
-from ember.errors import DeviceError
+from ember.autograd.grad_mode import no_grad, refuse_inference_write
+from ember.errors import DeviceError, GradError
 from ember.hooks import RemovableHandle
 from ember.nn.module_hooks import _WrappedHook, add_hook_to  # (PyTorch's class name)
 from ember.nn.parameter import Parameter, is_lazy
@@ -160,9 +160,11 @@ class StateDictMixin:
                                   "the module instead of copying them in place?)", stacklevel=2)
                 else:
                     try:
+                        refuse_inference_write(current, "load_state_dict")
                         with no_grad():
                             current[...] = value
-                    except DeviceError as exc:  # (a meta entry into a real tensor)
+                    except (DeviceError, GradError) as exc:  # (a meta entry into a real
+                        # tensor; one into an inference tensor, as PyTorch lists it)
                         error_msgs.append(f'While copying the parameter named "{key}": {exc}')
         extra_key = prefix + _EXTRA_STATE
         if _overrides(type(self), "set_extra_state"):

@@ -1,7 +1,8 @@
 """In-place random fills beyond ``uniform_``/``normal_``/``bernoulli_``: ``random_``,
 ``exponential_``, ``geometric_``, ``log_normal_`` and ``cauchy_``. Each draws from Ember's
 generator (the default one, or ``generator=``) by transforming uniform or normal samples, and
-writes them with ``copy_`` (so version counters and views stay right)."""
+writes them with ``copy_`` (so version counters and views stay right); an inference tensor
+is refused before the draws, under the fill's name."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.grad_mode import refuse_inference_write
 from ember.errors import DTypeError
 from ember.ops.primitive import refuse_limited
 from ember.ops.random import Generator, check_draw_bounds, rand, randint, randn
@@ -57,6 +59,7 @@ def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
         >>> int(x.min()) >= 0 and int(x.max()) <= 9
         True
     """
+    refuse_inference_write(self, "random_")  # (before drawing, as PyTorch)
     refuse_limited("random_", self.dtype, dtypes.WIDE_UNSIGNED)
     if to is _UNSET:
         from_, to = 0, (None if from_ is _UNSET else from_)
@@ -82,6 +85,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
         >>> abs(float(ember.empty(20000).exponential_(2.0).mean()) - 0.5) < 0.02
         True
     """
+    refuse_inference_write(self, "exponential_")  # (before drawing, as PyTorch)
     _check_floating("exponential_", self)
     if lambd <= 0:
         raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
@@ -98,6 +102,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
         >>> abs(float(ember.empty(20000).geometric_(0.25).mean()) - 4.0) < 0.15
         True
     """
+    refuse_inference_write(self, "geometric_")  # (before drawing, as PyTorch)
     if not 0 < p < 1:
         raise ValueError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     u = _uniform(self, generator)
@@ -115,6 +120,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
         >>> abs(float(x.log().std()) - 0.5) < 0.02
         True
     """
+    refuse_inference_write(self, "log_normal_")  # (before drawing, as PyTorch)
     _check_floating("log_normal_", self)
     if std <= 0:
         raise ValueError(f"log_normal_ expects std > 0.0, but found std={std}")
@@ -132,6 +138,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
         >>> abs(float(ember.empty(20000).cauchy_(3.0).median()) - 3.0) < 0.1
         True
     """
+    refuse_inference_write(self, "cauchy_")  # (before drawing, as PyTorch)
     _check_floating("cauchy_", self)
     if sigma <= 0:
         raise ValueError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")

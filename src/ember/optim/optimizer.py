@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import enable_grad
+from ember.autograd.grad_mode import GRAD, enable_grad, refuse_inference_write
 from ember.errors import OpError
 from ember.hooks import RemovableHandle, add_hook
 from ember.tensor import STRUCTURE, Tensor, _wrap
@@ -47,6 +47,7 @@ COMMON_FALLBACKS = {"maximize": False, "foreach": None, "differentiable": False}
 # The hooks every optimizer's ``step`` runs (PyTorch's global optimizer hooks).
 _GLOBAL_STEP_PRE_HOOKS: list[Callable] = []
 _GLOBAL_STEP_POST_HOOKS: list[Callable] = []
+_NO_STATE: dict[str, Any] = {}  # (what a parameter without state holds, to read)
 
 
 def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
@@ -194,6 +195,8 @@ class Optimizer:
                 elif not isinstance(grad, Tensor):  # sparse: no entries left, as PyTorch's
                     grad.zero_()
                 else:
+                    if grad._vc.inference and not GRAD.inference:
+                        refuse_inference_write(grad, "zero_grad")
                     grad._node, grad.requires_grad = None, False
                     grad._data[...] = 0
                     grad._vc.value += 1
@@ -219,8 +222,22 @@ class Optimizer:
     def _check_writable(self, params: list[Tensor]) -> None:
         """An OpError, before any parameter moves, naming one of ``params`` whose memory is
         read-only (a read-only NumPy array given to ``from_numpy``): a step updates
-        parameters in place."""
+        parameters in place. Outside ``inference_mode``, PyTorch's GradError for one that is
+        an inference tensor, or whose state holds one: looked for only once a step or
+        ``load_state_dict`` ran inside the mode (the state made there is made of inference
+        tensors), as a look at every state costs a step ~0.3 µs a parameter."""
+        inside = GRAD.inference
+        if inside:
+            self._state_in_inference = True
+        states = self.state if not inside and vars(self).get("_state_in_inference") else None
         for p in params:
+            if p._vc.inference and not inside:
+                refuse_inference_write(p, f"{type(self).__name__}.step")
+            if states is not None:
+                for key, value in states.get(p, _NO_STATE).items():
+                    if isinstance(value, Tensor) and value._vc.inference:
+                        refuse_inference_write(value, f"{type(self).__name__}.step (its state "
+                                                      f"{key!r})")
             data = p._data
             if isinstance(data, np.ndarray) and not data.flags.writeable:
                 g, i = next((g, i) for g, group in enumerate(self.param_groups)
@@ -421,6 +438,8 @@ class Optimizer:
         self.__dict__.update(state)
         self._init_hooks()
         self.__dict__.setdefault("_opt_called", False)
+        if GRAD.inference:  # (its state was made there: see _check_writable)
+            self._state_in_inference = True
         for group in self.param_groups:
             for key, value in self.group_fallbacks.items():
                 group.setdefault(key, value)
