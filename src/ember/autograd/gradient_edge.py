@@ -67,7 +67,9 @@ class EdgeTarget:
 
     def shape(self) -> tuple[int, ...] | None:
         """The shape of the node's output, from its primitive's ``infer`` rule and its recorded
-        inputs; None where that rule cannot tell (a custom Function's node, a freed one)."""
+        inputs as they are now (an input reshaped in place since, ``x.t_()``, changes it: its
+        backward fails in any case); None where that rule cannot tell (a custom Function's
+        node)."""
         from ember.ops.primitive import TensorSpec, spec
 
         node = self._node
