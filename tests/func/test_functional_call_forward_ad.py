@@ -169,3 +169,24 @@ def test_forward_ad_inplace_and_reverse_over_forward() -> None:
     close((p, t), (2 * tx.sin(), 2 * tx.cos()))
     t.sum().backward()  # d/dx of the tangent 2 cos(x)
     close(x.grad, -2 * tx.sin())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_dual_grad_output_gives_a_dual_gradient_as_torch(create_graph) -> None:
+    """Forward over reverse: ``grad`` of a dual ``grad_outputs`` carries its tangent with or
+    without create_graph (it was dropped without), and holds no history without it."""
+    rng = np.random.default_rng(7)
+    x, g, dg = (rng.standard_normal(s) for s in ((2, 3, 6, 6), (2, 3, 2, 2), (2, 3, 2, 2)))
+    got = []
+    for lib, fwd in ((ember, fwAD), (torch, tfwd)):
+        xt = lib.tensor(x, requires_grad=True)
+        outputs = (lib.nn.functional.avg_pool2d(xt, 3), xt.sin())
+        with fwd.dual_level():
+            grads = [lib.autograd.grad(
+                y, [xt], fwd.make_dual(lib.tensor(v), lib.tensor(dv)),
+                create_graph=create_graph)[0]
+                for y, v, dv in zip(outputs, (g, x), (dg, x), strict=True)]
+            assert create_graph or not any(t.requires_grad for t in grads)
+            got.append([fwd.unpack_dual(t).tangent.detach().numpy() for t in grads])
+    for a, b in zip(*got, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -26,6 +26,7 @@ from ember.autograd.accumulate import (
     unwrap_sum,
 )
 from ember.autograd.anomaly import ANOMALY, check_finite
+from ember.autograd.forward import ForwardTrace, alias
 from ember.autograd.grad_mode import GRAD, request_grad, set_grad_enabled
 from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
 from ember.autograd.graph import BACKWARD_FILTER, Node, NodeHooks, leaf_hooks, restore_inputs
@@ -144,8 +145,17 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             # may be differentiated again with the others)
             found[i] = zeros_like(targets[i], requires_grad=create_graph)
         elif g is not None and not create_graph:
-            found[i] = g.detach()
+            found[i] = g.detach() if DISPATCH.handler is None else _without_history(g)
     return tuple(found)
+
+
+def _without_history(g: Tensor) -> Tensor:
+    """``g`` detached; where it is a dual (a dual ``grad_outputs`` gives one), as the same
+    value made under ``no_grad``, which keeps its tangents, as PyTorch's ``grad`` does."""
+    if any(isinstance(h, ForwardTrace) and h.tangent(g) is not None for h in DISPATCH.stack):
+        with set_grad_enabled(False):
+            return alias(g)
+    return g.detach()
 
 
 def _what(target: Any) -> str:
