@@ -319,3 +319,35 @@ def test_silu_backward_is_one_slope_op_with_the_composite_values(dtype):
     np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=tol, atol=tol)
     small = ember.tensor(values[:12], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(ember.silu, (small,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elu_family_backward_is_one_elu_grad_op_with_the_composites_values(dtype):
+    """elu/selu/celu's backward (slope below 0 not negative) is one elu_grad op: numba's pass
+    on large float arrays, NumPy's calls otherwise; the same bits either way, to second
+    order, and torch's values."""
+    from ember.backend import compiled
+
+    rng = np.random.default_rng(0)
+    a, g = (rng.standard_normal((4, 64, 80)).astype(dtype) * 3 for _ in range(2))
+    a.flat[:3] = [np.nan, -0.0, 0.0]
+    cases = [(ember.nn.functional.elu, F.elu), (ember.nn.functional.selu, F.selu),
+             (lambda t: ember.nn.functional.celu(t, 0.4), lambda t: F.celu(t, 0.4))]
+    saved = compiled.numba_enabled()
+    for ours, theirs in cases:
+        runs = []
+        for on in (True, False):
+            compiled.use_numba(on and saved)
+            try:
+                x = ember.tensor(a, requires_grad=True)
+                (gx,) = ember.autograd.grad(ours(x), x, ember.tensor(g), create_graph=True)
+                assert gx.grad_fn.name() == "EluGradBackward0"
+                (ggx,) = ember.autograd.grad((gx * gx).sum(), x)
+                runs.append((gx.detach().numpy().tobytes(), ggx.numpy().tobytes()))
+            finally:
+                compiled.use_numba(saved)
+        assert runs[0] == runs[1]
+        tx = torch.tensor(a, requires_grad=True)
+        theirs(tx).backward(torch.tensor(g))
+        np.testing.assert_allclose(np.frombuffer(runs[0][0], dtype)[1:],  # (y + alpha:
+                                   tx.grad.numpy().ravel()[1:], rtol=1e-6, atol=1e-5)  # ulps)

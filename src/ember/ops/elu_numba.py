@@ -1,0 +1,29 @@
+"""elu's gradient as a one-pass numba loop over flat blocks (imported only when
+:func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.elu_grad`). Each step
+is the composite's, rounded in the arrays' dtype (no fused multiply-add), so the values are
+its NumPy calls' bit for bit: one pass where they took five or six.
+"""
+
+from __future__ import annotations
+
+from numba import types
+
+from ember.backend.compiled import njit
+from ember.ops.im2col_numba import FLOATS
+
+
+def _block(f: types.Type, readonly: bool = False) -> types.Array:
+    return types.Array(f, 1, "C", readonly=readonly)
+
+
+_SIGNATURES = [types.void(_block(f, ro_v), _block(f, ro_y), _block(f), f, f, f)
+               for f in FLOATS for ro_v in (False, True) for ro_y in (False, True)]
+
+
+@njit(_SIGNATURES)
+def elu_grad(v, y, out, alpha_scale, input_scale, scale):
+    """``v · ((y + alpha_scale) · input_scale)`` where ``y <= 0``, else ``v · scale``."""
+    zero = out.dtype.type(0)
+    for i in range(v.size):
+        t = y[i]
+        out[i] = v[i] * ((t + alpha_scale) * input_scale) if t <= zero else v[i] * scale
