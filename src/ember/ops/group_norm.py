@@ -24,14 +24,13 @@ from ember.ops.convert import contiguous
 from ember.ops.creation import ones, zeros
 from ember.ops.layer_norm import check_gradient_dtypes
 from ember.ops.normalization import (
-    StandardizeGrad,
     _affine,
     _check_float,
     _per_channel,
-    _standardize,
     half_with_float_params,
 )
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.standardize import StandardizeGrad, _standardize
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 

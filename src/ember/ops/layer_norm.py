@@ -23,14 +23,13 @@ from ember.ops.broadcast import sum_to
 from ember.ops.convert import contiguous
 from ember.ops.creation import zeros_like
 from ember.ops.normalization import (
-    StandardizeGrad,
     _affine,
-    _standardize,
     checked_normalized_shape,
     half_with_float_params,
 )
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.standardize import StandardizeGrad, _standardize
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
