@@ -351,3 +351,19 @@ def test_elu_family_backward_is_one_elu_grad_op_with_the_composites_values(dtype
         theirs(tx).backward(torch.tensor(g))
         np.testing.assert_allclose(np.frombuffer(runs[0][0], dtype)[1:],  # (y + alpha:
                                    tx.grad.numpy().ravel()[1:], rtol=1e-6, atol=1e-5)  # ulps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rrelu_in_evaluation_is_leaky_relu_bit_for_bit_as_torch(dtype):
+    """rrelu in evaluation is leaky_relu with the bounds' mean (one op): values and gradients
+    equal torch's bit for bit, the gradient's signed zeros included (slope 0)."""
+    rng = np.random.default_rng(0)
+    a, g = (rng.standard_normal((50, 40)).astype(dtype) for _ in range(2))
+    a.flat[:3] = [np.nan, -0.0, 0.0]
+    for lower, upper in [(0.125, 1 / 3), (0.0, 0.0), (-0.5, -0.2)]:
+        x, tx = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        y, ty = ember.nn.functional.rrelu(x, lower, upper), F.rrelu(tx, lower, upper)
+        y.backward(ember.tensor(g))
+        ty.backward(torch.tensor(g))
+        assert y.detach().numpy().tobytes() == ty.detach().numpy().tobytes()
+        assert x.grad.numpy().tobytes() == tx.grad.numpy().tobytes()

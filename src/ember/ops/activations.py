@@ -482,6 +482,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     # (evaluation is leaky_relu's test: a NaN takes the slope, as PyTorch's; training's is
     # x <= 0, a NaN keeps gradient 1)
     slope = (lower + upper) / 2
+    if input.dtype in _ONE_PASS:  # (leaky_relu's values; its gradient's zeros keep their sign)
+        return _run(input, inplace, "rrelu",
+                    lambda x: apply(LeakyRelu, x, negative_slope=float(slope)))
     return _run(input, inplace, "rrelu", lambda x: where(x.detach() > 0, x, x * slope))
 
 
