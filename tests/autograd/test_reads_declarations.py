@@ -87,6 +87,7 @@ CASES = {
     "batch_norm_eval": (lambda a, w, b: F.batch_norm(a, ember.linspace(-1, 1, 3),
                                                      ember.linspace(0.5, 2, 3), w, b),
                         [(4, 3, 2), (3,), (3,)]),
+    "slope_grads": (lambda a: F.leaky_relu(a, 0.2) + F.hardtanh(a, -0.5, 0.5), [(4, 5)]),
     "hard_activations": (lambda a: F.hardsigmoid(a) + F.hardswish(a), [(4, 5)]),
     "embedding": (lambda a: F.embedding(ember.tensor([[0, 2], [3, 0]]), a)
                   + F.embedding(ember.tensor([[1, 2], [1, 0]]), a, padding_idx=0,

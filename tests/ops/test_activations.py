@@ -367,3 +367,39 @@ def test_rrelu_in_evaluation_is_leaky_relu_bit_for_bit_as_torch(dtype):
         ty.backward(torch.tensor(g))
         assert y.detach().numpy().tobytes() == ty.detach().numpy().tobytes()
         assert x.grad.numpy().tobytes() == tx.grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_leaky_relu_and_hardtanh_backward_are_one_op_with_the_composites_values(dtype):
+    """leaky_relu's and hardtanh's backward are one op each (leaky_relu_grad, hardtanh_grad):
+    numba's pass on large arrays, NumPy's calls otherwise, the same bits (channels-last
+    layout kept), and torch's."""
+    from ember.backend import compiled
+
+    rng = np.random.default_rng(0)
+    a, g = (rng.standard_normal((4, 32, 16, 16)).astype(dtype) * 2 for _ in range(2))
+    a.flat[:5] = [np.nan, -0.0, 0.0, -1.0, 1.0]
+    cases = [("LeakyReluGrad", lambda t: ember.nn.functional.leaky_relu(t, 0.1),
+              lambda t: F.leaky_relu(t, 0.1)),
+             ("HardtanhGrad", lambda t: ember.nn.functional.hardtanh(t, -1.1, 0.7),
+              lambda t: F.hardtanh(t, -1.1, 0.7))]
+    saved = compiled.numba_enabled()
+    for node, ours, theirs in cases:
+        for channels_last in (False, True):
+            runs = []
+            for on in (True, False):
+                compiled.use_numba(on and saved)
+                try:
+                    x = ember.tensor(a, requires_grad=True)
+                    xin = x.contiguous(memory_format=ember.channels_last) if channels_last \
+                        else x
+                    (gx,) = ember.autograd.grad(ours(xin), xin, ember.tensor(g),
+                                                create_graph=True)
+                    assert gx.grad_fn.name() == node + "Backward0"
+                    runs.append((gx.detach().numpy().tobytes(), tuple(gx.stride())))
+                finally:
+                    compiled.use_numba(saved)
+            assert runs[0] == runs[1]
+        tx = torch.tensor(a, requires_grad=True)
+        theirs(tx).backward(torch.tensor(g))
+        assert runs[0][0] == tx.grad.numpy().tobytes()

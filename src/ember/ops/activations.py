@@ -39,6 +39,7 @@ from ember.ops.primitive import (
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import select_array, where
+from ember.ops.slope_grads import HardtanhGrad, LeakyReluGrad
 from ember.ops.softplus_mish import Mish, Softplus
 from ember.ops.unary import (
     Unary,
@@ -109,6 +110,8 @@ class LeakyRelu(Unary):
         return xp.where(a > 0, a, scaled)
 
     def chain(self, v, x, y, *, negative_slope):
+        if v.dtype in _ONE_PASS:
+            return apply(LeakyReluGrad, v, x, negative_slope=negative_slope)
         return where(x > 0, v, v * negative_slope)
 
 
@@ -120,6 +123,8 @@ class Hardtanh(Unary):
         return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, min_val, max_val):
+        if v.dtype in _ONE_PASS and type(min_val) is type(max_val) is float:
+            return apply(HardtanhGrad, v, x, min_val=min_val, max_val=max_val)
         return where((x > min_val) & (x < max_val), v, 0)
 
 

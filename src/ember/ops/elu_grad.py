@@ -16,7 +16,7 @@ from ember.backend import compiled, parallel
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.relu_kernel import flat_blocks
-from ember.ops.select import select_array, where
+from ember.ops.select import Where, where
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -54,7 +54,7 @@ class EluGrad(Primitive):
         slope = y + alpha_scale  # (the composite's steps; a product by 1 is no step)
         if input_scale != 1:
             slope = slope * input_scale
-        return select_array(xp, y <= 0, v * slope, v if scale == 1 else v * scale)
+        return Where.forward(xp, y <= 0, v * slope, v if scale == 1 else v * scale)
 
     def infer(self, v, y, **params):
         return broadcast_spec(v, y, op=self.name)

@@ -1,0 +1,35 @@
+"""leaky_relu's and hardtanh's gradients as one-pass numba loops over flat blocks (imported
+only when :func:`ember.backend.compiled.numba_enabled`; chosen by
+:mod:`ember.ops.slope_grads`): the composite's compare, product and select in one pass, the
+same values (a product and a select each rounded as NumPy's).
+"""
+
+from __future__ import annotations
+
+from numba import types
+
+from ember.backend.compiled import njit
+from ember.ops.im2col_numba import FLOATS
+
+
+def _block(f: types.Type, readonly: bool = False) -> types.Array:
+    return types.Array(f, 1, "C", readonly=readonly)
+
+
+_SIGNATURES = [types.void(_block(f, ro_v), _block(f, ro_x), _block(f), f, f)
+               for f in FLOATS for ro_v in (False, True) for ro_x in (False, True)]
+
+
+@njit(_SIGNATURES)
+def leaky_relu_grad(v, x, out, slope, unused):
+    """``v`` where ``x > 0``, else ``v · slope`` (NaN included)."""
+    for i in range(v.size):
+        out[i] = v[i] if x[i] > 0 else v[i] * slope
+
+
+@njit(_SIGNATURES)
+def hardtanh_grad(v, x, out, low, high):
+    """``v`` where ``low < x < high``, else 0 (NaN included)."""
+    zero = out.dtype.type(0)
+    for i in range(v.size):
+        out[i] = v[i] if low < x[i] < high else zero
