@@ -8,36 +8,16 @@ composite's, so higher derivatives follow.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from ember.backend import compiled, parallel
+from ember.backend import compiled
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
-from ember.ops.relu_kernel import flat_blocks
+from ember.ops.relu_kernel import slope_grad
 from ember.ops.select import Where, where
 from ember.tensor import Tensor
 
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.ops.elu_numba")
-_SMALL = 1 << 14  # elements: NumPy's calls are as fast, without numba's dispatch (~7 µs)
-_SHARE = 1 << 21  # elements a piece takes at least
-
-
-def _looped(xp: Any, v: Any, y: Any, numbers: tuple) -> Any:
-    if xp is not np or v.size <= _SMALL or v.dtype not in (np.float32, np.float64) or \
-            y.dtype != v.dtype or not compiled.numba_enabled():
-        return None
-    out = np.empty_like(v)
-    flat = flat_blocks(v, y, out)
-    if flat is None:
-        return None
-    kind = v.dtype.type
-    parallel.over_rows(compiled.load(_KERNELS).elu_grad, flat, _SHARE,
-                       *(kind(n) for n in numbers))
-    return out
 
 
 @primitive
@@ -48,7 +28,7 @@ class EluGrad(Primitive):
         return i == 1 or ctx.inputs[1].requires_grad  # (y's gradient reads v)
 
     def forward(self, xp, v, y, *, alpha_scale, input_scale, scale):
-        out = _looped(xp, v, y, (alpha_scale, input_scale, scale))
+        out = slope_grad(xp, _KERNELS, "elu_grad", v, y, (alpha_scale, input_scale, scale))
         if out is not None:
             return out
         slope = y + alpha_scale  # (the composite's steps; a product by 1 is no step)

@@ -38,6 +38,23 @@ def flat_blocks(*arrays: Any) -> list[Any] | None:
         else None
 
 
+def slope_grad(xp: Any, module: str, name: str, v: Any, x: Any, numbers: tuple) -> Any:
+    """The backward of a piecewise-linear activation (elu's, leaky_relu's, hardtanh's), the
+    upstream gradient ``v`` and the activation's input or output ``x`` one numba pass of
+    kernel ``name`` of ``module`` (a registered kernel module) with the float ``numbers``;
+    None where NumPy's calls run it (small, another dtype or layout, numba off)."""
+    if xp is not np or v.size <= _SMALL or v.dtype not in (np.float32, np.float64) or \
+            x.dtype != v.dtype or not compiled.numba_enabled():
+        return None
+    out = np.empty_like(v)
+    flat = flat_blocks(v, x, out)
+    if flat is None:
+        return None
+    parallel.over_rows(getattr(compiled.load(module), name), flat, _SHARE,
+                       *(v.dtype.type(n) for n in numbers))
+    return out
+
+
 def _kernels(xp: Any, a: Any) -> Any:
     if xp is not np or a.size <= _SMALL or a.dtype not in (np.float32, np.float64) or \
             not compiled.numba_enabled():

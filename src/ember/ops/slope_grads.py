@@ -8,34 +8,15 @@ the same values. Each is linear in ``v`` with ``x`` a mask, so its rules are its
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from ember.backend import compiled, parallel
+from ember.backend import compiled
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
-from ember.ops.relu_kernel import flat_blocks
+from ember.ops.relu_kernel import slope_grad
 from ember.ops.select import Where
 
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.ops.slope_grads_numba")
-_SMALL = 1 << 14  # elements: NumPy's calls are as fast, without numba's dispatch (~7 µs)
-_SHARE = 1 << 21  # elements a piece takes at least
-
-
-def _looped(xp: Any, name: str, v: Any, x: Any, numbers: tuple) -> Any:
-    if xp is not np or v.size <= _SMALL or v.dtype not in (np.float32, np.float64) or \
-            x.dtype != v.dtype or not compiled.numba_enabled():
-        return None
-    out = np.empty_like(v)
-    flat = flat_blocks(v, x, out)
-    if flat is None:
-        return None
-    parallel.over_rows(getattr(compiled.load(_KERNELS), name), flat, _SHARE,
-                       *(v.dtype.type(n) for n in numbers))
-    return out
 
 
 class _MaskedGrad(Primitive):
@@ -60,7 +41,7 @@ class LeakyReluGrad(_MaskedGrad):
     name = "leaky_relu_grad"
 
     def forward(self, xp, v, x, *, negative_slope):
-        out = _looped(xp, self.name, v, x, (negative_slope, 0.0))
+        out = slope_grad(xp, _KERNELS, self.name, v, x, (negative_slope, 0.0))
         return Where.forward(xp, x > 0, v, v * negative_slope) if out is None else out
 
 
@@ -69,7 +50,7 @@ class HardtanhGrad(_MaskedGrad):
     name = "hardtanh_grad"
 
     def forward(self, xp, v, x, *, min_val, max_val):
-        out = _looped(xp, self.name, v, x, (min_val, max_val))
+        out = slope_grad(xp, _KERNELS, self.name, v, x, (min_val, max_val))
         if out is not None:
             return out
         return Where.forward(xp, (x > min_val) & (x < max_val), v, xp.zeros((), v.dtype))
