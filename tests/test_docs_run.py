@@ -59,7 +59,7 @@ GUIDES: dict[str, Guide | str] = {
         skip={2: "a row of a test table (tests/ops/test_special.py runs it)"}),
     "docs/complex_and_fft.md": Guide(),
     "docs/custom_ops.md": Guide(),
-    "docs/distributed.md": Guide(skip=dict.fromkeys(range(1, 11), MPI)),
+    "docs/distributed.md": Guide(skip=dict.fromkeys(range(1, 9), MPI)),
     "docs/distributions.md": "run by tests/distributions/test_docs.py",
     "docs/dtensor.md": Guide(skip=dict.fromkeys(range(1, 4), MPI)),
     "docs/errors.md": "no python blocks",
@@ -150,6 +150,7 @@ for folder, file in (("daisy", "1.png"), ("rose", "7.png")):
         4: "loads the reader's checkpoint",
         5: "a ResNet-50 segmentation model's training step (10 s)",
         6: "trains a detector for three steps (20 s)"}),
+    "docs/zero.md": Guide(skip=dict.fromkeys(range(1, 3), MPI)),
 }
 
 

@@ -45,3 +45,13 @@ def test_state_made_before_the_first_step_is_torchs(with_grads):
     assert made == want_made  # (zeros, step 1; or nothing when gradients exist)
     for p, q in zip(params, want_params):
         np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-7)
+
+
+def test_state_made_for_an_infinite_parameter_is_zeros_as_torchs():
+    runs = {}
+    for lib, get in ((ember, get_optimizer_state_dict), (torch, torch_get)):
+        model, opt = _model(lib)
+        with lib.no_grad():
+            model[0].bias.fill_(float("inf"))  # a zero gradient is zeros, not inf * 0 = NaN
+        runs[lib.__name__] = _state(get(model, opt))
+    assert runs["ember"] == runs["torch"]

@@ -16,6 +16,7 @@ from typing import Any
 from ember import nn
 from ember.distributed.fsdp.param_group import sharded_piece
 from ember.distributed.tensor.dtensor import DTensor
+from ember.ops.creation import zeros_like
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
 
@@ -28,7 +29,9 @@ def get_optimizer_state_dict(model: nn.Module, optimizers: Optimizer) -> dict[st
     tensors are ``Shard(0)`` DTensors of its full shape. State not made yet (no step so far)
     is made by a step with zero gradients and learning rate 0, as PyTorch does, so that a
     checkpoint can be loaded into it (not when gradients exist already, nor for frozen
-    parameters, as PyTorch's).
+    parameters, as PyTorch's). So, as in PyTorch, call it to load a checkpoint before any
+    backward (or after ``opt.zero_grad()``): with gradients and no state yet, it returns no
+    state, and ``checkpoint.load`` into that loads no optimizer state.
 
     Example:
         >>> osd = get_optimizer_state_dict(model, opt)
@@ -101,7 +104,7 @@ def _make_state(opt: Optimizer) -> None:
     rates = [g["lr"] for g in opt.param_groups]
     for p in params:
         if p.requires_grad:
-            p.grad = p.detach() * 0
+            p.grad = zeros_like(p)
     try:
         for g in opt.param_groups:
             g["lr"] = 0.0

@@ -35,9 +35,9 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
 
 _SHARDED = (
-    "the optimizer state has not been consolidated on this rank: each rank holds only its "
-    "shard. Hint: call opt.consolidate_state_dict(to=rank) on every rank first, or save "
-    "opt.sharded_state() with ember.distributed.checkpoint.save and restore it with "
+    "the optimizer state has not been consolidated on this rank ({rank}): each rank holds "
+    "only its shard. Hint: call opt.consolidate_state_dict(to={rank}) on every rank first, or "
+    "save opt.sharded_state() with ember.distributed.checkpoint.save and restore it with "
     "opt.load_sharded_state"
 )
 
@@ -117,16 +117,20 @@ class ZeroRedundancyOptimizer(Optimizer):
         super().add_param_group(param_group)
         g = self.param_groups[-1]
         ps = [p for p in g["params"] if p.requires_grad]
+        try:  # all or nothing: a refused group leaves the optimizer as it was
+            flat = _FlatGroup(ps, self.group.rank(), self.group.size())
+            local = {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
+            if self.optim is None:
+                optimizer_class, defaults = self._local
+                self.optim = optimizer_class([local], **defaults)
+            else:
+                self.optim.add_param_group(local)
+        except Exception:
+            self.param_groups.pop()
+            raise
+        self._flat.append(flat)
         if self.stage == 2:  # no DDP in front: replicas must start equal
             self._broadcast(ps)
-        flat = _FlatGroup(ps, self.group.rank(), self.group.size())
-        self._flat.append(flat)
-        local = {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
-        if self.optim is None:
-            optimizer_class, defaults = self._local
-            self.optim = optimizer_class([local], **defaults)
-        else:
-            self.optim.add_param_group(local)
         for k, v in self.optim.param_groups[-1].items():  # the local optimizer's defaults
             g.setdefault(k, v)
 
@@ -138,6 +142,7 @@ class ZeroRedundancyOptimizer(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Gives each shard its gradient, updates the shards, all-gathers the parameters."""
         loss = closure() if closure is not None else None
+        self._check_unfrozen()
         size = self.group.size()
         comm = self.group.comm
         for group, local in zip(self.param_groups, self.optim.param_groups):
@@ -169,6 +174,23 @@ class ZeroRedundancyOptimizer(Optimizer):
                 p._data[...] = full[lo:hi].reshape(p.shape)
                 p._vc.value += 1
         return loss
+
+    def _check_unfrozen(self) -> None:
+        """A parameter frozen when its group was added is not laid out: if it has been
+        unfrozen since, say so rather than leave it untrained."""
+        for i, (group, flat) in enumerate(zip(self.param_groups, self._flat)):
+            if len(group["params"]) == len(flat.params):
+                continue
+            laid = {id(p) for p in flat.params}
+            for j, p in enumerate(group["params"]):
+                if p.requires_grad and id(p) not in laid:
+                    raise DistributedError(
+                        f"ZeroRedundancyOptimizer.step: parameter {j} of group {i} (shape "
+                        f"{tuple(p.shape)}) was frozen (requires_grad=False) when its group was "
+                        "added and has been unfrozen since; ZeRO lays out only the parameters "
+                        "that require grad when their group is added, so it would not train. "
+                        "Hint: leave the layers to unfreeze out of the optimizer and add them "
+                        "with opt.add_param_group({'params': ...}) when unfreezing them")
 
     def _idle_elements(self) -> list[np.ndarray]:
         """Per flat group, the shard elements of parameters that no rank has a gradient for:
@@ -232,11 +254,13 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer state last gathered on this rank by :meth:`consolidate_state_dict`,
-        in the wrapped optimizer's layout (a plain optimizer, or PyTorch's, loads it): state
-        by parameter index, ``param_groups`` with the indices. A parameter that has no
-        gradient when the optimizer is made (frozen) has no state."""
+        in the wrapped optimizer's layout, PyTorch's: state by parameter index,
+        ``param_groups`` with the indices. A plain Ember optimizer loads it (a PyTorch one once
+        its tensors are torch tensors). A parameter frozen when its group was added has no
+        state."""
         if self._consolidated is None:
-            raise DistributedError(f"ZeroRedundancyOptimizer.state_dict: {_SHARDED}")
+            raise DistributedError("ZeroRedundancyOptimizer.state_dict: "
+                                   + _SHARDED.format(rank=self.group.rank()))
         self.state = defaultdict(dict, self._consolidated)
         try:
             return super().state_dict()
@@ -245,20 +269,37 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Loads a whole state dict (:meth:`state_dict`'s, or a plain optimizer's over the
-        same parameter groups): every rank calls it and keeps its shard. The parameters of a
-        group share one step count, so their saved ``step`` values must agree."""
-        super().load_state_dict(state_dict)
-        full, self.state = self.state, defaultdict(dict)
-        for group, local in zip(self.param_groups, self.optim.param_groups):
-            local.update((k, v) for k, v in group.items() if k != "params")
-        has = [any(full.get(p) for p in flat.params) for flat in self._flat]
-        self._make_state(has)
-        for i, (flat, stepped) in enumerate(zip(self._flat, has)):
-            if stepped:
-                self._fill_shard(i, flat, [full.get(p) or {} for p in flat.params])
+        same parameter groups): every rank calls it and keeps its shard. The state it holds
+        replaces this optimizer's, whatever that was; a refused state dict changes nothing.
+        The parameters of a group share one step count, so in each group either all or none
+        of them have state, and their saved ``step`` values agree."""
+        groups, local = self.param_groups, [dict(g) for g in self.optim.param_groups]
+        state = self.optim.state
+        try:
+            super().load_state_dict(state_dict)
+            full, self.state = self.state, defaultdict(dict)
+            for group, mine in zip(self.param_groups, self.optim.param_groups):
+                mine.update((k, v) for k, v in group.items() if k != "params")
+            has = [any(full.get(p) for p in flat.params) for flat in self._flat]
+            self.optim.state = defaultdict(dict)  # made anew for the loaded hyperparameters
+            self._make_state(has)
+            for i, (flat, stepped) in enumerate(zip(self._flat, has)):
+                if stepped:
+                    self._fill_shard(i, flat, [full.get(p) or {} for p in flat.params])
+        except Exception:
+            self.param_groups, self.state, self.optim.state = groups, defaultdict(dict), state
+            for mine, saved in zip(self.optim.param_groups, local):
+                mine.clear()
+                mine.update(saved)
+            raise
 
     def _fill_shard(self, i: int, flat: _FlatGroup, entries: list[dict[str, Any]]) -> None:
         """Puts the shard's piece of per-parameter ``entries`` into the local state."""
+        if not all(entries):
+            raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict: in parameter group {i}"
+                             f", {sum(map(bool, entries))} of its {len(entries)} trainable "
+                             "parameters have state; ZeRO keeps one step count per group. "
+                             "Hint: put them in separate groups")
         for key, value in self.optim.state[flat.shard].items():
             given = [e[key] for e in entries if key in e]
             if not given:
@@ -315,7 +356,9 @@ class ZeroRedundancyOptimizer(Optimizer):
                  for i in range(len(self._flat))}
         try:
             load(marks)
-        except CheckpointError:  # saved before the marks existed, so after a step: with state
+        except CheckpointError as e:  # saved before the marks existed, so after a step
+            if "no entry" not in str(e) or ".has_state'" not in str(e):
+                raise
             for m in marks.values():
                 m._data[...] = 1
         self._make_state([bool(m.item()) for m in marks.values()])
