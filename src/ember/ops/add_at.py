@@ -69,7 +69,7 @@ def _rows_added_in_numba(view: Any, index: Any, values: Any, dim: int) -> bool:
     lead = math.prod(view.shape[:dim])
     if post == 1:  # (elements, not rows: no folded index of lead x m positions)
         kernels.add_columns_at(np.ascontiguousarray(values).reshape(lead, index.shape[0]),
-                               index, view.reshape(lead, n))
+                               np.ascontiguousarray(index), view.reshape(lead, n))
         return True
     rows = np.ascontiguousarray(values).reshape(lead * index.shape[0], post)
     folded = (np.arange(lead, dtype=np.int64)[:, None] * n + index).reshape(-1)
