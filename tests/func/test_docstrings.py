@@ -19,6 +19,7 @@ MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func
            "ember.autograd.forward",
            "ember.autograd.forward_ad", "ember.autograd.functional", "ember.func.vmap",
            "ember.autograd.function", "ember.autograd.gradient_edge", "ember.autograd.engine",
+           "ember.autograd.graph_task",
            "ember.autograd.grad_mode", "ember.autograd.graph", "ember.autograd.saved_hooks"]
 
 

@@ -5,12 +5,13 @@ where a tensor is used more than once; hooks run as each gradient completes; sav
 released as each node finishes unless ``retain_graph``. Under ``create_graph`` the vjp rules
 (written in Ember ops) are themselves recorded, which gives higher-order derivatives. How
 the contributions to one gradient add up, and how a leaf's gradient goes into ``.grad``, is
-:mod:`ember.autograd.accumulate`.
+:mod:`ember.autograd.accumulate`; where a pass starts (the outputs and their gradients,
+checked) is :mod:`ember.autograd.roots`, and the running pass as hooks see it
+:mod:`ember.autograd.graph_task`.
 """
 
 from __future__ import annotations
 
-import itertools
 import threading
 import warnings
 from collections.abc import Callable
@@ -28,8 +29,16 @@ from ember.autograd.accumulate import (
 from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.forward import ForwardTrace, alias
 from ember.autograd.grad_mode import GRAD, request_grad, set_grad_enabled
-from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
+from ember.autograd.gradient_edge import EdgeTarget, edge_target
 from ember.autograd.graph import BACKWARD_FILTER, Node, NodeHooks, leaf_hooks, restore_inputs
+from ember.autograd.graph_task import (  # noqa: F401 (the last three: imported from here)
+    CALLBACKS,
+    GRAPH_TASK,
+    PASS_IDS,
+    GraphTask,
+    queue_callback,
+    running_task,
+)
 from ember.autograd.hook_calls import (
     held_elsewhere,
     hook_name,
@@ -37,9 +46,10 @@ from ember.autograd.hook_calls import (
     run_leaf_hooks,
     run_node_hooks,
 )
+from ember.autograd.roots import as_list, root_grads
 from ember.errors import GradError, ShapeError
 from ember.ops.primitive import DISPATCH
-from ember.tensor import Tensor, _wrap
+from ember.tensor import Tensor
 
 
 class _VjpHook(threading.local):
@@ -64,8 +74,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         >>> w.grad
         tensor([2., 4.])
     """
-    roots = _roots(tensors, grad_tensors, "backward")
-    targets = None if inputs is None else _as_list(inputs)
+    roots = root_grads(tensors, grad_tensors, "backward")
+    targets = None if inputs is None else as_list(inputs)
     if targets is not None and not targets:
         raise GradError("backward: inputs= is empty; pass the tensors to accumulate into, or "
                         "leave it out for all leaves")
@@ -124,8 +134,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
-    roots = _roots(outputs, grad_outputs, "grad")
-    targets = [edge_target(t) for t in _as_list(inputs)]
+    roots = root_grads(outputs, grad_outputs, "grad")
+    targets = [edge_target(t) for t in as_list(inputs)]
     for i, t in enumerate(targets):
         if materialize_grads and type(t) is EdgeTarget:
             raise GradError(f"grad: input {i} is a GradientEdge of {t._node.name()}, whose "
@@ -168,7 +178,7 @@ def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bo
     """``grad`` with ``is_grads_batched``: one pass per row of the ``grad_outputs``."""
     from ember.ops.join import stack
 
-    seeds = [] if grad_outputs is None else _as_list(grad_outputs)
+    seeds = [] if grad_outputs is None else as_list(grad_outputs)
     if not seeds or any(g is None for g in seeds):
         raise GradError("grad: is_grads_batched=True needs a grad_outputs tensor for every "
                         "output, each with the batch as its first dimension")
@@ -182,60 +192,6 @@ def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bo
                  allow_unused=allow_unused, materialize_grads=materialize_grads)
             for i in range(n)]
     return tuple(None if col[0] is None else stack(col) for col in zip(*rows))
-
-
-def _as_list(x: Any) -> list:
-    return [x] if isinstance(x, (Tensor, GradientEdge)) else list(x)
-
-
-def _roots(tensors: Any, grads: Any, who: str) -> list:
-    tensors = _as_list(tensors)
-    grads = [None] * len(tensors) if grads is None else _as_list(grads)
-    if len(grads) != len(tensors):
-        raise GradError(f"{who}: got {len(tensors)} tensors but {len(grads)} gradients")
-    roots = []
-    for i, (t, g) in enumerate(zip(tensors, grads)):
-        t = edge_target(t)  # (a GradientEdge as an output, as PyTorch's: its gradient given)
-        if type(t) is EdgeTarget:
-            if g is None:
-                raise GradError(f"{who}: output {i} is a GradientEdge ({t!r}), whose shape is "
-                                "not known: pass its gradient")
-            shape = t.shape()
-            if shape is not None and hasattr(g, "shape") and tuple(g.shape) != shape:
-                raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for output {i}, "
-                                 f"a GradientEdge ({t!r}) of shape {shape}")
-            roots.append((t, g))
-            continue
-        if not t.requires_grad:
-            raise GradError(f"{who}: element {i} of the tensors does not require grad and has "
-                            "no grad_fn. Hint: did you create it under no_grad, or forget "
-                            "requires_grad=True on the inputs?")
-        if g is None:
-            if t.dtype.is_complex:
-                raise GradError(f"{who}: the gradient can be implied only for a real scalar "
-                                f"output, this one is {t.dtype.name}. Hint: take .abs(), .real "
-                                "or .imag of it first, or pass gradient=…")
-            if t.numel() != 1:
-                raise GradError(f"{who}: the gradient can be implied only for a scalar output, "
-                                f"this one has shape {tuple(t.shape)}; pass gradient=…")
-            g = _seed(t)
-        elif tuple(g.shape) != tuple(t.shape):
-            raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for a tensor of "
-                             f"shape {tuple(t.shape)}")
-        roots.append((t, g))
-    return roots
-
-
-def _seed(t: Tensor) -> Tensor:
-    """The implied gradient of a scalar output: ``ones_like(t)``, made directly for a plain
-    0-d tensor in plain eager mode (a fifth of a one-node backward's time went to the
-    factory's checks; a 0-d array has no layout to preserve)."""
-    dev = t._device
-    if type(t) is Tensor and DISPATCH.handler is None and not t._data.ndim and not dev.is_meta:
-        return _wrap(dev.xp.ones((), t._data.dtype), dev)
-    from ember.ops.creation import ones_like
-
-    return ones_like(t)
 
 
 def _second_time(node: Node) -> GradError:
@@ -315,7 +271,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
     outer_task = GRAPH_TASK.current
     at_exit: list[Callable[[], None]] = []  # (what hooks ask to run once the pass is done)
-    GRAPH_TASK.current = (next(_PASS_IDS), order, needed, wanted, targets, at_exit)  # made a
+    GRAPH_TASK.current = (next(PASS_IDS), order, needed, wanted, targets, at_exit)  # made a
     #                                               GraphTask only when a hook asks for it
     # hooks and queued callbacks run in backward's grad mode, as PyTorch's (set and restored
     # here, not by a `with` block: ~2 µs less a pass)
@@ -351,78 +307,16 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
             _finish_leaf(leaf, unwrap_sum(g), targets, found, create_graph, owners)
         for callback in at_exit:
             callback()
-        while targets is None and _CALLBACKS:
-            _CALLBACKS.pop(0)()
+        while targets is None and CALLBACKS:
+            CALLBACKS.pop(0)()
     finally:
         GRAD.enabled, GRAD.requested, GRAD.inference = grad_mode
         BACKWARD_FILTER.edge = outer_filter
         GRAPH_TASK.current = outer_task
         if targets is None:
-            _CALLBACKS.clear()
+            CALLBACKS.clear()
     return found
 
-
-class GraphTask:
-    """The running backward pass, as hooks may ask about it (PyTorch's graph task): a
-    number of its own, and whether a node's gradient is computed in it."""
-
-    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves", "at_exit")
-
-    def __init__(self, id: int, order: list[Node], needed: set | None, wanted: dict | None,
-                 targets: list | None, at_exit: list[Callable[[], None]]) -> None:
-        self.id, self.at_exit = id, at_exit  # (at_exit: run once every gradient is computed)
-        self.order, self.needed, self.wanted, self.targets = order, needed, wanted, targets
-        self._nodes: set | None = None
-        self._leaves: set | None = None
-
-    def will_execute(self, fn: Any) -> bool:
-        """Whether this pass computes the gradient ``fn`` receives: a :class:`Node` it runs,
-        or the :class:`AccumulateGrad` of a leaf it reaches (and delivers, under
-        ``grad(…, inputs)``), as ``torch._C._will_engine_execute_node``."""
-        if self._nodes is None:
-            self._nodes = set(self.order) if self.needed is None else \
-                self.needed | {node for node, _ in self.wanted}
-            self._leaves = {id(e[1]) for n in self.order for e in n.edges
-                            if e is not None and e[0] is None}
-        if isinstance(fn, Node):
-            return fn in self._nodes
-        leaf = fn.variable
-        return id(leaf) in self._leaves and (
-            self.targets is None or any(t is leaf for t in self.targets))
-
-
-class _GraphTaskSlot(threading.local):
-    def __init__(self) -> None:
-        self.current: GraphTask | tuple | None = None  # a tuple: GraphTask's arguments
-
-
-GRAPH_TASK = _GraphTaskSlot()  # the innermost running backward pass of this thread
-_PASS_IDS = itertools.count(1)
-
-
-def running_task() -> GraphTask | None:
-    """The innermost backward pass running in this thread, or None outside backward."""
-    task = GRAPH_TASK.current
-    if type(task) is tuple:
-        task = GRAPH_TASK.current = GraphTask(*task)
-    return task
-
-_CALLBACKS: list[Callable[[], None]] = []
-
-
-def queue_callback(fn: Callable[[], None]) -> None:
-    """Runs ``fn()`` once the running ``backward()`` has delivered every gradient, as
-    PyTorch's ``Variable._execution_engine.queue_callback`` (DDP checks there that a step's
-    gradients all arrived). Call it from a hook during backward.
-
-    Example:
-        >>> w = ember.ones(2, requires_grad=True)
-        >>> _ = w.register_hook(lambda g: ember.autograd.engine.queue_callback(
-        ...     lambda: print("every gradient delivered")))
-        >>> (w * 2).sum().backward()
-        every gradient delivered
-    """
-    _CALLBACKS.append(fn)
 
 
 def _follow_retained(order: list[Node]) -> None:
