@@ -44,14 +44,14 @@ def _looped(xp: Any, g: Any, x: Any, coefficients: tuple) -> Any:
             any(c.dtype != g.dtype for c in (x, *coefficients)) or \
             any(c.size != g.shape[1] for c in coefficients) or not compiled.numba_enabled():
         return None
-    laid = _blocks(g)
-    if laid is None:
+    laid, kernels = _blocks(g), compiled.load(_KERNELS)  # (None if they fail to load)
+    if laid is None or kernels is None:
         return None
     name, g_blocks = laid
     out = np.empty_like(x)
     vectors = [c.reshape(-1).copy() for c in coefficients]  # (C,) each, writable
     per_row = g_blocks[0].size
-    parallel.over_rows(getattr(compiled.load(_KERNELS), name),
+    parallel.over_rows(getattr(kernels, name),
                        (g_blocks, _blocks(x)[1], _blocks(out)[1]),
                        max(1, _SHARE // max(per_row, 1)), *vectors)
     return out

@@ -39,9 +39,10 @@ def _in_loop(xp: Any, name: str, *arrays: Any) -> Any:
         return None
     out = np.empty_like(a)
     flat = flat_blocks(*arrays, out)
-    if flat is None:
+    kernels = compiled.load(_KERNELS)  # (None where they fail to load: numba is off then)
+    if flat is None or kernels is None:
         return None
-    parallel.over_rows(getattr(compiled.load(_KERNELS), name), flat, _SHARE)
+    parallel.over_rows(getattr(kernels, name), flat, _SHARE)
     return out
 
 

@@ -48,9 +48,10 @@ def slope_grad(xp: Any, module: str, name: str, v: Any, x: Any, numbers: tuple) 
         return None
     out = np.empty_like(v)
     flat = flat_blocks(v, x, out)
-    if flat is None:
+    kernels = compiled.load(module)  # (None where they fail to load: numba is off then)
+    if flat is None or kernels is None:
         return None
-    parallel.over_rows(getattr(compiled.load(module), name), flat, _SHARE,
+    parallel.over_rows(getattr(kernels, name), flat, _SHARE,
                        *(v.dtype.type(n) for n in numbers))
     return out
 
