@@ -101,3 +101,21 @@ def test_fused_eval_batch_norm_statistics_gradients():
         rng.standard_normal((3, 4, 5)), rng.standard_normal(4), rng.random(4) + 0.5,
         rng.standard_normal(4), rng.standard_normal(4))]
     assert gradcheck(lambda *a: apply(BatchNormEval, *a, eps=1e-5), args)
+
+
+@pytest.mark.parametrize(("frozen", "held"), [(True, False), (False, True)])
+def test_frozen_batch_norm_lets_its_input_go(frozen, held):
+    """With weight and bias frozen, the input's gradient needs only the weight and var: the
+    tape lets the (activation-sized) input go, as PyTorch's frozen batch norm does; a weight
+    that learns needs the input kept."""
+    import gc
+    import weakref
+
+    x = ember.randn(8, 16, 32, 32, requires_grad=True) * 1.0  # a layer's output
+    w, b = ember.ones(16, requires_grad=not frozen), ember.zeros(16, requires_grad=not frozen)
+    y = F.batch_norm(x, ember.zeros(16), ember.ones(16), w, b)
+    seen = weakref.ref(x._data)
+    del x
+    gc.collect()
+    assert (seen() is not None) == held
+    y.sum().backward()

@@ -107,4 +107,6 @@ def test_a_backward_that_records_nothing_equals_the_ops_and_torch(shape, dtype, 
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for a, o, t in zip(plain, ops, theirs, strict=True):
         np.testing.assert_array_equal(a, o)
-        np.testing.assert_allclose(a, t, rtol=tol, atol=tol)
+        # (a float32 sum of 2048 terms whose result cancels to a small value moves with
+        # torch's thread count: against the array's scale)
+        np.testing.assert_allclose(a, t, rtol=tol, atol=tol * max(1.0, np.abs(t).max()))

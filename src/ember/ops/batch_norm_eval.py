@@ -38,7 +38,8 @@ def applies(input: Tensor, mean: Tensor, var: Tensor, weight: Tensor | None,
         type(data) is np.ndarray and data.dtype in _PLAIN and \
         data.flags.c_contiguous and not (mean.requires_grad or var.requires_grad) and \
         all(t.dtype is input.dtype and type(t._data) is np.ndarray
-            for t in (mean, var, weight, bias)) and compiled.numba_enabled()
+            for t in (mean, var, weight, bias)) and compiled.numba_enabled() and \
+        compiled.load(_KERNELS) is not None  # (None where they fail to load)
 
 
 def _planes(a: Any) -> Any:
@@ -62,7 +63,10 @@ class BatchNormEval(Primitive):
     name = "batch_norm_eval"
 
     def reads(self, ctx, i):
-        return i != 4  # not the bias
+        x, mean, var, weight, _ = (t.requires_grad for t in ctx.inputs)
+        # the input and mean for the weight's (and var's) gradient, the weight for the
+        # input's (and the statistics'), var always, the bias never
+        return (weight or var, weight or var, True, x or mean or var, False)[i]
 
     def forward(self, xp, x, mean, var, weight, bias, *, eps):
         out = np.empty_like(x)
