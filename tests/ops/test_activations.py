@@ -403,3 +403,15 @@ def test_leaky_relu_and_hardtanh_backward_are_one_op_with_the_composites_values(
         tx = torch.tensor(a, requires_grad=True)
         theirs(tx).backward(torch.tensor(g))
         assert runs[0][0] == tx.grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("size", [8, 1 << 16])  # NumPy's select, numba's
+def test_elu_family_at_signed_zeros_nan_and_inf_as_torch(dtype, size):
+    values = torch.tensor([-0.0, 0.0, float("nan"), float("inf"), -float("inf"), -1.5, 2.0],
+                          dtype=dtype).repeat(size // 7 + 1)[:size]
+    for name, kwargs in (("elu", {"alpha": 0.7}), ("selu", {}), ("celu", {"alpha": 1.3})):
+        want = getattr(F, name)(values, **kwargs).numpy()
+        got = getattr(ember.nn.functional, name)(ember.tensor(values.numpy()), **kwargs).numpy()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -146,7 +146,8 @@ class Elu(Unary):
     def forward(self, xp, a, *, alpha, scale, input_scale):
         # (in one buffer; a select, not np.where's branch per element: 512K float32 ~4.6 ms ->
         # ~1 ms, the same values; a product by 1.0 is skipped: it changes no number)
-        below = xp.minimum(a, 0, out=xp.empty_like(a) if a.ndim == 0 else None)
+        # (0 first: at x = -0.0 NumPy's minimum keeps -0.0, so elu(-0.0) is -0.0, as PyTorch's)
+        below = xp.minimum(0, a, out=xp.empty_like(a) if a.ndim == 0 else None)
         if input_scale != 1:
             xp.multiply(below, input_scale, out=below)
         xp.expm1(below, out=below)
