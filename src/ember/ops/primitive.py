@@ -2,39 +2,33 @@
 
 A primitive defines an op once: ``forward`` on backend arrays, ``infer`` (output shape and
 dtype from input specs, with a clear error), ``vjp`` and ``jvp`` written in Ember ops, and
-``flops``. Autograd, tracing, profiling and export all derive from these rules.
+``flops``. Autograd, tracing, profiling and export all derive from these rules. The specs
+those rules read are :mod:`ember.ops.tensor_spec`'s; the errors for input an op does not take
+(complex, limited dtypes, mixed devices, a backend failure explained) :mod:`ember.ops.op_errors`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import WORTH_DROPPING, Node
 from ember.autograd.saved_hooks import HOOKS_OPEN, SAVED_HOOKS, Unsaved
 from ember.backend import get_default_device
-from ember.dtypes import (
-    ALL_LIMITED,
-    COMPLEX_DTYPES,
-    FLOAT,
-    FLOAT8_DTYPES,
-    FLOATING_DTYPES,
-    LIMITED_DTYPES,
-    DType,
-    from_numpy,
+from ember.dtypes import COMPLEX_DTYPES, FLOAT8_DTYPES, FLOATING_DTYPES, LIMITED_DTYPES, DType
+from ember.errors import EmberError, refuse_non_tensor
+from ember.ops.op_errors import (  # noqa: F401 (complex_error, refuse_*: imported from here)
+    check_limited,
+    common_device,
+    complex_error,
+    complex_grad_error,
+    explain_failure,
+    refuse_complex,
+    refuse_limited,
 )
-from ember.errors import (
-    AllocationError,
-    DeviceError,
-    DTypeError,
-    EmberError,
-    OpError,
-    describe,
-    is_allocation_failure,
-    refuse_non_tensor,
-)
+from ember.ops.tensor_spec import TensorSpec, spec  # noqa: F401 (spec: imported from here)
 from ember.tensor import Tensor, _wrap, set_value_read_hook
 from ember.version_counter import VersionCounter
 
@@ -42,20 +36,6 @@ _FLOAT = frozenset(d.np for d in FLOATING_DTYPES + FLOAT8_DTYPES + COMPLEX_DTYPE
 _COMPLEX = frozenset(d.np for d in COMPLEX_DTYPES)
 _LIMITED = frozenset(d.np for d in LIMITED_DTYPES)  # (NumPy's dtypes: the eager path's test)
 
-
-class TensorSpec(NamedTuple):
-    """A tensor's shape and dtype, without data: what ``infer`` rules read and return."""
-
-    shape: tuple[int, ...]
-    dtype: DType
-
-    def __str__(self) -> str:
-        return describe(self.shape, self.dtype)
-
-
-def spec(t: Tensor) -> TensorSpec:
-    """The :class:`TensorSpec` of a tensor (or of anything with ``shape`` and ``dtype``)."""
-    return TensorSpec(tuple(t.shape), t.dtype)
 
 
 class Primitive:
@@ -328,13 +308,13 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
             a, b = inputs
             dev = a._device
             if b._device is not dev:
-                dev = _common_device(prim, inputs)
+                dev = common_device(prim, inputs)
             arrays = (a._data, b._data)
         elif n:
             dev = inputs[0]._device
             for t in inputs:
                 if t._device is not dev:
-                    dev = _common_device(prim, inputs)
+                    dev = common_device(prim, inputs)
                     break
             arrays = tuple(t._data for t in inputs)
         else:
@@ -345,7 +325,7 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
             refuse_non_tensor(prim.name, f"input {i}" if i else "input", t)
         raise
     if n and arrays[0].dtype in _LIMITED:
-        _check_limited(prim, arrays[0].dtype)
+        check_limited(prim, arrays[0].dtype)
     try:
         if dev.is_meta:  # no data: the infer rule is the kernel
             from ember.ops.meta import meta_forward
@@ -520,81 +500,3 @@ def refresh_view(t: Tensor) -> None:
     info.version = t._vc.value
     if t._retains and t._node is not None:
         t.retain_grad()
-
-
-def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception) -> EmberError:
-    """Turns a backend exception into a clear Ember error: the ``infer`` rule's, if it finds
-    the problem, else one naming the op, the inputs and the backend's message."""
-    specs = [spec(t) for t in inputs]
-    if not prim.complex_grad and any(s.dtype.is_complex for s in specs):
-        return complex_error(prim.name, next(s.dtype for s in specs if s.dtype.is_complex))
-    try:
-        prim.infer(*specs, **params)
-    except EmberError as clear:
-        return clear
-    except Exception:  # noqa: BLE001 - an infer rule that itself fails explains nothing
-        pass
-    shown = ", ".join(str(s) for s in specs) or "no tensor inputs"
-    if is_allocation_failure(exc):
-        return AllocationError(f"{prim.name}: cannot allocate its result (inputs: {shown}): "
-                               f"{exc}. Hint: use a smaller size or batch")
-    return OpError(f"{prim.name}: failed on {shown}: {type(exc).__name__}: {exc}")
-
-
-def complex_error(op: str, dtype: Any) -> DTypeError:
-    """The error of an op that does not take complex numbers (those have no order, so no
-    comparison, max, sort, clamp or relu; nor rounding). ``dtype``: an Ember or NumPy one."""
-    return DTypeError(f"{op}: {dtype.name if isinstance(dtype, DType) else dtype} tensors are "
-                      "not supported. Hint: take .abs() or .real first")
-
-
-def refuse_complex(op: str, *tensors: Any) -> None:
-    """Raises :func:`complex_error` if one of ``tensors`` (Python numbers are ignored) is
-    complex: for an op's wrapper, off its hot path (where it handles non-floating input). A
-    forward rule tests ``a.dtype.kind == "c"`` inline instead, paying one dtype read."""
-    for t in tensors:
-        if isinstance(t, Tensor) and t._data.dtype.kind == "c":
-            raise complex_error(op, t.dtype)
-
-
-def complex_grad_error(prim: Primitive, inputs: tuple) -> DTypeError:
-    """The error for recording a complex op whose gradient rules are real-only."""
-    shown = ", ".join(str(spec(t)) for t in inputs)
-    return DTypeError(f"{prim.name}: gradients through complex tensors are not supported for "
-                      f"this op ({shown}). Hint: compute it under ember.no_grad(), or on the "
-                      "real and imaginary parts (.real, .imag) separately")
-
-
-def _check_limited(prim: Primitive, np_dtype: Any) -> None:
-    """Refuses a primitive on a limited-support dtype that PyTorch does not compute it on."""
-    if not prim.view:  # (a view only moves elements)
-        refuse_limited(prim.name, from_numpy(np_dtype), prim.limited_dtypes)
-
-
-def refuse_limited(op: str, dtype: DType, allowed: frozenset[DType] = frozenset()) -> None:
-    """Raises a DTypeError if ``dtype`` is one of PyTorch's limited-support dtypes (uint16,
-    uint32, uint64, the float8s) not in ``allowed``: for a composite op whose primitives take
-    it where PyTorch's op does not (``gather`` is an ``index``)."""
-    if dtype in ALL_LIMITED and dtype not in allowed:
-        raise DTypeError(f"{op}: not implemented for {dtype.name} tensors, as in PyTorch: its "
-                         "limited-support dtypes (uint16, uint32, uint64, the float8s) have "
-                         "casts, copies, indexing and a few ops only. Hint: convert with "
-                         ".float() (or .long()) first")
-
-
-def _common_device(prim: Primitive, inputs: tuple) -> Any:
-    """The device of inputs on more than one: the meta device when every other input is a
-    0-d CPU tensor (a scalar, which PyTorch lets meet any device) or, after the first, an
-    integer CPU tensor (indices, which PyTorch lets index a meta tensor), else a
-    DeviceError."""
-    meta = next((t._device for t in inputs if t._device.is_meta), None)
-    if meta is None or not all(t._device is meta or (t._device.type == "cpu" and (
-            not t.ndim or (i and t.dtype.category < FLOAT))) for i, t in enumerate(inputs)):
-        raise _device_error(prim, inputs)
-    return meta
-
-
-def _device_error(prim: Primitive, inputs: tuple) -> DeviceError:
-    devices = ", ".join(f"input {i} on {t.device}" for i, t in enumerate(inputs))
-    return DeviceError(f"{prim.name}: expected all tensors on one device, got {devices}. "
-                       "Hint: move them with .to(device) first.")
