@@ -13,14 +13,16 @@ from ember.backend.compiled import njit
 from ember.ops.im2col_numba import FLOATS
 
 
-def _signatures() -> list:
-    return [types.int64(types.Array(f, 2, "C", readonly=ro_g),
-                        types.Array(i, 1, "C", readonly=ro_i), types.Array(f, 2, "C"))
+def _signatures(result: types.Type) -> list:
+    """``result(grad, indices, out)`` for each float dtype and int32/int64 indices, the
+    gradient and the indices read-only or not."""
+    return [result(types.Array(f, 2, "C", readonly=ro_g),
+                   types.Array(i, 1, "C", readonly=ro_i), types.Array(f, 2, "C"))
             for f in FLOATS for i in (types.int32, types.int64)
             for ro_g in (False, True) for ro_i in (False, True)]
 
 
-@njit(_signatures())
+@njit(_signatures(types.int64))
 def add_rows_at(grad, indices, out):
     """``out[indices[i]] += grad[i]`` for every row ``i`` of ``grad``, in order (each of
     ``out``'s rows is its rows' sum from left to right). Returns the position of the first
@@ -36,14 +38,7 @@ def add_rows_at(grad, indices, out):
     return -1
 
 
-def _column_signatures() -> list:
-    return [types.void(types.Array(f, 2, "C", readonly=ro_g),
-                       types.Array(i, 1, "C", readonly=ro_i), types.Array(f, 2, "C"))
-            for f in FLOATS for i in (types.int32, types.int64)
-            for ro_g in (False, True) for ro_i in (False, True)]
-
-
-@njit(_column_signatures())
+@njit(_signatures(types.void))
 def add_columns_at(grad, indices, out):
     """``out[:, indices[i]] += grad[:, i]`` for every column ``i``, each row of ``out`` its
     columns' sums in order (the indices are in range): :func:`add_rows_at` for rows of one
