@@ -415,3 +415,23 @@ def test_elu_family_at_signed_zeros_nan_and_inf_as_torch(dtype, size):
         got = getattr(ember.nn.functional, name)(ember.tensor(values.numpy()), **kwargs).numpy()
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("name", ["relu", "leaky_relu", "hardtanh", "relu6", "hardsigmoid"])
+def test_a_masks_gradient_is_zeros_as_torch(name):
+    """The second derivative of a piecewise-linear activation in its input is zeros (PyTorch's
+    threshold_backward gives zeros for its mask), not a missing gradient that makes ``grad``
+    raise 'not used' (an input-Hessian of a ReLU network, WGAN-GP's penalty in x)."""
+    values = np.array([[-1.5, -0.25, 0.5, 2.0, 7.0]])
+    e = ember.tensor(values, requires_grad=True)
+    g, = ember.autograd.grad(getattr(ember.nn.functional, name)(e).square().sum(), e,
+                             create_graph=True)
+    got, = ember.autograd.grad(g.sum(), e)
+    if name != "hardsigmoid":  # (PyTorch has no double backward for it)
+        t = torch.tensor(values, requires_grad=True)
+        tg, = torch.autograd.grad(getattr(F, name)(t).square().sum(), t, create_graph=True)
+        np.testing.assert_allclose(got.numpy(), torch.autograd.grad(tg.sum(), t)[0].numpy())
+    w = ember.tensor(np.linspace(-1, 1, 15).reshape(5, 3), requires_grad=True)
+    h = getattr(ember.nn.functional, name)(e @ w)  # a network: x's input-Hessian row sums
+    gx, = ember.autograd.grad(h.sum(), e, create_graph=True)
+    assert np.array_equal(ember.autograd.grad(gx.sum(), e)[0].numpy(), np.zeros((1, 5)))

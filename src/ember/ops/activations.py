@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError, is_floating_input
 from ember.ops.convert import contiguous
+from ember.ops.creation import zeros_like
 from ember.ops.dims import normalize_dim
 from ember.ops.elu_grad import elu_grad
 from ember.ops.forwarding import hands_over, not_a_tensor
@@ -88,7 +89,8 @@ class ReluGrad(Primitive):
         return TensorSpec(tuple(v.shape), v.dtype)
 
     def vjp(self, ctx, g):
-        return apply(ReluGrad, g, ctx.inputs[1]), None
+        y = ctx.inputs[1]  # (a mask: its gradient is zeros, as PyTorch's threshold_backward's)
+        return apply(ReluGrad, g, y), zeros_like(y) if y.requires_grad else None
 
     def jvp(self, ctx, dv, dy):
         return apply(ReluGrad, dv, ctx.inputs[1])

@@ -18,6 +18,7 @@ import numpy as np
 
 from ember.backend import compiled, parallel
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.creation import zeros_like
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.relu_kernel import flat_blocks
 from ember.ops.select import where
@@ -116,8 +117,9 @@ class HardsigmoidGrad(_Grad):
         return out
 
     def vjp(self, ctx, g):
-        v, x = ctx.inputs  # (its derivative in x is 0 wherever it exists)
-        return sum_to(apply(HardsigmoidGrad, g, x), v.shape), None
+        v, x = ctx.inputs  # (its derivative in x is 0 wherever it exists: zeros, as PyTorch's)
+        return sum_to(apply(HardsigmoidGrad, g, x), v.shape), \
+            zeros_like(x) if x.requires_grad else None
 
     def jvp(self, ctx, dv, dx):
         return apply(HardsigmoidGrad, dv, ctx.inputs[1])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ember.backend import compiled
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.creation import zeros_like
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.relu_kernel import slope_grad
 from ember.ops.select import Where
@@ -29,8 +30,9 @@ class _MaskedGrad(Primitive):
         return broadcast_spec(v, x, op=self.name)
 
     def vjp(self, ctx, g):
-        v, x = ctx.inputs
-        return sum_to(apply(self, g, x, **ctx.params), v.shape), None
+        v, x = ctx.inputs  # (x a mask: its gradient is zeros, as PyTorch's)
+        return sum_to(apply(self, g, x, **ctx.params), v.shape), \
+            zeros_like(x) if x.requires_grad else None
 
     def jvp(self, ctx, dv, dx):
         return apply(self, dv, ctx.inputs[1], **ctx.params)
