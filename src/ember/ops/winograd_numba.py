@@ -39,17 +39,25 @@ _GRADS = [types.void(types.Array(f, 4, "C", readonly=ro), _C2[f], types.int64, t
                      TILING) for f in FLOATS for ro in (False, True)]
 
 
+@njit([types.UniTuple(types.int64, 3)(types.int64, TILING)])
+def _block(t, tiling):
+    """(sample, row, column) of tile ``t``'s 2×2 output block (before padding)."""
+    per_sample, tiles_w = tiling[0] * tiling[1], tiling[1]
+    ij = t % per_sample
+    return t // per_sample, 2 * (ij // tiles_w), 2 * (ij % tiles_w)
+
+
 @njit(_IN)
 def tiles_in(x, v, first, count, tiling, rows):
     """``Bᵀ d B`` of tiles ``first … first+count-1`` of ``x`` (N, H, W, C) into ``v`` (16,
     ≥count·C); ``rows`` (4, 4, C) is scratch for the column pass."""
-    tiles_h, tiles_w, pad_top, pad_left = tiling
+    pad_top, pad_left = tiling[2], tiling[3]
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
     zero = v.dtype.type(0)
     for q in range(count):
         t = first + q
-        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
-        top, left = 2 * (ij // tiles_w) - pad_top, 2 * (ij % tiles_w) - pad_left
+        n, top, left = _block(t, tiling)
+        top, left = top - pad_top, left - pad_left
         inside_rows = 0 <= top and top + 3 < height
         for b in range(4):  # Bᵀ d, one input column at a time
             s = left + b
@@ -83,12 +91,10 @@ def tiles_out(m, count, y, first, tiling):
     """``Aᵀ m A`` of the products in ``m`` (16, ≥count·K) of tiles ``first … first+count-1``
     into their 2×2 blocks of ``y`` (N, Ho, Wo, K); a block past the last row or column is
     cut."""
-    tiles_h, tiles_w = tiling[0], tiling[1]
     out_h, out_w, channels = y.shape[1], y.shape[2], y.shape[3]
     for q in range(count):
         t = first + q
-        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
-        r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
+        n, r, s = _block(t, tiling)
         whole, at = r + 1 < out_h and s + 1 < out_w, q * channels
         for k in range(channels):  # Aᵀ m, then (Aᵀ m) A
             upper0 = m[0, at + k] + m[4, at + k] + m[8, at + k]
@@ -120,12 +126,10 @@ def add_bias(y, bias, first, count, tiling):
     first+count-1``, cut at the last row or column: right after :func:`tiles_out` wrote them,
     still in cache (a sum after the transform's, as a separate add's). A test for a bias in
     :func:`tiles_out`'s loop made its common case, no bias, ~4x slower (no longer vectorized)."""
-    tiles_h, tiles_w = tiling[0], tiling[1]
     out_h, out_w, channels = y.shape[1], y.shape[2], y.shape[3]
     for q in range(count):
         t = first + q
-        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
-        r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
+        n, r, s = _block(t, tiling)
         for i in range(r, min(r + 2, out_h)):
             for j in range(s, min(s + 2, out_w)):
                 for k in range(channels):
@@ -136,13 +140,11 @@ def add_bias(y, bias, first, count, tiling):
 def grads_in(g, dm, first, count, tiling):
     """``A dY Aᵀ`` of the 2×2 output-gradient blocks ``dY`` of tiles ``first … first+count-1``
     of ``g`` (N, Ho, Wo, K), zeros past the last row or column, into ``dm`` (16, ≥count·K)."""
-    tiles_h, tiles_w = tiling[0], tiling[1]
     out_h, out_w, channels = g.shape[1], g.shape[2], g.shape[3]
     zero = dm.dtype.type(0)
     for q in range(count):
         t = first + q
-        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
-        r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
+        n, r, s = _block(t, tiling)
         right, below = s + 1 < out_w, r + 1 < out_h
         at = q * channels
         for k in range(channels):

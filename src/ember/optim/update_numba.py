@@ -45,6 +45,13 @@ def _decayed(p, g, h):
     return p * h[0], g
 
 
+@njit([types.UniTuple(f, 2)(f, f, f, types.Array(f, 1, "C")) for f in FLOATS])
+def _moments(m, v, g, h):
+    """Adam's moments after gradient ``g`` (also NAdam's and RAdam's), with ``h[3:6] =
+    keep_new, beta2, keep_square``: ``m + keep_new·(g - m)`` and ``v·beta2 + keep_square·g²``."""
+    return m + h[3] * (g - m), v * h[4] + h[5] * g * g
+
+
 @njit([types.boolean(f, f) for f in FLOATS])
 def _keeps(a, b):
     """Whether NumPy's ``maximum(a, b)`` is ``a``: ``a >= b``, or ``a`` is NaN (NaN wins)."""
@@ -58,12 +65,11 @@ def adam_update(p, g, m, v, v_max, h):
     step_size, amsgrad``: ``m += keep_new·(g - m)``; ``v = v·beta2 + keep_square·g²``;
     amsgrad: ``v_max = maximum(v_max, v)``, read for ``v`` below;
     ``p -= m / (sqrt(v) / bias2 + eps) · step_size``."""
-    keep_new, beta2, keep_square, bias2, eps, step_size = h[3], h[4], h[5], h[6], h[7], h[8]
+    bias2, eps, step_size = h[6], h[7], h[8]
     amsgrad = h[9] != 0
     for i in range(p.size):
         pi, gi = _decayed(p[i], g[i], h)
-        mi = m[i] + keep_new * (gi - m[i])
-        vi = v[i] * beta2 + keep_square * gi * gi
+        mi, vi = _moments(m[i], v[i], gi, h)
         m[i], v[i] = mi, vi
         if amsgrad:
             if not _keeps(vi, v_max[i]):
@@ -174,12 +180,11 @@ def nadam_update(p, g, m, v, h):
     keep_square, bias2, eps, grad_size, moment_size``: ``m += keep_new·(g - m)``;
     ``v = v·beta2 + keep_square·g²``; ``d = sqrt(v / bias2) + eps``;
     ``p -= grad_size·(g / d)``, then ``p -= moment_size·(m / d)``."""
-    keep_new, beta2, keep_square, bias2, eps = h[3], h[4], h[5], h[6], h[7]
+    bias2, eps = h[6], h[7]
     grad_size, moment_size = h[8], h[9]
     for i in range(p.size):
         pi, gi = _decayed(p[i], g[i], h)
-        mi = m[i] + keep_new * (gi - m[i])
-        vi = v[i] * beta2 + keep_square * gi * gi
+        mi, vi = _moments(m[i], v[i], gi, h)
         m[i], v[i] = mi, vi
         d = np.sqrt(vi / bias2) + eps
         pi = pi - grad_size * (gi / d)
@@ -192,12 +197,11 @@ def radam_update(p, g, m, v, h):
     keep_square, eps, size, rectified``: ``m += keep_new·(g - m)``;
     ``v = v·beta2 + keep_square·g²``; ``p -= size·(m / (sqrt(v) + eps))`` if rectified,
     else ``p -= size·m``."""
-    keep_new, beta2, keep_square, eps, size = h[3], h[4], h[5], h[6], h[7]
+    eps, size = h[6], h[7]
     rectified = h[8] != 0
     for i in range(p.size):
         pi, gi = _decayed(p[i], g[i], h)
-        mi = m[i] + keep_new * (gi - m[i])
-        vi = v[i] * beta2 + keep_square * gi * gi
+        mi, vi = _moments(m[i], v[i], gi, h)
         m[i], v[i] = mi, vi
         if rectified:
             p[i] = pi - size * (mi / (np.sqrt(vi) + eps))
