@@ -104,3 +104,37 @@ def test_ormqr_refuses_the_shapes_torch_refuses():
     t_a, t_tau = torch.geqrf(torch.from_numpy(a.numpy()))
     with pytest.raises(RuntimeError, match="must be equal to min"):
         torch.ormqr(t_a, t_tau[..., :2], torch.ones(2, 4, 2))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_geqrf_and_ormqr_match_torch(dtype):
+    # (geqrf and ormqr refused complex input; PyTorch takes it, and ormqr's transpose is Qᴴ)
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((2, 5, 3)) + 1j * rng.standard_normal((2, 5, 3))).astype(dtype)
+    c = (rng.standard_normal((2, 5, 2)) + 1j * rng.standard_normal((2, 5, 2))).astype(dtype)
+    tol = 1e-5 if dtype == "complex64" else 1e-12
+    e_qr, t_qr = ember.geqrf(ember.from_numpy(x)), torch.geqrf(torch.from_numpy(x))
+    assert_same(tuple(e_qr), tuple(t_qr), atol=tol)
+    for left, transpose in [(True, False), (True, True), (False, True)]:
+        e_c, t_c = (c, torch.from_numpy(c)) if left else (c.swapaxes(-1, -2).copy(),) * 2
+        e_c = ember.from_numpy(e_c) if left else ember.from_numpy(e_c)
+        t_c = torch.from_numpy(np.ascontiguousarray(t_c)) if not left else t_c
+        assert_same(ember.ormqr(*e_qr, e_c, left=left, transpose=transpose),
+                    torch.ormqr(*t_qr, t_c, left=left, transpose=transpose), atol=tol)
+
+
+def test_complex_ormqr_gradients_match_torch():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))
+    c = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
+    w = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
+    a, tau = ember.geqrf(ember.from_numpy(x))
+    grads = []
+    for lib, (h, t) in [(ember, (a.numpy(), tau.numpy())), (torch, (a.numpy(), tau.numpy()))]:
+        h, t, o = (lib.tensor(v, requires_grad=True) for v in (h, t, c))
+        (lib.ormqr(h, t, o, transpose=True) * lib.tensor(w)).real.sum().backward()
+        grads.append([v.grad.numpy() for v in (h, t, o)])
+    for got, want in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    args = tuple(ember.tensor(v, requires_grad=True) for v in (a.numpy(), tau.numpy(), c))
+    assert ember.autograd.gradcheck(lambda h, t, o: ember.ormqr(h, t, o, transpose=True), args)

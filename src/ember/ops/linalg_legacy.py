@@ -27,7 +27,14 @@ from ember.ops.linalg import matmul
 from ember.ops.linalg_composite import householder_product
 from ember.ops.linalg_lu import _lu_factor
 from ember.ops.linalg_lu import lu_solve as _linalg_lu_solve
-from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mT, solve_triangular
+from ember.ops.linalg_solve import (
+    check_float,
+    check_matrix,
+    matrix_spec,
+    mH,
+    mT,
+    solve_triangular,
+)
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import narrow
 from ember.tensor import Tensor, method
@@ -134,7 +141,8 @@ class Geqrf(Primitive):
 def geqrf(input: Tensor) -> return_types.geqrf:
     """The QR factorization in LAPACK's compact form ``(a, tau)``: ``R`` on and above the
     diagonal of ``a``, the Householder vectors below it; :func:`orgqr` makes ``Q`` from them.
-    Not differentiable (as in PyTorch); use :func:`ember.linalg.qr` for gradients.
+    Real or complex; not differentiable (as in PyTorch); use :func:`ember.linalg.qr` for
+    gradients.
 
     Example:
         >>> a, tau = ember.geqrf(ember.tensor([[3.0, 1.0], [4.0, 2.0]]))
@@ -142,8 +150,7 @@ def geqrf(input: Tensor) -> return_types.geqrf:
         tensor([[-5.0000, -2.2000],
                 [ 0.0000,  0.4000]])
     """
-    check_matrix("geqrf", input, square=False, name="input")
-    check_float("geqrf", input)
+    check_matrix("geqrf", input, square=False, name="input", complex_ok=True)
     return return_types.geqrf(*apply(Geqrf, input))
 
 
@@ -186,7 +193,7 @@ def _check_ormqr_shapes(input: Tensor, tau: Tensor, other: Tensor, left: bool) -
 @method()
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
-    """``Q @ other`` (``other @ Q`` when not ``left``; ``Qᵀ`` when ``transpose``) for the full
+    """``Q @ other`` (``other @ Q`` when not ``left``; ``Qᴴ`` when ``transpose``) for the full
     ``mn × mn`` ``Q = H_1 ⋯ H_k`` of :func:`geqrf`'s ``(input, tau)``, ``mn`` being ``other``'s
     size on the multiplied side. Differentiable in all three.
 
@@ -197,8 +204,8 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
                 [-0.8000,  0.6000]])
     """
     op = "ormqr"
-    check_matrix(op, input, square=False, name="input")
-    check_float(op, input, tau, other)
+    check_matrix(op, input, square=False, name="input", complex_ok=True)
+    check_float(op, input, tau, other, complex_ok=True)
     if other.ndim < 2:
         raise ShapeError(f"{op}: other must have at least 2 dims, got "
                          f"{describe(other.shape, other.dtype)}")
@@ -211,7 +218,7 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
                                    device=input.device)], dim=-1)
     q = householder_product(square, tau)
     if transpose:
-        q = mT(q)
+        q = mH(q)
     return matmul(q, other) if left else matmul(other, q)
 
 
