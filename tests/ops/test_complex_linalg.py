@@ -245,3 +245,18 @@ def test_cholesky_forward_mode_matches_torch(upper):
     _, mine = ember.autograd.forward.jvp(lambda a: ember.linalg.cholesky(a, upper=upper),
                                          (ember.tensor(HPD),), (ember.tensor(tangent),))
     np.testing.assert_allclose(mine.numpy(), ref.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, d: lib.linalg.vector_norm(x, dtype=d),
+    lambda lib, x, d: lib.linalg.matrix_norm(x, dtype=d),
+    lambda lib, x, d: lib.linalg.matrix_norm(x, "nuc", dtype=d),
+    lambda lib, x, d: lib.linalg.norm(x, dtype=d)])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_a_complex_norm_dtype_of_a_real_input_is_refused_as_torch(fn, dtype):
+    # (vector_norm returned a complex norm, matrix_norm ignored the dtype)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with pytest.raises(RuntimeError, match="dtype should be real"):
+        fn(torch, torch.from_numpy(x), getattr(torch, dtype))
+    with pytest.raises(ember.DTypeError, match="dtype must be a real dtype"):
+        fn(ember, ember.from_numpy(x), getattr(ember, dtype))

@@ -44,6 +44,9 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
                          ".float() on it")
     if dtype is not None:
         dtype = dtypes.to_dtype(dtype)
+        if dtype.is_complex:  # a norm is real: PyTorch refuses this too
+            raise DTypeError(f"{op}: the input is {x.dtype.name}, so dtype must be a real "
+                             f"dtype, got dtype={dtype.name}. Hint: pass dtype=ember.float64")
         if dtypes.promote_types(x.dtype, dtype) is not dtype:
             raise DTypeError(f"{op}: the input's dtype {x.dtype.name} does not convert to "
                              f"dtype={dtype.name} without narrowing. Hint: pass a dtype at "
