@@ -95,6 +95,8 @@ CASES = {
     "embedding_sparse": (lambda a: F.embedding(ember.tensor([[0, 2], [3, 0]]), a, sparse=True),
                          [(4, 5)]),
     "elu": (lambda a: F.elu(a) + F.selu(a) + F.celu(a, -0.5) + F.elu(a, -0.5), [(4, 5)]),
+    "elu_": (lambda a: F.elu(a * 1, inplace=True) + F.celu(a * 1, -0.5, inplace=True),
+             [(4, 5)]),
     "copysign": (ember.copysign, [(4, 5)] * 2),
     "ldexp": (lambda a: ember.ldexp(a, ember.tensor([[0, 1, 2, 1, 0]])), [(4, 5)]),
     "as_strided": (lambda a: a.as_strided((3, 3), (2, 1)), [(4, 5)]),

@@ -322,17 +322,22 @@ def test_silu_backward_is_one_slope_op_with_the_composite_values(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_elu_family_backward_is_one_elu_grad_op_with_the_composites_values(dtype):
-    """elu/selu/celu's backward (slope below 0 not negative) is one elu_grad op: numba's pass
-    on large float arrays, NumPy's calls otherwise; the same bits either way, to second
-    order, and torch's values."""
+@pytest.mark.parametrize("inplace", [False, True])
+def test_elu_family_backward_is_one_elu_grad_op_with_the_composites_values(dtype, inplace):
+    """elu/selu/celu's backward is one elu_grad op, from x (and elu_'s from y, slope below 0
+    not negative): numba's pass on large float arrays, NumPy's calls otherwise; the same bits
+    either way, to second order, and torch's values."""
     from ember.backend import compiled
 
     rng = np.random.default_rng(0)
     a, g = (rng.standard_normal((4, 64, 80)).astype(dtype) * 3 for _ in range(2))
     a.flat[:3] = [np.nan, -0.0, 0.0]
-    cases = [(ember.nn.functional.elu, F.elu), (ember.nn.functional.selu, F.selu),
-             (lambda t: ember.nn.functional.celu(t, 0.4), lambda t: F.celu(t, 0.4))]
+
+    def case(name, *args):
+        return (lambda t: getattr(ember.nn.functional, name)(t.clone(), *args, inplace=inplace),
+                lambda t: getattr(F, name)(t.clone(), *args, inplace=inplace))
+
+    cases = [case("elu"), case("selu"), case("celu", 0.4)]
     saved = compiled.numba_enabled()
     for ours, theirs in cases:
         runs = []
@@ -403,6 +408,31 @@ def test_leaky_relu_and_hardtanh_backward_are_one_op_with_the_composites_values(
         tx = torch.tensor(a, requires_grad=True)
         theirs(tx).backward(torch.tensor(g))
         assert runs[0][0] == tx.grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, kwargs", [("elu", {}), ("elu", {"alpha": 0.3}), ("selu", {}),
+                                          ("celu", {"alpha": 0.5})])
+def test_elu_family_backward_reads_the_input_as_torch_far_below_zero(dtype, name, kwargs):
+    """Out of place, the gradient below 0 is ``scale·alpha·exp(x)`` from x, as PyTorch's
+    elu_backward(is_result=False): ``y + alpha`` from the output rounds to 0 near x = -30 in
+    float32 where exp(x) is 9.4e-14 (and denormals further down); elu_ reads the output, as
+    PyTorch's, and gives 0 there as torch's does."""
+    x = np.array([-30, -88, -87.3, -100, -103, -104, -17, -16.5, -1e-30, -0.0, 0.0, 1.5, np.nan,
+                  -np.inf], dtype=dtype)
+    e, t = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    getattr(ember.nn.functional, name)(e, **kwargs).sum().backward()
+    getattr(F, name)(t, **kwargs).sum().backward()
+    np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=4e-7 if dtype == np.float32
+                               else 1e-15, atol=0)
+    assert e.grad.numpy()[0] > 0
+    for fn in (F, ember.nn.functional) if dtype == np.float32 else ():  # elu_: from y, 0
+        z = (ember if fn is ember.nn.functional else torch).tensor(x, requires_grad=True)
+        getattr(fn, name)(z.clone(), inplace=True, **kwargs).sum().backward()
+        assert z.grad.numpy()[0] == 0
+    small = ember.tensor(np.array([-3.0, -0.5, 0.25, 2.0]), requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda v: getattr(ember.nn.functional, name)(v, **kwargs),
+                                        (small,))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])

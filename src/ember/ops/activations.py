@@ -45,6 +45,7 @@ from ember.ops.softplus_mish import Mish, Softplus
 from ember.ops.unary import (
     Unary,
     abs,
+    exp,
     in_float32,
     tanh,
 )
@@ -130,19 +131,9 @@ class Hardtanh(Unary):
         return where((x > min_val) & (x < max_val), v, 0)
 
 
-@primitive
-class Elu(Unary):
+class _EluValues(Unary):
     """``scale * x`` above 0, ``scale * alpha * (exp(input_scale * x) - 1)`` below: elu,
-    selu and celu are this one op with different constants (as in PyTorch)."""
-
-    name = "elu"
-    save_outputs = True
-
-    def reads(self, ctx, i):
-        # y <= 0 exactly where x <= 0 unless the slope below 0 is negative (elu with alpha < 0):
-        # then the rule reads x too; else the output alone, as PyTorch's elu_ (its elu keeps x)
-        p = ctx.params
-        return p["alpha"] * p["scale"] * p["input_scale"] < 0
+    selu and celu are one op with different constants (as in PyTorch)."""
 
     @in_float32
     def forward(self, xp, a, *, alpha, scale, input_scale):
@@ -156,11 +147,41 @@ class Elu(Unary):
         xp.multiply(below, alpha * scale, out=below)
         return select_array(xp, a > 0, a if scale == 1 else a * scale, below)
 
+
+@primitive
+class Elu(_EluValues):
+    """elu; its backward reads x, as PyTorch's elu: ``exp(x)`` keeps the slope's last bits
+    (9.4e-14 at x = -30 in float32), which ``y + alpha`` from the output rounds away."""
+
+    name = "elu"
+
     def chain(self, v, x, y, *, alpha, scale, input_scale):
-        # below 0, dy/dx = input_scale * scale * alpha * exp(...) = input_scale * (y + scale*alpha);
-        # a NaN takes the linear side's slope, as PyTorch (its test is x <= 0, or y <= 0)
+        # below 0, dy/dx = input_scale * scale * alpha * exp(input_scale * x); a NaN takes the
+        # linear side's slope, as PyTorch (its test is x <= 0)
+        if v.dtype in _ONE_PASS:  # (one op)
+            return elu_grad(v, x, alpha * scale, input_scale, scale, from_input=True)
+        slope = exp(x if input_scale == 1 else x * input_scale) * (alpha * scale * input_scale)
+        return where(x <= 0, v * slope, v if scale == 1 else v * scale)
+
+
+@primitive
+class EluFromOutput(_EluValues):
+    """elu in place (``elu_``, ``ELU(inplace=True)``): its backward reads the output, as
+    PyTorch's elu_, since the input is overwritten (0 at x = -30 in float32, as PyTorch's)."""
+
+    name = "elu_from_output"
+    save_outputs = True
+
+    def reads(self, ctx, i):
+        # y <= 0 exactly where x <= 0 unless the slope below 0 is negative (elu with alpha < 0):
+        # then the rule reads x too; else the output alone
+        p = ctx.params
+        return p["alpha"] * p["scale"] * p["input_scale"] < 0
+
+    def chain(self, v, x, y, *, alpha, scale, input_scale):
+        # below 0, dy/dx = input_scale * (y + scale*alpha)
         if alpha * scale * input_scale >= 0 and v.dtype in _ONE_PASS:  # (one op)
-            return elu_grad(v, y, alpha * scale, input_scale, scale)
+            return elu_grad(v, y, alpha * scale, input_scale, scale, from_input=False)
         below = (x if alpha * scale * input_scale < 0 else y) <= 0
         slope = y + alpha * scale
         return where(below, v * (slope if input_scale == 1 else slope * input_scale),
@@ -260,7 +281,8 @@ def _elu(op: str, input: Tensor, inplace: bool, alpha: float, scale: float,
     if not type(alpha) is type(scale) is type(input_scale) is float:
         alpha, scale = as_float(alpha, op, "alpha"), as_float(scale, op, "scale")
         input_scale = as_float(input_scale, op, "input_scale")
-    return _run(input, inplace, op, lambda x: apply(Elu, x, alpha=alpha, scale=scale,
+    prim = EluFromOutput if inplace else Elu
+    return _run(input, inplace, op, lambda x: apply(prim, x, alpha=alpha, scale=scale,
                                                      input_scale=input_scale))
 
 

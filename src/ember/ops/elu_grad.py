@@ -1,9 +1,11 @@
-"""elu's (and selu's and celu's) backward as one primitive, ``elu_grad``: from the upstream
-gradient ``v`` and elu's output ``y``, ``v · (y + scale·alpha) · input_scale`` where
-``y <= 0`` and ``v · scale`` elsewhere (a NaN takes the linear side). Float32/float64 arrays
-of one shape and dense layout take numba's one pass (:mod:`ember.ops.elu_numba`); others the
-composite's NumPy calls; the same values either way. Its rules, in Ember ops, are the
-composite's, so higher derivatives follow.
+"""elu's (and selu's and celu's) backward as one primitive, ``elu_grad``, of the upstream
+gradient ``v`` and elu's input ``x`` (``from_input``, as PyTorch's elu) or output ``y`` (as
+its in-place elu_): ``v · scale·alpha·input_scale · exp(input_scale·x)`` where ``x <= 0``, or
+``v · (y + scale·alpha) · input_scale`` where ``y <= 0``, and ``v · scale`` elsewhere (a NaN
+takes the linear side). Float32/float64 arrays of one shape and dense layout take numba's one
+pass (:mod:`ember.ops.elu_numba`; from x, after NumPy's exp); others the composite's NumPy
+calls; the same values either way. Its rules, in Ember ops, are the composite's, so higher
+derivatives follow.
 """
 
 from __future__ import annotations
@@ -25,36 +27,47 @@ class EluGrad(Primitive):
     name = "elu_grad"
 
     def reads(self, ctx, i):
-        return i == 1 or ctx.inputs[1].requires_grad  # (y's gradient reads v)
+        return i == 1 or ctx.inputs[1].requires_grad  # (s's gradient reads v)
 
-    def forward(self, xp, v, y, *, alpha_scale, input_scale, scale):
-        out = slope_grad(xp, _KERNELS, "elu_grad", v, y, (alpha_scale, input_scale, scale))
+    def forward(self, xp, v, s, *, alpha_scale, input_scale, scale, from_input):
+        linear = v if scale == 1 else v * scale
+        if from_input:  # (exp(x) keeps the slope's last bits, which y + alpha loses)
+            e = xp.exp(s if input_scale == 1 else s * input_scale)
+            slope = alpha_scale * input_scale
+            out = slope_grad(xp, _KERNELS, "elu_grad_from_exp", (v, s, e), (slope, scale))
+            return Where.forward(xp, s <= 0, v * (e * slope), linear) if out is None else out
+        out = slope_grad(xp, _KERNELS, "elu_grad", (v, s), (alpha_scale, input_scale, scale))
         if out is not None:
             return out
-        slope = y + alpha_scale  # (the composite's steps; a product by 1 is no step)
+        slope = s + alpha_scale  # (the composite's steps; a product by 1 is no step)
         if input_scale != 1:
             slope = slope * input_scale
-        return Where.forward(xp, y <= 0, v * slope, v if scale == 1 else v * scale)
+        return Where.forward(xp, s <= 0, v * slope, linear)
 
-    def infer(self, v, y, **params):
-        return broadcast_spec(v, y, op=self.name)
+    def infer(self, v, s, **params):
+        return broadcast_spec(v, s, op=self.name)
 
     def vjp(self, ctx, g):
-        v, y = ctx.inputs
-        gv = sum_to(apply(EluGrad, g, y, **ctx.params), v.shape)
-        if not y.requires_grad:
+        v, s = ctx.inputs
+        gv = sum_to(apply(EluGrad, g, s, **ctx.params), v.shape)
+        if not s.requires_grad:
             return gv, None
-        gy = where(y <= 0, g, 0) * v
-        scale = ctx.params["input_scale"]
-        return gv, sum_to(gy if scale == 1 else gy * scale, y.shape)
+        return gv, sum_to(self._in_s(ctx, g * v), s.shape)
 
-    def jvp(self, ctx, dv, dy):
-        v, y = ctx.inputs
-        return apply(EluGrad, dv, y, **ctx.params) + \
-            where(y <= 0, v * dy * ctx.params["input_scale"], 0)
+    def jvp(self, ctx, dv, ds):
+        v, s = ctx.inputs
+        return apply(EluGrad, dv, s, **ctx.params) + self._in_s(ctx, v * ds)
+
+    def _in_s(self, ctx, w: Tensor) -> Tensor:
+        """``w`` times the slope's derivative in ``s`` (x or y): 0 on the linear side."""
+        s, p = ctx.inputs[1], ctx.params
+        below = where(s <= 0, apply(EluGrad, w, s, **p) if p["from_input"] else w, 0)
+        return below if p["input_scale"] == 1 else below * p["input_scale"]
 
 
-def elu_grad(v: Tensor, y: Tensor, alpha_scale: float, input_scale: float,
-             scale: float) -> Tensor:
-    """elu's backward ``v · dy/dx`` from its output ``y`` (the slope below 0 not negative)."""
-    return apply(EluGrad, v, y, alpha_scale=alpha_scale, input_scale=input_scale, scale=scale)
+def elu_grad(v: Tensor, s: Tensor, alpha_scale: float, input_scale: float, scale: float,
+             from_input: bool) -> Tensor:
+    """elu's backward ``v · dy/dx`` from its input ``s`` (``from_input``) or output (then the
+    slope below 0 not negative)."""
+    return apply(EluGrad, v, s, alpha_scale=alpha_scale, input_scale=input_scale, scale=scale,
+                 from_input=from_input)

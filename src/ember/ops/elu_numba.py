@@ -1,4 +1,4 @@
-"""elu's gradient as a one-pass numba loop over flat blocks (imported only when
+"""elu's gradient as one-pass numba loops over flat blocks (imported only when
 :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.elu_grad`). Each step
 is the composite's, rounded in the arrays' dtype (no fused multiply-add), so the values are
 its NumPy calls' bit for bit: one pass where they took five or six.
@@ -27,3 +27,16 @@ def elu_grad(v, y, out, alpha_scale, input_scale, scale):
     for i in range(v.size):
         t = y[i]
         out[i] = v[i] * ((t + alpha_scale) * input_scale) if t <= zero else v[i] * scale
+
+
+_FROM_EXP = [types.void(_block(f, ro_v), _block(f, ro_x), _block(f), _block(f), f, f)
+             for f in FLOATS for ro_v in (False, True) for ro_x in (False, True)]
+
+
+@njit(_FROM_EXP)
+def elu_grad_from_exp(v, x, e, out, slope, scale):
+    """``v · (e · slope)`` where ``x <= 0`` (``e`` is NumPy's ``exp(x · input_scale)``), else
+    ``v · scale``."""
+    zero = out.dtype.type(0)
+    for i in range(v.size):
+        out[i] = v[i] * (e[i] * slope) if x[i] <= zero else v[i] * scale

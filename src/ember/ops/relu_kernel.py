@@ -38,16 +38,18 @@ def flat_blocks(*arrays: Any) -> list[Any] | None:
         else None
 
 
-def slope_grad(xp: Any, module: str, name: str, v: Any, x: Any, numbers: tuple) -> Any:
-    """The backward of a piecewise-linear activation (elu's, leaky_relu's, hardtanh's), the
-    upstream gradient ``v`` and the activation's input or output ``x`` one numba pass of
-    kernel ``name`` of ``module`` (a registered kernel module) with the float ``numbers``;
-    None where NumPy's calls run it (small, another dtype or layout, numba off)."""
+def slope_grad(xp: Any, module: str, name: str, arrays: tuple, numbers: tuple) -> Any:
+    """The backward of a piecewise-linear activation (elu's, leaky_relu's, hardtanh's), from
+    ``arrays``: the upstream gradient ``v``, the activation's input or output and any more the
+    kernel reads, one numba pass of kernel ``name`` of ``module`` (a registered kernel module)
+    with the float ``numbers``; None where NumPy's calls run it (small, another dtype or
+    layout, numba off)."""
+    v = arrays[0]
     if xp is not np or v.size <= _SMALL or v.dtype not in (np.float32, np.float64) or \
-            x.dtype != v.dtype or not compiled.numba_enabled():
+            any(a.dtype != v.dtype for a in arrays[1:]) or not compiled.numba_enabled():
         return None
     out = np.empty_like(v)
-    flat = flat_blocks(v, x, out)
+    flat = flat_blocks(*arrays, out)
     kernels = compiled.load(module)  # (None where they fail to load: numba is off then)
     if flat is None or kernels is None:
         return None

@@ -43,7 +43,7 @@ class LeakyReluGrad(_MaskedGrad):
     name = "leaky_relu_grad"
 
     def forward(self, xp, v, x, *, negative_slope):
-        out = slope_grad(xp, _KERNELS, self.name, v, x, (negative_slope, 0.0))
+        out = slope_grad(xp, _KERNELS, self.name, (v, x), (negative_slope, 0.0))
         return Where.forward(xp, x > 0, v, v * negative_slope) if out is None else out
 
 
@@ -52,7 +52,7 @@ class HardtanhGrad(_MaskedGrad):
     name = "hardtanh_grad"
 
     def forward(self, xp, v, x, *, min_val, max_val):
-        out = slope_grad(xp, _KERNELS, self.name, v, x, (min_val, max_val))
+        out = slope_grad(xp, _KERNELS, self.name, (v, x), (min_val, max_val))
         if out is not None:
             return out
         return Where.forward(xp, (x > min_val) & (x < max_val), v, xp.zeros((), v.dtype))

@@ -50,7 +50,8 @@ def _elements(*specs: TensorSpec, **_: Any) -> int:
 
 
 for _name in ("relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "softmax", "log_softmax",
-              "sqrt", "rsqrt", "neg", "sum", "erf", "softplus", "elu", "leaky_relu",
+              "sqrt", "rsqrt", "neg", "sum", "erf", "softplus", "elu", "elu_from_output",
+              "leaky_relu",
               "hardsigmoid", "hardswish", "mish", "prelu", "glu"):
     if _name in PRIMITIVES:
         register_flops(_name)(_elements)

@@ -22,7 +22,7 @@ def hardtanh(ctx: Context, eqn: Eqn) -> str:
                              ctx.scalar(eqn.params["max_val"], dtype)])
 
 
-@converter("elu")
+@converter("elu", "elu_from_output")
 def elu(ctx: Context, eqn: Eqn) -> str:
     """``scale * x`` above 0, ``scale * alpha * (exp(input_scale * x) - 1)`` below (ELU, SELU
     and CELU share the primitive)."""
