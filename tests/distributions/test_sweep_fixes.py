@@ -106,3 +106,37 @@ def test_gamma_cdf_for_large_concentrations():
         chi = D.Chi2(ember.tensor([2 * a], dtype=ember.float64)).cdf(ember.tensor([2 * a]))
         close(chi, TD.Chi2(torch.tensor([2 * a], dtype=torch.float64)).cdf(
             torch.tensor([2 * a], dtype=torch.float64)), rtol=1e-10)
+
+
+def test_continuous_bernoulli_next_to_one_half():
+    # p / (2p - 1) + 1 / log((1 - p) / p) cancels just outside lims: float32's variance at
+    # p = 0.499 was 0.25 (not 1/12) and its mean 0.5; torch's is -1.6 and 0.496
+    p = [0.3, 0.49, 0.495, 0.499, 0.5011, 0.502, 0.51]
+    want = TD.ContinuousBernoulli(torch.tensor(p).double())  # (float32's p, in float64)
+    d = D.ContinuousBernoulli(ember.tensor(p))
+    for name in ("mean", "variance", "stddev"):
+        got = getattr(d, name)
+        assert got.dtype == ember.float32
+        close(got, getattr(want, name), rtol=2e-6)
+    close(d.entropy(), want.entropy(), atol=5e-7)
+    # (outside lims: inside them torch's cdf and icdf are the identity)
+    p = [0.3, 0.49, 0.495, 0.498, 0.5011, 0.502, 0.51]
+    want = TD.ContinuousBernoulli(torch.tensor(p).double())
+    d = D.ContinuousBernoulli(ember.tensor(p))
+    u = ember.tensor([0.05, 0.3, 0.5, 0.7, 0.95, 0.999, 0.6])
+    close(d.cdf(u), want.cdf(torch.tensor(u.numpy()).double()), rtol=1e-6)
+    close(d.icdf(u), want.icdf(torch.tensor(u.numpy()).double()), rtol=1e-6)
+    # the slopes in probs: against torch away from 1/2, against the series' slopes next to it
+    # (there the exact formulas' slopes cancel: torch's float64 variance slope is 1% off)
+    away, near = [0.3, 0.45, 0.49, 0.51, 0.7], [0.4985, 0.4989, 0.5011, 0.5015]
+    for dt, tol in ((ember.float64, 1e-8), (ember.float32, 1e-4)):
+        probs = ember.tensor(away + near, dtype=dt, requires_grad=True)
+        tp = torch.tensor(away, dtype=torch.float64, requires_grad=True)
+        x = probs.detach().double().numpy()[len(away):] - 0.5
+        series = {"mean": 1 / 3 + 16 * x ** 2 / 15, "variance": -2 * x / 15 + 512 * x ** 3 / 945}
+        d, t = D.ContinuousBernoulli(probs), TD.ContinuousBernoulli(tp)
+        for name in ("mean", "variance"):
+            got = ember.autograd.grad(getattr(d, name).sum(), [probs], retain_graph=True)[0]
+            want = torch.autograd.grad(getattr(t, name).sum(), [tp], retain_graph=True)[0]
+            close(got[:len(away)], want, rtol=tol)
+            close(got[len(away):], series[name], rtol=1e-3)

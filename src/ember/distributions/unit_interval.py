@@ -129,11 +129,20 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
 
     def _cut_probs(self) -> Tensor:
         """``probs``, moved to ``lims[0]`` inside the unstable region (where the Taylor
-        branch is used instead)."""
-        return ember.where(self._outside_unstable_region(), self.probs, self._lims[0])
+        branch is used instead), in float64: the exact formulas cancel next to ``lims`` (in
+        float32 the variance at ``p = 0.499`` came out 0.25, not 1/12)."""
+        return ember.where(self._outside_unstable_region(), self.probs.double(), self._lims[0])
+
+    def _pick(self, exact: Tensor, taylor: Tensor) -> Tensor:
+        """The exact formula (in float64, from ``_cut_probs``) outside ``lims``, the Taylor
+        series inside, in the Taylor branch's dtype."""
+        return ember.where(self._outside_unstable_region(), exact.to(taylor.dtype), taylor)
 
     def _log_odds_gap(self, p: Tensor) -> Tensor:
-        return ember.log1p(-p) - ember.log(p)
+        """``log((1 - p) / p)``, as ``log1p`` of a nonnegative ratio (``1 - 2p`` and ``1 - p``
+        are exact near 1/2, where ``log1p(-p) - log(p)`` cancels)."""
+        return ember.where(p <= 0.5, ember.log1p((1.0 - 2.0 * p) / p),
+                           -ember.log1p((2.0 * p - 1.0) / (1.0 - p)))
 
     def _cont_bern_log_norm(self) -> Tensor:
         """``log C(p)``, the log normalizing constant."""
@@ -144,7 +153,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         log_norm = ember.log(self._log_odds_gap(p).abs()) - denominator
         x = (self.probs - 0.5) ** 2
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return ember.where(self._outside_unstable_region(), log_norm, taylor)
+        return self._pick(log_norm, taylor)
 
     @property
     def mean(self) -> Tensor:
@@ -153,7 +162,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         exact = p / (2.0 * p - 1.0) + 1.0 / self._log_odds_gap(p)
         x = self.probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x ** 2) * x
-        return ember.where(self._outside_unstable_region(), exact, taylor)
+        return self._pick(exact, taylor)
 
     @property
     def variance(self) -> Tensor:
@@ -162,7 +171,7 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         exact = p * (p - 1.0) / (1.0 - 2.0 * p) ** 2 + 1.0 / self._log_odds_gap(p) ** 2
         x = (self.probs - 0.5) ** 2
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return ember.where(self._outside_unstable_region(), exact, taylor)
+        return self._pick(exact, taylor)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.icdf(ember.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
@@ -175,21 +184,20 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
         p = self._cut_probs()
-        exact = (p ** value * (1.0 - p) ** (1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
+        exact = (1.0 - p) * ember.expm1(-value * self._log_odds_gap(p)) / (2.0 * p - 1.0)
         # expm1(l x) / expm1(l) for the logit l, to second order (PyTorch: x)
         lam = self.logits
         taylor = value + 0.5 * lam * value * (value - 1.0) * (1.0 + lam * (2.0 * value - 1.0) / 6.0)
-        inside = ember.where(self._outside_unstable_region(), exact, taylor)
+        inside = self._pick(exact, taylor)
         return ember.where(value <= 0.0, 0.0, ember.where(value >= 1.0, 1.0, inside))
 
     def icdf(self, value: Tensor) -> Tensor:
         p = self._cut_probs()
-        exact = ((ember.log1p(-p + value * (2.0 * p - 1.0)) - ember.log1p(-p))
-                 / (ember.log(p) - ember.log1p(-p)))
+        exact = -ember.log1p(value * (2.0 * p - 1.0) / (1.0 - p)) / self._log_odds_gap(p)
         # log1p(u expm1(l)) / l for the logit l, to second order (PyTorch: u)
         lam = self.logits
         taylor = value + 0.5 * lam * value * (1.0 - value) * (1.0 + lam * (1.0 - 2.0 * value) / 3.0)
-        return ember.where(self._outside_unstable_region(), exact, taylor)
+        return self._pick(exact, taylor)
 
     _mean_carrier_measure = 0
 
