@@ -87,6 +87,19 @@ def test_prelu_weight_gradient_with_infinite_inputs(weight):
     _same_as_torch(fn, [[inf, -2.0, -0.0, 5.0], [1.0, -inf, 3.0, 0.0]], weight)
 
 
+@pytest.mark.parametrize("upstream", [inf, -inf, nan])
+def test_prelu_weight_gradient_ignores_the_upstream_gradient_above_zero(upstream):
+    # (torch's weight gradient is 0 where x > 0, not g * 0: an infinite or NaN g there sent
+    # NaN into it; at x <= 0 and x = NaN g * x stays, as torch's)
+    def fn(lib, x, w):
+        return lib.nn.functional.prelu(x.reshape(2, 2, -1), w) * lib.tensor(
+            [[upstream, 1.0, 2.0, upstream], [0.5, upstream, -1.0, 3.0]], dtype=lib.float64
+        ).reshape(2, 2, -1)
+
+    _same_as_torch(fn, [[1.0, -2.0, -0.5, 5.0], [1.0, 3.0, 3.0, -1.5]], [0.25, -1.5])
+    _same_as_torch(fn, [[1.0, -2.0, nan, 5.0], [1.0, 3.0, -0.0, 0.0]], [0.25])
+
+
 def test_gammainc_of_a_subnormal_a_is_one_not_inf():
     # (the series started at 1 / a, inf for a subnormal a; P(a, x) -> 1 as a -> 0)
     a = ember.tensor([5e-324, 5e-324, 2.2250738585072014e-308, 1e-300], dtype=ember.float64)

@@ -127,9 +127,9 @@ class Prelu(Primitive):
         x, w = ctx.inputs
         positive = x > 0
         gx = where(positive, g, g * w) if ctx.wants_grad(0) else None
-        # (x clamped to 0 above 0, not g * x masked: no selection, and an infinite x sends no
-        # inf * 0 = NaN to w)
-        gw = sum_to(g * x.clamp(max=0), tuple(w.shape)) if ctx.wants_grad(1) else None
+        # (0 above 0, as PyTorch's, not g * 0: neither an infinite x nor an infinite or NaN g
+        # there sends NaN to w)
+        gw = sum_to(where(positive, 0, g * x), tuple(w.shape)) if ctx.wants_grad(1) else None
         return gx, gw
 
     def jvp(self, ctx, dx, dw):
