@@ -88,3 +88,14 @@ def test_a_gradient_edge_of_the_wrong_shape_is_refused_at_entry(make):
     with pytest.raises(ember.errors.ShapeError, match=rf"gradient of shape \(5,\) given for "
                        rf"output 0, a GradientEdge .* of shape {re.escape(want)}"):
         ember.autograd.grad(e, x, ember.ones(5, dtype=ember.float64))
+
+
+@pytest.mark.parametrize("inputs", [list, tuple, lambda: (t for t in ())])
+@pytest.mark.parametrize("batched", [False, True])
+def test_grad_with_no_inputs_raises_as_torch(inputs, batched):
+    for lib in (ember, torch):
+        x = lib.ones(2, requires_grad=True)
+        out = (x * 2).sum() if not batched else x * 2
+        extra = {"grad_outputs": lib.eye(2), "is_grads_batched": True} if batched else {}
+        with pytest.raises(RuntimeError, match="cannot be empty"):
+            lib.autograd.grad(out, inputs(), **extra)

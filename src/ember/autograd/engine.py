@@ -126,6 +126,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if not only_inputs:
         warnings.warn("grad: only_inputs is deprecated and ignored (it is always True)",
                       stacklevel=2)
+    inputs = as_list(inputs)  # (once: a generator of parameters is read here)
+    if not inputs:
+        raise GradError("grad: the inputs argument cannot be empty (as PyTorch's `inputs` "
+                        "argument to `grad()`). Hint: pass the tensors to differentiate "
+                        "with respect to")
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -135,7 +140,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
     roots = root_grads(outputs, grad_outputs, "grad")
-    targets = [edge_target(t) for t in as_list(inputs)]
+    targets = [edge_target(t) for t in inputs]
     for i, t in enumerate(targets):
         if materialize_grads and type(t) is EdgeTarget:
             raise GradError(f"grad: input {i} is a GradientEdge of {t._node.name()}, whose "
