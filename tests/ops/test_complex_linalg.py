@@ -260,3 +260,24 @@ def test_a_complex_norm_dtype_of_a_real_input_is_refused_as_torch(fn, dtype):
         fn(torch, torch.from_numpy(x), getattr(torch, dtype))
     with pytest.raises(ember.DTypeError, match="dtype must be a real dtype"):
         fn(ember, ember.from_numpy(x), getattr(ember, dtype))
+
+
+@pytest.mark.parametrize("p, dim, maxnorm", [(2, 0, 1.0), (3, 1, 0.5), (1, -1, 1.0),
+                                             (float("inf"), 1, 0.7)])
+def test_renorm_of_a_complex_tensor_matches_torch(p, dim, maxnorm):
+    # (renorm refused complex input; PyTorch scales by the norm of the moduli)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 2)) + 1j * rng.standard_normal((2, 3, 2))
+    w = rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)
+    got = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.renorm(t, p, dim, maxnorm)
+        (y * lib.tensor(w)).real.sum().backward()
+        got.append((y.detach().numpy(), t.grad.numpy()))
+    for e, t in zip(*got):
+        np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-14)
+    assert ember.renorm(ember.tensor(x.astype(np.complex64)), p, dim, maxnorm).dtype == \
+        ember.complex64
+    t = ember.tensor(x, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember.renorm(a, p, dim, maxnorm), (t,))

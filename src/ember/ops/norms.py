@@ -281,7 +281,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}. Hint: "
                         "wrap it with ember.tensor(...)")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. Hint: "
                          "call .float() on it")
     if input.ndim < 2:
@@ -294,11 +294,12 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     if not maxnorm >= 0:
         raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
     dims = tuple(i for i in range(input.ndim) if i != d)
-    norm = _vector_norm(input, p, dims, True)
+    size = abs(input) if input.dtype.is_complex else input  # a complex slice: its moduli's norm
+    norm = _vector_norm(size, p, dims, True)
     scaled = norm.detach() > maxnorm
     if input.requires_grad:  # a slice left as it is sends no gradient into its norm: with a
         # NaN in it the chain rule gives 0 * NaN there (PyTorch: 1 for each of its elements)
-        norm = _vector_norm(where(scaled, input, 0.0), p, dims, True)
+        norm = _vector_norm(where(scaled, size, 0.0), p, dims, True)
     factor = where(scaled, maxnorm / (norm + 1e-7), 1.0)
     # (such a slice is its input, selected: no tangent or gradient of it meets a NaN factor)
     return where(scaled, input * cast(factor, input.dtype), input)
