@@ -483,6 +483,17 @@ def test_implied_gradient_and_a_broadcast_first_grad_as_torch(dtype):
     np.testing.assert_array_equal(x.grad.float().numpy(), tx.grad.float().numpy())
 
 
+@pytest.mark.parametrize("shape", [(3, 1, 4), (1, 5), (2, 3, 1, 1)])
+def test_a_broadcast_first_grad_of_a_c_ordered_leaf_is_c_ordered_as_torch(shape):
+    # (the C-ordered leaf's shortcut: no dimension order to find, size-1 dims included)
+    x = ember.zeros(shape, requires_grad=True)
+    tx = torch.zeros(shape, requires_grad=True)
+    x.sum().backward(), tx.sum().backward()
+    assert x.grad.stride() == tx.grad.stride() and x.grad.is_contiguous()
+    assert not x.grad._is_view() and x.grad._data.flags.writeable
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
 @pytest.mark.parametrize("mode", ["enable_grad", "no_grad", "inference_mode"])
 def test_backward_restores_the_grad_mode_and_callbacks_see_backwards(mode):
     from ember.autograd.engine import queue_callback
