@@ -142,7 +142,10 @@ class NllBackward(Primitive):
             g = _divide(xp, g, _sum(xp, weights))
         out = xp.zeros(shape, g.dtype)
         src = xp.where(valid, -(g * weights), 0)
-        xp.put_along_axis(out, xp.expand_dims(safe, dim), xp.expand_dims(src, dim), axis=dim)
+        if len(shape) == 2:  # (a fancy index, as the forward's: ~4x faster than put_along)
+            out[xp.arange(shape[0]), safe] = src
+        else:
+            xp.put_along_axis(out, xp.expand_dims(safe, dim), xp.expand_dims(src, dim), axis=dim)
         if smoothing:
             out += uniform
         return out
