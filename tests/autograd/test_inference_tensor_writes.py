@@ -194,3 +194,64 @@ def test_state_loaded_inside_inference_mode_is_refused_by_a_step_outside():
     opt.load_state_dict(saved)
     opt.step()
     assert int(opt.state[p]["step"]) == 2
+
+
+def _state_set_by_hand(lib, name, key):
+    """An optimizer after one step whose state ``key`` a hand replaced with an inference
+    tensor made earlier (no step nor load_state_dict inside the mode)."""
+    p = lib.nn.Parameter(lib.ones(3))
+    p.grad = lib.ones(3)
+    opt = {"Adam": lambda: lib.optim.Adam([p]), "AdamW": lambda: lib.optim.AdamW([p]),
+           "SGD": lambda: lib.optim.SGD([p], lr=0.1, momentum=0.9),
+           "RMSprop": lambda: lib.optim.RMSprop([p])}[name]()
+    opt.step()
+    with lib.inference_mode():
+        value = opt.state[p][key].clone()
+    opt.state[p][key] = value
+    return p, opt
+
+
+@pytest.mark.parametrize("name, key", [("Adam", "exp_avg"), ("Adam", "step"),
+                                       ("AdamW", "exp_avg_sq"), ("SGD", "momentum_buffer"),
+                                       ("RMSprop", "square_avg")])
+def test_inference_state_set_by_hand_is_refused_by_a_step_as_torch(name, key):
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        _state_set_by_hand(torch, name, key)[1].step()
+    p, opt = _state_set_by_hand(ember, name, key)
+    before = p.detach().clone()
+    with pytest.raises(ember.errors.GradError, match=rf"^{name}.step \(its state '{key}'\)"):
+        opt.step()
+    assert ember.equal(p.detach(), before)
+
+
+def _lbfgs_with_inference_state(lib, key):
+    x = lib.nn.Parameter(lib.tensor([1.5, -0.5]))
+    opt = lib.optim.LBFGS([x], max_iter=3)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((x - 1) ** 2).sum() + (x ** 4).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    opt.step(closure)
+    state = opt.state[x]
+    with lib.inference_mode():
+        value = state[key]
+        state[key] = [v.clone() for v in value] if isinstance(value, list) else value.clone()
+    return lambda: opt.step(closure)
+
+
+@pytest.mark.parametrize("key", ["prev_flat_grad", "d", "old_dirs", "old_stps"])
+def test_lbfgs_refuses_inference_state_where_torch_writes_it_in_place(key):
+    # (torch copies into prev_flat_grad; the direction and the history lists it replaces)
+    results = []
+    for lib in (torch, ember):
+        try:
+            _lbfgs_with_inference_state(lib, key)()
+            results.append(None)
+        except RuntimeError as error:
+            assert "Inplace update to inference tensor" in str(error)
+            results.append("refused")
+    assert results[0] == results[1] == ("refused" if key == "prev_flat_grad" else None)

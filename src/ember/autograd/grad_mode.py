@@ -164,6 +164,7 @@ class _InferenceMemory:
     counter saying whether its thread is in inference mode; outside, the plain factory."""
 
     open_blocks = 0
+    ever_opened = False  # (no block ever: no inference tensor exists in the process)
     lock = threading.Lock()
 
     @classmethod
@@ -175,6 +176,7 @@ class _InferenceMemory:
             return InferenceCounter() if GRAD.inference else VersionCounter()
 
         with cls.lock:
+            cls.ever_opened = True
             cls.open_blocks += 1
             if cls.open_blocks == 1:
                 set_counter_factory(counter)
@@ -205,6 +207,12 @@ def is_inference(input: Any) -> bool:
     if not isinstance(input, Tensor):
         raise TypeError(f"is_inference: expected a Tensor, got {type(input).__name__}")
     return input._vc.inference
+
+
+def inference_tensors_may_exist() -> bool:
+    """Whether any ``inference_mode(True)`` block has opened in this process (else no tensor
+    is an inference tensor, and a look for one may be skipped)."""
+    return _InferenceMemory.ever_opened
 
 
 def refuse_inference_write(t: Any, name: str) -> None:

@@ -38,6 +38,10 @@ class LBFGS(Optimizer):
         tensor([3., 3.], requires_grad=True)
     """
 
+    # (PyTorch's step copies the new gradient into prev_flat_grad; its other state, the
+    # direction and the history lists, it replaces, so inference tensors there pass)
+    state_written_in_place = ("prev_flat_grad",)
+
     def __init__(self, params: Iterable[Any], lr: float = 1, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,

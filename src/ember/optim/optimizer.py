@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import GRAD, enable_grad, refuse_inference_write
+from ember.autograd.grad_mode import (
+    GRAD,
+    enable_grad,
+    inference_tensors_may_exist,
+    refuse_inference_write,
+)
 from ember.errors import OpError
 from ember.hooks import RemovableHandle, add_hook
 from ember.tensor import STRUCTURE, Tensor, _wrap
@@ -110,6 +115,9 @@ class Optimizer:
     # Keys PyTorch's ``__setstate__`` fills in groups that lack them (a state dict saved by an
     # older version): each optimizer names its own.
     group_fallbacks: dict[str, Any] = {}
+    # The state keys whose tensors a step writes in place (None: every tensor), which may not
+    # be inference tensors outside ``inference_mode``, as PyTorch's in-place writes refuse.
+    state_written_in_place: tuple[str, ...] | None = None
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -223,19 +231,20 @@ class Optimizer:
         """An OpError, before any parameter moves, naming one of ``params`` whose memory is
         read-only (a read-only NumPy array given to ``from_numpy``): a step updates
         parameters in place. Outside ``inference_mode``, PyTorch's GradError for one that is
-        an inference tensor, or whose state holds one: looked for only once a step or
-        ``load_state_dict`` ran inside the mode (the state made there is made of inference
-        tensors), as a look at every state costs a step ~0.3 µs a parameter."""
+        an inference tensor, or whose state holds one the step writes in place (a step
+        inside the mode made it, ``load_state_dict`` there, or a hand): looked for only once
+        an ``inference_mode`` block has opened in the process, as a look at every state
+        costs a step ~0.3 µs a parameter."""
         inside = GRAD.inference
-        if inside:
-            self._state_in_inference = True
-        states = self.state if not inside and vars(self).get("_state_in_inference") else None
+        states = self.state if not inside and inference_tensors_may_exist() else None
+        written = self.state_written_in_place
         for p in params:
             if p._vc.inference and not inside:
                 refuse_inference_write(p, f"{type(self).__name__}.step")
             if states is not None:
                 for key, value in states.get(p, _NO_STATE).items():
-                    if isinstance(value, Tensor) and value._vc.inference:
+                    if isinstance(value, Tensor) and value._vc.inference and \
+                            (written is None or key in written):
                         refuse_inference_write(value, f"{type(self).__name__}.step (its state "
                                                       f"{key!r})")
             data = p._data
@@ -438,8 +447,6 @@ class Optimizer:
         self.__dict__.update(state)
         self._init_hooks()
         self.__dict__.setdefault("_opt_called", False)
-        if GRAD.inference:  # (its state was made there: see _check_writable)
-            self._state_in_inference = True
         for group in self.param_groups:
             for key, value in self.group_fallbacks.items():
                 group.setdefault(key, value)
