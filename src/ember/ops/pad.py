@@ -6,6 +6,8 @@ modes read the input at computed positions (one ``arange``-built vector per padd
 dims adjacent in memory with one ``pad_gather`` over them flattened, whose backward rebuilds the
 positions from its parameters and keeps nothing (PyTorch's keeps the input for reflect and
 replicate), else with ``index``; gradients accumulate where a position is read more than once.
+Reflect and replicate pads (none negative) go by slices instead (``np.pad`` forward,
+``pad_fold`` backward: :mod:`ember.ops.pad_fold`).
 
 Results are laid out as PyTorch's: channels-last for a channels-last input (circular mode
 aside, which PyTorch builds from copies in C order), else C order.
@@ -32,6 +34,7 @@ from ember.ops.convert import contiguous
 from ember.ops.creation import full, zeros
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
 from ember.ops.int_args import refused_ints
+from ember.ops.pad_fold import fold_slices, folds, pad_slices
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import permute, reshape, reshape_view
 from ember.tensor import Tensor, _wrap
@@ -221,6 +224,8 @@ class PadGather(Primitive):
     save_inputs = False  # the vjp reads only the input's shape
 
     def forward(self, xp, x, *, dim, plan, mode):
+        if folds(plan, mode):
+            return pad_slices(xp, x, dim, plan, mode)
         return xp.take(x, flat_positions(xp, plan, mode), axis=dim)
 
     def infer(self, x, *, dim, plan, mode):
@@ -229,6 +234,8 @@ class PadGather(Primitive):
         return TensorSpec(tuple(shape), x.dtype)
 
     def vjp(self, ctx, g):
+        if folds(ctx.params["plan"], ctx.params["mode"]):
+            return apply(PadFold, g, **ctx.params)
         x, dim, dev = ctx.inputs[0], ctx.params["dim"], _index_device(g._device)
         flat = _wrap(flat_positions(dev.xp, ctx.params["plan"], ctx.params["mode"]), dev)
         base = zeros(x.shape, dtype=g.dtype, device=g.device)
@@ -236,3 +243,30 @@ class PadGather(Primitive):
 
     def jvp(self, ctx, dx):
         return apply(PadGather, dx, **ctx.params)
+
+
+@primitive
+class PadFold(Primitive):
+    """``pad_gather``'s gradient where :func:`~ember.ops.pad_fold.folds`: the padded
+    gradient's interior plus its border slabs, added where they were read (by slices, not
+    ``index_put``'s scatter-add through a position per element). Its own gradient is
+    ``pad_gather``."""
+
+    name = "pad_fold"
+    limited_dtypes = dtypes.ALL_LIMITED
+    complex_grad = True
+    save_inputs = False
+
+    def forward(self, xp, g, *, dim, plan, mode):
+        return fold_slices(xp, g, dim, plan, mode)
+
+    def infer(self, g, *, dim, plan, mode):
+        shape = list(g.shape)
+        shape[dim] = _product(n for n, _, _ in plan)
+        return TensorSpec(tuple(shape), g.dtype)
+
+    def vjp(self, ctx, gg):
+        return apply(PadGather, gg, **ctx.params)
+
+    def jvp(self, ctx, dg):
+        return apply(PadFold, dg, **ctx.params)

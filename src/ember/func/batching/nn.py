@@ -414,9 +414,15 @@ def _glu(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
     return apply(prim("glu"), xs[0], dim=dim + 1)
 
 
-@rule("pad_gather")
-def _pad_gather(b: int, xs: tuple, bs: tuple, *, dim: int, **params: Any) -> Any:
-    return apply(prim("pad_gather"), xs[0], dim=dim + 1, **params)
+def _padding(name: str) -> Any:
+    """pad_gather's rule, and its gradient pad_fold's: the padded dim moves one up."""
+    def batched_rule(b: int, xs: tuple, bs: tuple, *, dim: int, **params: Any) -> Any:
+        return apply(prim(name), xs[0], dim=dim + 1, **params)
+    return batched_rule
+
+
+for _name in ("pad_gather", "pad_fold"):
+    rule(_name)(_padding(_name))
 
 
 @rule("glu_grad")
