@@ -140,3 +140,31 @@ def test_continuous_bernoulli_next_to_one_half():
             want = torch.autograd.grad(getattr(t, name).sum(), [tp], retain_graph=True)[0]
             close(got[:len(away)], want, rtol=tol)
             close(got[len(away):], series[name], rtol=1e-3)
+
+
+def test_float32_von_mises_with_a_large_concentration():
+    # k cos(x) - log I0(k) and 1 - I1(k) / I0(k) cancelled: at k = 1e4 float32's log_prob was
+    # 6e-4 off and its variance 0 (torch's are the same); now as torch's float64
+    k = [1e-30, 0.5, 3.0, 30.0, 600.0, 1e4]
+    x = [2.0, 0.1, -0.4, 0.05, 0.02, 0.003]
+    t = TD.VonMises(torch.zeros(6, dtype=torch.float64), torch.tensor(k, dtype=torch.float64))
+    d = D.VonMises(ember.zeros(6), ember.tensor(k))
+    close(d.log_prob(ember.tensor(x)), t.log_prob(torch.tensor(x, dtype=torch.float64)),
+          atol=2e-6)
+    close(d.variance, t.variance, rtol=2e-4)
+    # float64 slopes in loc, concentration and the value, as torch's
+    loc = ember.zeros(6, dtype=ember.float64, requires_grad=True)
+    conc = ember.tensor(k, dtype=ember.float64, requires_grad=True)
+    value = ember.tensor(x, dtype=ember.float64, requires_grad=True)
+    tl, tk, tx = (torch.tensor(v, dtype=torch.float64, requires_grad=True)
+                  for v in ([0.0] * 6, k, x))
+    d, t = D.VonMises(loc, conc), TD.VonMises(tl, tk)
+    got = ember.autograd.grad((d.log_prob(value) + d.variance).sum(), [loc, conc, value])
+    want = torch.autograd.grad((t.log_prob(tx) + t.variance).sum(), [tl, tk, tx])
+    for g, w in zip(got, want):
+        close(g, w, rtol=1e-7, atol=1e-12)
+    # no NaN slopes from the branch not taken (torch: NaN at 1e7 in float32)
+    k = ember.tensor([1e-30, 1e7, 1e30], requires_grad=True)
+    d = D.VonMises(ember.zeros(3), k)
+    (g,) = ember.autograd.grad((d.log_prob(ember.full((3,), 0.01)) + d.variance).sum(), [k])
+    assert bool(ember.isfinite(g).all())

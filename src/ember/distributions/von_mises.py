@@ -24,6 +24,9 @@ _LARGE = {0: [0.39894228, 0.1328592e-1, 0.225319e-2, -0.157565e-2, 0.916281e-2,
           1: [0.39894228, -0.3988024e-1, -0.362018e-2, 0.163801e-2, -0.1031555e-1,
               0.2282967e-1, -0.2895312e-1, 0.1787654e-1, -0.420059e-2]}
 
+# the coefficients of P0 - P1 after the constant (their constant terms are equal)
+_LARGE_GAP = [a - b for a, b in zip(_LARGE[0][1:], _LARGE[1][1:])]
+
 
 def _polynomial(y: Tensor, coefficients: Sequence[float]) -> Tensor:
     result: Any = coefficients[-1]
@@ -32,13 +35,17 @@ def _polynomial(y: Tensor, coefficients: Sequence[float]) -> Tensor:
     return result
 
 
-def _log_bessel_i(x: Tensor, order: int) -> Tensor:
-    """``log I_order(x)`` for ``x > 0`` and order 0 or 1 (the approximations PyTorch uses)."""
-    small = _polynomial((x / 3.75) ** 2, _SMALL[order])
+def _log_bessel_ie(x: Tensor, order: int) -> Tensor:
+    """``log I_order(x) - x`` for ``x > 0`` and order 0 or 1 (the approximations PyTorch
+    uses), without the ``x`` that would cancel against ``k cos`` and between the orders.
+    Each branch sees only its own range, so the other's overflow sends no NaN slope."""
+    below = x < 3.75
+    xs, xl = ember.where(below, x, 1.0), ember.where(below, 3.75, x)
+    small = _polynomial((xs / 3.75) ** 2, _SMALL[order])
     if order == 1:
-        small = x.abs() * small
-    large = x - 0.5 * ember.log(x) + ember.log(_polynomial(3.75 / x, _LARGE[order]))
-    return ember.where(x < 3.75, ember.log(small), large)
+        small = xs.abs() * small
+    large = -0.5 * ember.log(xl) + ember.log(_polynomial(3.75 / xl, _LARGE[order]))
+    return ember.where(below, ember.log(small) - xs, large)
 
 
 class VonMises(_Elementwise):
@@ -67,14 +74,22 @@ class VonMises(_Elementwise):
 
     @property
     def variance(self) -> Tensor:
-        """The circular variance, ``1 - I1(concentration) / I0(concentration)``."""
+        """The circular variance, ``1 - I1(concentration) / I0(concentration)``; above 3.75
+        as ``(P0 - P1) / P0`` for the two large-argument polynomials, whose difference has no
+        constant term (``1 - P1 / P0`` cancels: float32's was 0 at 1e4)."""
         k = self.concentration
-        return 1 - ember.exp(_log_bessel_i(k, 1) - _log_bessel_i(k, 0))
+        small = 1 - ember.exp(_log_bessel_ie(k, 1) - _log_bessel_ie(k, 0))  # (above 0.13)
+        y = 3.75 / ember.where(k < 3.75, 3.75, k)
+        large = y * _polynomial(y, _LARGE_GAP) / _polynomial(y, _LARGE[0])
+        return ember.where(k < 3.75, small, large)
 
     def log_prob(self, value: Tensor) -> Tensor:
+        """``k (cos(x - loc) - 1) - log(2 pi) - log(I0(k) e^-k)``, with ``cos - 1`` as
+        ``-2 sin^2``."""
         value = self._checked(value)
-        return (self.concentration * ember.cos(value - self.loc) - math.log(2 * math.pi)
-                - _log_bessel_i(self.concentration, 0))
+        k = self.concentration
+        return (-2.0 * k * ember.sin(0.5 * (value - self.loc)) ** 2 - math.log(2 * math.pi)
+                - _log_bessel_ie(k, 0))
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         """Best and Fisher's rejection sampler (``ember._sample_von_mises``, in float64)."""
