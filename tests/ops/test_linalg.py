@@ -475,3 +475,27 @@ def test_a_tensor_times_a_numpy_array_is_computed_as_pytorch():
         got, want = ember.ones(2, 3) @ b, torch.ones(2, 3) @ b
         np.testing.assert_allclose(got.numpy(), want.numpy())
         assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+
+
+_SOLVERS = {  # (A or its factor, B) -> solution, for each solver whose batch dims broadcast
+    "linalg.solve": lambda lib, a, b: lib.linalg.solve(a, b),
+    "linalg.lu_solve": lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b),
+    "linalg.lstsq": lambda lib, a, b: lib.linalg.lstsq(a, b),
+    "linalg.solve_triangular": lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+    "cholesky_solve": lambda lib, a, b: lib.cholesky_solve(b, lib.linalg.cholesky(a)),
+    "linalg.ldl_solve": lambda lib, a, b: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(a), b),
+}
+
+
+@pytest.mark.parametrize("op", list(_SOLVERS))
+def test_solvers_name_both_shapes_when_batch_dims_do_not_broadcast(op):
+    # (they named only the batch shapes, '(2,) and (4,)'; cholesky_solve named
+    # linalg.solve_triangular; ldl_solve raised NumPy's broadcast ValueError inside an OpError)
+    a = np.eye(3) * 4 + np.ones((2, 3, 3))
+    b = np.ones((4, 3, 2))
+    with pytest.raises(RuntimeError):
+        _SOLVERS[op](torch, torch.from_numpy(a), torch.from_numpy(b))
+    with pytest.raises(ember.ShapeError, match=rf"^{op}: the batch dims of .*\(2, 3, 3\) "
+                                               r"float64 and B \(4, 3, 2\) float64 do not "
+                                               r"broadcast: \(2,\) and \(4,\)"):
+        _SOLVERS[op](ember, ember.from_numpy(a), ember.from_numpy(b))

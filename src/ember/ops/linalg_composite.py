@@ -18,7 +18,14 @@ from ember.ops.diagonal import diagonal as _diagonal
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
-from ember.ops.linalg_solve import check_float, check_matrix, inv_ex, mH, solve_triangular
+from ember.ops.linalg_solve import (
+    batch_of,
+    check_float,
+    check_matrix,
+    inv_ex,
+    mH,
+    solve_triangular,
+)
 from ember.ops.norms import matrix_norm
 from ember.ops.scan import cumprod
 from ember.ops.select import where
@@ -146,6 +153,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     if input.ndim < 2 or input.shape[-2] != input2.shape[-1]:
         raise ShapeError(f"{op}: B {describe(input.shape, input.dtype)} does not fit the "
                          f"factor {describe(input2.shape, input2.dtype)}: B must be (…, n, k)")
+    batch_of(op, input2, input, names="the factor and B")
     if upper:  # A = Uᴴ U
         y = solve_triangular(mH(input2), input, upper=False)
         return solve_triangular(input2, y, upper=True)

@@ -28,6 +28,7 @@ from ember import dtypes, return_types
 from ember.errors import GradError, ShapeError, describe
 from ember.ops.linalg_solve import (
     LinAlgError,
+    batch_of,
     check_float,
     check_matrix,
     first_failure,
@@ -294,4 +295,6 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803
     if pivots.dtype is not dtypes.int32 or tuple(pivots.shape[-1:]) != (LD.shape[-1],):
         raise ShapeError(f"{op}: pivots must be int32 of shape (*, {LD.shape[-1]}) as "
                          f"ldl_factor returns them, got {describe(pivots.shape, pivots.dtype)}")
+    batch_of(op, LD, B, names="LD and B")
+    batch_of(op, LD, pivots, names="LD and pivots", b_batch=tuple(pivots.shape[:-1]))
     return apply(LDLSolve, LD, pivots, B, hermitian=hermitian and LD.dtype.is_complex)

@@ -16,7 +16,7 @@ from typing import Any
 from ember import dtypes, return_types
 from ember.errors import ShapeError, describe
 from ember.ops import linalg_kernels as kernels
-from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.broadcast import expand
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.creation import eye, zeros
 from ember.ops.gather import gather
@@ -24,6 +24,7 @@ from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_solve import (
     LinAlgError,
+    batch_of,
     check_float,
     check_matrix,
     first_failure,
@@ -251,7 +252,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
                          f" and {describe(B.shape, B.dtype)}")
     if not left:  # X A = B is Aᴴ Xᴴ = Bᴴ
         return mH(lu_solve(LU, pivots, mH(B), adjoint=not adjoint))
-    batch = broadcast_shapes(LU.shape[:-2], B.shape[:-2], op=op)
+    batch = batch_of(op, LU, B, names="LU and B")
     LU = expand(LU, batch + (n, n))  # noqa: N806
     perm = expand(apply(LUPermutation, pivots, m=n), batch + (n,))
     B = expand(B, batch + tuple(B.shape[-2:]))  # noqa: N806

@@ -18,7 +18,7 @@ from ember.ops.creation import as_tensor, zeros
 from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
-from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mH
+from ember.ops.linalg_solve import batch_of, check_float, check_matrix, matrix_spec, mH
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import maximum
 from ember.tensor import Tensor, method
@@ -217,7 +217,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     if b.ndim < 2 or b.shape[-2] != m:
         raise OpError(f"{op}: A and B must have the same number of rows, got "
                       f"{describe(A.shape, A.dtype)} and {describe(B.shape, B.dtype)}")
-    broadcast_shapes(A.shape[:-2], b.shape[:-2], op=op)
+    batch_of(op, A, B, b_batch=tuple(b.shape[:-2]))
     # 'gels' (QR, full rank assumed) has no cutoff: it ignores rcond, as LAPACK's
     rtol = rcond if rcond is not None and rcond > 0 and driver != "gels" else None
     x = matmul(pinv(A, rtol=rtol), b)

@@ -98,6 +98,22 @@ def matrix_spec(op: str, a: TensorSpec, square: bool = True) -> None:
                          f"got {a}")
 
 
+def batch_of(op: str, A: Tensor, B: Tensor, names: str = "A and B",  # noqa: N803
+             b_batch: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """The broadcast batch dims of the matrices ``A`` and ``B`` (``b_batch``: ``B``'s, where
+    a vector ``B`` has been given a column); a ShapeError naming both shapes if they do not
+    broadcast."""
+    b_batch = tuple(B.shape[:-2]) if b_batch is None else b_batch
+    try:
+        return broadcast_shapes(A.shape[:-2], b_batch, op=op)
+    except ShapeError:
+        first, second = names.split(" and ")
+        raise ShapeError(f"{op}: the batch dims of {first} {describe(A.shape, A.dtype)} and "
+                         f"{second} {describe(B.shape, B.dtype)} do not broadcast: "
+                         f"{tuple(A.shape[:-2])} and {b_batch}. Hint: batch sizes must match "
+                         "or be 1") from None
+
+
 def mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
     return x.transpose(-2, -1)
 
@@ -260,7 +276,7 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
         raise ShapeError(f"{op}: incompatible shapes of A and B for the equation "
                          f"AX = B: A is {describe(A.shape, A.dtype)} and B "
                          f"{describe(B.shape, B.dtype)}")
-    batch = broadcast_shapes(A.shape[:-2], b.shape[:-2], op=op)
+    batch = batch_of(op, A, B, b_batch=tuple(b.shape[:-2]))
     x, info = apply(Solve, expand(A, batch + (n, n)), expand(b, batch + tuple(b.shape[-2:])),
                     check_errors=bool(check_errors), op=op)
     return (x.squeeze(-1) if vector else x), _own_batch(info, tuple(A.shape[:-2]))
@@ -385,7 +401,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
         raise ShapeError(f"{op}: incompatible shapes of A and B for the equation "
                          f"{'AX' if left else 'XA'} = B: A is {describe(A.shape, A.dtype)} "
                          f"and B {describe(B.shape, B.dtype)}")
-    batch = broadcast_shapes(A.shape[:-2], B.shape[:-2], op=op)
+    batch = batch_of(op, A, B)
     return apply(SolveTriangular, expand(A, batch + (n, n)),
                  expand(B, batch + tuple(B.shape[-2:])), upper=bool(upper), left=bool(left),
                  unitriangular=bool(unitriangular))
