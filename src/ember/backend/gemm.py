@@ -202,6 +202,7 @@ def sum_axes(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
     total = sum_leading(xp, a, axes)
     if total is not None:
         return total
+    # (the array's own method: NumPy's ``np.sum`` wrapper costs 2-3 µs more a call)
     if a.dtype in _HALF:  # added in float32, as PyTorch's (a float16 running sum stops at 2048)
-        return xp.sum(a, axis=axes, keepdims=True, dtype=np.float32).astype(a.dtype)
-    return xp.sum(a, axis=axes, keepdims=True)
+        return a.sum(axis=axes, keepdims=True, dtype=np.float32).astype(a.dtype)
+    return a.sum(axis=axes, keepdims=True)
