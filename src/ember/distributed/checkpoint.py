@@ -47,23 +47,62 @@ class ShardedTensor(NamedTuple):
 
 
 def _flatten(state: dict, prefix: str = "") -> dict[str, Any]:
-    """``{"model": {"w": t}}`` → ``{"model.w": t}`` (tensors and sharded tensors only)."""
+    """``{"model": {"w": t}, "opt": {"lr": 0.1}}`` → ``{"model.w": t, "opt.lr": 0.1}``:
+    tensors, sharded tensors and plain values (a list or tuple holding a tensor is walked by
+    index, as a dict by key; one holding none is one plain value)."""
     flat: dict[str, Any] = {}
-    for key, value in state.items():
+    for key, value in _children(state):
         name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, name + "."))
-        elif isinstance(value, Tensor | ShardedTensor):
+        if isinstance(value, Tensor | ShardedTensor):
             flat[name] = value
         elif _is_dtensor(value):
             flat[name] = _dtensor_entry(name, value)
+        elif isinstance(value, dict) or _holds_tensor(value):
+            flat.update(_flatten(value, name + "."))
+        elif _plain(value):
+            flat[name] = value
         else:
             raise CheckpointError(
-                f"distributed checkpoint: {name!r} is a {type(value).__name__};"
-                " entries must be tensors or ShardedTensors (put other values"
-                " in extra=)"
+                f"distributed checkpoint: {name!r} is a {type(value).__name__}, which it "
+                "cannot store: entries are tensors, ShardedTensors, DTensors and plain values "
+                "(None, bool, int, float, str, and lists and str-keyed dicts of them), "
+                "nested in dicts, lists and tuples. Hint: convert it to one of those (e.g. "
+                "float(x) for a NumPy number)"
             )
     return flat
+
+
+def _children(value: Any) -> Any:
+    """A dict's items, or a list's or tuple's elements by index."""
+    return value.items() if isinstance(value, dict) else enumerate(value)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is stored as JSON in the manifest (and read back equal)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return isinstance(value, dict) and all(type(k) is str and _plain(v)
+                                           for k, v in value.items())
+
+
+def _holds_tensor(value: Any) -> bool:
+    """Whether a list or tuple holds a tensor (at any depth): walked, not stored whole."""
+    return isinstance(value, list | tuple) and any(
+        isinstance(v, Tensor | ShardedTensor) or _is_dtensor(v) or _holds_tensor(v) or
+        (isinstance(v, dict) and _holds_tensor(list(v.values()))) for v in value)
+
+
+def _like(saved: Any, template: Any) -> Any:
+    """A plain value read from JSON with the template's tuples (JSON has only lists)."""
+    if isinstance(template, tuple | list) and isinstance(saved, list) and \
+            len(saved) == len(template):
+        items = [_like(s, t) for s, t in zip(saved, template, strict=True)]
+        return tuple(items) if isinstance(template, tuple) else items
+    if isinstance(template, dict) and isinstance(saved, dict):
+        return {k: _like(v, template.get(k)) for k, v in saved.items()}
+    return saved
 
 
 def _is_dtensor(value: Any) -> bool:
@@ -130,7 +169,7 @@ def save(
     mine, pieces = {}, []
     filename = f"rank{rank:05d}.safetensors"
     for name, value in sorted(flat.items()):
-        if isinstance(value, _ReplicaPiece):
+        if isinstance(value, _ReplicaPiece) or not _is_tensor_entry(value):
             continue
         if isinstance(value, ShardedTensor):
             t, shape, start = value.local, tuple(value.global_shape), int(value.start)
@@ -162,7 +201,9 @@ def save(
                 name, {"shape": piece["shape"], "dtype": piece["dtype"], "pieces": []}
             )
             entry["pieces"].append({k: piece[k] for k in ("file", "key", "start", "numel")})
-        manifest = {"step": step, "world_size": size, "entries": entries, "extra": extra or {}}
+        values = {name: v for name, v in flat.items() if not _is_tensor_entry(v)}
+        manifest = {"step": step, "world_size": size, "entries": entries, "values": values,
+                    "extra": extra or {}}
         with atomic_write(tmp / MANIFEST) as f:
             f.write(json.dumps(manifest, indent=1).encode())
         shutil.rmtree(final, ignore_errors=True)
@@ -175,7 +216,7 @@ def _writers(g: ProcessGroup, flat: dict) -> dict[str, int]:
     """Which rank writes each plain tensor: ranks holding the same name hold the same
     (replicated) value and share the writing; a name only some ranks hold (a pipeline stage's
     weights) is written by one of those."""
-    plain = sorted(name for name, v in flat.items() if not isinstance(v, ShardedTensor))
+    plain = sorted(name for name, v in flat.items() if isinstance(v, Tensor))
     holders: dict[str, list[int]] = {}
     for r, names in enumerate(g.comm.allgather(plain)):
         for name in names:
@@ -205,11 +246,20 @@ def read_manifest(path: str | os.PathLike) -> dict:
 def load(path: str | os.PathLike, state: dict) -> dict:
     """Fills the tensors of ``state`` (same nesting as saved; ShardedTensors receive their
     ``[start, start + numel)`` range of the saved values, DTensors their local pieces) in
-    place; returns ``extra``."""
+    place, and puts the saved plain values (hyperparameters, step counts) in place of the
+    template's, as PyTorch's does; returns ``extra``."""
     path = Path(path)
     manifest = read_manifest(path)
     files: dict[str, dict] = {}
+    plain = manifest.get("values", {})
     for name, target in _flatten(state).items():
+        if not _is_tensor_entry(target):
+            if name not in plain:
+                raise CheckpointError(
+                    f"{path}: no plain value {name!r} in the checkpoint (it has "
+                    f"{sorted(plain)[:6]} …)"
+                )
+            continue
         entry = manifest["entries"].get(name)
         if entry is None:
             raise CheckpointError(
@@ -226,7 +276,33 @@ def load(path: str | os.PathLike, state: dict) -> dict:
         values = _read_range(path, entry, start, t.numel(), files, name)
         t._data[...] = values.reshape(t.shape).astype(t._data.dtype, copy=False)
         t._vc.value += 1
+    _put_plain(state, plain, "")
     return manifest.get("extra", {})
+
+
+def _is_tensor_entry(value: Any) -> bool:
+    return isinstance(value, Tensor | ShardedTensor)
+
+
+def _put_plain(container: Any, values: dict, prefix: str) -> Any:
+    """``container`` with its plain values replaced by the saved ones: in place in dicts and
+    lists, a new tuple for a tuple (set into its parent)."""
+    items = []
+    for key, value in _children(container):
+        name = f"{prefix}{key}"
+        if isinstance(value, Tensor | ShardedTensor) or _is_dtensor(value):
+            new = value
+        elif isinstance(value, dict) or _holds_tensor(value):
+            new = _put_plain(value, values, name + ".")
+        else:
+            new = _like(values[name], value)
+        items.append((key, new))
+    if isinstance(container, tuple):
+        return tuple(v for _, v in items)
+    for key, new in items:
+        if new is not container[key]:
+            container[key] = new
+    return container
 
 
 def _read_range(
