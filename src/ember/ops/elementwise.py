@@ -19,7 +19,7 @@ ELEMENTWISE = (
     "igamma", "igammac", "frexp", "standard_gamma_grad", "fake_quantize_per_tensor_affine",
     # activations
     "relu", "relu_grad", "leaky_relu", "leaky_relu_grad", "hardtanh", "hardtanh_grad", "elu",
-    "elu_from_output", "elu_grad", "softplus", "gelu",
+    "elu_from_output", "elu_grad", "softplus", "softplus_grad", "gelu",
     "gelu_slope", "silu",
     "silu_slope", "hardsigmoid", "hardsigmoid_grad", "hardswish", "hardswish_grad", "mish",
     "mish_slope", "prelu",

@@ -1,0 +1,131 @@
+"""softplus on a large float32 array (softplus32: L2-sized chunks shared among the cores):
+correctly rounded, PyTorch's beta/threshold, and mish built on it."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ember
+
+SPECIAL = [-1e30, -88.0, -0.0, 0.0, 1e-8, 16.5, 20.0, 20.5, 90.0, 1e30, np.inf, -np.inf]
+
+
+def _values(n: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.standard_normal(n) * 20, SPECIAL]).astype(np.float32)
+
+
+def test_large_float32_softplus_is_correctly_rounded_over_the_chunks_and_threads():
+    values = _values(600_000)  # (over 2**18 per share: two pieces of parallel.run)
+    exact = np.logaddexp(0, values.astype(np.longdouble))
+    got = ember.softplus(ember.tensor(values), threshold=math.inf).numpy()
+    finite = np.isfinite(exact)
+    ulps = np.abs((got[finite] - exact[finite]) / np.spacing(np.abs(got[finite])))
+    assert ulps.max() <= 0.5 + 1e-6
+    assert (got[~finite] == exact[~finite]).all()
+    # the default threshold (20) changes no value at beta 1: softplus(x > 16) rounds to x
+    assert np.array_equal(ember.softplus(ember.tensor(values)).numpy(), got)
+    assert np.isnan(ember.softplus(ember.tensor(np.full(5000, np.nan, np.float32))).numpy()).all()
+
+
+@pytest.mark.parametrize("beta,threshold", [(1.0, 20.0), (1.5, 4.0), (0.5, 1.0), (2.0, -3.0)])
+def test_large_float32_softplus_matches_torch_with_beta_and_threshold(beta, threshold):
+    values = _values(300_000)
+    x = ember.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    a, b = ember.softplus(x, beta=beta, threshold=threshold), F.softplus(t, beta, threshold)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-37)
+    scaled = values * np.float32(beta)  # the linear side is the input itself, bit for bit
+    assert np.array_equal(a.detach().numpy()[scaled > threshold], values[scaled > threshold])
+    g = np.random.default_rng(1).standard_normal(values.shape).astype(np.float32)
+    a.backward(ember.tensor(g))
+    b.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-30)
+
+
+def test_large_float32_softplus_keeps_its_shape_and_reads_a_strided_input():
+    values = _values(20_000)[:20_000].reshape(100, 200)
+    view = ember.tensor(values).transpose(0, 1)  # (not contiguous)
+    got = ember.softplus(view, beta=2.0, threshold=5.0)
+    want = F.softplus(torch.tensor(values).T, 2.0, 5.0)
+    assert tuple(got.shape) == (200, 100)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-37)
+
+
+def test_large_float32_mish_matches_torch():
+    values = _values(100_000)[np.isfinite(_values(100_000))]
+    x, t = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    a, b = ember.mish(x), F.mish(t)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=2e-6, atol=1e-37)
+    a.sum().backward()
+    b.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5,
+                               atol=1e-7)  # (near its zero crossings)
+
+
+def test_float64_softplus_gradcheck():
+    x = ember.tensor(np.random.default_rng(2).standard_normal(64) * 4, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda v: ember.softplus(v, beta=1.5, threshold=3.0), (x,))
+
+
+@pytest.mark.parametrize("size", [50, 300_000])
+def test_softplus_grad_gives_the_composites_bits(size):
+    # softplus_grad (one op, chunked on the cores when large) against the Ember ops it
+    # replaced: where(beta·x > threshold, v, v · sigmoid(beta·x))
+    values = _values(size)
+    v = np.random.default_rng(3).standard_normal(values.shape).astype(np.float32)
+    x = ember.tensor(values, requires_grad=True)
+    ember.softplus(x, beta=1.5, threshold=4.0).backward(ember.tensor(v))
+    scaled = ember.tensor(values) * 1.5
+    want = ember.where(scaled > 4.0, ember.tensor(v), ember.tensor(v) * ember.sigmoid(scaled))
+    assert np.array_equal(x.grad.numpy(), want.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("beta,threshold", [(1.0, 20.0), (1.5, 0.5)])
+def test_softplus_second_order_gradcheck_and_torch(beta, threshold):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(40) * 3
+    x = ember.tensor(a, requires_grad=True)
+    f = lambda v: ember.softplus(v, beta=beta, threshold=threshold)  # noqa: E731
+    assert ember.autograd.gradgradcheck(f, (x,))
+    t = torch.tensor(a, requires_grad=True)
+    w = rng.standard_normal(40)
+    gx = ember.autograd.grad((f(x) * ember.tensor(w)).sum(), x, create_graph=True)[0]
+    (gx ** 2).sum().backward()
+    gt = torch.autograd.grad((F.softplus(t, beta, threshold) * torch.tensor(w)).sum(), t,
+                             create_graph=True)[0]
+    (gt ** 2).sum().backward()
+    np.testing.assert_allclose(gx.detach().numpy(), gt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-14)
+    # forward mode over the backward
+    d = ember.tensor(rng.standard_normal(40))
+    _, tangent = ember.func.jvp(lambda u: ember.func.grad(lambda z: (f(z) * ember.tensor(w)
+                                                                     ).sum())(u), (x.detach(),),
+                                (d,))
+    want = torch.func.jvp(torch.func.grad(lambda z: (F.softplus(z, beta, threshold)
+                                                     * torch.tensor(w)).sum()),
+                          (t.detach(),), (torch.tensor(d.numpy()),))[1]
+    np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_half_softplus_gradient_matches_torch():
+    values = _values(5000)[:5000]
+    values = values[np.abs(values) < 60]
+    x = ember.tensor(values, dtype=ember.float16, requires_grad=True)
+    t = torch.tensor(values, dtype=torch.float16, requires_grad=True)
+    ember.softplus(x).sum().backward()
+    F.softplus(t).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy().astype(np.float32),
+                               t.grad.numpy().astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_softplus_gradient_under_vmap_matches_torch():
+    a = np.random.default_rng(5).standard_normal((3, 7)) * 4
+    f = lambda z: ember.softplus(z, beta=2.0, threshold=3.0).sum()  # noqa: E731
+    got = ember.func.vmap(ember.func.grad(f))(ember.tensor(a))
+    want = torch.func.vmap(torch.func.grad(lambda z: F.softplus(z, 2.0, 3.0).sum()))(
+        torch.tensor(a))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
