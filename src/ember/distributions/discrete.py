@@ -34,7 +34,20 @@ class _BinaryParams(Distribution):
         name, value = _one_of(type(self).__name__, probs, logits)
         tensors = broadcast_all(*others, value, owner=type(self).__name__)
         setattr(self, name, tensors[-1])
+        self._given = name
         return tensors[-1].shape, tensors[:-1]
+
+    def _entropy_params(self) -> tuple[Tensor, Tensor]:
+        """``(logits, probs)`` for an entropy, in float64 from the parameter given: below
+        float64, ``logits`` clamp ``probs`` at eps (1.2e-7 in float32) and the cross-entropy
+        cancels, so a float32 entropy of ``probs=1e-9`` came out 0."""
+        if self.probs.dtype == ember.float64:
+            return self.logits, self.probs
+        if self._given == "logits":
+            logits = self.logits.double()
+            return logits, logits_to_probs(logits, is_binary=True)
+        probs = self.probs.double()
+        return probs_to_logits(probs, is_binary=True), probs
 
     @lazy_property
     def probs(self) -> Tensor:
@@ -105,7 +118,9 @@ class Bernoulli(_BinaryParams, ExponentialFamily):
         return ember.nn.functional.softplus(x)
 
     def entropy(self) -> Tensor:
-        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        logits, probs = self._entropy_params()
+        bce = F.binary_cross_entropy_with_logits(logits, probs, reduction="none")
+        return bce.to(self.probs.dtype)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = ember.arange(2, dtype=self.probs.dtype)
@@ -157,8 +172,9 @@ class Geometric(_BinaryParams):
         return value * ember.log1p(-safe) + ember.log(probs)
 
     def entropy(self) -> Tensor:
-        bce = F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
-        return bce / self.probs
+        logits, probs = self._entropy_params()
+        bce = F.binary_cross_entropy_with_logits(logits, probs, reduction="none")
+        return (bce / probs).to(self.probs.dtype)
 
 
 class Binomial(_BinaryParams):
