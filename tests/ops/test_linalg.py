@@ -499,3 +499,29 @@ def test_solvers_name_both_shapes_when_batch_dims_do_not_broadcast(op):
                                                r"float64 and B \(4, 3, 2\) float64 do not "
                                                r"broadcast: \(2,\) and \(4,\)"):
         _SOLVERS[op](ember, ember.from_numpy(a), ember.from_numpy(b))
+
+
+def test_matrix_power_takes_a_0d_integer_tensor_n_as_torch():
+    # (it raised 'n must be an integer, got Tensor'; torch reads a 0-d integer tensor as an int)
+    a = np.random.default_rng(2).standard_normal((2, 3, 3))
+    got = ember.linalg.matrix_power(ember.from_numpy(a), ember.tensor(3))
+    want = torch.linalg.matrix_power(torch.from_numpy(a), torch.tensor(3))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    for n in (1.5, True):
+        with pytest.raises(TypeError):
+            torch.linalg.matrix_power(torch.from_numpy(a), n)
+        with pytest.raises(TypeError, match="linalg.matrix_power: n must be an int"):
+            ember.linalg.matrix_power(ember.from_numpy(a), n)
+
+
+@pytest.mark.parametrize("op", ["solve", "solve_ex"])
+def test_solve_with_left_false_refuses_a_vector_b_as_torch(op):
+    # (Ember solved x A = b for the vector b; torch raises: X A = B needs the rows of B)
+    a, b = np.eye(3) * 2 + 0.1, np.ones(3)
+    with pytest.raises(RuntimeError, match="XA = B"):
+        getattr(torch.linalg, op)(torch.from_numpy(a), torch.from_numpy(b), left=False)
+    with pytest.raises(ember.ShapeError, match=rf"linalg.{op}: with left=False B must be .* "
+                                               r"vector \(3,\) float64"):
+        getattr(ember.linalg, op)(ember.from_numpy(a), ember.from_numpy(b), left=False)
+    x = ember.linalg.solve(ember.from_numpy(a), ember.from_numpy(b[None]), left=False)
+    np.testing.assert_allclose((x @ ember.from_numpy(a)).numpy(), b[None], atol=1e-12)

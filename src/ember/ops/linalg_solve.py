@@ -23,6 +23,7 @@ from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.complex_parts import Holomorphic, conj
 from ember.ops.creation import eye, zeros
+from ember.ops.int_args import as_int
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -266,8 +267,10 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
     check_float(op, A, B, complex_ok=True)
     vector = _is_vector_rhs(A, B)
     if not left:
-        if vector:
-            return _solve(mT(A), B, True, check_errors, op)
+        if vector:  # (as in PyTorch: X A = B needs the rows of B)
+            raise ShapeError(f"{op}: with left=False B must be a (batch of) matrices (…, k, n),"
+                             f" got the vector {describe(B.shape, B.dtype)} (A is "
+                             f"{describe(A.shape, A.dtype)}). Hint: pass B.unsqueeze(-2)")
         x, info = _solve(mT(A), mT(B), True, check_errors, op)
         return mT(x), info
     b = B.unsqueeze(-1) if vector else B
@@ -422,9 +425,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"{op}: A must be batches of square matrices, got "
                          f"{describe(A.shape, A.dtype)}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{op}: n must be an integer, got {type(n).__name__}")
-    n = int(n)
+    n = as_int(n, op, "n")  # (a 0-d integer tensor too, as PyTorch's)
     if n == 0:  # the identity, in the graph with a zero gradient, as PyTorch's
         identity = expand(eye(A.shape[-1], dtype=A.dtype, device=A.device), A.shape)
         return zero_grad_from(A, identity.clone())
