@@ -297,8 +297,8 @@ def _own_batch(info: Tensor, batch: tuple[int, ...]) -> Tensor:
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``) for square ``A``;
-    ``B`` is a matrix or a vector (see PyTorch for when a 2-D ``B`` counts as a batch of
-    vectors), and the batch dims broadcast. Raises :class:`LinAlgError` for singular ``A``.
+    ``B`` is a matrix, or with ``left=True`` a vector (see PyTorch for when a 2-D ``B``
+    counts as a batch of vectors), and the batch dims broadcast. Raises :class:`LinAlgError` for singular ``A``.
 
     Example:
         >>> ember.linalg.solve(ember.tensor([[2.0, 0.0], [0.0, 4.0]]), ember.tensor([2.0, 2.0]))
