@@ -87,6 +87,19 @@ def test_running_statistics_eagerly_as_through_the_ops_and_like_torch(shape, mom
         assert a._vc.value == b._vc.value == 5
         np.testing.assert_allclose(a.numpy(), getattr(theirs, name).numpy(),
                                    rtol=1e-6 if dtype == np.float32 else 1e-12)
+    # the batch counter too: on its array eagerly, by the op under the profiler (one write a
+    # batch each), torch's count
+    counts = [(t.num_batches_tracked.item(), t.num_batches_tracked._version) for t in layers]
+    assert counts == [(5, 5)] * 2 and theirs.num_batches_tracked.item() == 5
+
+
+@pytest.mark.parametrize("name", ["running_mean", "num_batches_tracked"])
+def test_a_read_only_buffer_refuses_the_update_clearly(name):
+    # (the eager shortcut leaves a read-only array to the op, whose error names the fix)
+    bn = ember.nn.BatchNorm1d(3)
+    getattr(bn, name)._data.flags.writeable = False
+    with pytest.raises(ember.errors.GradError, match="cannot write into this tensor"):
+        bn(ember.randn(4, 3))
 
 
 def test_running_statistics_made_in_inference_mode_refuse_the_update():
