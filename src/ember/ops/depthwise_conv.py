@@ -68,8 +68,11 @@ def _numba_pass(kernels: Any, loop: str, a: Any, w: Any, shape: tuple, geometry:
     among the cores; ``geometry``: (dilation, padding, stride)."""
     dilation, padding, stride = geometry
     out = empty_channels_last(np, shape, a.dtype)
-    parallel.over_rows(getattr(kernels, loop), (_channels_last(kernels, a),
-                                                out.transpose(0, 2, 3, 1)), 1, _taps(w),
+    if loop == "output" and channels_last_rows(np, a) is None:
+        loop, rows = "output_planes", a  # (each sample made channels-last in the cache)
+    else:
+        rows = _channels_last(kernels, a)
+    parallel.over_rows(getattr(kernels, loop), (rows, out.transpose(0, 2, 3, 1)), 1, _taps(w),
                        *bias, numba_geometry(w.shape[2:], stride, dilation, padding))
     return out
 
