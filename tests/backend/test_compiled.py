@@ -110,11 +110,70 @@ def test_read_only_input_runs_through_the_kernels(tmp_path):
 def test_njit_passes_every_compiler_flag_it_is_given(monkeypatch):
     # (a fake numba records the options: nothing is compiled)
     seen = []
-    fake = types.SimpleNamespace(njit=lambda signature, **options: seen.append(options))
-    monkeypatch.setattr(compiled, "_numba", lambda: fake)
-    compiled.njit("float32(float32)", reassociate=True, contract=True)
-    compiled.njit("float32(float32)", contract=True)
-    compiled.njit("float32(float32)", own_flags=True)
+
+    def fake_njit(**options):
+        seen.append(options)
+        return lambda fn: types.SimpleNamespace(py_func=fn)
+
+    monkeypatch.setattr(compiled, "_numba", lambda: types.SimpleNamespace(njit=fake_njit))
+    for flags in ({"reassociate": True, "contract": True}, {"contract": True},
+                  {"own_flags": True}):
+        compiled.njit("float32(float32)", **flags)(lambda x: x)
     assert [options["fastmath"] for options in seen] == [{"reassoc", "contract"}, {"contract"},
                                                          False]
-    assert all("inline" not in options for options in seen)
+    assert all("inline" not in options and options["cache"] for options in seen)
+
+
+def _plain_kernel(fn, signature):
+    """A lazy kernel of ``fn`` without numba's disk cache (the package's is not touched)."""
+    numba = pytest.importorskip("numba")
+    return compiled.Lazy(numba.njit(nogil=True)(fn), signature)
+
+
+def test_a_kernel_compiles_every_signature_it_declares_on_its_first_call():
+    def twice(x):
+        return x * 2
+
+    kernel = _plain_kernel(twice, ["float64(float64)", "float32(float32)"])
+    assert kernel.kernel is None and not kernel.dispatcher.signatures  # nothing compiled yet
+    assert kernel(np.float32(1.5)) == 3.0
+    assert len(kernel.dispatcher.signatures) == 2 and compiled.ready(kernel) is kernel.dispatcher
+    with pytest.raises(TypeError, match="No matching definition"):  # (declared types only)
+        kernel(np.arange(3))
+
+
+def test_a_kernel_compiles_the_kernels_it_calls_first_with_their_own_signatures():
+    def narrow(x):
+        return x
+
+    narrow = lazy = _plain_kernel(narrow, "float32(float32)")
+
+    def caller(x):
+        return narrow(x)
+
+    # a float64 passed to the float32 kernel is rounded to float32, as with eager signatures
+    assert _plain_kernel(caller, "float64(float64)")(0.1) == float(np.float32(0.1))
+    assert narrow is lazy.kernel  # (numba's kernel in its place)
+
+
+def test_a_kernel_that_fails_to_compile_turns_numba_off_with_a_warning(fresh_numba_load):
+    def broken(x):
+        return np.no_such_function(x)
+
+    kernel = _plain_kernel(broken, "float64(float64)")
+    with pytest.warns(RuntimeWarning, match="broken failed to compile"), \
+            pytest.raises(Exception, match="no_such_function"):
+        kernel(1.0)
+    assert not compiled.numba_enabled()
+
+
+def test_importing_a_module_of_kernels_compiles_none_of_them():
+    pytest.importorskip("numba")
+    code = ("from ember.backend import compiled\n"
+            "kernels = compiled.load('ember.optim.update_numba')\n"
+            "lazy = [k for k in vars(kernels).values() if isinstance(k, compiled.Lazy)]\n"
+            "print(len(lazy), sum(k.kernel is not None for k in lazy))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    count, compiled_now = map(int, done.stdout.split())
+    assert count >= 9 and compiled_now == 0

@@ -15,13 +15,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 import warnings
 from functools import cache
+from types import CodeType, ModuleType
 from typing import Any
 
 from ember.backend.switches import switched_off
 
-__all__ = ["describe", "load", "numba_enabled", "preload", "register", "turn_off", "use_numba"]
+__all__ = ["Lazy", "describe", "load", "numba_enabled", "preload", "ready", "register", "turn_off",
+           "use_numba"]
 
 # why numba's kernels are off, or None while they may run (read once, at import)
 _OFF_BECAUSE: list[str | None] = [
@@ -72,11 +75,11 @@ def use_numba(enabled: bool) -> None:
 
 def njit(signature: Any, reassociate: bool = False, contract: bool = False,
          own_flags: bool = False, parallel: bool = False) -> Any:
-    """Decorator: the function compiled by numba now for ``signature`` (one numba signature or
-    a list; compiling now makes a numba that cannot fail at import, where Ember falls back to
-    NumPy), as a serial kernel that releases the GIL, cached on disk and inlined where another
-    kernel calls it; float errors as NumPy's (inf and nan, no exception checks, so loops
-    vectorize). Only for modules imported when :func:`numba_enabled`.
+    """Decorator: the function as a numba kernel for ``signature`` (one numba signature or a
+    list), compiled for all of them on its first call (:class:`Lazy`), as a serial kernel that
+    releases the GIL, cached on disk and inlined where another kernel calls it; float errors as
+    NumPy's (inf and nan, no exception checks, so loops vectorize). Only for modules imported
+    when :func:`numba_enabled`.
 
     ``reassociate`` lets the compiler reorder the function's additions (only that: nan, inf
     and signed zeros keep their meaning), so that a running sum vectorizes as several partial
@@ -88,11 +91,100 @@ def njit(signature: Any, reassociate: bool = False, contract: bool = False,
     ``parallel`` runs its ``prange`` loops on numba's own threads (see
     :mod:`ember.backend.gemv_numba`, the one such kernel, and why)."""
     fastmath = {flag for flag, on in (("reassoc", reassociate), ("contract", contract)) if on}
+    options: dict[str, Any] = {"nogil": True, "cache": True, "error_model": "numpy"}
     if fastmath or own_flags or parallel:
-        return _numba().njit(signature, nogil=True, cache=True, error_model="numpy",
-                             fastmath=fastmath or False, parallel=parallel)
-    return _numba().njit(signature, nogil=True, cache=True, inline="always",
-                         error_model="numpy")
+        options.update(fastmath=fastmath or False, parallel=parallel)
+    else:
+        options["inline"] = "always"
+    return lambda fn: Lazy(_numba().njit(**options)(fn), signature)
+
+
+_COMPILING = threading.RLock()
+
+
+class Lazy:
+    """A numba kernel that compiles on its first call, for every signature it declares, and
+    then takes its own place in its module (a later lookup finds numba's kernel itself).
+
+    Compiling a module's kernels when it is imported cost a fresh install's first training
+    step a minute (a CNN with Adam, 5 December: the optimizers' module compiled all nine
+    optimizers' updates for each dtype, the convolution's every layout); on its first call a
+    kernel compiles only itself, after the kernels it calls (numba types a call to a kernel
+    by the signatures that kernel has by then). numba's dispatcher is made at import, with
+    its disk cache (a cache it cannot place fails the import, as before); a kernel that fails
+    to compile turns numba off (:func:`turn_off`: later calls run NumPy's twins) and raises.
+
+    Example:
+        >>> kernel = compiled.njit("float64(float64)")(add_one)
+        >>> kernel(1.0)
+        2.0
+    """
+
+    def __init__(self, dispatcher: Any, signature: Any) -> None:
+        self.dispatcher, self.signature = dispatcher, signature
+        self.kernel: Any = None  # the dispatcher, once compiled
+        self.__name__, self.__doc__ = dispatcher.py_func.__name__, dispatcher.py_func.__doc__
+
+    def __call__(self, *args: Any) -> Any:
+        kernel = self.kernel
+        return (self.ready() if kernel is None else kernel)(*args)
+
+    def ready(self) -> Any:
+        """numba's kernel, compiled now for its signatures if it is not yet."""
+        with _COMPILING:  # (pieces on several threads may call it first at once)
+            if self.kernel is None:
+                fn = self.dispatcher.py_func
+                try:
+                    _ready_callees(fn)
+                    for signature in self.signature if isinstance(self.signature, list) \
+                            else [self.signature]:
+                        self.dispatcher.compile(signature)
+                    self.dispatcher.disable_compile()  # (as numba's own njit(signatures))
+                except Exception as exc:  # any failure of numba's: NumPy's twins run next
+                    turn_off(f"{fn.__module__}.{fn.__name__} failed to compile: "
+                             f"{type(exc).__name__}: {exc}")
+                    raise
+                self.kernel = self.dispatcher
+                if fn.__globals__.get(fn.__name__) is self:
+                    fn.__globals__[fn.__name__] = self.kernel
+        return self.kernel
+
+
+def ready(kernel: Any) -> Any:
+    """numba's kernel for ``kernel`` (a :class:`Lazy` compiled now if it is not yet), for
+    code that hands it to numba itself (a kernel called from a loop compiled elsewhere).
+
+    Example:
+        >>> compiled.ready(erf_numba.erf)
+        CPUDispatcher(<function erf at 0x...>)
+    """
+    return kernel.ready() if isinstance(kernel, Lazy) else kernel
+
+
+def _ready_callees(fn: Any) -> None:
+    """Compiles the lazy kernels that ``fn`` names (as globals of its module, variables of an
+    enclosing function, or attributes of a module it names) and puts them in their place."""
+    names = _names(fn.__code__)
+    scope = fn.__globals__
+    for name in names:
+        value = scope.get(name)
+        if isinstance(value, Lazy):
+            scope[name] = value.ready()
+        elif isinstance(value, ModuleType):
+            for attribute in names:
+                ready(getattr(value, attribute, None))
+    for cell in fn.__closure__ or ():
+        if isinstance(cell.cell_contents, Lazy):
+            cell.cell_contents = cell.cell_contents.ready()
+
+
+def _names(code: CodeType) -> set[str]:
+    """The global and attribute names that ``code`` and the code nested in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _names(const)
+    return names
 
 
 _MODULES: list[str] = []  # every module of kernels, named by the op modules that use them
@@ -111,9 +203,10 @@ def register(module: str) -> str:
 
 
 def preload() -> bool:
-    """Loads every registered module of kernels now, if numba runs: the first use of numba
-    costs time and ~100 MiB of resident code, which a server (or a memory measurement) pays
-    before it starts. Returns whether numba's kernels run.
+    """Loads every registered module of kernels now and compiles each of their kernels, if
+    numba runs: the first use of numba costs time and ~100 MiB of resident code, which a
+    server (or a memory measurement) pays before it starts. Returns whether numba's kernels
+    run.
 
     Example:
         >>> ember.backend.compiled.preload()
@@ -121,7 +214,16 @@ def preload() -> bool:
     """
     if not numba_enabled():
         return False
-    return all(load(module) is not None for module in list(_MODULES))
+    for name in list(_MODULES):
+        module = load(name)
+        if module is None:
+            return False
+        try:
+            for kernel in list(vars(module).values()):
+                ready(kernel)
+        except Exception:  # (turned off, with a warning that says why)
+            return False
+    return True
 
 
 _LOADED: dict[str, Any] = {}  # the modules ``load`` has imported whole

@@ -288,7 +288,7 @@ def _compile(source: str, elements: Any) -> Any:
         scope, cache = {"np": np}, False
         exec(compile(text, "<ember.jit loop>", "exec"), scope)  # noqa: S102 - our own code
     if elements is not None:
-        scope.update({f"_{name}": getattr(elements, name) for name in _FLOAT32})
+        scope.update({f"_{name}": compiled.ready(getattr(elements, name)) for name in _FLOAT32})
     return numba.njit(nogil=True, error_model="numpy", cache=cache)(scope["loop"])
 
 

@@ -164,7 +164,7 @@ def _numba_kernels() -> dict | None:
         module = compiled.load(_KERNELS)
         if module is None:
             return None
-        kernels = {name: getattr(module, name + "32") for name in _NUMPY_KERNELS}
+        kernels = {name: compiled.ready(getattr(module, name + "32")) for name in _NUMPY_KERNELS}
         if not _agree(kernels):
             for kernel in kernels.values():
                 kernel.recompile()
