@@ -525,3 +525,16 @@ def test_solve_with_left_false_refuses_a_vector_b_as_torch(op):
         getattr(ember.linalg, op)(ember.from_numpy(a), ember.from_numpy(b), left=False)
     x = ember.linalg.solve(ember.from_numpy(a), ember.from_numpy(b[None]), left=False)
     np.testing.assert_allclose((x @ ember.from_numpy(a)).numpy(), b[None], atol=1e-12)
+
+
+@pytest.mark.parametrize("pivots", [[0, 2, 3], [1, 7, 3]])
+def test_lu_pivots_out_of_range_are_refused_as_torch(pivots):
+    # (a pivot 0 wrapped round to the last row: a wrong permutation, silently)
+    lu, b = np.eye(3) * 2, np.ones((3, 1))
+    piv = np.array(pivots, dtype=np.int32)
+    for fn in (lambda lib, p: lib.lu_unpack(lib.from_numpy(lu), p),
+               lambda lib, p: lib.linalg.lu_solve(lib.from_numpy(lu), p, lib.from_numpy(b))):
+        with pytest.raises(RuntimeError, match="(?i)pivots"):
+            fn(torch, torch.from_numpy(piv))
+        with pytest.raises(ember.errors.IndexOutOfRange, match="pivots must be between 1 and 3"):
+            fn(ember, ember.from_numpy(piv))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes, return_types
-from ember.errors import ShapeError, describe
+from ember.errors import IndexOutOfRange, ShapeError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import expand
 from ember.ops.complex_parts import Holomorphic
@@ -55,6 +55,10 @@ class LUPermutation(Primitive):
     differentiable = False
 
     def forward(self, xp, piv, *, m):
+        if piv.size and not (1 <= int(piv.min()) and int(piv.max()) <= m):  # (0 would wrap)
+            raise IndexOutOfRange(f"{self.name}: pivots must be between 1 and {m} (the number "
+                                  f"of rows of LU) inclusive, got {piv.min()} to {piv.max()}. "
+                                  "Hint: pass the pivots that lu_factor returned")
         return kernels.permutation(xp, piv, m)
 
     def infer(self, piv, *, m):
