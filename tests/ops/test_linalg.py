@@ -538,3 +538,15 @@ def test_lu_pivots_out_of_range_are_refused_as_torch(pivots):
             fn(torch, torch.from_numpy(piv))
         with pytest.raises(ember.errors.IndexOutOfRange, match="pivots must be between 1 and 3"):
             fn(ember, ember.from_numpy(piv))
+
+
+@pytest.mark.parametrize("pivots", [[0, 2, 3], [1, 2, 9], [1, 2, -9]])
+def test_ldl_pivots_out_of_range_are_refused_as_torch(pivots):
+    # (a pivot 0 wrapped round to the last row silently; 9 raised NumPy's IndexError)
+    a = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]])
+    piv = np.array(pivots, dtype=np.int32)
+    for lib in (torch, ember):
+        ld = lib.linalg.ldl_factor(lib.from_numpy(a))[0]
+        error = RuntimeError if lib is torch else ember.errors.IndexOutOfRange
+        with pytest.raises(error, match=r"(?i)pivot"):
+            lib.linalg.ldl_solve(ld, lib.from_numpy(piv), lib.ones(3, 1, dtype=lib.float64))

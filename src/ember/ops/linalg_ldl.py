@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ember import dtypes, return_types
-from ember.errors import GradError, ShapeError, describe
+from ember.errors import GradError, IndexOutOfRange, ShapeError, describe
 from ember.ops.linalg_solve import (
     LinAlgError,
     batch_of,
@@ -215,6 +215,11 @@ class LDLSolve(Primitive):
 
     def forward(self, xp, ld, piv, b, *, hermitian):
         n, k = b.shape[-2], b.shape[-1]
+        if piv.size and not (1 <= int(abs(piv).min()) and int(abs(piv).max()) <= n):
+            raise IndexOutOfRange(f"{self.name}: pivots must satisfy 1 <= |pivot| <= {n} (the "
+                                  f"size of LD), got |pivots| from {abs(piv).min()} to "
+                                  f"{abs(piv).max()}. Hint: pass the pivots that ldl_factor "
+                                  "returned")  # (a 0 would wrap round to the last row)
         batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
         count = math.prod(batch)  # (no -1 in the reshapes: n or k may be 0)
         lds = np.broadcast_to(ld, batch + (n, n)).reshape(count, n, n)
