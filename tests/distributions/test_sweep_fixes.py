@@ -1,6 +1,8 @@
 """Divergences from torch.distributions found by the differential sweep, each checked against
 torch: tiny-probability entropies, value conversion, dtypes and empty samples."""
 
+import math
+
 import torch
 
 import ember
@@ -180,3 +182,35 @@ def test_float32_von_mises_with_a_large_concentration():
     d = D.VonMises(ember.zeros(3), k)
     (g,) = ember.autograd.grad((d.log_prob(ember.full((3,), 0.01)) + d.variance).sum(), [k])
     assert bool(ember.isfinite(g).all())
+
+
+def test_probabilities_below_eps_keep_their_own_logits():
+    # probs_to_logits clamped every probability into [eps, 1 - eps] (torch's clamp_probs), so
+    # float32 Binomial(10, probs=1e-12).log_prob(1) was -13.6 (not -25.3); exact 0 and 1
+    # still move to eps and 1 - eps, as torch's
+    p = [1e-12, 1e-7, 0.3, 1 - 2 ** -24]
+    x = [1.0, 2.0, 3.0, 9.0]
+    for dt in ("float32", "float64"):
+        probs = ember.tensor(p, dtype=getattr(ember, dt), requires_grad=True)
+        tp = torch.tensor(p, dtype=getattr(torch, dt)).double().requires_grad_()
+        for name, args in (("Binomial", (10,)), ("NegativeBinomial", (ember.tensor(3.0),)),
+                           ("Bernoulli", ()), ("Geometric", ())):
+            xs = [min(v, 1.0) for v in x] if name == "Bernoulli" else x
+            d = getattr(D, name)(*args, probs=probs)
+            targs = [torch.tensor(3.0, dtype=torch.float64)] if args and name != "Binomial" \
+                else list(args)
+            t = getattr(TD, name)(*targs, probs=tp)
+            got = d.log_prob(ember.tensor(xs, dtype=getattr(ember, dt)))
+            want = t.log_prob(torch.tensor(xs, dtype=torch.float64))
+            close(got, want, rtol=1e-5 if dt == "float32" else 1e-12)
+            (g,) = ember.autograd.grad(got.sum(), [probs])
+            (w,) = torch.autograd.grad(want.sum(), [tp])
+            close(g, w, rtol=1e-5 if dt == "float32" else 1e-9, atol=1e-4)
+        c = D.Categorical(probs=ember.tensor([[1e-12, 1.0]], dtype=getattr(ember, dt)))
+        close(c.log_prob(ember.tensor([0])), [-27.631021], rtol=1e-6)
+        # below float64's eps too (where torch's float64 clamps as well)
+        b = D.Binomial(10, probs=ember.tensor([1e-30], dtype=getattr(ember, dt)))
+        close(b.log_prob(ember.tensor([1.0], dtype=getattr(ember, dt))),
+              [math.log(10) + math.log(1e-30)], rtol=1e-6)
+    zero = D.Bernoulli(probs=ember.tensor([0.0, 1.0])).log_prob(ember.tensor([1.0, 0.0]))
+    close(zero, TD.Bernoulli(probs=torch.tensor([0.0, 1.0])).log_prob(torch.tensor([1.0, 0.0])))

@@ -82,8 +82,12 @@ def clamp_probs(probs: Tensor) -> Tensor:
 
 
 def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
-    """Logits of probabilities: ``log p - log(1 - p)`` if ``is_binary``, else ``log p``."""
-    p = clamp_probs(probs)
+    """Logits of probabilities: ``log p - log(1 - p)`` if ``is_binary``, else ``log p``.
+    Only exact 0 and 1 (and values outside) move to ``eps`` and ``1 - eps``, as PyTorch's
+    clamp; a probability inside ``(0, 1)`` keeps its own log (PyTorch's clamp lifts float32
+    ones below 1.2e-7: ``Binomial(10, probs=1e-12).log_prob(1)`` is -13.6, not -25.3)."""
+    eps = ember.finfo(probs.dtype).eps
+    p = ember.where(probs <= 0, eps, ember.where(probs >= 1, 1 - eps, probs))
     return ember.log(p) - ember.log1p(-p) if is_binary else ember.log(p)
 
 
