@@ -310,3 +310,13 @@ def test_sum_to_size_still_takes_ints_of_other_kinds():
     for size in ((1, 3), [3, 1], (ember.tensor(1), np_int), ember.Size([1, 3])):
         assert x.sum_to_size(size).shape == tuple(int(s) for s in size)
     assert x.sum_to_size(1, 3).allclose(ember.tensor(x.numpy().sum(0, keepdims=True)))
+
+
+@pytest.mark.parametrize("ord_", [1j, None])
+def test_vector_norm_names_itself_for_an_ord_that_is_no_real_number(ord_):
+    # (a complex ord raised Python's "'<' not supported between instances of 'complex' and
+    # 'int'", without the op)
+    torch_error, ember_error = _both(lambda m, F: m.linalg.vector_norm(m.ones(3), ord=ord_))
+    assert isinstance(torch_error, (TypeError, RuntimeError))
+    assert isinstance(ember_error, ArgumentTypeError)  # (a TypeError and a RuntimeError)
+    assert str(ember_error).startswith("linalg.vector_norm: ord must be a number")

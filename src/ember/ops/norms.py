@@ -114,6 +114,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
     if isinstance(ord, str):
         raise TypeError(f"{op}: ord must be a number, got {ord!r}. Hint: 'fro' and 'nuc' are "
                         "matrix norms: use linalg.matrix_norm or linalg.norm")
+    if type(ord) is not int and type(ord) is not float:
+        ord = as_float(ord, op, "ord")  # noqa: A001 - PyTorch's name
     if x.dtype.is_complex:  # the norm of the moduli, a real tensor, as PyTorch's
         x = abs(_complex_norm_input(x, dtype, op))
         dtype = None
