@@ -37,8 +37,9 @@ _SAMPLE = [types.void(_array(f, 3, ro), _array(f, 3), _array(f, 3), types.Array(
 @njit(_SAMPLE)
 def _sample_output(x, out, w, bias, geometry):
     """``output`` of one (H, W, C) sample. A 3x3 window wholly inside the input (all but the
-    border's) sums its nine taps in registers, in the same order (the general loop's running
-    sum in memory was its cost: 12.7 against 4.1 ms at (32, 96, 56, 56))."""
+    border's) sums its nine taps in registers, in the same order, straight into the output
+    (the general loop's running sum in memory: 12.7 against 6.9 ms of CPU at (32, 96, 56,
+    56) float32)."""
     kh, kw, sh, sw, dh, dw, ph, pw = geometry
     channels = out.shape[2]
     biased = bias.shape[0] > 0
@@ -51,21 +52,23 @@ def _sample_output(x, out, w, bias, geometry):
                     and s + 2 * dw < x.shape[1]:
                 a, b, c = x[r], x[r + dh], x[r + 2 * dh]
                 s1, s2 = s + dw, s + 2 * dw
+                o = out[i, j]
                 for k in range(channels):
-                    acc[k] = zero + a[s, k] * w[0, 0, k] + a[s1, k] * w[0, 1, k] + \
+                    t = zero + a[s, k] * w[0, 0, k] + a[s1, k] * w[0, 1, k] + \
                         a[s2, k] * w[0, 2, k] + b[s, k] * w[1, 0, k] + b[s1, k] * w[1, 1, k] + \
                         b[s2, k] * w[1, 2, k] + c[s, k] * w[2, 0, k] + c[s1, k] * w[2, 1, k] + \
                         c[s2, k] * w[2, 2, k]
-            else:
-                acc[:] = 0
-                for p in range(kh):
-                    row = r + p * dh
-                    if 0 <= row < x.shape[0]:
-                        for q in range(kw):
-                            col = s + q * dw
-                            if 0 <= col < x.shape[1]:
-                                for k in range(channels):
-                                    acc[k] += x[row, col, k] * w[p, q, k]
+                    o[k] = t + bias[k] if biased else t
+                continue
+            acc[:] = 0
+            for p in range(kh):
+                row = r + p * dh
+                if 0 <= row < x.shape[0]:
+                    for q in range(kw):
+                        col = s + q * dw
+                        if 0 <= col < x.shape[1]:
+                            for k in range(channels):
+                                acc[k] += x[row, col, k] * w[p, q, k]
             if biased:
                 for k in range(channels):
                     out[i, j, k] = acc[k] + bias[k]
