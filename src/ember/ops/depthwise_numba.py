@@ -5,7 +5,9 @@ gradient, each one pass over channels-last arrays (:mod:`ember.ops.depthwise_con
 Arrays are (B, H, W, C), C-contiguous, and the weight (kh, kw, C), so the innermost loop runs
 over the channels and vectorizes; sums gather into a local row written out once (2× faster
 than adding into the output's own row, which the compiler cannot keep apart from the input).
-The same loops on (B, C, H, W) planes, along rows of 16-32 windows, measured 3-7× slower.
+The same loops on (B, C, H, W) planes, along rows of 16-32 windows, measured 3-7× slower; a
+(B, C, H, W) input instead goes to ``output_planes``, which makes each sample channels-last
+in a buffer first.
 ``geometry`` is (kh, kw, sh, sw, dh, dw, ph, pw): kernel, stride, dilation and low padding;
 taps in the padding are skipped.
 """
