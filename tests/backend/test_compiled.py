@@ -126,8 +126,8 @@ def test_njit_passes_every_compiler_flag_it_is_given(monkeypatch):
 
 def _plain_kernel(fn, signature):
     """A lazy kernel of ``fn`` without numba's disk cache (the package's is not touched)."""
-    numba = pytest.importorskip("numba")
-    return compiled.Lazy(numba.njit(nogil=True)(fn), signature)
+    pytest.importorskip("numba")
+    return compiled.Lazy(fn, signature, {"nogil": True})
 
 
 def test_a_kernel_compiles_every_signature_it_declares_on_its_first_call():
@@ -140,6 +140,25 @@ def test_a_kernel_compiles_every_signature_it_declares_on_its_first_call():
     assert len(kernel.dispatcher.signatures) == 2 and compiled.ready(kernel) is kernel.dispatcher
     with pytest.raises(TypeError, match="No matching definition"):  # (declared types only)
         kernel(np.arange(3))
+
+
+def test_a_kernel_compiles_the_signatures_of_its_arrays_dtypes_on_their_first_call():
+    def total(a):
+        s = 0.0
+        for x in a:
+            s += x
+        return s
+
+    kernel = _plain_kernel(total, ["float64(float64[::1])", "float64(float32[::1])",
+                                   "float64(float32[:])"])
+    assert kernel(np.ones(3, np.float32)) == 3.0
+    assert kernel(np.ones(4, np.float32)[::2]) == 2.0
+    (group,) = kernel.groups.values()  # the float32 signatures, both layouts
+    assert len(group.signatures) == 2 and kernel.kernel is None
+    assert kernel(np.ones(2)) == 2.0 and len(kernel.groups) == 2
+    with pytest.raises(TypeError, match="No matching definition"):
+        kernel(np.ones(2, np.int64))
+    assert len(compiled.ready(kernel).signatures) == 3 and kernel(np.ones(5)) == 5.0
 
 
 def test_a_kernel_compiles_the_kernels_it_calls_first_with_their_own_signatures():

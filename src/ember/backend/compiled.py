@@ -21,6 +21,8 @@ from functools import cache
 from types import CodeType, ModuleType
 from typing import Any
 
+import numpy as np
+
 from ember.backend.switches import switched_off
 
 __all__ = ["Lazy", "describe", "load", "numba_enabled", "preload", "ready", "register", "turn_off",
@@ -96,58 +98,106 @@ def njit(signature: Any, reassociate: bool = False, contract: bool = False,
         options.update(fastmath=fastmath or False, parallel=parallel)
     else:
         options["inline"] = "always"
-    return lambda fn: Lazy(_numba().njit(**options)(fn), signature)
+    return lambda fn: Lazy(fn, signature, options)
 
 
 _COMPILING = threading.RLock()
 
 
 class Lazy:
-    """A numba kernel that compiles on its first call, for every signature it declares, and
-    then takes its own place in its module (a later lookup finds numba's kernel itself).
+    """A numba kernel that compiles on its first call, and then takes its own place in its
+    module (a later lookup finds numba's kernel itself).
 
     Compiling a module's kernels when it is imported cost a fresh install's first training
     step a minute (a CNN with Adam, 5 December: the optimizers' module compiled all nine
-    optimizers' updates for each dtype, the convolution's every layout); on its first call a
-    kernel compiles only itself, after the kernels it calls (numba types a call to a kernel
-    by the signatures that kernel has by then). numba's dispatcher is made at import, with
-    its disk cache (a cache it cannot place fails the import, as before); a kernel that fails
-    to compile turns numba off (:func:`turn_off`: later calls run NumPy's twins) and raises.
+    optimizers' updates for each dtype, the convolution's every layout). On its first call a
+    kernel compiles the signatures whose arrays have the dtypes of the call's arrays (numba
+    converts no array to another dtype, so no other signature could take the call), on a
+    dispatcher of their own; a call with other dtypes compiles theirs. Where another kernel
+    calls it (numba types that call by the signatures it has by then), or for
+    :func:`preload`, it compiles every signature first (:meth:`ready`). numba's dispatcher is
+    made at import, with its disk cache (a cache it cannot place fails the import, as
+    before); a kernel that fails to compile turns numba off (:func:`turn_off`: later calls
+    run NumPy's twins) and raises.
 
     Example:
-        >>> kernel = compiled.njit("float64(float64)")(add_one)
-        >>> kernel(1.0)
-        2.0
+        >>> kernel = compiled.njit(["float64(float64[::1])", "float32(float32[::1])"])(total)
+        >>> kernel(np.ones(3, np.float32))  # (compiles the float32 signature only)
+        3.0
     """
 
-    def __init__(self, dispatcher: Any, signature: Any) -> None:
-        self.dispatcher, self.signature = dispatcher, signature
+    def __init__(self, fn: Any, signature: Any, options: dict[str, Any]) -> None:
+        self.fn, self.options = fn, options
+        self.declared = signature if isinstance(signature, list) else [signature]
+        self.dispatcher = self._dispatcher()  # (for every signature: see ready)
         self.kernel: Any = None  # the dispatcher, once compiled
-        self.__name__, self.__doc__ = dispatcher.py_func.__name__, dispatcher.py_func.__doc__
+        self.groups: dict[tuple, Any] = {}  # the arrays' dtypes -> a dispatcher for them
+        self.__name__, self.__doc__ = fn.__name__, fn.__doc__
 
     def __call__(self, *args: Any) -> Any:
         kernel = self.kernel
-        return (self.ready() if kernel is None else kernel)(*args)
+        if kernel is not None:
+            return kernel(*args)
+        for group in tuple(self.groups.values()):
+            try:
+                return group(*args)
+            except TypeError:  # (other dtypes: numba's "No matching definition")
+                continue
+        return self._group(args)(*args)
 
     def ready(self) -> Any:
-        """numba's kernel, compiled now for its signatures if it is not yet."""
+        """numba's kernel, compiled now for every signature if it is not yet."""
         with _COMPILING:  # (pieces on several threads may call it first at once)
             if self.kernel is None:
-                fn = self.dispatcher.py_func
-                try:
-                    _ready_callees(fn)
-                    for signature in self.signature if isinstance(self.signature, list) \
-                            else [self.signature]:
-                        self.dispatcher.compile(signature)
-                    self.dispatcher.disable_compile()  # (as numba's own njit(signatures))
-                except Exception as exc:  # any failure of numba's: NumPy's twins run next
-                    turn_off(f"{fn.__module__}.{fn.__name__} failed to compile: "
-                             f"{type(exc).__name__}: {exc}")
-                    raise
-                self.kernel = self.dispatcher
-                if fn.__globals__.get(fn.__name__) is self:
-                    fn.__globals__[fn.__name__] = self.kernel
+                self.kernel = self._compiled(self.dispatcher, self.declared)
+                if self.fn.__globals__.get(self.fn.__name__) is self:
+                    self.fn.__globals__[self.fn.__name__] = self.kernel
         return self.kernel
+
+    def _group(self, args: tuple) -> Any:
+        """The dispatcher for the signatures that take ``args``' arrays' dtypes, compiled now
+        if it is not yet; every signature's (:meth:`ready`) where those are all of them, or
+        where the call has no array."""
+        from numba.core import sigutils
+
+        dtypes = tuple(_numba().from_dtype(a.dtype) if isinstance(a, np.ndarray) else None
+                       for a in args)
+        if not any(dtypes):
+            return self.ready()
+        with _COMPILING:
+            group = self.groups.get(dtypes)
+            if group is None:
+                taking = [s for s in self.declared if _takes(sigutils.normalize_signature(s)[0],
+                                                             dtypes)]
+                if len(taking) in (0, len(self.declared)):  # (none: numba's own TypeError)
+                    return self.ready()
+                group = self.groups[dtypes] = self._compiled(self._dispatcher(), taking)
+        return group
+
+    def _dispatcher(self) -> Any:
+        return _numba().njit(**self.options)(self.fn)
+
+    def _compiled(self, dispatcher: Any, signatures: list) -> Any:
+        """``dispatcher`` compiled for ``signatures`` (after the kernels that the function
+        calls), then closed to others, as numba's own ``njit(signatures)``."""
+        try:
+            _ready_callees(self.fn)
+            for signature in signatures:
+                dispatcher.compile(signature)
+            dispatcher.disable_compile()
+        except Exception as exc:  # any failure of numba's: NumPy's twins run next
+            turn_off(f"{self.fn.__module__}.{self.fn.__name__} failed to compile: "
+                     f"{type(exc).__name__}: {exc}")
+            raise
+        return dispatcher
+
+
+def _takes(parameters: tuple, dtypes: tuple) -> bool:
+    """Whether a signature's ``parameters`` hold an array of each dtype of ``dtypes`` (None:
+    not an array) at its place."""
+    return len(parameters) == len(dtypes) and all(
+        dtype is None or getattr(parameter, "dtype", None) == dtype and
+        hasattr(parameter, "layout") for parameter, dtype in zip(parameters, dtypes))
 
 
 def ready(kernel: Any) -> Any:
