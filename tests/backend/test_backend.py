@@ -1,5 +1,6 @@
 """The hardware-abstraction layer: devices, capabilities, threads, kernel choice."""
 
+import numpy as np
 import pytest
 
 import ember
@@ -52,3 +53,24 @@ def test_device_mismatch_is_a_clear_error():
     b = _wrap(ember.ones(2).numpy(), other)
     with pytest.raises(ember.DeviceError, match="input 1 on fake:0"):
         a + b
+
+
+@pytest.mark.parametrize(("shape", "to"), [
+    ((), (8, 16)), ((1, 16), (8, 16)), ((2, 1, 3), (2, 5, 3)), ((3,), (2, 0, 3)),
+    ((1,), (0,)), ((2, 1), (2, 1)), ((0, 3), (2, 0, 3)), ("F", (4, 3, 2)),
+    ((2, 3), (3, 3)), ((2, 3), (3,)), ((2, 3), (2, -1))])
+def test_broadcast_view_is_numpys_broadcast_to(shape, to):
+    from ember.backend.cpu import broadcast_view
+
+    a = np.arange(6.0).reshape(2, 3).T if shape == "F" else np.ones(shape, np.float32)
+    try:
+        want = np.broadcast_to(a, to)
+    except ValueError as exc:  # (NumPy's error, from NumPy)
+        with pytest.raises(ValueError, match=str(exc)[:20]):
+            broadcast_view(a, to)
+        return
+    got = broadcast_view(a, to)
+    assert (got.shape, got.strides, got.dtype) == (want.shape, want.strides, want.dtype)
+    assert not got.flags.writeable and np.may_share_memory(got, a) == np.may_share_memory(want, a)
+    assert (got.base is a) == (want.base is a)
+    np.testing.assert_array_equal(got, want)
