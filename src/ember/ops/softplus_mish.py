@@ -35,13 +35,17 @@ def log1p_exp(xp: Any, s: Any) -> Any:
     if xp is np and s.dtype == np.float32:
         return softplus32(s, 1.0, math.inf)
     wide = xp.array(s, dtype=xp.float64 if s.dtype == xp.float32 else s.dtype)
+    return _log1p_exp_in_place(xp, wide).astype(s.dtype, copy=False)
+
+
+def _log1p_exp_in_place(xp: Any, wide: Any) -> Any:
+    """``max(s, 0) + log1p(exp(-|s|))`` written over the array ``wide`` (``s``), returned."""
     linear = xp.maximum(wide, 0)
     xp.abs(wide, out=wide)
     xp.negative(wide, out=wide)
     xp.exp(wide, out=wide)
     xp.log1p(wide, out=wide)
-    xp.add(wide, linear, out=wide)
-    return wide.astype(s.dtype, copy=False)
+    return xp.add(wide, linear, out=wide)
 
 
 def softplus32(a: Any, beta: float, threshold: float) -> Any:
@@ -76,14 +80,7 @@ def _chunks(kernel: Any, arrays: list, out: Any, params: tuple) -> None:
 
 def _softplus_chunk(part: Any, dest: Any, beta: float, threshold: float) -> None:
     scaled = part if beta == 1 else part * np.float32(beta)
-    e = scaled.astype(np.float64)
-    linear = np.maximum(e, 0)
-    np.abs(e, out=e)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    np.log1p(e, out=e)
-    np.add(e, linear, out=e)
-    dest[...] = e
+    dest[...] = _log1p_exp_in_place(np, scaled.astype(np.float64))
     if beta != 1:
         np.divide(dest, np.float32(beta), out=dest)
     if threshold != math.inf and (beta != 1 or threshold < 16):  # (else no value changes)
