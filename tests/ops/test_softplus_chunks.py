@@ -129,3 +129,18 @@ def test_softplus_gradient_under_vmap_matches_torch():
     want = torch.func.vmap(torch.func.grad(lambda z: F.softplus(z, 2.0, 3.0).sum()))(
         torch.tensor(a))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_large_softplus_keeps_a_channels_last_layout_and_mixed_layout_gradients():
+    a = np.random.default_rng(6).standard_normal((2, 8, 32, 32)).astype(np.float32) * 4
+    x = ember.tensor(a).to(memory_format=ember.channels_last).requires_grad_()
+    y, m = ember.softplus(x, beta=2.0, threshold=3.0), ember.mish(x)
+    assert y.is_contiguous(memory_format=ember.channels_last)
+    assert m.is_contiguous(memory_format=ember.channels_last)
+    t = torch.tensor(a, requires_grad=True)
+    z = F.softplus(t, 2.0, 3.0)
+    np.testing.assert_allclose(y.detach().numpy(), z.detach().numpy(), rtol=1e-6, atol=1e-37)
+    g = np.random.default_rng(7).standard_normal(a.shape).astype(np.float32)
+    y.backward(ember.tensor(g))  # (a C-ordered gradient against a channels-last input)
+    z.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-30)

@@ -62,15 +62,20 @@ def softplus32(a: Any, beta: float, threshold: float) -> Any:
 
 
 def _in_chunks(kernel: Any, arrays: tuple, *params: Any) -> Any:
-    """A float32 array shaped as ``arrays[0]`` (float32 arrays of one shape) made by
-    ``kernel(*chunks, out chunk, *params)`` over chunks of ``_CHUNK`` elements, contiguous
-    blocks of them shared among the cores."""
-    flats = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
-    out = np.empty(flats[0].shape, np.float32)
-    n = out.size
-    parallel.run([partial(_chunks, kernel, [f[lo:hi] for f in flats], out[lo:hi], params)
+    """A float32 array laid out as ``arrays[0]`` (float32 arrays of one shape; a
+    channels-last input gives a channels-last result, as NumPy's elementwise ops) made by
+    ``kernel(*chunks, out chunk, *params)`` over chunks of ``_CHUNK`` elements in memory
+    order, contiguous blocks of them shared among the cores."""
+    out = np.empty_like(arrays[0], dtype=np.float32)
+    order = np.argsort([-stride for stride in out.strides], kind="stable")
+    if not out.transpose(order).flags.c_contiguous:  # (no dense order: C's)
+        out, order = np.empty(out.shape, np.float32), np.arange(out.ndim)
+    flat = out.transpose(order).reshape(-1)  # (a view: C-contiguous in that order)
+    flats = [np.ascontiguousarray(a.transpose(order)).reshape(-1) for a in arrays]
+    n = flat.size
+    parallel.run([partial(_chunks, kernel, [f[lo:hi] for f in flats], flat[lo:hi], params)
                   for lo, hi in parallel.blocks(n, parallel.share_count(n, _BLOCK))])
-    return out.reshape(arrays[0].shape)
+    return out
 
 
 def _chunks(kernel: Any, arrays: list, out: Any, params: tuple) -> None:
