@@ -281,3 +281,21 @@ def test_renorm_of_a_complex_tensor_matches_torch(p, dim, maxnorm):
         ember.complex64
     t = ember.tensor(x, requires_grad=True)
     assert ember.autograd.gradcheck(lambda a: ember.renorm(a, p, dim, maxnorm), (t,))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, a: lib.linalg.svdvals(a), lambda lib, a: lib.linalg.svd(a),
+    lambda lib, a: lib.linalg.eigh(a), lambda lib, a: lib.linalg.eigvalsh(a),
+    lambda lib, a: lib.linalg.eig(a), lambda lib, a: lib.linalg.pinv(a)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_decompositions_of_non_finite_input_raise_linalg_error_as_torch(fn, dtype):
+    # (svd, eigh and pinv raised an OpError wrapping NumPy's 'SVD did not converge', which
+    # `except LinAlgError` missed; the message now names the batch element with NaN or inf)
+    a = np.random.default_rng(3).standard_normal((2, 3, 3)).astype(dtype)
+    a[1, 1, 1] = np.nan
+    with pytest.raises(RuntimeError):  # (torch's LinAlgError; eig's a plain RuntimeError)
+        fn(torch, torch.from_numpy(a))
+    with pytest.raises(ember.linalg.LinAlgError, match=r"\(Batch element 1\): the algorithm "
+                                                       r"failed to converge because the input "
+                                                       r"matrix contains non-finite values"):
+        fn(ember, ember.from_numpy(a))

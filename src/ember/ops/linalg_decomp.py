@@ -26,6 +26,7 @@ from ember.ops.linalg import matmul
 from ember.ops.linalg_solve import (
     LinAlgError,
     check_matrix,
+    converged,
     diag_embed,
     first_failure,
     matrix_spec,
@@ -312,7 +313,7 @@ class Eigh(Primitive):
     save_outputs = True
 
     def forward(self, xp, a, *, UPLO):  # noqa: N803
-        return xp.linalg.eigh(a, UPLO=UPLO)
+        return converged("linalg.eigh", xp.linalg.eigh, a, UPLO=UPLO)
 
     def infer(self, a, *, UPLO):  # noqa: N803
         matrix_spec("linalg.eigh", a)
@@ -389,7 +390,7 @@ class SVD(Primitive):
     save_outputs = True
 
     def forward(self, xp, a, *, full_matrices):
-        return xp.linalg.svd(a, full_matrices=full_matrices)
+        return converged("linalg.svd", xp.linalg.svd, a, full_matrices=full_matrices)
 
     def infer(self, a, *, full_matrices):
         matrix_spec("linalg.svd", a, square=False)

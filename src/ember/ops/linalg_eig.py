@@ -13,12 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from ember import return_types
-from ember.errors import describe
 from ember.ops.complex_parts import conj, real
 from ember.ops.creation import eye
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import check_phase_invariance
-from ember.ops.linalg_solve import LinAlgError, check_matrix, diag_embed, matrix_spec, mH, solve
+from ember.ops.linalg_solve import check_matrix, converged, diag_embed, matrix_spec, mH, solve
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
 
@@ -46,11 +45,7 @@ class Eig(Primitive):
 
     def forward(self, xp, a):
         dtype = np.result_type(a.dtype, np.complex64)
-        try:
-            w, v = xp.linalg.eig(a)
-        except np.linalg.LinAlgError:
-            raise LinAlgError(f"linalg.eig: the algorithm failed to converge "
-                              f"({describe(a.shape, a.dtype)})") from None
+        w, v = converged("linalg.eig", xp.linalg.eig, a)
         return w.astype(dtype, copy=False), v.astype(dtype, copy=False)
 
     def infer(self, a):

@@ -18,7 +18,14 @@ from ember.ops.creation import as_tensor, zeros
 from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
-from ember.ops.linalg_solve import batch_of, check_float, check_matrix, matrix_spec, mH
+from ember.ops.linalg_solve import (
+    batch_of,
+    check_float,
+    check_matrix,
+    converged,
+    matrix_spec,
+    mH,
+)
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import maximum
 from ember.tensor import Tensor, method
@@ -74,7 +81,7 @@ class Pinv(Primitive):
         m, n = a.shape[-2:]
         if a.size == 0:
             return xp.zeros(a.shape[:-2] + (n, m), a.dtype)
-        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        u, s, vh = converged("linalg.pinv", xp.linalg.svd, a, full_matrices=False)
         tol = xp.maximum(atol[..., None], rtol[..., None] * s[..., :1])
         with np.errstate(divide="ignore"):
             s_inv = xp.where(s > tol, 1 / s, 0).astype(a.dtype)

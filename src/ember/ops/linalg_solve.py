@@ -136,6 +136,22 @@ def first_failure(info: Any) -> tuple[str, int]:
     return (f"(Batch element {i}): " if np.ndim(info) else ""), int(flat[i])
 
 
+def converged(op: str, routine: Any, a: Any, **kwargs: Any) -> Any:
+    """``routine(a, **kwargs)`` (a backend ``linalg`` routine: ``eig``, ``eigh``, ``svd``),
+    whose failure to converge is a :class:`LinAlgError` naming ``op``, the input and the first
+    matrix of the batch that holds NaN or inf, if one does (as PyTorch's)."""
+    try:
+        return routine(a, **kwargs)
+    except np.linalg.LinAlgError:
+        host = a.get() if hasattr(a, "get") else a  # (a CuPy array, on this error path)
+        finite = np.isfinite(host).all(axis=(-2, -1)).reshape(-1)
+        why = "the algorithm failed to converge"
+        if not finite.all():
+            where = f"(Batch element {int(np.flatnonzero(~finite)[0])}): " if a.ndim > 2 else ""
+            why = f"{where}{why} because the input matrix contains non-finite values (NaN or inf)"
+        raise LinAlgError(f"{op}: {why} ({describe(a.shape, a.dtype)})") from None
+
+
 # -- inv -------------------------------------------------------------------------------------
 @primitive
 class Inv(Holomorphic, Primitive):
@@ -298,7 +314,8 @@ def _own_batch(info: Tensor, batch: tuple[int, ...]) -> Tensor:
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``) for square ``A``;
     ``B`` is a matrix, or with ``left=True`` a vector (see PyTorch for when a 2-D ``B``
-    counts as a batch of vectors), and the batch dims broadcast. Raises :class:`LinAlgError` for singular ``A``.
+    counts as a batch of vectors), and the batch dims broadcast. Raises
+    :class:`LinAlgError` for singular ``A``.
 
     Example:
         >>> ember.linalg.solve(ember.tensor([[2.0, 0.0], [0.0, 4.0]]), ember.tensor([2.0, 2.0]))
