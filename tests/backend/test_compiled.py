@@ -175,6 +175,29 @@ def test_a_kernel_compiles_the_kernels_it_calls_first_with_their_own_signatures(
     assert narrow is lazy.kernel  # (numba's kernel in its place)
 
 
+def test_a_kernel_that_calls_itself_compiles():
+    def factorial(n):
+        return 1 if n <= 1 else n * factorial(n - 1)
+
+    factorial = _plain_kernel(factorial, "int64(int64)")
+    assert factorial(5) == 120
+
+
+def test_a_numba_that_cannot_compile_leaves_the_kernels_to_numpy(monkeypatch, fresh_numba_load):
+    def no_llvm(*args, **options):
+        raise RuntimeError("no LLVM here")
+
+    monkeypatch.setattr(compiled, "_numba", lambda: types.SimpleNamespace(njit=no_llvm))
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    compiled._compiles.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="no LLVM here"):
+            assert compiled.load("ember.ops.erf_numba") is None
+        assert not compiled.numba_enabled()
+    finally:
+        compiled._compiles.cache_clear()
+
+
 def test_a_kernel_that_fails_to_compile_turns_numba_off_with_a_warning(fresh_numba_load):
     def broken(x):
         return np.no_such_function(x)

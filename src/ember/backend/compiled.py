@@ -132,6 +132,7 @@ class Lazy:
         self.dispatcher = self._dispatcher()  # (for every signature: see ready)
         self.kernel: Any = None  # the dispatcher, once compiled
         self.groups: dict[tuple, Any] = {}  # the arrays' dtypes -> a dispatcher for them
+        self.compiling = False  # (a kernel that calls itself finds its own dispatcher)
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
 
     def __call__(self, *args: Any) -> Any:
@@ -180,6 +181,7 @@ class Lazy:
     def _compiled(self, dispatcher: Any, signatures: list) -> Any:
         """``dispatcher`` compiled for ``signatures`` (after the kernels that the function
         calls), then closed to others, as numba's own ``njit(signatures)``."""
+        self.compiling = True
         try:
             _ready_callees(self.fn)
             for signature in signatures:
@@ -189,6 +191,8 @@ class Lazy:
             turn_off(f"{self.fn.__module__}.{self.fn.__name__} failed to compile: "
                      f"{type(exc).__name__}: {exc}")
             raise
+        finally:
+            self.compiling = False
         return dispatcher
 
 
@@ -201,14 +205,17 @@ def _takes(parameters: tuple, dtypes: tuple) -> bool:
 
 
 def ready(kernel: Any) -> Any:
-    """numba's kernel for ``kernel`` (a :class:`Lazy` compiled now if it is not yet), for
-    code that hands it to numba itself (a kernel called from a loop compiled elsewhere).
+    """numba's kernel for ``kernel`` (a :class:`Lazy` compiled now if it is not yet; its
+    dispatcher while it compiles: a kernel that calls itself), for code that hands it to
+    numba itself (a kernel called from a loop compiled elsewhere).
 
     Example:
         >>> compiled.ready(erf_numba.erf)
         CPUDispatcher(<function erf at 0x...>)
     """
-    return kernel.ready() if isinstance(kernel, Lazy) else kernel
+    if not isinstance(kernel, Lazy):
+        return kernel
+    return kernel.dispatcher if kernel.compiling else kernel.ready()
 
 
 def _ready_callees(fn: Any) -> None:
@@ -219,13 +226,13 @@ def _ready_callees(fn: Any) -> None:
     for name in names:
         value = scope.get(name)
         if isinstance(value, Lazy):
-            scope[name] = value.ready()
+            scope[name] = ready(value)
         elif isinstance(value, ModuleType):
             for attribute in names:
                 ready(getattr(value, attribute, None))
     for cell in fn.__closure__ or ():
         if isinstance(cell.cell_contents, Lazy):
-            cell.cell_contents = cell.cell_contents.ready()
+            cell.cell_contents = ready(cell.cell_contents)
 
 
 def _names(code: CodeType) -> set[str]:
@@ -293,11 +300,24 @@ def load(module: str) -> Any:
     if loaded is not None and sys.modules.get(module) is loaded:
         return loaded
     try:
+        _compiles()
         loaded = _LOADED[module] = importlib.import_module(module)
         return loaded
     except Exception as exc:  # any failure of numba's: Ember still runs, on NumPy
         turn_off(f"{module} failed to load: {type(exc).__name__}: {exc}")
         return None
+
+
+def _one_more(x: int) -> int:
+    return x + 1
+
+
+@cache
+def _compiles() -> None:
+    """Compiles a kernel of one line once a process (from numba's disk cache after the first
+    time): a numba that cannot compile (its LLVM missing or mismatched) fails here, where
+    :func:`load` still gives NumPy's twins, rather than in the user's op (:class:`Lazy`)."""
+    _numba().njit("int64(int64)", cache=True)(_one_more)(1)
 
 
 def turn_off(reason: str) -> None:
