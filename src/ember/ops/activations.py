@@ -160,7 +160,11 @@ class Elu(_EluValues):
         # linear side's slope, as PyTorch (its test is x <= 0)
         if v.dtype in _ONE_PASS:  # (one op)
             return elu_grad(v, x, alpha * scale, input_scale, scale, from_input=True)
-        slope = exp(x if input_scale == 1 else x * input_scale) * (alpha * scale * input_scale)
+        # (exp of x ≤ 0 only: exp(x) overflows above 0 in half precision, and its infinite
+        # derivative there would meet where's 0 at second order: NaN)
+        below = x.clamp(max=0)
+        slope = exp(below if input_scale == 1 else below * input_scale) * (
+            alpha * scale * input_scale)
         return where(x <= 0, v * slope, v if scale == 1 else v * scale)
 
 
