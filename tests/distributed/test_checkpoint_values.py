@@ -7,8 +7,8 @@ from tests.distributed.harness import needs_mpi, run_ranks
 
 pytestmark = needs_mpi
 
-ROUND_TRIP = """
-import math, sys, pytest, numpy as np, ember, ember.distributed as dist
+ROUND_TRIP = r"""
+import math, os, sys, pytest, numpy as np, ember, ember.distributed as dist
 from ember.distributed import checkpoint
 dist.init_process_group()
 root = sys.argv[1]
@@ -65,6 +65,19 @@ for bad, what in ((object(), "object"), (np.float32(1), "float32"), ({1, 2}, "se
         checkpoint.save(root, {"w": ember.ones(1), "bad": bad}, step=2)
 with pytest.raises(ember.errors.CheckpointError, match="no plain value 'misc.extra'"):
     checkpoint.load(path, {"misc": {"extra": 1.0}})
+# names that flatten alike are refused before anything is written (one value was lost)
+for clash, paths in (({"a.b": 1, "a": {"b": 2}}, r"\['a.b'\] and state\['a'\]\['b'\]"),
+                     ({"d": {0: 1, "0": 2}}, r"\['d'\]\[0\] and state\['d'\]\['0'\]"),
+                     ({"a": {"b": ember.ones(1)}, "a.b": ember.ones(1)}, "'a.b'")):
+    with pytest.raises(ember.errors.CheckpointError, match=paths + ".*both flatten"):
+        checkpoint.save(root, {"w": ember.ones(1), **clash}, step=3)
+    assert not any("00000003" in p for p in os.listdir(root))
+with pytest.raises(ember.errors.CheckpointError, match="'model.weight' is saved as a tensor, "
+                   r"the template holds a plain float there. Hint: put a tensor of shape \(2, 3\)"):
+    checkpoint.load(path, {"model": {"weight": 0.0}})
+with pytest.raises(ember.errors.CheckpointError, match="'misc.x' is saved as a plain value, "
+                   "the template holds a tensor"):
+    checkpoint.load(path, {"misc": {"x": ember.zeros(1)}})
 """
 
 

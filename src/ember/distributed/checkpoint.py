@@ -46,19 +46,34 @@ class ShardedTensor(NamedTuple):
     start: int
 
 
-def _flatten(state: dict, prefix: str = "") -> dict[str, Any]:
+def _flatten(state: dict) -> dict[str, Any]:
     """``{"model": {"w": t}, "opt": {"lr": 0.1}}`` → ``{"model.w": t, "opt.lr": 0.1}``:
     tensors, sharded tensors and plain values (a list or tuple holding a tensor is walked by
-    index, as a dict by key; one holding none is one plain value)."""
+    index, as a dict by key; one holding none is one plain value). Two entries whose names
+    flatten alike (``{"a.b": 1, "a": {"b": 2}}``, ``{0: 1, "0": 2}``) are refused."""
     flat: dict[str, Any] = {}
-    for key, value in _children(state):
-        name = f"{prefix}{key}"
+    _walk(state, "", "", flat, {})
+    return flat
+
+
+def _walk(container: Any, prefix: str, path: str, flat: dict, paths: dict) -> None:
+    """Adds ``container``'s entries to ``flat`` (``paths``: each name's place, for errors)."""
+    for key, value in _children(container):
+        name, where = f"{prefix}{key}", f"{path}[{key!r}]"
+        if not isinstance(value, Tensor | ShardedTensor) and not _is_dtensor(value) and (
+                isinstance(value, dict) or _holds_tensor(value)):
+            _walk(value, name + ".", where, flat, paths)
+            continue
+        if name in flat:
+            raise CheckpointError(
+                f"distributed checkpoint: state{paths[name]} and state{where} both flatten "
+                f"to the name {name!r}, so one would overwrite the other. Hint: rename one "
+                "of the keys (a key with a dot, or an int key beside its str twin)")
+        paths[name] = where
         if isinstance(value, Tensor | ShardedTensor):
             flat[name] = value
         elif _is_dtensor(value):
             flat[name] = _dtensor_entry(name, value)
-        elif isinstance(value, dict) or _holds_tensor(value):
-            flat.update(_flatten(value, name + "."))
         elif _plain(value):
             flat[name] = value
         else:
@@ -69,7 +84,6 @@ def _flatten(state: dict, prefix: str = "") -> dict[str, Any]:
                 "nested in dicts, lists and tuples. Hint: convert it to one of those (e.g. "
                 "float(x) for a NumPy number)"
             )
-    return flat
 
 
 def _children(value: Any) -> Any:
@@ -254,6 +268,11 @@ def load(path: str | os.PathLike, state: dict) -> dict:
     plain = manifest.get("values", {})
     for name, target in _flatten(state).items():
         if not _is_tensor_entry(target):
+            if name in manifest["entries"]:
+                raise CheckpointError(
+                    f"{path}: {name!r} is saved as a tensor, the template holds a plain "
+                    f"{type(target).__name__} there. Hint: put a tensor of shape "
+                    f"{tuple(manifest['entries'][name]['shape'])} in the template")
             if name not in plain:
                 raise CheckpointError(
                     f"{path}: no plain value {name!r} in the checkpoint (it has "
@@ -261,6 +280,10 @@ def load(path: str | os.PathLike, state: dict) -> dict:
                 )
             continue
         entry = manifest["entries"].get(name)
+        if entry is None and name in plain:
+            raise CheckpointError(
+                f"{path}: {name!r} is saved as a plain value, the template holds a tensor "
+                "there. Hint: put the plain value's type in the template")
         if entry is None:
             raise CheckpointError(
                 f"{path}: no entry {name!r} in the checkpoint (it has "
