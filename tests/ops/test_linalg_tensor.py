@@ -134,6 +134,15 @@ def test_ldl_singular_errors_and_no_derivative():
         ember.linalg.ldl_factor(a).LD.sum().backward()
 
 
+def test_ldl_solve_batches_of_all_three_must_broadcast():
+    # (LD~pivots and LD~B broadcast but pivots~B do not: NumPy's ValueError in an OpError)
+    ld, piv = ember.linalg.ldl_factor(ember.eye(3, dtype=ember.float64))
+    with pytest.raises(ember.ShapeError, match=r"ldl_solve: the batch dims of LD \(1, 3, 3\) "
+                       r"float64, pivots \(3, 3\) int32 and B \(4, 3, 2\) float64 do not"):
+        ember.linalg.ldl_solve(ld.expand(1, 3, 3), piv.expand(3, 3),
+                               ember.ones(4, 3, 2, dtype=ember.float64))
+
+
 def test_ldl_under_vmap():
     rng = np.random.default_rng(1)
     a = ember.tensor(_symmetric(rng, (3, 4, 4), True))

@@ -26,6 +26,7 @@ import numpy as np
 
 from ember import dtypes, return_types
 from ember.errors import GradError, IndexOutOfRange, ShapeError, describe
+from ember.ops.broadcast import broadcast_shapes
 from ember.ops.linalg_solve import (
     LinAlgError,
     batch_of,
@@ -301,5 +302,13 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803
         raise ShapeError(f"{op}: pivots must be int32 of shape (*, {LD.shape[-1]}) as "
                          f"ldl_factor returns them, got {describe(pivots.shape, pivots.dtype)}")
     batch_of(op, LD, B, names="LD and B")
-    batch_of(op, LD, pivots, names="LD and pivots", b_batch=tuple(pivots.shape[:-1]))
+    batches = (tuple(LD.shape[:-2]), tuple(pivots.shape[:-1]), tuple(B.shape[:-2]))
+    try:
+        broadcast_shapes(*batches, op=op)
+    except ShapeError:
+        raise ShapeError(f"{op}: the batch dims of LD {describe(LD.shape, LD.dtype)}, pivots "
+                         f"{describe(pivots.shape, pivots.dtype)} and B "
+                         f"{describe(B.shape, B.dtype)} do not broadcast: {batches[0]}, "
+                         f"{batches[1]} and {batches[2]}. Hint: batch sizes must match or be "
+                         "1") from None
     return apply(LDLSolve, LD, pivots, B, hermitian=hermitian and LD.dtype.is_complex)
