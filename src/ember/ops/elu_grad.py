@@ -3,12 +3,15 @@ gradient ``v`` and elu's input ``x`` (``from_input``, as PyTorch's elu) or outpu
 its in-place elu_): ``v · scale·alpha·input_scale · exp(input_scale·x)`` where ``x <= 0``, or
 ``v · (y + scale·alpha) · input_scale`` where ``y <= 0``, and ``v · scale`` elsewhere (a NaN
 takes the linear side). Float32/float64 arrays of one shape and dense layout take numba's one
-pass (:mod:`ember.ops.elu_numba`; from x, after NumPy's exp); others the composite's NumPy
-calls; the same values either way. Its rules, in Ember ops, are the composite's, so higher
-derivatives follow.
+pass (:mod:`ember.ops.elu_numba`; from x, float32's exp in the pass, float64's after NumPy's
+exp); others the composite's NumPy calls; the same values either way, except float32's exp
+from x (numba's and NumPy's differ in the last bits). Its rules, in Ember ops, are the
+composite's, so higher derivatives follow.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ember.backend import compiled
 from ember.ops.broadcast import broadcast_spec, sum_to
@@ -32,8 +35,13 @@ class EluGrad(Primitive):
     def forward(self, xp, v, s, *, alpha_scale, input_scale, scale, from_input):
         linear = v if scale == 1 else v * scale
         if from_input:  # (exp(x) keeps the slope's last bits, which y + alpha loses)
-            e = xp.exp(s if input_scale == 1 else s * input_scale)
             slope = alpha_scale * input_scale
+            if v.dtype == np.float32 and input_scale >= 0:  # (the exp in the pass)
+                out = slope_grad(xp, _KERNELS, "elu_grad_from_input", (v, s),
+                                 (slope, input_scale, scale))
+                if out is not None:
+                    return out
+            e = xp.exp(s if input_scale == 1 else s * input_scale)  # (inf above: unused)
             out = slope_grad(xp, _KERNELS, "elu_grad_from_exp", (v, s, e), (slope, scale))
             return Where.forward(xp, s <= 0, v * (e * slope), linear) if out is None else out
         out = slope_grad(xp, _KERNELS, "elu_grad", (v, s), (alpha_scale, input_scale, scale))
