@@ -494,6 +494,17 @@ def test_a_broadcast_first_grad_of_a_c_ordered_leaf_is_c_ordered_as_torch(shape)
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
 
 
+@pytest.mark.parametrize(("make", "dims"), [((1, 3, 4), (1, 0, 2)),       # (3, 1, 4): 4, 12, 1
+                                            ((2, 1, 1, 3), (0, 3, 1, 2))])  # (2, 3, 1, 1): 3,1,3,3
+def test_a_broadcast_first_grad_keeps_a_c_ordered_leafs_own_size_1_strides_as_torch(make, dims):
+    # a C-ordered leaf whose size-1 dims have strides of their own (a permuted array): torch's
+    # .grad keeps them (review45d)
+    x = ember.zeros(make).permute(dims).detach().requires_grad_()
+    tx = torch.zeros(make).permute(dims).detach().requires_grad_()
+    x.sum().backward(), tx.sum().backward()
+    assert x.stride() == tx.stride() and x.grad.stride() == tx.grad.stride()
+
+
 @pytest.mark.parametrize("mode", ["enable_grad", "no_grad", "inference_mode"])
 def test_backward_restores_the_grad_mode_and_callbacks_see_backwards(mode):
     from ember.autograd.engine import queue_callback

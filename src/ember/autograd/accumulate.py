@@ -121,8 +121,8 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
     a, like = g._data, t._data
     if a.strides == like.strides or (a.flags.c_contiguous and like.flags.c_contiguous):
         return g
-    if like.flags.c_contiguous:  # (the usual parameter: C order, no order to find)
-        return g.contiguous()
+    if like.flags.c_contiguous and 1 not in like.shape:  # (the usual parameter: C order and,
+        return g.contiguous()  # without size-1 dims, C strides: no order to find)
     order = _dense_order(like)
     if order is None or order == list(range(a.ndim)):  # (C order: no permuted view)
         return g if a.flags.c_contiguous else g.contiguous()
