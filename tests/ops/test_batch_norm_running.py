@@ -98,7 +98,7 @@ def test_a_read_only_buffer_refuses_the_update_clearly(name):
     # (the eager shortcut leaves a read-only array to the op, whose error names the fix)
     bn = ember.nn.BatchNorm1d(3)
     getattr(bn, name)._data.flags.writeable = False
-    with pytest.raises(ember.errors.GradError, match="cannot write into this tensor"):
+    with pytest.raises(ember.errors.GradError, match="^(batch_norm|add_): cannot write into"):
         bn(ember.randn(4, 3))
 
 

@@ -15,7 +15,7 @@ from ember.nn import init
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.ops.local_response_norm import cross_map_lrn2d
-from ember.ops.normalization import count_batch
+from ember.ops.normalization import _count_batch
 from ember.tensor import Tensor
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
@@ -120,7 +120,7 @@ class _BatchNorm(_NormBase):
         in ``num_batches_tracked``."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            count_batch(self.num_batches_tracked)
+            _count_batch(self.num_batches_tracked)
             if self.momentum is None:  # cumulative moving average, with ops (so that a
                 # compiled step computes 1 / count on every call, as eager does)
                 count = self.num_batches_tracked.to(

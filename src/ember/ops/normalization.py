@@ -338,7 +338,7 @@ def _on_arrays(t: Tensor) -> bool:
         t._view is None and not t.requires_grad
 
 
-def count_batch(counter: Tensor) -> None:
+def _count_batch(counter: Tensor) -> None:
     """``counter += 1``, untracked: a batch norm layer's ``num_batches_tracked``, on its array
     where :func:`_on_arrays` allows (the in-place op took a sixth of a small layer's forward),
     else by the op."""
