@@ -3,6 +3,7 @@ torch: tiny-probability entropies, value conversion, dtypes and empty samples.""
 
 import math
 
+import mpmath
 import torch
 
 import ember
@@ -13,26 +14,36 @@ from .cases import close
 TD = torch.distributions
 
 
+def _exact_entropy(a, key: str, name: str):
+    p = mpmath.mpf(a) if key == "probs" else 1 / (1 + mpmath.exp(-mpmath.mpf(a)))
+    h = -p * mpmath.log(p) - (1 - p) * mpmath.log1p(-p) if p < 1 else mpmath.mpf(0)
+    return h / p if name == "Geometric" else h
+
+
 def test_geometric_and_bernoulli_entropy_for_tiny_probs():
     # logsigmoid kept log1p(exp(x)) below x = -20 (softplus's threshold): entropy / p was off by 1
-    # float32 ones run in float64: torch's float32 entropies are 0 below probs = 1e-8, 11% off
-    # at 1e-7 (its logits clamp probs at eps and the cross-entropy cancels)
+    # torch's float32 entropies are 0 below probs = 1e-8, 11% off at 1e-7 (its logits clamp
+    # probs at eps and the cross-entropy cancels); its float64 ones are 1e-4 off at 1e-12 and 0
+    # at logits -40, so the values are checked against mpmath's
     p = [1e-12, 1e-9, 1e-7, 1e-6, 0.3, 0.9999, 1 - 2 ** -23, 1.0]
     logits = [-40.0, -25.0, 0.0, 3.0, 15.0]
+    mpmath.mp.dps = 40
     for dt in (torch.float64, torch.float32):
         for name in ("Geometric", "Bernoulli"):
             for key, v in (("probs", p), ("logits", logits)):
-                d = getattr(D, name)(**{key: ember.tensor(v, dtype=getattr(ember, str(dt)[6:]))})
-                t = getattr(TD, name)(**{key: torch.tensor(v, dtype=dt).double()})
+                x = ember.tensor(v, dtype=getattr(ember, str(dt)[6:]))
+                d = getattr(D, name)(**{key: x})
                 assert d.entropy().dtype == d.probs.dtype
-                close(d.entropy(), t.entropy(), rtol=1e-5, atol=1e-13)
-            # the slopes in the parameter, as torch's in float64 (below 1e-7 both cancel)
+                close(d.entropy(), [float(_exact_entropy(a, key, name)) for a in x.tolist()],
+                      rtol=1e-6 if dt == torch.float32 else 1e-9, atol=1e-13)
+            # the slopes in the parameter, against mpmath's too (torch's float64 ones cancel
+            # below probs 1e-7 and at logits -25)
             for key, v in (("probs", p[2:-1]), ("logits", logits)):
                 x = ember.tensor(v, dtype=getattr(ember, str(dt)[6:]), requires_grad=True)
-                tx = torch.tensor(v, dtype=dt).double().requires_grad_()
                 (g,) = ember.autograd.grad(getattr(D, name)(**{key: x}).entropy().sum(), [x])
-                (w,) = torch.autograd.grad(getattr(TD, name)(**{key: tx}).entropy().sum(), [tx])
-                close(g, w, rtol=1e-5 if dt == torch.float32 else 1e-9)
+                exact = [float(mpmath.diff(lambda t, k=key, n=name: _exact_entropy(t, k, n), a))
+                         for a in x.tolist()]
+                close(g, exact, rtol=1e-5 if dt == torch.float32 else 1e-8)
     x = torch.tensor([-40.0, -27.6, -20.5, 0.0, 25.0], dtype=torch.float64)
     close(ember.nn.functional.logsigmoid(ember.tensor(x.numpy())),
           torch.nn.functional.logsigmoid(x), rtol=1e-12)

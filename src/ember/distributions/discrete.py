@@ -37,17 +37,16 @@ class _BinaryParams(Distribution):
         self._given = name
         return tensors[-1].shape, tensors[:-1]
 
-    def _entropy_params(self) -> tuple[Tensor, Tensor]:
-        """``(logits, probs)`` for an entropy, in float64 from the parameter given: below
-        float64, ``logits`` clamp ``probs`` at eps (1.2e-7 in float32) and the cross-entropy
-        cancels, so a float32 entropy of ``probs=1e-9`` came out 0."""
-        if self.probs.dtype == ember.float64:
-            return self.logits, self.probs
+    def _bernoulli_entropy(self) -> Tensor:
+        """``-p log p - (1-p) log(1-p)`` in the parameter's dtype, with no cancellation: from
+        ``probs`` as written (``log1p``), from ``logits`` as ``softplus(-|x|) +
+        |x| sigmoid(-|x|)`` (it is even in ``x``). Through the cross-entropy with the
+        clamped logits, a float32 entropy of ``probs=1e-9`` came out 0."""
         if self._given == "logits":
-            logits = self.logits.double()
-            return logits, logits_to_probs(logits, is_binary=True)
-        probs = self.probs.double()
-        return probs_to_logits(probs, is_binary=True), probs
+            a = -self.logits.abs()
+            return F.softplus(a) - a * ember.sigmoid(a)
+        p = self.probs
+        return -ember.special.xlogy(p, p) - ember.special.xlog1py(1 - p, -p)
 
     @lazy_property
     def probs(self) -> Tensor:
@@ -118,9 +117,7 @@ class Bernoulli(_BinaryParams, ExponentialFamily):
         return ember.nn.functional.softplus(x)
 
     def entropy(self) -> Tensor:
-        logits, probs = self._entropy_params()
-        bce = F.binary_cross_entropy_with_logits(logits, probs, reduction="none")
-        return bce.to(self.probs.dtype)
+        return self._bernoulli_entropy()
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = ember.arange(2, dtype=self.probs.dtype)
@@ -172,9 +169,10 @@ class Geometric(_BinaryParams):
         return value * ember.log1p(-safe) + ember.log(probs)
 
     def entropy(self) -> Tensor:
-        logits, probs = self._entropy_params()
-        bce = F.binary_cross_entropy_with_logits(logits, probs, reduction="none")
-        return (bce / probs).to(self.probs.dtype)
+        if self._given == "logits":
+            return self._bernoulli_entropy() / self.probs
+        p = self.probs  # -log p - (1-p) log(1-p) / p, 1 - log p for tiny p
+        return -ember.log(p) - ember.special.xlog1py(1 - p, -p) / p
 
 
 class Binomial(_BinaryParams):
