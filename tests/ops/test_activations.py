@@ -480,17 +480,20 @@ def test_a_masks_gradient_is_zeros_as_torch(name):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
-def test_elu_family_second_derivative_at_large_positive_x_as_torch(dtype):
+@pytest.mark.parametrize("inplace", [False, True])
+def test_elu_family_second_derivative_at_large_positive_x_and_zeros_as_torch(dtype, inplace):
     """elu/selu/celu's second derivative is 0 above 0 where exp(x) overflows (x = 12 in
-    float16, 100 in bfloat16, 1000 in float32/float64): NaN before (inf times where's 0)."""
-    xs = [12.0, 100.0, 1000.0, -1.0, -0.5]
+    float16, 100 in bfloat16, 1000 in float32/float64: NaN before, inf times where's 0) and at
+    ±0 (1 before; PyTorch's elu_double_backward masks with x < 0), from x and from elu_'s y."""
+    xs = [12.0, 100.0, 1000.0, -1.0, -0.5, 0.0, -0.0]
     for name, kwargs in (("elu", {}), ("selu", {}), ("celu", {"alpha": 0.5})):
         x = ember.tensor(np.array(xs, np.float32)).to(getattr(ember, dtype)).requires_grad_()
-        g, = ember.autograd.grad(getattr(ember.nn.functional, name)(x, **kwargs).sum(), [x],
-                                 create_graph=True)
+        y = getattr(ember.nn.functional, name)(x * 1, inplace=inplace, **kwargs)
+        g, = ember.autograd.grad(y.sum(), [x], create_graph=True)
         gg, = ember.autograd.grad(g.sum(), [x])
         t = torch.tensor(xs).to(getattr(torch, dtype)).requires_grad_()
-        tg, = torch.autograd.grad(getattr(F, name)(t, **kwargs).sum(), [t], create_graph=True)
+        tg, = torch.autograd.grad(getattr(F, name)(t * 1, inplace=inplace, **kwargs).sum(), [t],
+                                  create_graph=True)
         tgg, = torch.autograd.grad(tg.sum(), [t])
         np.testing.assert_allclose(gg.float().numpy(), tgg.float().numpy(), rtol=1e-2)
 

@@ -160,9 +160,10 @@ class Elu(_EluValues):
         # linear side's slope, as PyTorch (its test is x <= 0)
         if v.dtype in _ONE_PASS:  # (one op)
             return elu_grad(v, x, alpha * scale, input_scale, scale, from_input=True)
-        # (exp of x ≤ 0 only: exp(x) overflows above 0 in half precision, and its infinite
-        # derivative there would meet where's 0 at second order: NaN)
-        below = x.clamp(max=0)
+        # (exp of x < 0 only: exp(x) overflows above 0 in half precision, and its infinite
+        # derivative there would meet where's 0 at second order: NaN; at ±0 the slope's
+        # derivative is 0, as PyTorch's elu_double_backward's mask x < 0)
+        below = where(x < 0, x, 0)
         slope = exp(below if input_scale == 1 else below * input_scale) * (
             alpha * scale * input_scale)
         return where(x <= 0, v * slope, v if scale == 1 else v * scale)
@@ -186,8 +187,10 @@ class EluFromOutput(_EluValues):
         # below 0, dy/dx = input_scale * (y + scale*alpha)
         if alpha * scale * input_scale >= 0 and v.dtype in _ONE_PASS:  # (one op)
             return elu_grad(v, y, alpha * scale, input_scale, scale, from_input=False)
-        below = (x if alpha * scale * input_scale < 0 else y) <= 0
-        slope = y + alpha * scale
+        reads_x = alpha * scale * input_scale < 0
+        below = (x if reads_x else y) <= 0
+        # (y's derivative 0 at ±0, as PyTorch's; where the rule reads x, y may be above 0)
+        slope = (y if reads_x else where(y < 0, y, 0)) + alpha * scale
         return where(below, v * (slope if input_scale == 1 else slope * input_scale),
                      v if scale == 1 else v * scale)
 

@@ -67,9 +67,10 @@ class EluGrad(Primitive):
         return apply(EluGrad, dv, s, **ctx.params) + self._in_s(ctx, v * ds)
 
     def _in_s(self, ctx, w: Tensor) -> Tensor:
-        """``w`` times the slope's derivative in ``s`` (x or y): 0 on the linear side."""
+        """``w`` times the slope's derivative in ``s`` (x or y): 0 on the linear side and at
+        ±0 (PyTorch's elu_double_backward masks with s < 0)."""
         s, p = ctx.inputs[1], ctx.params
-        below = where(s <= 0, apply(EluGrad, w, s, **p) if p["from_input"] else w, 0)
+        below = where(s < 0, apply(EluGrad, w, s, **p) if p["from_input"] else w, 0)
         return below if p["input_scale"] == 1 else below * p["input_scale"]
 
 
