@@ -78,10 +78,15 @@ class VonMises(_Elementwise):
         as ``(P0 - P1) / P0`` for the two large-argument polynomials, whose difference has no
         constant term (``1 - P1 / P0`` cancels: float32's was 0 at 1e4)."""
         k = self.concentration
-        small = 1 - ember.exp(_log_bessel_ie(k, 1) - _log_bessel_ie(k, 0))  # (above 0.13)
-        y = 3.75 / ember.where(k < 3.75, 3.75, k)
+        below = k < 3.75
+        # below 3.75, 1 - k S1 / S0 of the small-argument polynomials: it stays above 0.146,
+        # so nothing cancels
+        ks = ember.where(below, k, 1.0)
+        x = (ks / 3.75) ** 2
+        small = 1 - ks * _polynomial(x, _SMALL[1]) / _polynomial(x, _SMALL[0])
+        y = 3.75 / ember.where(below, 3.75, k)
         large = y * _polynomial(y, _LARGE_GAP) / _polynomial(y, _LARGE[0])
-        return ember.where(k < 3.75, small, large)
+        return ember.where(below, small, large)
 
     def log_prob(self, value: Tensor) -> Tensor:
         """``k (cos(x - loc) - 1) - log(2 pi) - log(I0(k) e^-k)``, with ``cos - 1`` as
