@@ -30,13 +30,15 @@ state = {"model": model.state_dict(), "opt": opt.state_dict(),
          "misc": {"none": None, "flag": True, "n": 3, "x": 2.5, "nan": math.nan,
                   "inf": -math.inf, "name": "run", "mixed": [1, 2.0, None, "a"],
                   "pair": (0.9, 0.999), "nested": {"a": [1, {"b": "c"}]}, "ints": {0: 7},
-                  "with_tensor": [ember.ones(2), 0.5], "tuple_tensor": (ember.ones(1), 4)}}
+                  "ints_in_list": [{0: 7, 1: [2]}], "with_tensor": [ember.ones(2), 0.5],
+                  "tuple_tensor": (ember.ones(1), 4)}}
 path = checkpoint.save(root, state, step=1)
 again, again_opt = trained(0.01, 1)  # other hyperparameters, step counts and values
 template = {"model": again.state_dict(), "opt": again_opt.state_dict(),
             "misc": {"none": 1, "flag": False, "n": 0, "x": 0.0, "nan": 0.0, "inf": 0.0,
                      "name": "", "mixed": [], "pair": (0.0, 0.0), "nested": {"a": None},
-                     "ints": {0: 0}, "with_tensor": [ember.zeros(2), 0.0],
+                     "ints": {0: 0}, "ints_in_list": [{0: 0, 1: []}],
+                     "with_tensor": [ember.zeros(2), 0.0],
                      "tuple_tensor": (ember.zeros(1), 0)}}
 checkpoint.load(path, template)
 misc = template["misc"]
@@ -44,7 +46,7 @@ assert misc["none"] is None and misc["flag"] is True and misc["n"] == 3 and misc
 assert math.isnan(misc["nan"]) and misc["inf"] == -math.inf and misc["name"] == "run"
 assert misc["mixed"] == [1, 2.0, None, "a"] and type(misc["mixed"][1]) is float
 assert misc["pair"] == (0.9, 0.999) and misc["nested"] == {"a": [1, {"b": "c"}]}
-assert misc["ints"] == {0: 7}
+assert misc["ints"] == {0: 7} and misc["ints_in_list"] == [{0: 7, 1: [2]}]
 assert misc["with_tensor"][0].tolist() == [1.0, 1.0] and misc["with_tensor"][1] == 0.5
 assert misc["tuple_tensor"][0].tolist() == [1.0] and misc["tuple_tensor"][1] == 4
 groups = template["opt"]["param_groups"]

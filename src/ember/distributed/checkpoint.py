@@ -48,9 +48,10 @@ class ShardedTensor(NamedTuple):
 
 def _flatten(state: dict) -> dict[str, Any]:
     """``{"model": {"w": t}, "opt": {"lr": 0.1}}`` → ``{"model.w": t, "opt.lr": 0.1}``:
-    tensors, sharded tensors and plain values (a list or tuple holding a tensor is walked by
-    index, as a dict by key; one holding none is one plain value). Two entries whose names
-    flatten alike (``{"a.b": 1, "a": {"b": 2}}``, ``{0: 1, "0": 2}``) are refused."""
+    tensors, sharded tensors and plain values (a list or tuple holding a tensor or an
+    int-keyed dict is walked by index, as a dict by key; another is one plain value). Two
+    entries whose names flatten alike (``{"a.b": 1, "a": {"b": 2}}``, ``{0: 1, "0": 2}``)
+    are refused."""
     flat: dict[str, Any] = {}
     _walk(state, "", "", flat, {})
     return flat
@@ -61,7 +62,7 @@ def _walk(container: Any, prefix: str, path: str, flat: dict, paths: dict) -> No
     for key, value in _children(container):
         name, where = f"{prefix}{key}", f"{path}[{key!r}]"
         if not isinstance(value, Tensor | ShardedTensor) and not _is_dtensor(value) and (
-                isinstance(value, dict) or _holds_tensor(value)):
+                isinstance(value, dict) or _walked(value)):
             _walk(value, name + ".", where, flat, paths)
             continue
         if name in flat:
@@ -101,11 +102,12 @@ def _plain(value: Any) -> bool:
                                            for k, v in value.items())
 
 
-def _holds_tensor(value: Any) -> bool:
-    """Whether a list or tuple holds a tensor (at any depth): walked, not stored whole."""
+def _walked(value: Any) -> bool:
+    """Whether a list or tuple holds a tensor or a dict JSON cannot hold (an int key, as an
+    optimizer's state), at any depth: walked by index, not stored whole."""
     return isinstance(value, list | tuple) and any(
-        isinstance(v, Tensor | ShardedTensor) or _is_dtensor(v) or _holds_tensor(v) or
-        (isinstance(v, dict) and _holds_tensor(list(v.values()))) for v in value)
+        isinstance(v, Tensor | ShardedTensor) or _is_dtensor(v) or _walked(v) or
+        (isinstance(v, dict) and not _plain(v)) for v in value)
 
 
 def _like(saved: Any, template: Any) -> Any:
@@ -315,7 +317,7 @@ def _put_plain(container: Any, values: dict, prefix: str) -> Any:
         name = f"{prefix}{key}"
         if isinstance(value, Tensor | ShardedTensor) or _is_dtensor(value):
             new = value
-        elif isinstance(value, dict) or _holds_tensor(value):
+        elif isinstance(value, dict) or _walked(value):
             new = _put_plain(value, values, name + ".")
         else:
             new = _like(values[name], value)
