@@ -138,19 +138,22 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         series inside, in the Taylor branch's dtype."""
         return ember.where(self._outside_unstable_region(), exact.to(taylor.dtype), taylor)
 
+    @staticmethod
+    def _abs_log_odds(p: Tensor) -> tuple[Tensor, Tensor]:
+        """``|log((1 - p) / p)|`` as ``log1p((1 - 2q) / q)`` for ``q = min(p, 1 - p)`` (``q``
+        and ``1 - 2q`` are exact near 1/2, where ``log1p(-p) - log(p)`` cancels), and ``q``."""
+        q = ember.minimum(p, 1.0 - p)
+        return ember.log1p((1.0 - 2.0 * q) / q), q
+
     def _log_odds_gap(self, p: Tensor) -> Tensor:
-        """``log((1 - p) / p)``, as ``log1p`` of a nonnegative ratio (``1 - 2p`` and ``1 - p``
-        are exact near 1/2, where ``log1p(-p) - log(p)`` cancels)."""
-        return ember.where(p <= 0.5, ember.log1p((1.0 - 2.0 * p) / p),
-                           -ember.log1p((2.0 * p - 1.0) / (1.0 - p)))
+        """``log((1 - p) / p)``, without cancellation (see ``_abs_log_odds``)."""
+        gap = self._abs_log_odds(p)[0]
+        return ember.where(p <= 0.5, gap, -gap)
 
     def _cont_bern_log_norm(self) -> Tensor:
-        """``log C(p)``, the log normalizing constant."""
-        p = self._cut_probs()
-        below = p <= 0.5
-        denominator = ember.where(below, ember.log1p(-2.0 * ember.where(below, p, 0.0)),
-                                  ember.log(2.0 * ember.where(p >= 0.5, p, 1.0) - 1.0))
-        log_norm = ember.log(self._log_odds_gap(p).abs()) - denominator
+        """``log C(p)``, the log normalizing constant, ``log |log((1-p)/p)| - log |1 - 2p|``."""
+        gap, q = self._abs_log_odds(self._cut_probs())
+        log_norm = ember.log(gap) - ember.log1p(-2.0 * q)
         x = (self.probs - 0.5) ** 2
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
         return self._pick(log_norm, taylor)
