@@ -501,6 +501,17 @@ def test_solvers_name_both_shapes_when_batch_dims_do_not_broadcast(op):
         _SOLVERS[op](ember, ember.from_numpy(a), ember.from_numpy(b))
 
 
+def test_solvers_with_left_false_name_the_b_given():
+    # (they named B transposed, '(4, 3, 2)', and the shape error said 'AX = B')
+    a = ember.tensor(np.eye(3) * 4 + np.ones((2, 3, 3)))
+    for f in (lambda b: ember.linalg.solve(a, b, left=False),
+              lambda b: ember.linalg.lu_solve(*ember.linalg.lu_factor(a), b, left=False)):
+        with pytest.raises(ember.ShapeError, match=r"and B \(4, 2, 3\) float64 do not"):
+            f(ember.ones(4, 2, 3, dtype=ember.float64))
+    with pytest.raises(ember.ShapeError, match=r"XA = B: A is .* and B \(2, 4\) float64"):
+        ember.linalg.solve(a, ember.ones(2, 4, dtype=ember.float64), left=False)
+
+
 def test_matrix_power_takes_a_0d_integer_tensor_n_as_torch():
     # (it raised 'n must be an integer, got Tensor'; torch reads a 0-d integer tensor as an int)
     a = np.random.default_rng(2).standard_normal((2, 3, 3))

@@ -254,9 +254,9 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     if B.ndim < 2 or B.shape[-2 if left else -1] != n:
         raise ShapeError(f"{op}: incompatible shapes of LU and B: {describe(LU.shape, LU.dtype)}"
                          f" and {describe(B.shape, B.dtype)}")
+    batch = batch_of(op, LU, B, names="LU and B")  # (B's own shape in the message)
     if not left:  # X A = B is Aᴴ Xᴴ = Bᴴ
         return mH(lu_solve(LU, pivots, mH(B), adjoint=not adjoint))
-    batch = batch_of(op, LU, B, names="LU and B")
     LU = expand(LU, batch + (n, n))  # noqa: N806
     perm = expand(apply(LUPermutation, pivots, m=n), batch + (n,))
     B = expand(B, batch + tuple(B.shape[-2:]))  # noqa: N806

@@ -287,15 +287,16 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
             raise ShapeError(f"{op}: with left=False B must be a (batch of) matrices (…, k, n),"
                              f" got the vector {describe(B.shape, B.dtype)} (A is "
                              f"{describe(A.shape, A.dtype)}). Hint: pass B.unsqueeze(-2)")
-        x, info = _solve(mT(A), mT(B), True, check_errors, op)
-        return mT(x), info
     b = B.unsqueeze(-1) if vector else B
     n = A.shape[-1]
-    if b.ndim < 2 or b.shape[-2] != n:
+    if b.ndim < 2 or b.shape[-2 if left else -1] != n:
         raise ShapeError(f"{op}: incompatible shapes of A and B for the equation "
-                         f"AX = B: A is {describe(A.shape, A.dtype)} and B "
-                         f"{describe(B.shape, B.dtype)}")
-    batch = batch_of(op, A, B, b_batch=tuple(b.shape[:-2]))
+                         f"{'AX' if left else 'XA'} = B: A is {describe(A.shape, A.dtype)} and "
+                         f"B {describe(B.shape, B.dtype)}")
+    batch = batch_of(op, A, B, b_batch=tuple(b.shape[:-2]))  # (B's own shape in the message)
+    if not left:
+        x, info = _solve(mT(A), mT(B), True, check_errors, op)
+        return mT(x), info
     x, info = apply(Solve, expand(A, batch + (n, n)), expand(b, batch + tuple(b.shape[-2:])),
                     check_errors=bool(check_errors), op=op)
     return (x.squeeze(-1) if vector else x), _own_batch(info, tuple(A.shape[:-2]))
