@@ -507,8 +507,13 @@ def test_elu_float32_gradient_takes_its_exp_in_the_numba_pass_within_an_ulp():
     if not compiled.numba_enabled():
         pytest.skip("numba is off")
     x = np.linspace(-87, 0, 1 << 20, dtype=np.float32)
-    e = ember.tensor(x, requires_grad=True)
-    ember.nn.functional.elu(e).backward(ember.ones(x.shape))  # (v = 1: the gradient is e^x)
     exact = np.exp(x.astype(np.float64))
     ulp = np.spacing(exact.astype(np.float32)).astype(np.float64)
-    assert np.max(np.abs(e.grad.numpy() - exact) / ulp) < 1.03
+    for broadcast in (False, True):  # (sum's backward: an expanded 1, copied for the pass)
+        e = ember.tensor(x, requires_grad=True)
+        y = ember.nn.functional.elu(e)  # (v = 1: the gradient is e^x)
+        if broadcast:
+            y.sum().backward()
+        else:
+            y.backward(ember.ones(x.shape))
+        assert np.max(np.abs(e.grad.numpy() - exact) / ulp) < 1.03

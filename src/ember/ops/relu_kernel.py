@@ -42,13 +42,17 @@ def slope_grad(xp: Any, module: str, name: str, arrays: tuple, numbers: tuple) -
     """The backward of a piecewise-linear activation (elu's, leaky_relu's, hardtanh's), from
     ``arrays``: the upstream gradient ``v``, the activation's input or output and any more the
     kernel reads, one numba pass of kernel ``name`` of ``module`` (a registered kernel module)
-    with the float ``numbers``; None where NumPy's calls run it (small, another dtype or
-    layout, numba off)."""
+    with the float ``numbers`` (a broadcast ``v`` is copied first); None where NumPy's calls
+    run it (small, another dtype or layout, numba off)."""
     v = arrays[0]
     if xp is not np or v.size <= _SMALL or v.dtype not in (np.float32, np.float64) or \
             any(a.dtype != v.dtype for a in arrays[1:]) or not compiled.numba_enabled():
         return None
-    out = np.empty_like(v)
+    if 0 in v.strides and v.shape == arrays[1].shape:  # (a broadcast, as sum's backward
+        dense = np.empty_like(arrays[1])  # gives: one copy in the layout of the array it
+        np.copyto(dense, v)  # meets, then the pass; NumPy's calls made five passes)
+        arrays = (dense, *arrays[1:])
+    out = np.empty_like(arrays[0])
     flat = flat_blocks(*arrays, out)
     kernels = compiled.load(module)  # (None where they fail to load: numba is off then)
     if flat is None or kernels is None:
