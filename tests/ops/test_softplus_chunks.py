@@ -144,3 +144,35 @@ def test_large_softplus_keeps_a_channels_last_layout_and_mixed_layout_gradients(
     y.backward(ember.tensor(g))  # (a C-ordered gradient against a channels-last input)
     z.backward(torch.tensor(g))
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-30)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [100, 5000])
+def test_softplus_and_mish_of_an_expanded_input_are_c_ordered_as_torch(dtype, n):
+    # NumPy lays a copy of a broadcast array out F-like (its zero stride sorts last)
+    row = np.random.default_rng(8).standard_normal((1, n)).astype(dtype) * 4
+    e, t = ember.tensor(row).expand(4, n), torch.tensor(row).expand(4, n)
+    for ours, theirs in ((ember.softplus(e), F.softplus(t)), (ember.mish(e), F.mish(t))):
+        assert ours.stride() == theirs.stride() == (n, 1)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-6, atol=1e-37)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("reduce", ["sum0", "sum"])
+def test_softplus_gradient_of_a_broadcast_cotangent_has_torchs_strides(channels_last, reduce):
+    # y.sum(0) with a vector cotangent: a zero stride on dim 0 only (its other dims are C's,
+    # so torch gives C); y.sum(): zero strides everywhere (x's layout)
+    a = np.random.default_rng(9).standard_normal((2, 8, 32, 32)).astype(np.float32) * 4
+    w = np.random.default_rng(10).standard_normal((8, 32, 32)).astype(np.float32)
+    x, t = ember.tensor(a), torch.tensor(a)
+    if channels_last:
+        x, t = x.to(memory_format=ember.channels_last), t.to(memory_format=torch.channels_last)
+    x, t = x.requires_grad_(), t.requires_grad_()
+    y, z = ember.softplus(x, beta=2.0, threshold=3.0), F.softplus(t, 2.0, 3.0)
+    if reduce == "sum0":
+        got = ember.autograd.grad(y.sum(0), x, ember.tensor(w))[0]
+        want = torch.autograd.grad(z.sum(0), t, torch.tensor(w))[0]
+    else:
+        got, want = ember.autograd.grad(y.sum(), x)[0], torch.autograd.grad(z.sum(), t)[0]
+    assert got.stride() == tuple(want.stride())
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-30)
