@@ -217,7 +217,7 @@ class LDLSolve(Primitive):
     def forward(self, xp, ld, piv, b, *, hermitian):
         n, k = b.shape[-2], b.shape[-1]
         if piv.size and not (1 <= int(abs(piv).min()) and int(abs(piv).max()) <= n):
-            raise IndexOutOfRange(f"{self.name}: pivots must satisfy 1 <= |pivot| <= {n} (the "
+            raise IndexOutOfRange(f"linalg.ldl_solve: pivots must satisfy 1 <= |pivot| <= {n} (the "
                                   f"size of LD), got |pivots| from {abs(piv).min()} to "
                                   f"{abs(piv).max()}. Hint: pass the pivots that ldl_factor "
                                   "returned")  # (a 0 would wrap round to the last row)

@@ -49,19 +49,20 @@ def _rows(x: Tensor, perm: Tensor) -> Tensor:
 
 @primitive
 class LUPermutation(Primitive):
-    """The row order (of ``m`` rows) that LAPACK's 1-based pivots describe."""
+    """The row order (of ``m`` rows) that LAPACK's 1-based pivots describe (``op``: the public
+    op, for the error)."""
 
     name = "linalg_lu_permutation"
     differentiable = False
 
-    def forward(self, xp, piv, *, m):
+    def forward(self, xp, piv, *, m, op):
         if piv.size and not (1 <= int(piv.min()) and int(piv.max()) <= m):  # (0 would wrap)
-            raise IndexOutOfRange(f"{self.name}: pivots must be between 1 and {m} (the number "
+            raise IndexOutOfRange(f"{op}: pivots must be between 1 and {m} (the number "
                                   f"of rows of LU) inclusive, got {piv.min()} to {piv.max()}. "
                                   "Hint: pass the pivots that lu_factor returned")
         return kernels.permutation(xp, piv, m)
 
-    def infer(self, piv, *, m):
+    def infer(self, piv, *, m, op):
         return TensorSpec(piv.shape[:-1] + (m,), dtypes.int64)
 
 
@@ -102,7 +103,7 @@ class LUFactor(Holomorphic, Primitive):
         lu = ctx.output(0)
         m, n = lu.shape[-2:]
         k = min(m, n)
-        perm = apply(LUPermutation, ctx.output(1), m=m)
+        perm = apply(LUPermutation, ctx.output(1), m=m, op="linalg.lu_factor")
         return _unit_lower(lu, k), narrow(lu, -2, 0, k).triu(), perm, lu
 
     def vjp(self, ctx, g, _g_pivots=None, _g_info=None):
@@ -208,7 +209,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
     empty = zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
     P = L = U = empty  # noqa: N806
     if unpack_pivots:
-        perm = apply(LUPermutation, LU_pivots, m=m)
+        perm = apply(LUPermutation, LU_pivots, m=m, op=op)
         ident = expand(eye(m, dtype=LU_data.dtype, device=LU_data.device), tuple(batch) + (m, m))
         P = mT(_rows(ident, perm))  # noqa: N806 - Pᵀ A takes rows perm of A
     if unpack_data:
@@ -258,7 +259,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     if not left:  # X A = B is Aᴴ Xᴴ = Bᴴ
         return mH(lu_solve(LU, pivots, mH(B), adjoint=not adjoint))
     LU = expand(LU, batch + (n, n))  # noqa: N806
-    perm = expand(apply(LUPermutation, pivots, m=n), batch + (n,))
+    perm = expand(apply(LUPermutation, pivots, m=n, op=op), batch + (n,))
     B = expand(B, batch + tuple(B.shape[-2:]))  # noqa: N806
     if not adjoint:  # A = P L U: X = U⁻¹ L⁻¹ P⁻¹ B
         y = solve_triangular(LU, _rows(B, perm), upper=False, unitriangular=True)
