@@ -176,3 +176,22 @@ def test_softplus_gradient_of_a_broadcast_cotangent_has_torchs_strides(channels_
         got, want = ember.autograd.grad(y.sum(), x)[0], torch.autograd.grad(z.sum(), t)[0]
     assert got.stride() == tuple(want.stride())
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-30)
+
+
+def test_softplus_grad_reads_a_broadcast_cotangent_without_copying_it_whole():
+    import tracemalloc
+
+    from ember.ops.primitive import apply
+    from ember.ops.softplus_mish import SoftplusGrad
+
+    a = np.random.default_rng(11).standard_normal((256, 4096)).astype(np.float32) * 4
+    w = np.random.default_rng(12).standard_normal(4096).astype(np.float32)
+    x, v = ember.tensor(a), ember.tensor(w).expand(256, 4096)  # (a zero stride on dim 0)
+    want = apply(SoftplusGrad, ember.tensor(np.broadcast_to(w, a.shape).copy()), x,
+                 beta=2.0, threshold=3.0).numpy()
+    tracemalloc.start()
+    got = apply(SoftplusGrad, v, x, beta=2.0, threshold=3.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1.5 * a.nbytes  # the result, and no full-size copy of v (2x before)
+    assert np.array_equal(got.numpy(), want)

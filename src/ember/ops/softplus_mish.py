@@ -66,15 +66,16 @@ def softplus32(a: Any, beta: float, threshold: float) -> Any:
 
 def _in_chunks(kernel: Any, arrays: tuple, *params: Any) -> Any:
     """A float32 array laid out by :func:`_empty_like` from ``arrays`` (float32 arrays of one
-    shape) made by ``kernel(*chunks, out chunk, *params)`` over chunks of ``_CHUNK`` elements
-    in memory order, contiguous blocks of them shared among the cores."""
+    shape) made by ``kernel(*pieces, out piece, *params)`` over pieces of at most ``_CHUNK``
+    elements in memory order, runs of them shared among the cores; a broadcast array is read
+    piece by piece, never copied whole."""
     out = _empty_like(arrays, np.float32)
-    order = np.argsort([-stride for stride in out.strides], kind="stable")
-    flat = out.transpose(order).reshape(-1)  # (a view: C-contiguous in that order)
-    flats = [np.ascontiguousarray(a.transpose(order)).reshape(-1) for a in arrays]
-    n = flat.size
-    parallel.run([partial(_chunks, kernel, [f[lo:hi] for f in flats], flat[lo:hi], params)
-                  for lo, hi in parallel.blocks(n, parallel.share_count(n, _BLOCK))])
+    order = np.argsort([-abs(stride) for stride in out.strides], kind="stable")
+    views = [a.transpose(order) for a in (*arrays, out)]  # (the last one C-contiguous)
+    pieces = _pieces(views[-1].shape)
+    parallel.run([partial(_chunks, kernel, views, pieces[lo:hi], params)
+                  for lo, hi in parallel.blocks(len(pieces),
+                                                parallel.share_count(out.size, _BLOCK))])
     return out
 
 
@@ -108,9 +109,23 @@ def _empty_like(arrays: tuple, dtype: Any) -> Any:
     return dense.transpose(np.argsort(order))
 
 
-def _chunks(kernel: Any, arrays: list, out: Any, params: tuple) -> None:
-    for lo in range(0, out.size, _CHUNK):
-        kernel(*(a[lo:lo + _CHUNK] for a in arrays), out[lo:lo + _CHUNK], *params)
+def _pieces(shape: tuple) -> list:
+    """Indices cutting a C-ordered ``shape`` into blocks of at most ``_CHUNK`` elements, in
+    memory order: whole trailing dims, and a slice of the dim before them."""
+    inner, axis = 1, len(shape)
+    while axis and inner * shape[axis - 1] <= _CHUNK:
+        axis -= 1
+        inner *= shape[axis]
+    if not axis:
+        return [()]
+    step = _CHUNK // inner
+    return [(*outer, slice(lo, lo + step)) for outer in np.ndindex(*shape[:axis - 1])
+            for lo in range(0, shape[axis - 1], step)]
+
+
+def _chunks(kernel: Any, views: list, pieces: list, params: tuple) -> None:
+    for piece in pieces:
+        kernel(*(view[piece] for view in views), *params)
 
 
 def _softplus_chunk(part: Any, dest: Any, beta: float, threshold: float) -> None:
