@@ -258,7 +258,8 @@ def test_a_complex_norm_dtype_of_a_real_input_is_refused_as_torch(fn, dtype):
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     with pytest.raises(RuntimeError, match="dtype should be real"):
         fn(torch, torch.from_numpy(x), getattr(torch, dtype))
-    with pytest.raises(ember.DTypeError, match="dtype must be a real dtype"):
+    with pytest.raises(ember.DTypeError, match="dtype must be a real dtype, got dtype=complex"
+                                               r".*such as dtype=ember.float32$"):
         fn(ember, ember.from_numpy(x), getattr(ember, dtype))
 
 
@@ -281,6 +282,8 @@ def test_renorm_of_a_complex_tensor_matches_torch(p, dim, maxnorm):
         ember.complex64
     t = ember.tensor(x, requires_grad=True)
     assert ember.autograd.gradcheck(lambda a: ember.renorm(a, p, dim, maxnorm), (t,))
+    with pytest.raises(ember.DTypeError, match="renorm: expected a floating or complex input"):
+        ember.renorm(ember.ones(2, 3, dtype=ember.int64), p, dim, maxnorm)
 
 
 @pytest.mark.parametrize("fn", [

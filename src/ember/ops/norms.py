@@ -46,7 +46,8 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
         dtype = dtypes.to_dtype(dtype)
         if dtype.is_complex:  # a norm is real: PyTorch refuses this too
             raise DTypeError(f"{op}: the input is {x.dtype.name}, so dtype must be a real "
-                             f"dtype, got dtype={dtype.name}. Hint: pass dtype=ember.float64")
+                             f"dtype, got dtype={dtype.name}. Hint: leave dtype out, or pass "
+                             f"a real one such as dtype=ember.{x.dtype.name}")
         if dtypes.promote_types(x.dtype, dtype) is not dtype:
             raise DTypeError(f"{op}: the input's dtype {x.dtype.name} does not convert to "
                              f"dtype={dtype.name} without narrowing. Hint: pass a dtype at "
@@ -284,8 +285,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}. Hint: "
                         "wrap it with ember.tensor(...)")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. Hint: "
-                         "call .float() on it")
+        raise DTypeError(f"{op}: expected a floating or complex input, got "
+                         f"{input.dtype.name}. Hint: call .float() on it")
     if input.ndim < 2:
         raise ShapeError(f"{op}: input needs at least 2 dimensions, got {input.ndim} "
                          f"dimension(s) (shape {tuple(input.shape)})")
