@@ -60,3 +60,15 @@ def test_pad_by_slices_under_vmap_and_jvp():
         F.pad(v, (1, 2, 3, 1), mode="reflect"))[0], (t.detach(),),
         (torch.tensor(d.numpy()),))[1]
     np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape,pads", [((1, 1, 4), (1, 2)), ((1, 2, 4, 5), (2, 1, 0, 3))])
+def test_pad_by_slices_gradient_of_negative_zeros_is_positive_zero_as_torch(mode, shape, pads):
+    # PyTorch adds the padded gradient into zeros: -0.0 everywhere sums to +0.0
+    x, t = ember.zeros(*shape, requires_grad=True), torch.zeros(*shape, requires_grad=True)
+    y, z = EF.pad(x, pads, mode=mode), F.pad(t, pads, mode=mode)
+    y.backward(ember.tensor(-np.zeros(tuple(z.shape), np.float32)))
+    z.backward(-torch.zeros(z.shape))
+    assert np.array_equal(np.signbit(x.grad.numpy()), np.signbit(t.grad.numpy()))
+    assert not np.signbit(x.grad.numpy()).any()

@@ -57,7 +57,8 @@ def _fold(xp: Any, g: Any, axes: list, mode: str) -> Any:
     once), itself folded over the axes after it (a slab is small: no copy of the whole)."""
     if not axes:
         return g
-    out = g[_index({axis: slice(b, b + n) for axis, n, b, _ in axes})].copy()
+    # (a copy adding +0.0: a -0.0 gradient sums to +0.0, as PyTorch's into zeros)
+    out = xp.add(g[_index({axis: slice(b, b + n) for axis, n, b, _ in axes})], 0, order="C")
     for k, (axis, n, before, after) in enumerate(axes):
         inside = {j: slice(b, b + m) for j, m, b, _ in axes[:k]}
         head = _fold(xp, g[_index({**inside, axis: slice(0, before)})], axes[k + 1:], mode)
