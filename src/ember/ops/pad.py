@@ -214,9 +214,11 @@ def flat_positions(xp: object, plan: tuple, mode: str) -> object:
 @primitive
 class PadGather(Primitive):
     """Reflect, replicate or circular padding of adjacent dims ``plan`` ((size, before,
-    after) each), flattened into dim ``dim`` of the input: one gather. Saves nothing: the
-    backward rebuilds the positions (a saved vector of them was twice an input with one
-    image plane)."""
+    after) each), flattened into dim ``dim`` of the input. Reflect and replicate pads (none
+    negative, :func:`~ember.ops.pad_fold.folds`) run by slices: ``np.pad`` forward and
+    ``pad_fold`` backward. The rest (circular, and negative pads: crops) is one gather whose
+    backward rebuilds the positions and adds through them (``index_put``). Saves nothing
+    (a saved vector of positions was twice an input with one image plane)."""
 
     name = "pad_gather"
     limited_dtypes = dtypes.ALL_LIMITED
