@@ -195,3 +195,18 @@ def test_softplus_grad_reads_a_broadcast_cotangent_without_copying_it_whole():
     tracemalloc.stop()
     assert peak < 1.5 * a.nbytes  # the result, and no full-size copy of v (2x before)
     assert np.array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("beta,threshold", [(2.0, 3.0), (0.5, 1.0), (1.0, math.nan)])
+def test_softplus_second_derivative_at_the_threshold_matches_torch(dtype, beta, threshold):
+    # torch multiplies by beta·x < threshold: 0 at equality (x = 1.5 at beta 2, threshold 3)
+    # and everywhere for a NaN threshold
+    a = np.tile(np.array([1.5, 2.0, 0.5, 40.0, -3.0], dtype), 1200)  # (large: chunked)
+    x, t = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    g = ember.autograd.grad(ember.softplus(x, beta=beta, threshold=threshold).sum(), x,
+                            create_graph=True)[0]
+    h = ember.autograd.grad(g.sum(), x)[0]
+    tg = torch.autograd.grad(F.softplus(t, beta, threshold).sum(), t, create_graph=True)[0]
+    th = torch.autograd.grad(tg.sum(), t)[0]
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-5, atol=1e-7)

@@ -14,7 +14,7 @@ import numpy as np
 from ember.backend import parallel
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
-from ember.ops.select import select_array, where
+from ember.ops.select import select_array
 from ember.ops.unary import Unary, in_float32, sigmoid, sigmoid_array, tanh
 
 __all__: list[str] = []
@@ -202,10 +202,11 @@ class SoftplusGrad(Primitive):
     @staticmethod
     def _curvature_times(t: Any, x: Any, params: dict) -> Any:
         """``t`` times the second derivative ``beta·s·(1 - s)``, ``s = sigmoid(beta·x)``,
-        zero above the threshold."""
+        times ``beta·x < threshold`` as PyTorch's (0 at the threshold itself, where the
+        first derivative is still the sigmoid)."""
         scaled = x * params["beta"]
         s = sigmoid(scaled)
-        return where(scaled > params["threshold"], 0, t * (s * (1 - s)) * params["beta"])
+        return t * (s * (1 - s)) * params["beta"] * (scaled < params["threshold"])
 
 
 def _tanh_softplus(xp: Any, a: Any) -> Any:
