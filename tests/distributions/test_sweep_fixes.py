@@ -26,7 +26,7 @@ def test_geometric_and_bernoulli_entropy_for_tiny_probs():
     # probs at eps and the cross-entropy cancels); its float64 ones are 1e-4 off at 1e-12 and 0
     # at logits -40, so the values are checked against mpmath's
     p = [1e-12, 1e-9, 1e-7, 1e-6, 0.3, 0.9999, 1 - 2 ** -23, 1.0]
-    logits = [-40.0, -25.0, 0.0, 3.0, 15.0]
+    logits = [-200.0, -90.0, -40.0, -25.0, 0.0, 3.0, 15.0]
     mpmath.mp.dps = 40
     for dt in (torch.float64, torch.float32):
         for name in ("Geometric", "Bernoulli"):

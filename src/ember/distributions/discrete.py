@@ -169,8 +169,13 @@ class Geometric(_BinaryParams):
         return value * ember.log1p(-safe) + ember.log(probs)
 
     def entropy(self) -> Tensor:
-        if self._given == "logits":
-            return self._bernoulli_entropy() / self.probs
+        if self._given == "logits":  # with t = e^-|x| and s = log1p(t), no underflowing p:
+            x = self.logits  # -x + s + s / t for x <= 0, s (1 + t) + x t above
+            t = ember.exp(ember.where(x <= 0, x, -x))  # (-|x|, with x's slope at 0)
+            s = ember.log1p(t)
+            big = t > ember.finfo(x.dtype).eps  # (below, s / t is 1 - t/2 and its slope 0/0)
+            ratio = ember.where(big, s / ember.where(big, t, 1.0), 1.0 - 0.5 * t)
+            return ember.where(x <= 0, s + ratio - x, s * (1.0 + t) + x * t)
         p = self.probs  # -log p - (1-p) log(1-p) / p, 1 - log p for tiny p
         return -ember.log(p) - ember.special.xlog1py(1 - p, -p) / p
 
