@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import parallel
+from ember.layouts import stride_order
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.select import select_array
@@ -81,30 +82,10 @@ def _in_chunks(kernel: Any, arrays: tuple, *params: Any) -> Any:
 
 def _empty_like(arrays: tuple, dtype: Any) -> Any:
     """A new dense array of the shape of ``arrays`` (NumPy arrays of one shape), its dims in
-    PyTorch's order for an elementwise result: two dims by the first array's strides (where
-    it has a zero stride, a broadcast view, by the next array's; equal strides: the longer
-    dim outer), else as in C. A channels-last input gives a channels-last result; an
-    expanded one a C-ordered result (NumPy's ``empty_like`` makes it F-like)."""
-    def slower(d0: int, d1: int) -> int:  # (1: d0 is the slower one of the two)
-        for a in arrays:
-            s0, s1 = abs(a.strides[d0]), abs(a.strides[d1])
-            if s0 and s1 and s0 != s1:
-                return 1 if s0 > s1 else -1
-            if s0 and s1 and a.shape[d0] > a.shape[d1]:
-                return 1
-        return 0
-
-    fast_first = list(range(arrays[0].ndim))[::-1]  # (PyTorch's insertion sort)
-    for i in range(1, len(fast_first)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            swap = slower(fast_first[d0], fast_first[d1])
-            if swap > 0:
-                fast_first[d0], fast_first[d1] = fast_first[d1], fast_first[d0]
-                d1 = d0
-            elif swap < 0:
-                break
-    order = fast_first[::-1]
+    PyTorch's order for an elementwise result (:func:`~ember.layouts.stride_order`: a
+    channels-last input gives a channels-last result, an expanded one a C-ordered result,
+    where NumPy's ``empty_like`` makes it F-like)."""
+    order = stride_order(arrays[0].shape, *(tuple(abs(st) for st in a.strides) for a in arrays))
     dense = np.empty([arrays[0].shape[d] for d in order], dtype)
     return dense.transpose(np.argsort(order))
 
