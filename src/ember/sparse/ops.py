@@ -231,8 +231,8 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     size = list(input._size)
     size[dim0], size[dim1] = size[dim1], size[dim0]
     index = from_numpy(np.ascontiguousarray(coo_index(input)[order]))
-    return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals),
-                        dim0 == dim1 or input._nnz() == 0)  # (PyTorch's coalesced flag)
+    coalesced = input._coalesced if dim0 == dim1 else input._nnz() == 0  # (PyTorch's flag)
+    return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals), coalesced)
 
 
 _FLIPPED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc,
