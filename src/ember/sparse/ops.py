@@ -139,20 +139,23 @@ def _groups(s: SparseTensor, dim: int) -> tuple[Tensor, int]:
 
 def _log_normaliser(s: SparseTensor, dim: int) -> tuple[SparseTensor, Tensor, Tensor]:
     """Coalesced ``s``, its values shifted by their line's maximum, and each entry's log of
-    its line's sum of exponentials (of the shifted values)."""
-    if s.dense_dim():
-        raise not_supported("sparse.softmax of a hybrid tensor", s)
+    its line's sum of exponentials (of the shifted values). Along a dense dimension of a
+    hybrid tensor each entry's values are a line of their own, as PyTorch's."""
     if not (s.dtype.is_floating_point or s.dtype.is_complex):
         raise NotImplementedError(f"sparse.softmax: not implemented for {s.dtype.name} values, "
                                   "as in PyTorch. Hint: pass dtype=ember.float32")
     dim = normalize_dim(dim, s.ndim, "sparse.softmax")
     s = coalesce(to_coo(s))
-    group, n = _groups(s, dim)
     values = s._vals
-    peak = np.full(n, -np.inf, dtype=values.numpy(force=True).dtype)
+    if dim >= s.sparse_dim():
+        axis = dim - s.sparse_dim() + 1
+        shifted = values - values.detach().amax(axis, keepdim=True)
+        return s, shifted, log(exp(shifted).sum(axis, keepdim=True))
+    group, n = _groups(s, dim)
+    peak = np.full((n, *values.shape[1:]), -np.inf, dtype=values.numpy(force=True).dtype)
     np.maximum.at(peak, group.numpy(), values.detach().numpy())
     shifted = values - index_select(from_numpy(peak), 0, group)  # a constant: no gradient
-    totals = index_add(zeros(n, dtype=values.dtype), 0, group, exp(shifted))
+    totals = index_add(zeros(n, *values.shape[1:], dtype=values.dtype), 0, group, exp(shifted))
     return s, shifted, log(index_select(totals, 0, group))
 
 
