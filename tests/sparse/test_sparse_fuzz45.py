@@ -54,3 +54,11 @@ def test_softmax_of_a_hybrid_tensor_as_torch(fn, dim):
         return getattr(ember.sparse, fn)(s, dim).to_dense()
     assert ember.autograd.gradcheck(f, (ember.tensor(values, dtype=ember.float64,
                                                      requires_grad=True),))
+
+
+def test_sum_method_of_repeated_true_entries_counts_each_as_torch():
+    out = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 0, 1]]), lib.tensor([True, True, True]), (3,))
+        out.append([(r.item(), r.dtype == lib.int64) for r in (s.sum(), lib.sparse.sum(s))])
+    assert out[0] == out[1] == [(3, True), (2, True)]
