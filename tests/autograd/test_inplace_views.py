@@ -319,3 +319,26 @@ def test_an_in_place_op_on_a_small_non_leaf_leaves_no_cycle(write):
             ours = g.detach().numpy(), h.numpy()
     np.testing.assert_allclose(ours[0], g.detach().numpy())
     np.testing.assert_allclose(ours[1], h.numpy())
+
+
+def test_a_view_written_in_place_without_history_stays_current(monkeypatch):
+    # its own write leaves it what replaying its chain would give: no replay on the next use
+    # (each use with grad enabled replayed it); writes through its base still make it stale
+    import sys
+
+    primitive = sys.modules["ember.ops.primitive"]
+    replays = []
+    real = primitive.replay_view
+    monkeypatch.setattr(primitive, "replay_view", lambda *a: replays.append(1) or real(*a))
+    b = ember.zeros(3, 4)
+    v = b[1:]
+    for _ in range(3):
+        v.add_(1)
+    assert replays == [] and b.sum().item() == 24.0 and v._version == b._version == 3
+    b.add_(1)  # through the base: v is stale, and its next write replays (a no-op here)
+    v.mul_(2)
+    assert len(replays) == 1 and v.tolist() == [[8.0] * 4] * 2 and b[0].tolist() == [1.0] * 4
+    w = ember.ones(4, requires_grad=True)  # the base takes a history: the view follows it
+    b[1:].mul_(w)
+    (v * v).sum().backward()
+    assert v.grad_fn is not None and w.grad.tolist() == [256.0] * 4  # (as torch)
