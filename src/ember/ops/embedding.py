@@ -282,6 +282,10 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
                          f"{None if offsets is None else tuple(offsets.shape)}")
     if offsets.dtype.is_floating_point or offsets.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: offsets must be an integer tensor, got {offsets.dtype.name}")
+    if include_last_offset and offsets.shape[0] == 0:
+        raise ShapeError(f"{op}: include_last_offset=True needs at least one offset (the end "
+                         "of the last bag), got empty offsets. Hint: pass offsets [0] for no "
+                         "bags, or include_last_offset=False")
     # include_last_offset: the last offset ends the last bag, which, as in PyTorch's kernel,
     # runs to the end of the input whatever that offset says
     starts = offsets[:-1] if include_last_offset else offsets
