@@ -22,3 +22,52 @@ def test_embedding_bag_include_last_offset_refuses_empty_offsets_as_torch(mode):
     got = F.embedding_bag(ember.tensor([1, 2]), ember.tensor(w),
                           ember.tensor([], dtype=ember.int64), mode=mode)
     assert tuple(got.shape) == (0, 3)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, padding=1), dict(kernel_size=3, dilation=2,
+                                                                      padding=1, stride=2),
+                                dict(kernel_size=(1, 2), padding=(2, 0), stride=(1, 3))])
+@pytest.mark.parametrize("batched", [True, False])
+def test_fold_with_padding_returns_a_contiguous_result_like_torch(kw, batched):
+    shape = (2, 3, 6, 7) if batched else (3, 6, 7)
+    cols_shape = torch.nn.functional.unfold(torch.zeros(shape), **kw).shape
+    cols = np.random.default_rng(0).standard_normal(tuple(cols_shape))
+    t = torch.tensor(cols, requires_grad=True)
+    want = torch.nn.functional.fold(t, shape[-2:], **kw)
+    x = ember.tensor(cols, requires_grad=True)
+    got = F.fold(x, shape[-2:], **kw)
+    assert got.stride() == want.stride() and got.is_contiguous()
+    np.testing.assert_allclose(got.view(-1).detach().numpy(), want.view(-1).detach().numpy(),
+                               rtol=1e-12)
+    g = np.random.default_rng(1).standard_normal(tuple(want.shape))
+    got.backward(ember.tensor(g))
+    want.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert ember.autograd.gradcheck(lambda c: F.fold(c, shape[-2:], **kw),
+                                    (ember.tensor(cols, requires_grad=True),))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("padding,output_padding", [(1, 0), (2, 1), (0, 1), (0, 0)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_conv_transpose_with_padding_is_dense_like_torch(nd, padding, output_padding,
+                                                         channels_last):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4) + (5,) * nd)
+    w = rng.standard_normal((4, 3) + (3,) * nd)
+    t, e = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+    if channels_last and nd == 2:  # (torch's conv_transpose3d gives channels_last_3d input
+        # a contiguous result, Ember's keeps the layout: left, see spatial45 FINDINGS)
+        t = t.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+        e = e.detach().contiguous(memory_format=ember.channels_last).requires_grad_()
+    op = f"conv_transpose{nd}d"
+    want = getattr(torch.nn.functional, op)(t, torch.tensor(w), stride=2, padding=padding,
+                                            output_padding=output_padding)
+    got = getattr(F, op)(e, ember.tensor(w), stride=2, padding=padding,
+                         output_padding=output_padding)
+    assert got.stride() == want.stride()
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
+    g = rng.standard_normal(tuple(want.shape))
+    want.backward(torch.tensor(g))
+    got.backward(ember.tensor(g))
+    np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), atol=1e-12)

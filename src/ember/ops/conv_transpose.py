@@ -7,7 +7,6 @@ from math import prod
 from typing import Any
 
 from ember.errors import ShapeError
-from ember.layouts import preserve_format
 from ember.ops.channels_last_view import pixels_first
 from ember.ops.conv_args import (
     NUMBA_FLOATS,
@@ -88,8 +87,6 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
                   stride=stride, layout=layout)
     if layout == "nlc" and not channels_last:
         out = out.contiguous()
-    elif any(extra):  # (the fold's trimmed high side leaves a strided slice: dense, as PyTorch's)
-        out = out.clone(memory_format=preserve_format)
     out = add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 

@@ -275,9 +275,11 @@ class Fold(Primitive):
                 else:
                     out[(batch, every) + where] += blocks[(batch, every) + offset]
         crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=True))
+        # dense, as PyTorch's (a crop of the padded canvas would be a strided view)
         if layout == "nlc":
-            return out[(every,) + crop + (every,)].transpose((0, nd + 1, *range(1, nd + 1)))
-        return out[(every, every) + crop]
+            return xp.ascontiguousarray(out[(every,) + crop + (every,)]).transpose(
+                (0, nd + 1, *range(1, nd + 1)))
+        return xp.ascontiguousarray(out[(every, every) + crop])
 
     def infer(self, cols, *, output_size, kernel_size, dilation, padding, stride,
               layout="ncl"):
