@@ -71,3 +71,15 @@ def test_conv_transpose_with_padding_is_dense_like_torch(nd, padding, output_pad
     want.backward(torch.tensor(g))
     got.backward(ember.tensor(g))
     np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("op,x,kw", [
+    ("unfold", (1, 1, 4, 4), dict(kernel_size=2, padding=-1)),
+    ("unfold", (1, 4, 4), dict(kernel_size=2, padding=(1, -1))),
+    ("fold", (1, 4, 25), dict(output_size=(4, 4), kernel_size=2, padding=-1)),
+    ("fold", (4, 9), dict(output_size=(4, 4), kernel_size=2, padding=(-1, 1)))])
+def test_fold_and_unfold_refuse_negative_padding_with_a_clear_error(op, x, kw):
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn.functional, op)(torch.ones(x), **kw)
+    with pytest.raises(ShapeError, match=f"{op}: padding must be non-negative"):
+        getattr(F, op)(ember.ones(*x), **kw)

@@ -335,6 +335,15 @@ def fold_nd(cols: Tensor, output_size: tuple[int, ...], *, kernel_size: tuple[in
                  dilation=dilation, padding=padding, stride=stride, **extra)
 
 
+def _given_pads(op: str, padding: Any) -> Pads:
+    """F.unfold's and F.fold's ``padding`` (an int or 2), checked non-negative, per side."""
+    pads = ntuple(padding, 2, op, "padding")
+    if min(pads) < 0:
+        raise ShapeError(f"{op}: padding must be non-negative, got {padding!r}. Hint: crop the "
+                         "input instead of padding it negatively")
+    return symmetric(pads)
+
+
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
            stride: Any = 1) -> Tensor:
     """Extracts sliding local blocks (im2col), as ``torch.nn.functional.unfold``.
@@ -349,7 +358,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     x, added = batched(input, 2, "unfold")
     out = unfold_nd(x, kernel_size=ntuple(kernel_size, 2, "unfold", "kernel_size"),
                     dilation=ntuple(dilation, 2, "unfold", "dilation"),
-                    padding=symmetric(ntuple(padding, 2, "unfold", "padding")),
+                    padding=_given_pads("unfold", padding),
                     stride=ntuple(stride, 2, "unfold", "stride"))
     return out.reshape(out.shape[1:]) if added else out
 
@@ -371,6 +380,6 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     out = fold_nd(x, ntuple(output_size, 2, "fold", "output_size"),
                   kernel_size=ntuple(kernel_size, 2, "fold", "kernel_size"),
                   dilation=ntuple(dilation, 2, "fold", "dilation"),
-                  padding=symmetric(ntuple(padding, 2, "fold", "padding")),
+                  padding=_given_pads("fold", padding),
                   stride=ntuple(stride, 2, "fold", "stride"))
     return out if input.ndim == 3 else out.reshape(out.shape[1:])
