@@ -83,3 +83,9 @@ def test_fold_and_unfold_refuse_negative_padding_with_a_clear_error(op, x, kw):
         getattr(torch.nn.functional, op)(torch.ones(x), **kw)
     with pytest.raises(ShapeError, match=f"{op}: padding must be non-negative"):
         getattr(F, op)(ember.ones(*x), **kw)
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf"), (2.0, float("-inf"))])
+def test_interpolate_refuses_a_non_finite_scale_factor_naming_the_op(scale):
+    with pytest.raises(ValueError, match=r"interpolate: scale_factor must be finite.*Hint"):
+        F.interpolate(ember.ones(1, 1, 4, 4), scale_factor=scale, mode="bilinear")

@@ -70,6 +70,9 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
     if len(scales) != nd:
         raise ShapeError(f"interpolate: scale_factor {scale_factor!r} has {len(scales)} "
                          f"entries but the input has {nd} spatial dimensions")
+    if not all(math.isfinite(f) for f in scales):
+        raise ValueError(f"interpolate: scale_factor must be finite, got {scale_factor!r}. "
+                         "Hint: give the output size instead")
     out = tuple(math.floor(s * f) for s, f in zip(spatial, scales, strict=True))
     return out, ((None,) * nd if recompute_scale_factor else scales)
 
