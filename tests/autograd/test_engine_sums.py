@@ -3,6 +3,8 @@ gradient is added into its region of one buffer (no zero-padded copy per slice).
 match PyTorch, and no tensor anyone else holds (a root gradient, a hook's argument, a retained
 ``.grad``) may change."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -150,3 +152,19 @@ def test_backward_into_inputs_listed_twice_or_retaining_adds_once_like_torch():
 
     for mine, ref in zip(run(ember), run(torch)):
         np.testing.assert_array_equal(mine, ref)
+
+
+@pytest.mark.parametrize("observed", [False, True])
+def test_a_broadcast_first_gradient_lands_in_grad_as_its_own_c_ordered_array(observed):
+    # plain eager code copies it without the op (the profiler still sees the op): either
+    # way a writable C-ordered array of its own, no view, and the next sum goes into it
+    x = ember.ones(8, 16, requires_grad=True)
+    with ember.profiler.profile() if observed else contextlib.nullcontext() as prof:
+        x.sum().backward()
+    a = x.grad._data
+    assert a.flags.c_contiguous and a.flags.writeable and a.flags.owndata
+    assert x.grad._view is None and not x.grad.requires_grad and x.grad.grad_fn is None
+    if observed:
+        assert any("copy" in e.name or "contiguous" in e.name for e in prof.events())
+    (x * 2).sum().backward()
+    assert x.grad._data is a and x.grad.tolist() == [[3.0] * 16] * 8

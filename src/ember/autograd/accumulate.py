@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
+from ember.backend.copies import contiguous as contiguous_copy
 from ember.layouts import array_dense_in
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
@@ -122,10 +123,10 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
     if a.strides == like.strides or (a.flags.c_contiguous and like.flags.c_contiguous):
         return g
     if like.flags.c_contiguous and 1 not in like.shape:  # (the usual parameter: C order and,
-        return g.contiguous()  # without size-1 dims, C strides: no order to find)
+        return _c_copy(g)  # without size-1 dims, C strides: no order to find)
     order = _dense_order(like)
     if order is None or order == list(range(a.ndim)):  # (C order: no permuted view)
-        return g if a.flags.c_contiguous else g.contiguous()
+        return g if a.flags.c_contiguous else _c_copy(g)
     if all(a.shape[d] == 1 or a.strides[d] * like.itemsize == like.strides[d] * a.itemsize
            for d in range(a.ndim)):
         return g
@@ -134,6 +135,17 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
     # eager: a tensor of its own, not a view of the temporary (as PyTorch's .grad; later sums
     # into a view took add_'s slow path)
     return _wrap(laid._data, laid._device) if DISPATCH.handler is None else laid
+
+
+def _c_copy(g: Tensor) -> Tensor:
+    """``g.contiguous()`` of a gradient not in C order: in plain eager code (no handler, no
+    history) the backend's copy wrapped directly, without the op's dispatch (~1 µs of every
+    sum's or mean's backward into a leaf); the same bits."""
+    dev = g._device
+    if DISPATCH.handler is None and type(g) is Tensor and not g.requires_grad and \
+            not dev.is_meta:
+        return _wrap(contiguous_copy(dev.xp, g._data), dev)
+    return g.contiguous()
 
 
 def grad_lock(t: Any) -> threading.Lock:
