@@ -89,3 +89,20 @@ def test_fold_and_unfold_refuse_negative_padding_with_a_clear_error(op, x, kw):
 def test_interpolate_refuses_a_non_finite_scale_factor_naming_the_op(scale):
     with pytest.raises(ValueError, match=r"interpolate: scale_factor must be finite.*Hint"):
         F.interpolate(ember.ones(1, 1, 4, 4), scale_factor=scale, mode="bilinear")
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("batched", [True, False])
+def test_adaptive_max_pool_to_an_empty_output_like_torch(nd, batched):
+    shape = ((2, 3) if batched else (3,)) + (4,) * nd
+    size = 0 if nd == 1 else (2, 0, 1)[:nd]
+    x = np.random.default_rng(0).standard_normal(shape)
+    want = getattr(torch.nn.functional, f"adaptive_max_pool{nd}d")(
+        torch.tensor(x), size, return_indices=True)
+    e = ember.tensor(x, requires_grad=True)
+    got = getattr(F, f"adaptive_max_pool{nd}d")(e, size, return_indices=True)
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape) and g.stride() == w.stride()
+    assert got[1].dtype == ember.int64
+    got[0].sum().backward()  # (torch's backward refuses an empty output; nothing flows back)
+    assert not e.grad.numpy().any()

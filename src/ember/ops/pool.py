@@ -37,6 +37,7 @@ from ember.ops import im2col, max_pool_kernel
 from ember.ops.adaptive_avg_pool import adaptive_bounds, pooled_size
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF
+from ember.ops.creation import zeros
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats, window_sums
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -475,9 +476,12 @@ def _adaptive_max_pool(op: str, nd: int, input: Tensor, output_size: Any,
                        return_indices: bool) -> Any:
     x, added = batched(input, nd, op)
     out = pooled_size(op, output_size, tuple(x.shape[2:]))
-    if min(x.shape[2:], default=1) == 0 or min(out, default=1) == 0:
+    if min(x.shape[2:], default=1) == 0 or min(out, default=1) < 0:
         raise ShapeError(f"{op}: cannot pool spatial size {tuple(x.shape[2:])} to {out}")
-    indices = apply(AdaptiveMaxPoolIndices, x.detach(), counts=out)
+    if min(out, default=1) == 0:  # no windows: empty results, as PyTorch's
+        indices = zeros(tuple(x.shape[:2]) + out, dtype=dtypes.int64, device=x.device)
+    else:
+        indices = apply(AdaptiveMaxPoolIndices, x.detach(), counts=out)
     return _gather_max(x, indices, added, return_indices)
 
 
