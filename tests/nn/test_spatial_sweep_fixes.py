@@ -106,3 +106,15 @@ def test_adaptive_max_pool_to_an_empty_output_like_torch(nd, batched):
     assert got[1].dtype == ember.int64
     got[0].sum().backward()  # (torch's backward refuses an empty output; nothing flows back)
     assert not e.grad.numpy().any()
+
+
+@pytest.mark.parametrize("shape,kw", [((2, 3, 1), dict(scale_factor=0.5)),
+                                      ((2, 3, 4, 1), dict(scale_factor=0.5)),
+                                      ((2, 3, 4, 4, 4), dict(size=(2, 0, 3)))])
+def test_interpolate_area_to_an_empty_output_like_torch(shape, kw):
+    x = np.random.default_rng(0).standard_normal(shape)
+    want = torch.nn.functional.interpolate(torch.tensor(x), mode="area", **kw)
+    got = F.interpolate(ember.tensor(x), mode="area", **kw)
+    assert tuple(got.shape) == tuple(want.shape) and got.dtype == ember.float64
+    with pytest.raises(ShapeError, match="interpolate: input sizes"):
+        F.interpolate(ember.ones(2, 3, *(0,) * (len(shape) - 2)), mode="area", **kw)

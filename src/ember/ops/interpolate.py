@@ -433,6 +433,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ValueError("interpolate: align_corners can only be set with the interpolating "
                          "modes linear, bilinear, bicubic, trilinear and lanczos")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
+    if mode == "area" and min(out) == 0 and min(input.shape[2:]) > 0:
+        return adaptive_avg_pool("interpolate", nd, input, out)  # empty, as PyTorch's
     if min(out + tuple(input.shape[2:])) <= 0:
         raise ShapeError(f"interpolate: input sizes {tuple(input.shape[2:])} and output sizes "
                          f"{out} should be greater than 0 (input shape {tuple(input.shape)})")
