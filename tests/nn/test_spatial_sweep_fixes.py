@@ -118,3 +118,13 @@ def test_interpolate_area_to_an_empty_output_like_torch(shape, kw):
     assert tuple(got.shape) == tuple(want.shape) and got.dtype == ember.float64
     with pytest.raises(ShapeError, match="interpolate: input sizes"):
         F.interpolate(ember.ones(2, 3, *(0,) * (len(shape) - 2)), mode="area", **kw)
+
+
+@pytest.mark.parametrize("op,arg", [("pixel_shuffle", "upscale_factor"),
+                                    ("pixel_unshuffle", "downscale_factor")])
+@pytest.mark.parametrize("r", [0, -2])
+def test_pixel_shuffle_refuses_a_factor_below_one_saying_so(op, arg, r):
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn.functional, op)(torch.ones(2, 8, 4, 4), r)
+    with pytest.raises(ValueError, match=f"{op}: {arg} must be positive, got {r}"):
+        getattr(F, op)(ember.ones(2, 8, 4, 4), r)

@@ -15,6 +15,14 @@ from ember.tensor import Tensor
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
 
 
+def _factor(op: str, name: str, value: int) -> int:
+    """The shuffle's ``r``, checked positive."""
+    r = as_int(value, op, name)
+    if r <= 0:
+        raise ValueError(f"{op}: {name} must be positive, got {r}")
+    return r
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(…, C·r², H, W) → (…, C, H·r, W·r).
 
@@ -22,8 +30,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         >>> F.pixel_shuffle(ember.ones(1, 8, 2, 3), 2).shape
         ember.Size([1, 2, 4, 6])
     """
-    r = as_int(upscale_factor, "pixel_shuffle", "upscale_factor")
-    if input.ndim < 3 or r <= 0 or input.shape[-3] % (r * r):
+    r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
+    if input.ndim < 3 or input.shape[-3] % (r * r):
         raise ShapeError(f"pixel_shuffle: expected (…, C·r², H, W) with r={r}, got shape "
                          f"{tuple(input.shape)}")
     *lead, c, h, w = input.shape
@@ -44,8 +52,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
         >>> F.pixel_unshuffle(ember.ones(1, 2, 4, 6), 2).shape
         ember.Size([1, 8, 2, 3])
     """
-    r = as_int(downscale_factor, "pixel_unshuffle", "downscale_factor")
-    if input.ndim < 3 or r <= 0 or input.shape[-2] % r or input.shape[-1] % r:
+    r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor)
+    if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
         raise ShapeError(f"pixel_unshuffle: expected (…, C, H·r, W·r) with r={r}, got shape "
                          f"{tuple(input.shape)}")
     *lead, c, h, w = input.shape
