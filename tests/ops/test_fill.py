@@ -151,3 +151,36 @@ IN_RANGE = [  # what PyTorch accepts: negatives wrap into unsigned dtypes, float
 @pytest.mark.parametrize("k", range(len(IN_RANGE)))
 def test_numbers_torch_accepts_are_stored_as_torch_stores_them(k):
     same_as_torch(IN_RANGE[k])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64",
+                                   "complex128"])
+def test_fills_with_a_number_write_torchs_bits_straight_into_memory(dtype, monkeypatch):
+    # a floating tensor needing no history takes the number without a tensor made for it
+    # (fails before: as_tensor ran); the bits are torch's, views see them, versions count
+    import sys
+
+    fill_module = sys.modules["ember.ops.fill"]
+    made = []
+    real = fill_module.as_tensor
+    monkeypatch.setattr(fill_module, "as_tensor", lambda *a, **k: made.append(1) or real(*a, **k))
+    for v in (0, 1, -1, 2.5, 0.1, 1 / 3, -0.0, 1e-8, 3e-8, 65504.0, 2049, 4097.5, float("nan"),
+              float("inf"), True):  # (values each dtype holds: overflow is refused, tested above)
+        base = ember.ones(3, 4, dtype=getattr(ember, dtype))
+        view = base[1]
+        view.fill_(v)
+        want = torch.ones(3, 4, dtype=getattr(torch, dtype))
+        want[1].fill_(v)
+        wide = "complex128" if "complex" in dtype else "float64"  # (exact: same bits)
+        got = base.to(getattr(ember, wide)).numpy()
+        ref = want.to(getattr(torch, wide)).numpy()
+        np.testing.assert_array_equal(got, ref, err_msg=str(v))
+        assert (np.signbit(got.real) == np.signbit(ref.real)).all(), v
+        assert base._version == view._version == 1
+        base.zero_()
+        assert not base.any() and base._version == 2
+    assert made == []
+    with ember.no_grad():  # (a history to keep: the general path, with its refusal)
+        w = ember.ones(2, requires_grad=True)
+    with pytest.raises(ember.errors.GradError, match="leaf"):
+        w.fill_(1.0)
