@@ -15,7 +15,7 @@ from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
 from ember.ops.fits import check_fits
-from ember.ops.inplace import inplace, needs_history
+from ember.ops.inplace import count_write, inplace, needs_history
 from ember.ops.random import Generator, bernoulli, normal_samples, uniform_samples
 from ember.tensor import Tensor, method
 
@@ -62,7 +62,7 @@ def _written(self: Tensor, values: Any) -> bool:
         self._data[...] = values
     except ValueError:
         return False
-    self._vc.value += 1
+    count_write(self)
     return True
 
 

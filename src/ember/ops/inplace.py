@@ -118,21 +118,28 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     if view is not None and GRAD.enabled and (result.requires_grad or view.base.requires_grad):
         _write_through_base(x, name, result)
     else:
-        # a view without history, current, of a base without: after this write it is still
-        # what replaying its chain would give, so it is marked current (each later use with
-        # grad enabled replayed the chain, 3 µs, for the same nothing)
-        current = view is not None and view.version == x._vc.value and \
-            not x.requires_grad and not view.base.requires_grad
         _write(x, name, result._data)
-        x._vc.value += 1
         if result.requires_grad:
+            x._vc.value += 1
             _let_go(x, result._node)
             x._node, x._idx, x.requires_grad = result._node, result._idx, True
-        elif current:
-            view.version = x._vc.value
+        else:
+            count_write(x)
     if DISPATCH.stack:
         _tell_handlers("on_inplace", x, result)
     return x
+
+
+def count_write(x: Tensor) -> None:
+    """Counts a write into ``x``'s memory that gives ``x`` no history. A view without history,
+    current, of a base without, stays current: replaying its chain would give the same
+    nothing (each later use with grad enabled replayed it, ~3 µs)."""
+    view = x._view
+    current = view is not None and view.version == x._vc.value and \
+        not x.requires_grad and not view.base.requires_grad
+    x._vc.value += 1
+    if current:
+        view.version = x._vc.value
 
 
 def _refuse_view_write(x: Tensor, name: str) -> None:
