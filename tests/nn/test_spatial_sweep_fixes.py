@@ -128,3 +128,27 @@ def test_pixel_shuffle_refuses_a_factor_below_one_saying_so(op, arg, r):
         getattr(torch.nn.functional, op)(torch.ones(2, 8, 4, 4), r)
     with pytest.raises(ValueError, match=f"{op}: {arg} must be positive, got {r}"):
         getattr(F, op)(ember.ones(2, 8, 4, 4), r)
+
+
+@pytest.mark.parametrize("shape,channels_last", [((2, 3, 1, 1), False), ((2, 3, 1, 1), True),
+                                                 ((3, 1, 1), False), ((2, 1, 4, 4), True),
+                                                 ((2, 3, 1, 4), True)])
+@pytest.mark.parametrize("op,size", [("adaptive_max_pool2d", 3), ("max_pool2d", 1)])
+def test_max_pool_indices_of_an_input_both_c_and_channels_last_are_laid_out_as_torch(
+        shape, channels_last, op, size):
+    x = np.random.default_rng(0).standard_normal(shape)
+    t, e = torch.tensor(x), ember.tensor(x)
+    if channels_last:
+        t = t.contiguous(memory_format=torch.channels_last)
+        e = e.contiguous(memory_format=ember.channels_last)
+    want = getattr(torch.nn.functional, op)(t, size, return_indices=True)
+    got = getattr(F, op)(e, size, return_indices=True)
+    assert [g.stride() for g in got] == [w.stride() for w in want]
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+
+
+def test_adaptive_max_pool1d_indices_of_length_one_are_c_order_like_torch():
+    x = np.random.default_rng(0).standard_normal((2, 3, 1))
+    want = torch.nn.functional.adaptive_max_pool1d(torch.tensor(x), 4, return_indices=True)
+    got = F.adaptive_max_pool1d(ember.tensor(x), 4, return_indices=True)
+    assert [g.stride() for g in got] == [w.stride() for w in want]

@@ -159,7 +159,8 @@ def _flat_index(xp: Any, window: Any, positions: list, x: Any, kernel: tuple[int
     for i, size in enumerate(spatial):
         at = xp.arange(counts[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         index = index * size + positions[i][at, local[i]]
-    if x.ndim in ranks and im2col.channels_last_rows(xp, x) is not None:
+    if x.ndim in ranks and not x.flags.c_contiguous and \
+            im2col.channels_last_rows(xp, x) is not None:  # (C order when both, as PyTorch)
         out = im2col.empty_channels_last(xp, index.shape, np.int64)
         out[...] = index
         return out
