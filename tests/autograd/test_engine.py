@@ -544,3 +544,16 @@ def test_first_grad_of_a_permuted_leaf_has_its_layout_and_is_no_view_as_torch(pe
     (x * 3).sum().backward(), (tx * 3).sum().backward()
     assert x.grad is first
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_create_graph_keeps_the_history_of_a_channels_last_leafs_grad_as_torch():
+    # (the gradient laid out as the leaf: a permuted copy, still differentiable; review45e B1)
+    results = []
+    for lib in (ember, torch):
+        t = lib.arange(24.0, dtype=lib.float64).reshape(1, 2, 3, 4)
+        t = t.to(memory_format=lib.channels_last).requires_grad_()
+        (t.contiguous() ** 3).sum().backward(create_graph=True)
+        assert t.grad.requires_grad and t.grad.stride() == t.stride()
+        (second,) = lib.autograd.grad(t.grad.sum(), t)
+        results.append(second.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1])

@@ -133,8 +133,10 @@ def _laid_out_like(g: Tensor, t: Any) -> Tensor:
     inverse = sorted(range(a.ndim), key=order.__getitem__)
     laid = g.permute(order).contiguous().permute(inverse)
     # eager: a tensor of its own, not a view of the temporary (as PyTorch's .grad; later sums
-    # into a view took add_'s slow path)
-    return _wrap(laid._data, laid._device) if DISPATCH.handler is None else laid
+    # into a view took add_'s slow path), unless it has history (create_graph)
+    if DISPATCH.handler is None and not laid.requires_grad:
+        return _wrap(laid._data, laid._device)
+    return laid
 
 
 def _c_copy(g: Tensor) -> Tensor:
