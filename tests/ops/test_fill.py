@@ -184,3 +184,13 @@ def test_fills_with_a_number_write_torchs_bits_straight_into_memory(dtype, monke
         w = ember.ones(2, requires_grad=True)
     with pytest.raises(ember.errors.GradError, match="leaf"):
         w.fill_(1.0)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.float32, ember.float64])
+@pytest.mark.parametrize("op", ["fill_", "copy_"])
+def test_an_int_beyond_int64_is_refused_and_writes_nothing(dtype, op):
+    # (the fast path takes ints in int64's range only; torch refuses these too; review45e R1)
+    t = ember.zeros(3, dtype=dtype)
+    with pytest.raises((TypeError, ValueError, OverflowError)):
+        getattr(t, op)(2**70)
+    assert t.tolist() == [0.0, 0.0, 0.0] and t._version == 0
