@@ -62,3 +62,19 @@ def test_sum_method_of_repeated_true_entries_counts_each_as_torch():
         s = lib.sparse_coo_tensor(lib.tensor([[0, 0, 1]]), lib.tensor([True, True, True]), (3,))
         out.append([(r.item(), r.dtype == lib.int64) for r in (s.sum(), lib.sparse.sum(s))])
     assert out[0] == out[1] == [(3, True), (2, True)]
+
+
+@pytest.mark.parametrize(("values", "dtype", "to"), [
+    ([True, True, True], "bool", "float32"),      # repeated True entries: each counts
+    ([100, 100, 5], "int8", "int64"),             # no wrap in int8 before the cast
+    ([6e4, 6e4, 1.0], "float16", "float32"),      # no overflow in float16 before the cast
+])
+def test_sum_method_with_a_dtype_casts_each_entry_first_as_torch(values, dtype, to):
+    # (review45e B2: it coalesced and summed in the source dtype, then cast)
+    out = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 0, 1]]),
+                                  lib.tensor(values, dtype=getattr(lib, dtype)), (3,))
+        total = s.sum(dtype=getattr(lib, to))
+        out.append((total.item(), str(total.dtype).split(".")[-1]))
+    assert out[0] == out[1]

@@ -183,6 +183,8 @@ def _sum_method(self: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:
     """``s.sum(dim)``: as :func:`ember.sparse.sum`, with the dense sum's dtype (integers and
     bools add up in int64, entry by entry, as PyTorch's method does: repeated True entries
     count each; ``torch.sparse.sum`` keeps the dtype over a dim, over all coalesces first)."""
+    if dim is None and dtype is not None and dtype != self.dtype:  # (each entry cast first,
+        return _sum_method(self.to(dtype))  # as torch's method: no int8 wrap, no bool merge)
     if dtype is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
         return self._vals.to(int64).sum() if dim is None else sum(self, dim, int64)
     return sum(self, dim, dtype)
