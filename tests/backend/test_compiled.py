@@ -183,6 +183,15 @@ def test_a_kernel_that_calls_itself_compiles():
     assert factorial(5) == 120
 
 
+def test_another_thread_gets_the_compiled_kernel_not_the_one_being_compiled():
+    def twice(x):
+        return x * 2
+
+    kernel = _plain_kernel(twice, "float64(float64)")
+    kernel.compiling = -1  # (as while another thread compiles it)
+    assert compiled.ready(kernel).signatures  # waits for a compiled kernel, not the raw one
+
+
 def test_a_numba_that_cannot_compile_leaves_the_kernels_to_numpy(monkeypatch, fresh_numba_load):
     def no_llvm(*args, **options):
         raise RuntimeError("no LLVM here")

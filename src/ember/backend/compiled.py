@@ -132,7 +132,7 @@ class Lazy:
         self.dispatcher = self._dispatcher()  # (for every signature: see ready)
         self.kernel: Any = None  # the dispatcher, once compiled
         self.groups: dict[tuple, Any] = {}  # the arrays' dtypes -> a dispatcher for them
-        self.compiling = False  # (a kernel that calls itself finds its own dispatcher)
+        self.compiling: int | None = None  # the thread compiling it (see ready())
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
 
     def __call__(self, *args: Any) -> Any:
@@ -181,7 +181,7 @@ class Lazy:
     def _compiled(self, dispatcher: Any, signatures: list) -> Any:
         """``dispatcher`` compiled for ``signatures`` (after the kernels that the function
         calls), then closed to others, as numba's own ``njit(signatures)``."""
-        self.compiling = True
+        self.compiling = threading.get_ident()
         try:
             _ready_callees(self.fn)
             for signature in signatures:
@@ -192,7 +192,7 @@ class Lazy:
                      f"{type(exc).__name__}: {exc}")
             raise
         finally:
-            self.compiling = False
+            self.compiling = None
         return dispatcher
 
 
@@ -206,8 +206,8 @@ def _takes(parameters: tuple, dtypes: tuple) -> bool:
 
 def ready(kernel: Any) -> Any:
     """numba's kernel for ``kernel`` (a :class:`Lazy` compiled now if it is not yet; its
-    dispatcher while it compiles: a kernel that calls itself), for code that hands it to
-    numba itself (a kernel called from a loop compiled elsewhere).
+    dispatcher to the thread compiling it: a kernel that calls itself), for code that hands it
+    to numba itself (a kernel called from a loop compiled elsewhere).
 
     Example:
         >>> compiled.ready(erf_numba.erf)
@@ -215,7 +215,7 @@ def ready(kernel: Any) -> Any:
     """
     if not isinstance(kernel, Lazy):
         return kernel
-    return kernel.dispatcher if kernel.compiling else kernel.ready()
+    return kernel.dispatcher if kernel.compiling == threading.get_ident() else kernel.ready()
 
 
 def _ready_callees(fn: Any) -> None:
