@@ -78,3 +78,13 @@ def test_sum_method_with_a_dtype_casts_each_entry_first_as_torch(values, dtype, 
         total = s.sum(dtype=getattr(lib, to))
         out.append((total.item(), str(total.dtype).split(".")[-1]))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_along_an_empty_dense_dim_is_empty_as_torch(fn):
+    # (review45e B3: amax over the empty dim raised)
+    shapes = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 1], [0, 1]]), lib.ones(2, 0), (2, 2, 0))
+        shapes.append(tuple(getattr(lib.sparse, fn)(s, 2).shape))
+    assert shapes[0] == shapes[1] == (2, 2, 0)

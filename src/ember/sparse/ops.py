@@ -149,6 +149,8 @@ def _log_normaliser(s: SparseTensor, dim: int) -> tuple[SparseTensor, Tensor, Te
     values = s._vals
     if dim >= s.sparse_dim():
         axis = dim - s.sparse_dim() + 1
+        if not values.shape[axis]:  # (lines of no values: an empty result, as PyTorch's)
+            return s, values, values
         shifted = values - values.detach().amax(axis, keepdim=True)
         return s, shifted, log(exp(shifted).sum(axis, keepdim=True))
     group, n = _groups(s, dim)
