@@ -49,10 +49,11 @@ def slope_grad(xp: Any, module: str, name: str, arrays: tuple, numbers: tuple) -
             any(a.dtype != v.dtype for a in arrays[1:]) or not compiled.numba_enabled():
         return None
     if 0 in v.strides and v.shape == arrays[1].shape:  # (a broadcast, as sum's backward
-        dense = np.empty_like(arrays[1])  # gives: one copy in the layout of the array it
-        np.copyto(dense, v)  # meets, then the pass; NumPy's calls made five passes)
-        arrays = (dense, *arrays[1:])
-    out = np.empty_like(arrays[0])
+        out = np.empty_like(arrays[1])  # gives: one copy in the layout of the array it meets,
+        np.copyto(out, v)  # which the pass then overwrites element by element; NumPy's calls
+        arrays = (out, *arrays[1:])  # made five passes)
+    else:
+        out = np.empty_like(v)
     flat = flat_blocks(*arrays, out)
     kernels = compiled.load(module)  # (None where they fail to load: numba is off then)
     if flat is None or kernels is None:
