@@ -61,7 +61,7 @@ def _walk(container: Any, prefix: str, path: str, flat: dict, paths: dict) -> No
     """Adds ``container``'s entries to ``flat`` (``paths``: each name's place, for errors)."""
     for key, value in _children(container):
         name, where = f"{prefix}{key}", f"{path}[{key!r}]"
-        if not isinstance(value, Tensor | ShardedTensor) and not _is_dtensor(value) and (
+        if not _holds_tensor(value) and (
                 isinstance(value, dict) or _walked(value)):
             _walk(value, name + ".", where, flat, paths)
             continue
@@ -106,7 +106,7 @@ def _walked(value: Any) -> bool:
     """Whether a list or tuple holds a tensor or a dict JSON cannot hold (an int key, as an
     optimizer's state), at any depth: walked by index, not stored whole."""
     return isinstance(value, list | tuple) and any(
-        isinstance(v, Tensor | ShardedTensor) or _is_dtensor(v) or _walked(v) or
+        _holds_tensor(v) or _walked(v) or
         (isinstance(v, dict) and not _plain(v)) for v in value)
 
 
@@ -309,13 +309,18 @@ def _is_tensor_entry(value: Any) -> bool:
     return isinstance(value, Tensor | ShardedTensor)
 
 
+def _holds_tensor(value: Any) -> bool:
+    """Whether ``value`` is saved as a tensor entry (a tensor, ShardedTensor or DTensor)."""
+    return _is_tensor_entry(value) or _is_dtensor(value)
+
+
 def _put_plain(container: Any, values: dict, prefix: str) -> Any:
     """``container`` with its plain values replaced by the saved ones: in place in dicts and
     lists, a new tuple for a tuple (set into its parent)."""
     items = []
     for key, value in _children(container):
         name = f"{prefix}{key}"
-        if isinstance(value, Tensor | ShardedTensor) or _is_dtensor(value):
+        if _holds_tensor(value):
             new = value
         elif isinstance(value, dict) or _walked(value):
             new = _put_plain(value, values, name + ".")
