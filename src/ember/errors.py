@@ -57,6 +57,13 @@ class ArgumentTypeError(EmberError, TypeError, RuntimeError):
     RuntimeError as PyTorch's Python code raises for ``bool()`` of such a tensor."""
 
 
+class ArgumentError(EmberError, ValueError, RuntimeError):
+    """An argument's value an op cannot take: an unknown mode, a negative size, a probability
+    past 1, e.g. ``qr: mode must be 'reduced', 'complete' or 'r', got 'x'``. A ValueError as
+    Python's and PyTorch's Python-side checks raise, and a RuntimeError as its C++ ops' checks
+    raise, so an ``except`` clause written for either catches it."""
+
+
 class DeviceError(EmberError, RuntimeError):
     """Tensors on different devices meet in one op, or a device is unknown."""
 

@@ -27,6 +27,8 @@ import traceback
 import warnings
 from collections.abc import Callable
 
+from ember.errors import ArgumentError
+
 _STDLIB_NAMES = [name for name in multiprocessing.__all__ if not name.startswith("_")]
 globals().update({name: getattr(multiprocessing, name) for name in _STDLIB_NAMES})
 
@@ -52,8 +54,8 @@ def get_sharing_strategy() -> str:
 def set_sharing_strategy(new_strategy: str) -> None:
     """Records the strategy; one that is not in :func:`get_all_sharing_strategies` raises."""
     if new_strategy not in _STRATEGIES:
-        raise ValueError(f"set_sharing_strategy: unknown strategy {new_strategy!r}; the "
-                         f"strategies are {sorted(_STRATEGIES)}")
+        raise ArgumentError(f"set_sharing_strategy: unknown strategy {new_strategy!r}; the "
+                            f"strategies are {sorted(_STRATEGIES)}")
     _strategy[0] = new_strategy
 
 

@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.ops.random import (
     Generator,
     default_generator,
@@ -54,8 +55,8 @@ def fork_rng(devices: Iterable[Any] | None = None, enabled: bool = True,
     if devices is not None:
         list(devices)  # a non-iterable fails here, as in torch (which also lists them)
     if device_type not in (None, "cpu", "cuda", "meta"):
-        raise ValueError(f"fork_rng: device_type must be None, 'cpu', 'cuda' or 'meta', got "
-                         f"{device_type!r}")
+        raise ArgumentError(f"fork_rng: device_type must be None, 'cpu', 'cuda' or 'meta', got "
+                            f"{device_type!r}")
     if not enabled or device_type == "meta":
         yield
         return

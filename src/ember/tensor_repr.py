@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.errors import ArgumentError
 
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
              "sci_mode": None}
@@ -35,8 +36,8 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     """
     if profile is not None:
         if profile not in _PROFILES:
-            raise ValueError(f"set_printoptions: unknown profile {profile!r}; expected one of "
-                             f"{sorted(_PROFILES)}")
+            raise ArgumentError(f"set_printoptions: unknown profile {profile!r}; expected one of "
+                                f"{sorted(_PROFILES)}")
         OPTIONS.update(_DEFAULTS, **_PROFILES[profile])
     given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
              "linewidth": linewidth}

@@ -20,7 +20,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import compute_dtype
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, DTypeError, describe
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, describe
 from ember.ops.convert import cast
 from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
 from ember.utils import checkpoint as _checkpoint
@@ -174,13 +174,13 @@ def _flag(op: str, enabled: Any) -> bool:
 
 def _check_device(op: str, device_type: Any) -> None:
     if device_type not in ("cpu", "cuda"):
-        raise ValueError(f"{op}: device_type must be 'cpu' or 'cuda', got {device_type!r}")
+        raise ArgumentError(f"{op}: device_type must be 'cpu' or 'cuda', got {device_type!r}")
 
 
 def _check_dtype(op: str, dtype: Any) -> DType:
     if dtype not in _LOW_DTYPES:
-        raise ValueError(f"{op}: dtype must be ember.bfloat16 or ember.float16, got "
-                         f"{getattr(dtype, 'name', dtype)}")
+        raise ArgumentError(f"{op}: dtype must be ember.bfloat16 or ember.float16, got "
+                            f"{getattr(dtype, 'name', dtype)}")
     return dtype
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ember.amp.autocast_mode import _eligible, autocast, get_autocast_dtype, is_autocast_enabled
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["custom_fwd", "custom_bwd", "is_autocast_available"]
@@ -35,7 +36,7 @@ def is_autocast_available(device_type: str) -> bool:
 
 def _check_device_type(device_type: Any) -> None:
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ArgumentError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
 
 
 def _cast(value: Any, device_type: str, dtype: DType) -> Any:

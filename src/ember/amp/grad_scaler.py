@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
+from ember.errors import ArgumentError
 from ember.layouts import strided
 from ember.ops.creation import tensor
 from ember.optim.optimizer import OPTIMIZER_TRACE, traced
@@ -48,13 +49,13 @@ class GradScaler:
                  growth_factor: float = 2.0, backoff_factor: float = 0.5,
                  growth_interval: int = 2000, enabled: bool = True) -> None:
         if growth_factor <= 1.0:
-            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
+            raise ArgumentError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
         if not 0.0 < backoff_factor < 1.0:
-            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got "
-                             f"{backoff_factor}")
+            raise ArgumentError(f"GradScaler: backoff_factor must be in (0, 1), got "
+                                f"{backoff_factor}")
         if growth_interval <= 0:
-            raise ValueError(f"GradScaler: growth_interval must be positive, got "
-                             f"{growth_interval}")
+            raise ArgumentError(f"GradScaler: growth_interval must be positive, got "
+                                f"{growth_interval}")
         if str(device).startswith("cuda"):  # no CUDA device: disabled, as PyTorch's without one
             if enabled:
                 warnings.warn("GradScaler: device 'cuda' was given, but CUDA is not available "
@@ -96,9 +97,9 @@ class GradScaler:
         if not isinstance(outputs, Tensor):
             if isinstance(outputs, Iterable) and not isinstance(outputs, (str, Mapping)):
                 return map(self.scale, outputs)
-            raise ValueError("GradScaler.scale: outputs must be a Tensor or an iterable of "
-                             f"Tensors, got {type(outputs).__name__}. Hint: scale the loss "
-                             "tensor, e.g. scaler.scale(loss).backward()")
+            raise ArgumentError("GradScaler.scale: outputs must be a Tensor or an iterable of "
+                                f"Tensors, got {type(outputs).__name__}. Hint: scale the loss "
+                                "tensor, e.g. scaler.scale(loss).backward()")
         scale = self._scale_tensor
         return outputs * (scale if scale.device == outputs.device else scale.to(outputs.device))
 

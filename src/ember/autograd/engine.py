@@ -47,7 +47,7 @@ from ember.autograd.hook_calls import (
     run_node_hooks,
 )
 from ember.autograd.roots import as_list, root_grads
-from ember.errors import GradError, ShapeError
+from ember.errors import ArgumentError, GradError, ShapeError
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
@@ -134,8 +134,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
-        raise ValueError("grad: materialize_grads=True needs allow_unused to be True or not "
-                         "given")
+        raise ArgumentError("grad: materialize_grads=True needs allow_unused to be True or not "
+                            "given")
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)

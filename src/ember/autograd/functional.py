@@ -24,7 +24,7 @@ from typing import Any
 from ember.autograd import forward_ad
 from ember.autograd.engine import grad
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from ember.errors import GradError
+from ember.errors import ArgumentError, GradError
 from ember.tensor import Tensor
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -108,8 +108,8 @@ def jacobian(func: Callable, inputs: Tensors, create_graph: bool = False, strict
                 [0., 2.]]))
     """
     if strategy not in _STRATEGIES:
-        raise ValueError(f"jacobian: strategy must be one of {_STRATEGIES}, got {strategy!r}. "
-                         "Hint: forward mode pays off when the outputs outnumber the inputs")
+        raise ArgumentError(f"jacobian: strategy must be one of {_STRATEGIES}, got {strategy!r}. "
+                            "Hint: forward mode pays off when the outputs outnumber the inputs")
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError('jacobian: create_graph=True and strategy="forward-mode" '
@@ -144,8 +144,8 @@ def hessian(func: Callable, inputs: Tensors, create_graph: bool = False, strict:
                 [ 0., 12.]])
     """
     if outer_jacobian_strategy not in _STRATEGIES:
-        raise ValueError(f"hessian: outer_jacobian_strategy must be one of {_STRATEGIES}, "
-                         f"got {outer_jacobian_strategy!r}")
+        raise ArgumentError(f"hessian: outer_jacobian_strategy must be one of {_STRATEGIES}, "
+                            f"got {outer_jacobian_strategy!r}")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
 
     def scalar(*xs: Tensor) -> Tensor:

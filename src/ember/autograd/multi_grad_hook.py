@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ember.errors import ArgumentError
 from ember.hooks import RemovableHandle
 from ember.tensor import Tensor
 
@@ -62,7 +63,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
         >>> h.remove()
     """
     if mode not in ("all", "any"):
-        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+        raise ArgumentError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     if mode == "any":
         last = [None]  # the id of the pass fn last ran in
 

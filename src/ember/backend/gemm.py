@@ -32,6 +32,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import compiled, gemv, parallel, threads
+from ember.errors import ArgumentError
 
 _single_below = 1 << 25  # multiply-adds per matrix (m·n·k): ~0.4 ms on one core
 _SKINNY = 16
@@ -48,7 +49,7 @@ def set_single_thread_gemm_below(macs: int) -> None:
     """
     global _single_below
     if not isinstance(macs, int) or macs < 0:
-        raise ValueError(f"set_single_thread_gemm_below: expected an int >= 0, got {macs!r}")
+        raise ArgumentError(f"set_single_thread_gemm_below: expected an int >= 0, got {macs!r}")
     _single_below = macs
 
 

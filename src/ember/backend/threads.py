@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from threadpoolctl import ThreadpoolController
 
+from ember.errors import ArgumentError
+
 _controller: ThreadpoolController | None = None
 _libraries: tuple[list, int] | None = None  # (BLAS library controllers, their thread count)
 _switches: list[tuple[Callable[[], int], Callable[[int], object]]] | None = None
@@ -125,7 +127,7 @@ def set_num_threads(n: int) -> None:
         2
     """
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
+        raise ArgumentError(f"set_num_threads: expected a positive int, got {n!r}")
     global _libraries
     _blas().limit(limits=n, user_api="blas")
     _libraries = None  # re-read the thread count
@@ -158,7 +160,7 @@ def set_num_interop_threads(n: int) -> None:
         2
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"set_num_interop_threads: expected a positive int, got {n!r}")
+        raise ArgumentError(f"set_num_interop_threads: expected a positive int, got {n!r}")
     global _interop_threads
     _interop_threads = n
 

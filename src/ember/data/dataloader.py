@@ -29,6 +29,7 @@ from ember.data.worker import (
     receive,
     worker_loop,
 )
+from ember.errors import ArgumentError
 
 __all__ = ["DataLoader"]
 
@@ -78,41 +79,41 @@ class DataLoader:
                  persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
-                             "disable multiprocessing.")
+            raise ArgumentError("num_workers option should be non-negative; use num_workers=0 to "
+                                "disable multiprocessing.")
         if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
+            raise ArgumentError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in "
-                             "multiprocessing. let num_workers > 0 to enable multiprocessing, "
-                             "otherwise set prefetch_factor to None.")
+            raise ArgumentError("prefetch_factor option could only be specified in "
+                                "multiprocessing. let num_workers > 0 to enable multiprocessing, "
+                                "otherwise set prefetch_factor to None.")
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         if prefetch_factor is not None and prefetch_factor < 1:
-            raise ValueError(f"prefetch_factor should be a positive integer, got "
-                             f"{prefetch_factor}")
+            raise ArgumentError(f"prefetch_factor should be a positive integer, got "
+                                f"{prefetch_factor}")
         if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
+            raise ArgumentError("persistent_workers option needs num_workers > 0")
         if multiprocessing_context is not None and num_workers == 0:
-            raise ValueError("multiprocessing_context can only be used with multi-process "
-                             "loading (num_workers > 0), but got num_workers=0")
+            raise ArgumentError("multiprocessing_context can only be used with multi-process "
+                                "loading (num_workers > 0), but got num_workers=0")
         self.is_iterable = isinstance(dataset, IterableDataset)
         if self.is_iterable:
             for name, value in (("shuffle", shuffle), ("sampler", sampler),
                                 ("batch_sampler", batch_sampler)):
                 if value not in (None, False):
-                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                     f"{name} option, but got {name}={value!r}")
+                    raise ArgumentError(f"DataLoader with IterableDataset: expected unspecified "
+                                        f"{name} option, but got {name}={value!r}")
         elif sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
+            raise ArgumentError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
+                raise ArgumentError("batch_sampler option is mutually exclusive with batch_size, "
+                                    "shuffle, sampler, and drop_last")
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
+            raise ArgumentError("batch_size=None option disables auto-batching and is mutually "
+                                "exclusive with drop_last")
         if sampler is None:
             if self.is_iterable:
                 sampler = _InfiniteConstantSampler()
@@ -144,8 +145,8 @@ class DataLoader:
     def __setattr__(self, name: str, value: Any) -> None:
         # the samplers are built from these in __init__: a later change would be ignored
         if name in _FIXED and "_iterator" in self.__dict__:
-            raise ValueError(f"{name} attribute should not be set after DataLoader is "
-                             f"initialized; make a new DataLoader")
+            raise ArgumentError(f"{name} attribute should not be set after DataLoader is "
+                                f"initialized; make a new DataLoader")
         super().__setattr__(name, value)
 
     @property

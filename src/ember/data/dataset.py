@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
@@ -95,14 +95,14 @@ class StackDataset(Dataset):
 
     def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
         if args and kwargs:
-            raise ValueError("StackDataset: pass datasets as positional or keyword arguments, "
-                             "not both")
+            raise ArgumentError("StackDataset: pass datasets as positional or keyword arguments, "
+                                "not both")
         parts = args or tuple(kwargs.values())
         if not parts:
-            raise ValueError("StackDataset: at least one dataset is needed")
+            raise ArgumentError("StackDataset: at least one dataset is needed")
         self._length = len(parts[0])
         if any(len(d) != self._length for d in parts):
-            raise ValueError("StackDataset: size mismatch between datasets")
+            raise ArgumentError("StackDataset: size mismatch between datasets")
         self.datasets: tuple | dict = args or kwargs
 
     def __getitem__(self, index: int) -> tuple | dict:
@@ -131,8 +131,8 @@ def _items_of(dataset: Any, indices: list[int]) -> list:
         return [dataset[i] for i in indices]
     items = getitems(indices)
     if len(items) != len(indices):
-        raise ValueError(f"{type(dataset).__name__}.__getitems__ gave {len(items)} items for "
-                         f"{len(indices)} indices")
+        raise ArgumentError(f"{type(dataset).__name__}.__getitems__ gave {len(items)} items for "
+                            f"{len(indices)} indices")
     return items
 
 
@@ -152,7 +152,7 @@ class ConcatDataset(Dataset[T_co]):
     def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+            raise ArgumentError("ConcatDataset: datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise TypeError("ConcatDataset does not support IterableDataset; "
@@ -165,7 +165,7 @@ class ConcatDataset(Dataset[T_co]):
     def __getitem__(self, idx: int) -> T_co:
         if idx < 0:
             if -idx > len(self):
-                raise ValueError("absolute value of index should not exceed dataset length")
+                raise ArgumentError("absolute value of index should not exceed dataset length")
             idx = len(self) + idx
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[which - 1] if which else 0
@@ -221,18 +221,18 @@ def _split_lengths(n: int, lengths: Sequence[int | float]) -> list[int]:
         counts = []
         for i, frac in enumerate(lengths):
             if not 0 <= frac <= 1:
-                raise ValueError(f"random_split: fraction at index {i} is not between 0 and 1")
+                raise ArgumentError(f"random_split: fraction at index {i} is not between 0 and 1")
             counts.append(int(math.floor(n * frac)))
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
         return counts
     if any(int(x) != x or x < 0 for x in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative ints or fractions "
-                         f"summing to 1, got {list(lengths)}")
+        raise ArgumentError(f"random_split: lengths must be non-negative ints or fractions "
+                            f"summing to 1, got {list(lengths)}")
     counts = [int(x) for x in lengths]
     if sum(counts) != n:
-        raise ValueError(f"random_split: sum of input lengths ({sum(counts)}) does not equal "
-                         f"the length of the input dataset ({n})")
+        raise ArgumentError(f"random_split: sum of input lengths ({sum(counts)}) does not equal "
+                            f"the length of the input dataset ({n})")
     return counts
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sized
 import numpy as np
 
 from ember.data.sampler import Sampler
+from ember.errors import ArgumentError
 from ember.ops.random import remap_seed
 
 __all__ = ["DistributedSampler", "register_world"]
@@ -71,7 +72,7 @@ class DistributedSampler(Sampler):
             rank = world_rank if rank is None else rank
         self.num_replicas, self.rank = int(num_replicas), int(rank)
         if self.num_replicas < 1 or not 0 <= self.rank < self.num_replicas:
-            raise ValueError(
+            raise ArgumentError(
                 f"DistributedSampler: invalid rank {self.rank} for "
                 f"{self.num_replicas} replicas; it must be in [0, num_replicas)"
             )

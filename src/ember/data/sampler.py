@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -37,7 +38,7 @@ def _epoch_generator(generator: ember.Generator | None) -> ember.Generator:
 
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value <= 0:
-        raise ValueError(f"{name} should be a positive integer value, but got {name}={value!r}")
+        raise ArgumentError(f"{name} should be a positive integer value, but got {name}={value!r}")
     return int(value)
 
 
@@ -134,14 +135,14 @@ class WeightedRandomSampler(Sampler):
                  generator: ember.Generator | None = None) -> None:
         _positive_int("num_samples", num_samples)
         if not isinstance(replacement, bool):
-            raise ValueError(f"replacement should be a boolean value, but got "
-                             f"replacement={replacement!r}")
+            raise ArgumentError(f"replacement should be a boolean value, but got "
+                                f"replacement={replacement!r}")
         w = ember.as_tensor(np.asarray(weights, dtype=np.float64))
         if w.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
-                             f"{tuple(w.shape)}")
+            raise ArgumentError(f"weights should be a 1d sequence but given weights have shape "
+                                f"{tuple(w.shape)}")
         if bool((w < 0).any()) or not bool(ember.isfinite(w).all()) or w.sum().item() <= 0:
-            raise ValueError("weights should be finite and non-negative, with a positive sum")
+            raise ArgumentError("weights should be finite and non-negative, with a positive sum")
         self.weights = w
         self.num_samples = int(num_samples)
         self.replacement = replacement
@@ -173,8 +174,8 @@ class BatchSampler(Sampler):
     def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
         _positive_int("batch_size", batch_size)
         if not isinstance(drop_last, bool):
-            raise ValueError(f"drop_last should be a boolean value, but got "
-                             f"drop_last={drop_last!r}")
+            raise ArgumentError(f"drop_last should be a boolean value, but got "
+                                f"drop_last={drop_last!r}")
         self.sampler = sampler
         self.batch_size = int(batch_size)
         self.drop_last = drop_last

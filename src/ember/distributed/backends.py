@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from ember.distributed.process_group import GroupMember, ProcessGroup, is_available, resolve
+from ember.errors import ArgumentError
 
 
 class Backend(str):
@@ -36,7 +37,7 @@ class Backend(str):
 
     def __new__(cls, name: str) -> str:  # type: ignore[misc]
         if not isinstance(name, str):
-            raise ValueError(f"Backend: the name must be a string, got {type(name).__name__}")
+            raise ArgumentError(f"Backend: the name must be a string, got {type(name).__name__}")
         value = getattr(Backend, name.upper(), None)
         return value if isinstance(value, str) else name.lower()
 
@@ -121,8 +122,8 @@ def get_backend_config(group: ProcessGroup | None = None) -> str:
         'cpu:mpi'
     """
     if group is GroupMember.NON_GROUP_MEMBER:
-        raise ValueError("get_backend_config: invalid process group specified (this rank is "
-                         "not a member)")
+        raise ArgumentError("get_backend_config: invalid process group specified (this rank is "
+                            "not a member)")
     resolve(group, "get_backend_config")
     return "cpu:mpi"
 
@@ -137,7 +138,7 @@ def get_default_backend_for_device(device: Any) -> str:
     """
     kind = str(getattr(device, "type", device)).split(":")[0]
     if kind != "cpu":
-        raise ValueError(f"get_default_backend_for_device: no backend is registered for device "
-                         f"{kind!r}; Ember's MPI backend takes CPU tensors. Hint: move tensors "
-                         "to the CPU for collectives")
+        raise ArgumentError(f"get_default_backend_for_device: no backend is registered for device "
+                            f"{kind!r}; Ember's MPI backend takes CPU tensors. Hint: move tensors "
+                            "to the CPU for collectives")
     return Backend.MPI

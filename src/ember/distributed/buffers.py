@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.distributed.nan_ops import nan_propagating_op
-from ember.errors import DeviceError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from ember.futures import Future
 from ember.tensor import Tensor
 
@@ -43,7 +43,7 @@ class ReduceOp(StrEnum):
         try:
             return cls[str(op).upper()]
         except KeyError:
-            raise ValueError(
+            raise ArgumentError(
                 f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean "
                 "(avg), band, bor, bxor"
             ) from None
@@ -183,8 +183,8 @@ class Reducible:
         self.dtype, self.mean = dtype, op is ReduceOp.MEAN
         MPI = mpi()
         if dtype.kind == "c" and not supports_complex(op):
-            raise ValueError(f"{who} does not support {op.name} on complex tensors (as "
-                             "PyTorch). Hint: reduce the real and imaginary parts apart")
+            raise ArgumentError(f"{who} does not support {op.name} on complex tensors (as "
+                                "PyTorch). Hint: reduce the real and imaginary parts apart")
         if op in _BITWISE and dtype.kind not in "iub":
             raise DTypeError(f"{who}: cannot use ReduceOp.{op.name} with non-integral dtype "
                              f"{dtype} (as PyTorch). Hint: bitwise ops take integer and bool "
@@ -290,7 +290,7 @@ class Work:
             1
         """
         if self._source is None:
-            raise ValueError("Work.source_rank: only the work of an irecv has a source rank")
+            raise ArgumentError("Work.source_rank: only the work of an irecv has a source rank")
         self.wait()
         return self._source()
 

@@ -28,6 +28,7 @@ from ember.autograd.grad_mode import is_grad_enabled
 from ember.distributed.buffers import broadcast_from_first, mpi
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
+from ember.errors import ArgumentError
 from ember.futures import Future
 from ember.nn import parallel
 from ember.tensor import Tensor, _wrap
@@ -410,13 +411,13 @@ def _check_comm_hook(hook: Any) -> None:
     bucket = sig.parameters.get("bucket")
     if bucket is not None and bucket.annotation not in (inspect.Parameter.empty, GradBucket,
                                                           "GradBucket", "dist.GradBucket"):
-        raise ValueError("register_comm_hook: the hook's bucket annotation should be "
-                         "dist.GradBucket")
+        raise ArgumentError("register_comm_hook: the hook's bucket annotation should be "
+                            "dist.GradBucket")
     ret = sig.return_annotation
     if ret is not inspect.Signature.empty and getattr(ret, "__origin__", ret) is not Future \
             and not (isinstance(ret, str) and "Future" in ret):
-        raise ValueError("register_comm_hook: the hook's return annotation should be "
-                         "ember.futures.Future[ember.Tensor]")
+        raise ArgumentError("register_comm_hook: the hook's return annotation should be "
+                            "ember.futures.Future[ember.Tensor]")
 
 
 def _used_leaves(out: Any) -> set[int]:

@@ -21,6 +21,7 @@ import os
 from enum import Enum
 
 from ember.distributed.process_group import DistError, ProcessGroup, resolve
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 _ENV = "TORCH_DISTRIBUTED_DEBUG"
@@ -37,8 +38,8 @@ class DebugLevel(Enum):
 def _from_env() -> DebugLevel:
     value = os.environ.get(_ENV, "OFF").upper()
     if value not in DebugLevel.__members__:
-        raise ValueError(f"The value of {_ENV} must be OFF, INFO, or DETAIL, got "
-                         f"{os.environ[_ENV]!r}")
+        raise ArgumentError(f"The value of {_ENV} must be OFF, INFO, or DETAIL, got "
+                            f"{os.environ[_ENV]!r}")
     return DebugLevel[value]
 
 

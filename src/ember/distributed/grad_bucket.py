@@ -9,6 +9,7 @@ Example (a hook that averages the bucket itself, as ``allreduce_hook`` does):
 
 from __future__ import annotations
 
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 
@@ -54,7 +55,7 @@ class GradBucket:
     def set_buffer(self, buffer: Tensor) -> None:
         """Replaces the buffer (e.g. with a float16 copy; same number of elements)."""
         if not isinstance(buffer, Tensor) or buffer.numel() != self._offsets[-1]:
-            raise ValueError(
+            raise ArgumentError(
                 f"GradBucket.set_buffer: expected a tensor of {self._offsets[-1]} elements, "
                 f"got {getattr(buffer, 'shape', type(buffer).__name__)}")
         self._buffer = buffer

@@ -22,6 +22,7 @@ import traceback
 from typing import Any
 
 from ember.distributed.mpi_env import mpi_env, mpiexec_command
+from ember.errors import ArgumentError
 
 _INSTALLED = False
 
@@ -78,7 +79,7 @@ def launch(
         0
     """
     if nprocs < 1:
-        raise ValueError(f"ember launch: -n must be at least 1, got {nprocs}")
+        raise ArgumentError(f"ember launch: -n must be at least 1, got {nprocs}")
     rc = 0
     for attempt in range(max_restarts + 1):
         env = mpi_env(nprocs, single_host=hostfile is None)

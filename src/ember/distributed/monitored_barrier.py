@@ -26,6 +26,7 @@ from ember.distributed.process_group import (
     ProcessGroup,
     resolve,
 )
+from ember.errors import ArgumentError
 
 _TAG_BASE, _TAG_SPAN = 31000, 1700  # within the 32767 every MPI allows; user tags stay below
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # PyTorch's default process-group timeout
@@ -97,7 +98,7 @@ def _seconds(timeout: Any) -> float:
     seconds = (timeout.total_seconds() if isinstance(timeout, datetime.timedelta)
                else float(timeout))
     if seconds <= 0:
-        raise ValueError(f"monitored_barrier: timeout must be positive, got {timeout!r}")
+        raise ArgumentError(f"monitored_barrier: timeout must be positive, got {timeout!r}")
     return seconds
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ember.distributed.buffers import check_count, mpi
 from ember.distributed.process_group import ProcessGroup, member_only, resolve
+from ember.errors import ArgumentError
 
 
 @member_only()
@@ -63,7 +64,7 @@ def scatter_object_list(
     """Rank i's ``scatter_object_output_list[0]`` becomes item i of rank ``src``'s input."""
     g = resolve(group, "scatter_object_list")
     if not scatter_object_output_list:
-        raise ValueError(
+        raise ArgumentError(
             "scatter_object_list: scatter_object_output_list must be a list of at least one "
             "item (item 0 receives the object)"
         )

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from ember.distributed.buffers import Work
 from ember.distributed.collectives import irecv, isend
 from ember.distributed.process_group import ProcessGroup, resolve
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 
@@ -39,19 +40,19 @@ class P2POp:
                  group: ProcessGroup | None = None, tag: int = 0,
                  group_peer: int | None = None) -> None:
         if op is not isend and op is not irecv:
-            raise ValueError("P2POp: op must be ember.distributed.isend or irecv, got "
-                             f"{getattr(op, '__name__', op)!r}")
+            raise ArgumentError("P2POp: op must be ember.distributed.isend or irecv, got "
+                                f"{getattr(op, '__name__', op)!r}")
         if not isinstance(tensor, Tensor):
             raise TypeError(f"P2POp: tensor must be an ember.Tensor, got {type(tensor).__name__}")
         self.op, self.tensor, self.tag = op, tensor, tag
         self.group = resolve(group, "P2POp")
         if (peer is None) == (group_peer is None):
-            raise ValueError(f"P2POp: give exactly one of peer ({peer}) and "
-                             f"group_peer ({group_peer})")
+            raise ArgumentError(f"P2POp: give exactly one of peer ({peer}) and "
+                                f"group_peer ({group_peer})")
         if peer is None:
             if not 0 <= group_peer < self.group.size():
-                raise ValueError(f"P2POp: group_peer {group_peer} is not a rank of the group "
-                                 f"of world ranks {self.group.ranks}")
+                raise ArgumentError(f"P2POp: group_peer {group_peer} is not a rank of the group "
+                                    f"of world ranks {self.group.ranks}")
             peer = self.group.ranks[group_peer]
         self.peer = peer
         self.group_peer = self.group.group_rank(peer)
@@ -67,9 +68,9 @@ def batch_isend_irecv(p2p_op_list: list[P2POp]) -> list[Work]:
     received tensor or changing a sent one."""
     if (not isinstance(p2p_op_list, list) or not p2p_op_list
             or not all(isinstance(p, P2POp) for p in p2p_op_list)):
-        raise ValueError("batch_isend_irecv: expected a non-empty list of "
-                         "ember.distributed.P2POp")
+        raise ArgumentError("batch_isend_irecv: expected a non-empty list of "
+                            "ember.distributed.P2POp")
     group = p2p_op_list[0].group
     if any(p.group is not group for p in p2p_op_list):
-        raise ValueError("batch_isend_irecv: all ops need to use the same group")
+        raise ArgumentError("batch_isend_irecv: all ops need to use the same group")
     return [p.op(p.tensor, p.peer, group, p.tag) for p in p2p_op_list]

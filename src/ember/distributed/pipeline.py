@@ -36,6 +36,7 @@ from ember.distributed.pipeline_schedule import (
 from ember.distributed.pipeline_schedule import schedule as schedule_of
 from ember.distributed.process_group import ProcessGroup, resolve
 from ember.dtypes import ALL_DTYPES
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Pipeline", "PipelineStats"]
@@ -98,7 +99,7 @@ class Pipeline(nn.Module):
             sizes = [sum(p.numel() for p in layer.parameters()) for layer in model]
             balance = balance_by_size(sizes, self.num_stages)
         if len(balance) != self.num_stages or sum(balance) != len(model):
-            raise ValueError(
+            raise ArgumentError(
                 f"Pipeline: balance {list(balance)} must give {self.num_stages} "
                 f"stages summing to the model's {len(model)} layers"
             )
@@ -213,7 +214,7 @@ class Pipeline(nn.Module):
                 f"tensor, got {type(batch).__name__}"
             )
         if batch.ndim == 0 or batch.shape[0] % self.chunks:
-            raise ValueError(
+            raise ArgumentError(
                 f"Pipeline.train_step: {what} of shape {tuple(batch.shape)} does "
                 f"not split into {self.chunks} equal micro-batches along dim 0"
             )
@@ -243,7 +244,7 @@ class Pipeline(nn.Module):
                 "travels between stages"
             )
         if y.ndim > _MAX_DIMS:
-            raise ValueError(
+            raise ArgumentError(
                 f"Pipeline: stage {self.stage} output has {y.ndim} dims; at most "
                 f"{_MAX_DIMS} travel between stages"
             )
@@ -253,7 +254,7 @@ class Pipeline(nn.Module):
             self._isend(header, +1, _TAG_META)
             self._meta = meta
         elif meta != self._meta:
-            raise ValueError(
+            raise ArgumentError(
                 f"Pipeline: stage {self.stage} output of micro-batch {j} is "
                 f"{tuple(y.shape)} {y.dtype.name}, micro-batch 0's was "
                 f"{tuple(self._meta[2:])} {ALL_DTYPES[self._meta[0]].name}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ember.errors import ArgumentError
+
 __all__ = [
     "Action",
     "ScheduleReport",
@@ -38,12 +40,12 @@ class Action:
 
 def _check(stage: int, num_stages: int, num_micro_batches: int) -> None:
     if num_stages < 1 or num_micro_batches < 1:
-        raise ValueError(
+        raise ArgumentError(
             f"pipeline schedule: need num_stages ≥ 1 and num_micro_batches ≥ 1, "
             f"got {num_stages} and {num_micro_batches}"
         )
     if not 0 <= stage < num_stages:
-        raise ValueError(f"pipeline schedule: stage {stage} is outside 0..{num_stages - 1}")
+        raise ArgumentError(f"pipeline schedule: stage {stage} is outside 0..{num_stages - 1}")
 
 
 def gpipe_schedule(stage: int, num_stages: int, num_micro_batches: int) -> list[Action]:
@@ -83,7 +85,7 @@ _SCHEDULES = {"gpipe": gpipe_schedule, "1f1b": one_f_one_b_schedule}
 def schedule(name: str, stage: int, num_stages: int, num_micro_batches: int) -> list[Action]:
     """The schedule called ``name`` ("gpipe" or "1f1b") for one stage."""
     if name not in _SCHEDULES:
-        raise ValueError(
+        raise ArgumentError(
             f"pipeline schedule: unknown schedule {name!r}; choose one of {sorted(_SCHEDULES)}"
         )
     return _SCHEDULES[name](stage, num_stages, num_micro_batches)
@@ -180,7 +182,7 @@ def stage_bounds(balance: Sequence[int]) -> list[tuple[int, int]]:
         [(0, 2), (2, 5), (5, 6)]
     """
     if not balance or any(int(b) < 1 for b in balance):
-        raise ValueError(
+        raise ArgumentError(
             f"pipeline: balance must list at least one layer per stage, got {list(balance)}"
         )
     bounds, start = [], 0
@@ -201,7 +203,7 @@ def balance_by_size(sizes: Sequence[int], num_stages: int) -> list[int]:
     """
     n = len(sizes)
     if not 1 <= num_stages <= n:
-        raise ValueError(f"pipeline: cannot cut {n} layers into {num_stages} non-empty stages")
+        raise ArgumentError(f"pipeline: cannot cut {n} layers into {num_stages} non-empty stages")
     prefix = [0]
     for size in sizes:
         prefix.append(prefix[-1] + int(size))

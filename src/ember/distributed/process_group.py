@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError
 
 
 class DistError(EmberError, RuntimeError):
@@ -79,9 +79,9 @@ class ProcessGroup:
         ``"destination"`` or ``"source"``), which may not be this rank (as in PyTorch)."""
         peer = self.group_rank(world_rank)
         if peer == self._rank:
-            raise ValueError(f"Invalid {what} rank: {what} rank should not be the same as the "
-                             f"rank of the current process ({world_rank}). Hint: a rank keeps "
-                             "its own tensor; send to another rank")
+            raise ArgumentError(f"Invalid {what} rank: {what} rank should not be the same as the "
+                                f"rank of the current process ({world_rank}). Hint: a rank keeps "
+                                "its own tensor; send to another rank")
         return peer
 
     def __repr__(self) -> str:

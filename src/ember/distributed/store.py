@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.distributed.process_group import DistStoreError
+from ember.errors import ArgumentError
 
 _DEFAULT_TIMEOUT = datetime.timedelta(seconds=300)  # PyTorch's default store timeout
 Value = str | bytes
@@ -65,7 +66,7 @@ def _add(d: dict[str, bytes], key: str, amount: int) -> int:
     try:
         total = int(old) + int(amount)
     except ValueError:
-        raise ValueError(f"Store.add: the value of {key!r} is {old!r}, not an integer") from None
+        raise ArgumentError(f"Store.add: the value of {key!r} is {old!r}, not an integer") from None
     d[key] = str(total).encode()
     return total
 
@@ -166,7 +167,7 @@ class Store(abc.ABC):
     def multi_set(self, keys: list[str], values: list[Value]) -> None:
         """Sets each key to its value, all in one step."""
         if len(keys) != len(values):
-            raise ValueError(f"Store.multi_set: {len(keys)} keys but {len(values)} values")
+            raise ArgumentError(f"Store.multi_set: {len(keys)} keys but {len(values)} values")
         self._request("multi_set", _keys(keys, "multi_set"),
                       [_as_bytes(v, "multi_set") for v in values])
 
@@ -265,7 +266,7 @@ class FileStore(_LocalStore):
     def __init__(self, file_name: str | os.PathLike, world_size: int = -1) -> None:
         super().__init__()
         if world_size == 0 or world_size < -1:
-            raise ValueError(f"FileStore: world_size must be positive or -1, got {world_size}")
+            raise ArgumentError(f"FileStore: world_size must be positive or -1, got {world_size}")
         self.path = os.fspath(file_name)
         try:
             open(self.path, "ab").close()

@@ -21,6 +21,7 @@ from ember.distributed.process_group import (
     resolve,
     split_world,
 )
+from ember.errors import ArgumentError
 
 
 def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
@@ -42,8 +43,8 @@ def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     """
     ranks = resolve(group, "get_global_rank").ranks
     if not 0 <= group_rank < len(ranks):
-        raise ValueError(f"get_global_rank: group rank {group_rank} is not part of the group "
-                         f"of world ranks {ranks}")
+        raise ArgumentError(f"get_global_rank: group rank {group_rank} is not part of the group "
+                            f"of world ranks {ranks}")
     return ranks[group_rank]
 
 
@@ -56,8 +57,8 @@ def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
     """
     ranks = resolve(group, "get_group_rank").ranks
     if global_rank not in ranks:
-        raise ValueError(f"get_group_rank: global rank {global_rank} is not part of the group "
-                         f"of world ranks {ranks}")
+        raise ArgumentError(f"get_group_rank: global rank {global_rank} is not part of the group "
+                            f"of world ranks {ranks}")
     return ranks.index(global_rank)
 
 
@@ -75,18 +76,18 @@ def new_subgroups(group_size: int | None = None, group: ProcessGroup | None = No
         (1, 2)
     """
     if group_size is None:
-        raise ValueError("new_subgroups: the default group size (one sub-group per node's "
-                         "CUDA devices) needs CUDA, which Ember's MPI backend does not use. "
-                         "Hint: pass group_size")
+        raise ArgumentError("new_subgroups: the default group size (one sub-group per node's "
+                            "CUDA devices) needs CUDA, which Ember's MPI backend does not use. "
+                            "Hint: pass group_size")
     if group_size <= 0:
-        raise ValueError(f"new_subgroups: the arg 'group_size' ({group_size}) must be positive")
+        raise ArgumentError(f"new_subgroups: the arg 'group_size' ({group_size}) must be positive")
     ranks = get_process_group_ranks(group)
     if len(ranks) < group_size:
-        raise ValueError(f"new_subgroups: the arg 'group_size' ({group_size}) must not exceed "
-                         f"the world size ({len(ranks)})")
+        raise ArgumentError(f"new_subgroups: the arg 'group_size' ({group_size}) must not exceed "
+                            f"the world size ({len(ranks)})")
     if len(ranks) % group_size:
-        raise ValueError(f"new_subgroups: the world size ({len(ranks)}) must be divisible by "
-                         f"'group_size={group_size}'")
+        raise ArgumentError(f"new_subgroups: the world size ({len(ranks)}) must be divisible by "
+                            f"'group_size={group_size}'")
     parts = [ranks[i:i + group_size] for i in range(0, len(ranks), group_size)]
     return new_subgroups_by_enumeration(parts)
 
@@ -105,14 +106,14 @@ def new_subgroups_by_enumeration(ranks_per_subgroup_list: list[list[int]],
         [0, 2]
     """
     if not ranks_per_subgroup_list:
-        raise ValueError("new_subgroups_by_enumeration: the arg 'ranks_per_subgroup_list' "
-                         "cannot be empty")
+        raise ArgumentError("new_subgroups_by_enumeration: the arg 'ranks_per_subgroup_list' "
+                            "cannot be empty")
     seen: dict[int, list[int]] = {}
     for ranks in ranks_per_subgroup_list:
         for r in ranks:
             if r in seen:
-                raise ValueError(f"new_subgroups_by_enumeration: rank {r} has appeared in both "
-                                 f"subgroup {seen[r]} and {list(ranks)}")
+                raise ArgumentError(f"new_subgroups_by_enumeration: rank {r} has appeared in both "
+                                    f"subgroup {seen[r]} and {list(ranks)}")
             seen[r] = list(ranks)
     groups = split_world([list(r) for r in ranks_per_subgroup_list],
                          "new_subgroups_by_enumeration")
@@ -140,17 +141,17 @@ def split_group(
         [2, 3]
     """
     if backend not in (None, "mpi"):
-        raise ValueError(f"split_group: backend {backend!r} is not available; Ember's is 'mpi'")
+        raise ArgumentError(f"split_group: backend {backend!r} is not available; Ember's is 'mpi'")
     if not split_ranks or not all(isinstance(part, list | tuple) for part in split_ranks):
-        raise ValueError(f"split_group: split_ranks must be a non-empty list of lists of "
-                         f"ranks, got {split_ranks!r}")
+        raise ArgumentError(f"split_group: split_ranks must be a non-empty list of lists of "
+                            f"ranks, got {split_ranks!r}")
     for part in split_ranks:
         if not part:
-            raise ValueError(f"split_group: the split group cannot be empty (split_ranks="
-                             f"{split_ranks!r})")
+            raise ArgumentError(f"split_group: the split group cannot be empty (split_ranks="
+                                f"{split_ranks!r})")
         if len(set(part)) != len(part):
-            raise ValueError(f"split_group: the split group {list(part)} cannot have duplicate "
-                             "ranks")
+            raise ArgumentError(f"split_group: the split group {list(part)} cannot have duplicate "
+                                "ranks")
     mine = [g for g in split_world(split_ranks, "split_group", parent_pg)
             if g is not GroupMember.NON_GROUP_MEMBER]
     return mine[0] if mine else None

@@ -31,6 +31,7 @@ from typing import Any
 
 from ember.distributed.process_group import DistNetworkError, DistStoreError
 from ember.distributed.store import _DEFAULT_TIMEOUT, HashStore, Store
+from ember.errors import ArgumentError
 
 _HEADER = struct.Struct("!I")
 
@@ -180,11 +181,11 @@ class TCPStore(Store):
     ) -> None:
         super().__init__(timeout)
         if multi_tenant:
-            raise ValueError("TCPStore: multi_tenant=True (several masters sharing one "
-                             "server in a process) is not provided; make one master store "
-                             "and share it, or use a PrefixStore per user")
+            raise ArgumentError("TCPStore: multi_tenant=True (several masters sharing one "
+                                "server in a process) is not provided; make one master store "
+                                "and share it, or use a PrefixStore per user")
         if world_size is not None and world_size < 1:
-            raise ValueError(f"TCPStore: world_size must be positive or None, got {world_size}")
+            raise ArgumentError(f"TCPStore: world_size must be positive or None, got {world_size}")
         self.host = host_name
         self._server: _Server | None = None
         if is_master:

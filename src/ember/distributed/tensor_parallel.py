@@ -30,6 +30,7 @@ from ember import nn
 from ember.distributed import collectives
 from ember.distributed import functional as dfn
 from ember.distributed.process_group import ProcessGroup, resolve
+from ember.errors import ArgumentError
 from ember.models.gpt import GPT, MLP, Block, CausalSelfAttention
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
@@ -62,7 +63,7 @@ def shard(tensor: Tensor, dim: int, rank: int, world_size: int, stride: int = 1)
     """
     size = tensor.shape[dim]
     if size % (world_size * stride):
-        raise ValueError(
+        raise ArgumentError(
             f"shard: dimension {dim} of size {size} does not split into "
             f"{world_size} ranks × {stride} blocks; hint: choose sizes divisible "
             f"by {world_size * stride}"
@@ -180,7 +181,7 @@ class ColumnParallelLinear(_Sharded):
         self, linear: nn.Linear, group: ProcessGroup, gather_output: bool, stride: int
     ) -> None:
         if gather_output and stride > 1:
-            raise ValueError(
+            raise ArgumentError(
                 "ColumnParallelLinear: gather_output=True needs stride=1 (the "
                 "gathered blocks would come out interleaved)"
             )
@@ -295,7 +296,7 @@ class VocabParallelEmbedding(_Sharded):
     def _shard_from(self, embedding: nn.Embedding, group: ProcessGroup) -> None:
         for option in ("max_norm", "scale_grad_by_freq"):
             if getattr(embedding, option):
-                raise ValueError(f"VocabParallelEmbedding: {option} is not supported")
+                raise ArgumentError(f"VocabParallelEmbedding: {option} is not supported")
         self.group = group
         self.num_embeddings, self.embedding_dim = embedding.num_embeddings, embedding.embedding_dim
         self.weight = _param_shard(embedding.weight, 0, group)
@@ -345,7 +346,7 @@ class TensorParallelAttention(nn.Module):
         super().__init__()
         group = resolve(group, "TensorParallelAttention")
         if attn.n_head % group.size():
-            raise ValueError(
+            raise ArgumentError(
                 f"TensorParallelAttention: {attn.n_head} heads do not split "
                 f"across {group.size()} ranks"
             )

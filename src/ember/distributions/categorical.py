@@ -11,6 +11,7 @@ from ember.distributions import constraints
 from ember.distributions.discrete import _one_of
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits, shape_shown
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
@@ -35,8 +36,8 @@ class Categorical(Distribution):
                  validate_args: bool | None = None) -> None:
         name, value = _one_of(type(self).__name__, probs, logits)
         if not isinstance(value, Tensor) or value.dim() < 1:
-            raise ValueError(f"{type(self).__name__}: {name} must be a tensor with at least one "
-                             f"dim (the categories), got {shape_shown(value)!r}")
+            raise ArgumentError(f"{type(self).__name__}: {name} must be a tensor with at least one "
+                                f"dim (the categories), got {shape_shown(value)!r}")
         if name == "probs":
             self.probs = value / value.sum(-1, keepdim=True)
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
@@ -76,8 +77,8 @@ class _Dependent(Constraint):
                           else event_dim)
 
     def check(self, value: Tensor) -> Tensor:
-        raise ValueError("constraints.dependent: cannot determine validity of a dependent "
-                         "constraint; check the parameters it depends on instead")
+        raise ArgumentError("constraints.dependent: cannot determine validity of a dependent "
+                            "constraint; check the parameters it depends on instead")
 
 
 def is_dependent(constraint: Any) -> bool:
@@ -111,8 +112,8 @@ class _IndependentConstraint(Constraint):
         ok = self.base_constraint.check(value)
         n = self.reinterpreted_batch_ndims
         if ok.dim() < n:
-            raise ValueError(f"constraints.independent: expected value with at least {n} dims, "
-                             f"got shape {tuple(value.shape)}")
+            raise ArgumentError(f"constraints.independent: expected value with at least {n} dims, "
+                                f"got shape {tuple(value.shape)}")
         return ok.flatten(ok.dim() - n).all(-1) if n else ok
 
     def __repr__(self) -> str:
@@ -259,8 +260,8 @@ class _Square(Constraint):
 
     def check(self, value: Tensor) -> Tensor:
         if value.dim() < 2:
-            raise ValueError(f"{self!r}.check: expected a batch of matrices, got shape "
-                             f"{tuple(value.shape)}")
+            raise ArgumentError(f"{self!r}.check: expected a batch of matrices, got shape "
+                                f"{tuple(value.shape)}")
         return ember.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
                           dtype=ember.bool)
 
@@ -324,8 +325,8 @@ class _Multinomial(Constraint):
 
 def _check_dim(owner: str, dim: int, value: Tensor) -> None:
     if not -value.dim() <= dim < value.dim():
-        raise ValueError(f"constraints.{owner}: dim {dim} is out of range for a value of shape "
-                         f"{tuple(value.shape)}")
+        raise ArgumentError(f"constraints.{owner}: dim {dim} is out of range for a value of shape "
+                            f"{tuple(value.shape)}")
 
 
 class _Cat(Constraint):
@@ -335,8 +336,8 @@ class _Cat(Constraint):
         self.cseq = list(cseq)
         self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.cseq):
-            raise ValueError(f"constraints.cat: {len(self.lengths)} lengths for "
-                             f"{len(self.cseq)} constraints")
+            raise ArgumentError(f"constraints.cat: {len(self.lengths)} lengths for "
+                                f"{len(self.cseq)} constraints")
         self.dim = dim
 
     is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
@@ -387,8 +388,8 @@ class MixtureSameFamilyConstraint(Constraint):
     def check(self, value: Tensor) -> Tensor:
         event_dim = self.event_dim
         if value.dim() < event_dim:
-            raise ValueError(f"MixtureSameFamilyConstraint: expected a value with at least "
-                             f"{event_dim} dims, got shape {tuple(value.shape)}")
+            raise ArgumentError(f"MixtureSameFamilyConstraint: expected a value with at least "
+                                f"{event_dim} dims, got shape {tuple(value.shape)}")
         ok = self.base_constraint.check(value.unsqueeze(-1 - event_dim))
         keep = value.dim() - event_dim
         return ok.flatten(keep).all(-1)

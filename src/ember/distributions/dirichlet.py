@@ -10,6 +10,7 @@ from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.utils import broadcast_all
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Beta", "Dirichlet"]
@@ -33,8 +34,8 @@ class Dirichlet(ExponentialFamily):
     def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
         if not isinstance(concentration, Tensor) or concentration.dim() < 1:
             shape = getattr(concentration, "shape", type(concentration).__name__)
-            raise ValueError(f"Dirichlet: concentration must be a tensor with at least one dim "
-                             f"(the categories), got {shape}")
+            raise ArgumentError(f"Dirichlet: concentration must be a tensor with at least one dim "
+                                f"(the categories), got {shape}")
         self.concentration = concentration
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args)
 

@@ -9,6 +9,7 @@ from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _all_true, _Elementwise
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Bernoulli", "Binomial", "Geometric", "Poisson"]
@@ -18,8 +19,8 @@ F = ember.nn.functional
 
 def _one_of(owner: str, probs: Any, logits: Any) -> tuple[str, Any]:
     if (probs is None) == (logits is None):
-        raise ValueError(f"{owner}: give exactly one of probs or logits (got "
-                         f"{'both' if probs is not None else 'neither'})")
+        raise ArgumentError(f"{owner}: give exactly one of probs or logits (got "
+                            f"{'both' if probs is not None else 'neither'})")
     return ("probs", probs) if probs is not None else ("logits", logits)
 
 
@@ -144,10 +145,10 @@ class Geometric(_BinaryParams):
         super()._check_args()
         probs = self.__dict__.get("probs")
         if probs is not None and not _all_true(probs > 0):
-            raise ValueError(f"Geometric: expected parameter probs (Tensor of shape "
-                             f"{tuple(probs.shape)}) to be positive (no success ever comes at "
-                             f"probs=0), but found invalid values:\n{probs}\nhint: pass "
-                             "validate_args=False to skip this check")
+            raise ArgumentError(f"Geometric: expected parameter probs (Tensor of shape "
+                                f"{tuple(probs.shape)}) to be positive (no success ever comes at "
+                                f"probs=0), but found invalid values:\n{probs}\nhint: pass "
+                                "validate_args=False to skip this check")
 
     mean = property(lambda self: 1.0 / self.probs - 1.0, doc="``1 / p - 1``.")
     mode = property(lambda self: ember.zeros_like(self.probs), doc="Zero.")

@@ -7,7 +7,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, lazy_property
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError
 from ember.size import Size
 from ember.tensor import Tensor
 
@@ -74,8 +74,8 @@ class Distribution:
             >>> ember.distributions.set_default_validate_args(True)  # the same switch
         """
         if value not in (True, False):
-            raise ValueError("set_default_validate_args: expected True or False, got "
-                             f"{value!r}")
+            raise ArgumentError("set_default_validate_args: expected True or False, got "
+                                f"{value!r}")
         Distribution._validate_args = value
 
     def _check_args(self) -> None:
@@ -87,7 +87,7 @@ class Distribution:
                 continue  # computed from another parameter, which is checked
             value = getattr(self, name)
             if not _all_true(constraint.check(value)):
-                raise ValueError(
+                raise ArgumentError(
                     f"{type(self).__name__}: expected parameter {name} (Tensor of shape "
                     f"{tuple(value.shape)}) to satisfy the constraint {constraint!r}, but found "
                     f"invalid values:\n{value}\nhint: pass validate_args=False to skip this "
@@ -182,9 +182,9 @@ class Distribution:
         except ValueError:
             ok = False
         if not ok:
-            raise ValueError(f"{type(self).__name__}.expand: cannot expand batch_shape "
-                             f"{self._batch_shape} to {batch_shape}; hint: only size-1 dims "
-                             "and new leading dims can be expanded")
+            raise ArgumentError(f"{type(self).__name__}.expand: cannot expand batch_shape "
+                                f"{self._batch_shape} to {batch_shape}; hint: only size-1 dims "
+                                "and new leading dims can be expanded")
         new = _instance if _instance is not None else type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
         for name in self.__dict__:
@@ -203,22 +203,23 @@ class Distribution:
     def _validate_sample(self, value: Any) -> None:
         name = type(self).__name__
         if not isinstance(value, Tensor):
-            raise ValueError(f"{name}: the value argument must be an ember Tensor, got "
-                             f"{type(value).__name__}")
+            raise ArgumentError(f"{name}: the value argument must be an ember Tensor, got "
+                                f"{type(value).__name__}")
         event_dims = len(self._event_shape)
         if value.shape[value.dim() - event_dims:] != self._event_shape or value.dim() < event_dims:
-            raise ValueError(f"{name}: the rightmost sizes of value {tuple(value.shape)} must "
-                             f"match event_shape {self._event_shape}")
+            raise ArgumentError(f"{name}: the rightmost sizes of value {tuple(value.shape)} must "
+                                f"match event_shape {self._event_shape}")
         expected = self._batch_shape + self._event_shape
         for i, j in zip(reversed(value.shape), reversed(expected)):
             if i != 1 and j != 1 and i != j:
-                raise ValueError(f"{name}: value of shape {tuple(value.shape)} does not broadcast "
-                                 f"with batch_shape + event_shape {expected}")
+                raise ArgumentError(f"{name}: value of shape {tuple(value.shape)} does not "
+                                    "broadcast "
+                                    f"with batch_shape + event_shape {expected}")
         if not _all_true(self.support.check(value)):
-            raise ValueError(f"{name}: expected value (Tensor of shape {tuple(value.shape)}) to "
-                             f"be within the support {self.support!r}, but found invalid "
-                             f"values:\n{value}\nhint: pass validate_args=False to skip this "
-                             "check")
+            raise ArgumentError(f"{name}: expected value (Tensor of shape {tuple(value.shape)}) to "
+                                f"be within the support {self.support!r}, but found invalid "
+                                f"values:\n{value}\nhint: pass validate_args=False to skip this "
+                                "check")
 
     def __repr__(self) -> str:
         parts = []

@@ -7,6 +7,7 @@ from typing import Any
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _shape
 from ember.distributions.utils import sum_rightmost
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Independent"]
@@ -30,9 +31,9 @@ class Independent(Distribution):
         n = int(reinterpreted_batch_ndims)
         batch = base_distribution.batch_shape
         if n < 0 or n > len(batch):
-            raise ValueError(f"Independent: reinterpreted_batch_ndims must be in [0, "
-                             f"{len(batch)}] for a base distribution of batch_shape {batch}, "
-                             f"got {reinterpreted_batch_ndims}")
+            raise ArgumentError(f"Independent: reinterpreted_batch_ndims must be in [0, "
+                                f"{len(batch)}] for a base distribution of batch_shape {batch}, "
+                                f"got {reinterpreted_batch_ndims}")
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = n
         split = len(batch) - n

@@ -17,6 +17,7 @@ from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateN
 from ember.distributions.multivariate_normal import MultivariateNormal, _Gaussian
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.utils import EULER_GAMMA, sum_rightmost
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -185,8 +186,8 @@ def _kl_gaussian_gaussian(p: _Gaussian, q: _Gaussian) -> Tensor:
     entering through a factor ``A`` (``Sp = A A^T``) and ``Sq^-1`` through each family's
     solve (a triangular solve, or Woodbury for the low-rank normal)."""
     if p.event_shape != q.event_shape:
-        raise ValueError(f"kl_divergence: {type(p).__name__} and {type(q).__name__} have "
-                         f"different event shapes: {p.event_shape} and {q.event_shape}")
+        raise ArgumentError(f"kl_divergence: {type(p).__name__} and {type(q).__name__} have "
+                            f"different event shapes: {p.event_shape} and {q.event_shape}")
     trace = q._inverse_quadratic(p._covariance_factor())
     mahalanobis = q._inverse_quadratic((q.loc - p.loc).unsqueeze(-1))
     n = p.event_shape[0]

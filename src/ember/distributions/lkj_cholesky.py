@@ -11,6 +11,7 @@ from ember.distributions import constraints
 from ember.distributions.dirichlet import Beta
 from ember.distributions.distribution import Distribution, _shape
 from ember.distributions.utils import broadcast_all
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["LKJCholesky"]
@@ -35,8 +36,8 @@ class LKJCholesky(Distribution):
     def __init__(self, dim: int, concentration: Tensor | float = 1.0,
                  validate_args: bool | None = None) -> None:
         if not isinstance(dim, int) or dim < 2:
-            raise ValueError(f"LKJCholesky: expected dim to be an integer greater than or equal "
-                             f"to 2, found dim={dim}")
+            raise ArgumentError(f"LKJCholesky: expected dim to be an integer greater than or equal "
+                                f"to 2, found dim={dim}")
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration, owner="LKJCholesky")
         c = self.concentration

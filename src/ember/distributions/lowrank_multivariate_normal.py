@@ -10,6 +10,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.multivariate_normal import _Gaussian, _solve_lower
 from ember.distributions.utils import lazy_property, shape_shown
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["LowRankMultivariateNormal"]
@@ -39,23 +40,25 @@ class LowRankMultivariateNormal(_Gaussian):
         for name, value, rank in (("loc", loc, 1), ("cov_factor", cov_factor, 2),
                                   ("cov_diag", cov_diag, 1)):
             if not isinstance(value, Tensor) or value.dim() < rank:
-                raise ValueError(f"LowRankMultivariateNormal: {name} must be a tensor with at "
-                                 f"least {rank} dims, got {shape_shown(value)!r}")
+                raise ArgumentError(f"LowRankMultivariateNormal: {name} must be a tensor with at "
+                                    f"least {rank} dims, got {shape_shown(value)!r}")
         n = loc.shape[-1]
         if cov_factor.shape[-2] != n:
-            raise ValueError(f"LowRankMultivariateNormal: cov_factor must be a batch of ({n}, m) "
-                             f"matrices to match loc of shape {tuple(loc.shape)}, got shape "
-                             f"{tuple(cov_factor.shape)}")
+            raise ArgumentError(f"LowRankMultivariateNormal: cov_factor must be a batch of ({n}, "
+                                "m) "
+                                f"matrices to match loc of shape {tuple(loc.shape)}, got shape "
+                                f"{tuple(cov_factor.shape)}")
         if cov_diag.shape[-1] != n:
-            raise ValueError(f"LowRankMultivariateNormal: cov_diag must be a batch of vectors of "
-                             f"length {n} to match loc, got shape {tuple(cov_diag.shape)}")
+            raise ArgumentError("LowRankMultivariateNormal: cov_diag must be a batch of vectors "
+                                "of "
+                                f"length {n} to match loc, got shape {tuple(cov_diag.shape)}")
         try:
             batch = ember.broadcast_shapes(loc.shape[:-1], cov_factor.shape[:-2],
                                            cov_diag.shape[:-1])
         except Exception as exc:
-            raise ValueError(f"LowRankMultivariateNormal: incompatible batch shapes: loc "
-                             f"{tuple(loc.shape)}, cov_factor {tuple(cov_factor.shape)}, "
-                             f"cov_diag {tuple(cov_diag.shape)}") from exc
+            raise ArgumentError(f"LowRankMultivariateNormal: incompatible batch shapes: loc "
+                                f"{tuple(loc.shape)}, cov_factor {tuple(cov_factor.shape)}, "
+                                f"cov_diag {tuple(cov_diag.shape)}") from exc
         self.loc = loc.expand(batch + (n,))
         self.cov_factor = cov_factor.expand(batch + cov_factor.shape[-2:])
         self.cov_diag = cov_diag.expand(batch + (n,))

@@ -17,6 +17,7 @@ import numpy as np
 import ember
 from ember.distributions import constraints
 from ember.distributions.transforms import Transform
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform"]
@@ -46,8 +47,8 @@ def _vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     n = round((-b + math.sqrt(b * b + 8 * length + 4 * abs(diag) * (diag + 1))) / 2)
     positions = _tril_positions(n, diag)
     if len(positions) != length:
-        raise ValueError(f"_vec_to_tril_matrix: a last dim of size {length} is not the number "
-                         f"of entries below diagonal {diag} of any square matrix")
+        raise ArgumentError(f"_vec_to_tril_matrix: a last dim of size {length} is not the number "
+                            f"of entries below diagonal {diag} of any square matrix")
     source = np.full(n * n, length)  # index of the appended zero
     source[positions] = np.arange(length)
     padded = F.pad(vec, (0, 1))
@@ -136,17 +137,17 @@ class CorrCholeskyTransform(Transform):
 
     def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         if len(shape) < 1:
-            raise ValueError(f"CorrCholeskyTransform: expected at least one dim, got {shape}")
+            raise ArgumentError(f"CorrCholeskyTransform: expected at least one dim, got {shape}")
         n = shape[-1]
         d = round((0.25 + 2 * n) ** 0.5 + 0.5)
         if d * (d - 1) // 2 != n:
-            raise ValueError(f"CorrCholeskyTransform: a last dim of {n} is not D (D - 1) / 2 "
-                             "for any D")
+            raise ArgumentError(f"CorrCholeskyTransform: a last dim of {n} is not D (D - 1) / 2 "
+                                "for any D")
         return shape[:-1] + (d, d)
 
     def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         if len(shape) < 2 or shape[-2] != shape[-1]:
-            raise ValueError(f"CorrCholeskyTransform: expected square matrices, got shape "
-                             f"{shape}")
+            raise ArgumentError(f"CorrCholeskyTransform: expected square matrices, got shape "
+                                f"{shape}")
         d = shape[-1]
         return shape[:-2] + (d * (d - 1) // 2,)

@@ -8,6 +8,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.categorical import Categorical
 from ember.distributions.distribution import Distribution, _shape
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["MixtureSameFamily"]
@@ -33,28 +34,29 @@ class MixtureSameFamily(Distribution):
     def __init__(self, mixture_distribution: Categorical, component_distribution: Distribution,
                  validate_args: bool | None = None) -> None:
         if not isinstance(mixture_distribution, Categorical):
-            raise ValueError("MixtureSameFamily: mixture_distribution must be a Categorical, got "
-                             f"{type(mixture_distribution).__name__}")
+            raise ArgumentError("MixtureSameFamily: mixture_distribution must be a Categorical, "
+                                "got "
+                                f"{type(mixture_distribution).__name__}")
         if not isinstance(component_distribution, Distribution):
-            raise ValueError("MixtureSameFamily: component_distribution must be a Distribution, "
-                             f"got {type(component_distribution).__name__}")
+            raise ArgumentError("MixtureSameFamily: component_distribution must be a Distribution, "
+                                f"got {type(component_distribution).__name__}")
         if not component_distribution.batch_shape:
-            raise ValueError("MixtureSameFamily: component_distribution needs a batch dim for "
-                             "the components, got batch_shape ()")
+            raise ArgumentError("MixtureSameFamily: component_distribution needs a batch dim for "
+                                "the components, got batch_shape ()")
         mixture_batch = mixture_distribution.batch_shape
         component_batch = component_distribution.batch_shape[:-1]
         try:
             batch = ember.broadcast_shapes(mixture_batch, component_batch)
         except Exception as exc:
-            raise ValueError(f"MixtureSameFamily: mixture_distribution.batch_shape "
-                             f"{mixture_batch} is not compatible with "
-                             f"component_distribution.batch_shape[:-1] {component_batch}"
-                             ) from exc
+            raise ArgumentError(f"MixtureSameFamily: mixture_distribution.batch_shape "
+                                f"{mixture_batch} is not compatible with "
+                                f"component_distribution.batch_shape[:-1] {component_batch}"
+                                ) from exc
         k_mix = mixture_distribution.param_shape[-1]
         k_comp = component_distribution.batch_shape[-1]
         if k_mix != k_comp:
-            raise ValueError(f"MixtureSameFamily: mixture_distribution has {k_mix} components "
-                             f"but component_distribution.batch_shape[-1] is {k_comp}")
+            raise ArgumentError(f"MixtureSameFamily: mixture_distribution has {k_mix} components "
+                                f"but component_distribution.batch_shape[-1] is {k_comp}")
         if batch != component_batch:  # the mixture's batch widens the components'
             component_distribution = component_distribution.expand(batch + (k_comp,))
         self._mixture_distribution = mixture_distribution

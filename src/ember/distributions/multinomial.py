@@ -12,6 +12,7 @@ from ember.distributions.categorical import _CategoricalParams
 from ember.distributions.discrete import Binomial
 from ember.distributions.distribution import _shape
 from ember.distributions.utils import broadcast_all
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Multinomial"]
@@ -39,9 +40,9 @@ class Multinomial(_CategoricalParams):
         self.total_count = int(total_count)
         super().__init__(probs, logits, validate_args)
         if self._validate_args and self.total_count < 0:
-            raise ValueError(f"Multinomial: expected total_count to satisfy the constraint "
-                             f"{constraints.nonnegative_integer!r}, got {self.total_count}; "
-                             "hint: pass validate_args=False to skip this check")
+            raise ArgumentError(f"Multinomial: expected total_count to satisfy the constraint "
+                                f"{constraints.nonnegative_integer!r}, got {self.total_count}; "
+                                "hint: pass validate_args=False to skip this check")
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> constraints.Constraint:

@@ -10,6 +10,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import lazy_property, shape_shown
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["MultivariateNormal"]
@@ -39,8 +40,8 @@ def _one_scale(owner: str, covariance_matrix: Tensor | None, precision_matrix: T
                                ("precision_matrix", precision_matrix),
                                ("scale_tril", scale_tril)) if v is not None}
     if len(given) != 1:
-        raise ValueError(f"{owner}: give exactly one of covariance_matrix, precision_matrix "
-                         f"or scale_tril (got {sorted(given) or 'none'})")
+        raise ArgumentError(f"{owner}: give exactly one of covariance_matrix, precision_matrix "
+                            f"or scale_tril (got {sorted(given) or 'none'})")
     (name, matrix), = given.items()
     return name, matrix
 
@@ -115,18 +116,18 @@ class MultivariateNormal(_Gaussian):
         name, matrix = _one_scale("MultivariateNormal", covariance_matrix, precision_matrix,
                                   scale_tril)
         if not isinstance(loc, Tensor) or loc.dim() < 1:
-            raise ValueError("MultivariateNormal: loc must be a tensor with at least one dim, "
-                             f"got {shape_shown(loc)!r}")
+            raise ArgumentError("MultivariateNormal: loc must be a tensor with at least one dim, "
+                                f"got {shape_shown(loc)!r}")
         if not isinstance(matrix, Tensor) or matrix.dim() < 2 or \
                 matrix.shape[-1] != matrix.shape[-2] or matrix.shape[-1] != loc.shape[-1]:
-            raise ValueError(f"MultivariateNormal: {name} must be a batch of square "
-                             f"({loc.shape[-1]}, {loc.shape[-1]}) matrices matching loc of "
-                             f"shape {tuple(loc.shape)}, got {shape_shown(matrix)}")
+            raise ArgumentError(f"MultivariateNormal: {name} must be a batch of square "
+                                f"({loc.shape[-1]}, {loc.shape[-1]}) matrices matching loc of "
+                                f"shape {tuple(loc.shape)}, got {shape_shown(matrix)}")
         try:
             batch = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         except Exception as exc:
-            raise ValueError(f"MultivariateNormal: batch shapes of loc {tuple(loc.shape)} and "
-                             f"{name} {tuple(matrix.shape)} do not broadcast") from exc
+            raise ArgumentError(f"MultivariateNormal: batch shapes of loc {tuple(loc.shape)} and "
+                                f"{name} {tuple(matrix.shape)} do not broadcast") from exc
         n = loc.shape[-1]
         setattr(self, name, matrix.expand(batch + (n, n)))
         self.loc = loc.expand(batch + (n,))

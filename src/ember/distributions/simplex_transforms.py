@@ -12,6 +12,7 @@ from __future__ import annotations
 import ember
 from ember.distributions import constraints
 from ember.distributions.transforms import Transform
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["SoftmaxTransform", "StickBreakingTransform"]
@@ -21,8 +22,8 @@ F = ember.nn.functional
 
 def _at_least_one_dim(owner: str, shape: tuple[int, ...]) -> None:
     if len(shape) < 1:
-        raise ValueError(f"{owner}: expected a shape with at least one dim (the vector), got "
-                         f"{shape}")
+        raise ArgumentError(f"{owner}: expected a shape with at least one dim (the vector), got "
+                            f"{shape}")
 
 
 class SoftmaxTransform(Transform):

@@ -18,6 +18,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.transforms import Transform
 from ember.distributions.utils import sum_rightmost
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["CatTransform", "CumulativeDistributionTransform", "IndependentTransform",
@@ -62,8 +63,8 @@ class IndependentTransform(Transform):
 
     def _enough_dims(self, value: Tensor, event_dim: int) -> Tensor:
         if value.dim() < event_dim:
-            raise ValueError(f"IndependentTransform: expected at least {event_dim} dims, got "
-                             f"shape {tuple(value.shape)}")
+            raise ArgumentError(f"IndependentTransform: expected at least {event_dim} dims, got "
+                                f"shape {tuple(value.shape)}")
         return value
 
     def _call(self, x: Tensor) -> Tensor:
@@ -109,8 +110,8 @@ class ReshapeTransform(Transform):
                  cache_size: int = 0) -> None:
         self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
         if math.prod(self.in_shape) != math.prod(self.out_shape):
-            raise ValueError(f"ReshapeTransform: in_shape {self.in_shape} and out_shape "
-                             f"{self.out_shape} have different numbers of elements")
+            raise ArgumentError(f"ReshapeTransform: in_shape {self.in_shape} and out_shape "
+                                f"{self.out_shape} have different numbers of elements")
         super().__init__(cache_size)
 
     domain = property(lambda self: constraints.independent(constraints.real, len(self.in_shape)))
@@ -136,8 +137,8 @@ class ReshapeTransform(Transform):
               ) -> tuple[int, ...]:
         cut = len(shape) - len(old)
         if cut < 0 or tuple(shape[cut:]) != old:
-            raise ValueError(f"ReshapeTransform: expected a shape ending in {old}, got "
-                             f"{tuple(shape)}")
+            raise ArgumentError(f"ReshapeTransform: expected a shape ending in {old}, got "
+                                f"{tuple(shape)}")
         return tuple(shape[:cut]) + new
 
     def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -183,11 +184,11 @@ class _PiecewiseTransform(Transform):
     def _split(self, value: Tensor) -> list[Tensor]:
         name, size = type(self).__name__, self._size()
         if not -value.dim() <= self.dim < value.dim():
-            raise ValueError(f"{name}: dim {self.dim} is out of range for a tensor of shape "
-                             f"{tuple(value.shape)}")
+            raise ArgumentError(f"{name}: dim {self.dim} is out of range for a tensor of shape "
+                                f"{tuple(value.shape)}")
         if value.shape[self.dim] != size:
-            raise ValueError(f"{name}: expected size {size} along dim {self.dim}, got shape "
-                             f"{tuple(value.shape)}")
+            raise ArgumentError(f"{name}: expected size {size} along dim {self.dim}, got shape "
+                                f"{tuple(value.shape)}")
         return self._pieces(value)
 
     def _call(self, x: Tensor) -> Tensor:
@@ -222,8 +223,8 @@ class CatTransform(_PiecewiseTransform):
         super().__init__(tseq, dim, cache_size)
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
-            raise ValueError(f"CatTransform: {len(self.lengths)} lengths for "
-                             f"{len(self.transforms)} transforms")
+            raise ArgumentError(f"CatTransform: {len(self.lengths)} lengths for "
+                                f"{len(self.transforms)} transforms")
 
     @property
     def event_dim(self) -> int:

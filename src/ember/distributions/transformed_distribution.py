@@ -12,6 +12,7 @@ from ember.distributions.distribution import Distribution, _shape
 from ember.distributions.independent import Independent
 from ember.distributions.transforms import ComposeTransform, ExpTransform, Transform
 from ember.distributions.utils import sum_rightmost
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["LogNormal", "TransformedDistribution"]
@@ -45,9 +46,9 @@ class TransformedDistribution(Distribution):
         chain = ComposeTransform(self.transforms)
         needed = chain.domain.event_dim
         if len(shape) < needed:
-            raise ValueError(f"TransformedDistribution: the transforms need samples with at "
-                             f"least {needed} dims, but the base distribution's samples have "
-                             f"shape {shape}")
+            raise ArgumentError(f"TransformedDistribution: the transforms need samples with at "
+                                f"least {needed} dims, but the base distribution's samples have "
+                                f"shape {shape}")
         forward = chain.forward_shape(shape)
         base_shape = chain.inverse_shape(forward)
         if base_shape != shape:  # parameters of the transforms broadcast the base's batch

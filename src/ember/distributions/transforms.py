@@ -20,6 +20,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, sum_rightmost
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
@@ -54,8 +55,8 @@ class Transform:
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
-            raise ValueError(f"{type(self).__name__}: cache_size must be 0 or 1, got "
-                             f"{cache_size}")
+            raise ArgumentError(f"{type(self).__name__}: cache_size must be 0 or 1, got "
+                                f"{cache_size}")
         self._cache_size = cache_size
         self._cached: tuple[Tensor, Tensor] | None = None
         self._inv: Transform | None = None
@@ -66,9 +67,9 @@ class Transform:
         as ``StickBreakingTransform``) raises, as in PyTorch: ask ``domain`` or ``codomain``."""
         domain, codomain = self.domain.event_dim, self.codomain.event_dim
         if domain != codomain:
-            raise ValueError(f"{type(self).__name__}.event_dim: the domain's event dim "
-                             f"({domain}) and the codomain's ({codomain}) differ; use "
-                             ".domain.event_dim or .codomain.event_dim")
+            raise ArgumentError(f"{type(self).__name__}.event_dim: the domain's event dim "
+                                f"({domain}) and the codomain's ({codomain}) differ; use "
+                                ".domain.event_dim or .codomain.event_dim")
         return domain
 
     @property

@@ -21,6 +21,7 @@ from ember.distributions.utils import (
     lazy_property,
     logits_to_probs,
 )
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["ContinuousBernoulli", "Kumaraswamy"]
@@ -111,10 +112,10 @@ class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
         if "probs" in self.__dict__:
             checking = self._validate_args if validate_args is None else validate_args
             if checking and not _all_true(constraints.unit_interval.check(self.probs)):
-                raise ValueError(f"ContinuousBernoulli: expected parameter probs (Tensor of "
-                                 f"shape {tuple(self.probs.shape)}) to lie in [0, 1], but found "
-                                 f"invalid values:\n{self.probs}\nhint: pass "
-                                 "validate_args=False to skip this check")
+                raise ArgumentError(f"ContinuousBernoulli: expected parameter probs (Tensor of "
+                                    f"shape {tuple(self.probs.shape)}) to lie in [0, 1], but found "
+                                    f"invalid values:\n{self.probs}\nhint: pass "
+                                    "validate_args=False to skip this check")
             self.probs = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(shape, (), validate_args)

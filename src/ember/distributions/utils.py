@@ -8,6 +8,7 @@ import numbers
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "euler_constant", "lazy_property",
@@ -50,8 +51,8 @@ def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ..
     try:
         shape = ember.broadcast_shapes(*shapes)
     except Exception as exc:
-        raise ValueError(f"{owner}: parameter shapes {', '.join(map(str, shapes))} do not "
-                         "broadcast; hint: give every parameter the same batch shape") from exc
+        raise ArgumentError(f"{owner}: parameter shapes {', '.join(map(str, shapes))} do not "
+                            "broadcast; hint: give every parameter the same batch shape") from exc
     return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
 
 
@@ -129,8 +130,8 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     """
     n = mat.shape[-1]
     if not -n <= diag < n:
-        raise ValueError(f"tril_matrix_to_vec: diag ({diag}) provided is outside "
-                         f"[{-n}, {n - 1}]")
+        raise ArgumentError(f"tril_matrix_to_vec: diag ({diag}) provided is outside "
+                            f"[{-n}, {n - 1}]")
     rows, cols = ember.tril_indices(n, n, diag, device=mat.device)
     return mat[..., rows, cols]
 
@@ -149,9 +150,9 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     while _tril_size(n + 1, diag) <= size:  # (the largest n: an n x n matrix below diag < 0)
         n += 1
     if _tril_size(n, diag) != size:
-        raise ValueError(f"vec_to_tril_matrix: the size of last dimension is {size} which "
-                         "cannot be expressed as the lower triangular part of a square D x D "
-                         f"matrix (diag={diag})")
+        raise ArgumentError(f"vec_to_tril_matrix: the size of last dimension is {size} which "
+                            "cannot be expressed as the lower triangular part of a square D x D "
+                            f"matrix (diag={diag})")
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     rows, cols = ember.tril_indices(n, n, diag, device=vec.device)
     mat[..., rows, cols] = vec

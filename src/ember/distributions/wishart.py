@@ -14,6 +14,7 @@ from ember.distributions.distribution import Distribution, _all_true, _shape
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.multivariate_normal import _one_scale, _scale_tril_of
 from ember.distributions.utils import lazy_property, shape_shown
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Wishart"]
@@ -60,8 +61,8 @@ class Wishart(ExponentialFamily):
         name, matrix = _one_scale("Wishart", covariance_matrix, precision_matrix, scale_tril)
         if not isinstance(matrix, Tensor) or matrix.dim() < 2 \
                 or matrix.shape[-1] != matrix.shape[-2]:
-            raise ValueError(f"Wishart: {name} must be a batch of square matrices, got "
-                             f"{shape_shown(matrix)!r}")
+            raise ArgumentError(f"Wishart: {name} must be a batch of square matrices, got "
+                                f"{shape_shown(matrix)!r}")
         if isinstance(df, numbers.Number):
             batch = matrix.shape[:-2]
             self.df = ember.tensor(float(df), dtype=matrix.dtype)
@@ -69,15 +70,15 @@ class Wishart(ExponentialFamily):
             try:
                 batch = ember.broadcast_shapes(matrix.shape[:-2], df.shape)
             except Exception as exc:
-                raise ValueError(f"Wishart: df of shape {tuple(df.shape)} and {name} of shape "
-                                 f"{tuple(matrix.shape)} do not broadcast") from exc
+                raise ArgumentError(f"Wishart: df of shape {tuple(df.shape)} and {name} of shape "
+                                    f"{tuple(matrix.shape)} do not broadcast") from exc
             self.df = df.expand(batch)
         else:
             raise TypeError(f"Wishart: df must be an ember Tensor or a number, got "
                             f"{type(df).__name__}")
         p = matrix.shape[-1]
         if not _all_true(self.df > p - 1):
-            raise ValueError(f"Wishart: df={df} must be greater than ndim - 1 = {p - 1}")
+            raise ArgumentError(f"Wishart: df={df} must be greater than ndim - 1 = {p - 1}")
         if not _all_true(self.df >= p):
             warnings.warn("Wishart: low df values (ndim - 1 < df < ndim) make singular samples "
                           "likely", stacklevel=2)

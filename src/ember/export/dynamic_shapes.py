@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.export.errors import ConstraintViolationError
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten
@@ -55,10 +56,10 @@ class Dim:
 
     def __init__(self, name: str, *, min: int | None = None, max: int | None = None) -> None:
         if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"Dim: the name must be a Python identifier, got {name!r}")
+            raise ArgumentError(f"Dim: the name must be a Python identifier, got {name!r}")
         low = 0 if min is None else min
         if low < 0 or (max is not None and max < low):
-            raise ValueError(f"Dim {name!r}: the range [{low}, {max}] is empty or negative")
+            raise ArgumentError(f"Dim {name!r}: the range [{low}, {max}] is empty or negative")
         self.__name__, self.min, self.max = name, low, max
 
     def __repr__(self) -> str:
@@ -220,8 +221,8 @@ def by_name(dynamic_shapes: tuple | list, names: list[str]) -> dict[str, Any]:
     """A ``dynamic_shapes`` tuple (one entry per argument the call gives, in the order of
     ``forward``'s parameters) as a dict by those parameters' names."""
     if len(dynamic_shapes) != len(names):
-        raise ValueError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
-                         f"entries for {len(names)} arguments ({', '.join(names)})")
+        raise ArgumentError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
+                            f"entries for {len(names)} arguments ({', '.join(names)})")
     return dict(zip(names, dynamic_shapes))
 
 
@@ -236,16 +237,16 @@ def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[di
         bound = dict(bind_call(m, args, kwargs).arguments)
         unknown = sorted(set(dynamic_shapes) - set(bound))
         if unknown:
-            raise ValueError(f"ember.export.export: dynamic_shapes names {unknown}, which are "
-                             f"not arguments of the call (those are {list(bound)})")
+            raise ArgumentError(f"ember.export.export: dynamic_shapes names {unknown}, which are "
+                                f"not arguments of the call (those are {list(bound)})")
         names = list(bound)
         positional = names[:len(args)]
         tree = (tuple(dynamic_shapes.get(n) for n in positional),
                 {k: dynamic_shapes.get(k) for k in kwargs})
     elif isinstance(dynamic_shapes, (tuple, list)):
         if len(dynamic_shapes) != len(args) + len(kwargs):
-            raise ValueError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
-                             f"entries for {len(args) + len(kwargs)} arguments")
+            raise ArgumentError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
+                                f"entries for {len(args) + len(kwargs)} arguments")
         tree = (tuple(dynamic_shapes[:len(args)]),
                 dict(zip(kwargs, dynamic_shapes[len(args):])))
     else:
@@ -275,8 +276,8 @@ def _walk(value: Any, spec: Any, where: str, out: list[dict]) -> None:
         return
     if not any(isinstance(leaf, Tensor) for leaf in leaves):
         return
-    raise ValueError(f"ember.export.export: dynamic_shapes{where} is {spec!r}, which does not "
-                     f"follow the structure of the argument ({type(value).__name__})")
+    raise ArgumentError(f"ember.export.export: dynamic_shapes{where} is {spec!r}, which does not "
+                        f"follow the structure of the argument ({type(value).__name__})")
 
 
 def _tensor_axes(t: Tensor, spec: Any, where: str) -> dict[int, Dim | DimHint]:
@@ -284,17 +285,17 @@ def _tensor_axes(t: Tensor, spec: Any, where: str) -> dict[int, Dim | DimHint]:
         return {}
     if isinstance(spec, (tuple, list)):
         if len(spec) != t.ndim:
-            raise ValueError(f"ember.export.export: dynamic_shapes{where} has {len(spec)} "
-                             f"entries for a tensor of {t.ndim} dims (shape {tuple(t.shape)})")
+            raise ArgumentError(f"ember.export.export: dynamic_shapes{where} has {len(spec)} "
+                                f"entries for a tensor of {t.ndim} dims (shape {tuple(t.shape)})")
         spec = dict(enumerate(spec))
     if not isinstance(spec, dict):
-        raise ValueError(f"ember.export.export: dynamic_shapes{where} is {spec!r}; a tensor's "
-                         "entry is None, {axis: Dim} or a tuple with one entry per axis")
+        raise ArgumentError(f"ember.export.export: dynamic_shapes{where} is {spec!r}; a tensor's "
+                            "entry is None, {axis: Dim} or a tuple with one entry per axis")
     axes: dict[int, Dim | DimHint] = {}
     for axis, dim in spec.items():
         if not isinstance(axis, int) or not -t.ndim <= axis < t.ndim:
-            raise ValueError(f"ember.export.export: dynamic_shapes{where} names axis {axis!r} "
-                             f"of a tensor of shape {tuple(t.shape)}")
+            raise ArgumentError(f"ember.export.export: dynamic_shapes{where} names axis {axis!r} "
+                                f"of a tensor of shape {tuple(t.shape)}")
         if dim is None or dim is DimHint.STATIC:
             continue
         if not isinstance(dim, (Dim, DerivedDim, DimHint)):
@@ -321,9 +322,9 @@ def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
                     "range or export with an example inside it")
             other = seen.setdefault(dim.__name__, (dim, size))
             if (other[0].min, other[0].max) != (dim.min, dim.max):  # (one name: one dim)
-                raise ValueError(f"ember.export.export: found different definitions "
-                                 f"{other[0]!r} and {dim!r} for the same dim "
-                                 f"{dim.__name__!r}; give both sizes one Dim")
+                raise ArgumentError(f"ember.export.export: found different definitions "
+                                    f"{other[0]!r} and {dim!r} for the same dim "
+                                    f"{dim.__name__!r}; give both sizes one Dim")
             if other[1] != size:
                 raise ConstraintViolationError(
                     f"ember.export.export: Constraints violated ({dim.__name__})! The sizes "

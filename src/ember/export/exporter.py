@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
 from ember.export.dynamic_shapes import (
     DerivedDim,
@@ -81,14 +82,14 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         ember.Size([10, 2])
     """
     if not isinstance(mod, Module):
-        raise ValueError(f"{WHO}: expected mod to be an instance of ember.nn.Module, got "
-                         f"{type(mod).__name__}")
+        raise ArgumentError(f"{WHO}: expected mod to be an instance of ember.nn.Module, got "
+                            f"{type(mod).__name__}")
     if not isinstance(args, tuple):
-        raise ValueError(f"{WHO}: expecting args to be a tuple of example positional inputs, "
-                         f"got {type(args).__name__}. Hint: write (x,) for one input")
+        raise ArgumentError(f"{WHO}: expecting args to be a tuple of example positional inputs, "
+                            f"got {type(args).__name__}. Hint: write (x,) for one input")
     if preserve_module_call_signature:
-        raise ValueError(f"{WHO}: preserve_module_call_signature is for "
-                         "torch.export.unflatten, which Ember does not have; pass ()")
+        raise ArgumentError(f"{WHO}: preserve_module_call_signature is for "
+                            "torch.export.unflatten, which Ember does not have; pass ()")
     bound = bind_call(mod, args, dict(kwargs or {}))
     given = list(bound.arguments)
     if isinstance(dynamic_shapes, (tuple, list)):  # (the arguments given, not the defaults)

@@ -8,6 +8,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from ember.errors import ArgumentError
+
 __all__ = ["ConstantArgument", "ExportGraphSignature", "InputKind", "InputSpec", "OutputKind",
            "OutputSpec", "TensorArgument"]
 
@@ -61,7 +63,7 @@ class InputSpec:
 
     def __post_init__(self) -> None:
         if self.kind is InputKind.BUFFER and self.persistent is None:
-            raise ValueError("InputSpec: a BUFFER says whether it is persistent")
+            raise ArgumentError("InputSpec: a BUFFER says whether it is persistent")
 
     def __str__(self) -> str:
         target = "" if self.target is None else f" target='{self.target}'"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError
 from ember.export.dynamic_shapes import ValueRange
 from ember.export.symbolic import SizeExpr
 from ember.tensor import Tensor
@@ -56,9 +56,9 @@ class Guards:
                 for key in guard.keys:
                     leaf = leaf[key]
             except (KeyError, IndexError, TypeError):
-                raise ValueError(f"the exported module takes {guard.label}, which the call "
-                                 "does not give (its inputs must have the example's "
-                                 "structure)") from None
+                raise ArgumentError(f"the exported module takes {guard.label}, which the call "
+                                    "does not give (its inputs must have the example's "
+                                    "structure)") from None
             if guard.dims is None:
                 if not (type(leaf) is type(guard.value) and _same(leaf, guard.value)):
                     raise GuardError(f"Guard failed: {guard.label} == {guard.value!r} (got "
@@ -86,9 +86,9 @@ class Guards:
                            key=repr)
             if extra:
                 label = name + "".join(f"[{k!r}]" for k in extra[0])
-                raise ValueError(f"the exported module does not take {label}: its inputs "
-                                 "must have the example's structure (the same tuple and list "
-                                 "lengths, the same dict keys)")
+                raise ArgumentError(f"the exported module does not take {label}: its inputs "
+                                    "must have the example's structure (the same tuple and list "
+                                    "lengths, the same dict keys)")
 
     def _check_tensor(self, guard: InputGuard, t: Any, seen: dict, derived: list) -> None:
         label = guard.label

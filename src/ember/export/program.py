@@ -13,6 +13,7 @@ from typing import Any
 
 import ember
 from ember import fx
+from ember.errors import ArgumentError
 from ember.export.dynamic_shapes import ValueRange
 from ember.export.graph_signature import ExportGraphSignature, InputKind
 from ember.export.guards import Guards
@@ -181,9 +182,9 @@ class ExportedProgram:
             ('relu',)
         """
         if decomp_table:
-            raise ValueError("ExportedProgram.run_decompositions: Ember's exported graphs hold "
-                             "primitives only, which decompose no further; pass no "
-                             "decomp_table")
+            raise ArgumentError("ExportedProgram.run_decompositions: Ember's exported graphs hold "
+                                "primitives only, which decompose no further; pass no "
+                                "decomp_table")
         gm = copy.deepcopy(self.graph_module)
         return ExportedProgram(gm, copy.deepcopy(self.graph_signature), dict(self.state_dict),
                                dict(self.range_constraints), dict(self.constants),

@@ -16,7 +16,7 @@ import numpy as np
 import ember
 from ember import fx
 from ember.dtypes import to_dtype
-from ember.errors import CheckpointError
+from ember.errors import ArgumentError, CheckpointError
 from ember.export import prims
 from ember.export.dynamic_shapes import ValueRange
 from ember.export.graph_signature import (
@@ -194,8 +194,8 @@ def _target(n: fx.Node) -> Any:
         return {"prim": n.target.prim.name}
     name = _NAMES.get(id(n.target))
     if name is None:
-        raise ValueError(f"ember.export.save: node {n.name} calls {n.target!r}, which the file "
-                         "format does not hold (only primitives and size arithmetic)")
+        raise ArgumentError(f"ember.export.save: node {n.name} calls {n.target!r}, which the file "
+                            "format does not hold (only primitives and size arithmetic)")
     return name
 
 

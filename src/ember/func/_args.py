@@ -9,7 +9,7 @@ from typing import Any
 
 from ember.autograd.forward import alias
 from ember.autograd.grad_mode import no_grad
-from ember.errors import DTypeError, GradError
+from ember.errors import ArgumentError, DTypeError, GradError
 from ember.func.pytree import TreeSpec, tree_flatten, tree_unflatten
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -20,17 +20,17 @@ def normalize_argnums(argnums: int | tuple[int, ...], nargs: int, who: str) -> t
     counts as the int it is, as in PyTorch: ``True`` is 1)."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
-        raise ValueError(f"{who}: argnums must be a non-empty int or tuple of ints")
+        raise ArgumentError(f"{who}: argnums must be a non-empty int or tuple of ints")
     out = []
     for n in nums:
         if not isinstance(n, int):
             raise TypeError(f"{who}: argnums must be ints, got {n!r}")
         if not -nargs <= n < nargs:
-            raise ValueError(f"{who}: argnums {n} is out of range for a function called with "
-                             f"{nargs} positional arguments")
+            raise ArgumentError(f"{who}: argnums {n} is out of range for a function called with "
+                                f"{nargs} positional arguments")
         out.append(int(n) % nargs)
     if len(set(out)) != len(out):
-        raise ValueError(f"{who}: argnums must not repeat, got {argnums!r}")
+        raise ArgumentError(f"{who}: argnums must not repeat, got {argnums!r}")
     return tuple(out)
 
 

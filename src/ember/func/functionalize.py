@@ -21,6 +21,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.tensor import Tensor
 
@@ -45,10 +46,10 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
                 [1., 1.]]), False)
     """
     if remove not in _REMOVE:
-        raise ValueError(f"functionalize(f, remove='mutations'): received invalid argument for "
-                         f"remove={remove}. Valid options are: remove='mutations' (in-place "
-                         "and out= ops act on private copies) and remove='mutations_and_views' "
-                         "(in addition, no output aliases another)")
+        raise ArgumentError(f"functionalize(f, remove='mutations'): received invalid argument for "
+                            f"remove={remove}. Valid options are: remove='mutations' (in-place "
+                            "and out= ops act on private copies) and remove='mutations_and_views' "
+                            "(in addition, no output aliases another)")
 
     @functools.wraps(func)
     def functionalized(*args: Any, **kwargs: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.autograd.engine import grad as tape_grad
 from ember.autograd.grad_mode import GRAD, enable_grad
-from ember.errors import GradError, ShapeError
+from ember.errors import ArgumentError, GradError, ShapeError
 from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track
 from ember.func.pytree import tree_flatten, tree_map
 from ember.ops.creation import ones_like, zeros_like
@@ -195,7 +195,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         tensor([ 0.5403, -0.4161])
     """
     if not primals:
-        raise ValueError("vjp: give at least one primal")
+        raise ArgumentError("vjp: give at least one primal")
     diff = DiffArgs(func, primals, tuple(range(len(primals))), "vjp")
     level = _Level(diff, has_aux, "vjp")
     for o in level.out_leaves:

@@ -22,7 +22,7 @@ from typing import Any
 from ember.autograd.engine import grad as tape_grad
 from ember.autograd.grad_mode import GRAD, enable_grad, no_grad
 from ember.autograd.graph import Node
-from ember.errors import GradError, OpError, ShapeError
+from ember.errors import ArgumentError, GradError, OpError, ShapeError
 from ember.func.batching import ALWAYS, RULES, batched, move
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.ops.overrides import TENSOR_LIKE
@@ -379,15 +379,15 @@ def _dims_for(dims: Any, tree: Any, what: str) -> list:
         return [dims] * len(_flatten(tree)[0])
     if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)):
         if len(dims) != len(tree):
-            raise ValueError(f"vmap: {what} has {len(dims)} entries for {len(tree)} values; "
-                             f"{what}={dims!r}")
+            raise ArgumentError(f"vmap: {what} has {len(dims)} entries for {len(tree)} values; "
+                                f"{what}={dims!r}")
         return [d for sub_d, sub_t in zip(dims, tree) for d in _dims_for(sub_d, sub_t, what)]
     if isinstance(dims, dict) and isinstance(tree, dict):
         if set(dims) != set(tree):
-            raise ValueError(f"vmap: {what} keys {sorted(dims)} differ from {sorted(tree)}")
+            raise ArgumentError(f"vmap: {what} keys {sorted(dims)} differ from {sorted(tree)}")
         return [d for k in tree for d in _dims_for(dims[k], tree[k], what)]
-    raise ValueError(f"vmap: {what}={dims!r} does not match the structure of the values; "
-                     "give an int, None, or a tuple/list/dict of those shaped like them")
+    raise ArgumentError(f"vmap: {what}={dims!r} does not match the structure of the values; "
+                        "give an int, None, or a tuple/list/dict of those shaped like them")
 
 
 # -- vmap ------------------------------------------------------------------------------------
@@ -412,11 +412,11 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         ember.Size([8])
     """
     if randomness not in _RANDOMNESS:
-        raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
+        raise ArgumentError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ValueError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
+        raise ArgumentError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
     if not isinstance(in_dims, (int, tuple, list, dict)) and in_dims is not None:
-        raise ValueError(f"vmap: in_dims must be an int, None or a tuple, got {in_dims!r}")
+        raise ArgumentError(f"vmap: in_dims must be an int, None or a tuple, got {in_dims!r}")
 
     @functools.wraps(func)
     def mapped(*args: Any, **kwargs: Any) -> Any:
@@ -454,18 +454,18 @@ def _batch_size(leaves: list, dims: list) -> int:
         if d is None:
             continue
         if type(x) in TENSOR_LIKE:
-            raise ValueError(f"vmap: in_dim {d} given for a {type(x).__name__}, which vmap "
-                             "does not map over. Hint: map over its sequences, nt.unbind()")
+            raise ArgumentError(f"vmap: in_dim {d} given for a {type(x).__name__}, which vmap "
+                                "does not map over. Hint: map over its sequences, nt.unbind()")
         if not isinstance(x, Tensor):
-            raise ValueError(f"vmap: in_dim {d} given for a {type(x).__name__}, not a tensor; "
-                             "use None for non-tensor inputs")
+            raise ArgumentError(f"vmap: in_dim {d} given for a {type(x).__name__}, not a tensor; "
+                                "use None for non-tensor inputs")
         if not -x.ndim <= d < x.ndim:
             raise ShapeError(f"vmap: in_dim {d} is out of range for an input of shape "
                              f"{tuple(x.shape)}")
         sizes.append(x.shape[d])
     if not sizes:
-        raise ValueError("vmap: no input is batched (every in_dim is None or no tensors were "
-                         "passed); at least one tensor input needs a batch dimension")
+        raise ArgumentError("vmap: no input is batched (every in_dim is None or no tensors were "
+                            "passed); at least one tensor input needs a batch dimension")
     if len(set(sizes)) > 1:
         raise ShapeError(f"vmap: the batched inputs have different sizes {sizes} in their "
                          "mapped dimensions; they must all be the same")
@@ -489,13 +489,13 @@ def _run(func: Callable, leaves: list, treedef: Any, dims: list, kwargs: dict, s
     results = []
     for o, d in zip(flat, odims):
         if not isinstance(o, Tensor):
-            raise ValueError(f"vmap: the function must return tensors (or pytrees of them), "
-                             f"it returned a {type(o).__name__}")
+            raise ArgumentError(f"vmap: the function must return tensors (or pytrees of them), "
+                                f"it returned a {type(o).__name__}")
         phys = trace.physical(o)
         if d is None:
             if phys is not None:
-                raise ValueError("vmap: out_dims is None for an output that is batched; give "
-                                 "it an int out_dim")
+                raise ArgumentError("vmap: out_dims is None for an output that is batched; give "
+                                    "it an int out_dim")
             results.append(o)
             continue
         if phys is None:  # unbatched: every sample's output is the same

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.fx.codegen import Namespace, PythonCode, python_code
 from ember.fx.node import Node, _target_str, map_arg
 
@@ -232,8 +233,8 @@ class Graph:
     def python_code(self, root_module: str = "self") -> PythonCode:
         """The generated ``forward`` source and the globals it needs."""
         if root_module != "self":
-            raise ValueError("python_code: Ember generates methods of a module; root_module "
-                             f"must be 'self', got {root_module!r}")
+            raise ArgumentError("python_code: Ember generates methods of a module; root_module "
+                                f"must be 'self', got {root_module!r}")
         return python_code(list(self.nodes))
 
     def print_tabular(self) -> None:

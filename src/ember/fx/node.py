@@ -6,6 +6,8 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ember.errors import ArgumentError
+
 if TYPE_CHECKING:
     from ember.fx.graph import Graph
 
@@ -58,7 +60,7 @@ class Node:
     def __init__(self, graph: Graph, name: str, op: str, target: Any, args: tuple,
                  kwargs: dict, type_expr: Any = None) -> None:
         if op not in OPCODES:
-            raise ValueError(f"Node: op must be one of {OPCODES}, got {op!r}")
+            raise ArgumentError(f"Node: op must be one of {OPCODES}, got {op!r}")
         self.graph, self.name, self.op, self.target = graph, name, op, target
         self.type = type_expr
         self.users: dict[Node, None] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ember.errors import ArgumentError
 from ember.fx.graph import Graph
 from ember.fx.graph_module import GraphModule
 from ember.fx.node import Node
@@ -42,11 +43,11 @@ def replace_pattern(gm: GraphModule, pattern: Callable | Module,
     p_inputs = [n for n in pattern_graph.nodes if n.op == "placeholder"]
     r_inputs = [n for n in replacement_graph.nodes if n.op == "placeholder"]
     if len(p_inputs) != len(r_inputs):
-        raise ValueError(f"replace_pattern: the pattern takes {len(p_inputs)} inputs but the "
-                         f"replacement {len(r_inputs)}")
+        raise ArgumentError(f"replace_pattern: the pattern takes {len(p_inputs)} inputs but the "
+                            f"replacement {len(r_inputs)}")
     p_output = next(n for n in pattern_graph.nodes if n.op == "output").args[0]
     if not isinstance(p_output, Node):
-        raise ValueError("replace_pattern: the pattern must return a single value")
+        raise ArgumentError("replace_pattern: the pattern must return a single value")
     graph = gm.graph
     matches: list[Match] = []
     taken: set[Node] = set()
@@ -118,7 +119,7 @@ def _replace(graph: Graph, match: Match, p_inputs: list[Node], r_inputs: list[No
     with graph.inserting_before(match.anchor):
         result = graph.graph_copy(replacement, env)
     if not isinstance(result, Node):
-        raise ValueError("replace_pattern: the replacement must return a single value")
+        raise ArgumentError("replace_pattern: the replacement must return a single value")
     match.anchor.replace_all_uses_with(result)
     inner = _inner(match.nodes_map)
     for node in reversed(graph.nodes):

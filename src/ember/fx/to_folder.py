@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import ember.nn as nn
+from ember.errors import ArgumentError
 from ember.nn import Module
 
 __all__ = ["FILES", "write_folder"]
@@ -48,8 +49,8 @@ def write_folder(gm: Any, folder: str | os.PathLike, module_name: str) -> None:
     """Writes ``gm`` to ``folder`` so that ``from <folder> import <module_name>`` and
     ``<module_name>()`` rebuild it (see :meth:`ember.fx.GraphModule.to_folder`)."""
     if not module_name.isidentifier():
-        raise ValueError(f"GraphModule.to_folder: module_name must be a Python identifier, "
-                         f"got {module_name!r}")
+        raise ArgumentError(f"GraphModule.to_folder: module_name must be a Python identifier, "
+                            f"got {module_name!r}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     code = gm.recompile()
@@ -139,7 +140,7 @@ def _global_imports(names: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
         path = _import_path(obj)
         if path is None:
             if "<" in str(getattr(obj, "__qualname__", "")):  # (a lambda, a local function)
-                raise ValueError(
+                raise ArgumentError(
                     f"GraphModule.to_folder: the generated code calls {obj!r} ({name}), which "
                     "cannot be imported by name nor pickled. Hint: define it at the top "
                     "level of a module")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
 from ember.fx.node import Node, map_aggregate
 from ember.fx.proxy import Proxy, TraceError
@@ -178,8 +178,8 @@ class Tracer:
         params = list(inspect.signature(fn).parameters.values())[int(skip_self):]
         unknown = set(concrete_args) - {p.name for p in params}
         if unknown:
-            raise ValueError(f"symbolic_trace: concrete_args names {sorted(unknown)}, which are "
-                             f"not parameters of {fn.__qualname__}")
+            raise ArgumentError(f"symbolic_trace: concrete_args names {sorted(unknown)}, which are "
+                                f"not parameters of {fn.__qualname__}")
         values, keyword_values = [], {}
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):

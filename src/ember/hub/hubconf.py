@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+from ember.errors import ArgumentError
+
 __all__ = ["help", "list", "load"]
 
 _HUBCONF = "hubconf.py"
@@ -30,7 +32,7 @@ def _repo_dir(repo_or_dir: str | os.PathLike, source: str, op: str) -> str:
     """The local directory of the repository; refuses an unknown ``source`` and 'github'."""
     kind = source.lower()
     if kind not in ("github", "local"):
-        raise ValueError(f'Unknown source: "{source}". Allowed values: "github" | "local".')
+        raise ArgumentError(f'Unknown source: "{source}". Allowed values: "github" | "local".')
     if kind == "github":
         raise RuntimeError(f"hub.{op}: source='github' is not supported: Ember never downloads "
                            f"code. Hint: fetch the repository {repo_or_dir!r} yourself (e.g. "
@@ -93,7 +95,7 @@ def _import_hubconf(path: str) -> ModuleType:
 def _entry(hubconf: ModuleType, model: str) -> Callable:
     """The entry point ``model`` of ``hubconf``, after checking its ``dependencies``."""
     if not isinstance(model, str):
-        raise ValueError("Invalid input: model should be a string of function name")
+        raise ArgumentError("Invalid input: model should be a string of function name")
     missing = [name for name in getattr(hubconf, "dependencies", None) or ()
                if importlib.util.find_spec(name) is None]
     if missing:

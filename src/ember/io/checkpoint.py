@@ -62,7 +62,7 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
-from ember.errors import CheckpointError, EmberError, WeightsOnlyError
+from ember.errors import ArgumentError, CheckpointError, EmberError, WeightsOnlyError
 from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
 from ember.io.placement import MapLocation, Placer, placer
@@ -385,8 +385,8 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
     """
     del _use_new_zipfile_serialization
     if not 0 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
-        raise ValueError(f"save: pickle_protocol must be 0 to {pickle.HIGHEST_PROTOCOL}, not "
-                         f"{pickle_protocol}")
+        raise ArgumentError(f"save: pickle_protocol must be 0 to {pickle.HIGHEST_PROTOCOL}, not "
+                            f"{pickle_protocol}")
     doc, arrays = encode(obj, pickle_module, pickle_protocol)
     write_arrays(f, arrays, {TREE_KEY: doc})
 
@@ -430,8 +430,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
     text = _text_args(pickle_load_args)
     if pickle_module is not None:
         if weights_only:
-            raise ValueError("load: weights_only=True cannot be combined with a pickle_module, "
-                             "as in torch.load (data only is read without one)")
+            raise ArgumentError("load: weights_only=True cannot be combined with a pickle_module, "
+                                "as in torch.load (data only is read without one)")
         weights_only = False
     where, place = st.source_name(f), placer(map_location)
     handle, owned = st.open_source(f)

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import ml_dtypes
 import numpy as np
 
-from ember.errors import CheckpointError
+from ember.errors import ArgumentError, CheckpointError
 from ember.io.atomic import atomic_write
 
 MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
@@ -124,7 +124,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     if len(out) != len(pairs):
         seen: set[str] = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"duplicate key {dup!r}")
+        raise ArgumentError(f"duplicate key {dup!r}")
     return out
 
 

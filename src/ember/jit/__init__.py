@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ember.autograd.grad_mode import no_grad
+from ember.errors import ArgumentError
 from ember.func.pytree import tree_flatten
 from ember.jit.compiled import CompiledFunction
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
@@ -91,12 +92,12 @@ def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int
         ...     return loss
     """
     if backend not in _BACKENDS:
-        raise ValueError(f"ember.jit.compile: unknown backend {backend!r}; the backends are "
-                         f"{sorted(_BACKENDS)}")
+        raise ArgumentError(f"ember.jit.compile: unknown backend {backend!r}; the backends are "
+                            f"{sorted(_BACKENDS)}")
     if options:
-        raise ValueError(f"ember.jit.compile: options= holds torch inductor settings "
-                         f"({sorted(options)}), which have no counterpart here. Hint: switch "
-                         f"single passes with passes=, e.g. passes={{'fuse': False}}")
+        raise ArgumentError(f"ember.jit.compile: options= holds torch inductor settings "
+                            f"({sorted(options)}), which have no counterpart here. Hint: switch "
+                            f"single passes with passes=, e.g. passes={{'fuse': False}}")
     if mode is None or mode in _TORCH_MODES:
         mode = _BACKENDS[backend]
     if disable:

@@ -28,6 +28,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
+from ember.errors import ArgumentError
 from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
 from ember.jit.arguments import argument_names, hashable, parameter_names
 from ember.jit.autodiff import (
@@ -127,12 +128,12 @@ class CompiledFunction:
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...] = (), mode: str = "default",
                  passes: dict[str, bool] | None = None, fullgraph: bool = False) -> None:
         if mode not in MODES:
-            raise ValueError(f"ember.jit.compile: mode must be one of {sorted(MODES)}, got "
-                             f"{mode!r}")
+            raise ArgumentError(f"ember.jit.compile: mode must be one of {sorted(MODES)}, got "
+                                f"{mode!r}")
         unknown = set(passes or ()) - set(PASSES)
         if unknown:
-            raise ValueError(f"ember.jit.compile: unknown passes {sorted(unknown)}; the passes "
-                             f"are {list(PASSES)}")
+            raise ArgumentError(f"ember.jit.compile: unknown passes {sorted(unknown)}; the passes "
+                                f"are {list(PASSES)}")
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
         self.fullgraph = fullgraph  # (a signature that must run eagerly raises instead)

@@ -34,6 +34,7 @@ import numpy as np
 
 from ember.backend import compiled, parallel
 from ember.backend.home import ember_home
+from ember.errors import ArgumentError
 from ember.ops import erf_kernel
 
 __all__: list[str] = []
@@ -247,7 +248,7 @@ def loop_source(steps: tuple, kinds: tuple) -> str:
                 read[name] = f"r{i}[c]"
     for k, (prim, args) in enumerate(steps):
         if any(arg.startswith("a") and arg not in read for arg in args):
-            raise ValueError(f"loop_source: step {k} reads {args}, not all operands or steps")
+            raise ArgumentError(f"loop_source: step {k} reads {args}, not all operands or steps")
         values = [read.get(arg, arg) for arg in args]
         per_element.append(f"            t{k} = {_EXPRESSIONS[prim].format(*values)}")
     per_element.append(f"            row[c] = t{len(steps) - 1}")

@@ -20,7 +20,7 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, from_numpy, to_dtype
-from ember.errors import CheckpointError
+from ember.errors import ArgumentError, CheckpointError
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var, sub_graphs
 from ember.ops.primitive import PRIMITIVES, Primitive
 from ember.tensor import Tensor, _wrap
@@ -59,12 +59,12 @@ def save(compiled: Any, path: str | os.PathLike | IO[bytes]) -> None:
     """
     graph = compiled.graph
     if compiled.last.joint is not None:
-        raise ValueError(f"ember.jit.save: {graph.name} was compiled as a differentiable call "
-                         "(called with grad on); save an inference graph: call it under "
-                         "ember.no_grad() (or on an eval() model without grad) first")
+        raise ArgumentError(f"ember.jit.save: {graph.name} was compiled as a differentiable call "
+                            "(called with grad on); save an inference graph: call it under "
+                            "ember.no_grad() (or on an eval() model without grad) first")
     if graph.arg_writes or graph.arg_grads:
-        raise ValueError(f"ember.jit.save: {graph.name} writes into its arguments; saved "
-                         "graphs are pure functions of their inputs")
+        raise ArgumentError(f"ember.jit.save: {graph.name} writes into its arguments; saved "
+                            "graphs are pure functions of their inputs")
     arrays: dict[str, np.ndarray] = {}
     doc = {"format": FORMAT, "name": graph.name,
            "inputs": [_var(v) for v in graph.inputs],
@@ -143,8 +143,8 @@ class LoadedFunction:
                 for t, v in zip(inputs, expected)):
             got = ", ".join(f"{tuple(t.shape)} {t.dtype.name}" for t in inputs)
             want = ", ".join(f"{v.shape} {v.dtype.name}" for v in expected)
-            raise ValueError(f"ember.jit: {self.graph.name} was compiled for inputs ({want}), "
-                             f"got ({got}); compile and save it again for other shapes")
+            raise ArgumentError(f"ember.jit: {self.graph.name} was compiled for inputs ({want}), "
+                                f"got ({got}); compile and save it again for other shapes")
         out = [None if a is None else _wrap(a, self.device)
                for a in self.generated.fn(*(t._data for t in inputs))]
         return out[0] if len(out) == 1 else tuple(out)
@@ -156,14 +156,14 @@ def _flat_eqns(graph: Graph) -> list[Eqn]:
     out = []
     for eqn in graph.eqns:
         if isinstance(eqn.prim, Effect):
-            raise ValueError(f"ember.jit.save: {graph.name} contains {eqn.prim.name}, an effect "
-                             "on Python objects; save graphs of pure functions (inference). "
-                             "Hint: save a training run with ember.save(model.state_dict())")
+            raise ArgumentError(f"ember.jit.save: {graph.name} contains {eqn.prim.name}, an effect "
+                                "on Python objects; save graphs of pure functions (inference). "
+                                "Hint: save a training run with ember.save(model.state_dict())")
         if sub_graphs(eqn):
-            raise ValueError(f"ember.jit.save: {graph.name} contains {eqn.prim.name} "
-                             "(data-dependent control flow), whose branches the file format "
-                             "does not hold. Hint: save the weights with "
-                             "ember.save(model.state_dict()) and compile again after loading")
+            raise ArgumentError(f"ember.jit.save: {graph.name} contains {eqn.prim.name} "
+                                "(data-dependent control flow), whose branches the file format "
+                                "does not hold. Hint: save the weights with "
+                                "ember.save(model.state_dict()) and compile again after loading")
         inner = getattr(eqn.prim, "eqns", None)
         out.extend(inner if inner is not None else [eqn])
     return out
@@ -222,9 +222,9 @@ def encode_param(value: Any, owner: str, key: str,
         found = other(v) if other is not None else None
         if found is not None:
             return found
-        raise ValueError(f"{who}: {owner}'s param {key}={v!r} ({type(v).__name__}) "
-                         "has no file form; a random op with its own Generator, say. Hint: "
-                         "use the default generator inside saved graphs")
+        raise ArgumentError(f"{who}: {owner}'s param {key}={v!r} ({type(v).__name__}) "
+                            "has no file form; a random op with its own Generator, say. Hint: "
+                            "use the default generator inside saved graphs")
 
     return encode(value)
 

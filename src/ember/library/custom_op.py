@@ -27,7 +27,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import Node
 from ember.backend import device as get_device
 from ember.dtypes import DType
-from ember.errors import EmberError, GradError, OpError
+from ember.errors import ArgumentError, EmberError, GradError, OpError
 from ember.library.schema import (
     OPTIONAL_TENSOR,
     TENSOR,
@@ -457,8 +457,8 @@ def _device_types(device_types: Iterable[str] | str | None) -> tuple[str | None,
     types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
     for t in types:
         if t not in _DEVICE_TYPES:
-            raise ValueError(f"device_types: unknown device type {t!r}; expected one of "
-                             f"{_DEVICE_TYPES}")
+            raise ArgumentError(f"device_types: unknown device type {t!r}; expected one of "
+                                f"{_DEVICE_TYPES}")
     return types
 
 

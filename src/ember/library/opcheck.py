@@ -8,7 +8,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.autograd.gradcheck import gradcheck
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError
 from ember.func.vmap import vmap
 from ember.library.custom_op import CustomOpDef
 from ember.library.registry import lookup
@@ -54,8 +54,8 @@ def opcheck(op: str | CustomOpDef, args: tuple, kwargs: dict | None = None, *,
     utils = (test_utils,) if isinstance(test_utils, str) else tuple(test_utils)
     for name in utils:
         if name not in _CHECKS:
-            raise ValueError(f"opcheck: unknown test_utils entry {name!r}; expected some of "
-                             f"{DEFAULT_TEST_UTILS}")
+            raise ArgumentError(f"opcheck: unknown test_utils entry {name!r}; expected some of "
+                                f"{DEFAULT_TEST_UTILS}")
     tol = {"atol": 1e-5 if atol is None else atol, "rtol": 1e-4 if rtol is None else rtol}
     results: dict[str, Any] = {}
     for name in utils:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.library.batching import register_batching
 from ember.library.custom_op import CustomOpDef
 from ember.library.schema import TENSOR, VALUE, Schema, parse, parse_schema
@@ -49,10 +50,10 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
             declared = {p.name for p in parsed.params if p.kind != VALUE} \
                 if mutates_args == "unknown" else set(mutates_args)
             if declared != set(parsed.mutated):
-                raise ValueError(f"Attempted to create a custom op with `mutates_args="
-                                 f"{mutates_args}` and `schema={schema}. The schema suggests "
-                                 f"that the op mutates {set(parsed.mutated)} which is "
-                                 "different from what was provided to us in `mutates_args`.")
+                raise ArgumentError(f"Attempted to create a custom op with `mutates_args="
+                                    f"{mutates_args}` and `schema={schema}. The schema suggests "
+                                    f"that the op mutates {set(parsed.mutated)} which is "
+                                    "different from what was provided to us in `mutates_args`.")
         return register(name, func, parsed, device_types)
 
     return make if fn is None else make(fn)
@@ -119,7 +120,7 @@ class Library:
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
         if kind not in ("DEF", "IMPL", "FRAGMENT"):
-            raise ValueError(f"Unsupported kind: {kind}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
+            raise ArgumentError(f"Unsupported kind: {kind}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
         self.ns, self.kind, self.dispatch_key = ns, kind, dispatch_key
 
     def define(self, schema: str, alias_analysis: str = "", *, tags: Sequence[Any] = ()
@@ -150,14 +151,14 @@ def register(name: str, func: Callable | None, schema: Schema,
     primitive, batching rule and ``ember.ops`` attribute."""
     namespace, sep, op_name = name.partition("::")
     if not sep or not namespace.isidentifier() or not op_name.isidentifier():
-        raise ValueError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
+        raise ArgumentError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
     if namespace in ("aten", "prim", "prims"):
-        raise ValueError(f"custom_op: the namespace {namespace!r} is reserved")
+        raise ArgumentError(f"custom_op: the namespace {namespace!r} is reserved")
     if any(p.mutable and p.kind != TENSOR for p in schema.params):
         raise NotImplementedError(f"custom_op {name}: Ember mutates only plain Tensor "
                                   f"arguments, not optional or list ones: {schema.text}")
     if schema.returns == 0 and not schema.mutated:
-        raise ValueError(f"custom_op {name}: it returns nothing and mutates nothing")
+        raise ArgumentError(f"custom_op {name}: it returns nothing and mutates nothing")
     op = CustomOpDef(name, func, schema, device_types)
     _attach(namespace, op_name, op)
     OPS[name] = op
@@ -184,8 +185,8 @@ def _attach(namespace: str, name: str, op: CustomOpDef) -> None:
         space = OpNamespace(namespace)
         setattr(ember.ops, namespace, space)
     elif not isinstance(space, OpNamespace):
-        raise ValueError(f"custom_op: the namespace {namespace!r} clashes with ember.ops."
-                         f"{namespace}; pick another namespace")
+        raise ArgumentError(f"custom_op: the namespace {namespace!r} clashes with ember.ops."
+                            f"{namespace}; pick another namespace")
     setattr(space, name, op)
 
 
@@ -194,6 +195,6 @@ def lookup(op: str | CustomOpDef) -> CustomOpDef:
     if isinstance(op, CustomOpDef):
         return op
     if op not in OPS:
-        raise ValueError(f"{op!r} is not a custom op defined with ember.library.custom_op")
+        raise ArgumentError(f"{op!r} is not a custom op defined with ember.library.custom_op")
     return OPS[op]
 

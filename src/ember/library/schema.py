@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 #: a parameter's kind: how a call's value travels (tensors are the primitive's inputs)
@@ -132,8 +133,8 @@ def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
         return ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     if isinstance(mutates_args, str) and mutates_args != "unknown":
-        raise ValueError(f"mutates_args must be 'unknown' or a collection of parameter names, "
-                         f"got the string {mutates_args!r}")
+        raise ArgumentError(f"mutates_args must be 'unknown' or a collection of parameter names, "
+                            f"got the string {mutates_args!r}")
     try:
         hints = typing.get_type_hints(fn)
     except NameError as exc:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.masked import normalizations, reductions
 from ember.masked.masks import canonical_dims, first_dim
 from ember.masked.tensor import MaskedOperand, MaskedTensor
@@ -111,9 +112,9 @@ def _operand(op: str, self: MaskedTensor, other: Any) -> Any:
     same = (tuple(other._mask.shape) == tuple(self._mask.shape)
             and bool((other._mask == self._mask).all()))
     if not same:
-        raise ValueError(f"MaskedTensor.{op}: input masks must match; binary ops need both "
-                         "MaskedTensors to have the same mask. Hint: combine a.to_tensor(fill) "
-                         "and b.to_tensor(fill), or build the result's mask yourself")
+        raise ArgumentError(f"MaskedTensor.{op}: input masks must match; binary ops need both "
+                            "MaskedTensors to have the same mask. Hint: combine a.to_tensor(fill) "
+                            "and b.to_tensor(fill), or build the result's mask yourself")
     return other._masked_data
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import ember
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.masked.masks import (
     DimOrDims,
     canonical_dims,
@@ -152,8 +153,8 @@ def mean(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
     out_dtype = dtype or input.dtype
     if not _inexact(out_dtype):
         source = "Input" if dtype is None else "Optional"
-        raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either "
-                         f"a floating point or complex dtype. Got: {out_dtype}")
+        raise ArgumentError(f"mean(): Could not infer output dtype. {source} dtype must be either "
+                            f"a floating point or complex dtype. Got: {out_dtype}")
     total = sum(input, dim, keepdim=keepdim, dtype=out_dtype, mask=mask)
     return total / _count(input, mask, dim, keepdim)
 
@@ -177,9 +178,9 @@ def median(input: Any, dim: int = -1, *, keepdim: bool = False, dtype: DType | N
     if is_float:
         return output
     if bool(ember.isnan(output).any()):
-        raise ValueError("masked median expects no fully masked out rows if dtype is not "
-                         "floating point. Hint: convert the input to a floating point dtype to "
-                         "get nan for them")
+        raise ArgumentError("masked median expects no fully masked out rows if dtype is not "
+                            "floating point. Hint: convert the input to a floating point dtype to "
+                            "get nan for them")
     return output.to(dtype or input.dtype)
 
 
@@ -218,7 +219,7 @@ def norm(input: Any, ord: float = 2.0, dim: DimOrDims = None, *, keepdim: bool =
 
 def _correction(unbiased: bool | None, correction: float | None) -> float:
     if unbiased is not None and correction is not None:
-        raise ValueError("masked var/std: give only one of unbiased and correction")
+        raise ArgumentError("masked var/std: give only one of unbiased and correction")
     if correction is not None:
         return float(correction)
     return 0.0 if unbiased is False else 1.0

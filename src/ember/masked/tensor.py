@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.masked.tensor_repr import masked_tensor_repr
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.tensor import Tensor
@@ -34,8 +35,8 @@ def _check(data: Any, mask: Any) -> None:
         raise TypeError(f"MaskedTensor: {data.dtype} is not supported; data must be one of "
                         f"{', '.join(_SUPPORTED_DTYPES)}")
     if tuple(data.shape) != tuple(mask.shape):
-        raise ValueError(f"MaskedTensor: data of shape {tuple(data.shape)} and mask of shape "
-                         f"{tuple(mask.shape)} must have the same shape")
+        raise ArgumentError(f"MaskedTensor: data of shape {tuple(data.shape)} and mask of shape "
+                            f"{tuple(mask.shape)} must have the same shape")
 
 
 class MaskedOperand(TensorLikeOperand, AttributeError):
@@ -183,8 +184,8 @@ class MaskedTensor:
     def _one_specified(self, op: str) -> Tensor:
         """The data, after checking that a one-element MaskedTensor's element is specified."""
         if self._mask.numel() == 1 and not bool(self._mask):
-            raise ValueError(f"MaskedTensor.{op}: the element is masked out, so it has no value."
-                             " Hint: mt.get_data() holds the raw data")
+            raise ArgumentError(f"MaskedTensor.{op}: the element is masked out, so it has no value."
+                                " Hint: mt.get_data() holds the raw data")
         return self._masked_data
 
     def item(self) -> Any:

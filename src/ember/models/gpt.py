@@ -10,6 +10,7 @@ import math
 import ember
 import ember.nn.functional as F
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 
 
 class CausalSelfAttention(nn.Module):
@@ -23,7 +24,7 @@ class CausalSelfAttention(nn.Module):
                  flash: bool = False) -> None:
         super().__init__()
         if d_model % n_head:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_head ({n_head})")
+            raise ArgumentError(f"d_model ({d_model}) must be divisible by n_head ({n_head})")
         self.n_head, self.dropout, self.flash = n_head, dropout, flash
         self.c_attn = nn.Linear(d_model, 3 * d_model)
         self.c_proj = nn.Linear(d_model, d_model)
@@ -105,7 +106,7 @@ class GPT(nn.Module):
     def forward(self, idx: Tensor) -> Tensor:
         T = idx.shape[1]
         if T > self.block_size:
-            raise ValueError(f"GPT: sequence length {T} exceeds block_size {self.block_size}")
+            raise ArgumentError(f"GPT: sequence length {T} exceeds block_size {self.block_size}")
         x = self.drop(self.tok_emb(idx) + self.pos_emb(ember.arange(T)))
         for block in self.blocks:
             x = block(x)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 
 Norm = Callable[[int], nn.Module]
 
@@ -29,7 +30,7 @@ class BasicBlock(nn.Module):
                  dilation: int = 1, norm_layer: Norm | None = None) -> None:
         super().__init__()
         if groups != 1 or base_width != 64:
-            raise ValueError("BasicBlock only supports groups=1 and base_width=64")
+            raise ArgumentError("BasicBlock only supports groups=1 and base_width=64")
         if dilation > 1:
             raise NotImplementedError("Dilation > 1 not supported in BasicBlock")
         norm_layer = norm_layer or nn.BatchNorm2d
@@ -99,8 +100,8 @@ class ResNet(nn.Module):
         self.inplanes, self.dilation = 64, 1
         dilate = replace_stride_with_dilation or [False, False, False]
         if len(dilate) != 3:
-            raise ValueError("replace_stride_with_dilation should be None or a 3-element "
-                             f"tuple, got {replace_stride_with_dilation}")
+            raise ArgumentError("replace_stride_with_dilation should be None or a 3-element "
+                                f"tuple, got {replace_stride_with_dilation}")
         self.groups, self.base_width = groups, width_per_group
         if small_input:
             self.conv1 = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)

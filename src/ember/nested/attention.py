@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import ember.ops.attention as attention
+from ember.errors import ArgumentError
 from ember.nested.functional import implements, padded, unpadded
 from ember.nested.nested_tensor import NestedTensor
 from ember.ops.creation import from_numpy
@@ -46,9 +47,9 @@ def nested_scaled_dot_product_attention(
     query, key, value = (_check(n, t) for n, t in (("query", query), ("key", key),
                                                    ("value", value)))
     if attn_mask is not None:
-        raise ValueError("scaled_dot_product_attention: attn_mask is not supported for nested "
-                         "tensors (as in PyTorch); each sequence attends within itself. Hint: "
-                         "for causal attention pass is_causal=True")
+        raise ArgumentError("scaled_dot_product_attention: attn_mask is not supported for nested "
+                            "tensors (as in PyTorch); each sequence attends within itself. Hint: "
+                            "for causal attention pass is_causal=True")
     if not np.array_equal(key._ragged.lengths, value._ragged.lengths) or \
             query._ragged.batch != key._ragged.batch:
         raise RuntimeError(f"scaled_dot_product_attention: key {key.shape} and value "

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import jagged
 from ember.nested.functional import padded
 from ember.nested.nested_tensor import NestedTensor
@@ -24,13 +24,14 @@ __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "ma
 
 def _check_layout(op: str, layout: Any) -> None:
     if layout is not None and layout is not jagged:
-        raise ValueError(f"{op}: ember.nested supports layout=ember.jagged only (PyTorch's older "
-                         f"strided nested layout is not implemented), got {layout!r}")
+        raise ArgumentError(f"{op}: ember.nested supports layout=ember.jagged only (PyTorch's "
+                            "older "
+                            f"strided nested layout is not implemented), got {layout!r}")
 
 
 def _offsets_of(op: str, lengths: Sequence[int], device: Any) -> Tensor:
     if not len(lengths):
-        raise ValueError(f"{op}: expected at least one tensor, got an empty list")
+        raise ArgumentError(f"{op}: expected at least one tensor, got an empty list")
     return from_numpy(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)).to(device)
 
 
@@ -137,7 +138,7 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
                                   "is not supported. Hint: pass only lengths, or only offsets")
     if offsets is None:
         if lengths is None:
-            raise ValueError(f"{op}: pass offsets or lengths")
+            raise ArgumentError(f"{op}: pass offsets or lengths")
         offsets = _offsets_of(op, lengths.tolist(), values.device)
     if offsets.ndim != 1 or offsets.dtype.is_floating_point or offsets.dtype.is_complex:
         raise DTypeError(f"{op}: offsets must be a 1-d integer tensor, got {offsets.dtype.name} "
@@ -145,9 +146,9 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
     bounds = offsets.numpy()
     total = values.shape[jagged_dim - 1]
     if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != total or np.any(np.diff(bounds) < 0):
-        raise ValueError(f"{op}: offsets {bounds.tolist()} must start at 0, never decrease and "
-                         f"end at {total}, the size of values {tuple(values.shape)} along dim "
-                         f"{jagged_dim - 1}")
+        raise ArgumentError(f"{op}: offsets {bounds.tolist()} must start at 0, never decrease and "
+                            f"end at {total}, the size of values {tuple(values.shape)} along dim "
+                            f"{jagged_dim - 1}")
     if offsets.dtype.name != "int64":
         offsets = offsets.long()
     return NestedTensor(values, ragged_for(offsets, min_seqlen, max_seqlen), jagged_dim)

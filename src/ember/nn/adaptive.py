@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import ember
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
 from ember.nn import functional as F
 from ember.nn.containers import ModuleList, Sequential
 from ember.nn.linear import Linear
@@ -54,14 +54,14 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:
-            raise ValueError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of "
-                             "length larger than 0")
+            raise ArgumentError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of "
+                                "length larger than 0")
         if cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1 \
                 or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs):
-            raise ValueError(f"AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of "
-                             f"unique, positive integers sorted in an increasing order, where "
-                             f"each value is between 1 and n_classes-1 = {n_classes - 1}, got "
-                             f"{cutoffs}")
+            raise ArgumentError(f"AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of "
+                                f"unique, positive integers sorted in an increasing order, where "
+                                f"each value is between 1 and n_classes-1 = {n_classes - 1}, got "
+                                f"{cutoffs}")
         self.in_features, self.n_classes = in_features, n_classes
         self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
         self.div_value, self.head_bias = div_value, head_bias

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn.module import Module, _addindent
 from ember.nn.parameter import Parameter
 from ember.ops.tensor_methods import typename
@@ -161,15 +162,15 @@ class Sequential(_Indexed):
 
     def __add__(self, other: Sequential) -> Sequential:
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
+            raise ArgumentError("add operator supports only objects of Sequential class, but "
+                                f"{type(other)} is given.")
         return Sequential(*self, *other)
 
     def __iadd__(self, other: Sequential) -> Sequential:
         """Appends ``other``'s modules to this same Sequential (PyTorch's ``s += other``)."""
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
+            raise ArgumentError("add operator supports only objects of Sequential class, but "
+                                f"{type(other)} is given.")
         return self.extend(list(other))
 
     def _check_factor(self, other: Any) -> None:
@@ -177,7 +178,7 @@ class Sequential(_Indexed):
             raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
                             f"{type(other)}")
         if other <= 0:
-            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+            raise ArgumentError(f"Non-positive multiplication factor {other} for {type(self)}")
 
     def __mul__(self, other: int) -> Sequential:
         """A new Sequential repeating these (same, shared) modules ``other`` times.
@@ -484,8 +485,8 @@ class ParameterDict(Module):
                     raise TypeError(f"ParameterDict update sequence element #{j} should be "
                                     f"Iterable; is {type(pair).__name__}")
                 if len(pair) != 2:
-                    raise ValueError(f"ParameterDict update sequence element #{j} has length "
-                                     f"{len(pair)}; 2 is required")
+                    raise ArgumentError(f"ParameterDict update sequence element #{j} has length "
+                                        f"{len(pair)}; 2 is required")
         for key, value in pairs:
             self[key] = value
 

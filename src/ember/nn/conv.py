@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.linear import _empty, reset_weight_and_bias
 from ember.nn.module import Module
@@ -32,19 +33,19 @@ class _ConvNd(Module):
         super().__init__()
         n = self._n
         if groups <= 0:
-            raise ValueError("groups must be a positive integer")
+            raise ArgumentError("groups must be a positive integer")
         if in_channels % groups or out_channels % groups:
-            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by groups ({groups})")
+            raise ArgumentError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                                f"must be divisible by groups ({groups})")
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate', "
-                             f"'circular', got {padding_mode!r}")
+            raise ArgumentError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate', "
+                                f"'circular', got {padding_mode!r}")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "{'valid', 'same'}")
+                raise ArgumentError(f"Invalid padding string {padding!r}, should be one of "
+                                    "{'valid', 'same'}")
             if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
-                raise ValueError("padding='same' is not supported for strided convolutions")
+                raise ArgumentError("padding='same' is not supported for strided convolutions")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = _tuple(kernel_size, n), _tuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
@@ -153,10 +154,10 @@ class _ConvTransposeNd(_ConvNd):
                  dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: Any = None) -> None:
         if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for '
-                             f"{type(self).__name__}")
+            raise ArgumentError(f'Only "zeros" padding mode is supported for '
+                                f"{type(self).__name__}")
         if isinstance(padding, str):
-            raise ValueError(f"{type(self).__name__} does not take string padding")
+            raise ArgumentError(f"{type(self).__name__} does not take string padding")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype, output_padding)
 
@@ -170,8 +171,8 @@ class _ConvTransposeNd(_ConvNd):
     def _output_padding(self, input: Tensor, output_size: tuple) -> tuple:
         n = self._n
         if len(output_size) not in (n, input.ndim):
-            raise ValueError(f"{type(self).__name__}: for a {input.ndim}-D input, output_size "
-                             f"must have {n} or {input.ndim} elements (got {output_size})")
+            raise ArgumentError(f"{type(self).__name__}: for a {input.ndim}-D input, output_size "
+                                f"must have {n} or {input.ndim} elements (got {output_size})")
         output_size = output_size[-n:]
         spatial = input.shape[-n:]
         pads = []
@@ -180,9 +181,9 @@ class _ConvTransposeNd(_ConvNd):
                      + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
             extra = output_size[i] - least
             if not 0 <= extra < max(self.stride[i], self.dilation[i]):
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
-                                 f"for dim {i} range from {least} to "
-                                 f"{least + max(self.stride[i], self.dilation[i]) - 1}")
+                raise ArgumentError(f"requested an output size of {output_size}, but valid sizes "
+                                    f"for dim {i} range from {least} to "
+                                    f"{least + max(self.stride[i], self.dilation[i]) - 1}")
             pads.append(extra)
         return tuple(pads)
 

@@ -3,6 +3,7 @@ and ``FeatureAlphaDropout`` keep SELU activations' mean and variance."""
 
 from __future__ import annotations
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.tensor import Tensor
@@ -20,7 +21,7 @@ class _DropoutNd(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:

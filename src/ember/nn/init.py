@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad, refuse_inference_write
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.nn.parameter import is_lazy, refuse_lazy
 from ember.ops.random import Generator, normal_samples, uniform_samples
 from ember.tensor import Tensor
@@ -142,17 +142,17 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         elif isinstance(param, (int, float)) and not isinstance(param, bool):
             slope = param
         else:
-            raise ValueError(f"negative_slope {param} not a valid number")
+            raise ArgumentError(f"negative_slope {param} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    raise ArgumentError(f"Unsupported nonlinearity {nonlinearity}")
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     if tensor.ndim < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
-                         f"dimensions (got shape {tuple(tensor.shape)})")
+        raise ArgumentError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                            f"dimensions (got shape {tuple(tensor.shape)})")
     whole = _whole(tensor)
     shape = tuple(tensor.shape) if whole is None else whole[0]  # (a piece: its parameter's)
     receptive = math.prod(shape[2:])
@@ -162,7 +162,7 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
 def _fan(tensor: Tensor, mode: str) -> int:
     mode = mode.lower()  # (as PyTorch: "FAN_OUT" too)
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ArgumentError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -204,8 +204,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         raise DTypeError(f"nn.init.trunc_normal_: expected a floating tensor, got "
                          f"{tensor.dtype.name}, as PyTorch refuses")
     if not a <= b:
-        raise ValueError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
-                         f"Hint: a is the lower bound, b the upper one (absolute values)")
+        raise ArgumentError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
+                            f"Hint: a is the lower bound, b the upper one (absolute values)")
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     n = tensor.numel()
     with no_grad():
@@ -260,7 +260,7 @@ def eye_(tensor: Tensor) -> Tensor:
     import ember
 
     if tensor.ndim != 2:
-        raise ValueError("Only tensors with 2 dimensions are supported")
+        raise ArgumentError("Only tensors with 2 dimensions are supported")
     return _write(tensor, ember.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
@@ -313,7 +313,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
 
     _refuse_complex(tensor, "orthogonal_", "it draws a real orthogonal matrix")
     if tensor.ndim < 2:
-        raise ValueError("Only tensors with 2 or more dimensions are supported")
+        raise ArgumentError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]
@@ -347,13 +347,13 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     import ember
 
     if tensor.ndim not in (3, 4, 5):
-        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported (a "
-                         f"convolution weight), got {tensor.ndim} dimensions of shape "
-                         f"{tuple(tensor.shape)}")
+        raise ArgumentError("Only tensors with 3, 4, or 5 dimensions are supported (a "
+                            f"convolution weight), got {tensor.ndim} dimensions of shape "
+                            f"{tuple(tensor.shape)}")
     out_channels, in_channels, *kernel = tensor.shape
     if out_channels % groups != 0:
-        raise ValueError(f"dim 0 must be divisible by groups: {out_channels} output channels, "
-                         f"groups={groups}")
+        raise ArgumentError(f"dim 0 must be divisible by groups: {out_channels} output channels, "
+                            f"groups={groups}")
     per_group = out_channels // groups
     passed = range(min(per_group, in_channels))  # the input channels each group passes on
     outputs = [g * per_group + d for g in range(groups) for d in passed]
@@ -377,8 +377,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
     import ember
 
     if tensor.ndim != 2:
-        raise ValueError("Only tensors with 2 dimensions are supported, got "
-                         f"{tensor.ndim} dimensions of shape {tuple(tensor.shape)}")
+        raise ArgumentError("Only tensors with 2 dimensions are supported, got "
+                            f"{tensor.ndim} dimensions of shape {tuple(tensor.shape)}")
     rows, cols = tensor.shape
     zeros = math.ceil(sparsity * rows)
     values = ember.randn(rows, cols, generator=generator, dtype=tensor.dtype,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.linear import Linear
 from ember.nn.loss import _WeightedLoss
@@ -34,11 +35,11 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                  ignore_index: int | None = None, label_smoothing: float = 0.0,
                  options: LinearCrossEntropyOptions | None = None) -> None:
         if weight is not None and tuple(weight.shape) != (num_classes,):
-            raise ValueError(f"LinearCrossEntropyLoss: expected weight shape to be "
-                             f"{(num_classes,)}, got {tuple(weight.shape)}")
+            raise ArgumentError(f"LinearCrossEntropyLoss: expected weight shape to be "
+                                f"{(num_classes,)}, got {tuple(weight.shape)}")
         if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"LinearCrossEntropyLoss: expected label_smoothing to be in "
-                             f"range [0, 1], got {label_smoothing}")
+            raise ArgumentError(f"LinearCrossEntropyLoss: expected label_smoothing to be in "
+                                f"range [0, 1], got {label_smoothing}")
         super().__init__(weight=weight, reduction=reduction)
         self.num_classes, self.out_features = num_classes, tuple(out_features)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing

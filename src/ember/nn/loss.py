@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.distance import PairwiseDistance
 from ember.nn.module import Module
@@ -43,7 +44,7 @@ class _Loss(Module):
         if size_average is not None or reduce is not None:
             reduction = _legacy_reduction(size_average, reduce)
         if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"{reduction} is not a valid value for reduction")
+            raise ArgumentError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction
 
 
@@ -300,7 +301,7 @@ class MultiMarginLoss(_WeightedLoss):
                  reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
-            raise ValueError(f"MultiMarginLoss: only p = 1 and p = 2 are supported, got {p}")
+            raise ArgumentError(f"MultiMarginLoss: only p = 1 and p = 2 are supported, got {p}")
         self.p, self.margin = p, margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -323,7 +324,7 @@ class TripletMarginLoss(_MarginLoss):
                  reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(margin, size_average, reduce, reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: margin must be greater than 0, got {margin}")
+            raise ArgumentError(f"TripletMarginLoss: margin must be greater than 0, got {margin}")
         self.p, self.eps, self.swap = p, eps, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
@@ -345,8 +346,8 @@ class TripletMarginWithDistanceLoss(_Loss):
                  margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, "
-                             f"got {margin}")
+            raise ArgumentError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, "
+                                f"got {margin}")
         self.distance_function = distance_function if distance_function is not None \
             else PairwiseDistance()
         self.margin, self.swap = margin, swap

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
+from ember.errors import ArgumentError
 from ember.hooks import ids_taken
 from ember.nn.module_hooks import (
     HOOK_DICTS,
@@ -109,8 +110,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
-                             f"parameters must be created explicitly; use .detach() first")
+            raise ArgumentError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                                f"parameters must be created explicitly; use .detach() first")
         if REGISTRATION_HOOKS["parameter"]:
             param = run_registration_hooks("parameter", self, name, param)
         self._parameters[name] = param
@@ -311,10 +312,10 @@ class Module(ModuleHooksMixin, StateDictMixin):
         """Puts ``module`` at a dotted path, replacing what is there:
         ``model.set_submodule("encoder.0", nn.Identity())`` (with ``strict``, if it exists)."""
         if not target:
-            raise ValueError("set_submodule: the target name is empty")
+            raise ArgumentError("set_submodule: the target name is empty")
         if not isinstance(module, Module):
-            raise ValueError(f"set_submodule: `module` is not an nn.Module, found "
-                             f"{type(module).__name__}")
+            raise ArgumentError(f"set_submodule: `module` is not an nn.Module, found "
+                                f"{type(module).__name__}")
         path, _, name = target.rpartition(".")
         parent = self.get_submodule(path)
         if strict and not hasattr(parent, name):
@@ -362,7 +363,7 @@ class Module(ModuleHooksMixin, StateDictMixin):
     def train(self, mode: bool = True) -> Module:
         """Sets training mode (dropout active, batch norm on batch statistics) recursively."""
         if not isinstance(mode, bool):
-            raise ValueError("training mode is expected to be boolean")
+            raise ArgumentError("training mode is expected to be boolean")
         self.training = mode
         for module in self.children():
             module.train(mode)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.nn.linear import NonDynamicallyQuantizableLinear, _empty
 from ember.nn.module import Module
@@ -40,11 +41,11 @@ class MultiheadAttention(Module):
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ArgumentError(f"embed_dim and num_heads must be greater than 0, got "
+                                f"embed_dim={embed_dim} and num_heads={num_heads} instead")
         if embed_dim % num_heads:
-            raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads "
-                             f"({num_heads})")
+            raise ArgumentError(f"embed_dim ({embed_dim}) must be divisible by num_heads "
+                                f"({num_heads})")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.module import Module
@@ -94,8 +95,8 @@ class _NormBase(Module):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in self._dims:
             want = " or ".join(f"{d}D" for d in self._dims)
-            raise ValueError(f"{type(self).__name__}: expected {want} input (got "
-                             f"{input.ndim}D input of shape {tuple(input.shape)})")
+            raise ArgumentError(f"{type(self).__name__}: expected {want} input (got "
+                                f"{input.ndim}D input of shape {tuple(input.shape)})")
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -173,8 +174,8 @@ class _InstanceNorm(_NormBase):
             input = input.unsqueeze(0)
         use_input_stats = self.training or not self.track_running_stats
         if use_input_stats and math.prod(input.shape[2:]) == 1:
-            raise ValueError("Expected more than 1 spatial element when training, got input "
-                             f"size {input.shape}")
+            raise ArgumentError("Expected more than 1 spatial element when training, got input "
+                                f"size {input.shape}")
         out = F.instance_norm(input, self.running_mean, self.running_var, self.weight,
                               self.bias, use_input_stats,
                               0.0 if self.momentum is None else self.momentum, self.eps)
@@ -252,7 +253,7 @@ class GroupNorm(Module):
                  bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ArgumentError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                       eps, affine)
         _affine_parameters(self, num_channels, affine, bias, {"dtype": dtype, "device": device})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.tensor import Tensor
@@ -32,8 +33,8 @@ class _PadNd(Module):
         self.padding = tuple(padding) if isinstance(padding, (tuple, list)) else \
             (padding,) * sides
         if len(self.padding) != sides:
-            raise ValueError(f"{type(self).__name__}: padding must be an int or {sides} "
-                             f"amounts, got {padding}")
+            raise ArgumentError(f"{type(self).__name__}: padding must be an int or {sides} "
+                                f"amounts, got {padding}")
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -103,7 +104,7 @@ class _CircularPadNd(_PadNd):
     def _check_input_dim(self, input: Tensor) -> None:
         n = self._n
         if input.ndim not in (n + 1, n + 2):
-            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
+            raise ArgumentError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
 
 
 def _layer(kind: str, n: int, base: type, what: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.tensor import Tensor
@@ -283,19 +284,19 @@ class _FractionalMaxPool(Module):
         super().__init__()
         name = type(self).__name__
         if output_size is None and output_ratio is None:
-            raise ValueError(f"{name} requires specifying either an output size, or a "
-                             f"pooling ratio")
+            raise ArgumentError(f"{name} requires specifying either an output size, or a "
+                                f"pooling ratio")
         if output_size is not None and output_ratio is not None:
-            raise ValueError(f"{name}: only one of output_size and output_ratio may be "
-                             f"specified")
+            raise ArgumentError(f"{name}: only one of output_size and output_ratio may be "
+                                f"specified")
         self.kernel_size = self._tuple(kernel_size)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
         self.output_size = None if output_size is None else self._tuple(output_size)
         self.output_ratio = None if output_ratio is None else self._tuple(output_ratio)
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
-            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (got "
-                             f"{output_ratio})")
+            raise ArgumentError(f"{name}: output_ratio must be between 0 and 1 (got "
+                                f"{output_ratio})")
 
     def _tuple(self, value: Any) -> tuple:
         return (value,) * self._nd if isinstance(value, int | float) else tuple(value)

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
@@ -31,8 +31,8 @@ __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 def _elman_cell(nonlinearity: str) -> Any:
     """The Elman step for ``nonlinearity`` ('tanh' or 'relu')."""
     if nonlinearity not in ("tanh", "relu"):
-        raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
-                         "'relu'.")
+        raise ArgumentError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                            "'relu'.")
     return tanh_step if nonlinearity == "tanh" else relu_step
 
 
@@ -46,8 +46,8 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
     """PyTorch's checks of RNNBase's arguments, in its order and with its messages."""
     if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) \
             or not 0 <= dropout <= 1:
-        raise ValueError("dropout should be a number in range [0, 1] representing the "
-                         "probability of an element being zeroed")
+        raise ArgumentError("dropout should be a number in range [0, 1] representing the "
+                            "probability of an element being zeroed")
     if dropout > 0 and num_layers == 1:
         warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
                       "non-zero dropout expects num_layers greater than 1, but got "
@@ -59,14 +59,14 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
             raise TypeError(f"{name} should be of type {kind.__name__}, got: "
                             f"{type(value).__name__}")
         if kind is int and value <= 0:
-            raise ValueError(f"{name} must be greater than zero")
+            raise ArgumentError(f"{name} must be greater than zero")
     if num_layers <= 0:
-        raise ValueError("num_layers must be greater than zero")
+        raise ArgumentError("num_layers must be greater than zero")
     if proj_size < 0:
-        raise ValueError("proj_size should be a positive integer or zero to disable "
-                         "projections")
+        raise ArgumentError("proj_size should be a positive integer or zero to disable "
+                            "projections")
     if proj_size >= hidden_size:
-        raise ValueError("proj_size has to be smaller than hidden_size")
+        raise ArgumentError("proj_size has to be smaller than hidden_size")
 
 
 def _init_uniform(module: Module) -> None:
@@ -98,7 +98,7 @@ class RNNBase(Module):
         _check_rnn_arguments(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                              proj_size)
         if mode not in _MODES:
-            raise ValueError(f"Unrecognized RNN mode: {mode}")
+            raise ArgumentError(f"Unrecognized RNN mode: {mode}")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional = float(dropout), bidirectional
@@ -157,7 +157,7 @@ class RNNBase(Module):
         if packed:
             data, sizes = input.data, [int(n) for n in input.batch_sizes.tolist()]
             if data.ndim != 2:
-                raise ValueError(f"{name}: Expected packed data to be 2D, got {data.ndim}D")
+                raise ArgumentError(f"{name}: Expected packed data to be 2D, got {data.ndim}D")
             # states come in the caller's batch order; the packed data is sorted
             if input.sorted_indices is not None:
                 hx, cx = (None if s is None else s.index_select(1, input.sorted_indices)
@@ -166,14 +166,14 @@ class RNNBase(Module):
         else:
             unbatched = input.ndim == 2
             if input.ndim not in (2, 3):
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
-                                 "instead")
+                raise ArgumentError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
+                                    "instead")
             if unbatched:
                 for label, s in (("hx", hx), ("cx", cx)):
                     if s is not None and s.ndim != 2:
-                        raise ValueError(f"{name}: For unbatched 2-D input, {label} should "
-                                         f"also be 2-D but got a {s.ndim}-D tensor of shape "
-                                         f"{tuple(s.shape)}")
+                        raise ArgumentError(f"{name}: For unbatched 2-D input, {label} should "
+                                            f"also be 2-D but got a {s.ndim}-D tensor of shape "
+                                            f"{tuple(s.shape)}")
                 input = input.unsqueeze(1)
                 hx = None if hx is None else hx.unsqueeze(1)
                 cx = None if cx is None else cx.unsqueeze(1)
@@ -183,9 +183,9 @@ class RNNBase(Module):
             data = input.reshape(input.shape[0] * input.shape[1], input.shape[2])
         w_ih = self._params(0, 0)[0]
         if w_ih is not None and data.dtype != w_ih.dtype:
-            raise ValueError(f"{name}: input dtype ({data.dtype}) does not match weight dtype "
-                             f"({w_ih.dtype}). Convert input: input.to({w_ih.dtype}), or "
-                             f"convert model: model.to({data.dtype})")
+            raise ArgumentError(f"{name}: input dtype ({data.dtype}) does not match weight dtype "
+                                f"({w_ih.dtype}). Convert input: input.to({w_ih.dtype}), or "
+                                f"convert model: model.to({data.dtype})")
         if data.shape[-1] != self.input_size:
             raise ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
                               f"{self.input_size}, got {data.shape[-1]}")
@@ -346,7 +346,7 @@ class RNNCellBase(Module):
     def _step(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple:
         name = type(self).__name__
         if input.ndim not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+            raise ArgumentError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         if input.shape[-1] != self.input_size:
             raise ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
                               f"{self.input_size}, got {input.shape[-1]}")

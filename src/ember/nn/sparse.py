@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.module import Module
@@ -38,7 +39,7 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("Padding_idx must be within num_embeddings")
+                raise ArgumentError("Padding_idx must be within num_embeddings")
             padding_idx = padding_idx % num_embeddings
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
@@ -48,8 +49,8 @@ class Embedding(Module):
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and "
-                                 "embedding_dim")
+                raise ArgumentError("Shape of weight does not match num_embeddings and "
+                                    "embedding_dim")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
@@ -85,7 +86,7 @@ class Embedding(Module):
             (tensor([[0., 1., 0.]]), False)
         """
         if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise ArgumentError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)
@@ -138,7 +139,7 @@ class EmbeddingBag(Embedding):
             tensor([[1., 0., 1.]])
         """
         if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise ArgumentError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
         bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                   embeddings, include_last_offset, padding_idx)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.nn.normalization import _BatchNorm
 from ember.ops.normalization import _affine, _per_channel, _update_batch_stats
@@ -61,8 +62,8 @@ class SyncBatchNorm(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim < 2:
-            raise ValueError(f"SyncBatchNorm: expected at least 2D input (got {input.ndim}D "
-                             f"input of shape {tuple(input.shape)})")
+            raise ArgumentError(f"SyncBatchNorm: expected at least 2D input (got {input.ndim}D "
+                                f"input of shape {tuple(input.shape)})")
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -71,8 +72,8 @@ class SyncBatchNorm(_BatchNorm):
         if across is None:
             return super().forward(input)
         if input.shape[1] != self.num_features:
-            raise ValueError(f"SyncBatchNorm: expected {self.num_features} channels (dim 1), "
-                             f"got input of shape {tuple(input.shape)}")
+            raise ArgumentError(f"SyncBatchNorm: expected {self.num_features} channels (dim 1), "
+                                f"got input of shape {tuple(input.shape)}")
         factor = self._momentum_factor()
         # statistics in float32 at least; their all-reduces in float64 (exact element counts,
         # and sums that do not depend on how the batch is split)
@@ -83,9 +84,9 @@ class SyncBatchNorm(_BatchNorm):
         totals = across(ember.cat([x.sum(dims).to(ember.float64), local_count]))
         count = int(totals[-1].item())
         if count <= 1:
-            raise ValueError(f"SyncBatchNorm: expected more than 1 value per channel over all "
-                             f"ranks when training, got {count} (local input shape "
-                             f"{tuple(input.shape)})")
+            raise ArgumentError(f"SyncBatchNorm: expected more than 1 value per channel over all "
+                                f"ranks when training, got {count} (local input shape "
+                                f"{tuple(input.shape)})")
         mean = (totals[:-1] / count).to(acc)
         centered = x - _per_channel(mean, input.ndim)
         var = (across((centered * centered).sum(dims).to(ember.float64)) / count).to(acc)

@@ -10,6 +10,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.jit.ir import Eqn, Graph, Var
 from ember.onnx.symbolic import rebuild
 
@@ -26,8 +27,8 @@ _ONNX_TYPES = {"float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE,
 def onnx_type(dtype: DType) -> int:
     """The ``TensorProto`` element type of an Ember dtype."""
     if dtype.name not in _ONNX_TYPES:
-        raise ValueError(f"ember.onnx: tensors of dtype {dtype.name} cannot be exported; "
-                         f"ONNX export supports {sorted(_ONNX_TYPES)}")
+        raise ArgumentError(f"ember.onnx: tensors of dtype {dtype.name} cannot be exported; "
+                            f"ONNX export supports {sorted(_ONNX_TYPES)}")
     return _ONNX_TYPES[dtype.name]
 
 

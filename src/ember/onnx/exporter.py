@@ -11,6 +11,7 @@ from typing import Any
 import onnx
 from onnx import helper
 
+from ember.errors import ArgumentError
 from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
 from ember.func.pytree import tree_flatten
 from ember.jit.arguments import argument_names
@@ -45,8 +46,8 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     newest = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= newest:
-        raise ValueError(f"ember.onnx.export: opset_version {opset} is not supported; use "
-                         f"{MIN_OPSET} to {newest}")
+        raise ArgumentError(f"ember.onnx.export: opset_version {opset} is not supported; use "
+                            f"{MIN_OPSET} to {newest}")
     args, kwargs = _as_args(args, kwargs)
     leaves, spec = tree_flatten((args, kwargs))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
@@ -160,10 +161,10 @@ def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
         return [prefix] if count == 1 else [f"{prefix}_{i}" for i in range(count)]
     given = list(given)
     if len(given) > count:
-        raise ValueError(f"ember.onnx.export: {len(given)} {prefix}_names for {count} "
-                         f"{prefix}s: {given}")
+        raise ArgumentError(f"ember.onnx.export: {len(given)} {prefix}_names for {count} "
+                            f"{prefix}s: {given}")
     if len(set(given)) != len(given):
-        raise ValueError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
+        raise ArgumentError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
     return given + [f"{prefix}_{i}" for i in range(len(given), count)]  # (torch's rule)
 
 
@@ -174,8 +175,8 @@ def _check_distinct(in_names: list[str], out_names: list[str], weights: list[str
     if clash or both:
         what = f"{clash} also name parameters or buffers" if clash else \
             f"{both} name both an input and an output"
-        raise ValueError(f"ember.onnx.export: the names {what}; give other input_names or "
-                         "output_names")
+        raise ArgumentError(f"ember.onnx.export: the names {what}; give other input_names or "
+                            "output_names")
 
 
 def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
@@ -191,14 +192,14 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
             var = graph.outputs[out_names.index(name)]
             rank = len(var.shape) if var is not None else 0
         else:
-            raise ValueError(f"ember.onnx.export: dynamic_axes names {name!r}, which is no "
-                             f"input ({in_names}) or output ({out_names})")
+            raise ArgumentError(f"ember.onnx.export: dynamic_axes names {name!r}, which is no "
+                                f"input ({in_names}) or output ({out_names})")
         named = dict(spec) if isinstance(spec, Mapping) else \
             {int(a): f"{name}_dynamic_axes_{i + 1}" for i, a in enumerate(spec)}
         for axis in named:
             if not -rank <= axis < rank:
-                raise ValueError(f"ember.onnx.export: dynamic axis {axis} of {name!r}, which "
-                                 f"has {rank} dimensions")
+                raise ArgumentError(f"ember.onnx.export: dynamic axis {axis} of {name!r}, which "
+                                    f"has {rank} dimensions")
         dim_names[name] = {a % rank: str(n) for a, n in named.items()}
         if name in in_names:
             by_input[in_names.index(name)] = dim_names[name]

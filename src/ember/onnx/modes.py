@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.onnx.registry import ExportError
 
 
@@ -38,7 +39,7 @@ def export_mode(model: Any, training: TrainingMode | int) -> Iterator[None]:
     try:
         mode = TrainingMode(training)
     except ValueError:
-        raise ValueError(f"{what} {training!r}") from None
+        raise ArgumentError(f"{what} {training!r}") from None
     if mode is TrainingMode.TRAINING:
         raise ExportError("ember.onnx.export: training=TrainingMode.TRAINING is not supported; "
                           "Ember exports inference graphs. Hint: export with "

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError, is_floating_input
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
 from ember.ops.convert import contiguous
 from ember.ops.creation import zeros_like
 from ember.ops.dims import normalize_dim
@@ -272,7 +272,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
         refuse_complex("hardtanh", input)
         min_val, max_val = int(min_val), int(max_val)
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+        raise ArgumentError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     return _run(input, inplace, "hardtanh",
                 lambda x: apply(Hardtanh, x, min_val=min_val, max_val=max_val))
 
@@ -316,7 +316,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if type(alpha) is not float:
         alpha = as_float(alpha, "celu", "alpha")
     if alpha == 0:
-        raise ValueError("celu: alpha must not be 0")
+        raise ArgumentError("celu: alpha must not be 0")
     return _elu("celu", input, inplace, alpha, 1.0, 1.0 / alpha)
 
 
@@ -329,7 +329,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
         tensor([-0.1587,  0.8413])
     """
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     try:  # (a tensor-like without a dtype, an ember.fx Proxy, is handed over from here)
         _floating("gelu", input)
         return apply(Gelu, input, approximate=approximate)
@@ -462,7 +462,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """
     _floating("softshrink", input)
     if lambd < 0:
-        raise ValueError(f"softshrink: lambd must be at least 0, got {lambd}")
+        raise ArgumentError(f"softshrink: lambd must be at least 0, got {lambd}")
     return where(_within(input, lambd), 0,
                  where(input > 0, input - lambd, input + lambd))
 
@@ -510,8 +510,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     if type(lower) is not float or type(upper) is not float:
         lower, upper = as_number(lower, "rrelu", "lower"), as_number(upper, "rrelu", "upper")
     if lower > upper:
-        raise ValueError(f"rrelu: lower bound ({lower}) must not exceed the upper bound "
-                         f"({upper})")
+        raise ArgumentError(f"rrelu: lower bound ({lower}) must not exceed the upper bound "
+                            f"({upper})")
     if training:
         noise = rand(input.shape, generator=generator, dtype=input.dtype, device=input.device)
         slope = noise * (upper - lower) + lower

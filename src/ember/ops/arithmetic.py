@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DivisionByZero, DTypeError, OpError, describe
+from ember.errors import ArgumentError, DivisionByZero, DTypeError, OpError, describe
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
@@ -439,8 +439,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "trunc":
         return _trunc_div(*_no_bool("div", a, b))
     if rounding_mode is not None:
-        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
-                         f"{rounding_mode!r}")
+        raise ArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
+                            f"{rounding_mode!r}")
     dtype = a.dtype
     if not dtype.is_floating_point and not dtype.is_complex:  # from the operands' own
         # values: uint8 / -1 is -1.0

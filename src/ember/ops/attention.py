@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.attention_backends import SDPBackend, choose_backend
 from ember.ops.attention_blockwise import blockwise_attention
 from ember.ops.compare import isneginf, logical_not
@@ -90,7 +90,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if not query.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected floating inputs, got {query.dtype.name}")
     if is_causal and attn_mask is not None:
-        raise ValueError(f"{op}: an explicit attn_mask cannot be combined with is_causal=True")
+        raise ArgumentError(f"{op}: an explicit attn_mask cannot be combined with is_causal=True")
     if enable_gqa and query.ndim >= 3:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or hq % value.shape[-3]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import device as to_device
-from ember.errors import DeviceError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from ember.ops.arithmetic import mul
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import logical_xor
@@ -117,7 +117,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
                         f"{type(spec).__name__}")
     count = as_int(spec, op, "indices_or_sections")
     if count <= 0:
-        raise ValueError(f"{op}: number of sections must be larger than 0, got {count}")
+        raise ArgumentError(f"{op}: number of sections must be larger than 0, got {count}")
     q, r = divmod(n, count)
     pieces, start = [], 0
     for i in range(count):
@@ -147,7 +147,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
                          "tensor")
     order = as_int(n, op, "n")
     if order < 0:
-        raise ValueError(f"{op}: order must be non-negative but got {order}")
+        raise ArgumentError(f"{op}: order must be non-negative but got {order}")
     d = normalize_dim(dim, input.ndim, op)
     parts = []
     for name, extra in (("prepend", prepend), ("append", append)):
@@ -214,7 +214,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     """
     ts = _tensor_list(tensors, "cartesian_prod")
     if not ts:
-        raise ValueError("cartesian_prod: expects a non-empty list of tensors")
+        raise ArgumentError("cartesian_prod: expects a non-empty list of tensors")
     for i, t in enumerate(ts):
         if t.ndim != 1:
             raise ShapeError(f"cartesian_prod: expects 1-d tensors, but tensor {i} has shape "
@@ -241,7 +241,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise ShapeError(f"{op}: expects a 1-d vector, but got shape {_shape(input)}")
     r = as_int(r, op, "r")
     if r < 0:
-        raise ValueError(f"{op}: expects a non-negative r, but got {r}")
+        raise ArgumentError(f"{op}: expects a non-negative r, but got {r}")
     if r == 0:
         return zeros((0,), dtype=input.dtype, device=input.device)
     n = input.shape[0]
@@ -337,7 +337,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     n = x.shape[0]
     cols = n if N is None else as_int(N, op, "N")
     if cols < 0:
-        raise ValueError(f"{op}: N must be non-negative, got {cols}")
+        raise ArgumentError(f"{op}: N must be non-negative, got {cols}")
     if x.dtype.category < dtypes.FLOAT:  # integers and bools; floats and complex stay
         x = cast(x, dtypes.int64)
     first = ones((n, 1 if cols else 0), dtype=x.dtype, device=x.device)
@@ -355,7 +355,7 @@ def _triangle_indices(op: str, lower: bool, row: Any, col: Any, offset: Any, dty
     offset = as_int(offset, op, "offset")
     for name, v in (("row", row), ("col", col)):
         if v < 0:
-            raise ValueError(f"{op}: {name} must be non-negative, got {v}")
+            raise ArgumentError(f"{op}: {name} must be non-negative, got {v}")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     if dt not in (dtypes.int64, dtypes.int32):
         raise DTypeError(f"{op}: dtype must be int64 or int32 (as in PyTorch), got {dt.name}")
@@ -406,12 +406,12 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
     op = "meshgrid"
     ts = _tensor_list(tensors, op)
     if not ts:
-        raise ValueError(f"{op}: expects a non-empty list of tensors")
+        raise ArgumentError(f"{op}: expects a non-empty list of tensors")
     if indexing is None:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise ValueError(f'{op}: indexing must be one of "xy" or "ij", but received: '
-                         f"{indexing!r}")
+        raise ArgumentError(f'{op}: indexing must be one of "xy" or "ij", but received: '
+                            f"{indexing!r}")
     first = ts[0]
     for i, t in enumerate(ts):
         if t.ndim > 1:

@@ -14,7 +14,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import MetaArray
 from ember.backend import device as to_device
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.convert import to
 from ember.ops.creation import (
     _finish,
@@ -53,15 +53,15 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
         dt = obj.dtype if dtype is None else dtypes.to_dtype(dtype)
         dev = obj.device if device is None else to_device(device)
         if copy is False and (dt is not obj.dtype or dev != obj.device):
-            raise ValueError(f"asarray: can't alias a {obj.dtype.name} tensor on {obj.device} "
-                             f"as {dt.name} on {dev}. Hint: allow a copy (copy=None)")
+            raise ArgumentError(f"asarray: can't alias a {obj.dtype.name} tensor on {obj.device} "
+                                f"as {dt.name} on {dev}. Hint: allow a copy (copy=None)")
         out = to(obj, dtype=dt, device=dev, copy=bool(copy))
     elif _is_buffer(obj):  # its memory, read as dtype (the default dtype unless given)
         out = frombuffer(obj, dtype=dtypes.get_default_dtype() if dtype is None else dtype)
         out = out.to(device=device, copy=bool(copy)) if device is not None or copy else out
     elif copy is False:
-        raise ValueError(f"asarray: can't alias a {type(obj).__name__} into a tensor. Hint: "
-                         "allow a copy (copy=None)")
+        raise ArgumentError(f"asarray: can't alias a {type(obj).__name__} into a tensor. Hint: "
+                            "allow a copy (copy=None)")
     else:
         out = tensor(obj, dtype=dtype, device=device)
     if requires_grad is False and out.requires_grad:
@@ -129,20 +129,20 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
     view = memoryview(buffer).cast("B")
     length, item = view.nbytes, dt.itemsize
     if length == 0 or count == 0:
-        raise ValueError(f"frombuffer: both buffer length ({length}) and count ({count}) must "
-                         "not be 0")
+        raise ArgumentError(f"frombuffer: both buffer length ({length}) and count ({count}) must "
+                            "not be 0")
     if not 0 <= offset < length:
-        raise ValueError(f"frombuffer: offset ({offset} bytes) must be non-negative and no "
-                         f"greater than buffer length ({length} bytes) minus 1")
+        raise ArgumentError(f"frombuffer: offset ({offset} bytes) must be non-negative and no "
+                            f"greater than buffer length ({length} bytes) minus 1")
     if count < 0:
         if (length - offset) % item:
-            raise ValueError(f"frombuffer: buffer length ({length - offset} bytes) after offset "
-                             f"({offset} bytes) must be a multiple of element size ({item})")
+            raise ArgumentError(f"frombuffer: buffer length ({length - offset} bytes) after offset "
+                                f"({offset} bytes) must be a multiple of element size ({item})")
         count = (length - offset) // item
     elif offset + count * item > length:
-        raise ValueError(f"frombuffer: requested buffer length ({count} * {item} bytes) after "
-                         f"offset ({offset} bytes) must not be greater than actual buffer "
-                         f"length ({length} bytes)")
+        raise ArgumentError(f"frombuffer: requested buffer length ({count} * {item} bytes) after "
+                            f"offset ({offset} bytes) must not be greater than actual buffer "
+                            f"length ({length} bytes)")
     if view.readonly:
         warnings.warn("frombuffer: the given buffer is not writable; the tensor is read-only "
                       "(writing to it raises). Hint: pass a bytearray, or clone the tensor",

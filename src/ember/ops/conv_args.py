@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import ArgumentError, DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.im2col import Pads, ntuple, symmetric
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -36,7 +36,7 @@ def check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | N
         raise ShapeError(f"{op}: expected a {nd + 2}-D weight, got shape "
                          f"{tuple(weight.shape)}")
     if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+        raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}")
 
 
 def check_bias(op: str, bias: Tensor | None, channels: int) -> None:
@@ -61,13 +61,13 @@ def conv_padding(op: str, padding: Any, kernel: tuple[int, ...], dilation: tuple
             return ((0, 0),) * len(kernel)
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{op}: padding='same' is not supported for strided "
-                                 f"convolutions (stride {stride})")
+                raise ArgumentError(f"{op}: padding='same' is not supported for strided "
+                                    f"convolutions (stride {stride})")
             # the odd element of the total goes to the high side, as PyTorch does
             return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
                          for k, d in zip(kernel, dilation, strict=True))
-        raise ValueError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got "
-                         f"{padding!r}")
+        raise ArgumentError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got "
+                            f"{padding!r}")
     return symmetric(int_sizes(op, len(kernel), padding, "padding", 0))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.channels_last_view import pixels_first
 from ember.ops.conv_args import (
     NUMBA_FLOATS,
@@ -50,8 +50,8 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
     pad = int_sizes(op, nd, padding, "padding", 0)
     extra = int_sizes(op, nd, output_padding, "output_padding", 0)
     if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation, strict=True)):
-        raise ValueError(f"{op}: output_padding {extra} must be smaller than either stride "
-                         f"{stride} or dilation {dilation}")
+        raise ArgumentError(f"{op}: output_padding {extra} must be smaller than either stride "
+                            f"{stride} or dilation {dilation}")
     spatial = tuple(x.shape[2:])
     size = tuple((s - 1) * st - 2 * p + d * (k - 1) + e + 1 for s, st, p, d, k, e in
                  zip(spatial, stride, pad, dilation, kernel, extra, strict=True))

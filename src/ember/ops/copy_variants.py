@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.layouts import contiguous_format
 from ember.ops.complex_parts import view_as_complex, view_as_real
 from ember.ops.convert import clone
@@ -126,7 +127,7 @@ def slice_copy(input: Tensor, dim: int = 0, start: int | None = None, end: int |
         tensor([1., 3., 5.])
     """
     if step <= 0:
-        raise ValueError(f"slice_copy: slice step must be positive, got {step}")
+        raise ArgumentError(f"slice_copy: slice step must be positive, got {step}")
     dim = normalize_dim(dim, input.ndim, "slice_copy")
     return _copy(input[(slice(None),) * dim + (slice(start, end, step),)])
 

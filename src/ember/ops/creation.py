@@ -19,6 +19,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import (
+    ArgumentError,
     DTypeError,
     ShapeError,
     ValueOverflow,
@@ -67,8 +68,8 @@ def _shape(size: tuple, op: str) -> tuple[int, ...]:
 def check_strided(op: str, layout: Any) -> None:
     """The ``layout=`` a factory takes, as PyTorch's: ``ember.strided`` (or None) only."""
     if layout is not None and layout is not strided:
-        raise ValueError(f"{op}: makes dense tensors only, got layout={layout}. Hint: pass "
-                         "ember.strided, or convert the result with .to_sparse()")
+        raise ArgumentError(f"{op}: makes dense tensors only, got layout={layout}. Hint: pass "
+                            "ember.strided, or convert the result with .to_sparse()")
 
 
 def given_size(op: str, sizes: tuple, size: Any) -> tuple:
@@ -447,21 +448,21 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ValueError("arange: step must be nonzero")
+        raise ArgumentError("arange: step must be nonzero")
     if not all(np.isfinite(v) for v in (start, end, step)):
-        raise ValueError(f"arange: unsupported range {start} to {end} by {step}: start, end "
-                         f"and step must be finite")
+        raise ArgumentError(f"arange: unsupported range {start} to {end} by {step}: start, end "
+                            f"and step must be finite")
     if (end - start) * step < 0:
-        raise ValueError(f"arange: the range {start} to {end} goes against the sign of step "
-                         f"{step}. Hint: swap start and end, or negate step")
+        raise ArgumentError(f"arange: the range {start} to {end} goes against the sign of step "
+                            f"{step}. Hint: swap start and end, or negate step")
     if dtype is None:
         dtype = dtypes.result_type(start, end, step)
     dt = dtypes.to_dtype(dtype)
     refuse_limited("arange", dt)
     dev = to_device(device)
     if dt is dtypes.int64 and int(step) == 0:  # (the bounds and step truncated first)
-        raise ValueError(f"arange: step {step} truncates to 0 in {dt.name}. Hint: pass a "
-                         "float dtype, or an integer step")
+        raise ArgumentError(f"arange: step {step} truncates to 0 in {dt.name}. Hint: pass a "
+                            "float dtype, or an integer step")
     try:
         return _finish(_arange_array(dev.xp, start, end, step, dt), dev, requires_grad)
     except (MemoryError, ValueError) as exc:
@@ -501,10 +502,10 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
     check_strided("range", layout)
     start, end, step = _numbers("range", start, end, step)
     if step == 0:
-        raise ValueError("range: step must be nonzero")
+        raise ArgumentError("range: step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"range: the range {start} to {end} goes against the sign of step "
-                         f"{step}. Hint: swap start and end, or negate step")
+        raise ArgumentError(f"range: the range {start} to {end} goes against the sign of step "
+                            f"{step}. Hint: swap start and end, or negate step")
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     dev = to_device(device)
     n = int(np.floor((end - start) / step)) + 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast
@@ -107,10 +107,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
                          f"{tuple(x1.shape)} and {tuple(x2.shape)}")
     p = as_float(p, op, "p")
     if not p >= 0:
-        raise ValueError(f"{op}: only supports non-negative p values, got {p}")
+        raise ArgumentError(f"{op}: only supports non-negative p values, got {p}")
     if compute_mode not in _COMPUTE_MODES:
-        raise ValueError(f"{op}: {compute_mode!r} is not a valid value for compute_mode; "
-                         f"expected one of {', '.join(_COMPUTE_MODES)}")
+        raise ArgumentError(f"{op}: {compute_mode!r} is not a valid value for compute_mode; "
+                            f"expected one of {', '.join(_COMPUTE_MODES)}")
     broadcast_shapes(tuple(x1.shape)[:-2], tuple(x2.shape)[:-2], op=f"{op} (the batch dimensions)")
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and x1.numel() > 0 and x2.numel() > 0 and (
@@ -163,7 +163,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise DTypeError(f"pdist: expected a floating input, got {input.dtype.name}")
     p = as_float(p, "pdist", "p")
     if not p >= 0:
-        raise ValueError(f"pdist: only supports non-negative p values, got {p}")
+        raise ArgumentError(f"pdist: only supports non-negative p values, got {p}")
     rows, cols = np.triu_indices(input.shape[0], 1)
     xp, dev = input.device.xp, input.device
     diff = index_select(input, 0, _wrap(xp.asarray(rows.astype(np.int64)), dev)) - \

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ember.errors import DTypeError, ShapeError, is_floating_input
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
 from ember.layouts import format_of, is_dense
 from ember.ops.creation import full
 from ember.ops.int_args import as_number
@@ -28,7 +28,7 @@ def _check(op: str, input: Tensor, p: float) -> None:
     if type(p) is not float:
         as_number(p, op, "p")  # (a string: a TypeError naming the op; numbers pass)
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+        raise ArgumentError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
     if not is_floating_input(op, "input", input):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.ops.int_args import as_int
 from ember.tensor import Tensor
 
@@ -24,8 +25,8 @@ def sublist_equation(args: tuple) -> tuple[str, tuple]:
             except TypeError:
                 k = as_int(s, "einsum", "a subscript in a sublist")  # (raises, as PyTorch)
             if not 0 <= k < 52:
-                raise ValueError(f"einsum: subscripts in a sublist must be ints in [0, 52) "
-                                 f"or ..., got {s!r}")
+                raise ArgumentError(f"einsum: subscripts in a sublist must be ints in [0, 52) "
+                                    f"or ..., got {s!r}")
             out.append(chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26))
         return "".join(out)
 
@@ -35,8 +36,8 @@ def sublist_equation(args: tuple) -> tuple[str, tuple]:
         operands, out = operands[:-1], operands[-1]
     if (not operands or not all(isinstance(t, Tensor) for t in operands)
             or any(isinstance(t, Tensor) for t in (*terms, out))):
-        raise ValueError("einsum: the sublist form takes each operand followed by its sublist "
-                         "(operand, sublist, operand, sublist, ...), and optionally the "
-                         "output's sublist last")
+        raise ArgumentError("einsum: the sublist form takes each operand followed by its sublist "
+                            "(operand, sublist, operand, sublist, ...), and optionally the "
+                            "output's sublist last")
     equation = ",".join(letters(t) for t in terms)
     return (equation if out is None else equation + "->" + letters(out)), operands

@@ -18,7 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.backend import compiled
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops.convert import HALF, cast
 from ember.ops.creation import arange
@@ -254,15 +254,15 @@ def _check_offsets(op: str, offsets: Any, include_last_offset: bool, length: int
     """Refuses offsets (a backend array) that do not start at 0, pass the input's end or
     decrease."""
     if int(offsets[0]) != 0:
-        raise ValueError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
-                         f"index), got {int(offsets[0])}")
+        raise ArgumentError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
+                            f"index), got {int(offsets[0])}")
     if int(offsets.max()) > length:
         raise IndexOutOfRange(f"{op}: offsets must not exceed the input's length "
                               f"{length}, got {int(offsets.max())}")
     starts = offsets[:-1] if include_last_offset else offsets
     if bool((starts[1:] < starts[:-1]).any()):
-        raise ValueError(f"{op}: offsets must not decrease (each bag starts where the one "
-                         f"before it ends), got {offsets.tolist()}")
+        raise ArgumentError(f"{op}: offsets must not decrease (each bag starts where the one "
+                            f"before it ends), got {offsets.tolist()}")
 
 
 def _bags(op: str, input: Tensor, offsets: Tensor | None,
@@ -339,14 +339,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     """
     op = "embedding_bag"
     if mode not in _BAG_MODES:
-        raise ValueError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
+        raise ArgumentError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
     if sparse and mode == "max":
         raise RuntimeError(f"{op}: max mode does not support sparse weights (as in PyTorch); "
                            "use mode='sum' or 'mean', or sparse=False")
     if per_sample_weights is not None:
         if mode != "sum":
-            raise ValueError(f"{op}: per_sample_weights is only supported for mode='sum', "
-                             f"got mode={mode!r}")
+            raise ArgumentError(f"{op}: per_sample_weights is only supported for mode='sum', "
+                                f"got mode={mode!r}")
         if tuple(per_sample_weights.shape) != tuple(input.shape):
             raise ShapeError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} "
                              f"must have the shape of input {tuple(input.shape)}")

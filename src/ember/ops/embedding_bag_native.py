@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
+from ember.errors import ArgumentError
 from ember.ops.creation import from_numpy
 from ember.ops.embedding import _BAG_MODES
 from ember.ops.embedding import embedding_bag as functional_embedding_bag
@@ -45,8 +46,8 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
                 [2, 2]]))
     """
     if mode not in (0, 1, 2):
-        raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got "
-                         f"{mode!r}")
+        raise ArgumentError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got "
+                            f"{mode!r}")
     if not isinstance(offsets, Tensor) or indices.ndim != 1:
         raise TypeError(f"embedding_bag: takes 1-D indices and a tensor of offsets, got indices "
                         f"of shape {tuple(indices.shape)} and offsets {type(offsets).__name__}. "

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.ops.complex_parts import real
 from ember.ops.convert import cast, to_float
 from ember.ops.creation import tensor, zeros
@@ -199,7 +199,7 @@ def norm_name(norm: str | None, op: str) -> str:
     if norm is None:
         return "backward"
     if norm not in _DUAL:
-        raise ValueError(f"{op}: invalid normalization mode {norm!r}; expected one of "
-                         "'backward', 'forward', 'ortho' or None")
+        raise ArgumentError(f"{op}: invalid normalization mode {norm!r}; expected one of "
+                            "'backward', 'forward', 'ortho' or None")
     return norm
 

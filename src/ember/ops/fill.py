@@ -10,7 +10,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
@@ -73,8 +73,8 @@ def _written(self: Tensor, values: Any) -> bool:
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Sets every element to ``value`` (a number or a one-element tensor); returns ``self``."""
     if isinstance(value, Tensor) and value.numel() != 1:
-        raise ValueError(f"fill_: the value must have one element, got shape "
-                         f"{tuple(value.shape)}")
+        raise ArgumentError(f"fill_: the value must have one element, got shape "
+                            f"{tuple(value.shape)}")
     if isinstance(value, Tensor):
         value = value.reshape(())
     else:  # a number the dtype cannot hold is an error (a tensor value wraps, as in PyTorch)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.ops.arithmetic import pow as power
 from ember.ops.norms import vector_norm
 from ember.tensor import Tensor
@@ -40,9 +41,9 @@ _BINARY = {"add": ("add", True), "sub": ("sub", True), "mul": ("mul", False),
 def _tensors(name: str, tensors: Any) -> list[Tensor]:
     if not isinstance(tensors, list | tuple) or not tensors or \
             not all(isinstance(t, Tensor) for t in tensors):
-        raise ValueError(f"ember.{name}: expected a non-empty list of tensors, got "
-                         f"{type(tensors).__name__}"
-                         f"{' (empty)' if isinstance(tensors, list | tuple) else ''}")
+        raise ArgumentError(f"ember.{name}: expected a non-empty list of tensors, got "
+                            f"{type(tensors).__name__}"
+                            f"{' (empty)' if isinstance(tensors, list | tuple) else ''}")
     return list(tensors)
 
 
@@ -51,13 +52,13 @@ def _each(name: str, what: str, value: Any, n: int) -> list[Any]:
     number, or a 0-d tensor)."""
     if isinstance(value, list | tuple):
         if len(value) != n:
-            raise ValueError(f"ember.{name}: {n} tensors but {len(value)} {what}; the lists "
-                             "pair up one to one")
+            raise ArgumentError(f"ember.{name}: {n} tensors but {len(value)} {what}; the lists "
+                                "pair up one to one")
         return list(value)
     if isinstance(value, Tensor) and value.ndim != 0:
-        raise ValueError(f"ember.{name}: a tensor {what} applies to every tensor and must be "
-                         f"0-d, got shape {tuple(value.shape)}. Hint: pass a list of tensors, "
-                         "one per tensor")
+        raise ArgumentError(f"ember.{name}: a tensor {what} applies to every tensor and must be "
+                            f"0-d, got shape {tuple(value.shape)}. Hint: pass a list of tensors, "
+                            "one per tensor")
     return [value] * n
 
 
@@ -65,8 +66,8 @@ def _numbers(name: str, value: Any, n: int) -> list[Any]:
     """addcmul's and addcdiv's values: a number, a list, or a 1-D tensor of ``n`` numbers."""
     if isinstance(value, Tensor):
         if value.ndim != 1:
-            raise ValueError(f"ember.{name}: a tensor of values must be 1-D (one per tensor), "
-                             f"got shape {tuple(value.shape)}")
+            raise ArgumentError(f"ember.{name}: a tensor of values must be 1-D (one per tensor), "
+                                f"got shape {tuple(value.shape)}")
         value = value.tolist()
     return _each(name, "values", value, n)
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.im2col import batched, ntuple
 from ember.ops.pool import _gather_max, _max_window, _PoolIndices
 from ember.ops.primitive import TensorSpec, apply, primitive
@@ -82,9 +82,9 @@ class FractionalMaxPoolIndices(_PoolIndices):
 def _output_size(op: str, nd: int, spatial: tuple[int, ...], output_size: Any,
                  output_ratio: Any) -> tuple[int, ...]:
     if output_size is None and output_ratio is None:
-        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+        raise ArgumentError(f"{op} requires specifying either an output_size or an output_ratio")
     if output_size is not None and output_ratio is not None:
-        raise ValueError(f"{op}: only one of output_size and output_ratio may be specified")
+        raise ArgumentError(f"{op}: only one of output_size and output_ratio may be specified")
     if output_size is not None:
         return ntuple(output_size, nd, op, "output_size")
     ratio = (float(output_ratio),) * nd if isinstance(output_ratio, int | float) else \
@@ -92,8 +92,8 @@ def _output_size(op: str, nd: int, spatial: tuple[int, ...], output_size: Any,
     if len(ratio) == 1:
         ratio *= nd
     if len(ratio) != nd:
-        raise ValueError(f"{op}: output_ratio must be a number or {nd} numbers, got "
-                         f"{output_ratio!r}")
+        raise ArgumentError(f"{op}: output_ratio must be a number or {nd} numbers, got "
+                            f"{output_ratio!r}")
     return tuple(int(size * r) for size, r in zip(spatial, ratio, strict=True))
 
 

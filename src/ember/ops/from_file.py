@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import device as to_device
-from ember.errors import DeviceError, OpError
+from ember.errors import ArgumentError, DeviceError, OpError
 from ember.ops.creation import _finish
 
 __all__ = ["from_file"]
@@ -45,7 +45,7 @@ def from_file(filename: str | os.PathLike, shared: bool | None = None, size: int
         raise OpError(f"{op}: only the strided layout can be mapped, got {layout}")
     size = int(size)
     if size < 0:
-        raise ValueError(f"{op}: size must be non-negative, got {size}")
+        raise ArgumentError(f"{op}: size must be non-negative, got {size}")
     path = os.fspath(filename)
     need = size * dt.itemsize
     if shared:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.conv import (
     conv1d,
     conv2d,
@@ -59,8 +59,8 @@ _REDUCTIONS = ("none", "mean", "sum")
 def _reduction(op: str, reduction: int) -> str:
     """ATen's reduction enum as ``nn.functional``'s name."""
     if isinstance(reduction, bool) or reduction not in (0, 1, 2):
-        raise ValueError(f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got "
-                         f"{reduction!r}. Hint: nn.functional.{op} takes the names")
+        raise ArgumentError(f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got "
+                            f"{reduction!r}. Hint: nn.functional.{op} takes the names")
     return _REDUCTIONS[reduction]
 
 
@@ -325,8 +325,9 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
     """
     rank = weight.ndim - 2
     if rank not in _CONVS:
-        raise ValueError(f"convolution: expected a weight of 3, 4 or 5 dimensions (1-3 spatial), "
-                         f"got shape {tuple(weight.shape)}")
+        raise ArgumentError("convolution: expected a weight of 3, 4 or 5 dimensions (1-3 "
+                            "spatial), "
+                            f"got shape {tuple(weight.shape)}")
     if input.ndim != weight.ndim:
         raise ShapeError(f"convolution: expected a {weight.ndim}-dimensional input (batched) "
                          f"for a weight of shape {tuple(weight.shape)}, got input of shape "

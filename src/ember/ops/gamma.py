@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import eq
 from ember.ops.float_host import float_operand, in_float64
@@ -119,7 +119,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"polygamma: n must be an int, got {type(n).__name__}")
     if n < 0:
-        raise ValueError("polygamma(n, x) does not support negative n")
+        raise ArgumentError("polygamma(n, x) does not support negative n")
     return apply(Polygamma, float_operand("polygamma", input), n=n)
 
 
@@ -133,7 +133,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         tensor([0.8570, 1.5502])
     """
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:
-        raise ValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
+        raise ArgumentError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
     if input.dtype.name == "bool":
         raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor, as in PyTorch")
     input = float_operand("mvlgamma", input)  # integers give the default float dtype

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import ArgumentError, DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.arithmetic import _scaled
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import clone
@@ -174,7 +174,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
     if src is None:
         src = value
     if reduce not in _REDUCE_MODES:
-        raise ValueError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}")
+        raise ArgumentError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}")
     return _scatter("scatter", input, dim, index, src, _REDUCE_MODES[reduce])
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
-from ember.errors import OpError, describe
+from ember.errors import ArgumentError, OpError, describe
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -123,8 +123,8 @@ def remap_seed(seed: int) -> int:
     negative one remapped to ``seed + 2**64`` (so ``initial_seed()`` reads the same)."""
     seed = int(seed)
     if not -2 ** 63 <= seed < 2 ** 64:
-        raise ValueError(f"manual_seed: the seed must be in [-2**63, 2**64) (a 64-bit "
-                         f"integer, as in PyTorch), got {seed}")
+        raise ArgumentError(f"manual_seed: the seed must be in [-2**63, 2**64) (a 64-bit "
+                            f"integer, as in PyTorch), got {seed}")
     return seed + 2 ** 64 if seed < 0 else seed
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.dims import normalize_dim
 from ember.ops.join import cat
 from ember.tensor import Tensor
@@ -104,8 +104,8 @@ def gradient(input: Tensor, *, spacing: float | Sequence[float] | Sequence[Tenso
         (tensor([1., 2., 3., 4.]),)
     """
     if edge_order not in (1, 2):
-        raise ValueError(f"gradient: only edge_order=1 and edge_order=2 are supported, got "
-                         f"{edge_order}")
+        raise ArgumentError(f"gradient: only edge_order=1 and edge_order=2 are supported, got "
+                            f"{edge_order}")
     if input.ndim == 0:
         return ()
     named = range(input.ndim) if dim is None else (dim,) if isinstance(dim, int) else dim

@@ -17,7 +17,7 @@ from math import prod
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.convert import HALF
 from ember.ops.creation import linspace, ones
 from ember.ops.int_args import as_ints
@@ -115,18 +115,18 @@ def _neighbours(coords: list[Tensor], spatial: tuple[int, ...], mode: str, paddi
 def _check_grid_sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> None:
     op = "grid_sample"
     if mode not in _MODES:
-        raise ValueError(f"{op}: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        raise ArgumentError(f"{op}: mode must be one of {', '.join(_MODES)}, got {mode!r}")
     if padding_mode not in _PADDING_MODES:
-        raise ValueError(f"{op}: padding_mode must be one of {', '.join(_PADDING_MODES)}, "
-                         f"got {padding_mode!r}")
+        raise ArgumentError(f"{op}: padding_mode must be one of {', '.join(_PADDING_MODES)}, "
+                            f"got {padding_mode!r}")
     if input.ndim not in (4, 5) or grid.ndim != input.ndim or grid.shape[0] != input.shape[0] \
             or grid.shape[-1] != input.ndim - 2:
         raise ShapeError(f"{op}: expected a (N, C, H, W) input with a (N, H_out, W_out, 2) "
                          f"grid, or a (N, C, D, H, W) input with a (N, D_out, H_out, W_out, 3) "
                          f"grid; got input {tuple(input.shape)} and grid {tuple(grid.shape)}")
     if mode == "bicubic" and input.ndim != 4:
-        raise ValueError(f"{op}: bicubic interpolation only supports 4-D input, got shape "
-                         f"{tuple(input.shape)}")
+        raise ArgumentError(f"{op}: bicubic interpolation only supports 4-D input, got shape "
+                            f"{tuple(input.shape)}")
     if not input.dtype.is_floating_point or input.dtype is not grid.dtype:
         raise DTypeError(f"{op}: expected input and grid of one floating dtype, got "
                          f"{input.dtype.name} and {grid.dtype.name}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.ops.dims import Dim, check_nonempty, reduce_dims, reduced_shape
 from ember.ops.primitive import TensorSpec, apply, primitive
 from ember.ops.reduce import Reduction
@@ -43,15 +43,15 @@ def hash_tensor(input: Tensor, dim: Dim = None, *, keepdim: bool = False,
     """
     op = "hash_tensor"
     if mode != 0:
-        raise ValueError(f"{op}: unknown mode {mode!r}; 0 (xor reduction) is the only one")
+        raise ArgumentError(f"{op}: unknown mode {mode!r}; 0 (xor reduction) is the only one")
     dt = input.dtype
     if dt.is_complex or dt is dtypes.uint64:
         raise DTypeError(f"{op}: {dt.name} input is not supported, as in PyTorch. "
                          "Hint: hash its view as real numbers (ember.view_as_real) or its "
                          "int64 bits (.view(ember.int64))")
     if input.numel() == 0 and dim is None:
-        raise ValueError(f"{op}: an empty input (shape {tuple(input.shape)}) needs dim, as in "
-                         "PyTorch. Hint: pass the dims to reduce")
+        raise ArgumentError(f"{op}: an empty input (shape {tuple(input.shape)}) needs dim, as in "
+                            "PyTorch. Hint: pass the dims to reduce")
     dims = reduce_dims(input, dim, op)
     check_nonempty(input, dims, op)
     wide = "float64" if dt.is_floating_point else "uint64" if dt.name.startswith("uint") \

@@ -22,6 +22,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.backend.meta import copy_out
 from ember.errors import (
+    ArgumentError,
     DTypeError,
     EmberError,
     GradError,
@@ -311,8 +312,8 @@ def _norm_slice(s: slice, op: str) -> tuple:
         if step is not None:
             step = operator.index(step)
             if step <= 0:
-                raise ValueError(f"{op}: slice step must be greater than zero, got {step}. "
-                                 "Hint: use flip() to reverse a dimension")
+                raise ArgumentError(f"{op}: slice step must be greater than zero, got {step}. "
+                                    "Hint: use flip() to reverse a dimension")
             if step == 1:
                 step = None
         if start is not None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.int_args import as_float, as_int
@@ -53,11 +53,11 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
     nd = input.ndim - 2
     spatial = tuple(input.shape[2:])
     if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate: give exactly one of size or scale_factor")
+        raise ArgumentError("interpolate: give exactly one of size or scale_factor")
     if size is not None:
         if recompute_scale_factor:
-            raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
-                             "explicit size; give scale_factor instead")
+            raise ArgumentError("interpolate: recompute_scale_factor is not meaningful with an "
+                                "explicit size; give scale_factor instead")
         out = tuple(as_int(s, "interpolate", "size") for s in
                     (size if isinstance(size, (tuple, list)) else (size,) * nd))
         if len(out) != nd:
@@ -71,8 +71,8 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
         raise ShapeError(f"interpolate: scale_factor {scale_factor!r} has {len(scales)} "
                          f"entries but the input has {nd} spatial dimensions")
     if not all(math.isfinite(f) for f in scales):
-        raise ValueError(f"interpolate: scale_factor must be finite, got {scale_factor!r}. "
-                         "Hint: give the output size instead")
+        raise ArgumentError(f"interpolate: scale_factor must be finite, got {scale_factor!r}. "
+                            "Hint: give the output size instead")
     out = tuple(math.floor(s * f) for s, f in zip(spatial, scales, strict=True))
     return out, ((None,) * nd if recompute_scale_factor else scales)
 
@@ -415,12 +415,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; expected one "
                                   f"of {', '.join(_MODES)}")
     if antialias and (mode not in _ANTIALIASED or input.ndim != 4):
-        raise ValueError(f"interpolate: antialias=True needs mode bilinear, bicubic or lanczos "
-                         f"and a 4-D input, got mode {mode!r} and shape {tuple(input.shape)}")
+        raise ArgumentError(f"interpolate: antialias=True needs mode bilinear, bicubic or lanczos "
+                            f"and a 4-D input, got mode {mode!r} and shape {tuple(input.shape)}")
     if mode == "lanczos" and not antialias:
-        raise ValueError("interpolate: mode 'lanczos' needs antialias=True")
+        raise ArgumentError("interpolate: mode 'lanczos' needs antialias=True")
     if mode == "lanczos" and align_corners:
-        raise ValueError("interpolate: mode 'lanczos' does not support align_corners=True")
+        raise ArgumentError("interpolate: mode 'lanczos' does not support align_corners=True")
     if input.ndim < 3:
         raise ShapeError(f"interpolate: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
@@ -430,8 +430,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ShapeError(f"interpolate: mode {mode!r} needs a {_INTERPOLATING[mode][0] + 2}-D "
                          f"input, got a {input.ndim}-D one of shape {tuple(input.shape)}")
     if align_corners is not None and not interpolating:
-        raise ValueError("interpolate: align_corners can only be set with the interpolating "
-                         "modes linear, bilinear, bicubic, trilinear and lanczos")
+        raise ArgumentError("interpolate: align_corners can only be set with the interpolating "
+                            "modes linear, bilinear, bicubic, trilinear and lanczos")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
     if mode == "area" and min(out) == 0 and min(input.shape[2:]) > 0:
         return adaptive_avg_pool("interpolate", nd, input, out)  # empty, as PyTorch's

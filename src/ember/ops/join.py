@@ -15,7 +15,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.autograd.graph import name_node
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.layouts import contiguous_format, dense_in_order, suggested_format
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
@@ -126,7 +126,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("cat: expected a non-empty list of tensors")
+        raise ArgumentError("cat: expected a non-empty list of tensors")
     if type(tensors[0]) in TENSOR_LIKE:
         return handle(cat, (tensors, dim), {})
     dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
@@ -164,7 +164,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("stack: expected a non-empty list of tensors")
+        raise ArgumentError("stack: expected a non-empty list of tensors")
     if type(tensors[0]) in TENSOR_LIKE:
         return handle(stack, (tensors, dim), {})
     shape = tensors[0].shape

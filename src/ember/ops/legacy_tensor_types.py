@@ -12,6 +12,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.ops.creation import empty, tensor
 from ember.size import Size
 from ember.tensor import Tensor
@@ -62,7 +63,7 @@ class _LegacyTensor(metaclass=TensorType):
             raise TypeError(f"{name}: expected sizes (ints) or one sequence of data, got "
                             f"{tuple(type(a).__name__ for a in args)}")
         if any(n < 0 for n in args):
-            raise ValueError(f"{name}: negative dimension in size {args}")
+            raise ArgumentError(f"{name}: negative dimension in size {args}")
         return empty(args if args else (0,), dtype=cls.dtype)
 
 

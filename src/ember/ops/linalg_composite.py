@@ -11,7 +11,7 @@ agree on the triangle that is read).
 from __future__ import annotations
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, ShapeError, describe
 from ember.ops.broadcast import expand
 from ember.ops.creation import arange, eye, ones, zeros
 from ember.ops.diagonal import diagonal as _diagonal
@@ -50,8 +50,8 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
     by_svd = p is None or (not isinstance(p, str) and p in (2, -2))
     if not by_svd and p not in ("fro", "nuc") and (isinstance(p, str) or
                                                    p not in (_INF, -_INF, 1, -1)):
-        raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, "
-                         f"got {p!r}")
+        raise ArgumentError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, "
+                            f"got {p!r}")
     where_ = op if by_svd else f"{op}(p={p!r})"
     check_matrix(where_, A, square=p in ("fro", "nuc"), complex_ok=True)
     if not A.numel():  # 0, as PyTorch's (NumPy leaves empty matrices undefined)
@@ -99,8 +99,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
                          "call .long() on it")
     N = x.shape[-1] if N is None else int(N)  # noqa: N806
     if N < 2:
-        raise ValueError(f"{op}: N must be greater than 1, got {N} (for x of shape "
-                         f"{tuple(x.shape)})")
+        raise ArgumentError(f"{op}: N must be greater than 1, got {N} (for x of shape "
+                            f"{tuple(x.shape)})")
     column = x.unsqueeze(-1)
     powers = cumprod(expand(column, tuple(column.shape[:-1]) + (N - 1,)), -1)
     return cat([ones(column.shape, dtype=powers.dtype, device=x.device), powers], dim=-1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes, return_types
-from ember.errors import OpError, describe
+from ember.errors import ArgumentError, OpError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.complex_parts import imag, real
 from ember.ops.creation import eye, zeros
@@ -262,7 +262,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> return_types.linalg_qr:  # no
                 [4., 2.]])
     """
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+        raise ArgumentError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     check_matrix("linalg.qr", A, square=False, complex_ok=True)
     return return_types.linalg_qr(*apply(QR, A, mode=mode))
 
@@ -351,7 +351,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> return_types.linalg_eigh:  # noqa: N803
         tensor([1., 2.])
     """
     if UPLO not in ("L", "U"):
-        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+        raise ArgumentError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     check_matrix("linalg.eigh", A, complex_ok=True)
     return return_types.linalg_eigh(*apply(Eigh, A, UPLO=UPLO))
 

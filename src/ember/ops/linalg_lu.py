@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes, return_types
-from ember.errors import IndexOutOfRange, ShapeError, describe
+from ember.errors import ArgumentError, IndexOutOfRange, ShapeError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import expand
 from ember.ops.complex_parts import Holomorphic
@@ -153,8 +153,8 @@ class LUFactor(Holomorphic, Primitive):
 
 def _lu_factor(A: Tensor, pivot: bool, check_errors: bool, op: str) -> tuple:  # noqa: N803
     if not pivot:
-        raise ValueError(f"{op}: LU without pivoting is not supported on the CPU. Hint: "
-                         "leave pivot=True")
+        raise ArgumentError(f"{op}: LU without pivoting is not supported on the CPU. Hint: "
+                            "leave pivot=True")
     check_matrix(op, A, square=False, complex_ok=True)
     return apply(LUFactor, A, check_errors=bool(check_errors), op=op)
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ember import dtypes, return_types
 from ember.autograd.grad_mode import no_grad
-from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, OpError, ShapeError, describe
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.creation import as_tensor, zeros
 from ember.ops.int_args import as_float
@@ -210,8 +210,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     op = "linalg.lstsq"
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:
-        raise ValueError(f"{op}: driver must be one of {', '.join(_DRIVERS)} on the CPU, got "
-                         f"{driver!r}")
+        raise ArgumentError(f"{op}: driver must be one of {', '.join(_DRIVERS)} on the CPU, got "
+                            f"{driver!r}")
     check_matrix(op, A, square=False, complex_ok=True)
     check_float(op, A, B, complex_ok=True)
     if not 0 <= A.ndim - B.ndim <= 1:

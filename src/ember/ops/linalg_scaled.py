@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, promote
 from ember.ops.inplace import bind_inplace
@@ -28,9 +28,9 @@ def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
             not isinstance(value, (float, np.floating)):
         return value
     if value != int(value):
-        raise ValueError(f"{op}: for integer tensors ({product.dtype!r}) {name} must be a whole "
-                         f"number, got {name}={value}. Hint: convert the tensors with .float() "
-                         f"(PyTorch truncates {name} to {int(value)})")
+        raise ArgumentError(f"{op}: for integer tensors ({product.dtype!r}) {name} must be a whole "
+                            f"number, got {name}={value}. Hint: convert the tensors with .float() "
+                            f"(PyTorch truncates {name} to {int(value)})")
     return int(value)
 
 

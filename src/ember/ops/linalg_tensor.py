@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.linalg_solve import check_float, inv, solve
 from ember.ops.reduce import normalize_dim
 from ember.tensor import Tensor
@@ -27,8 +27,8 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
         ember.Size([2, 2, 4])
     """
     if ind <= 0:
-        raise ValueError(f"linalg.tensorinv: expected a strictly positive integer for 'ind', "
-                         f"but got {ind}")
+        raise ArgumentError(f"linalg.tensorinv: expected a strictly positive integer for 'ind', "
+                            f"but got {ind}")
     check_float("linalg.tensorinv", A, complex_ok=True)
     m, n = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
     if m != n:

@@ -27,7 +27,7 @@ import warnings
 from dataclasses import dataclass
 
 from ember import dtypes
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError, describe
 from ember.ops.creation import ones, zeros
 from ember.ops.gather import one_hot
 from ember.ops.int_args import as_int
@@ -67,8 +67,8 @@ class LinearCrossEntropyOptions:
 
     def __post_init__(self) -> None:
         if self.batch_chunk_size is not None and self.batch_chunk_size < 1:
-            raise ValueError(f"LinearCrossEntropyOptions: batch_chunk_size must be positive, "
-                             f"got {self.batch_chunk_size}")
+            raise ArgumentError(f"LinearCrossEntropyOptions: batch_chunk_size must be positive, "
+                                f"got {self.batch_chunk_size}")
         for name, value, allowed in (("chunking_method", self.chunking_method, ("auto", None)),
                                      ("acc_policy", self.acc_policy, ("auto",)),
                                      ("acc_dtype", self.acc_dtype, (None,))):
@@ -221,8 +221,8 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     num_classes, out_features = _check(input, linear_weight, linear_bias, weight)
     logits_shape = (*input.shape[:-1], num_classes, *out_features)
     if tuple(target.shape) == logits_shape and ignore_index is not None:
-        raise ValueError(f"{op}: ignore_index cannot be specified when target contains "
-                         "probabilities")
+        raise ArgumentError(f"{op}: ignore_index cannot be specified when target contains "
+                            "probabilities")
     ignore_index = -100 if ignore_index is None else ignore_index
     if type(ignore_index) is not int:
         ignore_index = as_int(ignore_index, op, "ignore_index")

@@ -29,7 +29,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import is_grad_enabled, no_grad
-from ember.errors import DTypeError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, ShapeError, describe
 from ember.ops.creation import eye
 from ember.ops.join import cat, stack
 from ember.ops.linalg import matmul
@@ -218,15 +218,15 @@ def _settings(A: Tensor, k: int | None, X: Tensor | None, n: int | None,  # noqa
     k = (1 if X is None else X.shape[-1]) if k is None else k
     n = (k if n is None else n) if X is None else X.shape[-1]
     if n < 1:
-        raise ValueError(f"lobpcg: the search block needs at least one column, got n (={n}). "
-                         f"Hint: pass k >= 1 or an X with columns")
+        raise ArgumentError(f"lobpcg: the search block needs at least one column, got n (={n}). "
+                            f"Hint: pass k >= 1 or an X with columns")
     if k > n:
-        raise ValueError(f"lobpcg: k (={k}) eigenpairs were requested but the search block "
-                         f"has only n (={n}) columns. Hint: pass n >= k or a wider X")
+        raise ArgumentError(f"lobpcg: k (={k}) eigenpairs were requested but the search block "
+                            f"has only n (={n}) columns. Hint: pass n >= k or a wider X")
     if m < 3 * n:
-        raise ValueError(f"lobpcg: LOBPCG algorithm is not applicable when the number of A "
-                         f"rows (={m}) is smaller than 3 x the number of requested eigenpairs "
-                         f"(={n})")
+        raise ArgumentError(f"lobpcg: LOBPCG algorithm is not applicable when the number of A "
+                            f"rows (={m}) is smaller than 3 x the number of requested eigenpairs "
+                            f"(={n})")
     tol = _EPS[A.dtype] ** 0.5 if tol is None else tol
     iparams = {"m": m, "n": n, "k": k, "niter": 1000 if niter is None else niter}
     fparams = {"tol": tol}
@@ -256,7 +256,7 @@ def _check(A: Tensor, B: Tensor | None, X: Tensor | None, method: str) -> None: 
         raise DTypeError(f"lobpcg: A must be real (symmetric), got {describe(A.shape, A.dtype)}; "
                          f"complex (Hermitian) problems are not supported, as in PyTorch")
     if method not in ("basic", "ortho"):
-        raise ValueError(f"lobpcg: method must be 'basic' or 'ortho', got {method!r}")
+        raise ArgumentError(f"lobpcg: method must be 'basic' or 'ortho', got {method!r}")
 
 
 def _solve(A: Tensor, B: Tensor | None, X: Tensor | None, iK: Tensor | None,  # noqa: N803
@@ -308,7 +308,7 @@ class LOBPCGAutogradFunction(Function):
     def backward(ctx, gE, gU):  # noqa: N803
         A, E, U = ctx.saved_tensors  # noqa: N806
         if ctx.generalized:
-            raise ValueError("lobpcg.backward does not support backward with B != I yet")
+            raise ArgumentError("lobpcg.backward does not support backward with B != I yet")
         if is_grad_enabled():  # (create_graph)
             E, U = LOBPCGAutogradFunction.apply(A, None, E, U)  # noqa: N806
         eye_k = eye(E.shape[-1], dtype=E.dtype, device=E.device)
@@ -364,9 +364,9 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
         with no_grad():
             return _solve(A, B, X, iK, settings, method, tracker)
     if A.is_sparse or (B is not None and B.is_sparse):
-        raise ValueError("lobpcg: gradients through sparse A or B are not supported (PyTorch's "
-                         "lobpcg.backward refuses them too). Hint: pass A.detach() for the "
-                         "eigenpairs alone")
+        raise ArgumentError("lobpcg: gradients through sparse A or B are not supported (PyTorch's "
+                            "lobpcg.backward refuses them too). Hint: pass A.detach() for the "
+                            "eigenpairs alone")
     # A's gradient is symmetric, as PyTorch's: the eigenpairs are those of A's symmetric part
     A_sym, B_sym = (M if M is None else (M + M.mT) / 2 for M in (A, B))  # noqa: N806
     with no_grad():  # (the iteration itself is not differentiated)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.convert import HALF, laid_out_like
 from ember.ops.int_args import as_int, as_number
 from ember.ops.pad import pad
@@ -36,7 +36,7 @@ def _checked(op: str, input: Tensor, size: int, *numbers: Any) -> list[int | flo
     if type(size) is not int:
         as_int(size, op, "size")  # (a NumPy int passes; a float or a str raises, as PyTorch)
     if size < 1:
-        raise ValueError(f"{op}: size must be a positive integer, got {size}")
+        raise ArgumentError(f"{op}: size must be a positive integer, got {size}")
     return [as_number(v, op, name) for v, name in zip(numbers, ("alpha", "beta", "k"))]
 
 
@@ -54,8 +54,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     op = "local_response_norm"
     alpha, beta, k = _checked(op, input, size, alpha, beta, k)
     if input.ndim < 3:
-        raise ValueError(f"{op}: expected an input of 3 or more dimensions (N, C, *), got shape "
-                         f"{tuple(input.shape)}")
+        raise ArgumentError(f"{op}: expected an input of 3 or more dimensions (N, C, *), got shape "
+                            f"{tuple(input.shape)}")
     if input.numel() == 0:
         return input
     if input.dtype in HALF:  # in float32, as PyTorch's mean of the squares (a sum overflows)

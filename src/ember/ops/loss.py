@@ -24,7 +24,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
-from ember.errors import DTypeError, ShapeError, is_floating_input
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
 from ember.ops.activations import logsigmoid
 from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -52,8 +52,8 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
             return "none"
         return "sum" if size_average is False else "mean"
     if reduction not in _REDUCTIONS and not (op == "kl_div" and reduction == "batchmean"):
-        raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction; expected "
-                         f"one of {', '.join(map(repr, _REDUCTIONS))}")
+        raise ArgumentError(f"{op}: {reduction!r} is not a valid value for reduction; expected "
+                            f"one of {', '.join(map(repr, _REDUCTIONS))}")
     return reduction
 
 
@@ -172,7 +172,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if type(ignore_index) is not int:
         ignore_index = as_int(ignore_index, op, "ignore_index")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+        raise ArgumentError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     if type(input) in TENSOR_LIKE:
         return handle(cross_entropy, (input, target, weight), {
             "ignore_index": ignore_index, "reduction": reduction,
@@ -256,8 +256,8 @@ def _weighted(op: str, loss: Tensor, input: Tensor, weight: Tensor | None, reduc
     if weight is None:
         return _reduce(loss, reduction)
     if tuple(weight.shape) != tuple(input.shape):
-        raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} must have the input's "
-                         f"shape {tuple(input.shape)}")
+        raise ArgumentError(f"{op}: weight of shape {tuple(weight.shape)} must have the input's "
+                            f"shape {tuple(input.shape)}")
     loss = loss * weight
     if reduction == "mean" and weight_mean:
         return loss.sum() / weight.sum()
@@ -305,7 +305,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     """
     reduction = _reduction("smooth_l1_loss", size_average, reduce, reduction)
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+        raise ArgumentError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     x, t = _operands("smooth_l1_loss", input, target)
     if beta == 0 or _is_zero_in_float32(beta, x, t):  # (float32 and below compute in float32)
         return _reduce(_pointwise("smooth_l1_loss", input, target).abs(), reduction)
@@ -329,7 +329,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     """
     reduction = _reduction("huber_loss", None, None, reduction)
     if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+        raise ArgumentError(f"huber_loss: delta must be positive, got {delta}")
     target = _same_dtype("huber_loss", input, target, GRAD.enabled and input.requires_grad)
     x, t = _operands("huber_loss", input, target)
     loss = _smooth_l1(x, t, delta, True, "none" if weight is not None else reduction)
@@ -361,8 +361,8 @@ def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any
 # -- binary and distribution losses ----------------------------------------------------------
 def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input "
-                         f"size {tuple(input.shape)}")
+        raise ArgumentError(f"{op}: target size {tuple(target.shape)} must be the same as input "
+                            f"size {tuple(input.shape)}")
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -383,9 +383,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _same_dtype(op, input, target)
     x = input._data
     if x.size and ((x < 0).any() or (x > 1).any()):
-        raise ValueError(f"{op}: all elements of input should be between 0 and 1 (got values "
-                         f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
-                         f"first, or use binary_cross_entropy_with_logits")
+        raise ArgumentError(f"{op}: all elements of input should be between 0 and 1 (got values "
+                            f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
+                            f"first, or use binary_cross_entropy_with_logits")
     loss = bce_terms(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
@@ -479,17 +479,17 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     _check_float(op, input)
     if not isinstance(var, Tensor):
         if var < 0:
-            raise ValueError(f"{op}: var has a negative entry ({var})")
+            raise ArgumentError(f"{op}: var has a negative entry ({var})")
         var = _constant(input.device.xp.full(input.shape, var, dtype=input.dtype.np), input)
     elif bool((var._data < 0).any()):
-        raise ValueError(f"{op}: var has negative entries")
+        raise ArgumentError(f"{op}: var has negative entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(var.shape) == tuple(input.shape[:-1]):
             var = var.unsqueeze(-1)
         elif var.ndim != input.ndim or sum(
                 v for i, v in zip(input.shape, var.shape, strict=True) if i != v) != 1:
-            raise ValueError(f"{op}: var of shape {tuple(var.shape)} does not fit input of "
-                             f"shape {tuple(input.shape)}")
+            raise ArgumentError(f"{op}: var of shape {tuple(var.shape)} does not fit input of "
+                                f"shape {tuple(input.shape)}")
     var = var + (var.clamp(min=eps) - var).detach()  # clamped value, identity gradient
     d = input - target
     loss = 0.5 * (var.log() + d * d / var)

@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from ember import dtypes
-from ember.errors import ShapeError, describe
+from ember.errors import ArgumentError, ShapeError, describe
 from ember.ops.broadcast import broadcast_to
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import linalg_qr, linalg_svd
@@ -68,9 +68,9 @@ def _check(op: str, A: Tensor, q: int, niter: int) -> None:  # noqa: N803
         raise ShapeError(f"{op}: A must be a matrix or a batch of matrices, got "
                          f"{describe(A.shape, A.dtype)}")
     if niter < 0:
-        raise ValueError(f"{op}: niter(={niter}) must be non-negative integer")
+        raise ArgumentError(f"{op}: niter(={niter}) must be non-negative integer")
     if q < 0:
-        raise ValueError(f"{op}: q(={q}) must be non-negative integer")
+        raise ArgumentError(f"{op}: q(={q}) must be non-negative integer")
 
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,  # noqa: N803
@@ -108,8 +108,8 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,  # noqa: N
     if q is None:
         q = min(6, m, n)
     elif not 0 <= q <= min(m, n):
-        raise ValueError(f"pca_lowrank: q(={q}) must be non-negative integer and not greater "
-                         f"than min(m, n)={min(m, n)}")
+        raise ArgumentError(f"pca_lowrank: q(={q}) must be non-negative integer and not greater "
+                            f"than min(m, n)={min(m, n)}")
     _check("pca_lowrank", A, q, niter)
     A = _floating(A)  # noqa: N806
     if center:

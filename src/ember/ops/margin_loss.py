@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
 from ember.ops.convert import cast
 from ember.ops.creation import arange
@@ -97,7 +97,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input)
     if p not in (1, 2):
-        raise ValueError(f"{op}: only p = 1 and p = 2 are supported, got {p}")
+        raise ArgumentError(f"{op}: only p = 1 and p = 2 are supported, got {p}")
     if target.dtype.is_floating_point:
         raise DTypeError(f"{op}: targets must be class indices, got {target.dtype.name}")
     x = input if input.ndim == 2 else input.reshape((1, input.shape[-1]))
@@ -146,7 +146,7 @@ def _triplet(op: str, anchor: Tensor, positive: Tensor, negative: Tensor,
              reduction: str) -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)``, with ``min(d(a, n), d(p, n))`` under ``swap``."""
     if margin <= 0:
-        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+        raise ArgumentError(f"{op}: margin must be greater than 0, got {margin}")
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise ShapeError(f"{op}: the anchor, positive and negative tensors must have the same "
                          f"number of dimensions, got shapes {tuple(anchor.shape)}, "

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import ones, zeros
 from ember.ops.dropout import dropout
 from ember.ops.join import cat
@@ -81,13 +81,13 @@ def _project(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor |
                                   ("k_proj_weight", k_proj_weight),
                                   ("v_proj_weight", v_proj_weight)) if w is None]
         if missing:
-            raise ValueError(f"{_OP}: use_separate_proj_weight=True needs q_proj_weight, "
-                             f"k_proj_weight and v_proj_weight; {', '.join(missing)} is None")
+            raise ArgumentError(f"{_OP}: use_separate_proj_weight=True needs q_proj_weight, "
+                                f"k_proj_weight and v_proj_weight; {', '.join(missing)} is None")
         wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
     else:
         if in_proj_weight is None:
-            raise ValueError(f"{_OP}: use_separate_proj_weight is False but in_proj_weight is "
-                             f"None")
+            raise ArgumentError(f"{_OP}: use_separate_proj_weight is False but in_proj_weight is "
+                                f"None")
         wq, wk, wv = in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:]
     b = in_proj_bias
     bq, bk, bv = (None,) * 3 if b is None else (b[:e], b[e:2 * e], b[2 * e:])
@@ -181,8 +181,8 @@ def multi_head_attention_forward(
         raise ShapeError(f"{_OP}: embed_dim {embed_dim} must be divisible by num_heads "
                          f"{num_heads}")
     if (bias_k is None) != (bias_v is None):
-        raise ValueError(f"{_OP}: bias_k and bias_v must be given together, got only "
-                         f"{'bias_k' if bias_v is None else 'bias_v'}")
+        raise ArgumentError(f"{_OP}: bias_k and bias_v must be given together, got only "
+                            f"{'bias_k' if bias_v is None else 'bias_v'}")
     head_dim = embed_dim // num_heads
     q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
@@ -198,7 +198,7 @@ def multi_head_attention_forward(
     extra = 0  # source positions appended by bias_k/bias_v and add_zero_attn
     if bias_k is not None:
         if static_k is not None or static_v is not None:
-            raise ValueError(f"{_OP}: bias_k and bias_v cannot be added to static_k/static_v")
+            raise ArgumentError(f"{_OP}: bias_k and bias_v cannot be added to static_k/static_v")
         one = (n, 1, embed_dim) if batch_first else (1, n, embed_dim)
         k = cat([k, bias_k.reshape(1, 1, embed_dim).expand(*one)], dim=1 - batch)
         v = cat([v, bias_v.reshape(1, 1, embed_dim).expand(*one)], dim=1 - batch)

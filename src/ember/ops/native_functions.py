@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember import dtypes
-from ember.errors import ShapeError, describe
+from ember.errors import ArgumentError, ShapeError, describe
 from ember.ops.conv import conv1d
 from ember.ops.creation import ones, zeros
 from ember.ops.dropout import _check as _check_dropout
@@ -136,9 +136,9 @@ _PADDING = ("zeros", "border", "reflection")
 
 def _mode(op: str, what: str, names: tuple[str, ...], value: int) -> str:
     if isinstance(value, bool) or value not in range(len(names)):
-        raise ValueError(f"{op}: {what} must be one of "
-                         f"{', '.join(f'{i} ({n})' for i, n in enumerate(names))}, got "
-                         f"{value!r}. Hint: nn.functional.grid_sample takes the names")
+        raise ArgumentError(f"{op}: {what} must be one of "
+                            f"{', '.join(f'{i} ({n})' for i, n in enumerate(names))}, got "
+                            f"{value!r}. Hint: nn.functional.grid_sample takes the names")
     return names[value]
 
 
@@ -167,7 +167,7 @@ def _grid_sampler_nd(nd: int, input: Tensor, grid: Tensor, interpolation_mode: i
                          f"{describe(input.shape, input.dtype)} and grid "
                          f"{describe(grid.shape, grid.dtype)}")
     if nd == 3 and interpolation_mode == 2:
-        raise ValueError(f"{op}: bicubic interpolation only supports 4D input")
+        raise ArgumentError(f"{op}: bicubic interpolation only supports 4D input")
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.errors import OpError
+from ember.errors import ArgumentError, OpError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
@@ -59,7 +59,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
                 [-1]])
     """
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-        raise ValueError(f"nonzero_static: 'size' must be a non-negative integer, got {size!r}")
+        raise ArgumentError(f"nonzero_static: 'size' must be a non-negative integer, got {size!r}")
     return apply(NonzeroStatic, input, size=int(size), fill_value=int(fill_value))
 
 

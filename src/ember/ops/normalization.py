@@ -22,7 +22,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.backend import gemm
-from ember.errors import DTypeError, ShapeError, is_floating_input
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_eval, batch_norm_kernel
 from ember.ops.batch_norm_grad import batch_norm_input_grad, plain_coefficients
@@ -392,8 +392,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     elif training:
         count = input.numel() // c
         if count == 1:
-            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
-                             f"training, got input size {tuple(input.shape)}")
+            raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
+                                f"training, got input size {tuple(input.shape)}")
         if weight is not None and bias is not None and \
                 weight.dtype is input.dtype and bias.dtype is input.dtype:  # one fused op
             out, mean, var = apply(BatchNorm, input, weight, bias, eps=float(eps))
@@ -404,8 +404,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                             count, momentum)
     else:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var must be given in "
-                             "evaluation mode (training=False)")
+            raise ArgumentError("batch_norm: running_mean and running_var must be given in "
+                                "evaluation mode (training=False)")
         if batch_norm_eval.applies(input, running_mean, running_var, weight, bias):  # (fused)
             return batch_norm_eval.fused(input, running_mean, running_var, weight, bias, eps)
         mean, var = _per_channel(running_mean, input.ndim), _per_channel(running_var, input.ndim)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, ShapeError, describe
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
@@ -158,8 +158,8 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
     """
     op = "linalg.matrix_norm"
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
-        raise ValueError(f"{op}: ord {ord!r} is not supported; use 'fro', 'nuc', 2, -2, 1, -1, "
-                         "inf or -inf")
+        raise ArgumentError(f"{op}: ord {ord!r} is not supported; use 'fro', 'nuc', 2, -2, 1, -1, "
+                            "inf or -inf")
     if A.dtype.is_complex:  # norms of complex matrices are real, as PyTorch's
         A = _complex_norm_input(A, dtype, op)  # noqa: N806
     else:
@@ -293,9 +293,9 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     d = normalize_dim(dim, input.ndim, op)
     p, maxnorm = as_float(p, op, "p"), as_float(maxnorm, op, "maxnorm")
     if not p > 0:
-        raise ValueError(f"{op}: non-positive norm not supported, got p = {p}")
+        raise ArgumentError(f"{op}: non-positive norm not supported, got p = {p}")
     if not maxnorm >= 0:
-        raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise ArgumentError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
     dims = tuple(i for i in range(input.ndim) if i != d)
     size = abs(input) if input.dtype.is_complex else input  # a complex slice: its moduli's norm
     norm = _vector_norm(size, p, dims, True)

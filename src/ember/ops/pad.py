@@ -23,7 +23,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import CPU, Device
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.layouts import (
     contiguous_format,
     memory_format,
@@ -82,9 +82,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
                             f"{value!r}")
         return _constant(input, pairs, 0 if value is None else value)
     if mode not in _MODES:
-        raise ValueError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
+        raise ArgumentError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
-        raise ValueError(f"pad: mode {mode!r} takes no fill value (got value={value})")
+        raise ArgumentError(f"pad: mode {mode!r} takes no fill value (got value={value})")
     return _gather_pad(input, pairs, mode,
                        contiguous_format if mode == "circular" else suggested_format(input._data))
 

@@ -7,7 +7,7 @@ PyTorch's."""
 
 from __future__ import annotations
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.layouts import channels_last, format_of
 from ember.ops.int_args import as_int
 from ember.tensor import Tensor
@@ -19,7 +19,7 @@ def _factor(op: str, name: str, value: int) -> int:
     """The shuffle's ``r``, checked positive."""
     r = as_int(value, op, name)
     if r <= 0:
-        raise ValueError(f"{op}: {name} must be positive, got {r}")
+        raise ArgumentError(f"{op}: {name} must be positive, got {r}")
     return r
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.layouts import channels_last_strides, contiguous_format, suggested_format
 from ember.ops import im2col, max_pool_kernel
 from ember.ops.adaptive_avg_pool import adaptive_bounds, pooled_size
@@ -405,8 +405,8 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
     if divisor_override == 0:
-        raise ValueError(f"{op}: divisor_override must not be zero. Hint: None divides by the "
-                         f"window's size")
+        raise ArgumentError(f"{op}: divisor_override must not be zero. Hint: None divides by the "
+                            f"window's size")
     if input.dtype in HALF:  # summed and divided in float32, as PyTorch (a sum may overflow)
         return _avg_pool(op, nd, input.float(), kernel_size, stride, padding, ceil_mode,
                          count_include_pad, divisor_override).to(input.dtype)

@@ -18,7 +18,7 @@ from ember.autograd.graph import WORTH_DROPPING, Node
 from ember.autograd.saved_hooks import HOOKS_OPEN, SAVED_HOOKS, Unsaved
 from ember.backend import get_default_device
 from ember.dtypes import COMPLEX_DTYPES, FLOAT8_DTYPES, FLOATING_DTYPES, LIMITED_DTYPES, DType
-from ember.errors import EmberError, refuse_non_tensor
+from ember.errors import ArgumentError, EmberError, refuse_non_tensor
 from ember.ops.op_errors import (  # noqa: F401 (complex_error, refuse_*: imported from here)
     check_limited,
     common_device,
@@ -144,7 +144,7 @@ def primitive(cls: type[Primitive]) -> Primitive:
         ...     def forward(self, xp, a): return xp.negative(a)
     """
     if cls.name in PRIMITIVES:
-        raise ValueError(f"a primitive named {cls.name!r} is already registered")
+        raise ArgumentError(f"a primitive named {cls.name!r} is already registered")
     instance = cls()
     PRIMITIVES[cls.name] = instance
     return instance

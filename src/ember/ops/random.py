@@ -19,7 +19,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
-from ember.errors import DTypeError, GradError, OpError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, GradError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import (
@@ -249,10 +249,10 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
     """Samples from U(low, high) of ``shape`` (both parts of a complex dtype), as ``uniform_``
     and ``nn.init.uniform_`` fill a tensor."""
     if not low <= high:
-        raise ValueError(f"uniform_: expects to return a [from, to) range, but found "
-                         f"from={low} > to={high}, as PyTorch refuses")
+        raise ArgumentError(f"uniform_: expects to return a [from, to) range, but found "
+                            f"from={low} > to={high}, as PyTorch refuses")
     if not math.isfinite(high - low):
-        raise ValueError(f"uniform_: the range [{low}, {high}) must be finite, as in PyTorch")
+        raise ArgumentError(f"uniform_: the range [{low}, {high}) must be finite, as in PyTorch")
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
 
@@ -262,7 +262,7 @@ def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device:
     """Samples from N(mean, std²) of ``shape``, as ``normal_`` and ``nn.init.normal_`` fill a
     tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2)."""
     if not std >= 0:
-        raise ValueError(f"normal_: expects std >= 0.0, but found std {std}")
+        raise ArgumentError(f"normal_: expects std >= 0.0, but found std {std}")
     n = randn(shape, dtype=dtype, device=device, generator=generator) * std
     return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
 
@@ -278,8 +278,8 @@ def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None
         lo, hi = info.min, info.max
     for name, value in (("from", low), ("to - 1", high)):
         if not lo <= value <= hi:
-            raise ValueError(f"{op}: {name} = {value} is out of bounds for {dtype.name}, which "
-                             f"holds [{lo}, {hi}]. Hint: draw a wider dtype, e.g. ember.int64")
+            raise ArgumentError(f"{op}: {name} = {value} is out of bounds for {dtype.name}, which "
+                                f"holds [{lo}, {hi}]. Hint: draw a wider dtype, e.g. ember.int64")
     digits = ml_dtypes.finfo(dtype.np).nmant + 1 if dtype.is_floating_point else None
     if digits and max(-low, high) > 2 ** digits:
         warnings.warn(f"{op}: [{low}, {high}] reaches past the integers {dtype.name} holds "
@@ -306,7 +306,7 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
     low, high = _numbers("randint", low, high)
     low, high = as_int(low, "randint", "low"), as_int(high, "randint", "high")
     if high <= low:
-        raise ValueError(f"randint: empty range [{low}, {high})")
+        raise ArgumentError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     if dt.is_complex:
         raise DTypeError(f"randint: integers cannot be drawn as {dt.name}, as in PyTorch. Hint: "

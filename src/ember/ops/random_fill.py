@@ -14,7 +14,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import refuse_inference_write
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.ops.primitive import refuse_limited
 from ember.ops.random import Generator, check_draw_bounds, rand, randint, randn
 from ember.ops.rounding import ceil
@@ -68,8 +68,8 @@ def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
     if to is None:
         to = _largest_integer(self.dtype) + 1
     if from_ >= to:
-        raise ValueError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
-                         f">= to={to}")
+        raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
+                            f">= to={to}")
     check_draw_bounds("random_", from_, to - 1, self.dtype)
     draws = randint(from_, to, tuple(self.shape), generator=generator, device=self.device)
     return self.copy_(draws)
@@ -88,7 +88,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
     refuse_inference_write(self, "exponential_")  # (before drawing, as PyTorch)
     _check_floating("exponential_", self)
     if lambd <= 0:
-        raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return self.copy_(-log1p(-_uniform(self, generator)) / lambd)
 
 
@@ -104,7 +104,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     """
     refuse_inference_write(self, "geometric_")  # (before drawing, as PyTorch)
     if not 0 < p < 1:
-        raise ValueError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        raise ArgumentError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     u = _uniform(self, generator)
     return self.copy_(ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))
 
@@ -123,7 +123,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
     refuse_inference_write(self, "log_normal_")  # (before drawing, as PyTorch)
     _check_floating("log_normal_", self)
     if std <= 0:
-        raise ValueError(f"log_normal_ expects std > 0.0, but found std={std}")
+        raise ArgumentError(f"log_normal_ expects std > 0.0, but found std={std}")
     z = randn(self.shape, dtype=self.dtype, generator=generator, device=self.device)
     return self.copy_(exp(z * std + mean))
 
@@ -141,6 +141,6 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     refuse_inference_write(self, "cauchy_")  # (before drawing, as PyTorch)
     _check_floating("cauchy_", self)
     if sigma <= 0:
-        raise ValueError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        raise ArgumentError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     u = _uniform(self, generator)
     return self.copy_(tan((u - 0.5) * math.pi) * sigma + median)

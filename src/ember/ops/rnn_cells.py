@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.linear import linear
 from ember.ops.rnn_gates import gru_gates, lstm_gates
 from ember.tensor import Tensor
@@ -89,7 +89,7 @@ def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor,
         tensor([[0.5000, 0.5000, 0.5000]])
     """
     if len(hx) != 2:
-        raise ValueError(f"lstm_cell: expected hx to have 2 elements (h, c), got {len(hx)}")
+        raise ArgumentError(f"lstm_cell: expected hx to have 2 elements (h, c), got {len(hx)}")
     _batched("lstm_cell", input, hx[0])
     h, c = lstm_step(linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
     return h, c

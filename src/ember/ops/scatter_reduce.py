@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import eq
 from ember.ops.convert import cast, clone
@@ -131,8 +131,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     """
     op = "scatter_reduce"
     if reduce not in _REDUCTIONS:
-        raise ValueError(f"{op}: reduce argument must be either sum, prod, mean, amax or amin, "
-                         f"got {reduce!r}")
+        raise ArgumentError(f"{op}: reduce argument must be either sum, prod, mean, amax or amin, "
+                            f"got {reduce!r}")
     if not isinstance(src, Tensor):
         raise TypeError(f"{op}: src must be a tensor, got {type(src).__name__}")
     if src.dtype is not input.dtype:
@@ -179,8 +179,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     """
     op = "index_reduce"
     if reduce not in ("prod", "mean", "amax", "amin"):
-        raise ValueError(f"{op}: reduce argument must be either prod, mean, amax or amin, got "
-                         f"{reduce!r}")
+        raise ArgumentError(f"{op}: reduce argument must be either prod, mean, amax or amin, got "
+                            f"{reduce!r}")
     if reduce in ("amax", "amin"):
         refuse_complex(f"{op} {reduce}", input)
     check_integer(index, op)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.convert import cast, result_dtype
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
@@ -131,10 +131,10 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
                         f"{type(sorted_sequence).__name__}")
     if side is not None:
         if side not in ("left", "right"):
-            raise ValueError(f"searchsorted: side can only be 'left' or 'right', got {side!r}")
+            raise ArgumentError(f"searchsorted: side can only be 'left' or 'right', got {side!r}")
         if right and side == "left":
-            raise ValueError("searchsorted: side and right can't be set to opposites, got "
-                             "side='left' while right=True")
+            raise ArgumentError("searchsorted: side and right can't be set to opposites, got "
+                                "side='left' while right=True")
         right = side == "right"
     scalar = not isinstance(input, Tensor)
     if scalar and sorted_sequence.ndim != 1:
@@ -287,7 +287,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
                          f"{tuple(input.shape)} {input.dtype.name}")
     minlength = as_int(minlength, "bincount", "minlength")
     if minlength < 0:
-        raise ValueError(f"bincount: minlength should be >= 0, got {minlength}")
+        raise ArgumentError(f"bincount: minlength should be >= 0, got {minlength}")
     extra = ()
     if weights is not None:
         if weights.ndim != 1 or weights.shape[0] != input.shape[0]:

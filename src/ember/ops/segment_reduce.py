@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import tensor
 from ember.ops.gather import gather
 from ember.ops.reduce import normalize_dim
@@ -36,7 +36,7 @@ def _lengths(op: str, lengths: Tensor | None, offsets: Tensor | None,
         raise NotImplementedError(f"{op}: indices based reduction is not supported (as in "
                                   "PyTorch). Hint: pass lengths or offsets")
     if lengths is None and offsets is None:
-        raise ValueError(f"{op}: either lengths or offsets must be given")
+        raise ArgumentError(f"{op}: either lengths or offsets must be given")
     given = lengths if lengths is not None else offsets
     if given.dtype.is_floating_point or given.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: lengths and offsets must be integers, got {given.dtype.name}")
@@ -45,9 +45,9 @@ def _lengths(op: str, lengths: Tensor | None, offsets: Tensor | None,
         raise ShapeError(f"{op}: lengths and offsets must have at least one dimension")
     out = host if lengths is not None else np.diff(host, axis=-1)
     if (out < 0).any():
-        raise ValueError(f"{op}: lengths contains a negative value: {out.tolist()}"
-                         if lengths is not None else
-                         f"{op}: offsets must not decrease, got {host.tolist()}")
+        raise ArgumentError(f"{op}: lengths contains a negative value: {out.tolist()}"
+                            if lengths is not None else
+                            f"{op}: offsets must not decrease, got {host.tolist()}")
     return out
 
 
@@ -71,8 +71,8 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
     op = "segment_reduce"
     kind = _NAMES.get(reduce, reduce)
     if kind not in _IDENTITY:
-        raise ValueError(f"{op}: reduce must be one of 'sum', 'prod', 'mean', 'max' ('amax') "
-                         f"or 'min' ('amin'), got {reduce!r}")
+        raise ArgumentError(f"{op}: reduce must be one of 'sum', 'prod', 'mean', 'max' ('amax') "
+                            f"or 'min' ('amin'), got {reduce!r}")
     if not data.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating data tensor, got {data.dtype.name}. "
                          "Hint: call .float() first")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import IndexOutOfRange, OpError, ShapeError, refuse_non_tensor
+from ember.errors import ArgumentError, IndexOutOfRange, OpError, ShapeError, refuse_non_tensor
 from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.forwarding import not_a_tensor
@@ -495,7 +495,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         return handle(chunk, (input, chunks, dim), {})
     chunks = as_int(chunks, "chunk", "chunks")
     if chunks <= 0:
-        raise ValueError(f"chunk: expects chunks to be greater than 0, got {chunks}")
+        raise ArgumentError(f"chunk: expects chunks to be greater than 0, got {chunks}")
     dim = dim_of(input, dim, "chunk")
     n = input.shape[dim]
     if n == 0:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import accumulator
 from ember.ops.unary import in_float32
@@ -138,7 +138,7 @@ def _difference(xp, x, t):
 
 def _check(x: TensorSpec, t: TensorSpec, beta: float, op: str) -> tuple:
     if not beta > 0:
-        raise ValueError(f"{op}: beta must be positive, got {beta}")
+        raise ArgumentError(f"{op}: beta must be positive, got {beta}")
     if tuple(x.shape) != tuple(t.shape):
         raise ShapeError(f"{op}: target size {tuple(t.shape)} must be the same as input size "
                          f"{tuple(x.shape)}")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.construct import tensor_split
 from ember.ops.creation import zeros
 from ember.ops.diagonal import diagonal_scatter
@@ -103,7 +103,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
                 [2, 4]])
     """
     if not tensors:
-        raise ValueError("column_stack expects a non-empty TensorList")
+        raise ArgumentError("column_stack expects a non-empty TensorList")
     return hstack([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
 
 
@@ -127,7 +127,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
         ember.Size([1, 2, 2])
     """
     if not tensors:
-        raise ValueError("dstack expects a non-empty TensorList")
+        raise ArgumentError("dstack expects a non-empty TensorList")
     return cat([atleast_3d(t) for t in tensors], 2)
 
 
@@ -156,7 +156,7 @@ def _repeat_counts(repeats: Any, op: str) -> np.ndarray:
     else:
         counts = np.asarray([as_int(repeats, op, "repeats")], dtype=np.int64)
     if (counts < 0).any():
-        raise ValueError(f"{op}: repeats can not be negative")
+        raise ArgumentError(f"{op}: repeats can not be negative")
     return counts
 
 

@@ -22,7 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes, return_types
-from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, DTypeError, EmberError, IndexOutOfRange, ShapeError
 from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
@@ -308,8 +308,8 @@ def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolati
         raise DTypeError(f"{op}: the input must be float32 or float64, got {input.dtype.name}. "
                          "Hint: call .float() first")
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{op}: interpolation must be one of {', '.join(_INTERPOLATIONS)}, "
-                         f"got {interpolation!r}")
+        raise ArgumentError(f"{op}: interpolation must be one of {', '.join(_INTERPOLATIONS)}, "
+                            f"got {interpolation!r}")
     if isinstance(q, Tensor):
         if q.dtype is not input.dtype:
             raise DTypeError(f"{op}: the q tensor must have the input's dtype "
@@ -319,12 +319,12 @@ def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolati
                              f"{tuple(q.shape)}")
         inside = _known(((q >= 0) & (q <= 1)).all())
         if inside is False:
-            raise ValueError(f"{op}: q values must be in the range [0, 1]")
+            raise ArgumentError(f"{op}: q values must be in the range [0, 1]")
         qt = q
     else:
         q = as_float(q, op, "q")
         if not 0 <= q <= 1:
-            raise ValueError(f"{op}: q must be in the range [0, 1], got {q}")
+            raise ArgumentError(f"{op}: q must be in the range [0, 1], got {q}")
         qt = full((), q, dtype=input.dtype, device=input.device)
     if input.numel() == 0:
         raise ShapeError(f"{op}: the input tensor must be non-empty, got shape "
@@ -488,7 +488,7 @@ def _check_weights(w: Tensor, kind: str, observations: int) -> None:
         raise ShapeError(f"cov: expected {kind} to have as many elements as there are "
                          f"observations in the input ({observations}), got {w.numel()}")
     if observations and _known(amin(w) < 0) is True:
-        raise ValueError(f"cov: {kind} cannot be negative")
+        raise ArgumentError(f"cov: {kind} cannot be negative")
 
 
 @method()
@@ -529,7 +529,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     else:
         total = sum(w)
         if _known(total == 0) is True:
-            raise ValueError("cov: the weights sum to zero, so they cannot be normalized")
+            raise ArgumentError("cov: the weights sum to zero, so they cannot be normalized")
         avg = sum(x * w, 1) / total
     if w is not None and aweights is not None and correction != 0:
         norm = total - correction * sum(w * aweights) / total

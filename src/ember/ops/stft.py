@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 
-from ember.errors import DTypeError, EmberError, ShapeError
+from ember.errors import ArgumentError, DTypeError, EmberError, ShapeError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
@@ -38,10 +38,10 @@ def _check_window(window: Tensor | None, win_length: int, op: str) -> None:
 
 def _check_sizes(op: str, n_fft: int, hop: int, win_length: int) -> None:
     if hop <= 0:
-        raise ValueError(f"{op}: expected hop_length > 0, got hop_length={hop}")
+        raise ArgumentError(f"{op}: expected hop_length > 0, got hop_length={hop}")
     if not 0 < win_length <= n_fft:
-        raise ValueError(f"{op}: expected 0 < win_length <= n_fft={n_fft}, got "
-                         f"win_length={win_length}")
+        raise ArgumentError(f"{op}: expected 0 < win_length <= n_fft={n_fft}, got "
+                            f"win_length={win_length}")
 
 
 @method("stft")
@@ -69,13 +69,13 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     """
     op = "stft"
     if center and align_to_window is not None:
-        raise ValueError("stft: align_to_window should only be set when center=False")
+        raise ArgumentError("stft: align_to_window should only be set when center=False")
     complex_window = window is not None and window.dtype.is_complex
     if return_complex is None:
         if not (input.dtype.is_complex or complex_window):
-            raise ValueError("stft: requires the return_complex parameter be given for real "
-                             "inputs. Hint: pass return_complex=True (return_complex=False is "
-                             "deprecated)")
+            raise ArgumentError("stft: requires the return_complex parameter be given for real "
+                                "inputs. Hint: pass return_complex=True (return_complex=False is "
+                                "deprecated)")
         return_complex = True
     elif not return_complex:
         warnings.warn("stft with return_complex=False is deprecated: pass return_complex=True "
@@ -94,8 +94,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     win_length = n_fft if win_length is None else win_length
     length = x.shape[-1]
     if not 0 < n_fft <= length:
-        raise ValueError(f"stft: expected 0 < n_fft <= {length} (the signal's length"
-                         f"{', padded' if center else ''}), got n_fft={n_fft}")
+        raise ArgumentError(f"stft: expected 0 < n_fft <= {length} (the signal's length"
+                            f"{', padded' if center else ''}), got n_fft={n_fft}")
     _check_sizes(op, n_fft, hop, win_length)
     _check_window(window, win_length, op)
     if window is None:
@@ -108,11 +108,11 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     if align_to_window and (count - 1) * hop + n_fft > length + 2 * left:
         # PyTorch reads each aligned frame's n_fft samples from `left` before its window
         # (the signal padded by `left` on both sides): the last frame must fit in that
-        raise ValueError(f"stft: with align_to_window=True the last of {count} frames "
-                         f"(hop_length={hop}) needs n_fft={n_fft} samples starting "
-                         f"{left} before its window, past the end of the signal (length "
-                         f"{length}). Hint: make n_fft - win_length even (then every frame "
-                         "fits) or use center=True")
+        raise ArgumentError(f"stft: with align_to_window=True the last of {count} frames "
+                            f"(hop_length={hop}) needs n_fft={n_fft} samples starting "
+                            f"{left} before its window, past the end of the signal (length "
+                            f"{length}). Hint: make n_fft - win_length even (then every frame "
+                            "fits) or use center=True")
     frames = x[:, start:].unfold(-1, win_length, hop)[:, :count]
     if window is not None:
         frames = frames * window
@@ -122,8 +122,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     is_complex = frames.dtype.is_complex
     onesided = not is_complex if onesided is None else onesided
     if is_complex and onesided:
-        raise ValueError("stft: cannot have a one-sided output when the window or input is "
-                         "complex. Hint: pass onesided=False")
+        raise ArgumentError("stft: cannot have a one-sided output when the window or input is "
+                            "complex. Hint: pass onesided=False")
     out = fft_r2c(frames, (2,), norm) if onesided else fft_c2c(frames, (2,), False, norm)
     out = transpose(out, 1, 2)
     if input.ndim == 1:
@@ -133,8 +133,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
 
 def _center_pad(x: Tensor, n_fft: int, pad_mode: str) -> Tensor:
     if pad_mode not in _PAD_MODES:
-        raise ValueError(f"stft: unknown pad_mode {pad_mode!r}; expected one of "
-                         f"{', '.join(_PAD_MODES)}")
+        raise ArgumentError(f"stft: unknown pad_mode {pad_mode!r}; expected one of "
+                            f"{', '.join(_PAD_MODES)}")
     half = n_fft // 2
     if pad_mode == "reflect" and half >= x.shape[-1]:
         raise ShapeError(f"stft: reflect padding of n_fft // 2 = {half} needs a signal longer "
@@ -174,8 +174,8 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     win_length = n_fft if win_length is None else win_length
     _check_sizes(op, n_fft, hop, win_length)
     if hop > win_length:
-        raise ValueError(f"istft: expected 0 < hop_length <= win_length={win_length}, got "
-                         f"hop_length={hop}")
+        raise ArgumentError(f"istft: expected 0 < hop_length <= win_length={win_length}, got "
+                            f"hop_length={hop}")
     _check_window(window, win_length, op)
     if window is None:
         warnings.warn(_NO_WINDOW.format(why=". Provide the window stft used to make the "
@@ -196,12 +196,12 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     else:  # PyTorch's end, -(n_fft // 2) when centred: for n_fft=1 that is 0, no samples
         end = total - start if start or not center else 0
     if min(end, total) <= start:
-        raise ValueError(f"istft: the signal would have no samples ({count} frame(s) of "
-                         f"n_fft={n_fft}, center={center}, length={length}). Hint: pass a "
-                         "positive length or more frames")
+        raise ArgumentError(f"istft: the signal would have no samples ({count} frame(s) of "
+                            f"n_fft={n_fft}, center={center}, length={length}). Hint: pass a "
+                            "positive length or more frames")
     if return_complex and onesided:
-        raise ValueError("istft: cannot have a one-sided input with return_complex=True. "
-                         "Hint: pass the two-sided STFT and onesided=False")
+        raise ArgumentError("istft: cannot have a one-sided input with return_complex=True. "
+                            "Hint: pass the two-sided STFT and onesided=False")
     if not return_complex and window is not None and window.dtype.is_complex:
         raise DTypeError("istft: complex windows are incompatible with return_complex=False")
     if window is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.ops.broadcast import sum_to
 from ember.ops.construct import _shape
 from ember.ops.creation import zeros
@@ -40,9 +40,9 @@ def _unfold_check(shape: tuple, dimension: int, size: int, step: int) -> None:
         raise ShapeError(f"unfold: maximum size for tensor at dimension {dimension} is {limit} "
                          f"but size is {size} (shape {tuple(shape)})")
     if step <= 0:
-        raise ValueError(f"unfold: step is {step} but must be > 0")
+        raise ArgumentError(f"unfold: step is {step} but must be > 0")
     if size < 0:
-        raise ValueError(f"unfold: size is {size} but must be >= 0")
+        raise ArgumentError(f"unfold: size is {size} but must be >= 0")
 
 
 def overlap_add(frames: Tensor, hop: int) -> Tensor:

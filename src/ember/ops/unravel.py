@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["unravel_index"]
@@ -33,7 +33,7 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
                         f"got {type(shape).__name__} {shape!r}")
     shape = tuple(sizes)
     if any(n < 0 for n in shape):
-        raise ValueError(f"unravel_index: 'shape' cannot have negative values, but got {shape}")
+        raise ArgumentError(f"unravel_index: 'shape' cannot have negative values, but got {shape}")
     if 0 in shape and indices.numel():
         raise ShapeError(f"unravel_index: 'shape' {shape} has no elements to index")
     rest = indices.to(dtypes.int64)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.graph import name_node
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.dims import Dim, reduce_dims, with_reduced_dims
 from ember.ops.overrides import TENSOR_LIKE, handle
@@ -39,7 +39,7 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise ValueError(f"{op}: pass either unbiased or correction, not both")
+        raise ArgumentError(f"{op}: pass either unbiased or correction, not both")
     if correction is None:
         correction = 0 if unbiased is False else 1
     if not input.dtype.is_floating_point and not input.dtype.is_complex:

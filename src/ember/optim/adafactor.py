@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.optim.elementwise import ElementwiseOptimizer, full_state, next_step, scalar_state
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
@@ -51,17 +52,17 @@ class Adafactor(ElementwiseOptimizer):
                  weight_decay: float = 0.0, *, foreach: bool | None = None,
                  maximize: bool = False) -> None:
         if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+            raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
-            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+            raise ArgumentError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
         if eps[0] is not None and not 0.0 <= eps[0]:
-            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+            raise ArgumentError(f"epsilon1 should be >= 0 but is: {eps[0]}")
         if not 0.0 <= eps[1]:
-            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+            raise ArgumentError(f"epsilon2 should be >= 0 but is: {eps[1]}")
         if not 1.0 <= d:
-            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+            raise ArgumentError(f"Clipping threshold d should be >= 1 but is: {d}")
         if not 0.0 <= weight_decay:
-            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+            raise ArgumentError(f"weight_decay should be >= 0 but is: {weight_decay}")
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
                         **implementation_defaults(foreach=foreach), maximize=maximize)
         super().__init__(params, defaults)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import CPU, compiled
+from ember.errors import ArgumentError
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -310,9 +311,9 @@ def _pairs(data: Any) -> Any:
     if isinstance(data, np.ndarray):
         return data[..., None].view(data.real.dtype)
     if not data.flags.c_contiguous:
-        raise ValueError("optimizer: a complex parameter off the CPU must be contiguous to be "
-                         "stepped in place (CuPy views complex memory as real pairs only in C "
-                         "order). Hint: make it with .contiguous() before the optimizer")
+        raise ArgumentError("optimizer: a complex parameter off the CPU must be contiguous to be "
+                            "stepped in place (CuPy views complex memory as real pairs only in C "
+                            "order). Hint: make it with .contiguous() before the optimizer")
     return data.reshape(*data.shape, 1).view(data.real.dtype)
 
 
@@ -351,12 +352,12 @@ def check_hyper(**values: Any) -> None:
         if key == "betas":
             for i, beta in enumerate(value):
                 if not 0.0 <= float(beta) < 1.0:
-                    raise ValueError(f"Invalid beta parameter at index {i}: {beta} "
-                                     "(betas must be in [0, 1))")
+                    raise ArgumentError(f"Invalid beta parameter at index {i}: {beta} "
+                                        "(betas must be in [0, 1))")
         elif key == "rho" and not 0.0 <= value <= 1.0:
-            raise ValueError(f"Invalid rho value: {value} (must be in [0, 1])")
+            raise ArgumentError(f"Invalid rho value: {value} (must be in [0, 1])")
         elif not float(value) >= 0.0:  # (NaN too)
-            raise ValueError(f"Invalid {names.get(key, key)}: {value} (must be >= 0)")
+            raise ArgumentError(f"Invalid {names.get(key, key)}: {value} (must be >= 0)")
 
 
 def coalesced_rows(grad: Any, maximize: bool = False) -> tuple[tuple[Any, ...], Any]:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.elementwise import check_hyper
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
@@ -48,8 +49,8 @@ class LBFGS(Optimizer):
                  line_search_fn: str | None = None) -> None:
         check_hyper(lr=lr)
         if line_search_fn not in (None, "strong_wolfe"):
-            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
-                             f"{line_search_fn!r}")
+            raise ArgumentError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+                                f"{line_search_fn!r}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
@@ -60,7 +61,7 @@ class LBFGS(Optimizer):
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Refused once a group exists: LBFGS treats all its parameters as one vector."""
         if self.param_groups:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise ArgumentError("LBFGS doesn't support per-parameter options (parameter groups)")
         super().add_param_group(param_group)
 
     @property

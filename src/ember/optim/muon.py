@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ember.backend import gemm
+from ember.errors import ArgumentError
 from ember.optim.elementwise import ElementwiseOptimizer, full_state
 from ember.tensor import Tensor
 
@@ -50,23 +51,23 @@ class Muon(ElementwiseOptimizer):
                  ns_coefficients: tuple[float, float, float] = NS_COEFFICIENTS,
                  eps: float = 1e-7, ns_steps: int = 5, adjust_lr_fn: str | None = None) -> None:
         if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+            raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:
-            raise ValueError(f"momentum should be >= 0 but is: {momentum}")
+            raise ArgumentError(f"momentum should be >= 0 but is: {momentum}")
         if not 0.0 <= weight_decay:
-            raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
+            raise ArgumentError(f"weight decay should be >= 0 but is: {weight_decay}")
         if adjust_lr_fn not in (None, "original", "match_rms_adamw"):
-            raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported "
-                             "(use None, 'original' or 'match_rms_adamw')")
+            raise ArgumentError(f"Adjust learning rate function {adjust_lr_fn} is not supported "
+                                "(use None, 'original' or 'match_rms_adamw')")
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum,
                                       nesterov=nesterov, ns_coefficients=ns_coefficients,
                                       eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn))
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise ValueError("Muon only supports 2D parameters whereas we found a "
-                                     f"parameter with size: {tuple(p.shape)}; optimize it "
-                                     "with another optimizer (e.g. AdamW)")
+                    raise ArgumentError("Muon only supports 2D parameters whereas we found a "
+                                        f"parameter with size: {tuple(p.shape)}; optimize it "
+                                        "with another optimizer (e.g. AdamW)")
 
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["momentum_buffer"] = full_state(p)
@@ -74,8 +75,8 @@ class Muon(ElementwiseOptimizer):
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         if g.ndim != 2:
-            raise ValueError(f"Muon: the gradient of shape {tuple(g.shape)} is not a 2D matrix; "
-                             "Muon only supports 2D parameters")
+            raise ArgumentError(f"Muon: the gradient of shape {tuple(g.shape)} is not a 2D matrix; "
+                                "Muon only supports 2D parameters")
         momentum = float(group["momentum"])
         buf = state["momentum_buffer"]._data
         buf[...] = _lerp(buf, g, 1.0 - momentum)
@@ -100,11 +101,11 @@ def orthogonalize(xp: Any, g: Any, coefficients: tuple[float, float, float], ste
     product's float32 sums (700×700) came out in another order than on one thread, so the
     result depended on the thread count."""
     if steps >= 100:
-        raise ValueError(f"Muon: ns_steps={steps}; the number of Newton–Schulz steps must be "
-                         "less than 100 for computational efficiency")
+        raise ArgumentError(f"Muon: ns_steps={steps}; the number of Newton–Schulz steps must be "
+                            "less than 100 for computational efficiency")
     if len(coefficients) != 3:
-        raise ValueError(f"Muon: ns_coefficients={coefficients!r} must be a tuple of exactly 3 "
-                         "values (a, b, c)")
+        raise ArgumentError(f"Muon: ns_coefficients={coefficients!r} must be a tuple of exactly 3 "
+                            "values (a, b, c)")
     a, b, c = (xp.float32(v) for v in coefficients)
     x = _bfloat16(xp, g.astype(xp.float32))
     tall = x.shape[0] > x.shape[1]

@@ -23,7 +23,7 @@ from ember.autograd.grad_mode import (
     inference_tensors_may_exist,
     refuse_inference_write,
 )
-from ember.errors import OpError
+from ember.errors import ArgumentError, OpError
 from ember.hooks import RemovableHandle, add_hook
 from ember.tensor import STRUCTURE, Tensor, _wrap
 
@@ -131,7 +131,7 @@ class Optimizer:
         self._opt_called = False
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list")
+            raise ArgumentError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for group in groups:
@@ -172,20 +172,20 @@ class Optimizer:
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(p).__name__}")
             if not (p.is_leaf or p.retains_grad):
-                raise ValueError("can't optimize a non-leaf Tensor; optimize the leaf it was "
-                                 "computed from, or detach it and set requires_grad")
+                raise ArgumentError("can't optimize a non-leaf Tensor; optimize the leaf it was "
+                                    "computed from, or detach it and set requires_grad")
         group["params"] = params
         for name, default in self.defaults.items():
             if default is required and name not in group:
-                raise ValueError("parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ArgumentError("parameter group didn't specify a value of required "
+                                    f"optimization parameter {name}")
             group.setdefault(name, default)
         if len({id(p) for p in params}) != len(params):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; "
                           "in future, this will cause an error", stacklevel=3)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
-            raise ValueError("some parameters appear in more than one parameter group")
+            raise ArgumentError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
         STRUCTURE.value += 1  # (a compiled step looks again at what it updates)
 
@@ -407,13 +407,13 @@ class Optimizer:
                 state_dict = result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError("loaded state dict has a different number of parameter groups: "
-                             f"{len(saved_groups)}, the optimizer has {len(self.param_groups)}")
+            raise ArgumentError("loaded state dict has a different number of parameter groups: "
+                                f"{len(saved_groups)}, the optimizer has {len(self.param_groups)}")
         for saved, group in zip(saved_groups, self.param_groups, strict=True):
             if len(saved["params"]) != len(group["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't "
-                                 f"match the size of optimizer's group ({len(saved['params'])} "
-                                 f"parameters saved, {len(group['params'])} in the optimizer)")
+                raise ArgumentError("loaded state dict contains a parameter group that doesn't "
+                                    f"match the size of optimizer's group ({len(saved['params'])} "
+                                    f"parameters saved, {len(group['params'])} in the optimizer)")
         by_index = {int(i): p for saved, group in zip(saved_groups, self.param_groups, strict=True)
                     for i, p in zip(saved["params"], group["params"], strict=True)}
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)

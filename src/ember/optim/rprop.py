@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
@@ -46,8 +47,8 @@ class Rprop(ElementwiseOptimizer):
                  differentiable: bool = False) -> None:
         check_hyper(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
-            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]} "
-                             "(need 0 < eta_minus < 1 < eta_plus)")
+            raise ArgumentError(f"Invalid eta values: {etas[0]}, {etas[1]} "
+                                "(need 0 < eta_minus < 1 < eta_plus)")
         defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
                         maximize=maximize,
                         **implementation_defaults(foreach=foreach, capturable=capturable,

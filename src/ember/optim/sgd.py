@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     add_sparse_,
@@ -45,7 +46,7 @@ class SGD(ElementwiseOptimizer):
                  differentiable: bool = False, fused: bool | None = None) -> None:
         check_hyper(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+            raise ArgumentError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
                         **implementation_defaults(foreach=foreach, differentiable=differentiable,

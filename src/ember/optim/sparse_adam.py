@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.elementwise import ElementwiseOptimizer, check_hyper, coalesced_rows, full_state
 from ember.tensor import Tensor
 
@@ -33,9 +34,9 @@ class SparseAdam(ElementwiseOptimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  maximize: bool = False) -> None:
         if not 0.0 < lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise ArgumentError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+            raise ArgumentError(f"Invalid epsilon value: {eps}")
         check_hyper(betas=betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ember.autograd.grad_mode import no_grad
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import LRScheduler, per_group
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
@@ -39,8 +40,8 @@ MultiAvgFn = Callable[[Sequence[Tensor], Sequence[Tensor], Any], None]
 
 def _check_decay(decay: float) -> None:
     if decay < 0.0 or decay > 1.0:
-        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in "
-                         "[0,1] range.")
+        raise ArgumentError(f"Invalid decay value {decay} provided. Please provide a value in "
+                            "[0,1] range.")
 
 
 def get_ema_avg_fn(decay: float = 0.999) -> AvgFn:
@@ -147,12 +148,12 @@ class SWALR(LRScheduler):
                              strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ArgumentError("anneal_strategy must be one of 'cos' or 'linear', instead got "
+                                f"{anneal_strategy}")
         self._anneal_strategy = anneal_strategy
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be equal or greater than 0, got "
-                             f"{anneal_epochs}")
+            raise ArgumentError(f"anneal_epochs must be equal or greater than 0, got "
+                                f"{anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 
+from ember.errors import ArgumentError
+
 
 class ProfilerActivity(Enum):
     """Kinds of activity a profiler may trace (PyTorch's members and values)."""
@@ -40,7 +42,7 @@ def check_activities(activities: Iterable[ProfilerActivity] | None) -> None:
                         f"got {unknown!r}")
     refused = sorted(a.name for a in wanted - supported_activities())
     if refused:
-        raise ValueError(
+        raise ArgumentError(
             f"profile: activities {refused} cannot be traced: Ember's profiler traces the CPU "
             "(ops on any device are timed from the host). Hint: "
             "activities=[ProfilerActivity.CPU], or leave activities out"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.errors import ArgumentError
+
 _SORT_KEYS = {
     "cpu_time_total": "cpu_time_total", "cpu_time": "cpu_time",
     "self_cpu_time_total": "self_cpu_time_total", "count": "count", "flops": "flops",
@@ -207,8 +209,8 @@ def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_
         return ""
     if sort_by is not None:
         if sort_by not in _SORT_KEYS:
-            raise ValueError(f"table: unknown sort_by {sort_by!r}; use one of "
-                             f"{', '.join(_SORT_KEYS)}")
+            raise ArgumentError(f"table: unknown sort_by {sort_by!r}; use one of "
+                                f"{', '.join(_SORT_KEYS)}")
         rows = sorted(rows, key=lambda r: getattr(r, _SORT_KEYS[sort_by]), reverse=True)
     self_total = sum(r.self_cpu_time_total for r in rows)
     shown = [r for r in rows if not (top_level_only and r.cpu_parent is not None)]

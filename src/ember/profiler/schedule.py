@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Callable
 from enum import Enum
 
+from ember.errors import ArgumentError
+
 
 class ProfilerAction(Enum):
     """What the profiler does during a step: nothing, warm up, record, or record and then hand
@@ -37,7 +39,7 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
         ['NONE', 'WARMUP', 'RECORD_AND_SAVE', 'WARMUP']
     """
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
-        raise ValueError(
+        raise ArgumentError(
             f"schedule: invalid arguments wait={wait} (need >= 0), warmup={warmup} (need >= 0), "
             f"active={active} (need > 0), repeat={repeat} (need >= 0), "
             f"skip_first={skip_first} (need >= 0)"
@@ -49,7 +51,7 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
 
     def action(step: int) -> ProfilerAction:
         if step < 0:
-            raise ValueError(f"schedule: step must be non-negative, got {step}")
+            raise ArgumentError(f"schedule: step must be non-negative, got {step}")
         if step < skip_first:
             return ProfilerAction.NONE
         step -= skip_first

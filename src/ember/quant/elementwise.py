@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import from_numpy
 from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor
@@ -131,8 +131,8 @@ def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
     low, high = quint8.min, quint8.max
     shift = np.rint(float(other) / s)
     if not -(2**31) <= shift <= 2**31 - 1:  # (PyTorch passes it to its kernel as an int32)
-        raise ValueError(f"quantized add_scalar: {other} is {shift} steps of the scale {s}, "
-                         "outside the int32 range PyTorch's kernel takes")
+        raise ArgumentError(f"quantized add_scalar: {other} is {shift} steps of the scale {s}, "
+                            "outside the int32 range PyTorch's kernel takes")
     shifted = z - int(shift)  # the zero point that adds ``other``
     pinned = min(max(shifted, low), high)
     new_scale = s if pinned == shifted else (
@@ -164,13 +164,13 @@ def cat(tensors: Sequence[QuantizedTensor], dim: int, scale: float,
     ``zero_point``."""
     _check("cat", *tensors)
     if not tensors:
-        raise ValueError("quantized cat: expected a non-empty sequence of tensors")
+        raise ArgumentError("quantized cat: expected a non-empty sequence of tensors")
     floats = [kernels.dequantize(t._int.numpy(), t._scale, t._zero_point) for t in tensors]
     try:
         joined = np.concatenate(floats, axis=dim)
     except (ValueError, np.exceptions.AxisError) as e:
         shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
-        raise ValueError(f"quantized cat: cannot concatenate shapes {shapes} along dim {dim}"
-                         ) from e
+        raise ArgumentError(f"quantized cat: cannot concatenate shapes {shapes} along dim {dim}"
+                            ) from e
     return _result(kernels.quantize(joined, scale, zero_point, 0, 255, np.uint8), scale,
                    zero_point)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.jit import TraceError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
@@ -94,14 +95,15 @@ class FakeQuantize(FakeQuantizeBase):
         super().__init__()
         if quant_min is not None and quant_max is not None:
             if quant_min > quant_max:
-                raise ValueError(f"FakeQuantize: quant_min ({quant_min}) must be less than or "
-                                 f"equal to quant_max ({quant_max})")
+                raise ArgumentError(f"FakeQuantize: quant_min ({quant_min}) must be less than or "
+                                    f"equal to quant_max ({quant_max})")
             dtype = observer_kwargs.get("dtype", getattr(observer, "kwargs", {}).get("dtype",
                                                                                      quint8))
             if not dtype.min <= quant_min <= quant_max <= dtype.max:
-                raise ValueError(f"FakeQuantize: quant_min/quant_max out of bound: [{quant_min}, "
-                                 f"{quant_max}] is not within {dtype!r}'s range [{dtype.min}, "
-                                 f"{dtype.max}]")
+                raise ArgumentError("FakeQuantize: quant_min/quant_max out of bound: "
+                                    f"[{quant_min}, "
+                                    f"{quant_max}] is not within {dtype!r}'s range [{dtype.min}, "
+                                    f"{dtype.max}]")
             observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
         self.activation_post_process = observer(is_dynamic=is_dynamic, **observer_kwargs)
         post = self.activation_post_process

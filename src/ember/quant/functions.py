@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.nn import functional as F
 from ember.ops.creation import from_numpy
 from ember.ops.fake_quantize import (
@@ -100,8 +100,8 @@ def _max_pool(op: str, dims: int, input: Any, kernel_size: Any, stride: Any, pad
         raise RuntimeError(f"{op}: expected a per-tensor quantized tensor, got qscheme "
                            f"{x.qscheme()!r}")
     if x.ndim not in (dims + 1, dims + 2):
-        raise ValueError(f"{op}: expected a {dims + 1}-D or {dims + 2}-D input, got shape "
-                         f"{tuple(x.shape)}")
+        raise ArgumentError(f"{op}: expected a {dims + 1}-D or {dims + 2}-D input, got shape "
+                            f"{tuple(x.shape)}")
     stride = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else stride
     pool = F.max_pool1d if dims == 1 else F.max_pool2d
@@ -157,9 +157,9 @@ def fused_moving_avg_obs_fake_quant(
         (tensor([0.0078]), tensor([127], dtype=ember.int32))
     """
     if per_row_fake_quant and ch_axis != 0:
-        raise ValueError(f"fused_moving_avg_obs_fake_quant: per-row fake quantization is only "
-                         f"supported along ch_axis 0 (as PyTorch's), got ch_axis {ch_axis}. "
-                         "Hint: move the channels first")
+        raise ArgumentError(f"fused_moving_avg_obs_fake_quant: per-row fake quantization is only "
+                            f"supported along ch_axis 0 (as PyTorch's), got ch_axis {ch_axis}. "
+                            "Hint: move the channels first")
     if int(observer_on.reshape(-1)[0].item()):
         x = input.detach().float().numpy()
         if per_row_fake_quant:
@@ -168,10 +168,10 @@ def fused_moving_avg_obs_fake_quant(
         else:
             low, high = np.atleast_1d(x.min()), np.atleast_1d(x.max())
         if running_min.numel() != low.size:
-            raise ValueError(f"fused_moving_avg_obs_fake_quant: running_min has "
-                             f"{running_min.numel()} elements, the input has {low.size} "
-                             f"{'rows' if per_row_fake_quant else 'range'}. "
-                             "Hint: give one element per row, set to inf (and -inf)")
+            raise ArgumentError(f"fused_moving_avg_obs_fake_quant: running_min has "
+                                f"{running_min.numel()} elements, the input has {low.size} "
+                                f"{'rows' if per_row_fake_quant else 'range'}. "
+                                "Hint: give one element per row, set to inf (and -inf)")
         low, high = moving_range(running_min.numpy().reshape(-1),
                                  running_max.numpy().reshape(-1), low, high, averaging_const)
         running_min[...] = from_numpy(low.reshape(running_min.shape))

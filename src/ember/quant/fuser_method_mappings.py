@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 from ember.quant.modules import intrinsic as nni
@@ -20,8 +21,8 @@ _CONV_RELUS = {nn.Conv1d: nni.ConvReLU1d, nn.Conv2d: nni.ConvReLU2d, nn.Conv3d: 
 
 def _check_pair(what: str, layer: Module, bn: Module, is_qat: bool, qat_name: str) -> None:
     if layer.training != bn.training:
-        raise ValueError(f"{what}: {type(layer).__name__} and {type(bn).__name__} both must be "
-                         "in the same mode (train or eval).")
+        raise ArgumentError(f"{what}: {type(layer).__name__} and {type(bn).__name__} both must be "
+                            "in the same mode (train or eval).")
     if is_qat:
         raise NotImplementedError(f"{what}: fusing a batch norm for quantization-aware training "
                                   f"(PyTorch's {qat_name}) is not supported in Ember; fuse in "

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.observer import _EPS, UniformQuantizationObserverBase
 from ember.quant.qtypes import QDType, QScheme, per_tensor_affine, quint8
@@ -82,8 +83,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
             return x_orig
         x = x_orig.detach().numpy().astype(_F32, copy=False).ravel()
         if np.isnan(x).any():
-            raise ValueError("HistogramObserver: the input holds NaN, which a histogram cannot "
-                             "bin (PyTorch's histc refuses its range too)")
+            raise ArgumentError("HistogramObserver: the input holds NaN, which a histogram cannot "
+                                "bin (PyTorch's histc refuses its range too)")
         if np.isinf(x).any():
             warnings.warn("torch.inf detected in input tensor, ignoring input", stacklevel=2)
             x = x[~np.isinf(x)]

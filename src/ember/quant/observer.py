@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.qtypes import (
@@ -86,8 +87,8 @@ def calculate_qmin_qmax(quant_min: int | None, quant_max: int | None, has_custom
         length = quant_max - quant_min + 1
         limit = 2**32 if dtype is qint32 else 256
         if dtype in (qint8, qint32) and not 0 < length <= limit:
-            raise ValueError(f"quantization range [{quant_min}, {quant_max}] should be "
-                             f"positive and not exceed the maximum bit range (={limit}).")
+            raise ArgumentError(f"quantization range [{quant_min}, {quant_max}] should be "
+                                f"positive and not exceed the maximum bit range (={limit}).")
         return (quant_min // 2, quant_max // 2) if reduce_range else (quant_min, quant_max)
     if dtype is qint32:
         return -2**31, 2**31 - 1
@@ -116,16 +117,16 @@ class UniformQuantizationObserverBase(ObserverBase):
                  **kwargs: Any) -> None:
         super().__init__(dtype, is_dynamic)
         if dtype not in (qint8, quint8, qint32, quint4x2):
-            raise ValueError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8, "
-                             f"ember.qint32 or ember.quint4x2, got {dtype!r}")
+            raise ArgumentError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8, "
+                                f"ember.qint32 or ember.quint4x2, got {dtype!r}")
         if not isinstance(qscheme, QScheme):
-            raise ValueError(f"{type(self).__name__}: unknown qscheme {qscheme!r}")
+            raise ArgumentError(f"{type(self).__name__}: unknown qscheme {qscheme!r}")
         self.qscheme, self.reduce_range = qscheme, reduce_range
         self.register_buffer("eps", tensor([eps], dtype="float32"))
         self.has_customized_qrange = quant_min is not None and quant_max is not None
         if self.has_customized_qrange and not quant_min <= 0 <= quant_max:
-            raise ValueError(f"{type(self).__name__}: the range [{quant_min}, {quant_max}] "
-                             "must include 0")
+            raise ArgumentError(f"{type(self).__name__}: the range [{quant_min}, {quant_max}] "
+                                "must include 0")
         self.quant_min, self.quant_max = calculate_qmin_qmax(
             quant_min, quant_max, self.has_customized_qrange, dtype, reduce_range)
 
@@ -181,7 +182,7 @@ def _valid(min_val: np.ndarray, max_val: np.ndarray) -> bool:
                       "values.", stacklevel=3)
         return False
     if np.any(min_val > max_val):
-        raise ValueError(f"min {min_val} should be less than max {max_val}")
+        raise ArgumentError(f"min {min_val} should be less than max {max_val}")
     return True
 
 
@@ -209,8 +210,8 @@ class MinMaxObserver(UniformQuantizationObserverBase):
                  **kwargs: Any) -> None:
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
         if qscheme.per_channel:
-            raise ValueError(f"{type(self).__name__}: a per-tensor observer cannot use qscheme "
-                             f"{qscheme!r}. Hint: use PerChannelMinMaxObserver")
+            raise ArgumentError(f"{type(self).__name__}: a per-tensor observer cannot use qscheme "
+                                f"{qscheme!r}. Hint: use PerChannelMinMaxObserver")
         _refuse_reduced_symmetric_quint8(qscheme, reduce_range, dtype)
         self.register_buffer("min_val", tensor(float("inf")))
         self.register_buffer("max_val", tensor(float("-inf")))
@@ -266,8 +267,8 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
                  quant_min: int | None = None, quant_max: int | None = None,
                  eps: float = _EPS, is_dynamic: bool = False, **kwargs: Any) -> None:
         if not qscheme.per_channel:
-            raise ValueError(f"{type(self).__name__}: qscheme must be a per-channel one, got "
-                             f"{qscheme!r}")
+            raise ArgumentError(f"{type(self).__name__}: qscheme must be a per-channel one, got "
+                                f"{qscheme!r}")
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
         _refuse_reduced_symmetric_quint8(qscheme, reduce_range, dtype)
         self.ch_axis = ch_axis
@@ -287,9 +288,9 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         x = np.moveaxis(x_orig.detach().numpy().astype(_F32, copy=False), self.ch_axis, 0)
         x = x.reshape(x.shape[0], -1)
         if self.min_val.numel() not in (0, x.shape[0]):
-            raise ValueError(f"{type(self).__name__}: it has seen {self.min_val.numel()} "
-                             f"channels along ch_axis {self.ch_axis}, this input has "
-                             f"{x.shape[0]} (shape {tuple(x_orig.shape)})")
+            raise ArgumentError(f"{type(self).__name__}: it has seen {self.min_val.numel()} "
+                                f"channels along ch_axis {self.ch_axis}, this input has "
+                                f"{x.shape[0]} (shape {tuple(x_orig.shape)})")
         return x.min(axis=1), x.max(axis=1)
 
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:

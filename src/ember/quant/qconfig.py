@@ -8,6 +8,7 @@ from collections import namedtuple
 from typing import Any
 
 from ember.dtypes import float16, float32
+from ember.errors import ArgumentError
 from ember.nn import Identity
 from ember.nn.module import Module
 from ember.quant.fake_quantize import (
@@ -77,9 +78,9 @@ class QConfig(namedtuple("QConfig", ["activation", "weight"])):
 
     def __new__(cls, activation: Any, weight: Any) -> QConfig:
         if isinstance(activation, Module) or isinstance(weight, Module):
-            raise ValueError("QConfig received observer instance, please pass observer class "
-                             "instead. Use MyObserver.with_args(x=1) to override arguments to "
-                             "constructor if needed")
+            raise ArgumentError("QConfig received observer instance, please pass observer class "
+                                "instead. Use MyObserver.with_args(x=1) to override arguments to "
+                                "constructor if needed")
         return super().__new__(cls, activation, weight)
 
 
@@ -164,9 +165,9 @@ class QConfigDynamic(namedtuple("QConfigDynamic", ["activation", "weight"])):
         warnings.warn("`QConfigDynamic` is going to be deprecated in PyTorch 1.12, please use "
                       "`QConfig` instead", FutureWarning, stacklevel=2)
         if isinstance(weight, Module):
-            raise ValueError("QConfigDynamic received observer instance, please pass observer "
-                             "class instead. Use MyObserver.with_args(x=1) to override "
-                             "arguments to constructor if needed")
+            raise ArgumentError("QConfigDynamic received observer instance, please pass observer "
+                                "class instead. Use MyObserver.with_args(x=1) to override "
+                                "arguments to constructor if needed")
         return super().__new__(cls, activation, weight)
 
 
@@ -203,8 +204,8 @@ def qconfig_equals(q1: Any, q2: Any) -> bool:
 
 def _check_backend(backend: str) -> None:
     if backend not in _BACKENDS:
-        raise ValueError(f"backend {backend!r} is not supported; Ember computes as PyTorch's "
-                         f"x86/fbgemm and qnnpack backends: use one of {list(_BACKENDS)}")
+        raise ArgumentError(f"backend {backend!r} is not supported; Ember computes as PyTorch's "
+                            f"x86/fbgemm and qnnpack backends: use one of {list(_BACKENDS)}")
 
 
 def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
@@ -221,7 +222,7 @@ def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
     """
     _check_backend(backend)
     if version != 0:
-        raise ValueError(f"get_default_qconfig: version must be 0, got {version}")
+        raise ArgumentError(f"get_default_qconfig: version must be 0, got {version}")
     if backend == "qnnpack":
         return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
                        weight=default_weight_observer)
@@ -243,7 +244,7 @@ def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
     """
     _check_backend(backend)
     if version not in (0, 1):
-        raise ValueError(f"get_default_qat_qconfig: version must be 0 or 1, got {version}")
+        raise ArgumentError(f"get_default_qat_qconfig: version must be 0 or 1, got {version}")
     fake_quant = FusedMovingAvgObsFakeQuantize if version == 1 else FakeQuantize
     per_tensor = backend == "qnnpack"
     weight = {(1, False): default_fused_per_channel_wt_fake_quant,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.quant.fake_quantize import default_weight_fake_quant
 from ember.quant.observer import default_placeholder_observer, default_weight_observer
@@ -65,9 +66,9 @@ class QConfigMapping:
         try:
             re.compile(module_name_regex)
         except re.error as e:
-            raise ValueError(f"QConfigMapping.set_module_name_regex: {module_name_regex!r} is "
-                             f"not a valid regex ({e}). Hint: escape literal dots and brackets "
-                             "with re.escape") from None
+            raise ArgumentError(f"QConfigMapping.set_module_name_regex: {module_name_regex!r} is "
+                                f"not a valid regex ({e}). Hint: escape literal dots and brackets "
+                                "with re.escape") from None
         self.module_name_regex_qconfigs[module_name_regex] = qconfig
         return self
 
@@ -110,8 +111,8 @@ class QConfigMapping:
                 "eager workflow has not; use 'module_name' rules instead")
         unknown = set(qconfig_dict) - set(_KEYS) - {"module_name_object_type_order"}
         if unknown:
-            raise ValueError(f"QConfigMapping.from_dict: unknown keys {sorted(unknown)}; "
-                             f"expected some of {list(_KEYS)}")
+            raise ArgumentError(f"QConfigMapping.from_dict: unknown keys {sorted(unknown)}; "
+                                f"expected some of {list(_KEYS)}")
         mapping = cls()
         if "" in qconfig_dict:
             mapping.set_global(qconfig_dict[""])

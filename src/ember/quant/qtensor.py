@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
 from ember.quant.qtypes import (
@@ -213,8 +213,8 @@ def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
         return
     for zero_point in np.atleast_1d(zero_points):
         if not dtype.min <= zero_point <= dtype.max:
-            raise ValueError(f"{op}: zero_point {zero_point} is outside {dtype!r}'s range "
-                             f"[{dtype.min}, {dtype.max}]")
+            raise ArgumentError(f"{op}: zero_point {zero_point} is outside {dtype!r}'s range "
+                                f"[{dtype.min}, {dtype.max}]")
 
 
 def quantize_per_tensor(input: Tensor, scale: float, zero_point: int,

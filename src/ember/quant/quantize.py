@@ -12,6 +12,7 @@ from typing import Any
 
 from ember import nn
 from ember.dtypes import float16
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.nn.module_hooks import transfer_forward_hooks
 from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
@@ -178,8 +179,8 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
         'Linear'
     """
     if not model.training:
-        raise ValueError("prepare_qat only works on models in training mode. Hint: call "
-                         "model.train() first")
+        raise ArgumentError("prepare_qat only works on models in training mode. Hint: call "
+                            "model.train() first")
     _check_rules("prepare_qat", "qconfig_mapping", qconfig_mapping)
     mapping = get_default_qat_module_mappings() if mapping is None else mapping
     if not inplace:
@@ -317,9 +318,9 @@ def _dynamic_defaults(dtype: Any) -> tuple[Any, tuple]:
         return float_qparams_weight_only_qconfig, (nn.EmbeddingBag, nn.Embedding)
     if dtype is quint4x2:
         return float_qparams_weight_only_qconfig_4bit, (nn.EmbeddingBag,)
-    raise ValueError(f"quantize_dynamic: don't know how to quantize with default settings for "
-                     f"{dtype!r}: dtype must be ember.qint8, ember.float16, ember.quint8 or "
-                     "ember.quint4x2")
+    raise ArgumentError(f"quantize_dynamic: don't know how to quantize with default settings for "
+                        f"{dtype!r}: dtype must be ember.qint8, ember.float16, ember.quint8 or "
+                        "ember.quint4x2")
 
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,

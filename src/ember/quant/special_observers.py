@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import float16
+from ember.errors import ArgumentError
 from ember.ops.creation import tensor
 from ember.quant.fake_quantize import FakeQuantize
 from ember.quant.observer import ObserverBase
@@ -68,8 +69,8 @@ class FixedQParamsFakeQuantize(FakeQuantize):
                             f"FixedQParamsObserver, got "
                             f"{type(self.activation_post_process).__name__}")
         if self.qscheme.per_channel:
-            raise ValueError(f"Only per tensor quantization is supported by "
-                             f"FixedQParamsFakeQuantize, got qscheme {self.qscheme!r}")
+            raise ArgumentError(f"Only per tensor quantization is supported by "
+                                f"FixedQParamsFakeQuantize, got qscheme {self.qscheme!r}")
         self.scale = self.activation_post_process.scale
         self.zero_point = self.activation_post_process.zero_point
 

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, OpError
+from ember.errors import ArgumentError, DTypeError, OpError
 from ember.ops.creation import from_numpy
 from ember.ops.primitive import DISPATCH
 from ember.ops.random import Generator, default_generator
@@ -52,7 +52,8 @@ class SobolEngine:
     def __init__(self, dimension: int, scramble: bool = False, seed: int | None = None) -> None:
         dimension = operator.index(dimension)  # a float or string fails here, a TypeError
         if not 1 <= dimension <= MAXDIM:
-            raise ValueError(f"Supported range of dimensionality for SobolEngine is [1, {MAXDIM}]")
+            raise ArgumentError("Supported range of dimensionality for SobolEngine is [1, "
+                                f"{MAXDIM}]")
         self.seed = seed
         self.scramble = scramble
         self.dimension = dimension
@@ -102,11 +103,11 @@ class SobolEngine:
         """
         m = operator.index(m)  # a plain int: 2 ** np.uint8(9) would wrap to 0
         if m < 0:
-            raise ValueError(f"SobolEngine.draw_base2: m must be at least 0, got {m}")
+            raise ArgumentError(f"SobolEngine.draw_base2: m must be at least 0, got {m}")
         n = 2 ** m
         total_n = self.num_generated + n
         if total_n & (total_n - 1):
-            raise ValueError(
+            raise ArgumentError(
                 "The balance properties of Sobol' points require n to be a power of 2. "
                 f"{self.num_generated} points have been previously generated, then: "
                 f"n={self.num_generated}+2**{m}={total_n}. If you still want to do this, please "
@@ -141,10 +142,10 @@ class SobolEngine:
         more points are a whole number the sequence still has."""
         n = operator.index(n)
         if n < 0:
-            raise ValueError(f"SobolEngine.{op}: n must be at least 0, got {n}")
+            raise ArgumentError(f"SobolEngine.{op}: n must be at least 0, got {n}")
         if self.num_generated + n > 2 ** MAXBIT:
-            raise ValueError(f"SobolEngine.{op}: a Sobol' sequence has 2**{MAXBIT} points; "
-                             f"{self.num_generated} are drawn and {n} more asked. Hint: reset()")
+            raise ArgumentError(f"SobolEngine.{op}: a Sobol' sequence has 2**{MAXBIT} points; "
+                                f"{self.num_generated} are drawn and {n} more asked. Hint: reset()")
         return n
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember import dtypes
+from ember.errors import ArgumentError
 from ember.ops.unary import abs, exp, sin
 from ember.ops.windows import bartlett_shape, blackman_shape, cosine_sum, kaiser_shape, make_window
 from ember.tensor import Tensor
@@ -32,9 +33,9 @@ def _window(name: str, M: int, sym: bool, dtype: Any, device: Any, requires_grad
     float32 and float64), then the window."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if M < 0:
-        raise ValueError(f"{name} requires non-negative window length, got M={M}")
+        raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
     if dt not in (dtypes.float32, dtypes.float64):
-        raise ValueError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
+        raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
     return make_window(name, M, not sym, dt, device, requires_grad, shape,
                        ones_below=ones_below)
 
@@ -49,9 +50,9 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: b
         tensor([0.3679, 1.0000, 0.3679])
     """
     if tau <= 0:
-        raise ValueError(f"Tau must be positive, got: {tau} instead.")
+        raise ArgumentError(f"Tau must be positive, got: {tau} instead.")
     if sym and center is not None:
-        raise ValueError("Center must be None for symmetric windows")
+        raise ArgumentError("Center must be None for symmetric windows")
 
     def shape(n: Tensor, span: int) -> Tensor:
         middle = (span / 2 if M > 1 else 0.0) if center is None else center
@@ -82,7 +83,7 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None,
         tensor([0.6065, 1.0000, 0.6065])
     """
     if std <= 0:
-        raise ValueError(f"Standard deviation must be positive, got: {std} instead.")
+        raise ArgumentError(f"Standard deviation must be positive, got: {std} instead.")
     return _window("gaussian", M, sym, dtype, device, requires_grad,
                    lambda n, span: exp(-((n - span / 2) / std) ** 2 / 2))
 
@@ -96,7 +97,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
         tensor([1., 1., 1.])
     """
     if beta < 0:
-        raise ValueError(f"beta must be non-negative, got: {beta} instead.")
+        raise ArgumentError(f"beta must be non-negative, got: {beta} instead.")
     return _window("kaiser", M, sym, dtype, device, requires_grad, kaiser_shape(beta))
 
 
@@ -125,7 +126,7 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True, dtype: Any =
             raise TypeError("Coefficients must be a list/tuple")
         coefficients = [float(c) for c in a]
         if not coefficients:
-            raise ValueError("Coefficients cannot be empty")
+            raise ArgumentError("Coefficients cannot be empty")
     return _window("general_cosine", M, sym, dtype, device, requires_grad,
                    cosine_sum(coefficients))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import int64
+from ember.errors import ArgumentError
 from ember.layouts import (
     layout,
     sparse_bsc,
@@ -64,8 +65,8 @@ def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None
     """
     target = sparse_coo if layout is None else layout
     if target not in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
-        raise ValueError(f"to_sparse: layout must be ember.strided, sparse_coo, sparse_csr, "
-                         f"sparse_csc, sparse_bsr or sparse_bsc, got {target!r}")
+        raise ArgumentError(f"to_sparse: layout must be ember.strided, sparse_coo, sparse_csr, "
+                            f"sparse_csc, sparse_bsr or sparse_bsc, got {target!r}")
     if blocksize is not None and target not in (sparse_bsr, sparse_bsc):
         raise RuntimeError(f"to_sparse: blocksize is for the block layouts (ember.sparse_bsr, "
                            f"sparse_bsc), got layout {target!r} (as in PyTorch)")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import int64
-from ember.errors import IndexOutOfRange, OpError, ShapeError
+from ember.errors import ArgumentError, IndexOutOfRange, OpError, ShapeError
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
@@ -132,8 +132,8 @@ def sparse_compressed_tensor(compressed_indices: Any, plain_indices: Any, values
                 [6., 0.]])
     """
     if layout not in (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
-        raise ValueError(f"sparse_compressed_tensor: layout must be ember.sparse_csr, "
-                         f"sparse_csc, sparse_bsr or sparse_bsc, got {layout!r}")
+        raise ArgumentError(f"sparse_compressed_tensor: layout must be ember.sparse_csr, "
+                            f"sparse_csc, sparse_bsr or sparse_bsc, got {layout!r}")
     op = f"{layout.name}_tensor"
     by_rows = layout in BY_ROWS
     names = ("crow_indices", "col_indices", "ncols") if by_rows else \

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import int64
+from ember.errors import ArgumentError
 from ember.layouts import layout, sparse_bsr, sparse_coo, sparse_csr, strided
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.gather import index_add, index_select
@@ -190,7 +191,7 @@ def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:
         as_ints(blocksize, op, "blocksize")
     shape = tuple(s.shape)
     if len(blocksize) != 2 or min(blocksize) < 1:
-        raise ValueError(f"{op}: blocksize must be two positive ints (R, C), got {blocksize}")
+        raise ArgumentError(f"{op}: blocksize must be two positive ints (R, C), got {blocksize}")
     if len(shape) == 2 and (shape[0] % blocksize[0] or shape[1] % blocksize[1]):
         raise RuntimeError(f"{op}: tensor sparse size {shape} must be divisible by given "
                            f"blocksize {blocksize} (as in PyTorch). Hint: pad the tensor to a "

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
+from ember.errors import ArgumentError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import empty
 from ember.ops.random import randint
@@ -58,13 +59,13 @@ def make_tensor(*shape: int | Sequence[int], dtype: dtypes.DType, device: Any,
         shape = tuple(shape[0])
     shape = tuple(int(n) for n in shape)  # type: ignore[arg-type]
     if noncontiguous and memory_format is not None:
-        raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually "
-                         f"exclusive, but got noncontiguous={noncontiguous} and "
-                         f"memory_format={memory_format}")
+        raise ArgumentError("The parameters `noncontiguous` and `memory_format` are mutually "
+                            f"exclusive, but got noncontiguous={noncontiguous} and "
+                            f"memory_format={memory_format}")
     integral = dtype is dtypes.bool_ or dtype in _INTEGRAL
     if requires_grad and integral:
-        raise ValueError("`requires_grad=True` is not supported for boolean and integral "
-                         f"dtypes, but got dtype={dtype}")
+        raise ArgumentError("`requires_grad=True` is not supported for boolean and integral "
+                            f"dtypes, but got dtype={dtype}")
     noncontiguous = noncontiguous and math.prod(shape) > 1
     if noncontiguous:  # twice as long, so that the elements skipped differ from those kept
         shape = (*shape[:-1], 2 * shape[-1])
@@ -105,16 +106,16 @@ def _bounds(low: float | None, high: float | None, dtype: dtypes.DType, lowest: 
     low = default[0] if low is None else low
     high = default[1] if high is None else high
     if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
-        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+        raise ArgumentError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
     if low == high and (dtype.is_floating_point or dtype.is_complex):
         warnings.warn("Passing `low==high` to `make_tensor` for floating or complex types is "
                       "deprecated (as in PyTorch). Use `ember.full(...)` instead.",
                       FutureWarning, stacklevel=3)
     elif low >= high:
-        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+        raise ArgumentError(f"`low` must be less than `high`, but got {low} >= {high}")
     elif high < lowest or low >= highest:
-        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
-                         f"but {dtype} only supports [{lowest}, {highest})")
+        raise ArgumentError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
+                            f"but {dtype} only supports [{lowest}, {highest})")
     return min(max(low, lowest), highest), min(max(high, lowest), highest)
 
 

@@ -13,6 +13,8 @@ from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import ArgumentError
+
 
 class TreeSpec:
     """The structure of a pytree without its leaves.
@@ -79,7 +81,7 @@ def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatte
         [1, 2, 3]
     """
     if kind in _NODES:
-        raise ValueError(f"register_pytree_node: {kind.__name__} is already a pytree node")
+        raise ArgumentError(f"register_pytree_node: {kind.__name__} is already a pytree node")
     _NODES[kind] = (flatten_fn, unflatten_fn)
 
 
@@ -175,8 +177,8 @@ def tree_unflatten(leaves: Any, spec: TreeSpec) -> Any:
     """
     leaves = list(leaves)
     if len(leaves) != spec.num_leaves:
-        raise ValueError(f"tree_unflatten: {len(leaves)} leaves given for a structure with "
-                         f"{spec.num_leaves}: {spec!r}")
+        raise ArgumentError(f"tree_unflatten: {len(leaves)} leaves given for a structure with "
+                            f"{spec.num_leaves}: {spec!r}")
     return _unflatten(iter(leaves), spec)
 
 
@@ -201,6 +203,6 @@ def tree_map(fn: Callable, tree: Any, *rest: Any) -> Any:
     for r in rest:
         r_leaves, r_spec = tree_flatten(r)
         if r_spec != spec:
-            raise ValueError(f"tree_map: structures differ: {spec!r} and {r_spec!r}")
+            raise ArgumentError(f"tree_map: structures differ: {spec!r} and {r_spec!r}")
         others.append(r_leaves)
     return tree_unflatten([fn(*xs) for xs in zip(leaves, *others)], spec)

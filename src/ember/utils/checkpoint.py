@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
-from ember.errors import GradError
+from ember.errors import ArgumentError, GradError
 from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name for it)
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
@@ -178,11 +178,11 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
         ember.Size([4, 8])
     """
     if use_reentrant and (context_fn is not noop_context_fn or debug):
-        raise ValueError("Passing `context_fn` or `debug` is only supported when "
-                         "use_reentrant=False.")
+        raise ArgumentError("Passing `context_fn` or `debug` is only supported when "
+                            "use_reentrant=False.")
     if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
-                         f"{determinism_check}")
+        raise ArgumentError(f"determinism_check should be one of ['default', 'none'], but got "
+                            f"{determinism_check}")
     if not GRAD.enabled or OPTIMIZER_TRACE.tracer is not None:
         # (inside ember.jit.compile the graph keeps what backward reads, its buffers planned:
         # a recompute there would replay the trace's RNG state at every call)
@@ -246,7 +246,7 @@ def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, in
     """
     layers = list(functions.children()) if hasattr(functions, "children") else list(functions)
     if segments < 1:
-        raise ValueError(f"checkpoint_sequential: segments must be at least 1, got {segments}")
+        raise ArgumentError(f"checkpoint_sequential: segments must be at least 1, got {segments}")
     size = -(-len(layers) // segments)
     chunks = [layers[i:i + size] for i in range(0, len(layers), size)]
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.ops.primitive import Primitive, apply_below, pop_handler, push_handler
 
 __all__ = ["CheckpointPolicy", "SelectiveCheckpointContext",
@@ -177,8 +178,8 @@ def create_selective_checkpoint_contexts(
         names = set()
         for op in policy_fn_or_list:
             if not isinstance(op, (Primitive, str)):
-                raise ValueError(f"Expected op in `op_list` to be a primitive (or its name) but "
-                                 f"got: {op} of type {type(op)}")
+                raise ArgumentError(f"Expected op in `op_list` to be a primitive (or its name) but "
+                                    f"got: {op} of type {type(op)}")
             names.add(op if isinstance(op, str) else op.name)
 
         def policy_fn(ctx: SelectiveCheckpointContext, op: Primitive, *args: Any,

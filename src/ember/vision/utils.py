@@ -19,7 +19,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["draw_bounding_boxes", "draw_keypoints", "draw_segmentation_masks", "flow_to_image",
@@ -126,8 +126,8 @@ def _colors(colors: Color | Sequence[Color] | None, count: int) -> list[tuple[in
         colors = [colors] * count
     colors = list(colors)
     if len(colors) < count:
-        raise ValueError(f"Number of colors must be equal or larger than the number of objects, "
-                         f"but got {len(colors)} < {count}")
+        raise ArgumentError(f"Number of colors must be equal or larger than the number of objects, "
+                            f"but got {len(colors)} < {count}")
     out = []
     for c in colors[:count]:
         if isinstance(c, str):
@@ -141,14 +141,14 @@ def _check_image(op: str, image: Tensor, channels: tuple[int, ...]) -> None:
     if not isinstance(image, Tensor):
         raise TypeError(f"{op}: the image must be a Tensor, got {type(image).__name__}")
     if image.dtype is not ember.uint8 and not image.dtype.is_floating_point:
-        raise ValueError(f"{op}: the image dtype must be uint8 or float, got {image.dtype}")
+        raise ArgumentError(f"{op}: the image dtype must be uint8 or float, got {image.dtype}")
     if image.ndim != 3:
-        raise ValueError(f"{op}: pass individual images (C, H, W), not batches: got shape "
-                         f"{tuple(image.shape)}")
+        raise ArgumentError(f"{op}: pass individual images (C, H, W), not batches: got shape "
+                            f"{tuple(image.shape)}")
     if image.shape[0] not in channels:
         kinds = " and ".join({1: "grayscale", 3: "RGB"}[c] for c in channels)
-        raise ValueError(f"{op}: only {kinds} images are supported, got {image.shape[0]} "
-                         "channels")
+        raise ArgumentError(f"{op}: only {kinds} images are supported, got {image.shape[0]} "
+                            "channels")
 
 
 def draw_segmentation_masks(image: Tensor, masks: Tensor, alpha: float = 0.8,
@@ -168,13 +168,13 @@ def draw_segmentation_masks(image: Tensor, masks: Tensor, alpha: float = 0.8,
     if masks.ndim == 2:
         masks = masks[None]
     if masks.ndim != 3:
-        raise ValueError(f"{op}: masks must be of shape (H, W) or (N, H, W), got "
-                         f"{tuple(masks.shape)}")
+        raise ArgumentError(f"{op}: masks must be of shape (H, W) or (N, H, W), got "
+                            f"{tuple(masks.shape)}")
     if masks.dtype is not ember.bool_:
-        raise ValueError(f"{op}: the masks must be of dtype bool, got {masks.dtype}")
+        raise ArgumentError(f"{op}: the masks must be of dtype bool, got {masks.dtype}")
     if masks.shape[-2:] != image.shape[-2:]:
-        raise ValueError(f"{op}: the image {tuple(image.shape)} and the masks "
-                         f"{tuple(masks.shape)} must have the same height and width")
+        raise ArgumentError(f"{op}: the image {tuple(image.shape)} and the masks "
+                            f"{tuple(masks.shape)} must have the same height and width")
     if masks.shape[0] == 0:
         warnings.warn(f"{op}: masks doesn't contain any mask. No mask was drawn", stacklevel=2)
         return image
@@ -225,20 +225,20 @@ def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str | None] |
     op = "draw_bounding_boxes"
     _check_image(op, image, channels=(1, 3))
     if boxes.ndim != 2 or boxes.shape[1] != 4:
-        raise ValueError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)} "
-                         "(rotated (N, 8) boxes are not built)")
+        raise ArgumentError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)} "
+                            "(rotated (N, 8) boxes are not built)")
     b = boxes.detach().numpy()
     if ((b[:, 0] > b[:, 2]) | (b[:, 1] > b[:, 3])).any():
-        raise ValueError(f"{op}: boxes need to be in (xmin, ymin, xmax, ymax) format. Use "
-                         "ember.vision.ops.box_convert to convert them")
+        raise ArgumentError(f"{op}: boxes need to be in (xmin, ymin, xmax, ymax) format. Use "
+                            "ember.vision.ops.box_convert to convert them")
     if len(b) == 0:
         warnings.warn(f"{op}: boxes doesn't contain any box. No box was drawn", stacklevel=2)
         return image
     if labels is None:
         labels = [None] * len(b)
     elif len(labels) != len(b):
-        raise ValueError(f"{op}: the number of boxes ({len(b)}) and labels ({len(labels)}) "
-                         "must match")
+        raise ArgumentError(f"{op}: the number of boxes ({len(b)}) and labels ({len(labels)}) "
+                            "must match")
     box_colors = _colors(colors, len(b))
     text_colors = _colors(label_colors or "black", len(b)) if label_colors or fill_labels \
         else box_colors
@@ -288,8 +288,8 @@ def draw_keypoints(image: Tensor, keypoints: Tensor,
     op = "draw_keypoints"
     _check_image(op, image, channels=(3,))
     if keypoints.ndim != 3 or keypoints.shape[-1] < 2:
-        raise ValueError(f"{op}: keypoints must be of shape (num_instances, K, 2), got "
-                         f"{tuple(keypoints.shape)}")
+        raise ArgumentError(f"{op}: keypoints must be of shape (num_instances, K, 2), got "
+                            f"{tuple(keypoints.shape)}")
     keypoints = keypoints[..., :2]  # (x, y, visibility) rows, as Keypoint R-CNN gives, work
     if visibility is None:
         visible = np.ones(keypoints.shape[:2], bool)
@@ -298,8 +298,8 @@ def draw_keypoints(image: Tensor, keypoints: Tensor,
         if visible.ndim == 3:
             visible = visible[..., 0] if visible.shape[-1] == 1 else visible
         if visible.shape != tuple(keypoints.shape[:2]):
-            raise ValueError(f"{op}: visibility must have shape (num_instances, K) = "
-                             f"{tuple(keypoints.shape[:2])}, got {tuple(visibility.shape)}")
+            raise ArgumentError(f"{op}: visibility must have shape (num_instances, K) = "
+                                f"{tuple(keypoints.shape[:2])}, got {tuple(visibility.shape)}")
     from PIL import ImageDraw
 
     canvas = _pil().fromarray(np.ascontiguousarray(_to_uint8(image).transpose(1, 2, 0)))
@@ -342,10 +342,10 @@ def flow_to_image(flow: Tensor) -> Tensor:
     """
     op = "flow_to_image"
     if flow.dtype is not ember.float32:
-        raise ValueError(f"{op}: flow should be of dtype float32, got {flow.dtype}")
+        raise ArgumentError(f"{op}: flow should be of dtype float32, got {flow.dtype}")
     if flow.ndim not in (3, 4) or flow.shape[-3] != 2:
-        raise ValueError(f"{op}: flow should have shape (2, H, W) or (N, 2, H, W), got "
-                         f"{tuple(flow.shape)}")
+        raise ArgumentError(f"{op}: flow should have shape (2, H, W) or (N, 2, H, W), got "
+                            f"{tuple(flow.shape)}")
     f = flow.detach().numpy()
     batch = f[None] if f.ndim == 3 else f
     norm = np.sqrt((batch ** 2).sum(1))

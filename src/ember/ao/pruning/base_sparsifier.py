@@ -18,6 +18,7 @@ from ember.ao.pruning.fake_sparsity import (
     module_contains_param,
     module_to_fqn,
 )
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.nn.module_hooks import transfer_forward_hooks
 from ember.nn.utils import parametrize
@@ -128,18 +129,18 @@ class BaseSparsifier(abc.ABC):
             local_args = {**copy.deepcopy(self.defaults), **module_config}
             tensor_fqn = local_args.get("tensor_fqn")
             if tensor_fqn is None:
-                raise ValueError("tensor_fqn is a required argument in the sparsity config "
-                                 "which replaces previous `module` and [module]`fqn` arguments")
+                raise ArgumentError("tensor_fqn is a required argument in the sparsity config "
+                                    "which replaces previous `module` and [module]`fqn` arguments")
             info = get_arg_info_from_tensor_fqn(model, tensor_fqn)
             if info["module"] is None or not isinstance(
                     getattr(info["module"], info["tensor_name"], None), ember.Tensor):
-                raise ValueError(f"{type(self).__name__}.prepare: the model has no tensor "
-                                 f"{tensor_fqn!r}")
+                raise ArgumentError(f"{type(self).__name__}.prepare: the model has no tensor "
+                                    f"{tensor_fqn!r}")
             for key, value in info.items():
                 if key in local_args and local_args[key] is not value \
                         and local_args[key] != value:
-                    raise ValueError(f"Given both `{key}` and `tensor_fqn` in the config, it is "
-                                     "expected them to agree!")
+                    raise ArgumentError(f"Given both `{key}` and `tensor_fqn` in the config, it is "
+                                        "expected them to agree!")
             local_args.update(info)
             self.groups.append(local_args)
         self._prepare()

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ember.ao.pruning.base_sparsifier import BaseSparsifier
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 
@@ -44,11 +44,11 @@ class NearlyDiagonalSparsifier(BaseSparsifier):
                                  f"around the diagonal), got shape {shape}")
             height, width = shape
             if nearliness % 2 == 0:
-                raise ValueError(f"nearliness can only be an odd number, got {nearliness}")
+                raise ArgumentError(f"nearliness can only be an odd number, got {nearliness}")
             reach = nearliness // 2
             if reach >= min(height, width):
-                raise ValueError(f"nearliness cannot be larger than the dimensions of tensor: "
-                                 f"{nearliness} for shape ({height}, {width})")
+                raise ArgumentError(f"nearliness cannot be larger than the dimensions of tensor: "
+                                    f"{nearliness} for shape ({height}, {width})")
             rows, cols = np.indices((height, width))
             band[np.abs(rows - cols) <= reach] = 1
         mask.data = from_numpy(band)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.ao.pruning.base_sparsifier import BaseSparsifier
+from ember.errors import ArgumentError
 
 __all__ = ["BaseScheduler", "LambdaSL", "CubicSL"]
 
@@ -119,7 +120,7 @@ class BaseScheduler:
         if not isinstance(var, (list, tuple)):
             return [var] * n
         if len(var) != n:
-            raise ValueError(f"Expected variable of length {n}, but got {len(var)}")
+            raise ArgumentError(f"Expected variable of length {n}, but got {len(var)}")
         return list(var)
 
 
@@ -143,8 +144,8 @@ class LambdaSL(BaseScheduler):
         if not isinstance(sl_lambda, (list, tuple)):
             self.sl_lambdas = [sl_lambda] * len(sparsifier.groups)
         elif len(sl_lambda) != len(sparsifier.groups):
-            raise ValueError(f"Expected {len(sparsifier.groups)} lr_lambdas, but got "
-                             f"{len(sl_lambda)}")
+            raise ArgumentError(f"Expected {len(sparsifier.groups)} lr_lambdas, but got "
+                                f"{len(sl_lambda)}")
         else:
             self.sl_lambdas = list(sl_lambda)
         super().__init__(sparsifier, last_epoch, verbose)

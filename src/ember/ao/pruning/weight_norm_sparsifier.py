@@ -12,7 +12,7 @@ import numpy as np
 
 from ember.ao.pruning.base_sparsifier import BaseSparsifier
 from ember.ao.pruning.selection import torch_smallest, torch_smallest_per_row
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor
@@ -124,12 +124,12 @@ class WeightNormSparsifier(BaseSparsifier):
         block = tuple(sparse_block_shape)
         values_per_block = math.prod(block)
         if zeros_per_block > values_per_block:
-            raise ValueError("Number of zeros per block cannot be more than the total number of "
-                             f"elements in that block: {zeros_per_block} > {values_per_block} "
-                             f"(sparse_block_shape {block})")
+            raise ArgumentError("Number of zeros per block cannot be more than the total number of "
+                                f"elements in that block: {zeros_per_block} > {values_per_block} "
+                                f"(sparse_block_shape {block})")
         if zeros_per_block < 0:
-            raise ValueError(f"Number of zeros per block should be positive, got "
-                             f"{zeros_per_block}")
+            raise ArgumentError(f"Number of zeros per block should be positive, got "
+                                f"{zeros_per_block}")
         mask = module.parametrizations[tensor_name][0].mask
         if sparsity_level <= 0 or zeros_per_block == 0:
             mask.data = from_numpy(np.ones(mask.shape, mask.numpy().dtype))

@@ -23,6 +23,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.distributed.buffers import mpi
 from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import ProcessGroup
+from ember.errors import ArgumentError
 from ember.nn.parameter import Parameter
 from ember.tensor import _wrap
 
@@ -231,7 +232,7 @@ def _check_uniform(owner: str, params: list[tuple[nn.Module, str, Parameter]]) -
         first = key(params[0][2])
         for name, (_, _, p) in zip(names, params):
             if key(p) != first:
-                raise ValueError(
+                raise ArgumentError(
                     f"{owner}: Must flatten tensors with uniform {what} but got {first} "
                     f"({names[0]}) and {key(p)} ({name}). Hint: wrap the parameters of "
                     f"each {what} in their own FullyShardedDataParallel unit")
@@ -243,7 +244,7 @@ def _check_not_flattened(owner: str, params: list[tuple[nn.Module, str, Paramete
     for module, name, p in params:
         other = _FLATTENED.get(id(p))
         if other is not None:
-            raise ValueError(
+            raise ArgumentError(
                 f"{owner}: parameter {type(module).__name__}.{name} is shared with {other}, "
                 "which has flattened it already; each unit would train its own copy. Modules "
                 "that share a parameter must be in the same FSDP unit. Hint: wrap their "

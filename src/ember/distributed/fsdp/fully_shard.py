@@ -29,6 +29,7 @@ from ember.distributed.fsdp.param_group import (
 )
 from ember.distributed.tensor.dtensor import DTensor, world_mesh
 from ember.dtypes import to_dtype
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.nn.parameter import Parameter
 from ember.nn.utils.clip_grad import SHARDED_NORMS
@@ -252,8 +253,8 @@ class FSDPModule(PieceGuard):
             >>> model.set_reshard_after_forward(False)
         """
         if not isinstance(reshard_after_forward, bool):
-            raise ValueError("set_reshard_after_forward: reshard_after_forward should be a "
-                             f"bool, got {reshard_after_forward!r}")
+            raise ArgumentError("set_reshard_after_forward: reshard_after_forward should be a "
+                                f"bool, got {reshard_after_forward!r}")
         for state in self._states(recurse):
             state.reshard_after_forward = reshard_after_forward
 
@@ -292,10 +293,10 @@ class FSDPModule(PieceGuard):
         modules = _fsdp_modules("set_modules_to_backward_prefetch", modules)
         group = self._fsdp_state.group
         if group is None:
-            raise ValueError(f"set_modules_to_backward_prefetch: {type(self).__name__} has no "
-                             "parameters of its own (all are in nested fully_shard modules), so "
-                             "its backward gathers nothing to prefetch after. Hint: call it on "
-                             "a module with parameters")
+            raise ArgumentError(f"set_modules_to_backward_prefetch: {type(self).__name__} has no "
+                                "parameters of its own (all are in nested fully_shard modules), so "
+                                "its backward gathers nothing to prefetch after. Hint: call it on "
+                                "a module with parameters")
         group.backward_prefetch = [m._fsdp_state.group for m in modules
                                    if m._fsdp_state.group is not None]
 
@@ -403,8 +404,8 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
     if not isinstance(module, nn.Module):
         raise TypeError(f"fully_shard: expected an nn.Module, got {type(module).__name__}")
     if isinstance(module, FSDPModule):
-        raise ValueError(f"{owner}: the module is already sharded (fully_shard was applied "
-                         "to it); apply fully_shard once per module")
+        raise ArgumentError(f"{owner}: the module is already sharded (fully_shard was applied "
+                            "to it); apply fully_shard once per module")
     mesh = _check_mesh(owner, mesh)
     mp_policy = mp_policy if mp_policy is not None else MixedPrecisionPolicy()
     offload_policy = offload_policy if offload_policy is not None else OffloadPolicy()
@@ -468,12 +469,12 @@ def _check_mesh(owner: str, mesh: Any) -> DeviceMesh:
         raise TypeError(f"{owner}: mesh must be a DeviceMesh (init_device_mesh), got "
                         f"{type(mesh).__name__}")
     if mesh.ndim not in (1, 2):
-        raise ValueError(f"{owner}: mesh must be 1-d (the ranks to shard over) or 2-d (HSDP: "
-                         f"replicate over dim 0, shard over dim 1), got a {mesh.ndim}-d mesh "
-                         f"of shape {mesh.shape}. Hint: pass mesh['dp'] or "
-                         "mesh['replicate', 'shard'], a slice of it")
+        raise ArgumentError(f"{owner}: mesh must be 1-d (the ranks to shard over) or 2-d (HSDP: "
+                            f"replicate over dim 0, shard over dim 1), got a {mesh.ndim}-d mesh "
+                            f"of shape {mesh.shape}. Hint: pass mesh['dp'] or "
+                            "mesh['replicate', 'shard'], a slice of it")
     if mesh.get_coordinate() is None:
-        raise ValueError(f"{owner}: this rank is not in the mesh {mesh}")
+        raise ArgumentError(f"{owner}: this rank is not in the mesh {mesh}")
     return mesh
 
 
@@ -482,9 +483,9 @@ def _check_reshard(value: Any, mesh: DeviceMesh) -> bool | int | None:
         return value
     shard = mesh.size(mesh.ndim - 1)
     if not isinstance(value, int) or value < 1 or shard % value:
-        raise ValueError(f"fully_shard: reshard_after_forward should be a bool, None or an int "
-                         f"dividing the {shard} ranks sharding (the ranks to reshard to after "
-                         f"forward), not {value!r}")
+        raise ArgumentError(f"fully_shard: reshard_after_forward should be a bool, None or an int "
+                            f"dividing the {shard} ranks sharding (the ranks to reshard to after "
+                            f"forward), not {value!r}")
     if value == 1 or value == shard:  # (as PyTorch's: 1 keeps them, the shard size frees)
         return value != 1
     return value

@@ -38,7 +38,7 @@ from ember.distributed.fsdp.flat_param import FLAT_PARAM, FlatParamHandle
 from ember.distributed.fsdp.wrap import recursive_wrap
 from ember.distributed.process_group import GroupMember, ProcessGroup, resolve
 from ember.dtypes import to_dtype
-from ember.errors import DeviceError
+from ember.errors import ArgumentError, DeviceError
 from ember.func.pytree import tree_flatten, tree_map
 from ember.ops.creation import tensor
 from ember.optim.optimizer import Optimizer
@@ -299,8 +299,8 @@ class FullyShardedDataParallel(nn.Module):
             raise NotImplementedError(f"{_NAME}.summon_full_params: with_grads=True is not "
                                       "supported; gradients stay sharded")
         if rank0_only and writeback:
-            raise ValueError(f"{_NAME}.summon_full_params: writeback=True and "
-                             "rank0_only=True cannot be combined (as in PyTorch)")
+            raise ArgumentError(f"{_NAME}.summon_full_params: writeback=True and "
+                                "rank0_only=True cannot be combined (as in PyTorch)")
         units = _units(module) if recurse else [module]
         handles = [u._handle for u in units if isinstance(u, FullyShardedDataParallel)
                    and u._handle is not None]
@@ -380,9 +380,9 @@ class FullyShardedDataParallel(nn.Module):
         if self._state_dict_type is StateDictType.LOCAL_STATE_DICT:
             return super().load_state_dict(state_dict, strict, assign)
         if assign:
-            raise ValueError(f"{_NAME}.load_state_dict: assign=True would replace the "
-                             "gathered parameters; FSDP copies into its shards. Hint: drop "
-                             "assign=True")
+            raise ArgumentError(f"{_NAME}.load_state_dict: assign=True would replace the "
+                                "gathered parameters; FSDP copies into its shards. Hint: drop "
+                                "assign=True")
         return sd.load(self, _units(self), state_dict, strict)
 
     @staticmethod

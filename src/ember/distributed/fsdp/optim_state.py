@@ -15,6 +15,7 @@ import numpy as np
 from ember import nn
 from ember.distributed.fsdp.flat_param import FlatParamHandle
 from ember.distributed.fsdp.state_dict import clean, original_view
+from ember.errors import ArgumentError
 from ember.ops.creation import tensor
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
@@ -41,7 +42,7 @@ def _params(optim: Optimizer, names: dict[int, list[str]], caller: str) -> list[
             seen.setdefault(id(p), p)
     foreign = [i for i, p in enumerate(seen.values()) if id(p) not in names]
     if foreign:
-        raise ValueError(
+        raise ArgumentError(
             f"FullyShardedDataParallel.{caller}: {len(foreign)} of the optimizer's "
             f"{len(seen)} parameters (indices {foreign[:5]}) are not the FSDP model's; make "
             f"the optimizer after wrapping, over model.parameters() (its flat shards)")
@@ -110,9 +111,9 @@ def optim_state_dict_to_load(model: nn.Module, optim: Optimizer, full: dict[str,
         state[index] = mine
     own = optim.state_dict()["param_groups"]
     if len(own) != len(full["param_groups"]):
-        raise ValueError(f"FullyShardedDataParallel.optim_state_dict_to_load: the state dict "
-                         f"has {len(full['param_groups'])} parameter groups, the optimizer "
-                         f"{len(own)}")
+        raise ArgumentError(f"FullyShardedDataParallel.optim_state_dict_to_load: the state dict "
+                            f"has {len(full['param_groups'])} parameter groups, the optimizer "
+                            f"{len(own)}")
     groups = [{**{k: v for k, v in saved.items() if k != "params"}, "params": mine["params"]}
               for saved, mine in zip(full["param_groups"], own)]
     return {"state": state, "param_groups": groups}

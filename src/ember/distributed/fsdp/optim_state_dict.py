@@ -16,6 +16,7 @@ from typing import Any
 from ember import nn
 from ember.distributed.fsdp.param_group import sharded_piece
 from ember.distributed.tensor.dtensor import DTensor
+from ember.errors import ArgumentError
 from ember.ops.creation import zeros_like
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
@@ -86,10 +87,10 @@ def _names(model: nn.Module, opt: Optimizer) -> dict[int, str]:
     for g in opt.param_groups:
         for p in g["params"]:
             if id(p) not in names:
-                raise ValueError("get/set_optimizer_state_dict: the optimizer holds a "
-                                 f"parameter of shape {tuple(p.shape)} that is not one of the "
-                                 "model's. Hint: build the optimizer after fully_shard, on "
-                                 "model.parameters()")
+                raise ArgumentError("get/set_optimizer_state_dict: the optimizer holds a "
+                                    f"parameter of shape {tuple(p.shape)} that is not one of the "
+                                    "model's. Hint: build the optimizer after fully_shard, on "
+                                    "model.parameters()")
     return names
 
 

@@ -43,7 +43,7 @@ from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
 from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.placement import Replicate, Shard, chunk_bounds
-from ember.errors import DeviceError
+from ember.errors import ArgumentError, DeviceError
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import empty
 from ember.tensor import Tensor, _wrap
@@ -440,23 +440,23 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
     for fqn, p in named:
         other = _SHARDED.get(id(p), lambda: None)()
         if other is not None:
-            raise ValueError(
+            raise ArgumentError(
                 f"{owner}: parameter '{fqn}' is already sharded by {other.owner}. Apply "
                 "fully_shard to submodules before their parents (bottom-up), and keep a "
                 "parameter shared by several modules inside one fully_shard module")
         if is_lazy(p):
-            raise ValueError(f"{owner}: parameter '{fqn}' is uninitialized (a lazy module's); "
-                             "its shape is known after one forward. Hint: run the model once, "
-                             "then fully_shard it")
+            raise ArgumentError(f"{owner}: parameter '{fqn}' is uninitialized (a lazy module's); "
+                                "its shape is known after one forward. Hint: run the model once, "
+                                "then fully_shard it")
         if p.ndim == 0:
-            raise ValueError(f"{owner}: parameter '{fqn}' is 0-d; fully_shard shards "
-                             "parameters along dim 0 (Shard(0)). Hint: give it shape (1,)")
+            raise ArgumentError(f"{owner}: parameter '{fqn}' is 0-d; fully_shard shards "
+                                "parameters along dim 0 (Shard(0)). Hint: give it shape (1,)")
         if p._device.type not in ("cpu", "meta"):
             raise DeviceError(f"{owner}: parameter '{fqn}' is on {p._device}, but Ember's MPI "
                               "process groups work on CPU tensors. Hint: keep the model on "
                               "the CPU")
         if param_dtype is None and p._data.dtype != first._data.dtype:
-            raise ValueError(
+            raise ArgumentError(
                 f"{owner}: parameters '{first_name}' ({first.dtype}) and '{fqn}' ({p.dtype}) "
                 "differ in dtype; one module's parameters are gathered in one dtype. Hint: "
                 "fully_shard their submodules separately, or set "

@@ -28,7 +28,7 @@ from ember.distributed.buffers import mpi
 from ember.distributed.checkpoint import ShardedTensor
 from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
-from ember.errors import CheckpointError
+from ember.errors import ArgumentError, CheckpointError
 from ember.nn.parameter import Parameter
 from ember.ops.creation import tensor
 from ember.optim.optimizer import Optimizer
@@ -99,7 +99,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         **defaults: Any,
     ) -> None:
         if stage not in (1, 2):
-            raise ValueError(f"ZeroRedundancyOptimizer: stage must be 1 or 2, got {stage}")
+            raise ArgumentError(f"ZeroRedundancyOptimizer: stage must be 1 or 2, got {stage}")
         if overlap_with_ddp:
             raise NotImplementedError("ZeroRedundancyOptimizer: overlap_with_ddp=True is not "
                                       "supported. Hint: call opt.step() after backward")
@@ -296,24 +296,24 @@ class ZeroRedundancyOptimizer(Optimizer):
     def _fill_shard(self, i: int, flat: _FlatGroup, entries: list[dict[str, Any]]) -> None:
         """Puts the shard's piece of per-parameter ``entries`` into the local state."""
         if not all(entries):
-            raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict: in parameter group {i}"
-                             f", {sum(map(bool, entries))} of its {len(entries)} trainable "
-                             "parameters have state; ZeRO keeps one step count per group. "
-                             "Hint: put them in separate groups")
+            raise ArgumentError(f"ZeroRedundancyOptimizer.load_state_dict: in parameter group {i}"
+                                f", {sum(map(bool, entries))} of its {len(entries)} trainable "
+                                "parameters have state; ZeRO keeps one step count per group. "
+                                "Hint: put them in separate groups")
         for key, value in self.optim.state[flat.shard].items():
             given = [e[key] for e in entries if key in e]
             if not given:
-                raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict: parameter group {i}"
-                                 f" has state but no {key!r} for any of its parameters")
+                raise ArgumentError(f"ZeroRedundancyOptimizer.load_state_dict: parameter group {i}"
+                                    f" has state but no {key!r} for any of its parameters")
             if isinstance(value, Tensor) and value.shape == flat.shard.shape:
                 arrays = [e[key]._data if key in e else None for e in entries]
                 value._data[...] = flat.mine(arrays, value._data.dtype)
                 continue
             scalars = {float(np.asarray(v._data if isinstance(v, Tensor) else v)) for v in given}
             if len(scalars) > 1:
-                raise ValueError(f"ZeroRedundancyOptimizer.load_state_dict: the parameters of "
-                                 f"group {i} have different {key!r} values {sorted(scalars)}; "
-                                 "ZeRO keeps one per group. Hint: put them in separate groups")
+                raise ArgumentError(f"ZeroRedundancyOptimizer.load_state_dict: the parameters of "
+                                    f"group {i} have different {key!r} values {sorted(scalars)}; "
+                                    "ZeRO keeps one per group. Hint: put them in separate groups")
             if isinstance(value, Tensor):
                 value._data[...] = np.asarray(given[0]._data if isinstance(given[0], Tensor)
                                               else given[0])

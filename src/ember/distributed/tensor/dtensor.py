@@ -36,6 +36,7 @@ from ember.distributed.tensor.redistribute import (
     redistribute_local,
 )
 from ember.dtypes import DType
+from ember.errors import ArgumentError
 from ember.ops import compare
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.size import Size
@@ -94,10 +95,10 @@ class DTensor:
                     full[p.dim] *= mesh.size(m)
             shape = full
         elif tuple(local_shape(shape, mesh, places)) != tuple(local_tensor.shape):
-            raise ValueError(f"DTensor.from_local: a local tensor of shape "
-                             f"{tuple(local_tensor.shape)} is not this rank's piece of shape "
-                             f"{tuple(shape)} under {places} (expected "
-                             f"{local_shape(shape, mesh, places)})")
+            raise ArgumentError(f"DTensor.from_local: a local tensor of shape "
+                                f"{tuple(local_tensor.shape)} is not this rank's piece of shape "
+                                f"{tuple(shape)} under {places} (expected "
+                                f"{local_shape(shape, mesh, places)})")
         if run_check:
             local_tensor = _checked(local_tensor, mesh, places, same_shape=inferred)
         return DTensor(local_tensor, mesh, places, shape)
@@ -116,9 +117,9 @@ class DTensor:
             return self._local_tensor
         given = _normalize(grad_placements, self._mesh, self.ndim)
         if local_shape(self._shape, self._mesh, given) != tuple(self._local_tensor.shape):
-            raise ValueError(f"DTensor.to_local: grad_placements {given} do not fit the local "
-                             f"tensor of shape {tuple(self._local_tensor.shape)} (placements "
-                             f"{self._placements})")
+            raise ArgumentError(f"DTensor.to_local: grad_placements {given} do not fit the local "
+                                f"tensor of shape {tuple(self._local_tensor.shape)} (placements "
+                                f"{self._placements})")
         wanted = _grad_layout(self._placements)
         if given == wanted:
             return self._local_tensor
@@ -291,8 +292,8 @@ def _normalize(placements: Sequence[Placement], mesh: DeviceMesh,
     """Placements with negative ``Shard`` dims made positive; one per mesh dimension."""
     placements = tuple(placements)
     if len(placements) != mesh.ndim:
-        raise ValueError(f"DTensor: {len(placements)} placements {placements} for a "
-                         f"{mesh.ndim}-d mesh; give one per mesh dimension")
+        raise ArgumentError(f"DTensor: {len(placements)} placements {placements} for a "
+                            f"{mesh.ndim}-d mesh; give one per mesh dimension")
     out = []
     for p in placements:
         if not isinstance(p, Placement):
@@ -324,8 +325,8 @@ def _checked(local: Tensor, mesh: DeviceMesh, placements: tuple[Placement, ...],
         what = "dtype or shape" if same_shape else "dtype or ndim"
         hint = (" Hint: pass shape= (the global shape) for uneven pieces" if same_shape
                 else "")
-        raise ValueError(f"DTensor.from_local(run_check=True): the ranks' local tensors differ "
-                         f"in {what}: {seen}.{hint}")
+        raise ArgumentError(f"DTensor.from_local(run_check=True): the ranks' local tensors differ "
+                            f"in {what}: {seen}.{hint}")
     for m, p in enumerate(placements):
         if isinstance(p, Replicate):
             group = mesh.get_group(m)

@@ -22,6 +22,7 @@ from ember import nn
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.tensor.dtensor import DTensor, distribute_tensor, world_mesh
 from ember.distributed.tensor.placement import Placement, Replicate
+from ember.errors import ArgumentError
 from ember.nn.utils.parametrize import ParametrizationList, register_parametrization
 
 __all__ = ["distribute_module", "distribute_parameter"]
@@ -57,8 +58,8 @@ def distribute_parameter(module: nn.Module, name: str, device_mesh: DeviceMesh,
     """
     param = module._parameters.get(name)
     if param is None:
-        raise ValueError(f"distribute_parameter: {type(module).__name__} has no parameter "
-                         f"'{name}' (or it is None or already distributed)")
+        raise ArgumentError(f"distribute_parameter: {type(module).__name__} has no parameter "
+                            f"'{name}' (or it is None or already distributed)")
     d = distribute_tensor(param, device_mesh, placements, src_data_rank=src_data_rank)
     module._parameters[name] = nn.Parameter(d.to_local(), param.requires_grad)
     register_parametrization(module, name, FromLocal(device_mesh, d.placements, d.shape),

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+from ember.errors import ArgumentError
+
 __all__ = ["Partial", "Placement", "Replicate", "Shard", "chunk_bounds"]
 
 
@@ -76,8 +78,8 @@ class Partial(Placement):
 
     def __init__(self, reduce_op: str = "sum") -> None:
         if reduce_op not in _REDUCE_OPS:
-            raise ValueError(f"Partial: reduce_op {reduce_op!r} is not supported; Ember's "
-                             f"DTensor supports {_REDUCE_OPS}")
+            raise ArgumentError(f"Partial: reduce_op {reduce_op!r} is not supported; Ember's "
+                                f"DTensor supports {_REDUCE_OPS}")
         self.reduce_op = reduce_op
 
     def is_partial(self) -> bool:

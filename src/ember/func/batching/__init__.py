@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.ops.primitive import PRIMITIVES, apply
 
 RULES: dict[str, Callable[..., Any]] = {}
@@ -27,7 +28,7 @@ def rule(*names: str) -> Callable[[Callable], Callable]:
     def register(fn: Callable) -> Callable:
         for name in names:
             if name in RULES:
-                raise ValueError(f"a batching rule for {name!r} is already registered")
+                raise ArgumentError(f"a batching rule for {name!r} is already registered")
             RULES[name] = fn
         return fn
     return register

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["BlockMask", "and_masks", "create_block_mask", "create_mask", "noop_mask",
@@ -176,8 +177,8 @@ def _block_sizes(op: str, BLOCK_SIZE: int | tuple[int, int]) -> tuple[int, int]:
     """(query block, key/value block) from an int or a pair, both positive."""
     sizes = (BLOCK_SIZE,) * 2 if isinstance(BLOCK_SIZE, Integral) else tuple(BLOCK_SIZE)
     if len(sizes) != 2 or not all(isinstance(n, Integral) and n > 0 for n in sizes):
-        raise ValueError(f"{op}: BLOCK_SIZE must be positive, an int or a (query, key/value) "
-                         f"pair of ints, got {BLOCK_SIZE!r}")
+        raise ArgumentError(f"{op}: BLOCK_SIZE must be positive, an int or a (query, key/value) "
+                            f"pair of ints, got {BLOCK_SIZE!r}")
     return int(sizes[0]), int(sizes[1])
 
 
@@ -210,8 +211,8 @@ class BlockMask:
             raise RuntimeError(f"BlockMask: kv_indices must have at least 2 dimensions (…, "
                                f"q blocks, kv blocks), got shape {tuple(kv_indices.shape)}")
         if (full_kv_num_blocks is None) != (full_kv_indices is None):
-            raise ValueError("BlockMask: full_kv_num_blocks and full_kv_indices must be both "
-                             "provided or omitted")
+            raise ArgumentError("BlockMask: full_kv_num_blocks and full_kv_indices must be both "
+                                "provided or omitted")
         self.seq_lengths = tuple(seq_lengths)
         self.kv_num_blocks, self.kv_indices = kv_num_blocks, kv_indices
         self.full_kv_num_blocks, self.full_kv_indices = full_kv_num_blocks, full_kv_indices
@@ -241,8 +242,8 @@ class BlockMask:
             raise RuntimeError(f"BlockMask: kv_indices must have at least 2 dimensions, got "
                                f"shape {tuple(kv_indices.shape)}")
         if (full_kv_num_blocks is None) != (full_kv_indices is None):
-            raise ValueError("BlockMask: full_kv_num_blocks and full_kv_indices must be both "
-                             "provided or omitted")
+            raise ArgumentError("BlockMask: full_kv_num_blocks and full_kv_indices must be both "
+                                "provided or omitted")
         block = _block_sizes("BlockMask.from_kv_blocks", BLOCK_SIZE)
         if seq_lengths is None:
             seq_lengths = (kv_indices.shape[-2] * block[0], kv_indices.shape[-1] * block[1])

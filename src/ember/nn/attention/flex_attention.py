@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import ember
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.nn.attention.block_mask import (
     BlockMask,
     _mask_mod_signature,
@@ -114,8 +114,8 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
         raise TypeError(f"flex_attention: score_mod must be callable (score, b, h, q_idx, "
                         f"kv_idx) -> score, got {type(score_mod).__name__}")
     if return_lse and return_aux is not None:
-        raise ValueError("flex_attention: cannot specify both return_lse and return_aux; "
-                         "return_lse is deprecated, use return_aux=AuxRequest(lse=True)")
+        raise ArgumentError("flex_attention: cannot specify both return_lse and return_aux; "
+                            "return_lse is deprecated, use return_aux=AuxRequest(lse=True)")
     if return_lse:
         warnings.warn("flex_attention: return_lse is deprecated, use "
                       "return_aux=AuxRequest(lse=True) instead", FutureWarning, stacklevel=2)
@@ -244,17 +244,17 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, block_mask: BlockMa
         raise NotImplementedError(f"{op}: query, key and value must be 4-D (B, H, L, E); got "
                                   f"{shapes}")
     if not (query.dtype is key.dtype is value.dtype):
-        raise ValueError(f"{op}: expected query, key and value to have the same dtype, got "
-                         f"{query.dtype.name}, {key.dtype.name}, {value.dtype.name}")
+        raise ArgumentError(f"{op}: expected query, key and value to have the same dtype, got "
+                            f"{query.dtype.name}, {key.dtype.name}, {value.dtype.name}")
     if not query.dtype.is_floating_point or query.dtype.is_complex:
         raise DTypeError(f"{op}: expected real floating inputs, got {query.dtype.name}")
     if not (query.device == key.device == value.device):
-        raise ValueError(f"{op}: query, key and value must be on one device, got "
-                         f"{query.device}, {key.device}, {value.device}")
+        raise ArgumentError(f"{op}: query, key and value must be on one device, got "
+                            f"{query.device}, {key.device}, {value.device}")
     if query.shape[-1] != key.shape[-1]:
-        raise ValueError(f"{op}: expect query and key/value to have the same embedding "
-                         f"dimension but got E={query.shape[-1]} and E={key.shape[-1]} "
-                         f"({shapes})")
+        raise ArgumentError(f"{op}: expect query and key/value to have the same embedding "
+                            f"dimension but got E={query.shape[-1]} and E={key.shape[-1]} "
+                            f"({shapes})")
     if key.shape[2] == 0:
         raise IndexError(f"{op}: key and value have length 0, so no query has anything to "
                          f"attend to (as in PyTorch, this is an error); got {shapes}")
@@ -263,17 +263,17 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, block_mask: BlockMa
                          f"{shapes}")
     hq, hkv = query.shape[1], key.shape[1]
     if not enable_gqa and hq != hkv:
-        raise ValueError(f"{op}: expect query and key/value to have the same number of heads "
-                         f"but got Hq={hq} and Hkv={hkv}; try enable_gqa=True for GQA")
+        raise ArgumentError(f"{op}: expect query and key/value to have the same number of heads "
+                            f"but got Hq={hq} and Hkv={hkv}; try enable_gqa=True for GQA")
     if hq % hkv:
-        raise ValueError(f"{op}: for GQA the query heads must be a multiple of the key/value "
-                         f"heads, got Hq={hq} and Hkv={hkv}")
+        raise ArgumentError(f"{op}: for GQA the query heads must be a multiple of the key/value "
+                            f"heads, got Hq={hq} and Hkv={hkv}")
     if query.shape[0] != key.shape[0]:
         if key.shape[0] != 1 or block_mask is None \
                 or block_mask.kv_num_blocks.shape[0] != query.shape[0]:
-            raise ValueError(f"{op}: expect query and key/value to have the same batch size "
-                             f"(key/value may have 1 with a block_mask of the query's batch "
-                             f"size); got {shapes}")
+            raise ArgumentError(f"{op}: expect query and key/value to have the same batch size "
+                                f"(key/value may have 1 with a block_mask of the query's batch "
+                                f"size); got {shapes}")
     if block_mask is not None:
         _check_block_mask(block_mask, query, key)
 
@@ -291,9 +291,9 @@ def _check_block_mask(block_mask: BlockMask, query: Tensor, key: Tensor) -> None
     if (length, source) != (mask_q, mask_kv):
         hint = ("create a new block mask for these lengths" if length > mask_q or
                 source > mask_kv else "create a new block mask with the correct lengths")
-        raise ValueError(f"{op}: block_mask was created for block_mask.shape="
-                         f"{block_mask.shape} but got q_len={length} and kv_len={source}; "
-                         f"{hint}")
+        raise ArgumentError(f"{op}: block_mask was created for block_mask.shape="
+                            f"{block_mask.shape} but got q_len={length} and kv_len={source}; "
+                            f"{hint}")
     dims = block_mask.kv_num_blocks.shape
     q_blocks = -(-length // block_mask.BLOCK_SIZE[0])
     if len(dims) != 3 or dims[0] not in (1, query.shape[0]) or dims[1] not in (

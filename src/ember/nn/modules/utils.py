@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
+from ember.errors import ArgumentError
+
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
@@ -38,7 +40,7 @@ def _list_with_default(out_size: Any, defaults: list[int]) -> Any:
     if isinstance(out_size, int):
         return out_size
     if len(defaults) <= len(out_size):
-        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+        raise ArgumentError(f"Input dimension should be at least {len(out_size) + 1}")
     return [d if v is None else v for v, d in zip(out_size, defaults[-len(out_size):])]
 
 

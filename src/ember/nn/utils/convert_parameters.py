@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -34,13 +35,13 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected an ember Tensor, got {type(vec).__name__}")
     if vec.ndim != 1:
-        raise ValueError(f"vector_to_parameters: expected a 1-D vector, got shape "
-                         f"{tuple(vec.shape)}")
+        raise ArgumentError(f"vector_to_parameters: expected a 1-D vector, got shape "
+                            f"{tuple(vec.shape)}")
     params = list(parameters)
     total = sum(p.numel() for p in params)
     if total != vec.numel():
-        raise ValueError(f"vector_to_parameters: the vector has {vec.numel()} elements but the "
-                         f"parameters have {total}")
+        raise ArgumentError(f"vector_to_parameters: the vector has {vec.numel()} elements but the "
+                            f"parameters have {total}")
     offset = 0
     with ember.no_grad():
         for p in params:

@@ -7,7 +7,7 @@ import copy
 from typing import TypeVar
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
@@ -92,8 +92,8 @@ def _check_eval(what: str, layer: Module, bn: Module) -> None:
         raise RuntimeError(f"{what}: Fusion only for eval! Call .eval() on both "
                            f"{type(layer).__name__} and {type(bn).__name__} first")
     if bn.running_mean is None or bn.running_var is None:
-        raise ValueError(f"{what}: {type(bn).__name__} keeps no running statistics "
-                         "(track_running_stats=False), so there is nothing to fold in")
+        raise ArgumentError(f"{what}: {type(bn).__name__} keeps no running statistics "
+                            "(track_running_stats=False), so there is nothing to fold in")
 
 
 def fuse_conv_bn_eval(conv: L, bn: Module, transpose: bool = False) -> L:

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import register_parametrization
@@ -91,8 +91,8 @@ class _SpectralNorm(Module):
             raise IndexError(f"spectral_norm: dim {dim} is out of range for a weight of shape "
                              f"{tuple(weight.shape)} ({hint})")
         if n_power_iterations <= 0:
-            raise ValueError("spectral_norm: Expected n_power_iterations to be positive, but "
-                             f"got n_power_iterations={n_power_iterations}")
+            raise ArgumentError("spectral_norm: Expected n_power_iterations to be positive, but "
+                                f"got n_power_iterations={n_power_iterations}")
         self.dim = dim % ndim
         self.eps = eps
         if ndim > 1:
@@ -197,8 +197,8 @@ class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: str, use_trivialization: bool) -> None:
         super().__init__()
         if weight.is_complex() and orthogonal_map == "householder":
-            raise ValueError("orthogonal: the householder parametrization does not support "
-                             "complex tensors")
+            raise ArgumentError("orthogonal: the householder parametrization does not support "
+                                "complex tensors")
         self.shape, self.orthogonal_map = tuple(weight.shape), orthogonal_map
         if use_trivialization:
             self.register_buffer("base", None)
@@ -232,8 +232,8 @@ class _Orthogonal(Module):
         (made orthogonal, completed at random to a square matrix when it is not square) and the
         result is ``-I``; without, the Householder reflectors of ``q``."""
         if tuple(q.shape) != self.shape:
-            raise ValueError(f"orthogonal: expected a matrix or batch of matrices of shape "
-                             f"{self.shape}, got a tensor of shape {tuple(q.shape)}")
+            raise ArgumentError(f"orthogonal: expected a matrix or batch of matrices of shape "
+                                f"{self.shape}, got a tensor of shape {tuple(q.shape)}")
         with ember.no_grad():
             like = q
             n, k = q.shape[-2], q.shape[-1]
@@ -276,17 +276,18 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"orthogonal: module {type(module).__name__} has no parameter or buffer "
-                         f"named '{name}'")
+        raise ArgumentError(f"orthogonal: module {type(module).__name__} has no parameter or "
+                            "buffer "
+                            f"named '{name}'")
     if weight.ndim < 2:
-        raise ValueError("orthogonal: expected a matrix or batch of matrices, got a tensor of "
-                         f"{weight.ndim} dimensions")
+        raise ArgumentError("orthogonal: expected a matrix or batch of matrices, got a tensor of "
+                            f"{weight.ndim} dimensions")
     if orthogonal_map is None:
         square = weight.shape[-2] == weight.shape[-1]
         orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
     if orthogonal_map not in _ORTHOGONAL_MAPS:
-        raise ValueError('orthogonal: orthogonal_map has to be one of "matrix_exp", "cayley", '
-                         f'"householder", got {orthogonal_map!r}')
+        raise ArgumentError('orthogonal: orthogonal_map has to be one of "matrix_exp", "cayley", '
+                            f'"householder", got {orthogonal_map!r}')
     register_parametrization(module, name,
                              _Orthogonal(weight, orthogonal_map, use_trivialization),
                              unsafe=True)

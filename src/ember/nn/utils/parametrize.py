@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn.containers import ModuleDict, ModuleList
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
@@ -61,11 +61,11 @@ def _check_like(what: str, value: Any, like: Tensor, shape: bool = True) -> None
     PyTorch's safety checks, which raise ValueError."""
     hint = "; pass unsafe=True to register_parametrization to allow it" if shape else ""
     if not isinstance(value, Tensor):
-        raise ValueError(f"register_parametrization: {what} must return a tensor, got "
-                         f"{type(value).__name__}{hint}")
+        raise ArgumentError(f"register_parametrization: {what} must return a tensor, got "
+                            f"{type(value).__name__}{hint}")
     if value.dtype != like.dtype:
-        raise ValueError(f"register_parametrization: {what} may not change the dtype of the "
-                         f"tensor: unparametrized {like.dtype}, got {value.dtype}{hint}")
+        raise ArgumentError(f"register_parametrization: {what} may not change the dtype of the "
+                            f"tensor: unparametrized {like.dtype}, got {value.dtype}{hint}")
     if not shape:
         return
     if tuple(value.shape) != tuple(like.shape):
@@ -82,14 +82,14 @@ class ParametrizationList(ModuleList):
     def __init__(self, modules: Sequence[Module], original: Tensor, unsafe: bool = False
                  ) -> None:
         if not modules:
-            raise ValueError("ParametrizationList requires one or more modules")
+            raise ArgumentError("ParametrizationList requires one or more modules")
         super().__init__(modules)
         self.unsafe = unsafe
         with ember.no_grad():
             new = self._inverse(original)
         if not isinstance(new, (Tensor, Sequence)):
-            raise ValueError("register_parametrization: 'right_inverse' must return a tensor or "
-                             f"a sequence of tensors, got {type(new).__name__}")
+            raise ArgumentError("register_parametrization: 'right_inverse' must return a tensor or "
+                                f"a sequence of tensors, got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:  # the original keeps its dtype even when unsafe; its shape may
@@ -101,8 +101,8 @@ class ParametrizationList(ModuleList):
             return
         for i, value in enumerate(new):
             if not isinstance(value, Tensor):
-                raise ValueError(f"register_parametrization: 'right_inverse' must return a "
-                                 f"sequence of tensors, got {type(value).__name__} at {i}")
+                raise ArgumentError(f"register_parametrization: 'right_inverse' must return a "
+                                    f"sequence of tensors, got {type(value).__name__} at {i}")
             if isinstance(original, Parameter):
                 value = Parameter(value.detach(), original.requires_grad)
             _register_tensor(self, f"original{i}", value)
@@ -133,14 +133,14 @@ class ParametrizationList(ModuleList):
             new = self._inverse(value, assigning=True)
             if self.is_tensor:
                 if not isinstance(new, Tensor):
-                    raise ValueError("right_inverse must return a tensor, got "
-                                     f"{type(new).__name__}")
+                    raise ArgumentError("right_inverse must return a tensor, got "
+                                        f"{type(new).__name__}")
                 _check_like("right_inverse", new, self.original, shape=False)
                 self.original.data = new
                 return
             if not isinstance(new, Sequence) or len(new) != self.ntensors:
-                raise ValueError(f"right_inverse must return a sequence of {self.ntensors} "
-                                 f"tensors, got {type(new).__name__}")
+                raise ArgumentError(f"right_inverse must return a sequence of {self.ntensors} "
+                                    f"tensors, got {type(new).__name__}")
             for i, value in enumerate(new):
                 getattr(self, f"original{i}").data = value
 
@@ -273,12 +273,12 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         module.parametrizations[tensor_name].unsafe |= unsafe
         return module
     if tensor_name not in module._parameters and tensor_name not in module._buffers:
-        raise ValueError(f"register_parametrization: module {type(module).__name__} has no "
-                         f"parameter or buffer named '{tensor_name}' (or it is None)")
+        raise ArgumentError(f"register_parametrization: module {type(module).__name__} has no "
+                            f"parameter or buffer named '{tensor_name}' (or it is None)")
     original = getattr(module, tensor_name)
     if original is None:
-        raise ValueError(f"register_parametrization: '{tensor_name}' of "
-                         f"{type(module).__name__} is None; there is nothing to parametrize")
+        raise ArgumentError(f"register_parametrization: '{tensor_name}' of "
+                            f"{type(module).__name__} is None; there is nothing to parametrize")
     before = ember.empty(original.shape, dtype=original.dtype, device="meta")  # (the list
     # may reshape ``original`` in place: right_inverse's result)
     parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
@@ -305,8 +305,8 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
         ['bias', 'weight']
     """
     if not is_parametrized(module, tensor_name):
-        raise ValueError(f"remove_parametrizations: module {type(module).__name__} has no "
-                         f"parametrization on '{tensor_name}'")
+        raise ArgumentError(f"remove_parametrizations: module {type(module).__name__} has no "
+                            f"parametrization on '{tensor_name}'")
     parametrizations = module.parametrizations[tensor_name]
     if parametrizations.is_tensor:
         original = parametrizations.original
@@ -323,9 +323,9 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
         value = getattr(module, tensor_name)
         original = Parameter(value.detach(), True) if value.requires_grad else value.detach()
     else:
-        raise ValueError("remove_parametrizations: Cannot leave unparametrized "
-                         "(`leave_parametrized=False`) a tensor that is parametrized in terms "
-                         "of a sequence of tensors.")
+        raise ArgumentError("remove_parametrizations: Cannot leave unparametrized "
+                            "(`leave_parametrized=False`) a tensor that is parametrized in terms "
+                            "of a sequence of tensors.")
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     _register_tensor(module, tensor_name, original)

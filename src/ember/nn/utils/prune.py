@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import ember
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.nn.utils.convert_parameters import parameters_to_vector
 from ember.tensor import Tensor
@@ -186,9 +187,9 @@ class PruningContainer(BasePruningMethod):
         if method is not None and not isinstance(method, BasePruningMethod):
             raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
         if method is not None and self._tensor_name != method._tensor_name:
-            raise ValueError(f"Can only add pruning methods acting on the parameter named "
-                             f"'{self._tensor_name}' to PruningContainer {self}. Found "
-                             f"'{method._tensor_name}'")
+            raise ArgumentError(f"Can only add pruning methods acting on the parameter named "
+                                f"'{self._tensor_name}' to PruningContainer {self}. Found "
+                                f"'{method._tensor_name}'")
         self._pruning_methods += (method,)
 
     def __len__(self) -> int:
@@ -220,7 +221,7 @@ class PruningContainer(BasePruningMethod):
         elif kind == "global":
             where = tuple(slice(None) for _ in range(t.ndim))
         else:
-            raise ValueError(f"Unrecognized PRUNING_TYPE {kind}")
+            raise ArgumentError(f"Unrecognized PRUNING_TYPE {kind}")
         partial = method.compute_mask(t[where], default_mask=default_mask[where])
         new_mask[where] = partial.to(dtype=new_mask.dtype)
         return new_mask
@@ -257,8 +258,8 @@ class _AmountMethod(BasePruningMethod):
         """How many of ``size`` entries (or channels) to prune; too many raises."""
         if isinstance(self.amount, numbers.Integral):
             if self.amount > size:
-                raise ValueError(f"amount={self.amount} should be smaller than the number of "
-                                 f"parameters to prune={size}")
+                raise ArgumentError(f"amount={self.amount} should be smaller than the number of "
+                                    f"parameters to prune={size}")
             return int(self.amount)
         return round(self.amount * size)
 
@@ -409,15 +410,15 @@ def _check_amount(amount: Any) -> None:
         raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
     if (isinstance(amount, numbers.Integral) and amount < 0) or (
             not isinstance(amount, numbers.Integral) and not 0.0 <= float(amount) <= 1.0):
-        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a "
-                         f"non-negative integer")
+        raise ArgumentError(f"amount={amount} should either be a float in the range [0, 1] or a "
+                            f"non-negative integer")
 
 
 def _channels(t: Tensor, dim: int) -> int:
     """The number of channels of ``t`` along ``dim``; structured pruning needs 2+ dims."""
     if t.ndim <= 1:
-        raise ValueError(f"Structured pruning can only be applied to multidimensional tensors. "
-                         f"Found tensor of shape {t.shape} with {t.ndim} dims")
+        raise ArgumentError(f"Structured pruning can only be applied to multidimensional tensors. "
+                            f"Found tensor of shape {t.shape} with {t.ndim} dims")
     if dim >= t.ndim:
         raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
     return t.shape[dim]
@@ -577,8 +578,8 @@ def remove(module: M, name: str) -> M:
         hook.remove(module)
         del module._forward_pre_hooks[key]
         return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
-                     f"can be removed")
+    raise ArgumentError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
+                        f"can be removed")
 
 
 def is_pruned(module: Module) -> bool:

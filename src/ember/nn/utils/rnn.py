@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import OpError, ShapeError
+from ember.errors import ArgumentError, OpError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -201,9 +201,9 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     steps = len(sizes)
     if total_length is not None:
         if total_length < steps:
-            raise ValueError("Expected total_length to be at least the length of the longest "
-                             f"sequence in input, but got total_length={total_length} and max "
-                             f"sequence length being {steps}")
+            raise ArgumentError("Expected total_length to be at least the length of the longest "
+                                f"sequence in input, but got total_length={total_length} and max "
+                                f"sequence length being {steps}")
         steps = total_length
     batch = sizes[0] if sizes else 0
     pad = ember.full((batch, *data.shape[1:]), padding_value, dtype=data.dtype,
@@ -235,11 +235,11 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
         [[1.0, 1.0], [1.0, 0.0]]
     """
     if padding_side not in ("left", "right"):
-        raise ValueError(f"pad_sequence: Expected padding_side to be one of left or right, but "
-                         f"got {padding_side}.")
+        raise ArgumentError(f"pad_sequence: Expected padding_side to be one of left or right, but "
+                            f"got {padding_side}.")
     sequences = list(sequences)
     if not sequences:
-        raise ValueError("pad_sequence: received an empty list of sequences")
+        raise ArgumentError("pad_sequence: received an empty list of sequences")
     first = sequences[0]
     trailing = tuple(first.shape[1:])
     for i, s in enumerate(sequences):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["functional_call"]
@@ -60,8 +61,8 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
     for d in dicts:
         for name, value in d.items():
             if name in given:
-                raise ValueError(f"functional_call: {name!r} appears in more than one of the "
-                                 "given dicts")
+                raise ArgumentError(f"functional_call: {name!r} appears in more than one of the "
+                                    "given dicts")
             given[name] = value
     slots = _slots(module)
     if tie_weights:  # (before the strict checks: one name of a tied tensor gives all)
@@ -71,8 +72,8 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
         for names in by_object.values():
             chosen = [n for n in names if n in given]
             if len(chosen) > 1 and any(given[n] is not given[chosen[0]] for n in chosen):
-                raise ValueError(f"functional_call: {chosen} are tied (one tensor) but were "
-                                 "given different values; give one, or pass tie_weights=False")
+                raise ArgumentError(f"functional_call: {chosen} are tied (one tensor) but were "
+                                    "given different values; give one, or pass tie_weights=False")
             if chosen:
                 for n in names:
                     given.setdefault(n, given[chosen[0]])

@@ -11,6 +11,7 @@ import warnings
 from typing import Any, TypeVar
 
 import ember
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
@@ -60,7 +61,7 @@ def _find(module: Module, kind: type, name: str, what: str) -> _NormHook:
     for hook in module._forward_pre_hooks.values():
         if isinstance(hook, kind) and hook.name == name:
             return hook
-    raise ValueError(f"{what} of '{name}' not found in {type(module).__name__}")
+    raise ArgumentError(f"{what} of '{name}' not found in {type(module).__name__}")
 
 
 def _check_free(module: Module, kind: type, name: str, what: str) -> Tensor:
@@ -70,7 +71,7 @@ def _check_free(module: Module, kind: type, name: str, what: str) -> Tensor:
                                f"on the same parameter {name}")
     weight = module._parameters.get(name)
     if weight is None:
-        raise ValueError(f"{what}: module {type(module).__name__} has no parameter '{name}'")
+        raise ArgumentError(f"{what}: module {type(module).__name__} has no parameter '{name}'")
     return weight
 
 
@@ -126,8 +127,8 @@ class SpectralNorm(_NormHook):
     def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
         super().__init__(name)
         if n_power_iterations <= 0:
-            raise ValueError("spectral_norm: Expected n_power_iterations to be positive, but "
-                             f"got n_power_iterations={n_power_iterations}")
+            raise ArgumentError("spectral_norm: Expected n_power_iterations to be positive, but "
+                                f"got n_power_iterations={n_power_iterations}")
         self.n_power_iterations, self.dim, self.eps = n_power_iterations, dim, eps
 
     def compute_weight(self, module: Module, training: bool) -> Tensor:

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer, traced
 
 __all__ = ["LRScheduler", "per_group"]
@@ -145,6 +146,6 @@ def per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
     n = len(optimizer.param_groups)
     if isinstance(value, list | tuple):
         if len(value) != n:
-            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+            raise ArgumentError(f"expected {n} values for {name}, got {len(value)}")
         return list(value)
     return [value] * n

@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import LRScheduler
 from ember.optim.optimizer import Optimizer
 
@@ -36,16 +37,16 @@ def _check_schedulers(kind: str, schedulers: Sequence[Any], optimizer: Optimizer
 
     for i, scheduler in enumerate(schedulers):
         if isinstance(scheduler, ReduceLROnPlateau):
-            raise ValueError(f"{kind} does not support `ReduceLROnPlateau` scheduler as it "
-                             "requires additional kwargs to be specified when calling `step`, "
-                             f"but got one at index {i} in the given schedulers sequence")
+            raise ArgumentError(f"{kind} does not support `ReduceLROnPlateau` scheduler as it "
+                                "requires additional kwargs to be specified when calling `step`, "
+                                f"but got one at index {i} in the given schedulers sequence")
         if not isinstance(scheduler, LRScheduler):
             raise TypeError(f"{kind} expects a list of schedulers, but index {i} is "
                             f"{type(scheduler).__name__}")
         if scheduler.optimizer is not optimizer:
-            raise ValueError(f"{kind} expects all schedulers to belong to the same optimizer, "
-                             f"but got scheduler {type(scheduler).__name__} at index {i} to be "
-                             "different than the optimizer passed in")
+            raise ArgumentError(f"{kind} expects all schedulers to belong to the same optimizer, "
+                                f"but got scheduler {type(scheduler).__name__} at index {i} to be "
+                                "different than the optimizer passed in")
 
 
 class SequentialLR(_Composite):
@@ -66,13 +67,14 @@ class SequentialLR(_Composite):
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler],
                  milestones: list[int], last_epoch: int = -1) -> None:
         if not schedulers:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+            raise ArgumentError("SequentialLR expects at least one scheduler, but got no "
+                                "scheduler.")
         _check_schedulers("Sequential Schedulers", schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
-                             "one more than the number of milestone points, but got number of "
-                             f"schedulers {len(schedulers)} and the number of milestones to be "
-                             f"equal to {len(milestones)}")
+            raise ArgumentError("Sequential Schedulers expects number of schedulers provided to be "
+                                "one more than the number of milestone points, but got number of "
+                                f"schedulers {len(schedulers)} and the number of milestones to be "
+                                f"equal to {len(milestones)}")
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
@@ -122,8 +124,8 @@ class ChainedScheduler(_Composite):
     def __init__(self, schedulers: Sequence[LRScheduler],
                  optimizer: Optimizer | None = None) -> None:
         if not schedulers:
-            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, "
-                             "but got no scheduler.")
+            raise ArgumentError("ChainedScheduler expects at least one scheduler to be chained, "
+                                "but got no scheduler.")
         optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
         _check_schedulers("ChainedScheduler", schedulers, optimizer)
         self._schedulers = list(schedulers)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import LRScheduler
 from ember.optim.optimizer import Optimizer
 
@@ -68,12 +69,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
                  eta_min: float = 0.0, last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+            raise ArgumentError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+            raise ArgumentError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, float | int):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min)}")
+            raise ArgumentError(f"Expected float or int eta_min, but got {eta_min} of type "
+                                f"{type(eta_min)}")
         self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch)
@@ -94,7 +95,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i *= self.T_mult
         else:
             if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+                raise ArgumentError(f"Expected non-negative epoch, but got {epoch}")
             if epoch >= self.T_0:
                 if self.T_mult == 1:
                     self.T_cur = epoch % self.T_0

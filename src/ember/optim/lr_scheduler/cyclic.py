@@ -8,6 +8,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import LRScheduler, per_group
 from ember.optim.optimizer import Optimizer
 
@@ -60,8 +61,9 @@ class CyclicLR(LRScheduler):
         self.total_size = up + down
         self.step_ratio = up / self.total_size
         if mode not in MODES and scale_fn is None:
-            raise ValueError(f"mode is invalid and scale_fn is None: mode={mode!r}, expected one "
-                             f"of {', '.join(MODES)} (or give a scale_fn)")
+            raise ArgumentError(f"mode is invalid and scale_fn is None: mode={mode!r}, expected "
+                                "one "
+                                f"of {', '.join(MODES)} (or give a scale_fn)")
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_custom = scale_fn
@@ -69,8 +71,8 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
+                raise ArgumentError("optimizer must support momentum or beta1 with "
+                                    "`cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             self.base_momentums = per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = per_group("max_momentum", optimizer, max_momentum)

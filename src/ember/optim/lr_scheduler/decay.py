@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import LRScheduler
 from ember.optim.optimizer import Optimizer
 
@@ -121,7 +122,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         if factor > 1.0 or factor < 0:
-            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+            raise ArgumentError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor, self.total_iters = factor, total_iters
         super().__init__(optimizer, last_epoch)
 
@@ -155,10 +156,10 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
-                             "less or equal to 1.")
+            raise ArgumentError("Starting multiplicative factor expected to be greater than 0 and "
+                                "less or equal to 1.")
         if end_factor > 1.0 or end_factor < 0:
-            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+            raise ArgumentError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, \
             total_iters
         super().__init__(optimizer, last_epoch)
@@ -221,7 +222,7 @@ class _LambdaScheduler(LRScheduler):
         n = len(optimizer.param_groups)
         if isinstance(lr_lambda, list | tuple):
             if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+                raise ArgumentError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n

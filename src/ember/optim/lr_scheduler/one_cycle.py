@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import LRScheduler, per_group
 from ember.optim.optimizer import Optimizer
 
@@ -43,10 +44,10 @@ class OneCycleLR(LRScheduler):
                  last_epoch: int = -1) -> None:
         self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
         if not 0 <= pct_start <= 1 or not isinstance(pct_start, float | int):
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+            raise ArgumentError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ArgumentError("anneal_strategy must be one of 'cos' or 'linear', instead got "
+                                f"{anneal_strategy}")
         self._anneal_func_type = anneal_strategy
         up = float(pct_start * self.total_steps) - 1
         if three_phase:
@@ -72,8 +73,8 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
+                raise ArgumentError("optimizer must support momentum or beta1 with "
+                                    "`cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             if last_epoch == -1:
                 for hi, lo, group in zip(per_group("max_momentum", optimizer, max_momentum),
@@ -92,8 +93,8 @@ class OneCycleLR(LRScheduler):
     def get_lr(self) -> list[float]:
         t = self.last_epoch
         if t > self.total_steps:
-            raise ValueError(f"Tried to step {t} times. The specified number of total steps is "
-                             f"{self.total_steps}")
+            raise ArgumentError(f"Tried to step {t} times. The specified number of total steps is "
+                                f"{self.total_steps}")
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
@@ -123,12 +124,12 @@ def _total_steps(total_steps: int | None, epochs: int | None,
                  steps_per_epoch: int | None) -> int:
     if total_steps is not None:
         if total_steps <= 0 or not isinstance(total_steps, int):
-            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            raise ArgumentError(f"Expected positive integer total_steps, but got {total_steps}")
         return total_steps
     if epochs is None or steps_per_epoch is None:
-        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        raise ArgumentError("You must define either total_steps OR (epochs AND steps_per_epoch)")
     if epochs <= 0 or not isinstance(epochs, int):
-        raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+        raise ArgumentError(f"Expected positive integer epochs, but got {epochs}")
     if steps_per_epoch <= 0 or not isinstance(steps_per_epoch, int):
-        raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+        raise ArgumentError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
     return epochs * steps_per_epoch

@@ -6,6 +6,7 @@ import math
 import warnings
 from typing import Any, Literal
 
+from ember.errors import ArgumentError
 from ember.optim.lr_scheduler.base import EPOCH_DEPRECATION_WARNING, LRScheduler, per_group
 from ember.optim.optimizer import Optimizer
 
@@ -36,13 +37,13 @@ class ReduceLROnPlateau(LRScheduler):
                  threshold_mode: Literal["rel", "abs"] = "rel", cooldown: int = 0,
                  min_lr: list[float] | float = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
+            raise ArgumentError("Factor should be < 1.0.")
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         if mode not in ("min", "max"):
-            raise ValueError(f"mode {mode} is unknown!")
+            raise ArgumentError(f"mode {mode} is unknown!")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+            raise ArgumentError(f"threshold mode {threshold_mode} is unknown!")
         self.factor = factor
         self.optimizer = optimizer
         self.default_min_lr = None if isinstance(min_lr, list | tuple) else min_lr

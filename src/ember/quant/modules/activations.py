@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
@@ -207,7 +208,7 @@ class PReLU(OutputQParams):
             return F.prelu(input, self.weight.dequantize())
         x, w = _quantized_input("prelu", input), self.weight
         if x.ndim == 0:
-            raise ValueError("quantized prelu: a 0-d input is not allowed")
+            raise ArgumentError("quantized prelu: a 0-d input is not allowed")
         slopes = w._int.numpy().astype(np.int64) - w._zero_point
         if x.ndim != w.ndim:  # (one slope per channel, along dim 1)
             slopes = slopes.reshape((1, -1) + (1,) * (x.ndim - 2) if x.ndim > 1 else -1)
@@ -217,8 +218,8 @@ class PReLU(OutputQParams):
         try:
             acc = np.maximum(c, 0) * one + np.minimum(c, 0) * slopes
         except ValueError as e:
-            raise ValueError(f"quantized prelu: {w.numel()} slopes do not fit an input of "
-                             f"shape {tuple(x.shape)} (one, or one per channel)") from e
+            raise ArgumentError(f"quantized prelu: {w.numel()} slopes do not fit an input of "
+                                f"shape {tuple(x.shape)} (one, or one per channel)") from e
         multiplier = _F32(x._scale) * _F32(w._scale) * (_F32(1) / _F32(self.scale))
         q = kernels.requantize_int(acc, multiplier, self.zero_point)
         return QuantizedTensor(from_numpy(q), quint8, self.scale, self.zero_point)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.modules.quantized import _quantized_input, output_qparams
@@ -41,9 +42,9 @@ class _QuantizedBatchNorm:
             return super().forward(input)
         x = _quantized_input(f"batch_norm{self._n}d", input)
         if x.ndim != self._n + 2 or x.shape[1] != self.num_features:
-            raise ValueError(f"quantized {type(self).__name__}: expected a {self._n + 2}-D "
-                             f"input with {self.num_features} channels, got shape "
-                             f"{tuple(x.shape)}")
+            raise ArgumentError(f"quantized {type(self).__name__}: expected a {self._n + 2}-D "
+                                f"input with {self.num_features} channels, got shape "
+                                f"{tuple(x.shape)}")
         out_scale, out_zp = float(self.scale.item()), int(self.zero_point.item())
         channels = self.num_features
         weight = np.ones(channels, _F32) if self.weight is None else self.weight.detach().numpy()

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import tensor
 from ember.quant import kernels
@@ -31,9 +32,9 @@ class _ConvTransposeNd(_ConvLayer):
         self.output_padding = self._sizes("output_padding", output_padding, 0)
         for op, st, d in zip(self.output_padding, self.stride, self.dilation):
             if op >= max(st, d):
-                raise ValueError(f"quantized {self._name}: output_padding {self.output_padding} "
-                                 f"must be smaller than either stride {self.stride} or "
-                                 f"dilation {self.dilation}")
+                raise ArgumentError(f"quantized {self._name}: output_padding {self.output_padding} "
+                                    f"must be smaller than either stride {self.stride} or "
+                                    f"dilation {self.dilation}")
         shape = (in_channels, out_channels // groups, *self.kernel_size)
         w = quantize_per_tensor(tensor(np.zeros(shape, np.float32)), 1.0, 0, qint8)
         self._set_weight(w, tensor(np.zeros(out_channels, np.float32)) if bias else None)
@@ -50,10 +51,10 @@ class _ConvTransposeNd(_ConvLayer):
         weight observer must be per tensor (as PyTorch's)."""
         observer = mod.qconfig.weight()
         if observer.qscheme.per_channel:
-            raise ValueError(f"{cls.__name__}.from_float: Per channel weight observer is not "
-                             f"supported yet for {cls._kind}{cls._n}d (as in PyTorch's fbgemm). "
-                             "Hint: use a per-tensor weight observer, as "
-                             "get_default_qconfig_mapping() does for transposed convolutions")
+            raise ArgumentError(f"{cls.__name__}.from_float: Per channel weight observer is not "
+                                f"supported yet for {cls._kind}{cls._n}d (as in PyTorch's fbgemm). "
+                                "Hint: use a per-tensor weight observer, as "
+                                "get_default_qconfig_mapping() does for transposed convolutions")
         return super().from_float(mod)
 
     def _shape_repr(self) -> str:
@@ -67,8 +68,8 @@ class _ConvTransposeNd(_ConvLayer):
             kernels.centred(x._int.numpy(), x._zero_point), self._w_centred, self.stride,
             self.padding, self.output_padding, self.dilation, self.groups)
         if any(size <= 0 for size in acc.shape[2:]):
-            raise ValueError(f"quantized {self._name}: the output of input {tuple(x.shape)} "
-                             f"would be empty, {tuple(acc.shape)} (padding {self.padding})")
+            raise ArgumentError(f"quantized {self._name}: the output of input {tuple(x.shape)} "
+                                f"would be empty, {tuple(acc.shape)} (padding {self.padding})")
         return self._output(acc, x, 1)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
@@ -66,8 +67,8 @@ class Linear(StaticLinear):
                  dtype: QDType | Any = qint8) -> None:
         super().__init__(in_features, out_features, bias_)
         if dtype is not qint8 and dtype is not float16:
-            raise ValueError(f"dynamic quantized Linear: dtype must be ember.qint8 or "
-                             f"ember.float16, got {dtype!r}")
+            raise ArgumentError(f"dynamic quantized Linear: dtype must be ember.qint8 or "
+                                f"ember.float16, got {dtype!r}")
         self._dtype = dtype
         if dtype is float16:
             self._set_float16_weight(np.zeros((out_features, in_features), np.float32), self._b)
@@ -90,8 +91,8 @@ class Linear(StaticLinear):
             return super().set_weight_bias(w, b)
         if not isinstance(w, Tensor) or tuple(w.shape) != self._w16.shape:
             shown = tuple(w.shape) if isinstance(w, Tensor) else type(w).__name__
-            raise ValueError(f"dynamic quantized Linear.set_weight_bias: expected a float "
-                             f"weight of shape {self._w16.shape}, got {shown}")
+            raise ArgumentError(f"dynamic quantized Linear.set_weight_bias: expected a float "
+                                f"weight of shape {self._w16.shape}, got {shown}")
         self._set_float16_weight(w.detach().float().numpy(),
                                  None if b is None else b.detach().float().numpy())
 

@@ -15,7 +15,7 @@ import numpy as np
 from ember import nn
 from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16, float32
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
 from ember.ops.creation import from_numpy, tensor
@@ -96,8 +96,8 @@ class _DynamicRNN(Module):
                  bidirectional: bool = False, dtype: QDType | Any = qint8) -> None:
         super().__init__()
         if dtype is not qint8 and dtype is not float16:
-            raise ValueError(f"dynamic quantized {self.mode}: dtype must be ember.qint8 or "
-                             f"ember.float16, got {dtype!r}")
+            raise ArgumentError(f"dynamic quantized {self.mode}: dtype must be ember.qint8 or "
+                                f"ember.float16, got {dtype!r}")
         self.dtype = dtype
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
@@ -128,10 +128,11 @@ class _DynamicRNN(Module):
         (its weight observer quantizes each weight; float16 weights when the observer's dtype
         is ``float16``)."""
         if getattr(mod, "proj_size", 0):
-            raise ValueError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+            raise ArgumentError(f"dynamic quantized {cls.mode}: proj_size is not supported")
         if not mod.bias:
-            raise ValueError(f"dynamic quantized {cls.mode}: from_float needs a float layer with "
-                             "bias=True, as PyTorch's (got bias=False)")
+            raise ArgumentError(f"dynamic quantized {cls.mode}: from_float needs a float layer "
+                                "with "
+                                "bias=True, as PyTorch's (got bias=False)")
         dtype = float16 if mod.qconfig.weight().dtype is float16 else qint8
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
                 mod.dropout, mod.bidirectional, dtype)
@@ -192,12 +193,12 @@ class _DynamicRNN(Module):
             raise DTypeError(f"dynamic quantized {self.mode}: expected a float32 input (as "
                             f"PyTorch's), got {getattr(data, 'dtype', type(data).__name__)!r}")
         if not packed and input.ndim != 3:
-            raise ValueError(f"dynamic quantized {self.mode}: input must have 3 dimensions "
-                             f"(as PyTorch's; unbatched input is not taken), got shape "
-                             f"{tuple(input.shape)}. Hint: unsqueeze the batch dimension")
+            raise ArgumentError(f"dynamic quantized {self.mode}: input must have 3 dimensions "
+                                f"(as PyTorch's; unbatched input is not taken), got shape "
+                                f"{tuple(input.shape)}. Hint: unsqueeze the batch dimension")
         if not packed and input.shape[1 if self.batch_first else 0] == 0:
-            raise ValueError(f"dynamic quantized {self.mode}: expected sequence length to be "
-                             f"larger than 0, got input of shape {tuple(input.shape)}")
+            raise ArgumentError(f"dynamic quantized {self.mode}: expected sequence length to be "
+                                f"larger than 0, got input of shape {tuple(input.shape)}")
         if self.mode == "LSTM" and hx is not None \
                 and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise TypeError("dynamic quantized LSTM: hx must be a tuple (h_0, c_0) of the "

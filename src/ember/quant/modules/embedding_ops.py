@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError
+from ember.errors import ArgumentError, DTypeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.modules.quantized import _unexpected, eager_only
@@ -51,8 +51,8 @@ class Embedding(Module):
                  _weight: QuantizedTensor | None = None, dtype: QDType = quint8) -> None:
         super().__init__()
         if dtype not in self._dtypes:
-            raise ValueError(f"quantized {type(self).__name__}: dtype must be one of "
-                             f"{list(self._dtypes)}, got {dtype!r}{self._hint(dtype)}")
+            raise ArgumentError(f"quantized {type(self).__name__}: dtype must be one of "
+                                f"{list(self._dtypes)}, got {dtype!r}{self._hint(dtype)}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse, self.dtype = scale_grad_by_freq, sparse, dtype
@@ -65,13 +65,13 @@ class Embedding(Module):
     def set_weight(self, w: QuantizedTensor) -> None:
         if not isinstance(w, QuantizedTensor) or w._axis != 0 or w.dtype is not self.dtype \
                 or w.qscheme() is not per_channel_affine_float_qparams:
-            raise ValueError(f"quantized {type(self).__name__}: the weight must be "
-                             f"{self.dtype!r}, quantized per row (axis 0) with float scales and "
-                             "zero points (per_channel_affine_float_qparams)")
+            raise ArgumentError(f"quantized {type(self).__name__}: the weight must be "
+                                f"{self.dtype!r}, quantized per row (axis 0) with float scales and "
+                                "zero points (per_channel_affine_float_qparams)")
         if tuple(w.shape) != (self.num_embeddings, self.embedding_dim):
-            raise ValueError(f"quantized {type(self).__name__}: the weight has shape "
-                             f"{tuple(w.shape)}, expected ({self.num_embeddings}, "
-                             f"{self.embedding_dim})")
+            raise ArgumentError(f"quantized {type(self).__name__}: the weight has shape "
+                                f"{tuple(w.shape)}, expected ({self.num_embeddings}, "
+                                f"{self.embedding_dim})")
         self._w = w
         self._q = w._int.numpy().astype(np.float64)
         self._scale = np.asarray(w._scale, _F32)
@@ -105,8 +105,8 @@ class Embedding(Module):
     def forward(self, indices: Tensor) -> Tensor:
         idx = self._rows(indices)
         if idx.ndim not in (1, 2):
-            raise ValueError(f"quantized Embedding: expected 1-D or 2-D indices (as PyTorch's "
-                             f"quantized lookup), got shape {idx.shape}")
+            raise ArgumentError(f"quantized Embedding: expected 1-D or 2-D indices (as PyTorch's "
+                                f"quantized lookup), got shape {idx.shape}")
         out = _fma(self._scale[idx][..., None], self._q[idx], self._bias[idx][..., None])
         return from_numpy(out)
 
@@ -118,17 +118,17 @@ class Embedding(Module):
         if observer is None:
             qconfig = getattr(mod, "qconfig", None)
             if qconfig is None or qconfig.weight is None:
-                raise ValueError(f"{cls.__name__}.from_float: the float module needs a qconfig "
-                                 "(float_qparams_weight_only_qconfig)")
+                raise ArgumentError(f"{cls.__name__}.from_float: the float module needs a qconfig "
+                                    "(float_qparams_weight_only_qconfig)")
             observer = qconfig.weight()
         if observer.qscheme is not per_channel_affine_float_qparams \
                 or observer.dtype not in cls._dtypes:
-            raise ValueError(f"{cls.__name__} quantization is only supported with "
-                             "float_qparams_weight_only_qconfig (quint8, "
-                             "per_channel_affine_float_qparams)"
-                             + (" or its _4bit twin (quint4x2)" if quint4x2 in cls._dtypes
-                                else "") + f", got {observer.dtype!r}, {observer.qscheme!r}"
-                             + cls._hint(observer.dtype))
+            raise ArgumentError(f"{cls.__name__} quantization is only supported with "
+                                "float_qparams_weight_only_qconfig (quint8, "
+                                "per_channel_affine_float_qparams)"
+                                + (" or its _4bit twin (quint4x2)" if quint4x2 in cls._dtypes
+                                   else "") + f", got {observer.dtype!r}, {observer.qscheme!r}"
+                                + cls._hint(observer.dtype))
         observer(mod.weight)
         scale, zero_point = observer.calculate_qparams()
         w = quantize_per_channel(mod.weight.detach().float(), scale.float(), zero_point.float(),
@@ -186,8 +186,9 @@ class EmbeddingBag(Embedding):
                  sparse: bool = False, _weight: QuantizedTensor | None = None,
                  include_last_offset: bool = False, dtype: QDType = quint8) -> None:
         if mode != "sum":  # (PyTorch's module accepts 'mean' and 'max' but sums anyway)
-            raise ValueError(f"quantized EmbeddingBag: only mode='sum' is supported, got "
-                             f"mode={mode!r} (PyTorch's quantized module sums whatever the mode)")
+            raise ArgumentError(f"quantized EmbeddingBag: only mode='sum' is supported, got "
+                                f"mode={mode!r} (PyTorch's quantized module sums whatever the "
+                                "mode)")
         super().__init__(num_embeddings, embedding_dim, None, max_norm, norm_type,
                          scale_grad_by_freq, sparse, _weight, dtype)
         self.mode, self.include_last_offset = mode, include_last_offset
@@ -204,27 +205,27 @@ class EmbeddingBag(Embedding):
         bags."""
         if idx.ndim == 2:
             if offsets is not None or self.include_last_offset:
-                raise ValueError("quantized EmbeddingBag: 2-D indices (one bag per row) take no "
-                                 "offsets and no include_last_offset (PyTorch's quantized bag "
-                                 "then drops the last row)")
+                raise ArgumentError("quantized EmbeddingBag: 2-D indices (one bag per row) take no "
+                                    "offsets and no include_last_offset (PyTorch's quantized bag "
+                                    "then drops the last row)")
             return np.repeat(np.arange(idx.shape[0]), idx.shape[1]), idx.shape[0]
         if idx.ndim != 1 or offsets is None:
-            raise ValueError(f"quantized EmbeddingBag: expected 2-D indices, or 1-D indices "
-                             f"with offsets, got indices of shape {idx.shape} and offsets "
-                             f"{None if offsets is None else tuple(offsets.shape)}")
+            raise ArgumentError(f"quantized EmbeddingBag: expected 2-D indices, or 1-D indices "
+                                f"with offsets, got indices of shape {idx.shape} and offsets "
+                                f"{None if offsets is None else tuple(offsets.shape)}")
         starts = offsets.numpy().astype(np.int64).reshape(-1)
         if self.include_last_offset and not starts.size:
-            raise ValueError("quantized EmbeddingBag: with include_last_offset, offsets must "
-                             "hold at least the end of the last bag, got no offsets")
+            raise ArgumentError("quantized EmbeddingBag: with include_last_offset, offsets must "
+                                "hold at least the end of the last bag, got no offsets")
         if starts.size and (starts[0] != 0 or np.any(np.diff(starts) < 0)
                             or starts[-1] > idx.size):
-            raise ValueError(f"quantized EmbeddingBag: offsets must start at 0 and not "
-                             f"decrease up to {idx.size}, got {starts.tolist()}")
+            raise ArgumentError(f"quantized EmbeddingBag: offsets must start at 0 and not "
+                                f"decrease up to {idx.size}, got {starts.tolist()}")
         if self.include_last_offset and self.dtype is quint4x2 and starts[-1] != idx.size:
-            raise ValueError(f"quantized EmbeddingBag: with include_last_offset the last offset "
-                             f"must be {idx.size} (the number of indices), got "
-                             f"{starts.tolist()}; PyTorch's 4-bit bags check it (its 8-bit "
-                             "ones drop the indices past it)")
+            raise ArgumentError(f"quantized EmbeddingBag: with include_last_offset the last offset "
+                                f"must be {idx.size} (the number of indices), got "
+                                f"{starts.tolist()}; PyTorch's 4-bit bags check it (its 8-bit "
+                                "ones drop the indices past it)")
         count = starts.size - 1 if self.include_last_offset else starts.size
         return np.searchsorted(starts, np.arange(idx.size), side="right") - 1, count
 
@@ -232,8 +233,9 @@ class EmbeddingBag(Embedding):
                 per_sample_weights: Tensor | None = None,
                 compressed_indices_mapping: Tensor | None = None) -> Tensor:
         if compressed_indices_mapping is not None:
-            raise ValueError("quantized EmbeddingBag: pruned tables (compressed_indices_mapping) "
-                             "are not supported")
+            raise ArgumentError("quantized EmbeddingBag: pruned tables "
+                                "(compressed_indices_mapping) "
+                                "are not supported")
         idx = self._rows(indices)
         bags, count = self._bags(idx, offsets)
         idx = idx.reshape(-1)
@@ -241,8 +243,8 @@ class EmbeddingBag(Embedding):
         if per_sample_weights is not None:
             weights = per_sample_weights.detach().float().numpy().reshape(-1)
             if weights.shape != idx.shape:
-                raise ValueError(f"quantized EmbeddingBag: per_sample_weights has "
-                                 f"{weights.size} elements, indices {idx.size}")
+                raise ArgumentError(f"quantized EmbeddingBag: per_sample_weights has "
+                                    f"{weights.size} elements, indices {idx.size}")
             scale, bias = scale * weights, bias * weights
         used = (bags >= 0) & (bags < count)
         idx, bags, scale, bias = idx[used], bags[used], scale[used], bias[used]

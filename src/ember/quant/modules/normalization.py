@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
@@ -65,8 +66,8 @@ def layer_norm(x: QuantizedTensor, module: Module) -> QuantizedTensor:
     """``module``'s layer norm of the quantized ``x`` (``quantized::layer_norm``)."""
     shape = tuple(module.normalized_shape)
     if tuple(x.shape[len(x.shape) - len(shape):]) != shape or x.ndim < len(shape):
-        raise ValueError(f"quantized LayerNorm: expected an input whose last dims are "
-                         f"{shape}, got shape {tuple(x.shape)}")
+        raise ArgumentError(f"quantized LayerNorm: expected an input whose last dims are "
+                            f"{shape}, got shape {tuple(x.shape)}")
     n = math.prod(shape)
     q = x._int.numpy().reshape(-1, n)
     out_scale, out_zp = float(module.scale), int(module.zero_point)
@@ -173,8 +174,8 @@ class GroupNorm(_QuantizedNorm, nn.GroupNorm):
 
     def _normalize(self, x: QuantizedTensor) -> QuantizedTensor:
         if x.ndim < 3 or x.shape[1] != self.num_channels:
-            raise ValueError(f"quantized GroupNorm: expected an (N, {self.num_channels}, *) "
-                             f"input of at least 3 dims, got shape {tuple(x.shape)}")
+            raise ArgumentError(f"quantized GroupNorm: expected an (N, {self.num_channels}, *) "
+                                f"input of at least 3 dims, got shape {tuple(x.shape)}")
         return group_norm(x, self, self.num_groups)
 
     @staticmethod
@@ -198,9 +199,9 @@ class _QuantizedInstanceNorm(_QuantizedNorm):
 
     def _normalize(self, x: QuantizedTensor) -> QuantizedTensor:
         if x.ndim != self._dims[-1] or x.shape[1] != self.num_features:
-            raise ValueError(f"quantized {type(self).__name__}: expected a {self._dims[-1]}-D "
-                             f"input with {self.num_features} channels, got shape "
-                             f"{tuple(x.shape)}")
+            raise ArgumentError(f"quantized {type(self).__name__}: expected a {self._dims[-1]}-D "
+                                f"input with {self.num_features} channels, got shape "
+                                f"{tuple(x.shape)}")
         return group_norm(x, self, self.num_features)
 
     @staticmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import is_parametrized, transfer_parametrizations_and_params
@@ -27,8 +28,8 @@ class _QATLayer:
         layer = mod[0] if isinstance(mod, nn.Sequential) else mod
         qconfig = getattr(mod, "qconfig", None)
         if qconfig is None:
-            raise ValueError(f"{cls.__name__}.from_float: the input module needs a qconfig "
-                             "(set it, or use prepare_qat)")
+            raise ArgumentError(f"{cls.__name__}.from_float: the input module needs a qconfig "
+                                "(set it, or use prepare_qat)")
         qat = cls._like(layer, qconfig)
         for name in ("weight", "bias"):  # (a sparsifier's mask: kept, on the same original)
             if is_parametrized(layer, name):
@@ -55,7 +56,7 @@ class Linear(_QATLayer, nn.Linear):
                  qconfig: Any = None) -> None:
         super().__init__(in_features, out_features, bias)
         if qconfig is None:
-            raise ValueError("qat.Linear: qconfig must be provided for a QAT module")
+            raise ArgumentError("qat.Linear: qconfig must be provided for a QAT module")
         self.qconfig = qconfig
         self.weight_fake_quant = qconfig.weight()
 
@@ -76,8 +77,8 @@ class _Conv(_QATLayer):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode)
         if qconfig is None:
-            raise ValueError(f"qat.{type(self).__name__}: qconfig must be provided for a QAT "
-                             "module")
+            raise ArgumentError(f"qat.{type(self).__name__}: qconfig must be provided for a QAT "
+                                "module")
         self.qconfig = qconfig
         self.weight_fake_quant = qconfig.weight()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.quant.qtypes import per_channel_affine_float_qparams
@@ -22,12 +23,13 @@ class _QATEmbedding:
     def from_float(cls, mod: Module) -> Module:
         qconfig = getattr(mod, "qconfig", None)
         if not qconfig:
-            raise ValueError(f"qat.{cls.__name__}.from_float: the input module needs a qconfig "
-                             "(default_embedding_qat_qconfig)")
+            raise ArgumentError(f"qat.{cls.__name__}.from_float: the input module needs a qconfig "
+                                "(default_embedding_qat_qconfig)")
         fake_quant = qconfig.weight()
         if fake_quant.qscheme is not per_channel_affine_float_qparams:
-            raise ValueError(f"{cls.__name__} weights require a qscheme of "
-                             f"ember.per_channel_affine_float_qparams, got {fake_quant.qscheme!r}")
+            raise ArgumentError(f"{cls.__name__} weights require a qscheme of "
+                                "ember.per_channel_affine_float_qparams, got "
+                                f"{fake_quant.qscheme!r}")
         qat = cls.__new__(cls)
         Module.__init__(qat)  # (fresh hooks; the float module's settings and table, shared)
         for name, value in vars(mod).items():

@@ -14,7 +14,7 @@ import numpy as np
 
 from ember import nn
 from ember.backends import quantized as quantized_backend
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.jit import TraceError
 from ember.nn import functional as F
 from ember.nn.module import Module
@@ -41,8 +41,8 @@ def linear_rows(op: str, shape: tuple, in_features: int) -> tuple:
     """The leading shape of a linear layer's input (its rows), after checking that the input
     is at least 2-D with ``in_features`` last (as PyTorch's quantized linear kernels)."""
     if len(shape) < 2 or shape[-1] != in_features:
-        raise ValueError(f"{op}: expected an input at least 2-D with {in_features} input "
-                         f"features last, got shape {tuple(shape)}")
+        raise ArgumentError(f"{op}: expected an input at least 2-D with {in_features} input "
+                            f"features last, got shape {tuple(shape)}")
     return tuple(shape[:-1])
 
 
@@ -153,8 +153,8 @@ def quantize_weight_tensor(weight: Tensor, qconfig: Any, owner: str,
         observer = qconfig.weight()
     observer(weight)
     if observer.dtype is not qint8:
-        raise ValueError(f"{owner}: the weight observer must have dtype ember.qint8, got "
-                         f"{observer.dtype!r}")
+        raise ArgumentError(f"{owner}: the weight observer must have dtype ember.qint8, got "
+                            f"{observer.dtype!r}")
     scale, zero_point = observer.calculate_qparams()
     weight = weight.detach().float()
     if observer.qscheme.per_channel:
@@ -221,19 +221,19 @@ class _WeightedQuantized(Module):
             raise TypeError(f"{name}: expected an ember.qint8 quantized weight, got {shown}. "
                             "Hint: ember.quantize_per_tensor(w, scale, 0, ember.qint8)")
         if tuple(w.shape) != tuple(self._w.shape):
-            raise ValueError(f"{name}: expected a weight of shape {tuple(self._w.shape)}, got "
-                             f"{tuple(w.shape)}")
+            raise ArgumentError(f"{name}: expected a weight of shape {tuple(self._w.shape)}, got "
+                                f"{tuple(w.shape)}")
         if w._axis is not None and not self._per_channel_weights:
-            raise ValueError(f"{name}: per-channel weights are not supported (as in PyTorch's "
-                             "fbgemm): quantize it per tensor")
+            raise ArgumentError(f"{name}: per-channel weights are not supported (as in PyTorch's "
+                                "fbgemm): quantize it per tensor")
         if w._axis not in (None, 0):
-            raise ValueError(f"{name}: a per-channel weight must be quantized along axis 0 "
-                             f"(the output channels), got axis {w._axis}")
+            raise ArgumentError(f"{name}: a per-channel weight must be quantized along axis 0 "
+                                f"(the output channels), got axis {w._axis}")
         channels = self._outputs
         if b is not None and (not isinstance(b, Tensor) or tuple(b.shape) != (channels,)):
             shown = tuple(b.shape) if isinstance(b, Tensor) else type(b).__name__
-            raise ValueError(f"{name}: expected a float bias of shape ({channels},) or None, "
-                             f"got {shown}")
+            raise ArgumentError(f"{name}: expected a float bias of shape ({channels},) or None, "
+                                f"got {shown}")
         self._set_weight(w, b)
 
     def _output(self, acc: np.ndarray, x: QuantizedTensor, channel_axis: int) -> QuantizedTensor:
@@ -352,15 +352,15 @@ class _ConvLayer(_WeightedQuantized):
                       padding: Any, dilation: Any, groups: int, padding_mode: str) -> None:
         name = f"quantized {self._name}"
         if padding_mode not in self._padding_modes or isinstance(padding, str):
-            raise ValueError(f"{name}: only numeric {' or '.join(self._padding_modes)} "
-                             f"padding is supported, got padding={padding!r}, "
-                             f"padding_mode={padding_mode!r}")
+            raise ArgumentError(f"{name}: only numeric {' or '.join(self._padding_modes)} "
+                                f"padding is supported, got padding={padding!r}, "
+                                f"padding_mode={padding_mode!r}")
         if not isinstance(groups, int) or groups < 1:
-            raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+            raise ArgumentError(f"{name}: groups must be a positive int, got {groups!r}")
         for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
             if channels % groups:
-                raise ValueError(f"{name}: {what} must be divisible by groups, "
-                                 f"got {what}={channels}, groups={groups}")
+                raise ArgumentError(f"{name}: {what} must be divisible by groups, "
+                                    f"got {what}={channels}, groups={groups}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = self._sizes("kernel_size", kernel_size, 1)
         self.stride = self._sizes("stride", stride, 1)
@@ -374,21 +374,21 @@ class _ConvLayer(_WeightedQuantized):
         try:
             sizes = ntuple(value, self._n, f"quantized {self._name}", what)
         except ShapeError as e:
-            raise ValueError(str(e)) from None
+            raise ArgumentError(str(e)) from None
         if min(sizes) < least:
-            raise ValueError(f"quantized {self._name}: {what} must be "
-                             f"{'positive' if least else 'non-negative'}, got {value!r}")
+            raise ArgumentError(f"quantized {self._name}: {what} must be "
+                                f"{'positive' if least else 'non-negative'}, got {value!r}")
         return sizes
 
     def _checked_input(self, x: Any) -> QuantizedTensor:
         x = _quantized_input(f"{self._op}{self._n}d", x)
         if x.ndim != self._n + 2:
-            raise ValueError(f"Input shape must be `{self._layout}`! quantized {self._name}: "
-                             f"expected a {self._n + 2}-D {self._layout} input, got shape "
-                             f"{tuple(x.shape)}")
+            raise ArgumentError(f"Input shape must be `{self._layout}`! quantized {self._name}: "
+                                f"expected a {self._n + 2}-D {self._layout} input, got shape "
+                                f"{tuple(x.shape)}")
         if x.shape[1] != self.in_channels:
-            raise ValueError(f"quantized {self._name}: expected {self.in_channels} input "
-                             f"channels, got an input of shape {tuple(x.shape)}")
+            raise ArgumentError(f"quantized {self._name}: expected {self.in_channels} input "
+                                f"channels, got an input of shape {tuple(x.shape)}")
         return x
 
 
@@ -433,9 +433,9 @@ class _Conv(_ConvLayer):
     def _check_input(self, shape: tuple, padding: tuple[int, ...]) -> None:
         for size, pad, k, d in zip(shape[2:], padding, self.kernel_size, self.dilation):
             if size + 2 * pad < (k - 1) * d + 1:
-                raise ValueError(f"quantized {self._name}: the padded input {tuple(shape)} "
-                                 f"(padding {self.padding}) is smaller than the kernel "
-                                 f"{self.kernel_size} with dilation {self.dilation}")
+                raise ArgumentError(f"quantized {self._name}: the padded input {tuple(shape)} "
+                                    f"(padding {self.padding}) is smaller than the kernel "
+                                    f"{self.kernel_size} with dilation {self.dilation}")
 
 
 class Conv1d(_Conv):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from ember.errors import ArgumentError
 from ember.utils.benchmark.measurement import Measurement, select_unit, trim_sigfig
 
 __all__ = ["Compare"]
@@ -66,8 +67,8 @@ class Compare:
         """Adds measurements to the table."""
         for r in results:
             if not isinstance(r, Measurement):
-                raise ValueError(f"Compare: expected an instance of `Measurement`, got "
-                                 f"{type(r)} instead")
+                raise ArgumentError(f"Compare: expected an instance of `Measurement`, got "
+                                    f"{type(r)} instead")
         self._results.extend(results)
 
     def trim_significant_figures(self) -> None:

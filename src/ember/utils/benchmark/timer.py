@@ -13,6 +13,7 @@ from typing import Any
 
 import ember
 from ember.backend.threads import get_num_threads, set_num_threads
+from ember.errors import ArgumentError
 from ember.utils.benchmark.measurement import Measurement, TaskSpec
 
 __all__ = ["Language", "Timer"]
@@ -74,13 +75,13 @@ class Timer:
                  description: str | None = None, env: str | None = None,
                  num_threads: int = 1, language: Language | str = Language.PYTHON) -> None:
         if not isinstance(stmt, str) or not isinstance(setup, str):
-            raise ValueError(f"Timer: stmt and setup must be strings of Python code, got "
-                             f"{type(stmt).__name__} and {type(setup).__name__}")
+            raise ArgumentError(f"Timer: stmt and setup must be strings of Python code, got "
+                                f"{type(stmt).__name__} and {type(setup).__name__}")
         if not isinstance(num_threads, int) or num_threads < 1:
-            raise ValueError(f"Timer: num_threads must be a positive int, got {num_threads!r}")
+            raise ArgumentError(f"Timer: num_threads must be a positive int, got {num_threads!r}")
         if language not in (Language.PYTHON, "py", "python"):
-            raise ValueError(f"Timer: language {language!r} is not supported: Ember times "
-                             "Python statements only. Hint: language='python'")
+            raise ArgumentError(f"Timer: language {language!r} is not supported: Ember times "
+                                "Python statements only. Hint: language='python'")
         stmt, setup = _tidy(stmt), _tidy(setup)
         self._task_spec = TaskSpec(stmt, setup, label, sub_label, description, env,
                                    num_threads)

@@ -16,6 +16,7 @@ from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.utils.tensorboard.summaries import plugin_metadata, to_numpy
 
@@ -38,8 +39,8 @@ def pr_curve_raw(tag: str, tp: Any, fp: Any, tn: Any, fn: Any, precision: Any, r
     rows = [to_numpy(a).astype(np.float64).reshape(-1)
             for a in (tp, fp, tn, fn, precision, recall)]
     if len({r.size for r in rows}) != 1:
-        raise ValueError(f"add_pr_curve_raw: {tag!r} needs as many true/false positives and "
-                         f"negatives, precisions and recalls, got {[r.size for r in rows]}")
+        raise ArgumentError(f"add_pr_curve_raw: {tag!r} needs as many true/false positives and "
+                            f"negatives, precisions and recalls, got {[r.size for r in rows]}")
     data = np.stack(rows)
     content = PrCurvePluginData(version=0, num_thresholds=min(num_thresholds,
                                                               _MAX_THRESHOLDS))
@@ -58,12 +59,12 @@ def pr_curve(tag: str, labels: Any, predictions: Any, num_thresholds: int = _MAX
     p = to_numpy(predictions).astype(np.float64).reshape(-1)
     truth = to_numpy(labels).astype(np.float64).reshape(-1)
     if p.size != truth.size:
-        raise ValueError(f"add_pr_curve: {tag!r} has {p.size} predictions for {truth.size} "
-                         f"labels")
+        raise ArgumentError(f"add_pr_curve: {tag!r} has {p.size} predictions for {truth.size} "
+                            f"labels")
     if p.size and not (0 <= p.min() and p.max() <= 1):
-        raise ValueError(f"add_pr_curve: {tag!r}'s predictions must lie in [0, 1] (got "
-                         f"{p.min()} to {p.max()}). Hint: pass probabilities, e.g. "
-                         f".sigmoid() of logits")
+        raise ArgumentError(f"add_pr_curve: {tag!r}'s predictions must lie in [0, 1] (got "
+                            f"{p.min()} to {p.max()}). Hint: pass probabilities, e.g. "
+                            f".sigmoid() of logits")
     weight = 1.0 if weights is None else to_numpy(weights).astype(np.float64).reshape(-1)
     buckets = np.floor(p * (n - 1)).astype(np.int64)
     positive = np.bincount(buckets, truth * weight, minlength=n)
@@ -79,8 +80,8 @@ def audio(tag: str, samples: Any, sample_rate: int = 44100) -> Summary:
     """One channel of samples in [-1, 1] (others clipped, with a warning) as a 16-bit WAV."""
     array = to_numpy(samples).astype(np.float64).squeeze()  # (float16 rounds 32767 up)
     if array.ndim != 1:
-        raise ValueError(f"add_audio: {tag!r} takes one channel of samples (one dimension "
-                         f"after squeezing), got shape {to_numpy(samples).shape}")
+        raise ArgumentError(f"add_audio: {tag!r} takes one channel of samples (one dimension "
+                            f"after squeezing), got shape {to_numpy(samples).shape}")
     if array.size and np.abs(array).max() > 1:
         warnings.warn(f"add_audio: {tag!r} has samples outside [-1, 1]; they are clipped",
                       stacklevel=3)
@@ -113,8 +114,8 @@ def tensor(tag: str, value: Any) -> Summary:
     half's float32 bits there, which TensorBoard reads as other numbers)."""
     array = to_numpy(value)
     if array.nbytes >= 1 << 31:
-        raise ValueError(f"add_tensor: {tag!r} holds {array.nbytes} bytes; a protocol buffer "
-                         f"holds under 2 GiB")
+        raise ArgumentError(f"add_tensor: {tag!r} holds {array.nbytes} bytes; a protocol buffer "
+                            f"holds under 2 GiB")
     if array.dtype == np.float16:
         proto = _tensor(array.view(np.uint16), "DT_HALF", "half_val", array.shape)
     elif isinstance(value, Tensor) and value.dtype.name == "bfloat16":  # (float32 to_numpy)
@@ -127,8 +128,8 @@ def tensor(tag: str, value: Any) -> Summary:
             flat = np.stack([flat.real, flat.imag], -1)
         proto = _tensor(flat, dtype, field, array.shape)
     else:
-        raise ValueError(f"add_tensor: {tag!r} has dtype {array.dtype}, which TensorBoard's "
-                         f"tensors do not hold. Hint: convert it, e.g. .float()")
+        raise ArgumentError(f"add_tensor: {tag!r} has dtype {array.dtype}, which TensorBoard's "
+                            f"tensors do not hold. Hint: convert it, e.g. .float()")
     return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=plugin_metadata("tensor"))])
 
 
@@ -143,8 +144,8 @@ def custom_scalars(layout: Mapping[str, Mapping[str, Sequence[Any]]]) -> Summary
         for title, (kind, tags) in charts.items():
             if kind == "Margin":
                 if len(tags) != 3:
-                    raise ValueError(f"add_custom_scalars: the margin chart {title!r} takes "
-                                     f"three tags (value, lower, upper), got {list(tags)}")
+                    raise ArgumentError(f"add_custom_scalars: the margin chart {title!r} takes "
+                                        f"three tags (value, lower, upper), got {list(tags)}")
                 series = layout_pb2.MarginChartContent.Series(value=tags[0], lower=tags[1],
                                                               upper=tags[2])
                 made.append(layout_pb2.Chart(title=title, margin=layout_pb2.MarginChartContent(
@@ -153,8 +154,8 @@ def custom_scalars(layout: Mapping[str, Mapping[str, Sequence[Any]]]) -> Summary
                 made.append(layout_pb2.Chart(title=title, multiline=layout_pb2
                                              .MultilineChartContent(tag=tags)))
             else:
-                raise ValueError(f"add_custom_scalars: chart {title!r} is of kind {kind!r}; "
-                                 f"the kinds are 'Multiline' and 'Margin'")
+                raise ArgumentError(f"add_custom_scalars: chart {title!r} is of kind {kind!r}; "
+                                    f"the kinds are 'Multiline' and 'Margin'")
         categories.append(layout_pb2.Category(title=category, chart=made))
     text = layout_pb2.Layout(category=categories).SerializeToString()
     proto = TensorProto(dtype="DT_STRING", string_val=[text], tensor_shape=TensorShapeProto())
@@ -179,8 +180,8 @@ def mesh(tag: str, vertices: Any, colors: Any, faces: Any,
     for part, kind in parts:
         array = to_numpy(part).astype(np.float64)
         if array.ndim != 3 or array.shape[-1] != 3:
-            raise ValueError(f"add_mesh: {tag!r}'s {MeshPluginData.ContentType.Name(kind)} "
-                             f"has shape {array.shape}; expected (batch, count, 3)")
+            raise ArgumentError(f"add_mesh: {tag!r}'s {MeshPluginData.ContentType.Name(kind)} "
+                                f"has shape {array.shape}; expected (batch, count, 3)")
         meta = metadata.create_summary_metadata(tag, None, kind, components, array.shape,
                                                 None, json_config=config)
         values.append(Summary.Value(tag=metadata.get_instance_name(tag, kind),

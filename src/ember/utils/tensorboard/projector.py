@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from tensorboard.plugins.projector.projector_config_pb2 import EmbeddingInfo, ProjectorConfig
 
+from ember.errors import ArgumentError
 from ember.utils.tensorboard.summaries import grid, to_numpy
 
 
@@ -30,17 +31,17 @@ def write_embedding(config: ProjectorConfig, log_dir: str, mat: Any, metadata: A
 
     vectors = to_numpy(mat)
     if vectors.ndim != 2:
-        raise ValueError(f"add_embedding: mat holds one vector a row (2 dimensions), got shape "
-                         f"{vectors.shape}")
+        raise ArgumentError(f"add_embedding: mat holds one vector a row (2 dimensions), got shape "
+                            f"{vectors.shape}")
     count = vectors.shape[0]
     images = None if label_img is None else to_numpy(label_img)
     if images is not None and (images.ndim != 4 or images.shape[1] not in (1, 3)):
-        raise ValueError(f"add_embedding: label_img holds (N, C, H, W) thumbnails with 1 or "
-                         f"3 channels, got shape {images.shape}")
+        raise ArgumentError(f"add_embedding: label_img holds (N, C, H, W) thumbnails with 1 or "
+                            f"3 channels, got shape {images.shape}")
     for name, size in (("metadata", None if metadata is None else len(metadata)),
                        ("label_img", None if images is None else images.shape[0])):
         if size is not None and size != count:
-            raise ValueError(f"add_embedding: {name} has {size} entries for {count} vectors")
+            raise ArgumentError(f"add_embedding: {name} has {size} entries for {count} vectors")
     subdir = f"{global_step:05d}/{folder_name(tag)}"
     folder = os.path.join(log_dir, subdir)
     os.makedirs(folder, exist_ok=True)
@@ -70,8 +71,8 @@ def _labels(metadata: Sequence[Any], header: Sequence[str] | None) -> bytes:
         lines = [str(label) for label in metadata]
     else:
         if any(len(row) != len(header) for row in metadata):
-            raise ValueError(f"add_embedding: metadata_header has {len(header)} columns; each "
-                             f"metadata row needs as many")
+            raise ArgumentError(f"add_embedding: metadata_header has {len(header)} columns; each "
+                                f"metadata row needs as many")
         lines = ["\t".join(str(cell) for cell in row) for row in [header, *metadata]]
     return ("\n".join(lines) + "\n").encode()
 

@@ -16,6 +16,7 @@ from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, Summar
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
+from ember.errors import ArgumentError
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor
 
@@ -43,8 +44,8 @@ def scalar(tag: str, value: Any, new_style: bool = False, double_precision: bool
     in errors)."""
     array = to_numpy(value)
     if array.size != 1:
-        raise ValueError(f"{op}: {tag!r} takes one number, got shape {array.shape}. "
-                         f"Hint: reduce it first (.mean(), .item())")
+        raise ArgumentError(f"{op}: {tag!r} takes one number, got shape {array.shape}. "
+                            f"Hint: reduce it first (.mean(), .item())")
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{op}: {tag!r} takes a real number, got {array.dtype} "
                         f"({array.reshape(-1)[0]!r})")
@@ -65,9 +66,9 @@ def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> 
     values (a diverging run goes on training)."""
     x = to_numpy(values).astype(np.float64).reshape(-1)
     if x.size == 0:
-        raise ValueError(f"add_histogram: {tag!r} has no values")
+        raise ArgumentError(f"add_histogram: {tag!r} has no values")
     if max_bins is not None and max_bins < 1:
-        raise ValueError(f"add_histogram: max_bins must be at least 1, got {max_bins}")
+        raise ArgumentError(f"add_histogram: max_bins must be at least 1, got {max_bins}")
     if not np.isfinite(x).all():
         warnings.warn(f"add_histogram: {tag!r} holds NaN or infinite values; not logged",
                       stacklevel=3)
@@ -79,8 +80,8 @@ def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> 
         edges = np.append(edges[:-1:merge], edges[-1])
     held = np.flatnonzero(counts)
     if held.size == 0:
-        raise ValueError(f"add_histogram: no value of {tag!r} (from {x.min()} to {x.max()}) "
-                         f"falls inside the bins [{edges[0]}, {edges[-1]}]")
+        raise ArgumentError(f"add_histogram: no value of {tag!r} (from {x.min()} to {x.max()}) "
+                            f"falls inside the bins [{edges[0]}, {edges[-1]}]")
     first, last = held[0], held[-1]
     counts = counts[first - 1:last + 1] if first else np.append(0, counts[:last + 1])
     return histogram_raw(tag, x.min(), x.max(), x.size, x.sum(), x @ x,
@@ -94,8 +95,8 @@ def histogram_raw(tag: str, min: float, max: float, num: int, sum: float,
     right edge)."""
     limits, counts = to_numpy(bucket_limits).reshape(-1), to_numpy(bucket_counts).reshape(-1)
     if limits.size != counts.size:
-        raise ValueError(f"add_histogram_raw: {tag!r} has {limits.size} bucket limits for "
-                         f"{counts.size} bucket counts; they pair up one to one")
+        raise ArgumentError(f"add_histogram_raw: {tag!r} has {limits.size} bucket limits for "
+                            f"{counts.size} bucket counts; they pair up one to one")
     histo = HistogramProto(min=float(min), max=float(max), num=float(num), sum=float(sum),
                            sum_squares=float(sum_squares), bucket_limit=limits.tolist(),
                            bucket=counts.tolist())
@@ -118,16 +119,16 @@ def to_hwc(array: np.ndarray, dataformats: str, op: str) -> np.ndarray:
     if len(set(layout)) != len(layout) or set(layout) - set("NCHW") or \
             len(layout) != array.ndim or not {"H", "W"} <= set(layout) or \
             ("N" in layout and "C" not in layout):
-        raise ValueError(f"{op}: dataformats {dataformats!r} does not describe an image of "
-                         f"shape {array.shape}. Hint: one letter per dimension, from 'HW', "
-                         f"'CHW' or 'NCHW' in any order, e.g. 'HWC'")
+        raise ArgumentError(f"{op}: dataformats {dataformats!r} does not describe an image of "
+                            f"shape {array.shape}. Hint: one letter per dimension, from 'HW', "
+                            f"'CHW' or 'NCHW' in any order, e.g. 'HWC'")
     if "N" in layout and array.shape[layout.index("N")] == 0:
-        raise ValueError(f"{op}: the batch of shape {array.shape} ({dataformats}) holds no "
-                         f"image")
+        raise ArgumentError(f"{op}: the batch of shape {array.shape} ({dataformats}) holds no "
+                            f"image")
     channels = array.shape[layout.index("C")] if "C" in layout else 1
     if channels not in (1, 3) and not (channels == 4 and "N" not in layout):
-        raise ValueError(f"{op}: an image has 1, 3 or 4 channels (a batch 1 or 3), got "
-                         f"{channels} in shape {array.shape} ({dataformats})")
+        raise ArgumentError(f"{op}: an image has 1, 3 or 4 channels (a batch 1 or 3), got "
+                            f"{channels} in shape {array.shape} ({dataformats})")
     if "N" in layout:
         return grid(array.transpose([layout.index(c) for c in "NCHW"])).transpose(1, 2, 0)
     if "C" not in layout:
@@ -170,10 +171,10 @@ def video(tag: str, vid: Any, fps: float = 4) -> Summary:
     a near-square grid, ⌈√N⌉ a row."""
     array = to_numpy(vid)
     if array.ndim != 5 or array.shape[2] not in (1, 3) or 0 in array.shape[:2]:
-        raise ValueError(f"add_video: a video is (N, T, C, H, W) with 1 or 3 channels and at "
-                         f"least one clip and frame, got shape {array.shape}")
+        raise ArgumentError(f"add_video: a video is (N, T, C, H, W) with 1 or 3 channels and at "
+                            f"least one clip and frame, got shape {array.shape}")
     if fps <= 0:
-        raise ValueError(f"add_video: fps must be positive, got {fps}")
+        raise ArgumentError(f"add_video: fps must be positive, got {fps}")
     columns = math.ceil(math.sqrt(array.shape[0]))
     frames = [pixels(grid(array[:, t], columns).transpose(1, 2, 0))
               for t in range(array.shape[1])]
@@ -248,9 +249,9 @@ def hparams(hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
         value = _plain(value)
         kind = _hparam_kind(value)
         if kind is None:
-            raise ValueError(f"add_hparams: hyperparameter {name!r} is a "
-                             f"{type(value).__name__}; it takes a bool, number, str or "
-                             f"one-element tensor")
+            raise ArgumentError(f"add_hparams: hyperparameter {name!r} is a "
+                                f"{type(value).__name__}; it takes a bool, number, str or "
+                                f"one-element tensor")
         field, dtype = _HPARAM_KINDS[kind]
         setattr(start.hparams[name], field, value)
         domain = None

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.vision.datasets.vision import VisionDataset
 
 __all__ = ["DatasetFolder", "ImageFolder", "IMG_EXTENSIONS", "default_loader",
@@ -75,9 +76,9 @@ def make_dataset(directory: str | os.PathLike, class_to_idx: dict[str, int] | No
     if class_to_idx is None:
         _, class_to_idx = find_classes(directory)
     elif not class_to_idx:
-        raise ValueError("make_dataset: class_to_idx is empty; it needs at least one class")
+        raise ArgumentError("make_dataset: class_to_idx is empty; it needs at least one class")
     if (extensions is None) == (is_valid_file is None):
-        raise ValueError("make_dataset: give extensions or is_valid_file, not both or neither")
+        raise ArgumentError("make_dataset: give extensions or is_valid_file, not both or neither")
     accept = is_valid_file or (lambda path: has_file_allowed_extension(path, extensions))
     found: list[tuple[str, int]] = []
     empty = []

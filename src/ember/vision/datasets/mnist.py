@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import ember
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError
 from ember.vision.datasets.idx import download_url, read_idx
 from ember.vision.datasets.vision import VisionDataset
 
@@ -106,7 +106,7 @@ class MNIST(VisionDataset):
     def download(self) -> None:
         """Fetches the four files into ``root/<ClassName>/raw`` (MD5-checked)."""
         if self.raw_folder is None:
-            raise ValueError(f"{type(self).__name__}: download=True needs a root folder")
+            raise ArgumentError(f"{type(self).__name__}: download=True needs a root folder")
         for name, md5 in self.resources:
             download_url([m + name for m in self.mirrors], self.raw_folder / name, md5)
 

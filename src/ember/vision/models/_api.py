@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 
 __all__ = ["get_model", "get_model_builder", "list_models", "make_builder"]
 
@@ -44,8 +45,8 @@ def make_builder(name: str, make: Callable[..., nn.Module], doc: str, module: st
             raise _no_weights(name, f"weights={weights!r}")
         for key, value in fixed.items():
             if key in kwargs and kwargs[key] != value:
-                raise ValueError(f"{name}: {key} is fixed at {value} for this model, got "
-                                 f"{kwargs[key]}")
+                raise ArgumentError(f"{name}: {key} is fixed at {value} for this model, got "
+                                    f"{kwargs[key]}")
         return make(**{**defaults, **kwargs, **fixed})
 
     build.__name__ = build.__qualname__ = name
@@ -53,7 +54,7 @@ def make_builder(name: str, make: Callable[..., nn.Module], doc: str, module: st
     build.__doc__ = (f"{doc}, as torchvision's ``{name}`` (``weights`` must be None: no "
                      "pretrained weights are bundled); ``kwargs`` go to the model class.")
     if name in _BUILDERS:
-        raise ValueError(f"make_builder: a model is already registered under {name!r}")
+        raise ArgumentError(f"make_builder: a model is already registered under {name!r}")
     _BUILDERS[name] = build
     return build
 
@@ -89,8 +90,8 @@ def get_model_builder(name: str) -> Callable[..., nn.Module]:
     try:
         return _BUILDERS[name.lower()]
     except KeyError:
-        raise ValueError(f"get_model_builder: unknown model {name!r}; list_models() gives the "
-                         f"{len(_BUILDERS)} known names") from None
+        raise ArgumentError(f"get_model_builder: unknown model {name!r}; list_models() gives the "
+                            f"{len(_BUILDERS)} known names") from None
 
 
 def get_model(name: str, **config: Any) -> nn.Module:

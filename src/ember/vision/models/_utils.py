@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 
 
 def make_divisible(v: float, divisor: int, min_value: int | None = None) -> int:
@@ -55,9 +56,9 @@ class IntermediateLayerGetter(nn.ModuleDict):
     def __init__(self, model: nn.Module, return_layers: dict[str, str]) -> None:
         children = [name for name, _ in model.named_children()]
         if not set(return_layers).issubset(children):
-            raise ValueError(f"return_layers are not present in model: "
-                             f"{sorted(set(return_layers) - set(children))} are not among its "
-                             f"children {children}")
+            raise ArgumentError(f"return_layers are not present in model: "
+                                f"{sorted(set(return_layers) - set(children))} are not among its "
+                                f"children {children}")
         wanted = {str(k): str(v) for k, v in return_layers.items()}
         layers: OrderedDict[str, nn.Module] = OrderedDict()
         for name, module in model.named_children():

@@ -17,6 +17,7 @@ from typing import Any
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.vision.models._api import make_builder
@@ -75,7 +76,7 @@ class ConvNeXt(nn.Module):
                  norm_layer: Callable[..., nn.Module] | None = None, **kwargs: Any) -> None:
         super().__init__()
         if not block_setting:
-            raise ValueError("The block_setting should not be empty")
+            raise ArgumentError("The block_setting should not be empty")
         if not (isinstance(block_setting, Sequence)
                 and all(isinstance(s, CNBlockConfig) for s in block_setting)):
             raise TypeError("The block_setting should be List[CNBlockConfig]")

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_convs_and_norms
@@ -96,7 +97,7 @@ class MBConv(_Block):
                  se_layer: Callable[..., nn.Module] = SqueezeExcitation) -> None:
         super().__init__()
         if not 1 <= cnf.stride <= 2:
-            raise ValueError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
+            raise ArgumentError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
         self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
         expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
         layers: list[nn.Module] = []
@@ -124,7 +125,7 @@ class FusedMBConv(_Block):
                  norm_layer: Norm) -> None:
         super().__init__()
         if not 1 <= cnf.stride <= 2:
-            raise ValueError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
+            raise ArgumentError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
         self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
         expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
         conv = partial(Conv2dNormActivation, norm_layer=norm_layer)
@@ -151,7 +152,7 @@ class EfficientNet(nn.Module):
                  norm_layer: Norm | None = None, last_channel: int | None = None) -> None:
         super().__init__()
         if not inverted_residual_setting:
-            raise ValueError("The inverted_residual_setting should not be empty")
+            raise ArgumentError("The inverted_residual_setting should not be empty")
         if not all(isinstance(s, _StageConfig) for s in inverted_residual_setting):
             raise TypeError("The inverted_residual_setting should be List[MBConvConfig]")
         norm_layer = norm_layer or nn.BatchNorm2d

@@ -16,6 +16,7 @@ from typing import Any
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_truncated_normal
@@ -107,7 +108,7 @@ class GoogLeNet(nn.Module):
         super().__init__()
         blocks = blocks or [BasicConv2d, Inception, InceptionAux]
         if len(blocks) != 3:
-            raise ValueError(f"blocks length should be 3 instead of {len(blocks)}")
+            raise ArgumentError(f"blocks length should be 3 instead of {len(blocks)}")
         conv_block, inception_block, aux_block = blocks
         self.aux_logits, self.transform_input = aux_logits, transform_input
         self.conv1 = conv_block(3, 64, kernel_size=7, stride=2, padding=3)

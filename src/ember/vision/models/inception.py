@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_truncated_normal
@@ -175,8 +176,8 @@ class Inception3(nn.Module):
         inception_blocks = inception_blocks or [BasicConv2d, InceptionA, InceptionB, InceptionC,
                                                 InceptionD, InceptionE, InceptionAux]
         if len(inception_blocks) != 7:
-            raise ValueError(f"length of inception_blocks should be 7 instead of "
-                             f"{len(inception_blocks)}")
+            raise ArgumentError(f"length of inception_blocks should be 7 instead of "
+                                f"{len(inception_blocks)}")
         conv, block_a, block_b, block_c, block_d, block_e, aux = inception_blocks
         self.aux_logits, self.transform_input = aux_logits, transform_input
         self.Conv2d_1a_3x3 = conv(3, 32, kernel_size=3, stride=2)

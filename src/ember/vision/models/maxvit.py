@@ -19,6 +19,7 @@ from typing import Any
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.vision.models._api import make_builder
@@ -77,7 +78,7 @@ class RelativePositionalMultiHeadAttention(nn.Module):
     def __init__(self, feat_dim: int, head_dim: int, max_seq_len: int) -> None:
         super().__init__()
         if feat_dim % head_dim != 0:
-            raise ValueError(f"feat_dim: {feat_dim} must be divisible by head_dim: {head_dim}")
+            raise ArgumentError(f"feat_dim: {feat_dim} must be divisible by head_dim: {head_dim}")
         self.n_heads, self.head_dim = feat_dim // head_dim, head_dim
         self.size = int(max_seq_len ** 0.5)
         self.max_seq_len = max_seq_len
@@ -114,7 +115,7 @@ class PartitionAttentionLayer(nn.Module):
                  mlp_dropout: float, p_stochastic_dropout: float) -> None:
         super().__init__()
         if partition_type not in ("grid", "window"):
-            raise ValueError("partition_type must be either 'grid' or 'window'")
+            raise ArgumentError("partition_type must be either 'grid' or 'window'")
         self.n_heads, self.head_dim = in_channels // head_dim, head_dim
         self.n_partitions = grid_size[0] // partition_size
         self.partition_type, self.grid_size = partition_type, grid_size
@@ -133,8 +134,8 @@ class PartitionAttentionLayer(nn.Module):
         b, c, h, w = x.shape
         p = self.p
         if h % p or w % p:
-            raise ValueError(f"PartitionAttentionLayer: Grid size must be divisible by "
-                             f"partition size. Got a {h}x{w} input and partition size {p}")
+            raise ArgumentError(f"PartitionAttentionLayer: Grid size must be divisible by "
+                                f"partition size. Got a {h}x{w} input and partition size {p}")
         # (B, C, H, W) -> (B, windows, P*P, C); for "grid" the two middle axes swap
         x = x.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 3, 5, 1)
         x = x.reshape(b, (h // p) * (w // p), p * p, c)
@@ -181,8 +182,8 @@ class MaxVitBlock(nn.Module):
                  p_stochastic: list[float]) -> None:
         super().__init__()
         if len(p_stochastic) != n_layers:
-            raise ValueError(f"p_stochastic must have length n_layers={n_layers}, got "
-                             f"p_stochastic={p_stochastic}.")
+            raise ArgumentError(f"p_stochastic must have length n_layers={n_layers}, got "
+                                f"p_stochastic={p_stochastic}.")
         self.grid_size = _halved(input_grid_size)
         self.layers = nn.ModuleList([MaxVitLayer(
             in_channels if i == 0 else out_channels, out_channels, squeeze_ratio,
@@ -219,10 +220,10 @@ class MaxVit(nn.Module):
             sizes.append(size)
         for i, s in enumerate(sizes):
             if s[0] % partition_size or s[1] % partition_size:
-                raise ValueError(f"Input size {s} of block {i} is not divisible by partition "
-                                 f"size {partition_size}. Consider changing the partition "
-                                 f"size or the input size.\nCurrent configuration yields the "
-                                 f"following block input sizes: {sizes}.")
+                raise ArgumentError(f"Input size {s} of block {i} is not divisible by partition "
+                                    f"size {partition_size}. Consider changing the partition "
+                                    f"size or the input size.\nCurrent configuration yields the "
+                                    f"following block input sizes: {sizes}.")
         self.stem = nn.Sequential(
             Conv2dNormActivation(3, stem_channels, 3, stride=2, norm_layer=norm_layer,
                                  activation_layer=activation_layer, bias=False, inplace=None),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_convs_and_norms
@@ -30,9 +31,9 @@ class _InvertedResidual(nn.Module):
                  expansion_factor: int, bn_momentum: float = 0.1) -> None:
         super().__init__()
         if stride not in (1, 2):
-            raise ValueError(f"stride should be 1 or 2 instead of {stride}")
+            raise ArgumentError(f"stride should be 1 or 2 instead of {stride}")
         if kernel_size not in (3, 5):
-            raise ValueError(f"kernel_size should be 3 or 5 instead of {kernel_size}")
+            raise ArgumentError(f"kernel_size should be 3 or 5 instead of {kernel_size}")
         mid = in_ch * expansion_factor
         norm = partial(nn.BatchNorm2d, momentum=bn_momentum)
         self.apply_residual = in_ch == out_ch and stride == 1
@@ -49,7 +50,7 @@ class _InvertedResidual(nn.Module):
 def _stack(in_ch: int, out_ch: int, kernel_size: int, stride: int, exp_factor: int,
            repeats: int) -> nn.Sequential:
     if repeats < 1:
-        raise ValueError(f"repeats should be >= 1, instead got {repeats}")
+        raise ArgumentError(f"repeats should be >= 1, instead got {repeats}")
     return nn.Sequential(
         _InvertedResidual(in_ch, out_ch, kernel_size, stride, exp_factor, _BN_MOMENTUM),
         *[_InvertedResidual(out_ch, out_ch, kernel_size, 1, exp_factor, _BN_MOMENTUM)
@@ -63,7 +64,7 @@ class MNASNet(nn.Module):
     def __init__(self, alpha: float, num_classes: int = 1000, dropout: float = 0.2) -> None:
         super().__init__()
         if alpha <= 0.0:
-            raise ValueError(f"alpha should be greater than 0.0 instead of {alpha}")
+            raise ArgumentError(f"alpha should be greater than 0.0 instead of {alpha}")
         self.alpha = alpha
         d = [make_divisible(w * alpha, 8) for w in (32, 16, 24, 40, 80, 96, 192, 320)]
         norm = partial(nn.BatchNorm2d, momentum=_BN_MOMENTUM)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_convs_and_norms, small_normal_linear
@@ -35,7 +36,7 @@ class InvertedResidual(nn.Module):
                  norm_layer: Norm | None = None) -> None:
         super().__init__()
         if stride not in (1, 2):
-            raise ValueError(f"stride should be 1 or 2 instead of {stride}")
+            raise ArgumentError(f"stride should be 1 or 2 instead of {stride}")
         norm_layer = norm_layer or nn.BatchNorm2d
         self.stride = stride
         hidden = int(round(inp * expand_ratio))
@@ -69,8 +70,8 @@ class MobileNetV2(nn.Module):
         norm_layer = norm_layer or nn.BatchNorm2d
         setting = SETTING if inverted_residual_setting is None else inverted_residual_setting
         if len(setting) == 0 or len(setting[0]) != 4:
-            raise ValueError("inverted_residual_setting should be non-empty or a 4-element "
-                             f"list, got {setting}")
+            raise ArgumentError("inverted_residual_setting should be non-empty or a 4-element "
+                                f"list, got {setting}")
         channels = make_divisible(32 * width_mult, round_nearest)
         self.last_channel = make_divisible(1280 * max(1.0, width_mult), round_nearest)
         features: list[nn.Module] = [Conv2dNormActivation(3, channels, stride=2,

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_convs_and_norms, small_normal_linear
 from ember.vision.models._utils import make_divisible
@@ -61,7 +62,7 @@ class InvertedResidual(nn.Module):
                  se_layer: Callable[..., nn.Module] = HARD_SE) -> None:
         super().__init__()
         if not 1 <= cnf.stride <= 2:
-            raise ValueError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
+            raise ArgumentError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
         self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
         act = nn.Hardswish if cnf.use_hs else nn.ReLU
         layers: list[nn.Module] = []
@@ -97,7 +98,7 @@ class MobileNetV3(nn.Module):
                  dropout: float = 0.2, **kwargs: Any) -> None:
         super().__init__()
         if not inverted_residual_setting:
-            raise ValueError("The inverted_residual_setting should not be empty")
+            raise ArgumentError("The inverted_residual_setting should not be empty")
         if not all(isinstance(s, InvertedResidualConfig) for s in inverted_residual_setting):
             raise TypeError("The inverted_residual_setting should be "
                             "List[InvertedResidualConfig]")

@@ -19,6 +19,7 @@ from typing import Any
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.vision.models._api import make_builder
 from ember.vision.models._utils import make_divisible
@@ -119,7 +120,7 @@ class BlockParams:
         equal widths become stages (each starting with stride 2). Computed in float32, as
         torchvision does, so the rounding ties fall alike."""
         if w_a < 0 or w_0 <= 0 or w_m <= 1 or w_0 % 8 != 0:
-            raise ValueError("Invalid RegNet settings")
+            raise ArgumentError("Invalid RegNet settings")
         widths_cont = ember.arange(depth, dtype=ember.float32) * w_a + w_0
         capacity = ember.round(ember.log(widths_cont / w_0) / math.log(w_m))
         block_widths = (ember.round(w_0 * ember.pow(w_m, capacity) / 8) * 8).int().tolist()

@@ -14,6 +14,7 @@ from functools import partial
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.vision.models._api import make_builder
 
 __all__ = ["ShuffleNetV2", "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
@@ -40,12 +41,12 @@ class InvertedResidual(nn.Module):
     def __init__(self, inp: int, oup: int, stride: int) -> None:
         super().__init__()
         if not 1 <= stride <= 3:
-            raise ValueError(f"illegal stride value {stride} (1 to 3 expected)")
+            raise ArgumentError(f"illegal stride value {stride} (1 to 3 expected)")
         self.stride = stride
         branch = oup // 2
         if stride == 1 and inp != branch << 1:
-            raise ValueError(f"Invalid combination of stride {stride}, inp {inp} and oup {oup} "
-                             "values. If stride == 1 then inp should be equal to oup // 2 << 1.")
+            raise ArgumentError(f"Invalid combination of stride {stride}, inp {inp} and oup {oup} "
+                                "values. If stride == 1 then inp should be equal to oup // 2 << 1.")
         self.branch1 = nn.Sequential()
         if stride > 1:
             self.branch1 = nn.Sequential(_depthwise(inp, stride), nn.BatchNorm2d(inp),
@@ -73,11 +74,11 @@ class ShuffleNetV2(nn.Module):
                  inverted_residual: Callable[..., nn.Module] = InvertedResidual) -> None:
         super().__init__()
         if len(stages_repeats) != 3:
-            raise ValueError("expected stages_repeats as list of 3 positive ints, got "
-                             f"{stages_repeats}")
+            raise ArgumentError("expected stages_repeats as list of 3 positive ints, got "
+                                f"{stages_repeats}")
         if len(stages_out_channels) != 5:
-            raise ValueError("expected stages_out_channels as list of 5 positive ints, got "
-                             f"{stages_out_channels}")
+            raise ArgumentError("expected stages_out_channels as list of 5 positive ints, got "
+                                f"{stages_out_channels}")
         self._stage_out_channels = stages_out_channels
         channels = stages_out_channels[0]
         self.conv1 = nn.Sequential(nn.Conv2d(3, channels, 3, 2, 1, bias=False),

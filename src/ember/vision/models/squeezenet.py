@@ -12,6 +12,7 @@ from functools import partial
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.vision.models._api import make_builder
 
@@ -54,7 +55,7 @@ def _features(version: str) -> nn.Sequential:
             Fire(128, 32, 128, 128), Fire(256, 32, 128, 128), pool(),
             Fire(256, 48, 192, 192), Fire(384, 48, 192, 192), Fire(384, 64, 256, 256),
             Fire(512, 64, 256, 256))
-    raise ValueError(f"Unsupported SqueezeNet version {version}: 1_0 or 1_1 expected")
+    raise ArgumentError(f"Unsupported SqueezeNet version {version}: 1_0 or 1_1 expected")
 
 
 class SqueezeNet(nn.Module):

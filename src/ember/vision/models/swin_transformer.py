@@ -20,6 +20,7 @@ from typing import Any
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.vision.models._api import make_builder
@@ -105,8 +106,8 @@ def shifted_window_attention(input: Tensor, qkv_weight: Tensor, proj_weight: Ten
         ember.Size([1, 4, 4, 8])
     """
     if input.ndim != 4:
-        raise ValueError(f"shifted_window_attention: expected an (N, H, W, C) input, got shape "
-                         f"{tuple(input.shape)}")
+        raise ArgumentError(f"shifted_window_attention: expected an (N, H, W, C) input, got shape "
+                            f"{tuple(input.shape)}")
     b, h, w, c = input.shape
     wh, ww = window_size
     x = F.pad(input, (0, 0, 0, (ww - w % ww) % ww, 0, (wh - h % wh) % wh))
@@ -165,7 +166,7 @@ class ShiftedWindowAttention(nn.Module):
                  dropout: float = 0.0) -> None:
         super().__init__()
         if len(window_size) != 2 or len(shift_size) != 2:
-            raise ValueError("window_size and shift_size must be of length 2")
+            raise ArgumentError("window_size and shift_size must be of length 2")
         self.window_size, self.shift_size = list(window_size), list(shift_size)
         self.num_heads = num_heads
         self.attention_dropout, self.dropout = attention_dropout, dropout

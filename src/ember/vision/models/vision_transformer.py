@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import ember
 from ember import Tensor, nn
+from ember.errors import ArgumentError
 from ember.nn import init
 from ember.vision.models._api import make_builder
 from ember.vision.models._utils import LegacyKeys
@@ -73,8 +74,8 @@ class EncoderBlock(nn.Module):
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim != 3:
-            raise ValueError("EncoderBlock: expected (batch_size, seq_length, hidden_dim) got "
-                             f"shape {tuple(input.shape)}")
+            raise ArgumentError("EncoderBlock: expected (batch_size, seq_length, hidden_dim) got "
+                                f"shape {tuple(input.shape)}")
         x = self.ln_1(input)
         x, _ = self.self_attention(x, x, x, need_weights=False)
         x = self.dropout(x) + input
@@ -99,8 +100,8 @@ class Encoder(nn.Module):
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim != 3:
-            raise ValueError("Encoder: expected (batch_size, seq_length, hidden_dim) got "
-                             f"shape {tuple(input.shape)}")
+            raise ArgumentError("Encoder: expected (batch_size, seq_length, hidden_dim) got "
+                                f"shape {tuple(input.shape)}")
         return self.ln(self.layers(self.dropout(input + self.pos_embedding)))
 
 
@@ -123,8 +124,8 @@ class VisionTransformer(LegacyKeys, nn.Module):
                  conv_stem_configs: list[ConvStemConfig] | None = None) -> None:
         super().__init__()
         if image_size % patch_size != 0:
-            raise ValueError(f"VisionTransformer: Input shape indivisible by patch size! "
-                             f"(image_size {image_size}, patch_size {patch_size})")
+            raise ArgumentError(f"VisionTransformer: Input shape indivisible by patch size! "
+                                f"(image_size {image_size}, patch_size {patch_size})")
         self.image_size, self.patch_size = image_size, patch_size
         self.hidden_dim, self.mlp_dim = hidden_dim, mlp_dim
         self.attention_dropout, self.dropout = attention_dropout, dropout
@@ -175,9 +176,9 @@ class VisionTransformer(LegacyKeys, nn.Module):
     def _process_input(self, x: Tensor) -> Tensor:
         n, _, h, w = x.shape
         if h != self.image_size or w != self.image_size:
-            raise ValueError(f"VisionTransformer: Wrong image size! Expected "
-                             f"{self.image_size}x{self.image_size} but got {h}x{w}. Hint: "
-                             "build it with image_size=... for other input sizes")
+            raise ArgumentError(f"VisionTransformer: Wrong image size! Expected "
+                                f"{self.image_size}x{self.image_size} but got {h}x{w}. Hint: "
+                                "build it with image_size=... for other input sizes")
         p = self.patch_size
         x = self.conv_proj(x)  # (n, hidden_dim, h / p, w / p) -> (n, patches, hidden_dim)
         return x.reshape(n, self.hidden_dim, (h // p) * (w // p)).permute(0, 2, 1)

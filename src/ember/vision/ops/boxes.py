@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.tensor import Tensor
 from ember.vision.ops._rotated_boxes import ROTATED_FORMATS, convert_rotated
 
@@ -38,8 +38,8 @@ def _upcast(t: Tensor) -> Tensor:
 
 def _check_fmt(op: str, fmt: str) -> None:
     if fmt not in _FORMATS:
-        raise ValueError(f"{op}: unsupported box format {fmt!r}; the axis-aligned formats are "
-                         f"{_FORMATS} (rotated boxes are not built)")
+        raise ArgumentError(f"{op}: unsupported box format {fmt!r}; the axis-aligned formats are "
+                            f"{_FORMATS} (rotated boxes are not built)")
 
 
 def box_area(boxes: Tensor, fmt: str = "xyxy") -> Tensor:
@@ -175,7 +175,7 @@ def box_convert(boxes: Tensor, in_fmt: str, out_fmt: str) -> Tensor:
     every = _FORMATS + ROTATED_FORMATS
     for fmt in (in_fmt, out_fmt):
         if fmt not in every:
-            raise ValueError(f"box_convert: unknown box format {fmt!r}; the formats are {every}")
+            raise ArgumentError(f"box_convert: unknown box format {fmt!r}; the formats are {every}")
     if (in_fmt in _FORMATS) != (out_fmt in _FORMATS):
         raise NotImplementedError(f"box_convert: no conversion between the axis-aligned and "
                                   f"rotated formats ({in_fmt!r} to {out_fmt!r}), as in "

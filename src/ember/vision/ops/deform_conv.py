@@ -12,7 +12,7 @@ import math
 
 import ember
 from ember import nn
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn import init
 from ember.tensor import Tensor
 
@@ -124,9 +124,9 @@ class DeformConv2d(nn.Module):
                  bias: bool = True) -> None:
         super().__init__()
         if in_channels % groups:
-            raise ValueError("DeformConv2d: in_channels must be divisible by groups")
+            raise ArgumentError("DeformConv2d: in_channels must be divisible by groups")
         if out_channels % groups:
-            raise ValueError("DeformConv2d: out_channels must be divisible by groups")
+            raise ArgumentError("DeformConv2d: out_channels must be divisible by groups")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
         self.padding, self.dilation = _pair(padding), _pair(dilation)

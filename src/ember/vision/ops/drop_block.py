@@ -7,6 +7,7 @@ from __future__ import annotations
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["DropBlock2d", "DropBlock3d", "drop_block2d", "drop_block3d"]
@@ -16,17 +17,17 @@ def _drop_block(op: str, input: Tensor, p: float, block_size: int, inplace: bool
                 training: bool, dims: int) -> Tensor:
     """``drop_block2d`` (``dims=2``) or ``drop_block3d`` (``dims=3``)."""
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{op}: drop probability has to be between 0 and 1, but got {p}")
+        raise ArgumentError(f"{op}: drop probability has to be between 0 and 1, but got {p}")
     if input.ndim != dims + 2:
-        raise ValueError(f"{op}: input should be {dims + 2} dimensional (N, C, "
-                         f"{'D, ' if dims == 3 else ''}H, W), got shape {tuple(input.shape)}")
+        raise ArgumentError(f"{op}: input should be {dims + 2} dimensional (N, C, "
+                            f"{'D, ' if dims == 3 else ''}H, W), got shape {tuple(input.shape)}")
     if not training or p == 0.0:
         return input
     spatial = input.shape[2:]
     block_size = min(block_size, *spatial)
     if block_size % 2 == 0:
-        raise ValueError(f"{op}: block size should be odd, got {block_size} (after clipping to "
-                         f"the input's spatial size {tuple(spatial)})")
+        raise ArgumentError(f"{op}: block size should be odd, got {block_size} (after clipping to "
+                            f"the input's spatial size {tuple(spatial)})")
     # seeds are drawn only where a whole block fits; gamma makes p the expected dropped share
     valid = [s - block_size + 1 for s in spatial]
     volume = 1

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.ops.layers import Conv2dNormActivation
 
@@ -83,7 +84,7 @@ class FeaturePyramidNetwork(nn.Module):
                  norm_layer: Callable[..., nn.Module] | None = None) -> None:
         super().__init__()
         if any(c == 0 for c in in_channels_list):
-            raise ValueError("FeaturePyramidNetwork: in_channels=0 is currently not supported")
+            raise ArgumentError("FeaturePyramidNetwork: in_channels=0 is currently not supported")
         self.inner_blocks = nn.ModuleList(
             Conv2dNormActivation(c, out_channels, kernel_size=1, padding=0,
                                  norm_layer=norm_layer, activation_layer=None)

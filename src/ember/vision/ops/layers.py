@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["Conv2dNormActivation", "Conv3dNormActivation", "FrozenBatchNorm2d", "MLP",
@@ -23,11 +24,11 @@ def stochastic_depth(input: Tensor, p: float, mode: str, training: bool = True) 
                 [1., 1., 1.]])
     """
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"stochastic_depth: drop probability has to be between 0 and 1, "
-                         f"but got {p}")
+        raise ArgumentError(f"stochastic_depth: drop probability has to be between 0 and 1, "
+                            f"but got {p}")
     if mode not in ("batch", "row"):
-        raise ValueError(f"stochastic_depth: mode has to be either 'batch' or 'row', but got "
-                         f"{mode!r}")
+        raise ArgumentError(f"stochastic_depth: mode has to be either 'batch' or 'row', but got "
+                            f"{mode!r}")
     if not training or p == 0.0:
         return input
     keep = 1.0 - p

@@ -7,7 +7,7 @@ import math
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss",
@@ -20,7 +20,7 @@ def _reduce(op: str, loss: Tensor, reduction: str, empty_mean: float = 0.0) -> T
     """``reduction`` of ``loss``; the mean of no elements is ``empty_mean`` (torchvision's box
     losses give 0, its focal loss NaN)."""
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{op}: invalid reduction {reduction!r}; use one of {_REDUCTIONS}")
+        raise ArgumentError(f"{op}: invalid reduction {reduction!r}; use one of {_REDUCTIONS}")
     if reduction == "mean":
         return loss.mean() if loss.numel() else loss.sum() * 0.0 + empty_mean
     return loss.sum() if reduction == "sum" else loss

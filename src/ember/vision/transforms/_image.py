@@ -13,6 +13,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 Image = Tensor | np.ndarray
@@ -82,10 +83,10 @@ def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
     every integer dtype too, resampled in float and rounded back as torchvision's tensor
     path does (16-bit and 32-bit PIL images, "I;16" and "I", take that way)."""
     if img.ndim < 3:
-        raise ValueError(f"{op}: expected an image (..., C, H, W), got shape {tuple(img.shape)}")
+        raise ArgumentError(f"{op}: expected an image (..., C, H, W), got shape {tuple(img.shape)}")
     if channels and img.shape[-3] not in channels:
-        raise ValueError(f"{op}: expected {' or '.join(map(str, channels))} channels, got "
-                         f"{img.shape[-3]} (shape {tuple(img.shape)})")
+        raise ArgumentError(f"{op}: expected {' or '.join(map(str, channels))} channels, got "
+                            f"{img.shape[-3]} (shape {tuple(img.shape)})")
     if img.dtype is ember.uint8 or img.dtype.is_floating_point or \
             (any_int and img.dtype is not ember.bool):
         return
@@ -137,8 +138,8 @@ def _grid_transform(img: Tensor, grid: Tensor, interpolation: Any,
     (bilinear) or replaced by it (nearest). Integer results are rounded back."""
     mode = InterpolationMode(interpolation).value
     if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"{op}: interpolation must be NEAREST or BILINEAR for a tensor image, "
-                         f"got {mode}")
+        raise ArgumentError(f"{op}: interpolation must be NEAREST or BILINEAR for a tensor image, "
+                            f"got {mode}")
     h, w = img.shape[-2:]
     x = img.to(grid.dtype)
     c = x.shape[-3]
@@ -150,8 +151,8 @@ def _grid_transform(img: Tensor, grid: Tensor, interpolation: Any,
     else:
         fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
         if len(fills) not in (1, c):
-            raise ValueError(f"{op}: fill {fill} has {len(fills)} values but the image has {c} "
-                             "channel(s); give one value, or one per channel")
+            raise ArgumentError(f"{op}: fill {fill} has {len(fills)} values but the image has {c} "
+                                "channel(s); give one value, or one per channel")
         ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
         sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
                                 padding_mode="zeros", align_corners=False)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
+
 
 def is_pil_image(img: Any) -> bool:
     """Whether ``img`` is a PIL image (without importing PIL)."""
@@ -129,8 +131,8 @@ def grays_pil(fn: Callable) -> Callable:
         if not is_pil_image(img):
             return fn(img, num_output_channels)
         if num_output_channels not in (1, 3):
-            raise ValueError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
-                             f"got {num_output_channels}")
+            raise ArgumentError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
+                                f"got {num_output_channels}")
         from PIL import Image
 
         gray = img.convert("L")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.vision.transforms.color import _check_factor
 
 
@@ -40,7 +41,7 @@ def adjust_hue(img: Any, hue_factor: float) -> Any:
     from PIL import Image
 
     if not -0.5 <= hue_factor <= 0.5:
-        raise ValueError(f"adjust_hue: hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+        raise ArgumentError(f"adjust_hue: hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
     h, s, v = img.convert("HSV").split()
     turned = np.array(h, np.uint8) + np.uint8(np.int32(hue_factor * 255) % 256)
     return Image.merge("HSV", (Image.fromarray(turned, "L"), s, v)).convert(img.mode)
@@ -50,6 +51,6 @@ def adjust_gamma(img: Any, gamma: float, gain: float = 1.0) -> Any:
     """``gain · x ** gamma`` of each level of the image in Pillow's "RGB", converted back to
     its mode (an alpha band comes back opaque, as in torchvision)."""
     if gamma < 0:
-        raise ValueError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
+        raise ArgumentError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
     table = [int((256.0 - 1e-3) * gain * (level / 255.0) ** gamma) for level in range(256)]
     return img.convert("RGB").point([min(max(v, 0), 255) for v in table] * 3).convert(img.mode)

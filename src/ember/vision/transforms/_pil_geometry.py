@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.vision.transforms._image import PIL_RESAMPLING, InterpolationMode
 
 Fill = float | Sequence[float] | None
@@ -22,8 +23,8 @@ def by_pillow(img: Any) -> bool:
 def _resample(op: str, interpolation: Any) -> int:
     mode = InterpolationMode(interpolation)
     if op != "resize" and mode.value not in ("nearest", "bilinear", "bicubic"):
-        raise ValueError(f"{op}: interpolation {mode.name} is not supported for a PIL image; "
-                         f"use NEAREST, BILINEAR or BICUBIC")
+        raise ArgumentError(f"{op}: interpolation {mode.name} is not supported for a PIL image; "
+                            f"use NEAREST, BILINEAR or BICUBIC")
     return PIL_RESAMPLING[mode.value]
 
 
@@ -37,8 +38,8 @@ def fill_colour(op: str, fill: Fill, img: Any) -> Any:
     if isinstance(fill, (list, tuple)):
         fill = list(fill) * bands if len(fill) == 1 else list(fill)
         if len(fill) != bands:
-            raise ValueError(f"{op}: fill {fill} has {len(fill)} values but the image has "
-                             f"{bands} band(s); give one value, or one per band")
+            raise ArgumentError(f"{op}: fill {fill} has {len(fill)} values but the image has "
+                                f"{bands} band(s); give one value, or one per band")
         return tuple(fill) if img.mode == "F" else tuple(int(v) for v in fill)
     return fill if img.mode == "F" else int(fill)
 

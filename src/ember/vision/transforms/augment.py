@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._pil import accepts_pil, colours_pil
@@ -74,8 +75,8 @@ class RandomResizedCrop(_Random):
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
                  antialias: bool | None = True, generator: ember.Generator | None = None):
         if scale[0] > scale[1] or ratio[0] > ratio[1]:
-            raise ValueError(f"RandomResizedCrop: scale and ratio should be of kind (min, max), "
-                             f"got scale={scale}, ratio={ratio}")
+            raise ArgumentError(f"RandomResizedCrop: scale and ratio should be of kind (min, max), "
+                                f"got scale={scale}, ratio={ratio}")
         self.size = _size_pair(size, "RandomResizedCrop")
         self.scale, self.ratio = scale, ratio
         self.interpolation, self.antialias = InterpolationMode(interpolation), antialias
@@ -118,8 +119,8 @@ def _range(name: str, value: float | Sequence[float], center: float = 1.0,
     """torchvision's jitter ranges: a number ``v`` means ``[center - v, center + v]``."""
     if isinstance(value, numbers.Number):
         if value < 0:
-            raise ValueError(f"ColorJitter: if {name} is a single number, it must be "
-                             f"non negative, got {value}")
+            raise ArgumentError(f"ColorJitter: if {name} is a single number, it must be "
+                                f"non negative, got {value}")
         value = [center - float(value), center + float(value)]
         if clip_first:
             value[0] = max(value[0], 0.0)
@@ -127,7 +128,7 @@ def _range(name: str, value: float | Sequence[float], center: float = 1.0,
         raise TypeError(f"ColorJitter: {name} should be a single number or a list/tuple with "
                         f"length 2, got {value!r}")
     if not bound[0] <= value[0] <= value[1] <= bound[1]:
-        raise ValueError(f"ColorJitter: {name} values should be between {bound}, got {value}")
+        raise ArgumentError(f"ColorJitter: {name} values should be between {bound}, got {value}")
     return None if value[0] == value[1] == center else (float(value[0]), float(value[1]))
 
 
@@ -216,14 +217,14 @@ class GaussianBlur(_Random):
                  generator: ember.Generator | None = None) -> None:
         sizes = [kernel_size] * 2 if isinstance(kernel_size, numbers.Number) else kernel_size
         if not all(isinstance(k, numbers.Integral) and k > 0 and k % 2 == 1 for k in sizes):
-            raise ValueError(f"GaussianBlur: kernel_size should be odd and positive integers, "
-                             f"got {kernel_size}")
+            raise ArgumentError(f"GaussianBlur: kernel_size should be odd and positive integers, "
+                                f"got {kernel_size}")
         self.kernel_size = kernel_size
         self.sigma = (float(sigma), float(sigma)) if isinstance(sigma, numbers.Number) \
             else (float(sigma[0]), float(sigma[1]))
         if not 0 < self.sigma[0] <= self.sigma[1]:
-            raise ValueError(f"GaussianBlur: sigma values should be positive and of the form "
-                             f"(min, max), got {sigma}")
+            raise ArgumentError(f"GaussianBlur: sigma values should be positive and of the form "
+                                f"(min, max), got {sigma}")
         self.generator = generator
 
     @staticmethod
@@ -253,8 +254,8 @@ class RandomRotation(_Random):
                  generator: ember.Generator | None = None) -> None:
         if isinstance(degrees, numbers.Number):
             if degrees < 0:
-                raise ValueError("RandomRotation: if degrees is a single number, it must be "
-                                 f"positive, got {degrees}")
+                raise ArgumentError("RandomRotation: if degrees is a single number, it must be "
+                                    f"positive, got {degrees}")
             degrees = (-float(degrees), float(degrees))
         self.degrees = (float(degrees[0]), float(degrees[1]))
         self.interpolation, self.expand = InterpolationMode(interpolation), expand
@@ -285,12 +286,12 @@ class RandomErasing(_Random):
                  ratio: tuple[float, float] = (0.3, 3.3), value: float | str | Sequence = 0,
                  inplace: bool = False, generator: ember.Generator | None = None) -> None:
         if not 0 <= p <= 1:
-            raise ValueError(f"RandomErasing: probability should be between 0 and 1, got {p}")
+            raise ArgumentError(f"RandomErasing: probability should be between 0 and 1, got {p}")
         if scale[0] > scale[1] or ratio[0] > ratio[1]:
-            raise ValueError("RandomErasing: scale and ratio should be of kind (min, max)")
+            raise ArgumentError("RandomErasing: scale and ratio should be of kind (min, max)")
         if isinstance(value, str) and value != "random":
-            raise ValueError(f"RandomErasing: if value is str, it should be 'random', got "
-                             f"{value!r}")
+            raise ArgumentError(f"RandomErasing: if value is str, it should be 'random', got "
+                                f"{value!r}")
         self.p, self.scale, self.ratio, self.value = p, scale, ratio, value
         self.inplace, self.generator = inplace, generator
 
@@ -330,9 +331,9 @@ class RandomErasing(_Random):
         value = None if self.value == "random" else \
             [self.value] if isinstance(self.value, numbers.Number) else list(self.value)
         if value is not None and len(value) not in (1, c):
-            raise ValueError(f"RandomErasing: if value is a sequence, it should have either a "
-                             f"single value or {c} (number of input channels), got "
-                             f"{self.value}")
+            raise ArgumentError(f"RandomErasing: if value is a sequence, it should have either a "
+                                f"single value or {c} (number of input channels), got "
+                                f"{self.value}")
         i, j, h, w, v = self.get_params(img, self.scale, self.ratio, value, self.generator)
         return TF.erase(img, i, j, h, w, v, self.inplace)
 
@@ -439,8 +440,8 @@ class RandomChoice(_Random):
     def __init__(self, transforms: Sequence[Callable], p: Sequence[float] | None = None,
                  generator: ember.Generator | None = None) -> None:
         if p is not None and len(p) != len(transforms):
-            raise ValueError(f"RandomChoice: the number of p ({len(p)}) and transforms "
-                             f"({len(transforms)}) differ")
+            raise ArgumentError(f"RandomChoice: the number of p ({len(p)}) and transforms "
+                                f"({len(transforms)}) differ")
         self.transforms, self.p, self.generator = list(transforms), p, generator
 
     def __call__(self, img: Any) -> Any:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms._pil import accepts_pil_in_rgb
@@ -49,7 +50,7 @@ class AugMix(_Random):
                  fill: float | Sequence[float] | None = None,
                  generator: ember.Generator | None = None) -> None:
         if not 1 <= severity <= 10:
-            raise ValueError(f"AugMix: the severity must be between [1, 10], got {severity}")
+            raise ArgumentError(f"AugMix: the severity must be between [1, 10], got {severity}")
         self.severity, self.mixture_width, self.chain_depth = severity, mixture_width, \
             chain_depth
         self.alpha, self.all_ops = alpha, all_ops

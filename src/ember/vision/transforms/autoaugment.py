@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._pil import accepts_pil_in_rgb, is_pil_image
@@ -27,12 +28,12 @@ def _span(name: str, value: float | Sequence[float], count: int = 2) -> tuple[fl
     """A number ``v`` as ``(-v, v)``; a sequence as given (``count`` values)."""
     if isinstance(value, numbers.Number):
         if value < 0:
-            raise ValueError(f"RandomAffine: if {name} is a single number, it must be "
-                             f"positive, got {value}")
+            raise ArgumentError(f"RandomAffine: if {name} is a single number, it must be "
+                                f"positive, got {value}")
         return (-float(value), float(value))
     if len(value) not in (2, count):
-        raise ValueError(f"RandomAffine: {name} should be a number or a sequence of 2"
-                         f"{' or 4' if count == 4 else ''} values, got {value}")
+        raise ArgumentError(f"RandomAffine: {name} should be a number or a sequence of 2"
+                            f"{' or 4' if count == 4 else ''} values, got {value}")
     return tuple(float(v) for v in value)
 
 
@@ -55,10 +56,10 @@ class RandomAffine(_Random):
                  generator: ember.Generator | None = None) -> None:
         self.degrees = _span("degrees", degrees)
         if translate is not None and not all(0.0 <= t <= 1.0 for t in translate):
-            raise ValueError(f"RandomAffine: translation values should be between 0 and 1, "
-                             f"got {translate}")
+            raise ArgumentError(f"RandomAffine: translation values should be between 0 and 1, "
+                                f"got {translate}")
         if scale is not None and not all(s > 0 for s in scale):
-            raise ValueError(f"RandomAffine: scale values should be positive, got {scale}")
+            raise ArgumentError(f"RandomAffine: scale values should be positive, got {scale}")
         self.translate, self.scale = translate, scale
         self.shear = None if shear is None else _span("shear", shear, count=4)
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
@@ -194,8 +195,8 @@ class RandAugment(_Random):
                  fill: float | Sequence[float] | None = None,
                  generator: ember.Generator | None = None) -> None:
         if not 0 <= magnitude < num_magnitude_bins:
-            raise ValueError(f"RandAugment: magnitude must be in [0, {num_magnitude_bins}), "
-                             f"got {magnitude}")
+            raise ArgumentError(f"RandAugment: magnitude must be in [0, {num_magnitude_bins}), "
+                                f"got {magnitude}")
         self.num_ops, self.magnitude, self.num_magnitude_bins = num_ops, magnitude, \
             num_magnitude_bins
         self.interpolation, self.fill = InterpolationMode(interpolation), fill

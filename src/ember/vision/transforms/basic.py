@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import accepts_pil, is_pil_image
 
@@ -65,8 +66,8 @@ class ToTensor:
         from_pil = not isinstance(pic, np.ndarray)
         pic = np.asarray(pic)
         if pic.ndim not in (2, 3):
-            raise ValueError(f"ToTensor: pic should be 2/3 dimensional. Got {pic.ndim} "
-                             f"dimensions.")
+            raise ArgumentError(f"ToTensor: pic should be 2/3 dimensional. Got {pic.ndim} "
+                                f"dimensions.")
         chw = (pic[None] if pic.ndim == 2 else pic.transpose(2, 0, 1))
         dt = ember.get_default_dtype().np
         if pic.dtype == np.uint8:
@@ -100,8 +101,8 @@ class Normalize:
             mean = ember.as_tensor(mean, dtype=dtype)
             std = ember.as_tensor(std, dtype=dtype)
             if bool((std == 0).any()):
-                raise ValueError(f"Normalize: std evaluated to zero after conversion to "
-                                 f"{dtype}, leading to division by zero.")
+                raise ArgumentError(f"Normalize: std evaluated to zero after conversion to "
+                                    f"{dtype}, leading to division by zero.")
             if mean.ndim == 1:
                 mean = mean.reshape(-1, 1, 1)
             if std.ndim == 1:
@@ -117,8 +118,8 @@ class Normalize:
             raise TypeError(f"Normalize: input tensor should be a float tensor. Got "
                             f"{tensor.dtype}.")
         if tensor.ndim < 3:
-            raise ValueError(f"Normalize: expected tensor to be a tensor image of size "
-                             f"(..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}")
+            raise ArgumentError(f"Normalize: expected tensor to be a tensor image of size "
+                                f"(..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}")
         mean, std = self._stats(tensor.dtype)
         if self.inplace:
             return tensor.sub_(mean).div_(std)
@@ -141,24 +142,24 @@ class LinearTransformation:
     def __init__(self, transformation_matrix: Tensor, mean_vector: Tensor) -> None:
         m, mean = transformation_matrix, mean_vector
         if m.ndim != 2 or m.shape[0] != m.shape[1]:
-            raise ValueError(f"LinearTransformation: transformation_matrix should be square, "
-                             f"got a {tuple(m.shape)} matrix")
+            raise ArgumentError(f"LinearTransformation: transformation_matrix should be square, "
+                                f"got a {tuple(m.shape)} matrix")
         if mean.shape[0] != m.shape[0]:
-            raise ValueError(f"LinearTransformation: mean_vector should have the same length "
-                             f"{mean.shape[0]} as any one of the dimensions of the "
-                             f"transformation_matrix [{tuple(m.shape)}]")
+            raise ArgumentError(f"LinearTransformation: mean_vector should have the same length "
+                                f"{mean.shape[0]} as any one of the dimensions of the "
+                                f"transformation_matrix [{tuple(m.shape)}]")
         if m.dtype is not mean.dtype:
-            raise ValueError(f"LinearTransformation: input tensors should have the same dtype, "
-                             f"got {m.dtype} and {mean.dtype}")
+            raise ArgumentError(f"LinearTransformation: input tensors should have the same dtype, "
+                                f"got {m.dtype} and {mean.dtype}")
         self.transformation_matrix, self.mean_vector = m, mean
 
     def __call__(self, tensor: Tensor) -> Tensor:
         shape = tensor.shape
         n = shape[-3] * shape[-2] * shape[-1]
         if n != self.transformation_matrix.shape[0]:
-            raise ValueError(f"LinearTransformation: input tensor and transformation matrix "
-                             f"have incompatible shape: [{shape[-3]} x {shape[-2]} x "
-                             f"{shape[-1]}] != {self.transformation_matrix.shape[0]}")
+            raise ArgumentError(f"LinearTransformation: input tensor and transformation matrix "
+                                f"have incompatible shape: [{shape[-3]} x {shape[-2]} x "
+                                f"{shape[-1]}] != {self.transformation_matrix.shape[0]}")
         flat = tensor.reshape(-1, n) - self.mean_vector
         return (flat @ self.transformation_matrix.to(flat.dtype)).reshape(shape)
 
@@ -188,8 +189,8 @@ def _size_pair(size: int | Sequence[int], name: str) -> tuple[int, int]:
     if len(size) == 1:
         return int(size[0]), int(size[0])
     if len(size) != 2:
-        raise ValueError(f"{name}: please provide only two dimensions (h, w) for size, got "
-                         f"{size!r}")
+        raise ArgumentError(f"{name}: please provide only two dimensions (h, w) for size, got "
+                            f"{size!r}")
     return int(size[0]), int(size[1])
 
 
@@ -207,8 +208,8 @@ def _padding4(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
     if not isinstance(p, Sequence) or not all(isinstance(x, numbers.Integral) for x in p):
         raise TypeError(f"Pad: padding must be an int or a sequence of ints, got {padding!r}")
     if len(p) not in (1, 2, 4):
-        raise ValueError(f"Pad: padding must be an int or a sequence of 1, 2 or 4 ints, got "
-                         f"{padding!r}")
+        raise ArgumentError(f"Pad: padding must be an int or a sequence of 1, 2 or 4 ints, got "
+                            f"{padding!r}")
     p = [int(x) for x in p]
     if len(p) == 1:
         return p[0], p[0], p[0], p[0]
@@ -222,7 +223,7 @@ _MODES = ("constant", "edge", "reflect", "symmetric")
 
 def _check_mode(padding_mode: str) -> None:
     if padding_mode not in _MODES:
-        raise ValueError(f"Pad: padding_mode should be one of {_MODES}, got {padding_mode!r}")
+        raise ArgumentError(f"Pad: padding_mode should be one of {_MODES}, got {padding_mode!r}")
 
 
 def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] = 0,
@@ -249,8 +250,8 @@ def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] 
         try:
             out[...] = fill
         except ValueError:
-            raise ValueError(f"Pad: fill {fill!r} does not match the image's channels (shape "
-                             f"{img.shape}): give one value, or one per channel") from None
+            raise ArgumentError(f"Pad: fill {fill!r} does not match the image's channels (shape "
+                                f"{img.shape}): give one value, or one per channel") from None
         out[top:top + h, left:left + w] = img
         return out
     if not isinstance(fill, numbers.Number):
@@ -262,9 +263,9 @@ def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] 
                                ("height", img.shape[-2], (top, bottom))):
         most = size - 1 if padding_mode == "reflect" else size
         if max(widths) > most:
-            raise ValueError(f"pad: {padding_mode} padding of {max(widths)} needs an image "
-                             f"{name} of at least {max(widths) + size - most}, got {size} "
-                             f"(shape {tuple(img.shape)}); pad in steps, or use 'edge'")
+            raise ArgumentError(f"pad: {padding_mode} padding of {max(widths)} needs an image "
+                                f"{name} of at least {max(widths) + size - most}, got {size} "
+                                f"(shape {tuple(img.shape)}); pad in steps, or use 'edge'")
     # gather indices made by padding an index vector with NumPy's same-named mode
     for dim, (a, b) in ((-1, (left, right)), (-2, (top, bottom))):
         idx = np.pad(np.arange(img.shape[dim]), (a, b), mode=padding_mode)
@@ -352,8 +353,8 @@ class RandomCrop:
         """A random (top, left, height, width) window of ``output_size``."""
         (h, w), (th, tw) = _hw(img), output_size
         if h < th or w < tw:
-            raise ValueError(f"RandomCrop: required crop size {(th, tw)} is larger than the "
-                             f"input image size {(h, w)}")
+            raise ArgumentError(f"RandomCrop: required crop size {(th, tw)} is larger than the "
+                                f"input image size {(h, w)}")
         if (h, w) == (th, tw):
             return 0, 0, h, w
         i = int(ember.randint(0, h - th + 1, (1,), generator=generator).item())

@@ -9,6 +9,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._image import (
     _back,
@@ -37,8 +38,8 @@ def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
     """
     _check_image("rgb_to_grayscale", img, (1, 3))
     if num_output_channels not in (1, 3):
-        raise ValueError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
-                         f"got {num_output_channels}")
+        raise ArgumentError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
+                            f"got {num_output_channels}")
     if img.shape[-3] == 1:
         gray = img
     else:
@@ -56,7 +57,7 @@ def _blend(img: Tensor, other: Tensor | float, ratio: float) -> Tensor:
 
 def _check_factor(op: str, name: str, factor: float) -> None:
     if factor < 0:
-        raise ValueError(f"{op}: {name} ({factor}) is not non-negative.")
+        raise ArgumentError(f"{op}: {name} ({factor}) is not non-negative.")
 
 
 @_flat_as_one_channel
@@ -149,7 +150,7 @@ def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
         tensor([0., 1., 0.])
     """
     if not -0.5 <= hue_factor <= 0.5:
-        raise ValueError(f"adjust_hue: hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+        raise ArgumentError(f"adjust_hue: hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
     _check_image("adjust_hue", img, (1, 3))
     if img.shape[-3] == 1:
         return img
@@ -168,7 +169,7 @@ def adjust_gamma(img: Tensor, gamma: float, gain: float = 1.0) -> Tensor:
         0.5
     """
     if gamma < 0:
-        raise ValueError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
+        raise ArgumentError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
     _check_image("adjust_gamma", img)
     return _from_unit((gain * _unit(img) ** gamma).clamp(0, 1), img.dtype)
 
@@ -225,7 +226,7 @@ def posterize(img: Tensor, bits: int) -> Tensor:
     if img.dtype is not ember.uint8:
         raise TypeError(f"posterize: only uint8 images are supported, got {img.dtype}")
     if not 0 <= bits <= 8:
-        raise ValueError(f"posterize: bits must be in [0, 8], got {bits}")
+        raise ArgumentError(f"posterize: bits must be in [0, 8], got {bits}")
     mask = -int(2 ** (8 - bits)) & 0xFF
     return img & mask
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import is_pil_image
 
@@ -63,8 +64,8 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
 
     if isinstance(pic, Tensor):
         if pic.ndim not in (2, 3):
-            raise ValueError(f"to_pil_image: pic should be 2/3 dimensional, got {pic.ndim} "
-                             "dimensions")
+            raise ArgumentError(f"to_pil_image: pic should be 2/3 dimensional, got {pic.ndim} "
+                                "dimensions")
         pic = pic.detach().numpy()
         if pic.ndim == 3:
             pic = pic.transpose(1, 2, 0)
@@ -73,26 +74,26 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
     if pic.ndim == 2:
         pic = pic[:, :, None]
     if pic.ndim != 3:
-        raise ValueError(f"to_pil_image: pic should be 2/3 dimensional, got {pic.ndim} "
-                         "dimensions")
+        raise ArgumentError(f"to_pil_image: pic should be 2/3 dimensional, got {pic.ndim} "
+                            "dimensions")
     channels = pic.shape[-1]
     if channels > 4:
-        raise ValueError(f"to_pil_image: pic should not have > 4 channels, got {channels} "
-                         "channels (a tensor is (C, H, W), an array (H, W, C))")
+        raise ArgumentError(f"to_pil_image: pic should not have > 4 channels, got {channels} "
+                            "channels (a tensor is (C, H, W), an array (H, W, C))")
     if np.issubdtype(pic.dtype, np.floating) and mode != "F":
         pic = (pic * 255).astype(np.uint8)
     if channels == 1:
         pic = pic[:, :, 0]
         expected = _single_channel_mode(pic.dtype)
         if mode is not None and mode != expected:
-            raise ValueError(f"to_pil_image: incorrect mode ({mode}) supplied for input type "
-                             f"{pic.dtype}; should be {expected}")
+            raise ArgumentError(f"to_pil_image: incorrect mode ({mode}) supplied for input type "
+                                f"{pic.dtype}; should be {expected}")
         mode = expected
     else:
         allowed = _MODES[channels]
         if mode is not None and mode not in allowed:
-            raise ValueError(f"to_pil_image: only modes {list(allowed)} are supported for "
-                             f"{channels}-channel inputs, got {mode}")
+            raise ArgumentError(f"to_pil_image: only modes {list(allowed)} are supported for "
+                                f"{channels}-channel inputs, got {mode}")
         if mode is None and pic.dtype == np.uint8:
             mode = allowed[0]
     if mode is None:

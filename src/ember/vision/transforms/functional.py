@@ -22,6 +22,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._image import (
@@ -156,20 +157,20 @@ def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
     """torchvision's output size: a pair as given; one number for the smaller edge, the
     other keeping the aspect ratio (then both shrunk so the longer is at most ``max_size``)."""
     if isinstance(size, Sequence) and len(size) not in (1, 2):
-        raise ValueError(f"resize: size must be an int or a sequence of 1 or 2 ints, got "
-                         f"{list(size)}")
+        raise ArgumentError(f"resize: size must be an int or a sequence of 1 or 2 ints, got "
+                            f"{list(size)}")
     if isinstance(size, Sequence) and len(size) == 2:
         if max_size is not None:
-            raise ValueError("resize: max_size is only supported for a single int size, got "
-                             f"size={list(size)}")
+            raise ArgumentError("resize: max_size is only supported for a single int size, got "
+                                f"size={list(size)}")
         return int(size[0]), int(size[1])
     target = int(size[0] if isinstance(size, Sequence) else size)
     short, long = min(h, w), max(h, w)
     new_short, new_long = target, int(target * long / short)
     if max_size is not None:
         if max_size <= target:
-            raise ValueError(f"resize: max_size = {max_size} must be strictly greater than "
-                             f"the requested size for the smaller edge size = {target}")
+            raise ArgumentError(f"resize: max_size = {max_size} must be strictly greater than "
+                                f"the requested size for the smaller edge size = {target}")
         if new_long > max_size:
             new_short, new_long = int(max_size * new_short / new_long), max_size
     return (new_short, new_long) if h <= w else (new_long, new_short)
@@ -191,8 +192,8 @@ def resize(img: Tensor, size: int | Sequence[int],
     _check_image("resize", img, any_int=True)
     mode = InterpolationMode(interpolation).value
     if mode in ("box", "hamming", "lanczos"):
-        raise ValueError(f"resize: interpolation {mode!r} is Pillow's, for PIL images only; a "
-                         f"tensor takes NEAREST, NEAREST_EXACT, BILINEAR or BICUBIC")
+        raise ArgumentError(f"resize: interpolation {mode!r} is Pillow's, for PIL images only; a "
+                            f"tensor takes NEAREST, NEAREST_EXACT, BILINEAR or BICUBIC")
     h, w = img.shape[-2:]
     out = _output_size(h, w, size, max_size)
     if out == (h, w):
@@ -267,8 +268,8 @@ def five_crop(img: Image, size: int | Sequence[int]) -> tuple[Image, Image, Imag
     elif isinstance(size, Sequence) and len(size) == 1:
         size = (size[0], size[0])
     if len(size) != 2:
-        raise ValueError(f"five_crop: please provide only two dimensions (h, w) for size, got "
-                         f"{size}")
+        raise ArgumentError(f"five_crop: please provide only two dimensions (h, w) for size, got "
+                            f"{size}")
     if not isinstance(img, (Tensor, np.ndarray)):
         raise TypeError(f"five_crop: img should be a tensor (..., C, H, W) or an (H, W[, C]) "
                         f"array, got {type(img).__name__}; convert a PIL image with "
@@ -276,8 +277,8 @@ def five_crop(img: Image, size: int | Sequence[int]) -> tuple[Image, Image, Imag
     _, h, w = get_dimensions(img)
     ch, cw = size
     if ch > h or cw > w:
-        raise ValueError(f"five_crop: requested crop size {tuple(size)} is bigger than input "
-                         f"size {(h, w)}")
+        raise ArgumentError(f"five_crop: requested crop size {tuple(size)} is bigger than input "
+                            f"size {(h, w)}")
     return (crop(img, 0, 0, ch, cw), crop(img, 0, w - cw, ch, cw),
             crop(img, h - ch, 0, ch, cw), crop(img, h - ch, w - cw, ch, cw),
             center_crop(img, [ch, cw]))
@@ -293,8 +294,8 @@ def ten_crop(img: Image, size: int | Sequence[int], vertical_flip: bool = False
         10
     """
     if isinstance(size, Sequence) and len(size) not in (1, 2):
-        raise ValueError(f"ten_crop: please provide only two dimensions (h, w) for size, got "
-                         f"{size}")
+        raise ArgumentError(f"ten_crop: please provide only two dimensions (h, w) for size, got "
+                            f"{size}")
     first = five_crop(img, size)
     return first + five_crop(vflip(img) if vertical_flip else hflip(img), size)
 
@@ -320,15 +321,15 @@ def gaussian_blur(img: Tensor, kernel_size: int | Sequence[int],
     if len(ks) == 1:
         ks = ks * 2
     if len(ks) != 2 or any(k <= 0 or k % 2 == 0 for k in ks):
-        raise ValueError(f"gaussian_blur: kernel_size should have odd and positive integers, "
-                         f"got {kernel_size}")
+        raise ArgumentError(f"gaussian_blur: kernel_size should have odd and positive integers, "
+                            f"got {kernel_size}")
     if sigma is None:
         sig = [0.3 * ((k - 1) * 0.5 - 1) + 0.8 for k in ks]
     else:
         sig = [float(sigma)] * 2 if isinstance(sigma, (int, float)) else list(sigma)
         sig = sig * 2 if len(sig) == 1 else sig
     if len(sig) != 2 or any(s <= 0 for s in sig):
-        raise ValueError(f"gaussian_blur: sigma should have positive values, got {sigma}")
+        raise ArgumentError(f"gaussian_blur: sigma should have positive values, got {sigma}")
     _check_image("gaussian_blur", img, any_int=True)
     x = _to_float(img)
     c = x.shape[-3]
@@ -378,7 +379,7 @@ def _centre(op: str, center: Sequence[float] | None, w: int, h: int) -> list[flo
     if center is None:
         return [0.0, 0.0]
     if not isinstance(center, Sequence) or len(center) != 2:
-        raise ValueError(f"{op}: center should be a sequence of length 2 (x, y), got {center}")
+        raise ArgumentError(f"{op}: center should be a sequence of length 2 (x, y), got {center}")
     return [center[0] - w * 0.5, center[1] - h * 0.5]
 
 
@@ -455,13 +456,13 @@ def _affine_inverse(center: Sequence[float], angle: float, translate: Sequence[f
     """:func:`_inverse_affine` of ``affine``'s arguments, checked (shear: one number or one
     or two values)."""
     if scale <= 0:
-        raise ValueError(f"affine: scale should be positive, got {scale}")
+        raise ArgumentError(f"affine: scale should be positive, got {scale}")
     if isinstance(shear, (int, float)):
         shear = [float(shear), 0.0]
     shear = [float(shear[0])] * 2 if len(shear) == 1 else [float(v) for v in shear]
     if len(shear) != 2 or len(translate) != 2:
-        raise ValueError(f"affine: shear and translate need two values, got shear={shear}, "
-                         f"translate={list(translate)}")
+        raise ArgumentError(f"affine: shear and translate need two values, got shear={shear}, "
+                            f"translate={list(translate)}")
     return _inverse_affine(center, angle, [float(t) for t in translate], scale, shear)
 
 

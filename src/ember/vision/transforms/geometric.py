@@ -8,6 +8,7 @@ import numbers
 from collections.abc import Sequence
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._pil import accepts_pil
@@ -77,8 +78,8 @@ def _pair(name: str, value: float | Sequence[float]) -> list[float]:
         raise TypeError(f"ElasticTransform: {name} should be float or a sequence of floats, "
                         f"got {type(value).__name__}")
     if len(value) != 2:
-        raise ValueError(f"ElasticTransform: if {name} is a sequence its length should be 2, "
-                         f"got {len(value)}")
+        raise ArgumentError(f"ElasticTransform: if {name} is a sequence its length should be 2, "
+                            f"got {len(value)}")
     if not all(isinstance(v, float) for v in value):
         raise TypeError(f"ElasticTransform: {name} should be a sequence of floats, got "
                         f"{list(value)}")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random
@@ -136,8 +137,8 @@ class AutoAugment(_Random):
                  fill: float | Sequence[float] | None = None,
                  generator: ember.Generator | None = None) -> None:
         if not isinstance(policy, AutoAugmentPolicy):
-            raise ValueError(f"AutoAugment: the provided policy {policy} is not recognized; "
-                             f"expected one of {[p.name for p in AutoAugmentPolicy]}")
+            raise ArgumentError(f"AutoAugment: the provided policy {policy} is not recognized; "
+                                f"expected one of {[p.name for p in AutoAugmentPolicy]}")
         self.policy, self.policies = policy, _POLICIES[policy]
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._image import (
     InterpolationMode,
@@ -30,8 +31,8 @@ def _perspective_coeffs(startpoints: Points, endpoints: Points) -> list[float]:
     (g x + h y + 1))`` that takes each end point to its start point: a least-squares solve in
     float64, rounded to float32 as torchvision rounds it."""
     if len(startpoints) != 4 or len(endpoints) != 4:
-        raise ValueError(f"perspective: please provide exactly four corners, got "
-                         f"{len(startpoints)} startpoints and {len(endpoints)} endpoints.")
+        raise ArgumentError(f"perspective: please provide exactly four corners, got "
+                            f"{len(startpoints)} startpoints and {len(endpoints)} endpoints.")
     rows, rhs = [], []
     for (ex, ey), (sx, sy) in zip(endpoints, startpoints, strict=True):
         rows.append([ex, ey, 1, 0, 0, 0, -sx * ex, -sx * ey])
@@ -96,9 +97,9 @@ def elastic_transform(img: Tensor, displacement: Tensor,
     _check_image("elastic_transform", img, any_int=True)
     h, w = img.shape[-2:]
     if tuple(displacement.shape) != (1, h, w, 2):
-        raise ValueError(f"elastic_transform: displacement shape should be {(1, h, w, 2)} for "
-                         f"an image of shape {tuple(img.shape)}, got "
-                         f"{tuple(displacement.shape)}")
+        raise ArgumentError(f"elastic_transform: displacement shape should be {(1, h, w, 2)} for "
+                            f"an image of shape {tuple(img.shape)}, got "
+                            f"{tuple(displacement.shape)}")
     ys, xs = (ember.linspace((1 - s) / s, (s - 1) / s, s) for s in (h, w))
     identity = ember.stack((xs.expand(h, w), ys[:, None].expand(h, w)), -1)[None]
     return _grid_transform(img, identity + displacement, interpolation, fill,

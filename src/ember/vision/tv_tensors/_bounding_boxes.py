@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.vision.tv_tensors._tv_tensor import TVTensor, _as_tensor
 
 
@@ -42,8 +43,8 @@ def is_rotated_bounding_format(format: BoundingBoxFormat | str) -> bool:
         return format.value in _ROTATED
     if isinstance(format, str):
         return format in _ROTATED
-    raise ValueError(f"is_rotated_bounding_format: format should be a str or BoundingBoxFormat, "
-                     f"got {type(format).__name__}")
+    raise ArgumentError(f"is_rotated_bounding_format: format should be a str or BoundingBoxFormat, "
+                        f"got {type(format).__name__}")
 
 
 def box_width(format: BoundingBoxFormat) -> int:
@@ -57,14 +58,14 @@ def _format(value: BoundingBoxFormat | str) -> BoundingBoxFormat:
     try:
         return BoundingBoxFormat[str(value).upper()]
     except KeyError:
-        raise ValueError(f"BoundingBoxes: unknown format {value!r}; the formats are "
-                         f"{[f.name for f in BoundingBoxFormat]}") from None
+        raise ArgumentError(f"BoundingBoxes: unknown format {value!r}; the formats are "
+                            f"{[f.name for f in BoundingBoxFormat]}") from None
 
 
 def check_clamping_mode(op: str, mode: Any, allowed: Sequence[Any] = CLAMPING_MODES) -> Any:
     """``mode`` if it is one of ``allowed``, else a ValueError naming ``op``."""
     if mode not in allowed:
-        raise ValueError(f"{op}: clamping_mode must be one of {list(allowed)}, got {mode!r}")
+        raise ArgumentError(f"{op}: clamping_mode must be one of {list(allowed)}, got {mode!r}")
     return mode
 
 
@@ -97,11 +98,11 @@ class BoundingBoxes(TVTensor):
             tensor = tensor.unsqueeze(0)
         width = box_width(fmt)
         if tensor.ndim != 2 or tensor.shape[-1] != width:
-            raise ValueError(f"BoundingBoxes: expected a tensor of shape (N, {width}) for "
-                             f"format {fmt.name}, got {tuple(tensor.shape)}")
+            raise ArgumentError(f"BoundingBoxes: expected a tensor of shape (N, {width}) for "
+                                f"format {fmt.name}, got {tuple(tensor.shape)}")
         if is_rotated_bounding_format(fmt) and not tensor.is_floating_point():
-            raise ValueError(f"BoundingBoxes: rotated bounding boxes should be floating point "
-                             f"tensors, got {tensor.dtype}")
+            raise ArgumentError(f"BoundingBoxes: rotated bounding boxes should be floating point "
+                                f"tensors, got {tensor.dtype}")
         return cls._wrap(tensor, format=fmt, canvas_size=canvas_size,
                          clamping_mode=clamping_mode)
 
@@ -109,8 +110,8 @@ class BoundingBoxes(TVTensor):
     def _wrap(cls, tensor: Any, *, format: BoundingBoxFormat | str, canvas_size: Sequence[int],
               clamping_mode: str | None = "soft") -> BoundingBoxes:
         if not isinstance(canvas_size, Sequence) or len(canvas_size) != 2:
-            raise ValueError(f"BoundingBoxes: canvas_size should be (height, width), got "
-                             f"{canvas_size!r}")
+            raise ArgumentError(f"BoundingBoxes: canvas_size should be (height, width), got "
+                                f"{canvas_size!r}")
         return super()._wrap(tensor, format=_format(format),
                              canvas_size=(int(canvas_size[0]), int(canvas_size[1])),
                              clamping_mode=check_clamping_mode("BoundingBoxes", clamping_mode))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.tv_tensors._tv_tensor import TVTensor, _as_tensor
 
@@ -34,8 +35,8 @@ class Image(TVTensor):
                 requires_grad: bool | None = None) -> Image:
         tensor = _as_tensor(_from_pil(data), dtype, device, requires_grad)
         if tensor.ndim < 2:
-            raise ValueError(f"Image: expected an image of at least 2 dimensions (H, W), got "
-                             f"shape {tuple(tensor.shape)}")
+            raise ArgumentError(f"Image: expected an image of at least 2 dimensions (H, W), got "
+                                f"shape {tuple(tensor.shape)}")
         if tensor.ndim == 2:
             tensor = tensor.unsqueeze(0)
         return cls._wrap(tensor)
@@ -54,8 +55,8 @@ class Video(TVTensor):
                 requires_grad: bool | None = None) -> Video:
         tensor = _as_tensor(data, dtype, device, requires_grad)
         if tensor.ndim < 4:
-            raise ValueError(f"Video: expected a video of at least 4 dimensions (T, C, H, W), "
-                             f"got shape {tuple(tensor.shape)}")
+            raise ArgumentError(f"Video: expected a video of at least 4 dimensions (T, C, H, W), "
+                                f"got shape {tuple(tensor.shape)}")
         return cls._wrap(tensor)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.vision.tv_tensors._tv_tensor import TVTensor, _as_tensor
 
 
@@ -31,13 +32,13 @@ class KeyPoints(TVTensor):
         if tensor.ndim == 1:
             tensor = tensor.unsqueeze(0)
         if tensor.ndim == 0 or tensor.shape[-1] != 2:
-            raise ValueError(f"KeyPoints: expected a tensor of shape (..., 2), got "
-                             f"{tuple(tensor.shape)}")
+            raise ArgumentError(f"KeyPoints: expected a tensor of shape (..., 2), got "
+                                f"{tuple(tensor.shape)}")
         return cls._wrap(tensor, canvas_size=canvas_size)
 
     @classmethod
     def _wrap(cls, tensor: Any, *, canvas_size: Sequence[int]) -> KeyPoints:
         if not isinstance(canvas_size, Sequence) or len(canvas_size) != 2:
-            raise ValueError(f"KeyPoints: canvas_size should be (height, width), got "
-                             f"{canvas_size!r}")
+            raise ArgumentError(f"KeyPoints: canvas_size should be (height, width), got "
+                                f"{canvas_size!r}")
         return super()._wrap(tensor, canvas_size=(int(canvas_size[0]), int(canvas_size[1])))

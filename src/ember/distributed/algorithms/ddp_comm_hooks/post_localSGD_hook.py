@@ -18,6 +18,7 @@ import logging
 from ember.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_fut
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import ProcessGroup
+from ember.errors import ArgumentError
 from ember.futures import Future
 from ember.tensor import Tensor
 
@@ -81,7 +82,7 @@ def post_localSGD_hook(state: PostLocalSGDState, bucket: GradBucket) -> Future[T
         fut.set_result(buffer)
         return fut
     if state.subgroup is None:
-        raise ValueError("post_localSGD_hook: PostLocalSGDState.subgroup is None; PyTorch then "
-                         "makes one group per machine's CUDA devices, which the MPI backend has "
-                         "not. Hint: pass subgroup=dist.new_subgroups(group_size)[0]")
+        raise ArgumentError("post_localSGD_hook: PostLocalSGDState.subgroup is None; PyTorch then "
+                            "makes one group per machine's CUDA devices, which the MPI backend has "
+                            "not. Hint: pass subgroup=dist.new_subgroups(group_size)[0]")
     return allreduce_fut(state.subgroup, buffer)

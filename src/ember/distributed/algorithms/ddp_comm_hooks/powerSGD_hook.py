@@ -34,6 +34,7 @@ from ember.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 from ember.distributed.collectives import all_reduce
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import GroupMember, ProcessGroup, resolve
+from ember.errors import ArgumentError
 from ember.futures import Future
 from ember.tensor import Tensor
 
@@ -106,7 +107,7 @@ class PowerSGDState:
         batch_tensors_with_same_shape: bool = False,
     ) -> None:
         if (use_error_feedback or warm_start) and start_powerSGD_iter <= 1:
-            raise ValueError(
+            raise ArgumentError(
                 "PowerSGDState: expected start_powerSGD_iter > 1 if use_error_feedback or "
                 "warm_start is enabled, because PowerSGD can only be applied after the first "
                 f"two iterations in DDP; got start_powerSGD_iter={start_powerSGD_iter}")

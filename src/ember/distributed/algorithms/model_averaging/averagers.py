@@ -15,6 +15,7 @@ import warnings
 
 from ember.distributed.algorithms.model_averaging import utils
 from ember.distributed.process_group import ProcessGroup, resolve
+from ember.errors import ArgumentError
 
 __all__ = ["ModelAverager", "PeriodicModelAverager"]
 
@@ -45,10 +46,10 @@ class PeriodicModelAverager(ModelAverager):
                  process_group: ProcessGroup | None = None) -> None:
         super().__init__(process_group)
         if warmup_steps < 0:
-            raise ValueError("PeriodicModelAverager: warmup_steps must be a non-negative "
-                             f"number, got {warmup_steps}")
+            raise ArgumentError("PeriodicModelAverager: warmup_steps must be a non-negative "
+                                f"number, got {warmup_steps}")
         if period < 1:
-            raise ValueError(f"PeriodicModelAverager: period must be positive, got {period}")
+            raise ArgumentError(f"PeriodicModelAverager: period must be positive, got {period}")
         if period == 1:
             warnings.warn("PeriodicModelAverager: with period 1 averaging the model costs no "
                           "less than DistributedDataParallel's gradient all-reduce; use DDP "

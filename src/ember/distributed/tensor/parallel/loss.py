@@ -30,7 +30,7 @@ from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.ops import compute, fill, no_rule, rule
 from ember.distributed.tensor.placement import Replicate, Shard
 from ember.distributed.tensor.redistribute import local_bounds
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import full
 from ember.ops.gather import class_indices, gather
 from ember.ops.loss import cross_entropy
@@ -88,10 +88,10 @@ def _cross_entropy(op: Callable, input: Any, target: Any, weight: Any = None, *,
             *fill(operands, (x, *rest)), ignore_index=ignore_index, reduction=reduction,
             label_smoothing=label_smoothing))
     if mesh.ndim != 1 or input.placements != (Shard(class_dim),):
-        raise ValueError(f"loss_parallel: cross_entropy expects logits sharded along the class "
-                         f"dimension {class_dim} on a 1-d mesh, got placements "
-                         f"{input.placements} on {mesh}. Hint: ColwiseParallel(use_local_"
-                         "output=False) gives Shard(-1)")
+        raise ArgumentError(f"loss_parallel: cross_entropy expects logits sharded along the class "
+                            f"dimension {class_dim} on a 1-d mesh, got placements "
+                            f"{input.placements} on {mesh}. Hint: ColwiseParallel(use_local_"
+                            "output=False) gives Shard(-1)")
     if not input.dtype.is_floating_point:
         raise DTypeError(f"cross_entropy: expected a floating input, got {input.dtype.name}")
     for name, x in (("target", target), ("weight", weight)):

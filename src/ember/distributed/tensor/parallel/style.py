@@ -19,6 +19,7 @@ from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.module import distribute_module, distribute_parameter
 from ember.distributed.tensor.placement import Placement, Replicate, Shard
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["ColwiseParallel", "ParallelStyle", "PrepareModuleInput", "PrepareModuleOutput",
@@ -52,8 +53,8 @@ def _local(x: Any, use_local_output: bool) -> Any:
 
 def _check_mesh(style: str, mesh: DeviceMesh) -> None:
     if mesh.ndim != 1:
-        raise ValueError(f"{style} works on a 1-d mesh, got {mesh}. Hint: pass the tensor "
-                         "parallel dimension, e.g. mesh['tp']")
+        raise ArgumentError(f"{style} works on a 1-d mesh, got {mesh}. Hint: pass the tensor "
+                            "parallel dimension, e.g. mesh['tp']")
 
 
 class _LinearStyle(ParallelStyle):
@@ -194,13 +195,13 @@ class PrepareModuleInput(ParallelStyle):
         if (self.input_layouts is None) != (self.desired_input_layouts is None) or (
                 self.input_layouts is not None and
                 len(self.input_layouts) != len(self.desired_input_layouts)):
-            raise ValueError("PrepareModuleInput: input_layouts and desired_input_layouts "
-                             "should have the same length")
+            raise ArgumentError("PrepareModuleInput: input_layouts and desired_input_layouts "
+                                "should have the same length")
         self.input_kwarg_layouts = input_kwarg_layouts or {}
         self.desired_input_kwarg_layouts = desired_input_kwarg_layouts or {}
         if set(self.input_kwarg_layouts) != set(self.desired_input_kwarg_layouts):
-            raise ValueError("PrepareModuleInput: input_kwarg_layouts and "
-                             "desired_input_kwarg_layouts should name the same inputs")
+            raise ArgumentError("PrepareModuleInput: input_kwarg_layouts and "
+                                "desired_input_kwarg_layouts should name the same inputs")
         self.use_local_output = use_local_output
 
     def _convert(self, x: Any, mesh: DeviceMesh, layout: Any, desired: Any) -> Any:
@@ -212,9 +213,9 @@ class PrepareModuleInput(ParallelStyle):
         def prepare(_: nn.Module, args: tuple, kwargs: dict) -> tuple:
             if self.input_layouts is not None:
                 if len(args) != len(self.input_layouts):
-                    raise ValueError(f"PrepareModuleInput: module inputs and input_layouts "
-                                     f"should have same length, got {len(args)} and "
-                                     f"{len(self.input_layouts)}")
+                    raise ArgumentError(f"PrepareModuleInput: module inputs and input_layouts "
+                                        f"should have same length, got {len(args)} and "
+                                        f"{len(self.input_layouts)}")
                 args = tuple(self._convert(x, device_mesh, lay, want) for x, lay, want in
                              zip(args, self.input_layouts, self.desired_input_layouts))
             kwargs = {k: self._convert(v, device_mesh, self.input_kwarg_layouts.get(k),
@@ -241,8 +242,8 @@ class PrepareModuleOutput(ParallelStyle):
         self.output_layouts = _layouts(output_layouts)
         self.desired_output_layouts = _layouts(desired_output_layouts)
         if len(self.output_layouts) != len(self.desired_output_layouts):
-            raise ValueError("PrepareModuleOutput: output_layouts and desired_output_layouts "
-                             "should have the same length")
+            raise ArgumentError("PrepareModuleOutput: output_layouts and desired_output_layouts "
+                                "should have the same length")
         self.use_local_output = use_local_output
 
     def _apply(self, module: nn.Module, device_mesh: DeviceMesh) -> nn.Module:
@@ -252,9 +253,9 @@ class PrepareModuleOutput(ParallelStyle):
             single = not isinstance(output, tuple)
             outputs = (output,) if single else output
             if len(outputs) != len(self.output_layouts):
-                raise ValueError(f"PrepareModuleOutput: module outputs and output_layouts "
-                                 f"should have same length, got {len(outputs)} and "
-                                 f"{len(self.output_layouts)}")
+                raise ArgumentError(f"PrepareModuleOutput: module outputs and output_layouts "
+                                    f"should have same length, got {len(outputs)} and "
+                                    f"{len(self.output_layouts)}")
             done = tuple(_local(to_layout(x, device_mesh, lay, want), self.use_local_output)
                          for x, lay, want in zip(outputs, self.output_layouts,
                                                  self.desired_output_layouts))

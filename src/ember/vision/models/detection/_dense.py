@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models._utils import LegacyKeys
 from ember.vision.models.detection._utils import best_after_nms, split_by_level
@@ -31,9 +32,9 @@ class DenseDetector(LegacyKeys, nn.Module):
                  topk_candidates: int, **kwargs: Any) -> None:
         super().__init__()
         if not hasattr(backbone, "out_channels"):
-            raise ValueError("backbone should contain an attribute out_channels specifying "
-                             "the number of output channels (assumed to be the same for all "
-                             "the levels)")
+            raise ArgumentError("backbone should contain an attribute out_channels specifying "
+                                "the number of output channels (assumed to be the same for all "
+                                "the levels)")
         if anchor_generator is not None and not isinstance(anchor_generator, AnchorGenerator):
             raise TypeError(f"anchor_generator should be of type AnchorGenerator or None, "
                             f"got {type(anchor_generator).__name__}")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.ops.nms import batched_nms
 
@@ -132,18 +133,18 @@ class Matcher:
     def __init__(self, high_threshold: float, low_threshold: float,
                  allow_low_quality_matches: bool = False) -> None:
         if low_threshold > high_threshold:
-            raise ValueError(f"Matcher: low_threshold {low_threshold} must not exceed "
-                             f"high_threshold {high_threshold}")
+            raise ArgumentError(f"Matcher: low_threshold {low_threshold} must not exceed "
+                                f"high_threshold {high_threshold}")
         self.high_threshold, self.low_threshold = high_threshold, low_threshold
         self.allow_low_quality_matches = allow_low_quality_matches
 
     def __call__(self, match_quality_matrix: Tensor) -> Tensor:
         if match_quality_matrix.numel() == 0:
             if match_quality_matrix.shape[0] == 0:
-                raise ValueError("No ground-truth boxes available for one of the images "
-                                 "during training")
-            raise ValueError("No proposal boxes available for one of the images during "
-                             "training")
+                raise ArgumentError("No ground-truth boxes available for one of the images "
+                                    "during training")
+            raise ArgumentError("No proposal boxes available for one of the images during "
+                                "training")
         best, matches = match_quality_matrix.max(dim=0)
         below = best < self.low_threshold
         between = (best >= self.low_threshold) & (best < self.high_threshold)

@@ -8,6 +8,7 @@ import math
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models.detection.image_list import ImageList
 
@@ -38,8 +39,8 @@ class AnchorGenerator(nn.Module):
         if not isinstance(aspect_ratios[0], (list, tuple)):
             aspect_ratios = (aspect_ratios,) * len(sizes)
         if len(sizes) != len(aspect_ratios):
-            raise ValueError(f"AnchorGenerator: sizes ({len(sizes)} levels) and aspect_ratios "
-                             f"({len(aspect_ratios)} levels) must have the same length")
+            raise ArgumentError(f"AnchorGenerator: sizes ({len(sizes)} levels) and aspect_ratios "
+                                f"({len(aspect_ratios)} levels) must have the same length")
         self.sizes, self.aspect_ratios = sizes, aspect_ratios
         self.cell_anchors = [self.generate_anchors(s, a) for s, a in zip(sizes, aspect_ratios)]
 
@@ -61,9 +62,9 @@ class AnchorGenerator(nn.Module):
                      strides: list[tuple[int, int]]) -> list[Tensor]:
         """Each level's cell anchors shifted to every ``(row, column)`` of its grid."""
         if len(grid_sizes) != len(self.cell_anchors):
-            raise ValueError(f"AnchorGenerator: {len(grid_sizes)} feature maps but anchors for "
-                             f"{len(self.cell_anchors)} levels. Hint: give sizes and "
-                             "aspect_ratios one entry per feature map")
+            raise ArgumentError(f"AnchorGenerator: {len(grid_sizes)} feature maps but anchors for "
+                                f"{len(self.cell_anchors)} levels. Hint: give sizes and "
+                                "aspect_ratios one entry per feature map")
         out = []
         for (rows, cols), (stride_h, stride_w), base in zip(grid_sizes, strides,
                                                              self.cell_anchors):
@@ -113,8 +114,8 @@ class DefaultBoxGenerator(nn.Module):
         super().__init__()
         levels = len(aspect_ratios)
         if steps is not None and len(steps) != levels:
-            raise ValueError(f"DefaultBoxGenerator: {len(steps)} steps for {levels} levels of "
-                             "aspect_ratios; give one step per feature map")
+            raise ArgumentError(f"DefaultBoxGenerator: {len(steps)} steps for {levels} levels of "
+                                "aspect_ratios; give one step per feature map")
         if scales is None:
             if levels > 1:
                 spread = max_ratio - min_ratio
@@ -123,9 +124,9 @@ class DefaultBoxGenerator(nn.Module):
             else:
                 scales = [min_ratio, max_ratio]
         if len(scales) < levels + 1:
-            raise ValueError(f"DefaultBoxGenerator: {len(scales)} scales for {levels} levels; "
-                             "give one more scale than feature maps (the last one sizes the "
-                             "top level's second square)")
+            raise ArgumentError(f"DefaultBoxGenerator: {len(scales)} scales for {levels} levels; "
+                                "give one more scale than feature maps (the last one sizes the "
+                                "top level's second square)")
         self.aspect_ratios, self.steps, self.clip = aspect_ratios, steps, clip
         self.scales = list(scales)
         self._wh_pairs = [self._wh_pairs_of_level(k) for k in range(levels)]
@@ -165,8 +166,8 @@ class DefaultBoxGenerator(nn.Module):
 
     def forward(self, image_list: ImageList, feature_maps: list[Tensor]) -> list[Tensor]:
         if len(feature_maps) != len(self.aspect_ratios):
-            raise ValueError(f"DefaultBoxGenerator: {len(feature_maps)} feature maps but "
-                             f"aspect ratios for {len(self.aspect_ratios)}")
+            raise ArgumentError(f"DefaultBoxGenerator: {len(feature_maps)} feature maps but "
+                                f"aspect ratios for {len(self.aspect_ratios)}")
         grid_sizes = [tuple(int(d) for d in f.shape[-2:]) for f in feature_maps]
         height, width = (int(d) for d in image_list.tensors.shape[-2:])
         relative = self._grid_default_boxes(grid_sizes, (height, width), feature_maps[0].dtype)

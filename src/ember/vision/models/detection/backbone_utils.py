@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models import mobilenetv3, resnet
 from ember.vision.models._utils import IntermediateLayerGetter
@@ -64,8 +65,8 @@ def _validate_trainable_layers(is_trained: bool, trainable_backbone_layers: int 
     if trainable_backbone_layers is None:
         trainable_backbone_layers = default_value
     if not 0 <= trainable_backbone_layers <= max_value:
-        raise ValueError(f"Trainable backbone layers should be in the range [0,{max_value}], "
-                         f"got {trainable_backbone_layers}")
+        raise ArgumentError(f"Trainable backbone layers should be in the range [0,{max_value}], "
+                            f"got {trainable_backbone_layers}")
     return trainable_backbone_layers
 
 
@@ -74,7 +75,8 @@ def _resnet_fpn_extractor(backbone: resnet.ResNet, trainable_layers: int,
                           extra_blocks: ExtraFPNBlock | None = None,
                           norm_layer: Callable[..., nn.Module] | None = None) -> BackboneWithFPN:
     if not 0 <= trainable_layers <= 5:
-        raise ValueError(f"Trainable layers should be in the range [0,5], got {trainable_layers}")
+        raise ArgumentError("Trainable layers should be in the range [0,5], got "
+                            f"{trainable_layers}")
     train = ["layer4", "layer3", "layer2", "layer1", "conv1"][:trainable_layers]
     if trainable_layers == 5:
         train.append("bn1")
@@ -83,8 +85,8 @@ def _resnet_fpn_extractor(backbone: resnet.ResNet, trainable_layers: int,
             parameter.requires_grad_(False)
     returned_layers = returned_layers or [1, 2, 3, 4]
     if min(returned_layers) <= 0 or max(returned_layers) >= 5:
-        raise ValueError(f"Each returned layer should be in the range [1,4]. Got "
-                         f"{returned_layers}")
+        raise ArgumentError(f"Each returned layer should be in the range [1,4]. Got "
+                            f"{returned_layers}")
     return_layers = {f"layer{k}": str(v) for v, k in enumerate(returned_layers)}
     stage2 = backbone.inplanes // 8
     in_channels_list = [stage2 * 2 ** (i - 1) for i in returned_layers]
@@ -113,8 +115,8 @@ def _freeze_stages(features: nn.Sequential, stages: list[int], trainable_layers:
     """Freezes the blocks of ``features`` before the last ``trainable_layers`` of the stages
     (which start at the block indices ``stages``)."""
     if not 0 <= trainable_layers <= len(stages):
-        raise ValueError(f"Trainable layers should be in the range [0,{len(stages)}], got "
-                         f"{trainable_layers}")
+        raise ArgumentError(f"Trainable layers should be in the range [0,{len(stages)}], got "
+                            f"{trainable_layers}")
     freeze_before = (len(features) if trainable_layers == 0
                      else stages[len(stages) - trainable_layers])
     for block in list(features)[:freeze_before]:
@@ -142,8 +144,8 @@ def _mobilenet_extractor(backbone: mobilenetv3.MobileNetV3, fpn: bool, trainable
         return body
     returned_layers = returned_layers or [len(stages) - 2, len(stages) - 1]
     if min(returned_layers) < 0 or max(returned_layers) >= len(stages):
-        raise ValueError(f"Each returned layer should be in the range [0,{len(stages) - 1}], "
-                         f"got {returned_layers}")
+        raise ArgumentError(f"Each returned layer should be in the range [0,{len(stages) - 1}], "
+                            f"got {returned_layers}")
     return_layers = {str(stages[k]): str(v) for v, k in enumerate(returned_layers)}
     in_channels_list = [features[stages[i]].out_channels for i in returned_layers]
     return BackboneWithFPN(features, return_layers, in_channels_list, out_channels,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models import mobilenetv3, resnet
 from ember.vision.models._api import make_builder
@@ -97,8 +98,8 @@ class FastRCNNPredictor(nn.Module):
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         if x.ndim == 4 and tuple(x.shape[2:]) != (1, 1):
-            raise ValueError(f"FastRCNNPredictor: x has the wrong shape, expecting the last "
-                             f"two dimensions to be [1,1] instead of {list(x.shape[2:])}")
+            raise ArgumentError(f"FastRCNNPredictor: x has the wrong shape, expecting the last "
+                                f"two dimensions to be [1,1] instead of {list(x.shape[2:])}")
         x = x.flatten(1)
         return self.cls_score(x), self.bbox_pred(x)
 
@@ -134,9 +135,9 @@ class FasterRCNN(GeneralizedRCNN):
                  bbox_reg_weights: tuple[float, float, float, float] | None = None,
                  **kwargs: Any) -> None:
         if not hasattr(backbone, "out_channels"):
-            raise ValueError("backbone should contain an attribute out_channels specifying "
-                             "the number of output channels (assumed to be the same for all "
-                             "the levels)")
+            raise ArgumentError("backbone should contain an attribute out_channels specifying "
+                                "the number of output channels (assumed to be the same for all "
+                                "the levels)")
         if rpn_anchor_generator is not None and not isinstance(rpn_anchor_generator,
                                                                AnchorGenerator):
             raise TypeError(f"rpn_anchor_generator should be of type AnchorGenerator or None "
@@ -145,10 +146,10 @@ class FasterRCNN(GeneralizedRCNN):
             raise TypeError(f"box_roi_pool should be of type MultiScaleRoIAlign or None "
                             f"instead of {type(box_roi_pool).__name__}")
         if num_classes is not None and box_predictor is not None:
-            raise ValueError("num_classes should be None when box_predictor is specified")
+            raise ArgumentError("num_classes should be None when box_predictor is specified")
         if num_classes is None and box_predictor is None:
-            raise ValueError("num_classes should not be None when box_predictor is not "
-                             "specified")
+            raise ArgumentError("num_classes should not be None when box_predictor is not "
+                                "specified")
         out_channels = backbone.out_channels
         rpn_anchor_generator = rpn_anchor_generator or _default_anchor_generator()
         rpn_head = rpn_head or RPNHead(out_channels,
@@ -179,9 +180,9 @@ def _trainable_layers(weights_backbone: Any, trainable_backbone_layers: int | No
     """How many backbone stages train: as torchvision's, all of them for an untrained
     backbone (whose norms are then plain batch norms, not frozen ones)."""
     if weights_backbone is not None:  # (make_builder refuses the detector's weights alike)
-        raise ValueError(f"no pretrained weights are bundled with Ember (got weights_backbone="
-                         f"{weights_backbone!r}). Hint: build it with weights_backbone=None and "
-                         "load a state dict into model.backbone.body")
+        raise ArgumentError(f"no pretrained weights are bundled with Ember (got weights_backbone="
+                            f"{weights_backbone!r}). Hint: build it with weights_backbone=None and "
+                            "load a state dict into model.backbone.body")
     return _validate_trainable_layers(False, trainable_backbone_layers, max_value, max_value)
 
 

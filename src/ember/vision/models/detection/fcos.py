@@ -23,6 +23,7 @@ from typing import Any
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models._api import make_builder
 from ember.vision.models.detection._dense import DenseDetector
@@ -250,8 +251,8 @@ class FCOS(DenseDetector):
                          detections_per_img, topk_candidates, **kwargs)
         anchors_per_position = self.anchor_generator.num_anchors_per_location()[0]
         if anchors_per_position != 1:  # the assignment treats each anchor as a point
-            raise ValueError(f"anchor_generator.num_anchors_per_location()[0] should be 1 "
-                             f"instead of {anchors_per_position}")
+            raise ArgumentError(f"anchor_generator.num_anchors_per_location()[0] should be 1 "
+                                f"instead of {anchors_per_position}")
         self.head = head or FCOSHead(backbone.out_channels, anchors_per_position, num_classes)
         self.box_coder = BoxLinearCoder(normalize_by_size=True)
         self.center_sampling_radius = center_sampling_radius

@@ -8,6 +8,7 @@ from collections import OrderedDict
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models._utils import LegacyKeys
 
@@ -21,18 +22,18 @@ def _mask_fcn(match: re.Match) -> str:
 def check_targets(targets: list[dict[str, Tensor]] | None) -> None:
     """Training targets as torchvision's detectors require them: given, with ``(N, 4)`` boxes."""
     if targets is None:
-        raise ValueError("In training mode, targets should be passed")
+        raise ArgumentError("In training mode, targets should be passed")
     for target in targets:
         if "labels" not in target:
-            raise ValueError("Every element of targets should have a labels key (int64 "
-                             f"class indices); got the keys {sorted(target)}")
+            raise ArgumentError("Every element of targets should have a labels key (int64 "
+                                f"class indices); got the keys {sorted(target)}")
         boxes = target.get("boxes")
         if not isinstance(boxes, Tensor):
             raise TypeError(f"Expected target boxes to be of type Tensor, got "
                             f"{type(boxes).__name__}.")
         if boxes.ndim != 2 or boxes.shape[-1] != 4:
-            raise ValueError(f"Expected target boxes to be a tensor of shape [N, 4], got "
-                             f"{tuple(boxes.shape)}.")
+            raise ArgumentError(f"Expected target boxes to be a tensor of shape [N, 4], got "
+                                f"{tuple(boxes.shape)}.")
 
 
 def check_degenerate(targets: list[dict[str, Tensor]]) -> None:
@@ -42,9 +43,9 @@ def check_degenerate(targets: list[dict[str, Tensor]]) -> None:
         bad = (boxes[:, 2:] <= boxes[:, :2]).any(1)
         if bool(bad.any()):
             first = int(ember.where(bad)[0][0])
-            raise ValueError("All bounding boxes should have positive height and width. "
-                             f"Found invalid box {boxes[first].tolist()} for target at "
-                             f"index {index}.")
+            raise ArgumentError("All bounding boxes should have positive height and width. "
+                                f"Found invalid box {boxes[first].tolist()} for target at "
+                                f"index {index}.")
 
 
 def image_sizes(model: str, images: list[Tensor]) -> list[tuple[int, int]]:
@@ -52,8 +53,8 @@ def image_sizes(model: str, images: list[Tensor]) -> list[tuple[int, int]]:
     sizes = []
     for image in images:
         if image.ndim != 3:
-            raise ValueError(f"{model}: each image must be (C, H, W), got "
-                             f"{tuple(image.shape)}")
+            raise ArgumentError(f"{model}: each image must be (C, H, W), got "
+                                f"{tuple(image.shape)}")
         sizes.append((int(image.shape[-2]), int(image.shape[-1])))
     return sizes
 
@@ -66,8 +67,8 @@ def backbone_features(model: nn.Module, images: list[Tensor],
     if model.training:
         check_targets(targets)
     if targets is not None and len(targets) != len(images):
-        raise ValueError(f"{type(model).__name__}: {len(images)} images but {len(targets)} "
-                         "targets; give one target dict per image")
+        raise ArgumentError(f"{type(model).__name__}: {len(images)} images but {len(targets)} "
+                            "targets; give one target dict per image")
     original_sizes = image_sizes(type(model).__name__, images)
     images, targets = model.transform(images, targets)
     if targets is not None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
@@ -102,8 +103,8 @@ class KeypointRCNN(FasterRCNN):
             raise TypeError(f"keypoint_roi_pool should be of type MultiScaleRoIAlign or None "
                             f"instead of {type(keypoint_roi_pool).__name__}")
         if num_keypoints is not None and keypoint_predictor is not None:
-            raise ValueError("num_keypoints should be None when keypoint_predictor is "
-                             "specified")
+            raise ArgumentError("num_keypoints should be None when keypoint_predictor is "
+                                "specified")
         num_keypoints = 17 if num_keypoints is None else num_keypoints
         min_size = (640, 672, 704, 736, 768, 800) if min_size is None else min_size
         out_channels = getattr(backbone, "out_channels", None)

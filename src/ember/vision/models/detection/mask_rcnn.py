@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
 from ember.vision.models.detection._utils import kaiming_init_convs
@@ -87,7 +88,7 @@ class MaskRCNN(FasterRCNN):
             raise TypeError(f"mask_roi_pool should be of type MultiScaleRoIAlign or None "
                             f"instead of {type(mask_roi_pool).__name__}")
         if num_classes is not None and mask_predictor is not None:
-            raise ValueError("num_classes should be None when mask_predictor is specified")
+            raise ArgumentError("num_classes should be None when mask_predictor is specified")
         out_channels = getattr(backbone, "out_channels", None)
         mask_roi_pool = mask_roi_pool or MultiScaleRoIAlign(["0", "1", "2", "3"], 14, 2)
         if mask_head is None and out_channels is not None:

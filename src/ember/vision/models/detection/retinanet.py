@@ -22,6 +22,7 @@ from typing import Any
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
@@ -117,8 +118,8 @@ def _box_loss(kind: str, box_coder: BoxCoder, anchors: Tensor, matched_boxes: Te
         loss = F.l1_loss if kind == "l1" else F.smooth_l1_loss
         return loss(deltas, wanted, reduction="sum")
     if kind not in _BOX_LOSSES:
-        raise ValueError(f"RetinaNetRegressionHead: unsupported _loss_type {kind!r}; use one of "
-                         f"'l1', 'smooth_l1', {', '.join(map(repr, _BOX_LOSSES))}")
+        raise ArgumentError(f"RetinaNetRegressionHead: unsupported _loss_type {kind!r}; use one of "
+                            f"'l1', 'smooth_l1', {', '.join(map(repr, _BOX_LOSSES))}")
     return _BOX_LOSSES[kind](box_coder.decode_single(deltas, anchors), matched_boxes,
                              reduction="sum")
 

@@ -10,6 +10,7 @@ import math
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models.detection._utils import (
     BalancedPositiveNegativeSampler,
@@ -103,12 +104,12 @@ def keypointrcnn_loss(keypoint_logits: Tensor, proposals: list[Tensor],
     """
     n, k, h, w = keypoint_logits.shape
     if h != w:
-        raise ValueError(f"keypointrcnn_loss: heatmaps must be square, got {h}x{w}")
+        raise ArgumentError(f"keypointrcnn_loss: heatmaps must be square, got {h}x{w}")
     for keypoints in gt_keypoints:  # else the flat rows below would pair the wrong maps
         if keypoints.shape[1] != k:
-            raise ValueError(f"keypointrcnn_loss: the targets have {keypoints.shape[1]} "
-                             f"keypoints per box but the predictor makes {k} heatmaps. Hint: "
-                             f"build the model with num_keypoints={keypoints.shape[1]}")
+            raise ArgumentError(f"keypointrcnn_loss: the targets have {keypoints.shape[1]} "
+                                f"keypoints per box but the predictor makes {k} heatmaps. Hint: "
+                                f"build the model with num_keypoints={keypoints.shape[1]}")
     heatmaps, valid = [], []
     for props, keypoints, matched in zip(proposals, gt_keypoints, keypoint_matched_idxs):
         cells, counts = keypoints_to_heatmap(keypoints[matched], props, h)
@@ -280,27 +281,27 @@ class RoIHeads(nn.Module):
 
     def _check_targets(self, targets: list[dict[str, Tensor]] | None) -> None:
         if targets is None:
-            raise ValueError("RoIHeads: targets should not be None in training")
+            raise ArgumentError("RoIHeads: targets should not be None in training")
         for t in targets:
             if not t["boxes"].dtype.is_floating_point:
                 raise TypeError(f"target boxes must be of float type, got {t['boxes'].dtype}")
             if t["labels"].dtype != ember.int64:
                 raise TypeError(f"target labels must be of int64 type, got {t['labels'].dtype}")
             if self.has_mask() and "masks" not in t:
-                raise ValueError("RoIHeads: targets need 'masks' to train the mask branch")
+                raise ArgumentError("RoIHeads: targets need 'masks' to train the mask branch")
             if self.has_keypoint():
                 keypoints = t.get("keypoints")
                 if keypoints is None:
-                    raise ValueError("RoIHeads: targets need 'keypoints' ((N, K, 3) float) to "
-                                     "train the keypoint branch")
+                    raise ArgumentError("RoIHeads: targets need 'keypoints' ((N, K, 3) float) to "
+                                        "train the keypoint branch")
                 if not keypoints.dtype.is_floating_point:
                     raise TypeError(f"target keypoints must be of float type, got "
                                     f"{keypoints.dtype}")
                 if keypoints.ndim != 3 or keypoints.shape[-1] != 3 or (
                         keypoints.shape[0] != t["boxes"].shape[0]):
-                    raise ValueError(f"target keypoints must be (N, K, 3) (x, y, visibility) "
-                                     f"for the {t['boxes'].shape[0]} boxes, got "
-                                     f"{tuple(keypoints.shape)}")
+                    raise ArgumentError(f"target keypoints must be (N, K, 3) (x, y, visibility) "
+                                        f"for the {t['boxes'].shape[0]} boxes, got "
+                                        f"{tuple(keypoints.shape)}")
 
     def forward(self, features: dict[str, Tensor], proposals: list[Tensor],
                 image_shapes: list[tuple[int, int]],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models.detection._utils import (
     BalancedPositiveNegativeSampler,
@@ -192,7 +193,7 @@ class RegionProposalNetwork(nn.Module):
         losses = {}
         if self.training:
             if targets is None:
-                raise ValueError("RegionProposalNetwork: targets should not be None in training")
+                raise ArgumentError("RegionProposalNetwork: targets should not be None in training")
             labels, matched_boxes = self.assign_targets_to_anchors(anchors, targets)
             regression_targets = self.box_coder.encode(matched_boxes, anchors)
             loss_objectness, loss_rpn_box_reg = self.compute_loss(

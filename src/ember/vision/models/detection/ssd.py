@@ -20,6 +20,7 @@ from typing import Any
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models import vgg
 from ember.vision.models._api import make_builder
@@ -60,8 +61,8 @@ class SSDScoringHead(nn.Module):
 
     def forward(self, x: list[Tensor]) -> Tensor:
         if len(x) != len(self.module_list):
-            raise ValueError(f"{type(self).__name__}: {len(x)} feature maps for "
-                             f"{len(self.module_list)} prediction layers")
+            raise ArgumentError(f"{type(self).__name__}: {len(x)} feature maps for "
+                                f"{len(self.module_list)} prediction layers")
         return ember.cat([_flatten(module(f), self.num_columns)
                           for module, f in zip(self.module_list, x)], 1)
 
@@ -165,13 +166,13 @@ class SSD(nn.Module):
             if isinstance(out_channels, int):  # one feature map, as other detectors' backbones
                 out_channels = [out_channels]
             if not isinstance(out_channels, (list, tuple)):
-                raise ValueError(f"Backbone should have out_channels either int or List[int], "
-                                 f"got {type(out_channels).__name__}")
+                raise ArgumentError(f"Backbone should have out_channels either int or List[int], "
+                                    f"got {type(out_channels).__name__}")
             if len(out_channels) != len(anchor_generator.aspect_ratios):
-                raise ValueError(f"The length of the output channels from the backbone "
-                                 f"({len(out_channels)}) do not match the length of the anchor "
-                                 f"generator aspect ratios "
-                                 f"({len(anchor_generator.aspect_ratios)})")
+                raise ArgumentError(f"The length of the output channels from the backbone "
+                                    f"({len(out_channels)}) do not match the length of the anchor "
+                                    f"generator aspect ratios "
+                                    f"({len(anchor_generator.aspect_ratios)})")
             head = SSDHead(out_channels, anchor_generator.num_anchors_per_location(),
                            num_classes)
         self.head = head
@@ -250,8 +251,8 @@ class SSDFeatureExtractorVGG(nn.Module):
         super().__init__()
         pools = [i for i, layer in enumerate(backbone) if isinstance(layer, nn.MaxPool2d)]
         if len(pools) != 5:
-            raise ValueError(f"SSDFeatureExtractorVGG: expected VGG features with 5 max-pools, "
-                             f"got {len(pools)}")
+            raise ArgumentError(f"SSDFeatureExtractorVGG: expected VGG features with 5 max-pools, "
+                                f"got {len(pools)}")
         pool3, pool4 = pools[2], pools[3]
         backbone[pool3].ceil_mode = True  # 75 → 38, as the paper's 38×38 conv4_3 map
         self.features = nn.Sequential(*backbone[:pool4])

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models import mobilenetv3
 from ember.vision.models._api import make_builder
@@ -121,7 +122,7 @@ class SSDLiteFeatureExtractorMobileNet(nn.Module):
         super().__init__()
         c4 = backbone[c4_pos]
         if c4.use_res_connect:
-            raise ValueError("backbone[c4_pos].use_res_connect should be False")
+            raise ArgumentError("backbone[c4_pos].use_res_connect should be False")
         self.features = nn.Sequential(
             nn.Sequential(*backbone[:c4_pos], c4.block[0]),
             nn.Sequential(c4.block[1:], *backbone[c4_pos + 1:]))

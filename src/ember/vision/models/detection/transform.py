@@ -12,6 +12,7 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.models.detection.image_list import ImageList
 
@@ -119,8 +120,8 @@ class GeneralizedRCNNTransform(nn.Module):
             targets = [dict(t) for t in targets]
         for i, image in enumerate(images):
             if image.ndim != 3:
-                raise ValueError("images is expected to be a list of 3d tensors of shape "
-                                 f"[C, H, W], got {tuple(image.shape)}")
+                raise ArgumentError("images is expected to be a list of 3d tensors of shape "
+                                    f"[C, H, W], got {tuple(image.shape)}")
             target = targets[i] if targets is not None else None
             image = self.normalize(image)
             image, target = self.resize(image, target)

@@ -11,6 +11,7 @@ from typing import Any
 import ember
 import ember.nn.functional as NF
 from ember.distributions import Beta
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
@@ -53,8 +54,8 @@ class RandomErasing(_RandomApplyTransform):
     def make_params(self, flat_inputs: list) -> dict[str, Any]:
         c, height, width = query_chw(flat_inputs)
         if self._values is not None and len(self._values) not in (1, c):
-            raise ValueError(f"RandomErasing: value should have 1 or {c} (number of channels) "
-                             f"entries, got {self.value}")
+            raise ArgumentError(f"RandomErasing: value should have 1 or {c} (number of channels) "
+                                f"entries, got {self.value}")
         probe = ember.empty(0, c, height, width)
         i, j, h, w, v = v1.RandomErasing.get_params(probe, self.scale, self.ratio, self._values)
         return {"i": i, "j": j, "h": h, "w": w, "v": None if v is probe else v}
@@ -77,7 +78,7 @@ class _BaseMixUpCutMix(Transform):
         super().__init__()
         self.alpha = float(alpha)
         if self.alpha <= 0:
-            raise ValueError(f"{type(self).__name__}: alpha should be positive, got {alpha}")
+            raise ArgumentError(f"{type(self).__name__}: alpha should be positive, got {alpha}")
         self._dist = Beta(ember.tensor([self.alpha]), ember.tensor([self.alpha]))
         self.num_classes = num_classes
         self._labels_getter = _parse_labels_getter(labels_getter)
@@ -87,24 +88,24 @@ class _BaseMixUpCutMix(Transform):
         flat_inputs, spec = tree_flatten(sample)
         if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask,
                    tv_tensors.KeyPoints):
-            raise ValueError(f"{type(self).__name__}() does not support array images, bounding "
-                             "boxes and masks (nor key points)")
+            raise ArgumentError(f"{type(self).__name__}() does not support array images, bounding "
+                                "boxes and masks (nor key points)")
         labels = self._labels_getter(sample)
         if not isinstance(labels, Tensor):
-            raise ValueError(f"{type(self).__name__}: the labels must be a tensor, but got "
-                             f"{type(labels).__name__} instead")
+            raise ArgumentError(f"{type(self).__name__}: the labels must be a tensor, but got "
+                                f"{type(labels).__name__} instead")
         if labels.ndim == 1 and self.num_classes is None:
-            raise ValueError(f"{type(self).__name__}: num_classes must be given for labels of "
-                             "class indices (shape (B,))")
+            raise ArgumentError(f"{type(self).__name__}: num_classes must be given for labels of "
+                                "class indices (shape (B,))")
         if labels.ndim not in (1, 2) or (labels.ndim == 2 and self.num_classes is not None
                                          and labels.shape[-1] != self.num_classes):
-            raise ValueError(f"{type(self).__name__}: labels should be class indices (B,) or "
-                             f"one-hot (B, num_classes={self.num_classes}), got shape "
-                             f"{tuple(labels.shape)}")
+            raise ArgumentError(f"{type(self).__name__}: labels should be class indices (B,) or "
+                                f"one-hot (B, num_classes={self.num_classes}), got shape "
+                                f"{tuple(labels.shape)}")
         index = next((k for k, x in enumerate(flat_inputs) if x is labels), None)
         if index is None:
-            raise ValueError(f"{type(self).__name__}: the labels_getter should return the "
-                             "sample's own labels tensor (one of its leaves)")
+            raise ArgumentError(f"{type(self).__name__}: the labels_getter should return the "
+                                "sample's own labels tensor (one of its leaves)")
         # the labels are no image: they stay out of the pure-tensor heuristic
         needs = self._needs_transform_list([None if k == index else x
                                             for k, x in enumerate(flat_inputs)])
@@ -117,12 +118,12 @@ class _BaseMixUpCutMix(Transform):
     def _check_image_or_video(self, inpt: Tensor, batch_size: int) -> None:
         expected = 5 if isinstance(inpt, tv_tensors.Video) else 4
         if inpt.ndim != expected:
-            raise ValueError(f"{type(self).__name__}: expected a batched input with {expected} "
-                             f"dims, but got {inpt.ndim} dimensions instead")
+            raise ArgumentError(f"{type(self).__name__}: expected a batched input with {expected} "
+                                f"dims, but got {inpt.ndim} dimensions instead")
         if inpt.shape[0] != batch_size:
-            raise ValueError(f"{type(self).__name__}: the batch size of the image or video does "
-                             f"not match the batch size of the labels: {inpt.shape[0]} != "
-                             f"{batch_size}")
+            raise ArgumentError(f"{type(self).__name__}: the batch size of the image or video does "
+                                f"not match the batch size of the labels: {inpt.shape[0]} != "
+                                f"{batch_size}")
 
     def _mixup_label(self, label: Tensor, lam: float) -> Tensor:
         if label.ndim == 1:
@@ -221,8 +222,8 @@ class JPEG(Transform):
             raise TypeError(f"JPEG: quality should be an int or a sequence of two ints, got "
                             f"{quality!r}")
         if not 1 <= quality[0] <= quality[1] <= 100:
-            raise ValueError(f"JPEG: quality must be integers from 1 to 100, min first, got "
-                             f"{quality}")
+            raise ArgumentError(f"JPEG: quality must be integers from 1 to 100, min first, got "
+                                f"{quality}")
         self.quality = quality
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.vision.transforms.v2._transform import Transform
 
 
@@ -34,7 +35,7 @@ class Compose(Transform):
         super().__init__()
         self.transforms = _check_transforms("Compose", transforms)
         if not self.transforms:
-            raise ValueError("Compose: pass at least one transform")
+            raise ArgumentError("Compose: pass at least one transform")
 
     def forward(self, *inputs: Any) -> Any:
         several = len(inputs) > 1
@@ -59,7 +60,7 @@ class RandomApply(Transform):
         super().__init__()
         self.transforms = _check_transforms("RandomApply", transforms)
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"RandomApply: p should be a probability in [0, 1], got {p}")
+            raise ArgumentError(f"RandomApply: p should be a probability in [0, 1], got {p}")
         self.p = p
 
     def forward(self, *inputs: Any) -> Any:
@@ -85,8 +86,9 @@ class RandomChoice(Transform):
         if p is None:
             p = [1.0] * len(self.transforms)
         if len(p) != len(self.transforms):
-            raise ValueError(f"RandomChoice: length of p doesn't match the number of transforms: "
-                             f"{len(p)} != {len(self.transforms)}")
+            raise ArgumentError("RandomChoice: length of p doesn't match the number of "
+                                "transforms: "
+                                f"{len(p)} != {len(self.transforms)}")
         total = sum(p)
         self.p = [float(w) / total for w in p]
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.ops import box_iou
@@ -41,8 +42,8 @@ class RandomZoomOut(_RandomApplyTransform):
                  p: float = 0.5) -> None:
         super().__init__(p=p)
         if len(side_range) != 2 or side_range[0] < 1.0 or side_range[0] > side_range[1]:
-            raise ValueError(f"RandomZoomOut: invalid canvas side range {side_range}; it should "
-                             "be (min, max) with 1 <= min <= max")
+            raise ArgumentError(f"RandomZoomOut: invalid canvas side range {side_range}; it should "
+                                "be (min, max) with 1 <= min <= max")
         self.fill, self._fill, self.side_range = fill, _setup_fill_arg(fill), tuple(side_range)
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.vision import tv_tensors
 from ember.vision.transforms import augment as v1
 from ember.vision.transforms.autoaugment import RandomAffine as _V1Affine
@@ -71,11 +72,11 @@ class Resize(Transform):
         if isinstance(size, numbers.Number):
             size = [int(size)]
         if size is None and not isinstance(max_size, int):
-            raise ValueError(f"Resize: max_size must be an int when size is None, got "
-                             f"{max_size!r}")
+            raise ArgumentError(f"Resize: max_size must be an int when size is None, got "
+                                f"{max_size!r}")
         if not (size is None or isinstance(size, Sequence) and len(size) in (1, 2)):
-            raise ValueError(f"Resize: size should be an int, a sequence of 1 or 2 ints, or "
-                             f"None, got {size!r}")
+            raise ArgumentError(f"Resize: size should be an int, a sequence of 1 or 2 ints, or "
+                                f"None, got {size!r}")
         self.size = None if size is None else list(size)
         self.interpolation = InterpolationMode(interpolation)
         self.max_size, self.antialias = max_size, antialias
@@ -104,8 +105,8 @@ class RandomResize(Transform):
                  antialias: bool | None = True) -> None:
         super().__init__()
         if not 0 < min_size < max_size:
-            raise ValueError(f"RandomResize: expected 0 < min_size < max_size, got {min_size} "
-                             f"and {max_size}")
+            raise ArgumentError(f"RandomResize: expected 0 < min_size < max_size, got {min_size} "
+                                f"and {max_size}")
         self.min_size, self.max_size = min_size, max_size
         self.interpolation, self.antialias = InterpolationMode(interpolation), antialias
 
@@ -217,9 +218,9 @@ class RandomCrop(Transform):
             diff = crop_w - width
             left, right, width = left + diff, right + diff, width + 2 * diff
         if height < crop_h or width < crop_w:
-            raise ValueError(f"RandomCrop: required crop size {(crop_h, crop_w)} is larger than "
-                             f"the {'padded ' if self.padding else ''}input image size "
-                             f"{(height, width)}")
+            raise ArgumentError(f"RandomCrop: required crop size {(crop_h, crop_w)} is larger than "
+                                f"the {'padded ' if self.padding else ''}input image size "
+                                f"{(height, width)}")
         y = int(ember.randint(0, height - crop_h + 1, ())) if height > crop_h else 0
         x = int(ember.randint(0, width - crop_w + 1, ())) if width > crop_w else 0
         return {"padding": [left, top, right, bottom], "top": y, "left": x,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
@@ -63,8 +64,8 @@ class GaussianBlur(Transform):
         super().__init__()
         self.kernel_size = _size_pair(kernel_size, "GaussianBlur")
         if any(k <= 0 or k % 2 == 0 for k in self.kernel_size):
-            raise ValueError(f"GaussianBlur: kernel size value should be an odd and positive "
-                             f"number, got {kernel_size}")
+            raise ArgumentError(f"GaussianBlur: kernel size value should be an odd and positive "
+                                f"number, got {kernel_size}")
         self.sigma = v1.GaussianBlur(kernel_size, sigma).sigma
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:
@@ -169,8 +170,8 @@ class ToDtype(Transform):
     def __init__(self, dtype: ember.DType | dict, scale: bool = False) -> None:
         super().__init__()
         if not isinstance(dtype, (ember.DType, dict)):
-            raise ValueError(f"ToDtype: dtype must be a dtype or a dict of them per input type, "
-                             f"got {dtype!r}")
+            raise ArgumentError(f"ToDtype: dtype must be a dtype or a dict of them per input type, "
+                                f"got {dtype!r}")
         if isinstance(dtype, dict) and Tensor in dtype and any(
                 t in dtype for t in (tv_tensors.Image, tv_tensors.Video)):
             warnings.warn("ToDtype: got a dtype for ember.Tensor and for Image or Video; the "
@@ -189,10 +190,10 @@ class ToDtype(Transform):
         elif "others" in self.dtype:
             dtype = self.dtype["others"]
         else:
-            raise ValueError(f"ToDtype: no dtype was specified for type {type(inpt).__name__}. "
-                             "If you only need to convert images or videos, pass e.g. "
-                             "dtype=ember.float32; in a dict, 'others' is a catch-all key, e.g. "
-                             "{tv_tensors.Mask: ember.int64, 'others': None}")
+            raise ArgumentError(f"ToDtype: no dtype was specified for type {type(inpt).__name__}. "
+                                "If you only need to convert images or videos, pass e.g. "
+                                "dtype=ember.float32; in a dict, 'others' is a catch-all key, e.g. "
+                                "{tv_tensors.Mask: ember.int64, 'others': None}")
         if dtype is None:
             if self.scale and is_image:
                 warnings.warn("ToDtype: scale was set to True but no dtype was specified for "
@@ -255,15 +256,15 @@ class _Sanitize(Transform):
             (tuple(labels) if isinstance(labels, (tuple, list)) else (labels,))
         for entry in labels:
             if not isinstance(entry, Tensor):
-                raise ValueError(f"{op}: the labels in the input to forward() must be a tensor "
-                                 f"or a tuple/list of them, got {type(entry).__name__}")
+                raise ArgumentError(f"{op}: the labels in the input to forward() must be a tensor "
+                                    f"or a tuple/list of them, got {type(entry).__name__}")
         flat_inputs, spec = tree_flatten(sample)
         entries = self._entries(flat_inputs)
         for entry in labels:
             if entry.shape[0] != entries.shape[0]:
-                raise ValueError(f"{op}: number of {self._what} ({entries.shape[0]}) and number "
-                                 f"of labels ({entry.shape[0]}) do not match; please make sure "
-                                 "the labels are in the right place")
+                raise ArgumentError(f"{op}: number of {self._what} ({entries.shape[0]}) and number "
+                                    f"of labels ({entry.shape[0]}) do not match; please make sure "
+                                    "the labels are in the right place")
         params = {"valid": self._valid(entries), "labels": labels}
         return tree_unflatten([self.transform(x, params) for x in flat_inputs], spec)
 
@@ -298,9 +299,9 @@ class SanitizeBoundingBoxes(_Sanitize):
                  labels_getter: str | Callable | None = "default") -> None:
         super().__init__(labels_getter)
         if min_size < 1:
-            raise ValueError(f"SanitizeBoundingBoxes: min_size must be >= 1, got {min_size}")
+            raise ArgumentError(f"SanitizeBoundingBoxes: min_size must be >= 1, got {min_size}")
         if min_area < 1:
-            raise ValueError(f"SanitizeBoundingBoxes: min_area must be >= 1, got {min_area}")
+            raise ArgumentError(f"SanitizeBoundingBoxes: min_area must be >= 1, got {min_area}")
         self.min_size, self.min_area = float(min_size), float(min_area)
 
     def _entries(self, flat_inputs: list) -> Tensor:

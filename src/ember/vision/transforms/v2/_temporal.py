@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.vision import tv_tensors
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
@@ -27,8 +28,8 @@ class UniformTemporalSubsample(Transform):
     def __init__(self, num_samples: int) -> None:
         super().__init__()
         if not isinstance(num_samples, int) or num_samples < 1:
-            raise ValueError(f"UniformTemporalSubsample: num_samples should be a positive int, "
-                             f"got {num_samples!r}")
+            raise ArgumentError(f"UniformTemporalSubsample: num_samples should be a positive int, "
+                                f"got {num_samples!r}")
         self.num_samples = num_samples
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:

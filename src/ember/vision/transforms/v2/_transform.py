@@ -9,6 +9,7 @@ from typing import Any
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
@@ -99,8 +100,8 @@ class _RandomApplyTransform(Transform):
 
     def __init__(self, p: float = 0.5) -> None:
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{type(self).__name__}: p should be a probability in [0, 1], got "
-                             f"{p}")
+            raise ArgumentError(f"{type(self).__name__}: p should be a probability in [0, 1], got "
+                                f"{p}")
         super().__init__()
         self.p = p
 

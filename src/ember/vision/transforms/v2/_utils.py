@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.vision import tv_tensors
 from ember.vision.transforms._pil import is_pil_image
 from ember.vision.transforms.v2.functional import get_dimensions, get_size, is_pure_tensor
@@ -41,7 +42,7 @@ def _first(flat_inputs: list, cls: type, what: str) -> Any:
     for inpt in flat_inputs:
         if isinstance(inpt, cls):
             return inpt
-    raise ValueError(f"No {what} were found in the sample")
+    raise ArgumentError(f"No {what} were found in the sample")
 
 
 def get_bounding_boxes(flat_inputs: list) -> tv_tensors.BoundingBoxes:
@@ -64,7 +65,7 @@ def _one(op: str, found: set[tuple[int, ...]], what: str, kinds: str) -> tuple[i
     if not found:
         raise TypeError(f"{op}: no {kinds} was found in the sample")
     if len(found) > 1:
-        raise ValueError(f"{op}: found multiple {what} in the sample: {sorted(found)}")
+        raise ArgumentError(f"{op}: found multiple {what} in the sample: {sorted(found)}")
     return found.pop()
 
 
@@ -115,23 +116,23 @@ def _find_labels_default_heuristic(inputs: Any) -> Any:
     containing "label") of the dict that is the sample or its second item."""
     if isinstance(inputs, (tuple, list)):
         if len(inputs) < 2:
-            raise ValueError("the default labels_getter expects the labels as the second item "
-                             f"of a tuple or list sample, got {len(inputs)} item(s)")
+            raise ArgumentError("the default labels_getter expects the labels as the second item "
+                                f"of a tuple or list sample, got {len(inputs)} item(s)")
         inputs = inputs[1]
     if is_pure_tensor(inputs):
         return inputs
     if not isinstance(inputs, collections.abc.Mapping):
-        raise ValueError("When using the default labels_getter, the input passed to forward "
-                         "must be a dictionary or a two-tuple whose second item is a "
-                         f"dictionary or a tensor, but got {type(inputs).__name__} instead")
+        raise ArgumentError("When using the default labels_getter, the input passed to forward "
+                            "must be a dictionary or a two-tuple whose second item is a "
+                            f"dictionary or a tensor, but got {type(inputs).__name__} instead")
     keys = list(inputs)
     key = next((k for k in keys if isinstance(k, str) and k.lower() == "labels"), None)
     if key is None:
         key = next((k for k in keys if isinstance(k, str) and "label" in k.lower()), None)
     if key is None:
-        raise ValueError("Could not infer where the labels are in the sample. Try passing a "
-                         "callable as the labels_getter parameter? If there are no labels in "
-                         "the sample by design, pass labels_getter=None.")
+        raise ArgumentError("Could not infer where the labels are in the sample. Try passing a "
+                            "callable as the labels_getter parameter? If there are no labels in "
+                            "the sample by design, pass labels_getter=None.")
     return inputs[key]
 
 
@@ -142,6 +143,6 @@ def _parse_labels_getter(labels_getter: str | Callable | None) -> Callable[[Any]
         return labels_getter
     if labels_getter is None:
         return lambda _: None
-    raise ValueError(f"labels_getter should either be 'default', a callable, or None, but got "
-                     f"{labels_getter!r}")
+    raise ArgumentError(f"labels_getter should either be 'default', a callable, or None, but got "
+                        f"{labels_getter!r}")
 

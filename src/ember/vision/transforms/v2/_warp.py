@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.vision.transforms import geometric as v1
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
@@ -32,8 +33,8 @@ class RandomPerspective(_RandomApplyTransform):
                  fill: Fill | dict = 0) -> None:
         super().__init__(p)
         if not 0 <= distortion_scale <= 1:
-            raise ValueError(f"RandomPerspective: distortion_scale should be in [0, 1], got "
-                             f"{distortion_scale}")
+            raise ArgumentError(f"RandomPerspective: distortion_scale should be in [0, 1], got "
+                                f"{distortion_scale}")
         self.distortion_scale, self.interpolation = distortion_scale, interpolation
         self.fill, self._fill = fill, _setup_fill_arg(fill)
 

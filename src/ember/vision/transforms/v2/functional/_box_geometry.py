@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms.basic import _padding4
 from ember.vision.transforms.functional import _affine_inverse as _checked_affine_inverse
@@ -166,8 +167,8 @@ def pad_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat, canvas
         (tensor([[1., 2., 3., 4.]]), (8, 6))
     """
     if padding_mode != "constant":
-        raise ValueError(f"pad: padding mode {padding_mode!r} is not supported with bounding "
-                         "boxes; use 'constant'")
+        raise ArgumentError(f"pad: padding mode {padding_mode!r} is not supported with bounding "
+                            "boxes; use 'constant'")
     left, top, right, bottom = _padding4(padding)
     canvas = (canvas_size[0] + top + bottom, canvas_size[1] + left + right)
     moved = _translate(bounding_boxes, format, left, top)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._image import _tensor_op
@@ -68,7 +69,7 @@ def _posterize_image(image: Tensor, bits: int) -> Tensor:
     if not (isinstance(image, Tensor) and image.is_floating_point()):
         return TF.posterize(image, bits)
     if not 0 <= bits <= 8:
-        raise ValueError(f"posterize: bits must be in [0, 8], got {bits}")
+        raise ArgumentError(f"posterize: bits must be in [0, 8], got {bits}")
     levels = 2 ** bits
     return (image * levels).floor().clamp(0, levels - 1) * (1.0 / levels)
 
@@ -124,8 +125,8 @@ def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor
         channels = image.shape[-3] if image.ndim >= 3 else 0
         layout = "an image (..., C, H, W)"
     if sorted(permutation) != list(range(channels)) or image.ndim < 2:
-        raise ValueError(f"permute_channels: permutation {list(permutation)} should order the "
-                         f"{channels} channels of {layout} of shape {tuple(image.shape)}")
+        raise ArgumentError(f"permute_channels: permutation {list(permutation)} should order the "
+                            f"{channels} channels of {layout} of shape {tuple(image.shape)}")
     if isinstance(image, np.ndarray):
         return image[..., list(permutation)] if image.ndim == 3 else image.copy()
     return image[..., list(permutation), :, :]

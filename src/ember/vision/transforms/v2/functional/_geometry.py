@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import functional as TF
@@ -100,7 +101,7 @@ def _vflip_boxes(inpt: BoundingBoxes) -> BoundingBoxes:
 def _size_for_max_size(canvas: Sequence[int], max_size: int | None) -> list[int]:
     """The ``(h, w)`` whose longer edge is ``max_size``, keeping the aspect ratio."""
     if not isinstance(max_size, int):
-        raise ValueError(f"resize: max_size must be an int when size is None, got {max_size!r}")
+        raise ArgumentError(f"resize: max_size must be an int when size is None, got {max_size!r}")
     height, width = canvas
     short = int(max_size * min(height, width) / max(height, width))
     return [max_size, short] if width <= height else [short, max_size]
@@ -255,8 +256,8 @@ def _pad_image(image: Tensor, padding: int | Sequence[int], fill: Fill = None,
     fill = 0 if fill is None else fill
     if isinstance(image, Tensor) and isinstance(fill, Sequence):
         if len(fill) not in (1, image.shape[-3]):
-            raise ValueError(f"pad: fill {list(fill)} has {len(fill)} values but the image has "
-                             f"{image.shape[-3]} channels; give one value, or one per channel")
+            raise ArgumentError(f"pad: fill {list(fill)} has {len(fill)} values but the image has "
+                                f"{image.shape[-3]} channels; give one value, or one per channel")
         if len(fill) > 1 and padding_mode == "constant":
             channels = image.split(1, dim=-3)
             return ember.cat([TF.pad(c, padding, f) for c, f in zip(channels, fill)], dim=-3)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms.basic import _padding4
@@ -157,8 +158,8 @@ def pad_keypoints(keypoints: Tensor, canvas_size: Canvas, padding: int | Sequenc
         (tensor([[1, 2]]), (8, 6))
     """
     if padding_mode != "constant":
-        raise ValueError(f"pad: padding mode {padding_mode!r} is not supported with key points; "
-                         "use 'constant'")
+        raise ArgumentError(f"pad: padding mode {padding_mode!r} is not supported with key points; "
+                            "use 'constant'")
     left, top, right, bottom = _padding4(padding)
     canvas = (canvas_size[0] + top + bottom, canvas_size[1] + left + right)
     return _map_keypoints(keypoints, np.array([[1.0, 0.0, left], [0.0, 1.0, top]])), canvas
@@ -222,11 +223,11 @@ def _canvas_of(op: str, inpt: Tensor, canvas_size: Canvas | None) -> Canvas:
     """A KeyPoints' own canvas, or the one given with a pure tensor (exactly one of them)."""
     if isinstance(inpt, KeyPoints):
         if canvas_size is not None:
-            raise ValueError(f"{op}: for KeyPoints inputs, canvas_size must not be passed; it "
-                             f"comes from the key points")
+            raise ArgumentError(f"{op}: for KeyPoints inputs, canvas_size must not be passed; it "
+                                f"comes from the key points")
         return inpt.canvas_size
     if canvas_size is None:
-        raise ValueError(f"{op}: for pure tensor inputs, canvas_size must be passed")
+        raise ArgumentError(f"{op}: for pure tensor inputs, canvas_size must be passed")
     return canvas_size
 
 
@@ -250,8 +251,8 @@ def sanitize_keypoints(key_points: Tensor, canvas_size: Canvas | None = None
                         f"{type(key_points).__name__}")
     height, width = _canvas_of("sanitize_keypoints", key_points, canvas_size)
     if key_points.ndim < 2 or key_points.shape[-1] != 2:
-        raise ValueError(f"sanitize_keypoints: expected key points of shape (N, ..., 2), got "
-                         f"{tuple(key_points.shape)}")
+        raise ArgumentError(f"sanitize_keypoints: expected key points of shape (N, ..., 2), got "
+                            f"{tuple(key_points.shape)}")
     plain = to_pure_tensor(key_points)
     x, y = plain[..., 0], plain[..., 1]
     inside = (x >= 0) & (x < width) & (y >= 0) & (y < height)

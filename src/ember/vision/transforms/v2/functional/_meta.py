@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.ops import box_convert, clip_boxes_to_image
@@ -134,15 +135,15 @@ def _boxes_args(op: str, inpt: Tensor, given: dict[str, Any]) -> dict[str, Any]:
     if isinstance(inpt, BoundingBoxes):
         passed = [k for k, v in given.items() if v is not None]
         if passed:
-            raise ValueError(f"{op}: for BoundingBoxes inputs, {passed} must not be passed; "
-                             "they come from the boxes")
+            raise ArgumentError(f"{op}: for BoundingBoxes inputs, {passed} must not be passed; "
+                                "they come from the boxes")
         return {k: getattr(inpt, k) for k in given}
     if not is_pure_tensor(inpt):
         raise TypeError(f"{op}: expected BoundingBoxes or a pure tensor, got "
                         f"{type(inpt).__name__}")
     missing = [k for k, v in given.items() if v is None]
     if missing:
-        raise ValueError(f"{op}: for pure tensor inputs, {missing} must be passed")
+        raise ArgumentError(f"{op}: for pure tensor inputs, {missing} must be passed")
     return given
 
 
@@ -151,12 +152,12 @@ def _convert(boxes: Tensor, old: BoundingBoxFormat, new: BoundingBoxFormat) -> T
     if old == new:
         return boxes.clone()
     if is_rotated_bounding_format(old) != is_rotated_bounding_format(new):
-        raise ValueError(f"convert_bounding_box_format: cannot convert between rotated and "
-                         f"axis-aligned boxes ({old.name} to {new.name}), as in torchvision")
+        raise ArgumentError(f"convert_bounding_box_format: cannot convert between rotated and "
+                            f"axis-aligned boxes ({old.name} to {new.name}), as in torchvision")
     if is_rotated_bounding_format(old):
         if not boxes.is_floating_point():
-            raise ValueError(f"convert_bounding_box_format: rotated boxes should be floating "
-                             f"point, got {boxes.dtype}")
+            raise ArgumentError(f"convert_bounding_box_format: rotated boxes should be floating "
+                                f"point, got {boxes.dtype}")
         return box_convert(boxes, old.value.lower(), new.value.lower())
     if boxes.is_floating_point():
         return _from_xyxy(_to_xyxy(boxes, old), new, boxes.dtype)
@@ -230,8 +231,8 @@ def clamp_bounding_boxes(inpt: Tensor, format: BoundingBoxFormat | str | None = 
     if isinstance(inpt, BoundingBoxes):
         clamping_mode = inpt.clamping_mode if clamping_mode == "auto" else clamping_mode
     elif clamping_mode == "auto":
-        raise ValueError("clamp_bounding_boxes: for pure tensor inputs, clamping_mode must be "
-                         "passed ('soft', 'hard' or None)")
+        raise ArgumentError("clamp_bounding_boxes: for pure tensor inputs, clamping_mode must be "
+                            "passed ('soft', 'hard' or None)")
     out = _clamp(to_pure_tensor(inpt), _format(args["format"]), tuple(args["canvas_size"]),
                  clamping_mode)
     return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, BoundingBoxes) else out

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import is_pil_image
 from ember.vision.transforms.convert import convert_image_dtype
@@ -52,7 +53,7 @@ def _jpeg_image(image: Tensor, quality: int) -> Tensor:
         True
     """
     if not 1 <= quality <= 100:
-        raise ValueError(f"jpeg: quality must be an integer from 1 to 100, got {quality}")
+        raise ArgumentError(f"jpeg: quality must be an integer from 1 to 100, got {quality}")
     if is_pil_image(image):
         return _pillow_jpeg(image, quality)
     if isinstance(image, np.ndarray):
@@ -60,8 +61,8 @@ def _jpeg_image(image: Tensor, quality: int) -> Tensor:
     if image.dtype is not ember.uint8:
         raise TypeError(f"jpeg: input tensor must have a uint8 dtype, got {image.dtype}")
     if image.ndim < 3 or image.shape[-3] not in (1, 3):
-        raise ValueError(f"jpeg: expected an image (..., C, H, W) of 1 or 3 channels, got "
-                         f"shape {tuple(image.shape)}")
+        raise ArgumentError(f"jpeg: expected an image (..., C, H, W) of 1 or 3 channels, got "
+                            f"shape {tuple(image.shape)}")
     if image.numel() == 0:
         return image.clone()
     flat = image.numpy().reshape(-1, *image.shape[-3:])
@@ -87,10 +88,10 @@ def _gaussian_noise_image(image: Tensor, mean: float = 0.0, sigma: float = 0.1,
         raise TypeError("gaussian_noise: not supported for PIL images or arrays (as "
                         "torchvision's); ToImage() and ToDtype(ember.float32, scale=True) first")
     if not image.is_floating_point():
-        raise ValueError(f"gaussian_noise: input tensor is expected to be in float dtype, got "
-                         f"{image.dtype}. Hint: ToDtype(ember.float32, scale=True) first")
+        raise ArgumentError(f"gaussian_noise: input tensor is expected to be in float dtype, got "
+                            f"{image.dtype}. Hint: ToDtype(ember.float32, scale=True) first")
     if sigma < 0:
-        raise ValueError(f"gaussian_noise: sigma shouldn't be negative, got {sigma}")
+        raise ArgumentError(f"gaussian_noise: sigma shouldn't be negative, got {sigma}")
     out = image + (ember.randn(*image.shape, dtype=image.dtype) * sigma + mean)
     return out.clamp(0, 1) if clip else out
 
@@ -113,8 +114,8 @@ def _grayscale_to_rgb_image(image: Tensor) -> Tensor:
         return np.repeat(np.atleast_3d(image), 3, axis=2) if image.ndim == 2 or \
             image.shape[2] == 1 else image
     if image.ndim < 3 or image.shape[-3] == 2:
-        raise ValueError(f"grayscale_to_rgb: expected an image (..., C, H, W) of 1 channel, or "
-                         f"3 or more, got shape {tuple(image.shape)}")
+        raise ArgumentError(f"grayscale_to_rgb: expected an image (..., C, H, W) of 1 channel, or "
+                            f"3 or more, got shape {tuple(image.shape)}")
     return image if image.shape[-3] >= 3 else image.expand(*image.shape[:-3], 3,
                                                            *image.shape[-2:]).clone()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
 from ember.vision.tv_tensors import Video
@@ -25,7 +26,7 @@ def uniform_temporal_subsample(inpt: Tensor, num_samples: int) -> Tensor:
 @_register_kernel_internal(uniform_temporal_subsample, Tensor, Video)
 def _subsample_video(video: Tensor, num_samples: int) -> Tensor:
     if video.ndim < 4:
-        raise ValueError(f"uniform_temporal_subsample: expected a video (..., T, C, H, W), got "
-                         f"shape {tuple(video.shape)}")
+        raise ArgumentError(f"uniform_temporal_subsample: expected a video (..., T, C, H, W), got "
+                            f"shape {tuple(video.shape)}")
     indices = ember.linspace(0, video.shape[-4] - 1, num_samples, dtype=ember.float64)
     return video.index_select(-4, indices.to(ember.int64))

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms._pil import accepts_pil, is_pil_image
@@ -75,11 +76,11 @@ def register_kernel(functional: Callable, tv_tensor_cls: type) -> Callable:
         raise TypeError(f"register_kernel: tv_tensor_cls should be a TVTensor subclass, got "
                         f"{tv_tensor_cls!r}")
     if tv_tensor_cls.__module__.startswith("ember.vision.tv_tensors"):
-        raise ValueError(f"register_kernel: {tv_tensor_cls.__name__} is a built-in tv_tensor; "
-                         "its kernels cannot be overridden")
+        raise ArgumentError(f"register_kernel: {tv_tensor_cls.__name__} is a built-in tv_tensor; "
+                            "its kernels cannot be overridden")
     if functional not in _KERNELS:
-        raise ValueError(f"register_kernel: {getattr(functional, '__name__', functional)} is "
-                         "not a v2 functional with kernels")
+        raise ArgumentError(f"register_kernel: {getattr(functional, '__name__', functional)} is "
+                            "not a v2 functional with kernels")
     return _register(functional, tv_tensor_cls, wrapped=False)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import functional as TF
@@ -62,15 +63,15 @@ def _coefficients(startpoints: Points, endpoints: Points,
     solved from the corners (one of the two, as torchvision asks)."""
     if coefficients is not None:
         if startpoints is not None or endpoints is not None:
-            raise ValueError("perspective: the startpoints/endpoints and the coefficients "
-                             "arguments are mutually exclusive")
+            raise ArgumentError("perspective: the startpoints/endpoints and the coefficients "
+                                "arguments are mutually exclusive")
         if len(coefficients) != 8:
-            raise ValueError(f"perspective: the coefficients should be 8 numbers, got "
-                             f"{len(coefficients)}")
+            raise ArgumentError(f"perspective: the coefficients should be 8 numbers, got "
+                                f"{len(coefficients)}")
         return [float(c) for c in coefficients]
     if startpoints is None or endpoints is None:
-        raise ValueError("perspective: give either the startpoints and endpoints, or the "
-                         "coefficients")
+        raise ArgumentError("perspective: give either the startpoints and endpoints, or the "
+                            "coefficients")
     return _perspective_coeffs(startpoints, endpoints)
 
 
@@ -80,8 +81,8 @@ def _forward_homography(coeffs: Sequence[float]) -> np.ndarray:
     a, b, c, d, e, f, g, h = coeffs
     sampling = np.array([[a, b, c], [d, e, f], [g, h, 1.0]], np.float64)
     if abs(np.linalg.det(sampling)) < 1e-12:
-        raise ValueError(f"perspective: the coefficients {list(coeffs)} cannot be inverted to "
-                         "move boxes or key points (are the corners distinct?)")
+        raise ArgumentError(f"perspective: the coefficients {list(coeffs)} cannot be inverted to "
+                            "move boxes or key points (are the corners distinct?)")
     forward = np.linalg.inv(sampling)
     # scaled as torchvision's (a last entry of 1), so float32 positions round as its do
     return forward / forward[2, 2] if forward[2, 2] != 0 else forward
@@ -201,8 +202,8 @@ def _displaced(x: Tensor, y: Tensor, displacement: Tensor, canvas_size: Sequence
     """Positions moved back by the displacement (in pixels) at the pixel each lies on."""
     height, width = canvas_size
     if tuple(displacement.shape) != (1, height, width, 2):
-        raise ValueError(f"elastic: displacement shape should be {(1, height, width, 2)} for a "
-                         f"canvas of {tuple(canvas_size)}, got {tuple(displacement.shape)}")
+        raise ArgumentError(f"elastic: displacement shape should be {(1, height, width, 2)} for a "
+                            f"canvas of {tuple(canvas_size)}, got {tuple(displacement.shape)}")
     ix = x.to(ember.int64).clamp(0, width - 1)
     iy = y.to(ember.int64).clamp(0, height - 1)
     shift = displacement[0].to(device=x.device)[iy, ix].to(x.dtype)  # on the points' device

@@ -1,0 +1,40 @@
+"""A bad argument value raises ``ArgumentError``: both the ``ValueError`` Python code and
+PyTorch's Python-side checks raise and the ``RuntimeError`` PyTorch's C++ ops raise."""
+
+from pathlib import Path
+
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+from ember.errors import ArgumentError
+
+BAD_VALUES = {
+    "linalg.qr mode": lambda: ember.linalg.qr(ember.ones(2, 2), mode="x"),
+    "fft.fft norm": lambda: ember.fft.fft(ember.ones(4), norm="x"),
+    "cross_entropy reduction": lambda: F.cross_entropy(ember.ones(2, 3), ember.tensor([0, 1]),
+                                                       reduction="x"),
+    "Conv2d padding_mode": lambda: nn.Conv2d(1, 1, 3, padding_mode="x"),
+    "Dropout p": lambda: nn.Dropout(p=2.0),
+    "SGD lr": lambda: ember.optim.SGD([nn.Parameter(ember.ones(1))], lr=-1.0),
+    "DataLoader num_workers": lambda: ember.data.DataLoader([1, 2], num_workers=-1),
+}
+
+
+@pytest.mark.parametrize("name", BAD_VALUES)
+@pytest.mark.parametrize("caught", [ValueError, RuntimeError])
+def test_a_bad_value_is_caught_as_either_class(name, caught):
+    with pytest.raises(caught) as info:
+        BAD_VALUES[name]()
+    assert isinstance(info.value, ArgumentError), type(info.value).__mro__
+
+
+def test_ember_raises_no_plain_value_error():
+    """The rule holds across the source: a plain ``raise ValueError(`` would escape an
+    ``except RuntimeError`` ported from PyTorch."""
+    src = Path(ember.__file__).parent
+    offenders = [f"{path.relative_to(src)}:{n}" for path in src.rglob("*.py")
+                 for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if "raise ValueError(" in line]
+    assert offenders == [], "use ember.errors.ArgumentError instead: " + ", ".join(offenders)
