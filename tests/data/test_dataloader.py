@@ -1,6 +1,7 @@
 """DataLoader: batches against torch's on the same sampler order, options, worker processes
 (equal results, crashes, init functions, persistent workers, iterable datasets)."""
 
+import gc
 import glob
 import os
 import signal
@@ -184,7 +185,30 @@ def test_worker_exception_carries_the_original_traceback():
     assert "DataLoader worker process 0" in msg and "Original Traceback" in msg
     assert "bad sample 5" in msg and "__getitem__" in msg
     assert time.monotonic() - start < 10
+    del info  # (its traceback holds the iterator, which goes on; dropped, it shuts down)
+    gc.collect()
     assert no_leftover_segments()
+
+
+def each_batch_or_error(loader):
+    out, it = [], iter(loader)
+    while True:
+        try:
+            out.append(next(it).tolist())
+        except StopIteration:
+            return out
+        except Exception as e:
+            out.append(type(e).__name__)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_the_batches_after_a_worker_exception_still_come_as_in_torch(num_workers):
+    # (a loop that skips a bad batch gets the rest of the epoch; they were lost)
+    want = each_batch_or_error(tud.DataLoader(Crashes("raise"), batch_size=2,
+                                              num_workers=num_workers))
+    assert want == [[0.0, 1.0], [2.0, 3.0], "KeyError", [6.0, 7.0]]
+    assert each_batch_or_error(D.DataLoader(Crashes("raise"), batch_size=2,
+                                            num_workers=num_workers)) == want
 
 
 def test_worker_death_is_reported_not_a_hang():
@@ -287,6 +311,12 @@ def test_worker_init_fn_error_is_reported():
         raise ValueError("cannot open the database")
     with pytest.raises(ValueError, match="cannot open the database"):
         list(D.DataLoader(tensor_ds(), num_workers=1, worker_init_fn=bad_init))
+    # every batch of the failed worker reports it (not an AttributeError, as in torch); a
+    # stream ends at its first error
+    loader = D.DataLoader(tensor_ds(), batch_size=8, num_workers=1, worker_init_fn=bad_init)
+    assert each_batch_or_error(loader) == ["ValueError"] * 3
+    loader = D.DataLoader(Stream(20), batch_size=8, num_workers=1, worker_init_fn=bad_init)
+    assert each_batch_or_error(loader) == ["ValueError"]
 
 
 def test_persistent_workers_are_reused_and_cleaned_up():

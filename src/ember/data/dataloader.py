@@ -58,7 +58,8 @@ class DataLoader:
 
     Ember's workers are forked by default (the datasets need no pickling) and return batches
     through POSIX shared memory. A worker that raises re-raises in the main process with its
-    original traceback; one that dies is reported by id, pid and exit code within a fraction
+    original traceback (``next`` then goes on with the following batches, as without
+    workers); one that dies is reported by id, pid and exit code within a fraction
     of a second. Batches always come in sampler order (``in_order=False`` is accepted and
     gives the same order).
 
@@ -373,10 +374,9 @@ class _MultiProcessIter(_BaseIter):
     def _process(self, data: Any) -> Any:
         del self._task_info[self._rcvd_idx]
         self._rcvd_idx += 1
-        if isinstance(data, ExceptionWrapper):
-            self._shutdown()
-            data.reraise()
         self._try_put_index()
+        if isinstance(data, ExceptionWrapper):  # the iterator goes on to the next batches
+            data.reraise()
         return shared.unpack(data)
 
     def _shutdown(self) -> None:

@@ -168,12 +168,12 @@ def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue:
             send(result_queue, task, None, worker_id)
             continue
         idx, index = task
-        if init_error is not None:
-            send(result_queue, idx, init_error, worker_id)
-            init_error = None  # reported once; the main process shuts down on it
-            continue
         if iterable_done:
             send(result_queue, idx, IterableEnd(worker_id), worker_id)
+            continue
+        if init_error is not None:  # each task fails; a stream ends at its first error
+            send(result_queue, idx, init_error, worker_id)
+            iterable_done = is_iterable
             continue
         try:
             count += 1
