@@ -86,6 +86,28 @@ def test_per_channel_special_values():
     assert ember.fake_quantize_per_channel_affine(ember.tensor(x), *args).tolist() == t.tolist()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("zero_point", [2**31 - 1, -2**31, 5])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_32_bit_range_clamps_exactly_like_torch(dtype, zero_point, per_channel):
+    # quant_max 2**31 - 1 is no float32: clamped in float32, x=0 at zero point 2**31 - 1 gave
+    # one step (scale), not 0; per tensor the steps to 2**31 round to float32 before the scale
+    # (2**24 and beyond), per channel the mask compares on int64
+    rng = np.random.default_rng(5)
+    x = np.concatenate([[0.0, 1.0, -1.0, -300.0, 5e9, -5e9], rng.normal(0, 3e3, 60)])
+    x = x.astype(dtype)
+    low, high = -2**31, 2**31 - 1
+    for scale in (1.0, 1e-6, 1 / 3):
+        s, z = np.full(x.size, scale, np.float32), np.full(x.size, zero_point, np.int32)
+        if per_channel:
+            ops = [lambda t, m=m, s=s, z=z: m.fake_quantize_per_channel_affine(
+                t, m.from_numpy(s), m.from_numpy(z), 0, low, high) for m in (ember, torch)]
+        else:
+            ops = [lambda t, m=m, s=scale: m.fake_quantize_per_tensor_affine(
+                t, s, zero_point, low, high) for m in (ember, torch)]
+        _same_values_and_gradients(x, rng, *ops)
+
+
 def _away_from_jumps(shape, scale):
     """float64 values a third of a step from every rounding jump, some beyond the clamp."""
     rng = np.random.default_rng(3)

@@ -6,7 +6,7 @@ The numerics are PyTorch's CPU kernels', operation for operation: ``inv_scale = 
 in float32, ``q = zero_point + nearbyint(x * inv_scale)`` (halves to even, in float32 for
 float32 and half inputs, in float64 for float64 ones), ``q`` clamped to ``[quant_min,
 quant_max]`` (NaN to ``quant_min``, and infinities too per channel), then ``(q - zero_point)
-* scale`` (rounded to float32 per tensor, even for float64 input). The gradient is PyTorch's
+* scale`` (in float32 per tensor, even for float64 input). The gradient is PyTorch's
 straight-through estimator: the output gradient where ``quant_min <= q <= quant_max``, zero
 elsewhere; the quantization parameters get none.
 """
@@ -28,13 +28,15 @@ __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"
 
 
 def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
-                     quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
+                     quant_max: int, per_channel: bool = False) -> tuple[Any, Any]:
     """``(q, mask)``: the integers ``x`` quantizes to (as floats, clamped to ``[quant_min,
     quant_max]``) and where no clamping happened, with ``scale`` (float32) and ``zero_point``
     (int or float) scalars or arrays broadcasting against ``x``. A float zero point is added
     before rounding, an integer one after, as in PyTorch's kernels (and fbgemm's
-    ``Quantize``). NaN goes to ``quant_min``; so does an infinity with ``infinity_to_min``
-    (PyTorch's per-channel kernel converts to int64 before clamping)."""
+    ``Quantize``). NaN goes to ``quant_min``; so does an infinity ``per_channel`` (PyTorch's
+    per-channel kernel converts to int64 before clamping). The clamp is exact (in float64: a
+    32-bit ``quant_max`` is not a float32); the mask compares in the compute type per tensor,
+    exactly (on int64) per channel, as PyTorch's kernels."""
     compute = np.float64 if x.dtype == np.float64 else np.float32
     scale = xp.asarray(scale, dtype=np.float32)
     inv_scale = (np.float32(1) / scale).astype(compute)
@@ -44,18 +46,26 @@ def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: in
         q = xp.rint(scaled + zero_point.astype(compute))
     else:
         q = xp.rint(scaled) + zero_point.astype(compute)
-    mask = (q >= quant_min) & (q <= quant_max)
-    undefined = ~xp.isfinite(q) if infinity_to_min else xp.isnan(q)
-    return xp.clip(xp.where(undefined, quant_min, q), quant_min, quant_max), mask
+    exact = q.astype(np.float64, copy=False)
+    bounded = exact if per_channel else q
+    mask = (bounded >= quant_min) & (bounded <= quant_max)
+    undefined = ~xp.isfinite(q) if per_channel else xp.isnan(q)
+    return xp.clip(xp.where(undefined, quant_min, exact), quant_min, quant_max), mask
 
 
 def fake_quantize_arrays(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
-                         quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
-    """``(fake-quantized x, mask of the unclamped elements)``; see :func:`quantize_to_grid`."""
-    q, mask = quantize_to_grid(xp, x, scale, zero_point, quant_min, quant_max, infinity_to_min)
-    out = (q.astype(np.float64) - xp.asarray(zero_point, dtype=np.float64)) * \
-        xp.asarray(scale, dtype=np.float32).astype(np.float64)
-    return out.astype(x.dtype), mask
+                         quant_max: int, per_channel: bool = False) -> tuple[Any, Any]:
+    """``(fake-quantized x, mask of the unclamped elements)``; see :func:`quantize_to_grid`.
+    ``(q - zero_point) * scale`` in float64 per channel, in float32 per tensor (the difference
+    rounded to float32 first, even for float64 input), as PyTorch's kernels."""
+    q, mask = quantize_to_grid(xp, x, scale, zero_point, quant_min, quant_max, per_channel)
+    steps = q - xp.asarray(zero_point, dtype=np.float64)
+    scale = xp.asarray(scale, dtype=np.float32)
+    if per_channel:
+        out = steps * scale.astype(np.float64)
+    else:
+        out = steps.astype(np.float32) * scale
+    return out.astype(x.dtype, copy=False), mask
 
 
 class _FakeQuantize(Primitive):
@@ -87,10 +97,7 @@ class FakeQuantizePerTensor(_FakeQuantize):
                                     zero_point.max() <= quant_max):
             raise OpError(f"{self.name}: `zero_point` ({zero_point.ravel().tolist()}) must be "
                           f"between `quant_min` ({quant_min}) and `quant_max` ({quant_max})")
-        out, mask = fake_quantize_arrays(xp, a, scale, zero_point, quant_min, quant_max)
-        if out.dtype == np.float64:  # PyTorch's per-tensor kernel rounds it to float32
-            out = out.astype(np.float32).astype(np.float64)
-        return out, mask
+        return fake_quantize_arrays(xp, a, scale, zero_point, quant_min, quant_max)
 
 
 @primitive
@@ -106,7 +113,7 @@ class FakeQuantizePerChannel(_FakeQuantize):
         shape = [1] * a.ndim
         shape[axis] = -1
         return fake_quantize_arrays(xp, a, scale.reshape(shape), zero_point.reshape(shape),
-                                    quant_min, quant_max, infinity_to_min=True)
+                                    quant_min, quant_max, per_channel=True)
 
 
 def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> None:
