@@ -122,3 +122,12 @@ def test_lgamma_of_subnormal_numbers():
     x = [5e-324, 1e-310, -1e-310, 1e-200, 0.3]
     assert_same(ember.lgamma(ember.tensor(x, dtype=ember.float64)),
                 torch.lgamma(torch.tensor(x, dtype=torch.float64)), rtol=1e-14)
+
+
+def test_lgamma_keeps_its_digits_near_its_zeros_at_1_and_2():
+    # Lanczos' formula has ~1e-15 absolute error, all the digits of lgamma(2 + 1e-12)
+    # (0.3% off) and 2e-8 of lgamma(2 + 1e-7); PyTorch is exact to an ulp there
+    x = [1 + 1e-12, 1 - 1e-12, 2 + 1e-12, 2 - 1e-12, 1.0000001, 0.9999999, 2.0000001, 1.9999999,
+         0.5, 0.9, 1.2, 1.5, 1.8, 2.3, 2.5, 3.0, 3.4999, 3.5, 4.0, 1.0, 2.0, -0.5, -1.5, 0.3]
+    assert_same(ember.lgamma(ember.tensor(x, dtype=ember.float64)),
+                torch.lgamma(torch.tensor(x, dtype=torch.float64)), rtol=2e-15)

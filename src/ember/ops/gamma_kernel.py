@@ -1,8 +1,11 @@
 """Float64 kernels of the gamma family, in plain NumPy (Ember does not depend on SciPy; the
 Bessel functions are in :mod:`ember.ops.bessel_kernel`).
 
-- ``lgamma``: Lanczos' approximation (g = 7, 9 terms; about 1e-15 relative in Γ) for
-  ``x >= 0.5``, the reflection ``lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)`` below.
+- ``lgamma``: on ``[0.5, 3.5)`` the Taylor series of ``lgamma(2 + z)`` (coefficients
+  ``(-1)^k (zeta(k) - 1) / k``, ``|z| <= 1/2``) with ``z = x - 1, x - 2, x - 3`` exact and one
+  ``log`` step, so the zeros at 1 and 2 keep their relative digits (Lanczos' formula lost all
+  of them at ``2 + 1e-12``); Lanczos' approximation (g = 7, 9 terms; about 1e-15 relative in
+  Γ) above, the reflection ``lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)`` below.
 - ``polygamma(n, x)`` (``n = 0`` is digamma): the recurrence ``psi(x) = psi(x + 1) - 1/x``
   up to ``x >= 12 + n``, then the asymptotic (Euler-Maclaurin) series in Bernoulli numbers;
   ``x < 0`` by the reflection ``psi⁽ⁿ⁾(x) = (-1)ⁿ psi⁽ⁿ⁾(1 - x) - pi d^n/dx^n cot(pi x)``.
@@ -21,6 +24,16 @@ _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             771.32342877765313, -176.61502916214059, 12.507343278686905,
             -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+# lgamma(2 + z) = (1 - euler_gamma) z + sum_{k >= 2} (-1)^k (zeta(k) - 1) z^k / k, k = 1..26
+_LGAMMA2 = (0.42278433509846713, 0.3224670334241132, -0.0673523010531981,
+            0.020580808427784546, -0.007385551028673986, 0.0028905103307415234,
+            -0.001192753911703261, 0.0005096695247430425, -0.00022315475845357939,
+            9.945751278180853e-05, -4.492623673813314e-05, 2.050721277567069e-05,
+            -9.439488275268397e-06, 4.374866789907488e-06, -2.039215753801366e-06,
+            9.55141213040742e-07, -4.492469198764566e-07, 2.1207184805554665e-07,
+            -1.0043224823968099e-07, 4.7698101693639804e-08, -2.2711094608943164e-08,
+            1.0838659214896955e-08, -5.183475041970047e-09, 2.4836745438024785e-09,
+            -1.1921401405860912e-09, 5.731367241678862e-10)
 # B_2k for k = 1..10
 BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
               43867 / 798, -174611 / 330)
@@ -32,8 +45,19 @@ def _sin_pi_abs(x: np.ndarray) -> np.ndarray:
     return np.abs(np.sin(np.pi * r))
 
 
-def _lgamma_pos(x: np.ndarray) -> np.ndarray:
-    """lgamma for ``x >= 0.5``."""
+def _lgamma_near_2(x: np.ndarray) -> np.ndarray:
+    """lgamma for ``0.5 <= x < 3.5``: the series at 2, shifted by one step to 1 or 3."""
+    shift = np.where(x < 1.5, -1.0, np.where(x < 2.5, 0.0, 1.0))
+    z = x - (2.0 + shift)  # exact (Sterbenz)
+    series = np.zeros_like(z)
+    for c in _LGAMMA2[::-1]:
+        series = (series + c) * z
+    # lgamma(x) = lgamma(x + 1) - log(x) below 1.5, lgamma(x - 1) + log(x - 1) above 2.5
+    return series + shift * np.log(np.where(shift > 0, x - 1.0, x))
+
+
+def _lanczos(x: np.ndarray) -> np.ndarray:
+    """lgamma for ``x >= 0.5`` by Lanczos' approximation."""
     z = x - 1.0
     a = np.full_like(z, _LANCZOS[0])
     for i, c in enumerate(_LANCZOS[1:], start=1):
@@ -41,8 +65,16 @@ def _lgamma_pos(x: np.ndarray) -> np.ndarray:
     t = z + 7.5
     with np.errstate(over="ignore", invalid="ignore"):
         out = _HALF_LOG_2PI + (z + 0.5) * np.log(t) - t + np.log(a)
-    # Γ(1) = Γ(2) = 1 exactly (PyTorch gives exact zeros there)
-    return np.where((x == 1.0) | (x == 2.0), 0.0, np.where(np.isinf(x), np.inf, out))
+    return np.where(np.isinf(x), np.inf, out)
+
+
+def _lgamma_pos(x: np.ndarray) -> np.ndarray:
+    """lgamma for ``x >= 0.5``."""
+    near = x < 3.5
+    out = np.empty_like(x)
+    out[near] = _lgamma_near_2(x[near])
+    out[~near] = _lanczos(x[~near])
+    return out
 
 
 def lgamma_array(x: np.ndarray) -> np.ndarray:
