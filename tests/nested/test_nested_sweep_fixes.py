@@ -34,6 +34,12 @@ CASES = [
     ("amin_inner_dims", lambda lib, x: x.amin((2, 3))),
     ("amin_ragged_keepdim", lambda lib, x: x.amin(1, keepdim=True)),
     ("prod_last", lambda lib, x: x.prod(-1)),
+    ("sum_no_dims", lambda lib, x: x.sum(())),  # () means every dim, as None
+    ("sum_empty_list_keepdim", lambda lib, x: x.sum([], keepdim=True)),
+    ("sum_all_keepdim", lambda lib, x: x.sum(None, keepdim=True)),
+    ("mean_no_dims", lambda lib, x: lib.mean(x, ())),
+    ("mean_no_dims_keepdim", lambda lib, x: x.mean((), keepdim=True)),
+    ("amax_no_dims_keepdim", lambda lib, x: x.amax((), keepdim=True)),
     ("prod_ragged", lambda lib, x: x.prod(1)),
     ("stack", lambda lib, x: lib.stack([x, x * 2], -1)),
     ("stack_inner", lambda lib, x: lib.stack([x, x * 2], 2)),
@@ -62,6 +68,8 @@ def test_matches_torch(name, fn):
     assert type(got).__name__ == ("NestedTensor" if want.is_nested else "Tensor")
     if want.is_nested:
         assert got._ragged_idx == want._ragged_idx
+    else:
+        assert tuple(got.shape) == tuple(want.shape)
     assert_close(got, want)
 
 
@@ -89,6 +97,13 @@ def test_gradcheck(name):
         out = fn(ember, ember.nested.nested_tensor_from_jagged(values, nt.offsets()))
         return out.values() if isinstance(out, ember.nested.NestedTensor) else out
     assert ember.autograd.gradcheck(f, (nt.values().detach().requires_grad_(),))
+
+
+def test_prod_over_several_dims_takes_them_all():
+    # PyTorch's prod takes one dim; Ember's takes several, and used to reduce only the first
+    nt, tnt = pair(INNER)
+    assert_close(nt.prod((2, 3)), tnt.prod(3).prod(2))
+    assert_close(nt.prod((0, 1, 2), keepdim=True), tnt.prod(1).prod(0).prod(0)[None, None, None])
 
 
 @pytest.mark.parametrize("op", ["all", "any"])

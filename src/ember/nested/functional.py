@@ -317,11 +317,14 @@ def _limit(lowest: bool) -> Callable[[DType], Any]:
 
 def _reduce(op: str, fn: Callable, input: NestedTensor, dim: Any, keepdim: bool,
             padding: Callable[[DType], Any] | None) -> Tensor | NestedTensor:
-    """``fn(values, dims, keepdim)`` over ``dim`` (an int or several), as PyTorch's jagged
-    layout reduces: over dims other than batch and ragged a nested tensor; over the ragged
-    one alone (each sequence padded with ``padding(dtype)``, the reduction's identity) or
-    over batch and ragged together (every row of every sequence) a dense tensor."""
+    """``fn(values, dims, keepdim)`` over ``dim`` (an int, several, or ``None`` and ``()`` for
+    all), as PyTorch's jagged layout reduces: over dims other than batch and ragged a nested
+    tensor; over the ragged one alone (each sequence padded with ``padding(dtype)``, the
+    reduction's identity) or over batch and ragged together (every row of every sequence) a
+    dense tensor."""
     r = input._ragged_idx
+    if dim is None or dim == () or dim == []:  # every dim, as PyTorch
+        dim = tuple(range(input.dim()))
     dims = sorted({logical_dim(input, d, op, batch=True)
                    for d in (dim if isinstance(dim, (tuple, list)) else (dim,))})
     inner = tuple(d - 1 for d in dims if d not in (0, r))
@@ -344,8 +347,6 @@ def nested_sum(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
                dtype: DType | None = None) -> Tensor | NestedTensor:
     """The sum of all elements (dim None), along the ragged dimension (a dense (B, …) tensor)
     or along others (see ``_reduce``)."""
-    if dim is None:
-        return input._values.sum(dtype=dtype)
     return _reduce("sum", lambda v, d, k: v.sum(d, k, dtype=dtype), input, dim, keepdim,
                    lambda _: 0)
 
@@ -355,8 +356,6 @@ def nested_mean(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
                 dtype: DType | None = None) -> Tensor | NestedTensor:
     """The mean over all elements, along the ragged dimension (each sequence's mean, a dense
     tensor) or along others (see ``_reduce``)."""
-    if dim is None:
-        return input._values.mean(dtype=dtype)
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
     if dim in (input._ragged_idx, input._ragged_idx - input.dim()):
@@ -369,8 +368,6 @@ def nested_mean(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
 def _extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
     def reduction(input: NestedTensor, dim: Any = (), keepdim: bool = False
                   ) -> Tensor | NestedTensor:
-        if dim is None or dim == ():
-            return getattr(input._values, op)()
         return _reduce(op, lambda v, d, k: getattr(v, op)(d, k), input, dim, keepdim, padding)
     reduction.__name__ = reduction.__qualname__ = op
     reduction.__doc__ = f"``{op}`` of all elements, or over ``dim`` (see ``_reduce``)."
@@ -383,12 +380,10 @@ for _fn, _padding in ((reductions.amax, _limit(True)), (reductions.amin, _limit(
 
 
 @implements(reductions.prod)
-def nested_prod(input: NestedTensor, dim: int | None = None, keepdim: bool = False, *,
+def nested_prod(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
                 dtype: DType | None = None) -> Tensor | NestedTensor:
     """The product of all elements, or over ``dim`` (see ``_reduce``)."""
-    if dim is None:
-        return input._values.prod(dtype=dtype)
-    return _reduce("prod", lambda v, d, k: v.prod(d[0], k, dtype=dtype), input, dim, keepdim,
+    return _reduce("prod", lambda v, d, k: v.prod(d, k, dtype=dtype), input, dim, keepdim,
                    lambda _: 1)
 
 
