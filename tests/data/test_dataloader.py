@@ -56,6 +56,19 @@ def test_same_batches_as_torch_for_a_given_order(batch_size, drop_last):
     assert_batches_equal(as_numpy(ours), as_numpy(theirs))
 
 
+def test_tensor_dataset_reads_odd_batch_indices_as_torch():
+    # (the one-gather path read bools as the rows 1 and 0, and floats as ints)
+    ds, tds = tensor_ds(), tud.TensorDataset(torch.tensor(X), torch.tensor(Y))
+    for batch in ([True, False], [1.0, 2.0]):
+        with pytest.raises((RuntimeError, IndexError, TypeError)):
+            list(tud.DataLoader(tds, batch_sampler=[batch]))
+        with pytest.raises((RuntimeError, IndexError, TypeError)):
+            list(D.DataLoader(ds, batch_sampler=[batch]))
+    for batch in (np.array([3, -1], np.int32), ember.tensor([4, 2]), range(2, 5)):
+        assert_batches_equal(as_numpy(D.DataLoader(ds, batch_sampler=[batch])),
+                             as_numpy(tud.DataLoader(tds, batch_sampler=[[int(i) for i in batch]])))
+
+
 def test_options_match_torch():
     ds, tds = tensor_ds(), tud.TensorDataset(torch.tensor(X), torch.tensor(Y))
     # no automatic batching: samples converted, not stacked

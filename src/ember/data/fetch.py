@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import ember
 from ember.data.collate import default_collate
 from ember.data.dataset import TensorDataset
@@ -30,8 +32,10 @@ class MapFetcher:
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
         if self.whole:
-            rows = ember.tensor(index, dtype=ember.int64)
-            return [t[rows] for t in self.dataset.tensors]
+            rows = np.asarray(index)
+            if rows.dtype.kind in "iu" and rows.ndim == 1:  # (others: as dataset[i] reads them)
+                rows = ember.from_numpy(rows.astype(np.int64, copy=False))
+                return [t[rows] for t in self.dataset.tensors]
         data = self.getitems(index) if self.getitems else [self.dataset[i] for i in index]
         return self.collate_fn(data)
 
