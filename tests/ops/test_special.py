@@ -248,7 +248,13 @@ def test_unary_edge_values_gradients_and_tangents_match_torch(name):
     seed = np.linspace(0.5, 1.5, len(x))
     (g,) = ember.autograd.grad(mine, ex, ember.from_numpy(seed))
     (r,) = torch.autograd.grad(ref, tx, torch.from_numpy(seed))
-    _assert_same(g.numpy(), r.numpy(), f"{name} gradient", rtol=1e-9, atol=1e-300)
+    keep = np.ones(len(x), dtype=bool)
+    if name == "sinc":
+        # torch's formula cancels near 0 (its gradient at 1e-30 is 0); Ember's series there
+        # is tested against -pi² x / 3 (test_sinc_derivatives_near_zero)
+        keep = ~(np.abs(x) < 0.1 / np.pi)
+        x, seed = x[keep], seed[keep]
+    _assert_same(g.numpy()[keep], r.numpy()[keep], f"{name} gradient", rtol=1e-9, atol=1e-300)
     if name in ("deg2rad", "rad2deg"):
         # composites of ``x * constant``, whose forward rule multiplies the constant's zero
         # tangent by x: NaN at ±inf (torch skips absent tangents)

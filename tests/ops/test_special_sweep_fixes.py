@@ -131,3 +131,19 @@ def test_lgamma_keeps_its_digits_near_its_zeros_at_1_and_2():
          0.5, 0.9, 1.2, 1.5, 1.8, 2.3, 2.5, 3.0, 3.4999, 3.5, 4.0, 1.0, 2.0, -0.5, -1.5, 0.3]
     assert_same(ember.lgamma(ember.tensor(x, dtype=ember.float64)),
                 torch.lgamma(torch.tensor(x, dtype=torch.float64)), rtol=2e-15)
+
+
+def test_sinc_derivatives_near_zero():
+    # (pi x cos(pi x) - sin(pi x)) / (pi x²) cancels near 0: the second derivative was -pi²
+    # below |x| ~ 1e-8, not -pi²/3 (PyTorch: 0, or NaN at 0); sinc'(x) = -pi² x / 3 + O(x³)
+    x = [0.0, 1e-300, 1e-10, -1e-6, 1e-3, 0.02, 0.05, 0.3, 1.7]
+    e = ember.tensor(x, dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.special.sinc(e).sum(), e, create_graph=True)
+    (gg,) = ember.autograd.grad(g.sum(), e)
+    u = np.pi * np.array(x)
+    want_g = np.pi * (u * np.cos(u) - np.sin(u)) / np.where(u == 0, 1, u * u)
+    want_g[:4] = -np.pi * u[:4] / 3
+    np.testing.assert_allclose(g.detach().numpy(), want_g, rtol=1e-9, atol=1e-300)
+    assert np.all(np.abs(gg.numpy()[:4] + np.pi ** 2 / 3) < 1e-10)
+    assert ember.autograd.gradcheck(ember.special.sinc, (e,))
+    assert ember.autograd.gradgradcheck(ember.special.sinc, (e,))

@@ -223,7 +223,8 @@ class Logit(Unary):
 @primitive
 class Sinc(Holomorphic, Unary):
     """``sin(pi x) / (pi x)``, 1 at 0. Its derivative is PyTorch's
-    ``(pi x cos(pi x) - sin(pi x)) / (pi x²)``, 0 where ``pi x²`` is 0."""
+    ``(pi x cos(pi x) - sin(pi x)) / (pi x²)``, by its Taylor series where ``|pi x| < 0.1``
+    (the formula cancels there: the second derivative was ``-pi²``, not ``-pi²/3``, near 0)."""
 
     name = "sinc"
 
@@ -233,9 +234,12 @@ class Sinc(Holomorphic, Unary):
         return xp.where(a == 0, 1, xp.sin(p) / p).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y):
-        px = x * math.pi
-        sq = x * x * math.pi
-        return where(eq(sq, 0), 0, v * (px * cos(px) - sin(px)) / sq)
+        u = x * math.pi
+        near = lt(u.abs(), 0.1)
+        far = where(near, 1.0, u)
+        u2 = u * u
+        series = u * (-1 / 3 + u2 * (1 / 30 + u2 * (-1 / 840 + u2 / 45360)))
+        return v * math.pi * where(near, series, (far * cos(far) - sin(far)) / (far * far))
 
 
 @primitive
