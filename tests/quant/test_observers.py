@@ -85,6 +85,11 @@ def test_observer_errors():
         eq.MinMaxObserver(dtype=ember.float32)
     with pytest.raises(ValueError, match="include 0"):
         eq.MinMaxObserver(quant_min=3, quant_max=10)
+    for name in ("MinMaxObserver", "PerChannelMinMaxObserver", "HistogramObserver"):
+        with pytest.raises(AssertionError, match="strictly less"):  # (PyTorch's refusal)
+            getattr(tq, name)(quant_min=0, quant_max=0)
+        with pytest.raises(ValueError, match="strictly less than quant_max"):
+            getattr(eq, name)(quant_min=0, quant_max=0)
 
 
 def test_with_args_chains_like_torch():

@@ -127,6 +127,10 @@ class UniformQuantizationObserverBase(ObserverBase):
         if self.has_customized_qrange and not quant_min <= 0 <= quant_max:
             raise ArgumentError(f"{type(self).__name__}: the range [{quant_min}, {quant_max}] "
                                 "must include 0")
+        if self.has_customized_qrange and quant_min == quant_max:  # (a scale of 0 / 0)
+            raise ArgumentError(f"{type(self).__name__}: the range [{quant_min}, {quant_max}] "
+                                "holds one integer; quant_min must be strictly less than "
+                                "quant_max")
         self.quant_min, self.quant_max = calculate_qmin_qmax(
             quant_min, quant_max, self.has_customized_qrange, dtype, reduce_range)
 
