@@ -69,6 +69,27 @@ def test_tensor_dataset_reads_odd_batch_indices_as_torch():
                              as_numpy(tud.DataLoader(tds, batch_sampler=[[int(i) for i in batch]])))
 
 
+@pytest.mark.parametrize("inner,outer", [([5, 2, 19, -1, 7], [3, 0, -1, 4]),
+                                         (range(2, 12), [9, -2, 4, 0, 5]),
+                                         (np.arange(20)[::-2], [1, 2, 0]),
+                                         ("tensor", [2, 0, 1, 3])])
+def test_subsets_of_a_tensor_dataset_give_torchs_batches(inner, outer):
+    # (read by one gather per tensor through the subsets' indices)
+    ds, tds = tensor_ds(), tud.TensorDataset(torch.tensor(X), torch.tensor(Y))
+    ours, theirs = ((inner, inner) if not isinstance(inner, str) else
+                    (ember.tensor([4, 8, 1, 0]), torch.tensor([4, 8, 1, 0])))
+    a = D.Subset(D.Subset(ds, ours), outer)
+    b = tud.Subset(tud.Subset(tds, theirs), outer)
+    for shuffle_order in (None, [2, 0, 1]):
+        assert_batches_equal(as_numpy(D.DataLoader(a, batch_size=2, sampler=shuffle_order)),
+                             as_numpy(tud.DataLoader(b, batch_size=2, sampler=shuffle_order)))
+    with pytest.raises(IndexError):
+        list(D.DataLoader(D.Subset(ds, [0, 20]), batch_size=2))
+    split = D.random_split(ds, [0.5, 0.5], generator=ember.Generator().manual_seed(0))[1]
+    item_by_item = D.DataLoader(split, batch_size=4, collate_fn=lambda b: D.default_collate(b))
+    assert_batches_equal(as_numpy(D.DataLoader(split, batch_size=4)), as_numpy(item_by_item))
+
+
 def test_options_match_torch():
     ds, tds = tensor_ds(), tud.TensorDataset(torch.tensor(X), torch.tensor(Y))
     # no automatic batching: samples converted, not stacked

@@ -11,7 +11,35 @@ import numpy as np
 
 import ember
 from ember.data.collate import default_collate
-from ember.data.dataset import TensorDataset
+from ember.data.dataset import Subset, TensorDataset
+
+
+def _tensor_source(dataset: Any) -> tuple[TensorDataset | None, list[Subset]]:
+    """The TensorDataset under ``dataset`` (itself, or under plain Subsets, as random_split
+    gives) and those Subsets, outermost first; ``(None, [])`` for any other dataset."""
+    subsets = []
+    while type(dataset) is Subset:
+        subsets.append(dataset)
+        dataset = dataset.dataset
+    return (dataset, subsets) if type(dataset) is TensorDataset else (None, [])
+
+
+def _int_rows(index: Any) -> np.ndarray | None:
+    rows = np.asarray(index)
+    return rows if rows.dtype.kind in "iu" and rows.ndim == 1 else None
+
+
+def _rows(index: Any, subsets: list[Subset]) -> np.ndarray | None:
+    """The rows of the TensorDataset that ``index`` reads through ``subsets``; None when an
+    index is not an integer (the items are then read one by one, as ``dataset[i]`` does)."""
+    rows = _int_rows(index)
+    for subset in subsets:
+        if rows is None:
+            return None
+        ind = subset.indices
+        rows = _int_rows([ind[i] for i in rows.tolist()] if isinstance(ind, list | tuple | range)
+                         else np.asarray(ind)[rows])
+    return rows
 
 
 class MapFetcher:
@@ -22,20 +50,22 @@ class MapFetcher:
         self.dataset = dataset
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
-        # A TensorDataset read with the default collate is one gather per tensor, not a
-        # Python loop over the batch; the batch is the same (a list of stacked rows).
-        self.whole = (auto_collation and type(dataset) is TensorDataset
-                      and collate_fn is default_collate)
+        # A TensorDataset (or a Subset of one) read with the default collate is one gather per
+        # tensor, not a Python loop over the batch; the batch is the same (a list of stacked
+        # rows).
+        self.tensors, self.subsets = _tensor_source(dataset)
+        if not auto_collation or collate_fn is not default_collate:
+            self.tensors = None
         self.getitems = getattr(dataset, "__getitems__", None)
 
     def fetch(self, index: Any) -> Any:
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
-        if self.whole:
-            rows = np.asarray(index)
-            if rows.dtype.kind in "iu" and rows.ndim == 1:  # (others: as dataset[i] reads them)
+        if self.tensors is not None:
+            rows = _rows(index, self.subsets)
+            if rows is not None:
                 rows = ember.from_numpy(rows.astype(np.int64, copy=False))
-                return [t[rows] for t in self.dataset.tensors]
+                return [t[rows] for t in self.tensors.tensors]
         data = self.getitems(index) if self.getitems else [self.dataset[i] for i in index]
         return self.collate_fn(data)
 
