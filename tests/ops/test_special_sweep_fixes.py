@@ -147,3 +147,21 @@ def test_sinc_derivatives_near_zero():
     assert np.all(np.abs(gg.numpy()[:4] + np.pi ** 2 / 3) < 1e-10)
     assert ember.autograd.gradcheck(ember.special.sinc, (e,))
     assert ember.autograd.gradgradcheck(ember.special.sinc, (e,))
+
+
+def test_polygamma_takes_a_0d_integer_tensor_n():
+    # PyTorch converts a 0-d integer tensor n to an int; Ember raised a TypeError
+    x = [0.5, 2.0, 7.5]
+    assert_same(ember.special.polygamma(ember.tensor(2), ember.tensor(x, dtype=ember.float64)),
+                torch.special.polygamma(torch.tensor(2), torch.tensor(x, dtype=torch.float64)),
+                rtol=1e-13)
+    with pytest.raises(TypeError, match="polygamma: n must be an int, got Tensor"):
+        ember.special.polygamma(ember.tensor(1.0), ember.tensor(x))
+
+
+def test_logit_refuses_complex_input():
+    # PyTorch has no complex logit; Ember's compared complex numbers with eps and returned one
+    with pytest.raises(NotImplementedError):
+        torch.special.logit(torch.tensor([0.5 + 0.1j]))
+    with pytest.raises(ember.errors.DTypeError, match="logit: complex64"):
+        ember.special.logit(ember.tensor([0.5 + 0.1j]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ember.errors import ArgumentError, DTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
 from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import eq
 from ember.ops.float_host import float_operand, in_float64
@@ -116,8 +116,10 @@ def polygamma(n: int, input: Tensor) -> Tensor:
         >>> ember.polygamma(1, ember.tensor([1.0, 2.0]))
         tensor([1.6449, 0.6449])
     """
+    if isinstance(n, Tensor) and n.ndim == 0 and n.dtype.np.kind in "iu":
+        n = n.item()  # PyTorch takes a 0-d integer tensor as an int
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"polygamma: n must be an int, got {type(n).__name__}")
+        raise ArgumentTypeError(f"polygamma: n must be an int, got {type(n).__name__}")
     if n < 0:
         raise ArgumentError("polygamma(n, x) does not support negative n")
     return apply(Polygamma, float_operand("polygamma", input), n=n)

@@ -347,7 +347,9 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
         eps = eps if type(eps) is float else as_float(eps, "logit", "eps")
         if eps < 0:
             eps = None
-    return apply(Logit, to_float(input), eps=eps)
+    x = to_float(input)
+    refuse_complex("logit", x)  # as PyTorch: its clamp and NaN rules are real-only
+    return apply(Logit, x, eps=eps)
 
 
 @method()
