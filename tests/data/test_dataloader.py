@@ -446,3 +446,19 @@ def test_options_fixed_after_init_like_torch():
         with pytest.raises(ValueError, match=f"{name} attribute should not be set"):
             setattr(ref, name, value)
     loader.num_workers = 0  # others may change, as in torch
+
+
+class Leaves(D.Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return ember.ones(2, requires_grad=True)
+
+
+def test_requires_grad_crosses_from_a_worker_as_in_torch():
+    # a leaf keeps requires_grad (it was dropped); a stacked one cannot cross, as in torch
+    assert [b.requires_grad for b in D.DataLoader(Leaves(), batch_size=None, num_workers=1)] \
+        == [True, True]
+    with pytest.raises(RuntimeError, match="(?s)Caught GradError.*requires grad.*detach"):
+        list(D.DataLoader(Leaves(), batch_size=2, num_workers=1))

@@ -22,6 +22,7 @@ import numpy as np
 
 import ember
 from ember.backend import shared_block
+from ember.errors import GradError
 from ember.tensor import Tensor
 
 SHM_DIR = "/dev/shm"
@@ -31,21 +32,24 @@ _ALIGN = 64
 class Slot:
     """Stands for one array of a batch: where it lies in the segment, or the array itself."""
 
-    __slots__ = ("is_tensor", "offset", "shape", "dtype", "inline")
+    __slots__ = ("is_tensor", "offset", "shape", "dtype", "inline", "requires_grad")
 
     def __init__(self, is_tensor: bool, offset: int, shape: tuple, dtype: np.dtype,
-                 inline: np.ndarray | None = None) -> None:
+                 inline: np.ndarray | None = None, requires_grad: bool = False) -> None:
         self.is_tensor = is_tensor
         self.offset = offset
         self.shape = shape
         self.dtype = dtype
         self.inline = inline
+        self.requires_grad = requires_grad
 
     def __getstate__(self) -> tuple:
-        return (self.is_tensor, self.offset, self.shape, self.dtype, self.inline)
+        return (self.is_tensor, self.offset, self.shape, self.dtype, self.inline,
+                self.requires_grad)
 
     def __setstate__(self, state: tuple) -> None:
-        self.is_tensor, self.offset, self.shape, self.dtype, self.inline = state
+        (self.is_tensor, self.offset, self.shape, self.dtype, self.inline,
+         self.requires_grad) = state
 
 
 class Packed:
@@ -90,15 +94,21 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
 
     def to_slot(leaf: Any) -> Any:
         nonlocal end
+        grad = False
         if isinstance(leaf, Tensor):
-            array, is_tensor = leaf.detach().numpy(), True
+            if leaf.requires_grad and not leaf.is_leaf:
+                raise GradError("DataLoader worker: a batch holds a tensor that requires grad "
+                                "and is the result of an op; autograd does not cross "
+                                "processes. Hint: detach() it in the dataset or collate_fn")
+            array, is_tensor, grad = leaf.detach().numpy(), True, leaf.requires_grad
         elif isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSU":
             array, is_tensor = leaf, False
         else:
             return leaf
         if not use_shm:
-            return Slot(is_tensor, 0, array.shape, array.dtype, np.ascontiguousarray(array))
-        slot = Slot(is_tensor, end, array.shape, array.dtype)
+            return Slot(is_tensor, 0, array.shape, array.dtype, np.ascontiguousarray(array),
+                        grad)
+        slot = Slot(is_tensor, end, array.shape, array.dtype, requires_grad=grad)
         end += -(-array.nbytes // _ALIGN) * _ALIGN
         arrays.append((slot, array))
         return slot
@@ -141,7 +151,9 @@ def unpack(packed: Packed) -> Any:
             array = leaf.inline
         else:
             array = np.ndarray(leaf.shape, leaf.dtype, buffer=buf, offset=leaf.offset)
-        return ember.from_numpy(array) if leaf.is_tensor else array
+        if not leaf.is_tensor:
+            return array
+        return ember.from_numpy(array).requires_grad_(leaf.requires_grad)
 
     return _map(packed.tree, from_slot)
 
