@@ -117,10 +117,24 @@ def test_logaddexp_matches_torch():
     (lambda x, m: M.median(x.to(ember.int64), 1, mask=m), ValueError, "fully masked out"),
     (lambda x, m: M.var(x, 1, unbiased=True, correction=1, mask=m), ValueError, "only one"),
     (lambda x, m: M.amax(x > 0, 1, mask=m), TypeError, "no identity value for ember.bool"),
+    # a NumPy or Python operand: a clear error, not AttributeError from inside
+    (lambda x, m: M.sum(x.numpy(), 1, mask=m), TypeError,
+     "masked: input must be an ember.Tensor or a MaskedTensor, got ndarray"),
+    (lambda x, m: M.softmax(x, 1, mask=m.numpy()), TypeError,
+     "masked: mask must be an ember.Tensor, got ndarray"),
+    (lambda x, m: M.sum(x, 1.5, mask=m), TypeError, "masked sum: dim must be an int"),
+    (lambda x, m: M.mean(x, (0, "1"), mask=m), TypeError, "masked mean: dim must be an int"),
 ])
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call(ember.tensor(DATA), ember.tensor(MASK))
+
+
+def test_numpy_integer_dims():
+    x, m = ember.tensor(DATA), ember.tensor(MASK)
+    want = torch.masked.sum(torch.tensor(DATA), 1, mask=torch.tensor(MASK))
+    assert_close(M.sum(x, np.int64(1), mask=m), want)
+    assert_close(M.sum(x, [np.int64(1)], mask=m), want)
 
 
 def test_vmap_and_jit_see_a_composite():

@@ -9,10 +9,11 @@ replacement is an :func:`ember.where`, so gradients flow to the masked-in elemen
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentTypeError, ShapeError
 from ember.masked.tensor import MaskedTensor
 from ember.tensor import Tensor
 
@@ -33,6 +34,12 @@ def is_masked_tensor(obj: Any, /) -> bool:
 def unwrap(input: Any, mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
     """The data and mask a masked function works on. A MaskedTensor brings its own mask; an
     explicit ``mask`` as well masks out more (the two are and-ed)."""
+    for name, value in (("input", input), ("mask", mask)):
+        if not isinstance(value, (Tensor, MaskedTensor)) and not (name == "mask" and
+                                                                  value is None):
+            raise ArgumentTypeError(f"masked: {name} must be an ember.Tensor"
+                                    f"{' or a MaskedTensor' if name == 'input' else ''}, got "
+                                    f"{type(value).__name__}. Hint: wrap it with ember.tensor(...)")
     if not is_masked_tensor(input):
         return input, mask
     data, own = input.get_data(), input.get_mask()
@@ -57,9 +64,13 @@ def input_mask(input: Tensor, mask: Tensor) -> Tensor:
 
 def canonical_dims(dim: DimOrDims, ndim: int, op: str) -> tuple[int, ...]:
     """``dim`` as a sorted tuple of non-negative dims; ``None`` and ``()`` mean all dims."""
-    if dim is None or dim == ():
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    try:
+        dims = tuple(map(operator.index, dim if isinstance(dim, (tuple, list)) else (dim,)))
+    except TypeError:
+        raise ArgumentTypeError(f"masked {op}: dim must be an int, a tuple or list of ints or "
+                                f"None, got {dim!r}") from None
     rank = max(ndim, 1)
     seen: list[int] = []
     for d in dims:

@@ -150,6 +150,7 @@ def mean(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         tensor([2., nan])
     """
     input, mask = unwrap(input, mask)
+    canonical_dims(dim, input.ndim, "mean")  # (errors name mean, not the sum it takes)
     out_dtype = dtype or input.dtype
     if not _inexact(out_dtype):
         source = "Input" if dtype is None else "Optional"
@@ -232,6 +233,7 @@ def _inexact(dtype: DType) -> bool:
 def _variance(input: Any, dim: DimOrDims, unbiased: bool | None, correction: float | None,
               keepdim: bool, dtype: DType | None, mask: Tensor | None) -> Tensor:
     input, mask = unwrap(input, mask)
+    canonical_dims(dim, input.ndim, "var/std")  # (errors name var/std, not the sum it takes)
     correction_ = _correction(unbiased, correction)
     if dtype is None:
         dtype = input.dtype if _inexact(input.dtype) else ember.float32
