@@ -108,6 +108,19 @@ def test_32_bit_range_clamps_exactly_like_torch(dtype, zero_point, per_channel):
         _same_values_and_gradients(x, rng, *ops)
 
 
+def test_per_channel_float_zero_points_fuse_the_multiply_add_like_torch():
+    # PyTorch's kernel computes zero_point + x * inv_scale as one fused multiply-add; rounded
+    # twice, q moved by one step near halves, seen over the 32-bit range where q is large
+    rng = np.random.default_rng(6)
+    n = 20000
+    x = (rng.normal(size=n) * rng.choice([1e-3, 1, 100], size=n)).astype(np.float32)
+    s = rng.choice([1.0, 0.1, 1 / 3, 1e-6, 1e6], size=n).astype(np.float32)
+    z = (rng.normal(size=n) * 3).astype(np.float32)
+    _same_values_and_gradients(
+        x, rng, *[lambda t, m=m: m.fake_quantize_per_channel_affine(
+            t, m.from_numpy(s), m.from_numpy(z), 0, -2**31, 2**31 - 1) for m in (ember, torch)])
+
+
 def _away_from_jumps(shape, scale):
     """float64 values a third of a step from every rounding jump, some beyond the clamp."""
     rng = np.random.default_rng(3)

@@ -32,20 +32,24 @@ def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: in
     """``(q, mask)``: the integers ``x`` quantizes to (as floats, clamped to ``[quant_min,
     quant_max]``) and where no clamping happened, with ``scale`` (float32) and ``zero_point``
     (int or float) scalars or arrays broadcasting against ``x``. A float zero point is added
-    before rounding, an integer one after, as in PyTorch's kernels (and fbgemm's
-    ``Quantize``). NaN goes to ``quant_min``; so does an infinity ``per_channel`` (PyTorch's
-    per-channel kernel converts to int64 before clamping). The clamp is exact (in float64: a
-    32-bit ``quant_max`` is not a float32); the mask compares in the compute type per tensor,
-    exactly (on int64) per channel, as PyTorch's kernels."""
+    before rounding (to float32 input in one fused multiply-add), an integer one after, as in
+    PyTorch's kernels (and fbgemm's ``Quantize``). NaN goes to ``quant_min``; so does an
+    infinity ``per_channel`` (PyTorch's per-channel kernel converts to int64 before clamping).
+    The clamp is exact (in float64: a 32-bit ``quant_max`` is not a float32); the mask
+    compares in the compute type per tensor, exactly (on int64) per channel, as PyTorch's
+    kernels."""
     compute = np.float64 if x.dtype == np.float64 else np.float32
     scale = xp.asarray(scale, dtype=np.float32)
     inv_scale = (np.float32(1) / scale).astype(compute)
-    scaled = x.astype(compute, copy=False) * inv_scale
     zero_point = xp.asarray(zero_point)
-    if zero_point.dtype.kind == "f":
-        q = xp.rint(scaled + zero_point.astype(compute))
+    if zero_point.dtype.kind != "f":
+        q = xp.rint(x.astype(compute, copy=False) * inv_scale) + zero_point.astype(compute)
+    elif compute is np.float32:  # (PyTorch's kernel fuses the multiply-add: exact in float64,
+        # then rounded once to float32)
+        fused = x.astype(np.float64) * inv_scale.astype(np.float64) + zero_point
+        q = xp.rint(fused.astype(np.float32))
     else:
-        q = xp.rint(scaled) + zero_point.astype(compute)
+        q = xp.rint(x * inv_scale + zero_point)
     exact = q.astype(np.float64, copy=False)
     bounded = exact if per_channel else q
     mask = (bounded >= quant_min) & (bounded <= quant_max)
