@@ -38,6 +38,14 @@ def test_ragged_size_is_no_number():
         nt.size(3)
 
 
+def test_index_out_of_range_names_the_batch():
+    nt, _ = pair()
+    np.testing.assert_array_equal(nt[-1].numpy(), nt.unbind()[2].numpy())
+    with pytest.raises(IndexError, match=r"index 3 is out of range for a nested tensor of 3 "
+                                         r"sequences"):
+        nt[3]
+
+
 def test_one_offsets_tensor_one_ragged_size():
     nt, _ = pair()
     other = ember.nested.nested_tensor_from_jagged(nt.values() * 2, nt.offsets())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ember.errors import IndexOutOfRange
 from ember.layouts import jagged, layout
 from ember.nested.ragged import Ragged, ragged_for
 from ember.ops.overrides import TensorLikeOperand, outermost_op
@@ -184,9 +185,15 @@ class NestedTensor:
         not supported."""
         if not isinstance(index, bool):
             try:
-                return self.unbind()[operator.index(index)]
+                i = operator.index(index)
             except TypeError:
                 pass
+            else:
+                batch = self._ragged.batch
+                if not -batch <= i < batch:
+                    raise IndexOutOfRange(f"index {i} is out of range for a nested tensor of "
+                                          f"{batch} sequences (shape {self.shape})")
+                return self.unbind()[i]
         raise unsupported(f"indexing with {index!r}")
 
     def __bool__(self) -> bool:
