@@ -3,6 +3,7 @@
 
 import gc
 import glob
+import multiprocessing
 import os
 import signal
 import time
@@ -462,3 +463,21 @@ def test_requires_grad_crosses_from_a_worker_as_in_torch():
         == [True, True]
     with pytest.raises(RuntimeError, match="(?s)Caught GradError.*requires grad.*detach"):
         list(D.DataLoader(Leaves(), batch_size=2, num_workers=1))
+
+
+def test_a_forked_child_leaves_the_parents_workers_alone():
+    # (a process forked later, another loader's worker say, may collect its copy of an
+    # iterator: its shutdown stopped the parent's workers and printed an AssertionError)
+    loader = D.DataLoader(tensor_ds(), batch_size=8, num_workers=1, persistent_workers=True)
+    first = as_numpy(loader)
+
+    def collect_the_copy():
+        loader._iterator._finalizer()
+        time.sleep(0.3)  # (time for a message to the workers to leave)
+
+    child = multiprocessing.get_context("fork").Process(target=collect_the_copy)
+    child.start()
+    child.join()
+    assert child.exitcode == 0
+    assert_batches_equal(as_numpy(loader), first)
+    loader._iterator._shutdown()

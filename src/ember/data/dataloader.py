@@ -228,8 +228,12 @@ def _describe_exit(worker_id: int, proc: Any) -> str:
     return f"DataLoader worker {worker_id} (pid {proc.pid}) exited unexpectedly with {how}"
 
 
-def _shutdown(workers: list, index_queues: list, result_queue: Any, prefix: str) -> None:
-    """Stops the workers (politely, then by force), frees batches still in flight."""
+def _shutdown(owner: int, workers: list, index_queues: list, result_queue: Any,
+              prefix: str) -> None:
+    """Stops the workers (politely, then by force), frees batches still in flight; nothing in
+    a process forked later (whose copy of the iterator may be collected there)."""
+    if os.getpid() != owner:
+        return
     for q in index_queues:
         try:
             q.put(None)
@@ -281,8 +285,8 @@ class _MultiProcessIter(_BaseIter):
             w.start()
             self._index_queues.append(iq)
             self._workers.append(w)
-        self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._index_queues,
-                                           self._result_queue, prefix)
+        self._finalizer = weakref.finalize(self, _shutdown, os.getpid(), self._workers,
+                                           self._index_queues, self._result_queue, prefix)
         self._start_epoch()
 
     def _start_epoch(self) -> None:
