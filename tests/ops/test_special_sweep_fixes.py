@@ -165,3 +165,25 @@ def test_logit_refuses_complex_input():
         torch.special.logit(torch.tensor([0.5 + 0.1j]))
     with pytest.raises(ember.errors.DTypeError, match="logit: complex64"):
         ember.special.logit(ember.tensor([0.5 + 0.1j]))
+
+
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+def test_i1_second_derivative_near_zero(name):
+    # i1' = i0 - i1 / x cancels in its own derivative near 0: i1'' was x / 2 (not 3 x / 8)
+    # and i1e'' inf below 1e-154 (PyTorch: 2e-6 and 0 there)
+    x = [1e-300, 1e-100, 1e-10, -1e-8]
+    e = ember.tensor(x, dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(getattr(ember.special, name)(e).sum(), e, create_graph=True)
+    (gg,) = ember.autograd.grad(g.sum(), e)
+    want = 3 * np.array(x) / 8 if name == "i1" else -np.sign(x) * (1 - 1.5 * np.abs(x))
+    np.testing.assert_allclose(gg.numpy(), want, rtol=1e-7)
+    # elsewhere first and second derivatives still match PyTorch's
+    x = [0.0, 0.3, -0.7, 0.999, 1.0, 1.5, -4.0, 30.0]
+    e = ember.tensor(x, dtype=ember.float64, requires_grad=True)
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    (eg,) = ember.autograd.grad(getattr(ember.special, name)(e).sum(), e, create_graph=True)
+    (tg,) = torch.autograd.grad(getattr(torch.special, name)(t).sum(), t, create_graph=True)
+    assert_same(eg, tg, rtol=1e-13)
+    assert_same(ember.autograd.grad(eg.sum(), e)[0], torch.autograd.grad(tg.sum(), t)[0],
+                rtol=1e-9, atol=1e-12)
+    assert ember.autograd.gradgradcheck(getattr(ember.special, name), (e,))

@@ -22,11 +22,12 @@ from ember.ops.bessel_kernel import (
     bessel_y1_array,
     spherical_bessel_j0_array,
 )
-from ember.ops.compare import eq
+from ember.ops.compare import lt
 from ember.ops.float_host import float_operand, in_float64
+from ember.ops.gamma import i1_over_x_near_0
 from ember.ops.primitive import apply, primitive
 from ember.ops.select import where
-from ember.ops.unary import Unary, sign
+from ember.ops.unary import Unary, exp, sign
 from ember.tensor import Tensor
 
 __all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
@@ -86,9 +87,10 @@ class I1e(Unary):
         return in_float64(xp, partial(bessel_i_array, 1, scaled=True), a)
 
     def chain(self, v, x, y):
-        zero = eq(x, 0)
-        safe = where(zero, 1.0, x)
-        return v * where(zero, 0.5, apply(I0e, x) - y * (sign(x) + 1 / safe))
+        near = lt(x.abs(), 1.0)
+        small = where(near, x, 0.0)
+        over_x = where(near, exp(-small.abs()) * i1_over_x_near_0(small), y / where(near, 1.0, x))
+        return v * (apply(I0e, x) - y * sign(x) - over_x)
 
 
 def _bessel(kind: str, input: Tensor) -> Tensor:

@@ -4,8 +4,8 @@
 Each is a :class:`~ember.ops.unary.Unary` primitive computed in float64 by
 :mod:`ember.ops.gamma_kernel` and rounded once to the input's dtype. Derivatives chain into
 the family: ``lgamma' = digamma``, ``digamma' = polygamma(1)``, ``polygamma(n)' =
-polygamma(n + 1)``, ``i0' = i1``, ``i1' = i0 - i1 / x`` (``1/2`` at 0). Integer inputs give
-the default float dtype, as in PyTorch.
+polygamma(n + 1)``, ``i0' = i1``, ``i1' = i0 - i1 / x`` (``i1 / x`` by its series below 1).
+Integer inputs give the default float dtype, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
 from ember.ops.bessel_kernel import i0_array, i1_array
-from ember.ops.compare import eq
+from ember.ops.compare import lt
 from ember.ops.float_host import float_operand, in_float64
 from ember.ops.gamma_kernel import lgamma_array, polygamma_array
 from ember.ops.inplace import bind_inplace
@@ -65,6 +65,20 @@ class I0(Unary):
         return v * apply(I1, x)
 
 
+# i1(x) / x = sum_k (x² / 4)^k / (2 k! (k + 1)!), k = 0..8 (to 3e-18 for |x| < 1)
+_I1_OVER_X = tuple(0.25 ** k / (2 * math.factorial(k) * math.factorial(k + 1)) for k in range(9))
+
+
+def i1_over_x_near_0(x: Tensor) -> Tensor:
+    """``i1(x) / x`` by its Taylor series, for ``|x| < 1``: ``i1(x) / x`` of ``I1``'s output
+    cancels in its derivatives near 0 (and ``1 / x²`` overflows below 1e-154)."""
+    x2 = x * x
+    out = _I1_OVER_X[-1] * x2 + _I1_OVER_X[-2]
+    for c in _I1_OVER_X[-3::-1]:
+        out = out * x2 + c
+    return out
+
+
 @primitive
 class I1(Unary):
     """The modified Bessel function of the first kind, order 1."""
@@ -75,9 +89,9 @@ class I1(Unary):
         return in_float64(xp, i1_array, a)
 
     def chain(self, v, x, y):
-        zero = eq(x, 0)
-        safe = where(zero, 1.0, x)
-        return v * where(zero, 0.5, apply(I0, x) - apply(I1, x) / safe)
+        near = lt(x.abs(), 1.0)
+        far, small = where(near, 1.0, x), where(near, x, 0.0)
+        return v * (apply(I0, x) - where(near, i1_over_x_near_0(small), apply(I1, far) / far))
 
 
 @method()
