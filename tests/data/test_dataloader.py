@@ -382,6 +382,24 @@ def test_abandoned_iterator_shuts_down():
     assert no_leftover_segments()
 
 
+def test_a_dropped_persistent_loader_stops_its_workers_at_once():
+    # (its iterator held the loader: the cycle kept the workers until the collector ran)
+    loader = D.DataLoader(tensor_ds(), batch_size=8, num_workers=2, persistent_workers=True)
+    it = iter(loader)
+    assert len(it) == len(loader) == 3
+    list(it)
+    workers = loader._iterator._workers
+    gc.disable()
+    try:
+        del loader, it
+        deadline = time.monotonic() + 5
+        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(w.is_alive() for w in workers)
+    finally:
+        gc.enable()
+
+
 def test_unpicklable_batch_or_exception_is_reported_not_a_hang():
     class Local:  # a class defined in a function cannot be pickled
         pass

@@ -170,22 +170,33 @@ class DataLoader:
         return self._iterator
 
     def __len__(self) -> int:
+        return _num_batches(*self._len_args())
+
+    def _len_args(self) -> tuple[Any, int | None, bool]:
         if self.is_iterable:
-            n = len(self.dataset)
-            if self.batch_size is not None:
-                n = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-            return n
-        return len(self._index_sampler)
+            return self.dataset, self.batch_size, self.drop_last
+        return self._index_sampler, None, False
 
     def _base_seed(self) -> int:
         return int(ember.randint(0, 2 ** 62, (), dtype=ember.int64,
                                  generator=self.generator).item())
 
 
+def _num_batches(sized: Any, batch_size: int | None, drop_last: bool) -> int:
+    """``len(sized)`` items in batches of ``batch_size`` (None: the items themselves)."""
+    n = len(sized)
+    if batch_size is None:
+        return n
+    return n // batch_size if drop_last else -(-n // batch_size)
+
+
 class _BaseIter:
     def __init__(self, loader: DataLoader) -> None:
-        self._loader = loader
-        self._sampler_iter = iter(loader._index_sampler)
+        # (not the loader: a persistent one holds its iterator, and the cycle would keep the
+        # workers alive after the loader is dropped, until the garbage collector ran)
+        self._index_sampler = loader._index_sampler
+        self._len_args = loader._len_args()
+        self._sampler_iter = iter(self._index_sampler)
         # drawn in every iterator, as PyTorch does, so the sampler's stream does not
         # depend on num_workers
         self._base_seed = loader._base_seed()
@@ -194,7 +205,7 @@ class _BaseIter:
         return self
 
     def __len__(self) -> int:
-        return len(self._loader)
+        return _num_batches(*self._len_args)
 
 
 class _SingleProcessIter(_BaseIter):
@@ -303,7 +314,7 @@ class _MultiProcessIter(_BaseIter):
         if not self._finalizer.alive:
             raise RuntimeError("DataLoader: the persistent workers were shut down by an error; "
                                "make a new DataLoader")
-        self._sampler_iter = iter(self._loader._index_sampler)
+        self._sampler_iter = iter(self._index_sampler)
         for info in self._task_info.values():  # batches that came early and were never used
             if len(info) == 2:
                 shared.release(info[1])
