@@ -53,19 +53,19 @@ class MapFetcher:
         # A TensorDataset (or a Subset of one) read with the default collate is one gather per
         # tensor, not a Python loop over the batch; the batch is the same (a list of stacked
         # rows).
-        self.tensors, self.subsets = _tensor_source(dataset)
+        self.source, self.subsets = _tensor_source(dataset)
         if not auto_collation or collate_fn is not default_collate:
-            self.tensors = None
+            self.source = None
         self.getitems = getattr(dataset, "__getitems__", None)
 
     def fetch(self, index: Any) -> Any:
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
-        if self.tensors is not None:
+        if self.source is not None:
             rows = _rows(index, self.subsets)
             if rows is not None:
                 rows = ember.from_numpy(rows.astype(np.int64, copy=False))
-                return [t[rows] for t in self.tensors.tensors]
+                return [t[rows] for t in self.source.tensors]
         data = self.getitems(index) if self.getitems else [self.dataset[i] for i in index]
         return self.collate_fn(data)
 
