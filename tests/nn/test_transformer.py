@@ -134,3 +134,38 @@ def test_transformer_model_matches_torch(batch_first):
     np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="d_model=8"):
         e(ember.tensor(s), ember.zeros(*tgt[:-1], 6))
+
+
+def test_a_query_row_masked_whole_gives_pytorchs_values_and_gradients():
+    """need_weights=False (the Transformer layers' call) gives zeros for a row that may
+    attend to nothing, as PyTorch's SDPA path does; need_weights=True gives NaN as PyTorch's
+    weights path does. Before, both gave NaN, and NaN gradients reached every weight."""
+    import ember
+    from ember.autograd import gradcheck
+
+    t, e = pair(torch.nn.TransformerEncoderLayer, nn.TransformerEncoderLayer, 8, 2,
+                dim_feedforward=16, dropout=0.0, batch_first=True)
+    pad = np.zeros((3, 5), bool)
+    pad[1], pad[2, 3:] = True, True  # sequence 1 is padding whole
+
+    class Wrap:
+        def __init__(self, m, lib):
+            self.m, self.lib = m, lib
+
+        def __getattr__(self, name):
+            return getattr(self.m, name)
+
+        def __call__(self, x):
+            return self.m(x, src_key_padding_mask=self.lib.tensor(pad))
+
+    compare(Wrap(t, torch), Wrap(e, ember), (3, 5, 8), train=True, rtol=1e-6)
+    mask = np.triu(np.ones((4, 4), bool), 1)
+    mask[2] = True
+    tm, em = pair(torch.nn.MultiheadAttention, nn.MultiheadAttention, 4, 2)
+    x = np.random.default_rng(0).standard_normal((4, 1, 4))
+    for need in (False, True):
+        out_t = tm(*[torch.tensor(x)] * 3, attn_mask=torch.tensor(mask), need_weights=need)[0]
+        out_e = em(*[ember.tensor(x)] * 3, attn_mask=ember.tensor(mask), need_weights=need)[0]
+        np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-7)
+    assert gradcheck(lambda q: em(q, q, q, attn_mask=ember.tensor(mask), need_weights=False)[0],
+                     (ember.tensor(x, requires_grad=True),))

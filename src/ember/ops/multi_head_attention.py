@@ -16,6 +16,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.ops.attention import scaled_dot_product_attention
 from ember.ops.creation import ones, zeros
 from ember.ops.dropout import dropout
 from ember.ops.join import cat
@@ -148,7 +149,9 @@ def multi_head_attention_forward(
     Boolean masks mark positions *not* to attend to; float masks are added to the scores.
     ``attn_mask`` is ``(L, S)`` or ``(N·heads, L, S)``, ``key_padding_mask`` ``(N, S)``.
     ``is_causal=True`` without ``attn_mask`` builds the causal mask (PyTorch raises and asks
-    for the mask). Dropout (``dropout_p``) applies to the weights when ``training``.
+    for the mask). Dropout (``dropout_p``) applies to the weights when ``training``. A query
+    row masked whole gives zeros (then the output bias) with ``need_weights=False``, NaN with
+    ``need_weights=True``, as in PyTorch (whose two paths differ so).
     ``batch_first`` (an Ember extension, what ``nn.MultiheadAttention(batch_first=True)``
     uses) takes and returns ``(N, L, E)`` inputs in that layout, not transposed to and from.
 
@@ -223,13 +226,14 @@ def multi_head_attention_forward(
                              f"{tuple(key_padding_mask.shape)}")
         padding = padding.reshape(n, 1, 1, src_len)
         mask = padding if mask is None else mask + padding
-    scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
-    if mask is not None:
-        scores = scores + mask
-    weights = softmax(scores, dim=-1)
-    if training and dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    out = weights @ v  # (N, heads, L, head_dim)
+    p = dropout_p if training else 0.0
+    if need_weights:  # a query row masked whole gives NaN weights and output, as in PyTorch
+        scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
+        weights = softmax(scores if mask is None else scores + mask, dim=-1)
+        weights = dropout(weights, p) if p > 0.0 else weights
+        out = weights @ v  # (N, heads, L, head_dim)
+    else:  # PyTorch's path too: such a row attends to nothing and gives zeros
+        out = scaled_dot_product_attention(q, k, v, mask, p)
     out = out.permute(0, 2, 1, 3).reshape(n, tgt_len, embed_dim) if batch_first else \
         out.permute(2, 0, 1, 3).reshape(tgt_len, n, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias)
