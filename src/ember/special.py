@@ -3,8 +3,9 @@
 Most names are Ember's own ops under SciPy-style names (``expit`` is ``sigmoid``,
 ``gammaln`` is ``lgamma``, ``multigammaln`` is ``mvlgamma``, ``psi`` is ``digamma``,
 ``gammainc`` / ``gammaincc`` are ``igamma`` / ``igammac``; ``entr`` is its own primitive,
-for PyTorch's derivative at and below 0); ``ndtr``, ``ndtri``, ``log_ndtr``, ``log1p``,
-``expm1``, ``exp2``, ``round``, ``xlog1py`` and ``i1`` are compositions.
+for PyTorch's derivative at and below 0, and so is ``ndtri``, whose derivative is a function
+of its output); ``ndtr``, ``log_ndtr``, ``log1p``, ``expm1``, ``exp2``, ``round``,
+``xlog1py`` and ``i1`` are compositions.
 
 torch.special's own functions, computed in float64 on the host:
 
@@ -71,13 +72,13 @@ from ember.ops.orthogonal_polynomials import (
 )
 from ember.ops.out_arg import add_out_arguments
 from ember.ops.out_names import SPECIAL
-from ember.ops.primitive import refuse_complex
+from ember.ops.primitive import apply, refuse_complex
 from ember.ops.reduce import logsumexp
 from ember.ops.rounding import round
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
-from ember.ops.special import entr, erfc, erfcx, erfinv, logit, sinc, xlogy
-from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, sigmoid
+from ember.ops.special import Ndtri, entr, erfc, erfcx, erfinv, logit, sinc, xlogy
+from ember.ops.unary import erf, exp2, expm1, log, log1p, sigmoid
 from ember.ops.zeta import zeta
 from ember.tensor import Tensor
 
@@ -160,33 +161,16 @@ def log_ndtr(input: Tensor) -> Tensor:
 
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of :func:`ndtr`: the standard normal quantile of ``p`` in ``[0, 1]``
-    (``-inf`` at 0, ``inf`` at 1). A first guess (``erfinv``, or Abramowitz and Stegun's
-    26.2.23 in the tails) refined by Newton steps on ``log_ndtr``, in the lower half
-    (``ndtri(p) = -ndtri(1 - p)``, exact for ``p >= 1/2``). Its gradient is
-    ``sqrt(2 pi) exp(x² / 2)`` (first order only).
+    (``-inf`` at 0, ``inf`` at 1, NaN outside), computed in float64 by Newton steps on
+    ``log(ndtr)``. Its gradient is ``sqrt(2 pi) exp(x² / 2)``.
 
     Example:
         >>> ember.special.ndtri(ember.tensor([0.5, 0.975]))
         tensor([0.0000, 1.9600])
     """
-    p = to_float(input)
-    pd = p.detach()
-    upper = gt(pd, 0.5)
-    q = where(upper, 1 - pd, pd)
-    inside = gt(q, 0) & (q == q)
-    qs = where(inside, q, 0.5)
-    t = (-2 * log(qs)).sqrt()
-    tail = -(t - (2.515517 + t * (0.802853 + 0.010328 * t))
-             / (1 + t * (1.432788 + t * (0.189269 + 0.001308 * t))))
-    x = where(lt(qs, 1e-3), tail, erfinv(2 * qs - 1) * _SQRT2)
-    half_log_2pi = 0.5 * math.log(2 * math.pi)
-    for _ in range(3):
-        mills = exp(log_ndtr(x) + x * x / 2 + half_log_2pi)  # ndtr(x) / pdf(x)
-        x = x - (log_ndtr(x) - log(qs)) * mills
-    x = where(eq(q, 0), -math.inf, where(inside, x, math.nan))  # NaN for p outside [0, 1]
-    x = where(upper, -x, x)
-    slope = exp(x * x / 2) * math.sqrt(2 * math.pi)
-    return x + (p - pd) * where(slope < math.inf, slope, 0.0)
+    x = to_float(input)
+    refuse_complex("ndtri", x)
+    return apply(Ndtri, x)
 
 
 add_out_arguments(globals(), SPECIAL)  # torch's out= keyword

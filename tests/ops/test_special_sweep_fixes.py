@@ -187,3 +187,22 @@ def test_i1_second_derivative_near_zero(name):
     assert_same(ember.autograd.grad(eg.sum(), e)[0], torch.autograd.grad(tg.sum(), t)[0],
                 rtol=1e-9, atol=1e-12)
     assert ember.autograd.gradgradcheck(getattr(ember.special, name), (e,))
+
+
+def test_ndtri_derivatives_at_the_ends_and_of_second_order():
+    # the composite x + (p - p.detach()) * slope zeroed an infinite slope and detached x: the
+    # gradient was 0 at p = 0, 1 and outside [0, 1] (PyTorch: inf, inf, NaN), and grad of grad
+    # failed ("element 0 of the tensors does not require grad")
+    p = [0.0, 1e-300, 1e-20, 0.01, 0.3, 0.5, 0.975, 1 - 1e-16, 1.0, -0.5, 1.5, float("nan")]
+    t = torch.tensor(p, dtype=torch.float64, requires_grad=True)
+    e = ember.tensor(p, dtype=ember.float64, requires_grad=True)
+    want, got = torch.special.ndtri(t), ember.special.ndtri(e)
+    assert_same(got, want, rtol=1e-15)
+    (tg,) = torch.autograd.grad(want.sum(), t, create_graph=True)
+    (eg,) = ember.autograd.grad(got.sum(), e, create_graph=True)
+    assert_same(eg, tg, rtol=1e-13)
+    assert_same(ember.autograd.grad(eg.sum(), e)[0], torch.autograd.grad(tg.sum(), t)[0],
+                rtol=1e-13)
+    q = ember.tensor([0.02, 0.4, 0.9], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(ember.special.ndtri, (q,))
+    assert ember.special.ndtri(ember.tensor([0.975])).dtype == ember.float32

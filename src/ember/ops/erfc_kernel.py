@@ -177,3 +177,27 @@ def erfinv_array(xp: Any, a: Any) -> Any:
     """The inverse error function of a backend float array, in ``a``'s dtype (computed in
     float64 to about 2 ulps): ±inf at ±1, NaN beyond."""
     return _erfinv64(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
+
+
+def ndtri_array(xp: Any, p: Any) -> Any:
+    """The standard normal quantile of ``p`` in float64 (``-inf`` at 0, ``inf`` at 1, NaN
+    outside ``[0, 1]``): in the lower half ``q = min(p, 1 - p)`` (exact for ``p >= 1/2``), a
+    first guess (``erfinv``, or Abramowitz and Stegun's 26.2.23 below 1e-3) and three Newton
+    steps on ``log(ndtr(x)) = log(erfcx(-x / sqrt(2)) / 2) - x² / 2``, which keeps its digits
+    down to ``q = 5e-324``."""
+    upper = p > 0.5
+    q = xp.where(upper, 1 - p, p)
+    inside = q > 0
+    qs = xp.where(inside, q, 0.5)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t = xp.sqrt(-2 * xp.log(qs))
+        tail = -(t - (2.515517 + t * (0.802853 + 0.010328 * t))
+                 / (1 + t * (1.432788 + t * (0.189269 + 0.001308 * t))))
+        x = xp.where(qs < 1e-3, tail, _erfinv64(xp, 2 * qs - 1) * math.sqrt(2))
+        log_q = xp.log(qs)
+        for _ in range(3):
+            e = erfcx_array(xp, -x / math.sqrt(2))
+            # log ndtr(x) - log q, times ndtr(x) / pdf(x) = sqrt(pi / 2) erfcx(-x / sqrt(2))
+            x = x - (xp.log(e / 2) - x * x / 2 - log_q) * (math.sqrt(math.pi / 2) * e)
+        x = xp.where(q == 0, -xp.inf, xp.where(inside, x, xp.nan))
+    return xp.where(upper, -x, x)

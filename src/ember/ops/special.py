@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.layouts import in_operands_layout
@@ -28,7 +30,7 @@ from ember.ops.compare import eq, ge, gt, le, lt
 from ember.ops.complex_parts import Holomorphic, real
 from ember.ops.convert import cast, promote, result_dtype, to_float
 from ember.ops.creation import zeros
-from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
+from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array, ndtri_array
 from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.int_args import as_float
@@ -305,6 +307,21 @@ class Erfinv(Unary):
 
     def chain(self, v, x, y):
         return v * exp(y * y) * (math.sqrt(math.pi) / 2)
+
+
+@primitive
+class Ndtri(Unary):
+    """The standard normal quantile; its derivative is ``sqrt(2 pi) exp(y² / 2)`` (``inf`` at
+    0 and 1, NaN outside ``[0, 1]``, as PyTorch's)."""
+
+    name = "special_ndtri"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return ndtri_array(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
+
+    def chain(self, v, x, y):
+        return v * exp(y * y / 2) * math.sqrt(2 * math.pi)
 
 
 # -- the public functions -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ember.func.batching.elementwise import elementwise_rule
 SPECIAL = ("atan2", "hypot", "xlogy", "copysign", "logaddexp", "logaddexp2", "nextafter",
            "ldexp", "heaviside", "gcd", "lcm", "logit", "sinc", "erfc", "erfinv",
            "erfcx", "zeta", "bessel_function", "i0e", "i1e", "orthogonal_polynomial",
-           "special_entr")
+           "special_entr", "special_ndtri")
 
 for _name in SPECIAL:
     rule(_name)(elementwise_rule(_name))
