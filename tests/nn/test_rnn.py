@@ -123,3 +123,17 @@ def test_input_errors_name_the_layer():
     with pytest.raises(ValueError, match=r"LSTM: input dtype \(ember.float64\) does not match "
                                          r"weight dtype \(ember.float32\)"):
         lstm(ember.ones(3, 1, 1, dtype=ember.float64))
+
+
+def test_wrong_kind_and_state_dtype_errors():
+    gru = nn.GRU(3, 4)
+    with pytest.raises(TypeError, match=r"GRU: hx is float64 but the input is float32"):
+        gru(ember.randn(5, 2, 3), ember.zeros(1, 2, 4, dtype=ember.float64))
+    with pytest.raises(ember.errors.ArgumentTypeError, match="hx must be a tuple"):
+        nn.LSTM(3, 4)(ember.randn(5, 2, 3), ember.zeros(1, 2, 4))
+    with pytest.raises(ember.errors.ArgumentTypeError, match="hx must be a tuple"):
+        nn.LSTMCell(3, 4)(ember.randn(2, 3), ember.zeros(2, 4))
+    with pytest.raises(ember.errors.ArgumentError, match="activation should be relu/gelu"):
+        nn.TransformerEncoderLayer(4, 2, activation="tanh")
+    with pytest.raises(ember.errors.ArgumentTypeError, match="expected a PackedSequence"):
+        nn.utils.rnn.pad_packed_sequence(ember.zeros(3, 2))

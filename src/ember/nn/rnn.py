@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
@@ -56,8 +56,8 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
                               ("input_size", input_size, int),
                               ("hidden_size", hidden_size, int)):
         if not isinstance(value, kind):
-            raise TypeError(f"{name} should be of type {kind.__name__}, got: "
-                            f"{type(value).__name__}")
+            raise ArgumentTypeError(f"{name} should be of type {kind.__name__}, got: "
+                                    f"{type(value).__name__}")
         if kind is int and value <= 0:
             raise ArgumentError(f"{name} must be greater than zero")
     if num_layers <= 0:
@@ -198,6 +198,9 @@ class RNNBase(Module):
             if s is not None and tuple(s.shape) != shape:
                 raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
                                   f"{tuple(s.shape)}")
+            if s is not None and s.dtype != data.dtype:
+                raise DTypeError(f"{name}: {label} is {s.dtype.name} but the input is "
+                                 f"{data.dtype.name}; they must match")
         if hx is None:
             hx = ember.zeros(*h_shape, dtype=data.dtype, device=data.device)
         if cx is None and self.mode == "LSTM":
@@ -287,8 +290,8 @@ class LSTM(RNNBase):
                 hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor | PackedSequence, tuple[Tensor, Tensor]]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-            raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of the initial hidden and cell "
-                            f"states, got {type(hx).__name__}")
+            raise ArgumentTypeError("LSTM: hx must be a tuple (h_0, c_0) of the initial "
+                                    f"hidden and cell states, got {type(hx).__name__}")
         h0, c0 = (None, None) if hx is None else hx
         out, h, c = self._run(input, h0, c0)
         return out, (h, c)
@@ -409,8 +412,8 @@ class LSTMCell(RNNCellBase):
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, Tensor]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-            raise TypeError("LSTMCell: hx must be a tuple (h, c) of the hidden and cell "
-                            f"states, got {type(hx).__name__}")
+            raise ArgumentTypeError("LSTMCell: hx must be a tuple (h, c) of the hidden and "
+                                    f"cell states, got {type(hx).__name__}")
         h, c = (None, None) if hx is None else hx
         return self._step(input, h, c)
 

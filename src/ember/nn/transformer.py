@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.containers import ModuleList
@@ -27,7 +27,7 @@ __all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEnc
 def _activation(activation: str | Callable) -> Callable:
     if isinstance(activation, str):
         if activation not in ("relu", "gelu"):
-            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+            raise ArgumentError(f"activation should be relu/gelu, not {activation}")
         return getattr(F, activation)
     return activation
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError, OpError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, OpError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -194,8 +194,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         ([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]], [3, 1])
     """
     if not isinstance(sequence, PackedSequence):
-        raise TypeError("pad_packed_sequence: expected a PackedSequence, got "
-                        f"{type(sequence).__name__}")
+        raise ArgumentTypeError("pad_packed_sequence: expected a PackedSequence, got "
+                                f"{type(sequence).__name__}")
     data = sequence.data
     sizes = [int(n) for n in sequence.batch_sizes.tolist()]
     steps = len(sizes)
