@@ -1,9 +1,8 @@
 """``HistogramObserver``: a running histogram of the values seen, and quantization parameters
 from the range that minimizes the L2 quantization error over it (PyTorch's search, from
 caffe2's ``NormMinimization``). The default activation observer of PyTorch's x86/fbgemm
-qconfig. Computed in float32 as PyTorch's tensor code does, so the chosen ranges agree; a
-value lying on a bin edge may land in the neighbouring bin (PyTorch's vectorized ``linspace``
-rounds a few edges differently), which moves no chosen range in the tests.
+qconfig. Computed in float32 as PyTorch's tensor code does (its ``histc``, ``linspace`` and
+``bincount``), so the histograms and the chosen ranges agree.
 """
 
 from __future__ import annotations
@@ -14,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ArgumentError
-from ember.ops.creation import from_numpy, tensor
+from ember.ops.creation import from_numpy, linspace, tensor
+from ember.ops.search import histc
 from ember.quant.observer import _EPS, UniformQuantizationObserverBase
 from ember.quant.qtypes import QDType, QScheme, per_tensor_affine, quint8
 from ember.tensor import Tensor
@@ -24,30 +24,14 @@ __all__ = ["HistogramObserver", "default_histogram_observer"]
 _F32 = np.float32
 
 
-def _linspace(start: float, end: float, steps: int) -> np.ndarray:
-    """float32 ``torch.linspace``: from the start for the first half, from the end after."""
-    start, end = _F32(start), _F32(end)
-    step = (end - start) / _F32(steps - 1)
-    i = np.arange(steps)
-    halfway = steps // 2
-    low = start + step * i[:halfway].astype(_F32)
-    high = end - step * (steps - i[halfway:] - 1).astype(_F32)
-    return np.concatenate([low, high]).astype(_F32)
+def _histc(x: np.ndarray, bins: int, low: Any, high: Any) -> np.ndarray:
+    """float32 ``torch.histc`` of ``x`` over ``[low, high]`` (:func:`ember.histc`)."""
+    return histc(from_numpy(np.ascontiguousarray(x, _F32)), bins, float(low), float(high)).numpy()
 
 
-def histc(x: np.ndarray, bins: int, low: float, high: float) -> np.ndarray:
-    """float32 ``torch.histc``: equal-width bins over ``[low, high]`` (widened by 1 on each
-    side when they are equal), the last bin closed, values outside ignored."""
-    low, high = _F32(low), _F32(high)
-    if low == high:
-        low, high = low - _F32(1), high + _F32(1)
-    x = x[(x >= low) & (x <= high)].astype(_F32, copy=False)
-    edges = _linspace(low, high, bins + 1)
-    pos = ((x - low) * _F32(bins) / (high - low)).astype(np.int64)
-    pos = np.clip(pos, 0, bins - 1)
-    pos -= (x < edges[pos]).astype(np.int64)  # the local search against the true edges
-    pos += ((pos < bins - 1) & (x >= edges[np.minimum(pos + 1, bins)])).astype(np.int64)
-    return np.bincount(np.clip(pos, 0, bins - 1), minlength=bins).astype(_F32)
+def _linspace(start: Any, end: Any, steps: int) -> np.ndarray:
+    """float32 ``torch.linspace`` (:func:`ember.linspace`, which gives PyTorch's values)."""
+    return linspace(float(start), float(end), steps).numpy()
 
 
 class HistogramObserver(UniformQuantizationObserverBase):
@@ -94,14 +78,14 @@ class HistogramObserver(UniformQuantizationObserverBase):
         hist = self.histogram.numpy()
         cur_min, cur_max = self.min_val.numpy()[()], self.max_val.numpy()[()]
         if cur_min == np.inf or cur_max == -np.inf:
-            new_min, new_max, hist = x_min, x_max, histc(x, self.bins, x_min, x_max)
+            new_min, new_max, hist = x_min, x_max, _histc(x, self.bins, x_min, x_max)
         else:
             new_min, new_max = min(cur_min, x_min), max(cur_max, x_max)
-            update = histc(x, self.bins, new_min, new_max)
+            update = _histc(x, self.bins, new_min, new_max)
             if new_min == cur_min and new_max == cur_max:
                 hist = hist + update
             elif cur_min == cur_max:
-                hist = histc(np.array([cur_min], _F32), self.bins, new_min, new_max) * \
+                hist = _histc(np.array([cur_min], _F32), self.bins, new_min, new_max) * \
                     hist.sum(dtype=_F32) + update
             else:
                 hist = update + self._upscale(hist, cur_min, cur_max, new_min, new_max)
