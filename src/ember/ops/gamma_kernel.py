@@ -1,11 +1,12 @@
 """Float64 kernels of the gamma family, in plain NumPy (Ember does not depend on SciPy; the
 Bessel functions are in :mod:`ember.ops.bessel_kernel`).
 
-- ``lgamma``: on ``[0.5, 3.5)`` the Taylor series of ``lgamma(2 + z)`` (coefficients
-  ``(-1)^k (zeta(k) - 1) / k``, ``|z| <= 1/2``) with ``z = x - 1, x - 2, x - 3`` exact and one
-  ``log`` step, so the zeros at 1 and 2 keep their relative digits (Lanczos' formula lost all
-  of them at ``2 + 1e-12``); Lanczos' approximation (g = 7, 9 terms; about 1e-15 relative in
-  Γ) above, the reflection ``lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)`` below.
+- ``lgamma``: on ``[0.5, 12.5)`` the Taylor series of ``lgamma(2 + z)`` (coefficients
+  ``(-1)^k (zeta(k) - 1) / k``, ``|z| <= 1/2``) with ``z = x - round(x)`` exact and the
+  recurrence's product in one ``log``, so the zeros at 1 and 2 keep their relative digits
+  (Lanczos' formula lost all of them at ``2 + 1e-12``); Lanczos' approximation (g = 7, 9
+  terms; about 1e-15 relative in Γ) above, the reflection
+  ``lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0.5.
 - ``polygamma(n, x)`` (``n = 0`` is digamma): the recurrence ``psi(x) = psi(x + 1) - 1/x``
   up to ``x >= 12 + n``, then the asymptotic (Euler-Maclaurin) series in Bernoulli numbers;
   ``x < 0`` by the reflection ``psi⁽ⁿ⁾(x) = (-1)ⁿ psi⁽ⁿ⁾(1 - x) - pi d^n/dx^n cot(pi x)``.
@@ -46,14 +47,18 @@ def _sin_pi_abs(x: np.ndarray) -> np.ndarray:
 
 
 def _lgamma_near_2(x: np.ndarray) -> np.ndarray:
-    """lgamma for ``0.5 <= x < 3.5``: the series at 2, shifted by one step to 1 or 3."""
-    shift = np.where(x < 1.5, -1.0, np.where(x < 2.5, 0.0, 1.0))
-    z = x - (2.0 + shift)  # exact (Sterbenz)
+    """lgamma for ``0.5 <= x < 12.5``: the series at 2 of ``z = x - 2 - m`` (exact, by
+    Sterbenz), ``m = round(x) - 2`` steps of ``lgamma(x) = lgamma(x - 1) + log(x - 1)``."""
+    m = np.floor(x + 0.5) - 2.0  # -1 .. 10
+    z = x - (2.0 + m)
     series = np.zeros_like(z)
     for c in _LGAMMA2[::-1]:
-        series = (series + c) * z
-    # lgamma(x) = lgamma(x + 1) - log(x) below 1.5, lgamma(x - 1) + log(x - 1) above 2.5
-    return series + shift * np.log(np.where(shift > 0, x - 1.0, x))
+        series += c
+        series *= z
+    steps = np.where(m < 0, x, 1.0)  # lgamma(x) = lgamma(x + 1) - log(x) below 1.5
+    for j in range(1, int(m.max(initial=0.0)) + 1):
+        steps *= np.where(m >= j, x - j, 1.0)
+    return series + np.sign(m + 0.5) * np.log(steps)
 
 
 def _lanczos(x: np.ndarray) -> np.ndarray:
@@ -70,7 +75,7 @@ def _lanczos(x: np.ndarray) -> np.ndarray:
 
 def _lgamma_pos(x: np.ndarray) -> np.ndarray:
     """lgamma for ``x >= 0.5``."""
-    near = x < 3.5
+    near = x < 12.5
     out = np.empty_like(x)
     out[near] = _lgamma_near_2(x[near])
     out[~near] = _lanczos(x[~near])
