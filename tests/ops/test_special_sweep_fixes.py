@@ -103,18 +103,24 @@ def test_polar_and_complex_refuse_numbers_by_name(call):
         call(ember)
 
 
-def test_entr_derivatives_at_and_below_zero():
-    # the gradient was 0 at 0 and below; PyTorch's -(1 + log x) is inf at 0 and NaN below
-    x = [0.0, -1.0, 0.5, 2.0, float("nan")]
+def _values_and_two_derivatives_match_torch(name, x, rtol, grad_rtol):
+    """``ember.special.<name>`` of float64 ``x``, its gradient and its second derivative, as
+    torch's."""
     t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     e = ember.tensor(x, dtype=ember.float64, requires_grad=True)
-    want, got = torch.special.entr(t), ember.special.entr(e)
-    assert_same(got, want, rtol=1e-15)
+    want, got = getattr(torch.special, name)(t), getattr(ember.special, name)(e)
+    assert_same(got, want, rtol=rtol)
     (tg,) = torch.autograd.grad(want.sum(), t, create_graph=True)
     (eg,) = ember.autograd.grad(got.sum(), e, create_graph=True)
-    assert_same(eg, tg, rtol=1e-15)
+    assert_same(eg, tg, rtol=grad_rtol)
     assert_same(ember.autograd.grad(eg.sum(), e)[0], torch.autograd.grad(tg.sum(), t)[0],
-                rtol=1e-15)
+                rtol=grad_rtol)
+
+
+def test_entr_derivatives_at_and_below_zero():
+    # the gradient was 0 at 0 and below; PyTorch's -(1 + log x) is inf at 0 and NaN below
+    _values_and_two_derivatives_match_torch("entr", [0.0, -1.0, 0.5, 2.0, float("nan")],
+                                            1e-15, 1e-15)
 
 
 def test_lgamma_of_subnormal_numbers():
@@ -199,15 +205,7 @@ def test_ndtri_derivatives_at_the_ends_and_of_second_order():
     # gradient was 0 at p = 0, 1 and outside [0, 1] (PyTorch: inf, inf, NaN), and grad of grad
     # failed ("element 0 of the tensors does not require grad")
     p = [0.0, 1e-300, 1e-20, 0.01, 0.3, 0.5, 0.975, 1 - 1e-16, 1.0, -0.5, 1.5, float("nan")]
-    t = torch.tensor(p, dtype=torch.float64, requires_grad=True)
-    e = ember.tensor(p, dtype=ember.float64, requires_grad=True)
-    want, got = torch.special.ndtri(t), ember.special.ndtri(e)
-    assert_same(got, want, rtol=1e-15)
-    (tg,) = torch.autograd.grad(want.sum(), t, create_graph=True)
-    (eg,) = ember.autograd.grad(got.sum(), e, create_graph=True)
-    assert_same(eg, tg, rtol=1e-13)
-    assert_same(ember.autograd.grad(eg.sum(), e)[0], torch.autograd.grad(tg.sum(), t)[0],
-                rtol=1e-13)
+    _values_and_two_derivatives_match_torch("ndtri", p, 1e-15, 1e-13)
     q = ember.tensor([0.02, 0.4, 0.9], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(ember.special.ndtri, (q,))
     assert ember.special.ndtri(ember.tensor([0.975])).dtype == ember.float32
