@@ -45,6 +45,28 @@ def test_quantize_per_channel_matches_torch():
         e.q_scale()
 
 
+def test_lists_of_tensors_like_torch():
+    x = np.random.default_rng(3).normal(size=(2, 5)).astype(np.float32) * 4
+    scales, zero_points = np.array([0.1, 0.37], np.float32), np.array([3, 250])
+    t = torch.quantize_per_tensor([torch.from_numpy(x[0]), torch.from_numpy(x[1])],
+                                  torch.from_numpy(scales), torch.from_numpy(zero_points),
+                                  torch.quint8)
+    e = ember.quantize_per_tensor([ember.from_numpy(x[0]), ember.from_numpy(x[1])],
+                                  ember.from_numpy(scales), ember.from_numpy(zero_points),
+                                  ember.quint8)
+    assert isinstance(e, tuple) and len(e) == len(t) == 2
+    for a, b in zip(e, t, strict=True):
+        same(a.int_repr(), b.int_repr())
+        assert (a.q_scale(), a.q_zero_point()) == (b.q_scale(), b.q_zero_point())
+    for a, b in zip(ember.dequantize(list(e)), torch.dequantize(list(t)), strict=True):
+        same(a, b)
+    with pytest.raises(ember.ShapeError, match="2 tensors need 2 scales"):
+        ember.quantize_per_tensor(list(ember.from_numpy(x)), ember.tensor([0.1]),
+                                  ember.tensor([0]), ember.quint8)
+    with pytest.raises(TypeError, match="as tensors"):
+        ember.quantize_per_tensor(list(ember.from_numpy(x)), 0.1, 0, ember.quint8)
+
+
 def test_shape_methods_keep_quantization():
     q = ember.quantize_per_tensor(ember.randn(2, 3, 4), 0.1, 5, ember.quint8)
     for view in (q.flatten(1), q.reshape(6, 4), q.view(-1), q.permute(2, 0, 1), q[0],

@@ -15,12 +15,13 @@ method or an operator only ordinary tensors have).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
 from ember.quant.qtypes import (
@@ -217,21 +218,40 @@ def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
                                 f"[{dtype.min}, {dtype.max}]")
 
 
-def quantize_per_tensor(input: Tensor, scale: float, zero_point: int,
-                        dtype: QDType) -> QuantizedTensor:
-    """``input`` rounded to ``dtype``'s integers with one ``scale`` and ``zero_point``.
+def quantize_per_tensor(input: Tensor | Sequence[Tensor], scale: float | Tensor,
+                        zero_point: int | Tensor,
+                        dtype: QDType) -> QuantizedTensor | tuple[QuantizedTensor, ...]:
+    """``input`` rounded to ``dtype``'s integers with one ``scale`` and ``zero_point``. A
+    list of tensors, with ``scale`` and ``zero_point`` tensors of one element per tensor,
+    gives a tuple of quantized tensors (PyTorch's overload).
 
     Example:
         >>> ember.quantize_per_tensor(ember.tensor([0.5, 1.5, 99.0]), 1.0, 0,
         ...                           ember.qint8).int_repr()
         tensor([  0,   2,  99], dtype=ember.int8)
     """
+    if isinstance(input, (list, tuple)):
+        return _quantize_each(input, scale, zero_point, dtype)
     scale = float(scale.item() if isinstance(scale, Tensor) else scale)
     zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
     _check_input("quantize_per_tensor", input, dtype, zero_point)
     q = kernels.quantize(input.detach().numpy(), scale, zero_point, dtype.min, dtype.max,
                          dtype.storage.np)
     return QuantizedTensor(from_numpy(q), dtype, scale, zero_point)
+
+
+def _quantize_each(tensors: Sequence[Tensor], scales: Any, zero_points: Any,
+                   dtype: QDType) -> tuple[QuantizedTensor, ...]:
+    if not (isinstance(scales, Tensor) and isinstance(zero_points, Tensor)):
+        raise ArgumentTypeError("quantize_per_tensor: a list of tensors takes its scales and "
+                                f"zero points as tensors, got {type(scales).__name__} and "
+                                f"{type(zero_points).__name__}")
+    if not scales.numel() == zero_points.numel() == len(tensors):
+        raise ShapeError(f"quantize_per_tensor: {len(tensors)} tensors need {len(tensors)} "
+                         f"scales and zero points, got {scales.numel()} and "
+                         f"{zero_points.numel()}")
+    return tuple(quantize_per_tensor(t, s, z, dtype) for t, s, z in
+                 zip(tensors, scales.reshape(-1), zero_points.reshape(-1), strict=True))
 
 
 def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axis: int,
@@ -267,6 +287,10 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
     return QuantizedTensor(from_numpy(q), dtype, s, z, axis)
 
 
-def dequantize(input: QuantizedTensor) -> Tensor:
-    """The float32 tensor a quantized tensor stands for (``input.dequantize()``)."""
+def dequantize(input: QuantizedTensor | Sequence[QuantizedTensor]
+               ) -> Tensor | tuple[Tensor, ...]:
+    """The float32 tensor a quantized tensor stands for (``input.dequantize()``); a tuple of
+    them for a list of quantized tensors."""
+    if isinstance(input, (list, tuple)):
+        return tuple(q.dequantize() for q in input)
     return input.dequantize()
