@@ -113,6 +113,20 @@ def test_recurrent_layers_with_a_dynamic_batch(build, axis):
     _check_at_sizes(lambda t: _flat(model(t)), [x], {0: {axis: "batch"}}, [[o] for o in others])
 
 
+@pytest.mark.parametrize("build, axis", [
+    (lambda: ember.nn.LSTM(3, 4), 0),
+    (lambda: ember.nn.GRU(3, 4, batch_first=True, bidirectional=True), 1),
+])
+def test_recurrent_layers_over_a_dynamic_sequence_length_are_refused(build, axis):
+    """The scans are unrolled over the traced steps: a longer sequence ran only those (its
+    last state silently wrong), so a dynamic time axis is refused naming the layer."""
+    model = build().eval()
+    shape = [2, 2, 3]
+    with pytest.raises(ExportError, match="sequence of dynamic length"):
+        ember.onnx.to_model(lambda t: _flat(model(t)), ember.randn(*shape), input_names=["x"],
+                            dynamic_axes={"x": {axis: "time"}})
+
+
 def _flat(out):
     y, state = out
     return (y, *state) if isinstance(state, tuple) else (y, state)

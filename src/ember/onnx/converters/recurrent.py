@@ -40,10 +40,16 @@ def lstm_gates(ctx: Context, eqn: Eqn) -> list[str]:
     return [h2, c2]
 
 
-def _unrolled(ctx: Context, eqn: Eqn, states: int, step: Callable) -> list[str]:
+def _unrolled(ctx: Context, eqn: Eqn, states: int, step: Callable) -> list[str] | None:
     """A scan's outputs: ``step(x_t, hp_t, states) -> (states, outputs)`` run over the time
     steps (``hp_t = h W_hhᵀ + b_hh``, ``h`` the first state), each output stacked in time
-    order."""
+    order. A time axis that follows a dynamic axis is refused (the unrolled steps are as
+    many as traced: a longer sequence would run only those)."""
+    if 0 in ctx.dynamic_dims(eqn.inputs[0]):
+        return ctx.refuse(f"{eqn.prim.name} (an LSTM or GRU layer) over a sequence of dynamic "
+                          f"length ({eqn.inputs[0].shape[0]} steps traced): its exported form "
+                          "unrolls the traced number of steps. Hint: make the sequence axis "
+                          "static (a dynamic batch axis is fine)")
     px = ctx.value(eqn.inputs[0])
     state = [ctx.value(v) for v in eqn.inputs[1:1 + states]]
     w, *b = (ctx.value(v) for v in eqn.inputs[1 + states:])
