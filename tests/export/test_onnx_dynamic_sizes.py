@@ -166,3 +166,13 @@ def test_a_model_that_refuses_the_farther_size_still_exports():
         return x[:, 1:] * 2, x * ember.arange(x.shape[1])
 
     _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 6)]])
+
+
+def test_a_size_that_follows_another_axis_by_chance_is_refused():
+    """adaptive_avg_pool2d to (2, 3) of a 6x6 input reshapes W to (3, W / 3): the second
+    trace grows the batch by 1 and W by 3, so W / 3 grew as the batch did; read from it, a
+    batch of 3 at 6x6 reshaped W to (3, 3): wrong numbers, and 7x5 failed in onnxruntime.
+    The farther trace grows the axes in other proportions and the model is refused."""
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), ember.randn(2, 3, 6, 6),
+                            input_names=["x"], dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})

@@ -207,7 +207,9 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
 
 
 # -- conversion --------------------------------------------------------------------------
-_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1))
+_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1)², in other
+# proportions than the second trace's k + 1: a size that followed one axis there by chance,
+# as W / 3 follows the batch when W grows 3 times as fast, follows none here)
 
 
 def _farther_trace(capture: Capture, leaves: list, spec: Any,
@@ -215,7 +217,7 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
     """A third trace, with the dynamic axes grown farther than the second's; None when the
     model refuses those sizes (it may bound them: a GPT's block size)."""
     try:
-        return retrace_resized(capture, leaves, spec, axes, _CHECK_STEP)
+        return retrace_resized(capture, leaves, spec, axes, _CHECK_STEP, power=2)
     except ExportError:
         return None
 
