@@ -247,6 +247,30 @@ def test_an_arange_over_a_dynamic_size_follows_it():
                                        gpt(idx).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
+class Selections(ember.nn.Module):
+    def forward(self, x):
+        return (x.topk(2, dim=1), x.sort(dim=-1, descending=True), x.max(dim=1),
+                x.median(dim=1, keepdim=True), x.cummax(1),
+                ember.nn.functional.max_pool1d(x.transpose(1, 2), 2, return_indices=True))
+
+
+def test_row_numbers_of_gathers_follow_a_dynamic_size():
+    """topk, sort, max, median, cummax and max pooling read their values at their indices
+    with the row numbers arange(B)[:, None, None] as an index: those follow the batch (a
+    reshaped arange; it was a ConstraintViolationError)."""
+    ep = ember.export.export(Selections(), (ember.randn(4, 5, 6),),
+                             dynamic_shapes={"x": {0: Dim("b"), 2: Dim("w")}})
+    loaded = _saved_and_loaded(ep)
+    for shape in ((7, 5, 8), (1, 5, 4)):
+        x = ember.randn(*shape)
+        want = ember.utils._pytree.tree_flatten(Selections()(x))[0]
+        for program in (ep, loaded, ep.run_decompositions()):
+            got = ember.utils._pytree.tree_flatten(program.module()(x))[0]
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
 class CausalScores(ember.nn.Module):
     def forward(self, x):
         t = x.shape[1]

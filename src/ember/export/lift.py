@@ -29,6 +29,7 @@ from ember.export.symbolic import SizeExpr, fit, fit_scalar
 from ember.jit.ir import Eqn, Graph, Var, sub_graphs, type_str
 from ember.jit.tracer import user_source
 from ember.ops.creation import arange, full
+from ember.ops.shape import Reshape
 from ember.tensor import Tensor, _wrap
 
 WHO = "ember.export.export"
@@ -249,11 +250,17 @@ class _Lifter:
         return node
 
     def _arange(self, var: Var, arrays: list, envs: list[dict]) -> fx.Node | None:
-        """A 1-d constant ``start, start + step, ...`` whose length follows the dynamic sizes
-        (a GPT's positions, ``ember.arange(T)``), as ``arange`` to the run-time length."""
+        """A constant ``start, start + step, ...`` along one axis (its other sizes 1) whose
+        length follows the dynamic sizes (a GPT's positions, ``ember.arange(T)``; the row
+        numbers ``arange(B)[:, None, None]`` that gather, sort and topk index with), as
+        ``arange`` to the run-time length, reshaped onto that axis."""
         first = arrays[0]
-        if any(a.ndim != 1 or a.size < 2 for a in arrays):
+        axes = {tuple(d for d, n in enumerate(a.shape) if n != 1) for a in arrays}
+        if len(axes) != 1 or len(axis := axes.pop()) != 1 or \
+                any(a.ndim != first.ndim or a.size < 2 for a in arrays):
             return None
+        arrays = [a.reshape(-1) for a in arrays]
+        first = arrays[0]
         start, step = first[0], first[1] - first[0]
         if any(not np.array_equal(a, np.arange(a.size, dtype=a.dtype) * step + start)
                for a in arrays):
@@ -269,6 +276,13 @@ class _Lifter:
         node = self.g.call_function(arange, (start.item(), end, step.item()),
                                     {"dtype": var.dtype})
         node.meta["val"] = TensorMeta((length,), var.dtype)
+        ndim = len(var.shape)
+        if ndim == 1:
+            return node
+        shape = tuple(self._size_node(length) if d == axis[0] else 1 for d in range(ndim))
+        node = self.g.call_function(prims.op(Reshape), (node,), {"shape": shape})
+        node.meta["val"] = TensorMeta(tuple(length if d == axis[0] else 1
+                                            for d in range(ndim)), var.dtype)
         return node
 
     def _size_value(self, size: SizeExpr | int) -> fx.Node | int:
