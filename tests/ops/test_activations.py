@@ -549,3 +549,35 @@ def test_hardtanh_gradient_of_a_sum_is_torch_s(dtype):
     ember.nn.functional.hardtanh(x, -1.0, 0.5).sum().backward()
     F.hardtanh(tx, -1.0, 0.5).sum().backward()
     assert x.grad.numpy().tobytes() == tx.grad.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype, bits", [(np.float32, np.uint32), (np.float64, np.uint64)])
+@pytest.mark.parametrize("slope", [0.01, 0.5, 1.0, 0.0, 2.0, -0.5, 1e-40])
+def test_leaky_relu_forward_in_one_pass_is_torch_s_bit_for_bit(dtype, bits, slope):
+    """A large float32/float64 leaky_relu is numba's one pass (the gradient's kernel with
+    v = x): torch's bits on random bit patterns, NaN payloads included (a signaling NaN comes
+    out quiet, as torch's; NumPy's maximum kept it); NumPy's calls give the same otherwise, in
+    the same layout (channels-last kept)."""
+    from ember.backend import compiled
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, np.iinfo(bits).max, (4, 16, 32, 32), dtype=bits,
+                     endpoint=True).view(dtype)
+    a.flat[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -3.0]
+    want = F.leaky_relu(torch.tensor(a), slope).numpy().view(bits)
+    runs = []
+    for layout in (a, np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)):
+        for on in (True, False):
+            saved = compiled.numba_enabled()
+            compiled.use_numba(on and saved)
+            try:
+                got = ember.nn.functional.leaky_relu(ember.tensor(layout), slope).numpy()
+            finally:
+                compiled.use_numba(saved)
+            runs.append(got.strides)
+            got = got.view(bits).copy()
+            if on:
+                np.testing.assert_array_equal(got, want)
+            got[np.isnan(got.view(dtype))] |= bits(1 << (22 if dtype == np.float32 else 51))
+            np.testing.assert_array_equal(got, want)  # (quieted, NumPy's calls agree too)
+    assert runs[0] == runs[1] and runs[2] == runs[3] and runs[0] != runs[2]

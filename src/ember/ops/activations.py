@@ -40,7 +40,7 @@ from ember.ops.primitive import (
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import select_array, where
-from ember.ops.slope_grads import HardtanhGrad, LeakyReluGrad
+from ember.ops.slope_grads import HardtanhGrad, LeakyReluGrad, leaky_relu_array
 from ember.ops.softplus_mish import Mish, Softplus
 from ember.ops.unary import (
     Unary,
@@ -103,6 +103,9 @@ class LeakyRelu(Unary):
 
     @in_float32  # (as PyTorch: -3 * 0.1 in float16 is -0.2998, its -0.3 rounded -0.3000)
     def forward(self, xp, a, *, negative_slope):
+        looped = leaky_relu_array(xp, a, negative_slope)
+        if looped is not None:
+            return looped
         # (the ufunc's own layout, as every unary op's: C for an expanded input; out= keeps
         # a 0-d result an array)
         scaled = xp.multiply(a, negative_slope, out=xp.empty_like(a) if a.ndim == 0 else None)
