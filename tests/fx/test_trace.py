@@ -477,3 +477,34 @@ def test_a_constant_tensors_methods_and_indexing_with_traced_arguments_like_torc
     np.testing.assert_allclose(gm(ember.tensor(x)).numpy(), tgm(torch.tensor(x)).numpy(),
                                rtol=1e-6)
     assert "recorded" not in ember.Tensor.masked_fill.__qualname__  # (put back)
+
+
+def test_einsum_of_traced_values_is_one_node_like_torch():
+    """einsum read its operands as tensors first (a TypeError hinting ember.tensor)."""
+    def fn(a, b):
+        return ember.einsum("bij,bjk->bik", a, b).relu()
+
+    def torch_fn(a, b):
+        return torch.einsum("bij,bjk->bik", a, b).relu()
+
+    gm, tgm = fx.symbolic_trace(fn), torch.fx.symbolic_trace(torch_fn)
+    targets = [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets == [n.target.__name__ for n in tgm.graph.nodes if n.op == "call_function"]
+    a, b = ember.randn(2, 3, 4), ember.randn(2, 4, 5)
+    assert ember.equal(gm(a, b), fn(a, b))
+
+
+def test_item_assignment_is_a_setitem_node_that_dead_code_elimination_keeps():
+    """(torch.fx's Proxy takes no item assignment; Ember's raised AttributeError)"""
+    def fn(x):
+        y = x.clone()
+        y[:, 1] = 0.0
+        y[0] = y[1] * 2
+        return y
+
+    gm = fx.symbolic_trace(fn)
+    assert not gm.graph.eliminate_dead_code()
+    gm.recompile()
+    x = ember.randn(3, 4)
+    assert ember.equal(gm(x), fn(x))
+    assert ember.equal(fx.Interpreter(gm).run(x), fn(x))

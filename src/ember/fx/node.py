@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -171,15 +172,16 @@ class Node:
 
     def is_impure(self) -> bool:
         """Whether dead-code elimination must keep this node although nothing uses it:
-        placeholders, outputs, in-place methods (``add_``), calls passing ``inplace=True``
-        and calls to random functions."""
+        placeholders, outputs, in-place methods (``add_``), calls passing ``inplace=True``,
+        calls to random functions and ``operator.setitem`` (``x[i] = v``)."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op not in ("call_method", "call_function"):
             return False
         name = self.target if self.op == "call_method" else getattr(self.target, "__name__", "")
         in_place = name.endswith("_") and not name.endswith("__")
-        return in_place or self._passes_inplace_true() or name in _RANDOM
+        return in_place or self._passes_inplace_true() or name in _RANDOM or \
+            self.target is operator.setitem
 
     def _passes_inplace_true(self) -> bool:
         """Whether the call passes ``inplace=True`` (by keyword, or by position to a

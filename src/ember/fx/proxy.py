@@ -168,6 +168,14 @@ for _name in ("neg", "pos", "invert", "abs"):
     setattr(Proxy, f"__{_name}__", _unary(getattr(operator, _name)))
 
 
+def _setitem(self: Proxy, key: Any, value: Any) -> None:
+    """``x[key] = value``: an ``operator.setitem`` node (kept by dead-code elimination)."""
+    self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
+
+
+Proxy.__setitem__ = _setitem  # type: ignore[attr-defined]
+
+
 def _record_call(op: Callable, args: tuple, kwargs: dict) -> Proxy:
     """The ``overrides`` handler: ``op(*args, **kwargs)`` as a ``call_function`` node."""
     tracer = next(x.tracer for a in args

@@ -448,6 +448,8 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
     if not operands:
         raise ShapeError("einsum: at least one operand is needed")
     for i, t in enumerate(operands):
+        if type(t) in TENSOR_LIKE:  # (an ember.fx Proxy: the call becomes a graph node)
+            return handle(einsum, (equation, *operands), {})
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum: operand {i} must be a Tensor, got {type(t).__name__}. "
                             "Hint: wrap it with ember.tensor(...)")
