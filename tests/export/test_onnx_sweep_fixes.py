@@ -9,6 +9,7 @@ import pytest
 
 import ember
 import ember.nn as nn
+import ember.nn.functional as F
 from ember.onnx import ExportError
 from tests.export.onnx_helpers import check_export
 
@@ -127,3 +128,16 @@ def test_data_dependent_sizes_are_listed_as_unsupported(fn, name):
     with pytest.raises(ExportError, match=rf"output sizes that depend on values:\n  "
                                           rf"{name} \(1x, at test_onnx_sweep_fixes.py:\d+\)"):
         ember.onnx.to_model(fn, (ember.randn(2, 5),))
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16])
+def test_nan_to_num_and_grid_sample_with_border_padding(dtype):
+    """nan_to_num had no converter (grid_sample with padding_mode='border' or 'reflection'
+    calls it)."""
+    x = ember.tensor([[nan, inf, -inf, 1.5, -0.0, 3e38]], dtype=dtype)
+    check_export(lambda t: (ember.nan_to_num(t), ember.nan_to_num(t, 2.0, 1e30, -7.0)), x,
+                 dynamic_batch=True)
+    grid = ember.randn(2, 4, 5, 2, generator=ember.Generator().manual_seed(0)) * 1.3
+    check_export(lambda a, g: F.grid_sample(a, g, mode="nearest", padding_mode="border",
+                                            align_corners=True),
+                 ember.randn(2, 3, 6, 6), grid, dynamic_batch=True)

@@ -316,3 +316,15 @@ def clamp_tensor(ctx: Context, eqn: Eqn) -> str:
     for op, bound in zip(ops, bounds):
         x = ctx.node(op, [x, bound])
     return x
+
+
+@converter("nan_to_num")
+def nan_to_num(ctx: Context, eqn: Eqn) -> str:
+    """Where IsNaN, then where ``x == ±inf``, the replacement (a scalar of the dtype, so a
+    posinf beyond its range rounds as Ember's assignment does)."""
+    x, dtype, p = ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype, eqn.params
+    out = ctx.node("Where", [ctx.node("IsNaN", [x]), ctx.scalar(p["nan"], dtype), x])
+    for inf, key in ((np.inf, "posinf"), (-np.inf, "neginf")):
+        hit = ctx.node("Equal", [x, ctx.scalar(inf, dtype)])
+        out = ctx.node("Where", [hit, ctx.scalar(p[key], dtype), out])
+    return out
