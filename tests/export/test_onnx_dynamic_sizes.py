@@ -176,3 +176,13 @@ def test_a_size_that_follows_another_axis_by_chance_is_refused():
     with pytest.raises(ExportError, match="follow no rule"):
         ember.onnx.to_model(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), ember.randn(2, 3, 6, 6),
                             input_names=["x"], dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})
+
+
+def test_sizes_that_are_multiples_of_a_dynamic_size():
+    """repeat and tile of dynamic axes reshape to 2·B and 3·W, which no input dimension is
+    (two such sizes were refused: Reshape infers one)."""
+    def fn(a):
+        return a.repeat(2, 1, 3), a.tile((2, 1, 1)), ember.cat([a, a], 0).reshape(-1, 5, a.shape[2])
+
+    _check_at_sizes(fn, [ember.randn(4, 5, 6)], {0: {0: "b", 2: "w"}},
+                    [[ember.randn(3, 5, 2)], [ember.randn(7, 5, 9)]])

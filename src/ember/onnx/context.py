@@ -169,7 +169,7 @@ class Context:
         """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
         each dynamic size read from a dimension that follows it, of ``sources`` (the same
         position first) or else of the graph's inputs; with ``infer_one`` (Reshape) one
-        dynamic size left over is -1."""
+        dynamic size left over is -1; more left over are tried as multiples of an input's."""
         dynamic = set(self.dynamic_dims(out))
         if not dynamic:
             return self.ints(out.shape)
@@ -186,6 +186,11 @@ class Context:
                 pieces.append(-1)
             else:
                 pieces.append(self.dim(*found))
+        if left > (1 if infer_one else 0):  # (sizes that no dimension gives: multiples of one)
+            for d in sorted(dynamic):
+                if pieces[d] == -1 and \
+                        (times := self._multiple_of_input(out.shape[d], twin[d])) is not None:
+                    pieces[d], left = times, left - 1
         if left > (1 if infer_one else 0):
             self.refuse(f"the output shape {out.shape} has dynamic dimensions "
                         f"{sorted(dynamic)} that no input dimension gives")
@@ -197,6 +202,17 @@ class Context:
         ``size`` and ``twin_size`` in the two traces, if some dimension is."""
         found = self._follower(list(self.graph.inputs), 0, size, twin_size)
         return None if found is None else self.dim(*found)
+
+    def _multiple_of_input(self, size: int, twin_size: int) -> str | None:
+        """``k·N`` (a 1-D int64 tensor) where the size is ``k`` times one dynamic input size
+        ``N`` in both traces (``x.repeat(2, 1)`` of a dynamic batch); None when no input size
+        or several give it."""
+        found = {(n, twin, size // n) for n, twin in self.dynamic_sizes()
+                 if size % n == 0 and size // n > 1 and twin * (size // n) == twin_size}
+        if len(found) != 1:
+            return None
+        (n, twin, k), = found
+        return self.node("Mul", [self.input_dim(n, twin), self.ints([k])])
 
     def dynamic_sizes(self) -> set[tuple[int, int]]:
         """The (traced, resized) size pairs of the graph inputs' dynamic dimensions."""
