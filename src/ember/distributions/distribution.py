@@ -213,8 +213,7 @@ class Distribution:
         for i, j in zip(reversed(value.shape), reversed(expected)):
             if i != 1 and j != 1 and i != j:
                 raise ArgumentError(f"{name}: value of shape {tuple(value.shape)} does not "
-                                    "broadcast "
-                                    f"with batch_shape + event_shape {expected}")
+                                    f"broadcast with batch_shape + event_shape {expected}")
         if not _all_true(self.support.check(value)):
             raise ArgumentError(f"{name}: expected value (Tensor of shape {tuple(value.shape)}) to "
                                 f"be within the support {self.support!r}, but found invalid "

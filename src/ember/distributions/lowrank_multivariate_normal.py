@@ -44,10 +44,9 @@ class LowRankMultivariateNormal(_Gaussian):
                                     f"least {rank} dims, got {shape_shown(value)!r}")
         n = loc.shape[-1]
         if cov_factor.shape[-2] != n:
-            raise ArgumentError(f"LowRankMultivariateNormal: cov_factor must be a batch of ({n}, "
-                                "m) "
-                                f"matrices to match loc of shape {tuple(loc.shape)}, got shape "
-                                f"{tuple(cov_factor.shape)}")
+            raise ArgumentError(f"LowRankMultivariateNormal: cov_factor must be a batch of "
+                                f"({n}, m) matrices to match loc of shape {tuple(loc.shape)}, "
+                                f"got shape {tuple(cov_factor.shape)}")
         if cov_diag.shape[-1] != n:
             raise ArgumentError("LowRankMultivariateNormal: cov_diag must be a batch of vectors "
                                 "of "

@@ -35,8 +35,7 @@ class MixtureSameFamily(Distribution):
                  validate_args: bool | None = None) -> None:
         if not isinstance(mixture_distribution, Categorical):
             raise ArgumentError("MixtureSameFamily: mixture_distribution must be a Categorical, "
-                                "got "
-                                f"{type(mixture_distribution).__name__}")
+                                f"got {type(mixture_distribution).__name__}")
         if not isinstance(component_distribution, Distribution):
             raise ArgumentError("MixtureSameFamily: component_distribution must be a Distribution, "
                                 f"got {type(component_distribution).__name__}")

@@ -25,8 +25,8 @@ __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "ma
 def _check_layout(op: str, layout: Any) -> None:
     if layout is not None and layout is not jagged:
         raise ArgumentError(f"{op}: ember.nested supports layout=ember.jagged only (PyTorch's "
-                            "older "
-                            f"strided nested layout is not implemented), got {layout!r}")
+                            "older strided nested layout is not implemented), got "
+                            f"{layout!r}")
 
 
 def _offsets_of(op: str, lengths: Sequence[int], device: Any) -> Tensor:

@@ -326,8 +326,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
     rank = weight.ndim - 2
     if rank not in _CONVS:
         raise ArgumentError("convolution: expected a weight of 3, 4 or 5 dimensions (1-3 "
-                            "spatial), "
-                            f"got shape {tuple(weight.shape)}")
+                            f"spatial), got shape {tuple(weight.shape)}")
     if input.ndim != weight.ndim:
         raise ShapeError(f"convolution: expected a {weight.ndim}-dimensional input (batched) "
                          f"for a weight of shape {tuple(weight.shape)}, got input of shape "

@@ -101,9 +101,8 @@ class FakeQuantize(FakeQuantizeBase):
                                                                                      quint8))
             if not dtype.min <= quant_min <= quant_max <= dtype.max:
                 raise ArgumentError("FakeQuantize: quant_min/quant_max out of bound: "
-                                    f"[{quant_min}, "
-                                    f"{quant_max}] is not within {dtype!r}'s range [{dtype.min}, "
-                                    f"{dtype.max}]")
+                                    f"[{quant_min}, {quant_max}] is not within {dtype!r}'s range "
+                                    f"[{dtype.min}, {dtype.max}]")
             observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
         self.activation_post_process = observer(is_dynamic=is_dynamic, **observer_kwargs)
         post = self.activation_post_process

@@ -277,8 +277,7 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
         raise ArgumentError(f"orthogonal: module {type(module).__name__} has no parameter or "
-                            "buffer "
-                            f"named '{name}'")
+                            f"buffer named '{name}'")
     if weight.ndim < 2:
         raise ArgumentError("orthogonal: expected a matrix or batch of matrices, got a tensor of "
                             f"{weight.ndim} dimensions")

@@ -62,8 +62,7 @@ class CyclicLR(LRScheduler):
         self.step_ratio = up / self.total_size
         if mode not in MODES and scale_fn is None:
             raise ArgumentError(f"mode is invalid and scale_fn is None: mode={mode!r}, expected "
-                                "one "
-                                f"of {', '.join(MODES)} (or give a scale_fn)")
+                                f"one of {', '.join(MODES)} (or give a scale_fn)")
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_custom = scale_fn

@@ -131,8 +131,7 @@ class _DynamicRNN(Module):
             raise ArgumentError(f"dynamic quantized {cls.mode}: proj_size is not supported")
         if not mod.bias:
             raise ArgumentError(f"dynamic quantized {cls.mode}: from_float needs a float layer "
-                                "with "
-                                "bias=True, as PyTorch's (got bias=False)")
+                                "with bias=True, as PyTorch's (got bias=False)")
         dtype = float16 if mod.qconfig.weight().dtype is float16 else qint8
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
                 mod.dropout, mod.bidirectional, dtype)

@@ -234,8 +234,7 @@ class EmbeddingBag(Embedding):
                 compressed_indices_mapping: Tensor | None = None) -> Tensor:
         if compressed_indices_mapping is not None:
             raise ArgumentError("quantized EmbeddingBag: pruned tables "
-                                "(compressed_indices_mapping) "
-                                "are not supported")
+                                "(compressed_indices_mapping) are not supported")
         idx = self._rows(indices)
         bags, count = self._bags(idx, offsets)
         idx = idx.reshape(-1)

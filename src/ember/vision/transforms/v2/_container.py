@@ -87,8 +87,7 @@ class RandomChoice(Transform):
             p = [1.0] * len(self.transforms)
         if len(p) != len(self.transforms):
             raise ArgumentError("RandomChoice: length of p doesn't match the number of "
-                                "transforms: "
-                                f"{len(p)} != {len(self.transforms)}")
+                                f"transforms: {len(p)} != {len(self.transforms)}")
         total = sum(p)
         self.p = [float(w) / total for w in p]
 
