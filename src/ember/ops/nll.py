@@ -74,14 +74,14 @@ class Nll(Primitive):
             picked = x[safe]
         else:
             picked = xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim)
-        loss = _reduced(xp, xp.where(valid, -(picked * weights), 0), weights, reduction)
+        loss = _reduced(xp, _kept(xp, valid, -(picked * weights)), valid, weights, reduction)
         if not smoothing:
             return loss
         # the composite's steps, in its order: loss·(1-ε) + reduce(where(valid, -Σ_c w·x,
         # 0))·(ε/C), so that the two agree bit for bit
         spread = x if w is None else x * w.reshape(w.shape + (1,) * (x.ndim - dim - 1))
         spread = Sum.forward(xp, spread, dims=(dim,), keepdim=False)
-        uniform = _reduced(xp, xp.where(valid, -spread, x.dtype.type(0)), weights, reduction)
+        uniform = _reduced(xp, _kept(xp, valid, -spread), valid, weights, reduction)
         keep, spread_share = _shares(x.dtype, smoothing, x.shape[dim])
         return loss * keep + uniform * spread_share
 
@@ -133,15 +133,15 @@ class NllBackward(Primitive):
             keep, spread_share = _shares(g.dtype, smoothing, shape[dim])
             g, uniform = g * keep, g * spread_share
             if reduction == "mean":
-                uniform = _divide(xp, uniform, _sum(xp, weights))
-            uniform = -xp.where(valid, uniform, g.dtype.type(0))
-            uniform = xp.expand_dims(uniform, dim)
+                uniform = _divide(xp, uniform, _total(xp, valid, weights, t.size))
+            uniform = -_kept(xp, valid, uniform)  # (per target, or one number: see _targets)
+            uniform = xp.expand_dims(uniform, dim) if uniform.ndim else uniform
             if w is not None:
                 uniform = uniform * w.reshape(w.shape + (1,) * (len(shape) - dim - 1))
         if reduction == "mean":
-            g = _divide(xp, g, _sum(xp, weights))
+            g = _divide(xp, g, _total(xp, valid, weights, t.size))
         out = xp.zeros(shape, g.dtype)
-        src = xp.where(valid, -(g * weights), 0)
+        src = _kept(xp, valid, -(g * weights))
         if len(shape) == 2:  # (a fancy index, as the forward's: ~4x faster than put_along)
             out[xp.arange(shape[0]), safe] = src
         else:
@@ -169,7 +169,14 @@ class NllBackward(Primitive):
 
 def _targets(xp, t, w, classes: int, dtype, ignore_index: int, op: str) -> tuple:
     """The mask of kept targets, the targets with ignored ones read as class 0 (checked to lie
-    in ``[0, classes)``), and each target's weight (0 where ignored)."""
+    in ``[0, classes)``), and each target's weight (0 where ignored). Where every target of an
+    (N, C) input is kept with weight 1 (no class weights, ``ignore_index`` outside
+    ``[0, classes)`` and every target inside; the common case), the mask is None and the
+    weights are ``dtype``'s 1: the same values, four or five NumPy calls fewer in each of the
+    loss and its gradient (~1 µs each; the gradient's terms of a reduced loss are one number)."""
+    if w is None and xp is np and t.ndim == 1 and t.size <= _EXACT_COUNT and \
+            not 0 <= ignore_index < classes and first_out_of_range(t, classes) is None:
+        return None, t, dtype.type(1)
     valid = t != ignore_index
     safe = xp.where(valid, t, 0)
     bad = first_out_of_range(safe, classes)
@@ -178,12 +185,26 @@ def _targets(xp, t, w, classes: int, dtype, ignore_index: int, op: str) -> tuple
     return valid, safe, (valid.astype(dtype) if w is None else w[safe] * valid)
 
 
-def _reduced(xp, loss, weights, reduction: str):
+def _kept(xp, valid, a):
+    """``a`` where ``valid`` (a mask of :func:`_targets`), else 0."""
+    return a if valid is None else xp.where(valid, a, a.dtype.type(0))
+
+
+def _total(xp, valid, weights, count: int):
+    """The summed ``weights`` of ``count`` targets (:func:`_targets`' mask and weights)."""
+    return weights.dtype.type(count) if valid is None else _sum(xp, weights)
+
+
+_EXACT_COUNT = 1 << 24  # (a float32 sum of this many ones is exact: it equals their count)
+
+
+def _reduced(xp, loss, valid, weights, reduction: str):
     """Per-target ``loss`` reduced: 'mean' over the summed ``weights`` of the kept ones."""
     if reduction == "none":
         return loss
     total = _sum(xp, loss)
-    return total if reduction == "sum" else _divide(xp, total, _sum(xp, weights))
+    return total if reduction == "sum" else \
+        _divide(xp, total, _total(xp, valid, weights, loss.size))
 
 
 def _shares(dtype, smoothing: float, classes: int) -> tuple:
