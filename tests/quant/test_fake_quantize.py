@@ -121,6 +121,19 @@ def test_per_channel_float_zero_points_fuse_the_multiply_add_like_torch():
             t, m.from_numpy(s), m.from_numpy(z), 0, -2**31, 2**31 - 1) for m in (ember, torch)])
 
 
+def test_per_channel_float_zero_points_round_the_fused_sum_once_like_torch():
+    # x * inv_scale is exact in float64, but adding a large zero point rounds there, and the
+    # float32 cast rounded again: 0.75 (1 + 2**-17) / (1 + 2**-17) + 2**22 is a float32 tie
+    # only after the first rounding
+    scale = np.float32(1 + 2**-17)
+    x = np.array([0.75 * scale, -0.75 * scale, 1.5 * scale], np.float32)
+    outs = [m.fake_quantize_per_channel_affine(
+        m.from_numpy(x), m.from_numpy(np.full(3, scale, np.float32)),
+        m.from_numpy(np.full(3, 2.0**22, np.float32)), 0, -2**31, 2**31 - 1).numpy()
+        for m in (ember, torch)]
+    np.testing.assert_array_equal(*outs)
+
+
 def _away_from_jumps(shape, scale):
     """float64 values a third of a step from every rounding jump, some beyond the clamp."""
     rng = np.random.default_rng(3)

@@ -27,6 +27,18 @@ from ember.tensor import Tensor
 __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
 
 
+def _sum_rounded_to_odd(xp: Any, a: Any, b: Any) -> Any:
+    """``a + b`` (float64 arrays) rounded to odd: an inexact sum gets its last bit set, so that
+    rounding it to float32 afterwards rounds the exact sum once (float64 keeps more than two
+    bits beyond float32's; rounding the sum to nearest first would round twice)."""
+    total = a + b
+    b_part = total - a
+    error = (a - (total - b_part)) + (b - b_part)  # (Knuth's TwoSum: exact)
+    even = (total.view(np.int64) & 1) == 0
+    step = (error != 0) & xp.isfinite(error) & even
+    return xp.where(step, xp.nextafter(total, xp.copysign(np.inf, error)), total)
+
+
 def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
                      quant_max: int, per_channel: bool = False) -> tuple[Any, Any]:
     """``(q, mask)``: the integers ``x`` quantizes to (as floats, clamped to ``[quant_min,
@@ -44,9 +56,9 @@ def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: in
     zero_point = xp.asarray(zero_point)
     if zero_point.dtype.kind != "f":
         q = xp.rint(x.astype(compute, copy=False) * inv_scale) + zero_point.astype(compute)
-    elif compute is np.float32:  # (PyTorch's kernel fuses the multiply-add: exact in float64,
-        # then rounded once to float32)
-        fused = x.astype(np.float64) * inv_scale.astype(np.float64) + zero_point
+    elif compute is np.float32:  # (PyTorch's kernel fuses the multiply-add: rounded once)
+        product = x.astype(np.float64) * inv_scale.astype(np.float64)  # (exact)
+        fused = _sum_rounded_to_odd(xp, product, zero_point.astype(np.float32).astype(np.float64))
         q = xp.rint(fused.astype(np.float32))
     else:
         q = xp.rint(x * inv_scale + zero_point)
