@@ -218,3 +218,21 @@ def test_softmin_along_ragged_dim_is_per_sequence():  # (torch 2.13 refuses the 
 def test_lerp():
     nt, tnt = pair(INNER)
     assert_close(nt.lerp(nt * 2, 0.3), tnt.lerp(tnt * 2, 0.3))
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "amax", "amin", "all", "any"])
+def test_reductions_take_a_numpy_integer_dim(op):
+    # a NumPy integer is an int dim, as in a dense tensor (``dim == ()`` broke on one)
+    nt, tnt = pair(INNER)
+    if op in ("all", "any"):
+        nt, tnt = nt > 0, tnt > 0
+    for dim in (np.int64(-1), np.int32(1)):
+        assert_close(getattr(nt, op)(dim), getattr(tnt, op)(int(dim)))
+    assert_close(getattr(nt, op)((np.int64(2), np.int64(3))),
+                 getattr(getattr(tnt, op)(3), op)(2))
+
+
+def test_reduction_over_a_repeated_dim_is_an_error():  # as a dense tensor's
+    nt, _ = pair(INNER)
+    with pytest.raises(ember.errors.ShapeError, match="sum: a dim appears more than once"):
+        nt.sum((2, -2))

@@ -21,7 +21,7 @@ from ember.ops import arithmetic as arith
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.creation import from_numpy
-from ember.ops.dims import normalize_dim
+from ember.ops.dims import normalize_dim, reduce_dims
 from ember.ops.dropout import dropout
 from ember.ops.embedding import embedding
 from ember.ops.fused_arithmetic import lerp
@@ -323,10 +323,7 @@ def _reduce(op: str, fn: Callable, input: NestedTensor, dim: Any, keepdim: bool,
     reduction's identity) or over batch and ragged together (every row of every sequence) a
     dense tensor."""
     r = input._ragged_idx
-    if dim is None or dim == () or dim == []:  # every dim, as PyTorch
-        dim = tuple(range(input.dim()))
-    dims = sorted({logical_dim(input, d, op, batch=True)
-                   for d in (dim if isinstance(dim, (tuple, list)) else (dim,))})
+    dims = list(reduce_dims(input, dim, op))  # None and () mean every dim, as in PyTorch
     inner = tuple(d - 1 for d in dims if d not in (0, r))
     if 0 not in dims and r not in dims:
         shift = 0 if keepdim else len([d for d in dims if d < r])
