@@ -301,3 +301,18 @@ def test_bfloat16_rows_are_summed_in_float32(name):
     exact = grad(np.float64)
     # (PyTorch: ~4 % of the largest; summed in bfloat16 the error was over 100 %)
     assert np.abs(grad(ml_dtypes.bfloat16) - exact).max() <= 0.06 * np.abs(exact).max()
+
+
+def test_trailing_dims_test_takes_every_order_and_negative_dims():
+    """rows_kernel._trailing (a single dim without sorting) agrees with the sorted rule for
+    every set of dims of up to 4-d arrays, negative ones included."""
+    import itertools
+
+    from ember.ops.rows_kernel import _trailing
+
+    for ndim in range(1, 5):
+        every = list(range(-ndim, ndim))
+        for count in (1, 2, 3):
+            for dims in itertools.permutations(every, count):
+                want = sorted(d % ndim for d in dims) == list(range(ndim - count, ndim))
+                assert _trailing(dims, ndim) == want, (dims, ndim)

@@ -26,13 +26,19 @@ def kernels(xp: Any, dims: tuple[int, ...], *arrays: Any) -> Any:
     None."""
     first = arrays[0]
     if xp is not np or first.dtype not in (np.float32, np.float64) or first.size == 0 or \
-            sorted(d % first.ndim for d in dims) != list(range(first.ndim - len(dims),
-                                                                first.ndim)) or \
+            not _trailing(dims, first.ndim) or \
             any(a.shape != first.shape or a.dtype != first.dtype or not a.flags.c_contiguous
                 for a in arrays) or not all(a.flags.writeable for a in arrays[1:]) or \
             not compiled.numba_enabled():
         return None
     return compiled.load(_KERNELS)
+
+
+def _trailing(dims: tuple[int, ...], ndim: int) -> bool:
+    """Whether ``dims`` are the last ``len(dims)`` dimensions of ``ndim``, in any order."""
+    if len(dims) == 1:  # (the common case, without sorting: ~0.6 µs of a small softmax's 14)
+        return dims[0] % ndim == ndim - 1
+    return sorted(d % ndim for d in dims) == list(range(ndim - len(dims), ndim))
 
 
 def _rows(count: int, arrays: list) -> list:
@@ -50,6 +56,9 @@ def over_rows(kernel: Any, count: int, arrays: list, *args: Any) -> None:
     """``kernel(*rows, *args)``, each array seen as rows of its last ``count`` dimensions
     (a statistic of keepdim shape: rows of one), the rows shared among the cores."""
     rows = _rows(count, arrays)
+    if arrays[0].size < _SHARE:  # (one piece: called here, without the sharing's arithmetic)
+        kernel(*rows, *args)
+        return
     parallel.over_rows(kernel, rows, _least(rows), *args)
 
 
