@@ -141,3 +141,16 @@ def test_nan_to_num_and_grid_sample_with_border_padding(dtype):
     check_export(lambda a, g: F.grid_sample(a, g, mode="nearest", padding_mode="border",
                                             align_corners=True),
                  ember.randn(2, 3, 6, 6), grid, dynamic_batch=True)
+
+
+@pytest.mark.parametrize("mode, weighted", [("sum", False), ("sum", True), ("mean", False)])
+def test_embedding_bag_of_a_2d_input(mode, weighted):
+    """Bags of equal length (one per row) sum or average the rows' embeddings directly; they
+    went through index_add, whose index_put has no converter."""
+    ember.manual_seed(0)
+    bag = nn.EmbeddingBag(7, 4, mode=mode)
+    if weighted:
+        check_export(lambda i, w: bag(i, per_sample_weights=w), ember.randint(0, 7, (3, 5)),
+                     ember.randn(3, 5), dynamic_batch=True)
+    else:
+        check_export(bag, ember.randint(0, 7, (3, 5)), dynamic_batch=True)

@@ -367,6 +367,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         rows = rows * per_sample_weights.reshape((-1, 1)).to(rows.dtype)
     if rows.dtype in HALF:  # summed (and averaged) in float32, as PyTorch
         rows = rows.float()
+    if input.ndim == 2 and padding_idx is None and input.shape[1]:  # (rows of equal bags)
+        rows = rows.reshape((b, input.shape[1], dim))
+        return (rows.sum(1) if mode == "sum" else rows.mean(1)).to(weight.dtype)
     # (a row for the entries left out, past the last bag, where there may be some)
     spare = int(padding_idx is not None or b == 0)
     out = _sliced(index_add(rows.new_zeros((b + spare, dim)), 0, bag, rows), b, spare)
