@@ -221,8 +221,27 @@ def test_worker_exception_carries_the_original_traceback():
     assert "bad sample 5" in msg and "__getitem__" in msg
     assert time.monotonic() - start < 10
     del info  # (its traceback holds the iterator, which goes on; dropped, it shuts down)
-    gc.collect()
     assert no_leftover_segments()
+
+
+def test_an_iterator_dropped_after_a_caught_worker_error_stops_its_workers_at_once():
+    # (the re-raised exception's traceback held its own frame, which held the exception: the
+    # cycle kept the iterator, its workers and shared-memory batches until the collector ran)
+    it = iter(D.DataLoader(Crashes("raise"), batch_size=2, num_workers=2))
+    workers = it._workers
+    gc.disable()
+    try:
+        assert next(it).tolist() == [0.0, 1.0] and next(it).tolist() == [2.0, 3.0]
+        with pytest.raises(KeyError, match="bad sample 5"):
+            next(it)
+        del it
+        deadline = time.monotonic() + 5
+        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(w.is_alive() for w in workers)
+        assert no_leftover_segments()
+    finally:
+        gc.enable()
 
 
 def each_batch_or_error(loader):

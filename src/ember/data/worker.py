@@ -73,7 +73,10 @@ class ExceptionWrapper:
             exc = self.exc_type(msg)
         except Exception:  # an exception class whose constructor wants other arguments
             exc = RuntimeError(msg)
-        raise exc
+        try:
+            raise exc
+        finally:  # exc -> its traceback -> this frame -> exc: a cycle that kept the iterator
+            del exc
 
 
 class _ReprAsStr(str):
