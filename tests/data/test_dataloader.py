@@ -15,6 +15,7 @@ import torch.utils.data as tud
 
 import ember
 import ember.utils.data as D
+from ember.errors import IndexOutOfRange
 
 X = np.arange(60, dtype=np.float32).reshape(20, 3)
 Y = np.arange(20) % 4
@@ -68,6 +69,14 @@ def test_tensor_dataset_reads_odd_batch_indices_as_torch():
     for batch in (np.array([3, -1], np.int32), ember.tensor([4, 2]), range(2, 5)):
         assert_batches_equal(as_numpy(D.DataLoader(ds, batch_sampler=[batch])),
                              as_numpy(tud.DataLoader(tds, batch_sampler=[[int(i) for i in batch]])))
+    # a uint64 index past int64's range is out of range, not a row from the end
+    huge = np.array([1, 2**64 - 1], np.uint64)
+    with pytest.raises(IndexOutOfRange):
+        list(D.DataLoader(ds, batch_sampler=[huge]))
+    with pytest.raises(IndexOutOfRange):
+        list(D.DataLoader(D.Subset(ds, huge), batch_size=2))
+    assert_batches_equal(as_numpy(D.DataLoader(ds, batch_sampler=[huge[:1]])),
+                         as_numpy(tud.DataLoader(tds, batch_sampler=[[1]])))
 
 
 @pytest.mark.parametrize("inner,outer", [([5, 2, 19, -1, 7], [3, 0, -1, 4]),

@@ -26,7 +26,11 @@ def _tensor_source(dataset: Any) -> tuple[TensorDataset | None, list[Subset]]:
 
 def _int_rows(index: Any) -> np.ndarray | None:
     rows = np.asarray(index)
-    return rows if rows.dtype.kind in "iu" and rows.ndim == 1 else None
+    if rows.dtype.kind not in "iu" or rows.ndim != 1:
+        return None
+    if rows.dtype == np.uint64 and rows.size and rows.max() > np.iinfo(np.int64).max:
+        return None  # (as int64 it would wrap to a row counted from the end)
+    return rows
 
 
 def _rows(index: Any, subsets: list[Subset]) -> np.ndarray | None:
