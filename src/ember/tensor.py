@@ -114,7 +114,7 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage, cut from the graph (prefer :meth:`detach`)."""
-        return _wrap(self._data, self._device, False, None, 0, self._vc)
+        return Tensor.detach(self)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -288,7 +288,10 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same storage, without history and not requiring grad."""
-        return _wrap(self._data, self._device, False, None, 0, self._vc)
+        out = _wrap(self._data, self._device, False, None, 0, self._vc)
+        if _on_detach is not None:
+            _on_detach(out, self)
+        return out
 
     def detach_(self) -> Tensor:
         """Cuts this tensor from its history in place (a view cannot be: use :meth:`detach`)."""
@@ -497,6 +500,7 @@ def set_counter_factory(factory: Callable[[], VersionCounter] | None) -> None:
 
 
 _on_value_read: Callable[[Tensor, str], None] | None = None
+_on_detach: Callable[[Tensor, Tensor], None] | None = None
 
 
 def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
@@ -505,6 +509,14 @@ def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
     give. Set by the dispatch stack while a transform is active."""
     global _on_value_read
     _on_value_read = hook
+
+
+def set_detach_hook(hook: Callable[[Tensor, Tensor], None] | None) -> None:
+    """Makes ``hook(out, t)`` run when ``out = t.detach()`` is made: a transform whose
+    tensors stand for others (vmap's per-sample views of a batch) detaches those too. Set by
+    the dispatch stack while a transform is active."""
+    global _on_detach
+    _on_detach = hook
 
 
 _wrap_hooks: list[Callable[[Tensor], None]] = []

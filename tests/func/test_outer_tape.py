@@ -1,6 +1,7 @@
 """Results of the reverse-mode transforms stay on the ordinary tape, as torch.func's do: under
 ``vmap`` (``vmap(grad(f))(x)`` with ``x.requires_grad``), for ``vjp``, ``jacrev`` and
-``hessian`` too, and ``vjp_fn(c)`` is differentiable in a cotangent ``c`` that requires grad."""
+``hessian`` too, and ``vjp_fn(c)`` is differentiable in a cotangent ``c`` that requires grad.
+A tape outside ``vmap`` sees ``detach()`` and in-place ops inside the mapped function."""
 
 from __future__ import annotations
 
@@ -23,6 +24,22 @@ def _g(r):
     return r.sin() * r.sum()
 
 
+def _mul_in_place(r):
+    b = r.clone()
+    b.mul_(r)  # (the batched mul saves b's batch, which the write then changes)
+    return b
+
+
+def _detached(r):
+    return r.detach() * r
+
+
+def _detached_in_place(r):
+    b = r.detach().clone()
+    b.mul_(r)
+    return b
+
+
 CASES: dict[str, Callable] = {
     "vmap_grad": lambda F, L, x: F.vmap(F.grad(_f))(x),
     "vmap_grad_of_non_leaf": lambda F, L, x: F.vmap(F.grad(_f))(x * 2),
@@ -35,6 +52,12 @@ CASES: dict[str, Callable] = {
     "vmap_grad_unbatched_arg": lambda F, L, x: F.vmap(
         F.grad(lambda a, r: (a * r ** 2).sum(), argnums=1), in_dims=(None, 0))(x[0], x),
     "grad_vmap_grad": lambda F, L, x: F.grad(lambda z: F.vmap(F.grad(_f))(z).pow(2).sum())(x),
+    "vmap_mul_in_place": lambda F, L, x: F.vmap(_mul_in_place)(x),
+    "vmap_vmap_mul_in_place": lambda F, L, x: F.vmap(F.vmap(_mul_in_place))(x),
+    "vmap_detach": lambda F, L, x: F.vmap(_detached)(x),
+    "vmap_vmap_detach": lambda F, L, x: F.vmap(F.vmap(_detached), in_dims=1)(x),
+    "vmap_detach_in_place": lambda F, L, x: F.vmap(_detached_in_place)(x),
+    "grad_vmap_detach": lambda F, L, x: F.grad(lambda z: F.vmap(_detached)(z).pow(2).sum())(x),
     "jacrev": lambda F, L, x: F.jacrev(_g)(x[1]),
     "hessian": lambda F, L, x: F.hessian(_f)(x[0]),
 }
@@ -83,3 +106,12 @@ def test_vjp_fn_is_differentiable_in_its_cotangent_like_torch_func() -> None:
     for mine, ref in zip(_cotangent_grads(ember), _cotangent_grads(torch)):
         np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(), rtol=1e-6,
                                    atol=1e-6)
+
+
+def test_detach_inside_vmap_stops_an_outer_jvp_like_torch_func() -> None:
+    x = X.copy()
+    got = ember.func.jvp(ember.func.vmap(_detached), (ember.tensor(x),),
+                         (ember.ones(3, 2),))[1]
+    want = torch.func.jvp(torch.func.vmap(_detached), (torch.tensor(x),),
+                          (torch.ones(3, 2, dtype=torch.float64),))[1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

@@ -5,7 +5,8 @@ has; a dispatch handler (:class:`_BatchTrace`) intercepts every primitive, runs 
 rule (``ember.func.batching``) on the *physical* tensors, whose batch axis is axis 0, and hands
 back logical tensors again. A logical tensor's array is a view of its physical array's first
 sample (so shapes, dtypes and in-place writes behave); the trace finds the physical tensor by
-the identity of that array, so aliases (``detach()``, a node's saved output) resolve too.
+the identity of that array, so aliases (a node's saved output) resolve too; ``detach()``
+stands for the detached physical tensor, so a tape or ``jvp`` outside stops there too.
 
 Autograd inside the mapped function works on the logical level: when a logical input requires
 a gradient the trace records a tape node on the logical tensors, and a backward pass run
@@ -55,6 +56,8 @@ class _BatchTrace:
         self.randomness = randomness
         self.table: dict[int, tuple[Any, Tensor]] = {}  # id(logical array) -> (array, physical)
         self.others = OtherThreadsTensors()
+        # whether a physical tensor met so far (here or in an enclosing vmap) requires grad
+        self.grad_below = any(getattr(h, "grad_below", False) for h in DISPATCH.stack)
 
     def physical(self, t: Tensor) -> Tensor | None:
         entry = self.table.get(id(t._data))
@@ -63,6 +66,8 @@ class _BatchTrace:
     def logical(self, phys: Tensor, requires_grad: bool = False, vc: Any = None) -> Tensor:
         """A logical tensor for the batched ``phys`` (batch axis 0)."""
         a = phys._data
+        if phys.requires_grad:
+            self.grad_below = True
         data = a[0, ...] if self.size else phys.device.xp.zeros(a.shape[1:], a.dtype)
         self.table[id(data)] = (data, phys)
         return _wrap(data, phys._device, requires_grad, None, 0, vc)
@@ -157,6 +162,23 @@ class _BatchTrace:
                 "vmap it has a different value for each sample, which Python code cannot "
                 "branch on or read. Hint: use tensor ops instead (e.g. ember.where(cond, a, b) "
                 "for an if), or move the read outside vmap")
+
+    def on_detach(self, out: Tensor, t: Tensor) -> bool:
+        """``out = t.detach()``: ``out`` stands for the detached physical tensor (the same
+        memory), so a gradient recorded below (``grad(vmap(f))``) stops there too."""
+        phys = self.physical(t)
+        if phys is None:
+            return False
+        out._data = self.logical(run_below(self, Tensor.detach, phys))._data
+        return True
+
+    def on_alias(self, alias: Tensor, x: Tensor) -> None:
+        """An in-place op made ``alias`` of the old ``x`` to compute from. Where a gradient
+        is recorded below (``grad(vmap(f))``), the batched op would save ``x``'s physical
+        tensor, which the write then changes: the alias gets a physical copy of its own."""
+        phys = self.physical(x)
+        if phys is not None and self.grad_below and GRAD.enabled:
+            alias._data = self.logical(run_below(self, Tensor.clone, phys))._data
 
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
         """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see

@@ -29,7 +29,7 @@ from ember.ops.op_errors import (  # noqa: F401 (complex_error, refuse_*: import
     refuse_limited,
 )
 from ember.ops.tensor_spec import TensorSpec, spec  # noqa: F401 (spec: imported from here)
-from ember.tensor import Tensor, _wrap, set_value_read_hook
+from ember.tensor import Tensor, _wrap, set_detach_hook, set_value_read_hook
 from ember.version_counter import VersionCounter
 
 _FLOAT = frozenset(d.np for d in FLOATING_DTYPES + FLOAT8_DTYPES + COMPLEX_DTYPES)  # take grads
@@ -220,6 +220,7 @@ def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: boo
     with _active_lock:
         _active_handlers += 1
         set_value_read_hook(_tell_value_read)
+        set_detach_hook(_tell_detach)
 
 
 def pop_handler(handler: Callable) -> None:
@@ -237,6 +238,7 @@ def pop_handler(handler: Callable) -> None:
         _active_handlers -= 1
         if not _active_handlers:
             set_value_read_hook(None)
+            set_detach_hook(None)
 
 
 def _tell_value_read(t: Tensor, what: str) -> None:
@@ -246,6 +248,17 @@ def _tell_value_read(t: Tensor, what: str) -> None:
         hook = getattr(handler, "on_value_read", None)
         if hook is not None:
             hook(t, what)
+
+
+def _tell_detach(out: Tensor, t: Tensor) -> None:
+    """``out = t.detach()`` was made: the innermost active handler with an ``on_detach`` hook
+    that answers True (it owns ``t``: vmap's per-sample view) detaches what stands behind
+    ``t``, below itself, so the handlers beneath see that detach in turn."""
+    stack, handler = DISPATCH.stack, DISPATCH.handler
+    for h in reversed(stack[:stack.index(handler) + 1] if handler in stack else ()):
+        hook = getattr(h, "on_detach", None)
+        if hook is not None and hook(out, t):
+            return
 
 
 def per_sample(t: Tensor) -> bool:
