@@ -1,6 +1,8 @@
 """ember.export dynamic shapes (Dim, dims, Dim.AUTO/STATIC/DYNAMIC, ShapesCollection), the
 guards of ep.module(), and the errors of export."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -348,3 +350,16 @@ def test_two_dims_the_model_makes_equal_are_named_in_the_error_like_torch():
                                                        "equal.*Hint: use one Dim for them: b = a"):
         ember.export.export(Add(), (ember.ones(3, 4), ember.ones(3, 4)),
                             dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}})
+
+
+def test_the_traces_of_many_dynamic_dims_give_no_recompile_warning():
+    """Four dynamic dims take more than the 8 traces at which ember.jit warns of a function
+    compiled again and again (here before a refusal): that warning, and its hint to change
+    the caller, is the export's own doing, not the user's."""
+    model = ember.nn.Conv3d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2).eval()
+    shapes = {d: Dim(f"d{d}", min=1) for d in (0, 2, 3, 4)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ConstraintViolationError):
+            ember.export.export(model, (ember.randn(2, 4, 9, 9, 9),), dynamic_shapes=(shapes,))
+    assert not [w for w in caught if "has been compiled" in str(w.message)]

@@ -6,6 +6,7 @@ are dynamic. ``who`` names the exporter in error messages (``"ember.onnx.export"
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -77,7 +78,9 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad():
+        with ember.no_grad(), warnings.catch_warnings():
+            # (the export traces on purpose at several sizes: no "compiled N times" warning)
+            warnings.filterwarnings("ignore", "ember.jit: .* has been compiled", UserWarning)
             compiled(*args, **kwargs)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
