@@ -459,6 +459,8 @@ def test_worker_key_error_message_is_readable():
     with pytest.raises(KeyError) as info:
         list(D.DataLoader(Crashes("raise"), batch_size=2, num_workers=1))
     assert str(info.value).startswith("Caught KeyError") and "\n" in str(info.value)
+    del info  # (its traceback holds this frame, which held info: the iterator's segments stayed)
+    assert no_leftover_segments()
 
 
 class SlowFirst(D.Dataset):
