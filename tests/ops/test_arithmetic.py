@@ -1,5 +1,6 @@
 """Arithmetic ops against PyTorch and finite differences (see optable.py)."""
 
+import itertools
 import math
 import operator
 
@@ -386,3 +387,33 @@ def test_division_gradients_are_torchs_to_the_bit_at_subnormal_divisors_too(dtyp
         np.testing.assert_array_equal(mine, theirs)  # (NaN where NaN)
         numbers = ~np.isnan(mine)  # (and the sign of each zero; a NaN's sign means nothing)
         assert np.array_equal(np.signbit(mine[numbers]), np.signbit(theirs[numbers]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_in_place_add_sub_mul_written_directly_equal_the_out_of_place_ops(dtype):
+    """add_/sub_/mul_ (and +=, -=, *=) of a float tensor needing no history go straight to
+    NumPy's ufunc into its memory (ember.ops.inplace._direct): the out-of-place op's bits,
+    overlap with self included, the version counted, views seeing the write; an operand that
+    needs a gradient, another dtype or a broadcast still takes the recorded path."""
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((6, 8)) * 3).astype(dtype)
+    a.flat[:4] = [np.nan, np.inf, -0.0, 0.0]
+    operands = [2.5, 0.1, -0.0, 1e300, math.nan, 3, (1 << 24) + 1, 10 ** 40,
+                ember.tensor(rng.standard_normal((6, 8)).astype(dtype)),
+                ember.tensor(np.asarray(1.5, dtype))]
+    for name, other in itertools.product(["add", "sub", "mul"], operands):
+        x = ember.tensor(a.copy())
+        view = x[1:]
+        version = x._version
+        want = getattr(ember, name)(ember.tensor(a.copy()), other).numpy()
+        got = getattr(x, name + "_")(other)
+        assert got is x and x._version == version + 1
+        assert got.numpy().tobytes() == want.astype(dtype).tobytes()
+        assert view.numpy().tobytes() == want[1:].astype(dtype).tobytes()
+    x = ember.tensor(a.copy())
+    x.mul_(x.t().t())  # (overlapping self: NumPy buffers it)
+    assert x.numpy().tobytes() == (a * a).tobytes()
+    w = ember.tensor(np.ones(8, dtype), requires_grad=True)
+    x = ember.tensor(a.copy())
+    x.mul_(w)  # (broadcast, and w needs a gradient: recorded)
+    assert x.grad_fn is not None

@@ -582,7 +582,8 @@ def rsub(input: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
 
-bind_inplace(add_=add, __iadd__=add, sub_=sub, __isub__=sub, mul_=mul, __imul__=mul,
+bind_inplace({add: np.add, sub: np.subtract, mul: np.multiply},  # (written directly)
+             add_=add, __iadd__=add, sub_=sub, __isub__=sub, mul_=mul, __imul__=mul,
              div_=div, __itruediv__=div, floor_divide_=floor_divide, __ifloordiv__=floor_divide,
              remainder_=remainder, __imod__=remainder, neg_=neg, negative_=neg, fmod_=fmod,
              pow_=pow, __ipow__=pow)

@@ -18,9 +18,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import WORTH_DROPPING, let_go
 from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
+from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
     DISPATCH,
     Primitive,
@@ -270,16 +273,55 @@ def needs_history(x: Tensor, *sources: Tensor) -> bool:
         x._view is not None and x._view.base.requires_grad)
 
 
-def inplace_method(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """Makes ``x.name(*args)`` = ``inplace(x, name, lambda x: fn(x, *args))`` and binds it."""
+def inplace_method(name: str, fn: Callable[..., Tensor],
+                   ufunc: Any = None) -> Callable[..., Tensor]:
+    """Makes ``x.name(*args)`` = ``inplace(x, name, lambda x: fn(x, *args))`` and binds it;
+    with NumPy's ``ufunc`` (``fn``'s own), written straight into memory where
+    :func:`_direct` may."""
     def op(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if ufunc is not None and len(args) == 1 and not kwargs and _direct(self, args[0], ufunc):
+            return self
         return inplace(self, name, lambda old: fn(old, *args, **kwargs))
     op.__name__ = name
     op.__doc__ = f"In-place form of ``{fn.__name__}``: writes the result into ``self``."
     return method(name)(op)
 
 
-def bind_inplace(**ops: Callable[..., Tensor]) -> None:
-    """``bind_inplace(add_=add, __iadd__=add)`` binds in-place methods for out-of-place ops."""
+def bind_inplace(ufuncs: dict[Callable, Any] | None = None, **ops: Callable[..., Tensor]) -> None:
+    """``bind_inplace(add_=add, __iadd__=add)`` binds in-place methods for out-of-place ops;
+    ``ufuncs`` maps such ops to their NumPy ufunc, for :func:`_direct`."""
     for name, fn in ops.items():
-        inplace_method(name, fn)
+        inplace_method(name, fn, (ufuncs or {}).get(fn))
+
+
+_DIRECT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_EXACT_INT = 1 << 24  # (an int of at most this size is exact in float32: one rounding either way)
+
+
+def _direct(x: Tensor, other: Any, ufunc: Any) -> bool:
+    """Writes ``ufunc(x, other)`` (add, sub, mul) into a float32/float64 ``x``'s memory and
+    returns True where nothing would record it (no transform or handler, no gradient needed,
+    ``x`` neither a view nor an inference tensor, writable) and ``other`` is a float, a small
+    int or a tensor of ``x``'s dtype and device, of its shape or 0-d: the out-of-place op's
+    values (NumPy buffers an overlapping ``other``), ~1.2 µs instead of ~4; else False."""
+    data = x._data
+    if type(data) is not np.ndarray or data.dtype not in _DIRECT_DTYPES or \
+            x._view is not None or x._vc.inference or DISPATCH.stack or \
+            type(x) in TENSOR_LIKE or not data.flags.writeable:
+        return False
+    kind = type(other)
+    if kind is float or (kind is int and -_EXACT_INT <= other <= _EXACT_INT):
+        if needs_history(x):
+            return False
+        operand = other
+    elif kind is Tensor:
+        operand = other._data
+        if type(operand) is not np.ndarray or operand.dtype != data.dtype or \
+                other._device != x._device or (operand.shape != data.shape and operand.ndim) or \
+                needs_history(x, other):
+            return False
+    else:
+        return False
+    ufunc(data, operand, out=data)
+    count_write(x)
+    return True
