@@ -171,6 +171,9 @@ def test_grad_errors() -> None:
         ef.grad(lambda x: x.sum(), has_aux=True)(x)
     with pytest.raises(TypeError, match="str"):
         ef.grad(lambda x: x.sum())("nope")
+    for bad in (0.5, [0], (0, "1")):  # (torch: "argnums must be int or Tuple[int, ...]")
+        with pytest.raises(ember.errors.ArgumentTypeError, match="argnums must be an int or"):
+            ef.grad(lambda x, y: (x * y).sum(), argnums=bad)(x, x)
 
 
 # -- vjp -------------------------------------------------------------------------------------

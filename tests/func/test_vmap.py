@@ -228,6 +228,39 @@ def test_errors():
         vmap(ember.add, in_dims=(0,))(x, x)
 
 
+def _scaled(a, b):
+    return a * b
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: vmap(_scaled)(ember.zeros(3, 2), ember.zeros(4, 2)),
+     r"vmap\(_scaled\): .*different sizes .*: 3 \(argument 0\), 4 \(argument 1\)"),
+    (lambda: vmap(_scaled, in_dims=(0, 2))(ember.zeros(3, 2), ember.zeros(3, 2)),
+     r"vmap\(_scaled\): in_dim 2 is out of range for argument 1, of shape \(3, 2\)"),
+    (lambda: vmap(_scaled, in_dims=(0, 0))(ember.zeros(3, 2), 2.0),
+     r"vmap\(_scaled\): in_dim 0 given for argument 1, a float"),
+    (lambda: vmap(_scaled, in_dims=(0, 0.5))(ember.zeros(3, 2), ember.zeros(3, 2)),
+     r"vmap\(_scaled\): in_dims holds 0.5; each entry is an int or None"),
+    (lambda: vmap(lambda a: (a, "s"))(ember.zeros(3, 2)),
+     r"vmap\(<lambda>\): .*output 1 is a str. Hint: out_dims=None"),
+    (lambda: vmap(lambda a: (a, a), out_dims=(0, None))(ember.zeros(3, 2)),
+     r"vmap\(<lambda>\): out_dims is None for output 1, which is batched"),
+])
+def test_errors_name_the_function_and_the_argument(call, message):
+    # (as torch.func's: "vmap(f, in_dims=..., ...)(<inputs>): ...")
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_an_output_that_is_no_tensor_is_returned_as_is_with_out_dims_none():
+    for chunk_size in (None, 1):
+        out = vmap(lambda a: (a * 2, 3, "s"), out_dims=(0, None, None),
+                   chunk_size=chunk_size)(ember.ones(2, 3))
+        want = tf.vmap(lambda a: (a * 2, 3, "s"), out_dims=(0, None, None))(torch.ones(2, 3))
+        _close(out[0], want[0])
+        assert out[1:] == want[1:] == (3, "s")
+
+
 @pytest.mark.parametrize("read", [lambda r: r.sum().item(), lambda r: r if r.sum() > 0 else -r,
                                   lambda r: r.numpy(), lambda r: r.tolist()],
                          ids=["item", "bool", "numpy", "tolist"])

@@ -9,7 +9,7 @@ from typing import Any
 
 from ember.autograd.forward import alias
 from ember.autograd.grad_mode import no_grad
-from ember.errors import ArgumentError, DTypeError, GradError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, GradError
 from ember.func.pytree import TreeSpec, tree_flatten, tree_unflatten
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -18,13 +18,14 @@ from ember.tensor import Tensor
 def normalize_argnums(argnums: int | tuple[int, ...], nargs: int, who: str) -> tuple[int, ...]:
     """``argnums`` as a tuple of non-negative positions, checked against ``nargs`` (a bool
     counts as the int it is, as in PyTorch: ``True`` is 1)."""
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if not (isinstance(nums, tuple) and all(isinstance(n, int) for n in nums)):
+        raise ArgumentTypeError(f"{who}: argnums must be an int or a tuple of ints, got "
+                                f"{argnums!r}")
     if not nums:
         raise ArgumentError(f"{who}: argnums must be a non-empty int or tuple of ints")
     out = []
     for n in nums:
-        if not isinstance(n, int):
-            raise TypeError(f"{who}: argnums must be ints, got {n!r}")
         if not -nargs <= n < nargs:
             raise ArgumentError(f"{who}: argnums {n} is out of range for a function called with "
                                 f"{nargs} positional arguments")

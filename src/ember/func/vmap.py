@@ -394,22 +394,25 @@ def _unflatten(leaves: list, treedef: Any) -> Any:
     return tree_unflatten(list(leaves), treedef)
 
 
-def _dims_for(dims: Any, tree: Any, what: str) -> list:
+def _dims_for(dims: Any, tree: Any, what: str, who: str = "vmap") -> list:
     """One dim (int or None) per leaf of ``tree``: ``dims`` is one for all, or a pytree
     with the same structure as ``tree`` (or a prefix of it)."""
     if dims is None or isinstance(dims, int):
         return [dims] * len(_flatten(tree)[0])
     if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)):
         if len(dims) != len(tree):
-            raise ArgumentError(f"vmap: {what} has {len(dims)} entries for {len(tree)} values; "
+            raise ArgumentError(f"{who}: {what} has {len(dims)} entries for {len(tree)} values; "
                                 f"{what}={dims!r}")
-        return [d for sub_d, sub_t in zip(dims, tree) for d in _dims_for(sub_d, sub_t, what)]
+        return [d for sub_d, sub_t in zip(dims, tree)
+                for d in _dims_for(sub_d, sub_t, what, who)]
     if isinstance(dims, dict) and isinstance(tree, dict):
         if set(dims) != set(tree):
-            raise ArgumentError(f"vmap: {what} keys {sorted(dims)} differ from {sorted(tree)}")
-        return [d for k in tree for d in _dims_for(dims[k], tree[k], what)]
-    raise ArgumentError(f"vmap: {what}={dims!r} does not match the structure of the values; "
-                        "give an int, None, or a tuple/list/dict of those shaped like them")
+            raise ArgumentError(f"{who}: {what} keys {sorted(dims)} differ from {sorted(tree)}")
+        return [d for k in tree for d in _dims_for(dims[k], tree[k], what, who)]
+    if not isinstance(dims, (tuple, list, dict)):
+        raise ArgumentError(f"{who}: {what} holds {dims!r}; each entry is an int or None")
+    raise ArgumentError(f"{who}: {what} entry {dims!r} does not match the structure of the "
+                        "values; give an int, None, or a tuple/list/dict of those shaped like them")
 
 
 # -- vmap ------------------------------------------------------------------------------------
@@ -437,17 +440,19 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         raise ArgumentError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ArgumentError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
+    who = f"vmap({getattr(func, '__name__', None) or type(func).__name__})"
     if not isinstance(in_dims, (int, tuple, list, dict)) and in_dims is not None:
-        raise ArgumentError(f"vmap: in_dims must be an int, None or a tuple, got {in_dims!r}")
+        raise ArgumentError(f"{who}: in_dims must be an int, None or a tuple, got {in_dims!r}")
 
     @functools.wraps(func)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         leaves, treedef = _flatten(args)
         dims = _dims_for(in_dims if not isinstance(in_dims, list) else tuple(in_dims),
-                         args, "in_dims")
-        size = _batch_size(leaves, dims)
+                         args, "in_dims", who)
+        owners = [i for i, a in enumerate(args) for _ in _flatten(a)[0]]
+        size = _batch_size(leaves, dims, owners, who)
         if chunk_size is None or chunk_size >= size:
-            return _run(func, leaves, treedef, dims, kwargs, size, out_dims, randomness)
+            return _run(func, leaves, treedef, dims, kwargs, size, out_dims, randomness, who)
         from ember.ops.join import cat
 
         pieces = []
@@ -459,10 +464,10 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
             chunk = [x if d is None else x.narrow(d, start, stop - start)
                      for x, d in zip(leaves, dims)]
             pieces.append(_run(func, chunk, treedef, dims, kwargs, stop - start, out_dims,
-                               randomness))
+                               randomness, who))
         outs = [_flatten(p)[0] for p in pieces]
         flat, out_def = _flatten(pieces[0])
-        odims = _dims_for(out_dims, pieces[0], "out_dims")
+        odims = _dims_for(out_dims, pieces[0], "out_dims", who)
         joined = [o[0] if d is None else cat(list(o), dim=d)
                   for o, d in zip(zip(*outs), odims)]
         return _unflatten(joined, out_def)
@@ -470,32 +475,37 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     return mapped
 
 
-def _batch_size(leaves: list, dims: list) -> int:
-    sizes = []
-    for x, d in zip(leaves, dims):
+def _batch_size(leaves: list, dims: list, owners: list, who: str) -> int:
+    """The batch size; ``owners[i]`` is the positional argument that leaf ``i`` is in."""
+    sizes = {}
+    for x, d, i in zip(leaves, dims, owners):
         if d is None:
             continue
         if type(x) in TENSOR_LIKE:
-            raise ArgumentError(f"vmap: in_dim {d} given for a {type(x).__name__}, which vmap "
-                                "does not map over. Hint: map over its sequences, nt.unbind()")
+            raise ArgumentError(f"{who}: in_dim {d} given for argument {i}, a "
+                                f"{type(x).__name__}, which vmap does not map over. Hint: map "
+                                "over its sequences, nt.unbind()")
         if not isinstance(x, Tensor):
-            raise ArgumentError(f"vmap: in_dim {d} given for a {type(x).__name__}, not a tensor; "
-                                "use None for non-tensor inputs")
+            raise ArgumentError(f"{who}: in_dim {d} given for argument {i}, a "
+                                f"{type(x).__name__}, not a tensor; use None for non-tensor "
+                                "inputs")
         if not -x.ndim <= d < x.ndim:
-            raise ShapeError(f"vmap: in_dim {d} is out of range for an input of shape "
-                             f"{tuple(x.shape)}")
-        sizes.append(x.shape[d])
+            raise ShapeError(f"{who}: in_dim {d} is out of range for argument {i}, of shape "
+                             f"{tuple(x.shape)} (expected {-x.ndim} <= in_dim < {x.ndim})")
+        sizes.setdefault(x.shape[d], i)
     if not sizes:
-        raise ArgumentError("vmap: no input is batched (every in_dim is None or no tensors were "
-                            "passed); at least one tensor input needs a batch dimension")
-    if len(set(sizes)) > 1:
-        raise ShapeError(f"vmap: the batched inputs have different sizes {sizes} in their "
-                         "mapped dimensions; they must all be the same")
-    return sizes[0]
+        raise ArgumentError(f"{who}: no input is batched (every in_dim is None or no tensors "
+                            "were passed); at least one tensor input needs a batch dimension")
+    if len(sizes) > 1:
+        raise ShapeError(f"{who}: the batched inputs have different sizes in their mapped "
+                         "dimensions: " + ", ".join(f"{n} (argument {i})"
+                                                    for n, i in sizes.items()) +
+                         "; they must all be the same")
+    return next(iter(sizes))
 
 
 def _run(func: Callable, leaves: list, treedef: Any, dims: list, kwargs: dict, size: int,
-         out_dims: Any, randomness: str) -> Any:
+         out_dims: Any, randomness: str, who: str = "vmap") -> Any:
     trace = _BatchTrace(size, randomness)
     inputs = [x if d is None else trace.logical(move(x, d, 0)) for x, d in zip(leaves, dims)]
     push_handler(trace)
@@ -507,24 +517,25 @@ def _run(func: Callable, leaves: list, treedef: Any, dims: list, kwargs: dict, s
     flat, out_def = _flatten(out)
     for o in flat:
         trace.not_from_another_thread(o)
-    odims = _dims_for(out_dims, out, "out_dims")
+    odims = _dims_for(out_dims, out, "out_dims", who)
     results = []
-    for o, d in zip(flat, odims):
-        if not isinstance(o, Tensor):
-            raise ArgumentError(f"vmap: the function must return tensors (or pytrees of them), "
-                                f"it returned a {type(o).__name__}")
-        phys = trace.physical(o)
+    for j, (o, d) in enumerate(zip(flat, odims)):
+        if not isinstance(o, Tensor) and d is not None:
+            raise ArgumentError(f"{who}: the function must return tensors (or pytrees of them), "
+                                f"output {j} is a {type(o).__name__}. Hint: out_dims=None for "
+                                "an output that is not a tensor")
+        phys = None if d is None and not isinstance(o, Tensor) else trace.physical(o)
         if d is None:
             if phys is not None:
-                raise ArgumentError("vmap: out_dims is None for an output that is batched; give "
-                                    "it an int out_dim")
+                raise ArgumentError(f"{who}: out_dims is None for output {j}, which is batched; "
+                                    "give it an int out_dim")
             results.append(o)
             continue
         if phys is None:  # unbatched: every sample's output is the same
             shape = tuple(o.shape)
             phys = o.reshape((1,) + shape).expand((size,) + shape)
         if not -phys.ndim <= d < phys.ndim:
-            raise ShapeError(f"vmap: out_dim {d} is out of range for an output with "
-                             f"{phys.ndim - 1} dimensions")
+            raise ShapeError(f"{who}: out_dim {d} is out of range for output {j}, which has "
+                             f"{phys.ndim - 1} dimensions per sample")
         results.append(move(phys, 0, d))
     return _unflatten(results, out_def)
