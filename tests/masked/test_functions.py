@@ -11,6 +11,7 @@ import torch
 
 import ember
 import ember.masked as M
+from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
 from tests.masked.helpers import DATA, MASK, assert_close
 
 warnings.filterwarnings("ignore", module="torch.masked")
@@ -111,17 +112,29 @@ def test_logaddexp_matches_torch():
     (lambda x, m: M.sum(x, 1, mask=m.reshape(1, 3, 4)), IndexError, "more dimensions"),
     (lambda x, m: M.mean(x, 1, mask=m[:, :1].reshape(3)), ValueError,
      r"masked: mask of shape \(3,\) does not broadcast to the input of shape \(3, 4\)"),
-    (lambda x, m: M.sum(x, (1, -1), mask=m), RuntimeError, "appears multiple times"),
-    (lambda x, m: M.amax(x, 2, mask=m), IndexError, "out of range"),
+    # dims read as a dense reduction's, with its error classes
+    (lambda x, m: M.sum(x, (1, -1), mask=m), ShapeError,
+     r"masked sum: a dim appears more than once in dims \(1, -1\)"),
+    (lambda x, m: M.amax(x, 2, mask=m), IndexOutOfRange,
+     r"masked amax: dimension 2 is out of range for a tensor of 2 dimension\(s\)"),
+    (lambda x, m: M.softmax(x[0, 0], None, mask=m[0, 0]), IndexOutOfRange,
+     "masked softmax: a 0-d input needs dim=0 or dim=-1, got dim=None"),
     (lambda x, m: M.mean(x.to(ember.int64), 1, mask=m), ValueError, "Could not infer"),
     (lambda x, m: M.median(x.to(ember.int64), 1, mask=m), ValueError, "fully masked out"),
     (lambda x, m: M.var(x, 1, unbiased=True, correction=1, mask=m), ValueError, "only one"),
     (lambda x, m: M.amax(x > 0, 1, mask=m), TypeError, "no identity value for ember.bool"),
     # a NumPy or Python operand: a clear error, not AttributeError from inside
-    (lambda x, m: M.sum(x.numpy(), 1, mask=m), TypeError,
-     "masked: input must be an ember.Tensor or a MaskedTensor, got ndarray"),
-    (lambda x, m: M.softmax(x, 1, mask=m.numpy()), TypeError,
-     "masked: mask must be an ember.Tensor, got ndarray"),
+    # (each names the function and the argument)
+    (lambda x, m: M.sum(x.numpy(), 1, mask=m), ArgumentTypeError,
+     "masked sum: input must be an ember.Tensor or a MaskedTensor, got ndarray"),
+    (lambda x, m: M.softmax(x, 1, mask=m.numpy()), ArgumentTypeError,
+     "masked softmax: mask must be an ember.Tensor or None, got ndarray"),
+    (lambda x, m: M.logaddexp(x, 1.0), ArgumentTypeError,
+     "masked logaddexp: other must be an ember.Tensor or a MaskedTensor, got float"),
+    (lambda x, m: M.logaddexp(x, x, other_mask=[True]), ArgumentTypeError,
+     "masked logaddexp: other_mask must be an ember.Tensor or None, got list"),
+    (lambda x, m: M.var(x, 1, mask=m.tolist()), ArgumentTypeError,
+     "masked var/std: mask must be an ember.Tensor or None, got list"),
     (lambda x, m: M.sum(x, 1.5, mask=m), TypeError, "masked sum: dim must be an int"),
     (lambda x, m: M.mean(x, (0, "1"), mask=m), TypeError, "masked mean: dim must be an int"),
 ])

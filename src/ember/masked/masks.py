@@ -9,12 +9,12 @@ replacement is an :func:`ember.where`, so gradients flow to the masked-in elemen
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 import ember
-from ember.errors import ArgumentTypeError, ShapeError
+from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.masked.tensor import MaskedTensor
+from ember.ops.dims import normalize_dims
 from ember.tensor import Tensor
 
 DimOrDims = int | tuple[int, ...] | list[int] | None
@@ -31,14 +31,15 @@ def is_masked_tensor(obj: Any, /) -> bool:
     return isinstance(obj, MaskedTensor)
 
 
-def unwrap(input: Any, mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
-    """The data and mask a masked function works on. A MaskedTensor brings its own mask; an
-    explicit ``mask`` as well masks out more (the two are and-ed)."""
-    for name, value in (("input", input), ("mask", mask)):
-        if not isinstance(value, (Tensor, MaskedTensor)) and not (name == "mask" and
-                                                                  value is None):
-            raise ArgumentTypeError(f"masked: {name} must be an ember.Tensor"
-                                    f"{' or a MaskedTensor' if name == 'input' else ''}, got "
+def unwrap(input: Any, mask: Tensor | None, op: str,
+           names: tuple[str, str] = ("input", "mask")) -> tuple[Tensor, Tensor | None]:
+    """The data and mask masked function ``op`` works on (its arguments called ``names``). A
+    MaskedTensor brings its own mask; an explicit ``mask`` as well masks out more (the two are
+    and-ed)."""
+    for name, value, optional in ((names[0], input, False), (names[1], mask, True)):
+        if not isinstance(value, (Tensor, MaskedTensor)) and not (optional and value is None):
+            kinds = "an ember.Tensor or None" if optional else "an ember.Tensor or a MaskedTensor"
+            raise ArgumentTypeError(f"masked {op}: {name} must be {kinds}, got "
                                     f"{type(value).__name__}. Hint: wrap it with ember.tensor(...)")
     if not is_masked_tensor(input):
         return input, mask
@@ -63,24 +64,11 @@ def input_mask(input: Tensor, mask: Tensor) -> Tensor:
 
 
 def canonical_dims(dim: DimOrDims, ndim: int, op: str) -> tuple[int, ...]:
-    """``dim`` as a sorted tuple of non-negative dims; ``None`` and ``()`` mean all dims."""
+    """``dim`` as a sorted tuple of non-negative dims (:func:`ember.ops.dims.normalize_dims`);
+    ``None`` and ``()`` mean all dims. A 0-d input has one dim, 0 (or -1), as in torch.masked."""
     if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         return tuple(range(ndim))
-    try:
-        dims = tuple(map(operator.index, dim if isinstance(dim, (tuple, list)) else (dim,)))
-    except TypeError:
-        raise ArgumentTypeError(f"masked {op}: dim must be an int, a tuple or list of ints or "
-                                f"None, got {dim!r}") from None
-    rank = max(ndim, 1)
-    seen: list[int] = []
-    for d in dims:
-        if not -rank <= d < rank:
-            raise IndexError(f"masked {op}: dimension out of range (expected to be in range of "
-                             f"[{-rank}, {rank - 1}], but got {d})")
-        if d % rank in seen:
-            raise RuntimeError(f"masked {op}: dim={d} appears multiple times in the list of dims")
-        seen.append(d % rank)
-    return tuple(sorted(seen))
+    return normalize_dims(dim, max(ndim, 1), f"masked {op}")
 
 
 def first_dim(dim: DimOrDims, ndim: int, op: str) -> int:
@@ -88,7 +76,8 @@ def first_dim(dim: DimOrDims, ndim: int, op: str) -> int:
     first of ``canonical_dims``, as torch.masked takes it from a tuple or ``None``."""
     dims = canonical_dims(dim, ndim, op)
     if not dims:
-        raise IndexError(f"masked {op}: a 0-d input needs dim=0 or dim=-1, got dim={dim}")
+        raise IndexOutOfRange(f"masked {op}: a 0-d input needs dim=0 or dim=-1, got "
+                              f"dim={dim}")
     return dims[0]
 
 

@@ -23,7 +23,7 @@ __all__ = ["cumsum", "cumprod", "softmax", "log_softmax", "softmin", "normalize"
 
 def _scan(op: str, identity_of: str, input: Any, dim: int, dtype: DType | None,
           mask: Tensor | None) -> Tensor:
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, op)
     d = first_dim(dim, input.ndim, op)
     dtype = dtype or input.dtype
     return getattr(ember, op)(fill_masked_out(identity_of, input, mask), d, dtype=dtype)
@@ -55,7 +55,7 @@ def cumprod(input: Any, dim: int, *, dtype: DType | None = None,
 
 def _softmax_like(fn: Any, identity_of: str, input: Any, dim: int, dtype: DType | None,
                   mask: Tensor | None) -> Tensor:
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, fn.__name__)
     d = first_dim(dim, input.ndim, fn.__name__)
     return fn(fill_masked_out(identity_of, input, mask), d, dtype=dtype or input.dtype)
 
@@ -108,7 +108,7 @@ def normalize(input: Any, ord: float, dim: int, *, eps: float = 1e-12,
         >>> ember.masked.normalize(x, 2.0, 0, mask=ember.tensor([True, False, True]))
         tensor([0.6000, 0.0000, 0.8000])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "normalize")
     dtype = dtype or input.dtype
     denominator = ember.clamp(norm(input, ord, dim, keepdim=True, dtype=dtype, mask=mask),
                               min=eps)
@@ -125,8 +125,8 @@ def logaddexp(input: Any, other: Any, *, dtype: DType | None = None,
         >>> ember.masked.logaddexp(a, b, input_mask=m, other_mask=m)
         tensor([-1., -inf, -3.])
     """
-    input, input_mask = unwrap(input, input_mask)
-    other, other_mask = unwrap(other, other_mask)
+    input, input_mask = unwrap(input, input_mask, "logaddexp", ("input", "input_mask"))
+    other, other_mask = unwrap(other, other_mask, "logaddexp", ("other", "other_mask"))
     result = ember.logaddexp(fill_masked_out("logaddexp", input, input_mask),
                              fill_masked_out("logaddexp", other, other_mask))
     return result.to(dtype or input.dtype)

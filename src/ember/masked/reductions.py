@@ -41,7 +41,7 @@ def sum(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         >>> ember.masked.sum(x, 1, mask=m)
         tensor([4., 0.])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "sum")
     dims = dims_arg(canonical_dims(dim, input.ndim, "sum"))
     return ember.sum(fill_masked_out("sum", input, mask), dims, keepdim, dtype=dtype)
 
@@ -56,14 +56,14 @@ def prod(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         >>> ember.masked.prod(x, 1, mask=m)
         tensor([3., 1.])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "prod")
     dims = dims_arg(canonical_dims(dim, input.ndim, "prod"))
     return ember.prod(fill_masked_out("prod", input, mask), dims, keepdim, dtype=dtype)
 
 
 def _extremum(op: str, input: Any, dim: DimOrDims, keepdim: bool, dtype: DType | None,
               mask: Tensor | None) -> Tensor:
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, op)
     filled = fill_masked_out(op, input, mask)
     dims = dims_arg(canonical_dims(dim, input.ndim, op))
     return getattr(ember, op)(filled, dims, keepdim).to(dtype or input.dtype)
@@ -99,7 +99,7 @@ def amin(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
 
 def _arg_extremum(op: str, input: Any, dim: int | None, keepdim: bool, dtype: DType | None,
                   mask: Tensor | None) -> Tensor:
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, op)
     filled = fill_masked_out(op, input, mask)
     # torch.masked returns the index in the input's dtype unless told otherwise
     return getattr(ember, op)(filled, dim, keepdim).to(dtype or input.dtype)
@@ -149,7 +149,7 @@ def mean(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         >>> ember.masked.mean(x, 1, mask=m)
         tensor([2., nan])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "mean")
     canonical_dims(dim, input.ndim, "mean")  # (errors name mean, not the sum it takes)
     out_dtype = dtype or input.dtype
     if not _inexact(out_dtype):
@@ -171,7 +171,7 @@ def median(input: Any, dim: int = -1, *, keepdim: bool = False, dtype: DType | N
         >>> ember.masked.median(x, 1, mask=m)
         tensor([1., nan])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "median")
     d = first_dim(dim, input.ndim, "median")
     is_float = input.dtype.is_floating_point
     values = input if is_float else input.to(ember.float32)
@@ -195,7 +195,7 @@ def logsumexp(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         >>> ember.masked.logsumexp(x, 1, mask=m)
         tensor([0.6931,   -inf])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "logsumexp")
     dims = dims_arg(canonical_dims(dim, input.ndim, "logsumexp"))
     filled = fill_masked_out("logsumexp", input, mask)
     return ember.logsumexp(filled, dims, keepdim).to(dtype or input.dtype)
@@ -212,7 +212,7 @@ def norm(input: Any, ord: float = 2.0, dim: DimOrDims = None, *, keepdim: bool =
         >>> ember.masked.norm(x, 2.0, 1, mask=m)
         tensor([5., 0.])
     """
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "norm")
     dims = dims_arg(canonical_dims(dim, input.ndim, "norm"))
     filled = fill_masked_out("norm", input, mask, ord)
     return ember.linalg.vector_norm(filled, ord, dims, keepdim, dtype=dtype or input.dtype)
@@ -232,7 +232,7 @@ def _inexact(dtype: DType) -> bool:
 
 def _variance(input: Any, dim: DimOrDims, unbiased: bool | None, correction: float | None,
               keepdim: bool, dtype: DType | None, mask: Tensor | None) -> Tensor:
-    input, mask = unwrap(input, mask)
+    input, mask = unwrap(input, mask, "var/std")
     canonical_dims(dim, input.ndim, "var/std")  # (errors name var/std, not the sum it takes)
     correction_ = _correction(unbiased, correction)
     if dtype is None:
