@@ -181,6 +181,13 @@ def no_leftover_segments():
     return not glob.glob(f"/dev/shm/ember-dl-{os.getpid()}-*")
 
 
+def stop_within_seconds(workers, seconds):
+    deadline = time.monotonic() + seconds
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(w.is_alive() for w in workers)
+
+
 @pytest.mark.parametrize("num_workers", [1, 3])
 def test_workers_give_the_same_batches(num_workers):
     ds = tensor_ds()
@@ -244,10 +251,7 @@ def test_an_iterator_dropped_after_a_caught_worker_error_stops_its_workers_at_on
         with pytest.raises(KeyError, match="bad sample 5"):
             next(it)
         del it
-        deadline = time.monotonic() + 5
-        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(w.is_alive() for w in workers)
+        assert stop_within_seconds(workers, 5)
         assert no_leftover_segments()
     finally:
         gc.enable()
@@ -403,10 +407,7 @@ def test_abandoned_iterator_shuts_down():
     next(it)
     workers = it._workers
     del it
-    deadline = time.monotonic() + 5
-    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(w.is_alive() for w in workers)
+    assert stop_within_seconds(workers, 5)
     assert no_leftover_segments()
 
 
@@ -420,10 +421,7 @@ def test_a_dropped_persistent_loader_stops_its_workers_at_once():
     gc.disable()
     try:
         del loader, it
-        deadline = time.monotonic() + 5
-        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(w.is_alive() for w in workers)
+        assert stop_within_seconds(workers, 5)
     finally:
         gc.enable()
 
