@@ -364,3 +364,10 @@ def test_a_full_sums_gradient_is_one_broadcast():
     ops = [e.key for e in prof.key_averages()]
     assert "expand" in ops and "reshape" not in ops
     assert x.grad.tolist() == [[1.0] * 4] * 3
+
+
+def test_a_list_inside_a_dims_tuple_is_an_argument_type_error():
+    # (it reached normalize_dims' cache: Python's bare "unhashable type: 'list'")
+    with pytest.raises(ember.errors.ArgumentTypeError, match=r"sum: dim must be an int or a "
+                       r"tuple of ints, got \(\[0\],\)"):
+        ember.ones(2, 3).sum(([0],))

@@ -64,7 +64,13 @@ def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
     """
     if dim is None:
         return tuple(range(ndim))
-    return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
+    try:
+        return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
+    except TypeError as error:  # (an unhashable dim, a list inside the tuple, reaches the cache)
+        if isinstance(error, ArgumentTypeError):
+            raise
+        raise ArgumentTypeError(f"{op}: dim must be an int or a tuple of ints, got "
+                                f"{dim!r}") from None
 
 
 @lru_cache(maxsize=1024)
