@@ -279,8 +279,9 @@ def test_vmap_histc_gives_each_sample_its_own_data_range_and_nests():
 
 def test_data_dependent_sizes_refuse_transforms_clearly():
     x = ember.tensor([[1, 2, 2], [0, 1, 1]])
-    with pytest.raises(OpError, match="vmap: bincount of batched values has an output size that "
-                                      "depends on each sample's data"):
+    with pytest.raises(OpError, match=r"vmap: bincount of batched values: the samples' counts "
+                                      r"have different lengths \[2, 3\] .* Hint: pass "
+                                      r"minlength=3"):
         vmap(ember.bincount)(x)
     with pytest.raises(OpError, match="vmap: unique"):
         vmap(lambda r: ember.unique_consecutive(r))(x)
@@ -295,6 +296,25 @@ def test_data_dependent_sizes_refuse_transforms_clearly():
     w = ember.from_numpy(np.arange(6.0).reshape(2, 3))
     got = vmap(lambda wr: ember.bincount(ember.tensor([0, 2, 2]), wr))(w)
     assert got.tolist() == [[0.0, 0.0, 3.0], [3.0, 0.0, 9.0]]
+
+
+def test_vmap_bincount_of_batched_values_with_one_length_like_torch_func():
+    # (torch.func runs a loop and stacks: fine when every sample's count is as long)
+    rng = np.random.default_rng(0)
+    x, w = rng.integers(0, 5, (4, 6)), rng.standard_normal((4, 6))
+    for args, dims, minlength in [((x,), 0, 5), ((x,), 0, 7), ((x, w), 0, 5),
+                                  ((x, w[0]), (0, None), 6), ((x.T.copy(),), 1, 5),
+                                  ((np.zeros((2, 0), np.int64),), 0, 3)]:
+        got = vmap(lambda *a, n=minlength: ember.bincount(*a, minlength=n), in_dims=dims)(
+            *[ember.tensor(a) for a in args])
+        want = torch.func.vmap(lambda *a, n=minlength: torch.bincount(*a, minlength=n),
+                               in_dims=dims)(*[torch.tensor(a) for a in args])
+        assert got.dtype.name == str(want.dtype).split(".")[1]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    assert vmap(ember.bincount)(ember.tensor([[0, 2], [2, 1]])).tolist() == [[1, 0, 1],
+                                                                              [0, 1, 1]]
+    with pytest.raises(OpError, match="negative values"):  # (not hidden by the offsets)
+        vmap(ember.bincount)(ember.tensor([[0, 1], [-1, 1]]))
 
 
 def test_methods_are_bound():

@@ -4,7 +4,8 @@
 boundaries make the batch a leading dim both operands share. ``histc`` has a per-row mode
 (each row its own histogram and range). ``isin`` against per-sample test sets sorts each set
 and searches it. ``unique``, ``unique_consecutive`` and ``bincount`` of batched indices have
-an output size that depends on each sample's data: like ``nonzero``, they refuse.
+an output size that depends on each sample's data: like ``nonzero``, they refuse, except
+``bincount`` where every sample's count has the same length.
 """
 
 from __future__ import annotations
@@ -79,20 +80,28 @@ def _isin(b: int, xs: tuple, bs: tuple, *, invert: bool) -> Any:
 
 @rule("bincount")
 def _bincount(b: int, xs: tuple, bs: tuple, *, minlength: int) -> Any:
-    if bs[0]:
-        raise OpError("vmap: bincount of batched values has an output size that depends on "
-                      "each sample's data (its max + 1), so it cannot be batched. Hint: count "
-                      "into a fixed size, e.g. one_hot(x, n).sum(0) or "
-                      "zeros(n).index_add(0, x, ones)")
-    # shared values, per-sample weights: every sample has the same length; count them all at
-    # once with the samples' bins side by side
-    x, w = xs
+    # the samples side by side, each in bins of its own, counted at once; batched values
+    # stack when every sample's count has the same length (as torch.func's loop would)
     p = prim("bincount")
-    length = apply(p, x, minlength=minlength).shape[0]
-    n = x.shape[0]
+    x = batched(xs[0], b, bs[0])
+    ws = tuple(reshape(batched(w, b, w_b), (-1,)) for w, w_b in zip(xs[1:], bs[1:]))
+    n = x.shape[1]
+    if not (n and b):
+        lengths = {minlength}
+    elif not bs[0]:
+        lengths = {apply(p, xs[0], minlength=minlength).shape[0]}
+    else:
+        if x.amin().item() < 0:  # (the op's own error: offsets would hide them)
+            apply(p, reshape(x, (-1,)), minlength=minlength)
+        lengths = {max(minlength, m + 1) for m in x.amax(1).tolist()}
+    if len(lengths) > 1:
+        raise OpError(f"vmap: bincount of batched values: the samples' counts have different "
+                      f"lengths {sorted(lengths)} (each its max + 1, or minlength when that "
+                      f"is larger), so they cannot be stacked. Hint: pass "
+                      f"minlength={max(lengths)} (or more)")
+    (length,) = lengths
     offsets = reshape(arange(b, dtype=x.dtype, device=x.device) * length, (b, 1))
-    index = reshape(offsets + reshape(x, (1, n)), (b * n,))
-    out = apply(p, index, reshape(w, (b * n,)), minlength=b * length)
+    out = apply(p, reshape(offsets + x, (-1,)), *ws, minlength=b * length)
     return reshape(out, (b, length))
 
 
