@@ -420,7 +420,7 @@ def _ulps(mine, ref):
     return (np.abs(mine[ok] - ref[ok]) / np.spacing(np.abs(ref[ok]))).max()
 
 
-def test_erfc_is_accurate_in_float64():
+def test_erfc_is_accurate_in_float64(numba_or_numpy):
     x = np.concatenate([np.linspace(-30, 30, 60001), np.linspace(0.4, 26.5, 30001),
                         np.geomspace(1e-300, 1, 300)])
     mine = ember.erfc(ember.from_numpy(x)).numpy()
@@ -430,7 +430,7 @@ def test_erfc_is_accurate_in_float64():
     np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-320)  # subnormals too
 
 
-def test_erfinv_is_accurate_in_float64():
+def test_erfinv_is_accurate_in_float64(numba_or_numpy):
     tail = 1 - np.geomspace(2.0 ** -53, 0.5, 3000)
     y = np.concatenate([np.linspace(-1, 1, 40001)[1:-1], np.geomspace(1e-300, 0.5, 1000),
                         tail, -tail])
@@ -439,7 +439,7 @@ def test_erfinv_is_accurate_in_float64():
     assert _ulps(mine, ref) <= 8
 
 
-def test_erfinv_and_erfc_special_values():
+def test_erfinv_and_erfc_special_values(numba_or_numpy):
     y = ember.tensor([1.0, -1.0, 1.5, -2.0, math.nan, 0.0, -0.0], dtype=ember.float64)
     out = ember.erfinv(y).numpy()
     assert out[0] == math.inf and out[1] == -math.inf and np.isnan(out[2:5]).all()
@@ -449,7 +449,20 @@ def test_erfinv_and_erfc_special_values():
     assert math.isnan(ember.erfc(x).numpy()[2])
 
 
-def test_erfinv_float32_matches_torch():
+def test_erfinv_float32_matches_torch(numba_or_numpy):
     y = np.linspace(-0.9999, 0.9999, 20001, dtype=np.float32)
     np.testing.assert_allclose(ember.erfinv(ember.from_numpy(y)).numpy(),
                                torch.erfinv(torch.from_numpy(y)).numpy(), rtol=4e-7, atol=1e-7)
+
+
+def test_float32_erfinv_and_erfc_are_float64s_rounded_once(numba_or_numpy):
+    # every 4096th float32 (subnormals and the last ones below 1 included): the float64 value
+    # rounded once, as torch's float64 gives it
+    x = np.arange(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    y = np.concatenate([x[np.abs(x) < 1], [np.nextafter(np.float32(1), 0), np.float32(1e-45)]])
+    ref = torch.erfinv(torch.from_numpy(y.astype(np.float64))).numpy()
+    assert _ulps(ember.erfinv(ember.from_numpy(y)).numpy(), ref.astype(np.float32)) <= 1
+    x = x[np.isfinite(x) & (x > -10) & (x < 10)]
+    ref = torch.erfc(torch.from_numpy(x.astype(np.float64))).numpy().astype(np.float32)
+    normal = ref > 1.2e-38
+    assert _ulps(ember.erfc(ember.from_numpy(x)).numpy()[normal], ref[normal]) <= 1

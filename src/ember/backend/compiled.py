@@ -61,7 +61,8 @@ def describe() -> str:
             f"layer norm, im2col and col2im, depthwise convolutions, Winograd's 3×3 "
             f"convolution, channels-last max pooling and batch norm, embedding's and "
             f"interpolate's backward, bias gradients' column sums, "
-            f"Adam's and SGD's updates, batch-1 GEMVs on its OpenMP threads, {state}")
+            f"Adam's and SGD's updates, float32 and float64 erfc, erfinv and ndtri, "
+            f"batch-1 GEMVs on its OpenMP threads, {state}")
 
 
 def use_numba(enabled: bool) -> None:

@@ -9,7 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ember.ops.erf_kernel import _ERF_POLYS, _horner, erf_array
+from ember.backend import compiled
+from ember.ops.erf_kernel import _ERF_POLYS, _horner, blockwise, erf_array
+
+_KERNELS = compiled.register("ember.ops.erfc_numba")
 
 # erfc(x) on [0.5, 1) in u = 4x - 3: a Chebyshev fit made for Ember against a 50-digit
 # reference (to 3e-16 relative), evaluated by Horner's rule in the power basis of u
@@ -59,8 +62,21 @@ def _erfc_fraction(xp: Any, s: Any, depth: int) -> Any:
     return _exp_square(xp, s) * _erfcx_fraction(s, depth)
 
 
+def _by_numba(xp: Any, name: str, a: Any) -> Any:
+    """numba's one-pass kernel ``name`` (:mod:`ember.ops.erfc_numba`) of a float32 or float64
+    NumPy array, block by block over the cores; None where it does not run."""
+    if xp is not np or a.dtype not in (np.float32, np.float64) or not compiled.numba_enabled():
+        return None
+    module = compiled.load(_KERNELS)
+    return None if module is None else blockwise(xp, getattr(module, name + str(
+        8 * a.dtype.itemsize)), a)
+
+
 def _erfc64(xp: Any, x: Any) -> Any:
     """erfc of a float64 array to about 2 ulps relative (down to the subnormals)."""
+    fast = _by_numba(xp, "erfc", x)
+    if fast is not None:
+        return fast
     out = xp.where(xp.isnan(x), x, 0.0)
     pieces = (
         (x < 0.5, lambda s: 1 - erf_array(xp, s)),  # erf(s) <= 0.52: no cancellation
@@ -79,6 +95,9 @@ def _erfc64(xp: Any, x: Any) -> Any:
 def erfc_array(xp: Any, a: Any) -> Any:
     """The complementary error function ``1 - erf(a)`` of a backend float array, in ``a``'s
     dtype, with full relative precision in the right tail (computed in float64)."""
+    fast = _by_numba(xp, "erfc", a)
+    if fast is not None:
+        return fast
     return _erfc64(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
 
 
@@ -148,6 +167,9 @@ def _halley_tail(xp: Any, x: Any, log_q: Any) -> Any:
 
 
 def _erfinv64(xp: Any, y: Any) -> Any:
+    fast = _by_numba(xp, "erfinv", y)
+    if fast is not None:
+        return fast
     a = xp.abs(y)
     q = 1 - a  # exact for a >= 0.5
     out = xp.where(a == 1, xp.inf, xp.nan)  # NaN beyond ±1 and for NaN
@@ -176,7 +198,17 @@ def _erfinv64(xp: Any, y: Any) -> Any:
 def erfinv_array(xp: Any, a: Any) -> Any:
     """The inverse error function of a backend float array, in ``a``'s dtype (computed in
     float64 to about 2 ulps): ±inf at ±1, NaN beyond."""
+    fast = _by_numba(xp, "erfinv", a)
+    if fast is not None:
+        return fast
     return _erfinv64(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
+
+
+def _ndtri_tail(t: Any) -> Any:
+    """ndtri(q) for ``t = sqrt(-2 log q)``, q < 1e-3, to 4.5e-4 (Abramowitz and Stegun
+    26.2.23)."""
+    return -(t - (2.515517 + t * (0.802853 + 0.010328 * t))
+             / (1 + t * (1.432788 + t * (0.189269 + 0.001308 * t))))
 
 
 def ndtri_array(xp: Any, p: Any) -> Any:
@@ -185,14 +217,15 @@ def ndtri_array(xp: Any, p: Any) -> Any:
     first guess (``erfinv``, or Abramowitz and Stegun's 26.2.23 below 1e-3) and three Newton
     steps on ``log(ndtr(x)) = log(erfcx(-x / sqrt(2)) / 2) - x² / 2``, which keeps its digits
     down to ``q = 5e-324``."""
+    fast = _by_numba(xp, "ndtri", p)
+    if fast is not None:
+        return fast
     upper = p > 0.5
     q = xp.where(upper, 1 - p, p)
     inside = q > 0
     qs = xp.where(inside, q, 0.5)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        t = xp.sqrt(-2 * xp.log(qs))
-        tail = -(t - (2.515517 + t * (0.802853 + 0.010328 * t))
-                 / (1 + t * (1.432788 + t * (0.189269 + 0.001308 * t))))
+        tail = _ndtri_tail(xp.sqrt(-2 * xp.log(qs)))
         x = xp.where(qs < 1e-3, tail, _erfinv64(xp, 2 * qs - 1) * math.sqrt(2))
         log_q = xp.log(qs)
         for _ in range(3):
