@@ -300,6 +300,8 @@ class Tensor:
                             "in place, as in PyTorch: its memory and history follow its base. "
                             "Hint: use .detach(), which returns a new tensor")
         self._node, self._idx, self.requires_grad = None, 0, False
+        if _on_detach is not None:
+            _on_detach(self, self)
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -512,7 +514,8 @@ def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
 
 
 def set_detach_hook(hook: Callable[[Tensor, Tensor], None] | None) -> None:
-    """Makes ``hook(out, t)`` run when ``out = t.detach()`` is made: a transform whose
+    """Makes ``hook(out, t)`` run when ``out = t.detach()`` is made (``out`` is ``t`` for
+    ``t.detach_()``): a transform whose
     tensors stand for others (vmap's per-sample views of a batch) detaches those too. Set by
     the dispatch stack while a transform is active."""
     global _on_detach

@@ -34,6 +34,12 @@ def _detached(r):
     return r.detach() * r
 
 
+def _detach_in_place(r):
+    b = r * 2
+    b.detach_()
+    return b * r
+
+
 def _detached_in_place(r):
     b = r.detach().clone()
     b.mul_(r)
@@ -115,3 +121,11 @@ def test_detach_inside_vmap_stops_an_outer_jvp_like_torch_func() -> None:
     want = torch.func.jvp(torch.func.vmap(_detached), (torch.tensor(x),),
                           (torch.ones(3, 2, dtype=torch.float64),))[1]
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_detach_in_place_inside_vmap_stops_an_outer_grad_as_a_loop_does() -> None:
+    # (torch.func refuses detach_ there: its batched tensors are views)
+    got = ember.func.grad(lambda z: ember.func.vmap(_detach_in_place)(z).sum())(ember.tensor(X))
+    x = torch.tensor(X, requires_grad=True)
+    sum(_detach_in_place(r).sum() for r in x).backward()
+    np.testing.assert_allclose(got.numpy(), x.grad.numpy(), rtol=1e-12)

@@ -164,8 +164,9 @@ class _BatchTrace:
                 "for an if), or move the read outside vmap")
 
     def on_detach(self, out: Tensor, t: Tensor) -> bool:
-        """``out = t.detach()``: ``out`` stands for the detached physical tensor (the same
-        memory), so a gradient recorded below (``grad(vmap(f))``) stops there too."""
+        """``out = t.detach()`` (or ``t.detach_()``, ``out`` is ``t``): ``out`` stands for the
+        detached physical tensor (the same memory), so a gradient recorded below
+        (``grad(vmap(f))``) stops there too."""
         phys = self.physical(t)
         if phys is None:
             return False
