@@ -54,12 +54,24 @@ def _wide():
     ("trigamma", lambda x: ember.polygamma(1, x), lambda x: torch.polygamma(1, x), 1e-9),
     ("polygamma3", lambda x: ember.polygamma(3, x), lambda x: torch.polygamma(3, x), 1e-9),
 ])
-def test_gamma_accuracy_float64(name, mine, ref, rtol):
+def test_gamma_accuracy_float64(name, mine, ref, rtol, numba_or_numpy):
     x = _wide()
     got = mine(ember.from_numpy(x)).numpy()
     want = ref(torch.from_numpy(x)).numpy()
     # lgamma crosses zero at 1 and 2: absolute error there
     np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12)
+
+
+def test_lgamma_beside_its_negative_roots_with_numba():
+    # numba's kernel is the C library's lgamma; the NumPy twin's reflection loses the relative
+    # digits there (0.09 at -2.4570247382208, a root at -2.45702473822...; torch 2e-3), mpmath's
+    # values at 40 digits
+    if not ember.backend.compiled.numba_enabled():
+        pytest.skip("numba's kernels are off: the NumPy twin runs")
+    x = np.array([-2.4570247382208, -2.7468290969, -3.1435808883, -3.9552942840])
+    want = [7.292550612674704e-16, -0.0016270297550561186, 3.8894044973508284e-10,
+            -1.7794497710438694e-08]
+    np.testing.assert_allclose(ember.lgamma(ember.from_numpy(x)).numpy(), want, rtol=1e-14)
 
 
 def test_bessel_accuracy_float64():
@@ -71,7 +83,7 @@ def test_bessel_accuracy_float64():
                                torch.special.i1(t).numpy(), rtol=1e-12)
 
 
-def test_special_points_like_torch():
+def test_special_points_like_torch(numba_or_numpy):
     x = np.array([0.0, -0.0, -1.0, -2.0, 1.0, 2.0, np.inf, np.nan, 1e-300])
     for mine, ref in [(ember.lgamma, torch.lgamma), (ember.digamma, torch.digamma),
                       (ember.i0, torch.i0)]:
@@ -125,7 +137,7 @@ def test_special_namespace():
                                torch.special.log_softmax(t, 0).numpy(), rtol=1e-5)
 
 
-def test_ndtri_and_log_ndtr_tails():
+def test_ndtri_and_log_ndtr_tails(numba_or_numpy):
     p = np.array([1e-300, 1e-20, 1e-10, 1e-3, 0.3, 0.5, 0.9, 1 - 1e-10, 0.0, 1.0])
     np.testing.assert_allclose(ember.special.ndtri(ember.from_numpy(p)).numpy(),
                                torch.special.ndtri(torch.from_numpy(p)).numpy(), rtol=1e-13)

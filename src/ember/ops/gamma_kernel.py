@@ -11,6 +11,9 @@ Bessel functions are in :mod:`ember.ops.bessel_kernel`).
   up to ``x >= 12 + n``, then the asymptotic (Euler-Maclaurin) series in Bernoulli numbers;
   ``x < 0`` by the reflection ``psi⁽ⁿ⁾(x) = (-1)ⁿ psi⁽ⁿ⁾(1 - x) - pi d^n/dx^n cot(pi x)``.
 
+With numba (:mod:`ember.backend.compiled`), lgamma and digamma run as one-pass loops over
+float64 blocks instead (:mod:`ember.ops.gamma_numba`); these functions are their twins.
+
 Special points follow PyTorch: ``lgamma`` is +inf at poles, ``digamma(±0) = ∓inf`` and NaN at
 negative integers, ``polygamma(n >= 1)`` is ``(-1)^(n+1) inf`` at poles.
 """
@@ -21,6 +24,10 @@ import math
 
 import numpy as np
 
+from ember.backend import compiled
+from ember.ops.erf_kernel import blockwise
+
+_KERNELS = compiled.register("ember.ops.gamma_numba")
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             771.32342877765313, -176.61502916214059, 12.507343278686905,
             -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
@@ -82,9 +89,19 @@ def _lgamma_pos(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _by_numba(name: str, x: np.ndarray) -> np.ndarray | None:
+    """numba's float64 kernel ``name`` (:mod:`ember.ops.gamma_numba`) of ``x``, block by
+    block over the cores; None where it does not run."""
+    module = compiled.load(_KERNELS) if compiled.numba_enabled() else None
+    return None if module is None else blockwise(np, getattr(module, name), x)
+
+
 def lgamma_array(x: np.ndarray) -> np.ndarray:
     """``log|Γ(x)|`` in float64."""
     x = np.asarray(x, dtype=np.float64)
+    fast = _by_numba("lgamma64", x)
+    if fast is not None:
+        return fast
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         small = x < 0.5
         out = _lgamma_pos(np.where(small, 1.0 - x, x))
@@ -158,6 +175,9 @@ def _horner(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
     """The ``n``-th derivative of the digamma function (``n = 0``: digamma), float64."""
     x = np.asarray(x, dtype=np.float64)
+    fast = _by_numba("digamma64", x) if n == 0 else None
+    if fast is not None:
+        return fast
     out = np.empty_like(x)
     finite = np.isfinite(x)
     pole = finite & (x <= 0) & (x == np.floor(x))
