@@ -74,13 +74,16 @@ def test_lgamma_beside_its_negative_roots_with_numba():
     np.testing.assert_allclose(ember.lgamma(ember.from_numpy(x)).numpy(), want, rtol=1e-14)
 
 
-def test_bessel_accuracy_float64():
+def test_bessel_accuracy_float64(numba_or_numpy):
     x = np.linspace(-700, 700, 4001)
     t = torch.from_numpy(x)
     np.testing.assert_allclose(ember.i0(ember.from_numpy(x)).numpy(), torch.i0(t).numpy(),
                                rtol=1e-12)
     np.testing.assert_allclose(ember.special.i1(ember.from_numpy(x)).numpy(),
                                torch.special.i1(t).numpy(), rtol=1e-12)
+    for name in ("i0e", "i1e"):
+        np.testing.assert_allclose(getattr(ember.special, name)(ember.from_numpy(x)).numpy(),
+                                   getattr(torch.special, name)(t).numpy(), rtol=1e-12)
 
 
 def test_special_points_like_torch(numba_or_numpy):

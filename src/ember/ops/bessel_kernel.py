@@ -31,8 +31,11 @@ import math
 
 import numpy as np
 
+from ember.backend import compiled
+from ember.ops.erf_kernel import blockwise
 from ember.ops.erfc_kernel import two_product
 
+_KERNELS = compiled.register("ember.ops.bessel_numba")
 _EULER = 0.57721566490153286061
 _SERIES_TERMS = 25  # |x| <= 2: (x²/4)^k / (k!)² < 1e-50 by then
 _I_SERIES_TERMS = 90  # |x| <= 30: the last term is below 1e-17 of the sum
@@ -167,6 +170,8 @@ def bessel_y1_array(x: np.ndarray) -> np.ndarray:
 def bessel_i_array(nu: int, x: np.ndarray, scaled: bool = False) -> np.ndarray:
     """``I_nu(x)`` (``nu`` 0 or 1), or ``e^-|x| I_nu(x)`` when ``scaled``; ``I_1`` is odd."""
     x = np.asarray(x, dtype=np.float64)
+    if compiled.numba_enabled() and (module := compiled.load(_KERNELS)) is not None:
+        return blockwise(np, lambda a, out: module.bessel_i64(a, out, nu, scaled), x)
     ax = np.abs(x)
     out = np.full_like(x, np.nan)
     small = ax <= 30.0
