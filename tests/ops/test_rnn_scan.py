@@ -167,3 +167,32 @@ def test_bad_shapes_and_dtypes_are_refused():
         lstm_scan(px, h, c, w[:, :2], b)
     with pytest.raises(ember.errors.DTypeError, match="lstm_scan"):
         lstm_scan(px, h.float(), c, w, b)
+
+
+@pytest.mark.parametrize("gates", [4, 3])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_numba_backward_steps_are_numpys_bit_for_bit(gates, reverse, dtype, bias):
+    # the backward's pointwise part in one numba pass a step, against NumPy's calls; the
+    # cotangents broadcast (as sum's backward gives them) and the states transposed views
+    from ember.backend import compiled
+
+    if not compiled.numba_enabled():
+        pytest.skip("numba is off")
+    ops = _operands(gates, dtype, steps=5, batch=3, hidden=4, seed=3)
+    ops = ops if bias else ops[:-1]
+    ops[1] = ember.from_numpy(np.asfortranarray(ops[1].detach().numpy())).requires_grad_()
+    outs = _scan(gates, reverse)(*ops)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    cot = [ember.from_numpy(np.broadcast_to(np.linspace(-1, 1, 4, dtype=dtype), o.shape))
+           for o in outs]
+    grads = []
+    try:
+        for on in (False, True):
+            compiled.use_numba(on)
+            grads.append(ember.autograd.grad(outs, ops, cot, retain_graph=True))
+    finally:
+        compiled.use_numba(True)
+    for a, b in zip(*grads):
+        assert np.array_equal(a.numpy(), b.numpy())

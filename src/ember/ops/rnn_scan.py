@@ -14,7 +14,9 @@ still step ``t``'s state. The kernels round as the step primitives of
 bit-equal to the step-by-step scan. The gradients are not bit-equal to it (last bits): the
 weight and bias gradients are one product and one sum over all steps, and the factors that
 do not depend on the recurrence (each gate's derivative times what multiplies it) are
-computed for all steps at once before the reverse loop.
+computed for all steps at once before the reverse loop; where numba runs, each step's
+pointwise part of the backward is one pass instead (:mod:`ember.ops.rnn_scan_numba`, the same
+bits).
 
 Each forward primitive also returns a workspace (the gate activations; GRU: ``r, z, n`` and
 ``h W_hnᵀ + b_hn``) that its backward reads instead of recomputing products; no gradient
@@ -33,7 +35,9 @@ from __future__ import annotations
 import math
 from functools import partial
 
-from ember.backend import gemm
+import numpy as np
+
+from ember.backend import compiled, gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops.join import stack
 from ember.ops.linear import linear
@@ -82,6 +86,16 @@ def _projected(xp, h, wt, bias):
 def _previous(xp, h0, y, reverse: bool):
     """The state each step starts from, ``(T, B, H)``."""
     return xp.concatenate([y[1:], h0[None]] if reverse else [h0[None], y[:-1]])
+
+
+_KERNELS = compiled.register("ember.ops.rnn_scan_numba")
+
+
+def _kernels(xp, *arrays):
+    """The numba kernels of the backward steps, C-contiguous copies of ``arrays`` (those
+    already so as they are); None where NumPy's calls run (another backend, numba off)."""
+    kernels = compiled.load(_KERNELS) if xp is np and compiled.numba_enabled() else None
+    return None if kernels is None else (kernels, *(np.ascontiguousarray(a) for a in arrays))
 
 
 def _weight_grads(xp, d, prev):
@@ -254,6 +268,9 @@ class LSTMScanBackward(Primitive):
 
     def forward(self, xp, gy, gcs, act, cs, y, px, h0, c0, w, *b, reverse):
         k, (steps, batch) = h0.shape[-1], px.shape[:2]
+        numba = _kernels(xp, gy, gcs, act, cs, px)
+        if numba is not None:
+            return _lstm_backward_numba(xp, *numba, y, h0, c0, w, reverse)
         # what does not depend on the recurrence, for all steps at once: each gate's
         # derivative times what multiplies it (d gates = [s, s, s, g h] * m)
         tc = xp.tanh(cs)
@@ -350,6 +367,9 @@ class GRUScanBackward(Primitive):
 
     def forward(self, xp, gy, work, y, px, h0, w, *b, reverse):
         k, steps = h0.shape[-1], px.shape[0]
+        numba = _kernels(xp, gy, work, px)
+        if numba is not None:
+            return _gru_backward_numba(xp, *numba, y, h0, w, reverse)
         r, z, n, hn = (work[..., j * k:(j + 1) * k] for j in range(4))
         # what does not depend on the recurrence, for all steps at once
         dn = (1 - z) * (1 - n * n)
@@ -376,6 +396,30 @@ class GRUScanBackward(Primitive):
 
     def flops(self, gy, work, y, px, h0, w, *b, reverse):
         return 4 * math.prod(px.shape) * h0.shape[-1] + 16 * math.prod(y.shape)
+
+
+def _lstm_backward_numba(xp, kernels, gy, gcs, act, cs, px, y, h0, c0, w, reverse):
+    """:class:`LSTMScanBackward` with each step's pointwise part one numba pass."""
+    step, tc, cprev = kernels.lstm_backward_step, xp.tanh(cs), _previous(xp, c0, cs, reverse)
+    da, dc = xp.empty_like(px), xp.empty(h0.shape, h0.dtype)
+    dh = dc
+    for n, t in enumerate(reversed(_order(px.shape[0], reverse))):
+        step(gy, gcs, act, tc, cprev, dh, dc, da, t, n == 0)
+        dh = gemm.matmul(xp, da[t], w)
+    dw, db = _weight_grads(xp, da, _previous(xp, h0, y, reverse))
+    return da, dh, dc, dw, db
+
+
+def _gru_backward_numba(xp, kernels, gy, work, px, y, h0, w, reverse):
+    """:class:`GRUScanBackward` with each step's pointwise part one numba pass."""
+    step, prev = kernels.gru_backward_step, _previous(xp, h0, y, reverse)
+    dx, dhp, gz = xp.empty_like(px), xp.empty_like(px), xp.empty(h0.shape, h0.dtype)
+    mm = gz
+    for n, t in enumerate(reversed(_order(px.shape[0], reverse))):
+        step(gy, work, prev, mm, gz, dx, dhp, t, n == 0)
+        mm = gemm.matmul(xp, dhp[t], w)
+    dw, db = _weight_grads(xp, dhp, prev)
+    return dx, gz + mm, dw, db
 
 
 def _one_dtype(op: str, *operands: Tensor) -> None:
