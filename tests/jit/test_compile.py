@@ -9,6 +9,7 @@ import pathlib
 import re
 import threading
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -851,6 +852,17 @@ def test_compiling_one_function_many_times_warns():
 
     with pytest.warns(UserWarning, match="shaped has been compiled 8 times.*shape"):
         for n in range(1, 9):
+            shaped(ember.ones(n))
+
+
+def test_a_compiled_function_told_not_to_warn_of_retraces_stays_silent():
+    """An export traces on purpose at several sizes: it turns the warning off on its own
+    compiled function (not with a process-wide warnings filter, which other threads share)."""
+    shaped = jit.compile(lambda x: x + 1)
+    shaped.warn_retraces = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in range(1, 10):
             shaped(ember.ones(n))
 
 

@@ -6,7 +6,6 @@ are dynamic. ``who`` names the exporter in error messages (``"ember.onnx.export"
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,6 +69,7 @@ def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
     """``model(*args, **kwargs)`` traced under ``no_grad``: the capture and its graph."""
     compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
     compiled.fill_bytes = 0  # (a constant of one value follows a dynamic size as a broadcast)
+    compiled.warn_retraces = False  # (it traces on purpose at several sizes)
     capture = Capture(compiled, who, state_writes)
     return capture, retrace(capture, args, kwargs)
 
@@ -78,9 +78,7 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad(), warnings.catch_warnings():
-            # (the export traces on purpose at several sizes: no "compiled N times" warning)
-            warnings.filterwarnings("ignore", "ember.jit: .* has been compiled", UserWarning)
+        with ember.no_grad():
             compiled(*args, **kwargs)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \

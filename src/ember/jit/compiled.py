@@ -124,6 +124,9 @@ class CompiledFunction:
     #: a uniform constant made while tracing that is this big (in bytes) becomes an equation
     #: broadcasting its value (an export sets 0: every such constant, whatever its size)
     fill_bytes = BIG
+    #: warn when the function has been compiled ``_MANY_TRACES`` times (an export, which
+    #: traces on purpose at several sizes, sets False)
+    warn_retraces = True
 
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...] = (), mode: str = "default",
                  passes: dict[str, bool] | None = None, fullgraph: bool = False) -> None:
@@ -407,7 +410,7 @@ class CompiledFunction:
         if len(self.entries) > _KEEP_ENTRIES:
             self._forget_oldest()
         self.traces += 1
-        if self.traces == _MANY_TRACES:
+        if self.traces == _MANY_TRACES and self.warn_retraces:
             warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times (the "
                           f"last: {reason}); ember.jit.explain() lists every reason. Hint: pass "
                           "a number or tensor that changes on each call as an argument, or give "
