@@ -9,7 +9,8 @@ weight and bias), MLP activations, token embedding and a bias's gradient (column
 resnet18's parameters as a few large tensors, and gpt's and mlp's own lists of parameters;
 resnet18's stride-2 input gradient and a stride-1 3×3 convolution (Winograd's with numba,
 im2col's without); cnn's first 2×2 max pooling (channels-last, as its convolution leaves it),
-also without gradient (inference: the values alone).
+also without gradient (inference: the values alone); a 2-layer LSTM and GRU (the scan's
+backward steps).
 """
 
 from __future__ import annotations
@@ -101,6 +102,15 @@ def _steps(name: str, shapes: list[tuple], **options: float) -> tuple:
     return make(ember), make(torch)
 
 
+def _recurrent(kind: str) -> tuple:
+    """A 2-layer LSTM or GRU (input 128, hidden 256) on (50, 32, 128) steps, forward and
+    backward of its output, both frameworks with the same weights."""
+    t = getattr(torch.nn, kind)(128, 256, num_layers=2)
+    e = getattr(ember.nn, kind)(128, 256, num_layers=2)
+    e.load_state_dict({k: v.detach().numpy().copy() for k, v in t.state_dict().items()})
+    return _backward(lambda x: e(x)[0], lambda x: t(x)[0], (50, 32, 128), 9, (50, 32, 256))
+
+
 def _conv(stride: int) -> tuple:
     """resnet18's 64 → 128 (stride 2: its input gradient) or 64 → 64 (stride 1: Winograd's
     forward and input gradient) 3×3 convolution of (32, 64, 32, 32)."""
@@ -158,6 +168,8 @@ def cases() -> dict[str, tuple]:
             lambda x: F.max_pool2d(x, 2), lambda x: torch.nn.functional.max_pool2d(x, 2),
             (128, 32, 28, 28), 8, (128, 32, 14, 14), channels_last=True),
         "max_pool 2×2 no grad (128,32,28,28)": _max_pool_values((128, 32, 28, 28)),
+        "LSTM 2 layers h256 fwd+bwd (50,32,128)": _recurrent("LSTM"),
+        "GRU 2 layers h256 fwd+bwd (50,32,128)": _recurrent("GRU"),
         f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),
         f"SGD momentum step ({millions(resnet_params)})": _steps(
             "SGD", resnet_params, lr=0.01, momentum=0.9),
