@@ -209,3 +209,31 @@ def test_ndtri_derivatives_at_the_ends_and_of_second_order():
     q = ember.tensor([0.02, 0.4, 0.9], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(ember.special.ndtri, (q,))
     assert ember.special.ndtri(ember.tensor([0.975])).dtype == ember.float32
+
+
+@pytest.mark.parametrize("numba", [True, False])
+def test_ndtri_keeps_its_digits_near_one_half(numba):
+    # the log-form Newton step's residual (an ulp of log q) swamped a small x: 1.3e-8 relative
+    # at p = 0.49999999577 (PyTorch 1.6e-16); from q = 1/4 erfinv(2q - 1) is the answer
+    p = [0.49999999577283716, 0.4999999, 0.50001, 0.5001456, 0.25, 0.2499999, 0.75000001]
+    compiled = ember.backend.compiled
+    saved = compiled.numba_enabled()
+    compiled.use_numba(numba and saved)
+    try:
+        got = ember.special.ndtri(ember.tensor(p, dtype=ember.float64))
+    finally:
+        compiled.use_numba(saved)
+    assert_same(got, torch.special.ndtri(torch.tensor(p, dtype=torch.float64)), rtol=1e-15)
+
+
+def test_sinc_derivative_at_the_series_edge():
+    # four terms of the series left 7.6e-15 relative just below |pi x| = 0.1
+    x = 0.0999 / np.pi
+    e = ember.tensor([x], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.special.sinc(e).sum(), e)
+    u = np.float64(0.0999)
+    # sinc'(x) = pi (cos u / u - sin u / u²): no cancellation to speak of at u = 0.1 in float64
+    # long double (the reference's rounding error is ~1e-19 relative)
+    ul = np.longdouble(u)
+    want = np.pi * (np.cos(ul) / ul - np.sin(ul) / (ul * ul))
+    assert abs(g.item() - float(want)) <= 2e-16 * abs(float(want))

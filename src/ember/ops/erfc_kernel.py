@@ -216,7 +216,8 @@ def ndtri_array(xp: Any, p: Any) -> Any:
     outside ``[0, 1]``): in the lower half ``q = min(p, 1 - p)`` (exact for ``p >= 1/2``), a
     first guess (``erfinv``, or Abramowitz and Stegun's 26.2.23 below 1e-3) and three Newton
     steps on ``log(ndtr(x)) = log(erfcx(-x / sqrt(2)) / 2) - x² / 2``, which keeps its digits
-    down to ``q = 5e-324``."""
+    down to ``q = 5e-324``. From ``q = 1/4`` on, ``2q - 1`` is exact and erfinv's value is the
+    answer to an ulp, where the steps' residual (an ulp of ``log q``) would swamp a small x."""
     fast = _by_numba(xp, "ndtri", p)
     if fast is not None:
         return fast
@@ -226,11 +227,13 @@ def ndtri_array(xp: Any, p: Any) -> Any:
     qs = xp.where(inside, q, 0.5)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         tail = _ndtri_tail(xp.sqrt(-2 * xp.log(qs)))
-        x = xp.where(qs < 1e-3, tail, _erfinv64(xp, 2 * qs - 1) * math.sqrt(2))
+        guess = _erfinv64(xp, 2 * qs - 1) * math.sqrt(2)
+        x = xp.where(qs < 1e-3, tail, guess)
         log_q = xp.log(qs)
         for _ in range(3):
             e = erfcx_array(xp, -x / math.sqrt(2))
             # log ndtr(x) - log q, times ndtr(x) / pdf(x) = sqrt(pi / 2) erfcx(-x / sqrt(2))
             x = x - (xp.log(e / 2) - x * x / 2 - log_q) * (math.sqrt(math.pi / 2) * e)
+        x = xp.where(qs >= 0.25, guess, x)
         x = xp.where(q == 0, -xp.inf, xp.where(inside, x, xp.nan))
     return xp.where(upper, -x, x)

@@ -136,7 +136,7 @@ def _erfcx(s):
 def ndtri(p):
     """The standard normal quantile of one float64 (``-inf`` at 0, ``inf`` at 1, NaN outside
     ``[0, 1]``): the twin's first guess and Newton steps on ``log(ndtr)`` (three from the
-    tail's guess, one from erfinv's)."""
+    tail's guess, one from erfinv's below 1/4, none above)."""
     upper = p > 0.5
     q = 1.0 - p if upper else p  # exact for p > 1/2
     if not q > 0.0:
@@ -146,8 +146,9 @@ def ndtri(p):
         steps = 3
         if q < 1e-3:
             x = _ndtri_tail(math.sqrt(-2.0 * log_q))
-        else:  # (erfinv's guess is already within 1e-13: one step)
-            x, steps = erfinv(2.0 * q - 1.0) * _SQRT2, 1
+        else:  # (erfinv's guess is already within 1e-13: one step; none from 1/4, see
+            # ndtri_array)
+            x, steps = erfinv(2.0 * q - 1.0) * _SQRT2, 0 if q >= 0.25 else 1
         for _ in range(steps):
             e = _erfcx(-x * _SQRT1_2)
             x = x - (math.log(e / 2.0) - x * x / 2.0 - log_q) * (_SQRT_HALF_PI * e)

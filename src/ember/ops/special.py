@@ -240,7 +240,7 @@ class Sinc(Holomorphic, Unary):
         near = lt(u.abs(), 0.1)
         far = where(near, 1.0, u)
         u2 = u * u
-        series = u * (-1 / 3 + u2 * (1 / 30 + u2 * (-1 / 840 + u2 / 45360)))
+        series = u * (-1 / 3 + u2 * (1 / 30 + u2 * (-1 / 840 + u2 * (1 / 45360 - u2 / 3991680))))
         return v * math.pi * where(near, series, (far * cos(far) - sin(far)) / (far * far))
 
 
