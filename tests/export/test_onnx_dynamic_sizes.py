@@ -168,6 +168,41 @@ def test_a_model_that_refuses_the_farther_size_still_exports():
     _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 6)]])
 
 
+def test_a_model_bounded_near_the_traced_size_is_checked_at_smaller_sizes():
+    """The check trace grows the second dim name by 12, past a bound of 23 (a GPT's
+    block_size); it shrinks it instead (to 9), where this rule no longer holds. The check
+    was skipped: the model exported with arange(T) and was wrong at T = 9."""
+    def fn(x):
+        if x.shape[1] > 23:
+            raise ValueError("at most 23 steps")
+        return x * (ember.arange(x.shape[1]) + max(0, 20 - x.shape[1]))
+
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(fn, ember.randn(2, 21), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "n"}})
+
+
+def test_a_gpt_traced_near_its_block_size_gets_the_check_trace(monkeypatch):
+    import ember.onnx.exporter as exporter
+    made = []
+    farther = exporter._farther_trace
+    monkeypatch.setattr(exporter, "_farther_trace", lambda *a: made.append(farther(*a)) or made[-1])
+    model = ember.models.gpt(vocab_size=50, block_size=32, n_layer=1, n_head=2).eval()
+    ember.onnx.to_model(model, (ember.randint(0, 50, (2, 21)),), input_names=["x"],
+                        dynamic_axes={"x": {0: "b", 1: "t"}})
+    assert made[0] is not None
+
+
+def test_a_model_that_refuses_every_check_size_exports_with_a_warning():
+    def fn(x):
+        if not 4 <= x.shape[1] <= 5:
+            raise ValueError("4 or 5 steps")
+        return x * 2
+
+    with pytest.warns(UserWarning, match="refused every size of the check trace"):
+        _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 5)]])
+
+
 def test_a_size_that_follows_another_axis_by_chance_is_refused():
     """adaptive_avg_pool2d to (2, 3) of a 6x6 input reshapes W to (3, W / 3): the second
     trace grows the batch by 1 and W by 3, so W / 3 grew as the batch did; read from it, a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -207,19 +208,42 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
 
 
 # -- conversion --------------------------------------------------------------------------
-_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1)², in other
-# proportions than the second trace's k + 1: a size that followed one axis there by chance,
-# as W / 3 follows the batch when W grows 3 times as fast, follows none here)
+_CHECK_STEPS = (3, 2, 1)  # (the check trace moves the k-th dynamic axis name by
+# step·(k + 1)², in other proportions than the second trace's k + 1: a size that followed one
+# axis there by chance, as W / 3 follows the batch when W grows 3 times as fast, follows none
+# here; the largest step the model accepts, grown or else shrunk where the size stays >= 2)
 
 
 def _farther_trace(capture: Capture, leaves: list, spec: Any,
                    axes: dict[int, dict[int, str]]) -> Graph | None:
-    """A third trace, with the dynamic axes grown farther than the second's; None when the
-    model refuses those sizes (it may bound them: a GPT's block size)."""
-    try:
-        return retrace_resized(capture, leaves, spec, axes, _CHECK_STEP, power=2)
-    except ExportError:
-        return None
+    """A third trace, with the dynamic axes moved farther than the second's: grown by
+    ``3·(k + 1)²``, or where the model refuses those sizes (it may bound them: a GPT's block
+    size) shrunk by as much, then smaller steps; None, with a warning, when it refuses all."""
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    traced: dict[str, int] = {}  # each dim name's size, in the order resized grows them
+    for index, t in enumerate(tensors):
+        for axis, name in sorted(axes.get(index, {}).items()):
+            traced.setdefault(name, t.shape[axis])
+    tried = [{name: size + k + 1 for k, (name, size) in enumerate(traced.items())}]  # (2nd)
+    for step in _CHECK_STEPS:
+        for shrink in (False, True):
+            sizes = {}
+            for k, (name, size) in enumerate(traced.items()):
+                move = step * (k + 1) ** 2
+                sizes[name] = size - move if shrink and size - move >= 2 else size + move
+            if sizes in tried:
+                continue
+            tried.append(sizes)
+            try:
+                return retrace_resized(capture, leaves, spec, axes, sizes=sizes)
+            except ExportError:
+                continue
+    warnings.warn(f"{WHO}: the model refused every size of the check trace ({tried[1:]}), "
+                  "so the sizes that follow the dynamic axes were read from two traces "
+                  "only: a size clamped or rounded (ember.arange(T).clamp(max=5)) may be "
+                  "exported as if it followed the axis. Hint: trace at sizes the model "
+                  "accepts with some room to grow or shrink", UserWarning, stacklevel=3)
+    return None
 
 
 def _converted(graph: Graph, other: Graph | None, opset: int,
