@@ -79,6 +79,7 @@ CASES = {
     "interpolate": (lambda a: F.interpolate(a, scale_factor=2), [(2, 3, 3, 3)]),
     "unary_on_output": (lambda a: ember.erfinv(a.tanh() * 0.9).exp().expm1().sqrt()
                         .reciprocal().tan().sigmoid(), [(4, 5)]),
+    "ndtri": (lambda a: ember.special.ndtri(a.sigmoid()), [(4, 5)]),
     "rounding_division": (lambda a, b: ember.div(a, b, rounding_mode="trunc")
                           + ember.floor_divide(a, b), [(4, 5)] * 2),
     "max_min_dim": (lambda a: a.max(1)[0] + a.min(1)[0], [(4, 5)]),
