@@ -522,20 +522,21 @@ def test_elu_float32_gradient_takes_its_exp_in_the_numba_pass_within_an_ulp():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("bounds", [(-1.0, 1.0), (-1.1, 0.7), (0.0, 6.0), (-0.0, 1.0),
                                     (-2.0, -0.0), (math.nan, 1.0), (-1.0, math.inf), (3.0, 3.0)])
-def test_hardtanh_forward_in_one_pass_keeps_the_two_pass_bits(dtype, bounds):
-    """hardtanh's forward is NumPy's clip (one pass) where that gives maximum-then-minimum's
-    bits: not for a zero bound (clip keeps x's -0.0, the two calls give the bound's) nor a NaN
-    one; every layout kept."""
+def test_hardtanh_forward_is_torch_s_to_the_bit(dtype, bounds):
+    """hardtanh's forward is NumPy's clip (one pass), which gives PyTorch's bits: x's -0.0 at a
+    zero bound (relu6(-0.0) is -0.0; the two-pass maximum-then-minimum gave +0.0), NaN bounds;
+    every layout kept."""
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((64, 48)) * 2).astype(dtype)
     a.flat[:8] = [np.nan, -0.0, 0.0, -1.0, 1.0, np.inf, -np.inf, 3.0]
     low, high = bounds
     for arr in (a, a.T, a[::2, 1::3]):
         got = ember.nn.functional.hardtanh(ember.tensor(arr), low, high).numpy()
-        want = np.minimum(np.maximum(arr, low), high).astype(dtype)
+        want = F.hardtanh(torch.from_numpy(arr.copy()), low, high).numpy()
         bits = f"u{want.itemsize}"
         np.testing.assert_array_equal(got.view(bits), want.view(bits))
-        assert got.dtype == want.dtype and got.strides == want.strides
+        assert got.dtype == want.dtype
+        assert got.strides == np.minimum(arr, high).strides  # (the input's layout)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

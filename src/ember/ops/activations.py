@@ -126,10 +126,8 @@ class Hardtanh(Unary):
     name = "hardtanh"
 
     def forward(self, xp, a, *, min_val, max_val):
-        if a.dtype.kind == "f" and type(min_val) is type(max_val) is float and \
-                min_val and max_val and min_val == min_val and max_val == max_val:
-            # one pass, not two (1M float32 700 -> 330 µs); the same bits but for a zero bound,
-            # whose sign clip takes from x (-0.0 at x = -0.0), and NaN bounds
+        if a.dtype.kind == "f":  # one pass (1M float32 700 -> 330 µs) and PyTorch's bits:
+            # x's -0.0 kept at a zero bound (relu6(-0.0) is -0.0), NaN bounds as its clamp
             return xp.clip(a, min_val, max_val)
         return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
