@@ -207,8 +207,9 @@ def test_a_size_that_follows_another_axis_by_chance_is_refused():
     """adaptive_avg_pool2d to (2, 3) of a 6x6 input reshapes W to (3, W / 3): the second
     trace grows the batch by 1 and W by 3, so W / 3 grew as the batch did; read from it, a
     batch of 3 at 6x6 reshaped W to (3, 3): wrong numbers, and 7x5 failed in onnxruntime.
-    The farther trace grows the axes in other proportions and the model is refused."""
-    with pytest.raises(ExportError, match="follow no rule"):
+    The farther trace grows the axes in other proportions, in which W / 3 follows no input
+    size, and the model is refused."""
+    with pytest.raises(ExportError, match="no input dimension gives"):
         ember.onnx.to_model(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), ember.randn(2, 3, 6, 6),
                             input_names=["x"], dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})
 
@@ -221,3 +222,11 @@ def test_sizes_that_are_multiples_of_a_dynamic_size():
 
     _check_at_sizes(fn, [ember.randn(4, 5, 6)], {0: {0: "b", 2: "w"}},
                     [[ember.randn(3, 5, 2)], [ember.randn(7, 5, 9)]])
+
+
+def test_a_multiple_that_another_size_matches_in_two_traces_is_read_from_the_right_one():
+    """Traced at B = 2, W = 4, the second trace has B = 3, W = 6: 2·B is W in both, and was
+    read from W (refused by the check trace, where B = 5 and W = 16, with a message blaming
+    a clamped size). A size is read from a dimension that follows it in all three traces."""
+    _check_at_sizes(lambda x: x.repeat(2, 1, 3), [ember.randn(2, 3, 4)], {0: {0: "b", 2: "w"}},
+                    [[ember.randn(3, 3, 2)], [ember.randn(5, 3, 7)]])

@@ -37,15 +37,19 @@ class Context:
 
     ``twin`` maps each variable to its twin in the second trace (None without dynamic axes);
     ``twin_consts`` holds the second trace's constants, ``twin_eqns`` the twin of each
-    equation (by ``id``) whose params differ there, ``pairs`` of every equation.
+    equation (by ``id``) whose params differ there, ``pairs`` of every equation; ``check``
+    maps each variable to its twin in one more trace, at other sizes again (None without one):
+    a size is read from a dimension that follows it in all the traces.
     """
 
     def __init__(self, graph: Graph, opset: int, twin: dict[Var, Var] | None,
                  twin_consts: dict[Var, Any], twin_eqns: dict[int, Eqn],
-                 pairs: dict[int, Eqn] | None = None) -> None:
+                 pairs: dict[int, Eqn] | None = None,
+                 check: dict[Var, Var] | None = None) -> None:
         self.graph, self.opset = graph, opset
         self.twin, self.twin_consts, self.twin_eqns = twin, twin_consts, twin_eqns
         self.pairs = pairs or {}
+        self.check = check
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self.names: dict[Var, str] = {}
@@ -173,14 +177,13 @@ class Context:
         dynamic = set(self.dynamic_dims(out))
         if not dynamic:
             return self.ints(out.shape)
-        twin = self.twin_shape(out)
         pieces: list[Any] = []  # ints, or names of 1-D tensors
         left = 0
         for d, size in enumerate(out.shape):
             if d not in dynamic:
                 pieces.append(size)
                 continue
-            found = self._follower([*sources, *self.graph.inputs], d, size, twin[d])
+            found = self._follower([*sources, *self.graph.inputs], d, self.sizes(out, d))
             if found is None:
                 left += 1
                 pieces.append(-1)
@@ -189,7 +192,7 @@ class Context:
         if left > (1 if infer_one else 0):  # (sizes that no dimension gives: multiples of one)
             for d in sorted(dynamic):
                 if pieces[d] == -1 and \
-                        (times := self._multiple_of_input(out.shape[d], twin[d])) is not None:
+                        (times := self._multiple_of_input(self.sizes(out, d))) is not None:
                     pieces[d], left = times, left - 1
         if left > (1 if infer_one else 0):
             self.refuse(f"the output shape {out.shape} has dynamic dimensions "
@@ -200,32 +203,46 @@ class Context:
     def input_dim(self, size: int, twin_size: int) -> str | None:
         """The run-time size (a 1-D int64 tensor) of the graph's inputs' dimension that is
         ``size`` and ``twin_size`` in the two traces, if some dimension is."""
-        found = self._follower(list(self.graph.inputs), 0, size, twin_size)
+        found = self._follower(list(self.graph.inputs), 0, (size, twin_size))
         return None if found is None else self.dim(*found)
 
-    def _multiple_of_input(self, size: int, twin_size: int) -> str | None:
+    def sizes(self, var: Var, d: int) -> tuple[int, ...]:
+        """The size of ``var``'s dimension ``d`` in each trace (the traced one, the second,
+        the check trace where there is one)."""
+        sizes = (var.shape[d], self.twin_shape(var)[d])
+        far = None if self.check is None else self.check.get(var)
+        return sizes if far is None else (*sizes, far.shape[d])
+
+    def _multiple_of_input(self, sizes: tuple[int, ...]) -> str | None:
         """``k·N`` (a 1-D int64 tensor) where the size is ``k`` times one dynamic input size
-        ``N`` in both traces (``x.repeat(2, 1)`` of a dynamic batch); None when no input size
+        ``N`` in every trace (``x.repeat(2, 1)`` of a dynamic batch); None when no input size
         or several give it."""
-        found = {(n, twin, size // n) for n, twin in self.dynamic_sizes()
-                 if size % n == 0 and size // n > 1 and twin * (size // n) == twin_size}
+        found = {}
+        for var in self.graph.inputs:
+            for j in self.dynamic_dims(var):
+                n, k = self.sizes(var, j), sizes[0] // var.shape[j]
+                if k > 1 and sizes == tuple(k * m for m in n[:len(sizes)]):
+                    found.setdefault((n, k), (var, j))
         if len(found) != 1:
             return None
-        (n, twin, k), = found
-        return self.node("Mul", [self.input_dim(n, twin), self.ints([k])])
+        ((_, k), where), = found.items()
+        return self.node("Mul", [self.dim(*where), self.ints([k])])
 
     def dynamic_sizes(self) -> set[tuple[int, int]]:
         """The (traced, resized) size pairs of the graph inputs' dynamic dimensions."""
         return {(v.shape[d], self.twin_shape(v)[d]) for v in self.graph.inputs
                 for d in self.dynamic_dims(v)}
 
-    def _follower(self, sources: list[Var], d: int, size: int, twin_size: int) -> \
+    def _follower(self, sources: list[Var], d: int, sizes: tuple[int, ...]) -> \
             tuple[Var, int] | None:
+        """The first dimension of ``sources`` (the same position ``d`` first) that has
+        ``sizes`` in the traces (those given: the first two, or all three)."""
+        if sizes[0] == sizes[1]:
+            return None
         for var in sources:
-            shape, other = var.shape, self.twin_shape(var)
-            order = ([d] if d < len(shape) else []) + list(range(len(shape)))
+            order = ([d] if d < len(var.shape) else []) + list(range(len(var.shape)))
             for j in order:
-                if shape[j] == size and other[j] == twin_size and size != twin_size:
+                if self.sizes(var, j)[:len(sizes)] == sizes:
                     return var, j
         return None
 

@@ -69,9 +69,8 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
             third = _farther_trace(capture, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
-    ctx = _converted(graph, second, opset, names)
-    if third is not None:
-        _check_same_model(ctx, graph, third, opset, names)
+    ctx = _converted(graph, second, opset, names) if third is None else \
+        _checked(graph, second, third, opset, names)
     return _model(ctx, graph, in_names, out_names, axes, export_params,
                   bool(keep_initializers_as_inputs))
 
@@ -247,33 +246,44 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
 
 
 def _converted(graph: Graph, other: Graph | None, opset: int,
-               names: tuple[list[str], list[str]]) -> Context:
+               names: tuple[list[str], list[str]], check: Graph | None = None) -> Context:
     """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
-    graph traced with those axes resized; None without dynamic axes)."""
+    graph traced with those axes resized; None without dynamic axes), from dimensions that
+    follow them in ``check`` too (a third trace, when given)."""
     mapping, changed, pairs = twins(graph, other, WHO) if other is not None else (None, {}, {})
+    try:
+        checked = None if check is None else twins(graph, check, WHO)[0]
+    except ExportError as e:
+        raise ExportError(f"{_NO_RULE}; resized farther:\n{e}") from None
     ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
-                  pairs)
+                  pairs, checked)
     ctx.reserved.update(*names, (ref.label for ref in graph.state))
     _convert(ctx, graph, names[0], changed)
     return ctx
 
 
-def _check_same_model(ctx: Context, graph: Graph, third: Graph, opset: int,
-                      names: tuple[list[str], list[str]]) -> None:
-    """Two traces tell a size that follows a dynamic axis from a constant only where the
-    rule holds at both sizes (``arange(T).clamp(max=5)`` is an arange at T = 4 and 5): the
-    model converted against a third, farther trace must be the same ONNX graph."""
-    why = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
-           "one at the traced size and the first resized one, but not when the axes are "
-           "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
-           "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
-           "or export with fixed sizes")
+_NO_RULE = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
+            "one at the traced size and the first resized one, but not when the axes are "
+            "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
+            "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
+            "or export with fixed sizes")
+
+
+def _checked(graph: Graph, second: Graph, third: Graph, opset: int,
+             names: tuple[list[str], list[str]]) -> Context:
+    """``graph`` converted against ``second``. Two traces tell a size that follows a dynamic
+    axis from a constant only where the rule holds at both sizes (``arange(T).clamp(max=5)``
+    is an arange at T = 4 and 5): the model converted against a third, farther trace must be
+    the same ONNX graph (sizes are read, in both, from dimensions that follow them in all
+    three traces: 2·B and W agree at B, W = 2, 4 and 3, 6 only)."""
+    ctx = _converted(graph, second, opset, names, third)
     try:
-        other = _converted(graph, third, opset, names)
+        other = _converted(graph, third, opset, names, second)
     except ExportError as e:
-        raise ExportError(f"{why}; resized farther:\n{e}") from None
+        raise ExportError(f"{_NO_RULE}; resized farther:\n{e}") from None
     if _serialized(ctx) != _serialized(other):
-        raise ExportError(why)
+        raise ExportError(_NO_RULE)
+    return ctx
 
 
 def _serialized(ctx: Context) -> list[bytes]:
