@@ -131,6 +131,14 @@ def test_wrong_kind_and_state_dtype_errors():
         gru(ember.randn(5, 2, 3), ember.zeros(1, 2, 4, dtype=ember.float64))
     with pytest.raises(ember.errors.ArgumentTypeError, match="hx must be a tuple"):
         nn.LSTM(3, 4)(ember.randn(5, 2, 3), ember.zeros(1, 2, 4))
+    for cell in (nn.GRUCell(3, 4), nn.RNNCell(3, 4)):  # (not linear's error inside the step)
+        name = type(cell).__name__
+        with pytest.raises(TypeError, match=f"{name}: hx is float64 but the input is float32"):
+            cell(ember.randn(2, 3), ember.zeros(2, 4, dtype=ember.float64))
+        with pytest.raises(ValueError, match=rf"{name}: input dtype \(ember.float64\) does not"):
+            cell(ember.randn(2, 3, dtype=ember.float64))
+    with pytest.raises(TypeError, match="LSTMCell: cx is float64 but the input is float32"):
+        nn.LSTMCell(3, 4)(ember.randn(2, 3), (ember.zeros(2, 4), ember.zeros(2, 4).double()))
     with pytest.raises(ember.errors.ArgumentTypeError, match="hx must be a tuple"):
         nn.LSTMCell(3, 4)(ember.randn(2, 3), ember.zeros(2, 4))
     with pytest.raises(ember.errors.ArgumentError, match="activation should be relu/gelu"):

@@ -69,6 +69,20 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
         raise ArgumentError("proj_size has to be smaller than hidden_size")
 
 
+def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | None,
+                  cx: Tensor | None) -> None:
+    """A layer's or cell's input of another dtype than its weights, or states of another
+    dtype than the input, as errors naming the layer (not a linear's deep inside)."""
+    if weight is not None and input.dtype != weight.dtype:
+        raise ArgumentError(f"{name}: input dtype ({input.dtype}) does not match weight dtype "
+                            f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                            f"convert model: model.to({input.dtype})")
+    for label, s in (("hx", hx), ("cx", cx)):
+        if s is not None and s.dtype != input.dtype:
+            raise DTypeError(f"{name}: {label} is {s.dtype.name} but the input is "
+                             f"{input.dtype.name}; they must match")
+
+
 def _init_uniform(module: Module) -> None:
     """PyTorch's initialisation of recurrent layers: every parameter from U(±1/√hidden)."""
     bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
@@ -181,11 +195,7 @@ class RNNBase(Module):
                 input = input.transpose(0, 1)
             sizes = [input.shape[1]] * input.shape[0]
             data = input.reshape(input.shape[0] * input.shape[1], input.shape[2])
-        w_ih = self._params(0, 0)[0]
-        if w_ih is not None and data.dtype != w_ih.dtype:
-            raise ArgumentError(f"{name}: input dtype ({data.dtype}) does not match weight dtype "
-                                f"({w_ih.dtype}). Convert input: input.to({w_ih.dtype}), or "
-                                f"convert model: model.to({data.dtype})")
+        _check_dtypes(name, data, self._params(0, 0)[0], hx, cx)
         if data.shape[-1] != self.input_size:
             raise ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
                               f"{self.input_size}, got {data.shape[-1]}")
@@ -198,9 +208,6 @@ class RNNBase(Module):
             if s is not None and tuple(s.shape) != shape:
                 raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
                                   f"{tuple(s.shape)}")
-            if s is not None and s.dtype != data.dtype:
-                raise DTypeError(f"{name}: {label} is {s.dtype.name} but the input is "
-                                 f"{data.dtype.name}; they must match")
         if hx is None:
             hx = ember.zeros(*h_shape, dtype=data.dtype, device=data.device)
         if cx is None and self.mode == "LSTM":
@@ -358,6 +365,7 @@ class RNNCellBase(Module):
             if state is not None and tuple(state.shape) != shape:
                 raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
                                   f"{tuple(state.shape)}")
+        _check_dtypes(name, input, self.weight_ih, hx, cx)
         zeros = ember.zeros(*shape, dtype=input.dtype, device=input.device)
         return self._cell()(F.linear(input, self.weight_ih, self.bias_ih),
                             zeros if hx is None else hx, zeros if cx is None else cx,
