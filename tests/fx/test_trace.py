@@ -494,6 +494,18 @@ def test_einsum_of_traced_values_is_one_node_like_torch():
     assert ember.equal(gm(a, b), fn(a, b))
 
 
+def test_einsum_sublist_form_of_traced_values_is_one_node():
+    """The sublist form starts with an operand, which a Proxy is not: 'operand 0 must be
+    a Tensor, got list'."""
+    def fn(a, b):
+        return ember.einsum(a, [0, 1], b, [1, 2], [0, 2])
+
+    gm = fx.symbolic_trace(fn)
+    assert [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"] == ["einsum"]
+    a, b = ember.randn(3, 4), ember.randn(4, 5)
+    np.testing.assert_allclose(gm(a, b).numpy(), (a @ b).numpy(), rtol=1e-5)
+
+
 def test_item_assignment_is_a_setitem_node_that_dead_code_elimination_keeps():
     """(torch.fx's Proxy takes no item assignment; Ember's raised AttributeError)"""
     def fn(x):

@@ -441,6 +441,8 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
         >>> ember.einsum("bij,bjk->bik", ember.ones(2, 3, 4), ember.ones(2, 4, 5)).shape
         ember.Size([2, 3, 5])
     """
+    if any(type(x) in TENSOR_LIKE for x in (equation, *operands)):  # (ember.fx, any form)
+        return handle(einsum, (equation, *operands), {})
     if isinstance(equation, Tensor):
         equation, operands = sublist_equation((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
