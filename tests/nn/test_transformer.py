@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+import ember
 import ember.nn as nn
 from tests.nn.helpers import compare, pair
 
@@ -50,7 +51,6 @@ def test_multihead_attention(batch_first, mask):
         def state_dict(self):
             return self.m.state_dict()
 
-    import ember
     compare(Wrap(t, torch), Wrap(e, ember), inputs=arrays, train=False, rtol=1e-6)
 
 
@@ -62,7 +62,6 @@ def test_multihead_attention_kdim_vdim_and_weights_per_head():
     rng = np.random.default_rng(1)
     q, k, v = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 4, 4)), \
         rng.standard_normal((2, 4, 5))
-    import ember
     out_t = t(*map(torch.tensor, (q, k, v)), average_attn_weights=False)
     out_e = e(*map(ember.tensor, (q, k, v)), average_attn_weights=False)
     for a, b in zip(out_e, out_t):
@@ -98,8 +97,6 @@ def test_encoder_stack_state_dict_and_output():
 
 
 def test_multihead_attention_input_errors_name_the_problem():
-    import ember
-
     m = nn.MultiheadAttention(8, 2)
     x = ember.randn(4, 3, 8)
     with pytest.raises(ValueError, match=r"attn_mask should have shape \(4, 4\) or \(6, 4, 4\)"):
@@ -118,8 +115,6 @@ def test_multihead_attention_input_errors_name_the_problem():
 
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_transformer_model_matches_torch(batch_first):
-    import ember
-
     t, e = pair(torch.nn.Transformer, nn.Transformer, 8, 2, 2, 1, 16, 0.0,
                 batch_first=batch_first)
     src, tgt = ((3, 5, 8), (3, 4, 8)) if batch_first else ((5, 3, 8), (4, 3, 8))
@@ -140,7 +135,6 @@ def test_a_query_row_masked_whole_gives_pytorchs_values_and_gradients():
     """need_weights=False (the Transformer layers' call) gives zeros for a row that may
     attend to nothing, as PyTorch's SDPA path does; need_weights=True gives NaN as PyTorch's
     weights path does. Before, both gave NaN, and NaN gradients reached every weight."""
-    import ember
     from ember.autograd import gradcheck
 
     t, e = pair(torch.nn.TransformerEncoderLayer, nn.TransformerEncoderLayer, 8, 2,
