@@ -317,6 +317,28 @@ def test_vmap_bincount_of_batched_values_with_one_length_like_torch_func():
         vmap(ember.bincount)(ember.tensor([[0, 1], [-1, 1]]))
 
 
+def test_vmap_bincount_of_small_integer_values_and_nested_like_torch_func():
+    # the per-sample offsets (up to b * length) overflowed uint8 and int8 (review46e)
+    xu = np.random.default_rng(1).integers(0, 3, (100, 4)).astype(np.uint8)
+    for dt in (np.uint8, np.int8, np.int16):
+        got = vmap(lambda r: ember.bincount(r, minlength=3))(ember.tensor(xu.astype(dt)))
+        want = torch.func.vmap(lambda r: torch.bincount(r, minlength=3))(
+            torch.tensor(xu.astype(dt)))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # nested: the lengths come from the outermost data, not from item() of a batched tensor
+    x = [[[0, 1], [2, 3]], [[1, 1], [0, 0]]]
+    got = vmap(vmap(lambda r: ember.bincount(r, minlength=4)))(ember.tensor(x))
+    want = torch.func.vmap(torch.func.vmap(lambda r: torch.bincount(r, minlength=4)))(
+        torch.tensor(x))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got = vmap(vmap(lambda r: ember.bincount(r, minlength=4)), in_dims=1)(ember.tensor(x))
+    assert got.tolist() == [[[1, 1, 0, 0], [0, 2, 0, 0]], [[0, 0, 1, 1], [2, 0, 0, 0]]]
+    with pytest.raises(OpError, match="minlength=4"):
+        vmap(vmap(ember.bincount))(ember.tensor(x))
+    with pytest.raises(OpError, match="negative values"):
+        vmap(vmap(ember.bincount))(ember.tensor([[[0, 1]], [[-1, 1]]]))
+
+
 def test_methods_are_bound():
     x = ember.tensor([3, 1, 3])
     assert x.unique().tolist() == [1, 3]

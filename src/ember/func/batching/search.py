@@ -17,7 +17,7 @@ from ember import dtypes
 from ember.errors import OpError
 from ember.func.batching import batched, prim, reshape, rule
 from ember.ops.creation import arange
-from ember.ops.primitive import apply
+from ember.ops.primitive import DISPATCH, apply
 
 
 @rule("searchsorted")
@@ -84,25 +84,39 @@ def _bincount(b: int, xs: tuple, bs: tuple, *, minlength: int) -> Any:
     # stack when every sample's count has the same length (as torch.func's loop would)
     p = prim("bincount")
     x = batched(xs[0], b, bs[0])
-    ws = tuple(reshape(batched(w, b, w_b), (-1,)) for w, w_b in zip(xs[1:], bs[1:]))
     n = x.shape[1]
-    if not (n and b):
+    ws = tuple(reshape(batched(w, b, w_b), (b * n,)) for w, w_b in zip(xs[1:], bs[1:]))
+    every = _outermost(x) if bs[0] else x  # every sample, under a nested vmap too
+    size = every.numel()
+    if not size:
         lengths = {minlength}
     elif not bs[0]:
         lengths = {apply(p, xs[0], minlength=minlength).shape[0]}
     else:
-        if x.amin().item() < 0:  # (the op's own error: offsets would hide them)
-            apply(p, reshape(x, (-1,)), minlength=minlength)
-        lengths = {max(minlength, m + 1) for m in x.amax(1).tolist()}
+        if every.amin().item() < 0:  # (the op's own error: offsets would hide them)
+            apply(p, reshape(every, (size,)), minlength=minlength)
+        rows = reshape(every, (size // n, n))
+        lengths = {max(minlength, m + 1) for m in rows.amax(1).tolist()}
     if len(lengths) > 1:
         raise OpError(f"vmap: bincount of batched values: the samples' counts have different "
                       f"lengths {sorted(lengths)} (each its max + 1, or minlength when that "
                       f"is larger), so they cannot be stacked. Hint: pass "
                       f"minlength={max(lengths)} (or more)")
     (length,) = lengths
-    offsets = reshape(arange(b, dtype=x.dtype, device=x.device) * length, (b, 1))
-    out = apply(p, reshape(offsets + x, (-1,)), *ws, minlength=b * length)
+    offsets = reshape(arange(b, dtype=dtypes.int64, device=x.device) * length, (b, 1))
+    at = offsets + apply(prim("cast"), x, dtype=dtypes.int64)  # (b * length overflows uint8)
+    out = apply(p, reshape(at, (b * n,)), *ws, minlength=b * length)
     return reshape(out, (b, length))
+
+
+def _outermost(t: Any) -> Any:
+    """The tensor holding every sample of ``t`` at every active vmap level: ``t`` itself
+    when no vmap owns it; else its physical batch, whose trailing dims are ``t``'s shape."""
+    for handler in reversed(DISPATCH.stack):
+        owner = getattr(handler, "physical", None)
+        phys = owner(t) if owner is not None else None
+        t = t if phys is None else phys
+    return t
 
 
 @rule("unique", "unique_consecutive")
