@@ -72,3 +72,30 @@ def test_functional_lstm_under_autocast_is_lowered_as_torch():
     out, h_n, c_n = ember.lstm(ember.randn(3, 2, 4), (h, h), weights, True, 1, 0.0, False,
                                False, False)
     assert out.dtype == h_n.dtype == c_n.dtype == ember.float32
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"])
+def test_a_bfloat16_input_runs_under_autocast_as_in_torch(cls):
+    """The layers refused a bfloat16 input to float32 weights ('input dtype does not match
+    weight dtype') where torch's CPU autocast runs it (its products cast both)."""
+    torch.manual_seed(0)
+    tnet, enet = getattr(torch.nn, cls)(4, 5), getattr(ember.nn, cls)(4, 5)
+    enet.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                          tnet.state_dict().items()})
+    x = np.random.RandomState(0).randn(*((2, 4) if cls.endswith("Cell") else (3, 2, 4)))
+    outs = []
+    for m, net in ((torch, tnet), (ember, enet)):
+        with m.autocast(device_type="cpu", dtype=m.bfloat16):
+            out = net(m.tensor(x, dtype=m.bfloat16))
+        flat = [out] if not isinstance(out, tuple) else \
+            [s for o in out for s in (o if isinstance(o, tuple) else (o,))]
+        outs.append([o.float().detach().numpy() for o in flat] +
+                    [str(o.dtype).rsplit(".")[-1] for o in flat])
+    for t, e in zip(*outs, strict=True):
+        if isinstance(t, str):
+            assert e == t
+        else:
+            np.testing.assert_allclose(e, t, atol=1e-2)
+    with ember.autocast("cpu", dtype=ember.bfloat16), pytest.raises(
+            ValueError, match=rf"{cls}: input dtype \(ember.float64\)"):  # (autocast keeps it)
+        enet(ember.tensor(x))

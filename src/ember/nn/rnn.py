@@ -21,6 +21,7 @@ from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
+from ember.ops.primitive import DISPATCH
 from ember.ops.rnn import lowered_whole, run_layers
 from ember.ops.rnn_cells import gru_step, lstm_step, relu_step, tanh_step
 from ember.tensor import Tensor
@@ -69,11 +70,17 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
         raise ArgumentError("proj_size has to be smaller than hidden_size")
 
 
+_AUTOCAST_DTYPES = {ember.float32, ember.bfloat16, ember.float16}  # (what autocast casts)
+
+
 def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | None,
                   cx: Tensor | None) -> None:
     """A layer's or cell's input of another dtype than its weights, or states of another
-    dtype than the input, as errors naming the layer (not a linear's deep inside)."""
-    if weight is not None and input.dtype != weight.dtype:
+    dtype than the input, as errors naming the layer (not a linear's deep inside). Under
+    autocast the products cast input and weights to one dtype: a low-precision input runs,
+    as PyTorch's CPU autocast runs it."""
+    if weight is not None and input.dtype != weight.dtype and not (
+            DISPATCH.casting and {input.dtype, weight.dtype} <= _AUTOCAST_DTYPES):
         raise ArgumentError(f"{name}: input dtype ({input.dtype}) does not match weight dtype "
                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
                             f"convert model: model.to({input.dtype})")
