@@ -124,6 +124,8 @@ class Tensor:
         if self.requires_grad and value.dtype.category < dtypes.FLOAT:
             raise DTypeError(f"data: a tensor that requires grad cannot hold {value.dtype.name} "
                              "data; only floating and complex tensors can require grad")
+        if _on_data_set is not None:
+            _on_data_set(self, value)
         old, self._data = self._data, value._data
         old_device, self._device = self._device, value._device
         self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
@@ -503,6 +505,7 @@ def set_counter_factory(factory: Callable[[], VersionCounter] | None) -> None:
 
 _on_value_read: Callable[[Tensor, str], None] | None = None
 _on_detach: Callable[[Tensor, Tensor], None] | None = None
+_on_data_set: Callable[[Tensor, Tensor], None] | None = None
 
 
 def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
@@ -520,6 +523,13 @@ def set_detach_hook(hook: Callable[[Tensor, Tensor], None] | None) -> None:
     the dispatch stack while a transform is active."""
     global _on_detach
     _on_detach = hook
+
+
+def set_data_set_hook(hook: Callable[[Tensor, Tensor], None] | None) -> None:
+    """Makes ``hook(t, value)`` run before ``t.data = value``: vmap refuses it for its
+    per-sample tensors. Set by the dispatch stack while a transform is active."""
+    global _on_data_set
+    _on_data_set = hook
 
 
 _wrap_hooks: list[Callable[[Tensor], None]] = []

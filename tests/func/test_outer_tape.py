@@ -129,3 +129,52 @@ def test_detach_in_place_inside_vmap_stops_an_outer_grad_as_a_loop_does() -> Non
     x = torch.tensor(X, requires_grad=True)
     sum(_detach_in_place(r).sum() for r in x).backward()
     np.testing.assert_allclose(got.numpy(), x.grad.numpy(), rtol=1e-12)
+
+
+def _data_assign(make_b: Callable, make_value: Callable) -> Callable:
+    def f(r):
+        b = make_b(r)
+        b.data = make_value(r)
+        return b * r
+    return f
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_data_assignment_with_a_batched_tensor_inside_vmap_is_refused_like_torch_func(lib):
+    # (it swapped one sample's memory past the batch: grad gave 36 r**3, a loop 24 r**3)
+    x, w = lib.tensor(X.copy()), lib.tensor(X[0].copy())
+    for make_b, make_value in [(lambda r: r.clone(), lambda r: r * 3),
+                               (lambda r: w.clone(), lambda r: r * 3),
+                               (lambda r: r.clone(), lambda r: w * 3)]:
+        mapped = lib.func.vmap(_data_assign(make_b, make_value))
+        for run in (mapped, lib.func.grad(lambda z, m=mapped: m(z).pow(2).sum())):
+            with pytest.raises(RuntimeError, match="`.data`" if lib is torch else
+                               r"vmap: `\.data =` with a batched tensor"):
+                run(x)
+    # neither batched: allowed
+    got = lib.func.vmap(_data_assign(lambda r: w.clone(), lambda r: w * 3))(x)
+    np.testing.assert_allclose(got.numpy(), 3 * X[0] * X)
+
+
+def test_data_assignment_in_vmap_refuses_with_a_grad_error_and_the_copy_hint_works():
+    with pytest.raises(ember.errors.GradError, match=r"b\.copy_\(value\)"):
+        ember.func.vmap(_data_assign(lambda r: r.clone(), lambda r: r * 3))(ember.tensor(X))
+
+    def copied(lib):
+        def f(r):
+            b = r.clone()
+            b.copy_(r * 3)
+            return b * r
+        return lib.func.grad(lambda z: lib.func.vmap(f)(z).pow(2).sum())(lib.tensor(X.copy()))
+    np.testing.assert_allclose(copied(ember).numpy(), copied(torch).numpy(), rtol=1e-12)
+
+
+def test_data_read_inside_vmap_stops_an_outer_grad_as_a_loop_does():
+    # (.data is detach(): the outer tape stops there too, as in a torch loop)
+    def f(r):
+        return r.data * r
+
+    got = ember.func.grad(lambda z: ember.func.vmap(f)(z).pow(2).sum())(ember.tensor(X))
+    x = torch.tensor(X, requires_grad=True)
+    torch.stack([f(r) for r in x]).pow(2).sum().backward()
+    np.testing.assert_allclose(got.numpy(), x.grad.numpy(), rtol=1e-12)

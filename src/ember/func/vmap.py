@@ -163,6 +163,16 @@ class _BatchTrace:
                 "branch on or read. Hint: use tensor ops instead (e.g. ember.where(cond, a, b) "
                 "for an if), or move the read outside vmap")
 
+    def on_data_set(self, t: Tensor, value: Tensor) -> None:
+        """``t.data = value``: refused where either is batched (as torch.func does), since
+        the swap of arrays bypasses the batch and the tape recorded below."""
+        if self.per_sample(t) or self.per_sample(value):
+            raise GradError(
+                f"vmap: `.data =` with a batched tensor (shapes {tuple(t.shape)} and "
+                f"{tuple(value.shape)} per sample) is not allowed: it swaps one sample's memory "
+                "past the batch and the gradient history. Hint: rebind the name (b = value), "
+                "or write in place with b.copy_(value)")
+
     def on_detach(self, out: Tensor, t: Tensor) -> bool:
         """``out = t.detach()`` (or ``t.detach_()``, ``out`` is ``t``): ``out`` stands for the
         detached physical tensor (the same memory), so a gradient recorded below

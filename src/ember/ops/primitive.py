@@ -29,7 +29,7 @@ from ember.ops.op_errors import (  # noqa: F401 (complex_error, refuse_*: import
     refuse_limited,
 )
 from ember.ops.tensor_spec import TensorSpec, spec  # noqa: F401 (spec: imported from here)
-from ember.tensor import Tensor, _wrap, set_detach_hook, set_value_read_hook
+from ember.tensor import Tensor, _wrap, set_data_set_hook, set_detach_hook, set_value_read_hook
 from ember.version_counter import VersionCounter
 
 _FLOAT = frozenset(d.np for d in FLOATING_DTYPES + FLOAT8_DTYPES + COMPLEX_DTYPES)  # take grads
@@ -221,6 +221,7 @@ def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: boo
         _active_handlers += 1
         set_value_read_hook(_tell_value_read)
         set_detach_hook(_tell_detach)
+        set_data_set_hook(_tell_data_set)
 
 
 def pop_handler(handler: Callable) -> None:
@@ -239,6 +240,7 @@ def pop_handler(handler: Callable) -> None:
         if not _active_handlers:
             set_value_read_hook(None)
             set_detach_hook(None)
+            set_data_set_hook(None)
 
 
 def _tell_value_read(t: Tensor, what: str) -> None:
@@ -248,6 +250,15 @@ def _tell_value_read(t: Tensor, what: str) -> None:
         hook = getattr(handler, "on_value_read", None)
         if hook is not None:
             hook(t, what)
+
+
+def _tell_data_set(t: Tensor, value: Tensor) -> None:
+    """``t.data = value`` is about to run: each active handler may refuse (vmap does where
+    either is batched: the assignment would bypass its batching and its tape)."""
+    for handler in DISPATCH.stack:
+        hook = getattr(handler, "on_data_set", None)
+        if hook is not None:
+            hook(t, value)
 
 
 def _tell_detach(out: Tensor, t: Tensor) -> None:
