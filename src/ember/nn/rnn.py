@@ -79,13 +79,15 @@ def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | 
     dtype than the input, as errors naming the layer (not a linear's deep inside). Under
     autocast the products cast input and weights to one dtype: a low-precision input runs,
     as PyTorch's CPU autocast runs it."""
-    if weight is not None and input.dtype != weight.dtype and not (
-            DISPATCH.casting and {input.dtype, weight.dtype} <= _AUTOCAST_DTYPES):
+    def cast(a: Tensor, b: Tensor) -> bool:
+        return DISPATCH.casting and {a.dtype, b.dtype} <= _AUTOCAST_DTYPES
+
+    if weight is not None and input.dtype != weight.dtype and not cast(input, weight):
         raise ArgumentError(f"{name}: input dtype ({input.dtype}) does not match weight dtype "
                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
                             f"convert model: model.to({input.dtype})")
     for label, s in (("hx", hx), ("cx", cx)):
-        if s is not None and s.dtype != input.dtype:
+        if s is not None and s.dtype != input.dtype and not cast(s, input):
             raise DTypeError(f"{name}: {label} is {s.dtype.name} but the input is "
                              f"{input.dtype.name}; they must match")
 
