@@ -15,6 +15,10 @@ from numba import types
 from ember.backend.compiled import njit
 from ember.ops.bessel_kernel import _I_SERIES_TERMS
 
+# the digest of bessel_kernel.py, whose code the kernels below compile: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "0bc0bbb262e9df16"
+
 _HANKEL_TERMS = 40
 _SQRT_2PI = math.sqrt(2 * math.pi)
 

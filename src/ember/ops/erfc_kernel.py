@@ -139,9 +139,10 @@ def _erfinv_guess(xp: Any, w: Any) -> Any:
     return out
 
 
-def _erfinv_far(xp: Any, q: Any) -> Any:
+def _erfinv_far(q: Any, xp: Any = np) -> Any:
     """erfinv(1 - q) for q < 1e-7 from erfc's asymptotic series (to 2e-5):
-    x² = -log(q) - log(x sqrt(pi)) + log(1 - 1/(2x²) + 3/(4x⁴))."""
+    x² = -log(q) - log(x sqrt(pi)) + log(1 - 1/(2x²) + 3/(4x⁴)). (``xp`` comes last, NumPy by
+    default, so that :mod:`ember.ops.erfc_numba` compiles this function as it is.)"""
     big = -xp.log(q)
     x = xp.sqrt(big)
     for _ in range(3):
@@ -186,7 +187,7 @@ def _erfinv64(xp: Any, y: Any) -> Any:
         x = xp.empty_like(s)
         x[near] = s[near] * _erfinv_guess(xp, w[near])
         far = ~near
-        x[far] = _erfinv_far(xp, qs[far])
+        x[far] = _erfinv_far(qs[far], xp)
         log_q = xp.log(qs)
         x = _halley_tail(xp, x, log_q)
         if far.any():  # their guess is only good to 2e-5: one more step
@@ -212,13 +213,18 @@ def _ndtri_tail(t: Any) -> Any:
 
 
 def ndtri_array(xp: Any, p: Any) -> Any:
-    """The standard normal quantile of ``p`` in float64 (``-inf`` at 0, ``inf`` at 1, NaN
-    outside ``[0, 1]``): in the lower half ``q = min(p, 1 - p)`` (exact for ``p >= 1/2``), a
-    first guess (``erfinv``, or Abramowitz and Stegun's 26.2.23 below 1e-3) and three Newton
-    steps on ``log(ndtr(x)) = log(erfcx(-x / sqrt(2)) / 2) - x² / 2``, which keeps its digits
-    down to ``q = 5e-324``. From ``q = 1/4`` on, ``2q - 1`` is exact and erfinv's value is the
-    answer to an ulp, where the steps' residual (an ulp of ``log q``) would swamp a small x."""
-    fast = _by_numba(xp, "ndtri", p)
+    """The standard normal quantile of ``p``, in ``p``'s dtype, computed in float64 (``-inf``
+    at 0, ``inf`` at 1, NaN outside ``[0, 1]``): in the lower half ``q = min(p, 1 - p)``
+    (exact for ``p >= 1/2``), a first guess (``erfinv``, or Abramowitz and Stegun's 26.2.23
+    below 1e-3) and three Newton steps on ``log(ndtr(x)) = log(erfcx(-x / sqrt(2)) / 2) -
+    x² / 2``, which keeps its digits down to ``q = 5e-324``. From ``q = 1/4`` on, ``2q - 1``
+    is exact and erfinv's value is the answer to an ulp, where the steps' residual (an ulp of
+    ``log q``) would swamp a small x."""
+    return _ndtri64(xp, p.astype(np.float64, copy=False)).astype(p.dtype, copy=False)
+
+
+def _ndtri64(xp: Any, p: Any) -> Any:
+    fast = _by_numba(xp, "ndtri", p)  # (numba's kernel is float64 only)
     if fast is not None:
         return fast
     upper = p > 0.5

@@ -1,13 +1,15 @@
-"""``erfinv`` and ``erfc`` of :mod:`ember.ops.erfc_kernel` as one-pass numba loops over float32
-and float64 blocks (imported only when :func:`ember.backend.compiled.numba_enabled`).
+"""``erfinv``, ``erfc`` and ``ndtri`` of :mod:`ember.ops.erfc_kernel` as one-pass numba loops
+over float32 and float64 blocks (ndtri: float64 only; the twin computes float32 in float64
+too), imported only when :func:`ember.backend.compiled.numba_enabled`.
 
 Each element is computed in float64, on its own, by the twin's steps: Giles' first guess of
 erfinv (or erfc's asymptotic series where ``1 - |y| < 1e-7``) and one Halley step, on ``erf``
 below ``|y| = 1/2`` and on ``log(erfc)`` above (two from the asymptotic guess), with the C
 library's ``erf`` and ``erfc`` (correctly rounded but for an ulp, down to erfc's subnormals)
 in place of Ember's fits; float32 is rounded once at the end. NumPy's twin makes dozens of
-passes over masked copies of the array. The constants come from :mod:`ember.ops.erfc_kernel`:
-numba's disk cache notices an edit of this file only, so touch it after changing them.
+passes over masked copies of the array. ndtri is the twin's first guess (erfinv's, or
+Abramowitz and Stegun's below 1e-3) and Newton steps on ``log(ndtr)``. The constants and
+functions of one number come from :mod:`ember.ops.erfc_kernel` (see ``DEPENDENCY_DIGEST``).
 """
 
 from __future__ import annotations
@@ -21,12 +23,17 @@ from ember.backend.compiled import njit
 from ember.ops import erfc_kernel
 from ember.ops.erfc_kernel import _ERFINV_CENTRAL, _ERFINV_TAIL, _SQRT_PI
 
+# the digest of erfc_kernel.py, whose code the kernels below compile: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "c09d53ac27123592"
+
 _HALF_SQRT_PI = _SQRT_PI / 2
 _TWO_OVER_SQRT_PI = 2 / _SQRT_PI
 _SQRT1_2, _SQRT2, _SQRT_HALF_PI = math.sqrt(0.5), math.sqrt(2), math.sqrt(math.pi / 2)
 # the twin's own functions of one number, compiled as they are
 _fraction = njit("float64(float64, int64)")(erfc_kernel._erfcx_fraction)
 _ndtri_tail = njit("float64(float64)")(erfc_kernel._ndtri_tail)
+_far = njit(types.float64(types.float64, types.Omitted(np)))(erfc_kernel._erfinv_far)  # xp = np
 
 
 def _blocks(f: types.Type) -> list:
@@ -62,17 +69,6 @@ def _halley_tail(x, log_q):
     r = math.log(e) - log_q
     phi = _TWO_OVER_SQRT_PI * math.exp(-x * x) / e  # -d log(erfc) / dx
     return x + 2.0 * r / (2.0 * phi - r * (2.0 * x - phi))
-
-
-@njit("float64(float64)")
-def _far(q):
-    """erfinv(1 - q) for q < 1e-7 from erfc's asymptotic series (to 2e-5)."""
-    big = -math.log(q)
-    x = math.sqrt(big)
-    for _ in range(3):
-        t = 0.5 / (x * x)
-        x = math.sqrt(big - math.log(x * _SQRT_PI) + math.log1p(t * (3.0 * t - 1.0)))
-    return x
 
 
 @njit("float64(float64)")

@@ -5,8 +5,7 @@ lgamma is the C library's ``lgamma`` (within 5e-16 relative over [-30, 1e308] ag
 mpmath, also beside the negative roots, where the twin's reflection loses digits: 9e-2 at
 -2.4570247382208); digamma is the twin's own steps (the recurrence up to 12, the asymptotic
 series, the reflection with cot below 0) for each element in turn. Special points as the
-twin's. The constants come from :mod:`ember.ops.gamma_kernel`: numba's disk cache notices an
-edit of this file only, so touch it after changing them.
+twin's. The constants come from :mod:`ember.ops.gamma_kernel` (see ``DEPENDENCY_DIGEST``).
 """
 
 from __future__ import annotations
@@ -18,6 +17,10 @@ from numba import types
 
 from ember.backend.compiled import njit
 from ember.ops.gamma_kernel import BERNOULLI
+
+# the digest of gamma_kernel.py, whose code the kernels below compile: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "4a3e656ac8fbb9ab"
 
 # the asymptotic series' coefficients B_2k / (2k)
 _SERIES = tuple(b / (2 * k) for k, b in enumerate(BERNOULLI, start=1))

@@ -20,6 +20,10 @@ from ember.backend.compiled import njit
 from ember.ops.im2col_numba import FLOATS
 from ember.ops.rows_numba import _squares, _sum
 
+# the digest of rows_numba.py, whose code the kernels below compile: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "9571f7695e6482c5"
+
 
 def _signatures(f: types.Type, inputs: int, outputs: int, *extra: types.Type) -> list:
     """``inputs`` (N, n) input rows, then ``outputs`` writable arrays of 2 dims and ``extra``

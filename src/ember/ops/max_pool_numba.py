@@ -16,6 +16,10 @@ from numba import types
 from ember.backend.compiled import njit
 from ember.ops.im2col_numba import FLOATS, GEOMETRY, element
 
+# the digest of im2col_numba.py, whose code the kernels below compile: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "d29d351d30a24e38"
+
 
 def _array(dtype: types.Type, readonly: bool = False) -> types.Array:
     return types.Array(dtype, 4, "C", readonly=readonly)

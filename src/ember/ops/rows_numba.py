@@ -21,6 +21,10 @@ from ember.backend.compiled import njit
 from ember.ops.erf_numba import exp_nonpositive
 from ember.ops.im2col_numba import FLOATS
 
+# the digest of erf_numba.py, whose code the kernels below compile: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "6e22ae114aae4d87"
+
 
 def _arrays(f: types.Type, ndim: int) -> list[types.Array]:
     return [types.Array(f, ndim, "C", readonly=ro) for ro in (False, True)]

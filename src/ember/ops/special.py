@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.layouts import in_operands_layout
@@ -318,7 +316,7 @@ class Ndtri(Unary):
     save_inputs, save_outputs = False, True
 
     def forward(self, xp, a):
-        return ndtri_array(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
+        return ndtri_array(xp, a)
 
     def chain(self, v, x, y):
         return v * exp(y * y / 2) * math.sqrt(2 * math.pi)
