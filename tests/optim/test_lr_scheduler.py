@@ -231,6 +231,19 @@ def test_step_with_epoch_uses_the_closed_form():
                 np.testing.assert_allclose(es.get_last_lr(), ts.get_last_lr(), rtol=1e-12)
 
 
+def test_linear_closed_form_is_bit_exact():
+    """``step(epoch)`` rounds as PyTorch does: ``span * epoch / total_iters``."""
+    eo, to = make_opts()
+    es = ELR.LinearLR(eo, start_factor=0.2, end_factor=0.9, total_iters=13)
+    ts = torch.optim.lr_scheduler.LinearLR(to, start_factor=0.2, end_factor=0.9, total_iters=13)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for epoch in range(1, 16):
+            es.step(epoch)
+            ts.step(epoch)
+            assert es.get_last_lr() == ts.get_last_lr(), epoch
+
+
 def test_warm_restarts_fractional_epochs():
     eo, to = make_opts()
     es = ELR.CosineAnnealingWarmRestarts(eo, T_0=3, T_mult=2)

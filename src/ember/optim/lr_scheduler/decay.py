@@ -176,8 +176,9 @@ class LinearLR(LRScheduler):
         return [lr * factor for lr in lrs]
 
     def _get_closed_form_lr(self) -> list[float]:
-        done = min(self.total_iters, self.last_epoch) / self.total_iters
-        factor = self.start_factor + (self.end_factor - self.start_factor) * done
+        done = min(self.total_iters, self.last_epoch)  # (PyTorch's order: span * done / total)
+        factor = self.start_factor + (self.end_factor - self.start_factor) * done \
+            / self.total_iters
         return [base * factor for base in self.base_lrs]
 
 
