@@ -26,6 +26,7 @@ from ember.autograd.graph import Node
 from ember.errors import ArgumentError, GradError, OpError, ShapeError
 from ember.func.batching import ALWAYS, RULES, batched, move
 from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.func.vmap_aliases import copy_memory, own_tensor, owner_below
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
     _FLOAT,
@@ -56,8 +57,7 @@ class _BatchTrace:
         self.randomness = randomness
         self.table: dict[int, tuple[Any, Tensor]] = {}  # id(logical array) -> (array, physical)
         self.others = OtherThreadsTensors()
-        # whether a physical tensor met so far (here or in an enclosing vmap) requires grad
-        self.grad_below = any(getattr(h, "grad_below", False) for h in DISPATCH.stack)
+        self.aliases: dict[int, tuple] = {}  # id(in-place alias) -> (own physical, x's)
 
     def physical(self, t: Tensor) -> Tensor | None:
         entry = self.table.get(id(t._data))
@@ -65,12 +65,14 @@ class _BatchTrace:
 
     def logical(self, phys: Tensor, requires_grad: bool = False, vc: Any = None) -> Tensor:
         """A logical tensor for the batched ``phys`` (batch axis 0)."""
+        return _wrap(self.sample(phys), phys._device, requires_grad, None, 0, vc)
+
+    def sample(self, phys: Tensor) -> Any:
+        """The array of a logical tensor for ``phys``: a view of its first sample."""
         a = phys._data
-        if phys.requires_grad:
-            self.grad_below = True
         data = a[0, ...] if self.size else phys.device.xp.zeros(a.shape[1:], a.dtype)
         self.table[id(data)] = (data, phys)
-        return _wrap(data, phys._device, requires_grad, None, 0, vc)
+        return data
 
     # -- the handler ------------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
@@ -184,20 +186,36 @@ class _BatchTrace:
         return True
 
     def on_alias(self, alias: Tensor, x: Tensor) -> None:
-        """An in-place op made ``alias`` of the old ``x`` to compute from. Where a gradient
-        is recorded below (``grad(vmap(f))``), the batched op would save ``x``'s physical
-        tensor, which the write then changes: the alias gets a physical copy of its own."""
+        """An in-place op made ``alias`` of the old ``x`` to compute from: it stands for a
+        physical tensor of its own on the same memory (at every vmap level), so that a tape
+        below (``grad(vmap(f))``) saves that one, not the one the write moves; see
+        :meth:`before_write`."""
         phys = self.physical(x)
-        if phys is not None and self.grad_below and GRAD.enabled:
-            alias._data = self.logical(run_below(self, Tensor.clone, phys))._data
+        if phys is not None and GRAD.enabled and not (phys.requires_grad and phys.is_leaf):
+            own = own_tensor(self, phys)
+            self.aliases[id(alias)] = (own, phys)
+            alias._data = self.sample(own)
+
+    def before_write(self, alias: Tensor, result: Tensor) -> None:
+        """The in-place op computed ``result`` from ``alias`` and is about to write it: where
+        a gradient was recorded below for it (its batched op may have saved the alias's
+        physical tensor), that tensor gets a copy of the memory the write changes."""
+        pair = self.aliases.pop(id(alias), None)
+        if pair is None:
+            return
+        trace, t = self, self.physical(result)
+        while t is not None and not t.requires_grad:  # (down to the eager op)
+            trace, t = owner_below(trace, t)
+        if t is not None:
+            copy_memory(self, *pair)
 
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
         """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see
         ``ember.ops.inplace``): copy every sample, not only the first one the logical array
-        shows."""
+        shows, with its history below (``grad(vmap(grad(f)))`` differentiates the copy)."""
         phys = self.physical(x)
         if phys is not None:
-            copy._data = self.logical(run_below(self, Tensor.detach, phys).clone())._data
+            copy._data = self.sample(run_below(self, Tensor.clone, phys))
 
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """An in-place op wrote ``result`` into ``target``: write all samples, not only the

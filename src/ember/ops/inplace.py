@@ -108,6 +108,8 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         from ember.ops.select import zero_grad_from
 
         result = zero_grad_from(old, result)
+    if DISPATCH.stack:
+        _tell_handlers("before_write", old, result)
     if result._data.shape != x._data.shape:
         raise ShapeError(f"{name}: the result has shape {tuple(result.shape)} but the tensor "
                          f"written in place has shape {tuple(x.shape)}; in-place ops cannot "
@@ -206,8 +208,9 @@ def _tell_handlers(event: str, target: Tensor, source: Tensor) -> None:
     """Lets active transforms follow in-place ops: ``on_alias(alias, x)`` when the alias of
     the old ``x`` is made, ``on_saved_copy(alias, x)`` when the alias's memory became a copy
     of the old value (a trace binds it to the old variable, vmap copies every sample),
-    ``on_inplace(x, result)`` after ``result`` is written into ``x`` (forward mode moves
-    tangents this way)."""
+    ``before_write(alias, result)`` once ``result`` is computed (vmap copies what its tape
+    saved), ``on_inplace(x, result)`` after ``result`` is written into ``x`` (forward mode
+    moves tangents this way)."""
     for handler in DISPATCH.stack:
         hook = getattr(handler, event, None)
         if hook is not None:
