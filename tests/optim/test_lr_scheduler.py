@@ -288,8 +288,27 @@ def test_warns_when_stepped_before_the_optimizer():
 
 def test_resuming_needs_initial_lr():
     eo, _ = make_opts()
-    with pytest.raises(KeyError, match="initial_lr"):
+    with pytest.raises(KeyError, match="initial_lr.*when resuming scheduler with last_epoch=5"):
         ELR.StepLR(eo, step_size=2, last_epoch=5)
+
+
+GROUP_ADDED = {
+    "lambda": lambda o: ELR.LambdaLR(o, lambda e: 0.9 ** e),
+    "multiplicative": lambda o: ELR.MultiplicativeLR(o, lambda e: 0.9),
+    "cyclic": lambda o: ELR.CyclicLR(o, 0.01, 0.1, step_size_up=3),
+    "cosine": lambda o: ELR.CosineAnnealingLR(o, T_max=2),
+}
+
+
+@pytest.mark.parametrize("key", list(GROUP_ADDED))
+def test_a_group_added_after_the_scheduler_is_a_clear_error(key):
+    eo, _ = make_opts()
+    sched = GROUP_ADDED[key](eo)
+    eo.add_param_group({"params": [ember.zeros(1, requires_grad=True)], "lr": 0.2})
+    with pytest.raises(ember.errors.ArgumentError, match="has 3 param groups but the scheduler "
+                                                          "was built for 2"):
+        for _ in range(4):
+            sched.step()
 
 
 RESUMABLE = {

@@ -63,7 +63,9 @@ class LRScheduler:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
+                                   f"when resuming scheduler with last_epoch={last_epoch} >= 0: "
+                                   "load the optimizer's state dict first, or use "
+                                   "last_epoch=-1 for a fresh run")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._initial_step()
@@ -110,7 +112,13 @@ class LRScheduler:
         self._set_lrs(values)
 
     def _set_lrs(self, values: Sequence[float]) -> None:
-        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+        groups = self.optimizer.param_groups
+        if len(values) != len(groups):
+            raise ArgumentError(f"{type(self).__name__}.step(): the optimizer has {len(groups)} "
+                                f"param groups but the scheduler was built for {len(values)} "
+                                "(a group added by add_param_group afterwards?); build the "
+                                "scheduler after adding every group")
+        for group, lr in zip(groups, values, strict=True):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 

@@ -40,7 +40,7 @@ class CosineAnnealingLR(LRScheduler):
                     for base in self.base_lrs]
         if (t - 1 - T) % (2 * T) == 0:
             return [lr + (base - low) * (1 - math.cos(math.pi / T)) / 2
-                    for lr, base in zip(lrs, self.base_lrs, strict=True)]
+                    for lr, base in zip(lrs, self.base_lrs, strict=False)]  # (see _set_lrs)
         ratio = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
         return [ratio * (lr - low) + low for lr in lrs]
 

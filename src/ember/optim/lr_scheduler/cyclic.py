@@ -105,7 +105,7 @@ class CyclicLR(LRScheduler):
                for base, top in zip(self.base_lrs, self.max_lrs, strict=True)]
         if self.cycle_momentum:
             for group, lo, hi in zip(self.optimizer.param_groups, self.base_momentums,
-                                     self.max_momentums, strict=True):
+                                     self.max_momentums, strict=False):  # (see _set_lrs)
                 self._set_momentum(group, hi - (hi - lo) * fraction * scale)
         return lrs
 

@@ -279,4 +279,5 @@ class MultiplicativeLR(_LambdaScheduler):
         lrs = self._group_lrs()
         if self._is_initial:
             return lrs
-        return [lr * fn(self.last_epoch) for lr, fn in zip(lrs, self.lr_lambdas, strict=True)]
+        return [lr * fn(self.last_epoch)  # (a group added later: _set_lrs says so)
+                for lr, fn in zip(lrs, self.lr_lambdas, strict=False)]
