@@ -285,6 +285,20 @@ def test_warns_when_stepped_before_the_optimizer():
         sched.step()
 
 
+@pytest.mark.parametrize("key", ["step", "cosine", "warm-restarts", "one-cycle", "lambda"])
+def test_get_lr_outside_step_warns_as_torch(key):
+    eo, to = make_opts()
+    es, ts = SCHEDULES[key](ELR, eo), SCHEDULES[key](torch.optim.lr_scheduler, to)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eo.step()
+        es.step()
+    assert not caught  # (not from step)
+    with pytest.warns(UserWarning, match=r"please use `get_last_lr\(\)`"):
+        es.get_lr()
+    assert set(es.state_dict()) == set(ts.state_dict())
+
+
 def test_resuming_needs_initial_lr():
     eo, _ = make_opts()
     with pytest.raises(KeyError, match="initial_lr.*when resuming scheduler with last_epoch=5"):

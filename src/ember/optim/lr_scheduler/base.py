@@ -7,9 +7,10 @@ a closed form used when ``step(epoch)`` is given an explicit epoch.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ember.errors import ArgumentError
@@ -46,11 +47,14 @@ class LRScheduler:
     """
 
     _is_initial = False  # True during the step made at construction (PyTorch's flag)
+    _get_lr_called_within_step = False  # (PyTorch's name: it is in its state dicts too)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:  # (an override is an effect inside a compiled function too)
             cls.step = _effect_in_trace(cls.__dict__["step"])
+        if "get_lr" in cls.__dict__:
+            cls.get_lr = _warn_outside_step(cls.__dict__["get_lr"])
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -102,14 +106,24 @@ class LRScheduler:
 
     def _update_lr(self, epoch: int | None = None) -> None:
         """Sets each group's lr for the next epoch, or for ``epoch`` by the closed form."""
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
+        with self._within_step():
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
         self._set_lrs(values)
+
+    @contextlib.contextmanager
+    def _within_step(self) -> Iterator[None]:
+        """Marks ``get_lr`` calls as made by ``step`` (others warn)."""
+        self._get_lr_called_within_step = True
+        try:
+            yield
+        finally:
+            self._get_lr_called_within_step = False
 
     def _set_lrs(self, values: Sequence[float]) -> None:
         groups = self.optimizer.param_groups
@@ -145,6 +159,20 @@ def _effect_in_trace(step: Callable) -> Callable:
             return traced("scheduler_step", self, lambda: wrapper(self, *args, **kwargs),
                           *args, *kwargs.values())
         return step(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _warn_outside_step(get_lr: Callable) -> Callable:
+    """Wraps a subclass's ``get_lr``: called other than by ``step`` it warns, as PyTorch does
+    (it computes the next lrs from the current ones, and some schedules move momentum)."""
+
+    @functools.wraps(get_lr)
+    def wrapper(self: LRScheduler) -> list[float]:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+        return get_lr(self)
 
     return wrapper
 

@@ -107,4 +107,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
         self._step_count += 1
-        self._set_lrs(self.get_lr())
+        with self._within_step():
+            values = self.get_lr()
+        self._set_lrs(values)
