@@ -57,7 +57,7 @@ class _BatchTrace:
         self.randomness = randomness
         self.table: dict[int, tuple[Any, Tensor]] = {}  # id(logical array) -> (array, physical)
         self.others = OtherThreadsTensors()
-        self.aliases: dict[int, tuple] = {}  # id(in-place alias) -> (own physical, x's)
+        self.aliases: dict[int, tuple] = {}  # id(in-place alias) -> (it, own physical, x's)
 
     def physical(self, t: Tensor) -> Tensor | None:
         entry = self.table.get(id(t._data))
@@ -193,21 +193,22 @@ class _BatchTrace:
         phys = self.physical(x)
         if phys is not None and GRAD.enabled and not (phys.requires_grad and phys.is_leaf):
             own = own_tensor(self, phys)
-            self.aliases[id(alias)] = (own, phys)
+            self.aliases[id(alias)] = (alias, own, phys)  # (held: its id stays its own)
             alias._data = self.sample(own)
 
     def before_write(self, alias: Tensor, result: Tensor) -> None:
         """The in-place op computed ``result`` from ``alias`` and is about to write it: where
         a gradient was recorded below for it (its batched op may have saved the alias's
         physical tensor), that tensor gets a copy of the memory the write changes."""
-        pair = self.aliases.pop(id(alias), None)
-        if pair is None:
+        held = self.aliases.pop(id(alias), None)
+        if held is None:
             return
+        _, own, phys = held
         trace, t = self, self.physical(result)
         while t is not None and not t.requires_grad:  # (down to the eager op)
             trace, t = owner_below(trace, t)
         if t is not None:
-            copy_memory(self, *pair)
+            copy_memory(self, own, phys)
 
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
         """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see

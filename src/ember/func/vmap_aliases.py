@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, refresh_view
 from ember.tensor import Tensor, VersionCounter, _wrap
 
 
@@ -30,6 +30,8 @@ def own_tensor(trace: Any, t: Tensor) -> Tensor:
     """An alias of ``t`` below ``trace``: its memory and history, a version counter of its
     own (writes into ``t`` do not count), at every vmap level below too; the handlers
     between (a jvp, a jit trace) are told as of an in-place op's alias."""
+    if t._view is not None and t._view.version != t._vc.value:
+        refresh_view(t)  # (a view whose base was written since it was made: today's history)
     owner, phys = owner_below(trace, t)
     data = t._data if owner is None else owner.sample(own_tensor(owner, phys))
     counter = VersionCounter()
