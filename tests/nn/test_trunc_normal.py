@@ -69,3 +69,23 @@ def test_trunc_normal_refuses_an_empty_interval():
     with pytest.raises(ValueError, match=r"trunc_normal_: the interval \[a, b\] = \[1.0, -1.0\]"):
         nn.init.trunc_normal_(ember.empty(3), a=1.0, b=-1.0)
     assert (nn.init.trunc_normal_(ember.empty(3), a=0.5, b=0.5) == 0.5).all()
+
+
+@pytest.mark.parametrize("mean, std, a, b", [(0.0, 1.0, 10.0, 11.0), (0.0, 0.02, 0.2, 0.3),
+                                             (0.0, 1.0, -11.0, -10.0), (0.0, 1.0, 6.0, 6.5)])
+def test_trunc_normal_far_in_either_tail(mean, std, a, b):
+    """Beyond ~8 std in the upper tail the inverse CDF rounded to 1 and every value came out
+    exactly ``a`` (torch samples the interval); the mean matches the exact truncated mean."""
+    n = 100_000
+    x = nn.init.trunc_normal_(ember.empty(n, dtype=ember.float64), mean, std, a, b,
+                              generator=ember.Generator().manual_seed(1)).numpy()
+    assert x.min() >= a and x.max() <= b
+    # the exact mean by the mirror image in the lower tail, where erfc keeps its precision
+    lo, hi = sorted(((a - mean) / std, (b - mean) / std), key=abs, reverse=True)
+    sign = 1.0 if lo < 0 else -1.0  # lo: the bound farther from the mean
+    al, be = -abs(lo), -abs(hi)
+    z = math.erfc(-be / math.sqrt(2)) / 2 - math.erfc(-al / math.sqrt(2)) / 2
+    m = (_phi(al) - _phi(be)) / z
+    exact = mean + sign * std * m
+    assert abs(x.mean() - exact) < 0.02 * (b - a)
+    assert len(np.unique(x)) > n // 2

@@ -187,7 +187,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     Where ``[a, b]`` holds at least a quarter of the normal's mass (as for the usual ``std=0.02``
     in ``[-2, 2]``) it keeps the normal draws that fall inside, drawing again for the rest
     (exact, and about as fast as :func:`normal_`); elsewhere it maps uniforms in
-    ``[cdf(a), cdf(b)]`` through the inverse CDF, as PyTorch does. Computed in float64.
+    ``[cdf(a), cdf(b)]`` through the inverse CDF (an upper-tail interval by its mirror image
+    in the lower tail, exact however far out). Computed in float64.
 
     Example:
         >>> w = nn.init.trunc_normal_(ember.empty(3, 4), std=0.02)
@@ -197,7 +198,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     import ember
 
     def cdf(x: float) -> float:
-        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+        return math.erfc(-x / math.sqrt(2.0)) / 2.0
 
     _refuse_complex(tensor, "trunc_normal_", "truncation needs an order")
     if not tensor.dtype.is_floating_point:
@@ -206,7 +207,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if not a <= b:
         raise ArgumentError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
                             f"Hint: a is the lower bound, b the upper one (absolute values)")
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    # an upper-tail interval is drawn as its mirror image in the lower tail, where the CDF
+    # (by erfc) and its inverse (ndtri) keep their precision: 1 - cdf(9) rounds to 0
+    flip = (a + b) / 2 > mean
+    za, zb = ((mean - b) / std, (mean - a) / std) if flip else ((a - mean) / std, (b - mean) / std)
+    lo, hi = cdf(za), cdf(zb)
     n = tensor.numel()
     with no_grad():
         if n == 0:
@@ -215,8 +220,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
             x = _normal_within(n, mean, std, a, b, hi - lo, generator, tensor.device)
         else:
             u = ember.rand(n, generator=generator, dtype=ember.float64, device=tensor.device)
-            y = (u * (hi - lo) + lo) * 2 - 1
-            x = ember.erfinv(y.clamp(-1 + 1e-16, 1 - 1e-16)) * (std * math.sqrt(2.0)) + mean
+            z = ember.special.ndtri((u * (hi - lo) + lo).clamp(lo, hi)).clamp(za, zb)
+            x = (-z if flip else z) * std + mean
         return _write(tensor, x.clamp(a, b).reshape(tensor.shape).to(tensor.dtype))
 
 
