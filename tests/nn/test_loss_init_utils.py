@@ -181,3 +181,12 @@ def test_clip_grad_nonfinite_value_and_vectors():
     assert m.weight.tolist()[0] == [0.0, 1.0] and m.bias.tolist() == [6.0, 7.0, 8.0]
     with pytest.raises(ValueError, match="9"):
         nn.utils.vector_to_parameters(ember.arange(5.0), m.parameters())
+
+
+def test_orthogonal_refuses_an_integer_tensor():
+    """It was filled with the orthogonal matrix truncated to integers (mostly 0); torch
+    refuses (its normal_ has no integer kernel)."""
+    with pytest.raises(TypeError, match=r"orthogonal_: expected a floating tensor, got int64"):
+        nn.init.orthogonal_(ember.empty(3, 4, dtype=ember.int64))
+    with pytest.raises(NotImplementedError):
+        torch.nn.init.orthogonal_(torch.empty(3, 4, dtype=torch.int64))

@@ -111,6 +111,12 @@ def _refuse_complex(tensor: Tensor, init: str, why: str) -> None:
                          f"parts (tensor.real, tensor.imag) on their own")
 
 
+def _need_floating(tensor: Tensor, init: str) -> None:
+    if not tensor.dtype.is_floating_point:
+        raise DTypeError(f"nn.init.{init}: expected a floating tensor, got "
+                         f"{tensor.dtype.name}, as PyTorch refuses")
+
+
 def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
     return _write(tensor, uniform_samples(tensor.shape, a, b, dtype=tensor.dtype,
                                           device=tensor.device, generator=generator))
@@ -201,9 +207,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         return math.erfc(-x / math.sqrt(2.0)) / 2.0
 
     _refuse_complex(tensor, "trunc_normal_", "truncation needs an order")
-    if not tensor.dtype.is_floating_point:
-        raise DTypeError(f"nn.init.trunc_normal_: expected a floating tensor, got "
-                         f"{tensor.dtype.name}, as PyTorch refuses")
+    _need_floating(tensor, "trunc_normal_")
     if not a <= b:
         raise ArgumentError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
                             f"Hint: a is the lower bound, b the upper one (absolute values)")
@@ -317,6 +321,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
     import ember
 
     _refuse_complex(tensor, "orthogonal_", "it draws a real orthogonal matrix")
+    _need_floating(tensor, "orthogonal_")  # (an integer one was silently filled with 0s, ±1s)
     if tensor.ndim < 2:
         raise ArgumentError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
