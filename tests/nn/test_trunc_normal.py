@@ -89,3 +89,13 @@ def test_trunc_normal_far_in_either_tail(mean, std, a, b):
     exact = mean + sign * std * m
     assert abs(x.mean() - exact) < 0.02 * (b - a)
     assert len(np.unique(x)) > n // 2
+
+
+@pytest.mark.parametrize("a, b, c", [(39.0, 40.0, 39.0), (50.0, 1e9, 50.0), (-1e9, -60.0, -60.0)])
+def test_trunc_normal_where_the_cdf_underflows(a, b, c):
+    """Past ~36 std the CDF is 0 in float64: every value was the far bound ``b`` (1e9)."""
+    x = nn.init.trunc_normal_(ember.empty(50_000, dtype=ember.float64), 0.0, 1.0, a, b,
+                              generator=ember.Generator().manual_seed(2)).numpy()
+    assert x.min() >= a and x.max() <= b
+    tail_mean = abs(c) + 1 / abs(c) - 2 / abs(c) ** 3  # Mills ratio, asymptotically
+    assert abs(abs(x.mean()) - tail_mean) < 2e-3 and len(np.unique(x)) == x.size

@@ -223,10 +223,31 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         if hi - lo >= 0.25:
             x = _normal_within(n, mean, std, a, b, hi - lo, generator, tensor.device)
         else:
-            u = ember.rand(n, generator=generator, dtype=ember.float64, device=tensor.device)
-            z = ember.special.ndtri((u * (hi - lo) + lo).clamp(lo, hi)).clamp(za, zb)
+            if hi < 1e-280:  # past ~36 std the CDF underflows
+                z = -_far_tail(n, -zb, -za, generator, tensor.device)
+            else:
+                u = ember.rand(n, generator=generator, dtype=ember.float64, device=tensor.device)
+                z = ember.special.ndtri((u * (hi - lo) + lo).clamp(lo, hi)).clamp(za, zb)
             x = (-z if flip else z) * std + mean
         return _write(tensor, x.clamp(a, b).reshape(tensor.shape).to(tensor.dtype))
+
+
+def _far_tail(n: int, c: float, d: float, generator: Generator | None, device: Any) -> Tensor:
+    """``n`` float64 draws of N(0, 1) truncated to ``[c, d]``, ``c`` far in the upper tail, by
+    rejection from a shifted exponential (Robert 1995; most proposals are accepted there)."""
+    import ember
+
+    rate = (c + math.sqrt(c * c + 4)) / 2
+    kept: list[Tensor] = []
+    have = 0
+    while have < n:
+        m = (n - have) * 2 + 16
+        t = c - ember.rand(m, generator=generator, dtype=ember.float64, device=device).log() / rate
+        u = ember.rand(m, generator=generator, dtype=ember.float64, device=device)
+        t = t[(t <= d) & (u.log() <= -((t - rate) ** 2) / 2)]
+        kept.append(t)
+        have += t.shape[0]
+    return ember.cat(kept)[:n]
 
 
 def _normal_within(n: int, mean: float, std: float, a: float, b: float, mass: float,
