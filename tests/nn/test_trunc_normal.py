@@ -99,3 +99,14 @@ def test_trunc_normal_where_the_cdf_underflows(a, b, c):
     assert x.min() >= a and x.max() <= b
     tail_mean = abs(c) + 1 / abs(c) - 2 / abs(c) ** 3  # Mills ratio, asymptotically
     assert abs(abs(x.mean()) - tail_mean) < 2e-3 and len(np.unique(x)) == x.size
+
+
+def test_trunc_normal_on_a_narrow_interval_where_the_cdf_underflows():
+    # [50, 50 + 1e-6]: the exponential proposal fell past b all but once in ~2e4 draws (the
+    # loop ran for minutes); a uniform proposal there accepts nearly every draw
+    a, b = 50.0, 50.0 + 1e-6
+    x = nn.init.trunc_normal_(ember.empty(20_000, dtype=ember.float64), 0.0, 1.0, a, b,
+                              generator=ember.Generator().manual_seed(3)).numpy()
+    assert x.min() >= a and x.max() <= b
+    # the density falls by exp(-50 (x - 50)): 5e-5 over the interval, so the mean is its middle
+    assert abs(x.mean() - (a + b) / 2) < 0.02 * (b - a)

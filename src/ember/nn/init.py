@@ -234,17 +234,25 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 def _far_tail(n: int, c: float, d: float, generator: Generator | None, device: Any) -> Tensor:
     """``n`` float64 draws of N(0, 1) truncated to ``[c, d]``, ``c`` far in the upper tail, by
-    rejection from a shifted exponential (Robert 1995; most proposals are accepted there)."""
+    rejection (Robert 1995): from a shifted exponential, or a uniform on ``[c, d]`` where that
+    interval is narrower than the tail's scale ``1 / c`` (the exponential's proposals would
+    mostly fall past ``d``); most proposals are accepted either way."""
     import ember
 
     rate = (c + math.sqrt(c * c + 4)) / 2
+    narrow = (d - c) * c < 1
     kept: list[Tensor] = []
     have = 0
     while have < n:
         m = (n - have) * 2 + 16
-        t = c - ember.rand(m, generator=generator, dtype=ember.float64, device=device).log() / rate
-        u = ember.rand(m, generator=generator, dtype=ember.float64, device=device)
-        t = t[(t <= d) & (u.log() <= -((t - rate) ** 2) / 2)]
+        r = ember.rand(m, generator=generator, dtype=ember.float64, device=device)
+        u = ember.rand(m, generator=generator, dtype=ember.float64, device=device).log()
+        if narrow:
+            t = c + r * (d - c)
+            t = t[u <= (t - c) * (t + c) / -2]
+        else:
+            t = c - r.log() / rate
+            t = t[(t <= d) & (u <= -((t - rate) ** 2) / 2)]
         kept.append(t)
         have += t.shape[0]
     return ember.cat(kept)[:n]
