@@ -11,6 +11,7 @@ import queue
 import signal
 import time
 import uuid
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -142,6 +143,7 @@ class DataLoader:
         self.collate_fn = collate_fn or (default_collate if self._auto_collation
                                          else default_convert)
         self._iterator: _MultiProcessIter | None = None
+        self._reported_len: int | None = None  # len(self) of an iterable dataset, once asked
 
     def __setattr__(self, name: str, value: Any) -> None:
         # the samplers are built from these in __init__: a later change would be ignored
@@ -166,11 +168,14 @@ class DataLoader:
         if self._iterator is None or not self._iterator._finalizer.alive:
             self._iterator = _MultiProcessIter(self)
         else:
-            self._iterator._reset()
+            self._iterator._reset(self._reported_len)
         return self._iterator
 
     def __len__(self) -> int:
-        return _num_batches(*self._len_args())
+        n = _num_batches(*self._len_args())
+        if self.is_iterable:
+            self._reported_len = n
+        return n
 
     def _len_args(self) -> tuple[Any, int | None, bool]:
         if self.is_iterable:
@@ -200,12 +205,28 @@ class _BaseIter:
         # drawn in every iterator, as PyTorch does, so the sampler's stream does not
         # depend on num_workers
         self._base_seed = loader._base_seed()
+        self._dataset = loader.dataset
+        self._reported_len = loader._reported_len
+        self._yielded = 0
+        self._workers_hint = loader.num_workers > 0
 
     def __iter__(self) -> _BaseIter:
         return self
 
     def __len__(self) -> int:
         return _num_batches(*self._len_args)
+
+    def __next__(self) -> Any:
+        batch = self._next_batch()
+        self._yielded += 1
+        if self._reported_len is not None and self._yielded == self._reported_len + 1:
+            hint = (" With workers, each worker holds a replica of the dataset: split the work "
+                    "by ember.data.get_worker_info() in its __iter__."
+                    if self._workers_hint else "")
+            warnings.warn(f"Length of IterableDataset {self._dataset!r} was reported as "
+                          f"{self._reported_len} batches (by len(dataloader)), but "
+                          f"{self._yielded} batches have been fetched.{hint}", stacklevel=2)
+        return batch
 
 
 class _SingleProcessIter(_BaseIter):
@@ -215,7 +236,7 @@ class _SingleProcessIter(_BaseIter):
                                        loader._auto_collation, loader.collate_fn,
                                        loader.drop_last)
 
-    def __next__(self) -> Any:
+    def _next_batch(self) -> Any:
         return self._fetcher.fetch(next(self._sampler_iter))
 
 
@@ -309,8 +330,9 @@ class _MultiProcessIter(_BaseIter):
         for _ in range(self._prefetch):
             self._try_put_index()
 
-    def _reset(self) -> None:
+    def _reset(self, reported_len: int | None) -> None:
         """A new epoch on the same (persistent) workers."""
+        self._reported_len, self._yielded = reported_len, 0
         if not self._finalizer.alive:
             raise RuntimeError("DataLoader: the persistent workers were shut down by an error; "
                                "make a new DataLoader")
@@ -359,7 +381,7 @@ class _MultiProcessIter(_BaseIter):
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds "
                                        f"waiting for a batch from its workers") from None
 
-    def __next__(self) -> Any:
+    def _next_batch(self) -> Any:
         if not self._finalizer.alive:
             raise StopIteration
         while True:
