@@ -10,6 +10,7 @@ import torch
 
 import ember
 from ember import nn
+from ember.errors import ArgumentError
 from ember.models.gpt import GPT, Block
 from ember.utils.checkpoint import checkpoint, checkpoint_sequential
 
@@ -182,3 +183,32 @@ def test_debug_is_taken_as_torch():
     np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
     with pytest.raises(ValueError, match="debug"):
         checkpoint(lambda a: a.exp(), x, use_reentrant=True, debug=True)
+
+
+def test_sequential_refuses_unknown_keywords_and_no_functions():
+    # an unknown keyword reached the segments' function as a TypeError naming a closure;
+    # torch raises "Unexpected keyword arguments"; no functions was range()'s zero-step error
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    x = ember.randn(1, 2, requires_grad=True)
+    with pytest.raises(ArgumentError, match="unexpected keyword arguments: foo"):
+        checkpoint_sequential(model, 2, x, use_reentrant=False, foo=1)
+    with pytest.raises(ArgumentError, match="empty"):
+        checkpoint_sequential([], 1, x, use_reentrant=False)
+    y = checkpoint_sequential(model, 2, x, use_reentrant=False, preserve_rng_state=False,
+                              determinism_check="none")
+    np.testing.assert_allclose(y.detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_recompute_of_another_shape_is_refused_even_without_the_determinism_check():
+    # under determinism_check="none" the (1,)- vs (2,)-shaped saved value reached gradient
+    # accumulation: a NumPy broadcast error (torch silently gives a wrong x.grad, [4, 0, 0])
+    calls = []
+
+    def fn(t):
+        calls.append(1)
+        return (t[:len(calls)] * t[:len(calls)]).sum()
+
+    x = ember.ones(3, requires_grad=True)
+    y = checkpoint(fn, x, use_reentrant=False, determinism_check="none")
+    with pytest.raises(ember.utils.checkpoint.CheckpointError, match=r"shape \(1,\).*\(2,\)"):
+        y.backward()

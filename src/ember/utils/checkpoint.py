@@ -109,15 +109,15 @@ class _Frame:
                                   f"values for backward but the first run saved "
                                   f"{len(self.saved)}; the function must run the same ops "
                                   "each time it is called")
-        if not self.check:
-            return
         for i, (value, (shape, dtype)) in enumerate(zip(values, self.saved)):
-            if (tuple(value.shape), value.dtype) != (shape, dtype):
+            # (a value of another shape cannot give gradients, so that is checked even under
+            # determinism_check='none', where torch hands it on to a wrong or failing backward)
+            if tuple(value.shape) != shape or (self.check and value.dtype != dtype):
                 raise CheckpointError(
                     f"checkpoint: saved value {i} was {dtype.name} of shape {shape} in the "
                     f"first run but is {value.dtype.name} of shape {tuple(value.shape)} in "
                     "the recomputation; the function must compute the same way each time "
-                    "(pass determinism_check='none' to skip this check)")
+                    "(determinism_check='none' skips only the dtype check)")
 
     def _run(self) -> Any:
         return self.fn(*self.args, **self.kwargs)
@@ -155,7 +155,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             :func:`create_selective_checkpoint_contexts`).
         determinism_check: ``"default"`` checks that the recomputation saves values of the
             same shapes and dtypes as the first run (:class:`CheckpointError` if not);
-            ``"none"`` checks only their number.
+            ``"none"`` checks only their number and shapes.
         early_stop: stop the recomputation as soon as it has made every value backward needs
             (overridden by :func:`set_checkpoint_early_stop`).
         debug: PyTorch's switch for a trace of both runs in :class:`CheckpointError`;
@@ -233,10 +233,16 @@ def detach_variable(inputs: tuple) -> tuple:
                  for t in inputs)
 
 
+# checkpoint's options that checkpoint_sequential passes on (torch's takes preserve_rng_state)
+_SEQUENTIAL_OPTIONS = {"preserve_rng_state", "context_fn", "determinism_check", "early_stop",
+                       "debug"}
+
+
 def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, input: Any,
                           use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """Runs ``functions`` (a list or ``nn.Sequential``) in order, split into ``segments``
-    chunks; every chunk but the last is checkpointed.
+    chunks; every chunk but the last is checkpointed, with :func:`checkpoint`'s options given
+    as keywords (``preserve_rng_state``, ``context_fn``, ``determinism_check``, ...).
 
     Example:
         >>> from ember.utils.checkpoint import checkpoint_sequential
@@ -247,6 +253,12 @@ def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, in
     layers = list(functions.children()) if hasattr(functions, "children") else list(functions)
     if segments < 1:
         raise ArgumentError(f"checkpoint_sequential: segments must be at least 1, got {segments}")
+    if not layers:
+        raise ArgumentError("checkpoint_sequential: functions is empty; give at least one")
+    unexpected = sorted(set(kwargs) - _SEQUENTIAL_OPTIONS)
+    if unexpected:
+        raise ArgumentError(f"checkpoint_sequential: unexpected keyword arguments: "
+                            f"{', '.join(unexpected)} (it takes {sorted(_SEQUENTIAL_OPTIONS)})")
     size = -(-len(layers) // segments)
     chunks = [layers[i:i + size] for i in range(0, len(layers), size)]
 
