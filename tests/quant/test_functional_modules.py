@@ -14,18 +14,21 @@ from tests.quant.helpers import copy_weights, same
 
 
 def _pair(q, scale, zero_point):
+    qdtype = ember.qint8 if q.dtype == np.int8 else ember.quint8
     return (torch._make_per_tensor_quantized_tensor(torch.from_numpy(q), scale, zero_point),
-            ember.quant.QuantizedTensor(ember.from_numpy(q), ember.quint8, scale, zero_point))
+            ember.quant.QuantizedTensor(ember.from_numpy(q), qdtype, scale, zero_point))
 
 
+@pytest.mark.parametrize("storage", [np.uint8, np.int8])  # (quint8, qint8)
 @pytest.mark.parametrize("structured", [False, True])  # (structured scales: exact ties)
-def test_quantized_ops_equal_torch(structured):
+def test_quantized_ops_equal_torch(structured, storage):
     rng = np.random.default_rng(int(structured))
+    low, high = np.iinfo(storage).min, np.iinfo(storage).max + 1
     for _ in range(12):
         n = int(rng.integers(1, 200))
         scales = [0.5, 0.25, 1.0] if structured else [float(s) for s in rng.uniform(0.01, 0.2, 3)]
-        za, zb, zo = (int(z) for z in rng.integers(0, 256, 3))
-        (ta, ea), (tb, eb) = (_pair(rng.integers(0, 256, n).astype(np.uint8), s, z)
+        za, zb, zo = (int(z) for z in rng.integers(low, high, 3))
+        (ta, ea), (tb, eb) = (_pair(rng.integers(low, high, n).astype(storage), s, z)
                               for s, z in ((scales[0], za), (scales[1], zb)))
         tf, ef = tnnq.QFunctional(), ennq.QFunctional()
         tf.scale, tf.zero_point = ef.scale, ef.zero_point = scales[2], zo
@@ -37,6 +40,19 @@ def test_quantized_ops_equal_torch(structured):
                 e, t = getattr(ef, op)(ea, c), getattr(tf, op)(ta, c)
                 assert (e.q_scale(), e.q_zero_point()) == (t.q_scale(), t.q_zero_point())
                 same(e.int_repr(), t.int_repr())
+                assert repr(e.dtype) == repr(t.dtype).replace("torch", "ember")
+
+
+@pytest.mark.parametrize("op", ["add", "add_relu", "mul", "cat"])
+def test_operands_of_two_quantized_dtypes_are_refused_as_torch(op):
+    f = ennq.QFunctional()
+    a = ember.quantize_per_tensor(ember.zeros(3), 0.1, 0, ember.qint8)
+    b = ember.quantize_per_tensor(ember.zeros(3), 0.1, 128, ember.quint8)
+    with pytest.raises(ember.DTypeError, match=rf"quantized {op}: the operands should have one "
+                                               r"dtype, got ember.qint8 and ember.quint8"):
+        f.cat([a, b]) if op == "cat" else getattr(f, op)(a, b)
+    with pytest.raises(ember.DTypeError, match="quint8 or ember.qint8"):
+        f.add(ember.quantize_per_tensor(ember.zeros(3), 0.1, 0, ember.qint32), a)
 
 
 def test_broadcast_add_and_cat_along_a_dim():

@@ -1,6 +1,7 @@
 """Quantized elementwise ops and concatenation on :class:`QuantizedTensor`s, as PyTorch's CPU
 kernels (``quantized::add``, ``add_relu``, ``mul``, ``add_scalar``, ``mul_scalar``, ``cat``)
-compute them; what ``QFunctional`` runs.
+compute them; what ``QFunctional`` runs. Per-tensor ``quint8`` or ``qint8`` operands, all of
+one dtype, which the result keeps.
 
 - ``add``: each input dequantized (``(q - zero_point) * scale`` in float32), summed (ReLU),
   quantized to the output's parameters. ATen's vectorized loop takes 64 elements at a time:
@@ -27,21 +28,33 @@ from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import from_numpy
 from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor
-from ember.quant.qtypes import quint8
+from ember.quant.qtypes import QDType, qint8, quint8
 
 __all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat", "unary"]
 
 _F32 = np.float32
+_EIGHT = (quint8, qint8)
 
 
-def _check(op: str, *xs: QuantizedTensor) -> None:
+def _check(op: str, *xs: QuantizedTensor) -> QDType:
+    """The one 8-bit quantized dtype of the per-tensor operands ``xs``."""
     for x in xs:
-        if not isinstance(x, QuantizedTensor) or x._axis is not None or x.dtype is not quint8:
+        if not isinstance(x, QuantizedTensor) or x._axis is not None or x.dtype not in _EIGHT:
             shown = (f"a {x.qscheme()!r} quantized tensor of {x.dtype!r}"
                      if isinstance(x, QuantizedTensor) else f"a {type(x).__name__}")
-            raise DTypeError(f"quantized {op}: expected per-tensor ember.quint8 quantized "
-                             f"tensors, got {shown}. Hint: quantize the input with a "
-                             "QuantStub (or ember.quantize_per_tensor)")
+            raise DTypeError(f"quantized {op}: expected per-tensor ember.quint8 or ember.qint8 "
+                             f"quantized tensors, got {shown}. Hint: quantize the input with "
+                             "a QuantStub (or ember.quantize_per_tensor)")
+    kinds = sorted({repr(x.dtype) for x in xs})
+    if len(kinds) > 1:
+        raise DTypeError(f"quantized {op}: the operands should have one dtype, got "
+                         f"{' and '.join(kinds)}. Hint: quantize them to the same dtype")
+    return xs[0].dtype
+
+
+def _range(qdtype: QDType) -> tuple[int, int, type]:
+    """The bounds and NumPy storage ``kernels`` take for ``qdtype``."""
+    return qdtype.min, qdtype.max, qdtype.storage.np
 
 
 def _broadcast(op: str, a: QuantizedTensor, b: QuantizedTensor) -> list[np.ndarray]:
@@ -53,8 +66,8 @@ def _broadcast(op: str, a: QuantizedTensor, b: QuantizedTensor) -> list[np.ndarr
                          "do not broadcast") from e
 
 
-def _result(q: np.ndarray, scale: float, zero_point: int) -> QuantizedTensor:
-    return QuantizedTensor(from_numpy(q.astype(np.uint8)), quint8, float(scale),
+def _result(q: np.ndarray, qdtype: QDType, scale: float, zero_point: int) -> QuantizedTensor:
+    return QuantizedTensor(from_numpy(q.astype(qdtype.storage.np)), qdtype, float(scale),
                            int(zero_point))
 
 
@@ -69,7 +82,7 @@ def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
         relu: bool = False) -> QuantizedTensor:
     """``a + b`` (then ReLU with ``relu``) quantized to ``scale`` and ``zero_point``."""
     op = "add_relu" if relu else "add"
-    _check(op, a, b)
+    qdtype = _check(op, a, b)
     qa, qb = _broadcast(op, a, b)
     shape = qa.shape
     qa, qb = qa.reshape(-1), qb.reshape(-1)
@@ -80,18 +93,19 @@ def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
               + kernels.dequantize(qb[split:], b._scale, b._zero_point))
     if relu:
         vector, scalar = np.maximum(vector, _F32(0)), np.maximum(scalar, _F32(0))
-    out = _quantize_blocks(vector, scalar, scale, zero_point, _F32(1) / _F32(scale))
-    return _result(out.reshape(shape), scale, zero_point)
+    out = _quantize_blocks(vector, scalar, qdtype, scale, zero_point, _F32(1) / _F32(scale))
+    return _result(out.reshape(shape), qdtype, scale, zero_point)
 
 
-def _quantize_blocks(vector: np.ndarray, scalar: np.ndarray, scale: float, zero_point: int,
-                     inv_scale: np.float32) -> np.ndarray:
-    """The uint8 integers of ``vector`` (the elements ATen's vectorized loop takes:
+def _quantize_blocks(vector: np.ndarray, scalar: np.ndarray, qdtype: QDType, scale: float,
+                     zero_point: int, inv_scale: np.float32) -> np.ndarray:
+    """The ``qdtype`` integers of ``vector`` (the elements ATen's vectorized loop takes:
     ``nearbyint(x * inv_scale)``, then the zero point added) followed by those of ``scalar``
     (its scalar kernel's, :func:`kernels.quantize`)."""
-    out = np.empty(vector.size + scalar.size, np.uint8)
-    out[:vector.size] = kernels.quantize_rounded(vector, inv_scale, zero_point)
-    out[vector.size:] = kernels.quantize(scalar, scale, zero_point, 0, 255, np.uint8)
+    bounds = _range(qdtype)
+    out = np.empty(vector.size + scalar.size, bounds[2])
+    out[:vector.size] = kernels.quantize_rounded(vector, inv_scale, zero_point, *bounds)
+    out[vector.size:] = kernels.quantize(scalar, scale, zero_point, *bounds)
     return out
 
 
@@ -102,33 +116,33 @@ def unary(op: str, x: QuantizedTensor, fn: Callable[[np.ndarray], np.ndarray], s
     ``leaky_relu``, ``elu``) compute it: blocks of 64 elements dequantized as
     ``fma(scale, q, scale * -zero_point)``, the rest as ``(q - zero_point) * scale``, then
     quantized as in :func:`add`, the blocks with the kernel's ``inv_scale``."""
-    _check(op, x)
+    qdtype = _check(op, x)
     q = x._int.numpy().reshape(-1)
     split = q.size - q.size % kernels.VECTOR_BLOCK
     vector = fn(_dequantize_vector(q[:split], x._scale, x._zero_point))
     scalar = fn(kernels.dequantize(q[split:], x._scale, x._zero_point))
-    out = _quantize_blocks(vector, scalar, scale, zero_point, inv_scale)
-    return _result(out.reshape(x.shape), scale, zero_point)
+    out = _quantize_blocks(vector, scalar, qdtype, scale, zero_point, inv_scale)
+    return _result(out.reshape(x.shape), qdtype, scale, zero_point)
 
 
 def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
         relu: bool = False) -> QuantizedTensor:
     """``a * b`` (then ReLU with ``relu``) quantized to ``scale`` and ``zero_point``."""
     op = "mul_relu" if relu else "mul"
-    _check(op, a, b)
+    qdtype = _check(op, a, b)
     qa, qb = _broadcast(op, a, b)
     acc = (qa.astype(np.int64) - a._zero_point) * (qb.astype(np.int64) - b._zero_point)
     multiplier = _F32(a._scale) * _F32(b._scale) * (_F32(1) / _F32(scale))
-    q = kernels.requantize_int(acc, multiplier, zero_point)
-    return _result(np.maximum(q, zero_point) if relu else q, scale, zero_point)
+    q = kernels.requantize_int(acc, multiplier, zero_point, *_range(qdtype))
+    return _result(np.maximum(q, zero_point) if relu else q, qdtype, scale, zero_point)
 
 
 def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
     """``a + other``; the output's parameters follow from ``a``'s and ``other``'s (PyTorch's
     ``quantized::add_scalar``)."""
-    _check("add_scalar", a)
+    qdtype = _check("add_scalar", a)
     s, z = a._scale, a._zero_point
-    low, high = quint8.min, quint8.max
+    low, high = qdtype.min, qdtype.max
     shift = np.rint(float(other) / s)
     if not -(2**31) <= shift <= 2**31 - 1:  # (PyTorch passes it to its kernel as an int32)
         raise ArgumentError(f"quantized add_scalar: {other} is {shift} steps of the scale {s}, "
@@ -139,22 +153,23 @@ def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
         (high - shifted if shifted < low else shifted - low) / (high - low) * s)
     acc = a._int.numpy().astype(np.int64) - shifted
     multiplier = _F32(s) * (_F32(1) / _F32(new_scale))
-    return _result(kernels.requantize_int(acc, multiplier, pinned), new_scale, pinned)
+    q = kernels.requantize_int(acc, multiplier, pinned, *_range(qdtype))
+    return _result(q, qdtype, new_scale, pinned)
 
 
 def mul_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
     """``a * other``: the same integers with the scale times ``|other|`` (mirrored for a
     negative ``other``; all zeros, scale 1, for zero), as PyTorch's
     ``quantized::mul_scalar``."""
-    _check("mul_scalar", a)
+    qdtype = _check("mul_scalar", a)
     other = float(other)
     q = a._int.numpy()
     if other == 0.0:
-        return _result(np.zeros_like(q), 1.0, 0)
+        return _result(np.zeros_like(q), qdtype, 1.0, 0)
     if other > 0:
-        return _result(q, a._scale * other, a._zero_point)
-    low, high = quint8.min, quint8.max
-    return _result(high - (q.astype(np.int64) - low), a._scale * -other,
+        return _result(q, qdtype, a._scale * other, a._zero_point)
+    low, high = qdtype.min, qdtype.max
+    return _result(high - (q.astype(np.int64) - low), qdtype, a._scale * -other,
                    high - (a._zero_point - low))
 
 
@@ -162,9 +177,9 @@ def cat(tensors: Sequence[QuantizedTensor], dim: int, scale: float,
         zero_point: int) -> QuantizedTensor:
     """The inputs, dequantized and concatenated along ``dim``, quantized to ``scale`` and
     ``zero_point``."""
-    _check("cat", *tensors)
     if not tensors:
         raise ArgumentError("quantized cat: expected a non-empty sequence of tensors")
+    qdtype = _check("cat", *tensors)
     floats = [kernels.dequantize(t._int.numpy(), t._scale, t._zero_point) for t in tensors]
     try:
         joined = np.concatenate(floats, axis=dim)
@@ -172,5 +187,5 @@ def cat(tensors: Sequence[QuantizedTensor], dim: int, scale: float,
         shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
         raise ArgumentError(f"quantized cat: cannot concatenate shapes {shapes} along dim {dim}"
                             ) from e
-    return _result(kernels.quantize(joined, scale, zero_point, 0, 255, np.uint8), scale,
+    return _result(kernels.quantize(joined, scale, zero_point, *_range(qdtype)), qdtype, scale,
                    zero_point)

@@ -24,18 +24,21 @@ _F32 = np.float32
 VECTOR_BLOCK = 64  # elements ATen's vectorized quantized loops take at a time
 
 
-def quantize_rounded(x: np.ndarray, inv_scale: Any, zero_point: int) -> np.ndarray:
-    """ATen's vectorized quantization to uint8: ``nearbyint(x * inv_scale)`` in float32, then
-    the zero point added (after rounding, unlike :func:`quantize`), clamped."""
+def quantize_rounded(x: np.ndarray, inv_scale: Any, zero_point: int, low: int = 0,
+                     high: int = 255, storage: type = np.uint8) -> np.ndarray:
+    """ATen's vectorized quantization to 8 bits (uint8 unless told): ``nearbyint(x *
+    inv_scale)`` in float32, then the zero point added (after rounding, unlike
+    :func:`quantize`), clamped to ``[low, high]``."""
     rounded = np.rint(np.asarray(x, _F32) * _F32(inv_scale)).astype(np.float64)
-    return np.clip(rounded + zero_point, 0, 255).astype(np.uint8)
+    return np.clip(rounded + zero_point, low, high).astype(storage)
 
 
-def requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int) -> np.ndarray:
-    """ATen's ``requantize_from_int`` to uint8: ``zero_point + nearbyint(float(acc) *
-    multiplier)``, clamped."""
+def requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int, low: int = 0,
+                   high: int = 255, storage: type = np.uint8) -> np.ndarray:
+    """ATen's ``requantize_from_int`` to 8 bits (uint8 unless told): ``zero_point +
+    nearbyint(float(acc) * multiplier)``, clamped to ``[low, high]``."""
     rounded = np.rint(acc.astype(_F32) * multiplier).astype(np.float64)
-    return np.clip(rounded + zero_point, 0, 255).astype(np.uint8)
+    return np.clip(rounded + zero_point, low, high).astype(storage)
 
 
 def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,

@@ -64,8 +64,9 @@ class FloatFunctional(Module):
 
 class QFunctional(OutputQParams):
     """The quantized ops of a :class:`FloatFunctional` (what ``convert`` makes of it): they
-    take and return per-tensor ``quint8`` quantized tensors, with the observed output
-    ``scale`` and ``zero_point`` (see :mod:`ember.quant.elementwise` for the arithmetic).
+    take and return per-tensor ``quint8`` or ``qint8`` quantized tensors (all of one dtype),
+    with the observed output ``scale`` and ``zero_point`` (see :mod:`ember.quant.elementwise`
+    for the arithmetic).
 
     Example:
         >>> f = QFunctional()
