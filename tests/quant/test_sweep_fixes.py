@@ -424,3 +424,27 @@ def test_fused_modules_observe_twice_like_torch(kind):
     assert outs[0][0] == outs[1][0]
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
 
+
+
+@pytest.mark.parametrize("zero_point", [2.7, 2.0, np.float64(2.0), True, "2"])
+def test_a_non_integer_zero_point_number_is_refused_as_torch(zero_point):
+    # PyTorch raises TypeError for these; a truncated 2.7 would quantize silently
+    x = ember.tensor([0.1, 0.4])
+    with pytest.raises(TypeError, match="quantize_per_tensor: zero_point must be an int"):
+        ember.quantize_per_tensor(x, 0.1, zero_point, ember.qint8)
+    with pytest.raises(TypeError, match="fake_quantize_per_tensor_affine: zero_point must be"):
+        ember.fake_quantize_per_tensor_affine(x, 0.1, zero_point, -128, 127)
+
+
+def test_integer_zero_points_and_float_tensors_pass_as_torch():
+    x = np.array([0.1, 0.4, -0.3], np.float32)
+    cases = [((0.1, np.int64(2)), (0.1, np.int64(2)))] + [  # (tensor zero point: tensor scale)
+        ((ember.tensor(0.1), ember.tensor(z)), (torch.tensor(0.1), torch.tensor(z)))
+        for z in (2, 2.7)]
+    for (es, ez), (ts, tz) in cases:
+        e = ember.quantize_per_tensor(ember.from_numpy(x), es, ez, ember.qint8)
+        t = torch.quantize_per_tensor(torch.from_numpy(x), ts, tz, torch.qint8)
+        assert e.q_zero_point() == t.q_zero_point() == 2
+        same(e.int_repr(), t.int_repr())
+        same(ember.fake_quantize_per_tensor_affine(ember.from_numpy(x), es, ez, -128, 127),
+             torch.fake_quantize_per_tensor_affine(torch.from_numpy(x), ts, tz, -128, 127))

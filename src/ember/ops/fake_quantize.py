@@ -20,6 +20,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, OpError, ShapeError
 from ember.ops.creation import tensor
+from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.tensor import Tensor
@@ -168,8 +169,8 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
     """
     op = "fake_quantize_per_tensor_affine"
     _check_common(op, input, quant_min, quant_max)
-    if not isinstance(zero_point, Tensor):
-        zero_point = int(zero_point)  # (PyTorch truncates a float)
+    if not isinstance(zero_point, Tensor):  # (a float tensor is truncated, as PyTorch does)
+        zero_point = as_int(zero_point, op, "zero_point")
     return apply(FakeQuantizePerTensor, input, _qparam(scale, "scale", op, dtypes.float64),
                  _qparam(zero_point, "zero_point", op, dtypes.int64),
                  quant_min=int(quant_min), quant_max=int(quant_max))[0]

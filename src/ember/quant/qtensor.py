@@ -23,6 +23,7 @@ import numpy as np
 from ember.dtypes import float32
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.ops.creation import from_numpy, tensor
+from ember.ops.int_args import as_int
 from ember.quant import kernels
 from ember.quant.qtypes import (
     QDType,
@@ -233,7 +234,8 @@ def quantize_per_tensor(input: Tensor | Sequence[Tensor], scale: float | Tensor,
     if isinstance(input, (list, tuple)):
         return _quantize_each(input, scale, zero_point, dtype)
     scale = float(scale.item() if isinstance(scale, Tensor) else scale)
-    zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
+    zero_point = (int(zero_point.item()) if isinstance(zero_point, Tensor)
+                  else as_int(zero_point, "quantize_per_tensor", "zero_point"))
     _check_input("quantize_per_tensor", input, dtype, zero_point)
     q = kernels.quantize(input.detach().numpy(), scale, zero_point, dtype.min, dtype.max,
                          dtype.storage.np)
