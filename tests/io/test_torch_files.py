@@ -310,14 +310,6 @@ def test_a_file_cannot_set_attributes_of_shared_objects(tmp_path, target):
     assert ember.float32.itemsize == 4 and not hasattr(collections.Counter, "itemsize")
 
 
-def test_attributes_of_a_saved_tensor_are_left_out_with_a_warning(tmp_path):
-    t = torch.ones(2)
-    t.note = "hello"
-    with pytest.warns(UserWarning, match=r"attributes \['note'\]"):
-        got = ember.load(saved({"t": t}, tmp_path))
-    assert got["t"].tolist() == [1.0, 1.0] and not hasattr(got["t"], "note")
-
-
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_a_big_endian_file_with_complex_numbers(tmp_path, dtype):
     value = torch.tensor([1 + 2j, 3 - 4j], dtype=getattr(torch, dtype))

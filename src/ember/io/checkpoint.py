@@ -437,11 +437,11 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
     handle, owned = st.open_source(f)
     try:
         start = handle.tell()
-        head = handle.read(16)
+        head = handle.read(32)
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
             return torch_file.load_zip(handle, where, place, text)
-        if head.startswith(torch_file.LEGACY_MAGIC):
+        if torch_file.is_legacy(head):
             return torch_file.load_legacy(handle, where, place, text)
         header = st.read_header(handle, where)
         doc = header.metadata.get(TREE_KEY)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import io
 import pickle
-import warnings
 import zipfile
 import zlib
 from collections import Counter, OrderedDict
@@ -54,8 +53,10 @@ from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 ZIP_MAGIC = b"PK\x03\x04"
-# pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2): the older format's first pickle
-LEGACY_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19."
+# the older format's first pickle is this number: after the protocol (and a protocol-4
+# frame) header in a binary pickle, or as text in protocol 1's
+LEGACY_NUMBER = 0x1950A86A20F9469CFC6C
+_LEGACY_HEADS = tuple(pickle.dumps(LEGACY_NUMBER, protocol=p)[:-1] for p in range(1, 6))
 LEGACY_PROTOCOL = 1001
 
 _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
@@ -118,6 +119,12 @@ def _ints(x: Any, what: str, where: str) -> tuple[int, ...]:
 _TENSOR_TYPE, _PARAMETER_TYPE = "torch.Tensor", "torch.nn.parameter.Parameter"  # markers
 
 
+def is_legacy(head: bytes) -> bool:
+    """Whether a file starting with ``head`` (32 bytes or more) is of ``torch.save``'s format
+    before PyTorch 1.6, written with any pickle protocol from 1."""
+    return head.startswith(_LEGACY_HEADS)
+
+
 class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD overridden
     """Rebuilds what ``torch.save`` pickled from the names listed in :meth:`find_class`;
     ``storage(dtype, key, numel)`` gives the storage a persistent id names (the same object
@@ -138,11 +145,20 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
 
     dispatch[pickle.BUILD[0]] = load_build
 
+    def load(self) -> Any:
+        obj = super().load()
+        if self.refs > self.used:  # (a storage named outside a tensor: it is in the object)
+            raise CheckpointError(f"{self.where}: this PyTorch file holds a bare storage "
+                                  "(torch.save(t.storage())); Ember reads tensors, not "
+                                  "storages. Hint: in PyTorch, torch.save(tensor) instead")
+        return obj
+
     def __init__(self, file: BinaryIO, where: str, storage: Callable[[DType, str, int], _Storage],
                  place: Placer, dry: bool, text: dict[str, str]) -> None:
         super().__init__(file, **text)
         self.where, self.storage, self.place = where, storage, place
         self.dry = dry  # (a pass that only learns the storages: their bytes are not read yet)
+        self.refs = self.used = 0  # storages the file names, and those tensors were built on
         self.names = {("collections", "OrderedDict"): OrderedDict,
                       ("collections", "Counter"): Counter,
                       ("_codecs", "encode"): _encode,
@@ -191,6 +207,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         kind, key, location, numel = pid[1:5]
         found = self.storage(kind.dtype, key, numel)
         found.location = location
+        self.refs += 1
         return found
 
     def device(self, spec: Any, index: Any = None) -> Device:
@@ -210,6 +227,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         if not isinstance(storage, _Storage) or not isinstance(dtype, DType):
             raise CheckpointError(f"{where}: a tensor is rebuilt from {storage!r} with dtype "
                                   f"{dtype!r}, not from a storage; the file is corrupted")
+        self.used += 1
         (offset,), size = _ints((offset,), "offset", where), _ints(size, "size", where)
         stride = _ints(stride, "stride", where)
         if len(stride) != len(size):
@@ -319,15 +337,16 @@ def _with_metadata(t: Tensor, metadata: Any, where: str) -> Tensor:
 
 
 def _set_state(t: Tensor, state: Any, where: str) -> None:
-    """Attributes a user set on a saved tensor (``t.note = ...``): Ember's tensors hold none,
-    so they are left out with a warning (the tensor itself loads)."""
-    if isinstance(state, tuple):  # (dict state, slots state), as copyreg writes
-        state = {k: v for part in state if isinstance(part, dict) for k, v in part.items()}
-    if state:
-        names = sorted(map(str, state)) if isinstance(state, dict) else [repr(state)]
-        warnings.warn(f"{where}: a saved tensor of shape {tuple(t.shape)} carries the "
-                      f"attributes {names}, which Ember tensors do not hold; they are left "
-                      "out", stacklevel=4)
+    """Attributes a user set on a saved tensor (``t.note = ...``), set on the loaded one as
+    ``torch.load`` sets them (into its ``__dict__``: a name cannot replace the tensor's own
+    slots, such as its data)."""
+    for part in state if isinstance(state, tuple) else (state,):  # (dict, slots), as copyreg
+        if not part:
+            continue
+        if not isinstance(part, dict) or not all(isinstance(k, str) for k in part):
+            raise CheckpointError(f"{where}: a saved tensor's attributes are {part!r}, not a "
+                                  "dict of names; the file is corrupted")
+        t.__dict__.update(part)
 
 
 def _unpickle(data: BinaryIO, where: str, place: Placer,

@@ -1,0 +1,53 @@
+"""ember.load of torch.save files that are unusual but valid: other pickle protocols in the
+older format, tensors carrying attributes, bare storages."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import pytest
+import torch
+
+import ember
+from ember.errors import CheckpointError
+
+LEGACY = {"_use_new_zipfile_serialization": False}
+
+
+def torch_file(obj, **kw):
+    buf = io.BytesIO()
+    torch.save(obj, buf, **kw)
+    buf.seek(0)
+    return buf
+
+
+@pytest.mark.parametrize("protocol", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
+def test_every_binary_pickle_protocol_loads(protocol, fmt):
+    obj = {"w": torch.arange(6.0).reshape(2, 3), "n": 3}
+    got = ember.load(torch_file(obj, pickle_protocol=protocol, **fmt))
+    assert got["w"].tolist() == obj["w"].tolist() and got["n"] == 3
+
+
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
+def test_attributes_of_a_saved_tensor_load_as_torch_loads_them(fmt):
+    t = torch.ones(2)
+    t.note = "hello"
+    p = torch.nn.Parameter(torch.zeros(1))
+    p.tag = [1, 2]
+    theirs = torch.load(torch_file({"t": t, "p": p}, **fmt), weights_only=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = ember.load(torch_file({"t": t, "p": p}, **fmt))
+    assert ours["t"].note == theirs["t"].note == "hello"
+    assert ours["p"].tag == theirs["p"].tag == [1, 2]
+    assert isinstance(ours["p"], ember.nn.Parameter) and ours["t"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
+@pytest.mark.parametrize("bare", ["storage", "untyped_storage"])
+def test_a_bare_storage_is_refused_by_name(fmt, bare):
+    storage = getattr(torch.arange(4.0), bare)()
+    with pytest.raises(CheckpointError, match=r"storage.*torch\.save\(tensor"):
+        ember.load(torch_file({"s": storage, "t": torch.ones(2)}, **fmt))
