@@ -88,6 +88,24 @@ def test_custom_schedule_and_a_region_open_across_a_span():
     assert prof.step_num == 2 and "ProfilerStep#2" in [e.name for e in prof.events()]
 
 
+def test_a_region_open_across_a_span_keeps_its_end_with_acc_events():
+    # with acc_events the next span kept the event list, so the region's own exit closed it
+    # a second time: its end moved past the span's and ProfilerStep#0 got a negative self time
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (no warm-up)
+        plan = schedule(wait=0, warmup=0, active=1, repeat=2)
+    with profile(schedule=plan, acc_events=True) as prof:
+        with record_function("outer"), record_function("inner"):
+            ember.ones(2).exp()
+            prof.step()
+            ember.ones(2).exp()
+        prof.step()
+    events = {e.name: e for e in prof.events()}
+    step0, outer = events["ProfilerStep#0"], events["outer"]
+    assert events["inner"].end == outer.end <= step0.end < events["ProfilerStep#1"].start
+    assert min(e.self_cpu_time_total for e in prof.events()) >= 0
+
+
 @pytest.mark.parametrize("use_gzip", [False, True])
 def test_tensorboard_trace_handler_writes_chrome_traces(tmp_path, use_gzip):
     handler = tensorboard_trace_handler(tmp_path / "runs", worker_name="w0", use_gzip=use_gzip)
@@ -157,3 +175,15 @@ def test_step_outside_start_and_stop_raises():
         prof.step()
     with pytest.raises(RuntimeError, match=r"profile.stop\(\): the profile is not running"):
         prof.stop()
+
+
+def test_a_region_left_open_inside_another_ends_with_it():
+    # it was dropped from the open regions with no end (a zero duration, no share of time
+    # in its parent)
+    with profile() as prof:
+        with record_function("outer"):
+            record_function("left open").__enter__()
+            ember.ones(2).exp()
+    events = {e.name: e for e in prof.events()}
+    assert events["left open"].end == events["outer"].end
+    assert events["left open"].cpu_time_total >= events["exp"].cpu_time_total > 0

@@ -229,19 +229,22 @@ class profile:
         return e
 
     def _close(self, region: tuple[list[Event], int]) -> None:
+        """Ends a region and any left open inside it (an exception skipped their exits); a
+        no-op for one the span's end has closed already (with ``acc_events`` the next span
+        keeps the same event list, and closing it again would move its end)."""
         end = _now()
         events, i = region
-        if events is not self._events:  # opened in a span the schedule has since ended
+        stack = self._stacks.get(events[i].thread) if events is self._events else None
+        if not stack or i not in stack:
             return
-        e = events[i]
-        e.end = end
-        e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed - e.mem
-        stack = self._stacks[e.thread]
-        if stack and stack[-1] == i:
-            stack.pop()
-        elif i in stack:  # a region closed out of order (an exception skipped inner ones)
-            del stack[stack.index(i):]
-        self._to_parent(e)
+        while stack:
+            j = stack.pop()
+            e = events[j]
+            e.end = end
+            e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed - e.mem
+            self._to_parent(e)
+            if j == i:
+                return
 
     def _to_parent(self, e: Event) -> None:
         if e.parent >= 0:
