@@ -1,6 +1,6 @@
 """Indexing: basic slices, gathers (``index``, ``gather``/``take_along_dim`` patterns,
-``embedding``), constant padding written through ``index_put``, and writes through views
-(``view_scatter``)."""
+``embedding``) and writes through views (``view_scatter``); writes through an index are in
+:mod:`ember.onnx.converters.scatter`."""
 
 from __future__ import annotations
 
@@ -15,19 +15,19 @@ from ember.onnx.registry import converter
 from ember.ops.pad import flat_positions
 
 
-def _entry_value(ctx: Context, eqn: Eqn, k: int, part: int | None, d: int) -> \
+def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: int) -> \
         int | str | None:
-    """Entry ``k`` of the slice's ``index`` (``part`` of a ``(start, stop,
+    """Entry ``k`` of the equation's ``params[key]`` (``part`` of a ``(start, stop,
     step)`` entry) for dimension ``d`` of the first input, made relative to the end where it
     moves with a dynamic size (a stop at the end: INT64_MAX), or computed from the one dynamic
     input size it is a multiple of (a tensor name: :func:`_multiple`); an entry that moves in
     another way is refused."""
-    entry = eqn.params["index"][k]
+    entry = eqn.params[key][k]
     value = entry if part is None else entry[part]
     twin = ctx.twin_eqns.get(id(eqn))
     if twin is None:
         return value
-    other = twin.params["index"][k]
+    other = twin.params[key][k]
     other = other if part is None else other[part]
     if other == value:
         return value
@@ -68,15 +68,23 @@ def _saturated(bound: int | str | None) -> int | str | None:
 def slice_(ctx: Context, eqn: Eqn) -> str:
     """Ints, ``(start, stop, step)`` ranges and ``None`` (new axes): Slice, then Squeeze of
     the dimensions an int took, then Unsqueeze of the new axes."""
+    x = ctx.value(eqn.inputs[0])
+    out = sliced(ctx, eqn, "index", x)
+    return out if out != x else ctx.node("Identity", [x])
+
+
+def sliced(ctx: Context, eqn: Eqn, key: str, x: str) -> str:
+    """``x`` (of the shape of the equation's first input) sliced by the basic index in
+    ``eqn.params[key]``; ``x`` itself when the index takes everything."""
     starts, ends, axes, steps, squeeze, new_axes = [], [], [], [], [], []
     d = out = 0
-    for k, entry in enumerate(eqn.params["index"]):
+    for k, entry in enumerate(eqn.params[key]):
         if entry is None:
             new_axes.append(out)
             out += 1
             continue
         if type(entry) is tuple:
-            start, stop = (_saturated(_entry_value(ctx, eqn, k, p, d)) for p in (0, 1))
+            start, stop = (_saturated(_entry_value(ctx, eqn, key, k, p, d)) for p in (0, 1))
             step = _saturated(entry[2] or 1)
             if start not in (None, 0) or stop not in (None, INT64_MAX) or step != 1:
                 starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
@@ -85,7 +93,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
                 steps.append(step)
             out += 1
         else:
-            at = _entry_value(ctx, eqn, k, None, d)
+            at = _entry_value(ctx, eqn, key, k, None, d)
             starts.append(at)
             ends.append(ctx.node("Add", [at, ctx.ints([1])]) if isinstance(at, str) else
                         at + 1 if at != -1 else INT64_MAX)
@@ -93,7 +101,6 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
             steps.append(1)
             squeeze.append(d)
         d += 1
-    x = ctx.value(eqn.inputs[0])
     if axes:
         x = ctx.node("Slice", [x, ctx.join(starts), ctx.join(ends), ctx.ints(axes),
                                ctx.ints(steps)])
@@ -101,7 +108,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
         x = ctx.node("Squeeze", [x, ctx.ints(squeeze)])
     if new_axes:
         x = ctx.node("Unsqueeze", [x, ctx.ints(new_axes)])
-    return x if x != ctx.value(eqn.inputs[0]) else ctx.node("Identity", [x])
+    return x
 
 
 @converter("index_check", shape_params=True)
@@ -172,40 +179,6 @@ def _is_arange_along(array: np.ndarray, axis: int, rank: int) -> bool:
     if array.ndim != rank or array.size != array.shape[axis]:
         return False
     return bool(np.array_equal(array.reshape(-1), np.arange(array.size)))
-
-
-def _pads_around(entry: tuple, size: int) -> tuple[int, int]:
-    """How many entries of a dimension of ``size`` lie before and after the slice ``entry``."""
-    start, stop, _ = slice(*entry).indices(size)
-    return start, size - max(stop, start)
-
-
-@converter("index_put", shape_params=True)
-def index_put(ctx: Context, eqn: Eqn) -> str | None:
-    """``F.pad`` (constant mode) traces into writing the input into a filled constant: Pad.
-    Other writes through an index have no converter here."""
-    base, values, *idx = eqn.inputs
-    p = eqn.params
-    fill = np.asarray(ctx.graph.consts.get(base, np.empty(0)))
-    if idx or p["mode"] != "set" or fill.size == 0 or not (fill == fill.flat[0]).all() or \
-            len(p["basic"]) != len(base.shape) or \
-            any(type(e) is not tuple or (e[2] or 1) != 1 for e in p["basic"]):
-        return ctx.refuse("writes through an index (x[i] = v in the model) have no ONNX "
-                          "converter; of index_put, only padding with a constant (F.pad) is "
-                          "exported")
-    twin = ctx.twin_eqns.get(id(eqn), eqn)
-    begins, ends = [], []
-    for d, (entry, size) in enumerate(zip(p["basic"], base.shape)):
-        pads = _pads_around(entry, size)
-        if pads != _pads_around(twin.params["basic"][d], ctx.twin_shape(base)[d]):
-            return ctx.refuse(f"index_put at {p['basic']}: the padding of dimension {d} "
-                              "changes with the size of a dynamic axis")
-        begins.append(pads[0])
-        ends.append(pads[1])
-    if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
-        return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
-    return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
-                            ctx.scalar(fill.flat[0], base.dtype)], mode="constant")
 
 
 @converter("view_scatter")
