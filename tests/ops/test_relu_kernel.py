@@ -89,3 +89,29 @@ def test_relu_and_its_gradient_match_torch_at_every_size(numba_or_numpy, size):
     want = torch.relu(torch.from_numpy(x)).numpy()
     np.testing.assert_array_equal(out.detach().numpy(), want)  # -0.0 == 0.0
     np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "hardtanh"])
+def test_slope_grads_take_numbas_pass_from_4097_elements_with_numpys_bits(monkeypatch, name):
+    """leaky_relu's and hardtanh's backward take numba's pass above 4096 elements (NumPy's
+    select of a random mask costs twice the pass at 8192), with the NumPy twin's bits."""
+    from ember.backend import compiled
+
+    if not compiled.numba_enabled():
+        pytest.skip("numba is off")
+    fn = {"leaky_relu": lambda t: ember.nn.functional.leaky_relu(t, 0.1),
+          "hardtanh": lambda t: ember.nn.functional.hardtanh(t, -1.1, 0.7)}[name]
+    a, g = _values((4097,), np.float32), _values((4097,), np.float32, seed=1)
+    passes = []
+    real = relu_kernel.parallel.over_rows
+    monkeypatch.setattr(relu_kernel.parallel, "over_rows",
+                        lambda *args: passes.append(1) or real(*args))
+    runs = []
+    for on in (True, False):
+        compiled.use_numba(on)
+        try:
+            x = ember.tensor(a, requires_grad=True)
+            runs.append(ember.autograd.grad(fn(x), x, ember.tensor(g))[0].numpy().tobytes())
+        finally:
+            compiled.use_numba(True)
+    assert passes and runs[0] == runs[1]

@@ -38,14 +38,15 @@ def flat_blocks(*arrays: Any) -> list[Any] | None:
         else None
 
 
-def slope_grad(xp: Any, module: str, name: str, arrays: tuple, numbers: tuple) -> Any:
+def slope_grad(xp: Any, module: str, name: str, arrays: tuple, numbers: tuple,
+               small: int = _SMALL) -> Any:
     """The backward of a piecewise-linear activation (elu's, leaky_relu's, hardtanh's), from
     ``arrays``: the upstream gradient ``v``, the activation's input or output and any more the
     kernel reads, one numba pass of kernel ``name`` of ``module`` (a registered kernel module)
     with the float ``numbers`` (a broadcast ``v`` is copied first); None where NumPy's calls
-    run it (small, another dtype or layout, numba off)."""
+    run it (``small`` elements or fewer, another dtype or layout, numba off)."""
     v = arrays[0]
-    if xp is not np or v.size <= _SMALL or v.dtype not in (np.float32, np.float64) or \
+    if xp is not np or v.size <= small or v.dtype not in (np.float32, np.float64) or \
             any(a.dtype != v.dtype for a in arrays[1:]) or not compiled.numba_enabled():
         return None
     if 0 in v.strides and v.shape == arrays[1].shape:  # (a broadcast, as sum's backward
