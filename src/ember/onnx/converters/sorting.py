@@ -2,13 +2,16 @@
 it) and ``topk``, both as ONNX's TopK, which returns equal entries in their original order
 (Ember's ``stable=True``) and, in onnxruntime, orders NaN above every number as Ember does.
 TopK is always sorted: ``kthvalue`` and ``median`` take the last of an unsorted ``topk``,
-whose order onnxruntime does not keep; bools are ordered as int32 (TopK takes no bool)."""
+whose order onnxruntime does not keep; bools are ordered as int32 (TopK takes no bool).
+``searchsorted`` is eager's binary search, unrolled."""
 
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto
+from onnx import helper as onnx_helper
 
-from ember.dtypes import bool_, int32
+from ember.dtypes import bool_, int32, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
 from ember.onnx.registry import converter
@@ -39,3 +42,40 @@ def topk(ctx: Context, eqn: Eqn) -> str:
     unsorted one is exported sorted, one of the orders it may have.)"""
     p = eqn.params
     return _indices(ctx, eqn, ctx.ints([p["k"]]), p["largest"])
+
+
+@converter("searchsorted")
+def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
+    """Eager's binary search unrolled: ``n.bit_length()`` steps of Gather (GatherElements for
+    rows of boundaries) and Where on the ``[start, end)`` of each value, so NaN and unsorted
+    boundaries give what Ember gives. The boundaries' length is fixed at export."""
+    seq, vals, *sorter = eqn.inputs
+    n = seq.shape[-1]
+    if len(seq.shape) - 1 in ctx.dynamic_dims(seq):
+        return ctx.refuse("searchsorted with boundaries of a dynamic length: the exported "
+                          "binary search takes a fixed number of steps (log2 of the length "
+                          "traced). Hint: make the boundaries' last axis static")
+    rows = len(seq.shape) > 1
+
+    def read(table: str, at: str) -> str:
+        return ctx.node("GatherElements", [table, at], axis=-1) if rows else \
+            ctx.node("Gather", [table, at], axis=0)
+
+    table, v = ctx.value(seq), ctx.value(vals)
+    start = ctx.node("ConstantOfShape", [ctx.node("Shape", [v])],
+                     value=onnx_helper.make_tensor("v", TensorProto.INT64, [1], [0]))
+    end = ctx.node("Add", [start, ctx.scalar(n, int64)])
+    stays = "Greater" if eqn.params["right"] else "GreaterOrEqual"
+    one, last = ctx.scalar(1, int64), ctx.scalar(n - 1, int64)
+    for _ in range(n.bit_length()):
+        mid = ctx.node("Add", [start, ctx.node("Div", [ctx.node("Sub", [end, start]),
+                                                       ctx.scalar(2, int64)])])
+        pos = ctx.node("Min", [mid, last])
+        if sorter:
+            pos = read(ctx.value(sorter[0]), pos)
+        stay = ctx.node(stays, [read(table, pos), v])
+        active = ctx.node("Less", [start, end])
+        start = ctx.node("Where", [ctx.node("And", [active, ctx.node("Not", [stay])]),
+                                   ctx.node("Add", [mid, one]), start])
+        end = ctx.node("Where", [ctx.node("And", [active, stay]), mid, end])
+    return ctx.cast(start, int64, eqn.outputs[0].dtype)

@@ -1,0 +1,54 @@
+"""ONNX export of ``searchsorted`` (and ``bucketize``, EmbeddingBag with offsets): eager's
+binary search unrolled, against eager in onnxruntime, NaN and ties included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.onnx import ExportError
+from tests.export.test_onnx_scatter import check_feeds
+
+nan = float("nan")
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("n", [1, 4, 7, 8])
+def test_one_row_of_boundaries_with_ties_and_nan(right, n):
+    rng = np.random.default_rng(n)
+    seq = np.sort(rng.integers(-3, 4, n).astype(np.float32))
+    seq[-1] = nan if n > 2 else seq[-1]  # (sort puts NaN last)
+    vals = np.concatenate([np.arange(-4, 5, 0.5), [nan, float("inf")]]).astype(np.float32)
+    fn = lambda s, v: ember.searchsorted(s, v, right=right)  # noqa: E731
+    check_feeds(fn, [(ember.tensor(seq), ember.tensor(vals)),
+                     (ember.tensor(seq), ember.tensor(vals[::-1][:7].copy()))],
+                dynamic={1: {0: "m"}})
+
+
+def test_rows_of_boundaries_a_sorter_and_int32():
+    seq = ember.tensor(np.sort(np.random.default_rng(0).integers(0, 9, (3, 5)), axis=1))
+    vals = ember.tensor(np.random.default_rng(1).integers(-1, 10, (3, 4)))
+    check_feeds(lambda s, v: ember.searchsorted(s, v, out_int32=True), [(seq, vals)])
+    check_feeds(lambda s, v: ember.searchsorted(s, v, side="right"),
+                [(seq, vals), (seq[:1].expand(5, 5), vals[:1].expand(5, 4).clone())],
+                dynamic={0: {0: "b"}, 1: {0: "b"}})
+    unsorted = ember.tensor([5.0, 1.0, 3.0, 2.0])
+    check_feeds(lambda s, v: ember.searchsorted(s, v, sorter=s.argsort()),
+                [(unsorted, ember.tensor([0.0, 2.0, 2.5, 6.0]))])
+    check_feeds(lambda v: ember.bucketize(v, ember.tensor([1, 3, 5, 7])),
+                [(ember.tensor([[1, 5], [3, 9]]),)])
+
+
+def test_embedding_bag_with_offsets():
+    bag = nn.EmbeddingBag(10, 3, mode="sum").eval()
+    check_feeds(lambda i, o: bag(i, o), [(ember.tensor([1, 2, 4, 5, 4, 3, 2, 9]),
+                                          ember.tensor([0, 3, 3, 6]))])
+
+
+def test_boundaries_of_a_dynamic_length_are_refused():
+    with pytest.raises(ExportError, match="searchsorted with boundaries of a dynamic length"):
+        ember.onnx.to_model(lambda s, v: ember.searchsorted(s, v),
+                            (ember.tensor([1.0, 2.0, 3.0]), ember.tensor([2.5])),
+                            input_names=["s", "v"], dynamic_axes={"s": {0: "n"}})
