@@ -187,3 +187,16 @@ def test_a_region_left_open_inside_another_ends_with_it():
     events = {e.name: e for e in prof.events()}
     assert events["left open"].end == events["outer"].end
     assert events["left open"].cpu_time_total >= events["exp"].cpu_time_total > 0
+
+
+def test_a_trace_of_accumulated_spans_starts_at_time_zero():
+    # each span reset the trace's time 0, so the earlier spans' events had negative "ts"
+    plan = schedule(wait=1, warmup=1, active=1, repeat=2)
+    with profile(schedule=plan, acc_events=True) as prof:
+        for _ in range(7):
+            ember.ones(2).exp()
+            prof.step()
+    spans = [e for e in prof.chrome_trace()["traceEvents"] if e["ph"] == "X"]
+    assert [e["name"] for e in spans] == ["ProfilerStep#2", "exp", "ProfilerStep#5", "exp"]
+    assert 0 <= spans[0]["ts"] < spans[2]["ts"]
+    assert all(e["ts"] >= 0 for e in spans)

@@ -192,7 +192,8 @@ class profile:
         self._handler = functools.partial(_record_op, self)
         push_handler(self._handler, observer=True)
         self._recording = True
-        self._start = _now()
+        if not self._events:  # (the trace's time 0: the first span whose events it holds)
+            self._start = _now()
 
     def _stop_trace(self) -> None:
         for stack in self._stacks.values():  # regions still open end with the span
