@@ -4,6 +4,7 @@ older format, tensors carrying attributes, bare storages."""
 from __future__ import annotations
 
 import io
+import pickle
 import warnings
 
 import pytest
@@ -51,3 +52,18 @@ def test_a_bare_storage_is_refused_by_name(fmt, bare):
     storage = getattr(torch.arange(4.0), bare)()
     with pytest.raises(CheckpointError, match=r"storage.*torch\.save\(tensor"):
         ember.load(torch_file({"s": storage, "t": torch.ones(2)}, **fmt))
+
+
+class Config:  # a user's class, which a weights-only load refuses
+    pass
+
+
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
+@pytest.mark.parametrize("obj", [torch.nn.Linear(2, 2), {"cfg": Config()}],
+                         ids=["module", "user class"])
+def test_a_refused_name_is_an_unpickling_error_as_in_torch(fmt, obj):
+    # code written for PyTorch falls back with `except pickle.UnpicklingError`
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(torch_file(obj, **fmt))
+    with pytest.raises(pickle.UnpicklingError, match="never runs code"):
+        ember.load(torch_file(obj, **fmt))

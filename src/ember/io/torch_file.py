@@ -13,7 +13,9 @@ devices, layouts, sizes, tensors and parameters, sparse tensors (COO, CSR, CSC, 
 their invariants always checked, as ``torch.load`` checks them under
 ``check_sparse_tensor_invariants``) and meta tensors, each rebuilt by Ember's own code here.
 Any other name (a whole module, a class from the user's code, a NumPy array) is refused with a
-:class:`~ember.errors.CheckpointError` naming it. Tensors that shared a storage in PyTorch
+:class:`~ember.errors.WeightsOnlyError` naming it (a ``pickle.UnpicklingError``, as
+``torch.load``'s refusal; a tensor of a dtype Ember lacks: a
+:class:`~ember.errors.CheckpointError`). Tensors that shared a storage in PyTorch
 (tied weights, views) share memory here too.
 """
 
@@ -32,7 +34,7 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
-from ember.errors import CheckpointError, EmberError
+from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io.placement import Placer
 from ember.layouts import (
     jagged,
@@ -188,7 +190,8 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                     "t.dequantize()) before saving" if tensor_kind else
                     "save the model's state_dict() (torch.save(model.state_dict(), path)) and "
                     "load that into the Ember model")
-            raise CheckpointError(
+            error = CheckpointError if tensor_kind else WeightsOnlyError  # (as torch.load's
+            raise error(  # refusal: a pickle.UnpicklingError, which code may catch to fall back)
                 f"{self.where}: this PyTorch file holds a {module}.{name}, which Ember does not "
                 "rebuild: it reads tensors, parameters and plain data (dicts, lists, numbers, "
                 "strings) from PyTorch files and never runs code they name. Hint: in PyTorch, "
