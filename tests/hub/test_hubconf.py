@@ -67,6 +67,20 @@ def test_missing_dependencies_are_all_named(tmp_path):
     assert ember.hub.list(str(tmp_path), source="local") == ["net"]  # (list checks none)
 
 
+@pytest.mark.parametrize("dependencies, error, message", [
+    # PyTorch: find_spec's ModuleNotFoundError "No module named 'no_such_pkg'"
+    ('["numpy.linalg", "no_such_pkg.sub"]', RuntimeError,
+     "^Missing dependencies: no_such_pkg.sub$"),
+    # PyTorch checks each character: "Missing dependencies: n, u, m, p, y"
+    ('"numpy"', TypeError, r"must be a list of module names.*\['numpy'\]"),
+])
+def test_dotted_and_string_dependencies_fail_clearly(tmp_path, dependencies, error, message):
+    source = f"dependencies = {dependencies}\ndef net():\n    return 1\n"
+    (tmp_path / "hubconf.py").write_text(source)
+    with pytest.raises(error, match=message):
+        ember.hub.load(str(tmp_path), "net", source="local")
+
+
 def test_bad_requests_fail_clearly(repo, tmp_path_factory):
     with pytest.raises(RuntimeError, match="Cannot find callable NOT_CALLABLE in hubconf"):
         ember.hub.load(str(repo), "NOT_CALLABLE", source="local")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["help", "list", "load"]
 
@@ -96,14 +96,26 @@ def _entry(hubconf: ModuleType, model: str) -> Callable:
     """The entry point ``model`` of ``hubconf``, after checking its ``dependencies``."""
     if not isinstance(model, str):
         raise ArgumentError("Invalid input: model should be a string of function name")
-    missing = [name for name in getattr(hubconf, "dependencies", None) or ()
-               if importlib.util.find_spec(name) is None]
+    needed = getattr(hubconf, "dependencies", None) or ()
+    if isinstance(needed, str):  # (PyTorch checks each of its characters)
+        raise ArgumentTypeError(f"hubconf.py: dependencies must be a list of module names, got "
+                                f"the string {needed!r}. Hint: dependencies = [{needed!r}]")
+    missing = [name for name in needed if not _importable(name)]
     if missing:
         raise RuntimeError(f"Missing dependencies: {', '.join(missing)}")
     entry = getattr(hubconf, model, None) if model in dir(hubconf) else None
     if not callable(entry):
         raise RuntimeError(f"Cannot find callable {model} in hubconf")
     return entry
+
+
+def _importable(name: str) -> bool:
+    """Whether module ``name`` can be found; a dotted name under a missing package cannot
+    (where ``find_spec`` raises)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def load(repo_or_dir: str | os.PathLike, model: str, *args: Any, source: str = "github",
