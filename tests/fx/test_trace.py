@@ -520,3 +520,31 @@ def test_item_assignment_is_a_setitem_node_that_dead_code_elimination_keeps():
     x = ember.randn(3, 4)
     assert ember.equal(gm(x), fn(x))
     assert ember.equal(fx.Interpreter(gm).run(x), fn(x))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("cdist", lambda lib, x: lib.cdist(x, x.flip(0))),
+    ("renorm", lambda lib, x: lib.renorm(x, 2, 0, 1.0)),
+    ("complex", lambda lib, x: lib.complex(x, x * 2).abs()),
+    ("polar", lambda lib, x: lib.polar(x.abs(), x).real)])
+def test_functions_that_checked_for_tensors_record_one_node_like_torch(name, call):
+    """cdist/renorm/complex/polar refused a Proxy ("must be a Tensor, got Proxy. Hint: wrap it
+    with ember.tensor"); torch.fx records each as one call_function node."""
+    gm = fx.symbolic_trace(lambda x: call(ember, x))
+    tgm = torch.fx.symbolic_trace(lambda x: call(torch, x))
+    functions = [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"]
+    assert name in functions
+    assert functions == [n.target.__name__ for n in tgm.graph.nodes if n.op == "call_function"]
+    x = ember.randn(3, 4, dtype=ember.float64)
+    np.testing.assert_allclose(gm(x).numpy(), call(torch, torch.from_numpy(x.numpy())).numpy(),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_those_functions_still_refuse_plain_values():
+    y = ember.ones(1, 2)
+    for name, call in (("cdist", lambda v: ember.cdist(y, v)),
+                       ("renorm", lambda v: ember.renorm(v, 2, 0, 1.0)),
+                       ("complex", lambda v: ember.complex(v, y)),
+                       ("polar", lambda v: ember.polar(y, v))):
+        with pytest.raises(TypeError, match=f"{name}: .* must be a Tensor, got list"):
+            call([[1.0, 2.0]])

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 
 from ember.errors import DTypeError
-from ember.ops.complex_parts import check_tensors, complex, conj, imag, real
+from ember.ops.complex_parts import complex, conj, imag, real
 from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
+from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.ops.unary import cos, sin
@@ -64,6 +65,7 @@ def angle(input: Tensor) -> Tensor:
     return apply(Angle, to_float(input))
 
 
+@hands_over
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``, from float32 or float64
     tensors of one dtype (broadcasting).

@@ -22,6 +22,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.tensor import Tensor, method
@@ -287,14 +288,7 @@ def is_conj(input: Tensor) -> bool:
 is_neg = is_conj
 
 
-def check_tensors(op: str, **named: Any) -> None:
-    """Refuses a number where ``op`` takes only tensors (as PyTorch), naming the argument."""
-    for name, x in named.items():
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. Hint: "
-                            "wrap it with ember.tensor(...)")
-
-
+@hands_over
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """The complex tensor ``real + i * imag`` (float32 parts give complex64, float64 parts
     complex128; broadcasting).

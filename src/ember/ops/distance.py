@@ -12,6 +12,7 @@ from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast
+from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.gather import index_select
 from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
@@ -76,6 +77,7 @@ _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist
                   "donot_use_mm_for_euclid_dist")
 
 
+@hands_over
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distances between the rows of ``x1`` ``(…, P, M)`` and of ``x2``
@@ -89,10 +91,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         tensor([[5., 1.]])
     """
     op = "cdist"
+    check_tensors(op, x1=x1, x2=x2)
     for name, x in (("x1", x1), ("x2", x2)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. Hint: "
-                            "wrap it with ember.tensor(...)")
         if x.ndim < 2:
             raise ShapeError(f"{op}: only supports at least 2-d tensors, {name} has shape "
                              f"{tuple(x.shape)}")

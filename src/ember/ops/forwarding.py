@@ -18,9 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.errors import not_a_tensor_error
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
+from ember.tensor import Tensor
 
-__all__ = ["hands_over", "not_a_tensor"]
+__all__ = ["hands_over", "not_a_tensor", "check_tensors"]
 
 _UNSET = object()
 
@@ -172,3 +173,21 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
             raise not_a_tensor_error(op, name, culprit) from error
         if isinstance(value, (list, tuple)) and any(v is culprit for v in value):
             raise not_a_tensor_error(op, name, culprit, many=True) from error
+
+
+def check_tensors(op: str, **named: Any) -> None:
+    """Refuses a number where ``op`` takes only tensors (as PyTorch), naming the argument; a
+    registered tensor-like (an ``ember.fx`` proxy, a nested tensor) raises
+    :class:`TensorLikeOperand` instead, which a :func:`hands_over` function hands over.
+
+    Example:
+        >>> check_tensors("cdist", x1=ember.ones(2, 2), x2=[[1.0, 2.0]])
+        Traceback (most recent call last):
+        TypeError: cdist: x2 must be a Tensor, got list. Hint: wrap it with ember.tensor(...)
+    """
+    for name, x in named.items():
+        if not isinstance(x, Tensor):
+            if type(x) in TENSOR_LIKE:
+                raise TensorLikeOperand(name)
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. Hint: "
+                            "wrap it with ember.tensor(...)")

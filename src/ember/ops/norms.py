@@ -13,6 +13,7 @@ from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import ones_like, zeros_like
+from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float, dims_tuple
 from ember.ops.linalg_decomp import svdvals
@@ -271,6 +272,7 @@ def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> T
 
 
 @method()
+@hands_over
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled
     down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch does).
@@ -281,9 +283,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
                 [0.3000, 0.4000]])
     """
     op = "renorm"
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}. Hint: "
-                        "wrap it with ember.tensor(...)")
+    check_tensors(op, input=input)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise DTypeError(f"{op}: expected a floating or complex input, got "
                          f"{input.dtype.name}. Hint: call .float() on it")
