@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import struct
 
@@ -161,3 +162,20 @@ def test_unsigned_types_load_as_themselves(tmp_path):
 def test_missing_file():
     with pytest.raises(FileNotFoundError):
         ember.load("/nonexistent/ckpt.safetensors")
+
+
+def test_a_stream_that_cannot_seek_gets_a_hint():
+    class Stream(io.RawIOBase):  # (a pipe or a socket's file, as a download)
+        def __init__(self, data):
+            self.data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, m):
+            return self.data.readinto(m)
+
+    saved = io.BytesIO()
+    ember.save({"a": ember.ones(2)}, saved)
+    with pytest.raises(TypeError, match=r"not seekable.*io\.BytesIO"):
+        ember.load(io.BufferedReader(Stream(saved.getvalue())))

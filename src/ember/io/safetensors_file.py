@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import ml_dtypes
 import numpy as np
 
-from ember.errors import ArgumentError, CheckpointError
+from ember.errors import ArgumentError, ArgumentTypeError, CheckpointError
 from ember.io.atomic import atomic_write
 
 MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
@@ -238,16 +238,23 @@ def open_source(f: PathOrFile) -> tuple[BinaryIO, bool]:
     """``f`` open for reading, and whether the caller opened it (and must close it)."""
     if isinstance(f, (str, os.PathLike)):
         return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
-    return _binary_file(f, ("read", "seek", "tell"), "readable, seekable"), False
+    f = _binary_file(f, ("read", "seek", "tell"), "readable, seekable")
+    if callable(getattr(f, "seekable", None)) and not f.seekable():
+        raise ArgumentTypeError(f"expected a path or a seekable binary file; this "
+                                f"{type(f).__name__} (a pipe, a download) is not seekable. Hint: "
+                                "read it into memory first, io.BytesIO(f.read())")
+    return f, False
 
 
 def _binary_file(f: Any, methods: tuple[str, ...], kind: str) -> BinaryIO:
-    """``f`` itself, if it is a binary file with ``methods``; else a TypeError with a hint."""
+    """``f`` itself, if it is a binary file with ``methods``; else an ArgumentTypeError (a
+    TypeError) with a hint."""
     if isinstance(f, io.TextIOBase) or not all(hasattr(f, m) for m in methods):
         hint = ("; wrap bytes in io.BytesIO(data)" if isinstance(f, (bytes, bytearray))
                 and "read" in methods else
                 "; open it in binary mode ('rb' or 'wb')" if isinstance(f, io.TextIOBase) else "")
-        raise TypeError(f"expected a path or a {kind} binary file, not {type(f).__name__}{hint}")
+        raise ArgumentTypeError(f"expected a path or a {kind} binary file, not "
+                                f"{type(f).__name__}{hint}")
     return f
 
 
