@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ember.dtypes import DType, bool_, int32, int64
+from ember.dtypes import float32 as _FLOAT32
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.registry import converter
@@ -328,3 +329,35 @@ def nan_to_num(ctx: Context, eqn: Eqn) -> str:
         hit = ctx.node("Equal", [x, ctx.scalar(inf, dtype)])
         out = ctx.node("Where", [hit, ctx.scalar(p[key], dtype), out])
     return out
+
+
+@converter("atan2")
+def atan2(ctx: Context, eqn: Eqn) -> str:
+    """ONNX has no atan2: ``atan(y / x)``, moved by π (-π where y's sign bit is set) where
+    x's is (a sign bit read as ``v < 0 or 1 / v < 0``: -0 included); written out where
+    ``y / x`` would be NaN but atan2 is not: two zeros (x made ±1) and two infinities (±π/4,
+    ±3π/4). A value that may be a
+    signed zero never goes through Where's first branch (onnxruntime's makes -0 +0). float16
+    and bfloat16 are computed in float32, as eagerly."""
+    dtype = eqn.outputs[0].dtype
+    work = dtype if dtype.name in ("float32", "float64") else _FLOAT32
+    y, x = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
+
+    def negative(v: str) -> str:  # (the sign bit: -0 too, never NaN)
+        return ctx.node("Or", [ctx.node("Less", [v, zero]), ctx.node("Less", [
+            ctx.node("Div", [ctx.scalar(1, work), v]), zero])])
+
+    def signed(v: float) -> str:  # (+v, or -v where y's sign bit is set)
+        return ctx.node("Where", [y_neg, ctx.scalar(-v, work), ctx.scalar(v, work)])
+
+    zero = ctx.scalar(0, work)
+    x_neg, y_neg = negative(x), negative(y)
+    both_zero = ctx.node("And", [ctx.node("Equal", [x, zero]), ctx.node("Equal", [y, zero])])
+    x = ctx.node("Where", [both_zero, ctx.node("Where", [x_neg, ctx.scalar(-1, work),
+                                                         ctx.scalar(1, work)]), x])
+    base = ctx.node("Atan", [ctx.node("Div", [y, x])])  # (y / ±1 at two zeros: ±0)
+    out = ctx.node("Where", [x_neg, ctx.node("Add", [base, signed(math.pi)]), base])
+    both_inf = ctx.node("And", [_is_inf(ctx, x, work), _is_inf(ctx, y, work)])
+    out = ctx.node("Where", [both_inf, ctx.node("Where", [x_neg, signed(3 * math.pi / 4),
+                                                          signed(math.pi / 4)]), out])
+    return ctx.cast(out, work, dtype)
