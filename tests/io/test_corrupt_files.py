@@ -179,3 +179,11 @@ def test_a_stream_that_cannot_seek_gets_a_hint():
     ember.save({"a": ember.ones(2)}, saved)
     with pytest.raises(TypeError, match=r"not seekable.*io\.BytesIO"):
         ember.load(io.BufferedReader(Stream(saved.getvalue())))
+
+
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_load_file_of_a_torch_file_names_the_reader(tmp_path, zip_format):
+    torch = pytest.importorskip("torch")
+    torch.save({"a": torch.ones(1)}, tmp_path / "t.pt", _use_new_zipfile_serialization=zip_format)
+    with pytest.raises(CheckpointError, match="torch.save file loads with ember.load"):
+        ember.io.load_file(tmp_path / "t.pt")

@@ -142,13 +142,14 @@ def read_header(f: BinaryIO, where: str) -> Header:
         at = f" from position {start}" if start else ""
         raise _fail(where, f"only {size} bytes{at}: too short for a safetensors file "
                     "(truncated, or a file object not rewound with seek(0)?)")
-    (n,) = struct.unpack("<Q", f.read(8))
+    first = f.read(8)
+    (n,) = struct.unpack("<Q", first)
     if n > MAX_HEADER:
         raise _fail(where, f"header length {n} is over the {MAX_HEADER}-byte limit; the file is "
-                    "corrupted or not safetensors")
+                    "corrupted or not safetensors" + _other_format(first))
     if 8 + n > size:
         raise _fail(where, f"header length {n} runs past the end of the file ({size} bytes); "
-                    "the file is truncated or not safetensors")
+                    "the file is truncated or not safetensors" + _other_format(first))
     raw = f.read(n)
     try:
         header = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
@@ -167,6 +168,16 @@ def read_header(f: BinaryIO, where: str) -> Header:
     entries = {name: _entry(where, name, info, data_len) for name, info in header.items()}
     _check_coverage(where, entries, data_len)
     return Header(entries, metadata, data_start)
+
+
+def _other_format(first: bytes) -> str:
+    """A hint naming the reader of a file that starts with ``first`` and is not safetensors."""
+    if first.startswith(b"PK\x03\x04"):
+        return (" (it is a zip archive: a torch.save file loads with ember.load, an "
+                "ember.jit.save one with ember.jit.load)")
+    if first.startswith((b"\x80", b"L")):
+        return " (it may be a pickle: an older torch.save file loads with ember.load)"
+    return ""
 
 
 def _entry(where: str, name: str, info: Any, data_len: int) -> tuple:
