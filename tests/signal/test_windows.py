@@ -48,3 +48,15 @@ def test_window_arguments_and_errors():
                       "Coefficients cannot be empty")
     raises_like_torch(lambda lib: lib.signal.windows.general_cosine(3, a=1.0), TypeError,
                       "Coefficients must be a list/tuple")
+
+
+@pytest.mark.parametrize("name,kw", WINDOWS[::3], ids=str)
+def test_windows_take_a_strided_layout_as_torch(name, kw):
+    # every torch.signal.windows function takes layout= (they raised TypeError on it)
+    make = getattr(ember.signal.windows, name)
+    kw = {"sym": "center" not in kw, **kw}
+    assert_same(make(5, layout=ember.strided, **kw),
+                getattr(torch.signal.windows, name)(5, layout=torch.strided, **kw),
+                rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="dense tensors only"):
+        make(5, layout=ember.sparse_coo, **kw)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import ArgumentError
+from ember.ops.creation import check_strided
 from ember.ops.unary import abs, exp, sin
 from ember.ops.windows import bartlett_shape, blackman_shape, cosine_sum, kaiser_shape, make_window
 from ember.tensor import Tensor
@@ -27,10 +28,12 @@ __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
 
 
-def _window(name: str, M: int, sym: bool, dtype: Any, device: Any, requires_grad: bool,
-            shape: Callable[[Tensor, int], Tensor], ones_below: int = 2) -> Tensor:
-    """torch.signal.windows' checks (ValueError for a negative length or a dtype other than
-    float32 and float64), then the window."""
+def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
+            requires_grad: bool, shape: Callable[[Tensor, int], Tensor],
+            ones_below: int = 2) -> Tensor:
+    """torch.signal.windows' checks (ValueError for a negative length, a dtype other than
+    float32 and float64 or a layout other than strided), then the window."""
+    check_strided(name, layout)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if M < 0:
         raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
@@ -41,7 +44,8 @@ def _window(name: str, M: int, sym: bool, dtype: Any, device: Any, requires_grad
 
 
 def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: bool = True,
-                dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+                dtype: Any = None, layout: Any = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
     """The exponential (Poisson) window, ``exp(-|n - center| / tau)``; ``center`` defaults to
     the window's middle and may only be given for a periodic window (``sym=False``).
 
@@ -59,10 +63,11 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: b
         return exp(-abs(n - middle) / tau)
 
     # a one-point window is exp(-|center| / tau), 1 unless an off-centre center is given
-    return _window("exponential", M, sym, dtype, device, requires_grad, shape, ones_below=1)
+    return _window("exponential", M, sym, dtype, layout, device, requires_grad, shape, ones_below=1)
 
 
-def cosine(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
+def cosine(M: int, *, sym: bool = True,
+           dtype: Any = None, layout: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """The cosine (sine) window, ``sin(π (n + 0.5) / M)``, as SciPy's.
 
@@ -70,12 +75,13 @@ def cosine(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
         >>> ember.signal.windows.cosine(3)
         tensor([0.5000, 1.0000, 0.5000])
     """
-    return _window("cosine", M, sym, dtype, device, requires_grad,
+    return _window("cosine", M, sym, dtype, layout, device, requires_grad,
                    lambda n, span: sin(math.pi * (n + 0.5) / (span + 1)))
 
 
-def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+def gaussian(M: int, *, std: float = 1.0, sym: bool = True,
+             dtype: Any = None, layout: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
     """The Gaussian window, ``exp(-(n - span / 2)² / (2 std²))``.
 
     Example:
@@ -84,12 +90,13 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None,
     """
     if std <= 0:
         raise ArgumentError(f"Standard deviation must be positive, got: {std} instead.")
-    return _window("gaussian", M, sym, dtype, device, requires_grad,
+    return _window("gaussian", M, sym, dtype, layout, device, requires_grad,
                    lambda n, span: exp(-((n - span / 2) / std) ** 2 / 2))
 
 
-def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+def kaiser(M: int, *, beta: float = 12.0, sym: bool = True,
+           dtype: Any = None, layout: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
     """The Kaiser window, ``I0(beta sqrt(1 - (2n / span - 1)²)) / I0(beta)``.
 
     Example:
@@ -98,10 +105,11 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
     """
     if beta < 0:
         raise ArgumentError(f"beta must be non-negative, got: {beta} instead.")
-    return _window("kaiser", M, sym, dtype, device, requires_grad, kaiser_shape(beta))
+    return _window("kaiser", M, sym, dtype, layout, device, requires_grad, kaiser_shape(beta))
 
 
-def bartlett(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
+def bartlett(M: int, *, sym: bool = True,
+             dtype: Any = None, layout: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """The Bartlett (triangular) window, ``1 - |2n / span - 1|``.
 
@@ -109,11 +117,12 @@ def bartlett(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
         >>> ember.signal.windows.bartlett(5)
         tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
     """
-    return _window("bartlett", M, sym, dtype, device, requires_grad, bartlett_shape)
+    return _window("bartlett", M, sym, dtype, layout, device, requires_grad, bartlett_shape)
 
 
-def general_cosine(M: int, *, a: Iterable[float], sym: bool = True, dtype: Any = None,
-                   device: Any = None, requires_grad: bool = False) -> Tensor:
+def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,
+                   dtype: Any = None, layout: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
     """The general cosine window, ``sum_i (-1)^i a_i cos(2πi n / span)``.
 
     Example:
@@ -127,23 +136,25 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True, dtype: Any =
         coefficients = [float(c) for c in a]
         if not coefficients:
             raise ArgumentError("Coefficients cannot be empty")
-    return _window("general_cosine", M, sym, dtype, device, requires_grad,
+    return _window("general_cosine", M, sym, dtype, layout, device, requires_grad,
                    cosine_sum(coefficients))
 
 
-def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True, dtype: Any = None,
-                    device: Any = None, requires_grad: bool = False) -> Tensor:
+def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True,
+                    dtype: Any = None, layout: Any = None, device: Any = None,
+                    requires_grad: bool = False) -> Tensor:
     """The general Hamming window, ``alpha - (1 - alpha) cos(2πn / span)``.
 
     Example:
         >>> ember.signal.windows.general_hamming(3, alpha=0.6)
         tensor([0.2000, 1.0000, 0.2000])
     """
-    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, layout=layout,
+                          device=device, requires_grad=requires_grad)
 
 
-def hamming(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
+def hamming(M: int, *, sym: bool = True,
+            dtype: Any = None, layout: Any = None, device: Any = None,
             requires_grad: bool = False) -> Tensor:
     """The Hamming window, :func:`general_hamming` with ``alpha=0.54``.
 
@@ -151,10 +162,12 @@ def hamming(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
         >>> ember.signal.windows.hamming(3)
         tensor([0.0800, 1.0000, 0.0800])
     """
-    return general_hamming(M, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_hamming(M, sym=sym, dtype=dtype, layout=layout, device=device,
+                           requires_grad=requires_grad)
 
 
-def hann(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
+def hann(M: int, *, sym: bool = True,
+         dtype: Any = None, layout: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """The Hann window, :func:`general_hamming` with ``alpha=0.5``.
 
@@ -162,11 +175,12 @@ def hann(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
         >>> ember.signal.windows.hann(4, sym=False)
         tensor([0.0000, 0.5000, 1.0000, 0.5000])
     """
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device,
+    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device,
                            requires_grad=requires_grad)
 
 
-def blackman(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
+def blackman(M: int, *, sym: bool = True,
+             dtype: Any = None, layout: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """The Blackman window, :func:`general_cosine` with ``a=[0.42, 0.5, 0.08]`` (summed so
     that a symmetric window's ends are exactly 0, where torch's are rounding noise).
@@ -175,10 +189,11 @@ def blackman(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
         >>> ember.signal.windows.blackman(3)
         tensor([0., 1., 0.])
     """
-    return _window("blackman", M, sym, dtype, device, requires_grad, blackman_shape)
+    return _window("blackman", M, sym, dtype, layout, device, requires_grad, blackman_shape)
 
 
-def nuttall(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
+def nuttall(M: int, *, sym: bool = True,
+            dtype: Any = None, layout: Any = None, device: Any = None,
             requires_grad: bool = False) -> Tensor:
     """Nuttall's minimum 4-term Blackman-Harris window, :func:`general_cosine` with
     ``a=[0.3635819, 0.4891775, 0.1365995, 0.0106411]``.
@@ -188,4 +203,4 @@ def nuttall(M: int, *, sym: bool = True, dtype: Any = None, device: Any = None,
         tensor([3.6280e-04, 1.0000e+00, 3.6280e-04])
     """
     return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym,
-                          dtype=dtype, device=device, requires_grad=requires_grad)
+                          dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
