@@ -48,6 +48,10 @@ def test_window_arguments_and_errors():
                       "Coefficients cannot be empty")
     raises_like_torch(lambda lib: lib.signal.windows.general_cosine(3, a=1.0), TypeError,
                       "Coefficients must be a list/tuple")
+    # a string was read character by character: "could not convert string to float: 'a'"
+    # (torch: "too many dimensions 'str'")
+    with pytest.raises(TypeError, match="Coefficients must be a list/tuple"):
+        w.general_cosine(3, a="0.5")
 
 
 @pytest.mark.parametrize("name,kw", WINDOWS[::3], ids=str)

@@ -131,7 +131,7 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,
     """
     coefficients = [1.0]  # windows of fewer than 2 points are ones, whatever `a` is, as in torch
     if M > 1:
-        if not isinstance(a, Iterable):
+        if isinstance(a, str) or not isinstance(a, Iterable):  # (a str: its characters)
             raise TypeError("Coefficients must be a list/tuple")
         coefficients = [float(c) for c in a]
         if not coefficients:
