@@ -67,3 +67,13 @@ def test_a_refused_name_is_an_unpickling_error_as_in_torch(fmt, obj):
         torch.load(torch_file(obj, **fmt))
     with pytest.raises(pickle.UnpicklingError, match="never runs code"):
         ember.load(torch_file(obj, **fmt))
+
+
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
+def test_a_map_location_function_is_asked_once_a_storage(fmt):
+    base = torch.arange(6.0)
+    obj = {"a": base, "b": base, "view": base[2:4], "other": torch.ones(2)}
+    asked = {"torch": [], "ember": []}
+    for lib, key in ((torch, "torch"), (ember, "ember")):
+        lib.load(torch_file(obj, **fmt), map_location=lambda s, loc, k=key: asked[k].append(loc))
+    assert asked["ember"] == asked["torch"] == ["cpu", "cpu"]

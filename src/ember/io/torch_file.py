@@ -93,6 +93,7 @@ class _Storage:
         self.data, self.dtype, self.big_endian = data, dtype, big_endian
         self.location = "cpu"
         self.swapped: int | None = None
+        self.device: Device | None = None  # where map_location put it (asked once, as torch)
 
     def typed(self, dtype: DType, where: str) -> np.ndarray:
         size = dtype.itemsize
@@ -249,12 +250,14 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         t = _with_metadata(from_numpy(array), metadata, where)
         if self.dry:
             return t
-        try:
-            dev = self.place(storage.location, storage.data)
-        except (EmberError, TypeError, ValueError) as e:
-            raise CheckpointError(f"{where}: a tensor saved on {storage.location}: {e}; choose "
-                                  "where it goes with map_location, e.g. map_location='cpu'"
-                                  ) from None
+        if storage.device is None:
+            try:
+                storage.device = self.place(storage.location, storage.data)
+            except (EmberError, TypeError, ValueError) as e:
+                raise CheckpointError(f"{where}: a tensor saved on {storage.location}: {e}; "
+                                      "choose where it goes with map_location, e.g. "
+                                      "map_location='cpu'") from None
+        dev = storage.device
         if dev.type != "cpu":
             t = t.to(dev)
         if requires_grad is True:
