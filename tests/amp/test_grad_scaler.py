@@ -58,7 +58,7 @@ def test_state_dict_round_trip_and_disabled():
 def test_misuse_errors_and_skip_returns_none():
     ep, _, eo, _ = _pair()
     s = GradScaler()
-    (ep.sum() * float("nan")).backward()
+    s.scale(ep.sum() * float("nan")).backward()
     s.unscale_(eo)
     with pytest.raises(RuntimeError, match="already been called"):
         s.unscale_(eo)
@@ -113,6 +113,7 @@ def test_unscaling_half_gradients_by_a_large_scale_does_not_flush_them_to_zero(d
     w = ember.ones(3, dtype=getattr(ember, dtype), requires_grad=True)
     scaler = GradScaler(init_scale=2.0 ** 25)  # 2**-25 is 0 in float16
     optimizers = []  # (kept alive: the scaler knows an optimizer by its id, as PyTorch's)
+    scaler.scale(w.sum())  # (unscale_ needs a scale() before it, as PyTorch's)
     for grad in (ember.full((3,), 336.0, dtype=w.dtype),  # writable, and a read-only view
                  ember.full((1,), 336.0, dtype=w.dtype).expand(3)):
         w.grad = grad

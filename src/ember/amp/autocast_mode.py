@@ -39,17 +39,19 @@ LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 #            linear algebra)
 #   promote: cast to the widest floating dtype among the inputs (ops that need one dtype)
 POLICY: dict[str, str] = {
-    **dict.fromkeys(("matmul", "einsum", "conv", "scaled_dot_product_attention"), LOWER),
+    **dict.fromkeys(("matmul", "einsum", "conv", "scaled_dot_product_attention", "prelu"),
+                    LOWER),
     **dict.fromkeys((
         "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
         "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
         "softplus", "erf", "sum", "prod", "cumsum", "cumprod", "nan_to_num", "standardize",
-        "batch_norm", "layer_norm", "group_norm", "binary_cross_entropy",
+        "batch_norm", "layer_norm", "group_norm", "binary_cross_entropy", "smooth_l1_loss",
+        "ctc_loss",
         # linear algebra, which has no low-precision kernels (PyTorch's CPU list)
         "linalg_cholesky", "linalg_det", "linalg_eig", "linalg_eigh", "linalg_inv",
         "linalg_ldl_factor", "linalg_ldl_solve", "linalg_lu_factor", "linalg_matrix_exp",
         "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
-        "linalg_svd",
+        "linalg_svd", "geqrf",
     ), FLOAT32),
     **dict.fromkeys(("cat", "where", "index_put", "maximum", "minimum", "fmax", "fmin"),
                     PROMOTE),
@@ -164,8 +166,8 @@ def clear_autocast_cache() -> None:
 
 
 def _flag(op: str, enabled: Any) -> bool:
-    """``enabled``, a Python bool as PyTorch's setters take it: a string (``bool("no")`` is
-    True), an int or a tensor is a TypeError naming the op."""
+    """``enabled`` (or ``cache_enabled``), a Python bool as PyTorch's setters take it: a
+    string (``bool("no")`` is True), an int or a tensor is a TypeError naming the op."""
     if type(enabled) is not bool:
         raise ArgumentTypeError(f"{op}: enabled must be a bool, got {type(enabled).__name__} "
                                 f"{enabled!r}. Hint: pass True or False")
@@ -256,6 +258,10 @@ class autocast:
     def __init__(self, device_type: str = "cpu", dtype: DType | None = None,
                  enabled: bool = True, cache_enabled: bool | None = None) -> None:
         _check_device("autocast", device_type)
+        if dtype is not None and not isinstance(dtype, DType):  # (a string, a NumPy type)
+            raise ArgumentTypeError(f"autocast: dtype must be an ember dtype, got "
+                                    f"{type(dtype).__name__} {dtype!r}. Hint: pass "
+                                    "ember.bfloat16 or ember.float16")
         self.device = self.device_type = device_type
         # no CUDA device: as PyTorch's without one, a CUDA autocast warns, is disabled and
         # leaves the CPU's autocast state alone (its ops never follow a CUDA autocast)
@@ -269,8 +275,10 @@ class autocast:
             self.cache_enabled = True if cache_enabled is None else bool(cache_enabled)
             self.enabled = False
             return
+        enabled = _flag("autocast", enabled)
         self.fast_dtype = STATE.dtype if dtype is None else dtype
-        self.cache_enabled = STATE.cache_enabled if cache_enabled is None else bool(cache_enabled)
+        self.cache_enabled = STATE.cache_enabled if cache_enabled is None else \
+            _flag("autocast", cache_enabled)
         if enabled and self.fast_dtype not in _LOW_DTYPES:
             name = device_type.upper()
             warnings.warn(f"In {name} autocast, but the target dtype is not supported. "

@@ -69,6 +69,15 @@ class GradScaler:
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
         self._per_optimizer: dict[int, dict[str, Any]] = {}
+        self._used = False  # scale() has run (PyTorch's scale tensor, made lazily there)
+
+    def _check_used(self, method: str) -> None:
+        """PyTorch's check that ``scale`` ran first: without it, ``step`` would divide
+        unscaled gradients by the scale and step with them silently."""
+        if not self._used:
+            raise RuntimeError(f"GradScaler.{method}: scale() has not been called yet, so the "
+                               "gradients are not scaled. Hint: scaler.scale(loss).backward() "
+                               f"before scaler.{method}(...)")
 
     def _set_scale(self, value: float) -> None:
         """The scale, as a number and in the tensor ``scale`` multiplies by (written in
@@ -100,6 +109,7 @@ class GradScaler:
             raise ArgumentError("GradScaler.scale: outputs must be a Tensor or an iterable of "
                                 f"Tensors, got {type(outputs).__name__}. Hint: scale the loss "
                                 "tensor, e.g. scaler.scale(loss).backward()")
+        self._used = True
         scale = self._scale_tensor
         return outputs * (scale if scale.device == outputs.device else scale.to(outputs.device))
 
@@ -114,6 +124,7 @@ class GradScaler:
             return
         if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
             return traced("scaler_unscale", self, lambda: self.unscale_(optimizer), optimizer)
+        self._check_used("unscale_")
         state = self._state(optimizer)
         if state["stage"] is _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
@@ -153,6 +164,7 @@ class GradScaler:
         if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
             return traced("scaler_step", self, lambda: self.step(optimizer, *args, **kwargs),
                           optimizer)
+        self._check_used("step")
         state = self._state(optimizer)
         if state["stage"] is _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
@@ -172,6 +184,7 @@ class GradScaler:
             return
         if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
             return traced("scaler_update", self, lambda: self.update(new_scale), new_scale)
+        self._check_used("update")
         if new_scale is not None:
             self._set_scale(new_scale.item() if hasattr(new_scale, "item") else new_scale)
         else:

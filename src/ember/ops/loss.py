@@ -347,10 +347,16 @@ def _smooth_l1(input: Tensor, target: Any, beta: float, huber: bool, reduction: 
                      reduction=reduction)
 
 
+_AUTOCAST_FLOATS = {dtypes.bfloat16, dtypes.float16, dtypes.float32}
+
 def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any:
     """``target`` in the input's dtype (PyTorch computes these losses in it); ``strict``
-    refuses another dtype, as PyTorch does (for huber_loss, in its backward)."""
+    refuses another dtype, as PyTorch does (for huber_loss, in its backward). Under autocast
+    a low-precision and a float32 operand pass as they are: autocast's float32 policy for
+    these losses' primitives casts both, as PyTorch's CPU autocast does."""
     if not isinstance(target, Tensor) or target.dtype == input.dtype:
+        return target
+    if DISPATCH.casting and {input.dtype, target.dtype} <= _AUTOCAST_FLOATS:
         return target
     if strict:
         raise DTypeError(f"{op}: Found dtype {target.dtype.name} for the target but expected "
