@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -84,13 +85,33 @@ def _nan_and_neg_inf(ctx: Context, x: str, values: str, dtype: DType,
                               ctx.scalar(np.nan, dtype), values])
 
 
+@converter("max_pool_indices")
+def max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
+    """Where each window's maximum is (flat over the spatial dims, what ``return_indices``
+    and ``max_unpool`` read): MaxPool's second output, whose indices run over the whole
+    tensor, hence the remainder; NaN and -inf windows as :func:`_winner_fixes`."""
+    src, p = eqn.inputs[0], eqn.params
+    if any(max(pad) >= k for pad, k in zip(p["padding"], p["kernel_size"])):
+        return ctx.refuse(f"max pooling indices with padding {p['padding']} (ceil_mode "
+                          f"included) not below the kernel size {p['kernel_size']}: "
+                          "onnxruntime's MaxPool takes no such pads, and a padded input "
+                          "would shift the indices")
+
+    def pool(data: str, outputs: int = 1) -> str | list[str]:
+        return ctx.node("MaxPool", [data], outputs=outputs, kernel_shape=list(p["kernel_size"]),
+                        strides=list(p["stride"]), dilations=list(p["dilation"]),
+                        pads=_pads(p["padding"]))
+
+    x = ctx.value(src)
+    _, flat = pool(x, 2)
+    return _winner_fixes(ctx, src, flat, pool)
+
+
 @converter("adaptive_max_pool_indices")
 def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
     """Where each adaptive window's maximum is (flat over the spatial dims): a MaxPool's
-    indices when the sizes divide evenly (windows of one size that do not overlap); ONNX's
-    indices are flat over the whole tensor, hence the remainder. A window holding NaN names
-    its last NaN, as Ember's (onnxruntime skips NaN): the largest of the NaN entries'
-    positions plus one, pooled."""
+    indices when the sizes divide evenly (windows of one size that do not overlap), as
+    :func:`max_pool_indices`."""
     src, counts = eqn.inputs[0], tuple(eqn.params["counts"])
     spatial = src.shape[2:]
     if any(s % c for s, c in zip(spatial, counts)) or \
@@ -98,17 +119,40 @@ def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.refuse(f"adaptive max pooling of {spatial} to {counts}: ONNX export needs "
                           "static sizes that are multiples of the output sizes")
     kernel = [s // c for s, c in zip(spatial, counts)]
+
+    def pool(data: str, outputs: int = 1) -> str | list[str]:
+        return ctx.node("MaxPool", [data], outputs=outputs, kernel_shape=kernel,
+                        strides=kernel)
+
+    _, flat = pool(ctx.value(src), 2)
+    return _winner_fixes(ctx, src, flat, pool)
+
+
+def _winner_fixes(ctx: Context, src: Any, flat: str, pool: Callable[..., Any]) -> str:
+    """MaxPool's indices ``flat`` (over the whole tensor) of ``src`` as Ember's (over each
+    plane). onnxruntime skips NaN, where Ember names a window's last NaN: the largest of the
+    NaN entries' positions plus one, pooled; and names no entry of a window of -inf, where
+    Ember names its first: the largest of ``area`` minus the -inf entries' positions."""
+    spatial = src.shape[2:]
     x, area = ctx.value(src), math.prod(spatial)
-    _, flat = ctx.node("MaxPool", [x], outputs=2, kernel_shape=kernel, strides=kernel)
     index = ctx.node("Mod", [flat, ctx.constant(np.asarray(area, dtype=np.int64), "area")])
     if not src.dtype.is_floating_point:
         return index
     on = float32 if area < 2**24 else float64  # (positions held exactly)
     places = ctx.constant(np.arange(1, area + 1, dtype=on.np).reshape(spatial), "places")
-    last = ctx.node("MaxPool", [ctx.node("Where", [ctx.node("IsNaN", [x]), places,
-                                                   ctx.scalar(0, on)])],
-                    kernel_shape=kernel, strides=kernel)
-    last = ctx.node("Sub", [ctx.cast(last, on, int64), ctx.scalar(1, int64)])
+    zero = ctx.scalar(0, on)
+
+    def pooled_where(mask: str, value: str) -> str:  # (the pooled value where mask, else 0)
+        return ctx.cast(pool(ctx.node("Where", [mask, value, zero])), on, int64)
+
+    neg_inf = ctx.scalar(-np.inf, src.dtype)
+    above = pooled_where(ctx.node("Greater", [x, neg_inf]), ctx.scalar(1, on))
+    first = ctx.node("Sub", [ctx.scalar(area, int64), pooled_where(
+        ctx.node("Equal", [x, neg_inf]),
+        ctx.node("Sub", [ctx.scalar(area + 1, on), places]))])
+    index = ctx.node("Where", [ctx.node("Equal", [above, ctx.scalar(0, int64)]), first, index])
+    last = ctx.node("Sub", [pooled_where(ctx.node("IsNaN", [x]), places),
+                            ctx.scalar(1, int64)])
     return ctx.node("Where", [ctx.node("Greater", [last, ctx.scalar(-1, int64)]), last,
                               index])
 
