@@ -1,5 +1,5 @@
 """ONNX export of writes through an index (``index_put`` as ScatterND: ``x[i] = v``, scatter,
-index_add, index_fill, one_hot, max_unpool) and of ``scatter_reduce``, against eager, at the
+index_add, index_fill, one_hot) and of ``scatter_reduce``, against eager, at the
 traced shapes and at others through dynamic axes."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def test_scatter_reduce_of_ints(reduce, include_self):
     check_feeds(fn, feeds)
 
 
-def test_index_add_index_fill_one_hot_and_max_unpool():
+def test_index_add_index_fill_and_one_hot():
     check_feeds(lambda a, i, v: a.index_add(0, i, v),
                 [(_randn(4, 3), ember.tensor([0, 2, 0, 3, 3]), _randn(5, 3, seed=1))])
     check_feeds(lambda a, i: a.index_fill(1, i, -7.0),
@@ -99,11 +99,6 @@ def test_index_add_index_fill_one_hot_and_max_unpool():
     check_feeds(lambda i: F.one_hot(i, 6), [(ember.tensor([0, 2, 5]),),
                                             (ember.tensor([5, 1, 1, 0, 4]),)],
                 dynamic={0: {0: "n"}})
-
-    def unpool(x):
-        return F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2)
-    with pytest.raises(ExportError, match="max_pool_indices"):
-        ember.onnx.to_model(unpool, (_randn(2, 3, 4, 6),))
 
 
 def test_setitem_with_dynamic_axes():
