@@ -197,3 +197,19 @@ def test_train_profile_steps(tmp_path):
         pytest.skip(f"no training data: {exc}")
     assert "step 0" in done["table"] and "matmul" in done["table"]
     json.loads((tmp_path / "trace.json").read_text())
+
+
+def test_trace_metadata_as_torch(tmp_path):
+    # torch.profiler.profile's add_metadata/add_metadata_json were missing
+    with profile() as prof:
+        ember.ones(2).exp()
+        prof.add_metadata("run", 'the "baseline"')
+        prof.add_metadata_json("sizes", '{"batch": 4}')
+    prof.export_chrome_trace(tmp_path / "t.json")
+    trace = json.loads((tmp_path / "t.json").read_text())
+    assert trace["run"] == 'the "baseline"' and trace["sizes"] == {"batch": 4}
+    assert any(e["name"] == "exp" for e in trace["traceEvents"])
+    with pytest.raises(TypeError, match="strings"):
+        prof.add_metadata("n", 3)  # torch: AttributeError 'int' object has no attribute 'replace'
+    with pytest.raises(ValueError, match="not JSON"):
+        prof.add_metadata_json("bad", "{oops")

@@ -21,6 +21,7 @@ from typing import Any
 
 from ember import memory
 from ember.autograd.engine import VJP_HOOK
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
 from ember.profiler.activity import ProfilerActivity, check_activities
 from ember.profiler.events import Event, EventList
@@ -107,6 +108,7 @@ class profile:
         self._record_steps = schedule is not None
         self._step_region: record_function | None = None
         self._events: list[Event] = []
+        self._metadata: dict[str, Any] = {}  # (add_metadata's, the trace's top level)
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
         self._start = 0
         self._end = 0
@@ -279,6 +281,37 @@ class profile:
         with opener(path, "wt") as f:
             json.dump(self.chrome_trace(), f)
 
+    def add_metadata(self, key: str, value: str) -> None:
+        """Adds ``key: value`` (strings) to the top level of the exported trace.
+
+        Example:
+            >>> with ember.profiler.profile() as prof:
+            ...     prof.add_metadata("run", "baseline")
+            >>> prof.chrome_trace()["run"]
+            'baseline'
+        """
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ArgumentTypeError(f"add_metadata: key and value must be strings, got "
+                                    f"{type(key).__name__} and {type(value).__name__}. Hint: "
+                                    "add_metadata_json(key, json.dumps(value))")
+        self._metadata[key] = value
+
+    def add_metadata_json(self, key: str, value: str) -> None:
+        """Adds ``key`` to the top level of the exported trace, with the value that the JSON
+        text ``value`` holds.
+
+        Example:
+            >>> with ember.profiler.profile() as prof:
+            ...     prof.add_metadata_json("sizes", "[1, 2]")
+            >>> prof.chrome_trace()["sizes"]
+            [1, 2]
+        """
+        try:
+            self._metadata[key] = json.loads(value)
+        except (TypeError, ValueError) as exc:
+            raise ArgumentError(f"add_metadata_json: the value for {key!r} is not JSON text: "
+                                f"{exc}") from None
+
     def chrome_trace(self) -> dict:
         """The trace as a dict (what :meth:`export_chrome_trace` writes)."""
         pid = os.getpid()
@@ -301,7 +334,7 @@ class profile:
             out.append({"name": e.name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
                         "tid": threads[e.thread], "ts": (e.start - self._start) / 1e3,
                         "dur": (e.end - e.start) / 1e3, "args": args})
-        return {"traceEvents": out, "displayTimeUnit": "ms",
+        return {**self._metadata, "traceEvents": out, "displayTimeUnit": "ms",
                 "otherData": {"framework": "ember"}}
 
     def __repr__(self) -> str:
