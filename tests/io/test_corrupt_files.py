@@ -187,3 +187,11 @@ def test_load_file_of_a_torch_file_names_the_reader(tmp_path, zip_format):
     torch.save({"a": torch.ones(1)}, tmp_path / "t.pt", _use_new_zipfile_serialization=zip_format)
     with pytest.raises(CheckpointError, match="torch.save file loads with ember.load"):
         ember.io.load_file(tmp_path / "t.pt")
+
+
+def test_a_file_object_open_the_wrong_way_gets_a_hint(tmp_path):
+    (tmp_path / "f").write_bytes(b"x")
+    with open(tmp_path / "f", "rb") as f, pytest.raises(TypeError, match="not writable.*'wb'"):
+        ember.save({"a": ember.ones(1)}, f)
+    with open(tmp_path / "f", "wb") as f, pytest.raises(TypeError, match="not readable.*'rb'"):
+        ember.load(f)

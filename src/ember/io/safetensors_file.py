@@ -249,23 +249,31 @@ def open_source(f: PathOrFile) -> tuple[BinaryIO, bool]:
     """``f`` open for reading, and whether the caller opened it (and must close it)."""
     if isinstance(f, (str, os.PathLike)):
         return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
-    f = _binary_file(f, ("read", "seek", "tell"), "readable, seekable")
-    if callable(getattr(f, "seekable", None)) and not f.seekable():
-        raise ArgumentTypeError(f"expected a path or a seekable binary file; this "
-                                f"{type(f).__name__} (a pipe, a download) is not seekable. Hint: "
-                                "read it into memory first, io.BytesIO(f.read())")
-    return f, False
+    return _binary_file(f, ("read", "seek", "tell"), "readable, seekable"), False
+
+
+# what a file object that cannot do what is asked says (its readable(), seekable(), writable())
+_CANNOT = {"readable": "it is open for writing only; open it with 'rb'",
+           "seekable": "it is a stream (a pipe, a download); read it into memory first, "
+                       "io.BytesIO(f.read())",
+           "writable": "it is open for reading only; open it with 'wb'"}
 
 
 def _binary_file(f: Any, methods: tuple[str, ...], kind: str) -> BinaryIO:
-    """``f`` itself, if it is a binary file with ``methods``; else an ArgumentTypeError (a
-    TypeError) with a hint."""
+    """``f`` itself, if it is a binary file with ``methods`` that can do what ``kind`` says;
+    else an ArgumentTypeError (a TypeError) with a hint."""
     if isinstance(f, io.TextIOBase) or not all(hasattr(f, m) for m in methods):
         hint = ("; wrap bytes in io.BytesIO(data)" if isinstance(f, (bytes, bytearray))
                 and "read" in methods else
                 "; open it in binary mode ('rb' or 'wb')" if isinstance(f, io.TextIOBase) else "")
         raise ArgumentTypeError(f"expected a path or a {kind} binary file, not "
                                 f"{type(f).__name__}{hint}")
+    for ability in kind.split(", "):
+        able = getattr(f, ability, None)
+        if callable(able) and not able():
+            raise ArgumentTypeError(f"expected a path or a {kind} binary file; this "
+                                    f"{type(f).__name__} is not {ability}. Hint: "
+                                    + _CANNOT[ability])
     return f
 
 
