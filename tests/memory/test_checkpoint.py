@@ -183,6 +183,11 @@ def test_debug_is_taken_as_torch():
     np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
     with pytest.raises(ValueError, match="debug"):
         checkpoint(lambda a: a.exp(), x, use_reentrant=True, debug=True)
+    # torch's set_checkpoint_debug_enabled was missing
+    from ember.utils.checkpoint import set_checkpoint_debug_enabled
+    with set_checkpoint_debug_enabled(True):
+        checkpoint(lambda a: a.exp(), x, use_reentrant=False).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
 
 
 def test_sequential_refuses_unknown_keywords_and_no_functions():

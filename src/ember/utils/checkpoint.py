@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
-from ember.errors import ArgumentError, GradError
+from ember.errors import ArgumentError, ArgumentTypeError, GradError
 from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name for it)
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
@@ -30,7 +30,8 @@ from ember.utils.selective_checkpoint import (
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointPolicy",
            "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
-           "set_checkpoint_early_stop", "detach_variable", "noop_context_fn"]
+           "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "detach_variable",
+           "noop_context_fn"]
 
 # layer-5 state (autocast) to capture at forward and restore at recompute: name -> (get, run)
 # where ``run(state, fn)`` calls ``fn`` under ``state``. ember.amp registers itself here.
@@ -214,6 +215,23 @@ def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
         yield
     finally:
         _EARLY_STOP[0] = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """PyTorch's switch for :func:`checkpoint`'s ``debug`` traces inside a region; accepted,
+    as ``debug`` is: Ember's :class:`CheckpointError` always names the first value that
+    differs.
+
+    Example:
+        >>> from ember.utils.checkpoint import checkpoint, set_checkpoint_debug_enabled
+        >>> with set_checkpoint_debug_enabled(True):
+        ...     y = checkpoint(ember.sin, ember.ones(2, requires_grad=True), use_reentrant=False)
+    """
+    if enabled is not None and not isinstance(enabled, bool):
+        raise ArgumentTypeError(f"set_checkpoint_debug_enabled: enabled must be a bool or "
+                                f"None, got {type(enabled).__name__}")
+    yield
 
 
 def detach_variable(inputs: tuple) -> tuple:
