@@ -222,11 +222,12 @@ def _sum(xp, a):
 
 def _divide(xp, a, total_weight):
     """``a / total_weight``; a zero total weight (every target ignored) gives NaN or inf, as
-    in PyTorch, without NumPy's warning."""
+    in PyTorch, without NumPy's warning. (``/``, not ``true_divide``: the same quotient, and
+    of two NumPy scalars, a reduced loss over its count, ~1 µs less.)"""
     if xp is not np or total_weight:
-        return xp.true_divide(a, total_weight)
+        return a / total_weight
     with np.errstate(invalid="ignore", divide="ignore"):
-        return xp.true_divide(a, total_weight)
+        return a / total_weight
 
 
 def nll(input: Tensor, target: Tensor, weight: Tensor | None, *, ignore_index: int,
