@@ -77,3 +77,11 @@ def test_a_map_location_function_is_asked_once_a_storage(fmt):
     for lib, key in ((torch, "torch"), (ember, "ember")):
         lib.load(torch_file(obj, **fmt), map_location=lambda s, loc, k=key: asked[k].append(loc))
     assert asked["ember"] == asked["torch"] == ["cpu", "cpu"]
+
+
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
+def test_a_huge_expanded_tensor_of_a_small_file_is_not_copied(fmt):
+    # a few bytes on disk: 10**12 elements that all read one float (a copy would take 4 TB)
+    got = ember.load(torch_file({"e": torch.full((1, 1), 2.0).expand(10**6, 10**6)}, **fmt))
+    assert got["e"].shape == (10**6, 10**6) and got["e"].stride() == (0, 0)
+    assert got["e"][123456, 654321].item() == 2.0

@@ -95,8 +95,11 @@ def test_views_shared_storage_and_odd_shapes(tmp_path, fmt):
     got["base"][2, 0] = -1.0  # one storage in PyTorch, one memory here
     assert got["row"][0].item() == -1.0 and got["t"][0, 2].item() == -1.0
     assert got["tied"][0] is got["tied"][1]
-    got["expanded"][0, 0] = 5.0  # an expanded tensor is loaded as its own copy
-    assert got["expanded"].sum().item() == 16.0
+    # an expanded tensor loads as a view, read-only as ember's expand() makes one (PyTorch's
+    # refuses in-place ops on it too), not as a copy: its memory is its storage's
+    assert got["expanded"].stride() == obj["expanded"].stride() == (1, 0)
+    with pytest.raises(ember.errors.GradError, match="read-only"):
+        got["expanded"].add_(1.0)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

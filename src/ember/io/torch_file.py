@@ -246,7 +246,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         else:  # a view of the storage, as in PyTorch (tied weights stay tied)
             array = _strided(flat[offset:], size, stride)
             if any(s == 0 and n > 1 for n, s in zip(size, stride)):
-                array = array.copy()  # an expanded tensor: its own memory, not overlaps
+                array.flags.writeable = False  # expanded: read-only, as ember.expand's views
         t = _with_metadata(from_numpy(array), metadata, where)
         if self.dry:
             return t
