@@ -213,3 +213,13 @@ def test_trace_metadata_as_torch(tmp_path):
         prof.add_metadata("n", 3)  # torch: AttributeError 'int' object has no attribute 'replace'
     with pytest.raises(ValueError, match="not JSON"):
         prof.add_metadata_json("bad", "{oops")
+
+
+def test_time_strings_and_device_times_as_torch():
+    # FunctionEvent/FunctionEventAvg's *_str views and device_time/cuda_time were missing
+    with profile() as prof:
+        ember.ones(4, 4) @ ember.ones(4, 4)
+    for item in (prof.events()[0], prof.key_averages()[0]):
+        assert item.cpu_time_total_str == f"{item.cpu_time_total:.3f}us"
+        assert item.self_cpu_time_total_str.endswith("us") and item.cpu_time_str.endswith("us")
+        assert (item.device_time, item.cuda_time, item.device_time_total_str) == (0, 0, "0.000us")

@@ -20,12 +20,20 @@ _SORT_KEYS = {
 
 
 class _DeviceFields:
-    """PyTorch's device columns of an event or a row: 0, as Ember traces only the host."""
+    """PyTorch's device columns of an event or a row: 0, as Ember traces only the host; and
+    its ``*_str`` views of the times, formatted as in the table (``"1.234ms"``)."""
 
     __slots__ = ()
 
-    device_time_total = self_device_time_total = 0
+    device_time_total = self_device_time_total = device_time = cuda_time = 0
     device_memory_usage = self_device_memory_usage = 0
+
+    cpu_time_str = property(lambda self: _fmt_time(self.cpu_time))
+    cpu_time_total_str = property(lambda self: _fmt_time(self.cpu_time_total))
+    self_cpu_time_total_str = property(lambda self: _fmt_time(self.self_cpu_time_total))
+    device_time_str = property(lambda self: _fmt_time(self.device_time))
+    device_time_total_str = property(lambda self: _fmt_time(self.device_time_total))
+    self_device_time_total_str = property(lambda self: _fmt_time(self.self_device_time_total))
 
 
 class Event(_DeviceFields):
