@@ -9,6 +9,7 @@ from ember.onnx.converters import (  # noqa: F401 - registration
     normalization,
     recurrent,
     reductions,
+    scans,
     scatter,
     shape,
     sorting,
