@@ -13,4 +13,5 @@ from ember.onnx.converters import (  # noqa: F401 - registration
     scatter,
     shape,
     sorting,
+    special,
 )
