@@ -85,3 +85,11 @@ def test_a_huge_expanded_tensor_of_a_small_file_is_not_copied(fmt):
     got = ember.load(torch_file({"e": torch.full((1, 1), 2.0).expand(10**6, 10**6)}, **fmt))
     assert got["e"].shape == (10**6, 10**6) and got["e"].stride() == (0, 0)
     assert got["e"][123456, 654321].item() == 2.0
+
+
+def test_a_negative_pickle_protocol_is_the_highest_as_in_torch_save():
+    torch.save({"r": range(2)}, io.BytesIO(), pickle_protocol=-1)  # (pickle's convention)
+    buf = io.BytesIO()
+    ember.save({"r": range(2)}, buf, pickle_protocol=-1)
+    buf.seek(0)
+    assert ember.load(buf, weights_only=False) == {"r": range(2)}

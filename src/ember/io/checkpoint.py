@@ -371,7 +371,7 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
         f: a path or a writable binary file.
         pickle_module: what pickles the objects that are not data (``pickle``, or a drop-in
             such as ``dill``; load them with the same ``pickle_module``).
-        pickle_protocol: the pickle protocol of those objects.
+        pickle_protocol: the pickle protocol of those objects (negative: the highest).
         _use_new_zipfile_serialization: accepted for PyTorch compatibility and ignored
             (it chooses between ``torch.save``'s formats; Ember writes its one format).
 
@@ -384,9 +384,10 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
         5
     """
     del _use_new_zipfile_serialization
-    if not 0 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
-        raise ArgumentError(f"save: pickle_protocol must be 0 to {pickle.HIGHEST_PROTOCOL}, not "
-                            f"{pickle_protocol}")
+    if pickle_protocol > pickle.HIGHEST_PROTOCOL:  # (a negative one: the highest, as pickle's)
+        raise ArgumentError(f"save: pickle_protocol must be at most {pickle.HIGHEST_PROTOCOL} "
+                            f"(or negative, for the highest), not {pickle_protocol}")
+    pickle_protocol = pickle_protocol if pickle_protocol >= 0 else pickle.HIGHEST_PROTOCOL
     doc, arrays = encode(obj, pickle_module, pickle_protocol)
     write_arrays(f, arrays, {TREE_KEY: doc})
 
