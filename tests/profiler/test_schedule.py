@@ -200,3 +200,12 @@ def test_a_trace_of_accumulated_spans_starts_at_time_zero():
     assert [e["name"] for e in spans] == ["ProfilerStep#2", "exp", "ProfilerStep#5", "exp"]
     assert 0 <= spans[0]["ts"] < spans[2]["ts"]
     assert all(e["ts"] >= 0 for e in spans)
+
+
+def test_stop_inside_the_with_block_as_torch():
+    # the block's exit called stop() again: "the profile is not running"
+    with profile() as prof:
+        ember.ones(2).exp()
+        prof.stop()
+        ember.ones(2).sin()  # not recorded
+    assert [e.name for e in prof.events()] == ["exp"]

@@ -122,7 +122,8 @@ class profile:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        if self._running:  # (stop() may have been called inside the block, as PyTorch allows)
+            self.stop()
 
     def start(self) -> None:
         """Starts profiling (what entering the ``with`` does)."""
