@@ -110,3 +110,11 @@ def test_overwrite_many_times(tmp_path):
         ember.save({"w": ember.full((10,), float(epoch)), "epoch": epoch}, path)
         assert ember.load(path)["epoch"] == epoch
     assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+
+
+def test_a_directory_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    (tmp_path / "ckpt").mkdir()
+    monkeypatch.setattr(safetensors_file, "write_array", lambda *a: pytest.fail("wrote data"))
+    with pytest.raises(IsADirectoryError, match=r"ckpt: it is a directory"):
+        ember.save({"w": ember.ones(2)}, tmp_path / "ckpt")
+    assert os.listdir(tmp_path) == ["ckpt"]
