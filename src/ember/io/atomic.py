@@ -39,8 +39,8 @@ def atomic_write(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise FileNotFoundError(f"cannot write {os.fspath(path)}: the directory {directory} does "
                                 "not exist (create it first, e.g. os.makedirs)")
     if os.path.isdir(target):  # (said before the data is written, not at the rename)
-        raise IsADirectoryError(f"cannot write {os.fspath(path)}: it is a directory; give a file "
-                                "name in it, e.g. os.path.join(path, 'checkpoint.safetensors')")
+        raise IsADirectoryError(f"cannot write {os.fspath(path)}: it is a directory; give the "
+                                "name of a file (in it: os.path.join(path, name))")
     if os.path.exists(target) and not os.access(target, os.W_OK):  # (as open(path, "wb"))
         raise PermissionError(f"cannot write {os.fspath(path)}: the file is read-only; make it "
                               "writable first (os.chmod) or save under another name")
