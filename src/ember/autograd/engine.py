@@ -262,7 +262,10 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     for t, g in roots:
         add_grad(node_grads, leaf_grads, t, g)
         owners.add(id(g._data if g._data.base is None else g._data.base))
-    order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
+    if len(roots) == 1:  # (one output, as a loss's backward: no duplicates to drop)
+        order = _topological([] if roots[0][0]._node is None else [roots[0][0]._node])
+    else:
+        order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
     _follow_retained(order)
     needed, leads_to_target = (None, None) if targets is None else _needed(order, targets)
     wanted = None if targets is None else {(t._node, t._idx): i for i, t in enumerate(targets)

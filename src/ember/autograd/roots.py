@@ -20,6 +20,9 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
     """``(tensor, gradient)`` pairs a backward pass starts from, checked: one gradient per
     output (implied only for a real scalar), of the output's shape; ``who`` names the caller
     in the errors."""
+    if grads is None and type(tensors) is Tensor and tensors.requires_grad and \
+            tensors.numel() == 1 and not tensors.dtype.is_complex:
+        return [(tensors, _seed(tensors))]  # (``loss.backward()``: none of the loop's checks)
     tensors = as_list(tensors)
     grads = [None] * len(tensors) if grads is None else as_list(grads)
     if len(grads) != len(tensors):
@@ -63,7 +66,7 @@ def _seed(t: Tensor) -> Tensor:
     factory's checks; a 0-d array has no layout to preserve)."""
     dev = t._device
     if type(t) is Tensor and DISPATCH.handler is None and not t._data.ndim and not dev.is_meta:
-        return _wrap(dev.xp.ones((), t._data.dtype), dev)
+        return _wrap(dev.xp.array(1, t._data.dtype), dev)  # (not ones(): ~0.5 µs less)
     from ember.ops.creation import ones_like
 
     return ones_like(t)
