@@ -98,6 +98,20 @@ def test_autograd_profiler_matches_torch():
         ember.ones(2) + 1
 
 
+def test_autograd_profiler_takes_torchs_keywords():
+    # use_kineto, use_cpu, use_device, experimental_config, acc_events were TypeErrors
+    import ember.autograd.profiler
+
+    for lib in (ember, torch):
+        with lib.autograd.profiler.profile(use_kineto=True, use_cpu=True, use_device=None,
+                                           experimental_config=None, acc_events=True) as prof:
+            lib.ones(2) + 1
+        assert any(e.name.endswith("add") for e in prof.function_events)
+    for bad in ({"use_cpu": False}, {"use_device": "cuda"}):
+        with pytest.raises(ValueError, match="nothing to trace"):
+            ember.autograd.profiler.profile(**bad)
+
+
 def test_docstring_examples():
     import doctest
 

@@ -12,6 +12,9 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
+from ember.errors import ArgumentError
 from ember.profiler.events import EventList
 from ember.profiler.profile import profile as _profile
 from ember.profiler.profile import record_function
@@ -22,7 +25,9 @@ __all__ = ["emit_nvtx", "profile", "record_function"]
 class profile(_profile):
     """``torch.autograd.profiler.profile``: records as :class:`ember.profiler.profile` does
     when ``enabled`` (when not, records nothing and the ``with`` gives None, as PyTorch's);
-    ``function_events`` are the events, ``table`` sums them by name.
+    ``function_events`` are the events, ``table`` sums them by name. ``use_kineto`` is
+    accepted (one recorder here); ``use_cpu=False`` or a ``use_device`` other than "cpu" is
+    refused, as ``use_cuda=True`` is.
 
     Example:
         >>> with ember.autograd.profiler.profile() as prof:
@@ -32,12 +37,20 @@ class profile(_profile):
     """
 
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False,
-                 record_shapes: bool = False, with_flops: bool = False,
-                 profile_memory: bool = False, with_stack: bool = False,
-                 with_modules: bool = False) -> None:
+                 use_device: str | None = None, record_shapes: bool = False,
+                 with_flops: bool = False, profile_memory: bool = False,
+                 with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
+                 use_cpu: bool = True, experimental_config: Any = None,
+                 acc_events: bool = False) -> None:
+        if not use_cpu or use_device not in (None, "cpu"):
+            raise ArgumentError(
+                f"autograd.profiler.profile: use_cpu={use_cpu}, use_device={use_device!r} "
+                "leaves nothing to trace: Ember's profiler traces the CPU (ops on any device "
+                "are timed from the host). Hint: leave use_cpu and use_device out")
         super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
                          with_flops=with_flops, with_stack=with_stack,
-                         with_modules=with_modules, use_cuda=use_cuda)
+                         with_modules=with_modules, use_cuda=use_cuda,
+                         experimental_config=experimental_config, acc_events=acc_events)
         self.enabled = enabled
 
     def __enter__(self) -> profile | None:
