@@ -42,17 +42,23 @@ def conv(ctx: Context, eqn: Eqn) -> str:
                     pads=_pads(p["padding"]), group=x.shape[1] // w.shape[1])
 
 
-@converter("max_pool")
+@converter("max_pool", shape_params=True)
 def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     """The pooled values (the second output, each winner's place in its window, is for
     backward: ONNX export does not compute it). Ember's padding (the high side grown for
     ``ceil_mode``) goes to MaxPool as is where onnxruntime takes it (pads below the kernel
-    size), else the input is padded with its lowest value first. Float windows then get
-    NaN and -inf right: :func:`_nan_and_neg_inf`."""
+    size), else the input is padded with its lowest value first; with dynamic spatial axes
+    MaxPool counts the windows itself (:func:`_ceil_mode`). Float windows then get NaN and
+    -inf right: :func:`_nan_and_neg_inf`."""
     src = eqn.inputs[0]
     p = eqn.params
-    x, pads = ctx.value(src), p["padding"]
-    if any(max(pad) >= k for pad, k in zip(pads, p["kernel_size"])):
+    x, pads, ceil = ctx.value(src), p["padding"], None
+    if any(d >= 2 for d in ctx.dynamic_dims(src)):
+        ceil = _ceil_mode(ctx, eqn)
+        if ceil is None:
+            return [None, None]
+        pads = tuple((lo, lo) for lo, _ in pads)
+    elif any(max(pad) >= k for pad, k in zip(pads, p["kernel_size"])):
         lowest = -np.inf if src.dtype.is_floating_point else np.iinfo(src.dtype.np).min
         spatial = range(2, len(src.shape))
         x = ctx.node("Pad", [x, ctx.ints(_pads(pads)), ctx.scalar(lowest, src.dtype),
@@ -62,12 +68,42 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     def pool(data: str) -> str:
         return ctx.node("MaxPool", [data], kernel_shape=list(p["kernel_size"]),
                         strides=list(p["stride"]), dilations=list(p["dilation"]),
-                        pads=_pads(pads))
+                        pads=_pads(pads), ceil_mode=ceil)
 
     values = pool(x)
     if src.dtype.is_floating_point:
         values = _nan_and_neg_inf(ctx, x, values, src.dtype, pool)
     return [values, None]
+
+
+def _ceil_mode(ctx: Context, eqn: Eqn) -> int | None:
+    """MaxPool's ``ceil_mode`` (onnxruntime's counts windows as PyTorch's) for a pooling of
+    dynamic spatial axes: the rule, floor or ceil, that gives the window counts at every
+    traced size (Ember's primitive records only the padding that ceil_mode grows). None,
+    refused, where both do and a stride above 1 would tell them apart at other sizes."""
+    src, out, p = eqn.inputs[0], eqn.outputs[0], eqn.params
+    fits = [True, True]
+    for i, (k, s, (lo, _), d) in enumerate(zip(p["kernel_size"], p["stride"], p["padding"],
+                                               p["dilation"])):
+        for h, n in zip(ctx.sizes(src, 2 + i), ctx.sizes(out, 2 + i)):
+            span = h + 2 * lo - d * (k - 1) - 1
+            ceil = -(-span // s) + 1
+            ceil -= (ceil - 1) * s >= h + lo  # (no window may start in the high padding)
+            fits = [fits[0] and n == span // s + 1, fits[1] and n == ceil]
+    strided = [s for i, s in enumerate(p["stride"]) if 2 + i in ctx.dynamic_dims(src) and s > 1]
+    if fits == [True, True] and strided:
+        sizes = [ctx.sizes(src, d) for d in ctx.dynamic_dims(src) if d >= 2]
+        ctx.refuse(f"max pooling of dynamic spatial axes with stride {tuple(p['stride'])}: "
+                   f"at every traced size {sizes} the windows fit evenly, so the export "
+                   "cannot tell ceil_mode from floor (they differ at other sizes). Hint: "
+                   "trace at a size the windows do not fit (one more row or column), or "
+                   "export with fixed spatial sizes")
+        return None
+    if fits == [False, False]:
+        ctx.refuse(f"max pooling of dynamic spatial axes: the window counts {out.shape[2:]} "
+                   "follow neither floor nor ceil_mode over the traced sizes")
+        return None
+    return int(not fits[0])
 
 
 def _nan_and_neg_inf(ctx: Context, x: str, values: str, dtype: DType,
