@@ -223,3 +223,19 @@ def test_time_strings_and_device_times_as_torch():
         assert item.cpu_time_total_str == f"{item.cpu_time_total:.3f}us"
         assert item.self_cpu_time_total_str.endswith("us") and item.cpu_time_str.endswith("us")
         assert (item.device_time, item.cuda_time, item.device_time_total_str) == (0, 0, "0.000us")
+
+
+def test_torch_keywords_of_key_averages_and_table():
+    # EventList.key_averages' keyword is group_by_input_shapes in torch (it was a TypeError
+    # here, as were group_by_overload_name and table's time_unit)
+    with profile(record_shapes=True) as prof:
+        ember.ones(2).exp()
+        ember.ones(3).exp()
+    rows = prof.events().key_averages(group_by_input_shapes=True, group_by_overload_name=True)
+    assert sorted(str(r.input_shapes) for r in rows if r.key == "exp") == ["[[2]]", "[[3]]"]
+    assert len(prof.key_averages(group_by_overload_name=True)) == 1
+    for unit in ("s", "ms", "us"):
+        text = prof.key_averages().table(time_unit=unit)
+        assert text.rstrip().endswith(unit) and f"{unit}  " in text.splitlines()[3]
+    with pytest.raises(ValueError, match="time_unit"):
+        prof.key_averages().table(time_unit="ns")

@@ -124,17 +124,18 @@ class FunctionEventAvg(_DeviceFields):
 class EventList(list):
     """A list of events (or of averages) with PyTorch's ``key_averages`` and ``table``."""
 
-    def key_averages(self, group_by_input_shape: bool = False,
-                     group_by_stack_n: int = 0) -> EventList:
-        """One row per op name (and per input shapes with ``group_by_input_shape``); the
-        steps of a scheduled profile (``ProfilerStep#N``) share the row ``ProfilerStep*``,
-        as in PyTorch. (``group_by_stack_n`` is accepted for PyTorch's signature: Ember
-        records no stacks.)"""
+    def key_averages(self, group_by_input_shapes: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> EventList:
+        """One row per op name (and per input shapes with ``group_by_input_shapes``, the
+        keyword's name here as in PyTorch's ``EventList``); the steps of a scheduled profile
+        (``ProfilerStep#N``) share the row ``ProfilerStep*``, as in PyTorch.
+        (``group_by_stack_n`` and ``group_by_overload_name`` are accepted for PyTorch's
+        signature: Ember records no stacks, and a primitive has no overloads.)"""
         rows: dict[Any, FunctionEventAvg] = {}
         for e in self:
-            shapes = e.input_shapes if group_by_input_shape else None
+            shapes = e.input_shapes if group_by_input_shapes else None
             name = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
-            key = (name, str(shapes)) if group_by_input_shape else name
+            key = (name, str(shapes)) if group_by_input_shapes else name
             row = rows.get(key)
             if row is None:
                 row = rows[key] = FunctionEventAvg(name, e.kind, shapes)
@@ -155,12 +156,14 @@ class EventList(list):
     def table(self, sort_by: str | None = None, row_limit: int = 100,
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
-              top_level_events_only: bool = False) -> str:
+              top_level_events_only: bool = False, time_unit: str | None = None) -> str:
         """PyTorch's profiler table, a row per item of the list (per event, or per name after
         :meth:`key_averages`); "" for an empty list. ``sort_by`` is one of cpu_time_total,
         self_cpu_time_total, cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage
         (or a device column, 0 here). ``top_level_events_only`` leaves out events inside
         others; there is no source column (``max_src_column_width`` is PyTorch's).
+        ``time_unit`` ("s", "ms" or "us") puts every time in that unit (by default each in
+        the largest that keeps it at 1 or more).
 
         Example:
             >>> with ember.profiler.profile() as prof:
@@ -174,7 +177,7 @@ class EventList(list):
         if top_level_events_only:
             notes.append("This report only display top-level ops statistics")
         return format_table(list(self), sort_by, row_limit, max_name_column_width,
-                            max_shapes_column_width, notes, top_level_events_only)
+                            max_shapes_column_width, notes, top_level_events_only, time_unit)
 
 
 def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:
@@ -183,12 +186,14 @@ def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:
         setattr(total, name, getattr(total, name) + getattr(row, name))
 
 
-def _fmt_time(us: float) -> str:
-    if us >= 1e6:
-        return f"{us / 1e6:.3f}s"
-    if us >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
+_TIME_UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0}
+
+
+def _fmt_time(us: float, unit: str | None = None) -> str:
+    """``us`` microseconds in ``unit``, or in the largest unit that keeps it at 1 or more."""
+    if unit is None:
+        unit = next(u for u, size in _TIME_UNITS.items() if us >= size or u == "us")
+    return f"{us / _TIME_UNITS[unit]:.3f}{unit}"
 
 
 def _fmt_bytes(n: int) -> str:
@@ -209,10 +214,13 @@ def _flops_unit(smallest: int) -> tuple[str, float]:
 
 def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_limit: int,
                  name_width: int, shapes_width: int, notes: list[str],
-                 top_level_only: bool = False) -> str:
+                 top_level_only: bool = False, time_unit: str | None = None) -> str:
     """Formats events or averaged rows as PyTorch's ``_build_table``: right-aligned columns
     (the name's as wide as the longest name, the others 12), under ``notes`` (each after a
     rule of "="); percentages are of the summed self time of all rows."""
+    if time_unit is not None and time_unit not in _TIME_UNITS:
+        raise ArgumentError(f"table: unknown time_unit {time_unit!r}; use one of "
+                            f"{', '.join(_TIME_UNITS)} (or None)")
     if not rows:
         return ""
     if sort_by is not None:
@@ -248,8 +256,9 @@ def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_
     out += [rule, line(cols), rule]
     for r in shown:
         name = r.key if len(r.key) < name_width - 3 else r.key[:name_width - 3] + "..."
-        cells = [name, share(r.self_cpu_time_total), _fmt_time(r.self_cpu_time_total),
-                 share(r.cpu_time_total), _fmt_time(r.cpu_time_total), _fmt_time(r.cpu_time)]
+        cells = [name, share(r.self_cpu_time_total), _fmt_time(r.self_cpu_time_total, time_unit),
+                 share(r.cpu_time_total), _fmt_time(r.cpu_time_total, time_unit),
+                 _fmt_time(r.cpu_time, time_unit)]
         if with_mem:
             cells += [_fmt_bytes(r.cpu_memory_usage), _fmt_bytes(r.self_cpu_memory_usage)]
         cells.append(str(r.count))
@@ -258,5 +267,5 @@ def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_
         if flops:
             cells.append(f"{r.flops * scale:8.3f}" if r.flops > 0 else "--")
         out.append(line(cells))
-    out += [rule, f"Self CPU time total: {_fmt_time(self_total)}"]
+    out += [rule, f"Self CPU time total: {_fmt_time(self_total, time_unit)}"]
     return "\n".join(out) + "\n"

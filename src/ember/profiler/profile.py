@@ -261,10 +261,11 @@ class profile:
         """Every recorded event (ops, backward rules, user regions), in start order."""
         return EventList(sorted(self._events, key=lambda e: e.start))
 
-    def key_averages(self, group_by_input_shape: bool = False,
-                     group_by_stack_n: int = 0) -> EventList:
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> EventList:
         """Events summed by name (see :meth:`EventList.key_averages`), ready for ``table``."""
-        rows = EventList(self._events).key_averages(group_by_input_shape, group_by_stack_n)
+        rows = EventList(self._events).key_averages(group_by_input_shape, group_by_stack_n,
+                                                    group_by_overload_name)
         if not self.profile_memory:
             for r in rows:
                 r.cpu_memory_usage = r.self_cpu_memory_usage = 0
