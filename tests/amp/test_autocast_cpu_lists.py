@@ -1,6 +1,8 @@
 """Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu lowered; smooth L1 /
 Huber losses, geqrf/orgqr in float32; binary cross entropy of a bfloat16 input and a float32
-target, which was refused), autocast's argument types, and GradScaler's check that
+target, which was refused; composites on the float32 list, cdist, grid_sample, quantile,
+polar, lstsq, the 3-D pools, which ran in low precision or refused mixed operands; index_copy,
+on the promote list), autocast's argument types, and GradScaler's check that
 ``scale`` ran before ``step``; each compared with torch on the same inputs."""
 
 import numpy as np
@@ -26,6 +28,22 @@ OPS = {  # name: (fn, input shapes, tolerance)
                    [(3, 4), (3, 4)], 1e-5),
     "binary_cross_entropy": (lambda lib, a, b: lib.nn.functional.binary_cross_entropy(
         a.sigmoid(), b.sigmoid()), [(3, 4), (3, 4)], 1e-2),
+    "cdist": (lambda lib, a, b: lib.cdist(a, b), [(30, 4), (27, 4)], 1e-4),  # (mm inside)
+    "grid_sample": (lambda lib, x, g: lib.nn.functional.grid_sample(
+        x, g.tanh(), align_corners=False), [(1, 2, 4, 4), (1, 3, 3, 2)], 1e-2),
+    "quantile": (lambda lib, a: lib.quantile(a, 0.3, dim=1), [(3, 5)], 1e-2),
+    "polar": (lambda lib, a, b: lib.view_as_real(lib.polar(a.abs(), b)), [(4,), (4,)], 1e-2),
+    "view_as_complex": (lambda lib, a: lib.view_as_real(lib.view_as_complex(a) * 2),
+                        [(3, 2)], 1e-2),
+    "lstsq": (lambda lib, a, b: lib.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)], 1e-2),
+    "avg_pool3d": (lambda lib, x: lib.nn.functional.avg_pool3d(x, 2), [(1, 2, 4, 4, 4)], 1e-2),
+    "max_pool3d": (lambda lib, x: lib.nn.functional.max_pool3d(x, 2), [(1, 2, 4, 4, 4)], 1e-2),
+    "adaptive_avg_pool3d": (lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, 2),
+                            [(1, 2, 4, 4, 4)], 1e-2),
+    "adaptive_max_pool3d": (lambda lib, x: lib.nn.functional.adaptive_max_pool3d(x, 2),
+                            [(1, 2, 4, 4, 4)], 1e-2),
+    "max_unpool2d": (lambda lib, x: lib.nn.functional.max_unpool2d(
+        *lib.nn.functional.max_pool2d(x, 2, return_indices=True), 2), [(1, 2, 4, 4)], 1e-2),
     "geqrf": (lambda lib, a: lib.geqrf(a)[0], [(3, 3)], 1e-2),
     "orgqr": (lambda lib, a: lib.orgqr(*lib.geqrf(a)), [(3, 3)], 1e-2),
 }
@@ -49,6 +67,38 @@ def test_ops_on_torchs_cpu_lists_take_its_dtype(name, autocast_dtype, dtypes):
     (ours, ours_values), (theirs, theirs_values) = results
     assert ours == theirs
     np.testing.assert_allclose(ours_values, theirs_values, rtol=tol, atol=tol)
+
+
+def test_fractional_max_pool_runs_in_float32_under_autocast_as_torch():
+    # (random windows: the dtypes are compared, and the values with the windows torch drew)
+    x = R.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    samples = torch.rand(1, 2, 2)
+    with torch.autocast("cpu"):
+        theirs = torch.nn.functional.fractional_max_pool2d(
+            torch.tensor(x).bfloat16(), 2, output_size=2, _random_samples=samples)
+    with ember.autocast("cpu"):
+        ours = ember.nn.functional.fractional_max_pool2d(
+            ember.tensor(x).bfloat16(), 2, output_size=2,
+            _random_samples=ember.tensor(samples.numpy()))
+    assert ours.dtype is ember.float32 and theirs.dtype is torch.float32
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtypes", [("bfloat16", "float32"), ("float32", "bfloat16"),
+                                    ("float32", "float32"), ("bfloat16", "bfloat16")])
+def test_index_copy_promotes_under_autocast_as_torch(dtypes):
+    # (refused mixed operands; torch's promote list also raises for a float16 operand under a
+    # bfloat16 autocast, where Ember promotes: not compared)
+    results = []
+    for lib in (ember, torch):
+        a, b = (lib.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4) * k).to(
+            getattr(lib, d)).requires_grad_() for k, d in zip((1, -1), dtypes))
+        with lib.autocast("cpu"):
+            y = a.index_copy(0, lib.tensor([2, 0]), b[:2])
+        (y.float() * lib.arange(4.0)).sum().backward()
+        results.append([str(t.dtype).split(".")[-1] for t in (y, a.grad, b.grad)] +
+                       [y.float().tolist(), b.grad.float().tolist()])
+    assert results[0] == results[1]
 
 
 def test_prelu_under_autocast_sends_float32_gradients_to_its_weight():

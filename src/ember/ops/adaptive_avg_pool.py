@@ -12,7 +12,7 @@ import numpy as np
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.channels_last_view import channels_back, pixels_first
-from ember.ops.convert import HALF
+from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.im2col import batched
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.select import where
@@ -105,6 +105,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     return adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@float32_under_autocast
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Averages a (N, C, D, H, W) input to ``output_size`` with adaptive windows."""
     return adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)

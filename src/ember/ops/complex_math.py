@@ -7,7 +7,7 @@ import math
 
 from ember.errors import DTypeError
 from ember.ops.complex_parts import complex, conj, imag, real
-from ember.ops.convert import to_float
+from ember.ops.convert import float32_under_autocast, to_float
 from ember.ops.creation import zeros_like
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -66,6 +66,7 @@ def angle(input: Tensor) -> Tensor:
 
 
 @hands_over
+@float32_under_autocast
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``, from float32 or float64
     tensors of one dtype (broadcasting).

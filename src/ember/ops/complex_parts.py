@@ -22,6 +22,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.convert import float32_under_autocast
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
@@ -314,6 +315,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return apply(ViewAsReal, input)
 
 
+@float32_under_autocast
 def view_as_complex(input: Tensor) -> Tensor:
     """Real pairs (last dim of size 2, stride 1) as a complex tensor: a view of its memory.
 

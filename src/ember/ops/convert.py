@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,14 @@ from ember.layouts import (
 )
 from ember.ops.creation import scalar_tensor
 from ember.ops.overrides import TensorLikeOperand, calling_op, handle
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    not_casting,
+    primitive,
+)
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["clone"]
@@ -175,6 +183,24 @@ def reduces_in_float32(x: Tensor) -> bool:
     overflows, their mean need not). Not under autocast: its policy already reduces in float32
     and keeps the float32 result."""
     return x.dtype in HALF and not DISPATCH.casting
+
+
+def float32_under_autocast(fn: Callable) -> Callable:
+    """Decorates a composite on PyTorch's CPU autocast float32 list (``cdist``, ``grid_sample``,
+    3-D pools, ...): under autocast (a casting handler) its bfloat16/float16 tensor arguments
+    are cast to float32 and its body runs with casting off, as PyTorch's one float32 kernel
+    (so a matmul inside stays float32). Free when autocast is off."""
+    def cast_half(x: Any) -> Any:
+        return cast(x, dtypes.float32) if isinstance(x, Tensor) and x.dtype in HALF else x
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not DISPATCH.casting:
+            return fn(*args, **kwargs)
+        args = tuple(cast_half(a) for a in args)
+        kwargs = {k: cast_half(v) for k, v in kwargs.items()}
+        return not_casting(lambda: fn(*args, **kwargs))
+    return wrapper
 
 
 def has_scalar(*xs: Any) -> bool:

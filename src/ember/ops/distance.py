@@ -11,7 +11,7 @@ from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf
-from ember.ops.convert import cast
+from ember.ops.convert import cast, float32_under_autocast
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.gather import index_select
 from ember.ops.int_args import as_float
@@ -78,6 +78,7 @@ _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist
 
 
 @hands_over
+@float32_under_autocast
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distances between the rows of ``x1`` ``(…, P, M)`` and of ``x2``

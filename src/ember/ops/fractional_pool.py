@@ -21,6 +21,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.ops.convert import float32_under_autocast
 from ember.ops.im2col import batched, ntuple
 from ember.ops.pool import _gather_max, _max_window, _PoolIndices
 from ember.ops.primitive import TensorSpec, apply, primitive
@@ -139,6 +140,7 @@ def _fractional_max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, outp
     return _gather_max(x, indices, added, return_indices)
 
 
+@float32_under_autocast
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:
@@ -157,6 +159,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
                                 output_ratio, return_indices, _random_samples)
 
 
+@float32_under_autocast
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError
-from ember.ops.convert import HALF
+from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.creation import linspace, ones
 from ember.ops.int_args import as_ints
 from ember.ops.join import stack
@@ -134,6 +134,7 @@ def _check_grid_sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str
         raise ShapeError(f"{op}: input {tuple(input.shape)} has an empty spatial dimension")
 
 
+@float32_under_autocast
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """Samples ``input`` (N, C, H, W) at the points of ``grid`` (N, H_out, W_out, 2), whose

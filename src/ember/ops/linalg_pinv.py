@@ -14,6 +14,7 @@ from ember import dtypes, return_types
 from ember.autograd.grad_mode import no_grad
 from ember.errors import ArgumentError, DTypeError, OpError, ShapeError, describe
 from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import as_tensor, zeros
 from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
@@ -191,6 +192,7 @@ def matrix_rank(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  #
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@float32_under_autocast
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
           driver: str | None = None) -> return_types.linalg_lstsq:
     """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``

@@ -36,7 +36,7 @@ from ember.layouts import channels_last_strides, contiguous_format, suggested_fo
 from ember.ops import im2col, max_pool_kernel
 from ember.ops.adaptive_avg_pool import adaptive_bounds, pooled_size
 from ember.ops.channels_last_view import channels_back, pixels_first
-from ember.ops.convert import HALF
+from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.creation import zeros
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats, window_sums
@@ -380,6 +380,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      ceil_mode, return_indices)
 
 
+@float32_under_autocast
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Maximum over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input."""
@@ -465,6 +466,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      count_include_pad, divisor_override)
 
 
+@float32_under_autocast
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -507,6 +509,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@float32_under_autocast
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Maximum over adaptive windows of a (N, C, D, H, W) or (C, D, H, W) input."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)

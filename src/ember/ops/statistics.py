@@ -27,7 +27,7 @@ from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
 from ember.ops.complex_parts import Holomorphic, complex, imag, real
-from ember.ops.convert import cast, clone
+from ember.ops.convert import cast, clone, float32_under_autocast
 from ember.ops.creation import arange, full, full_like, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.dims import normalize_dim
@@ -366,6 +366,7 @@ def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolati
 
 
 @method()
+@float32_under_autocast
 def quantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
              *, interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles of ``input`` along ``dim`` (all elements when None); ``q`` is a
@@ -382,6 +383,7 @@ def quantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: 
 
 
 @method()
+@float32_under_autocast
 def nanquantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
                 *, interpolation: str = "linear") -> Tensor:
     """:func:`quantile` ignoring NaN: the quantiles of the non-NaN values (NaN for a row of

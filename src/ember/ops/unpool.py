@@ -9,6 +9,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
+from ember.ops.convert import float32_under_autocast
 from ember.ops.im2col import batched, ntuple
 from ember.ops.index_checks import check_index_range
 from ember.tensor import Tensor
@@ -76,6 +77,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
                        output_size)
 
 
+@float32_under_autocast
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of :func:`max_pool2d`: each value of a (N, C, H, W) or (C, H, W)
@@ -93,6 +95,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
                        output_size)
 
 
+@float32_under_autocast
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of :func:`max_pool3d` for a (N, C, D, H, W) or (C, D, H, W) input.
