@@ -239,3 +239,11 @@ def test_torch_keywords_of_key_averages_and_table():
         assert text.rstrip().endswith(unit) and f"{unit}  " in text.splitlines()[3]
     with pytest.raises(ValueError, match="time_unit"):
         prof.key_averages().table(time_unit="ns")
+
+
+@pytest.mark.parametrize("name", [123, None])
+def test_record_function_name_must_be_a_string_as_torch(name):
+    # it was taken, and key_averages failed on it: 'int' object has no attribute 'startswith'
+    # (torch raises a RuntimeError at the call; ArgumentTypeError is a RuntimeError too)
+    with pytest.raises(RuntimeError, match="name must be a str"):
+        record_function(name)

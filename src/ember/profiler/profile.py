@@ -396,6 +396,9 @@ class record_function:
     """
 
     def __init__(self, name: str, args: str | None = None) -> None:
+        if not isinstance(name, str):  # (it failed later, in key_averages or the table)
+            raise ArgumentTypeError(f"record_function: name must be a str, got "
+                                    f"{type(name).__name__}")
         self.name = name
         self._opened: list[tuple[profile, tuple[list[Event], int]]] = []
 
