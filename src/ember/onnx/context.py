@@ -189,7 +189,7 @@ class Context:
                 pieces.append(-1)
             else:
                 pieces.append(self.dim(*found))
-        if left > (1 if infer_one else 0):  # (sizes that no dimension gives: multiples of one)
+        if left > (1 if infer_one else 0):  # (sizes no dimension gives: multiples, offsets)
             for d in sorted(dynamic):
                 if pieces[d] == -1 and \
                         (times := self._multiple_of_input(self.sizes(out, d))) is not None:
@@ -214,19 +214,22 @@ class Context:
         return sizes if far is None else (*sizes, far.shape[d])
 
     def _multiple_of_input(self, sizes: tuple[int, ...]) -> str | None:
-        """``k·N`` (a 1-D int64 tensor) where the size is ``k`` times one dynamic input size
-        ``N`` in every trace (``x.repeat(2, 1)`` of a dynamic batch); None when no input size
-        or several give it."""
+        """``k·N`` or ``N + c`` (a 1-D int64 tensor) where the size is ``k`` times one dynamic
+        input size ``N`` in every trace (``x.repeat(2, 1)`` of a dynamic batch), or ``N``
+        and a constant (padding); None when no input size or several give it."""
         found = {}
         for var in self.graph.inputs:
             for j in self.dynamic_dims(var):
                 n, k = self.sizes(var, j), sizes[0] // var.shape[j]
+                c = sizes[0] - var.shape[j]
                 if k > 1 and sizes == tuple(k * m for m in n[:len(sizes)]):
-                    found.setdefault((n, k), (var, j))
+                    found.setdefault((n, "Mul", k), (var, j))
+                elif c and sizes == tuple(m + c for m in n[:len(sizes)]):
+                    found.setdefault((n, "Add", c), (var, j))
         if len(found) != 1:
             return None
-        ((_, k), where), = found.items()
-        return self.node("Mul", [self.dim(*where), self.ints([k])])
+        ((_, op, k), where), = found.items()
+        return self.node(op, [self.dim(*where), self.ints([k])])
 
     def dynamic_sizes(self) -> set[tuple[int, int]]:
         """The (traced, resized) size pairs of the graph inputs' dynamic dimensions."""

@@ -200,13 +200,60 @@ def view_scatter(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Reshape", [written, ctx.ints(base.shape)])
 
 
-@converter("pad_gather")
-def pad_gather(ctx: Context, eqn: Eqn) -> str:
-    """Reflect, replicate or circular padding: a Gather at the positions, a constant."""
+@converter("pad_gather", shape_params=True)
+def pad_gather(ctx: Context, eqn: Eqn) -> str | None:
+    """Reflect, replicate or circular padding: a Gather at the positions, a constant; with
+    dynamic sizes (in the plan, of the dims padded), :func:`_dynamic_pad`."""
     p = eqn.params
+    twin = ctx.twin_eqns.get(id(eqn))
+    if twin is not None and twin.params["plan"] != p["plan"]:
+        return _dynamic_pad(ctx, eqn, twin.params["plan"])
     return ctx.node("Gather", [ctx.value(eqn.inputs[0]),
                                ctx.constant(flat_positions(np, p["plan"], p["mode"]))],
                     axis=p["dim"])
+
+
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge"}
+
+
+def _dynamic_pad(ctx: Context, eqn: Eqn, other: tuple) -> str | None:
+    """Padding of dims whose sizes are dynamic: ONNX's Pad (reflect; replicate as edge) or,
+    for circular, a Concat of the wrapped ends, on the dims unflattened (several padded dims
+    reach the primitive flattened into one, from a reshape) and flattened again."""
+    p = eqn.params
+    plan, dim, src = p["plan"], p["dim"], eqn.inputs[0]
+    if any(a[1:] != b[1:] for a, b in zip(plan, other)) or \
+            any(min(before, after) < 0 for _, before, after in plan):
+        return ctx.refuse(f"{p['mode']} padding {plan} (size, before, after) of dynamic "
+                          "sizes: the amounts change with the size, or crop")
+    x, rank = ctx.value(src), len(src.shape)
+    if len(plan) > 1:
+        made = ctx.producers.get(src)
+        if made is None or made.prim.name != "reshape" or \
+                tuple(made.inputs[0].shape[dim:dim + len(plan)]) != tuple(n for n, _, _ in plan):
+            return ctx.refuse(f"{p['mode']} padding of {len(plan)} flattened dims of dynamic "
+                              "sizes, not from a reshape of them")
+        x, rank = ctx.value(made.inputs[0]), len(made.inputs[0].shape)
+    axes = list(range(dim, dim + len(plan)))
+    if p["mode"] in _PAD_MODES:
+        begins, ends = [0] * rank, [0] * rank
+        for axis, (_, before, after) in zip(axes, plan):
+            begins[axis], ends[axis] = before, after
+        x = ctx.node("Pad", [x, ctx.ints(begins + ends)], mode=_PAD_MODES[p["mode"]])
+    else:
+        for axis, (_, before, after) in zip(axes, plan):
+            ends = [ctx.node("Slice", [x, ctx.ints([-before]), ctx.ints([INT64_MAX]),
+                                       ctx.ints([axis])])] if before else []
+            ends.append(x)
+            if after:
+                ends.append(ctx.node("Slice", [x, ctx.ints([0]), ctx.ints([after]),
+                                               ctx.ints([axis])]))
+            x = ctx.node("Concat", ends, axis=axis)
+    if len(plan) > 1:
+        keep = ctx.node("Shape", [x], start=0, end=dim)
+        rest = ctx.node("Shape", [x], start=dim + len(plan))
+        x = ctx.node("Reshape", [x, ctx.node("Concat", [keep, ctx.ints([-1]), rest], axis=0)])
+    return x
 
 
 @converter("class_index")

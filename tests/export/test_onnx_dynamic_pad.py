@@ -1,0 +1,41 @@
+"""ONNX export of reflect, replicate and circular padding over dynamic sizes (Pad, or the
+wrapped ends concatenated), against eager in onnxruntime at sizes other than the traced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from tests.export.onnx_helpers import eager, run_onnx
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize(("pad", "shape", "axes"), [
+    ((1, 2), (2, 3, 7), {0: "b", 2: "n"}),
+    ((1, 2, 2, 1), (1, 2, 5, 6), {0: "b", 2: "h", 3: "w"}),
+    ((1, 2, 2, 1), (1, 2, 5, 6), {3: "w"}),
+    ((1, 1, 2, 0, 0, 2), (1, 1, 4, 5, 6), {2: "d", 3: "h", 4: "w"}),
+])
+@pytest.mark.parametrize("opset", [17, 18])
+def test_padding_of_dynamic_sizes(mode, pad, shape, axes, opset):
+    fn = lambda x: F.pad(x, pad, mode=mode)  # noqa: E731
+    proto = ember.onnx.to_model(fn, (ember.randn(*shape),), input_names=["x"],
+                                dynamic_axes={"x": axes}, opset_version=opset)
+    rng = np.random.default_rng(0)
+    for grow in (0, 1, 4):
+        other = tuple(n + (grow + d % 2 if d in axes else 0) for d, n in enumerate(shape))
+        x = rng.standard_normal(other).astype(np.float32)
+        np.testing.assert_array_equal(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0])
+
+
+def test_a_size_that_is_a_dynamic_size_plus_a_constant_is_rebuilt():
+    def fn(x):  # (an unpadded conv: H - 2 and W - 2, flattened and unflattened)
+        y = F.conv2d(x, ember.ones(1, 1, 3, 3))
+        return y.reshape(y.shape[0], -1).reshape(y.shape)
+
+    proto = ember.onnx.to_model(fn, (ember.randn(1, 1, 6, 7),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})
+    x = np.random.default_rng(0).standard_normal((2, 1, 9, 5)).astype(np.float32)
+    np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0], rtol=1e-5)
