@@ -1,4 +1,4 @@
-"""Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu lowered; smooth L1 /
+"""Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot lowered; smooth L1 /
 Huber losses, geqrf/orgqr in float32; binary cross entropy of a bfloat16 input and a float32
 target, which was refused; composites on the float32 list, cdist, grid_sample, quantile,
 polar, lstsq, the 3-D pools, which ran in low precision or refused mixed operands; index_copy,
@@ -44,6 +44,7 @@ OPS = {  # name: (fn, input shapes, tolerance)
                             [(1, 2, 4, 4, 4)], 1e-2),
     "max_unpool2d": (lambda lib, x: lib.nn.functional.max_unpool2d(
         *lib.nn.functional.max_pool2d(x, 2, return_indices=True), 2), [(1, 2, 4, 4)], 1e-2),
+    "vecdot": (lambda lib, a, b: lib.linalg.vecdot(a, b, dim=0), [(4, 3), (1, 3)], 3e-2),
     "geqrf": (lambda lib, a: lib.geqrf(a)[0], [(3, 3)], 1e-2),
     "orgqr": (lambda lib, a: lib.orgqr(*lib.geqrf(a)), [(3, 3)], 1e-2),
 }

@@ -37,7 +37,7 @@ from ember.ops.primitive import (
     refuse_limited,
 )
 from ember.ops.reduce import Sum, normalize_dim
-from ember.ops.shape import reshape, transpose
+from ember.ops.shape import movedim, reshape, transpose
 from ember.tensor import Tensor, method
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "einsum",
@@ -515,6 +515,8 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     return einsum(f"{sub_a},{sub_b}->{out}", a, b)
 
 
+_AUTOCAST_FLOATS = {dtypes.bfloat16, dtypes.float16, dtypes.float32}
+
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """Dot products of vectors along ``dim``, broadcasting the rest: ``sum(conj(x) * y)``
     (``x`` conjugated when complex, as PyTorch's); of 0-d tensors, their product.
@@ -524,13 +526,19 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
         tensor([3., 3.])
     """
     op = "linalg.vecdot"
-    if x.dtype is not y.dtype:
+    lowered = DISPATCH.casting and {x.dtype, y.dtype} <= _AUTOCAST_FLOATS
+    if x.dtype is not y.dtype and not lowered:
         raise DTypeError(f"{op}: x and y must have the same dtype, got x "
                          f"{describe(x.shape, x.dtype)} and y {describe(y.shape, y.dtype)}. "
                          f"Hint: convert one, e.g. y.to({x.dtype!r})")
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise DTypeError(f"{op}: expected a floating point or complex tensor as input, got "
                          f"{describe(x.shape, x.dtype)}. Hint: convert it with .float()")
+    if lowered and x.ndim and y.ndim:  # autocast: PyTorch's CPU lower list, one product
+        shape = broadcast_shapes(tuple(x.shape), tuple(y.shape))
+        d = normalize_dim(dim, len(shape), op)
+        x, y = (movedim(expand(t, shape), d, -1) for t in (x, y))
+        return einsum("...i,...i->...", x, y)
     prod = (x.conj() if x.dtype.is_complex else x) * y
     d = normalize_dim(dim, prod.ndim, op)
     return prod if prod.ndim == 0 else apply(Sum, prod, dims=(d,), keepdim=False)
