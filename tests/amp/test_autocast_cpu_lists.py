@@ -1,7 +1,7 @@
 """Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot lowered; smooth L1 /
 Huber losses, geqrf/orgqr in float32; binary cross entropy of a bfloat16 input and a float32
 target, which was refused; composites on the float32 list, cdist, grid_sample, quantile,
-polar, lstsq, the 3-D pools, which ran in low precision or refused mixed operands; index_copy,
+polar, lstsq, the 3-D pools, reflect/replicate pads, which ran in low precision or refused mixed operands; index_copy,
 on the promote list), autocast's argument types, and GradScaler's check that
 ``scale`` ran before ``step``; each compared with torch on the same inputs."""
 
@@ -100,6 +100,20 @@ def test_index_copy_promotes_under_autocast_as_torch(dtypes):
         results.append([str(t.dtype).split(".")[-1] for t in (y, a.grad, b.grad)] +
                        [y.float().tolist(), b.grad.float().tolist()])
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_reflection_and_replication_pads_run_in_float32_where_torch_lists_them(mode, dims):
+    # (torch's CPU float32 list: reflection_pad1d/2d, replication_pad1d/2d/3d; the rest stay)
+    x = R.standard_normal((1, 2) + (4,) * dims).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        with lib.autocast("cpu"):
+            out = lib.nn.functional.pad(lib.tensor(x).bfloat16(), (1, 2) * dims, mode=mode)
+        results.append((str(out.dtype).split(".")[-1], out.float().numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
 def test_prelu_under_autocast_sends_float32_gradients_to_its_weight():

@@ -30,18 +30,22 @@ from ember.layouts import (
     order_of,
     suggested_format,
 )
-from ember.ops.convert import contiguous
+from ember.ops.convert import HALF, cast, contiguous
 from ember.ops.creation import full, zeros
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
 from ember.ops.int_args import refused_ints
 from ember.ops.pad_fold import fold_slices, folds, pad_slices
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import permute, reshape, reshape_view
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["pad"]
 
 _MODES = ("constant", "reflect", "replicate", "circular")
+
+# autocast runs these pads in float32, as on PyTorch's CPU float32 list (reflection_pad1d/2d,
+# replication_pad1d/2d/3d): mode -> most padded dims
+_AUTOCAST_FLOAT32_DIMS = {"reflect": 2, "replicate": 3}
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
@@ -85,6 +89,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise ArgumentError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
         raise ArgumentError(f"pad: mode {mode!r} takes no fill value (got value={value})")
+    if DISPATCH.casting and input.dtype in HALF and k <= _AUTOCAST_FLOAT32_DIMS.get(mode, 0):
+        input = cast(input, dtypes.float32)
     return _gather_pad(input, pairs, mode,
                        contiguous_format if mode == "circular" else suggested_format(input._data))
 
