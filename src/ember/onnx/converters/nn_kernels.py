@@ -14,6 +14,7 @@ from ember.dtypes import DType, bool_, float32, float64, int32, int64, uint8
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.converters.elementwise import widened
+from ember.onnx.converters.resize import dynamic_resample
 from ember.onnx.registry import converter
 from ember.onnx.symbolic import triangle_mask
 from ember.ops.interpolate import _int16_plan
@@ -297,11 +298,15 @@ def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
     return [ctx.node("MatMul", [weights, ctx.value(v)]), None]
 
 
-@converter("resample")
-def resample(ctx: Context, eqn: Eqn) -> str:
+@converter("resample", shape_params=True)
+def resample(ctx: Context, eqn: Eqn) -> str | None:
     """Interpolation along one axis (``F.interpolate`` resamples each spatial axis in turn):
     the primitive's own taps, each a Gather of source positions times its weights, so every
-    mode matches Ember (and PyTorch) exactly, whatever ONNX's Resize would round."""
+    mode matches Ember (and PyTorch) exactly, whatever ONNX's Resize would round; over a
+    dynamic size, :func:`~ember.onnx.converters.resize.dynamic_resample`."""
+    twin = ctx.twin_eqns.get(id(eqn))
+    if twin is not None and twin.params != eqn.params:
+        return dynamic_resample(ctx, eqn, twin)
     x = eqn.inputs[0]
     axis = eqn.params["axis"]
     indices, weights, _ = eqn.prim.plan(np, eqn.params, x.dtype.np)

@@ -1,0 +1,62 @@
+"""ONNX export of ``interpolate`` over dynamic spatial sizes: eager's taps computed at run
+time, against eager in onnxruntime at sizes other than the traced (equal taps: the values
+agree to rounding)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.onnx import ExportError
+from tests.export.onnx_helpers import eager, run_onnx
+
+SPATIAL = {"x": {0: "b", 2: "h", 3: "w"}}
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"scale_factor": 2, "mode": "nearest"},
+    {"scale_factor": 1.7, "mode": "nearest"},
+    {"scale_factor": (0.5, 1.3), "mode": "nearest-exact"},
+    {"scale_factor": 2, "mode": "bilinear"},
+    {"scale_factor": 0.6, "mode": "bilinear"},
+    {"scale_factor": 1.5, "mode": "bilinear", "align_corners": True},
+    {"size": (4, 7), "mode": "bilinear"},
+    {"size": (4, 7), "mode": "nearest"},
+])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_interpolate_over_dynamic_sizes(kwargs, dtype):
+    fn = lambda x: F.interpolate(x, **kwargs)  # noqa: E731
+    example = ember.randn(1, 2, 5, 6).to(getattr(ember, dtype))
+    proto = ember.onnx.to_model(fn, (example,), input_names=["x"], dynamic_axes=SPATIAL)
+    rng = np.random.default_rng(0)
+    for shape in [(1, 2, 5, 6), (2, 2, 9, 4), (1, 2, 3, 11), (3, 2, 16, 16)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        got, want = run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-3,
+                                   atol=1e-6 if dtype == "float32" else 1e-3)
+
+
+def test_an_upsampling_decoder_with_a_dynamic_image_size():
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.Upsample(scale_factor=2,
+                                                                     mode="bilinear"),
+                          nn.Conv2d(2, 1, 3, padding=1)).eval()
+    proto = ember.onnx.to_model(model, (ember.randn(1, 1, 6, 5),), input_names=["x"],
+                                dynamic_axes=SPATIAL)
+    x = np.random.default_rng(1).standard_normal((2, 1, 9, 7)).astype(np.float32)
+    np.testing.assert_allclose(run_onnx(proto, x)[0], eager(model, ember.tensor(x))[0],
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("kwargs", "why"), [
+    ({"scale_factor": 2, "mode": "bicubic"}, "mode 'cubic' over a dynamic size"),
+    ({"scale_factor": 2.5, "mode": "bilinear", "recompute_scale_factor": True},
+     "without recompute_scale_factor"),
+])
+def test_what_cannot_follow_a_dynamic_size_is_refused_with_the_reason(kwargs, why):
+    with pytest.raises(ExportError, match=why):
+        ember.onnx.to_model(lambda x: F.interpolate(x, **kwargs), (ember.randn(1, 1, 5, 6),),
+                            input_names=["x"], dynamic_axes=SPATIAL)
