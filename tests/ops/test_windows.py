@@ -21,6 +21,15 @@ def test_windows_match_torch(name, kw, n, periodic):
         assert_same(mine, ref, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("name,kw", WINDOWS)
+def test_windows_take_a_strided_layout_as_torch(name, kw):
+    # (a TypeError before: the signal.windows functions took layout=, these did not)
+    assert_same(getattr(ember, name)(5, layout=ember.strided, **kw),
+                getattr(torch, name)(5, layout=torch.strided, **kw), rtol=1e-6, atol=1e-6)
+    with pytest.raises(RuntimeError, match=f"{name}: makes dense tensors only"):
+        getattr(ember, name)(5, layout=ember.sparse_coo, **kw)
+
+
 def test_window_arguments():
     assert ember.hann_window(3, requires_grad=True).requires_grad
     assert ember.hann_window(4).dtype is ember.float32

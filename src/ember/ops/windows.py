@@ -15,7 +15,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
-from ember.ops.creation import arange, full_like, ones, tensor
+from ember.ops.creation import arange, check_strided, full_like, ones, tensor
 from ember.ops.gamma import i0
 from ember.ops.unary import abs, cos, sqrt
 from ember.tensor import Tensor
@@ -24,11 +24,12 @@ __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window"
            "kaiser_window"]
 
 
-def make_window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
+def make_window(op: str, length: int, periodic: bool, dtype: Any, layout: Any, device: Any,
                 requires_grad: bool, shape: Callable[[Tensor, int], Tensor], *,
                 ones_below: int = 2) -> Tensor:
     """``shape(n, span)`` for ``n`` in ``0 … length - 1`` (float64), with ``span = M - 1`` for
     ``M`` the symmetric window's size; a window shorter than ``ones_below`` is all ones."""
+    check_strided(op, layout)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if not dt.is_floating_point:
         raise DTypeError(f"{op}: expects a floating point dtype, got {dt.name}")
@@ -83,61 +84,62 @@ def bartlett_shape(n: Tensor, span: int) -> Tensor:
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                device: Any = None, requires_grad: bool = False) -> Tensor:
+                layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """The Hann window, ``0.5 - 0.5 cos(2πn / (M - 1))``.
 
     Example:
         >>> ember.hann_window(4)
         tensor([0.0000, 0.5000, 1.0000, 0.5000])
     """
-    return make_window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                       cosine_sum((0.5, 0.5)))
+    return make_window("hann_window", window_length, periodic, dtype, layout, device,
+                       requires_grad, cosine_sum((0.5, 0.5)))
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
-                   beta: float = 0.46, *, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False) -> Tensor:
+                   beta: float = 0.46, *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, requires_grad: bool = False) -> Tensor:
     """The Hamming window, ``alpha - beta cos(2πn / (M - 1))``.
 
     Example:
         >>> ember.hamming_window(3, periodic=False)
         tensor([0.0800, 1.0000, 0.0800])
     """
-    return make_window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                       cosine_sum((alpha, beta)))
+    return make_window("hamming_window", window_length, periodic, dtype, layout, device,
+                       requires_grad, cosine_sum((alpha, beta)))
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                    device: Any = None, requires_grad: bool = False) -> Tensor:
+                    layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """The Blackman window, ``0.42 - 0.5 cos(2πn / (M - 1)) + 0.08 cos(4πn / (M - 1))``.
 
     Example:
         >>> ember.blackman_window(4)
         tensor([0.0000, 0.3400, 1.0000, 0.3400])
     """
-    return make_window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                       blackman_shape)
+    return make_window("blackman_window", window_length, periodic, dtype, layout, device,
+                       requires_grad, blackman_shape)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                    device: Any = None, requires_grad: bool = False) -> Tensor:
+                    layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """The Bartlett (triangular) window, ``1 - |2n / (M - 1) - 1|``.
 
     Example:
         >>> ember.bartlett_window(5, periodic=False)
         tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
     """
-    return make_window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                       bartlett_shape)
+    return make_window("bartlett_window", window_length, periodic, dtype, layout, device,
+                       requires_grad, bartlett_shape)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
-                  dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+                  dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
     """The Kaiser window, ``I0(beta sqrt(1 - (2n / (M - 1) - 1)²)) / I0(beta)``.
 
     Example:
         >>> ember.kaiser_window(3, periodic=False, beta=0.0)
         tensor([1., 1., 1.])
     """
-    return make_window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
-                       kaiser_shape(beta))
+    return make_window("kaiser_window", window_length, periodic, dtype, layout, device,
+                       requires_grad, kaiser_shape(beta))

@@ -19,7 +19,6 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import ArgumentError
-from ember.ops.creation import check_strided
 from ember.ops.unary import abs, exp, sin
 from ember.ops.windows import bartlett_shape, blackman_shape, cosine_sum, kaiser_shape, make_window
 from ember.tensor import Tensor
@@ -33,13 +32,12 @@ def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
             ones_below: int = 2) -> Tensor:
     """torch.signal.windows' checks (ValueError for a negative length, a dtype other than
     float32 and float64 or a layout other than strided), then the window."""
-    check_strided(name, layout)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if M < 0:
         raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
     if dt not in (dtypes.float32, dtypes.float64):
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
-    return make_window(name, M, not sym, dt, device, requires_grad, shape,
+    return make_window(name, M, not sym, dt, layout, device, requires_grad, shape,
                        ones_below=ones_below)
 
 
