@@ -24,8 +24,8 @@ def test_windows_match_torch(name, kw, n, periodic):
 @pytest.mark.parametrize("name,kw", WINDOWS)
 def test_windows_take_a_strided_layout_as_torch(name, kw):
     # (a TypeError before: the signal.windows functions took layout=, these did not)
-    assert_same(getattr(ember, name)(5, layout=ember.strided, **kw),
-                getattr(torch, name)(5, layout=torch.strided, **kw), rtol=1e-6, atol=1e-6)
+    assert_same(getattr(ember, name)(5, True, layout=ember.strided, **kw),
+                getattr(torch, name)(5, True, layout=torch.strided, **kw), rtol=1e-6, atol=1e-6)
     with pytest.raises(RuntimeError, match=f"{name}: makes dense tensors only"):
         getattr(ember, name)(5, layout=ember.sparse_coo, **kw)
 
