@@ -1,9 +1,10 @@
-"""Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot lowered; smooth L1 /
-Huber losses, geqrf/orgqr in float32; binary cross entropy of a bfloat16 input and a float32
-target, which was refused; composites on the float32 list, cdist, grid_sample, quantile,
-polar, lstsq, the 3-D pools, reflect/replicate pads, which ran in low precision or refused mixed operands; index_copy,
-on the promote list), autocast's argument types, and GradScaler's check that
-``scale`` ran before ``step``; each compared with torch on the same inputs."""
+"""Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot
+lowered; smooth L1 / Huber losses, geqrf/orgqr in float32; binary cross entropy of a
+bfloat16 input and a float32 target, which was refused; composites on the float32 list,
+cdist, grid_sample, quantile, polar, lstsq, the 3-D pools, reflect/replicate pads, which ran
+in low precision or refused mixed operands; index_copy, on the promote list), autocast's
+argument types, and GradScaler's check that ``scale`` ran before ``step``; each compared
+with torch on the same inputs."""
 
 import numpy as np
 import pytest
