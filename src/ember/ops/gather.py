@@ -21,7 +21,12 @@ from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import clone, promote
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.fits import check_fits
-from ember.ops.index_checks import check_index_range, check_integer, first_out_of_range
+from ember.ops.index_checks import (
+    IndexShapeError,
+    check_index_range,
+    check_integer,
+    first_out_of_range,
+)
 from ember.ops.indexing import FULL, Index, IndexPut, Slice, as_values
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import (
@@ -195,9 +200,9 @@ def _vector_index(op: str, input: Tensor, dim: int, index: Tensor, negative: boo
     """Checks an ``index_*`` op's 1-D index (``negative``: entries may count from the end);
     returns the dim and the index as 1-D."""
     check_integer(index, op)
-    if index.ndim > 1:
-        raise ShapeError(f"{op}: index must be a vector (0-d or 1-d), got shape "
-                         f"{tuple(index.shape)}")
+    if index.ndim > 1:  # (an IndexError in PyTorch)
+        raise IndexShapeError(f"{op}: index must be a vector (0-d or 1-d), got shape "
+                              f"{tuple(index.shape)}")
     dim = normalize_dim(dim, input.ndim, op)
     size = input.shape[dim] if input.ndim else 1
     return dim, _as_1d(check_index_range(index, size, dim, op, negative))

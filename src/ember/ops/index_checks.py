@@ -8,9 +8,19 @@ from typing import Any
 
 from ember import dtypes
 from ember.backend import MetaArray
-from ember.errors import DTypeError, IndexOutOfRange
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.ops.primitive import DISPATCH, Primitive, apply, primitive
 from ember.tensor import Tensor
+
+
+class IndexTypeError(DTypeError, IndexError):
+    """An index of a kind indexing cannot take (a float, an int16 tensor, a ragged list): an
+    IndexError as PyTorch's, and a DTypeError (a TypeError) as Ember raised before."""
+
+
+class IndexShapeError(ShapeError, IndexError):
+    """Index tensors whose shapes do not broadcast together: an IndexError as PyTorch's, and a
+    ShapeError as Ember raised before."""
 
 
 def out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
@@ -66,7 +76,8 @@ class IndexCheck(Primitive):
 
 
 def check_integer(idx: Tensor, op: str, what: str = "index") -> None:
-    """Refuses a non-integer index tensor (DTypeError naming ``op`` and ``what``)."""
-    if idx.dtype.category != dtypes.INT:
-        raise DTypeError(f"{op}: {what} must be an integer tensor (int64 or int32), got "
-                         f"{idx.dtype.name}")
+    """Refuses an index tensor that is not int64 or int32 (IndexTypeError naming ``op`` and
+    ``what``; PyTorch takes no other integer dtype either)."""
+    if idx.dtype not in (dtypes.int64, dtypes.int32):
+        raise IndexTypeError(f"{op}: {what} must be an integer tensor (int64 or int32), got "
+                             f"{idx.dtype.name}")

@@ -35,7 +35,13 @@ from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
-from ember.ops.index_checks import check_index_range, out_of_range
+from ember.ops.index_checks import (
+    IndexShapeError,
+    IndexTypeError,
+    check_index_range,
+    out_of_range,
+)
+from ember.ops.index_layout import in_torch_layout
 from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
 from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import (
@@ -118,7 +124,10 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
 def _index_shape(shape: tuple, index_shapes: list, dims: tuple) -> tuple:
     """The shape of advanced indexing: the broadcast index shape replaces the indexed dims
     in place when they are adjacent, and goes first otherwise (NumPy's and PyTorch's rule)."""
-    b = broadcast_shapes(*index_shapes, op="index (the index tensors)")
+    try:
+        b = broadcast_shapes(*index_shapes, op="index (the index tensors)")
+    except ShapeError as exc:
+        raise IndexShapeError(*exc.args) from None
     rest = tuple(s for i, s in enumerate(shape) if i not in dims)
     if dims[-1] - dims[0] == len(dims) - 1:
         return tuple(shape[:dims[0]]) + b + tuple(shape[dims[-1] + 1:])
@@ -157,19 +166,22 @@ class Slice(Primitive):
 
 @primitive
 class Index(Primitive):
-    """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``."""
+    """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``; with
+    ``layout`` (``x[key]``'s) in PyTorch's layout for it (``index_layout.py``)."""
 
     name = "index"
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
 
-    def forward(self, xp, a, *idx, dims):
+    def forward(self, xp, a, *idx, dims, layout=False):
         if len(idx) == 1:  # take is several times faster than fancy indexing
-            return xp.take(a, idx[0], axis=dims[0])
-        return a[_adv_key(idx, dims)]
+            out = xp.take(a, idx[0], axis=dims[0])
+        else:
+            out = a[_adv_key(idx, dims)]
+        return in_torch_layout(out, a, idx, dims) if layout else out
 
-    def infer(self, a, *idx, dims):
+    def infer(self, a, *idx, dims, layout=False):
         for i in idx:
             if i.dtype.category != dtypes.INT:
                 raise DTypeError(f"index: index tensors must be integer, got {i.dtype.name}")
@@ -249,11 +261,13 @@ class IndexPut(Primitive):
         return apply(IndexPut, da, dv, *ctx.inputs[2:], **ctx.params)
 
 
-def read_index(x: Tensor, basic: tuple, arrays: tuple | list, dims: tuple) -> Tensor:
-    """``x[basic][arrays at dims]``: what :class:`IndexPut` with the same key writes."""
+def read_index(x: Tensor, basic: tuple, arrays: tuple | list, dims: tuple,
+               layout: bool = False) -> Tensor:
+    """``x[basic][arrays at dims]``: what :class:`IndexPut` with the same key writes (in
+    PyTorch's layout for ``x[key]`` with ``layout``)."""
     if basic:
         x = apply(Slice, x, index=basic)
-    return apply(Index, x, *arrays, dims=dims) if arrays else x
+    return apply(Index, x, *arrays, dims=dims, layout=layout) if arrays else x
 
 
 def _values_grad(g: Tensor, shape: tuple) -> Tensor:
@@ -266,15 +280,17 @@ def _values_grad(g: Tensor, shape: tuple) -> Tensor:
 
 # -- reading keys --------------------------------------------------------------------------------
 _INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _MASK, _ARRAY = range(7)
+_INDEX_DTYPES = (dtypes.int64, dtypes.int32, dtypes.uint8, dtypes.bool_)
 
 
 def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
     """One entry of a key: its kind and value (ints, bools and index tensors)."""
     if isinstance(k, Tensor):
         cat = k.dtype.category
-        if cat == dtypes.FLOAT:
-            raise DTypeError(f"{op}: tensors used as indices must be integer or bool tensors, "
-                             f"got {k.dtype.name}")
+        if k.dtype not in _INDEX_DTYPES and (k.ndim or cat != dtypes.INT):  # (0-d: an int)
+            raise IndexTypeError(f"{op}: tensors used as indices must be integer or bool "
+                                 f"tensors (int64, int32, uint8 or bool, as in PyTorch), got "
+                                 f"{k.dtype.name}")
         if k.dtype is dtypes.uint8:  # a mask, as in PyTorch (deprecated there)
             k = cast(k, dtypes.bool_)
             cat = dtypes.BOOL
@@ -286,21 +302,26 @@ def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
     if isinstance(k, (bool, np.bool_)):
         return _BOOL, bool(k)
     if isinstance(k, (list, tuple, np.ndarray)):
-        a = np.asarray(k)
+        try:
+            a = np.asarray(k)
+        except ValueError:
+            raise IndexTypeError(f"{op}: cannot index with the ragged {type(k).__name__} "
+                                 f"{k!r}: its items have different lengths") from None
         if a.dtype.kind == "b":
             a = a if a.ndim else a.item()
         elif a.dtype.kind in "ui" or a.size == 0:
             a = a.astype(np.int64) if a.ndim else int(a)
         else:
-            raise DTypeError(f"{op}: cannot index with {type(k).__name__} of dtype {a.dtype}; "
-                             "use integers, bools, slices, None, ... or integer/bool tensors")
+            raise IndexTypeError(f"{op}: cannot index with {type(k).__name__} of dtype "
+                                 f"{a.dtype}; use integers, bools, slices, None, ... or "
+                                 "integer/bool tensors")
         if isinstance(a, (bool, int)):
             return (_BOOL if isinstance(a, bool) else _INT), a
         return _classify(_wrap(x._device.xp.asarray(a), x._device), x, op)
     if hasattr(k, "__index__"):
         return _INT, k.__index__()
-    raise TypeError(f"{op}: cannot index with an object of type {type(k).__name__}; use "
-                    "integers, slices, None, ..., lists or integer/bool tensors")
+    raise IndexTypeError(f"{op}: cannot index with an object of type {type(k).__name__}; use "
+                         "integers, slices, None, ..., lists or integer/bool tensors")
 
 
 def _norm_slice(s: slice, op: str) -> tuple:
@@ -439,7 +460,7 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     basic, arrays, dims = parse_key(self, key)
     if not arrays:
         return apply(Slice, self, index=basic)
-    return read_index(self, basic, arrays, dims)
+    return read_index(self, basic, arrays, dims, layout=True)
 
 
 def as_values(value: Any, like: Tensor, op: str) -> Tensor:

@@ -6,7 +6,8 @@ On the meta device (``ember.device("meta")``) :func:`ember.ops.primitive.eager` 
 nothing allocated, and the autograd tape records as usual (``backward`` gives meta gradients).
 Views take the strides their view would have on the CPU, elementwise results (``clone()``
 too) their inputs' layout, as in PyTorch, results of a primitive marked ``input_layout``
-input 0's order; other results are C-contiguous.
+input 0's order, ``x[key]``'s advanced indexing PyTorch's layout (``index_layout.py``);
+other results are C-contiguous.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ember.backend import MetaArray
 from ember.backend.meta import no_data
 from ember.layouts import is_dense, stride_order
 from ember.ops.elementwise import ELEMENTWISE
+from ember.ops.index_layout import in_torch_layout
 from ember.ops.primitive import Primitive, TensorSpec, spec
 
 # View primitives whose forward, on a NumPy array, only rearranges strides and never reads
@@ -43,6 +45,9 @@ def meta_forward(prim: Primitive, inputs: tuple, params: dict) -> Any:
     outs = (out,) if prim.nout == 1 else out
     if prim.input_layout:
         return _ordered_like(out, inputs[0]._data)
+    if prim.name == "index" and params.get("layout"):  # (x[key]'s, PyTorch's)
+        return in_torch_layout(_array(out), inputs[0]._data,
+                               tuple(t._data for t in inputs[1:]), params["dims"])
     arrays = tuple(_like_inputs(o, inputs) if elementwise else _array(o) for o in outs)
     return arrays[0] if prim.nout == 1 else arrays
 

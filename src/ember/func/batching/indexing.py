@@ -58,8 +58,8 @@ def _batched_indices(b: int, idx: tuple, ibs: tuple, device: Any) -> tuple[tuple
 
 
 @rule("index")
-def _index(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
-    a, *idx = xs
+def _index(b: int, xs: tuple, bs: tuple, *, dims: tuple, layout: bool = False) -> Any:
+    a, *idx = xs  # (``layout``, eager ``x[key]``'s strides, has no meaning per sample)
     shifted = tuple(d + 1 for d in dims)
     if not any(bs[1:]):  # one index for all samples: index the data's axes, shifted
         out = apply(prim("index"), a, *idx, dims=shifted)

@@ -1,0 +1,98 @@
+"""The layout of advanced indexing's result, as PyTorch's: its TensorIterator orders the
+result's dims (:func:`~ember.layouts.stride_order`) as the source's strides run (the indexed
+dims, moved to the front when they are not adjacent, replaced by the index shape at stride
+0), breaking ties by the index tensors' strides, where NumPy puts the index dims first in
+memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.backend import MetaArray
+from ember.layouts import stride_order
+
+
+def _broadcast(a: Any, shape: tuple) -> list:
+    """The element strides of index array ``a`` expanded to ``shape``."""
+    lead = len(shape) - a.ndim
+    return [0] * lead + [0 if n == 1 and m != 1 else s // a.itemsize
+                         for n, m, s in zip(a.shape, shape[lead:], a.strides)]
+
+
+def _view_strides(shape: tuple, strides: list, before: int, after: int) -> list:
+    """The strides PyTorch's ``view`` gives ``shape`` (``strides``) with ``before`` leading
+    and ``after`` trailing dims of size 1 added (its ``computeStride``, for this case)."""
+    if not shape:
+        return [1] * (before + after)
+    numel, base = 1, strides[-1]
+    for d in range(len(shape) - 1, 0, -1):
+        numel *= shape[d]
+        if shape[d - 1] != 1 and strides[d - 1] != numel * base:
+            numel, base = 1, strides[d - 1]
+    return [numel * shape[0] * base] * before + list(strides) + [strides[-1]] * after
+
+
+def _operands(a: Any, idx: tuple, dims: tuple) -> tuple[list, list]:
+    """The shape of the iteration and the element strides of its inputs as PyTorch's
+    ``index`` sets them up: the source with the indexed dims (moved to the front when not
+    adjacent) replaced by the index shape at stride 0, and each index tensor expanded."""
+    b = np.broadcast_shapes(*(i.shape for i in idx))
+    src, shape = [s // a.itemsize for s in a.strides], list(a.shape)
+    if dims[-1] - dims[0] != len(dims) - 1:  # (its transposeToFront)
+        order = list(dims) + [d for d in range(a.ndim) if d not in dims]
+        src, shape = [src[d] for d in order], [shape[d] for d in order]
+        dims = tuple(range(len(dims)))
+    before, after = dims[0], len(shape) - dims[-1] - 1
+    full = shape[:before] + list(b) + shape[len(shape) - after:]
+    operands = [src[:before] + [0] * len(b) + src[len(src) - after:]]
+    for i in idx:
+        st = _view_strides(b, _broadcast(i, b), before, after)
+        sizes = [1] * before + list(b) + [1] * after
+        operands.append([0 if m == 1 and n != 1 else s for s, m, n in zip(st, sizes, full)])
+    return full, operands
+
+
+def index_strides(a: Any, idx: tuple, dims: tuple) -> tuple:
+    """The element strides PyTorch gives ``a[index arrays idx at dims]``."""
+    shape, operands = _operands(a, idx, dims)
+    strides, step = [0] * len(shape), 1
+    for d in reversed(stride_order(tuple(shape), *operands)):
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+def _c_contiguous(a: Any) -> bool:
+    """C-contiguous, dims of size 1 included (NumPy's flag overlooks their strides, which
+    PyTorch's iterator reads)."""
+    if not a.flags.c_contiguous:
+        return False
+    if 1 not in a.shape:
+        return True
+    step = a.itemsize
+    for n, s in zip(reversed(a.shape), reversed(a.strides)):
+        if s != step:
+            return False
+        step *= n
+    return True
+
+
+def in_torch_layout(r: Any, a: Any, idx: tuple, dims: tuple) -> Any:
+    """``r`` (``a[index arrays idx at dims]`` as NumPy laid it out, or a meta array) in
+    PyTorch's layout: a copy where the strides differ. From a C-contiguous ``a`` and index
+    arrays PyTorch's is C-contiguous (its iterator keeps every dim in place): the common case,
+    found without :func:`index_strides`."""
+    if r.size <= 1:
+        return r
+    if _c_contiguous(a) and all(_c_contiguous(i) for i in idx):
+        return r if r.flags.c_contiguous else r.copy()
+    want = tuple(s * r.itemsize for s in index_strides(a, idx, dims))
+    if all(s == w for s, w, n in zip(r.strides, want, r.shape) if n != 1):
+        return r
+    if isinstance(r, MetaArray):
+        return MetaArray(r.shape, r.dtype, want)
+    out = np.ndarray(r.shape, r.dtype, np.empty(r.size, r.dtype), 0, want)
+    out[...] = r
+    return out

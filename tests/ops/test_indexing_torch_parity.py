@@ -1,0 +1,88 @@
+"""Advanced indexing against PyTorch: the result's layout (strides) and the error classes of
+bad indices (PyTorch raises IndexError; Ember's errors are IndexErrors too, besides the
+DTypeError/ShapeError they were)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import DTypeError, ShapeError
+
+
+def _x(m, *shape):
+    return m.arange(int(np.prod(shape)), dtype=m.float32).reshape(*shape)
+
+
+LAYOUTS = {
+    "slice_then_adjacent": lambda m, i: _x(m, 2, 3, 4, 5)[-2:, i([2]), i([0, 1])],
+    "ellipsis_bool_list": lambda m, i: _x(m, 2, 3, 4, 5)[:, ..., True, i([0, -1])],
+    "slice_list": lambda m, i: _x(m, 2, 3, 4, 5)[1:, i([1, 0])],
+    "int_step_lists": lambda m, i: _x(m, 2, 3, 4, 5)[0, ::2, i([2]), i([0, 1])],
+    "two_d_index_after_slice": lambda m, i: _x(m, 2, 3, 4, 5)[:, :, i([[0, 1], [1, 0]])],
+    "non_adjacent": lambda m, i: _x(m, 2, 3, 4, 5)[i([0, 1]), :, i([1, 2])],
+    "transposed_input": lambda m, i: _x(m, 4, 5).t()[i([0, 2, 1])],
+    "permuted_input_mid": lambda m, i: _x(m, 2, 3, 4).permute(2, 0, 1)[:, i([1, 0])],
+    "column_index": lambda m, i: _x(m, 3, 4)[:, i([[0], [2]])],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_advanced_index_strides_match_torch(name):
+    want = LAYOUTS[name](torch, torch.tensor)
+    got = LAYOUTS[name](ember, ember.tensor)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    sizes = want.shape  # (a dim of size 1 has no stride that matters)
+    assert [s for s, n in zip(got.stride(), sizes) if n != 1] == \
+           [s for s, n in zip(want.stride(), sizes) if n != 1]
+
+
+def test_advanced_index_result_views_as_torch():
+    # torch's contiguous result can be .view()ed; NumPy's layout made that fail
+    x = _x(ember, 2, 3, 4, 5)[-2:, ember.tensor([2]), [0, 1]]
+    assert x.is_contiguous()
+    assert x.view(-1).shape == (20,)
+
+
+def test_bad_index_errors_are_index_errors():
+    x = _x(ember, 2, 3)
+    with pytest.raises(IndexError, match="cannot index with an object of type float"):
+        x[1.0]
+    with pytest.raises(IndexError, match="integer or bool tensors.*got float32") as info:
+        x[ember.tensor([0.0])]
+    assert isinstance(info.value, DTypeError)
+    with pytest.raises(IndexError, match="got int16"):
+        x[ember.tensor([0, 1], dtype=ember.int16)]
+    with pytest.raises(IndexError, match="got int8"):
+        x[ember.tensor([0], dtype=ember.int8)] = 1.0
+    with pytest.raises(IndexError, match="ragged list"):
+        x[0, [0, [1]]]
+    with pytest.raises(IndexError, match="index tensors.*do not broadcast") as info:
+        x[[0, 1], [0, 1, 2]]
+    assert isinstance(info.value, ShapeError)
+    with pytest.raises(TypeError):  # (a str is a TypeError in torch as well)
+        x["a"]
+
+
+def test_zero_d_small_int_tensor_indexes_as_an_int():
+    x, t = _x(ember, 4), _x(torch, 4)
+    for e_dt, t_dt in [(ember.int16, torch.int16), (ember.int8, torch.int8)]:
+        assert x[ember.tensor(2, dtype=e_dt)].item() == t[torch.tensor(2, dtype=t_dt)].item()
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int8", "uint8", "uint16"])
+def test_index_ops_refuse_small_integer_index_dtypes(dtype):
+    # torch takes int64 (and int32 for some) only; these were read as indices silently
+    x, i = _x(ember, 3, 4), ember.tensor([0, 1], dtype=getattr(ember, dtype))
+    for call in (lambda: x.index_select(0, i), lambda: x.index_add(0, i, ember.ones(2, 4)),
+                 lambda: x.take(i), lambda: x.gather(0, i.reshape(1, 2))):
+        with pytest.raises(IndexError, match=f"int64 or int32.*got {dtype}") as info:
+            call()
+        assert isinstance(info.value, DTypeError)
+
+
+def test_index_select_matrix_index_is_an_index_error():
+    with pytest.raises(IndexError, match="index must be a vector") as info:
+        _x(ember, 3, 4).index_select(0, ember.tensor([[0]]))
+    assert isinstance(info.value, ShapeError)
