@@ -58,6 +58,7 @@ class Context:
         self._count = 0
         self._dims: dict[tuple[str, int], str] = {}
         self.reserved: set[str] = set()  # the graph's input, output and weight names
+        self.known: dict[tuple[int, ...], str] = {}  # sizes in the traces: a run-time size
         self.producers = {v: e for e in graph.eqns for v in e.outputs}
 
     # -- names and values ------------------------------------------------------------------
@@ -172,7 +173,8 @@ class Context:
     def shape_tensor(self, out: Var, sources: list[Var], infer_one: bool) -> str | None:
         """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
         each dynamic size read from a dimension that follows it, of ``sources`` (the same
-        position first) or else of the graph's inputs; with ``infer_one`` (Reshape) one
+        position first) or else of the graph's inputs, or one a converter made ``known``
+        (a window count); with ``infer_one`` (Reshape) one
         dynamic size left over is -1; more left over are tried as multiples of an input's."""
         dynamic = set(self.dynamic_dims(out))
         if not dynamic:
@@ -184,7 +186,9 @@ class Context:
                 pieces.append(size)
                 continue
             found = self._follower([*sources, *self.graph.inputs], d, self.sizes(out, d))
-            if found is None:
+            if found is None and self.sizes(out, d) in self.known:
+                pieces.append(self.known[self.sizes(out, d)])
+            elif found is None:
                 left += 1
                 pieces.append(-1)
             else:

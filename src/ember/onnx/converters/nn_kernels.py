@@ -210,11 +210,24 @@ def unfold(ctx: Context, eqn: Eqn) -> str | None:
     cols = ctx.node("Conv", [ctx.value(x), weight], kernel_shape=list(kernel),
                     strides=list(p["stride"]), dilations=list(p["dilation"]),
                     pads=_pads(p["padding"]), group=channels)
+    _window_counts(ctx, eqn, cols)
     if p.get("layout", "ncl") == "nlc":  # (N, C·K, *counts) to (N, L, K·C)
         split = ctx.node("Reshape", [cols, ctx.ints([0, channels, positions, -1])])
         cols = ctx.node("Transpose", [split], perm=[0, 3, 2, 1])
     shape = ctx.shape_tensor(out, [x], infer_one=True)
     return None if shape is None else ctx.node("Reshape", [cols, shape])
+
+
+def _window_counts(ctx: Context, eqn: Eqn, cols: str) -> None:
+    """Makes the window counts along each dynamic spatial axis of an unfold (``cols``' dims
+    2, 3, ...) known to the reshapes after it (an average pool's, back to the image)."""
+    x, p = eqn.inputs[0], eqn.params
+    for i, (k, s, (lo, hi), d) in enumerate(zip(p["kernel_size"], p["stride"], p["padding"],
+                                                p["dilation"])):
+        if 2 + i in ctx.dynamic_dims(x):
+            counts = tuple((h + lo + hi - d * (k - 1) - 1) // s + 1
+                           for h in ctx.sizes(x, 2 + i))
+            ctx.known.setdefault(counts, ctx.node("Shape", [cols], start=2 + i, end=3 + i))
 
 
 @converter("fold")
