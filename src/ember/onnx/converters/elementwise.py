@@ -180,7 +180,7 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
         base = ctx.scalar(math.log(2.0 if name == "log2" else 10.0), dtype)
         return ctx.node("Div", [ctx.node("Log", [x]), base])
     if name in ("log1p", "expm1"):
-        return _near_zero(ctx, x, dtype, name)
+        return near_zero(ctx, x, dtype, name)
     if name == "exp2":
         return ctx.node("Pow", [ctx.scalar(2, dtype), x])
     if name == "rsqrt":
@@ -202,7 +202,7 @@ def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
     dtype = eqn.outputs[0].dtype
     floor = ctx.scalar(-100, dtype)
     log_x = ctx.node("Max", [ctx.node("Log", [x]), floor])
-    log_1mx = ctx.node("Max", [_near_zero(ctx, ctx.node("Neg", [x]), dtype, "log1p"), floor])
+    log_1mx = ctx.node("Max", [near_zero(ctx, ctx.node("Neg", [x]), dtype, "log1p"), floor])
     kept = ctx.node("Mul", [ctx.node("Sub", [t, ctx.scalar(1, dtype)]), log_1mx])
     return ctx.node("Sub", [kept, ctx.node("Mul", [t, log_x])])
 
@@ -227,7 +227,7 @@ def smooth_l1_loss(ctx: Context, eqn: Eqn) -> str:
                       axes, 0)
 
 
-def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
+def near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
     """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
     every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with
     ``u = exp(x)``, ``(u - 1) * x / log(u)``), the ends where they are 0/0 or inf/inf

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 from ember.dtypes import DType, float64, int32, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
-from ember.onnx.converters.elementwise import _near_zero
+from ember.onnx.converters.elementwise import near_zero
 from ember.onnx.registry import converter
 
 _NARROW = ("bool", "int8", "uint8", "int16")  # (compared as int32: Greater takes none)
@@ -99,7 +99,7 @@ def logcumsumexp(ctx: Context, eqn: Eqn) -> str | None:
         above = ctx.node("Greater", [a, s])
         top = ctx.node("Where", [above, a, s])
         low = ctx.node("Where", [above, s, a])
-        tail = _near_zero(ctx, ctx.node("Exp", [ctx.node("Sub", [low, top])]), float64,
+        tail = near_zero(ctx, ctx.node("Exp", [ctx.node("Sub", [low, top])]), float64,
                           "log1p")
         s = ctx.node("Where", [ctx.node("IsInf", [top]), top, ctx.node("Add", [top, tail])])
         return [s, s]
