@@ -308,3 +308,25 @@ def test_tile_method_takes_sizes_as_separate_arguments_as_torch():
     for args in [(2,), (2, 1), ((2, 1),), ([3],)]:
         assert x.tile(*args).tolist() == tx.tile(*args).tolist()
     assert ember.tile(x, dims=(1, 2)).tolist() == torch.tile(tx, dims=(1, 2)).tolist()
+
+
+def test_an_expand_that_repeats_nothing_is_writable_like_torch():
+    # (read-only before, so a module whose position_ids-style buffer is arange(n).expand((1, -1))
+    # could not load a state dict: copy_ into it raised)
+    for lib in (ember, torch):
+        base = lib.arange(4.0)
+        view = base.expand((1, -1))
+        assert view.stride() == (4, 1)
+        view.add_(1)
+        assert base.tolist() == [1.0, 2.0, 3.0, 4.0]
+        x = lib.arange(4.0, requires_grad=True)
+        y = x.clone()
+        y.expand(1, 1, -1).mul_(3)
+        (y * y).sum().backward()
+        assert x.grad.tolist() == [0.0, 18.0, 36.0, 54.0]
+        m = lib.nn.Module()
+        m.register_buffer("position_ids", lib.arange(4).expand((1, -1)))
+        m.load_state_dict({"position_ids": lib.arange(4).view(1, 4) + 1})
+        assert m.position_ids.tolist() == [[1, 2, 3, 4]]
+    with pytest.raises(RuntimeError, match="add_: cannot write into this tensor"):
+        ember.ones(1, 3).expand(2, 3).add_(1)  # (repeats: refused, as torch refuses)

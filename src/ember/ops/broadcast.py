@@ -68,6 +68,10 @@ class Expand(Primitive):
     save_inputs = False
 
     def forward(self, xp, a, *, shape):
+        if shape == (1,) * (len(shape) - a.ndim) + a.shape:
+            # nothing repeats (new dims of size 1 at most): a writable view, as PyTorch's,
+            # into which a state dict's position_ids-style buffer loads
+            return xp.reshape(a, shape)
         return broadcast_view(a, shape) if xp is np else xp.broadcast_to(a, shape)
 
     def infer(self, a, *, shape):
