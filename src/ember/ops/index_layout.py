@@ -6,6 +6,7 @@ memory."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -14,11 +15,11 @@ from ember.backend import MetaArray
 from ember.layouts import stride_order
 
 
-def _broadcast(a: Any, shape: tuple) -> list:
-    """The element strides of index array ``a`` expanded to ``shape``."""
-    lead = len(shape) - a.ndim
-    return [0] * lead + [0 if n == 1 and m != 1 else s // a.itemsize
-                         for n, m, s in zip(a.shape, shape[lead:], a.strides)]
+def _broadcast(a: tuple, shape: tuple) -> list:
+    """The strides of index layout ``a`` (shape, element strides) expanded to ``shape``."""
+    lead = len(shape) - len(a[0])
+    return [0] * lead + [0 if n == 1 and m != 1 else s
+                         for n, m, s in zip(a[0], shape[lead:], a[1])]
 
 
 def _view_strides(shape: tuple, strides: list, before: int, after: int) -> list:
@@ -34,14 +35,15 @@ def _view_strides(shape: tuple, strides: list, before: int, after: int) -> list:
     return [numel * shape[0] * base] * before + list(strides) + [strides[-1]] * after
 
 
-def _operands(a: Any, idx: tuple, dims: tuple) -> tuple[list, list]:
+def _operands(a: tuple, idx: tuple, dims: tuple) -> tuple[list, list]:
     """The shape of the iteration and the element strides of its inputs as PyTorch's
     ``index`` sets them up: the source with the indexed dims (moved to the front when not
-    adjacent) replaced by the index shape at stride 0, and each index tensor expanded."""
-    b = np.broadcast_shapes(*(i.shape for i in idx))
-    src, shape = [s // a.itemsize for s in a.strides], list(a.shape)
+    adjacent) replaced by the index shape at stride 0, and each index tensor expanded (from
+    layouts: shapes and element strides)."""
+    b = np.broadcast_shapes(*(i[0] for i in idx))
+    shape, src = list(a[0]), list(a[1])
     if dims[-1] - dims[0] != len(dims) - 1:  # (its transposeToFront)
-        order = list(dims) + [d for d in range(a.ndim) if d not in dims]
+        order = list(dims) + [d for d in range(len(shape)) if d not in dims]
         src, shape = [src[d] for d in order], [shape[d] for d in order]
         dims = tuple(range(len(dims)))
     before, after = dims[0], len(shape) - dims[-1] - 1
@@ -56,6 +58,13 @@ def _operands(a: Any, idx: tuple, dims: tuple) -> tuple[list, list]:
 
 def index_strides(a: Any, idx: tuple, dims: tuple) -> tuple:
     """The element strides PyTorch gives ``a[index arrays idx at dims]``."""
+    def layout(x: Any) -> tuple:
+        return tuple(x.shape), tuple(s // x.itemsize for s in x.strides)
+    return _index_strides(layout(a), tuple(map(layout, idx)), dims)
+
+
+@lru_cache(maxsize=512)
+def _index_strides(a: tuple, idx: tuple, dims: tuple) -> tuple:
     shape, operands = _operands(a, idx, dims)
     strides, step = [0] * len(shape), 1
     for d in reversed(stride_order(tuple(shape), *operands)):
