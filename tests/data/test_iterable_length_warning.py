@@ -1,6 +1,8 @@
 """A DataLoader over an IterableDataset whose ``len()`` undercounts warns once per epoch when
-it yields more batches than ``len(loader)`` reported (PyTorch warns too), and stays silent
-when nobody asked for the length or the count holds."""
+it yields more batches than ``len(loader)`` reported, and stays silent when nobody asked for
+the length or the count holds. (PyTorch compares batches with ``len(dataset)``, samples, and
+warns at every batch past it: its warning mostly stays silent where batches hold several
+samples; Ember's counts what ``len(loader)`` promised.)"""
 
 import warnings
 

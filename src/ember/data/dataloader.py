@@ -64,6 +64,11 @@ class DataLoader:
     of a second. Batches always come in sampler order (``in_order=False`` is accepted and
     gives the same order).
 
+    Over an :class:`IterableDataset`, once ``len(loader)`` was asked, an epoch that yields more
+    batches than it said warns once. (PyTorch compares the batches with ``len(dataset)``, the
+    number of samples, so with batches of more than one sample it rarely warns; and it warns at
+    every batch past it.)
+
     Example:
         >>> ds = ember.utils.data.TensorDataset(ember.arange(10.0), ember.arange(10))
         >>> xb, yb = next(iter(DataLoader(ds, batch_size=4)))
