@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import not_a_tensor_error
+from ember.errors import ArgumentTypeError, not_a_tensor_error
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.tensor import Tensor
 
@@ -183,11 +183,11 @@ def check_tensors(op: str, **named: Any) -> None:
     Example:
         >>> check_tensors("cdist", x1=ember.ones(2, 2), x2=[[1.0, 2.0]])
         Traceback (most recent call last):
-        TypeError: cdist: x2 must be a Tensor, got list. Hint: wrap it with ember.tensor(...)
+        ember.errors.ArgumentTypeError: cdist: x2 must be a Tensor, got list. Hint: ...
     """
     for name, x in named.items():
         if not isinstance(x, Tensor):
             if type(x) in TENSOR_LIKE:
                 raise TensorLikeOperand(name)
-            raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. Hint: "
-                            "wrap it with ember.tensor(...)")
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. "
+                                    "Hint: wrap it with ember.tensor(...)")
