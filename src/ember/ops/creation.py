@@ -186,6 +186,17 @@ def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
     return exact if np.array_equal(exact.astype(np.float64), array) else array
 
 
+def _huge_ints(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """Python ints NumPy could hold in no integer dtype (beyond uint64 or below int64's
+    minimum): an overflow error for an integer ``dtype`` (int64 when None), as PyTorch's,
+    else floats (what a float, complex or bool tensor stores)."""
+    target = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    if target.category == dtypes.INT:
+        for v in (min(array.flat), max(array.flat)):
+            check_fits("tensor", v, target)
+    return array.astype(np.float64)
+
+
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors).
@@ -202,6 +213,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             array = np.array(data)
         except (ValueError, TypeError) as exc:
             _unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
+        if array.dtype.kind == "O" and all(type(v) is int for v in array.flat):
+            array = _huge_ints(array, dtype)
         if array.dtype.kind not in "biufc":  # (objects, strings, dates: not numbers)
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)

@@ -1,0 +1,26 @@
+"""tensor() of Python ints beyond every NumPy integer dtype (NumPy reads them as objects): an
+overflow error for an integer dtype, floats for a float/complex/bool one, as in PyTorch (it
+said "non-numeric data")."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import ValueOverflow
+
+
+@pytest.mark.parametrize("data, dtype", [
+    (-2**63 - 1, "float64"), (2**64, "float32"), ([2**64, 1], "float64"), (2**64, "bool"),
+    ([2**70, -2**70], "complex64")])
+def test_huge_ints_into_a_float_dtype_match_torch(data, dtype):
+    want = torch.tensor(data, dtype=getattr(torch, dtype))
+    got = ember.tensor(data, dtype=getattr(ember, dtype))
+    assert got.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("data, dtype", [(-2**63 - 1, None), (2**64, "int64"), ([1, 2**65], None)])
+def test_huge_ints_into_an_integer_dtype_overflow(data, dtype):
+    with pytest.raises(ValueOverflow, match="cannot be converted to int64 without overflow"):
+        ember.tensor(data, dtype=getattr(ember, dtype) if dtype else None)
