@@ -526,10 +526,14 @@ def test_item_assignment_is_a_setitem_node_that_dead_code_elimination_keeps():
     ("cdist", lambda lib, x: lib.cdist(x, x.flip(0))),
     ("renorm", lambda lib, x: lib.renorm(x, 2, 0, 1.0)),
     ("complex", lambda lib, x: lib.complex(x, x * 2).abs()),
-    ("polar", lambda lib, x: lib.polar(x.abs(), x).real)])
+    ("polar", lambda lib, x: lib.polar(x.abs(), x).real),
+    ("tensor_split", lambda lib, x: lib.tensor_split(x, 2, 1)[1]),
+    ("kron", lambda lib, x: lib.kron(x, x)),
+    ("diff", lambda lib, x: lib.diff(x, dim=0)),
+    ("cross", lambda lib, x: lib.cross(x[:, :3], x[:, 1:], dim=1))])
 def test_functions_that_checked_for_tensors_record_one_node_like_torch(name, call):
-    """cdist/renorm/complex/polar refused a Proxy ("must be a Tensor, got Proxy. Hint: wrap it
-    with ember.tensor"); torch.fx records each as one call_function node."""
+    """These refused a Proxy ("must be a Tensor, got Proxy. Hint: wrap it with ember.tensor");
+    torch.fx records each as one call_function node."""
     gm = fx.symbolic_trace(lambda x: call(ember, x))
     tgm = torch.fx.symbolic_trace(lambda x: call(torch, x))
     functions = [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"]

@@ -29,6 +29,7 @@ from ember.ops.compare import logical_xor
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones, zeros
 from ember.ops.diagonal import diagonal
+from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.indexing import FULL, Index, Slice
 from ember.ops.int_args import as_int
 from ember.ops.join import cat, flip, stack
@@ -48,9 +49,7 @@ def _shape(x: Tensor) -> tuple:
 
 
 def _check_tensor(x: Any, op: str, what: str = "input") -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: {what} must be a Tensor, got {type(x).__name__}. Hint: wrap "
-                        "it with ember.tensor(...)")
+    check_tensors(op, **{what: x})
 
 
 def _tensor_list(tensors: tuple, op: str) -> list:
@@ -69,6 +68,7 @@ def _index_tensor(array: Any, dev: Any) -> Tensor:
 
 # -- tensor_split ---------------------------------------------------------------------------------
 @method()
+@hands_over
 def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *,
                  sections: int | None = None, indices: Sequence[int] | None = None
                  ) -> tuple[Tensor, ...]:
@@ -129,6 +129,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
 
 # -- diff -----------------------------------------------------------------------------------------
 @method()
+@hands_over
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The ``n``-th forward difference ``out[i] = x[i + 1] - x[i]`` along ``dim``, after
@@ -182,6 +183,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 
 # -- products -------------------------------------------------------------------------------------
 @method()
+@hands_over
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: ``out[i*m + j] = input[i] * other[j]`` in every dimension (the
     tensor with fewer dimensions gets leading size-1 ones).
@@ -201,6 +203,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return reshape(mul(a, b), tuple(x * y for x, y in zip(sa, sb, strict=True)))
 
 
+@hands_over
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """The Cartesian product of 1-d tensors of one dtype: a ``(∏ sizes, k)`` tensor of every
     combination, first tensor slowest (``itertools.product``); one tensor comes back as is.
@@ -224,6 +227,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return reshape(stack(meshgrid(*ts, indexing="ij"), -1), (-1, len(ts)))
 
 
+@hands_over
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of the entries of a 1-d tensor, as rows of an
     ``(count, r)`` tensor in ``itertools.combinations`` order (``with_replacement``:
@@ -257,6 +261,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 
 @method()
+@hands_over
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a 2-d tensor (integers sum to int64).
 
@@ -298,6 +303,7 @@ def _cross(a: Tensor, b: Tensor, dim: int, op: str) -> Tensor:
 
 
 @method()
+@hands_over
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (the other dims broadcast); without
     ``dim``, the first dimension of ``input`` of size 3, as ``torch.cross`` does.
@@ -320,6 +326,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return _cross(input, other, dim, "linalg.cross")
 
 
+@hands_over
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of a 1-d ``x``: columns ``x^(N-1), …, x^1, x^0`` (reversed when
     ``increasing``); ``N`` defaults to ``len(x)``. Integers and bools give int64.
@@ -392,6 +399,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
     return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)
 
 
+@hands_over
 def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids of 0-d or 1-d tensors of one dtype: output ``i`` holds ``tensors[i]``
     along its own dimension, broadcast (a view, no copy) over the others. ``indexing="ij"``
@@ -441,6 +449,7 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
 
 # -- rearranging ----------------------------------------------------------------------------------
 @method()
+@hands_over
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first
     dimension towards the second (a copy).
@@ -473,6 +482,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     return clone(input)
 
 
+@hands_over
 def block_diag(*tensors: Tensor) -> Tensor:
     """The block-diagonal matrix with ``tensors`` (each at most 2-d: a 0-d one is ``(1, 1)``,
     a 1-d one a row) down its diagonal and zeros elsewhere; dtypes promote.

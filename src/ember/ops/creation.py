@@ -37,6 +37,7 @@ from ember.layouts import (
 )
 from ember.ops.argument_kind import not_a_number
 from ember.ops.fits import check_fits, check_real
+from ember.ops.forwarding import check_tensors
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
@@ -367,7 +368,7 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
         return handle(op, (t, *args), {"dtype": dtype, "device": device,
                                        "requires_grad": requires_grad, "memory_format": fmt})
     name = op.__name__
-    check_tensor(name, t)
+    check_tensors(name, input=t)
     check_strided(name, layout)
     fmt = check_format(name, fmt)
     if DISPATCH.handler is not None:
@@ -379,13 +380,6 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
     return _make(name, fill, (t.shape,), t.dtype if dtype is None else dtype,
                  t.device if device is None else device, requires_grad,
                  format_of(t) if fmt is preserve_format else fmt)
-
-
-def check_tensor(op: str, t: Any) -> None:
-    """A TypeError naming ``op`` unless ``t`` is a Tensor (the ``_like`` factories' input)."""
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(t).__name__}. Hint: wrap "
-                        "it with ember.tensor(...)")
 
 
 def made_per_sample(t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | None:

@@ -187,7 +187,8 @@ def check_tensors(op: str, **named: Any) -> None:
     """
     for name, x in named.items():
         if not isinstance(x, Tensor):
-            if type(x) in TENSOR_LIKE:
+            if type(x) in TENSOR_LIKE:  # (its class's own TensorLikeOperand: what hands_over
+                _ = x._data  # catches, else the error that class gives, naming the op)
                 raise TensorLikeOperand(name)
             raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. "
                                     "Hint: wrap it with ember.tensor(...)")

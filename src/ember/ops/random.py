@@ -27,11 +27,11 @@ from ember.ops.creation import (
     _numbers,
     _shape,
     check_strided,
-    check_tensor,
     full,
     given_size,
     zeros,
 )
+from ember.ops.forwarding import check_tensors
 from ember.ops.generator import (
     Generator,
     default_generator,
@@ -495,7 +495,7 @@ def _like_samples(draw: Any, op: str, input: Tensor, bounds: tuple, generator: A
                   device: Any, requires_grad: bool, layout: Any, fmt: Any) -> Tensor:
     """``draw(*bounds, input's shape, …)`` with ``input``'s dtype and device unless given,
     laid out in ``fmt`` (``preserve_format``: as ``input``; draws are made in C order)."""
-    check_tensor(op, input)
+    check_tensors(op, input=input)
     check_strided(op, layout)
     fmt = check_format(op, fmt)
     fmt = format_of(input) if fmt is preserve_format else fmt

@@ -11,7 +11,7 @@ import numpy as np
 
 from ember.errors import DTypeError, OpError, describe
 from ember.ops.broadcast import broadcast_tensors
-from ember.ops.creation import check_tensor
+from ember.ops.forwarding import check_tensors
 from ember.ops.primitive import TensorSpec, apply, primitive
 from ember.ops.random import Generator, Sample
 from ember.ops.select import zero_grad_from
@@ -74,7 +74,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         >>> ember.poisson(ember.tensor([0.0, 4.0])).shape
         ember.Size([2])
     """
-    check_tensor("poisson", input)
+    check_tensors("poisson", input=input)
     _check_floating("poisson", input)
     return zero_grad_from(input, apply(Poisson, input.detach(), generator=generator))
 
