@@ -217,3 +217,42 @@ def _region_table(lib, **table_options):
 def test_table_text_matches_torch(options):
     assert _region_table(ember, **options) == _region_table(torch, **options)
     assert ember.profiler.EventList().table() == ""
+
+
+def _stage(lib, name, n):
+    with lib.profiler.record_function(name):
+        for i in range(n):
+            lib.ones(2).exp()
+            time.sleep(0.002)
+            yield i
+
+
+def _span(lib, event):
+    if lib is torch:
+        return event.time_range.start, event.time_range.end
+    return event.start / 1e3, event.end / 1e3
+
+
+def test_regions_that_overlap_without_nesting_as_torch():
+    # two generators, each yielding inside its own region: B opens inside A, and A ends
+    # first. A's exit ended B too (B's own exit did nothing), so B lost the 5 steps after it
+    for lib in (ember, torch):
+        with lib.profiler.profile() as prof:
+            with lib.profiler.record_function("outer"):
+                a, b = _stage(lib, "A", 2), _stage(lib, "B", 6)
+                next(a), next(b)
+                list(a)
+                list(b)
+        events = {e.name: e for e in prof.events() if e.name in ("outer", "A", "B")}
+        outer, a, b = events["outer"], events["A"], events["B"]
+        assert _span(lib, a)[0] < _span(lib, b)[0] < _span(lib, a)[1] < _span(lib, b)[1], lib
+        assert b.cpu_time_total >= 6 * 2e3, lib
+        # B is not A's child (A does not contain it) but the outer region's, as A is
+        assert b.cpu_parent is outer and a.cpu_parent is outer, lib
+        assert [c.name for c in outer.cpu_children if c.name in "AB"] == ["A", "B"], lib
+        # an op run while both are open is the later one's (A's second step is B's)
+        assert [sum(c.name.endswith("exp") for c in e.cpu_children) for e in (a, b)] == [1, 7]
+        for e in (outer, a, b):  # self time: the total less the children's totals
+            children = sum(c.cpu_time_total for c in e.cpu_children)
+            assert e.self_cpu_time_total == pytest.approx(e.cpu_time_total - children,
+                                                          abs=1e-2), (lib, e.name)

@@ -102,7 +102,8 @@ def test_a_region_open_across_a_span_keeps_its_end_with_acc_events():
         prof.step()
     events = {e.name: e for e in prof.events()}
     step0, outer = events["ProfilerStep#0"], events["outer"]
-    assert events["inner"].end == outer.end <= step0.end < events["ProfilerStep#1"].start
+    assert step0.end <= events["inner"].end == outer.end < events["ProfilerStep#1"].start
+
     assert min(e.self_cpu_time_total for e in prof.events()) >= 0
 
 
@@ -177,16 +178,20 @@ def test_step_outside_start_and_stop_raises():
         prof.stop()
 
 
-def test_a_region_left_open_inside_another_ends_with_it():
-    # it was dropped from the open regions with no end (a zero duration, no share of time
-    # in its parent)
+def test_a_region_never_exited_ends_with_the_span():
+    # it was dropped from the open regions with no end (a negative duration of the clock's
+    # magnitude). Regions need not nest, so the outer one's exit leaves it open; the span's
+    # end closes it (PyTorch gives it no duration)
     with profile() as prof:
         with record_function("outer"):
             record_function("left open").__enter__()
             ember.ones(2).exp()
+        ember.ones(2).sin()
     events = {e.name: e for e in prof.events()}
-    assert events["left open"].end == events["outer"].end
-    assert events["left open"].cpu_time_total >= events["exp"].cpu_time_total > 0
+    outer, left = events["outer"], events["left open"]
+    assert outer.end < events["sin"].start < events["sin"].end <= left.end
+    assert left.cpu_parent is None and [c.name for c in left.cpu_children] == ["exp", "sin"]
+    assert outer.self_cpu_time_total == outer.cpu_time_total > 0
 
 
 def test_a_trace_of_accumulated_spans_starts_at_time_zero():

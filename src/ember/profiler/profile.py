@@ -10,6 +10,7 @@ profile active the eager path is untouched (its one ``DISPATCH.handler`` check).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import json
@@ -199,10 +200,10 @@ class profile:
             self._start = _now()
 
     def _stop_trace(self) -> None:
+        self._end = _now()
         for stack in self._stacks.values():  # regions still open end with the span
             while stack:
-                self._close((self._events, stack[-1]))
-        self._end = _now()
+                self._close((self._events, stack[-1]), self._end)
         self._recording = False
         pop_handler(self._handler)
         STATE.active.remove(self)
@@ -232,27 +233,36 @@ class profile:
             e.cpu_parent.cpu_children.append(e)
         return e
 
-    def _close(self, region: tuple[list[Event], int]) -> None:
-        """Ends a region and any left open inside it (an exception skipped their exits); a
-        no-op for one the span's end has closed already (with ``acc_events`` the next span
-        keeps the same event list, and closing it again would move its end)."""
-        end = _now()
+    def _close(self, region: tuple[list[Event], int], end: int = 0) -> None:
+        """Ends a region, and only it: regions need not nest (two generators, each yielding
+        inside its own region, interleave). A no-op for one the span's end has closed already
+        (with ``acc_events`` the next span keeps the same event list, and closing it again
+        would move its end). ``end``: the clock's reading (default: now)."""
+        end = end or _now()
         events, i = region
         stack = self._stacks.get(events[i].thread) if events is self._events else None
         if not stack or i not in stack:
             return
-        while stack:
-            j = stack.pop()
-            e = events[j]
-            e.end = end
-            e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed - e.mem
-            self._to_parent(e)
-            if j == i:
-                return
+        stack.remove(i)
+        e = events[i]
+        e.end = end
+        e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed - e.mem
+        self._to_parent(e)
 
     def _to_parent(self, e: Event) -> None:
-        if e.parent >= 0:
-            p = self._events[e.parent]
+        """Counts ``e`` in its parent's children. A parent that ended before ``e`` does not
+        contain it: ``e`` moves to the nearest region that does (none: top level), as in
+        PyTorch's tree, which it builds from the intervals."""
+        j = e.parent
+        while j >= 0 and 0 < self._events[j].end < e.end:
+            j = self._events[j].parent
+        if j != e.parent:
+            e.cpu_parent.cpu_children.remove(e)
+            e.parent, e.cpu_parent = j, self._events[j] if j >= 0 else None
+            if e.cpu_parent is not None:
+                bisect.insort(e.cpu_parent.cpu_children, e, key=lambda c: c.start)
+        if j >= 0:
+            p = self._events[j]
             p.child_time += e.end - e.start
             p.child_mem += e.mem
 
