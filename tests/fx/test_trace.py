@@ -552,3 +552,12 @@ def test_those_functions_still_refuse_plain_values():
                        ("polar", lambda v: ember.polar(y, v))):
         with pytest.raises(TypeError, match=f"{name}: .* must be a Tensor, got list"):
             call([[1.0, 2.0]])
+
+
+def test_arange_of_a_traced_size_is_one_node_like_torch():
+    # (position ids: arange(x.shape[1]); it raised "expected a number, got Proxy(getitem)")
+    gm = fx.symbolic_trace(lambda x: ember.arange(x.shape[1]) + x)
+    tgm = torch.fx.symbolic_trace(lambda x: torch.arange(x.shape[1]) + x)
+    assert gm.code.replace("ember.", "torch.").strip() == tgm.code.strip()
+    x = ember.zeros(2, 5)
+    assert gm(x).tolist() == [[0, 1, 2, 3, 4]] * 2
