@@ -1,5 +1,7 @@
-"""The messages docs/errors.md quotes are the ones Ember raises."""
+"""The messages docs/errors.md quotes are the ones Ember raises, and its table names every
+class of ember.errors."""
 
+import inspect
 import re
 from pathlib import Path
 
@@ -53,3 +55,12 @@ def test_quoted_message_is_raised(cls, message):
     with pytest.raises(getattr(ember.errors, cls)) as info:
         raiser()
     assert " ".join(str(info.value).split()) == message
+
+
+def test_every_error_class_is_in_the_table():
+    text = (Path(__file__).parents[1] / "docs" / "errors.md").read_text()
+    classes = [name for name, c in vars(ember.errors).items() if inspect.isclass(c)
+               and issubclass(c, ember.EmberError) and c.__module__ == "ember.errors"]
+    missing = [n for n in classes
+               if f"`ember.errors.{n}`" not in text and f"`ember.{n}`" not in text]
+    assert not missing

@@ -9,6 +9,7 @@ op, the shapes/dtypes/devices involved and a hint.
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable
 
@@ -62,6 +63,14 @@ class ArgumentError(EmberError, ValueError, RuntimeError):
     past 1, e.g. ``qr: mode must be 'reduced', 'complete' or 'r', got 'x'``. A ValueError as
     Python's and PyTorch's Python-side checks raise, and a RuntimeError as its C++ ops' checks
     raise, so an ``except`` clause written for either catches it."""
+
+
+class FileModeError(ArgumentError, io.UnsupportedOperation):
+    """A file object that cannot do what is asked: ``ember.load`` of a file opened ``'wb'`` or
+    of a stream that cannot seek (a pipe), ``ember.save`` to one opened ``'rb'``. An
+    ``io.UnsupportedOperation`` (an ``OSError`` and a ``ValueError``), as ``torch.load`` and
+    ``torch.save`` raise there (for a pipe, an ``OSError``), so the fallback ``except io.UnsupportedOperation: load(
+    io.BytesIO(f.read()))`` written for PyTorch catches it."""
 
 
 class DeviceError(EmberError, RuntimeError):

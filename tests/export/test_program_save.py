@@ -76,7 +76,7 @@ def _damaged(ep, change_doc=None, change_arrays=None):
     """``ep`` saved, its JSON document or arrays changed, as a file object."""
     import json
 
-    from ember.io.checkpoint import read_arrays, write_arrays
+    from ember.io.safetensors_file import read_arrays, write_arrays
 
     buffer = io.BytesIO()
     ember.export.save(ep, buffer)

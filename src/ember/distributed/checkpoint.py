@@ -31,7 +31,7 @@ import numpy as np
 from ember.distributed.process_group import ProcessGroup, resolve
 from ember.errors import CheckpointError
 from ember.io.atomic import atomic_write
-from ember.io.checkpoint import load_file, save_file
+from ember.io.flat_files import load_file, save_file
 from ember.tensor import Tensor
 
 MANIFEST = "manifest.json"

@@ -33,7 +33,7 @@ from ember.export.lift import TensorMeta
 from ember.export.program import ExportedProgram
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten, tree_unflatten
-from ember.io.checkpoint import read_arrays, write_arrays
+from ember.io.safetensors_file import read_arrays, write_arrays
 from ember.jit.ir import Source, type_str
 from ember.jit.serialize import check_params, decode_param, encode_param
 from ember.ops.creation import arange, full

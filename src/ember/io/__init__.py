@@ -7,7 +7,8 @@ loading those takes ``weights_only=False``, as in PyTorch.
 """
 
 from ember.fx.to_folder import FILES as FX_FILES
-from ember.io.checkpoint import load, load_file, save, save_file
+from ember.io.checkpoint import load, save
+from ember.io.flat_files import load_file, save_file
 from ember.io.safetensors_file import load_metadata, read_arrays, write_arrays
 from ember.jit.serialize import FILES
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -62,15 +62,20 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
-from ember.errors import ArgumentError, CheckpointError, EmberError, WeightsOnlyError
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CheckpointError,
+    EmberError,
+    WeightsOnlyError,
+)
 from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
-from ember.io.placement import MapLocation, Placer, placer
-from ember.io.safetensors_file import read_arrays, write_arrays
+from ember.io.placement import MapLocation, Placer, make_tensor, placer
+from ember.io.safetensors_file import write_arrays
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nn.parameter import Buffer, Parameter, UninitializedTensorMixin
 from ember.ops.constructors import empty_strided
-from ember.ops.creation import from_numpy
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import BY_ROWS, SparseTensor
@@ -352,7 +357,7 @@ def _short(x: Any) -> str:
 
 # -- files ----------------------------------------------------------------------------------------
 def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
-         pickle_protocol: int = pickle.HIGHEST_PROTOCOL,
+         pickle_protocol: int | None = pickle.HIGHEST_PROTOCOL,
          _use_new_zipfile_serialization: bool = True) -> None:
     """Saves tensors, state dicts and plain data to a safetensors checkpoint.
 
@@ -371,7 +376,8 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
         f: a path or a writable binary file.
         pickle_module: what pickles the objects that are not data (``pickle``, or a drop-in
             such as ``dill``; load them with the same ``pickle_module``).
-        pickle_protocol: the pickle protocol of those objects (negative: the highest).
+        pickle_protocol: the pickle protocol of those objects (negative or None: the
+            highest, the default).
         _use_new_zipfile_serialization: accepted for PyTorch compatibility and ignored
             (it chooses between ``torch.save``'s formats; Ember writes its one format).
 
@@ -384,6 +390,11 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
         5
     """
     del _use_new_zipfile_serialization
+    if pickle_protocol is None:  # (the default, as torch.save takes it)
+        pickle_protocol = pickle.HIGHEST_PROTOCOL
+    if not isinstance(pickle_protocol, int) or isinstance(pickle_protocol, bool):
+        raise ArgumentTypeError(f"save: pickle_protocol must be an int, not "
+                                f"{type(pickle_protocol).__name__}")
     if pickle_protocol > pickle.HIGHEST_PROTOCOL:  # (a negative one: the highest, as pickle's)
         raise ArgumentError(f"save: pickle_protocol must be at most {pickle.HIGHEST_PROTOCOL} "
                             f"(or negative, for the highest), not {pickle_protocol}")
@@ -444,11 +455,11 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             return torch_file.load_zip(handle, where, place, text)
         if torch_file.is_legacy(head):
             return torch_file.load_legacy(handle, where, place, text)
-        header = st.read_header(handle, where)
+        header = st.read_header(handle, where, torch_hint=False)  # (tried above)
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool
             arrays = {name: st.read_array(handle, header, name, where) for name in header.entries}
-            return {name: _make(a, place("cpu", a)) for name, a in arrays.items()}
+            return {name: make_tensor(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
         made: dict[tuple[str, bool, bool, str], Tensor] = {}  # its loaded forms, sharing its memory
 
@@ -544,57 +555,4 @@ def _tensor(array: np.ndarray, name: str, node: dict, place: Placer, where: str)
         raise CheckpointError(f"{where}: tensor {name!r} (saved on {saved_device}): {e}; "
                               "choose where it goes with map_location, e.g. "
                               "map_location='cpu'") from None
-    return _make(array, dev)
-
-
-def _make(array: np.ndarray, dev: Device) -> Tensor:
-    t = from_numpy(array)
-    return t.to(dev) if dev.type != "cpu" else t
-
-
-# -- flat files, for interop with other safetensors users ----------------------------------------
-def _sparse_hint(x: Any) -> str:
-    """For a sparse tensor, how to save it (flat files hold dense tensors only)."""
-    if not isinstance(x, SparseTensor):
-        return ""
-    return (f". A sparse tensor ({x.layout!r}) is not saved densified behind your back. Hint: "
-            "save it with ember.save, or save x.to_dense()")
-
-
-def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
-              metadata: Mapping[str, str] | None = None) -> None:
-    """Saves a flat ``{name: Tensor}`` dict as a plain safetensors file, atomically.
-
-    The file is what ``safetensors.torch.save_file`` would write for the same tensors, and
-    loads with any safetensors reader.
-
-    Example:
-        >>> ember.io.save_file({"w": ember.ones(2)}, tmp_path / "w.safetensors", {"by": "me"})
-        >>> ember.io.load_file(tmp_path / "w.safetensors")["w"]
-        tensor([1., 1.])
-    """
-    arrays = {}
-    for name, t in tensors.items():
-        if not isinstance(name, str) or name == st.METADATA_KEY:
-            raise CheckpointError(f"save_file: tensor names must be strings other than "
-                                  f"{st.METADATA_KEY!r}; got {name!r}")
-        if not isinstance(t, Tensor):
-            raise CheckpointError(f"save_file: {name!r} is a {type(t).__name__}, not a Tensor "
-                                  "(use ember.save for nested checkpoints)" + _sparse_hint(t))
-        arrays[name] = t._host("save_file", keep=False)
-    if metadata is not None and not (isinstance(metadata, Mapping) and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
-        raise CheckpointError("save_file: metadata must map strings to strings")
-    write_arrays(filename, arrays, metadata)
-
-
-def load_file(filename: PathOrFile, device: str | Device | None = None) -> dict[str, Tensor]:
-    """Loads every tensor of a safetensors file as a flat ``{name: Tensor}`` dict.
-
-    Example:
-        >>> ember.io.save_file({"b": ember.zeros(3)}, tmp_path / "b.safetensors")
-        >>> list(ember.io.load_file(tmp_path / "b.safetensors"))
-        ['b']
-    """
-    dev = to_device(device)
-    return {name: _make(a, dev) for name, a in read_arrays(filename)[0].items()}
+    return make_tensor(array, dev)

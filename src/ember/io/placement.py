@@ -12,7 +12,9 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
+from ember.ops.creation import from_numpy
 from ember.ops.storage_objects import UntypedStorage
+from ember.tensor import Tensor
 
 MapLocation = str | Device | Mapping[str, Any] | Callable[[UntypedStorage, str], Any] | None
 Placer = Callable[[str, np.ndarray], Device]  # (saved location, tensor data) -> device
@@ -35,6 +37,12 @@ def placer(map_location: MapLocation) -> Placer:
             raise no_backend_error(str(dev), "load")
         return dev
     return place
+
+
+def make_tensor(array: np.ndarray, dev: Device) -> Tensor:
+    """A tensor of ``array`` (its memory, on the CPU) on ``dev``, where a placer put it."""
+    t = from_numpy(array)
+    return t.to(dev) if dev.type != "cpu" else t
 
 
 def _picker(map_location: MapLocation) -> Placer:

@@ -24,8 +24,9 @@ from typing import Any, BinaryIO
 import ml_dtypes
 import numpy as np
 
-from ember.errors import ArgumentError, ArgumentTypeError, CheckpointError
+from ember.errors import ArgumentError, ArgumentTypeError, CheckpointError, FileModeError
 from ember.io.atomic import atomic_write
+from ember.io.torch_file import ZIP_MAGIC, is_legacy
 
 MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
 MAX_DIMS = 64  # NumPy's limits on a shape, which apply even to an empty array
@@ -132,9 +133,11 @@ def _is_int(x: Any) -> bool:
     return type(x) is int  # not bool, not float
 
 
-def read_header(f: BinaryIO, where: str) -> Header:
+def read_header(f: BinaryIO, where: str, torch_hint: bool = True) -> Header:
     """Reads and checks the header of a safetensors file that starts at ``f``'s current
-    position (as :func:`write` writes one there); ``where`` names the file in errors."""
+    position (as :func:`write` writes one there); ``where`` names the file in errors, which
+    say when it looks like a ``torch.save`` file unless ``torch_hint`` is False (the caller
+    is ``ember.load``, which reads those)."""
     start = f.tell()
     size = f.seek(0, os.SEEK_END) - start
     f.seek(start)
@@ -144,12 +147,12 @@ def read_header(f: BinaryIO, where: str) -> Header:
                     "(truncated, or a file object not rewound with seek(0)?)")
     first = f.read(8)
     (n,) = struct.unpack("<Q", first)
-    if n > MAX_HEADER:
-        raise _fail(where, f"header length {n} is over the {MAX_HEADER}-byte limit; the file is "
-                    "corrupted or not safetensors" + _other_format(first))
-    if 8 + n > size:
-        raise _fail(where, f"header length {n} runs past the end of the file ({size} bytes); "
-                    "the file is truncated or not safetensors" + _other_format(first))
+    if n > MAX_HEADER or 8 + n > size:
+        problem = (f"is over the {MAX_HEADER}-byte limit; the file is corrupted"
+                   if n > MAX_HEADER else f"runs past the end of the file ({size} bytes); "
+                   "the file is truncated")
+        hint = _torch_format(f, start) if torch_hint else ""
+        raise _fail(where, f"header length {n} {problem} or not safetensors{hint}")
     raw = f.read(n)
     try:
         header = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
@@ -170,12 +173,17 @@ def read_header(f: BinaryIO, where: str) -> Header:
     return Header(entries, metadata, data_start)
 
 
-def _other_format(first: bytes) -> str:
-    """A hint naming the reader of a file that starts with ``first`` and is not safetensors."""
-    if first.startswith(b"PK\x03\x04"):
-        return (" (it is a zip archive: a torch.save file loads with ember.load, an "
-                "ember.jit.save one with ember.jit.load)")
-    if first.startswith((b"\x80", b"L")):
+def _torch_format(f: BinaryIO, start: int) -> str:
+    """A hint for a file at ``start`` that is not safetensors and looks like one ``torch.save``
+    writes: a zip archive, or a pickle (its protocol 2-5 header, or the older format's
+    magic number in protocol 1)."""
+    f.seek(start)
+    head = f.read(32)
+    if head.startswith(ZIP_MAGIC):
+        return (" (it is a zip archive, as torch.save and torch.jit.save write: a torch.save "
+                "file loads with ember.load; TorchScript archives are not read, save the "
+                "model's state_dict() instead)")
+    if is_legacy(head) or (len(head) > 1 and head[0] == 0x80 and 2 <= head[1] <= 5):
         return " (it may be a pickle: an older torch.save file loads with ember.load)"
     return ""
 
@@ -249,7 +257,7 @@ def open_source(f: PathOrFile) -> tuple[BinaryIO, bool]:
     """``f`` open for reading, and whether the caller opened it (and must close it)."""
     if isinstance(f, (str, os.PathLike)):
         return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
-    return _binary_file(f, ("read", "seek", "tell"), "readable, seekable"), False
+    return _binary_file(f, ("read", "seek", "tell"), ("readable", "seekable")), False
 
 
 # what a file object that cannot do what is asked says (its readable(), seekable(), writable())
@@ -259,21 +267,24 @@ _CANNOT = {"readable": "it is open for writing only; open it with 'rb'",
            "writable": "it is open for reading only; open it with 'wb'"}
 
 
-def _binary_file(f: Any, methods: tuple[str, ...], kind: str) -> BinaryIO:
-    """``f`` itself, if it is a binary file with ``methods`` that can do what ``kind`` says;
-    else an ArgumentTypeError (a TypeError) with a hint."""
+def _binary_file(f: Any, methods: tuple[str, ...], abilities: tuple[str, ...]) -> BinaryIO:
+    """``f`` itself, if it is a binary file with ``methods`` whose ``abilities`` (of
+    ``readable``, ``seekable``, ``writable``) it has or does not report: not a binary file,
+    an ArgumentTypeError (a TypeError); one that lacks an ability, a FileModeError (an
+    ``io.UnsupportedOperation``, as PyTorch raises); each with a hint."""
+    kind = ", ".join(abilities)
     if isinstance(f, io.TextIOBase) or not all(hasattr(f, m) for m in methods):
         hint = ("; wrap bytes in io.BytesIO(data)" if isinstance(f, (bytes, bytearray))
                 and "read" in methods else
                 "; open it in binary mode ('rb' or 'wb')" if isinstance(f, io.TextIOBase) else "")
         raise ArgumentTypeError(f"expected a path or a {kind} binary file, not "
                                 f"{type(f).__name__}{hint}")
-    for ability in kind.split(", "):
+    for ability in abilities:
         able = getattr(f, ability, None)
         if callable(able) and not able():
-            raise ArgumentTypeError(f"expected a path or a {kind} binary file; this "
-                                    f"{type(f).__name__} is not {ability}. Hint: "
-                                    + _CANNOT[ability])
+            raise FileModeError(f"expected a path or a {kind} binary file; this "
+                                f"{type(f).__name__} is not {ability}. Hint: "
+                                + _CANNOT[ability])
     return f
 
 
@@ -290,7 +301,7 @@ def write_arrays(f: PathOrFile, arrays: Mapping[str, np.ndarray],
         with atomic_write(f) as out:
             write(out, head, arrays, order)
     else:
-        write(_binary_file(f, ("write",), "writable"), head, arrays, order)
+        write(_binary_file(f, ("write",), ("writable",)), head, arrays, order)
 
 
 def read_arrays(f: PathOrFile) -> tuple[dict[str, np.ndarray], dict[str, str]]:

@@ -498,7 +498,8 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
                 raise
             if not view.flags.writeable:
                 raise OpError(f"{op}: cannot write into this tensor (a read-only view made "
-                              "by expand() or as_strided()); clone() it first") from None
+                              "by expand() or as_strided(), or an expanded tensor loaded "
+                              "from a torch file); clone() it first") from None
             target = read_index(x, basic, arrays, dims).shape
             raise ShapeError(f"{op}: values of shape {tuple(values.shape)} cannot be broadcast "
                              f"to the indexed shape {tuple(target)}") from exc

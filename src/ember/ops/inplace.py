@@ -241,8 +241,9 @@ def _write(x: Tensor, name: str, values: Any) -> None:
         if isinstance(exc, EmberError):  # (the array's own error, e.g. a lazy parameter's)
             raise
         raise GradError(f"{name}: cannot write into this tensor ({exc}). Hint: views made "
-                        "by expand() or as_strided() (and their detached copies) are "
-                        "read-only; clone() them before writing") from None
+                        "by expand() or as_strided() (and their detached copies), and "
+                        "expanded tensors loaded from a torch file, are read-only; clone() "
+                        "them before writing") from None
 
 
 def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:
