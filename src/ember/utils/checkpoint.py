@@ -69,6 +69,10 @@ class _Frame:
         if self.values is None:
             self.recompute()
         value, self.values[i] = self.values[i], None  # handed out once: memory goes with it
+        if not self.check and tuple(value.shape) != self.saved[i][0]:
+            # (under determinism_check='none' only a value backward reads: one of another
+            # shape cannot give gradients, and torch hands it on to a wrong or failing one)
+            raise self._differs(i, value)
         return value
 
     def recompute(self) -> None:
@@ -111,14 +115,17 @@ class _Frame:
                                   f"{len(self.saved)}; the function must run the same ops "
                                   "each time it is called")
         for i, (value, (shape, dtype)) in enumerate(zip(values, self.saved)):
-            # (a value of another shape cannot give gradients, so that is checked even under
-            # determinism_check='none', where torch hands it on to a wrong or failing backward)
-            if tuple(value.shape) != shape or (self.check and value.dtype != dtype):
-                raise CheckpointError(
-                    f"checkpoint: saved value {i} was {dtype.name} of shape {shape} in the "
-                    f"first run but is {value.dtype.name} of shape {tuple(value.shape)} in "
-                    "the recomputation; the function must compute the same way each time "
-                    "(determinism_check='none' skips only the dtype check)")
+            if self.check and (tuple(value.shape) != shape or value.dtype != dtype):
+                raise self._differs(i, value)
+
+    def _differs(self, i: int, value: Any) -> CheckpointError:
+        shape, dtype = self.saved[i]
+        return CheckpointError(
+            f"checkpoint: saved value {i} was {dtype.name} of shape {shape} in the first run "
+            f"but is {value.dtype.name} of shape {tuple(value.shape)} in the recomputation; "
+            "the function must compute the same way each time (determinism_check='none' "
+            "checks only the shapes of the values backward reads)")
+
 
     def _run(self) -> Any:
         return self.fn(*self.args, **self.kwargs)
@@ -156,7 +163,9 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             :func:`create_selective_checkpoint_contexts`).
         determinism_check: ``"default"`` checks that the recomputation saves values of the
             same shapes and dtypes as the first run (:class:`CheckpointError` if not);
-            ``"none"`` checks only their number and shapes.
+            ``"none"`` checks only their number, and the shape of each value backward
+            reads.
+
         early_stop: stop the recomputation as soon as it has made every value backward needs
             (overridden by :func:`set_checkpoint_early_stop`).
         debug: PyTorch's switch for a trace of both runs in :class:`CheckpointError`;
