@@ -103,7 +103,6 @@ def test_a_region_open_across_a_span_keeps_its_end_with_acc_events():
     events = {e.name: e for e in prof.events()}
     step0, outer = events["ProfilerStep#0"], events["outer"]
     assert step0.end <= events["inner"].end == outer.end < events["ProfilerStep#1"].start
-
     assert min(e.self_cpu_time_total for e in prof.events()) >= 0
 
 

@@ -126,7 +126,6 @@ class _Frame:
             "the function must compute the same way each time (determinism_check='none' "
             "checks only the shapes of the values backward reads)")
 
-
     def _run(self) -> Any:
         return self.fn(*self.args, **self.kwargs)
 
@@ -165,7 +164,6 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             same shapes and dtypes as the first run (:class:`CheckpointError` if not);
             ``"none"`` checks only their number, and the shape of each value backward
             reads.
-
         early_stop: stop the recomputation as soon as it has made every value backward needs
             (overridden by :func:`set_checkpoint_early_stop`).
         debug: PyTorch's switch for a trace of both runs in :class:`CheckpointError`;
