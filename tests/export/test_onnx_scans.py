@@ -46,3 +46,29 @@ def test_logcumsumexp_with_infinities_and_nan(dtype):
         check_feeds(lambda x, d=dim: x.logcumsumexp(d), [(wide,), (special,)],
                     dynamic={0: {0: "a", 1: "b"}})
 
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin", "logcumsumexp"])
+@pytest.mark.parametrize("dim", [1, -1, 0])
+def test_scans_at_length_zero_over_a_dynamic_axis(op, dim):
+    # onnxruntime's Scan dies (SIGFPE) on an empty input, and the state was read off
+    # element 0; a NaN first element (logcumsumexp kept -inf)
+    if op == "logcumsumexp":
+        fn = lambda x: x.logcumsumexp(dim)  # noqa: E731
+    else:
+        fn = lambda x: tuple(getattr(x, op)(dim))  # noqa: E731
+    feeds = [(_spiky((2, 3), 0),), (ember.zeros(2, 0),), (ember.zeros(0, 4),), (_spiky((3, 5), 1),)]
+    check_feeds(fn, feeds, dynamic={0: {0: "a", 1: "b"}})
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_of_bfloat16_and_integer_extremes(op):
+    # bfloat16 is compared in float32 (onnxruntime has no bfloat16 Greater); the integer
+    # dtypes' own least/greatest value at the start
+    fn = lambda x: tuple(getattr(x, op)(1))  # noqa: E731
+    in_bf16 = lambda x: tuple(v.float() for v in getattr(x.bfloat16(), op)(1))  # noqa: E731
+    check_feeds(in_bf16, [(ember.tensor([[1.5, -inf, 2.0, 2.0, nan, 1.0, 1.00390625]]),)])
+    for dtype in ("int64", "int32", "int16", "uint8", "int8"):
+        info = np.iinfo(dtype)
+        row = np.array([[info.min, info.max, info.min, 0, info.max, info.min]], dtype=dtype)
+        check_feeds(fn, [(ember.tensor(row),)])

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from onnx import TensorProto, helper
 
-from ember.dtypes import DType, float64, int32, int64
+from ember.dtypes import DType, float32, float64, int32, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.converters.elementwise import near_zero
@@ -19,48 +19,83 @@ _NARROW = ("bool", "int8", "uint8", "int16")  # (compared as int32: Greater take
 
 
 def _scan(ctx: Context, x: str, types: tuple[int, int], states: list[tuple[str, int]],
-          dim: int, reverse: bool, step: Callable[[list[str], str], list[str]]) -> list[str]:
+          dim: int, reverse: bool, step: Callable[[list[str], str], list[str]]) -> str:
     """A Scan of ``x`` along ``dim`` from ``states`` (initial value, ONNX element type);
     ``step(states, slice)`` builds (into the body) the new states and then the one scanned
-    output; ``types``: the element types of ``x`` and of that output. Returns the final
-    states and the scanned output."""
+    output; ``types``: the element types of ``x`` and of that output. Returns the scanned
+    output; an empty ``x`` gives zeros of its shape without a Scan (onnxruntime's Scan dies
+    with SIGFPE on an empty input)."""
     names = [ctx.fresh("state") for _ in states] + [ctx.fresh("slice")]
-    outer, ctx.nodes = ctx.nodes, []
-    try:
+
+    def body() -> str:
         made = step(names[:-1], names[-1])
         made[-1] = ctx.node("Identity", [made[-1]])  # (a name of its own)
-        body_nodes = ctx.nodes
-    finally:
-        ctx.nodes = outer
+        return made
+
+    body_nodes, made = _captured(ctx, body)
     kinds = [t for _, t in states]
     inputs = [helper.make_tensor_value_info(n, t, None)
               for n, t in zip(names, [*kinds, types[0]], strict=True)]
     outputs = [helper.make_tensor_value_info(n, t, None)
                for n, t in zip(made, [*kinds, types[1]], strict=True)]
-    body = helper.make_graph(body_nodes, ctx.fresh("scan_body"), inputs, outputs)
+    graph = helper.make_graph(body_nodes, ctx.fresh("scan_body"), inputs, outputs)
     direction = [int(reverse)]
-    return ctx.node("Scan", [init for init, _ in states] + [x], outputs=len(made), body=body,
-                    num_scan_inputs=1, scan_input_axes=[dim], scan_output_axes=[dim],
-                    scan_input_directions=direction, scan_output_directions=direction)
+    scan = _branch(ctx, "scan", types[1], lambda: ctx.node(
+        "Scan", [init for init, _ in states] + [x], outputs=len(made), body=graph,
+        num_scan_inputs=1, scan_input_axes=[dim], scan_output_axes=[dim],
+        scan_input_directions=direction, scan_output_directions=direction)[-1])
+    zero = helper.make_tensor("value", types[1], [1], [0])
+    empty = _branch(ctx, "empty", types[1], lambda: ctx.node(
+        "ConstantOfShape", [ctx.node("Shape", [x])], value=zero))
+    size = ctx.node("Size", [x])
+    return ctx.node("If", [ctx.node("Equal", [size, ctx.scalar(0, int64)])],
+                    then_branch=empty, else_branch=scan)
 
 
-def _first(ctx: Context, x: str, dim: int) -> str:
-    """``x``'s first slice along ``dim`` (the shape of a Scan's state)."""
-    return ctx.node("Gather", [x, ctx.scalar(0, int64)], axis=dim)
+def _captured(ctx: Context, build: Callable[[], object]) -> tuple[list, object]:
+    """The nodes ``build`` adds (kept out of the graph) and what it returns."""
+    outer, ctx.nodes = ctx.nodes, []
+    try:
+        made = build()
+        return ctx.nodes, made
+    finally:
+        ctx.nodes = outer
 
 
-def _filled(ctx: Context, like: str, value: float, dtype: DType) -> str:
-    return ctx.node("ConstantOfShape", [ctx.node("Shape", [like])],
+def _branch(ctx: Context, hint: str, kind: int, build: Callable[[], str]) -> object:
+    """A subgraph of no inputs (an If's branch) whose one output ``build`` makes."""
+    nodes, out = _captured(ctx, build)
+    return helper.make_graph(nodes, ctx.fresh(hint), [],
+                             [helper.make_tensor_value_info(out, kind, None)])
+
+
+def _filled(ctx: Context, x: str, dim: int, value: float, dtype: DType) -> str:
+    """A Scan's state: ``value`` in the shape of ``x`` less ``dim`` (read off the shape, not
+    off an element, so a length-0 scan has a state too)."""
+    parts = [ctx.node("Shape", [x], end=dim)] if dim else []
+    parts.append(ctx.node("Shape", [x], start=dim + 1))
+    shape = parts[0] if len(parts) == 1 else ctx.node("Concat", parts, axis=0)
+    return ctx.node("ConstantOfShape", [shape],
                     value=helper.make_tensor("value", onnx_type(dtype), [1],
                                              [np.asarray(value, dtype.np).item()]))
+
+
+def _lowest(dtype: DType, highest: bool) -> float:
+    """The value every element beats: -inf/+inf, or an integer dtype's least/greatest."""
+    if dtype.is_floating_point:
+        return np.inf if highest else -np.inf
+    info = np.iinfo(dtype.np)
+    return info.max if highest else info.min
 
 
 @converter("cummax", "cummin")
 def cum_extremum_indices(ctx: Context, eqn: Eqn) -> str:
     """Eager's rule: the running extreme (NaN from the first NaN on) moves the index to
     every element equal to it, and to every NaN."""
-    src, dim = eqn.inputs[0], eqn.params["dim"]
-    dtype = int32 if src.dtype.name in _NARROW else src.dtype
+    src = eqn.inputs[0]
+    dim = eqn.params["dim"] % max(len(src.shape), 1)
+    dtype = int32 if src.dtype.name in _NARROW else \
+        float32 if src.dtype.name == "bfloat16" else src.dtype
     x = ctx.cast(ctx.value(src), src.dtype, dtype)
     floating = dtype.is_floating_point
     beats = "Greater" if eqn.prim.name == "cummax" else "Less"
@@ -77,11 +112,10 @@ def cum_extremum_indices(ctx: Context, eqn: Eqn) -> str:
         index = ctx.node("Where", [moves, t, index])
         return [best, index, ctx.node("Add", [t, ctx.scalar(1, int64)]), index]
 
-    first = _first(ctx, x, dim)
-    states = [(first, onnx_type(dtype)), (_filled(ctx, first, 0, int64), TensorProto.INT64),
+    start = _filled(ctx, x, dim, _lowest(dtype, eqn.prim.name == "cummin"), dtype)
+    states = [(start, onnx_type(dtype)), (_filled(ctx, x, dim, 0, int64), TensorProto.INT64),
               (ctx.scalar(0, int64), TensorProto.INT64)]
-    return _scan(ctx, x, (onnx_type(dtype), TensorProto.INT64), states, dim, False,
-                 step)[-1]
+    return _scan(ctx, x, (onnx_type(dtype), TensorProto.INT64), states, dim, False, step)
 
 
 @converter("logcumsumexp")
@@ -93,10 +127,11 @@ def logcumsumexp(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.refuse(f"logcumsumexp of {src.dtype.name}: ONNX export takes real "
                           "floating inputs only")
     x = ctx.cast(ctx.value(src), src.dtype, float64)
+    dim = p["dim"] % max(len(src.shape), 1)
 
     def step(states: list[str], a: str) -> list[str]:
         (s,) = states
-        above = ctx.node("Greater", [a, s])
+        above = ctx.node("Or", [ctx.node("Greater", [a, s]), ctx.node("IsNaN", [a])])
         top = ctx.node("Where", [above, a, s])
         low = ctx.node("Where", [above, s, a])
         tail = near_zero(ctx, ctx.node("Exp", [ctx.node("Sub", [low, top])]), float64,
@@ -104,7 +139,7 @@ def logcumsumexp(ctx: Context, eqn: Eqn) -> str | None:
         s = ctx.node("Where", [ctx.node("IsInf", [top]), top, ctx.node("Add", [top, tail])])
         return [s, s]
 
-    start = _filled(ctx, _first(ctx, x, p["dim"]), -np.inf, float64)
+    start = _filled(ctx, x, dim, -np.inf, float64)
     out = _scan(ctx, x, (TensorProto.DOUBLE, TensorProto.DOUBLE),
-                [(start, TensorProto.DOUBLE)], p["dim"], p["reverse"], step)[-1]
+                [(start, TensorProto.DOUBLE)], dim, p["reverse"], step)
     return ctx.cast(out, float64, src.dtype)
