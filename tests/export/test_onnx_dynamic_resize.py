@@ -40,6 +40,21 @@ def test_interpolate_over_dynamic_sizes(kwargs, dtype):
                                    atol=1e-6 if dtype == "float32" else 1e-3)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize(("dtype", "high"), [("int32", 2**31 - 1), ("int64", 2**62)])
+def test_nearest_interpolate_of_integers_above_2_24_is_exact(mode, dtype, high):
+    # (the values were gathered through float32: 16777217 came out as 16777216)
+    fn = lambda x: F.interpolate(x, scale_factor=(2, 0.7), mode=mode)  # noqa: E731
+    rng = np.random.default_rng(0)
+    example = ember.tensor(rng.integers(2**24, high, (1, 2, 5, 6), dtype=dtype))
+    proto = ember.onnx.to_model(fn, (example,), input_names=["x"], dynamic_axes=SPATIAL)
+    for shape in [(1, 2, 5, 6), (2, 2, 9, 4), (1, 2, 3, 11)]:
+        x = rng.integers(2**24, high, shape, dtype=dtype)
+        x[0, 0, 0, 0] = 16777217
+        got, want = run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0]
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_an_upsampling_decoder_with_a_dynamic_image_size():
     model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.Upsample(scale_factor=2,
                                                                      mode="bilinear"),

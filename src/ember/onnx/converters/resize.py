@@ -24,8 +24,8 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
                           "alone (without recompute_scale_factor) or a fixed size")
     t = float64 if src.dtype is float64 else float32  # (half types run in float32, as eagerly)
     axis = p["axis"]
-    x = ctx.cast(ctx.value(src), src.dtype, t)
-    size = ctx.node("Shape", [x], start=axis, end=axis + 1)
+    raw = ctx.value(src)  # (gathered as is by the nearest modes: exact for any dtype)
+    size = ctx.node("Shape", [raw], start=axis, end=axis + 1)
     if p["scale"] is not None:  # (out = floor(size·scale) in float64, as _sizes)
         wide = ctx.node("Mul", [ctx.cast(size, int64, float64), ctx.scalar(p["scale"], float64)])
         out = ctx.cast(ctx.node("Floor", [wide]), float64, int64)
@@ -48,7 +48,8 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
         index = ctx.node("Min", [index, last])
         if not exact:  # (eager reads every position as is where the sizes agree)
             index = ctx.node("Where", [ctx.node("Equal", [out, size]), dst_int, index])
-        return ctx.cast(ctx.node("Gather", [x, index], axis=axis), t, src.dtype)
+        return ctx.node("Gather", [raw, index], axis=axis)
+    x = ctx.cast(raw, src.dtype, t)
     if p["align_corners"]:
         one = ctx.ints([1])
         step = ctx.node("Div", [ctx.cast(last, int64, t),
