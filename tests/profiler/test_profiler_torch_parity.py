@@ -107,9 +107,34 @@ def test_autograd_profiler_takes_torchs_keywords():
                                            experimental_config=None, acc_events=True) as prof:
             lib.ones(2) + 1
         assert any(e.name.endswith("add") for e in prof.function_events)
-    for bad in ({"use_cpu": False}, {"use_device": "cuda"}):
-        with pytest.raises(ValueError, match="nothing to trace"):
-            ember.autograd.profiler.profile(**bad)
+    with pytest.raises(ValueError, match="use_cpu=False asks for device events only.*nothing"):
+        ember.autograd.profiler.profile(use_cpu=False)
+    # it said "use_cpu=True, use_device='cuda' leaves nothing to trace" (the CPU is traced)
+    with pytest.raises(ValueError, match="use_device='cuda' cannot be traced.*no device events"):
+        ember.autograd.profiler.profile(use_device="cuda")
+
+
+@pytest.mark.parametrize("options", [{"use_cuda": True}, {"use_device": "cuda"},
+                                     {"use_cpu": False}, {"post_processing_timeout_s": -1}],
+                         ids=str)
+def test_autograd_profiler_checks_nothing_when_disabled_as_torch(options):
+    # its checks ran with enabled=False: profile(enabled=args.profile, use_cuda=True) failed
+    for lib in (ember, torch):
+        with lib.autograd.profiler.profile(enabled=False, **options) as prof:
+            lib.ones(2) + 1
+        assert prof is None
+    with pytest.raises(ValueError, match="post_processing_timeout_s must be non-negative"):
+        ember.autograd.profiler.profile(post_processing_timeout_s=-1)
+
+
+def test_autograd_profiler_takes_torchs_newer_keywords():
+    # custom_trace_id_callback, post_processing_timeout_s and activity_filters were TypeErrors
+    for lib in (ember, torch):
+        with lib.autograd.profiler.profile(custom_trace_id_callback=lambda: "run-1",
+                                           post_processing_timeout_s=5.0,
+                                           activity_filters={}) as prof:
+            lib.ones(2) + 1
+        assert any(e.name.endswith("add") for e in prof.function_events), lib
 
 
 def test_docstring_examples():

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentError
@@ -24,10 +25,14 @@ __all__ = ["emit_nvtx", "profile", "record_function"]
 
 class profile(_profile):
     """``torch.autograd.profiler.profile``: records as :class:`ember.profiler.profile` does
-    when ``enabled`` (when not, records nothing and the ``with`` gives None, as PyTorch's);
-    ``function_events`` are the events, ``table`` sums them by name. ``use_kineto`` is
-    accepted (one recorder here); ``use_cpu=False`` or a ``use_device`` other than "cpu" is
-    refused, as ``use_cuda=True`` is.
+    when ``enabled`` (when not, records nothing, checks nothing, and the ``with`` gives None,
+    as PyTorch's); ``function_events`` are the events, ``table`` sums them by name.
+    ``use_kineto``, ``custom_trace_id_callback`` and ``activity_filters`` (of device
+    activities) are accepted and change nothing (one recorder, of the host); so is
+    ``post_processing_timeout_s`` (no post-processing; negative is an error, as PyTorch's).
+    ``use_cpu=False`` (device events only) is refused: there would be nothing to trace;
+    so is a ``use_device`` other than "cpu", as ``use_cuda=True`` is: no device events
+    are traced (PyTorch, on a host without that device, warns and profiles the CPU).
 
     Example:
         >>> with ember.autograd.profiler.profile() as prof:
@@ -41,15 +46,15 @@ class profile(_profile):
                  with_flops: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
                  use_cpu: bool = True, experimental_config: Any = None,
-                 acc_events: bool = False) -> None:
-        if not use_cpu or use_device not in (None, "cpu"):
-            raise ArgumentError(
-                f"autograd.profiler.profile: use_cpu={use_cpu}, use_device={use_device!r} "
-                "leaves nothing to trace: Ember's profiler traces the CPU (ops on any device "
-                "are timed from the host). Hint: leave use_cpu and use_device out")
+                 acc_events: bool = False,
+                 custom_trace_id_callback: Callable[[], str] | None = None,
+                 post_processing_timeout_s: float | None = None,
+                 activity_filters: dict | None = None) -> None:
+        if enabled:  # (PyTorch checks nothing when not: profile(enabled=flag, use_cuda=True))
+            _check_options(use_cpu, use_device, post_processing_timeout_s)
         super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
                          with_flops=with_flops, with_stack=with_stack,
-                         with_modules=with_modules, use_cuda=use_cuda,
+                         with_modules=with_modules, use_cuda=use_cuda and enabled,
                          experimental_config=experimental_config, acc_events=acc_events)
         self.enabled = enabled
 
@@ -83,6 +88,21 @@ class profile(_profile):
         return self.events().table(sort_by, row_limit, max_src_column_width,
                                    max_name_column_width, max_shapes_column_width, header,
                                    top_level_events_only)
+
+
+def _check_options(use_cpu: bool, use_device: str | None, timeout_s: float | None) -> None:
+    where = "autograd.profiler.profile"
+    if not use_cpu:
+        raise ArgumentError(f"{where}: use_cpu=False asks for device events only, and Ember's "
+                            "profiler traces the host (ops on any device are timed from "
+                            "there): nothing would be traced. Hint: leave use_cpu out")
+    if use_device not in (None, "cpu"):
+        raise ArgumentError(f"{where}: use_device={use_device!r} cannot be traced: Ember's "
+                            "profiler traces the host, and ops on any device are timed from "
+                            "there; no device events are recorded. Hint: leave use_device out")
+    if timeout_s is not None and timeout_s < 0:
+        raise ArgumentError(f"{where}: post_processing_timeout_s must be non-negative, got "
+                            f"{timeout_s}")
 
 
 class emit_nvtx:
