@@ -45,3 +45,12 @@ def test_border_dependent_divisors_are_refused_with_the_reason():
         ember.onnx.to_model(lambda x: F.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False),
                             (ember.randn(1, 2, 7, 8),), input_names=["x"],
                             dynamic_axes=SPATIAL)
+
+
+def test_window_counts_equal_in_every_trace_on_two_axes_are_refused():
+    # H' and W' are (2, 3, 5) in the three traces: W' was read from H''s Conv (a Reshape
+    # error at (10, 50)), or, once not, guessed as the batch + 1
+    with pytest.raises(ExportError, match="two window counts share"):
+        ember.onnx.to_model(lambda x: F.avg_pool2d(x, (4, 9), (4, 9)),
+                            (ember.randn(1, 2, 10, 24),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})

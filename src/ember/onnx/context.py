@@ -58,7 +58,8 @@ class Context:
         self._count = 0
         self._dims: dict[tuple[str, int], str] = {}
         self.reserved: set[str] = set()  # the graph's input, output and weight names
-        self.known: dict[tuple[int, ...], str] = {}  # sizes in the traces: a run-time size
+        self.known: dict[tuple[int, ...], str | None] = {}  # sizes in the traces: a size
+        self._rules: dict[tuple[int, ...], Any] = {}  # (what made each known size)
         self.producers = {v: e for e in graph.eqns for v in e.outputs}
 
     # -- names and values ------------------------------------------------------------------
@@ -186,23 +187,40 @@ class Context:
                 pieces.append(size)
                 continue
             found = self._follower([*sources, *self.graph.inputs], d, self.sizes(out, d))
-            if found is None and self.sizes(out, d) in self.known:
+            if found is None and self.known.get(self.sizes(out, d)) is not None:
                 pieces.append(self.known[self.sizes(out, d)])
             elif found is None:
                 left += 1
                 pieces.append(-1)
             else:
                 pieces.append(self.dim(*found))
-        if left > (1 if infer_one else 0):  # (sizes no dimension gives: multiples, offsets)
-            for d in sorted(dynamic):
-                if pieces[d] == -1 and \
-                        (times := self._multiple_of_input(self.sizes(out, d))) is not None:
-                    pieces[d], left = times, left - 1
+        unsure = [d for d in sorted(dynamic) if pieces[d] == -1 and
+                  self.sizes(out, d) in self.known]  # (window counts of different rules)
+        guesses = {d: rule for d in sorted(dynamic) if pieces[d] == -1 and d not in unsure
+                   and (rule := self._multiple_of_input(self.sizes(out, d))) is not None}
+        if left > (1 if infer_one else 0) and len(guesses) == left:
+            # (sizes no dimension gives, as multiples or offsets of an input's: only where
+            # they leave no -1, so that a wrong guess fails Reshape's element count)
+            for d, (op, k, where) in guesses.items():
+                pieces[d] = self.node(op, [self.dim(*where), self.ints([k])])
+            left = 0
         if left > (1 if infer_one else 0):
+            same = "" if not unsure else \
+                f" (dimensions {unsure} have sizes that two window counts share in every " \
+                "trace, so which gives them is unknown; hint: trace at other sizes)"
             self.refuse(f"the output shape {out.shape} has dynamic dimensions "
-                        f"{sorted(dynamic)} that no input dimension gives")
+                        f"{sorted(dynamic)} that no input dimension gives{same}")
             return None
         return self.join(pieces)
+
+    def make_known(self, sizes: tuple[int, ...], name: str, rule: Any) -> None:
+        """Makes ``name`` (a 1-D int64 tensor) the run-time size of the dimensions that have
+        ``sizes`` in the traces (a window count); ``rule``: what computes it from the
+        inputs. Sizes that two different rules give are ambiguous: read from neither."""
+        if self._rules.setdefault(sizes, rule) != rule:
+            self.known[sizes] = None
+        else:
+            self.known.setdefault(sizes, name)
 
     def input_dim(self, size: int, twin_size: int) -> str | None:
         """The run-time size (a 1-D int64 tensor) of the graph's inputs' dimension that is
@@ -217,10 +235,11 @@ class Context:
         far = None if self.check is None else self.check.get(var)
         return sizes if far is None else (*sizes, far.shape[d])
 
-    def _multiple_of_input(self, sizes: tuple[int, ...]) -> str | None:
-        """``k·N`` or ``N + c`` (a 1-D int64 tensor) where the size is ``k`` times one dynamic
-        input size ``N`` in every trace (``x.repeat(2, 1)`` of a dynamic batch), or ``N``
-        and a constant (padding); None when no input size or several give it."""
+    def _multiple_of_input(self, sizes: tuple[int, ...]) -> tuple[str, int, tuple[Var, int]] \
+            | None:
+        """``("Mul", k, (var, j))`` or ``("Add", c, (var, j))`` where the size is ``k`` times
+        one dynamic input size ``N`` in every trace (``x.repeat(2, 1)`` of a dynamic batch),
+        or ``N`` and a constant (padding); None when no input size or several give it."""
         found = {}
         for var in self.graph.inputs:
             for j in self.dynamic_dims(var):
@@ -233,7 +252,7 @@ class Context:
         if len(found) != 1:
             return None
         ((_, op, k), where), = found.items()
-        return self.node(op, [self.dim(*where), self.ints([k])])
+        return op, k, where
 
     def dynamic_sizes(self) -> set[tuple[int, int]]:
         """The (traced, resized) size pairs of the graph inputs' dynamic dimensions."""

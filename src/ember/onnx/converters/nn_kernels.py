@@ -225,9 +225,10 @@ def _window_counts(ctx: Context, eqn: Eqn, cols: str) -> None:
     for i, (k, s, (lo, hi), d) in enumerate(zip(p["kernel_size"], p["stride"], p["padding"],
                                                 p["dilation"])):
         if 2 + i in ctx.dynamic_dims(x):
-            counts = tuple((h + lo + hi - d * (k - 1) - 1) // s + 1
-                           for h in ctx.sizes(x, 2 + i))
-            ctx.known.setdefault(counts, ctx.node("Shape", [cols], start=2 + i, end=3 + i))
+            sizes, shift = ctx.sizes(x, 2 + i), lo + hi - d * (k - 1) - 1
+            counts = tuple((h + shift) // s + 1 for h in sizes)
+            ctx.make_known(counts, ctx.node("Shape", [cols], start=2 + i, end=3 + i),
+                           (sizes, shift, s))
 
 
 @converter("fold")
