@@ -215,6 +215,11 @@ def test_trace_metadata_as_torch(tmp_path):
         prof.add_metadata("n", 3)  # torch: AttributeError 'int' object has no attribute 'replace'
     with pytest.raises(ValueError, match="not JSON"):
         prof.add_metadata_json("bad", "{oops")
+    # the key was not checked (json wrote it as "5"); torch: TypeError
+    with pytest.raises(TypeError, match="add_metadata_json: key and value must be strings"):
+        prof.add_metadata_json(5, "1")
+    prof.add_metadata("late", "x")  # ignored once the profile stops, as torch's
+    assert "late" not in prof.chrome_trace() and prof.chrome_trace()["run"]
 
 
 def test_time_strings_and_device_times_as_torch():

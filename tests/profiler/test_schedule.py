@@ -5,6 +5,7 @@ activities."""
 import doctest
 import gzip
 import json
+import tempfile
 import warnings
 
 import pytest
@@ -213,3 +214,33 @@ def test_stop_inside_the_with_block_as_torch():
         prof.stop()
         ember.ones(2).sin()  # not recorded
     assert [e.name for e in prof.events()] == ["exp"]
+
+
+@pytest.mark.parametrize("plan, acc_events", [((1, 1, 1, 2), False), ((0, 0, 2, 2), False),
+                                              ((1, 1, 1, 2), True)], ids=str)
+def test_metadata_belongs_to_the_trace_being_recorded_as_torch(plan, acc_events):
+    # every key stayed in all later cycles' traces, and keys added in waiting steps were kept
+    seen = {}
+    for lib in (ember, torch):
+        traces = seen[lib] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched = lib.profiler.schedule(wait=plan[0], warmup=plan[1], active=plan[2],
+                                          repeat=plan[3])
+        with lib.profiler.profile(schedule=sched, acc_events=acc_events,
+                                  on_trace_ready=lambda p, t=traces: t.append(
+                                      sorted(k for k in _trace(p) if k.startswith("k")))) as p:
+            for i in range(sum(plan[:3]) * plan[3] + 1):
+                lib.ones(2).exp()
+                p.add_metadata(f"k{i}", "v")
+                p.step()
+    assert seen[ember] == seen[torch]
+
+
+def _trace(prof):
+    if isinstance(prof, profile):
+        return prof.chrome_trace()
+    with tempfile.TemporaryDirectory() as d:
+        prof.export_chrome_trace(f"{d}/t.json")
+        with open(f"{d}/t.json") as f:
+            return json.load(f)

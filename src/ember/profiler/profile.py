@@ -171,8 +171,10 @@ class profile:
                     self.on_trace_ready(self)
         starts_cycle = after in (ProfilerAction.WARMUP, *recording) and \
             before not in (ProfilerAction.WARMUP, ProfilerAction.RECORD)
-        if starts_cycle and not self.acc_events:
-            self._events, self._stacks = [], {}
+        if starts_cycle:  # (add_metadata's keys belong to one trace, even with acc_events)
+            self._metadata = {}
+            if not self.acc_events:
+                self._events, self._stacks = [], {}
         if after in recording and not self._recording:
             self._start_trace()
 
@@ -294,7 +296,9 @@ class profile:
             json.dump(self.chrome_trace(), f)
 
     def add_metadata(self, key: str, value: str) -> None:
-        """Adds ``key: value`` (strings) to the top level of the exported trace.
+        """Adds ``key: value`` (strings) to the top level of the trace being recorded. As in
+        PyTorch, it belongs to that trace: a new cycle of the schedule starts without it, and
+        it is ignored outside a warm-up or recording step (and once the profile stops).
 
         Example:
             >>> with ember.profiler.profile() as prof:
@@ -302,15 +306,12 @@ class profile:
             >>> prof.chrome_trace()["run"]
             'baseline'
         """
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise ArgumentTypeError(f"add_metadata: key and value must be strings, got "
-                                    f"{type(key).__name__} and {type(value).__name__}. Hint: "
-                                    "add_metadata_json(key, json.dumps(value))")
-        self._metadata[key] = value
+        _check_strings("add_metadata", key, value)
+        self._add_metadata(key, value)
 
     def add_metadata_json(self, key: str, value: str) -> None:
-        """Adds ``key`` to the top level of the exported trace, with the value that the JSON
-        text ``value`` holds.
+        """Adds ``key`` to the top level of the trace being recorded, with the value that the
+        JSON text ``value`` holds (as :meth:`add_metadata`).
 
         Example:
             >>> with ember.profiler.profile() as prof:
@@ -318,11 +319,16 @@ class profile:
             >>> prof.chrome_trace()["sizes"]
             [1, 2]
         """
+        _check_strings("add_metadata_json", key, value)
         try:
-            self._metadata[key] = json.loads(value)
-        except (TypeError, ValueError) as exc:
+            self._add_metadata(key, json.loads(value))
+        except ValueError as exc:
             raise ArgumentError(f"add_metadata_json: the value for {key!r} is not JSON text: "
                                 f"{exc}") from None
+
+    def _add_metadata(self, key: str, value: Any) -> None:
+        if self._running and self._action is not ProfilerAction.NONE:
+            self._metadata[key] = value
 
     def chrome_trace(self) -> dict:
         """The trace as a dict (what :meth:`export_chrome_trace` writes)."""
@@ -354,6 +360,13 @@ class profile:
 
 
 _CATEGORY = {"op": "cpu_op", "backward": "autograd", "user": "user_annotation"}
+
+
+def _check_strings(who: str, key: Any, value: Any) -> None:
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise ArgumentTypeError(f"{who}: key and value must be strings, got "
+                                f"{type(key).__name__} and {type(value).__name__}. Hint: "
+                                "add_metadata_json(key, json.dumps(value))")
 
 
 def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
