@@ -52,3 +52,15 @@ def test_windows_that_fit_at_every_traced_size_are_refused_with_the_reason():
     with pytest.raises(ExportError, match="cannot tell ceil_mode from floor"):
         ember.onnx.to_model(lambda x: F.max_pool2d(x, 2), (ember.randn(1, 2, 6, 8),),
                             input_names=["x"], dynamic_axes={"x": {0: "b", 2: "h"}})
+
+
+def test_an_output_size_equal_in_the_first_two_traces_is_declared_dynamic():
+    # traced at h = 8 and 9 (H' = 4 both times) and 11 (5): it was declared {1, 2, 4, 4}
+    fn = lambda x: F.max_pool2d(x, 2)  # noqa: E731
+    proto = ember.onnx.to_model(fn, (ember.randn(1, 2, 8, 8),), input_names=["x"],
+                                dynamic_axes={"x": {2: "h"}})
+    dims = proto.graph.output[0].type.tensor_type.shape.dim
+    assert [d.dim_value for d in dims[:2]] + [dims[3].dim_value] == [1, 2, 4]
+    assert dims[2].dim_param and not dims[2].dim_value
+    x = np.random.default_rng(0).standard_normal((1, 2, 13, 8)).astype(np.float32)
+    np.testing.assert_array_equal(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0])

@@ -361,15 +361,16 @@ def _unsupported(missing: dict[str, list[Source | None]], why: str = "",
 def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
            axes: tuple, export_params: bool, weights_as_inputs: bool) -> onnx.ModelProto:
     dim_names = axes[1]
-    # a dynamic size of an output takes the name of the input axis it follows
-    followed = {(v.shape[a], ctx.twin_shape(v)[a]): dim for v, n in zip(graph.inputs, in_names)
+    # a dynamic size of an output takes the name of the input axis it follows (in every
+    # trace: a size equal in the first two may differ in the third)
+    followed = {ctx.sizes(v, a): dim for v, n in zip(graph.inputs, in_names)
                 for a, dim in dim_names.get(n, {}).items()}
 
     def value_info(name: str, var: Var) -> Any:
         named = dim_names.get(name, {})
-        twin = ctx.twin_shape(var)
-        shape = [named.get(d, size if size == twin[d] else
-                           followed.get((size, twin[d]), f"{name}_dim{d}"))
+        sizes = [ctx.sizes(var, d) for d in range(len(var.shape))]
+        shape = [named.get(d, size if len(set(sizes[d])) == 1 else
+                           followed.get(sizes[d], f"{name}_dim{d}"))
                  for d, size in enumerate(var.shape)]
         return helper.make_tensor_value_info(name, onnx_type(var.dtype), shape)
 
