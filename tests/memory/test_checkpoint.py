@@ -188,6 +188,12 @@ def test_debug_is_taken_as_torch():
     with set_checkpoint_debug_enabled(True):
         checkpoint(lambda a: a.exp(), x, use_reentrant=False).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
+    # a numpy bool was refused ("must be a bool or None, got bool"), and 1; torch takes any
+    for flag in (np.bool_(True), 1, None):
+        for switch in (set_checkpoint_debug_enabled,
+                       torch.utils.checkpoint.set_checkpoint_debug_enabled):
+            with switch(flag):
+                pass
 
 
 def test_sequential_refuses_unknown_keywords_and_no_functions():
