@@ -12,6 +12,7 @@ their gradients through the ordinary graph.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -256,8 +257,8 @@ def detach_variable(inputs: tuple) -> tuple:
 
 
 # checkpoint's options that checkpoint_sequential passes on (torch's takes preserve_rng_state)
-_SEQUENTIAL_OPTIONS = {"preserve_rng_state", "context_fn", "determinism_check", "early_stop",
-                       "debug"}
+_SEQUENTIAL_OPTIONS = {name for name, p in inspect.signature(checkpoint).parameters.items()
+                       if p.kind is p.KEYWORD_ONLY and name != "use_reentrant"}
 
 
 def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, input: Any,
