@@ -1,5 +1,6 @@
 """ember.signal.windows against torch.signal.windows: values, dtypes, arguments and errors."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -64,3 +65,30 @@ def test_windows_take_a_strided_layout_as_torch(name, kw):
                 rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="dense tensors only"):
         make(5, layout=ember.sparse_coo, **kw)
+
+
+@pytest.mark.parametrize("a", [(0.5, "x"), {"x": 1}, (0.5, "0.5"), (0.5, 0.5j)], ids=str)
+def test_general_cosine_refuses_a_coefficient_that_is_no_real_number_as_torch(a):
+    # float()'s bare "could not convert string to float: 'x'" (a ValueError), and "0.5" was
+    # taken; torch: TypeError "must be real number, not str"
+    raises_like_torch(lambda lib: lib.signal.windows.general_cosine(4, a=a), TypeError,
+                      r"general_cosine: coefficient a\[\d\] must be a real number, got")
+
+
+def test_general_cosine_takes_numpy_and_tensor_coefficients_as_torch():
+    for lib in (ember, torch):
+        out = lib.signal.windows.general_cosine(3, a=[np.float64(0.5), lib.tensor(0.5)],
+                                                dtype=lib.float64)
+        assert out.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_window_checks_come_in_torchs_order():
+    # M, layout, dtype: a sparse layout with an int dtype named the dtype (torch: the layout)
+    raises_like_torch(lambda lib: lib.signal.windows.hann(3, dtype=lib.int64,
+                                                          layout=lib.sparse_coo),
+                      ValueError, "general_cosine: makes dense tensors only")
+    with pytest.raises(ValueError, match="strided tensors only"):
+        torch.signal.windows.hann(3, dtype=torch.int64, layout=torch.sparse_coo)
+    raises_like_torch(lambda lib: lib.signal.windows.hann(-1, dtype=lib.int64,
+                                                          layout=lib.sparse_coo),
+                      ValueError, "requires non-negative window length")

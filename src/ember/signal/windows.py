@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
+from ember.ops.creation import check_strided
 from ember.ops.unary import abs, exp, sin
 from ember.ops.windows import bartlett_shape, blackman_shape, cosine_sum, kaiser_shape, make_window
 from ember.tensor import Tensor
@@ -30,11 +31,12 @@ __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general
 def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
             requires_grad: bool, shape: Callable[[Tensor, int], Tensor],
             ones_below: int = 2) -> Tensor:
-    """torch.signal.windows' checks (ValueError for a negative length, a dtype other than
-    float32 and float64 or a layout other than strided), then the window."""
+    """torch.signal.windows' checks, in its order (ValueError for a negative length, a layout
+    other than strided, a dtype other than float32 and float64), then the window."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if M < 0:
         raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
+    check_strided(name, layout)
     if dt not in (dtypes.float32, dtypes.float64):
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
     return make_window(name, M, not sym, dt, layout, device, requires_grad, shape,
@@ -131,11 +133,23 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,
     if M > 1:
         if isinstance(a, str) or not isinstance(a, Iterable):  # (a str: its characters)
             raise TypeError("Coefficients must be a list/tuple")
-        coefficients = [float(c) for c in a]
+        coefficients = [_real(i, c) for i, c in enumerate(a)]
         if not coefficients:
             raise ArgumentError("Coefficients cannot be empty")
     return _window("general_cosine", M, sym, dtype, layout, device, requires_grad,
                    cosine_sum(coefficients))
+
+
+def _real(i: int, c: Any) -> float:
+    """The coefficient ``a[i]`` as a float; a str is refused, as PyTorch's (float() takes
+    "0.5")."""
+    if not isinstance(c, (str, bytes)):
+        try:
+            return float(c)
+        except (TypeError, ValueError):
+            pass
+    raise ArgumentTypeError(f"general_cosine: coefficient a[{i}] must be a real number, got "
+                            f"{type(c).__name__}")
 
 
 def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True,
