@@ -64,3 +64,45 @@ def test_an_output_size_equal_in_the_first_two_traces_is_declared_dynamic():
     assert dims[2].dim_param and not dims[2].dim_value
     x = np.random.default_rng(0).standard_normal((1, 2, 13, 8)).astype(np.float32)
     np.testing.assert_array_equal(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("kwargs", [
+    {"kernel_size": 2, "stride": 2, "dilation": 2, "padding": 1},
+    {"kernel_size": 2, "stride": 1, "dilation": 2, "padding": 1, "ceil_mode": True},
+])
+def test_a_window_all_in_the_padding_is_minus_inf(kwargs, dtype):
+    # (onnxruntime's MaxPool starts from the lowest finite float: -3.4e38 came out)
+    fn = lambda x: F.max_pool2d(x, **kwargs)  # noqa: E731
+    proto = ember.onnx.to_model(fn, (ember.randn(1, 1, 7, 6).to(getattr(ember, dtype)),),
+                                input_names=["x"], dynamic_axes={"x": {2: "h"}})
+    for h in (1, 2, 7):
+        x = np.arange(6 * h, dtype=dtype).reshape(1, 1, h, 6)
+        np.testing.assert_array_equal(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0])
+    static = ember.onnx.to_model(fn, (ember.tensor(x[:, :, :1]),))
+    np.testing.assert_array_equal(run_onnx(static, x[:, :, :1])[0],
+                                  eager(fn, ember.tensor(x[:, :, :1]))[0])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8", "uint8"])
+def test_integer_max_pooling_is_exact(dtype):
+    # (int32/int16 failed ONNX's checker: MaxPool takes floats, int8 and uint8; pooled in
+    # float64 now, an all-padding window at the dtype's least value as eagerly)
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(0)
+    for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1},
+                   {"kernel_size": 2, "stride": 2, "dilation": 2, "padding": 1}):
+        fn = lambda x, kw=kwargs: F.max_pool2d(x, **kw)  # noqa: E731
+        ints = lambda *s: rng.integers(info.min, info.max, s, endpoint=True, dtype=dtype)  # noqa: E731
+        for dynamic in ({}, SPATIAL):
+            proto = ember.onnx.to_model(fn, (ember.tensor(ints(1, 2, 7, 9)),),
+                                        input_names=["x"], dynamic_axes=dynamic)
+            for shape in [(1, 2, 7, 9)] + ([(2, 2, 1, 4), (1, 2, 12, 5)] if dynamic else []):
+                x = ints(*shape)
+                got, want = run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0]
+                assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_int64_max_pooling_is_refused_with_the_reason():
+    with pytest.raises(ExportError, match="max pooling of int64.*2\\*\\*53"):
+        ember.onnx.to_model(lambda x: F.max_pool2d(x, 2), (ember.arange(16).reshape(1, 1, 4, 4),))

@@ -50,19 +50,36 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     ``ceil_mode``) goes to MaxPool as is where onnxruntime takes it (pads below the kernel
     size), else the input is padded with its lowest value first; with dynamic spatial axes
     MaxPool counts the windows itself (:func:`_ceil_mode`). Float windows then get NaN and
-    -inf right: :func:`_nan_and_neg_inf`."""
+    -inf right: :func:`_nan_and_neg_inf`. MaxPool takes floats, int8 and uint8: int16 and
+    int32 are pooled in float64 (exact), int64 is refused."""
     src = eqn.inputs[0]
-    p = eqn.params
-    x, pads, ceil = ctx.value(src), p["padding"], None
+    if src.dtype is int64:
+        ctx.refuse("max pooling of int64: ONNX's MaxPool takes floats, int8 and uint8 only, "
+                   "and float64 holds int64 values exactly only up to 2**53. Hint: pool a "
+                   "float64 or int32 copy")
+        return [None, None]
+    if src.dtype.name in ("int16", "int32"):
+        lowest = ctx.scalar(np.iinfo(src.dtype.np).min, float64)
+        wide = ctx.cast(ctx.value(src), src.dtype, float64)
+        values = _max_pool(ctx, eqn, wide, float64)[0]  # (an all-padding window: eager's min)
+        return [None if values is None else
+                ctx.cast(ctx.node("Max", [values, lowest]), float64, src.dtype), None]
+    return _max_pool(ctx, eqn, ctx.value(src), src.dtype)
+
+
+def _max_pool(ctx: Context, eqn: Eqn, x: str, dtype: DType) -> list[str | None]:
+    """:func:`max_pool` of ``x`` (``eqn``'s input, as ``dtype``)."""
+    src, p = eqn.inputs[0], eqn.params
+    pads, ceil = p["padding"], None
     if any(d >= 2 for d in ctx.dynamic_dims(src)):
         ceil = _ceil_mode(ctx, eqn)
         if ceil is None:
             return [None, None]
         pads = tuple((lo, lo) for lo, _ in pads)
     elif any(max(pad) >= k for pad, k in zip(pads, p["kernel_size"])):
-        lowest = -np.inf if src.dtype.is_floating_point else np.iinfo(src.dtype.np).min
+        lowest = -np.inf if dtype.is_floating_point else np.iinfo(dtype.np).min
         spatial = range(2, len(src.shape))
-        x = ctx.node("Pad", [x, ctx.ints(_pads(pads)), ctx.scalar(lowest, src.dtype),
+        x = ctx.node("Pad", [x, ctx.ints(_pads(pads)), ctx.scalar(lowest, dtype),
                              ctx.ints(spatial)])
         pads = tuple((0, 0) for _ in pads)
 
@@ -73,7 +90,7 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
 
     values = pool(x)
     if src.dtype.is_floating_point:
-        values = _nan_and_neg_inf(ctx, x, values, src.dtype, pool)
+        values = _nan_and_neg_inf(ctx, x, values, dtype, pool)
     return [values, None]
 
 
@@ -111,12 +128,13 @@ def _nan_and_neg_inf(ctx: Context, x: str, values: str, dtype: DType,
                      pool: Callable[[str], str]) -> str:
     """``values``, ``pool`` of float ``x``, NaN where a window holds a NaN (onnxruntime's
     MaxPool skips it; Ember's, as PyTorch's, propagates it) and -inf where it holds only
-    -inf (onnxruntime's starts from the lowest finite float): one more pool, of a code that
-    is 2 at NaN, 0 at -inf (and in the padding) and 1 elsewhere."""
+    -inf or lies in the padding (onnxruntime's starts from the lowest finite float): one
+    more pool, of a code that is 2 at NaN, 0 at -inf and 1 elsewhere (below 1: no value
+    above -inf, an all-padding window giving the lowest float)."""
     nan = ctx.node("IsNaN", [x])
     above = ctx.cast(ctx.node("Greater", [x, ctx.scalar(-np.inf, dtype)]), bool_, dtype)
     code = pool(ctx.node("Where", [nan, ctx.scalar(2, dtype), above]))
-    values = ctx.node("Where", [ctx.node("Equal", [code, ctx.scalar(0, dtype)]),
+    values = ctx.node("Where", [ctx.node("Less", [code, ctx.scalar(1, dtype)]),
                                 ctx.scalar(-np.inf, dtype), values])
     return ctx.node("Where", [ctx.node("Equal", [code, ctx.scalar(2, dtype)]),
                               ctx.scalar(np.nan, dtype), values])
