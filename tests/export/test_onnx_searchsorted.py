@@ -52,3 +52,12 @@ def test_boundaries_of_a_dynamic_length_are_refused():
         ember.onnx.to_model(lambda s, v: ember.searchsorted(s, v),
                             (ember.tensor([1.0, 2.0, 3.0]), ember.tensor([2.5])),
                             input_names=["s", "v"], dynamic_axes={"s": {0: "n"}})
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_bfloat16_boundaries_and_values(right):
+    # (onnxruntime has no bfloat16 Greater: they are compared as float32, exactly)
+    fn = lambda b, v: ember.searchsorted(b.bfloat16(), v.bfloat16(), right=right)  # noqa: E731
+    b = ember.tensor([1.0, 3.0, 3.0, 5.0, 256.0, 257.0, float("nan")])
+    v = ember.tensor([[0.0, 3.0, 4.0, 258.0], [float("nan"), 257.0, 5.0, 1.0]])
+    check_feeds(fn, [(b, v)])

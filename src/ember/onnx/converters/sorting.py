@@ -11,7 +11,7 @@ import numpy as np
 from onnx import TensorProto
 from onnx import helper as onnx_helper
 
-from ember.dtypes import bool_, int32, int64
+from ember.dtypes import bfloat16, bool_, float32, int32, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
 from ember.onnx.registry import converter
@@ -61,7 +61,9 @@ def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.node("GatherElements", [table, at], axis=-1) if rows else \
             ctx.node("Gather", [table, at], axis=0)
 
-    table, v = ctx.value(seq), ctx.value(vals)
+    # (bfloat16 compared as float32, exact: onnxruntime's Greater takes no bfloat16)
+    table, v = (ctx.cast(ctx.value(a), a.dtype, float32 if a.dtype is bfloat16 else a.dtype)
+                for a in (seq, vals))
     start = ctx.node("ConstantOfShape", [ctx.node("Shape", [v])],
                      value=onnx_helper.make_tensor("v", TensorProto.INT64, [1], [0]))
     end = ctx.node("Add", [start, ctx.scalar(n, int64)])
