@@ -86,3 +86,31 @@ def test_index_select_matrix_index_is_an_index_error():
     with pytest.raises(IndexError, match="index must be a vector") as info:
         _x(ember, 3, 4).index_select(0, ember.tensor([[0]]))
     assert isinstance(info.value, ShapeError)
+
+
+UINT8_KEYS = [
+    lambda: np.array([1, 0, 1], np.uint8),
+    lambda: np.array(1, np.uint8),
+    lambda: np.array(0, np.uint8),
+    lambda: (np.array([1, 0, 1], np.uint8), 0),
+    lambda: (slice(None), np.array([1, 0, 1, 1], np.uint8)),
+    lambda: [np.uint8(1), np.uint8(0), np.uint8(1)],
+]
+
+
+@pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8")
+@pytest.mark.parametrize("k", range(len(UINT8_KEYS)))
+def test_numpy_uint8_key_is_a_mask_as_in_torch(k):
+    # torch reads a NumPy uint8 array as a uint8 tensor, a mask (Ember indexed with it)
+    key = UINT8_KEYS[k]()
+    x, t = _x(ember, 3, 4), _x(torch, 3, 4)
+    np.testing.assert_array_equal(x[key].numpy(), t[key].numpy())
+    v = _x(torch, *t[key].shape) + 100  # (torch refuses a scalar here, a tensor it writes)
+    y, u = x.clone(), t.clone()
+    y[key], u[key] = ember.tensor(v.numpy()), v
+    np.testing.assert_array_equal(y.numpy(), u.numpy())
+
+
+def test_numpy_uint8_mask_of_the_wrong_shape_is_an_index_error():
+    with pytest.raises(IndexError, match="shape of the mask"):
+        _x(ember, 3, 4)[np.array([1, 0], np.uint8)]

@@ -307,6 +307,8 @@ def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
         except ValueError:
             raise IndexTypeError(f"{op}: cannot index with the ragged {type(k).__name__} "
                                  f"{k!r}: its items have different lengths") from None
+        if a.dtype == np.uint8:  # a mask, as a uint8 tensor (PyTorch converts it to one)
+            return _classify(_wrap(x._device.xp.asarray(a), x._device), x, op)
         if a.dtype.kind == "b":
             a = a if a.ndim else a.item()
         elif a.dtype.kind in "ui" or a.size == 0:
