@@ -1,17 +1,18 @@
-"""Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot
-lowered; smooth L1 / Huber losses, geqrf/orgqr in float32; binary cross entropy of a
-bfloat16 input and a float32 target, which was refused; composites on the float32 list,
-cdist, grid_sample, quantile, polar, lstsq, the 3-D pools, reflect/replicate pads, which ran
-in low precision or refused mixed operands; index_copy, on the promote list), autocast's
-argument types, and GradScaler's check that ``scale`` ran before ``step``; each compared
-with torch on the same inputs."""
+"""Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot,
+0-d operands too, lowered; smooth L1 / Huber losses, geqrf/orgqr in float32; binary cross
+entropy of a bfloat16 input and a float32 target, which was refused; composites on the
+float32 list, cdist, grid_sample, quantile, polar, lstsq, the 3-D pools, max_unpool1d/2d/3d,
+interpolate's area mode of a 5-D input, reflect/replicate pads, which ran in low precision or
+refused mixed operands; index_copy, on the promote list), autocast's argument types, and
+GradScaler's check that ``scale`` ran before ``step``; each compared with torch on the same
+inputs."""
 
 import numpy as np
 import pytest
 import torch
 
 import ember
-from ember.errors import ArgumentTypeError
+from ember.errors import ArgumentTypeError, DTypeError
 
 R = np.random.default_rng(47)
 
@@ -43,9 +44,18 @@ OPS = {  # name: (fn, input shapes, tolerance)
                             [(1, 2, 4, 4, 4)], 1e-2),
     "adaptive_max_pool3d": (lambda lib, x: lib.nn.functional.adaptive_max_pool3d(x, 2),
                             [(1, 2, 4, 4, 4)], 1e-2),
+    "max_unpool1d": (lambda lib, x: lib.nn.functional.max_unpool1d(
+        *lib.nn.functional.max_pool1d(x, 2, return_indices=True), 2), [(1, 2, 6)], 1e-2),
     "max_unpool2d": (lambda lib, x: lib.nn.functional.max_unpool2d(
         *lib.nn.functional.max_pool2d(x, 2, return_indices=True), 2), [(1, 2, 4, 4)], 1e-2),
+    "interpolate_area_3d": (lambda lib, x: lib.nn.functional.interpolate(
+        x, size=(2, 3, 2), mode="area"), [(1, 2, 4, 5, 4)], 1e-2),
+    "interpolate_area_2d": (lambda lib, x: lib.nn.functional.interpolate(
+        x, size=(2, 3), mode="area"), [(1, 2, 4, 5)], 1e-2),
     "vecdot": (lambda lib, a, b: lib.linalg.vecdot(a, b, dim=0), [(4, 3), (1, 3)], 3e-2),
+    "vecdot_0d": (lambda lib, a, b: lib.linalg.vecdot(a, b), [(3,), ()], 3e-2),
+    "vecdot_0d_first": (lambda lib, a, b: lib.linalg.vecdot(a, b, dim=0), [(), (4, 2)], 3e-2),
+    "vecdot_both_0d": (lambda lib, a, b: lib.linalg.vecdot(a, b), [(), ()], 3e-2),
     "geqrf": (lambda lib, a: lib.geqrf(a)[0], [(3, 3)], 1e-2),
     "orgqr": (lambda lib, a: lib.orgqr(*lib.geqrf(a)), [(3, 3)], 1e-2),
 }
@@ -103,6 +113,43 @@ def test_index_copy_promotes_under_autocast_as_torch(dtypes):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("dtypes", [("bfloat16", "float64"), ("float64", "float32")])
+def test_index_copy_refuses_a_float64_mix_under_autocast_as_torch(dtypes):
+    # (Ember promoted to float64; autocast never casts float64, so the dtypes stay unequal)
+    for lib, error in ((torch, RuntimeError), (ember, DTypeError)):
+        a, b = (lib.zeros(3, 2, dtype=getattr(lib, d)) for d in dtypes)
+        with lib.autocast("cpu"), pytest.raises(error, match="dtype"):
+            a.index_copy(0, lib.tensor([2, 0]), b[:2])
+
+
+@pytest.mark.parametrize("shapes", [((3,), ()), ((), ()), ((), (2, 3))])
+def test_vecdot_of_a_0d_operand_under_autocast_has_torchs_gradients(shapes):
+    # (a 0-d operand took the float32 mul+sum path; torch lowers it as any other vecdot)
+    arrays = [R.standard_normal(s).astype(np.float32) for s in shapes]
+    results = []
+    for lib in (ember, torch):
+        x, y = (lib.tensor(a, requires_grad=True) for a in arrays)
+        with lib.autocast("cpu"):
+            out = lib.linalg.vecdot(x, y, dim=0)
+        out.float().sum().backward()
+        results.append([str(t.dtype) for t in (out, x.grad, y.grad)] +
+                       [t.float().detach().numpy() for t in (out, x.grad, y.grad)])
+    ours, theirs = results
+    assert [d.split(".")[-1] for d in ours[:3]] == [d.split(".")[-1] for d in theirs[:3]]
+    for a, b in zip(ours[3:], theirs[3:]):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
+
+
+def test_a_dtype_error_after_autocasts_float32_cast_names_the_cast():
+    # (cdist(bf16, f64) said "got float32 and float64": the user passed bfloat16)
+    x, y = R.standard_normal((2, 3, 2)).astype(np.float32)
+    with torch.autocast("cpu"), pytest.raises(RuntimeError):
+        torch.cdist(torch.tensor(x).bfloat16(), torch.tensor(y).double())
+    with ember.autocast("cpu"), pytest.raises(DTypeError, match=r"float64 \(under autocast, "
+                                              r"cdist's bfloat16 arguments were cast to float32"):
+        ember.cdist(ember.tensor(x).bfloat16(), ember.tensor(y).double())
+
+
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("dims", [1, 2, 3])
 def test_reflection_and_replication_pads_run_in_float32_where_torch_lists_them(mode, dims):
@@ -140,16 +187,20 @@ def test_a_dtype_that_is_not_a_dtype_is_a_type_error(dtype):
 
 
 @pytest.mark.parametrize("flag", ["enabled", "cache_enabled"])
-@pytest.mark.parametrize("value", ["no", 1, 0])
-def test_enabled_and_cache_enabled_must_be_bools(flag, value):
+@pytest.mark.parametrize("value, kind", [("no", "str"), (1, "int"), (0, "int"),
+                                         (np.True_, "numpy.bool")])
+def test_enabled_and_cache_enabled_must_be_bools(flag, value, kind):
     # ("no" was truthy: autocast ran; 0 turned it off silently). torch's autocast raises the
-    # TypeError in __enter__, from these setters, after changing its state: asked here alone
+    # TypeError in __enter__, from these setters, after changing its state: asked here alone.
+    # The message names the argument (it said "enabled" for cache_enabled) and the type with
+    # its module (NumPy 2's bool type is called "bool": "got bool np.True_")
     with pytest.raises(TypeError):
         if flag == "enabled":
             torch.set_autocast_enabled("cpu", value)
         else:
             torch.set_autocast_cache_enabled(value)
-    with pytest.raises(ArgumentTypeError, match="must be a bool"):
+    with pytest.raises(ArgumentTypeError,
+                       match=f"^autocast: {flag} must be a bool, got {kind} "):
         ember.autocast("cpu", **{flag: value})
 
 
@@ -167,7 +218,11 @@ def test_grad_scaler_refuses_to_run_before_scale_as_torch(call):
         method, args = {"step": ("step", (opt,)), "unscale_": ("unscale_", (opt,)),
                         "update": ("update", ()), "update_new_scale": ("update", (4.0,)),
                         "step_after_load_state_dict": ("step", (opt,))}[call]
-        with pytest.raises((AssertionError, RuntimeError), match="scale"):
+        # (torch: "Attempted step but _scale is None", "_scale is None in unscale_"; Ember's
+        # own message, not any scaler error that mentions the scale)
+        pattern = rf"^GradScaler\.{method}: scale\(\) has not been called" if lib is ember \
+            else "_scale is None"
+        with pytest.raises((AssertionError, RuntimeError), match=pattern):
             getattr(scaler, method)(*args)
         np.testing.assert_array_equal(p.detach().numpy(), [1.0, 1.0])
 

@@ -288,10 +288,10 @@ def test_numbers_of_other_kinds_still_pass_at_the_errors4_sites():
     (lambda m, F: m.set_autocast_enabled("cpu", "no"),
      "^set_autocast_enabled: enabled must be a bool, got str 'no'"),
     (lambda m, F: m.set_autocast_enabled("cpu", m.ones(2)),
-     "^set_autocast_enabled: enabled must be a bool, got Tensor"),
+     "^set_autocast_enabled: enabled must be a bool, got ember.Tensor"),
     (lambda m, F: m.set_autocast_enabled(1), "^set_autocast_enabled: enabled must be a bool"),
     (lambda m, F: m.set_autocast_cache_enabled(m.tensor(True)),
-     "^set_autocast_cache_enabled: enabled must be a bool, got Tensor"),
+     "^set_autocast_cache_enabled: enabled must be a bool, got ember.Tensor"),
 ])
 def test_a_tensor_or_string_for_a_size_or_a_setters_flag_names_the_op(call, match):
     try:

@@ -117,7 +117,7 @@ def set_autocast_enabled(*args: Any) -> None:
         raise TypeError("set_autocast_enabled: expected (device_type, enabled) or (enabled,)")
     device_type = args[0] if len(args) == 2 else "cuda"
     _check_device("set_autocast_enabled", device_type)
-    enabled = _flag("set_autocast_enabled", args[-1])
+    enabled = _flag("set_autocast_enabled", "enabled", args[-1])
     if device_type == "cuda":
         STATE.cuda_enabled = enabled
         return
@@ -157,7 +157,7 @@ def is_autocast_cache_enabled() -> bool:
 def set_autocast_cache_enabled(enabled: bool) -> None:
     """Sets the flag :func:`is_autocast_cache_enabled` reads (no effect: Ember caches no
     casts)."""
-    STATE.cache_enabled = _flag("set_autocast_cache_enabled", enabled)
+    STATE.cache_enabled = _flag("set_autocast_cache_enabled", "enabled", enabled)
 
 
 def clear_autocast_cache() -> None:
@@ -165,13 +165,22 @@ def clear_autocast_cache() -> None:
     to clear."""
 
 
-def _flag(op: str, enabled: Any) -> bool:
-    """``enabled`` (or ``cache_enabled``), a Python bool as PyTorch's setters take it: a
-    string (``bool("no")`` is True), an int or a tensor is a TypeError naming the op."""
-    if type(enabled) is not bool:
-        raise ArgumentTypeError(f"{op}: enabled must be a bool, got {type(enabled).__name__} "
-                                f"{enabled!r}. Hint: pass True or False")
-    return enabled
+def _flag(op: str, name: str, value: Any) -> bool:
+    """``value``, ``op``'s argument ``name`` (``enabled``, ``cache_enabled``): a Python bool,
+    as PyTorch's setters take it; a string (``bool("no")`` is True), an int, a NumPy bool or a
+    tensor is a TypeError naming the op, the argument and the value's type."""
+    if type(value) is not bool:
+        raise ArgumentTypeError(f"{op}: {name} must be a bool, got {_type_name(value)} "
+                                f"{value!r}. Hint: pass True or False")
+    return value
+
+
+def _type_name(value: Any) -> str:
+    """The name of ``value``'s type, with its package unless a builtin: ``numpy.bool`` (NumPy
+    2 calls its bool type ``bool`` too), ``ember.Tensor``, ``str``."""
+    kind = type(value)
+    package = kind.__module__.partition(".")[0]
+    return kind.__qualname__ if package == "builtins" else f"{package}.{kind.__qualname__}"
 
 
 def _check_device(op: str, device_type: Any) -> None:
@@ -260,7 +269,7 @@ class autocast:
         _check_device("autocast", device_type)
         if dtype is not None and not isinstance(dtype, DType):  # (a string, a NumPy type)
             raise ArgumentTypeError(f"autocast: dtype must be an ember dtype, got "
-                                    f"{type(dtype).__name__} {dtype!r}. Hint: pass "
+                                    f"{_type_name(dtype)} {dtype!r}. Hint: pass "
                                     "ember.bfloat16 or ember.float16")
         self.device = self.device_type = device_type
         # no CUDA device: as PyTorch's without one, a CUDA autocast warns, is disabled and
@@ -275,10 +284,10 @@ class autocast:
             self.cache_enabled = True if cache_enabled is None else bool(cache_enabled)
             self.enabled = False
             return
-        enabled = _flag("autocast", enabled)
+        enabled = _flag("autocast", "enabled", enabled)
         self.fast_dtype = STATE.dtype if dtype is None else dtype
         self.cache_enabled = STATE.cache_enabled if cache_enabled is None else \
-            _flag("autocast", cache_enabled)
+            _flag("autocast", "cache_enabled", cache_enabled)
         if enabled and self.fast_dtype not in _LOW_DTYPES:
             name = device_type.upper()
             warnings.warn(f"In {name} autocast, but the target dtype is not supported. "

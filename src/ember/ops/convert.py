@@ -185,11 +185,22 @@ def reduces_in_float32(x: Tensor) -> bool:
     return x.dtype in HALF and not DISPATCH.casting
 
 
+_AUTOCAST_FLOATS = frozenset(HALF + (dtypes.float32,))
+
+
+def autocast_mix(*dts: DType) -> bool:
+    """Whether autocast is on (a casting handler) and ``dts`` are all bfloat16, float16 or
+    float32: a mix its policy brings to one dtype, which an op's same-dtype check lets pass,
+    as PyTorch's CPU autocast does (float64 is never cast, so a mix with it stays refused)."""
+    return DISPATCH.casting and _AUTOCAST_FLOATS.issuperset(dts)
+
+
 def float32_under_autocast(fn: Callable) -> Callable:
     """Decorates a composite on PyTorch's CPU autocast float32 list (``cdist``, ``grid_sample``,
     3-D pools, ...): under autocast (a casting handler) its bfloat16/float16 tensor arguments
     are cast to float32 and its body runs with casting off, as PyTorch's one float32 kernel
-    (so a matmul inside stays float32). Free when autocast is off."""
+    (so a matmul inside stays float32); a dtype error then says which dtypes were cast. Outside
+    autocast it costs one flag check."""
     def cast_half(x: Any) -> Any:
         return cast(x, dtypes.float32) if isinstance(x, Tensor) and x.dtype in HALF else x
 
@@ -197,10 +208,25 @@ def float32_under_autocast(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not DISPATCH.casting:
             return fn(*args, **kwargs)
-        args = tuple(cast_half(a) for a in args)
-        kwargs = {k: cast_half(v) for k, v in kwargs.items()}
-        return not_casting(lambda: fn(*args, **kwargs))
+        cast_args = tuple(cast_half(a) for a in args)
+        cast_kwargs = {k: cast_half(v) for k, v in kwargs.items()}
+        try:
+            return not_casting(lambda: fn(*cast_args, **cast_kwargs))
+        except DTypeError as e:
+            _note_cast(e, fn.__name__, (*args, *kwargs.values()))
+            raise
     return wrapper
+
+
+def _note_cast(error: DTypeError, op: str, given: tuple) -> None:
+    """Adds to ``error``'s message that autocast cast ``op``'s half-precision arguments (of
+    ``given``) to float32, so a message naming float32 does not puzzle a user who passed
+    bfloat16."""
+    cast_from = sorted({x.dtype.name for x in given if isinstance(x, Tensor) and x.dtype in HALF})
+    if cast_from and error.args and isinstance(error.args[0], str):
+        error.args = (f"{error.args[0]} (under autocast, {op}'s {' and '.join(cast_from)} "
+                      "arguments were cast to float32 first, as PyTorch's CPU autocast does)",
+                      *error.args[1:])
 
 
 def has_scalar(*xs: Any) -> bool:

@@ -18,7 +18,7 @@ from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.arithmetic import _scaled
 from ember.ops.broadcast import broadcast_shapes, expand
-from ember.ops.convert import clone, promote
+from ember.ops.convert import autocast_mix, clone, promote
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.index_checks import (
@@ -226,8 +226,7 @@ def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
                  mode: str) -> Tensor:
     refuse_limited(op, input.dtype)
     dim, index = _vector_index(op, input, dim, index, negative=mode == "fill")  # (as torch)
-    if mode == "set" and DISPATCH.casting and source.dtype.is_floating_point and \
-            input.dtype.is_floating_point:  # autocast: index_copy is on PyTorch's promote list
+    if mode == "set" and autocast_mix(input.dtype, source.dtype):  # (PyTorch's promote list)
         input, source = promote(input, source)
     if mode != "fill" and input.ndim:
         if source.dtype is not input.dtype:

@@ -28,6 +28,7 @@ from ember.backend import compiled, parallel
 from ember.errors import ArgumentError, ShapeError
 from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
+from ember.ops.convert import float32_under_autocast
 from ember.ops.int_args import as_float, as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
@@ -434,12 +435,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                             "modes linear, bilinear, bicubic, trilinear and lanczos")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
     if mode == "area" and min(out) == 0 and min(input.shape[2:]) > 0:
-        return adaptive_avg_pool("interpolate", nd, input, out)  # empty, as PyTorch's
+        return _area(nd, input, out)  # empty, as PyTorch's
     if min(out + tuple(input.shape[2:])) <= 0:
         raise ShapeError(f"interpolate: input sizes {tuple(input.shape[2:])} and output sizes "
                          f"{out} should be greater than 0 (input shape {tuple(input.shape)})")
     if mode == "area":
-        return adaptive_avg_pool("interpolate", nd, input, out)
+        return _area(nd, input, out)
     if interpolating and not input.dtype.is_floating_point:
         if input.dtype.name == "uint8" and mode in ("bilinear", "bicubic"):
             return _resize_uint8(input, out, scales, _INTERPOLATING[mode][1],
@@ -457,6 +458,16 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
     return y if moved is None else channels_back(y)
+
+
+def _area(nd: int, input: Tensor, out: tuple[int, ...]) -> Tensor:
+    """``mode="area"``: the adaptive average pool to ``out``; of a 5-D input in float32
+    under autocast, as PyTorch's (its adaptive_avg_pool3d is on the CPU float32 list)."""
+    pool = _area_float32 if nd == 3 else adaptive_avg_pool
+    return pool("interpolate", nd, input, out)
+
+
+_area_float32 = float32_under_autocast(adaptive_avg_pool)
 
 
 def _deprecated(name: str) -> None:

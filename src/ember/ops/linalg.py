@@ -22,7 +22,7 @@ from ember.errors import DTypeError, ShapeError, describe, refuse_non_tensor
 from ember.layouts import jagged, strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
-from ember.ops.convert import cast, promote
+from ember.ops.convert import autocast_mix, cast, promote
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.einsum_sublist import sublist_equation
 from ember.ops.int_args import as_int
@@ -515,8 +515,6 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     return einsum(f"{sub_a},{sub_b}->{out}", a, b)
 
 
-_AUTOCAST_FLOATS = {dtypes.bfloat16, dtypes.float16, dtypes.float32}
-
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """Dot products of vectors along ``dim``, broadcasting the rest: ``sum(conj(x) * y)``
     (``x`` conjugated when complex, as PyTorch's); of 0-d tensors, their product.
@@ -526,7 +524,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
         tensor([3., 3.])
     """
     op = "linalg.vecdot"
-    lowered = DISPATCH.casting and {x.dtype, y.dtype} <= _AUTOCAST_FLOATS
+    lowered = autocast_mix(x.dtype, y.dtype)
     if x.dtype is not y.dtype and not lowered:
         raise DTypeError(f"{op}: x and y must have the same dtype, got x "
                          f"{describe(x.shape, x.dtype)} and y {describe(y.shape, y.dtype)}. "
@@ -534,9 +532,10 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise DTypeError(f"{op}: expected a floating point or complex tensor as input, got "
                          f"{describe(x.shape, x.dtype)}. Hint: convert it with .float()")
-    if lowered and x.ndim and y.ndim:  # autocast: PyTorch's CPU lower list, one product
+    if lowered:  # autocast: PyTorch's CPU lower list, one product
         shape = broadcast_shapes(tuple(x.shape), tuple(y.shape))
         d = normalize_dim(dim, len(shape), op)
+        shape = shape or (1,)  # (two 0-d operands: their product as a 1-element dot)
         x, y = (movedim(expand(t, shape), d, -1) for t in (x, y))
         return einsum("...i,...i->...", x, y)
     prod = (x.conj() if x.dtype.is_complex else x) * y

@@ -28,7 +28,7 @@ from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_inpu
 from ember.ops.activations import logsigmoid
 from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes, expand
-from ember.ops.convert import cast, promote
+from ember.ops.convert import autocast_mix, cast, promote
 from ember.ops.gather import class_indices
 from ember.ops.int_args import as_int
 from ember.ops.nll import check_class_targets, nll
@@ -347,8 +347,6 @@ def _smooth_l1(input: Tensor, target: Any, beta: float, huber: bool, reduction: 
                      reduction=reduction)
 
 
-_AUTOCAST_FLOATS = {dtypes.bfloat16, dtypes.float16, dtypes.float32}
-
 def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any:
     """``target`` in the input's dtype (PyTorch computes these losses in it); ``strict``
     refuses another dtype, as PyTorch does (for huber_loss, in its backward). Under autocast
@@ -356,7 +354,7 @@ def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any
     these losses' primitives casts both, as PyTorch's CPU autocast does."""
     if not isinstance(target, Tensor) or target.dtype == input.dtype:
         return target
-    if DISPATCH.casting and {input.dtype, target.dtype} <= _AUTOCAST_FLOATS:
+    if autocast_mix(input.dtype, target.dtype):
         return target
     if strict:
         raise DTypeError(f"{op}: Found dtype {target.dtype.name} for the target but expected "

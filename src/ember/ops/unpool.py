@@ -63,6 +63,7 @@ def _max_unpool(op: str, nd: int, input: Tensor, indices: Tensor, kernel_size: A
     return out.reshape(out.shape[1:]) if added else out
 
 
+@float32_under_autocast  # (PyTorch runs it as max_unpool2d, on its CPU float32 list)
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of :func:`max_pool1d`: each value of a (N, C, L) or (C, L) input
