@@ -108,7 +108,8 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     if int(steps) < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
     dt = spaced_dtype("logspace", start, end, dtype)
-    if dt.category == dtypes.INT:  # (PyTorch casts the ends to the dtype first: 7.5 is 7)
+    if dt.category == dtypes.INT and int(steps) > 1:
+        # (PyTorch casts the ends to the dtype first, 7.5 is 7, in its step; one step has none)
         start, end = int(start), int(end)
     exponents = linspace(start, end, steps, device=device,
                          dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
