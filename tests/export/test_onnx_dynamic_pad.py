@@ -53,3 +53,20 @@ def test_a_size_that_only_looks_like_an_input_size_plus_a_constant_is_refused():
     with pytest.raises(ember.onnx.ExportError, match="no input dimension gives"):
         ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
                             dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
+@pytest.mark.parametrize("pad", [(2, 1), (1, 2), (1, 2, 2, 1)])
+def test_circular_padding_beyond_a_dynamic_size_fails_at_run_time_as_eagerly(pad):
+    # (a (..., 1, 3) result came out where eager raises: the pad wraps more than once)
+    fn = lambda x: F.pad(x, pad, mode="circular")  # noqa: E731
+    proto = ember.onnx.to_model(fn, (ember.randn(1, 2, 5, 6),), input_names=["x"],
+                                dynamic_axes={"x": {2: "h", 3: "w"}})
+    for h, w in [(2, 2), (5, 1), (1, 5)]:
+        x = np.random.default_rng(0).standard_normal((1, 2, h, w)).astype(np.float32)
+        try:
+            want = eager(fn, ember.tensor(x))[0]
+        except ember.errors.ShapeError:
+            with pytest.raises(Exception, match="out of"):
+                run_onnx(proto, x)
+        else:
+            np.testing.assert_array_equal(run_onnx(proto, x)[0], want)

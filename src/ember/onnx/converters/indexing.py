@@ -242,18 +242,28 @@ def _dynamic_pad(ctx: Context, eqn: Eqn, other: tuple) -> str | None:
         x = ctx.node("Pad", [x, ctx.ints(begins + ends)], mode=_PAD_MODES[p["mode"]])
     else:
         for axis, (_, before, after) in zip(axes, plan):
-            ends = [ctx.node("Slice", [x, ctx.ints([-before]), ctx.ints([INT64_MAX]),
-                                       ctx.ints([axis])])] if before else []
+            ends = [_wrapped(ctx, x, axis, before, True)] if before else []
             ends.append(x)
             if after:
-                ends.append(ctx.node("Slice", [x, ctx.ints([0]), ctx.ints([after]),
-                                               ctx.ints([axis])]))
+                ends.append(_wrapped(ctx, x, axis, after, False))
             x = ctx.node("Concat", ends, axis=axis)
     if len(plan) > 1:
         keep = ctx.node("Shape", [x], start=0, end=dim)
         rest = ctx.node("Shape", [x], start=dim + len(plan))
         x = ctx.node("Reshape", [x, ctx.node("Concat", [keep, ctx.ints([-1]), rest], axis=0)])
     return x
+
+
+def _wrapped(ctx: Context, x: str, axis: int, count: int, last: bool) -> str:
+    """The first or ``last`` ``count`` entries of ``x`` along ``axis`` (a circular pad's
+    wrapped end). Where the size is below ``count``, every index is the size, so the Gather
+    fails at run time as eager raises (a pad that wraps around more than once)."""
+    n = ctx.node("Shape", [x], start=axis, end=axis + 1)
+    index = ctx.ints(range(count))
+    if last:
+        index = ctx.node("Add", [index, ctx.node("Sub", [n, ctx.ints([count])])])
+    short = ctx.node("Less", [n, ctx.ints([count])])
+    return ctx.node("Gather", [x, ctx.node("Where", [short, n, index])], axis=axis)
 
 
 @converter("class_index")
