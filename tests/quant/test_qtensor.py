@@ -76,6 +76,24 @@ def test_shape_methods_keep_quantization():
     assert "quantization_scheme=ember.per_tensor_affine" in repr(q)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_repr_matches_torch():
+    # each suffix goes on a new line only where it would pass 80 columns, as torch's (the
+    # per-channel scale and zero point were on one line of 130)
+    x = np.array([[1.0, -2.5], [3.0, 4.0]], np.float32)
+    s, z = np.array([0.1, 0.2]), np.array([0, 1])
+    e = ember.quantize_per_channel(ember.tensor(x), ember.tensor(s), ember.tensor(z), 0,
+                                   ember.qint8)
+    t = torch.quantize_per_channel(torch.tensor(x), torch.tensor(s), torch.tensor(z), 0,
+                                   torch.qint8)
+    assert repr(e) == repr(t).replace("torch", "ember")
+    for shape in ((2,), (4, 20)):
+        x = np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        e = ember.quantize_per_tensor(ember.tensor(x), 0.123456789, 3, ember.quint8)
+        t = torch.quantize_per_tensor(torch.tensor(x), 0.123456789, 3, torch.quint8)
+        assert repr(e) == repr(t).replace("torch", "ember")
+
+
 def test_bad_arguments():
     with pytest.raises(ember.DTypeError, match="float32"):
         ember.quantize_per_tensor(ember.tensor([1, 2]), 0.1, 0, ember.quint8)

@@ -38,6 +38,7 @@ from ember.quant.qtypes import (
     quint8,
 )
 from ember.tensor import Tensor
+from ember.tensor_repr import add_suffixes
 
 __all__ = ["QuantizedTensor", "quantize_per_tensor", "quantize_per_channel", "dequantize"]
 
@@ -169,14 +170,17 @@ class QuantizedTensor:
         return len(self._int)
 
     def __repr__(self) -> str:
-        values = repr(self.dequantize())[len("tensor("):-1]
+        """PyTorch's: the dequantized values, then the size, dtype, scheme and parameters,
+        each on a new line where it would pass the line width."""
+        values = repr(self.dequantize())[:-1]
         if self._axis is None:
-            qparams = f"scale={self._scale}, zero_point={self._zero_point}"
+            qparams = [f"scale={self._scale}", f"zero_point={self._zero_point}"]
         else:
-            qparams = (f"scale={self.q_per_channel_scales()!r}, "
-                       f"zero_point={self.q_per_channel_zero_points()!r}, axis={self._axis}")
-        return (f"tensor({values}, size={tuple(self.shape)}, dtype={self.dtype!r},\n"
-                f"       quantization_scheme={self.qscheme()!r}, {qparams})")
+            qparams = [f"scale={self.q_per_channel_scales()!r}",
+                       f"zero_point={self.q_per_channel_zero_points()!r}", f"axis={self._axis}"]
+        return add_suffixes(values, [f"size={tuple(self.shape)}", f"dtype={self.dtype!r}",
+                                     f"quantization_scheme={self.qscheme()!r}", *qparams],
+                            len("tensor("))
 
 
 def _refuse(what: str) -> Any:
