@@ -75,3 +75,12 @@ def test_what_cannot_follow_a_dynamic_size_is_refused_with_the_reason(kwargs, wh
     with pytest.raises(ExportError, match=why):
         ember.onnx.to_model(lambda x: F.interpolate(x, **kwargs), (ember.randn(1, 1, 5, 6),),
                             input_names=["x"], dynamic_axes=SPATIAL)
+
+
+def test_a_scale_that_leaves_the_traced_size_unchanged_names_interpolate():
+    # (floor(9 * 1.1) = 9: eager skips the resample there; the error named no op)
+    fn = lambda x: F.interpolate(x, scale_factor=1.1)  # noqa: E731
+    with pytest.raises(ExportError, match="one more: resample at .*test_onnx_dynamic_resize"
+                                          ".*interpolate skips resampling"):
+        ember.onnx.to_model(fn, (ember.randn(1, 1, 9, 10),), input_names=["x"],
+                            dynamic_axes={"x": {2: "h", 3: "w"}})

@@ -260,11 +260,20 @@ def twins(first: Graph, second: Graph, who: str
 
 def _first_difference(eqns1: list[Eqn], eqns2: list[Eqn]) -> str:
     """Where two traces' equations first differ, for the error: ``", first <op> at <line>
-    against <op> at <line>"``, "" where one trace is the other's beginning."""
+    against <op> at <line>"``, or the first equation one trace has beyond the other."""
     for e1, e2 in zip(eqns1, eqns2):
         if e1.prim is not e2.prim:
             return f", first {e1.prim.name} at {e1.source} against {e2.prim.name} at {e2.source}"
-    return ""
+    longer = eqns1 if len(eqns1) > len(eqns2) else eqns2
+    extra = longer[min(len(eqns1), len(eqns2))]
+    why = _SKIPS.get(extra.prim.name, "")
+    where = "" if extra.source is None else f" at {extra.source}"
+    return f", the {'first' if longer is eqns1 else 'second'} trace has one more: " \
+        f"{extra.prim.name}{where}{why}"
+
+
+_SKIPS = {"resample": " (interpolate skips resampling where the scaled size equals the "
+                      "input's, as floor(9 * 1.1) = 9: trace at sizes where it changes)"}
 
 
 def _params_key(params: dict) -> str:
