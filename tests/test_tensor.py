@@ -74,6 +74,8 @@ def test_properties_and_conversions():
     assert int(ember.tensor(3)) == 3
     with pytest.raises(ValueError, match="4 elements"):
         x.item()
+    with pytest.raises(RuntimeError, match="0 elements"):  # torch's item() error class
+        ember.zeros(0).item()
     with pytest.raises(RuntimeError, match="ambiguous"):
         bool(x)
 

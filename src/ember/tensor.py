@@ -17,7 +17,7 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend.meta import no_data
 from ember.dtypes import DType
-from ember.errors import DTypeError, GradError, ShapeError
+from ember.errors import ArgumentError, DTypeError, GradError, ShapeError
 from ember.hooks import warn_if_has_hooks
 from ember.layouts import (
     check_format,
@@ -272,7 +272,7 @@ class Tensor:
         if self._data.size != 1:  # (inside an op, the error names it: argument_kind)
             from ember.ops.argument_kind import not_a_python_value  # (ops import this module)
 
-            raise not_a_python_value(self, "number", ValueError(
+            raise not_a_python_value(self, "number", ArgumentError(  # (a RuntimeError as torch)
                 f"item(): a tensor with {self._data.size} elements cannot be converted to a "
                 "Python scalar; index it first"))
         return self._data.reshape(()).item() if self.dtype is not dtypes.bfloat16 else \
