@@ -213,18 +213,18 @@ def float32_under_autocast(fn: Callable) -> Callable:
         try:
             return not_casting(lambda: fn(*cast_args, **cast_kwargs))
         except DTypeError as e:
-            _note_cast(e, fn.__name__, (*args, *kwargs.values()))
+            _note_cast(e, (*args, *kwargs.values()))
             raise
     return wrapper
 
 
-def _note_cast(error: DTypeError, op: str, given: tuple) -> None:
-    """Adds to ``error``'s message that autocast cast ``op``'s half-precision arguments (of
+def _note_cast(error: DTypeError, given: tuple) -> None:
+    """Adds to ``error``'s message that autocast cast the half-precision arguments (of
     ``given``) to float32, so a message naming float32 does not puzzle a user who passed
     bfloat16."""
     cast_from = sorted({x.dtype.name for x in given if isinstance(x, Tensor) and x.dtype in HALF})
     if cast_from and error.args and isinstance(error.args[0], str):
-        error.args = (f"{error.args[0]} (under autocast, {op}'s {' and '.join(cast_from)} "
+        error.args = (f"{error.args[0]} (under autocast, the {' and '.join(cast_from)} "
                       "arguments were cast to float32 first, as PyTorch's CPU autocast does)",
                       *error.args[1:])
 
