@@ -197,6 +197,30 @@ def test_nan_and_negative_hyperparameters_are_refused_as_torch_refuses_them(name
     assert expected is None or str(got.value).startswith(expected)
 
 
+TENSOR_LR_CASES = ["SGD", "Adam", "AdamW", "Adamax", "Adadelta", "Adagrad", "ASGD", "NAdam",
+                   "RAdam", "RMSprop", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon"]
+
+
+@pytest.mark.parametrize("name", TENSOR_LR_CASES)
+def test_a_tensor_lr_of_two_elements_is_refused_as_torch_refuses_it(name):
+    with pytest.raises(ValueError) as expected:
+        getattr(torch.optim, name)([torch.zeros(2, 2, requires_grad=True)],
+                                   lr=torch.tensor([0.1, 0.2]))
+    with pytest.raises(ValueError) as got:
+        getattr(ember.optim, name)([ember.zeros(2, 2, requires_grad=True)],
+                                   lr=ember.tensor([0.1, 0.2]))
+    assert str(got.value).startswith(str(expected.value))  # "Tensor lr must be 1-element"
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_tensor_beta_of_two_elements_is_named(index):
+    # (PyTorch's range check comes first: "Boolean value of Tensor ... is ambiguous")
+    betas = [0.9, 0.999]
+    betas[index] = ember.tensor([0.5, 0.6])
+    with pytest.raises(ValueError, match=rf"Tensor betas\[{index}\] must be 1-element"):
+        ember.optim.Adam([ember.zeros(2, requires_grad=True)], betas=tuple(betas))
+
+
 def hook_log(lib):
     """What the step hooks of ``lib`` see, in the order they run: the arguments' types, a
     pre-hook that replaces the closure, and the global hooks around the optimizer's own."""

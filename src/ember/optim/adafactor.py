@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ArgumentError
-from ember.optim.elementwise import ElementwiseOptimizer, full_state, next_step, scalar_state
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_one_element,
+    full_state,
+    next_step,
+    scalar_state,
+)
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
 from ember.type_info import finfo
@@ -51,6 +57,7 @@ class Adafactor(ElementwiseOptimizer):
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach: bool | None = None,
                  maximize: bool = False) -> None:
+        check_one_element("lr", lr)
         if not 0.0 <= lr:
             raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:

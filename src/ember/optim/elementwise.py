@@ -342,8 +342,18 @@ def next_step(state: dict[str, Any]) -> float:
     return float(step)
 
 
+def check_one_element(name: str, value: Any) -> None:
+    """Rejects a tensor hyperparameter of other than one element, with PyTorch's message."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ArgumentError(f"Tensor {name} must be 1-element (got shape {tuple(value.shape)})")
+
+
 def check_hyper(**values: Any) -> None:
-    """Rejects negative hyperparameters and betas outside [0, 1), with PyTorch's messages."""
+    """Rejects a tensor ``lr`` or beta of other than one element, negative hyperparameters and
+    betas outside [0, 1), with PyTorch's messages."""
+    check_one_element("lr", values.get("lr"))
+    for i, beta in enumerate(values.get("betas", ())):
+        check_one_element(f"betas[{i}]", beta)
     names = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
              "momentum": "momentum value", "alpha": "alpha value", "rho": "rho value",
              "lr_decay": "lr_decay value", "momentum_decay": "momentum_decay value",

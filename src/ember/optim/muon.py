@@ -8,7 +8,7 @@ from typing import Any
 
 from ember.backend import gemm
 from ember.errors import ArgumentError
-from ember.optim.elementwise import ElementwiseOptimizer, full_state
+from ember.optim.elementwise import ElementwiseOptimizer, check_one_element, full_state
 from ember.tensor import Tensor
 
 __all__ = ["Muon"]
@@ -50,6 +50,7 @@ class Muon(ElementwiseOptimizer):
                  momentum: float = 0.95, nesterov: bool = True,
                  ns_coefficients: tuple[float, float, float] = NS_COEFFICIENTS,
                  eps: float = 1e-7, ns_steps: int = 5, adjust_lr_fn: str | None = None) -> None:
+        check_one_element("lr", lr)
         if not 0.0 <= lr:
             raise ArgumentError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:

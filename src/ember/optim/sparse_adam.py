@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.optim.elementwise import ElementwiseOptimizer, check_hyper, coalesced_rows, full_state
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    check_one_element,
+    coalesced_rows,
+    full_state,
+)
 from ember.tensor import Tensor
 
 __all__ = ["SparseAdam"]
@@ -33,6 +39,7 @@ class SparseAdam(ElementwiseOptimizer):
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  maximize: bool = False) -> None:
+        check_one_element("lr", lr)
         if not 0.0 < lr:
             raise ArgumentError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
