@@ -146,3 +146,20 @@ def test_quantized_binary_ops_name_shapes_that_do_not_broadcast(op):
     b = ember.quantize_per_tensor(ember.zeros(4), 0.1, 128, ember.quint8)
     with pytest.raises(ember.ShapeError, match=rf"quantized {op}: .*\(2, 3\) and \(4,\)"):
         getattr(f, op)(a, b)
+
+
+@pytest.mark.parametrize("qdtype", ["quint8", "qint8"])
+def test_every_op_on_zero_dim_operands_as_torch(qdtype):
+    z = 128 if qdtype == "quint8" else 0
+    t = torch.quantize_per_tensor(torch.tensor(0.5), 0.1, z, getattr(torch, qdtype))
+    e = ember.quantize_per_tensor(ember.tensor(0.5), 0.1, z, getattr(ember, qdtype))
+    tf, ef = tnnq.QFunctional(), ennq.QFunctional()
+    tf.scale, tf.zero_point = ef.scale, ef.zero_point = 0.3, 3
+    for op, other in (("add", None), ("add_relu", None), ("mul", None), ("add_scalar", 2.0),
+                      ("add_scalar", 100.0), ("mul_scalar", -2.0), ("mul_scalar", 0.0)):
+        r, s = (getattr(f, op)(x, x if other is None else other) for f, x in ((tf, t), (ef, e)))
+        assert tuple(s.shape) == () and (s.q_scale(), s.q_zero_point()) == (r.q_scale(),
+                                                                             r.q_zero_point())
+        same(s.int_repr(), r.int_repr())
+    with pytest.raises(ValueError, match=r"cannot concatenate shapes \(\), \(\)"):
+        ef.cat([e, e])  # (torch: zero-dimensional tensor cannot be concatenated)

@@ -4,18 +4,22 @@ compute them; what ``QFunctional`` runs. Per-tensor ``quint8`` or ``qint8`` oper
 one dtype, which the result keeps.
 
 - ``add``: each input dequantized (``(q - zero_point) * scale`` in float32), summed (ReLU),
-  quantized to the output's parameters. ATen's vectorized loop takes 64 elements at a time:
-  there the zero point is added after rounding, ``nearbyint(x * (1 / scale)) + zero_point``;
-  the remaining ``numel % 64`` elements go through the scalar kernel, which rounds
-  ``x * (1 / scale) + zero_point`` (fbgemm's ``Quantize``). The two differ only on exact ties.
+  quantized to the output's parameters. ATen's vector body takes blocks of 64 elements of
+  each row of its loop (:mod:`ember.quant.loops` says which elements): there the zero point
+  is added after rounding, ``nearbyint(x * (1 / scale)) + zero_point``; the other elements go
+  through the scalar kernel, which rounds ``x * (1 / scale) + zero_point`` (fbgemm's
+  ``Quantize``). The two differ on exact ties, and beyond int32 (see
+  :func:`kernels.quantize_rounded`: there the vector body may wrap to the other end).
 - ``mul``: ``(a - za) * (b - zb)`` exactly, times ``multiplier = a_scale * b_scale *
-  (1 / out_scale)`` in float32, rounded, plus the output zero point.
+  (1 / out_scale)`` in float32, rounded, plus the output zero point (beyond int32 the two
+  kernels differ again: :func:`kernels.requantize_int`).
 - ``add_scalar`` moves the zero point by ``nearbyint(c / scale)`` (or, when that leaves the
   integer range, widens the scale so that it pins to the range's end, and requantizes);
   ``mul_scalar`` scales the scale by ``|c|`` (a negative ``c`` mirrors the integers).
 - ``cat`` concatenates the dequantized inputs and quantizes them to the output's parameters.
 - ``unary`` (hardswish, leaky ReLU, ELU) dequantizes, applies the function in float32 and
-  quantizes, with ``add``'s vectorized blocks and scalar tail.
+  quantizes, with ``add``'s split between the vector body and the scalar kernel (each
+  kernel lays its output out its own way: :data:`ember.quant.loops.UNARY_LAYOUTS`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import numpy as np
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.creation import from_numpy
 from ember.quant import kernels
+from ember.quant.loops import Loop
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import QDType, qint8, quint8
 
@@ -67,13 +72,13 @@ def _broadcast(op: str, a: QuantizedTensor, b: QuantizedTensor) -> list[np.ndarr
 
 
 def _result(q: np.ndarray, qdtype: QDType, scale: float, zero_point: int) -> QuantizedTensor:
-    return QuantizedTensor(from_numpy(q.astype(qdtype.storage.np)), qdtype, float(scale),
-                           int(zero_point))
+    return QuantizedTensor(from_numpy(np.asarray(q).astype(qdtype.storage.np, copy=False)),
+                           qdtype, float(scale), int(zero_point))
 
 
 def _dequantize_vector(q: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
     """ATen's vectorized dequantization: ``fma(scale, q, scale * -zero_point)`` (exact in
-    float64, then rounded once)."""
+    float64, then rounded once; callers silence the overflow of huge scales)."""
     premul = np.float64(_F32(scale) * _F32(-zero_point))
     return (q.astype(np.float64) * np.float64(_F32(scale)) + premul).astype(_F32)
 
@@ -84,45 +89,47 @@ def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
     op = "add_relu" if relu else "add"
     qdtype = _check(op, a, b)
     qa, qb = _broadcast(op, a, b)
-    shape = qa.shape
-    qa, qb = qa.reshape(-1), qb.reshape(-1)
-    split = qa.size - qa.size % kernels.VECTOR_BLOCK
-    vector = (_dequantize_vector(qa[:split], a._scale, a._zero_point)
-              + _dequantize_vector(qb[:split], b._scale, b._zero_point))
-    scalar = (kernels.dequantize(qa[split:], a._scale, a._zero_point)
-              + kernels.dequantize(qb[split:], b._scale, b._zero_point))
+    loop = Loop.binary(a._int.numpy(), qa, qb, resized=True)
+    (va, vb), (sa, sb) = loop.split(qa, qb)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vector = (_dequantize_vector(va, a._scale, a._zero_point)
+                  + _dequantize_vector(vb, b._scale, b._zero_point))
+        scalar = (kernels.dequantize(sa, a._scale, a._zero_point)
+                  + kernels.dequantize(sb, b._scale, b._zero_point))
     if relu:
         vector, scalar = np.maximum(vector, _F32(0)), np.maximum(scalar, _F32(0))
-    out = _quantize_blocks(vector, scalar, qdtype, scale, zero_point, _F32(1) / _F32(scale))
-    return _result(out.reshape(shape), qdtype, scale, zero_point)
+    out = _quantize_blocks(loop, vector, scalar, qdtype, scale, zero_point,
+                           _F32(1) / _F32(scale))
+    return _result(out, qdtype, scale, zero_point)
 
 
-def _quantize_blocks(vector: np.ndarray, scalar: np.ndarray, qdtype: QDType, scale: float,
-                     zero_point: int, inv_scale: np.float32) -> np.ndarray:
+def _quantize_blocks(loop: Loop, vector: np.ndarray, scalar: np.ndarray, qdtype: QDType,
+                     scale: float, zero_point: int, inv_scale: np.float32) -> np.ndarray:
     """The ``qdtype`` integers of ``vector`` (the elements ATen's vectorized loop takes:
-    ``nearbyint(x * inv_scale)``, then the zero point added) followed by those of ``scalar``
-    (its scalar kernel's, :func:`kernels.quantize`)."""
+    ``nearbyint(x * inv_scale)``, then the zero point added, :func:`kernels.quantize_rounded`)
+    and of ``scalar`` (its scalar kernel's, :func:`kernels.quantize`, NaN to 0) joined by
+    ``loop``."""
     bounds = _range(qdtype)
-    out = np.empty(vector.size + scalar.size, bounds[2])
-    out[:vector.size] = kernels.quantize_rounded(vector, inv_scale, zero_point, *bounds)
-    out[vector.size:] = kernels.quantize(scalar, scale, zero_point, *bounds)
-    return out
+    return loop.join(kernels.quantize_rounded(vector, inv_scale, zero_point, *bounds),
+                     kernels.quantize(scalar, scale, zero_point, *bounds, nan_to=0))
 
 
 def unary(op: str, x: QuantizedTensor, fn: Callable[[np.ndarray], np.ndarray], scale: float,
           zero_point: int, inv_scale: np.float32) -> QuantizedTensor:
     """``fn`` (float32 arrays in and out) of ``x``'s values quantized to ``scale`` and
     ``zero_point``, as ATen's vectorized unary kernels (``quantized::hardswish``,
-    ``leaky_relu``, ``elu``) compute it: blocks of 64 elements dequantized as
-    ``fma(scale, q, scale * -zero_point)``, the rest as ``(q - zero_point) * scale``, then
-    quantized as in :func:`add`, the blocks with the kernel's ``inv_scale``."""
+    ``leaky_relu``, ``elu``) compute it: the elements of its vector body dequantized as
+    ``fma(scale, q, scale * -zero_point)``, the others as ``(q - zero_point) * scale``, then
+    quantized as in :func:`add`, the vector body's with the kernel's ``inv_scale``."""
     qdtype = _check(op, x)
-    q = x._int.numpy().reshape(-1)
-    split = q.size - q.size % kernels.VECTOR_BLOCK
-    vector = fn(_dequantize_vector(q[:split], x._scale, x._zero_point))
-    scalar = fn(kernels.dequantize(q[split:], x._scale, x._zero_point))
-    out = _quantize_blocks(vector, scalar, qdtype, scale, zero_point, inv_scale)
-    return _result(out.reshape(x.shape), qdtype, scale, zero_point)
+    q = x._int.numpy()
+    loop = Loop.unary(op, q)
+    (vq,), (sq,) = loop.split(q)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vector = fn(_dequantize_vector(vq, x._scale, x._zero_point))
+        scalar = fn(kernels.dequantize(sq, x._scale, x._zero_point))
+    out = _quantize_blocks(loop, vector, scalar, qdtype, scale, zero_point, inv_scale)
+    return _result(out, qdtype, scale, zero_point)
 
 
 def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
@@ -131,10 +138,27 @@ def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
     op = "mul_relu" if relu else "mul"
     qdtype = _check(op, a, b)
     qa, qb = _broadcast(op, a, b)
-    acc = (qa.astype(np.int64) - a._zero_point) * (qb.astype(np.int64) - b._zero_point)
+    loop = Loop.binary(a._int.numpy(), qa, qb, resized=False)
     multiplier = _F32(a._scale) * _F32(b._scale) * (_F32(1) / _F32(scale))
-    q = kernels.requantize_int(acc, multiplier, zero_point, *_range(qdtype))
+    bounds = _range(qdtype)
+    if _reach(a) * _reach(b) * float(multiplier) < 2**30:  # (both kernels agree)
+        acc = ((loop.flat(qa).astype(np.int64) - a._zero_point)
+               * (loop.flat(qb).astype(np.int64) - b._zero_point))
+        q = loop.lay(kernels.requantize_int(acc, multiplier, zero_point, *bounds))
+    else:  # (beyond int32 the vector body and the scalar kernel part ways)
+        (va, vb), (sa, sb) = loop.split(qa, qb)
+        q = loop.join(*(kernels.requantize_int(
+            (x.astype(np.int64) - a._zero_point) * (y.astype(np.int64) - b._zero_point),
+            multiplier, zero_point, *bounds, vector=vector)
+            for x, y, vector in ((va, vb, True), (sa, sb, False))))
     return _result(np.maximum(q, zero_point) if relu else q, qdtype, scale, zero_point)
+
+
+def _reach(x: QuantizedTensor) -> int:
+    """The largest ``|q - zero_point|`` of ``x``'s integers."""
+    q = x._int.numpy()
+    return max(abs(int(q.max()) - x._zero_point), abs(int(q.min()) - x._zero_point)) \
+        if q.size else 0
 
 
 def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:

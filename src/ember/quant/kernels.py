@@ -24,32 +24,58 @@ _F32 = np.float32
 VECTOR_BLOCK = 64  # elements ATen's vectorized quantized loops take at a time
 
 
+_INT32_FLOAT_MAX = 2147483520.0  # the largest float32 below 2**31
+
+
+def _x86_int(t: np.ndarray, bits: int) -> np.ndarray:
+    """x86's conversion of float32 ``t`` to a ``bits``-bit integer (int32 or int64): rounded
+    to nearest even; the type's minimum (its "integer indefinite") where the rounded value
+    leaves the type's range or ``t`` is NaN."""
+    r = np.rint(t)
+    bound = _F32(2.0 ** (bits - 1))
+    valid = (r >= -bound) & (r < bound)
+    return np.where(valid, r, -bound).astype(np.int32 if bits == 32 else np.int64)
+
+
 def quantize_rounded(x: np.ndarray, inv_scale: Any, zero_point: int, low: int = 0,
                      high: int = 255, storage: type = np.uint8) -> np.ndarray:
     """ATen's vectorized quantization to 8 bits (uint8 unless told): ``nearbyint(x *
     inv_scale)`` in float32, then the zero point added (after rounding, unlike
-    :func:`quantize`), clamped to ``[low, high]``."""
-    rounded = np.rint(np.asarray(x, _F32) * _F32(inv_scale)).astype(np.float64)
-    return np.clip(rounded + zero_point, low, high).astype(storage)
+    :func:`quantize`), clamped to ``[low, high]``. Out of int32 as its AVX code: the product
+    is first capped at the largest float32 below 2**31 (NaN too), a value below -2**31
+    converts to its minimum, and the zero point is added in int32 arithmetic, which wraps."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.fmin(np.asarray(x, _F32) * _F32(inv_scale), _F32(_INT32_FLOAT_MAX))
+        total = _x86_int(t, 32) + np.int32(zero_point)  # (wraps)
+    return np.clip(total, np.int32(low), np.int32(high)).astype(storage)
 
 
 def requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int, low: int = 0,
-                   high: int = 255, storage: type = np.uint8) -> np.ndarray:
+                   high: int = 255, storage: type = np.uint8, vector: bool = False
+                   ) -> np.ndarray:
     """ATen's ``requantize_from_int`` to 8 bits (uint8 unless told): ``zero_point +
-    nearbyint(float(acc) * multiplier)``, clamped to ``[low, high]``."""
-    rounded = np.rint(acc.astype(_F32) * multiplier).astype(np.float64)
-    return np.clip(rounded + zero_point, low, high).astype(storage)
+    nearbyint(float(acc) * multiplier)``, clamped to ``[low, high]``. Where the product
+    leaves the integers: its scalar kernel converts to 64 bits (``lrintf``), its vectorized
+    one (``vector``) to 32 (a product beyond int32 becomes its minimum, and the zero point is
+    added with int32 wraparound); NaN or infinite products take the minimum either way."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.asarray(acc, _F32) * _F32(multiplier)
+        bits, kind = (32, np.int32) if vector else (64, np.int64)
+        total = _x86_int(t, bits) + kind(zero_point)  # (wraps, as C's)
+    return np.clip(total, kind(low), kind(high)).astype(storage)
 
 
 def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
-             storage: np.dtype, axis: int | None = None) -> np.ndarray:
+             storage: np.dtype, axis: int | None = None, nan_to: int | None = None
+             ) -> np.ndarray:
     """``x`` quantized to ``storage`` integers in ``[low, high]`` as PyTorch's CPU kernels,
     per tensor or per channel along ``axis``: ``nearbyint(x * (1 / scale) + zero_point)``,
     the zero point (an integer, or a float one per channel: ``per_channel_affine_float_qparams``)
     added before rounding. Per tensor to 8 bits (fbgemm's vectorized ``Quantize``) as a fused
     multiply-add rounded once to float32, else in two float32 steps. Out-of-range values
     saturate; NaN becomes the top per tensor to 8 bits, 0 per channel to 8 bits, and the
-    bottom to 32 bits (PyTorch's kernels' conversions). Always an array, 0-d too."""
+    bottom to 32 bits (PyTorch's kernels' conversions), unless ``nan_to`` says otherwise.
+    Always an array, 0-d too."""
     x = np.asarray(x, _F32)
     inv_scale = _F32(1) / _along(np.asarray(scale), axis, x.ndim).astype(_F32)
     zero_point = _along(np.asarray(zero_point), axis, x.ndim)
@@ -58,7 +84,8 @@ def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
         t = (x.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(_F32)
     else:
         t = x * inv_scale + zero_point.astype(_F32)
-    nan_to = low if not eight_bits else high if axis is None else 0
+    if nan_to is None:
+        nan_to = low if not eight_bits else high if axis is None else 0
     t = np.where(np.isnan(t), _F32(nan_to), t)  # (then clipped in float64: 2**31 - 1 is exact)
     return np.asarray(np.clip(np.rint(t).astype(np.float64), low, high).astype(storage))
 
