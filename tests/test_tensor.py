@@ -319,6 +319,17 @@ def test_base_and_is_view_match_torch():
         assert (x._is_view(), y._is_view(), z.detach()._is_view()) == (False, True, False)
 
 
+def test_repr_of_a_dual_tensor_shows_its_tangent_as_torch():
+    shown = {}
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64),
+                             lib.tensor([1.0, 0.5], dtype=lib.float64))
+            shown[lib] = [repr(x), repr(x.sum()), repr(x * 2), repr(lib.ones(2))]
+    assert shown[ember] == [r.replace("torch.", "ember.") for r in shown[torch]]
+
+
 def test_default_print_width_is_torchs_80_columns():
     x = np.arange(2000.0).reshape(40, 50)
     assert repr(ember.tensor(x)) == repr(torch.tensor(x)).replace("torch.", "ember.")

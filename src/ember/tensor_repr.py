@@ -166,6 +166,14 @@ def has_default_dtype(dt: dtypes.DType) -> bool:
     return dt in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
 
 
+def _tangent(t: Any) -> Any:
+    """``t``'s forward-AD tangent at the innermost dual level, or None (as PyTorch prints it:
+    ``tensor([1., 2.], tangent=tensor([1., 1.]))``)."""
+    from ember.autograd.forward_ad import unpack_dual  # (it builds on the ops)
+
+    return unpack_dual(t).tangent
+
+
 def tensor_repr(t: Any, part: bool = False, width: int | None = None) -> str:
     """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements, rows
     wrapped at ``width`` columns, default ``linewidth``); as a sparse tensor's ``part``, as
@@ -198,4 +206,6 @@ def tensor_repr(t: Any, part: bool = False, width: int | None = None) -> str:
         suffixes.append(f"grad_fn=<{t._node.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if not part and (tangent := _tangent(t)) is not None:
+        suffixes.append(f"tangent={tangent}")  # (a 0-d one as its number, as torch)
     return add_suffixes(prefix + body, suffixes, len(prefix))
