@@ -376,3 +376,31 @@ def test_decoupled_decay_of_half_precision_weights_as_torch(dtype):
             opt.step()
         results.append(p.detach().float().numpy())
     np.testing.assert_array_equal(*results)
+
+
+TENSOR_LR_CASES = [("Adam", {}), ("AdamW", {}), ("Adam", dict(amsgrad=True, maximize=True)),
+                   ("Adagrad", dict(lr_decay=0.01)), ("Adamax", {}), ("NAdam", {}),
+                   ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+                   ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+                   ("ASGD", dict(lambd=0.01, t0=5))]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), TENSOR_LR_CASES,
+                         ids=[f"{n}-{k}" for n, k in TENSOR_LR_CASES])
+def test_a_float32_tensor_lr_rounds_its_step_sizes_to_float32_as_torch(name, kwargs):
+    # PyTorch computes lr / bias_correction (and 1 - lr * weight_decay, ASGD's eta) as float32
+    # tensor arithmetic: float64 parameters then move by that rounded size (1e-9 apart before)
+    rng = np.random.default_rng(0)
+    start = [rng.standard_normal(s) for s in [(3, 4), (5,), ()]]
+    grads = [[rng.standard_normal(a.shape) for a in start] for _ in range(20)]
+    ep = [ember.tensor(a.copy(), requires_grad=True) for a in start]
+    tp = [torch.tensor(a.copy(), requires_grad=True) for a in start]
+    eo = getattr(ember.optim, name)(ep, lr=ember.tensor(0.01), **kwargs)
+    to = getattr(torch.optim, name)(tp, lr=torch.tensor(0.01), **kwargs)
+    for step in grads:
+        for e, t, g in zip(ep, tp, step, strict=True):
+            e.grad, t.grad = ember.tensor(g.copy()), torch.tensor(g.copy())
+        eo.step()
+        to.step()
+    for e, t in zip(ep, tp, strict=True):
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-14, atol=1e-15)

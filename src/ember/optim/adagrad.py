@@ -10,6 +10,7 @@ from ember.optim.elementwise import (
     check_hyper,
     coalesced_rows,
     full_state,
+    lr_of,
     next_step,
     scalar_state,
 )
@@ -71,7 +72,7 @@ class Adagrad(ElementwiseOptimizer):
     def _step_size(state: dict[str, Any], group: dict[str, Any]) -> float:
         """Counts the step; the learning rate decayed to it."""
         t = next_step(state)
-        return float(group["lr"]) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
+        return lr_of(group) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         clr = self._step_size(state, group)
@@ -87,7 +88,7 @@ class Adagrad(ElementwiseOptimizer):
             raise RuntimeError("Adagrad: weight_decay option is not compatible with sparse "
                                "gradients (as in PyTorch)")
         t = next_step(state)
-        clr = float(group["lr"]) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
+        clr = lr_of(group) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
         index, values = coalesced_rows(grad, group["maximize"])
         s = state["sum"]._data
         s[index] += values * values

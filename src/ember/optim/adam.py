@@ -10,6 +10,7 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    lr_of,
     next_step,
     scalar_state,
 )
@@ -76,7 +77,7 @@ class Adam(ElementwiseOptimizer):
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
         return (1.0 - beta1, beta2, 1.0 - beta2, math.sqrt(1.0 - beta2 ** t),
-                float(group["eps"]), float(group["lr"]) / (1.0 - beta1 ** t),
+                float(group["eps"]), lr_of(group) / (1.0 - beta1 ** t),
                 bool(group["amsgrad"]))
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
@@ -93,7 +94,7 @@ class Adam(ElementwiseOptimizer):
         denom /= math.sqrt(1.0 - beta2 ** t)
         denom += float(group["eps"])
         denom = m / denom
-        denom *= float(group["lr"]) / (1.0 - beta1 ** t)
+        denom *= lr_of(group) / (1.0 - beta1 ** t)
         p._data -= denom
 
 

@@ -9,6 +9,7 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    lr_of,
     next_step,
     scalar_state,
 )
@@ -62,7 +63,7 @@ class Adamax(ElementwiseOptimizer):
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
         return (1.0 - beta1, beta2, float(group["eps"]),
-                float(group["lr"]) / (1.0 - beta1 ** t))
+                lr_of(group) / (1.0 - beta1 ** t))
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
@@ -74,4 +75,4 @@ class Adamax(ElementwiseOptimizer):
         bound = xp.abs(g)
         bound += float(group["eps"])
         xp.maximum(u, bound, out=u)
-        p._data -= float(group["lr"]) / (1.0 - beta1 ** t) * (m / u)
+        p._data -= lr_of(group) / (1.0 - beta1 ** t) * (m / u)

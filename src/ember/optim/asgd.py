@@ -11,6 +11,7 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    lr_of,
     next_step,
     scalar_state,
 )
@@ -59,7 +60,7 @@ class ASGD(ElementwiseOptimizer):
         state["ax"] = full_state(p)
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, lambd = float(group["lr"]), float(group["lambd"])
+        lr, lambd = lr_of(group), float(group["lambd"])
         t = next_step(state)
         eta, mu = state["eta"]._data, state["mu"]._data
         p._data *= 1.0 - lambd * float(eta)

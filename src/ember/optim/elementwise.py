@@ -97,7 +97,7 @@ class ElementwiseOptimizer(Optimizer):
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
-            decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
+            decay = 1.0 - lr_of(group) * wd if decoupled and wd != 0.0 else 1.0
             # (an update set on the instance, as one a subclass writes, takes every step)
             kernel = _kernel(self.looped_kernel(group)) \
                 if _loops_its_update(type(self)) and "update" not in vars(self) else None
@@ -340,6 +340,14 @@ def next_step(state: dict[str, Any]) -> float:
     step = state["step"]._data
     step[()] = step.item() + 1.0  # (``step += 1`` on a 0-d array: ~3 µs, ×50 parameters)
     return float(step)
+
+
+def lr_of(group: dict[str, Any]) -> Any:
+    """The group's ``lr`` for scalar arithmetic: a float, or a tensor's value as a NumPy scalar
+    of its dtype, so ``lr / bias_correction`` rounds to float32 for a float32 tensor as in
+    PyTorch (where it is tensor arithmetic)."""
+    lr = group["lr"]
+    return lr.detach().numpy().reshape(())[()] if isinstance(lr, Tensor) else float(lr)
 
 
 def check_one_element(name: str, value: Any) -> None:

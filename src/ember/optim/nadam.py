@@ -9,6 +9,7 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    lr_of,
     next_step,
     scalar_state,
 )
@@ -76,7 +77,7 @@ class NAdam(ElementwiseOptimizer):
         """Counts the step and moves ``mu_product``; the betas, the step, and the sizes of
         the gradient's and the moment's parts of the update."""
         beta1, beta2 = (float(b) for b in group["betas"])
-        lr, decay = float(group["lr"]), float(group["momentum_decay"])
+        lr, decay = lr_of(group), float(group["momentum_decay"])
         t = next_step(state)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1.0) * decay))
