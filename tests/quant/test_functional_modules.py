@@ -163,3 +163,38 @@ def test_every_op_on_zero_dim_operands_as_torch(qdtype):
         same(s.int_repr(), r.int_repr())
     with pytest.raises(ValueError, match=r"cannot concatenate shapes \(\), \(\)"):
         ef.cat([e, e])  # (torch: zero-dimensional tensor cannot be concatenated)
+
+
+@pytest.mark.parametrize("storage", [np.uint8, np.int8])
+def test_matmul_equals_torch(storage):
+    """quantized::matmul (torch 2.13): matmul of the dequantized inputs (any ranks, batch
+    broadcasting), quantized in the inputs' dtype."""
+    rng = np.random.default_rng(7)
+    low, high = np.iinfo(storage).min, np.iinfo(storage).max + 1
+    for sa, sb in (((2, 3), (3,)), ((3,), (3, 6)), ((3,), (3,)), ((5, 7), (7, 4)),
+                   ((2, 3, 64), (64, 9)), ((1, 4, 30), (3, 30, 5)), ((16, 300), (300, 20))):
+        for scales in ((0.25, 0.5, 2.0), tuple(float(s) for s in rng.uniform(0.01, 0.2, 3))):
+            za, zb, zo = (int(z) for z in rng.integers(low, high, 3))
+            (ta, ea), (tb, eb) = (_pair(rng.integers(low, high, s).astype(storage), c, z)
+                                  for s, c, z in ((sa, scales[0], za), (sb, scales[1], zb)))
+            tf, ef = tnnq.QFunctional(), ennq.QFunctional()
+            tf.scale, tf.zero_point = ef.scale, ef.zero_point = scales[2], zo
+            e, t = ef.matmul(ea, eb), tf.matmul(ta, tb)
+            assert repr(e.dtype) == repr(t.dtype).replace("torch", "ember")
+            same(e.int_repr(), t.int_repr())
+    bad = _pair(np.zeros((5, 7), storage), 0.1, 0)[1]
+    with pytest.raises(ember.ShapeError, match=r"quantized matmul: cannot multiply shapes "
+                                               r"\(5, 7\) and \(5, 7\)"):
+        ef.matmul(bad, bad)  # (torch: mat1 and mat2 shapes cannot be multiplied)
+
+
+def test_matmul_refuses_mixed_dtypes_and_float_functional_observes_it():
+    a = ember.quantize_per_tensor(ember.zeros(2, 3), 0.1, 0, ember.qint8)
+    b = ember.quantize_per_tensor(ember.zeros(3, 2), 0.1, 128, ember.quint8)
+    with pytest.raises(ember.DTypeError, match="quantized matmul: the operands should have one"):
+        ennq.QFunctional().matmul(a, b)  # (torch: MatMul operands should have same data type)
+    f = ember.ao.nn.quantized.FloatFunctional()
+    f.activation_post_process = ember.ao.quantization.MinMaxObserver()
+    x, y = ember.tensor([[1.0, -2.0]]), ember.tensor([[3.0], [4.0]])
+    assert f.matmul(x, y).tolist() == [[-5.0]]
+    assert float(f.activation_post_process.min_val) == -5.0

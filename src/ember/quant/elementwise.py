@@ -16,7 +16,9 @@ one dtype, which the result keeps.
 - ``add_scalar`` moves the zero point by ``nearbyint(c / scale)`` (or, when that leaves the
   integer range, widens the scale so that it pins to the range's end, and requantizes);
   ``mul_scalar`` scales the scale by ``|c|`` (a negative ``c`` mirrors the integers).
-- ``cat`` concatenates the dequantized inputs and quantizes them to the output's parameters.
+- ``cat`` concatenates the dequantized inputs and quantizes them to the output's parameters;
+  ``matmul`` (``quantized::matmul``) multiplies them as float32 matrices (NumPy's BLAS where
+  PyTorch has its own: the same bits while the float32 sums are exact) and quantizes.
 - ``unary`` (hardswish, leaky ReLU, ELU) dequantizes, applies the function in float32 and
   quantizes, with ``add``'s split between the vector body and the scalar kernel (each
   kernel lays its output out its own way: :data:`ember.quant.loops.UNARY_LAYOUTS`).
@@ -35,7 +37,7 @@ from ember.quant.loops import Loop
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import QDType, qint8, quint8
 
-__all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat", "unary"]
+__all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat", "matmul", "unary"]
 
 _F32 = np.float32
 _EIGHT = (quint8, qint8)
@@ -212,4 +214,19 @@ def cat(tensors: Sequence[QuantizedTensor], dim: int, scale: float,
         raise ArgumentError(f"quantized cat: cannot concatenate shapes {shapes} along dim {dim}"
                             ) from e
     return _result(kernels.quantize(joined, scale, zero_point, *_range(qdtype)), qdtype, scale,
+                   zero_point)
+
+
+def matmul(a: QuantizedTensor, b: QuantizedTensor, scale: float,
+           zero_point: int) -> QuantizedTensor:
+    """``a @ b`` of the dequantized inputs (any ranks ``matmul`` takes), quantized to ``scale``
+    and ``zero_point`` in the inputs' dtype."""
+    qdtype = _check("matmul", a, b)
+    x, y = (kernels.dequantize(t._int.numpy(), t._scale, t._zero_point) for t in (a, b))
+    try:
+        product = np.matmul(x, y)
+    except ValueError as e:
+        raise ShapeError(f"quantized matmul: cannot multiply shapes {tuple(a.shape)} and "
+                         f"{tuple(b.shape)} (as matmul: at least 1-d, inner sizes equal)") from e
+    return _result(kernels.quantize(product, scale, zero_point, *_range(qdtype)), qdtype, scale,
                    zero_point)

@@ -1,6 +1,6 @@
 """``FloatFunctional`` and ``QFunctional`` (``torch.ao.nn.quantized``): modules whose methods
-(``add``, ``add_relu``, ``mul``, ``cat``, ``add_scalar``, ``mul_scalar``) stand for the
-functional ops of a model, so that ``prepare`` can observe their outputs and ``convert`` can
+(``add``, ``add_relu``, ``mul``, ``cat``, ``add_scalar``, ``mul_scalar``, ``matmul``) stand
+for the functional ops of a model, so that ``prepare`` can observe their outputs and ``convert`` can
 give them quantized kernels; a residual network's ``out + identity`` becomes
 ``self.skip_add.add(out, identity)``."""
 
@@ -14,6 +14,7 @@ from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.arithmetic import add, mul
 from ember.ops.join import cat
+from ember.ops.linalg import matmul
 from ember.quant import elementwise
 from ember.quant.modules.quantized import OutputQParams, output_qparams
 from ember.quant.qtensor import QuantizedTensor
@@ -24,9 +25,9 @@ __all__ = ["FloatFunctional", "QFunctional"]
 
 class FloatFunctional(Module):
     """Float ops as module methods; ``activation_post_process`` (an ``Identity`` until
-    ``prepare`` puts an observer there) watches the outputs of ``add``, ``add_relu``, ``mul``
-    and ``cat`` (``add_scalar`` and ``mul_scalar`` need no observer: their quantized output
-    parameters follow from the input's).
+    ``prepare`` puts an observer there) watches the outputs of ``add``, ``add_relu``, ``mul``,
+    ``cat`` and ``matmul`` (``add_scalar`` and ``mul_scalar`` need no observer: their
+    quantized output parameters follow from the input's).
 
     Example:
         >>> f = FloatFunctional()
@@ -41,7 +42,7 @@ class FloatFunctional(Module):
     def forward(self, x: Any) -> Any:
         raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use "
                            "the underlying operation (add, add_relu, mul, cat, add_scalar, "
-                           "mul_scalar)")
+                           "mul_scalar, matmul)")
 
     def add(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(add(x, y))
@@ -60,6 +61,9 @@ class FloatFunctional(Module):
 
     def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(F.relu(add(x, y)))
+
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(matmul(x, y))
 
 
 class QFunctional(OutputQParams):
@@ -83,7 +87,7 @@ class QFunctional(OutputQParams):
     def forward(self, x: Any) -> Any:
         raise RuntimeError("Functional is not intended to use the 'forward'. Please use the "
                            "underlying operation (add, add_relu, mul, cat, add_scalar, "
-                           "mul_scalar)")
+                           "mul_scalar, matmul)")
 
     def add(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
         return elementwise.add(x, y, self.scale, self.zero_point)
@@ -102,6 +106,9 @@ class QFunctional(OutputQParams):
 
     def add_relu(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
         return elementwise.add(x, y, self.scale, self.zero_point, relu=True)
+
+    def matmul(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
+        return elementwise.matmul(x, y, self.scale, self.zero_point)
 
     @classmethod
     def from_float(cls, mod: Module) -> QFunctional:
