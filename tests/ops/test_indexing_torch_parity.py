@@ -24,6 +24,10 @@ LAYOUTS = {
     "transposed_input": lambda m, i: _x(m, 4, 5).t()[i([0, 2, 1])],
     "permuted_input_mid": lambda m, i: _x(m, 2, 3, 4).permute(2, 0, 1)[:, i([1, 0])],
     "column_index": lambda m, i: _x(m, 3, 4)[:, i([[0], [2]])],
+    "sliced_permuted_input": lambda m, i: _x(m, 6, 5, 4).permute(2, 0, 1)[1:, i([3, 1, 2, 0])],
+    "transposed_input_column": lambda m, i: _x(m, 4, 5).t()[:, i([3, 1, 1])],
+    "stepped_input_front": lambda m, i: _x(m, 4, 6)[:, ::2][i([2, 0])],
+    "expanded_input_front": lambda m, i: _x(m, 3, 1, 4).expand(3, 2, 4)[i([2, 0])],
 }
 
 

@@ -88,6 +88,22 @@ def _c_contiguous(a: Any) -> bool:
     return True
 
 
+def take_in_torch_layout(xp: Any, a: Any, i: Any, d: int) -> Any:
+    """``a`` indexed by the 1-d ``i`` at dim ``d`` (the result's dims are ``a``'s) in
+    PyTorch's layout. ``take`` writes its result in C order: from ``a`` transposed into that
+    layout's dim order it comes out in PyTorch's, with no second pass. ``take`` copies a
+    source that is not C-contiguous whole first; from such a one, fancy indexing (which reads
+    only the elements taken), then :func:`in_torch_layout`."""
+    if _c_contiguous(a) and _c_contiguous(i):
+        return xp.take(a, i, axis=d)
+    want = index_strides(a, (i,), (d,))
+    order = sorted(range(a.ndim), key=lambda q: -want[q])  # (outermost first)
+    at = a.transpose(order)
+    if at.flags.c_contiguous:
+        return xp.take(at, i, axis=order.index(d)).transpose(np.argsort(order))
+    return in_torch_layout(a[(slice(None),) * d + (i,)], a, (i,), (d,))
+
+
 def in_torch_layout(r: Any, a: Any, idx: tuple, dims: tuple) -> Any:
     """``r`` (``a[index arrays idx at dims]`` as NumPy laid it out, or a meta array) in
     PyTorch's layout: a copy where the strides differ. From a C-contiguous ``a`` and index

@@ -41,7 +41,7 @@ from ember.ops.index_checks import (
     check_index_range,
     out_of_range,
 )
-from ember.ops.index_layout import in_torch_layout
+from ember.ops.index_layout import in_torch_layout, take_in_torch_layout
 from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
 from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import (
@@ -175,6 +175,8 @@ class Index(Primitive):
     save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
 
     def forward(self, xp, a, *idx, dims, layout=False):
+        if layout and len(idx) == 1 and idx[0].ndim == 1:
+            return take_in_torch_layout(xp, a, idx[0], dims[0])
         if len(idx) == 1:  # take is several times faster than fancy indexing
             out = xp.take(a, idx[0], axis=dims[0])
         else:
