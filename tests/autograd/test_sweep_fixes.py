@@ -236,3 +236,22 @@ def test_a_function_saving_in_a_checkpoint_is_recomputed_and_checked_for_writes(
     h.add_(1)
     with pytest.raises(RuntimeError, match="modified in place"):
         y.sum().backward()
+
+
+def test_unpack_duals_primal_carries_no_tangent():
+    # the primal is a view of the dual's memory; it took the dual's tangent, so an op on it
+    # and the dual counted the tangent twice (18, 36 for 9, 18)
+    def fn(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64),
+                             lib.tensor([1.0, 1.0], dtype=lib.float64))
+            y = x * 3
+            p = fw.unpack_dual(y).primal
+            q = fw.unpack_dual(x).primal
+            return [fw.unpack_dual(p * y).tangent, fw.unpack_dual(q * x).tangent,
+                    fw.unpack_dual(p).tangent]
+    expected, got = _run_both(fn)
+    assert got[2] is None and expected[2] is None
+    for e, g in zip(expected[:2], got[:2], strict=True):
+        np.testing.assert_allclose(g, e)
