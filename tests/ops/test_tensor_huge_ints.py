@@ -24,3 +24,24 @@ def test_huge_ints_into_a_float_dtype_match_torch(data, dtype):
 def test_huge_ints_into_an_integer_dtype_overflow(data, dtype):
     with pytest.raises(ValueOverflow, match="cannot be converted to int64 without overflow"):
         ember.tensor(data, dtype=getattr(ember, dtype) if dtype else None)
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([2**64, 1.5], None), ([-2**64, 1.5, True], None), ([[2**64], [1.5]], None),
+    ([2**64, np.float64(1.5)], None), ([2**64, np.float16(1.5)], None), ([2**64, 1 + 2j], None),
+    ([2**64, True], "float32"), ([2**64, np.int64(1)], "float32"), ([2**64, 1.5], "bool"),
+    ([2**64, 1.5], "complex64")])
+def test_huge_ints_among_other_numbers_match_torch(data, dtype):
+    # (these said "non-numeric data": only lists of Python ints alone were read)
+    want = torch.tensor(data, dtype=None if dtype is None else getattr(torch, dtype))
+    got = ember.tensor(data, dtype=None if dtype is None else getattr(ember, dtype))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([2**64, True], None), ([2**64, np.int64(1)], None), ([2**64, np.uint8(3)], None),
+    ([2**64, 1.5], "int64"), ([2**64, 1.5], "uint8")])
+def test_huge_ints_among_ints_or_into_an_integer_dtype_overflow(data, dtype):
+    with pytest.raises(ValueOverflow, match="18446744073709551616 cannot be converted"):
+        ember.tensor(data, dtype=getattr(ember, dtype) if dtype else None)

@@ -187,15 +187,22 @@ def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
     return exact if np.array_equal(exact.astype(np.float64), array) else array
 
 
-def _huge_ints(array: np.ndarray, dtype: Any) -> np.ndarray:
+_NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
+
+
+def _huge_ints(array: np.ndarray, data: Any, dtype: Any) -> np.ndarray:
     """Python ints NumPy could hold in no integer dtype (beyond uint64 or below int64's
-    minimum): an overflow error for an integer ``dtype`` (int64 when None), as PyTorch's,
-    else floats (what a float, complex or bool tensor stores)."""
-    target = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    minimum), maybe among other numbers: an overflow error for an integer ``dtype`` (when
+    None, the one PyTorch infers: int64 unless floats or complex numbers are present), as
+    PyTorch's, else floats or complex numbers (what such a tensor stores)."""
+    target = dtypes.to_dtype(dtype) if dtype is not None else \
+        _sequence_dtype(data) if isinstance(data, list | tuple) else dtypes.int64
     if target.category == dtypes.INT:
-        for v in (min(array.flat), max(array.flat)):
+        ints = [v for v in array.flat if type(v) is int]
+        for v in (min(ints), max(ints)):
             check_fits("tensor", v, target)
-    return array.astype(np.float64)
+    return array.astype(np.complex128 if any(isinstance(v, complex | np.complexfloating)
+                                             for v in array.flat) else np.float64)
 
 
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -214,8 +221,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             array = np.array(data)
         except (ValueError, TypeError) as exc:
             _unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
-        if array.dtype.kind == "O" and all(type(v) is int for v in array.flat):
-            array = _huge_ints(array, dtype)
+        if array.dtype.kind == "O" and all(isinstance(v, _NUMBERS) for v in array.flat):
+            array = _huge_ints(array, data, dtype)
         if array.dtype.kind not in "biufc":  # (objects, strings, dates: not numbers)
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
