@@ -382,14 +382,15 @@ TENSOR_LR_CASES = [("Adam", {}), ("AdamW", {}), ("Adam", dict(amsgrad=True, maxi
                    ("Adagrad", dict(lr_decay=0.01)), ("Adamax", {}), ("NAdam", {}),
                    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
                    ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
-                   ("ASGD", dict(lambd=0.01, t0=5))]
+                   ("ASGD", dict(lambd=0.01, t0=5)), ("Adafactor", dict(weight_decay=0.1))]
 
 
 @pytest.mark.parametrize(("name", "kwargs"), TENSOR_LR_CASES,
                          ids=[f"{n}-{k}" for n, k in TENSOR_LR_CASES])
 def test_a_float32_tensor_lr_rounds_its_step_sizes_to_float32_as_torch(name, kwargs):
     # PyTorch computes lr / bias_correction (and 1 - lr * weight_decay, ASGD's eta) as float32
-    # tensor arithmetic: float64 parameters then move by that rounded size (1e-9 apart before)
+    # tensor arithmetic (Adafactor: min(lr, 1/sqrt(t)) * rms): float64 parameters then move by
+    # that rounded size (1e-9 apart before)
     rng = np.random.default_rng(0)
     start = [rng.standard_normal(s) for s in [(3, 4), (5,), ()]]
     grads = [[rng.standard_normal(a.shape) for a in start] for _ in range(20)]

@@ -13,6 +13,7 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_one_element,
     full_state,
+    lr_of,
     next_step,
     scalar_state,
 )
@@ -95,14 +96,16 @@ class Adafactor(ElementwiseOptimizer):
         # half-precision parameters compute in float32 and round once per stored value, as
         # PyTorch's kernels do (a Python float would round to the parameter's dtype first)
         num = np.float32 if data.itemsize < 4 else float
-        lr, wd, d = (num(group[k]) for k in ("lr", "weight_decay", "d"))
+        lr = lr_of(group)  # (a float32 tensor's arithmetic stays float32, as PyTorch's)
+        wd, d = num(group["weight_decay"]), num(group["d"])
         eps1, eps2 = group["eps"]
         if eps1 is None:
             eps1 = finfo(p.dtype).eps  # (bfloat16's too, which NumPy's finfo refuses)
         eps1 = num(eps1)
         t = next_step(state)
         beta = num(t ** float(group["beta2_decay"]))
-        alpha = num(max(float(eps2), _rms(xp, data)) * min(float(lr), 1.0 / math.sqrt(t)))
+        alpha = max(float(eps2), _rms(xp, data)) * min(lr, 1.0 / math.sqrt(t))
+        alpha = alpha if num is float else num(alpha)
         if wd != 0.0:
             data *= 1 - lr * wd
         square = g * g
