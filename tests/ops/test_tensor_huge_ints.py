@@ -45,3 +45,8 @@ def test_huge_ints_among_other_numbers_match_torch(data, dtype):
 def test_huge_ints_among_ints_or_into_an_integer_dtype_overflow(data, dtype):
     with pytest.raises(ValueOverflow, match="18446744073709551616 cannot be converted"):
         ember.tensor(data, dtype=getattr(ember, dtype) if dtype else None)
+
+
+def test_object_array_without_ints_stays_refused():
+    with pytest.raises(TypeError, match="non-numeric data"):
+        ember.tensor(np.array([1.5], dtype=object))
