@@ -83,6 +83,16 @@ class IndexOutOfRange(EmberError, IndexError, RuntimeError):
     ``scatter`` ones are."""
 
 
+class IndexTypeError(DTypeError, IndexError):
+    """An index of a kind indexing cannot take (a float, an int16 tensor, a ragged list): an
+    IndexError as PyTorch's, and a DTypeError (a TypeError) as Ember raised before."""
+
+
+class IndexShapeError(ShapeError, IndexError):
+    """Index tensors whose shapes do not broadcast together: an IndexError as PyTorch's, and a
+    ShapeError as Ember raised before."""
+
+
 class GradError(EmberError, RuntimeError):
     """Autograd cannot do what was asked: a freed graph, a modified saved tensor, …"""
 

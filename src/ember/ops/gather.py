@@ -15,14 +15,21 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    EmberError,
+    IndexOutOfRange,
+    IndexShapeError,
+    OpError,
+    ShapeError,
+)
 from ember.ops.arithmetic import _scaled
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import autocast_mix, clone, promote
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.index_checks import (
-    IndexShapeError,
     check_index_range,
     check_integer,
     first_out_of_range,

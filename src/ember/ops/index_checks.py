@@ -8,19 +8,9 @@ from typing import Any
 
 from ember import dtypes
 from ember.backend import MetaArray
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import IndexOutOfRange, IndexTypeError
 from ember.ops.primitive import DISPATCH, Primitive, apply, primitive
 from ember.tensor import Tensor
-
-
-class IndexTypeError(DTypeError, IndexError):
-    """An index of a kind indexing cannot take (a float, an int16 tensor, a ragged list): an
-    IndexError as PyTorch's, and a DTypeError (a TypeError) as Ember raised before."""
-
-
-class IndexShapeError(ShapeError, IndexError):
-    """Index tensors whose shapes do not broadcast together: an IndexError as PyTorch's, and a
-    ShapeError as Ember raised before."""
 
 
 def out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:

@@ -27,6 +27,8 @@ from ember.errors import (
     EmberError,
     GradError,
     IndexOutOfRange,
+    IndexShapeError,
+    IndexTypeError,
     OpError,
     ShapeError,
 )
@@ -35,12 +37,7 @@ from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
-from ember.ops.index_checks import (
-    IndexShapeError,
-    IndexTypeError,
-    check_index_range,
-    out_of_range,
-)
+from ember.ops.index_checks import check_index_range, out_of_range
 from ember.ops.index_layout import in_torch_layout, take_in_torch_layout
 from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
 from ember.ops.nonzero import Nonzero
