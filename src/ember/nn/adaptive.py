@@ -126,9 +126,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         else:
             raise ShapeError(f"AdaptiveLogSoftmaxWithLoss: 0-D or 1-D target expected "
                              f"(multi-target is not supported), got {shapes}")
-        if target.dtype.is_floating_point or target.dtype == ember.bool:
+        if target.dtype not in (ember.int64, ember.int32):  # (PyTorch's gather refuses others)
             raise DTypeError(f"AdaptiveLogSoftmaxWithLoss: target must hold integer class "
-                             f"indices, got {target.dtype.name}")
+                             f"indices as int64 or int32, got {target.dtype.name}")
         if input.shape[-1] != self.in_features:
             raise ShapeError(f"AdaptiveLogSoftmaxWithLoss: expected {self.in_features} input "
                              f"features, got {shapes}")
