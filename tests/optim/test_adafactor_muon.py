@@ -209,3 +209,19 @@ def test_adafactor_steps_half_precision_parameters_like_torch(dtype):
         assert all(str(p.dtype).endswith(dtype) for p in params)
     for ours, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=2e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("adjust", [None, "match_rms_adamw"])
+def test_muon_float32_tensor_lr_scales_in_float32_like_torch(adjust):
+    # PyTorch's adjusted lr is lr * scale, a float32 tensor product (was computed in double)
+    rng = np.random.default_rng(0)
+    start, grads = rng.standard_normal((6, 4)), rng.standard_normal((5, 6, 4))
+    ep = ember.tensor(start.copy(), requires_grad=True)
+    tp = torch.tensor(start.copy(), requires_grad=True)
+    eo = ember.optim.Muon([ep], lr=ember.tensor(0.02), adjust_lr_fn=adjust)
+    to = torch.optim.Muon([tp], lr=torch.tensor(0.02), adjust_lr_fn=adjust)
+    for g in grads:
+        ep.grad, tp.grad = ember.tensor(g.copy()), torch.tensor(g.copy())
+        eo.step()
+        to.step()
+    np.testing.assert_allclose(ep.detach().numpy(), tp.detach().numpy(), rtol=1e-14, atol=1e-15)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ember.backend import gemm
 from ember.errors import ArgumentError
-from ember.optim.elementwise import ElementwiseOptimizer, check_one_element, full_state
+from ember.optim.elementwise import ElementwiseOptimizer, check_one_element, full_state, lr_of
 from ember.tensor import Tensor
 
 __all__ = ["Muon"]
@@ -89,7 +89,7 @@ class Muon(ElementwiseOptimizer):
             scale = 0.2 * math.sqrt(max(rows, cols))
         else:
             scale = math.sqrt(max(1.0, rows / cols))
-        p._data -= (float(group["lr"]) * scale) * ortho.astype(p._data.dtype)
+        p._data -= (lr_of(group) * scale) * ortho.astype(p._data.dtype)
 
 
 def orthogonalize(xp: Any, g: Any, coefficients: tuple[float, float, float], steps: int,
