@@ -69,8 +69,9 @@ class FileModeError(ArgumentError, io.UnsupportedOperation):
     """A file object that cannot do what is asked: ``ember.load`` of a file opened ``'wb'`` or
     of a stream that cannot seek (a pipe), ``ember.save`` to one opened ``'rb'``. An
     ``io.UnsupportedOperation`` (an ``OSError`` and a ``ValueError``), as ``torch.load`` and
-    ``torch.save`` raise there (for a pipe, an ``OSError``), so the fallback ``except io.UnsupportedOperation: load(
-    io.BytesIO(f.read()))`` written for PyTorch catches it."""
+    ``torch.save`` raise there (for a pipe, an ``OSError``), so the fallback
+    ``except io.UnsupportedOperation: load(io.BytesIO(f.read()))`` written for PyTorch catches
+    it."""
 
 
 class DeviceError(EmberError, RuntimeError):
