@@ -330,6 +330,17 @@ def test_repr_of_a_dual_tensor_shows_its_tangent_as_torch():
     assert shown[ember] == [r.replace("torch.", "ember.") for r in shown[torch]]
 
 
+def test_repr_of_a_subclass_names_it_as_torch():
+    shown = {}
+    for lib in (ember, torch):
+        class Tagged(lib.Tensor):
+            pass
+        x = lib.tensor(np.arange(40.0).reshape(2, 20) * 1.5, dtype=lib.float64)
+        shown[lib] = [repr(x.as_subclass(Tagged)), repr(lib.tensor(1.0).as_subclass(Tagged)),
+                      repr(lib.nn.Buffer(lib.ones(1))), repr(lib.nn.Parameter(lib.ones(1)))]
+    assert shown[ember] == [r.replace("torch.", "ember.") for r in shown[torch]]
+
+
 def test_default_print_width_is_torchs_80_columns():
     x = np.arange(2000.0).reshape(40, 50)
     assert repr(ember.tensor(x)) == repr(torch.tensor(x)).replace("torch.", "ember.")

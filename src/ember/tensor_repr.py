@@ -174,11 +174,20 @@ def _tangent(t: Any) -> Any:
     return unpack_dual(t).tangent
 
 
+def _prefix(cls: type) -> str:
+    """``MyTensor(`` for a user's subclass of Tensor that prints as a tensor, as PyTorch's;
+    ``tensor(`` for Tensor and Ember's own kinds (a parameter wraps it in its own text)."""
+    from ember.tensor import Tensor  # (it imports this module when printing)
+
+    plain = cls.__module__.split(".")[0] == "ember" or cls.__repr__ is not Tensor.__repr__
+    return "tensor(" if plain else f"{cls.__name__}("
+
+
 def tensor_repr(t: Any, part: bool = False, width: int | None = None) -> str:
     """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements, rows
     wrapped at ``width`` columns, default ``linewidth``); as a sparse tensor's ``part``, as
     PyTorch prints those: no dtype, and the size of an empty one always."""
-    dt, prefix = t.dtype, "tensor("
+    dt, prefix = t.dtype, _prefix(type(t))
     suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
     if t.device.is_meta:  # (no values to show: PyTorch's "...", and the size)
         data = None
