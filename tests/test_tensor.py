@@ -341,6 +341,15 @@ def test_repr_of_a_subclass_names_it_as_torch():
     assert shown[ember] == [r.replace("torch.", "ember.") for r in shown[torch]]
 
 
+def test_numpy_conversion_keeps_the_copy_protocol():
+    t = ember.tensor([1.5, 2.0])
+    assert np.shares_memory(np.array(t, copy=False), t.numpy())
+    assert not np.shares_memory(np.array(t, copy=True), t.numpy())
+    assert np.array(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError, match="needs a copy"):  # (it copied, as NumPy refuses)
+        np.array(t, dtype=np.float64, copy=False)
+
+
 def test_default_print_width_is_torchs_80_columns():
     x = np.arange(2000.0).reshape(40, 50)
     assert repr(ember.tensor(x)) == repr(torch.tensor(x)).replace("torch.", "ember.")

@@ -259,8 +259,12 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # NumPy's protocol: copy=True (np.array) must give new memory, as PyTorch's does
         a = np.asarray(self._host("a NumPy conversion", keep=not copy))
-        if dtype is not None:
-            return a.astype(dtype, copy=bool(copy))
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:  # (NumPy's own arrays refuse it so: the values must be copied)
+                raise ArgumentError(f"np.array(copy=False): a {self.dtype.name} tensor as "
+                                    f"{np.dtype(dtype)} needs a copy. Hint: copy=None "
+                                    "(np.asarray) copies when needed")
+            return a.astype(dtype)
         return a.copy() if copy else a
 
     def item(self) -> int | float | bool:
