@@ -255,3 +255,25 @@ def test_unpack_duals_primal_carries_no_tangent():
     assert got[2] is None and expected[2] is None
     for e, g in zip(expected[:2], got[:2], strict=True):
         np.testing.assert_allclose(g, e)
+
+
+def test_views_of_unpack_duals_primal_carry_no_tangent():
+    # a view of the primal took the dual's tangent through the memory's owner (a silently
+    # wrong derivative); the dual's own views keep theirs
+    def fn(lib):
+        fw = lib.autograd.forward_ad
+        out = []
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64),
+                             lib.tensor([1.0, 1.0, 1.0], dtype=lib.float64))
+            y = x * 3
+            p, q = fw.unpack_dual(y).primal, fw.unpack_dual(x).primal
+            for v in (p[0], p.view(3, 1), p[1:], q[0], q.view(1, 3)):
+                out.append(fw.unpack_dual(v).tangent)
+            out += [fw.unpack_dual(p[1:] * y[1:]).tangent, fw.unpack_dual(y[0:2]).tangent,
+                    fw.unpack_dual(x[1:]).tangent]
+        return out
+    expected, got = _run_both(fn)
+    assert got[:5] == expected[:5] == [None] * 5
+    for e, g in zip(expected[5:], got[5:], strict=True):
+        np.testing.assert_allclose(g, e)

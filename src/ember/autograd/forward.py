@@ -52,6 +52,9 @@ class ForwardTrace:
         # id(base) -> views of it given a tangent while it had none (make_dual's result): the
         # tangent of such a view is its own, not part of one of the memory's base (PyTorch's)
         self.owners: dict[int, list] = {}
+        # id(base) -> views with no tangent though the memory is a dual's (unpack_dual's
+        # primal): nor have the views taken of them
+        self.tangentless: dict[int, list] = {}
 
     def tangent(self, t: Any) -> Any:
         """The tangent of ``t`` at this level, or None."""
@@ -82,14 +85,17 @@ class ForwardTrace:
         return tangent
 
     def _owner(self, t: Any) -> tuple[Any, tuple]:
-        """Whose tangent the view ``t``'s is a part of, and the view chain from it: the
-        outermost owner (see ``owners``) ``t`` is a view of, else the memory's base."""
+        """Whose tangent the view ``t``'s is a part of, and the view chain from it: a view
+        with none that ``t`` is a view of (see ``tangentless``), else the outermost owner (see
+        ``owners``), else the memory's base."""
         view = t._view
+        for o in self.tangentless.get(id(view.base), ()):
+            if _within(o._view.chain, view.chain):
+                return o, view.chain[len(o._view.chain):]
         best, depth = view.base, -1
         for o in self.owners.get(id(view.base), ()):
             c = o._view.chain
-            if len(c) <= len(view.chain) and (depth < 0 or len(c) < depth) and \
-                    all(a is b for a, b in zip(c, view.chain)):
+            if (depth < 0 or len(c) < depth) and _within(c, view.chain):
                 best, depth = o, len(c)
         return best, view.chain[max(depth, 0):]
 
@@ -100,6 +106,13 @@ class ForwardTrace:
         if view is not None and self.tangent(view.base) is None:
             self.owners.setdefault(id(view.base), []).append(t)
         self._put(t, tangent)
+
+    def set_none(self, t: Any) -> None:
+        """``t`` has no tangent at this level, nor has a view taken of it, though its memory
+        is a dual's (``unpack_dual``'s primal)."""
+        if t._view is not None:
+            self.tangentless.setdefault(id(t._view.base), []).append(t)
+        self._put(t, None)
 
     def _put(self, t: Any, tangent: Any) -> None:
         self.tangents[id(t)] = (t, tangent, t._vc.value)
@@ -242,3 +255,8 @@ def jvp(func: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any,
         d = trace.tangent(o)
         douts.append(zeros_like(o) if d is None else d)
     return out, (tuple(douts) if isinstance(out, tuple) else douts[0])
+
+
+def _within(chain: tuple, view_chain: tuple) -> bool:
+    """Whether a view made by ``view_chain`` is one made by ``chain`` or a view of it."""
+    return len(chain) <= len(view_chain) and all(a is b for a, b in zip(chain, view_chain))

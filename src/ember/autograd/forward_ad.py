@@ -139,5 +139,5 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         return UnpackedDualTensor(tensor, None)
     # the primal: the same value made below this level, so it carries no tangent here
     primal = run_below(trace, apply, Reshape, tensor, shape=tuple(tensor.shape))
-    trace._put(primal, None)  # (a view of the dual's memory, it would take its tangent)
+    trace.set_none(primal)  # (a view of the dual's memory: it and its views would take its tangent)
     return UnpackedDualTensor(primal, tangent)
