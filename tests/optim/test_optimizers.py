@@ -405,3 +405,23 @@ def test_a_float32_tensor_lr_rounds_its_step_sizes_to_float32_as_torch(name, kwa
         to.step()
     for e, t in zip(ep, tp, strict=True):
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), TENSOR_LR_CASES + [("Muon", {})],
+                         ids=[f"{n}-{k}" for n, k in TENSOR_LR_CASES + [("Muon", {})]])
+def test_a_float64_tensor_lr_leaves_float32_parameters_in_float32(name, kwargs):
+    # a 0-d float64 tensor does not promote float32 tensors in PyTorch: the step is that of the
+    # same lr as a Python float (a float64 NumPy scalar made it float64 arithmetic, rounded once)
+    rng = np.random.default_rng(1)
+    start = rng.standard_normal((6, 5)).astype(np.float32)
+    grads = rng.standard_normal((5, 6, 5)).astype(np.float32)
+    results = []
+    for lr in (0.0123, ember.tensor(0.0123, dtype=ember.float64)):
+        p = ember.tensor(start.copy(), requires_grad=True)
+        opt = getattr(ember.optim, name)([p], lr=lr, **kwargs)
+        for g in grads:
+            p.grad = ember.tensor(g.copy())
+            opt.step()
+        results.append(p.detach().numpy())
+    assert results[1].dtype == np.float32
+    np.testing.assert_array_equal(*results)

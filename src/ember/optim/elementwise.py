@@ -345,9 +345,13 @@ def next_step(state: dict[str, Any]) -> float:
 def lr_of(group: dict[str, Any]) -> Any:
     """The group's ``lr`` for scalar arithmetic: a float, or a tensor's value as a NumPy scalar
     of its dtype, so ``lr / bias_correction`` rounds to float32 for a float32 tensor as in
-    PyTorch (where it is tensor arithmetic)."""
+    PyTorch (where it is tensor arithmetic); a float64 tensor's as a float, which (a weak
+    scalar, as PyTorch's 0-d tensor) leaves float32 parameters' arithmetic in float32."""
     lr = group["lr"]
-    return lr.detach().numpy().reshape(())[()] if isinstance(lr, Tensor) else float(lr)
+    if not isinstance(lr, Tensor):
+        return float(lr)
+    value = lr.detach().numpy().reshape(())[()]
+    return float(value) if value.dtype == np.float64 else value
 
 
 def check_one_element(name: str, value: Any) -> None:
