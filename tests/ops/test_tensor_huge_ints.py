@@ -50,3 +50,13 @@ def test_huge_ints_among_ints_or_into_an_integer_dtype_overflow(data, dtype):
 def test_object_array_without_ints_stays_refused():
     with pytest.raises(TypeError, match="non-numeric data"):
         ember.tensor(np.array([1.5], dtype=object))
+
+
+@pytest.mark.parametrize("values", [[1, 2.5], [True, 2], [1, 2], [2 ** 64]])
+def test_numpy_object_arrays_are_refused_as_torch(values):
+    # (the huge-int reading took them: [1, 2.5] and [True, 2] came back float64)
+    data = np.array(values, dtype=object)
+    with pytest.raises(TypeError):
+        torch.tensor(data)
+    with pytest.raises(TypeError, match="tensor: non-numeric data"):
+        ember.tensor(data)

@@ -221,8 +221,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             array = np.array(data)
         except (ValueError, TypeError) as exc:
             _unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
-        if array.dtype.kind == "O" and any(type(v) is int for v in array.flat) and \
-                all(isinstance(v, _NUMBERS) for v in array.flat):
+        if array.dtype.kind == "O" and not isinstance(data, np.ndarray) and \
+                any(type(v) is int for v in array.flat) and \
+                all(isinstance(v, _NUMBERS) for v in array.flat):  # (Python data: a NumPy
+            # object array is refused, as PyTorch refuses it)
             array = _huge_ints(array, data, dtype)
         if array.dtype.kind not in "biufc":  # (objects, strings, dates: not numbers)
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
