@@ -194,3 +194,13 @@ def test_an_int_beyond_int64_is_refused_and_writes_nothing(dtype, op):
     with pytest.raises((TypeError, ValueError, OverflowError)):
         getattr(t, op)(2**70)
     assert t.tolist() == [0.0, 0.0, 0.0] and t._version == 0
+
+
+@pytest.mark.parametrize("value, dtype", [(2**63, "uint64"), (2**64 - 1, "uint64"),
+                                          (2**63, "float32"), (2**64 - 1, "float32"),
+                                          (-2**63, "float32")])
+def test_ints_of_the_64_bit_range_fill_as_torch(value, dtype):
+    # (torch takes numbers in int64 or uint64; beyond is an OverflowError, above)
+    want = torch.zeros(2, dtype=getattr(torch, dtype)).fill_(value)
+    got = ember.zeros(2, dtype=getattr(ember, dtype)).fill_(value)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -10,7 +10,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, ValueOverflow
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
@@ -43,11 +43,15 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
     """``copy_`` for the fills, under their own name (which errors show)."""
     if self._vc.inference and not GRAD.inference:
         refuse_inference_write(self, name)
+    if type(src) is int and not -_INT64_LIMIT <= src < 2 * _INT64_LIMIT:
+        raise ValueOverflow(f"{name}: {src} is beyond the 64-bit integers (int64 and uint64), "
+                            f"as a number written into a tensor must be (PyTorch's rule). "
+                            f"Hint: pass float({src})")
     if type(src) in _NUMBERS and self.dtype in _SET_BY_NUMBER and not needs_history(self) and \
-            (type(src) is not int or -_INT64_LIMIT <= src < _INT64_LIMIT):
+            (type(src) is not int or src < _INT64_LIMIT):
         # (zero_, fill_(2.0): NumPy's own conversion of the number gives as_tensor's bits
         # for these dtypes, /work/fuzz/overhead45b/fillcheck.py; ~2 µs less a call; an int
-        # beyond int64 takes as_tensor's checks)
+        # beyond int64 takes as_tensor's reading)
         if _written(self, src):
             return self
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
