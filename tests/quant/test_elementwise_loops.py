@@ -161,3 +161,22 @@ def test_loop_rows_and_blocks():
     assert loop.vector_mask().reshape(3, 100).sum(1).tolist() == [64, 64, 64]
     assert not Loop.binary(a.T, a.T, a.T, resized=True).vector_mask().any()  # (strided rows)
     assert Loop.unary("leaky_relu", a.T).vector_mask().sum() == 256  # (made dense first)
+
+
+def test_c_contiguous_operands_whose_format_is_channels_last_as_torch():
+    """A (N, 1, H, W) array with stride 1 along its channel is C-contiguous and, by PyTorch's
+    suggest_memory_format, channels-last: the output takes that format (the one-row path of
+    C-contiguous operands must not apply)."""
+    rng = np.random.default_rng(4)
+    for shape, strides in (((2, 1, 8, 8), (64, 1, 8, 1)), ((3, 1, 5, 70), (350, 1, 70, 1))):
+        q = np.lib.stride_tricks.as_strided(rng.integers(0, 256, shape).astype(np.uint8),
+                                            shape, strides)
+        ta = torch._make_per_tensor_quantized_tensor(
+            torch.from_numpy(q.copy()).as_strided(shape, strides), 0.5, 3)
+        ea = ember.quant.QuantizedTensor(ember.from_numpy(q), ember.quint8, 0.5, 3)
+        tb, eb = _pair(shape, np.uint8, 0.25, 201, rng)
+        tf, ef = tnnq.QFunctional(), ennq.QFunctional()
+        tf.scale, tf.zero_point = ef.scale, ef.zero_point = 1.0, 5
+        for op in ("add", "add_relu", "mul"):
+            for (tx, ex), (ty, ey) in (((ta, ea), (tb, eb)), ((tb, eb), (ta, ea))):
+                _same_layout(getattr(ef, op)(ex, ey), getattr(tf, op)(tx, ty))

@@ -66,8 +66,11 @@ def _range(qdtype: QDType) -> tuple[int, int, type]:
 
 def _broadcast(op: str, a: QuantizedTensor, b: QuantizedTensor) -> list[np.ndarray]:
     """The integers of ``a`` and ``b`` broadcast to one shape."""
+    x, y = a._int.numpy(), b._int.numpy()
+    if x.shape == y.shape:
+        return [x, y]
     try:
-        return np.broadcast_arrays(a._int.numpy(), b._int.numpy())
+        return np.broadcast_arrays(x, y)
     except ValueError as e:
         raise ShapeError(f"quantized {op}: the shapes {tuple(a.shape)} and {tuple(b.shape)} "
                          "do not broadcast") from e
@@ -143,7 +146,7 @@ def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
     loop = Loop.binary(a._int.numpy(), qa, qb, resized=False)
     multiplier = _F32(a._scale) * _F32(b._scale) * (_F32(1) / _F32(scale))
     bounds = _range(qdtype)
-    if _reach(a) * _reach(b) * float(multiplier) < 2**30:  # (both kernels agree)
+    if _agree(a, b, qdtype, multiplier):
         acc = ((loop.flat(qa).astype(np.int64) - a._zero_point)
                * (loop.flat(qb).astype(np.int64) - b._zero_point))
         q = loop.lay(kernels.requantize_int(acc, multiplier, zero_point, *bounds))
@@ -156,11 +159,20 @@ def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
     return _result(np.maximum(q, zero_point) if relu else q, qdtype, scale, zero_point)
 
 
-def _reach(x: QuantizedTensor) -> int:
-    """The largest ``|q - zero_point|`` of ``x``'s integers."""
-    q = x._int.numpy()
-    return max(abs(int(q.max()) - x._zero_point), abs(int(q.min()) - x._zero_point)) \
-        if q.size else 0
+def _agree(a: QuantizedTensor, b: QuantizedTensor, qdtype: QDType,
+           multiplier: np.float32) -> bool:
+    """Whether every ``(qa - za) * (qb - zb) * multiplier`` stays below 2**30, where ATen's
+    vector body and scalar kernel agree: told by the dtype's range, else by the integers'."""
+    def reach(x: QuantizedTensor, low: int, high: int) -> int:  # (the largest |q - za|)
+        return max(abs(low - x._zero_point), abs(high - x._zero_point))
+
+    def ends(x: QuantizedTensor) -> tuple[int, int]:
+        q = x._int.numpy()
+        return (int(q.min()), int(q.max())) if q.size else (x._zero_point, x._zero_point)
+
+    bounds = (qdtype.min, qdtype.max)
+    return (reach(a, *bounds) * reach(b, *bounds) * float(multiplier) < 2**30
+            or reach(a, *ends(a)) * reach(b, *ends(b)) * float(multiplier) < 2**30)
 
 
 def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:

@@ -50,6 +50,7 @@ class Loop:
         self.shape, self.order = shape, order
         self.numel = math.prod(shape)
         self.row = _row(shape, order, operands)  # (0: no element takes the vector body)
+        self.full = self.row - self.row % VECTOR_BLOCK  # (the elements of a row it takes)
         self.spans: list[tuple[int, int, bool]] | None = None  # (start, stop, vector)
         self.mask: np.ndarray | None = None
         threads = get_num_threads() if self.numel >= GRAIN_SIZE and self.row else 1
@@ -70,6 +71,9 @@ class Loop:
         shape = a.shape
         if first.shape == shape or not resized:
             order = _format_order(first, len(shape))
+            if order == tuple(range(len(shape))) and a.flags.c_contiguous \
+                    and b.flags.c_contiguous:  # (one row, as _row would find: skip it)
+                return cls(shape, order, [])
         else:
             order = stride_order(shape, *(_element_strides(x) for x in (a, b)))
         return cls(shape, order, [a, b])
@@ -94,7 +98,7 @@ class Loop:
             for start, stop, vector in self.spans:
                 mask[start:stop] = vector
         elif self.row:
-            mask.reshape(-1, self.row)[:, :self.row - self.row % VECTOR_BLOCK] = True
+            mask.reshape(-1, self.row)[:, :self.full] = True
         return mask
 
     def split(self, *xs: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -108,11 +112,11 @@ class Loop:
                                     [f[:0]]) for f in flats],
                     [np.concatenate([f[a:b] for a, b, vector in self.spans if not vector] or
                                     [f[:0]]) for f in flats])
-        if not self.row:
-            return [f[:0] for f in flats], flats
-        full = self.row - self.row % VECTOR_BLOCK
+        if self.row in (0, self.numel):  # (all scalar, or one row: views)
+            return [f[:self.full] for f in flats], [f[self.full:] for f in flats]
         rows = [f.reshape(-1, self.row) for f in flats]
-        return ([r[:, :full].reshape(-1) for r in rows], [r[:, full:].reshape(-1) for r in rows])
+        return ([r[:, :self.full].reshape(-1) for r in rows],
+                [r[:, self.full:].reshape(-1) for r in rows])
 
     def join(self, vector: np.ndarray, scalar: np.ndarray) -> np.ndarray:
         """The output from the vector body's and the scalar kernel's elements (as
@@ -126,19 +130,18 @@ class Loop:
                 source = vector if is_vector else scalar
                 out[start:stop] = source[taken[is_vector]:taken[is_vector] + stop - start]
                 taken[is_vector] += stop - start
-        elif not self.row:
-            out[:] = scalar
+        elif self.row in (0, self.numel):
+            out[:self.full], out[self.full:] = vector, scalar
         else:
-            full = self.row - self.row % VECTOR_BLOCK
             rows = out.reshape(-1, self.row)
-            rows[:, :full] = vector.reshape(rows.shape[0], full)
-            rows[:, full:] = scalar.reshape(rows.shape[0], self.row - full)
+            rows[:, :self.full] = vector.reshape(rows.shape[0], self.full)
+            rows[:, self.full:] = scalar.reshape(rows.shape[0], self.row - self.full)
         return self.lay(out)
 
     def lay(self, flat: np.ndarray) -> np.ndarray:
         """The output from all its elements in loop order (1-D), laid out densely in it."""
         laid = flat.reshape([self.shape[d] for d in self.order])
-        return laid.transpose(np.argsort(self.order))
+        return laid.transpose(sorted(range(len(self.order)), key=self.order.__getitem__))
 
 
 def _element_strides(x: np.ndarray) -> tuple[int, ...]:
@@ -155,7 +158,11 @@ def _format_order(x: np.ndarray, ndim: int) -> tuple[int, ...]:
 def _row(shape: tuple[int, ...], order: tuple[int, ...], operands: list[np.ndarray]) -> int:
     """The length of the loop's rows when they take the vector body (the output dense in
     ``order``; ``operands``, the inputs broadcast to ``shape``), else 0: rows shorter than a
-    block, or with an operand neither contiguous nor a broadcast scalar along them."""
+    block, or with an operand neither contiguous nor a broadcast scalar along them. No
+    operands: all dense in ``order``, one row."""
+    if not operands:
+        numel = math.prod(shape)
+        return numel if numel >= VECTOR_BLOCK else 0
     inner = [d for d in reversed(order) if shape[d] != 1]  # innermost first
     strides = [_element_strides(x) for x in operands]
     steps = [s[inner[0]] for s in strides] if inner else []
