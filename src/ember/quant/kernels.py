@@ -46,7 +46,8 @@ def quantize_rounded(x: np.ndarray, inv_scale: Any, zero_point: int, low: int = 
     converts to its minimum, and the zero point is added in int32 arithmetic, which wraps."""
     with np.errstate(over="ignore", invalid="ignore"):
         t = np.fmin(np.asarray(x, _F32) * _F32(inv_scale), _F32(_INT32_FLOAT_MAX))
-        total = _x86_int(t, 32) + np.int32(zero_point)  # (wraps)
+        # (capped, no NaN: only the int32 minimum can be passed, as _x86_int would find)
+        total = np.maximum(np.rint(t), _F32(-(2.0**31))).astype(np.int32) + np.int32(zero_point)
     return np.clip(total, np.int32(low), np.int32(high)).astype(storage)
 
 
