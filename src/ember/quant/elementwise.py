@@ -115,8 +115,11 @@ def _quantize_blocks(loop: Loop, vector: np.ndarray, scalar: np.ndarray, qdtype:
     and of ``scalar`` (its scalar kernel's, :func:`kernels.quantize`, NaN to 0) joined by
     ``loop``."""
     bounds = _range(qdtype)
-    return loop.join(kernels.quantize_rounded(vector, inv_scale, zero_point, *bounds),
-                     kernels.quantize(scalar, scale, zero_point, *bounds, nan_to=0))
+    none = np.empty(0, bounds[2])  # (an empty part skips its kernel's fixed cost)
+    return loop.join(kernels.quantize_rounded(vector, inv_scale, zero_point, *bounds)
+                     if vector.size else none,
+                     kernels.quantize(scalar, scale, zero_point, *bounds, nan_to=0)
+                     if scalar.size else none)
 
 
 def unary(op: str, x: QuantizedTensor, fn: Callable[[np.ndarray], np.ndarray], scale: float,
