@@ -189,6 +189,15 @@ def test_reading_values_raises(read, what):
     assert "meta" in str(info.value)
 
 
+def test_a_meta_tensors_missing_values_are_a_not_implemented_error_as_torch():
+    # (code written for torch catches "Cannot copy out of meta tensor; no data!" this way)
+    for lib in (ember, torch):
+        x = lib.empty(2, device="meta")
+        for read in (x.tolist, x.cpu):
+            with pytest.raises(NotImplementedError):
+                read()
+
+
 def test_torch_refuses_the_same_reads():
     x = tmeta(3, 4)
     for read in (lambda: x.sum().item(), lambda: x.tolist(), lambda: x.numpy(),

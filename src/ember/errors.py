@@ -78,6 +78,12 @@ class DeviceError(EmberError, RuntimeError):
     """Tensors on different devices meet in one op, or a device is unknown."""
 
 
+class NoDataError(DeviceError, NotImplementedError):
+    """A meta tensor's values were asked for (``item()``, ``tolist()``, ``numpy()``, a copy to
+    the CPU): it has none. A ``NotImplementedError`` as PyTorch's "Cannot copy out of meta
+    tensor; no data!"."""
+
+
 class IndexOutOfRange(EmberError, IndexError, RuntimeError):
     """An index tensor or integer points outside the dimension it indexes. An IndexError as
     PyTorch's dimension and embedding errors are, and a RuntimeError as its ``gather`` and

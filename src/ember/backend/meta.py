@@ -4,7 +4,8 @@ A tensor on ``ember.device("meta")`` holds a :class:`MetaArray`. Ops on it run n
 core computes each primitive's output from its ``infer`` rule (see ``ember.ops.meta``), so a
 model of any size builds in no memory and no time; ``Module.to_empty`` gives it real memory
 later. Anything that needs the values (``item()``, ``numpy()``, a copy to the CPU) raises
-:class:`~ember.errors.DeviceError`.
+:class:`~ember.errors.NoDataError` (a ``DeviceError`` and, as PyTorch's, a
+``NotImplementedError``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ember.backend.device import Device, register_backend
-from ember.errors import DeviceError
+from ember.errors import NoDataError
 
 
 def no_data(what: str) -> NoReturn:
     """Raises the error of reading a meta tensor's values for ``what``."""
-    raise DeviceError(f"{what}: meta tensors have no data (device 'meta' holds only shapes, "
+    raise NoDataError(f"{what}: meta tensors have no data (device 'meta' holds only shapes, "
                       "dtypes and strides). Hint: materialize first, e.g. "
                       "module.to_empty(device='cpu') then load_state_dict(..., assign=True), "
                       "or build the tensor on the CPU")
