@@ -3,6 +3,7 @@ registers them all in :data:`ember.onnx.registry.CONVERTERS`."""
 
 from ember.onnx.converters import (  # noqa: F401 - registration
     activations,
+    bits,
     elementwise,
     indexing,
     nn_kernels,

@@ -361,3 +361,41 @@ def atan2(ctx: Context, eqn: Eqn) -> str:
     out = ctx.node("Where", [both_inf, ctx.node("Where", [x_neg, signed(3 * math.pi / 4),
                                                           signed(math.pi / 4)]), out])
     return ctx.cast(out, work, dtype)
+
+
+@converter("fmax", "fmin")
+def nan_ignoring(ctx: Context, eqn: Eqn) -> str:
+    """``fmax``/``fmin``: a NaN loses to a number (NaN only where both are). Floats: NaN made
+    -inf (+inf for fmin) on each side, Max (Min), NaN put back where both were; every operand
+    in Where's second branch, which keeps -0 (onnxruntime's first makes it +0). Bools as
+    Or/And; int16 and bfloat16 on int32 and float32 (exact), which Max and Min take."""
+    dtype, big = eqn.outputs[0].dtype, eqn.prim.name == "fmax"
+    if dtype is bool_:
+        return ctx.node("Or" if big else "And", operands(ctx, eqn))
+    work = int32 if dtype.name == "int16" else _FLOAT32 if dtype.name == "bfloat16" else dtype
+    a, b = (ctx.cast(x, dtype, work) for x in operands(ctx, eqn))
+    if not dtype.is_floating_point:
+        return ctx.cast(ctx.node("Max" if big else "Min", [a, b]), work, dtype)
+    loser = ctx.scalar(-np.inf if big else np.inf, work)
+    nans = [ctx.node("IsNaN", [v]) for v in (a, b)]
+    a, b = (ctx.node("Where", [nan, loser, v]) for nan, v in zip(nans, (a, b)))
+    out = ctx.node("Where", [ctx.node("And", nans), ctx.scalar(np.nan, work),
+                             ctx.node("Max" if big else "Min", [a, b])])
+    return ctx.cast(out, work, dtype)
+
+
+@converter("heaviside")
+def heaviside(ctx: Context, eqn: Eqn) -> str:
+    """``values`` where ``x == 0``, else ``x > 0`` (0 at NaN); ``values`` in Where's second
+    branch (its first turns -0 into +0). Narrow integers and bools on int32, float16 and
+    bfloat16 on float32 (exact: it only selects)."""
+    dtype = eqn.outputs[0].dtype
+    work = int32 if dtype.name in _NARROW else \
+        _FLOAT32 if dtype.name in ("float16", "bfloat16") else dtype
+    x, values = (ctx.cast(v, dtype, work) for v in operands(ctx, eqn))
+    step = ctx.cast(ctx.node("Greater", [x, ctx.scalar(0, work)]), bool_, work)
+    zero = ctx.scalar(0, work)  # (no Not: onnxruntime swaps Where(Not(c), a, b)'s branches)
+    nonzero = ctx.node("Or", [ctx.node("Less", [x, zero]), ctx.node("Greater", [x, zero])])
+    if work.is_floating_point:
+        nonzero = ctx.node("Or", [nonzero, ctx.node("IsNaN", [x])])
+    return ctx.cast(ctx.node("Where", [nonzero, step, values]), work, dtype)

@@ -1,4 +1,4 @@
-"""Shape primitives: reshape, permute, expand, cat, triangular masks."""
+"""Shape primitives: reshape, permute, expand, cat, triangular masks, diagonals."""
 
 from __future__ import annotations
 
@@ -55,3 +55,27 @@ def triangular(ctx: Context, eqn: Eqn) -> str:
     k = ctx.constant(np.asarray(eqn.params["diagonal"], dtype=np.int64), "k")
     y = ctx.node("Trilu", [x, k], upper=int(eqn.params["upper"]))
     return ctx.cast(y, int64, src.dtype) if boolean else y
+
+
+@converter("diagonal")
+def diagonal(ctx: Context, eqn: Eqn) -> str:
+    """GatherND of the diagonal's (row, column) pairs from the input with ``dim1``, ``dim2``
+    moved first, then moved last; the pairs made at run time (Range) where either of those
+    dims follows a dynamic axis."""
+    src, p = eqn.inputs[0], eqn.params
+    d1, d2, offset = p["dim1"], p["dim2"], p["offset"]
+    rest = [d for d in range(len(src.shape)) if d not in (d1, d2)]
+    x = ctx.node("Transpose", [ctx.value(src)], perm=[d1, d2, *rest])
+    first = (max(-offset, 0), max(offset, 0))
+    if set(ctx.dynamic_dims(src)) & {d1, d2}:
+        left = [ctx.node("Sub", [ctx.dim(src, d), ctx.ints([s])]) for d, s in zip((d1, d2), first)]
+        count = ctx.node("Max", [ctx.node("Min", left), ctx.ints([0])])
+        steps = ctx.node("Range", [ctx.scalar(0, int64), ctx.node("Squeeze", [count]),
+                                   ctx.scalar(1, int64)])
+        pairs = ctx.node("Concat", [ctx.node("Unsqueeze", [ctx.node("Add", [
+            steps, ctx.scalar(s, int64)]), ctx.ints([1])]) for s in first], axis=1)
+    else:
+        steps = np.arange(eqn.outputs[0].shape[-1], dtype=np.int64)
+        pairs = ctx.constant(np.stack([steps + s for s in first], axis=1), "pairs")
+    picked = ctx.node("GatherND", [x, pairs])
+    return ctx.node("Transpose", [picked], perm=[*range(1, len(rest) + 1), 0])

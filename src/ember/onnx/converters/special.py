@@ -1,12 +1,16 @@
-"""Special functions without an ONNX op: ``erfinv``, as Giles' polynomials in float64."""
+"""Special functions without an ONNX op: ``erfinv`` (Giles' polynomials in float64),
+``logaddexp``/``logaddexp2``, ``hypot``, ``xlogy``, ``logit``, in eager's stable forms."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ember.dtypes import float64
+from ember.dtypes import DType, float32, float64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
+from ember.onnx.converters.elementwise import near_zero
 from ember.onnx.registry import converter
 from ember.ops.erfc_kernel import _ERFINV_CENTRAL, _ERFINV_TAIL
 
@@ -44,3 +48,83 @@ def erfinv(ctx: Context, eqn: Eqn) -> str | None:
                              ctx.node("Mul", [y, ctx.scalar(np.inf, float64)]),
                              ctx.node("Mul", [y, ratio])])
     return ctx.cast(out, float64, src.dtype)
+
+
+def computed_in(dtype: DType) -> DType:
+    """The dtype eager computes ``dtype`` in: float16 and bfloat16 in float32."""
+    return dtype if dtype.name in ("float32", "float64") else float32
+
+
+@converter("logaddexp", "logaddexp2")
+def logaddexp(ctx: Context, eqn: Eqn) -> str:
+    """NumPy's stable form: ``max + log1p(base**-|a - b|)`` (over ln 2 for base 2), and
+    ``a + log_base(2)`` where ``a == b`` (two equal infinities); NaN propagates."""
+    dtype = eqn.outputs[0].dtype
+    work = computed_in(dtype)
+    a, b = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
+    two = eqn.prim.name == "logaddexp2"
+    gap = ctx.node("Neg", [ctx.node("Abs", [ctx.node("Sub", [a, b])])])
+    power = ctx.node("Pow", [ctx.scalar(2, work), gap]) if two else ctx.node("Exp", [gap])
+    tail = near_zero(ctx, power, work, "log1p")
+    if two:
+        tail = ctx.node("Div", [tail, ctx.scalar(math.log(2), work)])
+    out = ctx.node("Add", [ctx.node("Max", [a, b]), tail])
+    equal = ctx.node("Add", [a, ctx.scalar(1 if two else math.log(2), work)])
+    out = ctx.node("Where", [ctx.node("Equal", [a, b]), equal, out])
+    return ctx.cast(out, work, dtype)
+
+
+@converter("hypot")
+def hypot(ctx: Context, eqn: Eqn) -> str:
+    """``sqrt(a² + b²)`` in float64 for float32 and narrower (no overflow or underflow there;
+    rounded through float32 as eagerly); float64 as ``m·sqrt(1 + (n/m)²)`` (``m``, ``n`` the
+    larger and smaller magnitude, 0 where ``m`` is). An infinity wins over NaN, as in C."""
+    dtype = eqn.outputs[0].dtype
+    a, b = (ctx.node("Abs", [ctx.cast(ctx.value(v), v.dtype, float64)]) for v in eqn.inputs)
+    if dtype is float64:
+        big, small = ctx.node("Max", [a, b]), ctx.node("Min", [a, b])
+        ratio = ctx.node("Div", [small, big])
+        root = ctx.node("Sqrt", [ctx.node("Add", [ctx.scalar(1, float64),
+                                                  ctx.node("Mul", [ratio, ratio])])])
+        zero = ctx.scalar(0, float64)
+        out = ctx.node("Where", [ctx.node("Equal", [big, zero]), zero,
+                                 ctx.node("Mul", [big, root])])
+    else:
+        out = ctx.node("Sqrt", [ctx.node("Add", [ctx.node("Mul", [a, a]),
+                                                 ctx.node("Mul", [b, b])])])
+    inf = ctx.scalar(np.inf, float64)
+    infinite = ctx.node("Or", [ctx.node("Equal", [a, inf]), ctx.node("Equal", [b, inf])])
+    out = ctx.node("Where", [infinite, inf, out])
+    if dtype is float64:
+        return out
+    return ctx.cast(ctx.cast(out, float64, float32), float32, dtype)
+
+
+@converter("xlogy")
+def xlogy(ctx: Context, eqn: Eqn) -> str:
+    """``x·log(y)``, 0 where ``x == 0``, NaN where ``y`` is (the product stays in Where's
+    second branch: onnxruntime's first turns -0 into +0)."""
+    dtype = eqn.outputs[0].dtype
+    work = computed_in(dtype)
+    x, y = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
+    zero = ctx.scalar(0, work)
+    out = ctx.node("Where", [ctx.node("Equal", [x, zero]), zero,
+                             ctx.node("Mul", [x, ctx.node("Log", [y])])])
+    out = ctx.node("Where", [ctx.node("IsNaN", [y]), y, out])
+    return ctx.cast(out, work, dtype)
+
+
+@converter("logit")
+def logit(ctx: Context, eqn: Eqn) -> str:
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` first when ``eps`` is given
+    (by comparisons, so NaN stays NaN, as eagerly)."""
+    dtype = eqn.outputs[0].dtype
+    work = computed_in(dtype)
+    p = ctx.cast(ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype, work)
+    eps = eqn.params["eps"]
+    if eps is not None:
+        lo, hi = ctx.scalar(eps, work), ctx.scalar(1.0 - eps, work)
+        p = ctx.node("Where", [ctx.node("Less", [p, lo]), lo,
+                               ctx.node("Where", [ctx.node("Greater", [p, hi]), hi, p])])
+    out = ctx.node("Log", [ctx.node("Div", [p, ctx.node("Sub", [ctx.scalar(1, work), p])])])
+    return ctx.cast(out, work, dtype)
