@@ -86,3 +86,15 @@ def test_ints_promote_and_broadcast():
         fn = lambda x, y: OPS[name](x.float() if name in ("hypot", "logaddexp") else x, y)  # noqa: E731,B023
         proto = ember.onnx.to_model(fn, (a, b))
         assert_close(run_onnx(proto, a.numpy(), b.numpy())[0], eager(fn, a, b)[0], 3e-7)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "bfloat16"])
+def test_maximum_and_minimum_where_onnxruntime_has_no_max(dtype):
+    wanted = getattr(ember, dtype)
+    fed = ember.int16 if dtype == "int16" else ember.float32  # (onnxruntime takes no bfloat16)
+    a = ember.tensor([-300.0, 7.0, 0.5, 12.0]).to(wanted).to(fed)
+    b = ember.tensor([5.0, -2.0, 0.25, 12.0]).to(wanted).to(fed)
+    for op in (ember.maximum, ember.minimum):
+        fn = lambda x, y: op(x.to(wanted), y.to(wanted)).float()  # noqa: E731,B023
+        proto = ember.onnx.to_model(fn, (a, b))
+        np.testing.assert_array_equal(run_onnx(proto, a.numpy(), b.numpy())[0], eager(fn, a, b)[0])

@@ -24,6 +24,7 @@ _UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh
           "isnan": "IsNaN", "copy": "Identity"}
 _ON_BOOLS = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
 _NARROW = ("bool", "int8", "uint8", "int16")  # (MatMul and Pow take none of them)
+_NO_MAX = {"int16": int32, "bfloat16": _FLOAT32}  # (onnxruntime has no Max/Min of these)
 _LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
           "bitwise_xor": ("Xor", "BitwiseXor")}
 
@@ -51,6 +52,9 @@ def binary(ctx: Context, eqn: Eqn) -> str:
         return ctx.node(_ON_BOOLS[name], operands(ctx, eqn))
     if name == "pow":
         return widened(ctx, "Pow", operands(ctx, eqn), dtype)
+    if name in ("maximum", "minimum") and dtype.name in _NO_MAX:  # (exact there)
+        wide = [ctx.cast(x, dtype, _NO_MAX[dtype.name]) for x in operands(ctx, eqn)]
+        return ctx.cast(ctx.node(_BINARY[name], wide), _NO_MAX[dtype.name], dtype)
     if name == "div" and ctx.changes(eqn.inputs[1]):
         count = _counted(ctx, eqn)
         if count is not None:
@@ -372,7 +376,7 @@ def nan_ignoring(ctx: Context, eqn: Eqn) -> str:
     dtype, big = eqn.outputs[0].dtype, eqn.prim.name == "fmax"
     if dtype is bool_:
         return ctx.node("Or" if big else "And", operands(ctx, eqn))
-    work = int32 if dtype.name == "int16" else _FLOAT32 if dtype.name == "bfloat16" else dtype
+    work = _NO_MAX.get(dtype.name, dtype)
     a, b = (ctx.cast(x, dtype, work) for x in operands(ctx, eqn))
     if not dtype.is_floating_point:
         return ctx.cast(ctx.node("Max" if big else "Min", [a, b]), work, dtype)
