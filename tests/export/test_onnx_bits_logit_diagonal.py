@@ -138,3 +138,13 @@ def test_logsumexp_rows_of_infinities_and_nan_with_a_dynamic_batch():
         got = run_onnx(proto, rows)[0]
         want = eager(fn, ember.tensor(rows))[0]
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+
+
+def test_logsumexp_along_a_dynamic_axis():
+    x = np.array([[-np.inf] * 5, [1, 2, np.inf, 0, 0], [np.nan, 1, 2, 3, 4]], np.float32)
+    fn = lambda t: ember.logsumexp(t, 1)  # noqa: E731
+    proto = ember.onnx.to_model(fn, ember.tensor(x[:, :3]), input_names=["t"],
+                                dynamic_axes={"t": {1: "n"}})
+    for k in (3, 5, 1):
+        np.testing.assert_allclose(run_onnx(proto, x[:, :k])[0],
+                                   eager(fn, ember.tensor(x[:, :k]))[0], rtol=1e-6)
