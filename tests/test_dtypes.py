@@ -63,3 +63,14 @@ def test_names_and_aliases():
     assert repr(ember.bfloat16) == "ember.bfloat16"
     with pytest.raises(ember.DTypeError, match="unknown dtype"):
         dtypes.to_dtype("float128")
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_tensor_of_a_numpy_array_of_an_ml_dtypes_dtype_keeps_it(name):
+    # (ember.tensor(t.numpy()) of a bfloat16 tensor said "non-numeric data": ml_dtypes' kind
+    # is 'V'; as_tensor and from_numpy took it)
+    dtype = getattr(ember, name)
+    array = ember.tensor([0.5, -2.0]).to(dtype).numpy()
+    got = ember.tensor(array)
+    assert got.dtype is dtype and got.tolist() == [0.5, -2.0]
+    assert ember.tensor(array, dtype=ember.float32).tolist() == [0.5, -2.0]

@@ -129,6 +129,11 @@ def set_default_dtype(dtype: DType) -> None:
     _result_type.cache_clear()
 
 
+def has_numpy(np_dtype: np.dtype) -> bool:
+    """Whether a NumPy dtype is one of Ember's (ml_dtypes' bfloat16 and float8 included)."""
+    return np_dtype in _BY_NUMPY
+
+
 def from_numpy(np_dtype: np.dtype) -> DType:
     """The Ember dtype of a NumPy dtype; a clear error for types Ember has none of."""
     try:

@@ -226,7 +226,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
                 all(isinstance(v, _NUMBERS) for v in array.flat):  # (Python data: a NumPy
             # object array is refused, as PyTorch refuses it)
             array = _huge_ints(array, data, dtype)
-        if array.dtype.kind not in "biufc":  # (objects, strings, dates: not numbers)
+        if array.dtype.kind not in "biufc" and not dtypes.has_numpy(array.dtype):
+            # (objects, strings, dates: not numbers; ml_dtypes' bfloat16 and float8 are)
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
         if target is dtypes.uint64 and array.dtype.kind == "f":
