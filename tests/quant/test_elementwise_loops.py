@@ -136,17 +136,19 @@ _UNARY = [("Hardswish", ()), ("LeakyReLU", (0.01,)), ("LeakyReLU", (1.0,)), ("EL
 
 
 @pytest.mark.parametrize("threads", [2], indirect=True)
+@pytest.mark.parametrize("storage", [np.uint8, np.int8])  # (quint8, qint8)
 @pytest.mark.parametrize("name, options", _UNARY)
-def test_unary_modules_on_any_layout_as_torch(name, options, threads):
+def test_unary_modules_on_any_layout_as_torch(name, options, threads, storage):
     """hardswish visits its output in the input's suggested layout, leaky_relu makes the
     input dense in it first, elu writes C order: each splits its elements as torch's."""
     rng = np.random.default_rng(3)
+    info = np.iinfo(storage)
     for shape, cl in (((2, 65), False), ((65, 2), False), ((2, 130), False), ((), False),
                       ((200,), False), ((2, 70, 1, 2), True), ((2, 70, 3, 4), True),
                       ((2, 70, 3, 4), False), ((3, 20000), False)):
         for s_in, s_out in ((0.5, 1.0), (0.5, 0.25), (1e4, 1e-6), (3e38, 1.0)):
-            z_in, z_out = (int(z) for z in rng.integers(0, 256, 2))
-            tx, ex = _pair(shape, np.uint8, s_in, z_in, rng, cl)
+            z_in, z_out = (int(z) for z in rng.integers(info.min, info.max + 1, 2))
+            tx, ex = _pair(shape, storage, s_in, z_in, rng, cl)
             tm = getattr(torch.ao.nn.quantized, name)(s_out, z_out, *options)
             em = getattr(ennq, name)(s_out, z_out, *options)
             for kind in ("plain", "transposed", "sliced", "strided")[:1 if len(shape) < 2

@@ -28,7 +28,7 @@ from ember.quant.modules.quantized import (
     save_quantized_weight,
 )
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
-from ember.quant.qtypes import quint8
+from ember.quant.qtypes import qint8, quint8
 from ember.tensor import Tensor
 
 __all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", "ELU", "PReLU"]
@@ -85,7 +85,7 @@ class _ObservedActivation(OutputQParams):
     def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
         if isinstance(input, Tensor):
             return self._float(input)
-        x = _quantized_input(self.op, input)
+        x = _quantized_input(self.op, input, (quint8, qint8))
         return elementwise.unary(self.op, x, self._values, self.scale, self.zero_point,
                                  self._inverse_scale())
 

@@ -64,11 +64,14 @@ def output_qparams(observer: Any) -> tuple[float, int]:
     return float(scale.item()), int(zero_point.item())
 
 
-def _quantized_input(op: str, x: Any) -> QuantizedTensor:
-    if not isinstance(x, QuantizedTensor) or x.dtype is not quint8 or x._axis is not None:
+def _quantized_input(op: str, x: Any, allowed: tuple = (quint8,)) -> QuantizedTensor:
+    """``x`` if it is a per-tensor quantized tensor of a dtype in ``allowed``, else the
+    error naming ``op``."""
+    if not isinstance(x, QuantizedTensor) or x.dtype not in allowed or x._axis is not None:
         shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
                  else f"a {type(x).__name__}")
-        raise TypeError(f"quantized {op}: expected a per-tensor ember.quint8 quantized tensor, "
+        kinds = " or ".join(repr(d) for d in allowed)
+        raise TypeError(f"quantized {op}: expected a per-tensor {kinds} quantized tensor, "
                         f"got {shown}. Hint: put a QuantStub before it, so that convert "
                         "quantizes the input")
     return x
