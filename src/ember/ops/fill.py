@@ -23,6 +23,7 @@ __all__ = ["fill"]
 
 _NUMBERS = (int, float, bool)
 _INT64_LIMIT = 2**63
+_UINT64_LIMIT = 2**64
 _SET_BY_NUMBER = (*FLOATING_DTYPES, *COMPLEX_DTYPES)  # (not integers: uint8.fill_(-1) wraps
 #                                                      in as_tensor, NumPy's setitem refuses)
 
@@ -43,17 +44,17 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
     """``copy_`` for the fills, under their own name (which errors show)."""
     if self._vc.inference and not GRAD.inference:
         refuse_inference_write(self, name)
-    if type(src) is int and not -_INT64_LIMIT <= src < 2 * _INT64_LIMIT:
+    if type(src) in _NUMBERS and self.dtype in _SET_BY_NUMBER and not needs_history(self) and \
+            (type(src) is not int or -_INT64_LIMIT <= src < _INT64_LIMIT):
+        # (zero_, fill_(2.0): NumPy's own conversion of the number gives as_tensor's bits
+        # for these dtypes, /work/fuzz/overhead45b/fillcheck.py; ~2 µs less a call; an int
+        # beyond int64 takes as_tensor's reading, below)
+        if _written(self, src):
+            return self
+    if type(src) is int and not -_INT64_LIMIT <= src < _UINT64_LIMIT:
         raise ValueOverflow(f"{name}: {src} is beyond the 64-bit integers (int64 and uint64), "
                             f"as a number written into a tensor must be (PyTorch's rule). "
                             f"Hint: pass float({src})")
-    if type(src) in _NUMBERS and self.dtype in _SET_BY_NUMBER and not needs_history(self) and \
-            (type(src) is not int or src < _INT64_LIMIT):
-        # (zero_, fill_(2.0): NumPy's own conversion of the number gives as_tensor's bits
-        # for these dtypes, /work/fuzz/overhead45b/fillcheck.py; ~2 µs less a call; an int
-        # beyond int64 takes as_tensor's reading)
-        if _written(self, src):
-            return self
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
     if src.is_meta and not self.is_meta:
         copy_out(name, self.device)

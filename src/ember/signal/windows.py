@@ -39,8 +39,8 @@ def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
     check_strided(name, layout)
     if dt not in (dtypes.float32, dtypes.float64):
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
-    return make_window(name, M, not sym, dt, layout, device, requires_grad, shape,
-                       ones_below=ones_below)
+    return make_window(name, M, not sym, dt, None, device, requires_grad, shape,
+                       ones_below=ones_below)  # (layout: checked above, in torch's order)
 
 
 def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: bool = True,
