@@ -30,12 +30,12 @@ from ember.layouts import (
     order_of,
     suggested_format,
 )
-from ember.ops.convert import HALF, cast, contiguous
+from ember.ops.convert import contiguous, float32_under_autocast
 from ember.ops.creation import full, zeros
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
 from ember.ops.int_args import refused_ints
 from ember.ops.pad_fold import fold_slices, folds, pad_slices
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import permute, reshape, reshape_view
 from ember.tensor import Tensor, _wrap
 
@@ -89,10 +89,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise ArgumentError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
         raise ArgumentError(f"pad: mode {mode!r} takes no fill value (got value={value})")
-    if DISPATCH.casting and input.dtype in HALF and k <= _AUTOCAST_FLOAT32_DIMS.get(mode, 0):
-        input = cast(input, dtypes.float32)
-    return _gather_pad(input, pairs, mode,
-                       contiguous_format if mode == "circular" else suggested_format(input._data))
+    gather = _gather_pad_float32 if k <= _AUTOCAST_FLOAT32_DIMS.get(mode, 0) else _gather_pad
+    return gather(input, pairs, mode,
+                  contiguous_format if mode == "circular" else suggested_format(input._data))
 
 
 def _cropped(n: int, before: int, after: int) -> int:
@@ -178,6 +177,9 @@ def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor
         out = reshape_view(out, (*lead, *(len(positions[padded.index(d)]) for d in inner),
                                  *tail))
     return out if inverse is None else permute(out, inverse)
+
+
+_gather_pad_float32 = float32_under_autocast(_gather_pad)
 
 
 def _index_device(dev: Device) -> Device:
