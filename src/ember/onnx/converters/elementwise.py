@@ -8,7 +8,7 @@ import numpy as np
 
 from ember.dtypes import DType, bool_, int32, int64
 from ember.dtypes import float32 as _FLOAT32
-from ember.jit.ir import Eqn
+from ember.jit.ir import Eqn, Var
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.registry import converter
 
@@ -144,12 +144,14 @@ def pow_scalar(ctx: Context, eqn: Eqn) -> str:
 @converter(*_COMPARE, "ne")
 def compare(ctx: Context, eqn: Eqn) -> str:
     """Comparisons on the operands' common dtype; orderings of bools on int32 (ONNX's Less
-    and kin take no bool)."""
+    and kin take no bool), bfloat16 on float32 (onnxruntime has no bfloat16 Equal)."""
     a, b = eqn.inputs
     common = a.dtype if np.promote_types(a.dtype.np, b.dtype.np) == a.dtype.np else b.dtype
     name = eqn.prim.name
     if common is bool_ and name not in ("eq", "ne"):
         common = int32
+    if common.name == "bfloat16":
+        common = _FLOAT32
     args = operands(ctx, eqn, common)
     if name == "ne":
         return ctx.node("Not", [ctx.node("Equal", args)])
@@ -174,6 +176,8 @@ def unary(ctx: Context, eqn: Eqn) -> str:
     if src.dtype.name == "uint8" and name in ("neg", "relu"):  # (neither takes uint8)
         return ctx.node("Sub", [ctx.scalar(0, src.dtype), x]) if name == "neg" else \
             ctx.node("Identity", [x])
+    if name == "isnan":  # (onnxruntime has no bfloat16 IsNaN)
+        x = ctx.cast(x, src.dtype, _FLOAT32 if src.dtype.name == "bfloat16" else src.dtype)
     return ctx.node(_UNARY[name], [x])
 
 
@@ -277,6 +281,8 @@ def isinf(ctx: Context, eqn: Eqn) -> str:
 @converter("isfinite")
 def isfinite(ctx: Context, eqn: Eqn) -> str:
     x, dtype = ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype
+    if dtype.name == "bfloat16":  # (onnxruntime has no bfloat16 IsNaN)
+        x, dtype = ctx.cast(x, dtype, _FLOAT32), _FLOAT32
     return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), _is_inf(ctx, x, dtype)])])
 
 
@@ -287,14 +293,51 @@ def cast(ctx: Context, eqn: Eqn) -> str:
 
 @converter("where")
 def where(ctx: Context, eqn: Eqn) -> str:
-    """Where, choosing bools and int16 as int32 (onnxruntime's Where takes neither)."""
-    cond, a, b = eqn.inputs
+    """Where, choosing bools and int16 as int32, bfloat16 as float32 (onnxruntime's Where
+    takes none of them).
+
+    Floats work around two onnxruntime faults: a -0 chosen from Where's first branch comes
+    out +0, and ``Where(Not(c), a, b)`` is rewritten as ``Where(c, b, a)``. A Not on the
+    condition is undone here (branches swapped), and where the first branch may hold -0
+    (anything but a constant without one) the result is ``Where(c', 1, a) * Where(c, 1, b)``
+    (``c'``: Xor(c, True), which nothing rewrites): each value reaches the product through a
+    second branch, times an exact 1."""
+    cond, *values = eqn.inputs
     out = eqn.outputs[0].dtype
-    on = int32 if out.name in ("bool", "int16") else out
-    chosen = ctx.node("Where", [ctx.cast(ctx.value(cond), cond.dtype, bool_),
-                                ctx.cast(ctx.value(a), a.dtype, on),
-                                ctx.cast(ctx.value(b), b.dtype, on)])
-    return ctx.cast(chosen, on, out)
+    on = {"bool": int32, "int16": int32, "bfloat16": _FLOAT32}.get(out.name, out)
+    c = ctx.cast(ctx.value(cond), cond.dtype, bool_)
+    a, b = (ctx.cast(ctx.value(v), v.dtype, on) for v in values)
+    if not out.is_floating_point:
+        return ctx.cast(ctx.node("Where", [c, a, b]), on, out)
+    first = values[0]
+    while (negated := _producer(ctx, c, "Not")) is not None:
+        c, a, b = negated.input[0], b, a
+        first = values[1] if first is values[0] else values[0]
+    if not _may_be_minus_zero(ctx, first):
+        return ctx.cast(ctx.node("Where", [c, a, b]), on, out)
+    one = ctx.scalar(1, on)
+    flipped = ctx.node("Xor", [c, ctx.scalar(True, bool_)])
+    p = ctx.node("Where", [flipped, one, a])
+    q = ctx.node("Where", [c, one, b])
+    return ctx.cast(ctx.node("Mul", [p, q]), on, out)
+
+
+def _producer(ctx: Context, name: str, op: str) -> object | None:
+    """The node of type ``op`` written so far whose output is ``name``, if any."""
+    for node in reversed(ctx.nodes):
+        if name in node.output:
+            return node if node.op_type == op else None
+    return None
+
+
+def _may_be_minus_zero(ctx: Context, var: Var) -> bool:
+    """Whether ``var`` may hold -0: a float that is no constant (of every trace) free of it."""
+    if not var.dtype.is_floating_point:
+        return False
+    if var not in ctx.graph.consts or ctx.changes(var):
+        return True
+    array = np.asarray(ctx.graph.consts[var])
+    return bool(np.any((array == 0) & np.signbit(array)))
 
 
 @converter("clamp")
