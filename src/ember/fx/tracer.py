@@ -316,7 +316,10 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = Non
         nodes = [p.node for p in proxies]  # (an argument ``x.device`` gets its node now, kept)
         last = tracer.graph._root._prev
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            if method is None and nodes:
+                _as_written(tracer, fn, last, result, args, kwargs)
+            return result
         except (TensorLikeOperand, TraceError, EmberError):  # (not a misuse: out=)
             if not nodes:
                 raise
@@ -328,6 +331,31 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = Non
             return tracer.create_proxy("call_method", method, args, kwargs)
     recorded.__name__ = getattr(fn, "__name__", "wrapped")
     return recorded
+
+
+def _as_written(tracer: Tracer, fn: Callable, last: Node, result: Any, args: tuple,
+                kwargs: dict) -> None:
+    """Gives the one node a call of ``fn`` recorded (the op handed over all its arguments
+    positionally, its target maybe the function under ``fn``'s ``out=`` form) ``fn`` as target
+    and the arguments as the caller wrote them, keywords by keyword, as torch.fx records
+    ``F.softmax(x, dim=-1)``; other recordings (several nodes, another function, an
+    ``out=``) are left as they are."""
+    node = result.node if isinstance(result, Proxy) else None
+    if node is None or node is not tracer.graph._root._prev or node.op != "call_function" \
+            or "out" in kwargs or _unwrapped(node.target) is not _unwrapped(fn):
+        return
+    between = node._prev
+    while between is not last:  # (only the get_attr of a constant argument may come first)
+        if between is tracer.graph._root or between.op != "get_attr":
+            return
+        between = between._prev
+    node.target, node.args, node.kwargs = fn, tracer.create_arg(args), tracer.create_arg(kwargs)
+
+
+def _unwrapped(fn: Any) -> Any:
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn
 
 
 def symbolic_trace(root: Module | Callable,

@@ -37,7 +37,8 @@ class _PadNd(Module):
                                 f"amounts, got {padding}")
 
     def forward(self, input: Tensor) -> Tensor:
-        self._check_input_dim(input)
+        if isinstance(input, Tensor):  # (a tensor-like, an ember.fx Proxy, goes to F.pad)
+            self._check_input_dim(input)
         return F.pad(input, self.padding, mode=self._mode)
 
     def _check_input_dim(self, input: Tensor) -> None:

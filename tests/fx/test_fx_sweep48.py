@@ -1,0 +1,71 @@
+"""ember.fx against torch.fx where a differential sweep found them different."""
+
+import numpy as np
+import pytest
+import torch
+import torch.fx as tfx
+import torch.nn.functional as TF
+
+import ember
+import ember.fx as fx
+import ember.nn.functional as F
+from ember import nn
+
+
+def calls(gm, torch_kwargs=()):
+    """(target name, args, kwargs) of the call_function nodes, nodes by name; the kwargs
+    named in ``torch_kwargs`` (which torch's Python functions hand over too) left out."""
+    def names(a):
+        return tfx.node.map_aggregate(a, lambda x: x.name if hasattr(x, "op") else x)
+    return [(n.target.__name__, names(n.args),
+             {k: names(v) for k, v in n.kwargs.items() if k not in torch_kwargs})
+            for n in gm.graph.nodes if n.op == "call_function"]
+
+
+@pytest.mark.parametrize("ember_fn, torch_fn", [
+    (lambda x: F.softmax(x, dim=-1), lambda x: TF.softmax(x, dim=-1)),
+    (lambda x: ember.sum(x, dim=1, keepdim=True), lambda x: torch.sum(x, dim=1, keepdim=True)),
+    (lambda x: ember.sum(x, 1, True), lambda x: torch.sum(x, 1, True)),
+    (lambda x: ember.clamp(x, min=0.0), lambda x: torch.clamp(x, min=0.0)),
+    (lambda x: ember.cat([x, x], dim=0), lambda x: torch.cat([x, x], dim=0)),
+    (lambda x: F.gelu(x, approximate="tanh"), lambda x: TF.gelu(x, approximate="tanh")),
+    (lambda x: ember.transpose(x, 0, 1), lambda x: torch.transpose(x, 0, 1)),
+])
+def test_keyword_arguments_are_recorded_as_written(ember_fn, torch_fn):
+    gm, tgm = fx.symbolic_trace(ember_fn), tfx.symbolic_trace(torch_fn)
+    assert calls(gm) == calls(tgm, ("_stacklevel", "dtype"))
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(gm(ember.tensor(x)).numpy(), torch_fn(torch.tensor(x)).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_keyword_argument_of_a_constant_tensor_call_keeps_its_get_attr():
+    w = ember.ones(4)
+
+    def f(x):
+        return ember.mul(x, other=w)
+
+    gm = fx.symbolic_trace(f)
+    mul = gm.graph.find_nodes(op="call_function", target=ember.mul)[0]
+    assert list(mul.kwargs) == ["other"] and mul.kwargs["other"].op == "get_attr"
+    gm.graph.lint()
+    x = ember.randn(2, 4)
+    np.testing.assert_array_equal(gm(x).numpy(), (x * w).numpy())
+
+
+@pytest.mark.parametrize("name, shape", [("ReflectionPad1d", (2, 3, 5)),
+                                         ("ReflectionPad2d", (1, 2, 4, 5)),
+                                         ("ReplicationPad1d", (3, 5)),
+                                         ("ReplicationPad3d", (1, 1, 3, 4, 5))])
+def test_edge_pad_modules_trace_as_roots_as_torch(name, shape):
+    pad, tpad = getattr(nn, name)(2), getattr(torch.nn, name)(2)
+    gm, tgm = fx.symbolic_trace(pad), tfx.symbolic_trace(tpad)
+    assert [n.op for n in gm.graph.nodes] == [n.op for n in tgm.graph.nodes]
+    assert calls(gm) == calls(tgm, ("value",))
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    np.testing.assert_array_equal(gm(ember.tensor(x)).numpy(), tpad(torch.tensor(x)).numpy())
+
+
+def test_edge_pad_module_still_refuses_a_wrong_rank_eagerly():
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D"):
+        nn.ReflectionPad1d(1)(ember.zeros(1, 2, 3, 4))
