@@ -1,7 +1,7 @@
 """``ember.jit.compile``: a function (or module) traced once per input signature, optimized,
 turned into Python code, cached, and run instead of the eager function.
 
-The cache key is what fixes the graph: each tensor argument's shape, dtype, device,
+The cache key is what fixes the graph: each tensor argument's shape, strides, dtype, device,
 ``requires_grad`` and hooks, and which arguments share memory (with each other, or with a tensor
 the function reaches); the values of static and
 non-tensor arguments; grad mode; the default dtype and device; the ``training`` flag of every
@@ -252,7 +252,7 @@ class CompiledFunction:
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad, None if shared == i else shared,
                               tensor_hooks(leaf),  # (the functions, by identity)
-                              None if grad is None else grad.dtype))
+                              None if grad is None else grad.dtype, _strides(leaf._data)))
             else:
                 parts.append(("value", type(leaf), hashable(
                     leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
@@ -402,7 +402,7 @@ class CompiledFunction:
         if not graph.grads and not graph.arg_grads and not entry.grad_inputs and \
                 not any(ref.grad for ref in graph.state) and not self.entries:
             self.watch_grads = False  # (a model's forward: .grad is none of its business)
-            parts = tuple(p if p[0] == "value" else (*p[:6], None) for p in key[1])
+            parts = tuple(p if p[0] == "value" else (*p[:6], None, p[7]) for p in key[1])
             key = (key[0], parts, *key[2:4], self.reach.guard(False), *key[5:])
         key = (*key[:5], layout, *key[6:])
         self.entries[key] = entry
@@ -503,6 +503,19 @@ def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
     owners = {owner(t._data) for t in tensors}
     return any(owner(a) in owners
                for n, writes in graph.split_writes for k in range(n) for a in writes(k))
+
+
+def _strides(array: Any) -> tuple[int, ...] | None:
+    """An argument's layout as the key sees it: None when row-major (NumPy's flag ignores the
+    strides of size-1 dimensions, which any value serves), else its strides in elements, those
+    of size-1 dimensions as 0. A graph traced on one layout may not serve another: ``reshape``
+    and ``contiguous`` view a row-major argument and copy a transposed one, so what aliases
+    the argument, and sees its in-place writes, differs."""
+    flags = getattr(array, "flags", None)
+    if flags is None or flags.c_contiguous:
+        return None
+    return tuple(0 if n == 1 else st // array.itemsize for n, st in zip(array.shape,
+                                                                          array.strides))
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:

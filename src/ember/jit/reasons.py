@@ -130,6 +130,9 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
                                    for j in (a[4], b[4])))
     if a[5] != b[5]:
         changes.append(f"hooks {_change(('hooks', a[5]), ('hooks', b[5]))}")
+    if a[7] != b[7] and a[0] == b[0]:  # (a new shape has new strides: not told again)
+        changes.append(" -> ".join("row-major" if st is None else f"strides {st}"
+                                   for st in (a[7], b[7])))
     if a[6] != b[6]:
         changes.append(".grad " + " -> ".join("None" if g is None else f"set ({g})"
                                               for g in (a[6], b[6])))

@@ -1,0 +1,43 @@
+"""Wrong answers a differential fuzz of ``ember.jit.compile`` against eager found (jit48)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+
+
+def test_a_new_layout_of_an_argument_traces_again():
+    # traced on a transposed x, contiguous() copies it; a row-major x is its own contiguous()
+    # in eager code, so the write into x shows in t: the old graph would return the copy
+    def f(x):
+        t = x.contiguous()
+        x.zero_()
+        return t
+
+    fast = ember.jit.compile(f)
+    with ember.no_grad():
+        fast(ember.randn(4, 3).t())
+        x = ember.randn(3, 4)
+        out = fast(x)
+    assert out is x or np.shares_memory(out.numpy(), x.numpy())
+    assert (out == 0).all().item()
+    assert "argument x: strides (1, 3) -> row-major" in ember.jit.explain()[-1]
+
+
+def test_reshape_of_a_row_major_argument_is_its_view_after_a_transposed_trace():
+    fast = ember.jit.compile(lambda x: x.reshape(-1))
+    with ember.no_grad():
+        fast(ember.randn(4, 3).t())
+        x = ember.randn(3, 4)
+        out = fast(x)
+        out.add_(1)
+    assert np.shares_memory(out.numpy(), x.numpy())
+    np.testing.assert_array_equal(x.reshape(-1).numpy(), out.numpy())
+
+
+def test_size_one_dimensions_strides_do_not_trace_again():
+    fast = ember.jit.compile(lambda x: x * 2)
+    fast(ember.randn(3, 1))
+    fast(ember.randn(1, 3).t())  # (the same layout: a size-1 dimension's stride is any)
+    assert fast.traces == 1
