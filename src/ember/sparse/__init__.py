@@ -43,6 +43,7 @@ from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mas
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.tensor import SparseTensor, not_supported
+from ember.sparse.unary import UNARY
 from ember.tensor import Tensor
 
 __all__ = ["SparseTensor", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants",
@@ -164,7 +165,10 @@ SparseTensor.__truediv__ = SparseTensor.div = _elementwise.div
 SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
 SparseTensor.__floordiv__ = SparseTensor.floor_divide = _elementwise.floor_divide
 SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
-SparseTensor.__neg__ = SparseTensor.neg = _same_pattern("neg")
+SparseTensor.__neg__ = SparseTensor.neg = SparseTensor.negative = UNARY["neg"]
+SparseTensor.__pos__ = UNARY["positive"]
+for _name, _fn in UNARY.items():
+    setattr(SparseTensor, _name, _fn)
 SparseTensor.abs = SparseTensor.__abs__ = _elementwise.abs
 SparseTensor.__add__ = SparseTensor.add = _elementwise.add
 SparseTensor.__sub__ = SparseTensor.sub = _elementwise.sub

@@ -24,6 +24,7 @@ from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.join import cat
 from ember.ops.overrides import register
+from ember.ops.public_op import calling_op
 from ember.sparse.convert import (
     coalesce,
     coo_index,
@@ -35,6 +36,7 @@ from ember.sparse.convert import (
 )
 from ember.sparse.ops import matmul, sparse_mask, with_values
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
+from ember.sparse.unary import UNARY
 from ember.tensor import Tensor
 
 __all__ = ["abs", "add", "div", "floor_divide", "mul", "pow", "sub"]
@@ -234,14 +236,21 @@ def abs(input: SparseTensor) -> SparseTensor:  # noqa: A001 - PyTorch's name
 _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mul,
                     arithmetic.div: div, arithmetic.floor_divide: floor_divide,
                     linalg.matmul: matmul}
+#: the one-tensor ops (their public functions are wrappers: found by name), and ``pow``
+#: (``ember.square`` hands over as ``pow(s, 2)``)
+_BY_NAME = {**UNARY, "pow": pow, "abs": abs}
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
-    impl = _IMPLEMENTATIONS.get(op)
-    if impl is None:
-        flat = [x for arg in args for x in (arg if isinstance(arg, (list, tuple)) else (arg,))]
-        raise not_supported(op.__name__, next(x for x in flat if isinstance(x, SparseTensor)))
-    return impl(*args, **kwargs)
+    impl = _IMPLEMENTATIONS.get(op) or _BY_NAME.get(op.__name__)
+    if impl is not None:
+        return impl(*args, **kwargs)
+    flat = [x for arg in args for x in (arg if isinstance(arg, (list, tuple)) else (arg,))]
+    sparse = next(x for x in flat if isinstance(x, SparseTensor))
+    called = calling_op()  # (``ember.floor`` of an integer tensor met it in ``clone``)
+    if called in UNARY:
+        return UNARY[called](sparse)
+    raise not_supported(op.__name__, sparse)
 
 
 register(SparseTensor, _handle)
