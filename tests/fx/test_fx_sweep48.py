@@ -69,3 +69,30 @@ def test_edge_pad_modules_trace_as_roots_as_torch(name, shape):
 def test_edge_pad_module_still_refuses_a_wrong_rank_eagerly():
     with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D"):
         nn.ReflectionPad1d(1)(ember.zeros(1, 2, 3, 4))
+
+
+def test_placeholders_go_through_an_overridden_create_proxy():
+    def tagged(fx_module):
+        class Tagging(fx_module.Tracer):
+            def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
+                proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+                proxy.node.meta["kind"] = kind
+                return proxy
+        graph = Tagging().trace(lambda x, y=2: x.relu() + y)
+        return [(n.name, n.meta.get("kind")) for n in graph.nodes]
+
+    assert tagged(fx) == tagged(tfx) == [("x", "placeholder"), ("y", "placeholder"),
+                                         ("relu", "call_method"), ("add", "call_function"),
+                                         ("output", None)]
+
+
+def test_a_tensor_default_stays_the_placeholders_default():
+    w = ember.ones(2)
+
+    def f(x, bias=w):
+        return x + bias
+
+    gm = fx.symbolic_trace(f)
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "placeholder", "call_function",
+                                             "output"]
+    np.testing.assert_array_equal(gm(ember.zeros(2)).numpy(), [1.0, 1.0])

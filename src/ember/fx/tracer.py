@@ -186,11 +186,16 @@ class Tracer:
                 raise NotImplementedError(
                     f"symbolic_trace: {fn.__qualname__} takes *{p.name}; Ember's tracer needs "
                     f"named parameters. Hint: trace a wrapper with named parameters")
+            # (through create_node / create_proxy, which a Tracer subclass may override; a
+            # value stays the placeholder's default as it is, a tensor not made a get_attr)
             if p.name in concrete_args:
-                self.graph.placeholder(p.name, default_value=concrete_args[p.name])
                 value = concrete_args[p.name]
+                self.create_node("placeholder", p.name, (value,), {})
+            elif p.default is p.empty or not isinstance(p.default, Tensor):
+                value = self.create_proxy("placeholder", p.name,
+                                          () if p.default is p.empty else (p.default,), {})
             else:
-                value = self.proxy(self.graph.placeholder(p.name, default_value=p.default))
+                value = self.proxy(self.create_node("placeholder", p.name, (p.default,), {}))
             if p.kind is p.KEYWORD_ONLY:
                 keyword_values[p.name] = value
             else:
