@@ -41,15 +41,73 @@ def test_a_size_that_is_a_dynamic_size_plus_a_constant_is_rebuilt():
     np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0], rtol=1e-5)
 
 
-def test_a_size_that_only_looks_like_an_input_size_plus_a_constant_is_refused():
+def test_a_size_that_only_looks_like_an_input_size_plus_a_constant_is_read_from_cat():
     # T' = T + ceil(T/16) is T + 2 at the traced 17, 19, 29 but not at 34: the reshape to
     # (B*T, T') guessed T' = T + 2 and let B*T be -1 (a (1258, 36) result, eager (1224, 37));
-    # a guess is read only where it leaves no -1, so a wrong one cannot be absorbed
+    # later refused; now the Concat's run-time size is read (cat registers it)
     def fn(x):
         z = ember.cat([x, x[:, ::16]], 1)
         y = (x @ z.transpose(1, 2)).flatten(1)
         return y.reshape(x.shape[0] * x.shape[1], z.shape[1])
 
+    proto = ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for t in (34, 5, 40):
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
+                                   rtol=1e-5, atol=1e-6)
+
+
+def _cat_with_a_stride(x):
+    return ember.cat([x, x[:, ::16]], 1)  # (T + ceil(T/16): T + 2 in every trace)
+
+
+@pytest.mark.parametrize("kind", ["ones", "arange", "expand"])
+def test_sizes_outside_reshape_come_from_the_op_that_made_them(kind):
+    # Expand and rebuilt constants have no element count to catch a wrong guess: the
+    # generic "input size + 2" gave (.., 36) where eager has 37 at T = 34
+    def fn(x):
+        z = _cat_with_a_stride(x)
+        n = z.shape[1]
+        if kind == "ones":
+            return z * ember.ones(n, 1)
+        if kind == "arange":
+            return z + ember.arange(n).reshape(1, n, 1)
+        return z + x[:, :1].expand(x.shape[0], n, 4)
+
+    proto = ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for t in (17, 34, 5):
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
+                                   rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_padded_sizes_reach_constants_after_the_pad(mode):
+    def fn(x):
+        y = F.pad(x, (1, 2), mode=mode)
+        return y * ember.arange(y.shape[-1])
+
+    proto = ember.onnx.to_model(fn, (ember.randn(2, 3, 7),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 2: "n"}})
+    for n in (7, 4, 12):
+        x = np.random.default_rng(n).standard_normal((3, 3, n)).astype(np.float32)
+        np.testing.assert_array_equal(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0])
+
+
+def test_a_size_two_ops_give_in_every_trace_is_refused_outside_reshape():
+    def fn(x):  # (a pad by 2 and the cat agree at every traced T, not at 34)
+        return F.pad(x, (0, 0, 1, 1)) + _cat_with_a_stride(x) * ember.ones(x.shape[1] + 2, 1)
+
+    with pytest.raises(ember.onnx.ExportError, match="no input dimension gives"):
+        ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
+def test_an_output_constant_of_a_size_no_op_gives_is_refused():
+    # (it came out as the traced constant, or with the "T + 2" guess at T = 34: 36 rows)
+    fn = lambda x: ember.zeros(_cat_with_a_stride(x).shape[1], 3) + 1  # noqa: E731
     with pytest.raises(ember.onnx.ExportError, match="no input dimension gives"):
         ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
                             dynamic_axes={"x": {0: "b", 1: "t"}})

@@ -196,11 +196,14 @@ class Context:
                 pieces.append(self.dim(*found))
         unsure = [d for d in sorted(dynamic) if pieces[d] == -1 and
                   self.sizes(out, d) in self.known]  # (window counts of different rules)
-        guesses = {d: rule for d in sorted(dynamic) if pieces[d] == -1 and d not in unsure
-                   and (rule := self._multiple_of_input(self.sizes(out, d))) is not None}
+        guesses = {d: rule for d in sorted(dynamic) if infer_one and pieces[d] == -1 and
+                   d not in unsure and
+                   (rule := self._multiple_of_input(self.sizes(out, d))) is not None}
         if left > (1 if infer_one else 0) and len(guesses) == left:
-            # (sizes no dimension gives, as multiples or offsets of an input's: only where
-            # they leave no -1, so that a wrong guess fails Reshape's element count)
+            # (sizes no dimension gives, as multiples or offsets of an input's: only in a
+            # Reshape, where they leave no -1, so that a wrong guess fails its element count;
+            # elsewhere (Expand) a size is read only from a dimension or a converter's
+            # register_dims: a padding's N + c, a concatenation's sum)
             for d, (op, k, where) in guesses.items():
                 pieces[d] = self.node(op, [self.dim(*where), self.ints([k])])
             left = 0
@@ -221,6 +224,17 @@ class Context:
             self.known[sizes] = None
         else:
             self.known.setdefault(sizes, name)
+
+    def register_dims(self, var: Var, name: str, rules: dict[int, Any]) -> None:
+        """Makes the dynamic sizes of ``var``'s dimensions ``d`` in ``rules`` (``name``
+        holds ``var``) known to later shape tensors, where no graph input's dimension gives
+        them; ``rules[d]``: what computes that size from the inputs' (equal rules give equal
+        sizes; sizes that two rules share in every trace are read from neither)."""
+        for d, rule in rules.items():
+            sizes = self.sizes(var, d)
+            if sizes[0] != sizes[1] and self._rules.get(sizes) != rule and \
+                    self._follower(list(self.graph.inputs), 0, sizes) is None:
+                self.make_known(sizes, self.node("Shape", [name], start=d, end=d + 1), rule)
 
     def input_dim(self, size: int, twin_size: int) -> str | None:
         """The run-time size (a 1-D int64 tensor) of the graph's inputs' dimension that is

@@ -381,6 +381,9 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
             raise ExportError(f"ember.onnx.export: output {name} is not a tensor")
         ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name]))
         outputs.append(value_info(name, var))
+    if ctx.problems:  # (an output that is a constant following a dynamic axis, unrebuilt)
+        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
+                          "\n  ".join(ctx.problems))
     weights = []
     for ref in graph.state:
         data = ref.tensor.grad if ref.grad else ref.tensor

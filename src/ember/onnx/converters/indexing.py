@@ -251,6 +251,9 @@ def _dynamic_pad(ctx: Context, eqn: Eqn, other: tuple) -> str | None:
         keep = ctx.node("Shape", [x], start=0, end=dim)
         rest = ctx.node("Shape", [x], start=dim + len(plan))
         x = ctx.node("Reshape", [x, ctx.node("Concat", [keep, ctx.ints([-1]), rest], axis=0)])
+    else:
+        ctx.register_dims(eqn.outputs[0], x, {dim: ("pad", ctx.sizes(src, dim),
+                                                    plan[0][1] + plan[0][2])})
     return x
 
 

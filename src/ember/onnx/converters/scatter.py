@@ -170,5 +170,8 @@ def _as_pad(ctx: Context, eqn: Eqn) -> str | None:
         ends.append(pads[1])
     if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
         return None
-    return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
-                            ctx.scalar(fill.flat[0], base.dtype)], mode="constant")
+    padded = ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
+                              ctx.scalar(fill.flat[0], base.dtype)], mode="constant")
+    ctx.register_dims(eqn.outputs[0], padded, {d: ("pad", ctx.sizes(values, d), b + e)
+                                               for d, (b, e) in enumerate(zip(begins, ends))})
+    return padded

@@ -39,9 +39,13 @@ def permute(ctx: Context, eqn: Eqn) -> str:
 
 @converter("cat")
 def cat(ctx: Context, eqn: Eqn) -> str:
-    out = eqn.outputs[0].dtype
+    """Concat; its size along ``dim`` (a sum of the inputs') made known to later shapes."""
+    out, dim = eqn.outputs[0].dtype, eqn.params["dim"]
     parts = [ctx.cast(ctx.value(v), v.dtype, out) for v in eqn.inputs]
-    return ctx.node("Concat", parts, axis=eqn.params["dim"])
+    joined = ctx.node("Concat", parts, axis=dim)
+    ctx.register_dims(eqn.outputs[0], joined,
+                      {dim: ("cat", *(ctx.sizes(v, dim) for v in eqn.inputs))})
+    return joined
 
 
 @converter("triangular")
