@@ -96,3 +96,31 @@ def test_a_tensor_default_stays_the_placeholders_default():
     assert [n.op for n in gm.graph.nodes] == ["placeholder", "placeholder", "call_function",
                                              "output"]
     np.testing.assert_array_equal(gm(ember.zeros(2)).numpy(), [1.0, 1.0])
+
+
+def test_insert_arg_as_torch():
+    for fx_module in (fx, tfx):
+        gm = fx_module.symbolic_trace(lambda x: x.sum(1))
+        node = list(gm.graph.nodes)[1]
+        node.insert_arg(1, 0)
+        node.insert_arg(3, True)
+        assert [getattr(a, "name", a) for a in node.args] == ["x", 0, 1, True]
+    with pytest.raises(ember.errors.ArgumentError, match="insert_arg: index 5"):
+        node = list(fx.symbolic_trace(lambda x: x.sum(1)).graph.nodes)[1]
+        node.insert_arg(5, 0)
+
+
+def log_value(x):
+    return None
+
+
+def test_has_side_effect_keeps_calls_through_dead_code_elimination():
+    fx.has_side_effect(log_value)
+    tfx.has_side_effect(log_value)
+    for fx_module in (fx, tfx):
+        g = fx_module.Graph()
+        x = g.placeholder("x")
+        g.call_function(log_value, (x,))
+        g.output(x)
+        assert g.eliminate_dead_code() is False
+        assert [n.op for n in g.nodes] == ["placeholder", "call_function", "output"]

@@ -12,7 +12,7 @@ from ember.errors import ArgumentError
 if TYPE_CHECKING:
     from ember.fx.graph import Graph
 
-__all__ = ["Node", "map_arg", "map_aggregate"]
+__all__ = ["Node", "has_side_effect", "map_arg", "map_aggregate"]
 
 #: the kinds of node, as in torch.fx
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -104,6 +104,14 @@ class Node:
         for new in self._input_nodes:
             new.users.setdefault(self)
 
+    def insert_arg(self, idx: int, arg: Any) -> None:
+        """Inserts ``arg`` into ``args`` before position ``idx`` (``idx == len(args)``
+        appends)."""
+        if not 0 <= idx <= len(self._args):
+            raise ArgumentError(f"insert_arg: index {idx} is out of range for node {self}, "
+                                f"which has {len(self._args)} arguments")
+        self.args = (*self._args[:idx], arg, *self._args[idx:])
+
     def update_arg(self, idx: int, arg: Any) -> None:
         """Sets ``args[idx]``."""
         args = list(self._args)
@@ -173,7 +181,8 @@ class Node:
     def is_impure(self) -> bool:
         """Whether dead-code elimination must keep this node although nothing uses it:
         placeholders, outputs, in-place methods (``add_``), calls passing ``inplace=True``,
-        calls to random functions and ``operator.setitem`` (``x[i] = v``)."""
+        calls to random functions, ``operator.setitem`` (``x[i] = v``) and to functions
+        marked with :func:`has_side_effect`."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op not in ("call_method", "call_function"):
@@ -181,7 +190,8 @@ class Node:
         name = self.target if self.op == "call_method" else getattr(self.target, "__name__", "")
         in_place = name.endswith("_") and not name.endswith("__")
         return in_place or self._passes_inplace_true() or name in _RANDOM or \
-            self.target is operator.setitem
+            self.target is operator.setitem or \
+            self.op == "call_function" and id(self.target) in _SIDE_EFFECTFUL
 
     def _passes_inplace_true(self) -> bool:
         """Whether the call passes ``inplace=True`` (by keyword, or by position to a
@@ -215,6 +225,30 @@ def parameters_of(fn: Callable) -> list[inspect.Parameter] | None:
         return list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
+
+
+#: the functions :func:`has_side_effect` marked, by id (a target may be unhashable)
+_SIDE_EFFECTFUL: dict[int, Callable] = {}
+
+
+def has_side_effect(fn: Callable) -> Callable:
+    """Marks ``fn`` as having a side effect: dead-code elimination keeps its calls although
+    nothing uses their results. Returns ``fn``, so it works as a decorator.
+
+    Example:
+        >>> log = []
+        >>> @ember.fx.has_side_effect
+        ... def record(x):
+        ...     log.append(x)
+        >>> g = ember.fx.Graph()
+        >>> x = g.placeholder("x")
+        >>> _ = g.call_function(record, (x,))
+        >>> _ = g.output(x)
+        >>> g.eliminate_dead_code()
+        False
+    """
+    _SIDE_EFFECTFUL[id(fn)] = fn
+    return fn
 
 
 _RANDOM = {"dropout", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
