@@ -78,3 +78,76 @@ def test_one_tensor_op_gradients_as_torch(name):
     assert ember.autograd.gradcheck(
         lambda v: getattr(ember, name)(ember.sparse_coo_tensor(INDEX, v, (4, 3))).to_dense(),
         (v,))
+
+
+HYBRID = ([[0, 2, 1, 0, 2], [1, 0, 3, 1, 0]], (3, 4, 2))  # entries 0 and 3 repeat (0, 1)
+
+
+def _hybrid(lib, coalesce, requires_grad=False):
+    index, size = HYBRID
+    v = lib.tensor(np.arange(10.0).reshape(5, 2) - 4.5, dtype=lib.float64,
+                   requires_grad=requires_grad)
+    s = lib.sparse_coo_tensor(lib.tensor(index), v, size)
+    return (s.coalesce() if coalesce else s), v
+
+
+def _same(got, want):
+    assert (tuple(got.shape), got.sparse_dim(), got._nnz(), got.is_coalesced()) == \
+        (tuple(want.shape), want.sparse_dim(), want._nnz(), want.is_coalesced())
+    np.testing.assert_array_equal(got._indices().numpy(), want._indices().numpy())
+    np.testing.assert_allclose(got._values().detach().numpy(), want._values().detach().numpy())
+
+
+SELECTIONS = [
+    ("permute", lambda s, lib: s.permute(1, 0, 2)),
+    ("permute identity", lambda s, lib: s.permute(0, 1, 2)),
+    ("index_select 0", lambda s, lib: s.index_select(0, lib.tensor([2, 0, 0]))),
+    ("index_select 1", lambda s, lib: s.index_select(1, lib.tensor([1, 3]))),
+    ("index_select dense", lambda s, lib: s.index_select(2, lib.tensor([1, 1, 0]))),
+    ("ember.index_select", lambda s, lib: lib.index_select(s, 1, lib.tensor([0, 1]))),
+    ("narrow_copy 0", lambda s, lib: s.narrow_copy(0, 1, 2)),
+    ("narrow_copy 1", lambda s, lib: s.narrow_copy(1, 0, 2)),
+    ("narrow_copy dense", lambda s, lib: s.narrow_copy(2, 1, 1)),
+    ("unsqueeze 0", lambda s, lib: s.unsqueeze(0)),
+    ("unsqueeze 2", lambda s, lib: s.unsqueeze(2)),
+    ("unsqueeze dense", lambda s, lib: s.unsqueeze(3)),
+]
+
+
+@pytest.mark.parametrize("name,fn", SELECTIONS, ids=[n for n, _ in SELECTIONS])
+@pytest.mark.parametrize("coalesce", [False, True])
+def test_selections_of_a_hybrid_coo_tensor_as_torch(name, fn, coalesce):
+    got = fn(_hybrid(ember, coalesce)[0], ember)
+    _same(got, fn(_hybrid(torch, coalesce)[0], torch))
+    grads = []  # (torch's sparse forms have no backward: the dense op on its dense form)
+    for lib, form in ((ember, lambda s: fn(s, ember).to_dense()),
+                      (torch, lambda s: fn(s.to_dense(), torch))):
+        s, v = _hybrid(lib, coalesce, requires_grad=True)
+        up = np.random.default_rng(2).standard_normal(tuple(got.shape))
+        (form(s) * lib.tensor(up)).sum().backward()
+        grads.append(v.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_selection_errors_name_the_op():
+    s, _ = _hybrid(ember, True)
+    with pytest.raises(ember.errors.ArgumentError, match="permute: transpositions between"):
+        s.permute(2, 0, 1)
+    with pytest.raises(ember.errors.IndexOutOfRange, match="index_select: index 4 is out"):
+        s.index_select(1, ember.tensor([4]))
+    with pytest.raises(ember.errors.DTypeError, match="index_select: index must be an integer"):
+        s.index_select(0, ember.tensor([0.0]))
+    with pytest.raises(ember.errors.IndexOutOfRange, match="narrow_copy: start 2 and length 2"):
+        s.narrow_copy(0, 2, 2)
+    with pytest.raises(NotImplementedError, match="COO tensors only"):
+        ember.eye(2).to_sparse_csr().index_select(0, ember.tensor([0]))
+
+
+def test_mv_and_integer_casts_as_torch():
+    out = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 2, 0], [1, 0, 1]]),
+                                  lib.tensor([0.5, -2.0, 0.75]), (3, 2))
+        out.append((s.mv(lib.ones(2)).tolist(), s.bool().to_dense().tolist(),
+                    s.long().to_dense().tolist(), s.int().to_dense().tolist()))
+    assert out[0] == out[1]

@@ -42,6 +42,7 @@ from ember.sparse.invariants import check_sparse_tensor_invariants
 from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum, with_values
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
+from ember.sparse.select import index_select, narrow_copy, permute, unsqueeze
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.sparse.unary import UNARY
 from ember.tensor import Tensor
@@ -175,13 +176,15 @@ SparseTensor.__sub__ = SparseTensor.sub = _elementwise.sub
 SparseTensor.__radd__ = lambda self, other: _elementwise.add(other, self)
 SparseTensor.__rsub__ = lambda self, other: _elementwise.sub(other, self)
 SparseTensor.transpose = _transpose
+SparseTensor.permute, SparseTensor.index_select = permute, index_select
+SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
 SparseTensor.t = _t
 SparseTensor.to = _moved
-for _name in ("clone", "double", "float", "half"):
+for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, _same_pattern(_name))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
-SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
+SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = SparseTensor.mv = matmul
 
 
 def _sum_method(self: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:

@@ -35,6 +35,7 @@ from ember.sparse.convert import (
     to_dense,
 )
 from ember.sparse.ops import matmul, sparse_mask, with_values
+from ember.sparse.select import index_select, permute, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
 from ember.tensor import Tensor
@@ -238,7 +239,8 @@ _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mu
                     linalg.matmul: matmul}
 #: the one-tensor ops (their public functions are wrappers: found by name), and ``pow``
 #: (``ember.square`` hands over as ``pow(s, 2)``)
-_BY_NAME = {**UNARY, "pow": pow, "abs": abs}
+_BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select": index_select,
+            "unsqueeze": unsqueeze}
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:

@@ -1,0 +1,156 @@
+"""Selecting and reordering the dimensions of a sparse COO tensor, as PyTorch's:
+``permute``, ``index_select``, ``narrow_copy`` and ``unsqueeze``. Along a sparse dimension
+the entries are picked (and their index rewritten); along a dense one the values are, with the
+dense op. The values go through differentiable ops, so gradients reach them.
+
+Example:
+    >>> s = ember.sparse_coo_tensor([[0, 2], [1, 0]], [1.0, 2.0], (3, 2))
+    >>> s.index_select(0, ember.tensor([2, 2])).to_dense()
+    tensor([[2., 0.],
+            [2., 0.]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
+from ember.layouts import sparse_coo
+from ember.ops.dims import normalize_dim
+from ember.ops.gather import index_select as dense_index_select
+from ember.sparse.convert import coo_index, long_index
+from ember.sparse.tensor import SparseTensor, not_supported
+from ember.tensor import Tensor
+
+__all__ = ["index_select", "narrow_copy", "permute", "unsqueeze"]
+
+
+def _coo(op: str, s: SparseTensor) -> SparseTensor:
+    if s.layout is not sparse_coo:
+        raise not_supported(f"{op} (COO tensors only; convert with .to_sparse_coo())", s)
+    return s
+
+
+def _picked(s: SparseTensor, dim: int, take: np.ndarray, new_dim_index: np.ndarray,
+            size: int, coalesced: bool) -> SparseTensor:
+    """The entries ``take`` of ``s``, their index along sparse ``dim`` now ``new_dim_index``."""
+    index = coo_index(s)[:, take]
+    index[dim] = new_dim_index
+    shape = list(s.shape)
+    shape[dim] = size
+    values = dense_index_select(s._vals, 0, long_index(take))
+    return SparseTensor(sparse_coo, tuple(shape), (long_index(index),), values, coalesced)
+
+
+def permute(input: SparseTensor, *dims: Any) -> SparseTensor:
+    """The dimensions reordered (sparse ones among themselves, dense ones among themselves);
+    coalesced if ``input`` is and its sparse dimensions keep their order, as PyTorch's.
+
+    Example:
+        >>> ember.sparse_coo_tensor([[0], [2]], [5.0], (2, 3)).permute(1, 0).indices()
+        tensor([[2],
+                [0]])
+    """
+    s = _coo("permute", input)
+    order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else dims
+    if len(order) != s.ndim:
+        raise ArgumentError(f"permute: the number of dims ({len(order)}) does not match the "
+                            f"tensor's {s.ndim} (shape {tuple(s.shape)})")
+    perm = [normalize_dim(d, s.ndim, "permute") for d in order]
+    if sorted(perm) != list(range(s.ndim)):
+        raise ArgumentError(f"permute: dims {tuple(order)} repeat a dimension")
+    sd = s.sparse_dim()
+    if sorted(perm[:sd]) != list(range(sd)):
+        raise ArgumentError("permute: transpositions between sparse and dense dimensions are "
+                            f"not allowed (as in PyTorch): dims {tuple(order)} with "
+                            f"{sd} sparse dimensions")
+    index = coo_index(s)[perm[:sd]]
+    values = s._vals.permute(0, *[d - sd + 1 for d in perm[sd:]])
+    coalesced = s._coalesced and perm[:sd] == list(range(sd))
+    return SparseTensor(sparse_coo, tuple(s.shape[d] for d in perm), (long_index(index),),
+                        values, coalesced)
+
+
+def index_select(input: SparseTensor, dim: int, index: Tensor) -> SparseTensor:
+    """The elements at positions ``index`` (a 1-D integer tensor) along ``dim``; along a
+    sparse dimension each selected position repeats its entries (uncoalesced, as PyTorch's).
+
+    Example:
+        >>> s = ember.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (2,))
+        >>> s.index_select(0, ember.tensor([1, 1, 0])).to_dense()
+        tensor([2., 2., 1.])
+    """
+    s = _coo("index_select", input)
+    dim = normalize_dim(dim, s.ndim, "index_select")
+    if not isinstance(index, Tensor) or index.dtype.is_floating_point or index.dtype.is_complex \
+            or index.dtype.name == "bool":
+        got = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
+        raise DTypeError(f"index_select: index must be an integer tensor, got {got}")
+    if index.ndim > 1:
+        raise ShapeError(f"index_select: index must be 1-D, got shape {tuple(index.shape)}")
+    want = index.numpy().astype(np.int64).reshape(-1)
+    size = s.shape[dim]
+    if want.size and (want.min() < 0 or want.max() >= size):
+        bad = want[(want < 0) | (want >= size)][0]
+        raise IndexOutOfRange(f"index_select: index {bad} is out of range for dim {dim} of "
+                              f"size {size} (shape {tuple(s.shape)})")
+    sd = s.sparse_dim()
+    if dim >= sd:
+        values = dense_index_select(s._vals, dim - sd + 1, long_index(want))
+        shape = s.shape[:dim] + (want.size,) + s.shape[dim + 1:]
+        return SparseTensor(sparse_coo, tuple(shape), s._index, values, False)
+    along = coo_index(s)[dim]
+    order = np.argsort(along, kind="stable")
+    starts = np.searchsorted(along[order], want, "left")
+    counts = np.searchsorted(along[order], want, "right") - starts
+    before = np.cumsum(counts) - counts
+    position = np.arange(counts.sum()) - np.repeat(before - starts, counts)
+    return _picked(s, dim, order[position], np.repeat(np.arange(want.size), counts),
+                   want.size, False)
+
+
+def narrow_copy(input: SparseTensor, dim: int, start: int, length: int) -> SparseTensor:
+    """The elements ``start`` to ``start + length`` along ``dim``, a new sparse tensor.
+
+    Example:
+        >>> s = ember.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,))
+        >>> s.narrow_copy(0, 1, 2).to_dense()
+        tensor([0., 2.])
+    """
+    s = _coo("narrow_copy", input)
+    dim = normalize_dim(dim, s.ndim, "narrow_copy")
+    size = s.shape[dim]
+    begin = start + size if -size <= start < 0 else start
+    if not 0 <= begin <= size or length < 0 or begin + length > size:
+        raise IndexOutOfRange(f"narrow_copy: start {start} and length {length} are out of range "
+                              f"for dim {dim} of size {size} (shape {tuple(s.shape)})")
+    sd = s.sparse_dim()
+    if dim >= sd:
+        values = s._vals.narrow(dim - sd + 1, begin, length).clone()
+        shape = s.shape[:dim] + (length,) + s.shape[dim + 1:]
+        return SparseTensor(sparse_coo, tuple(shape), s._index, values, s._coalesced)
+    along = coo_index(s)[dim]
+    take = np.flatnonzero((along >= begin) & (along < begin + length))
+    return _picked(s, dim, take, along[take] - begin, length, s._coalesced)
+
+
+def unsqueeze(input: SparseTensor, dim: int) -> SparseTensor:
+    """A dimension of size 1 inserted at ``dim``: a sparse one (index 0 for every entry)
+    among the sparse dimensions, else a dense one; flagged uncoalesced, as PyTorch's.
+
+    Example:
+        >>> ember.sparse_coo_tensor([[1]], [2.0], (3,)).unsqueeze(0).shape
+        ember.Size([1, 3])
+    """
+    s = _coo("unsqueeze", input)
+    dim = normalize_dim(dim, s.ndim + 1, "unsqueeze")
+    shape = s.shape[:dim] + (1,) + s.shape[dim:]
+    sd = s.sparse_dim()
+    if dim > sd:
+        return SparseTensor(sparse_coo, tuple(shape), s._index, s._vals.unsqueeze(dim - sd + 1),
+                            False)
+    index = np.insert(coo_index(s), dim, 0, axis=0)
+    return SparseTensor(sparse_coo, tuple(shape), (long_index(index),), s._vals.view(
+        s._vals.shape), False)
