@@ -124,3 +124,17 @@ def test_has_side_effect_keeps_calls_through_dead_code_elimination():
         g.output(x)
         assert g.eliminate_dead_code() is False
         assert [n.op for n in g.nodes] == ["placeholder", "call_function", "output"]
+
+
+def test_replace_pattern_matches_arguments_by_parameter_not_by_spelling():
+    def f(x):
+        return F.softmax(x + 1, dim=-1) * F.softmax(x, -1) + x.sum(1) + x.sum(dim=0)
+
+    gm = fx.symbolic_trace(f)
+    softmaxes = fx.replace_pattern(gm, lambda a: F.softmax(a, dim=-1),
+                                   lambda a: F.log_softmax(a, dim=-1))
+    sums = fx.replace_pattern(gm, lambda a: a.sum(dim=1), lambda a: a.mean(dim=1))
+    assert (len(softmaxes), len(sums)) == (2, 1)  # (the sum over dim 0 is another call)
+    x = ember.randn(4, 4)
+    expected = F.log_softmax(x + 1, dim=-1) * F.log_softmax(x, -1) + x.mean(1) + x.sum(0)
+    np.testing.assert_allclose(gm(x).numpy(), expected.numpy(), rtol=1e-6)

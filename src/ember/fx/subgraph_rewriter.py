@@ -3,14 +3,16 @@ another in its place, as ``torch.fx.replace_pattern`` does."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError
 from ember.fx.graph import Graph
 from ember.fx.graph_module import GraphModule
-from ember.fx.node import Node
+from ember.fx.node import Node, parameters_of
 from ember.nn import Module
+from ember.tensor import Tensor
 
 __all__ = ["Match", "replace_pattern"]
 
@@ -78,15 +80,34 @@ def _match(p: Node, n: Any, nodes_map: dict[Node, Node]) -> dict[Node, Node] | N
         return None
     if p.op == "placeholder":
         return {**nodes_map, p: n} if isinstance(n, Node) else None
-    if not isinstance(n, Node) or (p.op, p.target) != (n.op, n.target) or \
-            len(p.args) != len(n.args) or p.kwargs.keys() != n.kwargs.keys():
+    if not isinstance(n, Node) or (p.op, p.target) != (n.op, n.target):
+        return None
+    (p_args, p_kwargs), (n_args, n_kwargs) = _arguments(p), _arguments(n)
+    if len(p_args) != len(n_args) or p_kwargs.keys() != n_kwargs.keys():
         return None
     nodes_map = {**nodes_map, p: n}
-    for pa, na in zip((*p.args, *p.kwargs.values()), (*n.args, *n.kwargs.values())):
+    for pa, na in zip((*p_args, *p_kwargs.values()), (*n_args, *n_kwargs.values())):
         nodes_map = _match_arg(pa, na, nodes_map)
         if nodes_map is None:
             return None
     return nodes_map
+
+
+def _arguments(node: Node) -> tuple[tuple, dict]:
+    """A call's arguments, by parameter name with the defaults filled in where its function
+    (or Tensor method) has a signature Python can read, so ``softmax(x, -1)`` matches
+    ``softmax(x, dim=-1)``; else as recorded."""
+    fn = node.target if node.op == "call_function" else \
+        getattr(Tensor, node.target, None) if node.op == "call_method" else None
+    params = parameters_of(fn) if callable(fn) else None
+    if params is None:
+        return node.args, node.kwargs
+    try:
+        bound = inspect.Signature(params).bind(*node.args, **node.kwargs)
+    except TypeError:
+        return node.args, node.kwargs
+    bound.apply_defaults()
+    return (), dict(bound.arguments)
 
 
 def _match_arg(pa: Any, na: Any, nodes_map: dict[Node, Node]) -> dict[Node, Node] | None:
