@@ -130,8 +130,9 @@ class Tensor:
         old_device, self._device = self._device, value._device
         self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
         if old.shape != self._data.shape or old.dtype != self._data.dtype or \
-                old_device is not self._device:
-            STRUCTURE.value += 1
+                old_device is not self._device or \
+                getattr(old, "strides", None) != getattr(self._data, "strides", None):
+            STRUCTURE.value += 1  # (compiled functions look again at what they reach)
 
     @property
     def grad_fn(self) -> Any:

@@ -22,7 +22,7 @@ def test_a_new_layout_of_an_argument_traces_again():
         out = fast(x)
     assert out is x or np.shares_memory(out.numpy(), x.numpy())
     assert (out == 0).all().item()
-    assert "argument x: strides (1, 3) -> row-major" in ember.jit.explain()[-1]
+    assert "argument x: layout strides (1, 3) -> row-major" in ember.jit.explain()[-1]
 
 
 def test_reshape_of_a_row_major_argument_is_its_view_after_a_transposed_trace():
@@ -41,3 +41,25 @@ def test_size_one_dimensions_strides_do_not_trace_again():
     fast(ember.randn(3, 1))
     fast(ember.randn(1, 3).t())  # (the same layout: a size-1 dimension's stride is any)
     assert fast.traces == 1
+
+
+W = ember.randn(3, 3)
+
+
+def test_a_reached_tensor_given_another_layout_traces_again():
+    # `W.data = ` a transposed array of the same shape: reshape copies it, where it viewed the
+    # row-major one, so the write into W after it no longer shows in v (eager's answer)
+    def f(x):
+        v = W.reshape(-1)
+        W.add_(1)
+        return v + x
+
+    fast = ember.jit.compile(f)
+    x = ember.zeros(9)
+    with ember.no_grad():
+        fast(x)
+        base = ember.randn(3, 3)
+        W.data = base.t().contiguous().t()
+        out = fast(x)
+    np.testing.assert_allclose(out.numpy(), base.reshape(-1).numpy())
+    assert ember.jit.explain()[-1] == "f: traced again: W: layout row-major -> strides (1, 3)"

@@ -30,7 +30,7 @@ from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
 from ember.errors import ArgumentError
 from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
-from ember.jit.arguments import argument_names, hashable, parameter_names
+from ember.jit.arguments import argument_names, hashable, parameter_names, strides_key
 from ember.jit.autodiff import (
     Joint,
     as_later_calls,
@@ -252,7 +252,7 @@ class CompiledFunction:
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad, None if shared == i else shared,
                               tensor_hooks(leaf),  # (the functions, by identity)
-                              None if grad is None else grad.dtype, _strides(leaf._data)))
+                              None if grad is None else grad.dtype, strides_key(leaf._data)))
             else:
                 parts.append(("value", type(leaf), hashable(
                     leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
@@ -503,19 +503,6 @@ def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
     owners = {owner(t._data) for t in tensors}
     return any(owner(a) in owners
                for n, writes in graph.split_writes for k in range(n) for a in writes(k))
-
-
-def _strides(array: Any) -> tuple[int, ...] | None:
-    """An argument's layout as the key sees it: None when row-major (NumPy's flag ignores the
-    strides of size-1 dimensions, which any value serves), else its strides in elements, those
-    of size-1 dimensions as 0. A graph traced on one layout may not serve another: ``reshape``
-    and ``contiguous`` view a row-major argument and copy a transposed one, so what aliases
-    the argument, and sees its in-place writes, differs."""
-    flags = getattr(array, "flags", None)
-    if flags is None or flags.c_contiguous:
-        return None
-    return tuple(0 if n == 1 else st // array.itemsize for n, st in zip(array.shape,
-                                                                          array.strides))
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ember.autograd.graph import leaf_hooks
+from ember.jit.arguments import strides_key
 from ember.jit.code_names import (
     ATTRIBUTE_LOADS,
     ATTRIBUTE_STORES,
@@ -316,7 +317,7 @@ class Reach:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
         among its attributes (``p``, ``eps``, ``training``), each optimizer's parameters and
-        step hooks, and each reached tensor with its shape, dtype and hooks (the hook
+        step hooks, and each reached tensor with its shape, dtype, strides and hooks (the hook
         functions themselves: compared by identity, and kept alive)."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
@@ -336,7 +337,8 @@ class Reach:
             out[f"state of {label}"] = ("state", _state_key(opt))
         for t in self.tensors:
             label = self.labels[id(t)]
-            out[label] = ("tensor", id(t), t._data.shape, t.dtype)  # (lazy ones have no .shape)
+            out[label] = ("tensor", id(t), t._data.shape, t.dtype,  # (lazy ones have no .shape)
+                          strides_key(t._data))
             out[f"hooks of {label}"] = ("hooks", tensor_hooks(t))
         return out
 

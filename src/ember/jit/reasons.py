@@ -62,7 +62,8 @@ def moves(old: dict, new: dict) -> list[str]:
         elif a[0] == b[0] == "tensor" and a[2:] != b[2:]:
             out.append(f"{label}: " + ", ".join(
                 f"{what} {x} -> {y}" for what, x, y in
-                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name)) if x != y))
+                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name),
+                 ("layout", _layout(a[4]), _layout(b[4]))) if x != y))
         elif a[0] in _OBJECTS and b[0] in _OBJECTS:
             replaced.append(f"{label}.")
             if (a[1], b[1]) not in told:
@@ -74,6 +75,11 @@ def moves(old: dict, new: dict) -> list[str]:
 
 
 _OBJECTS = ("object", "tensor")  # layout keys by identity
+
+
+def _layout(strides: tuple[int, ...] | None) -> str:
+    """A tensor's :func:`~ember.jit.arguments.strides_key` in words."""
+    return "row-major" if strides is None else f"strides {strides}"
 
 
 def _change(a: tuple, b: tuple) -> str:
@@ -131,8 +137,7 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
     if a[5] != b[5]:
         changes.append(f"hooks {_change(('hooks', a[5]), ('hooks', b[5]))}")
     if a[7] != b[7] and a[0] == b[0]:  # (a new shape has new strides: not told again)
-        changes.append(" -> ".join("row-major" if st is None else f"strides {st}"
-                                   for st in (a[7], b[7])))
+        changes.append(f"layout {_layout(a[7])} -> {_layout(b[7])}")
     if a[6] != b[6]:
         changes.append(".grad " + " -> ".join("None" if g is None else f"set ({g})"
                                               for g in (a[6], b[6])))
