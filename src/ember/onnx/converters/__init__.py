@@ -6,6 +6,7 @@ from ember.onnx.converters import (  # noqa: F401 - registration
     bits,
     elementwise,
     indexing,
+    linalg,
     nn_kernels,
     normalization,
     recurrent,
