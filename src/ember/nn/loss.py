@@ -19,6 +19,7 @@ from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.distance import PairwiseDistance
 from ember.nn.module import Module
+from ember.ops.loss import legacy_reduction
 from ember.tensor import Tensor
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "SmoothL1Loss",
@@ -29,20 +30,12 @@ __all__ = ["CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "Smo
            "CTCLoss"]
 
 
-def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
-
-
 class _Loss(Module):
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         super().__init__()
         if size_average is not None or reduce is not None:
-            reduction = _legacy_reduction(size_average, reduce)
+            reduction = legacy_reduction(size_average, reduce)
         if reduction not in ("mean", "sum", "none"):
             raise ArgumentError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction

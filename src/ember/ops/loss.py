@@ -46,14 +46,26 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _reduction(op: str, size_average: bool | None, reduce: bool | None,
                reduction: str) -> str:
-    """The reduction, reading PyTorch's deprecated ``size_average``/``reduce`` if given."""
+    """The reduction, reading PyTorch's deprecated ``size_average``/``reduce`` if given (with
+    its deprecation warning)."""
     if size_average is not None or reduce is not None:
-        if reduce is False:
-            return "none"
-        return "sum" if size_average is False else "mean"
+        return legacy_reduction(size_average, reduce, stacklevel=4)
     if reduction not in _REDUCTIONS and not (op == "kl_div" and reduction == "batchmean"):
         raise ArgumentError(f"{op}: {reduction!r} is not a valid value for reduction; expected "
                             f"one of {', '.join(map(repr, _REDUCTIONS))}")
+    return reduction
+
+
+def legacy_reduction(size_average: bool | None, reduce: bool | None,
+                     stacklevel: int = 3) -> str:
+    """The reduction that PyTorch's deprecated ``size_average``/``reduce`` pair (None meaning
+    True) stands for, warning as PyTorch does that the pair is deprecated."""
+    if reduce is False:
+        reduction = "none"
+    else:
+        reduction = "sum" if size_average is False else "mean"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=stacklevel)
     return reduction
 
 
@@ -386,7 +398,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _same_shape(op, input, target)
     _same_dtype(op, input, target)
     x = input._data
-    if x.size and ((x < 0).any() or (x > 1).any()):
+    if x.size and not ((x >= 0) & (x <= 1)).all():  # NaN too
         raise ArgumentError(f"{op}: all elements of input should be between 0 and 1 (got values "
                             f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
                             f"first, or use binary_cross_entropy_with_logits")
@@ -420,23 +432,30 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            reduce: bool | None = None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence ``target·(log(target) - input)`` with ``input`` given as
-    log-probabilities (and ``target`` too with ``log_target``); a zero target adds 0.
+    log-probabilities (and ``target`` too with ``log_target``); a zero target adds 0, a
+    negative one NaN (as PyTorch).
 
     ``reduction='batchmean'`` divides the sum by the batch size (the true KL divergence);
-    'mean' divides by the number of elements, as PyTorch does.
+    'mean' divides by the number of elements, and warns so, as PyTorch does.
 
     Example:
         >>> p = ember.tensor([0.25, 0.75])
         >>> F.kl_div(p.log(), p, reduction="sum")
         tensor(0.)
     """
+    legacy = size_average is not None or reduce is not None
     reduction = _reduction("kl_div", size_average, reduce, reduction)
+    if reduction == "mean" and not legacy:
+        warnings.warn("kl_div: reduction 'mean' divides the total loss by both the batch size "
+                      "and the support size; 'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition", UserWarning, stacklevel=2)
     _check_float("kl_div", input)
     if log_target:
         loss = target.exp() * (target - input)
-    else:
+    else:  # t·log(t): 0 for a zero target, NaN for a negative one (as PyTorch's xlogy)
         positive = target > 0
-        loss = where(positive, target * where(positive, target, 1).log(), 0) - target * input
+        entropy = where(target < 0, math.nan, target * where(positive, target, 1).log())
+        loss = entropy - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
+from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.creation import arange
 from ember.ops.distance import pairwise_distance
@@ -31,8 +32,13 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         >>> F.margin_ranking_loss(ember.tensor([2.0]), ember.tensor([1.0]), ember.tensor([1.0]))
         tensor(0.)
     """
-    reduction = _reduction("margin_ranking_loss", size_average, reduce, reduction)
-    _check_float("margin_ranking_loss", input1)
+    op = "margin_ranking_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input1)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise ShapeError(f"{op}: input1, input2 and target must have the same number of "
+                         f"dimensions, got shapes {tuple(input1.shape)}, "
+                         f"{tuple(input2.shape)} and {tuple(target.shape)}")
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
@@ -60,8 +66,12 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
         >>> F.soft_margin_loss(ember.tensor([0.0]), ember.tensor([1.0]))
         tensor(0.6931)
     """
-    reduction = _reduction("soft_margin_loss", size_average, reduce, reduction)
-    _check_float("soft_margin_loss", input)
+    op = "soft_margin_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    if broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op) != tuple(input.shape):
+        raise ShapeError(f"{op}: the target's shape {tuple(target.shape)} must broadcast to "
+                         f"the input's {tuple(input.shape)}")
     return _reduce(-logsigmoid(target * input), reduction)
 
 
@@ -75,12 +85,16 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
         >>> F.multilabel_soft_margin_loss(ember.tensor([[0.0, 0.0]]), ember.tensor([[1.0, 0.0]]))
         tensor(0.6931)
     """
-    reduction = _reduction("multilabel_soft_margin_loss", size_average, reduce, reduction)
-    _check_float("multilabel_soft_margin_loss", input)
+    op = "multilabel_soft_margin_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: expected an input of shape (C,) or (N, C), got a 0-d tensor")
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.sum(-1) / input.shape[-1], reduction)
+    # the input's class dim, as PyTorch (a target that broadcasts it adds leading dims)
+    return _reduce(loss.sum(input.ndim - 1) / input.shape[-1], reduction)
 
 
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
@@ -100,12 +114,18 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ArgumentError(f"{op}: only p = 1 and p = 2 are supported, got {p}")
     if target.dtype.is_floating_point:
         raise DTypeError(f"{op}: targets must be class indices, got {target.dtype.name}")
-    x = input if input.ndim == 2 else input.reshape((1, input.shape[-1]))
+    if input.ndim > 2 or 0 in input.shape[1:] or (input.ndim == 1 and input.numel() == 0):
+        raise ShapeError(f"{op}: expected a non-empty input of shape (C,) or (N, C), got "
+                         f"{tuple(input.shape)}")
+    x = input if input.ndim == 2 else input.reshape((1, -1))
     n, c = x.shape
-    if target.numel() != n or input.ndim not in (1, 2):
+    if target.numel() != n or target.ndim > 1:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} needs a target of "
                          f"shape {(n,) if input.ndim == 2 else ()}, got "
                          f"{tuple(target.shape)}")
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise ShapeError(f"{op}: weight must have shape ({c},) (one per class), got "
+                         f"{tuple(weight.shape)}")
     t = class_indices(target.reshape((n, 1)), c, op)  # (n, 1), checked where it runs
     # relu: no gradient where a term is exactly 0 (the hinge's kink), as PyTorch's kernel.
     # The target class itself does not count: masked, not scaled by 0 (its term is
@@ -130,8 +150,13 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
         ...                         ember.tensor([1.0]))
         tensor(0.)
     """
-    reduction = _reduction("cosine_embedding_loss", size_average, reduce, reduction)
-    _check_float("cosine_embedding_loss", input1)
+    op = "cosine_embedding_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input1)
+    if target.ndim > 1 or not input1.ndim == input2.ndim == target.ndim + 1:
+        raise ShapeError(f"{op}: expected inputs of shape (D,) with a 0-d target or (N, D) "
+                         f"with a (N,) target, got {tuple(input1.shape)}, "
+                         f"{tuple(input2.shape)} and {tuple(target.shape)}")
     dim = input1.ndim - 1
     tiny = 1e-12  # as PyTorch, inside each squared magnitude
     cos = (input1 * input2).sum(dim) / (((input1 * input1).sum(dim) + tiny)
