@@ -151,3 +151,15 @@ def test_mv_and_integer_casts_as_torch():
         out.append((s.mv(lib.ones(2)).tolist(), s.bool().to_dense().tolist(),
                     s.long().to_dense().tolist(), s.int().to_dense().tolist()))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (4, 0)])
+@pytest.mark.parametrize("layout", ["csc", "bsr", "bsc"])
+def test_coo_of_an_empty_compressed_tensor_is_coalesced_as_torch(shape, layout):
+    flags = []
+    for lib in (ember, torch):
+        x = lib.zeros(shape)
+        s = x.to_sparse_csc() if layout == "csc" else \
+            getattr(x, f"to_sparse_{layout}")((1, 1))
+        flags.append(s.to_sparse().is_coalesced())
+    assert flags == [True, True]

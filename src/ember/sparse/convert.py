@@ -128,13 +128,14 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
 
 def to_coo(s: SparseTensor) -> SparseTensor:
     """``s`` in the COO layout, its entries in ``s``'s order, as PyTorch's: coalesced where
-    that order is the row-major one (CSR, BSR of one-row blocks, or a single entry or block).
+    that order is the row-major one (CSR, BSR of one-row blocks, a single entry or block, or
+    a shape with a 0: no elements).
     PyTorch calls a CSR tensor's COO coalesced even when its rows are not sorted; Ember
     coalesces that one."""
     if s.layout is sparse_coo:
         return s
     coo = SparseTensor(sparse_coo, s._size, (long_index(coo_index(s)),), entry_values(s),
-                       s._vals.shape[0] == 1)
+                       s._vals.shape[0] == 1 or 0 in s._size)
     if s.layout is sparse_csr or (s.layout is sparse_bsr and s._vals.shape[1] == 1):
         compressed, plain = (t.numpy() for t in s._index)
         coo._coalesced = sorted_distinct(compressed, plain)
