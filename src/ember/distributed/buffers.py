@@ -167,7 +167,7 @@ def check_like(who: str, what: str, t: Tensor, ref: Tensor) -> None:
 
 def check_count(who: str, what: str, items: list, n: int) -> None:
     if len(items) != n:
-        raise ShapeError(f"{who}: {what} has {len(items)} tensors, expected one per rank ({n})")
+        raise ShapeError(f"{who}: {what} has {len(items)} entries, expected one per rank ({n})")
 
 
 class Reducible:
@@ -262,7 +262,10 @@ class Work:
     def wait(self) -> bool:
         """Blocks until the collective is done and its results are in the tensors."""
         if not self._done:
-            self._request.Wait(*self._with_status)
+            try:
+                self._request.Wait(*self._with_status)
+            except mpi().Exception as exc:
+                raise backend_error(exc, "Wait") from exc
             self._complete()
         self._set_future()
         return True
@@ -320,6 +323,18 @@ class Work:
         return self._future
 
 
+def backend_error(exc: Exception, name: str) -> Exception:
+    """The :class:`~ember.distributed.DistBackendError` for MPI's exception ``exc`` in
+    ``name``: most often ranks running different collectives or shapes."""
+    from ember.distributed.process_group import DistBackendError  # (it imports this module)
+
+    return DistBackendError(
+        f"MPI {name} failed: {exc}. Hint: every rank must run the same collectives in the "
+        "same order on tensors of the same shape and dtype; dist.set_debug_level(DETAIL) "
+        "(TORCH_DISTRIBUTED_DEBUG=DETAIL) makes each collective check it and name the ranks' "
+        "calls")
+
+
 def run(
     comm: Any,
     name: str,
@@ -330,10 +345,13 @@ def run(
 ) -> Work | None:
     """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`
     (whose future holds ``outputs``)."""
-    if async_op:
-        request = getattr(comm, "I" + name[0].lower() + name[1:])(*args)
-        return Work(request, finish, outputs)
-    getattr(comm, name)(*args)
+    try:
+        if async_op:
+            request = getattr(comm, "I" + name[0].lower() + name[1:])(*args)
+            return Work(request, finish, outputs)
+        getattr(comm, name)(*args)
+    except mpi().Exception as exc:
+        raise backend_error(exc, name) from exc
     if finish is not None:
         finish()
     return None

@@ -23,6 +23,7 @@ from ember.distributed.buffers import (
     Reducible,
     Work,
     as_bytes,
+    backend_error,
     check_count,
     check_like,
     host_array,
@@ -34,7 +35,7 @@ from ember.distributed.buffers import (
 )
 from ember.distributed.debug import entered
 from ember.distributed.process_group import ProcessGroup, member_only, resolve
-from ember.errors import ShapeError
+from ember.errors import DTypeError, ShapeError
 from ember.tensor import Tensor
 
 Group = ProcessGroup | None
@@ -48,7 +49,10 @@ def all_reduce(
     g = entered(group, "all_reduce", tensor)
     if not async_op and in_place_sum(tensor, op):
         MPI = mpi()
-        g.comm.Allreduce(MPI.IN_PLACE, tensor._data, MPI.SUM)
+        try:
+            g.comm.Allreduce(MPI.IN_PLACE, tensor._data, MPI.SUM)
+        except MPI.Exception as exc:
+            raise backend_error(exc, "Allreduce") from exc
         tensor._vc.value += 1
         return None
     red = reducible(tensor, op, "all_reduce")
@@ -240,6 +244,7 @@ def all_to_all(
     g = entered(group, "all_to_all")
     check_count("all_to_all", "output_tensor_list", output_tensor_list, g.size())
     check_count("all_to_all", "input_tensor_list", input_tensor_list, g.size())
+    _check_dtypes("all_to_all", [*output_tensor_list, *input_tensor_list])
     send = np.concatenate([as_bytes(t, "all_to_all") for t in input_tensor_list])
     recv_counts = [t.nbytes for t in output_tensor_list]
     recv = np.empty(sum(recv_counts), np.uint8)
@@ -263,6 +268,7 @@ def all_to_all_single(
 ) -> Work | None:
     """:func:`all_to_all` on slices along dim 0 of one tensor (equal slices by default)."""
     g = entered(group, "all_to_all_single")
+    _check_dtypes("all_to_all_single", [output, input])
     n = g.size()
     send = as_bytes(input, "all_to_all_single")
     send_counts = _split_bytes(input, input_split_sizes, n, "input_split_sizes")
@@ -276,6 +282,14 @@ def all_to_all_single(
         lambda: write(output, recv),
         [output],
     )
+
+
+def _check_dtypes(who: str, tensors: list[Tensor]) -> None:
+    """One dtype for every tensor (else MPI would mix their bytes or fail on a short message)."""
+    dtypes = sorted({t.dtype.name for t in tensors if isinstance(t, Tensor)})
+    if len(dtypes) > 1:
+        raise DTypeError(f"{who}: the output and input tensors have different dtypes {dtypes}. "
+                         "Hint: give them all one dtype (as PyTorch asks)")
 
 
 def _split_bytes(t: Tensor, sizes: list[int] | None, n: int, what: str) -> list[int]:
@@ -300,7 +314,8 @@ def _split_bytes(t: Tensor, sizes: list[int] | None, n: int, what: str) -> list[
 def send(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> None:
     """Sends ``tensor`` to rank ``dst`` (blocks until the buffer may be reused)."""
     g = resolve(group, "send")
-    g.comm.Send(as_bytes(tensor, "send"), dest=g.peer(dst, "destination"), tag=tag)
+    buf, peer = as_bytes(tensor, "send"), g.peer(dst, "destination")
+    run(g.comm, "Send", (buf, peer, tag), False)
 
 
 @member_only(outside=-1)
@@ -310,8 +325,7 @@ def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int =
     buf = np.empty(tensor.nbytes, np.uint8)
     status = mpi().Status()
     source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
-    g.comm.Recv(buf, source=source, tag=tag, status=status)
-    write(tensor, buf)
+    run(g.comm, "Recv", (buf, source, tag, status), False, lambda: write(tensor, buf))
     return g.ranks[status.Get_source()]
 
 

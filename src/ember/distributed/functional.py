@@ -32,6 +32,7 @@ from ember.distributed.process_group import ProcessGroup, resolve
 from ember.errors import ShapeError
 from ember.ops.creation import zeros_like
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
 from ember.tensor import Tensor
 
 
@@ -110,13 +111,25 @@ class AllReduce(_AllReduceForward):
 
     @staticmethod
     def _local_slope(ctx: Any) -> Tensor:
-        """d out / d (this rank's x): y / x for a product; for max and min, the indicator of
-        the ranks holding the extreme, shared equally between ties."""
+        """d out / d (this rank's x): the product of the other ranks' x for a product; for
+        max and min, the indicator of the ranks holding the extreme, shared equally between
+        ties."""
         (x,), y, group = ctx.inputs, ctx.out, ctx.params["group"]
         if ctx.params["op"] == "product":
-            return y.detach() / x.detach()
+            return _product_of_others(x.detach(), group)
         hit = (x.detach() == y.detach()).to(x.dtype)
         return hit / all_reduce(hit, "sum", group)
+
+
+def _product_of_others(x: Tensor, group: ProcessGroup) -> Tensor:
+    """The product over the other ranks of their ``x``, elementwise, also where some ``x``
+    are 0 (``product / x`` there is 0 / 0): the product of the nonzero values, divided by
+    this rank's own if nonzero, and 0 where another rank holds a zero."""
+    zero = x == 0
+    nonzero = where(zero, 1, x)
+    product = all_reduce(nonzero, "product", group)
+    zeros_elsewhere = all_reduce(zero.to(x.dtype), "sum", group) - zero.to(x.dtype)
+    return where(zeros_elsewhere > 0, 0, product / nonzero)
 
 
 @primitive

@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ember.distributed.buffers import run
 from ember.errors import ArgumentError, EmberError
 
 
@@ -216,13 +217,36 @@ def _meet_in_store(store: Any, rank: int, world_size: int,
                              "ranks. Hint: use a fresh store (or a PrefixStore) per job")
 
 
-def destroy_process_group() -> None:
-    """Forgets the default group (MPI itself stays up until the process exits)."""
-    world = GroupMember.WORLD
-    GroupMember.WORLD = None
-    _Count.groups = 0
-    if world is not None:
-        world.comm.Free()
+class _DestroyedComm:
+    """The communicator of a group :func:`destroy_process_group` freed: any use raises."""
+
+    __slots__ = ("ranks",)
+
+    def __init__(self, ranks: list[int]) -> None:
+        self.ranks = ranks
+
+    def __getattr__(self, name: str) -> Any:
+        raise DistError(f"the process group of ranks {self.ranks} was destroyed "
+                        "(destroy_process_group); make a new group with new_group")
+
+
+def destroy_process_group(group: ProcessGroup | None = None) -> None:
+    """Destroys ``group``: the default group when None (MPI itself stays up until the process
+    exits), else that sub-group, whose later use raises :class:`DistError`.
+
+    Example:
+        >>> g = dist.new_group([0, 1])
+        >>> dist.destroy_process_group(g)
+    """
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return
+    if group is None or group is GroupMember.WORLD:
+        group = GroupMember.WORLD
+        GroupMember.WORLD = None
+        _Count.groups = 0
+    if group is not None and not isinstance(group.comm, _DestroyedComm):
+        group.comm.Free()
+        group.comm = _DestroyedComm(group.ranks)
 
 
 def is_initialized() -> bool:
@@ -353,6 +377,14 @@ def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = 
 
 
 @member_only()
-def barrier(group: ProcessGroup | None = None) -> None:
-    """Waits until every rank of ``group`` gets here."""
-    resolve(group, "barrier").comm.Barrier()
+def barrier(
+    group: ProcessGroup | None = None, async_op: bool = False, device_ids: list[int] | None = None
+) -> Any:
+    """Waits until every rank of ``group`` gets here; with ``async_op=True`` returns a
+    :class:`~ember.distributed.Work` whose ``wait()`` does (``device_ids``: PyTorch's GPU
+    argument, ignored on CPU).
+
+    Example:
+        >>> dist.barrier(async_op=True).wait()
+    """
+    return run(resolve(group, "barrier").comm, "Barrier", (), async_op)

@@ -202,7 +202,7 @@ for op in ("max", "min"):
     same(x, [np.nan, 3.0, 1.0, 2.0] if op == "max" else [np.nan, 1.0, -np.inf, 2.0])
 
 # bad input: clear errors naming the collective
-with pytest.raises(ember.ShapeError, match="all_gather: tensor_list has 1 tensors"):
+with pytest.raises(ember.ShapeError, match="all_gather: tensor_list has 1 entries"):
     dist.all_gather([ember.zeros(2)], ember.zeros(2))
 with pytest.raises(ember.ShapeError, match=r"all_gather: tensor_list\[0\] is \(3,\)"):
     dist.all_gather([ember.zeros(3)] * n, ember.zeros(2))

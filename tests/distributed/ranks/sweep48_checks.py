@@ -1,0 +1,100 @@
+"""Rank code for test_collectives_sweep48: what the MPI-vs-gloo sweep found different, each
+check reporting its failures (an empty list passes)."""
+
+import numpy as np
+from tests.distributed.dist_check import check_global_gradients
+from tests.distributed.harness import report
+
+import ember
+import ember.distributed as dist
+import ember.distributed.functional as F
+
+dist.init_process_group("mpi")
+rank, n = dist.get_rank(), dist.get_world_size()
+bad: list[str] = []
+
+
+def raises(what: str, error: type, words: str, call) -> None:
+    try:
+        call()
+        bad.append(f"{what}: no error")
+    except error as exc:
+        if words not in str(exc):
+            bad.append(f"{what}: unclear {type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the wrong kind of error is what is reported
+        bad.append(f"{what}: {type(exc).__module__}.{type(exc).__name__}: {exc}")
+
+
+def check_all_to_all_dtypes() -> None:
+    """Outputs of another dtype than the inputs: a DTypeError on every rank before any
+    message (MPI failed with MPI_ERR_TRUNCATE, or mixed the bytes when the sizes agreed)."""
+    raises("all_to_all_single", ember.DTypeError, "float64", lambda: dist.all_to_all_single(
+        ember.zeros(2 * n, dtype=ember.float64), ember.zeros(2 * n)))
+    raises("all_to_all_single same size", ember.DTypeError, "int32", lambda:
+           dist.all_to_all_single(ember.zeros(2 * n, dtype=ember.int32), ember.zeros(2 * n)))
+    raises("all_to_all", ember.DTypeError, "different dtypes", lambda: dist.all_to_all(
+        [ember.zeros(2, dtype=ember.float64) for _ in range(n)], [ember.zeros(2)] * n))
+    out = [ember.zeros(2) for _ in range(n)]
+    dist.all_to_all(out, [ember.ones(2) * (10 * rank + j) for j in range(n)])
+    if [o.tolist() for o in out] != [[10.0 * j + rank] * 2 for j in range(n)]:
+        bad.append(f"all_to_all values {out}")
+
+
+def check_barrier_arguments() -> None:
+    """barrier takes PyTorch's async_op and device_ids."""
+    work = dist.barrier(async_op=True)
+    if not (work.wait() and work.is_completed()):
+        bad.append("barrier(async_op=True) work not completed")
+    if dist.barrier(device_ids=None) is not None:
+        bad.append("barrier() returned something")
+
+
+def check_destroyed_group() -> None:
+    """destroy_process_group(group) frees a sub-group; its later use raises DistError."""
+    g = dist.new_group(list(range(n)))
+    x = ember.ones(2)
+    dist.all_reduce(x, group=g)
+    dist.destroy_process_group(g)
+    dist.destroy_process_group(g)  # (a second time does nothing)
+    raises("all_reduce on a destroyed group", dist.DistError, "destroyed",
+           lambda: dist.all_reduce(x, group=g))
+    raises("barrier on a destroyed group", dist.DistError, "destroyed",
+           lambda: dist.barrier(group=g))
+    dist.all_reduce(x)  # the world still works
+    if x.tolist() != [float(n * n)] * 2:
+        bad.append(f"world all_reduce after destroying a sub-group: {x}")
+    outside = dist.new_group([0])
+    dist.destroy_process_group(outside)  # (on rank 1 and up: not a member, nothing to do)
+
+
+def check_list_length_wording() -> None:
+    """The object collectives' list-length error names entries, not tensors."""
+    raises("all_gather_object", ember.ShapeError, "has 1 entries",
+           lambda: dist.all_gather_object([None], rank))
+
+
+def check_product_gradient_at_zeros() -> None:
+    """functional.all_reduce(x, "product")'s gradient where some rank's x is 0: the product of
+    the other ranks' values (it was product / x: NaN where x is 0, and 0 instead of the
+    product elsewhere), against finite differences of the global function (float64)."""
+    a = np.arange(6.0).reshape(2, 3) % (rank + 2) - 0.5 * rank  # zeros on rank 0, 1, 2 apart
+    a[0, 0] = 0.0  # a zero on every rank
+    x = ember.tensor(a)
+    check_global_gradients(lambda v: F.all_reduce(v, "product") * v, x)
+    check_global_gradients(lambda v: F.all_reduce(v, dist.ReduceOp.PRODUCT).sin(), x)
+    v = ember.tensor(a, requires_grad=True)
+    F.all_reduce(v, "product").sum().backward()
+    everyone = [np.arange(6.0).reshape(2, 3) % (r + 2) - 0.5 * r for r in range(n)]
+    for e in everyone:
+        e[0, 0] = 0.0
+    others = np.prod([e for r, e in enumerate(everyone) if r != rank], axis=0)
+    if not np.allclose(v.grad.numpy(), n * others):
+        bad.append(f"product gradient {v.grad.numpy().tolist()}, expected {(n * others).tolist()}")
+
+
+check_all_to_all_dtypes()
+check_product_gradient_at_zeros()
+check_barrier_arguments()
+check_destroyed_group()
+check_list_length_wording()
+report(bad or "ok")
