@@ -138,3 +138,20 @@ def test_replace_pattern_matches_arguments_by_parameter_not_by_spelling():
     x = ember.randn(4, 4)
     expected = F.log_softmax(x + 1, dim=-1) * F.log_softmax(x, -1) + x.mean(1) + x.sum(0)
     np.testing.assert_allclose(gm(x).numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_deepcopy_and_pickle_keep_the_output_nodes_meta():
+    import copy
+    import pickle
+
+    def tagged(fx_module):
+        gm = fx_module.symbolic_trace(lambda x: x + 1)
+        for node in gm.graph.nodes:
+            node.meta["tag"] = node.name
+        return gm
+
+    gm = tagged(fx)
+    # (torch.fx's pickle traces the generated code again, dropping meta; its deepcopy keeps it)
+    for copied in (copy.deepcopy(gm), pickle.loads(pickle.dumps(gm)), copy.deepcopy(tagged(tfx))):
+        assert [n.meta.get("tag") for n in copied.graph.nodes] == ["x", "add", "output"]
+    assert float(copy.deepcopy(gm)(ember.ones(1))[0]) == 2.0

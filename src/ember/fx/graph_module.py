@@ -158,7 +158,10 @@ class GraphModule(Module):
         """Pickles the module as its class, attributes and a copy of its graph; the
         ``forward`` is generated again when unpickled, as torch.fx's."""
         graph = Graph()
-        graph.output(graph.graph_copy(self._graph, {}))
+        output = next((n for n in self._graph.nodes if n.op == "output"), None)
+        copied = graph.output(graph.graph_copy(self._graph, {}),
+                              output.type if output is not None else None)
+        copied.meta = dict(output.meta) if output is not None else {}
         state = {n: v for n, v in self.__dict__.items() if n not in ("_graph", "_code")}
         # (the class GraphModule made for this object is generated: its base is pickled)
         return _rebuilt, (type(self).__bases__[0], state, graph, type(self).__name__)
