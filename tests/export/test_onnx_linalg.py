@@ -14,7 +14,8 @@ from tests.export.onnx_helpers import eager, run_onnx
 # (singular, a needed row swap, all zero, inf and NaN entries, tiny pivots)
 SPECIAL = np.array([[[0, 1.0], [1, 0]], [[1, 2], [2, 4]], [[0, 0], [0, 0]],
                     [[np.inf, 1], [2, 3]], [[np.nan, 1], [2, 3]], [[1e-300, 1], [1, 1e-300]],
-                    [[-0.0, 2], [3, -0.0]], [[1e30, 1e-30], [1e-30, 1e30]]])
+                    [[-0.0, 2], [3, -0.0]], [[1e30, 1e-30], [1e-30, 1e30]],
+                    [[0, np.nan], [0, 1]], [[-1e200, 1], [0, 1e200]]])
 
 
 def _run(fn, arrays, rtol):
@@ -33,7 +34,7 @@ FNS = {"det": lambda a, b: LA.det(a), "inv": lambda a, b: LA.inv(a),
        "solve": lambda a, b: LA.solve(a, b), "inv_ex": lambda a, b: LA.inv_ex(a),
        "solve_ex": lambda a, b: LA.solve_ex(a, b),
        "solve_vector": lambda a, b: LA.solve(a, b[..., 0]),
-       "slogdet_sign": lambda a, b: LA.det(a).sign()}
+       "slogdet": lambda a, b: LA.slogdet(a)}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -47,14 +48,14 @@ def test_det_solve_inv_of_random_matrices(op, n, dtype):
     _run(lambda a, b: fn(a, b), [a, b], rtol=2e-4 if dtype == "float32" else 1e-10)
 
 
-@pytest.mark.parametrize("op", ["det", "inv_ex", "solve_ex"])
+@pytest.mark.parametrize("op", ["det", "slogdet", "inv_ex", "solve_ex"])
 def test_singular_and_special_matrices_as_eagerly(op):
     b = np.stack([np.eye(2)] * len(SPECIAL)) * 3
     _run(lambda a, b: FNS[op](a, b), [SPECIAL, b], rtol=1e-12)
 
 
-def test_an_empty_matrix_has_determinant_one():
-    _run(lambda a: LA.det(a), [np.zeros((3, 0, 0))], rtol=0)
+def test_empty_matrices():
+    _run(lambda a: (LA.det(a), *LA.slogdet(a), LA.inv(a)), [np.zeros((3, 0, 0))], rtol=0)
 
 
 def test_a_dynamic_matrix_size_is_refused():

@@ -111,7 +111,7 @@ def test_floor_division_as_eager():
 def test_an_error_names_the_users_line_of_a_module_level_function():
     x = ember.randn(3, 3)
     with pytest.raises(ExportError) as err:
-        ember.onnx.to_model(lambda a, b: ember.linalg.slogdet(a)[1] + b, (x, x))
+        ember.onnx.to_model(lambda a, b: ember.linalg.qr(a)[0] + b, (x, x))
     assert "test_onnx_sweep_fixes.py:" in str(err.value)
     assert "out= form" not in str(err.value)
 

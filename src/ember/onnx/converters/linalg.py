@@ -1,8 +1,8 @@
-"""Linear-algebra primitives: ``linalg_det``, ``linalg_solve`` and ``linalg_inv`` by LU with
-partial pivoting as LAPACK's getrf/getrs do it (the pivot: the first largest |entry| at or
-below the diagonal; a zero pivot column skipped; forward elimination, then a back
-substitution column by column), unrolled over the static matrix size (ONNX has no LU; a size
-that follows a dynamic axis would need a Loop: refused). Batch dims may be dynamic.
+"""Linear-algebra primitives: ``linalg_det``/``slogdet``, ``linalg_solve`` and ``linalg_inv``
+by LU with partial pivoting as LAPACK's getrf/getrs do it (the pivot: the first largest
+|entry| at or below the diagonal; a zero pivot column skipped; forward elimination, then a
+back substitution column by column), unrolled over the static matrix size (ONNX has no LU;
+a size that follows a dynamic axis would need a Loop: refused). Batch dims may be dynamic.
 
 What ONNX cannot do: raise. A singular matrix gives inf/NaN entries where eager's
 ``check_errors`` raises (the ``info`` output, eager's too, names the first zero pivot)."""
@@ -38,15 +38,11 @@ def _part(ctx: Context, x: str, start: int, stop: int, axis: int) -> str:
     return ctx.node("Slice", [x, ctx.ints([start]), ctx.ints([stop]), ctx.ints([axis])])
 
 
-def _update(ctx: Context, x: str, rows: np.ndarray, factor: str, row: str,
-            skip: str | None = None) -> str:
-    """``x - factor * row`` in the rows that ``rows`` (a bool column) marks (and not where
-    ``skip``), ``x`` elsewhere (untouched: no ``0 * inf`` there)."""
-    mask = ctx.constant(rows.reshape(-1, 1), "rows")
-    if skip is not None:
-        mask = ctx.node("And", [mask, ctx.node("Not", [skip])])
+def _update(ctx: Context, x: str, rows: np.ndarray, factor: str, row: str) -> str:
+    """``x - factor * row`` in the rows that ``rows`` (a bool column) marks, ``x`` elsewhere
+    (untouched: no ``0 * inf`` there)."""
     changed = ctx.node("Sub", [x, ctx.node("Mul", [factor, row])])
-    return ctx.node("Where", [mask, changed, x])
+    return ctx.node("Where", [ctx.constant(rows.reshape(-1, 1), "rows"), changed, x])
 
 
 def _lu(ctx: Context, a: str, n: int, dtype: DType, rhs: str | None) -> tuple:
@@ -72,45 +68,70 @@ def _lu(ctx: Context, a: str, n: int, dtype: DType, rhs: str | None) -> tuple:
         zero = ctx.node("Equal", [pivot, ctx.scalar(0, dtype)])
         first = ctx.node("And", [zero, ctx.node("Equal", [info, ctx.scalar(0, int64)])])
         info = ctx.node("Where", [first, ctx.scalar(j + 1, int64), info])
-        factor = ctx.node("Div", [_part(ctx, a, j, j + 1, -1), pivot])
+        # (a zero pivot: the column below is zero too; divided by 1, the rows still updated,
+        # so a NaN there spreads, as in LAPACK's getf2 and Ember's kernel)
+        factor = ctx.node("Div", [_part(ctx, a, j, j + 1, -1), ctx.node("Where", [
+            zero, ctx.scalar(1, dtype), pivot])])
         below = index[:, 0] > j
-        a = _update(ctx, a, below, factor, _part(ctx, a, j, j + 1, -2), zero)
+        a = _update(ctx, a, below, factor, _part(ctx, a, j, j + 1, -2))
         if rhs is not None:
-            rhs = _update(ctx, rhs, below, factor, _part(ctx, rhs, j, j + 1, -2), zero)
+            rhs = _update(ctx, rhs, below, factor, _part(ctx, rhs, j, j + 1, -2))
     return a, rhs, sign, info
 
 
 def _back_substitute(ctx: Context, u: str, b: str, n: int) -> str:
-    """``U X = B`` for an upper triangular U, a column of U at a time (getrs' trsm order)."""
-    index = np.arange(n)
-    for j in reversed(range(n)):
-        pivot = _part(ctx, _part(ctx, u, j, j + 1, -2), j, j + 1, -1)
-        x = ctx.node("Div", [_part(ctx, b, j, j + 1, -2), pivot])
-        b = _update(ctx, b, index < j, _part(ctx, u, j, j + 1, -1), x)
-        mask = ctx.constant((index == j).reshape(-1, 1), "row")
-        b = ctx.node("Where", [mask, x, b])
-    return b
+    """``U X = B`` for an upper triangular U, a row of X at a time from the last (each a
+    dot product with the rows found, as Ember's kernel and BLAS trsm)."""
+    found: list[str] = []
+    for i in reversed(range(n)):
+        x = _part(ctx, b, i, i + 1, -2)
+        if found:
+            done = ctx.node("Concat", found, axis=-2) if len(found) > 1 else found[0]
+            x = ctx.node("Sub", [x, ctx.node("MatMul", [
+                _part(ctx, _part(ctx, u, i, i + 1, -2), i + 1, n, -1), done])])
+        pivot = _part(ctx, _part(ctx, u, i, i + 1, -2), i, i + 1, -1)
+        found.insert(0, ctx.node("Div", [x, pivot]))
+    return b if not found else ctx.node("Concat", found, axis=-2) if n > 1 else found[0]
 
 
-def _info(ctx: Context, info: str) -> str:
+def _info(ctx: Context, info: str, a: str, rank: int, n: int) -> str:
+    """``info`` (..., 1, 1) as eager's int32 (...); zeros without a step (n = 0)."""
+    if not n:
+        return ctx.node("Expand", [ctx.scalar(0, int32),
+                                   ctx.node("Shape", [a], start=0, end=rank - 2)])
     return ctx.cast(ctx.node("Squeeze", [info, ctx.ints([-2, -1])]), int64, int32)
 
 
-@converter("linalg_det")
-def det(ctx: Context, eqn: Eqn) -> str | None:
-    """The product of U's diagonal times the permutation's sign."""
-    src = eqn.inputs[0]
+@converter("linalg_det", "linalg_slogdet")
+def det(ctx: Context, eqn: Eqn) -> str | list[str] | None:
+    """The product of U's diagonal times the permutation's sign; ``slogdet``: that sign
+    times the diagonal's (NaN counts as positive), and the sum of the logs of its
+    magnitudes. A zero pivot gives 0 (sign 0, log -inf) whatever else U holds, as NumPy."""
+    src, dtype = eqn.inputs[0], eqn.inputs[0].dtype
     n = _size(ctx, src)
     if n is None:
         return None
-    u, _, sign, _ = _lu(ctx, ctx.value(src), n, src.dtype, None)
+    log = eqn.prim.name == "linalg_slogdet"
+    u, _, sign, info = _lu(ctx, ctx.value(src), n, dtype, None)
     batch = ctx.node("Shape", [u], start=0, end=len(src.shape) - 2)
     if not n:
-        return ctx.node("Expand", [ctx.scalar(1, src.dtype), batch])
+        one = ctx.node("Expand", [ctx.scalar(1, dtype), batch])
+        return [one, ctx.node("Expand", [ctx.scalar(0, dtype), batch])] if log else one
     flat = ctx.node("Reshape", [u, ctx.node("Concat", [batch, ctx.ints([n * n])], axis=0)])
     diagonal = ctx.node("Gather", [flat, ctx.ints(range(0, n * n, n + 1))], axis=-1)
-    return ctx.node("Mul", [ctx.reduce("ReduceProd", diagonal, [-1], 0),
-                            ctx.node("Squeeze", [sign, ctx.ints([-2, -1])])])
+    sign = ctx.node("Squeeze", [sign, ctx.ints([-2, -1])])
+    singular = ctx.node("Greater", [ctx.node("Squeeze", [info, ctx.ints([-2, -1])]),
+                                    ctx.scalar(0, int64)])
+    zero = ctx.scalar(0, dtype)
+    if not log:
+        product = ctx.node("Mul", [ctx.reduce("ReduceProd", diagonal, [-1], 0), sign])
+        return ctx.node("Where", [singular, zero, product])
+    negative = ctx.node("Less", [diagonal, zero])
+    signs = ctx.reduce("ReduceProd", ctx.node("Where", [negative, ctx.scalar(-1, dtype),
+                                                        ctx.scalar(1, dtype)]), [-1], 0)
+    logs = ctx.reduce("ReduceSum", ctx.node("Log", [ctx.node("Abs", [diagonal])]), [-1], 0)
+    return [ctx.node("Where", [singular, zero, ctx.node("Mul", [signs, sign])]),
+            ctx.node("Where", [singular, ctx.scalar(-np.inf, dtype), logs])]
 
 
 @converter("linalg_solve", "linalg_inv")
@@ -127,4 +148,4 @@ def solve(ctx: Context, eqn: Eqn) -> list[str] | None:
     else:
         b = ctx.value(eqn.inputs[1])
     u, b, _, info = _lu(ctx, a, n, src.dtype, b)
-    return [_back_substitute(ctx, u, b, n), _info(ctx, info)]
+    return [_back_substitute(ctx, u, b, n), _info(ctx, info, a, len(src.shape), n)]
