@@ -63,3 +63,32 @@ def test_a_reached_tensor_given_another_layout_traces_again():
         out = fast(x)
     np.testing.assert_allclose(out.numpy(), base.reshape(-1).numpy())
     assert ember.jit.explain()[-1] == "f: traced again: W: layout row-major -> strides (1, 3)"
+
+
+def test_an_output_viewing_another_still_does_beside_a_view_of_a_value_not_returned():
+    # t5 views t4, which the function does not return: the graph returns the outputs as they
+    # come, and each later call copied t3, eager's view of t1, as if the passes had made it
+    def f(x0, x1):
+        t1 = ember.cat([x1, x0], dim=0)
+        t3 = t1.reshape(-1)
+        t4 = x1 * 1.5
+        t5 = t4[0]
+        t4[-1:].copy_(ember.ones_like(t4[-1:]))
+        return t5, t3, t1
+
+    fast = ember.jit.compile(f)
+    with ember.no_grad():
+        for _ in range(3):
+            t5, t3, t1 = fast(ember.randn(3, 4), ember.randn(3, 4))
+            t3[0] = 7.0
+            assert t1[0, 0].item() == 7.0
+            assert not np.shares_memory(t5.numpy(), t1.numpy())
+
+
+def test_equal_outputs_the_passes_merged_stay_two_arrays():
+    fast = ember.jit.compile(lambda x: (x * 2, x * 2))
+    with ember.no_grad():
+        for _ in range(2):
+            a, b = fast(ember.ones(3))
+            a.add_(1)
+            assert b.tolist() == [2.0, 2.0, 2.0]

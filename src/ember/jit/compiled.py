@@ -101,6 +101,9 @@ class Entry:
     # from them (see autodiff._Plan), so it shares memory and version counter as eager's
     roots: list[int] | None = None
     make: list[tuple] | None = None
+    # without a plan: output position -> the earlier output whose memory it shared when
+    # traced (``return t, t.reshape(-1)``): it may share it at every call
+    shared: dict[int, int] | None = None
     const_owners: set[int] | None = None  # the memory of the graph's constants (first call)
     # whether every output is surely a new array of its own (decided at the first call from
     # the graph: then no call checks their memory)
@@ -386,6 +389,8 @@ class CompiledFunction:
                       state_view_writes(graph, key[1], names))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
+        elif joint is None:
+            entry.shared = _shared_outputs(out_leaves)
         holders = {id(t.grad): t for t, _ in graph.grads if t.grad is not None}
         entry.returned_grads = tuple(
             (i, holders[id(x)]) for i, x in enumerate(x for x in returned if isinstance(x, Tensor))
@@ -523,7 +528,8 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
     """The output arrays of a call, each owning its memory as eager's outputs do: one that is
     a constant the graph keeps for every call, an argument's or a state tensor's memory, or
     an earlier output's (the passes made two equal outputs one) is copied, so that writing
-    into it changes nothing else."""
+    into it changes nothing else; one that shared an earlier output's when traced (a view of
+    it) may share it."""
     if entry.fresh_outputs is None:
         entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
         entry.fresh_outputs = _fresh(entry.graph, entry.roots)
@@ -531,14 +537,28 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
         return arrays
     held = {*entry.const_owners, *(owner(t._data) for t in tensors),
             *(owner(ref.tensor._data) for ref in entry.graph.state)}
-    out = []
-    for a in arrays:
+    out, shared = [], entry.shared or {}
+    for i, a in enumerate(arrays):
         if a is not None:
-            if owner(a) in held:
+            j = shared.get(i)
+            if owner(a) in held and (j is None or out[j] is None or owner(out[j]) != owner(a)):
                 a = a.copy()
             held.add(owner(a))
         out.append(a)
     return out
+
+
+def _shared_outputs(outputs: list) -> dict[int, int]:
+    """Which traced outputs share the memory of an earlier one, not being that tensor (a view
+    of it, as eager made them): position -> the earlier position."""
+    seen: dict[int, int] = {}
+    shared = {}
+    for i, t in enumerate(outputs):
+        if isinstance(t, Tensor):
+            j = seen.setdefault(owner(t._data), i)
+            if j != i and outputs[j] is not t:
+                shared[i] = j
+    return shared
 
 
 def _fresh(graph: Graph, roots: list[int] | None) -> bool:
