@@ -163,3 +163,32 @@ def test_coo_of_an_empty_compressed_tensor_is_coalesced_as_torch(shape, layout):
             getattr(x, f"to_sparse_{layout}")((1, 1))
         flags.append(s.to_sparse().is_coalesced())
     assert flags == [True, True]
+
+
+def _coo():
+    return ember.sparse_coo_tensor([[1, 0]], [1.0, 2.0], (3,))  # uncoalesced
+
+
+BAD_INPUT = [
+    (lambda: ember.sparse_coo_tensor(ember.tensor([[0.0]]), [1.0], (2,)), "DTypeError",
+     "indices must be an integer tensor"),
+    (lambda: _coo().indices(), "ArgumentError", "uncoalesced"),
+    (lambda: _coo().crow_indices(), "ArgumentTypeError", "crow_indices: expected a"),
+    (lambda: ember.ones(4, 2).to_sparse_bsr((3, 1)), "ShapeError", "must be divisible"),
+    (lambda: ember.ones(4, 2).to_sparse(blocksize=(2, 2)), "ArgumentError", "blocksize is for"),
+    (lambda: ember.ones(4, 2).to_sparse(3), "ArgumentError", "sparse_dim 3 must be in"),
+    (lambda: ember.ones(2, 2, 2).to_sparse_csr(), "ShapeError", "needs a 2-D tensor"),
+    (lambda: _coo() + ember.sparse_coo_tensor([[0]], [1.0], (4,)), "ShapeError", "differ"),
+    (lambda: _coo() ** 0, "ArgumentError", "zeroth power"),
+    (lambda: _coo() / ember.ones(3), "ShapeError", "scalar or zero-dim"),
+    (lambda: ember.sparse.mm(ember.ones(2, 2), ember.ones(2, 2)), "ArgumentTypeError",
+     "expected a sparse tensor"),
+    (lambda: ember.ones(2, 2, 2).to_sparse(2).t(), "ShapeError", "t\\(\\) expects"),
+]
+
+
+@pytest.mark.parametrize("make,cls,message", BAD_INPUT, ids=[c[2][:24] for c in BAD_INPUT])
+def test_bad_input_raises_ember_errors(make, cls, message):
+    with pytest.raises(getattr(ember.errors, cls), match=message) as info:
+        make()
+    assert isinstance(info.value, RuntimeError)  # (as PyTorch's RuntimeError)

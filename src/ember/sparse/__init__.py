@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import int64
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ShapeError
 from ember.layouts import (
     layout,
     sparse_bsc,
@@ -70,18 +70,18 @@ def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None
         raise ArgumentError(f"to_sparse: layout must be ember.strided, sparse_coo, sparse_csr, "
                             f"sparse_csc, sparse_bsr or sparse_bsc, got {target!r}")
     if blocksize is not None and target not in (sparse_bsr, sparse_bsc):
-        raise RuntimeError(f"to_sparse: blocksize is for the block layouts (ember.sparse_bsr, "
-                           f"sparse_bsc), got layout {target!r} (as in PyTorch)")
+        raise ArgumentError(f"to_sparse: blocksize is for the block layouts (ember.sparse_bsr, "
+                            f"sparse_bsc), got layout {target!r} (as in PyTorch)")
     if dense_dim and target not in (strided, sparse_coo):
         raise NotImplementedError("to_sparse: dense_dim (hybrid compressed layouts) is not "
                                   "supported. Hint: use layout=ember.sparse_coo")
     if dense_dim is not None and target is sparse_coo:
         if not 0 <= dense_dim <= self.ndim:
-            raise RuntimeError(f"to_sparse: dense_dim must be in [0, {self.ndim}] for a tensor "
-                               f"of shape {tuple(self.shape)}, got {dense_dim}")
+            raise ArgumentError(f"to_sparse: dense_dim must be in [0, {self.ndim}] for a tensor "
+                                f"of shape {tuple(self.shape)}, got {dense_dim}")
         if sparse_dim is not None and sparse_dim + dense_dim != self.ndim:
-            raise RuntimeError(f"to_sparse: sparse_dim {sparse_dim} and dense_dim {dense_dim} "
-                               f"must add up to the tensor's {self.ndim} dimensions")
+            raise ArgumentError(f"to_sparse: sparse_dim {sparse_dim} and dense_dim {dense_dim} "
+                                f"must add up to the tensor's {self.ndim} dimensions")
         sparse_dim = self.ndim - dense_dim
     return _convert.convert(self, target, sparse_dim, blocksize)
 
@@ -146,9 +146,9 @@ def _moved(self: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
 
 def _t(self: SparseTensor) -> SparseTensor:
     if self.sparse_dim() > 2 or self.dense_dim():
-        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
-                           f"got {self.sparse_dim()} sparse and {self.dense_dim()} dense "
-                           "dimensions (as PyTorch). Hint: use transpose(dim0, dim1)")
+        raise ShapeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                         f"got {self.sparse_dim()} sparse and {self.dense_dim()} dense "
+                         "dimensions (as PyTorch). Hint: use transpose(dim0, dim1)")
     return self if self.ndim < 2 else _transpose(self, 0, 1)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import int64
-from ember.errors import ArgumentError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
@@ -45,7 +45,7 @@ def _index(op: str, name: str, index: Any) -> Tensor:
     index = as_tensor(index)
     if index.dtype.is_floating_point or index.dtype.name in ("bool", "complex64",
                                                              "complex128"):
-        raise TypeError(f"{op}: {name} must be an integer tensor, got {index.dtype.name}")
+        raise DTypeError(f"{op}: {name} must be an integer tensor, got {index.dtype.name}")
     return index if index.dtype is int64 else cast(index, int64)
 
 

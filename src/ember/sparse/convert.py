@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import int64
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ShapeError
 from ember.layouts import layout, sparse_bsr, sparse_coo, sparse_csr, strided
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.gather import index_add, index_select
@@ -113,8 +113,8 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     first ``sparse_dim`` dimensions, for a hybrid tensor)."""
     sparse_dim = x.ndim if sparse_dim is None else sparse_dim
     if not 0 <= sparse_dim <= x.ndim:
-        raise RuntimeError(f"to_sparse: sparse_dim {sparse_dim} must be in [0, {x.ndim}] for a "
-                           f"tensor of shape {tuple(x.shape)}")
+        raise ArgumentError(f"to_sparse: sparse_dim {sparse_dim} must be in [0, {x.ndim}] for a "
+                            f"tensor of shape {tuple(x.shape)}")
     sparse_shape = tuple(x.shape[:sparse_dim])
     slices = x.reshape(int(np.prod(sparse_shape, dtype=np.int64)), *x.shape[sparse_dim:])
     data = slices.detach().numpy()
@@ -154,14 +154,14 @@ def to_compressed(s: SparseTensor, target: layout,
     if s.layout is target and (blocksize is None or tuple(s._vals.shape[1:3]) == blocksize):
         return s
     if s.layout is target:
-        raise RuntimeError(f"{op}: conversion from {target!r} to {target!r} with blocksize "
-                           f"changed from {tuple(s._vals.shape[1:3])} to {blocksize} is not "
-                           "supported (as in PyTorch). Hint: go through .to_sparse_coo()")
+        raise ArgumentError(f"{op}: conversion from {target!r} to {target!r} with blocksize "
+                            f"changed from {tuple(s._vals.shape[1:3])} to {blocksize} is not "
+                            "supported (as in PyTorch). Hint: go through .to_sparse_coo()")
     if s.ndim != 2 or s.dense_dim():
-        raise RuntimeError(f"{op}: {target!r} needs a 2-D tensor with no dense "
-                           f"dimensions, got shape {tuple(s.shape)} with dense_dim "
-                           f"{s.dense_dim()} (Ember has no batched or hybrid compressed "
-                           "tensors). Hint: convert each matrix, or use the COO layout")
+        raise ShapeError(f"{op}: {target!r} needs a 2-D tensor with no dense "
+                         f"dimensions, got shape {tuple(s.shape)} with dense_dim "
+                         f"{s.dense_dim()} (Ember has no batched or hybrid compressed "
+                         "tensors). Hint: convert each matrix, or use the COO layout")
     coo = coalesce(to_coo(s))
     rows, cols = coo._index[0].numpy()
     values = coo._vals
@@ -186,17 +186,17 @@ def to_compressed(s: SparseTensor, target: layout,
 def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:
     """``blocksize`` as an (R, C) pair that tiles ``s``'s (2-D) shape."""
     if blocksize is None:
-        raise RuntimeError(f"{op}: conversion to a block layout without a blocksize is not "
-                           "supported (as in PyTorch). Hint: pass blocksize=(R, C)")
+        raise ArgumentError(f"{op}: conversion to a block layout without a blocksize is not "
+                            "supported (as in PyTorch). Hint: pass blocksize=(R, C)")
     blocksize = (int(blocksize),) * 2 if isinstance(blocksize, (int, np.integer)) else \
         as_ints(blocksize, op, "blocksize")
     shape = tuple(s.shape)
     if len(blocksize) != 2 or min(blocksize) < 1:
         raise ArgumentError(f"{op}: blocksize must be two positive ints (R, C), got {blocksize}")
     if len(shape) == 2 and (shape[0] % blocksize[0] or shape[1] % blocksize[1]):
-        raise RuntimeError(f"{op}: tensor sparse size {shape} must be divisible by given "
-                           f"blocksize {blocksize} (as in PyTorch). Hint: pad the tensor to a "
-                           "multiple of the blocksize")
+        raise ShapeError(f"{op}: tensor sparse size {shape} must be divisible by given "
+                         f"blocksize {blocksize} (as in PyTorch). Hint: pad the tensor to a "
+                         "multiple of the blocksize")
     return blocksize
 
 
@@ -222,6 +222,6 @@ def convert(x: Any, target: layout, sparse_dim: int | None = None,
             _blocksize(f"to_{target.name}", x, blocksize)
         x = dense_to_coo(x)
     elif sparse_dim is not None and sparse_dim != x.sparse_dim():
-        raise RuntimeError(f"to_sparse: sparse_dim {sparse_dim} differs from the tensor's "
-                           f"({x.sparse_dim()}); convert it to dense first")
+        raise ArgumentError(f"to_sparse: sparse_dim {sparse_dim} differs from the tensor's "
+                            f"({x.sparse_dim()}); convert it to dense first")
     return to_coo(x) if target is sparse_coo else to_compressed(x, target, blocksize)

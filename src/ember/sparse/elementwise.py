@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops import arithmetic, linalg
 from ember.ops.broadcast import broadcast_shapes
@@ -51,9 +51,9 @@ def _coalesced(s: SparseTensor) -> SparseTensor:
 
 def _same_shape(op: str, a: Any, b: Any) -> None:
     if tuple(a.shape) != tuple(b.shape):
-        raise RuntimeError(f"{op}: expected 'self' and 'other' to have same size, but self has "
-                           f"size {list(a.shape)} while other has size {list(b.shape)} (as in "
-                           "PyTorch: sparse addition does not broadcast)")
+        raise ShapeError(f"{op}: expected 'self' and 'other' to have same size, but self has "
+                         f"size {list(a.shape)} while other has size {list(b.shape)} (as in "
+                         "PyTorch: sparse addition does not broadcast)")
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
@@ -74,15 +74,15 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
         return _sparse_sum(input, other, alpha)
     if isinstance(input, SparseTensor):
         if input.layout is sparse_coo or not isinstance(other, Tensor):
-            raise RuntimeError(f"add: add(sparse, dense) is not supported for a "
-                               f"{input.layout!r} tensor and {type(other).__name__} (as in "
-                               "PyTorch). Hint: use add(dense, sparse) instead")
+            raise ArgumentTypeError(f"add: add(sparse, dense) is not supported for a "
+                                    f"{input.layout!r} tensor and {type(other).__name__} (as in "
+                                    "PyTorch). Hint: use add(dense, sparse) instead")
         _same_shape("add", input, other)
         return arithmetic.add(to_dense(input), other, alpha=alpha)
     if not isinstance(input, Tensor):
-        raise RuntimeError(f"add: a {type(input).__name__} plus a sparse tensor is not "
-                           "supported (as in PyTorch). Hint: add a dense tensor of the "
-                           "sparse tensor's shape")
+        raise ArgumentTypeError(f"add: a {type(input).__name__} plus a sparse tensor is not "
+                                "supported (as in PyTorch). Hint: add a dense tensor of the "
+                                "sparse tensor's shape")
     _same_shape("add", input, other)
     return arithmetic.add(input, to_dense(other), alpha=alpha)
 
@@ -110,10 +110,10 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
         raise ShapeError(f"add: sparse tensors of shapes {tuple(input.shape)} and "
                          f"{tuple(other.shape)} differ")
     if input.sparse_dim() != other.sparse_dim():
-        raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
-                           f"has {input.sparse_dim()} sparse dimensions while 'other' has "
-                           f"{other.sparse_dim()} sparse dimensions (as in PyTorch). Hint: "
-                           "convert one with .to_dense().to_sparse(sparse_dim)")
+        raise ShapeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
+                         f"has {input.sparse_dim()} sparse dimensions while 'other' has "
+                         f"{other.sparse_dim()} sparse dimensions (as in PyTorch). Hint: "
+                         "convert one with .to_dense().to_sparse(sparse_dim)")
     a, b = to_coo(input), to_coo(other)
     dtype = dtypes.result_type(input, other)
     scaled = cast(b._vals, dtype) if alpha == 1 else \
@@ -155,10 +155,10 @@ def mul(input: Any, other: Any) -> SparseTensor:
 def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
     if a.shape != b.shape or a.sparse_dim() != b.sparse_dim() or a.layout is not b.layout or \
             a.layout in BLOCKED:
-        raise RuntimeError(f"mul: sparse tensors must have the same shape, layout and sparse "
-                           f"dimensions (as in PyTorch) and a non-block layout, got "
-                           f"{a.layout!r} {tuple(a.shape)} (sparse_dim {a.sparse_dim()}) and "
-                           f"{b.layout!r} {tuple(b.shape)} (sparse_dim {b.sparse_dim()})")
+        raise ShapeError(f"mul: sparse tensors must have the same shape, layout and sparse "
+                         f"dimensions (as in PyTorch) and a non-block layout, got "
+                         f"{a.layout!r} {tuple(a.shape)} (sparse_dim {a.sparse_dim()}) and "
+                         f"{b.layout!r} {tuple(b.shape)} (sparse_dim {b.sparse_dim()})")
     layout = a.layout
     a, b = to_coo(a), to_coo(b)
     if a._coalesced and not b._coalesced:
@@ -187,8 +187,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTe
     if not isinstance(input, SparseTensor) or isinstance(other, SparseTensor) or \
             (isinstance(other, Tensor) and other.ndim):
         shape = list(getattr(other, "shape", []))
-        raise RuntimeError(f"div: sparse division requires a scalar or zero-dim dense tensor "
-                           f"divisor (got shape {shape} for divisor), as in PyTorch")
+        raise ShapeError(f"div: sparse division requires a scalar or zero-dim dense tensor "
+                         f"divisor (got shape {shape} for divisor), as in PyTorch")
     if rounding_mode is not None:
         input = _coalesced(input)
     return with_values(input, arithmetic.div(input._vals, other, rounding_mode=rounding_mode))
@@ -217,8 +217,8 @@ def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyT
         raise NotImplementedError("pow: a sparse tensor takes only a number exponent (as in "
                                   "PyTorch). Hint: call .to_dense() first")
     if exponent == 0:
-        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
-                           "the result tensor dense (as in PyTorch)")
+        raise ArgumentError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                            "the result tensor dense (as in PyTorch)")
     s = _coalesced(input)
     return with_values(s, s._vals.pow(exponent))
 

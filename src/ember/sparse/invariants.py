@@ -10,6 +10,8 @@ from functools import wraps
 from types import TracebackType
 from typing import Any
 
+from ember.errors import ArgumentError
+
 __all__ = ["check_sparse_tensor_invariants", "checking"]
 
 _ENABLED = [False]
@@ -49,8 +51,8 @@ class check_sparse_tensor_invariants:  # noqa: N801 - PyTorch's name
 
     def __enter__(self) -> None:
         if self.saved_state is not None:
-            raise RuntimeError("check_sparse_tensor_invariants: this context manager instance "
-                               "is already active. Hint: use a new instance to nest one")
+            raise ArgumentError("check_sparse_tensor_invariants: this context manager instance "
+                                "is already active. Hint: use a new instance to nest one")
         self.saved_state = _ENABLED[0]
         _ENABLED[0] = self.state
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
@@ -35,7 +35,7 @@ __all__ = ["addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "trans
 
 def _matrix(op: str, s: Any) -> SparseTensor:
     if not isinstance(s, SparseTensor):
-        raise TypeError(f"{op}: expected a sparse tensor, got {type(s).__name__}")
+        raise ArgumentTypeError(f"{op}: expected a sparse tensor, got {type(s).__name__}")
     if s.ndim != 2 or s.dense_dim():
         raise ShapeError(f"{op}: expected a 2-D sparse matrix with no dense dimensions, got "
                          f"shape {tuple(s.shape)} (dense_dim {s.dense_dim()})")

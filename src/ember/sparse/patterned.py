@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentTypeError, ShapeError
 from ember.layouts import layout, sparse_coo, sparse_csr
 from ember.ops.creation import as_tensor, from_numpy
 from ember.ops.gather import index_select
@@ -29,8 +29,8 @@ def sampled_addmm(input: SparseTensor, mat1: Tensor, mat2: Tensor, *, beta: floa
     """
     if not isinstance(input, SparseTensor) or input.layout is not sparse_csr:
         got = input.layout if isinstance(input, SparseTensor) else "ember.strided"
-        raise RuntimeError(f"sampled_addmm: expected input in layout ember.sparse_csr, got "
-                           f"{got}. Hint: convert it with .to_sparse_csr()")
+        raise ArgumentTypeError(f"sampled_addmm: expected input in layout ember.sparse_csr, got "
+                                f"{got}. Hint: convert it with .to_sparse_csr()")
     m, n = input.shape
     if mat1.ndim != 2 or mat2.ndim != 2 or mat1.shape[0] != m or mat2.shape[1] != n or \
             mat1.shape[1] != mat2.shape[0]:

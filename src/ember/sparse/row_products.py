@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentTypeError, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops.gather import index_select
 from ember.ops.join import cat
@@ -28,8 +28,8 @@ __all__ = ["dsmm", "hspmm", "saddmm", "smm", "sspaddmm"]
 def _coo_matrix(op: str, s: Any) -> SparseTensor:
     if not isinstance(s, SparseTensor) or s.layout is not sparse_coo:
         got = s.layout if isinstance(s, SparseTensor) else "ember.strided"
-        raise RuntimeError(f"{op}: expected a sparse COO matrix, got layout {got} (as in "
-                           "PyTorch). Hint: convert it with .to_sparse()")
+        raise ArgumentTypeError(f"{op}: expected a sparse COO matrix, got layout {got} (as in "
+                                "PyTorch). Hint: convert it with .to_sparse()")
     return s
 
 

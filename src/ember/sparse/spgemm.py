@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError
 from ember.layouts import sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import zeros
 from ember.ops.gather import index_add, index_select
@@ -31,9 +31,9 @@ def sparse_sparse_mm(a: SparseTensor, b: SparseTensor, keep_layout: bool = False
     ``keep_layout``, two CSC ones stay CSC)."""
     if not (a.layout is b.layout is sparse_coo or
             (a.layout in _COMPRESSED and b.layout in _COMPRESSED)):
-        raise RuntimeError(f"mm: a {a.layout!r} matrix times a {b.layout!r} matrix is not "
-                           "supported (as in PyTorch: COO with COO, or CSR or CSC with CSR or "
-                           "CSC). Hint: convert one, e.g. b.to_sparse(layout=a.layout)")
+        raise ArgumentTypeError(f"mm: a {a.layout!r} matrix times a {b.layout!r} matrix is not "
+                                "supported (as in PyTorch: COO with COO, or CSR or CSC with CSR or "
+                                "CSC). Hint: convert one, e.g. b.to_sparse(layout=a.layout)")
     if a.shape[1] != b.shape[0]:
         raise ShapeError(f"mm: mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
                          f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.size import Size
@@ -120,14 +121,14 @@ class SparseTensor:
     def indices(self) -> Tensor:
         self._need("indices", sparse_coo)
         if not self._coalesced:
-            raise RuntimeError("indices: cannot get the indices of an uncoalesced sparse tensor "
-                               "(as in PyTorch). Hint: call .coalesce() first, or ._indices()")
+            raise ArgumentError("indices: cannot get the indices of an uncoalesced sparse tensor "
+                                "(as in PyTorch). Hint: call .coalesce() first, or ._indices()")
         return self._index[0]
 
     def values(self) -> Tensor:
         if self.layout is sparse_coo and not self._coalesced:
-            raise RuntimeError("values: cannot get the values of an uncoalesced sparse tensor "
-                               "(as in PyTorch). Hint: call .coalesce() first, or ._values()")
+            raise ArgumentError("values: cannot get the values of an uncoalesced sparse tensor "
+                                "(as in PyTorch). Hint: call .coalesce() first, or ._values()")
         return self._vals
 
     def _values(self) -> Tensor:
@@ -152,7 +153,7 @@ class SparseTensor:
     def _need(self, op: str, *want: layout) -> None:
         if self.layout not in want:
             names = " or ".join(map(repr, want))
-            raise RuntimeError(f"{op}: expected a {names} tensor, got layout {self.layout!r}")
+            raise ArgumentTypeError(f"{op}: expected a {names} tensor, got layout {self.layout!r}")
 
     def is_coalesced(self) -> bool:
         self._need("is_coalesced", sparse_coo)
@@ -196,7 +197,7 @@ class SparseTensor:
     @grad.setter
     def grad(self, value: Any) -> None:
         if value is not None:
-            raise RuntimeError("grad: only None can be assigned to a sparse tensor's grad")
+            raise ArgumentError("grad: only None can be assigned to a sparse tensor's grad")
         self._vals.grad = None
 
     # -- in place ------------------------------------------------------------------------------
