@@ -127,3 +127,19 @@ def test_fixed_losses_gradcheck():
     y = ember.tensor(RNG.standard_normal(4), requires_grad=True)
     assert ember.autograd.gradcheck(
         lambda v: F.multilabel_soft_margin_loss(v, (t > 0).double()), (y,))
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss", "kl_div"])
+def test_elementwise_mean_is_mean_with_a_warning_as_torch(name):
+    target = np.abs(X[::-1])  # kl_div: non-negative
+    x, t = ember.tensor(X), ember.tensor(target)
+    mine = []
+    got = _warnings(lambda: mine.append(getattr(F, name)(x, t, reduction="elementwise_mean")))
+    ref = _warnings(lambda: getattr(torch.nn.functional, name)(
+        torch.tensor(X), torch.tensor(target), reduction="elementwise_mean"))
+    assert len(got) == len(ref) == 1 and "elementwise_mean" in got[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert mine[0].item() == getattr(F, name)(x, t, reduction="mean").item()
+        assert nn.MSELoss(reduction="elementwise_mean")(x, t).item() == mine[0].item() \
+            or name != "mse_loss"

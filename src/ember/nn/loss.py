@@ -36,7 +36,7 @@ class _Loss(Module):
         super().__init__()
         if size_average is not None or reduce is not None:
             reduction = legacy_reduction(size_average, reduce)
-        if reduction not in ("mean", "sum", "none"):
+        if reduction not in ("mean", "sum", "none", "elementwise_mean"):
             raise ArgumentError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction
 

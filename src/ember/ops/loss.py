@@ -50,6 +50,10 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
     its deprecation warning)."""
     if size_average is not None or reduce is not None:
         return legacy_reduction(size_average, reduce, stacklevel=4)
+    if reduction == "elementwise_mean":  # PyTorch's old name, still taken with a warning
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use "
+                      "reduction='mean' instead.", UserWarning, stacklevel=3)
+        return "mean"
     if reduction not in _REDUCTIONS and not (op == "kl_div" and reduction == "batchmean"):
         raise ArgumentError(f"{op}: {reduction!r} is not a valid value for reduction; expected "
                             f"one of {', '.join(map(repr, _REDUCTIONS))}")
@@ -443,12 +447,11 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
         >>> F.kl_div(p.log(), p, reduction="sum")
         tensor(0.)
     """
-    legacy = size_average is not None or reduce is not None
-    reduction = _reduction("kl_div", size_average, reduce, reduction)
-    if reduction == "mean" and not legacy:
+    if reduction == "mean" and size_average is None and reduce is None:
         warnings.warn("kl_div: reduction 'mean' divides the total loss by both the batch size "
                       "and the support size; 'batchmean' divides only by the batch size, and "
                       "aligns with the KL div math definition", UserWarning, stacklevel=2)
+    reduction = _reduction("kl_div", size_average, reduce, reduction)
     _check_float("kl_div", input)
     if log_target:
         loss = target.exp() * (target - input)
