@@ -155,3 +155,16 @@ def test_deepcopy_and_pickle_keep_the_output_nodes_meta():
     for copied in (copy.deepcopy(gm), pickle.loads(pickle.dumps(gm)), copy.deepcopy(tagged(tfx))):
         assert [n.meta.get("tag") for n in copied.graph.nodes] == ["x", "add", "output"]
     assert float(copy.deepcopy(gm)(ember.ones(1))[0]) == 2.0
+
+
+def test_annotations_are_the_placeholder_and_output_types():
+    def f(x: ember.Tensor, n: int = 2) -> ember.Tensor:
+        return x * n
+
+    def g(x: torch.Tensor, n: int = 2) -> torch.Tensor:
+        return x * n
+
+    ours = [n.type for n in fx.symbolic_trace(f).graph.nodes]
+    theirs = [n.type for n in tfx.symbolic_trace(g).graph.nodes]
+    assert ours == [ember.Tensor, int, None, ember.Tensor]
+    assert theirs == [torch.Tensor, int, None, torch.Tensor]

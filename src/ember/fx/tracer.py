@@ -168,7 +168,9 @@ class Tracer:
                                                     concrete_args=concrete_args or {})
         with _TRACING, self._patched(_user_globals(fn, root)):
             result = fn(*args, *inputs, **keyword_inputs)
-        self.graph.output(self.create_arg(result))
+        returns = inspect.signature(fn).return_annotation
+        self.create_node("output", "output", (self.create_arg(result),), {},
+                         type_expr=None if returns is inspect.Signature.empty else returns)
         return self.graph
 
     def _placeholders(self, fn: Callable, skip_self: bool,
@@ -188,14 +190,18 @@ class Tracer:
                     f"named parameters. Hint: trace a wrapper with named parameters")
             # (through create_node / create_proxy, which a Tracer subclass may override; a
             # value stays the placeholder's default as it is, a tensor not made a get_attr)
+            # (the annotation, as torch.fx, is the node's type)
+            kind = None if p.annotation is p.empty else p.annotation
             if p.name in concrete_args:
                 value = concrete_args[p.name]
-                self.create_node("placeholder", p.name, (value,), {})
+                self.create_node("placeholder", p.name, (value,), {}, type_expr=kind)
             elif p.default is p.empty or not isinstance(p.default, Tensor):
                 value = self.create_proxy("placeholder", p.name,
-                                          () if p.default is p.empty else (p.default,), {})
+                                          () if p.default is p.empty else (p.default,), {},
+                                          type_expr=kind)
             else:
-                value = self.proxy(self.create_node("placeholder", p.name, (p.default,), {}))
+                value = self.proxy(self.create_node("placeholder", p.name, (p.default,), {},
+                                                    type_expr=kind))
             if p.kind is p.KEYWORD_ONLY:
                 keyword_values[p.name] = value
             else:
