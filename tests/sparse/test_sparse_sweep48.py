@@ -192,3 +192,25 @@ def test_bad_input_raises_ember_errors(make, cls, message):
     with pytest.raises(getattr(ember.errors, cls), match=message) as info:
         make()
     assert isinstance(info.value, RuntimeError)  # (as PyTorch's RuntimeError)
+
+
+@pytest.mark.parametrize("dims", [0, 1, -1, (0, 1), 2, (0, 2), (1, 2)])
+def test_sum_keepdim_as_torch(dims):
+    out = []
+    for lib in (ember, torch):
+        h = lib.sparse_coo_tensor(lib.tensor(HYBRID[0]), lib.tensor(np.arange(10.0).reshape(5, 2)),
+                                  HYBRID[1])
+        r = h.sum(dims, keepdim=True)
+        sparse = r.layout is lib.sparse_coo
+        out.append((tuple(r.shape), sparse, sparse and r.is_coalesced(),
+                    sparse and r.sparse_dim(), (r.to_dense() if sparse else r).tolist()))
+    assert out[0] == out[1]
+    grads = []  # (torch's backward of a dense dim's keepdim sum fails: its dense form)
+    for lib, form in ((ember, lambda h: h.sum(dims, keepdim=True)),
+                      (torch, lambda h: h.to_dense().sum(dims, keepdim=True))):
+        v = lib.tensor(np.arange(10.0).reshape(5, 2), dtype=lib.float64, requires_grad=True)
+        r = form(lib.sparse_coo_tensor(lib.tensor(HYBRID[0]), v, HYBRID[1]))
+        r = r.to_dense() if r.layout is lib.sparse_coo else r
+        (r * lib.tensor(np.arange(r.numel(), dtype=np.float64).reshape(r.shape))).sum().backward()
+        grads.append(v.grad.tolist())
+    assert grads[0] == grads[1]

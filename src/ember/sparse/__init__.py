@@ -26,6 +26,7 @@ from ember.layouts import (
     sparse_csr,
     strided,
 )
+from ember.ops.dims import normalize_dims
 from ember.sparse import convert as _convert
 from ember.sparse import elementwise as _elementwise
 from ember.sparse.construct import (
@@ -187,15 +188,28 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identi
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = SparseTensor.mv = matmul
 
 
-def _sum_method(self: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:
+def _sum_method(self: SparseTensor, dim: Any = None, keepdim: bool = False,
+                dtype: Any = None) -> Any:
     """``s.sum(dim)``: as :func:`ember.sparse.sum`, with the dense sum's dtype (integers and
     bools add up in int64, entry by entry, as PyTorch's method does: repeated True entries
-    count each; ``torch.sparse.sum`` keeps the dtype over a dim, over all coalesces first)."""
+    count each; ``torch.sparse.sum`` keeps the dtype over a dim, over all coalesces first);
+    ``keepdim`` keeps each summed dimension with size 1 (uncoalesced, as PyTorch's)."""
+    if keepdim:
+        return _kept(self, _sum_method(self, dim, dtype=dtype), dim)
     if dim is None and dtype is not None and dtype != self.dtype:  # (each entry cast first,
         return _sum_method(self.to(dtype))  # as torch's method: no int8 wrap, no bool merge)
     if dtype is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
         return self._vals.to(int64).sum() if dim is None else sum(self, dim, int64)
     return sum(self, dim, dtype)
+
+
+def _kept(s: SparseTensor, out: Any, dim: Any) -> Any:
+    """``out``, ``s`` summed over ``dim``, with the summed dimensions back as size 1, as
+    PyTorch's: ``unsqueeze``d in ascending order (so a dense one, where no dense dimension
+    is left, comes back sparse)."""
+    for d in normalize_dims(dim, s.ndim, "sum"):
+        out = unsqueeze(out, d) if isinstance(out, SparseTensor) else out.unsqueeze(d)
+    return out
 
 
 SparseTensor.sum = _sum_method
