@@ -92,3 +92,19 @@ def test_equal_outputs_the_passes_merged_stay_two_arrays():
             a, b = fast(ember.ones(3))
             a.add_(1)
             assert b.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_an_output_viewing_another_shares_its_version_counter():
+    def f(x0, x1):
+        t1 = ember.cat([x1, x0], dim=0)
+        t4 = x1 * 1.5
+        t4[-1:].zero_()
+        return t4[0], t1.reshape(-1), t1
+
+    fast = ember.jit.compile(f)
+    with ember.no_grad():
+        for _ in range(2):
+            _, t3, t1 = fast(ember.randn(3, 4), ember.randn(3, 4))
+            version = t1._version
+            t3.add_(1)
+            assert t1._version > version

@@ -234,6 +234,13 @@ class CompiledFunction:
         if entry.make is not None:
             outputs = list(assemble(entry.make, tensors, tuple(
                 _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
+        elif entry.shared:  # (outputs that view others share their version counter too)
+            made: list = []
+            for i, a in enumerate(_owned(entry, arrays[:n], tensors)):
+                j = entry.shared.get(i)
+                made.append(None if a is None else _wrap(a, dev, vc=None if j is None or
+                            owner(a) != owner(made[j]._data) else made[j]._vc))
+            outputs = [t for t in made if t is not None]
         else:
             outputs = [_wrap(a, dev) for a in _owned(entry, arrays[:n], tensors) if a is not None]
         for i, t in entry.returned_grads:
