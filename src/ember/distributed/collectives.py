@@ -2,7 +2,8 @@
 
 Each writes its result into the tensors it is given (bumping their version) and returns None,
 or a :class:`~ember.distributed.buffers.Work` handle with ``async_op=True``. Ranks (``src``,
-``dst``) are world ranks, as in PyTorch, also inside a sub-group. These calls are not recorded
+``dst``) are world ranks, as in PyTorch, also inside a sub-group; ``group_src`` / ``group_dst``
+give a rank inside the group instead. These calls are not recorded
 by autograd; :mod:`ember.distributed.functional` has the differentiable versions.
 
 Example (under ``ember launch -n 2``):
@@ -68,11 +69,16 @@ def all_reduce(
 
 @member_only()
 def reduce(
-    tensor: Tensor, dst: int, op: Any = ReduceOp.SUM, group: Group = None, async_op: bool = False
+    tensor: Tensor,
+    dst: int | None = None,
+    op: Any = ReduceOp.SUM,
+    group: Group = None,
+    async_op: bool = False,
+    group_dst: int | None = None,
 ) -> Work | None:
     """Like :func:`all_reduce`, but only rank ``dst`` receives the result."""
     g = entered(group, "reduce", tensor)
-    root = g.group_rank(dst)
+    root = g.root(dst, group_dst, "reduce")
     red = reducible(tensor, op, "reduce")
     mine = g.rank() == root
     send = mpi().IN_PLACE if mine else red.buf
@@ -87,12 +93,19 @@ def reduce(
 
 
 @member_only()
-def broadcast(tensor: Tensor, src: int, group: Group = None, async_op: bool = False) -> Work | None:
-    """Copies ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
+def broadcast(
+    tensor: Tensor,
+    src: int | None = None,
+    group: Group = None,
+    async_op: bool = False,
+    group_src: int | None = None,
+) -> Work | None:
+    """Copies ``tensor`` of rank ``src`` (or of group rank ``group_src``) into ``tensor`` on
+    every rank."""
     g = entered(group, "broadcast", tensor)
     buf = as_bytes(tensor, "broadcast")
-    return run(g.comm, "Bcast", (buf, g.group_rank(src)), async_op, lambda: write(tensor, buf),
-               [tensor])
+    root = g.root(src, group_src, "broadcast")
+    return run(g.comm, "Bcast", (buf, root), async_op, lambda: write(tensor, buf), [tensor])
 
 
 @member_only()
@@ -188,13 +201,14 @@ def _check_total(who: str, big: Tensor, small: Tensor, n: int) -> None:
 def gather(
     tensor: Tensor,
     gather_list: list[Tensor] | None = None,
-    dst: int = 0,
+    dst: int | None = None,
     group: Group = None,
     async_op: bool = False,
+    group_dst: int | None = None,
 ) -> Work | None:
     """Rank ``dst`` receives every rank's ``tensor`` into ``gather_list``."""
     g = entered(group, "gather", tensor)
-    root = g.group_rank(dst)
+    root = g.root(dst, group_dst, "gather", default=0)
     send = as_bytes(tensor, "gather")
     if g.rank() != root:
         return run(g.comm, "Gather", (send, None, root), async_op)
@@ -214,13 +228,14 @@ def gather(
 def scatter(
     tensor: Tensor,
     scatter_list: list[Tensor] | None = None,
-    src: int = 0,
+    src: int | None = None,
     group: Group = None,
     async_op: bool = False,
+    group_src: int | None = None,
 ) -> Work | None:
     """Rank i's ``tensor`` receives ``scatter_list[i]`` of rank ``src``."""
     g = entered(group, "scatter", tensor)
-    root = g.group_rank(src)
+    root = g.root(src, group_src, "scatter", default=0)
     recv = np.empty(tensor.nbytes, np.uint8)
     send = None
     if g.rank() == root:
@@ -325,8 +340,23 @@ def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int =
     buf = np.empty(tensor.nbytes, np.uint8)
     status = mpi().Status()
     source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
-    run(g.comm, "Recv", (buf, source, tag, status), False, lambda: write(tensor, buf))
+    run(g.comm, "Recv", (buf, source, tag, status), False,
+        lambda: _write_received(tensor, buf, status, g, "recv"))
     return g.ranks[status.Get_source()]
+
+
+def _write_received(tensor: Tensor, buf: np.ndarray, status: Any, g: ProcessGroup,
+                    who: str) -> None:
+    """Stores a received message into ``tensor``; one shorter than the tensor is refused (the
+    rest of ``buf`` is not data)."""
+    got = status.Get_count(mpi().BYTE)
+    if got != buf.size:
+        raise ShapeError(
+            f"{who}: the message from rank {g.ranks[status.Get_source()]} holds {got} bytes, "
+            f"the tensor {tuple(tensor.shape)} {tensor.dtype.name} {buf.size}. Hint: receive "
+            "into a tensor of the sent shape and dtype"
+        )
+    write(tensor, buf)
 
 
 @member_only()
@@ -345,5 +375,6 @@ def irecv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int 
     buf = np.empty(tensor.nbytes, np.uint8)
     source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
     status = mpi().Status()
-    return Work(g.comm.Irecv(buf, source=source, tag=tag), lambda: write(tensor, buf), [tensor],
-                status, lambda: g.ranks[status.Get_source()])
+    return Work(g.comm.Irecv(buf, source=source, tag=tag),
+                lambda: _write_received(tensor, buf, status, g, "irecv"), [tensor], status,
+                lambda: g.ranks[status.Get_source()])

@@ -75,6 +75,23 @@ class ProcessGroup:
         except ValueError:
             raise DistributedError(f"rank {world_rank} is not in the group {self.ranks}") from None
 
+    def root(self, world_rank: int | None, group_rank: int | None, who: str,
+             default: int | None = None) -> int:
+        """The group rank of a collective's root, given as a world rank or a group rank
+        (PyTorch's ``src``/``dst`` or ``group_src``/``group_dst``; the world rank
+        ``default`` when neither is given and it is not None)."""
+        if world_rank is not None and group_rank is not None:
+            raise ArgumentError(f"{who}: give a world rank ({world_rank}) or a group rank "
+                                f"({group_rank}) as the root, not both")
+        if group_rank is None:
+            if world_rank is None and default is None:
+                raise ArgumentError(f"{who}: give the root's world rank or its group rank")
+            return self.group_rank(default if world_rank is None else world_rank)
+        if not 0 <= group_rank < self._size:
+            raise DistributedError(f"{who}: group rank {group_rank} is not in [0, {self._size}) "
+                                   f"(the group of world ranks {self.ranks})")
+        return group_rank
+
     def peer(self, world_rank: int, what: str) -> int:
         """The group rank of the other side of a point-to-point message (``what``:
         ``"destination"`` or ``"source"``), which may not be this rank (as in PyTorch)."""

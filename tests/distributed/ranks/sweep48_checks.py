@@ -8,6 +8,7 @@ from tests.distributed.harness import report
 import ember
 import ember.distributed as dist
 import ember.distributed.functional as F
+from ember.errors import ArgumentError
 
 dist.init_process_group("mpi")
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -92,7 +93,56 @@ def check_product_gradient_at_zeros() -> None:
         bad.append(f"product gradient {v.grad.numpy().tolist()}, expected {(n * others).tolist()}")
 
 
+def check_short_message() -> None:
+    """recv / irecv of a message shorter than the tensor: a ShapeError on the receiver (the
+    tensor's tail got uninitialized bytes)."""
+    for call in (dist.recv, lambda t, src: dist.irecv(t, src).wait()):
+        if rank == 0:
+            dist.send(ember.ones(3), 1)
+        elif rank == 1:
+            raises("short message", ember.ShapeError, "holds 12 bytes",
+                   lambda call=call: call(ember.zeros(4), 0))
+    if rank == 0:
+        dist.send(ember.ones(4), 1)
+    elif rank == 1:
+        x = ember.zeros(4)
+        dist.irecv(x, 0).wait()
+        if x.tolist() != [1.0] * 4:
+            bad.append(f"irecv of a full message: {x}")
+
+
+def check_group_roots() -> None:
+    """group_src / group_dst (PyTorch's): the root as a rank inside the group; both or
+    neither (broadcast, reduce) is an ArgumentError, an out-of-range one a DistError."""
+    g = dist.new_group([n - 1, 0])  # group ranks follow world order: [0, n - 1]
+    if rank in (0, n - 1):
+        x = ember.ones(2) * rank
+        dist.broadcast(x, group=g, group_src=1)
+        if x.tolist() != [n - 1.0] * 2:
+            bad.append(f"broadcast group_src=1: {x}")
+        x = ember.ones(2) * (rank + 1)
+        dist.reduce(x, group=g, group_dst=1)
+        if rank == n - 1 and x.tolist() != [n + 1.0] * 2:
+            bad.append(f"reduce group_dst=1: {x}")
+        out = [ember.zeros(1) for _ in range(2)] if rank == n - 1 else None
+        dist.gather(ember.ones(1) * rank, out, group=g, group_dst=1)
+        if rank == n - 1 and [o.item() for o in out] != [0.0, n - 1.0]:
+            bad.append(f"gather group_dst=1: {out}")
+        y = ember.zeros(1)
+        dist.scatter(y, [ember.ones(1) * 5, ember.ones(1) * 7] if rank == 0 else None,
+                     group=g, group_src=0)
+        if y.item() != (5.0 if rank == 0 else 7.0):
+            bad.append(f"scatter group_src=0: {y}")
+        raises("both", ArgumentError, "not both",
+               lambda: dist.broadcast(x, src=0, group=g, group_src=0))
+        raises("neither", ArgumentError, "root", lambda: dist.reduce(x, group=g))
+        raises("out of range", dist.DistError, "group rank 2",
+               lambda: dist.broadcast(x, group=g, group_src=2))
+
+
 check_all_to_all_dtypes()
+check_group_roots()
+check_short_message()
 check_product_gradient_at_zeros()
 check_barrier_arguments()
 check_destroyed_group()
