@@ -35,7 +35,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     op = "margin_ranking_loss"
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input1)
-    if not input1.ndim == input2.ndim == target.ndim:
+    operands = (input1, input2, target)  # (a non-tensor is refused by the arithmetic below)
+    if all(isinstance(t, Tensor) for t in operands) and len({t.ndim for t in operands}) > 1:
         raise ShapeError(f"{op}: input1, input2 and target must have the same number of "
                          f"dimensions, got shapes {tuple(input1.shape)}, "
                          f"{tuple(input2.shape)} and {tuple(target.shape)}")
