@@ -160,6 +160,26 @@ def is_dense(a: Any) -> bool:
                                                    reverse=True))
 
 
+def dense_strides(shape: tuple[int, ...], order: Any, step: int = 1) -> tuple[int, ...]:
+    """The strides of a dense tensor of ``shape`` whose dims run ``order`` (outermost first),
+    the innermost ``step`` apart (1 for element strides, the item size for bytes); a dim of
+    size 0 counts as 1, as PyTorch's ``empty_strided``."""
+    strides = [0] * len(shape)
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def broadcast_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                      to: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a tensor of ``shape`` (``strides``) broadcast to ``to``: 0 along the
+    dims it is broadcast over."""
+    lead = len(to) - len(shape)
+    return (0,) * lead + tuple(0 if n == 1 and m != 1 else s
+                               for n, m, s in zip(shape, to[lead:], strides))
+
+
 def stride_order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[int, ...]:
     """The dimensions from outermost to innermost by stride, as PyTorch orders them for
     ``preserve_format`` and for elementwise results: an insertion sort from the last dimension
@@ -239,16 +259,10 @@ def _operands_order(shape: tuple[int, ...], itemsize: int, operands: tuple) -> t
     gives the result; None for a result without elements."""
     if not all(shape):
         return None
-    lead = len(shape)
-    element = [(0,) * (lead - len(sh)) + tuple(
-        0 if n == 1 and shape[lead - len(sh) + i] != 1 else s // size
-        for i, (n, s) in enumerate(zip(sh, st))) for sh, st, size in operands]
+    element = [broadcast_strides(sh, tuple(s // size for s in st), shape)
+               for sh, st, size in operands]
     dims = stride_order(shape, *element)
-    strides, step = [0] * lead, itemsize
-    for d in reversed(dims):
-        strides[d] = step
-        step *= shape[d]
-    return dims, tuple(strides)
+    return dims, dense_strides(shape, dims, itemsize)
 
 
 def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple[int, ...],

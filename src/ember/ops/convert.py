@@ -20,6 +20,7 @@ from ember.errors import DeviceError, DTypeError, OpError
 from ember.layouts import (
     check_format,
     contiguous_format,
+    dense_strides,
     format_of,
     is_dense,
     memory_format,
@@ -306,11 +307,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
 def format_strides(shape: tuple[int, ...], fmt: Any) -> tuple[int, ...]:
     """The element strides of a new tensor of ``shape`` laid out in ``fmt`` (C order for
     ``contiguous_format``), as PyTorch's ``empty(shape, memory_format=fmt)``."""
-    strides, step = [0] * len(shape), 1
-    for d in reversed(fmt.dims or range(len(shape))):
-        strides[d] = step
-        step *= max(shape[d], 1)
-    return tuple(strides)
+    return dense_strides(shape, fmt.dims or range(len(shape)))
 
 
 def _to_device(x: Tensor, dev: Device) -> Tensor:

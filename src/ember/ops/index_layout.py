@@ -12,14 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import MetaArray
-from ember.layouts import stride_order
-
-
-def _broadcast(a: tuple, shape: tuple) -> list:
-    """The strides of index layout ``a`` (shape, element strides) expanded to ``shape``."""
-    lead = len(shape) - len(a[0])
-    return [0] * lead + [0 if n == 1 and m != 1 else s
-                         for n, m, s in zip(a[0], shape[lead:], a[1])]
+from ember.layouts import broadcast_strides, dense_strides, stride_order
 
 
 def _view_strides(shape: tuple, strides: list, before: int, after: int) -> list:
@@ -50,7 +43,7 @@ def _operands(a: tuple, idx: tuple, dims: tuple) -> tuple[list, list]:
     full = shape[:before] + list(b) + shape[len(shape) - after:]
     operands = [src[:before] + [0] * len(b) + src[len(src) - after:]]
     for i in idx:
-        st = _view_strides(b, _broadcast(i, b), before, after)
+        st = _view_strides(b, list(broadcast_strides(*i, b)), before, after)
         sizes = [1] * before + list(b) + [1] * after
         operands.append([0 if m == 1 and n != 1 else s for s, m, n in zip(st, sizes, full)])
     return full, operands
@@ -66,11 +59,7 @@ def index_strides(a: Any, idx: tuple, dims: tuple) -> tuple:
 @lru_cache(maxsize=512)
 def _index_strides(a: tuple, idx: tuple, dims: tuple) -> tuple:
     shape, operands = _operands(a, idx, dims)
-    strides, step = [0] * len(shape), 1
-    for d in reversed(stride_order(tuple(shape), *operands)):
-        strides[d] = step
-        step *= shape[d]
-    return tuple(strides)
+    return dense_strides(shape, stride_order(tuple(shape), *operands))
 
 
 def _c_contiguous(a: Any) -> bool:

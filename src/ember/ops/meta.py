@@ -18,7 +18,7 @@ import numpy as np
 
 from ember.backend import MetaArray
 from ember.backend.meta import no_data
-from ember.layouts import is_dense, stride_order
+from ember.layouts import broadcast_strides, dense_strides, is_dense, stride_order
 from ember.ops.elementwise import ELEMENTWISE
 from ember.ops.index_layout import in_torch_layout
 from ember.ops.primitive import Primitive, TensorSpec, spec
@@ -68,29 +68,17 @@ def _like_inputs(out: TensorSpec, inputs: tuple) -> MetaArray:
         if all(t._data.strides == first.strides for t in inputs) and is_dense(first):
             return MetaArray(shape, out.dtype.np,
                              tuple(s // first.itemsize * size for s in first.strides))
-    strides = [tuple(s // t._data.itemsize for s in _broadcast_strides(t._data, shape))
+    strides = [broadcast_strides(t._data.shape, tuple(s // t._data.itemsize
+                                                      for s in t._data.strides), shape)
                for t in inputs if t.ndim]
-    result, step = [0] * len(shape), size
-    for d in reversed(stride_order(shape, *strides)):
-        result[d] = step
-        step *= max(shape[d], 1)
-    return MetaArray(shape, out.dtype.np, tuple(result))
+    return MetaArray(shape, out.dtype.np, dense_strides(shape, stride_order(shape, *strides), size))
 
 
 def _ordered_like(out: TensorSpec, a: Any) -> MetaArray:
     """A dense result of ``out``'s shape with its dimensions in ``a``'s stride order."""
-    shape, result, step = tuple(out.shape), [0] * len(out.shape), out.dtype.itemsize
-    for d in reversed(stride_order(tuple(a.shape), tuple(a.strides))):
-        result[d] = step
-        step *= max(shape[d], 1)
-    return MetaArray(shape, out.dtype.np, tuple(result))
-
-
-def _broadcast_strides(a: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """``a``'s strides broadcast to ``shape``: 0 along dimensions it is broadcast over."""
-    lead = len(shape) - a.ndim
-    return (0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else s
-                               for i, (n, s) in enumerate(zip(a.shape, a.strides)))
+    shape = tuple(out.shape)
+    return MetaArray(shape, out.dtype.np, dense_strides(
+        shape, stride_order(tuple(a.shape), tuple(a.strides)), out.dtype.itemsize))
 
 
 def _view(prim: Primitive, src: MetaArray, out: TensorSpec, params: dict) -> MetaArray:
