@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.distributed.nan_ops import nan_propagating_op
-from ember.errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from ember.futures import Future
 from ember.tensor import Tensor
 
@@ -165,7 +165,12 @@ def check_like(who: str, what: str, t: Tensor, ref: Tensor) -> None:
         )
 
 
-def check_count(who: str, what: str, items: list, n: int) -> None:
+def check_count(who: str, what: str, items: list | None, n: int) -> None:
+    """``items`` must be a list (or tuple) of ``n`` entries (None counts as empty)."""
+    items = [] if items is None else items
+    if not isinstance(items, (list, tuple)):
+        raise ArgumentTypeError(f"{who}: {what} must be a list with one entry per rank ({n}), "
+                                f"got {type(items).__name__}")
     if len(items) != n:
         raise ShapeError(f"{who}: {what} has {len(items)} entries, expected one per rank ({n})")
 

@@ -212,7 +212,7 @@ def gather(
     send = as_bytes(tensor, "gather")
     if g.rank() != root:
         return run(g.comm, "Gather", (send, None, root), async_op)
-    check_count("gather", "gather_list", gather_list or [], g.size())
+    check_count("gather", "gather_list", gather_list, g.size())
     for i, out in enumerate(gather_list):
         check_like("gather", f"gather_list[{i}]", out, tensor)
     recv = np.empty(send.size * g.size(), np.uint8)
@@ -239,7 +239,7 @@ def scatter(
     recv = np.empty(tensor.nbytes, np.uint8)
     send = None
     if g.rank() == root:
-        check_count("scatter", "scatter_list", scatter_list or [], g.size())
+        check_count("scatter", "scatter_list", scatter_list, g.size())
         for i, t in enumerate(scatter_list):
             check_like("scatter", f"scatter_list[{i}]", t, tensor)
         send = np.concatenate([as_bytes(t, "scatter") for t in scatter_list])

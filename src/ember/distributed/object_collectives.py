@@ -48,7 +48,7 @@ def gather_object(
     g = resolve(group, "gather_object")
     root = g.group_rank(dst)
     if g.rank() == root:
-        check_count("gather_object", "object_gather_list", object_gather_list or [], g.size())
+        check_count("gather_object", "object_gather_list", object_gather_list, g.size())
     got = g.comm.gather(obj, root=root)
     if g.rank() == root:
         object_gather_list[:] = got
@@ -73,7 +73,7 @@ def scatter_object_list(
         check_count(
             "scatter_object_list",
             "scatter_object_input_list",
-            scatter_object_input_list or [],
+            scatter_object_input_list,
             g.size(),
         )
     scatter_object_output_list[0] = g.comm.scatter(

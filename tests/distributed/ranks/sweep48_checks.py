@@ -8,7 +8,7 @@ from tests.distributed.harness import report
 import ember
 import ember.distributed as dist
 import ember.distributed.functional as F
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 
 dist.init_process_group("mpi")
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -72,6 +72,11 @@ def check_list_length_wording() -> None:
     """The object collectives' list-length error names entries, not tensors."""
     raises("all_gather_object", ember.ShapeError, "has 1 entries",
            lambda: dist.all_gather_object([None], rank))
+    # a tensor where a list of tensors belongs: a TypeError (all_gather filled its rows)
+    raises("all_gather of a tensor", ArgumentTypeError, "must be a list",
+           lambda: dist.all_gather(ember.zeros(n, 2), ember.ones(2)))
+    raises("gather of a tensor", ArgumentTypeError, "must be a list",  # (each its root)
+           lambda: dist.gather(ember.ones(2), ember.zeros(n, 2), dst=rank))
 
 
 def check_product_gradient_at_zeros() -> None:
