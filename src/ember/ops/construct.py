@@ -48,16 +48,12 @@ def _shape(x: Tensor) -> tuple:
     return tuple(x.shape)
 
 
-def _check_tensor(x: Any, op: str, what: str = "input") -> None:
-    check_tensors(op, **{what: x})
-
-
 def _tensor_list(tensors: tuple, op: str) -> list:
     """``f(a, b)`` and ``f([a, b])`` alike; every entry checked to be a Tensor."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     for i, t in enumerate(tensors):
-        _check_tensor(t, op, f"tensor {i}")
+        check_tensors(op, **{f"tensor {i}": t})
     return list(tensors)
 
 
@@ -83,7 +79,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
         [[0], [1, 2, 3, 4], [5, 6]]
     """
     op = "tensor_split"
-    _check_tensor(input, op)
+    check_tensors(op, input=input)
     given = [v for v in (indices_or_sections, sections, indices) if v is not None]
     if len(given) != 1:
         raise TypeError(f"{op}: expected exactly one of indices_or_sections, sections= or "
@@ -142,7 +138,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         tensor([1., 2.])
     """
     op = "diff"
-    _check_tensor(input, op)
+    check_tensors(op, input=input)
     if input.ndim == 0:
         raise ShapeError(f"{op}: expects input to be at least one-dimensional, got a 0-d "
                          "tensor")
@@ -154,7 +150,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     for name, extra in (("prepend", prepend), ("append", append)):
         if extra is None:
             continue
-        _check_tensor(extra, op, name)
+        check_tensors(op, **{name: extra})
         if extra.ndim != input.ndim:
             raise ShapeError(f"{op}: expects {name} to have the same number of dimensions as "
                              f"input: got shape {_shape(extra)} for input of shape "
@@ -193,8 +189,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
         tensor([[1, 1, 2, 2],
                 [3, 3, 4, 4]])
     """
-    _check_tensor(input, "kron")
-    _check_tensor(other, "kron", "other")
+    check_tensors("kron", input=input, other=other)
     nd = max(input.ndim, other.ndim)
     sa = (1,) * (nd - input.ndim) + _shape(input)
     sb = (1,) * (nd - other.ndim) + _shape(other)
@@ -240,7 +235,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
                 [2, 3]])
     """
     op = "combinations"
-    _check_tensor(input, op)
+    check_tensors(op, input=input)
     if input.ndim != 1:
         raise ShapeError(f"{op}: expects a 1-d vector, but got shape {_shape(input)}")
     r = as_int(r, op, "r")
@@ -269,7 +264,7 @@ def trace(input: Tensor) -> Tensor:
         >>> ember.arange(9).reshape(3, 3).trace()
         tensor(12)
     """
-    _check_tensor(input, "trace")
+    check_tensors("trace", input=input)
     refuse_limited("trace", input.dtype, dtypes.ALL_LIMITED - dtypes.WIDE_UNSIGNED)
     if input.ndim != 2:
         raise ShapeError(f"trace: expected a matrix, but got a tensor with {input.ndim} "
@@ -280,8 +275,7 @@ def trace(input: Tensor) -> Tensor:
 
 
 def _cross(a: Tensor, b: Tensor, dim: int, op: str) -> Tensor:
-    _check_tensor(a, op)
-    _check_tensor(b, op, "other")
+    check_tensors(op, input=a, other=b)
     if a.ndim != b.ndim:
         raise ShapeError(f"{op}: inputs must have the same number of dimensions, got shapes "
                          f"{_shape(a)} and {_shape(b)}")
@@ -313,7 +307,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
         tensor([0., 0., 1.])
     """
     if dim is None:
-        _check_tensor(input, "cross")
+        check_tensors("cross", input=input)
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise ShapeError(f"cross: no dimension of size 3 in input (shape "
@@ -338,7 +332,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
                 [9, 3, 1]])
     """
     op = "vander"
-    _check_tensor(x, op, "x")
+    check_tensors(op, x=x)
     if x.ndim != 1:
         raise ShapeError(f"{op}: x must be a one-dimensional tensor, got shape {_shape(x)}")
     n = x.shape[0]
@@ -460,7 +454,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
                 [1, 3]])
     """
     op = "rot90"
-    _check_tensor(input, op)
+    check_tensors(op, input=input)
     dims = list(dims)
     if len(dims) != 2:
         raise ShapeError(f"{op}: expected total rotation dims == 2, but got dims = {len(dims)}")

@@ -37,7 +37,7 @@ from ember.layouts import (
 )
 from ember.ops.argument_kind import not_a_number
 from ember.ops.fits import check_fits, check_real
-from ember.ops.forwarding import check_tensors, hands_over
+from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_over
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
@@ -444,8 +444,7 @@ def _numbers(op: str, *values: Any) -> list:
     numbers = [v.item() if isinstance(v, Tensor) else v for v in values]
     for v in numbers:
         if v is not None and not isinstance(v, int | float | np.number):
-            if type(v) in TENSOR_LIKE:  # (an ember.fx Proxy: its TensorLikeOperand, which
-                _ = v._data  # a hands_over function catches)
+            hand_over_tensor_like(v, op)
             raise TypeError(f"{op}: expected a number (or a 0-d tensor), got {v!r}")
     return numbers
 

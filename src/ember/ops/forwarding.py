@@ -187,8 +187,15 @@ def check_tensors(op: str, **named: Any) -> None:
     """
     for name, x in named.items():
         if not isinstance(x, Tensor):
-            if type(x) in TENSOR_LIKE:  # (its class's own TensorLikeOperand: what hands_over
-                _ = x._data  # catches, else the error that class gives, naming the op)
-                raise TensorLikeOperand(name)
+            hand_over_tensor_like(x, name)
             raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. "
                                     "Hint: wrap it with ember.tensor(...)")
+
+
+def hand_over_tensor_like(x: Any, name: str) -> None:
+    """Raises a :class:`TensorLikeOperand` (which a :func:`hands_over` function catches) when
+    ``x`` is a registered tensor-like read where a tensor or number belongs: its class's own,
+    which reading its data raises, else one naming ``name``. Nothing for other values."""
+    if type(x) in TENSOR_LIKE:
+        _ = x._data
+        raise TensorLikeOperand(name)
