@@ -326,23 +326,40 @@ def _split_bytes(t: Tensor, sizes: list[int] | None, n: int, what: str) -> list[
 
 
 @member_only()
-def send(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> None:
-    """Sends ``tensor`` to rank ``dst`` (blocks until the buffer may be reused)."""
+def send(tensor: Tensor, dst: int | None = None, group: Group = None, tag: int = 0,
+         group_dst: int | None = None) -> None:
+    """Sends ``tensor`` to rank ``dst`` (or group rank ``group_dst``); blocks until the buffer
+    may be reused."""
     g = resolve(group, "send")
-    buf, peer = as_bytes(tensor, "send"), g.peer(dst, "destination")
+    buf, peer = as_bytes(tensor, "send"), _peer(g, dst, group_dst, "send", "destination")
     run(g.comm, "Send", (buf, peer, tag), False)
 
 
 @member_only(outside=-1)
-def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0) -> int:
-    """Receives into ``tensor`` from rank ``src`` (any rank when None); returns the sender."""
+def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    """Receives into ``tensor`` from rank ``src`` (or group rank ``group_src``; any rank when
+    neither is given); returns the sender's world rank."""
     g = resolve(group, "recv")
     buf = np.empty(tensor.nbytes, np.uint8)
     status = mpi().Status()
-    source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
+    source = _source(g, src, group_src, "recv")
     run(g.comm, "Recv", (buf, source, tag, status), False,
         lambda: _write_received(tensor, buf, status, g, "recv"))
     return g.ranks[status.Get_source()]
+
+
+def _peer(g: ProcessGroup, world_rank: int | None, group_rank: int | None, who: str,
+          what: str) -> int:
+    """The group rank of a message's other side, given as a world or a group rank."""
+    return g.peer(g.ranks[g.root(world_rank, group_rank, who)], what)
+
+
+def _source(g: ProcessGroup, world_rank: int | None, group_rank: int | None, who: str) -> int:
+    """A receive's source: any rank when neither rank is given."""
+    if world_rank is None and group_rank is None:
+        return mpi().ANY_SOURCE
+    return _peer(g, world_rank, group_rank, who, "source")
 
 
 def _write_received(tensor: Tensor, buf: np.ndarray, status: Any, g: ProcessGroup,
@@ -360,20 +377,22 @@ def _write_received(tensor: Tensor, buf: np.ndarray, status: Any, g: ProcessGrou
 
 
 @member_only()
-def isend(tensor: Tensor, dst: int, group: Group = None, tag: int = 0) -> Work:
+def isend(tensor: Tensor, dst: int | None = None, group: Group = None, tag: int = 0,
+          group_dst: int | None = None) -> Work:
     """Non-blocking :func:`send`; keep ``tensor`` unchanged until ``wait()``."""
     g = resolve(group, "isend")
     buf = as_bytes(tensor, "isend")
-    return Work(g.comm.Isend(buf, dest=g.peer(dst, "destination"), tag=tag))
+    return Work(g.comm.Isend(buf, dest=_peer(g, dst, group_dst, "isend", "destination"), tag=tag))
 
 
 @member_only()
-def irecv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0) -> Work:
+def irecv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int = 0,
+          group_src: int | None = None) -> Work:
     """Non-blocking :func:`recv`: ``tensor`` holds the message after ``wait()``, and the
     work's ``source_rank()`` its sender."""
     g = resolve(group, "irecv")
     buf = np.empty(tensor.nbytes, np.uint8)
-    source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
+    source = _source(g, src, group_src, "irecv")
     status = mpi().Status()
     return Work(g.comm.Irecv(buf, source=source, tag=tag),
                 lambda: _write_received(tensor, buf, status, g, "irecv"), [tensor], status,

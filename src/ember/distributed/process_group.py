@@ -85,7 +85,8 @@ class ProcessGroup:
                                 f"({group_rank}) as the root, not both")
         if group_rank is None:
             if world_rank is None and default is None:
-                raise ArgumentError(f"{who}: give the root's world rank or its group rank")
+                raise ArgumentError(f"{who}: give a world rank or a group rank (src/dst or "
+                                    "group_src/group_dst)")
             return self.group_rank(default if world_rank is None else world_rank)
         if not 0 <= group_rank < self._size:
             raise DistributedError(f"{who}: group rank {group_rank} is not in [0, {self._size}) "

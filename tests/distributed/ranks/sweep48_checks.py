@@ -140,7 +140,18 @@ def check_group_roots() -> None:
             bad.append(f"scatter group_src=0: {y}")
         raises("both", ArgumentError, "not both",
                lambda: dist.broadcast(x, src=0, group=g, group_src=0))
-        raises("neither", ArgumentError, "root", lambda: dist.reduce(x, group=g))
+        raises("neither", ArgumentError, "group_dst", lambda: dist.reduce(x, group=g))
+        raises("send to neither", ArgumentError, "group_dst", lambda: dist.send(x, group=g))
+        if rank == 0:  # point to point by group rank: world 0 is group rank 0, n - 1 is 1
+            dist.send(ember.ones(1) * 3, group=g, group_dst=1)
+            dist.isend(ember.ones(1) * 4, group=g, group_dst=1).wait()
+        else:
+            y = ember.zeros(1)
+            sender = dist.recv(y, group=g, group_src=0)
+            z = ember.zeros(1)
+            dist.irecv(z, group=g, group_src=0).wait()
+            if (sender, y.item(), z.item()) != (0, 3.0, 4.0):
+                bad.append(f"send/recv by group rank: {sender}, {y}, {z}")
         raises("out of range", dist.DistError, "group rank 2",
                lambda: dist.broadcast(x, group=g, group_src=2))
 
