@@ -186,6 +186,9 @@ class Index(Primitive):
                 raise DTypeError(f"index: index tensors must be integer, got {i.dtype.name}")
         return TensorSpec(_index_shape(a.shape, [i.shape for i in idx], dims), a.dtype)
 
+    def meta_layout(self, out, a, /, *idx, dims, layout=False):
+        return in_torch_layout(out, a, idx, dims) if layout else out
+
     def vjp(self, ctx, g):
         x, *idx = ctx.inputs
         base = zeros(x.shape, dtype=g.dtype, device=g.device)

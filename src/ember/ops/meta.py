@@ -20,7 +20,6 @@ from ember.backend import MetaArray
 from ember.backend.meta import no_data
 from ember.layouts import broadcast_strides, dense_strides, is_dense, stride_order
 from ember.ops.elementwise import ELEMENTWISE
-from ember.ops.index_layout import in_torch_layout
 from ember.ops.primitive import Primitive, TensorSpec, spec
 
 # View primitives whose forward, on a NumPy array, only rearranges strides and never reads
@@ -45,9 +44,8 @@ def meta_forward(prim: Primitive, inputs: tuple, params: dict) -> Any:
     outs = (out,) if prim.nout == 1 else out
     if prim.input_layout:
         return _ordered_like(out, inputs[0]._data)
-    if prim.name == "index" and params.get("layout"):  # (x[key]'s, PyTorch's)
-        return in_torch_layout(_array(out), inputs[0]._data,
-                               tuple(t._data for t in inputs[1:]), params["dims"])
+    if prim.nout == 1 and not elementwise:
+        return prim.meta_layout(_array(out), *(t._data for t in inputs), **params)
     arrays = tuple(_like_inputs(o, inputs) if elementwise else _array(o) for o in outs)
     return arrays[0] if prim.nout == 1 else arrays
 

@@ -120,6 +120,12 @@ class Primitive:
         None when the op cannot; graph passes ask it. E.g. max pooling skips its winners."""
         return None
 
+    def meta_layout(self, out: Any, /, *arrays: Any, **params: Any) -> Any:
+        """A one-output op's result on the meta device, from ``out`` (a C-order meta array of
+        the ``infer`` spec) and the input arrays: override where the op lays its result out
+        otherwise (``x[key]`` in PyTorch's layout)."""
+        return out
+
     def flops(self, *specs: TensorSpec, **params: Any) -> int:
         """Floating-point operations of one application (0 unless a rule says more)."""
         return 0
