@@ -371,8 +371,9 @@ class CustomOpDef:
             return mutated[0] if len(mutated) == 1 else tuple(mutated)  # no fake rule needed)
         if self._fake is None:
             raise OpError(f"{self.qualname}: there is no fake impl registered, so its output "
-                          "shapes are unknown without running it (ember.jit and opcheck need "
-                          f"them). Hint: use {self._name}.register_fake to add one")
+                          "shapes are unknown without running it (ember.jit, opcheck and the "
+                          f"meta device need them). Hint: use {self._name}.register_fake to "
+                          "add one")
         cpu = get_device("cpu")
         fakes = [_wrap(np.broadcast_to(np.zeros((), s.dtype.np), s.shape), cpu) for s in specs]
         pos, kw = self.call_kwargs(self.join(fakes, layout))
@@ -418,9 +419,9 @@ class CustomOpDef:
                     raise GradError(f"{self.qualname}: the backward returned {_describe(g)} "
                                     f"gradients for {p.name!r}, a list of {n} tensors. Hint: "
                                     "return a list with one gradient (or None) per tensor")
-                flat.extend(g if g is not None else [None] * n)
+                flat.extend(self._grad(p, gi) for gi in (g if g is not None else [None] * n))
             elif n:
-                flat.append(g)
+                flat.append(self._grad(p, g))
             elif g is not None:
                 raise GradError(f"{self.qualname}: the backward returned a gradient for "
                                 f"{p.name!r}, which is not a tensor in this call ({p.type}); "
@@ -428,6 +429,15 @@ class CustomOpDef:
                                 "gradient per positional argument, in order: "
                                 f"{[q.name for q in params]}")
         return tuple(flat)
+
+    def _grad(self, p: Param, g: Any) -> Tensor | None:
+        """``g``, the backward's gradient for ``p``, checked to be a tensor or None."""
+        if g is not None and not isinstance(g, Tensor):
+            raise GradError(f"{self.qualname}: the backward returned {type(g).__name__} as the "
+                            f"gradient of {p.name!r}; expected a Tensor or None (PyTorch: "
+                            "'expected Variable or None'). Hint: wrap values with "
+                            "ember.from_numpy(...) or ember.tensor(...)")
+        return g
 
 
 def _kernel_error(qualname: str, exc: Exception) -> Exception:

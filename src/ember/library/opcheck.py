@@ -63,7 +63,8 @@ def opcheck(op: str | CustomOpDef, args: tuple, kwargs: dict | None = None, *,
             _CHECKS[name](target, args, kwargs, tol)
             results[name] = "SUCCESS"
         except Exception as exc:  # noqa: BLE001 - each check's failure is the result
-            error = OpCheckError(f"opcheck(op, ...): {name} failed with {exc}")
+            error = OpCheckError(f"opcheck(op, ...): {name} failed with "
+                                 f"{str(exc) or type(exc).__name__}")
             if raise_exception:
                 raise error from exc
             results[name] = error

@@ -155,7 +155,8 @@ def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
         if p.name not in hints:
             raise fail(f"Parameter {p.name} must have a type annotation.")
         if hints[p.name] not in _PARAM_TYPES:
-            raise fail(f"Parameter {p.name} has unsupported type {hints[p.name]}.")
+            raise fail(f"Parameter {p.name} has unsupported type {hints[p.name]}."
+                       f"{_unsupported_hint(hints[p.name])}")
         type_, kind = _PARAM_TYPES[hints[p.name]]
         kwarg_only = p.kind == p.KEYWORD_ONLY
         if kwarg_only and kind != VALUE:
@@ -173,6 +174,18 @@ def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
         raise fail("Custom ops in Ember need at least one tensor parameter (their device comes "
                    "from it).")
     return Schema(tuple(params), _returns(sig, hints, fail))
+
+
+def _unsupported_hint(hint: Any) -> str:
+    """What PyTorch's message adds after an unsupported type hint: the tuple workaround and
+    the types that are valid."""
+    items = typing.get_args(hint)
+    tupled = (f" We do not support Tuple inputs in schema. As a workaround, please try to use "
+              f"List instead. For example, list[{getattr(items[0], '__name__', items[0])}]."
+              if typing.get_origin(hint) is tuple and items else "")
+    return (f"{tupled} The valid types are: Tensor, Optional[Tensor], list[Tensor], int, float, "
+            "bool, str, int | float | bool, ember.dtype, their Optional forms and the list "
+            "forms of the numbers.")
 
 
 def _default_text(value: Any) -> str:
@@ -200,6 +213,10 @@ def _returns(sig: inspect.Signature, hints: dict, fail: Callable) -> int | None:
 _SCHEMA_TYPE = re.compile(
     r"(Tensor|SymInt|int|float|bool|str|ScalarType|Scalar)(\(\w+!?\))?(\[\d*\])?(\?)?")
 
+# PyTorch's schema types that Ember's custom ops do not take
+_TORCH_ONLY = re.compile(r"(Tensor(\(\w+!?\))?\?\[\d*\]|Device|Layout|MemoryFormat|Generator|"
+                         r"Dimname|Stream|Storage|Any)(\[\d*\])?\??")
+
 
 def parse_schema(text: str) -> Schema:
     """The :class:`Schema` of a PyTorch schema string such as ``"(Tensor x, float a=1.0) ->
@@ -219,6 +236,10 @@ def parse_schema(text: str) -> Schema:
         type_text, _, rest = piece.partition(" ")
         name, has_default, default = (s.strip() for s in rest.partition("="))
         match = _SCHEMA_TYPE.fullmatch(type_text)
+        if match is None and _TORCH_ONLY.fullmatch(type_text) and name.isidentifier():
+            raise fail(f"the type {type_text!r} is not supported by Ember's custom ops (they "
+                       "take Tensor, Tensor?, Tensor[], int, float, bool, str, Scalar, "
+                       "ScalarType, and the optional and list forms of the numbers)")
         if match is None or not name.isidentifier():
             raise fail(f"cannot read the argument {piece!r}")
         base, alias, listed, optional = match.groups()
@@ -237,6 +258,14 @@ def parse_schema(text: str) -> Schema:
     tupled = returns.startswith("(") and returns.endswith(")")
     items = _split_top_level(returns[1:-1]) if tupled else [returns]
     # (a returned value may be named: "(Tensor values, Tensor indices)")
+    for item in items:
+        if re.match(r"Tensor\(\w+!?\)", item):
+            raise fail(f"it returns a view of an input ({item!r}), which Ember's custom ops do "
+                       "not support: they return new tensors. Hint: return a fresh Tensor, or "
+                       "for an out= op mark the argument Tensor(a!) and return ()")
+        if item.split()[0] == "Tensor[]":
+            raise fail("a 'Tensor[]' return is not supported by Ember's custom ops. Hint: "
+                       "return a tuple of Tensors, (Tensor, Tensor)")
     if not all(item.split()[0] == "Tensor" and len(item.split()) <= 2 for item in items):
         raise fail(f"the returns {returns!r} are not supported: a Tensor, a tuple of Tensors "
                    "or ()")
