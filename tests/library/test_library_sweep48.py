@@ -90,3 +90,24 @@ def test_meta_call_without_fake_rule_names_the_meta_device():
 
     with pytest.raises(ember.errors.OpError, match="no fake impl registered.*meta device"):
         op(ember.empty(3, device="meta"))
+
+
+def test_dtype_defaults_as_torch():
+    # torch: infer_schema writes "ScalarType dt=float32"; the op's own schema prints the
+    # number ("ScalarType dt=7"); Ember refused the default and could not read either string
+    def e(x: Tensor, dt: ember.dtype = ember.float64) -> Tensor:
+        return x.to(dt)
+
+    def t(x: torch.Tensor, dt: torch.dtype = torch.float64) -> torch.Tensor: ...
+
+    text = torch.library.infer_schema(t, mutates_args=())
+    assert ember.library.infer_schema(e, mutates_args=()) == text == \
+        "(Tensor x, ScalarType dt=float64) -> Tensor"
+    op = ember.library.custom_op("sweep48::to_dtype", e, mutates_args=())
+    assert op(ember.ones(2)).dtype is ember.float64
+    for written in (text, "(Tensor x, ScalarType dt=7) -> Tensor",
+                    "(Tensor x, ScalarType dt=torch.float64) -> Tensor"):
+        assert parse_schema(written).params[1].default is ember.float64
+    assert parse_schema("(Tensor x, ScalarType? dt=None) -> Tensor").params[1].default is None
+    with pytest.raises(ValueError, match="cannot read the dtype default 'float99'"):
+        parse_schema("(Tensor x, ScalarType dt=float99) -> Tensor")

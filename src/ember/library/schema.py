@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, EmberError
 from ember.tensor import Tensor
 
 #: a parameter's kind: how a call's value travels (tensors are the primitive's inputs)
@@ -166,7 +167,7 @@ def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
         if not unknown and p.name in mutates_args and kind == VALUE:
             raise fail(f"Parameter {p.name} is in mutates_args but is not a tensor.")
         if p.default is not p.empty and p.default is not None and \
-                not isinstance(p.default, (int, float, bool, str)):
+                not isinstance(p.default, (int, float, bool, str, DType)):
             raise fail(f"Parameter {p.name} has an unsupported default value type "
                        f"{type(p.default)}.")
         params.append(Param(p.name, type_, kind, p.default, kwarg_only, mutable))
@@ -191,6 +192,8 @@ def _unsupported_hint(hint: Any) -> str:
 def _default_text(value: Any) -> str:
     if isinstance(value, str):
         return f'"{value}"'
+    if isinstance(value, DType):
+        return value.name
     return str(value)
 
 
@@ -252,7 +255,8 @@ def parse_schema(text: str) -> Schema:
         if kwarg_only and kind != VALUE:
             raise NotImplementedError(f"custom_op with kwarg-only Tensor args. Please make your "
                                       f"tensors not kwarg-only. Got: {text}")
-        value = _literal(default, fail) if has_default else inspect.Parameter.empty
+        value = _literal(default, fail) if has_default and base != "ScalarType" else \
+            _dtype_default(default, fail) if has_default else inspect.Parameter.empty
         params.append(Param(name, type_, kind, value, kwarg_only, bool(alias and "!" in alias)))
     returns = whole.group(2)
     tupled = returns.startswith("(") and returns.endswith(")")
@@ -288,6 +292,24 @@ def _split_top_level(text: str) -> list[str]:
             start = i + 1
     last = text[start:].strip()
     return pieces + [last] if last else pieces
+
+
+# c10::ScalarType's numbers, which PyTorch prints for a dtype default ("ScalarType dt=7")
+_SCALAR_TYPE_CODES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16",
+                      6: "float32", 7: "float64", 9: "complex64", 10: "complex128", 11: "bool",
+                      15: "bfloat16"}
+
+
+def _dtype_default(text: str, fail: Callable) -> DType | None:
+    """A ``ScalarType`` default: None, PyTorch's number of a dtype, or its name (``float32``,
+    ``torch.float32``, as ``infer_schema`` writes it)."""
+    name = _SCALAR_TYPE_CODES.get(int(text), text) if text.isdigit() else text
+    if name == "None":
+        return None
+    try:
+        return dtypes.to_dtype(name)
+    except EmberError:
+        raise fail(f"cannot read the dtype default {text!r}") from None
 
 
 def _literal(text: str, fail: Callable) -> Any:
