@@ -12,6 +12,7 @@ gives one (``float16 tensor * 1j``), Ember gives complex64.
 
 from __future__ import annotations
 
+import math
 from functools import cache, lru_cache
 
 import ml_dtypes
@@ -127,6 +128,23 @@ def set_default_dtype(dtype: DType) -> None:
     _default_float = dtype
     _scalar_dtype.cache_clear()
     _result_type.cache_clear()
+
+
+def extreme(dtype: DType, highest: bool = False) -> bool | int | float:
+    """The value no element of ``dtype`` lies below (with ``highest``: above), where a running
+    maximum (minimum) starts: -inf (+inf) for floating and complex dtypes, the least (greatest)
+    integer, False (True) for bool.
+
+    Example:
+        >>> ember.dtypes.extreme(ember.int8), ember.dtypes.extreme(ember.float32, highest=True)
+        (-128, inf)
+    """
+    if dtype.category >= 2:
+        return math.inf if highest else -math.inf
+    if dtype.category == 0:
+        return highest
+    info = np.iinfo(dtype.np)
+    return info.max if highest else info.min
 
 
 def has_numpy(np_dtype: np.dtype) -> bool:

@@ -103,12 +103,7 @@ def reduction_identity(op: str, input: Tensor, ord: float = 2.0) -> Tensor:
     elif op == "median":
         return ember.tensor(math.nan, dtype=dtype)
     elif op in _LOWEST_OPS + _HIGHEST_OPS and dtype != ember.bool:
-        lowest = op in _LOWEST_OPS
-        if dtype.is_floating_point or dtype.is_complex:
-            value = -math.inf if lowest else math.inf
-        else:
-            info = ember.iinfo(dtype)
-            value = info.min if lowest else info.max
+        value = ember.dtypes.extreme(dtype, highest=op in _HIGHEST_OPS)
     else:
         raise TypeError(f"masked {op}: no identity value for {dtype} input. Hint: convert the "
                         "input to a floating point dtype first")

@@ -8,13 +8,14 @@ its name (``ember.sum``, ``F.linear``, …): :mod:`ember.ops.overrides` hands th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember.ops.unary as unary
 from ember import return_types
-from ember.dtypes import DType, bool_
+from ember.dtypes import DType, bool_, extreme
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import activations, compare, creation, rounding
 from ember.ops import arithmetic as arith
@@ -36,7 +37,6 @@ from ember.ops.shape import chunk, narrow, reshape, split, squeeze, transpose, u
 from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.special import atan2
 from ember.tensor import Tensor
-from ember.type_info import iinfo
 
 __all__: list[str] = []
 
@@ -302,17 +302,6 @@ implements(softmin)(_softmax(softmin, math.inf))
 
 
 # -- reductions ------------------------------------------------------------------------------
-def _limit(lowest: bool) -> Callable[[DType], Any]:
-    """What ``amax`` (``lowest``) or ``amin`` pads a sequence with: the dtype's lowest or
-    highest value."""
-    def value(dtype: DType) -> Any:
-        if dtype.is_floating_point:
-            return -math.inf if lowest else math.inf
-        if dtype == bool_:
-            return not lowest
-        info = iinfo(dtype)
-        return info.min if lowest else info.max
-    return value
 
 
 def _reduce(op: str, fn: Callable, input: NestedTensor, dim: Any, keepdim: bool,
@@ -371,7 +360,8 @@ def _extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
     return reduction
 
 
-for _fn, _padding in ((reductions.amax, _limit(True)), (reductions.amin, _limit(False)),
+_highest = functools.partial(extreme, highest=True)
+for _fn, _padding in ((reductions.amax, extreme), (reductions.amin, _highest),
                       (reductions.all, lambda _: True), (reductions.any, lambda _: False)):
     implements(_fn, methods=(_fn.__name__,))(_extremum(_fn.__name__, _padding))
 
@@ -396,8 +386,8 @@ def _arg_extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
     return reduction
 
 
-implements(reductions.argmax)(_arg_extremum("argmax", _limit(True)))
-implements(reductions.argmin)(_arg_extremum("argmin", _limit(False)))
+implements(reductions.argmax)(_arg_extremum("argmax", extreme))
+implements(reductions.argmin)(_arg_extremum("argmin", _highest))
 
 
 def _max_min(op: str, values: str, indices: str) -> Callable:

@@ -167,10 +167,6 @@ def _flat_index(xp: Any, window: Any, positions: list, x: Any, kernel: tuple[int
     return xp.ascontiguousarray(index, dtype=np.int64)
 
 
-def _lowest(x: Any) -> Any:
-    return -np.inf if holds_floats(x) else np.iinfo(x.dtype).min
-
-
 class _PoolIndices(Primitive):
     """Base of the primitives giving the flat per-plane index of each window's maximum."""
 
@@ -188,7 +184,8 @@ class MaxPoolIndices(_PoolIndices):
     name = "max_pool_indices"
 
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
-        view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
+        view = windows(xp, x, kernel_size, dilation, padding, stride, counts,
+                       dtypes.extreme(dtypes.from_numpy(x.dtype)))
         positions = [xp.asarray(_window_positions(*a)) for a in
                      zip(x.shape[2:], kernel_size, stride, padding, dilation, counts,
                          strict=True)]
@@ -216,7 +213,8 @@ class MaxPool(Primitive):
         if looped is not None:
             best, won = looped
         else:
-            view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
+            view = windows(xp, x, kernel_size, dilation, padding, stride, counts,
+                           dtypes.extreme(dtypes.from_numpy(x.dtype)))
             best, won = _winners(xp, view, kernel_size, stride, padding, dilation, counts) \
                 if window else (_max_values(xp, view, kernel_size), None)
         if won is None:  # (inference: a zero-memory placeholder)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.dtypes import DType, bool_, float32, float64, int32, int64, uint8
+from ember.dtypes import DType, bool_, extreme, float32, float64, int32, int64, uint8
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.converters.elementwise import widened
@@ -59,7 +59,7 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
                    "float64 or int32 copy")
         return [None, None]
     if src.dtype.name in ("int16", "int32"):
-        lowest = ctx.scalar(np.iinfo(src.dtype.np).min, float64)
+        lowest = ctx.scalar(extreme(src.dtype), float64)
         wide = ctx.cast(ctx.value(src), src.dtype, float64)
         values = _max_pool(ctx, eqn, wide, float64)[0]  # (an all-padding window: eager's min)
         return [None if values is None else
@@ -77,7 +77,7 @@ def _max_pool(ctx: Context, eqn: Eqn, x: str, dtype: DType) -> list[str | None]:
             return [None, None]
         pads = tuple((lo, lo) for lo, _ in pads)
     elif any(max(pad) >= k for pad, k in zip(pads, p["kernel_size"])):
-        lowest = -np.inf if dtype.is_floating_point else np.iinfo(dtype.np).min
+        lowest = extreme(dtype)
         spatial = range(2, len(src.shape))
         x = ctx.node("Pad", [x, ctx.ints(_pads(pads)), ctx.scalar(lowest, dtype),
                              ctx.ints(spatial)])

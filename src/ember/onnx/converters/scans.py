@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 from onnx import TensorProto, helper
 
-from ember.dtypes import DType, float32, float64, int32, int64
+from ember.dtypes import DType, extreme, float32, float64, int32, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.converters.elementwise import near_zero
@@ -80,14 +80,6 @@ def _filled(ctx: Context, x: str, dim: int, value: float, dtype: DType) -> str:
                                              [np.asarray(value, dtype.np).item()]))
 
 
-def _lowest(dtype: DType, highest: bool) -> float:
-    """The value every element beats: -inf/+inf, or an integer dtype's least/greatest."""
-    if dtype.is_floating_point:
-        return np.inf if highest else -np.inf
-    info = np.iinfo(dtype.np)
-    return info.max if highest else info.min
-
-
 @converter("cummax", "cummin")
 def cum_extremum_indices(ctx: Context, eqn: Eqn) -> str:
     """Eager's rule: the running extreme (NaN from the first NaN on) moves the index to
@@ -112,7 +104,7 @@ def cum_extremum_indices(ctx: Context, eqn: Eqn) -> str:
         index = ctx.node("Where", [moves, t, index])
         return [best, index, ctx.node("Add", [t, ctx.scalar(1, int64)]), index]
 
-    start = _filled(ctx, x, dim, _lowest(dtype, eqn.prim.name == "cummin"), dtype)
+    start = _filled(ctx, x, dim, extreme(dtype, highest=eqn.prim.name == "cummin"), dtype)
     states = [(start, onnx_type(dtype)), (_filled(ctx, x, dim, 0, int64), TensorProto.INT64),
               (ctx.scalar(0, int64), TensorProto.INT64)]
     return _scan(ctx, x, (onnx_type(dtype), TensorProto.INT64), states, dim, False, step)
