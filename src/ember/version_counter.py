@@ -8,7 +8,7 @@ Ember, so that the tensor and the hook handles (:mod:`ember.hooks`) can both use
 
 from __future__ import annotations
 
-__all__ = ["VersionCounter", "STRUCTURE"]
+__all__ = ["VersionCounter", "NumberCounter", "STRUCTURE"]
 
 
 class VersionCounter:
@@ -18,6 +18,7 @@ class VersionCounter:
 
     __slots__ = ("value", "shared")
     inference = False  # the memory was made inside inference_mode (see InferenceCounter below)
+    number = False  # the tensor is a Python number an op took (see NumberCounter below)
 
     def __init__(self) -> None:
         self.value = 0
@@ -36,6 +37,14 @@ class InferenceCounter(VersionCounter):
 
     __slots__ = ()
     inference = True
+
+
+class NumberCounter(VersionCounter):
+    """The counter of a 0-d constant made from a Python number an op took (``x * 2``'s 2):
+    saved-tensor hooks leave such constants alone, as PyTorch's wrapped numbers."""
+
+    __slots__ = ()
+    number = True
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,

@@ -55,7 +55,8 @@ class saved_tensors_hooks:
     Leaves that require grad (parameters) are kept by reference, as the destination of their
     gradient, and not passed to the hooks. Inputs whose values the rule does not read (its
     ``reads``: ``x * 2`` reads x only if the 2 needs a gradient) are not passed either; the
-    node no longer keeps them alive. The hooks run without recording.
+    node no longer keeps them alive. Nor are Python numbers an op took (that 2), as in
+    PyTorch. The hooks run without recording.
 
     Example:
         >>> x, w = ember.ones(2, requires_grad=True), ember.full((2,), 3.0, requires_grad=True)
@@ -145,8 +146,8 @@ def _pack(node: Node, hooks: tuple) -> None:
         # constant operand is not: PyTorch saves nothing for add)
         read = reads(node, i) if saved else not (t.requires_grad or t.is_floating_point()
                                                   or t.is_complex())
-        if t.requires_grad and t._node is None and not (copies and read):
-            entries.append((0, t))
+        if t.requires_grad and t._node is None and not (copies and read) or t._vc.number:
+            entries.append((0, t))  # (a Python number an op took: not the hooks', as PyTorch)
         elif read:
             # a private copy has a counter of its own: writes to the original no longer matter
             vc = VersionCounter() if copies else t._vc

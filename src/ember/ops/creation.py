@@ -44,6 +44,7 @@ from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.spaced import evenly_spaced
 from ember.size import Size
 from ember.tensor import Tensor, _wrap
+from ember.version_counter import NumberCounter
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "arange", "range", "linspace", "eye"]
@@ -579,7 +580,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     """A 0-d constant of ``dtype`` on ``dev`` (how Python scalars enter ops)."""
     try:
-        return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev)
+        return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
         if isinstance(value, numbers.Number) or type(value).__module__ not in ("builtins",
                                                                                  "numpy"):
