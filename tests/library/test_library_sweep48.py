@@ -111,3 +111,56 @@ def test_dtype_defaults_as_torch():
     assert parse_schema("(Tensor x, ScalarType? dt=None) -> Tensor").params[1].default is None
     with pytest.raises(ValueError, match="cannot read the dtype default 'float99'"):
         parse_schema("(Tensor x, ScalarType dt=float99) -> Tensor")
+
+
+_LIBS = []
+
+
+def _overloaded(mod, ns):
+    """``ns::shift`` with a float and a Tensor overload, as a torch extension declares them."""
+    lib = mod.library.Library(ns, "FRAGMENT")
+    _LIBS.append(lib)  # (torch drops a Library's registrations when it is freed)
+    lib.define("shift.Tensor(Tensor x, Tensor s) -> Tensor")  # (an overload before the default)
+    lib.define("shift(Tensor x, float s) -> Tensor")
+    lib.impl("shift", lambda x, s: x + s, "CompositeExplicitAutograd")
+    lib.impl("shift.Tensor", lambda x, s: x - s, "CompositeExplicitAutograd")
+    mod.library.register_autograd(f"{ns}::shift.Tensor", lambda ctx, g: (g, -g), lib=lib)
+    mod.library.register_fake(f"{ns}::shift.Tensor", lambda x, s: mod.empty_like(x), lib=lib)
+    return getattr(mod.ops, ns).shift
+
+
+def test_overloads_as_torch():
+    # Ember refused 'ns::shift.Tensor' ("expected a name like 'mylib::my_op'")
+    e, t = _overloaded(ember, "sweep48ov"), _overloaded(torch, "sweep48ov")
+    assert e.overloads() == ["Tensor", "default"] and sorted(t.overloads()) == sorted(
+        e.overloads())
+    assert e.Tensor.schema == str(t.Tensor._schema)
+    assert e.default is ember.library.lookup("sweep48ov::shift")
+    for s_e, s_t in ((1.5, 1.5), (ember.full((2,), 4.0), torch.full((2,), 4.0))):
+        assert e(ember.ones(2), s_e).tolist() == t(torch.ones(2), s_t).tolist()
+    assert e.default(ember.ones(2), s=2.0).tolist() == [3.0, 3.0]
+    x = ember.ones(2, requires_grad=True)
+    y = e(x, ember.ones(2))
+    assert y.grad_fn.name() == "GeneratedBackwardFor_sweep48ov_shift_TensorBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    ember.library.opcheck(e.Tensor, (ember.randn(3), ember.randn(3)))
+    with pytest.raises(ember.errors.OpError, match=r"(?s)match none of its schemas:.*"
+                       r"sweep48ov::shift\(Tensor x, float s\)"):
+        e(ember.ones(2), "a")
+    with pytest.raises(AttributeError, match="has no overload 'Scalar'"):
+        getattr(e, "Scalar")  # noqa: B009
+    with pytest.raises(ember.errors.ArgumentError, match="for an overload"):
+        ember.library.define("sweep48ov::bad.default", "(Tensor x) -> Tensor")
+
+
+def test_overload_packet_is_traced_and_compiled():
+    e = _overloaded(ember, "sweep48ov2")
+
+    def f(a, b):
+        return e(a, b) * 2
+
+    gm = ember.fx.symbolic_trace(f)
+    assert "ember.ops.sweep48ov2.shift(a, b)" in gm.code
+    a, b = ember.ones(2), ember.full((2,), 3.0)
+    assert gm(a, b).tolist() == ember.jit.compile(f)(a, b).tolist() == [-4.0, -4.0]

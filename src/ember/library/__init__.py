@@ -21,8 +21,11 @@ __all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "imp
            "opcheck", "register_autograd", "register_fake", "register_kernel", "register_vmap"]
 
 
-def register_fake(op: str | CustomOpDef, func: Callable | None = None, /) -> Callable:
-    """Registers ``op``'s fake (shape) rule; see :meth:`CustomOpDef.register_fake`.
+def register_fake(op: str | CustomOpDef, func: Callable | None = None, /, *,
+                  lib: Library | None = None, allow_override: bool = False) -> Callable:
+    """Registers ``op``'s fake (shape) rule; see :meth:`CustomOpDef.register_fake`. (``lib``
+    and ``allow_override`` are accepted for torch's signature: Ember keeps registrations for
+    the process, and a new one replaces the old.)
 
     Example:
         >>> @ember.library.register_fake("mylib::numpy_sin")
@@ -34,7 +37,7 @@ def register_fake(op: str | CustomOpDef, func: Callable | None = None, /) -> Cal
 
 
 def register_autograd(op: str | CustomOpDef, backward: Callable, /, *,
-                      setup_context: Callable | None = None) -> None:
+                      setup_context: Callable | None = None, lib: Library | None = None) -> None:
     """Registers ``op``'s backward; see :meth:`CustomOpDef.register_autograd`.
 
     Example:
@@ -48,7 +51,7 @@ def register_autograd(op: str | CustomOpDef, backward: Callable, /, *,
 
 
 def register_kernel(op: str | CustomOpDef, device_types: str | Sequence[str],
-                    func: Callable | None = None, /) -> Any:
+                    func: Callable | None = None, /, *, lib: Library | None = None) -> Any:
     """Registers an implementation of ``op`` for device types; see
     :meth:`CustomOpDef.register_kernel`.
 
@@ -60,7 +63,8 @@ def register_kernel(op: str | CustomOpDef, device_types: str | Sequence[str],
     return lookup(op).register_kernel(device_types, func)
 
 
-def register_vmap(op: str | CustomOpDef, func: Callable | None = None, /) -> Any:
+def register_vmap(op: str | CustomOpDef, func: Callable | None = None, /, *,
+                  lib: Library | None = None) -> Any:
     """Registers ``op``'s batching rule; see :meth:`CustomOpDef.register_vmap`.
 
     Example:

@@ -70,7 +70,9 @@ class CustomOpPrimitive(Primitive):
         self.op = op
         self.name = op.qualname
         self.nout = nout
-        self.backward_name = f"GeneratedBackwardFor_{op._namespace}_{op._name}_defaultBackward"
+        base, _, overload = op._name.partition(".")
+        self.backward_name = \
+            f"GeneratedBackwardFor_{op._namespace}_{base}_{overload or 'default'}Backward"
 
     def forward(self, xp: Any, *arrays: Any, args: tuple, counts: tuple) -> Any:
         return self.op._run_kernel(xp, arrays, (args, counts))

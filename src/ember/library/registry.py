@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, OpError
 from ember.library.batching import register_batching
 from ember.library.custom_op import CustomOpDef
 from ember.library.schema import TENSOR, VALUE, Schema, parse, parse_schema
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import replace_primitive
 
 OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
@@ -18,7 +19,7 @@ OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
 
 def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | Iterable[str],
               device_types: str | Sequence[str] | None = None,
-              schema: str | None = None) -> Any:
+              schema: str | None = None, tags: Sequence[Any] | None = None) -> Any:
     """Makes a Python function an Ember op (``torch.library.custom_op``).
 
     The function takes tensors and scalars (with type hints, from which the schema comes) and
@@ -34,6 +35,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
         device_types: the device types (``"cpu"``, ``"cuda"``) ``fn`` implements; all when
             None.
         schema: PyTorch's schema string, used instead of the type hints (rarely needed).
+        tags: accepted for torch's signature (Ember's ops have no tags).
 
     Example:
         >>> @ember.library.custom_op("mylib::numpy_sin", mutates_args=())
@@ -59,9 +61,11 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
     return make if fn is None else make(fn)
 
 
-def define(qualname: str, schema: str) -> CustomOpDef:
+def define(qualname: str, schema: str, *, lib: Library | None = None,
+           tags: Sequence[Any] = ()) -> CustomOpDef:
     """Declares an op from PyTorch's schema string, with no implementation yet
-    (``torch.library.define``); :func:`impl` adds one.
+    (``torch.library.define``); :func:`impl` adds one. ``qualname`` may name an overload
+    (``"mylib::op.Tensor"``); ``lib`` and ``tags`` are accepted for torch's signature.
 
     Example:
         >>> op = ember.library.define("mylib::twice", "(Tensor x) -> Tensor")
@@ -79,12 +83,12 @@ _DISPATCH_KEYS = {"cpu": "cpu", "cuda": "cuda", "CPU": "cpu", "CUDA": "cuda", ""
 
 
 def impl(qualname: str | CustomOpDef, types: str | Sequence[str],
-         func: Callable | None = None, /) -> Callable:
+         func: Callable | None = None, /, *, lib: Library | None = None) -> Callable:
     """Registers ``func`` as the implementation of an op for device types or dispatch keys
     (``"cpu"``, ``"CUDA"``, ``"CompositeExplicitAutograd"`` for every device, ``"Meta"`` for
     its fake rule), as ``torch.library.impl``; usable as a decorator. The function runs on
     plain tensors, as a custom op's, so autograd needs ``register_autograd`` (even for
-    ``"CompositeImplicitAutograd"``)."""
+    ``"CompositeImplicitAutograd"``). ``lib`` is accepted for torch's signature."""
     op = lookup(qualname)
     keys = (types,) if isinstance(types, str) else tuple(types)
     unknown = [k for k in keys if k not in _DISPATCH_KEYS]
@@ -150,8 +154,11 @@ def register(name: str, func: Callable | None, schema: Schema,
     """Makes the op ``name`` (replacing an earlier one of that name, as PyTorch does): its
     primitive, batching rule and ``ember.ops`` attribute."""
     namespace, sep, op_name = name.partition("::")
-    if not sep or not namespace.isidentifier() or not op_name.isidentifier():
-        raise ArgumentError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
+    base, dot, overload = op_name.partition(".")
+    if not sep or not namespace.isidentifier() or not base.isidentifier() or \
+            (dot and (not overload.isidentifier() or overload == "default")):
+        raise ArgumentError(f"custom_op: expected a name like 'mylib::my_op' or, for an "
+                            f"overload, 'mylib::my_op.Tensor', got {name!r}")
     if namespace in ("aten", "prim", "prims"):
         raise ArgumentError(f"custom_op: the namespace {namespace!r} is reserved")
     if any(p.mutable and p.kind != TENSOR for p in schema.params):
@@ -187,13 +194,68 @@ def _attach(namespace: str, name: str, op: CustomOpDef) -> None:
     elif not isinstance(space, OpNamespace):
         raise ArgumentError(f"custom_op: the namespace {namespace!r} clashes with ember.ops."
                             f"{namespace}; pick another namespace")
-    setattr(space, name, op)
+    base, _, overload = name.partition(".")
+    current = getattr(space, base, None)
+    if not overload and not isinstance(current, OpPacket):
+        setattr(space, base, op)
+        return
+    if not isinstance(current, OpPacket):
+        current = OpPacket(f"{namespace}::{base}", {} if current is None else {"default": current})
+        setattr(space, base, current)
+    current._overloads[overload or "default"] = op
 
 
-def lookup(op: str | CustomOpDef) -> CustomOpDef:
-    """The definition of a custom op given as itself or by its ``"namespace::name"``."""
+class OpPacket:
+    """``ember.ops.<namespace>.<name>`` of an op defined with overloads (``"mylib::op.Tensor"``,
+    as ``torch.ops``' OpOverloadPacket): each overload is an attribute (``.default``,
+    ``.Tensor``), and a call runs the first, default first, whose schema takes the arguments.
+
+    Example:
+        >>> _ = ember.library.define("mylib::shift", "(Tensor x, float s) -> Tensor")
+        >>> _ = ember.library.define("mylib::shift.Tensor", "(Tensor x, Tensor s) -> Tensor")
+        >>> ember.ops.mylib.shift.overloads()
+        ['default', 'Tensor']
+    """
+
+    def __init__(self, qualname: str, overloads: dict[str, CustomOpDef]) -> None:
+        self._qualname, self._overloads = qualname, overloads
+        self._qualified_name = "ember.ops." + qualname.replace("::", ".")  # (for ember.fx)
+
+    def __repr__(self) -> str:
+        return f"<OpPacket({self._qualname}, overloads={self.overloads()})>"
+
+    def __getattr__(self, name: str) -> CustomOpDef:
+        overloads = self.__dict__.get("_overloads", {})
+        if name not in overloads:
+            raise AttributeError(f"{self.__dict__.get('_qualname')} has no overload {name!r}; "
+                                 f"it has {list(overloads)}")
+        return overloads[name]
+
+    def overloads(self) -> list[str]:
+        """The overload names, ``"default"`` for the one without a name."""
+        return list(self._overloads)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        ordered = sorted(self._overloads.values(), key=lambda o: "." in o.qualname)
+        for op in ordered:
+            try:
+                op.split(op.bind(args, kwargs))
+            except TensorLikeOperand:  # (ember.fx records the call to the packet, resolved
+                return handle(self, args, kwargs)  # when the graph runs, as torch.fx)
+            except (TypeError, OpError):
+                continue
+            return op(*args, **kwargs)
+        raise OpError(f"Overloaded op {self._qualname} was called with arguments that match "
+                      "none of its schemas:\n" + "\n".join(op.schema for op in ordered))
+
+
+def lookup(op: str | CustomOpDef | OpPacket) -> CustomOpDef:
+    """The definition of a custom op given as itself, by its ``"namespace::name"`` (an
+    overload's ``"namespace::name.overload"``), or as an op with overloads (its default)."""
     if isinstance(op, CustomOpDef):
         return op
+    if isinstance(op, OpPacket):
+        op = op._qualname
     if op not in OPS:
         raise ArgumentError(f"{op!r} is not a custom op defined with ember.library.custom_op")
     return OPS[op]
