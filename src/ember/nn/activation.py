@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.tensor import Tensor
@@ -73,7 +73,6 @@ def _activation(name: str, fn: str, doc: str, base: type = _Activation, **defaul
 
 
 ReLU = _activation("ReLU", "relu", "max(0, x).", inplace=False)
-ReLU6 = _activation("ReLU6", "relu6", "min(max(0, x), 6).", inplace=False)
 GELU = _activation("GELU", "gelu", "x·Φ(x) (``approximate='tanh'`` for the tanh form).",
                    approximate="none")
 SiLU = _activation("SiLU", "silu", "x·sigmoid(x).", inplace=False)
@@ -93,8 +92,41 @@ CELU = _activation("CELU", "celu", "max(0, x) + min(0, alpha·(exp(x/alpha) - 1)
                    inplace=False)
 Softplus = _activation("Softplus", "softplus", "log(1 + exp(beta·x)) / beta (linear above "
                        "``threshold``).", beta=1.0, threshold=20.0)
-Hardtanh = _activation("Hardtanh", "hardtanh", "clamp(x, min_val, max_val).", min_val=-1.0,
-                       max_val=1.0, inplace=False)
+
+
+class Hardtanh(_Activation):
+    """``clamp(x, min_val, max_val)``, with ``min_val < max_val``.
+
+    Example:
+        >>> nn.Hardtanh(-2.0, 2.0)(ember.tensor([-3.0, 1.0, 3.0]))
+        tensor([-2.,  1.,  2.])
+    """
+
+    _fn = "hardtanh"
+    _defaults = {"min_val": -1.0, "max_val": 1.0, "inplace": False}
+    _args = tuple(_defaults)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.max_val > self.min_val:
+            raise ArgumentError(f"Hardtanh: max_val ({self.max_val}) must be greater than "
+                                f"min_val ({self.min_val})")
+
+
+class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``: a ``Hardtanh(0.0, 6.0)``, as PyTorch's.
+
+    Example:
+        >>> nn.ReLU6()(ember.tensor([-1.0, 7.0]))
+        tensor([0., 6.])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
 Hardsigmoid = _activation("Hardsigmoid", "hardsigmoid", "relu6(x + 3) / 6.", _Silent,
                           inplace=False)
 Hardswish = _activation("Hardswish", "hardswish", "x·relu6(x + 3) / 6.", _Silent,
@@ -167,6 +199,11 @@ class PReLU(Module):
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(ember.full((num_parameters,), init, dtype=dtype,
                                            device=device))
+
+    def reset_parameters(self) -> None:
+        from ember.nn import init
+
+        init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.prelu(input, self.weight)

@@ -41,6 +41,14 @@ def _affine_parameters(module: Module, n: int, affine: bool, bias: bool, kw: dic
         module.register_parameter("bias", None)
 
 
+def _reset_affine(module: Module) -> None:
+    """Sets ``weight`` (where there is one) to ones and ``bias`` to zeros."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Per-channel affine parameters and, with ``track_running_stats``, the buffers
     ``running_mean``, ``running_var`` and ``num_batches_tracked`` (PyTorch's names)."""
@@ -87,10 +95,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in self._dims:
@@ -227,10 +232,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -258,6 +260,9 @@ class GroupNorm(Module):
                                                                       eps, affine)
         _affine_parameters(self, num_channels, affine, bias, {"dtype": dtype, "device": device})
 
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
+
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
@@ -280,6 +285,9 @@ class RMSNorm(Module):
                                                device=device))
         else:
             self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)

@@ -24,6 +24,7 @@ class Upsample(Module):
                  align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
+        self.name = type(self).__name__  # (PyTorch's attribute)
         self.size, self.mode, self.align_corners = size, mode, align_corners
         if isinstance(scale_factor, (tuple, list)):
             self.scale_factor = tuple(float(f) for f in scale_factor)

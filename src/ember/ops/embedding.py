@@ -181,6 +181,9 @@ class SparseGradEmbedding(type(Embedding)):
         weight, indices = ctx.inputs
         if not weight.requires_grad:
             return None, None
+        if ctx.params["scale_grad_by_freq"]:  # (the forward runs: PyTorch's too)
+            raise ArgumentError("embedding backward: scale_grad_by_freq is not supported with "
+                                "sparse gradients (as in PyTorch); use sparse=False")
         flat = indices.reshape((-1,))
         rows = g.reshape((-1, weight.shape[1]))
         pad = ctx.params["padding_idx"]
@@ -227,9 +230,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
                          f"shape {tuple(weight.shape)}")
-    if sparse and scale_grad_by_freq:
-        raise RuntimeError("embedding: scale_grad_by_freq is not supported with sparse "
-                           "gradients (as in PyTorch); use sparse=False")
     n = weight.shape[0]
     if padding_idx is not None:
         padding_idx = as_int(padding_idx, "embedding", "padding_idx")
