@@ -1,12 +1,13 @@
 """``pad`` with negative amounts (crops) in every mode, against PyTorch and finite
 differences (the positive cases are rows of test_indexing.py's table)."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812 - the usual spelling
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentTypeError, ShapeError
 from tests.ops.optable import S, arg, op_tests
 from tests.ops.test_indexing import pad_case
 
@@ -90,3 +91,13 @@ def test_padded_results_are_laid_out_as_torch(layout, mode, pad):
     (ref * ref).sum().backward()
     assert x.grad.stride() == t.grad.stride()
     torch.testing.assert_close(torch.from_numpy(x.grad.numpy()), t.grad)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ember.pad([1.0, 2.0], (1, 1)),
+    lambda: ember.nn.ReflectionPad1d(1)([[1.0, 2.0, 3.0]]),
+    lambda: ember.nn.ReplicationPad1d(1)(np.ones((2, 3), np.float32)),
+])
+def test_a_non_tensor_input_is_refused_naming_pad(call):
+    with pytest.raises(ArgumentTypeError, match="pad: input must be a Tensor, got"):
+        call()

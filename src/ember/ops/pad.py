@@ -32,6 +32,7 @@ from ember.layouts import (
 )
 from ember.ops.convert import contiguous, float32_under_autocast
 from ember.ops.creation import full, zeros
+from ember.ops.forwarding import check_tensors
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
 from ember.ops.int_args import refused_ints
 from ember.ops.pad_fold import fold_slices, folds, pad_slices
@@ -63,6 +64,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         >>> ember.pad(ember.tensor([[1, 2, 3]]), (2, 1), mode="reflect")
         tensor([[3, 2, 1, 2, 3, 2]])
     """
+    check_tensors("pad", input=input)
     try:
         if isinstance(pad, (str, bytes)) or bool in map(type, pad):  # (would read as ints)
             raise TypeError
