@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+import pickle
 from typing import Any
 
 from ember.fx.codegen import PythonCode
@@ -156,7 +157,21 @@ class GraphModule(Module):
 
     def __reduce__(self) -> tuple:
         """Pickles the module as its class, attributes and a copy of its graph; the
-        ``forward`` is generated again when unpickled, as torch.fx's."""
+        ``forward`` is generated again when unpickled, as torch.fx's. A node type that does
+        not pickle (a class local to a function, from an annotation) is kept by its name."""
+        cls, state, graph, class_name = self._parts()
+        for node in graph.nodes:
+            if node.type is not None and not _pickles(node.type):
+                node.type = getattr(node.type, "__qualname__", repr(node.type))
+        return _rebuilt, (cls, state, graph, class_name)
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        cls, state, graph, class_name = self._parts()
+        return _rebuilt(cls, copy.deepcopy(state, memo), graph, class_name)
+
+    def _parts(self) -> tuple[type, dict, Graph, str]:
+        """The class, attributes, a copy of the graph and the class name, as ``_rebuilt``
+        takes them."""
         graph = Graph()
         output = next((n for n in self._graph.nodes if n.op == "output"), None)
         copied = graph.output(graph.graph_copy(self._graph, {}),
@@ -164,14 +179,18 @@ class GraphModule(Module):
         copied.meta = dict(output.meta) if output is not None else {}
         state = {n: v for n, v in self.__dict__.items() if n not in ("_graph", "_code")}
         # (the class GraphModule made for this object is generated: its base is pickled)
-        return _rebuilt, (type(self).__bases__[0], state, graph, type(self).__name__)
-
-    def __deepcopy__(self, memo: dict) -> GraphModule:
-        cls, state, graph, class_name = self.__reduce__()[1]
-        return _rebuilt(cls, copy.deepcopy(state, memo), graph, class_name)
+        return type(self).__bases__[0], state, graph, type(self).__name__
 
     def __str__(self) -> str:
         return f"{super().__repr__()}\n\n\n{self._code}"
+
+
+def _pickles(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def _rebuilt(cls: type, state: dict, graph: Graph, class_name: str) -> GraphModule:

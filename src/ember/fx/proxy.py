@@ -180,6 +180,9 @@ def _record_call(op: Callable, args: tuple, kwargs: dict) -> Proxy:
     """The ``overrides`` handler: ``op(*args, **kwargs)`` as a ``call_function`` node."""
     tracer = next(x.tracer for a in args
                   for x in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(x, Proxy))
+    written = tracer._call_form(op, args, kwargs)
+    if written is not None:
+        return tracer.create_proxy("call_function", *written)
     return tracer.create_proxy("call_function", op, *_without_defaults(op, args, kwargs))
 
 

@@ -107,7 +107,19 @@ def _arguments(node: Node) -> tuple[tuple, dict]:
     except TypeError:
         return node.args, node.kwargs
     bound.apply_defaults()
-    return (), dict(bound.arguments)
+    args: tuple = ()
+    kwargs: dict = {}
+    # (``*args`` and ``**kwargs`` spread, so they match value by value; a ``**kwargs`` key
+    # kept apart from a positional-only parameter of the same name)
+    for name, value in bound.arguments.items():
+        kind = bound.signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            args = tuple(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            kwargs.update({("**", key): v for key, v in value.items()})
+        else:
+            kwargs[name] = value
+    return args, kwargs
 
 
 def _match_arg(pa: Any, na: Any, nodes_map: dict[Node, Node]) -> dict[Node, Node] | None:

@@ -13,7 +13,7 @@ import threading
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
@@ -74,6 +74,7 @@ class Tracer:
         self.root: Module = Module()
         self.graph = Graph()
         self._autowrap_modules = autowrap_modules
+        self._written: _Written | None = None  # (the public function call now running)
         self._autowrap_ids = {id(f) for f in autowrap_functions} | {
             id(f) for m in autowrap_modules for name, f in vars(m).items()
             if not name.startswith("_") and callable(f)}
@@ -112,6 +113,24 @@ class Tracer:
         node = self.create_node(kind, target, self.create_arg(tuple(args)),
                                 self.create_arg(dict(kwargs)), name, type_expr)
         return self.proxy(node)
+
+    def _call_form(self, op: Callable, args: tuple, kwargs: dict) -> tuple | None:
+        """The call ``(fn, args, kwargs)`` as the user wrote it (keywords by keyword, as
+        torch.fx records ``F.softmax(x, dim=-1)``, and the public function as target, not the
+        function under its ``out=`` form) when ``op`` handing over its arguments (all of them
+        positionally) is the public function call now running, before anything but the
+        ``get_attr`` of a constant was recorded; else None."""
+        written, self._written = self._written, None
+        if written is None or _unwrapped(op) is not _unwrapped(written.fn):
+            return None
+        handed: set[Node] = set()
+        map_aggregate((args, kwargs), lambda a: handed.add(a.node) if isinstance(a, Proxy) else a)
+        between = self.graph._root._prev
+        while between is not written.last:
+            if between is self.graph._root or between.op != "get_attr":
+                return None
+            between = between._prev
+        return (written.fn, written.args, written.kwargs) if handed == written.nodes else None
 
     def create_arg(self, a: Any) -> Any:
         """A value as a node argument: proxies become their nodes, the root's parameters,
@@ -189,13 +208,14 @@ class Tracer:
                     f"symbolic_trace: {fn.__qualname__} takes *{p.name}; Ember's tracer needs "
                     f"named parameters. Hint: trace a wrapper with named parameters")
             # (through create_node / create_proxy, which a Tracer subclass may override; a
-            # value stays the placeholder's default as it is, a tensor not made a get_attr)
+            # default stays the placeholder's default as it is: one holding a tensor or a
+            # module skips create_proxy, whose create_arg would make it a get_attr or refuse it)
             # (the annotation, as torch.fx, is the node's type)
             kind = None if p.annotation is p.empty else p.annotation
             if p.name in concrete_args:
                 value = concrete_args[p.name]
                 self.create_node("placeholder", p.name, (value,), {}, type_expr=kind)
-            elif p.default is p.empty or not isinstance(p.default, Tensor):
+            elif p.default is p.empty or not _holds_tensor_or_module(p.default):
                 value = self.create_proxy("placeholder", p.name,
                                           () if p.default is p.empty else (p.default,), {},
                                           type_expr=kind)
@@ -273,6 +293,12 @@ _MISSING = object()
 _TRACING = threading.RLock()
 
 
+def _holds_tensor_or_module(value: Any) -> bool:
+    found = []
+    map_aggregate(value, lambda a: found.append(a) if isinstance(a, (Tensor, Module)) else a)
+    return bool(found)
+
+
 def _user_globals(fn: Callable, root: Module) -> list[dict[str, Any]]:
     """The globals of the traced function and of its submodules' ``forward`` methods, but
     Ember's own modules', each once."""
@@ -317,7 +343,8 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = Non
     with a proxy anywhere in its arguments. The nodes the call made before it failed are
     dropped. ``fn`` may be the Tensor ``method`` of that name (a constant's
     ``c.masked_fill(x > 0, 0)``, ``c[x > 0]``), recorded as a ``call_method`` node (or a
-    ``getitem``) where code outside Ember calls it."""
+    ``getitem``) where code outside Ember calls it. A call of ``fn`` that hands itself over
+    first thing is recorded as written (see :meth:`Tracer._call_form`)."""
     def recorded(*args: Any, **kwargs: Any) -> Any:
         if method is not None and \
                 sys._getframe(1).f_globals.get("__name__", "").startswith("ember."):
@@ -326,11 +353,11 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = Non
         map_aggregate((args, kwargs), lambda a: proxies.append(a) if isinstance(a, Proxy) else a)
         nodes = [p.node for p in proxies]  # (an argument ``x.device`` gets its node now, kept)
         last = tracer.graph._root._prev
+        outer = tracer._written
+        if method is None and nodes and "out" not in kwargs:
+            tracer._written = _Written(fn, args, kwargs, set(nodes), last)
         try:
-            result = fn(*args, **kwargs)
-            if method is None and nodes:
-                _as_written(tracer, fn, last, result, args, kwargs)
-            return result
+            return fn(*args, **kwargs)
         except (TensorLikeOperand, TraceError, EmberError):  # (not a misuse: out=)
             if not nodes:
                 raise
@@ -340,27 +367,20 @@ def _recorder_of_refusals(tracer: Tracer, fn: Callable, method: str | None = Non
                 return tracer.create_proxy("call_function", fn if method is None
                                            else operator.getitem, args, kwargs)
             return tracer.create_proxy("call_method", method, args, kwargs)
+        finally:
+            tracer._written = outer
     recorded.__name__ = getattr(fn, "__name__", "wrapped")
     return recorded
 
 
-def _as_written(tracer: Tracer, fn: Callable, last: Node, result: Any, args: tuple,
-                kwargs: dict) -> None:
-    """Gives the one node a call of ``fn`` recorded (the op handed over all its arguments
-    positionally, its target maybe the function under ``fn``'s ``out=`` form) ``fn`` as target
-    and the arguments as the caller wrote them, keywords by keyword, as torch.fx records
-    ``F.softmax(x, dim=-1)``; other recordings (several nodes, another function, an
-    ``out=``) are left as they are."""
-    node = result.node if isinstance(result, Proxy) else None
-    if node is None or node is not tracer.graph._root._prev or node.op != "call_function" \
-            or "out" in kwargs or _unwrapped(node.target) is not _unwrapped(fn):
-        return
-    between = node._prev
-    while between is not last:  # (only the get_attr of a constant argument may come first)
-        if between is tracer.graph._root or between.op != "get_attr":
-            return
-        between = between._prev
-    node.target, node.args, node.kwargs = fn, tracer.create_arg(args), tracer.create_arg(kwargs)
+class _Written(NamedTuple):
+    """A call of a public function as the user wrote it, and the graph's last node before it."""
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+    nodes: set[Node]
+    last: Node
 
 
 def _unwrapped(fn: Any) -> Any:
