@@ -164,3 +164,25 @@ def test_overload_packet_is_traced_and_compiled():
     assert "ember.ops.sweep48ov2.shift(a, b)" in gm.code
     a, b = ember.ones(2), ember.full((2,), 3.0)
     assert gm(a, b).tolist() == ember.jit.compile(f)(a, b).tolist() == [-4.0, -4.0]
+
+
+def test_one_element_tensor_for_a_number_as_torch():
+    # torch reads a one-element tensor passed for an int/float/bool as its number; Ember
+    # raised "Expected a value of type 'SymInt' ... found type 'Tensor'"
+    seen = []
+
+    @ember.library.custom_op("sweep48::numbers", mutates_args=())
+    def op(x: Tensor, n: int, a: float, b: bool) -> Tensor:
+        seen.append((n, type(n), a, type(a), b, type(b)))
+        return x.clone()
+
+    op(ember.ones(1), ember.tensor(3), ember.tensor(2), ember.tensor([True]))
+    assert seen[-1] == (3, int, 2.0, float, True, bool)
+    op(ember.ones(1), 3, ember.tensor(2.5, dtype=ember.float64), True)
+    assert seen[-1][2:4] == (2.5, float)
+    # (torch truncates a float tensor given for an int; Ember keeps refusing a float there)
+    with pytest.raises(ember.errors.OpError, match="type 'SymInt' for argument 'n' but "
+                       "instead found type 'Tensor'"):
+        op(ember.ones(1), ember.tensor(3.5), 1.0, True)
+    with pytest.raises(ember.errors.OpError, match="found type 'Tensor'"):
+        op(ember.ones(1), ember.tensor([1, 2]), 1.0, True)

@@ -241,8 +241,13 @@ class CustomOpDef:
 
     def _number(self, p: Param, v: Any) -> Any:
         """A non-tensor argument as the Python type its schema type says (a NumPy integer
-        for ``SymInt``, an int for ``float``: converted, as PyTorch converts them)."""
+        for ``SymInt``, an int for ``float``, a one-element tensor holding such a number:
+        converted, as PyTorch converts them)."""
         accepted, python = _VALUE_TYPES[p.type.split("[")[0].rstrip("?")]
+        if isinstance(v, Tensor) and v.numel() == 1 and python in (int, float, bool):
+            item = v.item()
+            v = item if isinstance(item, accepted) and (python is bool or not isinstance(
+                item, bool)) else v
         self._checked(p, v, accepted)
         return v if python is None else python(v)
 
