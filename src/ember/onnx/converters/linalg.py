@@ -1,8 +1,10 @@
 """Linear-algebra primitives: ``linalg_det``/``slogdet``, ``linalg_solve`` and ``linalg_inv``
 by LU with partial pivoting as LAPACK's getrf/getrs do it (the pivot: the first largest
-|entry| at or below the diagonal; a zero pivot column skipped; forward elimination, then a
-back substitution column by column), unrolled over the static matrix size (ONNX has no LU;
-a size that follows a dynamic axis would need a Loop: refused). Batch dims may be dynamic.
+|entry| at or below the diagonal; at a zero pivot the column is divided by 1 instead and
+the rows still updated, so NaN spreads as in getf2; forward elimination, then a back
+substitution a row at a time, as dot products), unrolled over the static matrix size (ONNX
+has no LU; a size that follows a dynamic axis would need a Loop: refused). Batch dims may
+be dynamic.
 
 What ONNX cannot do: raise. A singular matrix gives inf/NaN entries where eager's
 ``check_errors`` raises (the ``info`` output, eager's too, names the first zero pivot)."""
