@@ -27,7 +27,7 @@ from ember.ops.complex_parts import conj
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
 from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
-from ember.ops.int_args import as_int
+from ember.ops.int_args import as_float, as_int
 from ember.ops.join import roll
 from ember.ops.numpy_names import add_numpy_names
 from ember.ops.out_arg import add_out_arguments
@@ -87,14 +87,15 @@ def _normalized(dim: Sequence[int], ndim: int, op: str) -> tuple[int, ...]:
     return tuple(normalize_dim(d, ndim, op) for d in dim)
 
 
-def _n(n: int | None, op: str) -> tuple[int] | None:
+def _n(x: Tensor, n: int | None, dim: int, op: str) -> tuple[int] | None:
     """A one-dimensional transform's ``n`` as ``s``: a size of at least 1 (-1 is no default
-    here, as in torch)."""
+    here, as in torch), checked after ``dim`` (torch's order: a bad dim is the IndexError)."""
+    _normalized((dim,), x.ndim, op)
     return None if n is None else (_checked_size(n, op),)
 
 
 def _one_dim(x: Tensor, n: int | None, dim: int, op: str) -> tuple[tuple[int], tuple[int]]:
-    return _dims_and_sizes(x, _n(n, op), (dim,), op)
+    return _dims_and_sizes(x, _n(x, n, dim, op), (dim,), op)
 
 
 def _some(dims: tuple[int, ...], op: str) -> tuple[int, ...]:
@@ -212,7 +213,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
         >>> ember.fft.irfft(ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0])), n=3)
         tensor([1., 2., 3.])
     """
-    return _c2r(input, _n(n, "irfft"), (dim,), norm, "irfft")
+    return _c2r(input, _n(input, n, dim, "irfft"), (dim,), norm, "irfft")
 
 
 def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
@@ -271,7 +272,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
         >>> ember.fft.hfft(ember.tensor([1.0, 2.0, 3.0]))
         tensor([ 8., -2.,  0., -2.])
     """
-    return _hermitian(input, _n(n, "hfft"), (dim,), norm, "hfft")
+    return _hermitian(input, _n(input, n, dim, "hfft"), (dim,), norm, "hfft")
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -390,7 +391,9 @@ def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool,
         raise DTypeError(f"{op}: requires a floating point or complex dtype, got "
                          f"dtype={dt.name}. Hint: pass e.g. dtype=ember.float32 and convert "
                          "the result")
-    out = k.to(dt) / (d * n)
+    d = as_float(d, op, "the sample spacing d")
+    # divided in the real dtype: a complex division makes d=0's infinities inf+nanj
+    out = k.to(dt.to_real()) / (d * n)
     return out.to(dt).requires_grad_(requires_grad)
 
 

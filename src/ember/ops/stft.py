@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 
-from ember.errors import ArgumentError, DTypeError, EmberError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
@@ -225,8 +225,9 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     return squeeze(signal, 0) if input.ndim == 2 else signal
 
 
-class NolaError(EmberError, ValueError):
-    """The overlap-added squared window vanishes where ``istft`` divides by it."""
+class NolaError(ArgumentError):
+    """The overlap-added squared window vanishes where ``istft`` divides by it (a ValueError
+    and, as PyTorch's, a RuntimeError)."""
 
 
 @primitive

@@ -1,0 +1,49 @@
+"""Differences the fft48 sweep of ember.fft and stft/istft against torch found: each fails
+before its fix."""
+
+import math
+
+import pytest
+import torch
+
+import ember
+from ember.errors import ArgumentTypeError, IndexOutOfRange
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+def test_a_bad_dim_is_reported_before_a_bad_n_as_torch(name):
+    # torch checks dim first: an IndexError, not the n error
+    with pytest.raises(IndexError):
+        getattr(torch.fft, name)(torch.ones(4), n=0, dim=3)
+    with pytest.raises(IndexOutOfRange, match=f"{name}: dimension 3"):
+        getattr(ember.fft, name)(ember.ones(4), n=0, dim=3)
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_a_complex_spacing_is_refused_as_torch(name):
+    # it was cast to float32 with a warning: all frequencies 0
+    with pytest.raises(TypeError, match="argument 'd' .*must be float"):
+        getattr(torch.fft, name)(4, 1j)
+    with pytest.raises(ArgumentTypeError, match=f"{name}: the sample spacing d must be a "
+                       "number, got complex"):
+        getattr(ember.fft, name)(4, 1j)
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_complex_frequencies_divide_in_the_real_dtype(name):
+    # complex division made d=0's infinities inf+nanj; the real ones are inf+0j
+    mine = getattr(ember.fft, name)(4, 0.0, dtype=ember.complex128)
+    ref = getattr(torch.fft, name)(4, 0.0, dtype=torch.float64)
+    assert mine.dtype is ember.complex128
+    assert [complex(v) for v in mine.tolist()][1:] == [complex(v) for v in ref.tolist()][1:]
+    assert math.isnan(complex(mine[0].item()).real)
+
+
+def test_a_nola_failure_is_a_runtime_error_as_torch():
+    spec = torch.ones(5, 4, dtype=torch.complex128)
+    window = torch.hann_window(8, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="window overlap add min"):
+        torch.istft(spec, 8, hop_length=2, window=window, center=False)
+    with pytest.raises(RuntimeError, match="istft: the window overlap-add"):
+        ember.istft(ember.tensor(spec.numpy()), 8, hop_length=2, center=False,
+                    window=ember.tensor(window.numpy()))
