@@ -25,3 +25,77 @@ def test_python_numbers_do_not_go_through_saved_tensor_hooks(fn):
     # torch passes no wrapped number to pack hooks: an unpack hook that changes values
     # changed the 2.5 in x * 2.5 (gradient 5.0 for torch's 2.5)
     assert _pack_log(ember, fn) == _pack_log(torch, fn)
+
+
+def _fn(lib, forward, backward):
+    return type("F", (lib.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_backward_returning_a_number_is_a_clear_error(lib):
+    # ember crashed with AttributeError: 'float' object has no attribute 'detach'
+    f = _fn(lib, lambda ctx, a: a * 2, lambda ctx, g: 3.0)
+    x = lib.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="float"):
+        f.apply(x).sum().backward()
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_saved_tensors_after_a_freeing_backward_raise(lib):
+    # ember returned () silently
+    box = []
+
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        box.append(ctx)
+        return a * a
+
+    f = _fn(lib, forward, lambda ctx, g: 2 * ctx.saved_tensors[0] * g)
+    x = lib.ones(3, requires_grad=True)
+    f.apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match="freed"):
+        _ = box[0].saved_tensors
+
+
+def _view_fn(lib, as_is):
+    return _fn(lib, (lambda ctx, a: a) if as_is else (lambda ctx, a: a.view(3)),
+               lambda ctx, g: g * 5)
+
+
+@pytest.mark.parametrize("as_is", [False, True])
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_custom_function_view_output_written_in_place_raises(lib, as_is):
+    # ember wrote, and z (whose memory y shares) kept a stale history: silent wrong gradients
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    z = x * 1
+    y = _view_fn(lib, as_is).apply(z)
+    assert y._base is z
+    with pytest.raises(RuntimeError, match="Output 0 of F is a view and is being modified"):
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match="is a view and is being modified"):
+        y[:2].add_(1)  # a view of the output too
+    with lib.no_grad():
+        y.mul_(2)  # without grad it is allowed
+
+
+@pytest.mark.parametrize("as_is", [False, True])
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_custom_function_view_output_of_a_written_base_raises(lib, as_is):
+    # ember gave x.grad 5 (torch refuses; the data were 2 z, the history F's)
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    z = x * 1
+    y = _view_fn(lib, as_is).apply(z)
+    z.mul_(2)
+    with pytest.raises(RuntimeError, match="its base or another view of its base has been"):
+        (y * 1).sum().backward()
+
+
+def test_custom_function_view_output_gradient_unchanged():
+    for as_is in (False, True):
+        grads = []
+        for lib in (torch, ember):
+            x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+            (_view_fn(lib, as_is).apply(x * 1) ** 2).sum().backward()
+            grads.append(x.grad.tolist())
+        assert grads[0] == grads[1]

@@ -24,7 +24,7 @@ from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node
 from ember.autograd.saved_hooks import SAVED_HOOKS
 from ember.errors import GradError
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, ViewInfo
 
 
 class FunctionCtx:
@@ -45,6 +45,7 @@ class FunctionCtx:
         self._output_slots: dict[int, int] = {}  # id of a differentiable output -> its index
         self._node: Node | None = None  # this Function's node, while its backward runs
         self._packed: tuple | None = None  # (unpack hook, what _pack made), until unpacked
+        self._freed = False  # a backward without retain_graph released what was saved
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``. As in PyTorch they are kept as ``forward`` leaves
@@ -72,6 +73,10 @@ class FunctionCtx:
         """The tensors given to :meth:`save_for_backward` (to :meth:`save_for_forward`
         inside ``jvp``), checked for in-place changes."""
         saved = self._saved
+        if self._freed:
+            raise GradError(f"{self._name}: its saved tensors were freed by a backward without "
+                            "retain_graph. Hint: pass retain_graph=True to the first backward "
+                            "to read them (or backward) again")
         if self._in_jvp and self._saved_forward is not None:
             saved = self._saved_forward
         for i, t in enumerate(saved):
@@ -138,6 +143,7 @@ class FunctionCtx:
     def _release(self) -> None:
         """The node is released (a backward without ``retain_graph``): what backward needed
         goes, as PyTorch frees a Function's saved tensors then."""
+        self._freed = bool(self._saved) or self._packed is not None
         self._saved = self._inputs = ()
         self._packed = None
         if self._on_release is not None:
@@ -185,6 +191,7 @@ class _CustomPrimitive:
 
     def vjp(self, ctx: Node, *grads: Any) -> tuple:
         from ember.ops.creation import zeros
+        from ember.tensor import Tensor
 
         fctx: FunctionCtx = ctx.params["ctx"]
         if fctx.materialize_grads:
@@ -203,6 +210,9 @@ class _CustomPrimitive:
                             f"forward took {nargs} arguments (return one per argument, None "
                             "for those that have no gradient)")
         for i, g in enumerate(result[:nargs]):
+            if g is not None and not isinstance(g, Tensor):
+                raise GradError(f"backward of {self.name} returned a {type(g).__name__} as the "
+                                f"gradient of argument {i}; return a tensor (or None)")
             if g is not None and i not in positions:
                 raise GradError(f"backward of {self.name} returned a gradient for argument {i}"
                                 ", which is not a tensor; return None for it")
@@ -357,11 +367,26 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
     args_ids = {id(a) for a in args}
     ctx._output_slots = {id(o): i for i, (o, w) in enumerate(zip(outs, wrapped))
                          if isinstance(w, Tensor) and w.requires_grad and id(o) not in args_ids}
+    for i, (o, w) in enumerate(zip(outs, wrapped)):
+        if w is not o and isinstance(w, Tensor) and w.requires_grad and id(o) not in dirty and (
+                o._view is not None or id(o) in args_ids):
+            w._view = _custom_view(o, f"Output {i} of {cls.__name__}")
     if dirty:
         wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
                         for o, w in zip(outs, wrapped))
         _save_dirty_as_outputs(ctx, outs, dirty)
     return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
+def _custom_view(o: Any, label: str) -> ViewInfo:
+    """The view record of a Function's output that forward returned as a view of ``o``'s
+    memory (``o`` an input returned as is, or a view): PyTorch's outputs are views of the
+    inputs they share memory with, which neither they nor their base may be written in place
+    after (``ViewInfo.custom``: that would override the Function's backward)."""
+    info = o._view
+    if info is None:
+        return ViewInfo(o, (), o._vc.value, custom=label)
+    return ViewInfo(info.base, info.chain, o._vc.value, info.without_grad, info.shown, label)
 
 
 def _save_dirty_as_outputs(ctx: FunctionCtx, outs: tuple, dirty: set) -> None:

@@ -18,7 +18,7 @@ from ember.autograd.graph import WORTH_DROPPING, Node
 from ember.autograd.saved_hooks import HOOKS_OPEN, SAVED_HOOKS, Unsaved
 from ember.backend import get_default_device
 from ember.dtypes import COMPLEX_DTYPES, FLOAT8_DTYPES, FLOATING_DTYPES, LIMITED_DTYPES, DType
-from ember.errors import ArgumentError, EmberError, refuse_non_tensor
+from ember.errors import ArgumentError, EmberError, GradError, refuse_non_tensor
 from ember.ops.op_errors import (  # noqa: F401 (complex_error, refuse_*: imported from here)
     check_limited,
     common_device,
@@ -450,14 +450,17 @@ class ViewInfo:
     """What makes a tensor a view: its base (the tensor owning the memory), the chain of view
     primitives from the base to it, the memory's version when its history was made, and
     whether it was made under ``no_grad`` from a tensor that requires grad (writing into such
-    a view with grad enabled is refused, as in PyTorch: its history is not the base's)."""
+    a view with grad enabled is refused, as in PyTorch: its history is not the base's), and
+    ``custom``: for an output of a custom Function that is a view (or an input returned as
+    is), ``"Output i of F"``: a write into it, or into its base, would override F's backward,
+    so both are refused as in PyTorch."""
 
-    __slots__ = ("_base", "chain", "version", "without_grad", "_shown")
+    __slots__ = ("_base", "chain", "version", "without_grad", "_shown", "custom")
 
     def __init__(self, base: Tensor, chain: tuple, version: int, without_grad: bool = False,
-                 shown: Tensor | None | object = _AS_BASE) -> None:
+                 shown: Tensor | None | object = _AS_BASE, custom: str | None = None) -> None:
         self._base, self.chain, self.version = base, chain, version
-        self.without_grad = without_grad
+        self.without_grad, self.custom = without_grad, custom
         # the tensor ``_base`` names, the base as PyTorch sees it (kept only where it is not
         # ``base``: a reference more would count as another tensor on the memory in resize_)
         self._shown = _AS_BASE if shown is base else shown
@@ -484,7 +487,7 @@ class ViewInfo:
         base = raw if raw._view is None else raw._view.base
         shown = raw if shown is _AS_BASE else src if shown is None else shown
         return cls(base, info.chain + ((prim, params),), src._vc.value,
-                   without_grad or info.without_grad, shown)
+                   without_grad or info.without_grad, shown, info.custom)
 
     @property
     def base(self) -> Tensor:
@@ -525,6 +528,12 @@ def refresh_view(t: Tensor) -> None:
     """Gives a view whose memory was written in place the history of its base's new state
     (and, if it retains its grad, retains the new value's, as PyTorch does)."""
     info = t._view
+    if info.custom is not None:
+        raise GradError(f"{info.custom} is a view and its base or another view of its base has "
+                        "been modified in place. This view was made inside a custom Function "
+                        "(or an input was returned as is): taking its base's new history "
+                        "would override the Function's backward. Hint: clone() the output "
+                        "of the custom Function")
     fresh = replay_view(info.base, info.chain)
     t._node, t._idx, t.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
     info.version = t._vc.value
