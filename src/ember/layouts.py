@@ -273,3 +273,19 @@ def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple
         raise ShapeError(f"{op}: memory format {fmt.name} needs a {fmt.rank}-d tensor, got "
                          f"shape {tuple(shape)}")
     return fmt.dims, tuple(sorted(range(fmt.rank), key=fmt.dims.__getitem__))
+
+
+def strides_key(array: Any) -> tuple[int, ...] | None:
+    """A dense array's layout as a key: None when row-major (NumPy's flag ignores the strides
+    of size-1 dimensions, which any value serves), else its byte strides as they are (with the
+    dtype and shape beside them they fix the layout; two arrays that differ only in a size-1
+    dimension's stride get two keys). Compiled functions key their arguments and the tensors
+    they reach by it, and ``Tensor.data =`` compares by it: a graph traced on one layout may
+    not serve another (``reshape`` views a row-major tensor and copies a transposed one).
+
+    Example:
+        >>> strides_key(np.ones((2, 3))), strides_key(np.ones((3, 2)).T)
+        (None, (8, 16))
+    """
+    flags = getattr(array, "flags", None)
+    return None if flags is None or flags.c_contiguous else array.strides

@@ -26,6 +26,7 @@ from ember.layouts import (
     layout,
     memory_format,
     strided,
+    strides_key,
 )
 from ember.size import Size
 from ember.version_counter import STRUCTURE, VersionCounter
@@ -131,7 +132,7 @@ class Tensor:
         self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
         if old.shape != self._data.shape or old.dtype != self._data.dtype or \
                 old_device is not self._device or \
-                getattr(old, "strides", None) != getattr(self._data, "strides", None):
+                strides_key(old) != strides_key(self._data):
             STRUCTURE.value += 1  # (compiled functions look again at what they reach)
 
     @property

@@ -60,16 +60,3 @@ def hashable(value: Any, name: Callable[[], str]) -> Any:
                         "tensor, or as a tuple instead of a list") from None
     return value
 
-
-def strides_key(array: Any) -> tuple[int, ...] | None:
-    """A tensor's layout as a cache key sees it (an argument's, or a tensor the function
-    reaches): None when row-major (NumPy's flag ignores the strides of size-1 dimensions,
-    which any value serves), else its strides in elements, those of size-1 dimensions as 0.
-    A graph traced on one layout may not serve another: ``reshape`` and ``contiguous`` view a
-    row-major tensor and copy a transposed one, so what aliases the tensor, and sees its
-    in-place writes, differs."""
-    flags = getattr(array, "flags", None)
-    if flags is None or flags.c_contiguous:
-        return None
-    return tuple(0 if n == 1 else st // array.itemsize for n, st in zip(array.shape,
-                                                                          array.strides))

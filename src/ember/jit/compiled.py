@@ -30,7 +30,7 @@ from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
 from ember.errors import ArgumentError
 from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
-from ember.jit.arguments import argument_names, hashable, parameter_names, strides_key
+from ember.jit.arguments import argument_names, hashable, parameter_names
 from ember.jit.autodiff import (
     Joint,
     as_later_calls,
@@ -53,12 +53,14 @@ from ember.jit.fallback import (
 )
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
-from ember.jit.kernels import makes_fresh, owner
+from ember.jit.kernels import owner
+from ember.jit.ownership import owned, shared_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
 from ember.jit.switches import JIT, Resets
 from ember.jit.tracer import BIG, TraceError, Tracer
+from ember.layouts import strides_key
 from ember.nn.module import Module
 from ember.ops.attention_backends import allowed_backends
 from ember.ops.primitive import DISPATCH, REPLACED
@@ -233,16 +235,16 @@ class CompiledFunction:
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         if entry.make is not None:
             outputs = list(assemble(entry.make, tensors, tuple(
-                _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
+                _wrap(a, dev) for a in owned(entry, [arrays[p] for p in entry.roots], tensors))))
         elif entry.shared:  # (outputs that view others share their version counter too)
             made: list = []
-            for i, a in enumerate(_owned(entry, arrays[:n], tensors)):
+            for i, a in enumerate(owned(entry, arrays[:n], tensors)):
                 j = entry.shared.get(i)
                 made.append(None if a is None else _wrap(a, dev, vc=None if j is None or
                             owner(a) != owner(made[j]._data) else made[j]._vc))
             outputs = [t for t in made if t is not None]
         else:
-            outputs = [_wrap(a, dev) for a in _owned(entry, arrays[:n], tensors) if a is not None]
+            outputs = [_wrap(a, dev) for a in owned(entry, arrays[:n], tensors) if a is not None]
         for i, t in entry.returned_grads:
             outputs[i] = t.grad
         return self._rebuild(entry, outputs)
@@ -397,7 +399,7 @@ class CompiledFunction:
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
         elif joint is None:
-            entry.shared = _shared_outputs(out_leaves)
+            entry.shared = shared_outputs(out_leaves)
         holders = {id(t.grad): t for t, _ in graph.grads if t.grad is not None}
         entry.returned_grads = tuple(
             (i, holders[id(x)]) for i, x in enumerate(x for x in returned if isinstance(x, Tensor))
@@ -529,53 +531,6 @@ def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
 
 
 _TENSORS_SPECS: dict[int, Any] = {}  # per count of positional tensors: their pytree spec
-
-
-def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
-    """The output arrays of a call, each owning its memory as eager's outputs do: one that is
-    a constant the graph keeps for every call, an argument's or a state tensor's memory, or
-    an earlier output's (the passes made two equal outputs one) is copied, so that writing
-    into it changes nothing else; one that shared an earlier output's when traced (a view of
-    it) may share it."""
-    if entry.fresh_outputs is None:
-        entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
-        entry.fresh_outputs = _fresh(entry.graph, entry.roots)
-    if entry.fresh_outputs:
-        return arrays
-    held = {*entry.const_owners, *(owner(t._data) for t in tensors),
-            *(owner(ref.tensor._data) for ref in entry.graph.state)}
-    out, shared = [], entry.shared or {}
-    for i, a in enumerate(arrays):
-        if a is not None:
-            j = shared.get(i)
-            if owner(a) in held and (j is None or out[j] is None or owner(out[j]) != owner(a)):
-                a = a.copy()
-            held.add(owner(a))
-        out.append(a)
-    return out
-
-
-def _shared_outputs(outputs: list) -> dict[int, int]:
-    """Which traced outputs share the memory of an earlier one, not being that tensor (a view
-    of it, as eager made them): position -> the earlier position."""
-    seen: dict[int, int] = {}
-    shared = {}
-    for i, t in enumerate(outputs):
-        if isinstance(t, Tensor):
-            j = seen.setdefault(owner(t._data), i)
-            if j != i and outputs[j] is not t:
-                shared[i] = j
-    return shared
-
-
-def _fresh(graph: Graph, roots: list[int] | None) -> bool:
-    """Whether the graph's outputs (those at ``roots``, or all) are surely new arrays, each its
-    own: each made by an equation that allocates or writes into a buffer it is given, and no
-    two the same variable."""
-    made = {eqn.outputs[0] for eqn in graph.eqns if eqn.outputs and makes_fresh(eqn)}
-    outs = [v for v in (graph.outputs if roots is None else [graph.outputs[p] for p in roots])
-            if v is not None]
-    return len(set(outs)) == len(outs) and all(v in made for v in outs)
 
 
 def _kind(entry: Any) -> Any:

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from ember.autograd.graph import leaf_hooks
-from ember.jit.arguments import strides_key
 from ember.jit.code_names import (
     ATTRIBUTE_LOADS,
     ATTRIBUTE_STORES,
@@ -35,6 +34,7 @@ from ember.jit.code_names import (
     attribute_writes,
     code_names,
 )
+from ember.layouts import strides_key
 from ember.nn.module import Module
 from ember.nn.module_hooks import hooks_around
 from ember.optim.optimizer import Optimizer

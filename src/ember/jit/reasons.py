@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from ember.dtypes import DType
 from ember.jit.discover import Reach, is_plain
 
 
@@ -63,7 +64,7 @@ def moves(old: dict, new: dict) -> list[str]:
             out.append(f"{label}: " + ", ".join(
                 f"{what} {x} -> {y}" for what, x, y in
                 (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name),
-                 ("layout", _layout(a[4]), _layout(b[4]))) if x != y))
+                 ("layout", _layout(a[4], a[3]), _layout(b[4], b[3]))) if x != y))
         elif a[0] in _OBJECTS and b[0] in _OBJECTS:
             replaced.append(f"{label}.")
             if (a[1], b[1]) not in told:
@@ -77,9 +78,10 @@ def moves(old: dict, new: dict) -> list[str]:
 _OBJECTS = ("object", "tensor")  # layout keys by identity
 
 
-def _layout(strides: tuple[int, ...] | None) -> str:
-    """A tensor's :func:`~ember.jit.arguments.strides_key` in words."""
-    return "row-major" if strides is None else f"strides {strides}"
+def _layout(strides: tuple[int, ...] | None, dtype: DType) -> str:
+    """A tensor's :func:`~ember.layouts.strides_key` (byte strides) in words, in elements."""
+    return "row-major" if strides is None else \
+        f"strides {tuple(s // dtype.itemsize for s in strides)}"
 
 
 def _change(a: tuple, b: tuple) -> str:
@@ -137,7 +139,7 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
     if a[5] != b[5]:
         changes.append(f"hooks {_change(('hooks', a[5]), ('hooks', b[5]))}")
     if a[7] != b[7] and a[0] == b[0]:  # (a new shape has new strides: not told again)
-        changes.append(f"layout {_layout(a[7])} -> {_layout(b[7])}")
+        changes.append(f"layout {_layout(a[7], a[1])} -> {_layout(b[7], b[1])}")
     if a[6] != b[6]:
         changes.append(".grad " + " -> ".join("None" if g is None else f"set ({g})"
                                               for g in (a[6], b[6])))

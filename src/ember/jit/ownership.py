@@ -1,0 +1,61 @@
+"""Which outputs of a compiled call own their memory, as eager's outputs do (a constant the
+graph keeps, an argument's or a state tensor's memory is copied out; a view of an earlier
+output may share it): the helpers :mod:`ember.jit.compiled` runs on each call's outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ember.jit.ir import Graph
+from ember.jit.kernels import makes_fresh, owner
+from ember.tensor import Tensor
+
+if TYPE_CHECKING:
+    from ember.jit.compiled import Entry
+
+
+def owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
+    """The output arrays of a call, each owning its memory as eager's outputs do: one that is
+    a constant the graph keeps for every call, an argument's or a state tensor's memory, or
+    an earlier output's (the passes made two equal outputs one) is copied, so that writing
+    into it changes nothing else; one that shared an earlier output's when traced (a view of
+    it) may share it."""
+    if entry.fresh_outputs is None:
+        entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
+        entry.fresh_outputs = _fresh(entry.graph, entry.roots)
+    if entry.fresh_outputs:
+        return arrays
+    held = {*entry.const_owners, *(owner(t._data) for t in tensors),
+            *(owner(ref.tensor._data) for ref in entry.graph.state)}
+    out, shared = [], entry.shared or {}
+    for i, a in enumerate(arrays):
+        if a is not None:
+            j = shared.get(i)
+            if owner(a) in held and (j is None or out[j] is None or owner(out[j]) != owner(a)):
+                a = a.copy()
+            held.add(owner(a))
+        out.append(a)
+    return out
+
+
+def shared_outputs(outputs: list) -> dict[int, int]:
+    """Which traced outputs share the memory of an earlier one, not being that tensor (a view
+    of it, as eager made them): position -> the earlier position."""
+    seen: dict[int, int] = {}
+    shared = {}
+    for i, t in enumerate(outputs):
+        if isinstance(t, Tensor):
+            j = seen.setdefault(owner(t._data), i)
+            if j != i and outputs[j] is not t:
+                shared[i] = j
+    return shared
+
+
+def _fresh(graph: Graph, roots: list[int] | None) -> bool:
+    """Whether the graph's outputs (those at ``roots``, or all) are surely new arrays, each its
+    own: each made by an equation that allocates or writes into a buffer it is given, and no
+    two the same variable."""
+    made = {eqn.outputs[0] for eqn in graph.eqns if eqn.outputs and makes_fresh(eqn)}
+    outs = [v for v in (graph.outputs if roots is None else [graph.outputs[p] for p in roots])
+            if v is not None]
+    return len(set(outs)) == len(outs) and all(v in made for v in outs)
