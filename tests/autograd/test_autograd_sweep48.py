@@ -99,3 +99,11 @@ def test_custom_function_view_output_gradient_unchanged():
             (_view_fn(lib, as_is).apply(x * 1) ** 2).sum().backward()
             grads.append(x.grad.tolist())
         assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_backward_inputs_that_do_not_require_grad_raise(lib):
+    # ember returned with w.grad None
+    x, w = lib.ones(3, requires_grad=True), lib.ones(3)
+    with pytest.raises(RuntimeError, match="requires_grad=False"):
+        (x * w).sum().backward(inputs=[w])

@@ -79,6 +79,11 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     if targets is not None and not targets:
         raise GradError("backward: inputs= is empty; pass the tensors to accumulate into, or "
                         "leave it out for all leaves")
+    for i, t in enumerate(targets or ()):
+        if not getattr(t, "requires_grad", True):
+            raise GradError(f"backward: inputs[{i}] (shape {tuple(t.shape)}) does not require "
+                            "grad, so no gradient can be accumulated into it (PyTorch: can't "
+                            "retain_grad on Tensor that has requires_grad=False)")
     owners: set[int] = set()
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, owners)
