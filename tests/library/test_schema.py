@@ -106,7 +106,7 @@ def test_a_schema_that_disagrees_with_mutates_args_is_refused_as_in_torch():
 
 
 @pytest.mark.parametrize("schema", ["Tensor x -> Tensor", "(Tensor x) -> SymInt",
-                                    "(Tensor?[] xs) -> Tensor",
+                                    "(Tensor[]? xs) -> Tensor",
                                     "(Tensor x, float a=oops) -> Tensor"])
 def test_unreadable_schema_strings_are_refused(schema):
     with pytest.raises(ValueError, match="schema"):

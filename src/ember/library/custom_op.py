@@ -30,6 +30,7 @@ from ember.dtypes import DType
 from ember.errors import ArgumentError, EmberError, GradError, OpError
 from ember.library.schema import (
     OPTIONAL_TENSOR,
+    OPTIONAL_TENSOR_LIST,
     TENSOR,
     TENSOR_LIST,
     VALUE,
@@ -229,6 +230,11 @@ class CustomOpDef:
                 self._checked(p, v, (list, tuple))
                 inputs.extend(self._checked(p, t, Tensor) for t in v)
                 v, n = None, len(v)
+            elif p.kind == OPTIONAL_TENSOR_LIST:  # (its param: which items are tensors)
+                self._checked(p, v, (list, tuple))
+                inputs.extend(self._checked(p, t, Tensor) for t in v if t is not None)
+                v = tuple(t is not None for t in v)
+                n = sum(v)
             elif p.kind == VALUE and not (v is None and (p.type.endswith("?") or
                                                         p.default is None)):
                 if p.type.endswith(("[]", "[]?")):
@@ -277,9 +283,10 @@ class CustomOpDef:
         positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
         parameters) the others."""
         args, kwargs = self.call_kwargs(values)
-        needs = tuple([t.requires_grad for t in a] if isinstance(a, (list, tuple)) and a and
-                      isinstance(a[0], Tensor) else isinstance(a, Tensor) and a.requires_grad
-                      for a in args)  # (a list of flags for a tensor list, as PyTorch's)
+        needs = tuple([isinstance(t, Tensor) and t.requires_grad for t in a]
+                      if p.kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST) else
+                      isinstance(a, Tensor) and a.requires_grad  # (a list of flags for a list)
+                      for p, a in zip(self._schema.params, args))
         ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:self._nret]])
         if self._setup_context is not None:
             output = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
@@ -296,6 +303,8 @@ class CustomOpDef:
         for p, v, n in zip(self._schema.params, *layout):
             if p.kind == TENSOR_LIST:
                 v = [next(it) for _ in range(n)]
+            elif p.kind == OPTIONAL_TENSOR_LIST:
+                v = [next(it) if present else None for present in v]
             elif n:
                 v = next(it)
             elif isinstance(v, tuple):
@@ -420,13 +429,16 @@ class CustomOpDef:
                             f"expected one per positional argument of {self._schema.text} "
                             f"({len(params)}); use None for arguments without a gradient")
         flat = []
-        for p, n, g in zip(params, node.params["counts"], result):
-            if p.kind == TENSOR_LIST:
-                if g is not None and (not isinstance(g, (list, tuple)) or len(g) != n):
+        for p, n, g, arg in zip(params, node.params["counts"], result, node.params["args"]):
+            if p.kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST):
+                present = (True,) * n if p.kind == TENSOR_LIST else arg
+                if g is not None and (not isinstance(g, (list, tuple)) or
+                                      len(g) != len(present)):
                     raise GradError(f"{self.qualname}: the backward returned {_describe(g)} "
-                                    f"gradients for {p.name!r}, a list of {n} tensors. Hint: "
-                                    "return a list with one gradient (or None) per tensor")
-                flat.extend(self._grad(p, gi) for gi in (g if g is not None else [None] * n))
+                                    f"gradients for {p.name!r}, a list of {len(present)} tensors. "
+                                    "Hint: return a list with one gradient (or None) per item")
+                flat.extend(self._grad(p, gi) for gi, has in zip(
+                    g if g is not None else [None] * len(present), present) if has)
             elif n:
                 flat.append(self._grad(p, g))
             elif g is not None:

@@ -19,6 +19,7 @@ from ember.tensor import Tensor
 
 #: a parameter's kind: how a call's value travels (tensors are the primitive's inputs)
 TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, VALUE = "tensor", "optional tensor", "tensor list", "value"
+OPTIONAL_TENSOR_LIST = "optional tensor list"  # (Tensor?[]: a list whose items may be None)
 
 _SCALARS = {int: "SymInt", float: "float", bool: "bool", str: "str", DType: "ScalarType"}
 _NUMBER = int | float | bool  # (equal, as dict keys, to the typing.Union/Optional forms)
@@ -34,6 +35,8 @@ def _param_types() -> dict:
     table: dict = {Tensor: ("Tensor", TENSOR), Tensor | None: ("Tensor?", OPTIONAL_TENSOR)}
     for seq in _seqs(Tensor):
         table[seq] = ("Tensor[]", TENSOR_LIST)
+    for seq in _seqs(Tensor | None):
+        table[seq] = ("Tensor?[]", OPTIONAL_TENSOR_LIST)
     for py, name in _SCALARS.items():
         table[py] = (name, VALUE)
         table[py | None] = (name + "?", VALUE)
@@ -184,7 +187,8 @@ def _unsupported_hint(hint: Any) -> str:
     tupled = (f" We do not support Tuple inputs in schema. As a workaround, please try to use "
               f"List instead. For example, list[{getattr(items[0], '__name__', items[0])}]."
               if typing.get_origin(hint) is tuple and items else "")
-    return (f"{tupled} The valid types are: Tensor, Optional[Tensor], list[Tensor], int, float, "
+    return (f"{tupled} The valid types are: Tensor, Optional[Tensor], list[Tensor], "
+            "list[Optional[Tensor]], int, float, "
             "bool, str, int | float | bool, ember.dtype, their Optional forms and the list "
             "forms of the numbers.")
 
@@ -217,8 +221,8 @@ _SCHEMA_TYPE = re.compile(
     r"(Tensor|SymInt|int|float|bool|str|ScalarType|Scalar)(\(\w+!?\))?(\[\d*\])?(\?)?")
 
 # PyTorch's schema types that Ember's custom ops do not take
-_TORCH_ONLY = re.compile(r"(Tensor(\(\w+!?\))?\?\[\d*\]|Device|Layout|MemoryFormat|Generator|"
-                         r"Dimname|Stream|Storage|Any)(\[\d*\])?\??")
+_TORCH_ONLY = re.compile(r"(Device|Layout|MemoryFormat|Generator|Dimname|Stream|Storage|Any)"
+                         r"(\[\d*\])?\??")
 
 
 def parse_schema(text: str) -> Schema:
@@ -238,18 +242,19 @@ def parse_schema(text: str) -> Schema:
             continue
         type_text, _, rest = piece.partition(" ")
         name, has_default, default = (s.strip() for s in rest.partition("="))
-        match = _SCHEMA_TYPE.fullmatch(type_text)
+        match = _SCHEMA_TYPE.fullmatch(re.sub(r"^Tensor\?(\[\d*\])$", r"Tensor\1?", type_text))
         if match is None and _TORCH_ONLY.fullmatch(type_text) and name.isidentifier():
             raise fail(f"the type {type_text!r} is not supported by Ember's custom ops (they "
-                       "take Tensor, Tensor?, Tensor[], int, float, bool, str, Scalar, "
+                       "take Tensor, Tensor?, Tensor[], Tensor?[], int, float, bool, str, Scalar, "
                        "ScalarType, and the optional and list forms of the numbers)")
         if match is None or not name.isidentifier():
             raise fail(f"cannot read the argument {piece!r}")
         base, alias, listed, optional = match.groups()
         type_ = ("SymInt" if base == "int" else base) + ("[]" if listed else "") + \
             (optional or "")  # (a list's length, int[2], is not checked)
-        kind = {"Tensor": TENSOR, "Tensor?": OPTIONAL_TENSOR, "Tensor[]": TENSOR_LIST}.get(
-            type_, VALUE if base != "Tensor" else None)
+        type_ = "Tensor?[]" if type_ == "Tensor[]?" and "?[" in type_text else type_
+        kind = {"Tensor": TENSOR, "Tensor?": OPTIONAL_TENSOR, "Tensor[]": TENSOR_LIST,
+                "Tensor?[]": OPTIONAL_TENSOR_LIST}.get(type_, VALUE if base != "Tensor" else None)
         if kind is None:
             raise fail(f"the type {type_text!r} is not supported")
         if kwarg_only and kind != VALUE:
