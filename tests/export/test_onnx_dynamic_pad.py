@@ -62,18 +62,29 @@ def _cat_with_a_stride(x):
     return ember.cat([x, x[:, ::16]], 1)  # (T + ceil(T/16): T + 2 in every trace)
 
 
-@pytest.mark.parametrize("kind", ["ones", "arange", "expand"])
+def _expand_to_cat(x):
+    z = _cat_with_a_stride(x)
+    return z + x[:, :1].expand(x.shape[0], z.shape[1], 4)
+
+
+def test_an_expand_not_computed_from_the_cat_is_refused():
+    # (the expand's input has no data link to the cat: its T + ceil(T/16) cannot be told
+    # from a T + 2 made in Python)
+    with pytest.raises(ember.onnx.ExportError, match="not computed from"):
+        ember.onnx.to_model(_expand_to_cat, (ember.randn(2, 17, 4),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
+@pytest.mark.parametrize("kind", ["ones", "arange"])
 def test_sizes_outside_reshape_come_from_the_op_that_made_them(kind):
-    # Expand and rebuilt constants have no element count to catch a wrong guess: the
-    # generic "input size + 2" gave (.., 36) where eager has 37 at T = 34
+    # Rebuilt constants have no element count to catch a wrong guess: the generic "input
+    # size + 2" gave (.., 36) where eager has 37 at T = 34 (read where the cat is an input)
     def fn(x):
         z = _cat_with_a_stride(x)
         n = z.shape[1]
         if kind == "ones":
             return z * ember.ones(n, 1)
-        if kind == "arange":
-            return z + ember.arange(n).reshape(1, n, 1)
-        return z + x[:, :1].expand(x.shape[0], n, 4)
+        return z + ember.arange(n).reshape(1, n, 1)
 
     proto = ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
                                 dynamic_axes={"x": {0: "b", 1: "t"}})
@@ -109,6 +120,25 @@ def test_an_output_constant_of_a_size_no_op_gives_is_refused():
     # (it came out as the traced constant, or with the "T + 2" guess at T = 34: 36 rows)
     fn = lambda x: ember.zeros(_cat_with_a_stride(x).shape[1], 3) + 1  # noqa: E731
     with pytest.raises(ember.onnx.ExportError, match="no input dimension gives"):
+        ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
+def _unrelated_plus_two(x):  # (T + 2 rows, not computed from the cat: eager 36 at T = 34)
+    z = _cat_with_a_stride(x)
+    return z.sum(1), ember.ones(x.shape[1] + 2, 1) * 3
+
+
+def _unrelated_cat_size(x):  # (the mirror: a pad registers T + 2, a constant is T + ceil(T/16))
+    n = x.shape[1] + (x.shape[1] + 15) // 16
+    return F.pad(x, (0, 0, 1, 1)).sum(1), ember.arange(n)
+
+
+@pytest.mark.parametrize("fn", [_unrelated_plus_two, _unrelated_cat_size])
+def test_a_size_a_cat_or_pad_made_is_not_read_for_a_value_not_computed_from_it(fn):
+    # (the constant had the registered size in every trace: it came out with the cat's
+    # 37 rows (or the pad's 36) at T = 34, where eager has 36 (37); now refused)
+    with pytest.raises(ember.onnx.ExportError, match="not computed from"):
         ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
                             dynamic_axes={"x": {0: "b", 1: "t"}})
 

@@ -51,6 +51,7 @@ class Context:
         self.pairs = pairs or {}
         self.check = check
         self.nodes: list[Any] = []
+        self.made: dict[str, Any] = {}  # each output name's node (of ``node``)
         self.initializers: list[Any] = []
         self.names: dict[Var, str] = {}
         self.problems: list[str] = []
@@ -60,6 +61,7 @@ class Context:
         self.reserved: set[str] = set()  # the graph's input, output and weight names
         self.known: dict[tuple[int, ...], str | None] = {}  # sizes in the traces: a size
         self._rules: dict[tuple[int, ...], Any] = {}  # (what made each known size)
+        self._origin: dict[tuple[int, ...], Var] = {}  # (the variable that has it)
         self.producers = {v: e for e in graph.eqns for v in e.outputs}
 
     # -- names and values ------------------------------------------------------------------
@@ -112,7 +114,9 @@ class Context:
         """Adds an ONNX node; returns its output name (a list when ``outputs`` > 1)."""
         names = [self.fresh(op.lower()) for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
-        self.nodes.append(helper.make_node(op, inputs, names, **attrs))
+        made = helper.make_node(op, inputs, names, **attrs)
+        self.nodes.append(made)
+        self.made.update(dict.fromkeys(names, made))
         return names[0] if outputs == 1 else names
 
     def reduce(self, op: str, x: str, axes: Any, keepdims: int) -> str:
@@ -175,8 +179,9 @@ class Context:
         """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
         each dynamic size read from a dimension that follows it, of ``sources`` (the same
         position first) or else of the graph's inputs, or one a converter made ``known``
-        (a window count); with ``infer_one`` (Reshape) one
-        dynamic size left over is -1; more left over are tried as multiples of an input's."""
+        (a window count, a padded or concatenated size) where :meth:`_linked`; with
+        ``infer_one`` (Reshape) one dynamic size left over is -1; more left over are tried
+        as multiples of an input's."""
         dynamic = set(self.dynamic_dims(out))
         if not dynamic:
             return self.ints(out.shape)
@@ -187,7 +192,7 @@ class Context:
                 pieces.append(size)
                 continue
             found = self._follower([*sources, *self.graph.inputs], d, self.sizes(out, d))
-            if found is None and self.known.get(self.sizes(out, d)) is not None:
+            if found is None and self._linked(self.sizes(out, d), sources):
                 pieces.append(self.known[self.sizes(out, d)])
             elif found is None:
                 left += 1
@@ -195,7 +200,7 @@ class Context:
             else:
                 pieces.append(self.dim(*found))
         unsure = [d for d in sorted(dynamic) if pieces[d] == -1 and
-                  self.sizes(out, d) in self.known]  # (window counts of different rules)
+                  self.sizes(out, d) in self.known]  # (ambiguous, or not linked)
         guesses = {d: rule for d in sorted(dynamic) if infer_one and pieces[d] == -1 and
                    d not in unsure and
                    (rule := self._multiple_of_input(self.sizes(out, d))) is not None}
@@ -209,21 +214,46 @@ class Context:
             left = 0
         if left > (1 if infer_one else 0):
             same = "" if not unsure else \
-                f" (dimensions {unsure} have sizes that two window counts share in every " \
-                "trace, so which gives them is unknown; hint: trace at other sizes)"
+                f" (dimensions {unsure} have the sizes of a padding, concatenation or " \
+                "window count in every trace, but of two that differ, or of one this value " \
+                "is not computed from, so which gives them is unknown; hint: trace at " \
+                "other sizes, or compute the value from that tensor)"
             self.refuse(f"the output shape {out.shape} has dynamic dimensions "
                         f"{sorted(dynamic)} that no input dimension gives{same}")
             return None
         return self.join(pieces)
 
-    def make_known(self, sizes: tuple[int, ...], name: str, rule: Any) -> None:
-        """Makes ``name`` (a 1-D int64 tensor) the run-time size of the dimensions that have
-        ``sizes`` in the traces (a window count); ``rule``: what computes it from the
+    def make_known(self, var: Var, sizes: tuple[int, ...], name: str, rule: Any) -> None:
+        """Makes ``name`` (a 1-D int64 tensor, a dimension of ``var``) the run-time size of
+        the dimensions that have ``sizes`` in the traces (a window count) in the values
+        computed from ``var`` (:meth:`_linked`); ``rule``: what computes it from the
         inputs. Sizes that two different rules give are ambiguous: read from neither."""
         if self._rules.setdefault(sizes, rule) != rule:
             self.known[sizes] = None
-        else:
-            self.known.setdefault(sizes, name)
+        elif sizes not in self.known:
+            self.known[sizes], self._origin[sizes] = name, var
+
+    def _linked(self, sizes: tuple[int, ...], sources: list[Var]) -> bool:
+        """Whether the known size ``sizes`` may give a dimension of a value made from
+        ``sources`` and the current equation's inputs: only where the variable that has it
+        is one of them or is computed into one of them (the data comes from it). A size
+        made with Python from ``x.shape`` leaves no trace in the graph: a constant of
+        ``T + 2`` rows beside an unrelated concatenation's ``T + ceil(T / 16)``, the same
+        in every trace, is not read from it."""
+        origin = self._origin.get(sizes) if self.known.get(sizes) is not None else None
+        if origin is None:
+            return False
+        seen: set[int] = set()
+        todo = [*sources, *(self.eqn.inputs if self.eqn is not None else [])]
+        while todo:
+            v = todo.pop()
+            if v is origin:
+                return True
+            made = self.producers.get(v)
+            if made is not None and id(v) not in seen:
+                seen.add(id(v))
+                todo.extend(made.inputs)
+        return False
 
     def register_dims(self, var: Var, name: str, rules: dict[int, Any]) -> None:
         """Makes the dynamic sizes of ``var``'s dimensions ``d`` in ``rules`` (``name``
@@ -234,7 +264,8 @@ class Context:
             sizes = self.sizes(var, d)
             if sizes[0] != sizes[1] and self._rules.get(sizes) != rule and \
                     self._follower(list(self.graph.inputs), 0, sizes) is None:
-                self.make_known(sizes, self.node("Shape", [name], start=d, end=d + 1), rule)
+                self.make_known(var, sizes, self.node("Shape", [name], start=d, end=d + 1),
+                                rule)
 
     def input_dim(self, size: int, twin_size: int) -> str | None:
         """The run-time size (a 1-D int64 tensor) of the graph's inputs' dimension that is

@@ -245,8 +245,8 @@ def _window_counts(ctx: Context, eqn: Eqn, cols: str) -> None:
         if 2 + i in ctx.dynamic_dims(x):
             sizes, shift = ctx.sizes(x, 2 + i), lo + hi - d * (k - 1) - 1
             counts = tuple((h + shift) // s + 1 for h in sizes)
-            ctx.make_known(counts, ctx.node("Shape", [cols], start=2 + i, end=3 + i),
-                           (sizes, shift, s))
+            ctx.make_known(eqn.outputs[0], counts,
+                           ctx.node("Shape", [cols], start=2 + i, end=3 + i), (sizes, shift, s))
 
 
 @converter("fold")
