@@ -56,9 +56,35 @@ def test_kl_div_negative_target_is_nan_as_torch(dtype):
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy())
 
 
+def test_kl_div_int_reduction_alias_is_silent_as_torch():
+    x, t = ember.tensor(X).log_softmax(1), ember.tensor(X[::-1].copy()).softmax(1)
+    assert _warnings(lambda: torch.kl_div(torch.tensor(X), torch.tensor(X).abs(), 1)) == []
+    assert _warnings(lambda: ember.kl_div(x, t, 1)) == []
+    np.testing.assert_allclose(ember.kl_div(x, t, 1).item(),
+                               F.kl_div(x, t, reduction="sum").item() / X.size, rtol=1e-6)
+
+
+def test_kl_div_gradients_with_zero_and_negative_targets_as_torch():
+    x = RNG.standard_normal((2, 3))
+    t = np.array([[0.0, 0.5, -0.25], [1.5, 0.0, 0.3]])
+    out = []
+    for lib, fn in ((ember, F.kl_div), (torch, torch.nn.functional.kl_div)):
+        xi, ti = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+        loss = fn(xi, ti, reduction="none")
+        loss.sum().backward()
+        out.append((loss.detach().numpy(), xi.grad.numpy(), ti.grad.numpy()[t != 0]))
+    for mine, ref in zip(*out, strict=True):  # (a negative target: NaN loss and gradient)
+        np.testing.assert_allclose(mine, ref, rtol=1e-12, equal_nan=True)
+    tp = ember.tensor(np.abs(t) + 0.1, requires_grad=True)
+    assert ember.autograd.gradcheck(
+        lambda v: F.kl_div(ember.tensor(x), v, reduction="sum"), (tp,))
+
+
 def test_binary_cross_entropy_refuses_nan_probabilities():
-    with pytest.raises(ArgumentError, match="between 0 and 1"):
+    with pytest.raises(ArgumentError, match=r"input contains NaN \(1 of 2 elements\)"):
         F.binary_cross_entropy(ember.tensor([float("nan"), 0.5]), ember.tensor([1.0, 1.0]))
+    with pytest.raises(ArgumentError, match=r"in \[0.5, 1.5\]\)\. Hint: apply sigmoid"):
+        F.binary_cross_entropy(ember.tensor([1.5, 0.5]), ember.tensor([1.0, 1.0]))
     with pytest.raises(RuntimeError):
         torch.nn.functional.binary_cross_entropy(torch.tensor([float("nan"), 0.5]),
                                                  torch.tensor([1.0, 1.0]))
@@ -106,6 +132,26 @@ def test_multi_margin_loss_of_a_0d_input_as_torch(p):
     assert loss.shape == ref.shape and loss.item() == ref.item()
     loss.backward()
     assert x.grad.item() == 0.0
+
+
+@pytest.mark.parametrize("x_shape, t_shape", [((2,), (1,)), ((1, 2), ()), ((2,), ()),
+                                              ((1, 2), (1,))])
+def test_multi_margin_loss_none_has_the_targets_shape_as_torch(x_shape, t_shape):
+    x, t = np.array([0.5, 0.2], _F32).reshape(x_shape), np.ones(t_shape, _I64)
+    mine = F.multi_margin_loss(ember.tensor(x), ember.tensor(t), reduction="none")
+    ref = torch.nn.functional.multi_margin_loss(torch.tensor(x), torch.tensor(t),
+                                                reduction="none")
+    assert tuple(mine.shape) == tuple(ref.shape) == t_shape
+    np.testing.assert_allclose(mine.numpy(), ref.numpy())
+
+
+def test_multi_margin_loss_of_an_empty_batch():
+    # PyTorch 2.13 returns uninitialized memory for 'mean' and 'sum' here (a different value
+    # each call); Ember gives the empty sum 0 and the empty mean NaN, as cross_entropy's
+    x, t = ember.zeros(0, 3), ember.zeros(0, dtype=ember.int64)
+    assert F.multi_margin_loss(x, t, reduction="sum").item() == 0.0
+    assert np.isnan(F.multi_margin_loss(x, t).item())
+    assert tuple(F.multi_margin_loss(x, t, reduction="none").shape) == (0,)
 
 
 def test_multilabel_soft_margin_loss_sums_the_inputs_class_dim_as_torch():

@@ -36,7 +36,7 @@ from ember.ops.dropout import dropout as _dropout
 from ember.ops.dropout import feature_alpha_dropout as _feature_alpha_dropout
 from ember.ops.embedding import embedding as _embedding
 from ember.ops.loss import binary_cross_entropy_with_logits as _bce_with_logits
-from ember.ops.loss import kl_div as _kl_div
+from ember.ops.loss import kl_div_reduced
 from ember.ops.loss import poisson_nll_loss as _poisson_nll_loss
 from ember.ops.margin_loss import cosine_embedding_loss as _cosine_embedding_loss
 from ember.ops.margin_loss import hinge_embedding_loss as _hinge_embedding_loss
@@ -230,8 +230,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
         >>> ember.kl_div(ember.zeros(2), ember.ones(2))
         tensor([0., 0.])
     """
-    return _kl_div(input, target, reduction=_reduction("kl_div", reduction),
-                   log_target=log_target)
+    return kl_div_reduced(input, target, _reduction("kl_div", reduction), log_target)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,

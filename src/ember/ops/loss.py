@@ -50,7 +50,10 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
     its deprecation warning)."""
     if size_average is not None or reduce is not None:
         return legacy_reduction(size_average, reduce, stacklevel=4)
-    if reduction == "elementwise_mean":  # PyTorch's old name, still taken with a warning
+    # PyTorch's old name, taken with a warning by every loss (PyTorch 2.13 refuses it in
+    # poisson_nll_loss, gaussian_nll_loss, multilabel_soft_margin_loss and
+    # triplet_margin_with_distance_loss; Ember keeps one rule)
+    if reduction == "elementwise_mean":
         warnings.warn("reduction='elementwise_mean' is deprecated. Please use "
                       "reduction='mean' instead.", UserWarning, stacklevel=3)
         return "mean"
@@ -403,6 +406,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _same_dtype(op, input, target)
     x = input._data
     if x.size and not ((x >= 0) & (x <= 1)).all():  # NaN too
+        if np.isnan(x).any():
+            raise ArgumentError(f"{op}: the input contains NaN ({int(np.isnan(x).sum())} of "
+                                f"{x.size} elements). Hint: look at the op that computed it "
+                                f"(a log of a negative, 0/0, an overflow); sigmoid keeps NaN")
         raise ArgumentError(f"{op}: all elements of input should be between 0 and 1 (got values "
                             f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
                             f"first, or use binary_cross_entropy_with_logits")
@@ -451,14 +458,18 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
         warnings.warn("kl_div: reduction 'mean' divides the total loss by both the batch size "
                       "and the support size; 'batchmean' divides only by the batch size, and "
                       "aligns with the KL div math definition", UserWarning, stacklevel=2)
-    reduction = _reduction("kl_div", size_average, reduce, reduction)
+    return kl_div_reduced(input, target, _reduction("kl_div", size_average, reduce, reduction),
+                          log_target)
+
+
+def kl_div_reduced(input: Tensor, target: Tensor, reduction: str, log_target: bool) -> Tensor:
+    """:func:`kl_div` with ``reduction`` already read, without its 'mean' warning (which
+    PyTorch gives in ``F.kl_div`` only, not in ``torch.kl_div``)."""
     _check_float("kl_div", input)
     if log_target:
         loss = target.exp() * (target - input)
-    else:  # t·log(t): 0 for a zero target, NaN for a negative one (as PyTorch's xlogy)
-        positive = target > 0
-        entropy = where(target < 0, math.nan, target * where(positive, target, 1).log())
-        loss = entropy - target * input
+    else:  # t·log(t): 0 for a zero target, NaN for a negative one (its log), as PyTorch's xlogy
+        loss = target * where(target == 0, 1, target).log() - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

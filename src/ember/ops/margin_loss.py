@@ -70,7 +70,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     op = "soft_margin_loss"
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input)
-    if broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op) != tuple(input.shape):
+    if target.shape != input.shape and broadcast_shapes(
+            tuple(input.shape), tuple(target.shape), op=op) != tuple(input.shape):
         raise ShapeError(f"{op}: the target's shape {tuple(target.shape)} must broadcast to "
                          f"the input's {tuple(input.shape)}")
     return _reduce(-logsigmoid(target * input), reduction)
@@ -138,7 +139,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None:
         terms = terms * weight.detach()[t]
     loss = terms.sum(1) / c
-    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+    # the target's rank, as PyTorch: (C,) logits with a (1,) target give (1,)
+    return _reduce(loss if target.ndim == 1 else loss.reshape(()), reduction)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
