@@ -299,7 +299,8 @@ def where(ctx: Context, eqn: Eqn) -> str:
     Floats work around two onnxruntime faults: a -0 chosen from Where's first branch comes
     out +0, and ``Where(Not(c), a, b)`` is rewritten as ``Where(c, b, a)``. A Not on the
     condition is undone here (branches swapped), and where the first branch may hold -0
-    (anything but a constant without one) the result is ``Where(c', 1, a) * Where(c, 1, b)``
+    (anything but a constant without one, a cast of a non-float, or the result of abs, exp,
+    sigmoid or softmax) the result is ``Where(c', 1, a) * Where(c, 1, b)``
     (``c'``: Xor(c, True), which nothing rewrites): each value reaches the product through a
     second branch, times an exact 1."""
     cond, *values = eqn.inputs
@@ -324,16 +325,26 @@ def where(ctx: Context, eqn: Eqn) -> str:
 
 def _producer(ctx: Context, name: str, op: str) -> object | None:
     """The node of type ``op`` written so far whose output is ``name``, if any."""
-    for node in reversed(ctx.nodes):
-        if name in node.output:
-            return node if node.op_type == op else None
-    return None
+    node = ctx.made.get(name)
+    return node if node is not None and node.op_type == op else None
+
+
+# (primitives whose float results are never -0 eagerly: |x|, e^x, 1 / (1 + e^-x); not relu,
+# which keeps -0 in float16)
+_NO_MINUS_ZERO = frozenset({"abs", "exp", "sigmoid", "softmax"})
 
 
 def _may_be_minus_zero(ctx: Context, var: Var) -> bool:
-    """Whether ``var`` may hold -0: a float that is no constant (of every trace) free of it."""
+    """Whether ``var`` may hold -0: a float that is neither a constant (of every trace) free
+    of it nor made by a primitive that never gives one (or a cast of a non-float or of
+    such a result)."""
     if not var.dtype.is_floating_point:
         return False
+    made = ctx.producers.get(var)
+    if made is not None:
+        if made.prim.name == "cast":
+            return _may_be_minus_zero(ctx, made.inputs[0])
+        return made.prim.name not in _NO_MINUS_ZERO
     if var not in ctx.graph.consts or ctx.changes(var):
         return True
     array = np.asarray(ctx.graph.consts[var])
