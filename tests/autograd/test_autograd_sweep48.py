@@ -63,13 +63,17 @@ def _view_fn(lib, as_is):
                lambda ctx, g: g * 5)
 
 
+def _view_output(lib, as_is):
+    """z = x * 1 and y, F's output that is z (as_is) or a view of z."""
+    z = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+    return z, _view_fn(lib, as_is).apply(z)
+
+
 @pytest.mark.parametrize("as_is", [False, True])
 @pytest.mark.parametrize("lib", [torch, ember])
 def test_custom_function_view_output_written_in_place_raises(lib, as_is):
     # ember wrote, and z (whose memory y shares) kept a stale history: silent wrong gradients
-    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    z = x * 1
-    y = _view_fn(lib, as_is).apply(z)
+    z, y = _view_output(lib, as_is)
     assert y._base is z
     with pytest.raises(RuntimeError, match="Output 0 of F is a view and is being modified"):
         y.mul_(2)
@@ -83,9 +87,7 @@ def test_custom_function_view_output_written_in_place_raises(lib, as_is):
 @pytest.mark.parametrize("lib", [torch, ember])
 def test_custom_function_view_output_of_a_written_base_raises(lib, as_is):
     # ember gave x.grad 5 (torch refuses; the data were 2 z, the history F's)
-    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    z = x * 1
-    y = _view_fn(lib, as_is).apply(z)
+    z, y = _view_output(lib, as_is)
     z.mul_(2)
     with pytest.raises(RuntimeError, match="its base or another view of its base has been"):
         (y * 1).sum().backward()
