@@ -195,7 +195,11 @@ def check_tensors(op: str, **named: Any) -> None:
 def hand_over_tensor_like(x: Any, name: str) -> None:
     """Raises a :class:`TensorLikeOperand` (which a :func:`hands_over` function catches) when
     ``x`` is a registered tensor-like read where a tensor or number belongs: its class's own,
-    which reading its data raises, else one naming ``name``. Nothing for other values."""
+    which reading its data raises, else one naming ``name``. Another object posing as a tensor
+    (its class has ``_data``) raises what reading that raises: a quantized tensor's
+    QuantizedOperandError names the float module and the fix. Nothing for other values."""
     if type(x) in TENSOR_LIKE:
         _ = x._data
         raise TensorLikeOperand(name)
+    if hasattr(type(x), "_data"):
+        _ = x._data
