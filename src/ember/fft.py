@@ -27,7 +27,7 @@ from ember.ops.complex_parts import conj
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
 from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
-from ember.ops.int_args import as_float, as_int
+from ember.ops.int_args import as_float, as_int, as_ints, dims_tuple
 from ember.ops.join import roll
 from ember.ops.numpy_names import add_numpy_names
 from ember.ops.out_arg import add_out_arguments
@@ -41,9 +41,9 @@ __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rf
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def _as_tuple(v: int | Sequence[int]) -> tuple:
-    """``dim`` or ``s``, given as one int or several, as a tuple (torch takes both)."""
-    return tuple(v) if isinstance(v, Sequence) else (v,)
+def _sizes(s: int | Sequence[int] | None, op: str) -> tuple[int, ...] | None:
+    """``s`` given as one int or several (a sequence or a 1-d array) as a tuple of ints."""
+    return None if s is None else as_ints(s, op, "the number of data points (n or s)")
 
 
 def _checked_size(n: int, op: str) -> int:
@@ -58,9 +58,9 @@ def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int]
                     op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """torch's reading of ``s`` and ``dim``: dims given or, with ``s`` alone, the last
     ``len(s)``, else all; sizes from ``s`` (-1: the input's) or the input's."""
-    s = None if s is None else _as_tuple(s)
+    s = _sizes(s, op)
     if dim is not None:
-        dim = _as_tuple(dim)
+        dim = dims_tuple(dim, op)
         dims = _normalized(dim, x.ndim, op)
         if len(set(dims)) != len(dims):
             raise ShapeError(f"{op}: FFT dims must be unique, got {tuple(dim)}")
@@ -189,7 +189,7 @@ def _c2r(x: Tensor, s: Sequence[int] | None, dim: Any, norm: str | None, op: str
     default is ``2 * (m - 1)`` for an input of ``m`` frequencies there."""
     dims, sizes = _dims_and_sizes(x, s, dim, op)
     last = _some(dims, op)[-1]
-    if s is None or _as_tuple(s)[-1] == -1:
+    if s is None or _sizes(s, op)[-1] == -1:
         sizes = sizes[:-1] + (_checked_size(2 * (x.shape[last] - 1), op),)
     x = resize(x, dims, sizes[:-1] + (sizes[-1] // 2 + 1,))
     return fft_c2r(x, dims, sizes[-1], norm_name(norm, op))
@@ -398,7 +398,7 @@ def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool,
 
 
 def _shift(x: Tensor, dim: int | Sequence[int] | None, sign: int, op: str) -> Tensor:
-    dims = tuple(range(x.ndim)) if dim is None else _normalized(_as_tuple(dim), x.ndim, op)
+    dims = tuple(range(x.ndim)) if dim is None else _normalized(dims_tuple(dim, op), x.ndim, op)
     if not dims:
         return x
     return roll(x, tuple(sign * (x.shape[d] // 2) for d in dims), dims)

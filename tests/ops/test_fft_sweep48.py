@@ -3,6 +3,7 @@ before its fix."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -47,3 +48,21 @@ def test_a_nola_failure_is_a_runtime_error_as_torch():
     with pytest.raises(RuntimeError, match="istft: the window overlap-add"):
         ember.istft(ember.tensor(spec.numpy()), 8, hop_length=2, center=False,
                     window=ember.tensor(window.numpy()))
+
+
+@pytest.mark.parametrize("s", [np.array([2, 5]), ember.tensor([2, 5])], ids=["ndarray", "tensor"])
+def test_s_as_an_array_is_read_as_ints(s):
+    # a NumPy ValueError ('truth value of an array') or 'argument s must be bool' leaked;
+    # torch refuses both (TypeError), Ember reads them as the ints they hold
+    with pytest.raises(TypeError):
+        torch.fft.fftn(torch.ones(4, 3), s=torch.tensor([2, 5]))
+    assert tuple(ember.fft.fftn(ember.ones(4, 3), s=s).shape) == (2, 5)
+    assert tuple(ember.fft.irfftn(ember.ones(4, 3), s=s).shape) == (2, 5)
+
+
+@pytest.mark.parametrize("norm", [1, ["ortho"]], ids=["int", "list"])
+def test_a_norm_that_is_no_string_is_a_type_error_as_torch(norm):
+    with pytest.raises(TypeError, match="argument 'norm' must be str"):
+        torch.fft.fft(torch.ones(4), norm=norm)
+    with pytest.raises(ArgumentTypeError, match="fft: norm must be a string or None, got"):
+        ember.fft.fft(ember.ones(4), norm=norm)

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
 from ember.ops.complex_parts import real
 from ember.ops.convert import cast, to_float
 from ember.ops.creation import tensor, zeros
@@ -198,6 +198,10 @@ def norm_name(norm: str | None, op: str) -> str:
     """``norm`` checked, None read as "backward"."""
     if norm is None:
         return "backward"
+    if not isinstance(norm, str):
+        raise ArgumentTypeError(f"{op}: norm must be a string or None, got "
+                                f"{type(norm).__name__} {norm!r}. Hint: one of 'backward', "
+                                "'forward', 'ortho'")
     if norm not in _DUAL:
         raise ArgumentError(f"{op}: invalid normalization mode {norm!r}; expected one of "
                             "'backward', 'forward', 'ortho' or None")
