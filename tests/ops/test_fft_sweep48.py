@@ -66,3 +66,16 @@ def test_a_norm_that_is_no_string_is_a_type_error_as_torch(norm):
         torch.fft.fft(torch.ones(4), norm=norm)
     with pytest.raises(ArgumentTypeError, match="fft: norm must be a string or None, got"):
         ember.fft.fft(ember.ones(4), norm=norm)
+
+
+@pytest.mark.parametrize("name", ["stft", "istft"])
+def test_a_window_that_is_no_tensor_is_a_type_error_as_torch(name):
+    # a list leaked "'list' object has no attribute 'dtype'"
+    def call(lib):
+        x = lib.ones(5, 4, dtype=lib.complex64) if name == "istft" else lib.ones(20)
+        return getattr(lib, name)(x, 8, window=[1.0] * 8, return_complex=name == "stft")
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(ArgumentTypeError, match=f"{name}: window must be a Tensor or None, got "
+                       "list"):
+        call(ember)

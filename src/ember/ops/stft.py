@@ -11,8 +11,9 @@ adjoint, ``ember.ops.unfold.overlap_add``), dividing by the overlap-added square
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
@@ -28,6 +29,15 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 _NO_WINDOW = ("A window was not provided. A rectangular window will be applied{why}. To suppress "
               "this warning and use a rectangular window, explicitly set "
               "`window=ember.ones(n_fft)`.")
+
+
+def _tensor_window(window: Any, op: str) -> Tensor | None:
+    """``window``, checked to be a tensor or None (a list leaked an AttributeError)."""
+    if window is not None and not isinstance(window, Tensor):
+        raise ArgumentTypeError(f"{op}: window must be a Tensor or None, got "
+                                f"{type(window).__name__}. Hint: make one with ember.tensor(...) "
+                                "or a window function such as ember.hann_window(n_fft)")
+    return window
 
 
 def _check_window(window: Tensor | None, win_length: int, op: str) -> None:
@@ -68,6 +78,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
                 [-1.+0.j, -1.+0.j]])
     """
     op = "stft"
+    window = _tensor_window(window, op)
     if center and align_to_window is not None:
         raise ArgumentError("stft: align_to_window should only be set when center=False")
     complex_window = window is not None and window.dtype.is_complex
@@ -163,6 +174,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
         tensor([1., 2., 3., 4., 5., 6.])
     """
     op = "istft"
+    window = _tensor_window(window, op)
     if not input.dtype.is_complex:
         raise DTypeError(f"istft: requires a complex-valued input tensor matching the output "
                          f"of stft with return_complex=True, got {input.dtype.name}. Hint: "
