@@ -42,6 +42,7 @@ def test_one_tensor_ops_as_torch(name, dtype, layout, coalesce):
     try:
         want = getattr(torch, name)(_sparse(torch, dtype, layout, coalesce))
     except (RuntimeError, NotImplementedError):  # (square of a compressed one, frac of an int)
+        _check_where_torch_refuses(name, dtype, layout, coalesce)
         return
     forms = [lambda s: getattr(s, name)()]
     if name not in ("deg2rad", "rad2deg"):  # (ember.deg2rad takes only dense tensors)
@@ -51,6 +52,21 @@ def test_one_tensor_ops_as_torch(name, dtype, layout, coalesce):
         assert _summary(got) == _summary(want)
         np.testing.assert_allclose(got.to_dense().numpy(), want.to_dense().numpy(),
                                    rtol=1e-6, equal_nan=True)
+
+
+def _check_where_torch_refuses(name, dtype, layout, coalesce):
+    """Where torch.sparse refuses, Ember computes f of the dense form (f(0) = 0) on the same
+    layout, or refuses too where the dense op does (frac of an integer tensor)."""
+    s = _sparse(ember, dtype, layout, coalesce)
+    try:
+        dense = getattr(torch, name)(_sparse(torch, dtype, layout, coalesce).to_dense())
+    except (RuntimeError, TypeError):
+        with pytest.raises(ember.errors.DTypeError, match=name):
+            getattr(s, name)()
+        return
+    got = getattr(s, name)()
+    assert got.layout is s.layout and str(got.dtype) == str(dense.dtype).replace("torch", "ember")
+    np.testing.assert_allclose(got.to_dense().numpy(), dense.numpy(), rtol=1e-12)
 
 
 def test_one_tensor_op_of_an_uncoalesced_element_is_of_its_sum():
@@ -150,7 +166,27 @@ def test_mv_and_integer_casts_as_torch():
                                   lib.tensor([0.5, -2.0, 0.75]), (3, 2))
         out.append((s.mv(lib.ones(2)).tolist(), s.bool().to_dense().tolist(),
                     s.long().to_dense().tolist(), s.int().to_dense().tolist()))
+        for bad in (lib.ones(2, 1), lib.ones(3), lib.ones(())):  # (torch: RuntimeError)
+            with pytest.raises(RuntimeError, match="mv"):
+                s.mv(bad)
     assert out[0] == out[1]
+    with pytest.raises(ember.errors.ShapeError, match=r"mv: .* shapes \(3, 2\) and \(2, 1\)"):
+        ember.sparse_coo_tensor([[0], [1]], [1.0], (3, 2)).mv(ember.ones(2, 1))
+
+
+E = ember.errors
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda s, lib: s.narrow_copy(1, -2, 2), E.IndexOutOfRange),
+    (lambda s, lib: s.narrow_copy(0, -1, 1), E.IndexOutOfRange),
+    (lambda s, lib: s.index_select(0, lib.tensor(1)), E.ShapeError),
+    (lambda s, lib: s.index_select(0, [1]), E.ArgumentTypeError)])
+def test_selections_torch_refuses_raise(call, error):
+    for lib, raised in ((torch, (RuntimeError, IndexError, TypeError)), (ember, error)):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 2], [1, 0]]), lib.tensor([1.0, 2.0]), (3, 2))
+        with pytest.raises(raised, match="narrow|index"):
+            call(s, lib)
 
 
 @pytest.mark.parametrize("shape", [(0, 4), (4, 0)])

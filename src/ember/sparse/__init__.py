@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import int64
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.layouts import (
     layout,
     sparse_bsc,
@@ -185,7 +185,20 @@ for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, _same_pattern(_name))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
-SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = SparseTensor.mv = matmul
+SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
+
+
+def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
+    """``S.mv(v)``: a 2-D sparse matrix times a 1-D dense vector of its column count."""
+    if not isinstance(vec, Tensor):
+        raise ArgumentTypeError(f"mv: vec must be a dense tensor, got {type(vec).__name__}")
+    if self.ndim != 2 or tuple(vec.shape) != self.shape[1:]:
+        raise ShapeError(f"mv: expected a 2-D sparse matrix and a 1-D vector of its column "
+                         f"count, got shapes {tuple(self.shape)} and {tuple(vec.shape)}")
+    return matmul(self, vec)
+
+
+SparseTensor.mv = _mv
 
 
 def _sum_method(self: SparseTensor, dim: Any = None, keepdim: bool = False,

@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    IndexOutOfRange,
+    ShapeError,
+)
 from ember.layouts import sparse_coo
 from ember.ops.dims import normalize_dim
 from ember.ops.gather import index_select as dense_index_select
@@ -84,11 +90,13 @@ def index_select(input: SparseTensor, dim: int, index: Tensor) -> SparseTensor:
     """
     s = _coo("index_select", input)
     dim = normalize_dim(dim, s.ndim, "index_select")
-    if not isinstance(index, Tensor) or index.dtype.is_floating_point or index.dtype.is_complex \
-            or index.dtype.name == "bool":
-        got = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
-        raise DTypeError(f"index_select: index must be an integer tensor, got {got}")
-    if index.ndim > 1:
+    if not isinstance(index, Tensor):
+        raise ArgumentTypeError(f"index_select: index must be a tensor, got "
+                                f"{type(index).__name__}. Hint: ember.tensor({index!r})")
+    if index.dtype.is_floating_point or index.dtype.is_complex or index.dtype.name == "bool":
+        raise DTypeError(f"index_select: index must be an integer tensor, got "
+                         f"{index.dtype.name}")
+    if index.ndim != 1:  # (a 0-d one too, as PyTorch's sparse index_select)
         raise ShapeError(f"index_select: index must be 1-D, got shape {tuple(index.shape)}")
     want = index.numpy().astype(np.int64).reshape(-1)
     size = s.shape[dim]
@@ -122,18 +130,17 @@ def narrow_copy(input: SparseTensor, dim: int, start: int, length: int) -> Spars
     s = _coo("narrow_copy", input)
     dim = normalize_dim(dim, s.ndim, "narrow_copy")
     size = s.shape[dim]
-    begin = start + size if -size <= start < 0 else start
-    if not 0 <= begin <= size or length < 0 or begin + length > size:
+    if not 0 <= start <= size or length < 0 or start + length > size:
         raise IndexOutOfRange(f"narrow_copy: start {start} and length {length} are out of range "
                               f"for dim {dim} of size {size} (shape {tuple(s.shape)})")
     sd = s.sparse_dim()
     if dim >= sd:
-        values = s._vals.narrow(dim - sd + 1, begin, length).clone()
+        values = s._vals.narrow(dim - sd + 1, start, length).clone()
         shape = s.shape[:dim] + (length,) + s.shape[dim + 1:]
         return SparseTensor(sparse_coo, tuple(shape), s._index, values, s._coalesced)
     along = coo_index(s)[dim]
-    take = np.flatnonzero((along >= begin) & (along < begin + length))
-    return _picked(s, dim, take, along[take] - begin, length, s._coalesced)
+    take = np.flatnonzero((along >= start) & (along < start + length))
+    return _picked(s, dim, take, along[take] - start, length, s._coalesced)
 
 
 def unsqueeze(input: SparseTensor, dim: int) -> SparseTensor:
