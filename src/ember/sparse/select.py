@@ -55,7 +55,7 @@ def permute(input: SparseTensor, *dims: Any) -> SparseTensor:
     coalesced if ``input`` is and its sparse dimensions keep their order, as PyTorch's.
 
     Example:
-        >>> ember.sparse_coo_tensor([[0], [2]], [5.0], (2, 3)).permute(1, 0).indices()
+        >>> ember.sparse_coo_tensor([[0], [2]], [5.0], (2, 3)).permute(1, 0).coalesce().indices()
         tensor([[2],
                 [0]])
     """
