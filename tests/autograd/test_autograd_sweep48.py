@@ -109,3 +109,19 @@ def test_backward_inputs_that_do_not_require_grad_raise(lib):
     x, w = lib.ones(3, requires_grad=True), lib.ones(3)
     with pytest.raises(RuntimeError, match="requires_grad=False"):
         (x * w).sum().backward(inputs=[w])
+
+
+@pytest.mark.parametrize("saves", ["input", "output", "function"])
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_pack_hook_writing_in_place_raises(lib, saves):
+    # ember let the write through: exp's saved output doubled y itself
+    def pack(t):
+        t.mul_(2)
+        return t
+
+    f = _fn(lib, lambda ctx, a: ctx.save_for_backward(a) or a * 2, lambda ctx, g: g * 2)
+    op = {"input": lambda a: a.sin(), "output": lambda a: a.exp(), "function": f.apply}[saves]
+    x = lib.ones(3, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with pytest.raises(RuntimeError, match="pack hook"):
+            op(x * 1)

@@ -97,7 +97,7 @@ class FunctionCtx:
     def _pack(self, hooks: tuple) -> None:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
         as the values a node saves do (leaves that require grad are kept as they are)."""
-        from ember.autograd.saved_hooks import _run_hook, history
+        from ember.autograd.saved_hooks import history, pack_value
         from ember.tensor import VersionCounter
 
         pack, unpack, copies = hooks
@@ -108,7 +108,7 @@ class FunctionCtx:
                 for t in self._saved]
         self._packed = (unpack, tuple(
             (False, t) if keep else
-            (True, (_run_hook(pack, t), id(t), t._vc, t._vc.value, t.requires_grad,
+            (True, (pack_value(pack, t), id(t), t._vc, t._vc.value, t.requires_grad,
                     *history(t, t._device), t.device, VersionCounter() if copies else t._vc))
             for t, keep in zip(self._saved, kept)))
         self._saved = tuple(t for t, keep in zip(self._saved, kept) if keep)  # (the others

@@ -131,6 +131,18 @@ def _run_hook(hook: Callable, value: Any) -> Any:
         SAVED_HOOKS.top = top
 
 
+def pack_value(pack: Callable, t: Tensor) -> Any:
+    """``pack(t)``, refusing a pack hook that writes ``t`` in place (as PyTorch: the write
+    would change the value forward computed)."""
+    version = t._vc.value
+    packed = _run_hook(pack, t)
+    if t._vc.value != version:
+        raise GradError(f"saved_tensors_hooks: the pack hook modified the tensor it was given "
+                        f"(shape {tuple(t.shape)}) in place. Hint: pack a copy (t.clone()) "
+                        "if the hook must change it")
+    return packed
+
+
 def _pack(node: Node, hooks: tuple) -> None:
     from ember.tensor import VersionCounter, _wrap
 
@@ -151,7 +163,7 @@ def _pack(node: Node, hooks: tuple) -> None:
         elif read:
             # a private copy has a counter of its own: writes to the original no longer matter
             vc = VersionCounter() if copies else t._vc
-            entries.append((1, (_run_hook(pack, t), t.requires_grad, *history(t, node.device),
+            entries.append((1, (pack_value(pack, t), t.requires_grad, *history(t, node.device),
                                 vc)))
         else:
             entries.append((2, Unsaved(t)))
@@ -159,7 +171,7 @@ def _pack(node: Node, hooks: tuple) -> None:
         node.versions = (0,) * len(entries)
     outs = node.outputs
     if outs is not None:
-        outs = tuple(None if o is None else (_run_hook(pack, _wrap(o[0], node.device)),
+        outs = tuple(None if o is None else (pack_value(pack, _wrap(o[0], node.device)),
                                              *((VersionCounter(), 0) if copies else o[1:]))
                      for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
