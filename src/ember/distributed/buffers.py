@@ -149,7 +149,7 @@ def broadcast_from_first(group: Any, tensors: list[Tensor]) -> None:
         by_dtype.setdefault(t._data.dtype, []).append(t)
     for same in by_dtype.values():
         flat = np.concatenate([t._data.reshape(-1) for t in same])
-        group.comm.Bcast(flat.view(np.uint8), root=0)
+        call(group.comm, "Bcast", flat.view(np.uint8), root=0)
         start = 0
         for t in same:
             write(t, flat[start : start + t.numel()])
@@ -340,6 +340,16 @@ def backend_error(exc: Exception, name: str) -> Exception:
         "calls")
 
 
+def call(comm: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``comm.name(*args, **kwargs)`` (an MPI communicator's or request's method), MPI's
+    failure raised as :func:`backend_error`'s DistBackendError: every MPI call on tensor
+    data goes through here."""
+    try:
+        return getattr(comm, name)(*args, **kwargs)
+    except mpi().Exception as exc:
+        raise backend_error(exc, name) from exc
+
+
 def run(
     comm: Any,
     name: str,
@@ -350,13 +360,9 @@ def run(
 ) -> Work | None:
     """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`
     (whose future holds ``outputs``)."""
-    try:
-        if async_op:
-            request = getattr(comm, "I" + name[0].lower() + name[1:])(*args)
-            return Work(request, finish, outputs)
-        getattr(comm, name)(*args)
-    except mpi().Exception as exc:
-        raise backend_error(exc, name) from exc
+    if async_op:
+        return Work(call(comm, "I" + name[0].lower() + name[1:], *args), finish, outputs)
+    call(comm, name, *args)
     if finish is not None:
         finish()
     return None

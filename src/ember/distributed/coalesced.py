@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ember.distributed.buffers import ReduceOp, Reducible, as_bytes, host_array, mpi, write
+from ember.distributed.buffers import (
+    ReduceOp,
+    Reducible,
+    as_bytes,
+    call,
+    host_array,
+    mpi,
+    write,
+)
 from ember.distributed.collectives import all_gather_into_tensor, reduce_scatter_tensor
 from ember.distributed.debug import entered
 from ember.distributed.process_group import ProcessGroup, member_only
@@ -69,7 +77,7 @@ def all_reduce_coalesced(
     g = entered(group, "all_reduce_coalesced", tensors[0])
     red = Reducible([host_array(t, "all_reduce_coalesced") for t in tensors], op,
                     "all_reduce_coalesced")
-    g.comm.Allreduce(mpi().IN_PLACE, red.buf, red.op)
+    call(g.comm, "Allreduce", mpi().IN_PLACE, red.buf, red.op)
     values = red.result(red.buf, g.size())
     at = 0
     for t in tensors:
@@ -111,7 +119,7 @@ def all_gather_coalesced(
     sizes = [t.nbytes for t in input_tensor_list]
     send = np.concatenate([as_bytes(t, who) for t in input_tensor_list])
     recv = np.empty(send.size * g.size(), np.uint8)
-    g.comm.Allgather(send, recv)
+    call(g.comm, "Allgather", send, recv)
     cuts = np.cumsum(sizes)[:-1]
     for outs, block in zip(output_tensor_lists, np.split(recv, g.size())):
         for out, part in zip(outs, np.split(block, cuts)):

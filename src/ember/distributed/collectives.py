@@ -24,7 +24,7 @@ from ember.distributed.buffers import (
     Reducible,
     Work,
     as_bytes,
-    backend_error,
+    call,
     check_count,
     check_like,
     host_array,
@@ -49,11 +49,7 @@ def all_reduce(
     """Combines ``tensor`` over the ranks (sum, product, max, min, mean), result on all."""
     g = entered(group, "all_reduce", tensor)
     if not async_op and in_place_sum(tensor, op):
-        MPI = mpi()
-        try:
-            g.comm.Allreduce(MPI.IN_PLACE, tensor._data, MPI.SUM)
-        except MPI.Exception as exc:
-            raise backend_error(exc, "Allreduce") from exc
+        call(g.comm, "Allreduce", mpi().IN_PLACE, tensor._data, mpi().SUM)
         tensor._vc.value += 1
         return None
     red = reducible(tensor, op, "all_reduce")
@@ -352,7 +348,7 @@ def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int =
 def _peer(g: ProcessGroup, world_rank: int | None, group_rank: int | None, who: str,
           what: str) -> int:
     """The group rank of a message's other side, given as a world or a group rank."""
-    return g.peer(g.ranks[g.root(world_rank, group_rank, who)], what)
+    return g.other(g.root(world_rank, group_rank, who), what)
 
 
 def _source(g: ProcessGroup, world_rank: int | None, group_rank: int | None, who: str) -> int:
@@ -382,7 +378,8 @@ def isend(tensor: Tensor, dst: int | None = None, group: Group = None, tag: int 
     """Non-blocking :func:`send`; keep ``tensor`` unchanged until ``wait()``."""
     g = resolve(group, "isend")
     buf = as_bytes(tensor, "isend")
-    return Work(g.comm.Isend(buf, dest=_peer(g, dst, group_dst, "isend", "destination"), tag=tag))
+    dest = _peer(g, dst, group_dst, "isend", "destination")
+    return Work(call(g.comm, "Isend", buf, dest=dest, tag=tag))
 
 
 @member_only()
@@ -394,6 +391,6 @@ def irecv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int 
     buf = np.empty(tensor.nbytes, np.uint8)
     source = _source(g, src, group_src, "irecv")
     status = mpi().Status()
-    return Work(g.comm.Irecv(buf, source=source, tag=tag),
+    return Work(call(g.comm, "Irecv", buf, source=source, tag=tag),
                 lambda: _write_received(tensor, buf, status, g, "irecv"), [tensor], status,
                 lambda: g.ranks[status.Get_source()])

@@ -25,7 +25,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
-from ember.distributed.buffers import broadcast_from_first, mpi
+from ember.distributed.buffers import broadcast_from_first, call, mpi
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
 from ember.errors import ArgumentError
@@ -266,7 +266,8 @@ class DistributedDataParallel(nn.Module):
         ):
             bucket = buckets[self._launched]
             if self._comm_hook is None:
-                bucket.work = self._group.comm.Iallreduce(mpi().IN_PLACE, bucket.flat, mpi().SUM)
+                bucket.work = call(self._group.comm, "Iallreduce", mpi().IN_PLACE, bucket.flat,
+                                   mpi().SUM)
             else:
                 bucket.work = self._call_hook(self._launched)
             self._launched += 1
@@ -275,7 +276,7 @@ class DistributedDataParallel(nn.Module):
             # left alone: their callbacks may start collectives, which must run in the same
             # order on every rank (bucket by bucket, in _finish)
             for bucket in buckets[: self._launched]:
-                bucket.work.Test()
+                call(bucket.work, "Test")
         if self._pending == 0:
             self._finish()
 
@@ -284,7 +285,7 @@ class DistributedDataParallel(nn.Module):
         failure: Exception | None = None
         for b, bucket in enumerate(self._buckets):
             if self._comm_hook is None:
-                bucket.work.Wait()
+                call(bucket.work, "Wait")
                 result, scale = bucket.flat, n
             else:
                 try:
@@ -361,7 +362,7 @@ class DistributedDataParallel(nn.Module):
         gradient untouched), so optimizers skip them as they would in one process."""
         params = [p for bucket in self._buckets for p in bucket.params]
         unused = np.array([id(p) in self._unused for p in params], np.uint8)
-        self._group.comm.Allreduce(mpi().IN_PLACE, unused, mpi().MIN)
+        call(self._group.comm, "Allreduce", mpi().IN_PLACE, unused, mpi().MIN)
         for p, everywhere in zip(params, unused):
             if everywhere:
                 p.grad = None

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.distributed.buffers import ReduceOp, Reducible, mpi
+from ember.distributed.buffers import ReduceOp, Reducible, call, mpi
 from ember.distributed.process_group import ProcessGroup, resolve
 from ember.errors import ShapeError
 from ember.ops.creation import zeros_like
@@ -38,14 +38,14 @@ from ember.tensor import Tensor
 
 def _allreduce(a: np.ndarray, op: str, group: ProcessGroup) -> np.ndarray:
     red = Reducible([np.array(a, copy=True)], op, "all_reduce")
-    group.comm.Allreduce(mpi().IN_PLACE, red.buf, red.op)
+    call(group.comm, "Allreduce", mpi().IN_PLACE, red.buf, red.op)
     return red.result(red.buf, group.size()).reshape(a.shape)
 
 
 def _allgather(a: np.ndarray, dim: int, group: ProcessGroup) -> np.ndarray:
     send = np.ascontiguousarray(a)
     recv = np.empty((group.size(), *a.shape), a.dtype)
-    group.comm.Allgather(send.reshape(-1).view(np.uint8), recv.reshape(-1).view(np.uint8))
+    call(group.comm, "Allgather", send.reshape(-1).view(np.uint8), recv.reshape(-1).view(np.uint8))
     return np.concatenate(list(recv), axis=dim)
 
 
@@ -180,7 +180,7 @@ class ReduceScatter(_Linear):
         send = np.ascontiguousarray(np.stack(np.split(a, n, axis=dim)))
         red = Reducible([send], "sum", "reduce_scatter")
         recv = np.empty(send.size // n, red.buf.dtype)
-        group.comm.Reduce_scatter_block(red.buf, recv, red.op)
+        call(group.comm, "Reduce_scatter_block", red.buf, recv, red.op)
         return red.result(recv, n).reshape(send.shape[1:])
 
     def infer(self, x, *, dim, group):
@@ -210,7 +210,7 @@ class Broadcast(_Linear):
 
     def forward(self, xp, a, *, src, group):
         out = np.array(a, copy=True, order="C")
-        group.comm.Bcast(out.reshape(-1).view(np.uint8), root=group.group_rank(src))
+        call(group.comm, "Bcast", out.reshape(-1).view(np.uint8), root=group.group_rank(src))
         return out
 
     def infer(self, x, *, src, group):

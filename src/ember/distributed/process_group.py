@@ -95,12 +95,16 @@ class ProcessGroup:
 
     def peer(self, world_rank: int, what: str) -> int:
         """The group rank of the other side of a point-to-point message (``what``:
-        ``"destination"`` or ``"source"``), which may not be this rank (as in PyTorch)."""
-        peer = self.group_rank(world_rank)
+        ``"destination"`` or ``"source"``), given as a world rank; see :meth:`other`."""
+        return self.other(self.group_rank(world_rank), what)
+
+    def other(self, peer: int, what: str) -> int:
+        """``peer``, the group rank of the other side of a point-to-point message, which may
+        not be this rank (as in PyTorch)."""
         if peer == self._rank:
             raise ArgumentError(f"Invalid {what} rank: {what} rank should not be the same as the "
-                                f"rank of the current process ({world_rank}). Hint: a rank keeps "
-                                "its own tensor; send to another rank")
+                                f"rank of the current process ({self.ranks[peer]}). Hint: a rank "
+                                "keeps its own tensor; send to another rank")
         return peer
 
     def __repr__(self) -> str:
@@ -235,6 +239,11 @@ def _meet_in_store(store: Any, rank: int, world_size: int,
                              "ranks. Hint: use a fresh store (or a PrefixStore) per job")
 
 
+class _Destroyed(DistError, AttributeError):
+    """The use of a destroyed group's communicator: a DistError, and an AttributeError so
+    that ``hasattr`` and ``getattr(comm, name, default)`` answer as for a missing name."""
+
+
 class _DestroyedComm:
     """The communicator of a group :func:`destroy_process_group` freed: any use raises."""
 
@@ -244,7 +253,9 @@ class _DestroyedComm:
         self.ranks = ranks
 
     def __getattr__(self, name: str) -> Any:
-        raise DistError(f"the process group of ranks {self.ranks} was destroyed "
+        if name.startswith("_"):  # (Python's probes: copy, pickle)
+            raise AttributeError(name)
+        raise _Destroyed(f"the process group of ranks {self.ranks} was destroyed "
                         "(destroy_process_group); make a new group with new_group")
 
 

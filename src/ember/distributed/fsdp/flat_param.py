@@ -20,7 +20,7 @@ import numpy as np
 
 from ember import nn
 from ember.autograd.grad_mode import no_grad
-from ember.distributed.buffers import mpi
+from ember.distributed.buffers import call, mpi
 from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import ProcessGroup
 from ember.errors import ArgumentError
@@ -120,7 +120,7 @@ class FlatParamHandle(FlatLayout):
         if self.world == 1:
             return local
         full = np.empty(self.shard_size * self.world, local.dtype)
-        self.group.comm.Allgather(local.view(np.uint8), full.view(np.uint8))
+        call(self.group.comm, "Allgather", local.view(np.uint8), full.view(np.uint8))
         return full
 
     def unshard(self, dtype: np.dtype | None = None) -> None:
@@ -209,11 +209,11 @@ class FlatParamHandle(FlatLayout):
         if self.world == 1:
             mine = wire.copy()
             if self.group.size() > 1:
-                comm.Allreduce(mpi().IN_PLACE, mine, mpi().SUM)
+                call(comm, "Allreduce", mpi().IN_PLACE, mine, mpi().SUM)
             mine /= self.group.size()
         else:
             mine = np.empty(self.shard_size, wire.dtype)
-            comm.Reduce_scatter_block(wire, mine, mpi().SUM)
+            call(comm, "Reduce_scatter_block", wire, mine, mpi().SUM)
             mine /= self.world
         mine = mine.astype(self.reduce_dtype).astype(self.dtype)
         p = self.flat_param

@@ -38,7 +38,7 @@ from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.function import Function, once_differentiable
 from ember.backend import Device
-from ember.distributed.buffers import mpi
+from ember.distributed.buffers import call, mpi
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
 from ember.distributed.tensor.dtensor import DTensor
@@ -178,7 +178,7 @@ class ShardedParamGroup:
         request, blocks, sources, layout = self.in_flight
         self.in_flight = None
         if request is not None:
-            request.Wait()
+            call(request, "Wait")
             if not self._current(sources):
                 return self.gather()
         full = np.empty(self.full_offsets[-1], blocks.dtype)
@@ -214,9 +214,9 @@ class ShardedParamGroup:
             blocks = np.empty((layout.world, send.size), dtype)
             args = (send.view(np.uint8), blocks.view(np.uint8))
             if wait:
-                layout.comm.Allgather(*args)
+                call(layout.comm, "Allgather", *args)
             else:
-                request = layout.comm.Iallgather(*args)
+                request = call(layout.comm, "Iallgather", *args)
         self.in_flight = (request, blocks, sources, layout)
 
     def reshard_after_forward_to(self, ranks: int) -> None:
@@ -363,9 +363,9 @@ class ShardedParamGroup:
             return (None,) * len(grads)
         mine = blocks[0].copy()
         if world > 1:
-            self.group.comm.Reduce_scatter_block(blocks, mine, mpi().SUM)
+            call(self.group.comm, "Reduce_scatter_block", blocks, mine, mpi().SUM)
         if self.replicas is not None:  # HSDP: the replicas' sums of the same rows
-            self.replicas.comm.Allreduce(mpi().IN_PLACE, mine, mpi().SUM)
+            call(self.replicas.comm, "Allreduce", mpi().IN_PLACE, mine, mpi().SUM)
             world *= self.replicas.size()
         reached = mine[used:] > 0
         mine = (mine[:used] / world).astype(reduce, copy=False)

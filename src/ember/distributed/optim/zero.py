@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.distributed.buffers import mpi
+from ember.distributed.buffers import call, mpi
 from ember.distributed.checkpoint import ShardedTensor
 from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
@@ -136,7 +136,7 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def _broadcast(self, params: list[Tensor]) -> None:
         for p in params:
-            self.group.comm.Bcast(p._data, root=0)
+            call(self.group.comm, "Bcast", p._data, root=0)
 
     # -- the step --------------------------------------------------------------------------
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -155,7 +155,7 @@ class ZeroRedundancyOptimizer(Optimizer):
             if self.stage == 2:
                 full = flat.flat(grads, flat.dtype)
                 mine = np.empty(flat.shard_size, full.dtype)
-                comm.Reduce_scatter_block(full, mine, mpi().SUM)
+                call(comm, "Reduce_scatter_block", full, mine, mpi().SUM)
                 mine /= size
                 for p in flat.params:
                     p.grad = None  # only the shard's gradient is kept
@@ -169,7 +169,7 @@ class ZeroRedundancyOptimizer(Optimizer):
                 array[mask] = old
         for flat in self._flat:
             full = np.empty(flat.shard_size * size, flat.shard._data.dtype)
-            comm.Allgather(flat.shard._data, full)
+            call(comm, "Allgather", flat.shard._data, full)
             for p, lo, hi in zip(flat.params, flat.offsets, flat.offsets[1:]):
                 p._data[...] = full[lo:hi].reshape(p.shape)
                 p._vc.value += 1
@@ -198,7 +198,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         local = np.array([p.grad is not None for flat in self._flat for p in flat.params],
                          np.uint8)
         anywhere = np.empty_like(local)
-        self.group.comm.Allreduce(local, anywhere, mpi().MAX)
+        call(self.group.comm, "Allreduce", local, anywhere, mpi().MAX)
         masks, start = [], 0
         for flat in self._flat:
             used = anywhere[start : start + len(flat.params)]
