@@ -1,6 +1,8 @@
 """multilabel_margin_loss, triplet_margin_with_distance_loss, ctc_loss, local response norms,
 rrelu, alpha dropouts and gumbel_softmax against PyTorch, finite differences and statistics."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -83,7 +85,8 @@ test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_t
 
 def test_multilabel_margin_loss_edges():
     empty = F.multilabel_margin_loss(ember.zeros(0, 4), ember.zeros(0, 4, dtype=ember.int64))
-    assert empty.item() == 0.0  # PyTorch's 0 for an empty batch
+    assert math.isnan(empty.item())  # the mean of nothing, as multi_margin_loss's and
+    # cross_entropy's (PyTorch 2.13 returns uninitialized memory here)
     with pytest.raises(IndexError, match="multilabel_margin_loss"):
         F.multilabel_margin_loss(ember.randn(2, 4), ember.tensor([[5, -1, 0, 0], [0] * 4]))
     with pytest.raises(ValueError, match=r"same shape.*\(2, 4\) and \(1, 3\)"):

@@ -252,6 +252,4 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     pairs = valid.unsqueeze(2) & ~is_target.unsqueeze(1)  # (n, j, i): target j, non-target i
     hinge = (1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1)).relu()  # (kink: no grad)
     loss = (hinge * cast(pairs, input.dtype)).sum((1, 2)) / c
-    if reduction == "mean" and loss.numel() == 0:
-        return loss.sum()  # 0 for an empty batch (PyTorch 2.13 returns uninitialized memory)
     return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
