@@ -158,3 +158,52 @@ def test_circular_padding_beyond_a_dynamic_size_fails_at_run_time_as_eagerly(pad
                 run_onnx(proto, x)
         else:
             np.testing.assert_array_equal(run_onnx(proto, x)[0], want)
+
+
+def _two_pads(x):
+    a, b = F.pad(x, (0, 0, 1, 2)), F.pad(x.exp(), (0, 0, 1, 2))
+    return a.sum(1), b + ember.arange(b.shape[1]).reshape(1, -1, 1)
+
+
+def _two_cats(x):
+    a, b = _cat_with_a_stride(x), _cat_with_a_stride(x * 2)
+    return a.sum(1), b * ember.ones(b.shape[1], 1)
+
+
+def _two_cats_the_second_used_first(x):
+    b, a = _cat_with_a_stride(x * 2), _cat_with_a_stride(x)
+    return b * ember.ones(b.shape[1], 1), a.sum(1)
+
+
+_CLS = ember.randn(1, 1, 4)
+
+
+def _two_tokens_with_masks(x):  # (two branches prepend a token, each with its causal mask)
+    def branch(x):
+        z = ember.cat([_CLS.expand(x.shape[0], 1, 4), x], 1)
+        return ember.tril(ember.ones(z.shape[1], z.shape[1])) @ z
+    return branch(x), branch(x * 2)
+
+
+@pytest.mark.parametrize("fn", [_two_pads, _two_cats, _two_cats_the_second_used_first,
+                                _two_tokens_with_masks])
+def test_a_size_is_read_from_every_pad_or_cat_of_the_same_rule(fn):
+    # (only the first cat or pad of a size was linked: values computed from the second
+    # were refused, exports that worked before the link was checked)
+    proto = ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for t in (17, 34, 5, 50):
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        for got, want in zip(run_onnx(proto, x), eager(fn, ember.tensor(x))):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_refusal_names_the_constant_and_the_op_that_reads_it():
+    def fn(x):  # (a T + 2 mask beside a cat of T + ceil(T / 16): not computed from it)
+        n = x.shape[1] + 2
+        return _cat_with_a_stride(x).sum(1), ember.tril(ember.ones(n, n)) * x[0, 0, 0]
+
+    with pytest.raises(ember.onnx.ExportError,
+                       match=r"mul .*: a constant of shape \(19, 19\) used by mul has"):
+        ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})

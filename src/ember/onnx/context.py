@@ -61,7 +61,7 @@ class Context:
         self.reserved: set[str] = set()  # the graph's input, output and weight names
         self.known: dict[tuple[int, ...], str | None] = {}  # sizes in the traces: a size
         self._rules: dict[tuple[int, ...], Any] = {}  # (what made each known size)
-        self._origin: dict[tuple[int, ...], Var] = {}  # (the variable that has it)
+        self._origin: dict[tuple[int, ...], list[Var]] = {}  # (the variables that have it)
         self.producers = {v: e for e in graph.eqns for v in e.outputs}
 
     # -- names and values ------------------------------------------------------------------
@@ -218,8 +218,12 @@ class Context:
                 "window count in every trace, but of two that differ, or of one this value " \
                 "is not computed from, so which gives them is unknown; hint: trace at " \
                 "other sizes, or compute the value from that tensor)"
-            self.refuse(f"the output shape {out.shape} has dynamic dimensions "
-                        f"{sorted(dynamic)} that no input dimension gives{same}")
+            eqn = self.eqn
+            what = f"a constant output of shape {out.shape}" if eqn is None else \
+                f"the output shape {out.shape}" if any(out is v for v in eqn.outputs) else \
+                f"a constant of shape {out.shape} used by {eqn.prim.name}"
+            self.refuse(f"{what} has dynamic dimensions {sorted(dynamic)} that no input "
+                        f"dimension gives{same}")
             return None
         return self.join(pieces)
 
@@ -227,27 +231,30 @@ class Context:
         """Makes ``name`` (a 1-D int64 tensor, a dimension of ``var``) the run-time size of
         the dimensions that have ``sizes`` in the traces (a window count) in the values
         computed from ``var`` (:meth:`_linked`); ``rule``: what computes it from the
-        inputs. Sizes that two different rules give are ambiguous: read from neither."""
+        inputs. Sizes that two different rules give are ambiguous: read from neither; a
+        second variable of the same rule (a second padding) is linked as well."""
         if self._rules.setdefault(sizes, rule) != rule:
             self.known[sizes] = None
-        elif sizes not in self.known:
-            self.known[sizes], self._origin[sizes] = name, var
+        else:
+            self.known.setdefault(sizes, name)
+            self._origin.setdefault(sizes, []).append(var)
 
     def _linked(self, sizes: tuple[int, ...], sources: list[Var]) -> bool:
         """Whether the known size ``sizes`` may give a dimension of a value made from
-        ``sources`` and the current equation's inputs: only where the variable that has it
-        is one of them or is computed into one of them (the data comes from it). A size
+        ``sources`` and the current equation's inputs: only where a variable that has it
+        (each cat, pad or unfold of its rule) is one of them or is computed into one of
+        them (the data comes from it). A size
         made with Python from ``x.shape`` leaves no trace in the graph: a constant of
         ``T + 2`` rows beside an unrelated concatenation's ``T + ceil(T / 16)``, the same
         in every trace, is not read from it."""
-        origin = self._origin.get(sizes) if self.known.get(sizes) is not None else None
-        if origin is None:
+        if self.known.get(sizes) is None:
             return False
+        origins = {id(v) for v in self._origin[sizes]}
         seen: set[int] = set()
         todo = [*sources, *(self.eqn.inputs if self.eqn is not None else [])]
         while todo:
             v = todo.pop()
-            if v is origin:
+            if id(v) in origins:
                 return True
             made = self.producers.get(v)
             if made is not None and id(v) not in seen:
@@ -262,8 +269,12 @@ class Context:
         sizes; sizes that two rules share in every trace are read from neither)."""
         for d, rule in rules.items():
             sizes = self.sizes(var, d)
-            if sizes[0] != sizes[1] and self._rules.get(sizes) != rule and \
-                    self._follower(list(self.graph.inputs), 0, sizes) is None:
+            if sizes[0] == sizes[1] or \
+                    self._follower(list(self.graph.inputs), 0, sizes) is not None:
+                continue
+            if self._rules.get(sizes) == rule:  # (a second padding of the same size)
+                self._origin[sizes].append(var)
+            else:
                 self.make_known(var, sizes, self.node("Shape", [name], start=d, end=d + 1),
                                 rule)
 
