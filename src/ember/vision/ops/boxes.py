@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import ember
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.tensor import Tensor
 from ember.vision.ops._rotated_boxes import ROTATED_FORMATS, convert_rotated
 
@@ -23,7 +23,7 @@ _FORMATS = ("xyxy", "xywh", "cxcywh")
 
 def _check(op: str, boxes: Tensor, name: str = "boxes") -> None:
     if not isinstance(boxes, Tensor):
-        raise TypeError(f"{op}: {name} must be a Tensor, got {type(boxes).__name__}")
+        raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(boxes).__name__}")
     if boxes.ndim < 1 or boxes.shape[-1] != 4:
         raise ShapeError(f"{op}: {name} must have shape (..., 4), got {tuple(boxes.shape)}")
 
@@ -181,7 +181,8 @@ def box_convert(boxes: Tensor, in_fmt: str, out_fmt: str) -> Tensor:
                                   f"rotated formats ({in_fmt!r} to {out_fmt!r}), as in "
                                   "torchvision")
     if not isinstance(boxes, Tensor):
-        raise TypeError(f"box_convert: boxes must be a Tensor, got {type(boxes).__name__}")
+        raise ArgumentTypeError(f"box_convert: boxes must be a Tensor, got "
+                                f"{type(boxes).__name__}")
     width = {"xywhr": 5, "cxcywhr": 5, "xyxyxyxy": 8}.get(in_fmt, 4)
     if boxes.ndim < 1 or boxes.shape[-1] != width:
         raise ShapeError(f"box_convert: {in_fmt!r} boxes must have shape (..., {width}), got "
@@ -217,14 +218,15 @@ def clip_boxes_to_image(boxes: Tensor, size: tuple[int, int]) -> Tensor:
 
 
 def remove_small_boxes(boxes: Tensor, min_size: float) -> Tensor:
-    """Indices of the boxes whose width and height are both at least ``min_size``.
+    """Indices of the boxes whose width and height are both at least ``min_size`` (for
+    ``(..., 4)`` boxes, the first-dimension indices of the kept boxes, as torchvision).
 
     Example:
         >>> remove_small_boxes(ember.tensor([[0.0, 0.0, 1.0, 5.0], [0.0, 0.0, 3.0, 3.0]]), 2)
         tensor([1])
     """
     _check("remove_small_boxes", boxes)
-    w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    w, h = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
     return ember.where((w >= min_size) & (h >= min_size))[0]
 
 

@@ -7,7 +7,7 @@ import math
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss",
@@ -50,6 +50,9 @@ def sigmoid_focal_loss(inputs: Tensor, targets: Tensor, alpha: float = 0.25,
 
 def _paired(op: str, boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, ...]:
     """Corners of paired boxes, and their intersections and unions."""
+    for name, b in (("boxes1", boxes1), ("boxes2", boxes2)):
+        if not isinstance(b, Tensor):
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(b).__name__}")
     if boxes1.shape != boxes2.shape or boxes1.shape[-1:] != (4,):
         raise ShapeError(f"{op}: boxes1 and boxes2 must both be (..., 4) and equal in shape, "
                          f"got {tuple(boxes1.shape)} and {tuple(boxes2.shape)}")
@@ -118,6 +121,8 @@ def distance_box_iou_loss(boxes1: Tensor, boxes2: Tensor, reduction: str = "none
 def complete_box_iou_loss(boxes1: Tensor, boxes2: Tensor, reduction: str = "none",
                           eps: float = 1e-7) -> Tensor:
     """``1 - CIoU`` of paired boxes: :func:`distance_box_iou_loss` plus an aspect-ratio term.
+    As in torchvision, ``eps`` enters only the aspect-ratio weight; the distance part keeps its
+    default ``1e-7``.
 
     Example:
         >>> complete_box_iou_loss(ember.tensor([[0.0, 0.0, 2.0, 1.0]]),
@@ -125,7 +130,7 @@ def complete_box_iou_loss(boxes1: Tensor, boxes2: Tensor, reduction: str = "none
         tensor([0.7629])
     """
     c = _paired("complete_box_iou_loss", boxes1, boxes2)
-    loss, iou = _distance(c, eps)
+    loss, iou = _distance(c, 1e-7)
     x1, y1, x2, y2, x1g, y1g, x2g, y2g = c[:8]
     v = (4 / math.pi ** 2) * (ember.atan((x2g - x1g) / (y2g - y1g))
                               - ember.atan((x2 - x1) / (y2 - y1))) ** 2

@@ -27,7 +27,7 @@ def _prepare(op: str, input: Tensor, boxes: Tensor | list[Tensor],
     """The RoIs as rows ``(batch, x1, y1, x2, y2)``, the output size ``(h, w)``, and the input
     as ``(N * h * w, C / (h*w), H, W)`` maps, each bin's channels one map."""
     rois = _rois(op, input, boxes)
-    ph, pw = _pair(output_size)
+    ph, pw = _pair(op, output_size)
     n, c, height, width = input.shape
     if c % (ph * pw):
         raise ShapeError(f"{op}: input channels ({c}) must be a multiple of the output size "

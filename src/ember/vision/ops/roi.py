@@ -15,7 +15,7 @@ import numpy as np
 
 import ember
 from ember import nn
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["RoIAlign", "RoIPool", "roi_align", "roi_pool"]
@@ -23,31 +23,49 @@ __all__ = ["RoIAlign", "RoIPool", "roi_align", "roi_pool"]
 
 def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
     """``(K, 5)`` rows of (batch index, x1, y1, x2, y2) from either of torchvision's forms."""
+    if not isinstance(input, Tensor):
+        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     if input.ndim != 4:
         raise ShapeError(f"{op}: input must be (N, C, H, W), got {tuple(input.shape)}")
     if not input.dtype.is_floating_point:
-        raise TypeError(f"{op}: input must be a floating tensor, got {input.dtype.name}. "
-                        "Hint: convert it with input.float()")
+        raise DTypeError(f"{op}: input must be a floating tensor, got {input.dtype.name}. "
+                         "Hint: convert it with input.float()")
     if isinstance(boxes, (list, tuple)):
         for i, b in enumerate(boxes):
+            if not isinstance(b, Tensor):
+                raise ArgumentTypeError(f"{op}: boxes[{i}] must be a Tensor, got "
+                                        f"{type(b).__name__}")
             if b.ndim != 2 or b.shape[1] != 4:
                 raise ShapeError(f"{op}: boxes[{i}] must be (L, 4) per image, got "
                                  f"{tuple(b.shape)}")
         parts = [np.concatenate([np.full((len(b), 1), i), b.detach().numpy()], 1)
                  for i, b in enumerate(boxes)]
-        return np.concatenate(parts) if parts else np.zeros((0, 5))
-    if boxes.ndim != 2 or boxes.shape[1] != 5:
+        rois = np.concatenate(parts).astype(np.float64) if parts else np.zeros((0, 5))
+    elif not isinstance(boxes, Tensor):
+        raise ArgumentTypeError(f"{op}: boxes must be a (K, 5) Tensor or a list of (L, 4) "
+                                f"Tensors, got {type(boxes).__name__}")
+    elif boxes.ndim != 2 or boxes.shape[1] != 5:
         raise ShapeError(f"{op}: boxes must be a (K, 5) tensor of (batch index, x1, y1, x2, "
                          f"y2) or a list of (L, 4) tensors, got {tuple(boxes.shape)}")
-    rois = boxes.detach().numpy().astype(np.float64)
+    else:
+        rois = boxes.detach().numpy().astype(np.float64)
+    if not np.isfinite(rois).all():
+        # (torchvision's kernels cast NaN and infinite coordinates to int: undefined results)
+        row = int(np.flatnonzero(~np.isfinite(rois).all(1))[0])
+        raise ArgumentError(f"{op}: box {row} has a non-finite coordinate or batch index: "
+                            f"{rois[row].tolist()}")
     if len(rois) and (rois[:, 0].min() < 0 or rois[:, 0].max() >= input.shape[0]):
-        raise ShapeError(f"{op}: a batch index in boxes[:, 0] is outside the input's "
-                         f"{input.shape[0]} images")
+        raise ShapeError(f"{op}: a batch index in boxes[:, 0] (or the number of per-image box "
+                         f"lists) is outside the input's {input.shape[0]} images")
     return rois
 
 
-def _pair(output_size: int | tuple[int, int]) -> tuple[int, int]:
-    return (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+def _pair(op: str, output_size: int | tuple[int, int]) -> tuple[int, int]:
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 2 or min(size) < 1:
+        raise ArgumentError(f"{op}: output_size must be a positive int or a pair of them, got "
+                            f"{output_size!r}")
+    return size
 
 
 def _bilinear(y: np.ndarray, x: np.ndarray, height: int, width: int) -> tuple:
@@ -83,7 +101,7 @@ def roi_align(input: Tensor, boxes: Tensor | list[Tensor], output_size: int | tu
     """
     op = "roi_align"
     rois = _rois(op, input, boxes)
-    ph, pw = _pair(output_size)
+    ph, pw = _pair(op, output_size)
     n, c, height, width = input.shape
     bins, sources, weights = [], [], []
     for k, (b, x1, y1, x2, y2) in enumerate(rois):
@@ -153,7 +171,7 @@ def roi_pool(input: Tensor, boxes: Tensor | list[Tensor], output_size: int | tup
     """
     op = "roi_pool"
     rois = _rois(op, input, boxes)
-    ph, pw = _pair(output_size)
+    ph, pw = _pair(op, output_size)
     n, c, height, width = input.shape
     cells: list[list[int]] = []
     for b, x1, y1, x2, y2 in rois:
