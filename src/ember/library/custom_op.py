@@ -50,6 +50,12 @@ _VALUE_TYPES = {"SymInt": (numbers.Integral, int), "float": (numbers.Real, float
                 "Scalar": ((int, float, bool), None), "ScalarType": (DType, None)}
 
 
+class SchemaMismatch(OpError):
+    """An argument's type does not match the op's schema: an overloaded op tries its next
+    overload on this error only (a transform's error, such as jit's on ``item()``, is the
+    user's)."""
+
+
 class CustomOpCtx(FunctionCtx):
     """The ``ctx`` of one recorded call: ``autograd.Function``'s (``save_for_backward``,
     ``saved_tensors``, ``needs_input_grad``, ``set_materialize_grads``), plus the output specs
@@ -198,6 +204,11 @@ class CustomOpDef:
             inputs, layout = self.split(values)
         except TensorLikeOperand:  # (an ember.fx proxy records the call)
             return handle(self, args, kwargs)
+        return self.call_split(values, inputs, layout)
+
+    def call_split(self, values: dict[str, Any], inputs: list[Tensor], layout: tuple) -> Any:
+        """Runs the op on arguments already bound (:meth:`bind`) and split (:meth:`split`):
+        the results, after writing the mutated arguments in place."""
         outs = self.apply(inputs, layout)
         results = outs[:self._nret]
         for name, new in zip(self._schema.mutated, outs[self._nret:]):
@@ -208,6 +219,13 @@ class CustomOpDef:
 
     def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         """The call's arguments by parameter name, defaults filled in."""
+        params = self._schema.params
+        if not kwargs and len(args) <= len(params) and \
+                all(not p.kwarg_only for p in params[:len(args)]) and \
+                all(p.has_default for p in params[len(args):]):  # (the common call: no
+            values = dict(zip((p.name for p in params), args))  # inspect.Signature needed)
+            values.update((p.name, p.default) for p in params[len(args):])
+            return values
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -262,9 +280,9 @@ class CustomOpDef:
                                         bool not in _as_tuple(types)):
             if type(v) in TENSOR_LIKE and Tensor in _as_tuple(types):
                 raise TensorLikeOperand(self.qualname)
-            raise OpError(f"{self.qualname}() Expected a value of type '{p.type}' for argument "
-                          f"'{p.name}' but instead found type '{type(v).__name__}'. "
-                          f"Declaration: {self.schema}")
+            raise SchemaMismatch(f"{self.qualname}() Expected a value of type '{p.type}' for "
+                                 f"argument '{p.name}' but instead found type "
+                                 f"'{type(v).__name__}'. Declaration: {self.schema}")
         return v
 
     def apply(self, inputs: Sequence[Tensor], layout: tuple) -> tuple:
@@ -435,8 +453,9 @@ class CustomOpDef:
                 if g is not None and (not isinstance(g, (list, tuple)) or
                                       len(g) != len(present)):
                     raise GradError(f"{self.qualname}: the backward returned {_describe(g)} "
-                                    f"gradients for {p.name!r}, a list of {len(present)} tensors. "
-                                    "Hint: return a list with one gradient (or None) per item")
+                                    f"gradients for {p.name!r}, which has {len(present)} items "
+                                    "in this call (None ones too). Hint: return a list with "
+                                    "one gradient (or None) per item")
                 flat.extend(self._grad(p, gi) for gi, has in zip(
                     g if g is not None else [None] * len(present), present) if has)
             elif n:

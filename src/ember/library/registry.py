@@ -9,7 +9,7 @@ from typing import Any
 
 from ember.errors import ArgumentError, OpError
 from ember.library.batching import register_batching
-from ember.library.custom_op import CustomOpDef
+from ember.library.custom_op import CustomOpDef, SchemaMismatch
 from ember.library.schema import TENSOR, VALUE, Schema, parse, parse_schema
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import replace_primitive
@@ -239,24 +239,29 @@ class OpPacket:
         ordered = sorted(self._overloads.values(), key=lambda o: "." in o.qualname)
         for op in ordered:
             try:
-                op.split(op.bind(args, kwargs))
+                values = op.bind(args, kwargs)
+                inputs, layout = op.split(values)
             except TensorLikeOperand:  # (ember.fx records the call to the packet, resolved
                 return handle(self, args, kwargs)  # when the graph runs, as torch.fx)
-            except (TypeError, OpError):
+            except (TypeError, SchemaMismatch):  # (bind's TypeError: not its parameters)
                 continue
-            return op(*args, **kwargs)
+            return op.call_split(values, inputs, layout)
         raise OpError(f"Overloaded op {self._qualname} was called with arguments that match "
                       "none of its schemas:\n" + "\n".join(op.schema for op in ordered))
 
 
 def lookup(op: str | CustomOpDef | OpPacket) -> CustomOpDef:
     """The definition of a custom op given as itself, by its ``"namespace::name"`` (an
-    overload's ``"namespace::name.overload"``), or as an op with overloads (its default)."""
+    overload's ``"namespace::name.overload"``), or as an op with overloads when it has only
+    one (an op with several must name which: ``ember.ops.ns.name.Tensor``)."""
     if isinstance(op, CustomOpDef):
         return op
     if isinstance(op, OpPacket):
-        op = op._qualname
+        if len(op._overloads) != 1:
+            raise ArgumentError(f"{op._qualname} has the overloads {op.overloads()}; pass one "
+                                f"of them, e.g. ember.ops.{op._qualname.replace('::', '.')}."
+                                f"{op.overloads()[0]}")
+        return next(iter(op._overloads.values()))
     if op not in OPS:
         raise ArgumentError(f"{op!r} is not a custom op defined with ember.library.custom_op")
     return OPS[op]
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import functools
 import inspect
 import re
 import typing
@@ -81,7 +82,7 @@ class Schema:
     def mutated(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params if p.mutable)
 
-    @property
+    @functools.cached_property
     def text(self) -> str:
         """PyTorch's schema string, e.g. ``(Tensor x, *, SymInt n=2) -> Tensor``."""
         pieces, kwarg_only = [], False
@@ -129,12 +130,12 @@ def infer_schema(prototype_function: Callable, /, *, mutates_args: str | Iterabl
 
 
 def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
-    """The :class:`Schema` of ``fn``; raises ValueError (PyTorch's messages) on what custom
-    ops cannot take."""
+    """The :class:`Schema` of ``fn``; raises ArgumentError (a ValueError; PyTorch's messages)
+    on what custom ops cannot take."""
     sig = inspect.signature(fn)
 
-    def fail(what: str) -> ValueError:
-        return ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+    def fail(what: str) -> ArgumentError:
+        return ArgumentError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     if isinstance(mutates_args, str) and mutates_args != "unknown":
         raise ArgumentError(f"mutates_args must be 'unknown' or a collection of parameter names, "
@@ -229,8 +230,8 @@ def parse_schema(text: str) -> Schema:
     """The :class:`Schema` of a PyTorch schema string such as ``"(Tensor x, float a=1.0) ->
     Tensor"`` (the types :func:`infer_schema` writes; ``int`` reads as ``SymInt``,
     ``Tensor(a!)`` marks a mutated argument, returned values may be named)."""
-    def fail(what: str) -> ValueError:
-        return ValueError(f"schema {text!r}: {what}")
+    def fail(what: str) -> ArgumentError:
+        return ArgumentError(f"schema {text!r}: {what}")
 
     whole = re.fullmatch(r"\s*\((.*)\)\s*->\s*(.+?)\s*", text)
     if whole is None:
