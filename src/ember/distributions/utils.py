@@ -60,7 +60,8 @@ def sum_rightmost(value: Tensor | float, dims: int) -> Tensor | float:
     """``value`` summed over its rightmost ``dims`` dims (a number is returned as is)."""
     if dims == 0 or not isinstance(value, Tensor):
         return value
-    return value.flatten(value.dim() - dims).sum(-1)
+    start = value.dim() - dims  # (more dims than the value's: all of it, as torch's)
+    return (value.flatten(start) if start >= 0 else value.reshape(-1)).sum(-1)
 
 
 def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:

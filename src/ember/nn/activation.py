@@ -11,6 +11,7 @@ from typing import Any
 
 from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
+from ember.nn import init as nn_init
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
@@ -121,6 +122,8 @@ class ReLU6(Hardtanh):
         tensor([0., 6.])
     """
 
+    min_val, max_val = 0.0, 6.0  # (for a ReLU6 pickled before it had them: it ran forward)
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
@@ -197,13 +200,11 @@ class PReLU(Module):
 
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
-        self.weight = Parameter(ember.full((num_parameters,), init, dtype=dtype,
-                                           device=device))
+        self.weight = Parameter(ember.empty(num_parameters, dtype=dtype, device=device))
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from ember.nn import init
-
-        init.constant_(self.weight, self.init)
+        nn_init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.prelu(input, self.weight)

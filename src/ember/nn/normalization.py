@@ -259,6 +259,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                       eps, affine)
         _affine_parameters(self, num_channels, affine, bias, {"dtype": dtype, "device": device})
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         _reset_affine(self)
@@ -285,6 +286,7 @@ class RMSNorm(Module):
                                                device=device))
         else:
             self.register_parameter("weight", None)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         _reset_affine(self)

@@ -219,9 +219,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         not_a_tensor("flatten", {"input": input}, error)
         raise
     shape = tuple(shape)  # (a plain tuple's slices and sums: a Size's cost a call each)
-    if not shape:  # (the dims are checked as those of a 1-D tensor, as in PyTorch)
-        normalize_dim(start_dim, 1, "flatten")
-        normalize_dim(end_dim, 1, "flatten")
+    if not shape:  # (as PyTorch, a 0-d tensor takes dims -1 and 0)
+        normalize_dim(start_dim, 0, "flatten")
+        normalize_dim(end_dim, 0, "flatten")
         return reshape(input, (1,))
     s = normalize_dim(start_dim, len(shape), "flatten")
     e = normalize_dim(end_dim, len(shape), "flatten")
