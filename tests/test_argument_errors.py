@@ -38,3 +38,17 @@ def test_ember_raises_no_plain_value_error():
                  for n, line in enumerate(path.read_text().splitlines(), 1)
                  if "raise ValueError(" in line]
     assert offenders == [], "use ember.errors.ArgumentError instead: " + ", ".join(offenders)
+
+
+@pytest.mark.parametrize("value, kind", [
+    (__import__("numpy").ones(2), "numpy.ndarray"),
+    (__import__("torch").ones(2), "torch.Tensor"),
+    ([1.0], "list"),
+])
+def test_a_foreign_array_given_for_a_tensor_is_named_with_its_package(value, kind):
+    # (a NumPy array or PyTorch tensor failed deep inside: AttributeError "'Float64DType'
+    # object has no attribute 'category'"; check_tensors said "got Tensor" for torch's)
+    with pytest.raises(TypeError, match=rf"exp\(\): argument 'input' must be Tensor, not {kind}"):
+        ember.exp(value)
+    with pytest.raises(TypeError, match=rf"pad: input must be a Tensor, got {kind}"):
+        F.pad(value, (1, 1))

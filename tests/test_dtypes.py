@@ -74,3 +74,17 @@ def test_tensor_of_a_numpy_array_of_an_ml_dtypes_dtype_keeps_it(name):
     got = ember.tensor(array)
     assert got.dtype is dtype and got.tolist() == [0.5, -2.0]
     assert ember.tensor(array, dtype=ember.float32).tolist() == [0.5, -2.0]
+
+
+@pytest.mark.parametrize("name", ["bool", "uint8", "int8", "int16", "int32", "int64",
+                                  "float16", "bfloat16", "float32", "float64", "complex64"])
+def test_extreme_is_where_a_running_max_or_min_starts(name):
+    dtype = getattr(ember, name)
+    low, high = dtypes.extreme(dtype), dtypes.extreme(dtype, highest=True)
+    if dtype is ember.bool:
+        assert (low, high) == (False, True)
+    elif dtype.is_floating_point or dtype.is_complex:
+        assert (low, high) == (-np.inf, np.inf)
+    else:
+        info = np.iinfo(dtype.np)
+        assert (low, high) == (info.min, info.max) and type(low) is int

@@ -156,12 +156,27 @@ def describe(shape: tuple[int, ...], dtype: object) -> str:
     return f"{tuple(shape)} {getattr(dtype, 'name', dtype)}"
 
 
+def type_name(value: object) -> str:
+    """The name of ``value``'s type as a user would write it: bare for Python's and Ember's
+    (``list``, ``QuantizedTensor``), with its package otherwise (``numpy.ndarray``,
+    ``torch.Tensor``: a PyTorch tensor named ``Tensor`` would puzzle).
+
+    Example:
+        >>> type_name(np.ones(2)), type_name([1])
+        ('numpy.ndarray', 'list')
+    """
+    kind = type(value)
+    package = kind.__module__.partition(".")[0]
+    return kind.__qualname__ if package in ("builtins", "ember") else \
+        f"{package}.{kind.__qualname__}"
+
+
 def not_a_tensor_error(op: str, name: str, value: object, many: bool = False) -> TypeError:
     """PyTorch's ``TypeError`` for an argument of ``op`` that should be a tensor (``many``:
     a sequence of tensors) and is not, e.g. ``conv2d(): argument 'input' must be Tensor, not
     list``; for the error path of a check that reads a tensor's attribute off ``value``. (A
     plain TypeError, whose message the hook of :class:`EmberError` names the composite in.)"""
-    kind = type(value).__name__
+    kind = type_name(value)
     if many:
         message = (f"{op}(): argument '{name}' must hold Tensors, not {kind}. Hint: convert "
                    "each with ember.tensor(...)")

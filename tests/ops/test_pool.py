@@ -351,3 +351,12 @@ def test_pooling_in_half_precision_matches_torch(name, shape, kwargs, dtype):
     (want * torch.from_numpy(g.numpy())).sum().backward()
     assert x.grad.dtype is x.dtype
     np.testing.assert_allclose(x.grad.float().numpy(), ref.grad.numpy(), rtol=2e-2, atol=2e-2)
+
+
+def test_max_pool_of_bool_with_padding_is_the_windows_any():
+    # (PyTorch refuses bool; Ember pools it, padding with False: it raised NumPy's "Invalid
+    # integer data type 'b'" with padding and pooled without)
+    x = np.random.default_rng(0).random((1, 2, 5, 6)) > 0.7
+    got = F.max_pool2d(ember.tensor(x), 3, 1, padding=1)
+    want = TF.max_pool2d(torch.tensor(x, dtype=torch.float32), 3, 1, padding=1) > 0
+    assert got.dtype is ember.bool and np.array_equal(got.numpy(), want.numpy())

@@ -205,6 +205,15 @@ def test_float_modules_given_a_quantized_tensor_raise_naming_module_and_fix(modu
     assert "DeQuantStub" in message or "dequantize" in message
 
 
+@pytest.mark.parametrize("call", [lambda q: ember.arange(q), lambda q: ember.cdist(q, q),
+                                  lambda q: ember.nn.functional.pad(q, (1, 1))],
+                         ids=["arange", "cdist", "pad"])
+def test_a_quantized_tensor_given_to_a_float_op_says_dequantize(call):
+    # (f33424e0 made arange's and cdist's a "must be Tensor, not QuantizedTensor" TypeError)
+    with pytest.raises(eq.QuantizedOperandError, match=r"call \.dequantize\(\) first"):
+        call(_q((2, 3)))
+
+
 def test_the_hint_names_the_quantized_twin():
     with pytest.raises(eq.QuantizedOperandError, match=r"swaps it for ember\.ao\.nn\."
                                                        r"quantized\.Hardswish"):

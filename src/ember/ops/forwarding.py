@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import ArgumentTypeError, not_a_tensor_error
+from ember.errors import ArgumentTypeError, not_a_tensor_error, type_name
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.tensor import Tensor
 
@@ -166,11 +166,13 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
         TypeError: exp(): argument 'input' must be Tensor, not list. Hint: ...
     """
     culprit = getattr(error, "obj", _UNSET)  # (None when the user passed None)
-    if culprit is _UNSET or hasattr(culprit, "_data"):
+    if culprit is _UNSET or hasattr(type(culprit), "_data"):  # (a tensor-like's own error)
         return
     for name, value in arguments.items():
-        if value is culprit:
-            raise not_a_tensor_error(op, name, culprit) from error
+        if value is culprit or (  # (or its dtype: a NumPy array's or a PyTorch tensor's)
+                culprit is not None and not hasattr(type(value), "_data")
+                and getattr(value, "dtype", None) is culprit):
+            raise not_a_tensor_error(op, name, value) from error
         if isinstance(value, (list, tuple)) and any(v is culprit for v in value):
             raise not_a_tensor_error(op, name, culprit, many=True) from error
 
@@ -188,7 +190,7 @@ def check_tensors(op: str, **named: Any) -> None:
     for name, x in named.items():
         if not isinstance(x, Tensor):
             hand_over_tensor_like(x, name)
-            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. "
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type_name(x)}. "
                                     "Hint: wrap it with ember.tensor(...)")
 
 
