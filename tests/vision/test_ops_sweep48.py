@@ -70,3 +70,11 @@ def test_box_functions_name_a_non_tensor():
         ops.box_convert(np.zeros((1, 4)), "xyxy", "xywh")
     with pytest.raises(ArgumentTypeError, match="boxes2 must be a Tensor"):
         ops.generalized_box_iou_loss(ember.zeros(1, 4), np.zeros((1, 4)))
+    with pytest.raises(ArgumentTypeError, match="sigmoid_focal_loss: inputs must be"):
+        ops.sigmoid_focal_loss(np.zeros(2), ember.zeros(2))
+    with pytest.raises(ArgumentTypeError, match="masks_to_boxes: masks must be a Tensor"):
+        ops.masks_to_boxes(np.zeros((1, 2, 2)))
+    with pytest.raises(ArgumentTypeError, match="nms: boxes must be a Tensor"):
+        ops.nms(np.zeros((1, 4)), ember.zeros(1), 0.5)
+    with pytest.raises(ArgumentTypeError, match="batched_nms: idxs must be a Tensor"):
+        ops.batched_nms(ember.zeros(1, 4), ember.zeros(1), np.zeros(1), 0.5)

@@ -240,6 +240,9 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
         >>> masks_to_boxes(m)
         tensor([[2., 1., 3., 2.]])
     """
+    if not isinstance(masks, Tensor):
+        raise ArgumentTypeError(f"masks_to_boxes: masks must be a Tensor, got "
+                                f"{type(masks).__name__}")
     if masks.numel() == 0:  # (as torchvision: no pixels at all, no boxes at all)
         return ember.zeros(0, 4, dtype=ember.float32, device=masks.device)
     if masks.ndim != 3:

@@ -36,6 +36,10 @@ def sigmoid_focal_loss(inputs: Tensor, targets: Tensor, alpha: float = 0.25,
         >>> sigmoid_focal_loss(ember.tensor([3.0, -1.0]), ember.tensor([1.0, 0.0]))
         tensor([2.7321e-05, 1.6994e-02])
     """
+    for name, t in (("inputs", inputs), ("targets", targets)):
+        if not isinstance(t, Tensor):
+            raise ArgumentTypeError(f"sigmoid_focal_loss: {name} must be a Tensor, got "
+                                    f"{type(t).__name__}")
     if inputs.shape != targets.shape:
         raise ShapeError(f"sigmoid_focal_loss: inputs {tuple(inputs.shape)} and targets "
                          f"{tuple(targets.shape)} must have the same shape")

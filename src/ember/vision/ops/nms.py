@@ -6,13 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember.errors import ShapeError
+from ember.errors import ArgumentTypeError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["batched_nms", "nms"]
 
 
-def _check(op: str, boxes: Tensor, scores: Tensor) -> None:
+def _check(op: str, boxes: Tensor, scores: Tensor, idxs: Tensor | None = None) -> None:
+    named = {"boxes": boxes, "scores": scores, **({} if idxs is None else {"idxs": idxs})}
+    for name, t in named.items():
+        if not isinstance(t, Tensor):
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if boxes.ndim != 2 or boxes.shape[1] != 4:
         raise ShapeError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)}")
     if scores.ndim != 1 or scores.shape[0] != boxes.shape[0]:
@@ -75,7 +79,7 @@ def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: floa
         >>> batched_nms(boxes, ember.tensor([0.9, 0.8]), ember.tensor([0, 1]), 0.5)
         tensor([0, 1])
     """
-    _check("batched_nms", boxes, scores)
+    _check("batched_nms", boxes, scores, idxs)
     if idxs.shape != scores.shape:
         raise ShapeError(f"batched_nms: idxs must have the shape of scores "
                          f"{tuple(scores.shape)}, got {tuple(idxs.shape)}")
