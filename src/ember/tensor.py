@@ -137,6 +137,9 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        if self._view is not None:
+            from ember.autograd.roots import refresh_stale  # (base written since: new history)
+            refresh_stale(self)
         return self._node
 
     @property

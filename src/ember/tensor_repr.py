@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, GradError
 
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
              "sci_mode": None}
@@ -211,8 +211,13 @@ def tensor_repr(t: Any, part: bool = False, width: int | None = None) -> str:
         shown = not has_default_dtype(dt)
     if shown and not part:
         suffixes.append(f"dtype=ember.{dt.name}")
-    if t._node is not None:
-        suffixes.append(f"grad_fn=<{t._node.name()}>")
+    try:
+        node = t.grad_fn  # (a view whose base was written in place: of its new history)
+        node = None if node is None else node.name()
+    except GradError:  # (a custom Function's view output whose base was written, as PyTorch)
+        node = "Invalid"
+    if node is not None:
+        suffixes.append(f"grad_fn=<{node}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     if not part and (tangent := _tangent(t)) is not None:

@@ -41,7 +41,9 @@ class InferenceCounter(VersionCounter):
 
 class NumberCounter(VersionCounter):
     """The counter of a 0-d constant made from a Python number an op took (``x * 2``'s 2):
-    saved-tensor hooks leave such constants alone, as PyTorch's wrapped numbers."""
+    saved-tensor hooks leave such constants alone, as PyTorch's wrapped numbers. One made
+    under ``inference_mode`` gets this counter too, not the inference one: no op's output
+    shares a number constant's counter, so that cannot show."""
 
     __slots__ = ()
     number = True

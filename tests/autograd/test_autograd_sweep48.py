@@ -81,6 +81,8 @@ def test_custom_function_view_output_written_in_place_raises(lib, as_is):
         y[:2].add_(1)  # a view of the output too
     with lib.no_grad():
         y.mul_(2)  # without grad it is allowed
+    with pytest.raises(RuntimeError, match="its base or another view of its base has been"):
+        (y * 1).sum().backward()  # but y is then unusable with grad
 
 
 @pytest.mark.parametrize("as_is", [False, True])

@@ -24,7 +24,7 @@ from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node
 from ember.autograd.saved_hooks import SAVED_HOOKS
 from ember.errors import GradError
-from ember.ops.primitive import DISPATCH, ViewInfo
+from ember.ops.primitive import DISPATCH, FUNCTION_VIEW_NOTE, ViewInfo
 
 
 class FunctionCtx:
@@ -363,14 +363,18 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
         if id(o) in ctx._non_differentiable or not (o.dtype.is_floating_point or o.dtype.is_complex)
         else _wrap(o._data, o._device, True, node, i, o._vc)
         for i, o in enumerate(outs))
-    # (an input returned as is stays an input when saved: PyTorch's output is a view of it)
+    # an input returned as is stays an input when saved; an output sharing an input's memory
+    # (returned as is, or a view) is a view of it, as PyTorch's (``_custom_view``)
     args_ids = {id(a) for a in args}
-    ctx._output_slots = {id(o): i for i, (o, w) in enumerate(zip(outs, wrapped))
-                         if isinstance(w, Tensor) and w.requires_grad and id(o) not in args_ids}
+    ctx._output_slots = {}
     for i, (o, w) in enumerate(zip(outs, wrapped)):
-        if w is not o and isinstance(w, Tensor) and w.requires_grad and id(o) not in dirty and (
-                o._view is not None or id(o) in args_ids):
-            w._view = _custom_view(o, f"Output {i} of {cls.__name__}")
+        if not (isinstance(w, Tensor) and w.requires_grad):
+            continue
+        returned = id(o) in args_ids
+        if not returned:
+            ctx._output_slots[id(o)] = i
+        if (returned or o._view is not None) and id(o) not in dirty:
+            w._view = _custom_view(o, f"Output {i} of {cls.__name__}", outs, wrapped)
     if dirty:
         wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
                         for o, w in zip(outs, wrapped))
@@ -378,15 +382,18 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
     return wrapped if isinstance(out, tuple) else wrapped[0]
 
 
-def _custom_view(o: Any, label: str) -> ViewInfo:
+def _custom_view(o: Any, label: str, outs: tuple, wrapped: tuple) -> ViewInfo:
     """The view record of a Function's output that forward returned as a view of ``o``'s
     memory (``o`` an input returned as is, or a view): PyTorch's outputs are views of the
     inputs they share memory with, which neither they nor their base may be written in place
-    after (``ViewInfo.custom``: that would override the Function's backward)."""
+    after (``ViewInfo.custom``: that would override the Function's backward). A view of
+    another output has that output as its ``_base``, as in PyTorch."""
+    custom = (label, FUNCTION_VIEW_NOTE)
     info = o._view
     if info is None:
-        return ViewInfo(o, (), o._vc.value, custom=label)
-    return ViewInfo(info.base, info.chain, o._vc.value, info.without_grad, info.shown, label)
+        return ViewInfo(o, (), o._vc.value, custom=custom)
+    shown = next((w for r, w in zip(outs, wrapped) if r is info.shown), info.shown)
+    return ViewInfo(info.base, info.chain, o._vc.value, info.without_grad, shown, custom)
 
 
 def _save_dirty_as_outputs(ctx: FunctionCtx, outs: tuple, dirty: set) -> None:

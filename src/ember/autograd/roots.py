@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.autograd.grad_mode import enable_grad
 from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
 from ember.errors import GradError, ShapeError
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, refresh_view
 from ember.tensor import Tensor, _wrap
 
 
@@ -20,6 +21,8 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
     """``(tensor, gradient)`` pairs a backward pass starts from, checked: one gradient per
     output (implied only for a real scalar), of the output's shape; ``who`` names the caller
     in the errors."""
+    if type(tensors) is Tensor and tensors._view is not None:
+        refresh_stale(tensors)
     if grads is None and type(tensors) is Tensor and tensors.requires_grad and \
             tensors.numel() == 1 and not tensors.dtype.is_complex:
         return [(tensors, _seed(tensors))]  # (``loss.backward()``: none of the loop's checks)
@@ -40,6 +43,8 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
                                  f"a GradientEdge ({t!r}) of shape {shape}")
             roots.append((t, g))
             continue
+        if t._view is not None:
+            refresh_stale(t)
         if not t.requires_grad:
             raise GradError(f"{who}: element {i} of the tensors does not require grad and has "
                             "no grad_fn. Hint: did you create it under no_grad, or forget "
@@ -58,6 +63,15 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
                              f"shape {tuple(t.shape)}")
         roots.append((t, g))
     return roots
+
+
+def refresh_stale(t: Tensor) -> None:
+    """Gives the view ``t``, if its base was written in place since its history was made,
+    the history of the base's new state, as an op using it does (``refresh_view``; raises
+    for a custom Function's view output, as PyTorch)."""
+    if t._view.version != t._vc.value:
+        with enable_grad():  # (replayed with history even where called under no_grad)
+            refresh_view(t)
 
 
 def _seed(t: Tensor) -> Tensor:

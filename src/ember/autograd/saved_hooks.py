@@ -158,8 +158,10 @@ def _pack(node: Node, hooks: tuple) -> None:
         # constant operand is not: PyTorch saves nothing for add)
         read = reads(node, i) if saved else not (t.requires_grad or t.is_floating_point()
                                                   or t.is_complex())
-        if t.requires_grad and t._node is None and not (copies and read) or t._vc.number:
-            entries.append((0, t))  # (a Python number an op took: not the hooks', as PyTorch)
+        # a Python number an op took is not the hooks' (as PyTorch); a leaf that requires
+        # grad, the gradient's destination, is kept by reference unless a copying hook reads it
+        if t._vc.number or (t.requires_grad and t._node is None and not (copies and read)):
+            entries.append((0, t))
         elif read:
             # a private copy has a counter of its own: writes to the original no longer matter
             vc = VersionCounter() if copies else t._vc

@@ -25,13 +25,13 @@ def retain_grad(self: Tensor) -> None:
         >>> y.grad
         tensor([1., 1.])
     """
+    node = self.grad_fn  # (of today's value, for a view whose base was written in place)
     if not self.requires_grad:
         raise GradError(f"retain_grad(): the tensor (shape {tuple(self.shape)}) does not "
                         "require grad, so it gets no gradient to retain. Hint: call "
                         "requires_grad_() on the leaves it is computed from")
-    if self._node is None:
+    if node is None:
         return
-    node = self._node
     if node.retained is None:
         node.retained = {}
     node.retained[self._idx] = weakref.ref(self)

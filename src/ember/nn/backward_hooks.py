@@ -107,10 +107,22 @@ def _wrap(identity: type[Function], state: BackwardHookState, values: tuple
     out = identity.apply(state, *(values[i] for i in positions))
     out = out if isinstance(out, tuple) else (out,)
     new = list(values)
+    what = "output" if identity is OutputIdentity else "input"
     for i, t in zip(positions, out, strict=True):
         new[i] = t
+        if t._view is not None:  # (a write into it is refused: name the module, not identity)
+            t._view.custom = (f"{what} {i} of {type(state.module).__name__}, which has full "
+                              "backward hooks,", _HOOKED_VIEW_NOTE)
     # (a namedtuple of outputs stays one, as PyTorch keeps it)
     return tuple(new) if type(values) is tuple else type(values)(*new), positions
+
+
+_HOOKED_VIEW_NOTE = (
+    "A module's full backward hooks (register_full_backward_hook, "
+    "register_full_backward_pre_hook) see its inputs and outputs through an identity custom "
+    "Function, whose backward a write into them would override (PyTorch refuses it too). "
+    "Hint: use inplace=False in the module that writes into it (nn.ReLU(inplace=False)), or "
+    "clone() it first")
 
 
 def _spread(positions: tuple, grads: tuple, n: int) -> tuple:

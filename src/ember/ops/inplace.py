@@ -28,6 +28,7 @@ from ember.ops.primitive import (
     DISPATCH,
     Primitive,
     apply,
+    custom_view_message,
     not_casting,
     primitive,
     refresh_view,
@@ -163,10 +164,7 @@ def _refuse_view_write(x: Tensor, name: str) -> None:
                         "smaller than its size makes such views). Hint: clone() the view, or "
                         "write into the tensor it was made from")
     if GRAD.enabled and x._view.custom is not None:
-        raise GradError(f"{name}: {x._view.custom} is a view and is being modified in place. "
-                        "This view was made inside a custom Function (or an input was "
-                        "returned as is): writing into it would override the Function's "
-                        "backward. Hint: clone() the output of the custom Function")
+        raise GradError(custom_view_message(x._view, "is being modified in place", name))
     if GRAD.enabled and x._view.without_grad:
         raise GradError(f"{name}: this view (shape {shape}) was made under no_grad from a "
                         "tensor that requires grad, and is being modified in place with grad "

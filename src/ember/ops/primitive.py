@@ -452,13 +452,14 @@ class ViewInfo:
     whether it was made under ``no_grad`` from a tensor that requires grad (writing into such
     a view with grad enabled is refused, as in PyTorch: its history is not the base's), and
     ``custom``: for an output of a custom Function that is a view (or an input returned as
-    is), ``"Output i of F"``: a write into it, or into its base, would override F's backward,
+    is), ``("Output i of F", note)``, its name and the why and hint of the error
+    (``custom_view_message``): a write into it, or into its base, would override F's backward,
     so both are refused as in PyTorch."""
 
     __slots__ = ("_base", "chain", "version", "without_grad", "_shown", "custom")
 
     def __init__(self, base: Tensor, chain: tuple, version: int, without_grad: bool = False,
-                 shown: Tensor | None | object = _AS_BASE, custom: str | None = None) -> None:
+                 shown: Tensor | None | object = _AS_BASE, custom: tuple | None = None) -> None:
         self._base, self.chain, self.version = base, chain, version
         self.without_grad, self.custom = without_grad, custom
         # the tensor ``_base`` names, the base as PyTorch sees it (kept only where it is not
@@ -524,16 +525,26 @@ def replay_view(base: Tensor, chain: tuple) -> Tensor:
     return out
 
 
+FUNCTION_VIEW_NOTE = ("This view was made inside a custom Function (or an input was returned "
+                      "as is), whose backward a write into it or its base would override. "
+                      "Hint: clone() the output of the custom Function")
+
+
+def custom_view_message(info: ViewInfo, what: str, op: str = "") -> str:
+    """The error's text for a write into, or a use after a write into the base of, a view
+    whose ``info.custom`` is ``(label, note)`` (an output of a custom Function): ``what``
+    happened, ``op`` names the writing op."""
+    label, note = info.custom
+    return f"{op}{': ' if op else ''}{label} is a view and {what}. {note}"
+
+
 def refresh_view(t: Tensor) -> None:
     """Gives a view whose memory was written in place the history of its base's new state
     (and, if it retains its grad, retains the new value's, as PyTorch does)."""
     info = t._view
     if info.custom is not None:
-        raise GradError(f"{info.custom} is a view and its base or another view of its base has "
-                        "been modified in place. This view was made inside a custom Function "
-                        "(or an input was returned as is): taking its base's new history "
-                        "would override the Function's backward. Hint: clone() the output "
-                        "of the custom Function")
+        raise GradError(custom_view_message(info, "its base or another view of its base "
+                                            "has been modified in place"))
     fresh = replay_view(info.base, info.chain)
     t._node, t._idx, t.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
     info.version = t._vc.value

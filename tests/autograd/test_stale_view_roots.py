@@ -1,0 +1,120 @@
+"""backward/grad started from, and grad_fn/retain_grad/repr of, a view whose base was written
+in place since it was made use the base's new history, as PyTorch (they used the view's stale
+one: silent wrong gradients); a custom Function's view output then raises, as PyTorch."""
+
+import pytest
+import torch
+
+import ember
+
+
+def _x(lib):
+    return lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+
+
+def _slice_then_base_written(lib):
+    x = _x(lib)
+    z = x * 1
+    v = z[:2]
+    z.mul_(2)
+    return x, v
+
+
+def _backward(lib):
+    x, v = _slice_then_base_written(lib)
+    v.backward(lib.ones(2, dtype=lib.float64))
+    return x.grad.tolist()
+
+
+def _backward_scalar(lib):  # loss.backward()'s fast path
+    x = _x(lib)
+    z = x * 1
+    v = z[0]
+    z.mul_(3)
+    v.backward()
+    return x.grad.tolist()
+
+
+def _grad(lib):
+    x, v = _slice_then_base_written(lib)
+    return lib.autograd.grad(v, x, lib.ones(2, dtype=lib.float64))[0].tolist()
+
+
+def _grad_list(lib):
+    x, v = _slice_then_base_written(lib)
+    return lib.autograd.grad([v], [x], [lib.ones(2, dtype=lib.float64)])[0].tolist()
+
+
+def _grad_under_no_grad(lib):
+    x, v = _slice_then_base_written(lib)
+    with lib.no_grad():
+        v.backward(lib.ones(2, dtype=lib.float64))
+    return x.grad.tolist()
+
+
+def _retained(lib):
+    x, v = _slice_then_base_written(lib)
+    v.retain_grad()
+    (v * v).sum().backward()
+    return v.grad.tolist(), x.grad.tolist()
+
+
+def _grad_fn_renewed(lib):
+    z = _x(lib) * 1
+    v = z[:2]
+    old = v.grad_fn
+    z.mul_(2)
+    return v.grad_fn is not old, v.grad_fn is v.grad_fn
+
+
+@pytest.mark.parametrize("case", [_backward, _backward_scalar, _grad, _grad_list,
+                                  _grad_under_no_grad, _retained, _grad_fn_renewed])
+def test_view_whose_base_was_written_uses_the_new_history(case):
+    assert case(ember) == case(torch)
+
+
+def _view_fn(lib):
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.view(3)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    return F
+
+
+@pytest.mark.parametrize("use", [
+    lambda y: y.backward(torch.ones(3, dtype=torch.float64) if isinstance(y, torch.Tensor)
+                         else ember.ones(3, dtype=ember.float64)),
+    lambda y: y.grad_fn, lambda y: y.retain_grad()])
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_custom_view_output_of_a_written_base_raises_from_the_roots(lib, use):
+    # ember gave x.grad [5, 5, 5] from F's stale backward; torch raises
+    z = _x(lib) * 1
+    y = _view_fn(lib).apply(z)
+    z.mul_(2)
+    with pytest.raises(RuntimeError, match="its base or another view of its base has been"):
+        use(y)
+    assert "grad_fn=<Invalid>" in repr(y)
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_function_output_viewing_another_output_has_it_as_base(lib):
+    class G(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            t = a * 2
+            return t, t[:1]
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            return g0 * 2
+
+    y0, y1 = G.apply(_x(lib))
+    assert y1._base is y0
+    y0.mul_(2)
+    with pytest.raises(RuntimeError, match="its base or another view of its base has been"):
+        (y1 * 1).sum().backward()
