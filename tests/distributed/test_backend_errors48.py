@@ -20,7 +20,16 @@ def test_a_truncated_message_is_a_dist_backend_error(n):
         assert len(mpi_calls) == 4
         assert set(mpi_calls.values()) <= {"ok", "DistBackendError"}, (rank, calls)
         # a destroyed group's comm: a missing name for hasattr/getattr, a DistError in use
-        assert probes == {"hasattr": False, "getattr": "default"}, probes
+        assert probes == {"hasattr": False, "getattr": "default",
+                          "getattr of a public name": "default"}, probes
         assert calls["use of a destroyed group"] == "_Destroyed"
         assert calls["send to itself by group rank"] == "ArgumentError"
-    assert set(got[0][0].values()) - {"_Destroyed", "ArgumentError"} == {"DistBackendError"}
+        # DDP's failed step leaves every gradient None (none half-written); the next works
+        for name in ("Wait", "Test"):
+            assert calls[f"ddp step failing in {name}"] == ("DistBackendError", "ok")[rank]
+            assert calls[f"ddp grads after the failure in {name}"] == [True, True] or rank
+            assert calls[f"next ddp step after {name}"] == "ok", (rank, calls)
+            assert calls[f"ddp grads after {name}"] == [[[3.0] * 4] * 3, [2.0] * 3], calls
+        works = {k: v for k, v in calls.items() if k.startswith("Work")}
+        assert set(works.values()) == {"DistBackendError"} and len(works) == 4, works
+    assert {v for k, v in got[0][0].items() if "all_reduce" in k} == {"DistBackendError"}

@@ -267,17 +267,14 @@ class Work:
     def wait(self) -> bool:
         """Blocks until the collective is done and its results are in the tensors."""
         if not self._done:
-            try:
-                self._request.Wait(*self._with_status)
-            except mpi().Exception as exc:
-                raise backend_error(exc, "Wait") from exc
+            call(self._request, "Wait", *self._with_status)
             self._complete()
         self._set_future()
         return True
 
     def is_completed(self) -> bool:
         """Whether the collective is done (never blocks)."""
-        if not self._done and self._request.Test(*self._with_status):
+        if not self._done and call(self._request, "Test", *self._with_status):
             self._complete()
         return self._done
 

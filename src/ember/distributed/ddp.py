@@ -27,7 +27,12 @@ from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.distributed.buffers import broadcast_from_first, call, mpi
 from ember.distributed.grad_bucket import GradBucket
-from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
+from ember.distributed.process_group import (
+    DistBackendError,
+    DistributedError,
+    ProcessGroup,
+    resolve,
+)
 from ember.errors import ArgumentError
 from ember.futures import Future
 from ember.nn import parallel
@@ -103,8 +108,9 @@ class DistributedDataParallel(nn.Module):
         >>> opt.step()
     """
 
-    _untracked_attributes = frozenset({"_armed", "_pending", "_launched", "_check_queued",
-                                       "_sync_now", "_used", "_unused"})  # (per-step bookkeeping)
+    _untracked_attributes = frozenset({  # (per-step bookkeeping)
+        "_armed", "_pending", "_launched", "_check_queued", "_sync_now", "_used", "_unused",
+        "_failure"})
     # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
     jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
                    "the other ranks: Python that a compiled graph would run once, when tracing. "
@@ -152,6 +158,7 @@ class DistributedDataParallel(nn.Module):
         self._sync_now = True
         self._used: set[int] = set()
         self._unused: set[int] = set()
+        self._failure: Exception | None = None
         object.__setattr__(self, "_comm_hook", None)
         if init_sync:
             broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
@@ -220,6 +227,7 @@ class DistributedDataParallel(nn.Module):
         self._launched = 0
         self._pending = sum(len(b.params) for b in self._buckets)
         self._used, self._unused = set(), set()
+        self._failure = None
         self._armed = True
 
     def _hook(self, p: Tensor) -> Any:
@@ -266,8 +274,8 @@ class DistributedDataParallel(nn.Module):
         ):
             bucket = buckets[self._launched]
             if self._comm_hook is None:
-                bucket.work = call(self._group.comm, "Iallreduce", mpi().IN_PLACE, bucket.flat,
-                                   mpi().SUM)
+                bucket.work = self._mpi(self._group.comm, "Iallreduce", mpi().IN_PLACE,
+                                        bucket.flat, mpi().SUM)
             else:
                 bucket.work = self._call_hook(self._launched)
             self._launched += 1
@@ -276,23 +284,32 @@ class DistributedDataParallel(nn.Module):
             # left alone: their callbacks may start collectives, which must run in the same
             # order on every rank (bucket by bucket, in _finish)
             for bucket in buckets[: self._launched]:
-                call(bucket.work, "Test")
+                self._mpi(bucket.work, "Test")
         if self._pending == 0:
             self._finish()
 
+    def _mpi(self, obj: Any, name: str, *args: Any) -> Any:
+        """``call(obj, name, *args)``; MPI's failure is kept for :meth:`_finish` to raise once
+        every bucket is launched and waited for in order (as on the other ranks), and a
+        launch that failed leaves a null request."""
+        try:
+            return call(obj, name, *args)
+        except DistBackendError as exc:
+            self._failure = self._failure or exc
+            return mpi().REQUEST_NULL
+
     def _finish(self) -> None:
         n = self._group.size()
-        failure: Exception | None = None
         for b, bucket in enumerate(self._buckets):
             if self._comm_hook is None:
-                call(bucket.work, "Wait")
+                self._mpi(bucket.work, "Wait")
                 result, scale = bucket.flat, n
             else:
                 try:
                     result, scale = self._hook_result(b, bucket.work.wait()), 1
                 except Exception as exc:  # (the later buckets' futures still run, in order)
-                    failure = failure or exc
-            if failure is not None:
+                    self._failure = self._failure or exc
+            if self._failure is not None:
                 continue
             for i, (p, out) in enumerate(zip(bucket.params, bucket.outs)):
                 if out is not None:  # the mean, in one pass into the gradient's memory: .grad
@@ -301,7 +318,8 @@ class DistributedDataParallel(nn.Module):
                     target = out if p.grad is None else p.grad._data
                     part = result[bucket.offsets[i] : bucket.offsets[i + 1]].reshape(out.shape)
                     np.divide(part, scale, out=target, casting="unsafe")
-        if failure is not None:  # no half-written gradients; the next step starts afresh
+        if self._failure is not None:  # no half-written gradients; the next step starts afresh
+            failure, self._failure = self._failure, None
             self._abandon_step()
             raise failure
         for bucket in self._buckets:
