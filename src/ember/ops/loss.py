@@ -444,7 +444,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence ``target·(log(target) - input)`` with ``input`` given as
     log-probabilities (and ``target`` too with ``log_target``); a zero target adds 0, a
-    negative one NaN (as PyTorch).
+    negative one NaN (as PyTorch). Unlike PyTorch's NaN, the gradient for a zero target is
+    ``-input`` (log(target) counted as 0 there).
 
     ``reduction='batchmean'`` divides the sum by the batch size (the true KL divergence);
     'mean' divides by the number of elements, and warns so, as PyTorch does.
