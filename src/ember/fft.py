@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentTypeError, DTypeError, IndexOutOfRange, ShapeError
 from ember.ops.complex_parts import conj
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
@@ -43,6 +43,10 @@ _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 def _sizes(s: int | Sequence[int] | None, op: str) -> tuple[int, ...] | None:
     """``s`` given as one int or several (a sequence or a 1-d array) as a tuple of ints."""
+    kind = getattr(getattr(s, "dtype", None), "name", "int")
+    if getattr(s, "ndim", 0) and not kind.startswith(("int", "uint")):  # (an array of non-ints)
+        raise ArgumentTypeError(f"{op}: s must be a sequence of ints, got a "
+                                f"{type(s).__name__} of {kind}. Hint: s=tuple(t.int().tolist())")
     return None if s is None else as_ints(s, op, "the number of data points (n or s)")
 
 
@@ -87,15 +91,18 @@ def _normalized(dim: Sequence[int], ndim: int, op: str) -> tuple[int, ...]:
     return tuple(normalize_dim(d, ndim, op) for d in dim)
 
 
-def _n(x: Tensor, n: int | None, dim: int, op: str) -> tuple[int] | None:
-    """A one-dimensional transform's ``n`` as ``s``: a size of at least 1 (-1 is no default
-    here, as in torch), checked after ``dim`` (torch's order: a bad dim is the IndexError)."""
-    _normalized((dim,), x.ndim, op)
-    return None if n is None else (_checked_size(n, op),)
+def _n(x: Tensor, n: int | None, dim: int, op: str) -> tuple[tuple[int] | None, tuple[int]]:
+    """A one-dimensional transform's ``n`` as ``s`` (a size of at least 1: -1 is no default
+    here, as in torch) and its ``dim`` normalized, checked first (torch's order: a bad dim is
+    the IndexError)."""
+    dims = _normalized(dims_tuple((dim,), op), x.ndim, op)
+    return (None if n is None else (_checked_size(n, op),)), dims
 
 
 def _one_dim(x: Tensor, n: int | None, dim: int, op: str) -> tuple[tuple[int], tuple[int]]:
-    return _dims_and_sizes(x, _n(x, n, dim, op), (dim,), op)
+    """The dims and sizes of a one-dimensional transform."""
+    s, dims = _n(x, n, dim, op)
+    return dims, s or (_checked_size(x.shape[dims[0]], op),)
 
 
 def _some(dims: tuple[int, ...], op: str) -> tuple[int, ...]:
@@ -213,7 +220,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
         >>> ember.fft.irfft(ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0])), n=3)
         tensor([1., 2., 3.])
     """
-    return _c2r(input, _n(input, n, dim, "irfft"), (dim,), norm, "irfft")
+    return _c2r(input, *_n(input, n, dim, "irfft"), norm, "irfft")
 
 
 def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
@@ -272,7 +279,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
         >>> ember.fft.hfft(ember.tensor([1.0, 2.0, 3.0]))
         tensor([ 8., -2.,  0., -2.])
     """
-    return _hermitian(input, _n(input, n, dim, "hfft"), (dim,), norm, "hfft")
+    return _hermitian(input, *_n(input, n, dim, "hfft"), norm, "hfft")
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:

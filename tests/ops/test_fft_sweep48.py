@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import ember
-from ember.errors import ArgumentTypeError, IndexOutOfRange
+from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange
 
 
 @pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
@@ -58,6 +58,27 @@ def test_s_as_an_array_is_read_as_ints(s):
         torch.fft.fftn(torch.ones(4, 3), s=torch.tensor([2, 5]))
     assert tuple(ember.fft.fftn(ember.ones(4, 3), s=s).shape) == (2, 5)
     assert tuple(ember.fft.irfftn(ember.ones(4, 3), s=s).shape) == (2, 5)
+
+
+@pytest.mark.parametrize("s", [np.array([2.0, 5.0]), ember.tensor([2.0, 5.0]),
+                               ember.tensor([True, True])], ids=["ndarray", "tensor", "bool"])
+def test_s_as_an_array_of_non_ints_names_a_sequence_of_ints(s):
+    # it said "argument 's' must be int, not a Tensor of shape (2,)" (s is a sequence)
+    with pytest.raises(TypeError):
+        torch.fft.fftn(torch.ones(4, 3), s=torch.tensor([2.0, 5.0]))
+    with pytest.raises(ArgumentTypeError, match="fftn: s must be a sequence of ints, got a "
+                       f"{type(s).__name__} of (float|bool)"):
+        ember.fft.fftn(ember.ones(4, 3), s=s)
+
+
+@pytest.mark.parametrize("name", ["fft", "irfft", "hfft"])
+def test_norm_as_bytes_is_read_as_torch(name):
+    x = np.arange(1.0, 5.0)
+    ref = getattr(torch.fft, name)(torch.tensor(x), norm=b"ortho")
+    mine = getattr(ember.fft, name)(ember.tensor(x), norm=b"ortho")
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-12)
+    with pytest.raises(ArgumentError, match="invalid normalization mode 'orth'"):
+        getattr(ember.fft, name)(ember.tensor(x), norm=b"orth")
 
 
 @pytest.mark.parametrize("norm", [1, ["ortho"]], ids=["int", "list"])

@@ -194,10 +194,12 @@ def as_complex(x: Tensor) -> Tensor:
                 dtypes.get_default_dtype().to_complex())
 
 
-def norm_name(norm: str | None, op: str) -> str:
-    """``norm`` checked, None read as "backward"."""
+def norm_name(norm: str | bytes | None, op: str) -> str:
+    """``norm`` checked (bytes decoded, as torch does), None read as "backward"."""
     if norm is None:
         return "backward"
+    if isinstance(norm, bytes):
+        norm = norm.decode("ascii", "replace")
     if not isinstance(norm, str):
         raise ArgumentTypeError(f"{op}: norm must be a string or None, got "
                                 f"{type(norm).__name__} {norm!r}. Hint: one of 'backward', "
