@@ -78,3 +78,34 @@ def test_box_functions_name_a_non_tensor():
         ops.nms(np.zeros((1, 4)), ember.zeros(1), 0.5)
     with pytest.raises(ArgumentTypeError, match="batched_nms: idxs must be a Tensor"):
         ops.batched_nms(ember.zeros(1, 4), ember.zeros(1), np.zeros(1), 0.5)
+
+
+def test_non_tensors_are_named_with_their_package():
+    # (a PyTorch tensor was "got Tensor", which reads as if an Ember tensor were refused)
+    torch = pytest.importorskip("torch")
+    x, box = ember.zeros(1, 2, 4, 4), ember.tensor([[0.0, 0, 0, 2, 2]])
+    calls = {"nms: boxes": lambda: ops.nms(torch.zeros(2, 4), ember.zeros(2), 0.5),
+             "box_iou: boxes1": lambda: ops.box_iou(torch.zeros(1, 4), ember.zeros(1, 4)),
+             "box_convert: boxes": lambda: ops.box_convert(torch.zeros(1, 4), "xyxy", "xywh"),
+             "masks_to_boxes: masks": lambda: ops.masks_to_boxes(torch.zeros(1, 2, 2)),
+             "sigmoid_focal_loss: targets": lambda: ops.sigmoid_focal_loss(
+                 ember.zeros(2), torch.zeros(2)),
+             "distance_box_iou_loss: boxes2": lambda: ops.distance_box_iou_loss(
+                 ember.zeros(1, 4), torch.zeros(1, 4)),
+             "roi_align: input": lambda: ops.roi_align(torch.zeros(1, 2, 4, 4), box, 2),
+             r"roi_pool: boxes\[0\]": lambda: ops.roi_pool(x, [torch.zeros(1, 4)], 2),
+             "ps_roi_pool: boxes": lambda: ops.ps_roi_pool(x, torch.zeros(1, 5), 2)}
+    for prefix, call in calls.items():
+        with pytest.raises(ArgumentTypeError, match=f"{prefix} must be a .*got torch.Tensor"):
+            call()
+
+
+@pytest.mark.parametrize("fn", [ops.roi_align, ops.roi_pool, ops.ps_roi_align, ops.ps_roi_pool])
+def test_roi_output_size_must_be_ints(fn):
+    x, box = ember.zeros(1, 4, 4, 4), ember.tensor([[0.0, 0, 0, 2, 2]])
+    for bad in (2.5, None, True, (2, True), (2.0, 2), "22"):
+        with pytest.raises(ArgumentTypeError, match=f"{fn.__name__}: output_size must be an "
+                           "int or a pair of ints"):
+            fn(x, box, bad)
+    assert fn(x, box, [2, 1]).shape[-2:] == (2, 1)
+    assert fn(x, box, np.int64(2)).shape[-2:] == (2, 2)

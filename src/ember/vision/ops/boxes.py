@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
+from ember.errors import ArgumentError, ShapeError
+from ember.ops.forwarding import check_tensors
 from ember.tensor import Tensor
 from ember.vision.ops._rotated_boxes import ROTATED_FORMATS, convert_rotated
 
@@ -22,8 +23,7 @@ _FORMATS = ("xyxy", "xywh", "cxcywh")
 
 
 def _check(op: str, boxes: Tensor, name: str = "boxes") -> None:
-    if not isinstance(boxes, Tensor):
-        raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(boxes).__name__}")
+    check_tensors(op, **{name: boxes})
     if boxes.ndim < 1 or boxes.shape[-1] != 4:
         raise ShapeError(f"{op}: {name} must have shape (..., 4), got {tuple(boxes.shape)}")
 
@@ -180,9 +180,7 @@ def box_convert(boxes: Tensor, in_fmt: str, out_fmt: str) -> Tensor:
         raise NotImplementedError(f"box_convert: no conversion between the axis-aligned and "
                                   f"rotated formats ({in_fmt!r} to {out_fmt!r}), as in "
                                   "torchvision")
-    if not isinstance(boxes, Tensor):
-        raise ArgumentTypeError(f"box_convert: boxes must be a Tensor, got "
-                                f"{type(boxes).__name__}")
+    check_tensors("box_convert", boxes=boxes)
     width = {"xywhr": 5, "cxcywhr": 5, "xyxyxyxy": 8}.get(in_fmt, 4)
     if boxes.ndim < 1 or boxes.shape[-1] != width:
         raise ShapeError(f"box_convert: {in_fmt!r} boxes must have shape (..., {width}), got "
@@ -240,9 +238,7 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
         >>> masks_to_boxes(m)
         tensor([[2., 1., 3., 2.]])
     """
-    if not isinstance(masks, Tensor):
-        raise ArgumentTypeError(f"masks_to_boxes: masks must be a Tensor, got "
-                                f"{type(masks).__name__}")
+    check_tensors("masks_to_boxes", masks=masks)
     if masks.numel() == 0:  # (as torchvision: no pixels at all, no boxes at all)
         return ember.zeros(0, 4, dtype=ember.float32, device=masks.device)
     if masks.ndim != 3:

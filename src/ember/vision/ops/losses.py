@@ -7,7 +7,8 @@ import math
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
+from ember.errors import ArgumentError, ShapeError
+from ember.ops.forwarding import check_tensors
 from ember.tensor import Tensor
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss",
@@ -36,10 +37,7 @@ def sigmoid_focal_loss(inputs: Tensor, targets: Tensor, alpha: float = 0.25,
         >>> sigmoid_focal_loss(ember.tensor([3.0, -1.0]), ember.tensor([1.0, 0.0]))
         tensor([2.7321e-05, 1.6994e-02])
     """
-    for name, t in (("inputs", inputs), ("targets", targets)):
-        if not isinstance(t, Tensor):
-            raise ArgumentTypeError(f"sigmoid_focal_loss: {name} must be a Tensor, got "
-                                    f"{type(t).__name__}")
+    check_tensors("sigmoid_focal_loss", inputs=inputs, targets=targets)
     if inputs.shape != targets.shape:
         raise ShapeError(f"sigmoid_focal_loss: inputs {tuple(inputs.shape)} and targets "
                          f"{tuple(targets.shape)} must have the same shape")
@@ -54,9 +52,7 @@ def sigmoid_focal_loss(inputs: Tensor, targets: Tensor, alpha: float = 0.25,
 
 def _paired(op: str, boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, ...]:
     """Corners of paired boxes, and their intersections and unions."""
-    for name, b in (("boxes1", boxes1), ("boxes2", boxes2)):
-        if not isinstance(b, Tensor):
-            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(b).__name__}")
+    check_tensors(op, boxes1=boxes1, boxes2=boxes2)
     if boxes1.shape != boxes2.shape or boxes1.shape[-1:] != (4,):
         raise ShapeError(f"{op}: boxes1 and boxes2 must both be (..., 4) and equal in shape, "
                          f"got {tuple(boxes1.shape)} and {tuple(boxes2.shape)}")

@@ -6,17 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember.errors import ArgumentTypeError, ShapeError
+from ember.errors import ShapeError
+from ember.ops.forwarding import check_tensors
 from ember.tensor import Tensor
 
 __all__ = ["batched_nms", "nms"]
 
 
 def _check(op: str, boxes: Tensor, scores: Tensor, idxs: Tensor | None = None) -> None:
-    named = {"boxes": boxes, "scores": scores, **({} if idxs is None else {"idxs": idxs})}
-    for name, t in named.items():
-        if not isinstance(t, Tensor):
-            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    check_tensors(op, boxes=boxes, scores=scores, **({} if idxs is None else {"idxs": idxs}))
     if boxes.ndim != 2 or boxes.shape[1] != 4:
         raise ShapeError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)}")
     if scores.ndim != 1 or scores.shape[0] != boxes.shape[0]:

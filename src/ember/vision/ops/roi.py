@@ -15,7 +15,8 @@ import numpy as np
 
 import ember
 from ember import nn
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
+from ember.ops.forwarding import check_tensors
 from ember.tensor import Tensor
 
 __all__ = ["RoIAlign", "RoIPool", "roi_align", "roi_pool"]
@@ -23,8 +24,7 @@ __all__ = ["RoIAlign", "RoIPool", "roi_align", "roi_pool"]
 
 def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
     """``(K, 5)`` rows of (batch index, x1, y1, x2, y2) from either of torchvision's forms."""
-    if not isinstance(input, Tensor):
-        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    check_tensors(op, input=input)
     if input.ndim != 4:
         raise ShapeError(f"{op}: input must be (N, C, H, W), got {tuple(input.shape)}")
     if not input.dtype.is_floating_point:
@@ -32,9 +32,7 @@ def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
                          "Hint: convert it with input.float()")
     if isinstance(boxes, (list, tuple)):
         for i, b in enumerate(boxes):
-            if not isinstance(b, Tensor):
-                raise ArgumentTypeError(f"{op}: boxes[{i}] must be a Tensor, got "
-                                        f"{type(b).__name__}")
+            check_tensors(op, **{f"boxes[{i}]": b})
             if b.ndim != 2 or b.shape[1] != 4:
                 raise ShapeError(f"{op}: boxes[{i}] must be (L, 4) per image, got "
                                  f"{tuple(b.shape)}")
@@ -43,7 +41,7 @@ def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
         rois = np.concatenate(parts).astype(np.float64) if parts else np.zeros((0, 5))
     elif not isinstance(boxes, Tensor):
         raise ArgumentTypeError(f"{op}: boxes must be a (K, 5) Tensor or a list of (L, 4) "
-                                f"Tensors, got {type(boxes).__name__}")
+                                f"Tensors, got {type_name(boxes)}")
     elif boxes.ndim != 2 or boxes.shape[1] != 5:
         raise ShapeError(f"{op}: boxes must be a (K, 5) tensor of (batch index, x1, y1, x2, "
                          f"y2) or a list of (L, 4) tensors, got {tuple(boxes.shape)}")
@@ -61,7 +59,12 @@ def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
 
 
 def _pair(op: str, output_size: int | tuple[int, int]) -> tuple[int, int]:
-    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    size = (output_size,) * 2 if isinstance(output_size, (int, np.integer)) else output_size
+    if not isinstance(size, (tuple, list)) or any(
+            isinstance(n, bool) or not isinstance(n, (int, np.integer)) for n in size):
+        raise ArgumentTypeError(f"{op}: output_size must be an int or a pair of ints, got "
+                                f"{output_size!r}")
+    size = tuple(int(n) for n in size)
     if len(size) != 2 or min(size) < 1:
         raise ArgumentError(f"{op}: output_size must be a positive int or a pair of them, got "
                             f"{output_size!r}")
