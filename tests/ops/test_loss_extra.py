@@ -2,6 +2,7 @@
 rrelu, alpha dropouts and gumbel_softmax against PyTorch, finite differences and statistics."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -93,6 +94,16 @@ def test_multilabel_margin_loss_edges():
         F.multilabel_margin_loss(ember.randn(2, 4), ember.tensor([[1, -1, 0]]))
     with pytest.raises(TypeError, match="int64 class indices, got float32"):
         F.multilabel_margin_loss(ember.randn(2, 4), ember.zeros(2, 4))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 0)])
+def test_multilabel_margin_loss_refuses_no_classes(shape):
+    # PyTorch: "Expected non-empty vector or matrix with optional 0-dim batch size"
+    with pytest.raises(RuntimeError, match="Expected non-empty vector or matrix"):
+        TF.multilabel_margin_loss(torch.zeros(shape), torch.zeros(shape, dtype=torch.int64))
+    with pytest.raises(ember.ShapeError, match=rf"multilabel_margin_loss: expected a non-empty "
+                       rf"input of shape \(C,\) or \(N, C\), got {re.escape(str(shape))}"):
+        F.multilabel_margin_loss(ember.zeros(*shape), ember.zeros(*shape, dtype=ember.int64))
 
 
 def test_triplet_errors():

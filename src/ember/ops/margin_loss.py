@@ -243,6 +243,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
         raise ShapeError(f"{op}: expected an input of shape (C,) or (N, C) and a target of "
                          f"the same shape, got {tuple(input.shape)} and {tuple(target.shape)}")
+    if 0 in input.shape[1:] or input.shape == (0,):  # (as PyTorch: no classes, no loss)
+        raise ShapeError(f"{op}: expected a non-empty input of shape (C,) or (N, C), got "
+                         f"{tuple(input.shape)}")
     c = input.shape[-1] if input.ndim else 1
     x, t = input.reshape((-1, c)), target.reshape((-1, c))
     valid = cumsum(cast(t == -1, t.dtype), 1) == 0  # the targets before the first -1
