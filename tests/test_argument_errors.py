@@ -3,7 +3,9 @@ PyTorch's Python-side checks raise and the ``RuntimeError`` PyTorch's C++ ops ra
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 import ember
 import ember.nn.functional as F
@@ -41,8 +43,8 @@ def test_ember_raises_no_plain_value_error():
 
 
 @pytest.mark.parametrize("value, kind", [
-    (__import__("numpy").ones(2), "numpy.ndarray"),
-    (__import__("torch").ones(2), "torch.Tensor"),
+    (np.ones(2), "numpy.ndarray"),
+    (torch.ones(2), "torch.Tensor"),
     ([1.0], "list"),
 ])
 def test_a_foreign_array_given_for_a_tensor_is_named_with_its_package(value, kind):
@@ -52,3 +54,18 @@ def test_a_foreign_array_given_for_a_tensor_is_named_with_its_package(value, kin
         ember.exp(value)
     with pytest.raises(TypeError, match=rf"pad: input must be a Tensor, got {kind}"):
         F.pad(value, (1, 1))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ember.cat([ember.ones(2), np.ones(2)]),
+     "cat(): argument 'tensors' must hold Tensors, not numpy.ndarray"),
+    (lambda: F.linear(np.ones((2, 2)), ember.ones(2, 2)),
+     "linear(): argument 'input' must be Tensor, not numpy.ndarray"),
+    (lambda: F.conv1d(ember.ones(1, 2, 3), np.ones((2, 2, 2))),
+     "conv1d(): argument 'weight' must be Tensor, not numpy.ndarray"),
+], ids=["cat", "linear", "conv1d"])
+def test_foreign_arrays_in_lists_linear_and_conv_are_named(call, message):
+    # (review48h: each read a NumPy dtype's attribute deep inside, an AttributeError)
+    with pytest.raises(TypeError) as info:
+        call()
+    assert message in str(info.value)

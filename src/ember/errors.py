@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import sys
 from collections.abc import Callable
 
 
@@ -157,18 +158,22 @@ def describe(shape: tuple[int, ...], dtype: object) -> str:
 
 
 def type_name(value: object) -> str:
-    """The name of ``value``'s type as a user would write it: bare for Python's and Ember's
-    (``list``, ``QuantizedTensor``), with its package otherwise (``numpy.ndarray``,
-    ``torch.Tensor``: a PyTorch tensor named ``Tensor`` would puzzle).
+    """The name of ``value``'s type as a user would write it: bare for Python's, Ember's and a
+    script's own (``list``, ``QuantizedTensor``), else with its package where the package
+    exports it (``numpy.ndarray``, ``torch.Tensor``: a PyTorch tensor named ``Tensor`` would
+    puzzle), or its full module path (``torch.nn.parameter.Parameter``).
 
     Example:
         >>> type_name(np.ones(2)), type_name([1])
         ('numpy.ndarray', 'list')
     """
     kind = type(value)
-    package = kind.__module__.partition(".")[0]
-    return kind.__qualname__ if package in ("builtins", "ember") else \
-        f"{package}.{kind.__qualname__}"
+    module = kind.__module__
+    package = module.partition(".")[0]
+    if package in ("builtins", "ember", "__main__"):
+        return kind.__qualname__
+    exported = getattr(sys.modules.get(package), kind.__qualname__, None) is kind
+    return f"{package if exported else module}.{kind.__qualname__}"
 
 
 def not_a_tensor_error(op: str, name: str, value: object, many: bool = False) -> TypeError:
@@ -187,10 +192,11 @@ def not_a_tensor_error(op: str, name: str, value: object, many: bool = False) ->
 
 
 def refuse_non_tensor(op: str, name: str, value: object) -> None:
-    """Raises :func:`not_a_tensor_error` when ``value`` is a plain Python or NumPy value (a
-    number, None, a string, list, tuple or array) given where ``op`` takes a tensor; returns
-    for any other object (a tensor-like, whose own error or handler stands)."""
-    if type(value).__module__ in ("builtins", "numpy"):
+    """Raises :func:`not_a_tensor_error` when ``value`` is a plain Python, NumPy or PyTorch
+    value (a number, None, a string, list, tuple, array or torch.Tensor) given where ``op``
+    takes a tensor; returns for any other object (a tensor-like, whose own error or handler
+    stands)."""
+    if type(value).__module__.partition(".")[0] in ("builtins", "numpy", "torch"):
         raise not_a_tensor_error(op, name, value)
 
 

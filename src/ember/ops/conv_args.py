@@ -19,12 +19,10 @@ NUMBA_FLOATS = (np.float32, np.float64)
 
 def check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
                    groups: int) -> None:
-    try:
-        x_dtype, weight_ndim = x.dtype, weight.ndim
-    except AttributeError:
+    if not isinstance(x, Tensor) or not isinstance(weight, Tensor):
         refuse_non_tensor(op, "input", x)
         refuse_non_tensor(op, "weight", weight)
-        raise
+    x_dtype, weight_ndim = x.dtype, weight.ndim
     if not x_dtype.is_floating_point and not x_dtype.is_complex:
         raise DTypeError(f"{op}: expected a floating or complex input, got {x.dtype.name}. "
                          "Hint: call .float() on it")

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ember.dtypes import DType
 from ember.errors import ArgumentTypeError, not_a_tensor_error, type_name
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.tensor import Tensor
@@ -168,13 +169,19 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
     culprit = getattr(error, "obj", _UNSET)  # (None when the user passed None)
     if culprit is _UNSET or hasattr(type(culprit), "_data"):  # (a tensor-like's own error)
         return
+
+    def read_off(value: Any) -> bool:  # (the value, or its dtype when that is not Ember's:
+        return value is culprit or (  # a NumPy array's, a PyTorch tensor's)
+            culprit is not None and not isinstance(culprit, DType)
+            and not hasattr(type(value), "_data") and getattr(value, "dtype", None) is culprit)
+
     for name, value in arguments.items():
-        if value is culprit or (  # (or its dtype: a NumPy array's or a PyTorch tensor's)
-                culprit is not None and not hasattr(type(value), "_data")
-                and getattr(value, "dtype", None) is culprit):
+        if read_off(value):
             raise not_a_tensor_error(op, name, value) from error
-        if isinstance(value, (list, tuple)) and any(v is culprit for v in value):
-            raise not_a_tensor_error(op, name, culprit, many=True) from error
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                if read_off(v):
+                    raise not_a_tensor_error(op, name, v, many=True) from error
 
 
 def check_tensors(op: str, **named: Any) -> None:

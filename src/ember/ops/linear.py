@@ -3,7 +3,7 @@ composites of ``matmul`` and ``einsum``."""
 
 from __future__ import annotations
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.linalg import einsum
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, not_casting
@@ -23,6 +23,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     if type(input) in TENSOR_LIKE:
         return handle(linear, (input, weight, bias), {})
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        refuse_non_tensor("linear", "input", input)
+        refuse_non_tensor("linear", "weight", weight)
     if weight.ndim not in (1, 2):
         raise ShapeError(f"linear: weight must be 1-D or 2-D, got shape {tuple(weight.shape)}")
     if input.ndim == 0 or input._data.shape[-1] != weight._data.shape[-1]:
