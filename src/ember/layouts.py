@@ -276,20 +276,17 @@ def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple
 
 
 def strides_key(array: Any) -> tuple[int, ...] | None:
-    """A dense array's layout as a key: None when row-major, else its byte strides, those of
-    size-1 dimensions as 0 (NumPy's flag ignores them, and any value serves: with the dtype
-    and shape beside it the key fixes the layout). Compiled functions key their arguments and
-    the tensors they reach by it, and ``Tensor.data =`` compares by it: a graph traced on one
+    """A dense array's layout as a key: None when row-major (NumPy's flag ignores the strides
+    of size-1 dimensions), else its byte strides as they are (with the dtype and shape beside
+    them they fix the layout, and what ``x.stride()`` reads: two arrays that differ only in a
+    size-1 dimension's stride get two keys). Compiled functions key their arguments and the
+    tensors they reach by it, and ``Tensor.data =`` compares by it: a graph traced on one
     layout may not serve another (``reshape`` views a row-major tensor, copies a transposed one).
 
     Example:
         >>> x = ember.ones(3, 2).t()[:, None]
         >>> strides_key(x.contiguous().numpy()), strides_key(x.numpy())
-        (None, (4, 0, 8))
+        (None, (4, 24, 8))
     """
     flags = getattr(array, "flags", None)
-    if flags is None or flags.c_contiguous:
-        return None
-    shape, strides = array.shape, array.strides
-    return strides if 1 not in shape else tuple(0 if n == 1 else s
-                                                for n, s in zip(shape, strides))
+    return None if flags is None or flags.c_contiguous else array.strides

@@ -79,8 +79,7 @@ _OBJECTS = ("object", "tensor")  # layout keys by identity
 
 
 def _layout(strides: tuple[int, ...] | None, dtype: DType) -> str:
-    """A tensor's :func:`~ember.layouts.strides_key` (byte strides, 0 for a size-1
-    dimension) in words, in elements."""
+    """A tensor's :func:`~ember.layouts.strides_key` (byte strides) in words, in elements."""
     return "row-major" if strides is None else \
         f"strides {tuple(s // dtype.itemsize for s in strides)}"
 
