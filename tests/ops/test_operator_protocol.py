@@ -59,12 +59,12 @@ def test_a_number_that_declines_ends_in_pythons_type_error_as_torchs():
 def test_operands_ember_takes_keep_the_ops_own_error():
     with pytest.raises(ember.DTypeError, match="sub: subtraction"):
         ember.tensor([True]) - True
-    with pytest.raises(TypeError, match="cannot take an operand of type ndarray"):
+    with pytest.raises(TypeError, match="cannot take an operand of type numpy.ndarray"):
         ember.tensor([1, 2]) + np.array([reflecting("__radd__")] * 2, dtype=object)
 
 
 def test_the_functions_still_refuse_the_operand():
-    with pytest.raises(TypeError, match="cannot take an operand of type Reflecting"):
+    with pytest.raises(TypeError, match=r"cannot take an operand of type \S*Reflecting\."):
         ember.add(ember.tensor([1, 2]), reflecting("__radd__"))
 
 

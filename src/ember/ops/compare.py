@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import DTypeError, type_name
 from ember.layouts import in_operands_layout, is_dense
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
@@ -253,7 +253,7 @@ class IsClose(Primitive):
 
 def _same_dtype(op: str, input: Tensor, other: Any) -> tuple[Tensor, Tensor]:
     if not isinstance(input, Tensor):
-        raise DTypeError(f"{op}: input must be a tensor, got {type(input).__name__}")
+        raise DTypeError(f"{op}: input must be a tensor, got {type_name(input)}")
     if not isinstance(other, Tensor):
         return input, scalar_tensor(other, input.dtype, input.device)
     if input.dtype is not other.dtype:

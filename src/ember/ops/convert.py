@@ -16,7 +16,7 @@ from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
 from ember.backend.meta import copy_out
 from ember.dtypes import DType
-from ember.errors import DeviceError, DTypeError, OpError
+from ember.errors import DeviceError, DTypeError, OpError, type_name
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -152,7 +152,7 @@ def result_dtype(*xs: Any) -> DType:
     try:
         return dtypes.result_type(*xs)
     except DTypeError:
-        refused = [type(x).__name__ for x in xs if _refused(x)]
+        refused = [type_name(x) for x in xs if _refused(x)]
         if not refused:
             raise
         raise DTypeError(f"{calling_op()}(): cannot take an operand of type {refused[0]}. "

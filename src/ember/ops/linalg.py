@@ -18,7 +18,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
-from ember.errors import DTypeError, ShapeError, describe, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, describe, refuse_non_tensor, type_name
 from ember.layouts import jagged, strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
@@ -453,7 +453,7 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
         if type(t) in TENSOR_LIKE:  # (an ember.fx Proxy: the call becomes a graph node)
             return handle(einsum, (equation, *operands), {})
         if not isinstance(t, Tensor):
-            raise TypeError(f"einsum: operand {i} must be a Tensor, got {type(t).__name__}. "
+            raise TypeError(f"einsum: operand {i} must be a Tensor, got {type_name(t)}. "
                             "Hint: wrap it with ember.tensor(...)")
     dtype = operands[0].dtype
     for t in operands:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ShapeError, describe
+from ember.errors import ShapeError, describe, type_name
 from ember.ops.convert import cast
 from ember.ops.creation import zeros
 from ember.ops.dropout import dropout as _dropout
@@ -292,7 +292,7 @@ def lstm(input: Tensor, hx: Any, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
         ember.Size([1, 2, 4])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"lstm: expected a tensor input, got {type(input).__name__}")
+        raise TypeError(f"lstm: expected a tensor input, got {type_name(input)}")
     packed = isinstance(hx, Tensor)
     states = args[0] if packed and args else hx
     if not (isinstance(states, (tuple, list)) and len(states) == 2):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, type_name
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import eq
 from ember.ops.convert import cast, clone
@@ -134,7 +134,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise ArgumentError(f"{op}: reduce argument must be either sum, prod, mean, amax or amin, "
                             f"got {reduce!r}")
     if not isinstance(src, Tensor):
-        raise TypeError(f"{op}: src must be a tensor, got {type(src).__name__}")
+        raise TypeError(f"{op}: src must be a tensor, got {type_name(src)}")
     if src.dtype is not input.dtype:
         raise DTypeError(f"{op}: expected self.dtype to be equal to src.dtype, got "
                          f"{input.dtype.name} and {src.dtype.name}")

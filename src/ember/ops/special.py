@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import DTypeError, type_name
 from ember.layouts import in_operands_layout
 from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
@@ -495,7 +495,7 @@ def rad2deg(input: Tensor) -> Tensor:
 
 def _need_tensor(op: str, input: Any) -> None:
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a tensor, got {type(input).__name__}")
+        raise TypeError(f"{op}: input must be a tensor, got {type_name(input)}")
 
 
 @method()

@@ -1,0 +1,32 @@
+"""Messages that refuse a non-Ember operand name a foreign type with its package: a PyTorch
+tensor is 'torch.Tensor', not a bare 'Tensor' that reads as if an Ember tensor were refused."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+E, T = ember.ones(2), torch.ones(2)
+CALLS = {
+    r"mul\(\): cannot take an operand of type torch\.Tensor":
+        lambda: ember.mul(E, torch.tensor(2.0)),
+    "isclose: input must be a tensor, got torch.Tensor": lambda: ember.isclose(T, E),
+    "rad2deg: input must be a tensor, got torch.Tensor": lambda: ember.rad2deg(T),
+    "einsum: operand 1 must be a Tensor, got torch.Tensor": lambda: ember.einsum("i,i->", E, T),
+    "scatter_reduce: src must be a tensor, got torch.Tensor":
+        lambda: E.scatter_reduce(0, ember.zeros(2, dtype=ember.int64), T, "sum"),
+    "lstm: expected a tensor input, got torch.Tensor":
+        lambda: ember.lstm(T, (E, E), [E], False, 1, 0.0, False, False, False),
+    "i0: expected a tensor, got torch.Tensor": lambda: ember.special.i0(T)}
+
+
+@pytest.mark.parametrize("message", list(CALLS))
+def test_a_pytorch_tensor_is_named_torch_tensor(message):
+    with pytest.raises(TypeError, match=message):
+        CALLS[message]()
+
+
+def test_a_numpy_array_is_named_numpy_ndarray():
+    with pytest.raises(TypeError, match="einsum: operand 0 must be a Tensor, got numpy.ndarray"):
+        ember.einsum("i->", np.ones(2))
