@@ -18,7 +18,20 @@ CALLS = {
         lambda: E.scatter_reduce(0, ember.zeros(2, dtype=ember.int64), T, "sum"),
     "lstm: expected a tensor input, got torch.Tensor":
         lambda: ember.lstm(T, (E, E), [E], False, 1, 0.0, False, False, False),
-    "i0: expected a tensor, got torch.Tensor": lambda: ember.special.i0(T)}
+    "i0: expected a tensor, got torch.Tensor": lambda: ember.special.i0(T),
+    "zeta: expected at least one tensor, got torch.Tensor and torch.Tensor":
+        lambda: ember.special.zeta(T, T),
+    "float_power: needs a tensor input or exponent, got torch.Tensor and torch.Tensor":
+        lambda: ember.float_power(T, T),
+    "searchsorted: sorted_sequence must be a tensor, got torch.Tensor":
+        lambda: ember.searchsorted(T, E),
+    "get_device: expected a tensor, got torch.Tensor": lambda: ember.get_device(T),
+    "to_dlpack: expected an ember.Tensor, got torch.Tensor":
+        lambda: ember.utils.dlpack.to_dlpack(T),
+    "unravel_index: expected a tensor of indices, got torch.Tensor":
+        lambda: ember.unravel_index(T, (2,)),
+    r"add\(\): out must be a Tensor or a tuple of Tensors, got torch\.Tensor":
+        lambda: ember.add(E, E, out=T)}
 
 
 @pytest.mark.parametrize("message", list(CALLS))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DeviceError, DTypeError, GradError, OpError
+from ember.errors import DeviceError, DTypeError, GradError, OpError, type_name
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor, method
 
@@ -189,7 +189,7 @@ def to_dlpack(tensor: Tensor) -> Any:
         True
     """
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"to_dlpack: expected an ember.Tensor, got {type(tensor).__name__}")
+        raise TypeError(f"to_dlpack: expected an ember.Tensor, got {type_name(tensor)}")
     return tensor.__dlpack__()
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.dtypes import promote_types
-from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
+from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError, type_name
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops.creation import empty
 from ember.ops.forwarding import forwarder
@@ -130,7 +130,7 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
     outs = (out,) if isinstance(out, Tensor) else out
     if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
         raise TypeError(f"{op}(): out must be a Tensor or a tuple of Tensors, got "
-                        f"{type(out).__name__}")
+                        f"{type_name(out)}")
     for o in outs:
         if o._vc.inference and not GRAD.inference:
             refuse_inference_write(o, f"{op}(out=...)")

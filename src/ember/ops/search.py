@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, OpError, ShapeError, type_name
 from ember.ops.convert import cast, result_dtype
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
@@ -128,7 +128,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     """
     if not isinstance(sorted_sequence, Tensor):
         raise TypeError(f"searchsorted: sorted_sequence must be a tensor, got "
-                        f"{type(sorted_sequence).__name__}")
+                        f"{type_name(sorted_sequence)}")
     if side is not None:
         if side not in ("left", "right"):
             raise ArgumentError(f"searchsorted: side can only be 'left' or 'right', got {side!r}")

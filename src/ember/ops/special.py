@@ -510,7 +510,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     """
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power: needs a tensor input or exponent, got "
-                        f"{type(input).__name__} and {type(exponent).__name__}")
+                        f"{type_name(input)} and {type_name(exponent)}")
     wide = dtypes.complex128 if result_dtype(input, exponent).is_complex else \
         dtypes.float64
     if isinstance(input, Tensor):

@@ -11,6 +11,7 @@ from typing import Any
 
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
+from ember.errors import type_name
 from ember.layouts import check_format, preserve_format
 from ember.ops.convert import to
 from ember.ops.shape import view
@@ -47,7 +48,7 @@ def get_device(input: Tensor) -> int:
         -1
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"get_device: expected a tensor, got {type(input).__name__}")
+        raise TypeError(f"get_device: expected a tensor, got {type_name(input)}")
     return input.get_device()
 
 

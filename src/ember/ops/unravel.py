@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, type_name
 from ember.tensor import Tensor
 
 __all__ = ["unravel_index"]
@@ -23,7 +23,7 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
     """
     if not isinstance(indices, Tensor):
         raise TypeError(f"unravel_index: expected a tensor of indices, got "
-                        f"{type(indices).__name__}")
+                        f"{type_name(indices)}")
     if indices.dtype.category != dtypes.INT:
         raise DTypeError(f"unravel_index: expected 'indices' to be integer dtype, but got "
                          f"{indices.dtype.name}")
