@@ -31,7 +31,14 @@ CALLS = {
     "unravel_index: expected a tensor of indices, got torch.Tensor":
         lambda: ember.unravel_index(T, (2,)),
     r"add\(\): out must be a Tensor or a tuple of Tensors, got torch\.Tensor":
-        lambda: ember.add(E, E, out=T)}
+        lambda: ember.add(E, E, out=T),
+    r"set_: expected a tensor, a storage or nothing, got torch\.Tensor": lambda: E.set_(T),
+    r"new: expected sizes \(ints\), a sequence of data or a tensor, got torch\.Tensor":
+        lambda: E.new(T),
+    r"LSTM: hx must be a tuple \(h_0, c_0\) .*, got torch\.Tensor":
+        lambda: ember.nn.LSTM(2, 3)(ember.ones(1, 1, 2), T),
+    r"LSTMCell: hx must be a tuple \(h, c\) .*, got torch\.Tensor":
+        lambda: ember.nn.LSTMCell(2, 3)(ember.ones(1, 2), T)}
 
 
 @pytest.mark.parametrize("message", list(CALLS))

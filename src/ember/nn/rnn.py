@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
@@ -307,7 +307,7 @@ class LSTM(RNNBase):
                 ) -> tuple[Tensor | PackedSequence, tuple[Tensor, Tensor]]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise ArgumentTypeError("LSTM: hx must be a tuple (h_0, c_0) of the initial "
-                                    f"hidden and cell states, got {type(hx).__name__}")
+                                    f"hidden and cell states, got {type_name(hx)}")
         h0, c0 = (None, None) if hx is None else hx
         out, h, c = self._run(input, h0, c0)
         return out, (h, c)
@@ -430,7 +430,7 @@ class LSTMCell(RNNCellBase):
                 ) -> tuple[Tensor, Tensor]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise ArgumentTypeError("LSTMCell: hx must be a tuple (h, c) of the hidden and "
-                                    f"cell states, got {type(hx).__name__}")
+                                    f"cell states, got {type_name(hx)}")
         h, c = (None, None) if hx is None else hx
         return self._step(input, h, c)
 

@@ -17,7 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.backend import Device
-from ember.errors import DTypeError, GradError, ShapeError
+from ember.errors import DTypeError, GradError, ShapeError, type_name
 from ember.ops.inplace import refuse_inference_write, transforms_follow
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes
@@ -226,7 +226,7 @@ def set_(self: Tensor, source: Tensor | UntypedStorage | TypedStorage | None = N
             new.flags.writeable = True  # (writes reach the storage, as PyTorch's)
     else:
         raise TypeError(f"set_: expected a tensor, a storage or nothing, got "
-                        f"{type(source).__name__}")
+                        f"{type_name(source)}")
     if new.shape != old.shape or new.dtype != old.dtype:
         STRUCTURE.value += 1
     self._data = new

@@ -21,7 +21,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD, is_inference, refuse_inference_write
-from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
+from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError, type_name
 from ember.ops.activations import hardshrink, prelu
 from ember.ops.arithmetic import div, mul, sub
 from ember.ops.broadcast import broadcast_to, sum_to
@@ -171,7 +171,7 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
         return tensor(args[0], dtype=self.dtype, device=device)
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in args):
         raise TypeError(f"new: expected sizes (ints), a sequence of data or a tensor, got "
-                        f"{', '.join(type(n).__name__ for n in args)}")
+                        f"{', '.join(type_name(n) for n in args)}")
     return empty(*args, dtype=self.dtype, device=device) if args else \
         empty(0, dtype=self.dtype, device=device)
 
