@@ -63,7 +63,13 @@ def test_a_foreign_array_given_for_a_tensor_is_named_with_its_package(value, kin
      "linear(): argument 'input' must be Tensor, not numpy.ndarray"),
     (lambda: F.conv1d(ember.ones(1, 2, 3), np.ones((2, 2, 2))),
      "conv1d(): argument 'weight' must be Tensor, not numpy.ndarray"),
-], ids=["cat", "linear", "conv1d"])
+    (lambda: F.linear(ember.ones(2, 2), ember.ones(2, 2), np.ones(2, np.float32)),
+     "linear(): argument 'bias' must be Tensor, not numpy.ndarray"),
+    (lambda: F.conv1d(ember.ones(1, 2, 3), ember.ones(2, 2, 2), torch.ones(2)),
+     "conv1d(): argument 'bias' must be Tensor, not torch.Tensor"),
+    (lambda: ember.matmul(ember.ones(2, 2), torch.ones(2, 2)),
+     "matmul(): argument 'other' must be Tensor, not torch.Tensor"),
+], ids=["cat", "linear", "conv1d", "linear-bias", "conv1d-bias", "matmul-torch"])
 def test_foreign_arrays_in_lists_linear_and_conv_are_named(call, message):
     # (review48h: each read a NumPy dtype's attribute deep inside, an AttributeError)
     with pytest.raises(TypeError) as info:

@@ -19,9 +19,11 @@ NUMBA_FLOATS = (np.float32, np.float64)
 
 def check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
                    groups: int) -> None:
-    if not isinstance(x, Tensor) or not isinstance(weight, Tensor):
-        refuse_non_tensor(op, "input", x)
-        refuse_non_tensor(op, "weight", weight)
+    if not isinstance(x, Tensor) or not isinstance(weight, Tensor) or not (
+            bias is None or isinstance(bias, Tensor)):
+        for name, value in (("input", x), ("weight", weight), ("bias", bias)):
+            if value is not None or name != "bias":
+                refuse_non_tensor(op, name, value)
     x_dtype, weight_ndim = x.dtype, weight.ndim
     if not x_dtype.is_floating_point and not x_dtype.is_complex:
         raise DTypeError(f"{op}: expected a floating or complex input, got {x.dtype.name}. "

@@ -184,6 +184,8 @@ def _not_dense_matmul(input: Any, other: Any) -> Any:
         return input.matmul(other)
     if isinstance(input, Tensor) and isinstance(other, np.ndarray):  # (t @ array, as PyTorch)
         return matmul(*promote(input, as_tensor(other)))
+    refuse_non_tensor("matmul", "input", input)  # (a PyTorch tensor, a list)
+    refuse_non_tensor("matmul", "other", other)
     if isinstance(input, Tensor) and input.ndim in (1, 2) and getattr(other, "ndim", 0) == 2:
         product = other.t().matmul(input.t())
         return product.t() if input.ndim == 2 else product

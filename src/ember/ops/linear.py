@@ -23,9 +23,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     if type(input) in TENSOR_LIKE:
         return handle(linear, (input, weight, bias), {})
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        refuse_non_tensor("linear", "input", input)
-        refuse_non_tensor("linear", "weight", weight)
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or not (
+            bias is None or isinstance(bias, Tensor)):
+        for name, value in (("input", input), ("weight", weight), ("bias", bias)):
+            if value is not None or name != "bias":
+                refuse_non_tensor("linear", name, value)
     if weight.ndim not in (1, 2):
         raise ShapeError(f"linear: weight must be 1-D or 2-D, got shape {tuple(weight.shape)}")
     if input.ndim == 0 or input._data.shape[-1] != weight._data.shape[-1]:
