@@ -111,9 +111,11 @@ def test_sign_of_nan_is_zero_and_max_of_bools_is_a_bool():
 
 @pytest.mark.parametrize("opset", [17, 18])
 def test_reductions_give_their_axes_as_each_opset_wants(opset):
+    norm = nn.GroupNorm(1, 3)  # (built outside: its constructor initialises in place)
+
     def fn(t):
         return (t.amax(1), t.amin(-1, keepdim=True), t.prod(2), *t.max(dim=1), t.argmin(2),
-                (t > 0).all(1), (t > 0).any(), t.sum(1), nn.GroupNorm(1, 3)(t))
+                (t > 0).all(1), (t > 0).any(), t.sum(1), norm(t))
 
     check_export(fn, ember.randn(2, 3, 4), opset_version=opset)
 
