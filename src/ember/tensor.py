@@ -137,7 +137,7 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
-        if self._view is not None:
+        if self._view is not None and self._view.version != self._vc.value:
             from ember.autograd.roots import refresh_stale  # (base written since: new history)
             refresh_stale(self)
         return self._node

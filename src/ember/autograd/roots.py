@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.autograd.grad_mode import enable_grad
+from ember.autograd.grad_mode import inference_mode
 from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
 from ember.errors import GradError, ShapeError
 from ember.ops.primitive import DISPATCH, refresh_view
@@ -68,10 +68,15 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
 def refresh_stale(t: Tensor) -> None:
     """Gives the view ``t``, if its base was written in place since its history was made,
     the history of the base's new state, as an op using it does (``refresh_view``; raises
-    for a custom Function's view output, as PyTorch)."""
-    if t._view.version != t._vc.value:
-        with enable_grad():  # (replayed with history even where called under no_grad)
-            refresh_view(t)
+    for a custom Function's view output and a view made under no_grad, as PyTorch)."""
+    info = t._view
+    if info.version == t._vc.value:
+        return
+    if not t.requires_grad and not info.base.requires_grad and info.custom is None:
+        info.version = t._vc.value  # (no history then or now: no replay for the profiler)
+        return
+    with inference_mode(False):  # (replayed with history also under no_grad/inference_mode)
+        refresh_view(t)
 
 
 def _seed(t: Tensor) -> Tensor:

@@ -540,11 +540,18 @@ def custom_view_message(info: ViewInfo, what: str, op: str = "") -> str:
 
 def refresh_view(t: Tensor) -> None:
     """Gives a view whose memory was written in place the history of its base's new state
-    (and, if it retains its grad, retains the new value's, as PyTorch does)."""
+    (and, if it retains its grad, retains the new value's, as PyTorch does); raises, as
+    PyTorch, for a custom Function's view output and a view made under no_grad."""
     info = t._view
     if info.custom is not None:
         raise GradError(custom_view_message(info, "its base or another view of its base "
                                             "has been modified in place"))
+    if info.without_grad:
+        raise GradError("A view was created in no_grad mode and its base or another view of "
+                        f"its base has been modified inplace since (shape {tuple(t.shape)}): "
+                        "made under no_grad from a tensor that requires grad, it has no "
+                        "history of its base's to renew, so it is refused, as in PyTorch. "
+                        "Hint: make the view and the write both inside no_grad, or both outside")
     fresh = replay_view(info.base, info.chain)
     t._node, t._idx, t.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
     info.version = t._vc.value
