@@ -274,6 +274,26 @@ class Permute(Primitive):
         return apply(Permute, da, **ctx.params)
 
 
+def _permutation(dims: tuple, shape: tuple, error: type[Exception] = ShapeError) -> \
+        tuple[int, ...]:
+    """``permute``'s ``dims`` (``f(2, 0, 1)`` or ``f((2, 0, 1))``) for a tensor of ``shape``,
+    each non-negative; ``error`` when they are not a permutation of its dimensions (for the
+    dense and the sparse ``permute``; private, so that its errors name the op called).
+
+    Example:
+        >>> _permutation((-1, 0), (2, 3))
+        (1, 0)
+    """
+    dims, n = read_sizes(dims), len(shape)
+    if len(dims) != n:
+        raise error(f"permute: {len(dims)} dims given for a tensor with {n} dimensions "
+                    f"(shape {shape})")
+    dims = tuple(normalize_dim(d, n, "permute") for d in dims)
+    if len(set(dims)) != n:
+        raise error(f"permute: duplicate dims are not allowed, got {dims}")
+    return dims
+
+
 @method()
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """A view of ``input`` with its dimensions reordered: ``x.permute(2, 0, 1)``.
@@ -282,14 +302,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
         >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
         ember.Size([4, 2, 3])
     """
-    dims = read_sizes(dims)
-    n = input.ndim
-    if len(dims) != n:
-        raise ShapeError(f"permute: {len(dims)} dims given for a tensor with {n} dimensions "
-                         f"(shape {tuple(input.shape)})")
-    dims = tuple(normalize_dim(d, n, "permute") for d in dims)
-    if len(set(dims)) != n:
-        raise ShapeError(f"permute: duplicate dims are not allowed, got {dims}")
+    dims = _permutation(dims, tuple(input.shape))
     try:
         return apply(Permute, input, dims=dims)
     except TensorLikeOperand:

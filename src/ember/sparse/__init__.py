@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import int64
-from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError, type_name
 from ember.layouts import (
     layout,
     sparse_bsc,
@@ -45,7 +45,7 @@ from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.select import index_select, narrow_copy, permute, unsqueeze
 from ember.sparse.tensor import SparseTensor, not_supported
-from ember.sparse.unary import UNARY
+from ember.sparse.unary import UNARY, same_pattern
 from ember.tensor import Tensor
 
 __all__ = ["SparseTensor", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants",
@@ -119,15 +119,6 @@ def _to_blocks(target: layout) -> Any:
     return convert
 
 
-def _same_pattern(fn_name: str) -> Any:
-    """The method ``fn_name`` of the values, on the same pattern (for ops additive over the
-    entries of an element; the others coalesce first: :mod:`ember.sparse.elementwise`)."""
-    def op(self: SparseTensor) -> SparseTensor:
-        return with_values(self, getattr(self._vals, fn_name)())
-    op.__name__ = fn_name
-    return op
-
-
 def _refused(fn_name: str) -> Any:
     """A comparison operator that raises, as PyTorch's on sparse tensors (rather than
     Python's identity test)."""
@@ -167,7 +158,7 @@ SparseTensor.__truediv__ = SparseTensor.div = _elementwise.div
 SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
 SparseTensor.__floordiv__ = SparseTensor.floor_divide = _elementwise.floor_divide
 SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
-SparseTensor.__neg__ = SparseTensor.neg = SparseTensor.negative = UNARY["neg"]
+SparseTensor.__neg__ = SparseTensor.negative = UNARY["neg"]
 SparseTensor.__pos__ = UNARY["positive"]
 for _name, _fn in UNARY.items():
     setattr(SparseTensor, _name, _fn)
@@ -182,7 +173,7 @@ SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
 SparseTensor.t = _t
 SparseTensor.to = _moved
 for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
-    setattr(SparseTensor, _name, _same_pattern(_name))
+    setattr(SparseTensor, _name, same_pattern(_name))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
@@ -191,7 +182,7 @@ SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
 def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
     """``S.mv(v)``: a 2-D sparse matrix times a 1-D dense vector of its column count."""
     if not isinstance(vec, Tensor):
-        raise ArgumentTypeError(f"mv: vec must be a dense tensor, got {type(vec).__name__}")
+        raise ArgumentTypeError(f"mv: vec must be a dense tensor, got {type_name(vec)}")
     if self.ndim != 2 or tuple(vec.shape) != self.shape[1:]:
         raise ShapeError(f"mv: expected a 2-D sparse matrix and a 1-D vector of its column "
                          f"count, got shapes {tuple(self.shape)} and {tuple(vec.shape)}")

@@ -18,14 +18,15 @@ import numpy as np
 
 from ember.errors import (
     ArgumentError,
-    ArgumentTypeError,
     DTypeError,
     IndexOutOfRange,
     ShapeError,
 )
 from ember.layouts import sparse_coo
 from ember.ops.dims import normalize_dim
+from ember.ops.forwarding import check_tensors
 from ember.ops.gather import index_select as dense_index_select
+from ember.ops.shape import _permutation, read_sizes
 from ember.sparse.convert import coo_index, long_index
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.tensor import Tensor
@@ -60,18 +61,12 @@ def permute(input: SparseTensor, *dims: Any) -> SparseTensor:
                 [0]])
     """
     s = _coo("permute", input)
-    order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else dims
-    if len(order) != s.ndim:
-        raise ArgumentError(f"permute: the number of dims ({len(order)}) does not match the "
-                            f"tensor's {s.ndim} (shape {tuple(s.shape)})")
-    perm = [normalize_dim(d, s.ndim, "permute") for d in order]
-    if sorted(perm) != list(range(s.ndim)):
-        raise ArgumentError(f"permute: dims {tuple(order)} repeat a dimension")
+    perm = list(_permutation(dims, tuple(s.shape), ArgumentError))
     sd = s.sparse_dim()
     if sorted(perm[:sd]) != list(range(sd)):
         raise ArgumentError("permute: transpositions between sparse and dense dimensions are "
-                            f"not allowed (as in PyTorch): dims {tuple(order)} with "
-                            f"{sd} sparse dimensions")
+                            f"not allowed (as in PyTorch): dims {tuple(read_sizes(dims))} "
+                            f"with {sd} sparse dimensions")
     index = coo_index(s)[perm[:sd]]
     values = s._vals.permute(0, *[d - sd + 1 for d in perm[sd:]])
     coalesced = s._coalesced and perm[:sd] == list(range(sd))
@@ -90,9 +85,7 @@ def index_select(input: SparseTensor, dim: int, index: Tensor) -> SparseTensor:
     """
     s = _coo("index_select", input)
     dim = normalize_dim(dim, s.ndim, "index_select")
-    if not isinstance(index, Tensor):
-        raise ArgumentTypeError(f"index_select: index must be a tensor, got "
-                                f"{type(index).__name__}. Hint: ember.tensor({index!r})")
+    check_tensors("index_select", index=index)
     if index.dtype.is_floating_point or index.dtype.is_complex or index.dtype.name == "bool":
         raise DTypeError(f"index_select: index must be an integer tensor, got "
                          f"{index.dtype.name}")

@@ -23,7 +23,7 @@ from ember.sparse.convert import coalesce
 from ember.sparse.ops import with_values
 from ember.sparse.tensor import SparseTensor
 
-__all__ = ["ENTRYWISE", "UNARY", "ZERO_PRESERVING"]
+__all__ = ["ENTRYWISE", "UNARY", "ZERO_PRESERVING", "same_pattern"]
 
 #: coalesce a COO tensor first (``f(a + b) != f(a) + f(b)``)
 ZERO_PRESERVING = (
@@ -35,7 +35,9 @@ ZERO_PRESERVING = (
 ENTRYWISE = ("neg", "positive", "conj_physical")
 
 
-def _unary(name: str, coalescing: bool) -> Callable[..., SparseTensor]:
+def same_pattern(name: str, coalescing: bool = False) -> Callable[..., SparseTensor]:
+    """The sparse op applying the values' method ``name`` on the same pattern (``coalescing``:
+    a COO tensor coalesced first, for an op not additive over the entries of an element)."""
     def op(input: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
         s = coalesce(input) if coalescing and input.layout is sparse_coo else input
         return with_values(s, getattr(s._vals, name)(*args, **kwargs))
@@ -46,5 +48,5 @@ def _unary(name: str, coalescing: bool) -> Callable[..., SparseTensor]:
 
 
 #: name -> the sparse op (``ember.<name>(s)`` and ``s.<name>()``)
-UNARY = {name: _unary(name, name in ZERO_PRESERVING) for name in ZERO_PRESERVING + ENTRYWISE}
+UNARY = {name: same_pattern(name, name in ZERO_PRESERVING) for name in ZERO_PRESERVING + ENTRYWISE}
 UNARY["conj"] = UNARY["conj_physical"]  # (the dense conj_physical hands over as conj)
