@@ -59,4 +59,3 @@ def hashable(value: Any, name: Callable[[], str]) -> Any:
                         "hashable, so it cannot be part of the cache key. Hint: pass it as a "
                         "tensor, or as a tuple instead of a list") from None
     return value
-

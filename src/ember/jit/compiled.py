@@ -54,7 +54,7 @@ from ember.jit.fallback import (
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import owner
-from ember.jit.ownership import owned, shared_outputs
+from ember.jit.ownership import owned, shared_outputs, wrap_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
@@ -236,15 +236,8 @@ class CompiledFunction:
         if entry.make is not None:
             outputs = list(assemble(entry.make, tensors, tuple(
                 _wrap(a, dev) for a in owned(entry, [arrays[p] for p in entry.roots], tensors))))
-        elif entry.shared:  # (outputs that view others share their version counter too)
-            made: list = []
-            for i, a in enumerate(owned(entry, arrays[:n], tensors)):
-                j = entry.shared.get(i)
-                made.append(None if a is None else _wrap(a, dev, vc=None if j is None or
-                            owner(a) != owner(made[j]._data) else made[j]._vc))
-            outputs = [t for t in made if t is not None]
         else:
-            outputs = [_wrap(a, dev) for a in owned(entry, arrays[:n], tensors) if a is not None]
+            outputs = wrap_outputs(entry, arrays[:n], tensors, dev)
         for i, t in entry.returned_grads:
             outputs[i] = t.grad
         return self._rebuild(entry, outputs)

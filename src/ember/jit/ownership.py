@@ -4,11 +4,11 @@ output may share it): the helpers :mod:`ember.jit.compiled` runs on each call's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ember.jit.ir import Graph
 from ember.jit.kernels import makes_fresh, owner
-from ember.tensor import Tensor
+from ember.tensor import Tensor, _wrap
 
 if TYPE_CHECKING:
     from ember.jit.compiled import Entry
@@ -20,21 +20,42 @@ def owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
     an earlier output's (the passes made two equal outputs one) is copied, so that writing
     into it changes nothing else; one that shared an earlier output's when traced (a view of
     it) may share it."""
+    return [a for a, _ in _owned(entry, arrays, tensors)]
+
+
+def wrap_outputs(entry: Entry, arrays: list, tensors: list[Tensor], device: Any) -> list[Tensor]:
+    """The output tensors of a call (``None`` arrays left out), each owning its memory as
+    :func:`owned` says; one kept sharing an earlier output's memory (a view of it) shares its
+    version counter too."""
+    made: list = []
+    for a, j in _owned(entry, arrays, tensors):
+        made.append(None if a is None else _wrap(a, device, vc=None if j is None else
+                                                 made[j]._vc))
+    return [t for t in made if t is not None]
+
+
+def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list[tuple[Any, int | None]]:
+    """:func:`owned`'s arrays, each with the position of the earlier output whose memory it
+    keeps sharing (else None)."""
     if entry.fresh_outputs is None:
         entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
         entry.fresh_outputs = _fresh(entry.graph, entry.roots)
-    if entry.fresh_outputs:
-        return arrays
+    shared = entry.shared or {}
+    if entry.fresh_outputs and not shared:  # (with views among them: the loop below)
+        return [(a, None) for a in arrays]
     held = {*entry.const_owners, *(owner(t._data) for t in tensors),
             *(owner(ref.tensor._data) for ref in entry.graph.state)}
-    out, shared = [], entry.shared or {}
+    out: list = []
     for i, a in enumerate(arrays):
+        j = None
         if a is not None:
             j = shared.get(i)
-            if owner(a) in held and (j is None or out[j] is None or owner(out[j]) != owner(a)):
-                a = a.copy()
+            if owner(a) not in held:
+                j = None
+            elif j is None or out[j][0] is None or owner(out[j][0]) != owner(a):
+                a, j = a.copy(), None
             held.add(owner(a))
-        out.append(a)
+        out.append((a, j))
     return out
 
 
