@@ -121,7 +121,7 @@ class Tracer:
         positionally) is the public function call now running, before anything but the
         ``get_attr`` of a constant was recorded; else None."""
         written, self._written = self._written, None
-        if written is None or _unwrapped(op) is not _unwrapped(written.fn):
+        if written is None or inspect.unwrap(op) is not inspect.unwrap(written.fn):
             return None
         handed: set[Node] = set()
         map_aggregate((args, kwargs), lambda a: handed.add(a.node) if isinstance(a, Proxy) else a)
@@ -381,12 +381,6 @@ class _Written(NamedTuple):
     kwargs: dict
     nodes: set[Node]
     last: Node
-
-
-def _unwrapped(fn: Any) -> Any:
-    while hasattr(fn, "__wrapped__"):
-        fn = fn.__wrapped__
-    return fn
 
 
 def symbolic_trace(root: Module | Callable,

@@ -202,7 +202,7 @@ def _attach(namespace: str, name: str, op: CustomOpDef) -> None:
     if not isinstance(current, OpPacket):
         current = OpPacket(f"{namespace}::{base}", {} if current is None else {"default": current})
         setattr(space, base, current)
-    current._overloads[overload or "default"] = op
+    current._add(overload or "default", op)
 
 
 class OpPacket:
@@ -218,7 +218,9 @@ class OpPacket:
     """
 
     def __init__(self, qualname: str, overloads: dict[str, CustomOpDef]) -> None:
-        self._qualname, self._overloads = qualname, overloads
+        self._qualname, self._overloads = qualname, {}
+        for name, op in overloads.items():
+            self._add(name, op)
         self._qualified_name = "ember.ops." + qualname.replace("::", ".")  # (for ember.fx)
 
     def __repr__(self) -> str:
@@ -231,13 +233,18 @@ class OpPacket:
                                  f"it has {list(overloads)}")
         return overloads[name]
 
+    def _add(self, name: str, op: CustomOpDef) -> None:
+        """Registers overload ``name``; calls try the default first, then the others in the
+        order they were defined."""
+        self._overloads[name] = op
+        self._tried = sorted(self._overloads.values(), key=lambda o: "." in o.qualname)
+
     def overloads(self) -> list[str]:
         """The overload names, ``"default"`` for the one without a name."""
         return list(self._overloads)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        ordered = sorted(self._overloads.values(), key=lambda o: "." in o.qualname)
-        for op in ordered:
+        for op in self._tried:
             try:
                 values = op.bind(args, kwargs)
                 inputs, layout = op.split(values)
@@ -246,8 +253,9 @@ class OpPacket:
             except (TypeError, SchemaMismatch):  # (bind's TypeError: not its parameters)
                 continue
             return op.call_split(values, inputs, layout)
+        schemas = "\n".join(op.schema for op in self._tried)
         raise OpError(f"Overloaded op {self._qualname} was called with arguments that match "
-                      "none of its schemas:\n" + "\n".join(op.schema for op in ordered))
+                      f"none of its schemas:\n{schemas}")
 
 
 def lookup(op: str | CustomOpDef | OpPacket) -> CustomOpDef:

@@ -19,7 +19,7 @@ from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.distance import PairwiseDistance
 from ember.nn.module import Module
-from ember.ops.loss import legacy_reduction
+from ember.ops.loss import TAKEN_REDUCTIONS, legacy_reduction
 from ember.tensor import Tensor
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "SmoothL1Loss",
@@ -36,7 +36,7 @@ class _Loss(Module):
         super().__init__()
         if size_average is not None or reduce is not None:
             reduction = legacy_reduction(size_average, reduce)
-        if reduction not in ("mean", "sum", "none", "elementwise_mean"):
+        if reduction not in TAKEN_REDUCTIONS:
             raise ArgumentError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.ops.forwarding import check_layer_operands
 from ember.ops.im2col import Pads, ntuple, symmetric
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -19,11 +20,7 @@ NUMBA_FLOATS = (np.float32, np.float64)
 
 def check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
                    groups: int) -> None:
-    if not isinstance(x, Tensor) or not isinstance(weight, Tensor) or not (
-            bias is None or isinstance(bias, Tensor)):
-        for name, value in (("input", x), ("weight", weight), ("bias", bias)):
-            if value is not None or name != "bias":
-                refuse_non_tensor(op, name, value)
+    check_layer_operands(op, x, weight, bias)
     x_dtype, weight_ndim = x.dtype, weight.ndim
     if not x_dtype.is_floating_point and not x_dtype.is_complex:
         raise DTypeError(f"{op}: expected a floating or complex input, got {x.dtype.name}. "

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, not_a_tensor_error, type_name
+from ember.errors import ArgumentTypeError, not_a_tensor_error, refuse_non_tensor, type_name
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.tensor import Tensor
 
@@ -170,8 +170,10 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
     if culprit is _UNSET or hasattr(type(culprit), "_data"):  # (a tensor-like's own error)
         return
 
-    def read_off(value: Any) -> bool:  # (the value, or its dtype when that is not Ember's:
-        return value is culprit or (  # a NumPy array's, a PyTorch tensor's)
+    def read_off(value: Any) -> bool:
+        """Whether the attribute was read off ``value`` or off its dtype (when that dtype is
+        not Ember's: a NumPy array's, a PyTorch tensor's)."""
+        return value is culprit or (
             culprit is not None and not isinstance(culprit, DType)
             and not hasattr(type(value), "_data") and getattr(value, "dtype", None) is culprit)
 
@@ -182,6 +184,24 @@ def not_a_tensor(op: str, arguments: dict[str, Any], error: AttributeError) -> N
             for v in value:
                 if read_off(v):
                     raise not_a_tensor_error(op, name, v, many=True) from error
+
+
+def check_layer_operands(op: str, input: Any, weight: Any, bias: Any) -> None:
+    """Refuses a NumPy array, PyTorch tensor or Python value given as a layer op's input,
+    weight or (optional) bias, naming it as PyTorch does (``F.linear``'s, the convolutions');
+    a tensor-like passes, its own error standing.
+
+    Example:
+        >>> check_layer_operands("linear", ember.ones(2, 2), ember.ones(2, 2), [0.0, 1.0])
+        Traceback (most recent call last):
+        TypeError: linear(): argument 'bias' must be Tensor, not list. Hint: ...
+    """
+    if isinstance(input, Tensor) and isinstance(weight, Tensor) and (
+            bias is None or isinstance(bias, Tensor)):
+        return
+    for name, value in (("input", input), ("weight", weight), ("bias", bias)):
+        if value is not None or name != "bias":
+            refuse_non_tensor(op, name, value)
 
 
 def check_tensors(op: str, **named: Any) -> None:

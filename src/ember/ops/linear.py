@@ -3,7 +3,8 @@ composites of ``matmul`` and ``einsum``."""
 
 from __future__ import annotations
 
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError
+from ember.ops.forwarding import check_layer_operands
 from ember.ops.linalg import einsum
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, not_casting
@@ -23,11 +24,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     if type(input) in TENSOR_LIKE:
         return handle(linear, (input, weight, bias), {})
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or not (
-            bias is None or isinstance(bias, Tensor)):
-        for name, value in (("input", input), ("weight", weight), ("bias", bias)):
-            if value is not None or name != "bias":
-                refuse_non_tensor("linear", name, value)
+    check_layer_operands("linear", input, weight, bias)
     if weight.ndim not in (1, 2):
         raise ShapeError(f"linear: weight must be 1-D or 2-D, got shape {tuple(weight.shape)}")
     if input.ndim == 0 or input._data.shape[-1] != weight._data.shape[-1]:

@@ -42,6 +42,7 @@ from ember.tensor import Tensor, _wrap
 __all__: list[str] = []
 
 _REDUCTIONS = ("mean", "sum", "none")
+TAKEN_REDUCTIONS = (*_REDUCTIONS, "elementwise_mean")  # (and PyTorch's old name for "mean")
 
 
 def _reduction(op: str, size_average: bool | None, reduce: bool | None,
