@@ -14,8 +14,16 @@ from typing import Any
 
 import numpy as np
 
+from ember.distributed.errors import DistBackendError
 from ember.distributed.nan_ops import nan_propagating_op
-from ember.errors import ArgumentError, ArgumentTypeError, DeviceError, DTypeError, ShapeError
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DeviceError,
+    DTypeError,
+    ShapeError,
+    type_name,
+)
 from ember.futures import Future
 from ember.tensor import Tensor
 
@@ -170,7 +178,7 @@ def check_count(who: str, what: str, items: list | None, n: int) -> None:
     items = [] if items is None else items
     if not isinstance(items, (list, tuple)):
         raise ArgumentTypeError(f"{who}: {what} must be a list with one entry per rank ({n}), "
-                                f"got {type(items).__name__}")
+                                f"got {type_name(items)}")
     if len(items) != n:
         raise ShapeError(f"{who}: {what} has {len(items)} entries, expected one per rank ({n})")
 
@@ -328,8 +336,6 @@ class Work:
 def backend_error(exc: Exception, name: str) -> Exception:
     """The :class:`~ember.distributed.DistBackendError` for MPI's exception ``exc`` in
     ``name``: most often ranks running different collectives or shapes."""
-    from ember.distributed.process_group import DistBackendError  # (it imports this module)
-
     return DistBackendError(
         f"MPI {name} failed: {exc}. Hint: every rank must run the same collectives in the "
         "same order on tensors of the same shape and dtype; dist.set_debug_level(DETAIL) "

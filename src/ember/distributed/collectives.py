@@ -327,7 +327,7 @@ def send(tensor: Tensor, dst: int | None = None, group: Group = None, tag: int =
     """Sends ``tensor`` to rank ``dst`` (or group rank ``group_dst``); blocks until the buffer
     may be reused."""
     g = resolve(group, "send")
-    buf, peer = as_bytes(tensor, "send"), _peer(g, dst, group_dst, "send", "destination")
+    buf, peer = as_bytes(tensor, "send"), g.peer(dst, group_dst, "send", "destination")
     run(g.comm, "Send", (buf, peer, tag), False)
 
 
@@ -345,17 +345,11 @@ def recv(tensor: Tensor, src: int | None = None, group: Group = None, tag: int =
     return g.ranks[status.Get_source()]
 
 
-def _peer(g: ProcessGroup, world_rank: int | None, group_rank: int | None, who: str,
-          what: str) -> int:
-    """The group rank of a message's other side, given as a world or a group rank."""
-    return g.other(g.root(world_rank, group_rank, who), what)
-
-
 def _source(g: ProcessGroup, world_rank: int | None, group_rank: int | None, who: str) -> int:
     """A receive's source: any rank when neither rank is given."""
     if world_rank is None and group_rank is None:
         return mpi().ANY_SOURCE
-    return _peer(g, world_rank, group_rank, who, "source")
+    return g.peer(world_rank, group_rank, who, "source")
 
 
 def _write_received(tensor: Tensor, buf: np.ndarray, status: Any, g: ProcessGroup,
@@ -378,7 +372,7 @@ def isend(tensor: Tensor, dst: int | None = None, group: Group = None, tag: int 
     """Non-blocking :func:`send`; keep ``tensor`` unchanged until ``wait()``."""
     g = resolve(group, "isend")
     buf = as_bytes(tensor, "isend")
-    dest = _peer(g, dst, group_dst, "isend", "destination")
+    dest = g.peer(dst, group_dst, "isend", "destination")
     return Work(call(g.comm, "Isend", buf, dest=dest, tag=tag))
 
 

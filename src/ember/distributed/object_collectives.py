@@ -87,7 +87,8 @@ def send_object_list(
 ) -> None:
     """Sends the items of ``object_list`` to rank ``dst``."""
     g = resolve(group, "send_object_list")
-    g.comm.send(list(object_list), dest=g.peer(dst, "destination"), tag=tag)
+    dest = g.peer(dst, None, "send_object_list", "destination")
+    g.comm.send(list(object_list), dest=dest, tag=tag)
 
 
 @member_only(outside=-1)
@@ -98,6 +99,6 @@ def recv_object_list(
     sender's rank."""
     g = resolve(group, "recv_object_list")
     status = mpi().Status()
-    source = mpi().ANY_SOURCE if src is None else g.peer(src, "source")
+    source = mpi().ANY_SOURCE if src is None else g.peer(src, None, "recv_object_list", "source")
     object_list[:] = g.comm.recv(source=source, tag=tag, status=status)
     return g.ranks[status.Get_source()]

@@ -20,27 +20,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.distributed.buffers import run
-from ember.errors import ArgumentError, EmberError
-
-
-class DistError(EmberError, RuntimeError):
-    """A distributed call that cannot work: no process group, a rank outside a group, …
-    (``torch.distributed.DistError``; ``DistributedError`` is the same class)."""
-
-
-DistributedError = DistError
-
-
-class DistBackendError(DistError):
-    """The communication backend failed, e.g. a rank missed :func:`monitored_barrier`."""
-
-
-class DistNetworkError(DistError):
-    """A network failure (raised by MPI itself in Ember; kept for PyTorch's ``except``)."""
-
-
-class DistStoreError(DistError):
-    """A key-value store call failed, e.g. ``Store.wait`` timed out."""
+from ember.distributed.errors import (  # noqa: F401 (re-exported: their path before errors.py)
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistributedError,
+    DistStoreError,
+)
+from ember.errors import ArgumentError
 
 
 class ProcessGroup:
@@ -93,14 +80,11 @@ class ProcessGroup:
                                    f"(the group of world ranks {self.ranks})")
         return group_rank
 
-    def peer(self, world_rank: int, what: str) -> int:
+    def peer(self, world_rank: int | None, group_rank: int | None, who: str, what: str) -> int:
         """The group rank of the other side of a point-to-point message (``what``:
-        ``"destination"`` or ``"source"``), given as a world rank; see :meth:`other`."""
-        return self.other(self.group_rank(world_rank), what)
-
-    def other(self, peer: int, what: str) -> int:
-        """``peer``, the group rank of the other side of a point-to-point message, which may
-        not be this rank (as in PyTorch)."""
+        ``"destination"`` or ``"source"``), given as a world or a group rank (see
+        :meth:`root`); it may not be this rank (as in PyTorch)."""
+        peer = self.root(world_rank, group_rank, who)
         if peer == self._rank:
             raise ArgumentError(f"Invalid {what} rank: {what} rank should not be the same as the "
                                 f"rank of the current process ({self.ranks[peer]}). Hint: a rank "
