@@ -22,9 +22,10 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node
-from ember.autograd.saved_hooks import SAVED_HOOKS
-from ember.errors import GradError
+from ember.autograd.saved_hooks import SAVED_HOOKS, _array, _run_hook, history, pack_value
+from ember.errors import GradError, type_name
 from ember.ops.primitive import DISPATCH, FUNCTION_VIEW_NOTE, ViewInfo
+from ember.tensor import Tensor, VersionCounter, _wrap
 
 
 class FunctionCtx:
@@ -50,8 +51,6 @@ class FunctionCtx:
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``. As in PyTorch they are kept as ``forward`` leaves
         them, and in-place changes after it returns are detected."""
-        from ember.tensor import Tensor
-
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"{self._name}: save_for_backward saves tensors (or None), but "
@@ -97,9 +96,6 @@ class FunctionCtx:
     def _pack(self, hooks: tuple) -> None:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
         as the values a node saves do (leaves that require grad are kept as they are)."""
-        from ember.autograd.saved_hooks import history, pack_value
-        from ember.tensor import VersionCounter
-
         pack, unpack, copies = hooks
         # (each unpacked tensor keeps its history, device and counter, as a node's inputs;
         # a private copy has a counter of its own: writes to the original no longer matter.
@@ -119,9 +115,6 @@ class FunctionCtx:
     def _unpack(self) -> tuple:
         """The saved tensors back through the unpack hook, checked for in-place changes and
         keeping their output slots (under the tensors' old ids)."""
-        from ember.autograd.saved_hooks import _array, _run_hook
-        from ember.tensor import _wrap
-
         unpack, entries = self._packed
         self._packed, tensors = None, []
         for i, (packed, e) in enumerate(entries):
@@ -191,7 +184,6 @@ class _CustomPrimitive:
 
     def vjp(self, ctx: Node, *grads: Any) -> tuple:
         from ember.ops.creation import zeros
-        from ember.tensor import Tensor
 
         fctx: FunctionCtx = ctx.params["ctx"]
         if fctx.materialize_grads:
@@ -211,7 +203,7 @@ class _CustomPrimitive:
                             "for those that have no gradient)")
         for i, g in enumerate(result[:nargs]):
             if g is not None and not isinstance(g, Tensor):
-                raise GradError(f"backward of {self.name} returned a {type(g).__name__} as the "
+                raise GradError(f"backward of {self.name} returned a {type_name(g)} as the "
                                 f"gradient of argument {i}; return a tensor (or None)")
             if g is not None and i not in positions:
                 raise GradError(f"backward of {self.name} returned a gradient for argument {i}"
@@ -313,8 +305,6 @@ def run_function(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, F
 
 def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionCtx]:
     """Function.apply without transforms: forward unrecorded, then one node for backward."""
-    from ember.tensor import Tensor
-
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx = FunctionCtx(cls.__name__, needs)
     with no_grad():
@@ -340,8 +330,6 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
 
 def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty: set) -> Any:
     """One node for the Function's backward; returns the outputs as tensors of that node."""
-    from ember.tensor import Tensor, _wrap
-
     outs = out if isinstance(out, tuple) else (out,)
     if not any(isinstance(o, Tensor) for o in outs):
         raise GradError(f"{cls.__name__}.forward must return a tensor, got "
@@ -400,8 +388,6 @@ def _save_dirty_as_outputs(ctx: FunctionCtx, outs: tuple, dirty: set) -> None:
     """A saved dirty tensor now carries the node's history: ctx keeps an alias without it,
     which ``saved_tensors`` gives back as that output of the node, as PyTorch saves an output
     (kept itself, it would make the cycle tensor -> node -> ctx -> tensor)."""
-    from ember.tensor import _wrap
-
     slot = {id(o): i for i, o in enumerate(outs)}
 
     def alias(t: Any) -> Any:
@@ -427,8 +413,6 @@ def _backward_cls(cls: type[Function]) -> type[Node]:
 
 def _as_output(t: Any, node: Node, i: int) -> Any:
     """Output ``i`` of a Function's ``node``, as the tensor ``t`` forward returned."""
-    from ember.tensor import _wrap
-
     return _wrap(t._data, t._device, True, node, i, t._vc)
 
 
@@ -461,8 +445,6 @@ def once_differentiable(backward: Callable) -> Callable:
     """Decorates a ``backward`` that is not itself differentiable (e.g. NumPy inside)."""
     @functools.wraps(backward)
     def wrapper(ctx: FunctionCtx, *grads: Any) -> Any:
-        from ember.tensor import _wrap
-
         with no_grad():
             result = backward(ctx, *grads)
         sources = tuple(t for t in (*ctx._inputs, *grads) if t is not None and t.requires_grad)
