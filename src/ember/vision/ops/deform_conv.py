@@ -15,12 +15,16 @@ from ember import nn
 from ember.errors import ArgumentError, ShapeError
 from ember.nn import init
 from ember.tensor import Tensor
+from ember.vision.ops.roi import _pair
 
 __all__ = ["DeformConv2d", "deform_conv2d"]
 
 
-def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
-    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+def _pairs(op: str, stride: int | tuple[int, int], padding: int | tuple[int, int],
+           dilation: int | tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """``stride``, ``padding`` and ``dilation`` as pairs (padding may be 0)."""
+    return (_pair(op, stride, "stride"), _pair(op, padding, "padding", 0),
+            _pair(op, dilation, "dilation"))
 
 
 def _sample(values: Tensor, y: Tensor, x: Tensor, height: int, width: int) -> Tensor:
@@ -71,7 +75,7 @@ def deform_conv2d(input: Tensor, offset: Tensor, weight: Tensor, bias: Tensor | 
         raise ShapeError(f"{op}: the input's {c_in} channels are not a multiple of the "
                          f"weight's {c_group} input channels per group")
     groups = c_in // c_group
-    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    (sh, sw), (ph, pw), (dh, dw) = _pairs(op, stride, padding, dilation)
     out_h = (height + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1
     out_w = (width + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1
     taps = kh * kw
@@ -128,8 +132,9 @@ class DeformConv2d(nn.Module):
         if out_channels % groups:
             raise ArgumentError("DeformConv2d: out_channels must be divisible by groups")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding, self.dilation = _pair(padding), _pair(dilation)
+        self.kernel_size = _pair("DeformConv2d", kernel_size, "kernel_size")
+        self.stride, self.padding, self.dilation = _pairs("DeformConv2d", stride, padding,
+                                                          dilation)
         self.weight = nn.Parameter(ember.empty(out_channels, in_channels // groups,
                                                *self.kernel_size))
         self.bias = nn.Parameter(ember.empty(out_channels)) if bias else None

@@ -14,7 +14,9 @@ __all__ = ["batched_nms", "nms"]
 
 
 def _check(op: str, boxes: Tensor, scores: Tensor, idxs: Tensor | None = None) -> None:
-    check_tensors(op, boxes=boxes, scores=scores, **({} if idxs is None else {"idxs": idxs}))
+    check_tensors(op, boxes=boxes, scores=scores)
+    if idxs is not None:
+        check_tensors(op, idxs=idxs)
     if boxes.ndim != 2 or boxes.shape[1] != 4:
         raise ShapeError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)}")
     if scores.ndim != 1 or scores.shape[0] != boxes.shape[0]:

@@ -58,16 +58,18 @@ def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
     return rois
 
 
-def _pair(op: str, output_size: int | tuple[int, int]) -> tuple[int, int]:
-    size = (output_size,) * 2 if isinstance(output_size, (int, np.integer)) else output_size
+def _pair(op: str, value: int | tuple[int, int], name: str = "output_size",
+          minimum: int = 1) -> tuple[int, int]:
+    """``value`` as two ints of at least ``minimum`` (1 or 0), read from an int or a pair."""
+    size = (value,) * 2 if isinstance(value, (int, np.integer)) else value
     if not isinstance(size, (tuple, list)) or any(
             isinstance(n, bool) or not isinstance(n, (int, np.integer)) for n in size):
-        raise ArgumentTypeError(f"{op}: output_size must be an int or a pair of ints, got "
-                                f"{output_size!r}")
+        raise ArgumentTypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
     size = tuple(int(n) for n in size)
-    if len(size) != 2 or min(size) < 1:
-        raise ArgumentError(f"{op}: output_size must be a positive int or a pair of them, got "
-                            f"{output_size!r}")
+    if len(size) != 2 or min(size) < minimum:
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ArgumentError(f"{op}: {name} must be a {kind} int or a pair of them, got "
+                            f"{value!r}")
     return size
 
 
