@@ -27,7 +27,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import Node
 from ember.backend import device as get_device
 from ember.dtypes import DType
-from ember.errors import ArgumentError, EmberError, GradError, OpError
+from ember.errors import ArgumentError, EmberError, GradError, OpError, type_name
 from ember.library.schema import (
     OPTIONAL_TENSOR,
     OPTIONAL_TENSOR_LIST,
@@ -471,7 +471,7 @@ class CustomOpDef:
     def _grad(self, p: Param, g: Any) -> Tensor | None:
         """``g``, the backward's gradient for ``p``, checked to be a tensor or None."""
         if g is not None and not isinstance(g, Tensor):
-            raise GradError(f"{self.qualname}: the backward returned {type(g).__name__} as the "
+            raise GradError(f"{self.qualname}: the backward returned {type_name(g)} as the "
                             f"gradient of {p.name!r}; expected a Tensor or None (PyTorch: "
                             "'expected Variable or None'). Hint: wrap values with "
                             "ember.from_numpy(...) or ember.tensor(...)")

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
 from ember.ops.complex_parts import real
 from ember.ops.convert import cast, to_float
 from ember.ops.creation import tensor, zeros
@@ -202,7 +202,7 @@ def norm_name(norm: str | bytes | None, op: str) -> str:
         norm = norm.decode("ascii", "replace")
     if not isinstance(norm, str):
         raise ArgumentTypeError(f"{op}: norm must be a string or None, got "
-                                f"{type(norm).__name__} {norm!r}. Hint: one of 'backward', "
+                                f"{type_name(norm)} {norm!r}. Hint: one of 'backward', "
                                 "'forward', 'ortho'")
     if norm not in _DUAL:
         raise ArgumentError(f"{op}: invalid normalization mode {norm!r}; expected one of "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
@@ -35,7 +35,7 @@ def _tensor_window(window: Any, op: str) -> Tensor | None:
     """``window``, checked to be a tensor or None (a list leaked an AttributeError)."""
     if window is not None and not isinstance(window, Tensor):
         raise ArgumentTypeError(f"{op}: window must be a Tensor or None, got "
-                                f"{type(window).__name__}. Hint: make one with ember.tensor(...) "
+                                f"{type_name(window)}. Hint: make one with ember.tensor(...) "
                                 "or a window function such as ember.hann_window(n_fft)")
     return window
 
