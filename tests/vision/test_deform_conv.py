@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as TF
 
 import ember
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.vision import ops
 
 RNG = np.random.default_rng(3)
@@ -100,3 +101,20 @@ def test_errors_name_the_shapes():
         ops.deform_conv2d(x, ember.zeros(1, 18, 3, 3), ember.zeros(3, 3, 3, 3))
     with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
         ops.DeformConv2d(3, 4, 3, groups=2)
+
+
+def test_stride_padding_dilation_are_checked_pairs():
+    # the unchecked _pair truncated floats and took stride 0 to a ZeroDivisionError; numpy
+    # ints were refused ('numpy.int64' object is not subscriptable)
+    x, w = ember.ones(1, 2, 5, 5), ember.ones(3, 2, 3, 3)
+    got = ops.deform_conv2d(x, ember.zeros(1, 18, 5, 5), w, padding=np.int64(1), stride=[1, 1])
+    assert tuple(got.shape) == (1, 3, 5, 5)
+    with pytest.raises(ArgumentTypeError, match="deform_conv2d: stride must be an int or "
+                       "a pair of ints, got 1.5"):
+        ops.deform_conv2d(x, ember.zeros(1, 18, 3, 3), w, stride=1.5)
+    with pytest.raises(ArgumentError, match="deform_conv2d: stride must be a positive int"):
+        ops.deform_conv2d(x, ember.zeros(1, 18, 3, 3), w, stride=0)
+    with pytest.raises(ArgumentError, match="padding must be a non-negative int or a pair"):
+        ops.deform_conv2d(x, ember.zeros(1, 18, 3, 3), w, padding=(1, -1))
+    with pytest.raises(ArgumentError, match="DeformConv2d: kernel_size must be a positive"):
+        ops.DeformConv2d(2, 3, (3, 3, 3))
