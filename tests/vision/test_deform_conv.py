@@ -104,8 +104,9 @@ def test_errors_name_the_shapes():
 
 
 def test_stride_padding_dilation_are_checked_pairs():
-    # the unchecked _pair truncated floats and took stride 0 to a ZeroDivisionError; numpy
-    # ints were refused ('numpy.int64' object is not subscriptable)
+    # the unchecked _pair raised "'float' object is not subscriptable" for 1.5, a
+    # ZeroDivisionError for stride 0, an offset ShapeError for negative padding, and an
+    # IndexError ('invalid index to scalar variable') for a numpy int
     x, w = ember.ones(1, 2, 5, 5), ember.ones(3, 2, 3, 3)
     got = ops.deform_conv2d(x, ember.zeros(1, 18, 5, 5), w, padding=np.int64(1), stride=[1, 1])
     assert tuple(got.shape) == (1, 3, 5, 5)
