@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentTypeError, DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentTypeError, DTypeError, IndexOutOfRange, ShapeError, type_name
 from ember.ops.complex_parts import conj
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
@@ -46,7 +46,7 @@ def _sizes(s: int | Sequence[int] | None, op: str) -> tuple[int, ...] | None:
     kind = getattr(getattr(s, "dtype", None), "name", "int")
     if getattr(s, "ndim", 0) and not kind.startswith(("int", "uint")):  # (an array of non-ints)
         raise ArgumentTypeError(f"{op}: s must be a sequence of ints, got a "
-                                f"{type(s).__name__} of {kind}. Hint: s=tuple(t.int().tolist())")
+                                f"{type_name(s)} of {kind}. Hint: s=tuple(t.int().tolist())")
     return None if s is None else as_ints(s, op, "the number of data points (n or s)")
 
 
