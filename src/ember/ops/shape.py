@@ -302,7 +302,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
         >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
         ember.Size([4, 2, 3])
     """
-    dims = _permutation(dims, input._data.shape)
+    dims = _permutation(dims, tuple(input.shape))
     try:
         return apply(Permute, input, dims=dims)
     except TensorLikeOperand:
