@@ -357,6 +357,24 @@ def test_overlap_raises_where_torch_raises(call):
         call(ember, ember.arange(4.0))
 
 
+@pytest.mark.parametrize("call", [
+    lambda m, x, o: m.gather(x, 0, m.tensor([2, 1, 0]), out=o),
+    lambda m, x, o: m.take(x, m.tensor([2, 1, 0]), out=o),
+    lambda m, x, o: m.masked_select(x, x > 0.15, out=o),
+    lambda m, x, o: m.cat([x[:1], x[:2]], out=o),
+    lambda m, x, o: m.add(x[:3], 1, out=o),
+    lambda m, x, o: m.sort(x[:3], out=(o, m.empty(3, dtype=m.int64))),
+])
+def test_internally_overlapping_out_raises_where_torch_raises(call):
+    """A stride-0 out (empty_strided's) wrote every element into one place (silently:
+    gather(..., out=o) gave [x[2]] * 3)."""
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        call(torch, torch.tensor([0.1, 0.3, 0.4, 0.2]), torch.empty_strided((3,), (0,)))
+    o = ember.empty_strided((3,), (0,))
+    with pytest.raises(OpError, match="more than one element of out.*Hint: clone"):
+        call(ember, ember.tensor([0.1, 0.3, 0.4, 0.2]), o)
+
+
 def test_out_counts_a_write_and_writes_through_a_view():
     base = ember.zeros(4, 3)
     out = base.t()  # non-contiguous
