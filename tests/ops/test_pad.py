@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 - the usual spelling
 
 import ember
-from ember.errors import ArgumentTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from tests.ops.optable import S, arg, op_tests
 from tests.ops.test_indexing import pad_case
 
@@ -61,6 +61,29 @@ def test_a_constant_pad_value_that_is_not_a_number_is_a_clear_error():
         torch.nn.functional.pad(torch.zeros(1, 1, 1), (1, 1, 1, 1), value=(1, 2))
     with pytest.raises(TypeError, match="pad: value must be a number, got tuple"):
         ember.pad(ember.zeros(1, 1, 1), (1, 1, 1, 1), value=(1, 2))
+
+
+def test_a_complex_constant_fills_a_complex_input_as_constant_pad_nd():
+    t = torch.constant_pad_nd(torch.ones(1, 3, dtype=torch.complex64), (1, 2), 1 + 2j)
+    e = ember.constant_pad_nd(ember.ones(1, 3, dtype=ember.complex64), (1, 2), 1 + 2j)
+    assert e.dtype == ember.complex64
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    x = torch.ones(1, 3, dtype=torch.complex128, requires_grad=True)
+    torch.autograd.gradcheck(lambda x: torch.constant_pad_nd(x, (1, -1), 2j), (x,))
+    xe = ember.ones(1, 3, dtype=ember.complex128, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x: ember.constant_pad_nd(x, (1, -1), 2j), (xe,))
+
+
+def test_a_complex_constant_for_a_real_input_needs_a_zero_imaginary_part():
+    # torch keeps the real part of (1+0j) and refuses (1+2j), whose imaginary part would be lost
+    t = torch.constant_pad_nd(torch.ones(2, dtype=torch.int64), (1, 1), 3 + 0j)
+    e = ember.constant_pad_nd(ember.ones(2, dtype=ember.int64), (1, 1), 3 + 0j)
+    assert e.dtype == ember.int64
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    with pytest.raises(RuntimeError):
+        torch.constant_pad_nd(torch.ones(2), (1, 1), 1 + 2j)
+    with pytest.raises(ArgumentError, match=r"pad: .*\(1\+2j\).* float32 input"):
+        ember.constant_pad_nd(ember.ones(2), (1, 1), 1 + 2j)
 
 
 _LAYOUTS = {

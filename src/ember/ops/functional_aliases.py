@@ -296,7 +296,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 
 # -- padding and convolution ---------------------------------------------------------------------
-def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: complex = 0) -> Tensor:
     """``input`` padded with ``value``: ``pad`` lists (before, after) pairs from the last
     dimension backwards (negative amounts crop).
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import CPU, Device
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.layouts import (
     contiguous_format,
     memory_format,
@@ -50,7 +50,7 @@ _AUTOCAST_FLOAT32_DIMS = {"reflect": 2, "replicate": 3}
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
-        value: float | None = None) -> Tensor:
+        value: complex | None = None) -> Tensor:
     """``input`` padded on its last ``len(pad) // 2`` dimensions. ``pad`` lists the amounts
     last dimension first: ``(left, right)``, then ``(top, bottom)``, …
 
@@ -83,10 +83,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     for d, before, after in pairs:
         _check_crop(input.shape, d, before, after, mode)
     if mode == "constant":
-        if value is not None and not isinstance(value, (int, float, np.number)):
-            raise TypeError(f"pad: value must be a number, got {type(value).__name__} "
-                            f"{value!r}")
-        return _constant(input, pairs, 0 if value is None else value)
+        return _constant(input, pairs, _fill_value(input, value))
     if mode not in _MODES:
         raise ArgumentError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
@@ -94,6 +91,22 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     gather = _gather_pad_float32 if k <= _AUTOCAST_FLOAT32_DIMS.get(mode, 0) else _gather_pad
     return gather(input, pairs, mode,
                   contiguous_format if mode == "circular" else suggested_format(input._data))
+
+
+def _fill_value(input: Tensor, value: object) -> object:
+    """The constant mode's fill: a number; a complex one (as ``constant_pad_nd`` takes) for a
+    real input only when its imaginary part is zero, which is dropped."""
+    if value is None:
+        return 0
+    if not isinstance(value, (int, float, complex, np.number)):
+        raise ArgumentTypeError(f"pad: value must be a number, got {type(value).__name__} "
+                                f"{value!r}")
+    if isinstance(value, (complex, np.complexfloating)) and not input.dtype.is_complex:
+        if value.imag != 0:
+            raise ArgumentError(f"pad: the fill value {value!r} has an imaginary part, which a "
+                                f"{input.dtype.name} input cannot hold")
+        return value.real
+    return value
 
 
 def _cropped(n: int, before: int, after: int) -> int:
