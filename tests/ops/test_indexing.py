@@ -181,6 +181,28 @@ def test_scatter_gradients_where_torch_has_none(fn):
     assert ember.autograd.gradgradcheck(fn, (x, s))
 
 
+def test_index_fill_tensor_value_gradient_counts_a_repeated_index_once():
+    """value's gradient summed the cotangent at each index entry, a repeated one twice (torch:
+    each filled place once); input's is zero at the filled places."""
+    rng = np.random.default_rng(0)
+    x, c = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    idx = [0, 2, 2, 4, 0]
+    tx = torch.tensor(x, requires_grad=True)
+    tv = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+    (tx.index_fill(-1, torch.tensor(idx), tv) * torch.tensor(c)).sum().backward()
+    ex = ember.tensor(x, requires_grad=True)
+    ev = ember.tensor(1.5, dtype=ember.float64, requires_grad=True)
+    out = ex.index_fill(-1, ember.tensor(idx), ev)
+    np.testing.assert_allclose(out.detach().numpy(), tx.index_fill(-1, torch.tensor(idx),
+                                                                   1.5).detach().numpy())
+    (out * ember.tensor(c)).sum().backward()
+    np.testing.assert_allclose(ev.grad.numpy(), tv.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    fn = lambda a, v: a.index_fill(1, ember.tensor(idx), v)  # noqa: E731
+    assert ember.autograd.gradcheck(fn, (ex, ev))
+    assert ember.autograd.gradgradcheck(fn, (ex, ev))
+
+
 def test_repeated_indices_accumulate_gradient():
     x = ember.zeros(3, requires_grad=True)
     x[[0, 0, 2, 0]].sum().backward()

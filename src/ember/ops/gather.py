@@ -46,6 +46,7 @@ from ember.ops.primitive import (
     spec,
 )
 from ember.ops.reduce import normalize_dim
+from ember.ops.select import where
 from ember.ops.shape import Reshape, reshape
 from ember.tensor import Tensor, _wrap, method
 
@@ -248,6 +249,10 @@ def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
                              f"dimension {dim} of the index's length {index.shape[0]})")
     if mode == "fill":
         check_fits(op, source, input.dtype)
+        if isinstance(source, Tensor) and source.requires_grad:  # (a repeated index counts
+            # once in value's gradient, as torch's: a mask, not IndexPut's sum over index)
+            mask = _index_write(op, zeros(input.shape, dtype=dtypes.bool), dim, index, True, mode)
+            return where(mask, source.to(input.dtype), input)
     out = apply(IndexPut, _as_1d(input), as_values(source, input, op), index, basic=(),
                 dims=(dim,), mode="set" if mode == "fill" else mode)
     return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
