@@ -29,3 +29,26 @@ def test_complex_ends_with_a_real_dtype_are_refused_as_torch(op):
         getattr(torch, op)(1j, 2, 5, dtype=torch.float64)
     with pytest.raises(ember.errors.DTypeError, match=f"{op}: complex ends"):
         getattr(ember, op)(1j, 2, 5, dtype=ember.float64)
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+@pytest.mark.parametrize("start, end", [([1, 1], [3, 3]), ([1.0], 3.0), (1.0, [[3.0]])])
+@pytest.mark.parametrize("steps", [1, 3])
+def test_tensor_ends_must_be_zero_dimensional_as_torch(op, start, end, steps):
+    # (steps=1 gave a silent [[1., 1.]], more steps a bare NumPy "only 0-dimensional arrays")
+    with pytest.raises(RuntimeError, match="0-dimensional"):
+        getattr(torch, op)(torch.tensor(start), torch.tensor(end), steps)
+    with pytest.raises(ember.errors.ShapeError, match=f"{op}: .*0-dimensional"):
+        getattr(ember, op)(ember.tensor(start), ember.tensor(end), steps)
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+def test_zero_dimensional_tensor_ends_match_torch(op):
+    want = getattr(torch, op)(torch.tensor(1.0), torch.tensor(3), 5)
+    got = getattr(ember, op)(ember.tensor(1.0), ember.tensor(3), 5)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_list_ends_are_refused_clearly():
+    with pytest.raises(ember.errors.ShapeError, match="linspace: .*0-dimensional"):
+        ember.linspace([1, 2], 3, 3)

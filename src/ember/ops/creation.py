@@ -536,7 +536,10 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
 
 def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
     """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
-    form for a complex ``start`` or ``end``)."""
+    form for a complex ``start`` or ``end``); the ends must be numbers or 0-dimensional."""
+    if np.ndim(start) or np.ndim(end):
+        raise ShapeError(f"{op}: only supports 0-dimensional start and end tensors, got "
+                         f"{np.ndim(start)} and {np.ndim(end)} dimension(s)")
     complex_ends = isinstance(start, complex) or isinstance(end, complex)
     if dtype is not None:
         dt = dtypes.to_dtype(dtype)
