@@ -321,6 +321,18 @@ def test_addr_promotes_its_input_and_vectors_as_torch(dtypes, beta):
     assert got[0] == got[1]
 
 
+@pytest.mark.parametrize("beta,alpha", [(3, 2), (0, 1), (1, 0), (0, 0), (False, True)])
+def test_addr_of_bools_is_logical_as_torch(beta, alpha):
+    # PyTorch: (beta and input) or (alpha and outer(vec1, vec2)), a bool result (was int64)
+    got = []
+    for lib in (torch, ember):
+        i, v = lib.tensor([[True, False], [False, False]]), lib.tensor([True, False])
+        out = lib.addr(i, v, ~v, beta=beta, alpha=alpha)
+        i.addr_(v, ~v, beta=beta, alpha=alpha)
+        got.append((str(out.dtype).rpartition(".")[2], out.tolist(), i.tolist()))
+    assert got[0] == got[1]
+
+
 def test_inplace_addmm():
     x = ember.zeros(2, 2)
     x.addmm_(ember.ones(2, 3), ember.ones(3, 2), alpha=2)

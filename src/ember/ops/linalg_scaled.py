@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, promote
+from ember.ops.creation import zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.linalg import _expect_ndim, bmm, mm, mv, outer
 from ember.ops.primitive import DISPATCH
@@ -54,6 +56,9 @@ def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: floa
                              f"{product.dtype.name}; they must have one dtype, as in PyTorch. "
                              f"Hint: convert input with .to(ember.{product.dtype.name})")
         input = cast(input, product.dtype)
+    if product.dtype is dtypes.bool_:  # (addr) as PyTorch's: beta and alpha are truth values
+        product = product if alpha else zeros_like(product)
+        return product | input if beta else product
     if alpha != 1:
         product = product * alpha
     if beta == 0:  # (an input needing a gradient gets zeros, as PyTorch's)
