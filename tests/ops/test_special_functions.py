@@ -222,6 +222,25 @@ def test_zeta_has_no_gradient_in_x():
         ember.special.zeta(2.0, 1.0)
 
 
+@pytest.mark.parametrize("op, args", [
+    ("special.zeta", (2.0, 1.0)), ("special.chebyshev_polynomial_t", (2.0, 3)),
+    ("special.hermite_polynomial_h", (2.0, 3)), ("igamma", (ember.tensor([1.0]), 2.0)),
+    ("igammac", (2.0, ember.tensor([1.0])))])
+def test_non_tensor_operands_raise_ember_s_argument_type_error(op, args):
+    # (torch raises a TypeError too; Ember's was a plain TypeError, not an ember.errors class)
+    torch_args = [torch.tensor(a.numpy()) if isinstance(a, ember.Tensor) else a for a in args]
+    fn = torch
+    for part in op.split("."):
+        fn = getattr(fn, part)
+    with pytest.raises(TypeError):
+        fn(*torch_args)
+    fn = ember
+    for part in op.split("."):
+        fn = getattr(fn, part)
+    with pytest.raises(ember.errors.ArgumentTypeError, match=op.split(".")[-1]):
+        fn(*args)
+
+
 def test_gradient_in_q_alone_while_x_requires_grad_like_torch():
     """PyTorch refuses the derivative in x only when it is asked for: ``grad(…, q)`` works."""
     x = ember.tensor([2.0, 3.0], dtype=ember.float64, requires_grad=True)

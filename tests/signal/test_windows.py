@@ -53,6 +53,9 @@ def test_window_arguments_and_errors():
     # (torch: "too many dimensions 'str'")
     with pytest.raises(TypeError, match="Coefficients must be a list/tuple"):
         w.general_cosine(3, a="0.5")
+    # (a plain TypeError, not an ember.errors class naming the op)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="general_cosine: Coefficients"):
+        w.general_cosine(3, a=1.0)
 
 
 @pytest.mark.parametrize("name,kw", WINDOWS[::3], ids=str)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.errors import ArgumentTypeError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_spec
 from ember.ops.float_host import float_operands, host_arrays
@@ -175,8 +176,8 @@ def _op_name(kind: str) -> str:
 
 def _polynomial(kind: str, input: Any, n: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(n, Tensor):
-        raise TypeError(f"{_op_name(kind)}: expected input or n to be a tensor, got "
-                        f"{type(input).__name__} and {type(n).__name__}")
+        raise ArgumentTypeError(f"{_op_name(kind)}: expected input or n to be a tensor, got "
+                                f"{type(input).__name__} and {type(n).__name__}")
     return apply(OrthogonalPolynomial, *float_operands(_op_name(kind), input, n), kind=kind)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import GradError, type_name
+from ember.errors import ArgumentTypeError, GradError, type_name
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.float_host import float_operands, host_arrays
@@ -119,6 +119,6 @@ def zeta(input: Any, other: Any) -> Tensor:
         tensor([1.6449, 1.0823])
     """
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(f"zeta: expected at least one tensor, got {type_name(input)} and "
-                        f"{type_name(other)}")
+        raise ArgumentTypeError(f"zeta: expected at least one tensor, got {type_name(input)} and "
+                                f"{type_name(other)}")
     return apply(Zeta, *float_operands("zeta", input, other))

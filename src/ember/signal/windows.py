@@ -132,7 +132,7 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,
     coefficients = [1.0]  # windows of fewer than 2 points are ones, whatever `a` is, as in torch
     if M > 1:
         if isinstance(a, str) or not isinstance(a, Iterable):  # (a str: its characters)
-            raise TypeError("Coefficients must be a list/tuple")
+            raise ArgumentTypeError("general_cosine: Coefficients must be a list/tuple")
         coefficients = [_real(i, c) for i, c in enumerate(a)]
         if not coefficients:
             raise ArgumentError("Coefficients cannot be empty")
