@@ -23,6 +23,7 @@ from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to, result_dtype
 from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.inplace import bind_inplace
+from ember.ops.operator_protocol import refuse_foreign
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -563,6 +564,7 @@ def _reflected(fn: Any, name: str) -> None:
         try:
             return fn(other, self)
         except DTypeError:
+            refuse_foreign(name, other, self)
             if isinstance(other, (list, tuple, str, bytes)):
                 return NotImplemented
             raise

@@ -22,7 +22,7 @@ from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float
-from ember.ops.operator_protocol import OPERANDS
+from ember.ops.operator_protocol import OPERANDS, refuse_foreign
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     Primitive,
@@ -199,6 +199,7 @@ def _operator(fn: Any, name: str, swap: bool = False) -> None:
     def op(self: Tensor, other: Any) -> Any:
         if not isinstance(other, OPERANDS) or \
                 isinstance(other, np.ndarray) and other.dtype.kind not in "biufc":
+            refuse_foreign(name, *((other, self) if swap else (self, other)))
             return NotImplemented  # (an array of strings or objects: == is False, as torch's)
         return fn(other, self) if swap else fn(self, other)
     op.__name__ = name

@@ -26,6 +26,7 @@ from ember.ops.convert import autocast_mix, cast, promote
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.einsum_sublist import sublist_equation
 from ember.ops.int_args import as_int
+from ember.ops.operator_protocol import refuse_foreign
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
@@ -198,7 +199,8 @@ def _not_dense_matmul(input: Any, other: Any) -> Any:
 
 @method("__rmatmul__")
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
-    return matmul(as_tensor(other), self)
+    refuse_foreign("__rmatmul__", other, self)
+    return matmul(*promote(as_tensor(other), self))  # (array @ t as t @ array: promoted)
 
 
 def _expect_ndim(op: str, *pairs: tuple[str, Tensor, int]) -> None:
