@@ -1,5 +1,7 @@
 """Pooling against PyTorch and finite differences."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -360,3 +362,19 @@ def test_max_pool_of_bool_with_padding_is_the_windows_any():
     got = F.max_pool2d(ember.tensor(x), 3, 1, padding=1)
     want = TF.max_pool2d(torch.tensor(x, dtype=torch.float32), 3, 1, padding=1) > 0
     assert got.dtype is ember.bool and np.array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("name", ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+                                  "avg_pool2d", "avg_pool3d"])
+@pytest.mark.parametrize("batched", [False, True])
+def test_pooling_zero_channels_is_refused_as_torch_but_a_zero_batch_is_not(name, batched):
+    nd = int(name[-2])
+    shape = (1,) * batched + (0,) + (3,) * nd
+    with pytest.raises(RuntimeError):
+        getattr(TF, name)(torch.zeros(shape), 1)
+    shown = re.escape(str(shape))
+    with pytest.raises(ember.errors.ShapeError, match=rf"{name}: .*no channels.*{shown}"):
+        getattr(F, name)(ember.zeros(shape), 1)
+    empty_batch = (0, 2) + (3,) * nd  # (a batch of none is an empty result in both)
+    assert getattr(F, name)(ember.zeros(empty_batch), 1).shape == \
+        getattr(TF, name)(torch.zeros(empty_batch), 1).shape

@@ -332,9 +332,19 @@ def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool) -
     return (values, indices) if return_indices else values
 
 
+def _pool_batched(op: str, nd: int, input: Tensor) -> tuple[Tensor, bool]:
+    """``batched``, refusing an input without channels as PyTorch (only the batch may be
+    empty)."""
+    x, added = batched(input, nd, op)
+    if x.shape[1] == 0:
+        raise ShapeError(f"{op}: the input has no channels (shape {tuple(input.shape)}); only "
+                         f"the batch dimension of an (N, C, ...) input may be empty")
+    return x, added
+
+
 def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
-    x, added = batched(input, nd, op)
+    x, added = _pool_batched(op, nd, input)
     g = _Geometry(op, tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
     geometry = {"kernel_size": g.kernel, "stride": g.stride, "padding": g.pads,
                 "dilation": g.dilation}
@@ -409,7 +419,7 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     if input.dtype in HALF:  # summed and divided in float32, as PyTorch (a sum may overflow)
         return _avg_pool(op, nd, input.float(), kernel_size, stride, padding, ceil_mode,
                          count_include_pad, divisor_override).to(input.dtype)
-    x, added = batched(input, nd, op)
+    x, added = _pool_batched(op, nd, input)
     spatial = tuple(x.shape[2:])
     g = _Geometry(op, spatial, kernel_size, stride, padding, 1, ceil_mode)
     n, c = x.shape[:2]
