@@ -258,6 +258,13 @@ def test_gradient_errors_and_integer_input():
     assert out[0].dtype is ember.float32 and str(ref[0].dtype) == "torch.float32"
     np.testing.assert_allclose(out[0].numpy(), ref[0].numpy())
     assert ember.gradient(ember.tensor(1.0)) == ()
+    # spacing=None is unit steps, as PyTorch's (op_db passes it): a TypeError from float()
+    samples = [1.0, 4.0, 9.0, 16.0]
+    out = ember.gradient(ember.tensor(samples), spacing=None, dim=None)
+    np.testing.assert_allclose(out[0].numpy(),
+                               torch.gradient(torch.tensor(samples), spacing=None)[0].numpy())
+    with pytest.raises(ember.errors.ArgumentTypeError, match="spacing must be a number.*str"):
+        ember.gradient(ember.tensor(samples), spacing="a")
     x = ember.zeros(3, 4)
     with pytest.raises(ValueError, match="edge_order=1 and edge_order=2"):
         ember.gradient(x, edge_order=3)

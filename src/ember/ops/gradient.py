@@ -11,11 +11,12 @@ coordinates per dimension. A composite, differentiable in the values and the coo
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
 from ember.ops.dims import normalize_dim
 from ember.ops.join import cat
 from ember.tensor import Tensor
@@ -32,6 +33,8 @@ def _along(x: Tensor, dim: int, start: int, stop: int | None) -> Tensor:
 def _steps(spacing: Any, dims: tuple[int, ...], input: Tensor) -> list[Step]:
     """For each dim of ``dims``: its uniform step, or its coordinate differences as a tensor
     shaped to broadcast along that dim."""
+    if spacing is None:  # (as PyTorch's: unit steps)
+        spacing = 1
     one = not isinstance(spacing, (list, tuple))
     if one and isinstance(spacing, Tensor):
         if spacing.ndim != 0:
@@ -47,6 +50,10 @@ def _steps(spacing: Any, dims: tuple[int, ...], input: Tensor) -> list[Step]:
     for i, d in enumerate(dims):
         s = spacing if one else spacing[i]
         if not isinstance(s, Tensor):
+            if not isinstance(s, numbers.Real):
+                raise ArgumentTypeError(f"gradient: spacing must be a number, a list of numbers "
+                                        f"or a list of 1-D coordinate tensors, got "
+                                        f"{type_name(s)}")
             out.append(float(s))
             continue
         if s.ndim != 1:
@@ -89,7 +96,8 @@ def _derivative(f: Tensor, dim: int, h: Step, edge_order: int) -> Tensor:
     return cat([first, inner, last], dim)
 
 
-def gradient(input: Tensor, *, spacing: float | Sequence[float] | Sequence[Tensor] = 1,
+def gradient(input: Tensor, *,
+             spacing: float | Sequence[float] | Sequence[Tensor] | None = 1,
              dim: int | Sequence[int] | None = None, edge_order: int = 1
              ) -> tuple[Tensor, ...]:
     """The derivative of ``input``'s samples along each dim of ``dim`` (every dim when None),
