@@ -358,6 +358,21 @@ def test_norm_gradient_at_zero_rows():
     np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [0.6, 0.8]])
 
 
+@pytest.mark.parametrize("ord", [-0.5, -1.0, -2.0])
+@pytest.mark.parametrize("values", [[0.0, 0.0, 0.0], [0.0, 1.0, -2.0], [1.5, -2.0, 3.0]])
+def test_negative_ord_vector_norm_gradient_with_zeros_is_zero_as_torch(ord, values):
+    # |x|^ord is inf at 0: the gradient there was nan (inf * 0); PyTorch's is 0
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        lib.linalg.vector_norm(x, ord).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+    if 0.0 not in values:
+        x = ember.tensor(values, dtype=ember.float64, requires_grad=True)
+        assert ember.autograd.gradcheck(lambda t: ember.linalg.vector_norm(t, ord), (x,))
+
+
 def test_linear_weight_gradient_is_c_ordered_without_a_copy():
     # x @ w.T: the gradient of the transposed view is made as (gᵀx)ᵀ, so w.grad is C-ordered
     # straight from the GEMM (no transposing copy), and equals PyTorch's

@@ -12,7 +12,7 @@ from ember.errors import ArgumentError, DTypeError, ShapeError, describe
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
-from ember.ops.creation import ones_like, zeros_like
+from ember.ops.creation import full_like, ones_like, zeros_like
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float, dims_tuple
@@ -92,11 +92,10 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
                               else x, count)
     if p == 1:
         return apply(Sum, a, dims=dims, keepdim=keepdim)
-    if p > 0:  # |x|^p with a zero (not nan) gradient at 0 for p < 1
-        zero = eq(a, 0)
-        a = where(zero, zeros_like(a), pow(where(zero, ones_like(a), a), p))
-    else:
-        a = pow(a, p)
+    # |x|^p (0 or inf at 0) with a zero, not nan, gradient at 0 for p < 1, as PyTorch's
+    zero = eq(a, 0)
+    at_zero = zeros_like(a) if p > 0 else full_like(a, _INF)
+    a = where(zero, at_zero, pow(where(zero, ones_like(a), a), p))
     return _root(apply(Sum, a, dims=dims, keepdim=keepdim), p)
 
 
