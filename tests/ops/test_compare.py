@@ -125,6 +125,17 @@ def test_isclose_needs_one_dtype():
     assert ember.isclose(ember.tensor([1.0, 2.0]), 1.0).tolist() == [True, False]
 
 
+@pytest.mark.parametrize("fn", ["isclose", "allclose"])
+@pytest.mark.parametrize("name, value", [("rtol", -0.4), ("atol", -1.0), ("rtol", math.nan)])
+def test_negative_or_nan_tolerances_are_refused_as_torch(fn, name, value):
+    # (isclose(1.0, 1.5, atol=-1.0) was a meaningless False; torch refuses)
+    with pytest.raises(RuntimeError, match=f"{name} must be greater than or equal to zero"):
+        getattr(torch, fn)(torch.tensor([1.0]), torch.tensor([1.5]), **{name: value})
+    with pytest.raises(ember.errors.ArgumentError,
+                       match=f"isclose: {name} must be greater than or equal to zero"):
+        getattr(ember, fn)(ember.tensor([1.0]), ember.tensor([1.5]), **{name: value})
+
+
 def test_bitwise_on_floats_is_a_clear_error():
     with pytest.raises(ember.DTypeError, match="bitwise_and: needs bool or integer tensors, "
                                                "got float32"):

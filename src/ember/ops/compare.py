@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, type_name
+from ember.errors import ArgumentError, DTypeError, type_name
 from ember.layouts import in_operands_layout, is_dense
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
@@ -278,6 +278,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     a, b = _same_dtype("isclose", input, other)
     if not type(rtol) is type(atol) is float:
         rtol, atol = as_float(rtol, "isclose", "rtol"), as_float(atol, "isclose", "atol")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not tol >= 0:  # (NaN too)
+            raise ArgumentError(f"isclose: {name} must be greater than or equal to zero, but "
+                                f"got {tol}")
     return apply(IsClose, a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan))
 
 
