@@ -292,3 +292,20 @@ def test_pools_are_laid_out_as_torch(op, layout, grad):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
     if grad:
         np.testing.assert_allclose(mine_grad.numpy(), ref_grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["float", "double", "half", "bfloat16", "int", "long", "short",
+                                  "char", "byte", "bool", "cfloat", "cdouble"])
+@pytest.mark.parametrize("fmt", ["channels_last", "contiguous_format", "preserve_format"])
+def test_dtype_methods_take_memory_format_as_torch(name, fmt):
+    """x.float(memory_format=...) raised a TypeError (op_db's samples pass it)."""
+    results = []
+    for m in (torch, ember):
+        x = m.arange(24).reshape(1, 2, 3, 4).transpose(2, 3)
+        out = getattr(x, name)(memory_format=getattr(m, fmt))
+        results.append((str(out.dtype).split(".")[1], out.stride(), out.float().tolist()))
+    assert results[0] == results[1]
+    x = ember.ones(3)
+    assert x.float(memory_format=ember.contiguous_format) is x
+    with pytest.raises(TypeError):  # (keyword only, as torch's)
+        x.float(ember.contiguous_format)

@@ -446,8 +446,10 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 def _caster(dtype: DType, name: str) -> None:
-    def convert(self: Tensor) -> Tensor:
-        return cast_with_warning(self, dtype)
+    def convert(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
+        if memory_format is preserve_format:
+            return cast_with_warning(self, dtype)
+        return to(self, dtype, memory_format=memory_format)
     convert.__name__ = name
     convert.__doc__ = f"``self`` as {dtype.name}."
     method(name)(convert)
