@@ -15,6 +15,7 @@ import numpy as np
 
 import ember
 from ember.export.errors import ExportError
+from ember.export.local_state import fold_local_writes, marking_new_memory
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_unflatten
 from ember.jit.discover import held_tensors
@@ -34,6 +35,7 @@ class Capture:
     compiled: Any
     who: str
     state_writes: bool
+    rng: Any = None  # (the generator's state before the first trace: see retrace_resized)
 
 
 _TABLES = ("_parameters", "_buffers", "_modules")  # (a module's own: its buffers come first)
@@ -70,7 +72,7 @@ def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
     compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
     compiled.fill_bytes = 0  # (a constant of one value follows a dynamic size as a broadcast)
     compiled.warn_retraces = False  # (it traces on purpose at several sizes)
-    capture = Capture(compiled, who, state_writes)
+    capture = Capture(compiled, who, state_writes, ember.get_rng_state())
     return capture, retrace(capture, args, kwargs)
 
 
@@ -78,8 +80,9 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad():
+        with ember.no_grad(), marking_new_memory():
             compiled(*args, **kwargs)
+        fold_local_writes(compiled.graph)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
             from e
@@ -124,6 +127,8 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
     grown = resized(leaves, axes, capture.who, step, power, bounds, sizes)
+    after = ember.get_rng_state()  # (each trace draws what the first drew: a module built
+    ember.set_rng_state(capture.rng)  # in the call initialises its weights alike)
     try:
         return retrace(capture, *tree_unflatten(grown, spec))
     except ExportError:
@@ -135,6 +140,8 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
                           f"{shapes}), and failed: {type(e).__name__}: {e}. Hint: an axis "
                           "whose size the model constrains (even, a multiple of some size) "
                           "cannot be dynamic") from e
+    finally:
+        ember.set_rng_state(after)
 
 
 def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int = 1,
