@@ -144,6 +144,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        if self._view is not None and self._view.version != self._vc.value:
+            return self.grad_fn is None  # (base written since: of the view's new history)
         return self._node is None
 
     @property

@@ -12,6 +12,7 @@ import threading
 import traceback
 from typing import Any
 
+from ember.autograd.grad_mode import bool_flag
 from ember.errors import GradError
 
 
@@ -89,7 +90,8 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
         True
         >>> ember.set_anomaly_enabled(False)
     """
-    _set(bool(enabled), bool(check_nan))
+    _set(bool_flag("set_anomaly_enabled", "enabled", enabled),
+         bool_flag("set_anomaly_enabled", "check_nan", check_nan))
 
 
 class set_detect_anomaly:
@@ -104,6 +106,8 @@ class set_detect_anomaly:
     """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        bool_flag("set_detect_anomaly", "mode", mode)
+        bool_flag("set_detect_anomaly", "check_nan", check_nan)
         self._saved = _state()
         _set(mode, check_nan)
 

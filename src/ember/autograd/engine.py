@@ -89,7 +89,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                  create_graph, owners)
     if targets is not None:
         done = set()
-        with set_grad_enabled(create_graph):  # the hooks of the leaves see backward's mode
+        with set_grad_enabled(bool(create_graph)):  # the hooks of the leaves see backward's mode
             for t, g in zip(targets, found):
                 # each tensor once, however often it is listed; a tensor that retains its grad
                 # got it during the pass already

@@ -53,7 +53,7 @@ def vjp(func: Callable, inputs: Tensors, v: Tensors | None = None, create_graph:
         out_tuple, outputs = _outputs(func, inputs, "vjp", strict)
         v = _vector(v, outputs, out_tuple, "vjp", "outputs", "returns a single Tensor",
                     create_graph)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         found = _reverse(outputs, inputs, v, create_graph)
         result = _zeros_where_missing(found, inputs, strict, create_graph, "vjp",
                                       "the outputs do not depend on input {i}")
@@ -83,7 +83,7 @@ def jvp(func: Callable, inputs: Tensors, v: Tensors | None = None, create_graph:
         pulled = _reverse(outputs, inputs, u, create_graph=True)
         if strict:
             _require_dependence(pulled, "jvp", "the outputs do not depend on input {i}")
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         found = _reverse(pulled, u, v, create_graph)
         result = _zeros_where_missing(found, outputs, strict, create_graph, "jvp",
                                       "output {i} does not depend on the inputs")
@@ -341,7 +341,7 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
             gradient, wrt = _reverse(gradient, inputs, u, create_graph=True), u
         else:
             wrt = inputs
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         found = _reverse(gradient, wrt, v, create_graph)
         result = _zeros_where_missing(found, inputs, strict, create_graph, who,
                                       "the gradient does not depend on input {i}")

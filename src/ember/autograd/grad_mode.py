@@ -43,6 +43,17 @@ def request_grad(enabled: bool) -> None:
     GRAD.enabled = enabled and not GRAD.inference
 
 
+def bool_flag(op: str, name: str, value: Any) -> bool:
+    """``value`` if it is a Python bool, else an ``ArgumentTypeError`` as PyTorch's TypeError
+    (``set_grad_enabled("no")`` would have turned recording on)."""
+    if type(value) is not bool:
+        from ember.errors import ArgumentTypeError, type_name
+
+        raise ArgumentTypeError(f"{op}(): argument '{name}' must be bool, not "
+                                f"{type_name(value)}. Hint: pass True or False")
+    return value
+
+
 def is_grad_enabled() -> bool:
     """Whether the grad mode is on (ops record the tape, but inside ``inference_mode``)."""
     return GRAD.requested
@@ -143,7 +154,7 @@ class set_grad_enabled(_Mode):
     """
 
     def __init__(self, mode: bool) -> None:
-        self.enabled = bool(mode)
+        self.enabled = bool_flag("set_grad_enabled", "mode", mode)
         self._previous = (GRAD.enabled, GRAD.requested)
         request_grad(self.enabled)
 
