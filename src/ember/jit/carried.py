@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ember.jit.discover import Reach, held_tensors, is_library, is_plain, nested
+from ember.jit.discover import Reach
 from ember.jit.kernels import owner
+from ember.jit.reached_values import held_tensors, is_plain, nested
 from ember.jit.sources import TraceError
+from ember.jit.user_objects import is_library
 from ember.nn.module import Module
 from ember.tensor import Tensor
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from ember.dtypes import DType
 from ember.jit.control.branch import fresh
-from ember.jit.discover import is_plain
 from ember.jit.ir import Effect, Eqn, Graph, Var, sub_graphs
 from ember.jit.kernels import KERNEL_GLOBALS, Kernel, may_share
 from ember.jit.passes.hoist import cached_state
+from ember.jit.reached_values import is_plain
 from ember.tensor import _wrap
 from ember.utils.generated_code import define
 

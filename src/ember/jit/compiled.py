@@ -42,7 +42,7 @@ from ember.jit.autodiff import (
     traced_call,
 )
 from ember.jit.codegen import Generated, _store, generate
-from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
+from ember.jit.discover import Reach, reach, tensor_hooks
 from ember.jit.fallback import (
     StateMemory,
     aliased_writes,
@@ -56,6 +56,7 @@ from ember.jit.ir import Graph
 from ember.jit.kernels import owner
 from ember.jit.ownership import owned, shared_outputs, wrap_outputs
 from ember.jit.passes import PASSES, optimize
+from ember.jit.reached_values import is_plain
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
 from ember.jit.switches import JIT, Resets

@@ -15,13 +15,10 @@ arguments) are followed as the function is. Objects of installed libraries are n
 from __future__ import annotations
 
 import functools
-import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
-
-import numpy as np
 
 from ember.autograd.graph import leaf_hooks
 from ember.jit.code_names import (
@@ -34,6 +31,20 @@ from ember.jit.code_names import (
     attribute_writes,
     code_names,
 )
+from ember.jit.reached_values import MAX_DEPTH, held_tensors, is_plain, key_label, value_key
+from ember.jit.user_objects import (
+    MISSING,
+    NOT_FOLLOWED,
+    Defaults,
+    assigned_attributes,
+    bound_value,
+    class_reads_state,
+    is_library,
+    member,
+    plain_object,
+    user_class,
+    user_module,
+)
 from ember.layouts import strides_key
 from ember.nn.module import Module
 from ember.nn.module_hooks import hooks_around
@@ -42,10 +53,6 @@ from ember.tensor import STRUCTURE, Tensor
 
 _REQUIRES_GRAD = attrgetter("requires_grad")
 
-MAX_DEPTH = 4
-_SKIP = (types.ModuleType, type, str, bytes, int, float, bool, type(None), complex)
-_LIBRARIES = frozenset({"numpy", "builtins", "torch", "logging", "functools", "typing",
-                        "collections", "threading", "tqdm", "matplotlib", "mpi4py"})
 
 
 class Reach:
@@ -80,7 +87,7 @@ class Reach:
         optimizers and schedulers, tensors, containers, functions (their closures and the
         globals they name), objects that name the tensors a graph reads from them
         (``jit_state()``: a GradScaler's scale) and plain objects (their attributes)."""
-        if depth > MAX_DEPTH or id(obj) in self._seen or isinstance(obj, _SKIP):
+        if depth > MAX_DEPTH or id(obj) in self._seen or isinstance(obj, NOT_FOLLOWED):
             return
         self._seen.add(id(obj))
         if isinstance(obj, Module):
@@ -97,17 +104,17 @@ class Reach:
                 self.add(f"{name}[{i}]", item, depth + 1)
         elif isinstance(obj, dict):
             for i, (key, item) in enumerate(list(obj.items())):
-                self.add(f"{name}[{_key_label(key, i)}]", item, depth + 1)
+                self.add(f"{name}[{key_label(key, i)}]", item, depth + 1)
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
         elif callable(getattr(type(obj), "jit_state", None)):
             self.objects.append(obj)
             for key, t in obj.jit_state().items():
                 self._tensor(f"{name}.{key}", t)
-        elif _plain_object(obj):
+        elif plain_object(obj):
             self.objects.append(obj)
             self.object_labels[id(obj)] = name
-            self.reads_state = self.reads_state or _class_reads_state(type(obj))
+            self.reads_state = self.reads_state or class_reads_state(type(obj))
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
 
@@ -127,7 +134,7 @@ class Reach:
         stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
         self.reads_state = self.reads_state or not STATE_NAMES.isdisjoint(
             code_names(code, ATTRIBUTE_LOADS))
-        defaults = _Defaults(func) if isinstance(func, types.FunctionType) else None
+        defaults = Defaults(func) if isinstance(func, types.FunctionType) else None
         values = {} if defaults is None else {n: defaults.read(n) for n in defaults.names()}
         if values and id(func) not in self._functions:
             self._functions.add(id(func))  # its default values: inputs, as its globals are
@@ -156,14 +163,14 @@ class Reach:
         roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells, "LOAD_FAST": local}
         written = set(code_names(code, ATTRIBUTE_STORES))
         for op, name, attributes in attribute_chains(code):
-            root = roots[op].get(name, _MISSING)
-            if root is not _MISSING and root is not None and name not in stored:
+            root = roots[op].get(name, MISSING)
+            if root is not MISSING and root is not None and name not in stored:
                 self._bind_attribute(root, func.__qualname__, name, attributes, written, depth)
         for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
-            holder = roots[op].get(name, _MISSING)
+            holder = roots[op].get(name, MISSING)
             for attribute in attributes[:-1]:
-                holder = _member(holder, attribute) if isinstance(holder, Module) or \
-                    _plain_object(holder) else _MISSING
+                holder = member(holder, attribute) if isinstance(holder, Module) or \
+                    plain_object(holder) else MISSING
             if isinstance(holder, Module):
                 label = next((label for label, m in zip(self.module_labels, self.modules)
                               if m is holder), None)
@@ -178,11 +185,11 @@ class Reach:
         attribute that is no number (a tensor) is followed too, as an object's are."""
         for i, name in enumerate(attributes):
             holder = obj
-            if not (_plain_object(holder) or isinstance(holder, Module) or
-                    _user_module(holder) or _user_class(holder)):
+            if not (plain_object(holder) or isinstance(holder, Module) or
+                    user_module(holder) or user_class(holder)):
                 return
-            obj = _member(holder, name)
-            if obj is _MISSING:
+            obj = member(holder, name)
+            if obj is MISSING:
                 return
             if i == len(attributes) - 1 and not isinstance(holder, Module) and \
                     name not in written:
@@ -200,9 +207,9 @@ class Reach:
             self.states = [(name, opt, _state_key(opt)) for name, opt in self.optimizers]
 
     def _bind(self, holder: Any, name: str, label: str) -> None:
-        value = _read(holder, name)
+        value = bound_value(holder, name)
         if not isinstance(value, types.ModuleType):  # (an imported module is not rebound)
-            self.bindings.append((holder, name, label, _value_key(value), value))
+            self.bindings.append((holder, name, label, value_key(value), value))
 
     def _add_module(self, name: str, module: Module) -> None:
         prefix = f"{name}." if name else ""
@@ -225,7 +232,7 @@ class Reach:
             if not is_library(m):  # (the globals a user's layer reads in its forward)
                 self._carried_tensors(m, label)
                 self.add_function(type(m).forward, 1, owner=m)
-                self.reads_state = self.reads_state or _class_reads_state(type(m))
+                self.reads_state = self.reads_state or class_reads_state(type(m))
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for tname, t in new:
@@ -238,7 +245,7 @@ class Reach:
         ``self.state = (h, c)``): the next call reads what this one left. (Others are
         constants, a table Python may read.) One sharing a reached tensor's memory
         (``self.w = self.lin.weight.detach()``) stays that tensor's."""
-        assigned = _assigned_attributes(type(m))
+        assigned = assigned_attributes(type(m))
         for attr in [a for a in vars(m) if a in assigned] + sorted(assigned - vars(m).keys()):
             self._carry(m, label, attr)
 
@@ -274,7 +281,7 @@ class Reach:
 
     def plain_objects(self) -> list[Any]:
         """The user's reached objects (not modules, optimizers or library objects)."""
-        return [obj for obj in self.objects if _plain_object(obj)]
+        return [obj for obj in self.objects if plain_object(obj)]
 
     def carried_tensors(self) -> list[tuple[dict, str, Any]]:
         """``(members, name, value)`` for each attribute of the reached modules (see
@@ -309,7 +316,7 @@ class Reach:
         another object or number, or some module's members or a tensor's ``.data`` changed
         (then :meth:`layout` tells whether it matters)."""
         return STRUCTURE.value != self.structure or bool(self.bindings) and any(
-            (now := _read(holder, name)) is not value and _value_key(now) != key
+            (now := bound_value(holder, name)) is not value and value_key(now) != key
             for holder, name, _, key, value in self.bindings) or bool(self.states) and any(
             _state_key(opt) != key for _, opt, key in self.states)
 
@@ -324,7 +331,7 @@ class Reach:
             out[label] = ("object", id(m))
             for attr, value in vars(m).items():  # (``training`` among them)
                 if is_plain(value):
-                    out[f"{label}.{attr}"] = _value_key(value)
+                    out[f"{label}.{attr}"] = value_key(value)
             hooks = hooks_around(m)  # (and their flags: with_kwargs changes the call)
             out[f"hooks of {label}"] = ("hooks", tuple(h for h, *_ in hooks),
                                         tuple(flags for _, *flags in hooks))
@@ -385,153 +392,6 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     return found
 
 
-def is_library(obj: Any) -> bool:
-    """Objects of installed packages and of Ember itself are not followed (their state is
-    not the user's model)."""
-    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
-    top = module.split(".", 1)[0]
-    return top in _LIBRARIES or top == "ember"
-
-
-def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
-    """``(name, function)`` for the functions of the user's class and of its user base
-    classes."""
-    return ((key, f) for klass in cls.__mro__ if not is_library(klass)
-            for key, f in vars(klass).items() if isinstance(f, types.FunctionType))
-
-
-@functools.lru_cache(maxsize=256)
-def _assigned_attributes(cls: type) -> frozenset[str]:
-    """The attribute names the user's class's functions other than ``__init__`` assign."""
-    return frozenset(attributes[-1] for key, f in _user_functions(cls) if key != "__init__"
-                     for _, _, attributes in attribute_writes(f.__code__))
-
-
-@functools.lru_cache(maxsize=256)
-def _class_reads_state(cls: type) -> bool:
-    """Whether a method of the user's class (or of its user base classes) reads some
-    ``.state``: a method the function calls on such an object (``self.damp()``) may branch
-    on an optimizer's state."""
-    return any(not STATE_NAMES.isdisjoint(code_names(f.__code__, ATTRIBUTE_LOADS))
-               for _, f in _user_functions(cls))
-
-
-def _plain_object(obj: Any) -> bool:
-    """An object of the user's with attributes to follow (not a number, string, class, module
-    or an installed library's or Ember's object)."""
-    return not isinstance(obj, _SKIP) and hasattr(obj, "__dict__") and not is_library(obj)
-
-
-def _user_module(obj: Any) -> bool:
-    """A Python module of the user's (``config`` in ``config.SCALE``): neither the standard
-    library's nor one of the libraries Ember does not follow."""
-    if not isinstance(obj, types.ModuleType):
-        return False
-    top = obj.__name__.split(".", 1)[0]
-    return top not in sys.stdlib_module_names and top not in _LIBRARIES and top != "ember"
-
-
-def _user_class(obj: Any) -> bool:
-    """A class of the user's (``Config`` in ``Config.scale``), decided as for its objects
-    (:func:`_plain_object`): not one of an installed library's or Ember's."""
-    return isinstance(obj, type) and not is_library(obj)
-
-
-def _member(obj: Any, name: str) -> Any:
-    """``obj.name`` without running code: an instance attribute, a class's own or inherited
-    one, or a module's member (a property, say a parametrized weight, is not computed)."""
-    if isinstance(obj, Module):
-        for members in (obj._parameters, obj._buffers, obj._modules):
-            if name in members:
-                return members[name]
-    return _attribute(obj, name)
-
-
-def _attribute(obj: Any, name: str) -> Any:
-    """``obj.name`` from ``obj``'s own ``__dict__``, else from its class's (along the MRO), as
-    Python looks it up, but never running a property or other data descriptor."""
-    if isinstance(obj, type):
-        return _class_attribute(obj, name)
-    found = vars(obj).get(name, _MISSING)
-    if found is _MISSING:
-        found = _class_attribute(type(obj), name)
-        if hasattr(type(found), "__set__"):  # (a property: its value is computed)
-            return _MISSING
-    return found
-
-
-def _class_attribute(cls: type, name: str) -> Any:
-    for owner in cls.__mro__:
-        if name in vars(owner):
-            return vars(owner)[name]
-    return _MISSING
-
-
-def _read(holder: Any, name: str) -> Any:
-    """The value a global (``holder`` the globals dict), closure cell, default argument or
-    the attribute ``name`` of a plain object or class holds now."""
-    if isinstance(holder, dict):
-        return holder.get(name, _MISSING)
-    if isinstance(holder, types.CellType):
-        try:
-            return holder.cell_contents
-        except ValueError:
-            return _MISSING
-    if isinstance(holder, _Defaults):
-        return holder.read(name)
-    return _attribute(holder, name)
-
-
-class _Defaults:
-    """A function's default argument values, as a binding's holder: ``f.__defaults__ = (5.0,)``
-    (or ``__kwdefaults__``) changes an input of the graph, as rebinding a global does."""
-
-    __slots__ = ("fn", "positions")
-
-    def __init__(self, fn: types.FunctionType) -> None:
-        code = fn.__code__
-        self.fn = fn
-        # each positional parameter's place, counted from the last one (defaults fill the end)
-        self.positions = {name: code.co_argcount - i
-                          for i, name in enumerate(code.co_varnames[:code.co_argcount])}
-
-    def names(self) -> list[str]:
-        """The parameters that have a default now."""
-        count = len(self.fn.__defaults__ or ())
-        return [name for name, back in self.positions.items() if back <= count] + \
-            list(self.fn.__kwdefaults__ or ())
-
-    def read(self, name: str) -> Any:
-        """The default value of parameter ``name`` now."""
-        back = self.positions.get(name)
-        if back is None:
-            return (self.fn.__kwdefaults__ or {}).get(name, _MISSING)
-        defaults = self.fn.__defaults__ or ()
-        return defaults[-back] if back <= len(defaults) else _MISSING
-
-
-_MISSING = object()
-
-
-def is_plain(value: Any) -> bool:
-    """A number (NumPy's too), string, None, or a tuple of them: a value a trace reads as a
-    constant."""
-    if isinstance(value, tuple):
-        return all(map(is_plain, value))
-    return isinstance(value, bool | int | float | str | bytes | complex | np.generic) or \
-        value is None
-
-
-def _value_key(value: Any) -> Any:
-    """A binding's or attribute's part of the layout: a plain value (:func:`is_plain`) by
-    value (a float by its bits, so NaN equals itself), any other object by identity."""
-    if isinstance(value, float):
-        return ("float", value.hex())
-    if is_plain(value):
-        return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
-    return ("object", id(value))
-
-
 def _state_key(opt: Optimizer) -> tuple:
     """What an optimizer's ``state`` holds, for the layout: for each parameter with state,
     its keys and what they hold (a tensor by identity, other values by type: a count that
@@ -549,50 +409,3 @@ def tensor_hooks(t: Tensor) -> tuple:
     if node is None:
         return tuple(t._hooks or ())
     return (*(t._hooks or ()), *node.pre, *node.post, *node.post_accumulate)
-
-
-def held_tensors(value: Any, depth: int = 0) -> list[tuple[str, Tensor]]:
-    """The tensors an attribute holds, each with what follows the attribute's name in its
-    label: ``value`` itself (``""``), or the items of a tuple, list or dict of tensors, or of
-    such containers (``"[0]"``, ``"['h']"``, ``"[1][0]"``); none for any other value.
-
-    Example:
-        >>> held_tensors((h, c))
-        [('[0]', h), ('[1]', c)]
-    """
-    if isinstance(value, Tensor):
-        return [("", value)]
-    if depth == MAX_DEPTH or not isinstance(value, list | tuple | dict) or not value:
-        return []
-    items = [(f"[{_key_label(key, i)}]", item) for i, (key, item) in enumerate(value.items())] \
-        if isinstance(value, dict) else [(f"[{i}]", item) for i, item in enumerate(value)]
-    held = []
-    for where, item in items:
-        inner = held_tensors(item, depth + 1)
-        if not inner:
-            return []
-        held += [(where + rest, t) for rest, t in inner]
-    return held
-
-
-def nested(value: Any, depth: int = 0) -> Iterator[Any]:
-    """``value`` and, for a tuple, list or dict, what it holds (keys and items), depth first,
-    ``MAX_DEPTH`` levels down.
-
-    Example:
-        >>> list(nested((1, [2])))
-        [(1, [2]), 1, [2], 2]
-    """
-    yield value
-    if depth < MAX_DEPTH and isinstance(value, list | tuple | dict):
-        for item in ([x for pair in value.items() for x in pair] if isinstance(value, dict)
-                     else value):
-            yield from nested(item, depth + 1)
-
-
-def _key_label(key: Any, i: int) -> str:
-    """How a dict key shows in labels: its repr when short and one line (a tensor key, as in
-    ``{param: optimizer}``, by its position instead)."""
-    text = repr(key)
-    return text if len(text) <= 40 and "\n" not in text and not isinstance(key, Tensor) \
-        else f"<key {i}>"

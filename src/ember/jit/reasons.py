@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 
 from ember.dtypes import DType
-from ember.jit.discover import Reach, is_plain
+from ember.jit.discover import Reach
+from ember.jit.reached_values import is_plain
 
 
 def differences(old: tuple, new: tuple, found: Reach, names: list[str],

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ember.jit.discover import nested
 from ember.jit.guards import host_copy
+from ember.jit.reached_values import nested
 from ember.ops.random import default_generator
 from ember.tensor import Tensor
 

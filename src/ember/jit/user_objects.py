@@ -1,0 +1,153 @@
+"""Which objects a compiled function follows, and reading them without running their code.
+
+The user's objects, classes and modules are followed (:func:`plain_object`,
+:func:`user_class`, :func:`user_module`); installed libraries' and Ember's are not
+(:func:`is_library`). Attributes are read as Python looks them up but never through a property
+(:func:`attribute`), and a global, closure cell, default argument or attribute through one
+call (:func:`bound_value`).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from ember.jit.code_names import ATTRIBUTE_LOADS, STATE_NAMES, attribute_writes, code_names
+from ember.nn.module import Module
+
+# kinds never followed: numbers, strings, classes and modules (their attributes are not state)
+NOT_FOLLOWED = (types.ModuleType, type, str, bytes, int, float, bool, type(None), complex)
+_LIBRARIES = frozenset({"numpy", "builtins", "torch", "logging", "functools", "typing",
+                        "collections", "threading", "tqdm", "matplotlib", "mpi4py"})
+
+
+def is_library(obj: Any) -> bool:
+    """Objects of installed packages and of Ember itself are not followed (their state is
+    not the user's model)."""
+    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
+    top = module.split(".", 1)[0]
+    return top in _LIBRARIES or top == "ember"
+
+
+def user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
+    """``(name, function)`` for the functions of the user's class and of its user base
+    classes."""
+    return ((key, f) for klass in cls.__mro__ if not is_library(klass)
+            for key, f in vars(klass).items() if isinstance(f, types.FunctionType))
+
+
+@functools.lru_cache(maxsize=256)
+def assigned_attributes(cls: type) -> frozenset[str]:
+    """The attribute names the user's class's functions other than ``__init__`` assign."""
+    return frozenset(attributes[-1] for key, f in user_functions(cls) if key != "__init__"
+                     for _, _, attributes in attribute_writes(f.__code__))
+
+
+@functools.lru_cache(maxsize=256)
+def class_reads_state(cls: type) -> bool:
+    """Whether a method of the user's class (or of its user base classes) reads some
+    ``.state``: a method the function calls on such an object (``self.damp()``) may branch
+    on an optimizer's state."""
+    return any(not STATE_NAMES.isdisjoint(code_names(f.__code__, ATTRIBUTE_LOADS))
+               for _, f in user_functions(cls))
+
+
+def plain_object(obj: Any) -> bool:
+    """An object of the user's with attributes to follow (not a number, string, class, module
+    or an installed library's or Ember's object)."""
+    return not isinstance(obj, NOT_FOLLOWED) and hasattr(obj, "__dict__") and not is_library(obj)
+
+
+def user_module(obj: Any) -> bool:
+    """A Python module of the user's (``config`` in ``config.SCALE``): neither the standard
+    library's nor one of the libraries Ember does not follow."""
+    if not isinstance(obj, types.ModuleType):
+        return False
+    top = obj.__name__.split(".", 1)[0]
+    return top not in sys.stdlib_module_names and top not in _LIBRARIES and top != "ember"
+
+
+def user_class(obj: Any) -> bool:
+    """A class of the user's (``Config`` in ``Config.scale``), decided as for its objects
+    (:func:`plain_object`): not one of an installed library's or Ember's."""
+    return isinstance(obj, type) and not is_library(obj)
+
+
+def member(obj: Any, name: str) -> Any:
+    """``obj.name`` without running code: an instance attribute, a class's own or inherited
+    one, or a module's member (a property, say a parametrized weight, is not computed)."""
+    if isinstance(obj, Module):
+        for members in (obj._parameters, obj._buffers, obj._modules):
+            if name in members:
+                return members[name]
+    return attribute(obj, name)
+
+
+def attribute(obj: Any, name: str) -> Any:
+    """``obj.name`` from ``obj``'s own ``__dict__``, else from its class's (along the MRO), as
+    Python looks it up, but never running a property or other data descriptor."""
+    if isinstance(obj, type):
+        return _class_attribute(obj, name)
+    found = vars(obj).get(name, MISSING)
+    if found is MISSING:
+        found = _class_attribute(type(obj), name)
+        if hasattr(type(found), "__set__"):  # (a property: its value is computed)
+            return MISSING
+    return found
+
+
+def _class_attribute(cls: type, name: str) -> Any:
+    for owner in cls.__mro__:
+        if name in vars(owner):
+            return vars(owner)[name]
+    return MISSING
+
+
+def bound_value(holder: Any, name: str) -> Any:
+    """The value a global (``holder`` the globals dict), closure cell, default argument or
+    the attribute ``name`` of a plain object or class holds now."""
+    if isinstance(holder, dict):
+        return holder.get(name, MISSING)
+    if isinstance(holder, types.CellType):
+        try:
+            return holder.cell_contents
+        except ValueError:
+            return MISSING
+    if isinstance(holder, Defaults):
+        return holder.read(name)
+    return attribute(holder, name)
+
+
+MISSING = object()
+
+
+class Defaults:
+    """A function's default argument values, as a binding's holder: ``f.__defaults__ = (5.0,)``
+    (or ``__kwdefaults__``) changes an input of the graph, as rebinding a global does."""
+
+    __slots__ = ("fn", "positions")
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        code = fn.__code__
+        self.fn = fn
+        # each positional parameter's place, counted from the last one (defaults fill the end)
+        self.positions = {name: code.co_argcount - i
+                          for i, name in enumerate(code.co_varnames[:code.co_argcount])}
+
+    def names(self) -> list[str]:
+        """The parameters that have a default now."""
+        count = len(self.fn.__defaults__ or ())
+        return [name for name, back in self.positions.items() if back <= count] + \
+            list(self.fn.__kwdefaults__ or ())
+
+    def read(self, name: str) -> Any:
+        """The default value of parameter ``name`` now."""
+        back = self.positions.get(name)
+        if back is None:
+            return (self.fn.__kwdefaults__ or {}).get(name, MISSING)
+        defaults = self.fn.__defaults__ or ()
+        return defaults[-back] if back <= len(defaults) else MISSING
+
