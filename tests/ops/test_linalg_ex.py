@@ -96,6 +96,17 @@ CASES = [
 (test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp) = op_tests(CASES)
 
 
+def test_householder_product_of_no_reflectors_is_in_the_graph_as_torch():
+    # k = 0: [I; 0], but still a result that needs a gradient, as PyTorch's (whose backward
+    # then leaves x.grad None; Ember's is zeros)
+    for lib in (torch, ember):
+        x = lib.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        out = lib.linalg.householder_product(x, lib.zeros(0, dtype=lib.float64))
+        assert out.requires_grad
+        out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 2)))
+
+
 # -- singular matrices -----------------------------------------------------------------------
 SINGULAR = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
 BATCH = np.stack([SINGULAR, np.diag([2.0, 3.0, 4.0])])

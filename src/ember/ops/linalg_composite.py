@@ -28,7 +28,7 @@ from ember.ops.linalg_solve import (
 )
 from ember.ops.norms import matrix_norm
 from ember.ops.scan import cumprod
-from ember.ops.select import where
+from ember.ops.select import where, zero_grad_from
 from ember.ops.shape import narrow
 from ember.tensor import Tensor, method
 
@@ -126,6 +126,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
                          f"k <= n <= m, got {describe(A.shape, A.dtype)} and "
                          f"{describe(tau.shape, tau.dtype)}")
     q = expand(eye(m, n, dtype=A.dtype, device=A.device), tuple(batch) + (m, n))
+    if k == 0:  # [I; 0], still in A's graph (a zero gradient), as PyTorch's
+        return zero_grad_from(A, q)
     rows = arange(m, device=A.device).unsqueeze(-1)
     identity = eye(m, dtype=A.dtype, device=A.device)
     for i in reversed(range(k)):  # H_i (H_{i+1} ⋯ H_k [I; 0])
