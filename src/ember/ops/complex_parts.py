@@ -25,6 +25,7 @@ from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.convert import float32_under_autocast
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.tensor import Tensor, method
 
@@ -215,6 +216,7 @@ def _elements(a: Any) -> tuple[int, ...]:
     return tuple(s // a.itemsize for s in a.strides)
 
 
+@hands_over
 def real(input: Tensor) -> Tensor:
     """The real part: a view of a complex tensor's memory; a real tensor itself.
 
@@ -225,6 +227,7 @@ def real(input: Tensor) -> Tensor:
     return apply(Real, input) if input.dtype.is_complex else input
 
 
+@hands_over
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor, a view of its memory (a real tensor raises, as
     in PyTorch).
@@ -253,7 +256,10 @@ def conj(input: Tensor) -> Tensor:
         >>> ember.conj(ember.tensor([1 + 2j]))
         tensor([1.-2.j])
     """
-    return apply(Conj, input) if input._data.dtype.kind == "c" else input
+    try:
+        return apply(Conj, input) if input._data.dtype.kind == "c" else input
+    except TensorLikeOperand:  # (a sparse tensor: its own conj; free until it catches)
+        return handle(conj, (input,), {})
 
 
 conj_physical = conj

@@ -22,6 +22,7 @@ from ember.layouts import contiguous_format
 from ember.ops.complex_parts import view_as_complex, view_as_real
 from ember.ops.convert import clone
 from ember.ops.diagonal import diagonal
+from ember.ops.forwarding import hands_over
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import chunk, split
 from ember.ops.split_stack import split_with_sizes
@@ -254,6 +255,7 @@ def view_as_complex_copy(input: Tensor) -> Tensor:
 
 
 @method()
+@hands_over
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """:func:`ember.narrow` as a copy.
 

@@ -161,10 +161,10 @@ _IN_EMBER = os.path.join(_EMBER, "")
 _OP_FILES = (os.path.join(_EMBER, "ops", ""), os.path.join(_EMBER, "fft.py"),
              os.path.join(_EMBER, "special.py"))
 # the files that look for the op, and the argument readers (theirs are never the op the user
-# called)
+# called: ``normalize_dim`` checks a dim for an op of ember.sparse, outside these files)
 _MACHINERY = frozenset(os.path.join(_EMBER, "ops", f) for f in ("public_op.py",
                                                                  "argument_kind.py",
-                                                                 "int_args.py"))
+                                                                 "int_args.py", "dims.py"))
 _STDLIB = (sysconfig.get_paths()["stdlib"], "<frozen")
 _PLUMBING = frozenset(("eager", "apply", "apply_below", "run_below", "op", "inplace",
                        "not_casting", "forward", "infer", "vjp", "jvp", "flops", "reads", "run",

@@ -30,6 +30,7 @@ from ember.ops.convert import cast, promote, result_dtype, to_float
 from ember.ops.creation import zeros
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array, ndtri_array
 from ember.ops.float_host import float_operands
+from ember.ops.forwarding import hand_over_tensor_like, hands_over
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.int_args import as_float
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
@@ -470,6 +471,7 @@ def sinc(input: Tensor) -> Tensor:
 
 
 @method()
+@hands_over
 def deg2rad(input: Tensor) -> Tensor:
     """Degrees to radians; integers give the default float dtype.
 
@@ -482,6 +484,7 @@ def deg2rad(input: Tensor) -> Tensor:
 
 
 @method()
+@hands_over
 def rad2deg(input: Tensor) -> Tensor:
     """Radians to degrees; integers give the default float dtype.
 
@@ -495,6 +498,7 @@ def rad2deg(input: Tensor) -> Tensor:
 
 def _need_tensor(op: str, input: Any) -> None:
     if not isinstance(input, Tensor):
+        hand_over_tensor_like(input, "input")  # (a sparse tensor: @hands_over hands it over)
         raise TypeError(f"{op}: input must be a tensor, got {type_name(input)}")
 
 

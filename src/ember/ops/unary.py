@@ -554,6 +554,8 @@ def sgn(input: Tensor) -> Tensor:
     """
     if not input.dtype.is_complex:
         return apply(Sign, input)
+    if type(input) in TENSOR_LIKE:  # (a sparse tensor: its own sgn)
+        return handle(sgn, (input,), {})
     from ember.ops.select import where
 
     modulus = abs(input)

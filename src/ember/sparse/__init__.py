@@ -161,7 +161,7 @@ SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
 SparseTensor.__neg__ = SparseTensor.negative = UNARY["neg"]
 SparseTensor.__pos__ = UNARY["positive"]
 for _name, _fn in UNARY.items():
-    setattr(SparseTensor, _name, _fn)
+    setattr(SparseTensor, _name, property(_fn) if _name in ("real", "imag") else _fn)
 SparseTensor.abs = SparseTensor.__abs__ = _elementwise.abs
 SparseTensor.__add__ = SparseTensor.add = _elementwise.add
 SparseTensor.__sub__ = SparseTensor.sub = _elementwise.sub

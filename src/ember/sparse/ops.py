@@ -137,14 +137,16 @@ def _groups(s: SparseTensor, dim: int) -> tuple[Tensor, int]:
     return from_numpy(inverse.reshape(-1).astype(np.int64)), len(distinct)
 
 
-def _log_normaliser(s: SparseTensor, dim: int) -> tuple[SparseTensor, Tensor, Tensor]:
+def _log_normaliser(s: SparseTensor, dim: int,
+                    op: str) -> tuple[SparseTensor, Tensor, Tensor]:
     """Coalesced ``s``, its values shifted by their line's maximum, and each entry's log of
-    its line's sum of exponentials (of the shifted values). Along a dense dimension of a
-    hybrid tensor each entry's values are a line of their own, as PyTorch's."""
+    its line's sum of exponentials (of the shifted values), for ``op`` (its errors' name).
+    Along a dense dimension of a hybrid tensor each entry's values are a line of their own,
+    as PyTorch's."""
     if not (s.dtype.is_floating_point or s.dtype.is_complex):
-        raise NotImplementedError(f"sparse.softmax: not implemented for {s.dtype.name} values, "
+        raise NotImplementedError(f"{op}: not implemented for {s.dtype.name} values, "
                                   "as in PyTorch. Hint: pass dtype=ember.float32")
-    dim = normalize_dim(dim, s.ndim, "sparse.softmax")
+    dim = normalize_dim(dim, s.ndim, op)
     s = coalesce(to_coo(s))
     values = s._vals
     if dim >= s.sparse_dim():
@@ -171,7 +173,8 @@ def softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor
         tensor([[0., 1.],
                 [1., 0.]])
     """
-    s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim)
+    s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim,
+                                            "sparse.softmax")
     return with_values(s, exp(shifted - log_total))
 
 
@@ -183,7 +186,8 @@ def log_softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTe
         >>> ember.sparse.log_softmax(s, 1).values()
         tensor([ 0.0000, -0.6931, -0.6931])
     """
-    s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim)
+    s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim,
+                                            "sparse.log_softmax")
     return with_values(s, shifted - log_total)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.ops.dims import normalize_dim
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.size import Size
 from ember.tensor import Tensor
@@ -41,9 +42,12 @@ class SparseOperand(TensorLikeOperand, NotImplementedError, AttributeError):
     take sparse operands (``add``, ``sub``, ``mul``, ``div``, ``floor_divide``, ``matmul``)
     hand the call to :mod:`ember.sparse.elementwise`, the others raise
     :func:`not_supported`'s error; met outside an op, it is the error (naming the op). An
-    AttributeError too, so ``hasattr`` answers False."""
+    AttributeError too, so ``hasattr`` answers False. Made with a message (a dense method
+    read on it, :func:`not_supported`), it is that message."""
 
     def __str__(self) -> str:
+        if self.args:
+            return str(self.args[0])
         op = outermost_op(self.__traceback__)
         return (f"{op}: not supported for sparse tensors. Hint: call .to_dense() first, or see "
                 "docs/sparse.md for the sparse ops Ember has")
@@ -84,7 +88,7 @@ class SparseTensor:
         return Size(self._size)
 
     def size(self, dim: int | None = None) -> Any:
-        return self.shape if dim is None else self._size[dim]
+        return self.shape if dim is None else self._size[normalize_dim(dim, self.ndim, "size")]
 
     def dim(self) -> int:
         return len(self._size)
@@ -233,9 +237,10 @@ class SparseTensor:
         raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")
 
 
-def not_supported(op: str, s: SparseTensor) -> NotImplementedError:
+def not_supported(op: str, s: SparseTensor) -> SparseOperand:
     """The error of a dense op given a sparse tensor: names the op and layout, hints
-    ``.to_dense()``."""
-    return NotImplementedError(f"{op}: not supported for {s.layout!r} tensors (shape "
+    ``.to_dense()`` (a :class:`SparseOperand`: met inside an op that hands sparse operands
+    over, ``narrow`` in ``ember.narrow_copy``, the op is handed over)."""
+    return SparseOperand(f"{op}: not supported for {s.layout!r} tensors (shape "
                                f"{tuple(s.shape)}, nnz={s._nnz()}). Hint: call .to_dense() "
                                "first, or see docs/sparse.md for the sparse ops Ember has")

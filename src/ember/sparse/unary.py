@@ -50,3 +50,14 @@ def same_pattern(name: str, coalescing: bool = False) -> Callable[..., SparseTen
 #: name -> the sparse op (``ember.<name>(s)`` and ``s.<name>()``)
 UNARY = {name: same_pattern(name, name in ZERO_PRESERVING) for name in ZERO_PRESERVING + ENTRYWISE}
 UNARY["conj"] = UNARY["conj_physical"]  # (the dense conj_physical hands over as conj)
+
+
+def _part(name: str) -> Callable[[SparseTensor], SparseTensor]:
+    def op(input: SparseTensor) -> SparseTensor:  # (each entry: linear)
+        return with_values(input, getattr(input._vals, name))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"The {name} part of each specified element (a real tensor's real: itself)."
+    return op
+
+
+UNARY["real"], UNARY["imag"] = _part("real"), _part("imag")
