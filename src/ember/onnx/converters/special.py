@@ -1,5 +1,6 @@
 """Special functions without an ONNX op: ``erfinv`` (Giles' polynomials in float64),
-``logaddexp``/``logaddexp2``, ``hypot``, ``xlogy``, ``logit``, in eager's stable forms."""
+``logaddexp``/``logaddexp2``, ``hypot``, ``xlogy``, ``logit``, ``sinc``, in eager's stable
+forms."""
 
 from __future__ import annotations
 
@@ -128,3 +129,17 @@ def logit(ctx: Context, eqn: Eqn) -> str:
                                ctx.node("Where", [ctx.node("Greater", [p, hi]), hi, p])])
     out = ctx.node("Log", [ctx.node("Div", [p, ctx.node("Sub", [ctx.scalar(1, work), p])])])
     return ctx.cast(out, work, dtype)
+
+
+@converter("sinc")
+def sinc(ctx: Context, eqn: Eqn) -> str:
+    """``sin(pi x) / (pi x)``, 1 at 0, as eager: ``pi x`` rounded to the input's dtype
+    (float16 and bfloat16 computed in float32)."""
+    src = eqn.inputs[0]
+    work = computed_in(src.dtype)
+    a = ctx.cast(ctx.value(src), src.dtype, work)
+    p = ctx.node("Mul", [a, ctx.scalar(math.pi, work)])
+    ratio = ctx.node("Div", [ctx.node("Sin", [p]), p])
+    out = ctx.node("Where", [ctx.node("Equal", [a, ctx.scalar(0, work)]), ctx.scalar(1, work),
+                             ratio])
+    return ctx.cast(out, work, src.dtype)
