@@ -90,7 +90,10 @@ CASES += [
     OpCase("tensordot", ember.tensordot, torch.tensordot,
            [S(arg(2, 3, 4), arg(3, 4, 5)), S(arg(2, 3), arg(3, 2), dims=1),
             S(arg(2, 3, 4), arg(4, 2, 3), dims=([1, 2], [2, 0])),
-            S(arg(2, 3), arg(4, 5), dims=0)]),
+            S(arg(2, 3), arg(4, 5), dims=0),
+            # a contracted size-1 dim broadcasts against its partner, as PyTorch's
+            S(arg(1, 1, 1), arg(2, 1, 2), dims=((0, 1), (2, 0))),
+            S(arg(3, 4), arg(1, 4), dims=2), S(arg(3, 2), arg(1, 4), dims=([1], [0]))]),
     # norms
     OpCase("vector_norm", ember.linalg.vector_norm, torch.linalg.vector_norm,
            [S(arg(3, 4)), S(arg(3, 4), dim=1), S(arg(2, 3, 4), ord=1, dim=(0, 2)),

@@ -507,7 +507,13 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
         if len(set(ds)) != len(ds):
             raise ShapeError(f"tensordot: a dim of {name} appears more than once in {ds}")
     for da, db in zip(dims_a, dims_b, strict=True):
-        if a.shape[da] != b.shape[db]:
+        if a.shape[da] != b.shape[db] and 1 in (a.shape[da], b.shape[db]):
+            # a size-1 dim broadcasts against its partner, as PyTorch's: sum the partner
+            if a.shape[da] == 1:
+                b = b.sum(db, keepdim=True)
+            else:
+                a = a.sum(da, keepdim=True)
+        elif a.shape[da] != b.shape[db]:
             raise ShapeError(f"tensordot: dim {da} of {tuple(a.shape)} (size {a.shape[da]}) "
                              f"and dim {db} of {tuple(b.shape)} (size {b.shape[db]}) differ")
     sub_a = _LETTERS[:a.ndim]
