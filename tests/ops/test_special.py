@@ -483,3 +483,13 @@ def test_float32_erfinv_and_erfc_are_float64s_rounded_once(numba_or_numpy):
     ref = torch.erfc(torch.from_numpy(x.astype(np.float64))).numpy().astype(np.float32)
     normal = ref > 1.2e-38
     assert _ulps(ember.erfc(ember.from_numpy(x)).numpy()[normal], ref[normal]) <= 1
+
+
+@pytest.mark.parametrize("op, args", [("float_power", (2, 3)), ("deg2rad", (2.0,)),
+                                      ("rad2deg", ([1.0],))])
+def test_non_tensor_input_raises_ember_s_argument_type_error(op, args):
+    # (torch raises a TypeError too; Ember's was a plain TypeError, not an ember.errors class)
+    with pytest.raises(TypeError):
+        getattr(torch, op)(*args)
+    with pytest.raises(ember.errors.ArgumentTypeError, match=op):
+        getattr(ember, op)(*args)

@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, type_name
+from ember.errors import ArgumentTypeError, DTypeError, type_name
 from ember.layouts import in_operands_layout
 from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
@@ -499,7 +499,7 @@ def rad2deg(input: Tensor) -> Tensor:
 def _need_tensor(op: str, input: Any) -> None:
     if not isinstance(input, Tensor):
         hand_over_tensor_like(input, "input")  # (a sparse tensor: @hands_over hands it over)
-        raise TypeError(f"{op}: input must be a tensor, got {type_name(input)}")
+        raise ArgumentTypeError(f"{op}: input must be a tensor, got {type_name(input)}")
 
 
 @method()
@@ -513,8 +513,8 @@ def float_power(input: Any, exponent: Any) -> Tensor:
         tensor([4., 9.], dtype=ember.float64)
     """
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        raise TypeError("float_power: needs a tensor input or exponent, got "
-                        f"{type_name(input)} and {type_name(exponent)}")
+        raise ArgumentTypeError("float_power: needs a tensor input or exponent, got "
+                                f"{type_name(input)} and {type_name(exponent)}")
     wide = dtypes.complex128 if result_dtype(input, exponent).is_complex else \
         dtypes.float64
     if isinstance(input, Tensor):
