@@ -156,6 +156,28 @@ def test_conjugate_transposes_match_torch():
     assert x.mH._view is not None  # a real tensor's is still a view
 
 
+@pytest.mark.parametrize("name", ["T", "H", "mT", "mH", "adjoint"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_transpose_properties_on_any_rank_match_torch(name, shape):
+    """mT, mH and adjoint() of a 0-d tensor raised; PyTorch gives it back (conjugated for mH),
+    with a deprecation warning. The other ranks: the same result or both refuse."""
+    z = (np.arange(1.0, 1.0 + np.prod(shape)) * (1 + 2j)).reshape(shape)
+    results = []
+    for m in (torch, ember):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                x = m.tensor(z)
+                out = x.adjoint() if name == "adjoint" else getattr(x, name)
+                results.append(np.asarray(out.resolve_conj().numpy() if m is torch
+                                          else out.numpy()).tolist())
+            except RuntimeError:  # (Ember's ShapeError is a RuntimeError too)
+                results.append("refused")
+        results.append(any("deprecated on 0-D" in str(w.message) for w in seen))
+    assert results[:2] == results[2:] if name != "T" or len(shape) < 3 else \
+        results[0] == results[2]
+
+
 # -- views ---------------------------------------------------------------------------------------
 def test_real_and_imag_are_views_that_write_through():
     z = ember.tensor(Z)

@@ -10,6 +10,7 @@ and raises PyTorch's error (with the hint) when it would have to.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -362,19 +363,31 @@ def adjoint(input: Tensor) -> Tensor:
 
 
 def _matrix_transpose(x: Tensor, op: str) -> Tensor:
+    if x.ndim == 0:
+        return _deprecated_on_0d(x, op)
     if x.ndim < 2:
         raise ShapeError(f"{op}: only supported on matrices or batches of matrices; got a "
                          f"{x.ndim}-d tensor")
     return transpose(x, -2, -1)
 
 
+def _deprecated_on_0d(x: Tensor, op: str, stacklevel: int = 4) -> Tensor:
+    """PyTorch's deprecated identity: T, H, mT, mH and adjoint of a 0-d tensor."""
+    warnings.warn(f"{op} is deprecated on 0-D tensors, where it transposes nothing (as in "
+                  "PyTorch). Hint: use x itself, or x.conj()", UserWarning, stacklevel=stacklevel)
+    return x
+
+
 def _reverse(x: Tensor) -> Tensor:
     return apply(Permute, x, dims=tuple(range(x.ndim))[::-1])
 
 
-method("T")(property(_reverse, doc="All dimensions reversed (the transpose of a matrix)."))
+method("T")(property(lambda x: _reverse(x) if x.ndim else _deprecated_on_0d(x, "T", 3),
+                     doc="All dimensions reversed (the transpose of a matrix)."))
 def _adjoint_of_matrix(x: Tensor) -> Tensor:
-    if x.ndim not in (0, 2):
+    if x.ndim == 0:
+        return conj(_deprecated_on_0d(x, "H", 3))
+    if x.ndim != 2:
         raise ShapeError(f"H: only supported on matrices (2-D tensors), got a {x.ndim}-d "
                          "tensor. Hint: x.mH for batches of matrices, x.conj() for vectors")
     return conj(_reverse(x))
