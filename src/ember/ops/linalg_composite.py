@@ -141,7 +141,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``A X = B`` given the Cholesky factor of ``A``: ``B`` is ``input``, the
     factor (lower ``L`` with ``A = L Lᴴ``, or upper ``U`` with ``A = Uᴴ U``) is ``input2``;
-    batch dims broadcast.
+    batch dims broadcast. Only the factor's triangle is read, so the other triangle's gradient
+    is 0 (PyTorch's backward fills it in).
 
     Example:
         >>> L = ember.tensor([[2.0, 0.0], [1.0, 1.0]])
