@@ -409,6 +409,17 @@ def test_diff_errors():
         x.diff(dim=0, append=ember.zeros(1, 2))
     with pytest.raises(TypeError, match="diff: prepend must be a Tensor, got float"):
         x.diff(prepend=2.0)
+    with pytest.raises(ShapeError, match=r"append.*input.size\(1\) = 3"):  # (n=0 too)
+        x.diff(0, dim=0, append=ember.zeros(1, 2))
+
+
+def test_diff_of_order_0_leaves_prepend_and_append_out_as_torch():
+    """n=0 gave the joined tensor (8, 5); PyTorch and NumPy give the input (5, 5)."""
+    a = np.arange(25.0).reshape(5, 5)
+    ref = torch.diff(torch.tensor(a), 0, 0, torch.ones(1, 5), torch.ones(2, 5))
+    out = ember.diff(ember.tensor(a), 0, 0, ember.ones(1, 5), ember.ones(2, 5))
+    assert tuple(out.shape) == tuple(ref.shape) == (5, 5) and out.dtype is ember.float64
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
 
 
 def test_product_and_grid_errors():

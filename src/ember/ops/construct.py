@@ -161,13 +161,15 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
                                  f"except along dimension {d}: input.size({i}) = {a}, but "
                                  f"{name}.size({i}) = {b}")
         parts.append((name, extra))
+    if order == 0:  # (prepend and append checked, then left out, as PyTorch's and NumPy's)
+        return clone(input)
     x = input
     if parts:
         pieces = [e for k, e in parts if k == "prepend"] + [input] + \
                  [e for k, e in parts if k == "append"]
         x = cat(pieces, d)
     order = min(order, x.shape[d])
-    if order == 0:
+    if order == 0:  # (an empty dim)
         return clone(x)
     boolean = x.dtype is dtypes.bool_
     for _ in range(order):
