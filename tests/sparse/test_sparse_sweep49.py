@@ -106,3 +106,73 @@ def _hybrid():
 def test_out_of_range_dims_name_the_op(name, call):
     with pytest.raises(IndexError, match=f"^{re.escape(name)}: dimension"):
         call(_hybrid())  # (IndexError: torch's type; `normalize_dim: permute: ...` before)
+
+
+def _positive(lib, layout):
+    s = lib.sparse_coo_tensor(lib.tensor(INDEX), lib.tensor([4.0, 9.0, 1.0, 16.0]), (2, 3))
+    return s if layout == "coo" else s.coalesce().to_sparse_csr()
+
+
+IN_PLACE = {  # (the ones torch computes on both layouts, or on the one named)
+    "add_": lambda s, lib, layout: s.add_(_positive(lib, layout)),
+    "mul_": lambda s, lib, layout: s.mul_(2),
+    "mul_s": lambda s, lib, layout: s.mul_(_positive(lib, layout)),
+    "neg_": lambda s, lib, layout: s.neg_(),
+    "copy_": lambda s, lib, layout: s.copy_(_positive(lib, layout) * 3),
+    "zero_": lambda s, lib, layout: s.zero_(),
+    "div_": lambda s, lib, layout: s.div_(2),  # (coo)
+    "sub_": lambda s, lib, layout: s.sub_(_positive(lib, str(s.layout)[-3:])),  # (coo)
+    "sqrt_": lambda s, lib, layout: s.sqrt_(),  # (csr; torch's COO needs coalesced input)
+    "abs_": lambda s, lib, layout: s.abs_(),
+    "floor_": lambda s, lib, layout: s.floor_(),
+    "relu_": lambda s, lib, layout: s.relu_(),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_in_place_ops_match_torch(name, layout):
+    got = []
+    for lib in (ember, torch):
+        s = _positive(lib, layout)
+        if layout == "coo" and name in ("sqrt_", "abs_", "floor_", "relu_"):
+            s = s if lib is ember else s.coalesce()  # (torch refuses an uncoalesced one)
+        if layout == "csr" and name in ("div_", "sub_"):
+            s = s if lib is ember else s.to_sparse_coo()  # (torch refuses CSR's)
+        out = IN_PLACE[name](s, lib, layout)
+        assert out is s
+        got.append(s.to_dense().numpy())
+        assert str(s.layout).split(".")[-1] == f"sparse_{layout}" or lib is torch
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)
+
+
+def test_in_place_errors():
+    s = _positive(ember, "coo")
+    with pytest.raises(ember.errors.DTypeError, match="sqrt_"):
+        s.long().sqrt_()  # (torch: result type Float can't be cast to Long)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="copy_"):
+        s.copy_(ember.ones(2, 3))  # (torch refuses dense <-> sparse copies)
+    with pytest.raises(NotImplementedError, match="^copy_: not supported for sparse"):
+        ember.zeros(2, 3).copy_(s)  # (was "'SparseTensor' object is not subscriptable")
+    with pytest.raises(NotImplementedError, match="^indexing: not supported"):
+        s[0]
+    leaf = ember.sparse_coo_tensor(INDEX, [1.0, 2.0, 3.0, 4.0], (2, 3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.mul_(2)
+
+
+def test_in_place_gradients():
+    grads = []
+    for lib in (ember, torch):
+        v = lib.tensor([4.0, 9.0, 1.0, 16.0], dtype=lib.float64, requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(INDEX), v * 1, (2, 3)).coalesce()
+        s.mul_(3).neg_().add_(s.detach() * 0 + s.detach().abs())
+        (s.to_dense() * lib.tensor([[1.0, 2, 3], [4, 5, 6]], dtype=lib.float64)).sum().backward()
+        grads.append(v.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+
+    def f(v):
+        s = ember.sparse_coo_tensor(INDEX, v * 1, (2, 3))
+        return s.sqrt_().mul_(2).to_dense()
+    v = ember.tensor([4.0, 9.0, 1.0, 16.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(f, (v,))

@@ -39,6 +39,7 @@ from ember.sparse.construct import (
 )
 from ember.sparse.elementwise import add
 from ember.sparse.gradcheck import as_sparse_gradcheck
+from ember.sparse.inplace import copy_, in_place
 from ember.sparse.invariants import check_sparse_tensor_invariants
 from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum, with_values
 from ember.sparse.ops import transpose as _transpose
@@ -177,6 +178,10 @@ for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
+for _name in (*UNARY, "abs", "add", "sub", "mul", "div", "pow"):
+    if _name not in ("real", "imag", "conj", "positive"):
+        setattr(SparseTensor, f"{_name}_", in_place(f"{_name}_", getattr(SparseTensor, _name)))
+SparseTensor.copy_ = copy_
 
 
 def _mv(self: SparseTensor, vec: Tensor) -> Tensor:

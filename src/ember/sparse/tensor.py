@@ -25,7 +25,8 @@ import numpy as np
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.dims import normalize_dim
-from ember.ops.overrides import TensorLikeOperand, outermost_op
+from ember.ops.overrides import TensorLikeOperand, calling_op, outermost_op
+from ember.ops.public_op import _NO_OP
 from ember.size import Size
 from ember.tensor import Tensor
 
@@ -227,6 +228,9 @@ class SparseTensor:
         raise SparseOperand()
 
     __int__ = __complex__ = __float__
+
+    def __getitem__(self, index: Any) -> Any:  # (not implemented; ``dense.copy_(s)`` reads it)
+        raise SparseOperand() if calling_op() != _NO_OP else not_supported("indexing", self)
     __bool__ = __float__  # (else NumPy's bool conversion finds __len__: a true scalar)
 
     def __getattr__(self, name: str) -> Any:
