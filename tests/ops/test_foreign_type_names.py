@@ -1,6 +1,8 @@
 """Messages that refuse a non-Ember operand name a foreign type with its package: a PyTorch
 tensor is 'torch.Tensor', not a bare 'Tensor' that reads as if an Ember tensor were refused."""
 
+import fractions
+
 import numpy as np
 import pytest
 import torch
@@ -38,7 +40,15 @@ CALLS = {
     r"LSTM: hx must be a tuple \(h_0, c_0\) .*, got torch\.Tensor":
         lambda: ember.nn.LSTM(2, 3)(ember.ones(1, 1, 2), T),
     r"LSTMCell: hx must be a tuple \(h, c\) .*, got torch\.Tensor":
-        lambda: ember.nn.LSTMCell(2, 3)(ember.ones(1, 2), T)}
+        lambda: ember.nn.LSTMCell(2, 3)(ember.ones(1, 2), T),
+    r"FloatTensor: expected sizes \(ints\) or one sequence of data, got \(torch\.Tensor, "
+    r"torch\.Tensor\)": lambda: ember.FloatTensor(T, T),
+    "pad_packed_sequence: expected a PackedSequence, got torch.Tensor":
+        lambda: ember.nn.utils.rnn.pad_packed_sequence(T),
+    "input_size should be of type int, got: torch.Tensor": lambda: ember.nn.LSTM(T, 2),
+    "hidden_size should be of type int, got: numpy.ndarray": lambda: ember.nn.GRU(2, np.ones(2)),
+    "from_dlpack: expected an object with __dlpack__ .*, got fractions.Fraction":
+        lambda: ember.from_dlpack(fractions.Fraction(1, 2))}
 
 
 @pytest.mark.parametrize("message", list(CALLS))

@@ -58,7 +58,7 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
                               ("hidden_size", hidden_size, int)):
         if not isinstance(value, kind):
             raise ArgumentTypeError(f"{name} should be of type {kind.__name__}, got: "
-                                    f"{type(value).__name__}")
+                                    f"{type_name(value)}")
         if kind is int and value <= 0:
             raise ArgumentError(f"{name} must be greater than zero")
     if num_layers <= 0:

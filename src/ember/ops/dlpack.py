@@ -154,7 +154,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     if not hasattr(ext_tensor, "__dlpack__") or not hasattr(ext_tensor, "__dlpack_device__"):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__ and "
                         f"__dlpack_device__ (a tensor or array) or a DLPack capsule, got "
-                        f"{type(ext_tensor).__name__}")
+                        f"{type_name(ext_tensor)}")
     kind, index = ext_tensor.__dlpack_device__()
     if kind != _CPU:
         raise DeviceError(f"from_dlpack: the object lives on DLPack device type {kind} (index "
@@ -165,7 +165,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     except (RuntimeError, BufferError, TypeError) as err:
         reason = str(err).rstrip(".")
         what = "from_dlpack: could not import " + (
-            "a DLPack capsule" if isinstance(ext_tensor, _Capsule) else type(ext_tensor).__name__)
+            "a DLPack capsule" if isinstance(ext_tensor, _Capsule) else type_name(ext_tensor))
         if "type" not in reason.lower():  # the producer refused for its own reasons
             raise OpError(f"{what}: {reason}") from None
         dtype = getattr(ext_tensor, "dtype", None)

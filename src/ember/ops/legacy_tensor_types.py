@@ -12,7 +12,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, type_name
 from ember.ops.creation import empty, tensor
 from ember.size import Size
 from ember.tensor import Tensor
@@ -57,11 +57,11 @@ class _LegacyTensor(metaclass=TensorType):
                 return data.detach()
             if isinstance(data, (int, float, complex, bool)):
                 raise TypeError(f"{name}: data must be a sequence (got "
-                                f"{type(data).__name__}); for a shape, pass sizes")
+                                f"{type_name(data)}); for a shape, pass sizes")
             return tensor(data, dtype=cls.dtype)
         if not all(isinstance(n, int) for n in args):
             raise TypeError(f"{name}: expected sizes (ints) or one sequence of data, got "
-                            f"{tuple(type(a).__name__ for a in args)}")
+                            f"({', '.join(type_name(a) for a in args)})")
         if any(n < 0 for n in args):
             raise ArgumentError(f"{name}: negative dimension in size {args}")
         return empty(args if args else (0,), dtype=cls.dtype)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, OpError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, OpError, ShapeError, type_name
 from ember.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -195,7 +195,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     """
     if not isinstance(sequence, PackedSequence):
         raise ArgumentTypeError("pad_packed_sequence: expected a PackedSequence, got "
-                                f"{type(sequence).__name__}")
+                                f"{type_name(sequence)}")
     data = sequence.data
     sizes = [int(n) for n in sequence.batch_sizes.tolist()]
     steps = len(sizes)
