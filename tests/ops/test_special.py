@@ -3,6 +3,7 @@ integer inputs, edge values (0, ±inf, NaN) forward and backward, errors, in-pla
 vmap, and the accuracy of erfc and erfinv."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -493,3 +494,16 @@ def test_non_tensor_input_raises_ember_s_argument_type_error(op, args):
         getattr(torch, op)(*args)
     with pytest.raises(ember.errors.ArgumentTypeError, match=op):
         getattr(ember, op)(*args)
+
+
+@pytest.mark.parametrize("call", [lambda z: ember.erf(z), lambda z: z.erf_()])
+def test_erf_of_complex_is_refused_without_a_complex_warning(call):
+    # (NumPy's "ComplexWarning: Casting complex values to real" came first: erf's kernel ran)
+    with pytest.raises(RuntimeError):
+        torch.erf(torch.ones(2, dtype=torch.complex64))
+    z = ember.ones(2, dtype=ember.complex64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ember.errors.DTypeError, match="erf: complex64"):
+            call(z)
+    assert not caught
