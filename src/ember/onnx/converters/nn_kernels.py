@@ -157,40 +157,58 @@ def max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
                         strides=list(p["stride"]), dilations=list(p["dilation"]),
                         pads=_pads(p["padding"]))
 
-    x = ctx.value(src)
-    _, flat = pool(x, 2)
-    return _winner_fixes(ctx, src, flat, pool)
+    _, flat = pool(ctx.value(src), 2)
+    area = ctx.constant(np.asarray(math.prod(src.shape[2:]), dtype=np.int64), "area")
+    return _winner_fixes(ctx, src, ctx.node("Mod", [flat, area]), pool)
 
 
 @converter("adaptive_max_pool_indices")
 def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
-    """Where each adaptive window's maximum is (flat over the spatial dims): a MaxPool's
-    indices when the sizes divide evenly (windows of one size that do not overlap), as
-    :func:`max_pool_indices`."""
+    """Where each adaptive window's maximum is (flat over the spatial dims), as
+    :func:`max_pool_indices`. Window ``i`` of a dimension of size ``s`` pooled to ``c`` spans
+    ``floor(i·s/c)`` to ``ceil((i+1)·s/c)``; each dimension is gathered to windows of one
+    length ``k`` (a shorter window repeats its last entry, which changes neither its maximum
+    nor which entry comes first), then a MaxPool of kernel and stride ``k``: its index into
+    the gathered plane is mapped back to the input's plane. Static spatial sizes only."""
     src, counts = eqn.inputs[0], tuple(eqn.params["counts"])
     spatial = src.shape[2:]
-    if any(s % c for s, c in zip(spatial, counts)) or \
-            any(d >= 2 for d in ctx.dynamic_dims(src)):
+    if any(d >= 2 for d in ctx.dynamic_dims(src)):
         return ctx.refuse(f"adaptive max pooling of {spatial} to {counts}: ONNX export needs "
-                          "static sizes that are multiples of the output sizes")
-    kernel = [s // c for s, c in zip(spatial, counts)]
+                          "static spatial sizes")
+    picks = [_adaptive_windows(s, c) for s, c in zip(spatial, counts)]
+    kernel = [len(rows[0]) for rows in picks]
+    taken = [np.asarray(rows, dtype=np.int64).reshape(-1) for rows in picks]
 
     def pool(data: str, outputs: int = 1) -> str | list[str]:
+        for axis, index in enumerate(taken):
+            data = ctx.node("Gather", [data, ctx.constant(index, "windows")], axis=axis + 2)
         return ctx.node("MaxPool", [data], outputs=outputs, kernel_shape=kernel,
                         strides=kernel)
 
     _, flat = pool(ctx.value(src), 2)
-    return _winner_fixes(ctx, src, flat, pool)
+    gathered = math.prod(t.size for t in taken)
+    origin = np.zeros((), dtype=np.int64)  # (each gathered position's flat input position)
+    for size, index in zip(spatial, taken):
+        origin = origin[..., None] * size + index
+    local = ctx.node("Mod", [flat, ctx.constant(np.asarray(gathered, dtype=np.int64), "area")])
+    index = ctx.node("Gather", [ctx.constant(origin.reshape(-1), "origin"), local])
+    return _winner_fixes(ctx, src, index, pool)
 
 
-def _winner_fixes(ctx: Context, src: Any, flat: str, pool: Callable[..., Any]) -> str:
-    """MaxPool's indices ``flat`` (over the whole tensor) of ``src`` as Ember's (over each
-    plane). onnxruntime skips NaN, where Ember names a window's last NaN: the largest of the
-    NaN entries' positions plus one, pooled; and names no entry of a window of -inf, where
-    Ember names its first: the largest of ``area`` minus the -inf entries' positions."""
+def _adaptive_windows(size: int, count: int) -> list[list[int]]:
+    """Each adaptive window's positions, padded to the longest by repeating its last."""
+    rows = [list(range(i * size // count, -(-(i + 1) * size // count))) for i in range(count)]
+    k = max(len(r) for r in rows)
+    return [r + [r[-1]] * (k - len(r)) for r in rows]
+
+
+def _winner_fixes(ctx: Context, src: Any, index: str, pool: Callable[..., Any]) -> str:
+    """MaxPool's winners ``index`` (over each plane) of ``src`` as Ember's. onnxruntime skips
+    NaN, where Ember names a window's last NaN: the largest of the NaN entries' positions
+    plus one, pooled; and names no entry of a window of -inf, where Ember names its first:
+    the largest of ``area`` minus the -inf entries' positions."""
     spatial = src.shape[2:]
     x, area = ctx.value(src), math.prod(spatial)
-    index = ctx.node("Mod", [flat, ctx.constant(np.asarray(area, dtype=np.int64), "area")])
     if not src.dtype.is_floating_point:
         return index
     on = float32 if area < 2**24 else float64  # (positions held exactly)
