@@ -204,3 +204,19 @@ def test_ints_of_the_64_bit_range_fill_as_torch(value, dtype):
     want = torch.zeros(2, dtype=getattr(torch, dtype)).fill_(value)
     got = ember.zeros(2, dtype=getattr(ember, dtype)).fill_(value)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("value", [True, 2.5])
+def test_fill_of_an_input_requiring_grad_requires_grad_as_torch(value):
+    """fill(x, number) gave a result without grad, so backward through it raised; PyTorch's
+    result requires grad and gives x a zero gradient."""
+    t = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    e = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    rt, re_ = torch.fill(t, value), ember.fill(e, value)
+    assert re_.requires_grad and rt.requires_grad
+    assert re_.tolist() == rt.tolist()
+    rt.sum().backward()
+    re_.sum().backward()
+    assert e.grad.tolist() == t.grad.tolist() == [0.0, 0.0, 0.0]
+    assert ember.autograd.gradcheck(lambda x: ember.fill(x, value), (e,))
+    assert not ember.fill(ember.ones(2), value).requires_grad
