@@ -18,9 +18,9 @@ from ember.export.errors import ExportError
 from ember.export.local_state import fold_local_writes, marking_new_memory
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_unflatten
-from ember.jit.discover import held_tensors
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
+from ember.jit.reached_values import held_tensors
 from ember.jit.tracer import TraceError
 from ember.tensor import Tensor
 
