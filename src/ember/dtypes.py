@@ -18,7 +18,7 @@ from functools import cache, lru_cache
 import ml_dtypes
 import numpy as np
 
-from ember.errors import DTypeError
+from ember.errors import DTypeError, type_name
 
 
 class DType:
@@ -187,7 +187,9 @@ def to_dtype(x: object) -> DType:
     try:
         return from_numpy(np.dtype(x))
     except TypeError:
-        raise DTypeError(f"cannot read a dtype from {x!r}") from None
+        hint = (f". Hint: use Ember's, ember.{str(x).partition('.')[2]}"
+                if type_name(x) == "torch.dtype" else "")
+        raise DTypeError(f"cannot read a dtype from {x!r}{hint}") from None
 
 
 # PyTorch computes only a few ops on these (casts, copies, indexing, mul, ==, ...): a primitive

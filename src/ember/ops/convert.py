@@ -16,7 +16,7 @@ from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
 from ember.backend.meta import copy_out
 from ember.dtypes import DType
-from ember.errors import DeviceError, DTypeError, OpError, type_name
+from ember.errors import DeviceError, DTypeError, OpError, refuse_non_tensor, type_name
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -245,8 +245,12 @@ def _device_of(xs: tuple) -> Device:
 def to_float(x: Tensor) -> Tensor:
     """``x`` itself if floating or complex, else ``x`` in the default float dtype (as
     ``sin(int)`` is)."""
-    if x.dtype.category >= dtypes.FLOAT:
-        return x
+    try:
+        if x.dtype.category >= dtypes.FLOAT:
+            return x
+    except AttributeError:  # (a PyTorch tensor, a NumPy array: its dtype is not Ember's)
+        refuse_non_tensor(calling_op(), "input", x)
+        raise
     return cast(x, dtypes.get_default_dtype())
 
 
@@ -375,6 +379,9 @@ def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
         return _copy_in_order(self, fmt, "clone")
     except TensorLikeOperand:  # (each path reads the memory first) an fx Proxy, a DTensor
         return handle(clone, (self,), {"memory_format": memory_format})
+    except AttributeError:
+        refuse_non_tensor(calling_op(), "input", self)
+        raise
 
 
 @method()
@@ -389,8 +396,12 @@ def contiguous(self: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     """
     fmt = check_format("contiguous", memory_format)
     if fmt.dims is None:
-        if self._data.flags.c_contiguous:
-            return self
+        try:
+            if self._data.flags.c_contiguous:
+                return self
+        except AttributeError:
+            refuse_non_tensor(calling_op(), "input", self)
+            raise
         if fmt is preserve_format:  # (PyTorch's check, after its no-copy answer)
             raise OpError("contiguous: preserve_format is no layout to copy into; use "
                           "clone() to keep the layout, or pass contiguous_format / "
@@ -408,7 +419,11 @@ def laid_out_like(r: Tensor, x: Tensor) -> Tensor:
     where operands disagree; NumPy's iterator picks C order). ``r`` itself when ``x`` is
     C-ordered (one flag read), not dense, or not of the full shape (then PyTorch's rule
     reads the other operands too)."""
-    a = x._data
+    try:
+        a = x._data
+    except AttributeError:
+        refuse_non_tensor(calling_op(), "input", x)
+        raise
     if a.flags.c_contiguous or a.ndim != r._data.ndim or not is_dense(a) or any(
             n < m for n, m in zip(a.shape, r._data.shape)):
         return r

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError, refuse_non_tensor
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
+from ember.ops.overrides import calling_op
 from ember.tensor import Tensor
 
 Dim = int | tuple[int, ...] | list[int] | None
@@ -136,8 +137,12 @@ def accumulation_input(x: Tensor, dtype: Any) -> Tensor:
     if dtype is not None:
         return cast(x, dtypes.to_dtype(dtype))
     dt = x.dtype
-    if dt.category < dtypes.FLOAT and dt is not dtypes.int64:
-        return cast(x, dtypes.int64)
+    try:
+        if dt.category < dtypes.FLOAT and dt is not dtypes.int64:
+            return cast(x, dtypes.int64)
+    except AttributeError:  # (a PyTorch tensor, a NumPy array: its dtype is not Ember's)
+        refuse_non_tensor(calling_op(), "input", x)
+        raise
     return x
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import compiled, parallel
-from ember.errors import DTypeError, OpError
+from ember.errors import DTypeError, OpError, refuse_non_tensor
 from ember.layouts import in_operands_layout
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
@@ -22,7 +22,7 @@ from ember.ops.convert import cast, promote, result_dtype
 from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
-from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
@@ -179,6 +179,11 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
         return apply(Where, condition, a, b)
     except TensorLikeOperand:  # an operand is an fx Proxy, a DTensor, …
         return handle(where, (condition, input, other), {})
+    except AttributeError:  # (a PyTorch tensor's dtype has no Ember name)
+        for name, value in (("input", input), ("other", other), ("condition", condition)):
+            if not isinstance(value, (Tensor, int, float, complex, np.generic)):
+                refuse_non_tensor(calling_op(), name, value)
+        raise
 
 
 def zero_grad_from(source: Tensor, value: Tensor) -> Tensor:

@@ -20,7 +20,7 @@ from ember.ops.convert import clone
 from ember.ops.forwarding import not_a_tensor
 from ember.ops.indexing import FULL, Slice
 from ember.ops.int_args import as_int, as_ints
-from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.target_shape import numel_of, resolve_shape
@@ -322,6 +322,9 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         n = input._data.ndim
     except TensorLikeOperand:
         return handle(transpose, (input, dim0, dim1), {})
+    except AttributeError:
+        refuse_non_tensor(calling_op(), "input", input)
+        raise
     dims = list(range(n))
     a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
     if n:
