@@ -152,6 +152,8 @@ def test_in_place_errors():
         s.long().sqrt_()  # (torch: result type Float can't be cast to Long)
     with pytest.raises(ember.errors.ArgumentTypeError, match="copy_"):
         s.copy_(ember.ones(2, 3))  # (torch refuses dense <-> sparse copies)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="add_: the result"):
+        s.to_sparse_csr().add_(ember.ones(2, 3))  # (was a ShapeError; torch refuses too)
     with pytest.raises(NotImplementedError, match="^copy_: not supported for sparse"):
         ember.zeros(2, 3).copy_(s)  # (was "'SparseTensor' object is not subscriptable")
     with pytest.raises(NotImplementedError, match="^indexing: not supported"):

@@ -53,11 +53,13 @@ def _become(name: str, self: SparseTensor, out: Any, cast: bool = False) -> Spar
     if self.requires_grad and self.is_leaf:
         raise ArgumentError(f"{name}: a leaf sparse tensor that requires grad cannot be "
                             "changed in place (as in PyTorch). Hint: use the out-of-place op")
-    if not isinstance(out, SparseTensor) or out.layout is not self.layout \
-            or out.shape != self.shape:
-        raise ShapeError(f"{name}: the result ({type_name(out)} of shape "
-                         f"{tuple(getattr(out, 'shape', ()))}) is not a {self.layout!r} tensor "
-                         f"of shape {tuple(self.shape)}")
+    if not isinstance(out, SparseTensor) or out.layout is not self.layout:
+        raise ArgumentTypeError(f"{name}: the result ({type_name(out)} of layout "
+                                f"{getattr(out, 'layout', None)!r}) is not a {self.layout!r} "
+                                "tensor. Hint: use the out-of-place op")
+    if out.shape != self.shape:
+        raise ShapeError(f"{name}: the result's shape {tuple(out.shape)} is not the tensor's "
+                         f"{tuple(self.shape)}")
     if out.dtype != self.dtype and not cast:
         raise DTypeError(f"{name}: the result type {out.dtype.name} cannot be cast to the "
                          f"tensor's {self.dtype.name} in place (as in PyTorch)")
