@@ -47,3 +47,15 @@ def test_ember_inputs_still_work():
     assert np.allclose(F.hardshrink(x).numpy(), torch.nn.functional.hardshrink(t).numpy())
     assert np.allclose(ember.sum(x.int()).numpy(), torch.sum(t.int()).numpy())
     assert np.allclose(F.logsigmoid(x).numpy(), torch.nn.functional.logsigmoid(t).numpy())
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor"])
+def test_logical_ops_name_a_foreign_operand(op):
+    # (was bool() of the array: "Boolean value of Tensor with more than one value is ambiguous")
+    with pytest.raises(TypeError, match=rf"{op}\(\): argument 'other' must be Tensor, not "
+                                        r"torch\.Tensor"):
+        getattr(ember, op)(ember.ones(2), torch.ones(2))
+    with pytest.raises(TypeError, match=r"argument 'input' must be Tensor, not numpy\.ndarray"):
+        getattr(ember, op)(np.ones(2), ember.ones(2))
+    assert getattr(ember, op)(ember.tensor([0.0, 2.0]), 1).tolist() == \
+        getattr(torch, op)(torch.tensor([0.0, 2.0]), torch.tensor(1)).tolist()

@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, type_name
+from ember.errors import ArgumentError, DTypeError, refuse_non_tensor, type_name
 from ember.layouts import in_operands_layout, is_dense
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
@@ -23,7 +23,7 @@ from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float
 from ember.ops.operator_protocol import OPERANDS, refuse_foreign
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.overrides import TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import (
     Primitive,
     TensorSpec,
@@ -378,8 +378,12 @@ def _shiftable(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     return a, b
 
 
-def _truth(x: Any) -> Any:
-    return cast(x, dtypes.bool_) if isinstance(x, Tensor) else bool(x)
+def _truth(x: Any, name: str) -> Any:
+    if isinstance(x, Tensor):
+        return cast(x, dtypes.bool_)
+    if not isinstance(x, (int, float, complex, np.generic)):  # (bool() of an array: ambiguous)
+        refuse_non_tensor(calling_op(), name, x)
+    return bool(x)
 
 
 @method()
@@ -391,20 +395,20 @@ def logical_and(input: Tensor, other: Any) -> Tensor:
         tensor([False,  True])
     """
     refuse_limited("logical_and", getattr(input, "dtype", None))  # (a number: none)
-    return apply(BitwiseAnd, *promote(_truth(input), _truth(other)))
+    return apply(BitwiseAnd, *promote(_truth(input, "input"), _truth(other, "other")))
 
 
 @method()
 def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input or other`` of truth values, as a bool tensor."""
     refuse_limited("logical_or", getattr(input, "dtype", None))  # (a number: none)
-    return apply(BitwiseOr, *promote(_truth(input), _truth(other)))
+    return apply(BitwiseOr, *promote(_truth(input, "input"), _truth(other, "other")))
 
 
 @method()
 def logical_xor(input: Tensor, other: Any) -> Tensor:
     """Elementwise exclusive or of truth values, as a bool tensor."""
-    return apply(BitwiseXor, *promote(_truth(input), _truth(other)))
+    return apply(BitwiseXor, *promote(_truth(input, "input"), _truth(other, "other")))
 
 
 @method()
