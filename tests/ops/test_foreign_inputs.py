@@ -59,3 +59,14 @@ def test_logical_ops_name_a_foreign_operand(op):
         getattr(ember, op)(np.ones(2), ember.ones(2))
     assert getattr(ember, op)(ember.tensor([0.0, 2.0]), 1).tolist() == \
         getattr(torch, op)(torch.tensor([0.0, 2.0]), torch.tensor(1)).tolist()
+
+
+@pytest.mark.parametrize("op", ["clamp_", "zero_", "fill_"])
+def test_in_place_function_forms_refuse_a_pytorch_tensor(op):
+    # (getattr found torch's own method: ember.clamp_(torch_t, 0) returned a torch.Tensor)
+    args = {"clamp_": (0,), "zero_": (), "fill_": (1.0,)}[op]
+    with pytest.raises(TypeError, match=rf"{op}\(\): argument 'input' must be Tensor, not "
+                                        r"torch\.Tensor"):
+        getattr(ember, op)(torch.ones(2), *args)
+    assert getattr(ember, op)(ember.ones(2), *args).tolist() == \
+        getattr(torch, op)(torch.ones(2), *args).tolist()

@@ -29,6 +29,8 @@ __all__ = list(_NAMES)
 
 def _function(name: str) -> Callable[..., Tensor]:
     def op(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if not isinstance(input, Tensor):  # (a torch.Tensor has the method: it would run it)
+            refuse_non_tensor(name, "input", input)
         try:
             method = getattr(input, name)
         except AttributeError:
