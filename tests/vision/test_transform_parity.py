@@ -166,3 +166,76 @@ def test_sanitize_bounding_boxes_functional():
     assert valid.tolist() == [True, False, False, False, False]
     with pytest.raises(ValueError, match="canvas_size"):
         F.sanitize_bounding_boxes(ember.tensor(boxes), format="XYXY")
+
+
+# vtransforms49: found by the torchvision-0.28 sweep (/work/fuzz/vtransforms49)
+
+
+@pytest.mark.parametrize("padding", [[2, 3], [5, 1, 2, 4], [4]])
+def test_edge_padding_wider_than_the_image_repeats_the_border(padding):
+    # edge padding has no width limit (torchvision's is torch's replicate padding); it raised
+    import torch
+
+    x = np.arange(12, dtype=np.float32).reshape(1, 2, 2, 3)
+    p = padding * 4 if len(padding) == 1 else padding * 2 if len(padding) == 2 else padding
+    left, top, right, bottom = p[:4] if len(padding) == 4 else (p[0], p[1], p[0], p[1])
+    ref = torch.nn.functional.pad(torch.from_numpy(x), (left, right, top, bottom),
+                                  mode="replicate").numpy()
+    np.testing.assert_array_equal(F.pad(ember.tensor(x), padding, padding_mode="edge").numpy(),
+                                  ref)
+    np.testing.assert_array_equal(TF.pad(ember.tensor(x[0]), padding, padding_mode="edge")
+                                  .numpy(), ref[0])
+    xg = ember.tensor(x[0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: TF.pad(t, padding, padding_mode="edge"), (xg,))
+    tx = torch.from_numpy(x[0].astype(np.float64)).requires_grad_()
+    torch.nn.functional.pad(tx[None], (left, right, top, bottom), mode="replicate").pow(2) \
+        .sum().backward()
+    TF.pad(xg, padding, padding_mode="edge").pow(2).sum().backward()
+    np.testing.assert_allclose(xg.grad.numpy(), tx.grad.numpy())
+    with pytest.raises(ember.errors.ArgumentError, match="edge padding needs pixels"):
+        TF.pad(ember.zeros(1, 0, 3), 1, padding_mode="edge")
+
+
+@pytest.mark.parametrize("shape", [(3, 0, 5), (0, 3, 4, 5), (2, 1, 3, 4, 0)])
+def test_empty_images_keep_their_shape(shape):
+    # torchvision 0.28 returns these empty, as they came (rotate/affine/blur/equalize raised)
+    x = ember.zeros(*shape, dtype=ember.uint8)
+    quad = [[0, 0], [4, 0], [4, 3], [0, 3]]
+    outs = [F.rotate(x, 30.0), F.rotate(x, 90.0), F.affine(x, 30.0, [1, 0], 1.0, [0.0, 0.0]),
+            F.perspective(x, quad, [[1, 0], [4, 0], [4, 3], [0, 3]]), F.gaussian_blur(x, [3, 3]),
+            F.adjust_sharpness(x, 2.0), F.equalize(x), F.autocontrast(x)]
+    if len(shape) == 3:
+        outs.append(F.elastic(x, ember.zeros(1, *shape[-2:], 2)))
+    for out in outs:
+        assert tuple(out.shape) == shape and out.dtype is ember.uint8
+    assert tuple(F.rotate(ember.zeros(0, 3, 4, 5), 30.0, expand=True).shape) == (0, 3, 6, 7)
+
+
+def test_resize_of_an_image_without_pixels_raises_argument_error():
+    # torchvision 0.28: ZeroDivisionError (int size) or a reshape RuntimeError (pair)
+    x = ember.zeros(3, 0, 5, dtype=ember.uint8)
+    with pytest.raises(ember.errors.ArgumentError, match="no aspect ratio"):
+        F.resize(x, 7)
+    with pytest.raises(ember.errors.ArgumentError, match="no pixels"):
+        F.resize(x, [2, 3])
+    assert tuple(F.resize(ember.zeros(0, 3, 4, 5), [2, 3]).shape) == (0, 3, 2, 3)
+
+
+def test_colour_and_dtype_refusals_are_ember_errors():
+    # torchvision 0.28 raises TypeError (autocontrast of 4 channels, equalize/posterize of
+    # floats, solarize above the bound) and RuntimeError (unsafe float -> int32 scaling)
+    x = ember.rand(4, 2, 2)
+    with pytest.raises(ember.errors.ArgumentError, match="autocontrast: expected 1 or 3"):
+        F.autocontrast(x)
+    with pytest.raises(ember.errors.DTypeError, match="equalize: only uint8"):
+        TF.equalize(x)
+    with pytest.raises(ember.errors.DTypeError, match="posterize: only uint8"):
+        TF.posterize(x, 3)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="solarize: threshold 2"):
+        F.solarize(x, 2.0)
+    with pytest.raises(ember.errors.DTypeError, match="cannot be performed safely"):
+        F.to_dtype(x, ember.int32, scale=True)
+    with pytest.raises(ember.errors.DTypeError, match="cannot be performed safely"):
+        TF.convert_image_dtype(x, ember.int32)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="got numpy.ndarray"):
+        TF.convert_image_dtype(np.zeros((1, 2, 2)), ember.int32)

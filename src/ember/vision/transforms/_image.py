@@ -13,7 +13,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DTypeError
 from ember.tensor import Tensor
 
 Image = Tensor | np.ndarray
@@ -76,6 +76,12 @@ def _flat_as_one_channel(fn: Callable) -> Callable:
     return run
 
 
+def _images(x: Tensor) -> Tensor:
+    """``x`` (``(..., C, H, W)``) as one ``(N, C, H, W)`` batch; an empty image keeps its
+    sizes (``reshape(-1, ...)`` cannot tell N when an image has no pixels)."""
+    return x.reshape(int(np.prod(x.shape[:-3])), *x.shape[-3:])
+
+
 def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
                  any_int: bool = False) -> None:
     """Raises for what ``op`` cannot take. Colour functions take uint8 and float images (the
@@ -91,7 +97,7 @@ def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
             (any_int and img.dtype is not ember.bool):
         return
     kinds = "an integer or floating" if any_int else "a uint8 or floating"
-    raise TypeError(f"{op}: expected {kinds} image, got {img.dtype}")
+    raise DTypeError(f"{op}: expected {kinds} image, got {img.dtype}")
 
 
 def _bound(img: Tensor) -> float:
@@ -143,8 +149,10 @@ def _grid_transform(img: Tensor, grid: Tensor, interpolation: Any,
     h, w = img.shape[-2:]
     x = img.to(grid.dtype)
     c = x.shape[-3]
-    flat = x.reshape(-1, c, h, w)
+    flat = _images(x)
     out_h, out_w = grid.shape[1:3]
+    if flat.numel() == 0 or out_h * out_w == 0:
+        return ember.zeros(*x.shape[:-2], out_h, out_w, dtype=img.dtype)
     grid = grid.expand(flat.shape[0], out_h, out_w, 2)
     if fill is None:
         out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)

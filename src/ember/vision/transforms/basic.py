@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import accepts_pil, is_pil_image
 
@@ -255,13 +255,16 @@ def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] 
         out[top:top + h, left:left + w] = img
         return out
     if not isinstance(fill, numbers.Number):
-        raise TypeError(f"Pad: fill for a tensor image must be a number, got {fill!r}")
+        raise ArgumentTypeError(f"Pad: fill for a tensor image must be a number, got {fill!r}")
     if padding_mode == "constant":
         return ember.pad(img, (left, right, top, bottom), value=fill)
     # a tensor reflects once, as torch's padding does (arrays, like PIL images, repeat it)
     for name, size, widths in (("width", img.shape[-1], (left, right)),
                                ("height", img.shape[-2], (top, bottom))):
-        most = size - 1 if padding_mode == "reflect" else size
+        if size == 0 < max(widths):
+            raise ArgumentError(f"pad: {padding_mode} padding needs pixels to repeat, got an "
+                                f"image of {name} 0 (shape {tuple(img.shape)})")
+        most = {"reflect": size - 1, "symmetric": size}.get(padding_mode, max(widths))
         if max(widths) > most:
             raise ArgumentError(f"pad: {padding_mode} padding of {max(widths)} needs an image "
                                 f"{name} of at least {max(widths) + size - most}, got {size} "

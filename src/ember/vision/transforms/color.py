@@ -9,7 +9,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms._image import (
     _back,
@@ -17,6 +17,7 @@ from ember.vision.transforms._image import (
     _check_image,
     _flat_as_one_channel,
     _from_unit,
+    _images,
     _tensor_op,
     _to_float,
     _unit,
@@ -180,7 +181,9 @@ def _smooth(img: Tensor) -> Tensor:
     kernel = ember.tensor([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]],
                           dtype=x.dtype) / 13.0
     c = x.shape[-3]
-    flat = x.reshape(-1, c, *x.shape[-2:])
+    flat = _images(x)
+    if flat.numel() == 0:
+        return x
     inner = F.conv2d(flat, kernel.expand(c, 1, 3, 3), groups=c)
     inner = _back(inner, img.dtype, rounded=True).to(x.dtype)
     out = flat.clone()
@@ -224,7 +227,7 @@ def posterize(img: Tensor, bits: int) -> Tensor:
         [[[192, 0]]]
     """
     if img.dtype is not ember.uint8:
-        raise TypeError(f"posterize: only uint8 images are supported, got {img.dtype}")
+        raise DTypeError(f"posterize: only uint8 images are supported, got {img.dtype}")
     if not 0 <= bits <= 8:
         raise ArgumentError(f"posterize: bits must be in [0, 8], got {bits}")
     mask = -int(2 ** (8 - bits)) & 0xFF
@@ -241,7 +244,8 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
     """
     _check_image("solarize", img)
     if threshold > _bound(img):
-        raise TypeError("solarize: threshold should be less than bound of img.")
+        raise ArgumentTypeError(f"solarize: threshold {threshold} should be at most the image's "
+                                f"bound {_bound(img)}")
     return ember.where(img >= threshold, invert(img), img)
 
 
@@ -253,7 +257,9 @@ def autocontrast(img: Tensor) -> Tensor:
         >>> autocontrast(ember.tensor([[[0.25, 0.5]]])).tolist()
         [[[0.0, 1.0]]]
     """
-    _check_image("autocontrast", img)
+    _check_image("autocontrast", img, channels=(1, 3))
+    if img.numel() == 0:
+        return img.clone()
     bound = _bound(img)
     x = _to_float(img)
     lo, hi = x.amin((-2, -1), keepdim=True), x.amax((-2, -1), keepdim=True)
@@ -275,10 +281,10 @@ def equalize(img: Tensor) -> Tensor:
         (8, 255)
     """
     if img.dtype is not ember.uint8:
-        raise TypeError(f"equalize: only uint8 images are supported, got {img.dtype}")
+        raise DTypeError(f"equalize: only uint8 images are supported, got {img.dtype}")
     _check_image("equalize", img)
     x = img.numpy()
-    flat = x.reshape(-1, *x.shape[-2:])
+    flat = x.reshape(int(np.prod(x.shape[:-2])), *x.shape[-2:])
     out = np.empty_like(flat)
     for k, channel in enumerate(flat):
         hist = np.bincount(channel.ravel(), minlength=256)

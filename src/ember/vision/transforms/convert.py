@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import is_pil_image
 
@@ -29,7 +29,7 @@ def pil_to_tensor(pic: Any) -> Tensor:
         ember.Size([3, 2, 3])
     """
     if not is_pil_image(pic):
-        raise TypeError(f"pil_to_tensor: pic should be PIL Image, got {type(pic)}")
+        raise ArgumentTypeError(f"pil_to_tensor: pic should be PIL Image, got {type_name(pic)}")
     arr = np.array(pic, copy=True)
     chw = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands())).transpose(2, 0, 1)
     return ember.from_numpy(np.ascontiguousarray(chw))
@@ -70,7 +70,8 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
         if pic.ndim == 3:
             pic = pic.transpose(1, 2, 0)
     elif not isinstance(pic, np.ndarray):
-        raise TypeError(f"to_pil_image: pic should be Tensor or ndarray, got {type(pic)}")
+        raise ArgumentTypeError(f"to_pil_image: pic should be Tensor or ndarray, got "
+                                f"{type_name(pic)}")
     if pic.ndim == 2:
         pic = pic[:, :, None]
     if pic.ndim != 3:
@@ -97,7 +98,7 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
         if mode is None and pic.dtype == np.uint8:
             mode = allowed[0]
     if mode is None:
-        raise TypeError(f"to_pil_image: input type {pic.dtype} is not supported")
+        raise DTypeError(f"to_pil_image: input type {pic.dtype} is not supported")
     if pic.dtype == np.int16:  # its bytes as 16-bit levels, as torchvision (Pillow 13's
         height, width = pic.shape[:2]  # fromarray no longer takes int16 as "I;16")
         return Image.frombuffer(mode, (width, height), np.ascontiguousarray(pic).tobytes(),
@@ -157,7 +158,8 @@ def convert_image_dtype(image: Tensor, dtype: ember.DType = ember.float32) -> Te
         [0, 127, 255]
     """
     if not isinstance(image, Tensor):
-        raise TypeError(f"convert_image_dtype: expected a tensor, got {type(image).__name__}")
+        raise ArgumentTypeError(f"convert_image_dtype: expected a tensor, got "
+                                f"{type_name(image)}")
     if image.dtype is dtype:
         return image
     if image.dtype.is_floating_point:
@@ -165,7 +167,7 @@ def convert_image_dtype(image: Tensor, dtype: ember.DType = ember.float32) -> Te
             return image.to(dtype)
         if (image.dtype is ember.float32 and dtype in (ember.int32, ember.int64)) or \
                 (image.dtype is ember.float64 and dtype is ember.int64):
-            raise RuntimeError(f"convert_image_dtype: the cast from {image.dtype} to {dtype} "
+            raise DTypeError(f"convert_image_dtype: the cast from {image.dtype} to {dtype} "
                                "cannot be performed safely.")
         return (image * (_max_value(dtype) + 1.0 - 1e-3)).to(dtype)
     input_max = _max_value(image.dtype)

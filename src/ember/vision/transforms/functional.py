@@ -31,6 +31,7 @@ from ember.vision.transforms._image import (
     _back,
     _check_image,
     _grid_transform,
+    _images,
     _tensor_op,
     _to_float,
 )
@@ -166,6 +167,9 @@ def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
         return int(size[0]), int(size[1])
     target = int(size[0] if isinstance(size, Sequence) else size)
     short, long = min(h, w), max(h, w)
+    if short == 0:
+        raise ArgumentError(f"resize: an image with an edge of size 0 ({h}x{w}) has no aspect "
+                            f"ratio to keep; give both sizes, got size={size}")
     new_short, new_long = target, int(target * long / short)
     if max_size is not None:
         if max_size <= target:
@@ -202,7 +206,9 @@ def resize(img: Tensor, size: int | Sequence[int],
     # torchvision resamples in float32 and rounds; nearest copies alike in uint8
     x = img if not smooth and img.dtype is ember.uint8 else _to_float(img)
     batch = x.shape[:-3]
-    x = x.reshape(-1, *x.shape[-3:])
+    x = _images(x)
+    if x.numel() == 0 and out[0] * out[1] != 0 and h * w == 0:
+        raise ArgumentError(f"resize: cannot resize an image of no pixels ({h}x{w}) to {out}")
     x = F.interpolate(x, size=out, mode=mode, align_corners=False if smooth else None,
                       antialias=bool(antialias) and smooth)
     return _back(x.reshape(*batch, *x.shape[-3:]), img.dtype, rounded=smooth)
@@ -333,7 +339,9 @@ def gaussian_blur(img: Tensor, kernel_size: int | Sequence[int],
     _check_image("gaussian_blur", img, any_int=True)
     x = _to_float(img)
     c = x.shape[-3]
-    flat = x.reshape(-1, c, *x.shape[-2:])
+    flat = _images(x)
+    if flat.numel() == 0:
+        return img.clone()
     kx = _gaussian_kernel(ks[0], sig[0], x.dtype)
     ky = _gaussian_kernel(ks[1], sig[1], x.dtype)
     kernel = (ky[:, None] * kx[None, :]).expand(c, 1, ks[1], ks[0])

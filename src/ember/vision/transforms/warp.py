@@ -100,6 +100,8 @@ def elastic_transform(img: Tensor, displacement: Tensor,
         raise ArgumentError(f"elastic_transform: displacement shape should be {(1, h, w, 2)} for "
                             f"an image of shape {tuple(img.shape)}, got "
                             f"{tuple(displacement.shape)}")
+    if h * w == 0:
+        return img.clone()
     ys, xs = (ember.linspace((1 - s) / s, (s - 1) / s, s) for s in (h, w))
     identity = ember.stack((xs.expand(h, w), ys[:, None].expand(h, w)), -1)[None]
     return _grid_transform(img, identity + displacement, interpolation, fill,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._image import _tensor_op
@@ -164,7 +164,7 @@ def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
             return image.to(dtype)
         if (image.dtype is ember.float32 and dtype in (ember.int32, ember.int64)) or \
                 (image.dtype is ember.float64 and dtype is ember.int64) or dtype is ember.uint64:
-            raise RuntimeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
+            raise DTypeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
                                "be performed safely (the float cannot hold the integer range)")
         factor = _max_value(dtype) + 1.0 - 1e-3
         if factor * ember.finfo(image.dtype).eps > 1e-3:
