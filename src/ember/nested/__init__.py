@@ -10,7 +10,10 @@ Example:
             [12.]])
 """
 
-from ember.nested import attention  # noqa: F401 - registers attention on nested tensors
+from ember.nested import (
+    attention,  # noqa: F401 - registers attention on nested tensors
+    dims,  # noqa: F401 - registers permute, select, indexing
+)
 from ember.nested.creation import (
     as_nested_tensor,
     masked_select,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import ember.ops.attention as attention
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.nested.functional import implements, padded, unpadded
 from ember.nested.nested_tensor import NestedTensor
 from ember.ops.creation import from_numpy
@@ -20,9 +20,9 @@ __all__: list[str] = []
 
 def _check(name: str, t: NestedTensor) -> NestedTensor:
     if t.dim() != 4 or t._ragged_idx != 2:
-        raise RuntimeError(f"scaled_dot_product_attention: {name} of shape {t.shape} must be a "
-                           "nested tensor (B, H, j, D), ragged on dim 2. Hint: from (B, j, H, D) "
-                           "take .transpose(1, 2)")
+        raise ShapeError(f"scaled_dot_product_attention: {name} of shape {t.shape} must be a "
+                         "nested tensor (B, H, j, D), ragged on dim 2. Hint: from (B, j, H, D) "
+                         "take .transpose(1, 2)")
     return t
 
 
@@ -40,10 +40,11 @@ def nested_scaled_dot_product_attention(
         (2, 1, j..., 4)
     """
     if not all(isinstance(t, NestedTensor) for t in (query, key, value)):
-        raise TypeError("scaled_dot_product_attention: query, key and value must all be nested "
-                        "tensors or all dense (as in PyTorch), got "
-                        f"{', '.join(type(t).__name__ for t in (query, key, value))}. Hint: "
-                        "make a dense one nested with ember.nested.as_nested_tensor")
+        raise ArgumentTypeError(
+            "scaled_dot_product_attention: query, key and value must all be nested "
+            "tensors or all dense (as in PyTorch), got "
+            f"{', '.join(type(t).__name__ for t in (query, key, value))}. Hint: "
+            "make a dense one nested with ember.nested.as_nested_tensor")
     query, key, value = (_check(n, t) for n, t in (("query", query), ("key", key),
                                                    ("value", value)))
     if attn_mask is not None:
@@ -52,11 +53,11 @@ def nested_scaled_dot_product_attention(
                             "for causal attention pass is_causal=True")
     if not np.array_equal(key._ragged.lengths, value._ragged.lengths) or \
             query._ragged.batch != key._ragged.batch:
-        raise RuntimeError(f"scaled_dot_product_attention: key {key.shape} and value "
-                           f"{value.shape} must have the same sequence lengths "
-                           f"({key._ragged.lengths.tolist()} and "
-                           f"{value._ragged.lengths.tolist()}), and query {query.shape} their "
-                           "batch size")
+        raise ShapeError(f"scaled_dot_product_attention: key {key.shape} and value "
+                         f"{value.shape} must have the same sequence lengths "
+                         f"({key._ragged.lengths.tolist()} and "
+                         f"{value._ragged.lengths.tolist()}), and query {query.shape} their "
+                         "batch size")
     q_len, k_len = query._ragged.max_seqlen, key._ragged.max_seqlen
     keep = key._ragged.mask(k_len)[:, None, None, :]
     if is_causal:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import jagged
 from ember.nested.functional import padded
 from ember.nested.nested_tensor import NestedTensor
@@ -131,8 +131,8 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
     op = "nested_tensor_from_jagged"
     jagged_dim = 1 if jagged_dim is None else jagged_dim
     if not 1 <= jagged_dim <= values.ndim:
-        raise IndexError(f"{op}: jagged_dim {jagged_dim} must lie in [1, {values.ndim}] for "
-                         f"values of shape {tuple(values.shape)}")
+        raise IndexOutOfRange(f"{op}: jagged_dim {jagged_dim} must lie in [1, {values.ndim}] for "
+                              f"values of shape {tuple(values.shape)}")
     if offsets is not None and lengths is not None:
         raise NotImplementedError(f"{op}: offsets with lengths (a nested tensor with holes) "
                                   "is not supported. Hint: pass only lengths, or only offsets")
@@ -170,8 +170,8 @@ def narrow(tensor: Tensor, dim: int, start: int | Tensor, length: int | Tensor,
     op = "nested.narrow"
     _check_layout(op, layout)
     if tensor.ndim < 2 or dim not in (1, 1 - tensor.ndim):
-        raise RuntimeError(f"{op}: the jagged layout only supports dim=1 of a tensor of at "
-                           f"least 2 dims, got dim={dim} for shape {tuple(tensor.shape)}")
+        raise ArgumentError(f"{op}: the jagged layout only supports dim=1 of a tensor of at "
+                            f"least 2 dims, got dim={dim} for shape {tuple(tensor.shape)}")
     batch, size = tensor.shape[0], tensor.shape[1]
     starts, lengths = (np.broadcast_to(np.asarray(x.tolist() if isinstance(x, Tensor) else x,
                                                   dtype=np.int64), (batch,))
@@ -198,8 +198,8 @@ def masked_select(tensor: Tensor, mask: Tensor) -> NestedTensor:
         (tensor([1., 3.]), tensor([4., 5., 6.]))
     """
     if not isinstance(tensor, Tensor) or not isinstance(mask, Tensor):
-        raise TypeError("masked_select: tensor and mask must be dense tensors, got "
-                        f"{type(tensor).__name__} and {type(mask).__name__}")
+        raise ArgumentTypeError("masked_select: tensor and mask must be dense tensors, got "
+                                f"{type(tensor).__name__} and {type(mask).__name__}")
     full_mask = mask.expand(*tensor.shape)
     lengths = full_mask.sum(-1).reshape(-1)
     offsets = _offsets_of("masked_select", lengths.tolist(), tensor.device)
@@ -219,7 +219,8 @@ def to_padded_tensor(input: NestedTensor, padding: float,
                 [1., 0.]])
     """
     if not isinstance(input, NestedTensor):
-        raise TypeError(f"to_padded_tensor: expected a nested tensor, got {type(input).__name__}")
+        raise ArgumentTypeError("to_padded_tensor: expected a nested tensor, got "
+                                f"{type(input).__name__}")
     if output_size is None:
         return padded(input, padding)
     shape, size = input.shape, tuple(output_size)

@@ -16,6 +16,7 @@ from typing import Any
 import ember.ops.unary as unary
 from ember import return_types
 from ember.dtypes import DType, bool_, extreme
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import activations, compare, creation, rounding
 from ember.ops import arithmetic as arith
@@ -76,12 +77,12 @@ def logical_dim(nt: NestedTensor, dim: int, op: str, *, batch: bool = False,
     (unless ``ragged``) raise PyTorch's kind of error."""
     d = normalize_dim(dim, nt.dim(), op)
     if d == 0 and not batch:
-        raise RuntimeError(f"{op}: not supported along the batch dimension (dim 0) of a nested "
-                           f"tensor of shape {nt.shape}. Hint: unbind() it into sequences")
+        raise ArgumentError(f"{op}: not supported along the batch dimension (dim 0) of a nested "
+                            f"tensor of shape {nt.shape}. Hint: unbind() it into sequences")
     if d == nt._ragged_idx and not ragged:
-        raise RuntimeError(f"{op}: not supported along the ragged dimension (dim {d}) of a "
-                           f"nested tensor of shape {nt.shape}. Hint: to_padded_tensor() "
-                           "makes a dense tensor")
+        raise ArgumentError(f"{op}: not supported along the ragged dimension (dim {d}) of a "
+                            f"nested tensor of shape {nt.shape}. Hint: to_padded_tensor() "
+                            "makes a dense tensor")
     return d
 
 
@@ -175,10 +176,10 @@ def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
     if fits and oshape[0] == nt._ragged.batch:  # one slice per sequence: repeat it per row
         rows = other.squeeze(r).index_select(0, nt._ragged.row_batch())
         return rows.movedim(0, r - 1)
-    raise RuntimeError(f"{op}: cannot broadcast a dense tensor of shape {oshape} with a nested "
-                       f"tensor of shape {nt.shape}: a dense operand aligns with its last "
-                       "dimensions, with size 1 on the ragged one and 1 or the batch size on "
-                       "the batch one. Hint: to_padded_tensor() makes a dense tensor")
+    raise ShapeError(f"{op}: cannot broadcast a dense tensor of shape {oshape} with a nested "
+                     f"tensor of shape {nt.shape}: a dense operand aligns with its last "
+                     "dimensions, with size 1 on the ragged one and 1 or the batch size on "
+                     "the batch one. Hint: to_padded_tensor() makes a dense tensor")
 
 
 def _broadcasting(fn: Callable) -> Callable:
@@ -240,8 +241,8 @@ for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__i
 # -- over the last dimensions ---------------------------------------------------------------
 def _ragged_not_last(op: str, nt: NestedTensor) -> None:
     if nt._ragged_idx == nt.dim() - 1:
-        raise RuntimeError(f"{op}: the last dimension of a nested tensor of shape {nt.shape} is "
-                           "its ragged one. Hint: transpose it away first")
+        raise ShapeError(f"{op}: the last dimension of a nested tensor of shape {nt.shape} is "
+                         "its ragged one. Hint: transpose it away first")
 
 
 @implements(linear)
@@ -275,9 +276,9 @@ def nested_layer_norm(input: NestedTensor, normalized_shape: int | Sequence[int]
     """``F.layer_norm`` over trailing dimensions right of the ragged one."""
     count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
     if count > input.dim() - 1 - input._ragged_idx:
-        raise RuntimeError(f"layer_norm: normalized_shape {normalized_shape} reaches the ragged "
-                           f"or batch dimension of a nested tensor of shape {input.shape}; "
-                           "nested tensors normalize over dimensions right of the ragged one")
+        raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} reaches the ragged "
+                         f"or batch dimension of a nested tensor of shape {input.shape}; "
+                         "nested tensors normalize over dimensions right of the ragged one")
     return input._with(layer_norm(input._values, normalized_shape, weight, bias, eps))
 
 
@@ -285,7 +286,7 @@ def _softmax(fn: Callable, padding: float = -math.inf) -> Callable:
     def op(input: NestedTensor, dim: int | None = None, _stacklevel: int = 3,
            dtype: DType | None = None) -> NestedTensor:
         if dim is None:
-            raise TypeError(f"{fn.__name__}: nested tensors need an explicit dim")
+            raise ArgumentTypeError(f"{fn.__name__}: nested tensors need an explicit dim")
         d = logical_dim(input, dim, fn.__name__)
         if d != input._ragged_idx:
             return input._with(fn(input._values, d - 1, dtype=dtype))
@@ -322,10 +323,10 @@ def _reduce(op: str, fn: Callable, input: NestedTensor, dim: Any, keepdim: bool,
     if 0 in dims and r in dims:
         out = fn(input._values, (r - 1, *inner), keepdim)
         return out.unsqueeze(0) if keepdim else out
-    raise RuntimeError(f"{op}: reducing a nested tensor of shape {input.shape} over dims {dim} "
-                       "is not supported, as in PyTorch: the batch dimension only together "
-                       "with the ragged one, the ragged one alone or with the batch one. Hint: "
-                       "to_padded_tensor() makes a dense tensor")
+    raise ArgumentError(f"{op}: reducing a nested tensor of shape {input.shape} over dims {dim} "
+                        "is not supported, as in PyTorch: the batch dimension only together "
+                        "with the ragged one, the ragged one alone or with the batch one. Hint: "
+                        "to_padded_tensor() makes a dense tensor")
 
 
 @implements(reductions.sum)
@@ -426,10 +427,10 @@ def _reshaped(op: str, input: NestedTensor, sizes: tuple) -> NestedTensor:
     ragged = input._ragged
     if input._ragged_idx != 1 or len(sizes) < 2 or sizes[0] not in (-1, ragged.batch) or \
             not (sizes[1] is ragged.dim or sizes[1] == -1):
-        raise RuntimeError(f"{op}: a nested tensor of shape {input.shape} reshapes only the "
-                           f"dims right of its ragged one: give ({ragged.batch} or -1, "
-                           f"{ragged.dim} or -1, …), got {sizes}. Hint: to_padded_tensor() "
-                           "makes a dense tensor")
+        raise ShapeError(f"{op}: a nested tensor of shape {input.shape} reshapes only the "
+                         f"dims right of its ragged one: give ({ragged.batch} or -1, "
+                         f"{ragged.dim} or -1, …), got {sizes}. Hint: to_padded_tensor() "
+                         "makes a dense tensor")
     values = input._values
     return input._with(getattr(values, op)(values.shape[0], *sizes[2:]))
 
@@ -451,8 +452,8 @@ def nested_unsqueeze(input: NestedTensor, dim: int) -> NestedTensor:
     """A size-1 dimension inserted at ``dim`` (not the batch dimension 0)."""
     d = normalize_dim(dim, input.dim() + 1, "unsqueeze")
     if d == 0:
-        raise RuntimeError(f"unsqueeze: not supported at dim 0 of a nested tensor of shape "
-                           f"{input.shape} (its batch dimension)")
+        raise ArgumentError(f"unsqueeze: not supported at dim 0 of a nested tensor of shape "
+                            f"{input.shape} (its batch dimension)")
     r = input._ragged_idx
     return input._with(input._values.unsqueeze(d - 1), r + (d <= r))
 
@@ -497,8 +498,8 @@ def flatten(input: NestedTensor, start_dim: int = 0, end_dim: int = -1) -> Neste
     b = logical_dim(input, end_dim, "flatten", ragged=False)
     r = input._ragged_idx
     if a <= r <= b:
-        raise RuntimeError(f"flatten: dims {start_dim}..{end_dim} of a nested tensor of shape "
-                           f"{input.shape} include its ragged dimension")
+        raise ArgumentError(f"flatten: dims {start_dim}..{end_dim} of a nested tensor of shape "
+                            f"{input.shape} include its ragged dimension")
     shift = (b - a) if b < r else 0
     return input._with(input._values.flatten(a - 1, b - 1), r - shift)
 
@@ -547,8 +548,8 @@ def nested_stack(tensors: Sequence[NestedTensor], dim: int = 0) -> NestedTensor:
     first = tensors[0]
     d = normalize_dim(dim, first.dim() + 1, "stack")
     if d == 0:
-        raise RuntimeError(f"stack: not supported at dim 0 of nested tensors of shape "
-                           f"{first.shape} (their batch dimension)")
+        raise ArgumentError(f"stack: not supported at dim 0 of nested tensors of shape "
+                            f"{first.shape} (their batch dimension)")
     values = [check_same_structure("stack", first, t) for t in tensors]
     r = first._ragged_idx
     return first._with(stack(values, d - 1), r + (d <= r))
@@ -557,7 +558,7 @@ def nested_stack(tensors: Sequence[NestedTensor], dim: int = 0) -> NestedTensor:
 def unbind(input: NestedTensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The B sequences, as dense tensors (views of the values, so gradients flow back)."""
     if normalize_dim(dim, input.dim(), "unbind") != 0:
-        raise RuntimeError("unbind: nested tensors unbind only along the batch dimension 0")
+        raise ArgumentError("unbind: nested tensors unbind only along the batch dimension 0")
     pieces = to_rows(input).split(input._ragged.lengths.tolist(), 0)
     return tuple(p.movedim(0, input._ragged_idx - 1) for p in pieces)
 

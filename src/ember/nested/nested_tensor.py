@@ -11,10 +11,9 @@ tensors' ops never look at it (the functional ops that take it hand it over, see
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
-from ember.errors import IndexOutOfRange
+from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import jagged, layout
 from ember.nested.ragged import Ragged, ragged_for
 from ember.ops.overrides import TensorLikeOperand, outermost_op
@@ -102,8 +101,8 @@ class NestedTensor:
         if dim is None:
             return shape
         if not -len(shape) <= dim < len(shape):
-            raise IndexError(f"size: dimension {dim} is out of range for a nested tensor of "
-                             f"shape {shape}")
+            raise IndexOutOfRange(f"size: dimension {dim} is out of range for a nested tensor of "
+                                  f"shape {shape}")
         return shape[dim]
 
     def dim(self) -> int:
@@ -128,10 +127,11 @@ class NestedTensor:
         return self._values.device
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        return True
+        """Whether the values are (False after a transpose of the ragged dim, as in PyTorch)."""
+        return self._values.is_contiguous()
 
     def contiguous(self, memory_format: Any = None) -> NestedTensor:
-        return self
+        return self if self.is_contiguous() else self._with(self._values.contiguous())
 
     # autograd: all of it is the values'
     @property
@@ -180,22 +180,6 @@ class NestedTensor:
                            ragged.max_seqlen)
         return NestedTensor(values, moved, self._ragged_idx)
 
-    def __getitem__(self, index: Any) -> Tensor:
-        """Sequence ``index`` as a dense tensor (``nt[i]``, as in PyTorch); other indexing is
-        not supported."""
-        if not isinstance(index, bool):
-            try:
-                i = operator.index(index)
-            except TypeError:
-                pass
-            else:
-                batch = self._ragged.batch
-                if not -batch <= i < batch:
-                    raise IndexOutOfRange(f"index {i} is out of range for a nested tensor of "
-                                          f"{batch} sequences (shape {self.shape})")
-                return self.unbind()[i]
-        raise unsupported(f"indexing with {index!r}")
-
     def __bool__(self) -> bool:
         raise RuntimeError("the truth value of a nested tensor is ambiguous (it holds many "
                            "values). Hint: reduce it first, e.g. bool((nt > 0).values().all())")
@@ -207,7 +191,8 @@ class NestedTensor:
         node = self._values._node
         grad = f", grad_fn=<{node.name()}>" if node is not None else \
             ", requires_grad=True" if self.requires_grad else ""
-        return f"NestedTensor(size={size}, offsets={self.offsets()!r}{grad}, contiguous=True)"
+        return (f"NestedTensor(size={size}, offsets={self.offsets()!r}{grad}, "
+                f"contiguous={self.is_contiguous()})")
 
     def __getattr__(self, name: str) -> Any:
         # a Tensor method the class lacks, or a core op reading a tensor's internals (``_data``)
@@ -224,9 +209,9 @@ def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
     """``b``'s values, when ``b`` is a nested tensor of ``a``'s ragged structure and layout;
     else PyTorch's error for nested tensors of different ragged sizes."""
     if not isinstance(b, NestedTensor):
-        raise TypeError(f"{op}: expected a nested tensor, got {type(b).__name__}")
+        raise ArgumentTypeError(f"{op}: expected a nested tensor, got {type(b).__name__}")
     if b._ragged is not a._ragged or b._ragged_idx != a._ragged_idx:
-        raise RuntimeError(f"{op}: nested tensors of shapes {a.shape} and {b.shape} have different "
+        raise ShapeError(f"{op}: nested tensors of shapes {a.shape} and {b.shape} have different "
                          "ragged structures (each ragged size j<n> belongs to one offsets "
                          "tensor). Hint: build both on one offsets tensor, e.g. ember.nested."
                          "nested_tensor_from_jagged(values, nt.offsets())")

@@ -1,0 +1,98 @@
+"""Nested-tensor ops that reorder or pick dimensions other than the batch one, as PyTorch's
+jagged layout has them: ``permute``, ``movedim``, ``select`` and the indexing
+``nt[i, …]`` / ``nt[..., k]``; each acts on the packed values.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from ember.errors import ArgumentError, IndexOutOfRange
+from ember.nested.functional import implements, logical_dim
+from ember.nested.nested_tensor import NestedTensor, unsupported
+from ember.ops.dims import normalize_dim
+from ember.ops.shape import movedim, permute, select
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+
+@implements(permute)
+def nested_permute(input: NestedTensor, *dims: Any) -> NestedTensor:
+    """The dimensions reordered; the batch one stays first (``nt.permute(0, 2, 1, 3)``)."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    n = input.dim()
+    order = [normalize_dim(d, n, "permute") for d in dims]
+    if len(order) != n or sorted(order) != list(range(n)):
+        raise ArgumentError(f"permute: dims {tuple(dims)} must be a permutation of the {n} dims "
+                            f"of a nested tensor of shape {input.shape}")
+    if order[0] != 0:
+        raise ArgumentError(f"permute: dims {tuple(dims)} move the batch dimension 0 of a "
+                            f"nested tensor of shape {input.shape}; it must stay first")
+    values = input._values.permute(*(d - 1 for d in order[1:]))
+    return input._with(values, order.index(input._ragged_idx))
+
+
+@implements(movedim)
+def nested_movedim(input: NestedTensor, source: int | Sequence[int],
+                   destination: int | Sequence[int]) -> NestedTensor:
+    """Dimensions ``source`` moved to ``destination`` (neither the batch dimension)."""
+    sources = [source] if isinstance(source, int) else list(source)
+    targets = [destination] if isinstance(destination, int) else list(destination)
+    if len(sources) != len(targets):
+        raise ArgumentError(f"movedim: source {source} and destination {destination} must "
+                            "have the same number of dims")
+    n = input.dim()
+    src = [logical_dim(input, d, "movedim") for d in sources]
+    dst = [logical_dim(input, d, "movedim") for d in targets]
+    rest = iter(d for d in range(n) if d not in src)
+    placed = dict(zip(dst, src))
+    return nested_permute(input, *(placed[i] if i in placed else next(rest) for i in range(n)))
+
+
+@implements(select, methods=("select",))
+def nested_select(input: NestedTensor, dim: int, index: int) -> Tensor | NestedTensor:
+    """Sequence ``index`` (``dim`` 0, a dense tensor) or the slice ``index`` of a dimension
+    that is not the ragged one (a nested tensor)."""
+    d = logical_dim(input, dim, "select", batch=True, ragged=False)
+    if d == 0:
+        return input[index]
+    r = input._ragged_idx
+    return input._with(input._values.select(d - 1, index), r - (d < r))
+
+
+def getitem(self: NestedTensor, index: Any) -> Tensor | NestedTensor:
+    """Sequence ``i`` as a dense tensor (``nt[i]``), indexed further (``nt[i, 1:]``), or
+    ``nt[..., k]``/``nt[..., a:b]``: the values indexed in dims right of the ragged one."""
+    index = index if isinstance(index, tuple) else (index,)
+    first = index[0] if index else None
+    if not isinstance(first, bool) and _is_int(first):
+        sequence = self.unbind()[_in_batch(self, operator.index(first))]
+        return sequence[index[1:]] if len(index) > 1 else sequence
+    rest = index[1:]
+    if first is Ellipsis and 0 < len(rest) <= self.dim() - 1 - self._ragged_idx and \
+            all(isinstance(i, slice) or (_is_int(i) and not isinstance(i, bool)) for i in rest):
+        return self._with(self._values[index])
+    raise unsupported(f"indexing with {index if len(index) > 1 else first!r}")
+
+
+def _is_int(i: Any) -> bool:
+    try:
+        operator.index(i)
+    except TypeError:
+        return False
+    return True
+
+
+def _in_batch(nt: NestedTensor, i: int) -> int:
+    batch = nt._ragged.batch
+    if not -batch <= i < batch:
+        raise IndexOutOfRange(f"index {i} is out of range for a nested tensor of {batch} "
+                              f"sequences (shape {nt.shape})")
+    return i
+
+
+NestedTensor.__getitem__ = getitem
