@@ -100,6 +100,14 @@ def test_googlenet_and_inception_outputs():
         "logits", "aux_logits2", "aux_logits1")
     assert all(o.shape == (2, 4) for o in out)
     assert net.eval()(x).shape == (2, 4)
+    # torchvision's order: aux_logits2 is aux2's output (after inception4d), aux_logits1 aux1's
+    seen = {}
+    for name in ("aux1", "aux2"):
+        getattr(net, name).register_forward_hook(
+            lambda m, i, o, name=name: seen.__setitem__(name, o.detach().numpy()))
+    out = net.train()(x)
+    np.testing.assert_array_equal(out.aux_logits1.detach().numpy(), seen["aux1"])
+    np.testing.assert_array_equal(out.aux_logits2.detach().numpy(), seen["aux2"])
     assert models.googlenet(aux_logits=False).aux1 is None
     # the auxiliary classifier needs 299-pixel inputs: a pooled linear one stands in for it
     # (through inception_blocks), and the real one runs on its 17x17 grid alone

@@ -147,7 +147,7 @@ class GoogLeNet(nn.Module):
         x = self.inception5b(self.inception5a(x))
         x = self.fc(self.dropout(self.avgpool(x).flatten(1)))
         if self.training and self.aux_logits:
-            return GoogLeNetOutputs(x, aux1, aux2)
+            return GoogLeNetOutputs(x, aux2, aux1)
         return x
 
 
