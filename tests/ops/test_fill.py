@@ -220,3 +220,15 @@ def test_fill_of_an_input_requiring_grad_requires_grad_as_torch(value):
     assert e.grad.tolist() == t.grad.tolist() == [0.0, 0.0, 0.0]
     assert ember.autograd.gradcheck(lambda x: ember.fill(x, value), (e,))
     assert not ember.fill(ember.ones(2), value).requires_grad
+
+
+def test_fill_with_a_value_tensor_gives_both_gradients_as_torch():
+    """With a 0-d value requiring grad, x's gradient is zeros (was None: x was left out of the
+    graph) and the value's gradient is the sum, as PyTorch's."""
+    grads = []
+    for lib in (torch, ember):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        v = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        lib.fill(x, v).sum().backward()
+        grads.append((x.grad.tolist(), v.grad.item()))
+    assert grads[0] == grads[1] == ([0.0, 0.0, 0.0], 3.0)

@@ -12,11 +12,12 @@ from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES
 from ember.errors import ArgumentError, DTypeError, ShapeError, ValueOverflow
 from ember.ops.broadcast import expand
-from ember.ops.convert import cast, clone
+from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
 from ember.ops.fits import check_fits
 from ember.ops.inplace import count_write, inplace, needs_history
 from ember.ops.random import Generator, bernoulli, normal_samples, uniform_samples
+from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor, method
 
 __all__ = ["fill"]
@@ -99,9 +100,8 @@ def fill(input: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor) and value.ndim != 0:
         raise ShapeError(f"fill: only supports a 0-dimension value tensor, but got one of shape "
                          f"{tuple(value.shape)}. Hint: pass value.reshape(()) or value.item()")
-    # (from a clone when input requires grad: the result does too, with a zero gradient to
-    # input, as PyTorch's)
-    return fill_(clone(input) if input.requires_grad else empty_like(input), value)
+    # (input's gradient is zero, but it has one, as PyTorch's)
+    return zero_grad_from(input, fill_(empty_like(input), value))
 
 
 @method()
