@@ -105,6 +105,9 @@ def test_householder_product_of_no_reflectors_is_in_the_graph_as_torch():
         assert out.requires_grad
         out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 2)))
+    for lib in (torch, ember):  # tau alone needing a gradient: the result needs one too
+        tau = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        assert lib.linalg.householder_product(lib.ones(3, 2, dtype=lib.float64), tau).requires_grad
 
 
 # -- singular matrices -----------------------------------------------------------------------

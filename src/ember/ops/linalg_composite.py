@@ -126,8 +126,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
                          f"k <= n <= m, got {describe(A.shape, A.dtype)} and "
                          f"{describe(tau.shape, tau.dtype)}")
     q = expand(eye(m, n, dtype=A.dtype, device=A.device), tuple(batch) + (m, n))
-    if k == 0:  # [I; 0], still in A's graph (a zero gradient), as PyTorch's
-        return zero_grad_from(A, q)
+    if k == 0:  # [I; 0], still in the graph of A and tau (zero gradients), as PyTorch's
+        return zero_grad_from(tau.sum(), zero_grad_from(A, q))  # (tau has no elements)
     rows = arange(m, device=A.device).unsqueeze(-1)
     identity = eye(m, dtype=A.dtype, device=A.device)
     for i in reversed(range(k)):  # H_i (H_{i+1} ⋯ H_k [I; 0])

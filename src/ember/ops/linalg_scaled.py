@@ -38,7 +38,8 @@ def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
 
 def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float,
                promotes: bool = False) -> Tensor:
-    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not.
+    """``beta * input + alpha * product`` (for bool tensors ``(beta and input) or (alpha and
+    product)``, as PyTorch's); with ``beta == 0`` the input is ignored, nan or not.
     As in PyTorch, ``input`` broadcasts to the product's shape, whatever ``beta``, and has its
     dtype (autocast casts it) or, where the op ``promotes`` (``addr``), both take their
     common dtype."""
@@ -56,7 +57,7 @@ def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: floa
                              f"{product.dtype.name}; they must have one dtype, as in PyTorch. "
                              f"Hint: convert input with .to(ember.{product.dtype.name})")
         input = cast(input, product.dtype)
-    if product.dtype is dtypes.bool_:  # (addr) as PyTorch's: beta and alpha are truth values
+    if product.dtype is dtypes.bool_:  # beta and alpha are truth values
         product = product if alpha else zeros_like(product)
         return product | input if beta else product
     if alpha != 1:
