@@ -13,7 +13,8 @@ from tests.nested.helpers import assert_close, pair, parts
 RNG = np.random.default_rng(1)
 CONSTANTS = {"w": RNG.standard_normal((5, 4)), "b": RNG.standard_normal(5),
              "g": RNG.standard_normal(4), "row": RNG.standard_normal(4),
-             "per_seq": RNG.standard_normal((3, 1, 4)), "m": RNG.standard_normal((4, 2))}
+             "per_seq": RNG.standard_normal((3, 1, 4)), "m": RNG.standard_normal((4, 2)),
+             "mats": RNG.standard_normal((3, 4, 2)), "mat": RNG.standard_normal((1, 4, 2))}
 
 # (name, fn(lib, F, x, c)): the same code runs on Ember and on PyTorch
 CASES = [
@@ -34,6 +35,9 @@ CASES = [
     ("nested_nested", lambda lib, F, x, c: x * x.exp() - x),
     ("linear", lambda lib, F, x, c: F.linear(x, c["w"], c["b"])),
     ("matmul", lambda lib, F, x, c: lib.matmul(x, c["m"])),
+    ("matmul_per_sequence", lambda lib, F, x, c: x @ c["mats"]),
+    ("matmul_one_batch", lambda lib, F, x, c: lib.matmul(x, c["mat"])),
+    ("bmm", lambda lib, F, x, c: lib.bmm(x, c["mats"])),
     ("layer_norm", lambda lib, F, x, c: F.layer_norm(x, (4,), c["g"], c["row"])),
     ("softmax_last", lambda lib, F, x, c: F.softmax(x, -1)),
     ("softmax_ragged", lambda lib, F, x, c: x.softmax(1)),
@@ -45,6 +49,8 @@ CASES = [
     ("sum_all", lambda lib, F, x, c: x.sum()),
     ("transpose", lambda lib, F, x, c: x.unflatten(-1, (2, 2)).transpose(1, 2)),
     ("chunk", lambda lib, F, x, c: x.chunk(2, -1)[1] * 2),
+    ("chunk_batch", lambda lib, F, x, c: x.chunk(2, 0)[0] * 2),
+    ("chunk_batch_last", lambda lib, F, x, c: lib.chunk(x, 3, 0)[-1].exp()),
     ("split", lambda lib, F, x, c: lib.split(x, 1, -1)[3]),
     ("cat", lambda lib, F, x, c: lib.cat([x, x.exp()], -1)),
     ("clone", lambda lib, F, x, c: x.clone() * 1),
@@ -94,7 +100,7 @@ def test_gradcheck(name, fn):
     nt, _ = pair(lengths=(2, 1), inner=(4,))
     offsets = nt.offsets()
     consts = {k: ember.tensor(v) for k, v in CONSTANTS.items()}
-    consts["per_seq"] = consts["per_seq"][:2]
+    consts["per_seq"], consts["mats"] = consts["per_seq"][:2], consts["mats"][:2]
 
     def loss(values):
         out = fn(ember, F, ember.nested.nested_tensor_from_jagged(values, offsets), consts)

@@ -1,5 +1,5 @@
-"""Nested-tensor ops that reorder or pick dimensions other than the batch one, as PyTorch's
-jagged layout has them: ``permute``, ``movedim``, ``select`` and the indexing
+"""Nested-tensor ops that reorder, pick or cut dimensions, as PyTorch's jagged layout has
+them: ``permute``, ``movedim``, ``select``, ``chunk`` (also of the batch) and the indexing
 ``nt[i, …]`` / ``nt[..., k]``; each acts on the packed values.
 """
 
@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.errors import ArgumentError, IndexOutOfRange
-from ember.nested.functional import implements, logical_dim
+from ember.nested.functional import from_rows, implements, logical_dim, to_rows
 from ember.nested.nested_tensor import NestedTensor, unsupported
+from ember.nested.ragged import ragged_for
+from ember.ops.creation import from_numpy
 from ember.ops.dims import normalize_dim
-from ember.ops.shape import movedim, permute, select
+from ember.ops.shape import chunk, movedim, permute, select
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -62,6 +64,26 @@ def nested_select(input: NestedTensor, dim: int, index: int) -> Tensor | NestedT
         return input[index]
     r = input._ragged_idx
     return input._with(input._values.select(d - 1, index), r - (d < r))
+
+
+@implements(chunk)
+def nested_chunk(input: NestedTensor, chunks: int, dim: int = 0) -> tuple[NestedTensor, ...]:
+    """``chunks`` pieces along ``dim`` (not the ragged one); along the batch dimension, nested
+    tensors of up to ``ceil(B / chunks)`` sequences each, as in PyTorch."""
+    d = logical_dim(input, dim, "chunk", batch=True, ragged=False)
+    if d != 0:
+        return tuple(input._with(v) for v in input._values.chunk(chunks, d - 1))
+    if chunks <= 0:
+        raise ArgumentError(f"chunk: chunks must be positive, got {chunks}")
+    ragged, step = input._ragged, -(-input._ragged.batch // chunks)
+    bounds, rows = ragged.offsets.numpy(), to_rows(input)
+    pieces = []
+    for first in range(0, ragged.batch, step):
+        last = min(first + step, ragged.batch)
+        offsets = from_numpy(bounds[first:last + 1] - bounds[first]).to(ragged.offsets.device)
+        values = from_rows(input, rows[int(bounds[first]):int(bounds[last])])
+        pieces.append(NestedTensor(values, ragged_for(offsets), input._ragged_idx))
+    return tuple(pieces)
 
 
 def getitem(self: NestedTensor, index: Any) -> Tensor | NestedTensor:

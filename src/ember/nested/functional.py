@@ -29,12 +29,12 @@ from ember.ops.embedding import embedding
 from ember.ops.fused_arithmetic import lerp
 from ember.ops.join import cat, stack
 from ember.ops.layer_norm import layer_norm
-from ember.ops.linalg import matmul
+from ember.ops.linalg import bmm, matmul
 from ember.ops.linear import linear
 from ember.ops.masking import masked_fill
 from ember.ops.overrides import register
 from ember.ops.select import clamp, maximum, minimum, where
-from ember.ops.shape import chunk, narrow, reshape, split, squeeze, transpose, unsqueeze
+from ember.ops.shape import narrow, reshape, split, squeeze, transpose, unsqueeze
 from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.special import atan2
 from ember.tensor import Tensor
@@ -260,13 +260,31 @@ def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
     if isinstance(other, NestedTensor) and other.dim() == input.dim() and \
             input._ragged_idx < input.dim() - 2:
         return input._with(matmul(input._values, check_same_structure("matmul", input, other)))
+    batch = input._ragged.batch
+    if isinstance(other, Tensor) and other.ndim == 3 and other.shape[0] in (1, batch) and \
+            input.dim() == 3 and input._ragged_idx == 1:  # (B, j, n) @ (B or 1, n, m)
+        if other.shape[0] == 1:
+            return input._with(matmul(input._values, other[0]))
+        mats = other.index_select(0, input._ragged.row_batch())  # each row's sequence's matrix
+        return input._with(matmul(input._values.unsqueeze(-2), mats).squeeze(-2))
     if not isinstance(other, Tensor) or other.ndim > 2:
         shown = other.shape if isinstance(other, NestedTensor) else \
             tuple(getattr(other, "shape", ()))
         raise unsupported(f"matmul of a nested tensor of shape {input.shape} with an operand of "
-                          f"shape {shown} (only a dense matrix or vector is)")
+                          f"shape {shown} (only a dense matrix or vector, or (B or 1, n, m) "
+                          "for a (B, j, n) nested tensor, is)")
     _ragged_not_last("matmul", input)
     return input._with(matmul(input._values, other))
+
+
+@implements(bmm)
+def nested_bmm(input: NestedTensor, mat2: Tensor) -> NestedTensor:
+    """A (B, j, n) nested tensor times a dense (B, n, m): sequence b times matrix b."""
+    if input.dim() != 3 or not isinstance(mat2, Tensor) or mat2.ndim != 3:
+        raise unsupported(f"bmm of a nested tensor of shape {input.shape} with an operand of "
+                          f"shape {getattr(mat2, 'shape', None)} (only (B, j, n) with a dense "
+                          "(B, n, m) is)")
+    return nested_matmul(input, mat2)
 
 
 @implements(layer_norm)
@@ -515,13 +533,6 @@ def nested_split(tensor: NestedTensor, split_size_or_sections: int | Sequence[in
     """Pieces along ``dim`` (neither batch nor ragged), each of the same ragged structure."""
     d = logical_dim(tensor, dim, "split", ragged=False)
     return tuple(tensor._with(v) for v in tensor._values.split(split_size_or_sections, d - 1))
-
-
-@implements(chunk)
-def nested_chunk(input: NestedTensor, chunks: int, dim: int = 0) -> tuple[NestedTensor, ...]:
-    """``chunks`` pieces along ``dim`` (neither batch nor ragged)."""
-    d = logical_dim(input, dim, "chunk", ragged=False)
-    return tuple(input._with(v) for v in input._values.chunk(chunks, d - 1))
 
 
 @implements(narrow)
