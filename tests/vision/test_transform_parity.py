@@ -239,3 +239,44 @@ def test_colour_and_dtype_refusals_are_ember_errors():
         TF.convert_image_dtype(x, ember.int32)
     with pytest.raises(ember.errors.ArgumentTypeError, match="got numpy.ndarray"):
         TF.convert_image_dtype(np.zeros((1, 2, 2)), ember.int32)
+
+
+def test_v2_elastic_and_blur_take_torchvisions_number_forms():
+    # torchvision 0.28's v2 classes take an int, or 1 or 2 numbers; Ember's took floats only
+    from ember.vision.transforms import v2
+
+    for alpha, want in ((2, [2.0, 2.0]), ([1.0], [1.0, 1.0]), ((1, 2), [1.0, 2.0])):
+        assert v2.ElasticTransform(alpha=alpha).alpha == want
+    assert v2.ElasticTransform(sigma=-1.0).sigma == [-1.0, -1.0]
+    assert v2.GaussianBlur(3, sigma=[1.0]).sigma == [1.0, 1.0]
+    assert v2.GaussianBlur(3, sigma=2).sigma == [2.0, 2.0]
+    with pytest.raises(ember.errors.ArgumentError, match="ElasticTransform: alpha should be"):
+        v2.ElasticTransform(alpha=[1, 2, 3])
+    with pytest.raises(ember.errors.ArgumentError, match="GaussianBlur: sigma should be"):
+        v2.GaussianBlur(3, sigma="a")
+    with pytest.raises(ember.errors.ArgumentTypeError, match="got NoneType"):
+        v2.ElasticTransform(sigma=None)
+    out = v2.ElasticTransform(alpha=2, sigma=1)(ember.rand(1, 8, 9))
+    assert tuple(out.shape) == (1, 8, 9)
+
+
+def test_invert_of_integer_images_flips_the_value_bits():
+    # torchvision 0.28's v2 invert: max - x for every integer dtype (int32 raised here)
+    x = ember.tensor([[[-5, 0, 7, 2147483647]]], dtype=ember.int32)
+    assert F.invert(x).tolist() == [[[-2147483644, 2147483647, 2147483640, 0]]]
+    u = ember.tensor([[[0, 1000, 65535]]], dtype=ember.uint16)
+    assert F.invert(u).tolist() == [[[65535, 64535, 0]]] and F.invert(u).dtype is ember.uint16
+    with pytest.raises(ember.errors.DTypeError, match="invert"):
+        F.invert(ember.zeros(1, 2, 2, dtype=ember.bool))
+
+
+def test_more_refusals_are_ember_errors():
+    # torchvision 0.28 raises TypeError/ValueError here; Ember raised plain TypeError/IndexError
+    with pytest.raises(ember.errors.ArgumentTypeError, match="padding must be an int"):
+        F.pad(ember.zeros(3, 4, 4), "1")
+    with pytest.raises(ember.errors.DTypeError, match="should be a float tensor"):
+        F.normalize(ember.zeros(3, 4, 4, dtype=ember.uint8), [0.5] * 3, [0.5] * 3)
+    with pytest.raises(ember.errors.DTypeError, match="jpeg: input tensor must have a uint8"):
+        F.jpeg(ember.zeros(3, 4, 4), 50)
+    with pytest.raises(ember.errors.ShapeError, match=r"expected an image \(\.\.\., H, W\)"):
+        F.crop(ember.zeros(5), 0, 0, 1, 1)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import accepts_pil, is_pil_image
 
@@ -115,8 +115,8 @@ class Normalize:
             raise TypeError(f"Normalize: expected a tensor, got {type(tensor).__name__}; "
                             f"apply ToTensor() first")
         if not tensor.is_floating_point():
-            raise TypeError(f"Normalize: input tensor should be a float tensor. Got "
-                            f"{tensor.dtype}.")
+            raise DTypeError(f"Normalize: input tensor should be a float tensor. Got "
+                             f"{tensor.dtype}.")
         if tensor.ndim < 3:
             raise ArgumentError(f"Normalize: expected tensor to be a tensor image of size "
                                 f"(..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}")
@@ -195,6 +195,8 @@ def _size_pair(size: int | Sequence[int], name: str) -> tuple[int, int]:
 
 
 def _hw(img: Image) -> tuple[int, int]:
+    if isinstance(img, (Tensor, np.ndarray)) and img.ndim < 2:
+        raise ShapeError(f"expected an image (..., H, W), got shape {tuple(img.shape)}")
     if isinstance(img, Tensor):
         return img.shape[-2], img.shape[-1]
     if is_pil_image(img):
@@ -206,7 +208,8 @@ def _padding4(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
     """torchvision's padding forms as (left, top, right, bottom)."""
     p = [padding] if isinstance(padding, numbers.Integral) else padding
     if not isinstance(p, Sequence) or not all(isinstance(x, numbers.Integral) for x in p):
-        raise TypeError(f"Pad: padding must be an int or a sequence of ints, got {padding!r}")
+        raise ArgumentTypeError(f"Pad: padding must be an int or a sequence of ints, got "
+                                f"{padding!r}")
     if len(p) not in (1, 2, 4):
         raise ArgumentError(f"Pad: padding must be an int or a sequence of 1, 2 or 4 ints, got "
                             f"{padding!r}")

@@ -208,14 +208,17 @@ def adjust_sharpness(img: Tensor, sharpness_factor: float) -> Tensor:
 
 @_tensor_op
 def invert(img: Tensor) -> Tensor:
-    """``bound - img``.
+    """``bound - img``: ``1 - img`` for floats, ``max - img`` for integer dtypes (their value
+    bits flipped, as torchvision's, so a negative value keeps its sign).
 
     Example:
         >>> invert(ember.tensor([[[0, 200]]], dtype=ember.uint8)).tolist()
         [[[255, 55]]]
     """
-    _check_image("invert", img)
-    return (255 - img) if img.dtype is ember.uint8 else 1.0 - img
+    _check_image("invert", img, any_int=True)
+    if img.dtype.is_floating_point:
+        return 1.0 - img
+    return ember.bitwise_xor(img, ember.iinfo(img.dtype).max)
 
 
 @_tensor_op

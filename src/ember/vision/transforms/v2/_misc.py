@@ -18,6 +18,7 @@ from ember.vision.transforms.basic import _size_pair
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
 from ember.vision.transforms.v2._utils import (
+    _number_pair,
     _parse_labels_getter,
     check_type,
     get_bounding_boxes,
@@ -66,7 +67,10 @@ class GaussianBlur(Transform):
         if any(k <= 0 or k % 2 == 0 for k in self.kernel_size):
             raise ArgumentError(f"GaussianBlur: kernel size value should be an odd and positive "
                                 f"number, got {kernel_size}")
-        self.sigma = v1.GaussianBlur(kernel_size, sigma).sigma
+        self.sigma = _number_pair(sigma, "sigma", "GaussianBlur")
+        if not 0 < self.sigma[0] <= self.sigma[1]:
+            raise ArgumentError(f"GaussianBlur: sigma values should be positive and of the form "
+                                f"(min, max), got {sigma}")
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:
         sigma = v1.GaussianBlur.get_params(self.sigma[0], self.sigma[1])  # (v1's draw)

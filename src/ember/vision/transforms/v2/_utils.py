@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError, type_name
 from ember.vision import tv_tensors
 from ember.vision.transforms._pil import is_pil_image
 from ember.vision.transforms.v2.functional import get_dimensions, get_size, is_pure_tensor
@@ -86,6 +86,21 @@ def query_chw(flat_inputs: list) -> tuple[int, int, int]:
              if check_type(inpt, (is_pure_tensor, is_array_image, tv_tensors.Image,
                                     tv_tensors.Video))}
     return _one("query_chw", found, "CxHxW dimensions", "image or video")
+
+
+def _number_pair(value: float | Sequence[float], name: str, owner: str) -> list[float]:
+    """torchvision v2's ``alpha``/``sigma`` forms: a number, or a sequence of one or two
+    numbers, as ``[first, second]`` floats (one number stands for both)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Sequence)):
+        raise ArgumentTypeError(f"{owner}: {name} should be a number or a sequence of numbers, "
+                                f"got {type_name(value)}")
+    if isinstance(value, numbers.Real):
+        return [float(value)] * 2
+    if len(value) not in (1, 2) or not all(isinstance(v, numbers.Real) and
+                                           not isinstance(v, bool) for v in value):
+        raise ArgumentError(f"{owner}: {name} should be a number or a sequence of 1 or 2 "
+                            f"numbers, got {value!r}")
+    return [float(value[0]), float(value[-1])]
 
 
 def _setup_fill_arg(fill: Fill | dict) -> dict:

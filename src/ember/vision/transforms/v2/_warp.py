@@ -10,7 +10,13 @@ from ember.errors import ArgumentError
 from ember.vision.transforms import geometric as v1
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
-from ember.vision.transforms.v2._utils import Fill, _get_fill, _setup_fill_arg, query_size
+from ember.vision.transforms.v2._utils import (
+    Fill,
+    _get_fill,
+    _number_pair,
+    _setup_fill_arg,
+    query_size,
+)
 from ember.vision.transforms.v2.functional import InterpolationMode
 
 __all__ = ["ElasticTransform", "RandomPerspective"]
@@ -63,8 +69,9 @@ class ElasticTransform(Transform):
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
                  fill: Fill | dict = 0) -> None:
         super().__init__()
-        parsed = v1.ElasticTransform(alpha, sigma, interpolation)
-        self.alpha, self.sigma, self.interpolation = parsed.alpha, parsed.sigma, interpolation
+        self.alpha = _number_pair(alpha, "alpha", "ElasticTransform")
+        self.sigma = _number_pair(sigma, "sigma", "ElasticTransform")
+        self.interpolation = InterpolationMode(interpolation)
         self.fill, self._fill = fill, _setup_fill_arg(fill)
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import is_pil_image
 from ember.vision.transforms.convert import convert_image_dtype
@@ -59,7 +59,7 @@ def _jpeg_image(image: Tensor, quality: int) -> Tensor:
     if isinstance(image, np.ndarray):
         return _jpeg_array(image, quality)
     if image.dtype is not ember.uint8:
-        raise TypeError(f"jpeg: input tensor must have a uint8 dtype, got {image.dtype}")
+        raise DTypeError(f"jpeg: input tensor must have a uint8 dtype, got {image.dtype}")
     if image.ndim < 3 or image.shape[-3] not in (1, 3):
         raise ArgumentError(f"jpeg: expected an image (..., C, H, W) of 1 or 3 channels, got "
                             f"shape {tuple(image.shape)}")
