@@ -208,3 +208,30 @@ def test_autocast_state_is_per_thread_like_torch():
 
     assert run(ember) == run(torch) == {"enabled_here": False, "dtype": "bfloat16",
                                         "mm": "bfloat16"}
+
+
+def test_a_compiled_function_called_under_autocast_compiles_per_state_like_torch():
+    # torch.compile under an outer torch.autocast traces with the autocast state as a guard;
+    # Ember ran the plain function on every such call (no graph), now one graph per state
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.ReLU(), ember.nn.Linear(8, 3))
+    x = ember.randn(5, 4)
+    fast = ember.jit.compile(model)
+    states = [dict(dtype=ember.bfloat16), dict(dtype=ember.float16), dict(enabled=False),
+              dict(dtype=ember.bfloat16)]
+    for kwargs in states * 2:
+        with ember.autocast("cpu", **kwargs):
+            stack = list(DISPATCH.stack)
+            got, want = fast(x), model(x)
+            assert DISPATCH.stack == stack  # (the outer autocast is back after the call)
+        assert got.dtype is want.dtype
+        np.testing.assert_array_equal(got.detach().float().numpy(), want.detach().float().numpy())
+    assert [f.traces for f in fast.within.values()] == [1, 1]  # a graph per autocast state
+    with ember.autocast("cpu"):
+        loss = fast(x).float().sum()
+    loss.backward()  # (differentiable through the graph traced under autocast)
+    grad = model[0].weight.grad.numpy().copy()
+    model.zero_grad()
+    with ember.autocast("cpu"):
+        model(x).float().sum().backward()
+    np.testing.assert_allclose(grad, model[0].weight.grad.numpy(), rtol=1e-6)

@@ -11,16 +11,18 @@ gain is the memory of what backward keeps.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember import dtypes
 from ember.backend import compute_dtype
 from ember.dtypes import DType
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, describe
+from ember.jit import switches as _jit_switches
 from ember.ops.convert import cast
 from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
 from ember.utils import checkpoint as _checkpoint
@@ -330,5 +332,24 @@ def _run_in(state: tuple, fn: Callable) -> Any:
         return fn()
 
 
-# checkpoint recomputes under the autocast state its forward ran in
-_checkpoint.CONTEXTS["autocast"] = (lambda: (STATE.enabled, STATE.dtype), _run_in)
+@contextlib.contextmanager
+def _set_aside() -> Iterator[None]:
+    """Autocast off (its handler out of the stack) inside the block, back as it was after."""
+    saved = STATE.enabled, DISPATCH.casting, _handler in DISPATCH.ambient
+    pop_handler(_handler)
+    STATE.enabled = DISPATCH.casting = False
+    try:
+        yield
+    finally:
+        push_handler(_handler, ambient=saved[2])
+        STATE.enabled, DISPATCH.casting = saved[:2]
+
+
+def _state() -> tuple[bool, DType]:
+    return STATE.enabled, STATE.dtype
+
+
+# checkpoint recomputes under the autocast state its forward ran in; a compiled function
+# called under autocast traces one graph per state, with autocast entered inside
+_checkpoint.CONTEXTS["autocast"] = (_state, _run_in)
+_jit_switches.CONTEXTS[_handler] = (_state, _run_in, _set_aside)

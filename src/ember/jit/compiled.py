@@ -59,7 +59,7 @@ from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
-from ember.jit.switches import JIT, Resets
+from ember.jit.switches import CONTEXTS, JIT, Resets
 from ember.jit.tracer import BIG, TraceError, Tracer
 from ember.layouts import strides_key
 from ember.nn.module import Module
@@ -166,6 +166,7 @@ class CompiledFunction:
         self.watch_grads = True  # until a trace shows the function never touches a .grad
         self.traced_changes: dict[str, int] = {}  # layout entries traces changed, how often
         self.side_effects: set[str] = set()  # those changed by two traces: left out of layouts
+        self.within: dict[Any, CompiledFunction] = {}  # by the state of a context it ran under
 
     def __getattr__(self, name: str) -> Any:
         """A compiled module answers as the module (``parameters()``, ``train()``,
@@ -201,8 +202,10 @@ class CompiledFunction:
 
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not JIT.enabled or DISPATCH.handler is not None:
-            return self.fn(*args, **kwargs)  # under another transform: run the plain function
+        if not JIT.enabled:
+            return self.fn(*args, **kwargs)
+        if DISPATCH.handler is not None:
+            return self._under_handler(args, kwargs)
         if self.resets != Resets.count:
             self.forget()
         leaves, spec = _flatten(args, kwargs)
@@ -242,6 +245,28 @@ class CompiledFunction:
         for i, t in entry.returned_grads:
             outputs[i] = t.grad
         return self._rebuild(entry, outputs)
+
+    def _under_handler(self, args: tuple, kwargs: dict) -> Any:
+        """A call under a transform runs the plain function; one under a context of
+        :data:`CONTEXTS` alone (autocast) runs, with that context set aside, the compiled
+        function that enters it itself: one per state, as torch guards on autocast's."""
+        stack = DISPATCH.stack
+        context = CONTEXTS.get(stack[0]) if len(stack) == 1 else None
+        if context is None:
+            return self.fn(*args, **kwargs)
+        state_of, run_in, set_aside = context
+        state = state_of()
+        inner = self.within.get(state)
+        if inner is None:
+            fn = self.fn
+
+            @functools.wraps(fn, updated=())
+            def within(*a: Any, **k: Any) -> Any:
+                return run_in(state, lambda: fn(*a, **k))
+            inner = self.within[state] = CompiledFunction(within, self.static_argnums,
+                                                          "default", self.passes, self.fullgraph)
+        with set_aside():
+            return inner(*args, **kwargs)
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 __all__ = ["disable", "explain", "forget_all"]
@@ -21,6 +21,11 @@ class _Switch:
 
 JIT = _Switch()
 _LOCK = threading.Lock()
+
+#: dispatch handlers of context managers that a compiled call steps out of (autocast's):
+#: handler -> (state(), run_in(state, fn), set_aside()). A call under one of them alone runs
+#: a compiled function per state that enters the context itself (``ember.amp`` registers)
+CONTEXTS: dict[Callable, tuple[Callable, Callable, Callable]] = {}
 
 
 class Resets:
