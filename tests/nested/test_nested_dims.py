@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import ember
-from ember.errors import ArgumentError, IndexOutOfRange
+from ember.errors import ArgumentError, IndexOutOfRange, ShapeError
 from ember.nested import UnsupportedOpError
 from tests.nested.helpers import assert_close, pair
 
@@ -29,13 +29,15 @@ CASES = [
     ("index_ellipsis_int", lambda lib, x: x[..., 0]),
     ("index_ellipsis_slice", lambda lib, x: x[..., 1:]),
     ("index_ellipsis_two", lambda lib, x: x[..., 1, ::2]),
+    ("expand", lambda lib, x: x.unsqueeze(-1).expand(3, -1, 2, 3, 4)),
+    ("expand_ragged_size", lambda lib, x: x[..., :1].expand((3, x.shape[1], 2, 3))),
 ]
 
 
 # torch 2.13's jagged layout has no working select or slice backward ("expected grad_output to
 # be a tensor", "aten.slice_backward"): those gradients are checked by finite differences only
 NO_TORCH_GRAD = {"select_last", "select_before_ragged", "select_function", "index_ellipsis_int",
-                 "index_ellipsis_slice", "index_ellipsis_two"}
+                 "index_ellipsis_slice", "index_ellipsis_two", "expand_ragged_size"}
 
 
 @pytest.mark.parametrize("name, fn", CASES, ids=[c[0] for c in CASES])
@@ -90,6 +92,9 @@ def test_transposed_is_not_contiguous_as_in_torch():
     (lambda x: x[5, 0], IndexOutOfRange),
     (lambda x: x[:, 0], UnsupportedOpError),  # slicing the batch (torch refuses)
     (lambda x: x[..., 0, 0, 0], UnsupportedOpError),  # reaches the ragged dim
+    (lambda x: x.unsqueeze(-1).expand(4, -1, 2, 3, 4), ShapeError),  # the batch size
+    (lambda x: x.unsqueeze(-1).expand(3, 5, 2, 3, 4), ShapeError),  # the ragged size
+    (lambda x: x.expand(3, -1, 2, 3, 4), ShapeError),  # a new dim
 ])
 def test_refusals_name_the_op(fn, error):
     nt, _ = pair(INNER)

@@ -9,7 +9,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import ArgumentError, IndexOutOfRange
+from ember.errors import ArgumentError, IndexOutOfRange, ShapeError
 from ember.nested.functional import from_rows, implements, logical_dim, to_rows
 from ember.nested.nested_tensor import NestedTensor, unsupported
 from ember.nested.ragged import ragged_for
@@ -86,6 +86,21 @@ def nested_chunk(input: NestedTensor, chunks: int, dim: int = 0) -> tuple[Nested
     return tuple(pieces)
 
 
+def expand(self: NestedTensor, *sizes: Any) -> NestedTensor:
+    """Size-1 dims other than batch and ragged expanded (a view); the batch and ragged sizes
+    are given as they are or -1, as in PyTorch: ``nt.unsqueeze(-1).expand(B, -1, D, 2)``."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    r, batch = self._ragged_idx, self._ragged.batch
+    if len(sizes) != self.dim() or sizes[0] not in (-1, batch) or \
+            not (sizes[r] is self._ragged.dim or sizes[r] == -1):
+        raise ShapeError(f"expand: a nested tensor of shape {self.shape} expands only dims "
+                         f"other than batch and ragged: give {self.dim()} sizes with {batch} or "
+                         f"-1 first and {self._ragged.dim} or -1 at dim {r}, got {sizes}")
+    inner = [-1 if i == r else size for i, size in enumerate(sizes) if i]
+    return self._with(self._values.expand(*inner))
+
+
 def getitem(self: NestedTensor, index: Any) -> Tensor | NestedTensor:
     """Sequence ``i`` as a dense tensor (``nt[i]``), indexed further (``nt[i, 1:]``), or
     ``nt[..., k]``/``nt[..., a:b]``: the values indexed in dims right of the ragged one."""
@@ -118,3 +133,4 @@ def _in_batch(nt: NestedTensor, i: int) -> int:
 
 
 NestedTensor.__getitem__ = getitem
+NestedTensor.expand = expand
