@@ -206,8 +206,18 @@ def test_rgb_gaussian_noise_identity():
     ember.manual_seed(2)
     assert ember.allclose(out, (img + ember.randn(3, 4, 5) * 0.2 + 0.1).clamp(0, 1))
     assert float(v2.GaussianNoise(sigma=5.0, clip=False)(img).abs().max()) > 1.0
-    with pytest.raises(ValueError, match="float dtype"):
-        v2.GaussianNoise()(ember.zeros(3, 2, 2, dtype=ember.uint8))
+    with pytest.raises(ValueError, match="uint8 or float dtype"):
+        v2.GaussianNoise()(ember.zeros(3, 2, 2, dtype=ember.int32))
+    # uint8 (torchvision 0.28): noise * 255 truncated to int16, clamped, or wrapped unclipped
+    u8 = ember.tensor([[[0, 3, 100, 240, 250, 255]]], dtype=ember.uint8)
+    assert v2.GaussianNoise(mean=0.1, sigma=0.0)(u8).tolist() == \
+        [[[25, 28, 125, 255, 255, 255]]]
+    assert v2.GaussianNoise(mean=0.1, sigma=0.0, clip=False)(u8).tolist() == \
+        [[[25, 28, 125, 9, 19, 24]]]
+    assert v2.GaussianNoise(mean=-0.1, sigma=0.0, clip=False)(u8).tolist() == \
+        [[[231, 234, 75, 215, 225, 230]]]
+    noisy = v2.GaussianNoise(sigma=0.1)(ember.full((1, 60, 60), 128, dtype=ember.uint8))
+    assert noisy.dtype is ember.uint8 and 20 < float(noisy.float().std()) < 31
     sample = _sample()
     assert v2.Identity()(sample) is sample
     assert v2.GaussianNoise()(sample)["boxes"] is sample["boxes"]

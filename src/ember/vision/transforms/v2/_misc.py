@@ -83,7 +83,7 @@ class GaussianBlur(Transform):
 
 class GaussianNoise(Transform):
     """Adds Gaussian noise of ``mean`` and ``sigma`` to float images and videos, clamped to
-    ``[0, 1]`` with ``clip``.
+    ``[0, 1]`` with ``clip`` (uint8 ones take it scaled by 255, as ``gaussian_noise``).
 
     Example:
         >>> GaussianNoise(sigma=0.0)(ember.full((1, 1, 2), 0.5)).tolist()

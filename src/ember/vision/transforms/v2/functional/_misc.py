@@ -78,7 +78,8 @@ jpeg = _image_functional(_jpeg_image, name="jpeg")
 def _gaussian_noise_image(image: Tensor, mean: float = 0.0, sigma: float = 0.1,
                           clip: bool = True) -> Tensor:
     """``image`` plus Gaussian noise of ``mean`` and ``sigma``, clamped to ``[0, 1]`` with
-    ``clip``; float images only, as torchvision's.
+    ``clip``. A uint8 image takes the noise scaled by 255 and truncated to integers (clamped
+    to ``[0, 255]`` with ``clip``, wrapped around without), as torchvision's.
 
     Example:
         >>> gaussian_noise(ember.zeros(1, 2, 2), sigma=0.0).tolist()
@@ -87,11 +88,16 @@ def _gaussian_noise_image(image: Tensor, mean: float = 0.0, sigma: float = 0.1,
     if not isinstance(image, Tensor):
         raise TypeError("gaussian_noise: not supported for PIL images or arrays (as "
                         "torchvision's); ToImage() and ToDtype(ember.float32, scale=True) first")
-    if not image.is_floating_point():
-        raise ArgumentError(f"gaussian_noise: input tensor is expected to be in float dtype, got "
-                            f"{image.dtype}. Hint: ToDtype(ember.float32, scale=True) first")
     if sigma < 0:
         raise ArgumentError(f"gaussian_noise: sigma shouldn't be negative, got {sigma}")
+    if image.dtype is ember.uint8:
+        noise = (ember.randn(*image.shape) * (sigma * 255) + mean * 255).to(ember.int16)
+        out = image.to(ember.int16) + noise
+        return (out.clamp(0, 255) if clip else out).to(ember.uint8)
+    if not image.is_floating_point():
+        raise ArgumentError(f"gaussian_noise: input tensor is expected to be in uint8 or float "
+                            f"dtype, got {image.dtype}. Hint: ToDtype(ember.float32, scale=True) "
+                            f"first")
     out = image + (ember.randn(*image.shape, dtype=image.dtype) * sigma + mean)
     return out.clamp(0, 1) if clip else out
 
