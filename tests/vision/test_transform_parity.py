@@ -280,3 +280,16 @@ def test_more_refusals_are_ember_errors():
         F.jpeg(ember.zeros(3, 4, 4), 50)
     with pytest.raises(ember.errors.ShapeError, match=r"expected an image \(\.\.\., H, W\)"):
         F.crop(ember.zeros(5), 0, 0, 1, 1)
+
+
+def test_v2_posterize_of_wider_integer_images_keeps_the_high_value_bits():
+    # values from torchvision 0.28's v2 posterize (int16/uint16/int64 raised here)
+    x = ember.tensor([[[22977, 8975, 729]]], dtype=ember.int16)
+    assert F.posterize(x, 3).tolist() == [[[20480, 8192, 0]]]
+    u = ember.tensor([[[25830, 56189, 36327]]], dtype=ember.uint16)
+    assert F.posterize(u, 3).tolist() == [[[24576, 49152, 32768]]]
+    n = ember.tensor([[[-440438210519, 5]]], dtype=ember.int64)
+    assert F.posterize(n, 3).tolist() == [[[8070450532247928832, 0]]]
+    assert F.posterize(x, 8).dtype is ember.int16
+    with pytest.raises(ember.errors.ArgumentError, match="bits must be in"):
+        F.posterize(x, 9)

@@ -59,17 +59,22 @@ erase = _image_functional(_tensor_op(TF.erase))
 
 
 def _posterize_image(image: Tensor, bits: int) -> Tensor:
-    """Keeps ``bits`` bits of each value: of a uint8 image, its high bits; of a float image,
-    ``floor(x * 2**bits) / 2**bits`` (torchvision's v2 rule).
+    """Keeps ``bits`` bits of each value: of an integer image, the high ``bits`` of its value
+    bits; of a float image, ``floor(x * 2**bits) / 2**bits`` (torchvision's v2 rule).
 
     Example:
         >>> posterize(ember.tensor([[[0.3, 1.0]]]), 2)
         tensor([[[0.2500, 0.7500]]])
     """
-    if not (isinstance(image, Tensor) and image.is_floating_point()):
+    if not isinstance(image, Tensor) or image.dtype in (ember.uint8, ember.bool):
         return TF.posterize(image, bits)
     if not 0 <= bits <= 8:
         raise ArgumentError(f"posterize: bits must be in [0, 8], got {bits}")
+    if not image.is_floating_point():
+        value_bits = _value_bits(image.dtype)
+        if bits >= value_bits:
+            return image
+        return ember.bitwise_and(image, ((1 << bits) - 1) << (value_bits - bits))
     levels = 2 ** bits
     return (image * levels).floor().clamp(0, levels - 1) * (1.0 / levels)
 
