@@ -320,3 +320,22 @@ def test_vector_norm_names_itself_for_an_ord_that_is_no_real_number(ord_):
     assert isinstance(torch_error, (TypeError, RuntimeError))
     assert isinstance(ember_error, ArgumentTypeError)  # (a TypeError and a RuntimeError)
     assert str(ember_error).startswith("linalg.vector_norm: ord must be a number")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, F: m.zeros("a"),
+    lambda m, F: m.zeros(2, size=(3,)),
+    lambda m, F: m.tensor(object()),
+    lambda m, F: m.Tensor(1.5),
+    lambda m, F: m.from_numpy([1]),
+    lambda m, F: m.arange("a"),
+    lambda m, F: m.lgamma(2.0),
+    lambda m, F: m.digamma(1.0),
+    lambda m, F: m.special.i0e([1.0]),
+    lambda m, F: m.special.bessel_j0(1.0),
+])
+def test_factories_and_host_special_functions_raise_argument_type_error(call):
+    # (they raised a plain TypeError, outside the project's error classes)
+    theirs, ours = _both(call)
+    assert isinstance(theirs, TypeError | RuntimeError)
+    assert isinstance(ours, ArgumentTypeError)

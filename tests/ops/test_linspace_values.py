@@ -49,6 +49,27 @@ def test_zero_dimensional_tensor_ends_match_torch(op):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 
 
-def test_list_ends_are_refused_clearly():
-    with pytest.raises(ember.errors.ShapeError, match="linspace: .*0-dimensional"):
-        ember.linspace([1, 2], 3, 3)
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+@pytest.mark.parametrize("steps", [1, 2, 5])
+@pytest.mark.parametrize("complex_start", [True, False])
+def test_complex_zero_dimensional_tensor_ends_match_torch(op, steps, complex_start):
+    # (a complex 0-d tensor end was spaced in float32: its imaginary part silently dropped)
+    ends = [1 + 1j, 3] if complex_start else [0.5, 1j]
+    want = getattr(torch, op)(*(torch.tensor(e) for e in ends), steps)
+    got = getattr(ember, op)(*(ember.tensor(e) for e in ends), steps)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.") == "complex64"
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="cast"):
+        getattr(torch, op)(*(torch.tensor(e) for e in ends), steps, dtype=torch.float32)
+    with pytest.raises(ember.errors.DTypeError, match=f"{op}: complex ends"):
+        getattr(ember, op)(*(ember.tensor(e) for e in ends), steps, dtype=ember.float32)
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+@pytest.mark.parametrize("end", [[1, 2], [1, [2]], None, "1", (1,)])
+def test_ends_that_are_not_numbers_or_tensors_are_refused_as_torch(op, end):
+    # (a ragged list gave a bare NumPy ValueError, None a silent [nan, nan, nan], "1" passed)
+    with pytest.raises(TypeError):
+        getattr(torch, op)(0, end, 3)
+    with pytest.raises(ember.errors.ArgumentTypeError, match=f"{op}\\(\\): argument 'end' must"):
+        getattr(ember, op)(0, end, 3)

@@ -21,11 +21,11 @@ from ember.ops.creation import (
     check_strided,
     from_numpy,
     linspace,
-    spaced_dtype,
     tensor,
 )
 from ember.ops.int_args import as_ints
 from ember.ops.shape import read_sizes
+from ember.ops.spaced import spaced_dtype
 from ember.tensor import Tensor
 
 __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_tensor",

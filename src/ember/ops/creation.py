@@ -20,6 +20,7 @@ from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import (
     ArgumentError,
+    ArgumentTypeError,
     DTypeError,
     ShapeError,
     ValueOverflow,
@@ -41,7 +42,7 @@ from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_ove
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
-from ember.ops.spaced import evenly_spaced
+from ember.ops.spaced import evenly_spaced, spaced_dtype
 from ember.size import Size
 from ember.tensor import Tensor, _wrap
 from ember.version_counter import NumberCounter
@@ -61,7 +62,7 @@ def _shape(size: tuple, op: str) -> tuple[int, ...]:
     try:
         shape = as_ints(tuple(size), op, "each size")
     except TypeError:
-        raise TypeError(f"{op}: expected a shape of ints, got {size!r}") from None
+        raise ArgumentTypeError(f"{op}: expected a shape of ints, got {size!r}") from None
     if any(s < 0 for s in shape):
         raise ShapeError(f"{op}: sizes must be non-negative, got shape {shape}")
     return shape
@@ -79,7 +80,8 @@ def given_size(op: str, sizes: tuple, size: Any) -> tuple:
     if size is None:
         return sizes
     if sizes:
-        raise TypeError(f"{op}: got a size both positionally {sizes} and as size={size!r}")
+        raise ArgumentTypeError(f"{op}: got a size both positionally {sizes} and as "
+                                f"size={size!r}")
     return (size,)
 
 
@@ -123,7 +125,7 @@ def _unreadable(data: Any, problem: str) -> NoReturn:
     if where:
         raise ShapeError(f"tensor: ragged nested sequences: {where}. Hint: every row must "
                          "have the same length")
-    raise TypeError(f"tensor: {problem}")
+    raise ArgumentTypeError(f"tensor: {problem}")
 
 
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
@@ -251,8 +253,9 @@ def legacy_tensor(args: tuple, dtype: Any, device: Any, requires_grad: bool) -> 
     tensor keeps its own dtype)."""
     if len(args) == 1 and (isinstance(args[0], bool | float | complex | np.floating |
                                       np.complexfloating | np.bool_)):
-        raise TypeError(f"Tensor(): data must be a sequence, got {type(args[0]).__name__} "
-                        f"{args[0]!r}. Hint: ember.tensor({args[0]!r}) makes a 0-d tensor")
+        raise ArgumentTypeError(f"Tensor(): data must be a sequence, got "
+                                f"{type(args[0]).__name__} {args[0]!r}. Hint: "
+                                f"ember.tensor({args[0]!r}) makes a 0-d tensor")
     if len(args) == 1 and not isinstance(args[0], int | np.integer):
         data = args[0]
         if dtype is None and not isinstance(data, Tensor | Size):
@@ -286,7 +289,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
         7.0
     """
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+        raise ArgumentTypeError(f"from_numpy: expected a numpy.ndarray, got "
+                                f"{type(array).__name__}")
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
     t = _wrap(array, to_device("cpu"))
     t._vc.shared = True  # (the caller holds the array: its writes move no version counter)
@@ -446,7 +450,7 @@ def _numbers(op: str, *values: Any) -> list:
     for v in numbers:
         if v is not None and not isinstance(v, int | float | np.number):
             hand_over_tensor_like(v, op)
-            raise TypeError(f"{op}: expected a number (or a 0-d tensor), got {v!r}")
+            raise ArgumentTypeError(f"{op}: expected a number (or a 0-d tensor), got {v!r}")
     return numbers
 
 
@@ -532,23 +536,6 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
     n = int(np.floor((end - start) / step)) + 1
     array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)
     return _finish(array, dev, requires_grad)
-
-
-def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
-    """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
-    form for a complex ``start`` or ``end``); the ends must be numbers or 0-dimensional."""
-    if np.ndim(start) or np.ndim(end):
-        raise ShapeError(f"{op}: only supports 0-dimensional start and end tensors, got "
-                         f"{np.ndim(start)} and {np.ndim(end)} dimension(s)")
-    complex_ends = isinstance(start, complex) or isinstance(end, complex)
-    if dtype is not None:
-        dt = dtypes.to_dtype(dtype)
-        if complex_ends and not dt.is_complex:
-            raise DTypeError(f"{op}: complex ends {start!r}, {end!r} cannot be spaced in "
-                             f"{dt.name}. Hint: pass a complex dtype, or real ends")
-        return dt
-    default = dtypes.get_default_dtype()
-    return default.to_complex() if complex_ends else default
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,

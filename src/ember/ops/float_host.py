@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import type_name
+from ember.errors import ArgumentTypeError, type_name
 from ember.layouts import is_dense
 from ember.ops.convert import promote_to, result_dtype, to_float
 from ember.ops.primitive import complex_error, refuse_complex
@@ -38,7 +38,7 @@ def float_operand(op: str, input: Any) -> Tensor:
     default float dtype, as PyTorch's special functions; complex input raises (the kernels
     are real-only)."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: expected a tensor, got {type_name(input)}")
+        raise ArgumentTypeError(f"{op}: expected a tensor, got {type_name(input)}")
     refuse_complex(op, input)
     if input.dtype.name == "bool":
         input = input.to("int64")

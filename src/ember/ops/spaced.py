@@ -1,4 +1,5 @@
-"""``linspace``'s values as PyTorch's CPU kernel computes them, so that the same call gives the
+"""``linspace``'s and ``logspace``'s dtype from their ends, and ``linspace``'s values as
+PyTorch's CPU kernel computes them, so that the same call gives the
 same numbers (histogram edges, grid coordinates): the step in the dtype, the first half of the
 points counted up from ``start`` and the second half down from ``end``, each point one fused
 multiply-add (emulated exactly in float64). Matched on 400 random calls per dtype: every
@@ -8,14 +9,47 @@ vector lanes round per lane) are computed in float64 and rounded once.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
+
+from ember import dtypes
+from ember.dtypes import DType
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError
+from ember.tensor import Tensor
 
 __all__: list[str] = []
 
 _PART = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
 _SPLIT = 2.0 ** 27 + 1  # Veltkamp's constant: splits a float64 into two 26-bit halves
+
+
+def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
+    """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
+    form for a complex end, a number or a tensor); the ends must be numbers or 0-d tensors.
+
+    Example:
+        >>> spaced_dtype("linspace", ember.tensor(1j), 3, None)
+        ember.complex64
+    """
+    for name, v in (("start", start), ("end", end)):
+        if not isinstance(v, numbers.Number | Tensor):
+            raise ArgumentTypeError(f"{op}(): argument '{name}' must be a number or a 0-d "
+                                    f"tensor, not {type(v).__name__} {v!r}")
+    if np.ndim(start) or np.ndim(end):
+        raise ShapeError(f"{op}: only supports 0-dimensional start and end tensors, got "
+                         f"{np.ndim(start)} and {np.ndim(end)} dimension(s)")
+    complex_ends = any(isinstance(v, complex) or isinstance(v, Tensor) and v.dtype.is_complex
+                       for v in (start, end))
+    if dtype is not None:
+        dt = dtypes.to_dtype(dtype)
+        if complex_ends and not dt.is_complex:
+            raise DTypeError(f"{op}: complex ends {start!r}, {end!r} cannot be spaced in "
+                             f"{dt.name}. Hint: pass a complex dtype, or real ends")
+        return dt
+    default = dtypes.get_default_dtype()
+    return default.to_complex() if complex_ends else default
 
 
 def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarray:
