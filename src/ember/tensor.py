@@ -514,6 +514,16 @@ def set_counter_factory(factory: Callable[[], VersionCounter] | None) -> None:
     _new_counter = VersionCounter if factory is None else factory
 
 
+def counter_factory() -> Callable[[], VersionCounter]:
+    """The factory new memory takes its version counter from now (see
+    :func:`set_counter_factory`): a block that installs its own restores this one after.
+
+    Example:
+        >>> before = counter_factory()
+    """
+    return _new_counter
+
+
 _on_value_read: Callable[[Tensor, str], None] | None = None
 _on_detach: Callable[[Tensor, Tensor], None] | None = None
 _on_data_set: Callable[[Tensor, Tensor], None] | None = None

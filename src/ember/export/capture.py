@@ -15,7 +15,7 @@ import numpy as np
 
 import ember
 from ember.export.errors import ExportError
-from ember.export.local_state import fold_local_writes, marking_new_memory
+from ember.export.local_state import fold_local_writes, held_counters, marking_new_memory
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
@@ -80,9 +80,9 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad(), marking_new_memory():
+        with ember.no_grad(), marking_new_memory() as made:
             compiled(*args, **kwargs)
-        fold_local_writes(compiled.graph)
+        fold_local_writes(compiled.graph, made, held_counters(compiled.fn), who)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
             from e

@@ -50,21 +50,33 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     ``ceil_mode``) goes to MaxPool as is where onnxruntime takes it (pads below the kernel
     size), else the input is padded with its lowest value first; with dynamic spatial axes
     MaxPool counts the windows itself (:func:`_ceil_mode`). Float windows then get NaN and
-    -inf right: :func:`_nan_and_neg_inf`. MaxPool takes floats, int8 and uint8: int16 and
-    int32 are pooled in float64 (exact), int64 is refused."""
+    -inf right: :func:`_nan_and_neg_inf`. Integers: :func:`_pool_input`."""
     src = eqn.inputs[0]
-    if src.dtype is int64:
-        ctx.refuse("max pooling of int64: ONNX's MaxPool takes floats, int8 and uint8 only, "
-                   "and float64 holds int64 values exactly only up to 2**53. Hint: pool a "
-                   "float64 or int32 copy")
+    x = _pool_input(ctx, src, "max pooling")
+    if x is None:
         return [None, None]
-    if src.dtype.name in ("int16", "int32"):
+    if src.dtype.name in _WIDENED:
         lowest = ctx.scalar(extreme(src.dtype), float64)
-        wide = ctx.cast(ctx.value(src), src.dtype, float64)
-        values = _max_pool(ctx, eqn, wide, float64)[0]  # (an all-padding window: eager's min)
+        values = _max_pool(ctx, eqn, x, float64)[0]  # (an all-padding window: eager's min)
         return [None if values is None else
                 ctx.cast(ctx.node("Max", [values, lowest]), float64, src.dtype), None]
-    return _max_pool(ctx, eqn, ctx.value(src), src.dtype)
+    return _max_pool(ctx, eqn, x, src.dtype)
+
+
+_WIDENED = ("int16", "int32", "uint16", "uint32")  # (pooled as float64, which holds them)
+
+
+def _pool_input(ctx: Context, src: Any, what: str) -> str | None:
+    """``src`` as ONNX's MaxPool takes it (floats, int8 and uint8): the integers of
+    ``_WIDENED`` cast to float64, exact; int64 and uint64 refused (float64 holds them
+    exactly only up to 2**53), None then."""
+    if src.dtype.name in ("int64", "uint64"):
+        return ctx.refuse(f"{what} of {src.dtype.name}: ONNX's MaxPool takes floats, int8 "
+                          "and uint8 only, and float64 holds such values exactly only up to "
+                          "2**53. Hint: pool a float64 or int32 copy")
+    if src.dtype.name in _WIDENED:
+        return ctx.cast(ctx.value(src), src.dtype, float64)
+    return ctx.value(src)
 
 
 def _max_pool(ctx: Context, eqn: Eqn, x: str, dtype: DType) -> list[str | None]:
@@ -157,7 +169,10 @@ def max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
                         strides=list(p["stride"]), dilations=list(p["dilation"]),
                         pads=_pads(p["padding"]))
 
-    _, flat = pool(ctx.value(src), 2)
+    x = _pool_input(ctx, src, "max pooling indices")
+    if x is None:
+        return None
+    _, flat = pool(x, 2)
     area = ctx.constant(np.asarray(math.prod(src.shape[2:]), dtype=np.int64), "area")
     return _winner_fixes(ctx, src, ctx.node("Mod", [flat, area]), pool)
 
@@ -185,7 +200,10 @@ def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.node("MaxPool", [data], outputs=outputs, kernel_shape=kernel,
                         strides=kernel)
 
-    _, flat = pool(ctx.value(src), 2)
+    x = _pool_input(ctx, src, "adaptive max pooling")
+    if x is None:
+        return None
+    _, flat = pool(x, 2)
     gathered = math.prod(t.size for t in taken)
     origin = np.zeros((), dtype=np.int64)  # (each gathered position's flat input position)
     for size, index in zip(spatial, taken):

@@ -1,0 +1,176 @@
+"""Which writes the export folds as a local's initialisation (ember.export.local_state): only
+those into tensors made in *this* trace and left nowhere the model holds; a random draw folds
+only into a module built in the call. (review49c findings 1, 3, 4, 9)"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.export import export
+from ember.export.errors import ExportError
+from ember.export.local_state import marking_new_memory
+from ember.tensor import counter_factory, set_counter_factory
+from ember.version_counter import VersionCounter
+from tests.export.onnx_helpers import run_onnx
+
+
+class Counter(nn.Module):
+    """A step counter registered lazily in the first call: the model's state after it."""
+
+    def forward(self, x):
+        if not hasattr(self, "steps"):
+            self.register_buffer("steps", ember.zeros(()))
+        self.steps.add_(1.0)
+        return x * self.steps
+
+
+class ParameterCounter(nn.Module):
+    """The same with a Parameter, which the tracer takes as state when it is made."""
+
+    def forward(self, x):
+        if not hasattr(self, "steps"):
+            self.steps = nn.Parameter(ember.zeros(()))
+        with ember.no_grad():
+            self.steps.add_(1.0)
+        return x * self.steps
+
+
+def _export_once(m, x):
+    """A first export, which makes the buffer. (Whether it refuses is ember.jit's matter: a
+    buffer made in the trace is read as a constant there.)"""
+    try:
+        ember.onnx.to_model(m, (x,))
+    except ExportError:
+        pass
+    assert hasattr(m, "steps")
+
+
+def test_state_registered_during_the_export_is_refused_as_a_state_write():
+    with pytest.raises(ExportError, match="writes into its state"):
+        ember.onnx.to_model(ParameterCounter(), (ember.ones(2, 3),))
+
+
+def test_state_made_in_an_earlier_export_is_not_folded_later():
+    m, x = Counter(), ember.ones(2, 3)
+    _export_once(m, x)
+    m(x)
+    with pytest.raises(ExportError, match=r"writes into its state .*\(steps\)"):
+        ember.onnx.to_model(m, (x,))  # (was: exported x * 3, the write folded)
+
+
+def test_ember_export_keeps_the_write_into_state_an_earlier_export_made():
+    m, x = Counter(), ember.ones(2)
+    _export_once(m, x)
+    m(x)  # (steps: 2)
+    ep = export(m, (x,))
+    assert list(ep.graph_signature.buffers_to_mutate.values()) == ["steps"]
+    module = ep.module()
+    assert [module(x)[0].item() for _ in range(3)] == [3.0, 4.0, 5.0]
+
+
+def test_lazy_state_with_dynamic_axes_names_the_state_write():
+    with pytest.raises(ExportError, match="writes into its state"):
+        ember.onnx.to_model(ParameterCounter(), (ember.ones(2, 3),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b"}})
+
+
+def test_a_global_tensor_made_in_the_call_is_state():
+    def lazy(x):
+        if "w" not in _STATE:
+            _STATE["w"] = nn.Parameter(ember.zeros(5))
+        with ember.no_grad():
+            _STATE["w"].add_(1.0)
+        return x * _STATE["w"]
+
+    _STATE.clear()
+    with pytest.raises(ExportError, match="writes into its state"):
+        ember.onnx.to_model(lazy, (ember.ones(2, 5),))
+
+
+_STATE: dict = {}
+
+
+def test_a_random_fill_of_a_tensor_made_in_the_call_is_refused_as_frozen_noise():
+    def noise(x):
+        w = nn.Parameter(ember.empty(5))
+        with ember.no_grad():
+            w.normal_()
+        return x + w
+
+    with pytest.raises(ExportError, match=r"random draw \(normal\).*one fixed value"):
+        ember.onnx.to_model(noise, (ember.ones(2, 5),))
+
+
+def test_a_module_built_in_the_call_still_folds_its_random_initial_weights():
+    def fn(x):
+        return nn.Linear(5, 3)(x)
+
+    x = ember.randn(2, 5)
+    ember.manual_seed(4)
+    proto = ember.onnx.to_model(fn, (x,))
+    ember.manual_seed(4)
+    want = fn(x).detach().numpy()
+    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_deterministic_fill_of_a_tensor_made_in_the_call_still_folds():
+    def fn(x):
+        w = nn.Parameter(ember.empty(5))
+        with ember.no_grad():
+            w.fill_(2.0)
+        return x * w
+
+    x = ember.randn(2, 5)
+    np.testing.assert_allclose(run_onnx(ember.onnx.to_model(fn, (x,)), x.numpy())[0],
+                               x.numpy() * 2, rtol=1e-6)
+
+
+class _Mine(VersionCounter):
+    __slots__ = ()
+
+
+def test_the_marking_restores_the_factory_it_replaced():
+    set_counter_factory(_Mine)
+    try:
+        with marking_new_memory() as made:
+            t = ember.zeros(3)
+        assert isinstance(t._vc, _Mine) and t._vc in made.counters
+        assert counter_factory() is _Mine
+        assert ember.zeros(1)._vc not in made.counters
+    finally:
+        set_counter_factory(None)
+    assert counter_factory() is VersionCounter
+
+
+def test_the_marking_leaves_a_factory_another_block_installed_meanwhile():
+    with marking_new_memory():
+        set_counter_factory(_Mine)  # (as inference_mode opened in another thread does)
+    try:
+        assert counter_factory() is _Mine
+    finally:
+        set_counter_factory(None)
+
+
+def test_inference_mode_opened_in_another_thread_during_an_export_stays_marked():
+    opened, export_done, checked = threading.Event(), threading.Event(), []
+
+    def other():
+        with ember.inference_mode():
+            opened.set()
+            export_done.wait(10)
+            checked.append(ember.zeros(2).is_inference())
+
+    with marking_new_memory() as made:
+        thread = threading.Thread(target=other)
+        thread.start()
+        opened.wait(10)
+        mine = ember.zeros(2)
+    export_done.set()
+    thread.join(10)
+    assert checked == [True]
+    assert mine._vc not in made.counters or not mine.is_inference()
