@@ -48,9 +48,22 @@ def test_is_leaf_of_a_view_whose_base_gained_history(lib):
 @pytest.mark.parametrize("value", ["no", None, 1, 0.0])
 @pytest.mark.parametrize("switch", [lambda lib, v: lib.set_grad_enabled(v),
                                     lambda lib, v: lib.autograd.set_detect_anomaly(v),
-                                    lambda lib, v: lib.set_anomaly_enabled(v)])
+                                    lambda lib, v: lib.set_anomaly_enabled(v),
+                                    lambda lib, v: lib.autograd.detect_anomaly(
+                                        check_nan=v).__enter__()])
 def test_mode_switches_take_only_a_bool(lib, value, switch):
     # ember took bool(value): set_grad_enabled("no") turned recording on; torch refuses
     with pytest.raises(TypeError, match="must be bool, not"):
         switch(lib, value)
     assert lib.is_grad_enabled() and not lib.is_anomaly_enabled()
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+@pytest.mark.parametrize("mode", [lambda lib: lib.set_grad_enabled(mode=False),
+                                  lambda lib: lib.inference_mode(mode=True),
+                                  lambda lib: lib.no_grad()])
+def test_mode_switches_take_their_flag_as_a_keyword(lib, mode):
+    # (set_grad_enabled(mode=False) crashed in _Mode.__new__: no keyword arguments)
+    with mode(lib):
+        assert not lib.is_grad_enabled()
+    assert lib.is_grad_enabled()

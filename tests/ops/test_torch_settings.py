@@ -205,3 +205,17 @@ def test_settings_argument_types_as_torch():
     with pytest.raises(TypeError, match="set_warn_always: expected a bool, got int"):
         ember.set_warn_always(1)
     assert not ember.is_warn_always_enabled()
+
+
+@pytest.mark.parametrize("call", [lambda m: m.use_deterministic_algorithms(1),
+                                  lambda m: m.use_deterministic_algorithms(True, warn_only=1),
+                                  lambda m: m.set_deterministic_debug_mode(1.0),
+                                  lambda m: m.set_warn_always("yes"),
+                                  lambda m: m.set_flush_denormal(None)])
+def test_non_bool_flags_raise_argument_type_error(call, restore_settings):
+    # (a plain TypeError, outside the project's error classes; ArgumentTypeError is also the
+    # RuntimeError torch raises for set_warn_always and set_flush_denormal)
+    with pytest.raises((TypeError, RuntimeError)):
+        call(torch)
+    with pytest.raises(ember.errors.ArgumentTypeError):
+        call(ember)

@@ -144,7 +144,7 @@ class detect_anomaly:
     """
 
     def __init__(self, check_nan: bool = True) -> None:
-        self.check_nan = check_nan
+        self.check_nan = bool_flag("detect_anomaly", "check_nan", check_nan)
 
     def __enter__(self) -> detect_anomaly:
         self._saved = _state()

@@ -20,6 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import ArgumentTypeError, type_name
+
 
 class _GradState(threading.local):
     """The flags, per thread (as PyTorch's): a thread starts recording, whatever mode the
@@ -47,8 +49,6 @@ def bool_flag(op: str, name: str, value: Any) -> bool:
     """``value`` if it is a Python bool, else an ``ArgumentTypeError`` as PyTorch's TypeError
     (``set_grad_enabled("no")`` would have turned recording on)."""
     if type(value) is not bool:
-        from ember.errors import ArgumentTypeError, type_name
-
         raise ArgumentTypeError(f"{op}(): argument '{name}' must be bool, not "
                                 f"{type_name(value)}. Hint: pass True or False")
     return value
@@ -70,10 +70,10 @@ class _Mode:
     enabled: bool = True
     inference: bool | None = None  # None: leave as it is
 
-    def __new__(cls, *args: Any) -> Any:
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # bare ``@no_grad`` (no parentheses), as PyTorch allows: the function comes as the
         # argument, and the decorated function is returned in place of a mode
-        if len(args) == 1 and callable(args[0]):
+        if len(args) == 1 and not kwargs and callable(args[0]):
             return cls()(args[0])
         return super().__new__(cls)
 

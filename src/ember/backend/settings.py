@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import warnings
 
+from ember.errors import ArgumentTypeError
+
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_float32_matmul_precision",
@@ -55,8 +57,9 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
         >>> ember.use_deterministic_algorithms(False)
     """
     if not isinstance(mode, bool) or not isinstance(warn_only, bool):
-        raise TypeError(f"use_deterministic_algorithms: mode and warn_only must be bools, got "
-                        f"{type(mode).__name__} and {type(warn_only).__name__}")
+        raise ArgumentTypeError(f"use_deterministic_algorithms: mode and warn_only must be "
+                                f"bools, got {type(mode).__name__} and "
+                                f"{type(warn_only).__name__}")
     _Settings.deterministic, _Settings.warn_only = mode, warn_only
 
 
@@ -101,8 +104,8 @@ def set_deterministic_debug_mode(debug_mode: str | int) -> None:
                                f"expected 0, 1, or 2, but got {debug_mode}")
         level = debug_mode
     else:
-        raise TypeError("set_deterministic_debug_mode: debug_mode must be str or int, but got "
-                        f"{type(debug_mode).__name__}")
+        raise ArgumentTypeError("set_deterministic_debug_mode: debug_mode must be str or int, "
+                                f"but got {type(debug_mode).__name__}")
     use_deterministic_algorithms(level > 0, warn_only=level == 1)
 
 
@@ -153,7 +156,7 @@ def set_warn_always(b: bool) -> None:
         >>> ember.set_warn_always(False)
     """
     if not isinstance(b, bool):
-        raise TypeError(f"set_warn_always: expected a bool, got {type(b).__name__}")
+        raise ArgumentTypeError(f"set_warn_always: expected a bool, got {type(b).__name__}")
     _Settings.warn_always = b
 
 
@@ -178,5 +181,5 @@ def set_flush_denormal(mode: bool) -> bool:
         False
     """
     if not isinstance(mode, bool):
-        raise TypeError(f"set_flush_denormal: expected a bool, got {type(mode).__name__}")
+        raise ArgumentTypeError(f"set_flush_denormal: expected a bool, got {type(mode).__name__}")
     return False
