@@ -58,6 +58,19 @@ def test_window_arguments_and_errors():
         w.general_cosine(3, a=1.0)
 
 
+
+@pytest.mark.parametrize("name, kw", [("exponential", {"tau": 0}),
+                                      ("exponential", {"center": 1.0}),
+                                      ("gaussian", {"std": -1.0}), ("kaiser", {"beta": -1.0}),
+                                      ("general_cosine", {"a": []})])
+def test_window_argument_errors_name_the_window(name, kw):
+    # (torch's messages, which name no window, were taken as they are)
+    with pytest.raises(ValueError):
+        getattr(torch.signal.windows, name)(3, **kw)
+    with pytest.raises(ember.errors.ArgumentError, match=f"^{name}: "):
+        getattr(ember.signal.windows, name)(3, **kw)
+
+
 @pytest.mark.parametrize("name,kw", WINDOWS[::3], ids=str)
 def test_windows_take_a_strided_layout_as_torch(name, kw):
     # every torch.signal.windows function takes layout= (they raised TypeError on it)

@@ -54,9 +54,9 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: b
         tensor([0.3679, 1.0000, 0.3679])
     """
     if tau <= 0:
-        raise ArgumentError(f"Tau must be positive, got: {tau} instead.")
+        raise ArgumentError(f"exponential: Tau must be positive, got: {tau} instead.")
     if sym and center is not None:
-        raise ArgumentError("Center must be None for symmetric windows")
+        raise ArgumentError("exponential: Center must be None for symmetric windows")
 
     def shape(n: Tensor, span: int) -> Tensor:
         middle = (span / 2 if M > 1 else 0.0) if center is None else center
@@ -89,7 +89,7 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True,
         tensor([0.6065, 1.0000, 0.6065])
     """
     if std <= 0:
-        raise ArgumentError(f"Standard deviation must be positive, got: {std} instead.")
+        raise ArgumentError(f"gaussian: Standard deviation must be positive, got: {std} instead.")
     return _window("gaussian", M, sym, dtype, layout, device, requires_grad,
                    lambda n, span: exp(-((n - span / 2) / std) ** 2 / 2))
 
@@ -104,7 +104,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True,
         tensor([1., 1., 1.])
     """
     if beta < 0:
-        raise ArgumentError(f"beta must be non-negative, got: {beta} instead.")
+        raise ArgumentError(f"kaiser: beta must be non-negative, got: {beta} instead.")
     return _window("kaiser", M, sym, dtype, layout, device, requires_grad, kaiser_shape(beta))
 
 
@@ -135,7 +135,7 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,
             raise ArgumentTypeError("general_cosine: Coefficients must be a list/tuple")
         coefficients = [_real(i, c) for i, c in enumerate(a)]
         if not coefficients:
-            raise ArgumentError("Coefficients cannot be empty")
+            raise ArgumentError("general_cosine: Coefficients cannot be empty")
     return _window("general_cosine", M, sym, dtype, layout, device, requires_grad,
                    cosine_sum(coefficients))
 
