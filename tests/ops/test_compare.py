@@ -128,11 +128,12 @@ def test_isclose_needs_one_dtype():
 @pytest.mark.parametrize("fn", ["isclose", "allclose"])
 @pytest.mark.parametrize("name, value", [("rtol", -0.4), ("atol", -1.0), ("rtol", math.nan)])
 def test_negative_or_nan_tolerances_are_refused_as_torch(fn, name, value):
-    # (isclose(1.0, 1.5, atol=-1.0) was a meaningless False; torch refuses)
+    # (isclose(1.0, 1.5, atol=-1.0) was a meaningless False; torch refuses. allclose's
+    # message said "isclose:")
     with pytest.raises(RuntimeError, match=f"{name} must be greater than or equal to zero"):
         getattr(torch, fn)(torch.tensor([1.0]), torch.tensor([1.5]), **{name: value})
     with pytest.raises(ember.errors.ArgumentError,
-                       match=f"isclose: {name} must be greater than or equal to zero"):
+                       match=f"^{fn}: {name} must be greater than or equal to zero"):
         getattr(ember, fn)(ember.tensor([1.0]), ember.tensor([1.5]), **{name: value})
 
 

@@ -280,8 +280,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         rtol, atol = as_float(rtol, "isclose", "rtol"), as_float(atol, "isclose", "atol")
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not tol >= 0:  # (NaN too)
-            raise ArgumentError(f"isclose: {name} must be greater than or equal to zero, but "
-                                f"got {tol}")
+            raise ArgumentError(f"{calling_op()}: {name} must be greater than or equal to "
+                                f"zero, but got {tol}")
     return apply(IsClose, a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan))
 
 
