@@ -210,6 +210,25 @@ def is_floating_input(op: str, name: str, value: object) -> bool:
         raise
 
 
+def is_complex_input(op: str, name: str, value: object) -> bool:
+    """Whether the tensor ``value`` (``op``'s argument ``name``) has a complex dtype; a plain
+    Python or NumPy value raises :func:`not_a_tensor_error`."""
+    return not is_floating_input(op, name, value) and value.dtype.is_complex  # type: ignore
+
+
+def dtype_name(op: str, name: str, value: object) -> str:
+    """The name of the tensor ``value``'s dtype (``op``'s argument ``name``), for an error's
+    message; a PyTorch tensor or NumPy array (whose dtype has no Ember name) raises
+    :func:`not_a_tensor_error` instead (the error path only).
+
+    Example:
+        >>> dtype_name("one_hot", "input", ember.ones(2))
+        'float32'
+    """
+    refuse_non_tensor(op, name, value)
+    return value.dtype.name  # type: ignore[attr-defined]
+
+
 def is_allocation_failure(error: Exception) -> bool:
     """Whether ``error``, raised by a backend making an array, says the array is too large:
     ``MemoryError``, or NumPy's ``ValueError`` for a size past what it can address."""

@@ -16,7 +16,14 @@ import math
 from collections.abc import Callable
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    ShapeError,
+    dtype_name,
+    is_complex_input,
+    is_floating_input,
+)
 from ember.ops.convert import contiguous
 from ember.ops.creation import zeros_like
 from ember.ops.dims import normalize_dim
@@ -351,7 +358,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         tensor([0.0000, 0.7311])
     """
     try:
-        if not input.dtype.is_complex:
+        if not is_complex_input("silu", "input", input):
             _floating("silu", input)
         return _run(input, inplace, "silu", lambda x: apply(Silu, x))
     except TensorLikeOperand:
@@ -442,7 +449,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     if type(threshold) not in _PLAIN or type(value) not in _PLAIN:
         threshold = _number_or_tensor(threshold, "threshold", "threshold")
         value = _number_or_tensor(value, "threshold", "value")
-    if not input.dtype.is_floating_point:
+    if not is_floating_input("threshold", "input", input):
         value = int(value)  # integer tensors stay integer (the value truncated), as PyTorch's
     # (tested as ``x <= threshold``, as PyTorch does, so that a NaN passes through)
     return _run(input, inplace, "threshold", lambda x: where(x <= threshold, value, x))
@@ -481,13 +488,13 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         >>> ember.prelu(ember.tensor([[-1.0, 2.0]]), ember.tensor([0.25, 0.5]))
         tensor([[-0.2500,  2.0000]])
     """
-    if not input.dtype.is_floating_point:
+    if not is_floating_input("prelu", "input", input):
         raise DTypeError(f"prelu: needs a floating input, got {input.dtype.name}")
     if input.dtype is not weight.dtype:
         if not DISPATCH.casting:
-            raise DTypeError(f"prelu: input ({input.dtype.name}) and weight "
-                             f"({weight.dtype.name}) must have one dtype, as torch's (no "
-                             "promotion). Hint: weight.to(input.dtype)")
+            names = [dtype_name("prelu", n, t) for n, t in (("input", input), ("weight", weight))]
+            raise DTypeError(f"prelu: input ({names[0]}) and weight ({names[1]}) must have one "
+                             "dtype, as torch's (no promotion). Hint: weight.to(input.dtype)")
         weight = weight.to(input.dtype)  # (under autocast: in the activations' precision)
     if weight.numel() == 1:
         weight = weight.reshape(())  # (a 0-d input stays 0-d)

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ShapeError
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF, float32_under_autocast
-from ember.ops.im2col import batched
+from ember.ops.im2col import batched, floating_input
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.select import where
 from ember.tensor import Tensor, _wrap
@@ -62,8 +62,7 @@ def pooled_size(op: str, output_size: Any, spatial: tuple[int, ...]) -> tuple[in
 def adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Tensor:
     """The adaptive average pool of a (N, C, *spatial) or (C, *spatial) ``input`` over ``nd``
     spatial dims, for ``op`` (the public function's name, for errors)."""
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    floating_input(op, input)
     if input.dtype in HALF:  # summed and divided in float32, as PyTorch (a sum may overflow)
         return adaptive_avg_pool(op, nd, input.float(), output_size).to(input.dtype)
     x, added = batched(input, nd, op)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name, is_floating_input
 from ember.ops.attention_backends import SDPBackend, choose_backend
 from ember.ops.attention_blockwise import blockwise_attention
 from ember.ops.compare import isneginf, logical_not
@@ -87,7 +87,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ShapeError(f"{op}: query {tuple(query.shape)} and key {tuple(key.shape)} must "
                          f"share the feature size, key and value {tuple(value.shape)} the "
                          f"length")
-    if not query.dtype.is_floating_point:
+    if not is_floating_input(op, "query", query):
         raise DTypeError(f"{op}: expected floating inputs, got {query.dtype.name}")
     if is_causal and attn_mask is not None:
         raise ArgumentError(f"{op}: an explicit attn_mask cannot be combined with is_causal=True")
@@ -121,8 +121,9 @@ def _blockwise_problem(query: Tensor, key: Tensor, value: Tensor, attn_mask: Ten
         return (f"the batch dims of query {tuple(query.shape)}, key {tuple(key.shape)} and "
                 f"value {tuple(value.shape)} differ")
     if not (query.dtype is key.dtype is value.dtype):
-        return (f"query, key and value have dtypes {query.dtype.name}, {key.dtype.name}, "
-                f"{value.dtype.name}")
+        names = [dtype_name("scaled_dot_product_attention", name, t)
+                 for name, t in (("query", query), ("key", key), ("value", value))]
+        return f"query, key and value have dtypes {', '.join(names)}"
     return None
 
 

@@ -18,7 +18,14 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.backend import compiled
-from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    IndexOutOfRange,
+    ShapeError,
+    dtype_name,
+    is_floating_input,
+)
 from ember.layouts import sparse_coo
 from ember.ops.convert import HALF, cast
 from ember.ops.creation import arange
@@ -224,9 +231,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         >>> F.embedding(ember.tensor([[1, 2], [2, 9]]), w).shape
         ember.Size([2, 2, 3])
     """
-    if input.dtype.is_floating_point or input.dtype.name == "bool":
+    if is_floating_input("embedding", "input", input) or input.dtype.name == "bool":
         raise DTypeError(f"embedding: indices must be an integer tensor, got "
-                         f"{input.dtype.name}")
+                         f"{dtype_name('embedding', 'input', input)}")
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
                          f"shape {tuple(weight.shape)}")

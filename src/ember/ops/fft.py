@@ -23,12 +23,13 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, refuse_non_tensor, type_name
 from ember.ops.complex_parts import real
 from ember.ops.convert import cast, to_float
 from ember.ops.creation import tensor, zeros
 from ember.ops.join import cat
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.public_op import calling_op
 from ember.ops.shape import narrow
 from ember.tensor import Tensor
 
@@ -187,8 +188,12 @@ def fft_c2r(x: Tensor, dims: tuple[int, ...], last_size: int, norm: str) -> Tens
 def as_complex(x: Tensor) -> Tensor:
     """``x`` in a complex dtype: complex as it is, real floats to their complex dtype, others
     to the default complex dtype (as torch.fft promotes)."""
-    dt = x.dtype
-    if dt.is_complex:
+    try:
+        dt, complex_ = x.dtype, x.dtype.is_complex
+    except AttributeError:  # (a NumPy array: its dtype is NumPy's)
+        refuse_non_tensor(calling_op(), "input", x)
+        raise
+    if complex_:
         return x
     return cast(x, dt.to_complex() if dt.is_floating_point else
                 dtypes.get_default_dtype().to_complex())

@@ -23,6 +23,7 @@ from ember.errors import (
     IndexShapeError,
     OpError,
     ShapeError,
+    dtype_name,
 )
 from ember.ops.arithmetic import _scaled
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -407,7 +408,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """
     if tensor.dtype is not dtypes.int64:
         raise DTypeError(f"one_hot: only applicable to index tensors of dtype int64, got "
-                         f"{tensor.dtype.name}")
+                         f"{dtype_name('one_hot', 'input', tensor)}")
     if num_classes == -1:
         if tensor.numel() == 0:
             raise ShapeError("one_hot: cannot infer the number of classes from an empty "

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
-from ember.errors import ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.int_args import as_ints
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
@@ -91,10 +91,20 @@ def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
         return input, False
     if ndim == spatial + 1:
         return input.reshape((1, *input.shape)), True
+    refuse_non_tensor(op, "input", input)  # (a PyTorch tensor has a shape too)
     names = ("L",) if spatial == 1 else ("H", "W") if spatial == 2 else ("D", "H", "W")
     dims = ", ".join(names)
     raise ShapeError(f"{op}: expected a {spatial + 1}-D (C, {dims}) or {spatial + 2}-D "
                      f"(N, C, {dims}) input, got shape {tuple(input.shape)}")
+
+
+def floating_input(op: str, input: Tensor) -> None:
+    """Raises the DTypeError of pooling ``op`` for a non-floating ``input``, and PyTorch's
+    TypeError for a PyTorch tensor or NumPy array (whose dtype has no Ember meaning)."""
+    if not isinstance(input, Tensor):
+        refuse_non_tensor(op, "input", input)
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
 
 
 def empty_channels_last(xp: Any, shape: tuple, dtype: Any) -> Any:

@@ -63,6 +63,7 @@ def check_float(op: str, *tensors: Tensor, complex_ok: bool = False) -> None:
             raise DTypeError(f"{op}: complex tensors are not supported, got "
                              f"{describe(t.shape, t.dtype)}. Hint: take .real and .imag "
                              "and work with real matrices")
+        refuse_non_tensor(op, "input", t)  # (a PyTorch tensor's dtype has no Ember meaning)
         kind = "low-precision" if t.dtype.is_floating_point else "non-floating"
         also = " (or a complex64 or complex128 one)" if complex_ok else ""
         raise DTypeError(f"{op}: expected a float32 or float64 tensor{also}, got the {kind} "

@@ -27,7 +27,14 @@ import warnings
 from dataclasses import dataclass
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError, describe
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    IndexOutOfRange,
+    ShapeError,
+    describe,
+    dtype_name,
+)
 from ember.ops.creation import ones, zeros
 from ember.ops.gather import one_hot
 from ember.ops.int_args import as_int
@@ -152,8 +159,9 @@ def _check(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None,
     for name, other in (("linear_weight", linear_weight), ("linear_bias", linear_bias),
                         ("weight", weight)):
         if other is not None and other.dtype != input.dtype:
-            raise DTypeError(f"{op}: {name} is {other.dtype.name} but input is "
-                             f"{input.dtype.name}; they must match. Hint: convert one with "
+            raise DTypeError(f"{op}: {name} is {dtype_name(op, name, other)} but input is "
+                             f"{dtype_name(op, 'input', input)}; they must match. Hint: convert "
+                             "one with "
                              f".to({input.dtype.name})")
     if input.ndim not in (1, 2):
         raise ShapeError(f"{op}: expected input with dimensionality 1 or 2, got "

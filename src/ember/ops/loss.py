@@ -24,7 +24,14 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
-from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    ShapeError,
+    dtype_name,
+    is_floating_input,
+    refuse_non_tensor,
+)
 from ember.ops.activations import logsigmoid
 from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -257,6 +264,8 @@ def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
     when the shapes differ (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely
     what was meant). A bool target counts as 0/1 in the input's dtype unless ``bool_ok`` is
     False (l1_loss's subtraction refuses it in PyTorch)."""
+    if not isinstance(input, Tensor):  # (a PyTorch tensor's dtype passes the checks below)
+        refuse_non_tensor(op, "input", input)
     if not (complex_ok and input.dtype.is_complex):
         _check_float(op, input)
     if bool_ok and isinstance(target, Tensor) and target.dtype == dtypes.bool_:
@@ -377,8 +386,9 @@ def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any
     if autocast_mix(input.dtype, target.dtype):
         return target
     if strict:
-        raise DTypeError(f"{op}: Found dtype {target.dtype.name} for the target but expected "
-                         f"the input's {input.dtype.name}. Hint: target.to(input.dtype)")
+        raise DTypeError(f"{op}: Found dtype {dtype_name(op, 'target', target)} for the target "
+                         f"but expected the input's {dtype_name(op, 'input', input)}. Hint: "
+                         "target.to(input.dtype)")
     return cast(target, input.dtype)
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from math import inf, prod
 from typing import Any
 
-from ember.errors import DTypeError
-from ember.ops.im2col import ntuple
+from ember.ops.im2col import floating_input, ntuple
 from ember.ops.pool import _avg_pool, _max_pool
 from ember.tensor import Tensor
 
@@ -19,8 +18,7 @@ __all__: list[str] = []
 
 def _lp_pool(op: str, nd: int, input: Tensor, norm_type: float, kernel_size: Any,
              stride: Any, ceil_mode: bool) -> Tensor:
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    floating_input(op, input)
     kernel = ntuple(kernel_size, nd, op, "kernel_size")
     if norm_type in (inf, -inf):
         sign = 1 if norm_type > 0 else -1

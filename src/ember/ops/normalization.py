@@ -22,7 +22,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.backend import gemm
-from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_complex_input, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_eval, batch_norm_kernel
 from ember.ops.batch_norm_grad import batch_norm_input_grad, plain_coefficients
@@ -458,7 +458,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
         >>> F.normalize(ember.tensor([[3.0, 4.0]]), dim=1)
         tensor([[0.6000, 0.8000]])
     """
-    if not input.dtype.is_complex:  # (complex vectors are divided by the norm of the moduli)
+    # (complex vectors are divided by the norm of the moduli)
+    if not is_complex_input("normalize", "input", input):
         _check_float("normalize", input)
     if out is not None:
         raise TypeError("normalize: out= is not supported; assign the result instead")

@@ -31,7 +31,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.layouts import channels_last_strides, contiguous_format, suggested_format
 from ember.ops import im2col, max_pool_kernel
 from ember.ops.adaptive_avg_pool import adaptive_bounds, pooled_size
@@ -411,8 +411,7 @@ def _divisor(g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) ->
 
 def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    im2col.floating_input(op, input)
     if divisor_override == 0:
         raise ArgumentError(f"{op}: divisor_override must not be zero. Hint: None divides by the "
                             f"window's size")

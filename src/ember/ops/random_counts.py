@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.errors import DTypeError, OpError, describe
+from ember.errors import DTypeError, OpError, describe, dtype_name, is_floating_input
 from ember.ops.broadcast import broadcast_tensors
 from ember.ops.forwarding import check_tensors
 from ember.ops.primitive import TensorSpec, apply, primitive
@@ -58,12 +58,13 @@ class Binomial(Sample):
 
 def _check_floating(op: str, *tensors: Tensor) -> None:
     for t in tensors:
-        if not t.dtype.is_floating_point:
-            raise DTypeError(f"{op}: expected floating-point tensors, got {t.dtype.name}. "
+        if not is_floating_input(op, "input", t):
+            raise DTypeError(f"{op}: expected floating-point tensors, got "
+                             f"{dtype_name(op, 'input', t)}. "
                              "Hint: convert with .float()")
     if len({t.dtype for t in tensors}) > 1:
         raise DTypeError(f"{op}: count and prob must have one dtype, got "
-                         f"{', '.join(t.dtype.name for t in tensors)}")
+                         f"{', '.join(dtype_name(op, 'input', t) for t in tensors)}")
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:

@@ -22,7 +22,15 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, OpError, ShapeError, type_name
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    IndexOutOfRange,
+    OpError,
+    ShapeError,
+    dtype_name,
+    type_name,
+)
 from ember.ops.convert import cast, result_dtype
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
@@ -284,7 +292,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     """
     if input.ndim != 1 or input.dtype.category != dtypes.INT:
         raise DTypeError(f"bincount: only supports 1-d non-negative integral inputs, got "
-                         f"{tuple(input.shape)} {input.dtype.name}")
+                         f"{tuple(input.shape)} {dtype_name('bincount', 'input', input)}")
     minlength = as_int(minlength, "bincount", "minlength")
     if minlength < 0:
         raise ArgumentError(f"bincount: minlength should be >= 0, got {minlength}")

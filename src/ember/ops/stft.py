@@ -13,7 +13,15 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    ShapeError,
+    dtype_name,
+    is_complex_input,
+    type_name,
+)
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
@@ -175,9 +183,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     """
     op = "istft"
     window = _tensor_window(window, op)
-    if not input.dtype.is_complex:
+    if not is_complex_input(op, "input", input):
         raise DTypeError(f"istft: requires a complex-valued input tensor matching the output "
-                         f"of stft with return_complex=True, got {input.dtype.name}. Hint: "
+                         f"of stft with return_complex=True, got "
+                         f"{dtype_name(op, 'input', input)}. Hint: "
                          "ember.view_as_complex turns the old (..., 2) format into it")
     if input.ndim not in (2, 3):
         raise ShapeError(f"istft: expected a 2-D (freq, frames) or 3-D (batch, freq, frames) "

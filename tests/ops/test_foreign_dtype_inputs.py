@@ -1,0 +1,66 @@
+"""A PyTorch tensor or NumPy array where an op reads its input's dtype (a floating or
+complex check, a dtype named in a message, a pooling or convolution rank check): a TypeError
+naming the op and the foreign type (errors.dtype_name, is_floating_input, is_complex_input,
+im2col.floating_input), not an AttributeError about 'torch.dtype' having no 'name' or a
+NumPy dtype no 'is_floating_point', nor a ShapeError about a PyTorch tensor's shape."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+F = ember.nn.functional
+E = ember.ones(2, 2)
+CALLS = {
+    "one_hot": lambda x: F.one_hot(x),
+    "bincount": lambda x: ember.bincount(x),
+    "binomial": lambda x: ember.binomial(x, E),
+    "prelu": lambda x: F.prelu(x, E),
+    "embedding": lambda x: F.embedding(x, E),
+    "binary_cross_entropy": lambda x: F.binary_cross_entropy(x, E),
+    "scaled_dot_product_attention": lambda x: F.scaled_dot_product_attention(x, E, E),
+    "istft": lambda x: ember.istft(x, 4),
+    "linear_cross_entropy": lambda x: F.linear_cross_entropy(x, E, E),
+    "avg_pool1d": lambda x: F.avg_pool1d(x, 2),
+    "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(x, 2),
+    "lp_pool2d": lambda x: F.lp_pool2d(x, 2, 2),
+    "conv2d": lambda x: F.conv2d(x, ember.ones(1, 1, 1, 1)),
+    "det": lambda x: ember.det(x),
+    "silu": lambda x: F.silu(x),
+    "l1_loss": lambda x: F.l1_loss(x, E),
+    "fft_c2c": lambda x: ember.fft.fft_c2c(x, [0], 0, True),
+    "threshold": lambda x: F.threshold(x, 0.0, 0.0),
+    "normalize": lambda x: F.normalize(x)}
+
+
+@pytest.mark.parametrize("op", list(CALLS))
+@pytest.mark.parametrize("kind", ["torch.Tensor", "numpy.ndarray"])
+def test_a_foreign_input_is_named_with_its_op(op, kind):
+    x = torch.ones(2, 2) if kind == "torch.Tensor" else np.ones((2, 2))
+    with pytest.raises(TypeError, match=rf"{op}.*{kind}") as caught:
+        CALLS[op](x)
+    assert not isinstance(caught.value, (AttributeError, ember.errors.ShapeError))
+
+
+def test_prelu_names_a_pytorch_weight():
+    with pytest.raises(TypeError, match=r"prelu\(\): argument 'weight' must be Tensor, not "
+                                        r"torch\.Tensor"):
+        F.prelu(E.double(), torch.ones(1))
+
+
+def test_ember_inputs_keep_their_errors_and_results():
+    with pytest.raises(ember.errors.DTypeError, match="one_hot: only applicable to index "
+                                                      "tensors of dtype int64, got float32"):
+        F.one_hot(E)
+    with pytest.raises(ember.errors.ShapeError, match=r"expected a 3-D \(C, H, W\)"):
+        F.adaptive_avg_pool2d(ember.ones(2), 1)
+    with pytest.raises(ember.errors.DTypeError, match="avg_pool1d: expected a floating input, "
+                                                      "got int64"):
+        F.avg_pool1d(ember.ones(1, 4, dtype=ember.int64), 2)
+    x = ember.tensor([[[1.0, -2.0, 0.5, 3.0]]])
+    t = torch.tensor(x.numpy())
+    assert np.allclose(F.avg_pool1d(x, 2).numpy(), torch.nn.functional.avg_pool1d(t, 2).numpy())
+    assert np.allclose(F.lp_pool1d(x, 2, 2).numpy(),
+                       torch.nn.functional.lp_pool1d(t, 2, 2).numpy())
+    assert np.allclose(F.silu(x).numpy(), torch.nn.functional.silu(t).numpy())
