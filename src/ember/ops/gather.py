@@ -252,7 +252,8 @@ def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
         check_fits(op, source, input.dtype)
         if isinstance(source, Tensor) and source.requires_grad:  # (a repeated index counts
             # once in value's gradient, as torch's: a mask, not IndexPut's sum over index)
-            mask = _index_write(op, zeros(input.shape, dtype=dtypes.bool), dim, index, True, mode)
+            blank = zeros(input.shape, dtype=dtypes.bool, device=input.device)
+            mask = _index_write(op, blank, dim, index, True, mode)
             return where(mask, source.to(input.dtype), input)
     out = apply(IndexPut, _as_1d(input), as_values(source, input, op), index, basic=(),
                 dims=(dim,), mode="set" if mode == "fill" else mode)
