@@ -31,7 +31,7 @@ from ember.size import Size
 from ember.tensor import Tensor
 
 __all__ = ["BLOCKED", "BY_COLUMNS", "BY_ROWS", "SparseOperand", "SparseTensor",
-           "not_supported"]
+           "SparseUnsupported", "not_supported"]
 
 BY_ROWS = (sparse_csr, sparse_bsr)  # compressed rows: crow_indices, col_indices
 BY_COLUMNS = (sparse_csc, sparse_bsc)  # compressed columns: ccol_indices, row_indices
@@ -43,15 +43,18 @@ class SparseOperand(TensorLikeOperand, NotImplementedError, AttributeError):
     take sparse operands (``add``, ``sub``, ``mul``, ``div``, ``floor_divide``, ``matmul``)
     hand the call to :mod:`ember.sparse.elementwise`, the others raise
     :func:`not_supported`'s error; met outside an op, it is the error (naming the op). An
-    AttributeError too, so ``hasattr`` answers False. Made with a message (a dense method
-    read on it, :func:`not_supported`), it is that message."""
+    AttributeError too, so ``hasattr(s, "_data")`` answers False."""
 
     def __str__(self) -> str:
-        if self.args:
-            return str(self.args[0])
         op = outermost_op(self.__traceback__)
         return (f"{op}: not supported for sparse tensors. Hint: call .to_dense() first, or see "
                 "docs/sparse.md for the sparse ops Ember has")
+
+
+class SparseUnsupported(TensorLikeOperand, NotImplementedError):
+    """:func:`not_supported`'s error: a dense op called with a sparse tensor. Met inside an op
+    that hands sparse operands over (``narrow`` in ``ember.narrow_copy``), the op is handed
+    over. Not an AttributeError: ``hasattr(s, "stride")`` is True, as PyTorch's."""
 
 
 class SparseTensor:
@@ -237,14 +240,23 @@ class SparseTensor:
         if name in ("_data", "_device"):  # a dense op reading a tensor's internals
             raise SparseOperand()
         if hasattr(Tensor, name) and not name.startswith("_"):  # a dense op: say so
+            if callable(getattr(Tensor, name)):  # (a method: it exists, calling it raises)
+                return _refusing(name, self)
             raise not_supported(name, self)
         raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")
 
 
-def not_supported(op: str, s: SparseTensor) -> SparseOperand:
+def not_supported(op: str, s: SparseTensor) -> SparseUnsupported:
     """The error of a dense op given a sparse tensor: names the op and layout, hints
-    ``.to_dense()`` (a :class:`SparseOperand`: met inside an op that hands sparse operands
-    over, ``narrow`` in ``ember.narrow_copy``, the op is handed over)."""
-    return SparseOperand(f"{op}: not supported for {s.layout!r} tensors (shape "
-                               f"{tuple(s.shape)}, nnz={s._nnz()}). Hint: call .to_dense() "
-                               "first, or see docs/sparse.md for the sparse ops Ember has")
+    ``.to_dense()`` (a :class:`SparseUnsupported`)."""
+    return SparseUnsupported(f"{op}: not supported for {s.layout!r} tensors (shape "
+                             f"{tuple(s.shape)}, nnz={s._nnz()}). Hint: call .to_dense() "
+                             "first, or see docs/sparse.md for the sparse ops Ember has")
+
+
+def _refusing(name: str, s: SparseTensor) -> Any:
+    """The dense method ``name`` read on ``s``: a function raising :func:`not_supported`."""
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise not_supported(name, s)
+    refuse.__name__ = refuse.__qualname__ = name
+    return refuse
