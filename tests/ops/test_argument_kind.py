@@ -339,3 +339,18 @@ def test_factories_and_host_special_functions_raise_argument_type_error(call):
     theirs, ours = _both(call)
     assert isinstance(theirs, TypeError | RuntimeError)
     assert isinstance(ours, ArgumentTypeError)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, F: m.special.zeta(m.tensor([2.0]), "a"),
+    lambda m, F: m.special.zeta([2.0], m.tensor([1.0])),
+    lambda m, F: m.special.chebyshev_polynomial_t(m.tensor([0.5]), None),
+    lambda m, F: m.float_power(m.tensor([2.0]), "a"),
+    lambda m, F: m.add(m.tensor([2.0]), "a"),
+])
+def test_a_non_number_operand_beside_a_tensor_is_an_argument_type_error(call):
+    # (a DTypeError: a str, list or None is a wrong kind of argument, not a wrong dtype)
+    theirs, ours = _both(call)
+    assert isinstance(theirs, TypeError)
+    assert isinstance(ours, ArgumentTypeError)
+    assert "cannot take an operand of type" in str(ours)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import ember
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ArgumentTypeError, ShapeError
 from ember.ops.public_op import calling_op, public_message
 
 F = ember.nn.functional
@@ -47,8 +47,8 @@ def test_an_op_called_directly_keeps_its_message():
 
 
 def test_an_operand_error_names_the_public_function():
-    with pytest.raises(DTypeError, match=r"^margin_ranking_loss\(\): cannot take an operand of "
-                                         "type list"):
+    with pytest.raises(ArgumentTypeError,
+                       match=r"^margin_ranking_loss\(\): cannot take an operand of type list"):
         F.margin_ranking_loss(ember.ones(3), [1.0, 2.0, 3.0], ember.ones(3))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, errors
 from ember.errors import ArgumentError, DivisionByZero, DTypeError, OpError, describe
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
@@ -563,7 +563,7 @@ def _reflected(fn: Any, name: str) -> None:
     def op(self: Tensor, other: Any) -> Tensor:
         try:
             return fn(other, self)
-        except DTypeError:
+        except (DTypeError, errors.ArgumentTypeError):
             refuse_foreign(name, other, self)
             if isinstance(other, (list, tuple, str, bytes)):
                 return NotImplemented

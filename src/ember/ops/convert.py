@@ -16,7 +16,14 @@ from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
 from ember.backend.meta import copy_out
 from ember.dtypes import DType
-from ember.errors import DeviceError, DTypeError, OpError, refuse_non_tensor, type_name
+from ember.errors import (
+    ArgumentTypeError,
+    DeviceError,
+    DTypeError,
+    OpError,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -155,8 +162,8 @@ def result_dtype(*xs: Any) -> DType:
         refused = [type_name(x) for x in xs if _refused(x)]
         if not refused:
             raise
-        raise DTypeError(f"{calling_op()}(): cannot take an operand of type {refused[0]}. "
-                         "Hint: convert it with ember.tensor(...)") from None
+        raise ArgumentTypeError(f"{calling_op()}(): cannot take an operand of type "
+                                f"{refused[0]}. Hint: convert it with ember.tensor(...)") from None
 
 
 def _refused(x: Any) -> bool:
