@@ -93,6 +93,8 @@ class Tracer(Effects, ViewWrites):
         self.grad_input_vars: set[Var] = set()
         self.twins: dict[Var, set[Var]] = {}  # the inputs of arguments that are one array
         self.small_consts: dict[tuple, Var] = {}
+        # id(the array owning a constant's memory) -> those constants (see keep_constants)
+        self.const_memory: dict[int, list[Var]] = {}
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
         self.others = OtherThreadsTensors()  # what other threads make meanwhile (see var_of)
         self.just_fresh: int | None = None  # the array the last tensor made was first for
@@ -208,6 +210,7 @@ class Tracer(Effects, ViewWrites):
             return var
         var = self.new_var(array, "const")
         self.graph.consts[var] = array
+        self.const_memory.setdefault(id(_owner(array)), []).append(var)
         if small:
             self.small_consts[key] = var
         return var
@@ -315,6 +318,15 @@ class Tracer(Effects, ViewWrites):
         if self.just_fresh == id(x._data):  # (the alias, just made, is no new array: x, a
             self.fresh.pop(id(x._data), None)  # tensor from outside met here, is not fresh)
         self.var_of(x)  # (same array: the alias reads x's variable)
+        self.keep_constants(x._data)  # (about to be written)
+
+    def keep_constants(self, array: Any) -> None:
+        """``array``'s memory is about to be written in place: the constants read from that
+        memory (``b = zeros(()); y = x * b; b.add_(1)``, or a view of it) keep the values they
+        had, as copies; the graph holds no reference that the write, or a later call's, changes."""
+        for var in self.const_memory.pop(id(_owner(array)), ()):
+            if var in self.graph.consts:
+                self.graph.consts[var] = self.graph.consts[var].copy()
 
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
         """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see
@@ -532,6 +544,13 @@ def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:
         "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
         "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
         "instead, or move the call out of the compiled function", where)
+
+
+def _owner(array: Any) -> Any:
+    """The object owning ``array``'s memory (a view's base's base...)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def _dtype_of(array: Any) -> Any:
