@@ -148,3 +148,24 @@ def test_a_kernels_dense_layout_test_is_numpys_contiguity_of_its_sorted_axes():
                 for v in views:
                     assert _dense_layout(v) == expected(v), (shape, perm, v.strides)
                     assert _dense_layout(v, a) == expected(v, a)
+
+
+def test_a_function_named_like_a_name_of_the_generated_code():
+    """A function named ``c1`` (a constant's name in the generated code) or ``xp`` (the array
+    module there) compiles: its def no longer replaces that global (NameError at each call)."""
+    def xp(x):
+        return x + 1
+
+    def c1(x):
+        return x * ember.tensor([1.0, 2.0])
+
+    def c2(x):  # (c2 names the constant the trace makes here)
+        b = ember.ones(2)
+        b.mul_(2.0)
+        return x + b
+
+    x = ember.tensor([1.0, 3.0])
+    for f in (xp, c1, c2):
+        g = jit.compile(f)
+        for _ in range(3):
+            np.testing.assert_allclose(g(x).numpy(), f(x).numpy())

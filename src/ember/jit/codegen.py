@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import re
 from dataclasses import dataclass
 from operator import is_
 from typing import Any
@@ -121,6 +122,8 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     defs: list[str] = []  # the functions of sub-graphs (a cond's branches), in the module
     args = ", ".join(v.name for v in graph.inputs)
     function = _identifier(graph.name)
+    while function in namer.globals or VAR_NAME.fullmatch(function):  # (a user's xp or c1)
+        function = f"f_{function}"
     namer.globals[function] = None  # (its own name: no kernel or state takes it)
     lines = [f"def {function}({args}):"]
     kernels: list[Kernel] = []
@@ -256,6 +259,9 @@ def _kernel_source(kernel: Kernel, namer: _Namer) -> str:
     """A kernel's function, under its global's name in the generated module."""
     name = namer.name(kernel, kernel.name)
     return kernel.source.replace(f"def {kernel.name}(", f"def {name}(", 1)
+
+
+VAR_NAME = re.compile(r"[cv]\d+")  # a variable's name in the code (see ir.Var.name)
 
 
 def _identifier(name: str) -> str:
