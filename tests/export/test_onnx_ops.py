@@ -121,6 +121,8 @@ CASES = {
     "interpolate_uint8": (lambda t: (F.interpolate(t, size=(5, 7), mode="bilinear"),
                                      F.interpolate(t, scale_factor=1.5, mode="bicubic"),
                                      F.interpolate(t, size=(2, 3), mode="bicubic",
+                                                   antialias=True),
+                                     F.interpolate(t, size=(3, 8), mode="lanczos",
                                                    antialias=True)),
                           lambda: [ember.randint(0, 256, (2, 3, 4, 5), dtype=ember.uint8)]),
     "embedding": (nn.Embedding(10, 4), lambda: [ember.randint(0, 10, (2, 5))]),

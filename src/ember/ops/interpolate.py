@@ -11,7 +11,7 @@ precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_tran
 numba pass (:mod:`ember.ops.resample_numba`) where numba runs; its NumPy twin uses that each
 tap's source indices grow with o and sums contiguous runs with one ``add.reduceat`` per tap
 instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized
-bilinear or bicubic go through ``resample_uint8``, PyTorch's fixed-point (PIL-style)
+bilinear, bicubic or lanczos go through ``resample_uint8``, PyTorch's fixed-point (PIL-style)
 arithmetic, width first, so the bytes equal PyTorch's.
 """
 
@@ -337,7 +337,7 @@ def _int16_plan(size: int, out: int, scale: float | None, kind: str, align_corne
     float64 weights scaled by the largest power of two that keeps the largest within int16,
     rounded half away from zero."""
     if antialias:
-        width = 2 if kind == "linear" else 4
+        width = next(w for aa, w in _ANTIALIASED.values() if aa == f"{kind}_aa")
         indices, weights = _aa_taps(size, out, scale, align_corners, np.dtype(np.float64),
                                     f"{kind}_aa", width)
         first, w = indices[0], np.stack(weights, 1)
@@ -364,14 +364,16 @@ class ResampleUint8(Primitive):
     def forward(self, xp, x, *, axis, size, out, scale, kind, align_corners, antialias):
         first, weights, precision = _int16_plan(size, out, scale, kind, align_corners,
                                                 antialias)
+        wide = x.astype(np.int32)  # once, not per tap
         acc = None
         for t in range(weights.shape[1]):
             index = xp.asarray(np.minimum(first + t, size - 1))
-            tap = xp.take(x, index, axis=axis).astype(np.int32) * \
-                _along(xp.asarray(weights[:, t]), axis, x.ndim)
+            tap = xp.take(wide, index, axis=axis)
+            tap *= _along(xp.asarray(weights[:, t]), axis, x.ndim)
             acc = tap if acc is None else xp.add(acc, tap, out=acc)
         acc += 1 << (precision - 1)
-        return xp.clip(acc >> precision, 0, 255).astype(np.uint8)
+        acc >>= precision
+        return xp.clip(acc, 0, 255, out=acc).astype(np.uint8)
 
     def infer(self, x, *, axis, out, **p):
         return TensorSpec(x.shape[:axis] + (out,) + x.shape[axis + 1:], x.dtype)
@@ -404,8 +406,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     repeated); like it, it may overshoot the input's range. ``antialias=True`` (bilinear,
     bicubic, lanczos) widens the kernel when shrinking so that every input pixel counts, as
     PIL and PyTorch do (``transforms.Resize``'s default). A uint8 input stays uint8: nearest
-    modes copy, bilinear and bicubic use PyTorch's integer weights and rounding (equal to its
-    output byte for byte).
+    modes copy, bilinear, bicubic and lanczos use PyTorch's integer weights and rounding
+    (equal to its output byte for byte).
 
     Example:
         >>> x = ember.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
@@ -442,11 +444,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     if mode == "area":
         return _area(nd, input, out)
     if interpolating and not input.dtype.is_floating_point:
-        if input.dtype.name == "uint8" and mode in ("bilinear", "bicubic"):
-            return _resize_uint8(input, out, scales, _INTERPOLATING[mode][1],
+        if input.dtype.name == "uint8" and mode in _ANTIALIASED:
+            return _resize_uint8(input, out, scales, _INTERPOLATING[mode][1].removesuffix("_aa"),
                                  bool(align_corners), antialias)
         raise TypeError(f"interpolate: mode {mode!r} needs a floating input (or uint8 for "
-                        f"bilinear and bicubic), got {input.dtype.name}")
+                        f"bilinear, bicubic and lanczos), got {input.dtype.name}")
 
     kind = _ANTIALIASED[mode][0] if antialias else \
         _INTERPOLATING[mode][1] if interpolating else mode

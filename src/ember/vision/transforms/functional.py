@@ -186,32 +186,42 @@ def resize(img: Tensor, size: int | Sequence[int],
            max_size: int | None = None, antialias: bool | None = True) -> Tensor:
     """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge), antialiased
     when bilinear or bicubic as torchvision does by default. A uint8 image is resampled in
-    float32 and rounded, as torchvision's tensor path does (``F.interpolate``'s uint8 kernels
-    round each pass and can differ by a level); nearest modes copy its bytes.
+    float32 and rounded, as torchvision's (v1) tensor path does (``F.interpolate``'s uint8
+    kernels, which v2 uses, round each pass and can differ); nearest modes copy its bytes.
 
     Example:
         >>> resize(ember.zeros(3, 10, 20), (5, 5)).shape
         ember.Size([3, 5, 5])
     """
-    _check_image("resize", img, any_int=True)
     mode = InterpolationMode(interpolation).value
     if mode in ("box", "hamming", "lanczos"):
         raise ArgumentError(f"resize: interpolation {mode!r} is Pillow's, for PIL images only; a "
                             f"tensor takes NEAREST, NEAREST_EXACT, BILINEAR or BICUBIC")
+    return _resize_tensor(img, size, mode, max_size, antialias, uint8_kernels=False)
+
+
+def _resize_tensor(img: Tensor, size: int | Sequence[int], mode: str, max_size: int | None,
+                  antialias: bool | None, uint8_kernels: bool) -> Tensor:
+    """``resize`` of a ``(..., C, H, W)`` tensor with ``mode`` an interpolation mode's value.
+    A uint8 image is resampled in float32 and rounded, or with ``uint8_kernels`` (torchvision
+    0.28's v2 on a CPU with AVX2, AVX512 or ARM) by ``F.interpolate``'s uint8 kernels when
+    bilinear, bicubic or lanczos; nearest modes copy its bytes."""
+    _check_image("resize", img, any_int=True)
     h, w = img.shape[-2:]
     out = _output_size(h, w, size, max_size)
     if out == (h, w):
         return img
-    smooth = mode in ("bilinear", "bicubic")
-    # torchvision resamples in float32 and rounds; nearest copies alike in uint8
-    x = img if not smooth and img.dtype is ember.uint8 else _to_float(img)
+    smooth = mode in ("bilinear", "bicubic", "lanczos")
+    as_bytes = img.dtype is ember.uint8 and (uint8_kernels or not smooth)
+    x = img if as_bytes else _to_float(img)
     batch = x.shape[:-3]
     x = _images(x)
     if x.numel() == 0 and out[0] * out[1] != 0 and h * w == 0:
         raise ArgumentError(f"resize: cannot resize an image of no pixels ({h}x{w}) to {out}")
     x = F.interpolate(x, size=out, mode=mode, align_corners=False if smooth else None,
                       antialias=bool(antialias) and smooth)
-    return _back(x.reshape(*batch, *x.shape[-3:]), img.dtype, rounded=smooth)
+    x = x.reshape(*batch, *x.shape[-3:])
+    return x if as_bytes else _back(x, img.dtype, rounded=smooth)
 
 
 def resized_crop(img: Image, top: int, left: int, height: int, width: int,

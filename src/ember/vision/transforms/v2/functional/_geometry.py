@@ -126,7 +126,22 @@ def resize(inpt: Tensor, size: int | Sequence[int] | None,
                      antialias=antialias)
 
 
-_register_kernel_internal(resize, *_IMAGES)(TF.resize)
+@_tensor_op
+def _resize_image(img: Tensor, size: int | Sequence[int],
+                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                  max_size: int | None = None, antialias: bool | None = True) -> Tensor:
+    # as torchvision 0.28's v2 on CPU: uint8 through F.interpolate's uint8 kernels, lanczos too
+    mode = InterpolationMode(interpolation).value
+    if mode in ("box", "hamming"):
+        raise ArgumentError(f"resize: interpolation {mode!r} is Pillow's, for PIL images only; a "
+                            f"tensor takes NEAREST, NEAREST_EXACT, BILINEAR, BICUBIC or LANCZOS")
+    if mode == "lanczos" and not antialias:
+        raise ArgumentError("resize: InterpolationMode.LANCZOS requires antialias=True")
+    return TF._resize_tensor(img, size, mode, max_size, antialias, uint8_kernels=True)
+
+
+_register_kernel_internal(resize, *_IMAGES)(accepts_pil(_resize_image, pillow=TF.resize,
+                                                        use_pillow=lambda img: True))
 
 
 @_register_kernel_internal(resize, Mask)
