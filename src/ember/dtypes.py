@@ -13,6 +13,7 @@ gives one (``float16 tensor * 1j``), Ember gives complex64.
 from __future__ import annotations
 
 import math
+import sys
 from functools import cache, lru_cache
 
 import ml_dtypes
@@ -187,9 +188,18 @@ def to_dtype(x: object) -> DType:
     try:
         return from_numpy(np.dtype(x))
     except TypeError:
-        hint = (f". Hint: use Ember's, ember.{str(x).partition('.')[2]}"
-                if type_name(x) == "torch.dtype" else "")
-        raise DTypeError(f"cannot read a dtype from {x!r}{hint}") from None
+        raise DTypeError(f"cannot read a dtype from {x!r}{_torch_dtype_hint(x)}") from None
+
+
+def _torch_dtype_hint(x: object) -> str:
+    """For a PyTorch dtype Ember also has (``ember.float32``, ``ember.qint8``), a hint naming
+    Ember's; else (``torch.int4``, not a torch dtype) nothing."""
+    name = str(x).partition(".")[2]
+    ours = getattr(sys.modules.get("ember"), name, None)  # (ember.qint8: from ember.quant)
+    if type_name(x) != "torch.dtype" or not (isinstance(ours, DType)
+                                            or hasattr(type(ours), "__ember_dtype__")):
+        return ""
+    return f". Hint: use Ember's, ember.{name}"
 
 
 # PyTorch computes only a few ops on these (casts, copies, indexing, mul, ==, ...): a primitive

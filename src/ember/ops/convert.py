@@ -347,8 +347,10 @@ def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:
 
 def _is_dtype(target: Any) -> bool:
     """Whether a positional argument of ``to`` names a dtype (else a device or a tensor)."""
-    return isinstance(target, (DType, type)) or (isinstance(target, str)
-                                                 and _is_dtype_name(target))
+    if isinstance(target, str):
+        return _is_dtype_name(target)
+    # (a torch.dtype: to_dtype refuses it with a hint, rather than the device parser)
+    return isinstance(target, (DType, type)) or type(target).__name__ == "dtype"
 
 
 @functools.lru_cache(maxsize=64)
