@@ -211,6 +211,15 @@ def test_empty_images_keep_their_shape(shape):
     assert tuple(F.rotate(ember.zeros(0, 3, 4, 5), 30.0, expand=True).shape) == (0, 3, 6, 7)
 
 
+def test_empty_float_images_stay_in_the_graph_through_warps():
+    # torchvision's v2 keeps requires_grad on an empty image (Ember's warps gave a fresh leaf)
+    x = ember.zeros(3, 0, 5, dtype=ember.float64, requires_grad=True)
+    for out in (F.rotate(x, 30.0), F.affine(x, 30.0, [1, 0], 1.0, [0.0, 0.0])):
+        assert out.requires_grad and out.dtype is ember.float64
+        out.sum().backward()
+    assert x.grad.shape == x.shape
+
+
 def test_resize_of_an_image_without_pixels_raises_argument_error():
     # torchvision 0.28: ZeroDivisionError (int size) or a reshape RuntimeError (pair)
     x = ember.zeros(3, 0, 5, dtype=ember.uint8)

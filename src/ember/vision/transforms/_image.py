@@ -14,6 +14,7 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember.errors import ArgumentError, DTypeError
+from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor
 
 Image = Tensor | np.ndarray
@@ -152,7 +153,8 @@ def _grid_transform(img: Tensor, grid: Tensor, interpolation: Any,
     flat = _images(x)
     out_h, out_w = grid.shape[1:3]
     if flat.numel() == 0 or out_h * out_w == 0:
-        return ember.zeros(*x.shape[:-2], out_h, out_w, dtype=img.dtype)
+        blank = img.new_zeros((*x.shape[:-2], out_h, out_w))  # (img's dtype and device)
+        return zero_grad_from(img.sum(), blank)  # (in img's graph, as torchvision's v2)
     grid = grid.expand(flat.shape[0], out_h, out_w, 2)
     if fill is None:
         out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)
