@@ -73,3 +73,13 @@ def test_ends_that_are_not_numbers_or_tensors_are_refused_as_torch(op, end):
         getattr(torch, op)(0, end, 3)
     with pytest.raises(ember.errors.ArgumentTypeError, match=f"{op}\\(\\): argument 'end' must"):
         getattr(ember, op)(0, end, 3)
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+def test_numpy_bool_and_scalar_ends_are_numbers_as_torch(op):
+    # (np.bool_ is no numbers.Number: it was refused, its message naming 'bool np.False_')
+    for start in (np.bool_(False), np.float32(0.0), np.int64(0)):
+        want = getattr(torch, op)(start, 1.0, 3)
+        np.testing.assert_allclose(getattr(ember, op)(start, 1.0, 3).numpy(), want.numpy())
+    with pytest.raises(ember.errors.ArgumentTypeError, match="not torch.Tensor"):
+        getattr(ember, op)(torch.tensor(1.0), 2.0, 3)

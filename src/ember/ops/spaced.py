@@ -16,7 +16,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError, type_name
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -34,9 +34,9 @@ def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
         ember.complex64
     """
     for name, v in (("start", start), ("end", end)):
-        if not isinstance(v, numbers.Number | Tensor):
+        if not isinstance(v, numbers.Number | np.bool_ | Tensor):
             raise ArgumentTypeError(f"{op}(): argument '{name}' must be a number or a 0-d "
-                                    f"tensor, not {type(v).__name__} {v!r}")
+                                    f"tensor, not {type_name(v)} {v!r}")
     if np.ndim(start) or np.ndim(end):
         raise ShapeError(f"{op}: only supports 0-dimensional start and end tensors, got "
                          f"{np.ndim(start)} and {np.ndim(end)} dimension(s)")
