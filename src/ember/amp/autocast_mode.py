@@ -327,8 +327,8 @@ class autocast:
 
 
 def _run_in(state: tuple, fn: Callable) -> Any:
-    enabled, dtype = state
-    with autocast("cpu", dtype, enabled):
+    enabled, dtype, cache_enabled = state
+    with autocast("cpu", dtype, enabled, cache_enabled):
         return fn()
 
 
@@ -345,8 +345,8 @@ def _set_aside() -> Iterator[None]:
         STATE.enabled, DISPATCH.casting = saved[:2]
 
 
-def _state() -> tuple[bool, DType]:
-    return STATE.enabled, STATE.dtype
+def _state() -> tuple[bool, DType, bool]:
+    return STATE.enabled, STATE.dtype, STATE.cache_enabled
 
 
 # checkpoint recomputes under the autocast state its forward ran in; a compiled function

@@ -148,6 +148,9 @@ class CompiledFunction:
         self.fullgraph = fullgraph  # (a signature that must run eagerly raises instead)
         self.passes = {**MODES[mode], **(passes or {})}
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
+        # what the function runs inside (None: nothing): for a graph per autocast state, a call
+        # of run_in(state, fn) (see _under_handler)
+        self._context: Callable | None = None
         self.forget()
         functools.update_wrapper(self, fn, updated=())
 
@@ -203,7 +206,7 @@ class CompiledFunction:
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not JIT.enabled:
-            return self.fn(*args, **kwargs)
+            return self._run(args, kwargs)
         if DISPATCH.handler is not None:
             return self._under_handler(args, kwargs)
         if self.resets != Resets.count:
@@ -223,7 +226,7 @@ class CompiledFunction:
                 return self._trace(key, args, kwargs, f"traced again: {changed.reason()}")
         if entry.eager is not None or \
                 entry.graph.split_writes and _shares_split_writes(entry.graph, tensors):
-            return self.fn(*args, **kwargs)  # (arguments sharing memory the graph writes)
+            return self._run(args, kwargs)  # (arguments sharing memory the graph writes)
         if entry.joint is not None:  # a differentiable call: one autograd node
             return self._rebuild(entry, compiled_call(entry, tensors))
         if entry.grad_inputs:  # (.grad that a backward accumulates into: inputs too)
@@ -253,20 +256,23 @@ class CompiledFunction:
         stack = DISPATCH.stack
         context = CONTEXTS.get(stack[0]) if len(stack) == 1 else None
         if context is None:
-            return self.fn(*args, **kwargs)
+            return self._run(args, kwargs)
         state_of, run_in, set_aside = context
         state = state_of()
         inner = self.within.get(state)
-        if inner is None:
-            fn = self.fn
-
-            @functools.wraps(fn, updated=())
-            def within(*a: Any, **k: Any) -> Any:
-                return run_in(state, lambda: fn(*a, **k))
-            inner = self.within[state] = CompiledFunction(within, self.static_argnums,
+        if inner is None:  # (compiling self.fn itself: it reaches what a plain call reaches)
+            inner = self.within[state] = CompiledFunction(self.fn, self.static_argnums,
                                                           "default", self.passes, self.fullgraph)
+            inner._context = functools.partial(run_in, state)
         with set_aside():
             return inner(*args, **kwargs)
+
+    def _run(self, args: tuple, kwargs: dict) -> Any:
+        """The plain function, inside ``_context`` (the autocast state it is compiled
+        for) where it has one."""
+        if self._context is None:
+            return self.fn(*args, **kwargs)
+        return self._context(lambda: self.fn(*args, **kwargs))
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
@@ -361,7 +367,7 @@ class CompiledFunction:
         with tracer:
             for t in inputs:
                 tracer.add_input(t)
-            out = self.fn(*args, **kwargs)
+            out = self._run(args, kwargs)
             out_leaves, out_spec = tree_flatten(out)
             joint, returned, hooked, plan, given = None, out_leaves, None, None, out_leaves
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad

@@ -130,6 +130,9 @@ class Reach:
         func = getattr(fn, "__func__", fn)
         code = getattr(func, "__code__", None)
         if code is None or is_library(func):
+            wrapped = _wrapped_by_library(func)  # (a module autocast's decorator wraps)
+            if wrapped is not None:
+                self.add(getattr(wrapped, "__name__", "wrapped"), wrapped, depth)
             return
         stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
         self.reads_state = self.reads_state or not STATE_NAMES.isdisjoint(
@@ -368,6 +371,8 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         'model.fc1.weight'
     """
     found = Reach()
+    while (wrapped := _wrapped_by_library(fn)) is not None:  # (followed as a plain call is)
+        fn = wrapped
     if isinstance(fn, functools.partial):
         for i, arg in enumerate(fn.args):
             found.add(f"partial.args[{i}]", arg, 1)
@@ -390,6 +395,16 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         found.add("hook of an argument", hook)
     found.watch_states()
     return found
+
+
+def _wrapped_by_library(fn: Any) -> Any:
+    """What ``fn`` calls where it is a library's wrapper made by ``functools.wraps``
+    (``autocast("cpu")(model)``): it copied the ``__module__`` of what it wraps, so a wrapper
+    of a built-in module looks like library code, yet what it wraps is the user's state.
+    None for any other ``fn``."""
+    if isinstance(fn, types.FunctionType) and is_library(fn):
+        return getattr(fn, "__wrapped__", None)
+    return None
 
 
 def _state_key(opt: Optimizer) -> tuple:
