@@ -213,7 +213,11 @@ def is_floating_input(op: str, name: str, value: object) -> bool:
 def is_complex_input(op: str, name: str, value: object) -> bool:
     """Whether the tensor ``value`` (``op``'s argument ``name``) has a complex dtype; a plain
     Python or NumPy value raises :func:`not_a_tensor_error`."""
-    return not is_floating_input(op, name, value) and value.dtype.is_complex  # type: ignore
+    try:
+        return value.dtype.is_complex  # type: ignore[attr-defined]
+    except AttributeError:
+        refuse_non_tensor(op, name, value)
+        raise
 
 
 def dtype_name(op: str, name: str, value: object) -> str:

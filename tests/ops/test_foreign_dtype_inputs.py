@@ -64,3 +64,42 @@ def test_ember_inputs_keep_their_errors_and_results():
     assert np.allclose(F.lp_pool1d(x, 2, 2).numpy(),
                        torch.nn.functional.lp_pool1d(t, 2, 2).numpy())
     assert np.allclose(F.silu(x).numpy(), torch.nn.functional.silu(t).numpy())
+
+
+# ops whose floating/complex check read a NumPy dtype's missing attribute (a PyTorch tensor's
+# dtype has it: those pass the check and are refused, or computed as PyTorch's, later)
+NUMPY_CALLS = {
+    "ctc_loss": lambda x: F.ctc_loss(x, E, E, E),
+    "fake_quantize_per_tensor_affine":
+        lambda x: ember.fake_quantize_per_tensor_affine(x, 0.1, 0, 0, 255),
+    "fake_quantize_per_channel_affine":
+        lambda x: ember.fake_quantize_per_channel_affine(x, E, E, 0, 0, 255),
+    "lobpcg": lambda x: ember.lobpcg(x),
+    "svd_lowrank": lambda x: ember.svd_lowrank(x),
+    "pca_lowrank": lambda x: ember.pca_lowrank(x),
+    "pdist": lambda x: F.pdist(x),
+    "gumbel_softmax": lambda x: F.gumbel_softmax(x),
+    "local_response_norm": lambda x: F.local_response_norm(x, 2),
+    "view_as_real": lambda x: ember.view_as_real(x),
+    "rfft": lambda x: ember.fft.fft_r2c(x, (0,), "backward"),
+    "stft": lambda x: ember.stft(x, 4),
+    "is_complex": lambda x: ember.is_complex(x),
+    "is_floating_point": lambda x: ember.is_floating_point(x),
+    "is_signed": lambda x: ember.is_signed(x)}
+
+
+@pytest.mark.parametrize("op", list(NUMPY_CALLS))
+def test_a_numpy_input_is_named_with_its_op(op):
+    with pytest.raises(TypeError, match=rf"{op}\(\).*numpy\.ndarray") as caught:
+        NUMPY_CALLS[op](np.ones((2, 2)))
+    assert not isinstance(caught.value, AttributeError)
+
+
+def test_dtype_queries_keep_their_answers():
+    assert ember.is_floating_point(E) and not ember.is_complex(E) and ember.is_signed(E)
+    z = ember.ones(2, dtype=ember.complex64)
+    assert z.is_complex() and not z.is_floating_point()
+    assert not ember.ones(2, dtype=ember.uint8).is_signed()
+    assert ember.view_as_real(z).shape == (2, 2)
+    with pytest.raises(ember.errors.DTypeError, match="pdist: expected a floating input"):
+        F.pdist(ember.ones(2, 2, dtype=ember.int64))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.convert import float32_under_autocast
 from ember.ops.forwarding import check_tensors, hands_over
@@ -317,7 +317,11 @@ def view_as_real(input: Tensor) -> Tensor:
         >>> ember.view_as_real(ember.tensor([1 + 2j]))
         tensor([[1., 2.]])
     """
-    ViewAsReal.infer(spec(input))
+    try:
+        ViewAsReal.infer(spec(input))
+    except AttributeError:  # (a NumPy array: its dtype has no is_complex)
+        refuse_non_tensor("view_as_real", "input", input)
+        raise
     return apply(ViewAsReal, input)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, GradError, IndexOutOfRange, ShapeError
+from ember.errors import DTypeError, GradError, IndexOutOfRange, ShapeError, is_floating_input
 from ember.ops.loss import _reduction
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
@@ -227,7 +227,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor,
     """
     op = "ctc_loss"
     reduction = _reduction(op, None, None, reduction)
-    if not log_probs.dtype.is_floating_point:
+    if not is_floating_input(op, "log_probs", log_probs):
         raise DTypeError(f"{op}: log_probs must be floating, got {log_probs.dtype.name}")
     if targets.dtype.is_floating_point or targets.dtype is dtypes.bool:
         raise DTypeError(f"{op}: targets must be integer class indices, got "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast, float32_under_autocast
@@ -160,7 +160,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     """
     if input.ndim != 2:
         raise ShapeError(f"pdist: expected a 2-D (N, M) input, got shape {tuple(input.shape)}")
-    if not input.dtype.is_floating_point:
+    if not is_floating_input("pdist", "input", input):
         raise DTypeError(f"pdist: expected a floating input, got {input.dtype.name}")
     p = as_float(p, "pdist", "p")
     if not p >= 0:

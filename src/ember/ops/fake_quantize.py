@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, OpError, ShapeError
+from ember.errors import DTypeError, OpError, ShapeError, is_floating_input
 from ember.ops.creation import tensor
 from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -134,7 +134,7 @@ class FakeQuantizePerChannel(_FakeQuantize):
 
 
 def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> None:
-    if not input.dtype.is_floating_point:
+    if not is_floating_input(op, "input", input):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. "
                          "Hint: call .float() first")
     if quant_min > quant_max:

@@ -23,7 +23,14 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, refuse_non_tensor, type_name
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    is_complex_input,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.ops.complex_parts import real
 from ember.ops.convert import cast, to_float
 from ember.ops.creation import tensor, zeros
@@ -174,7 +181,7 @@ def fft_c2c(x: Tensor, dims: tuple[int, ...], inverse: bool, norm: str) -> Tenso
 def fft_r2c(x: Tensor, dims: tuple[int, ...], norm: str, op: str = "rfft") -> Tensor:
     """The one-sided DFT over ``dims`` of a real tensor (integers: the default float dtype);
     ``op`` names the caller in errors."""
-    if x.dtype.is_complex:
+    if is_complex_input(op, "input", x):
         raise DTypeError(f"{op}: expects a real input tensor, got {x.dtype.name}. Hint: use "
                          "the complex transform (fft, fftn) for complex input, or pass .real")
     return apply(FFTR2C, to_float(x), dims=dims, norm=norm)

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import DTypeError, is_floating_input
 from ember.ops.convert import cast
 from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
@@ -32,7 +32,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
         tensor([1., 1.])
     """
     op = "gumbel_softmax"
-    if not logits.dtype.is_floating_point:
+    if not is_floating_input(op, "logits", logits):
         raise DTypeError(f"{op}: expected floating logits, got {logits.dtype.name}")
     if eps != 1e-10:
         warnings.warn(f"{op}: eps is deprecated and has no effect", DeprecationWarning,

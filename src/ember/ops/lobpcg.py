@@ -29,7 +29,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import is_grad_enabled, no_grad
-from ember.errors import ArgumentError, DTypeError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, ShapeError, describe, is_complex_input
 from ember.ops.creation import eye
 from ember.ops.join import cat, stack
 from ember.ops.linalg import matmul
@@ -252,7 +252,7 @@ def _check(A: Tensor, B: Tensor | None, X: Tensor | None, method: str) -> None: 
     if X is not None and (X.ndim != A.ndim or tuple(X.shape[:-1]) != tuple(A.shape[:-1])):
         raise ShapeError(f"lobpcg: X must have A's shape but its own number of columns, got "
                          f"A {describe(A.shape, A.dtype)} and X {describe(X.shape, X.dtype)}")
-    if A.dtype.is_complex:
+    if is_complex_input("lobpcg", "A", A):
         raise DTypeError(f"lobpcg: A must be real (symmetric), got {describe(A.shape, A.dtype)}; "
                          f"complex (Hermitian) problems are not supported, as in PyTorch")
     if method not in ("basic", "ortho"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
 from ember.ops.convert import HALF, laid_out_like
 from ember.ops.int_args import as_int, as_number
 from ember.ops.pad import pad
@@ -31,7 +31,7 @@ def _channel_window_sum(x: Tensor, before: int, after: int) -> Tensor:
 def _checked(op: str, input: Tensor, size: int, *numbers: Any) -> list[int | float]:
     """Refuses a bad input or size; ``alpha``, ``beta`` and ``k`` (``numbers``) as numbers (a
     string is a TypeError naming the op, as PyTorch's)."""
-    if not input.dtype.is_floating_point:
+    if not is_floating_input(op, "input", input):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
     if type(size) is not int:
         as_int(size, op, "size")  # (a NumPy int passes; a float or a str raises, as PyTorch)

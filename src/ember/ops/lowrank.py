@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from ember import dtypes
-from ember.errors import ArgumentError, ShapeError, describe
+from ember.errors import ArgumentError, ShapeError, describe, is_floating_input
 from ember.ops.broadcast import broadcast_to
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import linalg_qr, linalg_svd
@@ -29,8 +29,9 @@ from ember.tensor import Tensor
 __all__ = ["svd_lowrank", "pca_lowrank"]
 
 
-def _floating(A: Tensor) -> Tensor:  # noqa: N803
-    return A if A.dtype.is_floating_point or A.dtype.is_complex else A.to(dtypes.float32)
+def _floating(op: str, name: str, A: Tensor) -> Tensor:  # noqa: N803
+    return (A if is_floating_input(op, name, A) or A.dtype.is_complex  # type: ignore[attr-defined]
+            else A.to(dtypes.float32))
 
 
 def _approximate_basis(A: Tensor, q: int, niter: int, M: Tensor | None) -> Tensor:  # noqa: N803
@@ -52,7 +53,7 @@ def _approximate_basis(A: Tensor, q: int, niter: int, M: Tensor | None) -> Tenso
 def _svd_lowrank(A: Tensor, q: int, niter: int, M: Tensor | None) -> tuple:  # noqa: N803
     m, n = A.shape[-2:]
     if M is not None:
-        M = broadcast_to(_floating(M), tuple(A.shape))  # noqa: N806
+        M = broadcast_to(_floating("svd_lowrank", "M", M), tuple(A.shape))  # noqa: N806
     wide = m < n
     if wide:  # work with the tall Aᴴ: its basis is the smaller one
         A, M = A.mH, None if M is None else M.mH  # noqa: N806
@@ -88,7 +89,7 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,  # noqa: N8
     """
     q, niter = 6 if q is None else q, 2 if niter is None else niter
     _check("svd_lowrank", A, q, niter)
-    return _svd_lowrank(_floating(A), q, niter, M)
+    return _svd_lowrank(_floating("svd_lowrank", "A", A), q, niter, M)
 
 
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,  # noqa: N803
@@ -111,7 +112,7 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,  # noqa: N
         raise ArgumentError(f"pca_lowrank: q(={q}) must be non-negative integer and not greater "
                             f"than min(m, n)={min(m, n)}")
     _check("pca_lowrank", A, q, niter)
-    A = _floating(A)  # noqa: N806
+    A = _floating("pca_lowrank", "A", A)  # noqa: N806
     if center:
         A = A - A.mean(-2, keepdim=True)  # noqa: N806
     return _svd_lowrank(A, q, niter, None)

@@ -91,7 +91,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
         raise ArgumentError("stft: align_to_window should only be set when center=False")
     complex_window = window is not None and window.dtype.is_complex
     if return_complex is None:
-        if not (input.dtype.is_complex or complex_window):
+        if not (is_complex_input(op, "input", input) or complex_window):
             raise ArgumentError("stft: requires the return_complex parameter be given for real "
                                 "inputs. Hint: pass return_complex=True (return_complex=False is "
                                 "deprecated)")

@@ -21,7 +21,17 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD, is_inference, refuse_inference_write
-from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError, type_name
+from ember.errors import (
+    DeviceError,
+    DTypeError,
+    GradError,
+    OpError,
+    ShapeError,
+    is_complex_input,
+    is_floating_input,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.ops.activations import hardshrink, prelu
 from ember.ops.arithmetic import div, mul, sub
 from ember.ops.broadcast import broadcast_to, sum_to
@@ -207,7 +217,11 @@ def is_signed(input: Tensor) -> bool:
         >>> ember.zeros(1).is_signed(), ember.is_signed(ember.zeros(1, dtype=ember.uint8))
         (True, False)
     """
-    return input.dtype.is_signed
+    try:
+        return input.dtype.is_signed
+    except AttributeError:  # (a NumPy array: its dtype has no is_signed)
+        refuse_non_tensor("is_signed", "input", input)
+        raise
 
 
 @method()
@@ -244,7 +258,7 @@ def is_complex(input: Tensor) -> bool:
         >>> ember.tensor([1 + 2j]).is_complex(), ember.is_complex(ember.zeros(1))
         (True, False)
     """
-    return input.dtype.is_complex
+    return is_complex_input("is_complex", "input", input)
 
 
 @method()
@@ -473,7 +487,7 @@ def is_floating_point(input: Tensor) -> bool:
         >>> ember.is_floating_point(ember.zeros(1)), ember.is_floating_point(ember.arange(2))
         (True, False)
     """
-    return input.dtype.is_floating_point
+    return is_floating_input("is_floating_point", "input", input)
 
 
 @method()
