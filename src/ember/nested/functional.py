@@ -32,7 +32,9 @@ from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import bmm, matmul
 from ember.ops.linear import linear
 from ember.ops.masking import masked_fill
+from ember.ops.normalization import rms_norm
 from ember.ops.overrides import register
+from ember.ops.random import rand_like, randint_like, randn_like
 from ember.ops.select import clamp, maximum, minimum, where
 from ember.ops.shape import narrow, reshape, split, squeeze, transpose, unsqueeze
 from ember.ops.softmax import log_softmax, softmax, softmin
@@ -212,7 +214,7 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
 NestedTensor.__neg__ = NestedTensor.neg
 for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
     implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_broadcasting(_fn))
-for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill, lerp):
+for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill, lerp, compare.isclose):
     implements(_fn, methods=(_fn.__name__,))(_broadcasting(_fn))
 NestedTensor.__abs__ = NestedTensor.abs
 
@@ -265,8 +267,9 @@ def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
             input.dim() == 3 and input._ragged_idx == 1:  # (B, j, n) @ (B or 1, n, m)
         if other.shape[0] == 1:
             return input._with(matmul(input._values, other[0]))
-        mats = other.index_select(0, input._ragged.row_batch())  # each row's sequence's matrix
-        return input._with(matmul(input._values.unsqueeze(-2), mats).squeeze(-2))
+        # one product per sequence (not one matrix copied per row: rows × n × m numbers)
+        pieces = split(input._values, input._ragged.lengths.tolist())
+        return input._with(cat([matmul(p, w) for p, w in zip(pieces, other.unbind(0))]))
     if not isinstance(other, Tensor) or other.ndim > 2:
         shown = other.shape if isinstance(other, NestedTensor) else \
             tuple(getattr(other, "shape", ()))
@@ -287,17 +290,29 @@ def nested_bmm(input: NestedTensor, mat2: Tensor) -> NestedTensor:
     return nested_matmul(input, mat2)
 
 
+def _right_of_ragged(op: str, input: NestedTensor, normalized_shape: Any) -> None:
+    count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    if count > input.dim() - 1 - input._ragged_idx:
+        raise ShapeError(f"{op}: normalized_shape {normalized_shape} reaches the ragged "
+                         f"or batch dimension of a nested tensor of shape {input.shape}; "
+                         "nested tensors normalize over dimensions right of the ragged one")
+
+
 @implements(layer_norm)
 def nested_layer_norm(input: NestedTensor, normalized_shape: int | Sequence[int],
                       weight: Tensor | None = None, bias: Tensor | None = None,
                       eps: float = 1e-5) -> NestedTensor:
     """``F.layer_norm`` over trailing dimensions right of the ragged one."""
-    count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
-    if count > input.dim() - 1 - input._ragged_idx:
-        raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} reaches the ragged "
-                         f"or batch dimension of a nested tensor of shape {input.shape}; "
-                         "nested tensors normalize over dimensions right of the ragged one")
+    _right_of_ragged("layer_norm", input, normalized_shape)
     return input._with(layer_norm(input._values, normalized_shape, weight, bias, eps))
+
+
+@implements(rms_norm)
+def nested_rms_norm(input: NestedTensor, normalized_shape: int | Sequence[int],
+                    weight: Tensor | None = None, eps: float | None = None) -> NestedTensor:
+    """``F.rms_norm`` over trailing dimensions right of the ragged one."""
+    _right_of_ragged("rms_norm", input, normalized_shape)
+    return input._with(rms_norm(input._values, normalized_shape, weight, eps))
 
 
 def _softmax(fn: Callable, padding: float = -math.inf) -> Callable:
@@ -497,7 +512,8 @@ def _like(fn: Callable) -> Callable:
     return op
 
 
-for _fn in (creation.zeros_like, creation.ones_like, creation.empty_like, creation.full_like):
+for _fn in (creation.zeros_like, creation.ones_like, creation.empty_like, creation.full_like,
+            rand_like, randn_like, randint_like):
     implements(_fn)(_like(_fn))
 
 

@@ -23,7 +23,7 @@ from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float
 from ember.ops.operator_protocol import OPERANDS, refuse_foreign
-from ember.ops.overrides import TensorLikeOperand, calling_op, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import (
     Primitive,
     TensorSpec,
@@ -254,8 +254,10 @@ class IsClose(Primitive):
 
 def _same_dtype(op: str, input: Tensor, other: Any) -> tuple[Tensor, Tensor]:
     if not isinstance(input, Tensor):
+        if type(input) in TENSOR_LIKE:
+            raise TensorLikeOperand(op)  # (isclose hands it over)
         raise DTypeError(f"{op}: input must be a tensor, got {type_name(input)}")
-    if not isinstance(other, Tensor):
+    if not isinstance(other, Tensor):  # (a tensor-like raises TensorLikeOperand here)
         return input, scalar_tensor(other, input.dtype, input.device)
     if input.dtype is not other.dtype:
         raise DTypeError(f"{op}: input is {input.dtype.name} but other is {other.dtype.name}; "
@@ -275,7 +277,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0 + 1e-9, 2.1]))
         tensor([ True, False])
     """
-    a, b = _same_dtype("isclose", input, other)
+    try:
+        a, b = _same_dtype("isclose", input, other)
+    except TensorLikeOperand:
+        return handle(isclose, (input, other, rtol, atol, equal_nan), {})
     if not type(rtol) is type(atol) is float:
         rtol, atol = as_float(rtol, "isclose", "rtol"), as_float(atol, "isclose", "atol")
     for name, tol in (("rtol", rtol), ("atol", atol)):

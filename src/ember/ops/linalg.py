@@ -234,6 +234,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         >>> ember.bmm(ember.ones(5, 2, 3), ember.ones(5, 3, 4)).shape
         ember.Size([5, 2, 4])
     """
+    if type(input) in TENSOR_LIKE:  # (a nested (B, j, n) takes a (1, n, m) too)
+        return handle(bmm, (input, mat2), {})
     _expect_ndim("bmm", ("input", input, 3), ("mat2", mat2, 3))
     refuse_limited("bmm", input.dtype)
     if input.shape[0] != mat2.shape[0]:

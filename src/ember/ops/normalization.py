@@ -31,6 +31,7 @@ from ember.ops.inplace import inplace
 from ember.ops.int_args import as_ints
 from ember.ops.norms import vector_norm
 from ember.ops.out_arg import torch_dtype_name
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.standardize import Standardize, StandardizeGrad, _standardize  # noqa: F401
 from ember.ops.unary import _HALF, in_float32
@@ -291,6 +292,8 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
         >>> F.rms_norm(ember.tensor([[3.0, 4.0]]), (2,))
         tensor([[0.8485, 1.1314]])
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(rms_norm, (input, normalized_shape, weight, eps), {})
     k = len(checked_normalized_shape("rms_norm", input, normalized_shape))
     # (PyTorch's kernel reads contiguous(suggest_memory_format()): channels-last stays)
     x = _suggested_layout(input.float() if input.dtype.np in _HALF else input)

@@ -45,6 +45,7 @@ from ember.ops.generator import (
     remap_seed as remap_seed,  # (for ember.data's samplers)
 )
 from ember.ops.int_args import as_float, as_int
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor, method
@@ -458,7 +459,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any =
         >>> ember.rand_like(ember.zeros(2, dtype=ember.float64)).dtype
         ember.float64
     """
-    return _like_samples(rand, "rand_like", input, (), generator, dtype, device, requires_grad,
+    return _like_samples(rand, rand_like, input, (), generator, dtype, device, requires_grad,
                          layout, memory_format)
 
 
@@ -471,7 +472,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any 
         >>> ember.randn_like(ember.zeros(2, 3)).shape
         ember.Size([2, 3])
     """
-    return _like_samples(randn, "randn_like", input, (), generator, dtype, device,
+    return _like_samples(randn, randn_like, input, (), generator, dtype, device,
                          requires_grad, layout, memory_format)
 
 
@@ -487,14 +488,20 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *,
         ember.int32
     """
     bounds = (0, low) if high is None else (low, high)
-    return _like_samples(randint, "randint_like", input, bounds, generator, dtype, device,
+    return _like_samples(randint, randint_like, input, bounds, generator, dtype, device,
                          requires_grad, layout, memory_format)
 
 
-def _like_samples(draw: Any, op: str, input: Tensor, bounds: tuple, generator: Any, dtype: Any,
-                  device: Any, requires_grad: bool, layout: Any, fmt: Any) -> Tensor:
+def _like_samples(draw: Any, like: Any, input: Tensor, bounds: tuple, generator: Any,
+                  dtype: Any, device: Any, requires_grad: bool, layout: Any, fmt: Any) -> Tensor:
     """``draw(*bounds, input's shape, …)`` with ``input``'s dtype and device unless given,
-    laid out in ``fmt`` (``preserve_format``: as ``input``; draws are made in C order)."""
+    laid out in ``fmt`` (``preserve_format``: as ``input``; draws are made in C order); a
+    tensor-like ``input`` (a nested tensor) hands the call to ``like`` over."""
+    if type(input) in TENSOR_LIKE:
+        return handle(like, (input, *bounds), {
+            "generator": generator, "dtype": dtype, "device": device,
+            "requires_grad": requires_grad, "layout": layout, "memory_format": fmt})
+    op = like.__name__
     check_tensors(op, input=input)
     check_strided(op, layout)
     fmt = check_format(op, fmt)

@@ -414,7 +414,13 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
         >>> ember.zeros(2, 3, 4).movedim(0, -1).shape
         ember.Size([3, 4, 2])
     """
-    n = input.ndim
+    try:
+        n = input._data.ndim
+    except TensorLikeOperand:
+        return handle(movedim, (input, source, destination), {})
+    except AttributeError:
+        refuse_non_tensor(calling_op(), "input", input)
+        raise
     src, dst = as_ints(source, "movedim", "source"), as_ints(destination, "movedim", "destination")
     if len(src) != len(dst):
         raise ShapeError(f"movedim: source {tuple(src)} and destination {tuple(dst)} must have "
