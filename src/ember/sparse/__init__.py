@@ -172,6 +172,8 @@ SparseTensor.transpose = _transpose
 SparseTensor.permute, SparseTensor.index_select = permute, index_select
 SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
 SparseTensor.t = _t
+SparseTensor.mT = property(lambda self: _transpose(self, -2, -1),  # noqa: N802 - torch's name
+                           doc="The last two dimensions swapped.")
 SparseTensor.to = _moved
 for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, same_pattern(_name))

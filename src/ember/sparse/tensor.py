@@ -31,7 +31,7 @@ from ember.size import Size
 from ember.tensor import Tensor
 
 __all__ = ["BLOCKED", "BY_COLUMNS", "BY_ROWS", "SparseOperand", "SparseTensor",
-           "SparseUnsupported", "not_supported"]
+           "SparseUnsupported", "SparseUnsupportedAttribute", "not_supported"]
 
 BY_ROWS = (sparse_csr, sparse_bsr)  # compressed rows: crow_indices, col_indices
 BY_COLUMNS = (sparse_csc, sparse_bsc)  # compressed columns: ccol_indices, row_indices
@@ -55,6 +55,11 @@ class SparseUnsupported(TensorLikeOperand, NotImplementedError):
     """:func:`not_supported`'s error: a dense op called with a sparse tensor. Met inside an op
     that hands sparse operands over (``narrow`` in ``ember.narrow_copy``), the op is handed
     over. Not an AttributeError: ``hasattr(s, "stride")`` is True, as PyTorch's."""
+
+
+class SparseUnsupportedAttribute(SparseUnsupported, AttributeError):
+    """A dense property read on a sparse tensor (``s.H``): an AttributeError too, so
+    ``hasattr(s, name)`` and ``getattr(s, name, default)`` answer rather than raise."""
 
 
 class SparseTensor:
@@ -111,6 +116,22 @@ class SparseTensor:
     @property
     def device(self) -> Any:
         return self._vals.device
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._vals.is_cpu
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._vals.is_cuda
+
+    @property
+    def is_meta(self) -> bool:
+        return self._vals.is_meta
+
+    @property
+    def itemsize(self) -> int:
+        return self._vals.itemsize
 
     def sparse_dim(self) -> int:
         return self._index[0].shape[0] if self.layout is sparse_coo else 2
@@ -180,6 +201,15 @@ class SparseTensor:
     def grad_fn(self) -> Any:
         return self._vals.grad_fn
 
+    @property
+    def retains_grad(self) -> bool:
+        return self._vals.retains_grad
+
+    @property
+    def data(self) -> SparseTensor:
+        """The same pattern and values, cut from the graph (as :meth:`detach`)."""
+        return self.detach()
+
     def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
         self._vals.requires_grad_(requires_grad)
         return self
@@ -242,7 +272,7 @@ class SparseTensor:
         if hasattr(Tensor, name) and not name.startswith("_"):  # a dense op: say so
             if callable(getattr(Tensor, name)):  # (a method: it exists, calling it raises)
                 return _refusing(name, self)
-            raise not_supported(name, self)
+            raise SparseUnsupportedAttribute(*not_supported(name, self).args)
         raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")
 
 

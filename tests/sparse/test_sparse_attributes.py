@@ -1,0 +1,44 @@
+"""Reading Tensor attributes on a sparse tensor (review49f F1): probing never crashes."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.sparse.tensor import SparseUnsupported
+
+LAYOUTS = ["to_sparse", "to_sparse_csr"]
+
+
+def _pair(to: str) -> tuple:
+    d = [[0.0, 1.0], [2.0, 0.0]]
+    return getattr(ember.tensor(d), to)(), getattr(torch.tensor(d), to)()
+
+
+@pytest.mark.parametrize("to", LAYOUTS)
+def test_hasattr_and_getattr_with_a_default_never_raise(to):
+    s, _ = _pair(to)
+    for name in dir(ember.Tensor):
+        if name == "imag":  # (a real tensor's imag raises, as torch's: RuntimeError)
+            continue
+        hasattr(s, name)
+        getattr(s, name, None)
+
+
+@pytest.mark.parametrize("to", LAYOUTS)
+def test_cheap_properties_are_torchs(to):
+    s, t = _pair(to)
+    for name in ("is_cpu", "is_cuda", "is_meta", "itemsize", "retains_grad"):
+        assert getattr(s, name) == getattr(t, name), name
+    np.testing.assert_array_equal(s.mT.to_dense().numpy(), t.mT.to_dense().numpy())
+    assert s.mT.layout == s.t().layout
+    assert s.data.layout == s.layout and not s.data.requires_grad
+
+
+def test_a_dense_property_read_is_attribute_error_and_a_method_call_is_not():
+    s, _ = _pair("to_sparse")
+    with pytest.raises(AttributeError, match="H: not supported"):
+        _ = s.H
+    with pytest.raises(SparseUnsupported, match="stride") as info:
+        s.stride()
+    assert not isinstance(info.value, AttributeError)
