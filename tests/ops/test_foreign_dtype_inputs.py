@@ -103,3 +103,8 @@ def test_dtype_queries_keep_their_answers():
     assert ember.view_as_real(z).shape == (2, 2)
     with pytest.raises(ember.errors.DTypeError, match="pdist: expected a floating input"):
         F.pdist(ember.ones(2, 2, dtype=ember.int64))
+
+
+def test_pdist_names_a_pytorch_input():
+    with pytest.raises(TypeError, match=r"pdist\(\).*torch\.Tensor"):
+        F.pdist(torch.ones(2, 2))

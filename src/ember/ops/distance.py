@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input, refuse_non_tensor
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
 from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast, float32_under_autocast
@@ -158,6 +158,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         >>> F.pdist(ember.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
         tensor([ 5., 10.,  5.])
     """
+    refuse_non_tensor("pdist", "input", input)  # (a PyTorch tensor passes the checks below)
     if input.ndim != 2:
         raise ShapeError(f"pdist: expected a 2-D (N, M) input, got shape {tuple(input.shape)}")
     if not is_floating_input("pdist", "input", input):
