@@ -103,3 +103,26 @@ def test_cache_enabled_is_part_of_the_autocast_state_a_graph_is_traced_for():
             np.testing.assert_array_equal(_arr(got), _arr(want))
             assert ember.is_autocast_cache_enabled() is cache
     assert len(fast.within) == 2
+
+
+SCALE = 2.0
+
+
+def test_a_users_wraps_wrapper_of_a_module_is_the_users_code():
+    # functools.wraps copied the module's __module__ (ember.nn...): the wrapper was taken for
+    # library code, so the global it reads was not watched
+    global SCALE
+    model = ember.nn.Linear(4, 3)
+
+    @functools.wraps(model)
+    def run(t):
+        return model(t) * SCALE
+
+    fn = ember.jit.compile(run)
+    x = ember.randn(2, 4)
+    fn(x)
+    SCALE = 5.0
+    try:
+        np.testing.assert_allclose(_arr(fn(x)), _arr(run(x)), rtol=1e-6)
+    finally:
+        SCALE = 2.0
