@@ -202,9 +202,12 @@ def refuse_non_tensor(op: str, name: str, value: object) -> None:
 
 def is_floating_input(op: str, name: str, value: object) -> bool:
     """Whether the tensor ``value`` (``op``'s argument ``name``) has a floating dtype; a plain
-    Python or NumPy value raises :func:`not_a_tensor_error`."""
+    Python, NumPy or PyTorch value raises :func:`not_a_tensor_error`."""
     try:
-        return value.dtype.is_floating_point  # type: ignore[attr-defined]
+        if value.dtype.is_floating_point:  # type: ignore[attr-defined]
+            return True
+        _refuse_torch_dtype(value)
+        return False
     except AttributeError:
         refuse_non_tensor(op, name, value)
         raise
@@ -212,12 +215,22 @@ def is_floating_input(op: str, name: str, value: object) -> bool:
 
 def is_complex_input(op: str, name: str, value: object) -> bool:
     """Whether the tensor ``value`` (``op``'s argument ``name``) has a complex dtype; a plain
-    Python or NumPy value raises :func:`not_a_tensor_error`."""
+    Python, NumPy or PyTorch value raises :func:`not_a_tensor_error`."""
     try:
-        return value.dtype.is_complex  # type: ignore[attr-defined]
+        if value.dtype.is_complex:  # type: ignore[attr-defined]
+            return True
+        _refuse_torch_dtype(value)
+        return False
     except AttributeError:
         refuse_non_tensor(op, name, value)
         raise
+
+
+def _refuse_torch_dtype(value: object) -> None:
+    """An AttributeError for a PyTorch tensor (its dtype has Ember's flags too, not the rest),
+    which the callers turn into :func:`not_a_tensor_error`."""
+    if type(value.dtype).__module__ == "torch":  # type: ignore[attr-defined]
+        raise AttributeError("dtype")
 
 
 def dtype_name(op: str, name: str, value: object) -> str:

@@ -35,9 +35,14 @@ CALLS = {
 
 
 @pytest.mark.parametrize("op", list(CALLS))
-@pytest.mark.parametrize("kind", ["torch.Tensor", "numpy.ndarray"])
+@pytest.mark.parametrize("kind", ["torch.Tensor", "torch.Tensor int64", "torch.Tensor bool",
+                                  "torch.Tensor complex64", "numpy.ndarray"])
 def test_a_foreign_input_is_named_with_its_op(op, kind):
-    x = torch.ones(2, 2) if kind == "torch.Tensor" else np.ones((2, 2))
+    # (a PyTorch dtype has is_floating_point and is_complex: an int64, bool or complex torch
+    # tensor passed those checks and failed later reading dtype.name)
+    x = np.ones((2, 2)) if kind == "numpy.ndarray" else \
+        torch.ones(2, 2, dtype=getattr(torch, kind.partition(" ")[2] or "float32"))
+    kind = kind.partition(" ")[0]
     with pytest.raises(TypeError, match=rf"{op}.*{kind}") as caught:
         CALLS[op](x)
     assert not isinstance(caught.value, (AttributeError, ember.errors.ShapeError))
