@@ -116,3 +116,33 @@ def test_private_internals_and_unknown_names_still_absent():
     s = _coo(ember)
     assert not hasattr(s, "_data") and not hasattr(s, "no_such_attribute")
     np.testing.assert_array_equal(ember.narrow_copy(s, 0, 1, 2).to_dense().numpy(), [0, 9])
+
+
+def test_a_pattern_kept_by_construction_is_not_compared(monkeypatch):
+    # review49f F3: scalar mul_/div_/pow_ and unary ops of a coalesced tensor share the index
+    # tensors, so the pattern test (an index comparison per op) is skipped
+    from ember.sparse import inplace as sparse_inplace
+
+    def refuse(*args):
+        raise AssertionError("pattern compared")
+    monkeypatch.setattr(sparse_inplace, "_same_pattern", refuse)
+    for s in (ember.tensor([[0., 1.], [2., 0.]]).to_sparse(),
+              ember.tensor([[0., 1.], [2., 0.]]).to_sparse_csr()):
+        d = s.detach()
+        s.mul_(2.0).div_(4.0).pow_(2).neg_()
+        np.testing.assert_array_equal(d.to_dense().numpy(), [[0., -0.25], [-1., 0.]])
+
+
+def test_equal_index_tensors_are_compared_without_a_host_copy(monkeypatch):
+    # review49f F3: the indices are compared by the backend, not through .numpy()
+    from ember.sparse.inplace import _same_pattern
+
+    s = ember.tensor([[0., 1.], [2., 0.]]).to_sparse()
+    same, other = (ember.tensor(x).to_sparse() for x in ([[0., 5.], [6., 0.]],
+                                                         [[0., 5.], [0., 6.]]))
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(".numpy() called")
+    monkeypatch.setattr(ember.Tensor, "numpy", refuse)
+    assert same._index[0] is not s._index[0]
+    assert _same_pattern(s, same) and not _same_pattern(s, other)

@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
 from ember.ops.inplace import inplace
 from ember.sparse.tensor import SparseTensor
@@ -73,8 +71,10 @@ def _become(name: str, self: SparseTensor, compute: Callable[[SparseTensor], Any
 
     def values(old: Tensor) -> Tensor:  # (computed on an alias of the old values, as dense)
         alias = SparseTensor(self.layout, self._size, self._index, old, self._coalesced)
-        out = _checked(name, self, compute(alias))
-        if not _same_pattern(self, out):
+        out = compute(alias)
+        if _kept(self, out):  # (scalar mul_, one-tensor ops of a coalesced tensor, ...)
+            _cast_checked(name, self, out)
+        elif not _same_pattern(self, _checked(name, self, out)):
             raise _NewPattern(out)
         return out._vals
 
@@ -95,12 +95,24 @@ def _checked(name: str, self: SparseTensor, out: Any) -> SparseTensor:
     if out.shape != self.shape:
         raise ShapeError(f"{name}: the result's shape {tuple(out.shape)} is not the tensor's "
                          f"{tuple(self.shape)}")
-    if out.dtype.category > self.dtype.category:  # (the dense in-place ops' rule)
-        raise DTypeError(f"{name}: the result type {out.dtype.name} cannot be cast to the "
-                         f"tensor's {self.dtype.name} in place (as in PyTorch)")
+    _cast_checked(name, self, out)
     return out
 
 
+def _cast_checked(name: str, self: SparseTensor, out: SparseTensor) -> None:
+    if out.dtype.category > self.dtype.category:  # (the dense in-place ops' rule)
+        raise DTypeError(f"{name}: the result type {out.dtype.name} cannot be cast to the "
+                         f"tensor's {self.dtype.name} in place (as in PyTorch)")
+
+
+def _kept(self: SparseTensor, out: Any) -> bool:
+    """Whether ``out`` holds ``self``'s very index tensors (its pattern by construction)."""
+    return isinstance(out, SparseTensor) and out._index is self._index and \
+        out.layout is self.layout and out._size == self._size
+
+
 def _same_pattern(self: SparseTensor, out: SparseTensor) -> bool:
+    """Whether ``out``'s indices equal ``self``'s, compared where they live (no host copy)."""
     return out._vals.shape == self._vals.shape and all(
-        a is b or np.array_equal(a.numpy(), b.numpy()) for a, b in zip(self._index, out._index))
+        a is b or (a.shape == b.shape and bool(a._device.xp.array_equal(a._data, b._data)))
+        for a, b in zip(self._index, out._index))
