@@ -200,30 +200,28 @@ def refuse_non_tensor(op: str, name: str, value: object) -> None:
         raise not_a_tensor_error(op, name, value)
 
 
-def is_floating_input(op: str, name: str, value: object) -> bool:
-    """Whether the tensor ``value`` (``op``'s argument ``name``) has a floating dtype; a plain
-    Python, NumPy or PyTorch value raises :func:`not_a_tensor_error`."""
-    try:
-        if value.dtype.is_floating_point:  # type: ignore[attr-defined]
-            return True
-        _refuse_torch_dtype(value)
-        return False
-    except AttributeError:
-        refuse_non_tensor(op, name, value)
-        raise
+def _dtype_query(flag: str, kind: str) -> Callable[[str, str, object], bool]:
+    """A check whether the tensor ``value`` (``op``'s argument ``name``) has a ``kind`` dtype
+    (its dtype's ``flag``); a plain Python, NumPy or PyTorch value raises
+    :func:`not_a_tensor_error`."""
+    def query(op: str, name: str, value: object) -> bool:
+        try:
+            if getattr(value.dtype, flag):  # type: ignore[attr-defined]
+                return True
+            _refuse_torch_dtype(value)
+            return False
+        except AttributeError:
+            refuse_non_tensor(op, name, value)
+            raise
+    query.__name__ = query.__qualname__ = f"is_{kind}_input"
+    query.__doc__ = (f"Whether the tensor ``value`` (``op``'s argument ``name``) has a {kind} "
+                     "dtype; a plain Python, NumPy or PyTorch value raises "
+                     ":func:`not_a_tensor_error`.")
+    return query
 
 
-def is_complex_input(op: str, name: str, value: object) -> bool:
-    """Whether the tensor ``value`` (``op``'s argument ``name``) has a complex dtype; a plain
-    Python, NumPy or PyTorch value raises :func:`not_a_tensor_error`."""
-    try:
-        if value.dtype.is_complex:  # type: ignore[attr-defined]
-            return True
-        _refuse_torch_dtype(value)
-        return False
-    except AttributeError:
-        refuse_non_tensor(op, name, value)
-        raise
+is_floating_input = _dtype_query("is_floating_point", "floating")
+is_complex_input = _dtype_query("is_complex", "complex")
 
 
 def _refuse_torch_dtype(value: object) -> None:
