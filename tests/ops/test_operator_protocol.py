@@ -73,3 +73,17 @@ def test_the_operators_keep_their_names_and_results():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     (x * x + 1).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("left", [[0], (0, 1), "ab", b"ab"])
+def test_a_sequence_on_the_left_is_handed_back_before_the_op(monkeypatch, left):
+    # review49f F5: no Ember error is built (each walks stack frames, ~70 us) to learn that
+    # the op refuses a sequence: Python's own rule answers, as PyTorch's
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("an Ember error was built")
+    monkeypatch.setattr(ember.errors.EmberError, "__init__", refuse)
+    n = ember.tensor(2)
+    assert left * n == left * 2
+    for op in (operator.add, operator.sub, operator.truediv, operator.pow):
+        with pytest.raises(TypeError):
+            op(left, n)
