@@ -18,7 +18,6 @@ from ember.backend import Device
 from ember.backend.meta import no_data
 from ember.dtypes import DType
 from ember.errors import ArgumentError, DTypeError, GradError, ShapeError
-from ember.hooks import warn_if_has_hooks
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -396,48 +395,8 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __reduce__(self) -> Any:
-        """Pickling (multiprocessing) carries a copy of the data with its strides (a meta
-        tensor's shape, dtype and strides), the device, ``requires_grad``, the class and its
-        attributes, as PyTorch's does (the copy is a leaf: history stays behind). Files
-        are better written with ``ember.save``, which stores no code."""
-        from ember.tensor_copy import pickled  # (it builds on this module)
-
-        warn_if_has_hooks(self)
-        return pickled(self)
-
-    def __copy__(self) -> Tensor:
-        """``copy.copy``: a new leaf tensor on the same memory, as PyTorch's (which shares the
-        storage): writes to one show in the other.
-
-        Example:
-            >>> import copy
-            >>> x = ember.zeros(2)
-            >>> y = copy.copy(x)
-            >>> _ = y.fill_(1.0)
-            >>> x
-            tensor([1., 1.])
-        """
-        from ember.tensor_copy import shallow
-
-        warn_if_has_hooks(self)
-        return shallow(self)
-
-    def __deepcopy__(self, memo: dict) -> Tensor:
-        """``copy.deepcopy``: a leaf tensor with its own copy of the data, the same
-        ``requires_grad`` and a copy of ``.grad``, as PyTorch makes. Tensors sharing memory
-        (a tensor and its views, copied together) share the copy's memory as they did.
-
-        Example:
-            >>> import copy
-            >>> w = ember.ones(2, requires_grad=True)
-            >>> kept = copy.deepcopy({"w": w})   # a model.state_dict() kept while training
-            >>> kept["w"] is w, kept["w"].requires_grad
-            (False, True)
-        """
-        from ember.tensor_copy import deep
-
-        return deep(self, memo)
+    # (copy.copy, copy.deepcopy and pickling: :mod:`ember.tensor_copy` binds __copy__,
+    # __deepcopy__ and __reduce__)
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:

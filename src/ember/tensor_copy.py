@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import GradError
+from ember.hooks import warn_if_has_hooks
 from ember.tensor import STATE_SLOTS, Tensor, _wrap
 
 __all__ = ["copied", "deep", "own_attributes", "pickled", "rebuilt", "shallow", "with_class"]
@@ -81,16 +82,36 @@ _TENSOR_SLOTS = frozenset(Tensor.__slots__)
 
 
 def shallow(t: Tensor) -> Tensor:
-    """``copy.copy(t)``: a new leaf on ``t``'s memory (same strides, version counter,
-    ``requires_grad``, class and attributes), as PyTorch's shares the storage."""
+    """``copy.copy(t)`` (``Tensor.__copy__``): a new leaf on ``t``'s memory (same strides,
+    version counter, ``requires_grad``, class and attributes), as PyTorch's shares the storage:
+    writes to one show in the other.
+
+    Example:
+        >>> import copy
+        >>> x = ember.zeros(2)
+        >>> y = copy.copy(x)
+        >>> _ = y.fill_(1.0)
+        >>> x
+        tensor([1., 1.])
+    """
+    warn_if_has_hooks(t)
     out = _wrap(t._data, t._device, t.requires_grad, vc=t._vc)
     return with_class(out, type(t), dict(own_attributes(t) or {}))
 
 
 def deep(t: Tensor, memo: dict) -> Tensor:
-    """``copy.deepcopy(t)`` (:meth:`ember.Tensor.__deepcopy__`): a leaf with its own copy of
-    the data (once per ``memo`` for tensors sharing memory), ``requires_grad``, a copy of
-    ``.grad``, its class and attributes; a tensor with history is refused, as PyTorch's."""
+    """``copy.deepcopy(t)`` (``Tensor.__deepcopy__``): a leaf with its own copy of the data
+    (once per ``memo`` for tensors sharing memory: a tensor and its views, copied together,
+    share the copy's memory as they did), ``requires_grad``, a copy of ``.grad``, its class
+    and attributes; a tensor with history is refused, as PyTorch's.
+
+    Example:
+        >>> import copy
+        >>> w = ember.ones(2, requires_grad=True)
+        >>> kept = copy.deepcopy({"w": w})   # a model.state_dict() kept while training
+        >>> kept["w"] is w, kept["w"].requires_grad
+        (False, True)
+    """
     if id(t) not in memo:
         if t._node is not None:
             raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
@@ -110,9 +131,12 @@ def deep_attributes(t: Tensor, memo: dict) -> dict | None:
 
 
 def pickled(t: Tensor) -> tuple:
-    """``(rebuilt, args)`` that pickle ``t``: the bytes its elements span (a slice or a
-    channels-last tensor keeps its strides, as PyTorch's pickle does; a meta tensor pickles
-    its shape and strides), its device, ``requires_grad``, class and attributes."""
+    """``(rebuilt, args)`` that pickle ``t`` (``Tensor.__reduce__``: multiprocessing): the
+    bytes its elements span (a slice or a channels-last tensor keeps its strides, as PyTorch's
+    pickle does; a meta tensor pickles its shape and strides), its device, ``requires_grad``,
+    class and attributes; the copy is a leaf (history stays behind). Files are better written
+    with ``ember.save``, which stores no code."""
+    warn_if_has_hooks(t)
     if t._device.is_meta:
         return rebuilt, (t._data, str(t._device), t.requires_grad, None, type(t),
                          own_attributes(t))
@@ -140,3 +164,8 @@ def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None =
         array = np.ndarray(shape, dtype, buffer=array, offset=offset, strides=strides)
     dev = to_device(device)
     return with_class(_wrap(dev.xp.asarray(array), dev, requires_grad), cls, attributes)
+
+
+Tensor.__copy__ = shallow  # type: ignore[method-assign]
+Tensor.__deepcopy__ = deep  # type: ignore[method-assign]
+Tensor.__reduce__ = pickled  # type: ignore[method-assign]
