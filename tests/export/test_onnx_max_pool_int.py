@@ -1,6 +1,7 @@
 """Max pooling of integer input in ONNX: ONNX's MaxPool takes floats, int8 and uint8, so
-int16/int32 (and their unsigned kin) pool in float64, exact; int64 is refused by name, as
-float64 holds it exactly only up to 2**53 (docs/onnx.md). (review49c finding 8)"""
+int16/int32 pool in float64, exact; int64 is refused by name, as float64 holds it exactly
+only up to 2**53 (docs/onnx.md); eager refuses uint16/uint32/uint64, as PyTorch does.
+(review49c finding 8)"""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import numpy as np
 
 import ember
 from ember.export.errors import ExportError
-from ember.export.local_state import fold_local_writes, held_counters, marking_new_memory
+from ember.export.local_state import fold_local_writes, local_memory, made_in
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
@@ -80,13 +80,15 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad(), marking_new_memory() as made:
+        with ember.no_grad(), made_in() as made:
             compiled(*args, **kwargs)
-        fold_local_writes(compiled.graph, made, held_counters(compiled.fn), who)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
             from e
     graph = compiled.graph
+    local = local_memory(made, graph)
+    _refuse_made_state([t for t in made.written if id(t._vc) not in local], graph, who)
+    fold_local_writes(graph, made, local, who)
     for eqn in graph.eqns:
         if isinstance(eqn.prim, Effect):
             raise ExportError(f"{who}: the model calls {eqn.prim.name}, an effect on Python "
@@ -107,8 +109,26 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
                           "in-place op writes an input. Hint: export in eval mode, with "
                           "max_norm=None (renormalize the weight once before), with state "
                           "passed in and returned instead of carried, and without in-place "
-                          "writes to inputs")
+                          "writes to inputs. A module built inside the exported function "
+                          "(nn.Linear(4, 3)(x)) initialises its parameters in place, a write "
+                          "into state as well: build it outside the function and call it "
+                          "there (or export the module itself)")
     return graph
+
+
+def _refuse_made_state(made: list, graph: Graph, who: str) -> None:
+    """Refuses a write into a tensor the call made and keeps after it (:mod:`made_state`),
+    unless the graph already has it as a state write (refused with the others below)."""
+    state = [t for t in made if not any(t is w for w, _ in graph.writes)]
+    if state:
+        found = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in state[:4])
+        raise ExportError(f"{who}: the model writes into its state when called: a tensor it "
+                          f"makes in the call and keeps after it ({found}; a buffer "
+                          "registered lazily, a tensor kept in a module, a global, a closure, "
+                          "a container or an attribute). The graph would hold this call's "
+                          "value as a constant while each eager call writes it again. Hint: "
+                          "make the state before exporting (register the buffer in __init__), "
+                          "or pass it in and return it")
 
 
 def _unchanged(graph: Graph, argument: int, var: Var) -> bool:

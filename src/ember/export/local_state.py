@@ -1,110 +1,99 @@
-"""Tensors the exported call makes and then writes in place are not state. A module built
-inside the function (``nn.Linear(4, 3)(x)``, a ``GroupNorm``) makes its parameters and fills
-them in place (``uniform_``, ``ones_``): the tracer sees leaves that require grad, so state,
-and a write into them. As ``torch.onnx.export`` does, such a tensor's value after the
-initialisation becomes a constant of the graph (a random draw is the one the trace made),
-when that value is computed from nothing the call is given (no input, no other state). Only
-this trace's tensors count (:class:`Made`, per block), not those left where the model holds
-them, and a random draw only into a module built in the call."""
+"""Tensors the exported call makes for itself. A module built inside the function
+(``nn.Linear(4, 3)(x)``) makes its parameters and fills them in place: as
+``torch.onnx.export`` does, such a write becomes a constant of the graph. A tensor the call
+makes, writes and keeps (a buffer registered lazily, a tensor in a global, a closure's
+module, a container, an attribute) is the model's state from then on, and its write is
+refused. Liveness decides which, not the places the model might keep it: once the call has
+returned, a collection runs, and a tensor on memory made in the call is local only when
+nothing but the trace references it (an export-time cost only)."""
 
 from __future__ import annotations
 
+import gc
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType, FunctionType, GeneratorType
 from typing import Any
 
 from ember.export.errors import ExportError
+from ember.jit.codegen import Generated
 from ember.jit.ir import Eqn, Graph, Var
-from ember.jit.reached_values import held_tensors
 from ember.nn import (
-    Module,
     register_module_buffer_registration_hook,
     register_module_parameter_registration_hook,
 )
 from ember.ops.random import Sample
-from ember.tensor import Tensor, counter_factory, set_counter_factory
+from ember.tensor import Tensor, add_wrap_hook, remove_wrap_hook
 from ember.version_counter import VersionCounter
+
+_SCAN = threading.Lock()  # (a scan of every tensor holds them all: one at a time)
 
 
 @dataclass
 class Made:
-    """What one traced call made: the version counters of its new memory (``counters``) and
-    of the parameters and buffers a module registered while it ran (``owned``)."""
+    """What one traced call made and wrote: the tensors on new memory written in place and
+    alive after it (``written``, filled on exit), and the memory of the parameters and
+    buffers a module registered in this thread while it ran (``owned``, ids of counters)."""
 
-    counters: set[VersionCounter] = field(default_factory=set)
-    owned: set[VersionCounter] = field(default_factory=set)
+    written: list[Tensor] = field(default_factory=list)
+    owned: set[int] = field(default_factory=set)
 
 
 @contextmanager
-def marking_new_memory() -> Iterator[Made]:
-    """The memory this thread makes inside the block (a view or a ``Parameter`` shares its
-    memory's counter), and the state modules register in it, recorded in the :class:`Made`
-    it yields: nothing stays on the tensors, so a tensor made in an earlier export is not
-    this one's. An ``inference_mode`` opened inside ends the marking (more writes refused).
+def made_in() -> Iterator[Made]:
+    """The :class:`Made` of the block: memory this thread makes in it (another thread's
+    tensors, made meanwhile, are not this block's).
 
     Example:
-        >>> with marking_new_memory() as made:
+        >>> with made_in() as made:
         ...     y = model(x)
     """
-    made = Made()
-    before = counter_factory()
+    with _SCAN:
+        made, before = Made(), {id(t._vc): t._vc for t in _live_tensors()}  # (held: ids stay)
+    seen: dict[int, VersionCounter] = {}
     thread = threading.get_ident()
 
-    def marking() -> VersionCounter:
-        vc = before()
+    def wrapped(t: Tensor) -> None:
         if threading.get_ident() == thread:
-            made.counters.add(vc)
-        return vc
+            seen[id(t._vc)] = t._vc
 
     def registered(module: Any, name: str, value: Any) -> None:
         if isinstance(value, Tensor) and threading.get_ident() == thread:
-            made.owned.add(value._vc)
+            made.owned.add(id(value._vc))
 
     hooks = [register_module_parameter_registration_hook(registered),
              register_module_buffer_registration_hook(registered)]
-    set_counter_factory(marking)
+    add_wrap_hook(wrapped)
     try:
         yield made
     finally:
-        if counter_factory() is marking:  # (else another thread's inference_mode replaced it)
-            set_counter_factory(before)
+        remove_wrap_hook(wrapped)
         for hook in hooks:
             hook.remove()
+        fresh = {key for key, vc in seen.items() if vc.value > 0 and key not in before}
+        if fresh:  # (else nothing to look for: no collection, no scan)
+            with _SCAN:
+                gc.collect()
+                made.written.extend(t for t in _live_tensors() if id(t._vc) in fresh)
+        made.owned &= {id(t._vc) for t in made.written}
+        before.clear()
+        seen.clear()
 
 
-def held_counters(model: Any) -> set[VersionCounter]:
-    """The version counters of the tensors ``model`` holds: a module's (and its
-    submodules') parameters, buffers and tensor attributes, a function's closure cells and
-    the globals it names. A
-    tensor the call made and left there is the model's state, not a local."""
-    root = getattr(model, "__self__", model)
-    owners = list(root.modules()) if isinstance(root, Module) else []
-    values = [v for m in owners for members in (m._parameters, m._buffers, vars(m))
-              for v in members.values()]
-    for cell in getattr(model, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # (an empty cell)
-            continue
-    code, names = getattr(model, "__code__", None), getattr(model, "__globals__", {})
-    values += [names[n] for n in (code.co_names if code else ()) if n in names]
-    return {t._vc for v in values for _, t in held_tensors(v)}
-
-
-def fold_local_writes(graph: Graph, made: Made, held: set[VersionCounter], who: str) -> None:
-    """Each write into a tensor the call made (``made``) and left nowhere the model holds
-    (``held``), whose new value depends only on constants, draws and that tensor's own
-    starting value, and whose starting value nothing else reads: the new value becomes a
-    constant (the tensor's value now), the write and the equations only it needed are
-    dropped, and so is the tensor's state. A random draw folds only into the parameters and
-    buffers of a module built in the call (its initial weights); into another tensor it would
-    be per-call noise frozen, which is refused. Other writes stay (refused by the caller)."""
+def fold_local_writes(graph: Graph, made: Made, local: set[int], who: str) -> None:
+    """Each write into a tensor on memory the call made and nothing keeps (``local``), whose
+    new value depends only on constants, draws and that tensor's own starting value, and whose
+    starting value nothing else reads: the new value becomes a constant (the tensor's value
+    now), the write and the equations only it needed are dropped, and so is the tensor's
+    state. A random draw folds only into the parameters and buffers of a module built in the
+    call (its initial weights); into another tensor it would be per-call noise frozen, which
+    is refused. Other writes stay (refused by the caller)."""
     producer = {v: e for e in graph.eqns for v in e.outputs}
     for tensor, final in list(graph.writes):
-        vc = getattr(tensor, "_vc", None)
-        if vc not in made.counters or vc in held or \
+        if id(getattr(tensor, "_vc", None)) not in local or \
                 tuple(tensor.shape) != tuple(final.shape):
             continue
         ref = next(r for r in graph.state if r.tensor is tensor)
@@ -117,7 +106,7 @@ def fold_local_writes(graph: Graph, made: Made, held: set[VersionCounter], who: 
                 any(ref.var is v for v in graph.outputs):
             continue  # (its starting value is read elsewhere: the constant would be wrong)
         draws = sorted({e.prim.name for e in chain if isinstance(e.prim, Sample)})
-        if draws and vc not in made.owned:
+        if draws and id(tensor._vc) not in made.owned:
             raise ExportError(
                 f"{who}: the model fills a tensor it makes ({graph.label(tensor)}, "
                 f"{tuple(tensor.shape)}) with a random draw ({', '.join(draws)}) in place; "
@@ -135,6 +124,60 @@ def fold_local_writes(graph: Graph, made: Made, held: set[VersionCounter], who: 
         producer = {v: e for e in graph.eqns for v in e.outputs}
 
 
+def local_memory(made: Made, graph: Graph) -> set[int]:
+    """The counters (ids) of the memory in ``made.written`` that nothing but the trace (its
+    graph's state and writes, its generated code's globals) references, with no reference
+    the collector cannot list (a NumPy object array's): every other is state the model
+    keeps. One scan of the heap for all of them."""
+    with _SCAN:  # (no other export's list of every tensor exists meanwhile)
+        if not made.written:
+            return set()
+        ours = {id(made.written), *map(id, graph.state), *map(id, graph.writes),
+                *(id(t._view) for t in made.written if t._view is not None)}
+        seen = dict.fromkeys(map(id, made.written), 0)
+        kept: set[int] = set()  # (tensors something else references)
+        dicts: list[tuple[dict, list[int]]] = []
+        for r in gc.get_referrers(*made.written):
+            hits = [id(o) for o in gc.get_referents(r) if id(o) in seen]
+            for key in hits:
+                seen[key] += 1
+            if isinstance(r, dict):
+                dicts.append((r, hits))
+            elif id(r) not in ours and not _this_module(r):
+                kept.update(hits)
+        jit = _jit_globals([d for d, _ in dicts])
+        kept.update(key for d, hits in dicts if id(d) not in jit for key in hits)
+        kept.update(id(t) for t in made.written if sys.getrefcount(t) - seen[id(t)] != _UNSEEN)
+        return {id(t._vc) for t in made.written} - {id(t._vc) for t in made.written
+                                                      if id(t) in kept}
+
+
+_UNSEEN = 2  # (getrefcount's argument and the comprehension's ``t``)
+
+
+def _this_module(r: Any) -> bool:
+    """Whether ``r`` is a frame or generator of this module's (which holds a tensor it checks)."""
+    code = getattr(r, "gi_code", None) or getattr(r, "f_code", None)
+    return isinstance(r, FrameType | GeneratorType) and code.co_filename == __file__
+
+
+def _jit_globals(dicts: list[dict]) -> set[int]:
+    """The ids of those ``dicts`` that are the globals of code ``ember.jit`` generated (its
+    constants)."""
+    found = set()
+    for o in gc.get_referrers(*dicts) if dicts else ():
+        if isinstance(o, Generated):
+            found.add(id(o.globals))
+        elif isinstance(o, FunctionType) and o.__code__.co_filename.startswith("<ember.jit "):
+            found.add(id(o.__globals__))
+    return found & set(map(id, dicts))
+
+
+def _live_tensors() -> list[Tensor]:
+    """Every tensor the process holds now."""
+    return [o for o in gc.get_objects() if issubclass(type(o), Tensor)]  # (not a proxy)
+
+
 def _ancestors(var: Var, producer: dict[Var, Eqn]) -> list[Eqn]:
     """The equations ``var`` is computed through."""
     seen: dict[int, Eqn] = {}
@@ -150,7 +193,8 @@ def _ancestors(var: Var, producer: dict[Var, Eqn]) -> list[Eqn]:
 def _without(graph: Graph, chain: list[Eqn], final: Var, tensor: Any) -> list[Eqn] | None:
     """The graph's equations with those of ``chain`` that nothing else reads once ``final``
     is a constant and ``tensor``'s write is gone (None: ``final``'s equation makes another
-    value that is read)."""
+    value that is read). A draw nothing reads goes too (an earlier fill of the tensor, which
+    a later one overwrote)."""
     removable = {id(e) for e in chain}
     live = {v for t, v in graph.writes if t is not tensor}
     live.update(v for v in graph.outputs if v is not None)
@@ -159,7 +203,8 @@ def _without(graph: Graph, chain: list[Eqn], final: Var, tensor: Any) -> list[Eq
     live.update(graph.cached)
     kept = []
     for eqn in reversed(graph.eqns):
-        if id(eqn) in removable and not any(v in live and v is not final for v in eqn.outputs):
+        if (id(eqn) in removable or isinstance(eqn.prim, Sample)) and \
+                not any(v in live and v is not final for v in eqn.outputs):
             continue
         if final in eqn.outputs:
             return None

@@ -22,6 +22,7 @@ from ember.onnx import converters  # noqa: F401 - registers the converters
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.modes import TrainingMode, export_mode
 from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+from ember.ops.random import Sample
 from ember.tensor import Tensor
 
 DEFAULT_OPSET = 18
@@ -300,7 +301,8 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
         if eqn.prim.name not in CONVERTERS:
             missing.setdefault(eqn.prim.name, []).append(eqn.source)
     if missing:
-        raise ExportError(_unsupported(missing))
+        drawn = any(isinstance(e.prim, Sample) and e.prim.name in missing for e in graph.eqns)
+        raise ExportError(_unsupported(missing, _RANDOM if drawn else ""))
     unmade: dict[Var, Any] = {}  # outputs a converter does not compute
     skipped: set[Var] = set()  # outputs of refused equations (the refusal says why)
     for eqn in graph.eqns:
@@ -339,6 +341,12 @@ _DATA_DEPENDENT = ("Its output size depends on the input's values (boolean-mask 
                    "x[mask] runs nonzero; unique, bincount), and an exported graph has the "
                    "sizes of its trace (tracing stops at the first such call). Hint: select "
                    "with ember.where(mask, x, 0) instead of x[mask]")
+
+
+_RANDOM = ("Among them a random draw (ember.randn(...), or an in-place fill such as "
+           "t.normal_() of a tensor the model makes): the exported graph would hold this "
+           "trace's draw as one fixed value, not a new draw per call. Hint: pass the noise in "
+           "as an input; a module's random initial weights fold when it is built in the call")
 
 
 def _unsupported(missing: dict[str, list[Source | None]], why: str = "",

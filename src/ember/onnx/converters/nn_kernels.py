@@ -63,14 +63,14 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     return _max_pool(ctx, eqn, x, src.dtype)
 
 
-_WIDENED = ("int16", "int32", "uint16", "uint32")  # (pooled as float64, which holds them)
+_WIDENED = ("int16", "int32")  # (pooled as float64, which holds them; eager refuses uint16+)
 
 
 def _pool_input(ctx: Context, src: Any, what: str) -> str | None:
     """``src`` as ONNX's MaxPool takes it (floats, int8 and uint8): the integers of
-    ``_WIDENED`` cast to float64, exact; int64 and uint64 refused (float64 holds them
-    exactly only up to 2**53), None then."""
-    if src.dtype.name in ("int64", "uint64"):
+    ``_WIDENED`` cast to float64, exact; int64 refused (float64 holds it exactly only up to
+    2**53), None then."""
+    if src.dtype.name == "int64":
         return ctx.refuse(f"{what} of {src.dtype.name}: ONNX's MaxPool takes floats, int8 "
                           "and uint8 only, and float64 holds such values exactly only up to "
                           "2**53. Hint: pool a float64 or int32 copy")
