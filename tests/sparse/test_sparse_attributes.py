@@ -31,6 +31,9 @@ def test_cheap_properties_are_torchs(to):
     for name in ("is_cpu", "is_cuda", "is_meta", "itemsize", "retains_grad"):
         assert getattr(s, name) == getattr(t, name), name
     np.testing.assert_array_equal(s.mT.to_dense().numpy(), t.mT.to_dense().numpy())
+    c, tc = (getattr(x.tensor([[0, 1 + 2j], [2, 0]]), to)() for x in (ember, torch))
+    np.testing.assert_array_equal(c.mH.to_dense().numpy(), tc.mH.to_dense().numpy())
+    assert c.mH.layout.name == str(tc.mH.layout).split(".")[1]
     assert s.mT.layout == s.t().layout
     assert s.data.layout == s.layout and not s.data.requires_grad
 

@@ -174,6 +174,8 @@ SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
 SparseTensor.t = _t
 SparseTensor.mT = property(lambda self: _transpose(self, -2, -1),  # noqa: N802 - torch's name
                            doc="The last two dimensions swapped.")
+SparseTensor.mH = property(lambda self: _transpose(self.conj(), -2, -1),  # noqa: N802
+                           doc="The last two dimensions swapped, conjugated.")
 SparseTensor.to = _moved
 for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, same_pattern(_name))
