@@ -117,21 +117,6 @@ class SparseTensor:
     def device(self) -> Any:
         return self._vals.device
 
-    @property
-    def is_cpu(self) -> bool:
-        return self._vals.is_cpu
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._vals.is_cuda
-
-    @property
-    def is_meta(self) -> bool:
-        return self._vals.is_meta
-
-    @property
-    def itemsize(self) -> int:
-        return self._vals.itemsize
 
     def sparse_dim(self) -> int:
         return self._index[0].shape[0] if self.layout is sparse_coo else 2
@@ -202,10 +187,6 @@ class SparseTensor:
         return self._vals.grad_fn
 
     @property
-    def retains_grad(self) -> bool:
-        return self._vals.retains_grad
-
-    @property
     def data(self) -> SparseTensor:
         """The same pattern and values, cut from the graph (as :meth:`detach`)."""
         return self.detach()
@@ -274,6 +255,14 @@ class SparseTensor:
                 return _refusing(name, self)
             raise SparseUnsupportedAttribute(*not_supported(name, self).args)
         raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")
+
+
+# read from the values, as PyTorch's sparse tensors answer them
+_FROM_VALUES = ("is_cpu", "is_cuda", "is_meta", "is_nested", "is_mkldnn", "is_xpu", "is_mps",
+                "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "itemsize",
+                "retains_grad", "name", "volatile")
+for _name in _FROM_VALUES:
+    setattr(SparseTensor, _name, property(lambda self, _n=_name: getattr(self._vals, _n)))
 
 
 def not_supported(op: str, s: SparseTensor) -> SparseUnsupported:
