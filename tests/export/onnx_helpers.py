@@ -27,6 +27,16 @@ def eager(fn, *args):
     return [o.numpy() for o in outs]
 
 
+def check_seeded_export(fn, x, seed):
+    """``fn`` draws random numbers (a module built in the call): exported after
+    ``manual_seed(seed)``, onnxruntime gives what an eager call after the same seed gives."""
+    ember.manual_seed(seed)
+    proto = ember.onnx.to_model(fn, (x,))
+    ember.manual_seed(seed)
+    want = fn(x).detach().numpy()
+    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], want, rtol=1e-5, atol=1e-6)
+
+
 def grown(args, extra=1):
     """``args`` with dimension 0 of every tensor longer by ``extra`` (repeating entries)."""
     out = []
@@ -54,3 +64,14 @@ def check_export(fn, *args, dynamic_batch=False, rtol=1e-5, atol=1e-6, **kwargs)
             assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
     return proto
+
+
+class Counter(ember.nn.Module):
+    """A step counter registered lazily in the first call: the model's state after it (a
+    write an export must keep, or refuse, never fold into a constant)."""
+
+    def forward(self, x):
+        if not hasattr(self, "steps"):
+            self.register_buffer("steps", ember.zeros(()))
+        self.steps.add_(1.0)
+        return x * self.steps

@@ -13,17 +13,7 @@ from ember.export import export
 from ember.export.errors import ExportError
 from ember.tensor import counter_factory, set_counter_factory
 from ember.version_counter import VersionCounter
-from tests.export.onnx_helpers import run_onnx
-
-
-class Counter(nn.Module):
-    """A step counter registered lazily in the first call: the model's state after it."""
-
-    def forward(self, x):
-        if not hasattr(self, "steps"):
-            self.register_buffer("steps", ember.zeros(()))
-        self.steps.add_(1.0)
-        return x * self.steps
+from tests.export.onnx_helpers import Counter, check_seeded_export, run_onnx
 
 
 class ParameterCounter(nn.Module):
@@ -104,12 +94,7 @@ def test_a_module_built_in_the_call_still_folds_its_random_initial_weights():
     def fn(x):
         return nn.Linear(5, 3)(x)
 
-    x = ember.randn(2, 5)
-    ember.manual_seed(4)
-    proto = ember.onnx.to_model(fn, (x,))
-    ember.manual_seed(4)
-    want = fn(x).detach().numpy()
-    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], want, rtol=1e-5, atol=1e-6)
+    check_seeded_export(fn, ember.randn(2, 5), 4)
 
 
 def test_a_deterministic_fill_of_a_tensor_made_in_the_call_still_folds():

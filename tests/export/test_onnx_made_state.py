@@ -14,17 +14,7 @@ import ember
 import ember.nn as nn
 from ember.export import export
 from ember.export.errors import ExportError
-from tests.export.onnx_helpers import run_onnx
-
-
-class Counter(nn.Module):
-    """A step counter registered lazily in the first call."""
-
-    def forward(self, x):
-        if not hasattr(self, "steps"):
-            self.register_buffer("steps", ember.zeros(()))
-        self.steps.add_(1.0)
-        return x * self.steps
+from tests.export.onnx_helpers import Counter, check_seeded_export, run_onnx
 
 
 def _closure():
@@ -182,12 +172,7 @@ def test_two_inits_of_a_built_module_fold_to_the_last():
             lin.weight.normal_()  # (was: "no ONNX converter for uniform")
         return lin(x)
 
-    x = ember.randn(2, 4)
-    ember.manual_seed(5)
-    proto = ember.onnx.to_model(fn, (x,))
-    ember.manual_seed(5)
-    want = fn(x).detach().numpy()
-    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], want, rtol=1e-5, atol=1e-6)
+    check_seeded_export(fn, ember.randn(2, 4), 5)
 
 
 def test_a_random_draw_names_the_frozen_noise():
