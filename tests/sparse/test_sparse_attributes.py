@@ -36,14 +36,25 @@ def test_cheap_properties_are_torchs(to):
     c, tc = (getattr(x.tensor([[0, 1 + 2j], [2, 0]]), to)() for x in (ember, torch))
     np.testing.assert_array_equal(c.mH.to_dense().numpy(), tc.mH.to_dense().numpy())
     assert c.mH.layout.name == str(tc.mH.layout).split(".")[1]
+    np.testing.assert_array_equal(c.H.to_dense().numpy(), tc.H.to_dense().numpy())
     assert s.mT.layout == s.t().layout
     assert s.data.layout == s.layout and not s.data.requires_grad
 
 
+def test_t_reverses_a_coo_tensors_dims_and_is_refused_by_another_layout():
+    d = np.arange(24.0).reshape(2, 3, 4) % 3
+    s, t = ember.tensor(d).to_sparse(), torch.tensor(d).to_sparse()
+    np.testing.assert_array_equal(s.T.to_dense().numpy(), t.T.to_dense().numpy())
+    assert not hasattr(ember.tensor(d[0]).to_sparse_csr(), "T")  # (torch raises)
+    assert not hasattr(s, "H")  # (3-D)
+    with pytest.raises(NotImplementedError, match="T: not supported for ember.sparse_csr"):
+        _ = ember.tensor(d[0]).to_sparse_csr().T
+
+
 def test_a_dense_property_read_is_attribute_error_and_a_method_call_is_not():
     s, _ = _pair("to_sparse")
-    with pytest.raises(AttributeError, match="H: not supported"):
-        _ = s.H
+    with pytest.raises(AttributeError, match="nbytes: not supported"):
+        _ = s.nbytes
     with pytest.raises(SparseUnsupported, match="stride") as info:
         s.stride()
     assert not isinstance(info.value, AttributeError)

@@ -176,6 +176,23 @@ SparseTensor.mT = property(lambda self: _transpose(self, -2, -1),  # noqa: N802 
                            doc="The last two dimensions swapped.")
 SparseTensor.mH = property(lambda self: _transpose(self.conj(), -2, -1),  # noqa: N802
                            doc="The last two dimensions swapped, conjugated.")
+
+
+def _reversed_dims(self: SparseTensor) -> SparseTensor:
+    """``S.T``: a COO tensor's dimensions reversed (another layout has none, as PyTorch's)."""
+    if self.layout is not sparse_coo:
+        raise AttributeError("T")  # (__getattr__ then says it is not supported)
+    return permute(self, tuple(reversed(range(self.ndim))))
+
+
+def _adjoint(self: SparseTensor) -> SparseTensor:
+    """``S.H``: a matrix conjugated and transposed (2-D only, as PyTorch's)."""
+    if self.ndim != 2:
+        raise AttributeError("H")  # (__getattr__ then says it is not supported)
+    return self.mH
+
+
+SparseTensor.T, SparseTensor.H = property(_reversed_dims), property(_adjoint)
 SparseTensor.to = _moved
 for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, same_pattern(_name))
