@@ -1,12 +1,14 @@
 """What a function's bytecode names: the globals and closure names it reads and assigns, the
 attribute chains it reads (``cfg.scale``) and those whose last attribute it assigns
-(``self.h = h``). :mod:`ember.jit.discover` follows them to what the function reaches."""
+(``self.h = h``), and the chains it reads items of (``cfg['x']``, ``self.cfg[0]``).
+:mod:`ember.jit.discover` follows them to what the function reaches."""
 
 from __future__ import annotations
 
 import dis
 import functools
 import types
+from typing import Any
 
 STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
 LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
@@ -71,3 +73,57 @@ def attribute_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) 
         if isinstance(const, types.CodeType):
             chains += attribute_chains(const, NESTED_CHAIN_ROOTS)
     return tuple(dict.fromkeys(chains))
+
+
+# a subscript read with a key computed from simple loads (``cfg[k]``, ``cfg[1:3]``), or a
+# container read whole (``cfg.get('x')``, ``for v in cfg``): its link in :func:`item_chains`
+WHOLE = ("whole", None)
+# the methods that read a dict or list (not ``append``: a log the function writes is no input)
+READ_METHODS = frozenset({"get", "items", "values", "keys", "index", "count", "copy"})
+_KEY_LOADS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CONST", "LOAD_NAME"})
+
+
+@functools.lru_cache(maxsize=1024)
+def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
+        tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
+    """Each ``name.a[k]…`` that ``code`` (or code nested in it, as in
+    :func:`attribute_chains`) reads with at least one subscript, once: (the instruction
+    loading ``name``, the name, the links: ``("attr", a)``, ``("item", k)`` for a constant
+    key, and last :data:`WHOLE` where the chain is then subscripted by a key it computes,
+    iterated or read by a method of :data:`READ_METHODS`)."""
+    ins = list(dis.get_instructions(code))
+    chains = []
+    for i, root in enumerate(ins):
+        if root.opname not in roots:
+            continue
+        links, j = [], i + 1
+        while j < len(ins):
+            op = ins[j].opname
+            if op == "LOAD_ATTR":
+                links.append(("attr", ins[j].argval))
+                j += 1
+            elif op == "LOAD_CONST" and j + 1 < len(ins) and ins[j + 1].opname == "BINARY_SUBSCR":
+                links.append(("item", ins[j].argval))
+                j += 2
+            else:
+                if op == "GET_ITER" or op == "LOAD_METHOD" and ins[j].argval in READ_METHODS \
+                        or _computed_key(ins, j):
+                    links.append(WHOLE)
+                break
+        if any(kind != "attr" for kind, _ in links):
+            chains.append((root.opname, root.argval, tuple(links)))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            chains += item_chains(const, NESTED_CHAIN_ROOTS)
+    return tuple(dict.fromkeys(chains))
+
+
+def _computed_key(ins: list, j: int) -> bool:
+    """Whether instruction ``j`` starts a key of simple loads (up to 3, then perhaps a
+    slice) that a ``BINARY_SUBSCR`` then reads with."""
+    k = j
+    while k < len(ins) and k - j < 3 and ins[k].opname in _KEY_LOADS:
+        k += 1
+    if k < len(ins) and ins[k].opname == "BUILD_SLICE":
+        k += 1
+    return k > j and k < len(ins) and ins[k].opname == "BINARY_SUBSCR"

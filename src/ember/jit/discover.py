@@ -6,7 +6,8 @@ up, and the compiled function's cache key watches what changes the traced graph:
 tensor's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
 existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
 names hold (and the numbers they hold), its default argument values, the attributes its code
-reads from them by name (``cfg.scale``, ``Config.scale`` of a class of the user's), which
+reads from them by name (``cfg.scale``, ``Config.scale`` of a class of the user's), the items
+it reads from their dicts, lists and tuples (``cfg['x']``, ``self.cfg[0]``), which
 tensors and modules it reaches, their shapes, their hooks and their flags (a module's
 ``training``). Hook functions (of the modules and tensors it reaches and of its tensor
 arguments) are followed as the function is. Objects of installed libraries are not followed.
@@ -30,9 +31,11 @@ from ember.jit.code_names import (
     attribute_chains,
     attribute_writes,
     code_names,
+    item_chains,
 )
 from ember.jit.reached_values import MAX_DEPTH, held_tensors, is_plain, key_label, value_key
 from ember.jit.user_objects import (
+    LENGTH,
     MISSING,
     NOT_FOLLOWED,
     Defaults,
@@ -52,6 +55,7 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
 
 _REQUIRES_GRAD = attrgetter("requires_grad")
+WHOLE_ITEMS = 256  # a dict or list read by a computed key: its items watched up to this many
 
 
 
@@ -169,6 +173,10 @@ class Reach:
             root = roots[op].get(name, MISSING)
             if root is not MISSING and root is not None and name not in stored:
                 self._bind_attribute(root, func.__qualname__, name, attributes, written, depth)
+        for op, name, links in item_chains(code):  # (``cfg['x']``, ``self.cfg[0]``)
+            root = roots[op].get(name, MISSING)
+            if root is not MISSING and name not in stored:
+                self._bind_items(root, f"{func.__qualname__}: {name}", links)
         for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
             holder = roots[op].get(name, MISSING)
             for attribute in attributes[:-1]:
@@ -199,6 +207,37 @@ class Reach:
                 self._bind(holder, name, f"{where}: {root}.{'.'.join(attributes)}")
             if isinstance(holder, type) and not is_plain(obj):
                 self.add(".".join((root, *attributes[:i + 1])), obj, depth + 1)
+
+    def _bind_items(self, obj: Any, label: str, links: tuple) -> None:
+        """Watches what a chain with subscripts (:func:`item_chains`) reads: each item a
+        constant key reads from a dict or list (by value or identity, as a binding), and each
+        attribute of a plain object after one; where the chain is read whole (``cfg[k]``,
+        ``cfg.items()``), a dict's or list's length and its items (the first
+        :data:`WHOLE_ITEMS`)."""
+        subscripted = False
+        for kind, key in links:
+            holder = obj
+            if kind == "attr":
+                if not (plain_object(holder) or isinstance(holder, Module) or
+                        user_module(holder) or user_class(holder)):
+                    return
+                obj = member(holder, key)
+                if subscripted and obj is not MISSING and not isinstance(holder, Module):
+                    self._bind(holder, key, f"{label}.{key}")
+                label = f"{label}.{key}"
+            elif kind == "item":
+                subscripted = True
+                obj = _item(holder, key)
+                if isinstance(holder, dict | list) and obj is not MISSING:
+                    self._bind(holder, key, f"{label}[{key!r}]")
+                label = f"{label}[{key!r}]"
+            elif isinstance(holder, dict | list):  # (read whole)
+                self._bind(holder, LENGTH, f"len({label})")
+                for item in list(holder)[:WHOLE_ITEMS] if isinstance(holder, dict) else \
+                        range(min(len(holder), WHOLE_ITEMS)):
+                    self._bind(holder, item, f"{label}[{item!r}]")
+            if obj is MISSING:
+                return
 
     def watch_states(self) -> None:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
@@ -414,6 +453,17 @@ def _library_code(func: Any) -> bool:
     if isinstance(func, types.FunctionType):
         return is_library(types.SimpleNamespace(__module__=func.__globals__.get("__name__")))
     return is_library(func)
+
+
+def _item(container: Any, key: Any) -> Any:
+    """``container[key]`` for a dict, list or tuple (MISSING for a key it lacks, or for any
+    other container: a tensor's or the user's ``__getitem__`` is not run)."""
+    if isinstance(container, dict):
+        return container.get(key, MISSING)
+    if isinstance(container, list | tuple) and type(key) is int and \
+            -len(container) <= key < len(container):
+        return container[key]
+    return MISSING
 
 
 def _state_key(opt: Optimizer) -> tuple:

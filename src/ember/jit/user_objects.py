@@ -106,11 +106,16 @@ def _class_attribute(cls: type, name: str) -> Any:
     return MISSING
 
 
-def bound_value(holder: Any, name: str) -> Any:
-    """The value a global (``holder`` the globals dict), closure cell, default argument or
-    the attribute ``name`` of a plain object or class holds now."""
+def bound_value(holder: Any, name: Any) -> Any:
+    """The value a global (``holder`` the globals dict), closure cell, default argument, the
+    attribute ``name`` of a plain object or class, or the item ``name`` of a dict or list
+    (:data:`LENGTH`: its length) holds now."""
+    if name is LENGTH:
+        return len(holder)
     if isinstance(holder, dict):
         return holder.get(name, MISSING)
+    if isinstance(holder, list):
+        return holder[name] if -len(holder) <= name < len(holder) else MISSING
     if isinstance(holder, types.CellType):
         try:
             return holder.cell_contents
@@ -122,6 +127,7 @@ def bound_value(holder: Any, name: str) -> Any:
 
 
 MISSING = object()
+LENGTH = object()  # (a dict's or list's length, as a binding's name)
 
 
 class Defaults:
