@@ -107,6 +107,7 @@ from ember.ops.storage import *  # noqa: F403
 from ember.ops.storage_objects import *  # noqa: F403
 from ember.ops.tensor_kind import *  # noqa: F403
 from ember.ops.tensor_methods import *  # noqa: F403
+from ember.ops.transposes import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 from ember.ops.unfold import *  # noqa: F403
 from ember.ops.unpool import *  # noqa: F403
@@ -137,8 +138,8 @@ _FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "bat
              "random_gamma", "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",
-             "storage_objects", "tensor_kind", "tensor_methods", "unary", "unfold", "unpool",
-             "unravel", "variance", "windows")
+             "storage_objects", "tensor_kind", "tensor_methods", "transposes", "unary",
+             "unfold", "unpool", "unravel", "variance", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -1,6 +1,6 @@
 """Shape ops that are views: reshape/view, squeeze/unsqueeze, flatten/unflatten,
-permute/transpose/movedim (and the ``T``/``mT`` properties), narrow/select/split/chunk/unbind,
-atleast_1d/2d.
+permute/transpose/movedim, narrow/select/split/chunk/unbind, atleast_1d/2d (matrix transposes,
+``t``/``adjoint`` and the ``T``/``H``/``mT``/``mH`` properties, are in :mod:`ember.ops.transposes`).
 
 Primitives: ``reshape`` and ``permute``, both views sharing their input's memory and version
 counter; the splitting ops are the ``slice`` view of ``indexing.py``. ``reshape`` returns a
@@ -10,12 +10,10 @@ and raises PyTorch's error (with the hint) when it would have to.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ember.errors import ArgumentError, IndexOutOfRange, OpError, ShapeError, refuse_non_tensor
-from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.forwarding import not_a_tensor
 from ember.ops.indexing import FULL, Slice
@@ -26,9 +24,9 @@ from ember.ops.reduce import normalize_dim
 from ember.ops.target_shape import numel_of, resolve_shape
 from ember.tensor import Tensor, method
 
-__all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint", "movedim",
-           "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "atleast_1d", "atleast_2d",
-           "split", "chunk", "unbind", "narrow", "select"]
+__all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis",
+           "squeeze", "unsqueeze", "flatten", "unflatten", "atleast_1d", "atleast_2d", "split",
+           "chunk", "unbind", "narrow", "select"]
 
 
 def read_sizes(args: tuple) -> tuple:
@@ -333,76 +331,6 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 swapaxes = swapdims = transpose
-
-
-@method()
-def t(input: Tensor) -> Tensor:
-    """The transpose of a matrix (0-d and 1-d tensors come back as they are, as a view).
-
-    Example:
-        >>> ember.zeros(2, 3).t().shape
-        ember.Size([3, 2])
-    """
-    if input.ndim > 2:
-        raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape "
-                         f"{tuple(input.shape)}. Hint: use .mT or transpose(-2, -1)")
-    try:
-        return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
-    except TensorLikeOperand:
-        return handle(t, (input,), {})
-
-
-@method("adjoint")
-def adjoint(input: Tensor) -> Tensor:
-    """The conjugate transpose of the last two dimensions (a view for real tensors; complex ones
-    are conjugated into a copy, as Ember's conj is physical).
-
-    Example:
-        >>> ember.adjoint(ember.tensor([[1j, 2.0]]))
-        tensor([[0.-1.j],
-                [2.-0.j]])
-    """
-    return conj(_matrix_transpose(input, "adjoint"))
-
-
-def _matrix_transpose(x: Tensor, op: str) -> Tensor:
-    if x.ndim == 0:
-        return _deprecated_on_0d(x, op)
-    if x.ndim < 2:
-        raise ShapeError(f"{op}: only supported on matrices or batches of matrices; got a "
-                         f"{x.ndim}-d tensor")
-    return transpose(x, -2, -1)
-
-
-def _deprecated_on_0d(x: Tensor, op: str, stacklevel: int = 4) -> Tensor:
-    """PyTorch's deprecated identity: T, H, mT, mH and adjoint of a 0-d tensor."""
-    warnings.warn(f"{op} is deprecated on 0-D tensors, where it transposes nothing (as in "
-                  "PyTorch). Hint: use x itself, or x.conj()", UserWarning, stacklevel=stacklevel)
-    return x
-
-
-def _reverse(x: Tensor) -> Tensor:
-    return apply(Permute, x, dims=tuple(range(x.ndim))[::-1])
-
-
-method("T")(property(lambda x: _reverse(x) if x.ndim else _deprecated_on_0d(x, "T", 3),
-                     doc="All dimensions reversed (the transpose of a matrix)."))
-def _adjoint_of_matrix(x: Tensor) -> Tensor:
-    if x.ndim == 0:
-        return conj(_deprecated_on_0d(x, "H", 3))
-    if x.ndim != 2:
-        raise ShapeError(f"H: only supported on matrices (2-D tensors), got a {x.ndim}-d "
-                         "tensor. Hint: x.mH for batches of matrices, x.conj() for vectors")
-    return conj(_reverse(x))
-
-
-method("H")(property(_adjoint_of_matrix,
-                     doc="The conjugate transpose of a matrix (a view for real tensors)."))
-method("mT")(property(lambda x: _matrix_transpose(x, "mT"),
-                      doc="The last two dimensions swapped (batched transpose)."))
-method("mH")(property(lambda x: conj(_matrix_transpose(x, "mH")),
-                      doc="The last two dimensions swapped and conjugated (a view for real "
-                          "tensors)."))
 
 
 @method("movedim", "moveaxis")

@@ -43,8 +43,9 @@ from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace, transfo
 from ember.ops.int_args import refused_ints
 from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
 from ember.ops.primitive import DISPATCH, refuse_limited
-from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
+from ember.ops.shape import read_sizes, squeeze, transpose, unsqueeze
 from ember.ops.storage import as_strided
+from ember.ops.transposes import t
 from ember.tensor import STRUCTURE, Tensor, _wrap, method
 
 __all__ = ["numel", "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "is_signed",

@@ -65,12 +65,12 @@ from ember.ops.shape import (
     reshape,
     squeeze,
     squeezed_shape,
-    t,
     transpose,
     unsqueeze,
     unsqueezed_shape,
 )
 from ember.ops.softmax import log_softmax, softmax
+from ember.ops.transposes import t
 from ember.tensor import Tensor
 
 __all__: list[str] = []
