@@ -255,6 +255,10 @@ def nested_linear(input: NestedTensor, weight: Tensor, bias: Tensor | None = Non
     return input._with(linear(input._values, weight, bias))
 
 
+# nt @ (B, n, m) gathers one matrix per row up to this many numbers, else loops over sequences
+_ROW_MATRICES = 1 << 20
+
+
 @implements(matmul, methods=("matmul", "__matmul__"))
 def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
     """A nested tensor (…, n) times a dense matrix (n, m) or vector (n,), or times a nested
@@ -267,8 +271,11 @@ def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
             input.dim() == 3 and input._ragged_idx == 1:  # (B, j, n) @ (B or 1, n, m)
         if other.shape[0] == 1:
             return input._with(matmul(input._values, other[0]))
-        # one product per sequence (not one matrix copied per row: rows × n × m numbers)
-        pieces = split(input._values, input._ragged.lengths.tolist())
+        rows, (n, m) = input._values.shape[0], other.shape[-2:]
+        if rows * n * m <= _ROW_MATRICES:  # (short sequences: each row's matrix gathered,
+            mats = other.index_select(0, input._ragged.row_batch())  # one batched product)
+            return input._with(matmul(input._values.unsqueeze(-2), mats).squeeze(-2))
+        pieces = split(input._values, input._ragged.lengths.tolist())  # (one per sequence)
         return input._with(cat([matmul(p, w) for p, w in zip(pieces, other.unbind(0))]))
     if not isinstance(other, Tensor) or other.ndim > 2:
         shown = other.shape if isinstance(other, NestedTensor) else \
