@@ -195,3 +195,17 @@ def test_equality_with_an_array_of_strings_is_false_as_torch():
     words = np.array(["a", "b"])
     assert (torch.ones(2) == words) is False and (ember.ones(2) == words) is False
     assert (torch.ones(2) != words) is True and (ember.ones(2) != words) is True
+
+
+def test_other_python_sequences_repeat_by_a_tensor_as_torch():
+    # (bytearray, deque and array.array raised Ember's ArgumentTypeError; torch repeats them,
+    # and None/dict/set get Python's own 'unsupported operand' message there)
+    import array
+    import collections
+
+    for make in (lambda: bytearray(b"ab"), lambda: collections.deque([1]),
+                 lambda: array.array("i", [1])):
+        assert make() * ember.tensor(2) == make() * torch.tensor(2)
+    for other in (None, {}, set()):
+        with pytest.raises(TypeError, match="unsupported operand"):
+            other + ember.tensor(2)

@@ -559,8 +559,9 @@ def _reflected(fn: Any, name: str) -> None:
     """Binds ``Tensor.<name>``, the operator Python calls for ``other <op> tensor``. With a
     sequence on the left it gives NotImplemented, as PyTorch's does, so Python applies its own
     rule: ``[0] * n`` repeats the list by a one-element integer tensor ``n``; ``[1] + t`` is
-    Python's TypeError. (The sequence is told apart before the op: ``fn`` refuses every
-    sequence, and its error costs ~70 us.)"""
+    Python's TypeError. (The common sequences are told apart before the op: ``fn`` refuses
+    them, and its error costs ~70 us; any other operand ``fn`` refuses that is not a number or
+    array, ``bytearray`` or ``None``, gives NotImplemented after it.)"""
     def op(self: Tensor, other: Any) -> Tensor:
         if isinstance(other, (list, tuple, str, bytes)):
             return NotImplemented
@@ -568,6 +569,8 @@ def _reflected(fn: Any, name: str) -> None:
             return fn(other, self)
         except (DTypeError, errors.ArgumentTypeError):
             refuse_foreign(name, other, self)
+            if not isinstance(other, int | float | complex | np.generic | np.ndarray):
+                return NotImplemented
             raise
     op.__name__ = name
     method(name)(op)
