@@ -206,10 +206,10 @@ def _dtype_query(flag: str, kind: str) -> Callable[[str, str, object], bool]:
     :func:`not_a_tensor_error`."""
     def query(op: str, name: str, value: object) -> bool:
         try:
-            if getattr(value.dtype, flag):  # type: ignore[attr-defined]
-                return True
-            _refuse_torch_dtype(value)
-            return False
+            dtype = value.dtype  # type: ignore[attr-defined]
+            if type(dtype).__module__ == "torch":  # (torch.dtype has the flags too)
+                raise AttributeError(flag)
+            return getattr(dtype, flag)
         except AttributeError:
             refuse_non_tensor(op, name, value)
             raise
@@ -222,13 +222,6 @@ def _dtype_query(flag: str, kind: str) -> Callable[[str, str, object], bool]:
 
 is_floating_input = _dtype_query("is_floating_point", "floating")
 is_complex_input = _dtype_query("is_complex", "complex")
-
-
-def _refuse_torch_dtype(value: object) -> None:
-    """An AttributeError for a PyTorch tensor (its dtype has Ember's flags too, not the rest),
-    which the callers turn into :func:`not_a_tensor_error`."""
-    if type(value.dtype).__module__ == "torch":  # type: ignore[attr-defined]
-        raise AttributeError("dtype")
 
 
 def dtype_name(op: str, name: str, value: object) -> str:

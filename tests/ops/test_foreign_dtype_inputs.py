@@ -31,7 +31,11 @@ CALLS = {
     "l1_loss": lambda x: F.l1_loss(x, E),
     "fft_c2c": lambda x: ember.fft.fft_c2c(x, [0], 0, True),
     "threshold": lambda x: F.threshold(x, 0.0, 0.0),
-    "normalize": lambda x: F.normalize(x)}
+    "normalize": lambda x: F.normalize(x),
+    "softmax": lambda x: F.softmax(x, 0),
+    "stft": lambda x: ember.stft(x, 2, return_complex=True),
+    "is_floating_point": lambda x: ember.is_floating_point(x),
+    "is_complex": lambda x: ember.is_complex(x)}
 
 
 @pytest.mark.parametrize("op", list(CALLS))

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.errors import DTypeError, ShapeError, is_floating_input, refuse_non_tensor
 from ember.ops import rows_kernel
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import (
@@ -202,11 +202,10 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Ten
     try:
         if dtype is not None:
             input = input.to(dtypes.to_dtype(dtype))
-        floating = input.dtype.is_floating_point
     except AttributeError:
         refuse_non_tensor(name, "input", input)
         raise
-    if not floating:
+    if not is_floating_input(name, "input", input):
         refuse_complex(name, input)
         raise DTypeError(f"{name}: expected a floating input, got {input.dtype.name}. Hint: "
                          f"pass dtype=ember.float32 or call .float() first")

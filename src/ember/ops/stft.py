@@ -20,6 +20,7 @@ from ember.errors import (
     ShapeError,
     dtype_name,
     is_complex_input,
+    is_floating_input,
     type_name,
 )
 from ember.ops.complex_parts import view_as_real
@@ -100,7 +101,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
         warnings.warn("stft with return_complex=False is deprecated: pass return_complex=True "
                       "and use ember.view_as_real on the complex result for the old format",
                       UserWarning, stacklevel=2)
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+    if not (is_floating_input("stft", "input", input) or input.dtype.is_complex):
         raise DTypeError(f"stft: expected a tensor of floating point or complex values, got "
                          f"{input.dtype.name}")
     if input.ndim not in (1, 2):
