@@ -28,7 +28,7 @@ def t(input: Tensor) -> Tensor:
         raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape "
                          f"{tuple(input.shape)}. Hint: use .mT or transpose(-2, -1)")
     try:
-        return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
+        return _reverse(input)
     except TensorLikeOperand:
         return handle(t, (input,), {})
 
@@ -63,6 +63,7 @@ def _deprecated_on_0d(x: Tensor, op: str, stacklevel: int = 4) -> Tensor:
 
 
 def _reverse(x: Tensor) -> Tensor:
+    """All of ``x``'s dimensions reversed (a view)."""
     return apply(Permute, x, dims=tuple(range(x.ndim))[::-1])
 
 
