@@ -43,6 +43,7 @@ from ember.jit.user_objects import (
     bound_value,
     class_reads_state,
     is_library,
+    library_code,
     member,
     plain_object,
     user_class,
@@ -133,7 +134,7 @@ class Reach:
             self.add("self", target, depth)
         func = getattr(fn, "__func__", fn)
         code = getattr(func, "__code__", None)
-        if code is None or _library_code(func):
+        if code is None or library_code(func):
             wrapped = _wrapped_by_library(func)  # (a module autocast's decorator wraps)
             if wrapped is not None:
                 self.add(getattr(wrapped, "__name__", "wrapped"), wrapped, depth)
@@ -441,29 +442,16 @@ def _wrapped_by_library(fn: Any) -> Any:
     (``autocast("cpu")(model)``): it copied the ``__module__`` of what it wraps, so a wrapper
     of a built-in module looks like library code, yet what it wraps is the user's state.
     None for any other ``fn``."""
-    if isinstance(fn, types.FunctionType) and _library_code(fn):
+    if isinstance(fn, types.FunctionType) and library_code(fn):
         return getattr(fn, "__wrapped__", None)
     return None
-
-
-def _library_code(func: Any) -> bool:
-    """Whether ``func`` is a library's code; a function by the module it was defined in
-    (``functools.wraps`` copies the ``__module__`` of what it wraps: the user's wrapper of a
-    built-in module is the user's code)."""
-    if isinstance(func, types.FunctionType):
-        return is_library(types.SimpleNamespace(__module__=func.__globals__.get("__name__")))
-    return is_library(func)
 
 
 def _item(container: Any, key: Any) -> Any:
     """``container[key]`` for a dict, list or tuple (MISSING for a key it lacks, or for any
     other container: a tensor's or the user's ``__getitem__`` is not run)."""
-    if isinstance(container, dict):
-        return container.get(key, MISSING)
-    if isinstance(container, list | tuple) and type(key) is int and \
-            -len(container) <= key < len(container):
-        return container[key]
-    return MISSING
+    return bound_value(container, key) if isinstance(container, dict | list | tuple) \
+        else MISSING
 
 
 def _state_key(opt: Optimizer) -> tuple:

@@ -27,8 +27,23 @@ _LIBRARIES = frozenset({"numpy", "builtins", "torch", "logging", "functools", "t
 def is_library(obj: Any) -> bool:
     """Objects of installed packages and of Ember itself are not followed (their state is
     not the user's model)."""
-    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
-    top = module.split(".", 1)[0]
+    return library_module(getattr(obj, "__module__", None) or
+                          getattr(type(obj), "__module__", ""))
+
+
+def library_code(func: Any) -> bool:
+    """Whether ``func`` is a library's code; a function by the module it was defined in
+    (``functools.wraps`` copies the ``__module__`` of what it wraps: the user's wrapper of a
+    built-in module is the user's code)."""
+    if isinstance(func, types.FunctionType):
+        return library_module(func.__globals__.get("__name__"))
+    return is_library(func)
+
+
+def library_module(name: str | None) -> bool:
+    """Whether the module named ``name`` belongs to an installed library Ember does not
+    follow, or to Ember."""
+    top = (name or "").split(".", 1)[0]
     return top in _LIBRARIES or top == "ember"
 
 
@@ -66,8 +81,8 @@ def user_module(obj: Any) -> bool:
     library's nor one of the libraries Ember does not follow."""
     if not isinstance(obj, types.ModuleType):
         return False
-    top = obj.__name__.split(".", 1)[0]
-    return top not in sys.stdlib_module_names and top not in _LIBRARIES and top != "ember"
+    return obj.__name__.split(".", 1)[0] not in sys.stdlib_module_names and \
+        not library_module(obj.__name__)
 
 
 def user_class(obj: Any) -> bool:
@@ -114,8 +129,9 @@ def bound_value(holder: Any, name: Any) -> Any:
         return len(holder)
     if isinstance(holder, dict):
         return holder.get(name, MISSING)
-    if isinstance(holder, list):
-        return holder[name] if -len(holder) <= name < len(holder) else MISSING
+    if isinstance(holder, list | tuple):
+        return holder[name] if type(name) is int and -len(holder) <= name < len(holder) \
+            else MISSING
     if isinstance(holder, types.CellType):
         try:
             return holder.cell_contents
