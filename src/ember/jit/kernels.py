@@ -208,9 +208,11 @@ def makes_fresh(eqn: Eqn) -> bool:
 
 
 def owner(array: Any) -> int:
-    """The id of the memory ``array`` views (its base's, or its own)."""
-    base = getattr(array, "base", None)
-    return id(array if base is None else base)
+    """The id of the object owning the memory ``array`` views (its base's base ..., or its
+    own)."""
+    while (base := getattr(array, "base", None)) is not None:
+        array = base
+    return id(array)
 
 
 def may_share(eqns: list[Eqn], roots: dict[Var, set]) -> dict[Var, set]:

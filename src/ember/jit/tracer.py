@@ -26,6 +26,7 @@ from ember.errors import OpError
 from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
+from ember.jit.kernels import owner as memory_owner
 from ember.jit.sources import DataDependentShape, TraceError, _at, other_thread_error, user_source
 from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
@@ -210,7 +211,7 @@ class Tracer(Effects, ViewWrites):
             return var
         var = self.new_var(array, "const")
         self.graph.consts[var] = array
-        self.const_memory.setdefault(id(_owner(array)), []).append(var)
+        self.const_memory.setdefault(memory_owner(array), []).append(var)
         if small:
             self.small_consts[key] = var
         return var
@@ -324,7 +325,7 @@ class Tracer(Effects, ViewWrites):
         """``array``'s memory is about to be written in place: the constants read from that
         memory (``b = zeros(()); y = x * b; b.add_(1)``, or a view of it) keep the values they
         had, as copies; the graph holds no reference that the write, or a later call's, changes."""
-        for var in self.const_memory.pop(id(_owner(array)), ()):
+        for var in self.const_memory.pop(memory_owner(array), ()):
             if var in self.graph.consts:
                 self.graph.consts[var] = self.graph.consts[var].copy()
 
@@ -544,13 +545,6 @@ def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:
         "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
         "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
         "instead, or move the call out of the compiled function", where)
-
-
-def _owner(array: Any) -> Any:
-    """The object owning ``array``'s memory (a view's base's base...)."""
-    while getattr(array, "base", None) is not None:
-        array = array.base
-    return array
 
 
 def _dtype_of(array: Any) -> Any:
