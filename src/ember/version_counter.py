@@ -8,21 +8,39 @@ Ember, so that the tensor and the hook handles (:mod:`ember.hooks`) can both use
 
 from __future__ import annotations
 
-__all__ = ["VersionCounter", "NumberCounter", "STRUCTURE"]
+import itertools
+
+__all__ = ["VersionCounter", "NumberCounter", "STRUCTURE", "birth_mark"]
+
+_BIRTHS = itertools.count(1)  # (next() is atomic: counters made in any thread are ordered)
+
+
+def birth_mark() -> int:
+    """A mark every counter made after this call is ``born`` above, and every older one at or
+    below: how a block tells the memory it made from memory that was there before.
+
+    Example:
+        >>> mark = birth_mark()
+        >>> VersionCounter().born > mark
+        True
+    """
+    return next(_BIRTHS)
 
 
 class VersionCounter:
     """Counts in-place writes to an array; views share their base's counter. ``shared``: the
     memory is also reachable where writes move no counter (a NumPy array the user holds, from
-    ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``)."""
+    ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``). ``born``: its place in
+    the order counters were made (see :func:`birth_mark`)."""
 
-    __slots__ = ("value", "shared")
+    __slots__ = ("value", "shared", "born")
     inference = False  # the memory was made inside inference_mode (see InferenceCounter below)
     number = False  # the tensor is a Python number an op took (see NumberCounter below)
 
     def __init__(self) -> None:
         self.value = 0
         self.shared = False
+        self.born = next(_BIRTHS)
 
     def stamp(self) -> object:
         """What a cache of values computed from the array compares (``ember.jit`` keeps a

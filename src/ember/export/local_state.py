@@ -27,7 +27,7 @@ from ember.nn import (
 )
 from ember.ops.random import Sample
 from ember.tensor import Tensor, add_wrap_hook, remove_wrap_hook
-from ember.version_counter import VersionCounter
+from ember.version_counter import VersionCounter, birth_mark
 
 _SCAN = threading.Lock()  # (a scan of every tensor holds them all: one at a time)
 
@@ -51,8 +51,7 @@ def made_in() -> Iterator[Made]:
         >>> with made_in() as made:
         ...     y = model(x)
     """
-    with _SCAN:
-        made, before = Made(), {id(t._vc): t._vc for t in _live_tensors()}  # (held: ids stay)
+    made, mark = Made(), birth_mark()
     seen: dict[int, VersionCounter] = {}
     thread = threading.get_ident()
 
@@ -73,13 +72,12 @@ def made_in() -> Iterator[Made]:
         remove_wrap_hook(wrapped)
         for hook in hooks:
             hook.remove()
-        fresh = {key for key, vc in seen.items() if vc.value > 0 and key not in before}
+        fresh = {key for key, vc in seen.items() if vc.value > 0 and vc.born > mark}
         if fresh:  # (else nothing to look for: no collection, no scan)
             with _SCAN:
                 gc.collect()
                 made.written.extend(t for t in _live_tensors() if id(t._vc) in fresh)
         made.owned &= {id(t._vc) for t in made.written}
-        before.clear()
         seen.clear()
 
 
