@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError, type_name
 from ember.nn.module import Module
 from ember.nn.utils.convert_parameters import parameters_to_vector
 from ember.tensor import Tensor
@@ -185,7 +185,7 @@ class PruningContainer(BasePruningMethod):
     def add_pruning_method(self, method: BasePruningMethod | None) -> None:
         """Appends ``method``, which must act on the container's tensor."""
         if method is not None and not isinstance(method, BasePruningMethod):
-            raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
+            raise ArgumentTypeError(f"{type(method)} is not a BasePruningMethod subclass")
         if method is not None and self._tensor_name != method._tensor_name:
             raise ArgumentError(f"Can only add pruning methods acting on the parameter named "
                                 f"'{self._tensor_name}' to PruningContainer {self}. Found "
@@ -361,10 +361,10 @@ class LnStructured(_AmountMethod):
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         size = _channels(t, self.dim)
         k = self._how_many(size)
+        dim = self.dim % t.ndim  # the norm first, so a bad n fails even when nothing is pruned
+        norms = ember.norm(t.detach(), p=self.n, dim=[d for d in range(t.ndim) if d != dim])
         if k == 0:
             return default_mask
-        dim = self.dim % t.ndim
-        norms = ember.norm(t.detach(), p=self.n, dim=[d for d in range(t.ndim) if d != dim])
         return _keep_channels(t, self.dim, _smallest(norms, size - k, largest=True),
                               default_mask)
 
@@ -406,8 +406,8 @@ class CustomFromMask(BasePruningMethod):
 
 # -- helpers ---------------------------------------------------------------------------------
 def _check_amount(amount: Any) -> None:
-    if not isinstance(amount, numbers.Real):
-        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+    if not isinstance(amount, numbers.Real) or isinstance(amount, bool):
+        raise ArgumentTypeError(f"Invalid type for amount: {amount!r}. Must be int or float.")
     if (isinstance(amount, numbers.Integral) and amount < 0) or (
             not isinstance(amount, numbers.Integral) and not 0.0 <= float(amount) <= 1.0):
         raise ArgumentError(f"amount={amount} should either be a float in the range [0, 1] or a "
@@ -527,11 +527,15 @@ def global_unstructured(parameters: Iterable[tuple[Module, str]], pruning_method
         10
     """
     if not isinstance(parameters, Iterable):
-        raise TypeError("global_unstructured(): parameters is not an Iterable")
+        raise ArgumentTypeError("global_unstructured(): parameters is not an Iterable")
     parameters = list(parameters)
+    for entry in parameters:
+        if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
+            raise ArgumentTypeError("global_unstructured(): parameters must hold (module, name) "
+                                    f"pairs, got {type_name(entry)}")
     importance_scores = importance_scores if importance_scores is not None else {}
     if not isinstance(importance_scores, dict):
-        raise TypeError("global_unstructured(): importance_scores must be of type dict")
+        raise ArgumentTypeError("global_unstructured(): importance_scores must be of type dict")
     scores = parameters_to_vector([importance_scores.get((m, n), getattr(m, n))
                                    for m, n in parameters])
     default_mask = parameters_to_vector([getattr(m, n + "_mask") if hasattr(m, n + "_mask")
@@ -540,8 +544,9 @@ def global_unstructured(parameters: Iterable[tuple[Module, str]], pruning_method
     method = pruning_method(**kwargs)
     method._tensor_name = "temp"
     if method.PRUNING_TYPE != "unstructured":
-        raise TypeError(f'Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. '
-                        f"Found method {pruning_method} of type {method.PRUNING_TYPE}")
+        raise ArgumentTypeError('Only "unstructured" PRUNING_TYPE supported for the '
+                                f"`pruning_method`. Found method {pruning_method} of type "
+                                f"{method.PRUNING_TYPE}")
     container = PruningContainer()
     container._tensor_name = "temp"
     container.add_pruning_method(method)

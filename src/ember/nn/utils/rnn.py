@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, OpError, ShapeError, type_name
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    OpError,
+    ShapeError,
+    not_a_tensor_error,
+    type_name,
+)
 from ember.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -61,6 +68,9 @@ class PackedSequence(namedtuple("PackedSequence",
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
         if batch_sizes is None:  # PyTorch's (data, batch_sizes) tuple form
+            if not isinstance(data, (tuple, list)) or len(data) != 2:
+                raise ArgumentTypeError("PackedSequence: without batch_sizes, expected data to be "
+                                        f"a (data, batch_sizes) pair, got {type_name(data)}")
             data, batch_sizes = data
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
@@ -121,7 +131,19 @@ def _lengths_list(lengths: Any, what: str) -> list[int]:
             raise ShapeError(f"{what}: 'lengths' should be a 1-D tensor or list, got a tensor "
                              f"of shape {tuple(lengths.shape)}")
         lengths = lengths.tolist()
-    return [int(v) for v in lengths]
+    try:
+        return [int(v) for v in lengths]
+    except TypeError:
+        raise ShapeError(f"{what}: 'lengths' should be a 1-D tensor or list of ints, got "
+                         f"{lengths!r}") from None
+
+
+def _check_tensors(op: str, name: str, sequences: list[Any]) -> None:
+    """PyTorch's TypeError when a sequence is not an Ember tensor (a NumPy array, a
+    torch.Tensor, a list)."""
+    for s in sequences:
+        if not isinstance(s, Tensor):
+            raise not_a_tensor_error(op, name, s, many=True)
 
 
 def _batch_sizes(lengths: Sequence[int]) -> list[int]:
@@ -143,6 +165,8 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int],
         [3, 2, 1, 1]
     """
     name = "pack_padded_sequence"
+    if not isinstance(input, Tensor):
+        raise not_a_tensor_error(name, "input", input)
     lengths = _lengths_list(lengths, name)
     if input.ndim < 2:
         raise ShapeError(f"{name}: expected input of shape (T, B, *) or (B, T, *) with "
@@ -240,6 +264,7 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
     sequences = list(sequences)
     if not sequences:
         raise ArgumentError("pad_sequence: received an empty list of sequences")
+    _check_tensors("pad_sequence", "sequences", sequences)
     first = sequences[0]
     trailing = tuple(first.shape[1:])
     for i, s in enumerate(sequences):
@@ -271,6 +296,8 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor | Sequence[int],
         >>> [s.shape for s in unpad_sequence(ember.zeros(3, 2, 4), [3, 1])]
         [ember.Size([3, 4]), ember.Size([1, 4])]
     """
+    if not isinstance(padded_sequences, Tensor):
+        raise not_a_tensor_error("unpad_sequence", "padded_sequences", padded_sequences)
     lengths = _lengths_list(lengths, "unpad_sequence")
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
@@ -288,6 +315,8 @@ def pack_sequence(sequences: Sequence[Tensor], enforce_sorted: bool = True) -> P
         >>> pack_sequence([ember.ones(1), ember.ones(2)], enforce_sorted=False).data.shape
         ember.Size([3])
     """
+    sequences = list(sequences)
+    _check_tensors("pack_sequence", "sequences", sequences)
     lengths = [s.shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths,
                                 enforce_sorted=enforce_sorted)

@@ -1,0 +1,73 @@
+"""Fixes from the nn.utils sweep against torch 2.13: non-Ember inputs to the sequence packing
+functions, malformed lengths and PackedSequence data, and pruning argument checks."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.utils.prune as tprune
+import torch.nn.utils.rnn as trnn
+
+import ember
+import ember.nn as nn
+import ember.nn.utils.prune as prune
+import ember.nn.utils.rnn as ernn
+from ember.errors import ArgumentTypeError, ShapeError
+
+FOREIGN = [np.ones(2), torch.ones(2), [1.0, 2.0]]
+
+
+@pytest.mark.parametrize("bad", FOREIGN, ids=["numpy", "torch", "list"])
+@pytest.mark.parametrize("fn", ["pad_sequence", "pack_sequence"])
+def test_sequence_functions_refuse_non_ember_tensors(fn, bad):
+    with pytest.raises(TypeError, match=f"{fn}\\(\\): argument 'sequences' must hold Tensors"):
+        getattr(ernn, fn)([ember.ones(2), bad])
+    with pytest.raises(TypeError, match="must hold Tensors"):
+        getattr(ernn, fn)([bad, bad])
+
+
+@pytest.mark.parametrize("bad", FOREIGN[:2], ids=["numpy", "torch"])
+def test_padded_inputs_refuse_non_ember_tensors(bad):
+    with pytest.raises(TypeError, match="pack_padded_sequence\\(\\): argument 'input' must be"):
+        ernn.pack_padded_sequence(bad.reshape(2, 1), [2])
+    with pytest.raises(TypeError, match="unpad_sequence\\(\\): argument 'padded_sequences'"):
+        ernn.unpad_sequence(bad.reshape(2, 1), [2])
+
+
+def test_two_dimensional_lengths_list_is_a_shape_error():
+    x = ember.zeros(4, 3, 2)
+    with pytest.raises(RuntimeError):
+        trnn.pack_padded_sequence(torch.zeros(4, 3, 2), torch.tensor([[3, 2, 1]]))
+    with pytest.raises(ShapeError, match="'lengths' should be a 1-D"):
+        ernn.pack_padded_sequence(x, [[3, 2, 1]])
+
+
+def test_packed_sequence_from_one_tensor_is_refused_not_unpacked():
+    with pytest.raises(AssertionError):
+        trnn.PackedSequence(torch.ones(2, 3))
+    # before: the two rows were taken silently as data and batch_sizes
+    with pytest.raises(ArgumentTypeError, match="a \\(data, batch_sizes\\) pair"):
+        ernn.PackedSequence(ember.ones(2, 3))
+    p = ernn.PackedSequence((ember.ones(3), ember.tensor([2, 1])))
+    assert p.batch_sizes.tolist() == [2, 1]
+
+
+def test_prune_amount_bool_is_refused():
+    with pytest.raises(TypeError):
+        tprune.l1_unstructured(torch.nn.Linear(3, 2), "weight", True)
+    with pytest.raises(ArgumentTypeError, match="Invalid type for amount: True"):
+        prune.l1_unstructured(nn.Linear(3, 2), "weight", True)
+
+
+@pytest.mark.parametrize("n", ["fro", "nuc"])
+def test_ln_structured_checks_the_norm_even_when_pruning_nothing(n):
+    with pytest.raises(RuntimeError, match="matrix_norm"):
+        tprune.ln_structured(torch.nn.Conv2d(3, 4, 3), "weight", 0.0, n, 0)
+    with pytest.raises(ShapeError, match="matrix_norm"):
+        prune.ln_structured(nn.Conv2d(3, 4, 3), "weight", 0.0, n, 0)
+
+
+def test_global_unstructured_wants_pairs():
+    m = nn.Linear(3, 2)
+    with pytest.raises(ArgumentTypeError, match="must hold \\(module, name\\) pairs, got Linear"):
+        prune.global_unstructured((m, "weight"), prune.L1Unstructured, amount=1)
+    assert not prune.is_pruned(m)
