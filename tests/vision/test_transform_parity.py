@@ -302,3 +302,29 @@ def test_v2_posterize_of_wider_integer_images_keeps_the_high_value_bits():
     assert F.posterize(x, 8).dtype is ember.int16
     with pytest.raises(ember.errors.ArgumentError, match="bits must be in"):
         F.posterize(x, 9)
+
+
+def test_autocontrast_of_integer_images_is_torchvisions():
+    # values from torchvision 0.28 (v1 F.autocontrast, v2 F.autocontrast); int16/int32 raised
+    # here and uint8 v2 went through v1's formula (one level above v2's)
+    ramp = ember.arange(8).to(ember.uint8).reshape(1, 1, 8)
+    assert TF.autocontrast(ramp).tolist() == [[[0, 36, 72, 109, 145, 182, 218, 255]]]
+    assert F.autocontrast(ramp).tolist() == [[[0, 36, 72, 109, 145, 182, 218, 254]]]
+    u = ember.tensor([[[3, 7], [5, 9]]], dtype=ember.uint8)
+    assert F.autocontrast(u).tolist() == [[[0, 169], [84, 254]]]
+    assert TF.autocontrast(u).tolist() == [[[0, 170], [85, 255]]]
+    s = ember.tensor([[[-100, 0], [5, 30000]]], dtype=ember.int16)
+    assert TF.autocontrast(s).tolist() == [[[0, 108], [114, 32766]]]
+    assert F.autocontrast(s).tolist() == [[[0, 108], [114, 32767]]]
+    assert F.autocontrast(s).dtype is ember.int16
+    assert F.autocontrast(u.to(ember.int8)).tolist() == [[[0, 84], [42, 127]]]
+    from ember.vision.transforms import v2
+
+    assert v2.RandomAutocontrast(p=1.0)(u.to(ember.int16)).tolist() == [[[0, 21844],
+                                                                        [10922, 32767]]]
+    # torch's float32 top of int32 (2**31) overflows its cast to -2**31; Ember saturates
+    w = ember.tensor([[[-100, 0], [5, 2147483647]]], dtype=ember.int32)
+    for fn in (TF.autocontrast, F.autocontrast):
+        assert fn(w).tolist() == [[[0, 100], [105, 2147483647]]]
+    with pytest.raises(ember.errors.DTypeError, match="autocontrast: expected an integer"):
+        TF.autocontrast(ember.zeros(1, 2, 2, dtype=ember.bool))

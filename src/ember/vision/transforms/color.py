@@ -254,23 +254,46 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
 
 @_tensor_op
 def autocontrast(img: Tensor) -> Tensor:
-    """Stretches each channel to the full range (channels that are constant are kept).
+    """Stretches each channel to the full range ``0..bound`` of the dtype (1 for floats, the
+    dtype's maximum for integers); channels that are constant are kept.
 
     Example:
         >>> autocontrast(ember.tensor([[[0.25, 0.5]]])).tolist()
         [[[0.0, 1.0]]]
     """
-    _check_image("autocontrast", img, channels=(1, 3))
+    return _stretch(img, v2=False)
+
+
+def _stretch(img: Tensor, v2: bool) -> Tensor:
+    """Autocontrast as torchvision computes it, in float32 for integer images: v1 as
+    ``(x - lo) * ((1 / (hi - lo)) * bound)`` (a non-finite scale marks a flat channel), v2 as
+    ``(x - lo) / ((hi - lo) * (1 / bound))`` (``hi == lo`` marks it); truncated back. Where
+    the float32 top of an int32/int64 range (2**31, 2**63) overflows torch's cast to the most
+    negative value, Ember gives the dtype's maximum."""
+    if img.dtype is ember.bool:
+        raise DTypeError("autocontrast: expected an integer or floating image, got ember.bool")
+    _check_image("autocontrast", img, channels=(1, 3), any_int=True)
     if img.numel() == 0:
         return img.clone()
-    bound = _bound(img)
-    x = _to_float(img)
+    integer = not img.dtype.is_floating_point
+    bound = float(ember.iinfo(img.dtype).max) if integer else 1.0
+    x = img.to(ember.float32) if integer else img
     lo, hi = x.amin((-2, -1), keepdim=True), x.amax((-2, -1), keepdim=True)
-    flat = hi == lo
-    scale = bound / ember.where(flat, ember.ones_like(hi), hi - lo)
-    lo = ember.where(flat, ember.zeros_like(lo), lo)
-    scale = ember.where(flat, ember.ones_like(scale), scale)
-    return ((x - lo) * scale).clamp(0, bound).to(img.dtype)
+    if v2:
+        flat = hi == lo
+        step = ember.where(flat, ember.ones_like(hi), (hi - lo) * (1.0 / bound))
+        out = (x - ember.where(flat, ember.zeros_like(lo), lo)) / step
+    else:
+        scale = (1.0 / (hi - lo)) * bound   # torch's bound / t: a reciprocal, then a product
+        flat = ~scale.isfinite()
+        scale = ember.where(flat, ember.ones_like(scale), scale)
+        out = (x - ember.where(flat, ember.zeros_like(lo), lo)) * scale
+    out = out.clamp(0, bound)
+    if not integer:
+        return out
+    # bound in float32 is the dtype's top, or 2**31/2**63 just past it: both give the maximum
+    top = ember.full_like(img, ember.iinfo(img.dtype).max)
+    return ember.where(out < bound, out.to(img.dtype), top)
 
 
 @_tensor_op

@@ -28,8 +28,8 @@ __all__ = ["AugMix", "AutoAugment", "RandAugment", "TrivialAugmentWide"]
 def _apply(img: Any, op: str, magnitude: float, interpolation: InterpolationMode,
            fill: Sequence[float] | None) -> Any:
     """One operation of the policies' space on a uint8 or float image: the v1 operation, with
-    the three that depend on the value range (posterize, solarize, equalize) taken by the v2
-    functions, and the solarize threshold (0 to 255 in the space) scaled to the range."""
+    the ones whose v2 kernels differ (posterize, solarize, equalize, autocontrast) taken by
+    the v2 functions, and the solarize threshold (0 to 255 in the space) scaled to the range."""
     if op == "Posterize":
         return F.posterize(img, int(magnitude))
     if op == "Solarize":
@@ -37,6 +37,8 @@ def _apply(img: Any, op: str, magnitude: float, interpolation: InterpolationMode
         return F.solarize(img, magnitude / 255.0 if floating else magnitude)
     if op == "Equalize":
         return F.equalize(img)
+    if op == "AutoContrast":
+        return F.autocontrast(img)
     return v1._apply(img, op, magnitude, interpolation, fill)
 
 

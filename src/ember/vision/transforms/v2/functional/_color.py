@@ -16,6 +16,7 @@ from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms.basic import Normalize
+from ember.vision.transforms.color import _stretch
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
 from ember.vision.tv_tensors import BoundingBoxes, Image, KeyPoints, Mask, Video
 
@@ -50,7 +51,25 @@ adjust_gamma = _image_functional(TF.adjust_gamma)
 adjust_hue = _image_functional(TF.adjust_hue)
 adjust_saturation = _image_functional(TF.adjust_saturation)
 adjust_sharpness = _image_functional(TF.adjust_sharpness)
-autocontrast = _image_functional(TF.autocontrast)
+
+
+def _autocontrast_image(image: Tensor) -> Tensor:
+    """Stretches each channel to the full range ``0..bound`` of the dtype (1 for floats, the
+    dtype's maximum for integers) as torchvision's v2 kernel: ``(x - lo) / ((hi - lo) /
+    bound)`` in float32, truncated (a uint8 value can sit one below v1's).
+
+    Example:
+        >>> autocontrast(ember.tensor([[[3, 7], [5, 9]]], dtype=ember.uint8)).tolist()
+        [[[0, 169], [84, 254]]]
+    """
+    if not isinstance(image, Tensor):
+        return TF.autocontrast(image)
+    if image.dtype is ember.bool:   # 0/1 stretched over 0..1: unchanged
+        return image.clone()
+    return _stretch(image, v2=True)
+
+
+autocontrast = _image_functional(_autocontrast_image, name="autocontrast")
 invert = _image_functional(TF.invert)
 solarize = _image_functional(TF.solarize)
 rgb_to_grayscale = _image_functional(TF.rgb_to_grayscale)
