@@ -44,7 +44,7 @@ from ember.sparse.invariants import check_sparse_tensor_invariants
 from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum, with_values
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
-from ember.sparse.select import index_select, narrow_copy, permute, unsqueeze
+from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.sparse.unary import UNARY, same_pattern
 from ember.tensor import Tensor
@@ -171,6 +171,7 @@ SparseTensor.__rsub__ = lambda self, other: _elementwise.sub(other, self)
 SparseTensor.transpose = _transpose
 SparseTensor.permute, SparseTensor.index_select = permute, index_select
 SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
+SparseTensor.select = select
 SparseTensor.t = _t
 SparseTensor.mT = property(lambda self: _transpose(self, -2, -1),  # noqa: N802 - torch's name
                            doc="The last two dimensions swapped.")
@@ -180,19 +181,12 @@ SparseTensor.mH = property(lambda self: _transpose(self.conj(), -2, -1),  # noqa
 
 def _reversed_dims(self: SparseTensor) -> SparseTensor:
     """``S.T``: a COO tensor's dimensions reversed (another layout has none, as PyTorch's)."""
-    if self.layout is not sparse_coo:
-        raise AttributeError("T")  # (__getattr__ then says it is not supported)
     return permute(self, tuple(reversed(range(self.ndim))))
 
 
-def _adjoint(self: SparseTensor) -> SparseTensor:
-    """``S.H``: a matrix conjugated and transposed (2-D only, as PyTorch's)."""
-    if self.ndim != 2:
-        raise AttributeError("H")  # (__getattr__ then says it is not supported)
-    return self.mH
-
-
-SparseTensor.T, SparseTensor.H = property(_reversed_dims), property(_adjoint)
+SparseTensor._conditional.update(
+    T=(lambda s: s.layout is sparse_coo, _reversed_dims),  # ``S.H``: a matrix's adjoint
+    H=(lambda s: s.ndim == 2, lambda s: s.mH))
 SparseTensor.to = _moved
 for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, same_pattern(_name))

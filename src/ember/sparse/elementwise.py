@@ -35,7 +35,7 @@ from ember.sparse.convert import (
     to_dense,
 )
 from ember.sparse.ops import matmul, sparse_mask, with_values
-from ember.sparse.select import index_select, narrow_copy, permute, unsqueeze
+from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
 from ember.tensor import Tensor
@@ -240,7 +240,7 @@ _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mu
 #: the one-tensor ops (their public functions are wrappers: found by name), and ``pow``
 #: (``ember.square`` hands over as ``pow(s, 2)``)
 _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select": index_select,
-            "unsqueeze": unsqueeze, "narrow_copy": narrow_copy}
+            "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select}  # (ember.select)
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:

@@ -1,5 +1,6 @@
 """Selecting and reordering the dimensions of a sparse COO tensor, as PyTorch's:
-``permute``, ``index_select``, ``narrow_copy`` and ``unsqueeze``. Along a sparse dimension
+``permute``, ``index_select``, ``narrow_copy``, ``unsqueeze`` and ``select`` (``s[i]``,
+``s[i, j]``, ``s[:, j]``; also of a CSR/CSC/BSR/BSC tensor, through COO). Along a sparse dimension
 the entries are picked (and their index rewritten); along a dense one the values are, with the
 dense op. The values go through differentiable ops, so gradients reach them.
 
@@ -27,11 +28,11 @@ from ember.ops.dims import normalize_dim
 from ember.ops.forwarding import check_tensors
 from ember.ops.gather import index_select as dense_index_select
 from ember.ops.shape import _permutation, read_sizes
-from ember.sparse.convert import coo_index, long_index
+from ember.sparse.convert import coo_index, long_index, to_coo
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["index_select", "narrow_copy", "permute", "unsqueeze"]
+__all__ = ["getitem", "index_select", "narrow_copy", "permute", "select", "unsqueeze"]
 
 
 def _coo(op: str, s: SparseTensor) -> SparseTensor:
@@ -154,3 +155,62 @@ def unsqueeze(input: SparseTensor, dim: int) -> SparseTensor:
     index = np.insert(coo_index(s), dim, 0, axis=0)
     return SparseTensor(sparse_coo, tuple(shape), (long_index(index),), s._vals.view(
         s._vals.shape), False)
+
+
+def select(input: SparseTensor, dim: int, index: int) -> Any:
+    """The slice at position ``index`` along ``dim``, as PyTorch's: sparse COO (of any sparse
+    layout), or dense once no sparse dimension is left (repeated entries summed).
+
+    Example:
+        >>> s = ember.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [1.0, 2.0, 3.0], (2, 3))
+        >>> s.select(0, 1).to_dense()
+        tensor([2., 0., 3.])
+        >>> s.select(0, 1).select(0, 2)
+        tensor(3.)
+    """
+    s = to_coo(input)
+    dim = normalize_dim(dim, s.ndim, "select")
+    size = s.shape[dim]
+    if not -size <= index < size:
+        raise IndexOutOfRange(f"select: index {index} is out of range for dim {dim} of size "
+                              f"{size} (shape {tuple(s.shape)})")
+    index %= size
+    shape, sd = s.shape[:dim] + s.shape[dim + 1:], s.sparse_dim()
+    if dim >= sd:
+        values, entries = s._vals.select(dim - sd + 1, index), s._index
+    else:
+        coords = coo_index(s)
+        take = np.flatnonzero(coords[dim] == index)
+        values = dense_index_select(s._vals, 0, long_index(take))
+        if sd == 1:  # (no sparse dimension left: the elements' sum, dense)
+            return values.sum(0, dtype=values.dtype)
+        entries = (long_index(np.delete(coords[:, take], dim, axis=0)),)
+    coalesced = input.layout is not sparse_coo or values.shape[0] <= 1
+    return SparseTensor(sparse_coo, tuple(shape), entries, values, coalesced)
+
+
+def getitem(s: SparseTensor, key: Any) -> Any:
+    """``s[key]``: integers (or 0-d integer tensors) select, ``:`` and ``...`` keep a
+    dimension, as PyTorch's sparse indexing (a COO result, dense once no sparse dimension is
+    left); other keys are not supported."""
+    keys = list(key) if isinstance(key, tuple) else [key]
+    if sum(k is Ellipsis for k in keys) > 1 or len(keys) - (Ellipsis in keys) > s.ndim:
+        raise IndexOutOfRange(f"indexing: too many indices ({key!r}) for a tensor of "
+                              f"{s.ndim} dimension(s)")
+    if Ellipsis in keys:
+        at = keys.index(Ellipsis)
+        keys[at:at + 1] = [slice(None)] * (s.ndim - len(keys) + 1)
+    if all(k == slice(None) for k in keys):  # (a view of it all: PyTorch refuses too)
+        raise not_supported(f"indexing with {key!r} (no integer: a view, as in PyTorch)", s)
+    out, dim = s, 0
+    for k in keys:
+        if isinstance(k, slice) and k == slice(None):
+            dim += 1
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, bool) or (
+                isinstance(k, Tensor) and k.ndim == 0 and not k.dtype.is_floating_point and
+                not k.dtype.is_complex and k.dtype.name != "bool"):
+            out = out.select(dim, int(k))  # (dense once no sparse dimension is left)
+        else:
+            raise not_supported(f"indexing with {k!r} (integers, ':' and '...' only, as "
+                                "PyTorch's sparse indexing)", s)
+    return out

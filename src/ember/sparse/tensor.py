@@ -18,11 +18,12 @@ with the coalesced pattern of the leaf, holding the gradient at each specified e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, ArgumentTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, OpError, type_name
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.dims import normalize_dim
 from ember.ops.overrides import TensorLikeOperand, calling_op, outermost_op
@@ -76,6 +77,9 @@ class SparseTensor:
 
     __slots__ = ("layout", "_size", "_index", "_vals", "_coalesced", "__weakref__")
     is_quantized = False
+    #: attributes some sparse tensors have (``T``: COO; ``H``: 2-D): name -> (whether
+    #: ``s`` has it, its value); filled by :mod:`ember.sparse`, read by ``__getattr__``
+    _conditional: dict[str, tuple[Callable[[Any], bool], Callable[[Any], Any]]] = {}
 
     def __init__(self, layout: layout, size: tuple[int, ...], index: tuple[Tensor, ...],
                  values: Tensor, coalesced: bool) -> None:
@@ -191,6 +195,18 @@ class SparseTensor:
         """The same pattern and values, cut from the graph (as :meth:`detach`)."""
         return self.detach()
 
+    @data.setter
+    def data(self, value: Any) -> None:
+        """``value``'s pattern and values put in this tensor, which keeps its autograd state
+        (PyTorch's ``set_data``: a sparse tensor of this layout, any shape and dtype)."""
+        if not isinstance(value, SparseTensor) or value.layout is not self.layout:
+            raise ArgumentTypeError(f"data: a {self.layout!r} tensor's data must be a "
+                                    f"{self.layout!r} tensor, got {type_name(value)} of layout "
+                                    f"{getattr(value, 'layout', None)!r} (as PyTorch's "
+                                    "set_data). Hint: convert it first (to_sparse / to_dense)")
+        self._vals.data = value._vals
+        self._index, self._size, self._coalesced = value._index, value._size, value._coalesced
+
     def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
         self._vals.requires_grad_(requires_grad)
         return self
@@ -229,6 +245,21 @@ class SparseTensor:
         self._coalesced = True
         return self
 
+    def fill_(self, value: Any) -> SparseTensor:
+        """Every specified element set to ``value``, in place (the pattern kept); compressed
+        layouts only, as PyTorch's (a COO tensor refuses).
+
+        Example:
+            >>> ember.eye(2).to_sparse_csr().fill_(5).values()
+            tensor([5., 5.])
+        """
+        if self.layout is sparse_coo:
+            raise SparseUnsupported(f"fill_: not supported for {self.layout!r} tensors (as in "
+                                    "PyTorch: compressed layouts only). Hint: s.to_sparse_csr()"
+                                    ".fill_(v), or s.coalesce().values().fill_(v)")
+        self._vals.fill_(value)
+        return self
+
     # -- everything else -------------------------------------------------------------------------
     def __len__(self) -> int:
         return self._size[0]
@@ -243,13 +274,24 @@ class SparseTensor:
 
     __int__ = __complex__ = __float__
 
-    def __getitem__(self, index: Any) -> Any:  # (not implemented; ``dense.copy_(s)`` reads it)
-        raise SparseOperand() if calling_op() != _NO_OP else not_supported("indexing", self)
+    def __getitem__(self, index: Any) -> Any:
+        """``s[i]``, ``s[i, j]``, ``s[:, j]``: see :func:`ember.sparse.select.getitem`."""
+        if calling_op() != _NO_OP:  # (a dense op reading it as an array: ``dense.copy_(s)``)
+            raise SparseOperand()
+        from ember.sparse.select import getitem
+
+        return getitem(self, index)
+
     __bool__ = __float__  # (else NumPy's bool conversion finds __len__: a true scalar)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("_data", "_device"):  # a dense op reading a tensor's internals
             raise SparseOperand()
+        has, read = self._conditional.get(name, (None, None))
+        if has is not None and has(self):
+            return read(self)
+        if isinstance(getattr(SparseTensor, name, None), property):
+            _property_failed(self, name)
         if hasattr(Tensor, name) and not name.startswith("_"):  # a dense op: say so
             if callable(getattr(Tensor, name)):  # (a method: it exists, calling it raises)
                 return _refusing(name, self)
@@ -263,6 +305,16 @@ _FROM_VALUES = ("is_cpu", "is_cuda", "is_meta", "is_nested", "is_mkldnn", "is_xp
                 "retains_grad", "name", "volatile")
 for _name in _FROM_VALUES:
     setattr(SparseTensor, _name, property(lambda self, _n=_name: getattr(self._vals, _n)))
+
+
+def _property_failed(s: SparseTensor, name: str) -> None:
+    """A property of ``s`` raised AttributeError (Python then calls ``__getattr__``): a bug
+    in it, surfaced rather than read as "not supported"."""
+    try:
+        getattr(SparseTensor, name).fget(s)
+    except AttributeError as bug:
+        raise OpError(f"SparseTensor.{name}: its getter raised {bug!r} (an internal error; "
+                      "please report it)") from bug
 
 
 def not_supported(op: str, s: SparseTensor) -> SparseUnsupported:

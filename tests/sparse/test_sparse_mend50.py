@@ -1,0 +1,150 @@
+"""mend50sparse: sparse indexing (select), fill_, clamp_, ``S.data = other`` and the T/H
+attributes without AttributeError fallbacks, against PyTorch 2.13."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import gradcheck
+from ember.errors import IndexOutOfRange, OpError
+
+warnings.filterwarnings("ignore", message="Sparse")
+X = [[0.0, 2.0, 0.0], [3.0, 0.0, 4.0], [5.0, 6.0, 0.0]]
+TO = ["to_sparse", "to_sparse_csr", "to_sparse_csc"]
+
+
+def _same(a, b, what):
+    assert a.layout.name == str(b.layout).split(".")[1], what
+    assert tuple(a.shape) == tuple(b.shape), what
+    if b.layout == torch.strided:
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        return
+    np.testing.assert_array_equal(a._indices().numpy(), b._indices().numpy())
+    np.testing.assert_array_equal(a._values().detach().numpy(), b._values().detach().numpy())
+    assert a.is_coalesced() == b.is_coalesced(), what
+
+
+@pytest.mark.parametrize("to", TO)
+def test_indexing_selects_as_torch(to):
+    s, t = getattr(ember.tensor(X), to)(), getattr(torch.tensor(X), to)()
+    for key in [0, 1, -1, 2, (1, 2), (0, 0), (slice(None), 1), (..., 0), (1, ...),
+                ember.tensor(1)]:
+        tkey = torch.tensor(1) if isinstance(key, ember.Tensor) else key
+        _same(s[key], t[tkey], (to, key))
+    _same(ember.select(s, 1, 2), torch.select(t, 1, 2), "ember.select")
+
+
+def test_indexing_uncoalesced_and_hybrid_as_torch():
+    pairs = [(f([[1, 0, 1], [0, 0, 0]], [1.0, 2.0, 3.0], (2, 2)), [1, (slice(None), 0), (1, 0),
+                                                                  (0, 1)])
+             for f in (ember.sparse_coo_tensor, torch.sparse_coo_tensor)]
+    (s, keys), (t, _) = pairs
+    for key in keys:
+        _same(s[key], t[key], key)
+    s, t = (lib.arange(24.0).reshape(3, 4, 2).to_sparse(2) for lib in (ember, torch))
+    for key in [1, (1, 2), (slice(None), slice(None), 1), (1, 2, 1), (..., 1)]:
+        _same(s[key], t[key], key)
+
+
+def test_indexing_refuses_what_torch_refuses():
+    s = ember.tensor(X).to_sparse()
+    with pytest.raises(IndexOutOfRange, match="select: index 3"):
+        s[3]
+    with pytest.raises(IndexOutOfRange, match="too many indices"):
+        s[0, 0, 0]
+    for key in [slice(0, 1), [0, 1], ember.tensor([0, 1]), ..., (slice(None), slice(None)),
+                None]:
+        with pytest.raises(NotImplementedError, match="indexing with"):
+            s[key]
+
+
+@pytest.mark.parametrize("to", ["to_sparse", "to_sparse_csr"])
+def test_indexing_gradients_float64(to):
+    index = [[0, 1, 1, 2, 2], [1, 0, 2, 0, 1]]
+    w = [1.0, 2.0, 3.0]
+
+    def ember_grad():
+        v = ember.tensor([2.0, 3.0, 4.0, 5.0, 6.0], dtype=ember.float64, requires_grad=True)
+        s = getattr(ember.sparse_coo_tensor(index, v, (3, 3)), to)()
+        out = s[1].to_dense() * ember.tensor(w, dtype=ember.float64)
+        (out.sum() + s[2, 1] * 7).backward()
+        return v.grad.numpy()
+
+    # (torch has no backward for select of a sparse tensor: its dense equivalent)
+    v = torch.tensor([2.0, 3.0, 4.0, 5.0, 6.0], dtype=torch.float64, requires_grad=True)
+    d = torch.zeros(3, 3, dtype=torch.float64).index_put(tuple(torch.tensor(index)), v, True)
+    ((d[1] * torch.tensor(w, dtype=torch.float64)).sum() + d[2, 1] * 7).backward()
+    np.testing.assert_array_equal(ember_grad(), v.grad.numpy())
+    values = ember.tensor([2.0, 3.0, 4.0], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda v: ember.sparse_coo_tensor(
+        [[0, 1, 1], [1, 0, 2]], v, (2, 3))[1].to_dense() ** 2, (values,))
+    assert gradcheck(lambda v: ember.sparse_coo_tensor(
+        [[0, 1, 1], [1, 0, 0]], v, (2, 3))[1, 0] ** 2, (values,))
+
+
+@pytest.mark.parametrize("to", ["to_sparse_csr", "to_sparse_csc", "to_sparse_bsr"])
+def test_fill_on_compressed_layouts_as_torch(to):
+    args = ((1, 1),) if to == "to_sparse_bsr" else ()
+    s, t = (getattr(lib.tensor(X), to)(*args) for lib in (ember, torch))
+    assert s.fill_(7) is s
+    t.fill_(7)
+    np.testing.assert_array_equal(s.to_dense().numpy(), t.to_dense().numpy())
+    i, ti = (lib.tensor(X).int().to_sparse_csr() for lib in (ember, torch))
+    np.testing.assert_array_equal(i.fill_(2.7).values().numpy(), ti.fill_(2.7).values().numpy())
+    leaf = ember.tensor(X).to_sparse_csr().requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.fill_(1)
+
+
+def test_fill_and_clamp_refused_where_torch_refuses():
+    s = ember.tensor(X).to_sparse()
+    with pytest.raises(NotImplementedError, match="fill_: .*compressed layouts only"):
+        s.fill_(1)
+    for x in (s, ember.tensor(X).to_sparse_csr()):
+        for call in (x.clamp_, x.clamp, lambda *a, x=x: ember.clamp(x, *a)):
+            with pytest.raises(NotImplementedError, match="clamp"):
+                call(0, 3)
+
+
+@pytest.mark.parametrize("to", ["to_sparse", "to_sparse_csr"])
+def test_data_assignment_as_torch(to):
+    s, t = (getattr(lib.tensor(X), to)().requires_grad_() for lib in (ember, torch))
+    o, to_ = (getattr(lib.tensor([[1.0, 0.0, 0.0, 2.0]]), to)() for lib in (ember, torch))
+    s.data, t.data = o, to_
+    assert s.requires_grad and s.is_leaf and s.shape == (1, 4)
+    np.testing.assert_array_equal(s.to_dense().detach().numpy(), o.to_dense().numpy())
+    s.to_dense().sum().backward()
+    np.testing.assert_array_equal(s.grad.to_dense().numpy(), [[1.0, 0.0, 0.0, 1.0]])
+    if to == "to_sparse":  # (torch's CSR set_data of another nnz reads the old pattern)
+        np.testing.assert_array_equal(s.to_dense().detach().numpy(),
+                                      t.to_dense().detach().numpy())
+        t.to_dense().sum().backward()
+        np.testing.assert_array_equal(s.grad.to_dense().numpy(), t.grad.to_dense().numpy())
+    d = getattr(ember.tensor(X), to)()
+    d.data = getattr(ember.tensor(X, dtype=ember.float64), to)()
+    assert d.dtype == ember.float64  # (torch's set_data takes another dtype too)
+    for other in (ember.tensor(X), ember.tensor(X).to_sparse_csc()):
+        with pytest.raises(TypeError, match="data: .*set_data"):
+            s.data = other
+
+
+def test_t_and_h_have_no_attribute_error_fallback(monkeypatch):
+    s = ember.tensor(X).to_sparse()
+    assert "T" not in vars(ember.sparse.SparseTensor) and "H" not in vars(
+        ember.sparse.SparseTensor)
+
+    def bug(*args):
+        raise AttributeError("internal bug")
+
+    monkeypatch.setattr(ember.sparse, "permute", bug)
+    with pytest.raises(AttributeError, match="internal bug"):  # (not "T: not supported")
+        _ = s.T
+    monkeypatch.setattr(ember.sparse, "_transpose", bug)
+    with pytest.raises(OpError, match="mT: its getter raised"):
+        _ = s.mT
+    with pytest.raises(OpError, match="mH: its getter raised"):  # (H reads mH)
+        _ = s.H
+    assert not hasattr(s.to_sparse_csr(), "T") and not hasattr(ember.ones(2).to_sparse(), "H")
