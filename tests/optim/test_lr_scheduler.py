@@ -430,3 +430,33 @@ def test_one_cycle_needs_momentum():
         ELR.OneCycleLR(eo, max_lr=0.1, total_steps=10)
     assert math.isclose(ELR.OneCycleLR(eo, max_lr=0.1, total_steps=10,
                                        cycle_momentum=False).get_last_lr()[0], 0.004)
+
+
+TENSOR_LR_SCHEDULES = [
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=20)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3)),
+    ("ReduceLROnPlateau", dict(patience=1)),
+    ("CosineAnnealingLR", dict(T_max=5)),
+    ("StepLR", dict(step_size=3)),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), TENSOR_LR_SCHEDULES, ids=lambda v: str(v)[:20])
+def test_tensor_lr_is_filled_in_place_as_torch(name, kwargs):
+    """A float32 tensor lr stays the group's (same object, float32-rounded values) as PyTorch's
+    schedulers fill it; OneCycleLR/CyclicLR/ReduceLROnPlateau replaced it by a float, and
+    CosineAnnealingLR's initial_lr aliased it (stuck at 0 after T_max)."""
+    seqs = []
+    for lib in (torch, ember):
+        lr = lib.tensor(0.1)
+        opt = lib.optim.SGD([lib.ones(2, requires_grad=True)], lr=lr, momentum=0.9)
+        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+        seq = []
+        for _ in range(15):
+            opt.step()
+            sched.step(1.0) if name == "ReduceLROnPlateau" else sched.step()
+            assert opt.param_groups[0]["lr"] is lr
+            assert sched.get_last_lr()[0] is not lr  # (a copy, as PyTorch's)
+            seq.append(float(lr))
+        seqs.append(seq)
+    assert seqs[0] == seqs[1]

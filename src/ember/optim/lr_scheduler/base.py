@@ -13,10 +13,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ember.autograd.grad_mode import no_grad
 from ember.errors import ArgumentError
 from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer, traced
+from ember.tensor import Tensor
 
-__all__ = ["LRScheduler", "per_group"]
+__all__ = ["LRScheduler", "per_group", "set_group_lr"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -62,7 +64,8 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]  # (a tensor lr is copied: steps fill it in place)
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -133,11 +136,13 @@ class LRScheduler:
                                 "(a group added by add_param_group afterwards?); build the "
                                 "scheduler after adding every group")
         for group, lr in zip(groups, values, strict=True):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            set_group_lr(group, lr)
+        self._last_lr = self._group_lrs()
 
     def _group_lrs(self) -> list[float]:
-        return [group["lr"] for group in self.optimizer.param_groups]
+        """Each group's lr (a copy of a tensor lr, which later steps fill in place)."""
+        return [lr.clone() if isinstance(lr := group["lr"], Tensor) else lr
+                for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's state (everything but the optimizer), as plain Python values."""
@@ -175,6 +180,17 @@ def _warn_outside_step(get_lr: Callable) -> Callable:
         return get_lr(self)
 
     return wrapper
+
+
+def set_group_lr(group: dict[str, Any], lr: Any) -> None:
+    """Sets a group's ``lr``: a tensor lr is filled in place (it keeps its identity and
+    dtype, so a float32 one rounds the value), as PyTorch's schedulers do."""
+    current = group["lr"]
+    if isinstance(current, Tensor):
+        with no_grad():
+            current.fill_(float(lr))
+    else:
+        group["lr"] = lr
 
 
 def per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.optim.lr_scheduler.base import LRScheduler
+from ember.optim.lr_scheduler.base import LRScheduler, set_group_lr
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["ChainedScheduler", "SequentialLR"]
@@ -80,7 +80,7 @@ class SequentialLR(_Composite):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            set_group_lr(group, group["initial_lr"])
         for scheduler in self._schedulers:  # undo the step each made when it was built
             _undo_step(scheduler)
         first = self._schedulers[bisect_right(self._milestones, 0)]  # (a milestone may be 0)

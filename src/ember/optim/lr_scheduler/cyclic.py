@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ember.errors import ArgumentError
-from ember.optim.lr_scheduler.base import LRScheduler, per_group
+from ember.optim.lr_scheduler.base import LRScheduler, per_group, set_group_lr
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["CyclicLR"]
@@ -51,7 +51,7 @@ class CyclicLR(LRScheduler):
         base_lrs = per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
-                group["lr"] = lr
+                set_group_lr(group, lr)
         self.max_lrs = per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         if up == 0:  # (PyTorch fails dividing by it at the start of the first cycle)

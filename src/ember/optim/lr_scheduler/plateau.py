@@ -7,7 +7,12 @@ import warnings
 from typing import Any, Literal
 
 from ember.errors import ArgumentError
-from ember.optim.lr_scheduler.base import EPOCH_DEPRECATION_WARNING, LRScheduler, per_group
+from ember.optim.lr_scheduler.base import (
+    EPOCH_DEPRECATION_WARNING,
+    LRScheduler,
+    per_group,
+    set_group_lr,
+)
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["ReduceLROnPlateau"]
@@ -97,7 +102,7 @@ class ReduceLROnPlateau(LRScheduler):
             old = float(group["lr"])
             new = max(old * self.factor, min_lr)
             if old - new > self.eps:
-                group["lr"] = new
+                set_group_lr(group, new)
 
     @property
     def in_cooldown(self) -> bool:
