@@ -71,3 +71,43 @@ def test_global_unstructured_wants_pairs():
     with pytest.raises(ArgumentTypeError, match="must hold \\(module, name\\) pairs, got Linear"):
         prune.global_unstructured((m, "weight"), prune.L1Unstructured, amount=1)
     assert not prune.is_pruned(m)
+
+
+def _split(lib):
+    class Split(lib.nn.Module):
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, x):
+            return x * 0.25, x * 0.75
+    return Split()
+
+
+def test_assigning_to_a_multi_original_parametrization_checks_each_dtype():
+    from torch.nn.utils import parametrize as tparametrize
+
+    from ember.nn.utils import parametrize
+    t = torch.nn.Linear(4, 4).double()
+    tparametrize.register_parametrization(t, "weight", _split(torch))
+    with pytest.raises(ValueError, match="dtype"):
+        t.weight = torch.ones(3)
+    e = nn.Linear(4, 4).to(ember.float64)
+    parametrize.register_parametrization(e, "weight", _split(ember))
+    with pytest.raises(ValueError, match="right_inverse \\(tensor 0\\) may not change the dtype"):
+        e.weight = ember.ones(3)  # before: the originals silently became float32 (3,)
+    assert e.parametrizations.weight.original0.dtype == ember.float64
+    assert tuple(e.parametrizations.weight.original0.shape) == (4, 4)
+    e.weight = ember.ones(4, 4, dtype=ember.float64)
+    np.testing.assert_allclose(e.weight.detach().numpy(), np.ones((4, 4)))
+
+
+def test_assigning_without_right_inverse_is_an_ember_error():
+    from ember.errors import OpError
+    from ember.nn.utils import parametrize
+
+    class Sym(nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).transpose(-1, -2)
+    m = parametrize.register_parametrization(nn.Linear(3, 3), "weight", Sym())
+    with pytest.raises(OpError, match="Sym does not implement right_inverse"):
+        m.weight = ember.ones(3, 3)

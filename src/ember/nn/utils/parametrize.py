@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, OpError, ShapeError
 from ember.nn.containers import ModuleDict, ModuleList
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
@@ -115,9 +115,9 @@ class ParametrizationList(ModuleList):
             inverse = getattr(module, "right_inverse", None)
             if inverse is None:
                 if assigning:
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not "
-                                       "implement right_inverse, so the parametrized tensor "
-                                       "cannot be assigned; set the original instead")
+                    raise OpError(f"parametrization {type(module).__name__} does not "
+                                  "implement right_inverse, so the parametrized tensor cannot "
+                                  "be assigned; set the original instead")
                 continue
             try:
                 value = inverse(value)
@@ -142,7 +142,9 @@ class ParametrizationList(ModuleList):
                 raise ArgumentError(f"right_inverse must return a sequence of {self.ntensors} "
                                     f"tensors, got {type(new).__name__}")
             for i, value in enumerate(new):
-                getattr(self, f"original{i}").data = value
+                original = getattr(self, f"original{i}")
+                _check_like(f"right_inverse (tensor {i})", value, original, shape=False)
+                original.data = value
 
     def forward(self) -> Tensor:
         if self.is_tensor:
