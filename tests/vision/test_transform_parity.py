@@ -328,3 +328,25 @@ def test_autocontrast_of_integer_images_is_torchvisions():
         assert fn(w).tolist() == [[[0, 100], [105, 2147483647]]]
     with pytest.raises(ember.errors.DTypeError, match="autocontrast: expected an integer"):
         TF.autocontrast(ember.zeros(1, 2, 2, dtype=ember.bool))
+
+
+def test_autocontrast_refuses_integer_pil_images_as_pillow():
+    # torchvision 0.28 hands PIL images to Pillow, whose autocontrast raises for "I";
+    # the int32 tensor is now taken, the PIL image must still be refused
+    from PIL import Image as PILImage
+
+    img = PILImage.fromarray(np.array([[3, 700], [5, 9]], dtype=np.int32))
+    for fn in (TF.autocontrast, F.autocontrast):
+        with pytest.raises(ember.errors.DTypeError, match="mode 'I' is not supported"):
+            fn(img)
+    gray = PILImage.fromarray(np.array([[3, 7], [5, 9]], dtype=np.uint8))
+    assert np.asarray(F.autocontrast(gray)).tolist() == [[0, 170], [85, 255]]  # Pillow's
+
+
+def test_bicubic_resize_of_int16_clamps_where_torchvision_wraps():
+    # torchvision 0.28 gives [-32768]*5 + [30464, 25856, -17920, 17919, -25857, -30465] + ...
+    # (float32 overshoot cast unchecked); Ember clamps to the dtype's range (docs/vision.md)
+    row = [-32768] * 4 + [32767] * 4
+    x = ember.tensor([[row] * 2], dtype=ember.int16)
+    out = F.resize(x, [2, 16], interpolation=F.InterpolationMode.BICUBIC, antialias=False)
+    assert out[0, 0].tolist() == [-32768] * 7 + [-17920, 17919] + [32767] * 7

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DTypeError
 from ember.vision.transforms.color import _check_factor
 
 
@@ -54,3 +54,15 @@ def adjust_gamma(img: Any, gamma: float, gain: float = 1.0) -> Any:
         raise ArgumentError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
     table = [int((256.0 - 1e-3) * gain * (level / 255.0) ** gamma) for level in range(256)]
     return img.convert("RGB").point([min(max(v, 0), 255) for v in table] * 3).convert(img.mode)
+
+
+def integer_mode(img: Any) -> bool:
+    """Whether ``img`` is a 32-bit or 16-bit integer PIL image ("I", "I;16"...)."""
+    return img.mode.startswith("I")
+
+
+def autocontrast(img: Any) -> Any:
+    """Refuses integer PIL images as Pillow's ``ImageOps.autocontrast`` (and so torchvision)
+    does; their tensors are taken."""
+    raise DTypeError(f"autocontrast: a PIL image in mode {img.mode!r} is not supported (as "
+                     f"Pillow's). Hint: pil_to_tensor(img) gives a tensor autocontrast takes")

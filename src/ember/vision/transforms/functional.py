@@ -520,7 +520,7 @@ def _perspective_pil(img: Any, startpoints: Any, endpoints: Any,
 # every function of an image also takes a PIL image, and gives PIL images back (see _pil)
 # (images of 2 or 4 bands, "RGBA", "LA", "CMYK", take torchvision's way through Pillow for
 # the colour functions: see _pil_colour)
-for _name in ("autocontrast", "center_crop", "crop", "elastic_transform", "equalize",
+for _name in ("center_crop", "crop", "elastic_transform", "equalize",
               "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
               "get_image_size", "hflip", "invert", "pad", "posterize", "solarize", "ten_crop",
               "vflip"):
@@ -537,4 +537,6 @@ for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness"):
 for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the bands as RGB
     globals()[_name] = accepts_pil_in_rgb(globals()[_name], getattr(_pil_colour, _name),
                                           use_pillow=pillow_colours)
+autocontrast = accepts_pil(autocontrast, pillow=_pil_colour.autocontrast,
+                           use_pillow=_pil_colour.integer_mode)
 rgb_to_grayscale = grays_pil(rgb_to_grayscale)  # Pillow's luma, from any mode (see _pil)

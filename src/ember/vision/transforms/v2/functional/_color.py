@@ -15,6 +15,7 @@ from ember.errors import ArgumentError, DTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._image import _tensor_op
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.basic import Normalize
 from ember.vision.transforms.color import _stretch
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
@@ -53,6 +54,7 @@ adjust_saturation = _image_functional(TF.adjust_saturation)
 adjust_sharpness = _image_functional(TF.adjust_sharpness)
 
 
+@_tensor_op
 def _autocontrast_image(image: Tensor) -> Tensor:
     """Stretches each channel to the full range ``0..bound`` of the dtype (1 for floats, the
     dtype's maximum for integers) as torchvision's v2 kernel: ``(x - lo) / ((hi - lo) /
@@ -62,14 +64,15 @@ def _autocontrast_image(image: Tensor) -> Tensor:
         >>> autocontrast(ember.tensor([[[3, 7], [5, 9]]], dtype=ember.uint8)).tolist()
         [[[0, 169], [84, 254]]]
     """
-    if not isinstance(image, Tensor):
-        return TF.autocontrast(image)
     if image.dtype is ember.bool:   # 0/1 stretched over 0..1: unchanged
         return image.clone()
     return _stretch(image, v2=True)
 
 
-autocontrast = _image_functional(_autocontrast_image, name="autocontrast")
+# PIL images take v1's way (Pillow's modes refused there), as before
+autocontrast = _image_functional(accepts_pil(_autocontrast_image, pillow=TF.autocontrast,
+                                             use_pillow=lambda img: True),
+                                 name="autocontrast")
 invert = _image_functional(TF.invert)
 solarize = _image_functional(TF.solarize)
 rgb_to_grayscale = _image_functional(TF.rgb_to_grayscale)
