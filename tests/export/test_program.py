@@ -184,7 +184,7 @@ def test_module_called_with_missing_or_unknown_arguments_says_so():
 
     m = ember.export.export(Masked(), (ember.ones(2), ember.ones(2))).module()
     np.testing.assert_allclose(m(ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
-    np.testing.assert_allclose(m(input_1=ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
+    np.testing.assert_allclose(m(input=ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
     with pytest.raises(TypeError, match="missing a required argument: 'mask'"):
         m(ember.ones(2))
     with pytest.raises(TypeError, match="unexpected keyword argument 'maks'"):

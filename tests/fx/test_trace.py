@@ -103,6 +103,21 @@ def test_generated_code_of_a_small_module():
     assert ember.equal(gm(x, y), Small.forward(gm, x, y))
 
 
+def test_a_parameter_named_as_a_builtin_keeps_its_name_in_forward():
+    class Masked(nn.Module):
+        def forward(self, input, list=2):
+            return input.relu() * list
+
+    class TorchMasked(torch.nn.Module):
+        forward = Masked.forward
+
+    gm = fx.symbolic_trace(Masked())
+    assert gm.code == fx.symbolic_trace(Masked()).code
+    assert gm.code.strip() == torch.fx.symbolic_trace(TorchMasked()).code.strip()
+    x = ember.tensor([-1.0, 2.0])
+    assert gm(input=x, list=3).tolist() == [0.0, 6.0]  # (was: no keyword 'input', only 'input_1')
+
+
 def test_graph_str_and_tabular(capsys):
     gm = fx.symbolic_trace(Small())
     text = str(gm.graph)

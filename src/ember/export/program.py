@@ -6,6 +6,7 @@ module again."""
 from __future__ import annotations
 
 import copy
+import inspect
 import operator
 import re
 from collections.abc import Iterator
@@ -135,7 +136,7 @@ class ExportedProgram:
             owner = gm.get_submodule(".".join(path)) if path else gm
             owner._non_persistent_buffers_set.add(name)
         names, guards = self._argument_names, self._guards
-        renamed = dict(zip((n.name for n in g.nodes if n.op == "placeholder"), names))
+        renamed = dict(zip(inspect.signature(gm.forward).parameters, names))
 
         def check_inputs(module: Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
             values = _bound(list(renamed), args, kwargs,

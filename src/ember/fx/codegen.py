@@ -179,11 +179,10 @@ def python_code(nodes: list[Node]) -> PythonCode:
     dropped_after: dict[Node, list[str]] = {}
     for used, user in last_use.items():
         dropped_after.setdefault(user, []).append(used.name)
-    params, body = [], []
+    placeholders, body = [], []
     for node in nodes:
         if node.op == "placeholder":
-            params.append(f"{node.name} = {render(node.args[0], glob)}" if node.args
-                          else node.name)
+            placeholders.append(node)
             continue
         if node.op == "output":
             body.append(f"    return {render(node.args[0], glob)}")
@@ -196,5 +195,23 @@ def python_code(nodes: list[Node]) -> PythonCode:
         body.append(line)
     if not body or not body[-1].lstrip().startswith("return"):
         body.append("    pass")
-    src = f"def forward(self{''.join(', ' + p for p in params)}):\n" + "\n".join(body) + "\n"
+    params, renames = [], []
+    for node in placeholders:
+        param = _parameter_name(node, glob)
+        params.append(f"{param} = {render(node.args[0], glob)}" if node.args else param)
+        if param != node.name:
+            renames.append(f"    {node.name} = {param}")
+    src = f"def forward(self{''.join(', ' + p for p in params)}):\n" + \
+        "\n".join(renames + body) + "\n"
     return PythonCode(src, glob.names)
+
+
+def _parameter_name(node: Node, glob: _Globals) -> str:
+    """The name ``forward`` takes a placeholder under: the traced parameter's own (``input``,
+    whose node is ``input_1``), so that a call by keyword works, unless that name is taken by
+    a global the code refers to or by another value."""
+    target = node.target
+    if isinstance(target, str) and target.isidentifier() and not keyword.iskeyword(target) \
+            and target not in glob.names and (target == node.name or target not in glob._taken):
+        return target
+    return node.name

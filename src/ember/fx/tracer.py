@@ -393,7 +393,8 @@ def symbolic_trace(root: Module | Callable,
         >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(4, 2),
         ...                                                  ember.nn.ReLU()))
         >>> print(gm.code)
-        def forward(self, input_1):
+        def forward(self, input):
+            input_1 = input
             _0 = getattr(self, "0")(input_1);  input_1 = None
             _1 = getattr(self, "1")(_0);  _0 = None
             return _1

@@ -29,7 +29,8 @@ def fuse(model: nn.Module, inplace: bool = False, no_trace: bool = False) -> Gra
         >>> from ember.fx.experimental.optimization import fuse
         >>> model = ember.nn.Sequential(ember.nn.Conv2d(1, 2, 3), ember.nn.BatchNorm2d(2)).eval()
         >>> print(fuse(model).code)
-        def forward(self, input_1):
+        def forward(self, input):
+            input_1 = input
             _0 = getattr(self, "0")(input_1);  input_1 = None
             return _0
         <BLANKLINE>
