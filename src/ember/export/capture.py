@@ -86,6 +86,8 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
             from e
     graph = compiled.graph
+    if compiled.last.eager is not None:  # (a call one graph cannot stand for)
+        raise ExportError(f"{who}: the model cannot be one graph: ember.jit {compiled.last.eager}")
     local = local_memory(made, graph)
     _refuse_made_state([t for t in made.written if id(t._vc) not in local], graph, who)
     fold_local_writes(graph, made, local, who)

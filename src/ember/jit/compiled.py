@@ -54,6 +54,7 @@ from ember.jit.fallback import (
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import owner
+from ember.jit.outside_memory import outside_writes
 from ember.jit.ownership import owned, shared_outputs, wrap_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
@@ -419,7 +420,8 @@ class CompiledFunction:
         names = argument_names(self.fn, args, kwargs)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
-                      hooked or aliased_writes(graph, leaves, key[1], names) or
+                      hooked or outside_writes(tracer) or
+                      aliased_writes(graph, leaves, key[1], names) or
                       state_view_writes(graph, key[1], names))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make

@@ -27,6 +27,7 @@ from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.kernels import owner as memory_owner
+from ember.jit.outside_memory import note_write
 from ember.jit.sources import DataDependentShape, TraceError, _at, other_thread_error, user_source
 from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
@@ -41,6 +42,7 @@ from ember.ops.random import Sample
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.other_threads import OtherThreadsTensors
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
+from ember.version_counter import birth_mark
 
 BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
 
@@ -97,6 +99,8 @@ class Tracer(Effects, ViewWrites):
         # id(the array owning a constant's memory) -> those constants (see keep_constants)
         self.const_memory: dict[int, list[Var]] = {}
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
+        # tensors made here on memory that may be another's, written (see outside_memory)
+        self.mark, self.outside = birth_mark(), {}
         self.others = OtherThreadsTensors()  # what other threads make meanwhile (see var_of)
         self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
@@ -320,6 +324,7 @@ class Tracer(Effects, ViewWrites):
             self.fresh.pop(id(x._data), None)  # tensor from outside met here, is not fresh)
         self.var_of(x)  # (same array: the alias reads x's variable)
         self.keep_constants(x._data)  # (about to be written)
+        note_write(self.outside, x, self.mark)
 
     def keep_constants(self, array: Any) -> None:
         """``array``'s memory is about to be written in place: the constants read from that

@@ -1,0 +1,75 @@
+"""In-place writes into memory that outlives a traced call. A tensor the function makes can
+sit on memory it does not own: ``ember.from_numpy(G)`` (``as_tensor``, ``asarray``,
+``frombuffer``, ``from_dlpack``) of an array or buffer it reaches, another tensor's after
+``.data =``. Eager moves that memory at every call; a graph would hold the first call's value
+as a constant, so such a call runs eagerly (and an export refuses it). Memory is the call's
+own when nothing but tensors and the trace references the arrays it lies in once the call
+has returned (a NumPy array made in the call, or a tensor's after ``.numpy()``)."""
+
+from __future__ import annotations
+
+import gc
+from types import FrameType
+from typing import Any
+
+from ember.jit.kernels import owner as memory_owner
+from ember.jit.sources import Source, _at, user_source
+from ember.tensor import Tensor
+
+
+def note_write(notes: dict, x: Tensor, mark: int) -> None:
+    """``x`` is about to be written in place: noted in ``notes`` (id of its array -> the
+    array, shape, dtype, line) where it was made in the call (its counter is born after
+    ``mark``) on memory that may be another's (the counter is shared)."""
+    if x._vc.shared and x._vc.born > mark and id(x._data) not in notes:
+        notes[id(x._data)] = (x._data, tuple(x.shape), x.dtype, user_source())
+
+
+def outside_writes(tracer: Any) -> str | None:
+    """Why calls with this key run the plain function, if a noted write (``tracer.outside``)
+    went into memory that something besides tensors and the trace still references after the
+    call: a global array, a closure's, an argument's, a container's (not the memory of the
+    graph's state or arguments, whose writes it replays). None where there is none."""
+    notes = tracer.outside
+    if not notes:
+        return None
+    ours = {id(notes), *map(id, notes.values()), *map(id, tracer.known.values())}
+    for holder in (tracer, tracer.graph):
+        ours.update(id(v) for v in vars(holder).values() if isinstance(v, dict | list | set))
+    replayed = {memory_owner(t._data)
+                for t in [*tracer.inputs, *(ref.tensor for ref in tracer.graph.state)]}
+    for array, shape, dtype, where in notes.values():
+        if memory_owner(array) not in replayed and _referenced(array, ours):
+            return _reason(shape, dtype, where)
+    return None
+
+
+def _referenced(array: Any, ours: set[int]) -> bool:
+    """Whether an object other than a tensor, a buffer view or ``ours`` references ``array``
+    or the memory it views (its base, the object under a ``memoryview``). Memory imported
+    through DLPack (its base a capsule, whose producer no collector lists) counts as
+    referenced."""
+    chain: list[Any] = []
+    while array is not None and all(a is not array for a in chain):
+        chain.append(array)
+        array = array.obj if isinstance(array, memoryview) else getattr(array, "base", None)
+    if type(chain[-1]).__name__ == "PyCapsule":
+        return True
+    skip = ours | {id(chain), *map(id, chain)}
+    for r in gc.get_referrers(*chain):
+        if id(r) in skip or isinstance(r, Tensor | memoryview) or \
+                type(r).__name__ == "managedbuffer" or \
+                (isinstance(r, FrameType) and r.f_code.co_filename == __file__):
+            continue
+        return True
+    return False
+
+
+def _reason(shape: tuple, dtype: Any, where: Source | None) -> str:
+    return (f"runs eagerly: it writes in place into a tensor it makes over memory that "
+            f"outlives the call (shape {shape}, {dtype.name}{_at(where)}: a NumPy array or "
+            "buffer it reaches, through ember.from_numpy, as_tensor, asarray, frombuffer or "
+            "from_dlpack, or another tensor's memory through .data =); eager moves that "
+            "memory at each call, a graph would hold the first call's value. Hint: make the "
+            "tensor once, outside the function (G_t = ember.from_numpy(G)), and use it "
+            "there, or .clone() it before writing when the array should stay as it is")
