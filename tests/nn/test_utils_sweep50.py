@@ -111,3 +111,51 @@ def test_assigning_without_right_inverse_is_an_ember_error():
     m = parametrize.register_parametrization(nn.Linear(3, 3), "weight", Sym())
     with pytest.raises(OpError, match="Sym does not implement right_inverse"):
         m.weight = ember.ones(3, 3)
+
+
+def test_total_norm_of_a_numpy_array_is_not_called_sparse():
+    with pytest.raises(TypeError):
+        torch.nn.utils.get_total_norm([np.ones(3)])
+    # before: "sparse gradients are not supported"
+    with pytest.raises(TypeError, match="get_total_norm\\(\\): argument 'tensors' must be Tensor"):
+        nn.utils.get_total_norm([np.ones(3)])
+
+
+@pytest.mark.parametrize("norm_type", ["fro", "nuc"])
+def test_clip_grad_norm_string_norm_type_is_an_argument_error(norm_type):
+    from ember.errors import ArgumentError
+    p = nn.Parameter(ember.ones(3))
+    p.grad = ember.ones(3)
+    with pytest.raises(ValueError):
+        torch.nn.utils.get_total_norm([torch.ones(3)], norm_type)
+    with pytest.raises(ArgumentError, match=f"norm_type must be a number .*got '{norm_type}'"):
+        nn.utils.clip_grad_norm_([p], 1.0, norm_type)
+
+
+def test_clip_grad_norm_non_finite_is_an_ember_error():
+    from ember.errors import OpError
+    p = nn.Parameter(ember.ones(3))
+    p.grad = ember.tensor([1.0, float("nan"), 2.0])
+    with pytest.raises(OpError, match="non-finite"):
+        nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+
+
+@pytest.mark.parametrize("fn", ["xavier_uniform_", "xavier_normal_"])
+def test_xavier_on_a_zero_receptive_field_names_the_division(fn):
+    from ember.errors import DivisionByZero
+    with pytest.raises(ZeroDivisionError):
+        getattr(torch.nn.init, fn)(torch.empty(3, 3, 0))
+    with pytest.raises(DivisionByZero, match=f"nn.init.{fn}: fan_in \\+ fan_out is 0"):
+        getattr(nn.init, fn)(ember.empty(3, 3, 0))
+
+
+def test_skip_init_errors_are_ember_errors():
+    from ember.errors import ArgumentError
+
+    class NoDevice(nn.Module):
+        def __init__(self, a):
+            super().__init__()
+    with pytest.raises(ArgumentTypeError, match="expected a Module class"):
+        nn.utils.skip_init(int, 1)
+    with pytest.raises(ArgumentError, match="must support a 'device' arg"):
+        nn.utils.skip_init(NoDevice, 1)

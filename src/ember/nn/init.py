@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad, refuse_inference_write
-from ember.errors import ArgumentError, DTypeError
+from ember.errors import ArgumentError, DivisionByZero, DTypeError
 from ember.nn.parameter import is_lazy, refuse_lazy
 from ember.ops.random import Generator, normal_samples, uniform_samples
 from ember.tensor import Tensor
@@ -305,16 +305,25 @@ def eye_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
                     generator: Generator | None = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain·√(6 / (fan_in + fan_out))``."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    bound = gain * math.sqrt(6.0 / _fan_sum(tensor, "xavier_uniform_"))
     return _uniform(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0,
                    generator: Generator | None = None) -> Tensor:
     """Glorot normal: N(0, std²) with ``std = gain·√(2 / (fan_in + fan_out))``."""
+    return _normal(tensor, 0.0, gain * math.sqrt(2.0 / _fan_sum(tensor, "xavier_normal_")),
+                   generator)
+
+
+def _fan_sum(tensor: Tensor, op: str) -> float:
+    """``fan_in + fan_out``, Glorot's divisor; 0 (a zero-size receptive field) is refused with
+    the ZeroDivisionError PyTorch raises."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return _normal(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+    if fan_in + fan_out == 0:
+        raise DivisionByZero(f"nn.init.{op}: fan_in + fan_out is 0 for a tensor of shape "
+                             f"{tuple(tensor.shape)}, so Glorot's scale divides by zero")
+    return float(fan_in + fan_out)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",

@@ -12,6 +12,7 @@ from types import GeneratorType
 import numpy as np
 
 import ember
+from ember.errors import ArgumentError, OpError, refuse_non_tensor
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -35,9 +36,14 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` taken together as one vector."""
     tensors = _as_list(tensors)
+    if isinstance(norm_type, str):  # (PyTorch: float('fro') fails)
+        raise ArgumentError(f"get_total_norm (clip_grad_norm_): norm_type must be a number "
+                            f"(inf for the max norm), got {norm_type!r}")
     norm_type = float(norm_type)
     if not tensors:
         return ember.tensor(0.0)
+    for t in tensors:
+        refuse_non_tensor("get_total_norm", "tensors", t)
     if not all(isinstance(t, Tensor) for t in tensors):
         raise NotImplementedError("get_total_norm (clip_grad_norm_): sparse gradients are not "
                                   "supported, as in PyTorch (its vector_norm has no sparse "
@@ -52,10 +58,10 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
             else:
                 total = ember.stack([f.norm(norm_type) for f in flat]).norm(norm_type)
     if error_if_nonfinite and not bool(ember.isfinite(total)):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
-                           "`parameters` is non-finite, so it cannot be clipped. To disable "
-                           "this error and scale the gradients by the non-finite norm anyway, "
-                           "set `error_if_nonfinite=False`")
+        raise OpError(f"The total norm of order {norm_type} for gradients from "
+                      "`parameters` is non-finite, so it cannot be clipped. To disable "
+                      "this error and scale the gradients by the non-finite norm anyway, set "
+                      "`error_if_nonfinite=False`")
     return total
 
 

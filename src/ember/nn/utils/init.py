@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.nn.module import Module
 
 __all__ = ["skip_init"]
@@ -29,9 +30,9 @@ def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
         ember.Size([1, 5])
     """
     if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
-        raise RuntimeError(f"skip_init: expected a Module class; got {module_cls!r}")
+        raise ArgumentTypeError(f"skip_init: expected a Module class; got {module_cls!r}")
     if "device" not in inspect.signature(module_cls).parameters:
-        raise RuntimeError(f"skip_init: Module must support a 'device' arg to skip "
-                           f"initialization; {module_cls.__name__}'s constructor has none")
+        raise ArgumentError(f"skip_init: Module must support a 'device' arg to skip "
+                            f"initialization; {module_cls.__name__}'s constructor has none")
     device = kwargs.pop("device", None) or "cpu"
     return module_cls(*args, **kwargs, device="meta").to_empty(device=device)
