@@ -221,6 +221,49 @@ def test_a_tensor_beta_of_two_elements_is_named(index):
         ember.optim.Adam([ember.zeros(2, requires_grad=True)], betas=tuple(betas))
 
 
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"])
+@pytest.mark.parametrize("betas", [(0.9,), (0.9, 0.99, 0.999), 0.9])
+def test_betas_other_than_a_pair_are_refused(name, betas):
+    # (PyTorch: IndexError / TypeError from its range check; Ember accepted them)
+    with pytest.raises(ember.errors.ArgumentError, match="betas must be a pair"):
+        getattr(ember.optim, name)([ember.zeros(2, requires_grad=True)], betas=betas)
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr="0.1"), dict(eps=None), dict(betas=(0.9, "x"))])
+def test_a_hyperparameter_not_a_number_is_a_type_error(kwargs):
+    # (PyTorch: TypeError "'<=' not supported ..."; Ember's was float()'s plain ValueError)
+    with pytest.raises(TypeError):
+        torch.optim.Adam([torch.zeros(2, requires_grad=True)], **kwargs)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="must be a number"):
+        ember.optim.Adam([ember.zeros(2, requires_grad=True)], **kwargs)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad"])
+def test_fused_and_foreach_together_are_refused_as_torch(name):
+    with pytest.raises(RuntimeError) as expected:
+        getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], lr=0.1,
+                                   fused=True, foreach=True)
+    with pytest.raises(ember.errors.ArgumentError) as got:
+        getattr(ember.optim, name)([ember.zeros(2, requires_grad=True)], lr=0.1,
+                                   fused=True, foreach=True)
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Rprop", "ASGD"])
+def test_loading_state_of_other_shapes_is_a_clear_error(name):
+    """A state dict saved for other parameters: PyTorch fails at the next step on broadcasting
+    (Ember: NumPy's "operands could not be broadcast"); Ember refuses on loading."""
+    a = ember.ones(2, requires_grad=True)
+    kwargs = dict(momentum=0.9) if name in ("SGD", "RMSprop") else {}
+    saved = getattr(ember.optim, name)([a], lr=0.1, **kwargs)
+    a.grad = ember.ones(2)
+    saved.step()
+    opt = getattr(ember.optim, name)([ember.ones(5, requires_grad=True)], lr=0.1, **kwargs)
+    with pytest.raises(ember.errors.ShapeError, match=r"of parameter 0 has shape \(2,\), but "
+                                                      r"the parameter has shape \(5,\)"):
+        opt.load_state_dict(saved.state_dict())
+
 def hook_log(lib):
     """What the step hooks of ``lib`` see, in the order they run: the arguments' types, a
     pre-hook that replaces the closure, and the global hooks around the optimizer's own."""

@@ -53,6 +53,7 @@ class Adafactor(ElementwiseOptimizer):
     decays_in_update = True
     group_fallbacks = {"foreach": None}
     supports_complex = False  # (refused at the step, as PyTorch refuses)
+    state_shaped_like_params = False  # (row_var, col_var: factored second moments)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import CPU, compiled
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -48,6 +48,7 @@ class ElementwiseOptimizer(Optimizer):
     decoupled_weight_decay = False
     decays_in_update = False
     supports_complex = True
+    state_shaped_like_params = True
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Updates every parameter that has a gradient; returns ``closure()``'s loss if given."""
@@ -364,8 +365,15 @@ def check_hyper(**values: Any) -> None:
     """Rejects a tensor ``lr`` or beta of other than one element, negative hyperparameters and
     betas outside [0, 1), with PyTorch's messages."""
     check_one_element("lr", values.get("lr"))
-    for i, beta in enumerate(values.get("betas", ())):
+    betas = values.get("betas", (0.0, 0.0))
+    if not isinstance(betas, list | tuple) or len(betas) != 2:
+        raise ArgumentError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+    for i, beta in enumerate(betas):
         check_one_element(f"betas[{i}]", beta)
+    for key, value in values.items():
+        for v in value if key == "betas" else (value,):
+            if not isinstance(v, int | float | np.number | Tensor):
+                raise ArgumentTypeError(f"{key} must be a number, got {type(v).__name__} {v!r}")
     names = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
              "momentum": "momentum value", "alpha": "alpha value", "rho": "rho value",
              "lr_decay": "lr_decay value", "momentum_decay": "momentum_decay value",

@@ -23,7 +23,7 @@ from ember.autograd.grad_mode import (
     inference_tensors_may_exist,
     refuse_inference_write,
 )
-from ember.errors import ArgumentError, OpError
+from ember.errors import ArgumentError, OpError, ShapeError
 from ember.hooks import RemovableHandle, add_hook
 from ember.tensor import STRUCTURE, Tensor, _wrap
 
@@ -88,6 +88,8 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
 
 def implementation_defaults(**options: Any) -> dict[str, Any]:
     """Checks PyTorch's implementation switches and returns them for a ``defaults`` dict."""
+    if options.get("fused") and options.get("foreach"):
+        raise ArgumentError("`fused` and `foreach` cannot be `True` together.")
     if options.get("differentiable"):
         raise NotImplementedError("differentiable=True: Ember's optimizer updates are written in "
                                   "place on the parameters and are not recorded for autograd")
@@ -118,6 +120,9 @@ class Optimizer:
     # The state keys whose tensors a step writes in place (None: every tensor), which may not
     # be inference tensors outside ``inference_mode``, as PyTorch's in-place writes refuse.
     state_written_in_place: tuple[str, ...] | None = None
+    # Whether each state tensor of a parameter is 0-d or of the parameter's shape (then
+    # ``load_state_dict`` refuses others, which a step could only fail on).
+    state_shaped_like_params = False
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -424,6 +429,8 @@ class Optimizer:
                 state[k] = copy.deepcopy(values)
             else:
                 state[p] = {name: _state_value(p, name, v) for name, v in values.items()}
+                if self.state_shaped_like_params:
+                    _check_state_shapes(p, k, state[p])
         groups = []
         for saved, group in zip(saved_groups, self.param_groups, strict=True):
             new = copy.deepcopy({k: v for k, v in saved.items() if k != "params"})
@@ -516,6 +523,16 @@ def _add_hook(hooks: list, hook: Callable, prepend: bool) -> RemovableHandle:
     if prepend:
         hooks.insert(0, hooks.pop())
     return handle
+
+
+def _check_state_shapes(p: Tensor, index: int, state: dict[str, Any]) -> None:
+    """A ShapeError for a loaded state tensor neither 0-d nor of its parameter's shape."""
+    for name, value in state.items():
+        if isinstance(value, Tensor) and value.ndim and value.shape != p.shape:
+            raise ShapeError(f"load_state_dict: state {name!r} of parameter {index} has shape "
+                             f"{tuple(value.shape)}, but the parameter has shape "
+                             f"{tuple(p.shape)}; was the state dict saved by an optimizer of "
+                             "other parameters, or of the same ones in another order?")
 
 
 def _state_value(p: Tensor, name: str, value: Any) -> Any:
