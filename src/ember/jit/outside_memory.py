@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any
 
 from ember.jit.kernels import owner as memory_owner
-from ember.jit.sources import Source, _at, user_source
+from ember.jit.sources import _at, user_source
 from ember.tensor import Tensor
 
 
@@ -26,10 +26,21 @@ def note_write(notes: dict, x: Tensor, mark: int) -> None:
 
 
 def outside_writes(tracer: Any) -> str | None:
-    """Why calls with this key run the plain function, if a noted write (``tracer.outside``)
-    went into memory that something besides tensors and the trace still references after the
-    call: a global array, a closure's, an argument's, a container's (not the memory of the
-    graph's state or arguments, whose writes it replays). None where there is none."""
+    """Why calls with this key run the plain function, if the trace wrote into memory that
+    outlives the call (see :func:`written_outside`). None where it wrote none."""
+    found = written_outside(tracer)
+    return None if found is None else (
+        f"runs eagerly: it writes in place into {found}; eager moves that memory at each "
+        "call, a graph would hold the first call's value. Hint: make the tensor once, "
+        "outside the function (G_t = ember.from_numpy(G)), and use it there, or .clone() it "
+        "before writing when the array should stay as it is")
+
+
+def written_outside(tracer: Any) -> str | None:
+    """The first noted write (``tracer.outside``) into memory that something besides tensors
+    and the trace still references after the call (a global array, a closure's, an
+    argument's, a container's; not the memory of the graph's state or arguments, whose
+    writes it replays), in words; None where there is none."""
     notes = tracer.outside
     if not notes:
         return None
@@ -40,7 +51,10 @@ def outside_writes(tracer: Any) -> str | None:
                 for t in [*tracer.inputs, *(ref.tensor for ref in tracer.graph.state)]}
     for array, shape, dtype, where in notes.values():
         if memory_owner(array) not in replayed and _referenced(array, ours):
-            return _reason(shape, dtype, where)
+            return (f"a tensor it makes over memory that outlives the call (shape {shape}, "
+                    f"{dtype.name}{_at(where)}: a NumPy array or buffer it reaches, through "
+                    "ember.from_numpy, as_tensor, asarray, frombuffer or from_dlpack, or "
+                    "another tensor's memory through .data =)")
     return None
 
 
@@ -63,13 +77,3 @@ def _referenced(array: Any, ours: set[int]) -> bool:
             continue
         return True
     return False
-
-
-def _reason(shape: tuple, dtype: Any, where: Source | None) -> str:
-    return (f"runs eagerly: it writes in place into a tensor it makes over memory that "
-            f"outlives the call (shape {shape}, {dtype.name}{_at(where)}: a NumPy array or "
-            "buffer it reaches, through ember.from_numpy, as_tensor, asarray, frombuffer or "
-            "from_dlpack, or another tensor's memory through .data =); eager moves that "
-            "memory at each call, a graph would hold the first call's value. Hint: make the "
-            "tensor once, outside the function (G_t = ember.from_numpy(G)), and use it "
-            "there, or .clone() it before writing when the array should stay as it is")

@@ -24,6 +24,7 @@ from ember.errors import OpError
 from ember.func.pytree import tree_flatten
 from ember.jit.discover import Reach, reach
 from ember.jit.ir import Effect, Graph, Var
+from ember.jit.outside_memory import note_write, written_outside
 from ember.jit.tracer import TraceError, Tracer, _at, user_source
 from ember.ops.primitive import DISPATCH, apply, pop_handler, push_handler
 from ember.ops.random import default_generator
@@ -54,6 +55,8 @@ class BranchTracer(Tracer):
         mutating a higher-order op's inputs (the tensor stays as it was)."""
         var = self.var_of(x)
         root = self.view_root.get(var, var)
+        self.keep_constants(x._data)  # (constants read from its memory keep their values)
+        note_write(self.outside, x, self.mark)  # (memory from outside: see trace_branch)
         if root.kind != "input":
             return
         what = ("a tensor it captures" if any(root is v for _, v in self.captured)
@@ -153,6 +156,11 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
         if not leaves:
             raise OpError(f"{op}: {role} returned no tensor; it must return at least one")
         out_vars = [tracer.var_of(t) for t in leaves]
+    outside = written_outside(tracer)
+    if outside is not None:
+        raise OpError(f"{op}: {role} writes in place into {outside}; a branch may not change "
+                      "memory from outside it (it is traced once), as in PyTorch. Hint: "
+                      "return the new value and assign it after the call")
     graph = tracer.graph
     for i, var in enumerate(out_vars):
         if var.kind == "input" or tracer.view_root.get(var, var).kind == "input" or \
