@@ -13,6 +13,7 @@ from ember.dtypes import DType
 from ember.errors import ArgumentError
 from ember.jit.ir import Eqn, Graph, Var
 from ember.onnx.symbolic import rebuild
+from ember.ops.tensor_spec import TensorSpec
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -2**63
@@ -38,14 +39,14 @@ class Context:
     ``twin`` maps each variable to its twin in the second trace (None without dynamic axes);
     ``twin_consts`` holds the second trace's constants, ``twin_eqns`` the twin of each
     equation (by ``id``) whose params differ there, ``pairs`` of every equation; ``check``
-    maps each variable to its twin in one more trace, at other sizes again (None without one):
-    a size is read from a dimension that follows it in all the traces.
+    holds the same mapping and pairs for one more trace, at other sizes again (None without
+    one): a size is read from a dimension that follows it in all the traces.
     """
 
     def __init__(self, graph: Graph, opset: int, twin: dict[Var, Var] | None,
                  twin_consts: dict[Var, Any], twin_eqns: dict[int, Eqn],
                  pairs: dict[int, Eqn] | None = None,
-                 check: dict[Var, Var] | None = None) -> None:
+                 check: tuple[dict[Var, Var], dict[int, Eqn]] | None = None) -> None:
         self.graph, self.opset = graph, opset
         self.twin, self.twin_consts, self.twin_eqns = twin, twin_consts, twin_eqns
         self.pairs = pairs or {}
@@ -152,11 +153,14 @@ class Context:
         """``var``'s twin in the second trace; for a constant that the equation being
         converted reads, the constant its twin reads there (one constant of the first trace
         may stand for several of the second)."""
-        eqn, twin = self.eqn, self.twin
-        assert twin is not None
+        assert self.twin is not None
+        return self._paired(var, self.twin, self.pairs)
+
+    def _paired(self, var: Var, twin: dict[Var, Var], pairs: dict[int, Eqn]) -> Var:
+        eqn = self.eqn
         if eqn is not None and var in self.graph.consts and var in eqn.inputs and \
-                id(eqn) in self.pairs:
-            return self.pairs[id(eqn)].inputs[eqn.inputs.index(var)]
+                id(eqn) in pairs:
+            return pairs[id(eqn)].inputs[eqn.inputs.index(var)]
         return twin[var]
 
     def twin_shape(self, var: Var) -> tuple[int, ...]:
@@ -175,11 +179,15 @@ class Context:
             self._dims[key] = self.node("Shape", [key[0]], start=d, end=d + 1)
         return self._dims[key]
 
-    def shape_tensor(self, out: Var, sources: list[Var], infer_one: bool) -> str | None:
+    def shape_tensor(self, out: Var, sources: list[Var], infer_one: bool,
+                     linked: bool = True) -> str | None:
         """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
         each dynamic size read from a dimension that follows it, of ``sources`` (the same
-        position first) or else of the graph's inputs, or one a converter made ``known``
-        (a window count, a padded or concatenated size) where :meth:`_linked`; with
+        position first) or else of the graph's inputs; for a constant, else from the
+        :meth:`_partner` its reader makes it equal to; for a computed value, else one a
+        converter made ``known`` (a window count, a padded or concatenated size) where
+        :meth:`_linked` (unless not ``linked``: an Expand's new sizes are made in Python, as
+        a constant's); with
         ``infer_one`` (Reshape) one dynamic size left over is -1; more left over are tried
         as multiples of an input's."""
         dynamic = set(self.dynamic_dims(out))
@@ -191,14 +199,18 @@ class Context:
             if d not in dynamic:
                 pieces.append(size)
                 continue
-            found = self._follower([*sources, *self.graph.inputs], d, self.sizes(out, d))
-            if found is None and self._linked(self.sizes(out, d), sources):
-                pieces.append(self.known[self.sizes(out, d)])
-            elif found is None:
+            sizes = self.sizes(out, d)
+            found = self._follower([*sources, *self.graph.inputs], d, sizes)
+            constant = out in self.graph.consts
+            if found is None and constant:
+                found = self._partner(out, d)
+            if found is not None:
+                pieces.append(self.dim(*found))
+            elif linked and not constant and self._linked(sizes, sources):
+                pieces.append(self.known[sizes])
+            else:
                 left += 1
                 pieces.append(-1)
-            else:
-                pieces.append(self.dim(*found))
         unsure = [d for d in sorted(dynamic) if pieces[d] == -1 and
                   self.sizes(out, d) in self.known]  # (ambiguous, or not linked)
         guesses = {d: rule for d in sorted(dynamic) if infer_one and pieces[d] == -1 and
@@ -218,6 +230,13 @@ class Context:
                 "window count in every trace, but of two that differ, or of one this value " \
                 "is not computed from, so which gives them is unknown; hint: trace at " \
                 "other sizes, or compute the value from that tensor)"
+            if (out in self.graph.consts or not linked) and self.eqn is not None:
+                partner = "" if not linked else f", or from one that {self.eqn.prim.name} " \
+                    "needs it to equal (a broadcast partner, a matrix product's inner size)"
+                same += " (a size made in Python is read only from an input's dimension" \
+                    f"{partner}; hint: compute the value from the tensor it is meant to " \
+                    "match, e.g. ember.arange(y.shape[1]) beside y, or export with fixed " \
+                    "sizes)"
             eqn = self.eqn
             what = f"a constant output of shape {out.shape}" if eqn is None else \
                 f"the output shape {out.shape}" if any(out is v for v in eqn.outputs) else \
@@ -262,6 +281,40 @@ class Context:
                 todo.extend(made.inputs)
         return False
 
+    def _partner(self, const: Var, d: int) -> tuple[Var, int] | None:
+        """A dimension of another computed input of the equation reading ``const`` that has
+        the sizes of ``const``'s ``d`` in every trace and that the equation's shape rule
+        needs it to equal (refuses ``d`` grown alone, accepts both grown: a broadcast
+        partner, a matrix product's inner size); else the partner of another dimension of
+        ``const`` with those sizes (the rows of a square mask). Reading it is right
+        wherever eager runs: eager raises where they differ."""
+        eqn, sizes = self.eqn, self.sizes(const, d)
+        if eqn is None or not any(v is const for v in eqn.inputs) or \
+                not hasattr(eqn.prim, "infer"):
+            return None
+        at = next(i for i, v in enumerate(eqn.inputs) if v is const)
+
+        def accepts(*grown: tuple[int, int]) -> bool:
+            specs = [TensorSpec(tuple(n + 1 if (i, j) in grown else n
+                                      for j, n in enumerate(v.shape)), v.dtype)
+                     for i, v in enumerate(eqn.inputs)]
+            try:
+                eqn.prim.infer(*specs, **eqn.params)
+            except Exception:  # noqa: BLE001 - (any refusal of the shapes)
+                return False
+            return True
+
+        for e in [d, *(e for e in range(len(const.shape)) if e != d)]:
+            if self.sizes(const, e) != sizes or const.shape[e] < 2 or accepts((at, e)):
+                continue
+            for i, v in enumerate(eqn.inputs):
+                if i == at or v in self.graph.consts:
+                    continue
+                for j in range(len(v.shape)):
+                    if self.sizes(v, j) == sizes and accepts((at, e), (i, j)):
+                        return v, j
+        return None
+
     def register_dims(self, var: Var, name: str, rules: dict[int, Any]) -> None:
         """Makes the dynamic sizes of ``var``'s dimensions ``d`` in ``rules`` (``name``
         holds ``var``) known to later shape tensors, where no graph input's dimension gives
@@ -288,7 +341,8 @@ class Context:
         """The size of ``var``'s dimension ``d`` in each trace (the traced one, the second,
         the check trace where there is one)."""
         sizes = (var.shape[d], self.twin_shape(var)[d])
-        far = None if self.check is None else self.check.get(var)
+        far = None if self.check is None or var not in self.check[0] else \
+            self._paired(var, *self.check)
         return sizes if far is None else (*sizes, far.shape[d])
 
     def _multiple_of_input(self, sizes: tuple[int, ...]) -> tuple[str, int, tuple[Var, int]] \

@@ -62,6 +62,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
             raise ExportError(_unsupported({e.primitive: [e.source]}, _DATA_DEPENDENT,
                                            "calls with output sizes that depend on values")) \
                 from None
+        _unshare_constants(graph)
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         second = third = None
@@ -253,7 +254,7 @@ def _converted(graph: Graph, other: Graph | None, opset: int,
     follow them in ``check`` too (a third trace, when given)."""
     mapping, changed, pairs = twins(graph, other, WHO) if other is not None else (None, {}, {})
     try:
-        checked = None if check is None else twins(graph, check, WHO)[0]
+        checked = None if check is None else twins(graph, check, WHO)[::2]
     except ExportError as e:
         raise ExportError(f"{_NO_RULE}; resized farther:\n{e}") from None
     ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
@@ -285,6 +286,20 @@ def _checked(graph: Graph, second: Graph, third: Graph, opset: int,
     if _serialized(ctx) != _serialized(other):
         raise ExportError(_NO_RULE)
     return ctx
+
+
+def _unshare_constants(graph: Graph) -> None:
+    """Gives each repeated read of one constant in an equation its own variable. The tracer
+    shares equal constants, and a resized trace may tell them apart: the batch and channel
+    grids of a gather over a batch of one and one channel are one (1, 1, 1) zero there."""
+    next_id = graph.unused_id()
+    for eqn in graph.eqns:
+        for i, var in enumerate(eqn.inputs):
+            if var in graph.consts and var in eqn.inputs[:i]:
+                clone = Var(next_id, var.shape, var.dtype, "const")
+                next_id += 1
+                graph.consts[clone] = graph.consts[var]
+                eqn.inputs[i] = clone
 
 
 def _serialized(ctx: Context) -> list[bytes]:

@@ -77,11 +77,11 @@ def _filled(array: np.ndarray, twin: np.ndarray) -> np.ndarray | None:
 def _arange(array: np.ndarray, twin: np.ndarray) -> tuple[int, Any, Any] | None:
     """``(axis, start, step)`` when both constants are ``start + step * arange(n)`` along
     ``axis`` (computed in their dtype, as the exported Range, Cast, Mul and Add do)."""
-    long = [d for d, s in enumerate(array.shape) if s > 1]
+    long = {d for a in (array, twin) for d, s in enumerate(a.shape) if s > 1}
     if len(long) != 1 or array.dtype.kind not in "iuf":
         return None
-    axis = long[0]
-    flat = array.reshape(-1)
+    axis = long.pop()  # (one of them may have one element: an index grid of a batch of 1)
+    flat = (array if array.size > 1 else twin).reshape(-1)
     start, step = flat[0], flat[1] - flat[0]
     for a in (array, twin):
         n = a.shape[axis]

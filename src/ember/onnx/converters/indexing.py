@@ -134,7 +134,7 @@ def index(ctx: Context, eqn: Eqn) -> str | None:
     dims = tuple(eqn.params["dims"])
     if len(idx) == 1:
         return ctx.node("Gather", [ctx.value(a), ctx.value(idx[0])], axis=dims[0])
-    if _outer(idx, dims):
+    if _outer(ctx, idx, dims):
         x = ctx.value(a)
         for d, v in zip(dims, idx):
             flat = ctx.node("Reshape", [ctx.value(v), ctx.ints([-1])])
@@ -153,25 +153,34 @@ def index(ctx: Context, eqn: Eqn) -> str | None:
                       "at a time, or the leading dimensions with index tensors of one shape")
 
 
-def _outer(idx: list[Var], dims: tuple) -> bool:
+def _outer(ctx: Context, idx: list[Var], dims: tuple) -> bool:
     """Whether the index tensors are vectors along their own axes of the index shape, at
-    adjacent dimensions."""
+    adjacent dimensions (in every trace: a dynamic batch traced at 1 is no vector's 1)."""
     n = len(idx)
     if dims != tuple(range(dims[0], dims[0] + n)):
         return False
-    return all(len(v.shape) == n and all(s == 1 for j, s in enumerate(v.shape) if j != k)
-               for k, v in enumerate(idx))
+    return all(len(v.shape) == n and all(set(ctx.sizes(v, j)) == {1} for j in range(n)
+                                         if j != k) for k, v in enumerate(idx))
 
 
 def _gather_axis(ctx: Context, a: Var, idx: list[Var], dims: tuple, out: Var) -> int | None:
     if dims != tuple(range(len(a.shape))):
         return None
     ranges = [j for j, v in enumerate(idx) if v in ctx.graph.consts and
-              _is_arange_along(ctx.graph.consts[v], j, len(a.shape))]
+              all(_is_arange_along(c, j, len(a.shape)) for c in _traced_values(ctx, v))]
     if len(ranges) != len(idx) - 1:
         return None
     axis = next(j for j in range(len(idx)) if j not in ranges)
-    return axis if idx[axis].shape == out.shape else None
+    same = all(ctx.sizes(idx[axis], d) == ctx.sizes(out, d) for d in range(len(out.shape)))
+    return axis if idx[axis].shape == out.shape and same else None
+
+
+def _traced_values(ctx: Context, const: Var) -> list[np.ndarray]:
+    """The constant's value in the traces (its traced one, and its twin's with dynamic
+    axes)."""
+    if ctx.twin is None:
+        return [ctx.graph.consts[const]]
+    return [ctx.graph.consts[const], ctx.twin_consts[ctx.twin_of(const)]]
 
 
 def _is_arange_along(array: np.ndarray, axis: int, rank: int) -> bool:

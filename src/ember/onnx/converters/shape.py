@@ -28,7 +28,9 @@ def expand(ctx: Context, eqn: Eqn) -> str | None:
     if all(d - offset in src_dynamic for d in dynamic):  # (Expand broadcasts both ways: 1)
         sizes = [1 if d in dynamic else s for d, s in enumerate(out.shape)]
         return ctx.node("Expand", [ctx.value(src), ctx.ints(sizes)])
-    shape = ctx.shape_tensor(out, [src], infer_one=False)
+    # (a size the input does not carry is made in Python: read only from an input's
+    # dimension, never from a pad or cat the input is computed from)
+    shape = ctx.shape_tensor(out, [src], infer_one=False, linked=False)
     return None if shape is None else ctx.node("Expand", [ctx.value(src), shape])
 
 

@@ -1,0 +1,67 @@
+"""ONNX export of a constant (or an Expand) whose size is made in Python from a dynamic
+size: read from an input's dimension, or from the dimension the op reading it needs it to
+equal (a broadcast partner, a matrix product's inner size); never from a pad or cat of the
+same traced sizes that it is not aligned with (against eager in onnxruntime)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from tests.export.onnx_helpers import eager, run_onnx
+
+_AXES = {"x": {0: "b", 1: "t"}}
+
+
+def _export(fn):
+    return ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                               dynamic_axes=_AXES)
+
+
+def _ceil_size(x):  # (T + ceil(T / 16): T + 2 at every traced T (17, 19, 29), not at 34)
+    return x.shape[1] + (x.shape[1] + 15) // 16
+
+
+def _arange_beside_a_pad(x):
+    return F.pad(x, (0, 0, 1, 1)).sum(1)[..., None] * ember.arange(_ceil_size(x))
+
+
+def _expand_beside_a_pad(x):
+    y = F.pad(x, (0, 0, 1, 1)).sum(1, keepdim=True)
+    return y.expand(x.shape[0], _ceil_size(x), 4)
+
+
+@pytest.mark.parametrize("fn", [_arange_beside_a_pad, _expand_beside_a_pad])
+def test_a_size_aligned_with_no_dimension_of_its_size_is_refused(fn):
+    # (read from the pad's T + 2: (3, 4, 36) at T = 34 where eager has (3, 4, 37), and
+    # (2, 4, 7) at T = 5 where eager has 6)
+    with pytest.raises(ember.onnx.ExportError, match="made in Python is read only from"):
+        _export(fn)
+
+
+def _arange_beside_a_strided_slice(x):
+    y = x[:, ::2]
+    return y * ember.arange(y.shape[1]).reshape(1, -1, 1)
+
+
+def _mask_over_a_strided_slice(x):
+    y = x[:, ::2]
+    return ember.tril(ember.ones(y.shape[1], y.shape[1])) @ y
+
+
+def _mask_over_a_pad(x):
+    n = x.shape[1] + 2
+    return ember.tril(ember.ones(n, n)) @ F.pad(x, (0, 0, 1, 1)) + ember.arange(n)[:, None]
+
+
+@pytest.mark.parametrize("fn", [_arange_beside_a_strided_slice, _mask_over_a_strided_slice,
+                                _mask_over_a_pad])
+def test_a_size_is_read_from_the_dimension_its_reader_needs_it_to_equal(fn):
+    # (the strided slices' ceil(T / 2) was refused: no input dimension gives it)
+    proto = _export(fn)
+    for t in (17, 34, 5, 50, 2):
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
+                                   rtol=1e-5, atol=1e-5)
