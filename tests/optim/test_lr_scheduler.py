@@ -460,3 +460,12 @@ def test_tensor_lr_is_filled_in_place_as_torch(name, kwargs):
             seq.append(float(lr))
         seqs.append(seq)
     assert seqs[0] == seqs[1]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [("StepLR", dict(step_size=0)),
+                                              ("CosineAnnealingLR", dict(T_max=0))])
+def test_a_zero_period_is_named(name, kwargs):
+    # (PyTorch: a bare "integer modulo by zero" at the first step)
+    opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+    with pytest.raises(ZeroDivisionError, match=f"{name}: {next(iter(kwargs))}=0; .* positive"):
+        getattr(ELR, name)(opt, **kwargs)

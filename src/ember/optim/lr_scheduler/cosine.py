@@ -27,6 +27,9 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
                  last_epoch: int = -1) -> None:
+        if T_max == 0:  # (PyTorch fails on it, "integer modulo by zero", at a step)
+            raise ZeroDivisionError("CosineAnnealingLR: T_max=0; the number of epochs of a "
+                                    "half cosine must be positive")
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 

@@ -32,6 +32,9 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
+        if step_size == 0:  # (PyTorch fails on it, "integer modulo by zero", at a step)
+            raise ZeroDivisionError("StepLR: step_size=0; the number of epochs between decays "
+                                    "must be positive")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
