@@ -148,3 +148,45 @@ def test_t_and_h_have_no_attribute_error_fallback(monkeypatch):
     with pytest.raises(OpError, match="mH: its getter raised"):  # (H reads mH)
         _ = s.H
     assert not hasattr(s.to_sparse_csr(), "T") and not hasattr(ember.ones(2).to_sparse(), "H")
+
+
+def _no_host_copy(monkeypatch):
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("Tensor.numpy called: a host copy on a GPU")
+
+    monkeypatch.setattr(ember.Tensor, "numpy", refuse)
+
+
+@pytest.mark.parametrize("case", ["dups", "hybrid", "no_sparse_dim", "empty", "int"])
+def test_coalesce_and_sparse_add_work_where_the_index_lives(case, monkeypatch):
+    index, values, size = {
+        "dups": ([[1, 0, 1, 0, 2], [2, 0, 2, 1, 0]], [1.0, 2.0, 3.0, 4.0, 5.0], (3, 3)),
+        "hybrid": ([[2, 0, 2]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], (3, 2)),
+        "no_sparse_dim": (np.zeros((0, 3), dtype=np.int64), [[1.0], [2.0], [3.0]], (1,)),
+        "empty": (np.zeros((2, 0), dtype=np.int64), [], (2, 2)),
+        "int": ([[1, 1, 0]], [5, 7, 1], (2,)),
+    }[case]
+    s, t = (lib.sparse_coo_tensor(lib.tensor(np.asarray(index)), lib.tensor(values), size)
+            for lib in (ember, torch))
+    c2, tc2 = s.coalesce(), t.coalesce()  # (made here: the host copies are the test's)
+    _no_host_copy(monkeypatch)
+    c, tc = s.coalesce(), t.coalesce()
+    total, ttotal = c + c2 * 2, tc + tc2 * 2
+    c2.add_(c)
+    tc2.add_(tc)
+    monkeypatch.undo()
+    for a, b in ((c, tc), (total, ttotal), (c2, tc2)):
+        _same(a, b, case)
+
+
+def test_coalesce_gradients_float64():
+    index = [[1, 0, 1, 0], [2, 0, 2, 1]]
+    v, tv = (lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+             for lib in (ember, torch))
+    w = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    for lib, x in ((ember, v), (torch, tv)):
+        s = lib.sparse_coo_tensor(index, x, (2, 3)).coalesce()
+        (s.to_dense() * lib.tensor(w, dtype=lib.float64)).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), tv.grad.numpy())
+    assert gradcheck(lambda x: ember.sparse_coo_tensor(index, x, (2, 3)).coalesce().values()
+                     ** 2, (v.detach().requires_grad_(),))

@@ -21,7 +21,7 @@ from ember.ops.creation import from_numpy, zeros
 from ember.ops.gather import index_add, index_select
 from ember.ops.int_args import as_ints
 from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
-from ember.tensor import Tensor
+from ember.tensor import Tensor, _wrap
 
 __all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "empty_index",
            "entry_values", "linear_index", "long_index", "sorted_distinct", "to_compressed",
@@ -72,29 +72,45 @@ def linear_index(index: np.ndarray, sparse_shape: tuple[int, ...]) -> np.ndarray
     return np.ravel_multi_index(tuple(index), sparse_shape).astype(np.int64, copy=False)
 
 
+def _runs(s: SparseTensor) -> tuple[Any, Any, Any]:
+    """COO ``s``'s index array, the order sorting its entries by element (stable), and
+    whether each sorted entry is its element's first; on the index's device (no host copy)."""
+    index = s._index[0]
+    xp, data = index._device.xp, index._data
+    keys = xp.zeros(data.shape[1], dtype=xp.int64)
+    for row, size in zip(data, s._size[:data.shape[0]]):  # (row-major linear positions)
+        keys = keys * size + row
+    order = xp.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = xp.ones(ordered.shape, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return data, order, first
+
+
 def coalesced_order(s: SparseTensor) -> tuple[Tensor, Tensor]:
     """The sorted distinct indices of COO ``s`` and, for each, the position of its first
     entry."""
-    index = coo_index(s)
-    sparse_shape = s._size[:index.shape[0]]
-    lin = linear_index(index, sparse_shape)
-    distinct, first = np.unique(lin, return_index=True)
-    return long_index(np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape),
-                                                                            -1)), long_index(first)
+    data, order, first = _runs(s)
+    heads = order[first]
+    device = s._index[0]._device
+    return _wrap(data[:, heads], device), _wrap(heads, device)
 
 
 def coalesce(s: SparseTensor) -> SparseTensor:
     """``s`` with sorted, distinct indices; repeated entries summed (differentiable)."""
     if s._coalesced:
         return s
-    index = coo_index(s)
-    sparse_shape = s._size[:index.shape[0]]
-    distinct, inverse = np.unique(linear_index(index, sparse_shape), return_inverse=True)
-    values = s._vals
-    summed = index_add(zeros(len(distinct), *values.shape[1:], dtype=values.dtype), 0,
-                       long_index(inverse.reshape(-1)), values)
-    unique = np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape), -1)
-    return SparseTensor(sparse_coo, s._size, (long_index(unique),), summed, True)
+    data, order, first = _runs(s)
+    heads, device, values = order[first], s._index[0]._device, s._vals
+    if heads.shape[0] == order.shape[0]:  # (no repeats: the entries reordered)
+        summed = index_select(values, 0, _wrap(order, device))
+    else:
+        xp = device.xp
+        slot = xp.empty_like(order)
+        slot[order] = xp.cumsum(first) - 1
+        summed = index_add(zeros(heads.shape[0], *values.shape[1:], dtype=values.dtype,
+                                 device=values.device), 0, _wrap(slot, device), values)
+    return SparseTensor(sparse_coo, s._size, (_wrap(data[:, heads], device),), summed, True)
 
 
 def to_dense(s: SparseTensor) -> Tensor:

@@ -38,7 +38,7 @@ from ember.sparse.ops import matmul, sparse_mask, with_values
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
-from ember.tensor import Tensor
+from ember.tensor import Tensor, _wrap
 
 __all__ = ["abs", "add", "div", "floor_divide", "mul", "pow", "sub"]
 
@@ -119,7 +119,8 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
     scaled = cast(b._vals, dtype) if alpha == 1 else \
         arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, a._vals, b._vals)
     values = cat([cast(a._vals, dtype), scaled])  # (as dense add: alpha * other in its dtype)
-    index = long_index(np.concatenate([coo_index(a), coo_index(b)], axis=1))
+    ia, ib = a._index[0], b._index[0]  # (joined where they live: no host copy)
+    index = _wrap(ia._device.xp.concatenate([ia._data, ib._data], axis=1), ia._device)
     total = SparseTensor(sparse_coo, a._size, (index,), values, False)
     if input.layout is not sparse_coo:
         blocksize = tuple(input._vals.shape[1:3]) if input.layout in BLOCKED else None
