@@ -159,3 +159,27 @@ def test_skip_init_errors_are_ember_errors():
         nn.utils.skip_init(int, 1)
     with pytest.raises(ArgumentError, match="must support a 'device' arg"):
         nn.utils.skip_init(NoDevice, 1)
+
+
+def test_nn_utils_errors_are_ember_errors():
+    import pickle
+
+    from ember.errors import ArgumentError, IndexOutOfRange, OpError
+    m = nn.utils.weight_norm(nn.Linear(2, 2))
+    with pytest.raises(ArgumentError, match="Cannot register two"):
+        nn.utils.weight_norm(m)
+    m = nn.utils.spectral_norm(nn.Linear(2, 2))
+    with pytest.raises(ArgumentError, match="Cannot register two"):
+        nn.utils.spectral_norm(m)
+    with pytest.raises(ArgumentError, match="Fusion only for eval"):
+        nn.utils.fuse_conv_bn_eval(nn.Conv2d(1, 2, 1), nn.BatchNorm2d(2))
+    with pytest.raises(ArgumentError, match="Missing key\\(s\\): 'bias'"):
+        nn.utils.stateless.functional_call(nn.Linear(2, 2), {"weight": ember.ones(2, 2)},
+                                           ember.ones(1, 2), strict=True)
+    with pytest.raises(IndexOutOfRange, match="Invalid index 2"):
+        prune.ln_structured(nn.Linear(3, 2), "weight", 1, 2, dim=2)
+    with pytest.raises(IndexOutOfRange, match="spectral_norm: dim 3"):
+        nn.utils.parametrizations.spectral_norm(nn.Linear(3, 2), dim=3)
+    m = nn.utils.parametrizations.weight_norm(nn.Linear(2, 2))
+    with pytest.raises(OpError, match="Serialization of parametrized modules"):
+        pickle.dumps(m)

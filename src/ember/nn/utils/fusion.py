@@ -89,8 +89,8 @@ def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Ten
 
 def _check_eval(what: str, layer: Module, bn: Module) -> None:
     if layer.training or bn.training:
-        raise RuntimeError(f"{what}: Fusion only for eval! Call .eval() on both "
-                           f"{type(layer).__name__} and {type(bn).__name__} first")
+        raise ArgumentError(f"{what}: Fusion only for eval! Call .eval() on both "
+                            f"{type(layer).__name__} and {type(bn).__name__} first")
     if bn.running_mean is None or bn.running_var is None:
         raise ArgumentError(f"{what}: {type(bn).__name__} keeps no running statistics "
                             "(track_running_stats=False), so there is nothing to fold in")

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, IndexOutOfRange, ShapeError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import register_parametrization
@@ -88,8 +88,8 @@ class _SpectralNorm(Module):
         ndim = weight.ndim
         if not -ndim <= dim < ndim:
             hint = f"expected one in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d weight has none"
-            raise IndexError(f"spectral_norm: dim {dim} is out of range for a weight of shape "
-                             f"{tuple(weight.shape)} ({hint})")
+            raise IndexOutOfRange(f"spectral_norm: dim {dim} is out of range for a weight of "
+                                  f"shape {tuple(weight.shape)} ({hint})")
         if n_power_iterations <= 0:
             raise ArgumentError("spectral_norm: Expected n_power_iterations to be positive, but "
                                 f"got n_power_iterations={n_power_iterations}")

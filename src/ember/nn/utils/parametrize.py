@@ -162,8 +162,8 @@ def _inject_class(module: Module) -> None:
     cls = module.__class__
 
     def getstate(self: Module) -> None:
-        raise RuntimeError("Serialization of parametrized modules is only supported through "
-                           "state_dict(); save the state dict instead of the module")
+        raise OpError("Serialization of parametrized modules is only supported through "
+                      "state_dict(); save the state dict instead of the module")
 
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
 

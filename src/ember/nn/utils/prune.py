@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, type_name
+from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange, type_name
 from ember.nn.module import Module
 from ember.nn.utils.convert_parameters import parameters_to_vector
 from ember.tensor import Tensor
@@ -214,7 +214,7 @@ class PruningContainer(BasePruningMethod):
                                      "have the attribute `dim` defined.")
             dim = method.dim + t.ndim if method.dim < 0 else method.dim
             if dim < 0:
-                raise IndexError(f"Index is out of bounds for tensor of size {t.shape}")
+                raise IndexOutOfRange(f"Index is out of bounds for tensor of size {t.shape}")
             others = [d for d in range(t.ndim) if d != dim]
             keep = default_mask.sum(dim=others) != 0 if others else default_mask != 0
             where = tuple(keep if d == dim else slice(None) for d in range(t.ndim))
@@ -420,7 +420,7 @@ def _channels(t: Tensor, dim: int) -> int:
         raise ArgumentError(f"Structured pruning can only be applied to multidimensional tensors. "
                             f"Found tensor of shape {t.shape} with {t.ndim} dims")
     if dim >= t.ndim:
-        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+        raise IndexOutOfRange(f"Invalid index {dim} for tensor of size {t.shape}")
     return t.shape[dim]
 
 

@@ -82,8 +82,8 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
     if strict and (unexpected or missing):  # (PyTorch's message and type)
         parts = [f"{what} key(s): {', '.join(repr(k) for k in keys)}."
                  for what, keys in (("Unexpected", unexpected), ("Missing", missing)) if keys]
-        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
-                           + "\n\t".join(parts))
+        raise ArgumentError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
+                            + "\n\t".join(parts))
     for name in unexpected:  # a new name on a submodule that exists: set it as an attribute
         owner, _, attr = name.rpartition(".")
         try:

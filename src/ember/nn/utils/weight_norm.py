@@ -67,8 +67,8 @@ def _find(module: Module, kind: type, name: str, what: str) -> _NormHook:
 def _check_free(module: Module, kind: type, name: str, what: str) -> Tensor:
     for hook in module._forward_pre_hooks.values():
         if isinstance(hook, kind) and hook.name == name:
-            raise RuntimeError(f"{what}: Cannot register two {type(hook).__name__} hooks "
-                               f"on the same parameter {name}")
+            raise ArgumentError(f"{what}: Cannot register two {type(hook).__name__} hooks "
+                                f"on the same parameter {name}")
     weight = module._parameters.get(name)
     if weight is None:
         raise ArgumentError(f"{what}: module {type(module).__name__} has no parameter '{name}'")
