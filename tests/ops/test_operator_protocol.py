@@ -87,3 +87,19 @@ def test_a_sequence_on_the_left_is_handed_back_before_the_op(monkeypatch, left):
     for op in (operator.add, operator.sub, operator.truediv, operator.pow):
         with pytest.raises(TypeError):
             op(left, n)
+
+
+@pytest.mark.parametrize("right", [[0], (0, 1), "ab", b"ab", bytearray(b"ab")])
+def test_a_sequence_on_the_right_is_handed_back_before_the_op(monkeypatch, right):
+    # mend50sparse: ``n * [0]`` built the op's error (~75 us) before list.__rmul__ answered
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("an Ember error was built")
+    n = ember.tensor(2)
+    monkeypatch.setattr(ember.errors.EmberError, "__init__", refuse)
+    assert n * right == right * 2
+    x = ember.tensor(3)
+    with pytest.raises(TypeError, match="unsupported operand"):  # (as torch's: Python's
+        x *= right  # in-place repeat asks the left operand only)
+    monkeypatch.undo()
+    with pytest.raises(TypeError, match=r"add\(\): cannot take an operand"):
+        n + right  # (no __radd__: Ember's error, as before)
