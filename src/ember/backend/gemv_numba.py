@@ -53,11 +53,11 @@ OPENMP = _start_threads()
 @njit(_FINISH_SIGNATURES, own_flags=True)
 def _finish(total, bias, j, epilogue):
     """Row ``j``'s value from its sum: plus ``bias[j]`` if ``epilogue & 1``, then relu if
-    ``epilogue & 2`` (NaN kept, -0 gives 0: NumPy's ``maximum(x, 0)``). Its own flags: the
+    ``epilogue & 2`` (NaN and -0.0 kept, as eager's relu). Its own flags: the
     sum's reassociation cannot reach the bias's addition, so each step rounds as eager's."""
     if epilogue & 1:
         total = total + bias[j]
-    if epilogue & 2 and not (total > 0 or total != total):
+    if epilogue & 2 and total < 0:
         return 0.0  # (in the dtype: the signature's)
     return total
 

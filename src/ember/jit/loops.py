@@ -49,7 +49,7 @@ _EXPRESSIONS = {
     "rsqrt": "one / np.sqrt({0})",
     "maximum": "({0} if {0} > {1} or {0} != {0} else {1})",  # NaN wins; a tie gives {1}
     "minimum": "({0} if {0} < {1} or {0} != {0} else {1})",
-    "relu": "({0} if {0} > z or {0} != {0} else z)",
+    "relu": "(z if {0} < z else {0})",
     "relu_grad": "(z if {1} <= z else {0})",
     "where": "({1} if {0} else {2})",
     # float32 only: the functions of one element of eager's numba kernels

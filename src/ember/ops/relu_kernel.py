@@ -94,8 +94,8 @@ def _run(kernels: Any, name: str, *flat: Any) -> bool:
 
 
 def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
-    """``max(a, 0)`` (NaN kept), into ``out`` if given (it may be ``a``), else a new array in
-    ``a``'s layout.
+    """``max(0, a)`` (NaN and -0.0 kept, as PyTorch's relu), into ``out`` if given (it may be
+    ``a``), else a new array in ``a``'s layout.
 
     Example:
         >>> relu_array(np, np.array([-1.0, 2.0]))
@@ -107,7 +107,7 @@ def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
         flat = flat_blocks(a, target) if target.dtype == a.dtype else None
         if flat is not None and _run(kernels, "relu", *flat):
             return target
-    return xp.maximum(a, 0, out=out)
+    return xp.maximum(0, a, out=out)  # (this order keeps -0.0)
 
 
 def relu_grad_array(xp: Any, v: Any, y: Any, out: Any = None) -> Any:
