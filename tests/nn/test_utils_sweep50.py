@@ -183,3 +183,28 @@ def test_nn_utils_errors_are_ember_errors():
     m = nn.utils.parametrizations.weight_norm(nn.Linear(2, 2))
     with pytest.raises(OpError, match="Serialization of parametrized modules"):
         pickle.dumps(m)
+
+
+def test_trunc_normal_negative_std_draws_the_same_law_as_torch():
+    # before: every value was the upper bound b
+    e = nn.init.trunc_normal_(ember.empty(100_000, dtype=ember.float64), mean=0.5, std=-1.0)
+    t = torch.nn.init.trunc_normal_(torch.empty(100_000, dtype=torch.float64), mean=0.5, std=-1.0)
+    assert float(e.min()) >= -2.0 and float(e.max()) <= 2.0
+    assert abs(float(e.mean()) - float(t.mean())) < 0.02
+    assert abs(float(e.std()) - float(t.std())) < 0.02
+
+
+def test_init_zero_divisors_and_negative_sparse_std_are_named():
+    from ember.errors import ArgumentError, DivisionByZero
+    with pytest.raises(ZeroDivisionError):
+        torch.nn.init.trunc_normal_(torch.empty(3), std=0.0)
+    with pytest.raises(DivisionByZero, match="trunc_normal_: std=0"):
+        nn.init.trunc_normal_(ember.empty(3), std=0.0)
+    with pytest.raises(ZeroDivisionError):
+        torch.nn.init.dirac_(torch.empty(4, 3, 3), groups=0)
+    with pytest.raises(DivisionByZero, match="dirac_: groups=0"):
+        nn.init.dirac_(ember.empty(4, 3, 3), groups=0)
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        torch.nn.init.sparse_(torch.empty(3, 4), 0.5, std=-1.0)
+    with pytest.raises(ArgumentError, match="std >= 0.0"):  # before: filled with -N(0, 1)
+        nn.init.sparse_(ember.empty(3, 4), 0.5, std=-1.0)

@@ -211,6 +211,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if not a <= b:
         raise ArgumentError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
                             f"Hint: a is the lower bound, b the upper one (absolute values)")
+    if std == 0:
+        raise DivisionByZero("nn.init.trunc_normal_: std=0; the bounds are measured in stds "
+                             "(PyTorch raises ZeroDivisionError too). Hint: constant_ for a "
+                             "fixed value")
+    std = abs(std)  # N(mean, std²) is one law for ±std, and PyTorch draws it for std < 0 too
     # an upper-tail interval is drawn as its mirror image in the lower tail, where the CDF
     # (by erfc) and its inverse (ndtri) keep their precision: 1 - cdf(9) rounds to 0
     flip = (a + b) / 2 > mean
@@ -399,6 +404,9 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
                             f"convolution weight), got {tensor.ndim} dimensions of shape "
                             f"{tuple(tensor.shape)}")
     out_channels, in_channels, *kernel = tensor.shape
+    if groups == 0:
+        raise DivisionByZero("nn.init.dirac_: groups=0; the output channels are split into "
+                             "groups, so it must be positive")
     if out_channels % groups != 0:
         raise ArgumentError(f"dim 0 must be divisible by groups: {out_channels} output channels, "
                             f"groups={groups}")
@@ -427,6 +435,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
     if tensor.ndim != 2:
         raise ArgumentError("Only tensors with 2 dimensions are supported, got "
                             f"{tensor.ndim} dimensions of shape {tuple(tensor.shape)}")
+    if std < 0:
+        raise ArgumentError(f"nn.init.sparse_: normal expects std >= 0.0, but found std {std}")
     rows, cols = tensor.shape
     zeros = math.ceil(sparsity * rows)
     values = ember.randn(rows, cols, generator=generator, dtype=tensor.dtype,
