@@ -1,6 +1,7 @@
 """What a function's bytecode names: the globals and closure names it reads and assigns, the
 attribute chains it reads (``cfg.scale``) and those whose last attribute it assigns
-(``self.h = h``), and the chains it reads items of (``cfg['x']``, ``self.cfg[0]``).
+(``self.h = h``), and the chains it reads items of (``cfg['x']``, ``self.cfg[0]``) or reads
+whole (``len(cfg)``, ``helper(cfg)``).
 :mod:`ember.jit.discover` follows them to what the function reaches."""
 
 from __future__ import annotations
@@ -75,22 +76,26 @@ def attribute_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) 
     return tuple(dict.fromkeys(chains))
 
 
-# a subscript read with a key computed from simple loads (``cfg[k]``, ``cfg[1:3]``), or a
-# container read whole (``cfg.get('x')``, ``for v in cfg``): its link in :func:`item_chains`
+# a container read whole: subscripted by a key it computes (``cfg[k]``, ``cfg[1:3]``), iterated,
+# read by a method (``cfg.get('x')``) or used any other way (``len(cfg)``, ``'x' in cfg``,
+# ``c = cfg``, ``helper(cfg)``): its link in :func:`item_chains`
 WHOLE = ("whole", None)
-# the methods that read a dict or list (not ``append``: a log the function writes is no input)
-READ_METHODS = frozenset({"get", "items", "values", "keys", "index", "count", "copy"})
+# the methods that only write a dict or list (a log the function appends to is no input)
+WRITE_METHODS = frozenset({"append", "extend", "insert", "remove", "clear", "update", "add",
+                           "discard"})
 _KEY_LOADS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CONST", "LOAD_NAME"})
+_ITEM_WRITES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
 
 
 @functools.lru_cache(maxsize=1024)
 def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
         tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
     """Each ``name.a[k]…`` that ``code`` (or code nested in it, as in
-    :func:`attribute_chains`) reads with at least one subscript, once: (the instruction
-    loading ``name``, the name, the links: ``("attr", a)``, ``("item", k)`` for a constant
-    key, and last :data:`WHOLE` where the chain is then subscripted by a key it computes,
-    iterated or read by a method of :data:`READ_METHODS`)."""
+    :func:`attribute_chains`) reads, once: (the instruction loading ``name``, the name, the
+    links: ``("attr", a)``, ``("item", k)`` for a constant key, and last ``("method", m)``
+    for a method called, nothing after an item write (``cfg['n'] = 1``, ``cfg[k] = 1``), or
+    :data:`WHOLE` where the chain is then used any other way). The patterns are CPython
+    3.11's; an unknown one reads whole."""
     ins = list(dis.get_instructions(code))
     chains = []
     for i, root in enumerate(ins):
@@ -99,15 +104,19 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
         links, j = [], i + 1
         while j < len(ins):
             op = ins[j].opname
+            after = ins[j + 1].opname if j + 1 < len(ins) else None
             if op == "LOAD_ATTR":
                 links.append(("attr", ins[j].argval))
                 j += 1
-            elif op == "LOAD_CONST" and j + 1 < len(ins) and ins[j + 1].opname == "BINARY_SUBSCR":
+            elif op == "LOAD_CONST" and after == "BINARY_SUBSCR":
                 links.append(("item", ins[j].argval))
                 j += 2
             else:
-                if op == "GET_ITER" or op == "LOAD_METHOD" and ins[j].argval in READ_METHODS \
-                        or _computed_key(ins, j):
+                if op == "LOAD_CONST" and after == "COPY":  # (``cfg['n'] += 1``)
+                    links.append(("item", ins[j].argval))
+                elif op == "LOAD_METHOD":
+                    links.append(("method", ins[j].argval))
+                elif not _key_then(ins, j, _ITEM_WRITES):
                     links.append(WHOLE)
                 break
         if any(kind != "attr" for kind, _ in links):
@@ -118,12 +127,12 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
     return tuple(dict.fromkeys(chains))
 
 
-def _computed_key(ins: list, j: int) -> bool:
+def _key_then(ins: list, j: int, ops: frozenset[str]) -> bool:
     """Whether instruction ``j`` starts a key of simple loads (up to 3, then perhaps a
-    slice) that a ``BINARY_SUBSCR`` then reads with."""
+    slice) that an instruction of ``ops`` then uses."""
     k = j
     while k < len(ins) and k - j < 3 and ins[k].opname in _KEY_LOADS:
         k += 1
     if k < len(ins) and ins[k].opname == "BUILD_SLICE":
         k += 1
-    return k > j and k < len(ins) and ins[k].opname == "BINARY_SUBSCR"
+    return k > j and k < len(ins) and ins[k].opname in ops

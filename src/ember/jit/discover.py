@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import types
+import warnings
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
@@ -28,14 +29,22 @@ from ember.jit.code_names import (
     LOADS,
     STATE_NAMES,
     STORES,
+    WRITE_METHODS,
     attribute_chains,
     attribute_writes,
     code_names,
     item_chains,
 )
-from ember.jit.reached_values import MAX_DEPTH, held_tensors, is_plain, key_label, value_key
+from ember.jit.reached_values import (
+    MAX_DEPTH,
+    WATCHED_ITEMS,
+    Contents,
+    held_tensors,
+    is_plain,
+    key_label,
+    value_key,
+)
 from ember.jit.user_objects import (
-    LENGTH,
     MISSING,
     NOT_FOLLOWED,
     Defaults,
@@ -55,9 +64,9 @@ from ember.nn.module_hooks import hooks_around
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
 
-_REQUIRES_GRAD = attrgetter("requires_grad")
-WHOLE_ITEMS = 256  # a dict or list read by a computed key: its items watched up to this many
+PROTOCOL = ("__getitem__", "__len__", "__contains__", "__iter__")  # (run by ``obj[k]``, ``len``)
 
+_REQUIRES_GRAD = attrgetter("requires_grad")
 
 
 class Reach:
@@ -78,6 +87,7 @@ class Reach:
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
+        self.contents: list[tuple[str, Contents]] = []  # (label, what it held) read whole
         self.structure = STRUCTURE.value
         self.index = 0  # which of a compiled function's layouts this is (set by it)
         self.arguments: list = []  # the objects among the arguments it was found for
@@ -86,6 +96,7 @@ class Reach:
         self.assigned: set[tuple[int, str]] = set()
         self._seen: set[int] = set()
         self._functions: set[int] = set()  # those whose defaults are watched already
+        self._methods: set[tuple[int, int]] = set()  # (method, object) followed already
 
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
         """Follows ``obj`` (at most ``MAX_DEPTH`` links from the function): modules,
@@ -177,7 +188,7 @@ class Reach:
         for op, name, links in item_chains(code):  # (``cfg['x']``, ``self.cfg[0]``)
             root = roots[op].get(name, MISSING)
             if root is not MISSING and name not in stored:
-                self._bind_items(root, f"{func.__qualname__}: {name}", links)
+                self._bind_items(root, f"{func.__qualname__}: {name}", links, depth)
         for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
             holder = roots[op].get(name, MISSING)
             for attribute in attributes[:-1]:
@@ -209,19 +220,32 @@ class Reach:
             if isinstance(holder, type) and not is_plain(obj):
                 self.add(".".join((root, *attributes[:i + 1])), obj, depth + 1)
 
-    def _bind_items(self, obj: Any, label: str, links: tuple) -> None:
+    def _bind_items(self, obj: Any, label: str, links: tuple, depth: int) -> None:
         """Watches what a chain with subscripts (:func:`item_chains`) reads: each item a
         constant key reads from a dict or list (by value or identity, as a binding), and each
         attribute of a plain object after one; where the chain is read whole (``cfg[k]``,
-        ``cfg.items()``), a dict's or list's length and its items (the first
-        :data:`WHOLE_ITEMS`)."""
+        ``len(cfg)``, ``helper(cfg)``), all a dict, list or tuple holds (:class:`Contents`).
+        A method called on the user's object or module, or its ``__getitem__`` (and
+        ``__len__``, ``__contains__``, ``__iter__``) where it is read by subscript, followed as
+        a function it calls."""
         subscripted = False
         for kind, key in links:
             holder = obj
+            if kind in ("attr", "method") and isinstance(holder, dict | list):
+                if key not in WRITE_METHODS:  # (a method: a read, but for ``log.append``)
+                    self._watch_whole(holder, label)
+                return
+            if kind == "method":
+                self._follow_methods(holder, (key,), depth)
+                return
+            if kind != "attr" and plain_object(holder):
+                self._follow_methods(holder, PROTOCOL, depth)
+                return
             if kind == "attr":
                 if not (plain_object(holder) or isinstance(holder, Module) or
-                        user_module(holder) or user_class(holder)):
-                    return
+                        user_module(holder) or user_class(holder)) or \
+                        isinstance(holder, Optimizer) and key in STATE_NAMES:
+                    return  # (an optimizer's state: see :meth:`watch_states`)
                 obj = member(holder, key)
                 if subscripted and obj is not MISSING and not isinstance(holder, Module):
                     self._bind(holder, key, f"{label}.{key}")
@@ -232,13 +256,36 @@ class Reach:
                 if isinstance(holder, dict | list) and obj is not MISSING:
                     self._bind(holder, key, f"{label}[{key!r}]")
                 label = f"{label}[{key!r}]"
-            elif isinstance(holder, dict | list):  # (read whole)
-                self._bind(holder, LENGTH, f"len({label})")
-                for item in list(holder)[:WHOLE_ITEMS] if isinstance(holder, dict) else \
-                        range(min(len(holder), WHOLE_ITEMS)):
-                    self._bind(holder, item, f"{label}[{item!r}]")
+            elif isinstance(holder, dict | list | tuple):  # (read whole)
+                self._watch_whole(holder, label)
             if obj is MISSING:
                 return
+
+    def _watch_whole(self, container: dict | list | tuple, label: str) -> None:
+        if any(seen.root is container for _, seen in self.contents):
+            return
+        seen = Contents(container)
+        if not seen.complete:
+            warnings.warn(f"ember.jit: {label} holds more than {WATCHED_ITEMS} items (nested "
+                          "ones counted) and is read whole or by a computed key: a change "
+                          "past them is not seen, and the graph keeps the values it read. "
+                          "Hint: hold large tables in a tensor, or pass them as arguments",
+                          stacklevel=2)
+        self.contents.append((label, seen))
+
+    def _follow_methods(self, obj: Any, names: tuple[str, ...], depth: int) -> None:
+        """The methods ``names`` of the class of the user's object or module ``obj`` (one
+        it calls, or those Python runs for a subscript, ``len``, ``in`` or iteration:
+        :data:`PROTOCOL`), followed as functions it calls, ``obj`` their ``self``."""
+        if depth >= MAX_DEPTH or isinstance(obj, Optimizer) or \
+                not (plain_object(obj) or isinstance(obj, Module)):
+            return  # (an optimizer's step is traced as ops: its state is watched apart)
+        for name in names:
+            method = member(type(obj), name)
+            if isinstance(method, types.FunctionType) and not library_code(method) and \
+                    (id(method), id(obj)) not in self._methods:
+                self._methods.add((id(method), id(obj)))
+                self.add_function(method, depth + 1, owner=obj)
 
     def watch_states(self) -> None:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
@@ -360,7 +407,8 @@ class Reach:
         (then :meth:`layout` tells whether it matters)."""
         return STRUCTURE.value != self.structure or bool(self.bindings) and any(
             (now := bound_value(holder, name)) is not value and value_key(now) != key
-            for holder, name, _, key, value in self.bindings) or bool(self.states) and any(
+            for holder, name, _, key, value in self.bindings) or bool(self.contents) and not all(
+            seen.holds() for _, seen in self.contents) or bool(self.states) and any(
             _state_key(opt) != key for _, opt, key in self.states)
 
     def layout(self) -> dict[str, Any]:
@@ -370,6 +418,8 @@ class Reach:
         step hooks, and each reached tensor with its shape, dtype, strides and hooks (the hook
         functions themselves: compared by identity, and kept alive)."""
         out = {label: key for _, _, label, key, _ in self.bindings}
+        for label, seen in self.contents:
+            out.update(seen.entries(label))
         for label, m in zip(self.module_labels, self.modules):
             out[label] = ("object", id(m))
             for attr, value in vars(m).items():  # (``training`` among them)

@@ -5,6 +5,7 @@ down."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -78,3 +79,63 @@ def key_label(key: Any, i: int) -> str:
     text = repr(key)
     return text if len(text) <= 40 and "\n" not in text and not isinstance(key, Tensor) \
         else f"<key {i}>"
+
+
+WATCHED_ITEMS = 1 << 16  # a container's items (nested ones counted) watched whole, at most
+
+
+class Contents:
+    """What a dict, list or tuple read whole holds (``len(cfg)``, ``'x' in cfg``, ``cfg[k]``,
+    ``c = cfg``, ``helper(cfg)``), and what the containers in it hold, ``MAX_DEPTH`` levels
+    down: :meth:`holds` tells, by identity of keys and items, whether it still does.
+    ``complete`` is False where there were more than :data:`WATCHED_ITEMS` items.
+
+    Example:
+        >>> seen = Contents(cfg)
+        >>> cfg["new"] = 1
+        >>> seen.holds()
+        False
+    """
+
+    __slots__ = ("root", "parts", "complete")
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        # (container, its keys (None for a list or tuple), its items, where: "['a'][0]")
+        self.parts: list[tuple[Any, tuple | None, tuple, str]] = []
+        self.complete = self._walk(root, "", 0, WATCHED_ITEMS) >= 0
+
+    def _walk(self, value: Any, where: str, depth: int, left: int) -> int:
+        if depth > MAX_DEPTH or not isinstance(value, list | tuple | dict) or left < 0:
+            return left
+        keys = tuple(value) if isinstance(value, dict) else None
+        items = tuple(value.values()) if keys is not None else tuple(value)
+        if len(items) > left:
+            return -1
+        self.parts.append((value, keys, items, where))
+        left -= len(items)
+        for i, item in enumerate(items):
+            left = self._walk(item, f"{where}[{_place(keys, i)}]", depth + 1, left)
+        return left
+
+    def holds(self) -> bool:
+        """Whether each container still holds the same keys and items, by identity."""
+        for c, keys, items, _ in self.parts:
+            if len(c) != len(items) or not all(map(is_, c, items) if keys is None else
+                                               map(is_, c.values(), items)):
+                return False
+            if keys is not None and not all(map(is_, c, keys)):
+                return False
+        return True
+
+    def entries(self, label: str) -> Iterator[tuple[str, Any]]:
+        """The layout's entries, ``label`` naming the root: each container's length and each
+        item (:func:`value_key`), as ``len(cfg['a'])`` and ``cfg['a'][0]``."""
+        for _, keys, items, where in self.parts:
+            yield f"len({label}{where})", ("length", len(items))
+            for i, item in enumerate(items):
+                yield f"{label}{where}[{_place(keys, i)}]", value_key(item)
+
+
+def _place(keys: tuple | None, i: int) -> str:
+    return str(i) if keys is None else key_label(keys[i], i)

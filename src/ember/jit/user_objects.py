@@ -124,9 +124,7 @@ def _class_attribute(cls: type, name: str) -> Any:
 def bound_value(holder: Any, name: Any) -> Any:
     """The value a global (``holder`` the globals dict), closure cell, default argument, the
     attribute ``name`` of a plain object or class, or the item ``name`` of a dict or list
-    (:data:`LENGTH`: its length) holds now."""
-    if name is LENGTH:
-        return len(holder)
+    holds now."""
     if isinstance(holder, dict):
         return holder.get(name, MISSING)
     if isinstance(holder, list | tuple):
@@ -143,7 +141,6 @@ def bound_value(holder: Any, name: Any) -> Any:
 
 
 MISSING = object()
-LENGTH = object()  # (a dict's or list's length, as a binding's name)
 
 
 class Defaults:
