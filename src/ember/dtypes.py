@@ -325,7 +325,7 @@ def result_type(*operands: object) -> DType:
         elif isinstance(x, np.ndarray):
             keys.append((0 if x.ndim else 1, from_numpy(x.dtype)))
         else:
-            raise DTypeError(f"result_type: cannot take an operand of type {type(x).__name__}")
+            raise DTypeError(f"result_type: cannot take an operand of type {type_name(x)}")
     return _result_type(tuple(keys))
 
 

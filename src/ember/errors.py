@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 
 class EmberError(Exception):
@@ -196,8 +196,28 @@ def refuse_non_tensor(op: str, name: str, value: object) -> None:
     value (a number, None, a string, list, tuple, array or torch.Tensor) given where ``op``
     takes a tensor; returns for any other object (a tensor-like, whose own error or handler
     stands)."""
-    if type(value).__module__.partition(".")[0] in ("builtins", "numpy", "torch"):
+    if _is_foreign(value):
         raise not_a_tensor_error(op, name, value)
+
+
+def _is_foreign(value: object) -> bool:
+    """Whether ``value`` is a plain Python, NumPy or PyTorch value (not a tensor-like)."""
+    return type(value).__module__.partition(".")[0] in ("builtins", "numpy", "torch")
+
+
+def refuse_non_tensors(op: str, name: str, values: Iterable[object]) -> None:
+    """:func:`refuse_non_tensor` for each of ``values``, ``op``'s sequence of tensors
+    ``name``: a plain Python, NumPy or PyTorch value among them raises
+    :func:`not_a_tensor_error` (``many``).
+
+    Example:
+        >>> refuse_non_tensors("dstack", "tensors", [ember.ones(2), np.ones(2)])
+        Traceback (most recent call last):
+        TypeError: dstack(): argument 'tensors' must hold Tensors, not numpy.ndarray. Hint: ...
+    """
+    for value in values:
+        if _is_foreign(value):
+            raise not_a_tensor_error(op, name, value, many=True)
 
 
 def _dtype_query(flag: str, kind: str) -> Callable[[str, str, object], bool]:

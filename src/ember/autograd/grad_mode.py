@@ -216,7 +216,7 @@ def is_inference(input: Any) -> bool:
     from ember.tensor import Tensor
 
     if not isinstance(input, Tensor):
-        raise TypeError(f"is_inference: expected a Tensor, got {type(input).__name__}")
+        raise TypeError(f"is_inference: expected a Tensor, got {type_name(input)}")
     return input._vc.inference
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from ember.errors import DeviceError
+from ember.errors import DeviceError, type_name
 
 
 class Device:
@@ -117,7 +117,10 @@ def no_backend_error(spec: str, op: str = "") -> DeviceUnavailableError:
 def _parse(spec: Any, index: int | None) -> tuple[str, int | None]:
     """``(type, index)`` of ``"cuda:1"`` or of ``("cuda", 1)``."""
     if not isinstance(spec, str):
-        raise DeviceError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
+        hint = (f" ({type_name(spec)}). Hint: pass Ember's, the string {str(spec)!r} or "
+                f"ember.device({str(spec)!r})" if spec.__class__.__module__ == "torch" else "")
+        raise DeviceError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}"
+                          + hint)
     type, colon, written = spec.partition(":")
     if colon and index is not None:
         raise DeviceError(f"device: type {spec!r} must not include an index because index "

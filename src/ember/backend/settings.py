@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import warnings
 
-from ember.errors import ArgumentTypeError
+from ember.errors import ArgumentTypeError, type_name
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
@@ -105,7 +105,7 @@ def set_deterministic_debug_mode(debug_mode: str | int) -> None:
         level = debug_mode
     else:
         raise ArgumentTypeError("set_deterministic_debug_mode: debug_mode must be str or int, "
-                                f"but got {type(debug_mode).__name__}")
+                                f"but got {type_name(debug_mode)}")
     use_deterministic_algorithms(level > 0, warn_only=level == 1)
 
 
@@ -156,7 +156,7 @@ def set_warn_always(b: bool) -> None:
         >>> ember.set_warn_always(False)
     """
     if not isinstance(b, bool):
-        raise ArgumentTypeError(f"set_warn_always: expected a bool, got {type(b).__name__}")
+        raise ArgumentTypeError(f"set_warn_always: expected a bool, got {type_name(b)}")
     _Settings.warn_always = b
 
 
@@ -181,5 +181,5 @@ def set_flush_denormal(mode: bool) -> bool:
         False
     """
     if not isinstance(mode, bool):
-        raise ArgumentTypeError(f"set_flush_denormal: expected a bool, got {type(mode).__name__}")
+        raise ArgumentTypeError(f"set_flush_denormal: expected a bool, got {type_name(mode)}")
     return False

@@ -15,7 +15,15 @@ import warnings
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    ShapeError,
+    dtype_name,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
@@ -83,13 +91,14 @@ def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | 
         return DISPATCH.casting and {a.dtype, b.dtype} <= _AUTOCAST_DTYPES
 
     if weight is not None and input.dtype != weight.dtype and not cast(input, weight):
+        refuse_non_tensor(name, "input", input)
         raise ArgumentError(f"{name}: input dtype ({input.dtype}) does not match weight dtype "
                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
                             f"convert model: model.to({input.dtype})")
     for label, s in (("hx", hx), ("cx", cx)):
         if s is not None and s.dtype != input.dtype and not cast(s, input):
-            raise DTypeError(f"{name}: {label} is {s.dtype.name} but the input is "
-                             f"{input.dtype.name}; they must match")
+            raise DTypeError(f"{name}: {label} is {dtype_name(name, label, s)} but the input "
+                             f"is {dtype_name(name, 'input', input)}; they must match")
 
 
 def _init_uniform(module: Module) -> None:

@@ -14,7 +14,7 @@ from ember import dtypes
 from ember.backend import gemm
 from ember.backend.cpu import broadcast_view
 from ember.errors import ShapeError
-from ember.ops.int_args import as_int, refused_ints
+from ember.ops.int_args import as_int, as_ints, refused_ints
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.size import Size
 from ember.tensor import Tensor, method
@@ -30,8 +30,9 @@ def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast_shapes")
         >>> ember.broadcast_shapes((3, 1), (4,)), ember.broadcast_shapes(2, (3, 1))
         (ember.Size([3, 4]), ember.Size([3, 2]))
     """
-    shapes = tuple((s,) if not hasattr(s, "__len__") or getattr(s, "ndim", None) == 0 else s
-                   for s in shapes)  # (an int, a 0-d tensor: one size; a 1-d one: sizes)
+    # (a tuple as it is, its sizes checked below; an int, a 0-d tensor: one size; a 1-d one,
+    # a list: sizes; an array or PyTorch tensor of more dimensions refused by name)
+    shapes = tuple(s if type(s) is tuple else as_ints(s, op, "a size") for s in shapes)
     return tuple.__new__(Size, broadcast_shape(shapes, op))
 
 

@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, refuse_non_tensor, type_name
+from ember.errors import ArgumentError, DTypeError, is_complex_input, refuse_non_tensor, type_name
 from ember.layouts import in_operands_layout, is_dense
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
@@ -507,7 +507,7 @@ def isreal(input: Tensor) -> Tensor:
         >>> ember.isreal(ember.tensor([1 + 0j, 1j]))
         tensor([ True, False])
     """
-    if input.dtype.is_complex:
+    if is_complex_input("isreal", "input", input):
         from ember.ops.complex_parts import imag
 
         return eq(imag(input), 0)

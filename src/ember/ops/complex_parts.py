@@ -260,6 +260,9 @@ def conj(input: Tensor) -> Tensor:
         return apply(Conj, input) if input._data.dtype.kind == "c" else input
     except TensorLikeOperand:  # (a sparse tensor: its own conj; free until it catches)
         return handle(conj, (input,), {})
+    except AttributeError:
+        refuse_non_tensor("conj", "input", input)
+        raise
 
 
 conj_physical = conj
@@ -317,11 +320,7 @@ def view_as_real(input: Tensor) -> Tensor:
         >>> ember.view_as_real(ember.tensor([1 + 2j]))
         tensor([[1., 2.]])
     """
-    try:
-        ViewAsReal.infer(spec(input))
-    except AttributeError:  # (a NumPy array: its dtype has no is_complex)
-        refuse_non_tensor("view_as_real", "input", input)
-        raise
+    ViewAsReal.infer(_spec_of("view_as_real", input))
     return apply(ViewAsReal, input)
 
 
@@ -333,5 +332,13 @@ def view_as_complex(input: Tensor) -> Tensor:
         >>> ember.view_as_complex(ember.tensor([[1.0, 2.0], [3.0, -1.0]]))
         tensor([1.+2.j, 3.-1.j])
     """
-    ViewAsComplex.infer(spec(input))
+    ViewAsComplex.infer(_spec_of("view_as_complex", input))
     return apply(ViewAsComplex, input)
+
+
+def _spec_of(op: str, input: Tensor) -> TensorSpec:
+    """The spec of ``op``'s input, a NumPy array or PyTorch tensor refused (its shape and dtype
+    would make a spec, judged by Ember's dtype rules)."""
+    if not isinstance(input, Tensor):
+        refuse_non_tensor(op, "input", input)
+    return spec(input)

@@ -24,7 +24,6 @@ from ember.ops.creation import (
     tensor,
 )
 from ember.ops.int_args import as_ints
-from ember.ops.shape import read_sizes
 from ember.ops.spaced import spaced_dtype
 from ember.tensor import Tensor
 
@@ -184,7 +183,8 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = No
         (1, 2)
     """
     check_strided("empty_strided", layout)
-    size, stride = tuple(read_sizes((size,))), tuple(read_sizes((stride,)))
+    size, stride = as_ints(size, "empty_strided", "size"), as_ints(stride, "empty_strided",
+                                                                    "stride")
     if len(size) != len(stride):
         raise ShapeError(f"empty_strided: dimensionality of sizes ({len(size)}) must match "
                          f"dimensionality of strides ({len(stride)})")

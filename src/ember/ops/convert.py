@@ -349,8 +349,10 @@ def _is_dtype(target: Any) -> bool:
     """Whether a positional argument of ``to`` names a dtype (else a device or a tensor)."""
     if isinstance(target, str):
         return _is_dtype_name(target)
-    # (a torch.dtype: to_dtype refuses it with a hint, rather than the device parser)
-    return isinstance(target, (DType, type)) or type(target).__name__ == "dtype"
+    # (a torch.dtype or quantized dtype: to_dtype refuses it with a hint, rather than the
+    # device parser; np.dtype('float16') reads as NumPy's float16 type does)
+    return isinstance(target, (DType, type, np.dtype)) or type(target).__name__ == "dtype" \
+        or hasattr(type(target), "__ember_dtype__")
 
 
 @functools.lru_cache(maxsize=64)

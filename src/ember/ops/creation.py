@@ -26,6 +26,7 @@ from ember.errors import (
     ValueOverflow,
     allocation_error,
     is_allocation_failure,
+    type_name,
 )
 from ember.layouts import (
     check_format,
@@ -290,7 +291,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """
     if not isinstance(array, np.ndarray):
         raise ArgumentTypeError(f"from_numpy: expected a numpy.ndarray, got "
-                                f"{type(array).__name__}")
+                                f"{type_name(array)}")
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
     t = _wrap(array, to_device("cpu"))
     t._vc.shared = True  # (the caller holds the array: its writes move no version counter)

@@ -39,7 +39,12 @@ def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
 def _as_floating(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
     """``x1`` and ``x2``, an integer or bool one converted to the floating dtype they
     promote to (each floating one keeps its dtype, as in PyTorch)."""
-    dtype = dtypes.promote_types(x1.dtype, x2.dtype)
+    try:
+        dtype = dtypes.promote_types(x1.dtype, x2.dtype)
+    except AttributeError:  # (a PyTorch or NumPy dtype has no Ember category)
+        refuse_non_tensor("cosine_similarity", "x1", x1)
+        refuse_non_tensor("cosine_similarity", "x2", x2)
+        raise
     if not dtype.is_floating_point:
         raise DTypeError(f"cosine_similarity: expected floating inputs (or one of them), got "
                          f"{x1.dtype.name} and {x2.dtype.name}. Hint: call .float() on one")

@@ -25,6 +25,7 @@ from ember.errors import (
     ShapeError,
     dtype_name,
     is_floating_input,
+    refuse_non_tensor,
 )
 from ember.layouts import sparse_coo
 from ember.ops.convert import HALF, cast
@@ -276,6 +277,9 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
           include_last_offset: bool) -> tuple[Tensor, Tensor, int]:
     """The flat indices, each one's bag number (``bags`` for entries past the last bag) and
     the number of bags."""
+    for name, value in (("input", input), ("offsets", offsets)):
+        if not isinstance(value, Tensor) and value is not None:  # (before its shape is judged)
+            refuse_non_tensor(op, name, value)
     if input.ndim == 2:
         if offsets is not None:
             raise ShapeError(f"{op}: offsets must be None for a 2-D input {tuple(input.shape)} "

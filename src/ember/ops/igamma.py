@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentTypeError, DTypeError, GradError
+from ember.errors import ArgumentTypeError, DTypeError, GradError, type_name
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
@@ -194,8 +194,8 @@ class IGammaC(_Incomplete):
 
 def _operands(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-        raise ArgumentTypeError(f"{op}: expected two tensors, got {type(input).__name__} and "
-                                f"{type(other).__name__}")
+        raise ArgumentTypeError(f"{op}: expected two tensors, got {type_name(input)} and "
+                                f"{type_name(other)}")
     a, x = promote(input, other)
     if not a.dtype.is_floating_point:
         raise DTypeError(f"{op}: needs floating tensors, got {input.dtype.name} and "

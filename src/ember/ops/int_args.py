@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ember.errors import ArgumentTypeError
+from ember.errors import ArgumentTypeError, type_name
 
 __all__: list[str] = []
 
@@ -27,7 +27,7 @@ def as_int(value: Any, op: str, what: str) -> int:
     except TypeError as exc:
         if type(exc) is not TypeError:
             raise  # (Ember's own: a tensor of many elements, named; a tensor-like's hand-over)
-    raise ArgumentTypeError(f"{op}: {what} must be an int, got {type(value).__name__} "
+    raise ArgumentTypeError(f"{op}: {what} must be an int, got {type_name(value)} "
                             f"{value!r}. Hint: convert it with int() if truncating is meant")
 
 
@@ -64,7 +64,7 @@ def refused_ints(values: Any, op: str, what: str, exc: TypeError) -> TypeError:
             except ArgumentTypeError as error:
                 return error
     return ArgumentTypeError(f"{op}: {what} must be a sequence of ints, got "
-                             f"{type(values).__name__} {values!r}")
+                             f"{type_name(values)} {values!r}")
 
 
 def as_float(value: Any, op: str, what: str) -> float:
@@ -87,7 +87,7 @@ def as_float(value: Any, op: str, what: str) -> float:
         except TypeError as exc:
             if type(exc) is not TypeError:
                 raise  # (Ember's own, as in as_int)
-    raise ArgumentTypeError(f"{op}: {what} must be a number, got {type(value).__name__} "
+    raise ArgumentTypeError(f"{op}: {what} must be a number, got {type_name(value)} "
                             f"{value!r}. Hint: pass an int or a float")
 
 

@@ -181,12 +181,12 @@ def _not_dense_matmul(input: Any, other: Any) -> Any:
     """``matmul`` with a sparse operand: a sparse left one's own ``matmul``; a dense vector or
     matrix times a sparse matrix as ``(other.T @ input.T).T`` (as PyTorch, dense); else a
     clear error."""
+    refuse_non_tensor("matmul", "input", input)  # (a PyTorch tensor, whose layout is not ours)
     if getattr(input, "layout", strided) is not strided:
         return input.matmul(other)
     if isinstance(input, Tensor) and isinstance(other, np.ndarray):  # (t @ array, as PyTorch)
         return matmul(*promote(input, as_tensor(other)))
-    refuse_non_tensor("matmul", "input", input)  # (a PyTorch tensor, a list)
-    refuse_non_tensor("matmul", "other", other)
+    refuse_non_tensor("matmul", "other", other)  # (a PyTorch tensor, a list)
     if isinstance(input, Tensor) and input.ndim in (1, 2) and getattr(other, "ndim", 0) == 2:
         product = other.t().matmul(input.t())
         return product.t() if input.ndim == 2 else product
@@ -536,6 +536,9 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
         tensor([3., 3.])
     """
     op = "linalg.vecdot"
+    if not (isinstance(x, Tensor) and isinstance(y, Tensor)):  # (a PyTorch tensor, an array)
+        refuse_non_tensor(op, "x", x)
+        refuse_non_tensor(op, "y", y)
     lowered = autocast_mix(x.dtype, y.dtype)
     if x.dtype is not y.dtype and not lowered:
         raise DTypeError(f"{op}: x and y must have the same dtype, got x "

@@ -258,14 +258,20 @@ def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
     return input - target
 
 
+def _refuse_foreign(op: str, input: Any) -> None:
+    """Refuses a PyTorch tensor or NumPy array as ``op``'s input by name (a PyTorch tensor's
+    dtype passes the dtype checks, a NumPy array fails them with an AttributeError)."""
+    if not isinstance(input, Tensor):
+        refuse_non_tensor(op, "input", input)
+
+
 def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
               bool_ok: bool = True, stacklevel: int = 3) -> tuple[Tensor, Tensor]:
     """``input`` and ``target`` checked, to be broadcast as PyTorch does, with its warning
     when the shapes differ (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely
     what was meant). A bool target counts as 0/1 in the input's dtype unless ``bool_ok`` is
     False (l1_loss's subtraction refuses it in PyTorch)."""
-    if not isinstance(input, Tensor):  # (a PyTorch tensor's dtype passes the checks below)
-        refuse_non_tensor(op, "input", input)
+    _refuse_foreign(op, input)
     if not (complex_ok and input.dtype.is_complex):
         _check_float(op, input)
     if bool_ok and isinstance(target, Tensor) and target.dtype == dtypes.bool_:
@@ -359,6 +365,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     reduction = _reduction("huber_loss", None, None, reduction)
     if delta <= 0:
         raise ArgumentError(f"huber_loss: delta must be positive, got {delta}")
+    _refuse_foreign("huber_loss", input)
     target = _same_dtype("huber_loss", input, target, GRAD.enabled and input.requires_grad)
     x, t = _operands("huber_loss", input, target)
     loss = _smooth_l1(x, t, delta, True, "none" if weight is not None else reduction)

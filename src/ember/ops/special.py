@@ -53,7 +53,7 @@ def _floating_pair(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
 
 
 def _dtype_names(*xs: Any) -> str:
-    return " and ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in xs)
+    return " and ".join(x.dtype.name if isinstance(x, Tensor) else type_name(x) for x in xs)
 
 
 # -- two-argument math with gradients -----------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, refuse_non_tensors
 from ember.ops.construct import tensor_split
 from ember.ops.creation import zeros
 from ember.ops.diagonal import diagonal_scatter
@@ -102,8 +102,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
         tensor([[1, 3],
                 [2, 4]])
     """
-    if not tensors:
-        raise ArgumentError("column_stack expects a non-empty TensorList")
+    _check_tensors("column_stack", tensors)
     return hstack([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
 
 
@@ -126,8 +125,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
         >>> ember.dstack([ember.tensor([1, 2]), ember.tensor([3, 4])]).shape
         ember.Size([1, 2, 2])
     """
-    if not tensors:
-        raise ArgumentError("dstack expects a non-empty TensorList")
+    _check_tensors("dstack", tensors)
     return cat([atleast_3d(t) for t in tensors], 2)
 
 
@@ -281,3 +279,11 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
             diagonal = diagonal.diagonal(0, 0, -1)
         diagonal.fill_(fill_value)
     return self
+
+
+def _check_tensors(op: str, tensors: Sequence[Tensor]) -> None:
+    """Refuses an empty ``tensors`` or one holding a NumPy array, PyTorch tensor or Python
+    value (by length and element type: ``not tensors`` of a PyTorch tensor raises)."""
+    if len(tensors) == 0:
+        raise ArgumentError(f"{op} expects a non-empty TensorList")
+    refuse_non_tensors(op, "tensors", tensors)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, type_name
 from ember.ops.creation import arange, check_strided, full_like, ones, tensor
 from ember.ops.gamma import i0
 from ember.ops.unary import abs, cos, sqrt
@@ -37,7 +37,7 @@ def make_window(op: str, length: int, periodic: bool, dtype: Any, layout: Any, d
         length = operator.index(length)
     except TypeError:
         raise TypeError(f"{op}: window_length must be an int, got "
-                        f"{type(length).__name__}") from None
+                        f"{type_name(length)}") from None
     if length < 0:
         raise ShapeError(f"{op}: requires a non-negative window_length, got {length}")
     if length < ones_below:

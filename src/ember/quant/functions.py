@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError
+from ember.errors import ArgumentError, DTypeError, type_name
 from ember.nn import functional as F
 from ember.ops.creation import from_numpy
 from ember.ops.fake_quantize import (
@@ -28,7 +28,7 @@ __all__ = ["q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zer
 
 def _quantized(op: str, input: Any) -> QuantizedTensor:
     if not isinstance(input, QuantizedTensor):
-        raise TypeError(f"{op}: expected a quantized tensor, got a {type(input).__name__}. "
+        raise TypeError(f"{op}: expected a quantized tensor, got a {type_name(input)}. "
                         "Hint: make one with ember.quantize_per_tensor")
     return input
 

@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    ShapeError,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.int_args import as_int
 from ember.quant import kernels
@@ -206,7 +213,7 @@ for _name, _what in (("neg", "operator -"), ("pos", "operator +"), ("invert", "o
 
 def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
     if not isinstance(input, Tensor) or input.dtype is not float32:
-        shown = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
+        shown = input.dtype.name if isinstance(input, Tensor) else type_name(input)
         raise DTypeError(f"{op}: expected a float32 tensor (as PyTorch), got {shown}. Hint: "
                          "call .float() first")
     float_qparams = np.asarray(zero_points).dtype.kind == "f"
@@ -299,4 +306,5 @@ def dequantize(input: QuantizedTensor | Sequence[QuantizedTensor]
     them for a list of quantized tensors."""
     if isinstance(input, (list, tuple)):
         return tuple(q.dequantize() for q in input)
+    refuse_non_tensor("dequantize", "input", input)  # (a PyTorch tensor's own would answer)
     return input.dequantize()

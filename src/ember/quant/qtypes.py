@@ -14,7 +14,7 @@ from typing import Any
 from ember import dtypes
 from ember.dtypes import DType
 from ember.errors import DTypeError
-from ember.ops.overrides import outermost_op
+from ember.ops.overrides import calling_op, outermost_op
 
 __all__ = ["QuantizedOperandError", "QDType", "QScheme", "qint8", "quint8", "qint32", "quint4x2",
            "per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
@@ -108,7 +108,9 @@ class QDType:
         raise QuantizedOperandError(name)
 
     def __ember_dtype__(self) -> DType:  # (what ember.dtypes.to_dtype reads)
-        raise QuantizedOperandError("dtype")
+        raise DTypeError(f"{calling_op()}: {self!r} is a quantized dtype, which no op makes or "
+                         "converts a tensor to. Hint: quantize a float tensor with ember."
+                         f"quantize_per_tensor(x, scale, zero_point, {self!r})")
 
 
 class QScheme:

@@ -1,0 +1,131 @@
+"""A PyTorch tensor or NumPy array where an op takes an Ember tensor (or a sequence of them, or
+a size): a TypeError naming the op, the argument and the foreign type, before any check of
+its shape or dtype and never an AttributeError, a NumPy truth-value error or PyTorch's own
+answer. Also the dtype and device arguments a PyTorch user writes: a NumPy dtype object
+converts, a torch.device or quantized dtype is refused with what to pass."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+F = ember.nn.functional
+E = ember.ones(2, 2)
+TENSOR_ARGS = {  # op -> (argument named, call)
+    "conj": ("input", lambda x: ember.conj(x)),
+    "huber_loss": ("input", lambda x: F.huber_loss(x, E)),
+    "isreal": ("input", lambda x: ember.isreal(x)),
+    "cosine_similarity": ("x1", lambda x: F.cosine_similarity(x, E)),
+    "GRUCell": ("input", lambda x: ember.nn.GRUCell(2, 2)(x)),
+    "LSTMCell": ("input", lambda x: ember.nn.LSTMCell(2, 2)(x)),
+    "embedding_bag": ("input", lambda x: F.embedding_bag(x, E, E)),
+    "matmul": ("input", lambda x: ember.matmul(x, E)),
+    "view_as_real": ("input", lambda x: ember.view_as_real(x)),
+    "view_as_complex": ("input", lambda x: ember.view_as_complex(x)),
+    "linalg.vecdot": ("x", lambda x: ember.linalg.vecdot(x, E)),
+    "numel": ("input", lambda x: ember.numel(x)),
+    "detach": ("input", lambda x: ember.detach(x)),
+    "is_nonzero": ("input", lambda x: ember.is_nonzero(x)),
+    "dequantize": ("input", lambda x: ember.dequantize(x)),
+}
+FOREIGN = {"torch.Tensor": lambda: torch.ones(2, 2), "numpy.ndarray": lambda: np.ones((2, 2))}
+
+
+@pytest.mark.parametrize("op", list(TENSOR_ARGS))
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_a_foreign_tensor_argument_is_named(op, kind):
+    name, call = TENSOR_ARGS[op]
+    with pytest.raises(TypeError, match=rf"{op}\(\): argument '{name}' must be Tensor, not "
+                                        rf"{kind}\. Hint"):
+        call(FOREIGN[kind]())
+
+
+@pytest.mark.parametrize("op", ["column_stack", "dstack"])
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_a_foreign_tensor_in_a_sequence_is_named(op, kind):
+    with pytest.raises(TypeError, match=rf"{op}\(\): argument 'tensors' must hold Tensors, "
+                                        rf"not {kind}"):
+        getattr(ember, op)([E, FOREIGN[kind]()])
+    with pytest.raises(TypeError, match="must hold Tensors"):  # (the whole of it given)
+        getattr(ember, op)(FOREIGN[kind]())
+    assert getattr(ember, op)([ember.ones(2), ember.ones(2)]).shape == \
+        getattr(torch, op)([torch.ones(2), torch.ones(2)]).shape
+
+
+@pytest.mark.parametrize("call", [lambda x: ember.broadcast_shapes(x),
+                                  lambda x: ember.empty_strided(x, (1, 1))],
+                         ids=["broadcast_shapes", "empty_strided"])
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_a_foreign_tensor_as_a_size_is_named(call, kind):
+    with pytest.raises(TypeError, match=rf"must be an int, got {kind}"):
+        call(FOREIGN[kind]())
+
+
+def test_sizes_still_read_as_before():
+    assert ember.broadcast_shapes(ember.tensor(2), ember.tensor([3, 1])) == (3, 2)
+    assert ember.broadcast_shapes((3, 1), [4], 1) == torch.broadcast_shapes((3, 1), [4], 1)
+    assert ember.empty_strided([2, 3], [1, 2]).stride() == (1, 2)
+    assert ember.empty_strided(ember.tensor([2, 3]), (1, 2)).shape == (2, 3)
+
+
+def test_foreign_offsets_and_states_are_named():
+    with pytest.raises(TypeError, match="argument 'offsets' must be Tensor, not torch.Tensor"):
+        F.embedding_bag(ember.tensor([0, 1]), ember.ones(3, 2), torch.tensor([0]))
+    with pytest.raises(TypeError, match="GRUCell\\(\\): argument 'hx' must be Tensor, not "
+                                        "numpy.ndarray"):
+        ember.nn.GRUCell(2, 2)(E, np.zeros((2, 2), np.float32))
+    with pytest.raises(TypeError, match="cosine_similarity\\(\\): argument 'x2'"):
+        F.cosine_similarity(E, np.ones((2, 2)))
+
+
+def test_other_messages_name_the_foreign_type():
+    with pytest.raises(TypeError, match="window_length must be an int, got torch.Tensor"):
+        ember.hann_window(torch.ones(2, 2))
+    with pytest.raises(TypeError, match="expected a quantized tensor, got a torch.Tensor"):
+        ember.q_scale(torch.ones(2))
+    with pytest.raises(TypeError, match="expected two tensors, got torch.Tensor and Tensor"):
+        ember.special.gammainc(torch.ones(2), ember.ones(2))
+    with pytest.raises(TypeError, match="from_numpy: expected a numpy.ndarray, got "
+                                        "torch.Tensor"):
+        ember.from_numpy(torch.ones(2))
+
+
+def test_a_numpy_dtype_object_converts_as_numpy_type_does():
+    x = ember.ones(2)
+    assert x.to(np.dtype("float16")).dtype is ember.float16 is x.to(np.float16).dtype
+    assert x.to("cpu", np.dtype("int32")).dtype is ember.int32
+
+
+def test_a_torch_device_is_refused_with_what_to_pass():
+    with pytest.raises(ember.errors.DeviceError, match=r"torch\.device\)\. Hint: pass Ember's, "
+                                                       r"the string 'cpu'"):
+        ember.ones(2).to(torch.device("cpu"))
+    with pytest.raises(ember.errors.DeviceError, match="'cuda:1'"):
+        ember.zeros(2, device=torch.device("cuda", 1))
+
+
+@pytest.mark.parametrize("call", [lambda: ember.zeros(2, dtype=ember.qint8),
+                                  lambda: ember.ones(2).to(ember.qint8),
+                                  lambda: ember.arange(3, dtype=ember.quint8)],
+                         ids=["zeros", "to", "arange"])
+def test_a_quantized_dtype_for_a_new_tensor_says_how_to_quantize(call):
+    with pytest.raises(ember.errors.DTypeError, match=r"is a quantized dtype, .* Hint: "
+                                                      r"quantize a float tensor with ember\."
+                                                      r"quantize_per_tensor"):
+        call()
+    with pytest.raises((RuntimeError, NotImplementedError)):  # (PyTorch refuses it too)
+        torch.zeros(2, dtype=torch.qint8)
+
+
+def test_ember_inputs_still_work():
+    x = ember.tensor([[1.0, -2.0], [0.5, 3.0]])
+    t = torch.tensor(x.numpy())
+    assert np.allclose(F.huber_loss(x, ember.zeros(2, 2)).item(),
+                       torch.nn.functional.huber_loss(t, torch.zeros(2, 2)).item())
+    assert np.allclose(F.cosine_similarity(x, x.flip(0)).numpy(),
+                       torch.nn.functional.cosine_similarity(t, t.flip(0)).numpy())
+    assert ember.isreal(x).all() and ember.numel(x) == 4 and not ember.detach(x).requires_grad
+    assert np.allclose(ember.linalg.vecdot(x, x).numpy(), torch.linalg.vecdot(t, t).numpy())
+    assert np.allclose(ember.view_as_real(ember.conj(ember.tensor([1 + 2j]))).numpy(),
+                       torch.view_as_real(torch.tensor([1 + 2j]).conj().resolve_conj()).numpy())
