@@ -65,3 +65,32 @@ def test_a_size_is_read_from_the_dimension_its_reader_needs_it_to_equal(fn):
         x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
         np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
                                    rtol=1e-5, atol=1e-5)
+
+
+def _strided_flattened(x):
+    y = x[:, ::16]
+    return y.reshape(y.shape[0], -1)
+
+
+def _strided_beside_ones(x):
+    y = x[:, ::16]
+    return y * ember.ones(y.shape[1], 1)
+
+
+@pytest.mark.parametrize("fn", [_strided_flattened, _strided_beside_ones])
+def test_a_strided_slice_of_one_size_in_every_near_trace_is_checked_past_its_step(fn):
+    # (ceil(T / 16) is 2 at T = 17, 19 and 29: exported as a fixed 2, (4, 8) at T = 50
+    # where eager has (2, 16); the check trace now moves T by 16 or more)
+    with pytest.raises(ember.onnx.ExportError, match="follow no rule"):
+        _export(fn)
+
+
+def _mask_beside_a_strided_cat(x):
+    n = x.shape[1] + 2
+    return ember.tril(ember.ones(n, n)) @ ember.cat([x, x[:, ::16]], 1)
+
+
+def test_a_mask_eager_refuses_past_the_slice_step_warns_with_eagers_error():
+    # (exported silently: (3, 37, 4) at T = 34, where eager raises)
+    with pytest.warns(UserWarning, match="inner sizes .* differ"):
+        _export(_mask_beside_a_strided_cat)

@@ -68,7 +68,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         second = third = None
         if any(axes[0].values()):
             second = retrace_resized(capture, leaves, spec, axes[0])
-            third = _farther_trace(capture, leaves, spec, axes[0])
+            third = _farther_trace(capture, leaves, spec, axes[0], _slice_spread(graph))
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
     ctx = _converted(graph, second, opset, names) if third is None else \
@@ -215,18 +215,37 @@ _CHECK_STEPS = (3, 2, 1)  # (the check trace moves the k-th dynamic axis name by
 # here; the largest step the model accepts, grown or else shrunk where the size stays >= 2)
 
 
+def _slice_spread(graph: Graph) -> int:
+    """The product of the steps of the graph's strided slices (at most :data:`_MAX_SPREAD`):
+    moved that far, every ``ceil(T / step)`` size they make changes, which the nearer traces
+    may all share (``x[:, ::16]`` has 2 rows at every T from 17 to 32)."""
+    spread = 1
+    for eqn in graph.eqns:
+        if eqn.prim.name == "slice":
+            for entry in eqn.params["index"]:
+                if type(entry) is tuple and entry[2] is not None and abs(entry[2]) > 1:
+                    spread *= abs(entry[2])
+    return min(spread, _MAX_SPREAD)
+
+
+_MAX_SPREAD = 256
+
+
 def _farther_trace(capture: Capture, leaves: list, spec: Any,
-                   axes: dict[int, dict[int, str]]) -> Graph | None:
+                   axes: dict[int, dict[int, str]], spread: int = 1) -> Graph | None:
     """A third trace, with the dynamic axes moved farther than the second's: grown by
-    ``3·(k + 1)²``, or where the model refuses those sizes (it may bound them: a GPT's block
-    size) shrunk by as much, then smaller steps; None, with a warning, when it refuses all."""
+    ``3·(k + 1)²`` (times as much as makes the first move ``spread`` or more), or where the
+    model refuses those sizes (it may bound them: a GPT's block size) shrunk by as much, then
+    smaller steps; None, with a warning, when it refuses all."""
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     traced: dict[str, int] = {}  # each dim name's size, in the order resized grows them
     for index, t in enumerate(tensors):
         for axis, name in sorted(axes.get(index, {}).items()):
             traced.setdefault(name, t.shape[axis])
     tried = [{name: size + k + 1 for k, (name, size) in enumerate(traced.items())}]  # (2nd)
+    last = None
     for step in _CHECK_STEPS:
+        step *= -(-spread // step)  # (at least spread)
         for shrink in (False, True):
             sizes = {}
             for k, (name, size) in enumerate(traced.items()):
@@ -237,13 +256,15 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
             tried.append(sizes)
             try:
                 return retrace_resized(capture, leaves, spec, axes, sizes=sizes)
-            except ExportError:
+            except ExportError as e:
+                last = str(e).splitlines()[-1]
                 continue
     warnings.warn(f"{WHO}: the model refused every size of the check trace ({tried[1:]}), "
                   "so the sizes that follow the dynamic axes were read from two traces "
                   "only: a size clamped or rounded (ember.arange(T).clamp(max=5)) may be "
                   "exported as if it followed the axis. Hint: trace at sizes the model "
-                  "accepts with some room to grow or shrink", UserWarning, stacklevel=3)
+                  f"accepts with some room to grow or shrink. Its last refusal: {last}",
+                  UserWarning, stacklevel=3)
     return None
 
 
