@@ -334,6 +334,16 @@ class Tracer(Effects, ViewWrites):
             if var in self.graph.consts:
                 self.graph.consts[var] = self.graph.consts[var].copy()
 
+    def on_data_set(self, t: Tensor, value: Tensor) -> None:
+        """``t.data = value`` on a tensor from before the call (an argument, a tensor it
+        reaches): ``t`` is state (or the argument) as it was, and ``value``'s array has its
+        variable (a constant: a copy) before ``t`` holds it, so ``t``'s end value is written
+        at every call (``T.data = zeros(3); T.add_(1)`` read ``T`` again and added up)."""
+        if t._vc.born <= self.mark and threading.get_ident() == self.thread:
+            self.var_of(t)
+            self.var_of(value)
+            self.keep_constants(value._data)  # (t's memory now: the graph keeps a copy)
+
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
         """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see
         ``ember.ops.inplace``): in the graph that is the same variable, not a constant."""
