@@ -438,3 +438,18 @@ def test_a_strided_complex_gradient_is_read_in_place_on_numpy(name, kwargs, monk
     tp.grad = torch.tensor(g.t().numpy()).t()
     topt.step()
     np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("saved_named", "names"), [(True, ["x", "b"]), (False, ["x", "b"]),
+                                                    (True, None)])
+def test_loaded_param_names_follow_torch(saved_named, names):
+    """The saved group's param_names win over the optimizer's (torch's update_group); the
+    optimizer's stay only where the saved group has none. Ember kept its own before."""
+    got = []
+    for lib in (torch, ember):
+        a, b = lib.ones(2, requires_grad=True), lib.ones(3, requires_grad=True)
+        saved = lib.optim.Adam([("a", a), ("b", b)] if saved_named else [a, b], lr=0.1)
+        opt = lib.optim.Adam(list(zip(names, (a, b), strict=True)) if names else [a, b])
+        opt.load_state_dict(saved.state_dict())
+        got.append(opt.param_groups[0].get("param_names"))
+    assert got[0] == got[1]

@@ -438,8 +438,8 @@ class Optimizer:
                 if isinstance(value, list) and isinstance(group.get(key), tuple):
                     new[key] = tuple(value)
             new["params"] = group["params"]
-            if "param_names" in group:
-                new["param_names"] = group["param_names"]
+            if "param_names" in group and "param_names" not in new:  # (saved names win,
+                new["param_names"] = group["param_names"]             # as in PyTorch)
             groups.append(new)
         self.__setstate__({"state": state, "param_groups": groups})
         for post_hook in tuple(self._load_state_dict_post_hooks):
