@@ -28,6 +28,11 @@ TENSOR_ARGS = {  # op -> (argument named, call)
     "detach": ("input", lambda x: ember.detach(x)),
     "is_nonzero": ("input", lambda x: ember.is_nonzero(x)),
     "dequantize": ("input", lambda x: ember.dequantize(x)),
+    "quantile": ("input", lambda x: ember.quantile(x, 0.5)),
+    "heaviside": ("input", lambda x: ember.heaviside(x, E)),
+    "addmm": ("input", lambda x: ember.addmm(x, E, E)),
+    "native_group_norm": ("input", lambda x: ember.native_group_norm(x, E, E, 2, 2, 2, 1, 0.1)),
+    "linalg.vander": ("x", lambda x: ember.linalg.vander(x)),
 }
 FOREIGN = {"torch.Tensor": lambda: torch.ones(2, 2), "numpy.ndarray": lambda: np.ones((2, 2))}
 

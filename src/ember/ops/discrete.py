@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import DTypeError, dtype_name
 from ember.layouts import in_operands_layout
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
@@ -152,7 +152,8 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         values = scalar_tensor(values, input.dtype, input.device)
     elif values.dtype is not input.dtype:
         raise DTypeError(f"heaviside: input and values must have one dtype, got "
-                         f"{input.dtype.name} and {values.dtype.name}. Hint: convert values "
+                         f"{dtype_name('heaviside', 'input', input)} and "
+                         f"{dtype_name('heaviside', 'values', values)}. Hint: convert values "
                          f"with .to({input.dtype.name}) first")
     return apply(Heaviside, input, values)
 

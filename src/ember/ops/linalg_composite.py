@@ -11,7 +11,7 @@ agree on the triangle that is read).
 from __future__ import annotations
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError, describe
+from ember.errors import ArgumentError, DTypeError, ShapeError, describe, refuse_non_tensor
 from ember.ops.broadcast import expand
 from ember.ops.creation import arange, eye, ones, zeros
 from ember.ops.diagonal import diagonal as _diagonal
@@ -91,6 +91,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
                 [1, 3, 9]])
     """
     op = "linalg.vander"
+    if not isinstance(x, Tensor):  # (a NumPy array passes the checks below)
+        refuse_non_tensor(op, "x", x)
     if x.ndim < 1:
         raise ShapeError(f"{op}: x must have at least 1 dimension, got "
                          f"{describe(x.shape, x.dtype)}")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros_like
@@ -53,7 +53,7 @@ def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: floa
         input, product = promote(input, product)
     if input.dtype is not product.dtype:
         if not DISPATCH.casting:  # (autocast: one low-precision op)
-            raise DTypeError(f"{op}: input is {input.dtype.name} but the product is "
+            raise DTypeError(f"{op}: input is {dtype_name(op, 'input', input)} but the product is "
                              f"{product.dtype.name}; they must have one dtype, as in PyTorch. "
                              f"Hint: convert input with .to(ember.{product.dtype.name})")
         input = cast(input, product.dtype)

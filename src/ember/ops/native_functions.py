@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember import dtypes
-from ember.errors import ArgumentError, ShapeError, describe
+from ember.errors import ArgumentError, ShapeError, describe, refuse_non_tensor
 from ember.ops.conv import conv1d
 from ember.ops.creation import ones, zeros
 from ember.ops.dropout import _check as _check_dropout
@@ -102,6 +102,8 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         tensor([[2.]])
     """
     op = "native_group_norm"
+    if not isinstance(input, Tensor):  # (before its shape is judged)
+        refuse_non_tensor(op, "input", input)
     if input.ndim < 2 or input.numel() != N * C * HxW or tuple(input.shape[:2]) != (N, C):
         raise ShapeError(f"{op}: input {describe(input.shape, input.dtype)} does not hold "
                          f"N={N} samples of C={C} channels with HxW={HxW} values each")

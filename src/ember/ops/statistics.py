@@ -22,7 +22,14 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes, return_types
-from ember.errors import ArgumentError, DTypeError, EmberError, IndexOutOfRange, ShapeError
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    EmberError,
+    IndexOutOfRange,
+    ShapeError,
+    dtype_name,
+)
 from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
@@ -305,7 +312,8 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str,
               ignore_nan: bool, op: str) -> Tensor:
     if input.dtype not in (dtypes.float32, dtypes.float64):
-        raise DTypeError(f"{op}: the input must be float32 or float64, got {input.dtype.name}. "
+        raise DTypeError(f"{op}: the input must be float32 or float64, got "
+                         f"{dtype_name(op, 'input', input)}. "
                          "Hint: call .float() first")
     if interpolation not in _INTERPOLATIONS:
         raise ArgumentError(f"{op}: interpolation must be one of {', '.join(_INTERPOLATIONS)}, "
