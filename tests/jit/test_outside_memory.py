@@ -38,6 +38,16 @@ def _buffer():
     return f, lambda: list(memory)
 
 
+def _held_memoryview():
+    memory = memoryview(bytearray(12))
+
+    def f(x):
+        b = ember.frombuffer(memory, dtype=ember.float32)
+        b.add_(1.0)
+        return x * b
+    return f, lambda: np.frombuffer(memory, dtype=np.float32).tolist()
+
+
 def _row_of_global():
     memory = np.zeros((2, 3), dtype=np.float32)
 
@@ -66,6 +76,7 @@ OUTSIDE = {
     "from_dlpack": lambda: _global_array(ember.from_dlpack),
     "reshape_of_global": lambda: _global_array(lambda m: ember.from_numpy(m.reshape(3))),
     "frombuffer": _buffer,
+    "frombuffer_of_a_held_memoryview": _held_memoryview,
     "row_of_global": _row_of_global,
     "numpy_kept": _numpy_kept,
 }

@@ -59,21 +59,26 @@ def written_outside(tracer: Any) -> str | None:
 
 
 def _referenced(array: Any, ours: set[int]) -> bool:
-    """Whether an object other than a tensor, a buffer view or ``ours`` references ``array``
-    or the memory it views (its base, the object under a ``memoryview``). Memory imported
-    through DLPack (its base a capsule, whose producer no collector lists) counts as
-    referenced."""
+    """Whether an object other than a tensor or ``ours`` references ``array`` or the memory it
+    views (its base, the object under a ``memoryview``), or a buffer view of that memory (a
+    ``memoryview`` someone holds). Memory imported through DLPack (its base a capsule, whose
+    producer no collector lists) counts as referenced."""
     chain: list[Any] = []
     while array is not None and all(a is not array for a in chain):
         chain.append(array)
         array = array.obj if isinstance(array, memoryview) else getattr(array, "base", None)
     if type(chain[-1]).__name__ == "PyCapsule":
         return True
-    skip = ours | {id(chain), *map(id, chain)}
-    for r in gc.get_referrers(*chain):
-        if id(r) in skip or isinstance(r, Tensor | memoryview) or \
-                type(r).__name__ == "managedbuffer" or \
-                (isinstance(r, FrameType) and r.f_code.co_filename == __file__):
-            continue
-        return True
+    todo = list(chain)
+    skip = ours | {id(chain), id(todo), *map(id, chain)}
+    while todo:
+        for r in gc.get_referrers(todo.pop()):
+            if id(r) in skip or isinstance(r, Tensor) or \
+                    (isinstance(r, FrameType) and r.f_code.co_filename == __file__):
+                continue
+            if isinstance(r, memoryview) or type(r).__name__ == "managedbuffer":
+                skip.add(id(r))  # (a view of the memory: who holds it?)
+                todo.append(r)
+                continue
+            return True
     return False
