@@ -19,9 +19,9 @@ FOREIGN = [np.ones(2), torch.ones(2), [1.0, 2.0]]
 @pytest.mark.parametrize("bad", FOREIGN, ids=["numpy", "torch", "list"])
 @pytest.mark.parametrize("fn", ["pad_sequence", "pack_sequence"])
 def test_sequence_functions_refuse_non_ember_tensors(fn, bad):
-    with pytest.raises(TypeError, match=f"{fn}\\(\\): argument 'sequences' must hold Tensors"):
+    with pytest.raises(TypeError, match=f"{fn}\\(\\): argument 'sequences\\[1\\]' must be Tensor"):
         getattr(ernn, fn)([ember.ones(2), bad])
-    with pytest.raises(TypeError, match="must hold Tensors"):
+    with pytest.raises(TypeError, match="'sequences\\[0\\]' must be Tensor"):
         getattr(ernn, fn)([bad, bad])
 
 

@@ -141,9 +141,9 @@ def _lengths_list(lengths: Any, what: str) -> list[int]:
 def _check_tensors(op: str, name: str, sequences: list[Any]) -> None:
     """PyTorch's TypeError when a sequence is not an Ember tensor (a NumPy array, a
     torch.Tensor, a list)."""
-    for s in sequences:
+    for i, s in enumerate(sequences):
         if not isinstance(s, Tensor):
-            raise not_a_tensor_error(op, name, s, many=True)
+            raise not_a_tensor_error(op, f"{name}[{i}]", s)
 
 
 def _batch_sizes(lengths: Sequence[int]) -> list[int]:
