@@ -13,6 +13,7 @@ and no Python update each (gpt's 54 tensors).
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -372,7 +373,7 @@ def check_hyper(**values: Any) -> None:
         check_one_element(f"betas[{i}]", beta)
     for key, value in values.items():
         for v in value if key == "betas" else (value,):
-            if not isinstance(v, int | float | np.number | Tensor):
+            if not isinstance(v, numbers.Real | Tensor):
                 raise ArgumentTypeError(f"{key} must be a number, got {type(v).__name__} {v!r}")
     names = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
              "momentum": "momentum value", "alpha": "alpha value", "rho": "rho value",
