@@ -107,7 +107,9 @@ def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
         flat = flat_blocks(a, target) if target.dtype == a.dtype else None
         if flat is not None and _run(kernels, "relu", *flat):
             return target
-    return xp.maximum(0, a, out=out)  # (this order keeps -0.0)
+    # (on a tie NumPy's float16 loop gives its first operand, the others their second: the
+    # order that keeps -0.0)
+    return xp.maximum(a, 0, out=out) if a.dtype == xp.float16 else xp.maximum(0, a, out=out)
 
 
 def relu_grad_array(xp: Any, v: Any, y: Any, out: Any = None) -> Any:
