@@ -33,6 +33,11 @@ TENSOR_ARGS = {  # op -> (argument named, call)
     "addmm": ("input", lambda x: ember.addmm(x, E, E)),
     "native_group_norm": ("input", lambda x: ember.native_group_norm(x, E, E, 2, 2, 2, 1, 0.1)),
     "linalg.vander": ("x", lambda x: ember.linalg.vander(x)),
+    "batch_norm_stats": ("input", lambda x: ember.batch_norm_stats(x, 1e-5)),
+    "batch_norm_update_stats": ("input", lambda x: ember.batch_norm_update_stats(x, None, None,
+                                                                                 0.1)),
+    "batch_norm_backward_elemt": ("grad_out", lambda x: ember.batch_norm_backward_elemt(
+        x, E, E, E, E, E, E, E)),
 }
 FOREIGN = {"torch.Tensor": lambda: torch.ones(2, 2), "numpy.ndarray": lambda: np.ones((2, 2))}
 

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from ember.errors import ShapeError, describe
+from ember.errors import ShapeError, describe, refuse_non_tensor
 from ember.ops.creation import full, zeros
 from ember.ops.normalization import _update_batch_stats, _update_running
 from ember.tensor import Tensor
@@ -31,7 +31,13 @@ __all__ = ["batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
            "batch_norm_backward_elemt", "batch_norm_update_stats"]
 
 
-def _dims(op: str, input: Tensor) -> tuple[int, ...]:
+def _dims(op: str, input: Tensor, grad_out: Tensor | None = None) -> tuple[int, ...]:
+    """The reduced dims of ``op``'s (N, C, *) input; a NumPy array or PyTorch tensor as the
+    input or ``grad_out`` refused (its own ``var``, ``to`` would run)."""
+    if grad_out is not None and not isinstance(grad_out, Tensor):
+        refuse_non_tensor(op, "grad_out", grad_out)
+    if not isinstance(input, Tensor):
+        refuse_non_tensor(op, "input", input)
     if input.ndim < 2:
         raise ShapeError(f"{op}: expected an (N, C, *) input, got "
                          f"{describe(input.shape, input.dtype)}")
@@ -137,7 +143,7 @@ def batch_norm_backward_reduce(grad_out: Tensor, input: Tensor, mean: Tensor, in
         ...                                  True, True)[:2]
         (tensor([2.]), tensor([0.]))
     """
-    dims = _dims("batch_norm_backward_reduce", input)
+    dims = _dims("batch_norm_backward_reduce", input, grad_out)
     sum_dy = grad_out.sum(dims)
     sum_dy_xmu = (grad_out * (input - _channels(mean, input.ndim))).sum(dims)
     empty = zeros((0,), dtype=grad_out.dtype, device=grad_out.device)
@@ -160,8 +166,8 @@ def batch_norm_backward_elemt(grad_out: Tensor, input: Tensor, mean: Tensor, inv
         tensor([[0.],
                 [0.]])
     """
+    _dims("batch_norm_backward_elemt", input, grad_out)
     ndim = input.ndim
-    _dims("batch_norm_backward_elemt", input)
     n = count.sum().to(grad_out.dtype)
     centered = input - _channels(mean, ndim)
     scale = invstd if weight is None else invstd * weight
