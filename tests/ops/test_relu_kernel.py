@@ -119,3 +119,13 @@ def test_slope_grads_take_numbas_pass_from_4097_elements_with_numpys_bits(monkey
         finally:
             compiled.use_numba(True)
     assert backward_passes == [1, 0] and runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("n", [5, 40_000])
+def test_relu_keeps_minus_zero_in_every_float_dtype_as_torch(numba_or_numpy, dtype, n):
+    values = np.resize(np.array([-0.0, 0.0, -1.0, np.nan, 2.0]), n)
+    got = ember.relu(ember.tensor(values).to(getattr(ember, dtype))).float().numpy()
+    want = torch.relu(torch.tensor(values).to(getattr(torch, dtype))).float().numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
