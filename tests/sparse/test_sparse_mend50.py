@@ -190,3 +190,35 @@ def test_coalesce_gradients_float64():
     np.testing.assert_array_equal(v.grad.numpy(), tv.grad.numpy())
     assert gradcheck(lambda x: ember.sparse_coo_tensor(index, x, (2, 3)).coalesce().values()
                      ** 2, (v.detach().requires_grad_(),))
+
+
+@pytest.mark.parametrize("other", [[[0, 1, 1], [1, 0, 2]], [[1], [2]], [[0, 1, 1, 2], [1, 0, 2, 2]],
+                                   [[0, 2], [0, 2]], np.zeros((2, 0), dtype=np.int64)],
+                         ids=["same", "subset", "superset", "disjoint", "empty"])
+def test_sum_of_nested_patterns_as_torch_with_float64_gradients(other):
+    index = [[0, 1, 1], [1, 0, 2]]
+    made = []
+    for lib in (ember, torch):
+        va = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        vb = lib.tensor(np.arange(1.0, np.shape(other)[1] + 1) * 10, dtype=lib.float64,
+                        requires_grad=True)
+        a = lib.sparse_coo_tensor(index, va, (3, 3)).coalesce()
+        b = lib.sparse_coo_tensor(lib.tensor(np.asarray(other)), vb, (3, 3)).coalesce()
+        total = lib.add(a, b, alpha=3)
+        (total.to_dense() * lib.arange(9.0, dtype=lib.float64).reshape(3, 3)).sum().backward()
+        made.append((total, va.grad, vb.grad))
+    (s, ga, gb), (t, tga, tgb) = made
+    _same(s, t, other)
+    np.testing.assert_array_equal(ga.numpy(), tga.numpy())
+    np.testing.assert_array_equal(gb.numpy(), tgb.numpy())
+    vb = ember.tensor(np.arange(1.0, np.shape(other)[1] + 1), dtype=ember.float64,
+                      requires_grad=True)
+    assert gradcheck(lambda x, y: (ember.sparse_coo_tensor(index, x, (3, 3)).coalesce() +
+                                   ember.sparse_coo_tensor(other, y, (3, 3)).coalesce() * 2
+                                   ).values(), (ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64,
+                                                             requires_grad=True), vb))
+    acc = ember.sparse_coo_tensor(index, [1.0, 2.0, 3.0], (3, 3)).coalesce()
+    tacc = torch.sparse_coo_tensor(index, [1.0, 2.0, 3.0], (3, 3)).coalesce()
+    acc.add_(ember.sparse_coo_tensor(other, [5.0] * np.shape(other)[1], (3, 3)).coalesce())
+    tacc.add_(torch.sparse_coo_tensor(other, [5.0] * np.shape(other)[1], (3, 3)).coalesce())
+    _same(acc, tacc, other)

@@ -23,9 +23,9 @@ from ember.ops.int_args import as_ints
 from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "empty_index",
-           "entry_values", "linear_index", "long_index", "sorted_distinct", "to_compressed",
-           "to_coo", "to_dense"]
+__all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "element_keys",
+           "empty_index", "entry_values", "linear_index", "long_index", "sorted_distinct",
+           "to_compressed", "to_coo", "to_dense"]
 
 
 def long_index(a: np.ndarray) -> Tensor:
@@ -72,14 +72,21 @@ def linear_index(index: np.ndarray, sparse_shape: tuple[int, ...]) -> np.ndarray
     return np.ravel_multi_index(tuple(index), sparse_shape).astype(np.int64, copy=False)
 
 
+def element_keys(s: SparseTensor) -> Any:
+    """Each entry's row-major position among COO ``s``'s sparse elements, an array on the
+    index's device (sorted and distinct when ``s`` is coalesced)."""
+    index = s._index[0]
+    keys = index._device.xp.zeros(index.shape[1], dtype=index._data.dtype)
+    for row, size in zip(index._data, s._size[:index.shape[0]]):
+        keys = keys * size + row
+    return keys
+
+
 def _runs(s: SparseTensor) -> tuple[Any, Any, Any]:
     """COO ``s``'s index array, the order sorting its entries by element (stable), and
     whether each sorted entry is its element's first; on the index's device (no host copy)."""
     index = s._index[0]
-    xp, data = index._device.xp, index._data
-    keys = xp.zeros(data.shape[1], dtype=xp.int64)
-    for row, size in zip(data, s._size[:data.shape[0]]):  # (row-major linear positions)
-        keys = keys * size + row
+    xp, data, keys = index._device.xp, index._data, element_keys(s)
     order = xp.argsort(keys, kind="stable")
     ordered = keys[order]
     first = xp.ones(ordered.shape, dtype=bool)

@@ -22,12 +22,14 @@ from ember.layouts import sparse_coo
 from ember.ops import arithmetic, linalg
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
+from ember.ops.gather import index_add
 from ember.ops.join import cat
 from ember.ops.overrides import register
 from ember.ops.public_op import calling_op
 from ember.sparse.convert import (
     coalesce,
     coo_index,
+    element_keys,
     linear_index,
     long_index,
     to_compressed,
@@ -118,6 +120,10 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
     dtype = dtypes.result_type(input, other)
     scaled = cast(b._vals, dtype) if alpha == 1 else \
         arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, a._vals, b._vals)
+    if input.layout is sparse_coo and a._coalesced and b._coalesced:
+        nested = _nested_sum(a, b, cast(a._vals, dtype), scaled)
+        if nested is not None:
+            return nested
     values = cat([cast(a._vals, dtype), scaled])  # (as dense add: alpha * other in its dtype)
     ia, ib = a._index[0], b._index[0]  # (joined where they live: no host copy)
     index = _wrap(ia._device.xp.concatenate([ia._data, ib._data], axis=1), ia._device)
@@ -126,6 +132,33 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
         blocksize = tuple(input._vals.shape[1:3]) if input.layout in BLOCKED else None
         return to_compressed(total, input.layout, blocksize)
     return coalesce(total) if a._coalesced and b._coalesced else total
+
+
+def _nested_sum(a: SparseTensor, b: SparseTensor, va: Tensor, vb: Tensor
+                ) -> SparseTensor | None:
+    """``a + b`` (values ``va``, ``vb``) for coalesced COO tensors when one's pattern holds
+    the other's (an ``add_`` on the same pattern, ...): one add onto the larger's values, its
+    index kept (``a``'s when equal: ``a.add_(b)`` writes its values in place); else None."""
+    ka, kb = element_keys(a), element_keys(b)
+    xp = a._index[0]._device.xp
+    for k_small, v_small, big, k_big, v_big in ((kb, vb, a, ka, va), (ka, va, b, kb, vb)):
+        if k_small.shape[0] > k_big.shape[0] or (k_small.shape[0] and not k_big.shape[0]):
+            continue
+        if not _within(xp, k_small[::max(k_small.shape[0] // 4, 1)], k_big)[1]:
+            continue  # (a few entries first: unrelated patterns refuse fast)
+        at, inside = _within(xp, k_small, k_big)
+        if not inside:
+            continue
+        values = v_big + v_small if k_small.shape[0] == k_big.shape[0] else \
+            index_add(v_big, 0, _wrap(at, a._index[0]._device), v_small)
+        return SparseTensor(sparse_coo, a._size, big._index, values, True)
+    return None
+
+
+def _within(xp: Any, keys: Any, sorted_keys: Any) -> tuple[Any, bool]:
+    """Where ``keys`` sit in ``sorted_keys``, and whether each is there."""
+    at = xp.minimum(xp.searchsorted(sorted_keys, keys), max(sorted_keys.shape[0] - 1, 0))
+    return at, bool((sorted_keys[at] == keys).all())
 
 
 def mul(input: Any, other: Any) -> SparseTensor:
