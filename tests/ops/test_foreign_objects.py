@@ -38,6 +38,10 @@ TENSOR_ARGS = {  # op -> (argument named, call)
                                                                                  0.1)),
     "batch_norm_backward_elemt": ("grad_out", lambda x: ember.batch_norm_backward_elemt(
         x, E, E, E, E, E, E, E)),
+    "multi_head_attention_forward": ("query", lambda x: F.multi_head_attention_forward(
+        x, E, E, 2, 1, E, E, None, None, False, 0.0, E, E)),
+    "fused_moving_avg_obs_fake_quant": ("input", lambda x: ember.fused_moving_avg_obs_fake_quant(
+        x, *[ember.ones(1)] * 6, 0.01, 0, 255, 0)),
 }
 FOREIGN = {"torch.Tensor": lambda: torch.ones(2, 2), "numpy.ndarray": lambda: np.ones((2, 2))}
 

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.attention import scaled_dot_product_attention
 from ember.ops.creation import ones, zeros
 from ember.ops.dropout import dropout
@@ -46,7 +46,11 @@ def _additive(mask: Tensor | None, dtype: Any, name: str) -> Tensor | None:
 
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
                   attn_mask: Tensor | None, separate: bool, batch_first: bool) -> bool:
-    """Whether the inputs are batched; a ShapeError naming the shapes when they disagree."""
+    """Whether the inputs are batched; a ShapeError naming the shapes when they disagree (a
+    NumPy array or PyTorch tensor among query, key and value refused first)."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            refuse_non_tensor(_OP, name, t)
     shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)} and value " \
              f"{tuple(value.shape)}"
     layout = "(batch, sequence, features)" if batch_first else "(sequence, batch, features)"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError, type_name
+from ember.errors import ArgumentError, DTypeError, refuse_non_tensor, type_name
 from ember.nn import functional as F
 from ember.ops.creation import from_numpy
 from ember.ops.fake_quantize import (
@@ -156,6 +156,8 @@ def fused_moving_avg_obs_fake_quant(
         >>> s, z
         (tensor([0.0078]), tensor([127], dtype=ember.int32))
     """
+    if not isinstance(input, Tensor):  # (a PyTorch tensor's detach/float/numpy would run)
+        refuse_non_tensor("fused_moving_avg_obs_fake_quant", "input", input)
     if per_row_fake_quant and ch_axis != 0:
         raise ArgumentError(f"fused_moving_avg_obs_fake_quant: per-row fake quantization is only "
                             f"supported along ch_axis 0 (as PyTorch's), got ch_axis {ch_axis}. "
