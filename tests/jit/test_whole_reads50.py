@@ -90,6 +90,19 @@ def test_a_method_of_the_users_object_or_module_reading_its_dict():
     _check(net, [lambda: None, lambda: net.d.update(s=3.0)])
 
 
+def test_the_users_object_used_whole_or_called():
+    class Config:
+        def __init__(self):
+            self.factor = 1.0
+
+        def __call__(self, t):
+            return t * self.factor
+    config, name = Config(), "factor"
+    def f(t):
+        return t * getattr(config, name) + config(t)
+    _check(f, [lambda: None, lambda: setattr(config, "factor", 3.0)])
+
+
 def test_sum_list_and_a_helper_given_the_container():
     cfg = {"a": 1.0, "b": 2.0}
     values = [1.0, 2.0]

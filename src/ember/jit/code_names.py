@@ -93,7 +93,8 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
     """Each ``name.a[k]…`` that ``code`` (or code nested in it, as in
     :func:`attribute_chains`) reads, once: (the instruction loading ``name``, the name, the
     links: ``("attr", a)``, ``("item", k)`` for a constant key, and last ``("method", m)``
-    for a method called, nothing after an item write (``cfg['n'] = 1``, ``cfg[k] = 1``), or
+    for a method called, nothing after an item or attribute write (``cfg['n'] = 1``,
+    ``cfg[k] = 1``, ``obj.n += 1``), or
     :data:`WHOLE` where the chain is then used any other way). The patterns are CPython
     3.11's; an unknown one reads whole."""
     ins = list(dis.get_instructions(code))
@@ -116,7 +117,8 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
                     links.append(("item", ins[j].argval))
                 elif op == "LOAD_METHOD":
                     links.append(("method", ins[j].argval))
-                elif not _key_then(ins, j, _ITEM_WRITES):
+                elif not (op in ATTRIBUTE_STORES or op == "COPY" and after == "LOAD_ATTR" or
+                          _key_then(ins, j, _ITEM_WRITES)):  # (``obj.n = 1``, ``obj.n += 1``)
                     links.append(WHOLE)
                 break
         if any(kind != "attr" for kind, _ in links):

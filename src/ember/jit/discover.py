@@ -64,7 +64,8 @@ from ember.nn.module_hooks import hooks_around
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
 
-PROTOCOL = ("__getitem__", "__len__", "__contains__", "__iter__")  # (run by ``obj[k]``, ``len``)
+# the methods Python runs for ``obj[k]``, ``len(obj)``, ``k in obj``, ``for k in obj``, ``obj(x)``
+PROTOCOL = ("__getitem__", "__len__", "__contains__", "__iter__", "__call__")
 
 _REQUIRES_GRAD = attrgetter("requires_grad")
 
@@ -225,9 +226,9 @@ class Reach:
         constant key reads from a dict or list (by value or identity, as a binding), and each
         attribute of a plain object after one; where the chain is read whole (``cfg[k]``,
         ``len(cfg)``, ``helper(cfg)``), all a dict, list or tuple holds (:class:`Contents`).
-        A method called on the user's object or module, or its ``__getitem__`` (and
-        ``__len__``, ``__contains__``, ``__iter__``) where it is read by subscript, followed as
-        a function it calls."""
+        A method called on the user's object or module, or those of :data:`PROTOCOL` where
+        it is used otherwise, followed as a function it calls; the user's object used whole
+        (``helper(obj)``, ``getattr(obj, name)``): its attributes too."""
         subscripted = False
         for kind, key in links:
             holder = obj
@@ -240,6 +241,8 @@ class Reach:
                 return
             if kind != "attr" and plain_object(holder):
                 self._follow_methods(holder, PROTOCOL, depth)
+                if kind == "whole" and not isinstance(holder, Module):  # (``helper(obj)``,
+                    self._watch_whole(vars(holder), f"{label}.__dict__")  # ``getattr``)
                 return
             if kind == "attr":
                 if not (plain_object(holder) or isinstance(holder, Module) or
@@ -275,8 +278,8 @@ class Reach:
 
     def _follow_methods(self, obj: Any, names: tuple[str, ...], depth: int) -> None:
         """The methods ``names`` of the class of the user's object or module ``obj`` (one
-        it calls, or those Python runs for a subscript, ``len``, ``in`` or iteration:
-        :data:`PROTOCOL`), followed as functions it calls, ``obj`` their ``self``."""
+        it calls, or those Python runs for it: :data:`PROTOCOL`), followed as functions it
+        calls, ``obj`` their ``self``."""
         if depth >= MAX_DEPTH or isinstance(obj, Optimizer) or \
                 not (plain_object(obj) or isinstance(obj, Module)):
             return  # (an optimizer's step is traced as ops: its state is watched apart)
