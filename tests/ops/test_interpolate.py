@@ -127,7 +127,19 @@ def _uint8_case(rng, trial):
     return x, kw
 
 
-def test_uint8_resizing_equals_torch_element_for_element():
+@pytest.fixture(params=["numba", "numpy"])
+def uint8_path(request):
+    """Runs a test with the uint8 resampling's numba kernel (where numba runs) and with its
+    NumPy twin."""
+    from ember.backend import compiled
+
+    saved = compiled.numba_enabled()
+    compiled.use_numba(saved and request.param == "numba")
+    yield request.param
+    compiled.use_numba(saved)
+
+
+def test_uint8_resizing_equals_torch_element_for_element(uint8_path):
     rng = np.random.default_rng(2)
     for trial in range(240):
         x, kw = _uint8_case(rng, trial)
@@ -181,3 +193,24 @@ def test_adjoint_by_numba_equals_numpy_and_torch(mode, monkeypatch):
             (TF.interpolate(xt, mode=mode, **kw) * torch.from_numpy(w)).sum().backward()
             np.testing.assert_allclose(grads[0], grads[1], rtol=tol, atol=tol)
             np.testing.assert_allclose(grads[0], xt.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_uint8_resizing_of_larger_images_equals_torch(uint8_path):
+    # images large enough to be shared among threads, contiguous and channels-last, down and
+    # up, 1-4 channels (the width pass runs on transposed rows, the height pass on whole rows)
+    rng = np.random.default_rng(50)
+    for trial in range(24):
+        n, c = int(rng.integers(1, 4)), int(rng.integers(1, 5))
+        h, w = (int(v) for v in rng.integers(40, 160, 2))
+        x = rng.integers(0, 256, (n, c, h, w), dtype=np.uint8)
+        if trial % 3 == 0:
+            x = (x > 127).astype(np.uint8) * 255  # sharp edges: overshoot saturates
+        kw = dict(size=tuple(int(v) for v in rng.integers(8, 200, 2)),
+                  mode=("bilinear", "bicubic")[trial % 2], antialias=bool(trial // 2 % 2))
+        tx, ex = torch.from_numpy(x), ember.from_numpy(x)
+        if trial % 4 == 3:
+            tx = tx.contiguous(memory_format=torch.channels_last)
+            ex = ex.contiguous(memory_format=ember.channels_last)
+        mine = F.interpolate(ex, **kw).numpy()
+        np.testing.assert_array_equal(mine, TF.interpolate(tx, **kw).numpy(),
+                                      err_msg=f"{x.shape} {kw}")

@@ -12,13 +12,16 @@ numba pass (:mod:`ember.ops.resample_numba`) where numba runs; its NumPy twin us
 tap's source indices grow with o and sums contiguous runs with one ``add.reduceat`` per tap
 instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized
 bilinear, bicubic or lanczos go through ``resample_uint8``, PyTorch's fixed-point (PIL-style)
-arithmetic, width first, so the bytes equal PyTorch's.
+arithmetic, width first, so the bytes equal PyTorch's: one numba pass per axis where numba
+runs (int32 sums over whole rows; the width pass on transposed rows), else array ops per
+tap.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -226,6 +229,40 @@ def _transposed_in_numba(xp: Any, g: Any, axis: int, p: dict) -> Any:
     return out.reshape(g.shape[:axis] + (p["size"],) + g.shape[axis + 1:])
 
 
+def _uint8_rows(x: np.ndarray, axis: int) -> tuple[np.ndarray, Callable]:
+    """``x`` as a contiguous ``(lead, size, run)`` array with ``axis`` in the middle, and the
+    function putting a result of that layout back. The positions after the axis make the
+    run (the inner loop, SIMD over contiguous bytes); where they are few (the width pass: 1,
+    or channels-last: C) the axis before joins them, so a pass gathers whole rows."""
+    size, inner = x.shape[axis], math.prod(x.shape[axis + 1:])
+    mid = x.shape[axis - 1] if inner < 16 and axis > 0 else 1
+    lead = math.prod(x.shape[:axis]) // max(mid, 1)
+    rows = x.reshape(lead, mid, size, inner).transpose(0, 2, 1, 3)
+
+    def back(y: np.ndarray) -> np.ndarray:
+        y = y.reshape(lead, y.shape[1], mid, inner).transpose(0, 2, 1, 3)
+        return np.ascontiguousarray(y).reshape(x.shape[:axis] + (y.shape[2],) +
+                                               x.shape[axis + 1:])
+
+    return np.ascontiguousarray(rows).reshape(lead, size, mid * inner), back
+
+
+def _uint8_taps(xp: Any, x: Any, axis: int, first: np.ndarray, weights: np.ndarray,
+                precision: int) -> Any:
+    """The uint8 resampling in array ops: per tap, the inputs gathered, widened to int32 and
+    weighted, then summed, rounded, shifted and saturated."""
+    wide = x.astype(np.int32)  # once, not per tap
+    acc = None
+    for t in range(weights.shape[1]):
+        index = xp.asarray(np.minimum(first + t, x.shape[axis] - 1))
+        tap = xp.take(wide, index, axis=axis)
+        tap *= _along(xp.asarray(weights[:, t]), axis, x.ndim)
+        acc = tap if acc is None else xp.add(acc, tap, out=acc)
+    acc += 1 << (precision - 1)
+    acc >>= precision
+    return xp.clip(acc, 0, 255, out=acc).astype(np.uint8)
+
+
 def _along(lam: Any, axis: int, ndim: int) -> Any:
     """A per-position weight vector shaped to broadcast along ``axis``."""
     return lam.reshape((-1,) + (1,) * (ndim - 1 - axis))
@@ -349,7 +386,7 @@ def _int16_plan(size: int, out: int, scale: float | None, kind: str, align_corne
         precision += 1
     scaled = w * (1 << precision)
     weights = np.trunc(np.where(scaled < 0, scaled - 0.5, scaled + 0.5)).astype(np.int32)
-    return first, weights, precision
+    return np.ascontiguousarray(first, np.int64), weights, precision
 
 
 @primitive
@@ -364,16 +401,15 @@ class ResampleUint8(Primitive):
     def forward(self, xp, x, *, axis, size, out, scale, kind, align_corners, antialias):
         first, weights, precision = _int16_plan(size, out, scale, kind, align_corners,
                                                 antialias)
-        wide = x.astype(np.int32)  # once, not per tap
-        acc = None
-        for t in range(weights.shape[1]):
-            index = xp.asarray(np.minimum(first + t, size - 1))
-            tap = xp.take(wide, index, axis=axis)
-            tap *= _along(xp.asarray(weights[:, t]), axis, x.ndim)
-            acc = tap if acc is None else xp.add(acc, tap, out=acc)
-        acc += 1 << (precision - 1)
-        acc >>= precision
-        return xp.clip(acc, 0, 255, out=acc).astype(np.uint8)
+        numba = xp is np and x.size > 0 and compiled.numba_enabled()
+        kernels = compiled.load(_KERNELS) if numba else None
+        if kernels is None:
+            return _uint8_taps(xp, x, axis, first, weights, precision)
+        rows, back = _uint8_rows(x, axis)
+        y = np.empty((rows.shape[0], out, rows.shape[2]), np.uint8)
+        least = -(-(1 << 21) // max(out * rows.shape[2] * weights.shape[1], 1))  # taps a core
+        parallel.over_rows(kernels.resample_uint8, (rows, y), least, first, weights, precision)
+        return back(y)
 
     def infer(self, x, *, axis, out, **p):
         return TensorSpec(x.shape[:axis] + (out,) + x.shape[axis + 1:], x.dtype)
