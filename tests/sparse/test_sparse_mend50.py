@@ -49,6 +49,15 @@ def test_indexing_uncoalesced_and_hybrid_as_torch():
         _same(s[key], t[key], key)
 
 
+def test_indexing_a_coo_tensor_works_where_the_index_lives(monkeypatch):
+    s, t = ember.tensor(X).to_sparse(), torch.tensor(X).to_sparse()
+    _no_host_copy(monkeypatch)
+    got = [s[1], s[:, 0], s[2, 1]]
+    monkeypatch.undo()
+    for a, b in zip(got, [t[1], t[:, 0], t[2, 1]]):
+        _same(a, b, "no host copy")
+
+
 def test_indexing_refuses_what_torch_refuses():
     s = ember.tensor(X).to_sparse()
     with pytest.raises(IndexOutOfRange, match="select: index 3"):

@@ -30,7 +30,7 @@ from ember.ops.gather import index_select as dense_index_select
 from ember.ops.shape import _permutation, read_sizes
 from ember.sparse.convert import coo_index, long_index, to_coo
 from ember.sparse.tensor import SparseTensor, not_supported
-from ember.tensor import Tensor
+from ember.tensor import Tensor, _wrap
 
 __all__ = ["getitem", "index_select", "narrow_copy", "permute", "select", "unsqueeze"]
 
@@ -179,12 +179,14 @@ def select(input: SparseTensor, dim: int, index: int) -> Any:
     if dim >= sd:
         values, entries = s._vals.select(dim - sd + 1, index), s._index
     else:
-        coords = coo_index(s)
-        take = np.flatnonzero(coords[dim] == index)
-        values = dense_index_select(s._vals, 0, long_index(take))
+        held = s._index[0]  # (picked where it lives: no host copy)
+        xp, device = held._device.xp, held._device
+        take = xp.flatnonzero(held._data[dim] == index)
+        values = dense_index_select(s._vals, 0, _wrap(take, device))
         if sd == 1:  # (no sparse dimension left: the elements' sum, dense)
             return values.sum(0, dtype=values.dtype)
-        entries = (long_index(np.delete(coords[:, take], dim, axis=0)),)
+        kept = [d for d in range(sd) if d != dim]
+        entries = (_wrap(held._data[kept][:, take], device),)
     coalesced = input.layout is not sparse_coo or values.shape[0] <= 1
     return SparseTensor(sparse_coo, tuple(shape), entries, values, coalesced)
 
