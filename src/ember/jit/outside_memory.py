@@ -69,16 +69,19 @@ def _referenced(array: Any, ours: set[int]) -> bool:
         array = array.obj if isinstance(array, memoryview) else getattr(array, "base", None)
     if type(chain[-1]).__name__ == "PyCapsule":
         return True
-    todo = list(chain)
-    skip = ours | {id(chain), id(todo), *map(id, chain)}
-    while todo:
-        for r in gc.get_referrers(todo.pop()):
+    level = chain  # (one scan of the heap a level: the chain, then views of its memory)
+    skip = ours | {id(chain), *map(id, chain)}
+    while level:
+        views = []
+        for r in gc.get_referrers(*level):
             if id(r) in skip or isinstance(r, Tensor) or \
                     (isinstance(r, FrameType) and r.f_code.co_filename == __file__):
                 continue
             if isinstance(r, memoryview) or type(r).__name__ == "managedbuffer":
                 skip.add(id(r))  # (a view of the memory: who holds it?)
-                todo.append(r)
+                views.append(r)
                 continue
             return True
+        level = views
+        skip.add(id(views))
     return False
