@@ -156,13 +156,18 @@ def test_item_writes_and_appends_are_no_reads():
     assert g.traces == 1 and log == [1]
 
 
-def test_too_many_items_warns(monkeypatch):
+def test_too_many_items_or_levels_warn(monkeypatch):
     monkeypatch.setattr(reached_values, "WATCHED_ITEMS", 4)
     table = list(range(10))
     def f(t):
         return t * len(table)
     with pytest.warns(UserWarning, match="items"):
         ember.jit.compile(f)(ember.ones(2))
+    deep = {"a": {"b": {"c": {"d": {"e": {"f": 1.0}}}}}}
+    def g(t):
+        return t * len(deep)
+    with pytest.warns(UserWarning, match="nested"):
+        ember.jit.compile(g)(ember.ones(2))
 
 
 def test_the_patterns_are_found_in_this_pythons_bytecode():

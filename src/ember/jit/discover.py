@@ -270,8 +270,9 @@ class Reach:
         seen = Contents(container)
         if not seen.complete:
             warnings.warn(f"ember.jit: {label} holds more than {WATCHED_ITEMS} items (nested "
-                          "ones counted) and is read whole or by a computed key: a change "
-                          "past them is not seen, and the graph keeps the values it read. "
+                          f"ones counted) or containers nested over {MAX_DEPTH} levels down, "
+                          "and is read whole or by a computed key: a change past them is not "
+                          "seen, and the graph keeps the values it read. "
                           "Hint: hold large tables in a tensor, or pass them as arguments",
                           stacklevel=2)
         self.contents.append((label, seen))

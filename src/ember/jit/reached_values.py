@@ -88,7 +88,8 @@ class Contents:
     """What a dict, list or tuple read whole holds (``len(cfg)``, ``'x' in cfg``, ``cfg[k]``,
     ``c = cfg``, ``helper(cfg)``), and what the containers in it hold, ``MAX_DEPTH`` levels
     down: :meth:`holds` tells, by identity of keys and items, whether it still does.
-    ``complete`` is False where there were more than :data:`WATCHED_ITEMS` items.
+    ``complete`` is False where there were more than :data:`WATCHED_ITEMS` items, or
+    containers nested deeper.
 
     Example:
         >>> seen = Contents(cfg)
@@ -106,8 +107,10 @@ class Contents:
         self.complete = self._walk(root, "", 0, WATCHED_ITEMS) >= 0
 
     def _walk(self, value: Any, where: str, depth: int, left: int) -> int:
-        if depth > MAX_DEPTH or not isinstance(value, list | tuple | dict) or left < 0:
+        if not isinstance(value, list | tuple | dict) or left < 0:
             return left
+        if depth > MAX_DEPTH:
+            return -1
         keys = tuple(value) if isinstance(value, dict) else None
         items = tuple(value.values()) if keys is not None else tuple(value)
         if len(items) > left:
