@@ -343,6 +343,23 @@ def test_autocontrast_refuses_integer_pil_images_as_pillow():
     assert np.asarray(F.autocontrast(gray)).tolist() == [[0, 170], [85, 255]]  # Pillow's
 
 
+def test_autocontrast_of_l_and_rgb_pil_images_is_pillows():
+    # torchvision 0.28 (v1 and v2) hands PIL images to ImageOps.autocontrast; Ember's tensor
+    # formula was a level off in about half of these
+    from PIL import Image as PILImage
+    from PIL import ImageOps
+
+    rng = np.random.default_rng(50)
+    for trial in range(40):
+        lo, hi = int(rng.integers(0, 100)), int(rng.integers(150, 256))
+        a = rng.integers(lo, hi, (int(rng.integers(1, 12)), int(rng.integers(1, 12)), 3),
+                         dtype=np.uint8)
+        img = PILImage.fromarray(a if trial % 2 else a[..., 0])
+        want = np.asarray(ImageOps.autocontrast(img))
+        for fn in (TF.autocontrast, F.autocontrast):
+            np.testing.assert_array_equal(np.asarray(fn(img)), want)
+
+
 def test_bicubic_resize_of_int16_clamps_where_torchvision_wraps():
     # torchvision 0.28 gives [-32768]*5 + [30464, 25856, -17920, 17919, -25857, -30465] + ...
     # (float32 overshoot cast unchecked); Ember clamps to the dtype's range (docs/vision.md)

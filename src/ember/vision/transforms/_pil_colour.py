@@ -56,13 +56,20 @@ def adjust_gamma(img: Any, gamma: float, gain: float = 1.0) -> Any:
     return img.convert("RGB").point([min(max(v, 0), 255) for v in table] * 3).convert(img.mode)
 
 
-def integer_mode(img: Any) -> bool:
-    """Whether ``img`` is a 32-bit or 16-bit integer PIL image ("I", "I;16"...)."""
-    return img.mode.startswith("I")
+def by_pillow_autocontrast(img: Any) -> bool:
+    """Whether autocontrast hands ``img`` to Pillow: "L" and "RGB" (Pillow's results, as
+    torchvision's), integer images (refused); others take the tensor code ("F" as floats in
+    [0, 1]; 2 or 4 bands refused there with Ember's error, where Pillow raises OSError)."""
+    return img.mode in ("L", "RGB") or img.mode.startswith("I")
 
 
 def autocontrast(img: Any) -> Any:
-    """Refuses integer PIL images as Pillow's ``ImageOps.autocontrast`` (and so torchvision)
-    does; their tensors are taken."""
-    raise DTypeError(f"autocontrast: a PIL image in mode {img.mode!r} is not supported (as "
-                     f"Pillow's). Hint: pil_to_tensor(img) gives a tensor autocontrast takes")
+    """Pillow's ``ImageOps.autocontrast``, as torchvision hands PIL images to it; integer
+    images ("I", "I;16") are refused there, as Pillow does."""
+    if img.mode.startswith("I"):
+        raise DTypeError(f"autocontrast: a PIL image in mode {img.mode!r} is not supported (as "
+                         f"Pillow's). Hint: pil_to_tensor(img) gives a tensor autocontrast "
+                         f"takes")
+    from PIL import ImageOps
+
+    return ImageOps.autocontrast(img)

@@ -538,5 +538,5 @@ for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the 
     globals()[_name] = accepts_pil_in_rgb(globals()[_name], getattr(_pil_colour, _name),
                                           use_pillow=pillow_colours)
 autocontrast = accepts_pil(autocontrast, pillow=_pil_colour.autocontrast,
-                           use_pillow=_pil_colour.integer_mode)
+                           use_pillow=_pil_colour.by_pillow_autocontrast)
 rgb_to_grayscale = grays_pil(rgb_to_grayscale)  # Pillow's luma, from any mode (see _pil)
