@@ -42,6 +42,9 @@ TENSOR_ARGS = {  # op -> (argument named, call)
         x, E, E, 2, 1, E, E, None, None, False, 0.0, E, E)),
     "fused_moving_avg_obs_fake_quant": ("input", lambda x: ember.fused_moving_avg_obs_fake_quant(
         x, *[ember.ones(1)] * 6, 0.01, 0, 255, 0)),
+    "conv_tbc": ("input", lambda x: ember.conv_tbc(x, E, E)),
+    "grid_sampler_2d": ("input", lambda x: ember.grid_sampler_2d(x, E, 0, 0, False)),
+    "diag_embed": ("input", lambda x: ember.diag_embed(x)),
 }
 FOREIGN = {"torch.Tensor": lambda: torch.ones(2, 2), "numpy.ndarray": lambda: np.ones((2, 2))}
 
@@ -100,6 +103,8 @@ def test_other_messages_name_the_foreign_type():
         ember.q_scale(torch.ones(2))
     with pytest.raises(TypeError, match="expected two tensors, got torch.Tensor and Tensor"):
         ember.special.gammainc(torch.ones(2), ember.ones(2))
+    with pytest.raises(TypeError, match="polygamma: n must be an int, got numpy.ndarray"):
+        ember.polygamma(np.ones(2), ember.ones(2))
     with pytest.raises(TypeError, match="from_numpy: expected a numpy.ndarray, got "
                                         "torch.Tensor"):
         ember.from_numpy(torch.ones(2))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
 from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import lt
 from ember.ops.float_host import float_operand, in_float64
@@ -133,7 +133,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     if isinstance(n, Tensor) and n.ndim == 0 and n.dtype.np.kind in "iu":
         n = n.item()  # PyTorch takes a 0-d integer tensor as an int
     if isinstance(n, bool) or not isinstance(n, int):
-        raise ArgumentTypeError(f"polygamma: n must be an int, got {type(n).__name__}")
+        raise ArgumentTypeError(f"polygamma: n must be an int, got {type_name(n)}")
     if n < 0:
         raise ArgumentError("polygamma(n, x) does not support negative n")
     return apply(Polygamma, float_operand("polygamma", input), n=n)

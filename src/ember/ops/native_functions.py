@@ -27,6 +27,7 @@ from ember.ops.conv import conv1d
 from ember.ops.creation import ones, zeros
 from ember.ops.dropout import _check as _check_dropout
 from ember.ops.embedding import _renorm_
+from ember.ops.forwarding import check_layer_operands
 from ember.ops.grid_sample import affine_grid, grid_sample
 from ember.ops.group_norm import group_norm
 from ember.ops.layer_norm import layer_norm
@@ -165,6 +166,8 @@ def _grid_sampler_nd(nd: int, input: Tensor, grid: Tensor, interpolation_mode: i
                      padding_mode: int, align_corners: bool) -> Tensor:
     op = f"grid_sampler_{nd}d"
     if input.ndim != nd + 2 or grid.ndim != nd + 2:
+        refuse_non_tensor(op, "input", input)  # (a foreign array's shape is no matter)
+        refuse_non_tensor(op, "grid", grid)
         raise ShapeError(f"{op}: expected {nd + 2}-D input and grid, got input "
                          f"{describe(input.shape, input.dtype)} and grid "
                          f"{describe(grid.shape, grid.dtype)}")
@@ -237,6 +240,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     """
     op = "conv_tbc"
     if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        check_layer_operands(op, input, weight, bias)  # (a foreign array's shape is no matter)
         raise ShapeError(f"{op}: expected a 3-D input (time, batch, channels), a 3-D weight "
                          f"(width, in, out) and a 1-D bias, got input "
                          f"{describe(input.shape, input.dtype)}, weight "

@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError, refuse_non_tensors
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    ShapeError,
+    refuse_non_tensor,
+    refuse_non_tensors,
+)
 from ember.ops.construct import tensor_split
 from ember.ops.creation import zeros
 from ember.ops.diagonal import diagonal_scatter
@@ -240,6 +246,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
         tensor([[[1, 0],
                  [0, 2]]])
     """
+    if not isinstance(input, Tensor):  # (a torch tensor's device would be judged first)
+        refuse_non_tensor("diag_embed", "input", input)
     offset = as_int(offset, "diag_embed", "offset")
     nd = input.ndim + 1
     d1, d2 = normalize_dim(dim1, nd, "diag_embed"), normalize_dim(dim2, nd, "diag_embed")
