@@ -18,6 +18,7 @@ TENSOR_ARGS = {  # op -> (argument named, call)
     "isreal": ("input", lambda x: ember.isreal(x)),
     "cosine_similarity": ("x1", lambda x: F.cosine_similarity(x, E)),
     "GRUCell": ("input", lambda x: ember.nn.GRUCell(2, 2)(x)),
+    "interpolate": ("input", lambda x: F.interpolate(x, scale_factor=2)),
     "LSTMCell": ("input", lambda x: ember.nn.LSTMCell(2, 2)(x)),
     "embedding_bag": ("input", lambda x: F.embedding_bag(x, E, E)),
     "matmul": ("input", lambda x: ember.matmul(x, E)),

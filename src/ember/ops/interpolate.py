@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ShapeError, refuse_non_tensor
 from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import float32_under_autocast
@@ -450,6 +450,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         >>> F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)[0, 0, 0]
         tensor([1.0000, 1.3333, 1.6667, 2.0000])
     """
+    if not isinstance(input, Tensor):  # (a foreign array's shape would be judged first)
+        refuse_non_tensor("interpolate", "input", input)
     if mode not in _MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; expected one "
                                   f"of {', '.join(_MODES)}")
