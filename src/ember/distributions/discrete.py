@@ -24,6 +24,16 @@ def _one_of(owner: str, probs: Any, logits: Any) -> tuple[str, Any]:
     return ("probs", probs) if probs is not None else ("logits", logits)
 
 
+def _held_at_edges(p: Tensor) -> tuple[Tensor, Tensor]:
+    """``p`` for the log p and log(1 - p) of a binary entropy, held constant at exact 0 and 1
+    (``a`` at eps and 1, ``b`` at 0 and 1 - eps): same values, and the slope there is torch's
+    ``-logit(eps)`` of its clamped probabilities, not 0 * inf = NaN (the exact one is inf)."""
+    eps = ember.finfo(p.dtype).eps
+    zero, one = p == 0, p == 1
+    return (ember.where(zero, eps, ember.where(one, 1.0, p)),
+            ember.where(one, 1.0 - eps, ember.where(zero, 0.0, p)))
+
+
 class _BinaryParams(Distribution):
     """Parameterized by a success probability given as ``probs`` or ``logits``; the other is
     computed when first used."""
@@ -47,7 +57,8 @@ class _BinaryParams(Distribution):
             a = -self.logits.abs()
             return F.softplus(a) - a * ember.sigmoid(a)
         p = self.probs
-        return -ember.special.xlogy(p, p) - ember.special.xlog1py(1 - p, -p)
+        a, b = _held_at_edges(p)
+        return -ember.special.xlogy(p, a) - ember.special.xlog1py(1 - p, -b)
 
     @lazy_property
     def probs(self) -> Tensor:
@@ -178,7 +189,8 @@ class Geometric(_BinaryParams):
             ratio = ember.where(big, s / ember.where(big, t, 1.0), 1.0 - 0.5 * t)
             return ember.where(x <= 0, s + ratio - x, s * (1.0 + t) + x * t)
         p = self.probs  # -log p - (1-p) log(1-p) / p, 1 - log p for tiny p
-        return -ember.log(p) - ember.special.xlog1py(1 - p, -p) / p
+        a, b = _held_at_edges(p)
+        return -ember.log(a) - ember.special.xlog1py(1 - p, -b) / p
 
 
 class Binomial(_BinaryParams):
