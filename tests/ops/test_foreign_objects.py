@@ -111,6 +111,17 @@ def test_other_messages_name_the_foreign_type():
         ember.from_numpy(torch.ones(2))
 
 
+@pytest.mark.parametrize("call", [lambda v: ember.is_autocast_enabled(v),
+                                  lambda v: ember.set_autocast_dtype(v, ember.bfloat16),
+                                  lambda v: ember.set_float32_matmul_precision(v)],
+                         ids=["is_autocast_enabled", "set_autocast_dtype", "matmul_precision"])
+def test_an_array_where_a_string_belongs_is_named(call):
+    with pytest.raises(TypeError, match="must be a str, .*got numpy.ndarray"):
+        call(np.ones(2))
+    with pytest.raises(TypeError):  # (PyTorch refuses it too)
+        torch.is_autocast_enabled(np.ones(2))
+
+
 def test_a_numpy_dtype_object_converts_as_numpy_type_does():
     x = ember.ones(2)
     assert x.to(np.dtype("float16")).dtype is ember.float16 is x.to(np.float16).dtype

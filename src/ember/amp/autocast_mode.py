@@ -186,6 +186,9 @@ def _type_name(value: Any) -> str:
 
 
 def _check_device(op: str, device_type: Any) -> None:
+    if not isinstance(device_type, str):  # (an array's ``in`` compares elementwise)
+        raise ArgumentTypeError(f"{op}: device_type must be a str, 'cpu' or 'cuda', got "
+                                f"{_type_name(device_type)}")
     if device_type not in ("cpu", "cuda"):
         raise ArgumentError(f"{op}: device_type must be 'cpu' or 'cuda', got {device_type!r}")
 

@@ -130,6 +130,9 @@ def set_float32_matmul_precision(precision: str) -> None:
         'high'
         >>> ember.set_float32_matmul_precision("highest")
     """
+    if not isinstance(precision, str):  # (an array's ``in`` compares elementwise)
+        raise ArgumentTypeError(f"set_float32_matmul_precision: precision must be a str, got "
+                                f"{type_name(precision)}")
     if precision not in _PRECISIONS:
         warnings.warn(f"set_float32_matmul_precision: {precision} is not one of 'highest', "
                       "'high', or 'medium'; the call has no effect", UserWarning, stacklevel=2)
