@@ -46,6 +46,8 @@ TENSOR_ARGS = {  # op -> (argument named, call)
     "conv_tbc": ("input", lambda x: ember.conv_tbc(x, E, E)),
     "grid_sampler_2d": ("input", lambda x: ember.grid_sampler_2d(x, E, 0, 0, False)),
     "diag_embed": ("input", lambda x: ember.diag_embed(x)),
+    "slice_scatter": ("input", lambda x: ember.slice_scatter(x, ember.ones(2, 2))),
+    "select_scatter": ("input", lambda x: ember.select_scatter(x, ember.ones(2), 0, 0)),
 }
 FOREIGN = {"torch.Tensor": lambda: torch.ones(2, 2), "numpy.ndarray": lambda: np.ones((2, 2))}
 

@@ -7,7 +7,7 @@ gradient in the region; ``input``'s: the gradient with the region zeroed) come f
 
 from __future__ import annotations
 
-from ember.errors import IndexOutOfRange, OpError, ShapeError
+from ember.errors import IndexOutOfRange, OpError, ShapeError, refuse_non_tensor, type_name
 from ember.ops.dims import normalize_dim
 from ember.ops.indexing import FULL, IndexPut, _basic_shape
 from ember.ops.primitive import apply
@@ -24,8 +24,10 @@ def _dim(op: str, input: Tensor, dim: int) -> int:
 
 
 def _scatter(op: str, input: Tensor, src: Tensor, index: tuple) -> Tensor:
+    if not isinstance(input, Tensor):  # (a PyTorch tensor reached src.to(its dtype))
+        refuse_non_tensor(op, "input", input)
     if not isinstance(src, Tensor):
-        raise TypeError(f"{op}: src must be a tensor, not {type(src).__name__}")
+        raise TypeError(f"{op}: src must be a tensor, not {type_name(src)}")
     region = _basic_shape(tuple(input.shape), index, op)
     if tuple(src.shape) != region:
         raise ShapeError(f"{op}: expected src to have a size equal to the slice of self. src "
