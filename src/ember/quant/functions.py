@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError, refuse_non_tensor, type_name
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.nn import functional as F
 from ember.ops.creation import from_numpy
 from ember.ops.fake_quantize import (
@@ -28,8 +34,8 @@ __all__ = ["q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zer
 
 def _quantized(op: str, input: Any) -> QuantizedTensor:
     if not isinstance(input, QuantizedTensor):
-        raise TypeError(f"{op}: expected a quantized tensor, got a {type_name(input)}. "
-                        "Hint: make one with ember.quantize_per_tensor")
+        raise ArgumentTypeError(f"{op}: expected a quantized tensor, got a {type_name(input)}. "
+                                "Hint: make one with ember.quantize_per_tensor")
     return input
 
 
@@ -97,8 +103,13 @@ def _max_pool(op: str, dims: int, input: Any, kernel_size: Any, stride: Any, pad
               dilation: Any, ceil_mode: bool) -> QuantizedTensor:
     x = _quantized(op, input)
     if x._axis is not None:
-        raise RuntimeError(f"{op}: expected a per-tensor quantized tensor, got qscheme "
-                           f"{x.qscheme()!r}")
+        raise ArgumentError(f"{op}: expected a per-tensor quantized tensor, got qscheme "
+                            f"{x.qscheme()!r}")
+    kernel, pad = (np.broadcast_to(np.asarray(v, dtype=object), (dims,)).tolist()
+                   if np.size(v) in (1, dims) else None for v in (kernel_size, padding))
+    if kernel and pad and any(2 * p > k for k, p in zip(kernel, pad, strict=True)):
+        raise ArgumentError(f"{op}: padding {padding} should be at most half of kernel_size "
+                            f"{kernel_size} (as PyTorch's quantized kernel; dilation aside)")
     if x.ndim not in (dims + 1, dims + 2):
         raise ArgumentError(f"{op}: expected a {dims + 1}-D or {dims + 2}-D input, got shape "
                             f"{tuple(x.shape)}")
@@ -106,7 +117,9 @@ def _max_pool(op: str, dims: int, input: Any, kernel_size: Any, stride: Any, pad
         else stride
     pool = F.max_pool1d if dims == 1 else F.max_pool2d
     pooled = pool(x._int.float(), kernel_size, stride, padding, dilation, ceil_mode=ceil_mode)
-    return QuantizedTensor(pooled.to(x._int.dtype), x.dtype, x._scale, x._zero_point)
+    # (a window of padding alone: the dtype's lowest integer, as PyTorch)
+    pooled = pooled.clamp(min=x.dtype.min).to(x._int.dtype)
+    return QuantizedTensor(pooled, x.dtype, x._scale, x._zero_point)
 
 
 def quantized_max_pool1d(input: QuantizedTensor, kernel_size: Any, stride: Any = (),

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, OpError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.qtypes import (
@@ -360,7 +360,7 @@ class PlaceholderObserver(ObserverBase):
         return f"dtype={self.dtype!r}, is_dynamic={self.is_dynamic}"
 
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
-        raise RuntimeError("calculate_qparams should not be called for PlaceholderObserver")
+        raise OpError("calculate_qparams should not be called for PlaceholderObserver")
 
 
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)

@@ -6,7 +6,8 @@ affine map back to reals, one scale and zero point per tensor or per channel.
 :func:`ember.quant.kernels.quantize`), ``dequantize`` maps back,
 ``int_repr``, ``q_scale``, ``q_zero_point``, ``qscheme`` and the per-channel getters read them,
 as in PyTorch. Shape methods (``reshape``, ``view``, ``flatten``, ``permute``, ``transpose``,
-``contiguous``, indexing) act on the integers and keep the quantization. A
+``contiguous``, indexing) act on the integers and keep the quantization (per channel only
+``contiguous`` and basic indexing, which takes the indexed channels' parameters). A
 :class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
 ops and dtype rules never look at it, so the eager path pays nothing for it. Given one, they
 raise :class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
@@ -106,8 +107,8 @@ class QuantizedTensor:
     def _need(self, per_channel: bool, what: str) -> None:
         if (self._axis is not None) != per_channel:
             kind = "per-channel" if per_channel else "per-tensor"
-            raise RuntimeError(f"{what}: expected a {kind} quantized tensor, got qscheme "
-                               f"{self.qscheme()!r}")
+            raise ArgumentError(f"{what}: expected a {kind} quantized tensor, got qscheme "
+                                f"{self.qscheme()!r}")
 
     @property
     def _data(self) -> Any:  # an op reading a tensor's memory: the quantized tensor's error
@@ -148,8 +149,8 @@ class QuantizedTensor:
 
     def _same_qparams(self, int_repr: Tensor, op: str) -> QuantizedTensor:
         if self._axis is not None:
-            raise RuntimeError(f"{op}: not supported for a per-channel quantized tensor. Hint: "
-                               "dequantize() first")
+            raise ArgumentError(f"{op}: not supported for a per-channel quantized tensor (as "
+                                "PyTorch). Hint: dequantize() first")
         return QuantizedTensor(int_repr, self.dtype, self._scale, self._zero_point)
 
     def reshape(self, *shape: Any) -> QuantizedTensor:
@@ -168,10 +169,24 @@ class QuantizedTensor:
         return self._same_qparams(self._int.transpose(dim0, dim1), "transpose")
 
     def contiguous(self) -> QuantizedTensor:
-        return self._same_qparams(self._int.contiguous(), "contiguous")
+        return QuantizedTensor(self._int.contiguous(), self.dtype, self._scale, self._zero_point,
+                               self._axis)
 
     def __getitem__(self, index: Any) -> QuantizedTensor:
-        return self._same_qparams(self._int[index], "indexing")
+        """Per channel, as PyTorch: the channels' parameters follow a basic index (integers,
+        slices, ``None``, ``...``); one channel left is per tensor."""
+        ints = self._int[index]
+        if self._axis is None:
+            return QuantizedTensor(ints, self.dtype, self._scale, self._zero_point)
+        if self.qscheme() is per_channel_affine_float_qparams:
+            raise ArgumentError("indexing: not supported for a per_channel_affine_float_qparams "
+                                "quantized tensor (as PyTorch). Hint: dequantize() first")
+        axis, key = _channel_index(index, self.ndim, self._axis)
+        scales, zero_points = self._scale[key], self._zero_point[key]
+        if np.ndim(scales) == 0 or len(scales) == 1:
+            return QuantizedTensor(ints, self.dtype, float(np.ravel(scales)[0]),
+                                   int(np.ravel(zero_points)[0]))
+        return QuantizedTensor(ints, self.dtype, scales, zero_points, axis)
 
     def __len__(self) -> int:
         return len(self._int)
@@ -188,6 +203,26 @@ class QuantizedTensor:
         return add_suffixes(values, [f"size={tuple(self.shape)}", f"dtype={self.dtype!r}",
                                      f"quantization_scheme={self.qscheme()!r}", *qparams],
                             len("tensor("))
+
+
+def _channel_index(index: Any, ndim: int, axis: int) -> tuple[int, int | slice]:
+    """Where the channel axis lands under a basic ``index``, and what it takes of it."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not all(i is None or i is Ellipsis or isinstance(i, slice) or
+               (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
+               for i in items):
+        raise ArgumentError("indexing: a per-channel quantized tensor takes integers, slices, "
+                            "None and ... (as PyTorch). Hint: dequantize() first")
+    if Ellipsis in items:
+        at, fill = items.index(Ellipsis), ndim - sum(i is not None for i in items) + 1
+        items = items[:at] + (slice(None),) * fill + items[at + 1:]
+    dim = out = 0
+    for item in items:
+        if item is not None and dim == axis:
+            return out, item
+        dim += item is not None
+        out += not isinstance(item, (int, np.integer))
+    return out + axis - dim, slice(None)
 
 
 def _refuse(what: str) -> Any:
@@ -224,7 +259,7 @@ def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
                          f"{' with float zero points' if float_qparams else ''}, got {dtype!r}")
     if float_qparams:  # (per_channel_affine_float_qparams: any float zero point, as PyTorch)
         return
-    for zero_point in np.atleast_1d(zero_points):
+    for zero_point in np.ravel(zero_points):
         if not dtype.min <= zero_point <= dtype.max:
             raise ArgumentError(f"{op}: zero_point {zero_point} is outside {dtype!r}'s range "
                                 f"[{dtype.min}, {dtype.max}]")
@@ -291,6 +326,9 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
         raise ShapeError(f"quantize_per_channel: scales {tuple(scales.shape)} and zero_points "
                          f"{tuple(zero_points.shape)} must have shape ({channels},), the size "
                          f"of input {tuple(input.shape)} along axis {axis}")
+    if not scales.is_floating_point():
+        raise DTypeError(f"quantize_per_channel: scales must be a floating tensor (as PyTorch), "
+                         f"got {scales.dtype.name}")
     z = zero_points.detach().numpy()
     float_qparams = z.dtype.kind == "f"
     s = scales.detach().numpy().astype(np.float32 if float_qparams else np.float64)
@@ -303,8 +341,9 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
 def dequantize(input: QuantizedTensor | Sequence[QuantizedTensor]
                ) -> Tensor | tuple[Tensor, ...]:
     """The float32 tensor a quantized tensor stands for (``input.dequantize()``); a tuple of
-    them for a list of quantized tensors."""
+    them for a list of quantized tensors. An ordinary tensor is returned as it is (as PyTorch).
+    """
     if isinstance(input, (list, tuple)):
-        return tuple(q.dequantize() for q in input)
+        return tuple(dequantize(q) for q in input)
     refuse_non_tensor("dequantize", "input", input)  # (a PyTorch tensor's own would answer)
-    return input.dequantize()
+    return input if isinstance(input, Tensor) else input.dequantize()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import float16
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, OpError
 from ember.ops.creation import tensor
 from ember.quant.fake_quantize import FakeQuantize
 from ember.quant.observer import ObserverBase
@@ -85,7 +85,7 @@ class _PassThroughObserver(ObserverBase):
         return x
 
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
-        raise RuntimeError(f"calculate_qparams should not be called for {type(self).__name__}")
+        raise OpError(f"calculate_qparams should not be called for {type(self).__name__}")
 
 
 class NoopObserver(_PassThroughObserver):

@@ -1,0 +1,143 @@
+"""Quantized tensors against PyTorch (sweep50quant): per-channel indexing and contiguous,
+the checks of quantize_per_channel's scales, dequantize of an ordinary tensor, and the error
+classes of the getters."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+
+warnings.filterwarnings("ignore", message=".*quantized tensor creation functions")
+X = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+SCALES, ZERO_POINTS = [0.1, 0.2, 0.3], [0, 1, 2]
+
+
+def _per_channel(axis: int = 1):
+    scales, zero_points = SCALES[:X.shape[axis]], ZERO_POINTS[:X.shape[axis]]
+    return (ember.quantize_per_channel(ember.tensor(X), ember.tensor(scales, dtype=ember.float64),
+                                       ember.tensor(zero_points), axis, ember.qint8),
+            torch.quantize_per_channel(torch.tensor(X), torch.tensor(scales, dtype=torch.float64),
+                                       torch.tensor(zero_points), axis, torch.qint8))
+
+
+def _qparams(q):
+    if q.qscheme() in (ember.per_tensor_affine, torch.per_tensor_affine):
+        return "tensor", q.q_scale(), q.q_zero_point()
+    return ("channel", q.q_per_channel_axis(), q.q_per_channel_scales().tolist(),
+            q.q_per_channel_zero_points().tolist())
+
+
+@pytest.mark.parametrize("index", [
+    0, 1, (slice(None), 1), (slice(None), slice(1, None)), (slice(None), slice(None, None, 2)),
+    (slice(None), slice(1, 2)), (slice(None), slice(-2, None)), None, (0, slice(None), None),
+    (slice(None), slice(1, 2), None), (1, 2, 3), slice(0, 1), Ellipsis, slice(None),
+    (Ellipsis, slice(1, 3)), (None, 1), (np.int64(1),)])
+def test_per_channel_indexing_keeps_the_channels_parameters_as_torch(index):
+    eq, tq = _per_channel()
+    e, t = eq[index], tq[index]
+    assert _qparams(e) == _qparams(t)
+    np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+    np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
+
+
+def test_per_channel_index_after_the_axis_keeps_the_axis():
+    """PyTorch 2.13 gives axis 0 for q[:, :, 1] of a (2, 3, 4) tensor quantized along axis 1
+    (its dequantize then fails: 2 rows, 3 scales); Ember keeps axis 1 (deliberate)."""
+    eq, tq = _per_channel()
+    e = eq[:, :, 1]
+    assert e.q_per_channel_axis() == 1
+    np.testing.assert_array_equal(e.dequantize().numpy(), tq.dequantize()[:, :, 1].numpy())
+    assert eq[..., 1].q_per_channel_axis() == 1
+    assert eq[None, ..., 0].q_per_channel_axis() == 2
+
+
+@pytest.mark.parametrize("index", [[0, 1], (slice(None), [0, 2]), True])
+def test_per_channel_advanced_indexing_is_refused(index):
+    eq, tq = _per_channel()
+    with pytest.raises(RuntimeError):
+        tq[index]
+    with pytest.raises(ArgumentError, match="integers, slices"):
+        eq[index]
+
+
+def test_per_channel_contiguous_as_torch():
+    eq, tq = _per_channel(0)
+    assert _qparams(eq.contiguous()) == _qparams(tq.contiguous())
+
+
+def test_per_tensor_indexing_still_takes_any_index():
+    e = ember.quantize_per_tensor(ember.tensor(X), 0.1, 3, ember.quint8)
+    t = torch.quantize_per_tensor(torch.tensor(X), 0.1, 3, torch.quint8)
+    for index in ([0, 1], (slice(None), [0, 2]), 1):
+        assert _qparams(e[index]) == _qparams(t[index])
+        np.testing.assert_array_equal(e[index].int_repr().numpy(), t[index].int_repr().numpy())
+
+
+def test_quantize_per_channel_scales_checked_as_torch():
+    x = ember.tensor(X)
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.quantize_per_channel(torch.tensor(X), torch.tensor([1, 2, 3]),
+                                   torch.tensor([0, 0, 0]), 1, torch.qint8)
+    with pytest.raises(DTypeError, match="scales must be a floating tensor"):
+        ember.quantize_per_channel(x, ember.tensor([1, 2, 3]), ember.tensor([0, 0, 0]), 1,
+                                   ember.qint8)
+    with pytest.raises(ShapeError, match=r"must have shape \(3,\)"):  # (was NumPy's ValueError)
+        ember.quantize_per_channel(x, ember.tensor([[0.1, 0.2, 0.3]]),
+                                   ember.tensor([[0, 0, 0]]), 1, ember.qint8)
+
+
+def test_dequantize_of_an_ordinary_tensor_returns_it_as_torch():
+    x = ember.tensor(X)
+    assert ember.dequantize(x) is x
+    q = ember.quantize_per_tensor(x, 0.5, 0, ember.qint8)
+    e = ember.dequantize([x, q])
+    t = torch.dequantize([torch.tensor(X), torch.quantize_per_tensor(torch.tensor(X), 0.5, 0,
+                                                                      torch.qint8)])
+    for a, b in zip(e, t, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_getters_raise_ember_errors():
+    eq, _ = _per_channel()
+    with pytest.raises(ArgumentError, match="per-tensor"):
+        eq.q_scale()
+    with pytest.raises(ArgumentError, match="per-channel"):
+        ember.quantize_per_tensor(ember.tensor(X), 0.1, 0, ember.qint8).q_per_channel_axis()
+    with pytest.raises(ArgumentError, match="not supported for a per-channel"):
+        eq.reshape(-1)
+    with pytest.raises(ArgumentTypeError, match="expected a quantized tensor"):
+        ember.int_repr(ember.tensor(X))
+
+
+@pytest.mark.parametrize("dims, kernel, padding, dilation", [
+    (1, [3], [2], [2]), (1, [4], [3], [2]), (2, [3, 1], [2, 0], [2, 1]),
+    (2, [1, 3], [0, 2], [1, 2])])
+def test_quantized_max_pool_padding_checked_as_torch(dims, kernel, padding, dilation):
+    """PyTorch's quantized kernel wants padding <= kernel_size / 2 whatever the dilation
+    (the float pool allows half the dilated kernel)."""
+    x = np.ones((2, 9, 9), np.float32)
+    t = torch.quantize_per_tensor(torch.tensor(x), 0.1, 0, torch.quint8)
+    e = ember.quantize_per_tensor(ember.tensor(x), 0.1, 0, ember.quint8)
+    tf, ef = ((torch.quantized_max_pool1d, ember.quantized_max_pool1d) if dims == 1 else
+              (torch.quantized_max_pool2d, ember.quantized_max_pool2d))
+    if dims == 1:
+        t, e = t[0], e[0]
+    with pytest.raises(RuntimeError, match="padding"):
+        tf(t, kernel, [1] * dims, padding, dilation)
+    with pytest.raises(ArgumentError, match="at most half of kernel_size"):
+        ef(e, kernel, [1] * dims, padding, dilation)
+
+
+@pytest.mark.parametrize("dtype, zero_point", [("qint8", -3), ("quint8", 128)])
+def test_quantized_max_pool_of_padding_alone_is_the_lowest_integer_as_torch(dtype, zero_point):
+    x = np.array([[[0.5], [-0.3]]], np.float32)
+    args = ([2, 3], [3, 3], [1, 1], [1, 2], True)
+    t = torch.quantized_max_pool2d(
+        torch.quantize_per_tensor(torch.tensor(x), 0.1, zero_point, getattr(torch, dtype)), *args)
+    e = ember.quantized_max_pool2d(
+        ember.quantize_per_tensor(ember.tensor(x), 0.1, zero_point, getattr(ember, dtype)), *args)
+    np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
