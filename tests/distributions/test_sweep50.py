@@ -27,3 +27,17 @@ def test_entropy_slope_at_probs_zero_and_one_is_torchs_clamped_one(name, p, dtyp
         ke = D.kl_divergence(D.Bernoulli(probs=e2), qe)
         kt = torch.distributions.kl_divergence(torch.distributions.Bernoulli(probs=t2), qt)
         close(ember.autograd.grad(ke, [e2])[0], torch.autograd.grad(kt, [t2])[0], rtol=1e-6)
+
+
+def test_wrappers_name_a_base_or_transform_of_the_wrong_kind():
+    # a non-Distribution base was AttributeError "'int' object has no attribute 'batch_shape'"
+    # (torch's too); a non-Transform a TypeError where torch raises ValueError
+    normal = D.Normal(0.0, 1.0)
+    for make in (lambda: D.Independent(3, 0), lambda: D.TransformedDistribution(3, [])):
+        with pytest.raises(ember.errors.ArgumentTypeError, match="base_distribution must be a "
+                           "Distribution, got int"):
+            make()
+    with pytest.raises(ValueError, match="transforms must be Transform instances, got int"):
+        D.TransformedDistribution(normal, [1])
+    with pytest.raises(ValueError):  # as torch's
+        torch.distributions.TransformedDistribution(torch.distributions.Normal(0.0, 1.0), [1])

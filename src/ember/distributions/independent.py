@@ -7,10 +7,17 @@ from typing import Any
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _shape
 from ember.distributions.utils import sum_rightmost
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.tensor import Tensor
 
 __all__ = ["Independent"]
+
+
+def _check_base(owner: str, base: Any) -> None:
+    """A clear error for a base that is no Distribution (it was an AttributeError)."""
+    if not isinstance(base, Distribution):
+        raise ArgumentTypeError(f"{owner}: base_distribution must be a Distribution, got "
+                                f"{type(base).__name__}")
 
 
 class Independent(Distribution):
@@ -28,6 +35,7 @@ class Independent(Distribution):
 
     def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int,
                  validate_args: bool | None = None) -> None:
+        _check_base("Independent", base_distribution)
         n = int(reinterpreted_batch_ndims)
         batch = base_distribution.batch_shape
         if n < 0 or n > len(batch):

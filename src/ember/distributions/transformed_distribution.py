@@ -9,7 +9,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.continuous import Normal
 from ember.distributions.distribution import Distribution, _shape
-from ember.distributions.independent import Independent
+from ember.distributions.independent import Independent, _check_base
 from ember.distributions.transforms import ComposeTransform, ExpTransform, Transform
 from ember.distributions.utils import sum_rightmost
 from ember.errors import ArgumentError
@@ -36,11 +36,12 @@ class TransformedDistribution(Distribution):
     def __init__(self, base_distribution: Distribution,
                  transforms: Transform | Sequence[Transform],
                  validate_args: bool | None = None) -> None:
+        _check_base("TransformedDistribution", base_distribution)
         self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
         for t in self.transforms:
-            if not isinstance(t, Transform):
-                raise TypeError("TransformedDistribution: transforms must be Transform "
-                                f"instances, got {type(t).__name__}")
+            if not isinstance(t, Transform):  # a ValueError as torch's
+                raise ArgumentError("TransformedDistribution: transforms must be Transform "
+                                    f"instances, got {type(t).__name__}")
         shape = base_distribution.batch_shape + base_distribution.event_shape
         base_event_dim = len(base_distribution.event_shape)
         chain = ComposeTransform(self.transforms)
