@@ -9,7 +9,17 @@ import pytest
 import torch
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+import ember.ao.nn.quantized as ennq
+import ember.ao.nn.quantized.dynamic as ennqd
+import ember.ao.quantization as eqz
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    IndexOutOfRange,
+    OpError,
+    ShapeError,
+)
 
 warnings.filterwarnings("ignore", message=".*quantized tensor creation functions")
 X = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
@@ -141,3 +151,41 @@ def test_quantized_max_pool_of_padding_alone_is_the_lowest_integer_as_torch(dtyp
     e = ember.quantized_max_pool2d(
         ember.quantize_per_tensor(ember.tensor(x), 0.1, zero_point, getattr(ember, dtype)), *args)
     np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+
+
+def _bad_inputs():
+    x = ember.tensor(X)
+    lstm = ennqd.LSTM(4, 2)
+    observed = ember.nn.Sequential(eqz.QuantStub(), ember.nn.Linear(4, 2))
+    observed.qconfig = eqz.default_qconfig
+    return [
+        (lambda: ennq.Linear(4, 2)(x), DTypeError, TypeError),
+        (lambda: ennq.Linear(4, 2).set_weight_bias(ember.ones(2, 4), None), DTypeError, TypeError),
+        (lambda: ennqd.Linear(4, 2)(ember.ones(2, 4, dtype=ember.int64)), DTypeError, TypeError),
+        (lambda: lstm(x, ember.zeros(1, 3, 2)), ArgumentTypeError, TypeError),
+        (lambda: ennq.Embedding(3, 2)(ember.tensor([0, 5])), IndexOutOfRange, IndexError),
+        (lambda: ennq.FloatFunctional()(x), OpError, RuntimeError),
+        (lambda: ennq.QFunctional.from_float(ember.nn.ReLU()), ArgumentTypeError, TypeError),
+        (lambda: ember.ao.nn.intrinsic.ConvReLU2d(ember.nn.Linear(2, 2), ember.nn.ReLU()),
+         ArgumentTypeError, TypeError),
+        (lambda: eqz.FixedQParamsFakeQuantize(eqz.MinMaxObserver), ArgumentTypeError, TypeError),
+        (lambda: eqz.FusedMovingAvgObsFakeQuantize(eqz.MinMaxObserver), ArgumentTypeError,
+         TypeError),
+        (lambda: eqz.fuse_conv_bn(False, ember.nn.Linear(2, 2), ember.nn.BatchNorm2d(2)),
+         ArgumentTypeError, TypeError),
+        (lambda: eqz.prepare(ember.nn.Linear(2, 2), qconfig_mapping=5), ArgumentTypeError,
+         TypeError),
+        (lambda: eqz.PerChannelMinMaxObserver(ch_axis=5)(x), IndexOutOfRange, IndexError),
+        (lambda: ember.quantize_per_channel(x, ember.tensor(SCALES), ember.tensor(ZERO_POINTS),
+                                            3, ember.qint8), IndexOutOfRange, IndexError),
+        (lambda: eqz.load_observer_state_dict(eqz.prepare(observed), {}), ArgumentError,
+         RuntimeError),
+    ]
+
+
+@pytest.mark.parametrize("case", range(15))
+def test_bad_inputs_raise_ember_errors_of_the_same_python_kind(case):
+    call, ember_class, python_class = _bad_inputs()[case]
+    with pytest.raises(ember_class) as info:
+        call()
+    assert isinstance(info.value, python_class)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.jit import TraceError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
@@ -190,9 +190,10 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
         super().__init__(observer, quant_min, quant_max, **observer_kwargs)
         if not isinstance(self.activation_post_process, (MovingAverageMinMaxObserver,
                                                          MovingAveragePerChannelMinMaxObserver)):
-            raise TypeError("FusedMovingAvgObsFakeQuantize: the observer must be a "
-                            "MovingAverageMinMaxObserver or MovingAveragePerChannelMinMaxObserver"
-                            f", got {type(self.activation_post_process).__name__}")
+            raise ArgumentTypeError("FusedMovingAvgObsFakeQuantize: the observer must be a "
+                                    "MovingAverageMinMaxObserver or "
+                                    "MovingAveragePerChannelMinMaxObserver, got "
+                                    f"{type(self.activation_post_process).__name__}")
         self.register_buffer("fake_quant_enabled", tensor([1]))  # (int64, as PyTorch's)
         self.register_buffer("observer_enabled", tensor([1]))
         self.is_symmetric_quant = self.qscheme.symmetric

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ember import nn
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.nn.module import Module
 from ember.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 from ember.quant.modules import intrinsic as nni
@@ -35,8 +35,8 @@ def _check_pair(what: str, layer: Module, bn: Module, is_qat: bool, qat_name: st
 
 def _check_conv(what: str, conv: Module, types: tuple[type, ...]) -> None:
     if type(conv) not in types:
-        raise TypeError(f"{what}: expected one of {[t.__name__ for t in types]}, got "
-                        f"{type(conv).__name__}")
+        raise ArgumentTypeError(f"{what}: expected one of {[t.__name__ for t in types]}, got "
+                                f"{type(conv).__name__}")
 
 
 def fuse_conv_bn(is_qat: bool, conv: Module, bn: Module) -> Module:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import ArgumentError, OpError
+from ember.errors import ArgumentError, IndexOutOfRange, OpError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.qtypes import (
@@ -287,8 +287,8 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     def _extremes(self, x_orig: Tensor) -> tuple[Any, Any]:
         """The (non-empty) input's minima and maxima per channel, float32."""
         if not -x_orig.ndim <= self.ch_axis < x_orig.ndim:
-            raise IndexError(f"{type(self).__name__}: ch_axis {self.ch_axis} is out of range "
-                             f"for a {x_orig.ndim}-D input of shape {tuple(x_orig.shape)}")
+            raise IndexOutOfRange(f"{type(self).__name__}: ch_axis {self.ch_axis} is out of range "
+                                  f"for a {x_orig.ndim}-D input of shape {tuple(x_orig.shape)}")
         x = np.moveaxis(x_orig.detach().numpy().astype(_F32, copy=False), self.ch_axis, 0)
         x = x.reshape(x.shape[0], -1)
         if self.min_val.numel() not in (0, x.shape[0]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.quant.fake_quantize import FakeQuantizeBase
 from ember.quant.observer import ObserverBase
@@ -55,8 +56,8 @@ def load_observer_state_dict(mod: Module, obs_dict: Any) -> None:
             module._load_from_state_dict(obs_dict, name + ".", {}, False, missing, [], errors)
     missing = [k for k in missing if "activation_post_process" in k]
     if missing or errors:
-        raise RuntimeError("load_observer_state_dict: "
-                           + (f"missing keys for observers: {missing}" if missing else "")
-                           + ("; " if missing and errors else "") + "; ".join(errors)
-                           + ". Hint: prepare the model with the same qconfigs as the one the "
-                           "state dict came from")
+        raise ArgumentError("load_observer_state_dict: "
+                            + (f"missing keys for observers: {missing}" if missing else "")
+                            + ("; " if missing and errors else "") + "; ".join(errors)
+                            + ". Hint: prepare the model with the same qconfigs as the one the "
+                            "state dict came from")

@@ -26,6 +26,7 @@ from ember.errors import (
     ArgumentError,
     ArgumentTypeError,
     DTypeError,
+    IndexOutOfRange,
     ShapeError,
     refuse_non_tensor,
     type_name,
@@ -319,8 +320,8 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
     """
     _check_input("quantize_per_channel", input, dtype, zero_points.detach().numpy())
     if not 0 <= axis < input.ndim:
-        raise IndexError(f"quantize_per_channel: axis {axis} is out of range for a "
-                         f"{input.ndim}-D input")
+        raise IndexOutOfRange(f"quantize_per_channel: axis {axis} is out of range for a "
+                              f"{input.ndim}-D input")
     channels = input.shape[axis]
     if tuple(scales.shape) != (channels,) or tuple(zero_points.shape) != (channels,):
         raise ShapeError(f"quantize_per_channel: scales {tuple(scales.shape)} and zero_points "

@@ -12,7 +12,7 @@ from typing import Any
 
 from ember import nn
 from ember.dtypes import float16
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.nn.module import Module
 from ember.nn.module_hooks import transfer_forward_hooks
 from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
@@ -62,9 +62,9 @@ def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | Non
 
 def _check_rules(op: str, name: str, rules: Any) -> None:
     if rules is not None and not isinstance(rules, (dict, QConfigMapping)):
-        raise TypeError(f"{op}: {name} must be a QConfigMapping or a dict (None: none), got "
-                        f"{type(rules).__name__}. Hint: for one qconfig everywhere pass "
-                        "QConfigMapping().set_global(qconfig), or set model.qconfig")
+        raise ArgumentTypeError(f"{op}: {name} must be a QConfigMapping or a dict (None: none), "
+                                f"got {type(rules).__name__}. Hint: for one qconfig everywhere "
+                                "pass QConfigMapping().set_global(qconfig), or set model.qconfig")
 
 
 def _type(module: Module) -> type:

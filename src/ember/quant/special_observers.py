@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.dtypes import float16
-from ember.errors import ArgumentError, OpError
+from ember.errors import ArgumentError, ArgumentTypeError, OpError
 from ember.ops.creation import tensor
 from ember.quant.fake_quantize import FakeQuantize
 from ember.quant.observer import ObserverBase
@@ -65,9 +65,9 @@ class FixedQParamsFakeQuantize(FakeQuantize):
     def __init__(self, observer: Any) -> None:
         super().__init__(observer=observer)
         if type(self.activation_post_process) is not FixedQParamsObserver:
-            raise TypeError(f"FixedQParamsFakeQuantize's observer must be a "
-                            f"FixedQParamsObserver, got "
-                            f"{type(self.activation_post_process).__name__}")
+            raise ArgumentTypeError(f"FixedQParamsFakeQuantize's observer must be a "
+                                    f"FixedQParamsObserver, got "
+                                    f"{type(self.activation_post_process).__name__}")
         if self.qscheme.per_channel:
             raise ArgumentError(f"Only per tensor quantization is supported by "
                                 f"FixedQParamsFakeQuantize, got qscheme {self.qscheme!r}")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DTypeError, OpError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
@@ -45,9 +45,9 @@ def float16_weight(w: np.ndarray, owner: str) -> np.ndarray:
     PyTorch has no QNNPACK float16 kernels: under the ``"qnnpack"`` engine this raises, as
     PyTorch's packing does."""
     if quantized_backend.engine == "qnnpack":
-        raise RuntimeError(f"{owner}: float16 dynamic weights are not supported by QNNPACK "
-                           "(as PyTorch's quantized::linear_prepack_fp16). Hint: set "
-                           "ember.backends.quantized.engine = 'x86' or use dtype=ember.qint8")
+        raise OpError(f"{owner}: float16 dynamic weights are not supported by QNNPACK "
+                      "(as PyTorch's quantized::linear_prepack_fp16). Hint: set "
+                      "ember.backends.quantized.engine = 'x86' or use dtype=ember.qint8")
     return kernels.float16_weight(w)
 
 
@@ -98,8 +98,8 @@ class Linear(StaticLinear):
 
     def forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
-            raise TypeError(f"dynamic quantized linear: expected a float tensor, got "
-                            f"{getattr(x, 'dtype', type(x).__name__)!r}")
+            raise DTypeError(f"dynamic quantized linear: expected a float tensor, got "
+                             f"{getattr(x, 'dtype', type(x).__name__)!r}")
         lead = linear_rows("dynamic quantized Linear", x.shape, self.in_features)
         with eager_only("dynamic quantized Linear"):
             a = x.detach().numpy().astype(np.float32, copy=False)

@@ -15,7 +15,7 @@ import numpy as np
 from ember import nn
 from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16, float32
-from ember.errors import ArgumentError, DTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
 from ember.ops.creation import from_numpy, tensor
@@ -200,8 +200,8 @@ class _DynamicRNN(Module):
                                 f"larger than 0, got input of shape {tuple(input.shape)}")
         if self.mode == "LSTM" and hx is not None \
                 and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-            raise TypeError("dynamic quantized LSTM: hx must be a tuple (h_0, c_0) of the "
-                            f"initial hidden and cell states, got {type(hx).__name__}")
+            raise ArgumentTypeError("dynamic quantized LSTM: hx must be a tuple (h_0, c_0) of the "
+                                    f"initial hidden and cell states, got {type(hx).__name__}")
         h0, c0 = (hx, None) if self.mode == "GRU" else (hx if hx is not None else (None, None))
         with eager_only(f"dynamic quantized {self.mode}"):
             out, h_n, c_n = self._run(input, h0, c0)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, DTypeError
+from ember.errors import ArgumentError, DTypeError, IndexOutOfRange
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.modules.quantized import _unexpected, eager_only
@@ -98,8 +98,8 @@ class Embedding(Module):
             idx = indices.numpy().astype(np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= self.num_embeddings):
             bad = idx[(idx < 0) | (idx >= self.num_embeddings)][0]
-            raise IndexError(f"quantized {type(self).__name__}: index {bad} is out of range "
-                             f"for {self.num_embeddings} embeddings")
+            raise IndexOutOfRange(f"quantized {type(self).__name__}: index {bad} is out of range "
+                                  f"for {self.num_embeddings} embeddings")
         return idx
 
     def forward(self, indices: Tensor) -> Tensor:

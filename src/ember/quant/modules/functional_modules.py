@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.errors import ArgumentTypeError, OpError
 from ember.nn import Identity
 from ember.nn import functional as F
 from ember.nn.module import Module
@@ -40,9 +41,9 @@ class FloatFunctional(Module):
         self.activation_post_process = Identity()
 
     def forward(self, x: Any) -> Any:
-        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use "
-                           "the underlying operation (add, add_relu, mul, cat, add_scalar, "
-                           "mul_scalar, matmul)")
+        raise OpError("FloatFunctional is not intended to use the 'forward'. Please use "
+                      "the underlying operation (add, add_relu, mul, cat, add_scalar, "
+                      "mul_scalar, matmul)")
 
     def add(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(add(x, y))
@@ -85,9 +86,9 @@ class QFunctional(OutputQParams):
         self.scale, self.zero_point = 1.0, 0
 
     def forward(self, x: Any) -> Any:
-        raise RuntimeError("Functional is not intended to use the 'forward'. Please use the "
-                           "underlying operation (add, add_relu, mul, cat, add_scalar, "
-                           "mul_scalar, matmul)")
+        raise OpError("Functional is not intended to use the 'forward'. Please use the "
+                      "underlying operation (add, add_relu, mul, cat, add_scalar, "
+                      "mul_scalar, matmul)")
 
     def add(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
         return elementwise.add(x, y, self.scale, self.zero_point)
@@ -113,8 +114,8 @@ class QFunctional(OutputQParams):
     @classmethod
     def from_float(cls, mod: Module) -> QFunctional:
         if type(mod) is not FloatFunctional:
-            raise TypeError(f"QFunctional.from_float expects a FloatFunctional, got "
-                            f"{type(mod).__name__}")
+            raise ArgumentTypeError(f"QFunctional.from_float expects a FloatFunctional, got "
+                                    f"{type(mod).__name__}")
         new = cls()
         new.scale, new.zero_point = output_qparams(mod.activation_post_process)
         return new

@@ -4,6 +4,7 @@ together so that quantization sees one output to observe, and converts them to o
 from __future__ import annotations
 
 from ember import nn
+from ember.errors import ArgumentTypeError
 
 __all__ = ["ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU"]
 
@@ -15,8 +16,9 @@ class _FusedModule(nn.Sequential):
 
     def __init__(self, layer: object, relu: object) -> None:
         if type(layer) is not self.layer_type or type(relu) is not nn.ReLU:
-            raise TypeError(f"{type(self).__name__}: expected {self.layer_type.__name__} and "
-                            f"ReLU, got {type(layer).__name__} and {type(relu).__name__}")
+            raise ArgumentTypeError(f"{type(self).__name__}: expected "
+                                    f"{self.layer_type.__name__} and ReLU, got "
+                                    f"{type(layer).__name__} and {type(relu).__name__}")
         super().__init__(layer, relu)
 
 

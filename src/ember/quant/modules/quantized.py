@@ -14,7 +14,7 @@ import numpy as np
 
 from ember import nn
 from ember.backends import quantized as quantized_backend
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.jit import TraceError
 from ember.nn import functional as F
 from ember.nn.module import Module
@@ -71,9 +71,9 @@ def _quantized_input(op: str, x: Any, allowed: tuple = (quint8,)) -> QuantizedTe
         shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
                  else f"a {type(x).__name__}")
         kinds = " or ".join(repr(d) for d in allowed)
-        raise TypeError(f"quantized {op}: expected a per-tensor {kinds} quantized tensor, "
-                        f"got {shown}. Hint: put a QuantStub before it, so that convert "
-                        "quantizes the input")
+        raise DTypeError(f"quantized {op}: expected a per-tensor {kinds} quantized tensor, "
+                         f"got {shown}. Hint: put a QuantStub before it, so that convert "
+                         "quantizes the input")
     return x
 
 
@@ -221,8 +221,8 @@ class _WeightedQuantized(Module):
         name = f"quantized {type(self).__name__}.set_weight_bias"
         if not isinstance(w, QuantizedTensor) or w.dtype is not qint8:
             shown = repr(w.dtype) if isinstance(w, QuantizedTensor) else type(w).__name__
-            raise TypeError(f"{name}: expected an ember.qint8 quantized weight, got {shown}. "
-                            "Hint: ember.quantize_per_tensor(w, scale, 0, ember.qint8)")
+            raise DTypeError(f"{name}: expected an ember.qint8 quantized weight, got {shown}. "
+                             "Hint: ember.quantize_per_tensor(w, scale, 0, ember.qint8)")
         if tuple(w.shape) != tuple(self._w.shape):
             raise ArgumentError(f"{name}: expected a weight of shape {tuple(self._w.shape)}, got "
                                 f"{tuple(w.shape)}")
