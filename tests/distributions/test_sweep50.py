@@ -1,5 +1,6 @@
 """Differences the sweep50dist sweep found against torch.distributions 2.13."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -41,3 +42,28 @@ def test_wrappers_name_a_base_or_transform_of_the_wrong_kind():
         D.TransformedDistribution(normal, [1])
     with pytest.raises(ValueError):  # as torch's
         torch.distributions.TransformedDistribution(torch.distributions.Normal(0.0, 1.0), [1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binary_kls_from_probs_exactly_zero_or_one(dtype):
+    # KL(Bernoulli(0) || Bernoulli(q)) is -log1p(-q): float32 gave -1.1e-7 at q = 1e-8 (a
+    # negative KL) and 0 at q = 1 - 1e-7, from softplus(logit(eps)) standing in for -log1p(-0)
+    p = np.array([0.0, 1.0, 0.0, 1.0], dtype=dtype)
+    q = np.array([1e-8, 0.999, 1e-3, 1 - 1e-7], dtype=dtype)
+    exact = np.where(p == 0, -np.log1p(-q.astype(np.float64)), -np.log(q.astype(np.float64)))
+    rtol = 1e-6 if dtype == "float32" else 1e-12
+    pe = ember.tensor(p).requires_grad_()
+    pt = torch.tensor(p, dtype=torch.float64, requires_grad=True)  # float64 slopes, which the
+    qe = ember.tensor(q).requires_grad_()  # float32 ones now match (torch's float32: 0, 0)
+    qt = torch.tensor(q, dtype=torch.float64, requires_grad=True)
+    for ours, theirs, n in ((D.Bernoulli, torch.distributions.Bernoulli, None),
+                            (D.Binomial, torch.distributions.Binomial, 3.0)):
+        args = () if n is None else (n,)
+        kl = D.kl_divergence(ours(*args, probs=pe), ours(*args, probs=qe))
+        np.testing.assert_allclose(kl.detach().numpy(), exact * (n or 1), rtol=rtol, atol=0)
+        if n is not None:  # torch's Binomial KL is -inf at p in {0, 1} (docs/distributions.md)
+            continue
+        ref = torch.distributions.kl_divergence(theirs(probs=pt), theirs(probs=qt))
+        for a, b in zip(ember.autograd.grad(kl.sum(), [pe, qe]),
+                        torch.autograd.grad(ref.sum(), [pt, qt])):
+            close(a, b, rtol=1e-5, atol=1e-9)

@@ -90,17 +90,29 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     return 0.5 * (var_ratio + t1 - 1 - ember.log(var_ratio))
 
 
-def _kl_binary(p_probs: Tensor, p_logits: Tensor, q_probs: Tensor, q_logits: Tensor) -> Tensor:
-    t1 = p_probs * (F.softplus(-q_logits) - F.softplus(-p_logits))
+def _neg_log(d: Bernoulli | Binomial, sign: float) -> Tensor:
+    """``-log p`` (sign 1) or ``-log(1 - p)`` (sign -1) from the logits, exactly 0 where
+    ``probs`` was given as exactly 1 (or 0): its logits are clamped to eps, and
+    ``softplus(logit(eps))`` = eps made float32 KL(Bernoulli(0) || Bernoulli(1e-8))
+    negative. The offset has no slope."""
+    value = F.softplus(-sign * d.logits)
+    if d._given != "probs":
+        return value
+    return value - _zero_where(d.probs != (1.0 if sign > 0 else 0.0), value.detach())
+
+
+def _kl_binary(p: Bernoulli | Binomial, q: Bernoulli | Binomial) -> Tensor:
+    p_probs, q_probs = p.probs, q.probs
+    t1 = p_probs * (_neg_log(q, 1) - _neg_log(p, 1))
     t1 = _zero_where(p_probs == 0, _inf_where(q_probs == 0, t1))
-    t2 = (1 - p_probs) * (F.softplus(q_logits) - F.softplus(p_logits))
+    t2 = (1 - p_probs) * (_neg_log(q, -1) - _neg_log(p, -1))
     t2 = _zero_where(p_probs == 1, _inf_where(q_probs == 1, t2))
     return t1 + t2
 
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
-    return _kl_binary(p.probs, p.logits, q.probs, q.logits)
+    return _kl_binary(p, q)
 
 
 @register_kl(Binomial, Binomial)
@@ -109,7 +121,7 @@ def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
         raise NotImplementedError("kl_divergence: Binomial || Binomial with p.total_count < "
                                   "q.total_count has no closed form; hint: estimate it by "
                                   "sampling: (p.log_prob(x) - q.log_prob(x)).mean(0)")
-    kl = p.total_count * _kl_binary(p.probs, p.logits, q.probs, q.logits)
+    kl = p.total_count * _kl_binary(p, q)
     return _inf_where(p.total_count > q.total_count, kl)  # p puts mass where q has none
 
 
