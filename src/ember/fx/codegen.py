@@ -72,6 +72,10 @@ class _Globals:
                                       "inf": math.inf, "nan": math.nan}
         self._ids: dict[int, str] = {}
 
+    def taken(self, name: str) -> bool:
+        """Whether ``name`` is a value's (a node's) name."""
+        return name in self._taken
+
     def ref(self, obj: Any, hint: str) -> str:
         if id(obj) in self._ids:
             return self._ids[id(obj)]
@@ -196,8 +200,9 @@ def python_code(nodes: list[Node]) -> PythonCode:
     if not body or not body[-1].lstrip().startswith("return"):
         body.append("    pass")
     params, renames = [], []
+    used = set(re.findall(r"[A-Za-z_]\w*", "\n".join(body)))  # (builtins the code calls too)
     for node in placeholders:
-        param = _parameter_name(node, glob)
+        param = _parameter_name(node, glob, used)
         params.append(f"{param} = {render(node.args[0], glob)}" if node.args else param)
         if param != node.name:
             renames.append(f"    {node.name} = {param}")
@@ -206,12 +211,16 @@ def python_code(nodes: list[Node]) -> PythonCode:
     return PythonCode(src, glob.names)
 
 
-def _parameter_name(node: Node, glob: _Globals) -> str:
+def _parameter_name(node: Node, glob: _Globals, used: set[str]) -> str:
     """The name ``forward`` takes a placeholder under: the traced parameter's own (``input``,
-    whose node is ``input_1``), so that a call by keyword works, unless that name is taken by
-    a global the code refers to or by another value."""
+    whose node is ``input_1``), so that a call by keyword works, unless the code uses that
+    name (a builtin it calls: ``slice``, ``getattr``; a global; another value) or it is
+    ``self``."""
     target = node.target
+    if target == node.name:
+        return target
     if isinstance(target, str) and target.isidentifier() and not keyword.iskeyword(target) \
-            and target not in glob.names and (target == node.name or target not in glob._taken):
+            and target != "self" and target not in used and target not in glob.names \
+            and not glob.taken(target):
         return target
     return node.name
