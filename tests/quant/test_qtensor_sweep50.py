@@ -54,6 +54,33 @@ def test_per_channel_indexing_keeps_the_channels_parameters_as_torch(index):
     np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
 
 
+@pytest.mark.parametrize("shape, axis, index", [
+    ((1, 2), 0, slice(None)), ((1, 2), 0, (slice(None), slice(None))), ((1, 2), 0, Ellipsis),
+    ((1, 2), 0, (slice(0, None),)), ((1, 2), 0, (slice(None, 5),)), ((1, 2), 0, (slice(-1, None),)),
+    ((1, 2), 0, (None, slice(0, 1))), ((2, 1, 2), 1, (0, slice(1, None))),
+    ((2, 1, 2), 1, (slice(1, None), slice(None, 0), 1)), ((3, 2), 1, (slice(None, None, 2),)),
+    ((3, 2), 1, (2, slice(1, None)))])
+def test_per_channel_one_channel_left_as_torch(shape, axis, index):
+    """PyTorch turns a per-channel tensor per tensor when an index that cuts (an integer, a
+    slice alone or one other than ``:``/``0:``/``0:n`` past the size) leaves one channel."""
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) / 7
+    scales, zero_points = [0.1, 0.2][:shape[axis]], [1, 2][:shape[axis]]
+    e = ember.quantize_per_channel(ember.tensor(x), ember.tensor(scales, dtype=ember.float64),
+                                   ember.tensor(zero_points), axis, ember.quint8)[index]
+    t = torch.quantize_per_channel(torch.tensor(x), torch.tensor(scales, dtype=torch.float64),
+                                   torch.tensor(zero_points), axis, torch.quint8)[index]
+    assert _qparams(e) == _qparams(t)
+    np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+
+
+def test_per_channel_slice_leaving_no_channel_is_refused_as_torch():
+    eq, tq = _per_channel()
+    with pytest.raises(RuntimeError, match="0 elements"):
+        tq[:, 3:]
+    with pytest.raises(ArgumentError, match="no channel"):
+        eq[:, 3:]
+
+
 def test_per_channel_index_after_the_axis_keeps_the_axis():
     """PyTorch 2.13 gives axis 0 for q[:, :, 1] of a (2, 3, 4) tensor quantized along axis 1
     (its dequantize then fails: 2 rows, 3 scales); Ember keeps axis 1 (deliberate)."""

@@ -175,18 +175,22 @@ class QuantizedTensor:
 
     def __getitem__(self, index: Any) -> QuantizedTensor:
         """Per channel, as PyTorch: the channels' parameters follow a basic index (integers,
-        slices, ``None``, ``...``); one channel left is per tensor."""
+        slices, ``None``, ``...``); one channel left where the index cuts is per tensor."""
         ints = self._int[index]
         if self._axis is None:
             return QuantizedTensor(ints, self.dtype, self._scale, self._zero_point)
         if self.qscheme() is per_channel_affine_float_qparams:
             raise ArgumentError("indexing: not supported for a per_channel_affine_float_qparams "
                                 "quantized tensor (as PyTorch). Hint: dequantize() first")
-        axis, key = _channel_index(index, self.ndim, self._axis)
-        scales, zero_points = self._scale[key], self._zero_point[key]
-        if np.ndim(scales) == 0 or len(scales) == 1:
-            return QuantizedTensor(ints, self.dtype, float(np.ravel(scales)[0]),
-                                   int(np.ravel(zero_points)[0]))
+        axis, key, cuts_before, cuts = _channel_index(index, self.shape, self._axis)
+        if cuts_before and len(self._scale) == 1:  # (already per tensor at the channel axis)
+            key = slice(None)
+        scales, zero_points = np.atleast_1d(self._scale[key]), np.atleast_1d(self._zero_point[key])
+        if cuts and scales.size < 2:  # (PyTorch: one channel left of a cut is per tensor)
+            if not scales.size:
+                raise ArgumentError("indexing: no channel of the per-channel quantized tensor is "
+                                    "left (as PyTorch refuses). Hint: dequantize() first")
+            return QuantizedTensor(ints, self.dtype, float(scales[0]), int(zero_points[0]))
         return QuantizedTensor(ints, self.dtype, scales, zero_points, axis)
 
     def __len__(self) -> int:
@@ -206,8 +210,12 @@ class QuantizedTensor:
                             len("tensor("))
 
 
-def _channel_index(index: Any, ndim: int, axis: int) -> tuple[int, int | slice]:
-    """Where the channel axis lands under a basic ``index``, and what it takes of it."""
+def _channel_index(index: Any, shape: tuple[int, ...], axis: int
+                   ) -> tuple[int, int | slice, bool, bool]:
+    """Where the channel axis lands under a basic ``index``, what it takes of it, and
+    whether the index cuts anything before the channel axis and at all (an integer, or a
+    slice PyTorch does not skip: a slice alone, or one other than ``:``, ``0:`` or ``0:n``
+    with ``n`` past the size)."""
     items = index if isinstance(index, tuple) else (index,)
     if not all(i is None or i is Ellipsis or isinstance(i, slice) or
                (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
@@ -215,15 +223,23 @@ def _channel_index(index: Any, ndim: int, axis: int) -> tuple[int, int | slice]:
         raise ArgumentError("indexing: a per-channel quantized tensor takes integers, slices, "
                             "None and ... (as PyTorch). Hint: dequantize() first")
     if Ellipsis in items:
-        at, fill = items.index(Ellipsis), ndim - sum(i is not None for i in items) + 1
+        at, fill = items.index(Ellipsis), len(shape) - sum(i is not None for i in items) + 1
         items = items[:at] + (slice(None),) * fill + items[at + 1:]
+
+    def whole(item: slice, size: int) -> bool:  # (as PyTorch's indexing skips a slice op)
+        return (not isinstance(index, slice) and item.start in (None, 0) and
+                (item.stop is None or item.stop >= size) and item.step in (None, 1))
+
     dim = out = 0
+    found, cuts = None, False
     for item in items:
-        if item is not None and dim == axis:
-            return out, item
-        dim += item is not None
+        if item is not None:
+            if dim == axis:
+                found = out, item, cuts
+            cuts |= not (isinstance(item, slice) and whole(item, shape[dim]))
+            dim += 1
         out += not isinstance(item, (int, np.integer))
-    return out + axis - dim, slice(None)
+    return (*(found or (out + axis - dim, slice(None), cuts)), cuts)
 
 
 def _refuse(what: str) -> Any:
