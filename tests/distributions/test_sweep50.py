@@ -1,5 +1,7 @@
 """Differences the sweep50dist sweep found against torch.distributions 2.13."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -67,3 +69,46 @@ def test_binary_kls_from_probs_exactly_zero_or_one(dtype):
         for a, b in zip(ember.autograd.grad(kl.sum(), [pe, qe]),
                         torch.autograd.grad(ref.sum(), [pt, qt])):
             close(a, b, rtol=1e-5, atol=1e-9)
+
+
+def _gpd(xi, loc=1.0, scale=2.0):
+    params = [ember.tensor(v, dtype=ember.float64).requires_grad_() for v in (loc, scale, xi)]
+    return D.GeneralizedPareto(*params), params
+
+
+@pytest.mark.parametrize("xi", [0.0, 0.3, -0.3])
+def test_generalized_pareto_cdf_next_to_loc(xi):
+    # 1 - exp(log_sf) cancelled: cdf 8e-4 off at z = 1e-15, 8e-8 at 1e-10 (torch's too); at
+    # value = loc every slope was NaN (log1p(-1)), the exact ones are -1/scale, 0, 0
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    d, params = _gpd(xi)
+    for z in (1e-15, 1e-10, 1e-6, 0.5):
+        got = float(d.cdf(ember.tensor(1.0 + 2.0 * z, dtype=ember.float64)))
+        zz = (mpmath.mpf(1.0 + 2.0 * z) - 1) / 2
+        x = mpmath.mpf(xi)
+        exact = 1 - (mpmath.exp(-zz) if xi == 0 else (1 + x * zz) ** (-1 / x))
+        assert abs(got / float(exact) - 1) < 1e-14, (z, got, float(exact))
+    slopes = ember.autograd.grad(d.cdf(ember.tensor(1.0, dtype=ember.float64)), params)
+    np.testing.assert_allclose([float(g) for g in slopes], [-0.5, 0.0, 0.0], atol=1e-15)
+    tiny = ((1.0 + 2e-15) - 1.0) / 2  # z of the rounded value; log cdf = log z - z/2 + ...
+    assert float(d.log_cdf(ember.tensor(1.0 + 2e-15, dtype=ember.float64))) == pytest.approx(
+        math.log(tiny) - tiny * (1 + xi) / 2, rel=1e-14)
+
+
+def test_generalized_pareto_log_prob_slope_far_out():
+    # the unused series term xi z^2 / 2 overflowed to inf far out and its product with the
+    # (1 + xi) factor gave a NaN slope in xi at value 1e200 (torch: 1830.52)
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+
+    def exact(loc, scale, xi):
+        z = (mpmath.mpf(1e200) - loc) / scale
+        return -mpmath.log(scale) - (1 / xi + 1) * mpmath.log1p(xi * z)
+
+    d, params = _gpd(0.5)
+    got = d.log_prob(ember.tensor(1e200, dtype=ember.float64))
+    assert float(got) == pytest.approx(float(exact(1, 2, 0.5)), rel=1e-14)
+    want = [float(mpmath.diff(exact, (1, 2, 0.5), n)) for n in ((1, 0, 0), (0, 1, 0), (0, 0, 1))]
+    np.testing.assert_allclose([float(g) for g in ember.autograd.grad(got, params)], want,
+                               rtol=1e-12, atol=1e-190)  # (d/dloc: 3e-200)

@@ -191,7 +191,8 @@ class GeneralizedPareto(_Elementwise):
         finite_t = ember.where(ember.isfinite(t), t, 0.0)
         xi_t = xi * finite_t
         series = ember.isclose(xi, ember.zeros_like(xi)) & (xi_t.abs() < 1e-4)
-        return series, ember.where(series, 1.0, xi), 0.5 * xi_t * finite_t
+        # (0 where unused: far out xi t^2 overflows, and its inf times a zero slope was NaN)
+        return series, ember.where(series, 1.0, xi), ember.where(series, 0.5 * xi_t * finite_t, 0.0)
 
     def _z(self, value: Tensor) -> Tensor:
         return (value - self.loc) / self.scale
@@ -233,11 +234,18 @@ class GeneralizedPareto(_Elementwise):
         return ember.where(series, first_order - z, -ember.log1p(xi * z) / xi)
 
     def log_cdf(self, value: Tensor) -> Tensor:
-        """``log P(X <= value)``."""
-        return ember.log1p(-ember.exp(self.log_survival_function(value)))
+        """``log P(X <= value)``: ``log(1 - e^s)`` of the log survival ``s``, as
+        ``log(-expm1(s))`` above ``-log 2`` (no cancellation next to ``loc``)."""
+        s = self.log_survival_function(value)
+        near = s > -math.log(2.0)
+        return ember.where(near, ember.log(-ember.expm1(ember.where(near, s, -1.0))),
+                           ember.log1p(-ember.exp(ember.where(near, -1.0, s))))
 
     def cdf(self, value: Tensor) -> Tensor:
-        return ember.exp(self.log_cdf(value))
+        s = self.log_survival_function(value)  # 1 - e^s as -expm1(s) next to loc; NaN below
+        near = s > -math.log(2.0)  # loc, as log_cdf and PyTorch
+        return ember.where(s > 0, math.nan, ember.where(near, -ember.expm1(ember.where(
+            near, s, 0.0)), 1 - ember.exp(ember.where(near, -1.0, s))))
 
     def icdf(self, value: Tensor) -> Tensor:
         t = -ember.log1p(-value)
