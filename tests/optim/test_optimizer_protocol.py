@@ -223,14 +223,36 @@ def test_a_tensor_beta_of_two_elements_is_named(index):
 
 
 @pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"])
-@pytest.mark.parametrize("betas", [(0.9,), (0.9, 0.99, 0.999), 0.9])
+@pytest.mark.parametrize("betas", [(0.9,), (0.9, 0.99, 0.999), 0.9, np.array([0.9]),
+                                   np.array(0.9), "ab"])
 def test_betas_other_than_a_pair_are_refused(name, betas):
     # (PyTorch: IndexError / TypeError from its range check; Ember accepted them)
     with pytest.raises(ember.errors.ArgumentError, match="betas must be a pair"):
         getattr(ember.optim, name)([ember.zeros(2, requires_grad=True)], betas=betas)
 
 
-@pytest.mark.parametrize("kwargs", [dict(lr="0.1"), dict(eps=None), dict(betas=(0.9, "x"))])
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"])
+@pytest.mark.parametrize("kind", ["numpy betas", "tensor betas", "0-d numpy lr"])
+def test_betas_as_an_array_and_a_0d_numpy_lr_step_as_torch(name, kind):
+    # (torch keeps the 0-d array lr in the group and unpacks array or tensor betas)
+    def make(tensor):
+        if kind == "0-d numpy lr":
+            return dict(lr=np.array(0.05))
+        return dict(lr=0.05, betas=(tensor if kind == "tensor betas" else np.array)([0.8, 0.9]))
+    t, e = (torch.tensor([1.0, -2.0], requires_grad=True),
+            ember.tensor([1.0, -2.0], requires_grad=True))
+    t_opt, e_opt = (getattr(torch.optim, name)([t], **make(torch.tensor)),
+                    getattr(ember.optim, name)([e], **make(ember.tensor)))
+    for _ in range(3):
+        (t * t).sum().backward()
+        (e * e).sum().backward()
+        t_opt.step()
+        e_opt.step()
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr="0.1"), dict(eps=None), dict(betas=(0.9, "x")),
+                                    dict(lr=np.array("0.1"))])
 def test_a_hyperparameter_not_a_number_is_a_type_error(kwargs):
     # (PyTorch: TypeError "'<=' not supported ..."; Ember's was float()'s plain ValueError)
     with pytest.raises(TypeError):

@@ -362,18 +362,34 @@ def check_one_element(name: str, value: Any) -> None:
         raise ArgumentError(f"Tensor {name} must be 1-element (got shape {tuple(value.shape)})")
 
 
+def _is_pair(betas: Any) -> bool:
+    """Whether ``betas`` holds two items: a list or tuple, or an array or tensor of size 2
+    along its first axis (PyTorch unpacks any of them)."""
+    if isinstance(betas, list | tuple):
+        return len(betas) == 2
+    return isinstance(betas, np.ndarray | Tensor) and tuple(betas.shape[:1]) == (2,)
+
+
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number, a tensor, or a 0-d NumPy array of a real dtype
+    (``np.array(0.01)``, which PyTorch's range checks read as a number)."""
+    if isinstance(value, numbers.Real | Tensor):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
+
+
 def check_hyper(**values: Any) -> None:
     """Rejects a tensor ``lr`` or beta of other than one element, negative hyperparameters and
     betas outside [0, 1), with PyTorch's messages."""
     check_one_element("lr", values.get("lr"))
     betas = values.get("betas", (0.0, 0.0))
-    if not isinstance(betas, list | tuple) or len(betas) != 2:
+    if not _is_pair(betas):
         raise ArgumentError(f"betas must be a pair (beta1, beta2), got {betas!r}")
     for i, beta in enumerate(betas):
         check_one_element(f"betas[{i}]", beta)
     for key, value in values.items():
         for v in value if key == "betas" else (value,):
-            if not isinstance(v, numbers.Real | Tensor):
+            if not _is_number(v):
                 raise ArgumentTypeError(f"{key} must be a number, got {type(v).__name__} {v!r}")
     names = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
              "momentum": "momentum value", "alpha": "alpha value", "rho": "rho value",
