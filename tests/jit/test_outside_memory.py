@@ -1,6 +1,7 @@
 """A tensor the compiled function makes over memory that outlives the call
 (``ember.from_numpy(G)`` of a global array, ``as_tensor``, ``asarray``, ``frombuffer``,
-``from_dlpack``, a view of it) and writes in place: eager moves that memory at each call, so
+``from_dlpack``, a view of it, a row of a reached tensor's ``.numpy()``, an array only a tuple
+or an object array holds) and writes in place: eager moves that memory at each call, so
 the signature runs eagerly (the graph held the first call's value: ``G`` stopped at 1 and
 every call returned ``x * 1``). Memory made in the call (a local array, a tensor's after
 ``.numpy()``) and a reached tensor's memory after ``.data =`` still compile."""
@@ -8,6 +9,7 @@ every call returned ``x * 1``). Memory made in the call (a local array, a tensor
 from __future__ import annotations
 
 import array
+import gc
 
 import numpy as np
 import pytest
@@ -69,6 +71,35 @@ def _numpy_kept():
     return f, lambda: [a.tolist() for a in kept]
 
 
+def _view_of_reached_numpy():
+    reached = ember.zeros(2, 3)
+
+    def f(x):
+        b = ember.from_numpy(reached.numpy()[1])  # (state's memory, not its variable)
+        b.add_(1.0)
+        return x * b
+    return f, lambda: reached.tolist()
+
+
+def _held_without_the_collector(hold, get):
+    # (a tuple of arrays or bytearrays, which the collector untracks, an object array, a
+    # view: each references the memory where gc.get_referrers lists no holder)
+    held = hold()
+    gc.collect()
+
+    def f(x):
+        b = get(held)
+        b.add_(1.0)
+        return x * b.reshape(-1)[:3]
+    return f, lambda: get(held).tolist()
+
+
+def _object_array():
+    held = np.empty(1, dtype=object)
+    held[0] = np.zeros(3, dtype=np.float32)
+    return held
+
+
 OUTSIDE = {
     "from_numpy": lambda: _global_array(ember.from_numpy),
     "as_tensor": lambda: _global_array(ember.as_tensor),
@@ -79,6 +110,15 @@ OUTSIDE = {
     "frombuffer_of_a_held_memoryview": _held_memoryview,
     "row_of_global": _row_of_global,
     "numpy_kept": _numpy_kept,
+    "view_of_a_reached_tensors_numpy": _view_of_reached_numpy,
+    "in_a_tuple": lambda: _held_without_the_collector(
+        lambda: (np.zeros(3, dtype=np.float32),), lambda h: ember.from_numpy(h[0])),
+    "bytearray_in_a_tuple": lambda: _held_without_the_collector(
+        lambda: (bytearray(12),), lambda h: ember.frombuffer(h[0], dtype=ember.float32)),
+    "in_an_object_array": lambda: _held_without_the_collector(
+        _object_array, lambda h: ember.from_numpy(h[0])),
+    "base_of_a_held_view": lambda: _held_without_the_collector(
+        lambda: np.zeros((2, 3), dtype=np.float32)[1], lambda h: ember.from_numpy(h.base)),
 }
 
 
@@ -119,7 +159,15 @@ def _data_of_reached(x):
     return x * b
 
 
-@pytest.mark.parametrize("f", [_local_array, _numpy_read, _data_of_reached])
+def _data_of_reached_view_written(x):
+    b = ember.empty(3)
+    b.data = REACHED
+    b[1:].add_(1.0)  # (a view the graph follows into REACHED's variable)
+    return x * b
+
+
+@pytest.mark.parametrize("f", [_local_array, _numpy_read, _data_of_reached,
+                               _data_of_reached_view_written])
 def test_memory_of_the_call_or_of_state_still_compiles(f):
     x = ember.arange(3.0)
     start = REACHED.clone()

@@ -9,6 +9,7 @@ has returned (a NumPy array made in the call, or a tensor's after ``.numpy()``).
 from __future__ import annotations
 
 import gc
+import sys
 from types import FrameType
 from typing import Any
 
@@ -39,49 +40,102 @@ def outside_writes(tracer: Any) -> str | None:
 def written_outside(tracer: Any) -> str | None:
     """The first noted write (``tracer.outside``) into memory that something besides tensors
     and the trace still references after the call (a global array, a closure's, an
-    argument's, a container's; not the memory of the graph's state or arguments, whose
-    writes it replays), in words; None where there is none."""
+    argument's, a container's; the memory of the graph's state or arguments, but where the
+    write goes through the very tensor or a view the graph replays the write into), in words;
+    None where there is none."""
     notes = tracer.outside
     if not notes:
         return None
     ours = {id(notes), *map(id, notes.values()), *map(id, tracer.known.values())}
     for holder in (tracer, tracer.graph):
         ours.update(id(v) for v in vars(holder).values() if isinstance(v, dict | list | set))
-    replayed = {memory_owner(t._data)
-                for t in [*tracer.inputs, *(ref.tensor for ref in tracer.graph.state)]}
-    for array, shape, dtype, where in notes.values():
-        if memory_owner(array) not in replayed and _referenced(array, ours):
+    arrays = [t._data for t in [*tracer.inputs, *(ref.tensor for ref in tracer.graph.state)]]
+    replayed, theirs = set(map(id, arrays)), set(map(memory_owner, arrays))
+    del arrays
+    for note in notes.values():  # (no local names the array: see _unseen)
+        if _written_back(tracer, note[0], replayed):
+            continue
+        # (memory of the state or arguments, through a tensor the graph does not follow
+        # there, from_numpy(T.numpy()[0]), outlives the call whoever else holds it)
+        if memory_owner(note[0]) in theirs or _referenced(note, ours):
+            _, shape, dtype, where = note
             return (f"a tensor it makes over memory that outlives the call (shape {shape}, "
                     f"{dtype.name}{_at(where)}: a NumPy array or buffer it reaches, through "
-                    "ember.from_numpy, as_tensor, asarray, frombuffer or from_dlpack, or "
-                    "another tensor's memory through .data =)")
+                    "ember.from_numpy, as_tensor, asarray, frombuffer or from_dlpack (of a "
+                    "reached tensor's .numpy() too), or another tensor's memory through "
+                    ".data =)")
     return None
 
 
-def _referenced(array: Any, ours: set[int]) -> bool:
-    """Whether an object other than a tensor or ``ours`` references ``array`` or the memory it
-    views (its base, the object under a ``memoryview``), or a buffer view of that memory (a
-    ``memoryview`` someone holds). Memory imported through DLPack (its base a capsule, whose
-    producer no collector lists) counts as referenced."""
-    chain: list[Any] = []
-    while array is not None and all(a is not array for a in chain):
-        chain.append(array)
-        array = array.obj if isinstance(array, memoryview) else getattr(array, "base", None)
+def _written_back(tracer: Any, array: Any, replayed: set[int]) -> bool:
+    """Whether the graph writes ``array``'s new value back: it is the array of state or an
+    argument (``replayed``: their ids), or a view a view op made of one while tracing (a
+    write into it is recorded as a write into that tensor: see :mod:`.view_writes`)."""
+    entry = tracer.view_arrays.get(id(array))
+    if entry is not None and entry[0]() is array:
+        base = entry[1]()
+        array = (entry[2] if base is None else base)._data
+    return id(array) in replayed
+
+
+def _referenced(note: tuple, ours: set[int]) -> bool:
+    """Whether an object other than a tensor or ``ours`` references the noted array or the
+    memory it views (its base, the object under a ``memoryview``), or a buffer view of that
+    memory (a ``memoryview`` someone holds); or a reference no collector lists (a tuple of
+    arrays, which the collector leaves untracked, an object array, another array's base)
+    holds one of them. Memory imported through DLPack (its base a capsule, whose producer no
+    collector lists) counts as referenced."""
+    chain = _base_chain(note[0])
     if type(chain[-1]).__name__ == "PyCapsule":
         return True
     level = chain  # (one scan of the heap a level: the chain, then views of its memory)
     skip = ours | {id(chain), *map(id, chain)}
     while level:
-        views = []
-        for r in gc.get_referrers(*level):
-            if id(r) in skip or isinstance(r, Tensor) or \
-                    (isinstance(r, FrameType) and r.f_code.co_filename == __file__):
-                continue
-            if isinstance(r, memoryview) or type(r).__name__ == "managedbuffer":
-                skip.add(id(r))  # (a view of the memory: who holds it?)
-                views.append(r)
-                continue
+        referrers = gc.get_referrers(*level)
+        views = None if _unseen(level, referrers, chain) else _views_of(referrers, skip)
+        del referrers  # (no holder at the next level's scan)
+        if views is None:
             return True
         level = views
         skip.add(id(views))
+    return False
+
+
+def _base_chain(array: Any) -> list[Any]:
+    """``array``, its base, the base's base ... (a ``memoryview``'s object)."""
+    chain: list[Any] = []
+    while array is not None and all(a is not array for a in chain):
+        chain.append(array)
+        array = array.obj if isinstance(array, memoryview) else getattr(array, "base", None)
+    return chain
+
+
+def _views_of(referrers: list, skip: set[int]) -> list | None:
+    """The buffer views (``memoryview``, its managed buffer) among ``referrers`` that hold the
+    memory, where nothing but those, tensors, ``skip`` and this module's frames is there;
+    None where something else is (its holder)."""
+    views = []
+    for r in referrers:
+        if id(r) in skip or isinstance(r, Tensor) or \
+                (isinstance(r, FrameType) and r.f_code.co_filename == __file__):
+            continue
+        if isinstance(r, memoryview) or type(r).__name__ == "managedbuffer":
+            skip.add(id(r))  # (a view of the memory: who holds it?)
+            views.append(r)
+            continue
+        return None
+    return views
+
+
+def _unseen(level: list, referrers: list, chain: list) -> bool:
+    """Whether an object of ``level`` has more references than ``referrers`` (what the
+    collector lists) and the arrays of ``chain`` (each array references its base) account
+    for. The running frames here hold none (the caller's names none of them but ``level``)."""
+    for i in range(len(level)):
+        obj = level[i]
+        seen = sum(list(map(id, gc.get_referents(r))).count(id(obj)) for r in referrers)
+        if level is chain and i and not isinstance(chain[i - 1], memoryview):
+            seen += 1  # (the array before it in the chain: its base)
+        if sys.getrefcount(obj) - 2 > seen:  # (the argument, ``obj``)
+            return True
     return False
