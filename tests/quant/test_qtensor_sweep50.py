@@ -216,3 +216,37 @@ def test_bad_inputs_raise_ember_errors_of_the_same_python_kind(case):
     with pytest.raises(ember_class) as info:
         call()
     assert isinstance(info.value, python_class)
+
+
+@pytest.mark.parametrize("call", [
+    lambda q: q.clone(), lambda q: q.detach(), lambda q: q.squeeze(-1), lambda q: q.squeeze(),
+    lambda q: q.squeeze(0), lambda q: q[0:1].squeeze(0), lambda q: q[0:1].squeeze(),
+    lambda q: q[None].squeeze((0, 3))])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_clone_detach_squeeze_as_torch(call, per_channel):
+    x = X[:, :, :1]
+    if per_channel:
+        scales, zero_points = ember.tensor(SCALES, dtype=ember.float64), ember.tensor(ZERO_POINTS)
+        e = ember.quantize_per_channel(ember.tensor(x), scales, zero_points, 1, ember.qint8)
+        t = torch.quantize_per_channel(torch.tensor(x), torch.tensor(SCALES, dtype=torch.float64),
+                                       torch.tensor(ZERO_POINTS), 1, torch.qint8)
+    else:
+        e = ember.quantize_per_tensor(ember.tensor(x), 0.1, 3, ember.quint8)
+        t = torch.quantize_per_tensor(torch.tensor(x), 0.1, 3, torch.quint8)
+    e, t = call(e), call(t)
+    assert _qparams(e) == _qparams(t)
+    np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+
+
+def test_expand_item_and_squeezing_the_channel_axis_as_torch():
+    e = ember.quantize_per_tensor(ember.tensor(X[:, :, :1]), 0.1, 3, ember.quint8)
+    t = torch.quantize_per_tensor(torch.tensor(X[:, :, :1]), 0.1, 3, torch.quint8)
+    np.testing.assert_array_equal(e.expand(2, 3, 4).int_repr().numpy(),
+                                  t.expand(2, 3, 4).int_repr().numpy())
+    assert e[1, 2, 0].item() == t[1, 2, 0].item()
+    one = ember.quantize_per_channel(ember.tensor(X[:, :, :1]), ember.tensor([0.5]),
+                                     ember.tensor([3]), 2, ember.qint8)
+    with pytest.raises(ArgumentError, match="cannot be squeezed"):
+        one.squeeze()
+    with pytest.raises(ArgumentError, match="per-channel"):
+        one.expand(2, 3, 4)

@@ -5,9 +5,10 @@ affine map back to reals, one scale and zero point per tensor or per channel.
 (``nearbyint(x * (1 / scale) + zero_point)`` in float32, clamped to the dtype; see
 :func:`ember.quant.kernels.quantize`), ``dequantize`` maps back,
 ``int_repr``, ``q_scale``, ``q_zero_point``, ``qscheme`` and the per-channel getters read them,
-as in PyTorch. Shape methods (``reshape``, ``view``, ``flatten``, ``permute``, ``transpose``,
-``contiguous``, indexing) act on the integers and keep the quantization (per channel only
-``contiguous`` and basic indexing, which takes the indexed channels' parameters). A
+as in PyTorch. ``clone``, ``detach`` and shape methods (``reshape``, ``view``, ``flatten``,
+``permute``, ``transpose``, ``squeeze``, ``expand``, ``contiguous``, indexing) act on the
+integers and keep the quantization (per channel only ``squeeze``, ``contiguous`` and basic
+indexing, which takes the indexed channels' parameters). A
 :class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
 ops and dtype rules never look at it, so the eager path pays nothing for it. Given one, they
 raise :class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
@@ -169,9 +170,37 @@ class QuantizedTensor:
     def transpose(self, dim0: int, dim1: int) -> QuantizedTensor:
         return self._same_qparams(self._int.transpose(dim0, dim1), "transpose")
 
+    def _like(self, int_repr: Tensor, axis: int | None) -> QuantizedTensor:
+        """The same quantization of other integers, the channels along ``axis``."""
+        return QuantizedTensor(int_repr, self.dtype, self._scale, self._zero_point, axis)
+
+    def clone(self) -> QuantizedTensor:
+        return self._like(self._int.clone(), self._axis)
+
+    def detach(self) -> QuantizedTensor:
+        return self._like(self._int, self._axis)
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> QuantizedTensor:
+        ints = self._int.squeeze() if dim is None else self._int.squeeze(dim)
+        if self._axis is None:
+            return self._like(ints, None)
+        dims = range(self.ndim) if dim is None else np.atleast_1d(dim) % max(self.ndim, 1)
+        gone = {int(d) for d in dims if self.shape[d] == 1}
+        if self._axis in gone:
+            raise ArgumentError(f"squeeze: the channel axis {self._axis} of a per-channel "
+                                "quantized tensor cannot be squeezed (as PyTorch). Hint: "
+                                "dequantize() first")
+        return self._like(ints, self._axis - sum(d < self._axis for d in gone))
+
+    def expand(self, *sizes: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.expand(*sizes), "expand")
+
+    def item(self) -> float:
+        """The one element's real value (``dequantize().item()``), as PyTorch's."""
+        return self.dequantize().item()
+
     def contiguous(self) -> QuantizedTensor:
-        return QuantizedTensor(self._int.contiguous(), self.dtype, self._scale, self._zero_point,
-                               self._axis)
+        return self._like(self._int.contiguous(), self._axis)
 
     def __getitem__(self, index: Any) -> QuantizedTensor:
         """Per channel, as PyTorch: the channels' parameters follow a basic index (integers,
