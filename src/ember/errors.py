@@ -111,7 +111,8 @@ class OpError(EmberError, RuntimeError):
 
 class DivisionByZero(OpError, ZeroDivisionError):
     """Integer division or remainder by zero, e.g. ``tensor([2]) // 0`` (floats give inf or
-    nan instead). A RuntimeError as PyTorch's is, and a ZeroDivisionError as Python's is."""
+    nan instead), or an argument an op would divide by that is zero (``StepLR(opt, 0)``). A
+    RuntimeError as PyTorch's is, and a ZeroDivisionError as Python's is."""
 
 
 class ValueOverflow(OpError, OverflowError):

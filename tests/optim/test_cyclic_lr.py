@@ -89,9 +89,11 @@ def test_resumes_from_last_epoch():
      ValueError, "must support momentum or beta1"),
     (lambda o: ELR.CyclicLR(object(), 0.01, 0.1), TypeError, "is not an Optimizer"),
     # torch: a bare "float division by zero" (x / step_ratio at the start of every cycle)
-    (lambda o: ELR.CyclicLR(o, 0.01, 0.1, step_size_up=0, step_size_down=3), ZeroDivisionError,
+    (lambda o: ELR.CyclicLR(o, 0.01, 0.1, step_size_up=0, step_size_down=3),
+     ember.errors.DivisionByZero,
      r"CyclicLR: step_size_up=0; .* must be positive"),
-    (lambda o: ELR.CyclicLR(o, 0.01, 0.1, step_size_up=0, step_size_down=0), ZeroDivisionError,
+    (lambda o: ELR.CyclicLR(o, 0.01, 0.1, step_size_up=0, step_size_down=0),
+     ember.errors.DivisionByZero,
      r"step_size_up=0"),
 ])
 def test_bad_arguments_raise_like_torch(make, error, match):

@@ -467,5 +467,7 @@ def test_tensor_lr_is_filled_in_place_as_torch(name, kwargs):
 def test_a_zero_period_is_named(name, kwargs):
     # (PyTorch: a bare "integer modulo by zero" at the first step)
     opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
-    with pytest.raises(ZeroDivisionError, match=f"{name}: {next(iter(kwargs))}=0; .* positive"):
+    with pytest.raises(ember.errors.DivisionByZero,
+                       match=f"{name}: {next(iter(kwargs))}=0; .* positive") as got:
         getattr(ELR, name)(opt, **kwargs)
+    assert isinstance(got.value, ZeroDivisionError)  # (`except ZeroDivisionError` catches it)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DivisionByZero
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_one_element,
@@ -91,9 +91,9 @@ class Adafactor(ElementwiseOptimizer):
         xp = p._device.xp
         data = p._data
         if data.size == 0:
-            raise ZeroDivisionError(f"Adafactor: the parameter of shape {tuple(p.shape)} has no "
-                                    "elements, so its root mean square (the step size's scale) "
-                                    "is 0/0; leave empty parameters out of the optimizer")
+            raise DivisionByZero(f"Adafactor: the parameter of shape {tuple(p.shape)} has no "
+                                "elements, so its root mean square (the step size's scale) "
+                                "is 0/0; leave empty parameters out of the optimizer")
         # half-precision parameters compute in float32 and round once per stored value, as
         # PyTorch's kernels do (a Python float would round to the parameter's dtype first)
         num = np.float32 if data.itemsize < 4 else float

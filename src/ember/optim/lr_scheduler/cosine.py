@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DivisionByZero
 from ember.optim.lr_scheduler.base import LRScheduler
 from ember.optim.optimizer import Optimizer
 
@@ -28,8 +28,8 @@ class CosineAnnealingLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
                  last_epoch: int = -1) -> None:
         if T_max == 0:  # (PyTorch fails on it, "integer modulo by zero", at a step)
-            raise ZeroDivisionError("CosineAnnealingLR: T_max=0; the number of epochs of a "
-                                    "half cosine must be positive")
+            raise DivisionByZero("CosineAnnealingLR: T_max=0; the number of epochs of a "
+                                "half cosine must be positive")
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 

@@ -8,7 +8,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DivisionByZero
 from ember.optim.lr_scheduler.base import LRScheduler, per_group, set_group_lr
 from ember.optim.optimizer import Optimizer
 
@@ -55,8 +55,8 @@ class CyclicLR(LRScheduler):
         self.max_lrs = per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         if up == 0:  # (PyTorch fails dividing by it at the start of the first cycle)
-            raise ZeroDivisionError(f"CyclicLR: step_size_up={step_size_up}; the number of "
-                                    "steps up to max_lr in each cycle must be positive")
+            raise DivisionByZero(f"CyclicLR: step_size_up={step_size_up}; the number of "
+                                "steps up to max_lr in each cycle must be positive")
         down = float(step_size_down) if step_size_down is not None else up
         self.total_size = up + down
         self.step_ratio = up / self.total_size

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, DivisionByZero
 from ember.optim.lr_scheduler.base import LRScheduler
 from ember.optim.optimizer import Optimizer
 
@@ -33,8 +33,8 @@ class StepLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
         if step_size == 0:  # (PyTorch fails on it, "integer modulo by zero", at a step)
-            raise ZeroDivisionError("StepLR: step_size=0; the number of epochs between decays "
-                                    "must be positive")
+            raise DivisionByZero("StepLR: step_size=0; the number of epochs between decays "
+                                "must be positive")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
