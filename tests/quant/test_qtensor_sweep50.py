@@ -250,3 +250,13 @@ def test_expand_item_and_squeezing_the_channel_axis_as_torch():
         one.squeeze()
     with pytest.raises(ArgumentError, match="per-channel"):
         one.expand(2, 3, 4)
+
+
+@pytest.mark.parametrize("scale", ["a", None])
+def test_quantize_per_tensor_scale_of_the_wrong_kind_as_torch(scale):
+    with pytest.raises(TypeError):
+        torch.quantize_per_tensor(torch.tensor(X), scale, 0, torch.quint8)
+    with pytest.raises(ArgumentTypeError, match="scale must be a number"):  # (was float()'s)
+        ember.quantize_per_tensor(ember.tensor(X), scale, 0, ember.quint8)
+    assert ember.quantize_per_tensor(ember.tensor(X), np.float32(0.5), 0,
+                                     ember.quint8).q_scale() == 0.5

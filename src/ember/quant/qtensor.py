@@ -33,7 +33,7 @@ from ember.errors import (
     type_name,
 )
 from ember.ops.creation import from_numpy, tensor
-from ember.ops.int_args import as_int
+from ember.ops.int_args import as_float, as_int
 from ember.quant import kernels
 from ember.quant.qtypes import (
     QDType,
@@ -325,7 +325,8 @@ def quantize_per_tensor(input: Tensor | Sequence[Tensor], scale: float | Tensor,
     """
     if isinstance(input, (list, tuple)):
         return _quantize_each(input, scale, zero_point, dtype)
-    scale = float(scale.item() if isinstance(scale, Tensor) else scale)
+    scale = as_float(scale.item() if isinstance(scale, Tensor) else scale,
+                     "quantize_per_tensor", "scale")
     zero_point = (int(zero_point.item()) if isinstance(zero_point, Tensor)
                   else as_int(zero_point, "quantize_per_tensor", "zero_point"))
     _check_input("quantize_per_tensor", input, dtype, zero_point)
