@@ -2,10 +2,15 @@
 reaches, an argument), with ``value`` made in the call: every call gives ``T`` that value
 again, as eager does. The graph read ``T`` itself where it was first met after the
 assignment (``T.data = zeros(3); T.add_(1)`` added up: 1, 2, 3), and held ``value``'s array,
-which ``T`` now is, as its constant (a write into ``T`` between calls changed it)."""
+which ``T`` now is, as its constant (a write into ``T`` between calls changed it). A value over
+memory that outlives the call (``ember.from_numpy(G)``) runs eagerly: the graph wrote the
+traced call's value into ``G`` at every call."""
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import pytest
 
 import ember
@@ -72,3 +77,40 @@ def test_data_set_of_an_argument_matches_eager():
         a = ember.ones(3)
         assert compiled(a).tolist() == [1.0, 1.0, 1.0]
         assert a.tolist() == [0.0, 0.0, 0.0]
+
+
+def _outside_then_write(T, memory, x):
+    T.data = ember.from_numpy(memory)
+    T.add_(1.0)
+    return x * T
+
+
+def _outside_read(T, memory, x):
+    T.data = ember.from_numpy(memory)
+    return x + T
+
+
+def _local_then_write(T, memory, x):
+    T.data = ember.from_numpy(np.zeros(3, dtype=np.float32))
+    T.add_(1.0)
+    return x * T
+
+
+def _calls(body, compiled):
+    held, memory = ember.zeros(3), np.zeros(3, dtype=np.float32)
+    f = functools.partial(body, held, memory)
+    f = jit.compile(f) if compiled else f
+    seen = []
+    for i in range(CALLS):
+        memory += 5.0 * i  # (the caller writes it between calls)
+        seen.append((f(ember.arange(3.0)).tolist(), held.tolist(), memory.tolist()))
+    return seen, f
+
+
+@pytest.mark.parametrize("body", [_outside_then_write, _outside_read, _local_then_write])
+def test_data_set_to_a_numpy_array_matches_eager(body):
+    # (T's memory is the array's: the graph wrote the traced call's value into it at every
+    # call, so a global array stopped moving; such a call runs eagerly, a local one compiles)
+    compiled = _calls(body, True)
+    assert compiled[0] == _calls(body, False)[0]
+    assert (compiled[1].last.eager is None) == (body is _local_then_write)

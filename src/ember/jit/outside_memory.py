@@ -18,12 +18,13 @@ from ember.jit.sources import _at, user_source
 from ember.tensor import Tensor
 
 
-def note_write(notes: dict, x: Tensor, mark: int) -> None:
-    """``x`` is about to be written in place: noted in ``notes`` (id of its array -> the
-    array, shape, dtype, line) where it was made in the call (its counter is born after
-    ``mark``) on memory that may be another's (the counter is shared)."""
+def note_write(notes: dict, x: Tensor, mark: int, held: bool = False) -> None:
+    """``x`` is about to be written in place (``held``: the graph holds its value as a
+    constant, which it writes into that memory at each call): noted in ``notes`` (id of its
+    array -> the array, shape, dtype, line, ``held``) where it was made in the call (its
+    counter is born after ``mark``) on memory that may be another's (the counter is shared)."""
     if x._vc.shared and x._vc.born > mark and id(x._data) not in notes:
-        notes[id(x._data)] = (x._data, tuple(x.shape), x.dtype, user_source())
+        notes[id(x._data)] = (x._data, tuple(x.shape), x.dtype, user_source(), held)
 
 
 def outside_writes(tracer: Any) -> str | None:
@@ -50,15 +51,18 @@ def written_outside(tracer: Any) -> str | None:
     for holder in (tracer, tracer.graph):
         ours.update(id(v) for v in vars(holder).values() if isinstance(v, dict | list | set))
     arrays = [t._data for t in [*tracer.inputs, *(ref.tensor for ref in tracer.graph.state)]]
-    replayed, theirs = set(map(id, arrays)), set(map(memory_owner, arrays))
+    owners = [(id(a), memory_owner(a)) for a in arrays]
+    replayed = {i for i, _ in owners}
     del arrays
     for note in notes.values():  # (no local names the array: see _unseen)
-        if _written_back(tracer, note[0], replayed):
-            continue
+        if not note[4] and _written_back(tracer, note[0], replayed):
+            continue  # (a held constant is written back, but as it was when traced)
         # (memory of the state or arguments, through a tensor the graph does not follow
-        # there, from_numpy(T.numpy()[0]), outlives the call whoever else holds it)
+        # there, from_numpy(T.numpy()[0]), outlives the call whoever else holds it; not
+        # memory that state holds only through T.data = value)
+        theirs = {owner for i, owner in owners if i != id(note[0])}
         if memory_owner(note[0]) in theirs or _referenced(note, ours):
-            _, shape, dtype, where = note
+            _, shape, dtype, where, _ = note
             return (f"a tensor it makes over memory that outlives the call (shape {shape}, "
                     f"{dtype.name}{_at(where)}: a NumPy array or buffer it reaches, through "
                     "ember.from_numpy, as_tensor, asarray, frombuffer or from_dlpack (of a "

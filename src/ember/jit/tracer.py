@@ -338,10 +338,13 @@ class Tracer(Effects, ViewWrites):
         """``t.data = value`` on a tensor from before the call (an argument, a tensor it
         reaches): ``t`` is state (or the argument) as it was, and ``value``'s array has its
         variable (a constant: a copy) before ``t`` holds it, so ``t``'s end value is written
-        at every call (``T.data = zeros(3); T.add_(1)`` read ``T`` again and added up)."""
+        at every call (``T.data = zeros(3); T.add_(1)`` read ``T`` again and added up).
+        A constant over memory that may outlive the call (``ember.from_numpy(G)``), which
+        that write would freeze, is noted for :mod:`.outside_memory`."""
         if t._vc.born <= self.mark and threading.get_ident() == self.thread:
             self.var_of(t)
-            self.var_of(value)
+            if self.var_of(value).kind == "const":
+                note_write(self.outside, value, self.mark, held=True)
             self.keep_constants(value._data)  # (t's memory now: the graph keeps a copy)
 
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
