@@ -172,8 +172,10 @@ def _jit_globals(dicts: list[dict]) -> set[int]:
 
 
 def _live_tensors() -> list[Tensor]:
-    """Every tensor the process holds now."""
-    return [o for o in gc.get_objects() if issubclass(type(o), Tensor)]  # (not a proxy)
+    """Every tensor the process holds now, but one another thread is still making (no
+    version counter yet)."""
+    return [o for o in gc.get_objects()
+            if issubclass(type(o), Tensor) and hasattr(o, "_vc")]  # (not a proxy)
 
 
 def _ancestors(var: Var, producer: dict[Var, Eqn]) -> list[Eqn]:
