@@ -112,3 +112,32 @@ def test_generalized_pareto_log_prob_slope_far_out():
     want = [float(mpmath.diff(exact, (1, 2, 0.5), n)) for n in ((1, 0, 0), (0, 1, 0), (0, 0, 1))]
     np.testing.assert_allclose([float(g) for g in ember.autograd.grad(got, params)], want,
                                rtol=1e-12, atol=1e-190)  # (d/dloc: 3e-200)
+
+
+@pytest.mark.parametrize("name, params, exact, xs", [
+    ("Normal", (0.0, 1.0), lambda m, x: m.ncdf(x), [-10.0, -30.0, -1e-15, 3.0]),
+    ("LogNormal", (0.0, 1.0), lambda m, x: m.ncdf(m.log(x)), [1e-5, 1e-10, 0.5]),
+    ("Exponential", (2.0,), lambda m, x: -m.expm1(-2 * x), [1e-15, 1e-10, 3.0]),
+    ("Weibull", (1.0, 2.0), lambda m, x: -m.expm1(-x ** 2), [1e-8, 1e-5, 1.5]),
+    ("HalfNormal", (2.0,), lambda m, x: m.erf(x / 2 / m.sqrt(2)), [1e-15, 1e-10, 1.0]),
+    ("HalfCauchy", (2.0,), lambda m, x: 2 / m.pi * m.atan(x / 2), [1e-15, 1e-10, 1.0]),
+    ("Laplace", (1.0, 2.0), lambda m, x: m.exp((x - 1) / 2) / 2, [-30.0, -60.0, 0.5]),
+])
+def test_cdfs_keep_their_precision_in_the_lower_tail(name, params, exact, xs):
+    # 1 + erf(z) and 1 - exp(-x) cancelled (torch's too): Normal.cdf(-10) was 0 (7.6e-24),
+    # Exponential(2).cdf(1e-15) 8e-4 off, Weibull(1, 2).cdf(1e-8) 11% off (also from the
+    # TransformedDistribution's sign (cdf - 1/2) + 1/2 for its PowerTransform's tensor sign)
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    args = [ember.tensor(p, dtype=ember.float64).requires_grad_() for p in params]
+    d = getattr(D, name)(*args)
+    for x in xs:
+        got = d.cdf(ember.tensor(x, dtype=ember.float64))
+        want = float(exact(mpmath, mpmath.mpf(x)))
+        assert float(got) == pytest.approx(want, rel=1e-12, abs=0), (x, float(got), want)
+    # slopes unchanged where nothing cancelled: against torch
+    t = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in params]
+    ref = getattr(torch.distributions, name)(*t).cdf(torch.tensor(xs[-1], dtype=torch.float64))
+    got = d.cdf(ember.tensor(xs[-1], dtype=ember.float64))
+    for a, b in zip(ember.autograd.grad(got, args), torch.autograd.grad(ref, t)):
+        close(a, b, rtol=1e-12)

@@ -9,6 +9,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.exp_family import ExponentialFamily
+from ember.distributions.utils import one_minus_exp
 from ember.tensor import Tensor
 
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
@@ -54,7 +55,7 @@ class Normal(_LocationScale, ExponentialFamily):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        return 0.5 * (1 + ember.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+        return 0.5 * ember.special.erfc((self.loc - value) / (self.scale * math.sqrt(2)))
 
     def icdf(self, value: Tensor) -> Tensor:
         return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
@@ -94,8 +95,10 @@ class Laplace(_LocationScale):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        z = value - self.loc
-        return 0.5 - 0.5 * z.sign() * ember.expm1(-z.abs() / self.scale)
+        z = value - self.loc  # 0.5 e^(z/b) below loc (0.5 + 0.5 expm1 cancelled there)
+        below = z < 0
+        u = ember.where(below, z, -z) / self.scale
+        return ember.where(below, 0.5 * ember.exp(u), 0.5 - 0.5 * ember.expm1(u))
 
     def icdf(self, value: Tensor) -> Tensor:
         t = value - 0.5
@@ -191,7 +194,7 @@ class Exponential(_Elementwise, ExponentialFamily):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        return 1 - ember.exp(-self.rate * value)
+        return one_minus_exp(-self.rate * value)
 
     def icdf(self, value: Tensor) -> Tensor:
         return -ember.log1p(-value) / self.rate

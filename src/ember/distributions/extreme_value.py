@@ -12,7 +12,7 @@ from ember.distributions.continuous import Exponential, Uniform
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform, PowerTransform
-from ember.distributions.utils import EULER_GAMMA, broadcast_all, where_above
+from ember.distributions.utils import EULER_GAMMA, broadcast_all, one_minus_exp, where_above
 from ember.tensor import Tensor
 
 __all__ = ["GeneralizedPareto", "Gumbel", "Pareto", "Weibull"]
@@ -242,10 +242,8 @@ class GeneralizedPareto(_Elementwise):
                            ember.log1p(-ember.exp(ember.where(near, -1.0, s))))
 
     def cdf(self, value: Tensor) -> Tensor:
-        s = self.log_survival_function(value)  # 1 - e^s as -expm1(s) next to loc; NaN below
-        near = s > -math.log(2.0)  # loc, as log_cdf and PyTorch
-        return ember.where(s > 0, math.nan, ember.where(near, -ember.expm1(ember.where(
-            near, s, 0.0)), 1 - ember.exp(ember.where(near, -1.0, s))))
+        s = self.log_survival_function(value)  # (NaN below loc, as log_cdf and PyTorch)
+        return ember.where(s > 0, math.nan, one_minus_exp(ember.where(s > 0, 0.0, s)))
 
     def icdf(self, value: Tensor) -> Tensor:
         t = -ember.log1p(-value)

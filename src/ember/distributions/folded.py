@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import ember
 from ember.distributions import constraints
@@ -23,6 +24,7 @@ class _Folded(TransformedDistribution):
     support = constraints.nonnegative
     has_rsample = True
     _base: type
+    _folded_cdf: Any  # P(|X| <= x) of the standardized x
     _value_to_scale_dtype = False
 
     def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
@@ -43,7 +45,7 @@ class _Folded(TransformedDistribution):
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
+        return self._folded_cdf(self.base_dist._checked(value) / self.scale)
 
     def icdf(self, value: Tensor) -> Tensor:
         return self.base_dist.icdf((value + 1) / 2)
@@ -61,6 +63,8 @@ class HalfNormal(_Folded):
     """
 
     _base = Normal
+    # P(|X| <= x) as erf, not 2 Phi - 1 (which cancels: 11% off at 1e-15)
+    _folded_cdf = staticmethod(lambda z: ember.erf(z / math.sqrt(2)))
     mean = property(lambda self: self.scale * math.sqrt(2 / math.pi),
                     doc="``scale * sqrt(2 / pi)``.")
     variance = property(lambda self: self.scale ** 2 * (1 - 2 / math.pi),
@@ -76,6 +80,7 @@ class HalfCauchy(_Folded):
     """
 
     _base = Cauchy
+    _folded_cdf = staticmethod(lambda z: ember.atan(z) * (2 / math.pi))  # (as HalfNormal's)
     _value_to_scale_dtype = True
     mean = property(lambda self: ember.full(self._extended_shape(), math.inf,
                                             dtype=self.scale.dtype), doc="Infinite.")

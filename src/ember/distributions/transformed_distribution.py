@@ -112,9 +112,10 @@ class TransformedDistribution(Distribution):
         sign: Any = 1
         for t in self.transforms:
             sign = sign * t.sign
-        if isinstance(sign, int) and sign == 1:
-            return value
-        return sign * (value - 0.5) + 0.5
+        if not isinstance(sign, Tensor):
+            return value if sign == 1 else 1 - value
+        return ember.where(sign > 0, value, 1 - value)  # (sign (value - 1/2) + 1/2 rounded
+        # a cdf of 1e-16 to 1.1e-16, e.g. Weibull's, whose PowerTransform has a tensor sign)
 
     def cdf(self, value: Tensor) -> Tensor:
         for t in reversed(self.transforms):

@@ -4,6 +4,7 @@ constant, and PyTorch's lower-triangle <-> vector conversions."""
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -12,7 +13,7 @@ from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "euler_constant", "lazy_property",
-           "logits_to_probs", "probs_to_logits", "shape_shown", "sum_rightmost",
+           "logits_to_probs", "one_minus_exp", "probs_to_logits", "shape_shown", "sum_rightmost",
            "tril_matrix_to_vec", "vec_to_tril_matrix", "where_above"]
 
 EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
@@ -75,6 +76,19 @@ def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
     """
     above = x > bound
     return ember.where(above, fn(ember.where(above, x, bound + 1.0)), otherwise)
+
+
+def one_minus_exp(s: Tensor) -> Tensor:
+    """``1 - e^s`` for ``s <= 0`` (a cdf from a log survival) without cancellation:
+    ``-expm1(s)`` above ``-log 2``, ``1 - exp(s)`` below, where each keeps its slope exact.
+
+    Example:
+        >>> one_minus_exp(ember.tensor([-1e-15, -50.0], dtype=ember.float64))
+        tensor([1.0000e-15, 1.0000e+00], dtype=ember.float64)
+    """
+    near = s > -math.log(2.0)
+    return ember.where(near, -ember.expm1(ember.where(near, s, 0.0)),
+                       1 - ember.exp(ember.where(near, -1.0, s)))
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
