@@ -260,3 +260,26 @@ def test_quantize_per_tensor_scale_of_the_wrong_kind_as_torch(scale):
         ember.quantize_per_tensor(ember.tensor(X), scale, 0, ember.quint8)
     assert ember.quantize_per_tensor(ember.tensor(X), np.float32(0.5), 0,
                                      ember.quint8).q_scale() == 0.5
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("MinMaxObserver", {"averaging_constant": 0.5}), ("MinMaxObserver", {"ch_axis": 1}),
+    ("MovingAverageMinMaxObserver", {"foo": 1}), ("PerChannelMinMaxObserver", {"bins": 16}),
+    ("MovingAveragePerChannelMinMaxObserver", {"foo": 1}),
+    ("HistogramObserver", {"upsample_rate": 4}), ("FixedQParamsObserver", {"factory_kwargs": None}),
+    ("FakeQuantize", {"averaging_constant": 0.5, "observer": "MinMaxObserver"})])
+def test_observers_refuse_keyword_arguments_they_have_no_use_for_as_torch(name, kwargs):
+    """A misspelled or another observer's argument was silently dropped."""
+    import torch.ao.quantization as tqz
+
+    def build(q):
+        args = {"scale": 0.1, "zero_point": 0} if name == "FixedQParamsObserver" else {}
+        given = {k: getattr(q, v) if k == "observer" else v for k, v in kwargs.items()}
+        return getattr(q, name)(**args, **given)
+
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        build(tqz)
+    with pytest.raises(ArgumentTypeError, match="unexpected keyword argument"):
+        build(eqz)
+    build_ok = eqz.MinMaxObserver(factory_kwargs=None)  # (PyTorch's factory_kwargs passes)
+    assert build_ok.quant_max == 255

@@ -15,7 +15,7 @@ import numpy as np
 from ember.errors import ArgumentError
 from ember.ops.creation import from_numpy, linspace, tensor
 from ember.ops.search import histc
-from ember.quant.observer import _EPS, UniformQuantizationObserverBase
+from ember.quant.observer import _EPS, UniformQuantizationObserverBase, refuse_other_kwargs
 from ember.quant.qtypes import QDType, QScheme, per_tensor_affine, quint8
 from ember.tensor import Tensor
 
@@ -49,6 +49,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
                  qscheme: QScheme = per_tensor_affine, reduce_range: bool = False,
                  quant_min: int | None = None, quant_max: int | None = None,
                  eps: float = _EPS, is_dynamic: bool = False, **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs)
         if qscheme.per_channel:
             raise NotImplementedError("HistogramObserver's qscheme only supports "
                                       "per_tensor_symmetric and per_tensor_affine")

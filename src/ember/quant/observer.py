@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import ArgumentError, IndexOutOfRange, OpError
+from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange, OpError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant.qtypes import (
@@ -96,6 +96,16 @@ def calculate_qmin_qmax(quant_min: int | None, quant_max: int | None, has_custom
     return (low // 2, high // 2) if reduce_range else (low, high)
 
 
+def refuse_other_kwargs(owner: Any, kwargs: dict[str, Any],
+                        allowed: tuple[str, ...] = ("factory_kwargs",)) -> None:
+    """An observer's keyword arguments it has no use for (a misspelled one, another
+    observer's) are refused, as PyTorch's ``ObserverBase.__init__`` refuses them."""
+    other = sorted(set(kwargs) - set(allowed))
+    if other:
+        raise ArgumentTypeError(f"{type(owner).__name__}: unexpected keyword argument(s) "
+                                f"{', '.join(map(repr, other))}")
+
+
 class ObserverBase(_WithArgs, Module):
     """The base of observers: ``forward`` records statistics and returns its input."""
 
@@ -115,6 +125,7 @@ class UniformQuantizationObserverBase(ObserverBase):
                  reduce_range: bool = False, quant_min: int | None = None,
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs)
         super().__init__(dtype, is_dynamic)
         if dtype not in (qint8, quint8, qint32, quint4x2):
             raise ArgumentError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8, "
@@ -212,6 +223,7 @@ class MinMaxObserver(UniformQuantizationObserverBase):
                  reduce_range: bool = False, quant_min: int | None = None,
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs)
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
         if qscheme.per_channel:
             raise ArgumentError(f"{type(self).__name__}: a per-tensor observer cannot use qscheme "
@@ -244,6 +256,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
                  qscheme: QScheme = per_tensor_affine, reduce_range: bool = False,
                  quant_min: int | None = None, quant_max: int | None = None,
                  eps: float = _EPS, is_dynamic: bool = False, **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs)
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
         self.averaging_constant = averaging_constant
 
@@ -270,6 +283,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
                  qscheme: QScheme = per_channel_affine, reduce_range: bool = False,
                  quant_min: int | None = None, quant_max: int | None = None,
                  eps: float = _EPS, is_dynamic: bool = False, **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs)
         if not qscheme.per_channel:
             raise ArgumentError(f"{type(self).__name__}: qscheme must be a per-channel one, got "
                                 f"{qscheme!r}")
@@ -318,6 +332,7 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
                  reduce_range: bool = False, quant_min: int | None = None,
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs)
         super().__init__(ch_axis, dtype, qscheme, reduce_range, quant_min, quant_max, eps,
                          is_dynamic)
         self.averaging_constant = averaging_constant

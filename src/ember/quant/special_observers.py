@@ -11,7 +11,7 @@ from ember.dtypes import float16
 from ember.errors import ArgumentError, ArgumentTypeError, OpError
 from ember.ops.creation import tensor
 from ember.quant.fake_quantize import FakeQuantize
-from ember.quant.observer import ObserverBase
+from ember.quant.observer import ObserverBase, refuse_other_kwargs
 from ember.quant.qtypes import QDType, QScheme, per_tensor_affine, quint8
 from ember.tensor import Tensor
 
@@ -38,6 +38,7 @@ class FixedQParamsObserver(ObserverBase):
     def __init__(self, scale: float, zero_point: int, dtype: QDType = quint8,
                  qscheme: QScheme = per_tensor_affine, quant_min: int = 0, quant_max: int = 255,
                  is_dynamic: bool = False, **kwargs: Any) -> None:
+        refuse_other_kwargs(self, kwargs, allowed=())
         if is_dynamic:
             raise NotImplementedError("FixedQParamsObserver doesn't support dynamic quantization")
         super().__init__(dtype, is_dynamic)
