@@ -122,6 +122,8 @@ def test_generalized_pareto_log_prob_slope_far_out():
     ("HalfNormal", (2.0,), lambda m, x: m.erf(x / 2 / m.sqrt(2)), [1e-15, 1e-10, 1.0]),
     ("HalfCauchy", (2.0,), lambda m, x: 2 / m.pi * m.atan(x / 2), [1e-15, 1e-10, 1.0]),
     ("Laplace", (1.0, 2.0), lambda m, x: m.exp((x - 1) / 2) / 2, [-30.0, -60.0, 0.5]),
+    ("Cauchy", (1.0, 2.0), lambda m, x: m.atan(-2 / (x - 1)) / m.pi if x < 1
+     else m.mpf(1) / 2 + m.atan((x - 1) / 2) / m.pi, [-1e10, -1e300, 0.5, 3.0]),
 ])
 def test_cdfs_keep_their_precision_in_the_lower_tail(name, params, exact, xs):
     # 1 + erf(z) and 1 - exp(-x) cancelled (torch's too): Normal.cdf(-10) was 0 (7.6e-24),

@@ -40,7 +40,10 @@ class Cauchy(_LocationScale):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        return ember.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        z = (value - self.loc) / self.scale  # below loc as atan(-1/z) / pi (1/2 + atan(z) / pi
+        below = z < 0  # cancelled: 2e-7 off at z = -1e10)
+        return ember.where(below, ember.atan(-1 / ember.where(below, z, -1.0)) / math.pi,
+                           ember.atan(z) / math.pi + 0.5)
 
     def icdf(self, value: Tensor) -> Tensor:
         return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc
