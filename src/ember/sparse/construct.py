@@ -22,7 +22,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
 from ember.sparse.convert import linear_index, sorted_distinct
 from ember.sparse.invariants import checking
-from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
+from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor, check_numel
 from ember.tensor import Tensor
 
 __all__ = ["InvariantError", "sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_coo_tensor",
@@ -105,6 +105,7 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
         raise ShapeError(f"{op}: size {size} does not fit {a.shape[0]} sparse dimensions and "
                          f"values of shape {tuple(values.shape)} (size must be the sparse "
                          f"shape followed by values.shape[1:])")
+    check_numel(op, size)
     _check_bounds(op, a, size)
     if is_coalesced and checking(check_invariants) and \
             (np.diff(linear_index(a, size[:a.shape[0]])) <= 0).any():
@@ -161,6 +162,7 @@ def sparse_compressed_tensor(compressed_indices: Any, plain_indices: Any, values
         raise ShapeError(f"{op}: size {size} does not fit {n_outer} compressed "
                          f"{'rows' if by_rows else 'columns'}"
                          + (f" of blocks {block}" if layout in BLOCKED else ""))
+    check_numel(op, size)
     _check_compressed(op, names, c, p, blocks[1 if by_rows else 0], checking(check_invariants))
     return SparseTensor(layout, size, (compressed, plain), values, True)
 

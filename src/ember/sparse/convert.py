@@ -74,7 +74,8 @@ def linear_index(index: np.ndarray, sparse_shape: tuple[int, ...]) -> np.ndarray
 
 def element_keys(s: SparseTensor) -> Any:
     """Each entry's row-major position among COO ``s``'s sparse elements, an array on the
-    index's device (sorted and distinct when ``s`` is coalesced)."""
+    index's device (sorted and distinct when ``s`` is coalesced; an int64 that cannot wrap,
+    as :func:`~ember.sparse.tensor.check_numel` refuses larger sizes)."""
     index = s._index[0]
     keys = index._device.xp.zeros(index.shape[1], dtype=index._data.dtype)
     for row, size in zip(index._data, s._size[:index.shape[0]]):

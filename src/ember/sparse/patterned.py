@@ -10,7 +10,7 @@ from ember.layouts import layout, sparse_coo, sparse_csr
 from ember.ops.creation import as_tensor, from_numpy
 from ember.ops.gather import index_select
 from ember.sparse.convert import coo_index, to_compressed
-from ember.sparse.tensor import SparseTensor
+from ember.sparse.tensor import SparseTensor, check_numel
 from ember.tensor import Tensor
 
 __all__ = ["sampled_addmm", "spdiags"]
@@ -65,6 +65,7 @@ def spdiags(diagonals: Tensor, offsets: Tensor, shape: tuple[int, int],
         raise ShapeError(f"spdiags: expected diagonals (D, N) and D distinct offsets, got "
                          f"diagonals {tuple(diagonals.shape)} and offsets {where}")
     m, n = (int(s) for s in shape)
+    check_numel("spdiags", (m, n))
     rows, cols, picks = [], [], []
     for d, k in enumerate(where):
         j = np.arange(max(0, k), min(m + k, n, diagonals.shape[1]))

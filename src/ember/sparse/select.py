@@ -139,7 +139,8 @@ def narrow_copy(input: SparseTensor, dim: int, start: int, length: int) -> Spars
 
 def unsqueeze(input: SparseTensor, dim: int) -> SparseTensor:
     """A dimension of size 1 inserted at ``dim``: a sparse one (index 0 for every entry)
-    among the sparse dimensions, else a dense one; flagged uncoalesced, as PyTorch's.
+    among the sparse dimensions, else a dense one; flagged coalesced only with at most one
+    entry, as PyTorch's.
 
     Example:
         >>> ember.sparse_coo_tensor([[1]], [2.0], (3,)).unsqueeze(0).shape
@@ -151,10 +152,10 @@ def unsqueeze(input: SparseTensor, dim: int) -> SparseTensor:
     sd = s.sparse_dim()
     if dim > sd:
         return SparseTensor(sparse_coo, tuple(shape), s._index, s._vals.unsqueeze(dim - sd + 1),
-                            False)
+                            s._nnz() <= 1)
     index = np.insert(coo_index(s), dim, 0, axis=0)
     return SparseTensor(sparse_coo, tuple(shape), (long_index(index),), s._vals.view(
-        s._vals.shape), False)
+        s._vals.shape), s._nnz() <= 1)
 
 
 def select(input: SparseTensor, dim: int, index: int) -> Any:
@@ -193,26 +194,31 @@ def select(input: SparseTensor, dim: int, index: int) -> Any:
 
 def getitem(s: SparseTensor, key: Any) -> Any:
     """``s[key]``: integers (or 0-d integer tensors) select, ``:`` and ``...`` keep a
-    dimension, as PyTorch's sparse indexing (a COO result, dense once no sparse dimension is
-    left); other keys are not supported."""
+    dimension and ``None`` inserts one (:func:`unsqueeze`; COO only), left to right, as
+    PyTorch's sparse indexing (a COO result, dense once no sparse dimension is left); other
+    keys are not supported."""
     keys = list(key) if isinstance(key, tuple) else [key]
-    if sum(k is Ellipsis for k in keys) > 1 or len(keys) - (Ellipsis in keys) > s.ndim:
+    used = len(keys) - (Ellipsis in keys) - keys.count(None)  # (the dimensions keys index)
+    if sum(k is Ellipsis for k in keys) > 1 or used > s.ndim:
         raise IndexOutOfRange(f"indexing: too many indices ({key!r}) for a tensor of "
                               f"{s.ndim} dimension(s)")
     if Ellipsis in keys:
         at = keys.index(Ellipsis)
-        keys[at:at + 1] = [slice(None)] * (s.ndim - len(keys) + 1)
+        keys[at:at + 1] = [slice(None)] * (s.ndim - used)
     if all(k == slice(None) for k in keys):  # (a view of it all: PyTorch refuses too)
         raise not_supported(f"indexing with {key!r} (no integer: a view, as in PyTorch)", s)
     out, dim = s, 0
     for k in keys:
-        if isinstance(k, slice) and k == slice(None):
+        if k is None:
+            out = out.unsqueeze(dim)  # (a sparse or a dense dimension, as ``unsqueeze`` puts it)
+            dim += 1
+        elif isinstance(k, slice) and k == slice(None):
             dim += 1
         elif isinstance(k, (int, np.integer)) and not isinstance(k, bool) or (
                 isinstance(k, Tensor) and k.ndim == 0 and not k.dtype.is_floating_point and
                 not k.dtype.is_complex and k.dtype.name != "bool"):
             out = out.select(dim, int(k))  # (dense once no sparse dimension is left)
         else:
-            raise not_supported(f"indexing with {k!r} (integers, ':' and '...' only, as "
+            raise not_supported(f"indexing with {k!r} (integers, ':', '...' and None only, as "
                                 "PyTorch's sparse indexing)", s)
     return out

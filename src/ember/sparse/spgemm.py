@@ -18,7 +18,7 @@ from ember.layouts import sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import zeros
 from ember.ops.gather import index_add, index_select
 from ember.sparse.convert import coalesce, long_index, to_compressed, to_coo
-from ember.sparse.tensor import SparseTensor
+from ember.sparse.tensor import SparseTensor, check_numel
 
 __all__ = ["sparse_sparse_mm"]
 
@@ -40,6 +40,7 @@ def sparse_sparse_mm(a: SparseTensor, b: SparseTensor, keep_layout: bool = False
     if a.dtype is not b.dtype:
         raise DTypeError(f"mm: mat1 dtype {a.dtype.name} does not match mat2 dtype "
                          f"{b.dtype.name}. Hint: convert one with .to()")
+    check_numel("mm", (a.shape[0], b.shape[1]))
     target = a.layout if a.layout is sparse_coo or (keep_layout and a.layout is b.layout) \
         else sparse_csr
     a, b = coalesce(to_coo(a)), coalesce(to_coo(b))

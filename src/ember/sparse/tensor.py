@@ -18,12 +18,13 @@ with the coalesced pattern of the leaf, holding the gradient at each specified e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentError, ArgumentTypeError, OpError, type_name
+from ember.errors import ArgumentError, ArgumentTypeError, OpError, ShapeError, type_name
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.dims import normalize_dim
 from ember.ops.overrides import TensorLikeOperand, calling_op, outermost_op
@@ -32,11 +33,21 @@ from ember.size import Size
 from ember.tensor import Tensor
 
 __all__ = ["BLOCKED", "BY_COLUMNS", "BY_ROWS", "SparseOperand", "SparseTensor",
-           "SparseUnsupported", "SparseUnsupportedAttribute", "not_supported"]
+           "SparseUnsupported", "SparseUnsupportedAttribute", "check_numel", "not_supported"]
 
 BY_ROWS = (sparse_csr, sparse_bsr)  # compressed rows: crow_indices, col_indices
 BY_COLUMNS = (sparse_csc, sparse_bsc)  # compressed columns: ccol_indices, row_indices
 BLOCKED = (sparse_bsr, sparse_bsc)  # values (nnz, R, C): one dense block per entry
+
+
+def check_numel(op: str, size: tuple[int, ...]) -> None:
+    """Refuses a sparse ``size`` of more elements than an int64 counts, as PyTorch does
+    ("numel: integer multiplication overflow"): an element's row-major position (the key
+    coalescing sorts by) is an int64, which would wrap and merge distinct elements."""
+    if math.prod(size) > 2**63 - 1:
+        raise ShapeError(f"{op}: size {tuple(size)} has {math.prod(size)} elements, more than "
+                         "an int64 counts (2**63 - 1), as PyTorch refuses ('numel: integer "
+                         "multiplication overflow')")
 
 
 class SparseOperand(TensorLikeOperand, NotImplementedError, AttributeError):
