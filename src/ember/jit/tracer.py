@@ -340,12 +340,16 @@ class Tracer(Effects, ViewWrites):
         variable (a constant: a copy) before ``t`` holds it, so ``t``'s end value is written
         at every call (``T.data = zeros(3); T.add_(1)`` read ``T`` again and added up).
         A constant over memory that may outlive the call (``ember.from_numpy(G)``), which
-        that write would freeze, is noted for :mod:`.outside_memory`."""
-        if t._vc.born <= self.mark and threading.get_ident() == self.thread:
+        that write would freeze, is noted for :mod:`.outside_memory`; any ``t`` given a view
+        made in the call (``T.data = U[1]``) is that view (see ``share_view``)."""
+        if threading.get_ident() != self.thread:
+            return
+        if t._vc.born <= self.mark:
             self.var_of(t)
             if self.var_of(value).kind == "const":
                 note_write(self.outside, value, self.mark, held=True)
             self.keep_constants(value._data)  # (t's memory now: the graph keeps a copy)
+        self.share_view(t, value)
 
     def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
         """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see

@@ -50,14 +50,23 @@ class ViewWrites:
         stand_in = _wrap(base._data, base._device, False, None, 0, base._vc)
         self.just_fresh = fresh
         arrays[key] = (weakref.ref(array, forget), weakref.ref(base), stand_in, chain,
-                       view._vc)
+                       (view._vc,))
+
+    def share_view(self, t: Tensor, value: Tensor) -> None:
+        """``t.data = value``, where a view op made ``value``'s array while tracing
+        (``T.data = U[1]``): ``t`` is that view too, as its ``detach()`` is (a write into ``t``
+        is one into ``U``; ``t`` read after a write into ``U`` is made again)."""
+        entry = self.view_arrays.get(id(value._data))
+        if entry is not None and entry[0]() is value._data:
+            self.view_arrays[id(value._data)] = (*entry[:4], (*entry[4], t._vc))
 
     def viewed_as(self, t: Tensor) -> tuple[Tensor, tuple] | None:
         """The base and view chain of the view whose array ``t`` holds, where a view op made
         that array while tracing (``t`` may be its ``detach()`` or ``.data``, which keep no
         view record)."""
         entry = self.view_arrays.get(id(t._data))
-        if entry is None or entry[0]() is not t._data or entry[4] is not t._vc:
+        if entry is None or entry[0]() is not t._data or \
+                all(vc is not t._vc for vc in entry[4]):
             return None
         base = entry[1]()
         return (entry[2] if base is None else base), entry[3]
@@ -99,15 +108,21 @@ class ViewWrites:
     def view_record(self, t: Tensor) -> tuple[Tensor, tuple] | None:
         """The base and view chain of the memory ``t`` holds: its view record, or, for the
         ``detach()`` or ``.data`` of a view (which keep none), the record of the view made
-        while tracing whose array it holds; None for a tensor that views nothing. A view of
-        such a detach is followed to the memory the detach views."""
+        while tracing whose array it holds; None for a tensor that views nothing, or nothing
+        now: its base holds other memory since (``U.data = ...``). A view of such a detach is
+        followed to the memory the detach views."""
         view = t._view
         if view is None:
-            return self.viewed_as(t)
-        if view.base._data is t._data:
+            seen = self.viewed_as(t)
+        elif view.base._data is t._data:
             return None
-        outer = self.viewed_as(view.base)  # (a view of a detach() of a view)
-        return (view.base, view.chain) if outer is None else (outer[0], outer[1] + view.chain)
+        else:
+            outer = self.viewed_as(view.base)  # (a view of a detach() of a view)
+            seen = (view.base, view.chain) if outer is None else \
+                (outer[0], outer[1] + view.chain)
+        if seen is None or not t._device.xp.may_share_memory(seen[0]._data, t._data):
+            return None
+        return seen
 
     def traced_base(self, base: Tensor, chain: tuple) -> tuple[Tensor, tuple]:
         """The tensor a write through the view ``chain`` of ``base`` changes, and the chain of
