@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import multiprocessing.context
+import numbers
 import os
 import queue
 import signal
@@ -21,7 +23,13 @@ from ember.data import shared
 from ember.data.collate import default_collate, default_convert
 from ember.data.dataset import Dataset, IterableDataset
 from ember.data.fetch import create_fetcher
-from ember.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ember.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    check_generator,
+)
 from ember.data.worker import (
     POLL_S,
     ExceptionWrapper,
@@ -30,7 +38,7 @@ from ember.data.worker import (
     receive,
     worker_loop,
 )
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["DataLoader"]
 
@@ -54,8 +62,9 @@ class DataLoader:
     ``batch_sampler``, ``drop_last``, ``collate_fn`` (:func:`default_collate` when batching,
     :func:`default_convert` with ``batch_size=None``), ``num_workers`` worker processes with
     ``prefetch_factor`` batches in flight per worker, ``worker_init_fn(worker_id)``,
-    ``persistent_workers`` (kept between epochs), ``timeout`` (seconds to wait for a batch, 0
-    for no limit). ``pin_memory`` is accepted and ignored on the CPU.
+    ``persistent_workers`` (kept between epochs), ``timeout`` (seconds to wait for a batch from
+    the workers, 0 for no limit; with no workers only 0, as PyTorch). ``pin_memory`` is
+    accepted and ignored on the CPU.
 
     Ember's workers are forked by default (the datasets need no pickling) and return batches
     through POSIX shared memory. A worker that raises re-raises in the main process with its
@@ -85,6 +94,8 @@ class DataLoader:
                  generator: ember.Generator | None = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
+        _check_types(num_workers, timeout, prefetch_factor, sampler, batch_sampler, collate_fn,
+                     worker_init_fn, generator)
         if num_workers < 0:
             raise ArgumentError("num_workers option should be non-negative; use num_workers=0 to "
                                 "disable multiprocessing.")
@@ -101,9 +112,14 @@ class DataLoader:
                                 f"{prefetch_factor}")
         if persistent_workers and num_workers == 0:
             raise ArgumentError("persistent_workers option needs num_workers > 0")
-        if multiprocessing_context is not None and num_workers == 0:
-            raise ArgumentError("multiprocessing_context can only be used with multi-process "
-                                "loading (num_workers > 0), but got num_workers=0")
+        if num_workers == 0 and timeout > 0:
+            raise ArgumentError(f"timeout option ({timeout}) needs num_workers > 0: without "
+                                f"workers a batch is read in this process, with no time limit")
+        if multiprocessing_context is not None:
+            if num_workers == 0:
+                raise ArgumentError("multiprocessing_context can only be used with multi-process "
+                                    "loading (num_workers > 0), but got num_workers=0")
+            _check_context(multiprocessing_context)
         self.is_iterable = isinstance(dataset, IterableDataset)
         if self.is_iterable:
             for name, value in (("shuffle", shuffle), ("sampler", sampler),
@@ -190,6 +206,42 @@ class DataLoader:
     def _base_seed(self) -> int:
         return int(ember.randint(0, 2 ** 62, (), dtype=ember.int64,
                                  generator=self.generator).item())
+
+
+def _check_types(num_workers: Any, timeout: Any, prefetch_factor: Any, sampler: Any,
+                 batch_sampler: Any, collate_fn: Any, worker_init_fn: Any,
+                 generator: Any) -> None:
+    """ArgumentTypeError for an argument of the wrong kind (before it fails deep inside)."""
+    for name, value, ok, expected in (
+            ("num_workers", num_workers, isinstance(num_workers, numbers.Integral), "an int"),
+            ("timeout", timeout, isinstance(timeout, numbers.Real), "a number of seconds"),
+            ("prefetch_factor", prefetch_factor,
+             prefetch_factor is None or isinstance(prefetch_factor, numbers.Integral),
+             "an int or None"),
+            ("sampler", sampler, sampler is None or hasattr(sampler, "__iter__"),
+             "an iterable of indices"),
+            ("batch_sampler", batch_sampler,
+             batch_sampler is None or hasattr(batch_sampler, "__iter__"),
+             "an iterable of lists of indices"),
+            ("collate_fn", collate_fn, collate_fn is None or callable(collate_fn), "a callable"),
+            ("worker_init_fn", worker_init_fn, worker_init_fn is None or callable(worker_init_fn),
+             "a callable")):
+        if not ok:
+            raise ArgumentTypeError(f"DataLoader: {name} should be {expected}, but got "
+                                    f"{name}={value!r:.80} of type {type(value).__name__}")
+    check_generator("DataLoader", generator)
+
+
+def _check_context(spec: Any) -> None:
+    if isinstance(spec, str):
+        methods = multiprocessing.get_all_start_methods()
+        if spec not in methods:
+            raise ArgumentError(f"multiprocessing_context option should specify a valid start "
+                                f"method in {methods}, but got multiprocessing_context={spec!r}")
+    elif not isinstance(spec, multiprocessing.context.BaseContext):
+        raise ArgumentTypeError(f"multiprocessing_context option should be a valid context "
+                                f"object or a string naming a start method, but got "
+                                f"multiprocessing_context={spec!r:.80}")
 
 
 def _num_batches(sized: Any, batch_size: int | None, drop_last: bool) -> int:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 import ember
+from ember.data.sampler import check_generator
 from ember.errors import ArgumentError, ShapeError
 from ember.tensor import Tensor
 
@@ -248,6 +249,7 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
         >>> len(a), len(b), sorted(list(a) + list(b)) == list(range(10))
         (7, 3, True)
     """
+    check_generator("random_split", generator)
     counts = _split_lengths(len(dataset), lengths)
     perm = ember.randperm(sum(counts), generator=generator).tolist()
     ends = list(itertools.accumulate(counts))

@@ -12,11 +12,12 @@ them is None it asks the world provider that :mod:`ember.distributed` registers 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sized
+from typing import Any
 
 import numpy as np
 
 from ember.data.sampler import Sampler
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.random import remap_seed
 
 __all__ = ["DistributedSampler", "register_world"]
@@ -70,12 +71,14 @@ class DistributedSampler(Sampler):
             world_size, world_rank = _ask_world()
             num_replicas = world_size if num_replicas is None else num_replicas
             rank = world_rank if rank is None else rank
-        self.num_replicas, self.rank = int(num_replicas), int(rank)
+        self.num_replicas = _integer("num_replicas", num_replicas)
+        self.rank = _integer("rank", rank)
         if self.num_replicas < 1 or not 0 <= self.rank < self.num_replicas:
             raise ArgumentError(
                 f"DistributedSampler: invalid rank {self.rank} for "
                 f"{self.num_replicas} replicas; it must be in [0, num_replicas)"
             )
+        seed = _integer("seed", seed)
         self.dataset, self.shuffle, self.seed, self.drop_last = dataset, shuffle, seed, drop_last
         self.epoch = 0
         size = len(dataset)
@@ -101,4 +104,12 @@ class DistributedSampler(Sampler):
 
     def set_epoch(self, epoch: int) -> None:
         """Makes the next iteration use the shuffle of ``epoch`` (the same on every rank)."""
-        self.epoch = int(epoch)
+        self.epoch = _integer("epoch", epoch)
+
+
+def _integer(name: str, value: Any) -> int:
+    """``value`` as an int; an ArgumentTypeError for a float, a string or any other non-integer."""
+    if not isinstance(value, int | np.integer):
+        raise ArgumentTypeError(f"DistributedSampler: {name} should be an int, but got "
+                                f"{value!r} of type {type(value).__name__}")
+    return int(value)

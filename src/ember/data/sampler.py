@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -26,6 +26,13 @@ class Sampler:
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError
+
+
+def check_generator(owner: str, generator: Any) -> None:
+    """Refuses a ``generator`` that is not an :class:`ember.Generator` (or None)."""
+    if generator is not None and not isinstance(generator, ember.Generator):
+        raise ArgumentTypeError(f"{owner}: generator should be an ember.Generator or None, but "
+                                f"got {type(generator).__name__}")
 
 
 def _epoch_generator(generator: ember.Generator | None) -> ember.Generator:
@@ -74,8 +81,9 @@ class RandomSampler(Sampler):
                  num_samples: int | None = None,
                  generator: ember.Generator | None = None) -> None:
         if not isinstance(replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got "
+            raise ArgumentTypeError(f"replacement should be a boolean value, but got "
                             f"replacement={replacement!r}")
+        check_generator("RandomSampler", generator)
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
@@ -88,6 +96,8 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n, k = len(self.data_source), self.num_samples
+        if n == 0 and k > 0:
+            raise ArgumentError(f"RandomSampler: cannot draw {k} samples from an empty dataset")
         g = _epoch_generator(self.generator)
         if self.replacement:
             return iter(ember.randint(0, n, (k,), generator=g).tolist())
@@ -111,6 +121,7 @@ class SubsetRandomSampler(Sampler):
 
     def __init__(self, indices: Sequence[int],
                  generator: ember.Generator | None = None) -> None:
+        check_generator("SubsetRandomSampler", generator)
         self.indices = indices
         self.generator = generator
 
@@ -137,7 +148,12 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ArgumentError(f"replacement should be a boolean value, but got "
                                 f"replacement={replacement!r}")
-        w = ember.as_tensor(np.asarray(weights, dtype=np.float64))
+        check_generator("WeightedRandomSampler", generator)
+        try:
+            w = ember.as_tensor(np.asarray(weights, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"WeightedRandomSampler: weights should be a sequence of "
+                                    f"numbers, but got {weights!r:.80}") from None
         if w.ndim != 1:
             raise ArgumentError(f"weights should be a 1d sequence but given weights have shape "
                                 f"{tuple(w.shape)}")
