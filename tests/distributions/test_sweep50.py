@@ -143,3 +143,12 @@ def test_cdfs_keep_their_precision_in_the_lower_tail(name, params, exact, xs):
     got = d.cdf(ember.tensor(xs[-1], dtype=ember.float64))
     for a, b in zip(ember.autograd.grad(got, args), torch.autograd.grad(ref, t)):
         close(a, b, rtol=1e-12)
+
+
+def test_gumbel_cdf_far_right_under_validation():
+    # through the transforms the base Uniform(tiny, 1 - eps) refused the value 1 (torch too)
+    d = D.Gumbel(ember.tensor(0.0, dtype=ember.float64), ember.tensor(1.0, dtype=ember.float64),
+                 validate_args=True)
+    assert float(d.cdf(ember.tensor(40.0, dtype=ember.float64))) == 1.0
+    close(d.cdf(ember.tensor([-3.0, 0.5], dtype=ember.float64)),
+          np.exp(-np.exp(-np.array([-3.0, 0.5]))), rtol=1e-15)

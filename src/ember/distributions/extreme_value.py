@@ -54,6 +54,14 @@ class Gumbel(TransformedDistribution):
         y = (self.loc - value) / self.scale
         return (y - ember.exp(y)) - ember.log(self.scale)
 
+    def cdf(self, value: Tensor) -> Tensor:
+        """``exp(-exp(-(x - loc) / scale))``: through the transforms the base Uniform's
+        support check refused a cdf that rounds to 1 (``Gumbel(0, 1).cdf(40)`` raised, as in
+        PyTorch)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return ember.exp(-ember.exp((self.loc - value) / self.scale))
+
     def entropy(self) -> Tensor:
         return ember.log(self.scale) + (1 + EULER_GAMMA)
 
