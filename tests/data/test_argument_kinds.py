@@ -3,6 +3,7 @@ also refuses them (sweep50data), instead of a NumPy/attribute traceback from dee
 
 import multiprocessing
 
+import numpy as np
 import pytest
 import torch.utils.data as tud
 
@@ -67,3 +68,12 @@ def test_random_sampler_empty_dataset_with_num_samples():
         list(D.RandomSampler([], num_samples=2))
     with pytest.raises(ArgumentError, match="empty dataset"):
         list(D.RandomSampler([], replacement=True, num_samples=2))
+
+
+def test_default_convert_keeps_masked_arrays():
+    # (it gave tensor([1, None]): the masked entry became None in an object tensor)
+    m = np.ma.masked_array([1, 2], mask=[0, 1])
+    for convert in (D.default_convert, tud.default_convert):
+        out = convert({"m": m, "a": np.arange(2)})
+        assert out["m"] is m
+    assert isinstance(D.default_convert(np.arange(2)), ember.Tensor)

@@ -106,14 +106,16 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
 
 def default_convert(data: Any) -> Any:
-    """NumPy arrays (also inside dicts, tuples and lists) become tensors; the rest is kept.
+    """NumPy arrays (also inside dicts, tuples and lists) become tensors; the rest (masked
+    arrays too) is kept.
 
     Example:
         >>> default_convert({"x": np.zeros(2)})
         {'x': tensor([0., 0.], dtype=ember.float64)}
     """
     if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
-        return ember.as_tensor(data)
+        # (a masked array is kept, as PyTorch keeps it: a tensor would lose the mask)
+        return data if isinstance(data, np.ma.MaskedArray) else ember.as_tensor(data)
     if isinstance(data, np.generic) and data.dtype.kind not in "OSU":
         return ember.as_tensor(np.asarray(data))
     if isinstance(data, Mapping):
