@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torch.ao.quantization as tqz
 
 import ember
 import ember.ao.nn.quantized as ennq
@@ -270,8 +271,6 @@ def test_quantize_per_tensor_scale_of_the_wrong_kind_as_torch(scale):
     ("FakeQuantize", {"averaging_constant": 0.5, "observer": "MinMaxObserver"})])
 def test_observers_refuse_keyword_arguments_they_have_no_use_for_as_torch(name, kwargs):
     """A misspelled or another observer's argument was silently dropped."""
-    import torch.ao.quantization as tqz
-
     def build(q):
         args = {"scale": 0.1, "zero_point": 0} if name == "FixedQParamsObserver" else {}
         given = {k: getattr(q, v) if k == "observer" else v for k, v in kwargs.items()}
@@ -283,3 +282,23 @@ def test_observers_refuse_keyword_arguments_they_have_no_use_for_as_torch(name, 
         build(eqz)
     build_ok = eqz.MinMaxObserver(factory_kwargs=None)  # (PyTorch's factory_kwargs passes)
     assert build_ok.quant_max == 255
+
+
+@pytest.mark.parametrize("name", ["FakeQuantize", "FusedMovingAvgObsFakeQuantize"])
+def test_fake_quantize_module_keeps_a_0_d_input_0_d_as_torch(name):
+    e, t = getattr(eqz, name)()(ember.tensor(0.37)), getattr(tqz, name)()(torch.tensor(0.37))
+    assert tuple(e.shape) == tuple(t.shape) == ()
+    assert e.item() == t.item()
+
+
+def test_fused_fake_quantize_of_an_empty_input_changes_nothing_as_torch():
+    e, t = eqz.FusedMovingAvgObsFakeQuantize(), tqz.FusedMovingAvgObsFakeQuantize()
+    assert tuple(e(ember.zeros(0, 3)).shape) == tuple(t(torch.zeros(0, 3)).shape) == (0, 3)
+    assert e.scale.tolist() == t.scale.tolist() == [1.0]
+    for lib in (ember, torch):
+        low, high = lib.tensor([-1.0]), lib.tensor([2.0])
+        scale, zero_point, on = lib.tensor([1.0]), lib.tensor([0], dtype=lib.int32), lib.tensor([1])
+        out = lib.fused_moving_avg_obs_fake_quant(lib.zeros(0, 3), on, on, low, high, scale,
+                                                  zero_point, 0.01, 0, 255, 0)
+        assert tuple(out.shape) == (0, 3)  # (Ember: NumPy's zero-size reduction ValueError)
+        assert scale.tolist() == [1.0] and low.tolist() == [-1.0]

@@ -153,7 +153,9 @@ class FakeQuantize(FakeQuantizeBase):
         if self.is_per_channel:
             return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
                                                     self.ch_axis, self.quant_min, self.quant_max)
-        return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, self.quant_min,
+        # (0-d parameters: a 0-d input stays 0-d, as PyTorch's module keeps its input's shape)
+        return fake_quantize_per_tensor_affine(X, self.scale.reshape(()),
+                                               self.zero_point.reshape(()), self.quant_min,
                                                self.quant_max)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
@@ -197,6 +199,10 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
         self.register_buffer("fake_quant_enabled", tensor([1]))  # (int64, as PyTorch's)
         self.register_buffer("observer_enabled", tensor([1]))
         self.is_symmetric_quant = self.qscheme.symmetric
+
+    def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
+        """An empty input changes nothing, the scale included (PyTorch's kernel returns)."""
+        return super().forward(X) if X.numel() else X.clone()
 
     def _observe(self, X: Tensor) -> None:  # noqa: N803 - PyTorch's argument name
         """The kernel's moving average (:func:`moving_range`), not the observer's own."""

@@ -175,6 +175,8 @@ def fused_moving_avg_obs_fake_quant(
         raise ArgumentError(f"fused_moving_avg_obs_fake_quant: per-row fake quantization is only "
                             f"supported along ch_axis 0 (as PyTorch's), got ch_axis {ch_axis}. "
                             "Hint: move the channels first")
+    if not input.numel():  # (as PyTorch's kernel: nothing observed, no new scale)
+        return input.clone()
     if int(observer_on.reshape(-1)[0].item()):
         x = input.detach().float().numpy()
         if per_row_fake_quant:
