@@ -77,3 +77,13 @@ def test_default_convert_keeps_masked_arrays():
         out = convert({"m": m, "a": np.arange(2)})
         assert out["m"] is m
     assert isinstance(D.default_convert(np.arange(2)), ember.Tensor)
+
+
+def test_collate_of_numpy_matrices_has_the_stacked_shape():
+    # (it stacked np.matrix rows into a (2, 2) tensor; PyTorch gives (2, 1, 2))
+    batch = [np.matrix([[1, 2]]), np.matrix([[3, 4]])]
+    want = tud.default_collate(batch)
+    got = D.default_collate(batch)
+    assert tuple(got.shape) == tuple(want.shape) == (2, 1, 2)
+    assert type(got.numpy()) is np.ndarray
+    assert type(D.default_convert(batch[0]).numpy()) is np.ndarray
