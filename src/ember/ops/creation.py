@@ -293,6 +293,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
         raise ArgumentTypeError(f"from_numpy: expected a numpy.ndarray, got "
                                 f"{type_name(array)}")
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
+    if type(array) is not np.ndarray:  # (np.matrix, a masked array: their memory as a plain
+        array = array.view(np.ndarray)  # array, as PyTorch reads them; a matrix's sum(0) is 2-D)
     t = _wrap(array, to_device("cpu"))
     t._vc.shared = True  # (the caller holds the array: its writes move no version counter)
     return t
