@@ -67,12 +67,16 @@ def _expand_to_cat(x):
     return z + x[:, :1].expand(x.shape[0], z.shape[1], 4)
 
 
-def test_an_expand_not_computed_from_the_cat_is_refused():
-    # (the expand's input has no data link to the cat: its T + ceil(T/16) cannot be told
-    # from a T + 2 made in Python)
-    with pytest.raises(ember.onnx.ExportError, match="not computed from"):
-        ember.onnx.to_model(_expand_to_cat, (ember.randn(2, 17, 4),), input_names=["x"],
-                            dynamic_axes={"x": {0: "b", 1: "t"}})
+def test_an_expand_not_computed_from_the_cat_reads_the_size_of_the_tensor_it_meets():
+    # (the expand's input has no data link to the cat, but the add needs its size to equal
+    # the cat's: read from there (was refused: a T + ceil(T/16) made in Python was not told
+    # from the cat's))
+    proto = ember.onnx.to_model(_expand_to_cat, (ember.randn(2, 17, 4),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for t in (17, 5, 34, 50):
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0],
+                                   _expand_to_cat(ember.tensor(x)).numpy(), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["ones", "arange"])

@@ -183,13 +183,12 @@ class Context:
                      linked: bool = True) -> str | None:
         """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
         each dynamic size read from a dimension that follows it, of ``sources`` (the same
-        position first) or else of the graph's inputs; for a constant, else from the
-        :meth:`_partner` its reader makes it equal to; for a computed value, else one a
-        converter made ``known`` (a window count, a padded or concatenated size) where
-        :meth:`_linked` (unless not ``linked``: an Expand's new sizes are made in Python, as
-        a constant's); with
-        ``infer_one`` (Reshape) one dynamic size left over is -1; more left over are tried
-        as multiples of an input's."""
+        position first) or else of the graph's inputs; for a constant or where not
+        ``linked`` (an Expand's new sizes are made in Python, as a constant's), else from the
+        :meth:`_partner` its reader makes it equal to; for a computed value ``linked``, else
+        one a converter made ``known`` (a window count, a padded or concatenated size) where
+        :meth:`_linked`; with ``infer_one`` (Reshape) one dynamic size left over is -1; more
+        left over are tried as multiples of an input's."""
         dynamic = set(self.dynamic_dims(out))
         if not dynamic:
             return self.ints(out.shape)
@@ -202,7 +201,7 @@ class Context:
             sizes = self.sizes(out, d)
             found = self._follower([*sources, *self.graph.inputs], d, sizes)
             constant = out in self.graph.consts
-            if found is None and constant:
+            if found is None and (constant or not linked):
                 found = self._partner(out, d)
             if found is not None:
                 pieces.append(self.dim(*found))
@@ -225,18 +224,18 @@ class Context:
                 pieces[d] = self.node(op, [self.dim(*where), self.ints([k])])
             left = 0
         if left > (1 if infer_one else 0):
-            same = "" if not unsure else \
-                f" (dimensions {unsure} have the sizes of a padding, concatenation or " \
-                "window count in every trace, but of two that differ, or of one this value " \
-                "is not computed from, so which gives them is unknown; hint: trace at " \
-                "other sizes, or compute the value from that tensor)"
             if (out in self.graph.consts or not linked) and self.eqn is not None:
-                partner = "" if not linked else f", or from one that {self.eqn.prim.name} " \
-                    "needs it to equal (a broadcast partner, a matrix product's inner size)"
-                same += " (a size made in Python is read only from an input's dimension" \
-                    f"{partner}; hint: compute the value from the tensor it is meant to " \
-                    "match, e.g. ember.arange(y.shape[1]) beside y, or export with fixed " \
-                    "sizes)"
+                same = " (a size made in Python is read only from an input's dimension, " \
+                    "or from one that the op reading it needs it to equal (a broadcast " \
+                    "partner, a matrix product's inner size); hint: compute the value from " \
+                    "the tensor it is meant to match, e.g. ember.arange(y.shape[1]) beside " \
+                    "y, or export with fixed sizes)"
+            else:
+                same = "" if not unsure else \
+                    f" (dimensions {unsure} have the sizes of a padding, concatenation or " \
+                    "window count in every trace, but of two that differ, or of one this " \
+                    "value is not computed from, so which gives them is unknown; hint: " \
+                    "trace at other sizes, or compute the value from that tensor)"
             eqn = self.eqn
             what = f"a constant output of shape {out.shape}" if eqn is None else \
                 f"the output shape {out.shape}" if any(out is v for v in eqn.outputs) else \
@@ -281,18 +280,28 @@ class Context:
                 todo.extend(made.inputs)
         return False
 
-    def _partner(self, const: Var, d: int) -> tuple[Var, int] | None:
-        """A dimension of another computed input of the equation reading ``const`` that has
-        the sizes of ``const``'s ``d`` in every trace and that the equation's shape rule
-        needs it to equal (refuses ``d`` grown alone, accepts both grown: a broadcast
-        partner, a matrix product's inner size); else the partner of another dimension of
-        ``const`` with those sizes (the rows of a square mask). Reading it is right
-        wherever eager runs: eager raises where they differ."""
-        eqn, sizes = self.eqn, self.sizes(const, d)
-        if eqn is None or not any(v is const for v in eqn.inputs) or \
-                not hasattr(eqn.prim, "infer"):
+    def _partner(self, var: Var, d: int) -> tuple[Var, int] | None:
+        """A dimension of another computed input of an equation reading ``var`` (a constant
+        the current equation reads, or the current equation's output: an Expand's) that has
+        the sizes of ``var``'s ``d`` in every trace and that the equation's shape rule needs
+        it to equal (refuses ``d`` grown alone, accepts both grown: a broadcast partner, a
+        matrix product's inner size); else the partner of another dimension of ``var`` with
+        those sizes (the rows of a square mask). Reading it is right wherever eager runs:
+        eager raises where they differ. Only a dimension already computed is read."""
+        if self.eqn is None:
             return None
-        at = next(i for i, v in enumerate(eqn.inputs) if v is const)
+        readers = [self.eqn] if any(v is var for v in self.eqn.inputs) else \
+            [e for e in self.graph.eqns if any(v is var for v in e.inputs)]
+        for eqn in readers:
+            found = self._partner_in(eqn, var, d) if hasattr(eqn.prim, "infer") else None
+            if found is not None:
+                return found
+        return None
+
+    def _partner_in(self, eqn: Eqn, var: Var, d: int) -> tuple[Var, int] | None:
+        """:meth:`_partner` in the one equation ``eqn`` reading ``var``."""
+        sizes = self.sizes(var, d)
+        at = next(i for i, v in enumerate(eqn.inputs) if v is var)
 
         def accepts(*grown: tuple[int, int]) -> bool:
             specs = [TensorSpec(tuple(n + 1 if (i, j) in grown else n
@@ -304,11 +313,11 @@ class Context:
                 return False
             return True
 
-        for e in [d, *(e for e in range(len(const.shape)) if e != d)]:
-            if self.sizes(const, e) != sizes or const.shape[e] < 2 or accepts((at, e)):
+        for e in [d, *(e for e in range(len(var.shape)) if e != d)]:
+            if self.sizes(var, e) != sizes or var.shape[e] < 2 or accepts((at, e)):
                 continue
             for i, v in enumerate(eqn.inputs):
-                if i == at or v in self.graph.consts:
+                if i == at or v in self.graph.consts or v not in self.names:
                     continue
                 for j in range(len(v.shape)):
                     if self.sizes(v, j) == sizes and accepts((at, e), (i, j)):

@@ -29,7 +29,8 @@ def expand(ctx: Context, eqn: Eqn) -> str | None:
         sizes = [1 if d in dynamic else s for d, s in enumerate(out.shape)]
         return ctx.node("Expand", [ctx.value(src), ctx.ints(sizes)])
     # (a size the input does not carry is made in Python: read only from an input's
-    # dimension, never from a pad or cat the input is computed from)
+    # dimension or the one the op reading the output needs it to equal (y - m.expand_as(y)),
+    # never from a pad or cat the input is computed from)
     shape = ctx.shape_tensor(out, [src], infer_one=False, linked=False)
     return None if shape is None else ctx.node("Expand", [ctx.value(src), shape])
 

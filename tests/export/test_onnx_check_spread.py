@@ -1,0 +1,111 @@
+"""ONNX export's check trace (the third, farther trace): moved past the steps of the strided
+slices, convolutions and pools only along the axes they cut, and back to the small moves
+where a model bounded in size refuses those (against eager in onnxruntime)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+import ember.onnx.exporter as exporter
+from ember.errors import ArgumentError
+from tests.export.onnx_helpers import eager, run_onnx
+
+_AXES = {"x": {0: "b", 1: "t"}}
+
+
+def _export(fn, shape=(2, 17, 4), axes=None):
+    return ember.onnx.to_model(fn, (ember.randn(*shape),), input_names=["x"],
+                               dynamic_axes=axes or _AXES)
+
+
+def _bounded(limit):
+    def fn(x):  # (a GPT's block size; the clamp follows T at T = 17 and 19 only)
+        if x.shape[1] > limit:
+            raise ArgumentError(f"block size {limit}")
+        pos = ember.arange(x.shape[1]).clamp(max=18).float()
+        return x * pos[None, :, None] + x[:, ::16].sum(1, keepdim=True)
+    return fn
+
+
+@pytest.mark.parametrize("limit", [40, 32])
+def test_a_bounded_model_refusing_the_wide_check_sizes_is_checked_at_the_small_ones(limit):
+    # (every check size past the step of 16 was refused: exported from two traces with a
+    # warning, the clamp as a plain arange(T), wrong in onnxruntime at T = 25, 30, 40; a
+    # bound of 32 refuses every widened size (T = 45, 41, 37): T = 29 checks, with a warning)
+    with warnings.catch_warnings(record=True) as caught, \
+            pytest.raises(ember.onnx.ExportError, match="depends on the size of a dynamic"):
+        warnings.simplefilter("always")
+        _export(_bounded(limit))
+    assert any("moved less far" in str(w.message) for w in caught) == (limit == 32)
+
+
+def _conv_net(x):
+    w1, w2 = ember.ones(8, 6, 3, 3) / 54, ember.ones(8, 8, 3, 3) / 72
+    y = F.conv2d(x.repeat(1, 2, 1, 1)[..., ::2, ::2], w1, padding=1)  # (two reshapes)
+    y = F.conv2d(y[..., ::2, ::2], w2, padding=1, stride=2)
+    return y[..., ::2, ::2].relu()
+
+
+def test_the_check_trace_widens_only_the_axes_the_strides_cut(monkeypatch):
+    # (every dynamic axis, the batch too, was moved by the product of all the steps times
+    # (k + 1)²: b = 260, h = 1096, w = 2386, a minute and 16 GiB for a small conv net)
+    sizes = []
+    retrace = exporter.retrace_resized
+    monkeypatch.setattr(exporter, "retrace_resized",
+                        lambda *a, **k: sizes.append(k.get("sizes")) or retrace(*a, **k))
+    proto = _export(_conv_net, (2, 3, 64, 64), {"x": {0: "b", 2: "h", 3: "w"}})
+    assert sizes[1] == {"b": 2 + 3, "h": 64 + 12 + 16, "w": 64 + 27 + 16}
+    for shape in [(1, 3, 64, 64), (3, 3, 40, 72), (2, 3, 33, 17)]:
+        x = np.random.default_rng(shape[2]).standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(_conv_net, ember.tensor(x))[0],
+                                   rtol=1e-4, atol=1e-5)
+
+
+def _strided_conv_flattened(x):
+    y = F.conv1d(x.transpose(1, 2), ember.ones(4, 4, 1), stride=16)
+    return y.reshape(y.shape[0], -1)
+
+
+def test_a_strided_conv_of_one_size_in_every_near_trace_is_checked_past_its_stride():
+    # (its ceil(T / 16) windows, 2 at T = 17, 19 and 29, were exported as a fixed 2:
+    # (3, 8) at T = 33 where eager has (2, 12))
+    with pytest.raises(ember.onnx.ExportError, match="follow no rule"):
+        _export(_strided_conv_flattened)
+
+
+def _centred_pad(x):
+    y = F.pad(x, (0, 0, 1, 1))
+    return y - y.mean(1, keepdim=True).expand_as(y)
+
+
+def _centred_pool(x):
+    y = F.avg_pool1d(x.transpose(1, 2), 2).transpose(1, 2)
+    return y - y.mean(1, keepdim=True).expand(-1, y.shape[1], -1)
+
+
+@pytest.mark.parametrize("fn", [_centred_pad, _centred_pool])
+def test_an_expand_to_the_size_of_the_tensor_it_meets_reads_that_tensors_size(fn):
+    # (refused since the Expand's sizes were no longer read from a pad or pool)
+    proto = _export(fn)
+    for t in (17, 5, 34, 50, 2):
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
+                                   rtol=1e-5, atol=1e-5)
+
+
+def _expand_to_a_python_size(x):  # (T + ceil(T / 16): T + 2 at every traced T)
+    y = F.pad(x, (0, 0, 1, 1)).sum(1, keepdim=True)
+    return y.expand(x.shape[0], x.shape[1] + (x.shape[1] + 15) // 16, 4)
+
+
+def test_an_expand_refusal_gives_the_one_explanation_that_applies():
+    # (it joined the pad-or-cat explanation, 'of one this value is not computed from', to
+    # the one for sizes made in Python)
+    with pytest.raises(ember.onnx.ExportError, match="made in Python") as info:
+        _export(_expand_to_a_python_size)
+    assert "not computed from" not in str(info.value)
