@@ -152,3 +152,11 @@ def test_gumbel_cdf_far_right_under_validation():
     assert float(d.cdf(ember.tensor(40.0, dtype=ember.float64))) == 1.0
     close(d.cdf(ember.tensor([-3.0, 0.5], dtype=ember.float64)),
           np.exp(-np.exp(-np.array([-3.0, 0.5]))), rtol=1e-15)
+
+
+def test_kumaraswamy_cdf_slopes_at_one():
+    # log1p(-1) = -inf made the parameter slopes of cdf(1) NaN (torch: 0)
+    params = [ember.tensor(v, dtype=ember.float64).requires_grad_() for v in (2.0, 3.0)]
+    cdf = D.Kumaraswamy(*params).cdf(ember.tensor(1.0, dtype=ember.float64))
+    assert float(cdf) == 1.0
+    assert [float(g) for g in ember.autograd.grad(cdf, params)] == [0.0, 0.0]

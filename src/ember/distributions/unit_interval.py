@@ -90,7 +90,9 @@ class Kumaraswamy(TransformedDistribution):
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0  # (0 below 0 and 1 above 1, as the
         x = ember.as_tensor(value, dtype=a.dtype).clamp(0.0, 1.0)  # clamped Uniform cdf)
-        return one_minus_exp(b * ember.log1p(-x ** a))
+        inside = x < 1  # (1 at x = 1 with zero slopes; log1p(-1) made them 0 * inf = NaN)
+        cdf = one_minus_exp(b * ember.log1p(-ember.where(inside, x, 0.5) ** a))
+        return ember.where(inside, cdf, 1.0)
 
     def icdf(self, value: Tensor) -> Tensor:
         """``(1 - (1 - q)^(1/b))^(1/a)`` as ``(-expm1(log1p(-q) / b))^(1/a)``."""
