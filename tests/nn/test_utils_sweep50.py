@@ -132,6 +132,33 @@ def test_clip_grad_norm_string_norm_type_is_an_argument_error(norm_type):
         nn.utils.clip_grad_norm_([p], 1.0, norm_type)
 
 
+@pytest.mark.parametrize("norm_type", ["inf", "-inf", "3", " 2 "])
+def test_clip_grad_norm_takes_a_number_as_a_string_as_pytorch_does(norm_type):
+    g = [[3.0, -4.0, 0.5], [1.0, -2.0, 7.0]]
+    ep, tp = [], []
+    for row in g:
+        ep.append(nn.Parameter(ember.zeros(3)))
+        ep[-1].grad = ember.tensor(row)
+        tp.append(torch.nn.Parameter(torch.zeros(3)))
+        tp[-1].grad = torch.tensor(row)
+    # before: "inf" was refused with ArgumentError
+    total_e = nn.utils.clip_grad_norm_(ep, 1.0, norm_type)
+    total_t = torch.nn.utils.clip_grad_norm_(tp, 1.0, norm_type)
+    np.testing.assert_allclose(total_e.item(), total_t.item(), rtol=1e-6)
+    for e, t in zip(ep, tp):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(nn.utils.get_total_norm([ember.tensor(r) for r in g],
+                                                       norm_type).item(), total_t.item(), rtol=1e-6)
+
+
+def test_clip_grad_norm_none_norm_type_is_an_argument_type_error():
+    from ember.errors import ArgumentTypeError
+    with pytest.raises(TypeError):
+        torch.nn.utils.get_total_norm([torch.ones(3)], None)
+    with pytest.raises(ArgumentTypeError, match="norm_type must be a number .*got None"):
+        nn.utils.get_total_norm([ember.ones(3)], None)
+
+
 def test_clip_grad_norm_non_finite_is_an_ember_error():
     from ember.errors import OpError
     p = nn.Parameter(ember.ones(3))

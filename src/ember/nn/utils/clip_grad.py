@@ -12,7 +12,7 @@ from types import GeneratorType
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError, OpError, refuse_non_tensor
+from ember.errors import ArgumentError, ArgumentTypeError, OpError, refuse_non_tensor
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -32,14 +32,22 @@ def _as_list(tensors: Tensor | Iterable[Tensor]) -> list[Tensor]:
     return [tensors] if isinstance(tensors, Tensor) else list(tensors)
 
 
-def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
+def _norm_order(norm_type: float | str) -> float:
+    """``float(norm_type)``, as PyTorch takes it (so ``"inf"`` is the max norm), with an Ember
+    error where that fails (PyTorch: ``float``'s ValueError or TypeError)."""
+    try:
+        return float(norm_type)
+    except (TypeError, ValueError) as e:
+        error = ArgumentTypeError if isinstance(e, TypeError) else ArgumentError
+        raise error(f"get_total_norm (clip_grad_norm_): norm_type must be a number (inf or "
+                    f"'inf' for the max norm), got {norm_type!r}") from None
+
+
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float | str = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` taken together as one vector."""
     tensors = _as_list(tensors)
-    if isinstance(norm_type, str):  # (PyTorch: float('fro') fails)
-        raise ArgumentError(f"get_total_norm (clip_grad_norm_): norm_type must be a number "
-                            f"(inf for the max norm), got {norm_type!r}")
-    norm_type = float(norm_type)
+    norm_type = _norm_order(norm_type)
     if not tensors:
         return ember.tensor(0.0)
     for t in tensors:
@@ -66,11 +74,12 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
 
 
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    norm_type: float | str = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None) -> Tensor:
     """Scales the gradients of ``parameters`` in place so that their total norm is at most
-    ``max_norm``; returns the total norm before clipping (``norm_type`` may be ``inf``). The
-    pieces of a ``fully_shard`` model count with their whole gradients (every rank calls it).
+    ``max_norm``; returns the total norm before clipping (``norm_type`` may be ``inf`` or
+    ``"inf"``). The pieces of a ``fully_shard`` model count with their whole gradients (every
+    rank calls it).
 
     Example:
         >>> total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
@@ -80,9 +89,10 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                       "(was it used up already, e.g. by an earlier model.parameters() loop?)",
                       stacklevel=2)
     parameters = rest = _as_list(parameters)
+    norm_type = _norm_order(norm_type)
     norms = []
     for sharded_norm in SHARDED_NORMS:
-        rest, norm = sharded_norm(rest, float(norm_type))
+        rest, norm = sharded_norm(rest, norm_type)
         if norm is not None:
             norms.append(norm)
     total = get_total_norm([p.grad for p in rest if p.grad is not None] + norms, norm_type,
@@ -92,7 +102,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 
 
 def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
-                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   norm_type: float | str = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
     """Deprecated spelling of :func:`clip_grad_norm_` (warns with a ``FutureWarning``, as
     PyTorch does).
