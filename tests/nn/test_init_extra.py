@@ -102,3 +102,12 @@ def test_bad_init_arguments_are_refused_as_torch():
                 call(lib)
     w = nn.init.kaiming_uniform_(ember.empty(300, 4), mode="FAN_OUT", nonlinearity="relu")
     assert abs(w).max().item() <= math.sqrt(6 / 300) + 1e-6  # (fan_out, as torch reads it)
+
+
+@pytest.mark.parametrize("std", [float("nan"), -float("inf")])
+def test_sparse_refuses_a_nan_std_as_torch(std):
+    with pytest.raises(RuntimeError, match="normal expects std >= 0.0"):
+        torch.nn.init.sparse_(torch.empty(2, 2), 0.5, std=std)
+    # before: NaN passed the `std < 0` check and filled NaNs
+    with pytest.raises(ember.errors.ArgumentError, match="sparse_: normal expects std >= 0.0"):
+        nn.init.sparse_(ember.empty(2, 2), 0.5, std=std)

@@ -110,3 +110,26 @@ def test_trunc_normal_on_a_narrow_interval_where_the_cdf_underflows():
     assert x.min() >= a and x.max() <= b
     # the density falls by exp(-50 (x - 50)): 5e-5 over the interval, so the mean is its middle
     assert abs(x.mean() - (a + b) / 2) < 0.02 * (b - a)
+
+
+@pytest.mark.parametrize("std", [math.inf, -math.inf, 1e308, 1e12])
+def test_trunc_normal_with_a_huge_std_is_uniform_on_the_interval(std):
+    # before: std=±inf filled NaN and 1e308 all zeros (torch: values in [a, b])
+    a, b, n = -1.0, 3.0, 50_000
+    x = nn.init.trunc_normal_(ember.empty(n, dtype=ember.float64), 0.5, std, a, b,
+                              generator=ember.Generator().manual_seed(4)).numpy()
+    t = torch.nn.init.trunc_normal_(torch.empty(5, dtype=torch.float64), 0.5, std, a, b)
+    assert ((t >= a) & (t <= b)).all()
+    assert x.min() >= a and x.max() <= b and len(np.unique(x)) == n
+    assert abs(x.mean() - 1.0) < 0.03 and abs(x.var() - 16 / 12) < 0.03
+    assert abs((x < 0.0).mean() - 0.25) < 0.01
+
+
+@pytest.mark.parametrize("kw", [dict(std=math.nan), dict(mean=math.nan), dict(mean=math.inf),
+                                dict(mean=-math.inf), dict(std=math.inf, b=math.inf),
+                                dict(a=-math.inf, b=-math.inf), dict(a=math.inf, b=math.inf)])
+def test_trunc_normal_refuses_what_is_no_distribution(kw):
+    # before: NaN filled NaN, an infinite mean or an interval [inf, inf] never returned
+    with pytest.raises(ember.errors.ArgumentError, match="trunc_normal_: .*(no distribution|"
+                                                         "holds no number)"):
+        nn.init.trunc_normal_(ember.empty(3), **kw)

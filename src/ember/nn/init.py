@@ -194,7 +194,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     in ``[-2, 2]``) it keeps the normal draws that fall inside, drawing again for the rest
     (exact, and about as fast as :func:`normal_`); elsewhere it maps uniforms in
     ``[cdf(a), cdf(b)]`` through the inverse CDF (an upper-tail interval by its mirror image
-    in the lower tail, exact however far out). Computed in float64.
+    in the lower tail, exact however far out); where the density is flat over ``[a, b]`` to
+    1e-9 (``std=inf`` too, with finite bounds) a uniform draw. Computed in float64. A NaN or
+    infinite ``mean``, or a NaN ``std``, is refused (PyTorch fills values in ``[a, b]``).
 
     Example:
         >>> w = nn.init.trunc_normal_(ember.empty(3, 4), std=0.02)
@@ -216,6 +218,14 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                              "(PyTorch raises ZeroDivisionError too). Hint: constant_ for a "
                              "fixed value")
     std = abs(std)  # N(mean, std²) is one law for ±std, and PyTorch draws it for std < 0 too
+    if not (math.isfinite(mean) and std <= math.inf and (std < math.inf or b - a < math.inf)):
+        raise ArgumentError(f"nn.init.trunc_normal_: mean={mean}, std={std} in [{a}, {b}] is "
+                            "no distribution (PyTorch fills values in [a, b] anyway). Hint: a "
+                            "finite mean and std, or std=inf within finite bounds for a "
+                            "uniform draw")
+    if math.isinf(a) and a == b:
+        raise ArgumentError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] holds no "
+                            "number")
     # an upper-tail interval is drawn as its mirror image in the lower tail, where the CDF
     # (by erfc) and its inverse (ndtri) keep their precision: 1 - cdf(9) rounds to 0
     flip = (a + b) / 2 > mean
@@ -225,7 +235,12 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     with no_grad():
         if n == 0:
             return tensor
-        if hi - lo >= 0.25:
+        if (b - a) / std * (abs(za) + abs(zb)) < 1e-9:
+            # the density varies by under 1e-9 over [a, b] (std=inf: not at all), and the
+            # inverse CDF would be coarse there (before: all 0 for std=1e308): a uniform draw
+            x = ember.rand(n, generator=generator, dtype=ember.float64,
+                           device=tensor.device) * (b - a) + a
+        elif hi - lo >= 0.25:
             x = _normal_within(n, mean, std, a, b, hi - lo, generator, tensor.device)
         else:
             if hi < 1e-280:  # past ~36 std the CDF underflows
@@ -435,7 +450,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
     if tensor.ndim != 2:
         raise ArgumentError("Only tensors with 2 dimensions are supported, got "
                             f"{tensor.ndim} dimensions of shape {tuple(tensor.shape)}")
-    if std < 0:
+    if not std >= 0:  # (NaN too, as PyTorch)
         raise ArgumentError(f"nn.init.sparse_: normal expects std >= 0.0, but found std {std}")
     rows, cols = tensor.shape
     zeros = math.ceil(sparsity * rows)
