@@ -224,3 +224,15 @@ def test_vmap_over_per_tensor_scales_and_zero_points():
         [per_tensor(x[0], s[i], z[1]) for i in range(3)]).tolist()
     with pytest.raises(ember.errors.OpError, match="zero_point"):
         ember.vmap(per_tensor)(x, s, ember.tensor([0, 20, 0], dtype=ember.int32))
+
+
+def test_a_0d_input_with_one_element_qparams_stays_0d_as_torch():
+    x = ember.tensor(0.37, requires_grad=True)
+    y = ember.fake_quantize_per_tensor_affine(x, ember.tensor([0.1]),
+                                              ember.tensor([0], dtype=ember.int32), -128, 127)
+    want = torch.fake_quantize_per_tensor_affine(
+        torch.tensor(0.37), torch.tensor([0.1]), torch.tensor([0], dtype=torch.int32), -128, 127)
+    assert y.shape == tuple(want.shape) == ()  # (was (1,))
+    assert y.item() == want.item()
+    y.backward()
+    assert x.grad.item() == 1.0

@@ -152,7 +152,7 @@ def _qparam(value: Any, what: str, op: str, dtype: Any) -> Tensor:
     if value.requires_grad:
         raise OpError(f"{op}: not differentiable with respect to {what}; it cannot "
                       "have requires_grad=True")
-    return value
+    return value.reshape(())  # (a (1,) one would broadcast a 0-d input to (1,))
 
 
 def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
