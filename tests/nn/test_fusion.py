@@ -61,6 +61,15 @@ def test_fusion_errors():
     with pytest.raises(ValueError, match="running statistics"):
         fusion.fuse_conv_bn_eval(conv.eval(), nn.BatchNorm2d(4, track_running_stats=False)
                                  .eval())
+    # PyTorch asserts both: its AssertionError too (before: only an ArgumentError)
+    for lib in (torch, ember):
+        with pytest.raises(AssertionError, match="Fusion only for eval!"):
+            lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        with pytest.raises(AssertionError, match="running_mean and bn.running_var must not be "
+                                                 "None|keeps no running statistics"):
+            lib.nn.utils.fuse_conv_bn_eval(lib.nn.Conv2d(3, 4, 3).eval(),
+                                           lib.nn.BatchNorm2d(4, track_running_stats=False)
+                                           .eval())
     with pytest.raises(ValueError, match="out_features must equal"):
         fusion.fuse_linear_bn_eval(nn.Linear(2, 3).eval(), nn.BatchNorm1d(4).eval())
 

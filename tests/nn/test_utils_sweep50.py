@@ -47,6 +47,8 @@ def test_packed_sequence_from_one_tensor_is_refused_not_unpacked():
     # before: the two rows were taken silently as data and batch_sizes
     with pytest.raises(ArgumentTypeError, match="a \\(data, batch_sizes\\) pair"):
         ernn.PackedSequence(ember.ones(2, 3))
+    with pytest.raises(AssertionError, match="PackedSequence: without batch_sizes"):
+        ernn.PackedSequence(ember.ones(2, 3))  # before: not an AssertionError, as torch's
     p = ernn.PackedSequence((ember.ones(3), ember.tensor([2, 1])))
     assert p.batch_sizes.tolist() == [2, 1]
 
@@ -62,8 +64,17 @@ def test_prune_amount_bool_is_refused():
 def test_ln_structured_checks_the_norm_even_when_pruning_nothing(n):
     with pytest.raises(RuntimeError, match="matrix_norm"):
         tprune.ln_structured(torch.nn.Conv2d(3, 4, 3), "weight", 0.0, n, 0)
-    with pytest.raises(ShapeError, match="matrix_norm"):
+    # before: the message began with linalg.matrix_norm, naming neither ln_structured nor n
+    with pytest.raises(ShapeError, match=f"^ln_structured: n='{n}' along dim=0: .*2-tuple"):
         prune.ln_structured(nn.Conv2d(3, 4, 3), "weight", 0.0, n, 0)
+
+
+def test_ln_structured_names_itself_for_an_unknown_norm():
+    from ember.errors import ArgumentError
+    with pytest.raises(RuntimeError, match="Order x not supported"):
+        tprune.ln_structured(torch.nn.Linear(3, 4), "weight", 1, "x", 0)
+    with pytest.raises(ArgumentError, match="^ln_structured: n='x' along dim=0: .*not supported"):
+        prune.ln_structured(nn.Linear(3, 4), "weight", 1, "x", 0)
 
 
 def test_global_unstructured_wants_pairs():

@@ -87,13 +87,18 @@ def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Ten
             Parameter(fused_b, bias.requires_grad))
 
 
+class FusionError(ArgumentError, AssertionError):
+    """A pair that cannot be fused (in training mode, or without running statistics): an
+    ArgumentError that is also the AssertionError PyTorch's fusion raises."""
+
+
 def _check_eval(what: str, layer: Module, bn: Module) -> None:
     if layer.training or bn.training:
-        raise ArgumentError(f"{what}: Fusion only for eval! Call .eval() on both "
-                            f"{type(layer).__name__} and {type(bn).__name__} first")
+        raise FusionError(f"{what}: Fusion only for eval! Call .eval() on both "
+                          f"{type(layer).__name__} and {type(bn).__name__} first")
     if bn.running_mean is None or bn.running_var is None:
-        raise ArgumentError(f"{what}: {type(bn).__name__} keeps no running statistics "
-                            "(track_running_stats=False), so there is nothing to fold in")
+        raise FusionError(f"{what}: {type(bn).__name__} keeps no running statistics "
+                          "(track_running_stats=False), so there is nothing to fold in")
 
 
 def fuse_conv_bn_eval(conv: L, bn: Module, transpose: bool = False) -> L:

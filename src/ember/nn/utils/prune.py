@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange, type_name
+from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange, ShapeError, type_name
 from ember.nn.module import Module
 from ember.nn.utils.convert_parameters import parameters_to_vector
 from ember.tensor import Tensor
@@ -105,12 +105,11 @@ class BasePruningMethod(ABC):
               importance_scores: Tensor | None = None) -> Tensor:
         """``t`` times the mask :meth:`compute_mask` makes from ``importance_scores`` (default
         ``t``), starting from ``default_mask`` (default all ones); no module involved."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor "
-                                     f"t, got {importance_scores.shape} vs {t.shape}")
-        else:
+        if importance_scores is None:
             importance_scores = t
+        elif importance_scores.shape != t.shape:
+            raise AssertionError(f"importance_scores should have the same shape as tensor t, "
+                                 f"got {importance_scores.shape} vs {t.shape}")
         default_mask = default_mask if default_mask is not None else ember.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
@@ -118,8 +117,7 @@ class BasePruningMethod(ABC):
         """Makes the pruning permanent: ``name`` is a parameter again, holding the pruned
         values; ``name_orig`` and ``name_mask`` are gone (the hook is :func:`remove`'s job)."""
         if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned before pruning can be "
-                                 f"removed")
+            raise AssertionError(f"Module {module} has to be pruned before pruning can be removed")
         name = self._tensor_name
         weight = self.apply_mask(module)
         if hasattr(module, name):
@@ -362,7 +360,10 @@ class LnStructured(_AmountMethod):
         size = _channels(t, self.dim)
         k = self._how_many(size)
         dim = self.dim % t.ndim  # the norm first, so a bad n fails even when nothing is pruned
-        norms = ember.norm(t.detach(), p=self.n, dim=[d for d in range(t.ndim) if d != dim])
+        try:
+            norms = ember.norm(t.detach(), p=self.n, dim=[d for d in range(t.ndim) if d != dim])
+        except (ArgumentError, ShapeError) as e:  # name the method, not linalg.matrix_norm
+            raise type(e)(f"ln_structured: n={self.n!r} along dim={self.dim}: {e}") from None
         if k == 0:
             return default_mask
         return _keep_channels(t, self.dim, _smallest(norms, size - k, largest=True),

@@ -40,6 +40,11 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     return ember.tensor(inverse, device=permutation.device)
 
 
+class PackedSequenceError(ArgumentTypeError, AssertionError):
+    """``PackedSequence(data)`` without a ``(data, batch_sizes)`` pair: an ArgumentTypeError
+    that is also the AssertionError PyTorch raises."""
+
+
 class PackedSequence(namedtuple("PackedSequence",
                                 ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
     """A batch of variable-length sequences packed time step by time step.
@@ -69,8 +74,9 @@ class PackedSequence(namedtuple("PackedSequence",
             unsorted_indices = invert_permutation(sorted_indices)
         if batch_sizes is None:  # PyTorch's (data, batch_sizes) tuple form
             if not isinstance(data, (tuple, list)) or len(data) != 2:
-                raise ArgumentTypeError("PackedSequence: without batch_sizes, expected data to be "
-                                        f"a (data, batch_sizes) pair, got {type_name(data)}")
+                raise PackedSequenceError("PackedSequence: without batch_sizes, expected data "
+                                          "to be a (data, batch_sizes) pair, got "
+                                          f"{type_name(data)}")
             data, batch_sizes = data
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
