@@ -457,3 +457,10 @@ def test_integer_zero_points_and_float_tensors_pass_as_torch():
         same(e.int_repr(), t.int_repr())
         same(ember.fake_quantize_per_tensor_affine(ember.from_numpy(x), es, ez, -128, 127),
              torch.fake_quantize_per_tensor_affine(torch.from_numpy(x), ts, tz, -128, 127))
+
+
+@pytest.mark.parametrize("layer", ["LSTM", "GRU", "RNN"])
+def test_a_float_recurrent_layer_given_a_batched_quantized_input_names_the_layer(layer):
+    q = ember.quantize_per_tensor(ember.randn(2, 3, 4), 0.1, 0, ember.quint8)
+    with pytest.raises(ember.errors.DTypeError, match=f"no quantized {layer}.*dequantize"):
+        getattr(ember.nn, layer)(4, 5)(q)  # (was: "convert model: model.to(ember.quint8)")

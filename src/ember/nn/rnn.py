@@ -92,6 +92,11 @@ def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | 
 
     if weight is not None and input.dtype != weight.dtype and not cast(input, weight):
         refuse_non_tensor(name, "input", input)
+        if input.is_quantized:
+            raise DTypeError(f"{name}: the input is a quantized tensor ({input.dtype}), and "
+                             f"Ember has no quantized {name} (see docs/quantization.md). Hint: "
+                             "dequantize its input first (a DeQuantStub before it), and a "
+                             "QuantStub after it to quantize again")
         raise ArgumentError(f"{name}: input dtype ({input.dtype}) does not match weight dtype "
                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
                             f"convert model: model.to({input.dtype})")
