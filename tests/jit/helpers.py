@@ -30,3 +30,14 @@ def counts_into(memory: np.ndarray, x: Any) -> Any:
     b = ember.from_numpy(memory)
     b.add_(1.0)
     return x * b
+
+
+def like_eager(f: Any, changes: list) -> Any:
+    """``f`` compiled, called on ``ones(2)`` after each of ``changes`` (functions changing what
+    it reads) and compared with ``f`` itself each time; returns the compiled function."""
+    g = ember.jit.compile(f)
+    t = ember.ones(2)
+    for change in changes:
+        change()
+        np.testing.assert_allclose(g(t).numpy(), f(t).numpy())
+    return g

@@ -3,8 +3,8 @@ constant subscript (``len(cfg)``, ``'x' in cfg``, ``c = cfg``, ``helper(cfg)``, 
 ``sum(cfg)``) whole, nested containers and all items too: a change traces again, and the
 result equals eager's."""
 
-import numpy as np
 import pytest
+from tests.jit.helpers import like_eager
 
 import ember
 from ember.jit import reached_values
@@ -14,34 +14,25 @@ CFG = {"s": 1.0, "sub": {"x": 1.0}}
 ITEMS = [1.0]
 
 
-def _check(f, changes):
-    g = ember.jit.compile(f)
-    t = ember.ones(2)
-    for change in changes:
-        change()
-        np.testing.assert_allclose(g(t).numpy(), f(t).numpy())
-    return g
-
-
 def test_a_local_alias_of_a_global_dict():
     def f(t):
         c = CFG
         return t * c["s"]
-    _check(f, [lambda: None, lambda: CFG.update(s=3.0), lambda: CFG.update(s=1.0)])
+    like_eager(f, [lambda: None, lambda: CFG.update(s=3.0), lambda: CFG.update(s=1.0)])
 
 
 def test_membership_after_a_key_is_added_and_removed():
     cfg = {"s": 1.0}
     def f(t):
         return t * 2 if "extra" in cfg else t
-    g = _check(f, [lambda: None, lambda: cfg.update(extra=1), lambda: cfg.pop("extra")])
+    g = like_eager(f, [lambda: None, lambda: cfg.update(extra=1), lambda: cfg.pop("extra")])
     assert g.traces == 2  # (the first graph again, once the key is gone)
 
 
 def test_len_after_append():
     def f(t):
         return t * len(ITEMS)
-    _check(f, [lambda: None, lambda: ITEMS.append(2.0), lambda: ITEMS.append(3.0)])
+    like_eager(f, [lambda: None, lambda: ITEMS.append(2.0), lambda: ITEMS.append(3.0)])
 
 
 def test_a_user_class_with_getitem():
@@ -54,14 +45,15 @@ def test_a_user_class_with_getitem():
     table = Table()
     def f(t):
         return t * table["s"]
-    _check(f, [lambda: None, lambda: table.d.update(s=4.0)])
+    like_eager(f, [lambda: None, lambda: table.d.update(s=4.0)])
 
 
 def test_a_nested_dict_changed_in_place_under_a_computed_key():
     def f(t):
         k = "sub"
         return t * CFG[k]["x"]
-    _check(f, [lambda: None, lambda: CFG["sub"].update(x=5.0), lambda: CFG["sub"].update(x=1.0)])
+    like_eager(f, [lambda: None, lambda: CFG["sub"].update(x=5.0),
+                   lambda: CFG["sub"].update(x=1.0)])
 
 
 def test_a_method_of_the_users_object_or_module_reading_its_dict():
@@ -74,7 +66,7 @@ def test_a_method_of_the_users_object_or_module_reading_its_dict():
     config = Config()
     def f(t):
         return t * config.scale()
-    _check(f, [lambda: None, lambda: config.d.update(s=2.0)])
+    like_eager(f, [lambda: None, lambda: config.d.update(s=2.0)])
 
     class Net(ember.nn.Module):
         def __init__(self):
@@ -87,7 +79,7 @@ def test_a_method_of_the_users_object_or_module_reading_its_dict():
         def forward(self, x):
             return x * self.scale()
     net = Net()
-    _check(net, [lambda: None, lambda: net.d.update(s=3.0)])
+    like_eager(net, [lambda: None, lambda: net.d.update(s=3.0)])
 
 
 def test_the_users_object_used_whole_or_called():
@@ -100,7 +92,7 @@ def test_the_users_object_used_whole_or_called():
     config, name = Config(), "factor"
     def f(t):
         return t * getattr(config, name) + config(t)
-    _check(f, [lambda: None, lambda: setattr(config, "factor", 3.0)])
+    like_eager(f, [lambda: None, lambda: setattr(config, "factor", 3.0)])
 
 
 def test_sum_list_and_a_helper_given_the_container():
@@ -110,7 +102,7 @@ def test_sum_list_and_a_helper_given_the_container():
         return c["a"]
     def f(t):
         return t * sum(values) + len(list(cfg)) + helper(cfg)
-    _check(f, [lambda: None, lambda: values.__setitem__(0, 5.0), lambda: cfg.update(c=1.0),
+    like_eager(f, [lambda: None, lambda: values.__setitem__(0, 5.0), lambda: cfg.update(c=1.0),
                lambda: cfg.update(a=-2.0)])
 
 
@@ -119,7 +111,7 @@ def test_past_256_items_by_a_computed_key():
     def f(t):
         i = 900
         return t * table[i]
-    g = _check(f, [lambda: None, lambda: table.__setitem__(900, 7.0), lambda: None])
+    g = like_eager(f, [lambda: None, lambda: table.__setitem__(900, 7.0), lambda: None])
     assert g.traces == 2
 
 
@@ -128,7 +120,7 @@ def test_an_equal_value_of_another_type_traces_again():
     def f(t):
         k = "s"
         return t * cfg[k]
-    g = _check(f, [lambda: None, lambda: cfg.update(s=2.0)])
+    g = like_eager(f, [lambda: None, lambda: cfg.update(s=2.0)])
     assert g.traces == 2
 
 
@@ -174,9 +166,13 @@ def test_the_patterns_are_found_in_this_pythons_bytecode():
     # (the patterns are CPython 3.11's: this test tells when another version's differ; an
     # item's value is then used, so read whole too: it may be a container)
     def f(cfg, k):
-        return cfg["x"], cfg.get("y"), cfg[1:3], len(cfg), cfg[k]
+        j = "z"
+        return cfg["x"], cfg.get("y"), cfg[1:3], len(cfg), cfg[k], cfg.get(k), cfg[j], \
+            cfg[ITEMS]
     chains = {links for _, name, links in item_chains(f.__code__) if name == "cfg"}
-    assert chains == {(("item", "x"), WHOLE), (("method", "get"),), (WHOLE,)}
+    assert chains == {(("item", "x"), WHOLE), (("get", "y"), WHOLE), (("method", "get"),),
+                      (WHOLE,), (("item", "z"), WHOLE), (("key", ("LOAD_GLOBAL", "ITEMS")),
+                                                         WHOLE)}
     def g(log, out, k):
         log.append(1)
         out["n"] = 1

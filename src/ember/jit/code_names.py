@@ -83,6 +83,9 @@ WHOLE = ("whole", None)
 # the methods that only write a dict or list (a log the function appends to is no input)
 WRITE_METHODS = frozenset({"append", "extend", "insert", "remove", "clear", "update", "add",
                            "discard"})
+# the chain's object called (``obj(x)``): what runs is its ``__call__``, not a whole read
+CALLED = ("called", None)
+MISSING_KEY = object()  # (a local assigned other than a constant)
 _KEY_LOADS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CONST", "LOAD_NAME"})
 _ITEM_WRITES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
 
@@ -92,12 +95,16 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
         tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
     """Each ``name.a[k]…`` that ``code`` (or code nested in it, as in
     :func:`attribute_chains`) reads, once: (the instruction loading ``name``, the name, the
-    links: ``("attr", a)``, ``("item", k)`` for a constant key, and last ``("method", m)``
-    for a method called, nothing after an item or attribute write (``cfg['n'] = 1``,
+    links: ``("attr", a)``, ``("item", k)`` for a constant key (or a local assigned only that
+    constant), ``("key", (op, name))`` for a key a global or closure name holds,
+    ``("get", k)`` for ``.get(k)`` with a constant key, and last ``("method", m)``
+    for a method called, :data:`CALLED` where the chain's object is called with simple
+    arguments (``obj(x)``), nothing after an item or attribute write (``cfg['n'] = 1``,
     ``cfg[k] = 1``, ``obj.n += 1``), or
     :data:`WHOLE` where the chain is then used any other way). The patterns are CPython
     3.11's; an unknown one reads whole."""
     ins = list(dis.get_instructions(code))
+    constants = _constant_locals(code, ins)
     chains = []
     for i, root in enumerate(ins):
         if root.opname not in roots:
@@ -109,9 +116,18 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
             if op == "LOAD_ATTR":
                 links.append(("attr", ins[j].argval))
                 j += 1
-            elif op == "LOAD_CONST" and after == "BINARY_SUBSCR":
-                links.append(("item", ins[j].argval))
+            elif op in _KEY_LOADS and after == "BINARY_SUBSCR" and \
+                    (key := _fixed_key(ins[j], constants)) is not None:
+                links.append(key)  # (``cfg['x']``, ``k = 'x'; cfg[k]``, ``cfg[K]``)
                 j += 2
+            elif op == "LOAD_METHOD" and ins[j].argval == "get" and \
+                    (n := _get_call(ins, j)) and \
+                    (key := _fixed_key(ins[j + 1], constants)) and key[0] == "item":
+                links.append(("get", key[1]))  # (``cfg.get('x')``, ``cfg.get('x', 1.0)``)
+                j += n
+            elif not links and _called(ins, i, j):
+                links.append(CALLED)  # (``obj(x)``: its ``__call__`` runs)
+                break
             else:
                 if op == "LOAD_CONST" and after == "COPY":  # (``cfg['n'] += 1``)
                     links.append(("item", ins[j].argval))
@@ -127,6 +143,67 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
         if isinstance(const, types.CodeType):
             chains += item_chains(const, NESTED_CHAIN_ROOTS)
     return tuple(dict.fromkeys(chains))
+
+
+def _constant_locals(code: types.CodeType, ins: list) -> dict[str, Any]:
+    """The locals of ``code`` (not its parameters) assigned once, a constant (``k = 'x'``),
+    and never deleted: a key they hold is as fixed as the constant."""
+    stores: dict[str, list] = {}
+    for i, instruction in enumerate(ins):
+        if instruction.opname in ("STORE_FAST", "DELETE_FAST"):
+            before = ins[i - 1] if i else None
+            stores.setdefault(instruction.argval, []).append(
+                before.argval if instruction.opname == "STORE_FAST" and before is not None
+                and before.opname == "LOAD_CONST" and _plain_key(before.argval) else MISSING_KEY)
+    parameters = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount +
+                                      bool(code.co_flags & 4) + bool(code.co_flags & 8)])
+    return {name: values[0] for name, values in stores.items()
+            if len(values) == 1 and values[0] is not MISSING_KEY and name not in parameters}
+
+
+def _fixed_key(instruction: Any, constants: dict[str, Any]) -> tuple[str, Any] | None:
+    """The link a subscript's key loaded by ``instruction`` makes: ``("item", key)`` for a
+    constant or a constant local, ``("key", (op, name))`` for a global or closure name
+    (watched as a binding: its value is known before the call), or None (computed)."""
+    op, name = instruction.opname, instruction.argval
+    if op == "LOAD_CONST":
+        return ("item", name)
+    if op == "LOAD_FAST" and name in constants:
+        return ("item", constants[name])
+    if op in ("LOAD_GLOBAL", "LOAD_DEREF") and not (op == "LOAD_GLOBAL" and instruction.arg & 1):
+        return ("key", (op, name))
+    return None
+
+
+def _get_call(ins: list, j: int) -> int:
+    """How many instructions ``.get(key)`` or ``.get(key, constant)`` takes from its
+    ``LOAD_METHOD`` at ``j`` (0: another call)."""
+    for n, default in ((1, ()), (2, ("LOAD_CONST",))):
+        ops = [i.opname for i in ins[j + 2:j + 4 + n - 1]]
+        if ops == [*default, "PRECALL", "CALL"] and ins[j + 1 + n].arg == n:
+            return 3 + n
+    return 0
+
+
+def _called(ins: list, i: int, j: int) -> bool:
+    """Whether the value loaded by instructions ``i`` to ``j - 1`` is called, with arguments
+    of simple loads (``obj(x, y=1)``): a NULL pushed before it, then the loads, then
+    ``PRECALL`` taking just them."""
+    if not (ins[i].opname == "LOAD_GLOBAL" and ins[i].arg & 1 or
+            i and ins[i - 1].opname == "PUSH_NULL"):
+        return False
+    k = j
+    while k < len(ins) and ins[k].opname in _KEY_LOADS and \
+            not (ins[k].opname == "LOAD_GLOBAL" and ins[k].arg & 1):
+        k += 1
+    n = k - j
+    if k < len(ins) and ins[k].opname == "KW_NAMES":
+        k += 1
+    return k < len(ins) and ins[k].opname == "PRECALL" and ins[k].arg == n
+
+
+def _plain_key(value: Any) -> bool:
+    return isinstance(value, bool | int | float | str | bytes) or value is None
 
 
 def _key_then(ins: list, j: int, ops: frozenset[str]) -> bool:

@@ -160,6 +160,7 @@ class CompiledFunction:
         self.resets = Resets.count
         self.entries: dict[tuple, Entry] = {}
         self.traces = 0  # (also those that replaced an entry: a value Python read changed)
+        self.eager_since = False  # (past _MAX_TRACES: said so once)
         self.last: Entry | None = None
         self.reach: Reach | None = None  # what the current call reaches
         self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
@@ -319,9 +320,12 @@ class CompiledFunction:
             found.arguments = objects + hooks  # (kept alive: their ids stay theirs)
             layout = {k: v for k, v in found.layout().items() if k not in self.side_effects}
             found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
-                               len(self.layouts))
-            if found.index == len(self.layouts):
-                self.layouts.append((layout, found))  # (its objects stay alive: ids stay unique)
+                               None)
+            if found.index is None:  # (in a slot no graph or reach uses, if any: the list
+                used = self._used()  # stays as long as those)
+                found.index = next((i for i in range(len(self.layouts)) if i not in used),
+                                   len(self.layouts))
+                self.layouts[found.index:found.index + 1] = [(layout, found)]  # (kept alive)
             self.reaches[ids] = found
             if len(self.reaches) > _KEEP_REACHES:  # (a fresh object each call: the oldest go)
                 self._release(self.reaches.pop(next(iter(self.reaches))).index)
@@ -339,6 +343,17 @@ class CompiledFunction:
     # -- tracing ---------------------------------------------------------------------------
     def _trace(self, key: tuple, args: tuple, kwargs: dict, reason: str = "") -> Any:
         reason = reason or self._why(key, argument_names(self.fn, args, kwargs))
+        if self.traces >= _MAX_TRACES and self.warn_retraces and not self.fullgraph:
+            if not self.eager_since:  # (as torch.compile past its recompile_limit: the
+                self.eager_since = True  # graphs kept still run, a new signature eagerly)
+                warnings.warn(f"ember.jit: {self.name} has been compiled {_MAX_TRACES} times "
+                              f"(the last: {reason}): from now on a call no graph fits runs "
+                              "the plain function. Hint: pass a number that changes on each "
+                              "call as a tensor argument; ember.jit.explain() lists every "
+                              "reason", stacklevel=3)
+            JIT.reasons.append(f"{self.name}: ran eagerly: {reason}")
+            del JIT.reasons[:-_KEEP_REASONS]
+            return self._run(args, kwargs)
         JIT.reasons.append(f"{self.name}: {reason}")
         del JIT.reasons[:-_KEEP_REASONS]
         log.info("ember.jit: %s: %s", self.name, reason)
@@ -509,8 +524,13 @@ class CompiledFunction:
     def _release(self, index: int) -> None:
         """Lets layout ``index`` go of the objects it keeps alive, unless a graph or a cached
         reach still uses it."""
-        if index not in {k[5] for k in self.entries} | {r.index for r in self.reaches.values()}:
+        if index not in self._used():
             self.layouts[index] = (None, None)  # (None equals no layout: never matched again)
+
+    def _used(self) -> set[int]:
+        """The layouts a graph, a cached reach or the current call's reach uses."""
+        return {k[5] for k in self.entries} | {r.index for r in self.reaches.values()} | \
+            ({self.reach.index} if self.reach is not None else set())
 
     def _why(self, key: tuple, names: list[str]) -> str:
         if not self.entries:
@@ -567,6 +587,7 @@ def _kind(entry: Any) -> Any:
 
 _KEEP_REASONS = 1000  # explain() keeps the most recent ones
 _MANY_TRACES = 8  # compiling the same function this often is worth a warning
+_MAX_TRACES = 64  # past this many, a call no graph fits runs eagerly (fullgraph: traces)
 _KEEP_REACHES = 64  # what a function reaches, kept for this many sets of argument objects
 _KEEP_ENTRIES = 32  # signatures (graphs) kept per compiled function, the oldest dropped first
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)

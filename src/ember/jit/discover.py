@@ -29,6 +29,7 @@ from ember.jit.code_names import (
     LOADS,
     STATE_NAMES,
     STORES,
+    WHOLE,
     WRITE_METHODS,
     attribute_chains,
     attribute_writes,
@@ -37,6 +38,7 @@ from ember.jit.code_names import (
 )
 from ember.jit.reached_values import (
     MAX_DEPTH,
+    WATCHED,
     WATCHED_ITEMS,
     Contents,
     held_tensors,
@@ -189,7 +191,8 @@ class Reach:
         for op, name, links in item_chains(code):  # (``cfg['x']``, ``self.cfg[0]``)
             root = roots[op].get(name, MISSING)
             if root is not MISSING and name not in stored:
-                self._bind_items(root, f"{func.__qualname__}: {name}", links, depth)
+                self._bind_items(root, f"{func.__qualname__}: {name}",
+                                 _known_keys(links, roots, stored), depth)
         for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
             holder = roots[op].get(name, MISSING)
             for attribute in attributes[:-1]:
@@ -228,18 +231,23 @@ class Reach:
         ``len(cfg)``, ``helper(cfg)``), all a dict, list or tuple holds (:class:`Contents`).
         A method called on the user's object or module, or those of :data:`PROTOCOL` where
         it is used otherwise, followed as a function it calls; the user's object used whole
-        (``helper(obj)``, ``getattr(obj, name)``): its attributes too."""
+        (``helper(obj)``, ``getattr(obj, name)``): its attributes too; called (``obj(x)``):
+        its ``__call__`` alone. ``cfg.get('k')`` reads an item (or its absence), and an
+        optimizer's ``param_groups`` are read as the user's list."""
         subscripted = False
         for kind, key in links:
             holder = obj
-            if kind in ("attr", "method") and isinstance(holder, dict | list):
+            if kind in ("attr", "method") and isinstance(holder, WATCHED):
                 if key not in WRITE_METHODS:  # (a method: a read, but for ``log.append``)
                     self._watch_whole(holder, label)
                 return
-            if kind == "method":
-                self._follow_methods(holder, (key,), depth)
+            if kind == "method" or kind == "get" and not isinstance(holder, dict):
+                self._follow_methods(holder, ("get" if kind == "get" else key,), depth)
                 return
-            if kind != "attr" and plain_object(holder):
+            if kind == "called":  # (``obj(x)``: what its ``__call__`` reads, not all it holds)
+                self._follow_methods(holder, ("__call__",), depth)
+                return
+            if kind != "attr" and kind != "get" and plain_object(holder):
                 self._follow_methods(holder, PROTOCOL, depth)
                 if kind == "whole" and not isinstance(holder, Module):  # (``helper(obj)``,
                     self._watch_whole(vars(holder), f"{label}.__dict__")  # ``getattr``)
@@ -248,23 +256,30 @@ class Reach:
                 if not (plain_object(holder) or isinstance(holder, Module) or
                         user_module(holder) or user_class(holder)) or \
                         isinstance(holder, Optimizer) and key in STATE_NAMES:
-                    return  # (an optimizer's state: see :meth:`watch_states`)
+                    if not (isinstance(holder, Optimizer) and key == "param_groups"):
+                        return  # (an optimizer's state: see :meth:`watch_states`; its
+                    # ``param_groups`` are read as the user's list: ``['lr']`` a scheduler sets)
                 obj = member(holder, key)
                 if subscripted and obj is not MISSING and not isinstance(holder, Module):
                     self._bind(holder, key, f"{label}.{key}")
                 label = f"{label}.{key}"
-            elif kind == "item":
+            elif isinstance(holder, WATCHED) and not isinstance(holder, dict | list | tuple):
+                self._watch_whole(holder, label)  # (``queue[-1]``, ``table[0]``)
+                return
+            elif kind in ("item", "get"):
                 subscripted = True
                 obj = _item(holder, key)
-                if isinstance(holder, dict | list) and obj is not MISSING:
+                if isinstance(holder, dict | list) and (obj is not MISSING or kind == "get"):
                     self._bind(holder, key, f"{label}[{key!r}]")
+                elif obj is MISSING and isinstance(holder, list | tuple):  # (``L[True]``)
+                    self._watch_whole(holder, label)
                 label = f"{label}[{key!r}]"
-            elif isinstance(holder, dict | list | tuple):  # (read whole)
+            elif isinstance(holder, WATCHED):  # (read whole)
                 self._watch_whole(holder, label)
             if obj is MISSING:
                 return
 
-    def _watch_whole(self, container: dict | list | tuple, label: str) -> None:
+    def _watch_whole(self, container: Any, label: str) -> None:
         if any(seen.root is container for _, seen in self.contents):
             return
         seen = Contents(container)
@@ -489,6 +504,21 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         found.add("hook of an argument", hook)
     found.watch_states()
     return found
+
+
+def _known_keys(links: tuple, roots: dict[str, dict], stored: set[str]) -> tuple:
+    """``links`` with each key a global or closure name holds (``cfg[K]``) made an item
+    read of its value (the name is watched as a binding), or a whole read from there where
+    the name is assigned by the function or holds no plain key."""
+    out = []
+    for kind, key in links:
+        if kind == "key":
+            value = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
+            if not is_plain(value):
+                return (*out, WHOLE)
+            kind, key = "item", value
+        out.append((kind, key))
+    return tuple(out)
 
 
 def _wrapped_by_library(fn: Any) -> Any:

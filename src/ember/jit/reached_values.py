@@ -4,12 +4,17 @@ down."""
 
 from __future__ import annotations
 
+import array
+from collections import deque
 from collections.abc import Iterator
 from operator import is_
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from ember.jit.user_objects import plain_object
+from ember.nn.module import Module
 from ember.tensor import Tensor
 
 MAX_DEPTH = 4
@@ -81,13 +86,19 @@ def key_label(key: Any, i: int) -> str:
         else f"<key {i}>"
 
 
+# what a container read whole may be: its keys or items are watched (a set's in the order it
+# gives them, an ``array.array``'s by value, a dict view's as its dict's)
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+WATCHED = (list, tuple, dict, set, frozenset, deque, array.array, MappingProxyType, *_VIEWS)
 WATCHED_ITEMS = 1 << 16  # a container's items (nested ones counted) watched whole, at most
 
 
 class Contents:
-    """What a dict, list or tuple read whole holds (``len(cfg)``, ``'x' in cfg``, ``cfg[k]``,
-    ``c = cfg``, ``helper(cfg)``), and what the containers in it hold, ``MAX_DEPTH`` levels
-    down: :meth:`holds` tells, by identity of keys and items, whether it still does.
+    """What a dict, list or tuple (or another of :data:`WATCHED`) read whole holds
+    (``len(cfg)``, ``'x' in cfg``, ``cfg[k]``, ``c = cfg``, ``helper(cfg)``), and what the
+    containers in it hold, ``MAX_DEPTH`` levels
+    down (and the attributes of the user's objects in them, as a dict): :meth:`holds` tells,
+    by identity of keys and items, whether it still does.
     ``complete`` is False where there were more than :data:`WATCHED_ITEMS` items, or
     containers nested deeper.
 
@@ -104,31 +115,43 @@ class Contents:
         self.root = root
         # (container, its keys (None for a list or tuple), its items, where: "['a'][0]")
         self.parts: list[tuple[Any, tuple | None, tuple, str]] = []
-        self.complete = self._walk(root, "", 0, WATCHED_ITEMS) >= 0
+        self.complete = self._walk(root, "", 0, WATCHED_ITEMS, set()) >= 0
 
-    def _walk(self, value: Any, where: str, depth: int, left: int) -> int:
-        if not isinstance(value, list | tuple | dict) or left < 0:
-            return left
+    def _walk(self, value: Any, where: str, depth: int, left: int, seen: set[int]) -> int:
+        if isinstance(value, _VIEWS):  # (``D.values()``: what its dict holds)
+            value = value.mapping
+        elif plain_object(value) and not isinstance(value, Module):  # (``L[0].scale``)
+            value, where = vars(value), f"{where}.__dict__"
+        if not isinstance(value, WATCHED) or left < 0 or id(value) in seen:
+            return left  # (one it holds again, or itself: watched already)
         if depth > MAX_DEPTH:
             return -1
-        keys = tuple(value) if isinstance(value, dict) else None
+        seen.add(id(value))
+        keys = tuple(value) if isinstance(value, dict | MappingProxyType) else None
         items = tuple(value.values()) if keys is not None else tuple(value)
         if len(items) > left:
             return -1
         self.parts.append((value, keys, items, where))
         left -= len(items)
         for i, item in enumerate(items):
-            left = self._walk(item, f"{where}[{_place(keys, i)}]", depth + 1, left)
+            left = self._walk(item, f"{where}[{_place(keys, i)}]", depth + 1, left, seen)
         return left
 
     def holds(self) -> bool:
-        """Whether each container still holds the same keys and items, by identity."""
-        for c, keys, items, _ in self.parts:
-            if len(c) != len(items) or not all(map(is_, c, items) if keys is None else
-                                               map(is_, c.values(), items)):
+        """Whether each container still holds the same keys, in order, and items: by
+        identity, or for a number or string rebound to an equal one, by value (then the new
+        ones are kept: the next call compares identities again)."""
+        for n, (c, keys, items, where) in enumerate(self.parts):
+            if len(c) != len(items):
                 return False
-            if keys is not None and not all(map(is_, c, keys)):
-                return False
+            same_items = all(map(is_, c, items) if keys is None else map(is_, c.values(), items))
+            same_keys = keys is None or all(map(is_, c, keys))
+            if not (same_items and same_keys):
+                now = (tuple(c) if keys is not None else None,
+                       tuple(c.values()) if keys is not None else tuple(c))
+                if not (_equal(keys, now[0]) and _equal(items, now[1])):
+                    return False
+                self.parts[n] = (c, *now, where)
         return True
 
     def entries(self, label: str) -> Iterator[tuple[str, Any]]:
@@ -136,8 +159,20 @@ class Contents:
         item (:func:`value_key`), as ``len(cfg['a'])`` and ``cfg['a'][0]``."""
         for _, keys, items, where in self.parts:
             yield f"len({label}{where})", ("length", len(items))
+            if keys is not None:  # (their order: what iterating it gives first)
+                yield f"keys of {label}{where}", ("order", tuple(map(value_key, keys)))
             for i, item in enumerate(items):
                 yield f"{label}{where}[{_place(keys, i)}]", value_key(item)
+
+
+def _equal(seen: tuple | None, now: tuple | None) -> bool:
+    """Whether ``now`` holds what ``seen`` held: each the same object, or an equal number
+    or string (:func:`value_key`)."""
+    if seen is None or now is None:
+        return seen is now
+    return len(seen) == len(now) and all(
+        a is b or type(a) is type(b) and isinstance(a, int | float | str | bytes | complex) and
+        value_key(a) == value_key(b) for a, b in zip(seen, now))
 
 
 def _place(keys: tuple | None, i: int) -> str:
