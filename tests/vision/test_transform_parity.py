@@ -343,21 +343,42 @@ def test_autocontrast_refuses_integer_pil_images_as_pillow():
     assert np.asarray(F.autocontrast(gray)).tolist() == [[0, 170], [85, 255]]  # Pillow's
 
 
-def test_autocontrast_of_l_and_rgb_pil_images_is_pillows():
-    # torchvision 0.28 (v1 and v2) hands PIL images to ImageOps.autocontrast; Ember's tensor
-    # formula was a level off in about half of these
-    from PIL import Image as PILImage
-    from PIL import ImageOps
+# (input, output) of torchvision 0.28's v1 and v2 autocontrast (the same) on PIL images
+_PIL_AUTOCONTRAST = [
+    ([[104, 160, 179, 183], [93, 181, 80, 132]], [[59, 198, 245, 254], [32, 250, 0, 128]]),
+    ([[[128, 108, 115], [74, 222, 133], [181, 153, 59], [114, 189, 203]],
+      [[205, 65, 137], [49, 224, 68], [98, 126, 152], [51, 184, 91]]],
+     [[[129, 68, 99], [40, 251, 131], [215, 141, 0], [106, 198, 254]],
+      [[254, 0, 138], [0, 255, 15], [80, 97, 164], [3, 190, 56]]]),
+    ([[77, 77, 77], [77, 77, 77]], [[77, 77, 77], [77, 77, 77]]),
+    ([[[10, 50, 200], [20, 50, 90]], [[30, 50, 100], [40, 50, 95]]],
+     [[[0, 50, 255], [85, 50, 0]], [[170, 50, 23], [255, 50, 11]]]),
+]
 
-    rng = np.random.default_rng(50)
-    for trial in range(40):
-        lo, hi = int(rng.integers(0, 100)), int(rng.integers(150, 256))
-        a = rng.integers(lo, hi, (int(rng.integers(1, 12)), int(rng.integers(1, 12)), 3),
-                         dtype=np.uint8)
-        img = PILImage.fromarray(a if trial % 2 else a[..., 0])
-        want = np.asarray(ImageOps.autocontrast(img))
-        for fn in (TF.autocontrast, F.autocontrast):
-            np.testing.assert_array_equal(np.asarray(fn(img)), want)
+
+@pytest.mark.parametrize("given, want", _PIL_AUTOCONTRAST, ids=["L", "RGB", "L-flat", "RGB-flat"])
+def test_autocontrast_of_l_and_rgb_pil_images_is_torchvisions(given, want):
+    # torchvision hands PIL images to ImageOps.autocontrast; Ember's tensor formula was a
+    # level off at 1 of the L values and 3 of the RGB ones (pinned: Ember calls Pillow too)
+    from PIL import Image as PILImage
+
+    img = PILImage.fromarray(np.array(given, dtype=np.uint8))
+    for fn in (TF.autocontrast, F.autocontrast):
+        out = fn(img)
+        assert out.mode == img.mode and np.asarray(out).tolist() == want
+
+
+@pytest.mark.parametrize("mode", ["YCbCr", "HSV", "LAB"])
+def test_autocontrast_refuses_colour_pil_images_whose_bands_are_not_rgb(mode):
+    # Pillow and torchvision 0.28 raise OSError("not supported for mode HSV"); before, the
+    # bands were stretched one by one (shifting hues)
+    from PIL import Image as PILImage
+
+    img = PILImage.fromarray(np.array(_PIL_AUTOCONTRAST[1][0], dtype=np.uint8)).convert(mode)
+    for fn in (TF.autocontrast, F.autocontrast):
+        with pytest.raises(ember.errors.DTypeError, match=f"mode '{mode}' is not supported .*"
+                                                          "convert\\('RGB'\\)"):
+            fn(img)
 
 
 def test_bicubic_resize_of_int16_clamps_where_torchvision_wraps():

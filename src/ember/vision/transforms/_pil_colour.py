@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ArgumentError, DTypeError
+from ember.vision.transforms._pil import _NON_RGB_COLOURS
 from ember.vision.transforms.color import _check_factor
 
 
@@ -58,18 +59,22 @@ def adjust_gamma(img: Any, gamma: float, gain: float = 1.0) -> Any:
 
 def by_pillow_autocontrast(img: Any) -> bool:
     """Whether autocontrast hands ``img`` to Pillow: "L" and "RGB" (Pillow's results, as
-    torchvision's), integer images (refused); others take the tensor code ("F" as floats in
-    [0, 1]; 2 or 4 bands refused there with Ember's error, where Pillow raises OSError)."""
-    return img.mode in ("L", "RGB") or img.mode.startswith("I")
+    torchvision's), integer images and "YCbCr", "HSV", "LAB" (refused); others take the
+    tensor code ("F" as floats in [0, 1]; 2 or 4 bands refused there with Ember's error,
+    where Pillow raises OSError)."""
+    return img.mode in ("L", "RGB", *_NON_RGB_COLOURS) or img.mode.startswith("I")
 
 
 def autocontrast(img: Any) -> Any:
     """Pillow's ``ImageOps.autocontrast``, as torchvision hands PIL images to it; integer
-    images ("I", "I;16") are refused there, as Pillow does."""
-    if img.mode.startswith("I"):
+    images ("I", "I;16") and "YCbCr", "HSV", "LAB" ones are refused there, as Pillow does
+    (stretching each of their bands would shift hues)."""
+    if img.mode not in ("L", "RGB"):
+        integer = img.mode.startswith("I")
         raise DTypeError(f"autocontrast: a PIL image in mode {img.mode!r} is not supported (as "
-                         f"Pillow's). Hint: pil_to_tensor(img) gives a tensor autocontrast "
-                         f"takes")
+                         f"Pillow's{'' if integer else ': its bands are not intensities'}). "
+                         "Hint: " + ("pil_to_tensor(img) gives a tensor autocontrast takes"
+                                     if integer else "img.convert('RGB') first"))
     from PIL import ImageOps
 
     return ImageOps.autocontrast(img)
