@@ -109,6 +109,7 @@ class Tracer(Effects, ViewWrites):
         # lives, for its detach() (see viewed_as)
         self.view_arrays: dict[int, tuple] = {}
         self.views: dict[Var, list[Var]] = {}
+        self.state_views: dict[int, list[Var]] = {}  # id(a base not met yet) -> state viewing it
         # views whose base was written in place after them -> that memory (what of it is
         # read holds another value now)
         self.stale: dict[Var, Any] = {}
@@ -167,6 +168,7 @@ class Tracer(Effects, ViewWrites):
         self.dynamic.add(var)
         if grad_of is None:
             self.entry_grads.setdefault(id(t), t.grad)
+            self.link_state_view(t, var)
         return var
 
     def var_of(self, t: Tensor) -> Var:
@@ -191,7 +193,8 @@ class Tracer(Effects, ViewWrites):
             return anew
         known = self.known.get(id(array))
         if known is not None and known[0] is array:
-            return self.add_state(known[1])
+            var = self.add_state(known[1])
+            return var if var not in self.stale else self.view_anew(t) or var
         if id(t) in self.labels or (t.requires_grad and t._node is None):
             return self.add_state(t)
         owner = self.entry_grad_arrays.get(id(array))

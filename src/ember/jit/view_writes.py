@@ -53,12 +53,32 @@ class ViewWrites:
                        (view._vc,))
 
     def share_view(self, t: Tensor, value: Tensor) -> None:
-        """``t.data = value``, where a view op made ``value``'s array while tracing
-        (``T.data = U[1]``): ``t`` is that view too, as its ``detach()`` is (a write into ``t``
+        """``t.data = value``, a view (``T.data = U[1]``, or a view from before the call):
+        ``t`` is that view too, as its ``detach()`` is (a write into ``t``
         is one into ``U``; ``t`` read after a write into ``U`` is made again)."""
-        entry = self.view_arrays.get(id(value._data))
+        key, view = id(value._data), value._view
+        entry = self.view_arrays.get(key)
+        if (entry is None or entry[0]() is not value._data) and view is not None and \
+                view.base._data is not value._data:  # (a view made before the call)
+            self.note_view_array(value, view.base, view.chain)
+            entry = self.view_arrays[key]
         if entry is not None and entry[0]() is value._data:
-            self.view_arrays[id(value._data)] = (*entry[:4], (*entry[4], t._vc))
+            self.view_arrays[key] = (*entry[:4], (*entry[4], t._vc))
+
+    def link_state_view(self, t: Tensor, var: Var) -> None:
+        """State that views other state (``V = U[1]``, both reached), ``var`` ``t``'s: a
+        write into the base makes it stale (read again, it is made from the base's variable),
+        and where the base has a variable already, it is made from that."""
+        view = t._view
+        if view is not None and view.base._data is not t._data:
+            base = self.lookup(view.base._data)
+            if base is None:
+                self.state_views.setdefault(id(view.base), []).append(var)
+            else:
+                self.note_view(var, base)
+                self.stale[var] = t._data
+        for v in self.state_views.pop(id(t), ()):
+            self.note_view(v, var)
 
     def viewed_as(self, t: Tensor) -> tuple[Tensor, tuple] | None:
         """The base and view chain of the view whose array ``t`` holds, where a view op made
