@@ -246,3 +246,12 @@ def test_init_zero_divisors_and_negative_sparse_std_are_named():
         torch.nn.init.sparse_(torch.empty(3, 4), 0.5, std=-1.0)
     with pytest.raises(ArgumentError, match="std >= 0.0"):  # before: filled with -N(0, 1)
         nn.init.sparse_(ember.empty(3, 4), 0.5, std=-1.0)
+
+
+@pytest.mark.parametrize("kwargs, bound", [({"mean": 1e300}, 2.0),
+                                           ({"mean": 1e300, "std": 1e-320}, 2.0),
+                                           ({"mean": -1e300, "a": -1.0, "b": 3.0}, -1.0)])
+def test_trunc_normal_far_past_a_bound_draws_that_bound(kwargs, bound):
+    # (was all 0 from cancellation, or an endless loop for std=1e-320)
+    w = nn.init.trunc_normal_(ember.empty(5, dtype=ember.float64), **kwargs)
+    assert w.tolist() == [bound] * 5

@@ -242,6 +242,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                            device=tensor.device) * (b - a) + a
         elif hi - lo >= 0.25:
             x = _normal_within(n, mean, std, a, b, hi - lo, generator, tensor.device)
+        elif -zb > 1e150:
+            # the bound nearest the mean lies so many stds out that the tail's width there
+            # (std² / distance) is far below float64's spacing at that bound: every draw is it
+            # (the rejection below would see c² overflow, or never finish for c = inf)
+            x = ember.full((n,), a if flip else b, dtype=ember.float64, device=tensor.device)
         else:
             if hi < 1e-280:  # past ~36 std the CDF underflows
                 z = -_far_tail(n, -zb, -za, generator, tensor.device)
