@@ -172,7 +172,8 @@ def test_the_patterns_are_found_in_this_pythons_bytecode():
     chains = {links for _, name, links in item_chains(f.__code__) if name == "cfg"}
     assert chains == {(("item", "x"), WHOLE), (("get", "y"), WHOLE), (("method", "get"),),
                       (WHOLE,), (("item", "z"), WHOLE), (("key", ("LOAD_GLOBAL", "ITEMS")),
-                                                         WHOLE)}
+                                                         WHOLE),
+                      (("passed", ("LOAD_GLOBAL", "len", 0)),)}
     def g(log, out, k):
         log.append(1)
         out["n"] = 1

@@ -201,3 +201,47 @@ def test_past_the_trace_limit_new_signatures_run_eagerly():
     assert g.traces == compiled._MAX_TRACES
     box["v"] = 0.0
     assert g(t).tolist() == [0.0, 0.0]
+
+
+def test_a_get_of_a_dict_subclass_is_its_method():
+    # (a class's own get may read any item: the dict is read whole, as before)
+    class Scaled(dict):
+        def get(self, key, default=None):
+            return dict.get(self, key, default) * self["factor"]
+    table = Scaled(s=1.0, factor=2.0)
+    like_eager(lambda t: t * table.get("s") * len(table),
+               [lambda: None, lambda: table.update(factor=3.0), lambda: table.update(x=1)])
+    class Factored(dict):
+        factor = 1.0
+
+        def __getitem__(self, k):
+            return super().__getitem__(k) * self.factor
+    f = Factored(a=1.0)
+    like_eager(lambda t: t * f["a"], [lambda: None, lambda: setattr(f, "factor", 4.0)])
+
+
+def _clip_of(c):
+    return c["clip"]
+
+
+def _scale_of(n, obj):
+    return obj.scale * n
+
+
+def test_a_container_or_object_passed_to_a_helper_watches_what_the_helper_reads():
+    cfg = {"clip": 1.0, "step": 0}
+    class Box:
+        scale = 2.0
+        step = 0
+    box = Box()
+    def f(t):
+        return t * _clip_of(cfg) * _scale_of(2, box)
+    def bump():
+        cfg["step"] += 1
+        box.step += 1
+    g = like_eager(f, [lambda: None, *[bump] * 4])
+    assert g.traces == 1  # (was one per call: cfg read whole)
+    like_eager(f, [lambda: None, lambda: cfg.update(clip=3.0), lambda: setattr(box, "scale", 5.0)])
+    def leak(c):
+        return c
+    like_eager(lambda t: t * sum(leak(cfg).values()), [lambda: None, bump])

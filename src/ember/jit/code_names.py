@@ -99,8 +99,9 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
     constant), ``("key", (op, name))`` for a key a global or closure name holds,
     ``("get", k)`` for ``.get(k)`` with a constant key, and last ``("method", m)``
     for a method called, :data:`CALLED` where the chain's object is called with simple
-    arguments (``obj(x)``), nothing after an item or attribute write (``cfg['n'] = 1``,
-    ``cfg[k] = 1``, ``obj.n += 1``), or
+    arguments (``obj(x)``), ``("passed", (op, name, i))`` where it is the ``i``-th of such
+    arguments of a call of ``name`` (``helper(cfg)``), nothing after an item or attribute
+    write (``cfg['n'] = 1``, ``cfg[k] = 1``, ``obj.n += 1``), or
     :data:`WHOLE` where the chain is then used any other way). The patterns are CPython
     3.11's; an unknown one reads whole."""
     ins = list(dis.get_instructions(code))
@@ -127,6 +128,9 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
                 j += n
             elif not links and _called(ins, i, j):
                 links.append(CALLED)  # (``obj(x)``: its ``__call__`` runs)
+                break
+            elif not links and (passed := _passed(ins, i)) is not None:
+                links.append(("passed", passed))  # (``helper(cfg)``: what it reads of it)
                 break
             else:
                 if op == "LOAD_CONST" and after == "COPY":  # (``cfg['n'] += 1``)
@@ -200,6 +204,30 @@ def _called(ins: list, i: int, j: int) -> bool:
     if k < len(ins) and ins[k].opname == "KW_NAMES":
         k += 1
     return k < len(ins) and ins[k].opname == "PRECALL" and ins[k].arg == n
+
+
+def _passed(ins: list, i: int) -> tuple[str, str, int] | None:
+    """Where instruction ``i`` loads an argument of a call of a name with simple arguments
+    (``helper(x, cfg)``): (the instruction loading the callee, its name, the position)."""
+    k = i
+    while k > 0 and ins[k - 1].opname in _KEY_LOADS and not _null_first(ins[k - 1]):
+        k -= 1
+    if k > 0 and _null_first(ins[k - 1]):
+        callee, first = ins[k - 1], k
+    elif 0 < k < i and ins[k - 1].opname == "PUSH_NULL" and ins[k].opname in CHAIN_ROOTS:
+        callee, first = ins[k], k + 1
+    else:
+        return None
+    end = i + 1
+    while end < len(ins) and ins[end].opname in _KEY_LOADS and not _null_first(ins[end]):
+        end += 1
+    if end < len(ins) and ins[end].opname == "PRECALL" and ins[end].arg == end - first:
+        return (callee.opname, callee.argval, i - first)
+    return None
+
+
+def _null_first(instruction: Any) -> bool:
+    return instruction.opname == "LOAD_GLOBAL" and bool(instruction.arg & 1)
 
 
 def _plain_key(value: Any) -> bool:

@@ -241,15 +241,26 @@ class Reach:
                 if key not in WRITE_METHODS:  # (a method: a read, but for ``log.append``)
                     self._watch_whole(holder, label)
                 return
-            if kind == "method" or kind == "get" and not isinstance(holder, dict):
-                self._follow_methods(holder, ("get" if kind == "get" else key,), depth)
+            if kind == "get" and getattr(type(holder), "get", None) is not dict.get:
+                if isinstance(holder, WATCHED):  # (a class's own ``get``: a method it calls)
+                    self._watch_whole(holder, label)
+                self._follow_methods(holder, ("get",), depth)
                 return
-            if kind == "called":  # (``obj(x)``: what its ``__call__`` reads, not all it holds)
-                self._follow_methods(holder, ("__call__",), depth)
+            if kind == "method":
+                self._follow_methods(holder, (key,), depth)
+                return
+            if kind == "passed":  # (``helper(cfg)``: the helper's reads of it, if followed)
+                if self._follow_passed(holder, key, depth):
+                    return
+                kind = "whole"
+            if kind == "called" and _own_call(holder):  # (``obj(x)``: what its ``__call__``
+                self._follow_methods(holder, ("__call__",), depth)  # reads, not all it holds)
                 return
             if kind != "attr" and kind != "get" and plain_object(holder):
                 self._follow_methods(holder, PROTOCOL, depth)
-                if kind == "whole" and not isinstance(holder, Module):  # (``helper(obj)``,
+                if isinstance(holder, WATCHED) and kind != "item":  # (a dict subclass's items)
+                    self._watch_whole(holder, label)
+                if kind != "item" and not isinstance(holder, Module):  # (``helper(obj)``,
                     self._watch_whole(vars(holder), f"{label}.__dict__")  # ``getattr``)
                 return
             if kind == "attr":
@@ -278,6 +289,22 @@ class Reach:
                 self._watch_whole(holder, label)
             if obj is MISSING:
                 return
+
+    def _follow_passed(self, obj: Any, call: tuple, depth: int) -> bool:
+        """Follows the user's function that ``obj`` (a container or the user's object, not a
+        module) is passed to, ``call[2]``-th (:func:`item_chains`'s ``("passed", call)``),
+        (the function itself and the position, resolved by :func:`_known_keys`), with its
+        parameter bound to ``obj``: what it reads of it is watched. False where that is no
+        function of the user's (then ``obj`` is read whole)."""
+        fn, i = call
+        if not isinstance(fn, types.FunctionType) or library_code(fn) or \
+                i >= fn.__code__.co_argcount or isinstance(obj, Module) or \
+                not (isinstance(obj, WATCHED) or plain_object(obj)) or depth >= MAX_DEPTH:
+            return False
+        if (id(fn), id(obj)) not in self._methods:
+            self._methods.add((id(fn), id(obj)))
+            self.add_function(fn, depth + 1, arguments={fn.__code__.co_varnames[i]: obj})
+        return True
 
     def _watch_whole(self, container: Any, label: str) -> None:
         if any(seen.root is container for _, seen in self.contents):
@@ -506,12 +533,23 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     return found
 
 
+def _own_call(obj: Any) -> bool:
+    """Whether ``obj``'s ``__call__`` is the user's code (followed; a library's is not, so
+    all the object holds is then watched)."""
+    method = member(type(obj), "__call__")
+    return isinstance(method, types.FunctionType) and not library_code(method)
+
+
 def _known_keys(links: tuple, roots: dict[str, dict], stored: set[str]) -> tuple:
     """``links`` with each key a global or closure name holds (``cfg[K]``) made an item
     read of its value (the name is watched as a binding), or a whole read from there where
-    the name is assigned by the function or holds no plain key."""
+    the name is assigned by the function or holds no plain key; a function passed to
+    (``("passed", ...)``) resolved the same way."""
     out = []
     for kind, key in links:
+        if kind == "passed":  # (the function called: watched as a binding)
+            fn = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
+            key = (fn, key[2])
         if kind == "key":
             value = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
             if not is_plain(value):

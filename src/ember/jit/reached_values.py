@@ -120,7 +120,7 @@ class Contents:
     def _walk(self, value: Any, where: str, depth: int, left: int, seen: set[int]) -> int:
         if isinstance(value, _VIEWS):  # (``D.values()``: what its dict holds)
             value = value.mapping
-        elif plain_object(value) and not isinstance(value, Module):  # (``L[0].scale``)
+        elif plain_object(value) and not isinstance(value, (Module, *WATCHED)):  # (L[0].s)
             value, where = vars(value), f"{where}.__dict__"
         if not isinstance(value, WATCHED) or left < 0 or id(value) in seen:
             return left  # (one it holds again, or itself: watched already)
@@ -135,6 +135,8 @@ class Contents:
         left -= len(items)
         for i, item in enumerate(items):
             left = self._walk(item, f"{where}[{_place(keys, i)}]", depth + 1, left, seen)
+        if plain_object(value):  # (a dict subclass of the user's: its attributes too)
+            left = self._walk(vars(value), f"{where}.__dict__", depth, left, seen)
         return left
 
     def holds(self) -> bool:
