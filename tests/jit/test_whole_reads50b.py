@@ -245,3 +245,12 @@ def test_a_container_or_object_passed_to_a_helper_watches_what_the_helper_reads(
     def leak(c):
         return c
     like_eager(lambda t: t * sum(leak(cfg).values()), [lambda: None, bump])
+
+
+def test_python_and_numpy_random_numbers_in_a_compiled_function_warn():
+    import random
+    rng = np.random.default_rng(0)
+    for draw in (lambda t: t * random.random(), lambda t: t * float(np.random.rand()),
+                 lambda t: t * rng.normal()):
+        with pytest.warns(UserWarning, match="random numbers"):
+            ember.jit.compile(draw)(ember.ones(2))

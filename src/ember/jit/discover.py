@@ -29,7 +29,6 @@ from ember.jit.code_names import (
     LOADS,
     STATE_NAMES,
     STORES,
-    WHOLE,
     WRITE_METHODS,
     attribute_chains,
     attribute_writes,
@@ -44,6 +43,7 @@ from ember.jit.reached_values import (
     held_tensors,
     is_plain,
     key_label,
+    known_keys,
     value_key,
 )
 from ember.jit.user_objects import (
@@ -53,9 +53,11 @@ from ember.jit.user_objects import (
     assigned_attributes,
     bound_value,
     class_reads_state,
+    draws_random,
     is_library,
     library_code,
     member,
+    own_call,
     plain_object,
     user_class,
     user_module,
@@ -192,7 +194,7 @@ class Reach:
             root = roots[op].get(name, MISSING)
             if root is not MISSING and name not in stored:
                 self._bind_items(root, f"{func.__qualname__}: {name}",
-                                 _known_keys(links, roots, stored), depth)
+                                 known_keys(links, roots, stored), depth)
         for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
             holder = roots[op].get(name, MISSING)
             for attribute in attributes[:-1]:
@@ -237,6 +239,12 @@ class Reach:
         subscripted = False
         for kind, key in links:
             holder = obj
+            if draws_random(holder, kind, key):
+                warnings.warn(f"ember.jit: {label} draws Python's or NumPy's random numbers: "
+                              "they are drawn once, while tracing, and the graph keeps them. "
+                              "Hint: draw with ember.rand/ember.randn, or pass the number in",
+                              stacklevel=4)
+                return
             if kind in ("attr", "method") and isinstance(holder, WATCHED):
                 if key not in WRITE_METHODS:  # (a method: a read, but for ``log.append``)
                     self._watch_whole(holder, label)
@@ -253,7 +261,7 @@ class Reach:
                 if self._follow_passed(holder, key, depth):
                     return
                 kind = "whole"
-            if kind == "called" and _own_call(holder):  # (``obj(x)``: what its ``__call__``
+            if kind == "called" and own_call(holder):  # (``obj(x)``: what its ``__call__``
                 self._follow_methods(holder, ("__call__",), depth)  # reads, not all it holds)
                 return
             if kind != "attr" and kind != "get" and plain_object(holder):
@@ -293,7 +301,7 @@ class Reach:
     def _follow_passed(self, obj: Any, call: tuple, depth: int) -> bool:
         """Follows the user's function that ``obj`` (a container or the user's object, not a
         module) is passed to, ``call[2]``-th (:func:`item_chains`'s ``("passed", call)``),
-        (the function itself and the position, resolved by :func:`_known_keys`), with its
+        (the function itself and the position, resolved by :func:`known_keys`), with its
         parameter bound to ``obj``: what it reads of it is watched. False where that is no
         function of the user's (then ``obj`` is read whole)."""
         fn, i = call
@@ -531,32 +539,6 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         found.add("hook of an argument", hook)
     found.watch_states()
     return found
-
-
-def _own_call(obj: Any) -> bool:
-    """Whether ``obj``'s ``__call__`` is the user's code (followed; a library's is not, so
-    all the object holds is then watched)."""
-    method = member(type(obj), "__call__")
-    return isinstance(method, types.FunctionType) and not library_code(method)
-
-
-def _known_keys(links: tuple, roots: dict[str, dict], stored: set[str]) -> tuple:
-    """``links`` with each key a global or closure name holds (``cfg[K]``) made an item
-    read of its value (the name is watched as a binding), or a whole read from there where
-    the name is assigned by the function or holds no plain key; a function passed to
-    (``("passed", ...)``) resolved the same way."""
-    out = []
-    for kind, key in links:
-        if kind == "passed":  # (the function called: watched as a binding)
-            fn = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
-            key = (fn, key[2])
-        if kind == "key":
-            value = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
-            if not is_plain(value):
-                return (*out, WHOLE)
-            kind, key = "item", value
-        out.append((kind, key))
-    return tuple(out)
 
 
 def _wrapped_by_library(fn: Any) -> Any:

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ember.jit.user_objects import plain_object
+from ember.jit.code_names import WHOLE
+from ember.jit.user_objects import MISSING, plain_object
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
@@ -179,3 +180,22 @@ def _equal(seen: tuple | None, now: tuple | None) -> bool:
 
 def _place(keys: tuple | None, i: int) -> str:
     return str(i) if keys is None else key_label(keys[i], i)
+
+
+def known_keys(links: tuple, roots: dict[str, dict], stored: set[str]) -> tuple:
+    """``links`` with each key a global or closure name holds (``cfg[K]``) made an item
+    read of its value (the name is watched as a binding), or a whole read from there where
+    the name is assigned by the function or holds no plain key; a function passed to
+    (``("passed", ...)``) resolved the same way."""
+    out = []
+    for kind, key in links:
+        if kind == "passed":  # (the function called: watched as a binding)
+            fn = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
+            key = (fn, key[2])
+        if kind == "key":
+            value = roots[key[0]].get(key[1], MISSING) if key[1] not in stored else MISSING
+            if not is_plain(value):
+                return (*out, WHOLE)
+            kind, key = "item", value
+        out.append((kind, key))
+    return tuple(out)

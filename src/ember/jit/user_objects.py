@@ -10,10 +10,13 @@ call (:func:`bound_value`).
 from __future__ import annotations
 
 import functools
+import random
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 from ember.jit.code_names import ATTRIBUTE_LOADS, STATE_NAMES, attribute_writes, code_names
 from ember.nn.module import Module
@@ -170,3 +173,25 @@ class Defaults:
         defaults = self.fn.__defaults__ or ()
         return defaults[-back] if back <= len(defaults) else MISSING
 
+
+def draws_random(holder: Any, kind: str, key: Any) -> bool:
+    """Whether a link of a chain draws Python's or NumPy's random numbers (or seeds them):
+    ``random.random()``, ``np.random.rand()``, ``rng.normal()`` of a ``random.Random`` or
+    NumPy generator, ``rand()`` imported from one."""
+    if kind == "attr":
+        return isinstance(holder, types.ModuleType) and holder.__name__ == "numpy" and \
+            key == "random"
+    if kind == "called":
+        holder = getattr(holder, "__self__", None)
+    elif kind != "method":
+        return False
+    if isinstance(holder, types.ModuleType):
+        return holder.__name__ in ("random", "numpy.random")
+    return isinstance(holder, random.Random | np.random.Generator | np.random.RandomState)
+
+
+def own_call(obj: Any) -> bool:
+    """Whether ``obj``'s ``__call__`` is the user's code (followed; a library's is not, so
+    all the object holds is then watched)."""
+    method = member(type(obj), "__call__")
+    return isinstance(method, types.FunctionType) and not library_code(method)
