@@ -67,10 +67,30 @@ def test_a_foreign_tensor_in_a_sequence_is_named(op, kind):
     with pytest.raises(TypeError, match=rf"{op}\(\): argument 'tensors' must hold Tensors, "
                                         rf"not {kind}"):
         getattr(ember, op)([E, FOREIGN[kind]()])
-    with pytest.raises(TypeError, match="must hold Tensors"):  # (the whole of it given)
-        getattr(ember, op)(FOREIGN[kind]())
+    with pytest.raises(TypeError, match=rf"must be a sequence of Tensors, not {kind}"):
+        getattr(ember, op)(FOREIGN[kind]())  # (the whole of it given)
     assert getattr(ember, op)([ember.ones(2), ember.ones(2)]).shape == \
         getattr(torch, op)([torch.ones(2), torch.ones(2)]).shape
+
+
+@pytest.mark.parametrize("op", ["column_stack", "dstack"])
+def test_column_and_depth_stack_take_an_iterable_but_not_a_whole_tensor(op):
+    # (review50d: a generator was a bare "no len()" TypeError; stack/cat/hstack take one)
+    got = getattr(ember, op)(t for t in (ember.ones(2), ember.zeros(2)))
+    want = getattr(torch, op)((torch.ones(2), torch.zeros(2)))
+    assert np.array_equal(got.numpy(), want.numpy())
+    # (a whole 2-D tensor was stacked row by row; PyTorch refuses it)
+    with pytest.raises(TypeError, match=rf"{op}\(\): argument 'tensors' must be a sequence of "
+                                        r"Tensors, not Tensor"):
+        getattr(ember, op)(ember.ones(2, 2))
+    with pytest.raises(TypeError, match="must be tuple of Tensors"):
+        getattr(torch, op)(torch.ones(2, 2))
+
+
+def test_broadcast_shapes_reads_a_bool_as_torch():
+    # (review50d: as_ints refused it)
+    for shapes in [(True, (3, 1)), (False, (3, 1)), ((2, 1), True)]:
+        assert ember.broadcast_shapes(*shapes) == torch.broadcast_shapes(*shapes)
 
 
 @pytest.mark.parametrize("call", [lambda x: ember.broadcast_shapes(x),
@@ -149,6 +169,17 @@ def test_a_quantized_dtype_for_a_new_tensor_says_how_to_quantize(call):
         call()
     with pytest.raises((RuntimeError, NotImplementedError)):  # (PyTorch refuses it too)
         torch.zeros(2, dtype=torch.qint8)
+
+
+@pytest.mark.parametrize("call", [lambda: ember.can_cast(ember.float32, ember.qint8),
+                                  lambda: ember.set_default_dtype(ember.qint8),
+                                  lambda: ember.iinfo(ember.qint8)],
+                         ids=["can_cast", "set_default_dtype", "iinfo"])
+def test_a_quantized_dtype_outside_an_op_names_no_made_up_op(call):
+    # (review50d: "conversion to an array: ember.qint8 is ...")
+    with pytest.raises(ember.errors.DTypeError, match=r"^ember\.qint8 is a quantized dtype"):
+        call()
+    assert ember.get_default_dtype() is ember.float32
 
 
 def test_ember_inputs_still_work():

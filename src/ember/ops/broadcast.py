@@ -30,9 +30,11 @@ def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast_shapes")
         >>> ember.broadcast_shapes((3, 1), (4,)), ember.broadcast_shapes(2, (3, 1))
         (ember.Size([3, 4]), ember.Size([3, 2]))
     """
-    # (a tuple as it is, its sizes checked below; an int, a 0-d tensor: one size; a 1-d one,
-    # a list: sizes; an array or PyTorch tensor of more dimensions refused by name)
-    shapes = tuple(s if type(s) is tuple else as_ints(s, op, "a size") for s in shapes)
+    # (a tuple as it is, its sizes checked below; an int, a bool (as PyTorch), a 0-d tensor:
+    # one size; a 1-d one, a list: sizes; an array or PyTorch tensor of more dimensions refused
+    # by name)
+    shapes = tuple(s if type(s) is tuple else (int(s),) if type(s) is bool else
+                   as_ints(s, op, "a size") for s in shapes)
     return tuple.__new__(Size, broadcast_shape(shapes, op))
 
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,10 +14,12 @@ import numpy as np
 from ember import dtypes
 from ember.errors import (
     ArgumentError,
+    ArgumentTypeError,
     DTypeError,
     ShapeError,
     refuse_non_tensor,
     refuse_non_tensors,
+    type_name,
 )
 from ember.ops.construct import tensor_split
 from ember.ops.creation import zeros
@@ -108,7 +110,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
         tensor([[1, 3],
                 [2, 4]])
     """
-    _check_tensors("column_stack", tensors)
+    tensors = _check_tensors("column_stack", tensors)
     return hstack([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
 
 
@@ -131,7 +133,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
         >>> ember.dstack([ember.tensor([1, 2]), ember.tensor([3, 4])]).shape
         ember.Size([1, 2, 2])
     """
-    _check_tensors("dstack", tensors)
+    tensors = _check_tensors("dstack", tensors)
     return cat([atleast_3d(t) for t in tensors], 2)
 
 
@@ -289,9 +291,15 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     return self
 
 
-def _check_tensors(op: str, tensors: Sequence[Tensor]) -> None:
-    """Refuses an empty ``tensors`` or one holding a NumPy array, PyTorch tensor or Python
-    value (by length and element type: ``not tensors`` of a PyTorch tensor raises)."""
+def _check_tensors(op: str, tensors: Iterable[Tensor]) -> list[Tensor]:
+    """``tensors`` (any iterable, as ``stack`` takes) as a list; refuses a whole tensor or
+    array (PyTorch's TypeError), an empty one, or one holding a NumPy array, PyTorch tensor or
+    Python value (by length and element type: ``not tensors`` of a PyTorch tensor raises)."""
+    if hasattr(tensors, "ndim"):
+        raise ArgumentTypeError(f"{op}(): argument 'tensors' must be a sequence of Tensors, not "
+                                f"{type_name(tensors)}. Hint: pass a list or tuple of them")
+    tensors = list(tensors)
     if len(tensors) == 0:
         raise ArgumentError(f"{op} expects a non-empty TensorList")
     refuse_non_tensors(op, "tensors", tensors)
+    return tensors

@@ -468,7 +468,8 @@ def numel(input: Tensor) -> int:
         >>> ember.numel(ember.zeros(2, 3))
         6
     """
-    refuse_non_tensor("numel", "input", input)  # (a PyTorch tensor's own would answer)
+    if not isinstance(input, Tensor):
+        refuse_non_tensor("numel", "input", input)  # (a PyTorch tensor's own would answer)
     return input.numel()
 
 
@@ -500,7 +501,8 @@ def is_nonzero(input: Tensor) -> bool:
         >>> ember.is_nonzero(ember.tensor([0.5]))
         True
     """
-    refuse_non_tensor("is_nonzero", "input", input)
+    if not isinstance(input, Tensor):
+        refuse_non_tensor("is_nonzero", "input", input)
     n = input.numel()
     if n == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
@@ -516,7 +518,8 @@ def detach(input: Tensor) -> Tensor:
         >>> ember.detach(ember.ones(2, requires_grad=True)).requires_grad
         False
     """
-    refuse_non_tensor("detach", "input", input)  # (a PyTorch tensor's own would answer)
+    if not isinstance(input, Tensor):
+        refuse_non_tensor("detach", "input", input)  # (a PyTorch tensor's own would answer)
     return input.detach()
 
 

@@ -108,9 +108,10 @@ class QDType:
         raise QuantizedOperandError(name)
 
     def __ember_dtype__(self) -> DType:  # (what ember.dtypes.to_dtype reads)
-        raise DTypeError(f"{calling_op()}: {self!r} is a quantized dtype, which no op makes or "
-                         "converts a tensor to. Hint: quantize a float tensor with ember."
-                         f"quantize_per_tensor(x, scale, zero_point, {self!r})")
+        op = calling_op()  # (none outside an op: can_cast, set_default_dtype, iinfo)
+        raise DTypeError(f"{'' if op == _NO_OP else op + ': '}{self!r} is a quantized dtype, "
+                         "which no op makes or converts a tensor to. Hint: quantize a float "
+                         f"tensor with ember.quantize_per_tensor(x, scale, zero_point, {self!r})")
 
 
 class QScheme:
