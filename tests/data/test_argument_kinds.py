@@ -5,6 +5,7 @@ import multiprocessing
 
 import numpy as np
 import pytest
+import torch
 import torch.utils.data as tud
 
 import ember
@@ -87,3 +88,56 @@ def test_collate_of_numpy_matrices_has_the_stacked_shape():
     assert tuple(got.shape) == tuple(want.shape) == (2, 1, 2)
     assert type(got.numpy()) is np.ndarray
     assert type(D.default_convert(batch[0]).numpy()) is np.ndarray
+
+
+def test_a_zero_dim_integer_tensor_is_an_int_for_distributed_sampler():
+    # (review50d: refused since de4420ca; PyTorch takes rank=torch.tensor(1))
+    want = list(tud.DistributedSampler(range(4), num_replicas=2, rank=torch.tensor(1),
+                                       shuffle=False))
+    s = D.DistributedSampler(range(4), num_replicas=ember.tensor(2), rank=ember.tensor(1),
+                             seed=ember.tensor(0))
+    s.set_epoch(ember.tensor(1))
+    assert list(D.DistributedSampler(range(4), num_replicas=2, rank=ember.tensor(1),
+                                     shuffle=False)) == want == [1, 3]
+    assert (s.num_replicas, s.rank, s.seed, s.epoch) == (2, 1, 0, 1)
+    with pytest.raises(ArgumentTypeError, match="rank should be an int, but got '1' of type str"):
+        D.DistributedSampler(range(4), num_replicas=2, rank="1")
+
+
+class _GetItemOnly:
+    """Iterable only through Python's old sequence protocol."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+def test_a_sampler_with_only_getitem_is_accepted_as_torch():
+    # (review50d: refused as "should be an iterable of indices")
+    for kwargs in [dict(batch_size=2, sampler=_GetItemOnly([3, 2, 1, 0])),
+                   dict(batch_sampler=_GetItemOnly([[3, 2], [1, 0]]))]:
+        got = [b.tolist() for b in D.DataLoader(range(4), **kwargs)]
+        assert got == [b.tolist() for b in tud.DataLoader(range(4), **kwargs)] == [[3, 2], [1, 0]]
+
+
+def test_weighted_sampler_refuses_strings_and_names_ragged_weights_a_shape_error():
+    # (review50d: numeric strings were parsed; ragged rows were "not numbers")
+    with pytest.raises(ValueError):
+        tud.WeightedRandomSampler(["1", "2"], 2)
+    with pytest.raises(ArgumentTypeError, match="weights should be a sequence of numbers"):
+        D.WeightedRandomSampler(["1", "2"], 2)
+    with pytest.raises(ArgumentError, match="rows differ in length"):
+        D.WeightedRandomSampler([[1, 2], [3]], 2)
+    assert len(list(D.WeightedRandomSampler(ember.tensor([1.0, 2.0]), 3))) == 3
+
+
+def test_data_messages_name_a_foreign_type_with_its_package():
+    # (review50d: "but got Generator" read as if an ember.Generator were refused)
+    with pytest.raises(ArgumentTypeError, match="but got torch.Generator$"):
+        D.RandomSampler(range(3), generator=torch.Generator())
+    with pytest.raises(ArgumentTypeError, match="of type torch.Tensor$"):
+        D.DataLoader(range(3), num_workers=torch.tensor(1))
+    with pytest.raises(ArgumentTypeError, match="of type numpy.ndarray$"):
+        D.DistributedSampler(range(4), num_replicas=2, rank=np.ones(2))

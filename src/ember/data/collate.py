@@ -84,8 +84,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
             raise TypeError(_BAD.format(elem.dtype))
         if isinstance(elem, np.generic) or elem.ndim == 0:
             return ember.as_tensor(np.asarray(batch))
-        # (np.asarray: a subclass such as np.matrix would stack to the wrong shape)
-        return stack_tensors([ember.as_tensor(np.asarray(b)) for b in batch])
+        return stack_tensors([ember.as_tensor(b) for b in batch])
     if isinstance(elem, bool):
         return ember.tensor(batch)
     if isinstance(elem, float):
@@ -116,7 +115,7 @@ def default_convert(data: Any) -> Any:
     """
     if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
         # (a masked array is kept, as PyTorch keeps it: a tensor would lose the mask)
-        return data if isinstance(data, np.ma.MaskedArray) else ember.as_tensor(np.asarray(data))
+        return data if isinstance(data, np.ma.MaskedArray) else ember.as_tensor(data)
     if isinstance(data, np.generic) and data.dtype.kind not in "OSU":
         return ember.as_tensor(np.asarray(data))
     if isinstance(data, Mapping):

@@ -38,7 +38,7 @@ from ember.data.worker import (
     receive,
     worker_loop,
 )
-from ember.errors import ArgumentError, ArgumentTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, type_name
 
 __all__ = ["DataLoader"]
 
@@ -218,18 +218,22 @@ def _check_types(num_workers: Any, timeout: Any, prefetch_factor: Any, sampler: 
             ("prefetch_factor", prefetch_factor,
              prefetch_factor is None or isinstance(prefetch_factor, numbers.Integral),
              "an int or None"),
-            ("sampler", sampler, sampler is None or hasattr(sampler, "__iter__"),
-             "an iterable of indices"),
-            ("batch_sampler", batch_sampler,
-             batch_sampler is None or hasattr(batch_sampler, "__iter__"),
+            ("sampler", sampler, sampler is None or _iterable(sampler), "an iterable of indices"),
+            ("batch_sampler", batch_sampler, batch_sampler is None or _iterable(batch_sampler),
              "an iterable of lists of indices"),
             ("collate_fn", collate_fn, collate_fn is None or callable(collate_fn), "a callable"),
             ("worker_init_fn", worker_init_fn, worker_init_fn is None or callable(worker_init_fn),
              "a callable")):
         if not ok:
             raise ArgumentTypeError(f"DataLoader: {name} should be {expected}, but got "
-                                    f"{name}={value!r:.80} of type {type(value).__name__}")
+                                    f"{name}={value!r:.80} of type {type_name(value)}")
     check_generator("DataLoader", generator)
+
+
+def _iterable(value: Any) -> bool:
+    """Whether ``iter(value)`` works, without calling it (a sampler draws when iterated): an
+    ``__iter__``, or only a ``__getitem__`` (Python's old sequence protocol, as PyTorch takes)."""
+    return hasattr(value, "__iter__") or hasattr(value, "__getitem__")
 
 
 def _check_context(spec: Any) -> None:

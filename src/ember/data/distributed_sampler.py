@@ -11,13 +11,14 @@ them is None it asks the world provider that :mod:`ember.distributed` registers 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
 import numpy as np
 
 from ember.data.sampler import Sampler
-from ember.errors import ArgumentError, ArgumentTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, type_name
 from ember.ops.random import remap_seed
 
 __all__ = ["DistributedSampler", "register_world"]
@@ -108,8 +109,10 @@ class DistributedSampler(Sampler):
 
 
 def _integer(name: str, value: Any) -> int:
-    """``value`` as an int; an ArgumentTypeError for a float, a string or any other non-integer."""
-    if not isinstance(value, int | np.integer):
+    """``value`` (an int, a bool, a NumPy integer or a 0-d integer tensor) as an int; an
+    ArgumentTypeError for a float, a string or any other non-integer."""
+    try:
+        return operator.index(value)
+    except TypeError:
         raise ArgumentTypeError(f"DistributedSampler: {name} should be an int, but got "
-                                f"{value!r} of type {type(value).__name__}")
-    return int(value)
+                                f"{value!r} of type {type_name(value)}") from None

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.errors import ArgumentError, ArgumentTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, type_name
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -32,7 +32,25 @@ def check_generator(owner: str, generator: Any) -> None:
     """Refuses a ``generator`` that is not an :class:`ember.Generator` (or None)."""
     if generator is not None and not isinstance(generator, ember.Generator):
         raise ArgumentTypeError(f"{owner}: generator should be an ember.Generator or None, but "
-                                f"got {type(generator).__name__}")
+                                f"got {type_name(generator)}")
+
+
+def _weights_array(weights: Any) -> np.ndarray:
+    """``weights`` as a float64 array: ragged rows are an ArgumentError (a shape problem),
+    strings (also numeric ones, which NumPy would parse) and other non-numbers an
+    ArgumentTypeError."""
+    try:
+        raw = np.asarray(weights)
+    except ValueError:
+        raise ArgumentError(f"WeightedRandomSampler: weights should be a 1d sequence of "
+                            f"numbers, but its rows differ in length: {weights!r:.80}") from None
+    try:
+        if raw.dtype.kind in "SU":
+            raise TypeError(raw.dtype)
+        return raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"WeightedRandomSampler: weights should be a sequence of "
+                                f"numbers, but got {weights!r:.80}") from None
 
 
 def _epoch_generator(generator: ember.Generator | None) -> ember.Generator:
@@ -82,7 +100,7 @@ class RandomSampler(Sampler):
                  generator: ember.Generator | None = None) -> None:
         if not isinstance(replacement, bool):
             raise ArgumentTypeError(f"replacement should be a boolean value, but got "
-                            f"replacement={replacement!r}")
+                                    f"replacement={replacement!r}")
         check_generator("RandomSampler", generator)
         self.data_source = data_source
         self.replacement = replacement
@@ -149,11 +167,7 @@ class WeightedRandomSampler(Sampler):
             raise ArgumentError(f"replacement should be a boolean value, but got "
                                 f"replacement={replacement!r}")
         check_generator("WeightedRandomSampler", generator)
-        try:
-            w = ember.as_tensor(np.asarray(weights, dtype=np.float64))
-        except (TypeError, ValueError):
-            raise ArgumentTypeError(f"WeightedRandomSampler: weights should be a sequence of "
-                                    f"numbers, but got {weights!r:.80}") from None
+        w = ember.as_tensor(_weights_array(weights))
         if w.ndim != 1:
             raise ArgumentError(f"weights should be a 1d sequence but given weights have shape "
                                 f"{tuple(w.shape)}")
