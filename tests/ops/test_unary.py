@@ -231,3 +231,26 @@ def test_sign_of_nan_inf_and_signed_zeros_as_torch(dtype, repeats):
     want = torch.tensor(values).to(getattr(torch, dtype)).sign().float().numpy()
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_expm1_slope_is_exp_without_cancellation(dtype):
+    # the backward was y + 1, which cancels for x < 0: float32 slope 0 at -20 (exp(-20) is
+    # 2e-9); now exp(x). torch keeps y + 1, so it agrees only where that does not cancel
+    xs = [-100.0, -20.0, -5.0, -1e-8, 0.0, 1e-8, 0.5, 3.0, 20.0]
+    x = ember.tensor(xs, dtype=getattr(ember, dtype)).requires_grad_()
+    (g,) = ember.autograd.grad(ember.expm1(x).sum(), [x])
+    tol = 2e-7 if dtype == "float32" else 1e-15
+    np.testing.assert_allclose(g.numpy(), np.exp(np.array(xs)).astype(dtype), rtol=tol, atol=0)
+    t = torch.tensor(xs, dtype=getattr(torch, dtype), requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.expm1(t).sum(), [t])
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=tol, atol=1e-6)  # (-20, -100:
+    #                                                                         torch's 0 or off)
+    # the jvp is the same product, and float64 finite differences agree (also complex)
+    with ember.autograd.forward_ad.dual_level():
+        dual = ember.autograd.forward_ad.make_dual(x.detach(), ember.ones_like(x))
+        tangent = ember.autograd.forward_ad.unpack_dual(ember.expm1(dual)).tangent
+    np.testing.assert_array_equal(tangent.numpy(), g.numpy())
+    z = ember.tensor([-3.0 + 0.5j, 1e-9 - 2j], dtype=ember.complex128).requires_grad_()
+    assert ember.autograd.gradcheck(ember.expm1, (z,))
+    assert ember.autograd.gradgradcheck(ember.expm1, (x.detach().double().requires_grad_(),))

@@ -40,10 +40,9 @@ class Cauchy(_LocationScale):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        z = (value - self.loc) / self.scale  # below loc as atan(-1/z) / pi (1/2 + atan(z) / pi
-        below = z < 0  # cancelled: 2e-7 off at z = -1e10)
-        return ember.where(below, ember.atan(-1 / ember.where(below, z, -1.0)) / math.pi,
-                           ember.atan(z) / math.pi + 0.5)
+        z = (value - self.loc) / self.scale  # 1/2 + atan(z) / pi as the angle of (-z, 1):
+        one = ember.ones((), dtype=z.dtype)  # it cancelled below loc (2e-7 off at z = -1e10)
+        return ember.atan2(one, -z) / math.pi
 
     def icdf(self, value: Tensor) -> Tensor:
         return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc

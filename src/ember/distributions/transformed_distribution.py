@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import ember
@@ -37,7 +37,12 @@ class TransformedDistribution(Distribution):
                  transforms: Transform | Sequence[Transform],
                  validate_args: bool | None = None) -> None:
         _check_base("TransformedDistribution", base_distribution)
-        self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
+        if isinstance(transforms, Transform):
+            transforms = [transforms]
+        elif not isinstance(transforms, Iterable):  # a ValueError as torch's
+            raise ArgumentError("TransformedDistribution: transforms must be a Transform or a "
+                                f"list of them, got {type(transforms).__name__}")
+        self.transforms = list(transforms)
         for t in self.transforms:
             if not isinstance(t, Transform):  # a ValueError as torch's
                 raise ArgumentError("TransformedDistribution: transforms must be Transform "

@@ -89,7 +89,8 @@ class Kumaraswamy(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0  # (0 below 0 and 1 above 1, as the
-        x = ember.as_tensor(value, dtype=a.dtype).clamp(0.0, 1.0)  # clamped Uniform cdf)
+        x = (value if isinstance(value, Tensor) else ember.as_tensor(value, dtype=a.dtype)
+             ).clamp(0.0, 1.0)  # clamped Uniform cdf; a tensor promotes with the parameters)
         inside = x < 1  # (1 at x = 1 with zero slopes; log1p(-1) made them 0 * inf = NaN)
         cdf = one_minus_exp(b * ember.log1p(-ember.where(inside, x, 0.5) ** a))
         return ember.where(inside, cdf, 1.0)
@@ -97,7 +98,12 @@ class Kumaraswamy(TransformedDistribution):
     def icdf(self, value: Tensor) -> Tensor:
         """``(1 - (1 - q)^(1/b))^(1/a)`` as ``(-expm1(log1p(-q) / b))^(1/a)``."""
         a, b = self.concentration1, self.concentration0
-        return one_minus_exp(ember.log1p(-value) / b) ** a.reciprocal()
+        # at q = 1 log1p(-1) = -inf made the slopes 0 * inf = NaN: there the plain form, 1
+        # with PyTorch's slopes (d/dq inf for b > 1); each branch sees only its own values
+        inside = value < 1
+        q, edge = ember.where(inside, value, 0.5), ember.where(inside, 0.5, value)
+        return ember.where(inside, one_minus_exp(ember.log1p(-q) / b) ** a.reciprocal(),
+                           (1 - (1 - edge) ** b.reciprocal()) ** a.reciprocal())
 
     def entropy(self) -> Tensor:
         a, b = self.concentration1, self.concentration0

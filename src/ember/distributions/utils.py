@@ -4,7 +4,6 @@ constant, and PyTorch's lower-triangle <-> vector conversions."""
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any
 
@@ -79,16 +78,14 @@ def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
 
 
 def one_minus_exp(s: Tensor) -> Tensor:
-    """``1 - e^s`` for ``s <= 0`` (a cdf from a log survival) without cancellation:
-    ``-expm1(s)`` above ``-log 2``, ``1 - exp(s)`` below, where each keeps its slope exact.
+    """``1 - e^s`` for ``s <= 0`` (a cdf from a log survival) without cancellation, as
+    ``-expm1(s)`` (whose slope ``-e^s`` stays exact for ``s < 0``); +0 at ``s = 0``.
 
     Example:
         >>> one_minus_exp(ember.tensor([-1e-15, -50.0], dtype=ember.float64))
         tensor([1.0000e-15, 1.0000e+00], dtype=ember.float64)
     """
-    near = s > -math.log(2.0)
-    return ember.where(near, -ember.expm1(ember.where(near, s, 0.0)),
-                       1 - ember.exp(ember.where(near, -1.0, s)))
+    return 0.0 - ember.expm1(s)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
