@@ -128,9 +128,19 @@ def test_quantize_per_channel_scales_checked_as_torch():
                                    ember.tensor([[0, 0, 0]]), 1, ember.qint8)
 
 
-def test_dequantize_of_an_ordinary_tensor_returns_it_as_torch():
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "bool"])
+def test_dequantize_of_an_ordinary_tensor_is_float32_as_torch(dtype):
+    # it was returned as it is, whatever its dtype (torch converts: .to(float32))
+    x = ember.tensor(X).to(getattr(ember, dtype))
+    got = ember.dequantize(x)
+    want = torch.dequantize(torch.tensor(X).to(getattr(torch, dtype)))
+    assert got.dtype == ember.float32 and want.dtype == torch.float32
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert (got is x) == (dtype == "float32")  # (torch returns a float32 tensor itself too)
+
+
+def test_dequantize_of_a_list_mixing_ordinary_and_quantized_tensors_as_torch():
     x = ember.tensor(X)
-    assert ember.dequantize(x) is x
     q = ember.quantize_per_tensor(x, 0.5, 0, ember.qint8)
     e = ember.dequantize([x, q])
     t = torch.dequantize([torch.tensor(X), torch.quantize_per_tensor(torch.tensor(X), 0.5, 0,
@@ -220,9 +230,11 @@ def test_bad_inputs_raise_ember_errors_of_the_same_python_kind(case):
 
 
 @pytest.mark.parametrize("call", [
-    lambda q: q.clone(), lambda q: q.detach(), lambda q: q.squeeze(-1), lambda q: q.squeeze(),
-    lambda q: q.squeeze(0), lambda q: q[0:1].squeeze(0), lambda q: q[0:1].squeeze(),
-    lambda q: q[None].squeeze((0, 3))])
+    lambda q, lib: q.clone(), lambda q, lib: q.detach(), lambda q, lib: q.squeeze(-1),
+    lambda q, lib: q.squeeze(), lambda q, lib: q.squeeze(0), lambda q, lib: q[0:1].squeeze(0),
+    lambda q, lib: q[0:1].squeeze(), lambda q, lib: q[None].squeeze((0, 3)),
+    lambda q, lib: q.clone(memory_format=lib.preserve_format),
+    lambda q, lib: q.clone(memory_format=lib.contiguous_format)])
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_clone_detach_squeeze_as_torch(call, per_channel):
     x = X[:, :, :1]
@@ -234,9 +246,14 @@ def test_clone_detach_squeeze_as_torch(call, per_channel):
     else:
         e = ember.quantize_per_tensor(ember.tensor(x), 0.1, 3, ember.quint8)
         t = torch.quantize_per_tensor(torch.tensor(x), 0.1, 3, torch.quint8)
-    e, t = call(e), call(t)
+    source, e, t = e, call(e, ember), call(t, torch)
     assert _qparams(e) == _qparams(t)
     np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+    assert not e.requires_grad and not t.requires_grad
+    if "clone" in call.__code__.co_names:  # a clone owns its integers: writing them leaves
+        before = source.int_repr().numpy().copy()  # the source as it was
+        e.int_repr().add_(1)
+        np.testing.assert_array_equal(source.int_repr().numpy(), before)
 
 
 def test_expand_item_and_squeezing_the_channel_axis_as_torch():
@@ -302,3 +319,24 @@ def test_fused_fake_quantize_of_an_empty_input_changes_nothing_as_torch():
                                                   zero_point, 0.01, 0, 255, 0)
         assert tuple(out.shape) == (0, 3)  # (Ember: NumPy's zero-size reduction ValueError)
         assert scale.tolist() == [1.0] and low.tolist() == [-1.0]
+
+
+def test_expand_as_and_a_zero_dim_integer_tensor_index_as_torch():
+    # expand_as was refused while expand worked; q[tensor(1)] of a per-channel tensor was
+    # refused ("takes integers, slices, None and ..."), torch selects as with 1
+    e = ember.quantize_per_tensor(ember.tensor(X[:, :, :1]), 0.1, 3, ember.quint8)
+    t = torch.quantize_per_tensor(torch.tensor(X[:, :, :1]), 0.1, 3, torch.quint8)
+    np.testing.assert_array_equal(e.expand_as(ember.zeros(4, 2, 3, 5)).int_repr().numpy(),
+                                  t.expand_as(torch.zeros(4, 2, 3, 5)).int_repr().numpy())
+    scales, zero_points = ember.tensor(SCALES, dtype=ember.float64), ember.tensor(ZERO_POINTS)
+    e = ember.quantize_per_channel(ember.tensor(X), scales, zero_points, 1, ember.qint8)
+    t = torch.quantize_per_channel(torch.tensor(X), torch.tensor(SCALES, dtype=torch.float64),
+                                   torch.tensor(ZERO_POINTS), 1, torch.qint8)
+    for key in [(1,), (1, 2), (slice(None), 0)]:
+        ek = tuple(ember.tensor(k) if isinstance(k, int) else k for k in key)
+        tk = tuple(torch.tensor(k) if isinstance(k, int) else k for k in key)
+        got, want = e[ek], t[tk]
+        assert _qparams(got) == _qparams(want), key
+        np.testing.assert_array_equal(got.int_repr().numpy(), want.int_repr().numpy())
+    with pytest.raises(ArgumentError, match="per-channel"):  # (torch: a mask, not a channel)
+        e[ember.tensor(True)]

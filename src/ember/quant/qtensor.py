@@ -6,9 +6,9 @@ affine map back to reals, one scale and zero point per tensor or per channel.
 :func:`ember.quant.kernels.quantize`), ``dequantize`` maps back,
 ``int_repr``, ``q_scale``, ``q_zero_point``, ``qscheme`` and the per-channel getters read them,
 as in PyTorch. ``clone``, ``detach`` and shape methods (``reshape``, ``view``, ``flatten``,
-``permute``, ``transpose``, ``squeeze``, ``expand``, ``contiguous``, indexing) act on the
-integers and keep the quantization (per channel only ``squeeze``, ``contiguous`` and basic
-indexing, which takes the indexed channels' parameters). A
+``permute``, ``transpose``, ``squeeze``, ``expand``, ``expand_as``, ``contiguous``, indexing)
+act on the integers and keep the quantization (per channel only ``squeeze``, ``contiguous``
+and basic indexing, which takes the indexed channels' parameters). A
 :class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
 ops and dtype rules never look at it, so the eager path pays nothing for it. Given one, they
 raise :class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
@@ -117,7 +117,7 @@ class QuantizedTensor:
         raise QuantizedOperandError("_data")
 
     def __getattr__(self, name: str) -> Any:
-        """What only ordinary tensors have (``requires_grad``, ``unsqueeze``, …): a float op
+        """What only ordinary tensors have (``grad``, ``unsqueeze``, …): a float op
         or module was given a quantized tensor."""
         if name.startswith("__"):  # (protocols: copy, pickle, … look for these)
             raise AttributeError(name)
@@ -174,8 +174,16 @@ class QuantizedTensor:
         """The same quantization of other integers, the channels along ``axis``."""
         return QuantizedTensor(int_repr, self.dtype, self._scale, self._zero_point, axis)
 
-    def clone(self) -> QuantizedTensor:
-        return self._like(self._int.clone(), self._axis)
+    @property
+    def requires_grad(self) -> bool:
+        """False: a quantized tensor takes no gradient (as PyTorch's)."""
+        return False
+
+    def clone(self, *, memory_format: Any = None) -> QuantizedTensor:
+        """A copy of the integers (``memory_format`` as an ordinary tensor's ``clone``)."""
+        ints = self._int.clone() if memory_format is None else \
+            self._int.clone(memory_format=memory_format)
+        return self._like(ints, self._axis)
 
     def detach(self) -> QuantizedTensor:
         return self._like(self._int, self._axis)
@@ -194,6 +202,10 @@ class QuantizedTensor:
 
     def expand(self, *sizes: Any) -> QuantizedTensor:
         return self._same_qparams(self._int.expand(*sizes), "expand")
+
+    def expand_as(self, other: Any) -> QuantizedTensor:
+        """``expand(other.shape)`` (per tensor only, as PyTorch)."""
+        return self.expand(other.shape)
 
     def item(self) -> float:
         """The one element's real value (``dequantize().item()``), as PyTorch's."""
@@ -239,13 +251,19 @@ class QuantizedTensor:
                             len("tensor("))
 
 
+def _integer_scalar(item: Any) -> bool:
+    """A 0-d integer tensor, which indexes as its integer does (as PyTorch)."""
+    return isinstance(item, Tensor) and item.ndim == 0 and item.dtype.np.kind in "iu"
+
+
 def _channel_index(index: Any, shape: tuple[int, ...], axis: int
                    ) -> tuple[int, int | slice, bool, bool]:
     """Where the channel axis lands under a basic ``index``, what it takes of it, and
     whether the index cuts anything before the channel axis and at all (an integer, or a
     slice PyTorch does not skip: a slice alone, or one other than ``:``, ``0:`` or ``0:n``
     with ``n`` past the size)."""
-    items = index if isinstance(index, tuple) else (index,)
+    items = tuple(int(i) if _integer_scalar(i) else i
+                  for i in (index if isinstance(index, tuple) else (index,)))
     if not all(i is None or i is Ellipsis or isinstance(i, slice) or
                (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
                for i in items):
@@ -388,9 +406,9 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
 def dequantize(input: QuantizedTensor | Sequence[QuantizedTensor]
                ) -> Tensor | tuple[Tensor, ...]:
     """The float32 tensor a quantized tensor stands for (``input.dequantize()``); a tuple of
-    them for a list of quantized tensors. An ordinary tensor is returned as it is (as PyTorch).
-    """
+    them for a list of quantized tensors. An ordinary tensor is converted to float32 (the
+    same tensor if it is float32), as PyTorch's."""
     if isinstance(input, (list, tuple)):
         return tuple(dequantize(q) for q in input)
     refuse_non_tensor("dequantize", "input", input)  # (a PyTorch tensor's own would answer)
-    return input if isinstance(input, Tensor) else input.dequantize()
+    return input.float() if isinstance(input, Tensor) else input.dequantize()
