@@ -340,3 +340,11 @@ def test_expand_as_and_a_zero_dim_integer_tensor_index_as_torch():
         np.testing.assert_array_equal(got.int_repr().numpy(), want.int_repr().numpy())
     with pytest.raises(ArgumentError, match="per-channel"):  # (torch: a mask, not a channel)
         e[ember.tensor(True)]
+
+
+def test_int_repr_is_a_copy_as_torch():
+    q = ember.quantize_per_tensor(ember.tensor([1.0, 2.0]), 0.5, 0, ember.qint8)
+    q.int_repr().fill_(0)  # (wrote q's own integers before)
+    t = torch.quantize_per_tensor(torch.tensor([1.0, 2.0]), 0.5, 0, torch.qint8)
+    t.int_repr().fill_(0)
+    assert q.int_repr().tolist() == t.int_repr().tolist() == [2, 4]

@@ -75,7 +75,7 @@ class QuantizedTensor:
 
     # what PyTorch's quantized tensors answer
     def int_repr(self) -> Tensor:
-        return self._int
+        return self._int.clone()  # (a copy, as PyTorch's: writing it leaves this tensor be)
 
     def qscheme(self) -> QScheme:
         if self._axis is None:
