@@ -32,6 +32,7 @@ from ember.errors import (
     refuse_non_tensor,
     type_name,
 )
+from ember.layouts import is_dense
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.int_args import as_float, as_int
 from ember.quant import kernels
@@ -75,7 +76,14 @@ class QuantizedTensor:
 
     # what PyTorch's quantized tensors answer
     def int_repr(self) -> Tensor:
-        return self._int.clone()  # (a copy, as PyTorch's: writing it leaves this tensor be)
+        """A copy of the integers (as PyTorch's: writing it leaves this tensor be), with their
+        strides, size-1 dimensions' too, where they are dense."""
+        a = self._int._data
+        if type(a) is not np.ndarray or not is_dense(a) or any(s < 0 for s in a.strides):
+            return self._int.clone()
+        copy = np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, a.strides)
+        copy[...] = a
+        return from_numpy(copy)
 
     def qscheme(self) -> QScheme:
         if self._axis is None:
