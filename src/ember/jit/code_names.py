@@ -151,18 +151,31 @@ def item_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
 
 def _constant_locals(code: types.CodeType, ins: list) -> dict[str, Any]:
     """The locals of ``code`` (not its parameters) assigned once, a constant (``k = 'x'``),
-    and never deleted: a key they hold is as fixed as the constant."""
+    and never deleted: a key they hold is as fixed as the constant. One stored where a branch
+    joins or leaves (``k = 'a' if c else 'b'``, ``k = name or 'b'``: a jump to the store or
+    its constant, or one just before) is not."""
     stores: dict[str, list] = {}
     for i, instruction in enumerate(ins):
         if instruction.opname in ("STORE_FAST", "DELETE_FAST"):
             before = ins[i - 1] if i else None
             stores.setdefault(instruction.argval, []).append(
                 before.argval if instruction.opname == "STORE_FAST" and before is not None
-                and before.opname == "LOAD_CONST" and _plain_key(before.argval) else MISSING_KEY)
+                and before.opname == "LOAD_CONST" and _plain_key(before.argval) and
+                not _branch_at(ins, i) else MISSING_KEY)
     parameters = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount +
                                       bool(code.co_flags & 4) + bool(code.co_flags & 8)])
     return {name: values[0] for name, values in stores.items()
             if len(values) == 1 and values[0] is not MISSING_KEY and name not in parameters}
+
+
+def _branch_at(ins: list, i: int) -> bool:
+    """Whether a jump lands on the store ``ins[i]`` or the constant before it, or one is just
+    before that constant."""
+    return ins[i].is_jump_target or ins[i - 1].is_jump_target or \
+        i >= 2 and ins[i - 2].opcode in _JUMPS
+
+
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
 
 
 def _fixed_key(instruction: Any, constants: dict[str, Any]) -> tuple[str, Any] | None:

@@ -303,10 +303,12 @@ class Reach:
         module) is passed to, ``call[2]``-th (:func:`item_chains`'s ``("passed", call)``),
         (the function itself and the position, resolved by :func:`known_keys`), with its
         parameter bound to ``obj``: what it reads of it is watched. False where that is no
-        function of the user's (then ``obj`` is read whole)."""
+        function of the user's, or its code nested in it reads the parameter (a closure's
+        cell: ``sum(c[k] for k in c)``, ``lambda: c['b']``) (then ``obj`` is read whole)."""
         fn, i = call
         if not isinstance(fn, types.FunctionType) or library_code(fn) or \
                 i >= fn.__code__.co_argcount or isinstance(obj, Module) or \
+                fn.__code__.co_varnames[i] in fn.__code__.co_cellvars or \
                 not (isinstance(obj, WATCHED) or plain_object(obj)) or depth >= MAX_DEPTH:
             return False
         if (id(fn), id(obj)) not in self._methods:

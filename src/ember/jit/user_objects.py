@@ -128,8 +128,8 @@ def bound_value(holder: Any, name: Any) -> Any:
     """The value a global (``holder`` the globals dict), closure cell, default argument, the
     attribute ``name`` of a plain object or class, or the item ``name`` of a dict or list
     holds now."""
-    if isinstance(holder, dict):
-        return holder.get(name, MISSING)
+    if isinstance(holder, dict):  # (not a subclass's own ``get``: the user's code)
+        return dict.get(holder, name, MISSING)
     if isinstance(holder, list | tuple):
         return holder[name] if type(name) is int and -len(holder) <= name < len(holder) \
             else MISSING
