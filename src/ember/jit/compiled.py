@@ -435,7 +435,7 @@ class CompiledFunction:
         names = argument_names(self.fn, args, kwargs)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
-                      hooked or outside_writes(tracer) or
+                      hooked or outside_writes(tracer) or tracer.eager_reason or
                       aliased_writes(graph, leaves, key[1], names) or
                       state_view_writes(graph, key[1], names))
         if plan is not None:

@@ -101,6 +101,7 @@ class Tracer(Effects, ViewWrites):
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
         # tensors made here on memory that may be another's, written (see outside_memory)
         self.mark, self.outside = birth_mark(), {}
+        self.eager_reason: str | None = None  # (set where no graph can replay the call)
         self.others = OtherThreadsTensors()  # what other threads make meanwhile (see var_of)
         self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
@@ -348,6 +349,14 @@ class Tracer(Effects, ViewWrites):
         if threading.get_ident() != self.thread:
             return
         if t._vc.born <= self.mark:
+            if value._view is not None and value._vc.born <= self.mark:
+                # (T.data = U[1], U from before the call: from the second call on T views U
+                # already, and the graph, traced with T apart, read U[1] one call behind)
+                self.eager_reason = (
+                    f"runs eagerly: it sets .data of a tensor from before the call to a view "
+                    f"of another such tensor ({user_source()}); a graph cannot follow the "
+                    "aliasing that leaves between calls. Hint: write into the view itself "
+                    "(U[1].add_(1)), or set .data once, outside the function")
             self.var_of(t)
             if self.var_of(value).kind == "const":
                 note_write(self.outside, value, self.mark, held=True)
