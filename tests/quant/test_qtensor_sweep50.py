@@ -348,3 +348,12 @@ def test_int_repr_is_a_copy_as_torch():
     t = torch.quantize_per_tensor(torch.tensor([1.0, 2.0]), 0.5, 0, torch.qint8)
     t.int_repr().fill_(0)
     assert q.int_repr().tolist() == t.int_repr().tolist() == [2, 4]
+
+
+@pytest.mark.parametrize("dims", [(2, 0, 1), (1, 0, 2)])
+def test_int_repr_of_a_permuted_tensor_is_c_contiguous_as_torch(dims):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    q = ember.quantize_per_tensor(ember.tensor(x), 0.1, 0, ember.qint8).permute(*dims)
+    t = torch.quantize_per_tensor(torch.tensor(x), 0.1, 0, torch.qint8).permute(*dims)
+    assert q.int_repr().stride() == t.int_repr().stride()  # (3cbe24ec kept the permutation's)
+    assert q.int_repr().tolist() == t.int_repr().tolist()

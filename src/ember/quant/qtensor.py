@@ -32,7 +32,7 @@ from ember.errors import (
     refuse_non_tensor,
     type_name,
 )
-from ember.layouts import is_dense
+from ember.layouts import dense_strides, suggested_format
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.int_args import as_float, as_int
 from ember.quant import kernels
@@ -76,12 +76,15 @@ class QuantizedTensor:
 
     # what PyTorch's quantized tensors answer
     def int_repr(self) -> Tensor:
-        """A copy of the integers (as PyTorch's: writing it leaves this tensor be), with their
-        strides, size-1 dimensions' too, where they are dense."""
+        """A copy of the integers (as PyTorch's: writing it leaves this tensor be), laid out
+        in their suggested format as PyTorch's: channels-last strides (size-1 dimensions'
+        too) where they are so ordered, else C order."""
         a = self._int._data
-        if type(a) is not np.ndarray or not is_dense(a) or any(s < 0 for s in a.strides):
-            return self._int.clone()
-        copy = np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, a.strides)
+        fmt = suggested_format(a)
+        if fmt.dims is None:
+            return from_numpy(a.copy(order="C"))
+        strides = dense_strides(a.shape, fmt.dims, a.itemsize)
+        copy = np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, strides)
         copy[...] = a
         return from_numpy(copy)
 
