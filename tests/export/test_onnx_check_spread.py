@@ -13,6 +13,7 @@ import ember
 import ember.nn.functional as F
 import ember.onnx.exporter as exporter
 from ember.errors import ArgumentError
+from ember.export.errors import ExportError
 from tests.export.onnx_helpers import eager, run_onnx
 
 _AXES = {"x": {0: "b", 1: "t"}}
@@ -109,3 +110,30 @@ def test_an_expand_refusal_gives_the_one_explanation_that_applies():
     with pytest.raises(ember.onnx.ExportError, match="made in Python") as info:
         _export(_expand_to_a_python_size)
     assert "not computed from" not in str(info.value)
+
+
+class _Tokens(ember.nn.Module):
+    """Token and position embeddings, then a stride-16 cut: the cut's axis is an embedding's
+    new one and a Linear's merged one, which nothing follows back to T (review50g 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok, self.pos = ember.nn.Embedding(50, 16), ember.nn.Embedding(32, 16)
+        self.head = ember.nn.Linear(16, 50)
+
+    def forward(self, idx):
+        if idx.shape[1] > 32:
+            raise ArgumentError("block size 32")
+        return self.head((self.tok(idx) + self.pos(ember.arange(idx.shape[1])))[:, ::16])
+
+
+def test_a_cut_that_cannot_be_followed_back_widens_every_axis():
+    # (nothing was widened: exported at T = 20 with no warning, (1, 2, 50) in onnxruntime at
+    # T = 16 where eager gives (2, 1, 50); now the check moves too far for the block size,
+    # which warns at T = 20 and refuses at T = 24)
+    with pytest.warns(UserWarning, match="refused every size moved past"):
+        ember.onnx.to_model(_Tokens(), (ember.randint(0, 50, (2, 20)),), input_names=["x"],
+                            dynamic_axes=_AXES)
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(_Tokens(), (ember.randint(0, 50, (2, 24)),), input_names=["x"],
+                            dynamic_axes=_AXES)

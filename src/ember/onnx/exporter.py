@@ -223,7 +223,8 @@ def _stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, 
     far, every ``ceil(T / step)`` size they make changes, which the nearer traces may all
     share (``x[:, ::16]`` has 2 rows at every T from 17 to 32). Each cut is followed back
     through the ops that keep its axis (elementwise ops, permutes, slices, other cuts) to the
-    input axis it cuts; one that cannot be followed (an axis a reshape merged) widens nothing."""
+    input axis it cuts; one that cannot be followed (an axis a reshape merged: an nn.Linear on
+    (B, T, C); an embedding's new axis) widens every dynamic axis name by its product."""
     made = {v: e for e in graph.eqns for v in e.outputs}
     named = {(v, a): n for i, v in enumerate(graph.inputs) for a, n in axes.get(i, {}).items()}
     spreads: dict[str, int] = {}
@@ -234,8 +235,7 @@ def _stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, 
                 producer = made[var]
                 var, at = _source_axis(producer, var, at)
                 product *= _strides(producer).get(at, 1)
-            if (var, at) in named:
-                name = named[var, at]
+            for name in [named[var, at]] if (var, at) in named else set(named.values()):
                 spreads[name] = min(max(spreads.get(name, 1), product), _MAX_SPREAD)
     return spreads
 
@@ -276,6 +276,9 @@ def _source_axis(eqn: Any, out: Var, axis: int) -> tuple[Var, int | None]:
                 return src, None if e is None else d
             o, d = o + 1, d + (e is not None)
         return src, d + axis - o
+    if eqn.prim.name == "matmul" and len(eqn.inputs) == 2 and \
+            len(eqn.inputs[1].shape) == len(out.shape) >= 2 and axis == len(out.shape) - 1:
+        return eqn.inputs[1], axis  # (a product's last axis is its second operand's)
     if eqn.prim.name == "reshape":  # (an axis kept whole: as many elements before it)
         before = math.prod(out.shape[:axis])
         return src, next((j for j, n in enumerate(src.shape) if n == out.shape[axis] and
