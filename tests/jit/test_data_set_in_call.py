@@ -186,3 +186,20 @@ def test_data_set_to_a_view_of_state_then_the_state_read_runs_eagerly_as_eager()
         return [g(ember.ones(3)).tolist() for _ in range(4)], U.tolist()
 
     assert run(True) == run(False)
+
+
+def test_a_write_through_numpy_of_a_tensor_from_before_the_call_runs_eagerly():
+    # (review50f 5: U.numpy()[0, 0] += 1 gave 1, 1, 1 compiled, 1, 2, 3 eager)
+    def run(compiled):
+        U = ember.zeros(2, 3)
+
+        def f(x):
+            U.numpy()[0, 0] += 1
+            return x * U[0, 0]
+
+        g = jit.compile(f) if compiled else f
+        return [g(ember.ones(1)).tolist() for _ in range(3)], g
+
+    (eager, _), (got, g) = run(False), run(True)
+    assert got == eager == [[1.0], [2.0], [3.0]]
+    assert g.last.eager.startswith("runs eagerly: it takes .numpy()")

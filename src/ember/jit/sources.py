@@ -50,6 +50,15 @@ def _is_ember_file(path: str) -> bool:
     return os.path.abspath(path).startswith(_EMBER_DIR)
 
 
+def called_by_user(*plumbing: str) -> bool:
+    """Whether the code below the caller's frame, past the frames of the files ``plumbing``
+    (a method's and the hooks' that told the caller), is the user's, not Ember's own."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename in plumbing:
+        frame = frame.f_back
+    return frame is not None and not _is_ember_file(frame.f_code.co_filename)
+
+
 def _at(src: Source | None) -> str:
     return "" if src is None else f" at {src.file}:{src.line} (`{src.text}`)"
 

@@ -28,7 +28,14 @@ from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.kernels import owner as memory_owner
 from ember.jit.outside_memory import note_write
-from ember.jit.sources import DataDependentShape, TraceError, _at, other_thread_error, user_source
+from ember.jit.sources import (
+    DataDependentShape,
+    TraceError,
+    _at,
+    called_by_user,
+    other_thread_error,
+    user_source,
+)
 from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
@@ -56,6 +63,9 @@ def _not_traceable(t: Any) -> TraceError:
                       "nn.Embedding(sparse=False) (or embedding(..., sparse=False)) in a "
                       "compiled step, or run this step eagerly")
 
+
+# (the files between a user's .numpy() and on_value_read)
+_TENSOR_FILE, _HOOKS_FILE = Tensor.numpy.__code__.co_filename, apply_below.__code__.co_filename
 
 class Tracer(Effects, ViewWrites):
     """The dispatch handler that records a :class:`Graph` while the function runs.
@@ -397,6 +407,11 @@ class Tracer(Effects, ViewWrites):
             self._promote(var, t)
 
     def on_value_read(self, t: Tensor, what: str) -> None:
+        if what == "numpy()" and t._vc.born <= self.mark and self.eager_reason is None and \
+                called_by_user(_TENSOR_FILE, _HOOKS_FILE):
+            self.eager_reason = (  # (as torch.compile breaks its graph at .numpy())
+                f"runs eagerly: it takes .numpy() of a tensor from before the call "
+                f"({user_source()}), whose writes no graph replays. Hint: use ember ops")
         var = self.lookup(t._data)
         if var is None and (var := self.var_of(t)).kind == "state":  # (the caller's)
             self.value_reads[var] = (t, what, user_source())
