@@ -27,6 +27,15 @@ def eager(fn, *args):
     return [o.numpy() for o in outs]
 
 
+def matches_eager_over_lengths(proto, fn, lengths):
+    """onnxruntime's first output of ``proto`` equals eager ``fn``'s on a random (3, t, 4)
+    input for each length ``t`` of ``lengths`` (the exported axis 1 is dynamic)."""
+    for t in lengths:
+        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
+                                   rtol=1e-5, atol=1e-5)
+
+
 def check_seeded_export(fn, x, seed):
     """``fn`` draws random numbers (a module built in the call): exported after
     ``manual_seed(seed)``, onnxruntime gives what an eager call after the same seed gives."""

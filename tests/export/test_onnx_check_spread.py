@@ -14,7 +14,7 @@ import ember.nn.functional as F
 import ember.onnx.exporter as exporter
 from ember.errors import ArgumentError
 from ember.export.errors import ExportError
-from tests.export.onnx_helpers import eager, run_onnx
+from tests.export.onnx_helpers import eager, matches_eager_over_lengths, run_onnx
 
 _AXES = {"x": {0: "b", 1: "t"}}
 
@@ -93,10 +93,7 @@ def _centred_pool(x):
 def test_an_expand_to_the_size_of_the_tensor_it_meets_reads_that_tensors_size(fn):
     # (refused since the Expand's sizes were no longer read from a pad or pool)
     proto = _export(fn)
-    for t in (17, 5, 34, 50, 2):
-        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
-        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
-                                   rtol=1e-5, atol=1e-5)
+    matches_eager_over_lengths(proto, fn, (17, 5, 34, 50, 2))
 
 
 def _expand_to_a_python_size(x):  # (T + ceil(T / 16): T + 2 at every traced T)

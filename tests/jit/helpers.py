@@ -41,3 +41,15 @@ def like_eager(f: Any, changes: list) -> Any:
         change()
         np.testing.assert_allclose(g(t).numpy(), f(t).numpy())
     return g
+
+
+def eager_then_compiled(make: Any, calls: int) -> tuple[list, list, Any]:
+    """``make()`` gives a function on fresh state and what to record after a call (a function
+    of its result); each is called ``calls`` times on ``arange(3.0)``, plain then compiled:
+    the two lists of records and the compiled function."""
+    runs, g = [], None
+    for compiled in (False, True):
+        f, record = make()
+        g = ember.jit.compile(f) if compiled else f
+        runs.append([record(g(ember.arange(3.0))) for _ in range(calls)])
+    return runs[0], runs[1], g

@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 import pytest
+from tests.jit.helpers import eager_then_compiled
 
 import ember
 from ember import jit
@@ -156,14 +157,12 @@ def test_data_set_to_a_view_is_that_view(body):
     # (T.data = U[1]: a write into T is one into U, as eager's; it raised a TraceError naming
     # "a view (shape (2, 3))" at the caller's line. A view whose base got other memory since
     # is a view no more: the graph wrote into U's new memory)
-    runs = []
-    for compiled in (False, True):
+    def make():
         T, U = ember.zeros(3), ember.ones(2, 3)
-        f = functools.partial(body, T, U)
-        f = jit.compile(f) if compiled else f
-        runs.append([(f(ember.arange(3.0)).tolist(), T.tolist(), U.tolist())
-                     for _ in range(CALLS)])
-    assert runs[1] == runs[0]
+        return functools.partial(body, T, U), lambda out: (out.tolist(), T.tolist(), U.tolist())
+
+    eager, compiled, f = eager_then_compiled(make, CALLS)
+    assert compiled == eager
     # (a view of a tensor from before the call runs eagerly: review50f found the graph one
     # call behind once T views U from the call before)
     of_state = body in (_view_written_through, _base_written_view_read,

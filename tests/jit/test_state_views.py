@@ -6,10 +6,12 @@ value from before the write (1, 1, 2 where eager gives 1, 2, 3); likewise throug
 
 from __future__ import annotations
 
+import functools
+
 import pytest
+from tests.jit.helpers import eager_then_compiled
 
 import ember
-from ember import jit
 
 CALLS = 3
 
@@ -46,16 +48,12 @@ def _data_set_view_base_written(s, x):
                                   _view_written_base_read, _data_set_view_written_base_read,
                                   _data_set_view_base_written])
 def test_state_that_views_other_state_matches_eager(body):
-    runs = []
-    for compiled in (False, True):
+    def make():
         U = ember.ones(2, 3)
         held = {"T": ember.zeros(3), "U": U, "V": U[1]}
+        return functools.partial(body, held), lambda out: (out.tolist(), U.tolist())
 
-        def f(x, held=held):
-            return body(held, x)
-
-        f = jit.compile(f) if compiled else f
-        runs.append([(f(ember.arange(3.0)).tolist(), U.tolist()) for _ in range(CALLS)])
-    assert runs[1] == runs[0]
+    eager, compiled, f = eager_then_compiled(make, CALLS)
+    assert compiled == eager
     of_state = body in (_data_set_view_written_base_read, _data_set_view_base_written)
     assert (f.last.eager or "").startswith("runs eagerly: it sets .data") == of_state
