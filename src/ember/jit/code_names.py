@@ -187,7 +187,7 @@ def _fixed_key(instruction: Any, constants: dict[str, Any]) -> tuple[str, Any] |
         return ("item", name)
     if op == "LOAD_FAST" and name in constants:
         return ("item", constants[name])
-    if op in ("LOAD_GLOBAL", "LOAD_DEREF") and not (op == "LOAD_GLOBAL" and instruction.arg & 1):
+    if op in ("LOAD_GLOBAL", "LOAD_DEREF") and not _null_first(instruction):
         return ("key", (op, name))
     return None
 
@@ -206,12 +206,10 @@ def _called(ins: list, i: int, j: int) -> bool:
     """Whether the value loaded by instructions ``i`` to ``j - 1`` is called, with arguments
     of simple loads (``obj(x, y=1)``): a NULL pushed before it, then the loads, then
     ``PRECALL`` taking just them."""
-    if not (ins[i].opname == "LOAD_GLOBAL" and ins[i].arg & 1 or
-            i and ins[i - 1].opname == "PUSH_NULL"):
+    if not (_null_first(ins[i]) or i and ins[i - 1].opname == "PUSH_NULL"):
         return False
     k = j
-    while k < len(ins) and ins[k].opname in _KEY_LOADS and \
-            not (ins[k].opname == "LOAD_GLOBAL" and ins[k].arg & 1):
+    while k < len(ins) and ins[k].opname in _KEY_LOADS and not _null_first(ins[k]):
         k += 1
     n = k - j
     if k < len(ins) and ins[k].opname == "KW_NAMES":
@@ -240,6 +238,7 @@ def _passed(ins: list, i: int) -> tuple[str, str, int] | None:
 
 
 def _null_first(instruction: Any) -> bool:
+    """Whether ``instruction`` loads a global with a NULL pushed first (a callee's load)."""
     return instruction.opname == "LOAD_GLOBAL" and bool(instruction.arg & 1)
 
 
