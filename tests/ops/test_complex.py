@@ -529,3 +529,21 @@ def test_gradient_of_complex_samples_and_coordinates_as_torch():
     got = ember.gradient(ember.tensor([1.0, 2.0, 4.0]), spacing=[coords])[0]
     want = torch.gradient(torch.tensor([1.0, 2.0, 4.0]), spacing=[torch.tensor(coords.numpy())])
     np.testing.assert_allclose(got.numpy(), want[0].numpy(), rtol=1e-6)
+
+
+def test_float_power_inplace_of_complex128_as_torch():
+    """opdb51a: a complex128 base holds float_power's complex128 result (torch computes it);
+    a float64 base with a complex exponent, or a complex64 base, cannot (torch refuses too)."""
+    for exponent in (2, 0.5, 1j, [2.0], [0.5 - 1j]):
+        t_exp = torch.tensor(exponent) if isinstance(exponent, list) else exponent
+        e_exp = ember.tensor(exponent) if isinstance(exponent, list) else exponent
+        t = torch.tensor([1 + 2j, -0.5j], dtype=torch.complex128)
+        e = ember.tensor(t.numpy())
+        assert e.float_power_(e_exp) is e
+        np.testing.assert_allclose(e.numpy(), t.float_power_(t_exp).numpy(), rtol=1e-12)
+        assert e.dtype is ember.complex128
+    with pytest.raises(ember.DTypeError, match="the result is complex128, which cannot be "
+                       "written into a float64"):
+        ember.tensor([2.0], dtype=ember.float64).float_power_(1j)
+    with pytest.raises(ember.DTypeError, match="result is complex128.*complex64"):
+        ember.tensor([1j], dtype=ember.complex64).float_power_(2)

@@ -515,8 +515,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise ArgumentTypeError("float_power: needs a tensor input or exponent, got "
                                 f"{type_name(input)} and {type_name(exponent)}")
-    wide = dtypes.complex128 if result_dtype(input, exponent).is_complex else \
-        dtypes.float64
+    wide = _float_power_dtype(input, exponent)
     if isinstance(input, Tensor):
         input = cast(input, wide)
     if isinstance(exponent, Tensor):
@@ -526,13 +525,20 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     return arithmetic.pow(input, exponent)
 
 
+def _float_power_dtype(input: Any, exponent: Any) -> dtypes.DType:
+    """float_power's result dtype: complex128 if an operand is complex, else float64."""
+    return dtypes.complex128 if result_dtype(input, exponent).is_complex else dtypes.float64
+
+
 @method("float_power_")
 def _float_power_(self: Tensor, exponent: Any) -> Tensor:
-    """In-place ``float_power``: only a float64 tensor can hold its result."""
-    if self.dtype is not dtypes.float64:
-        raise DTypeError(f"float_power_: the result is float64, which cannot be written into "
-                         f"a {self.dtype.name} tensor. Hint: use float_power, or .double() "
-                         "first")
+    """In-place ``float_power``: only a tensor of the result's dtype (float64, complex128 with a
+    complex operand) can hold it."""
+    wide = _float_power_dtype(self, exponent)
+    if self.dtype is not wide:
+        raise DTypeError(f"float_power_: the result is {wide.name}, which cannot be written "
+                         f"into a {self.dtype.name} tensor. Hint: use float_power, or "
+                         f"convert with .to(ember.{wide.name}) first")
     return inplace(self, "float_power_", lambda old: float_power(old, exponent))
 
 
