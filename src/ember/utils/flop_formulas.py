@@ -4,8 +4,9 @@ PyTorch's (``torch.utils.flop_counter``), keyed by Ember primitive name.
 Only the heavy products are counted, as PyTorch counts only them: matrix products (``matmul``,
 which ``mm``, ``bmm``, ``addmm``, ``baddbmm`` and ``linear`` apply), the pairwise contractions
 of ``einsum``, convolutions (``conv``), attention (the blockwise
-``scaled_dot_product_attention``; its composite path is matmuls) and the fused
-``linear_cross_entropy``'s logits. A product counts 2·M·N·K (a multiply and an add per
+``scaled_dot_product_attention``; its composite path is matmuls), the fused
+``linear_cross_entropy``'s logits and the recurrent products of the whole-sequence LSTM and GRU
+primitives (``lstm_scan``, ``gru_scan``). A product counts 2·M·N·K (a multiply and an add per
 term). Each has a backward formula, counted once per backward of such an op with the ops its
 rule applies not counted again: one product of the forward's size per gradient made, as
 PyTorch's ``mm``/``bmm`` backward (so a product PyTorch runs as ``mv`` or ``dot``, uncounted,
@@ -181,3 +182,32 @@ def linear_cross_entropy_backward_flop(grad_out: Shape, x: Shape, w: Shape, *res
     """One product of the forward's size per gradient made (input, weight), as PyTorch's
     backward counts; the logits the rule recomputes are not counted."""
     return sum(output_mask[:2]) * 2 * x[0] * prod(w)
+
+
+@register_flop_formula(["lstm_scan", "gru_scan"])
+def rnn_scan_flop(px: Shape, h0: Shape, *rest: Shape, out_shape: Shape, **_: Any) -> int:
+    """Each step's ``h W_hhᵀ``: 2·steps·batch·(gates·hidden)·hidden, the products PyTorch
+    runs as ``mm``/``addmm`` per step (the input projection is a ``linear`` of its own)."""
+    return 2 * prod(px) * h0[-1]
+
+
+def _rnn_scan_backward(px: Shape, h0: Shape, h0_grad: bool, w_hh_grad: bool) -> int:
+    """The recurrent products' gradients as PyTorch's ``mm`` backward counts them per step:
+    ``W_hh``'s (every step) when it needs one, and the previous state's at every step but the
+    first, whose is made only when ``h0`` needs one."""
+    step = 2 * prod(px[1:]) * h0[-1]
+    return step * (px[0] * w_hh_grad + max(px[0] - 1, 0) + h0_grad)
+
+
+@register_flop_formula("lstm_scan", backward=True)
+def lstm_scan_backward_flop(grad_out: Shape, px: Shape, h0: Shape, *rest: Shape,
+                            output_mask: tuple[bool, ...], **_: Any) -> int:
+    """Inputs ``px, h0, c0, w_hh[, b_hh]``: see :func:`_rnn_scan_backward`."""
+    return _rnn_scan_backward(px, h0, output_mask[1], output_mask[3])
+
+
+@register_flop_formula("gru_scan", backward=True)
+def gru_scan_backward_flop(grad_out: Shape, px: Shape, h0: Shape, *rest: Shape,
+                           output_mask: tuple[bool, ...], **_: Any) -> int:
+    """Inputs ``px, h0, w_hh[, b_hh]``: see :func:`_rnn_scan_backward`."""
+    return _rnn_scan_backward(px, h0, output_mask[1], output_mask[2])
