@@ -57,6 +57,10 @@ CASES = [_sr(r, s) for r in ("sum", "prod", "mean", "amax", "amin") for s in (Tr
            [S(arg(4, 3)), S(arg(1, 3))]),
     OpCase("trapezoid_x", lambda y, x: ember.trapezoid(y, x), lambda y, x: torch.trapezoid(y, x),
            [S(arg(2, 4), arg(4)), S(arg(2, 4), arg(2, 4))]),
+    OpCase("trapezoid_dx", lambda y: ember.trapezoid(y, dx=0.3),
+           lambda y: torch.trapezoid(y, dx=0.3), [S(arg(2, 4)), S(arg(3, 1))]),
+    OpCase("cumulative_trapezoid_x", lambda y, x: ember.cumulative_trapezoid(y, x, dim=0),
+           lambda y, x: torch.cumulative_trapezoid(y, x, dim=0), [S(arg(3, 2), arg(3, 2))]),
     OpCase("cumulative_trapezoid", lambda y: ember.cumulative_trapezoid(y, dx=0.5),
            lambda y: torch.cumulative_trapezoid(y, dx=0.5), [S(arg(2, 4))]),
     OpCase("dist", lambda a, b: a.dist(b, 3), lambda a, b: a.dist(b, 3),
@@ -309,6 +313,22 @@ def test_trapezoid_with_fewer_dims_in_x():
                 getattr(ember, name)(ember.from_numpy(y), ember.from_numpy(x), dim=dim).numpy(),
                 getattr(torch, name)(torch.from_numpy(y), torch.from_numpy(x), dim=dim).numpy(),
                 err_msg=f"{name} dim={dim}")
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [(torch.uint8, 0, 255), (torch.int8, -128, 127),
+                                           (torch.int32, -999, 999)])  # (float32 sums exact)
+def test_trapezoid_of_integers_is_torch_s_to_the_last_bit(dtype, lo, hi):
+    # opdb51a: PyTorch multiplies integer sample pairs by integer steps in the input dtype
+    # before halving (a uint8 product wraps), and takes a constant step's integral as
+    # (sum - (first + last) / 2) * dx; Ember halved first and summed halves (1375 vs 95)
+    gen = torch.Generator().manual_seed(0)
+    y, x = (torch.randint(lo, hi, shape, dtype=dtype, generator=gen) for shape in [(3, 6), (6,)])
+    ey, ex = ember.tensor(y.numpy()), ember.tensor(x.numpy())
+    for call in (lambda m, y, x: m.trapezoid(y, x), lambda m, y, x: m.cumulative_trapezoid(y, x),
+                 lambda m, y, x: m.trapezoid(y, dx=3, dim=0), lambda m, y, x: m.trapezoid(y)):
+        want, got = call(torch, y, x), call(ember, ey, ex)
+        assert got.dtype.name == str(want.dtype).split(".")[1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 def test_masked_scatter_broadcasts_input():

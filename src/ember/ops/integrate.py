@@ -13,24 +13,26 @@ from ember.ops.multi_dot import multi_dot
 from ember.ops.norms import vector_norm
 from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum
-from ember.ops.shape import dim_of, narrow, reshape
+from ember.ops.shape import dim_of, narrow, reshape, select
 from ember.tensor import Tensor, method
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "chain_matmul"]
 
 
-def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
-    """The trapezoids' areas along ``dim`` (one fewer than the samples) and the dim."""
+def _dim(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> int:
+    """``dim`` checked against ``y``, after checking that at most one of x and dx is given."""
     if x is not None and dx is not None:
         raise TypeError(f"{op}: give x or dx, not both")
+    return dim_of(y, dim, op)
+
+
+def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> Tensor:
+    """The trapezoids' areas along ``dim`` (one fewer than the samples, at least one)."""
     d = dim_of(y, dim, op)
     n = y.shape[d]
-    if n == 0:
-        return None, d
-    mid = (narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)) / 2
+    pairs = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
     if x is None or not isinstance(x, Tensor):
-        step = 1 if x is None and dx is None else (dx if dx is not None else x)
-        return mid * step, d
+        return pairs / 2 * _step(x, dx)
     if x.ndim == 1:
         if x.shape[0] != n:
             raise ShapeError(f"{op}: There must be one `x` value for each sample point, got "
@@ -44,7 +46,13 @@ def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
         xd = normalize_dim(dim, x.ndim, op)
         k = x.shape[xd]
         diffs = narrow(x, xd, 1, k - 1) - narrow(x, xd, 0, k - 1)
-    return mid * diffs, d
+    # (PyTorch's order: integer pairs times integer steps wrap as its kernels do, then halve)
+    return pairs * diffs / 2
+
+
+def _step(x: Any, dx: Any) -> Any:
+    """The constant spacing: ``dx``, a number ``x``, else 1."""
+    return 1 if x is None and dx is None else (dx if dx is not None else x)
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -57,12 +65,14 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
         >>> ember.trapezoid(ember.tensor([1.0, 2.0, 3.0]), ember.tensor([0.0, 1.0, 3.0]))
         tensor(6.5000)
     """
-    areas, d = _areas("trapezoid", y, x, dx, dim)
-    if areas is None:
+    d = _dim("trapezoid", y, x, dx, dim)
+    if y.shape[d] == 0:
         shape = tuple(s for i, s in enumerate(y.shape) if i != d)
         return to_float(y).new_zeros(shape) if not y.dtype.is_floating_point else \
             y.new_zeros(shape)
-    return areas.sum(d)
+    if not isinstance(x, Tensor):  # (PyTorch's formula for a constant step: its rounding)
+        return (y.sum(d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * _step(x, dx)
+    return _areas("trapezoid", y, x, dx, dim).sum(d)
 
 
 trapz = trapezoid
@@ -75,10 +85,10 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
         >>> ember.cumulative_trapezoid(ember.tensor([1.0, 2.0, 3.0]))
         tensor([1.5000, 4.0000])
     """
-    areas, d = _areas("cumulative_trapezoid", y, x, dx, dim)
-    if areas is None:
+    d = _dim("cumulative_trapezoid", y, x, dx, dim)
+    if y.shape[d] == 0:
         return to_float(y)
-    return cumsum(areas, d)
+    return cumsum(_areas("cumulative_trapezoid", y, x, dx, dim), d)
 
 
 @method()
