@@ -9,7 +9,7 @@ Example:
     ember.Size([1, 10])
 """
 
-from ember.vision.models import detection, segmentation
+from ember.vision.models import detection, segmentation, video
 from ember.vision.models._api import get_model, get_model_builder, list_models
 from ember.vision.models.alexnet import *  # noqa: F403
 from ember.vision.models.alexnet import __all__ as _alexnet

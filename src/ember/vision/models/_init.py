@@ -12,14 +12,14 @@ from ember.nn import init
 
 def init_convs_and_norms(model: nn.Module, conv_mode: str = "fan_out",
                          linear: Callable[[nn.Linear], object] | None = None) -> None:
-    """Convolutions He-normal (``conv_mode`` fan, ReLU gain) with zero biases; batch and group
-    norms to weight 1, bias 0; each ``nn.Linear`` through ``linear`` when given."""
+    """2-D and 3-D convolutions He-normal (``conv_mode`` fan, ReLU gain) with zero biases; batch
+    and group norms to weight 1, bias 0; each ``nn.Linear`` through ``linear`` when given."""
     for m in model.modules():
-        if isinstance(m, nn.Conv2d):
+        if isinstance(m, (nn.Conv2d, nn.Conv3d)):
             init.kaiming_normal_(m.weight, mode=conv_mode, nonlinearity="relu")
             if m.bias is not None:
                 init.zeros_(m.bias)
-        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+        elif isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d, nn.GroupNorm)):
             init.ones_(m.weight)
             init.zeros_(m.bias)
         elif isinstance(m, nn.Linear) and linear is not None:
