@@ -46,6 +46,13 @@ from ember.jit.reached_values import (
     known_keys,
     value_key,
 )
+from ember.jit.special_reads import (
+    draws_random,
+    makes_unseeded,
+    method_reads,
+    stored_callable,
+    warn_random,
+)
 from ember.jit.user_objects import (
     MISSING,
     NOT_FOLLOWED,
@@ -53,7 +60,6 @@ from ember.jit.user_objects import (
     assigned_attributes,
     bound_value,
     class_reads_state,
-    draws_random,
     is_library,
     library_code,
     member,
@@ -69,7 +75,7 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
 
 # the methods Python runs for ``obj[k]``, ``len(obj)``, ``k in obj``, ``for k in obj``, ``obj(x)``
-PROTOCOL = ("__getitem__", "__len__", "__contains__", "__iter__", "__call__")
+PROTOCOL = ("__getitem__", "__missing__", "__len__", "__contains__", "__iter__", "__call__")
 
 _REQUIRES_GRAD = attrgetter("requires_grad")
 
@@ -156,6 +162,8 @@ class Reach:
                 self.add(getattr(wrapped, "__name__", "wrapped"), wrapped, depth)
             return
         stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
+        if makes_unseeded(code):
+            warn_random(f"{func.__qualname__}: a generator made without a seed")
         self.reads_state = self.reads_state or not STATE_NAMES.isdisjoint(
             code_names(code, ATTRIBUTE_LOADS))
         defaults = Defaults(func) if isinstance(func, types.FunctionType) else None
@@ -182,8 +190,9 @@ class Reach:
                     self._bind(scope, name, f"{func.__qualname__}: global {name}")
                 self.add(name, scope[name], depth)
         local = {**values, **(arguments or {})}  # (a parameter left out: its default)
-        if code.co_argcount and (owner or target) is not None:
-            local[code.co_varnames[0]] = owner or target
+        this = owner if owner is not None else target  # (an empty dict subclass is falsy)
+        if code.co_argcount and this is not None:
+            local[code.co_varnames[0]] = this
         roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells, "LOAD_FAST": local}
         written = set(code_names(code, ATTRIBUTE_STORES))
         for op, name, attributes in attribute_chains(code):
@@ -236,15 +245,12 @@ class Reach:
         (``helper(obj)``, ``getattr(obj, name)``): its attributes too; called (``obj(x)``):
         its ``__call__`` alone. ``cfg.get('k')`` reads an item (or its absence), and an
         optimizer's ``param_groups`` are read as the user's list."""
+        if draws_random(obj, links):
+            warn_random(label)
+            return
         subscripted = False
         for kind, key in links:
             holder = obj
-            if draws_random(holder, kind, key):
-                warnings.warn(f"ember.jit: {label} draws Python's or NumPy's random numbers: "
-                              "they are drawn once, while tracing, and the graph keeps them. "
-                              "Hint: draw with ember.rand/ember.randn, or pass the number in",
-                              stacklevel=4)
-                return
             if kind in ("attr", "method") and isinstance(holder, WATCHED):
                 if key not in WRITE_METHODS:  # (a method: a read, but for ``log.append``)
                     self._watch_whole(holder, label)
@@ -254,7 +260,12 @@ class Reach:
                     self._watch_whole(holder, label)
                 self._follow_methods(holder, ("get",), depth)
                 return
-            if kind == "method":
+            if kind == "method":  # (its class's method; a callable it holds, ``self.t(x)``;
+                held = stored_callable(holder, key)  # a library's method that returns an
+                read = method_reads(holder, key)  # attribute: a scheduler's ``get_last_lr()``)
+                if held is not None or read is not None:
+                    self._bind(holder, read or key, f"{label}.{read or key}")
+                    self.add(f"{label}.{key}", held, depth + 1)
                 self._follow_methods(holder, (key,), depth)
                 return
             if kind == "passed":  # (``helper(cfg)``: the helper's reads of it, if followed)
@@ -270,7 +281,8 @@ class Reach:
                     self._watch_whole(holder, label)
                 if kind != "item" and not isinstance(holder, Module):  # (``helper(obj)``,
                     self._watch_whole(vars(holder), f"{label}.__dict__")  # ``getattr``)
-                return
+                if kind != "item" or not isinstance(holder, dict | list):
+                    return  # (a dict or list subclass's item: also watched as a dict's, below)
             if kind == "attr":
                 if not (plain_object(holder) or isinstance(holder, Module) or
                         user_module(holder) or user_class(holder)) or \
@@ -288,7 +300,9 @@ class Reach:
             elif kind in ("item", "get"):
                 subscripted = True
                 obj = _item(holder, key)
-                if isinstance(holder, dict | list) and (obj is not MISSING or kind == "get"):
+                if isinstance(holder, dict):  # (an absent key too: the call may set it)
+                    self._bind(holder, key, f"{label}[{key!r}]")
+                elif isinstance(holder, list) and obj is not MISSING:
                     self._bind(holder, key, f"{label}[{key!r}]")
                 elif obj is MISSING and isinstance(holder, list | tuple):  # (``L[True]``)
                     self._watch_whole(holder, label)

@@ -13,6 +13,8 @@ import sys
 from types import FrameType
 from typing import Any
 
+import numpy as np
+
 from ember.jit.kernels import owner as memory_owner
 from ember.jit.sources import _at, user_source
 from ember.tensor import Tensor
@@ -31,11 +33,53 @@ def outside_writes(tracer: Any) -> str | None:
     """Why calls with this key run the plain function, if the trace wrote into memory that
     outlives the call (see :func:`written_outside`). None where it wrote none."""
     found = written_outside(tracer)
-    return None if found is None else (
+    return shared_state(tracer) if found is None else (
         f"runs eagerly: it writes in place into {found}; eager moves that memory at each "
         "call, a graph would hold the first call's value. Hint: make the tensor once, "
         "outside the function (G_t = ember.from_numpy(G)), and use it there, or .clone() it "
         "before writing when the array should stay as it is")
+
+
+def shared_state(tracer: Any) -> str | None:
+    """Why calls with this key run the plain function, if the graph writes a tensor it
+    reaches whose memory another one it reaches shares with no view record the trace follows
+    (``W.data = F[:3]`` before the call, then ``F.add_(1)``: the graph would read ``W`` as it
+    was when the call started). Only tensors on the same memory are compared (at each trace)."""
+    graph = tracer.graph
+    if not graph.writes:
+        return None
+    tensors = {id(t): t for t in [*(r.tensor for r in graph.state if not r.grad),
+                                  *(t for t, _ in graph.writes)]}
+    groups: dict[int, list[Tensor]] = {}
+    for t in tensors.values():
+        groups.setdefault(memory_owner(t._data), []).append(t)
+    written = {id(t) for t, _ in graph.writes}
+    for group in groups.values():
+        roots = [_root(tracer, t) for t in group]
+        for i, a in enumerate(group):
+            for j, b in enumerate(group):
+                if id(a) in written and i != j and roots[i] is not roots[j] and \
+                        _overlap(a._data, b._data):
+                    label = tracer.labels.get
+                    return (f"runs eagerly: it writes {label(id(a), 'a tensor it reaches')} in "
+                            f"place, and {label(id(b), 'another tensor it reaches')} shares its "
+                            "memory with no view record (as after W.data = F[:3]); the graph "
+                            "would read each as it was when the call started. Hint: take the "
+                            "view in the function (F[:3]), or .clone() one of them")
+    return None
+
+
+def _root(tracer: Any, t: Tensor) -> Any:
+    """The array of the tensor ``t`` views, as the trace follows it (``t``'s own else)."""
+    seen = tracer.view_record(t)
+    return (t if seen is None else seen[0])._data
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.shares_memory(a, b, max_work=1 << 12))
+    except np.exceptions.TooHardError:
+        return True
 
 
 def written_outside(tracer: Any) -> str | None:

@@ -5,7 +5,7 @@ down."""
 from __future__ import annotations
 
 import array
-from collections import deque
+from collections import ChainMap, deque
 from collections.abc import Iterator
 from operator import is_
 from types import MappingProxyType
@@ -90,7 +90,8 @@ def key_label(key: Any, i: int) -> str:
 # what a container read whole may be: its keys or items are watched (a set's in the order it
 # gives them, an ``array.array``'s by value, a dict view's as its dict's)
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
-WATCHED = (list, tuple, dict, set, frozenset, deque, array.array, MappingProxyType, *_VIEWS)
+WATCHED = (list, tuple, dict, set, frozenset, deque, array.array, MappingProxyType, ChainMap,
+           *_VIEWS)
 WATCHED_ITEMS = 1 << 16  # a container's items (nested ones counted) watched whole, at most
 
 
@@ -121,6 +122,8 @@ class Contents:
     def _walk(self, value: Any, where: str, depth: int, left: int, seen: set[int]) -> int:
         if isinstance(value, _VIEWS):  # (``D.values()``: what its dict holds)
             value = value.mapping
+        elif isinstance(value, ChainMap):  # (what its maps hold)
+            value, where = value.maps, f"{where}.maps"
         elif plain_object(value) and not isinstance(value, (Module, *WATCHED)):  # (L[0].s)
             value, where = vars(value), f"{where}.__dict__"
         if not isinstance(value, WATCHED) or left < 0 or id(value) in seen:

@@ -10,13 +10,10 @@ call (:func:`bound_value`).
 from __future__ import annotations
 
 import functools
-import random
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
-
-import numpy as np
 
 from ember.jit.code_names import ATTRIBUTE_LOADS, STATE_NAMES, attribute_writes, code_names
 from ember.nn.module import Module
@@ -172,22 +169,6 @@ class Defaults:
             return (self.fn.__kwdefaults__ or {}).get(name, MISSING)
         defaults = self.fn.__defaults__ or ()
         return defaults[-back] if back <= len(defaults) else MISSING
-
-
-def draws_random(holder: Any, kind: str, key: Any) -> bool:
-    """Whether a link of a chain draws Python's or NumPy's random numbers (or seeds them):
-    ``random.random()``, ``np.random.rand()``, ``rng.normal()`` of a ``random.Random`` or
-    NumPy generator, ``rand()`` imported from one."""
-    if kind == "attr":
-        return isinstance(holder, types.ModuleType) and holder.__name__ == "numpy" and \
-            key == "random"
-    if kind == "called":
-        holder = getattr(holder, "__self__", None)
-    elif kind != "method":
-        return False
-    if isinstance(holder, types.ModuleType):
-        return holder.__name__ in ("random", "numpy.random")
-    return isinstance(holder, random.Random | np.random.Generator | np.random.RandomState)
 
 
 def own_call(obj: Any) -> bool:
