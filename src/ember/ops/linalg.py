@@ -469,8 +469,9 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
     shapes = [t.shape for t in operands]
     terms, out = _einsum_terms(equation, shapes)
     if dtype.category < dtypes.FLOAT and set("".join(terms)) - set(out):  # something is summed
-        if len(operands) == 1:  # a sum, which gives int64 as ember.sum does
-            operands = (cast(operands[0], dtypes.int64),)
+        if any(c not in out and sum(c in t for t in terms) == 1 for t in terms for c in t):
+            # an operand sums a subscript alone: PyTorch sums it first, in int64 as ember.sum
+            operands = tuple(cast(t, dtypes.int64) for t in operands)
         elif dtype is dtypes.bool_:
             raise DTypeError(f"einsum: {equation!r} sums products of bool tensors, which "
                              "PyTorch does not define. Hint: convert them with .int() first")
