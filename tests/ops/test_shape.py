@@ -330,3 +330,13 @@ def test_an_expand_that_repeats_nothing_is_writable_like_torch():
         assert m.position_ids.tolist() == [[1, 2, 3, 4]]
     with pytest.raises(RuntimeError, match="add_: cannot write into this tensor"):
         ember.ones(1, 3).expand(2, 3).add_(1)  # (repeats: refused, as torch refuses)
+
+
+@pytest.mark.parametrize("op, shape", [("flipud", ()), ("fliplr", ()), ("fliplr", (3,))])
+def test_flipud_fliplr_refuse_too_few_dims_as_torch(op, shape):
+    # opdb51a: flipud of a 0-d tensor returned it (torch: "Input must be >= 1-d"); fliplr of
+    # a 1-d tensor named flip's dim 1 instead of its own need
+    with pytest.raises(RuntimeError, match="Input must be >="):
+        getattr(torch, op)(torch.zeros(shape))
+    with pytest.raises(ShapeError, match=f"{op}: input must be at least"):
+        getattr(ember, op)(ember.zeros(shape))

@@ -286,14 +286,22 @@ def flip(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
 
 @method()
 def fliplr(input: Tensor) -> Tensor:
-    """``flip(input, 1)``: columns in reverse order."""
+    """``flip(input, 1)``: columns in reverse order (``input`` at least 2-d)."""
+    _at_least("fliplr", input, 2)
     return flip(input, 1)
 
 
 @method()
 def flipud(input: Tensor) -> Tensor:
-    """``flip(input, 0)``: rows in reverse order."""
+    """``flip(input, 0)``: rows in reverse order (``input`` at least 1-d)."""
+    _at_least("flipud", input, 1)
     return flip(input, 0)
+
+
+def _at_least(op: str, input: Tensor, ndim: int) -> None:
+    if isinstance(input, Tensor) and input.ndim < ndim:
+        raise ShapeError(f"{op}: input must be at least {ndim}-d, got shape "
+                         f"{tuple(input.shape)}, as in PyTorch")
 
 
 @method()
