@@ -178,6 +178,25 @@ def test_multi_grad_hook_with_a_tensor_that_gets_no_gradient():
     assert e == t == [[[1.0, 1.0], None]] * 2
 
 
+def test_multi_grad_hook_fires_when_a_node_runs_with_an_output_left_without_gradient():
+    # svd's three outputs come from one node; only U's gradient is made. The hook ran only at
+    # the pass's end (after x's gradient), so ModuleTracker attributed an LSTMCell's backward
+    # (h and c from one node, c unused) to "Global" only
+    def run(lib, g):
+        x = lib.ones(3, 4, requires_grad=True)
+        y = x * 2
+        events = []
+        u, s, v = lib.linalg.svd(y + lib.eye(3, 4), full_matrices=False)
+        g.register_multi_grad_hook((u, s), lambda grads: events.append(
+            ["multi"] + [grad is not None for grad in grads]))
+        y.register_hook(lambda grad: events.append(["y"]))
+        u.sum().backward()
+        return events
+
+    t, e = both(run)
+    assert e == t == [["multi", True, False], ["y"]]
+
+
 def test_keep_saved_leaves_a_tensor_changed_since_it_was_saved_to_the_version_check():
     x, h = ember.ones(2, requires_grad=True), ember.full((2,), 3.0)
     y = (x * h).sum()

@@ -241,6 +241,19 @@ def test_module_tracker_matches_torch():
     assert not ember.nn.module_hooks._global_forward_pre_hooks
 
 
+def test_a_module_with_an_output_left_unused_gets_its_backward_flops():
+    # LSTMCell's h and c come from one node; with only h used its backward was counted under
+    # "Global" alone (960 of 1920 FLOPs under "LSTMCell")
+    totals = []
+    for lib, counter_cls in ((ember, FlopCounterMode), (torch, TorchCounter)):
+        lib.manual_seed(0)
+        cell = lib.nn.LSTMCell(4, 6)
+        with counter_cls(display=False) as counter:
+            cell(lib.ones(2, 4))[0].sum().backward()
+        totals.append(_module_totals(counter))
+    assert totals[0] == totals[1] == {"Global": 1920, "LSTMCell": 1920}
+
+
 @pytest.mark.parametrize("module", ["utils.flop_counter", "utils.flop_formulas",
                                     "utils.module_tracker"])
 def test_docstring_examples(module):

@@ -77,30 +77,61 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
                                  if t.requires_grad))
 
     from ember.autograd.gradient_edge import get_gradient_edge
+    from ember.autograd.graph import Node
 
+    # tensors grouped by node: a node that runs has made all its outputs' gradients, those it
+    # made as None included (whose tensor hooks never run: its prehook, after them, says so)
+    edges = [get_gradient_edge(t) for t in tensors]
+    groups: dict[int, list[int]] = {}
+    for i, edge in enumerate(edges):
+        groups.setdefault(id(edge.node), []).append(i)
     # (weakly: the hooks live on these nodes and on the tensors, which must not be kept by
     # them; a node that is gone runs in no pass)
-    count, nodes = len(tensors), [weakref.ref(get_gradient_edge(t).node) for t in tensors]
-    pending: dict[int, list] = {}  # pass id -> [gradients so far, how many still to come]
+    refs = {key: weakref.ref(edges[ids[0]].node) for key, ids in groups.items()}
+    count = len(tensors)
+    pending: dict[int, list] = {}  # pass id -> [gradients so far, {node: outputs to come},
+    #                                               whether fn has run]
 
-    def collect(i: int) -> Callable[[Tensor], None]:
+    def state_of(task: Any) -> list:
+        state = pending.get(task.id)
+        if state is None:
+            live = [key for key, ref in refs.items()
+                    if ref() is not None and task.will_execute(ref())]
+            state = pending[task.id] = [[None] * count, {k: len(groups[k]) for k in live},
+                                        False]
+            task.at_exit.append(functools.partial(flush, task.id, True))  # (not task itself)
+        return state
+
+    def node_done(task_id: int, state: list, key: int) -> None:
+        if state[1].pop(key, None) is not None and not state[1]:
+            flush(task_id, False)
+
+    def collect(i: int, key: int) -> Callable[[Tensor], None]:
         def hook(grad: Tensor) -> None:
             task = _running_task()
-            state = pending.get(task.id)
-            if state is None:
-                live = [node for node in (ref() for ref in nodes) if node is not None]
-                state = pending[task.id] = [[None] * count, sum(map(task.will_execute, live))]
-                task.at_exit.append(functools.partial(flush, task.id))  # (not task itself)
+            state = state_of(task)
             state[0][i] = grad
-            state[1] -= 1
-            if state[1] == 0:
-                flush(task.id)
+            left = state[1].get(key)
+            if left is not None:
+                state[1][key] = left - 1
+                if left == 1:
+                    node_done(task.id, state, key)
         return hook
 
-    def flush(task_id: int) -> None:
+    def ran(key: int) -> Callable[[tuple], None]:
+        def prehook(_: tuple) -> None:
+            task = _running_task()
+            node_done(task.id, state_of(task), key)
+        return prehook
+
+    def flush(task_id: int, pass_ends: bool) -> None:
         # (at the end of the pass for a tensor whose node ran without gradients, as None)
-        state = pending.pop(task_id, None)
-        if state is not None:
+        state = pending.pop(task_id, None) if pass_ends else pending[task_id]
+        if state is not None and not state[2]:
+            state[2] = True
             fn(state[0])
 
-    return MultiHandle(tuple(t.register_hook(collect(i)) for i, t in enumerate(tensors)))
+    handles = [t.register_hook(collect(i, id(edges[i].node))) for i, t in enumerate(tensors)]
+    handles += [edges[ids[0]].node.register_prehook(ran(key)) for key, ids in groups.items()
+                if isinstance(edges[ids[0]].node, Node)]
+    return MultiHandle(tuple(handles))
