@@ -114,6 +114,20 @@ def test_tensordot_refuses_a_repeated_dim():
                       ShapeError, "more than once")
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8", "uint8", "int64", "float32"])
+def test_tensordot_broadcasting_a_size_1_dim_keeps_the_dtype(dtype):
+    # int32 (1, 1, 1) x (2, 1, 2) over ([0, 1], [2, 0]) raised 'einsum: operands have dtypes
+    # int32 and int64': the partner of the size-1 dim was summed into int64 (opdb51b)
+    a = np.arange(1, 2).reshape(1, 1, 1)
+    b = np.arange(1, 5).reshape(2, 1, 2)
+    for dims in (([0, 1], [2, 0]), ([2], [0])):
+        want = torch.tensordot(torch.tensor(a, dtype=getattr(torch, dtype)),
+                               torch.tensor(b, dtype=getattr(torch, dtype)), dims=dims)
+        got = ember.tensordot(ember.tensor(a, dtype=getattr(ember, dtype)),
+                              ember.tensor(b, dtype=getattr(ember, dtype)), dims=dims)
+        assert_same(got, want)
+
+
 def test_repeat_interleave_of_int32_counts_keeps_their_dtype():
     # repeat_interleave(counts) gave int64 indices for int32 counts
     for dtype in ("int32", "int64"):

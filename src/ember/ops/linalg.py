@@ -512,10 +512,11 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     for da, db in zip(dims_a, dims_b, strict=True):
         if a.shape[da] != b.shape[db] and 1 in (a.shape[da], b.shape[db]):
             # a size-1 dim broadcasts against its partner, as PyTorch's: sum the partner
+            # (in its own dtype: an int32 sum would be int64, which einsum refuses to mix)
             if a.shape[da] == 1:
-                b = b.sum(db, keepdim=True)
+                b = b.sum(db, keepdim=True, dtype=b.dtype)
             else:
-                a = a.sum(da, keepdim=True)
+                a = a.sum(da, keepdim=True, dtype=a.dtype)
         elif a.shape[da] != b.shape[db]:
             raise ShapeError(f"tensordot: dim {da} of {tuple(a.shape)} (size {a.shape[da]}) "
                              f"and dim {db} of {tuple(b.shape)} (size {b.shape[db]}) differ")
