@@ -196,6 +196,17 @@ def test_layers():
     assert ops.MLP(4, [8, 2], dropout=0.1)(ember.randn(3, 4)).shape == (3, 2)
 
 
+def test_conv_norm_activation_defaults_to_the_batch_norm_of_its_dimension():
+    """torchvision's defaults: a BatchNorm2d/BatchNorm3d and no conv bias; None means no norm
+    (a conv bias then)."""
+    for block, norm in [(ops.Conv2dNormActivation(3, 8), "BatchNorm2d"),
+                        (ops.Conv3dNormActivation(3, 8), "BatchNorm3d")]:
+        assert [type(m).__name__ for m in block] == [type(block[0]).__name__, norm, "ReLU"]
+        assert block[0].bias is None
+    plain = ops.Conv3dNormActivation(3, 8, norm_layer=None, activation_layer=None)
+    assert len(plain) == 1 and plain[0].bias is not None
+
+
 def test_frozen_batch_norm_equals_batch_norm_in_eval_and_loads_its_state():
     bn = nn.BatchNorm2d(3)
     bn.train()

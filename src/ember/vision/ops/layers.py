@@ -58,17 +58,32 @@ class StochasticDepth(nn.Module):
         return f"p={self.p}, mode={self.mode}"
 
 
+class _BatchNormOfTheConv:
+    """The default ``norm_layer``: the batch norm matching the convolution (``None`` means no
+    norm)."""
+
+    def __repr__(self) -> str:
+        return "BatchNorm2d/BatchNorm3d"
+
+
+_BATCH_NORM = _BatchNormOfTheConv()
+
+
 class _ConvNormActivation(nn.Sequential):
     """Convolution, then an optional norm layer, then an optional activation."""
 
     conv: type[nn.Module]
+    batch_norm: type[nn.Module]
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int] = 3,
                  stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str | None = None,
-                 groups: int = 1, norm_layer: Callable[..., nn.Module] | None = None,
+                 groups: int = 1,
+                 norm_layer: Callable[..., nn.Module] | _BatchNormOfTheConv | None = _BATCH_NORM,
                  activation_layer: Callable[..., nn.Module] | None = nn.ReLU,
                  dilation: int | Sequence[int] = 1, inplace: bool | None = True,
                  bias: bool | None = None) -> None:
+        if norm_layer is _BATCH_NORM:
+            norm_layer = self.batch_norm
         if padding is None:  # "same" for odd kernels: (k - 1) / 2 * dilation per dimension
             ks = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
             ds = (dilation,) if isinstance(dilation, int) else tuple(dilation)
@@ -93,27 +108,28 @@ class _ConvNormActivation(nn.Sequential):
 
 
 class Conv2dNormActivation(_ConvNormActivation):
-    """``Conv2d`` → norm (default none; pass e.g. ``nn.BatchNorm2d``) → activation (default
-    ``ReLU``), with "same" padding for odd kernels and no conv bias when normalized.
+    """``Conv2d`` → norm (default ``nn.BatchNorm2d``, as torchvision; ``None`` for none) →
+    activation (default ``ReLU``), with "same" padding for odd kernels and no conv bias when
+    normalized.
 
     Example:
-        >>> block = Conv2dNormActivation(3, 8, norm_layer=nn.BatchNorm2d)
-        >>> block(ember.randn(1, 3, 5, 5)).shape
-        ember.Size([1, 8, 5, 5])
+        >>> block = Conv2dNormActivation(3, 8, stride=2)
+        >>> [type(m).__name__ for m in block], block(ember.randn(1, 3, 5, 5)).shape
+        (['Conv2d', 'BatchNorm2d', 'ReLU'], ember.Size([1, 8, 3, 3]))
     """
 
-    conv = nn.Conv2d
+    conv, batch_norm = nn.Conv2d, nn.BatchNorm2d
 
 
 class Conv3dNormActivation(_ConvNormActivation):
-    """:class:`Conv2dNormActivation` with ``Conv3d``.
+    """:class:`Conv2dNormActivation` with ``Conv3d`` (and ``nn.BatchNorm3d`` by default).
 
     Example:
-        >>> Conv3dNormActivation(1, 2, 3)(ember.randn(1, 1, 4, 4, 4)).shape
-        ember.Size([1, 2, 4, 4, 4])
+        >>> Conv3dNormActivation(1, 2, 3)(ember.randn(2, 1, 4, 4, 4)).shape
+        ember.Size([2, 2, 4, 4, 4])
     """
 
-    conv = nn.Conv3d
+    conv, batch_norm = nn.Conv3d, nn.BatchNorm3d
 
 
 class SqueezeExcitation(nn.Module):
