@@ -1,5 +1,6 @@
-"""Jacobians and Hessians: :func:`jacrev` (one vector-Jacobian product per output element),
-:func:`jacfwd` (one forward-mode pass per input element), :func:`hessian`
+"""Jacobians and Hessians: :func:`jacrev` (the vector-Jacobian products of all output
+elements as one ``vmap``-ed backward pass), :func:`jacfwd` (the forward-mode passes of all
+input elements as one ``vmap``-ed pass), :func:`hessian`
 (``jacfwd(jacrev(f))``) and :func:`hvp` (forward-over-reverse, one pass).
 
 Inputs and outputs may be pytrees of tensors of any shape; the Jacobian block of output
@@ -13,11 +14,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import GradError
-from ember.func._args import DiffArgs
+from ember.errors import ArgumentError, GradError
+from ember.func._args import DiffArgs, split_aux
 from ember.func.forward import jvp, jvp_leaves
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.func.reverse import _Level, value_and_grad
+from ember.func.vmap import NestedRuleBackward, vmap
 from ember.ops.creation import zeros
 from ember.ops.join import stack
 from ember.tensor import Tensor, _wrap
@@ -25,23 +27,17 @@ from ember.tensor import Tensor, _wrap
 __all__ = ["hessian", "hvp", "jacfwd", "jacrev"]
 
 
-def _basis(like: Tensor, k: int) -> Tensor:
-    """The ``k``-th one-hot tensor of ``like``'s shape and dtype."""
-    a = like._device.xp.zeros(like.shape, dtype=like._data.dtype)
-    a.reshape(-1)[k] = 1
-    return _wrap(a, like._device)
-
-
 def _numel(t: Tensor) -> int:
     return int(t._data.size)
 
 
-def _block(parts: list, out: Tensor, x: Tensor, axis: int) -> Tensor:
-    """Stacks per-element results into the ``out.shape + x.shape`` Jacobian block."""
-    shape = tuple(out.shape) + tuple(x.shape)
-    if not parts:
-        return zeros(shape, dtype=x.dtype, device=x.device)
-    return stack(parts, dim=axis).reshape(shape)
+def _basis(like: Tensor, rows: int, start: int) -> Tensor:
+    """``rows`` tangents (or cotangents) of ``like``'s shape and dtype, stacked on axis 0:
+    row ``start + k`` is the ``k``-th one-hot tensor, the other rows are zeros."""
+    n = _numel(like)
+    a = like._device.xp.zeros((rows, n), dtype=like._data.dtype)
+    a[range(start, start + n), range(n)] = 1
+    return _wrap(a.reshape((rows,) + tuple(like.shape)), like._device)
 
 
 def _check_outputs(leaves: list, who: str) -> None:
@@ -55,14 +51,19 @@ def _check_outputs(leaves: list, who: str) -> None:
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
            chunk_size: int | None = None) -> Callable:
     """The function computing the Jacobian of ``func`` with respect to ``argnums`` by reverse
-    mode: one vector-Jacobian product per output element (best for few outputs).
-    ``chunk_size`` is accepted for PyTorch compatibility.
+    mode: one forward pass, then the vector-Jacobian products of all output elements as one
+    ``vmap``-ed backward pass (best for few outputs); ``chunk_size`` rows at a time if given
+    (less memory).
 
     Example:
         >>> J = ember.func.jacrev(ember.sin)(ember.zeros(3))
         >>> J.shape
         ember.Size([3, 3])
     """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ArgumentError(f"jacrev: chunk_size must be a positive int or None, got "
+                            f"{chunk_size!r}")
+
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
         diff = DiffArgs(func, args, argnums, "jacrev", complex_ok=False)
@@ -71,12 +72,21 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
         _check_outputs(outs, "jacrev")
         blocks = []
         for i, o in enumerate(outs):
-            rows = []
-            for m in range(_numel(o)):
-                cots = [_basis(o, m) if j == i else None for j in range(len(outs))]
-                rows.append(level.pull(cots, retain=True))
-            blocks.append(diff.split([_block([r[j] for r in rows], o, x, 0)
-                                      for j, x in enumerate(diff.leaves)]))
+            n = _numel(o)
+            if n:
+                def pull(c: Tensor, i: int = i) -> list:
+                    return level.pull([c if j == i else None for j in range(len(outs))],
+                                      retain=True)
+                basis = _basis(o, n, 0)
+                try:
+                    rows = vmap(pull, chunk_size=chunk_size)(basis)
+                except NestedRuleBackward:  # a Function batched by its rule in an outer vmap
+                    rows = [stack(r) for r in zip(*(pull(c) for c in basis.unbind(0)))]
+            else:
+                rows = [zeros((0,) + tuple(x.shape), dtype=x.dtype, device=x.device)
+                        for x in diff.leaves]
+            blocks.append(diff.split([r.reshape(tuple(o.shape) + tuple(x.shape))
+                                      for r, x in zip(rows, diff.leaves)]))
         jac = tree_unflatten(blocks, level.out_spec)
         return (jac, level.results()[1]) if has_aux else jac
     return wrapper
@@ -85,9 +95,10 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
 def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """The function computing the Jacobian of ``func`` with respect to ``argnums`` by forward
-    mode: one jvp pass per input element (best for few inputs), each on copies of the
-    differentiated inputs (so in-place writes to them neither compound across passes nor
-    reach the caller). ``randomness`` is accepted for PyTorch compatibility.
+    mode: one ``vmap``-ed jvp pass over all input elements (best for few inputs), on copies
+    of the differentiated inputs (in-place writes to them do not reach the caller).
+    ``randomness`` is ``vmap``'s: random ops in ``func`` are refused (``"error"``), drawn once
+    for all columns (``"same"``) or per column (``"different"``).
 
     Example:
         >>> J = ember.func.jacfwd(lambda x: x ** 2)(ember.tensor([1.0, 2.0]))
@@ -99,38 +110,46 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     def wrapper(*args: Any) -> Any:
         diff = DiffArgs(func, args, argnums, "jacfwd", complex_ok=False)
         leaves = diff.leaves
+        sizes = [_numel(x) for x in leaves]
+        starts = [sum(sizes[:j]) for j in range(len(leaves))]
+        seen: dict = {}
 
-        def call(*xs: Tensor) -> Any:
-            # on copies: a func writing its inputs in place sees the same values every pass
-            return diff.call([x.clone() for x in xs])
-        columns = []  # per input leaf: per element: the output tangents
-        result = None
-        for j, x in enumerate(leaves):
-            cols = []
-            for k in range(_numel(x)):
-                tangents = [_basis(x, k) if jj == j else None for jj in range(len(leaves))]
-                result, tangent_of = jvp_leaves(call, leaves, tangents)
-                cols.append([tangent_of(o) for o in _outputs(result, has_aux)])
-            columns.append(cols)
-        if result is None:  # no input element at all: run once for the outputs' structure
-            result, _ = jvp_leaves(call, leaves, [None] * len(leaves))
-        out_leaves = _outputs(result, has_aux)
-        out_spec = tree_flatten(result[0] if has_aux else result)[1]
-        blocks = [diff.split([_block([c[i] for c in columns[j]], o, x, -1)
-                              for j, x in enumerate(leaves)])
-                  for i, o in enumerate(out_leaves)]
-        jac = tree_unflatten(blocks, out_spec)
-        return (jac, result[1]) if has_aux else jac
+        def push(*tangents: Tensor | None) -> tuple:
+            # on copies: a func writing its inputs in place leaves the caller's alone
+            result, tangent_of = jvp_leaves(lambda *xs: diff.call([x.clone() for x in xs]),
+                                            leaves, list(tangents))
+            out, aux = split_aux(result, has_aux, "jacfwd")
+            out_leaves, seen["out"] = tree_flatten(out)
+            _check_outputs(out_leaves, "jacfwd")
+            aux_leaves, seen["aux"] = tree_flatten(aux)
+            seen["plain"] = [a if not isinstance(a, Tensor) else None for a in aux_leaves]
+            return ([tangent_of(o) for o in out_leaves],
+                    [a for a in aux_leaves if isinstance(a, Tensor)])
+        total = sum(sizes)
+        if total:
+            cols, aux_t = vmap(push, randomness=randomness)(
+                *[_basis(x, total, s) for x, s in zip(leaves, starts)])
+            aux_t = [a.select(0, 0) for a in aux_t]
+        else:  # no input element: one plain pass gives the outputs' shapes
+            cols, aux_t = push(*[None] * len(leaves))
+            cols = [zeros((0,) + tuple(c.shape), dtype=c.dtype, device=c.device) for c in cols]
+        blocks = [diff.split([_columns(c, x, s) for x, s in zip(leaves, starts)])
+                  for c in cols]
+        jac = tree_unflatten(blocks, seen["out"])
+        if not has_aux:
+            return jac
+        it = iter(aux_t)
+        aux = [next(it) if a is None else a for a in seen["plain"]]
+        return jac, tree_unflatten(aux, seen["aux"])
     return wrapper
 
 
-def _outputs(result: Any, has_aux: bool) -> list:
-    from ember.func._args import split_aux
-
-    out, _ = split_aux(result, has_aux, "jacfwd")
-    leaves = tree_flatten(out)[0]
-    _check_outputs(leaves, "jacfwd")
-    return leaves
+def _columns(tangents: Tensor, x: Tensor, start: int) -> Tensor:
+    """The ``out.shape + x.shape`` Jacobian block from the output tangents of all columns
+    (``(columns, *out.shape)``): those of ``x``'s elements, moved last."""
+    n = _numel(x)
+    part = tangents.narrow(0, start, n)
+    return part.movedim(0, -1).reshape(tuple(tangents.shape[1:]) + tuple(x.shape))
 
 
 def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:

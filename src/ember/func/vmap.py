@@ -352,6 +352,10 @@ def function_vmap(trace: _BatchTrace, cls: type, args: tuple, phys: list,
     return tuple(logical) if isinstance(out, tuple) else logical[0]
 
 
+class NestedRuleBackward(GradError):
+    """A :class:`_Bridge` backward met gradients batched by a vmap nested inside its own."""
+
+
 class _Bridge:
     """The rule of a logical node whose backward runs on a physical graph: from the physical
     ``outs`` (batch axis 0) back to the private physical ``leaves`` of the node's inputs."""
@@ -371,6 +375,14 @@ class _Bridge:
         if trace not in DISPATCH.stack:
             raise GradError(f"backward of {self.name} (batched by its vmap rule) ran after its "
                             "vmap returned; run it inside the vmapped function")
+        above = DISPATCH.stack[DISPATCH.stack.index(trace) + 1:]
+        if any(g is not None and getattr(h, "physical", None) is not None
+               and h.physical(g) is not None for h in above for g in grads):
+            raise NestedRuleBackward(
+                f"vmap: the backward of {self.name} (batched by its vmap rule) got gradients "
+                "batched by a vmap inside that vmap (vmap(vmap(vjp_fn))); "
+                "this nesting is not supported. Hint: call the inner vjp_fn once per "
+                "gradient, or give the Function no vmap rule (its forward then runs op by op)")
         outs, cots, logical_cots, cot_leaves = [], [], [], []
         for o, g in zip(self.outs, grads):
             if g is None or not o.requires_grad:

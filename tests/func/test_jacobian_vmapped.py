@@ -1,0 +1,94 @@
+"""``jacrev`` / ``jacfwd`` as one ``vmap``-ed pass (as ``torch.func``): ``jacfwd``'s
+``randomness`` (refused by default, one draw for all columns with "same"), ``jacrev``'s
+``chunk_size`` checked, and a custom Function batched by its vmap rule in an outer vmap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import ember
+import ember.func as ef
+from ember.errors import GradError
+
+LIBS = [(torch, tf), (ember, ef)]
+
+
+def _np(t):
+    return np.asarray(t.detach().numpy())
+
+
+@pytest.mark.parametrize("lib, fn", LIBS)
+def test_jacfwd_refuses_random_ops_by_default(lib, fn):
+    x = lib.ones(3, dtype=lib.float64)
+    with pytest.raises(RuntimeError, match="random"):
+        fn.jacfwd(lambda x: x * lib.rand(3, dtype=lib.float64))(x)
+
+
+@pytest.mark.parametrize("lib, fn", LIBS)
+def test_jacfwd_randomness_same_is_one_draw_for_all_columns(lib, fn):
+    x = lib.ones(3, dtype=lib.float64)
+    lib.manual_seed(5)
+    jac = fn.jacfwd(lambda x: x * lib.rand(3, dtype=lib.float64), randomness="same")(x)
+    lib.manual_seed(5)
+    r = lib.rand(3, dtype=lib.float64)
+    np.testing.assert_array_equal(_np(jac), np.diag(_np(r)))
+
+
+@pytest.mark.parametrize("lib, fn", LIBS)
+def test_jacfwd_randomness_different_draws_per_column_aux_from_the_first(lib, fn):
+    x = lib.ones(4, dtype=lib.float64)
+    f = fn.jacfwd(lambda x: (x.sum() * lib.rand((), dtype=lib.float64), x * 2), has_aux=True,
+                  randomness="different")
+    jac, aux = f(x)
+    assert len(set(_np(jac).tolist())) == 4
+    np.testing.assert_array_equal(_np(aux), np.full(4, 2.0))
+
+
+def test_jacrev_chunk_size_is_checked_and_gives_the_same_values_as_torch():
+    a = np.random.default_rng(0).standard_normal((5, 5))
+    for chunk in (None, 1, 2, 7):
+        mine = ef.jacrev(lambda x: (ember.tensor(a) @ x).tanh() * x, chunk_size=chunk)(
+            ember.ones(5, dtype=ember.float64))
+        ref = tf.jacrev(lambda x: (torch.tensor(a) @ x).tanh() * x, chunk_size=chunk)(
+            torch.ones(5, dtype=torch.float64))
+        np.testing.assert_allclose(_np(mine), _np(ref), rtol=1e-12, atol=1e-12)
+    for lib, fn in LIBS:
+        for bad in (0, -1):
+            with pytest.raises(ValueError, match="chunk_size"):
+                fn.jacrev(lib.sin, chunk_size=bad)(lib.ones(2))
+
+
+class NumpyCube(ember.autograd.Function):
+    """x ** 3 in NumPy, batched by its vmap rule; backward through Ember ops."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ember.from_numpy(x.detach().numpy() ** 3)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return NumpyCube.apply(x) / x * 3 * g
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return NumpyCube.apply(x), in_dims[0]
+
+
+def test_vmap_of_vmap_of_vjp_fn_through_a_function_rule_raises_not_a_wrong_value():
+    xs = ember.tensor(np.random.default_rng(1).standard_normal((4, 3)) + 2.0)
+    eye = ember.eye(3, dtype=ember.float64) * ember.arange(1.0, 4.0, dtype=ember.float64)
+
+    def rows(x):
+        _, vjp_fn = ef.vjp(NumpyCube.apply, x)
+        return ef.vmap(vjp_fn)(eye)[0]
+    with pytest.raises(GradError, match=r"NumpyCube .*vmap\(vmap\(vjp_fn\)\)"):
+        ef.vmap(rows)(xs)
+    # jacrev pulls the rows one at a time there, giving torch's values
+    got = ef.vmap(ef.jacrev(NumpyCube.apply))(xs)
+    want = torch.vmap(tf.jacrev(lambda t: t ** 3))(torch.from_numpy(_np(xs)))
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
