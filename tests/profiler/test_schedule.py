@@ -48,7 +48,7 @@ def _run(steps, **kwargs):
     seen = []
 
     def ready(prof):
-        names = [e.name for e in prof.events()]
+        names = [e.trace_name for e in prof.events()]
         marks = sorted(int(n.split("#")[1]) for n in names if n.startswith("ProfilerStep#"))
         seen.append((prof.step_num, marks, names.count("relu")))
 
@@ -86,7 +86,7 @@ def test_custom_schedule_and_a_region_open_across_a_span():
             prof.step()
         ember.ones(2).exp()
     assert spans == [3, 2]  # ProfilerStep#0, outer, exp; ProfilerStep#2, exp
-    assert prof.step_num == 2 and "ProfilerStep#2" in [e.name for e in prof.events()]
+    assert prof.step_num == 2 and "ProfilerStep#2" in [e.trace_name for e in prof.events()]
 
 
 def test_a_region_open_across_a_span_keeps_its_end_with_acc_events():
@@ -101,7 +101,7 @@ def test_a_region_open_across_a_span_keeps_its_end_with_acc_events():
             prof.step()
             ember.ones(2).exp()
         prof.step()
-    events = {e.name: e for e in prof.events()}
+    events = {e.trace_name: e for e in prof.events()}
     step0, outer = events["ProfilerStep#0"], events["outer"]
     assert step0.end <= events["inner"].end == outer.end < events["ProfilerStep#1"].start
     assert min(e.self_cpu_time_total for e in prof.events()) >= 0
@@ -187,7 +187,7 @@ def test_a_region_never_exited_ends_with_the_span():
             record_function("left open").__enter__()
             ember.ones(2).exp()
         ember.ones(2).sin()
-    events = {e.name: e for e in prof.events()}
+    events = {e.trace_name: e for e in prof.events()}
     outer, left = events["outer"], events["left open"]
     assert outer.end < events["sin"].start < events["sin"].end <= left.end
     assert left.cpu_parent is None and [c.name for c in left.cpu_children] == ["exp", "sin"]
@@ -244,3 +244,23 @@ def _trace(prof):
         prof.export_chrome_trace(f"{d}/t.json")
         with open(f"{d}/t.json") as f:
             return json.load(f)
+
+
+def test_step_events_are_named_as_torch_names_them():
+    # an event's name is ProfilerStep* (one key_averages row), its trace_name ProfilerStep#N,
+    # as torch's FunctionEvent (Ember's events were named ProfilerStep#N)
+    seen = {}
+
+    def ready(prof):
+        steps = [e for e in prof.events() if e.name.startswith("ProfilerStep")]
+        seen.setdefault(lib, ([e.name for e in steps], [e.trace_name for e in steps]))
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (no warm-up)
+            with lib.profiler.profile(schedule=lib.profiler.schedule(wait=0, warmup=0, active=2),
+                                      on_trace_ready=ready) as prof:
+                for _ in range(3):
+                    lib.ones(2).sin()
+                    prof.step()
+    assert seen[ember] == seen[torch] == (["ProfilerStep*"] * 2,
+                                          ["ProfilerStep#0", "ProfilerStep#1"])

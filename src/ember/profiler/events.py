@@ -39,13 +39,16 @@ class _DeviceFields:
 class Event(_DeviceFields):
     """One timed interval: an op (``kind`` "op"), a backward rule ("backward") or a
     :func:`~ember.profiler.record_function` region ("user"). ``start``/``end`` are clock
-    readings in nanoseconds; the times it reports are in microseconds, as PyTorch's."""
+    readings in nanoseconds; the times it reports are in microseconds, as PyTorch's. A step's
+    region is named ``ProfilerStep*`` (its ``trace_name``, used in the chrome trace, is
+    ``ProfilerStep#N``), as PyTorch's ``FunctionEvent``."""
 
-    __slots__ = ("name", "kind", "start", "end", "thread", "parent", "cpu_parent",
+    __slots__ = ("name", "trace_name", "kind", "start", "end", "thread", "parent", "cpu_parent",
                  "cpu_children", "specs", "flops", "mem", "child_time", "child_mem")
 
     def __init__(self, name: str, kind: str, start: int, thread: int, parent: int) -> None:
-        self.name, self.kind, self.start, self.end = name, kind, start, start
+        self.trace_name, self.kind, self.start, self.end = name, kind, start, start
+        self.name = "ProfilerStep*" if name.startswith("ProfilerStep#") else name
         self.thread, self.parent = thread, parent  # (the parent's index in its profile)
         self.cpu_parent: Event | None = None
         self.cpu_children: list[Event] = []
@@ -134,11 +137,10 @@ class EventList(list):
         rows: dict[Any, FunctionEventAvg] = {}
         for e in self:
             shapes = e.input_shapes if group_by_input_shapes else None
-            name = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
-            key = (name, str(shapes)) if group_by_input_shapes else name
+            key = (e.name, str(shapes)) if group_by_input_shapes else e.name
             row = rows.get(key)
             if row is None:
-                row = rows[key] = FunctionEventAvg(name, e.kind, shapes)
+                row = rows[key] = FunctionEventAvg(e.name, e.kind, shapes)
             row.add(e)
         return EventList(rows.values())
 

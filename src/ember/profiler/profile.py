@@ -349,7 +349,7 @@ class profile:
                     args["flops"] = e.flops
             if self.profile_memory:
                 args["bytes"] = e.mem
-            out.append({"name": e.name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
+            out.append({"name": e.trace_name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
                         "tid": threads[e.thread], "ts": (e.start - self._start) / 1e3,
                         "dur": (e.end - e.start) / 1e3, "args": args})
         return {**self._metadata, "traceEvents": out, "displayTimeUnit": "ms",
