@@ -127,7 +127,7 @@ CASES = [
     row("svd_full", lambda lib, x: svd_fixed(lib, x, True), [S(arg(3, 2)), S(arg(2, 3))],
         grad=False),
     row("svd_full_narrowed", lambda lib, x: svd_fixed(lib, x, True, True),
-        [S(arg(3, 2)), S(arg(3, 3))], jvp=False),
+        [S(arg(3, 2)), S(arg(2, 3)), S(arg(3, 3))]),
     row("svd_full_square", lambda lib, x: svd_fixed(lib, x, True), [S(arg(3, 3))]),
     row("svdvals", lambda lib, x: lib.linalg.svdvals(x), TALL_WIDE),
     row("pinv", lambda lib, x: lib.linalg.pinv(x), TALL_WIDE + [S(arg(3, 3, noncontig=True))]),
@@ -256,6 +256,31 @@ def test_errors():
     raises_like_torch(lambda lib: lib.linalg.qr(lib.ones(2, 2), mode="x"), ValueError, "mode")
     raises_like_torch(lambda lib: lib.linalg.lu_factor(lib.zeros(2, 2)), LinAlgError,
                       r"U\[1,1\] is zero")
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 3), (0, 3)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_full_svd_jvp_of_a_non_square_matrix_as_torch(shape, dtype):
+    # raised OpError 'forward-mode derivatives of full_matrices=True need a square matrix'
+    # (opdb51b); torch's, as Ember's vjp: the first k vectors' tangents as the reduced SVD's,
+    # a zero tangent for the extra ones
+    rng = np.random.default_rng(0)
+    a, da = (rng.standard_normal(shape) + (1j * rng.standard_normal(shape)
+                                           if dtype == "complex128" else 0) for _ in range(2))
+    k = min(shape[-2:])
+    full = ember.func.jvp(lambda x: tuple(ember.linalg.svd(x)), (ember.tensor(a),),
+                          (ember.tensor(da),))[1]
+    reduced = ember.func.jvp(lambda x: tuple(ember.linalg.svd(x, full_matrices=False)),
+                             (ember.tensor(a),), (ember.tensor(da),))[1]
+    want = torch.func.jvp(lambda x: tuple(torch.linalg.svd(x)), (torch.tensor(a),),
+                          (torch.tensor(da),))[1]
+    assert [tuple(t.shape) for t in full] == [tuple(t.shape) for t in want]
+    for got, red in zip(full, (reduced[0], reduced[1], reduced[2])):
+        np.testing.assert_allclose(got.numpy()[tuple(slice(0, d) for d in red.shape)],
+                                   red.numpy(), rtol=1e-10, atol=1e-12)
+    assert not full[0][..., k:].numpy().any() and not full[2][..., k:, :].numpy().any()
+    assert not want[0][..., k:].numpy().any() and not want[2][..., k:, :].numpy().any()
+    assert_same(full[1], want[1], rtol=1e-12, atol=1e-12)
 
 
 def test_non_differentiable_modes():

@@ -442,30 +442,40 @@ class SVD(Primitive):
 
     def jvp(self, ctx, da):
         U, S, Vh = ctx.output(0), ctx.output(1), ctx.output(2)  # noqa: N806
-        m, n = U.shape[-2], Vh.shape[-1]
-        if ctx.params["full_matrices"] and m != n:
-            raise OpError(f"linalg.svd: forward-mode derivatives of full_matrices=True need a "
-                          f"square matrix, got {m} × {n}. Hint: use full_matrices=False")
-        V = mH(Vh)  # noqa: N806
-        dp = matmul(matmul(mH(U), da), V)
-        ds = real(dp.diagonal(0, -2, -1))
-        dp = dp - diag_embed(ds)
-        e = _gaps(S * S)
-        x = dp * S.unsqueeze(-2)
-        du = matmul(U, (x + mH(x)) / e)
-        y = S.unsqueeze(-1) * dp
-        dv = matmul(V, (y + mH(y)) / e)
-        if dp.is_complex():  # the phases: Im diag(Uᴴ dA V) split evenly between U and V
-            half = (imag(dp.diagonal(0, -2, -1)) / (2 * S) * 1j).unsqueeze(-2)
-            du = du + U * half
-            dv = dv - V * half
-        if m > n:
-            extra = matmul(da, V / S.unsqueeze(-2))
-            du = du + extra - matmul(U, matmul(mH(U), extra))
-        elif m < n:
-            extra = matmul(mH(da), U / S.unsqueeze(-2))
-            dv = dv + extra - matmul(V, matmul(Vh, extra))
-        return du, ds, mH(dv)
+        m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+        if not ctx.params["full_matrices"] or m == n:
+            return _svd_jvp(U, S, Vh, da)
+        # as the vjp (and PyTorch): only the first k singular vectors have a derivative; the
+        # extra ones, any basis of the complement, get a zero tangent
+        du, ds, dvh = _svd_jvp(narrow(U, -1, 0, k), S, narrow(Vh, -2, 0, k), da)
+        return (cat([du, zeros(du.shape[:-1] + (m - k,), dtype=du.dtype, device=du.device)], -1),
+                ds, cat([dvh, zeros(dvh.shape[:-2] + (n - k, n), dtype=dvh.dtype,
+                                    device=dvh.device)], -2))
+
+
+def _svd_jvp(U: Tensor, S: Tensor, Vh: Tensor, da: Tensor) -> tuple:  # noqa: N803
+    """The tangents of a reduced (or square) SVD's outputs along ``da``."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    V = mH(Vh)  # noqa: N806
+    dp = matmul(matmul(mH(U), da), V)
+    ds = real(dp.diagonal(0, -2, -1))
+    dp = dp - diag_embed(ds)
+    e = _gaps(S * S)
+    x = dp * S.unsqueeze(-2)
+    du = matmul(U, (x + mH(x)) / e)
+    y = S.unsqueeze(-1) * dp
+    dv = matmul(V, (y + mH(y)) / e)
+    if dp.is_complex():  # the phases: Im diag(Uᴴ dA V) split evenly between U and V
+        half = (imag(dp.diagonal(0, -2, -1)) / (2 * S) * 1j).unsqueeze(-2)
+        du = du + U * half
+        dv = dv - V * half
+    if m > n:
+        extra = matmul(da, V / S.unsqueeze(-2))
+        du = du + extra - matmul(U, matmul(mH(U), extra))
+    elif m < n:
+        extra = matmul(mH(da), U / S.unsqueeze(-2))
+        dv = dv + extra - matmul(V, matmul(Vh, extra))
+    return du, ds, mH(dv)
 
 
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> return_types.linalg_svd:  # noqa: N803
