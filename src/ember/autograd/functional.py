@@ -31,6 +31,13 @@ __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 _STRATEGIES = ("reverse-mode", "forward-mode")
 Tensors = Tensor | Sequence[Tensor]
+_VMAP: list[Callable] = []  # ember.func.vmap, once ember.func (an upper layer) registers it
+
+
+def register_vmap(vmap: Callable) -> None:
+    """Called by :mod:`ember.func`: ``vectorize=True`` then batches a Jacobian's backward
+    passes with ``vmap`` (one pass for all rows, as PyTorch's) instead of looping."""
+    _VMAP[:] = [vmap]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,7 +106,8 @@ def jacobian(func: Callable, inputs: Tensors, create_graph: bool = False, strict
     With several inputs or outputs the answer nests as ``result[i][j]`` (a tuple level is
     dropped where the user gave a single tensor). ``strategy="forward-mode"`` builds it one
     input element at a time with dual tensors, which is cheaper when the outputs outnumber the
-    inputs; ``vectorize`` is accepted for compatibility (results are the same either way).
+    inputs; ``vectorize`` runs the backward passes of all output elements as one ``vmap``-ed
+    pass (faster; the same results).
 
     Example:
         >>> jacobian(lambda x, y: x * y, (ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0])))
@@ -124,7 +132,7 @@ def jacobian(func: Callable, inputs: Tensors, create_graph: bool = False, strict
     with enable_grad():
         in_tuple, inputs = _fresh_inputs(inputs, "jacobian", create_graph)
         out_tuple, outputs = _outputs(func, inputs, "jacobian", strict)
-        rows = [_jacobian_of(i, out, inputs, create_graph, strict)
+        rows = [_jacobian_of(i, out, inputs, create_graph, strict, vectorize)
                 for i, out in enumerate(outputs)]
     return _shape_like(_finish(rows, create_graph), (out_tuple, in_tuple))
 
@@ -283,8 +291,20 @@ def _require_dependence(found: Sequence, who: str, missing: str, on_graph: bool 
                             "Hint: strict=False gives zeros for it")
 
 
-def _jacobian_of(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
-    """One row of the Jacobian: d out / d input_j for every j, one backward per element."""
+def _jacobian_of(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool,
+                 vectorize: bool = False) -> tuple:
+    """One row of the Jacobian: d out / d input_j for every j, one backward per element, or
+    with ``vectorize`` one ``vmap``-ed backward over the rows of the identity."""
+    n = out.numel()
+    if vectorize and _VMAP and n and out.requires_grad and not strict:
+        from ember.ops.creation import eye
+
+        def pull(seed: Tensor) -> list:
+            found = _reverse((out,), inputs, (seed,), create_graph, retain_graph=True)
+            return [x.new_zeros(x.shape) if g is None else g for g, x in zip(found, inputs)]
+        seeds = eye(n, dtype=out.dtype, device=out.device).reshape((n,) + tuple(out.shape))
+        rows = _VMAP[0](pull)(seeds)
+        return tuple(r.reshape(out.shape + x.shape) for r, x in zip(rows, inputs))
     flat = out.reshape(-1)
     columns: list[list] = [[] for _ in inputs]
     for k in range(flat.numel()):

@@ -10,6 +10,7 @@ Example:
     >>> g = ember.func.grad(f)(ember.ones(3))
 """
 
+from ember.autograd.functional import register_vmap
 from ember.func.batch_norm import replace_all_batch_norm_modules_
 from ember.func.ensembling import stack_module_state
 from ember.func.forward import jvp, linearize
@@ -19,6 +20,8 @@ from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
 from ember.func.vmap import vmap
 from ember.nn.utils.stateless import functional_call
+
+register_vmap(vmap)  # autograd.functional's vectorize=True
 
 __all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "hvp",
            "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
