@@ -1,4 +1,4 @@
-"""ember.vision.models.video against torchvision's video ResNets rebuilt in plain torch.nn
+"""ember.vision.models.video against torchvision's video ResNets and S3D rebuilt in plain torch.nn
 (``torch_video_models.py``): identical state-dict layouts, and, with torch's weights copied in,
 the same outputs and input gradients in float64; torchvision's published parameter counts."""
 
@@ -6,6 +6,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.errors import ArgumentError
@@ -43,7 +44,7 @@ def test_parameter_counts_are_torchvisions(name, count):
 
 
 def test_registered_under_the_video_module():
-    assert models.list_models(video) == ["mc3_18", "r2plus1d_18", "r3d_18"]
+    assert models.list_models(video) == ["mc3_18", "r2plus1d_18", "r3d_18", "s3d"]
     assert "r3d_18" not in models.list_models(models)
     with pytest.raises(ValueError, match="no pretrained weights"):
         video.r3d_18(weights="KINETICS400_V1")
@@ -71,3 +72,34 @@ def test_stage_count_is_checked():
     with pytest.raises(ArgumentError, match="one entry per stage"):
         video.VideoResNet(video.resnet.BasicBlock, [video.resnet.Conv3DSimple] * 3, [2, 2, 2],
                           video.resnet.BasicStem)
+
+
+
+def _without_pool(build, identity):
+    def make():
+        model = build(num_classes=5, dropout=0.0)
+        model.avgpool = identity()
+        return model
+    return make
+
+
+def test_s3d_matches_torch_without_its_fixed_pool():
+    """The whole network but its 2×7×7 average pool (which needs 13 frames of 209×209, too
+    slow in float64 here; an identity on both sides instead) on 8 frames of 64×64, so the
+    last batch norms see 8 values per channel in train mode."""
+    assert_same_outputs(_without_pool(video.S3D, ember.nn.Identity),
+                        _without_pool(torch_video_models.S3D, torch.nn.Identity),
+                        RNG.standard_normal((2, 3, 8, 64, 64)), atol=1e-9)
+
+
+def test_s3d_layout_pool_and_parameter_count():
+    with init.skipping():
+        ours = models.get_model("s3d")
+    with torch.device("meta"):
+        theirs = torch_video_models.S3D()
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == [
+        (k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+    assert sum(p.numel() for p in ours.parameters()) == 8_320_048
+    assert ours.avgpool.kernel_size == (2, 7, 7) and ours.avgpool.stride == 1
+    norm = ours.features[2][1]
+    assert (norm.eps, norm.momentum) == (0.001, 0.001)

@@ -10,5 +10,7 @@ Example:
 
 from ember.vision.models.video.resnet import *  # noqa: F403
 from ember.vision.models.video.resnet import __all__ as _resnet
+from ember.vision.models.video.s3d import *  # noqa: F403
+from ember.vision.models.video.s3d import __all__ as _s3d
 
-__all__ = [*_resnet]
+__all__ = [*_resnet, *_s3d]
