@@ -40,9 +40,12 @@ class Cauchy(_LocationScale):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        z = (value - self.loc) / self.scale  # 1/2 + atan(z) / pi as the angle of (-z, 1):
-        one = ember.ones((), dtype=z.dtype)  # it cancelled below loc (2e-7 off at z = -1e10)
-        return ember.atan2(one, -z) / math.pi
+        # 1/2 + atan(z) / pi as the angle of (-z, 1): it cancelled below loc (2e-7 off at
+        # z = -1e10); -z as (loc - value) / scale, the same bits as -(value - loc) / scale
+        # with one pass less (atan2(scale, loc - value) would save another, but its slopes
+        # underflow where scale² does)
+        minus_z = (self.loc - value) / self.scale
+        return ember.atan2(ember.ones((), dtype=minus_z.dtype), minus_z) / math.pi
 
     def icdf(self, value: Tensor) -> Tensor:
         return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc
