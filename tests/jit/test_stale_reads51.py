@@ -55,6 +55,13 @@ def test_a_schedulers_last_lr_read_in_the_call():
     like_eager(lambda t: t * sch.get_last_lr()[0], [lambda: None, sch.step, sch.step])
 
 
+def test_a_schedulers_optimizer_lr_read_in_the_call():
+    model = ember.nn.Linear(2, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=1.0)
+    sch = ember.optim.lr_scheduler.ExponentialLR(opt, 0.5)
+    like_eager(lambda t: t * sch.optimizer.param_groups[0]["lr"], [lambda: None, sch.step])
+
+
 class _Missing(dict):
     def __missing__(self, key):
         return self.base[key]
@@ -104,6 +111,21 @@ def test_a_callable_attribute_reassigned():
         return lambda: setattr(holder, "t", lambda x: x * k)
     like_eager(lambda t: obj.run(t) + layer(t),
                [lambda: None, swap(obj, 3.0), lambda: None, swap(layer, 5.0)])
+
+
+class _Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return x * self.k
+
+
+def test_a_callable_object_held_as_an_attribute():
+    held = _Holder()
+    held.t = _Scale(2.0)
+    like_eager(held.run, [lambda: None, lambda: setattr(held.t, "k", 4.0),
+                          lambda: setattr(held, "t", _Scale(6.0))])
 
 
 def test_state_sharing_memory_with_no_view_record_runs_eagerly():

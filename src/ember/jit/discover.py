@@ -260,12 +260,13 @@ class Reach:
                     self._watch_whole(holder, label)
                 self._follow_methods(holder, ("get",), depth)
                 return
-            if kind == "method":  # (its class's method; a callable it holds, ``self.t(x)``;
-                held = stored_callable(holder, key)  # a library's method that returns an
-                read = method_reads(holder, key)  # attribute: a scheduler's ``get_last_lr()``)
-                if held is not None or read is not None:
+            if kind == "method":  # (its class's method; a callable it holds, ``self.t(x)``:
+                held = stored_callable(holder, key)  # which one, and what it reads; a
+                read = method_reads(holder, key)  # library's method that returns an
+                if held is not None or read is not None:  # attribute: ``get_last_lr()``)
                     self._bind(holder, read or key, f"{label}.{read or key}")
                     self.add(f"{label}.{key}", held, depth + 1)
+                    self._follow_methods(held, ("__call__",), depth)  # (an object of yours)
                 self._follow_methods(holder, (key,), depth)
                 return
             if kind == "passed":  # (``helper(cfg)``: the helper's reads of it, if followed)
@@ -287,7 +288,8 @@ class Reach:
                 if not (plain_object(holder) or isinstance(holder, Module) or
                         user_module(holder) or user_class(holder)) or \
                         isinstance(holder, Optimizer) and key in STATE_NAMES:
-                    if not (isinstance(holder, Optimizer) and key == "param_groups"):
+                    if not (isinstance(holder, Optimizer) and key == "param_groups" or
+                            isinstance(member(holder, key), Optimizer)):  # (``sch.optimizer``)
                         return  # (an optimizer's state: see :meth:`watch_states`; its
                     # ``param_groups`` are read as the user's list: ``['lr']`` a scheduler sets)
                 obj = member(holder, key)
