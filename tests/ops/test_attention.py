@@ -113,3 +113,21 @@ def test_attention_and_shuffle_errors():
         F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(3, 3), is_causal=True)
     with pytest.raises(ember.ShapeError, match="pixel_shuffle"):
         F.pixel_shuffle(ember.ones(1, 3, 2, 2), 2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_half_precision_attention_is_computed_in_float32_as_torch(dtype, causal):
+    # the composite rounded Q Kᵀ, the softmax and P V each to the low dtype: up to 27x
+    # torch's error against float64 (opdb51b); torch's math path computes in float32
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 4, 6, 8)) for _ in range(3))
+    t_in = [torch.tensor(x).to(getattr(torch, dtype)) for x in (q, k, v)]
+    e_in = [ember.tensor(x).to(getattr(ember, dtype)) for x in (q, k, v)]
+    ref = TF.scaled_dot_product_attention(*[t.double() for t in t_in], is_causal=causal)
+    want = TF.scaled_dot_product_attention(*t_in, is_causal=causal)
+    got = F.scaled_dot_product_attention(*e_in, is_causal=causal)
+    assert got.dtype.name == dtype
+    t_err = (want.double() - ref).abs().max().item()
+    e_err = np.abs(got.float().numpy().astype(np.float64) - ref.numpy()).max()
+    assert e_err <= 1.5 * t_err + 1e-6, (e_err, t_err)

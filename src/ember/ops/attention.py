@@ -103,10 +103,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     backend = choose_backend(_blockwise_problem(query, key, value, attn_mask, dropout_p), large)
     if backend is SDPBackend.FLASH_ATTENTION:
         return blockwise_attention(query, key, value, attn_mask, is_causal, factor)
+    dtype = query.dtype
+    low = dtype.name in ("float16", "bfloat16")
+    if low:  # as PyTorch's math path: computed in float32, rounded once at the end
+        query, key, value = query.float(), key.float(), value.float()
     weights = _weights(query, key, attn_mask, is_causal, factor)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, generator=generator)
-    return weights @ value
+    out = weights @ value
+    return out.to(dtype) if low else out
 
 
 def _blockwise_problem(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
