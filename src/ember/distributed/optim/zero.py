@@ -12,7 +12,8 @@ update the shards are all-gathered back into the model's parameters.
   receives only its shard's mean gradient, and the full gradients are freed.
 
 A parameter that no rank has a gradient for keeps its values and optimizer state through a
-step, as PyTorch's optimizers skip it; only the shard's step count (Adam's bias correction)
+step, as PyTorch's optimizers skip it, and a group with no gradient anywhere is not stepped;
+but in a group where others have gradients, the shard's step count (Adam's bias correction)
 advances for it, where PyTorch would count its steps apart.
 """
 
@@ -106,10 +107,17 @@ class ZeroRedundancyOptimizer(Optimizer):
         self.group = resolve(process_group, "ZeroRedundancyOptimizer")
         self.stage = stage
         self._flat: list[_FlatGroup] = []
-        self._local = (optimizer_class, defaults)
         self.optim: Optimizer | None = None
         self._consolidated: dict | None = None
+        self._pending: list[dict] | None = []  # the local groups, until the local optimizer
         super().__init__(params, defaults)
+        # made over every group at once, as PyTorch's: an optimizer that makes state when
+        # constructed (Adagrad) makes it for each group
+        pending, self._pending = self._pending, None
+        self.optim = optimizer_class(pending, **defaults)
+        for g, local in zip(self.param_groups, self.optim.param_groups):
+            for k, v in local.items():  # the local optimizer's defaults
+                g.setdefault(k, v)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Adds a parameter group (as any optimizer's, e.g. when unfreezing layers): it is laid
@@ -120,9 +128,8 @@ class ZeroRedundancyOptimizer(Optimizer):
         try:  # all or nothing: a refused group leaves the optimizer as it was
             flat = _FlatGroup(ps, self.group.rank(), self.group.size())
             local = {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
-            if self.optim is None:
-                optimizer_class, defaults = self._local
-                self.optim = optimizer_class([local], **defaults)
+            if self._pending is not None:  # (in the constructor)
+                self._pending.append(local)
             else:
                 self.optim.add_param_group(local)
         except Exception:
@@ -131,8 +138,9 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._flat.append(flat)
         if self.stage == 2:  # no DDP in front: replicas must start equal
             self._broadcast(ps)
-        for k, v in self.optim.param_groups[-1].items():  # the local optimizer's defaults
-            g.setdefault(k, v)
+        if self._pending is None:
+            for k, v in self.optim.param_groups[-1].items():  # the local optimizer's defaults
+                g.setdefault(k, v)
 
     def _broadcast(self, params: list[Tensor]) -> None:
         for p in params:
@@ -148,7 +156,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         for group, local in zip(self.param_groups, self.optim.param_groups):
             local.update((k, v) for k, v in group.items() if k != "params")
         idle = self._idle_elements()
-        for flat in self._flat:
+        for flat, mask in zip(self._flat, idle):
             # the parameters are the truth (a checkpoint may have been loaded into them)
             flat.shard._data[...] = flat.mine([p._data for p in flat.params], flat.dtype)
             grads = [None if p.grad is None else p.grad._data for p in flat.params]
@@ -161,7 +169,9 @@ class ZeroRedundancyOptimizer(Optimizer):
                     p.grad = None  # only the shard's gradient is kept
             else:
                 mine = flat.mine(grads, flat.dtype)
-            flat.shard.grad = tensor(mine)
+            # a group no rank has a gradient for is skipped whole, as PyTorch's optimizers
+            # skip such parameters: no state made, no step counted
+            flat.shard.grad = None if mask is None else tensor(mine)
         kept = [self._values(flat, mask) for flat, mask in zip(self._flat, idle)]
         self.optim.step()
         for mask, values in zip(idle, kept):
@@ -192,9 +202,10 @@ class ZeroRedundancyOptimizer(Optimizer):
                         "Hint: leave the layers to unfreeze out of the optimizer and add them "
                         "with opt.add_param_group({'params': ...}) when unfreezing them")
 
-    def _idle_elements(self) -> list[np.ndarray]:
+    def _idle_elements(self) -> list[np.ndarray | None]:
         """Per flat group, the shard elements of parameters that no rank has a gradient for:
-        as in PyTorch, the step leaves them (and their optimizer state) as they are."""
+        as in PyTorch, the step leaves them (and their optimizer state) as they are; None for
+        a group none of whose parameters has one."""
         local = np.array([p.grad is not None for flat in self._flat for p in flat.params],
                          np.uint8)
         anywhere = np.empty_like(local)
@@ -202,13 +213,16 @@ class ZeroRedundancyOptimizer(Optimizer):
         masks, start = [], 0
         for flat in self._flat:
             used = anywhere[start : start + len(flat.params)]
-            masks.append(flat.shard_mask([not u for u in used]))
+            # (a group of only frozen parameters has an empty shard: stepped, as before, so
+            # that its checkpoints keep their entries)
+            masks.append(flat.shard_mask([not u for u in used])
+                         if used.any() or not flat.params else None)
             start += len(flat.params)
         return masks
 
     def _values(self, flat: _FlatGroup, mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """The shard's and its state's elements under ``mask``, to put back after a step."""
-        if not mask.any():
+        if mask is None or not mask.any():
             return []
         arrays = [flat.shard._data] + [v._data for v in self.optim.state[flat.shard].values()
                                        if isinstance(v, Tensor) and v.shape == flat.shard.shape]
