@@ -93,6 +93,12 @@ def _module_call(m, x, y):
     return lambda: linear(x)
 
 
+def _sparse_add_(m, x, y):
+    """``add_`` of two 4x4 COO tensors with the same pattern (all 16 entries), in place."""
+    s, t = x.to_sparse(), y.to_sparse()
+    return lambda: s.add_(t)
+
+
 # forward-only calls of the classes the rows above leave out, over the tiny x, y:
 # name -> make(framework module, x, y) -> the call
 _CALLS = {
@@ -113,6 +119,7 @@ _CALLS = {
     "x.gather(1, i)": lambda m, x, y: (lambda i: lambda: x.gather(1, i))(m.tensor([[0, 1]] * 4)),
     "nn.Linear(4, 4) call": _module_call,
     "Adam.step (4 params)": _optimizer_step,
+    "sparse COO add_ (same pattern)": _sparse_add_,
 }
 
 

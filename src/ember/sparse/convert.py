@@ -77,8 +77,10 @@ def element_keys(s: SparseTensor) -> Any:
     index's device (sorted and distinct when ``s`` is coalesced; an int64 that cannot wrap,
     as :func:`~ember.sparse.tensor.check_numel` refuses larger sizes)."""
     index = s._index[0]
-    keys = index._device.xp.zeros(index.shape[1], dtype=index._data.dtype)
-    for row, size in zip(index._data, s._size[:index.shape[0]]):
+    if index.shape[0] == 0:
+        return index._device.xp.zeros(index.shape[1], dtype=index._data.dtype)
+    keys = index._data[0].copy()  # (a copy: never the index itself)
+    for row, size in zip(index._data[1:], s._size[1:index.shape[0]]):
         keys = keys * size + row
     return keys
 

@@ -139,13 +139,17 @@ def _nested_sum(a: SparseTensor, b: SparseTensor, va: Tensor, vb: Tensor
     """``a + b`` (values ``va``, ``vb``) for coalesced COO tensors when one's pattern holds
     the other's (an ``add_`` on the same pattern, ...): one add onto the larger's values, its
     index kept (``a``'s when equal: ``a.add_(b)`` writes its values in place); else None."""
+    ia, ib = a._index[0]._data, b._index[0]._data
+    if ia.shape == ib.shape and (ia is ib or bool((ia == ib).all())):  # (the same pattern)
+        return SparseTensor(sparse_coo, a._size, a._index, va + vb, True)
     ka, kb = element_keys(a), element_keys(b)
     xp = a._index[0]._device.xp
     for k_small, v_small, big, k_big, v_big in ((kb, vb, a, ka, va), (ka, va, b, kb, vb)):
         if k_small.shape[0] > k_big.shape[0] or (k_small.shape[0] and not k_big.shape[0]):
             continue
-        if not _within(xp, k_small[::max(k_small.shape[0] // 4, 1)], k_big)[1]:
-            continue  # (a few entries first: unrelated patterns refuse fast)
+        step = k_small.shape[0] // 4  # (a few entries first: unrelated patterns refuse
+        if step > 1 and not _within(xp, k_small[::step], k_big)[1]:  # fast; under 8, all)
+            continue
         at, inside = _within(xp, k_small, k_big)
         if not inside:
             continue
