@@ -150,6 +150,23 @@ def test_embedding_bag_of_bfloat16_sums_in_float32(mode):
                                                   mode=mode), weight, grad=False, tol=1e-2)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_embedding_bag_weighted_half_rows_are_multiplied_in_float32_as_torch(dtype):
+    # the products row * per_sample_weight were rounded to the half dtype before the float32
+    # sum: 0.0156 off torch's bfloat16 result (opdb51b)
+    rng = np.random.default_rng(0)
+    w, psw = rng.standard_normal((10, 5)), rng.standard_normal((5, 5))
+    idx = rng.integers(0, 10, (5, 5))
+    t = getattr(torch, dtype)
+    want = TF.embedding_bag(torch.tensor(idx), torch.tensor(w).to(t), mode="sum",
+                            per_sample_weights=torch.tensor(psw).to(t))
+    e = getattr(ember, dtype)
+    got = F.embedding_bag(ember.tensor(idx), ember.tensor(w).to(e), mode="sum",
+                          per_sample_weights=ember.tensor(psw).to(e))
+    assert got.dtype.name == dtype
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
 def test_embedding_gradient_of_half_weights_sums_in_float32(dtype):
     # PyTorch's CPU kernel sums in the half dtype: 1000 rows of ones give 256 in bfloat16

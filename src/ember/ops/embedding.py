@@ -374,10 +374,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     dim = weight.shape[1]
     if mode == "max":
         return _bag_max(rows, bag, b)
+    if rows.dtype in HALF:  # weighted, summed (and averaged) in float32, as PyTorch
+        rows = rows.float()
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape((-1, 1)).to(rows.dtype)
-    if rows.dtype in HALF:  # summed (and averaged) in float32, as PyTorch
-        rows = rows.float()
     if input.ndim == 2 and padding_idx is None and input.shape[1]:  # (rows of equal bags)
         rows = rows.reshape((b, input.shape[1], dim))
         return (rows.sum(1) if mode == "sum" else rows.mean(1)).to(weight.dtype)
