@@ -142,3 +142,34 @@ def test_autograd_functional_vectorize_with_create_graph_differentiates_again(li
     eps = 1e-6  # the gradient of sum(H) against central differences
     fd = [(hess(xd + eps * e).sum() - hess(xd - eps * e).sum()) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(_np(g), fd, rtol=1e-6)
+
+
+class NumpySin(ember.autograd.Function):
+    """sin with NumPy in forward, backward and jvp, and no vmap rule."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ember.from_numpy(np.sin(x.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return ember.from_numpy(g.detach().numpy() * np.cos(x.detach().numpy()))
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return ember.from_numpy(t.detach().numpy() * np.cos(x.detach().numpy()))
+
+
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd"])
+def test_a_function_reading_its_values_is_differentiated_one_row_at_a_time(name):
+    # the vmap-ed pass cannot read a batched tangent / cotangent as NumPy: rows one at a time
+    x = np.array([0.1, 0.5, 0.9])
+    got = getattr(ef, name)(lambda z: NumpySin.apply(z) * 2)(ember.tensor(x))
+    want = getattr(tf, name)(lambda z: torch.sin(z) * 2)(torch.tensor(x))
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="random"):  # still refused: not a value read
+        ef.jacfwd(lambda z: NumpySin.apply(z) * ember.rand(3, dtype=ember.float64))(
+            ember.tensor(x))

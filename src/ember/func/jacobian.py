@@ -14,14 +14,15 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import ArgumentError, GradError
+from ember.errors import ArgumentError, GradError, OpError
 from ember.func._args import DiffArgs, split_aux
 from ember.func.forward import jvp, jvp_leaves
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.func.reverse import _Level, value_and_grad
-from ember.func.vmap import NestedRuleBackward, vmap
+from ember.func.vmap import BatchedValueRead, NestedRuleBackward, vmap
 from ember.ops.creation import zeros
 from ember.ops.join import stack
+from ember.ops.random import get_rng_state, set_rng_state
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["hessian", "hvp", "jacfwd", "jacrev"]
@@ -80,7 +81,9 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
                 basis = _basis(o, n, 0)
                 try:
                     rows = vmap(pull, chunk_size=chunk_size)(basis)
-                except NestedRuleBackward:  # a Function batched by its rule in an outer vmap
+                except (GradError, OpError) as exc:
+                    if not _one_at_a_time(exc):
+                        raise
                     rows = [stack(r) for r in zip(*(pull(c) for c in basis.unbind(0)))]
             else:
                 rows = [zeros((0,) + tuple(x.shape), dtype=x.dtype, device=x.device)
@@ -127,9 +130,14 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
                     [a for a in aux_leaves if isinstance(a, Tensor)])
         total = sum(sizes)
         if total:
-            cols, aux_t = vmap(push, randomness=randomness)(
-                *[_basis(x, total, s) for x, s in zip(leaves, starts)])
-            aux_t = [a.select(0, 0) for a in aux_t]
+            bases = [_basis(x, total, s) for x, s in zip(leaves, starts)]
+            try:
+                cols, aux_t = vmap(push, randomness=randomness)(*bases)
+                aux_t = [a.select(0, 0) for a in aux_t]
+            except (GradError, OpError) as exc:
+                if not _one_at_a_time(exc):
+                    raise
+                cols, aux_t = _column_by_column(push, bases, total, randomness)
         else:  # no input element: one plain pass gives the outputs' shapes
             cols, aux_t = push(*[None] * len(leaves))
             cols = [zeros((0,) + tuple(c.shape), dtype=c.dtype, device=c.device) for c in cols]
@@ -142,6 +150,32 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
         aux = [next(it) if a is None else a for a in seen["plain"]]
         return jac, tree_unflatten(aux, seen["aux"])
     return wrapper
+
+
+def _one_at_a_time(exc: BaseException | None) -> bool:
+    """Whether a vmap-ed Jacobian pass failed where one row (column) at a time works: a custom
+    Function reading its batched values (NumPy), or one batched by its own vmap rule in an
+    enclosing vmap whose backward met the inner batch."""
+    while exc is not None:
+        if isinstance(exc, (BatchedValueRead, NestedRuleBackward)):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def _column_by_column(push: Callable, bases: list, total: int, randomness: str) -> tuple:
+    """``vmap(push)(*bases)`` as a loop (see :func:`_one_at_a_time`): each column in a vmap of
+    one sample over nothing, which keeps ``randomness`` (refused, or with ``"same"`` each
+    column from the same random state) while the tangents stay unbatched."""
+    state = get_rng_state() if randomness == "same" else None
+    one = zeros(1)
+    results = []
+    for k in range(total):
+        if state is not None:
+            set_rng_state(state)
+        cols, aux = vmap(lambda _, k=k: push(*[b[k] for b in bases]), randomness=randomness)(one)
+        results.append(([c[0] for c in cols], [a[0] for a in aux]))
+    return [stack(c) for c in zip(*(r[0] for r in results))], results[0][1]
 
 
 def _columns(tangents: Tensor, x: Tensor, start: int) -> Tensor:

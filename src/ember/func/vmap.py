@@ -48,6 +48,10 @@ __all__ = ["vmap"]
 _RANDOMNESS = ("error", "different", "same")
 
 
+class BatchedValueRead(OpError):
+    """Python code read the values of a batched tensor (``.item()``, ``.numpy()``, ``if``)."""
+
+
 class _BatchTrace:
     """The dispatch handler of one vmap level: batch size and the physical tensor behind each
     logical tensor it made."""
@@ -159,7 +163,7 @@ class _BatchTrace:
     def on_value_read(self, t: Tensor, what: str) -> None:
         """Python reads a tensor's values: refused for batched tensors (one value per sample)."""
         if self.per_sample(t):
-            raise OpError(
+            raise BatchedValueRead(
                 f"vmap: {what} of a batched tensor (per-sample shape {tuple(t.shape)}): inside "
                 "vmap it has a different value for each sample, which Python code cannot "
                 "branch on or read. Hint: use tensor ops instead (e.g. ember.where(cond, a, b) "
