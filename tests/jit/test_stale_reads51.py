@@ -160,3 +160,19 @@ def test_a_generator_class_or_a_seeded_generator_does_not_warn():
         warnings.simplefilter("error")
         g = ember.jit.compile(f)
         np.testing.assert_allclose(g(ember.ones(2)).numpy(), f(ember.ones(2)).numpy())
+
+
+def test_disjoint_views_of_one_buffer_written_still_compile():
+    flat = ember.zeros(40)
+    parts = [ember.zeros(4) for _ in range(10)]
+    for i, p in enumerate(parts):
+        p.data = flat[4 * i:4 * i + 4]
+
+    def f(x):
+        for p in parts:
+            p.add_(1.0)
+        return x * 2
+    g = ember.jit.compile(f)
+    for _ in range(2):
+        g(ember.ones(2))
+    assert g.last.eager is None and flat.tolist() == [2.0] * 40

@@ -55,10 +55,15 @@ def shared_state(tracer: Any) -> str | None:
         groups.setdefault(memory_owner(t._data), []).append(t)
     written = {id(t) for t, _ in graph.writes}
     for group in groups.values():
-        roots = [_root(tracer, t) for t in group]
-        for i, a in enumerate(group):
-            for j, b in enumerate(group):
-                if id(a) in written and i != j and roots[i] is not roots[j] and \
+        if len(group) < 2 or all(id(t) not in written for t in group):
+            continue
+        spans = sorted((_span(t._data), i) for i, t in enumerate(group))
+        for n, ((_, end), i) in enumerate(spans):  # (only spans that overlap are compared)
+            for (start, _), j in spans[n + 1:]:
+                if start >= end:
+                    break
+                a, b = (group[i], group[j]) if id(group[i]) in written else (group[j], group[i])
+                if id(a) in written and _root(tracer, a) is not _root(tracer, b) and \
                         _overlap(a._data, b._data):
                     label = tracer.labels.get
                     return (f"runs eagerly: it writes {label(id(a), 'a tensor it reaches')} in "
@@ -67,6 +72,18 @@ def shared_state(tracer: Any) -> str | None:
                             "would read each as it was when the call started. Hint: take the "
                             "view in the function (F[:3]), or .clone() one of them")
     return None
+
+
+_BYTE_BOUNDS = getattr(np.lib, "array_utils", np).byte_bounds  # (NumPy 2's place, or 1's)
+
+
+def _span(array: Any) -> tuple[int, float]:
+    """The first and past-the-last byte addresses of ``array`` (all memory, where the array
+    tells none)."""
+    try:
+        return _BYTE_BOUNDS(array)
+    except (AttributeError, TypeError, ValueError):
+        return (0, float("inf"))
 
 
 def _root(tracer: Any, t: Tensor) -> Any:
