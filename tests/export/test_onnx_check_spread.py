@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 import ember.nn.functional as F
@@ -33,16 +34,19 @@ def _bounded(limit):
     return fn
 
 
-@pytest.mark.parametrize("limit", [40, 32])
-def test_a_bounded_model_refusing_the_wide_check_sizes_is_checked_at_the_small_ones(limit):
+@pytest.mark.parametrize("limit, refusal", [
+    (40, "depends on the size of a dynamic"),
+    (32, r"slice at .*its step 16 leaves 2 entries along dimension 1 at the sizes \(17, 19, 29\)")])
+def test_a_bounded_model_refusing_the_wide_check_sizes_is_checked_at_the_small_ones(limit,
+                                                                                    refusal):
     # (every check size past the step of 16 was refused: exported from two traces with a
     # warning, the clamp as a plain arange(T), wrong in onnxruntime at T = 25, 30, 40; a
-    # bound of 32 refuses every widened size (T = 45, 41, 37): T = 29 checks, with a warning)
-    with warnings.catch_warnings(record=True) as caught, \
-            pytest.raises(ember.onnx.ExportError, match="depends on the size of a dynamic"):
-        warnings.simplefilter("always")
-        _export(_bounded(limit))
-    assert any("moved less far" in str(w.message) for w in caught) == (limit == 32)
+    # bound of 32 refuses every widened size (T = 45, 41, 37): T = 29 checks the clamp, and
+    # the cut's count, 2 at T = 17, 19 and 29, is refused rather than kept (was a warning))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ember.onnx.ExportError, match=refusal):
+            _export(_bounded(limit))
 
 
 def _conv_net(x):
@@ -124,13 +128,94 @@ class _Tokens(ember.nn.Module):
         return self.head((self.tok(idx) + self.pos(ember.arange(idx.shape[1])))[:, ::16])
 
 
+def _tokens(length, model=None):
+    return ember.onnx.to_model(model or _Tokens(), (ember.randint(0, 50, (2, length)),),
+                               input_names=["x"], dynamic_axes=_AXES)
+
+
 def test_a_cut_that_cannot_be_followed_back_widens_every_axis():
     # (nothing was widened: exported at T = 20 with no warning, (1, 2, 50) in onnxruntime at
-    # T = 16 where eager gives (2, 1, 50); now the check moves too far for the block size,
-    # which warns at T = 20 and refuses at T = 24)
-    with pytest.warns(UserWarning, match="refused every size moved past"):
-        ember.onnx.to_model(_Tokens(), (ember.randint(0, 50, (2, 20)),), input_names=["x"],
-                            dynamic_axes=_AXES)
-    with pytest.raises(ExportError, match="follow no rule"):
-        ember.onnx.to_model(_Tokens(), (ember.randint(0, 50, (2, 24)),), input_names=["x"],
-                            dynamic_axes=_AXES)
+    # T = 16 where eager gives (2, 1, 50); then the check moved too far for the block size,
+    # which warned at T = 20 and exported the count 2 as fixed: now refused there, and at
+    # T = 24 (2 at 24 and 26, 3 at 52) the refusal names the cut)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ExportError, match="its step 16 leaves 2 entries along dimension 1"):
+            _tokens(20)
+    with pytest.raises(ExportError, match="follow no rule(.|\n)*slice at .*its step 16"):
+        _tokens(24)
+    model = _Tokens()
+    proto = _tokens(16, model)  # (as the hint says: just at a multiple of 16)
+    for length in (16, 3, 17, 32):
+        x = np.random.default_rng(length).integers(0, 50, (3, length))
+        want = eager(model, ember.tensor(x))[0]
+        np.testing.assert_allclose(run_onnx(proto, x)[0], want, rtol=1e-5, atol=1e-5)
+
+
+def _merged_cut(x):  # (a cut of T·4 elements: ceil(4·T / 16))
+    return x.reshape(x.shape[0], -1)[:, ::16] * 2
+
+
+def _merged_cut_other_order(x):  # (C·T)
+    return x.transpose(1, 2).reshape(x.shape[0], -1)[:, ::16] * 2
+
+
+def _merged_count_read(x):  # (the count read by a constant made in Python)
+    y = x.reshape(x.shape[0], -1)[:, ::16]
+    return y * ember.arange(y.shape[1])
+
+
+@pytest.mark.parametrize("fn, length", [(_merged_cut, 17), (_merged_cut_other_order, 17),
+                                        (_merged_count_read, 16)])
+def test_a_cut_after_a_merging_reshape_is_followed_back_to_the_axes_merged(monkeypatch, fn,
+                                                                           length):
+    # (its axis could not be followed: every dynamic axis, the batch too, moved by the step)
+    sizes = []
+    retrace = exporter.retrace_resized
+    monkeypatch.setattr(exporter, "retrace_resized",
+                        lambda *a, **k: sizes.append(k.get("sizes")) or retrace(*a, **k))
+    proto = _export(fn, (2, length, 4))
+    assert sizes[1] == {"b": 2 + 3, "t": length + 12 + 4}  # (T·4 moves by 16)
+    matches_eager_over_lengths(proto, fn, (17, 5, 34, 50, 16, 32, 33, 2))
+    torch_fn = {_merged_cut: lambda t: t.reshape(t.shape[0], -1)[:, ::16] * 2,
+                _merged_cut_other_order:
+                    lambda t: t.transpose(1, 2).reshape(t.shape[0], -1)[:, ::16] * 2}.get(fn)
+    if torch_fn is not None:
+        x = np.random.default_rng(0).standard_normal((3, 33, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], torch_fn(torch.tensor(x)).numpy(),
+                                   rtol=1e-6)
+
+
+def test_a_count_read_where_two_traces_share_it_is_refused_naming_the_cut():
+    # (the refusal said only that some sizes follow no rule)
+    with pytest.raises(ExportError, match=r"follow no rule(.|\n)*slice at .*its step 16 leaves "
+                                          r"5 entries along dimension 1 at the sizes \(68, 76\)"):
+        _export(_merged_count_read)
+
+
+class _LinearThenCut(ember.nn.Module):
+    """A block size of 32, then a stride-16 cut after an nn.Linear (review50g 1's variant)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = ember.nn.Linear(4, 3)
+
+    def forward(self, x):
+        if x.shape[1] > 32:
+            raise ArgumentError("block size 32")
+        return self.lin(x)[:, ::16]
+
+
+def test_a_bounded_model_is_checked_past_the_step_by_the_step_alone():
+    # (T = 20 moved by 16 and more was refused (36 to 48): the check fell back to T = 32, the
+    # count 2 at every trace was declared fixed in the output, with a warning; now T = 4 (20
+    # less the step alone) shows it change)
+    model = _LinearThenCut()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proto = _export(model, (2, 20, 4))
+    assert proto.graph.output[0].type.tensor_type.shape.dim[1].dim_param
+    for length in (20, 3, 16, 17, 31, 32):
+        x = np.random.default_rng(length).standard_normal((3, length, 4)).astype(np.float32)
+        np.testing.assert_allclose(run_onnx(proto, x)[0], eager(model, ember.tensor(x))[0],
+                                   rtol=1e-5, atol=1e-6)

@@ -111,24 +111,17 @@ def test_padded_sizes_reach_constants_after_the_pad(mode):
         np.testing.assert_array_equal(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0])
 
 
-def test_a_size_two_ops_give_in_every_trace_is_read_from_the_partner_eager_matches():
+def test_a_size_two_ops_give_in_every_trace_is_refused_with_the_cut_that_hides_it():
     def fn(x):  # (a pad by 2 and the cat agree at every traced T, not at 34)
         return F.pad(x, (0, 0, 1, 1)) + _cat_with_a_stride(x) * ember.ones(x.shape[1] + 2, 1)
 
-    # (the mask's rows are read from the cat that mul broadcasts it with: eager and the
-    # exported graph agree where eager runs, and both fail where pad and cat differ)
-    proto = ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
-                                dynamic_axes={"x": {0: "b", 1: "t"}})
-    for t in (20, 32, 34):
-        x = np.random.default_rng(t).standard_normal((3, t, 4)).astype(np.float32)
-        if t == 34:
-            with pytest.raises(ember.errors.ShapeError):
-                eager(fn, ember.tensor(x))
-            with pytest.raises(Exception, match="broadcast|Incompatible|dimension"):
-                run_onnx(proto, x)
-        else:
-            np.testing.assert_allclose(run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0],
-                                       rtol=1e-6)
+    # (eager refuses every check size past the step: the cut's 2 rows at T = 17, 19 and 29,
+    # where pad and cat agree, are not taken as fixed (it exported, reading the mask's rows
+    # from the cat: right here, as pad and cat then differ in onnxruntime too, but not shown
+    # by any trace))
+    with pytest.raises(ember.onnx.ExportError, match="slice at .*its step 16 leaves 2 entries"):
+        ember.onnx.to_model(fn, (ember.randn(2, 17, 4),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})
 
 
 def test_an_output_constant_of_a_size_no_op_gives_is_refused():

@@ -5,6 +5,8 @@ same traced sizes that it is not aligned with (against eager in onnxruntime)."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import ember
@@ -86,7 +88,13 @@ def _mask_beside_a_strided_cat(x):
     return ember.tril(ember.ones(n, n)) @ ember.cat([x, x[:, ::16]], 1)
 
 
-def test_a_mask_eager_refuses_past_the_slice_step_warns_with_eagers_error():
-    # (exported silently: (3, 37, 4) at T = 34, where eager raises)
-    with pytest.warns(UserWarning, match="inner sizes .* differ"):
-        _export(_mask_beside_a_strided_cat)
+def test_a_mask_eager_refuses_past_the_slice_step_is_refused_naming_the_cut():
+    # (exported silently: (3, 37, 4) at T = 34, where eager raises; then with a warning
+    # quoting eager's error, still (3, 37, 4): the cut's 2 rows at T = 17, 19 and 29, every
+    # check size eager accepts, were kept)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ember.onnx.ExportError,
+                           match=r"slice at .*x\[:, ::16\].*its step 16 leaves 2 entries "
+                                 r"along dimension 1 at the sizes \(17, 19, 29\)"):
+            _export(_mask_beside_a_strided_cat)

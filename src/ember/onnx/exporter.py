@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from ember.onnx import converters  # noqa: F401 - registers the converters
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.modes import TrainingMode, export_mode
 from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+from ember.onnx.strides import HINT, hidden_counts, refuse_hidden_counts, stride_spreads
 from ember.ops.random import Sample
 from ember.tensor import Tensor
 
@@ -70,7 +70,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         if any(axes[0].values()):
             second = retrace_resized(capture, leaves, spec, axes[0])
             third = _farther_trace(capture, leaves, spec, axes[0],
-                                   _stride_spreads(graph, axes[0]))
+                                   stride_spreads(graph, axes[0]))
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
     ctx = _converted(graph, second, opset, names) if third is None else \
@@ -217,83 +217,17 @@ _CHECK_STEPS = (3, 2, 1)  # (the check trace moves the k-th dynamic axis name by
 # here; the largest step the model accepts, grown or else shrunk where the size stays >= 2)
 
 
-def _stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, int]:
-    """Each dynamic axis name's spread: the largest product of the steps of the strided
-    slices, convolutions and pools nested along it (at most :data:`_MAX_SPREAD`). Moved that
-    far, every ``ceil(T / step)`` size they make changes, which the nearer traces may all
-    share (``x[:, ::16]`` has 2 rows at every T from 17 to 32). Each cut is followed back
-    through the ops that keep its axis (elementwise ops, permutes, slices, other cuts) to the
-    input axis it cuts; one that cannot be followed (an axis a reshape merged: an nn.Linear on
-    (B, T, C); an embedding's new axis) widens every dynamic axis name by its product."""
-    made = {v: e for e in graph.eqns for v in e.outputs}
-    named = {(v, a): n for i, v in enumerate(graph.inputs) for a, n in axes.get(i, {}).items()}
-    spreads: dict[str, int] = {}
-    for eqn in graph.eqns:
-        for axis, step in _strides(eqn).items():
-            var, at, product = eqn.inputs[0], axis, step
-            while at is not None and (var, at) not in named and var in made:
-                producer = made[var]
-                var, at = _source_axis(producer, var, at)
-                product *= _strides(producer).get(at, 1)
-            for name in [named[var, at]] if (var, at) in named else set(named.values()):
-                spreads[name] = min(max(spreads.get(name, 1), product), _MAX_SPREAD)
-    return spreads
-
-
-_MAX_SPREAD = 256
-
-
-def _strides(eqn: Any) -> dict[int | None, int]:
-    """``{input axis: step}`` of the steps above 1 that ``eqn`` cuts its first input with."""
-    if eqn.prim.name == "slice":
-        read = [e for e in eqn.params["index"] if e is not None]  # (one per input axis)
-        return {a: abs(e[2]) for a, e in enumerate(read)
-                if type(e) is tuple and e[2] is not None and abs(e[2]) > 1}
-    stride = eqn.params.get("stride")  # (a window op's: not as_strided's memory strides,
-    if not eqn.inputs or not isinstance(stride, tuple | list) or \
-            eqn.prim.name in ("as_strided", "fold"):  # nor a fold's, over its output)
-        return {}
-    first = len(eqn.inputs[0].shape) - len(stride)  # (the spatial axes come last)
-    return {first + i: s for i, s in enumerate(stride) if isinstance(s, int) and s > 1}
-
-
-def _source_axis(eqn: Any, out: Var, axis: int) -> tuple[Var, int | None]:
-    """The input of ``eqn`` that its output ``out``'s ``axis`` is cut from, and that input's
-    axis (None where none is followed: a new axis, a reshape that merges or splits it, a
-    change of rank)."""
-    if not eqn.inputs:
-        return out, None
-    src = eqn.inputs[0]
-    if eqn.prim.name == "permute":
-        return src, eqn.params["dims"][axis]
-    if eqn.prim.name == "slice":
-        d = o = 0  # (the input axis and the output axis each entry reads and makes)
-        for e in eqn.params["index"]:
-            if e is not None and type(e) is not tuple:  # (an integer: reads, makes none)
-                d += 1
-                continue
-            if o == axis:
-                return src, None if e is None else d
-            o, d = o + 1, d + (e is not None)
-        return src, d + axis - o
-    if eqn.prim.name == "matmul" and len(eqn.inputs) == 2 and \
-            len(eqn.inputs[1].shape) == len(out.shape) >= 2 and axis == len(out.shape) - 1:
-        return eqn.inputs[1], axis  # (a product's last axis is its second operand's)
-    if eqn.prim.name == "reshape":  # (an axis kept whole: as many elements before it)
-        before = math.prod(out.shape[:axis])
-        return src, next((j for j, n in enumerate(src.shape) if n == out.shape[axis] and
-                          math.prod(src.shape[:j]) == before), None)
-    return src, axis if len(src.shape) == len(out.shape) else None
-
-
 def _farther_trace(capture: Capture, leaves: list, spec: Any,
                    axes: dict[int, dict[int, str]],
                    spreads: dict[str, int] | None = None) -> Graph | None:
     """A third trace, with the dynamic axes moved farther than the second's: grown by
-    ``3·(k + 1)²`` plus each name's ``spreads`` (:func:`_stride_spreads`), or where the model
-    refuses those sizes (it may bound them: a GPT's block size) shrunk by as much, then
-    smaller steps, then the same without the spreads (with a warning: a ``ceil(T / step)``
-    size may then hide); None, with a warning, when it refuses all."""
+    ``3·(k + 1)²`` plus each name's ``spreads`` (:func:`~ember.onnx.strides.stride_spreads`),
+    or where the model refuses those sizes (it may bound them: a GPT's block size) shrunk by
+    as much, then smaller steps, then the spreads alone (``k²`` elsewhere: T = 20 shrinks to 4
+    past a step of 16 in a model bounded at 32), then the same without the spreads (a strided
+    count then the
+    same in every trace is refused: :func:`~ember.onnx.strides.refuse_hidden_counts`); None,
+    with a warning, when it refuses all."""
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     traced: dict[str, int] = {}  # each dim name's size, in the order resized grows them
     for index, t in enumerate(tensors):
@@ -303,11 +237,11 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
     last = None
     for widened in [True, False] if spreads else [False]:
         spread = spreads if widened else {}
-        for step in _CHECK_STEPS:
+        for step in _CHECK_STEPS + ((0,) if widened else ()):
             for shrink in (False, True):
                 sizes = {}
                 for k, (name, size) in enumerate(traced.items()):
-                    move = step * (k + 1) ** 2 + spread.get(name, 0)
+                    move = step * (k + 1) ** 2 + spread.get(name, 0) or (k + 1) ** 2
                     sizes[name] = size - move if shrink and size - move >= 2 else size + move
                 if sizes in tried:
                     continue
@@ -317,14 +251,6 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
                 except ExportError as e:
                     last = str(e).splitlines()[-1]
                     continue
-                if spreads and not widened:
-                    warnings.warn(f"{WHO}: the model refused every size moved past the steps "
-                                  f"of its strided slices, convolutions or pools (by {spreads}), "
-                                  "so the check trace moved less far: a size such as "
-                                  "ceil(T / step) that is the same at every traced size may "
-                                  "be exported as fixed. Hint: trace at sizes the model "
-                                  f"accepts with room to move. Its last refusal: {last}",
-                                  UserWarning, stacklevel=3)
                 return third
     warnings.warn(f"{WHO}: the model refused every size of the check trace ({tried[1:]}), "
                   "so the sizes that follow the dynamic axes were read from two traces "
@@ -372,7 +298,9 @@ def _checked(graph: Graph, second: Graph, third: Graph, opset: int,
     except ExportError as e:
         raise ExportError(f"{_NO_RULE}; resized farther:\n{e}") from None
     if _serialized(ctx) != _serialized(other):
-        raise ExportError(_NO_RULE)
+        raise ExportError(_NO_RULE + "".join(
+            f"\n  {eqn.prim.name}{f' at {eqn.source}' if eqn.source else ''}: {text}, another "
+            f"count resized farther. {HINT}" for eqn, text in hidden_counts(ctx, graph, 2)))
     return ctx
 
 
@@ -406,6 +334,7 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
     if missing:
         drawn = any(isinstance(e.prim, Sample) and e.prim.name in missing for e in graph.eqns)
         raise ExportError(_unsupported(missing, _RANDOM if drawn else ""))
+    refuse_hidden_counts(ctx, graph)  # (a strided count the same in every trace)
     unmade: dict[Var, Any] = {}  # outputs a converter does not compute
     skipped: set[Var] = set()  # outputs of refused equations (the refusal says why)
     for eqn in graph.eqns:
