@@ -173,3 +173,9 @@ def test_a_function_reading_its_values_is_differentiated_one_row_at_a_time(name)
     with pytest.raises(RuntimeError, match="random"):  # still refused: not a value read
         ef.jacfwd(lambda z: NumpySin.apply(z) * ember.rand(3, dtype=ember.float64))(
             ember.tensor(x))
+
+
+def test_autograd_functional_vectorize_loops_over_a_function_reading_its_values():
+    x = np.array([0.1, 0.5, 0.9])
+    got = ember.autograd.functional.jacobian(NumpySin.apply, ember.tensor(x), vectorize=True)
+    np.testing.assert_allclose(_np(got), np.diag(np.cos(x)), rtol=1e-12)

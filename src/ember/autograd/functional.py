@@ -31,13 +31,22 @@ __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 _STRATEGIES = ("reverse-mode", "forward-mode")
 Tensors = Tensor | Sequence[Tensor]
-_VMAP: list[Callable] = []  # ember.func.vmap, once ember.func (an upper layer) registers it
+_VMAP: list = []  # (ember.func.vmap, its errors a row loop avoids), once ember.func registers
 
 
-def register_vmap(vmap: Callable) -> None:
+def register_vmap(vmap: Callable, loop_on: tuple[type[BaseException], ...] = ()) -> None:
     """Called by :mod:`ember.func`: ``vectorize=True`` then batches a Jacobian's backward
-    passes with ``vmap`` (one pass for all rows, as PyTorch's) instead of looping."""
-    _VMAP[:] = [vmap]
+    passes with ``vmap`` (one pass for all rows, as PyTorch's) instead of looping; where the
+    batched pass fails with one of ``loop_on`` (anywhere in the cause chain) it loops."""
+    _VMAP[:] = [(vmap, loop_on)]
+
+
+def _loops_on(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if isinstance(exc, _VMAP[0][1]):
+            return True
+        exc = exc.__cause__
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,8 +312,12 @@ def _jacobian_of(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict:
             found = _reverse((out,), inputs, (seed,), create_graph, retain_graph=True)
             return [x.new_zeros(x.shape) if g is None else g for g, x in zip(found, inputs)]
         seeds = eye(n, dtype=out.dtype, device=out.device).reshape((n,) + tuple(out.shape))
-        rows = _VMAP[0](pull)(seeds)
-        return tuple(r.reshape(out.shape + x.shape) for r, x in zip(rows, inputs))
+        try:
+            rows = _VMAP[0][0](pull)(seeds)
+            return tuple(r.reshape(out.shape + x.shape) for r, x in zip(rows, inputs))
+        except Exception as exc:  # (a Function reading its values as NumPy: row by row)
+            if not _loops_on(exc):
+                raise
     flat = out.reshape(-1)
     columns: list[list] = [[] for _ in inputs]
     for k in range(flat.numel()):

@@ -18,10 +18,10 @@ from ember.func.functionalize import functionalize
 from ember.func.jacobian import hessian, hvp, jacfwd, jacrev
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
-from ember.func.vmap import vmap
+from ember.func.vmap import BatchedValueRead, NestedRuleBackward, vmap
 from ember.nn.utils.stateless import functional_call
 
-register_vmap(vmap)  # autograd.functional's vectorize=True
+register_vmap(vmap, (BatchedValueRead, NestedRuleBackward))  # for vectorize=True
 
 __all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "hvp",
            "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
