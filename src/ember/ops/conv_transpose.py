@@ -16,6 +16,7 @@ from ember.ops.conv_args import (
     check_operands,
     int_sizes,
 )
+from ember.ops.convert import HALF
 from ember.ops.im2col import batched, fold_nd
 from ember.tensor import Tensor
 
@@ -32,6 +33,13 @@ _ROWS_FOLD_PIXELS = 64
 def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
                     stride: Any, padding: Any, output_padding: Any, groups: int,
                     dilation: Any) -> Tensor:
+    if input.dtype in HALF and weight.dtype is input.dtype and \
+            (bias is None or bias.dtype is input.dtype):
+        # as PyTorch: products and their overlapping sums in float32, rounded once at the end
+        # (the columns and the fold's sums were each rounded to the half dtype: 4x the error)
+        return _conv_transpose(op, nd, input.float(), weight.float(),
+                               None if bias is None else bias.float(), stride, padding,
+                               output_padding, groups, dilation).to(input.dtype)
     x, added = batched(input, nd, op)
     check_operands(op, nd, x, weight, bias, groups)
     n, cin = x.shape[:2]
