@@ -160,6 +160,7 @@ class DistributedDataParallel(nn.Module):
         self._unused: set[int] = set()
         self._failure: Exception | None = None
         object.__setattr__(self, "_comm_hook", None)
+        _check_same_model(group, module)
         if init_sync:
             broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
         for p in params:
@@ -418,6 +419,35 @@ class DistributedDataParallel(nn.Module):
                    "pass find_unused_parameters=True if the model skips parameters, or call "
                    "backward on every forward's output")
         raise DistributedError(f"DistributedDataParallel: {why}")
+
+
+def _check_same_model(group: ProcessGroup, module: nn.Module) -> None:
+    """Every rank must wrap the same parameters and buffers (shapes, dtypes, which parameters
+    train), as PyTorch's DDP verifies: otherwise the broadcast of rank 0's values and the
+    bucketed all-reduces would mix unrelated memory silently. One gather of their
+    descriptions; every rank raises the same error."""
+    def describe(kind: str, t: Tensor) -> str:
+        trains = "" if kind == "buffer" else (" trainable" if t.requires_grad else " frozen")
+        return f"{kind} {list(t.shape)} {t._data.dtype.name}{trains}"
+
+    mine = [(name, describe(kind, t))
+            for kind, items in (("parameter", module.named_parameters()),
+                                ("buffer", module.named_buffers()))
+            for name, t in items]
+    everyone = call(group.comm, "allgather", mine)
+    first = [d for _, d in everyone[0]]
+    for r, theirs in enumerate(everyone[1:], 1):
+        if [d for _, d in theirs] == first:
+            continue
+        if len(theirs) != len(first):
+            why = (f"rank {group.ranks[0]} has {len(first)} parameters and buffers, rank "
+                   f"{group.ranks[r]} has {len(theirs)}")
+        else:
+            (na, a), (nb, b) = next((x, y) for x, y in zip(everyone[0], theirs) if x[1] != y[1])
+            why = f"{na!r} is a {a} on rank {group.ranks[0]}, {nb!r} a {b} on rank {group.ranks[r]}"
+        raise DistributedError(f"DistributedDataParallel expects the same model on every rank"
+                               f", but {why}. Hint: build the model identically on every rank "
+                               "(rank-dependent layers, shapes, dtypes or requires_grad differ)")
 
 
 def _check_comm_hook(hook: Any) -> None:
