@@ -67,22 +67,98 @@ class PatchMergingV2(PatchMerging):
         return self.norm(self.reduction(_merge_2x2(x)))
 
 
-def _shift_mask(pad_h: int, pad_w: int, window: list[int], shift: list[int],
-                like: Tensor) -> Tensor:
-    """``(windows, N, N)``: 0 between tokens of the same region before the cyclic shift,
-    -100 between tokens the shift brought together. Along each axis the regions are
-    ``[0, size - window)``, ``[size - window, size - shift)`` and ``[size - shift, size)``."""
-    def region(size: int, win: int, sh: int) -> Tensor:
+def _region_labels(padded: list[int], window: list[int], shift: list[int],
+                   like: Tensor) -> Tensor:
+    """The padded map's region of each position before the cyclic shift: along each axis
+    ``[0, size - window)``, ``[size - window, size - shift)`` and ``[size - shift, size)``
+    (the first boundary falls between windows, so an unshifted axis splits no window)."""
+    label = ember.zeros((), dtype=like.dtype, device=like.device)
+    for size, win, sh in zip(padded, window, shift):
         i = ember.arange(size, device=like.device)
-        return (i >= size - win).to(like.dtype) + (i >= size - sh).to(like.dtype)
+        label = label[..., None] * 3 + (i >= size - win).to(like.dtype) + (
+            i >= size - sh).to(like.dtype)
+    return label
 
-    label = region(pad_h, window[0], shift[0])[:, None] * 3 + region(pad_w, window[1],
-                                                                     shift[1])[None, :]
-    label = label.reshape(pad_h // window[0], window[0], pad_w // window[1], window[1])
-    label = label.permute(0, 2, 1, 3).reshape(-1, window[0] * window[1])
+
+def _to_windows(x: Tensor, window: list[int]) -> Tensor:
+    """``(B, *sizes, C)`` (sizes whole windows) → ``(B · windows, prod(window), C)``, windows
+    in row-major order."""
+    b, *sizes, c = x.shape
+    k = len(window)
+    split = [v for size, win in zip(sizes, window) for v in (size // win, win)]
+    x = x.reshape(b, *split, c).permute(0, *range(1, 2 * k, 2), *range(2, 2 * k + 1, 2),
+                                        2 * k + 1)
+    return x.reshape(-1, math.prod(window), c)
+
+
+def _from_windows(x: Tensor, window: list[int], sizes: list[int]) -> Tensor:
+    """The inverse of :func:`_to_windows`: back to ``(B, *sizes, C)``."""
+    k, c = len(window), x.shape[-1]
+    x = x.reshape(-1, *[size // win for size, win in zip(sizes, window)], *window, c)
+    x = x.permute(0, *[v for i in range(1, k + 1) for v in (i, i + k)], 2 * k + 1)
+    return x.reshape(-1, *sizes, c)
+
+
+def _shift_mask(padded: list[int], window: list[int], shift: list[int], like: Tensor) -> Tensor:
+    """``(windows, N, N)``: 0 between tokens of the same region before the cyclic shift,
+    -100 between tokens the shift brought together."""
+    label = _to_windows(_region_labels(padded, window, shift, like)[None, ..., None], window)
+    label = label[..., 0]
     differs = label[:, None, :] != label[:, :, None]
     return ember.zeros(differs.shape, dtype=like.dtype, device=like.device).masked_fill(
         differs, -100.0)
+
+
+def _pad_to_multiple(sizes: list[int], steps: list[int]) -> tuple[int, ...]:
+    """``F.pad``'s tuple (last axis first) growing each of the trailing ``sizes`` to a multiple
+    of its step."""
+    pad: list[int] = []
+    for size, step in zip(reversed(sizes), reversed(steps)):
+        pad += [0, (step - size % step) % step]
+    return tuple(pad)
+
+
+def _window_attention(input: Tensor, qkv_weight: Tensor, proj_weight: Tensor,
+                      relative_position_bias: Tensor, window: list[int], num_heads: int,
+                      shift: list[int], attention_dropout: float, dropout: float,
+                      qkv_bias: Tensor | None, proj_bias: Tensor | None,
+                      logit_scale: Tensor | None, training: bool) -> Tensor:
+    """Shifted window attention of a ``(B, *sizes, C)`` input over any number of axes, with
+    the shift as given: pad to whole windows, roll back, attend window by window, roll
+    forward, crop."""
+    b, *sizes, c = input.shape
+    x = F.pad(input, (0, 0, *_pad_to_multiple(sizes, window)))
+    padded = list(x.shape[1:-1])
+    axes = tuple(range(1, len(sizes) + 1))
+    shifted = sum(shift) > 0
+    if shifted:
+        x = ember.roll(x, shifts=tuple(-s for s in shift), dims=axes)
+    x = _to_windows(x, window)
+    windows, n = x.shape[0] // b, x.shape[1]
+    if logit_scale is not None and qkv_bias is not None:  # v2: no key bias
+        third = qkv_bias.numel() // 3
+        qkv_bias = ember.cat([qkv_bias[:third], ember.zeros_like(qkv_bias[third:2 * third]),
+                              qkv_bias[2 * third:]])
+    qkv = F.linear(x, qkv_weight, qkv_bias).reshape(b * windows, n, 3, num_heads,
+                                                     c // num_heads).permute(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    if logit_scale is not None:
+        attn = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
+        attn = attn * ember.clamp(logit_scale, max=math.log(100.0)).exp()
+    else:
+        attn = (q * (c // num_heads) ** -0.5) @ k.transpose(-2, -1)
+    attn = attn + relative_position_bias
+    if shifted:
+        mask = _shift_mask(padded, window, shift, attn)
+        attn = attn.reshape(b, windows, num_heads, n, n) + mask[None, :, None]
+        attn = attn.reshape(b * windows, num_heads, n, n)
+    attn = F.dropout(F.softmax(attn, dim=-1), p=attention_dropout, training=training)
+    x = (attn @ v).transpose(1, 2).reshape(b * windows, n, c)
+    x = F.dropout(F.linear(x, proj_weight, proj_bias), p=dropout, training=training)
+    x = _from_windows(x, window, padded)
+    if shifted:
+        x = ember.roll(x, shifts=tuple(shift), dims=axes)
+    return x[(slice(None), *[slice(0, size) for size in sizes])]
 
 
 def shifted_window_attention(input: Tensor, qkv_weight: Tensor, proj_weight: Tensor,
@@ -108,88 +184,65 @@ def shifted_window_attention(input: Tensor, qkv_weight: Tensor, proj_weight: Ten
     if input.ndim != 4:
         raise ArgumentError(f"shifted_window_attention: expected an (N, H, W, C) input, got shape "
                             f"{tuple(input.shape)}")
-    b, h, w, c = input.shape
-    wh, ww = window_size
-    x = F.pad(input, (0, 0, 0, (ww - w % ww) % ww, 0, (wh - h % wh) % wh))
-    pad_h, pad_w = x.shape[1], x.shape[2]
-    shift = [0 if wh >= pad_h else shift_size[0], 0 if ww >= pad_w else shift_size[1]]
-    if sum(shift) > 0:
-        x = ember.roll(x, shifts=(-shift[0], -shift[1]), dims=(1, 2))
-    windows = (pad_h // wh) * (pad_w // ww)
-    n = wh * ww
-    x = x.reshape(b, pad_h // wh, wh, pad_w // ww, ww, c).permute(0, 1, 3, 2, 4, 5)
-    x = x.reshape(b * windows, n, c)
-    if logit_scale is not None and qkv_bias is not None:  # v2: no key bias
-        third = qkv_bias.numel() // 3
-        qkv_bias = ember.cat([qkv_bias[:third], ember.zeros_like(qkv_bias[third:2 * third]),
-                              qkv_bias[2 * third:]])
-    qkv = F.linear(x, qkv_weight, qkv_bias).reshape(b * windows, n, 3, num_heads,
-                                                     c // num_heads).permute(2, 0, 3, 1, 4)
-    q, k, v = qkv[0], qkv[1], qkv[2]
-    if logit_scale is not None:
-        attn = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
-        attn = attn * ember.clamp(logit_scale, max=math.log(100.0)).exp()
-    else:
-        attn = (q * (c // num_heads) ** -0.5) @ k.transpose(-2, -1)
-    attn = attn + relative_position_bias
-    if sum(shift) > 0:
-        mask = _shift_mask(pad_h, pad_w, window_size, shift, attn)
-        attn = attn.reshape(b, windows, num_heads, n, n) + mask[None, :, None]
-        attn = attn.reshape(b * windows, num_heads, n, n)
-    attn = F.dropout(F.softmax(attn, dim=-1), p=attention_dropout, training=training)
-    x = (attn @ v).transpose(1, 2).reshape(b * windows, n, c)
-    x = F.dropout(F.linear(x, proj_weight, proj_bias), p=dropout, training=training)
-    x = x.reshape(b, pad_h // wh, pad_w // ww, wh, ww, c).permute(0, 1, 3, 2, 4, 5)
-    x = x.reshape(b, pad_h, pad_w, c)
-    if sum(shift) > 0:
-        x = ember.roll(x, shifts=(shift[0], shift[1]), dims=(1, 2))
-    return x[:, :h, :w, :]
+    shift = [0 if size <= win else sh
+             for size, win, sh in zip(input.shape[1:3], window_size, shift_size)]
+    return _window_attention(input, qkv_weight, proj_weight, relative_position_bias,
+                             list(window_size), num_heads, shift, attention_dropout, dropout,
+                             qkv_bias, proj_bias, logit_scale, training)
 
 
 def _relative_position_index(window_size: list[int]) -> Tensor:
-    """``(N·N,)``: for each token pair of a window, the row of its offset
-    ``(dy + wh - 1) · (2ww - 1) + dx + ww - 1`` in a ``(2wh-1)(2ww-1)`` table."""
-    wh, ww = window_size
-    ys, xs = ember.meshgrid(ember.arange(wh), ember.arange(ww), indexing="ij")
-    ys, xs = ys.flatten(), xs.flatten()
-    dy = ys[:, None] - ys[None, :] + (wh - 1)
-    dx = xs[:, None] - xs[None, :] + (ww - 1)
-    return (dy * (2 * ww - 1) + dx).flatten()
+    """``(N, N)`` for windows of N tokens: for each token pair, the row of its offset in a
+    table over all offsets, row-major in ``(d₁ + w₁ - 1, d₂ + w₂ - 1, ...)`` (of
+    ``prod(2wᵢ - 1)`` rows)."""
+    grids = ember.meshgrid(*[ember.arange(w) for w in window_size], indexing="ij")
+    index = ember.zeros(1, 1, dtype=ember.int64)
+    for grid, w in zip(grids, window_size):
+        grid = grid.flatten()
+        index = index * (2 * w - 1) + (grid[:, None] - grid[None, :] + (w - 1))
+    return index
 
 
 class ShiftedWindowAttention(nn.Module):
     """Window attention with a learned relative position bias table (truncated N(0, 0.02²))
     of ``(2wh-1)(2ww-1)`` rows, one column per head; see :func:`shifted_window_attention`."""
 
+    _axes = 2  # window axes
+
     def __init__(self, dim: int, window_size: list[int], shift_size: list[int], num_heads: int,
                  qkv_bias: bool = True, proj_bias: bool = True, attention_dropout: float = 0.0,
                  dropout: float = 0.0) -> None:
         super().__init__()
-        if len(window_size) != 2 or len(shift_size) != 2:
-            raise ArgumentError("window_size and shift_size must be of length 2")
+        if len(window_size) != self._axes or len(shift_size) != self._axes:
+            raise ArgumentError(f"window_size and shift_size must be of length {self._axes}")
         self.window_size, self.shift_size = list(window_size), list(shift_size)
         self.num_heads = num_heads
         self.attention_dropout, self.dropout = attention_dropout, dropout
         self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim, bias=proj_bias)
         self.define_relative_position_bias_table()
-        self.register_buffer("relative_position_index",
-                             _relative_position_index(self.window_size))
+        self.define_relative_position_index()
 
     def define_relative_position_bias_table(self) -> None:
-        wh, ww = self.window_size
-        self.relative_position_bias_table = nn.Parameter(
-            ember.zeros((2 * wh - 1) * (2 * ww - 1), self.num_heads))
+        rows = math.prod(2 * w - 1 for w in self.window_size)
+        self.relative_position_bias_table = nn.Parameter(ember.zeros(rows, self.num_heads))
         init.trunc_normal_(self.relative_position_bias_table, std=0.02)
 
-    def _bias_from_table(self, table: Tensor) -> Tensor:
-        n = self.window_size[0] * self.window_size[1]
-        bias = table[self.relative_position_index].reshape(n, n, -1)
+    def define_relative_position_index(self) -> None:
+        self.register_buffer("relative_position_index",
+                             _relative_position_index(self.window_size).flatten())
+
+    def _bias_from_table(self, table: Tensor, window: list[int]) -> Tensor:
+        """``(1, heads, n, n)`` for windows of ``window`` (n tokens): the first n rows and
+        columns of the full window's index, as torchvision slices it."""
+        n, full = math.prod(window), math.prod(self.window_size)
+        index = self.relative_position_index.reshape(full, full)[:n, :n]
+        bias = table[index.flatten()].reshape(n, n, -1)
         return bias.permute(2, 0, 1).unsqueeze(0)
 
     def get_relative_position_bias(self) -> Tensor:
         """``(1, heads, N, N)``, added to the attention logits."""
-        return self._bias_from_table(self.relative_position_bias_table)
+        return self._bias_from_table(self.relative_position_bias_table, self.window_size)
 
     def _attend(self, x: Tensor, logit_scale: Tensor | None) -> Tensor:
         return shifted_window_attention(
@@ -230,7 +283,7 @@ class ShiftedWindowAttentionV2(ShiftedWindowAttention):
 
     def get_relative_position_bias(self) -> Tensor:
         table = self.cpb_mlp(self.relative_coords_table).reshape(-1, self.num_heads)
-        return 16 * ember.sigmoid(self._bias_from_table(table))
+        return 16 * ember.sigmoid(self._bias_from_table(table, self.window_size))
 
     def forward(self, x: Tensor) -> Tensor:
         return self._attend(x, self.logit_scale)
@@ -280,6 +333,38 @@ class SwinTransformerBlockV2(SwinTransformerBlock):
         return x + self.stochastic_depth(self.norm2(self.mlp(x)))
 
 
+def _stages(embed_dim: int, depths: list[int], num_heads: list[int], window_size: list[int],
+            block: Callable[..., nn.Module], downsample_layer: Callable[..., nn.Module],
+            norm_layer: Norm, stochastic_depth_prob: float, **block_kwargs: Any) -> list[nn.Module]:
+    """Swin's stages and the merges between them: stage ``i`` has width ``embed_dim·2^i``;
+    odd blocks of a stage shift their windows by half; stochastic depth grows linearly from 0
+    to ``stochastic_depth_prob`` over all blocks."""
+    layers: list[nn.Module] = []
+    total, index = sum(depths), 0
+    for stage_index, depth in enumerate(depths):
+        dim = embed_dim * 2 ** stage_index
+        stage = []
+        for i in range(depth):
+            stage.append(block(dim, num_heads[stage_index], window_size=window_size,
+                               shift_size=[0 if i % 2 == 0 else w // 2 for w in window_size],
+                               stochastic_depth_prob=stochastic_depth_prob * index
+                               / max(total - 1, 1), norm_layer=norm_layer, **block_kwargs))
+            index += 1
+        layers.append(nn.Sequential(*stage))
+        if stage_index < len(depths) - 1:
+            layers.append(downsample_layer(dim, norm_layer))
+    return layers
+
+
+def _init_linears(model: nn.Module) -> None:
+    """Every linear layer of ``model``: weights truncated N(0, 0.02²), biases zero."""
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                init.zeros_(m.bias)
+
+
 class SwinTransformer(nn.Module):
     """torchvision's ``SwinTransformer(patch_size, embed_dim, depths, num_heads, window_size,
     mlp_ratio=4.0, dropout=0.0, attention_dropout=0.0, stochastic_depth_prob=0.1,
@@ -300,21 +385,9 @@ class SwinTransformer(nn.Module):
         layers: list[nn.Module] = [nn.Sequential(
             nn.Conv2d(3, embed_dim, kernel_size=tuple(patch_size), stride=tuple(patch_size)),
             Permute([0, 2, 3, 1]), norm_layer(embed_dim))]
-        total, index = sum(depths), 0
-        for stage_index, depth in enumerate(depths):
-            dim = embed_dim * 2 ** stage_index
-            stage = []
-            for i in range(depth):
-                stage.append(block(dim, num_heads[stage_index], window_size=window_size,
-                                   shift_size=[0 if i % 2 == 0 else w // 2 for w in window_size],
-                                   mlp_ratio=mlp_ratio, dropout=dropout,
-                                   attention_dropout=attention_dropout,
-                                   stochastic_depth_prob=stochastic_depth_prob * index
-                                   / max(total - 1, 1), norm_layer=norm_layer))
-                index += 1
-            layers.append(nn.Sequential(*stage))
-            if stage_index < len(depths) - 1:
-                layers.append(downsample_layer(dim, norm_layer))
+        layers += _stages(embed_dim, depths, num_heads, window_size, block, downsample_layer,
+                          norm_layer, stochastic_depth_prob, mlp_ratio=mlp_ratio,
+                          dropout=dropout, attention_dropout=attention_dropout)
         self.features = nn.Sequential(*layers)
         num_features = embed_dim * 2 ** (len(depths) - 1)
         self.norm = norm_layer(num_features)
@@ -322,11 +395,7 @@ class SwinTransformer(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.flatten = nn.Flatten(1)
         self.head = nn.Linear(num_features, num_classes)
-        for m in self.modules():
-            if isinstance(m, nn.Linear):
-                init.trunc_normal_(m.weight, std=0.02)
-                if m.bias is not None:
-                    init.zeros_(m.bias)
+        _init_linears(self)
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.permute(self.norm(self.features(x)))

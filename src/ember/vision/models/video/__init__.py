@@ -12,5 +12,7 @@ from ember.vision.models.video.resnet import *  # noqa: F403
 from ember.vision.models.video.resnet import __all__ as _resnet
 from ember.vision.models.video.s3d import *  # noqa: F403
 from ember.vision.models.video.s3d import __all__ as _s3d
+from ember.vision.models.video.swin_transformer import *  # noqa: F403
+from ember.vision.models.video.swin_transformer import __all__ as _swin
 
-__all__ = [*_resnet, *_s3d]
+__all__ = [*_resnet, *_s3d, *_swin]
