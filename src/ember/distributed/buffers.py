@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.distributed.errors import DistBackendError
+from ember.distributed.errors import DistBackendError, DistributedError
 from ember.distributed.nan_ops import nan_propagating_op
 from ember.errors import (
     ArgumentError,
@@ -162,6 +162,25 @@ def broadcast_from_first(group: Any, tensors: list[Tensor]) -> None:
         for t in same:
             write(t, flat[start : start + t.numel()])
             start += t.numel()
+
+
+def check_same_everywhere(group: Any, who: str, what: str, items: list[tuple[str, str]],
+                          hint: str) -> None:
+    """``items`` (name, description) must be described alike on every rank of ``group``
+    (names may differ): one gather, and every rank raises the same error naming the first
+    difference, so none is left waiting in a collective the others skip."""
+    everyone = call(group.comm, "allgather", items)
+    first = [d for _, d in everyone[0]]
+    for r, theirs in enumerate(everyone[1:], 1):
+        if [d for _, d in theirs] == first:
+            continue
+        if len(theirs) != len(first):
+            why = (f"rank {group.ranks[0]} has {len(first)} {what}, rank {group.ranks[r]} has "
+                   f"{len(theirs)}")
+        else:
+            (na, a), (nb, b) = next((x, y) for x, y in zip(everyone[0], theirs) if x[1] != y[1])
+            why = f"{na!r} is a {a} on rank {group.ranks[0]}, {nb!r} a {b} on rank {group.ranks[r]}"
+        raise DistributedError(f"{who} on every rank, but {why}. Hint: {hint}")
 
 
 def check_like(who: str, what: str, t: Tensor, ref: Tensor) -> None:

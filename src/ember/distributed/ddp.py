@@ -25,7 +25,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
-from ember.distributed.buffers import broadcast_from_first, call, mpi
+from ember.distributed.buffers import broadcast_from_first, call, check_same_everywhere, mpi
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import (
     DistBackendError,
@@ -424,30 +424,19 @@ class DistributedDataParallel(nn.Module):
 def _check_same_model(group: ProcessGroup, module: nn.Module) -> None:
     """Every rank must wrap the same parameters and buffers (shapes, dtypes, which parameters
     train), as PyTorch's DDP verifies: otherwise the broadcast of rank 0's values and the
-    bucketed all-reduces would mix unrelated memory silently. One gather of their
-    descriptions; every rank raises the same error."""
+    bucketed all-reduces would mix unrelated memory silently."""
     def describe(kind: str, t: Tensor) -> str:
         trains = "" if kind == "buffer" else (" trainable" if t.requires_grad else " frozen")
         return f"{kind} {list(t.shape)} {t._data.dtype.name}{trains}"
 
-    mine = [(name, describe(kind, t))
-            for kind, items in (("parameter", module.named_parameters()),
-                                ("buffer", module.named_buffers()))
-            for name, t in items]
-    everyone = call(group.comm, "allgather", mine)
-    first = [d for _, d in everyone[0]]
-    for r, theirs in enumerate(everyone[1:], 1):
-        if [d for _, d in theirs] == first:
-            continue
-        if len(theirs) != len(first):
-            why = (f"rank {group.ranks[0]} has {len(first)} parameters and buffers, rank "
-                   f"{group.ranks[r]} has {len(theirs)}")
-        else:
-            (na, a), (nb, b) = next((x, y) for x, y in zip(everyone[0], theirs) if x[1] != y[1])
-            why = f"{na!r} is a {a} on rank {group.ranks[0]}, {nb!r} a {b} on rank {group.ranks[r]}"
-        raise DistributedError(f"DistributedDataParallel expects the same model on every rank"
-                               f", but {why}. Hint: build the model identically on every rank "
-                               "(rank-dependent layers, shapes, dtypes or requires_grad differ)")
+    check_same_everywhere(group, "DistributedDataParallel expects the same model",
+                          "parameters and buffers",
+                          [(name, describe(kind, t))
+                           for kind, items in (("parameter", module.named_parameters()),
+                                               ("buffer", module.named_buffers()))
+                           for name, t in items],
+                          "build the model identically on every rank (rank-dependent layers, "
+                          "shapes, dtypes or requires_grad differ)")
 
 
 def _check_comm_hook(hook: Any) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.distributed.buffers import call, mpi
+from ember.distributed.buffers import call, check_same_everywhere, mpi
 from ember.distributed.checkpoint import ShardedTensor
 from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
@@ -126,6 +126,12 @@ class ZeroRedundancyOptimizer(Optimizer):
         g = self.param_groups[-1]
         ps = [p for p in g["params"] if p.requires_grad]
         try:  # all or nothing: a refused group leaves the optimizer as it was
+            check_same_everywhere(
+                self.group, "ZeroRedundancyOptimizer expects the same parameter groups",
+                "trainable parameters in the group",
+                [(f"parameter {j}", f"tensor {list(p.shape)} {p._data.dtype.name}")
+                 for j, p in enumerate(ps)],
+                "give every rank the same parameters, in the same order")
             flat = _FlatGroup(ps, self.group.rank(), self.group.size())
             local = {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
             if self._pending is not None:  # (in the constructor)
