@@ -131,3 +131,11 @@ def test_half_precision_attention_is_computed_in_float32_as_torch(dtype, causal)
     t_err = (want.double() - ref).abs().max().item()
     e_err = np.abs(got.float().numpy().astype(np.float64) - ref.numpy()).max()
     assert e_err <= 1.5 * t_err + 1e-6, (e_err, t_err)
+
+
+def test_half_query_with_float32_key_is_still_refused():
+    # the float32 path is taken only when query, key and value share the half dtype (torch
+    # refuses mixed dtypes too)
+    q, k = ember.randn(2, 3, 4).bfloat16(), ember.randn(2, 3, 4)
+    with pytest.raises(ember.errors.DTypeError):
+        F.scaled_dot_product_attention(q, k, k)

@@ -104,7 +104,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if backend is SDPBackend.FLASH_ATTENTION:
         return blockwise_attention(query, key, value, attn_mask, is_causal, factor)
     dtype = query.dtype
-    low = dtype.name in ("float16", "bfloat16")
+    low = dtype.name in ("float16", "bfloat16") and key.dtype is dtype and value.dtype is dtype
     if low:  # as PyTorch's math path: computed in float32, rounded once at the end
         query, key, value = query.float(), key.float(), value.float()
     weights = _weights(query, key, attn_mask, is_causal, factor)
