@@ -86,6 +86,41 @@ class saved_tensors_hooks:
         HOOKS_OPEN.change(-1)
 
 
+class packed_on_exit:
+    """Context manager: the values the ops inside it save go through the open saved-tensor
+    hooks only when it closes (in the same order), so what the code inside writes after an
+    op (batch norm's running statistics) is written before that op's values are packed, as in
+    PyTorch, whose kernel writes them before its node saves (a checkpoint's recompute, which
+    stops at its last pack, then makes those writes too). Costs nothing without hooks."""
+
+    __slots__ = ("outer", "inner", "cells")
+
+    def __enter__(self) -> packed_on_exit:
+        top = SAVED_HOOKS.top if HOOKS_OPEN.count and SAVED_HOOKS.disabled is None else None
+        self.outer = top
+        if top is not None:
+            self.cells: list[list] = []
+            unpack = top[1]
+            self.inner = saved_tensors_hooks(self._defer, lambda cell: unpack(cell[0]))
+            self.inner.hooks = (*self.inner.hooks[:2], top[2])  # (the outer's copying)
+            self.inner.__enter__()
+        return self
+
+    def _defer(self, t: Tensor) -> list:
+        cell = [t]
+        self.cells.append(cell)
+        return cell
+
+    def __exit__(self, kind: type | None, *exc: object) -> None:
+        if self.outer is None:
+            return
+        self.inner.__exit__()
+        if kind is None:  # (a failed op's nodes are dropped: nothing to pack)
+            pack = self.outer[0]
+            for cell in self.cells:
+                cell[0] = pack_value(pack, cell[0])
+
+
 class Unsaved:
     """An input whose values the rule does not read: its history and shape, not its memory."""
 

@@ -8,7 +8,8 @@ and variance; its classes are importable from here too), whose rules are written
 so gradients of every order follow; the affine part and the others are composites. Training
 batch norm with its affine part is one primitive, ``batch_norm``. Batch and
 instance norm in training update the running statistics in place, outside autograd, with the
-unbiased batch variance as PyTorch does.
+unbiased batch variance as PyTorch does; batch norm updates them before saved-tensor hooks pack
+its values, as PyTorch's kernel (a checkpoint's recompute updates them again, as PyTorch's).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
+from ember.autograd.saved_hooks import packed_on_exit
 from ember.backend import gemm
 from ember.errors import ArgumentError, DTypeError, ShapeError, is_complex_input, is_floating_input
 from ember.layouts import channels_last, channels_last_3d, format_of
@@ -399,12 +401,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                                 f"training, got input size {tuple(input.shape)}")
         if weight is not None and bias is not None and \
                 weight.dtype is input.dtype and bias.dtype is input.dtype:  # one fused op
-            out, mean, var = apply(BatchNorm, input, weight, bias, eps=float(eps))
-            _update_batch_stats(running_mean, running_var, mean, var, count, momentum)
+            with packed_on_exit():  # (the statistics written before the op's values are saved)
+                out, mean, var = apply(BatchNorm, input, weight, bias, eps=float(eps))
+                _update_batch_stats(running_mean, running_var, mean, var, count, momentum)
             return out
-        y, mean, var = _standardize(input, dims, eps)
-        _update_batch_stats(running_mean, running_var, mean.reshape((c,)), var.reshape((c,)),
-                            count, momentum)
+        with packed_on_exit():
+            y, mean, var = _standardize(input, dims, eps)
+            _update_batch_stats(running_mean, running_var, mean.reshape((c,)),
+                                var.reshape((c,)), count, momentum)
     else:
         if running_mean is None or running_var is None:
             raise ArgumentError("batch_norm: running_mean and running_var must be given in "
