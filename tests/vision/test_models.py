@@ -124,7 +124,8 @@ def test_parameter_count_and_state_dict_layout_are_torchvisions(name):
 def test_the_registry_is_torchvisions():
     everything = sorted({**PARAMS, **SEGMENTATION,
                          **dict.fromkeys(models.list_models(models.detection)),
-                         **dict.fromkeys(models.list_models(models.video))})
+                         **dict.fromkeys(models.list_models(models.video)),
+                         **dict.fromkeys(models.list_models(models.quantization))})
     assert models.list_models() == everything
     assert models.list_models(models) == sorted(PARAMS)
     assert models.list_models(models.segmentation) == sorted(SEGMENTATION)

@@ -10,6 +10,7 @@ from ember.quant import (
     fuser_method_mappings,
     histogram_observer,
     mappings,
+    models,
     observer,
     observer_state,
     qconfig,

@@ -14,6 +14,7 @@ from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import normalization as nnqn
+from ember.quant.modules import pooling as nnqp
 from ember.quant.modules import qat as nnqat
 from ember.quant.modules import qat_embedding as nnqate
 from ember.quant.modules import quantized as nnq
@@ -79,6 +80,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
 QUANTIZED_PASSTHROUGH_MAPPINGS: dict[type, type] = {
     nn.ReLU: nnq.ReLU,
     nn.MaxPool2d: nnq.MaxPool2d,
+    nn.AdaptiveAvgPool2d: nnqp.AdaptiveAvgPool2d,
     nn.Sigmoid: nnqa.Sigmoid,
     nn.Tanh: nnqa.Tanh,
     nn.Hardsigmoid: nnqa.Hardsigmoid,

@@ -28,10 +28,14 @@ def _no_weights(name: str, asked: str) -> ValueError:
 
 def make_builder(name: str, make: Callable[..., nn.Module], doc: str, module: str,
                  defaults: Mapping[str, Any] | None = None,
-                 fixed: Mapping[str, Any] | None = None) -> Callable[..., nn.Module]:
+                 fixed: Mapping[str, Any] | None = None, registered: str | None = None,
+                 listed_in: str | None = None) -> Callable[..., nn.Module]:
     """A torchvision-style builder ``name(*, weights=None, progress=True, **kwargs)`` that
     returns ``make(**{**defaults, **kwargs, **fixed})``; a keyword of ``fixed`` given with
-    another value raises, as torchvision's. The builder is registered under ``name``."""
+    another value raises, as torchvision's. The builder is registered under ``registered``
+    (default ``name``; e.g. ``quantized_resnet18`` for the builder ``resnet18``) and listed
+    by ``list_models`` for the package ``listed_in`` (default: the one above ``module``)."""
+    registered = registered or name
     defaults, fixed = dict(defaults or {}), dict(fixed or {})
 
     def build(*, weights: Any = None, progress: bool = True, pretrained: bool | None = None,
@@ -53,9 +57,10 @@ def make_builder(name: str, make: Callable[..., nn.Module], doc: str, module: st
     build.__module__ = module
     build.__doc__ = (f"{doc}, as torchvision's ``{name}`` (``weights`` must be None: no "
                      "pretrained weights are bundled); ``kwargs`` go to the model class.")
-    if name in _BUILDERS:
-        raise ArgumentError(f"make_builder: a model is already registered under {name!r}")
-    _BUILDERS[name] = build
+    build._listed_in = listed_in or module.rsplit(".", 1)[0]  # type: ignore[attr-defined]
+    if registered in _BUILDERS:
+        raise ArgumentError(f"make_builder: a model is already registered under {registered!r}")
+    _BUILDERS[registered] = build
     return build
 
 
@@ -70,7 +75,7 @@ def list_models(module: ModuleType | None = None, include: str | Iterable[str] |
         ['vgg11', 'vgg13', 'vgg16', 'vgg19']
     """
     names = [n for n, f in _BUILDERS.items()
-             if module is None or f.__module__.rsplit(".", 1)[0] == module.__name__]
+             if module is None or f._listed_in == module.__name__]  # type: ignore[attr-defined]
     if include:
         patterns = [include] if isinstance(include, str) else list(include)
         names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]

@@ -1,0 +1,148 @@
+"""The quantizable classifiers of ``ember.vision.models.quantization`` (defined in
+``ember.quant.models``) and the quantized adaptive average pooling they need: its integers
+against PyTorch's kernel, the models' layouts against torchvision's float ones, fusing,
+quantizing and the registry."""
+
+import copy
+import doctest
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember import ao
+from ember.errors import ArgumentError
+from ember.nn import init
+from ember.quant.models import quantize_model
+from ember.quant.modules.pooling import adaptive_avg_pool2d
+from ember.vision import models
+from ember.vision.models import quantization as qmodels
+
+RESNETS = ["resnet18", "resnet50", "resnext101_32x8d", "resnext101_64x4d"]
+
+
+@pytest.mark.parametrize("dtype", ["quint8", "qint8"])
+def test_adaptive_avg_pool2d_has_pytorchs_integers(dtype):
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        height, width = (int(v) for v in rng.integers(1, 12, 2))
+        size = (int(rng.integers(1, height + 1)), int(rng.integers(1, width + 1)))
+        channels = int(rng.choice([1, 3, 8, 17, 40]))  # whole vectors of 8 and the rest
+        x = rng.normal(size=(2, channels, height, width)).astype(np.float32)
+        scale = float(rng.uniform(0.01, 0.1))
+        zero = int(rng.integers(0, 255)) if dtype == "quint8" else int(rng.integers(-128, 127))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch deprecates its quantized tensors)
+            q = torch.quantize_per_tensor(torch.tensor(x), scale, zero, getattr(torch, dtype))
+        # (channels last: what PyTorch's quantized convolutions give, so what models pool)
+        expected = torch.nn.functional.adaptive_avg_pool2d(
+            q.contiguous(memory_format=torch.channels_last), size)
+        got = adaptive_avg_pool2d(
+            ember.quantize_per_tensor(ember.tensor(x), scale, zero, getattr(ember, dtype)), size)
+        np.testing.assert_array_equal(got.int_repr().numpy(), expected.int_repr().numpy())
+        assert (got.q_scale(), got.q_zero_point()) == (scale, zero)
+
+
+def test_adaptive_avg_pool2d_shapes_and_errors():
+    q = ember.quantize_per_tensor(ember.rand(3, 4, 6), 0.1, 0, ember.quint8)
+    assert adaptive_avg_pool2d(q, (2, None)).shape == (3, 2, 6)
+    assert ao.nn.quantized.AdaptiveAvgPool2d(1)(q).shape == (3, 1, 1)
+    with pytest.raises(ArgumentError, match="output sizes must be positive"):
+        adaptive_avg_pool2d(q, 0)
+    with pytest.raises(ember.errors.DTypeError, match="quantized adaptive_avg_pool2d"):
+        adaptive_avg_pool2d(ember.rand(1, 3, 4, 4), 1)
+
+
+@pytest.mark.parametrize("name", RESNETS)
+def test_state_dict_layout_is_the_float_models(name):
+    # (the float models' layouts are torchvision's: tests/vision/test_models.py)
+    with init.skipping():
+        quantizable = getattr(qmodels, name)()
+        plain = getattr(models, name)()
+    assert [(k, tuple(v.shape)) for k, v in quantizable.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in plain.state_dict().items()]
+
+
+def _with_batch_statistics(model):
+    rng = np.random.default_rng(1)
+    for m in model.modules():
+        if isinstance(m, ember.nn.BatchNorm2d):
+            c = m.num_features
+            m.running_mean.copy_(ember.tensor(rng.uniform(-0.1, 0.1, c).astype(np.float32)))
+            m.running_var.copy_(ember.tensor(rng.uniform(0.5, 1.5, c).astype(np.float32)))
+            m.weight.data.copy_(ember.tensor(rng.uniform(0.5, 1.5, c).astype(np.float32)))
+    return model.eval()
+
+
+@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
+def test_fuse_model_keeps_the_float_outputs(name):
+    ember.manual_seed(0)
+    model = _with_batch_statistics(getattr(qmodels, name)(num_classes=10))
+    x = ember.rand(2, 3, 48, 48)
+    with ember.no_grad():
+        before = model(x).numpy()
+        model.fuse_model()
+        after = model(x).numpy()
+    assert type(model.conv1).__name__ == "ConvReLU2d"
+    np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-5)
+
+
+def test_quantized_resnet_is_its_float_model_within_quantization_error():
+    ember.manual_seed(0)
+    model = _with_batch_statistics(qmodels.resnet18(num_classes=10))
+    float_model = copy.deepcopy(model)
+    quantize_model(model, "fbgemm")
+    x = ember.rand(4, 3, 64, 64)
+    with ember.no_grad():
+        expected = float_model(x).numpy()
+    got = model(x).numpy()
+    step = model.fc.scale  # (the outputs' quantization step)
+    assert np.abs(got - expected).max() < 4 * step
+    assert step < 0.1 * np.abs(expected).max()
+    assert np.corrcoef(got.ravel(), expected.ravel())[0, 1] > 0.99
+
+
+def test_quantize_true_gives_quantized_modules():
+    ember.manual_seed(0)
+    model = models.get_model("quantized_resnet50", quantize=True, num_classes=10)
+    nnq = ao.nn.quantized
+    assert isinstance(model.quant, nnq.Quantize) and isinstance(model.dequant, nnq.DeQuantize)
+    assert isinstance(model.conv1, nnq.ConvReLU2d)
+    block = model.layer1[0]
+    assert isinstance(block.conv3, nnq.Conv2d) and isinstance(block.skip_add_relu, nnq.QFunctional)
+    assert isinstance(model.avgpool, nnq.AdaptiveAvgPool2d) and isinstance(model.fc, nnq.Linear)
+    assert ember.backends.quantized.engine == "fbgemm"
+    assert model(ember.rand(1, 3, 32, 32)).shape == (1, 10)
+
+
+def test_builders_are_registered_and_refuse_weights():
+    assert models.list_models(qmodels, include="quantized_res*") == [f"quantized_{n}"
+                                                                    for n in RESNETS]
+    builder = models.get_model_builder("quantized_resnet18")
+    assert builder is qmodels.resnet18 and builder.__name__ == "resnet18"
+    assert "quantized_resnet18" not in models.list_models(models)
+    assert {"resnet18", "QuantizableResNet"} <= set(dir(qmodels))
+    from ember.vision.models.quantization import QuantizableResNet, resnext101_64x4d
+    assert QuantizableResNet is ember.quant.models.QuantizableResNet
+    assert resnext101_64x4d is ember.quant.models.resnext101_64x4d
+    with pytest.raises(AttributeError, match="no attribute 'resnet34'"):
+        qmodels.resnet34  # noqa: B018 - torchvision has no quantizable ResNet-34
+    with pytest.raises(ValueError, match="no pretrained weights are bundled"):
+        models.get_model("quantized_resnet18", weights="DEFAULT", quantize=True)
+    with pytest.raises(ArgumentError, match="groups is fixed at 32"):
+        qmodels.resnext101_32x8d(groups=4)
+    with pytest.raises(ArgumentError, match="backend 'tpu' is not supported"):
+        qmodels.resnet18(quantize=True, backend="tpu")
+
+
+@pytest.mark.parametrize("name", ["ember.quant.modules.pooling", "ember.quant.models._utils",
+                                  "ember.quant.models.resnet",
+                                  "ember.vision.models.quantization"])
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={**vars(module), "ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
