@@ -44,8 +44,8 @@ def test_parameter_counts_are_torchvisions(name, count):
 
 
 def test_registered_under_the_video_module():
-    assert models.list_models(video) == ["mc3_18", "r2plus1d_18", "r3d_18", "s3d", "swin3d_b",
-                                         "swin3d_s", "swin3d_t"]
+    assert models.list_models(video) == ["mc3_18", "mvit_v1_b", "mvit_v2_s", "r2plus1d_18",
+                                         "r3d_18", "s3d", "swin3d_b", "swin3d_s", "swin3d_t"]
     assert "r3d_18" not in models.list_models(models)
     with pytest.raises(ValueError, match="no pretrained weights"):
         video.r3d_18(weights="KINETICS400_V1")

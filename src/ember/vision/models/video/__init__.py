@@ -8,6 +8,8 @@ Example:
     ember.Size([1, 4])
 """
 
+from ember.vision.models.video.mvit import *  # noqa: F403
+from ember.vision.models.video.mvit import __all__ as _mvit
 from ember.vision.models.video.resnet import *  # noqa: F403
 from ember.vision.models.video.resnet import __all__ as _resnet
 from ember.vision.models.video.s3d import *  # noqa: F403
@@ -15,4 +17,4 @@ from ember.vision.models.video.s3d import __all__ as _s3d
 from ember.vision.models.video.swin_transformer import *  # noqa: F403
 from ember.vision.models.video.swin_transformer import __all__ as _swin
 
-__all__ = [*_resnet, *_s3d, *_swin]
+__all__ = [*_mvit, *_resnet, *_s3d, *_swin]
