@@ -90,6 +90,8 @@ CASES = {
                         [(4, 3, 2), (3,), (3,)]),
     "slope_grads": (lambda a: F.leaky_relu(a, 0.2) + F.hardtanh(a, -0.5, 0.5), [(4, 5)]),
     "hard_activations": (lambda a: F.hardsigmoid(a) + F.hardswish(a), [(4, 5)]),
+    # (the tensor weight's application is the one found first: the last term)
+    "lerp": (lambda a, b, w: ember.lerp(a, b, 0.7) + ember.lerp(a, b, w), [(4, 5), (4, 5), (5,)]),
     "embedding": (lambda a: F.embedding(ember.tensor([[0, 2], [3, 0]]), a)
                   + F.embedding(ember.tensor([[1, 2], [1, 0]]), a, padding_idx=0,
                                 scale_grad_by_freq=True), [(4, 5)]),

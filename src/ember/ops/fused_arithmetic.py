@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from ember import dtypes
@@ -10,6 +11,7 @@ from ember.errors import DTypeError
 from ember.ops.arithmetic import Add, Div, Mul, _dtype_name, _scaled
 from ember.ops.convert import laid_out_as_operands, laid_out_like, promote, result_dtype
 from ember.ops.inplace import bind_inplace
+from ember.ops.lerp_kernel import Lerp
 from ember.ops.primitive import Primitive, apply
 from ember.tensor import Tensor, method
 
@@ -57,7 +59,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
     tensor. As in PyTorch, a weight of magnitude 0.5 or more computes
     ``end - (end - input) * (1 - weight)`` instead, so weight 1 gives ``end`` exactly (and
-    infinities give what PyTorch gives).
+    infinities give what PyTorch gives). float32, float16 and bfloat16 round once, as
+    PyTorch's fused kernel (:mod:`ember.ops.lerp_kernel`): its values bit for bit.
 
     Example:
         >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
@@ -66,6 +69,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if input.dtype.category < dtypes.FLOAT or result_dtype(end).category < dtypes.FLOAT:
         raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
                          f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
+    fused = _fused(input, end, weight)
+    if fused is not None:
+        return fused
     diff = end - input
     if isinstance(weight, Tensor):
         from ember.ops.select import where
@@ -79,6 +85,22 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             input.shape == out.shape:
         return out
     return laid_out_as_operands(out, input, end, weight)
+
+
+_FUSED = frozenset((dtypes.float32, dtypes.float16, dtypes.bfloat16))
+
+
+def _fused(input: Tensor, end: Any, weight: Any) -> Tensor | None:
+    """lerp as one primitive (:mod:`ember.ops.lerp_kernel`: PyTorch's values bit for bit)
+    where the tensors share a float32/float16/bfloat16 dtype and a number weight is real;
+    None elsewhere (float64 and complex: the composite)."""
+    if input.dtype not in _FUSED or not isinstance(end, Tensor) or end.dtype is not input.dtype:
+        return None
+    if isinstance(weight, Tensor):
+        return apply(Lerp, input, end, weight) if weight.dtype is input.dtype else None
+    if type(weight) is float or isinstance(weight, numbers.Real) and not isinstance(weight, bool):
+        return apply(Lerp, input, end, weight=float(weight))
+    return None
 
 
 bind_inplace(addcmul_=addcmul, addcdiv_=addcdiv, lerp_=lerp)

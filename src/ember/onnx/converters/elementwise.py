@@ -1,4 +1,5 @@
-"""Elementwise primitives: arithmetic, comparisons, logic, unary math, casts, ``where``."""
+"""Elementwise primitives: arithmetic (``lerp`` too), comparisons, logic, unary math, casts,
+``where``."""
 
 from __future__ import annotations
 
@@ -316,11 +317,36 @@ def where(ctx: Context, eqn: Eqn) -> str:
         first = values[1] if first is values[0] else values[0]
     if not _may_be_minus_zero(ctx, first):
         return ctx.cast(ctx.node("Where", [c, a, b]), on, out)
+    return ctx.cast(_chosen(ctx, c, a, b, on), on, out)
+
+
+def _chosen(ctx: Context, c: str, a: str, b: str, on: DType) -> str:
+    """``Where(c, a, b)`` of floats of type ``on`` that keeps a -0 of ``a``:
+    ``Where(c', 1, a) * Where(c, 1, b)`` (see :func:`where`)."""
     one = ctx.scalar(1, on)
     flipped = ctx.node("Xor", [c, ctx.scalar(True, bool_)])
-    p = ctx.node("Where", [flipped, one, a])
-    q = ctx.node("Where", [c, one, b])
-    return ctx.cast(ctx.node("Mul", [p, q]), on, out)
+    return ctx.node("Mul", [ctx.node("Where", [flipped, one, a]), ctx.node("Where", [c, one, b])])
+
+
+@converter("lerp")
+def lerp(ctx: Context, eqn: Eqn) -> str:
+    """lerp (float32, float16 or bfloat16: computed in float32, as PyTorch's): ``input +
+    w·diff`` where ``|w| < 0.5``, else ``end + (w - 1)·diff``, ``diff = end - input``; each
+    step rounded (Ember's eager lerp rounds the sum once: an ulp apart at times)."""
+    out = eqn.outputs[0].dtype
+    a, b, *w = (ctx.cast(ctx.value(v), v.dtype, _FLOAT32) for v in eqn.inputs)
+    diff = ctx.node("Sub", [b, a])
+    if not w:
+        weight = np.float32(eqn.params["weight"])
+        small = bool(abs(weight) < 0.5)
+        coeff = ctx.scalar(float(weight if small else weight - np.float32(1)), _FLOAT32)
+        return ctx.cast(ctx.node("Add", [a if small else b, ctx.node("Mul", [coeff, diff])]),
+                        _FLOAT32, out)
+    small = ctx.node("Less", [ctx.node("Abs", [w[0]]), ctx.scalar(0.5, _FLOAT32)])
+    low = ctx.node("Add", [a, ctx.node("Mul", [w[0], diff])])
+    coeff = ctx.node("Sub", [w[0], ctx.scalar(1, _FLOAT32)])
+    high = ctx.node("Add", [b, ctx.node("Mul", [coeff, diff])])
+    return ctx.cast(_chosen(ctx, small, low, high, _FLOAT32), _FLOAT32, out)
 
 
 def _producer(ctx: Context, name: str, op: str) -> object | None:

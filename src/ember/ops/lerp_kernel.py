@@ -1,0 +1,112 @@
+"""``lerp`` of float32, float16 and bfloat16 tensors as one primitive with PyTorch's values
+bit for bit (:func:`ember.ops.fused_arithmetic.lerp` chooses it; float64 and complex lerp stay
+its composite).
+
+PyTorch's CPU kernel rounds ``end - input`` to float32, then makes one fused multiply-add:
+``input + w·diff`` where ``|w| < 0.5``, else ``end + (w - 1)·diff`` (a number weight rounded to
+float32 first; float16 and bfloat16 run in float32). The composite rounded each step: 1 ulp
+off in a quarter of the entries. Here float64 holds ``w·diff`` exactly and the sum is rounded
+once: in numba's one-pass loop (:mod:`ember.ops.lerp_numba`), faster than the composite's
+NumPy passes, or in NumPy's float64 passes where numba is off (3-4× slower than those).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.backend import compiled, parallel
+from ember.layouts import in_operands_layout
+from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.relu_kernel import flat_blocks
+from ember.ops.unary import in_float32
+
+__all__: list[str] = []
+
+_KERNELS = compiled.register("ember.ops.lerp_numba")
+_SHARE = 1 << 21  # elements a piece takes at least
+
+
+def _in_loop(xp: Any, a: Any, b: Any, w: tuple, weight: float | None) -> Any:
+    """The lerp of float32 arrays in numba's loop, in ``a``'s layout where the operands share
+    it (broadcast ones copied first), or None where numba is off."""
+    if xp is not np or not compiled.numba_enabled():
+        return None
+    kernels = compiled.load(_KERNELS)  # (None where they fail to load: numba is off then)
+    if kernels is None:
+        return None
+    operands = (a, b, *w)
+    if any(x.shape != a.shape for x in operands):  # (broadcast ones copied)
+        shape = np.broadcast_shapes(*(x.shape for x in operands))
+        operands = tuple(x if x.shape == shape else
+                         np.ascontiguousarray(np.broadcast_to(x, shape)) for x in operands)
+    out = np.empty_like(operands[0])
+    flat = flat_blocks(*operands, out)
+    if flat is None:  # (layouts that differ: C order)
+        out = np.empty(out.shape, np.float32)
+        flat = [np.ascontiguousarray(x).reshape(-1) for x in (*operands, out)]
+    if weight is None:
+        parallel.over_rows(kernels.lerp_tensor, flat, _SHARE)
+    else:
+        parallel.over_rows(kernels.lerp_number, flat, _SHARE, np.float32(weight))
+    return out
+
+
+def _in_float64(xp: Any, a: Any, b: Any, w: tuple, weight: float | None) -> Any:
+    """The lerp of float32 arrays by NumPy's calls: the same values, each sum in float64."""
+    diff = (b - a).astype(np.float64)
+    if weight is not None:
+        w32 = np.float32(weight)
+        small = bool(abs(w32) < 0.5)
+        coeff = np.float64(w32 if small else w32 - np.float32(1))
+        out = (a if small else b) + coeff * diff  # (float64: float32 widened exactly)
+    else:
+        small = xp.abs(w[0]) < 0.5  # (False at NaN: NaN · diff)
+        coeff = xp.where(small, w[0], w[0] - np.float32(1)).astype(np.float64)
+        out = xp.where(small, a, b) + coeff * diff
+    return out.astype(np.float32)
+
+
+@primitive
+class Lerp(Primitive):
+    """``lerp(input, end, weight)`` of real float32/float16/bfloat16 tensors of one dtype
+    (broadcast), the weight a third tensor or the number ``weight``; PyTorch's rules:
+    ``g·(1 - w)``, ``g·w`` and ``g·(end - input)``, tangent ``lerp(ṫ_input, ṫ_end, w) +
+    ẇ·(end - input)``."""
+
+    name = "lerp"
+    allocates = True
+
+    @in_float32
+    def forward(self, xp, a, b, *w, weight=None):
+        out = _in_loop(xp, a, b, w, weight)
+        if out is None:
+            out = _in_float64(xp, a, b, w, weight)
+        return out if a.flags.c_contiguous else in_operands_layout(xp, out, a, b, *w)
+
+    def infer(self, a, b, *w, weight=None):
+        return broadcast_spec(a, b, *w, op=self.name)
+
+    def reads(self, ctx, i):
+        if len(ctx.inputs) == 2:
+            return False  # (a number weight: the rules read no values)
+        return any(t.requires_grad for t in ctx.inputs[:2]) if i == 2 else \
+            ctx.inputs[2].requires_grad
+
+    def vjp(self, ctx, g):
+        a, b, *w = ctx.inputs
+        weight = ctx.params["weight"] if not w else w[0]
+        grads = (sum_to(g * (1 - weight), a.shape) if a.requires_grad else None,
+                 sum_to(g * weight, b.shape) if b.requires_grad else None)
+        if w and w[0].requires_grad:
+            grads += (sum_to(g * (b - a), w[0].shape),)
+        elif w:
+            grads += (None,)
+        return grads
+
+    def jvp(self, ctx, da, db, *dw):
+        a, b, *w = ctx.inputs
+        out = apply(Lerp, da, db, *w, **ctx.params)
+        return out + dw[0] * (b - a) if dw else out

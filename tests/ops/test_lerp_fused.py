@@ -1,0 +1,168 @@
+"""lerp of float32, float16 and bfloat16: PyTorch's values bit for bit (one rounding of
+``input + w·diff``, as its fused multiply-add), in numba's loop and in NumPy's float64 twin;
+PyTorch's gradients, tangents, broadcasting, in-place and ``out=`` forms."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+DTYPES = ["float32", "float16", "bfloat16"]
+NUMBERS = [0.3, 0.7, -0.6, 0.5, -0.5, 0.49999997, 1.0, 0.0, -0.0, 2.5, -3.0, 1 / 3, 0.1]
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e-30, 3e38, -3e38, 1e-40, 65504.0]
+_BITS = {"float32": torch.int32, "float16": torch.int16, "bfloat16": torch.int16}
+
+
+def _values(rng, shape, dtype):
+    x = rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape))
+    flat = x.reshape(-1)
+    flat[: len(SPECIAL)] = SPECIAL[: flat.size]
+    return torch.tensor(x, dtype=getattr(torch, dtype))
+
+
+def _ember(t):
+    return ember.tensor(t.float().numpy()).to(getattr(ember, str(t.dtype).split(".")[1]))
+
+
+def _assert_same_bits(got, want):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    g = torch.from_numpy(got.float().numpy()).to(want.dtype)  # (exact: the values are the dtype's)
+    both_nan = g.isnan() & want.isnan()
+    bits = _BITS[str(want.dtype).split(".")[1]]
+    differ = (g.view(bits) != want.view(bits)) & ~both_nan
+    assert not differ.any(), (f"{int(differ.sum())} of {differ.numel()} differ, e.g. "
+                              f"{g[differ][:4].tolist()} vs {want[differ][:4].tolist()}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_number_weights_match_torch_bit_for_bit(numba_or_numpy, dtype):
+    rng = np.random.default_rng(0)
+    a, b = _values(rng, (5003,), dtype), _values(rng, (5003,), dtype)
+    for w in NUMBERS:
+        _assert_same_bits(ember.lerp(_ember(a), _ember(b), w), torch.lerp(a, b, w))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensor_weights_match_torch_bit_for_bit(numba_or_numpy, dtype):
+    rng = np.random.default_rng(1)
+    a, b = _values(rng, (4099,), dtype), _values(rng, (4099,), dtype)
+    w = torch.tensor(np.concatenate([NUMBERS, [np.nan, np.inf, -np.inf],
+                                     rng.standard_normal(4099 - len(NUMBERS) - 3) * 1.5]),
+                     dtype=getattr(torch, dtype))
+    _assert_same_bits(ember.lerp(_ember(a), _ember(b), _ember(w)), torch.lerp(a, b, w))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_broadcasting_and_layouts_match_torch(numba_or_numpy, dtype):
+    rng = np.random.default_rng(2)
+    a, b, w = (_values(rng, s, dtype) for s in [(6, 1, 5), (7, 5), (5,)])
+    _assert_same_bits(ember.lerp(_ember(a), _ember(b), _ember(w)), torch.lerp(a, b, w))
+    _assert_same_bits(ember.lerp(_ember(b), _ember(a), 0.8), torch.lerp(b, a, 0.8))
+    x, y = _values(rng, (9, 8), dtype), _values(rng, (8, 9), dtype)
+    got = ember.lerp(_ember(x).T, _ember(y), 0.25)
+    _assert_same_bits(got, torch.lerp(x.T, y, 0.25))
+    assert got.stride() == torch.lerp(x.T, y, 0.25).stride()
+    cl, c = _values(rng, (2, 3, 4, 5), dtype), _values(rng, (2, 3, 4, 5), dtype)
+    e_cl = _ember(cl).contiguous(memory_format=ember.channels_last)
+    got = ember.lerp(e_cl, _ember(c), _ember(c))
+    want = torch.lerp(cl.contiguous(memory_format=torch.channels_last), c, c)
+    _assert_same_bits(got, want)
+    assert got.stride() == want.stride()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_in_place_and_out_match_torch(numba_or_numpy, dtype):
+    rng = np.random.default_rng(3)
+    a, b, w = (_values(rng, (4, 6), dtype) for _ in range(3))
+    e = _ember(a)
+    e.lerp_(_ember(b), 0.7)
+    _assert_same_bits(e, a.clone().lerp_(b, 0.7))
+    e = _ember(a)
+    e.lerp_(_ember(b), _ember(w[0]))
+    _assert_same_bits(e, a.clone().lerp_(b, w[0]))
+    out = ember.empty(4, 6, dtype=getattr(ember, dtype))
+    ember.lerp(_ember(a), _ember(b), _ember(w), out=out)
+    _assert_same_bits(out, torch.lerp(a, b, w))
+
+
+def test_large_arrays_shared_among_threads_match_torch():
+    rng = np.random.default_rng(4)
+    a, b, w = (torch.from_numpy(rng.standard_normal(5_000_001).astype(np.float32))
+               for _ in range(3))
+    _assert_same_bits(ember.lerp(_ember(a), _ember(b), 0.6), torch.lerp(a, b, 0.6))
+    _assert_same_bits(ember.lerp(_ember(a), _ember(b), _ember(w)), torch.lerp(a, b, w))
+
+
+@pytest.mark.parametrize("weight", [0.3, 0.8, "tensor"])
+def test_gradients_and_second_order_match_torch(numba_or_numpy, weight):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in [(3, 1, 4), (5, 4), (4,)]]
+    results = []
+    for lib in (torch, ember):
+        a, b, w = (lib.tensor(x, requires_grad=True) for x in arrays)
+        out = lib.lerp(a, b, w if weight == "tensor" else weight)
+        leaves = [a, b, w] if weight == "tensor" else [a, b]
+        grads = lib.autograd.grad((out * out).sum(), leaves, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves)
+        results.append([t.detach().numpy() for t in (*grads, *second)])
+    for got, want in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("weight", [0.3, 0.8, "tensor"])
+def test_forward_mode_matches_torch(weight):
+    rng = np.random.default_rng(6)
+    primals = [rng.standard_normal(s).astype(np.float32) for s in [(3, 4), (3, 4), (4,)]]
+    tangents = [rng.standard_normal(p.shape).astype(np.float32) for p in primals]
+    count = 3 if weight == "tensor" else 2
+    results = []
+    for lib, jvp in ((torch, torch.func.jvp), (ember, ember.func.jvp)):
+        def fn(*xs, lib=lib):
+            return lib.lerp(xs[0], xs[1], xs[2] if count == 3 else weight)
+
+        _, tangent = jvp(fn, tuple(lib.tensor(p) for p in primals[:count]),
+                         tuple(lib.tensor(t) for t in tangents[:count]))
+        results.append(tangent.numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-6)
+
+
+def test_gradcheck_float32_rules_and_float64():
+    rng = np.random.default_rng(7)
+    a, b, w = (ember.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+               for s in [(2, 3), (3,), (2, 3)])
+    # (lerp is linear in input and end and bilinear with the weight: float32 central
+    # differences are exact but for rounding)
+    options = {"eps": 1e-2, "atol": 2e-2, "rtol": 1e-2}
+    assert ember.autograd.gradcheck(lambda x, y, z: ember.lerp(x, y, z), (a, b, w), **options)
+    assert ember.autograd.gradcheck(lambda x, y: ember.lerp(x, y, 0.7), (a, b), **options)
+    assert ember.autograd.gradgradcheck(lambda x, y, z: ember.lerp(x, y, z), (a, b, w),
+                                        **options)
+    a64, b64, w64 = (ember.tensor(t.detach().numpy().astype(np.float64), requires_grad=True)
+                     for t in (a, b, w))
+    assert ember.autograd.gradcheck(lambda x, y, z: ember.lerp(x, y, z), (a64, b64, w64))
+    assert ember.autograd.gradcheck(lambda x, y: ember.lerp(x, y, 0.7), (a64, b64))
+    assert ember.autograd.gradgradcheck(lambda x, y, z: ember.lerp(x, y, z), (a64, b64, w64))
+
+
+def test_vmap_and_meta():
+    rng = np.random.default_rng(8)
+    a, b = (ember.tensor(rng.standard_normal((4, 5)).astype(np.float32)) for _ in range(2))
+    w = ember.tensor(rng.standard_normal(5).astype(np.float32))
+    got = ember.func.vmap(lambda x, y: ember.lerp(x, y, w))(a, b)
+    np.testing.assert_array_equal(got.numpy(), ember.lerp(a, b, w).numpy())
+    got = ember.func.vmap(lambda x: ember.lerp(a[0], x, 0.9))(b)
+    np.testing.assert_array_equal(got.numpy(), ember.lerp(a[0], b, 0.9).numpy())
+    m = ember.lerp(ember.empty(3, 1, device="meta"), ember.empty(4, device="meta"), 0.2)
+    assert m.shape == (3, 4) and m.device.type == "meta"
+
+
+def test_float64_complex_and_mixed_dtypes_keep_the_composite():
+    a, b = ember.tensor([1.0, 2.0], dtype=ember.float64), ember.tensor([3.0, -2.0],
+                                                                        dtype=ember.float64)
+    assert ember.lerp(a, b, 0.25).tolist() == [1.5, 1.0]
+    z = ember.lerp(a.to(ember.complex64), b.to(ember.complex64), 0.5)
+    assert z.dtype == ember.complex64 and z.tolist() == [2 + 0j, 0j]
+    mixed = ember.lerp(a.float(), b.float(), ember.tensor(0.5, dtype=ember.float64))
+    assert mixed.tolist() == [2.0, 0.0]
+    assert ember.lerp(a.float(), b.float(), True).tolist() == [3.0, -2.0]
