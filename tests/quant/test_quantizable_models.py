@@ -22,6 +22,16 @@ from ember.vision import models
 from ember.vision.models import quantization as qmodels
 
 RESNETS = ["resnet18", "resnet50", "resnext101_32x8d", "resnext101_64x4d"]
+SHUFFLENETS = ["shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
+               "shufflenet_v2_x2_0"]
+BUILDERS = sorted(["googlenet", "mobilenet_v2", *RESNETS, *SHUFFLENETS])
+
+
+@pytest.fixture(autouse=True)
+def _engine_kept():  # (quantize_model sets the global engine, as torchvision's)
+    engine = ember.backends.quantized.engine
+    yield
+    ember.backends.quantized.engine = engine
 
 
 @pytest.mark.parametrize("dtype", ["quint8", "qint8"])
@@ -56,7 +66,7 @@ def test_adaptive_avg_pool2d_shapes_and_errors():
         adaptive_avg_pool2d(ember.rand(1, 3, 4, 4), 1)
 
 
-@pytest.mark.parametrize("name", RESNETS)
+@pytest.mark.parametrize("name", BUILDERS)
 def test_state_dict_layout_is_the_float_models(name):
     # (the float models' layouts are torchvision's: tests/vision/test_models.py)
     with init.skipping():
@@ -77,31 +87,46 @@ def _with_batch_statistics(model):
     return model.eval()
 
 
-@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
+SMALL = {"googlenet": dict(aux_logits=False, init_weights=False),
+         "mobilenet_v2": dict(width_mult=0.5)}
+FIRST_CONV = {"googlenet": "conv1.conv", "mobilenet_v2": "features.0.0",
+              "shufflenet_v2_x0_5": "conv1.0"}
+
+
+def _small(name):
+    return getattr(qmodels, name)(num_classes=10, **SMALL.get(name, {}))
+
+
+@pytest.mark.parametrize("name", ["resnet18", "resnet50", "mobilenet_v2",
+                                  "shufflenet_v2_x0_5", "googlenet"])
 def test_fuse_model_keeps_the_float_outputs(name):
     ember.manual_seed(0)
-    model = _with_batch_statistics(getattr(qmodels, name)(num_classes=10))
+    model = _with_batch_statistics(_small(name))
     x = ember.rand(2, 3, 48, 48)
     with ember.no_grad():
         before = model(x).numpy()
         model.fuse_model()
         after = model(x).numpy()
-    assert type(model.conv1).__name__ == "ConvReLU2d"
+    assert type(model.get_submodule(FIRST_CONV.get(name, "conv1"))).__name__ == "ConvReLU2d"
     np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-5)
 
 
-def test_quantized_resnet_is_its_float_model_within_quantization_error():
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "shufflenet_v2_x0_5",
+                                  "googlenet"])
+def test_quantized_model_is_its_float_model_within_quantization_error(name):
     ember.manual_seed(0)
-    model = _with_batch_statistics(qmodels.resnet18(num_classes=10))
+    model = _with_batch_statistics(_small(name))
     float_model = copy.deepcopy(model)
     quantize_model(model, "fbgemm")
     x = ember.rand(4, 3, 64, 64)
     with ember.no_grad():
         expected = float_model(x).numpy()
     got = model(x).numpy()
-    step = model.fc.scale  # (the outputs' quantization step)
+    last = model.classifier[1] if name == "mobilenet_v2" else model.fc
+    step = last.scale  # (the outputs' quantization step)
     assert np.abs(got - expected).max() < 4 * step
     assert step < 0.1 * np.abs(expected).max()
+    assert np.corrcoef(got.ravel(), expected.ravel())[0, 1] > 0.98
     assert np.corrcoef(got.ravel(), expected.ravel())[0, 1] > 0.99
 
 
@@ -119,8 +144,7 @@ def test_quantize_true_gives_quantized_modules():
 
 
 def test_builders_are_registered_and_refuse_weights():
-    assert models.list_models(qmodels, include="quantized_res*") == [f"quantized_{n}"
-                                                                    for n in RESNETS]
+    assert models.list_models(qmodels) == [f"quantized_{n}" for n in BUILDERS]
     builder = models.get_model_builder("quantized_resnet18")
     assert builder is qmodels.resnet18 and builder.__name__ == "resnet18"
     assert "quantized_resnet18" not in models.list_models(models)
@@ -130,8 +154,9 @@ def test_builders_are_registered_and_refuse_weights():
     assert resnext101_64x4d is ember.quant.models.resnext101_64x4d
     with pytest.raises(AttributeError, match="no attribute 'resnet34'"):
         qmodels.resnet34  # noqa: B018 - torchvision has no quantizable ResNet-34
-    with pytest.raises(ValueError, match="no pretrained weights are bundled"):
-        models.get_model("quantized_resnet18", weights="DEFAULT", quantize=True)
+    for name in BUILDERS:
+        with pytest.raises(ValueError, match="no pretrained weights are bundled"):
+            models.get_model(f"quantized_{name}", weights="DEFAULT", quantize=True)
     with pytest.raises(ArgumentError, match="groups is fixed at 32"):
         qmodels.resnext101_32x8d(groups=4)
     with pytest.raises(ArgumentError, match="backend 'tpu' is not supported"):
@@ -139,10 +164,36 @@ def test_builders_are_registered_and_refuse_weights():
 
 
 @pytest.mark.parametrize("name", ["ember.quant.modules.pooling", "ember.quant.models._utils",
-                                  "ember.quant.models.resnet",
+                                  "ember.quant.models.resnet", "ember.quant.models.googlenet",
+                                  "ember.quant.models.mobilenetv2",
+                                  "ember.quant.models.shufflenetv2",
                                   "ember.vision.models.quantization"])
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, extraglobs={**vars(module), "ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_quantized_mean_is_the_dequantized_mean_quantized_again():
+    x = ember.quantize_per_tensor(ember.rand(2, 5, 3, 4), 0.02, 3, ember.quint8)
+    got = ember.quant.modules.pooling.mean(x, [2, 3])
+    expected = ember.quantize_per_tensor(x.dequantize().mean([2, 3]), 0.02, 3, ember.quint8)
+    np.testing.assert_array_equal(got.int_repr().numpy(), expected.int_repr().numpy())
+
+
+def test_quantize_true_other_families():
+    ember.manual_seed(0)
+    nnq = ao.nn.quantized
+    shuffle = qmodels.shufflenet_v2_x0_5(quantize=True, num_classes=10)
+    assert isinstance(shuffle.stage2[0].cat, nnq.QFunctional)
+    assert isinstance(shuffle.conv5[0], nnq.ConvReLU2d)
+    assert shuffle(ember.rand(1, 3, 32, 32)).shape == (1, 10)
+    mobile = qmodels.mobilenet_v2(quantize=True, num_classes=10)  # (qnnpack: torchvision's)
+    assert ember.backends.quantized.engine == "qnnpack"
+    assert isinstance(mobile.features[2].skip_add, nnq.QFunctional)
+    assert mobile(ember.rand(1, 3, 32, 32)).shape == (1, 10)
+    inception = qmodels.googlenet(quantize=True, num_classes=10, init_weights=False)
+    assert isinstance(inception.inception3a.cat, nnq.QFunctional)
+    assert isinstance(inception.maxpool1, nnq.MaxPool2d)
+    assert inception(ember.rand(1, 3, 64, 64)).shape == (1, 10)

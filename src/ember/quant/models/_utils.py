@@ -7,16 +7,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember import backends, nn
+from ember import Tensor, backends, nn
 from ember.errors import ArgumentError
+from ember.nn import functional as F
 from ember.ops.random import rand
 from ember.quant.fuse import fuse_modules, fuse_modules_qat
+from ember.quant.modules import pooling
 from ember.quant.observer import (
     default_observer,
     default_per_channel_weight_observer,
     default_weight_observer,
 )
 from ember.quant.qconfig import QConfig
+from ember.quant.qtensor import QuantizedTensor
 from ember.quant.quantize import convert, prepare
 from ember.vision.models import quantization as listed
 from ember.vision.models._api import make_builder
@@ -62,6 +65,21 @@ def quantize_model(model: nn.Module, backend: str) -> None:
     convert(model, inplace=True)
 
 
+def adaptive_avg_pool2d(x: Tensor | QuantizedTensor, size: Any) -> Tensor | QuantizedTensor:
+    """``F.adaptive_avg_pool2d`` of a float tensor, the quantized kernel's of a quantized one
+    (a model's functional pooling, which runs before and after ``convert``)."""
+    if isinstance(x, QuantizedTensor):
+        return pooling.adaptive_avg_pool2d(x, size)
+    return F.adaptive_avg_pool2d(x, size)
+
+
+def spatial_mean(x: Tensor | QuantizedTensor) -> Tensor | QuantizedTensor:
+    """``x.mean([2, 3])`` of a float or a quantized tensor."""
+    if isinstance(x, QuantizedTensor):
+        return pooling.mean(x, [2, 3])
+    return x.mean([2, 3])
+
+
 def fuse(model: nn.Module, modules: list, is_qat: bool | None) -> None:
     """Fuses ``modules`` of ``model`` in place, for QAT if ``is_qat`` (default: when
     ``model`` is training)."""
@@ -80,15 +98,16 @@ def quantizable(make: Callable[..., nn.Module], quantize: bool = False,
 
 
 def register(name: str, make: Callable[..., nn.Module], doc: str, module: str,
-             **fixed: Any) -> Callable[..., nn.Module]:
+             backend: str = "fbgemm", **fixed: Any) -> Callable[..., nn.Module]:
     """The builder ``name(*, weights=None, progress=True, quantize=False, **kwargs)``,
-    registered as ``quantized_<name>`` and served by ``ember.vision.models.quantization``."""
+    registered as ``quantized_<name>`` and served by ``ember.vision.models.quantization``;
+    ``backend`` is its default engine (torchvision's)."""
     def build(**kwargs: Any) -> nn.Module:
-        return quantizable(make, **kwargs)
+        return quantizable(make, **{"backend": backend, **kwargs})
 
     builder = make_builder(name, build, f"Quantizable {doc}", module, fixed=fixed,
                            registered=f"quantized_{name}", listed_in=listed.__name__)
     builder.__doc__ += (" ``quantize=True`` quantizes it (:func:`quantize_model`) for "
-                        "``backend`` (default ``'fbgemm'``).")
+                        f"``backend`` (default ``'{backend}'``).")
     listed.register(name, builder)
     return builder

@@ -13,11 +13,11 @@ from ember.errors import ArgumentError, ShapeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 from ember.quant.modules.quantized import _quantized_input
-from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import qint8, quint8
 from ember.tensor import Tensor
 
-__all__ = ["AdaptiveAvgPool2d", "adaptive_avg_pool2d"]
+__all__ = ["AdaptiveAvgPool2d", "adaptive_avg_pool2d", "mean"]
 
 
 def _windows(size: int, out: int) -> list[tuple[int, int]]:
@@ -85,6 +85,22 @@ def adaptive_avg_pool2d(input: QuantizedTensor, output_size: Any) -> QuantizedTe
     out = out.reshape(*x.shape[:-2], *size)
     ints = np.clip(out, x.dtype.min, x.dtype.max).astype(x._int.numpy().dtype)
     return QuantizedTensor(from_numpy(ints), x.dtype, x._scale, x._zero_point)
+
+
+def mean(input: QuantizedTensor, dim: Any, keepdim: bool = False) -> QuantizedTensor:
+    """The mean of a per-tensor quantized tensor over ``dim``, as PyTorch's for a
+    channels-last tensor (what ShuffleNetV2 pools): the float mean of the dequantized values,
+    quantized at the input's scale and zero point (float32 sums in another order may round
+    a value within an ulp of a tie the other way).
+
+    Example:
+        >>> q = ember.quantize_per_tensor(ember.tensor([[1.0, 2.0]]), 0.5, 0, ember.quint8)
+        >>> mean(q, 1).int_repr().tolist()
+        [3]
+    """
+    x = _quantized_input("mean", input, (quint8, qint8))
+    return quantize_per_tensor(x.dequantize().mean(dim, keepdim=keepdim), x.q_scale(),
+                               x.q_zero_point(), x.dtype)
 
 
 class AdaptiveAvgPool2d(nn.AdaptiveAvgPool2d):

@@ -135,6 +135,10 @@ class GoogLeNet(nn.Module):
     def forward(self, x: Tensor) -> Tensor | GoogLeNetOutputs:
         if self.transform_input:
             x = transform_input(x)
+        return self._outputs(*self._forward(x))
+
+    def _forward(self, x: Tensor) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """The logits and the auxiliary heads' (``None`` unless training with them)."""
         x = self.maxpool1(self.conv1(x))
         x = self.maxpool2(self.conv3(self.conv2(x)))
         x = self.maxpool3(self.inception3b(self.inception3a(x)))
@@ -145,7 +149,10 @@ class GoogLeNet(nn.Module):
         aux2 = self.aux2(x) if with_aux else None
         x = self.maxpool4(self.inception4e(x))
         x = self.inception5b(self.inception5a(x))
-        x = self.fc(self.dropout(self.avgpool(x).flatten(1)))
+        return self.fc(self.dropout(self.avgpool(x).flatten(1))), aux2, aux1
+
+    def _outputs(self, x: Tensor, aux2: Tensor | None,
+                 aux1: Tensor | None) -> Tensor | GoogLeNetOutputs:
         if self.training and self.aux_logits:
             return GoogLeNetOutputs(x, aux2, aux1)
         return x

@@ -99,14 +99,19 @@ class ShuffleNetV2(nn.Module):
         return self.fc(x.mean([2, 3]))
 
 
-def _builder(name: str, widths: list[int], doc: str):
+# the widths (stem, three stages, last 1×1 convolution) of each builder, and its doc
+WIDTHS = {"shufflenet_v2_x0_5": ([24, 48, 96, 192, 1024], "ShuffleNetV2 0.5x"),
+          "shufflenet_v2_x1_0": ([24, 116, 232, 464, 1024], "ShuffleNetV2 1.0x"),
+          "shufflenet_v2_x1_5": ([24, 176, 352, 704, 1024], "ShuffleNetV2 1.5x"),
+          "shufflenet_v2_x2_0": ([24, 244, 488, 976, 2048], "ShuffleNetV2 2.0x")}
+
+
+def _builder(name: str):
+    widths, doc = WIDTHS[name]
     return make_builder(name, partial(ShuffleNetV2, [4, 8, 4], widths), doc, __name__)
 
 
-shufflenet_v2_x0_5 = _builder("shufflenet_v2_x0_5", [24, 48, 96, 192, 1024], "ShuffleNetV2 0.5x")
-shufflenet_v2_x1_0 = _builder("shufflenet_v2_x1_0", [24, 116, 232, 464, 1024],
-                              "ShuffleNetV2 1.0x")
-shufflenet_v2_x1_5 = _builder("shufflenet_v2_x1_5", [24, 176, 352, 704, 1024],
-                              "ShuffleNetV2 1.5x")
-shufflenet_v2_x2_0 = _builder("shufflenet_v2_x2_0", [24, 244, 488, 976, 2048],
-                              "ShuffleNetV2 2.0x")
+shufflenet_v2_x0_5 = _builder("shufflenet_v2_x0_5")
+shufflenet_v2_x1_0 = _builder("shufflenet_v2_x1_0")
+shufflenet_v2_x1_5 = _builder("shufflenet_v2_x1_5")
+shufflenet_v2_x2_0 = _builder("shufflenet_v2_x2_0")
