@@ -468,14 +468,17 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
                              "convert them to one dtype first")
     shapes = [t.shape for t in operands]
     terms, out = _einsum_terms(equation, shapes)
+    sizes = _letter_sizes(terms, shapes, equation)
     if dtype.category < dtypes.FLOAT and set("".join(terms)) - set(out):  # something is summed
-        if any(c not in out and sum(c in t for t in terms) == 1 for t in terms for c in t):
-            # an operand sums a subscript alone: PyTorch sums it first, in int64 as ember.sum
+        if len(operands) == 1 or any(c not in out and sizes[c] != 1 and
+                                     sum(c in t for t in terms) == 1 for t in terms for c in t):
+            # a sum, or an operand summing a subscript alone (PyTorch sums it first; one of
+            # size 1 it squeezes): in int64, as ember.sum
             operands = tuple(cast(t, dtypes.int64) for t in operands)
-        elif dtype is dtypes.bool_:
+        elif dtype is dtypes.bool_ and any(sizes[c] != 1 for c in "".join(terms)
+                                           if c not in out):
             raise DTypeError(f"einsum: {equation!r} sums products of bool tensors, which "
                              "PyTorch does not define. Hint: convert them with .int() first")
-    sizes = _letter_sizes(terms, shapes, equation)
     operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
                      for t, s in zip(operands, terms, strict=True))
     return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
