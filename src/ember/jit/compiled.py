@@ -348,9 +348,9 @@ class CompiledFunction:
                 self.eager_since = True  # graphs kept still run, a new signature eagerly)
                 warnings.warn(f"ember.jit: {self.name} has been compiled {_MAX_TRACES} times "
                               f"(the last: {reason}): from now on a call no graph fits runs "
-                              "the plain function. Hint: pass a number that changes on each "
-                              "call as a tensor argument; ember.jit.explain() lists every "
-                              "reason", stacklevel=3)
+                              "the plain function. Hint: a number read that changes each call "
+                              "(an argument, a global, get_last_lr()) is better a tensor "
+                              "argument; ember.jit.explain() lists every reason", stacklevel=3)
             JIT.reasons.append(f"{self.name}: ran eagerly: {reason}")
             del JIT.reasons[:-_KEEP_REASONS]
             return self._run(args, kwargs)
@@ -468,9 +468,10 @@ class CompiledFunction:
         self.traces += 1
         if self.traces == _MANY_TRACES and self.warn_retraces:
             warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times (the "
-                          f"last: {reason}); ember.jit.explain() lists every reason. Hint: pass "
-                          "a number or tensor that changes on each call as an argument, or give "
-                          "varying shapes a few fixed sizes", stacklevel=4)
+                          f"last: {reason}); ember.jit.explain() lists every reason. Hint: a "
+                          "number read that changes each call (a global, get_last_lr()) is "
+                          "better a tensor argument; give varying shapes a few fixed sizes",
+                          stacklevel=4)
         if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
             return self._rebuild(entry, traced_call(entry, inputs, returned))
         kept = {owner(a) for a in graph.consts.values()}

@@ -57,6 +57,7 @@ from ember.jit.user_objects import (
     MISSING,
     NOT_FOLLOWED,
     Defaults,
+    Numbers,
     assigned_attributes,
     bound_value,
     class_reads_state,
@@ -264,7 +265,8 @@ class Reach:
                 held = stored_callable(holder, key)  # which one, and what it reads; a
                 read = method_reads(holder, key)  # library's method that returns an
                 if held is not None or read is not None:  # attribute: ``get_last_lr()``)
-                    self._bind(holder, read or key, f"{label}.{read or key}")
+                    self._bind(holder if read is None else Numbers(holder), read or key,
+                               f"{label}.{read or key}")
                     self.add(f"{label}.{key}", held, depth + 1)
                     self._follow_methods(held, ("__call__",), depth)  # (an object of yours)
                 self._follow_methods(holder, (key,), depth)

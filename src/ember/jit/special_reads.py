@@ -73,7 +73,8 @@ def warn_random(label: str) -> None:
 
 def method_reads(holder: Any, method: str) -> str | None:
     """The attribute a library object's ``method`` returns (a scheduler's ``get_last_lr()``
-    its ``_last_lr``, which each ``step()`` makes anew), to watch as a binding; else None."""
+    its ``_last_lr``, a list of numbers each ``step()`` makes anew), to watch by value as a
+    binding; else None."""
     name = _RETURNS_ATTRIBUTE.get(method)
     return name if name is not None and name in getattr(holder, "__dict__", ()) else None
 

@@ -135,7 +135,7 @@ def bound_value(holder: Any, name: Any) -> Any:
             return holder.cell_contents
         except ValueError:
             return MISSING
-    if isinstance(holder, Defaults):
+    if isinstance(holder, Defaults | Numbers):
         return holder.read(name)
     return attribute(holder, name)
 
@@ -169,6 +169,23 @@ class Defaults:
             return (self.fn.__kwdefaults__ or {}).get(name, MISSING)
         defaults = self.fn.__defaults__ or ()
         return defaults[-back] if back <= len(defaults) else MISSING
+
+
+class Numbers:
+    """A library object's attribute holding a list of numbers, as a binding's holder: read as
+    a tuple, so it is watched by value (a scheduler's ``_last_lr``, a new list at each
+    ``step()``: an unchanged lr is no change); a list holding anything else, by identity."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def read(self, name: str) -> Any:
+        """The attribute ``name`` of the object now (a tuple of its numbers)."""
+        value = vars(self.obj).get(name, MISSING)
+        return tuple(value) if isinstance(value, list) and all(
+            type(x) in (int, float) for x in value) else value
 
 
 def own_call(obj: Any) -> bool:
