@@ -38,7 +38,8 @@ MODULES += [f"ember.vision.models.detection.{m}" for m in (
     "_utils", "anchor_utils", "image_list", "transform", "backbone_utils", "rpn", "faster_rcnn",
     "mask_rcnn", "retinanet", "roi_heads", "keypoint_rcnn", "fcos", "ssd", "ssdlite")]
 MODULES += ["ember.vision.transforms.v2"]
-MODULES += [f"ember.vision.models.video{m}" for m in ("", ".resnet", ".s3d")]
+MODULES += [f"ember.vision.models.video{m}"
+            for m in ("", ".resnet", ".s3d", ".swin_transformer", ".mvit")]
 MODULES += [f"ember.vision.{m}" for m in ("datasets.vision", "ops.deform_conv",
                                            "ops.drop_block", "ops.ps_roi")]
 MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
