@@ -10,13 +10,14 @@ or tensors the function closes over that need a gradient) differentiates through
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.engine import grad as tape_grad
-from ember.autograd.grad_mode import GRAD, enable_grad
+from ember.autograd.grad_mode import GRAD, request_grad
 from ember.errors import ArgumentError, GradError, ShapeError
 from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track
 from ember.func.pytree import tree_flatten, tree_map
@@ -55,6 +56,20 @@ def _seen_through_vmap(leaves: list) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def _recording(grad: bool | None = True) -> Iterator[None]:
+    """Out of ``inference_mode`` (which records nothing, even under ``enable_grad``), grad
+    mode ``grad`` (None: as it is): a transform's derivatives do not depend on the caller's
+    mode, as ``torch.func``'s levels."""
+    saved = GRAD.enabled, GRAD.requested, GRAD.inference
+    GRAD.inference = False
+    request_grad(GRAD.requested if grad is None else grad)
+    try:
+        yield
+    finally:
+        GRAD.enabled, GRAD.requested, GRAD.inference = saved
+
+
 class _Level:
     """One reverse-mode level: runs ``func`` on tracked inputs and pulls cotangents back."""
 
@@ -62,7 +77,7 @@ class _Level:
         outer_grad = GRAD.enabled
         _LEVELS.depths.append(len(DISPATCH.stack))
         try:
-            with enable_grad():
+            with _recording():
                 pairs = [track(x) for x in diff.leaves]
                 self.targets = [t for t, _ in pairs]
                 result = diff.call([p for _, p in pairs])
@@ -87,8 +102,9 @@ class _Level:
                 cots.append(c)
         keep = self.outer or (GRAD.enabled and any(c.requires_grad for c in cots))
         if outs:
-            grads = list(tape_grad(outs, self.targets, cots, retain_graph=retain,
-                                   create_graph=self.create or keep, allow_unused=True))
+            with _recording(None):
+                grads = list(tape_grad(outs, self.targets, cots, retain_graph=retain,
+                                       create_graph=self.create or keep, allow_unused=True))
         else:
             grads = [None] * len(self.targets)
         return [self.finish(zeros_like(t) if g is None else g, keep)
