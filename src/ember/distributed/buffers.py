@@ -25,6 +25,7 @@ from ember.errors import (
     type_name,
 )
 from ember.futures import Future
+from ember.nn.parameter import is_lazy
 from ember.tensor import Tensor
 
 
@@ -164,22 +165,38 @@ def broadcast_from_first(group: Any, tensors: list[Tensor]) -> None:
             start += t.numel()
 
 
+SAME_MODEL_HINT = ("build the model identically on every rank (rank-dependent layers, shapes, "
+                   "dtypes or requires_grad differ)")
+
+
+def describe(kind: str, t: Tensor) -> str:
+    """A parameter's or buffer's entry for :func:`check_same_everywhere`: shape (or
+    ``uninitialized``, a lazy module's), dtype and, for parameters, whether it trains."""
+    trains = "" if kind == "buffer" else (" trainable" if t.requires_grad else " frozen")
+    shape = "uninitialized" if is_lazy(t) else list(t.shape)
+    return f"{kind} {shape} {t._data.dtype.name}{trains}"
+
+
 def check_same_everywhere(group: Any, who: str, what: str, items: list[tuple[str, str]],
                           hint: str) -> None:
-    """``items`` (name, description) must be described alike on every rank of ``group``
-    (names may differ): one gather, and every rank raises the same error naming the first
-    difference, so none is left waiting in a collective the others skip."""
-    everyone = call(group.comm, "allgather", items)
-    first = [d for _, d in everyone[0]]
-    for r, theirs in enumerate(everyone[1:], 1):
-        if [d for _, d in theirs] == first:
+    """``items`` (name, description) must be described alike on every rank of ``group`` (a
+    process group, or a list of them: a device mesh's, gathered over each in turn so that
+    every rank of the mesh sees every other's; names may differ): every rank raises the same
+    error naming the first difference, so none is left waiting in a collective the others
+    skip."""
+    groups = group if isinstance(group, list) else [group]
+    everyone = [(groups[0].ranks[groups[0].rank()], items)]  # (world rank, items)
+    for g in groups:
+        everyone = [x for theirs in call(g.comm, "allgather", everyone) for x in theirs]
+    (r0, first), *others = sorted(everyone, key=lambda x: x[0])
+    for r, theirs in others:
+        if [d for _, d in theirs] == [d for _, d in first]:
             continue
         if len(theirs) != len(first):
-            why = (f"rank {group.ranks[0]} has {len(first)} {what}, rank {group.ranks[r]} has "
-                   f"{len(theirs)}")
+            why = f"rank {r0} has {len(first)} {what}, rank {r} has {len(theirs)}"
         else:
-            (na, a), (nb, b) = next((x, y) for x, y in zip(everyone[0], theirs) if x[1] != y[1])
-            why = f"{na!r} is a {a} on rank {group.ranks[0]}, {nb!r} a {b} on rank {group.ranks[r]}"
+            (na, a), (nb, b) = next((x, y) for x, y in zip(first, theirs) if x[1] != y[1])
+            why = f"{na!r} is a {a} on rank {r0}, {nb!r} a {b} on rank {r}"
         raise DistributedError(f"{who} on every rank, but {why}. Hint: {hint}")
 
 

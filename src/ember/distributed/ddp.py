@@ -25,7 +25,14 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
-from ember.distributed.buffers import broadcast_from_first, call, check_same_everywhere, mpi
+from ember.distributed.buffers import (
+    SAME_MODEL_HINT,
+    broadcast_from_first,
+    call,
+    check_same_everywhere,
+    describe,
+    mpi,
+)
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import (
     DistBackendError,
@@ -425,18 +432,13 @@ def _check_same_model(group: ProcessGroup, module: nn.Module) -> None:
     """Every rank must wrap the same parameters and buffers (shapes, dtypes, which parameters
     train), as PyTorch's DDP verifies: otherwise the broadcast of rank 0's values and the
     bucketed all-reduces would mix unrelated memory silently."""
-    def describe(kind: str, t: Tensor) -> str:
-        trains = "" if kind == "buffer" else (" trainable" if t.requires_grad else " frozen")
-        return f"{kind} {list(t.shape)} {t._data.dtype.name}{trains}"
-
     check_same_everywhere(group, "DistributedDataParallel expects the same model",
                           "parameters and buffers",
                           [(name, describe(kind, t))
                            for kind, items in (("parameter", module.named_parameters()),
                                                ("buffer", module.named_buffers()))
                            for name, t in items],
-                          "build the model identically on every rank (rank-dependent layers, "
-                          "shapes, dtypes or requires_grad differ)")
+                          SAME_MODEL_HINT)
 
 
 def _check_comm_hook(hook: Any) -> None:

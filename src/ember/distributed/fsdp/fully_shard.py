@@ -18,11 +18,13 @@ from typing import Any
 
 from ember import nn
 from ember.autograd.graph import saved_tensors_hooks
+from ember.distributed.buffers import SAME_MODEL_HINT, check_same_everywhere
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.api import MixedPrecisionPolicy, OffloadPolicy
 from ember.distributed.fsdp.fully_sharded import _cast_floating, _np_dtype
 from ember.distributed.fsdp.param_group import (
     ShardedParamGroup,
+    described,
     sharded_grad_norm,
     sharded_piece,
     whole_of_piece,
@@ -416,6 +418,9 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
                         f"got {offload_policy!r}")
     ignored = {id(p) for p in ignored_params or ()}
     found = [(fqn, m, name, p) for fqn, m, name, p in _own_params(module) if id(p) not in ignored]
+    check_same_everywhere(mesh.get_all_groups(), f"{owner} expects the same module",
+                          "parameters to shard", described(found),
+                          SAME_MODEL_HINT)
     group = None
     if found:
         group = ShardedParamGroup(owner, found, mesh,

@@ -23,7 +23,12 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.graph import saved_tensors_hooks
-from ember.distributed.buffers import broadcast_from_first
+from ember.distributed.buffers import (
+    SAME_MODEL_HINT,
+    broadcast_from_first,
+    check_same_everywhere,
+    describe,
+)
 from ember.distributed.fsdp import optim_state
 from ember.distributed.fsdp import state_dict as sd
 from ember.distributed.fsdp.api import (
@@ -127,6 +132,7 @@ class FullyShardedDataParallel(nn.Module):
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config: Any = None
         own = _own_modules(module, {id(p) for m in ignored for p in m.parameters()})
+        _check_same_unit(group, module, own, sync_module_states)
         if sync_module_states:
             broadcast_from_first(group, [t for m, _, t in own.tensors()])
         if mixed_precision is not None and mixed_precision.buffer_dtype is not None:
@@ -461,6 +467,20 @@ def _check_group(group: Any) -> ProcessGroup:
                         f"ember.distributed.new_group) or None for the world, got "
                         f"{type(group).__name__}")
     return resolve(group, _NAME)
+
+
+def _check_same_unit(group: ProcessGroup, module: nn.Module, own: _OwnModules,
+                     with_buffers: bool) -> None:
+    """Every rank must wrap the same parameters (and buffers, which ``sync_module_states``
+    broadcasts): otherwise the flat shards and their collectives mix unrelated values."""
+    items = []
+    for m, name, t in own.tensors():
+        kind = "parameter" if isinstance(t, nn.Parameter) else "buffer"
+        if with_buffers or kind == "parameter":
+            items.append((f"{type(m).__name__}.{name}", describe(kind, t)))
+    check_same_everywhere(group, f"{_NAME}({type(module).__name__}) expects the same module",
+                          "parameters and buffers" if with_buffers else "parameters", items,
+                          SAME_MODEL_HINT)
 
 
 def _check_options(strategy: Any, device_id: Any, use_orig_params: bool,

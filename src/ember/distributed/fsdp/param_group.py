@@ -38,7 +38,7 @@ from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.function import Function, once_differentiable
 from ember.backend import Device
-from ember.distributed.buffers import call, mpi
+from ember.distributed.buffers import call, describe, mpi
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
 from ember.distributed.tensor.dtensor import DTensor
@@ -431,6 +431,20 @@ class _Unshard(Function):
         out = group.reduce_grads(grads, ctx.needs_input_grad[1:])
         group._after_backward()
         return (None, *out)
+
+
+def described(found: list[tuple[str, nn.Module, str, Parameter]]) -> list[tuple[str, str]]:
+    """``(fqn, description)`` of each registration, for the check that every rank shards
+    the same parameters: a piece of an earlier ``fully_shard`` is described without its
+    shape (pieces differ between ranks; :func:`_check_params` refuses it after the check)."""
+    first: dict[int, int] = {}
+    out = []
+    for i, (fqn, _, _, p) in enumerate(found):
+        what = "sharded parameter" if id(p) in _SHARDED else describe("parameter", p)
+        tied = f" (registration {first[id(p)]} again)" if id(p) in first else ""
+        first.setdefault(id(p), i)
+        out.append((fqn, what + tied))
+    return out
 
 
 def _check_params(owner: str, named: list[tuple[str, Parameter]],
