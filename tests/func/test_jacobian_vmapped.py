@@ -179,3 +179,22 @@ def test_autograd_functional_vectorize_loops_over_a_function_reading_its_values(
     x = np.array([0.1, 0.5, 0.9])
     got = ember.autograd.functional.jacobian(NumpySin.apply, ember.tensor(x), vectorize=True)
     np.testing.assert_allclose(_np(got), np.diag(np.cos(x)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
+@pytest.mark.parametrize("how", ["jacrev", "vectorize"])
+def test_jacobian_of_recurrent_layers_equals_torch(kind, how):
+    # the vmap-ed backward saw the saved states broadcast (not C-contiguous): numba refused
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, kind)(2, 3, num_layers=2, bidirectional=True).double()
+    em = getattr(ember.nn, kind)(2, 3, num_layers=2, bidirectional=True).double()
+    em.load_state_dict({k: ember.tensor(_np(v)) for k, v in tm.state_dict().items()})
+    x = np.random.default_rng(1).standard_normal(8)
+    jacs = []
+    for lib, fn, m in ((torch, tf, tm), (ember, ef, em)):
+        f = lambda z, m=m: m(z.view(4, 1, 2))[0].reshape(-1)  # noqa: E731
+        xt = lib.tensor(x)
+        jac = (fn.jacrev(f)(xt) if how == "jacrev"
+               else lib.autograd.functional.jacobian(f, xt, vectorize=True))
+        jacs.append(_np(jac))
+    np.testing.assert_allclose(jacs[1], jacs[0], rtol=1e-10, atol=1e-12)

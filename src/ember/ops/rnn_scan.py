@@ -84,8 +84,10 @@ def _projected(xp, h, wt, bias):
 
 
 def _previous(xp, h0, y, reverse: bool):
-    """The state each step starts from, ``(T, B, H)``."""
-    return xp.concatenate([y[1:], h0[None]] if reverse else [h0[None], y[:-1]])
+    """The state each step starts from, ``(T, B, H)``, C-contiguous (as the numba steps take
+    it; the saved states of a batched backward may be broadcast views)."""
+    return xp.ascontiguousarray(xp.concatenate([y[1:], h0[None]] if reverse
+                                               else [h0[None], y[:-1]]))
 
 
 _KERNELS = compiled.register("ember.ops.rnn_scan_numba")
