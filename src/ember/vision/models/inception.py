@@ -28,11 +28,22 @@ InceptionOutputs = namedtuple("InceptionOutputs", ["logits", "aux_logits"])
 Conv = Callable[..., nn.Module]
 
 
-def _avg_pool_3x3(x: Tensor) -> Tensor:
-    return F.avg_pool2d(x, kernel_size=3, stride=1, padding=1)
+class _Branches(nn.Module):
+    """An Inception block's pooling and concatenations, as methods a quantizable twin
+    overrides (``ember.quant.models.inception``)."""
+
+    def _avg_pool(self, x: Tensor) -> Tensor:
+        return F.avg_pool2d(x, kernel_size=3, stride=1, padding=1)
+
+    def _max_pool(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(x, kernel_size=3, stride=2)
+
+    def _cat(self, tensors: list[Tensor], which: int = 0) -> Tensor:
+        """``tensors`` concatenated on channels (``which``: the block's how manyth cat)."""
+        return ember.cat(tensors, 1)
 
 
-class InceptionA(nn.Module):
+class InceptionA(_Branches):
     """35×35 block: 1×1; 1×1→5×5; 1×1→3×3→3×3; average pool→1×1 (``pool_features``)."""
 
     def __init__(self, in_channels: int, pool_features: int, conv_block: Conv | None = None):
@@ -49,10 +60,10 @@ class InceptionA(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         b5 = self.branch5x5_2(self.branch5x5_1(x))
         b3 = self.branch3x3dbl_3(self.branch3x3dbl_2(self.branch3x3dbl_1(x)))
-        return ember.cat([self.branch1x1(x), b5, b3, self.branch_pool(_avg_pool_3x3(x))], 1)
+        return self._cat([self.branch1x1(x), b5, b3, self.branch_pool(self._avg_pool(x))])
 
 
-class InceptionB(nn.Module):
+class InceptionB(_Branches):
     """35→17 reduction: strided 3×3; 1×1→3×3→strided 3×3; strided 3×3 max-pool."""
 
     def __init__(self, in_channels: int, conv_block: Conv | None = None) -> None:
@@ -65,10 +76,10 @@ class InceptionB(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         b3 = self.branch3x3dbl_3(self.branch3x3dbl_2(self.branch3x3dbl_1(x)))
-        return ember.cat([self.branch3x3(x), b3, F.max_pool2d(x, kernel_size=3, stride=2)], 1)
+        return self._cat([self.branch3x3(x), b3, self._max_pool(x)])
 
 
-class InceptionC(nn.Module):
+class InceptionC(_Branches):
     """17×17 block with 7×7 convolutions factorized into 1×7 and 7×1 (``channels_7x7``
     wide inside)."""
 
@@ -94,10 +105,10 @@ class InceptionC(nn.Module):
         for layer in (self.branch7x7dbl_1, self.branch7x7dbl_2, self.branch7x7dbl_3,
                       self.branch7x7dbl_4, self.branch7x7dbl_5):
             d = layer(d)
-        return ember.cat([self.branch1x1(x), b7, d, self.branch_pool(_avg_pool_3x3(x))], 1)
+        return self._cat([self.branch1x1(x), b7, d, self.branch_pool(self._avg_pool(x))])
 
 
-class InceptionD(nn.Module):
+class InceptionD(_Branches):
     """17→8 reduction: 1×1→strided 3×3; 1×1→1×7→7×1→strided 3×3; strided max-pool."""
 
     def __init__(self, in_channels: int, conv_block: Conv | None = None) -> None:
@@ -113,10 +124,10 @@ class InceptionD(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         b3 = self.branch3x3_2(self.branch3x3_1(x))
         b7 = self.branch7x7x3_4(self.branch7x7x3_3(self.branch7x7x3_2(self.branch7x7x3_1(x))))
-        return ember.cat([b3, b7, F.max_pool2d(x, kernel_size=3, stride=2)], 1)
+        return self._cat([b3, b7, self._max_pool(x)])
 
 
-class InceptionE(nn.Module):
+class InceptionE(_Branches):
     """8×8 block whose 3×3 branches split into parallel 1×3 and 3×1 convolutions."""
 
     def __init__(self, in_channels: int, conv_block: Conv | None = None) -> None:
@@ -136,10 +147,11 @@ class InceptionE(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         b3 = self.branch3x3_1(x)
-        b3 = ember.cat([self.branch3x3_2a(b3), self.branch3x3_2b(b3)], 1)
+        b3 = self._cat([self.branch3x3_2a(b3), self.branch3x3_2b(b3)], 1)
         d = self.branch3x3dbl_2(self.branch3x3dbl_1(x))
-        d = ember.cat([self.branch3x3dbl_3a(d), self.branch3x3dbl_3b(d)], 1)
-        return ember.cat([self.branch1x1(x), b3, d, self.branch_pool(_avg_pool_3x3(x))], 1)
+        d = self._cat([self.branch3x3dbl_3a(d), self.branch3x3dbl_3b(d)], 2)
+        return self._cat([self.branch1x1(x), b3, d, self.branch_pool(self._avg_pool(x))],
+                         3)
 
 
 class InceptionAux(nn.Module):
@@ -210,13 +222,19 @@ class Inception3(nn.Module):
     def forward(self, x: Tensor) -> Tensor | InceptionOutputs:
         if self.transform_input:
             x = transform_input(x)
+        return self._outputs(*self._forward(x))
+
+    def _forward(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The logits and the auxiliary classifier's (``None`` unless training with it)."""
         x = self.maxpool1(self.Conv2d_2b_3x3(self.Conv2d_2a_3x3(self.Conv2d_1a_3x3(x))))
         x = self.maxpool2(self.Conv2d_4a_3x3(self.Conv2d_3b_1x1(x)))
         for name in ("5b", "5c", "5d", "6a", "6b", "6c", "6d", "6e"):
             x = getattr(self, f"Mixed_{name}")(x)
         aux = self.AuxLogits(x) if self.training and self.AuxLogits is not None else None
         x = self.Mixed_7c(self.Mixed_7b(self.Mixed_7a(x)))
-        x = self.fc(self.dropout(self.avgpool(x)).flatten(1))
+        return self.fc(self.dropout(self.avgpool(x)).flatten(1)), aux
+
+    def _outputs(self, x: Tensor, aux: Tensor | None) -> Tensor | InceptionOutputs:
         if self.training and self.aux_logits:
             return InceptionOutputs(x, aux)
         return x
