@@ -59,6 +59,10 @@ def buffer():
     return m
 
 
+def lazy():  # (no shape yet on one rank: refused by the check, not left waiting)
+    return nn.LazyLinear(5) if rank == world - 1 else nn.Linear(4, 5)
+
+
 def same():
     return nn.Linear(4, 5)
 
@@ -73,10 +77,10 @@ def attempt(name, wrap):
         report([name, str(exc)])
 
 
-for case in (extra, shape, transposed, dtype, frozen, tied, same):
+for case in (extra, shape, transposed, dtype, frozen, tied, lazy, same):
     attempt(f"fsdp2 {case.__name__}", lambda: fully_shard(case(), mesh=mesh))
 if not MESH:
-    for case in (extra, shape, transposed, dtype, frozen, same):
+    for case in (extra, shape, transposed, dtype, frozen, lazy, same):
         attempt(f"fsdp1 {case.__name__}", lambda: FSDP(case()))
     try:
         FSDP(buffer(), sync_module_states=True)
@@ -97,7 +101,7 @@ def run(n, mesh=None):
 
 def test_fully_shard_and_fsdp_refuse_modules_that_differ_between_ranks():
     why = run(2)
-    two = "fully_shard(Linear) expects the same module on every rank, but "
+    two = "fully_shard expects the same module on every rank, but "
     assert why["fsdp2 shape"].startswith(
         two + "'weight' is a parameter [5, 4] float32 trainable on rank 0, 'weight' a "
         "parameter [6, 4] float32 trainable on rank 1. Hint: build the model identically")
@@ -108,13 +112,15 @@ def test_fully_shard_and_fsdp_refuse_modules_that_differ_between_ranks():
     assert "'bias' a parameter [5] float32 frozen on rank 1" in why["fsdp2 frozen"]
     assert "'1.weight' a parameter [4, 4] float32 trainable (registration 0 again) on rank " \
            "1" in why["fsdp2 tied"]
-    one = "FullyShardedDataParallel(Linear) expects the same module on every rank, but "
+    assert "'weight' a parameter uninitialized float32 trainable on rank 1" in why["fsdp2 lazy"]
+    one = "FullyShardedDataParallel expects the same module on every rank, but "
     assert why["fsdp1 shape"].startswith(
         one + "'Linear.weight' is a parameter [5, 4] float32 trainable on rank 0, "
         "'Linear.weight' a parameter [6, 4] float32 trainable on rank 1")
     assert re.search(r"rank 0 has 2 parameters, rank 1 has 4", why["fsdp1 extra"])
     for case in ("transposed", "dtype", "frozen"):
-        assert why[f"fsdp1 {case}"].startswith("FullyShardedDataParallel(Linear) expects")
+        assert why[f"fsdp1 {case}"].startswith(one)
+    assert "a parameter uninitialized float32 trainable on rank 1" in why["fsdp1 lazy"]
     assert "'BatchNorm1d.running_mean' is a buffer [4] float32 on rank 0, " \
            "'BatchNorm1d.running_mean' a buffer [5] float32 on rank 1" in why["fsdp1 buffer"]
     assert why["fsdp2 same"] == why["fsdp1 same"] == "trained"

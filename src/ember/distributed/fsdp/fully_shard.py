@@ -418,7 +418,7 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
                         f"got {offload_policy!r}")
     ignored = {id(p) for p in ignored_params or ()}
     found = [(fqn, m, name, p) for fqn, m, name, p in _own_params(module) if id(p) not in ignored]
-    check_same_everywhere(mesh.get_all_groups(), f"{owner} expects the same module",
+    check_same_everywhere(mesh.get_all_groups(), "fully_shard expects the same module",
                           "parameters to shard", described(found),
                           SAME_MODEL_HINT)
     group = None

@@ -132,7 +132,7 @@ class FullyShardedDataParallel(nn.Module):
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config: Any = None
         own = _own_modules(module, {id(p) for m in ignored for p in m.parameters()})
-        _check_same_unit(group, module, own, sync_module_states)
+        _check_same_unit(group, own, sync_module_states)
         if sync_module_states:
             broadcast_from_first(group, [t for m, _, t in own.tensors()])
         if mixed_precision is not None and mixed_precision.buffer_dtype is not None:
@@ -469,8 +469,7 @@ def _check_group(group: Any) -> ProcessGroup:
     return resolve(group, _NAME)
 
 
-def _check_same_unit(group: ProcessGroup, module: nn.Module, own: _OwnModules,
-                     with_buffers: bool) -> None:
+def _check_same_unit(group: ProcessGroup, own: _OwnModules, with_buffers: bool) -> None:
     """Every rank must wrap the same parameters (and buffers, which ``sync_module_states``
     broadcasts): otherwise the flat shards and their collectives mix unrelated values."""
     items = []
@@ -478,7 +477,7 @@ def _check_same_unit(group: ProcessGroup, module: nn.Module, own: _OwnModules,
         kind = "parameter" if isinstance(t, nn.Parameter) else "buffer"
         if with_buffers or kind == "parameter":
             items.append((f"{type(m).__name__}.{name}", describe(kind, t)))
-    check_same_everywhere(group, f"{_NAME}({type(module).__name__}) expects the same module",
+    check_same_everywhere(group, f"{_NAME} expects the same module",
                           "parameters and buffers" if with_buffers else "parameters", items,
                           SAME_MODEL_HINT)
 
