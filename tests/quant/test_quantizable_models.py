@@ -24,7 +24,8 @@ from ember.vision.models import quantization as qmodels
 RESNETS = ["resnet18", "resnet50", "resnext101_32x8d", "resnext101_64x4d"]
 SHUFFLENETS = ["shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
                "shufflenet_v2_x2_0"]
-BUILDERS = sorted(["googlenet", "inception_v3", "mobilenet_v2", *RESNETS, *SHUFFLENETS])
+BUILDERS = sorted(["googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3_large", *RESNETS,
+                   *SHUFFLENETS])
 
 
 @pytest.fixture(autouse=True)
@@ -124,7 +125,7 @@ SMALL = {"googlenet": dict(aux_logits=False, init_weights=False),
          "inception_v3": dict(aux_logits=False, init_weights=False),
          "mobilenet_v2": dict(width_mult=0.5)}
 FIRST_CONV = {"googlenet": "conv1.conv", "inception_v3": "Conv2d_1a_3x3.conv",
-              "mobilenet_v2": "features.0.0",
+              "mobilenet_v2": "features.0.0", "mobilenet_v3_large": "features.1.block.0.0",
               "shufflenet_v2_x0_5": "conv1.0"}
 
 
@@ -132,7 +133,7 @@ def _small(name):
     return getattr(qmodels, name)(num_classes=10, **SMALL.get(name, {}))
 
 
-@pytest.mark.parametrize("name", ["resnet18", "resnet50", "mobilenet_v2",
+@pytest.mark.parametrize("name", ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large",
                                   "shufflenet_v2_x0_5", "googlenet", "inception_v3"])
 def test_fuse_model_keeps_the_float_outputs(name):
     ember.manual_seed(0)
@@ -146,8 +147,8 @@ def test_fuse_model_keeps_the_float_outputs(name):
     np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "shufflenet_v2_x0_5",
-                                  "googlenet", "inception_v3"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_large",
+                                  "shufflenet_v2_x0_5", "googlenet", "inception_v3"])
 def test_quantized_model_is_its_float_model_within_quantization_error(name):
     ember.manual_seed(0)
     model = _with_batch_statistics(_small(name))
@@ -157,7 +158,8 @@ def test_quantized_model_is_its_float_model_within_quantization_error(name):
     with ember.no_grad():
         expected = float_model(x).numpy()
     got = model(x).numpy()
-    last = model.classifier[1] if name == "mobilenet_v2" else model.fc
+    last = {"mobilenet_v2": "classifier.1", "mobilenet_v3_large": "classifier.3"}.get(name, "fc")
+    last = model.get_submodule(last)
     spread = np.abs(expected).max()
     assert last.scale < 0.1 * spread  # (the outputs' quantization step)
     # (errors of each layer's 8 bits add up over the depth: up to 16 steps in Inception v3)
@@ -203,6 +205,7 @@ def test_builders_are_registered_and_refuse_weights():
                                   "ember.quant.models.resnet", "ember.quant.models.googlenet",
                                   "ember.quant.models.mobilenetv2",
                                   "ember.quant.models.inception",
+                                  "ember.quant.models.mobilenetv3",
                                   "ember.quant.models.shufflenetv2",
                                   "ember.vision.models.quantization"])
 def test_docstring_examples(name):
@@ -237,3 +240,14 @@ def test_quantize_true_other_families():
     v3 = qmodels.inception_v3(quantize=True, num_classes=10, init_weights=False)
     assert isinstance(v3.Mixed_7c.myop3, nnq.QFunctional) and v3.Mixed_7c.myop1 is not None
     assert v3(ember.rand(1, 3, 80, 80)).shape == (1, 10)
+
+
+def test_mobilenet_v3_quantize_true_needs_qat_fusion():
+    # (torchvision fuses conv and batch norm for QAT, prepares for QAT and converts; Ember
+    # has no QAT conv-bn fusion: the same error as fuse_modules_qat's)
+    with pytest.raises(NotImplementedError, match="quantization-aware training"):
+        qmodels.mobilenet_v3_large(quantize=True, num_classes=10)
+    model = qmodels.mobilenet_v3_large(num_classes=10)
+    se = model.features[4].block[2]
+    assert type(se).__name__ == "QuantizableSqueezeExcitation"
+    assert isinstance(se.scale_activation, ember.nn.Hardsigmoid)

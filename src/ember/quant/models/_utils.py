@@ -98,12 +98,15 @@ def quantizable(make: Callable[..., nn.Module], quantize: bool = False,
 
 
 def register(name: str, make: Callable[..., nn.Module], doc: str, module: str,
-             backend: str = "fbgemm", **fixed: Any) -> Callable[..., nn.Module]:
+             backend: str = "fbgemm", raw: bool = False, **fixed: Any) -> Callable[..., nn.Module]:
     """The builder ``name(*, weights=None, progress=True, quantize=False, **kwargs)``,
     registered as ``quantized_<name>`` and served by ``ember.vision.models.quantization``;
-    ``backend`` is its default engine (torchvision's)."""
+    ``backend`` is its default engine (torchvision's). ``make`` builds the model, which
+    :func:`quantizable` completes, or (``raw``) does it all, given ``quantize`` and
+    ``backend``."""
     def build(**kwargs: Any) -> nn.Module:
-        return quantizable(make, **{"backend": backend, **kwargs})
+        options = {"backend": backend, **kwargs}
+        return make(**options) if raw else quantizable(make, **options)
 
     builder = make_builder(name, build, f"Quantizable {doc}", module, fixed=fixed,
                            registered=f"quantized_{name}", listed_in=listed.__name__)
