@@ -31,22 +31,16 @@ __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 _STRATEGIES = ("reverse-mode", "forward-mode")
 Tensors = Tensor | Sequence[Tensor]
-_VMAP: list = []  # (ember.func.vmap, its errors a row loop avoids), once ember.func registers
+_batched_rows: Callable | None = None  # ember.func's vmapped_rows, once ember.func registers
 
 
-def register_vmap(vmap: Callable, loop_on: tuple[type[BaseException], ...] = ()) -> None:
-    """Called by :mod:`ember.func`: ``vectorize=True`` then batches a Jacobian's backward
-    passes with ``vmap`` (one pass for all rows, as PyTorch's) instead of looping; where the
-    batched pass fails with one of ``loop_on`` (anywhere in the cause chain) it loops."""
-    _VMAP[:] = [(vmap, loop_on)]
-
-
-def _loops_on(exc: BaseException | None) -> bool:
-    while exc is not None:
-        if isinstance(exc, _VMAP[0][1]):
-            return True
-        exc = exc.__cause__
-    return False
+def register_batched_rows(rows: Callable) -> None:
+    """Called by :mod:`ember.func` (a layer above, so this one imports nothing of it):
+    ``vectorize=True`` then runs the backward passes of all rows of a Jacobian as
+    ``rows(pull, seeds, who, hint)``, one ``vmap``-ed pass (as PyTorch's), which answers None
+    where the batched pass cannot run (the rows then loop)."""
+    global _batched_rows
+    _batched_rows = rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,7 +110,10 @@ def jacobian(func: Callable, inputs: Tensors, create_graph: bool = False, strict
     dropped where the user gave a single tensor). ``strategy="forward-mode"`` builds it one
     input element at a time with dual tensors, which is cheaper when the outputs outnumber the
     inputs; ``vectorize`` runs the backward passes of all output elements as one ``vmap``-ed
-    pass (faster; the same results).
+    pass (faster; the same values), as PyTorch's: hooks then run once, on the gradients of
+    all rows batched, and random ops in a backward are refused. Where the batched pass
+    cannot run (a custom Function or a hook reading batched values as NumPy or numbers) it
+    loops over the rows after all, so hooks that ran in the failed attempt run again.
 
     Example:
         >>> jacobian(lambda x, y: x * y, (ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0])))
@@ -141,8 +138,10 @@ def jacobian(func: Callable, inputs: Tensors, create_graph: bool = False, strict
     with enable_grad():
         in_tuple, inputs = _fresh_inputs(inputs, "jacobian", create_graph)
         out_tuple, outputs = _outputs(func, inputs, "jacobian", strict)
-        rows = [_jacobian_of(i, out, inputs, create_graph, strict, vectorize)
-                for i, out in enumerate(outputs)]
+        rows = _vectorized(outputs, inputs, create_graph) if vectorize else None
+        if rows is None:
+            rows = [_jacobian_of(i, out, inputs, create_graph, strict)
+                    for i, out in enumerate(outputs)]
     return _shape_like(_finish(rows, create_graph), (out_tuple, in_tuple))
 
 
@@ -300,24 +299,44 @@ def _require_dependence(found: Sequence, who: str, missing: str, on_graph: bool 
                             "Hint: strict=False gives zeros for it")
 
 
-def _jacobian_of(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool,
-                 vectorize: bool = False) -> tuple:
-    """One row of the Jacobian: d out / d input_j for every j, one backward per element, or
-    with ``vectorize`` one ``vmap``-ed backward over the rows of the identity."""
-    n = out.numel()
-    if vectorize and _VMAP and n and out.requires_grad and not strict:
-        from ember.ops.creation import eye
+def _vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> tuple | None:
+    """All rows of the Jacobian (those of all outputs together) as one ``vmap``-ed backward
+    over the rows of the identity; None where that cannot run (see
+    :func:`register_batched_rows`)."""
+    sizes = [o.numel() if o.requires_grad else 0 for o in outputs]
+    total = sum(sizes)
+    if _batched_rows is None or not total:
+        return None
+    from ember.ops.creation import eye
 
-        def pull(seed: Tensor) -> list:
-            found = _reverse((out,), inputs, (seed,), create_graph, retain_graph=True)
-            return [x.new_zeros(x.shape) if g is None else g for g, x in zip(found, inputs)]
-        seeds = eye(n, dtype=out.dtype, device=out.device).reshape((n,) + tuple(out.shape))
-        try:
-            rows = _VMAP[0][0](pull)(seeds)
-            return tuple(r.reshape(out.shape + x.shape) for r, x in zip(rows, inputs))
-        except Exception as exc:  # (a Function reading its values as NumPy: row by row)
-            if not _loops_on(exc):
-                raise
+    seeds, start = [], 0
+    for o, n in zip(outputs, sizes):
+        seed = None
+        if n:
+            seed = o.detach().new_zeros((total, n))
+            seed.narrow(0, start, n).copy_(eye(n, dtype=o.dtype, device=o.device))
+            seed = seed.reshape((total,) + tuple(o.shape))
+        seeds.append(seed)
+        start += n
+
+    def pull(*seeds: Tensor | None) -> list:
+        live = [(o, s) for o, s in zip(outputs, seeds) if s is not None]
+        found = _reverse(tuple(o for o, _ in live), inputs, tuple(s for _, s in live),
+                         create_graph, retain_graph=True)
+        return [x.new_zeros(x.shape) if g is None else g for g, x in zip(found, inputs)]
+    rows = _batched_rows(pull, seeds, "jacobian", "pass vectorize=False (one backward pass "
+                         "per row)")
+    if rows is None:
+        return None
+    starts = [sum(sizes[:i]) for i in range(len(outputs))]
+    return tuple(tuple(r.narrow(0, s, n).reshape(o.shape + x.shape) if n
+                       else x.new_zeros(o.shape + x.shape) for r, x in zip(rows, inputs))
+                 for o, s, n in zip(outputs, starts, sizes))
+
+
+def _jacobian_of(i: int, out: Tensor, inputs: tuple, create_graph: bool,
+                 strict: bool) -> tuple:
+    """One row of the Jacobian: d out / d input_j for every j, one backward per element."""
     flat = out.reshape(-1)
     columns: list[list] = [[] for _ in inputs]
     for k in range(flat.numel()):

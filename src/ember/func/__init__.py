@@ -10,18 +10,18 @@ Example:
     >>> g = ember.func.grad(f)(ember.ones(3))
 """
 
-from ember.autograd.functional import register_vmap
+from ember.autograd.functional import register_batched_rows
 from ember.func.batch_norm import replace_all_batch_norm_modules_
 from ember.func.ensembling import stack_module_state
 from ember.func.forward import jvp, linearize
 from ember.func.functionalize import functionalize
-from ember.func.jacobian import hessian, hvp, jacfwd, jacrev
+from ember.func.jacobian import hessian, hvp, jacfwd, jacrev, vmapped_rows
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
-from ember.func.vmap import BatchedValueRead, NestedRuleBackward, vmap
+from ember.func.vmap import vmap
 from ember.nn.utils.stateless import functional_call
 
-register_vmap(vmap, (BatchedValueRead, NestedRuleBackward))  # for vectorize=True
+register_batched_rows(vmapped_rows)  # for autograd.functional's vectorize=True
 
 __all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "hvp",
            "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",

@@ -16,12 +16,13 @@ from typing import Any
 
 from ember.errors import ArgumentError, GradError, OpError
 from ember.func._args import DiffArgs, split_aux
+from ember.func.batching.sampling import RandomUnderVmap
 from ember.func.forward import jvp, jvp_leaves
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.func.reverse import _Level, value_and_grad
 from ember.func.vmap import BatchedValueRead, NestedRuleBackward, vmap
-from ember.ops.creation import zeros
-from ember.ops.join import stack
+from ember.ops.creation import ones_like, zeros
+from ember.ops.join import cat, stack
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.tensor import Tensor, _wrap
 
@@ -34,10 +35,13 @@ def _numel(t: Tensor) -> int:
 
 def _basis(like: Tensor, rows: int, start: int) -> Tensor:
     """``rows`` tangents (or cotangents) of ``like``'s shape and dtype, stacked on axis 0:
-    row ``start + k`` is the ``k``-th one-hot tensor, the other rows are zeros."""
+    row ``start + k`` is the ``k``-th one-hot tensor, the other rows are zeros (``start`` may
+    be negative or past the end: a chunk's slice of a longer basis)."""
     n = _numel(like)
-    a = like._device.xp.zeros((rows, n), dtype=like._data.dtype)
-    a[range(start, start + n), range(n)] = 1
+    xp = like._device.xp
+    a = xp.zeros((rows, n), dtype=like._data.dtype)
+    k = xp.arange(max(0, -start), max(0, min(n, rows - start)))
+    a[k + start, k] = 1
     return _wrap(a.reshape((rows,) + tuple(like.shape)), like._device)
 
 
@@ -49,12 +53,38 @@ def _check_outputs(leaves: list, who: str) -> None:
                             f"them), got {got}")
 
 
+_LOOP_ON = (BatchedValueRead, NestedRuleBackward, RandomUnderVmap)
+
+
+def vmapped_rows(pull: Callable, bases: list, who: str, hint: str | None = None,
+                 randomness: str = "error") -> Any:
+    """``vmap(pull)(*bases)`` (a None basis is passed unbatched), or None where the batched
+    pass cannot run and the caller goes one row (column) at a time: a custom Function, or a
+    hook, reading batched values as NumPy / Python numbers, or a Function batched by its own
+    vmap rule meeting an enclosing vmap. A random op refused in the batched pass is
+    re-raised with ``hint`` (the caller's way out) where given."""
+    try:
+        return vmap(pull, in_dims=tuple(None if b is None else 0 for b in bases),
+                    randomness=randomness)(*bases)
+    except (GradError, OpError) as exc:
+        cause = exc
+        while cause is not None and not isinstance(cause, _LOOP_ON):
+            cause = cause.__cause__
+        if isinstance(cause, RandomUnderVmap) and hint is not None:
+            raise GradError(f"{who}: a random operation ran in the backward pass, which {who} "
+                            "runs for all rows at once as one vmap-ed pass (as PyTorch's), "
+                            f"where random ops are refused ({cause}). Hint: {hint}") from exc
+        if cause is None or isinstance(cause, RandomUnderVmap):
+            raise
+        return None
+
+
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
            chunk_size: int | None = None) -> Callable:
     """The function computing the Jacobian of ``func`` with respect to ``argnums`` by reverse
     mode: one forward pass, then the vector-Jacobian products of all output elements as one
     ``vmap``-ed backward pass (best for few outputs); ``chunk_size`` rows at a time if given
-    (less memory).
+    (less memory: the one-hot cotangents are made a chunk at a time).
 
     Example:
         >>> J = ember.func.jacrev(ember.sin)(ember.zeros(3))
@@ -71,28 +101,53 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
         level = _Level(diff, has_aux, "jacrev")
         outs = level.out_leaves
         _check_outputs(outs, "jacrev")
-        blocks = []
-        for i, o in enumerate(outs):
-            n = _numel(o)
-            if n:
-                def pull(c: Tensor, i: int = i) -> list:
-                    return level.pull([c if j == i else None for j in range(len(outs))],
-                                      retain=True)
-                basis = _basis(o, n, 0)
-                try:
-                    rows = vmap(pull, chunk_size=chunk_size)(basis)
-                except (GradError, OpError) as exc:
-                    if not _one_at_a_time(exc):
-                        raise
-                    rows = [stack(r) for r in zip(*(pull(c) for c in basis.unbind(0)))]
-            else:
-                rows = [zeros((0,) + tuple(x.shape), dtype=x.dtype, device=x.device)
-                        for x in diff.leaves]
-            blocks.append(diff.split([r.reshape(tuple(o.shape) + tuple(x.shape))
-                                      for r, x in zip(rows, diff.leaves)]))
+        sizes = [_numel(o) for o in outs]
+        starts = [sum(sizes[:i]) for i in range(len(outs))]
+        rows = _rows(level, diff.leaves, sizes, starts, chunk_size)
+        blocks = [diff.split([(r if n == r.shape[0] else r.narrow(0, s, n)).reshape(
+                                  tuple(o.shape) + tuple(x.shape))
+                              for r, x in zip(rows, diff.leaves)])
+                  for o, s, n in zip(outs, starts, sizes)]
         jac = tree_unflatten(blocks, level.out_spec)
         return (jac, level.results()[1]) if has_aux else jac
     return wrapper
+
+
+def _rows(level: _Level, leaves: list, sizes: list, starts: list,
+          chunk_size: int | None) -> list:
+    """The vector-Jacobian products of all output elements (of all output leaves together, in
+    order), one ``(rows, *x.shape)`` tensor per input leaf ``x``: ``vmap``-ed over the
+    one-hot cotangents, ``chunk_size`` rows at a time; a plain backward for one row."""
+    outs, total = level.out_leaves, sum(sizes)
+    if total == 0:
+        return [zeros((0,) + tuple(x.shape), dtype=x.dtype, device=x.device) for x in leaves]
+    if total == 1:  # a gradient
+        return [g.unsqueeze(0) for g in
+                level.pull([ones_like(o) if n else None for o, n in zip(outs, sizes)],
+                           retain=level.create)]
+
+    def pull(*cotangents: Tensor | None) -> list:
+        return level.pull(list(cotangents), retain=True)
+    step, pieces, loop = chunk_size or total, [], False
+    for a in range(0, total, step):
+        m = min(step, total - a)
+        if not loop:
+            bases = [_basis(o, m, s - a) if s < a + m and a < s + n else None
+                     for o, s, n in zip(outs, starts, sizes)]
+            got = vmapped_rows(pull, bases, "jacrev", "compute the rows one at a time with "
+                               "ember.func.vjp's vjp_fn, or use jacfwd")
+            loop = got is None
+        if loop:  # one row at a time, each pulling through its own output leaf only
+            got = [stack(r) for r in zip(*(pull(*_one_hot(outs, starts, sizes, r))
+                                           for r in range(a, a + m)))]
+        pieces.append(got)
+    return pieces[0] if len(pieces) == 1 else [cat(list(p)) for p in zip(*pieces)]
+
+
+def _one_hot(outs: list, starts: list, sizes: list, r: int) -> list:
+    """The cotangents of row ``r``: one-hot in the output leaf it is in, None elsewhere."""
+    return [_basis(o, 1, s - r)[0] if s <= r < s + n else None
+            for o, s, n in zip(outs, starts, sizes)]
 
 
 def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
@@ -131,13 +186,11 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
         total = sum(sizes)
         if total:
             bases = [_basis(x, total, s) for x, s in zip(leaves, starts)]
-            try:
-                cols, aux_t = vmap(push, randomness=randomness)(*bases)
-                aux_t = [a.select(0, 0) for a in aux_t]
-            except (GradError, OpError) as exc:
-                if not _one_at_a_time(exc):
-                    raise
+            got = vmapped_rows(push, bases, "jacfwd", randomness=randomness)
+            if got is None:  # (f runs again, column by column)
                 cols, aux_t = _column_by_column(push, bases, total, randomness)
+            else:
+                cols, aux_t = got[0], [a.select(0, 0) for a in got[1]]
         else:  # no input element: one plain pass gives the outputs' shapes
             cols, aux_t = push(*[None] * len(leaves))
             cols = [zeros((0,) + tuple(c.shape), dtype=c.dtype, device=c.device) for c in cols]
@@ -152,19 +205,8 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     return wrapper
 
 
-def _one_at_a_time(exc: BaseException | None) -> bool:
-    """Whether a vmap-ed Jacobian pass failed where one row (column) at a time works: a custom
-    Function reading its batched values (NumPy), or one batched by its own vmap rule in an
-    enclosing vmap whose backward met the inner batch."""
-    while exc is not None:
-        if isinstance(exc, (BatchedValueRead, NestedRuleBackward)):
-            return True
-        exc = exc.__cause__
-    return False
-
-
 def _column_by_column(push: Callable, bases: list, total: int, randomness: str) -> tuple:
-    """``vmap(push)(*bases)`` as a loop (see :func:`_one_at_a_time`): each column in a vmap of
+    """``vmap(push)(*bases)`` as a loop (see :func:`vmapped_rows`): each column in a vmap of
     one sample over nothing, which keeps ``randomness`` (refused, or with ``"same"`` each
     column from the same random state) while the tangents stay unbatched."""
     state = get_rng_state() if randomness == "same" else None

@@ -10,10 +10,9 @@ or tensors the function closes over that need a gradient) differentiates through
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.engine import grad as tape_grad
@@ -56,18 +55,23 @@ def _seen_through_vmap(leaves: list) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def _recording(grad: bool | None = True) -> Iterator[None]:
+class _Recording:
     """Out of ``inference_mode`` (which records nothing, even under ``enable_grad``), grad
     mode ``grad`` (None: as it is): a transform's derivatives do not depend on the caller's
     mode, as ``torch.func``'s levels."""
-    saved = GRAD.enabled, GRAD.requested, GRAD.inference
-    GRAD.inference = False
-    request_grad(GRAD.requested if grad is None else grad)
-    try:
-        yield
-    finally:
-        GRAD.enabled, GRAD.requested, GRAD.inference = saved
+
+    __slots__ = ("grad", "saved")
+
+    def __init__(self, grad: bool | None = True) -> None:
+        self.grad = grad
+
+    def __enter__(self) -> None:
+        self.saved = GRAD.enabled, GRAD.requested, GRAD.inference
+        GRAD.inference = False
+        request_grad(GRAD.requested if self.grad is None else self.grad)
+
+    def __exit__(self, *exc: object) -> None:
+        GRAD.enabled, GRAD.requested, GRAD.inference = self.saved
 
 
 class _Level:
@@ -77,7 +81,7 @@ class _Level:
         outer_grad = GRAD.enabled
         _LEVELS.depths.append(len(DISPATCH.stack))
         try:
-            with _recording():
+            with _Recording():
                 pairs = [track(x) for x in diff.leaves]
                 self.targets = [t for t, _ in pairs]
                 result = diff.call([p for _, p in pairs])
@@ -102,7 +106,7 @@ class _Level:
                 cots.append(c)
         keep = self.outer or (GRAD.enabled and any(c.requires_grad for c in cots))
         if outs:
-            with _recording(None):
+            with _Recording(None):
                 grads = list(tape_grad(outs, self.targets, cots, retain_graph=retain,
                                        create_graph=self.create or keep, allow_unused=True))
         else:

@@ -14,12 +14,16 @@ from ember.func.batching import ALWAYS, batched, merge_batch, prim, reshape, rul
 from ember.ops.primitive import apply
 
 
+class RandomUnderVmap(OpError):
+    """A random op ran under a vmap whose ``randomness`` is ``"error"``."""
+
+
 def _refuse(randomness: str, name: str) -> None:
     if randomness == "error":
-        raise OpError(f"vmap: {name} is a random operation and vmap's randomness is 'error'. "
-                      "Hint: pass randomness='different' (independent samples per batch "
-                      "entry) or 'same' (one sample shared by all) to vmap, or draw the "
-                      "random numbers outside vmap")
+        raise RandomUnderVmap(f"vmap: {name} is a random operation and vmap's randomness is "
+                              "'error'. Hint: pass randomness='different' (independent samples "
+                              "per batch entry) or 'same' (one sample shared by all) to vmap, "
+                              "or draw the random numbers outside vmap")
 
 
 def _shape_rule(name: str) -> Any:
