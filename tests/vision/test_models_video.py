@@ -20,19 +20,38 @@ from tests.vision.test_models_vs_torch import (  # noqa: F401
 )
 
 RNG = np.random.default_rng(2)
+R = video.resnet
 KINDS = {"r3d_18": (["3d"] * 4, False), "mc3_18": (["3d"] + ["2d"] * 3, False),
          "r2plus1d_18": (["2+1d"] * 4, True)}
+MAKERS = {"r3d_18": ([R.Conv3DSimple] * 4, R.BasicStem),
+          "mc3_18": ([R.Conv3DSimple] + [R.Conv3DNoTemporal] * 3, R.BasicStem),
+          "r2plus1d_18": ([R.Conv2Plus1D] * 4, R.R2Plus1dStem)}
+
+
+def layout(model):
+    return [(k, tuple(v.shape)) for k, v in model.state_dict().items()]
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
 def test_matches_torch(name):
-    """Eval and train mode; 4 frames so the temporal strides (4 → 2 → 1 → 1) and the
-    temporal paddings are exercised; 32 pixels so the last batch norms see 8 values per
-    channel in train mode (2 make their statistics ill-conditioned)."""
-    kinds, split_stem = KINDS[name]
-    ours = partial(getattr(video, name), num_classes=5)
-    theirs = partial(torch_video_models.VideoResNet, kinds, split_stem, num_classes=5)
+    """One block per stage (every conv maker, stem, stride and shortcut of the builder; two
+    per stage cost seconds in float64 here); eval and train mode; 4 frames so the temporal
+    strides (4 → 2 → 1 → 1) and paddings are exercised; 32 pixels so the last batch norms
+    see 8 values per channel in train mode (2 make their statistics ill-conditioned)."""
+    (kinds, split_stem), (makers, stem) = KINDS[name], MAKERS[name]
+    ours = partial(video.VideoResNet, R.BasicBlock, makers, [1, 1, 1, 1], stem, num_classes=5)
+    theirs = partial(torch_video_models.VideoResNet, kinds, split_stem, num_classes=5,
+                     blocks=1)
     assert_same_outputs(ours, theirs, RNG.standard_normal((2, 3, 4, 32, 32)), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_builder_layouts_match_torch(name):
+    with init.skipping():
+        ours = getattr(video, name)(num_classes=7)
+    with torch.device("meta"):
+        theirs = torch_video_models.VideoResNet(*KINDS[name], num_classes=7)
+    assert layout(ours) == layout(theirs)
 
 
 @pytest.mark.parametrize("name, count", [("r3d_18", 33_371_472), ("mc3_18", 11_695_440),
@@ -53,15 +72,15 @@ def test_registered_under_the_video_module():
 
 def test_zero_init_residual_starts_each_block_as_its_shortcut():
     model = video.mc3_18(num_classes=3, zero_init_residual=True)
-    blocks = [m for m in model.modules() if isinstance(m, video.resnet.BasicBlock)]
+    blocks = [m for m in model.modules() if isinstance(m, R.BasicBlock)]
     assert len(blocks) == 8
     assert all(float(b.conv2[1].weight.abs().sum()) == 0 for b in blocks)
     assert float(model.layer1[0].conv1[1].weight.sum()) == 64  # the other norms start at 1
 
 
 def test_bottleneck_stages():
-    net = video.VideoResNet(video.resnet.Bottleneck, [video.resnet.Conv2Plus1D] * 4,
-                            [1, 1, 1, 1], video.resnet.R2Plus1dStem, num_classes=2,
+    net = video.VideoResNet(R.Bottleneck, [R.Conv2Plus1D] * 4,
+                            [1, 1, 1, 1], R.R2Plus1dStem, num_classes=2,
                             zero_init_residual=True)
     assert net.fc.in_features == 2048
     assert net.layer2[0].conv2[0][0].out_channels == 128 * 256 * 27 // (256 * 9 + 3 * 128)
@@ -71,8 +90,7 @@ def test_bottleneck_stages():
 
 def test_stage_count_is_checked():
     with pytest.raises(ArgumentError, match="one entry per stage"):
-        video.VideoResNet(video.resnet.BasicBlock, [video.resnet.Conv3DSimple] * 3, [2, 2, 2],
-                          video.resnet.BasicStem)
+        video.VideoResNet(R.BasicBlock, [R.Conv3DSimple] * 3, [2, 2, 2], R.BasicStem)
 
 
 
@@ -98,8 +116,7 @@ def test_s3d_layout_pool_and_parameter_count():
         ours = models.get_model("s3d")
     with torch.device("meta"):
         theirs = torch_video_models.S3D()
-    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == [
-        (k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+    assert layout(ours) == layout(theirs)
     assert sum(p.numel() for p in ours.parameters()) == 8_320_048
     assert ours.avgpool.kernel_size == (2, 7, 7) and ours.avgpool.stride == 1
     norm = ours.features[2][1]

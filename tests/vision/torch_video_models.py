@@ -41,9 +41,10 @@ class _Block(nn.Module):
 
 
 class VideoResNet(nn.Module):
-    """``kinds``: the conv maker of each of the four stages; ``split_stem``: R(2+1)D's stem."""
+    """``kinds``: the conv maker of each of the four stages; ``split_stem``: R(2+1)D's stem;
+    ``blocks`` per stage (2 in torchvision's builders)."""
 
-    def __init__(self, kinds, split_stem=False, num_classes=400):
+    def __init__(self, kinds, split_stem=False, num_classes=400, blocks=2):
         super().__init__()
         if split_stem:
             self.stem = nn.Sequential(
@@ -57,8 +58,8 @@ class VideoResNet(nn.Module):
         widths = [64, 64, 128, 256, 512]
         for n, kind in enumerate(kinds, 1):
             i, o, stride = widths[n - 1], widths[n], 1 if n == 1 else 2
-            setattr(self, f"layer{n}", nn.Sequential(_Block(kind, i, o, stride),
-                                                     _Block(kind, o, o, 1)))
+            setattr(self, f"layer{n}", nn.Sequential(
+                _Block(kind, i, o, stride), *(_Block(kind, o, o, 1) for _ in range(1, blocks))))
         self.avgpool = nn.AdaptiveAvgPool3d(1)
         self.fc = nn.Linear(512, num_classes)
 
