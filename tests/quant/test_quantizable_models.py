@@ -251,3 +251,21 @@ def test_mobilenet_v3_quantize_true_needs_qat_fusion():
     se = model.features[4].block[2]
     assert type(se).__name__ == "QuantizableSqueezeExcitation"
     assert isinstance(se.scale_activation, ember.nn.Hardsigmoid)
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_conv_bn_folding_has_pytorchs_bits(with_bias):
+    # (an ulp in a folded bias flipped a requantization tie in ResNeXt-101's grouped conv)
+    rng = np.random.default_rng(0)
+    c = 64
+    conv_w = rng.normal(size=(c, 8, 3, 3)).astype(np.float32)
+    conv_b = rng.normal(size=c).astype(np.float32) if with_bias else None
+    mean, var = rng.uniform(-0.1, 0.1, c), rng.uniform(0.5, 1.5, c)
+    weight, bias = rng.uniform(0.5, 1.5, c), rng.uniform(-0.2, 0.2, c)
+    stats = [a.astype(np.float32) for a in (mean, var, weight, bias)]
+    args = lambda make: [make(conv_w), None if conv_b is None else make(conv_b), make(stats[0]),  # noqa: E731
+                         make(stats[1]), 1e-5, make(stats[2]), make(stats[3])]
+    tw, tb = torch.nn.utils.fusion.fuse_conv_bn_weights(*args(torch.tensor))
+    ew, eb = ember.nn.utils.fusion.fuse_conv_bn_weights(*args(ember.tensor))
+    np.testing.assert_array_equal(ew.detach().numpy(), tw.detach().numpy())
+    np.testing.assert_array_equal(eb.detach().numpy(), tb.detach().numpy())

@@ -45,8 +45,11 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
     with ember.no_grad():
         weight = (_transposed_scaled(conv_w, scale) if transpose else
                   conv_w * scale.reshape(-1, *[1] * (conv_w.ndim - 1))).to(conv_w.dtype)
-        fused_b = ((bias - bn_rm) * scale + shift).to(bias.dtype if conv_b is not None
-                                                      else conv_w.dtype)
+        # (PyTorch's order, ((b - mean) * rsqrt) * weight + shift, for its bits: one ulp in
+        # the bias flips requantization ties in a quantized model)
+        centred = (bias - bn_rm) * (bn_rv + bn_eps).rsqrt()
+        fused_b = ((centred if bn_w is None else centred * bn_w) + shift).to(
+            bias.dtype if conv_b is not None else conv_w.dtype)
     return (Parameter(weight, conv_w.requires_grad),
             Parameter(fused_b, bias.requires_grad))
 
