@@ -166,3 +166,25 @@ def test_float64_complex_and_mixed_dtypes_keep_the_composite():
     mixed = ember.lerp(a.float(), b.float(), ember.tensor(0.5, dtype=ember.float64))
     assert mixed.tolist() == [2.0, 0.0]
     assert ember.lerp(a.float(), b.float(), True).tolist() == [3.0, -2.0]
+
+
+def _near_ties(rng, n):
+    """Inputs whose float64 sum ``input + w·diff`` falls on a float32 tie in about 1 entry in
+    16 (w about half an ulp of ``input`` over ``diff``), where rounding twice goes wrong."""
+    a = (rng.uniform(1, 2, n) * np.exp2(rng.integers(-20, 20, n))).astype(np.float32)
+    b = (a * rng.uniform(-4, 4, n)).astype(np.float32)
+    half_ulp = np.spacing(a) / np.float32(2)
+    w = (half_ulp / (b - a) * (1 + rng.uniform(-1e-7, 1e-7, n))).astype(np.float32)
+    return a, b, w
+
+
+def test_one_rounding_where_the_float64_sum_is_a_float32_tie(numba_or_numpy):
+    a = torch.full((64,), 2 + 2.0 ** -22)
+    b, w = torch.full((64,), 4.0), float(np.float32(2.0 ** -24 * (1 + 2.0 ** -23)))
+    _assert_same_bits(ember.lerp(_ember(a), _ember(b), w), torch.lerp(a, b, w))
+    a, b, w = (torch.from_numpy(x) for x in _near_ties(np.random.default_rng(5), 20011))
+    _assert_same_bits(ember.lerp(_ember(a), _ember(b), _ember(w)), torch.lerp(a, b, w))
+    _assert_same_bits(ember.lerp(_ember(a[::3]), _ember(b[::3]), _ember(w[::3])),
+                      torch.lerp(a[::3], b[::3], w[::3]))
+    for weight in w[:40].tolist():  # (number weights)
+        _assert_same_bits(ember.lerp(_ember(a), _ember(b), weight), torch.lerp(a, b, weight))

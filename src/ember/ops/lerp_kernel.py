@@ -61,12 +61,28 @@ def _in_float64(xp: Any, a: Any, b: Any, w: tuple, weight: float | None) -> Any:
         w32 = np.float32(weight)
         small = bool(abs(w32) < 0.5)
         coeff = np.float64(w32 if small else w32 - np.float32(1))
-        out = (a if small else b) + coeff * diff  # (float64: float32 widened exactly)
+        base = (a if small else b).astype(np.float64)
     else:
         small = xp.abs(w[0]) < 0.5  # (False at NaN: NaN · diff)
         coeff = xp.where(small, w[0], w[0] - np.float32(1)).astype(np.float64)
-        out = xp.where(small, a, b) + coeff * diff
-    return out.astype(np.float32)
+        base = xp.where(small, a, b).astype(np.float64)
+    product = coeff * diff  # (exact: float32 times float32)
+    total = base + product
+    out = total.astype(np.float32)
+    # (the float64 sum on a float32 tie, the second rounding's only error: its low 28 bits
+    # are 0; there the sum's exact error picks the side)
+    maybe = np.flatnonzero((total.view(np.int64) & 0xFFFFFFF) == 0)
+    if maybe.size:
+        base, product = np.broadcast_arrays(base, product)
+        s, p = total.reshape(-1)[maybe], product.reshape(-1)[maybe]
+        kept = s - base.reshape(-1)[maybe]
+        err = (base.reshape(-1)[maybe] - (s - kept)) + (p - kept)
+        near = out.reshape(-1)[maybe].astype(np.float64)
+        other = s + (s - near)
+        tie = (s != near) & (other.astype(np.float32) == other) & (np.abs(other) < np.inf)
+        side = tie & ((err > 0) & (other > near) | (err < 0) & (other < near))
+        out.reshape(-1)[maybe[side]] = other[side]
+    return out
 
 
 @primitive
