@@ -4,6 +4,7 @@ axes resized), from which shape tensors are built where the IR holds sizes."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,8 @@ class Context:
         self._rules: dict[tuple[int, ...], Any] = {}  # (what made each known size)
         self._origin: dict[tuple[int, ...], list[Var]] = {}  # (the variables that have it)
         self.producers = {v: e for e in graph.eqns for v in e.outputs}
+        self.run_time: set[tuple[Var, int]] = set()  # (dimensions of a strided count the
+        # traces do not show changing, that ONNX computes at run time: declared dynamic)
 
     # -- names and values ------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -134,12 +137,18 @@ class Context:
     def refuse(self, why: str) -> None:
         """Records why the current equation cannot be exported (the exporter raises one
         error listing every such reason)."""
-        eqn = self.eqn
-        where = f" at {eqn.source}" if eqn is not None and eqn.source is not None else ""
-        text = f" (`{eqn.source.text}`)" if eqn is not None and eqn.source and \
-            eqn.source.text else ""
-        prim = eqn.prim.name if eqn is not None else "graph"
-        self.problems.append(f"{prim}{where}{text}: {why}")
+        self.problems.append(f"{self.where(self.eqn)}: {why}")
+
+    def where(self, eqn: Eqn | None) -> str:
+        """``eqn``'s op, line and module: ``conv at net.py:16 (`x = c(x)`) (in convs.3)``
+        (the module whose parameter it reads: the line may be a library's call)."""
+        if eqn is None:
+            return "graph"
+        where = f" at {eqn.source}" if eqn.source is not None else ""
+        text = f" (`{eqn.source.text}`)" if eqn.source and eqn.source.text else ""
+        labels = {ref.var: ref.label for ref in self.graph.state}
+        module = next((labels[v].rpartition(".")[0] for v in eqn.inputs if v in labels), "")
+        return f"{eqn.prim.name}{where}{text}{f' (in {module})' if module else ''}"
 
     # -- dynamic axes ----------------------------------------------------------------------
     def changes(self, var: Var) -> bool:
@@ -199,7 +208,7 @@ class Context:
                 pieces.append(size)
                 continue
             sizes = self.sizes(out, d)
-            found = self._follower([*sources, *self.graph.inputs], d, sizes)
+            found = self._follower([*sources, *self.graph.inputs], d, sizes, out.shape)
             constant = out in self.graph.consts
             if found is None and (constant or not linked):
                 found = self._partner(out, d)
@@ -378,14 +387,20 @@ class Context:
         return {(v.shape[d], self.twin_shape(v)[d]) for v in self.graph.inputs
                 for d in self.dynamic_dims(v)}
 
-    def _follower(self, sources: list[Var], d: int, sizes: tuple[int, ...]) -> \
-            tuple[Var, int] | None:
-        """The first dimension of ``sources`` (the same position ``d`` first) that has
-        ``sizes`` in the traces (those given: the first two, or all three)."""
+    def _follower(self, sources: list[Var], d: int, sizes: tuple[int, ...],
+                  shape: tuple[int, ...] | None = None) -> tuple[Var, int] | None:
+        """The first dimension of ``sources`` (the one of a value of ``shape`` kept whole,
+        with as many elements before it, where given, then the same position ``d``: a
+        reshape that splits the channels has H and W after them, of equal sizes in every
+        trace after strided convolutions) that has ``sizes`` in the traces (those given:
+        the first two, or all three)."""
         if sizes[0] == sizes[1]:
             return None
+        before = None if shape is None else math.prod(shape[:d])
         for var in sources:
-            order = ([d] if d < len(var.shape) else []) + list(range(len(var.shape)))
+            kept = [j for j in range(len(var.shape)) if before is not None and
+                    var.shape[j] == shape[d] and math.prod(var.shape[:j]) == before]
+            order = kept + ([d] if d < len(var.shape) else []) + list(range(len(var.shape)))
             for j in order:
                 if self.sizes(var, j)[:len(sizes)] == sizes:
                     return var, j

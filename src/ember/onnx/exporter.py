@@ -22,7 +22,7 @@ from ember.onnx import converters  # noqa: F401 - registers the converters
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.modes import TrainingMode, export_mode
 from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
-from ember.onnx.strides import HINT, hidden_counts, refuse_hidden_counts, stride_spreads
+from ember.onnx.strides import hidden_counts, hint, refuse_hidden_counts, stride_spreads
 from ember.ops.random import Sample
 from ember.tensor import Tensor
 
@@ -241,8 +241,14 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
             for shrink in (False, True):
                 sizes = {}
                 for k, (name, size) in enumerate(traced.items()):
-                    move = step * (k + 1) ** 2 + spread.get(name, 0) or (k + 1) ** 2
-                    sizes[name] = size - move if shrink and size - move >= 2 else size + move
+                    base = step * (k + 1) ** 2 + spread.get(name, 0) or (k + 1) ** 2
+                    for move in (base, base + 1):  # (step 0: the strides' moves alone, the
+                        # others a little; never to the second trace's size: a clamp there,
+                        # min(B, 3) at B = 2, 3, 3, would look like B)
+                        sizes[name] = size - move if shrink and size - move >= 2 else \
+                            size + move
+                        if sizes[name] != tried[0][name]:
+                            break
                 if sizes in tried:
                     continue
                 tried.append(sizes)
@@ -270,7 +276,7 @@ def _converted(graph: Graph, other: Graph | None, opset: int,
     try:
         checked = None if check is None else twins(graph, check, WHO)[::2]
     except ExportError as e:
-        raise ExportError(f"{_NO_RULE}; resized farther:\n{e}") from None
+        raise ExportError(f"{_NO_RULE}. {_NO_RULE_HINT}; resized farther:\n{e}") from None
     ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
                   pairs, checked)
     ctx.reserved.update(*names, (ref.label for ref in graph.state))
@@ -281,8 +287,8 @@ def _converted(graph: Graph, other: Graph | None, opset: int,
 _NO_RULE = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
             "one at the traced size and the first resized one, but not when the axes are "
             "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
-            "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
-            "or export with fixed sizes")
+            "x[:, :min(T, 5)], x[:, :T // 2])")
+_NO_RULE_HINT = "Hint: trace at sizes where the limit shows, or export with fixed sizes"
 
 
 def _checked(graph: Graph, second: Graph, third: Graph, opset: int,
@@ -296,11 +302,13 @@ def _checked(graph: Graph, second: Graph, third: Graph, opset: int,
     try:
         other = _converted(graph, third, opset, names, second)
     except ExportError as e:
-        raise ExportError(f"{_NO_RULE}; resized farther:\n{e}") from None
+        raise ExportError(f"{_NO_RULE}. {_NO_RULE_HINT}; resized farther:\n{e}") from None
     if _serialized(ctx) != _serialized(other):
-        raise ExportError(_NO_RULE + "".join(
-            f"\n  {eqn.prim.name}{f' at {eqn.source}' if eqn.source else ''}: {text}, another "
-            f"count resized farther. {HINT}" for eqn, text in hidden_counts(ctx, graph, 2)))
+        cuts = hidden_counts(ctx, graph, 2)
+        raise ExportError(_NO_RULE + (":" if cuts else f". {_NO_RULE_HINT}") + "".join(
+            f"\n  {ctx.where(eqn)}: {text}, and another count resized farther"
+            for eqn, _, text in cuts) +
+            (f"\n{hint(cuts[0][0], cuts[0][1], ctx)}" if cuts else ""))
     return ctx
 
 
@@ -409,7 +417,8 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
     def value_info(name: str, var: Var) -> Any:
         named = dim_names.get(name, {})
         sizes = [ctx.sizes(var, d) for d in range(len(var.shape))]
-        shape = [named.get(d, size if len(set(sizes[d])) == 1 else
+        shape = [named.get(d, size if len(set(sizes[d])) == 1 and
+                           (var, d) not in ctx.run_time else
                            followed.get(sizes[d], f"{name}_dim{d}"))
                  for d, size in enumerate(var.shape)]
         return helper.make_tensor_value_info(name, onnx_type(var.dtype), shape)

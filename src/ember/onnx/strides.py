@@ -1,15 +1,20 @@
 """Strided cuts (slices with a step, strided convolutions and pools) and the dynamic axes:
 how far the check trace moves each axis to see their counts change, and the refusal of a
-count that stays the same in every trace while the axis it cuts changes (``x[:, ::16]`` has
-2 rows at every T from 17 to 32: exported as a fixed 2, it is wrong at T = 16 or 33)."""
+count that stays the same in every trace while the axis it cuts changes, where an op reads it
+as a size (``x[:, ::16]`` has 2 rows at every T from 17 to 32: exported as a fixed 2, it is
+wrong at T = 16 or 33), with a hint naming sizes that show it change."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import numpy as np
+
 from ember.jit.ir import Graph, Var
 from ember.onnx.context import Context
+
+MAX_SPREAD = 256  # (the largest move of an axis past its steps: T = 20 + 12 + 256 at most)
 
 
 def stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, int]:
@@ -65,8 +70,6 @@ def _source_axes(eqn: Any, out: Var, axis: int) -> list[tuple[Var, int | None, i
     return [(eqn.inputs[0], j, others, max(run // max(src[j], 1), 1)) for j in range(first, end)]
 
 
-MAX_SPREAD = 256
-
 
 def strides(eqn: Any) -> dict[int | None, int]:
     """``{input axis: step}`` of the steps above 1 that ``eqn`` cuts its first input with."""
@@ -113,25 +116,112 @@ def source_axis(eqn: Any, out: Var, axis: int) -> tuple[Var, int | None]:
 
 def refuse_hidden_counts(ctx: Context, graph: Graph) -> None:
     """Refuses (``ctx.refuse``) each strided cut whose count along its axis is the same in
-    every trace while the axis it cuts changes: the exported graph would keep that count
-    where it depends on the size (the check trace that moves past the step was refused by a
-    model bounded in size, or moved too little)."""
-    for eqn, text in hidden_counts(ctx, graph, 3):
+    every trace while the axis it cuts changes, where an op reads that count as a size the
+    exported graph fixes (:func:`count_reader`): it would keep the traced count (the check
+    trace that moves past the step was refused by a model bounded in size, or moved too
+    little). A count that only ops computing their sizes at run time carry (ONNX Conv counts
+    its windows itself) is exported, declared dynamic where it reaches an output."""
+    for eqn, o, text in hidden_counts(ctx, graph, 3):
+        reader, carried = count_reader(graph, eqn, o)
+        if reader is None:
+            ctx.run_time.update(carried)
+            continue
         ctx.eqn = eqn
-        ctx.refuse(f"{text}, but another count at other sizes, and the exported model would "
-                   "keep it: no trace shows how the count changes (the model refused the "
-                   f"sizes past the step, or they do not reach it). {HINT}")
+        read = "a count of 1 broadcasts where another would not" if reader is eqn else \
+            f"{ctx.where(reader)} reads it where the exported model may keep the traced count"
+        ctx.refuse(f"{text}; other sizes give other counts, and {read}, while no trace shows "
+                   f"how the count changes. {hint(eqn, o, ctx)}")
+    for eqn, text in rounded_stops(ctx, graph):
+        ctx.eqn = eqn
+        ctx.refuse(text)
     ctx.eqn = None
 
 
-HINT = ("Hint: trace at a size where the count changes with the next size (just at a "
-        "multiple of the step), or export with fixed sizes")
+def rounded_stops(ctx: Context, graph: Graph) -> list[tuple[Any, str]]:
+    """Each slice whose fixed stop is the size of the dynamic dimension it cuts at the
+    traced size but not at the others: a size rounded down to a multiple
+    (``x[:, :T // 16 * 16]`` traced at T = 32) looks so, its stop fixed in every trace that
+    moves T by less than the multiple (exported, T = 48 would keep 32 rows)."""
+    found = []
+    for eqn in graph.eqns:
+        if eqn.prim.name != "slice" or id(eqn) in ctx.twin_eqns:
+            continue
+        src = eqn.inputs[0]
+        read = [e for e in eqn.params["index"] if e is not None]
+        for d, e in enumerate(read):
+            if type(e) is not tuple or not isinstance(e[1], int) or (e[2] or 1) < 0:
+                continue
+            cut = ctx.sizes(src, d)
+            if e[1] == cut[0] and any(n > e[1] for n in cut[1:]):
+                found.append((eqn, f"its stop {e[1]} is the size of the dimension {d} it cuts "
+                                   f"at the traced size but not at the others {cut[1:]} "
+                                   f"(traced: {_traced(ctx, graph, len(cut))}): a size rounded "
+                                   "down (T // 16 * 16) looks so, and no trace shows it move. "
+                                   "Hint: export with fixed sizes; for a fixed crop, trace at "
+                                   "a size it cuts"))
+    return found
 
 
-def hidden_counts(ctx: Context, graph: Graph, traces: int) -> list[tuple[Any, str]]:
+_RUN_TIME = frozenset({  # (ops whose ONNX sizes follow their inputs' at run time)
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "lt", "le", "gt", "ge",
+    "ne", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sigmoid", "tanh", "erf", "neg",
+    "relu", "copy", "cast", "where", "clamp", "clamp_tensor", "gelu", "silu", "mish", "elu",
+    "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "softplus", "prelu", "softmax",
+    "log_softmax", "layer_norm", "group_norm", "matmul", "permute", "conv",
+    "depthwise_conv2d"})
+
+
+def count_reader(graph: Graph, eqn: Any, axis: int) -> \
+        tuple[Any | None, set[tuple[Var, int]]]:
+    """The first equation that reads the count of the cut ``eqn`` (its output's ``axis``)
+    as a size the exported graph would fix at the traced count (a reshape, expand or slice,
+    a constant of that size, an op whose converter reads its input's sizes), None where
+    only :data:`_RUN_TIME` ops carry it (to the outputs, or away: a matrix product); and the
+    dimensions that carry it. A count of 1 broadcasts against anything: ``eqn`` reads it."""
+    count = eqn.outputs[0].shape[axis]
+    carried: set[tuple[Var, int]] = {(eqn.outputs[0], axis)}
+    if count < 2:
+        return eqn, carried
+    for e in graph.eqns[_position(graph, eqn) + 1:]:
+        read = [(v, a) for v in e.inputs for a in range(len(v.shape)) if (v, a) in carried]
+        if not read:
+            continue
+        if e.prim.name not in _RUN_TIME or any(_sized(graph, v, count) for v in e.inputs) \
+                or e.prim.name in ("conv", "depthwise_conv2d") and read[0][0] is not e.inputs[0]:
+            return e, carried
+        carried.update(_carried(e, read, count))
+    return None, carried
+
+
+def _position(graph: Graph, eqn: Any) -> int:
+    return next(i for i, e in enumerate(graph.eqns) if e is eqn)
+
+
+def _carried(eqn: Any, read: list[tuple[Var, int]], count: int) -> list[tuple[Var, int]]:
+    """The output dimensions of a :data:`_RUN_TIME` ``eqn`` that its ``read`` input
+    dimensions become (the same axis counted from the end, where it keeps ``count``)."""
+    if eqn.prim.name == "permute":
+        return [(eqn.outputs[0], list(eqn.params["dims"]).index(a)) for _, a in read]
+    return [(o, oa) for v, a in read for o in eqn.outputs
+            if 0 <= (oa := a + len(o.shape) - len(v.shape)) < len(o.shape) and
+            o.shape[oa] == count]
+
+
+def _sized(graph: Graph, var: Var, count: int) -> bool:
+    """Whether ``var`` is a constant that may be made from ``count``: with a dimension of
+    that size, or a single value ``count`` or ``1 / count`` (a mean's divisor)."""
+    if var not in graph.consts:
+        return False
+    value = np.asarray(graph.consts[var])
+    if value.size == 1 and value.dtype.kind in "iuf":
+        return bool(np.isclose(float(value.reshape(-1)[0]), [count, 1 / count]).any())
+    return count in value.shape
+
+
+def hidden_counts(ctx: Context, graph: Graph, traces: int) -> list[tuple[Any, int, str]]:
     """Each strided cut of ``graph`` whose count is the same in the first ``traces`` traces
-    while the axis it cuts changes there, with what it keeps (``its step 16 leaves 2 entries
-    along dimension 1 ...``)."""
+    while the axis it cuts changes there, as ``(eqn, output axis, what it keeps)``: ``its
+    step 16 leaves 2 entries along dimension 1 ...``."""
     found = []
     for eqn in graph.eqns:
         cuts = strides(eqn)
@@ -147,10 +237,59 @@ def hidden_counts(ctx: Context, graph: Graph, traces: int) -> list[tuple[Any, st
             if len(set(cut)) > 1 and len(set(count)) == 1 and \
                     (id(eqn) in ctx.twin_eqns or _grows(eqn, d, src.shape[d])):
                 entries = "entry" if count[0] == 1 else "entries"
-                found.append((eqn, f"its step {cuts[d]} leaves {count[0]} {entries} along "
-                                   f"dimension {o} at the sizes {cut} of the dimension it cuts"))
+                found.append((eqn, o, f"its step {cuts[d]} leaves {count[0]} {entries} along "
+                                      f"dimension {o} at the sizes {cut} of the dimension it "
+                                      f"cuts in the traces ({_traced(ctx, graph, traces)})"))
     ctx.eqn = None
     return found
+
+
+def _traced(ctx: Context, graph: Graph, traces: int) -> str:
+    """The traced sizes of the inputs with dynamic axes: ``x (2, 20, 4), (3, 21, 4)``."""
+    return "; ".join(
+        f"{ctx.names.get(v, f'input {i}')} " + ", ".join(
+            str(tuple(ctx.sizes(v, j)[t] for j in range(len(v.shape))))
+            for t in range(min(traces, len(ctx.sizes(v, 0)))))
+        for i, v in enumerate(graph.inputs) if ctx.dynamic_dims(v))
+
+
+def hint(eqn: Any, axis: int, ctx: Context) -> str:
+    """Where the count of ``eqn``'s cut along its output ``axis`` changes: the sizes ``n``
+    of the dimension it cuts where ``n + 1`` has one more, the nearest below and above the
+    traced size, named as an input's size where that dimension is one."""
+    src = eqn.inputs[0]
+    d = next(a for a in strides(eqn) if _count_axis(eqn, a) == axis)
+    if eqn.prim.name != "slice" and "kernel_size" not in eqn.params and \
+            eqn.prim.name not in ("conv", "depthwise_conv2d"):
+        return "Hint: export with fixed sizes"
+    step, n = strides(eqn)[d], src.shape[d]
+    grows = [j for j in range(max(n - step, 1), n + step + 1)
+             if _count(eqn, d, j + 1) > _count(eqn, d, j) > 0]
+    if not grows:
+        return "Hint: export with fixed sizes"
+    below, above = [j for j in grows if j <= n], [j for j in grows if j > n]
+    near = " or ".join(str(j) for j in below[-1:] + above[:1])
+    sizes = ctx.sizes(src, d)
+    named = next((f"{ctx.names.get(v, 'the input')}'s dimension {j}" for v in ctx.graph.inputs
+                  for j in range(len(v.shape)) if ctx.sizes(v, j) == sizes), None)
+    where = f"{named} at {near}" if named else \
+        f"the input sizes that make the dimension it cuts {near} (it is {n})"
+    return (f"Hint: its count grows by one from a size n to n + 1 of that dimension where "
+            f"n % {step} == {grows[0] % step}; trace with {where}, or export with fixed sizes")
+
+
+def _count(eqn: Any, axis: int, size: int) -> int:
+    """The count of ``eqn``'s cut when its input ``axis`` has ``size`` entries."""
+    if eqn.prim.name == "slice":
+        entry = [e for e in eqn.params["index"] if e is not None][axis]
+        return len(range(*slice(*entry).indices(size)))
+    p, i = eqn.params, axis - (len(eqn.inputs[0].shape) - len(eqn.params["stride"]))
+    kernel = eqn.inputs[1].shape[2 + i] if eqn.prim.name in ("conv", "depthwise_conv2d") \
+        else p["kernel_size"][i]
+    pad = p["padding"][i] if p.get("padding") else 0
+    lo, hi = pad if isinstance(pad, tuple | list) else (pad, pad)
+    span = size + lo + hi - p.get("dilation", (1,) * (i + 1))[i] * (kernel - 1) - 1
+    return max(span // p["stride"][i] + 1, 0)
 
 
 _WINDOWS = frozenset({"conv", "depthwise_conv2d", "max_pool", "max_pool_indices",
@@ -172,10 +311,11 @@ def _count_axis(eqn: Any, axis: int) -> int | None:
 
 def _grows(eqn: Any, axis: int, size: int) -> bool:
     """Whether the count of ``eqn``'s cut along input ``axis`` (of ``size``) changes with
-    it: a window's always, a slice's unless fixed bounds stop it (``x[:, 2:10:4]``)."""
+    it: a window's always, a slice's unless fixed bounds keep it at every size
+    (``x[:, 2:10:4]`` has 2 entries from T = 7 on, but 1 below: ``x[:, -10::4]`` too)."""
     if eqn.prim.name != "slice":
         return True
     entry = [e for e in eqn.params["index"] if e is not None][axis]
-    span = abs(entry[2]) * 2
-    return len(range(*slice(*entry).indices(size))) != \
-        len(range(*slice(*entry).indices(size + span)))
+    count = len(range(*slice(*entry).indices(size)))
+    return any(len(range(*slice(*entry).indices(n))) != count
+               for n in (1, size + abs(entry[2]) * 2))
