@@ -188,3 +188,24 @@ def test_one_rounding_where_the_float64_sum_is_a_float32_tie(numba_or_numpy):
                       torch.lerp(a[::3], b[::3], w[::3]))
     for weight in w[:40].tolist():  # (number weights)
         _assert_same_bits(ember.lerp(_ember(a), _ember(b), weight), torch.lerp(a, b, weight))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_0d_weight_of_another_float_dtype_is_torchs(numba_or_numpy, dtype):
+    rng = np.random.default_rng(7)
+    a, b = _values(rng, (10007,), dtype), _values(rng, (10007,), dtype)
+    for wdt in ["float64", "float32", "float16", "bfloat16"]:
+        for v in (0.3, 0.999, 1 / 3, -0.7):
+            w = torch.tensor(v, dtype=getattr(torch, wdt))
+            got = ember.lerp(_ember(a), _ember(b), _ember(w))
+            _assert_same_bits(got, torch.lerp(a, b, w))
+    results = []  # (the gradients, the weight's in its own dtype)
+    for lib in (torch, ember):
+        x, y = (lib.tensor(t.float().numpy()[:50]).to(getattr(lib, dtype)) for t in (a, b))
+        x, y = (t.clamp(-100, 100).requires_grad_() for t in (x, y))
+        w = lib.tensor(0.3, dtype=lib.float32, requires_grad=True)
+        lib.lerp(x, y, w).float().square().sum().backward()
+        assert str(w.grad.dtype).endswith("float32") and str(x.grad.dtype).endswith(dtype)
+        results.append([t.grad.float().numpy() for t in (x, y, w)])
+    for got, want in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-2 if dtype != "float32" else 1e-6)

@@ -92,11 +92,16 @@ _FUSED = frozenset((dtypes.float32, dtypes.float16, dtypes.bfloat16))
 
 def _fused(input: Tensor, end: Any, weight: Any) -> Tensor | None:
     """lerp as one primitive (:mod:`ember.ops.lerp_kernel`: PyTorch's values bit for bit)
-    where the tensors share a float32/float16/bfloat16 dtype and a number weight is real;
+    where the tensors share a float32/float16/bfloat16 dtype (a 0-d weight tensor may have
+    another float dtype) and a number weight is real;
     None elsewhere (float64 and complex: the composite)."""
     if input.dtype not in _FUSED or not isinstance(end, Tensor) or end.dtype is not input.dtype:
         return None
     if isinstance(weight, Tensor):
+        if weight.dtype is not input.dtype and weight.ndim == 0 and weight.is_floating_point():
+            # (a 0-d weight of another float dtype, an EMA decay: PyTorch rounds it to the
+            # inputs' dtype; its gradient keeps its own dtype)
+            weight = weight.to(input.dtype)
         return apply(Lerp, input, end, weight) if weight.dtype is input.dtype else None
     if type(weight) is float or isinstance(weight, numbers.Real) and not isinstance(weight, bool):
         return apply(Lerp, input, end, weight=float(weight))
