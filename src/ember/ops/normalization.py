@@ -399,6 +399,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count == 1:
             raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
                                 f"training, got input size {tuple(input.shape)}")
+        if weight is None and bias is None:  # (affine=False: the fused op too, which keeps
+            # the input and not its output, so in-place ops may follow, as in PyTorch)
+            weight, bias = input.new_ones((c,)), input.new_zeros((c,))
         if weight is not None and bias is not None and \
                 weight.dtype is input.dtype and bias.dtype is input.dtype:  # one fused op
             with packed_on_exit():  # (the statistics written before the op's values are saved)
