@@ -42,18 +42,20 @@ from ember.jit.autodiff import (
     traced_call,
 )
 from ember.jit.codegen import Generated, _store, generate
-from ember.jit.discover import Reach, reach, tensor_hooks
+from ember.jit.discover import Reach, reach
 from ember.jit.fallback import (
     StateMemory,
     aliased_writes,
     argument_writes,
     backward_hooks,
     shared_state,
+    shares_split_writes,
     state_view_writes,
 )
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import owner
+from ember.jit.layout_keys import tensor_hooks
 from ember.jit.outside_memory import outside_writes
 from ember.jit.ownership import owned, shared_outputs, wrap_outputs
 from ember.jit.passes import PASSES, optimize
@@ -227,7 +229,7 @@ class CompiledFunction:
             if changed is not None:
                 return self._trace(key, args, kwargs, f"traced again: {changed.reason()}")
         if entry.eager is not None or \
-                entry.graph.split_writes and _shares_split_writes(entry.graph, tensors):
+                entry.graph.split_writes and shares_split_writes(entry.graph, tensors):
             return self._run(args, kwargs)  # (arguments sharing memory the graph writes)
         if entry.joint is not None:  # a differentiable call: one autograd node
             return self._rebuild(entry, compiled_call(entry, tensors))
@@ -318,6 +320,8 @@ class CompiledFunction:
         if found is None or again or found.moved():
             found = reach(self.fn, args, parameter_names(self.fn, len(args)), kwargs, hooks)
             found.arguments = objects + hooks  # (kept alive: their ids stay theirs)
+            found.bindings = [b for b in found.bindings if b[2] not in self.side_effects or
+                              b[3][0] == "object"]  # (a number a trace moves: not looked at)
             layout = {k: v for k, v in found.layout().items() if k not in self.side_effects}
             found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
                                None)
@@ -413,7 +417,8 @@ class CompiledFunction:
                      owner(x._data) in rebound else x for x in given]
             graph = tracer.finish(returned)
         redo = getattr(self.entries.get(key), "once", None) is not None
-        layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo)
+        layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo,
+                                                tracer.lr_reads.read_before_step())
         device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
@@ -485,7 +490,7 @@ class CompiledFunction:
                                      for x in given if isinstance(x, Tensor)])
 
     def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int,
-                            redo: bool) -> tuple[int, str | None]:
+                            redo: bool, inputs_moved: bool) -> tuple[int, str | None]:
         """The layout a new entry is kept under when the trace itself changed what the
         function reaches (a module setting its own attribute), and what changed where the
         entry must not run again. The layout before it, the first time an entry changes:
@@ -494,7 +499,8 @@ class CompiledFunction:
         layout from before (state reset to None: the graph would not set it again; that
         trace, a ``redo``, changes it again). An entry a second trace changes too (a counter
         bumped on every call) is a side effect of tracing: it is left out of the layouts
-        from then on, and the entry is kept under the layout without it."""
+        from then on, and the entry is kept under the layout without it; but not where
+        ``inputs_moved``: the code read a value an effect then changed (a scheduler's lr)."""
         if not self.reach.moved():
             return before, None
         old = self.layouts[before][0]
@@ -509,7 +515,7 @@ class CompiledFunction:
         # read the tensor the trace saw, so each call traces)
         repeated = {k for k in changed if self.traced_changes[k] > 1 and
                     "tensor" not in (_kind(old.get(k)), _kind(new.get(k)))}
-        if not repeated:
+        if not repeated or inputs_moved:
             return before, "; ".join(moves(old, new)) or None
         self.side_effects |= repeated
         self._look(args, kwargs, leaves, again=True)
@@ -557,14 +563,6 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
-
-
-def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
-    """Whether an argument shares memory (by its array's owner) that a part of a split
-    optimizer step writes: a parameter's array or its optimizer state's."""
-    owners = {owner(t._data) for t in tensors}
-    return any(owner(a) in owners
-               for n, writes in graph.split_writes for k in range(n) for a in writes(k))
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:

@@ -19,10 +19,9 @@ import functools
 import types
 import warnings
 from collections.abc import Callable
-from operator import attrgetter
+from operator import attrgetter, is_not
 from typing import Any
 
-from ember.autograd.graph import leaf_hooks
 from ember.jit.code_names import (
     ATTRIBUTE_LOADS,
     ATTRIBUTE_STORES,
@@ -35,6 +34,9 @@ from ember.jit.code_names import (
     code_names,
     item_chains,
 )
+from ember.jit.layout_keys import state_key, tensor_hooks
+from ember.jit.outside_memory import shared_groups
+from ember.jit.random_reads import draw_line, draws_random, unseeded_line, warn_random
 from ember.jit.reached_values import (
     MAX_DEPTH,
     WATCHED,
@@ -46,13 +48,7 @@ from ember.jit.reached_values import (
     known_keys,
     value_key,
 )
-from ember.jit.special_reads import (
-    draws_random,
-    makes_unseeded,
-    method_reads,
-    stored_callable,
-    warn_random,
-)
+from ember.jit.special_reads import method_reads, stored_callable
 from ember.jit.user_objects import (
     MISSING,
     NOT_FOLLOWED,
@@ -79,6 +75,7 @@ from ember.tensor import STRUCTURE, Tensor
 PROTOCOL = ("__getitem__", "__missing__", "__len__", "__contains__", "__iter__", "__call__")
 
 _REQUIRES_GRAD = attrgetter("requires_grad")
+_DATA = attrgetter("_data")
 
 
 class Reach:
@@ -109,6 +106,8 @@ class Reach:
         self._seen: set[int] = set()
         self._functions: set[int] = set()  # those whose defaults are watched already
         self._methods: set[tuple[int, int]] = set()  # (method, object) followed already
+        self._arrays: list | None = None  # each tensor's array when :meth:`guard` last looked
+        self._sharing: tuple = ()  # the labels of tensors on one memory, grouped (see guard)
 
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
         """Follows ``obj`` (at most ``MAX_DEPTH`` links from the function): modules,
@@ -163,8 +162,9 @@ class Reach:
                 self.add(getattr(wrapped, "__name__", "wrapped"), wrapped, depth)
             return
         stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
-        if makes_unseeded(code):
-            warn_random(f"{func.__qualname__}: a generator made without a seed")
+        if (line := unseeded_line(func, code)) is not None:
+            warn_random(f"{func.__qualname__}: a generator made without a seed", func, code,
+                        line)
         self.reads_state = self.reads_state or not STATE_NAMES.isdisjoint(
             code_names(code, ATTRIBUTE_LOADS))
         defaults = Defaults(func) if isinstance(func, types.FunctionType) else None
@@ -202,7 +202,9 @@ class Reach:
                 self._bind_attribute(root, func.__qualname__, name, attributes, written, depth)
         for op, name, links in item_chains(code):  # (``cfg['x']``, ``self.cfg[0]``)
             root = roots[op].get(name, MISSING)
-            if root is not MISSING and name not in stored:
+            if root is not MISSING and name not in stored and draws_random(root, links):
+                warn_random(f"{func.__qualname__}: {name}", func, code, draw_line(code, links))
+            elif root is not MISSING and name not in stored:
                 self._bind_items(root, f"{func.__qualname__}: {name}",
                                  known_keys(links, roots, stored), depth)
         for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
@@ -246,9 +248,6 @@ class Reach:
         (``helper(obj)``, ``getattr(obj, name)``): its attributes too; called (``obj(x)``):
         its ``__call__`` alone. ``cfg.get('k')`` reads an item (or its absence), and an
         optimizer's ``param_groups`` are read as the user's list."""
-        if draws_random(obj, links):
-            warn_random(label)
-            return
         subscripted = False
         for kind, key in links:
             holder = obj
@@ -368,7 +367,7 @@ class Reach:
         that reads another object's ``state`` costs one more trace, after the first step;
         with LBFGS, which makes new state tensors at every step, one at every step.)"""
         if self.reads_state:
-            self.states = [(name, opt, _state_key(opt)) for name, opt in self.optimizers]
+            self.states = [(name, opt, state_key(opt)) for name, opt in self.optimizers]
 
     def _bind(self, holder: Any, name: str, label: str) -> None:
         value = bound_value(holder, name)
@@ -471,9 +470,14 @@ class Reach:
         """The part of the cache key read on every call (what changes without a count in
         :data:`~ember.tensor.STRUCTURE`): each reached tensor's ``requires_grad`` (freezing
         or unfreezing one changes the graph) and, with ``grads``, whether its ``.grad`` is
-        set."""
+        set, and which of them share memory: looked at again where one holds another array
+        (``W.data = F[:3]`` after a trace: the next call traces again, and the check of
+        :func:`~ember.jit.outside_memory.shared_state` sees it)."""
+        if self._arrays is None or any(map(is_not, map(_DATA, self.tensors), self._arrays)):
+            self._arrays = list(map(_DATA, self.tensors))
+            self._sharing = shared_groups(self.tensors, self.labels)
         return (tuple(map(_REQUIRES_GRAD, self.tensors)),
-                tuple(t._grad is None for t in self.tensors) if grads else ())
+                tuple(t._grad is None for t in self.tensors) if grads else (), (self._sharing,))
 
     def moved(self) -> bool:
         """Whether the function may now reach other objects: a global or closure name holds
@@ -483,7 +487,7 @@ class Reach:
             (now := bound_value(holder, name)) is not value and value_key(now) != key
             for holder, name, _, key, value in self.bindings) or bool(self.contents) and not all(
             seen.holds() for _, seen in self.contents) or bool(self.states) and any(
-            _state_key(opt) != key for _, opt, key in self.states)
+            state_key(opt) != key for _, opt, key in self.states)
 
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
@@ -508,7 +512,7 @@ class Reach:
             pre, post = opt._step_hooks()  # (global ones too: registering one retraces)
             out[f"step hooks of {label}"] = ("hooks", (*pre, *post), len(pre))
         for label, opt, _ in self.states:
-            out[f"state of {label}"] = ("state", _state_key(opt))
+            out[f"state of {label}"] = ("state", state_key(opt))
         for t in self.tensors:
             label = self.labels[id(t)]
             out[label] = ("tensor", id(t), t._data.shape, t.dtype,  # (lazy ones have no .shape)
@@ -516,10 +520,11 @@ class Reach:
             out[f"hooks of {label}"] = ("hooks", tensor_hooks(t))
         return out
 
-    def guard_names(self) -> tuple[list[str], list[str]]:
+    def guard_names(self) -> tuple[list[str], ...]:
         """Readable names for the entries of :meth:`guard` (for recompile reasons)."""
         return ([f"{self.labels[id(t)]}.requires_grad" for t in self.tensors],
-                [f"{self.labels[id(t)]}.grad is None" for t in self.tensors])
+                [f"{self.labels[id(t)]}.grad is None" for t in self.tensors],
+                ["the reached tensors on one memory"])
 
 
 def reach(fn: Callable, args: tuple, names: list[str] | None = None,
@@ -576,22 +581,3 @@ def _item(container: Any, key: Any) -> Any:
     other container: a tensor's or the user's ``__getitem__`` is not run)."""
     return bound_value(container, key) if isinstance(container, dict | list | tuple) \
         else MISSING
-
-
-def _state_key(opt: Optimizer) -> tuple:
-    """What an optimizer's ``state`` holds, for the layout: for each parameter with state,
-    its keys and what they hold (a tensor by identity, other values by type: a count that
-    moves every step is no new layout)."""
-    return tuple((id(p), tuple((key, id(v) if isinstance(v, Tensor) else type(v).__name__)
-                               for key, v in state.items()) if isinstance(state, dict)
-                  else type(state).__name__)
-                 for p, state in opt.state.items())
-
-
-def tensor_hooks(t: Tensor) -> tuple:
-    """A tensor's hooks a graph bakes in: ``register_hook``'s, and for a leaf those of its
-    ``AccumulateGrad`` node (pre, post and post-accumulate hooks)."""
-    node = leaf_hooks(t) if t._node is None else None
-    if node is None:
-        return tuple(t._hooks or ())
-    return (*(t._hooks or ()), *node.pre, *node.post, *node.post_accumulate)

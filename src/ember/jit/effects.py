@@ -113,8 +113,11 @@ class Effects:
         return self.record_effect("zero_grad", zero, grads, lambda: grads, call)
 
     def scheduler_step(self, scheduler: Any, call: Any, *args: Any) -> Any:
-        """``scheduler.step()``: an effect (the learning rate it sets is read at run time)."""
-        return self.python_effect(f"{type(scheduler).__name__}.step", call, args)
+        """``scheduler.step()``: an effect (the learning rate it sets is read at run time;
+        the function's own reads of it after the step are noted: see lr_reads)."""
+        result = self.python_effect(f"{type(scheduler).__name__}.step", call, args)
+        self.lr_reads.scheduler_stepped(scheduler)
+        return result
 
     def scaler_update(self, scaler: Any, call: Any, *args: Any) -> Any:
         """``GradScaler.update()``: an effect (the scale it sets is read at run time)."""

@@ -141,3 +141,11 @@ def _hook_name(fn: Any) -> str:
     name = getattr(fn, "__qualname__", type(fn).__name__)
     return name if code is None else \
         f"{name} at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+
+
+def shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
+    """Whether an argument shares memory (by its array's owner) that a part of a split
+    optimizer step writes: a parameter's array or its optimizer state's."""
+    owners = {owner(t._data) for t in tensors}
+    return any(owner(a) in owners
+               for n, writes in graph.split_writes for k in range(n) for a in writes(k))

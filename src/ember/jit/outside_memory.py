@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.jit.kernels import owner as memory_owner
-from ember.jit.sources import _at, user_source
+from ember.jit.sources import _at, user_source, warn_user
 from ember.tensor import Tensor
 
 
@@ -44,7 +44,8 @@ def shared_state(tracer: Any) -> str | None:
     """Why calls with this key run the plain function, if the graph writes a tensor it
     reaches whose memory another one it reaches shares with no view record the trace follows
     (``W.data = F[:3]`` before the call, then ``F.add_(1)``: the graph would read ``W`` as it
-    was when the call started). Only tensors on the same memory are compared (at each trace)."""
+    was when the call started). Only tensors on the same memory are compared, at each trace
+    (the cache key watches which share memory: :func:`shared_groups`)."""
     graph = tracer.graph
     if not graph.writes:
         return None
@@ -66,11 +67,15 @@ def shared_state(tracer: Any) -> str | None:
                 if id(a) in written and _root(tracer, a) is not _root(tracer, b) and \
                         _overlap(a._data, b._data):
                     label = tracer.labels.get
-                    return (f"runs eagerly: it writes {label(id(a), 'a tensor it reaches')} in "
-                            f"place, and {label(id(b), 'another tensor it reaches')} shares its "
-                            "memory with no view record (as after W.data = F[:3]); the graph "
-                            "would read each as it was when the call started. Hint: take the "
-                            "view in the function (F[:3]), or .clone() one of them")
+                    reason = (f"runs eagerly: it writes {label(id(a), 'a tensor it reaches')} "
+                              f"in place, and {label(id(b), 'another tensor it reaches')} "
+                              "shares its memory with no view record (as after W.data = "
+                              "F[:3], or parameters made views of one vector by "
+                              "vector_to_parameters); the graph would read each as it was "
+                              "when the call started. Hint: take the view in the function "
+                              "(F[:3]), .clone() one of them, or read the vector outside")
+                    warn_user(f"ember.jit: {tracer.graph.name} {reason}")
+                    return reason
     return None
 
 
@@ -204,3 +209,17 @@ def _unseen(level: list, referrers: list, chain: list) -> bool:
         if sys.getrefcount(obj) - 2 > seen:  # (the argument, ``obj``)
             return True
     return False
+
+
+def shared_groups(tensors: list[Tensor], labels: dict[int, str]) -> tuple:
+    """The labels of the tensors that share one memory (:func:`memory_owner`), grouped: part
+    of the cache key, so an alias made after a trace traces again.
+
+    Example:
+        >>> shared_groups([W, F], {id(W): "W", id(F): "F"})  # after W.data = F[:3]
+        (('W', 'F'),)
+    """
+    groups: dict[int, list[str]] = {}
+    for t in tensors:
+        groups.setdefault(memory_owner(t._data), []).append(labels.get(id(t), "?"))
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)

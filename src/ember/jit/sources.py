@@ -7,6 +7,8 @@ import functools
 import linecache
 import os
 import sys
+import warnings
+from typing import Any
 
 from ember.errors import EmberError, OpError
 from ember.jit.ir import Source
@@ -71,3 +73,27 @@ def other_thread_error(shape: tuple) -> TraceError:
                       "value from this call as a constant (a trace records its own thread's "
                       "ops only). Hint: start threads and take their results outside the "
                       "compiled function, and pass those in as arguments", where)
+
+
+def not_traceable(t: Any) -> TraceError:
+    """The error for a tensor a graph cannot hold (a sparse one, such as the gradient of
+    ``nn.Embedding(sparse=True)``)."""
+    return TraceError(f"ember.jit: a {getattr(t, 'layout', type(t).__name__)!r} tensor "
+                      f"(shape {tuple(getattr(t, 'shape', ()))}) cannot be traced: compiled "
+                      f"graphs hold dense tensors only{_at(user_source())}. Hint: use "
+                      "nn.Embedding(sparse=False) (or embedding(..., sparse=False)) in a "
+                      "compiled step, or run this step eagerly")
+
+
+def warn_user(message: str) -> None:
+    """``warnings.warn(message)`` at the innermost frame outside Ember's own code (the user's
+    line that called the compiled function), once per line as ``warn`` does."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_ember_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, stacklevel=2)
+        return
+    scope = frame.f_globals
+    warnings.warn_explicit(message, UserWarning, frame.f_code.co_filename, frame.f_lineno,
+                           scope.get("__name__"), scope.setdefault("__warningregistry__", {}))

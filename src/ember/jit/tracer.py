@@ -27,12 +27,14 @@ from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.kernels import owner as memory_owner
+from ember.jit.lr_reads import LrReads
 from ember.jit.outside_memory import note_write
 from ember.jit.sources import (
     DataDependentShape,
     TraceError,
     _at,
     called_by_user,
+    not_traceable,
     other_thread_error,
     user_source,
 )
@@ -52,16 +54,6 @@ from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 from ember.version_counter import birth_mark
 
 BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
-
-
-def _not_traceable(t: Any) -> TraceError:
-    """The error for a tensor a graph cannot hold (a sparse one, such as the gradient of
-    ``nn.Embedding(sparse=True)``)."""
-    return TraceError(f"ember.jit: a {getattr(t, 'layout', type(t).__name__)!r} tensor "
-                      f"(shape {tuple(getattr(t, 'shape', ()))}) cannot be traced: compiled "
-                      f"graphs hold dense tensors only{_at(user_source())}. Hint: use "
-                      "nn.Embedding(sparse=False) (or embedding(..., sparse=False)) in a "
-                      "compiled step, or run this step eagerly")
 
 
 # (the files between a user's .numpy() and on_value_read)
@@ -131,6 +123,7 @@ class Tracer(Effects, ViewWrites):
         self.grown: list[tuple[Tensor, Var]] = []  # state rebound to values with history
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
+        self.lr_reads = LrReads(found)  # (see lr_reads)
         for _, opt in found.optimizers:
             self.read_state_anew(opt)
 
@@ -188,7 +181,7 @@ class Tracer(Effects, ViewWrites):
         try:
             array = t._data
         except AttributeError:
-            raise _not_traceable(t) from None
+            raise not_traceable(t) from None
         var = self.lookup(array)
         if var is not None:
             written = self.stale.get(var)
@@ -438,12 +431,14 @@ class Tracer(Effects, ViewWrites):
         self.thread = threading.get_ident()
         add_wrap_hook(self.see_new_tensor)
         self.others.__enter__()
+        self.lr_reads.install()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.others.__exit__()
         remove_wrap_hook(self.see_new_tensor)
         OPTIMIZER_TRACE.tracer = None
+        self.eager_reason = self.lr_reads.restore() or self.eager_reason
         VJP_HOOK.around = self._saved_vjp
         pop_handler(self)
 
