@@ -1,5 +1,6 @@
-"""Batch norm without its affine part (``BatchNorm(affine=False)``) in training keeps its input
-and statistics, not its output (as PyTorch's), so an in-place op may follow it: ``relu_``,
+"""Batch, instance and layer norm without their affine part (``BatchNorm(affine=False)``,
+``InstanceNorm``'s default, ``LayerNorm(elementwise_affine=False)``) keep their input and
+statistics, not their output (as PyTorch's), so an in-place op may follow them: ``relu_``,
 ``F.relu(inplace=True)``, ``add_``, ``mul_``, with and without checkpoint."""
 
 import importlib
@@ -36,6 +37,37 @@ def _run(lib, op, shape, checkpoint):
     return x.grad.numpy(), bn.running_mean.numpy(), bn.running_var.numpy()
 
 
+MODULES = {
+    "InstanceNorm2d": lambda lib: lib.nn.InstanceNorm2d(3),
+    "InstanceNorm2d(stats)": lambda lib: lib.nn.InstanceNorm2d(3, track_running_stats=True),
+    "InstanceNorm1d": lambda lib: lib.nn.InstanceNorm1d(3),
+    "LayerNorm": lambda lib: lib.nn.LayerNorm((5, 2), elementwise_affine=False),
+}
+
+
+@pytest.mark.parametrize("module", list(MODULES))
+@pytest.mark.parametrize("op", list(IN_PLACE))
+@pytest.mark.parametrize("checkpoint", [None, False])
+def test_in_place_after_instance_and_layer_norm_matches_torch(module, op, checkpoint):
+    results = []
+    for lib in (torch, ember):
+        m = MODULES[module](lib).double()
+        shape = (4, 3, 5) if module == "InstanceNorm1d" else (4, 3, 5, 2)
+        rng = np.random.default_rng(3)
+        x = lib.tensor(rng.standard_normal(shape) * 2 + 1, requires_grad=True)
+
+        def fn(t, m=m, lib=lib):
+            return IN_PLACE[op](lib, m(t)) * 1
+
+        run = importlib.import_module(lib.__name__ + ".utils.checkpoint").checkpoint
+        y = fn(x) if checkpoint is None else run(fn, x, use_reentrant=checkpoint)
+        (y.pow(3) * lib.tensor(rng.standard_normal(shape))).sum().backward()
+        results.append([x.grad.numpy(), y.detach().numpy()] + [
+            b.numpy() for b in m.buffers() if b.dtype == lib.float64])
+    for got, want in zip(*results[::-1], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("op", list(IN_PLACE))
 @pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5, 2)])
 @pytest.mark.parametrize("checkpoint", [None, False, True])
@@ -69,5 +101,8 @@ def test_gradcheck_float64():
         return y.mul_(3).add_(0.5).square()
 
     assert ember.autograd.gradcheck(fn, (x,))
+    for norm in (lambda t: ember.nn.functional.instance_norm(t),
+                 lambda t: ember.nn.functional.layer_norm(t, (4,))):
+        assert ember.autograd.gradcheck(lambda t, norm=norm: norm(t).mul_(3).square(), (x,))
     assert ember.autograd.gradgradcheck(lambda t: ember.nn.functional.batch_norm(
         t, None, None, training=True), (x,))
