@@ -21,10 +21,25 @@ from ember.quant.observer import (
 from ember.quant.qconfig import QConfig
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.quantize import convert, prepare
+from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 from ember.vision.models._api import make_builder
 
 __all__ = ["quantize_model"]
+
+
+class BetweenStubs:
+    """Mixin put before a float model's class: the model gets a ``QuantStub`` (``quant``) and
+    a ``DeQuantStub`` (``dequant``), and its forward runs between them (a subclass whose
+    quantized forward differs overrides ``forward``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.quant = QuantStub()
+        self.dequant = DeQuantStub()
+
+    def forward(self, x: Tensor) -> Any:
+        return self.dequant(super().forward(self.quant(x)))  # type: ignore[misc]
 
 
 def replace_relu(module: nn.Module) -> None:

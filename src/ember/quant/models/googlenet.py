@@ -12,9 +12,8 @@ Example:
 from __future__ import annotations
 
 from ember import Tensor, nn
-from ember.quant.models._utils import adaptive_avg_pool2d, fuse, register
+from ember.quant.models._utils import BetweenStubs, adaptive_avg_pool2d, fuse, register
 from ember.quant.modules.functional_modules import FloatFunctional
-from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 from ember.vision.models.googlenet import (
     BasicConv2d,
@@ -67,15 +66,13 @@ class QuantizableInceptionAux(InceptionAux):
         return self.fc2(self.dropout(self.relu(self.fc1(x))))
 
 
-class QuantizableGoogLeNet(GoogLeNet):
+class QuantizableGoogLeNet(BetweenStubs, GoogLeNet):
     """GoogLeNet of quantizable blocks between a ``QuantStub`` (``quant``) and a
     ``DeQuantStub`` (``dequant``)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, blocks=[QuantizableBasicConv2d, QuantizableInception,
                                         QuantizableInceptionAux], **kwargs)
-        self.quant = QuantStub()
-        self.dequant = DeQuantStub()
 
     def forward(self, x: Tensor) -> Tensor | GoogLeNetOutputs:
         if self.transform_input:

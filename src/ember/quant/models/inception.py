@@ -15,12 +15,11 @@ from __future__ import annotations
 from ember import Tensor
 from ember.nn import functional as F
 from ember.quant.functions import quantized_max_pool2d
-from ember.quant.models._utils import register
+from ember.quant.models._utils import BetweenStubs, register
 from ember.quant.models.googlenet import QuantizableBasicConv2d
 from ember.quant.modules import pooling
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.qtensor import QuantizedTensor
-from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 from ember.vision.models.googlenet import transform_input
 from ember.vision.models.inception import (
@@ -89,7 +88,7 @@ class QuantizableInceptionAux(InceptionAux):
         super().__init__(*args, conv_block=QuantizableBasicConv2d, **kwargs)
 
 
-class QuantizableInception3(Inception3):
+class QuantizableInception3(BetweenStubs, Inception3):
     """Inception v3 of quantizable blocks between a ``QuantStub`` (``quant``) and a
     ``DeQuantStub`` (``dequant``)."""
 
@@ -98,8 +97,6 @@ class QuantizableInception3(Inception3):
                   QuantizableInceptionC, QuantizableInceptionD, QuantizableInceptionE,
                   QuantizableInceptionAux]
         super().__init__(*args, inception_blocks=blocks, **kwargs)
-        self.quant = QuantStub()
-        self.dequant = DeQuantStub()
 
     def forward(self, x: Tensor) -> Tensor | InceptionOutputs:
         if self.transform_input:

@@ -12,9 +12,8 @@ Example:
 from __future__ import annotations
 
 from ember import Tensor, nn
-from ember.quant.models._utils import adaptive_avg_pool2d, fuse, register
+from ember.quant.models._utils import BetweenStubs, adaptive_avg_pool2d, fuse, register
 from ember.quant.modules.functional_modules import FloatFunctional
-from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 from ember.vision.models.mobilenetv2 import InvertedResidual, MobileNetV2
 from ember.vision.ops import Conv2dNormActivation
@@ -39,14 +38,12 @@ class QuantizableInvertedResidual(InvertedResidual):
                 fuse(self.conv, [str(index), str(index + 1)], is_qat)
 
 
-class QuantizableMobileNetV2(MobileNetV2):
+class QuantizableMobileNetV2(BetweenStubs, MobileNetV2):
     """MobileNetV2 between a ``QuantStub`` (``quant``) and a ``DeQuantStub`` (``dequant``),
     built of :class:`QuantizableInvertedResidual` blocks."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **{"block": QuantizableInvertedResidual, **kwargs})
-        self.quant = QuantStub()
-        self.dequant = DeQuantStub()
 
     def forward(self, x: Tensor) -> Tensor:
         x = adaptive_avg_pool2d(self.features(self.quant(x)), (1, 1))

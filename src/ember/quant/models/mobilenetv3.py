@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from ember import Tensor, nn
-from ember.quant.models._utils import fuse, register, replace_relu
+from ember.quant.models._utils import BetweenStubs, fuse, register, replace_relu
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.qconfig import get_default_qat_qconfig
 from ember.quant.quantize import convert, prepare_qat
-from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 from ember.vision.models.mobilenetv3 import (
     _LARGE,
@@ -63,17 +62,9 @@ class QuantizableInvertedResidual(InvertedResidual):
         return self.skip_add.add(x, self.block(x)) if self.use_res_connect else self.block(x)
 
 
-class QuantizableMobileNetV3(MobileNetV3):
+class QuantizableMobileNetV3(BetweenStubs, MobileNetV3):
     """MobileNetV3 between a ``QuantStub`` (``quant``) and a ``DeQuantStub``
     (``dequant``)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.quant = QuantStub()
-        self.dequant = DeQuantStub()
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.dequant(super().forward(self.quant(x)))
 
     def fuse_model(self, is_qat: bool | None = None) -> None:
         """Fuses every conv+bn (+relu) and the squeeze-and-excitations' fc1+relu (in

@@ -15,9 +15,8 @@ from functools import partial
 
 from ember import Tensor, nn
 from ember.models.resnet import BasicBlock, Bottleneck, ResNet
-from ember.quant.models._utils import fuse, register
+from ember.quant.models._utils import BetweenStubs, fuse, register
 from ember.quant.modules.functional_modules import FloatFunctional
-from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 
 __all__ = ["QuantizableResNet", "QuantizableBasicBlock", "QuantizableBottleneck", "resnet18",
@@ -68,17 +67,9 @@ class QuantizableBottleneck(Bottleneck):
             fuse(self.downsample, ["0", "1"], is_qat)
 
 
-class QuantizableResNet(ResNet):
+class QuantizableResNet(BetweenStubs, ResNet):
     """:class:`~ember.models.resnet.ResNet` between a ``QuantStub`` (``quant``) and a
     ``DeQuantStub`` (``dequant``)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.quant = QuantStub()
-        self.dequant = DeQuantStub()
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.dequant(super().forward(self.quant(x)))
 
     def fuse_model(self, is_qat: bool | None = None) -> None:
         """Fuses the stem's conv+bn+relu and every block's (in place; the float outputs do

@@ -14,9 +14,8 @@ from __future__ import annotations
 from functools import partial
 
 from ember import Tensor
-from ember.quant.models._utils import fuse, register, spatial_mean
+from ember.quant.models._utils import BetweenStubs, fuse, register, spatial_mean
 from ember.quant.modules.functional_modules import FloatFunctional
-from ember.quant.stubs import DeQuantStub, QuantStub
 from ember.vision.models import quantization as listed
 from ember.vision.models.shufflenetv2 import (
     WIDTHS,
@@ -45,14 +44,12 @@ class QuantizableInvertedResidual(InvertedResidual):
         return channel_shuffle(out, 2)
 
 
-class QuantizableShuffleNetV2(ShuffleNetV2):
+class QuantizableShuffleNetV2(BetweenStubs, ShuffleNetV2):
     """ShuffleNetV2 between a ``QuantStub`` (``quant``) and a ``DeQuantStub`` (``dequant``),
     built of :class:`QuantizableInvertedResidual` units."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **{"inverted_residual": QuantizableInvertedResidual, **kwargs})
-        self.quant = QuantStub()
-        self.dequant = DeQuantStub()
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.maxpool(self.conv1(self.quant(x)))
