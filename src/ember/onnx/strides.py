@@ -177,12 +177,15 @@ def count_reader(graph: Graph, eqn: Any, axis: int) -> \
     as a size the exported graph would fix at the traced count (a reshape, expand or slice,
     a constant of that size, an op whose converter reads its input's sizes), None where
     only :data:`_RUN_TIME` ops carry it (to the outputs, or away: a matrix product); and the
-    dimensions that carry it. A count of 1 broadcasts against anything: ``eqn`` reads it."""
+    dimensions that carry it. A count of 1 broadcasts against anything: ``eqn`` reads it
+    where any later equation takes its output (an output only shows its run-time count)."""
     count = eqn.outputs[0].shape[axis]
     carried: set[tuple[Var, int]] = {(eqn.outputs[0], axis)}
+    later = graph.eqns[_position(graph, eqn) + 1:]
     if count < 2:
-        return eqn, carried
-    for e in graph.eqns[_position(graph, eqn) + 1:]:
+        used = any(eqn.outputs[0] in e.inputs for e in later)
+        return (eqn if used else None), carried
+    for e in later:
         read = [(v, a) for v in e.inputs for a in range(len(v.shape)) if (v, a) in carried]
         if not read:
             continue
@@ -253,6 +256,9 @@ def _traced(ctx: Context, graph: Graph, traces: int) -> str:
         for i, v in enumerate(graph.inputs) if ctx.dynamic_dims(v))
 
 
+_HINT_REACH = 4096  # the sizes around the traced one that a hint looks through, each way
+
+
 def hint(eqn: Any, axis: int, ctx: Context) -> str:
     """Where the count of ``eqn``'s cut along its output ``axis`` changes: the sizes ``n``
     of the dimension it cuts where ``n + 1`` has one more, the nearest below and above the
@@ -263,7 +269,8 @@ def hint(eqn: Any, axis: int, ctx: Context) -> str:
             eqn.prim.name not in ("conv", "depthwise_conv2d"):
         return "Hint: export with fixed sizes"
     step, n = strides(eqn)[d], src.shape[d]
-    grows = [j for j in range(max(n - step, 1), n + step + 1)
+    reach = min(step, _HINT_REACH)  # (a step like 2**64 would scan forever)
+    grows = [j for j in range(max(n - reach, 1), n + reach + 1)
              if _count(eqn, d, j + 1) > _count(eqn, d, j) > 0]
     if not grows:
         return "Hint: export with fixed sizes"
