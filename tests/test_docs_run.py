@@ -188,6 +188,8 @@ def test_every_guide_has_a_row():
 def test_guide_blocks_run(name, tmp_path, monkeypatch):
     guide = GUIDES[name]
     monkeypatch.chdir(tmp_path)
+    # (quantize_model sets the global quantized engine, as torchvision's: put it back after)
+    monkeypatch.setattr(ember.backends.quantized, "engine", ember.backends.quantized.engine)
     namespace: dict = {"__name__": "__docs__"}
     exec(guide.setup, namespace)  # noqa: S102
     for number, (line, block) in enumerate(python_blocks((ROOT / name).read_text()), 1):

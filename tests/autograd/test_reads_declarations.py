@@ -75,6 +75,9 @@ CASES = {
     "batch_norm": (lambda a, w, b: F.batch_norm(a, ember.zeros(3), ember.ones(3), w, b,
                                                 training=True), [(4, 3, 2, 2), (3,), (3,)]),
     "group_norm": (lambda a, w, b: F.group_norm(a, 3, w, b), [(4, 3, 2, 2), (3,), (3,)]),
+    # (a weight without a bias: the norm is standardize, then the affine part)
+    "standardize": (lambda a, w: F.batch_norm(a, ember.zeros(3), ember.ones(3), w,
+                                              training=True), [(4, 3, 2, 2), (3,)]),
     "max_pool": (lambda a: F.max_pool2d(a, 2), [(2, 3, 6, 6)]),  # (3rd order: window_gather)
     "interpolate": (lambda a: F.interpolate(a, scale_factor=2), [(2, 3, 3, 3)]),
     "unary_on_output": (lambda a: ember.erfinv(a.tanh() * 0.9).exp().expm1().sqrt()
