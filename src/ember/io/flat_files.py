@@ -30,7 +30,10 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
     """Saves a flat ``{name: Tensor}`` dict as a plain safetensors file, atomically.
 
     The file is what ``safetensors.torch.save_file`` would write for the same tensors, and
-    loads with any safetensors reader.
+    loads with any safetensors reader. Unlike it, Ember takes tensors that share memory (each
+    name gets its own copy, so they load untied: for a model's tied weights use
+    :func:`ember.io.save_model`, which stores them once) and non-contiguous tensors (written
+    contiguous); ``safetensors.torch.save_file`` refuses both.
 
     Example:
         >>> ember.io.save_file({"w": ember.ones(2)}, tmp_path / "w.safetensors", {"by": "me"})

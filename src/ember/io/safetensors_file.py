@@ -38,7 +38,7 @@ PathOrFile = str | os.PathLike | BinaryIO
 # safetensors dtype code -> little-endian NumPy dtype, each one of Ember's dtypes (safetensors
 # has no code for complex128: such tensors cannot be stored; the "FNUZ" codes are the
 # safetensors package's for PyTorch's float8 "fnuz" types).
-_READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
+READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
          "I16": np.dtype("<i2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8"),
          "F16": np.dtype("<f2"), "BF16": np.dtype(ml_dtypes.bfloat16),
          "F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "C64": np.dtype("<c8"),
@@ -51,7 +51,7 @@ _READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
 _RANK = {code: i for i, code in enumerate(
     ["BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ",
      "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"])}
-_CODE = {dt.newbyteorder("="): code for code, dt in _READ.items()}
+_CODE = {dt.newbyteorder("="): code for code, dt in READ.items()}
 
 
 def dtype_code(dtype: np.dtype) -> str:
@@ -193,14 +193,14 @@ def _entry(where: str, name: str, info: Any, data_len: int) -> tuple:
     if not isinstance(info, dict):
         raise _fail(where, f"{here}: expected an object with dtype, shape and data_offsets")
     code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-    if code not in _READ:
+    if code not in READ:
         raise _fail(where, f"{here}: unknown dtype {code!r}; Ember reads "
-                    + ", ".join(_READ))
+                    + ", ".join(READ))
     if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
         raise _fail(where, f"{here}: shape {shape!r} is not a list of non-negative integers")
     if len(shape) > MAX_DIMS:
         raise _fail(where, f"{here}: {len(shape)} dimensions; arrays have at most {MAX_DIMS}")
-    itemsize = _READ[code].itemsize
+    itemsize = READ[code].itemsize
     if (not isinstance(offsets, list) or len(offsets) != 2
             or not all(_is_int(o) for o in offsets) or not 0 <= offsets[0] <= offsets[1]):
         raise _fail(where, f"{here}: data_offsets {offsets!r} is not [begin, end] with "
@@ -234,7 +234,7 @@ def _check_coverage(where: str, entries: dict, data_len: int) -> None:
 def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray:
     """Reads one tensor into a fresh, writable, native-order NumPy array."""
     code, shape, begin, end = header.entries[name]
-    dtype = _READ[code]
+    dtype = READ[code]
     a = np.empty(shape, dtype.newbyteorder("="))
     if end > begin:
         f.seek(header.data_start + begin)
@@ -242,8 +242,14 @@ def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray
             raise _fail(where, f"tensor {name!r}: the file ended while reading its data")
         if dtype.byteorder == "<":  # only on a big-endian machine (NumPy writes "=" for native)
             a.byteswap(inplace=True)
+    return plain_bools(a, code)
+
+
+def plain_bools(a: np.ndarray, code: str) -> np.ndarray:
+    """``a`` read as ``code``, with a BOOL array's bytes other than 0 and 1 (which make odd
+    NumPy bools) read as True."""
     if code == "BOOL" and a.size and a.view(np.uint8).max() > 1:
-        a = np.asarray(a.view(np.uint8) != 0)  # other bytes than 0/1 make odd NumPy bools
+        return np.asarray(a.view(np.uint8) != 0)
     return a
 
 
