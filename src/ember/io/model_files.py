@@ -9,12 +9,10 @@ metadata has that key. Loading fills the kept name, which fills the others throu
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from ember.backend import Device
-from ember.errors import CheckpointError
+from ember.errors import ArgumentError
 from ember.io.flat_files import load_file, save_file
 from ember.io.safetensors_file import PathOrFile
 from ember.nn.module import Module
@@ -70,10 +68,10 @@ def duplicate_names(tensors: Mapping[str, Tensor],
     for group in shared_groups(tensors):
         whole = sorted(n for n in group if _whole(tensors[n]))
         if not whole:
-            raise CheckpointError(f"save_model/load_model: the tensors {sorted(group)} share "
-                                  "memory and none of them covers it all, so none can be "
-                                  "stored for the others; save copies instead "
-                                  "(ember.io.save_file({k: v.clone() ...}))")
+            raise ArgumentError(f"save_model/load_model: the tensors {sorted(group)} share "
+                                "memory and none of them covers it all, so none can be "
+                                "stored for the others; save copies instead "
+                                "(ember.io.save_file({k: v.clone() ...}))")
         keep = next((n for n in whole if n in preferred), whole[0])
         out[keep] = sorted(group - {keep})
     return out
@@ -102,7 +100,7 @@ def save_model(model: Module, filename: PathOrFile, metadata: Mapping[str, str] 
     save_file(state, filename, metadata or None)
 
 
-def load_model(model: Module, filename: str | os.PathLike | Any, strict: bool = True,
+def load_model(model: Module, filename: PathOrFile, strict: bool = True,
                device: str | Device = "cpu") -> tuple[list[str], list[str]]:
     """Loads a file :func:`save_model` (or ``safetensors.torch.save_model``) wrote into
     ``model``; returns ``(missing, unexpected)`` names, a tied name the file left out counted
