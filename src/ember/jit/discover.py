@@ -61,6 +61,7 @@ from ember.jit.user_objects import (
     library_code,
     member,
     own_call,
+    partial_arguments,
     plain_object,
     user_class,
     user_module,
@@ -134,6 +135,11 @@ class Reach:
                 self.add(f"{name}[{key_label(key, i)}]", item, depth + 1)
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
+        elif isinstance(obj, functools.partial):  # (what its function reads of its arguments)
+            for key, arg in partial_arguments(obj, positions=True).items():
+                self.add(f"{name}.{key}", arg, depth + 1)
+            self.add(f"{name}.func", obj.func, depth)
+            self.add_function(obj.func, depth + 1, arguments=partial_arguments(obj))
         elif callable(getattr(type(obj), "jit_state", None)):
             self.objects.append(obj)
             for key, t in obj.jit_state().items():
@@ -358,7 +364,15 @@ class Reach:
             if isinstance(method, types.FunctionType) and not library_code(method) and \
                     (id(method), id(obj)) not in self._methods:
                 self._methods.add((id(method), id(obj)))
+                self._bind_method(obj, name)
                 self.add_function(method, depth + 1, owner=obj)
+
+    def _bind_method(self, obj: Any, name: str) -> None:
+        """Watches, by identity, the function ``obj.name`` finds (on its class, or one set on
+        the instance): one assigned later (``Model.forward = other``) traces again."""
+        label = self.object_labels.get(id(obj)) or next(
+            (label for label, m in zip(self.module_labels, self.modules) if m is obj), None)
+        self._bind(obj, name, f"{label or type(obj).__name__}.{name}")
 
     def watch_states(self) -> None:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
@@ -394,6 +408,7 @@ class Reach:
                     self.add(f"{label}.{attr}", value, 1)
             if not is_library(m):  # (the globals a user's layer reads in its forward)
                 self._carried_tensors(m, label)
+                self._bind_method(m, "forward")
                 self.add_function(type(m).forward, 1, owner=m)
                 self.reads_state = self.reads_state or class_reads_state(type(m))
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
@@ -542,11 +557,11 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     found = Reach()
     while (wrapped := _wrapped_by_library(fn)) is not None:  # (followed as a plain call is)
         fn = wrapped
+    bound = {}
     if isinstance(fn, functools.partial):
-        for i, arg in enumerate(fn.args):
-            found.add(f"partial.args[{i}]", arg, 1)
-        for key, arg in fn.keywords.items():
-            found.add(key, arg, 1)
+        for key, arg in partial_arguments(fn, positions=True).items():
+            found.add(f"partial.{key}", arg, 1)
+        bound = {k: v for k, v in partial_arguments(fn).items() if not isinstance(v, Tensor)}
         fn = fn.func
     if isinstance(fn, Module):
         found.add("", fn)
@@ -559,7 +574,7 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
                if not isinstance(arg, Tensor)}  # (tensor arguments are inputs, not state)
     for name, arg in objects.items():  # (first: the function may assign their attributes,
         found.add(name, arg, 1)  # ``model.h = h``)
-    found.add_function(fn, arguments=objects)
+    found.add_function(fn, arguments={**bound, **objects})
     for hook in hooks:
         found.add("hook of an argument", hook)
     found.watch_states()

@@ -5,7 +5,7 @@ down."""
 from __future__ import annotations
 
 import array
-from collections import ChainMap, deque
+from collections import ChainMap, UserDict, UserList, deque
 from collections.abc import Iterator
 from operator import is_
 from types import MappingProxyType
@@ -91,7 +91,7 @@ def key_label(key: Any, i: int) -> str:
 # gives them, an ``array.array``'s by value, a dict view's as its dict's)
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 WATCHED = (list, tuple, dict, set, frozenset, deque, array.array, MappingProxyType, ChainMap,
-           *_VIEWS)
+           UserDict, UserList, *_VIEWS)
 WATCHED_ITEMS = 1 << 16  # a container's items (nested ones counted) watched whole, at most
 
 
@@ -124,6 +124,8 @@ class Contents:
             value = value.mapping
         elif isinstance(value, ChainMap):  # (what its maps hold)
             value, where = value.maps, f"{where}.maps"
+        elif isinstance(value, UserDict | UserList):  # (what its dict or list holds)
+            value, where = value.data, f"{where}.data"
         elif plain_object(value) and not isinstance(value, (Module, *WATCHED)):  # (L[0].s)
             value, where = vars(value), f"{where}.__dict__"
         if not isinstance(value, WATCHED) or left < 0 or id(value) in seen:

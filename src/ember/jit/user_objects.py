@@ -121,6 +121,22 @@ def _class_attribute(cls: type, name: str) -> Any:
     return MISSING
 
 
+def partial_arguments(p: functools.partial, positions: bool = False) -> dict[str, Any]:
+    """The arguments a ``functools.partial`` binds, by its function's parameter names
+    (``positions``: the positional ones as ``args[i]``, for labels).
+
+    Example:
+        >>> partial_arguments(functools.partial(lambda c, x: x * c[0], cfg))
+        {'c': cfg}
+    """
+    code = getattr(getattr(p.func, "__func__", p.func), "__code__", None)
+    names = () if code is None else code.co_varnames[:code.co_argcount]
+    names = names[1:] if isinstance(p.func, types.MethodType) else names
+    given = {f"args[{i}]" if positions or i >= len(names) else names[i]: arg
+             for i, arg in enumerate(p.args)}
+    return {**given, **p.keywords}
+
+
 def bound_value(holder: Any, name: Any) -> Any:
     """The value a global (``holder`` the globals dict), closure cell, default argument, the
     attribute ``name`` of a plain object or class, or the item ``name`` of a dict or list
