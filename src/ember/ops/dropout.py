@@ -91,11 +91,18 @@ def _feature_dropout(op: str, spatial: int, input: Tensor, p: float, training: b
                           "dropping whole channels, as PyTorch does. Use dropout1d for "
                           "(N, C, L) inputs.", stacklevel=3)
             channels = 2
-    else:
-        raise ShapeError(f"{op}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
-                         f"shape {tuple(input.shape)}")
+    elif spatial == 1:
+        raise ShapeError(f"{op}: expected a 2-D or 3-D input, got shape {tuple(input.shape)}")
+    else:  # PyTorch's deprecated reading: (N, C, *) for dropout2d, (C, *) for dropout3d
+        channels = 2 if spatial == 2 else 1
+        warnings.warn(f"{op}: received a {input.ndim}-D input, which PyTorch deprecates; "
+                      f"dropping whole slices along the first {channels} dimension(s) as it "
+                      "does. Use dropout for elementwise dropout.", stacklevel=3)
     if not training or p == 0.0:
         return input
+    if input.ndim < channels:
+        raise ShapeError(f"{op}: feature dropout needs at least {channels} dimension(s) in "
+                         f"training, got shape {tuple(input.shape)}")
     shape = tuple(input.shape[:channels]) + (1,) * (input.ndim - channels)
     return _masked(input, p, shape, inplace, generator)
 
