@@ -23,6 +23,7 @@ from ember.backend import compute_dtype
 from ember.dtypes import DType
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, describe
 from ember.jit import switches as _jit_switches
+from ember.ops import convert as _convert
 from ember.ops.convert import cast
 from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
 from ember.utils import checkpoint as _checkpoint
@@ -356,3 +357,5 @@ def _state() -> tuple[bool, DType, bool]:
 # called under autocast traces one graph per state, with autocast entered inside
 _checkpoint.CONTEXTS["autocast"] = (_state, _run_in)
 _jit_switches.CONTEXTS[_handler] = (_state, _run_in, _set_aside)
+# composites on the lower list (transposed convolutions, attention) cast to this dtype
+_convert.AUTOCAST_DTYPE["autocast"] = lambda: STATE.dtype

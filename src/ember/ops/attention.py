@@ -18,6 +18,7 @@ from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name, is_f
 from ember.ops.attention_backends import SDPBackend, choose_backend
 from ember.ops.attention_blockwise import blockwise_attention
 from ember.ops.compare import isneginf, logical_not
+from ember.ops.convert import lower_under_autocast
 from ember.ops.dropout import dropout
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH
@@ -59,6 +60,7 @@ def _repeat_heads(t: Tensor, groups: int) -> Tensor:
     return t.unsqueeze(-3).expand(*lead, h, groups, s, e).reshape((*lead, h * groups, s, e))
 
 
+@lower_under_autocast  # (PyTorch's: one low-precision kernel under autocast)
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

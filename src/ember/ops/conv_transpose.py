@@ -16,7 +16,7 @@ from ember.ops.conv_args import (
     check_operands,
     int_sizes,
 )
-from ember.ops.convert import HALF
+from ember.ops.convert import HALF, lower_under_autocast
 from ember.ops.im2col import batched, fold_nd
 from ember.tensor import Tensor
 
@@ -30,6 +30,7 @@ _ROWS_FOLD_CHANNELS = 16
 _ROWS_FOLD_PIXELS = 64
 
 
+@lower_under_autocast  # (PyTorch's conv_transpose*d: one low-precision kernel)
 def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
                     stride: Any, padding: Any, output_padding: Any, groups: int,
                     dilation: Any) -> Tensor:

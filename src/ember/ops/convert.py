@@ -203,38 +203,58 @@ def autocast_mix(*dts: DType) -> bool:
     return DISPATCH.casting and _AUTOCAST_FLOATS.issuperset(dts)
 
 
+# the dtype autocast lowers to, for :func:`lower_under_autocast`: the amp layer (which this
+# layer never imports) puts its getter here
+AUTOCAST_DTYPE: dict[str, Callable[[], DType]] = {}
+
+
 def float32_under_autocast(fn: Callable) -> Callable:
     """Decorates a composite on PyTorch's CPU autocast float32 list (``cdist``, ``grid_sample``,
     3-D pools, ...): under autocast (a casting handler) its bfloat16/float16 tensor arguments
     are cast to float32 and its body runs with casting off, as PyTorch's one float32 kernel
     (so a matmul inside stays float32); a dtype error then says which dtypes were cast. Outside
     autocast it costs one flag check."""
-    def cast_half(x: Any) -> Any:
-        return cast(x, dtypes.float32) if isinstance(x, Tensor) and x.dtype in HALF else x
+    return _under_autocast(fn, lambda: dtypes.float32)
 
+
+def lower_under_autocast(fn: Callable) -> Callable:
+    """Decorates a composite on PyTorch's CPU autocast lower-precision list (transposed
+    convolutions, attention): under autocast its float32/bfloat16/float16 tensor arguments are
+    cast to the autocast dtype and its body runs with casting off, as PyTorch's one
+    low-precision kernel (the body's half path computes in float32 and rounds once, where
+    lowering each inner matmul rounded each)."""
+    return _under_autocast(fn, lambda: AUTOCAST_DTYPE["autocast"]())
+
+
+def _under_autocast(fn: Callable, target_of: Callable[[], DType]) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not DISPATCH.casting:
             return fn(*args, **kwargs)
-        cast_args = tuple(cast_half(a) for a in args)
-        cast_kwargs = {k: cast_half(v) for k, v in kwargs.items()}
+        target = target_of()
+
+        def to_target(x: Any) -> Any:
+            cast_it = isinstance(x, Tensor) and x.dtype in _AUTOCAST_FLOATS
+            return cast(x, target) if cast_it and x.dtype is not target else x
+        cast_args = tuple(to_target(a) for a in args)
+        cast_kwargs = {k: to_target(v) for k, v in kwargs.items()}
         try:
             return not_casting(lambda: fn(*cast_args, **cast_kwargs))
         except DTypeError as e:
-            _note_cast(e, (*args, *kwargs.values()))
+            _note_cast(e, (*args, *kwargs.values()), target)
             raise
     return wrapper
 
 
-def _note_cast(error: DTypeError, given: tuple) -> None:
-    """Adds to ``error``'s message that autocast cast the half-precision arguments (of
-    ``given``) to float32, so a message naming float32 does not puzzle a user who passed
-    bfloat16."""
-    cast_from = sorted({x.dtype.name for x in given if isinstance(x, Tensor) and x.dtype in HALF})
+def _note_cast(error: DTypeError, given: tuple, target: DType) -> None:
+    """Adds to ``error``'s message that autocast cast the arguments (of ``given``) to
+    ``target``, so a message naming float32 does not puzzle a user who passed bfloat16."""
+    cast_from = sorted({x.dtype.name for x in given if isinstance(x, Tensor)
+                        and x.dtype in _AUTOCAST_FLOATS and x.dtype is not target})
     if cast_from and error.args and isinstance(error.args[0], str):
         error.args = (f"{error.args[0]} (under autocast, the {' and '.join(cast_from)} "
-                      "arguments were cast to float32 first, as PyTorch's CPU autocast does)",
-                      *error.args[1:])
+                      f"arguments were cast to {target.name} first, as PyTorch's CPU autocast "
+                      "does)", *error.args[1:])
 
 
 def has_scalar(*xs: Any) -> bool:
