@@ -125,6 +125,7 @@ def test_the_registry_is_torchvisions():
     everything = sorted({**PARAMS, **SEGMENTATION,
                          **dict.fromkeys(models.list_models(models.detection)),
                          **dict.fromkeys(models.list_models(models.video)),
+                         **dict.fromkeys(models.list_models(models.optical_flow)),
                          **dict.fromkeys(models.list_models(models.quantization))})
     assert models.list_models() == everything
     assert models.list_models(models) == sorted(PARAMS)

@@ -1,7 +1,8 @@
 """torchvision's classification models under its names and signatures (``torchvision.models``
-→ ``ember.vision.models``; the segmentation models in :mod:`.segmentation`): the
-architectures, module names, constructor options and initialization, so a state dict saved
-from torchvision loads. No pretrained weights are bundled: ``weights`` must be None.
+→ ``ember.vision.models``; the segmentation, detection, video and optical-flow models in their
+subpackages): the architectures, module names, constructor options and initialization, so a
+state dict saved from torchvision loads. No pretrained weights are bundled: ``weights`` must
+be None.
 
 Example:
     >>> model = ember.vision.models.get_model("resnet18", num_classes=10)
@@ -9,7 +10,7 @@ Example:
     ember.Size([1, 10])
 """
 
-from ember.vision.models import detection, segmentation, video
+from ember.vision.models import detection, optical_flow, segmentation, video
 from ember.vision.models._api import get_model, get_model_builder, list_models
 from ember.vision.models.alexnet import *  # noqa: F403
 from ember.vision.models.alexnet import __all__ as _alexnet
