@@ -62,10 +62,12 @@ def _stepping(read: str, gamma_every: int = 1):
             o.step()
             s.step()
             o.zero_grad()  # (Ember's own read of param_groups after the step: no read)
-            if read == "get_last_lr":
-                return loss, s.get_last_lr()[0]
+            if read == "get_last_lr":  # (used, not only returned: see test_lr_live52)
+                lr = s.get_last_lr()[0]
+                return loss * lr, lr
             if read == "param_groups":
-                return loss, o.param_groups[0]["lr"]
+                lr = o.param_groups[0]["lr"]
+                return loss * lr, lr
             return loss, before
         return step, m
     return make

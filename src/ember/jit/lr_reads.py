@@ -1,10 +1,14 @@
 """A learning rate read in a compiled step that also steps its scheduler (``sch.step()``
 inside): the step is an effect, run again at every call, so the lr it sets moves while the
 graph runs. Read before that step, the lr is an input the cache key watches by value; read
-after it, a graph would keep the trace's value: that call runs the plain function.
+after it and only returned (``return loss, o.param_groups[0]["lr"]``, checked by
+:mod:`ember.jit.return_flow`), a :class:`LiveLr` stands for it, read again after each call's
+graph; read after it any other way, a graph would keep the trace's value: that call runs the
+plain function.
 
 While tracing, the optimizers' ``param_groups`` and the schedulers' ``_last_lr`` lists are
-stood in for by lists that note a read by the user's code (not Ember's, nor an effect's)."""
+stood in for by lists that note a read by the user's code (not Ember's, nor an effect's), and
+those schedulers' ``get_last_lr`` by a function that does."""
 
 from __future__ import annotations
 
@@ -12,23 +16,50 @@ import sys
 import warnings
 from typing import Any
 
+from ember.jit.return_flow import only_returned
 from ember.jit.sources import _is_ember_file
 from ember.jit.user_objects import Numbers
 from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer
 
 
+class LiveLr(float):
+    """An lr read after a scheduler's step in the trace that the function only returns: the
+    entry keeps it, and each call returns :meth:`now`, the lr after that call's graph."""
+
+    __slots__ = ("read",)
+
+    def now(self) -> float:
+        """The number as the scheduler left it now."""
+        return self.read()
+
+
+class _Key:
+    """What ``param_groups[i]`` gives the user's code that takes ``["lr"]`` from it and only
+    returns that: the group's number as a :class:`LiveLr`."""
+
+    __slots__ = ("live",)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.live
+
+
 class _Noted(list):
     """A list that tells ``reads`` when the user's code reads it (by index or iterating)."""
 
-    __slots__ = ("reads", "opt", "what")
+    __slots__ = ("reads", "opt", "what", "owner", "name")
 
     def __getitem__(self, i: Any) -> Any:
-        self.reads.note(self.opt, self.what)
-        return list.__getitem__(self, i)
+        return self.reads.note(self, i, list.__getitem__(self, i))
 
     def __iter__(self) -> Any:
-        self.reads.note(self.opt, self.what)
+        self.reads.note(self, None, None)
         return list.__iter__(self)
+
+
+def _live(value: float, read: Any) -> LiveLr:
+    live = LiveLr(value)
+    live.read = read
+    return live
 
 
 class LrReads:
@@ -58,6 +89,7 @@ class LrReads:
         for scheduler in self.schedulers:
             opt = getattr(scheduler, "optimizer", None)
             self._stand_in(scheduler, "_last_lr", opt, f"{type(scheduler).__name__}.get_last_lr()")
+            vars(scheduler)["get_last_lr"] = lambda s=scheduler: self.last_lr(s)
 
     def scheduler_stepped(self, scheduler: Any) -> None:
         """After ``scheduler.step()`` ran in the trace: its lr (``get_last_lr()``) and its
@@ -69,13 +101,43 @@ class LrReads:
         self._stand_in(opt, "param_groups", opt, f"{type(opt).__name__}.param_groups")
         self._stand_in(scheduler, "_last_lr", opt, f"{type(scheduler).__name__}.get_last_lr()")
 
-    def note(self, opt: Any, what: str) -> None:
+    def note(self, noted: _Noted, i: Any, item: Any) -> Any:
+        """``item``, ``noted[i]`` (``i`` None: iterated), as the user's code gets it."""
         frame = sys._getframe(2)
         if OPTIMIZER_TRACE.tracer is None or _is_ember_file(frame.f_code.co_filename):
-            return  # (an effect running, or Ember's own code: a zero_grad)
-        if id(opt) not in self.stepped:
-            self.read.add(id(opt))
-        elif self.after is None:
+            return item  # (an effect running, or Ember's own code: a zero_grad)
+        if id(noted.opt) not in self.stepped:
+            self.read.add(id(noted.opt))
+            return item
+        owner, name = noted.owner, noted.name
+        if type(i) is int and isinstance(item, dict):  # (``param_groups[i]["lr"]``)
+            keys = only_returned(frame, "BINARY_SUBSCR", 1)
+            if keys and type(item.get(keys[0])) is float:
+                key = _Key()
+                key.live = _live(item[keys[0]], lambda: vars(owner)[name][i][keys[0]])
+                return key
+        elif type(i) is int and type(item) is float and \
+                only_returned(frame, "BINARY_SUBSCR") is not None:
+            return _live(item, lambda: vars(owner)[name][i])  # (``get_last_lr()[i]``)
+        self._after(noted.what, frame)
+        return item
+
+    def last_lr(self, scheduler: Any) -> Any:
+        """``scheduler.get_last_lr()`` while tracing: after its step, called by the user's
+        code that only returns it, numbers read again at each call."""
+        lrs, frame = vars(scheduler)["_last_lr"], sys._getframe(2)
+        opt = getattr(scheduler, "optimizer", None)
+        if id(opt) not in self.stepped or _is_ember_file(frame.f_code.co_filename) or \
+                only_returned(frame, "CALL", 1) is not None:
+            return lrs  # (``get_last_lr()[0]``: the list notes it)
+        if only_returned(frame, "CALL") is not None and all(type(x) is float for x in lrs):
+            return [_live(x, lambda k=k: vars(scheduler)["_last_lr"][k])
+                    for k, x in enumerate(list.__iter__(lrs))]
+        self._after(f"{type(scheduler).__name__}.get_last_lr()", frame)
+        return lrs
+
+    def _after(self, what: str, frame: Any) -> None:
+        if self.after is None:
             self.after = (what, frame)
 
     def read_before_step(self) -> bool:
@@ -92,14 +154,18 @@ class LrReads:
                 original[:] = list.__iter__(now)
                 vars(obj)[name] = original
         self._swapped.clear()
+        for scheduler in self.schedulers:
+            vars(scheduler).pop("get_last_lr", None)
         if self.after is None:
             return None
         what, frame = self.after
         reason = (f"runs eagerly: it reads {what} after a scheduler's step() inside the call "
                   "(the lr that step sets moves at every call; a graph would keep the trace's)")
         warnings.warn_explicit(f"ember.jit: {reason}. Hint: read the lr before the step, or "
-                               "after the call", UserWarning, frame.f_code.co_filename,
-                               frame.f_lineno, module=frame.f_globals.get("__name__"))
+                               "after the call, or return it as read (return loss, "
+                               "o.param_groups[0]['lr']): each call then returns its own",
+                               UserWarning, frame.f_code.co_filename, frame.f_lineno,
+                               module=frame.f_globals.get("__name__") or "<string>")
         self.after = None
         return reason
 
@@ -108,7 +174,7 @@ class LrReads:
         if type(value) is not list:
             return  # (noted already, or no list)
         noted = _Noted(value)
-        noted.reads, noted.opt, noted.what = self, opt, what
+        noted.reads, noted.opt, noted.what, noted.owner, noted.name = self, opt, what, obj, name
         vars(obj)[name] = noted
         if not any(o is obj and n == name for o, n, _ in self._swapped):
             self._swapped.append((obj, name, value))

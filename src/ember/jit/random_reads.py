@@ -108,5 +108,5 @@ def warn_random(label: str, fn: Any, code: types.CodeType, line: int) -> None:
     warnings.warn_explicit(f"ember.jit: {label} draws Python's or NumPy's random numbers: "
                            "they are drawn once, while tracing, and the graph keeps them. "
                            "Hint: draw with ember.rand/ember.randn, or pass the number in",
-                           UserWarning, code.co_filename, line, scope.get("__name__"),
+                           UserWarning, code.co_filename, line, scope.get("__name__") or "<string>",
                            scope.setdefault("__warningregistry__", {}))

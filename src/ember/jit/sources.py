@@ -96,4 +96,5 @@ def warn_user(message: str) -> None:
         return
     scope = frame.f_globals
     warnings.warn_explicit(message, UserWarning, frame.f_code.co_filename, frame.f_lineno,
-                           scope.get("__name__"), scope.setdefault("__warningregistry__", {}))
+                           scope.get("__name__") or "<string>",
+                           scope.setdefault("__warningregistry__", {}))
