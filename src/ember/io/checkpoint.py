@@ -43,8 +43,10 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   as ``torch.load`` makes it. References to
   one tensor, or to tensors with the very same memory layout (tied weights from
   ``state_dict()``), are stored once and load as one tensor object (as tensors sharing memory
-  where they differ in ``requires_grad`` or being a ``Parameter``). Tensors that only partly
-  overlap (a slice and its base) are stored as separate copies.
+  where they differ in ``requires_grad`` or being a ``Parameter``). A tensor whose memory lies
+  inside another saved one (a slice or transpose of it) is stored as a view of it and loads
+  sharing its memory (:mod:`ember.io.shared_views`; other safetensors readers see only the
+  tensor it is a view of); tensors that only partly overlap are stored as separate copies.
 - ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``;
   of a ``torch.save`` file, its data with Ember tensors (:mod:`ember.io.torch_file`).
 """
@@ -73,6 +75,7 @@ from ember.io import pickled, torch_file
 from ember.io import safetensors_file as st
 from ember.io.placement import MapLocation, Placer, make_tensor, placer
 from ember.io.safetensors_file import write_arrays
+from ember.io.shared_views import link_views, view_key, view_of
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nn.parameter import Buffer, Parameter, UninitializedTensorMixin
 from ember.ops.constructors import empty_strided
@@ -82,7 +85,7 @@ from ember.sparse.tensor import BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
-VERSION = 1
+VERSION = 2  # (written only by files with views: others say 1, which older Ember reads)
 TREE_KEY = "ember"
 
 _SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
@@ -99,6 +102,7 @@ class _Encoder:
         self.module, self.protocol = module, protocol  # for the objects that are pickled
         self.arrays: dict[str, np.ndarray] = {}
         self.by_layout: dict[tuple, str] = {}
+        self.nodes: dict[str, list[dict]] = {}  # each tensor's nodes, to make views of later
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
 
     def tensor(self, t: Tensor, path: str) -> dict:
@@ -127,6 +131,7 @@ class _Encoder:
             node["device"] = str(t.device)
         if getattr(t, "__dict__", None) and not isinstance(t, Buffer):  # (the user's, kept
             node["attributes"] = self.value(t.__dict__, path)  # as torch.save does)
+        self.nodes.setdefault(name, []).append(node)
         return node
 
     def _unique(self, name: str) -> str:
@@ -242,7 +247,8 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
     enc = _Encoder(module, protocol)
     try:
         tree = enc.value(obj, "")
-        doc = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
+        version = VERSION if link_views(enc.arrays, enc.nodes) else 1
+        doc = json.dumps({"format": FORMAT, "version": version, "tree": tree},
                          separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except RecursionError:
         raise CheckpointError("save: the object is nested too deeply to save") from None
@@ -270,7 +276,7 @@ class _Decoder:
         if tag is None:
             return {k: self.value(v) for k, v in x.items()}
         arg = x[tag]
-        if tag == "$tensor" and isinstance(arg, str):
+        if tag in ("$tensor", "$view") and isinstance(arg, str):
             return self.tensor(arg, x)
         if tag == "$tuple" and isinstance(arg, list):
             return tuple(self.value(v) for v in arg)
@@ -461,21 +467,22 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             arrays = {name: st.read_array(handle, header, name, where) for name in header.entries}
             return {name: make_tensor(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
-        made: dict[tuple[str, bool, bool, str], Tensor] = {}  # its loaded forms, sharing its memory
+        made: dict[tuple, Tensor] = {}  # its loaded forms, sharing its memory
 
         def tensor(name: str, node: dict) -> Tensor:
             requires_grad = node.get("requires_grad") is True
             attributes = node.get("attributes")
-            key = (name, requires_grad, node.get("parameter") is True, json.dumps(attributes))
+            key = (name, view_key(node), requires_grad, node.get("parameter") is True,
+                   json.dumps(attributes))
             if key in made:
                 return made[key]
             if name not in read:
                 read[name] = _tensor(raw(name, "tensor"), name, node, place, where)
-            t = read[name].detach()
+            t = (read[name] if key[1] is None else view_of(read[name], node, where)).detach()
             if requires_grad and not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise CheckpointError(f"{where}: tensor {name!r} of dtype {t.dtype.name} is marked "
                                       "requires_grad; only floating and complex ones can be")
-            made[key] = Parameter(t, requires_grad) if key[2] else t.requires_grad_(
+            made[key] = Parameter(t, requires_grad) if key[3] else t.requires_grad_(
                 requires_grad)
             if attributes is not None:
                 attributes = decoder.value(attributes)

@@ -1,0 +1,94 @@
+"""ember.save keeps views of a saved tensor as views (torch.save/torch.load keep views of one
+storage): compared with torch on real files."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import CheckpointError
+from ember.io import safetensors_file as st
+
+BASE = np.arange(24.0, dtype=np.float32).reshape(4, 6)
+
+
+def _views(b):
+    return {"row": b[1], "a": b, "t": b.t(), "sl": b[1:3, ::2], "col": b[:, 2],
+            "flat": b.reshape(-1)[5:17].reshape(3, 4)}
+
+
+def _np(x):
+    return (x.detach().float() if isinstance(x, torch.Tensor) else
+            x.detach().to(ember.float32)).numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64"])
+def test_views_load_sharing_memory_as_torch(tmp_path, dtype):
+    saved_e = _views(ember.tensor(BASE).to(getattr(ember, dtype)))
+    saved_t = _views(torch.tensor(BASE).to(getattr(torch, dtype)))
+    ember.save(saved_e, tmp_path / "e.safetensors")
+    torch.save(saved_t, tmp_path / "t.pt")
+    got, want = ember.load(tmp_path / "e.safetensors"), torch.load(tmp_path / "t.pt")
+    for k in want:
+        assert tuple(got[k].shape) == tuple(want[k].shape)
+        np.testing.assert_array_equal(_np(got[k]), _np(want[k]))
+    got["a"].add_(100)
+    want["a"].add_(100)
+    for k in want:  # each view sees the write through its base, in both
+        np.testing.assert_array_equal(_np(got[k]), _np(want[k]))
+    assert sorted(ember.io.load_file(tmp_path / "e.safetensors")) == ["a"]
+
+
+def test_view_of_a_parameter_as_torch(tmp_path):
+    p = ember.nn.Parameter(ember.tensor(BASE))
+    tp = torch.nn.Parameter(torch.tensor(BASE))
+    ember.save({"p": p, "r": p[1]}, tmp_path / "e.safetensors")
+    torch.save({"p": tp, "r": tp[1]}, tmp_path / "t.pt")
+    got, want = ember.load(tmp_path / "e.safetensors"), torch.load(tmp_path / "t.pt")
+    assert isinstance(got["p"], ember.nn.Parameter) and isinstance(want["p"], torch.nn.Parameter)
+    assert got["r"].requires_grad == want["r"].requires_grad and got["r"].is_leaf == \
+        want["r"].is_leaf
+    with ember.no_grad():
+        got["p"].mul_(2)
+    np.testing.assert_array_equal(got["r"].detach().numpy(), BASE[1] * 2)
+
+
+def test_files_without_views_stay_version_1(tmp_path):
+    w = ember.ones(3)
+    ember.save({"a": w, "b": w, "c": ember.zeros(2)}, tmp_path / "a.safetensors")
+    ember.save({"a": w, "b": w[1:]}, tmp_path / "b.safetensors")
+    versions = [json.loads(st.load_metadata(tmp_path / f"{n}.safetensors")["ember"])["version"]
+                for n in "ab"]
+    assert versions == [1, 2]  # (an older Ember refuses the second: "upgrade Ember")
+
+
+def test_what_stays_a_copy(tmp_path):
+    b = ember.tensor(BASE)
+    c = ember.randn(3, dtype=ember.complex128)
+    halves = ember.arange(8.0)
+    obj = {"t": b.t(), "row": b.t()[1],  # a view of a non-contiguous tensor
+           "i32": b.view(ember.int32)[0], "a": b,  # another dtype
+           "c": c, "real": ember.view_as_real(c)[:, 0],  # complex128 is stored as its real view
+           "lo": halves[:5], "hi": halves[3:]}  # partial overlaps, no whole
+    ember.save(obj, tmp_path / "c.safetensors")
+    out = ember.load(tmp_path / "c.safetensors")
+    for k, v in obj.items():
+        np.testing.assert_array_equal(out[k].numpy(), v.numpy())
+    assert {"i32", "c", "real", "lo", "hi"} <= set(ember.io.load_file(tmp_path / "c.safetensors"))
+
+
+@pytest.mark.parametrize("entry, match", [
+    ({"offset": -1, "size": [2], "stride": [1]}, "malformed view"),
+    ({"offset": 0, "size": [2, 2], "stride": [1]}, "malformed view"),
+    ({"offset": 2, "size": [3], "stride": [1]}, "reads past its 4 elements"),
+    ({"offset": 0, "size": [2], "stride": [1], "$view": "nope"}, "does not contain"),
+])
+def test_corrupt_view_entries(tmp_path, entry, match):
+    doc = {"format": "ember.checkpoint", "version": 2,
+           "tree": {"a": {"$tensor": "a"}, "v": {"$view": "a", **entry}}}
+    st.write_arrays(tmp_path / "v.safetensors", {"a": np.ones(4, np.float32)},
+                    {"ember": json.dumps(doc)})
+    with pytest.raises(CheckpointError, match=match):
+        ember.load(tmp_path / "v.safetensors")
