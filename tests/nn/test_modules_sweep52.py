@@ -1,6 +1,7 @@
 """Module behaviour the torch.nn 2.13 re-sweep (nn52) found different, each compared with
 torch: feature dropout on other ranks, and constructor signatures."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -44,3 +45,36 @@ def test_feature_dropout_other_ranks_warn_and_short_inputs_raise():
         nn.Dropout2d()(ember.ones(3))
     with pytest.raises(ember.ShapeError, match="dropout1d"):
         nn.Dropout1d()(ember.ones(2, 3, 4, 5))
+
+
+def _signature(cls: type) -> list[tuple[str, str, object]]:
+    return [(p.name, p.kind.name, p.default) for p in inspect.signature(cls.__init__)
+            .parameters.values()]
+
+
+@pytest.mark.parametrize("name", [
+    "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "LeakyReLU", "LogSoftmax", "Mish", "ReLU", "ReLU6", "SELU", "SiLU", "Softmax", "Softmin",
+    "Softplus", "Softshrink", "Threshold", "Tanh", "Sigmoid", "LazyConv1d", "LazyConv2d",
+    "LazyConv3d", "LazyConvTranspose2d"])
+def test_constructor_signatures_as_torch(name):
+    """The activations' __init__ read (*args, **kwargs) and LazyConvNd's took **kwargs."""
+    assert _signature(getattr(nn, name)) == _signature(getattr(torch.nn, name))
+
+
+def test_activation_arguments_still_checked_and_hardtanh_old_names():
+    assert repr(nn.ELU(0.5, True)) == "ELU(alpha=0.5, inplace=True)"
+    assert repr(nn.Threshold(value=2.0, threshold=0.1)) == "Threshold(threshold=0.1, value=2.0)"
+    with pytest.raises(TypeError, match="value"):
+        nn.Threshold(0.1)
+    with pytest.raises(TypeError, match="unexpected"):
+        nn.ReLU(inplac=True)
+    with pytest.warns(FutureWarning, match="min_value"):
+        m = nn.Hardtanh(min_value=-3.0, max_value=2.0)
+    assert repr(m) == repr(torch.nn.Hardtanh(-3.0, 2.0))
+    x = np.linspace(-4, 4, 9)
+    np.testing.assert_array_equal(m(ember.tensor(x)).numpy(), np.clip(x, -3, 2))
+    m = nn.LazyConvTranspose1d(4, 3, stride=2, output_padding=1)
+    assert tuple(m(ember.randn(2, 3, 5)).shape) == (2, 4, 12)
+    with pytest.raises(TypeError):
+        nn.LazyConv1d(4, 3, output_padding=1)

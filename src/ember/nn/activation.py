@@ -7,6 +7,8 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from typing import Any
 
 from ember.errors import ArgumentError, ShapeError
@@ -45,6 +47,25 @@ class _Activation(Module):
             if value is _REQUIRED:
                 raise TypeError(f"{type(self).__name__} missing required argument {k!r}")
             object.__setattr__(self, k, value)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A class with its own ``_defaults`` gets an ``__init__`` whose signature lists
+        them, as PyTorch's (``inspect.signature(nn.ELU)`` reads ``alpha``, ``inplace``)."""
+        super().__init_subclass__(**kwargs)
+        if not vars(cls).get("_defaults") or "__init__" in vars(cls):
+            return  # none: Module's (*args, **kwargs), as PyTorch's; or a written __init__
+
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            super(cls, self).__init__(*args, **kwargs)
+
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = init  # type: ignore[misc]
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        init.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("self", kind)]
+            + [inspect.Parameter(k, kind, default=v) if v is not _REQUIRED
+               else inspect.Parameter(k, kind) for k, v in cls._defaults.items()],
+            return_annotation=None)
 
     def forward(self, input: Tensor) -> Tensor:
         return getattr(F, self._fn)(input, **{k: getattr(self, k) for k in self._args})
@@ -107,8 +128,14 @@ class Hardtanh(_Activation):
     _defaults = {"min_val": -1.0, "max_val": 1.0, "inplace": False}
     _args = tuple(_defaults)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        if min_value is not None or max_value is not None:  # PyTorch's deprecated names
+            warnings.warn("Hardtanh: min_value and max_value are deprecated; use min_val and "
+                          "max_val", FutureWarning, stacklevel=2)
+            min_val = min_val if min_value is None else min_value
+            max_val = max_val if max_value is None else max_value
+        super().__init__(min_val, max_val, inplace)
         if not self.max_val > self.min_val:
             raise ArgumentError(f"Hardtanh: max_val ({self.max_val}) must be greater than "
                                 f"min_val ({self.min_val})")

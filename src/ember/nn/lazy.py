@@ -169,11 +169,10 @@ class _LazyConvNd(LazyModuleMixin):
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
-                 **kwargs: Any) -> None:
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__(out_channels, kernel_size, stride=stride, padding=padding,
                          dilation=dilation, groups=groups, bias=bias, padding_mode=padding_mode,
-                         device=device, dtype=dtype, **kwargs)
+                         device=device, dtype=dtype)
 
     def _infer_size(self, input: Tensor) -> int:
         batched = input.ndim == self.cls_to_become._n + 2
@@ -209,8 +208,10 @@ class _LazyConvTransposeNd(_LazyConvNd):
                  output_padding: Any = 0, groups: int = 1, bias: bool = True,
                  dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype, output_padding=output_padding)
+        LazyModuleMixin.__init__(self, out_channels, kernel_size, stride=stride,
+                                 padding=padding, output_padding=output_padding, groups=groups,
+                                 bias=bias, dilation=dilation, padding_mode=padding_mode,
+                                 device=device, dtype=dtype)
 
 
 class LazyConvTranspose1d(_LazyConvTransposeNd):
