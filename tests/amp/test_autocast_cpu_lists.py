@@ -1,5 +1,6 @@
 """Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot,
-0-d operands too, lowered; smooth L1 / Huber losses, geqrf/orgqr in float32; binary cross
+0-d operands too, lowered; smooth L1 / Huber losses, geqrf/orgqr/householder_product/ormqr
+and local_response_norm in float32; binary cross
 entropy of a bfloat16 input and a float32 target, which was refused; composites on the
 float32 list, cdist, grid_sample, quantile, polar, lstsq, the 3-D pools, max_unpool1d/2d/3d,
 interpolate's area mode of a 5-D input, reflect/replicate pads, which ran in low precision or
@@ -58,6 +59,12 @@ OPS = {  # name: (fn, input shapes, tolerance)
     "vecdot_both_0d": (lambda lib, a, b: lib.linalg.vecdot(a, b), [(), ()], 3e-2),
     "geqrf": (lambda lib, a: lib.geqrf(a)[0], [(3, 3)], 1e-2),
     "orgqr": (lambda lib, a: lib.orgqr(*lib.geqrf(a)), [(3, 3)], 1e-2),
+    # (a matmul inside stays float32: 5e-3 off before)
+    "householder_product": (lambda lib, a, t: lib.linalg.householder_product(a, t),
+                            [(4, 3), (3,)], 1e-5),
+    "ormqr": (lambda lib, a, t, c: lib.ormqr(a, t, c), [(4, 3), (3,), (4, 2)], 1e-5),
+    "local_response_norm": (lambda lib, x: lib.nn.functional.local_response_norm(x, 3),
+                            [(1, 4, 3, 3)], 1e-2),
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError, describe, refuse_non_tensor
 from ember.ops.broadcast import expand
+from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import arange, eye, ones, zeros
 from ember.ops.diagonal import diagonal as _diagonal
 from ember.ops.join import cat
@@ -108,6 +109,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     return cat([ones(column.shape, dtype=powers.dtype, device=x.device), powers], dim=-1)
 
 
+@float32_under_autocast  # (on PyTorch's CPU autocast float32 list)
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
     """The first ``n`` columns of ``H_1 ⋯ H_k``, ``H_i = I - tau_i v_i v_iᴴ``, where ``v_i`` is
     column ``i`` of ``A`` below the diagonal with a 1 on it (LAPACK's ``orgqr``; ``A`` and

@@ -21,6 +21,7 @@ from typing import Any
 
 from ember import return_types
 from ember.errors import GradError, OpError, ShapeError, describe
+from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
@@ -191,6 +192,7 @@ def _check_ormqr_shapes(input: Tensor, tau: Tensor, other: Tensor, left: bool) -
 
 
 @method()
+@float32_under_autocast  # (on PyTorch's CPU autocast float32 list)
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
     """``Q @ other`` (``other @ Q`` when not ``left``; ``Qᴴ`` when ``transpose``) for the full

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
-from ember.ops.convert import HALF, laid_out_like
+from ember.ops.convert import HALF, float32_under_autocast, laid_out_like
 from ember.ops.int_args import as_int, as_number
 from ember.ops.pad import pad
 from ember.tensor import Tensor
@@ -40,6 +40,7 @@ def _checked(op: str, input: Tensor, size: int, *numbers: Any) -> list[int | flo
     return [as_number(v, op, name) for v, name in zip(numbers, ("alpha", "beta", "k"))]
 
 
+@float32_under_autocast  # (PyTorch's: float32 by its pow on CUDA, its avg_pool3d on the CPU)
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """``x / (k + alpha · mean(x²))^beta`` with the mean over ``size`` neighbouring channels
