@@ -162,8 +162,10 @@ def test_errors_are_clear():
     model = optical_flow.raft_small()
     with pytest.raises(ember.errors.ShapeError, match="multiples of 8"):
         model(ember.randn(1, 3, 132, 128), ember.randn(1, 3, 132, 128))
-    with pytest.raises(ember.errors.ShapeError, match="differ in size"):
+    with pytest.raises(ember.errors.ShapeError, match="images differ in shape"):
         model(ember.randn(1, 3, 128, 128), ember.randn(1, 3, 128, 136))
+    with pytest.raises(ember.errors.ShapeError, match="images differ in shape"):
+        model(ember.randn(1, 3, 128, 128), ember.randn(2, 3, 128, 128))
     with pytest.raises(ember.errors.ShapeError, match="at least 128 pixels"):
         model(ember.randn(1, 3, 64, 64), ember.randn(1, 3, 64, 64))
     with pytest.raises(ember.errors.ArgumentError, match="build_pyramid"):

@@ -73,9 +73,9 @@ class RAFT(nn.Module):
 
     def forward(self, image1: Tensor, image2: Tensor, num_flow_updates: int = 12) -> list[Tensor]:
         n, _, h, w = image1.shape
-        if tuple(image2.shape[-2:]) != (h, w):
-            raise ShapeError(f"RAFT: the images differ in size, {(h, w)} and "
-                             f"{tuple(image2.shape[-2:])}")
+        if image2.shape != image1.shape:
+            raise ShapeError(f"RAFT: the images differ in shape, {tuple(image1.shape)} and "
+                             f"{tuple(image2.shape)}")
         if h % 8 or w % 8:
             raise ShapeError(f"RAFT: image H and W must be multiples of 8, got {h} and {w}")
         fmaps = self._encode("feature encoder", self.feature_encoder,
