@@ -81,6 +81,7 @@ def test_what_stays_a_copy(tmp_path):
 
 @pytest.mark.parametrize("entry, match", [
     ({"offset": -1, "size": [2], "stride": [1]}, "malformed view"),
+    ({"offset": [0], "size": [2], "stride": [1]}, "malformed view"),  # (was a TypeError)
     ({"offset": 0, "size": [2, 2], "stride": [1]}, "malformed view"),
     ({"offset": 2, "size": [3], "stride": [1]}, "reads past its 4 elements"),
     ({"offset": 0, "size": [2], "stride": [1], "$view": "nope"}, "does not contain"),

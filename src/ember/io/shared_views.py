@@ -90,5 +90,5 @@ def view_of(base: Tensor, node: dict, where: str) -> Tensor:
 
 def view_key(node: dict) -> Any:
     """What tells apart the views of one tensor (None for the tensor itself)."""
-    return None if "$view" not in node else (node.get("offset"), repr(node.get("size")),
-                                             repr(node.get("stride")))
+    return None if "$view" not in node else repr((node.get("offset"), node.get("size"),
+                                                  node.get("stride")))
