@@ -154,3 +154,38 @@ def test_an_optimizer_without_gradients_is_refused_as_in_torch():
         scaler.step(with_grads)  # (one optimizer with gradients is enough for update)
         scaler.update()
         assert scaler.get_scale() == 2.0 ** 16
+
+
+@pytest.mark.parametrize("bad", ["two_elements", "requires_grad", "string"])
+def test_update_refuses_a_bad_new_scale_clearly_as_torch_refuses_it(bad):
+    def make(lib):
+        return {"two_elements": lambda: lib.tensor([4.0, 2.0]),
+                "requires_grad": lambda: lib.tensor(4.0, requires_grad=True),
+                "string": lambda: "4.0"}[bad]()
+    for lib in (ember, torch):
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([p], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(p.sum()).backward()
+        scaler.step(opt)
+        if lib is torch:  # (AssertionError for tensors, AttributeError for a str)
+            with pytest.raises((AssertionError, AttributeError)):
+                scaler.update(make(lib))
+        else:  # (before: item()'s error, or a scale of 4.0 from the string)
+            with pytest.raises((ValueError, TypeError), match="GradScaler.update: new_scale"):
+                scaler.update(make(lib))
+            assert scaler.get_scale() == 2.0 ** 16
+
+
+def test_update_takes_a_new_scale_as_torch():
+    scales = []
+    for lib in (ember, torch):
+        p = lib.nn.Parameter(lib.ones(2))
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(p.sum())
+        scaler.update(lib.tensor(4.0))
+        scaler.update(lib.tensor(8.0))
+        first = scaler.get_scale()
+        scaler.update(16.0)
+        scales.append((first, scaler.get_scale()))
+    assert scales[0] == scales[1] == (8.0, 16.0)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.layouts import strided
 from ember.ops.creation import tensor
 from ember.optim.optimizer import OPTIMIZER_TRACE, traced
@@ -186,7 +186,7 @@ class GradScaler:
             return traced("scaler_update", self, lambda: self.update(new_scale), new_scale)
         self._check_used("update")
         if new_scale is not None:
-            self._set_scale(new_scale.item() if hasattr(new_scale, "item") else new_scale)
+            self._set_scale(_checked_new_scale(new_scale))
         else:
             checked = [s for s in self._per_optimizer.values() if s["found_inf"] is not None]
             if not checked:
@@ -247,6 +247,23 @@ class GradScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+def _checked_new_scale(value: Any) -> float:
+    """``update``'s ``new_scale`` as a number: a real number, or a one-element tensor that does
+    not require grad (PyTorch's rule); anything else is refused with what was given."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1 or value.requires_grad:
+            raise ArgumentError("GradScaler.update: new_scale must be a float or a one-element "
+                                f"tensor that does not require grad, got a {value.dtype.name} "
+                                f"tensor of shape {tuple(value.shape)}"
+                                f"{' that requires grad' if value.requires_grad else ''}. "
+                                "Hint: pass a float, e.g. scaler.update(2.0 ** 16)")
+        return value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ArgumentTypeError("GradScaler.update: new_scale must be a float or a one-element "
+                                f"tensor, got {type(value).__name__} {value!r}")
+    return float(value)
 
 
 def _float32(value: float) -> float:
