@@ -51,7 +51,9 @@ RETURNED = ["return loss, o.param_groups[0]['lr']",
             "return loss, s.get_last_lr()",
             "return {'lr': o.param_groups[-1]['lr'], 'loss': loss}",
             "return loss, o.param_groups[0]['momentum']",
-            "return (loss, (s.get_last_lr()[0],))"]
+            "return (loss, (s.get_last_lr()[0],))",
+            "lr = o.param_groups[0]['lr']\n    loss = loss.detach()\n    return loss, lr",
+            "lrs = s.get_last_lr()\n    out = lrs\n    return loss, out"]
 
 
 @pytest.mark.parametrize("cosine", [False, True])
@@ -67,7 +69,10 @@ def test_lr_only_returned_compiles_and_moves_every_call(ret, cosine):
 
 
 @pytest.mark.parametrize("ret", [
-    "lr = o.param_groups[0]['lr']\n    return loss, lr",  # (a local: may be used)
+    "lr = o.param_groups[0]['lr']\n    print(lr)\n    return loss, lr",
+    "lr = o.param_groups[0]['lr']\n    loss = loss * lr\n    return loss, lr",
+    "lr = s.get_last_lr()[0]\n    for _ in range(2):\n        pass\n    return loss, lr",
+    "lr = s.get_last_lr()[0]\n    return loss, locals()['lr'] * 2",
     "return loss * o.param_groups[0]['lr'], 0",
     "return loss, helper(o)",  # (a helper's return: its caller may use it)
     "import numpy as np\n    return loss, np.asarray(s.get_last_lr())",

@@ -1,7 +1,8 @@
 """Whether a value the user's code just made goes nowhere but into the function's return value:
 the bytecode after the instruction that made it (``frame.f_lasti``) only loads other names or
-constants, builds tuples, lists or dicts and returns. Then a compiled step may hand back that
-value as read again at call time (see :mod:`ember.jit.lr_reads`): no code saw the trace's."""
+constants, builds tuples, lists or dicts and returns (or stores it in a local that only such
+code reads, with no jump after). Then a compiled step may hand back that value as read again
+at call time (see :mod:`ember.jit.lr_reads`): no code saw the trace's."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def only_returned(frame: Any, made_by: str, subscripts: int = 0) -> tuple | None
     """The constant keys of the ``subscripts`` subscripts (``[0]``, ``["lr"]``) the value
     made by the instruction running at ``frame.f_lasti`` (a ``made_by``: ``"CALL"``,
     ``"BINARY_SUBSCR"``) takes first, where what they give then only goes into containers
-    the function returns; else None. (Checked on CPython 3.11 only, whose instructions this
-    reads; elsewhere None.)
+    the function returns, at once or through a local; else None. (Checked on CPython 3.11
+    only, whose instructions this reads; elsewhere None.)
 
     Example:
         >>> only_returned(frame_of("return loss, o.param_groups[0]['lr']"), "BINARY_SUBSCR", 1)
@@ -42,6 +43,14 @@ def only_returned(frame: Any, made_by: str, subscripts: int = 0) -> tuple | None
             return None
         keys.append(code[at].argval)
         at += 2
+    return tuple(keys) if _returned(code, at) else None
+
+
+def _returned(code: list, at: int) -> bool:
+    """Whether the value on top of the stack before ``code[at]`` only goes into containers
+    the function returns: at once, or kept in a local (:func:`_local_returned`)."""
+    if code[at] is not None and code[at].opname == "STORE_FAST":
+        return _local_returned(code, at)
     above = 0  # (values pushed on top of it since)
     for x in code[at:-2]:
         if x.opname in _LOADS:
@@ -50,10 +59,27 @@ def only_returned(frame: Any, made_by: str, subscripts: int = 0) -> tuple | None
             taken = _BUILDS[x.opname](x.arg)  # (taking it: the container is followed)
             above = above - taken + 1 if taken <= above else 0
         elif x.opname == "RETURN_VALUE":
-            return tuple(keys) if above == 0 else None
+            return above == 0
         elif x.opname != "NOP":
-            return None
-    return None
+            return False
+    return False
+
+
+def _local_returned(code: list, at: int) -> bool:
+    """Whether the value ``code[at]`` stores in a local (``lr = ...``) is only returned: no
+    jump after it (the rest runs once, in order), nothing that reads a frame's locals, and
+    each later read of that local only goes into containers returned (:func:`_returned`)."""
+    name, rest = code[at].argval, code[at + 1:-2]
+    if any(x.opcode in _JUMPS or x.argval in _READS_LOCALS for x in rest):
+        return False
+    return all(_returned(code, at + 2 + k) for k, x in enumerate(rest)
+               if x.opname == "LOAD_FAST" and x.argval == name)
+
+
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
+# (names through which other code may read a function's locals)
+_READS_LOCALS = frozenset({"locals", "vars", "dir", "eval", "exec", "f_locals", "_getframe",
+                           "currentframe", "stack", "trace"})
 
 
 def _runs_compiled(frame: Any) -> bool:
