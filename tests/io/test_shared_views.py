@@ -93,3 +93,16 @@ def test_corrupt_view_entries(tmp_path, entry, match):
                     {"ember": json.dumps(doc)})
     with pytest.raises(CheckpointError, match=match):
         ember.load(tmp_path / "v.safetensors")
+
+
+def test_views_read_from_a_torch_file_stay_views_when_saved_again(tmp_path):
+    # (a torch file's tensors are as_strided views of its storages: NumPy records no base)
+    b = torch.arange(12.0).reshape(3, 4)
+    torch.save({"a": b, "r": b[1], "t": b.t()}, tmp_path / "t.pt")
+    ember.save(ember.load(tmp_path / "t.pt"), tmp_path / "e.safetensors")
+    got, want = ember.load(tmp_path / "e.safetensors"), torch.load(tmp_path / "t.pt")
+    got["a"].add_(100)
+    want["a"].add_(100)
+    for k in want:
+        np.testing.assert_array_equal(_np(got[k]), _np(want[k]))
+    assert sorted(ember.io.load_file(tmp_path / "e.safetensors")) == ["a"]

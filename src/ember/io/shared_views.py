@@ -9,18 +9,13 @@ rather than load the whole tensor in the view's place; files without views stay 
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
 
 from ember.errors import CheckpointError
 from ember.tensor import Tensor
-
-
-def _owner(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 def _span(a: np.ndarray) -> tuple[int, int]:
@@ -39,30 +34,36 @@ def link_views(arrays: dict[str, np.ndarray], nodes: dict[str, list[dict]]) -> b
     """Turns each tensor of ``nodes`` (name -> its tree nodes) whose array lies inside a
     contiguous other one of the same dtype and device into a view of it, dropping its array
     from ``arrays``; returns whether any did. Expanded tensors (a stride 0) and complex128
-    ones (stored as their real view) stay copies."""
+    ones (stored as their real view) stay copies.
+
+    Memory is compared by address (NumPy's bases do not tell: a strided view made by
+    ``as_strided``, as a torch file's tensors are, has none)."""
     groups: dict[tuple, list[str]] = {}
     for name, found in nodes.items():
         a = arrays[name]
         if (a.size and not found[0].get("complex")  # (expanded ones stay copies, as before)
                 and all(s > 0 or n == 1 for n, s in zip(a.shape, a.strides))):
-            key = (id(_owner(a)), a.dtype.str, found[0].get("device", "cpu"))
-            groups.setdefault(key, []).append(name)
+            groups.setdefault((a.dtype.str, found[0].get("device", "cpu")), []).append(name)
     linked = False
     for names in groups.values():
-        roots: list[str] = []  # contiguous arrays no larger one contains, largest first
+        # contiguous arrays no other one contains, by address: the one holding an array, if
+        # any, is the last that begins at or before it (a root holding it that begins earlier
+        # would hold that one too, which then were no root)
+        begins: list[int] = []
+        roots: list[tuple[int, int, str]] = []
         for name in sorted(names, key=lambda n: (-arrays[n].nbytes,
                                                  not arrays[n].flags.c_contiguous, n)):
             a = arrays[name]
             begin, end = _span(a)
-            root = next((r for r in roots if _span(arrays[r])[0] <= begin
-                         and end <= _span(arrays[r])[1]
-                         and (begin - _span(arrays[r])[0]) % a.itemsize == 0
-                         and all(s % a.itemsize == 0 for s in _steps(a))), None)
-            if root is None:
+            i = bisect.bisect_right(begins, begin) - 1
+            root = roots[i] if i >= 0 else None
+            if (root is None or end > root[1] or (begin - root[0]) % a.itemsize
+                    or any(s % a.itemsize for s in _steps(a))):
                 if a.flags.c_contiguous:
-                    roots.append(name)
+                    begins.insert(i + 1, begin)
+                    roots.insert(i + 1, (begin, end, name))
                 continue
-            view = {"$view": root, "offset": (begin - _span(arrays[root])[0]) // a.itemsize,
+            view = {"$view": root[2], "offset": (begin - root[0]) // a.itemsize,
                     "size": list(a.shape), "stride": [s // a.itemsize for s in _steps(a)]}
             for node in nodes[name]:
                 del node["$tensor"]
