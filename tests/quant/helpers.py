@@ -30,3 +30,16 @@ def copy_weights(torch_model: torch.nn.Module, ember_model: ember.nn.Module) -> 
 
 def same(e: ember.Tensor, t: torch.Tensor) -> None:
     np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+
+
+def with_batch_statistics(model: ember.nn.Module) -> ember.nn.Module:
+    """``model`` with random running statistics and scales in its ``BatchNorm2d`` layers (a
+    folded or fused batch norm then changes the numbers)."""
+    rng = np.random.default_rng(1)
+    for m in model.modules():
+        if isinstance(m, ember.nn.BatchNorm2d):
+            c = m.num_features
+            m.running_mean.copy_(ember.tensor(rng.uniform(-0.1, 0.1, c).astype(np.float32)))
+            m.running_var.copy_(ember.tensor(rng.uniform(0.5, 1.5, c).astype(np.float32)))
+            m.weight.data.copy_(ember.tensor(rng.uniform(0.5, 1.5, c).astype(np.float32)))
+    return model

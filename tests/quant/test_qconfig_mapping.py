@@ -179,9 +179,11 @@ def test_fuser_method_errors():
     (_, _), (econv, ebn) = _conv_bn_pair("ConvTranspose1d", 1)
     with pytest.raises(NotImplementedError, match="not yet supported in QAT"):
         eq.fuse_convtranspose_bn(True, econv, ebn)
-    with pytest.raises(NotImplementedError, match="PyTorch's ConvBnReLU2d"):
-        eq.fuse_conv_bn_relu(True, ember.nn.Conv2d(1, 1, 1), ember.nn.BatchNorm2d(1),
+    with pytest.raises(ValueError, match=r"num_features \(2\) must be the Conv2d's out_channels"):
+        eq.fuse_conv_bn_relu(True, ember.nn.Conv2d(1, 1, 1), ember.nn.BatchNorm2d(2),
                              ember.nn.ReLU())
+    with pytest.raises(ValueError, match="affine=True and track_running_stats=True"):
+        eq.fuse_conv_bn(True, ember.nn.Conv2d(1, 1, 1), ember.nn.BatchNorm2d(1, affine=False))
     with pytest.raises(ValueError, match="same mode"):
         eq.fuse_linear_bn(False, ember.nn.Linear(1, 1), ember.nn.BatchNorm1d(1).eval())
     with pytest.raises(TypeError, match="ConvTranspose1d"):

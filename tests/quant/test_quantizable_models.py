@@ -21,18 +21,13 @@ from ember.quant.modules.pooling import adaptive_avg_pool2d, avg_pool2d
 from ember.vision import models
 from ember.vision.models import quantization as qmodels
 
+from .helpers import with_batch_statistics
+
 RESNETS = ["resnet18", "resnet50", "resnext101_32x8d", "resnext101_64x4d"]
 SHUFFLENETS = ["shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
                "shufflenet_v2_x2_0"]
 BUILDERS = sorted(["googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3_large", *RESNETS,
                    *SHUFFLENETS])
-
-
-@pytest.fixture(autouse=True)
-def _engine_kept():  # (quantize_model sets the global engine, as torchvision's)
-    engine = ember.backends.quantized.engine
-    yield
-    ember.backends.quantized.engine = engine
 
 
 @pytest.mark.parametrize("dtype", ["quint8", "qint8"])
@@ -110,17 +105,6 @@ def test_state_dict_layout_is_the_float_models(name):
         [(k, tuple(v.shape)) for k, v in plain.state_dict().items()]
 
 
-def _with_batch_statistics(model):
-    rng = np.random.default_rng(1)
-    for m in model.modules():
-        if isinstance(m, ember.nn.BatchNorm2d):
-            c = m.num_features
-            m.running_mean.copy_(ember.tensor(rng.uniform(-0.1, 0.1, c).astype(np.float32)))
-            m.running_var.copy_(ember.tensor(rng.uniform(0.5, 1.5, c).astype(np.float32)))
-            m.weight.data.copy_(ember.tensor(rng.uniform(0.5, 1.5, c).astype(np.float32)))
-    return model.eval()
-
-
 SMALL = {"googlenet": dict(aux_logits=False, init_weights=False),
          "inception_v3": dict(aux_logits=False, init_weights=False),
          "mobilenet_v2": dict(width_mult=0.5)}
@@ -137,7 +121,7 @@ def _small(name):
                                   "shufflenet_v2_x0_5", "googlenet", "inception_v3"])
 def test_fuse_model_keeps_the_float_outputs(name):
     ember.manual_seed(0)
-    model = _with_batch_statistics(_small(name))
+    model = with_batch_statistics(_small(name)).eval()
     x = ember.rand(2, 3, 80, 80)
     with ember.no_grad():
         before = model(x).numpy()
@@ -151,7 +135,7 @@ def test_fuse_model_keeps_the_float_outputs(name):
                                   "shufflenet_v2_x0_5", "googlenet", "inception_v3"])
 def test_quantized_model_is_its_float_model_within_quantization_error(name):
     ember.manual_seed(0)
-    model = _with_batch_statistics(_small(name))
+    model = with_batch_statistics(_small(name)).eval()
     float_model = copy.deepcopy(model)
     quantize_model(model, "fbgemm")
     x = ember.rand(4, 3, 80, 80)
@@ -242,11 +226,8 @@ def test_quantize_true_other_families():
     assert v3(ember.rand(1, 3, 80, 80)).shape == (1, 10)
 
 
-def test_mobilenet_v3_quantize_true_needs_qat_fusion():
-    # (torchvision fuses conv and batch norm for QAT, prepares for QAT and converts; Ember
-    # has no QAT conv-bn fusion: the same error as fuse_modules_qat's)
-    with pytest.raises(NotImplementedError, match="quantization-aware training"):
-        qmodels.mobilenet_v3_large(quantize=True, num_classes=10)
+def test_mobilenet_v3_squeeze_excitation_is_quantizable():
+    # (quantize=True, torchvision's QAT flow: tests/quant/test_qat_conv_bn.py)
     model = qmodels.mobilenet_v3_large(num_classes=10)
     se = model.features[4].block[2]
     assert type(se).__name__ == "QuantizableSqueezeExcitation"

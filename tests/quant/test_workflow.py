@@ -169,7 +169,7 @@ def test_fuse_modules_folds_batch_norm_like_torch():
     with pytest.raises(NotImplementedError, match="Cannot fuse"):
         eq.fuse_modules(e, ["fc1", "conv"])
     with pytest.raises(NotImplementedError, match="training"):
-        eq.fuse_modules_qat(e.train(), ["conv", "bn"])
+        eq.fuse_modules(e.train(), ["conv", "bn"])
 
 
 def test_workflow_errors_are_clear():

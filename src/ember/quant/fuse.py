@@ -64,6 +64,13 @@ def fuse_modules(model: Module, modules_to_fuse: Any, inplace: bool = False,
 
 def fuse_modules_qat(model: Module, modules_to_fuse: Any, inplace: bool = False,
                      fuser_func: Callable = fuse_known_modules) -> Module:
-    """:func:`fuse_modules` for quantization-aware training (layer + ReLU pairs; a batch
-    norm cannot be fused for training in Ember)."""
+    """:func:`fuse_modules` for quantization-aware training: a convolution and its batch norm
+    (and ReLU) become one ``ConvBn*d`` (``ConvBnReLU*d``), which ``prepare_qat`` trains with
+    the batch norm and ``convert`` folds.
+
+    Example:
+        >>> m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU())
+        >>> type(fuse_modules_qat(m, ["0", "1", "2"])[0]).__name__
+        'ConvBnReLU2d'
+    """
     return _fuse(model, modules_to_fuse, inplace, fuser_func, True)

@@ -1,6 +1,7 @@
 """The fuser methods ``fuse_modules`` calls (``torch.ao.quantization.fuser_method_mappings``):
-each takes ``is_qat`` and the modules to fuse, and returns the fused module. Ember folds batch
-norms in eval mode only (PyTorch's QAT modules ``ConvBn*d``/``LinearBn1d`` are not provided)."""
+each takes ``is_qat`` and the modules to fuse, and returns the fused module: a batch norm folded
+into the layer before it (eval mode) or, for quantization-aware training, kept beside a
+convolution (``ConvBn*d``, ``ConvBnReLU*d``; PyTorch's ``LinearBn1d`` is not provided)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,18 @@ __all__ = ["fuse_conv_bn", "fuse_conv_bn_relu", "fuse_linear_bn", "fuse_convtran
 
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _CONV_RELUS = {nn.Conv1d: nni.ConvReLU1d, nn.Conv2d: nni.ConvReLU2d, nn.Conv3d: nni.ConvReLU3d}
+_CONV_BNS = {nn.Conv1d: nni.ConvBn1d, nn.Conv2d: nni.ConvBn2d, nn.Conv3d: nni.ConvBn3d}
+_CONV_BN_RELUS = {nn.Conv1d: nni.ConvBnReLU1d, nn.Conv2d: nni.ConvBnReLU2d,
+                  nn.Conv3d: nni.ConvBnReLU3d}
 
 
 def _check_pair(what: str, layer: Module, bn: Module, is_qat: bool, qat_name: str) -> None:
     if layer.training != bn.training:
         raise ArgumentError(f"{what}: {type(layer).__name__} and {type(bn).__name__} both must be "
                             "in the same mode (train or eval).")
+    if is_qat and qat_name.startswith("ConvBn"):
+        _check_qat_bn(what, layer, bn)
+        return
     if is_qat:
         raise NotImplementedError(f"{what}: fusing a batch norm for quantization-aware training "
                                   f"(PyTorch's {qat_name}) is not supported in Ember; fuse in "
@@ -33,6 +40,16 @@ def _check_pair(what: str, layer: Module, bn: Module, is_qat: bool, qat_name: st
                                   "call .eval() on both first")
 
 
+def _check_qat_bn(what: str, conv: Module, bn: Module) -> None:
+    bn_name = type(bn).__name__
+    if bn.num_features != conv.out_channels:
+        raise ArgumentError(f"{what}: the {bn_name}'s num_features ({bn.num_features}) must be "
+                            f"the {type(conv).__name__}'s out_channels ({conv.out_channels})")
+    if not bn.affine or not bn.track_running_stats:
+        raise ArgumentError(f"{what}: fusing for quantization-aware training needs a {bn_name} "
+                            "with affine=True and track_running_stats=True (as PyTorch)")
+
+
 def _check_conv(what: str, conv: Module, types: tuple[type, ...]) -> None:
     if type(conv) not in types:
         raise ArgumentTypeError(f"{what}: expected one of {[t.__name__ for t in types]}, got "
@@ -40,7 +57,8 @@ def _check_conv(what: str, conv: Module, types: tuple[type, ...]) -> None:
 
 
 def fuse_conv_bn(is_qat: bool, conv: Module, bn: Module) -> Module:
-    """``conv`` with the eval-mode batch norm ``bn`` folded into its weight and bias.
+    """``conv`` with the eval-mode batch norm ``bn`` folded into its weight and bias, or (for
+    quantization-aware training, ``is_qat``) both as one ``ConvBn1d/2d/3d``.
 
     Example:
         >>> conv, bn = nn.Conv2d(1, 2, 3).eval(), nn.BatchNorm2d(2).eval()
@@ -49,11 +67,12 @@ def fuse_conv_bn(is_qat: bool, conv: Module, bn: Module) -> Module:
     """
     _check_conv("fuse_conv_bn", conv, _CONVS)
     _check_pair("fuse_conv_bn", conv, bn, is_qat, f"ConvBn{type(conv).__name__[4:]}")
-    return fuse_conv_bn_eval(conv, bn)
+    return _CONV_BNS[type(conv)](conv, bn) if is_qat else fuse_conv_bn_eval(conv, bn)
 
 
 def fuse_conv_bn_relu(is_qat: bool, conv: Module, bn: Module, relu: Module) -> Module:
-    """:func:`fuse_conv_bn` followed by ``relu``, as one ``ConvReLU1d/2d/3d``.
+    """:func:`fuse_conv_bn` followed by ``relu``, as one ``ConvReLU1d/2d/3d`` (for
+    quantization-aware training, ``is_qat``: ``ConvBnReLU1d/2d/3d``).
 
     Example:
         >>> conv, bn = nn.Conv1d(1, 2, 3).eval(), nn.BatchNorm1d(2).eval()
@@ -62,6 +81,8 @@ def fuse_conv_bn_relu(is_qat: bool, conv: Module, bn: Module, relu: Module) -> M
     """
     _check_conv("fuse_conv_bn_relu", conv, _CONVS)
     _check_pair("fuse_conv_bn_relu", conv, bn, is_qat, f"ConvBnReLU{type(conv).__name__[4:]}")
+    if is_qat:
+        return _CONV_BN_RELUS[type(conv)](conv, bn, relu)
     return _CONV_RELUS[type(conv)](fuse_conv_bn_eval(conv, bn), relu)
 
 

@@ -73,6 +73,12 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nnqat.ConvReLU1d: nnq.ConvReLU1d,
     nnqat.ConvReLU2d: nnq.ConvReLU2d,
     nnqat.ConvReLU3d: nnq.ConvReLU3d,
+    nnqat.ConvBn1d: nnq.Conv1d,
+    nnqat.ConvBn2d: nnq.Conv2d,
+    nnqat.ConvBn3d: nnq.Conv3d,
+    nnqat.ConvBnReLU1d: nnq.ConvReLU1d,
+    nnqat.ConvBnReLU2d: nnq.ConvReLU2d,
+    nnqat.ConvBnReLU3d: nnq.ConvReLU3d,
 }
 
 # Modules PyTorch runs unchanged on quantized tensors (its functions take them); Ember's take
@@ -103,6 +109,12 @@ DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
     nni.LinearReLU: nnqat.LinearReLU,
     nni.ConvReLU2d: nnqat.ConvReLU2d,
     nni.ConvReLU3d: nnqat.ConvReLU3d,
+    nni.ConvBn1d: nnqat.ConvBn1d,
+    nni.ConvBn2d: nnqat.ConvBn2d,
+    nni.ConvBn3d: nnqat.ConvBn3d,
+    nni.ConvBnReLU1d: nnqat.ConvBnReLU1d,
+    nni.ConvBnReLU2d: nnqat.ConvBnReLU2d,
+    nni.ConvBnReLU3d: nnqat.ConvBnReLU3d,
 }
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {

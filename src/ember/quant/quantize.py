@@ -26,6 +26,7 @@ from ember.quant.mappings import (
 )
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
+from ember.quant.modules.qat import _ConvBn
 from ember.quant.qconfig import (
     default_dynamic_qconfig,
     float16_dynamic_qconfig,
@@ -205,7 +206,7 @@ def swap_module(mod: Module, mapping: dict) -> Module:
 
 def _convert(module: Module, mapping: dict) -> None:
     for name, child in list(module.named_children()):
-        if not isinstance(child, _FusedModule):
+        if not isinstance(child, (_FusedModule, _ConvBn)):  # (their members stay float)
             _convert(child, mapping)
         module._modules[name] = swap_module(child, mapping)
 

@@ -1,10 +1,9 @@
 """Quantizable MobileNetV3-Large, as torchvision's ``models.quantization.mobilenetv3``:
 squeeze-and-excitation through ``FloatFunctional.mul`` with a hard sigmoid, residual sums
 through ``FloatFunctional.add``, stubs around the model, ``fuse_model`` fusing each conv and
-batch norm (and ReLU). ``quantize=True`` follows torchvision (QAT fusion, ``prepare_qat``,
-``convert``), whose conv and batch-norm fusion for QAT Ember lacks: it raises
-``NotImplementedError``; quantize a trained model with ``fuse_model()`` in eval mode,
-``prepare``, calibration and ``convert`` instead.
+batch norm (and ReLU). ``quantize=True`` follows torchvision, whose published weights are
+QAT ones: ``fuse_model(is_qat=True)`` (``ConvBn2d``/``ConvBnReLU2d``), the backend's QAT
+qconfig, ``prepare_qat`` and ``convert`` (the quantized engine is left as it is).
 
 Example:
     >>> model = mobilenet_v3_large(num_classes=10).eval()
@@ -88,7 +87,8 @@ def _large(quantize: bool = False, backend: str = "qnnpack", **kwargs: Any) -> n
         model.fuse_model(is_qat=True)
         model.qconfig = get_default_qat_qconfig(backend)
         prepare_qat(model, inplace=True)
-        convert(model.eval(), inplace=True)
+        convert(model, inplace=True)  # (in training mode, as torchvision)
+        model.eval()
     return model
 
 

@@ -256,7 +256,12 @@ class _WeightedQuantized(Module):
         layer = mod[0] if isinstance(mod, nn.Sequential) else mod
         qmod = cls._like(layer)
         qmod.scale, qmod.zero_point = output_qparams(mod.activation_post_process)
-        qmod._set_weight(quantized_weight(layer, mod.qconfig), layer.bias)
+        if hasattr(layer, "fused_weight_bias"):  # (a QAT ConvBn*: its batch norm folded in)
+            weight, bias = layer.fused_weight_bias()
+            qmod._set_weight(quantize_weight_tensor(weight, mod.qconfig, type(layer).__name__,
+                                                    layer.weight_fake_quant), bias)
+        else:
+            qmod._set_weight(quantized_weight(layer, mod.qconfig), layer.bias)
         return qmod
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
