@@ -80,20 +80,24 @@ class _BatchTrace:
 
     # -- the handler ------------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
-        phys = [self.physical(t) for t in inputs]
+        table, xs, bs = self.table, [], []  # (the hot path: inlined self.physical)
+        for t in inputs:
+            entry = table.get(id(t._data))
+            batched_t = entry is not None and entry[0] is t._data
+            xs.append(entry[1] if batched_t else t)
+            bs.append(batched_t)
         if self.others.arrays:
             for t in inputs:
                 self.not_from_another_thread(t)
         name = prim.name
         always = name in ALWAYS
-        if not always and all(p is None for p in phys):
+        if not always and True not in bs:
             return apply_below(self, prim, inputs, params)
         rule = RULES.get(name)
         if rule is None:
             raise OpError(f"vmap: the primitive {name} has no batching rule. Hint: register "
                           "one in ember.func.batching")
-        xs = tuple(t if p is None else p for t, p in zip(inputs, phys))
-        bs = tuple(p is not None for p in phys)
+        xs, bs = tuple(xs), tuple(bs)
         if always:
             out, is_batched = run_below(self, rule, self.size, xs, bs,
                                         randomness=self.randomness, **params)
@@ -101,15 +105,18 @@ class _BatchTrace:
                 return out
         else:
             out = run_below(self, rule, self.size, xs, bs, **params)
-        outs = out if prim.nout > 1 else (out,)
+        record = False
         if GRAD.enabled and prim.differentiable:
             for t in inputs:  # a view whose base was written in place since: new history
                 if t._view is not None and t._view.version != t._vc.value:
                     refresh_view(t)
-        record = GRAD.enabled and prim.differentiable and any(t.requires_grad for t in inputs)
-        tensors = [self.logical(o, record and o._data.dtype in _FLOAT) for o in outs]
-        for i in range(1, len(tensors)):
-            tensors[i]._idx = i  # which output slot of the node its gradient goes to
+                record = record or t.requires_grad
+        if prim.nout == 1:
+            tensors = [self.logical(out, record and out._data.dtype in _FLOAT)]
+        else:
+            tensors = [self.logical(o, record and o._data.dtype in _FLOAT) for o in out]
+            for i in range(1, len(tensors)):
+                tensors[i]._idx = i  # which output slot of the node its gradient goes to
         if record:
             _record(prim, inputs, params, tensors, tensors[0]._device)
         if prim.view:

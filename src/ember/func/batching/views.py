@@ -78,6 +78,8 @@ def _sum_to(b: int, xs: tuple, bs: tuple, *, shape: tuple) -> Any:
     lead = x.ndim - 1 - len(shape)
     if lead > 0:  # logical leading axes go away: sum them explicitly (the batch axis stays)
         x = apply(prim("sum"), x, dims=tuple(range(1, 1 + lead)), keepdim=False)
+        if tuple(x.shape[1:]) == tuple(shape):  # (the sum was all: a scalar's gradient)
+            return x
     return apply(prim("sum_to"), x, shape=(b,) + tuple(shape))
 
 
