@@ -106,3 +106,15 @@ def test_views_read_from_a_torch_file_stay_views_when_saved_again(tmp_path):
     for k in want:
         np.testing.assert_array_equal(_np(got[k]), _np(want[k]))
     assert sorted(ember.io.load_file(tmp_path / "e.safetensors")) == ["a"]
+
+
+def test_writes_through_a_loaded_view_reach_its_base_as_torch(tmp_path):
+    saved_e, saved_t = _views(ember.tensor(BASE)), _views(torch.tensor(BASE))
+    ember.save(saved_e, tmp_path / "e.safetensors")
+    torch.save(saved_t, tmp_path / "t.pt")
+    for k in ("row", "sl", "col", "flat", "t"):
+        got, want = ember.load(tmp_path / "e.safetensors"), torch.load(tmp_path / "t.pt")
+        got[k].mul_(-1)  # (a view made by as_strided would be read-only)
+        want[k].mul_(-1)
+        for j in want:
+            np.testing.assert_array_equal(_np(got[j]), _np(want[j]), err_msg=f"{k} -> {j}")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import CheckpointError
+from ember.ops.creation import from_numpy
 from ember.tensor import Tensor
 
 
@@ -86,7 +87,18 @@ def view_of(base: Tensor, node: dict, where: str) -> Tensor:
         raise CheckpointError(f"{where}: a view of {node['$view']!r} (size {size}, stride "
                               f"{stride}, offset {offset}) reads past its {base.numel()} "
                               "elements; the file is corrupted")
-    return base.as_strided(size, stride, offset)
+    flat = base.detach().cpu().numpy().reshape(-1)  # (base: a fresh, contiguous tensor)
+    t = from_numpy(strided_view(flat[offset:], tuple(size), tuple(stride)))  # (writable)
+    return t.to(base.device) if base.device.type != "cpu" else t
+
+
+def strided_view(flat: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...]) -> np.ndarray:
+    """The view of ``flat`` with ``size`` and ``stride`` (in elements); NumPy makes strided
+    views of its own dtypes only, so bfloat16 and float8 go through unsigned ints."""
+    own = flat.dtype.isbuiltin == 1  # (not ml_dtypes' bfloat16 and float8s)
+    carrier = flat if own else flat.view(f"u{flat.itemsize}")
+    view = np.lib.stride_tricks.as_strided(carrier, size, [s * flat.itemsize for s in stride])
+    return view if own else view.view(flat.dtype)
 
 
 def view_key(node: dict) -> Any:

@@ -36,6 +36,7 @@ from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io.placement import Placer
+from ember.io.shared_views import strided_view
 from ember.layouts import (
     jagged,
     layout,
@@ -244,7 +245,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                                   f"{list(stride)} and offset {offset} reads past its storage "
                                   f"of {flat.size} elements; the file is truncated or corrupted")
         else:  # a view of the storage, as in PyTorch (tied weights stay tied)
-            array = _strided(flat[offset:], size, stride)
+            array = strided_view(flat[offset:], size, stride)
             if any(s == 0 and n > 1 for n, s in zip(size, stride)):
                 array.flags.writeable = False  # expanded: read-only, as ember.expand's views
         t = _with_metadata(from_numpy(array), metadata, where)
@@ -314,15 +315,6 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         t = rebuild(*args)
         _set_state(t, state, self.where)
         return t
-
-
-def _strided(flat: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...]) -> np.ndarray:
-    """The view of ``flat`` with ``size`` and ``stride`` (in elements); NumPy makes strided
-    views of its own dtypes only, so bfloat16 and float8 go through unsigned ints."""
-    own = flat.dtype.isbuiltin == 1  # (not ml_dtypes' bfloat16 and float8s)
-    carrier = flat if own else flat.view(f"u{flat.itemsize}")
-    view = np.lib.stride_tricks.as_strided(carrier, size, [s * flat.itemsize for s in stride])
-    return view if own else view.view(flat.dtype)
 
 
 def _encode(text: str, encoding: str = "latin1") -> bytes:
