@@ -170,3 +170,19 @@ def test_docstring_examples(tmp_path):
         result = doctest.testmod(mod, extraglobs={"ember": ember, "tmp_path": tmp_path},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0
+
+
+def test_empty_metadata_is_written_and_read_as_safetensors(tmp_path):
+    ember.io.save_file({"a": ember.ones(2)}, tmp_path / "e.safetensors", metadata={})
+    stt.save_file({"a": torch.ones(2)}, tmp_path / "t.safetensors", metadata={})
+    assert (tmp_path / "e.safetensors").read_bytes() == (tmp_path / "t.safetensors").read_bytes()
+    stt.save_file({"a": torch.ones(2)}, tmp_path / "n.safetensors")
+    for name in "etn":
+        with ember.io.safe_open(tmp_path / f"{name}.safetensors") as mine, \
+                ref_open(tmp_path / f"{name}.safetensors", "pt") as ref:
+            assert mine.metadata() == ref.metadata()  # {} for an empty map, None for none
+    ember.io.save_model(nn.Linear(2, 2), tmp_path / "em.safetensors", metadata={})
+    stt.save_model(torch.nn.Linear(2, 2), tmp_path / "tm.safetensors", metadata={})
+    with ref_open(tmp_path / "em.safetensors", "pt") as e, \
+            ref_open(tmp_path / "tm.safetensors", "pt") as t:
+        assert e.metadata() == t.metadata() == {}

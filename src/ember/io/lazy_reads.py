@@ -83,7 +83,7 @@ class safe_open:  # noqa: N801 - the safetensors package's name
     def metadata(self) -> dict[str, str] | None:
         """The file's ``__metadata__`` string map, None if it has none."""
         self._open()
-        return dict(self._header.metadata) or None
+        return dict(self._header.metadata) if self._header.has_metadata else None
 
     def _out(self, a: np.ndarray) -> Any:
         return a if self._numpy else make_tensor(a, self._device)

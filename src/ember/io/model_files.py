@@ -92,12 +92,13 @@ def save_model(model: Module, filename: PathOrFile, metadata: Mapping[str, str] 
     """
     del force_contiguous
     state = model.state_dict()
-    metadata = dict(metadata or {})
+    metadata = None if metadata is None else dict(metadata)
     for keep, dropped in duplicate_names(state).items():
         for name in dropped:
+            metadata = metadata or {}
             metadata.setdefault(name, keep)
             del state[name]
-    save_file(state, filename, metadata or None)
+    save_file(state, filename, metadata)
 
 
 def load_model(model: Module, filename: PathOrFile, strict: bool = True,

@@ -70,7 +70,7 @@ def layout(arrays: Mapping[str, np.ndarray],
     Built before any file is opened, so a bad name or dtype fails with nothing written.
     """
     header: dict[str, Any] = {}
-    if metadata:
+    if metadata is not None:  # (an empty map written too, as the safetensors package does)
         header[METADATA_KEY] = dict(metadata)
     # Largest items first, so every tensor starts aligned; ties broken as the safetensors
     # package does, which makes the files byte-identical to its own.
@@ -108,12 +108,15 @@ def write_array(f: BinaryIO, a: np.ndarray) -> None:
 
 
 class Header:
-    """A validated header: tensor entries (name -> (code, shape, begin, end)) and metadata."""
+    """A validated header: tensor entries (name -> (code, shape, begin, end)) and metadata
+    (empty if the file has none; ``has_metadata`` tells an empty map from none)."""
 
-    __slots__ = ("entries", "metadata", "data_start")
+    __slots__ = ("entries", "metadata", "data_start", "has_metadata")
 
-    def __init__(self, entries: dict, metadata: dict[str, str], data_start: int) -> None:
+    def __init__(self, entries: dict, metadata: dict[str, str], data_start: int,
+                 has_metadata: bool) -> None:
         self.entries, self.metadata, self.data_start = entries, metadata, data_start
+        self.has_metadata = has_metadata
 
 
 def _fail(where: str, problem: str) -> CheckpointError:
@@ -163,6 +166,7 @@ def read_header(f: BinaryIO, where: str, torch_hint: bool = True) -> Header:
                     "or corrupted") from None
     if not isinstance(header, dict):
         raise _fail(where, f"the header is a JSON {type(header).__name__}, not an object")
+    has_metadata = METADATA_KEY in header
     metadata = header.pop(METADATA_KEY, None)
     metadata = {} if metadata is None else metadata
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
@@ -170,7 +174,7 @@ def read_header(f: BinaryIO, where: str, torch_hint: bool = True) -> Header:
     data_start, data_len = start + 8 + n, size - 8 - n
     entries = {name: _entry(where, name, info, data_len) for name, info in header.items()}
     _check_coverage(where, entries, data_len)
-    return Header(entries, metadata, data_start)
+    return Header(entries, metadata, data_start, has_metadata)
 
 
 def _torch_format(f: BinaryIO, start: int) -> str:
