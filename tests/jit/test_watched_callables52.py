@@ -116,3 +116,20 @@ def test_userdict_and_userlist_items_mutated():
     _same(make_dict, set_item)
     _same(make_list, set_item)
     _same(make_dict, lambda u, i: u.__setitem__("c", float(i)))
+
+
+def test_a_library_layers_forward_set_on_the_instance():
+    def make():
+        ember.manual_seed(0)
+        m = nn.Sequential(nn.Linear(2, 2))
+        return m, m
+
+    def change(m, i):
+        if i == 1:
+            lin, plain = m[0], nn.Linear.forward
+            lin.forward = lambda x: plain(lin, x) * 3.0
+        if i == 3:
+            del m[0].forward
+
+    out = _same(make, change)
+    assert out[1] != out[0] and out[3] == out[0]

@@ -367,12 +367,10 @@ class Reach:
                 self._bind_method(obj, name)
                 self.add_function(method, depth + 1, owner=obj)
 
-    def _bind_method(self, obj: Any, name: str) -> None:
-        """Watches, by identity, the function ``obj.name`` finds (on its class, or one set on
-        the instance): one assigned later (``Model.forward = other``) traces again."""
-        label = self.object_labels.get(id(obj)) or next(
-            (label for label, m in zip(self.module_labels, self.modules) if m is obj), None)
-        self._bind(obj, name, f"{label or type(obj).__name__}.{name}")
+    def _bind_method(self, obj: Any, name: str, label: str | None = None) -> None:
+        """Watches the function ``obj.name`` finds (``Model.forward = f`` traces again)."""
+        self._bind(obj, name, f"{label or self.object_labels.get(id(obj), type(obj).__name__)}."
+                   f"{name}")
 
     def watch_states(self) -> None:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
@@ -408,9 +406,12 @@ class Reach:
                     self.add(f"{label}.{attr}", value, 1)
             if not is_library(m):  # (the globals a user's layer reads in its forward)
                 self._carried_tensors(m, label)
-                self._bind_method(m, "forward")
-                self.add_function(type(m).forward, 1, owner=m)
                 self.reads_state = self.reads_state or class_reads_state(type(m))
+            own = vars(m).get("forward")  # (one set on the instance: a library layer's too)
+            if own is not None or not is_library(m):
+                self._bind_method(m, "forward", label)
+                self.add_function(type(m).forward if own is None else own, 1,
+                                  owner=m if own is None else None)
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for tname, t in new:
