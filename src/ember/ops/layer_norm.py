@@ -236,9 +236,6 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
         if t is not None and tuple(t.shape) != shape:
             raise ShapeError(f"layer_norm: {name} has shape {tuple(t.shape)} but "
                              f"normalized_shape is {shape}")
-    if weight is None and bias is None and input.numel():  # (no affine part: the fused op
-        weight = input.new_ones(shape)  # too, which keeps the input, not its output, so
-        # in-place ops may follow it, as in PyTorch)
     if weight is not None and weight.dtype is input.dtype and \
             (bias is None or bias.dtype is input.dtype):  # one fused op
         bias = zeros_like(weight) if bias is None else bias  # (LayerNorm(bias=False))

@@ -450,13 +450,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     n, c = input.shape[:2]
     dims = tuple(range(2, input.ndim))
     # (PyTorch's runs batch_norm on a (1, N·C, …) view of a contiguous copy: C order out)
-    if weight is None and bias is None and input.numel():  # (as batch_norm of affine=False)
-        flat = contiguous(input).reshape((1, n * c, *input.shape[2:]))
-        y, mean, var = apply(BatchNorm, flat, flat.new_ones((n * c,)), flat.new_zeros((n * c,)),
-                             eps=float(eps))
-        y = y.reshape(tuple(input.shape))
-    else:
-        y, mean, var = _standardize(contiguous(input), dims, eps)
+    y, mean, var = _standardize(contiguous(input), dims, eps)
     count = input.numel() // max(n * c, 1)
     _update_running(running_mean, mean.reshape((n, c)).mean(0), momentum)
     if running_var is not None:

@@ -162,6 +162,23 @@ def standardize_grad_rows(g, y, rstd, out):
             o[j] = scale * (gr[j] - mean_g - yr[j] * mean_gy)
 
 
+@njit([sig for f in FLOATS for sig in _rows_into(f, 4, 1)], reassociate=True)
+def standardize_input_grad_rows(g, x, mean, rstd, out):
+    """standardize's gradient from its input: ``standardize_grad_rows`` of ``y = (x -
+    mean)·rstd``, built in the row's passes (``mean``, ``rstd``: (rows, 1)), into ``out``."""
+    n = g.shape[1]
+    for r in range(g.shape[0]):
+        gr, xr, o = g[r], x[r], out[r]
+        center, scale = mean[r, 0], rstd[r, 0]
+        sum_g = sum_gy = 0.0
+        for j in range(n):
+            sum_g += gr[j]
+            sum_gy += gr[j] * ((xr[j] - center) * scale)
+        mean_g, mean_gy = g.dtype.type(sum_g / n), g.dtype.type(sum_gy / n)
+        for j in range(n):
+            o[j] = scale * (gr[j] - mean_g - (xr[j] - center) * scale * mean_gy)
+
+
 def _layer_norm_signatures(f: types.Type) -> list:
     rows, vector = types.Array(f, 2, "C"), types.Array(f, 1, "C")
     return [types.void(first, rows, rows, rows, vector, vector, types.float64)

@@ -220,11 +220,18 @@ def _standardize(b: int, xs: tuple, bs: tuple, *, dims: tuple, eps: float) -> An
                  eps=eps)
 
 
-@rule("standardize_grad")
-def _standardize_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
-    g, y, rstd = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
-    return apply(prim("standardize_grad"), g, y, rstd,
-                 dims=tuple(d + 1 if d >= 0 else d for d in dims))
+def _standardize_grad_rule(name: str) -> Any:
+    """The rule of standardize's gradients (from its output or its input): every operand
+    batched, the dims moved as standardize's."""
+    def batch_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
+        return apply(prim(name), *(batched(t, b, is_b) for t, is_b in zip(xs, bs)),
+                     dims=tuple(d + 1 if d >= 0 else d for d in dims))
+
+    return batch_grad
+
+
+rule("standardize_grad")(_standardize_grad_rule("standardize_grad"))
+rule("standardize_input_grad")(_standardize_grad_rule("standardize_input_grad"))
 
 
 @rule("smooth_l1_loss")
