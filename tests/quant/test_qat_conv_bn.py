@@ -147,3 +147,47 @@ def test_mobilenet_v3_qat_model_is_its_float_model_within_quantization_error():
     for y in (qat, got):
         assert np.abs(y - expected).max() < 0.2 * spread
         assert np.corrcoef(y.ravel(), expected.ravel())[0, 1] > 0.98
+
+
+def _prepared_mobilenet_v3():
+    ember.manual_seed(0)
+    model = qmodels.mobilenet_v3_large(num_classes=10, width_mult=0.5)
+    model.fuse_model(is_qat=True)
+    model.qconfig = eq.get_default_qat_qconfig("qnnpack")
+    return eq.prepare_qat(model)
+
+
+def test_mobilenet_v3_loads_checkpoints_from_before_the_hardsigmoid_observer():
+    # (torchvision's published QAT weights have no entries for the squeeze-and-excitations'
+    # hard-sigmoid observer: version 1 of QuantizableSqueezeExcitation, which loads
+    # torchvision's defaults, scale 1; converted, the hard sigmoid keeps its fixed range as
+    # PyTorch's, /work/fuzz/quant52/old_checkpoint.py: torchvision's int8 outputs, bit for bit)
+    ember.backends.quantized.engine = "qnnpack"
+    source, model = _prepared_mobilenet_v3(), _prepared_mobilenet_v3()
+    x = ember.rand(2, 3, 48, 48)
+    source.eval()(x)
+    state = source.train().state_dict()
+    old = type(state)((k, v) for k, v in state.items() if ".scale_activation." not in k)
+    old._metadata = {k: dict(v, version=1) if k.endswith("block.2") else v
+                     for k, v in state._metadata.items()}
+    model.load_state_dict(old)
+    assert model.features[4].block[2].scale_activation.activation_post_process.scale.item() == 1
+    old._metadata = state._metadata  # (version 2: the entries are needed)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        _prepared_mobilenet_v3().load_state_dict(old)
+    same_bits = eq.convert(model.eval())(x).numpy(), eq.convert(source.eval())(x).numpy()
+    np.testing.assert_array_equal(*same_bits)
+
+
+def test_converted_fixed_range_activations_ignore_the_observer_as_torch():
+    x = np.linspace(-4, 4, 33, dtype=np.float32)
+    for name in ("Hardsigmoid", "Sigmoid", "Tanh"):
+        t = torch.nn.Sequential(tq.QuantStub(), getattr(torch.nn, name)(), tq.DeQuantStub())
+        e = ember.nn.Sequential(eq.QuantStub(), getattr(ember.nn, name)(), eq.DeQuantStub())
+        t.qconfig, e.qconfig = tq.get_default_qat_qconfig("x86"), eq.get_default_qat_qconfig("x86")
+        t, e = tq.prepare_qat(t), eq.prepare_qat(e)
+        t(torch.tensor(x))
+        e(ember.tensor(x))
+        t[1].activation_post_process.scale.fill_(1.0)  # (as an old checkpoint loads)
+        e[1].activation_post_process.scale.fill_(1.0)
+        same(eq.convert(e.eval())(ember.tensor(x)), tq.convert(t.eval())(torch.tensor(x)))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember import Tensor, nn
+from ember import Tensor, nn, tensor
 from ember.quant.models._utils import BetweenStubs, fuse, register, replace_relu
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.qconfig import get_default_qat_qconfig
@@ -47,6 +47,25 @@ class QuantizableSqueezeExcitation(SqueezeExcitation):
     def fuse_model(self, is_qat: bool | None = None) -> None:
         """Fuses fc1 and its ReLU in place."""
         fuse(self, ["fc1", "activation"], is_qat)
+
+    # (version 1: torchvision's checkpoints from before the hard sigmoid was observed, its
+    # published QAT weights among them; loading one into a prepared model adds torchvision's
+    # defaults for that observer)
+    _version = 2
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              *args: Any) -> None:
+        version = local_metadata.get("version")
+        if hasattr(self, "qconfig") and (version is None or version < 2):
+            observer = prefix + "scale_activation.activation_post_process."
+            for name, value, dtype in (("scale", 1.0, "float32"), ("zero_point", 0, "int32"),
+                                       ("fake_quant_enabled", 1, "uint8"),
+                                       ("observer_enabled", 1, "uint8")):
+                state_dict.setdefault(observer + name, tensor([value], dtype=dtype))
+                if name in ("scale", "zero_point"):
+                    state_dict.setdefault(f"{observer}activation_post_process.{name}",
+                                          tensor([value], dtype=dtype))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
 
 
 class QuantizableInvertedResidual(InvertedResidual):

@@ -285,12 +285,11 @@ class _FixedRangeActivation(Module):
 
     @classmethod
     def from_float(cls, mod: Module) -> _FixedRangeActivation:
-        """The quantized twin of ``mod``: with its observer's parameters if it has one (a
-        ``FixedQParamsFakeQuantize`` after ``prepare_qat``), else the fixed ones."""
-        post = getattr(mod, "activation_post_process", None)
-        if post is None:
-            return cls()
-        return cls(*output_qparams(post))
+        """The quantized twin of ``mod``, with the fixed output parameters whatever its
+        observer holds (PyTorch runs the float module on a quantized tensor, whose kernel
+        fixes them: a torchvision MobileNetV3 checkpoint from before its hardsigmoid was
+        observed loads the observer's scale as 1)."""
+        return cls()
 
     def extra_repr(self) -> str:
         return f"output_scale={self.scale}, output_zero_point={self.zero_point}"
