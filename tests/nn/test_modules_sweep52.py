@@ -78,3 +78,21 @@ def test_activation_arguments_still_checked_and_hardtanh_old_names():
     assert tuple(m(ember.randn(2, 3, 5)).shape) == (2, 4, 12)
     with pytest.raises(TypeError):
         nn.LazyConv1d(4, 3, output_padding=1)
+
+
+@pytest.mark.parametrize("name", ["Dropout", "AlphaDropout", "FeatureAlphaDropout", "Dropout1d",
+                                  "Dropout2d", "Dropout3d"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_dropout_modules_pass_integer_inputs_in_eval_as_torch(name, dtype):
+    """torch's dropout modules return any input unchanged in eval (and with p=0); Ember
+    raised DTypeError for integer and bool inputs. Training still refuses them, as torch."""
+    x = np.ones((2, 3, 4, 4, 4)[:3 if name == "Dropout1d" else 5 if name == "Dropout3d" else 4])
+    for p, train in ((0.5, False), (0.0, True)):
+        t = getattr(torch.nn, name)(p).train(train)(torch.tensor(x).to(getattr(torch, dtype)))
+        e = getattr(nn, name)(p).train(train)(ember.tensor(x).to(getattr(ember, dtype)))
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    with pytest.raises(ember.DTypeError, match="floating"):
+        getattr(nn, name)(0.5)(ember.tensor(x).to(getattr(ember, dtype)))
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn, name)(0.5)(torch.tensor(x).to(getattr(torch, dtype)))

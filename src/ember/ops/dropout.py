@@ -24,12 +24,14 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 
-def _check(op: str, input: Tensor, p: float) -> None:
+def _check(op: str, input: Tensor, p: float, training: bool) -> None:
+    """``p`` always; the dtype only when elements are dropped (PyTorch returns any input
+    unchanged in evaluation or with ``p == 0``)."""
     if type(p) is not float:
         as_number(p, op, "p")  # (a string: a TypeError naming the op; numbers pass)
     if not 0.0 <= p <= 1.0:
         raise ArgumentError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
-    if not is_floating_input(op, "input", input):
+    if training and p != 0.0 and not is_floating_input(op, "input", input):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
 
 
@@ -73,7 +75,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if type(input) in TENSOR_LIKE:
         return handle(dropout, (input, p, training),
                       {"inplace": inplace, "generator": generator})
-    _check("dropout", input, p)
+    _check("dropout", input, p, training)
     if not training or p == 0.0:
         return input
     return _masked(input, p, tuple(input.shape), inplace, generator)
@@ -81,7 +83,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 def _feature_dropout(op: str, spatial: int, input: Tensor, p: float, training: bool,
                      inplace: bool, generator: Generator | None) -> Tensor:
-    _check(op, input, p)
+    _check(op, input, p, training)
     if input.ndim == spatial + 2:
         channels = 2  # (N, C, *spatial)
     elif input.ndim == spatial + 1:
@@ -111,7 +113,7 @@ def channel_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> T
     """Zeroes whole channels (one draw per ``(N, C)`` entry) of an ``(N, C, *)`` input of any
     rank with probability ``p``: ``torch.feature_dropout``."""
     op = "feature_dropout"
-    _check(op, input, p)
+    _check(op, input, p, training)
     if not training or p == 0.0:
         return input
     if input.ndim < 2:
@@ -157,7 +159,7 @@ def _alpha_masked(op: str, input: Tensor, p: float, training: bool, inplace: boo
                   mask_shape: tuple[int, ...], generator: Generator | None) -> Tensor:
     """Dropped units set to SELU's negative saturation, then an affine map ``a·x + b`` that
     keeps zero mean and unit variance (the self-normalizing networks paper's constants)."""
-    _check(op, input, p)
+    _check(op, input, p, training)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
