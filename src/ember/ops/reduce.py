@@ -45,6 +45,7 @@ from ember.ops.primitive import (
     TensorSpec,
     apply,
     complex_error,
+    not_casting,
     primitive,
     refuse_limited,
 )
@@ -313,6 +314,8 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
     try:
         if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
             return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
+        if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+            return not_casting(lambda: sum(input, dim, keepdim, dtype=dtype))
         x = accumulation_input(input, dtype)
         total = apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
         return total if dim is None else name_node(total, "SumBackward1")  # PyTorch's overload
@@ -336,6 +339,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     """
     if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
         return handle(prod, (input, dim, keepdim), {"dtype": dtype})
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: prod(input, dim, keepdim, dtype=dtype))
     x = accumulation_input(input, dtype)
     dims = tuple(range(x.ndim)) if dim is None else normalize_dims(dim, x.ndim, "prod")
     return apply(Prod, x, dims=dims, keepdim=keepdim)
@@ -354,6 +359,8 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
     """
     if type(input) in TENSOR_LIKE:
         return handle(mean, (input, dim, keepdim), {"dtype": dtype})
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: mean(input, dim, keepdim, dtype=dtype))
     x = input if dtype is None else cast(input, dtypes.to_dtype(dtype))
     if x.dtype.category < dtypes.FLOAT:
         raise DTypeError(f"mean: input dtype {x.dtype.name} is not floating point, so the "

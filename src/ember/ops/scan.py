@@ -16,7 +16,7 @@ from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.dims import accumulation_input, normalize_dim, scan_accumulator
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, apply, not_casting, primitive
 from ember.ops.select import where
 from ember.tensor import Tensor, method
 
@@ -111,6 +111,8 @@ def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 
 
 def _cumulative(prim: Primitive, input: Tensor, dim: int, dtype: Any, op: str) -> Tensor:
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(_cumulative, prim, input, dim, dtype, op)
     x = accumulation_input(input, dtype)
     d = normalize_dim(dim, x.ndim, op)
     if x.ndim == 0:

@@ -17,10 +17,12 @@ from ember.errors import DTypeError, ShapeError, is_floating_input, refuse_non_t
 from ember.ops import rows_kernel
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import (
+    DISPATCH,
     PRIMITIVES,
     Primitive,
     TensorSpec,
     apply,
+    not_casting,
     primitive,
     refuse_complex,
 )
@@ -227,6 +229,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """
     if type(input) in TENSOR_LIKE:
         return handle(softmax, (input, dim), {"dtype": dtype})
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: softmax(input, dim, dtype=dtype))
     x, d = _prepare("softmax", input, dim, dtype)
     return apply(Softmax, x, dim=d)
 
@@ -242,6 +246,8 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """
     if type(input) in TENSOR_LIKE:
         return handle(log_softmax, (input, dim), {"dtype": dtype})
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: log_softmax(input, dim, dtype=dtype))
     x, d = _prepare("log_softmax", input, dim, dtype)
     return apply(LogSoftmax, x, dim=d)
 
