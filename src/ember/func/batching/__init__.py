@@ -43,9 +43,7 @@ def batched(x: Any, b: int, is_batched: bool) -> Any:
     """``x`` with a batch axis in front (an expand, no copy, when it had none)."""
     if is_batched:
         return x
-    shape = tuple(x.shape)
-    return apply(prim("expand"), apply(prim("reshape"), x, shape=(1,) + shape),
-                 shape=(b,) + shape)
+    return apply(prim("expand"), x, shape=(b,) + tuple(x.shape))  # (a new leading axis)
 
 
 def pad_rank(x: Any, rank: int) -> Any:
