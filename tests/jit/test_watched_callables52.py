@@ -48,6 +48,15 @@ def test_module_forward_reassigned_on_the_class_traces_again():
     out = _same(make, change)
     assert out[2] != out[1]
 
+    def on_instance(m, i):
+        if i == 1:
+            m.forward = lambda x: m.lin(x) * 4.0
+        if i == 3:
+            del m.forward
+
+    out = _same(lambda: (make()[0],) * 2, on_instance)
+    assert out[1] != out[0] and out[3] == out[0]
+
 
 def test_method_reassigned_on_the_class_or_shadowed_on_the_instance():
     def make():

@@ -65,6 +65,7 @@ from ember.jit.user_objects import (
     plain_object,
     user_class,
     user_module,
+    wrapped_by_library,
 )
 from ember.layouts import strides_key
 from ember.nn.module import Module
@@ -163,7 +164,7 @@ class Reach:
         func = getattr(fn, "__func__", fn)
         code = getattr(func, "__code__", None)
         if code is None or library_code(func):
-            wrapped = _wrapped_by_library(func)  # (a module autocast's decorator wraps)
+            wrapped = wrapped_by_library(func)  # (a module autocast's decorator wraps)
             if wrapped is not None:
                 self.add(getattr(wrapped, "__name__", "wrapped"), wrapped, depth)
             return
@@ -368,9 +369,14 @@ class Reach:
                 self.add_function(method, depth + 1, owner=obj)
 
     def _bind_method(self, obj: Any, name: str, label: str | None = None) -> None:
-        """Watches the function ``obj.name`` finds (``Model.forward = f`` traces again)."""
-        self._bind(obj, name, f"{label or self.object_labels.get(id(obj), type(obj).__name__)}."
-                   f"{name}")
+        """Watches the function ``obj.name`` finds (``Model.forward = f`` traces again): a
+        module's on its class, once (one set on a module later is another reach's)."""
+        holder = type(obj) if isinstance(obj, Module) and name not in vars(obj) else obj
+        if (id(holder), name) not in self._methods:
+            self._methods.add((id(holder), name))
+            where = holder.__name__ if holder is not obj else \
+                label or self.object_labels.get(id(obj), type(obj).__name__)
+            self._bind(holder, name, f"{where}.{name}")
 
     def watch_states(self) -> None:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
@@ -556,7 +562,7 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         'model.fc1.weight'
     """
     found = Reach()
-    while (wrapped := _wrapped_by_library(fn)) is not None:  # (followed as a plain call is)
+    while (wrapped := wrapped_by_library(fn)) is not None:  # (followed as a plain call is)
         fn = wrapped
     bound = {}
     if isinstance(fn, functools.partial):
@@ -580,16 +586,6 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         found.add("hook of an argument", hook)
     found.watch_states()
     return found
-
-
-def _wrapped_by_library(fn: Any) -> Any:
-    """What ``fn`` calls where it is a library's wrapper made by ``functools.wraps``
-    (``autocast("cpu")(model)``): it copied the ``__module__`` of what it wraps, so a wrapper
-    of a built-in module looks like library code, yet what it wraps is the user's state.
-    None for any other ``fn``."""
-    if isinstance(fn, types.FunctionType) and library_code(fn):
-        return getattr(fn, "__wrapped__", None)
-    return None
 
 
 def _item(container: Any, key: Any) -> Any:

@@ -209,3 +209,13 @@ def own_call(obj: Any) -> bool:
     all the object holds is then watched)."""
     method = member(type(obj), "__call__")
     return isinstance(method, types.FunctionType) and not library_code(method)
+
+
+def wrapped_by_library(fn: Any) -> Any:
+    """What ``fn`` calls where it is a library's wrapper made by ``functools.wraps``
+    (``autocast("cpu")(model)``): it copied the ``__module__`` of what it wraps, so a wrapper
+    of a built-in module looks like library code, yet what it wraps is the user's state.
+    None for any other ``fn``."""
+    if isinstance(fn, types.FunctionType) and library_code(fn):
+        return getattr(fn, "__wrapped__", None)
+    return None
