@@ -191,3 +191,30 @@ def test_converted_fixed_range_activations_ignore_the_observer_as_torch():
         t[1].activation_post_process.scale.fill_(1.0)  # (as an old checkpoint loads)
         e[1].activation_post_process.scale.fill_(1.0)
         same(eq.convert(e.eval())(ember.tensor(x)), tq.convert(t.eval())(torch.tensor(x)))
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("resnet18", {}), ("mobilenet_v2", dict(width_mult=0.5)), ("shufflenet_v2_x0_5", {}),
+    ("googlenet", dict(aux_logits=False, init_weights=False)),
+    ("mobilenet_v3_large", dict(width_mult=0.5))])
+def test_every_quantizable_classifier_trains_quantization_aware(name, kwargs):
+    # (torchvision's fuse_model(is_qat=True) flow for each; given torchvision's QAT state the
+    # converted models equal its bit for bit: /work/fuzz/quant52/sweep_qat.py)
+    ember.manual_seed(0)
+    model = with_batch_statistics(getattr(qmodels, name)(num_classes=10, **kwargs))
+    model.fuse_model()  # (training mode: is_qat)
+    assert any(type(m).__name__ == "ConvBnReLU2d" for m in model.modules())
+    model.qconfig = eq.get_default_qat_qconfig("fbgemm")
+    eq.prepare_qat(model, inplace=True)
+    x = ember.rand(2, 3, 64, 64)
+    model(x).sum().backward()
+    with ember.no_grad():
+        qat = model.eval()(x).numpy()
+    model = eq.convert(model)
+    assert not any(type(m).__name__.startswith("ConvBn") for m in model.modules())
+    got = model(x).numpy()
+    # (fake quantization is the int8 model's rounding in float32: ties flip a step here and
+    # there, a few output steps after the depth of these random networks)
+    spread = np.abs(qat).max()
+    assert np.abs(got - qat).max() < 0.5 * spread  # (0.3 in resnet18: 6 of 20 steps)
+    assert np.corrcoef(got.ravel(), qat.ravel())[0, 1] > 0.9
