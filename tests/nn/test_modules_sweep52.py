@@ -96,3 +96,20 @@ def test_dropout_modules_pass_integer_inputs_in_eval_as_torch(name, dtype):
         getattr(nn, name)(0.5)(ember.tensor(x).to(getattr(ember, dtype)))
     with pytest.raises(RuntimeError):
         getattr(torch.nn, name)(0.5)(torch.tensor(x).to(getattr(torch, dtype)))
+
+
+def test_rnn_cell_base_takes_num_chunks_as_torch():
+    """torch's RNNCellBase(input_size, hidden_size, bias, num_chunks): a custom cell sizes
+    its weights by num_chunks. Ember's had no num_chunks (TypeError)."""
+    for lib, mod in ((torch, torch.nn), (ember, nn)):
+        m = mod.RNNCellBase(3, 4, True, 2)
+        assert tuple(m.weight_ih.shape) == (8, 3) and tuple(m.bias_hh.shape) == (8,)
+        assert repr(m) == "RNNCellBase(3, 4)"
+        m = mod.RNNCellBase(3, 4, False, num_chunks=3, dtype=lib.float64)
+        assert tuple(m.weight_hh.shape) == (12, 4) and m.bias_ih is None
+        assert m.weight_hh.dtype == lib.float64
+        assert mod.LSTMCell(3, 4, False, None, lib.float64).weight_ih.dtype == lib.float64
+        assert tuple(mod.GRUCell(3, 4).weight_ih.shape) == (12, 3)
+    assert _signature(nn.LSTMCell) == _signature(torch.nn.LSTMCell)
+    assert _signature(nn.GRUCell) == _signature(torch.nn.GRUCell)
+    assert _signature(nn.RNNCell) == _signature(torch.nn.RNNCell)

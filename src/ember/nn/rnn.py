@@ -356,11 +356,11 @@ class RNNCellBase(Module):
     _gates = 1
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+                 num_chunks: int | None = None, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         kw = {"dtype": dtype, "device": device}
-        rows = self._gates * hidden_size
+        rows = (num_chunks or self._gates) * hidden_size  # (PyTorch's argument: gate count)
         self.weight_ih = _empty(rows, input_size, **kw)
         self.weight_hh = _empty(rows, hidden_size, **kw)
         if bias:
@@ -415,7 +415,7 @@ class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
         _elman_cell(nonlinearity)  # checks the name
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
     def _cell(self) -> Any:
@@ -425,7 +425,16 @@ class RNNCell(RNNCellBase):
         return self._step(input, hx, None)[0]
 
 
-class LSTMCell(RNNCellBase):
+class _GatedCell(RNNCellBase):
+    """A cell whose gate count is its class's (``_gates``): PyTorch's LSTMCell/GRUCell
+    signature, without ``num_chunks``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+
+class LSTMCell(_GatedCell):
     """One LSTM step; ``forward(input, (h, c))`` returns ``(h', c')``.
 
     Example:
@@ -449,7 +458,7 @@ class LSTMCell(RNNCellBase):
         return self._step(input, h, c)
 
 
-class GRUCell(RNNCellBase):
+class GRUCell(_GatedCell):
     """One GRU step (PyTorch's form: the reset gate multiplies ``h W_hnᵀ + b_hn``).
 
     Example:
