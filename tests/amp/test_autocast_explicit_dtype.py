@@ -1,6 +1,6 @@
-"""An explicit ``dtype=`` on a reduction or a softmax wins over autocast's float32 policy, as
-PyTorch's (its fp32_set_opt_dtype casts only when the caller passed no dtype); Ember's
-autocast cast the requested bfloat16/float16 back to float32."""
+"""An explicit ``dtype=`` on a reduction, a norm or a softmax wins over autocast's float32
+policy, as PyTorch's (its fp32_set_opt_dtype casts only when the caller passed no dtype);
+Ember's autocast cast the requested bfloat16/float16 back to float32."""
 
 import numpy as np
 import pytest
@@ -20,6 +20,9 @@ OPS = {
     "F.softmax": lambda lib, x, d: lib.nn.functional.softmax(x, 1, dtype=d),
     "nansum": lambda lib, x, d: lib.nansum(x, dtype=d),
     "nanmean": lambda lib, x, d: lib.nanmean(x, 1, dtype=d),
+    "vector_norm": lambda lib, x, d: lib.linalg.vector_norm(x.to(d), dtype=d),
+    "matrix_norm": lambda lib, x, d: lib.linalg.matrix_norm(x.to(d), dtype=d),
+    "norm": lambda lib, x, d: lib.norm(x.to(d), dtype=d),
 }
 
 

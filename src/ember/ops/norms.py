@@ -17,7 +17,7 @@ from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float, dims_tuple
 from ember.ops.linalg_decomp import svdvals
-from ember.ops.primitive import DISPATCH, apply
+from ember.ops.primitive import DISPATCH, apply, not_casting
 from ember.ops.reduce import (
     Sum,
     amax,
@@ -112,6 +112,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
         tensor(5.)
     """
     op = "linalg.vector_norm"
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: vector_norm(x, ord, dim, keepdim, dtype=dtype))
     if isinstance(ord, str):
         raise TypeError(f"{op}: ord must be a number, got {ord!r}. Hint: 'fro' and 'nuc' are "
                         "matrix norms: use linalg.matrix_norm or linalg.norm")
@@ -157,6 +159,8 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
         tensor(7.)
     """
     op = "linalg.matrix_norm"
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: matrix_norm(A, ord, dim, keepdim, dtype=dtype))
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
         raise ArgumentError(f"{op}: ord {ord!r} is not supported; use 'fro', 'nuc', 2, -2, 1, -1, "
                             "inf or -inf")
