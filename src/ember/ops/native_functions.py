@@ -123,7 +123,7 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
         >>> mask
         tensor([True, True, True])
     """
-    _check_dropout("native_dropout", input, p)
+    _check_dropout("native_dropout", input, p, train is not False)
     if train is False:
         return input.clone(), ones(input.shape, dtype=dtypes.bool_, device=input.device)
     keep = zeros(input.shape, dtype=input.dtype, device=input.device) + (1.0 - p)
