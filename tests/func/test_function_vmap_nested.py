@@ -58,6 +58,14 @@ def test_vmap_of_vmap_of_vjp_fn_equals_torch(inner_dim):
     got = [_rows(lib, fn, f, inner_dim)(lib.tensor(X), lib.tensor(Y)) for lib, fn, f in _libs()]
     for e, t in zip(*got):
         _close(e, t)
+        assert e.requires_grad == t.requires_grad  # (False: no history leaks out)
+    x = ember.tensor(X, requires_grad=True)  # differentiable with respect to x, as torch
+    dx, dy = _rows(ember, ef, _libs()[0][2], inner_dim)(x, ember.tensor(Y))
+    xt = torch.tensor(X, requires_grad=True)
+    tdx, tdy = _rows(torch, tf, _libs()[1][2], inner_dim)(xt, torch.tensor(Y))
+    (dx.sin().sum() + dy.sum()).backward()
+    (tdx.sin().sum() + tdy.sum()).backward()
+    _close(x.grad, xt.grad)
 
 
 def test_three_levels_and_a_gradient_outside():

@@ -5,6 +5,7 @@ gradients back through the physical graph the rule made."""
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ember.autograd.engine import grad as tape_grad
@@ -185,7 +186,7 @@ class _Bridge:
         (``vmap(vmap(vjp_fn))``): the physical backward once per sample of ``inner`` (a vmap
         between the two levels is peeled the same way), the results stacked as ``inner``'s
         batch. (PyTorch vectorizes this; the values are the same.)"""
-        if GRAD.enabled and any(g is not None and g.requires_grad for g in grads):
+        if GRAD.enabled and _from_inner_leaves(inner, grads):
             raise NestedRuleBackward(
                 f"vmap: the backward of {self.name} (batched by its vmap rule) got gradients "
                 "that require grad, batched by a vmap inside that vmap (vmap(vmap(vjp_fn)) "
@@ -196,7 +197,7 @@ class _Bridge:
         rows = [run_below(inner, self.vjp, ctx, *(g if p is None else run_below(
                     inner, Tensor.select, p, 0, k) for g, p in zip(grads, phys)))
                 for k in range(inner.size)]
-        return tuple(None if r[0] is None else inner.logical(run_below(inner, _stack, list(r)))
+        return tuple(None if r[0] is None else _logical(inner, run_below(inner, _stack, list(r)))
                      for r in zip(*rows))
 
 
@@ -204,6 +205,44 @@ def _stack(tensors: list) -> Tensor:
     from ember.ops.join import stack
 
     return stack(tensors)
+
+
+_PER_SAMPLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> result
+
+
+def _logical(trace: _BatchTrace, phys: Tensor) -> Tensor:
+    """A logical tensor of ``trace`` for ``phys``, requiring grad as it does (so that a level
+    cutting its results, ``vjp_fn``'s, cuts the physical history too): a leaf at ``trace``'s
+    level, whose history is its physical one."""
+    t = trace.logical(phys, phys.requires_grad)
+    _PER_SAMPLE[id(t)] = t
+    return t
+
+
+def _from_inner_leaves(inner: _BatchTrace, grads: tuple) -> bool:
+    """Whether the history of ``grads`` reaches a leaf batched by ``inner`` other than a
+    per-sample result (:func:`_logical`): a cotangent a reverse level inside ``inner``
+    differentiates, which the per-sample results would not link to."""
+    def foreign(leaf: Tensor) -> bool:
+        return inner.physical(leaf) is not None and _PER_SAMPLE.get(id(leaf)) is not leaf
+
+    nodes, seen = [], set()
+    for g in grads:
+        if g is not None and g.requires_grad:
+            if g._node is None and foreign(g):
+                return True
+            nodes += [g._node] if g._node is not None else []
+    while nodes:
+        node = nodes.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for edge in node.edges:
+            if edge is not None and edge[0] is None and foreign(edge[1]):
+                return True
+            if edge is not None and edge[0] is not None:
+                nodes.append(edge[0])
+    return False
 
 
 def _bridge(trace: _BatchTrace, name: str, inputs: tuple, leaves: tuple, outs: list) -> list:
