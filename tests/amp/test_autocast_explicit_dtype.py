@@ -18,6 +18,8 @@ OPS = {
     "softmax": lambda lib, x, d: lib.softmax(x, 1, dtype=d),
     "log_softmax": lambda lib, x, d: x.log_softmax(1, dtype=d),
     "F.softmax": lambda lib, x, d: lib.nn.functional.softmax(x, 1, dtype=d),
+    "F.softmax_positional": lambda lib, x, d: lib.nn.functional.softmax(x, 1, 3, d),
+    "F.softmin": lambda lib, x, d: lib.nn.functional.softmin(x, 1, dtype=d),
     "nansum": lambda lib, x, d: lib.nansum(x, dtype=d),
     "nanmean": lambda lib, x, d: lib.nanmean(x, 1, dtype=d),
     "vector_norm": lambda lib, x, d: lib.linalg.vector_norm(x.to(d), dtype=d),

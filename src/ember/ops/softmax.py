@@ -262,5 +262,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """
     if type(input) in TENSOR_LIKE:
         return handle(softmin, (input, dim), {"dtype": dtype})
+    if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
+        return not_casting(lambda: softmin(input, dim, dtype=dtype))
     x, d = _prepare("softmin", input, dim, dtype)
     return apply(Softmax, -x, dim=d)
