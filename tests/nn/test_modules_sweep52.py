@@ -113,3 +113,18 @@ def test_rnn_cell_base_takes_num_chunks_as_torch():
     assert _signature(nn.LSTMCell) == _signature(torch.nn.LSTMCell)
     assert _signature(nn.GRUCell) == _signature(torch.nn.GRUCell)
     assert _signature(nn.RNNCell) == _signature(torch.nn.RNNCell)
+
+
+def test_transformer_fast_path_attributes_as_torch():
+    """torch's TransformerEncoderLayer tags its activation (1 relu, 2 gelu, 0 other) and
+    TransformerEncoder keeps enable_nested_tensor and mask_check; Ember had neither."""
+    pairs = [("relu", "relu"), ("gelu", "gelu"), (nn.functional.relu, torch.nn.functional.relu),
+             (nn.GELU(), torch.nn.GELU()), (nn.functional.silu, torch.nn.functional.silu)]
+    for ours, theirs in pairs:
+        assert (nn.TransformerEncoderLayer(4, 2, 8, activation=ours).activation_relu_or_gelu
+                == torch.nn.TransformerEncoderLayer(4, 2, 8, activation=theirs)
+                .activation_relu_or_gelu)
+    for kw in ({}, {"enable_nested_tensor": False, "mask_check": False}):
+        e = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 2, **kw)
+        t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(4, 2, 8), 2, **kw)
+        assert (e.enable_nested_tensor, e.mask_check) == (t.enable_nested_tensor, t.mask_check)

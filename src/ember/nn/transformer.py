@@ -86,6 +86,10 @@ class TransformerEncoderLayer(_Layer):
         super().__init__()
         self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                     batch_first, norm_first, bias, device, dtype, cross=False)
+        act = self.activation  # PyTorch's fast-path tag: 1 relu, 2 gelu, 0 another
+        self.activation_relu_or_gelu = (1 if act is F.relu or isinstance(act, ember.nn.ReLU)
+                                        else 2 if act is F.gelu
+                                        or isinstance(act, ember.nn.GELU) else 0)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -152,6 +156,7 @@ class TransformerEncoder(Module):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = num_layers, norm
+        self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None,
