@@ -55,7 +55,7 @@ def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
 
 
 def _run_training(cfg: Any, profile_steps: int | None, run: Callable[[Any], dict]) -> int:
-    if profile_steps:
+    if profile_steps is not None:  # (--profile 0 is refused, not a full run)
         from ember.train.profile import profile_steps as profile
         done = profile(cfg, profile_steps)
         print(done["table"] + f"table in {done['paths']['table']}, trace (open in "
@@ -108,7 +108,7 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     add("--tensorboard", action="store_true", default=None,
         help="also log losses, accuracy, learning rate, the model's graph and the "
              "hyperparameters to <out>/tensorboard (pip install 'ember[tensorboard]')")
-    add("--profile", type=int, default=0, metavar="N",
+    add("--profile", type=int, metavar="N",
         help="profile N training steps instead of training; writes profile.txt, trace.json")
     train.set_defaults(run=_train)
 

@@ -292,3 +292,11 @@ def test_the_summary_of_a_diverged_run_is_strict_json(tmp_path):
     text = (tmp_path / "summary.json").read_text()
     summary = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
     assert summary["history"]["test_loss"] == [None]
+
+
+@pytest.mark.parametrize("steps", ["0", "-1"])
+def test_profile_of_no_steps_is_refused_not_a_full_run(tmp_path, capsys, steps):
+    # --profile 0 used to train a whole run (0 meant "no profile")
+    assert main(["train", "--profile", steps, "--out", str(tmp_path)]) == 2
+    assert f"--profile N needs at least 1 step, got {steps}" in capsys.readouterr().err
+    assert not os.listdir(tmp_path)

@@ -20,9 +20,10 @@ def profile_steps(cfg: TrainConfig, steps: int, warmup: int = 1) -> dict[str, An
     repeated when the steps outrun one epoch. It starts from a fresh model and writes no
     checkpoint, so options about a run's checkpoints and logs (``resume``, ``tensorboard``)
     are refused, and ``compile`` too: a compiled function runs eagerly under the profiler."""
-    if steps < 1 or warmup < 0:
-        raise ConfigError(f"profile: needs at least 1 step and no negative warmup, got "
-                          f"steps={steps}, warmup={warmup}")
+    if steps < 1:
+        raise ConfigError(f"profile: --profile N needs at least 1 step, got {steps}")
+    if warmup < 0:
+        raise ConfigError(f"profile: warmup must not be negative, got {warmup}")
     for name in ("resume", "tensorboard"):
         if getattr(cfg, name):
             raise ConfigError(f"profile: --{name} does not apply (a profile runs {steps} "
