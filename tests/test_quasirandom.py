@@ -1,5 +1,5 @@
-"""ember.quasirandom.SobolEngine against torch.quasirandom.SobolEngine: unscrambled draws bit
-for bit; scrambled draws by their properties (torch scrambles with its own generator)."""
+"""ember.quasirandom.SobolEngine against torch.quasirandom.SobolEngine: unscrambled and seeded
+scrambled draws bit for bit; scrambled draws also by their properties."""
 
 import doctest
 from importlib import resources
@@ -113,7 +113,7 @@ def test_bad_arguments_fail_clearly():
         SobolEngine(2).draw(3, dtype=ember.int64)
     with pytest.raises(TypeError):
         SobolEngine(2).draw(2.0)
-    for seed in [1.5, "3"]:  # torch's Generator refuses these too, rather than truncating
+    for seed in [1.5, "3", True]:  # torch's Generator refuses these too, rather than truncating
         with pytest.raises(TypeError, match="SobolEngine: seed must be an integer"):
             SobolEngine(2, scramble=True, seed=seed)
     with pytest.raises(ValueError, match="n must be at least 0"):
@@ -167,6 +167,30 @@ def test_scrambling_is_reproducible_by_seed_and_differs_by_seed():
     unseeded = SobolEngine(5, scramble=True).draw(64).numpy()
     ember.manual_seed(0)
     assert same_bits(unseeded, SobolEngine(5, scramble=True).draw(64).numpy())
+
+
+@pytest.mark.parametrize("dimension", [1, 3, 1500])
+@pytest.mark.parametrize("seed", [0, 7, -1, 2 ** 40 + 3])
+def test_seeded_scrambling_matches_torch_bit_for_bit(dimension, seed):
+    ours = SobolEngine(dimension, scramble=True, seed=seed)
+    theirs = TorchSobol(dimension, scramble=True, seed=seed)
+    for n, dtype in [(1, "float32"), (200, "float32"), (37, "float64")]:
+        got = ours.draw(n, dtype=getattr(ember, dtype)).numpy()
+        assert same_bits(got, theirs.draw(n, dtype=getattr(torch, dtype)).numpy()), (n, dtype)
+    ours.reset().fast_forward(1000), theirs.reset().fast_forward(1000)
+    assert same_bits(ours.draw(9).numpy(), theirs.draw(9).numpy())
+
+
+def test_a_scrambled_first_point_in_float64_is_exact():
+    # torch keeps the first point as the default dtype (float32) made at construction and
+    # casts it, so its float64 first point loses the low bits of the 30-bit shift
+    got = SobolEngine(4, scramble=True, seed=3).draw(2, dtype=ember.float64).numpy()
+    want = TorchSobol(4, scramble=True, seed=3).draw(2, dtype=torch.float64).numpy()
+    assert same_bits(got[1:], want[1:])
+    shift = (got[0] * 2 ** 30).astype(np.int64)
+    assert same_bits(got[0], shift / 2 ** 30)
+    assert same_bits(want[0], (shift / 2 ** 30).astype(np.float32).astype(np.float64))
+    assert not same_bits(got[0], want[0])
 
 
 def test_scrambled_draws_continue_and_reset_like_unscrambled_ones():

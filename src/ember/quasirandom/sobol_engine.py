@@ -4,9 +4,10 @@ Points are in Gray-code order, as PyTorch's: point ``i`` XORs the direction numb
 bits of ``gray(i) = i ^ (i >> 1)`` (which is point ``i - 1`` with one more direction number
 XORed in, as PyTorch computes it), so unscrambled draws equal PyTorch's bit for bit.
 Scrambling (a random lower-triangular linear matrix scramble of each dimension's digits, then a
-random digital shift) draws from Ember's generator, so scrambled values differ from PyTorch's
-while keeping the same guarantees: every point lies in [0, 1) (float32 may round it to 1.0) and
-the first ``2**m`` points keep the sequence's stratification.
+random digital shift) draws its random bits as PyTorch's does, from a Mersenne Twister seeded
+with ``seed`` (its low 32 bits), so a seeded scrambled engine equals PyTorch's too. Every point
+lies in [0, 1) (float32 may round it to 1.0) and the first ``2**m`` points keep the sequence's
+stratification.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import numpy as np
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, OpError
 from ember.ops.creation import from_numpy
+from ember.ops.generator import remap_seed
 from ember.ops.primitive import DISPATCH
-from ember.ops.random import Generator, default_generator
+from ember.ops.random import default_generator
 from ember.quasirandom.direction_numbers import MAXBIT, MAXDIM, direction_numbers
 from ember.tensor import Tensor
 
@@ -35,8 +37,9 @@ class SobolEngine:
         dimension: Number of coordinates of each point, from 1 to 21201.
         scramble: Scramble the sequence (Owen's linear matrix scramble and a digital shift),
             which keeps its balance and removes its regular patterns. Default: ``False``.
-        seed: Seed of the scrambling; ``None`` draws it from Ember's default generator, so
-            ``ember.manual_seed`` makes it reproducible.
+        seed: Seed of the scrambling (the same points as PyTorch's for the same seed);
+            ``None`` draws it from Ember's default generator, so ``ember.manual_seed`` makes it
+            reproducible.
 
     Example:
         >>> engine = ember.quasirandom.SobolEngine(dimension=3)
@@ -59,12 +62,12 @@ class SobolEngine:
         self.dimension = dimension
         self._directions = direction_numbers(dimension)
         if scramble:
-            if seed is not None and not isinstance(seed, numbers.Integral):
+            if seed is None:
+                seed = int(default_generator.numpy.integers(0, 2 ** 32))
+            elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
                 raise TypeError(f"SobolEngine: seed must be an integer or None, got "
                                 f"{type(seed).__name__} {seed!r}")
-            rng = (default_generator if seed is None else Generator().manual_seed(seed)).numpy
-            self._shift = rng.integers(0, 2 ** MAXBIT, size=dimension, dtype=np.int64)
-            self._directions = _scrambled(self._directions, rng)
+            self._shift, self._directions = _scrambled(self._directions, remap_seed(seed))
         else:
             self._shift = np.zeros(dimension, dtype=np.int64)
         self.num_generated = 0
@@ -187,16 +190,33 @@ def _gray_code_points(directions: np.ndarray, shift: np.ndarray, start: int, n: 
     return (high[:, None, :] ^ low).reshape(-1, low.shape[1])[offset:offset + n]
 
 
-def _scrambled(directions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Each dimension's direction numbers times a random lower-triangular 0/1 matrix with unit
-    diagonal over GF(2), on digits from the most significant: digit ``r`` of the result mixes
-    digits ``0..r``, so the matrix is invertible and keeps every elementary interval's count.
+def _scrambled(directions: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random digital shift and each dimension's direction numbers times a random
+    lower-triangular 0/1 matrix with unit diagonal over GF(2), on digits from the most
+    significant: digit ``r`` of the result mixes digits ``0..r``, so the matrix is invertible and
+    keeps every elementary interval's count.
 
-    Digit ``c`` sits at bit ``29 - c``; the matrix's column ``c`` (which output digits input
-    digit ``c`` flips), as an integer, is that bit set and random bits below it."""
+    The bits are PyTorch's: the low bits of a Mersenne Twister's 32-bit outputs (its
+    ``randint(2, ...)``), seeded with ``seed``'s low 32 bits, first the shift's ``(dimension,
+    30)`` bits (bit ``k`` weighs ``2**k``), then the ``(dimension, 30, 30)`` matrices row by
+    row, of which the part above the diagonal is drawn and unused."""
+    twister = np.random.MT19937()
+    twister.state = np.random.RandomState(seed & 0xFFFFFFFF).get_state(legacy=False)
+    dimension = directions.shape[1]
+    shift_bits = (twister.random_raw(dimension * MAXBIT) & 1).reshape(dimension, MAXBIT)
+    shift = shift_bits.astype(np.int64) @ (1 << np.arange(MAXBIT, dtype=np.int64))
+    digit_bits = 1 << np.arange(MAXBIT - 1, -1, -1, dtype=np.int64)  # digit r sits at bit 29 - r
     scrambled = np.zeros_like(directions)
-    for c in range(MAXBIT):
-        place = MAXBIT - 1 - c
-        column = rng.integers(0, 1 << place, size=directions.shape[1]) | (1 << place)
-        scrambled ^= ((directions >> place) & 1) * column
-    return scrambled
+    for start in range(0, dimension, _SCRAMBLE_CHUNK):  # (the draws of 900 bits per dimension)
+        part = slice(start, min(start + _SCRAMBLE_CHUNK, dimension))
+        count = part.stop - part.start
+        matrix = np.tril((twister.random_raw(count * MAXBIT * MAXBIT) & 1).astype(np.int64)
+                         .reshape(count, MAXBIT, MAXBIT))
+        matrix[:, np.arange(MAXBIT), np.arange(MAXBIT)] = 1
+        columns = (matrix * digit_bits[:, None]).sum(axis=1)  # input digit c's output digits
+        for c in range(MAXBIT):
+            scrambled[:, part] ^= ((directions[:, part] >> (MAXBIT - 1 - c)) & 1) * columns[:, c]
+    return shift, scrambled
+
+
+_SCRAMBLE_CHUNK = 1024
