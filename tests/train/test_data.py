@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import ember
+from ember.cli import main
 from ember.train.data import FASHION_MNIST_STATS, _as_tensors
 
 
@@ -16,9 +17,17 @@ def test_normalised_in_place_equals_the_formula_and_leaves_the_source(dtype, lim
     pixels = np.random.default_rng(0).integers(0, 256, (7, 28, 28)).astype(dtype)
     labels = np.arange(7, dtype=np.uint8)
     source = SimpleNamespace(data=ember.tensor(pixels), targets=ember.tensor(labels))
-    x, y = _as_tensors(source, limit).tensors
+    x, y = _as_tensors(source, limit, "train-size").tensors
     mean, std = FASHION_MNIST_STATS
     expected = ((torch.from_numpy(pixels[:limit]).float() / 255.0 - mean) / std).unsqueeze(1)
     np.testing.assert_array_equal(x.numpy(), expected.numpy())  # bit for bit
     assert x.dtype == ember.float32 and y.dtype == ember.int64
     np.testing.assert_array_equal(source.data.numpy(), pixels)   # the dataset keeps its pixels
+
+
+@pytest.mark.parametrize("flag", ["--train-size", "--test-size"])
+def test_a_size_beyond_the_split_is_refused_not_cut(tmp_path, capsys, flag):
+    # it trained on all 60000 (or tested on all 10000) images without a word
+    assert main(["train", "--model", "mlp", flag, "70000", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} 70000: the split has only" in err and "images; give at most" in err

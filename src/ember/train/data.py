@@ -16,9 +16,12 @@ FASHION_MNIST_STATS = (0.2860, 0.3530)
 EVAL_BATCH = 1000
 
 
-def _as_tensors(dataset: Any, limit: int | None) -> data.TensorDataset:
+def _as_tensors(dataset: Any, limit: int | None, option: str) -> data.TensorDataset:
     mean, std = FASHION_MNIST_STATS
     images, labels = dataset.data, dataset.targets
+    if limit is not None and limit > len(labels):
+        raise ConfigError(f"--{option} {limit}: the split has only {len(labels)} images; give "
+                          f"at most {len(labels)}, or leave --{option} out to use them all")
     if limit is not None:
         images, labels = images[:limit], labels[:limit]
     # In place on one float copy: the same values as ((x / 255 - mean) / std), with one
@@ -43,8 +46,8 @@ def build_loaders(cfg: TrainConfig) -> tuple[Any, Any, ember.Generator]:
     splits = FashionMNIST(cfg.data_dir, train=True), FashionMNIST(cfg.data_dir, train=False)
     if cfg.data_dir is not None:
         _check_found_in(cfg.data_dir, splits)
-    train = _as_tensors(splits[0], cfg.train_size)
-    test = _as_tensors(splits[1], cfg.test_size)
+    train = _as_tensors(splits[0], cfg.train_size, "train-size")
+    test = _as_tensors(splits[1], cfg.test_size, "test-size")
     order = ember.Generator().manual_seed(cfg.seed)
     train_loader = _batches(train, cfg.batch_size, data.RandomSampler(train, generator=order),
                             cfg.num_workers)
