@@ -219,3 +219,20 @@ def test_a_bounded_model_is_checked_past_the_step_by_the_step_alone():
         x = np.random.default_rng(length).standard_normal((3, length, 4)).astype(np.float32)
         np.testing.assert_allclose(run_onnx(proto, x)[0], eager(model, ember.tensor(x))[0],
                                    rtol=1e-5, atol=1e-6)
+
+
+def _squeeze_excited(x):  # (torchvision's SqueezeExcitation: the (B, C, 1, 1) scale first)
+    w1, w2 = ember.ones(4, 3, 3, 3) / 27, ember.ones(4, 4, 3, 3) / 36
+    y = F.conv2d(x, w1, stride=2, padding=1)
+    y = F.conv2d(F.adaptive_avg_pool2d(y, 1).sigmoid() * y, w2, stride=2, padding=1)
+    return F.conv2d(y, w2, stride=2, padding=1)
+
+
+def test_a_cut_after_a_broadcast_scale_is_followed_through_the_scaled_operand():
+    # (followed through the scale's size-1 axes, the chain broke there: every axis, the batch
+    # too, took the steps seen so far, 4, not the 8 nested along h and w; EfficientNet-B0 got
+    # 2 where its steps nest 32)
+    from ember.export.capture import trace
+    from ember.onnx.strides import stride_spreads
+    _, graph = trace(_squeeze_excited, (ember.randn(2, 3, 32, 32),), {}, True, "test")
+    assert stride_spreads(graph, {0: {0: "b", 2: "h", 3: "w"}}) == {"h": 8, "w": 8}

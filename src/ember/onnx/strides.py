@@ -88,7 +88,8 @@ def strides(eqn: Any) -> dict[int | None, int]:
 def source_axis(eqn: Any, out: Var, axis: int) -> tuple[Var, int | None]:
     """The input of ``eqn`` that its output ``out``'s ``axis`` is cut from, and that input's
     axis (None where none is followed: a new axis, a reshape that merges or splits it, a
-    change of rank)."""
+    change of rank). Of several operands of the output's rank, the first whose axis has the
+    output's size: ``scale * x`` (a (B, C, 1, 1) scale) follows ``x``."""
     if not eqn.inputs:
         return out, None
     src = eqn.inputs[0]
@@ -111,7 +112,10 @@ def source_axis(eqn: Any, out: Var, axis: int) -> tuple[Var, int | None]:
         before = math.prod(out.shape[:axis])
         return src, next((j for j, n in enumerate(src.shape) if n == out.shape[axis] and
                           math.prod(src.shape[:j]) == before), None)
-    return src, axis if len(src.shape) == len(out.shape) else None
+    same_rank = [v for v in eqn.inputs if len(v.shape) == len(out.shape)]
+    if not same_rank:
+        return src, None
+    return next((v for v in same_rank if v.shape[axis] == out.shape[axis]), same_rank[0]), axis
 
 
 def refuse_hidden_counts(ctx: Context, graph: Graph) -> None:
