@@ -3,7 +3,9 @@ and its environment variables, SHA-256 prefix checks, and checkpoints loaded wit
 loader (never pickle)."""
 
 import hashlib
+import io
 import os
+import urllib.request
 
 import numpy as np
 import pytest
@@ -63,6 +65,48 @@ def test_a_hash_mismatch_leaves_nothing_behind(tmp_path):
     with pytest.raises(OSError):
         ember.hub.download_url_to_file((tmp_path / "missing").as_uri(), str(out / "x"))
     assert os.listdir(out) == []
+
+
+class _CutResponse(io.BytesIO):
+    """What urllib returns for an HTTP body cut short: fewer bytes than Content-Length, then
+    b"" without an error (http.client does not raise IncompleteRead from read(amt)), or an
+    error partway when ``fail`` is given."""
+
+    def __init__(self, body, length, fail=None):
+        super().__init__(body)
+        self.headers, self.fail = {"Content-Length": str(length)}, fail
+
+    def read(self, size=-1):
+        chunk = super().read(size)
+        if self.fail is not None and self.tell() >= len(self.getvalue()):
+            raise self.fail
+        return chunk
+
+
+def test_a_download_cut_short_leaves_nothing_behind(tmp_path, monkeypatch):
+    payload = b"weights" * 50_000
+    cut = payload[:200_000]
+    out = tmp_path / "out"
+    out.mkdir()
+    good = out / "kept.bin"
+    good.write_bytes(b"an earlier complete download")
+    for fail in (None, ConnectionResetError("reset by peer"), KeyboardInterrupt()):
+        monkeypatch.setattr(urllib.request, "urlopen",
+                            lambda request, fail=fail: _CutResponse(cut, len(payload), fail))
+        error = type(fail) if fail is not None else RuntimeError
+        with pytest.raises(error, match="" if fail is not None else
+                           f"ended after 200000 of the {len(payload)} bytes"):
+            ember.hub.download_url_to_file("https://example.invalid/w.bin", good,
+                                           progress=False)
+        assert os.listdir(out) == ["kept.bin"]
+        assert good.read_bytes() == b"an earlier complete download"
+    # load_state_dict_from_url caches nothing, so a later call downloads again
+    monkeypatch.setattr(urllib.request, "urlopen",
+                        lambda request: _CutResponse(cut, len(payload)))
+    with pytest.raises(RuntimeError, match="ended after"):
+        ember.hub.load_state_dict_from_url("https://example.invalid/w.safetensors",
+                                           model_dir=str(tmp_path / "c"), progress=False)
+    assert os.listdir(tmp_path / "c") == []
 
 
 def test_load_state_dict_from_url_caches_and_checks(tmp_path):

@@ -58,12 +58,14 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
     """Downloads ``url`` to the file ``dst``.
 
     The bytes go to a temporary file beside ``dst``, which replaces ``dst`` only once the
-    download is complete and, with ``hash_prefix``, its SHA-256 hex digest starts with it;
-    on failure nothing is left behind. ``progress`` shows a progress bar on stderr. Any URL
-    urllib opens works (``file://`` too).
+    download is complete (as long as the server's ``Content-Length`` says, when it says) and,
+    with ``hash_prefix``, its SHA-256 hex digest starts with it; on failure nothing is left
+    behind. ``progress`` shows a progress bar on stderr. Any URL urllib opens works
+    (``file://`` too).
 
     Raises:
-        RuntimeError: when the digest does not start with ``hash_prefix`` (naming both).
+        RuntimeError: when the digest does not start with ``hash_prefix`` (naming both) or the
+            download ends early.
         urllib.error.URLError: when the URL cannot be read.
 
     Example:
@@ -75,10 +77,14 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
     with urllib.request.urlopen(request) as response:
         length = response.headers.get("Content-Length")
         partial, out = _partial_file(dst)
+        bar = _Progress(int(length) if length else None, progress)
         try:
             with out:
-                digest = _copy(response, out, _Progress(int(length) if length else None,
-                                                        progress))
+                digest = _copy(response, out, bar)
+            if bar.total is not None and bar.done != bar.total:  # (urllib does not check)
+                raise RuntimeError(f"download_url_to_file: {url} ended after {bar.done} of the "
+                                   f"{bar.total} bytes its server announced; {dst} was not "
+                                   "written. Hint: the connection was cut; try again")
             if hash_prefix is not None and not digest.startswith(hash_prefix):
                 raise RuntimeError(f"download_url_to_file: invalid hash value of {url} (expected "
                                    f"a SHA-256 starting with \"{hash_prefix}\", got "
