@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import urllib.request
+import zipfile
 
 import numpy as np
 import pytest
@@ -149,6 +150,24 @@ def test_pytorch_checkpoints_load_as_data(tmp_path):
     with pytest.raises(CheckpointError, match="state_dict"):
         ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "d"),
                                            progress=False)
+
+
+def test_a_zip_of_one_checkpoint_loads_as_torch_hub_does(tmp_path):
+    # PyTorch's legacy layout: a .zip holding the one checkpoint file, extracted beside it
+    torch.save({"w": torch.arange(3.0), "n": 2}, tmp_path / "inner.pt")
+    archive = tmp_path / "server" / "weights.zip"
+    archive.parent.mkdir()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(tmp_path / "inner.pt", "inner.pt")
+    want = torch.hub.load_state_dict_from_url(archive.as_uri(), model_dir=str(tmp_path / "t"),
+                                              progress=False)
+    got = ember.hub.load_state_dict_from_url(archive.as_uri(), model_dir=str(tmp_path / "e"),
+                                             progress=False)
+    assert got["n"] == want["n"] and got["w"].tolist() == want["w"].tolist()
+    assert sorted(os.listdir(tmp_path / "e")) == sorted(os.listdir(tmp_path / "t"))
+    again = ember.hub.load_state_dict_from_url(archive.as_uri(), model_dir=str(tmp_path / "e"),
+                                               progress=False)  # from the cache
+    assert again["w"].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_a_downloaded_file_has_the_usual_permissions(tmp_path):

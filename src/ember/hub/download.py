@@ -15,6 +15,7 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
+import zipfile
 from typing import Any, BinaryIO
 
 from ember.hub.cache import get_dir
@@ -132,7 +133,9 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     file (which loads as a flat ``{name: tensor}`` dict) or a ``torch.save`` file, whose
     tensors and plain data are rebuilt without running code it names. ``file_name`` names
     the cached file (default: the URL's last path part); with ``check_hash``, a hex prefix in
-    that name after a dash (``name-<sha256 prefix>.ext``) must start the file's SHA-256.
+    that name after a dash (``name-<sha256 prefix>.ext``) must start the file's SHA-256. A zip
+    archive holding one file (PyTorch's legacy layout) is extracted beside it and that file
+    loaded.
     ``map_location`` is :func:`ember.load`'s; ``weights_only`` is accepted for PyTorch
     compatibility and ignored (the hub only ever loads data).
 
@@ -151,4 +154,17 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
         sys.stderr.write(f'Downloading: "{url}" to {cached}\n')
         found = _HASH_IN_NAME.search(name) if check_hash else None
         download_url_to_file(url, cached, found.group(1) if found else None, progress=progress)
-    return load(cached, map_location=map_location)
+    return load(_unzipped(cached, model_dir), map_location=map_location)
+
+
+def _unzipped(cached: str, model_dir: str) -> str:
+    """The checkpoint inside ``cached`` when it is a zip archive of that one file (PyTorch's
+    legacy layout, such as older published ``.zip`` weights), extracted into ``model_dir``;
+    else ``cached``. (A ``torch.save`` file is a zip archive of several records.)"""
+    if not zipfile.is_zipfile(cached):
+        return cached
+    with zipfile.ZipFile(cached) as archive:
+        members = archive.infolist()
+        if len(members) != 1 or members[0].is_dir():
+            return cached
+        return archive.extract(members[0], model_dir)  # (zipfile keeps it inside model_dir)
