@@ -116,6 +116,9 @@ def test_bad_arguments_fail_clearly():
     for seed in [1.5, "3", True]:  # torch's Generator refuses these too, rather than truncating
         with pytest.raises(TypeError, match="SobolEngine: seed must be an integer"):
             SobolEngine(2, scramble=True, seed=seed)
+    for seed in [2 ** 64, -2 ** 63 - 1]:  # torch: "Overflow when unpacking long long"
+        with pytest.raises(ValueError, match=r"SobolEngine: seed must be in \[-2\*\*63, 2\*\*64\)"):
+            SobolEngine(2, scramble=True, seed=seed)
     with pytest.raises(ValueError, match="n must be at least 0"):
         SobolEngine(2).draw(-1)
     with pytest.raises(ValueError, match="n must be at least 0"):

@@ -20,7 +20,6 @@ import numpy as np
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, OpError
 from ember.ops.creation import from_numpy
-from ember.ops.generator import remap_seed
 from ember.ops.primitive import DISPATCH
 from ember.ops.random import default_generator
 from ember.quasirandom.direction_numbers import MAXBIT, MAXDIM, direction_numbers
@@ -67,7 +66,10 @@ class SobolEngine:
             elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
                 raise TypeError(f"SobolEngine: seed must be an integer or None, got "
                                 f"{type(seed).__name__} {seed!r}")
-            self._shift, self._directions = _scrambled(self._directions, remap_seed(seed))
+            elif not -2 ** 63 <= seed < 2 ** 64:
+                raise ArgumentError(f"SobolEngine: seed must be in [-2**63, 2**64) (a 64-bit "
+                                    f"integer, as PyTorch's generators take), got {seed}")
+            self._shift, self._directions = _scrambled(self._directions, int(seed))
         else:
             self._shift = np.zeros(dimension, dtype=np.int64)
         self.num_generated = 0
