@@ -118,3 +118,29 @@ def test_writes_through_a_loaded_view_reach_its_base_as_torch(tmp_path):
         want[k].mul_(-1)
         for j in want:
             np.testing.assert_array_equal(_np(got[j]), _np(want[j]), err_msg=f"{k} -> {j}")
+
+
+@pytest.mark.parametrize("map_location", ["meta", {"cpu": "meta"}])
+def test_views_load_on_meta_as_torch(tmp_path, map_location):
+    # (the view was made through the base's NumPy memory: NoDataError on meta)
+    b, tb = ember.arange(12.0), torch.arange(12.0)
+    ember.save({"b": b, "v": b[2:8].reshape(2, 3).t()}, tmp_path / "e.pt")
+    torch.save({"b": tb, "v": tb[2:8].reshape(2, 3).t()}, tmp_path / "t.pt")
+    got = ember.load(tmp_path / "e.pt", map_location=map_location)
+    want = torch.load(tmp_path / "t.pt", map_location=map_location)
+    for k in "bv":
+        assert (got[k].device.type, tuple(got[k].shape), got[k].stride()) == \
+            (want[k].device.type, tuple(want[k].shape), want[k].stride())
+
+
+@pytest.mark.parametrize("other", ["float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"])
+@pytest.mark.parametrize("part", [slice(None), slice(2, 5)])
+def test_float8_types_sharing_memory_keep_their_dtypes(tmp_path, other, part):
+    # (grouped by NumPy's dtype string, '<V1' for all of them: the second loaded as the first)
+    buf = ember.arange(8, dtype=ember.uint8)
+    saved = {"a": buf.view(ember.float8_e4m3fn), "b": buf[part].view(getattr(ember, other))}
+    ember.save(saved, tmp_path / "f.pt")
+    loaded = ember.load(tmp_path / "f.pt")
+    for k, t in saved.items():
+        assert loaded[k].dtype == t.dtype
+        assert np.array_equal(loaded[k].view(ember.uint8).numpy(), t.view(ember.uint8).numpy())

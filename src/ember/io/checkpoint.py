@@ -110,7 +110,7 @@ class _Encoder:
             node = {"$meta": t.dtype.name, "size": list(t.shape), "stride": list(t.stride())}
             return {**node, "requires_grad": True} if t.requires_grad else node
         a = t._host("ember.save", keep=False)  # (written to the file, not kept)
-        layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str,
+        layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype,
                   str(t.device))
         name = self.by_layout.get(layout)
         if name is None:

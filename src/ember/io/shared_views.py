@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import CheckpointError
+from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor
 
@@ -44,7 +45,7 @@ def link_views(arrays: dict[str, np.ndarray], nodes: dict[str, list[dict]]) -> b
         a = arrays[name]
         if (a.size and not found[0].get("complex")  # (expanded ones stay copies, as before)
                 and all(s > 0 or n == 1 for n, s in zip(a.shape, a.strides))):
-            groups.setdefault((a.dtype.str, found[0].get("device", "cpu")), []).append(name)
+            groups.setdefault((a.dtype, found[0].get("device", "cpu")), []).append(name)
     linked = False
     for names in groups.values():
         # contiguous arrays no other one contains, by address: the one holding an array, if
@@ -87,6 +88,8 @@ def view_of(base: Tensor, node: dict, where: str) -> Tensor:
         raise CheckpointError(f"{where}: a view of {node['$view']!r} (size {size}, stride "
                               f"{stride}, offset {offset}) reads past its {base.numel()} "
                               "elements; the file is corrupted")
+    if base.is_meta:  # (no memory to share: its layout alone, as torch.load on meta)
+        return empty_strided(size, stride, dtype=base.dtype, device="meta")
     flat = base.detach().cpu().numpy().reshape(-1)  # (base: a fresh, contiguous tensor)
     t = from_numpy(strided_view(flat[offset:], tuple(size), tuple(stride)))  # (writable)
     return t.to(base.device) if base.device.type != "cpu" else t
