@@ -108,3 +108,23 @@ def test_window_checks_come_in_torchs_order():
     raises_like_torch(lambda lib: lib.signal.windows.hann(-1, dtype=lib.int64,
                                                           layout=lib.sparse_coo),
                       ValueError, "requires non-negative window length")
+
+
+@pytest.mark.parametrize("name,param,value", [("kaiser", "beta", 3.0), ("gaussian", "std", 2.0),
+                                              ("exponential", "tau", 0.7)])
+@pytest.mark.parametrize("sym", [True, False])
+def test_a_tensor_parameter_gets_its_true_gradient(name, param, value, sym):
+    # torch's windows drop a tensor parameter's history (its result does not require grad);
+    # Ember's follow it, and kaiser's gradient left out I0(beta)'s (the denominator's) part
+    window = getattr(ember.signal.windows, name)
+
+    def f(p):
+        return window(7, sym=sym, dtype=ember.float64, **{param: p})
+
+    p = ember.tensor(value, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(f, (p,))
+    ref = getattr(torch.signal.windows, name)(7, sym=sym, dtype=torch.float64, **{param: value})
+    assert_same(f(p).detach(), ref, rtol=1e-12, atol=1e-12)
+    if name == "kaiser":  # (the ops window shares the construction)
+        assert ember.autograd.gradcheck(
+            lambda b: ember.kaiser_window(7, periodic=not sym, beta=b, dtype=ember.float64), (p,))

@@ -66,9 +66,12 @@ def cosine_sum(coefficients: Sequence[float]) -> Callable[[Tensor, int], Tensor]
 
 
 def kaiser_shape(beta: float) -> Callable[[Tensor, int], Tensor]:
-    """``I0(beta sqrt(1 - (2n / span - 1)²)) / I0(beta)``."""
+    """``I0(beta sqrt(1 - (2n / span - 1)²)) / I0(beta)`` (differentiable in a tensor
+    ``beta``)."""
+    scale = (beta.to(dtypes.float64) if isinstance(beta, Tensor)
+             else tensor(float(beta), dtype=dtypes.float64))
     return of_fraction(lambda t: i0(beta * sqrt((1 - (2 * t - 1) ** 2).clamp(min=0)))
-                       / i0(tensor(float(beta), dtype=dtypes.float64)))
+                       / i0(scale))
 
 
 def blackman_shape(n: Tensor, span: int) -> Tensor:
