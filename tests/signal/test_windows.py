@@ -110,6 +110,22 @@ def test_window_checks_come_in_torchs_order():
                       ValueError, "requires non-negative window length")
 
 
+@pytest.mark.parametrize("name,kw", [("exponential", {"tau": -1.0}),
+                                     ("exponential", {"center": 1.0}),
+                                     ("gaussian", {"std": -1.0}), ("kaiser", {"beta": -1.0}),
+                                     ("general_cosine", {"a": 3}),
+                                     ("general_cosine", {"a": []})])
+def test_the_length_and_dtype_are_checked_before_the_parameters_as_torch(name, kw):
+    # Ember named the bad parameter where torch names the bad length or dtype
+    for m, dtype in [(-1, "float32"), (3, "int64")]:
+        messages = []
+        for lib in (torch, ember):
+            with pytest.raises(ValueError) as error:
+                getattr(lib.signal.windows, name)(m, dtype=getattr(lib, dtype), **kw)
+            messages.append(str(error.value).replace("torch.", ""))
+        assert messages[1] == messages[0]
+
+
 @pytest.mark.parametrize("name,param,value", [("kaiser", "beta", 3.0), ("gaussian", "std", 2.0),
                                               ("exponential", "tau", 0.7)])
 @pytest.mark.parametrize("sym", [True, False])

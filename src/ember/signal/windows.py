@@ -30,15 +30,18 @@ __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general
 
 def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
             requires_grad: bool, shape: Callable[[Tensor, int], Tensor],
-            ones_below: int = 2) -> Tensor:
+            ones_below: int = 2, check: Callable[[], None] | None = None) -> Tensor:
     """torch.signal.windows' checks, in its order (ValueError for a negative length, a layout
-    other than strided, a dtype other than float32 and float64), then the window."""
+    other than strided, a dtype other than float32 and float64, then ``check``: the window's
+    own parameters), then the window."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if M < 0:
         raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
     check_strided(name, layout)
     if dt not in (dtypes.float32, dtypes.float64):
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
+    if check is not None:
+        check()
     return make_window(name, M, not sym, dt, None, device, requires_grad, shape,
                        ones_below=ones_below)  # (layout: checked above, in torch's order)
 
@@ -53,17 +56,19 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: b
         >>> ember.signal.windows.exponential(3, tau=1.0)
         tensor([0.3679, 1.0000, 0.3679])
     """
-    if tau <= 0:
-        raise ArgumentError(f"exponential: Tau must be positive, got: {tau} instead.")
-    if sym and center is not None:
-        raise ArgumentError("exponential: Center must be None for symmetric windows")
+    def check() -> None:
+        if tau <= 0:
+            raise ArgumentError(f"exponential: Tau must be positive, got: {tau} instead.")
+        if sym and center is not None:
+            raise ArgumentError("exponential: Center must be None for symmetric windows")
 
     def shape(n: Tensor, span: int) -> Tensor:
         middle = (span / 2 if M > 1 else 0.0) if center is None else center
         return exp(-abs(n - middle) / tau)
 
     # a one-point window is exp(-|center| / tau), 1 unless an off-centre center is given
-    return _window("exponential", M, sym, dtype, layout, device, requires_grad, shape, ones_below=1)
+    return _window("exponential", M, sym, dtype, layout, device, requires_grad, shape,
+                   ones_below=1, check=check)
 
 
 def cosine(M: int, *, sym: bool = True,
@@ -88,10 +93,13 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True,
         >>> ember.signal.windows.gaussian(3, std=1.0)
         tensor([0.6065, 1.0000, 0.6065])
     """
-    if std <= 0:
-        raise ArgumentError(f"gaussian: Standard deviation must be positive, got: {std} instead.")
+    def check() -> None:
+        if std <= 0:
+            raise ArgumentError(f"gaussian: Standard deviation must be positive, got: {std} "
+                                "instead.")
+
     return _window("gaussian", M, sym, dtype, layout, device, requires_grad,
-                   lambda n, span: exp(-((n - span / 2) / std) ** 2 / 2))
+                   lambda n, span: exp(-((n - span / 2) / std) ** 2 / 2), check=check)
 
 
 def kaiser(M: int, *, beta: float = 12.0, sym: bool = True,
@@ -103,9 +111,12 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True,
         >>> ember.signal.windows.kaiser(3, beta=0.0)
         tensor([1., 1., 1.])
     """
-    if beta < 0:
-        raise ArgumentError(f"kaiser: beta must be non-negative, got: {beta} instead.")
-    return _window("kaiser", M, sym, dtype, layout, device, requires_grad, kaiser_shape(beta))
+    def check() -> None:
+        if beta < 0:
+            raise ArgumentError(f"kaiser: beta must be non-negative, got: {beta} instead.")
+
+    return _window("kaiser", M, sym, dtype, layout, device, requires_grad, kaiser_shape(beta),
+                   check=check)
 
 
 def bartlett(M: int, *, sym: bool = True,
@@ -129,15 +140,20 @@ def general_cosine(M: int, *, a: Iterable[float], sym: bool = True,
         >>> ember.signal.windows.general_cosine(3, a=[0.5, 0.5])
         tensor([0., 1., 0.])
     """
-    coefficients = [1.0]  # windows of fewer than 2 points are ones, whatever `a` is, as in torch
-    if M > 1:
-        if isinstance(a, str) or not isinstance(a, Iterable):  # (a str: its characters)
-            raise ArgumentTypeError("general_cosine: Coefficients must be a list/tuple")
-        coefficients = [_real(i, c) for i, c in enumerate(a)]
-        if not coefficients:
-            raise ArgumentError("general_cosine: Coefficients cannot be empty")
+    # `a` is read only for windows of 2 points or more (shorter ones are ones, whatever `a`
+    # is), after the length, layout and dtype checks, as in torch
     return _window("general_cosine", M, sym, dtype, layout, device, requires_grad,
-                   cosine_sum(coefficients))
+                   lambda n, span: cosine_sum(_coefficients(a))(n, span))
+
+
+def _coefficients(a: Any) -> list[float]:
+    """general_cosine's ``a`` as floats: a non-empty list or tuple of real numbers."""
+    if isinstance(a, str) or not isinstance(a, Iterable):  # (a str: its characters)
+        raise ArgumentTypeError("general_cosine: Coefficients must be a list/tuple")
+    coefficients = [_real(i, c) for i, c in enumerate(a)]
+    if not coefficients:
+        raise ArgumentError("general_cosine: Coefficients cannot be empty")
+    return coefficients
 
 
 def _real(i: int, c: Any) -> float:
