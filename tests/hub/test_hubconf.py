@@ -73,6 +73,8 @@ def test_missing_dependencies_are_all_named(tmp_path):
      "^Missing dependencies: no_such_pkg.sub$"),
     # PyTorch checks each character: "Missing dependencies: n, u, m, p, y"
     ('"numpy"', TypeError, r"must be a list of module names.*\['numpy'\]"),
+    # PyTorch: find_spec's AttributeError "'int' object has no attribute 'startswith'"
+    ('["numpy", 3]', TypeError, r"must be a list of module names, got int 3 in \['numpy', 3\]"),
 ])
 def test_dotted_and_string_dependencies_fail_clearly(tmp_path, dependencies, error, message):
     source = f"dependencies = {dependencies}\ndef net():\n    return 1\n"
