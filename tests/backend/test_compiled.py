@@ -142,23 +142,77 @@ def test_a_kernel_compiles_every_signature_it_declares_on_its_first_call():
         kernel(np.arange(3))
 
 
-def test_a_kernel_compiles_the_signatures_of_its_arrays_dtypes_on_their_first_call():
+def test_a_kernel_compiles_the_signature_of_its_arrays_on_their_first_call():
     def total(a):
         s = 0.0
         for x in a:
             s += x
         return s
 
+    nb = pytest.importorskip("numba").types
+    read_only = nb.float64(nb.Array(nb.float32, 1, "C", readonly=True))
     kernel = _plain_kernel(total, ["float64(float64[::1])", "float64(float32[::1])",
-                                   "float64(float32[:])"])
+                                   "float64(float32[:])", read_only])
     assert kernel(np.ones(3, np.float32)) == 3.0
-    assert kernel(np.ones(4, np.float32)[::2]) == 2.0
-    (group,) = kernel.groups.values()  # the float32 signatures, both layouts
-    assert len(group.signatures) == 2 and kernel.kernel is None
-    assert kernel(np.ones(2)) == 2.0 and len(kernel.groups) == 2
+    (group,) = kernel.groups.values()  # the writable contiguous float32 signature alone
+    assert group.signatures == [(nb.Array(nb.float32, 1, "C"),)]
+    assert kernel(np.ones(4, np.float32)[::2]) == 2.0 and kernel(np.ones(5, np.float32)) == 5.0
+    assert [len(g.signatures) for g in kernel.groups.values()] == [1, 1] and kernel.kernel is None
+    frozen = np.ones(3, np.float32)
+    frozen.flags.writeable = False
+    assert kernel(frozen) == 3.0
+    assert list(kernel.groups.values())[-1].signatures == [read_only.args]
+    assert kernel(np.ones(2)) == 2.0 and len(kernel.groups) == 4
     with pytest.raises(TypeError, match="No matching definition"):
         kernel(np.ones(2, np.int64))
-    assert len(compiled.ready(kernel).signatures) == 3 and kernel(np.ones(5)) == 5.0
+    assert len(compiled.ready(kernel).signatures) == 4 and kernel(np.ones(5)) == 5.0
+
+
+def test_a_call_no_signature_declares_exactly_compiles_those_of_its_dtypes():
+    def total(a):
+        return a.sum()
+
+    kernel = _plain_kernel(total, ["float64(float64[:])", "float32(float32[:])",
+                                   "float32(float32[:, :])"])
+    assert kernel(np.ones(3, np.float32)) == 3.0  # (C-contiguous: numba converts it to "A")
+    (group,) = kernel.groups.values()
+    assert len(group.signatures) == 2
+
+
+def test_a_kernel_compiles_where_numba_finds_no_folder_for_its_cache(monkeypatch):
+    caching = pytest.importorskip("numba.core.caching")
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (numba < 0.59: private)
+    monkeypatch.setattr(impl, "_locator_classes", [])  # (as where every folder is read-only)
+    with pytest.raises(RuntimeError, match="no locator"):
+        compiled._numba().njit(cache=True)(lambda x: x)
+
+    def twice(x):
+        return x * 2
+
+    kernel = compiled.Lazy(twice, ["float64[::1](float64[::1])"], {"cache": True})
+    np.testing.assert_array_equal(kernel(np.ones(2)), [2.0, 2.0])
+    assert compiled.numba_enabled()
+
+
+def test_a_cache_that_fails_to_load_or_save_leaves_the_kernel_compiled(monkeypatch, tmp_path):
+    caching = pytest.importorskip("numba.core.caching")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiled._numba().config, "CACHE_DIR", str(tmp_path))
+
+    def broken(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(caching.Cache, "_save_overload", broken)
+    monkeypatch.setattr(caching.Cache, "load_overload", broken)
+
+    def thrice(x):
+        return x * 3
+
+    kernel = compiled.Lazy(thrice, ["float64[::1](float64[::1])", "float32[::1](float32[::1])"],
+                           {"cache": True})
+    np.testing.assert_array_equal(kernel(np.ones(2)), [3.0, 3.0])
+    np.testing.assert_array_equal(compiled.ready(kernel)(np.ones(1, np.float32)), [3.0])
+    assert compiled.numba_enabled()
 
 
 def test_a_kernel_compiles_the_kernels_it_calls_first_with_their_own_signatures():

@@ -112,14 +112,18 @@ class Lazy:
     Compiling a module's kernels when it is imported cost a fresh install's first training
     step a minute (a CNN with Adam, 5 December: the optimizers' module compiled all nine
     optimizers' updates for each dtype, the convolution's every layout). On its first call a
-    kernel compiles the signatures whose arrays have the dtypes of the call's arrays (numba
-    converts no array to another dtype, so no other signature could take the call), on a
-    dispatcher of their own; a call with other dtypes compiles theirs. Where another kernel
-    calls it (numba types that call by the signatures it has by then), or for
-    :func:`preload`, it compiles every signature first (:meth:`ready`). numba's dispatcher is
-    made at import, with its disk cache (a cache it cannot place fails the import, as
-    before); a kernel that fails to compile turns numba off (:func:`turn_off`: later calls
-    run NumPy's twins) and raises.
+    kernel compiles the signature that declares the call's arrays as they are (dtype,
+    dimensions, layout, read-only: numba's choice among all of them), on a dispatcher of its
+    own; only where none does, those of the arrays' dtypes (numba converts no array to another
+    dtype). A call with other arrays compiles theirs: the first ``where`` of float32 blocks
+    compiles one of its eight read-only variants, not eight (1.9 s -> 0.4 s without a disk
+    cache, 6 December). Where another kernel calls it (numba types that call by the
+    signatures it has by then), or for :func:`preload`, it compiles every signature first
+    (:meth:`ready`). numba's dispatcher is made at import, with its disk cache where numba
+    finds a writable folder for one (next to the module, else ``NUMBA_CACHE_DIR`` or the
+    user's cache folder) and without one where it finds none; a cache file that fails to load
+    or save is passed over. A kernel that fails to compile turns numba off (:func:`turn_off`:
+    later calls run NumPy's twins) and raises.
 
     Example:
         >>> kernel = compiled.njit(["float64(float64[::1])", "float32(float32[::1])"])(total)
@@ -132,7 +136,7 @@ class Lazy:
         self.declared = signature if isinstance(signature, list) else [signature]
         self.dispatcher = self._dispatcher()  # (for every signature: see ready)
         self.kernel: Any = None  # the dispatcher, once compiled
-        self.groups: dict[tuple, Any] = {}  # the arrays' dtypes -> a dispatcher for them
+        self.groups: dict[tuple, Any] = {}  # the arrays' _array_key -> their dispatcher
         self.compiling: int | None = None  # the thread compiling it (see ready())
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
 
@@ -140,12 +144,8 @@ class Lazy:
         kernel = self.kernel
         if kernel is not None:
             return kernel(*args)
-        for group in tuple(self.groups.values()):
-            try:
-                return group(*args)
-            except TypeError:  # (other dtypes: numba's "No matching definition")
-                continue
-        return self._group(args)(*args)
+        group = self.groups.get(tuple(map(_array_key, args)))
+        return (group or self._group(args))(*args)
 
     def ready(self) -> Any:
         """numba's kernel, compiled now for every signature if it is not yet."""
@@ -157,27 +157,42 @@ class Lazy:
         return self.kernel
 
     def _group(self, args: tuple) -> Any:
-        """The dispatcher for the signatures that take ``args``' arrays' dtypes, compiled now
-        if it is not yet; every signature's (:meth:`ready`) where those are all of them, or
-        where the call has no array."""
+        """The dispatcher for ``args``' arrays' types (dtype, dimensions, layout, read-only),
+        compiled now if it is not yet: for the signatures that declare exactly those arrays
+        (most often one), or else for those that declare their dtypes; every signature's
+        (:meth:`ready`) where those are all of them, or where the call has no array."""
         from numba.core import sigutils
 
-        dtypes = tuple(_numba().from_dtype(a.dtype) if isinstance(a, np.ndarray) else None
-                       for a in args)
-        if not any(dtypes):
+        types = [_numba().typeof(a) if isinstance(a, np.ndarray) else None for a in args]
+        if not any(types):
             return self.ready()
         with _COMPILING:
-            group = self.groups.get(dtypes)
+            key = tuple(map(_array_key, args))
+            group = self.groups.get(key)
             if group is None:
-                taking = [s for s in self.declared if _takes(sigutils.normalize_signature(s)[0],
-                                                             dtypes)]
+                declared = [(s, sigutils.normalize_signature(s)[0]) for s in self.declared]
+                taking = [s for s, parameters in declared if _takes(parameters, types)] or [
+                    s for s, parameters in declared
+                    if _takes(parameters, [t and t.dtype for t in types], by_dtype=True)]
                 if len(taking) in (0, len(self.declared)):  # (none: numba's own TypeError)
                     return self.ready()
-                group = self.groups[dtypes] = self._compiled(self._dispatcher(), taking)
+                group = self.groups[key] = self._compiled(self._dispatcher(), taking)
         return group
 
     def _dispatcher(self) -> Any:
-        return _numba().njit(**self.options)(self.fn)
+        """numba's dispatcher of the function: with its disk cache where numba can place one
+        (without, where it cannot), whose failures to load or save leave it to compile."""
+        try:
+            dispatcher = _numba().njit(**self.options)(self.fn)
+        except RuntimeError as exc:  # (no folder to cache it in: numba's "no locator")
+            if not self.options.get("cache") or "locator" not in str(exc):
+                raise
+            return _numba().njit(**{**self.options, "cache": False})(self.fn)
+        cache = getattr(dispatcher, "_cache", None)
+        if hasattr(cache, "save_overload"):
+            cache.load_overload = _guarded(cache.load_overload)
+            cache.save_overload = _guarded(cache.save_overload)
+        return dispatcher
 
     def _compiled(self, dispatcher: Any, signatures: list) -> Any:
         """``dispatcher`` compiled for ``signatures`` (after the kernels that the function
@@ -197,12 +212,33 @@ class Lazy:
         return dispatcher
 
 
-def _takes(parameters: tuple, dtypes: tuple) -> bool:
-    """Whether a signature's ``parameters`` hold an array of each dtype of ``dtypes`` (None:
-    not an array) at its place."""
-    return len(parameters) == len(dtypes) and all(
-        dtype is None or getattr(parameter, "dtype", None) == dtype and
-        hasattr(parameter, "layout") for parameter, dtype in zip(parameters, dtypes))
+def _array_key(arg: Any) -> Any:
+    """What numba's type of an array argument depends on (None: not an array)."""
+    if not isinstance(arg, np.ndarray):
+        return None
+    flags = arg.flags
+    return (arg.dtype, arg.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable,
+            flags.aligned)
+
+
+def _takes(parameters: tuple, types: list, by_dtype: bool = False) -> bool:
+    """Whether a signature's ``parameters`` are the numba types ``types`` of the call's arrays
+    (None: not an array) at their places; ``by_dtype``: arrays of those dtypes."""
+    return len(parameters) == len(types) and all(
+        t is None or hasattr(parameter, "layout") and
+        (getattr(parameter, "dtype", None) if by_dtype else parameter) == t
+        for parameter, t in zip(parameters, types))
+
+
+def _guarded(method: Any) -> Any:
+    """``method`` of numba's disk cache, giving None where it fails (a cache folder gone
+    read-only or full, a damaged file): the kernel is compiled, and kept in memory only."""
+    def guarded(*args: Any) -> Any:
+        try:
+            return method(*args)
+        except Exception:  # (a cache never breaks an op)
+            return None
+    return guarded
 
 
 def ready(kernel: Any) -> Any:
@@ -318,7 +354,7 @@ def _compiles() -> None:
     """Compiles a kernel of one line once a process (from numba's disk cache after the first
     time): a numba that cannot compile (its LLVM missing or mismatched) fails here, where
     :func:`load` still gives NumPy's twins, rather than in the user's op (:class:`Lazy`)."""
-    _numba().njit("int64(int64)", cache=True)(_one_more)(1)
+    Lazy(_one_more, "int64(int64)", {"cache": True}).ready()(1)
 
 
 def turn_off(reason: str) -> None:
