@@ -19,7 +19,10 @@ def _make(ret: str, cosine: bool = False):
     s = ember.optim.lr_scheduler.CosineAnnealingLR(o, 10) if cosine else \
         ember.optim.lr_scheduler.StepLR(o, 1, 0.5)
     x = ember.ones(3, 4)
-    scope = {"o": o, "s": s, "m": m, "x": x, "helper": lambda o: o.param_groups[0]["lr"]}
+    scope = {"o": o, "s": s, "m": m, "x": x, "helper": lambda o: o.param_groups[0]["lr"],
+             "step_s": lambda: s.step()}
+    if "s2" in ret:  # (a second scheduler chained by hand, as PyTorch's docs show)
+        scope["s2"] = ember.optim.lr_scheduler.ExponentialLR(o, 0.9)
     exec("def step():\n"
          "    o.zero_grad()\n    loss = m(x).sum()\n    loss.backward()\n"
          f"    o.step()\n    s.step()\n    {ret}\n", scope)
@@ -52,7 +55,7 @@ RETURNED = ["return loss, o.param_groups[0]['lr']",
             "return {'lr': o.param_groups[-1]['lr'], 'loss': loss}",
             "return loss, o.param_groups[0]['momentum']",
             "return (loss, (s.get_last_lr()[0],))",
-            "lr = o.param_groups[0]['lr']\n    loss = loss.detach()\n    return loss, lr",
+            "lr = o.param_groups[0]['lr']\n    out = (loss, [lr])\n    return out",
             "lrs = s.get_last_lr()\n    out = lrs\n    return loss, out"]
 
 
@@ -78,6 +81,19 @@ def test_lr_only_returned_compiles_and_moves_every_call(ret, cosine):
     "import numpy as np\n    return loss, np.asarray(s.get_last_lr())",
     "return loss, (o.param_groups[0]['lr'] if o else 0)",
     "return loss, o.param_groups[0]['lr'], s.get_last_lr()[0] * 2",
+    # (the lr changed after the read, before the return: the value as read, not as at the end)
+    "lr = o.param_groups[0]['lr']\n    s2.step()\n    return loss, lr",
+    "lr = s.get_last_lr()[0]\n    s2.step()\n    return loss, lr",
+    "lr = s.get_last_lr()[0]\n    s.step()\n    return loss, lr",
+    "lrs = s.get_last_lr()\n    s.step()\n    return loss, lrs",
+    "lr = s.get_last_lr()[0]\n    _ = [s.step() for _ in range(1)]\n    return loss, lr",
+    "lr = o.param_groups[0]['lr']\n    (lambda: s.step())()\n    return loss, lr",
+    "lr = o.param_groups[0]['lr']\n    step_s()\n    return loss, lr",
+    "lr = s.get_last_lr()[0]\n    s.base_lrs[0] = 7.0\n    s.step()\n    return loss, lr",
+    "lr = o.param_groups[0]['lr']\n    g = o.param_groups\n    g[0]['lr'] = 0.01\n"
+    "    return loss, lr",
+    "lr = o.param_groups[0]['lr']\n    loss = loss.detach()\n    return loss, lr",
+    "return {o.param_groups[0]['lr']: loss}",  # (a dict's key: structure, not a leaf)
 ])
 def test_lr_used_otherwise_still_runs_eagerly(ret):
     c, _, warned = _run(ret)
@@ -116,3 +132,27 @@ def test_a_compiled_step_called_inside_another_one_trace_returns_no_live_lr():
         warnings.simplefilter("ignore")
         got = [c_outer().item() for _ in range(5)]
     assert got == [outer(e_inner, ex).item() for _ in range(5)]
+
+
+def test_a_scheduler_rebound_between_calls_returns_its_own_list():
+    # (the retrace's reach did not name the new scheduler: its get_last_lr() was baked)
+    def make():
+        ember.manual_seed(0)
+        m = nn.Linear(4, 2)
+        o = ember.optim.SGD(m.parameters(), lr=1.0)
+        scope = {"m": m, "o": o, "s": ember.optim.lr_scheduler.StepLR(o, 1, 0.5),
+                 "x": ember.ones(3, 4)}
+        exec("def step():\n    o.zero_grad()\n    loss = m(x).sum()\n    loss.backward()\n"
+             "    o.step()\n    s.step()\n    return loss, s.get_last_lr()\n", scope)
+        return scope
+
+    def run(scope, step):
+        out = []
+        for i in range(5):
+            out.append(_plain(step()))
+            if i == 1:
+                scope["s"] = ember.optim.lr_scheduler.StepLR(scope["o"], 1, 0.1)
+        return out
+
+    e, c = make(), make()
+    assert run(c, jit.compile(c["step"])) == run(e, e["step"])

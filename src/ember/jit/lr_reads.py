@@ -100,6 +100,9 @@ class LrReads:
         self.stepped.add(id(opt))
         self._stand_in(opt, "param_groups", opt, f"{type(opt).__name__}.param_groups")
         self._stand_in(scheduler, "_last_lr", opt, f"{type(scheduler).__name__}.get_last_lr()")
+        if not any(s is scheduler for s in self.schedulers):  # (one the reach did not name:
+            self.schedulers.append(scheduler)  # a scheduler rebound since, say)
+            vars(scheduler)["get_last_lr"] = lambda s=scheduler: self.last_lr(s)
 
     def note(self, noted: _Noted, i: Any, item: Any) -> Any:
         """``item``, ``noted[i]`` (``i`` None: iterated), as the user's code gets it."""

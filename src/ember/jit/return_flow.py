@@ -1,8 +1,9 @@
 """Whether a value the user's code just made goes nowhere but into the function's return value:
 the bytecode after the instruction that made it (``frame.f_lasti``) only loads other names or
-constants, builds tuples, lists or dicts and returns (or stores it in a local that only such
-code reads, with no jump after). Then a compiled step may hand back that value as read again
-at call time (see :mod:`ember.jit.lr_reads`): no code saw the trace's."""
+constants, builds tuples, lists or dicts (the value not as a key) and returns (or stores it
+in a local, with nothing but such code up to the return). Then a compiled step may hand back
+that value as read again at call time (see :mod:`ember.jit.lr_reads`): no code ran between
+the read and the return, so the lr then is the lr as read."""
 
 from __future__ import annotations
 
@@ -49,14 +50,16 @@ def only_returned(frame: Any, made_by: str, subscripts: int = 0) -> tuple | None
 def _returned(code: list, at: int) -> bool:
     """Whether the value on top of the stack before ``code[at]`` only goes into containers
     the function returns: at once, or kept in a local (:func:`_local_returned`)."""
-    if code[at] is not None and code[at].opname == "STORE_FAST":
-        return _local_returned(code, at)
     above = 0  # (values pushed on top of it since)
-    for x in code[at:-2]:
+    for k, x in enumerate(code[at:-2], at):
+        if x.opname == "STORE_FAST" and above == 0:  # (it, or a container holding it)
+            return _local_returned(code, k)
         if x.opname in _LOADS:
             above += 1
         elif x.opname in _BUILDS:
             taken = _BUILDS[x.opname](x.arg)  # (taking it: the container is followed)
+            if x.opname == "BUILD_MAP" and taken > above and above % 2:
+                return False  # (a dict's key: the output's structure, not a leaf read again)
             above = above - taken + 1 if taken <= above else 0
         elif x.opname == "RETURN_VALUE":
             return above == 0
@@ -66,20 +69,22 @@ def _returned(code: list, at: int) -> bool:
 
 
 def _local_returned(code: list, at: int) -> bool:
-    """Whether the value ``code[at]`` stores in a local (``lr = ...``) is only returned: no
-    jump after it (the rest runs once, in order), nothing that reads a frame's locals, and
-    each later read of that local only goes into containers returned (:func:`_returned`)."""
-    name, rest = code[at].argval, code[at + 1:-2]
-    if any(x.opcode in _JUMPS or x.argval in _READS_LOCALS for x in rest):
-        return False
-    return all(_returned(code, at + 2 + k) for k, x in enumerate(rest)
-               if x.opname == "LOAD_FAST" and x.argval == name)
+    """Whether the value ``code[at]`` stores in a local (``lr = ...``) is only returned: up to
+    the return, nothing runs but loads of locals and constants, stores to locals and builds of
+    containers (a call, an attribute or item store may change the lr after it was read), and
+    each read of that local only goes into containers returned (:func:`_returned`)."""
+    name, end = code[at].argval, at + 1
+    while code[end] is not None and code[end].opname != "RETURN_VALUE":
+        if code[end].opname not in _QUIET:
+            return False
+        end += 1
+    return code[end] is not None and all(
+        _returned(code, k + 1) for k in range(at + 1, end)
+        if code[k].opname == "LOAD_FAST" and code[k].argval == name)
 
 
-_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
-# (names through which other code may read a function's locals)
-_READS_LOCALS = frozenset({"locals", "vars", "dir", "eval", "exec", "f_locals", "_getframe",
-                           "currentframe", "stack", "trace"})
+# instructions that run none of the user's code (nor a jump: the rest runs once, in order)
+_QUIET = _LOADS | _BUILDS.keys() | {"STORE_FAST", "NOP"}
 
 
 def _runs_compiled(frame: Any) -> bool:
