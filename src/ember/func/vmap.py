@@ -214,9 +214,16 @@ class _BatchTrace:
     def before_write(self, alias: Tensor, result: Tensor) -> None:
         """The in-place op computed ``result`` from ``alias`` and is about to write it: where
         a gradient was recorded below for it (its batched op may have saved the alias's
-        physical tensor), that tensor gets a copy of the memory the write changes."""
+        physical tensor), that tensor gets a copy of the memory the write changes. A batched
+        ``result`` for an unbatched tensor is refused here, before the write changes it."""
         held = self.aliases.pop(id(alias), None)
         if held is None:
+            if self.physical(alias) is None and self.physical(result) is not None:
+                raise OpError(
+                    f"vmap: an in-place op writes a batched value into an unbatched tensor of "
+                    f"shape {tuple(alias.shape)}, which has room for one sample only. Hint: "
+                    "use the out-of-place form, or make the tensor batched (e.g. pass it "
+                    "through vmap's in_dims)")
             return
         _, own, phys = held
         trace, t = self, self.physical(result)
@@ -235,15 +242,10 @@ class _BatchTrace:
 
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """An in-place op wrote ``result`` into ``target``: write all samples, not only the
-        first one the logical array shows."""
+        first one the logical array shows (a batched ``result`` for an unbatched ``target``
+        was refused by :meth:`before_write`)."""
         t_phys, r_phys = self.physical(target), self.physical(result)
         if t_phys is None:
-            if r_phys is not None:
-                raise OpError(
-                    f"vmap: an in-place op writes a batched value into an unbatched tensor of "
-                    f"shape {tuple(target.shape)}, which has room for one sample only. Hint: "
-                    "use the out-of-place form, or make the tensor batched (e.g. pass it "
-                    "through vmap's in_dims)")
             return
         src = result if r_phys is None else r_phys
         run_below(self, _copy_into, t_phys, src)
