@@ -127,6 +127,43 @@ def test_userdict_and_userlist_items_mutated():
     _same(make_dict, lambda u, i: u.__setitem__("c", float(i)))
 
 
+def test_partial_keyword_rebound_in_its_keywords_dict():
+    # (``p.keywords`` is a plain dict the partial reads at each call: review52c finding 3)
+    def held():
+        p = functools.partial(lambda x, scale, offs: x * scale["k"] + offs[0],
+                              scale={"k": 2.0}, offs=[1.0])
+        h = _Holder(p)
+        return (lambda t: h.run(t)), p
+
+    def compiled_itself():
+        p = functools.partial(lambda x, scale: x * scale["k"], scale={"k": 2.0})
+        return p, p
+
+    def rebind(p, i):
+        if i:
+            p.keywords["scale"] = {"k": 2.0 + i}
+
+    assert len({str(x) for x in _same(held, rebind)}) == 4
+    assert len({str(x) for x in _same(compiled_itself, rebind)}) == 4
+
+
+def test_userdict_data_rebound_then_items_set():
+    # (the watch followed the old ``.data`` dict: review52c finding 4)
+    def make():
+        u = collections.UserDict({"k": 2.0})
+        return (lambda t: t * u["k"]), u
+
+    def change(u, i):
+        if i == 1:
+            u.data = {"k": 5.0}
+        if i == 2:
+            u["k"] = 7.0
+        if i == 3:
+            u.data = {"k": 9.0}
+
+    assert [x[0] for x in _same(make, change)] == [2.0, 5.0, 7.0, 9.0]
+
+
 def test_a_library_layers_forward_set_on_the_instance():
     def make():
         ember.manual_seed(0)

@@ -137,8 +137,7 @@ class Reach:
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
         elif isinstance(obj, functools.partial):  # (what its function reads of its arguments)
-            for key, arg in partial_arguments(obj, positions=True).items():
-                self.add(f"{name}.{key}", arg, depth + 1)
+            self.add_partial(obj, name, depth)
             self.add(f"{name}.func", obj.func, depth)
             self.add_function(obj.func, depth + 1, arguments=partial_arguments(obj))
         elif callable(getattr(type(obj), "jit_state", None)):
@@ -224,6 +223,13 @@ class Reach:
                               if m is holder), None)
                 if label is not None:
                     self._carry(holder, label, attributes[-1])
+
+    def add_partial(self, p: functools.partial, name: str, depth: int) -> None:
+        """What a partial binds; its ``keywords`` (a dict read at each call) watched too."""
+        for key in p.keywords:  # (``p.keywords['c'] = d`` traces again)
+            self._bind(p.keywords, key, f"{name}.keywords[{key!r}]")
+        for key, arg in partial_arguments(p, positions=True).items():
+            self.add(f"{name}.{key}", arg, depth + 1)
 
     def _bind_attribute(self, obj: Any, where: str, root: str, attributes: tuple[str, ...],
                         written: set[str], depth: int) -> None:
@@ -566,8 +572,7 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         fn = wrapped
     bound = {}
     if isinstance(fn, functools.partial):
-        for key, arg in partial_arguments(fn, positions=True).items():
-            found.add(f"partial.{key}", arg, 1)
+        found.add_partial(fn, "partial", 0)
         bound = {k: v for k, v in partial_arguments(fn).items() if not isinstance(v, Tensor)}
         fn = fn.func
     if isinstance(fn, Module):

@@ -124,8 +124,8 @@ class Contents:
             value = value.mapping
         elif isinstance(value, ChainMap):  # (what its maps hold)
             value, where = value.maps, f"{where}.maps"
-        elif isinstance(value, UserDict | UserList):  # (what its dict or list holds)
-            value, where = value.data, f"{where}.data"
+        elif isinstance(value, UserDict | UserList):  # (what its dict or list holds, and
+            value, where = vars(value), f"{where}.__dict__"  # which: ``.data`` rebound)
         elif plain_object(value) and not isinstance(value, (Module, *WATCHED)):  # (L[0].s)
             value, where = vars(value), f"{where}.__dict__"
         if not isinstance(value, WATCHED) or left < 0 or id(value) in seen:
