@@ -37,11 +37,11 @@ def _libs():
             (torch, tf, _f(torch, TNumpyMul.apply, TNumpySinCos.apply)))
 
 
-def _rows(lib, fn, f, inner_dim=0):
+def _rows(lib, fn, f, inner_dim=0, cotangents=G[0]):
     """vmap over x of: vjp through f, then vmap of vjp_fn over the cotangents G[0]."""
     def rows(x, y):
         _, vjp_fn = fn.vjp(f, x, y)
-        return fn.vmap(vjp_fn, in_dims=inner_dim)(lib.tensor(G[0]).movedim(0, inner_dim))
+        return fn.vmap(vjp_fn, in_dims=inner_dim)(lib.tensor(cotangents).movedim(0, inner_dim))
     return fn.vmap(rows, in_dims=(0, None))
 
 
@@ -66,6 +66,21 @@ def test_vmap_of_vmap_of_vjp_fn_equals_torch(inner_dim):
     (dx.sin().sum() + dy.sum()).backward()
     (tdx.sin().sum() + tdy.sum()).backward()
     _close(x.grad, xt.grad)
+
+
+def test_an_empty_inner_batch_gives_empty_results_as_torch():
+    """(The per-sample backward zipped no rows into no results: a GradError.)"""
+    for inner_dim in (0, 1):
+        got = []
+        for lib, fn, f in _libs():
+            x = lib.tensor(X, requires_grad=True)
+            dx, dy = _rows(lib, fn, f, inner_dim, np.zeros((0, 3)))(x, lib.tensor(Y))
+            (dx.sum() + dy.sum()).backward()
+            got.append((dx, dy, x.grad))
+        for e, t in zip(*got):
+            assert tuple(e.shape) == tuple(t.shape)
+            assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+            _close(e, t)
 
 
 def test_three_levels_and_a_gradient_outside():

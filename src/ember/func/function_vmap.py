@@ -193,18 +193,23 @@ class _Bridge:
                 "differentiated with respect to its cotangents); this is not supported. Hint: "
                 "call the inner vjp_fn once per gradient, or give the Function no vmap rule "
                 "(its forward then runs op by op)")
+        size = inner.size
         phys = [None if g is None else inner.physical(g) for g in grads]
+        if not size:  # (no samples: one row of zeros gives the results' shapes, kept empty)
+            phys = [p if p is None else run_below(inner, Tensor.new_zeros, p, (1, *p.shape[1:]))
+                    for p in phys]
         rows = [run_below(inner, self.vjp, ctx, *(g if p is None else run_below(
                     inner, Tensor.select, p, 0, k) for g, p in zip(grads, phys)))
-                for k in range(inner.size)]
-        return tuple(None if r[0] is None else _logical(inner, run_below(inner, _stack, list(r)))
-                     for r in zip(*rows))
+                for k in range(max(size, 1))]
+        return tuple(None if r[0] is None else
+                     _logical(inner, run_below(inner, _stack, list(r), size)) for r in zip(*rows))
 
 
-def _stack(tensors: list) -> Tensor:
+def _stack(tensors: list, size: int) -> Tensor:
     from ember.ops.join import stack
 
-    return stack(tensors)
+    out = stack(tensors)
+    return out if size else out[:0]
 
 
 _PER_SAMPLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> result
