@@ -166,6 +166,10 @@ def test_errors_are_clear():
         model(ember.randn(1, 3, 128, 128), ember.randn(1, 3, 128, 136))
     with pytest.raises(ember.errors.ShapeError, match="images differ in shape"):
         model(ember.randn(1, 3, 128, 128), ember.randn(2, 3, 128, 128))
+    with pytest.raises(ember.errors.ShapeError, match=r"RAFT: expected \(N, 3, H, W\)"):
+        model(ember.randn(3, 128, 128), ember.randn(3, 128, 128))  # (unbatched)
+    with pytest.raises(ember.errors.ShapeError, match=r"RAFT: expected \(N, 3, H, W\)"):
+        model(ember.randn(1, 3, 128, 128), ember.randn(3, 128, 128))
     with pytest.raises(ember.errors.ShapeError, match="at least 128 pixels"):
         model(ember.randn(1, 3, 64, 64), ember.randn(1, 3, 64, 64))
     with pytest.raises(ember.errors.ArgumentError, match="build_pyramid"):

@@ -72,6 +72,10 @@ class RAFT(nn.Module):
         return out
 
     def forward(self, image1: Tensor, image2: Tensor, num_flow_updates: int = 12) -> list[Tensor]:
+        if image1.ndim != 4 or image2.ndim != 4:
+            raise ShapeError(f"RAFT: expected (N, 3, H, W) image batches, got "
+                             f"{tuple(image1.shape)} and {tuple(image2.shape)} (for one pair: "
+                             "image.unsqueeze(0))")
         n, _, h, w = image1.shape
         if image2.shape != image1.shape:
             raise ShapeError(f"RAFT: the images differ in shape, {tuple(image1.shape)} and "
