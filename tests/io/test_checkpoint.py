@@ -363,3 +363,28 @@ def test_subclasses_and_attributes_load_as_torch_loads_them(tmp_path):
     u = ember.nn.UninitializedParameter()
     assert _saved_and_loaded(ember, u, tmp_path / "u.pt") == "refused"  # (as torch's)
     assert type(ember.load(tmp_path / "u.pt", weights_only=False)) is type(u)
+
+
+def test_state_dict_metadata_is_kept_as_torch_load_keeps_it(tmp_path):
+    # (a state dict's module versions: torch.save/torch.load keep them, so load_state_dict
+    # reads each module's version, not a checkpoint without versions)
+    model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.BatchNorm1d(2))
+    reference = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    buf = io.BytesIO()
+    torch.save(reference.state_dict(), buf)
+    buf.seek(0)
+    expected = torch.load(buf)
+    got = roundtrip(model.state_dict(), tmp_path)
+    assert type(got) is type(expected) is OrderedDict
+    assert list(got) == list(expected)
+    assert dict(got._metadata) == dict(expected._metadata) == {
+        "": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
+    assert ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.BatchNorm1d(2)).load_state_dict(
+        got).missing_keys == []
+    assert type(roundtrip(dict(model.state_dict()), tmp_path)) is dict  # (no metadata: plain)
+
+
+def test_malformed_state_dict_metadata_is_a_checkpoint_error():
+    decoder = checkpoint._Decoder("load", None, None, None)
+    with pytest.raises(CheckpointError, match="metadata .* is not a dict"):
+        decoder.value({"$dict": [["a", 1]], "metadata": [1]})

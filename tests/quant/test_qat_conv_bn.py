@@ -107,6 +107,19 @@ def test_qat_conv_bn_errors_are_clear():
     assert nnqat.ConvBn2d(1, 2, 1, qconfig=qconfig, freeze_bn=True).bn.training is False
 
 
+def test_intrinsic_qat_path_is_torchs():
+    # (torch.ao.nn.intrinsic.qat: the fused QAT modules, the same classes as ember.ao.nn.qat's)
+    import ember.ao.nn.intrinsic.qat as nniqat
+    import torch.ao.nn.intrinsic.qat as tnniqat
+    from ember.ao.nn.intrinsic.qat import ConvBnReLU2d, freeze_bn_stats
+
+    assert ConvBnReLU2d is nnqat.ConvBnReLU2d and freeze_bn_stats is nnqat.freeze_bn_stats
+    assert ember.ao.nn.intrinsic.qat is nniqat
+    names = set(nniqat.__all__)
+    assert names == {n for n in dir(tnniqat) if n[0] != "_" and n not in ("modules", "LinearBn1d")}
+    assert all(getattr(nniqat, n) is getattr(nnqat, n) for n in names)
+
+
 def test_mobilenet_v3_quantize_true_is_torchvisions_qat_flow():
     ember.manual_seed(0)
     ember.backends.quantized.engine = "x86"
@@ -179,6 +192,23 @@ def test_mobilenet_v3_loads_checkpoints_from_before_the_hardsigmoid_observer():
     np.testing.assert_array_equal(*same_bits)
 
 
+def test_post_training_mobilenet_v3_reloads_its_state_dict_without_metadata(tmp_path):
+    # (a checkpoint without versions reads as version 1: only a QAT fake quantizer's entries
+    # get defaults, not a post-training observer's, which has none; torchvision's loads back)
+    def prepared():
+        model = qmodels.mobilenet_v3_large(num_classes=10, width_mult=0.5).eval()
+        model.fuse_model()
+        model.qconfig = eq.get_default_qconfig("fbgemm")
+        return eq.prepare(model)
+    source = prepared()
+    source(ember.rand(1, 3, 48, 48))
+    state = source.state_dict()
+    ember.save(state, tmp_path / "ptq.safetensors")
+    for loaded in (dict(state), ember.load(tmp_path / "ptq.safetensors")):
+        result = prepared().load_state_dict(loaded)
+        assert result.missing_keys == [] and result.unexpected_keys == []
+
+
 def test_converted_fixed_range_activations_ignore_the_observer_as_torch():
     x = np.linspace(-4, 4, 33, dtype=np.float32)
     for name in ("Hardsigmoid", "Sigmoid", "Tanh"):
@@ -191,6 +221,38 @@ def test_converted_fixed_range_activations_ignore_the_observer_as_torch():
         t[1].activation_post_process.scale.fill_(1.0)  # (as an old checkpoint loads)
         e[1].activation_post_process.scale.fill_(1.0)
         same(eq.convert(e.eval())(ember.tensor(x)), tq.convert(t.eval())(torch.tensor(x)))
+
+
+@pytest.mark.parametrize("name", ["Sigmoid", "Tanh", "Hardsigmoid"])
+def test_fixed_range_activations_keep_qint8_as_torch(name):
+    # (PyTorch's quantized kernels: a qint8 input gives qint8 with the fixed range, zero point
+    # 128 lower; output parameters given to the module are used as given)
+    x = np.linspace(-5, 5, 41, dtype=np.float32)
+    t = torch.nn.Sequential(tq.QuantStub(), getattr(torch.nn, name)(), tq.DeQuantStub())
+    e = ember.nn.Sequential(eq.QuantStub(), getattr(ember.nn, name)(), eq.DeQuantStub())
+    t.qconfig = tq.QConfig(activation=tq.MinMaxObserver.with_args(dtype=torch.qint8),
+                           weight=tq.default_weight_observer)
+    e.qconfig = eq.QConfig(activation=eq.MinMaxObserver.with_args(dtype=ember.qint8),
+                           weight=eq.default_weight_observer)
+    t, e = tq.prepare(t.eval()), eq.prepare(e.eval())
+    t(torch.tensor(x))
+    e(ember.tensor(x))
+    t, e = tq.convert(t), eq.convert(e)
+    tq_out, eq_out = t[:2](torch.tensor(x)), e[:2](ember.tensor(x))
+    assert eq_out.dtype == ember.qint8
+    assert (eq_out.q_scale(), eq_out.q_zero_point()) == (tq_out.q_scale(), tq_out.q_zero_point())
+    same(eq_out.int_repr(), tq_out.int_repr())
+    same(e(ember.tensor(x)), t(torch.tensor(x)))
+    if name == "Sigmoid":  # (given output parameters: as given, in the input's dtype)
+        q = torch.quantize_per_tensor(torch.tensor(x), 0.05, 0, torch.qint8)
+        expected = torch.ao.nn.quantized.Sigmoid(1 / 256, 0)(q)
+        got = ember.ao.nn.quantized.Sigmoid(1 / 256, 0)(
+            ember.quantize_per_tensor(ember.tensor(x), 0.05, 0, ember.qint8))
+        assert got.q_zero_point() == expected.q_zero_point() == 0
+        same(got.int_repr(), expected.int_repr())
+    q32 = ember.quantize_per_tensor(ember.tensor(x), 0.05, 0, ember.qint32)
+    with pytest.raises(ember.errors.DTypeError, match="give the input observer a"):
+        e[1](q32)
 
 
 @pytest.mark.parametrize("name, kwargs", [

@@ -27,9 +27,9 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
   bytes, sets, lists, tuples, dicts
   (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept, and
-  a namedtuple or other list or tuple subclass as a plain tuple or list; a
-  state dict's ``_metadata`` of module versions is not kept, so ``load_state_dict`` reads it
-  as a checkpoint without versions),
+  a namedtuple or other list or tuple subclass as a plain tuple or list; a dict with a
+  ``_metadata`` dict, as ``state_dict()`` returns with its modules' versions, comes back as an
+  ``OrderedDict`` with it, as ``torch.load`` gives it: ``{"$dict": ..., "metadata": ...}``),
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
   scalars are saved as the Python number. Anything else (a whole module, a range) is pickled,
   as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.
@@ -56,6 +56,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -209,7 +210,9 @@ class _Encoder:
             self.active.discard(id(x))
 
     def mapping(self, x: dict, path: str) -> Any:
-        if all(isinstance(k, str) and not k.startswith("$") for k in x):
+        metadata = getattr(x, "_metadata", None)
+        if not isinstance(metadata, dict) and all(isinstance(k, str) and not k.startswith("$")
+                                                  for k in x):
             return {k: self.value(v, _join(path, k)) for k, v in x.items()}
         pairs = []
         for k, v in x.items():
@@ -217,7 +220,9 @@ class _Encoder:
                 raise CheckpointError(f"save: dict key {k!r} at {path or 'the top level'} "
                                       "is not None, a bool, number, string or tuple of them")
             pairs.append([self.value(k, path), self.value(v, _join(path, str(k)))])
-        return {"$dict": pairs}
+        if not isinstance(metadata, dict):
+            return {"$dict": pairs}
+        return {"$dict": pairs, "metadata": self.value(metadata, _join(path, "_metadata"))}
 
 
 def _plain(t: Tensor) -> bool:
@@ -281,7 +286,7 @@ class _Decoder:
         if tag == "$tuple" and isinstance(arg, list):
             return tuple(self.value(v) for v in arg)
         if tag == "$dict" and isinstance(arg, list):
-            return self.mapping(arg)
+            return self.mapping(arg, x.get("metadata"))
         if tag == "$float" and arg in ("nan", "inf", "-inf"):
             return float(arg)
         if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
@@ -343,8 +348,12 @@ class _Decoder:
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
 
-    def mapping(self, pairs: list) -> dict:
-        out = {}
+    def mapping(self, pairs: list, metadata: Any = None) -> dict:
+        out: dict = {} if metadata is None else OrderedDict()
+        if metadata is not None:  # (a state dict's module versions, as torch.load keeps them)
+            out._metadata = self.value(metadata)  # type: ignore[attr-defined]
+            if not isinstance(out._metadata, dict):  # type: ignore[attr-defined]
+                raise self.fail(f"a $dict's metadata {_short(metadata)} is not a dict")
         for pair in pairs:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise self.fail(f"a $dict entry {_short(pair)} is not a [key, value] pair")

@@ -50,7 +50,8 @@ class QuantizableSqueezeExcitation(SqueezeExcitation):
 
     # (version 1: torchvision's checkpoints from before the hard sigmoid was observed, its
     # published QAT weights among them; loading one into a prepared model adds torchvision's
-    # defaults for that observer)
+    # defaults for the entries of that observer the module has: a QAT fake quantizer's, not a
+    # post-training observer's)
     _version = 2
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
@@ -58,13 +59,13 @@ class QuantizableSqueezeExcitation(SqueezeExcitation):
         version = local_metadata.get("version")
         if hasattr(self, "qconfig") and (version is None or version < 2):
             observer = prefix + "scale_activation.activation_post_process."
-            for name, value, dtype in (("scale", 1.0, "float32"), ("zero_point", 0, "int32"),
-                                       ("fake_quant_enabled", 1, "uint8"),
-                                       ("observer_enabled", 1, "uint8")):
-                state_dict.setdefault(observer + name, tensor([value], dtype=dtype))
-                if name in ("scale", "zero_point"):
-                    state_dict.setdefault(f"{observer}activation_post_process.{name}",
-                                          tensor([value], dtype=dtype))
+            own = self.scale_activation.state_dict(prefix=prefix + "scale_activation.")
+            for name, value in (("scale", 1.0), ("zero_point", 0), ("fake_quant_enabled", 1),
+                                ("observer_enabled", 1), ("activation_post_process.scale", 1.0),
+                                ("activation_post_process.zero_point", 0)):
+                if observer + name in own:
+                    state_dict.setdefault(observer + name,
+                                          tensor([value], dtype=own[observer + name].dtype))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
 
 

@@ -3,8 +3,8 @@ scale and zero point); ``Hardswish``, ``LeakyReLU`` and ``ELU`` dequantize, appl
 function and quantize to the output parameters their observer chose (ATen's vectorized
 kernels, :func:`ember.quant.elementwise.unary`); ``Sigmoid``, ``Tanh`` and ``Hardsigmoid``
 quantize to the fixed range the function covers (``[0, 1]`` in steps of 1/256 with zero point
-0; ``Tanh``: ``[-1, 1]`` in steps of 2/256 with zero point 128), as PyTorch's quantized
-kernels do."""
+0; ``Tanh``: ``[-1, 1]`` in steps of 2/256 with zero point 128; a ``qint8`` input gives a
+``qint8`` output, its zero point 128 lower), as PyTorch's quantized kernels do."""
 
 from __future__ import annotations
 
@@ -265,7 +265,8 @@ class PReLU(OutputQParams):
 
 class _FixedRangeActivation(Module):
     """An activation of a quantized tensor quantized to ``output_scale`` and
-    ``output_zero_point``; a float tensor (after a ``DeQuantize``) gets the float function."""
+    ``output_zero_point`` (by default the fixed range, for the input's dtype), in the input's
+    dtype; a float tensor (after a ``DeQuantize``) gets the float function."""
 
     fn: ClassVar[Any]
     fixed: ClassVar[tuple[float, int]]
@@ -275,13 +276,15 @@ class _FixedRangeActivation(Module):
         super().__init__()
         self.scale = float(self.fixed[0] if output_scale is None else output_scale)
         self.zero_point = int(self.fixed[1] if output_zero_point is None else output_zero_point)
+        self.fixed_range = output_scale is None and output_zero_point is None
 
     def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
         if isinstance(input, Tensor):
             return type(self).fn(input)
-        x = _quantized_input(type(self).__name__.lower(), input)
-        return quantize_per_tensor(type(self).fn(x.dequantize()), self.scale, self.zero_point,
-                                   quint8)
+        x = _quantized_input(type(self).__name__.lower(), input, (quint8, qint8))
+        shift = 128 if self.fixed_range and x.dtype is qint8 else 0  # (the range, signed)
+        return quantize_per_tensor(type(self).fn(x.dequantize()), self.scale,
+                                   self.zero_point - shift, x.dtype)
 
     @classmethod
     def from_float(cls, mod: Module) -> _FixedRangeActivation:

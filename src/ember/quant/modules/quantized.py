@@ -71,9 +71,12 @@ def _quantized_input(op: str, x: Any, allowed: tuple = (quint8,)) -> QuantizedTe
         shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
                  else f"a {type(x).__name__}")
         kinds = " or ".join(repr(d) for d in allowed)
+        hint = ("put a QuantStub before it, so that convert quantizes the input"
+                if not isinstance(x, QuantizedTensor) else
+                f"give the input observer a {kinds} dtype" if x._axis is None else
+                "quantize the input per tensor")
         raise DTypeError(f"quantized {op}: expected a per-tensor {kinds} quantized tensor, "
-                         f"got {shown}. Hint: put a QuantStub before it, so that convert "
-                         "quantizes the input")
+                         f"got {shown}. Hint: {hint}")
     return x
 
 
