@@ -136,7 +136,7 @@ class Lazy:
         self.declared = signature if isinstance(signature, list) else [signature]
         self.dispatcher = self._dispatcher()  # (for every signature: see ready)
         self.kernel: Any = None  # the dispatcher, once compiled
-        self.groups: dict[tuple, Any] = {}  # the arrays' _array_key -> their dispatcher
+        self.groups: dict[tuple, Any] = {}  # the arguments' _array_key -> their dispatcher
         self.compiling: int | None = None  # the thread compiling it (see ready())
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
 
@@ -144,8 +144,7 @@ class Lazy:
         kernel = self.kernel
         if kernel is not None:
             return kernel(*args)
-        group = self.groups.get(tuple(map(_array_key, args)))
-        return (group or self._group(args))(*args)
+        return (self.groups.get(_array_key(args)) or self._group(args))(*args)
 
     def ready(self) -> Any:
         """numba's kernel, compiled now for every signature if it is not yet."""
@@ -167,7 +166,7 @@ class Lazy:
         if not any(types):
             return self.ready()
         with _COMPILING:
-            key = tuple(map(_array_key, args))
+            key = _array_key(args)
             group = self.groups.get(key)
             if group is None:
                 declared = [(s, sigutils.normalize_signature(s)[0]) for s in self.declared]
@@ -212,13 +211,21 @@ class Lazy:
         return dispatcher
 
 
-def _array_key(arg: Any) -> Any:
-    """What numba's type of an array argument depends on (None: not an array)."""
-    if not isinstance(arg, np.ndarray):
-        return None
-    flags = arg.flags
-    return (arg.dtype, arg.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable,
-            flags.aligned)
+def _fingerprint(array: np.ndarray) -> bytes:
+    """numba's fingerprint of ``array`` (in place of this function once numba is imported)."""
+    global _fingerprint
+    from numba._dispatcher import compute_fingerprint as _fingerprint
+
+    return _fingerprint(array)
+
+
+def _array_key(args: tuple) -> tuple:
+    """What numba's types of ``args``' arrays depend on (numba's own fingerprint: dtype,
+    dimensions, layout, read-only), None for each other argument."""
+    try:
+        return tuple([_fingerprint(a) if isinstance(a, np.ndarray) else None for a in args])
+    except Exception:  # (an array numba fingerprints no way: misaligned)
+        return tuple(_numba().typeof(a) if isinstance(a, np.ndarray) else None for a in args)
 
 
 def _takes(parameters: tuple, types: list, by_dtype: bool = False) -> bool:
