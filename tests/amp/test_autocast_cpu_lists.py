@@ -1,6 +1,6 @@
 """Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot,
 0-d operands too, lowered; smooth L1 / Huber losses, geqrf/orgqr/householder_product/ormqr
-and local_response_norm in float32; binary cross
+and local_response_norm of 4 or more dims in float32; binary cross
 entropy of a bfloat16 input and a float32 target, which was refused; composites on the
 float32 list, cdist, grid_sample, quantile, polar, lstsq, the 3-D pools, max_unpool1d/2d/3d,
 interpolate's area mode of a 5-D input, reflect/replicate pads, which ran in low precision or
@@ -65,6 +65,11 @@ OPS = {  # name: (fn, input shapes, tolerance)
     "ormqr": (lambda lib, a, t, c: lib.ormqr(a, t, c), [(4, 3), (3,), (4, 2)], 1e-5),
     "local_response_norm": (lambda lib, x: lib.nn.functional.local_response_norm(x, 3),
                             [(1, 4, 3, 3)], 1e-2),
+    # (3-D: PyTorch's avg_pool2d, not on the float32 list, keeps a half input's dtype)
+    "local_response_norm_3d": (lambda lib, x: lib.nn.functional.local_response_norm(x, 3),
+                               [(2, 5, 7)], 1e-2),
+    "local_response_norm_5d": (lambda lib, x: lib.nn.functional.local_response_norm(x, 3),
+                               [(1, 4, 2, 3, 3)], 1e-2),
 }
 
 

@@ -40,18 +40,26 @@ def _checked(op: str, input: Tensor, size: int, *numbers: Any) -> list[int | flo
     return [as_number(v, op, name) for v, name in zip(numbers, ("alpha", "beta", "k"))]
 
 
-@float32_under_autocast  # (PyTorch's: float32 by its pow on CUDA, its avg_pool3d on the CPU)
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """``x / (k + alpha · mean(x²))^beta`` with the mean over ``size`` neighbouring channels
     (``size // 2`` before, ``(size - 1) // 2`` after, zeros beyond the edges), for an input
     ``(N, C, *)`` with at least one spatial dimension.
 
+    Under CPU autocast a bfloat16/float16 input of 4 or more dimensions comes out float32, as
+    PyTorch's (its avg_pool3d is on the float32 list); a 3-D one keeps its dtype (PyTorch's
+    avg_pool2d is not).
+
     Example:
         >>> F.local_response_norm(ember.ones(1, 2, 1), size=2, alpha=2.0, beta=1.0, k=0.0)
         tensor([[[1.0000],
                  [0.5000]]])
     """
+    body = _lrn if getattr(input, "ndim", None) == 3 else _lrn_float32
+    return body(input, size, alpha, beta, k)
+
+
+def _lrn(input: Tensor, size: int, alpha: float, beta: float, k: float) -> Tensor:
     op = "local_response_norm"
     alpha, beta, k = _checked(op, input, size, alpha, beta, k)
     if input.ndim < 3:
@@ -60,9 +68,12 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     if input.numel() == 0:
         return input
     if input.dtype in HALF:  # in float32, as PyTorch's mean of the squares (a sum overflows)
-        return local_response_norm(input.float(), size, alpha, beta, k).to(input.dtype)
+        return _lrn(input.float(), size, alpha, beta, k).to(input.dtype)
     window = _channel_window_sum(input * input, size // 2, (size - 1) // 2)
     return input / laid_out_like((window * (alpha / size) + k) ** beta, input)
+
+
+_lrn_float32 = float32_under_autocast(_lrn)  # (PyTorch's CPU avg_pool3d, 4-D and up; pow: CUDA)
 
 
 def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
