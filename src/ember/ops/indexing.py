@@ -12,6 +12,7 @@ masks become integer tensors through ``nonzero``, as in PyTorch.
 
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 from typing import Any
@@ -47,6 +48,7 @@ from ember.ops.primitive import (
     TensorSpec,
     apply,
     per_sample,
+    plain_view,
     primitive,
     refuse_limited,
 )
@@ -58,8 +60,10 @@ FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
 
 
 # -- the primitives ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=512)
 def _basic_key(index: tuple) -> tuple:
-    """The NumPy key of a normalized basic index; the Ellipsis keeps results arrays."""
+    """The NumPy key of a normalized basic index; the Ellipsis keeps results arrays (cached:
+    a loop indexes with the same few keys)."""
     return tuple(slice(*e) if type(e) is tuple else e for e in index) + (Ellipsis,)
 
 
@@ -91,6 +95,11 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
     """``a[index]`` where ``index`` holds Nones, each new dim strided as PyTorch's unsqueeze
     (which its indexing applies left to right): the size times the stride of the dim of ``a``
     it stands before, or one element after the last (NumPy gives new dims stride 0)."""
+    if all(e is None for e in index):  # x[None]: mostly a reshape's strides
+        view = a.reshape((1,) * len(index) + a.shape)
+        if view.strides == (a.shape[0] * a.strides[0] if a.ndim else a.itemsize,) * len(
+                index) + a.strides:
+            return view
     view = a[_basic_key(tuple(e for e in index if e is not None))]
     strides, shape, d, o = list(view.strides), list(view.shape), 0, 0
     for e in index:
@@ -333,6 +342,9 @@ def _norm_slice(s: slice, op: str) -> tuple:
     clamped to the size: ``x[:, :5]`` stays "up to 5" for a trace that export replays at other
     sizes); ``FULL`` for ``:``."""
     start, stop, step = s.start, s.stop, s.step
+    if step is None and (start is None or type(start) is int) and (
+            stop is None or type(stop) is int):  # (the common ``:``, ``a:b``)
+        return (start or None, stop, None)
     try:
         if step is not None:
             step = operator.index(step)
@@ -362,7 +374,7 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
     """Reads an index expression into ``(basic, index tensors, dims)``: the basic part is
     applied first (ints select, as in PyTorch, so they never count as advanced indices),
     then the integer tensors index dims ``dims`` of its result."""
-    shape = x.shape
+    shape = x._data.shape
     if type(key) is int:  # the common x[i]
         if not shape:
             raise IndexOutOfRange(f"{op}: a 0-d tensor cannot be indexed by an integer; use "
@@ -463,7 +475,9 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     """
     basic, arrays, dims = parse_key(self, key)
     if not arrays:
-        return apply(Slice, self, index=basic)
+        params = {"index": basic}
+        out = plain_view(Slice, self, params)
+        return apply(Slice, self, **params) if out is None else out
     return read_index(self, basic, arrays, dims, layout=True)
 
 

@@ -18,12 +18,12 @@ from ember.autograd.graph import name_node
 from ember.errors import ArgumentError, ShapeError
 from ember.layouts import contiguous_format, dense_in_order, suggested_format
 from ember.ops.broadcast import expand
-from ember.ops.convert import cast, clone
+from ember.ops.convert import Copy, cast, clone
 from ember.ops.creation import zeros
 from ember.ops.dims import normalize_dims
 from ember.ops.indexing import FULL, Slice
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, plain, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import (
     as_ints,
@@ -36,7 +36,7 @@ from ember.ops.shape import (
     slice_dim,
     unsqueeze,
 )
-from ember.tensor import Tensor, method
+from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack",
            "repeat", "tile", "flip",
@@ -281,6 +281,13 @@ def flip(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
     if not input.ndim:
         return name_node(clone(input), "FlipBackward0")
     index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))
+    if plain(input) and input._data.flags.c_contiguous:  # (what clone gives, with no view)
+        xp = input._device.xp
+        try:
+            return _wrap(Copy.forward(xp, Slice.forward(xp, input._data, index=index), "K"),
+                         input._device)
+        except Exception:  # (apply explains it)
+            pass
     return name_node(clone(apply(Slice, input, index=index)), "FlipBackward0")
 
 

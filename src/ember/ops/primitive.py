@@ -517,6 +517,30 @@ def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
     return t
 
 
+def plain(t: Tensor) -> bool:
+    """Whether an op of ``t`` alone is only to be computed: no handler active, no history to
+    record or renew (grad on and ``t`` requiring grad, or a view of memory written since), data
+    on a real device, a tensor (not a tensor-like); the test of eager fast paths that skip
+    :func:`apply`."""
+    return not (_active_handlers or not isinstance(t, Tensor) or t._device.is_meta
+                or GRAD.enabled and (t.requires_grad or t._view is not None
+                                     and t._view.version != t._vc.value))
+
+
+def plain_view(prim: Primitive, src: Tensor, params: dict) -> Tensor | None:
+    """``apply(prim, src, **params)`` for a view primitive where :func:`plain` holds, else
+    (or where the backend fails: :func:`apply` explains it) None, and the caller applies it
+    (the fast path of ``x[i]``, ``x[:, 1:5]``, ``x[None]``)."""
+    if not plain(src):
+        return None
+    dev = src._device
+    try:
+        out = prim.forward(dev.xp, src._data, **params)
+    except Exception:
+        return None
+    return _view_of(src, out, dev, prim, params, False)
+
+
 def replay_view(base: Tensor, chain: tuple) -> Tensor:
     """Applies a view chain to ``base`` again (with the current history of ``base``)."""
     out = base
