@@ -130,8 +130,12 @@ class LrReads:
         code that only returns it, numbers read again at each call."""
         lrs, frame = vars(scheduler)["_last_lr"], sys._getframe(2)
         opt = getattr(scheduler, "optimizer", None)
-        if id(opt) not in self.stepped or _is_ember_file(frame.f_code.co_filename) or \
-                only_returned(frame, "CALL", 1) is not None:
+        if _is_ember_file(frame.f_code.co_filename):
+            return lrs
+        if id(opt) not in self.stepped:  # (before its step: an input, the list whole too)
+            self.read.add(id(opt))
+            return lrs
+        if only_returned(frame, "CALL", 1) is not None:
             return lrs  # (``get_last_lr()[0]``: the list notes it)
         if only_returned(frame, "CALL") is not None and all(type(x) is float for x in lrs):
             return [_live(x, lambda k=k: vars(scheduler)["_last_lr"][k])
