@@ -128,3 +128,50 @@ def test_transformer_fast_path_attributes_as_torch():
         e = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 2, **kw)
         t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(4, 2, 8), 2, **kw)
         assert (e.enable_nested_tensor, e.mask_check) == (t.enable_nested_tensor, t.mask_check)
+
+
+_DROPOUTS = {"dropout": 3, "dropout1d": 3, "dropout2d": 4, "dropout3d": 5, "alpha_dropout": 3,
+             "feature_alpha_dropout": 3, "feature_dropout": 3}  # name: the input's rank
+
+
+def _dropout(lib, name, x, p, inplace):
+    if name == "feature_dropout":
+        return (lib.feature_dropout_ if inplace else lib.feature_dropout)(x, p, True)
+    return getattr(lib.nn.functional, name)(x, p=p, training=True, inplace=inplace)
+
+
+@pytest.mark.parametrize("name", sorted(_DROPOUTS))
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_dropout_with_p_1_or_no_elements_takes_any_dtype_as_torch(name, dtype, inplace):
+    """torch drops everything with p=1 as ``input * 0`` (zeros of an integer or bool input's
+    dtype, NaN kept) and returns an empty input itself at any p; Ember refused integer and
+    bool inputs. Drawing a mask (0 < p < 1) still needs a floating input, as torch."""
+    shape = (2, 3, 2, 2, 2)[:_DROPOUTS[name]]
+    a = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
+    if dtype == "float32":
+        a.flat[0], a.flat[-1] = np.nan, np.inf
+    for p, x in ((1.0, a), (1, a), (0.5, a[:0]), (1.0, a[:0])):
+        got = []
+        for lib in (ember, torch):
+            t = lib.tensor(x)
+            y = _dropout(lib, name, t, p, inplace)
+            assert (y is t) == (inplace or not x.size)
+            got.append((str(y.dtype).split(".")[-1], repr(y.numpy().tolist()), t.numpy()))
+        assert got[0][:2] == got[1][:2]
+        np.testing.assert_array_equal(got[0][2], got[1][2])
+    if dtype != "float32":
+        with pytest.raises(ember.DTypeError, match="floating"):
+            _dropout(ember, name, ember.tensor(a), 0.5, inplace)
+        with pytest.raises(RuntimeError):
+            _dropout(torch, name, torch.tensor(a), 0.5, inplace)
+
+
+def test_dropout_with_p_1_has_a_zero_gradient_as_torch():
+    a = np.array([[1.0, np.nan], [np.inf, -2.0]])
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        lib.nn.functional.dropout(x, 1.0).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)

@@ -12,9 +12,15 @@ from __future__ import annotations
 import math
 import warnings
 
-from ember.errors import ArgumentError, DTypeError, ShapeError, is_floating_input
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    ShapeError,
+    is_floating_input,
+    refuse_non_tensor,
+)
 from ember.layouts import format_of, is_dense
-from ember.ops.creation import full
+from ember.ops.creation import full, zeros
 from ember.ops.int_args import as_number
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.random import Generator, bernoulli
@@ -24,15 +30,31 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 
-def _check(op: str, input: Tensor, p: float, training: bool) -> None:
-    """``p`` always; the dtype only when elements are dropped (PyTorch returns any input
-    unchanged in evaluation or with ``p == 0``)."""
+def _check(op: str, input: Tensor, p: float, drawn: bool) -> None:
+    """``p`` always; the dtype only where a mask is ``drawn`` (which needs a floating input;
+    see :func:`_undrawn` for the results PyTorch gives any input)."""
     if type(p) is not float:
         as_number(p, op, "p")  # (a string: a TypeError naming the op; numbers pass)
     if not 0.0 <= p <= 1.0:
         raise ArgumentError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
-    if training and p != 0.0 and not is_floating_input(op, "input", input):
+    if not drawn:
+        if not isinstance(input, Tensor):
+            refuse_non_tensor(op, "input", input)
+    elif not is_floating_input(op, "input", input):
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+
+
+def _undrawn(op: str, input: Tensor, p: float, training: bool, inplace: bool) -> Tensor | None:
+    """PyTorch's results that draw no mask, for an input of any dtype: the input itself in
+    evaluation, with ``p == 0`` or no elements; ``input * 0`` with ``p == 1`` (zeros of its
+    dtype, NaN kept). None where a mask is to be drawn (a floating input only)."""
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        zero = zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    _check(op, input, p, drawn=True)
+    return None
 
 
 def _draw(input: Tensor, mask_shape: tuple[int, ...], keep: float,
@@ -45,9 +67,8 @@ def _draw(input: Tensor, mask_shape: tuple[int, ...], keep: float,
             is_dense(input._data):
         dims = format_of(input).dims
         mask_shape = tuple(mask_shape[d] for d in dims)
-    mask = full(mask_shape, keep, dtype=input.dtype, device=input.device)
-    if keep != 0.0:
-        mask = bernoulli(mask, generator=generator)
+    mask = bernoulli(full(mask_shape, keep, dtype=input.dtype, device=input.device),
+                     generator=generator)
     if dims is not None:  # (drawn in memory order, viewed back in the input's)
         mask = permute(mask, tuple(sorted(range(len(dims)), key=dims.__getitem__)))
     return mask
@@ -56,9 +77,7 @@ def _draw(input: Tensor, mask_shape: tuple[int, ...], keep: float,
 def _masked(input: Tensor, p: float, mask_shape: tuple[int, ...], inplace: bool,
             generator: Generator | None) -> Tensor:
     """``input`` times a scaled 0/1 mask of ``mask_shape`` (broadcast over the rest)."""
-    mask = _draw(input, mask_shape, 1.0 - p, generator)
-    if p != 1.0:
-        mask = mask * (1.0 / (1.0 - p))
+    mask = _draw(input, mask_shape, 1.0 - p, generator) * (1.0 / (1.0 - p))
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -75,15 +94,14 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if type(input) in TENSOR_LIKE:
         return handle(dropout, (input, p, training),
                       {"inplace": inplace, "generator": generator})
-    _check("dropout", input, p, training)
-    if not training or p == 0.0:
-        return input
-    return _masked(input, p, tuple(input.shape), inplace, generator)
+    _check("dropout", input, p, drawn=False)
+    out = _undrawn("dropout", input, p, training, inplace)
+    return out if out is not None else _masked(input, p, tuple(input.shape), inplace, generator)
 
 
 def _feature_dropout(op: str, spatial: int, input: Tensor, p: float, training: bool,
                      inplace: bool, generator: Generator | None) -> Tensor:
-    _check(op, input, p, training)
+    _check(op, input, p, drawn=False)
     if input.ndim == spatial + 2:
         channels = 2  # (N, C, *spatial)
     elif input.ndim == spatial + 1:
@@ -100,8 +118,9 @@ def _feature_dropout(op: str, spatial: int, input: Tensor, p: float, training: b
         warnings.warn(f"{op}: received a {input.ndim}-D input, which PyTorch deprecates; "
                       f"dropping whole slices along the first {channels} dimension(s) as it "
                       "does. Use dropout for elementwise dropout.", stacklevel=3)
-    if not training or p == 0.0:
-        return input
+    out = _undrawn(op, input, p, training, inplace)
+    if out is not None:
+        return out
     if input.ndim < channels:
         raise ShapeError(f"{op}: feature dropout needs at least {channels} dimension(s) in "
                          f"training, got shape {tuple(input.shape)}")
@@ -113,9 +132,10 @@ def channel_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> T
     """Zeroes whole channels (one draw per ``(N, C)`` entry) of an ``(N, C, *)`` input of any
     rank with probability ``p``: ``torch.feature_dropout``."""
     op = "feature_dropout"
-    _check(op, input, p, training)
-    if not training or p == 0.0:
-        return input
+    _check(op, input, p, drawn=False)
+    out = _undrawn(op, input, p, training, inplace)
+    if out is not None:
+        return out
     if input.ndim < 2:
         raise ShapeError(f"{op}: feature dropout requires at least 2 dimensions (N, C, *) in "
                          f"the input, got shape {tuple(input.shape)}")
@@ -159,11 +179,10 @@ def _alpha_masked(op: str, input: Tensor, p: float, training: bool, inplace: boo
                   mask_shape: tuple[int, ...], generator: Generator | None) -> Tensor:
     """Dropped units set to SELU's negative saturation, then an affine map ``a·x + b`` that
     keeps zero mean and unit variance (the self-normalizing networks paper's constants)."""
-    _check(op, input, p, training)
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    if p == 1.0:
-        return input.mul_(0.0) if inplace else input * 0.0
+    _check(op, input, p, drawn=False)
+    out = _undrawn(op, input, p, training, inplace)
+    if out is not None:
+        return out
     keep = _draw(input, mask_shape, 1.0 - p, generator)
     a = 1.0 / math.sqrt((_SELU_NEGATIVE ** 2 * p + 1) * (1 - p))
     shift = (keep - 1) * (_SELU_NEGATIVE * a) + _SELU_NEGATIVE * a * p
