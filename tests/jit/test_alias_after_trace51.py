@@ -58,7 +58,7 @@ def test_fresh_data_of_the_same_shape_keeps_the_graph():
     assert f.traces == 1
 
 
-def test_flat_vector_parameters_read_in_the_step_warn_when_run_eagerly():
+def test_flat_vector_parameters_read_and_written_in_the_step_warn_when_run_eagerly():
     import warnings
 
     from ember import nn
@@ -73,6 +73,8 @@ def test_flat_vector_parameters_read_in_the_step_warn_when_run_eagerly():
         o.zero_grad()
         m(x).sum().backward()
         o.step()
+        with ember.no_grad():  # (a write besides the step's: see test_flat_buffer_step52b)
+            m.bias.mul_(0.5)
         return flat.norm()
 
     c = jit.compile(step)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ember.jit.ir import Effect, Eqn
+from ember.jit.kernels import owner as memory_owner
+from ember.jit.outside_memory import overlap
 from ember.jit.sources import TraceError, _at, user_source
 from ember.tensor import Tensor, _wrap
 
@@ -49,8 +51,11 @@ class Effects:
         """An effect over ``opt``'s parameters and their gradients: at run time the gradients
         are bound to ``.grad`` and ``run()`` updates the parameters (and may rewrite the
         gradients in place). With ``split``, any of its parameters may step alone
-        (``opt.step_part``), writing its array and its optimizer state's."""
+        (``opt.step_part``), writing its array and its optimizer state's. Reached tensors on
+        the parameters' memory (the flat vector they are views of) are its inputs and
+        outputs too, so that reads of them come before or after it (never split then)."""
         params = _with_grads(opt)
+        flat = _on_memory_of(self.found.tensors, params)
         self.binds_grads = True
         self.stepped.append(opt)
         self._write_state_before(opt)
@@ -64,12 +69,30 @@ class Effects:
             return [p._data, *(t._data for t in opt.state.get(p, {}).values()
                                if isinstance(t, Tensor))]
 
-        result = self.record_effect(name, _stepper(params, run),
-                                    params + [p.grad for p in params],
-                                    lambda: params + [p.grad for p in params], call,
-                                    len(params), (part, writes) if split else None)
+        result = self.record_effect(name, _stepper(params, run, flat),
+                                    params + [p.grad for p in params] + flat,
+                                    lambda: params + [p.grad for p in params] + flat, call,
+                                    len(params), (part, writes) if split and not flat else None)
+        if flat:  # (see outside_memory.shared_state: what the step alone writes)
+            eqn, n = self.graph.eqns[-1], len(params)
+            at = [*range(n), *range(2 * n, 2 * n + len(flat))]
+            self.moved_together.append({id(t): (eqn.inputs[i], eqn.outputs[i])
+                                        for t, i in zip(params + flat, at)})
         self.read_state_anew(opt)
         return result
+
+    def flat_read(self, t: Tensor, what: str) -> bool:
+        """Whether ``t`` is a tensor on stepped parameters' memory, not one of them, whose
+        value Python reads (``flat.tolist()``): no graph holds it, so the call runs eagerly
+        (as any such step did before it compiled)."""
+        if not any(id(t) in vars_ for vars_ in self.moved_together) or \
+                any(p is t for p in self.found.params):
+            return False
+        self.eager_reason = self.eager_reason or (
+            f"runs eagerly: Python reads the value of {self.labels.get(id(t), 'a tensor')} "
+            f"({what}), which an optimizer step writes through the parameters viewing it. "
+            "Hint: use ember ops on it, or read it outside")
+        return True
 
     def _write_state_before(self, opt: Any) -> None:
         """The optimizer's state tensors written in place since the call started
@@ -144,11 +167,23 @@ def _with_grads(opt: Any) -> list[Tensor]:
     return [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
 
 
-def _stepper(params: list[Tensor], run: Any, part: bool = False) -> Any:
+def _on_memory_of(tensors: list[Tensor], params: list[Tensor]) -> list[Tensor]:
+    """The tensors of ``tensors`` other than ``params`` that share memory with one of them
+    (a flat vector the parameters are views of)."""
+    ids, owners = {id(p) for p in params}, {}
+    for p in params:
+        owners.setdefault(memory_owner(p._data), []).append(p)
+    return [t for t in tensors if id(t) not in ids and
+            any(overlap(t._data, p._data) for p in owners.get(memory_owner(t._data), ()))]
+
+
+def _stepper(params: list[Tensor], run: Any, flat: list[Tensor] | tuple = (),
+             part: bool = False) -> Any:
     """The run of an optimizer's step effect over ``params`` (their arrays, then their
-    gradients' arrays): the gradients are bound to ``.grad`` and ``run()`` updates the
-    parameters. A ``part`` of a step unbinds them again, so that a gradient's memory is
-    freed when the graph no longer reads it (the graph's end binds the final ``.grad``)."""
+    gradients' arrays, then those of ``flat``, tensors on their memory, which it returns
+    again): the gradients are bound to ``.grad`` and ``run()`` updates the parameters. A
+    ``part`` of a step unbinds them again, so that a gradient's memory is freed when the
+    graph no longer reads it (the graph's end binds the final ``.grad``)."""
 
     write = _writer(params)  # (an in-place op before the step, a max_norm renorm, made the
     # value a new array: the step updates the parameter's own)
@@ -158,7 +193,8 @@ def _stepper(params: list[Tensor], run: Any, part: bool = False) -> Any:
         before = [p._grad for p in params]
         _bind_grads(params, arrays[len(params):])
         run()
-        out = [p._data for p in params] + [p.grad._data for p in params]
+        out = [p._data for p in params] + [p.grad._data for p in params] + \
+            [t._data for t in flat]
         if part:
             for p, grad in zip(params, before):
                 p._grad = grad

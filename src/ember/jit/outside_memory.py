@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.jit.ir import Effect
 from ember.jit.kernels import owner as memory_owner
 from ember.jit.sources import _at, user_source, warn_user
 from ember.tensor import Tensor
@@ -50,7 +51,7 @@ def shared_state(tracer: Any) -> str | None:
     if not graph.writes:
         return None
     tensors = {id(t): t for t in [*(r.tensor for r in graph.state if not r.grad),
-                                  *(t for t, _ in graph.writes)]}
+                                  *(t for t, _ in graph.writes)] if not _only_stepped(tracer, t)}
     groups: dict[int, list[Tensor]] = {}
     for t in tensors.values():
         groups.setdefault(memory_owner(t._data), []).append(t)
@@ -65,13 +66,14 @@ def shared_state(tracer: Any) -> str | None:
                     break
                 a, b = (group[i], group[j]) if id(group[i]) in written else (group[j], group[i])
                 if id(a) in written and _root(tracer, a) is not _root(tracer, b) and \
-                        _overlap(a._data, b._data):
+                        overlap(a._data, b._data) and not _moved_together(tracer, a, b):
                     label = tracer.labels.get
                     reason = (f"runs eagerly: it writes {label(id(a), 'a tensor it reaches')} "
                               f"in place, and {label(id(b), 'another tensor it reaches')} "
                               "shares its memory with no view record (as after W.data = "
                               "F[:3], or parameters made views of one vector by "
-                              "vector_to_parameters); the graph would read each as it was "
+                              "vector_to_parameters, written other than by one optimizer "
+                              "step); the graph would read each as it was "
                               "when the call started. Hint: take the view in the function "
                               "(F[:3]), .clone() one of them, or read the vector outside")
                     warn_user(f"ember.jit: {tracer.graph.name} {reason}")
@@ -97,11 +99,35 @@ def _root(tracer: Any, t: Tensor) -> Any:
     return (t if seen is None else seen[0])._data
 
 
-def _overlap(a: Any, b: Any) -> bool:
+def overlap(a: Any, b: Any) -> bool:
+    """Whether the arrays ``a`` and ``b`` may share memory (where that is too hard to tell)."""
     try:
         return bool(np.shares_memory(a, b, max_work=1 << 12))
     except np.exceptions.TooHardError:
         return True
+
+
+def _moved_together(tracer: Any, a: Tensor, b: Tensor) -> bool:
+    """Whether one optimizer step's effect is the graph's only write of both ``a`` and ``b``
+    (parameters and the flat vector they are views of, which the effect takes and gives:
+    each read of either comes before or after it): each enters it with the value the call
+    started with and leaves it with its final one (``tracer.moved_together``)."""
+    start = {id(ref.tensor): ref.var for ref in tracer.graph.state if not ref.grad}
+    final = {id(t): v for t, v in tracer.graph.writes}
+    return any(all(id(t) in vars_ and vars_[id(t)][0] is start.get(id(t)) and
+                   vars_[id(t)][1] is final.get(id(t), start.get(id(t))) for t in (a, b))
+               for vars_ in tracer.moved_together)
+
+
+def _only_stepped(tracer: Any, t: Tensor) -> bool:
+    """Whether ``t`` is a tensor on stepped parameters' memory that the graph only hands
+    through their step effects (a flat vector held where the function reaches it, not read:
+    the graph reads nothing of it, as if it were not state)."""
+    mine = {v for vars_ in tracer.moved_together for v in vars_.get(id(t), ())}
+    graph = tracer.graph
+    return bool(mine) and all(v in mine for w, v in graph.writes if w is t) and \
+        mine.isdisjoint(graph.outputs) and not any(
+            not isinstance(e.prim, Effect) and not mine.isdisjoint(e.inputs) for e in graph.eqns)
 
 
 def written_outside(tracer: Any) -> str | None:

@@ -83,6 +83,9 @@ class Tracer(Effects, ViewWrites):
         self.ran_backward = False
         self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
         self.stepped: list[Any] = []  # the optimizers whose step the function takes
+        # for each step effect over parameters that a reached tensor shares memory with:
+        # id(a parameter or such tensor) -> its variables in and out of the effect
+        self.moved_together: list[dict[int, tuple[Var, Var]]] = []
         # the caller's tensors whose values Python read (int(buffer)) before any op did: their
         # variable -> (the tensor, what first read it, where); constants of the graph, unless
         # the function writes the tensor (see finish)
@@ -408,7 +411,7 @@ class Tracer(Effects, ViewWrites):
         var = self.lookup(t._data)
         if var is None and (var := self.var_of(t)).kind == "state":  # (the caller's)
             self.value_reads[var] = (t, what, user_source())
-        elif var in self.dynamic and var not in self.value_reads:
+        elif var in self.dynamic and var not in self.value_reads and not self.flat_read(t, what):
             raise _value_read_error(t, what, user_source())
 
     # -- backward (optimizer steps and other effects: see effects.Effects) ---------------
@@ -466,7 +469,7 @@ class Tracer(Effects, ViewWrites):
         written = {id(t) for t, _ in g.writes} | {
             id(t) for opt in self.stepped for _, t in self.found.optimizer_state(opt)}
         for t, what, where in self.value_reads.values():
-            if id(t) in written:  # (a counter: its value read while tracing would stay)
+            if id(t) in written and not self.flat_read(t, what):  # (a counter: value kept)
                 raise TraceError(
                     f"ember.jit: {what} reads the value of {self.labels.get(id(t), 'a tensor')}"
                     f" (shape {tuple(t.shape)}){_at(where)}, which this function also writes "
