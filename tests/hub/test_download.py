@@ -3,8 +3,11 @@ and its environment variables, SHA-256 prefix checks, and checkpoints loaded wit
 loader (never pickle)."""
 
 import hashlib
+import http.server
 import io
 import os
+import struct
+import threading
 import urllib.request
 import zipfile
 
@@ -180,3 +183,76 @@ def test_a_downloaded_file_has_the_usual_permissions(tmp_path):
     finally:
         os.umask(umask)
     assert (tmp_path / "out.bin").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.fixture
+def local_server():
+    """A local HTTP/1.1 server (no network) whose GET answers with the body and headers the
+    test sets in ``reply``; the body is sent chunked when the headers say so."""
+    reply = {"body": b"", "headers": {}}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            self.send_response(200)
+            for key, value in {**reply["headers"], "Connection": "close"}.items():
+                self.send_header(key, value)
+            self.end_headers()
+            body = reply["body"]
+            if reply["headers"].get("Transfer-Encoding") == "chunked":
+                body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/w.bin", reply
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("headers", [
+    {"Content-Length": "abc"},  # (raised int()'s ValueError, and left w.bin.<id>.partial)
+    {"Content-Length": "-5"},
+    # a stale length beside a chunked body (RFC 7230 3.3.3: ignored), was "cut off"
+    {"Transfer-Encoding": "chunked", "Content-Length": "400"},
+])
+def test_a_length_http_client_ignores_is_ignored(tmp_path, local_server, headers):
+    url, reply = local_server
+    reply.update(body=b"y" * 1000, headers=headers)
+    out = tmp_path / "out"
+    out.mkdir()
+    ember.hub.download_url_to_file(url, out / "w.bin", progress=False)
+    assert os.listdir(out) == ["w.bin"] and (out / "w.bin").read_bytes() == b"y" * 1000
+
+
+def test_a_zip_holding_a_file_of_its_own_name_loads_and_keeps_the_cache(tmp_path):
+    # w.pth holding w.pth: extracting straight over the archive being read emptied the cache
+    torch.save({"w": torch.arange(100_000.0)}, tmp_path / "w.pth")  # (past read buffers)
+    archive = tmp_path / "server" / "w.pth"
+    archive.parent.mkdir()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(tmp_path / "w.pth", "w.pth")
+    for _ in range(2):  # downloaded, then from the cache
+        got = ember.hub.load_state_dict_from_url(archive.as_uri(), model_dir=str(tmp_path / "c"),
+                                                 progress=False)
+        assert got["w"].tolist() == list(range(100_000))
+        assert os.listdir(tmp_path / "c") == ["w.pth"]
+
+
+def test_a_damaged_zip_checkpoint_raises_a_checkpoint_error(tmp_path):
+    source = tmp_path / "server" / "w.pth"
+    source.parent.mkdir()
+    torch.save({"w": torch.arange(3.0)}, source)
+    data = bytearray(source.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    directory = struct.unpack("<I", data[end + 16:end + 20])[0]
+    data[directory + 28:directory + 30] = struct.pack("<H", 65000)  # a name length too long
+    source.write_bytes(data)
+    assert zipfile.is_zipfile(source)
+    with pytest.raises(CheckpointError, match="not a readable zip archive"):  # (was raw
+        ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "c"),
+                                           progress=False)  # UnicodeDecodeError)

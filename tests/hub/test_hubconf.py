@@ -75,6 +75,9 @@ def test_missing_dependencies_are_all_named(tmp_path):
     ('"numpy"', TypeError, r"must be a list of module names.*\['numpy'\]"),
     # PyTorch: find_spec's AttributeError "'int' object has no attribute 'startswith'"
     ('["numpy", 3]', TypeError, r"must be a list of module names, got int 3 in \['numpy', 3\]"),
+    # None too (it was taken for "nothing odd found")
+    ('["numpy", None]', TypeError,
+     r"must be a list of module names, got NoneType None in \['numpy', None\]"),
 ])
 def test_dotted_and_string_dependencies_fail_clearly(tmp_path, dependencies, error, message):
     source = f"dependencies = {dependencies}\ndef net():\n    return 1\n"

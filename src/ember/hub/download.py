@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -20,6 +22,7 @@ from typing import Any, BinaryIO
 
 from ember.hub.cache import get_dir
 from ember.io import load
+from ember.io.torch_file import _ZIP_ERRORS
 
 __all__ = ["download_url_to_file", "load_state_dict_from_url"]
 
@@ -76,9 +79,8 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
     dst = os.path.expanduser(os.fspath(dst))
     request = urllib.request.Request(url, headers={"User-Agent": "ember.hub"})
     with urllib.request.urlopen(request) as response:
-        length = response.headers.get("Content-Length")
+        bar = _Progress(_announced_length(response), progress)
         partial, out = _partial_file(dst)
-        bar = _Progress(int(length) if length else None, progress)
         try:
             with out:
                 digest = _copy(response, out, bar)
@@ -96,6 +98,19 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
         finally:
             if os.path.exists(partial):
                 os.remove(partial)
+
+
+def _announced_length(response: Any) -> int | None:
+    """The body's length as the server announced it, read as ``http.client`` reads it: none
+    for a chunked body (RFC 7230 3.3.3: the length is then ignored) or a malformed or
+    negative ``Content-Length`` (the body is then read to its end)."""
+    length = response.headers.get("Content-Length")
+    if not length or getattr(response, "chunked", False):
+        return None
+    try:
+        return int(length) if int(length) >= 0 else None
+    except ValueError:
+        return None
 
 
 def _partial_file(dst: str) -> tuple[str, BinaryIO]:
@@ -160,11 +175,27 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
 def _unzipped(cached: str, model_dir: str) -> str:
     """The checkpoint inside ``cached`` when it is a zip archive of that one file (PyTorch's
     legacy layout, such as older published ``.zip`` weights), extracted into ``model_dir``;
-    else ``cached``. (A ``torch.save`` file is a zip archive of several records.)"""
+    else ``cached``. (A ``torch.save`` file is a zip archive of several records; a damaged
+    archive is left to :func:`ember.load`, whose error names what is wrong with it.)"""
     if not zipfile.is_zipfile(cached):
         return cached
-    with zipfile.ZipFile(cached) as archive:
+    try:
+        archive = zipfile.ZipFile(cached)
+    except _ZIP_ERRORS:
+        return cached
+    with archive:
         members = archive.infolist()
         if len(members) != 1 or members[0].is_dir():
             return cached
-        return archive.extract(members[0], model_dir)  # (zipfile keeps it inside model_dir)
+        # extracted into a new folder first, then moved into place: the member may carry the
+        # archive's own name (w.pth holding w.pth), and extracting straight over the archive
+        # being read would leave an empty file in the cache
+        staging = tempfile.mkdtemp(prefix=".extracting-", dir=model_dir)
+        try:
+            extracted = archive.extract(members[0], staging)  # (zipfile keeps it inside)
+            target = os.path.join(model_dir, os.path.relpath(extracted, staging))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.replace(extracted, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return target

@@ -101,10 +101,10 @@ def _entry(hubconf: ModuleType, model: str) -> Callable:
         raise ArgumentTypeError(f"hubconf.py: dependencies must be a list of module names, got "
                                 f"the string {needed!r}. Hint: dependencies = [{needed!r}]")
     needed = builtins.list(needed)  # (read once: it may be a generator)
-    odd = next((name for name in needed if not isinstance(name, str)), None)
-    if odd is not None:  # (PyTorch: find_spec's "'int' object has no attribute 'startswith'")
+    odd = [name for name in needed if not isinstance(name, str)]  # (None too)
+    if odd:  # (PyTorch: find_spec's "'int' object has no attribute 'startswith'")
         raise ArgumentTypeError(f"hubconf.py: dependencies must be a list of module names, got "
-                                f"{type(odd).__name__} {odd!r} in {needed!r}")
+                                f"{type(odd[0]).__name__} {odd[0]!r} in {needed!r}")
     missing = [name for name in needed if not _importable(name)]
     if missing:
         raise RuntimeError(f"Missing dependencies: {', '.join(missing)}")
