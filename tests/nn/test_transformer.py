@@ -96,6 +96,27 @@ def test_encoder_stack_state_dict_and_output():
     compare(t, e, (2, 5, 8), train=False, rtol=1e-6)
 
 
+@pytest.mark.parametrize("enable", [True, False])
+def test_encoder_use_nested_tensor_is_false_and_the_output_torchs_without_it(enable):
+    """torch's TransformerEncoder has ``use_nested_tensor`` (True when enable_nested_tensor
+    and its fast path's conditions hold); Ember had no such attribute. Ember, with no nested
+    path, says False, and computes what torch computes with it False."""
+    kw = {"dim_feedforward": 16, "batch_first": True, "dropout": 0.0}
+    t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, **kw), 2,
+                                    enable_nested_tensor=enable).double().eval()
+    e = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, **kw), 2,
+                              enable_nested_tensor=enable).double().eval()
+    assert t.use_nested_tensor is enable and e.use_nested_tensor is False
+    t.use_nested_tensor = False
+    e.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    x = np.random.default_rng(5).standard_normal((2, 5, 8))
+    pad = np.array([[False] * 5, [False] * 3 + [True] * 2])
+    with torch.no_grad():
+        want = t(torch.tensor(x), src_key_padding_mask=torch.tensor(pad)).numpy()
+    got = e(ember.tensor(x), src_key_padding_mask=ember.tensor(pad)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 def test_multihead_attention_input_errors_name_the_problem():
     m = nn.MultiheadAttention(8, 2)
     x = ember.randn(4, 3, 8)

@@ -145,6 +145,10 @@ class TransformerDecoderLayer(_Layer):
 class TransformerEncoder(Module):
     """``num_layers`` copies of ``encoder_layer`` (``layers.0``, …), then ``norm`` if given.
 
+    Ember has no nested-tensor fast path: ``use_nested_tensor`` is always False (whatever
+    ``enable_nested_tensor`` says), and the output is PyTorch's with it False (padded
+    positions computed, not zeroed).
+
     Example:
         >>> enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4), num_layers=2)
         >>> enc(ember.randn(5, 2, 16)).shape
@@ -157,6 +161,7 @@ class TransformerEncoder(Module):
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = num_layers, norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        self.use_nested_tensor = False  # (PyTorch's flag for its nested fast path: none here)
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None,
