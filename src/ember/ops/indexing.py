@@ -47,8 +47,8 @@ from ember.ops.primitive import (
     Primitive,
     TensorSpec,
     apply,
+    apply_view,
     per_sample,
-    plain_view,
     primitive,
     refuse_limited,
 )
@@ -62,8 +62,7 @@ FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
 # -- the primitives ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=512)
 def _basic_key(index: tuple) -> tuple:
-    """The NumPy key of a normalized basic index; the Ellipsis keeps results arrays (cached:
-    a loop indexes with the same few keys)."""
+    """The NumPy key of a normalized basic index (cached); the Ellipsis keeps results arrays."""
     return tuple(slice(*e) if type(e) is tuple else e for e in index) + (Ellipsis,)
 
 
@@ -95,10 +94,10 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
     """``a[index]`` where ``index`` holds Nones, each new dim strided as PyTorch's unsqueeze
     (which its indexing applies left to right): the size times the stride of the dim of ``a``
     it stands before, or one element after the last (NumPy gives new dims stride 0)."""
-    if all(e is None for e in index):  # x[None]: mostly a reshape's strides
-        view = a.reshape((1,) * len(index) + a.shape)
-        if view.strides == (a.shape[0] * a.strides[0] if a.ndim else a.itemsize,) * len(
-                index) + a.strides:
+    n = len(index)
+    if index.count(None) == n:  # x[None]: mostly a reshape's strides
+        view = a.reshape((1,) * n + a.shape)
+        if view.strides == (a.shape[0] * a.strides[0] if a.ndim else a.itemsize,) * n + a.strides:
             return view
     view = a[_basic_key(tuple(e for e in index if e is not None))]
     strides, shape, d, o = list(view.strides), list(view.shape), 0, 0
@@ -382,6 +381,8 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
         if not -shape[0] <= key < shape[0]:
             raise out_of_range(op, key, 0, shape[0])
         return (key,), (), ()
+    if key is None:
+        return (None,), (), ()
     if type(key) is list and _legacy_tuple(key):
         warnings.warn(f"{op}: a list holding lists, slices, None, ... or tensors indexes "
                       f"several dims, as in PyTorch (x[[a, b]] means x[a, b]); this reading "
@@ -475,9 +476,7 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     """
     basic, arrays, dims = parse_key(self, key)
     if not arrays:
-        params = {"index": basic}
-        out = plain_view(Slice, self, params)
-        return apply(Slice, self, **params) if out is None else out
+        return apply_view(Slice, self, index=basic)
     return read_index(self, basic, arrays, dims, layout=True)
 
 

@@ -527,18 +527,17 @@ def plain(t: Tensor) -> bool:
                                      and t._view.version != t._vc.value))
 
 
-def plain_view(prim: Primitive, src: Tensor, params: dict) -> Tensor | None:
-    """``apply(prim, src, **params)`` for a view primitive where :func:`plain` holds, else
-    (or where the backend fails: :func:`apply` explains it) None, and the caller applies it
-    (the fast path of ``x[i]``, ``x[:, 1:5]``, ``x[None]``)."""
-    if not plain(src):
-        return None
-    dev = src._device
-    try:
-        out = prim.forward(dev.xp, src._data, **params)
-    except Exception:
-        return None
-    return _view_of(src, out, dev, prim, params, False)
+def apply_view(prim: Primitive, src: Tensor, **params: Any) -> Tensor:
+    """``apply(prim, src, **params)`` for a view primitive, made at once where :func:`plain`
+    holds (the fast path of ``x[i]``, ``x[:, 1:5]``, ``x[None]``, ``unsqueeze``)."""
+    if plain(src):
+        dev = src._device
+        try:
+            out = prim.forward(dev.xp, src._data, **params)
+        except Exception:  # (apply explains it)
+            return apply(prim, src, **params)
+        return _view_of(src, out, dev, prim, params, False)
+    return apply(prim, src, **params)
 
 
 def replay_view(base: Tensor, chain: tuple) -> Tensor:

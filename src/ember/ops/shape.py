@@ -19,7 +19,7 @@ from ember.ops.forwarding import not_a_tensor
 from ember.ops.indexing import FULL, Slice
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
-from ember.ops.primitive import Primitive, TensorSpec, apply, plain_view, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, apply_view, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.target_shape import numel_of, resolve_shape
 from ember.tensor import Tensor, method
@@ -191,9 +191,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """
     try:  # (as x[:, None]: the new dim strided as PyTorch's, which a reshape may not be)
         dim = normalize_dim(dim, len(input.shape) + 1, "unsqueeze")
-        params = {"index": (FULL,) * dim + (None,)}
-        out = plain_view(Slice, input, params)
-        return apply(Slice, input, **params) if out is None else out
+        return apply_view(Slice, input, index=(FULL,) * dim + (None,))
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
         return handle(unsqueeze, (input, dim), {})
 
