@@ -4,11 +4,15 @@ semantics: a new array, dtype promotion, gradients, clear shape errors, transfor
 import numpy as np
 import pytest
 import torch
+import torch.autograd.forward_ad as tfwd
 import torch.utils.data as tdata
 
 import ember
 import ember.func
+import ember.jit
+from ember.autograd import forward_ad as fwd
 from ember.data.collate import default_collate
+from ember.errors import UninitializedError
 
 
 def test_values_dtype_and_new_memory_match_torch():
@@ -63,3 +67,49 @@ def test_under_vmap_the_batched_items_are_stacked():
 
     got = ember.func.vmap(f)(ember.arange(6.0).reshape(3, 2))
     np.testing.assert_array_equal(got.numpy(), np.arange(6.0).reshape(3, 2) * 3)
+
+
+def test_under_vmap_equals_torch_func_vmap():
+    x = np.arange(24.0).reshape(4, 3, 2)
+
+    def f(collate):
+        return lambda row: collate([row, row * 2, row.sin()]).cumsum(0)
+
+    got = ember.func.vmap(f(default_collate), in_dims=1)(ember.tensor(x))
+    want = torch.func.vmap(f(tdata.default_collate), in_dims=1)(torch.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15)
+
+
+def test_inside_jit_compile_the_stack_is_traced():
+    def g(x, y):
+        return (default_collate([x, y * 2]) * 3).sum(0)
+
+    compiled = ember.jit.compile(g)
+    for i in range(4):  # (new values each call: nothing of the first call's is kept)
+        x, y = ember.arange(3.0) + i, ember.ones(3) * i
+        np.testing.assert_array_equal(compiled(x, y).numpy(), g(x, y).numpy())
+        np.testing.assert_array_equal(compiled(x, y).numpy(), (x.numpy() + 2 * y.numpy()) * 3)
+
+
+def test_forward_mode_dual_items_keep_their_tangent_as_torch():
+    p, t = np.arange(4.0).reshape(2, 2), np.ones((2, 2)) * [[1.0], [-2.0]]
+    with fwd.dual_level():
+        duals = [fwd.make_dual(ember.tensor(p[i]), ember.tensor(t[i])) for i in range(2)]
+        primal, tangent = fwd.unpack_dual(default_collate(duals))
+        got = primal.numpy(), tangent.numpy()
+    with tfwd.dual_level():
+        duals = [tfwd.make_dual(torch.tensor(p[i]), torch.tensor(t[i])) for i in range(2)]
+        primal, tangent = tfwd.unpack_dual(tdata.default_collate(duals))
+        want = primal.numpy(), tangent.numpy()
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("kind", ["UninitializedBuffer", "UninitializedParameter"])
+def test_uninitialized_items_are_refused_as_torch(kind):
+    # (the fast path copied their empty placeholders into a (2, 0) batch without a word)
+    items = [getattr(ember.nn, kind)(requires_grad=False) for _ in range(2)]
+    with pytest.raises(UninitializedError, match="uninitialized parameter in stack"):
+        default_collate(items)
+    with pytest.raises(ValueError, match="uninitialized parameter in"):
+        tdata.default_collate([getattr(torch.nn, kind)(requires_grad=False) for _ in range(2)])

@@ -62,6 +62,9 @@ def stack_tensors(batch: Sequence[Tensor]) -> Tensor:
                            f"got {first.shape} at entry 0 and {arrays[i].shape} at entry {i}")
     if len({a.dtype for a in arrays}) > 1:
         return ember.stack(list(batch))  # mixed dtypes: let stack promote
+    if any(type(a) is not np.ndarray for a in arrays):
+        # (an array subclass's guards run: an uninitialized buffer's raises, as in PyTorch)
+        return ember.from_numpy(np.asarray(np.stack(arrays)))
     out = np.empty((len(arrays), *first.shape), first.dtype)
     for i, a in enumerate(arrays):
         out[i] = a
