@@ -20,8 +20,11 @@ def _as_tensors(dataset: Any, limit: int | None, option: str) -> data.TensorData
     mean, std = FASHION_MNIST_STATS
     images, labels = dataset.data, dataset.targets
     if limit is not None and limit > len(labels):
-        raise ConfigError(f"--{option} {limit}: the split has only {len(labels)} images; give "
-                          f"at most {len(labels)}, or leave --{option} out to use them all")
+        # (the key first, as the config's other checks name it: a config file gives the key)
+        flag = "--" + option.replace("_", "-")
+        raise ConfigError(f"{option} {limit}: the split has only {len(labels)} images; give "
+                          f"at most {len(labels)}, or leave {option} ({flag}) out to use them "
+                          "all")
     if limit is not None:
         images, labels = images[:limit], labels[:limit]
     # In place on one float copy: the same values as ((x / 255 - mean) / std), with one
@@ -46,8 +49,8 @@ def build_loaders(cfg: TrainConfig) -> tuple[Any, Any, ember.Generator]:
     splits = FashionMNIST(cfg.data_dir, train=True), FashionMNIST(cfg.data_dir, train=False)
     if cfg.data_dir is not None:
         _check_found_in(cfg.data_dir, splits)
-    train = _as_tensors(splits[0], cfg.train_size, "train-size")
-    test = _as_tensors(splits[1], cfg.test_size, "test-size")
+    train = _as_tensors(splits[0], cfg.train_size, "train_size")
+    test = _as_tensors(splits[1], cfg.test_size, "test_size")
     order = ember.Generator().manual_seed(cfg.seed)
     train_loader = _batches(train, cfg.batch_size, data.RandomSampler(train, generator=order),
                             cfg.num_workers)
