@@ -276,11 +276,12 @@ def flip(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
         >>> ember.tensor([1, 2, 3]).flip(0)
         tensor([3, 2, 1])
     """
-    dims = normalize_dims(read_sizes((dims, *more)), max(input.ndim, 1),
+    ndim = input.ndim
+    dims = normalize_dims(read_sizes((dims, *more)), max(ndim, 1),
                           "flip")  # (a dim named twice: an error)
-    if not input.ndim:
+    if not ndim:
         return name_node(clone(input), "FlipBackward0")
-    index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))
+    index = _flip_index(dims, ndim)
     if plain(input) and input._data.flags.c_contiguous:  # (what clone gives, with no view)
         xp = input._device.xp
         try:
@@ -289,6 +290,12 @@ def flip(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
         except Exception:  # (apply explains it)
             pass
     return name_node(clone(apply(Slice, input, index=index)), "FlipBackward0")
+
+
+@functools.lru_cache(maxsize=256)
+def _flip_index(dims: tuple, ndim: int) -> tuple:
+    """The basic index reversing ``dims`` of an ``ndim``-d tensor."""
+    return tuple((None, None, -1) if d in dims else FULL for d in range(ndim))
 
 
 @method()
