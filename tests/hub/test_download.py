@@ -256,3 +256,19 @@ def test_a_damaged_zip_checkpoint_raises_a_checkpoint_error(tmp_path):
     with pytest.raises(CheckpointError, match="not a readable zip archive"):  # (was raw
         ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "c"),
                                            progress=False)  # UnicodeDecodeError)
+
+
+def test_a_damaged_member_of_a_one_file_zip_raises_a_checkpoint_error(tmp_path):
+    torch.save({"w": torch.arange(3.0)}, tmp_path / "inner.pt")
+    archive = tmp_path / "server" / "w.zip"
+    archive.parent.mkdir()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(tmp_path / "inner.pt", "inner.pt")
+    data = bytearray(archive.read_bytes())
+    data[100] ^= 0xFF  # a byte of the stored member
+    archive.write_bytes(data)
+    with pytest.raises(CheckpointError, match=r"w.zip: cannot extract inner.pt \(BadZipFile: "
+                                              "Bad CRC-32"):  # (was zipfile's bare BadZipFile)
+        ember.hub.load_state_dict_from_url(archive.as_uri(), model_dir=str(tmp_path / "c"),
+                                           progress=False)
+    assert os.listdir(tmp_path / "c") == ["w.zip"]  # (nothing half-extracted beside it)

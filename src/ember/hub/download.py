@@ -20,6 +20,7 @@ import uuid
 import zipfile
 from typing import Any, BinaryIO
 
+from ember.errors import CheckpointError
 from ember.hub.cache import get_dir
 from ember.io import load
 from ember.io.torch_file import _ZIP_ERRORS
@@ -192,10 +193,22 @@ def _unzipped(cached: str, model_dir: str) -> str:
         # being read would leave an empty file in the cache
         staging = tempfile.mkdtemp(prefix=".extracting-", dir=model_dir)
         try:
-            extracted = archive.extract(members[0], staging)  # (zipfile keeps it inside)
+            extracted = _extract(archive, members[0], staging, cached)
             target = os.path.join(model_dir, os.path.relpath(extracted, staging))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.replace(extracted, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return target
+
+
+def _extract(archive: zipfile.ZipFile, member: zipfile.ZipInfo, folder: str, where: str) -> str:
+    """``archive.extract(member, folder)`` (which keeps it inside ``folder``); a damaged
+    member raises a CheckpointError naming ``where``, not zipfile's bare error."""
+    try:
+        return archive.extract(member, folder)
+    except _ZIP_ERRORS as e:
+        if isinstance(e, OSError):  # (the disk's error, not the archive's)
+            raise
+        raise CheckpointError(f"{where}: cannot extract {member.filename} ({type(e).__name__}: "
+                              f"{e}); the archive is corrupted") from None
