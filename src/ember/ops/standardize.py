@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
+from ember.ops.convert import HALF, cast
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import _HALF, in_float32
 from ember.tensor import Tensor
@@ -41,7 +43,8 @@ class Standardize(Primitive):
     (keepdim): the core of layer, batch, instance and group norm as one op. Three passes
     forward (float32 statistics for half inputs) and a backward of one pass per row
     (``standardize_input_grad``) that keeps the input and the statistics, not the output
-    (as PyTorch's norms), so in-place ops may follow it.
+    (as PyTorch's norms), so in-place ops may follow it. A half input's backward recomputes
+    float32 statistics (the outputs are rounded), as exact as PyTorch's.
     """
 
     name = "standardize"
@@ -70,8 +73,16 @@ class Standardize(Primitive):
         return x, TensorSpec(stat, x.dtype), TensorSpec(stat, x.dtype)
 
     def _parts(self, ctx):
+        """dims, the input, its mean and rstd and the count each statistic is over; for a
+        half input all in float32, the statistics recomputed from the input (the outputs are
+        rounded to its dtype; PyTorch's norms keep float32 statistics for their backward)."""
         dims, eps = ctx.params["dims"], ctx.params["eps"]
-        x, mean, var = ctx.inputs[0], ctx.output(1), ctx.output(2)
+        x = ctx.inputs[0]
+        if x.dtype in HALF:
+            x = cast(x, dtypes.float32)
+            _, mean, var = apply(Standardize, x, dims=dims, eps=eps)
+        else:
+            mean, var = ctx.output(1), ctx.output(2)
         n = 1
         for d in dims:
             n *= x.shape[d]
@@ -81,20 +92,22 @@ class Standardize(Primitive):
         dims, x, mean, rstd, n = self._parts(ctx)
         dx = None
         if g_y is not None:
-            dx = apply(StandardizeInputGrad, g_y, x, mean, rstd, dims=dims)
+            dx = apply(StandardizeInputGrad, cast(g_y, x.dtype), x, mean, rstd, dims=dims)
         for g in (g_mean, g_var):
             if g is None:
                 continue
             part = g * (1 / n) if g is g_mean else g * (x - mean) * (2 / n)
             dx = part.expand(tuple(x.shape)) if dx is None else dx + part
-        return (dx,)
+        return (dx if dx is None else cast(dx, ctx.inputs[0].dtype),)
 
     def jvp(self, ctx, dx):
         dims, x, mean, rstd, _ = self._parts(ctx)
+        dx = cast(dx, x.dtype)
         y = (x - mean) * rstd
         dy_y = (dx * y).mean(dims, keepdim=True)
-        return apply(StandardizeGrad, dx, y, rstd, dims=dims), dx.mean(dims, keepdim=True), \
+        out = apply(StandardizeGrad, dx, y, rstd, dims=dims), dx.mean(dims, keepdim=True), \
             dy_y * 2 / rstd
+        return tuple(cast(t, ctx.inputs[0].dtype) for t in out)
 
 
 def _check_grad(op: str, g: Any, y: tuple[str, Any], stats: dict[str, Any],
