@@ -44,10 +44,12 @@ from ember.jit.autodiff import (
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, reach
 from ember.jit.fallback import (
+    GradViews,
     StateMemory,
     aliased_writes,
     argument_writes,
     backward_hooks,
+    grad_views,
     shared_state,
     shares_split_writes,
     state_view_writes,
@@ -63,6 +65,7 @@ from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
+from ember.jit.sources import warn_user
 from ember.jit.switches import CONTEXTS, JIT, Resets
 from ember.jit.tracer import BIG, TraceError, Tracer
 from ember.layouts import strides_key
@@ -373,17 +376,24 @@ class CompiledFunction:
                                  f"{type(m).__name__}, which cannot be compiled: {refusal}")
         key = self._key(args, kwargs, leaves, spec)[1]
         inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-        saved = Rollback(self.reach, inputs)
+        saved, views = Rollback(self.reach, inputs), self.watch_grads and grad_views(self.reach)
         try:
-            return self._record(key, args, kwargs, (leaves, spec), inputs, reason, start)
-        except BaseException:
+            return self._record(key, args, kwargs, (leaves, spec), inputs, reason, start, views)
+        except BaseException as e:
             saved.restore()  # (the lines before the error ran: now as if it was never called)
-            raise
+            if not views or self.fullgraph or not isinstance(e, TraceError):
+                raise  # (else .grad views of a flat buffer, and a trace that touched .grad)
+        warn_user(f"ember.jit: {self.name} {views}")
+        JIT.reasons.append(f"{self.name}: {views}")
+        self.last = self.entries[key] = Entry(Graph(self.name), Generated(None, "", {}), None,
+                                              [], None, time.perf_counter() - start, eager=views)
+        return self._run(args, kwargs)
 
     def _record(self, key: tuple, args: tuple, kwargs: dict, flat: tuple, inputs: list,
-                reason: str, start: float) -> Any:
+                reason: str, start: float, views: str | None | bool = None) -> Any:
         """Runs the function under a tracer, turns what it recorded into an entry kept under
-        ``key`` (its layout part as after the trace), and returns the function's output."""
+        ``key`` (its layout part as after the trace), and returns the function's output
+        (see :class:`~ember.jit.fallback.GradViews` for ``views``)."""
         leaves, spec = flat
         tracer = Tracer(self.name, self.reach, self.fill_bytes)
         with tracer:
@@ -421,6 +431,7 @@ class CompiledFunction:
             given = [_wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and
                      owner(x._data) in rebound else x for x in given]
             graph = tracer.finish(returned)
+        GradViews.check(self.name, views, tracer)
         redo = getattr(self.entries.get(key), "once", None) is not None
         layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo,
                                                 tracer.lr_reads.read_before_step())

@@ -34,7 +34,7 @@ from ember.jit.code_names import (
     code_names,
     item_chains,
 )
-from ember.jit.layout_keys import state_key, tensor_hooks
+from ember.jit.layout_keys import grad_key, state_key, tensor_hooks
 from ember.jit.outside_memory import shared_groups
 from ember.jit.random_reads import draw_line, draws_random, unseeded_line, warn_random
 from ember.jit.reached_values import (
@@ -498,14 +498,14 @@ class Reach:
         """The part of the cache key read on every call (what changes without a count in
         :data:`~ember.tensor.STRUCTURE`): each reached tensor's ``requires_grad`` (freezing
         or unfreezing one changes the graph) and, with ``grads``, whether its ``.grad`` is
-        set, and which of them share memory: looked at again where one holds another array
-        (``W.data = F[:3]`` after a trace: the next call traces again, and the check of
-        :func:`~ember.jit.outside_memory.shared_state` sees it)."""
+        set (:func:`~ember.jit.layout_keys.grad_key`), and which of them share memory: looked
+        at again where one holds another array (``W.data = F[:3]`` after a trace: the next
+        call traces again, and :func:`~ember.jit.outside_memory.shared_state` sees it)."""
         if self._arrays is None or any(map(is_not, map(_DATA, self.tensors), self._arrays)):
             self._arrays = list(map(_DATA, self.tensors))
             self._sharing = shared_groups(self.tensors, self.labels)
         return (tuple(map(_REQUIRES_GRAD, self.tensors)),
-                tuple(t._grad is None for t in self.tensors) if grads else (), (self._sharing,))
+                tuple(map(grad_key, self.tensors)) if grads else (), (self._sharing,))
 
     def moved(self) -> bool:
         """Whether the function may now reach other objects: a global or closure name holds

@@ -13,7 +13,8 @@ from typing import Any
 from ember.jit.discover import Reach
 from ember.jit.ir import Effect, Graph
 from ember.jit.kernels import owner
-from ember.jit.tracer import Tracer
+from ember.jit.outside_memory import overlap
+from ember.jit.tracer import TraceError, Tracer
 from ember.tensor import Tensor
 
 
@@ -149,3 +150,45 @@ def shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
     owners = {owner(t._data) for t in tensors}
     return any(owner(a) in owners
                for n, writes in graph.split_writes for k in range(n) for a in writes(k))
+
+
+def grad_views(found: Reach) -> str | None:
+    """Why a call that backpropagates or touches ``.grad`` runs the plain function, if a
+    reached tensor's ``.grad`` is a view of another tensor, or shares memory with another
+    reached tensor or ``.grad`` (a flat gradient buffer: ``p.grad = flat[a:b].view(shape)``):
+    eager's backward adds into that memory in place, so the buffer holds the gradients (and
+    clipping it clips them); a graph writes new memory for ``.grad``. None where none does."""
+    arrays = {}  # (memory owner -> the arrays there, by name)
+    for t in found.tensors:
+        for name, x in ((found.labels.get(id(t), "a tensor"), t), (None, t._grad)):
+            if x is not None:
+                arrays.setdefault(owner(x._data), []).append((name, x))
+    for t in found.tensors:
+        grad = t._grad
+        if grad is None:
+            continue
+        label = found.labels.get(id(t), "a tensor")
+        others = [name or "another .grad" for name, x in arrays[owner(grad._data)]
+                  if x is not grad and overlap(x._data, grad._data)]
+        if grad._view is not None or others:
+            what = "is a view of another tensor" if grad._view is not None else \
+                f"shares memory with {others[0]}"
+            return (f"runs eagerly: the .grad of {label} {what} (a flat gradient buffer, as "
+                    "p.grad = flat[a:b].view(p.shape)); eager's backward adds into that "
+                    "memory in place, a graph would give .grad new memory and leave the "
+                    "buffer as it was. Hint: give each parameter a .grad of its own (or leave "
+                    "it unset) to compile the step")
+    return None
+
+
+class GradViews(TraceError):
+    """Raised by a trace that touched ``.grad`` (backward, a read, a write) where a reached
+    ``.grad`` is a view of a flat buffer (``views``, the reason :func:`grad_views` gave): the
+    call runs eagerly (with ``fullgraph``, this error)."""
+
+    @staticmethod
+    def check(name: str, views: str | None | bool, tracer: Tracer) -> None:
+        graph = tracer.graph
+        if views and (tracer.ran_backward or graph.grads or graph.arg_grads or
+                      any(ref.grad for ref in graph.state)):
+            raise GradViews(f"ember.jit: {name} (fullgraph=True) cannot be one graph: it {views}")

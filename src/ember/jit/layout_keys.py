@@ -1,5 +1,6 @@
 """Parts of a compiled function's layout (:meth:`~ember.jit.discover.Reach.layout`) made
-from library objects: what an optimizer's ``state`` holds, and a tensor's hooks."""
+from library objects: what an optimizer's ``state`` holds, a tensor's hooks and what its
+``.grad`` is."""
 
 from __future__ import annotations
 
@@ -25,3 +26,11 @@ def tensor_hooks(t: Tensor) -> tuple:
     if node is None:
         return tuple(t._hooks or ())
     return (*(t._hooks or ()), *node.pre, *node.post, *node.post_accumulate)
+
+
+def grad_key(t: Tensor) -> bool | str:
+    """What the cache key keeps of ``t.grad``: True where unset, ``"a view"`` where it is a
+    view of another tensor (a flat gradient buffer's slice: see
+    :func:`~ember.jit.fallback.grad_views`), else False."""
+    grad = t._grad
+    return True if grad is None else grad._view is not None and "a view"
