@@ -115,3 +115,14 @@ def test_grads_sharing_a_buffer_without_a_view_record():
         return [float(f(ember.ones(4, 3))) for _ in range(3)]
     with pytest.warns(UserWarning, match="shares memory with gflat"):
         assert run(True) == run(False)
+
+
+def test_a_trace_error_before_any_grad_is_touched_still_raises():
+    m, ps, gflat, opt = _model()
+
+    def step(x):
+        n = m(x).sum().item()  # (Python needs the value: a TraceError, .grad untouched)
+        m(x).sum().backward()
+        return n
+    with pytest.raises(ember.jit.TraceError, match="item"):
+        ember.jit.compile(step)(ember.ones(4, 5))

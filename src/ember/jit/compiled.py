@@ -65,7 +65,6 @@ from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
-from ember.jit.sources import warn_user
 from ember.jit.switches import CONTEXTS, JIT, Resets
 from ember.jit.tracer import BIG, TraceError, Tracer
 from ember.layouts import strides_key
@@ -377,14 +376,15 @@ class CompiledFunction:
         key = self._key(args, kwargs, leaves, spec)[1]
         inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
         saved, views = Rollback(self.reach, inputs), self.watch_grads and grad_views(self.reach)
+        touched = GradViews.watch(self.reach) if views else None
         try:
             return self._record(key, args, kwargs, (leaves, spec), inputs, reason, start, views)
-        except BaseException as e:
+        except BaseException as e:  # (.grad views of a flat buffer: the trace touched .grad)
+            ours = isinstance(e, GradViews) or isinstance(e, TraceError) and touched and touched()
             saved.restore()  # (the lines before the error ran: now as if it was never called)
-            if not views or self.fullgraph or not isinstance(e, TraceError):
-                raise  # (else .grad views of a flat buffer, and a trace that touched .grad)
-        warn_user(f"ember.jit: {self.name} {views}")
-        JIT.reasons.append(f"{self.name}: {views}")
+            if not ours or self.fullgraph:
+                raise
+        GradViews.tell(self.name, views)
         self.last = self.entries[key] = Entry(Graph(self.name), Generated(None, "", {}), None,
                                               [], None, time.perf_counter() - start, eager=views)
         return self._run(args, kwargs)
@@ -392,8 +392,7 @@ class CompiledFunction:
     def _record(self, key: tuple, args: tuple, kwargs: dict, flat: tuple, inputs: list,
                 reason: str, start: float, views: str | None | bool = None) -> Any:
         """Runs the function under a tracer, turns what it recorded into an entry kept under
-        ``key`` (its layout part as after the trace), and returns the function's output
-        (see :class:`~ember.jit.fallback.GradViews` for ``views``)."""
+        ``key`` (its layout part as after the trace), and returns the function's output."""
         leaves, spec = flat
         tracer = Tracer(self.name, self.reach, self.fill_bytes)
         with tracer:

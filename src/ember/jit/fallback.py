@@ -8,12 +8,15 @@ returns the reason, in the words :func:`ember.jit.explain` gives, or None.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from ember.jit.discover import Reach
 from ember.jit.ir import Effect, Graph
 from ember.jit.kernels import owner
 from ember.jit.outside_memory import overlap
+from ember.jit.sources import warn_user
+from ember.jit.switches import JIT
 from ember.jit.tracer import TraceError, Tracer
 from ember.tensor import Tensor
 
@@ -187,7 +190,21 @@ class GradViews(TraceError):
     call runs eagerly (with ``fullgraph``, this error)."""
 
     @staticmethod
+    def watch(found: Reach) -> Callable[[], bool]:
+        """Whether, when asked, some reached ``.grad`` was rebound or written since."""
+        grads = [(t, t._grad, t._grad is not None and t._grad._vc.value) for t in found.tensors]
+        return lambda: any(t._grad is not g or g is not None and g._vc.value != v
+                           for t, g, v in grads)
+
+    @staticmethod
+    def tell(name: str, views: str) -> None:
+        """Warns that calls of ``name`` with this key run eagerly, and why (``explain``)."""
+        warn_user(f"ember.jit: {name} {views}")
+        JIT.reasons.append(f"{name}: {views}")
+
+    @staticmethod
     def check(name: str, views: str | None | bool, tracer: Tracer) -> None:
+        """Raises where ``views`` is a reason and the trace of ``name`` touched ``.grad``."""
         graph = tracer.graph
         if views and (tracer.ran_backward or graph.grads or graph.arg_grads or
                       any(ref.grad for ref in graph.state)):
