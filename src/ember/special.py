@@ -55,6 +55,7 @@ from ember.ops.convert import to_float
 from ember.ops.float_host import float_operands
 from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
 from ember.ops.igamma import igamma, igammac
+from ember.ops.logsumexp import logsumexp
 from ember.ops.numpy_names import add_numpy_names
 from ember.ops.orthogonal_polynomials import (
     chebyshev_polynomial_t,
@@ -73,7 +74,6 @@ from ember.ops.orthogonal_polynomials import (
 from ember.ops.out_arg import add_out_arguments
 from ember.ops.out_names import SPECIAL
 from ember.ops.primitive import apply, refuse_complex
-from ember.ops.reduce import logsumexp
 from ember.ops.rounding import round
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax

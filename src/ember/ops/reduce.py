@@ -1,6 +1,6 @@
 """Reductions over dimensions: sum, mean, prod, max/min, amax/amin, argmax/argmin,
-logsumexp, all/any, count_nonzero; and, from ``scan.py``, cumsum/cumprod (var/std live in
-``variance.py``).
+all/any, count_nonzero; and, from ``scan.py``, cumsum/cumprod (var/std live in
+``variance.py``, logsumexp in ``logsumexp.py``).
 
 Primitives: ``sum``, ``prod``, ``amax``/``amin`` (gradient split evenly among ties),
 ``max_dim``/``min_dim`` (values and indices; the gradient goes to the returned index),
@@ -22,9 +22,9 @@ from ember.backend import gemm
 from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
-from ember.ops.compare import eq, isfinite, isnan, logical_and, logical_or
+from ember.ops.compare import eq, isnan, logical_and, logical_or
 from ember.ops.complex_parts import Holomorphic
-from ember.ops.convert import cast, clone, reduces_in_float32, to_float
+from ember.ops.convert import cast, clone, reduces_in_float32
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
 from ember.ops.dims import (
     Dim,
@@ -51,11 +51,10 @@ from ember.ops.primitive import (
 )
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
-from ember.ops.unary import Exp, Log, exp, log
 from ember.tensor import Tensor, method
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
-           "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero"]
+           "cumsum", "cumprod", "all", "any", "count_nonzero"]
 
 
 def c_ordered(out: Any, a: Any) -> Any:
@@ -504,64 +503,6 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
         return handle(argmin, (input, dim, keepdim), {})
     return _arg(ArgMin, input, dim, keepdim, "argmin")
-
-
-@primitive
-class Logsumexp(Reduction):
-    """``log(sum(exp(x)))`` over ``dims`` of a real float32/float64 tensor holding elements,
-    the max factored out: eager :func:`logsumexp` in one op (it was nine), computing what the
-    composite below computes, bit for bit. Its gradient is PyTorch's ``g * exp(x - out)``,
-    in Ember ops; under a transform ``logsumexp`` stays the composite."""
-
-    name = "logsumexp"
-    backward_name = "LogsumexpBackward0"
-    save_outputs = True
-
-    def forward(self, xp, a, *, dims, keepdim):
-        top = AMax.forward(xp, a, dims=dims, keepdim=True)
-        top = xp.where(xp.isfinite(top), top, 0)  # all -inf (or inf) fibers: shift by 0
-        total = Sum.forward(xp, Exp.forward(xp, a - top), dims=dims, keepdim=keepdim)
-        return Log.forward(xp, total) + (top if keepdim else
-                                         top.reshape(reduced_shape(a.shape, dims, False)))
-
-    def vjp(self, ctx, g):
-        return self._softmax(ctx) * self._kept(ctx, g)
-
-    def jvp(self, ctx, dx):
-        return apply(Sum, dx * self._softmax(ctx), **ctx.params)
-
-    def _kept(self, ctx: Any, t: Tensor) -> Tensor:
-        p = ctx.params
-        return t if p["keepdim"] else with_reduced_dims(t, ctx.inputs[0].shape, p["dims"], True)
-
-    def _softmax(self, ctx: Any) -> Tensor:
-        return exp(ctx.inputs[0] - self._kept(ctx, ctx.out))
-
-
-_LOGSUMEXP_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-@method()
-def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(input), dim))``, computed without overflow (the max is factored out;
-    for complex input, the largest real part).
-
-    Example:
-        >>> ember.tensor([0.0, 0.0]).logsumexp(0)
-        tensor(0.6931)
-    """
-    x = to_float(input)
-    dims = reduce_dims(x, dim, "logsumexp")
-    if x.numel() == 0:
-        return log(apply(Sum, exp(x), dims=dims, keepdim=keepdim))
-    if x._data.dtype in _LOGSUMEXP_FUSED and (DISPATCH.handler is None or
-                                              DISPATCH.only_observers()):
-        return apply(Logsumexp, x, dims=dims, keepdim=keepdim)
-    top = apply(AMax, x.detach().real, dims=dims, keepdim=True)  # (complex: the real parts)
-    top = where(isfinite(top), top, zeros_like(top))  # all -inf (or inf) fibers: shift by 0
-    total = apply(Sum, exp(x - top), dims=dims, keepdim=keepdim)
-    out = log(total) + (top if keepdim else with_reduced_dims(top, x.shape, dims, False))
-    return name_node(out, "LogsumexpBackward0")
 
 
 @method()
