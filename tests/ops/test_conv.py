@@ -90,6 +90,22 @@ def test_conv_errors():
         F.fold(ember.randn(1, 8, 10), output_size=4, kernel_size=2)
 
 
+@pytest.mark.parametrize("shape, match", [
+    ((0, 8, 5), "fold: input has 5 blocks along dimension 2 .* has 9 "),
+    ((0, 7, 9), "fold: input size 7 along dimension 1 is not divisible"),
+])
+def test_fold_of_an_empty_batch_checks_its_shape_like_torch(shape, match):
+    # an empty input reshapes to any shape, so the forward itself checks it
+    with pytest.raises(RuntimeError):
+        torch.nn.Fold(output_size=(4, 4), kernel_size=2)(torch.zeros(shape))
+    with pytest.raises(ember.ShapeError, match=match):
+        ember.nn.Fold(output_size=(4, 4), kernel_size=2)(ember.zeros(shape))
+    with pytest.raises(ember.ShapeError, match=match):
+        F.fold(ember.zeros(shape), output_size=(4, 4), kernel_size=2)
+    assert F.fold(ember.zeros(0, 8, 9), output_size=4, kernel_size=2).shape == \
+        TF.fold(torch.zeros(0, 8, 9), output_size=4, kernel_size=2).shape
+
+
 @pytest.mark.parametrize("op, kwargs, match", [
     ("conv2d", {"stride": 0}, "conv2d: stride must be positive, got 0"),
     ("conv2d", {"stride": (1, -1)}, r"conv2d: stride must be positive, got \(1, -1\)"),

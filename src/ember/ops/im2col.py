@@ -250,6 +250,9 @@ class Fold(Primitive):
 
     def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride,
                 layout="ncl"):
+        if not cols.size:  # any shape reshapes when empty: check it, as a failure would
+            self.infer(cols, output_size=output_size, kernel_size=kernel_size,
+                       dilation=dilation, padding=padding, stride=stride, layout=layout)
         counts = window_positions(output_size, kernel_size, dilation, padding, stride)
         if layout == "nlc":
             looped = _numba_fold(xp, cols, output_size, kernel_size, dilation, padding, stride,
