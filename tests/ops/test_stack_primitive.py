@@ -70,3 +70,25 @@ def test_eager_stack_is_one_op_and_traced_stack_a_cat():
 def test_stack_on_the_meta_device():
     x = ember.empty(2, 3, device="meta")
     assert ember.stack([x, x], 1).shape == (2, 2, 3)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("op", ["stack", "cat"])
+def test_joining_an_uninitialized_parameter_is_torchs_value_error(op, requires_grad):
+    # (its shape raises a RuntimeError; a (0,) one beside others is not skipped by cat)
+    for lazy in ([torch.nn.UninitializedParameter(requires_grad)] * 2,
+                 [torch.ones(2), torch.nn.UninitializedParameter(requires_grad)]):
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            getattr(torch, op)(lazy)
+    for lazy in ([ember.nn.UninitializedParameter(requires_grad)] * 2,
+                 [ember.ones(2), ember.nn.UninitializedParameter(requires_grad)]):
+        with pytest.raises(ember.errors.UninitializedError,
+                           match=f"uninitialized parameter in {op}. Hint"):
+            getattr(ember, op)(lazy)
+
+
+def test_collating_uninitialized_parameters_is_torchs_value_error():
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        torch.utils.data.default_collate([torch.nn.UninitializedParameter()] * 2)
+    with pytest.raises(ember.errors.UninitializedError, match="uninitialized parameter in stack"):
+        ember.utils.data.default_collate([ember.nn.UninitializedParameter()] * 2)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.autograd.graph import name_node
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ShapeError, UninitializedError
 from ember.layouts import contiguous_format, dense_in_order, suggested_format
 from ember.ops.broadcast import expand
 from ember.ops.convert import Copy, cast, clone
@@ -48,6 +48,14 @@ def joined(items: Sequence) -> Sequence:
     whatever the others' shapes."""
     kept = [a for a in items if a.shape != (0,)]
     return items if len(kept) == len(items) else kept or items[:1]
+
+
+def uninitialized(op: str) -> UninitializedError:
+    """PyTorch's error for joining a lazy module's parameter, whose ``shape`` raises a
+    RuntimeError (a plain tensor's never does) until its first call gives it one."""
+    return UninitializedError(f"Attempted to use an uninitialized parameter in {op}. Hint: "
+                              "call the lazy module's forward with a dummy batch first, to "
+                              "initialize its parameters")
 
 
 def cat_layout(xp, out, arrays: Sequence):
@@ -130,7 +138,10 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if type(tensors[0]) in TENSOR_LIKE:
         return handle(cat, (tensors, dim), {})
     dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
-    kept = joined(tensors)
+    try:
+        kept = joined(tensors)
+    except RuntimeError:
+        raise uninitialized("cat") from None
     for i, t in enumerate(kept):
         if not t.ndim:
             raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
@@ -167,11 +178,15 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ArgumentError("stack: expected a non-empty list of tensors")
     if type(tensors[0]) in TENSOR_LIKE:
         return handle(stack, (tensors, dim), {})
-    shape = tensors[0].shape
-    for i, t in enumerate(tensors):
-        if t.shape != shape:
+    try:
+        shapes = [t.shape for t in tensors]
+    except RuntimeError:
+        raise uninitialized("stack") from None
+    shape = shapes[0]
+    for i, s in enumerate(shapes):
+        if s != shape:
             raise ShapeError(f"stack: expects each tensor to be equal size, but got "
-                             f"{tuple(shape)} at entry 0 and {tuple(t.shape)} at entry {i}")
+                             f"{tuple(shape)} at entry 0 and {tuple(s)} at entry {i}")
     dim = normalize_dim(dim, len(shape) + 1, "stack")
     dtype = tensors[0].dtype
     if (DISPATCH.handler is None or DISPATCH.only_observers()) and \
