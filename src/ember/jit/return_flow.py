@@ -8,6 +8,7 @@ the read and the return, so the lr then is the lr as read."""
 from __future__ import annotations
 
 import dis
+import os
 import sys
 from typing import Any
 
@@ -25,11 +26,9 @@ def only_returned(frame: Any, made_by: str, subscripts: int = 0) -> tuple | None
     made by the instruction running at ``frame.f_lasti`` (a ``made_by``: ``"CALL"``,
     ``"BINARY_SUBSCR"``) takes first, where what they give then only goes into containers
     the function returns, at once or through a local; else None. (Checked on CPython 3.11
-    only, whose instructions this reads; elsewhere None.)
-
-    Example:
-        >>> only_returned(frame_of("return loss, o.param_groups[0]['lr']"), "BINARY_SUBSCR", 1)
-        ('lr',)
+    only, whose instructions this reads; elsewhere None.) For the frame of
+    ``return loss, o.param_groups[0]["lr"]`` stopped at its ``param_groups[0]`` subscript,
+    ``only_returned(frame, "BINARY_SUBSCR", 1)`` gives ``("lr",)``.
     """
     if sys.version_info[:2] != (3, 11) or not _runs_compiled(frame):
         return None
@@ -101,4 +100,4 @@ def _runs_compiled(frame: Any) -> bool:
     return False
 
 
-_COMPILED = __file__.rsplit("return_flow.py", 1)[0] + "compiled.py"
+_COMPILED = os.path.join(os.path.dirname(__file__), "compiled.py")
