@@ -240,6 +240,13 @@ class _BatchTrace:
         if phys is not None:
             copy._data = self.sample(run_below(self, Tensor.clone, phys))
 
+    def on_metadata_change(self, x: Tensor, name: str, traceable: bool) -> None:
+        """``x`` changes its shape or strides in place (``unsqueeze_``, ``t_``, ...): followed,
+        as torch.func does (its view op is batched as any other, and ``x`` takes the logical
+        array of the result); a change of memory (``resize_``, ``set_``) is refused."""
+        if not traceable:
+            raise GradError(f"{name}: not supported inside vmap")
+
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """An in-place op wrote ``result`` into ``target``: write all samples, not only the
         first one the logical array shows (a batched ``result`` for an unbatched ``target``

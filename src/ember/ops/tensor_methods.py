@@ -337,8 +337,8 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
     if DISPATCH.handler is not None and not transforms_follow(x, name):
-        raise OpError(f"{name}: in-place shape changes are not supported inside vmap and "
-                      "forward mode. Hint: use the out-of-place form")
+        raise OpError(f"{name}: in-place shape changes are not supported inside forward mode "
+                      "(jvp, jacfwd). Hint: use the out-of-place form")
     alias = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
     alias._view = x._view
     out = view(alias)

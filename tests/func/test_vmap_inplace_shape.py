@@ -1,0 +1,67 @@
+"""vmap follows in-place shape changes of batched tensors (``unsqueeze_``, ``squeeze_``,
+``t_``, ``transpose_``, ``as_strided_``) as ``torch.func.vmap`` does; a change of memory
+(``resize_``) stays refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import ember
+import ember.func as ef
+
+_FNS = {
+    "unsqueeze_": lambda x: x.clone().unsqueeze_(1) * 2,
+    "t_": lambda x: (x * 1).t_() + x.sum(),
+    "squeeze_": lambda x: (x[None] * 1).squeeze_(0),
+    "transpose_": lambda x: (x * 1).transpose_(0, 1).cumsum(0),
+    "t_ then mul_": lambda x: (x * 1).t_().mul_(2),
+    "the input's t_": lambda x: x.t_() * 1,
+}
+
+
+def _aliased(x):
+    y = x * 1
+    v = y[0]  # a view taken before the shape change sees the later write
+    y.unsqueeze_(0).mul_(3)
+    return v + y.sum()
+
+
+_FNS["view before unsqueeze_"] = _aliased
+_X = np.random.default_rng(0).standard_normal((3, 2, 4))
+
+
+@pytest.mark.parametrize("name", list(_FNS))
+@pytest.mark.parametrize("in_dims", [0, 1])
+def test_in_place_shape_change_of_a_batched_tensor_matches_torch(name, in_dims):
+    fn = _FNS[name]
+    got = ef.vmap(fn, in_dims=in_dims)(ember.tensor(_X))
+    want = tf.vmap(fn, in_dims=in_dims)(torch.tensor(_X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["unsqueeze_", "transpose_", "view before unsqueeze_"])
+def test_nested_vmap_and_per_sample_grad_follow_it(name):
+    fn = _FNS[name]
+    xs = np.stack([_X, _X + 1])
+    np.testing.assert_allclose(ef.vmap(ef.vmap(fn))(ember.tensor(xs)).numpy(),
+                               tf.vmap(tf.vmap(fn))(torch.tensor(xs)).numpy(), rtol=1e-12)
+    got = ef.vmap(ef.grad(lambda x: fn(x).pow(2).sum()))(ember.tensor(_X))
+    want = tf.vmap(tf.grad(lambda x: fn(x).pow(2).sum()))(torch.tensor(_X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_as_strided_in_place_is_the_out_of_place_view():
+    fn = lambda x: (x * 1).as_strided((4,), (2,), 1)  # noqa: E731
+    want = tf.vmap(fn)(torch.tensor(_X))
+    got = ef.vmap(lambda x: (x * 1).as_strided_((4,), (2,), 1))(ember.tensor(_X))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_the_callers_tensor_keeps_its_shape_and_resize_is_refused():
+    x = ember.tensor(_X)
+    assert ef.vmap(lambda r: r.t_() * 1)(x).shape == (3, 4, 2) and x.shape == (3, 2, 4)
+    with pytest.raises(ember.errors.GradError, match="resize_: not supported inside vmap"):
+        ef.vmap(lambda r: (r * 1).resize_(8))(x)
