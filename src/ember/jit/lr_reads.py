@@ -26,11 +26,12 @@ class LiveLr(float):
     """An lr read after a scheduler's step in the trace that the function only returns: the
     entry keeps it, and each call returns :meth:`now`, the lr after that call's graph."""
 
-    __slots__ = ("read",)
+    __slots__ = ("now",)
 
-    def now(self) -> float:
-        """The number as the scheduler left it now."""
-        return self.read()
+    def __new__(cls, value: float, now: Any) -> LiveLr:
+        live = super().__new__(cls, value)
+        live.now = now  # () -> the number as the scheduler left it now
+        return live
 
 
 class _Key:
@@ -54,12 +55,6 @@ class _Noted(list):
     def __iter__(self) -> Any:
         self.reads.note(self, None, None)
         return list.__iter__(self)
-
-
-def _live(value: float, read: Any) -> LiveLr:
-    live = LiveLr(value)
-    live.read = read
-    return live
 
 
 class LrReads:
@@ -89,7 +84,7 @@ class LrReads:
         for scheduler in self.schedulers:
             opt = getattr(scheduler, "optimizer", None)
             self._stand_in(scheduler, "_last_lr", opt, f"{type(scheduler).__name__}.get_last_lr()")
-            vars(scheduler)["get_last_lr"] = lambda s=scheduler: self.last_lr(s)
+            self._watch_last_lr(scheduler)
 
     def scheduler_stepped(self, scheduler: Any) -> None:
         """After ``scheduler.step()`` ran in the trace: its lr (``get_last_lr()``) and its
@@ -102,7 +97,7 @@ class LrReads:
         self._stand_in(scheduler, "_last_lr", opt, f"{type(scheduler).__name__}.get_last_lr()")
         if not any(s is scheduler for s in self.schedulers):  # (one the reach did not name:
             self.schedulers.append(scheduler)  # a scheduler rebound since, say)
-            vars(scheduler)["get_last_lr"] = lambda s=scheduler: self.last_lr(s)
+            self._watch_last_lr(scheduler)
 
     def note(self, noted: _Noted, i: Any, item: Any) -> Any:
         """``item``, ``noted[i]`` (``i`` None: iterated), as the user's code gets it."""
@@ -117,11 +112,11 @@ class LrReads:
             keys = only_returned(frame, "BINARY_SUBSCR", 1)
             if keys and type(item.get(keys[0])) is float:
                 key = _Key()
-                key.live = _live(item[keys[0]], lambda: vars(owner)[name][i][keys[0]])
+                key.live = LiveLr(item[keys[0]], lambda: vars(owner)[name][i][keys[0]])
                 return key
         elif type(i) is int and type(item) is float and \
                 only_returned(frame, "BINARY_SUBSCR") is not None:
-            return _live(item, lambda: vars(owner)[name][i])  # (``get_last_lr()[i]``)
+            return LiveLr(item, lambda: vars(owner)[name][i])  # (``get_last_lr()[i]``)
         self._after(noted.what, frame)
         return item
 
@@ -138,10 +133,13 @@ class LrReads:
         if only_returned(frame, "CALL", 1) is not None:
             return lrs  # (``get_last_lr()[0]``: the list notes it)
         if only_returned(frame, "CALL") is not None and all(type(x) is float for x in lrs):
-            return [_live(x, lambda k=k: vars(scheduler)["_last_lr"][k])
+            return [LiveLr(x, lambda k=k: vars(scheduler)["_last_lr"][k])
                     for k, x in enumerate(list.__iter__(lrs))]
         self._after(f"{type(scheduler).__name__}.get_last_lr()", frame)
         return lrs
+
+    def _watch_last_lr(self, scheduler: Any) -> None:
+        vars(scheduler)["get_last_lr"] = lambda: self.last_lr(scheduler)
 
     def _after(self, what: str, frame: Any) -> None:
         if self.after is None:
