@@ -44,15 +44,15 @@ from ember.jit.autodiff import (
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, reach
 from ember.jit.fallback import (
-    GradViews,
     StateMemory,
     aliased_writes,
     argument_writes,
     backward_hooks,
-    grad_views,
+    check_grad_views,
     shared_state,
     shares_split_writes,
     state_view_writes,
+    trace_or_views,
 )
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
@@ -375,22 +375,18 @@ class CompiledFunction:
                                  f"{type(m).__name__}, which cannot be compiled: {refusal}")
         key = self._key(args, kwargs, leaves, spec)[1]
         inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-        saved, views = Rollback(self.reach, inputs), self.watch_grads and grad_views(self.reach)
-        touched = GradViews.watch(self.reach) if views else None
-        try:
-            return self._record(key, args, kwargs, (leaves, spec), inputs, reason, start, views)
-        except BaseException as e:  # (.grad views of a flat buffer: the trace touched .grad)
-            ours = isinstance(e, GradViews) or isinstance(e, TraceError) and touched and touched()
-            saved.restore()  # (the lines before the error ran: now as if it was never called)
-            if not ours or self.fullgraph:
-                raise
-        GradViews.tell(self.name, views)
+        out, views = trace_or_views(  # (views: why the call must run eagerly, or None)
+            self.name, self.reach, self.watch_grads, self.fullgraph,
+            Rollback(self.reach, inputs).restore,
+            lambda v: self._record(key, args, kwargs, (leaves, spec), inputs, reason, start, v))
+        if views is None:
+            return out
         self.last = self.entries[key] = Entry(Graph(self.name), Generated(None, "", {}), None,
                                               [], None, time.perf_counter() - start, eager=views)
         return self._run(args, kwargs)
 
     def _record(self, key: tuple, args: tuple, kwargs: dict, flat: tuple, inputs: list,
-                reason: str, start: float, views: str | None | bool = None) -> Any:
+                reason: str, start: float, views: str | None = None) -> Any:
         """Runs the function under a tracer, turns what it recorded into an entry kept under
         ``key`` (its layout part as after the trace), and returns the function's output."""
         leaves, spec = flat
@@ -430,7 +426,7 @@ class CompiledFunction:
             given = [_wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and
                      owner(x._data) in rebound else x for x in given]
             graph = tracer.finish(returned)
-        GradViews.check(self.name, views, tracer)
+        check_grad_views(self.name, views, tracer)
         redo = getattr(self.entries.get(key), "once", None) is not None
         layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo,
                                                 tracer.lr_reads.read_before_step())

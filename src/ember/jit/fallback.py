@@ -189,23 +189,37 @@ class GradViews(TraceError):
     ``.grad`` is a view of a flat buffer (``views``, the reason :func:`grad_views` gave): the
     call runs eagerly (with ``fullgraph``, this error)."""
 
-    @staticmethod
-    def watch(found: Reach) -> Callable[[], bool]:
-        """Whether, when asked, some reached ``.grad`` was rebound or written since."""
-        grads = [(t, t._grad, t._grad is not None and t._grad._vc.value) for t in found.tensors]
-        return lambda: any(t._grad is not g or g is not None and g._vc.value != v
-                           for t, g, v in grads)
 
-    @staticmethod
-    def tell(name: str, views: str) -> None:
-        """Warns that calls of ``name`` with this key run eagerly, and why (``explain``)."""
-        warn_user(f"ember.jit: {name} {views}")
-        JIT.reasons.append(f"{name}: {views}")
+def trace_or_views(name: str, found: Reach, watch: bool, fullgraph: bool,
+                   restore: Callable[[], None], record: Callable[[str | None], Any]) -> tuple:
+    """``(record(views), None)``, or ``(None, views)`` where the call must run eagerly: a
+    reached ``.grad`` is a view of a flat buffer (``views``, :func:`grad_views`; looked at
+    where ``watch``) and the trace touched ``.grad`` (``restore`` then undoes what it ran)."""
+    views = grad_views(found) if watch else None
+    touched = _grad_watch(found) if views else None
+    try:
+        return record(views), None
+    except BaseException as e:  # (.grad views of a flat buffer: the trace touched .grad)
+        ours = isinstance(e, GradViews) or isinstance(e, TraceError) and touched and touched()
+        restore()  # (the lines before the error ran: now as if it was never called)
+        if not ours or fullgraph:
+            raise
+    warn_user(f"ember.jit: {name} {views}")
+    JIT.reasons.append(f"{name}: {views}")
+    return None, views
 
-    @staticmethod
-    def check(name: str, views: str | None | bool, tracer: Tracer) -> None:
-        """Raises where ``views`` is a reason and the trace of ``name`` touched ``.grad``."""
-        graph = tracer.graph
-        if views and (tracer.ran_backward or graph.grads or graph.arg_grads or
-                      any(ref.grad for ref in graph.state)):
-            raise GradViews(f"ember.jit: {name} (fullgraph=True) cannot be one graph: it {views}")
+
+def _grad_watch(found: Reach) -> Callable[[], bool]:
+    """Whether, when asked, some reached ``.grad`` was rebound or written since."""
+    grads = [(t, t._grad, t._grad is not None and t._grad._vc.value) for t in found.tensors]
+    return lambda: any(t._grad is not g or g is not None and g._vc.value != v
+                       for t, g, v in grads)
+
+
+def check_grad_views(name: str, views: str | None, tracer: Tracer) -> None:
+    """Raises :class:`GradViews` where ``views`` is a reason and the trace of ``name``
+    touched ``.grad``."""
+    graph = tracer.graph
+    if views and (tracer.ran_backward or graph.grads or graph.arg_grads or
+                  any(ref.grad for ref in graph.state)):
+        raise GradViews(f"ember.jit: {name} (fullgraph=True) cannot be one graph: it {views}")
