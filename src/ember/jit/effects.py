@@ -8,7 +8,7 @@ from typing import Any
 
 from ember.jit.ir import Effect, Eqn
 from ember.jit.kernels import owner as memory_owner
-from ember.jit.outside_memory import overlap
+from ember.jit.outside_memory import by_owner, overlap
 from ember.jit.sources import TraceError, _at, user_source
 from ember.tensor import Tensor, _wrap
 
@@ -170,9 +170,7 @@ def _with_grads(opt: Any) -> list[Tensor]:
 def _on_memory_of(tensors: list[Tensor], params: list[Tensor]) -> list[Tensor]:
     """The tensors of ``tensors`` other than ``params`` that share memory with one of them
     (a flat vector the parameters are views of)."""
-    ids, owners = {id(p) for p in params}, {}
-    for p in params:
-        owners.setdefault(memory_owner(p._data), []).append(p)
+    ids, owners = {id(p) for p in params}, by_owner(params)
     return [t for t in tensors if id(t) not in ids and
             any(overlap(t._data, p._data) for p in owners.get(memory_owner(t._data), ()))]
 

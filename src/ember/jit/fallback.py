@@ -14,7 +14,7 @@ from typing import Any
 from ember.jit.discover import Reach
 from ember.jit.ir import Effect, Graph
 from ember.jit.kernels import owner
-from ember.jit.outside_memory import overlap
+from ember.jit.outside_memory import by_owner, overlap
 from ember.jit.sources import warn_user
 from ember.jit.switches import JIT
 from ember.jit.tracer import TraceError, Tracer
@@ -161,11 +161,9 @@ def grad_views(found: Reach) -> str | None:
     reached tensor or ``.grad`` (a flat gradient buffer: ``p.grad = flat[a:b].view(shape)``):
     eager's backward adds into that memory in place, so the buffer holds the gradients (and
     clipping it clips them); a graph writes new memory for ``.grad``. None where none does."""
-    arrays = {}  # (memory owner -> the arrays there, by name)
-    for t in found.tensors:
-        for name, x in ((found.labels.get(id(t), "a tensor"), t), (None, t._grad)):
-            if x is not None:
-                arrays.setdefault(owner(x._data), []).append((name, x))
+    arrays = by_owner(((name, x) for t in found.tensors  # (name None: a .grad)
+                       for name, x in ((found.labels.get(id(t), "a tensor"), t), (None, t._grad))
+                       if x is not None), lambda pair: pair[1]._data)
     for t in found.tensors:
         grad = t._grad
         if grad is None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable, Iterable
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -19,6 +20,8 @@ from ember.jit.ir import Effect
 from ember.jit.kernels import owner as memory_owner
 from ember.jit.sources import _at, user_source, warn_user
 from ember.tensor import Tensor
+
+T = TypeVar("T")
 
 
 def note_write(notes: dict, x: Tensor, mark: int, held: bool = False) -> None:
@@ -52,9 +55,7 @@ def shared_state(tracer: Any) -> str | None:
         return None
     tensors = {id(t): t for t in [*(r.tensor for r in graph.state if not r.grad),
                                   *(t for t, _ in graph.writes)] if not _only_stepped(tracer, t)}
-    groups: dict[int, list[Tensor]] = {}
-    for t in tensors.values():
-        groups.setdefault(memory_owner(t._data), []).append(t)
+    groups = by_owner(tensors.values())
     written = {id(t) for t, _ in graph.writes}
     for group in groups.values():
         if len(group) < 2 or all(id(t) not in written for t in group):
@@ -97,6 +98,22 @@ def _root(tracer: Any, t: Tensor) -> Any:
     """The array of the tensor ``t`` views, as the trace follows it (``t``'s own else)."""
     seen = tracer.view_record(t)
     return (t if seen is None else seen[0])._data
+
+
+def by_owner(items: Iterable[T], array: Callable[[T], Any] = lambda t: t._data,
+             ) -> dict[Any, list[T]]:
+    """``items`` (tensors, or what ``array`` takes a tensor's array from) grouped by the
+    owner of their memory (:func:`~ember.jit.kernels.owner`), in order: only those of one
+    group may :func:`overlap`.
+
+    Example:
+        >>> by_owner([W, F, G])  # after W.data = F[:3]
+        {<F's owner>: [W, F], <G's owner>: [G]}
+    """
+    groups: dict[Any, list[T]] = {}
+    for item in items:
+        groups.setdefault(memory_owner(array(item)), []).append(item)
+    return groups
 
 
 def overlap(a: Any, b: Any) -> bool:
@@ -245,7 +262,5 @@ def shared_groups(tensors: list[Tensor], labels: dict[int, str]) -> tuple:
         >>> shared_groups([W, F], {id(W): "W", id(F): "F"})  # after W.data = F[:3]
         (('W', 'F'),)
     """
-    groups: dict[int, list[str]] = {}
-    for t in tensors:
-        groups.setdefault(memory_owner(t._data), []).append(labels.get(id(t), "?"))
-    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+    return tuple(tuple(labels.get(id(t), "?") for t in g)
+                 for g in by_owner(tensors).values() if len(g) > 1)
