@@ -126,6 +126,25 @@ class ForwardTrace:
         if tangent is not None:
             self._put(alias, tangent)
 
+    def on_metadata_change(self, x: Any, name: str, traceable: bool) -> None:
+        """``x`` changes its shape or strides in place (``unsqueeze_``, ``t_``, ...):
+        followed (see :meth:`on_reshaped`); a change of memory (``resize_``, ``set_``) of a
+        tensor with a tangent is refused, as PyTorch refuses it."""
+        if not traceable and self.tangent(x) is not None:
+            raise GradError(f"{name}: cannot change the memory of a tensor (shape "
+                            f"{tuple(x.shape)}) that has a forward-mode tangent (jvp, jacfwd). "
+                            "Hint: make a new tensor instead (x.new_zeros(...), x.reshape(...))")
+
+    def on_reshape_alias(self, alias: Any, x: Any) -> None:
+        """The view op of an in-place shape change will read ``alias`` of ``x``."""
+        self.on_alias(alias, x)
+
+    def on_reshaped(self, x: Any, out: Any) -> None:
+        """``x`` became the view ``out`` in place: it takes ``out``'s tangent."""
+        tangent = self.tangent(out)
+        if tangent is not None or id(x) in self.tangents:
+            self._put(x, tangent)
+
     def on_inplace(self, target: Any, result: Any) -> None:
         """An in-place op wrote ``result`` into ``target``: its tangent moves along."""
         from ember.ops.creation import zeros_like

@@ -39,7 +39,13 @@ from ember.ops.compare import ge, gt, le, lt, ne
 from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
 from ember.ops.creation import _shape, empty, full, made_per_sample, ones, tensor, zeros
-from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace, transforms_follow
+from ember.ops.inplace import (
+    _refuse_leaf_write,
+    _tell_handlers,
+    bind_inplace,
+    inplace,
+    transforms_follow,
+)
 from ember.ops.int_args import refused_ints
 from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
 from ember.ops.primitive import DISPATCH, refuse_limited
@@ -337,10 +343,12 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
     if DISPATCH.handler is not None and not transforms_follow(x, name):
-        raise OpError(f"{name}: in-place shape changes are not supported inside forward mode "
-                      "(jvp, jacfwd). Hint: use the out-of-place form")
+        raise OpError(f"{name}: in-place shape changes are not supported inside this "
+                      "transform. Hint: use the out-of-place form")
     alias = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
     alias._view = x._view
+    if DISPATCH.stack:  # (forward mode gives the alias x's tangent, and x the view's after)
+        _tell_handlers("on_reshape_alias", alias, x)
     out = view(alias)
     if out._data.size and not x._device.xp.may_share_memory(out._data, x._data):
         raise OpError(f"{name}: the result is not a view of the tensor")
@@ -353,6 +361,8 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
         x._view.version = x._vc.value  # (its history is the one just made)
         x._view.shown = alias._view and alias._view.shown  # (PyTorch's x stays no view)
     STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
+    if DISPATCH.stack:
+        _tell_handlers("on_reshaped", x, out)
     return x
 
 
