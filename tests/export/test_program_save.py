@@ -141,3 +141,24 @@ def test_saving_a_random_op_with_its_own_generator_names_export_and_the_param():
     ep = ember.export.export(Noisy(), (ember.ones(3),))
     with pytest.raises(ValueError, match=r"ember.export.save: uniform's param generator="):
         ember.export.save(ep, io.BytesIO())
+
+
+def test_extra_files_round_trip_as_torch_export_save_and_load():
+    # torch.export.save(ep, f, extra_files={name: str}); load(f, extra_files=d) puts every
+    # saved entry into d (a requested name the file lacks keeps its value)
+    ep = ember.export.export(ember.nn.Linear(3, 2), (ember.randn(2, 3),))
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer, extra_files={"note.txt": "hi", "dir/b.txt": "é"})
+    buffer.seek(0)
+    extra = {"other": "keep"}
+    loaded = ember.export.load(buffer, extra_files=extra)
+    assert extra == {"other": "keep", "note.txt": "hi", "dir/b.txt": "é"}
+    assert loaded.module()(ember.ones(2, 3)).shape == (2, 2)
+    plain = io.BytesIO()
+    ember.export.save(ep, plain)
+    plain.seek(0)
+    extra = {"other": "keep"}
+    ember.export.load(plain, extra_files=extra)
+    assert extra == {"other": "keep"}
+    with pytest.raises(TypeError, match="extra_files.*str"):
+        ember.export.save(ep, io.BytesIO(), extra_files={"n": b"\x00"})

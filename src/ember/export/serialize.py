@@ -16,7 +16,7 @@ import numpy as np
 import ember
 from ember import fx
 from ember.dtypes import to_dtype
-from ember.errors import ArgumentError, CheckpointError
+from ember.errors import ArgumentError, ArgumentTypeError, CheckpointError
 from ember.export import prims
 from ember.export.dynamic_shapes import ValueRange
 from ember.export.graph_signature import (
@@ -47,10 +47,13 @@ FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "arange": arange,
              "mul": operator.mul, "add": operator.add, "sub": operator.sub,
              "truediv": operator.truediv}
 _NAMES = {id(fn): name for name, fn in FUNCTIONS.items()}
+_EXTRA = "ember.export.extra_files"  # the metadata key of save's extra_files
 
 
-def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
-    """Writes ``ep`` to ``f`` (a path or a binary file).
+def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes], *,
+         extra_files: dict[str, str] | None = None) -> None:
+    """Writes ``ep`` to ``f`` (a path or a binary file); ``extra_files`` maps names to
+    text stored beside it, as torch.export.save's (:func:`load` gives them back).
 
     Example:
         >>> ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
@@ -91,12 +94,26 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
         "example": [_structure(tree_flatten(ep.example_inputs)[1]),
                     [None if isinstance(x, Tensor) else _value(x) for x in example]],
     }
-    write_arrays(f, arrays, {"ember.export": json.dumps(doc)})
+    meta = {"ember.export": json.dumps(doc)}
+    if extra_files:
+        meta[_EXTRA] = json.dumps(_checked_extra(extra_files))
+    write_arrays(f, arrays, meta)
 
 
-def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
+def _checked_extra(extra_files: dict[str, str]) -> dict[str, str]:
+    for name, text in extra_files.items():
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise ArgumentTypeError(
+                f"ember.export.save: extra_files maps names to str, got {name!r}: "
+                f"{type(text).__name__}. Hint: decode bytes first (data.decode())")
+    return dict(extra_files)
+
+
+def load(f: str | os.PathLike | IO[bytes], *,
+         extra_files: dict[str, str] | None = None) -> ExportedProgram:
     """Reads a program :func:`save` wrote (its tensors on the CPU); a file of another kind,
-    or one changed since, is a :class:`~ember.errors.CheckpointError`."""
+    or one changed since, is a :class:`~ember.errors.CheckpointError`. Every extra file saved
+    with it goes into the dict ``extra_files`` (by name), as in torch.export.load."""
     where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
     try:
         arrays, meta = read_arrays(f)  # (a damaged file: a CheckpointError naming it)
@@ -109,6 +126,8 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
     try:
         ep = _program(json.loads(meta["ember.export"]), arrays, where)
         _check_state(ep, where)
+        if extra_files is not None and _EXTRA in meta:
+            extra_files.update(json.loads(meta[_EXTRA]))
     except CheckpointError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
