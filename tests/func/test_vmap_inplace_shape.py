@@ -1,6 +1,6 @@
 """vmap follows in-place shape changes of batched tensors (``unsqueeze_``, ``squeeze_``,
-``t_``, ``transpose_``, ``as_strided_``) as ``torch.func.vmap`` does; a change of memory
-(``resize_``) stays refused."""
+``t_``, ``transpose_``, ``as_strided_``) as ``torch.func.vmap`` does, and ``resize_``
+of unbatched tensors; ``resize_`` of a batched tensor and ``set_`` stay refused."""
 
 from __future__ import annotations
 
@@ -63,5 +63,21 @@ def test_as_strided_in_place_is_the_out_of_place_view():
 def test_the_callers_tensor_keeps_its_shape_and_resize_is_refused():
     x = ember.tensor(_X)
     assert ef.vmap(lambda r: r.t_() * 1)(x).shape == (3, 4, 2) and x.shape == (3, 2, 4)
-    with pytest.raises(ember.errors.GradError, match="resize_: not supported inside vmap"):
+    with pytest.raises(ember.errors.GradError, match="resize_: cannot resize a batched"):
         ef.vmap(lambda r: (r * 1).resize_(8))(x)
+
+
+def test_resize_of_an_unbatched_tensor_follows_and_of_a_batched_one_is_refused():
+    # torch.func resizes an unbatched tensor as eager does; a batched one it resizes as one
+    # block of memory, which mixes samples when the element count changes (sample 0 of
+    # resize_(6) of rows of 4 is [0..5]): refused, with a hint
+    def unbatched(lib):
+        return lambda x: lib.zeros(4, dtype=lib.float64).resize_(2, 2) + x[:2].sum()
+    got = ef.vmap(unbatched(ember))(ember.tensor(_X[:, 0]))
+    want = tf.vmap(unbatched(torch))(torch.tensor(_X[:, 0]))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    with pytest.raises(ember.GradError, match=r"resize_: cannot resize a batched tensor "
+                                              r"\(per-sample shape \(4,\)\) inside vmap"):
+        ef.vmap(lambda x: x.clone().resize_(6))(ember.tensor(_X[:, 0]))
+    with pytest.raises(ember.GradError, match="set_: not supported inside vmap"):
+        ef.vmap(lambda x: ember.zeros(4).set_(x))(ember.tensor(_X[:, 0]))

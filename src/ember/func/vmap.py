@@ -243,9 +243,18 @@ class _BatchTrace:
     def on_metadata_change(self, x: Tensor, name: str, traceable: bool) -> None:
         """``x`` changes its shape or strides in place (``unsqueeze_``, ``t_``, ...): followed,
         as torch.func does (its view op is batched as any other, and ``x`` takes the logical
-        array of the result); a change of memory (``resize_``, ``set_``) is refused."""
-        if not traceable:
-            raise GradError(f"{name}: not supported inside vmap")
+        array of the result); ``resize_`` of an unbatched tensor too (as torch.func's), but of
+        a batched one, and ``set_``, are refused."""
+        if traceable or (name == "resize_" and not self.per_sample(x)):
+            return
+        if name == "resize_":
+            raise GradError(
+                f"resize_: cannot resize a batched tensor (per-sample shape {tuple(x.shape)}) "
+                "inside vmap: each sample's memory would have to grow or shrink apart "
+                "(torch.func resizes the batch's memory as one, which mixes samples when the "
+                "number of elements changes). Hint: x = x.reshape(...) for the same number "
+                "of elements, or make a new tensor (x.new_zeros(...))")
+        raise GradError(f"{name}: not supported inside vmap")
 
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """An in-place op wrote ``result`` into ``target``: write all samples, not only the
