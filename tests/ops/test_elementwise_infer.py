@@ -8,7 +8,7 @@ import ember
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
 
 FAMILIES = ("ember.ops.unary", "ember.ops.activations", "ember.ops.compare",
-            "ember.ops.select", "ember.ops.arithmetic")
+            "ember.ops.select", "ember.ops.arithmetic", "ember.ops.lerp_kernel")
 
 
 class InferWatcher:
@@ -50,7 +50,7 @@ def expressions(x, i, b):
     yield from (ember.where(b, x, 0.0), ember.where(x > 0, i, x), ember.clamp(x, -1, 1),
                 ember.clamp(i, min=0.5), ember.clamp(x, x * 0.5, x * 2.0))
     yield from (x ** 2, x.abs() ** x, 2 ** x, i ** 2, i ** ember.tensor(-1), ember.fmod(x, 1.5),
-                ember.addcmul(x, x, x), ember.lerp(x, x * 2, 0.5))
+                ember.addcmul(x, x, x), ember.lerp(x, x * 2, 0.5), x - 0.5)
 
 
 @pytest.mark.parametrize("shape", [(3, 4), (), (0, 2)])

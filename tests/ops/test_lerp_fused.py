@@ -209,3 +209,45 @@ def test_0d_weight_of_another_float_dtype_is_torchs(numba_or_numpy, dtype):
         results.append([t.grad.float().numpy() for t in (x, y, w)])
     for got, want in zip(results[1], results[0], strict=True):
         np.testing.assert_allclose(got, want, rtol=2e-2 if dtype != "float32" else 1e-6)
+
+
+@pytest.mark.parametrize("weight_kind", ["number", "tensor"])
+def test_float64_infinities_and_signed_zeros_match_torch(weight_kind):
+    # float64 took the composite: the where between its two forms gave NaN gradients where
+    # PyTorch's rules give ±inf (end=inf, w=0: d/dw = g·(end - input) = -inf), and
+    # ``end - diff·(1 - w)`` gave +0 where PyTorch's ``end + (w - 1)·diff`` gives -0 (dist53)
+    vals = [0.0, -0.0, 1.0, -2.0, np.inf, -np.inf]
+    a, b = (np.array(v) for v in zip(*[(x, y) for x in vals for y in vals]))
+    g = np.linspace(-1, 1, a.size)
+    for w in [0.0, 0.25, 1.0, 2.0, np.inf, -1.0]:
+        ta, tb = (torch.tensor(x, requires_grad=True) for x in (a, b))
+        ea, eb = (ember.tensor(x, requires_grad=True) for x in (a, b))
+        tw, ew = w, w
+        if weight_kind == "tensor":
+            tw = torch.full_like(ta, w, requires_grad=True)
+            ew = ember.full_like(ea, w, requires_grad=True)
+        want, got = torch.lerp(ta, tb, tw), ember.lerp(ea, eb, ew)
+        want.backward(torch.tensor(g))
+        got.backward(ember.tensor(g))
+        pairs = [(got, want), (ea.grad, ta.grad), (eb.grad, tb.grad)]
+        if weight_kind == "tensor":
+            pairs.append((ew.grad, tw.grad))
+        for e, t in pairs:
+            e, t = e.detach().numpy(), t.detach().numpy()
+            np.testing.assert_array_equal(e, t, err_msg=f"w={w}")
+            same_nan = np.isnan(e) == np.isnan(t)
+            assert same_nan.all() and (np.signbit(e) == np.signbit(t))[~np.isnan(t)].all(), w
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_broadcast_input_leaves_the_layout_to_the_others_as_torch(dtype):
+    # (the primitive kept NumPy's C order: (60, 20, 5, 1) where torch gives channels-last)
+    for weight in ("number", "tensor"):
+        strides = []
+        for m in (ember, torch):
+            dt = getattr(m, dtype)
+            a = m.ones(3, 1, 1, dtype=dt)
+            b = m.ones(2, 3, 4, 5, dtype=dt).contiguous(memory_format=m.channels_last)
+            w = 0.3 if weight == "number" else m.full((2, 3, 4, 5), 0.3, dtype=dt)
+            strides.append(m.lerp(a, b, w).stride())
+        assert strides[0] == strides[1], weight

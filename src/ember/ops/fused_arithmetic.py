@@ -58,9 +58,10 @@ def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: An
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
     tensor. As in PyTorch, a weight of magnitude 0.5 or more computes
-    ``end - (end - input) * (1 - weight)`` instead, so weight 1 gives ``end`` exactly (and
+    ``end + (weight - 1) * (end - input)`` instead, so weight 1 gives ``end`` exactly (and
     infinities give what PyTorch gives). float32, float16 and bfloat16 round once, as
-    PyTorch's fused kernel (:mod:`ember.ops.lerp_kernel`): its values bit for bit.
+    PyTorch's fused kernel (:mod:`ember.ops.lerp_kernel`): its values bit for bit; real
+    dtypes take PyTorch's gradient rules (±inf where they are).
 
     Example:
         >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
@@ -87,14 +88,14 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     return laid_out_as_operands(out, input, end, weight)
 
 
-_FUSED = frozenset((dtypes.float32, dtypes.float16, dtypes.bfloat16))
+_FUSED = frozenset((dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64))
 
 
 def _fused(input: Tensor, end: Any, weight: Any) -> Tensor | None:
-    """lerp as one primitive (:mod:`ember.ops.lerp_kernel`: PyTorch's values bit for bit)
-    where the tensors share a float32/float16/bfloat16 dtype (a 0-d weight tensor may have
-    another float dtype) and a number weight is real;
-    None elsewhere (float64 and complex: the composite)."""
+    """lerp as one primitive (:mod:`ember.ops.lerp_kernel`: PyTorch's values and gradients)
+    where the tensors share a real float dtype (a 0-d weight tensor may have another float
+    dtype) and a number weight is real;
+    None elsewhere (complex: the composite)."""
     if input.dtype not in _FUSED or not isinstance(end, Tensor) or end.dtype is not input.dtype:
         return None
     if isinstance(weight, Tensor):

@@ -1,6 +1,6 @@
-"""``lerp`` of float32, float16 and bfloat16 tensors as one primitive with PyTorch's values
-bit for bit (:func:`ember.ops.fused_arithmetic.lerp` chooses it; float64 and complex lerp stay
-its composite).
+"""``lerp`` of float32, float16, bfloat16 and float64 tensors as one primitive: PyTorch's
+values bit for bit, but for float64, and PyTorch's gradients at infinities
+(:func:`ember.ops.fused_arithmetic.lerp` chooses it; complex lerp stays its composite).
 
 PyTorch's CPU kernel rounds ``end - input`` to float32, then makes one fused multiply-add:
 ``input + w·diff`` where ``|w| < 0.5``, else ``end + (w - 1)·diff`` (a number weight rounded to
@@ -8,6 +8,8 @@ float32 first; float16 and bfloat16 run in float32). The composite rounded each 
 off in a quarter of the entries. Here float64 holds ``w·diff`` exactly and the sum is rounded
 once: in numba's one-pass loop (:mod:`ember.ops.lerp_numba`), faster than the composite's
 NumPy passes, or in NumPy's float64 passes where numba is off (3-4× slower than those).
+float64 takes PyTorch's two forms with NumPy's two roundings (PyTorch's fused multiply-add
+rounds once: 1 ulp apart on some entries).
 """
 
 from __future__ import annotations
@@ -85,9 +87,18 @@ def _in_float64(xp: Any, a: Any, b: Any, w: tuple, weight: float | None) -> Any:
     return out
 
 
+def _in_float64_forms(xp: Any, a: Any, b: Any, w: tuple, weight: float | None) -> Any:
+    """The lerp of float64 arrays: ``a + w·diff`` where ``|w| < 0.5``, else ``b + (w - 1)·diff``
+    (PyTorch's form: ``b - diff·(1 - w)`` gave +0 where it gives -0)."""
+    diff = b - a
+    if weight is not None:
+        return a + weight * diff if abs(weight) < 0.5 else b + (weight - 1) * diff
+    return xp.where(xp.abs(w[0]) < 0.5, a + w[0] * diff, b + (w[0] - 1) * diff)
+
+
 @primitive
 class Lerp(Primitive):
-    """``lerp(input, end, weight)`` of real float32/float16/bfloat16 tensors of one dtype
+    """``lerp(input, end, weight)`` of real float32/float16/bfloat16/float64 tensors of one dtype
     (broadcast), the weight a third tensor or the number ``weight``; PyTorch's rules:
     ``g·(1 - w)``, ``g·w`` and ``g·(end - input)``, tangent ``lerp(ṫ_input, ṫ_end, w) +
     ẇ·(end - input)``."""
@@ -97,10 +108,15 @@ class Lerp(Primitive):
 
     @in_float32
     def forward(self, xp, a, b, *w, weight=None):
-        out = _in_loop(xp, a, b, w, weight)
-        if out is None:
-            out = _in_float64(xp, a, b, w, weight)
-        return out if a.flags.c_contiguous else in_operands_layout(xp, out, a, b, *w)
+        if a.dtype == np.float64:
+            out = _in_float64_forms(xp, a, b, w, weight)
+        else:
+            out = _in_loop(xp, a, b, w, weight)
+            if out is None:
+                out = _in_float64(xp, a, b, w, weight)
+        # (a broadcast first operand leaves the others to decide, as in PyTorch)
+        return out if a.flags.c_contiguous and a.shape == out.shape else \
+            in_operands_layout(xp, out, a, b, *w)
 
     def infer(self, a, b, *w, weight=None):
         return broadcast_spec(a, b, *w, op=self.name)
