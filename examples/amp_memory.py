@@ -194,8 +194,8 @@ def run_attention(T, tm=False):
     inputs = 3 * q.numel() * 4
     scores = heads * T * T * 4
     print(f"attention T={T}, {heads} heads, head dim {dim}, causal, float32, blockwise: "
-          f"{describe(m)} (inputs {mib(inputs)}), {secs:.1f} s; one T×T score matrix per "
-          f"head alone is {mib(scores)}")
+          f"{describe(m)} (inputs {mib(inputs)}), {secs:.1f} s; the {heads} heads' T×T "
+          f"score matrices alone are {mib(scores)}")
 
 
 def main():

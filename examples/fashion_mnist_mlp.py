@@ -35,8 +35,14 @@ def read_idx(path: str) -> np.ndarray:
 
 def load(split: str) -> tuple[ember.Tensor, ember.Tensor]:
     prefix = "train" if split == "train" else "t10k"
-    images = read_idx(os.path.join(DATA, f"{prefix}-images-idx3-ubyte.gz"))
-    labels = read_idx(os.path.join(DATA, f"{prefix}-labels-idx1-ubyte.gz"))
+    paths = [os.path.join(DATA, f"{prefix}-{kind}-ubyte.gz")
+             for kind in ("images-idx3", "labels-idx1")]
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        sys.exit(f"Fashion-MNIST not found: no {', '.join(missing)}.\n"
+                 f"Fix: `apt-get install dataset-fashion-mnist`, or set $EMBER_DATA to the "
+                 f"folder holding the four .gz files.")
+    images, labels = (read_idx(p) for p in paths)
     x = (images.reshape(len(images), -1).astype(np.float32) / 255.0 - 0.2860) / 0.3530
     return ember.from_numpy(x), ember.from_numpy(labels.astype(np.int64))
 

@@ -1,0 +1,37 @@
+"""The examples' own messages and figures say what they measure (the examples themselves are
+run by hand: they train for minutes)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mlp_example_without_data_says_how_to_get_it(tmp_path):
+    env = {**os.environ, "EMBER_DATA": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run([sys.executable, str(ROOT / "examples" / "fashion_mnist_mlp.py")],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "Traceback" not in run.stderr
+    assert "apt-get install dataset-fashion-mnist" in run.stderr
+    assert "$EMBER_DATA" in run.stderr
+
+
+def test_amp_memory_attention_names_all_heads_score_matrices(capsys, monkeypatch):
+    from ember.ops import attention
+    monkeypatch.setattr(attention, "MEMORY_EFFICIENT_MIN", attention.MEMORY_EFFICIENT_MIN)
+    load_example("amp_memory").run_attention(128)   # (it sets MEMORY_EFFICIENT_MIN = 0)
+    # 4 heads x 128 x 128 float32 = 0.25 MiB: the figure covers every head, not one
+    assert "the 4 heads' T×T score matrices alone are 0.2 MiB" in capsys.readouterr().out
