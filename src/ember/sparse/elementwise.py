@@ -36,7 +36,7 @@ from ember.sparse.convert import (
     to_coo,
     to_dense,
 )
-from ember.sparse.ops import matmul, sparse_mask, with_values
+from ember.sparse.ops import matmul, one_device, sparse_mask, with_values
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
@@ -72,6 +72,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
         tensor([[2., 1.],
                 [1., 2.]])
     """
+    one_device("add", input, other)
     if isinstance(input, SparseTensor) and isinstance(other, SparseTensor):
         return _sparse_sum(input, other, alpha)
     if isinstance(input, SparseTensor):
@@ -101,6 +102,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     bools = [getattr(x, "dtype", None) is dtypes.bool_ for x in (input, other)]
     if any(bools):
         raise DTypeError(arithmetic._BOOL_SUB[all(bools)])
+    one_device("sub", input, other)
     return add(input, other, alpha=-alpha)
 
 
@@ -177,6 +179,7 @@ def mul(input: Any, other: Any) -> SparseTensor:
         tensor([[  0., 200.],
                 [ 30.,   0.]])
     """
+    one_device("mul", input, other)
     if not isinstance(input, SparseTensor):
         input, other = other, input
     if isinstance(other, SparseTensor):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
@@ -29,13 +29,32 @@ from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose",
-           "with_values"]
+__all__ = ["addmm", "log_softmax", "mm", "one_device", "softmax", "sparse_mask", "sum",
+           "transpose", "with_values"]
+
+
+def _sparse(op: str, s: Any) -> SparseTensor:
+    """``s``, or an error naming ``op`` where it is not a sparse tensor."""
+    if isinstance(s, SparseTensor):
+        return s
+    got = "a dense Tensor" if isinstance(s, Tensor) else type(s).__name__
+    raise ArgumentTypeError(f"{op}: expected a sparse tensor, got {got}. Hint: make one with "
+                            ".to_sparse() (or .to_sparse_csr())")
+
+
+def one_device(op: str, a: Any, b: Any) -> None:
+    """Raise ``DeviceError`` naming ``op`` where tensors ``a`` and ``b`` (sparse or dense) are
+    on different devices; a 0-d dense operand counts as a number, as in PyTorch."""
+    tensors = (Tensor, SparseTensor)
+    if not (isinstance(a, tensors) and isinstance(b, tensors)) or a.device == b.device or \
+            any(isinstance(x, Tensor) and not x.ndim for x in (a, b)):
+        return
+    raise DeviceError(f"{op}: expected both operands on one device, got {a.device} and "
+                      f"{b.device}. Hint: move one with .to({str(a.device)!r})")
 
 
 def _matrix(op: str, s: Any) -> SparseTensor:
-    if not isinstance(s, SparseTensor):
-        raise ArgumentTypeError(f"{op}: expected a sparse tensor, got {type(s).__name__}")
+    _sparse(op, s)
     if s.ndim != 2 or s.dense_dim():
         raise ShapeError(f"{op}: expected a 2-D sparse matrix with no dense dimensions, got "
                          f"shape {tuple(s.shape)} (dense_dim {s.dense_dim()})")
@@ -62,6 +81,7 @@ def mm(mat1: SparseTensor, mat2: Any) -> Any:
                 [0., 6.]])
     """
     s = _matrix("sparse.mm", mat1)
+    one_device("sparse.mm", s, mat2)
     if isinstance(mat2, SparseTensor):
         return sparse_sparse_mm(s, _matrix("sparse.mm", mat2), keep_layout=True)
     if mat2.ndim != 2 or mat2.shape[0] != s.shape[1]:
@@ -92,6 +112,7 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
 def matmul(input: SparseTensor, other: Any) -> Any:
     """``input @ other`` for a sparse matrix and a dense matrix or vector (dense), or a
     sparse matrix (sparse: COO @ COO is COO, CSR or CSC @ CSR or CSC is CSR, as PyTorch's)."""
+    one_device("matmul", input, other)
     if isinstance(other, SparseTensor):
         return sparse_sparse_mm(_matrix("matmul", input), _matrix("matmul", other))
     if isinstance(other, Tensor) and other.ndim == 1:
@@ -109,6 +130,7 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
         >>> ember.sparse.sum(s), ember.sparse.sum(s, 0).to_dense()
         (tensor(9.), tensor([3., 6.]))
     """
+    _sparse("sparse.sum", input)
     if dim is None:
         values = coalesce(input)._vals if input.layout is sparse_coo else input._vals
         return (values if dtype is None else values.to(dtype)).sum()
@@ -173,6 +195,7 @@ def softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor
         tensor([[0., 1.],
                 [1., 0.]])
     """
+    _sparse("sparse.softmax", input)
     s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim,
                                             "sparse.softmax")
     return with_values(s, exp(shifted - log_total))
@@ -186,6 +209,7 @@ def log_softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTe
         >>> ember.sparse.log_softmax(s, 1).values()
         tensor([ 0.0000, -0.6931, -0.6931])
     """
+    _sparse("sparse.log_softmax", input)
     s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim,
                                             "sparse.log_softmax")
     return with_values(s, shifted - log_total)
@@ -204,7 +228,7 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
         >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).sparse_mask(m)._values()
         tensor([2., 3.])
     """
-    pattern = mask
+    pattern = _sparse("sparse_mask", mask)
     if tuple(input.shape) != tuple(mask.shape):
         raise ShapeError(f"sparse_mask: input of shape {tuple(input.shape)} and mask of shape "
                          f"{tuple(mask.shape)} differ")

@@ -1,0 +1,59 @@
+"""Fixes from the differential sweep of session 53 against torch.sparse (/work/fuzz/sparse53):
+``ember.sparse.sum``/``softmax``/``log_softmax`` and ``sparse_mask`` given a dense tensor
+where a sparse one belongs raised a bare AttributeError; operands on two devices reached
+NumPy (AttributeError, NoDataError) or named an inner op (``cat``, ``common_device: spmm``)."""
+
+import warnings
+
+import pytest
+
+import ember
+from ember.errors import ArgumentTypeError, DeviceError
+
+warnings.filterwarnings("ignore", message="Sparse")
+
+
+@pytest.mark.parametrize("name, call", [
+    ("sparse.sum", lambda x: ember.sparse.sum(x)),
+    ("sparse.sum", lambda x: ember.sparse.sum(x, 1)),
+    ("sparse.softmax", lambda x: ember.sparse.softmax(x, 1)),
+    ("sparse.log_softmax", lambda x: ember.sparse.log_softmax(x, 1)),
+    ("sparse_mask", lambda x: ember.ones(2, 2).sparse_mask(x)),
+])
+def test_dense_where_sparse_belongs_is_named(name, call):
+    # torch raises NotImplementedError ("Could not run 'aten::_sparse_softmax' ... 'CPU'");
+    # Ember raised AttributeError: 'Tensor' object has no attribute '_vals' / '_size'
+    with pytest.raises(ArgumentTypeError, match=rf"^{name}: expected a sparse tensor, got a "
+                                                r"dense Tensor.*Hint: .*to_sparse\(\)"):
+        call(ember.ones(2, 2))
+
+
+def _meta_sparse():
+    return ember.eye(2).to_sparse().to("meta")
+
+
+@pytest.mark.parametrize("op, call", [
+    ("add", lambda s, m: s + m),
+    ("sub", lambda s, m: s - m),
+    ("mul", lambda s, m: s * m),
+    ("add", lambda s, m: s.to_dense() + m),
+    ("mul", lambda s, m: s * ember.ones(2, 2, device="meta")),
+    ("add", lambda s, m: s.to_sparse_csr() + s.to_sparse_csr().to("meta")),
+    ("sparse.mm", lambda s, m: ember.sparse.mm(s, ember.eye(2, device="meta"))),
+    ("sparse.mm", lambda s, m: ember.sparse.mm(s, m)),
+    ("matmul", lambda s, m: s @ m),
+    ("sparse.mm", lambda s, m: ember.sparse.addmm(ember.eye(2), s, ember.eye(2, device="meta"))),
+])
+def test_operands_on_two_devices_are_refused_by_the_op(op, call):
+    # was AttributeError ('bool' object has no attribute 'all'), NoDataError from numpy(),
+    # or DeviceError naming "cat" / "common_device: spmm"
+    s = ember.eye(2).to_sparse()
+    with pytest.raises(DeviceError, match=rf"^{op}: expected both operands on one device, got "
+                                          r"cpu and meta.*Hint: .*\.to\("):
+        call(s, _meta_sparse())
+
+
+def test_zero_dim_dense_operand_on_cpu_is_still_a_number():
+    # a 0-d tensor is a scalar operand (as in PyTorch): no device check for it
+    out = ember.eye(2).to_sparse() * ember.tensor(3.0)
+    assert out.to_dense().tolist() == [[3.0, 0.0], [0.0, 3.0]]
