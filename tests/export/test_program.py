@@ -293,3 +293,21 @@ def test_a_buffer_returned_before_it_is_rebound_keeps_its_old_value():
             x = ember.full((3,), float(i))
             np.testing.assert_array_equal(program(x).numpy(), eager(x).numpy())
     np.testing.assert_array_equal(program.buf.numpy(), eager.buf.numpy())
+
+
+def test_symbolic_trace_of_the_exported_module_records_its_primitives():
+    # torch.fx.symbolic_trace(ep.module()) records the aten calls; Ember's prims, buffer
+    # writes (train-mode BatchNorm) and dynamic sizes are recorded the same way
+    model = ember.nn.Sequential(ember.nn.Conv2d(1, 4, 3), ember.nn.BatchNorm2d(4),
+                                ember.nn.ReLU(), ember.nn.Flatten(), ember.nn.Linear(144, 3))
+    x = ember.randn(2, 1, 8, 8)
+    ep = ember.export.export(copy.deepcopy(model).train(), (x,),
+                             dynamic_shapes=({0: ember.export.Dim("b")},))
+    traced = ember.fx.symbolic_trace(ep.module())
+    targets = {getattr(n.target, "__name__", None) for n in traced.graph.nodes}
+    assert {"conv", "relu", "assign_buffer"} <= targets
+    x5 = ember.randn(5, 1, 8, 8)
+    np.testing.assert_allclose(traced(x5).detach().numpy(), model.train()(x5).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(traced.get_submodule("1").running_mean.numpy(),
+                               model[1].running_mean.numpy(), rtol=1e-6)

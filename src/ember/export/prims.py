@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.fx.tracer import record_call
 from ember.library.custom_op import CustomOpPrimitive
 from ember.ops.primitive import PRIMITIVES, Primitive, apply
 from ember.tensor import Tensor
@@ -31,6 +32,9 @@ class PrimitiveOp:
             if prim.name.isidentifier() else None
 
     def __call__(self, *inputs: Tensor, **params: Any) -> Any:
+        traced = record_call(self, inputs, params)  # (symbolic_trace of an exported module)
+        if traced is not None:
+            return traced
         if isinstance(self.prim, CustomOpPrimitive):
             # (through the op, whose setup_context makes the ctx its backward reads)
             outs = self.prim.op.apply(inputs, (params["args"], params["counts"]))
@@ -60,7 +64,8 @@ def sym_size(t: Tensor, dim: int) -> int:
         >>> ember.export.prims.sym_size(ember.ones(2, 5), 1)
         5
     """
-    return t.shape[dim]
+    traced = record_call(sym_size, (t, dim), {})
+    return t.shape[dim] if traced is None else traced
 
 
 sym_size._qualified_name = "ember.export.prims.sym_size"

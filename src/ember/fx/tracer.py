@@ -185,7 +185,7 @@ class Tracer:
         self.begin(root, Graph(owning_module=root))
         inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
                                                     concrete_args=concrete_args or {})
-        with _TRACING, self._patched(_user_globals(fn, root)):
+        with _tracing(), self._patched(_user_globals(fn, root)):
             result = fn(*args, *inputs, **keyword_inputs)
         returns = inspect.signature(fn).return_annotation
         self.create_node("output", "output", (self.create_arg(result),), {},
@@ -252,7 +252,7 @@ class Tracer:
                   for name, f in list(g.items())
                   if not name.startswith("_") and id(f) in self._autowrap_ids]
         for g, name, original in saved:
-            g[name] = _recorder(tracer, original if original is not _MISSING
+            g[name] = _recorder(original if original is not _MISSING
                                 else getattr(builtins, name))
         public = _public_functions()
         ids = {id(fn) for _, _, fn in public}
@@ -291,6 +291,31 @@ _MISSING = object()
 # globals): one thread traces at a time, so overlapping traces cannot restore each other's
 # patches out of order (a trace nested in the same thread is fine: the lock is re-entrant).
 _TRACING = threading.RLock()
+_active = 0  # the traces running now
+
+
+@contextmanager
+def _tracing() -> Iterator[None]:
+    global _active
+    with _TRACING:
+        _active += 1
+        try:
+            yield
+        finally:
+            _active -= 1
+
+
+def record_call(fn: Callable, args: tuple, kwargs: dict) -> Proxy | None:
+    """``fn(*args, **kwargs)`` as a ``call_function`` node, recorded by the tracer of a
+    :class:`Proxy` among the arguments (also inside lists, tuples and dicts), as a torch op
+    records itself on proxies; None when no trace runs now (in any thread) or no argument
+    is a proxy. For functions the tracer does not patch, called from generated code
+    (``ember.export.prims``' ops in an exported module)."""
+    if not _active:
+        return None
+    found: list[Proxy] = []
+    map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else a)
+    return found[0].tracer.create_proxy("call_function", fn, args, kwargs) if found else None
 
 
 def _holds_tensor_or_module(value: Any) -> bool:
@@ -323,14 +348,11 @@ def _public_functions() -> list[tuple[dict[str, Any], str, Callable]]:
             if not name.startswith("_") and isinstance(fn, types.FunctionType)]
 
 
-def _recorder(tracer: Tracer, fn: Callable) -> Callable:
+def _recorder(fn: Callable) -> Callable:
     """``fn`` as a ``call_function`` node when a proxy is among its arguments."""
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        found = []
-        map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else a)
-        if found:
-            return tracer.create_proxy("call_function", fn, args, kwargs)
-        return fn(*args, **kwargs)
+        traced = record_call(fn, args, kwargs)
+        return fn(*args, **kwargs) if traced is None else traced
     recorded.__name__ = getattr(fn, "__name__", "wrapped")
     return recorded
 
