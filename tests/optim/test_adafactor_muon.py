@@ -114,6 +114,22 @@ def test_muon_orthogonalizes_like_torch():
         np.testing.assert_array_equal(ours, theirs.float().numpy())
 
 
+def test_muon_addmm_rounds_like_torch_near_bfloat16_ties():
+    """torch's bfloat16 addmm(C, A, B, beta, alpha) on the CPU is fma(beta, C, alpha * A@B) in
+    float32, rounded once to bfloat16; Ember added beta * C rounded to float32, so a result
+    next to a bfloat16 tie rounded the other way (1 small matrix in 75 was off by an ulp)."""
+    from torch.optim._muon import _zeropower_via_newtonschulz
+
+    from ember.optim.muon import NS_COEFFICIENTS, orthogonalize
+
+    for shape, seed in [((5, 3), 101), ((5, 3), 168), ((8, 8), 3), ((8, 8), 92), ((16, 4), 45),
+                        ((16, 4), 178)]:
+        g = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        ours = orthogonalize(np, g, NS_COEFFICIENTS, 5, 1e-7)
+        theirs = _zeropower_via_newtonschulz(torch.tensor(g), NS_COEFFICIENTS, 5, 1e-7)
+        np.testing.assert_array_equal(ours, theirs.float().numpy())
+
+
 def test_muon_orthogonalizes_alike_on_any_thread_count():
     """A large product's float32 sums on two BLAS threads came out in another order than on one
     (700×700: bfloat16 ulps apart); the iteration runs on one whatever the count."""

@@ -96,7 +96,8 @@ def orthogonalize(xp: Any, g: Any, coefficients: tuple[float, float, float], ste
                   eps: float) -> Any:
     """The quintic Newton–Schulz iteration of PyTorch's Muon on the 2-D backend array ``g``,
     in bfloat16 values held in float32 (returned so): each operation computes in float32 and
-    rounds its result to bfloat16 once, as PyTorch's bfloat16 kernels on the CPU do. The
+    rounds its result to bfloat16 once, as PyTorch's bfloat16 kernels on the CPU do (its
+    ``addmm`` adds ``beta * C`` fused, see :func:`_fused_add`). The
     products run on one BLAS thread, whatever ``ember.set_num_threads`` says: on OpenBLAS's
     two the busy 2-core host took 16 ms for a 200×200 product (PyTorch: 0.1 ms), and a large
     product's float32 sums (700×700) came out in another order than on one thread, so the
@@ -117,9 +118,19 @@ def orthogonalize(xp: Any, g: Any, coefficients: tuple[float, float, float], ste
     with gemm.one_thread_each():
         for _ in range(steps):
             gram = _bfloat16(xp, x @ x.T)
-            gram = _bfloat16(xp, b * gram + c * (gram @ gram))
-            x = _bfloat16(xp, a * x + gram @ x)
+            gram = _bfloat16(xp, _fused_add(xp, b, gram, c * (gram @ gram)))
+            x = _bfloat16(xp, _fused_add(xp, a, x, gram @ x))
     return x.T if tall else x
+
+
+def _fused_add(xp: Any, beta: Any, c: Any, product: Any) -> Any:
+    """``beta * c + product`` rounded once to float32, as PyTorch's bfloat16 ``addmm`` on the
+    CPU adds its ``beta * C`` (a fused multiply-add): exact in float64, as float32 ``beta``
+    times a bfloat16 ``c`` has at most 32 significant bits."""
+    wide = c.astype(xp.float64)
+    wide *= xp.float64(beta)
+    wide += product
+    return wide.astype(xp.float32)
 
 
 def _lerp(start: Any, end: Any, weight: float) -> Any:
