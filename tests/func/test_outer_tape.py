@@ -245,3 +245,40 @@ def test_in_place_write_through_a_view_made_before_its_base_was_written():
         return x.grad
 
     np.testing.assert_allclose(run(ember).numpy(), run(torch).numpy(), rtol=1e-12)
+
+
+def _vjp_fns():
+    xn = np.random.default_rng(3).standard_normal(3)
+    return [lib.func.vjp(lambda x: x.sin() * x, lib.tensor(xn))[1] for lib in (torch, ember)]
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_vjp_fn_under_vmap_is_differentiable_in_its_cotangents(depth):
+    # the logical cotangents need no grad; their physical batch does (was: zeros)
+    cn = np.random.default_rng(4).standard_normal((2, 5, 3)[2 - depth:])
+    got = []
+    for lib, vjp_fn in zip((torch, ember), _vjp_fns()):
+        mapped = vjp_fn
+        for _ in range(depth):
+            mapped = lib.func.vmap(mapped)
+        loss = lambda c, m=mapped: m(c)[0].pow(2).sum()  # noqa: E731
+        g = lib.func.grad(loss)(lib.tensor(cn)).numpy()
+        c = lib.tensor(cn, requires_grad=True)
+        loss(c).backward()  # (last: a backward() frees the graph vjp_fn pulls through)
+        got.append((g, c.grad.numpy()))
+    for e, t in zip(got[1], got[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-12)
+
+
+def test_vjp_fn_is_differentiated_twice():
+    # grad(..., inputs) keeps the saved values of the nodes it does not run, as torch's
+    # (was: the vjp's forward graph freed by the first grad)
+    cn = np.random.default_rng(4).standard_normal(3)
+    for lib, vjp_fn in zip((torch, ember), _vjp_fns()):
+        loss = lambda c, f=vjp_fn: f(c)[0].pow(2).sum()  # noqa: E731
+        a, b = (lib.func.grad(loss)(lib.tensor(cn)).numpy() for _ in range(2))
+        np.testing.assert_array_equal(a, b)
+    x, c = ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True)
+    y = x.sin()
+    ember.autograd.grad((y * c).sum(), c)
+    np.testing.assert_allclose(ember.autograd.grad(y.sum(), x)[0].numpy(), np.cos(np.ones(3)))

@@ -308,8 +308,9 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                         if node.released:  # by another thread's backward, since the start
                             raise _second_time(node) from exc
                         raise
-            if not retain_graph:
-                node.release()
+            if not retain_graph and (needed is None or node in needed):
+                node.release()  # (one that grad(..., inputs) does not run keeps its saved
+                #                 values, as PyTorch's: another backward may run it)
             if pending is not None and node in leaf_edges:
                 for key in leaf_edges[node]:
                     pending[key] -= 1

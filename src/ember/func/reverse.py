@@ -104,7 +104,8 @@ class _Level:
             if isinstance(o, Tensor) and o.requires_grad and c is not None:
                 outs.append(o)
                 cots.append(c)
-        keep = self.outer or (GRAD.enabled and any(c.requires_grad for c in cots))
+        keep = self.outer or (GRAD.enabled and (any(c.requires_grad for c in cots)
+                                                or _seen_through_vmap(cots)))
         if outs:
             with _Recording(None):
                 grads = list(tape_grad(outs, self.targets, cots, retain_graph=retain,
