@@ -49,6 +49,7 @@ from ember.jit.fallback import (
     argument_writes,
     backward_hooks,
     check_grad_views,
+    held_tensors,
     shared_state,
     shares_split_writes,
     state_view_writes,
@@ -453,7 +454,7 @@ class CompiledFunction:
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
                       hooked or outside_writes(tracer) or tracer.eager_reason or
                       aliased_writes(graph, leaves, key[1], names) or
-                      state_view_writes(graph, key[1], names))
+                      state_view_writes(graph, key[1], names) or held_tensors(out_leaves))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
         elif joint is None:

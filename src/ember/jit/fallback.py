@@ -1,12 +1,14 @@
 """Why a compiled signature runs the plain function instead of its graph: what the call does
 that one generated call cannot stand for (module backward hooks on outputs that need grad, an
 in-place write into an argument whose history belongs to the caller's graph, a write into an
-argument that shares memory with another, or with a tensor the function reaches). Each check
+argument that shares memory with another, or with a tensor the function reaches, an output
+object holding tensors). Each check
 returns the reason, in the words :func:`ember.jit.explain` gives, or None.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -221,3 +223,34 @@ def check_grad_views(name: str, views: str | None, tracer: Tracer) -> None:
     if views and (tracer.ran_backward or graph.grads or graph.arg_grads or
                   any(ref.grad for ref in graph.state)):
         raise GradViews(f"ember.jit: {name} (fullgraph=True) cannot be one graph: it {views}")
+
+
+def held_tensors(out_leaves: list) -> str | None:
+    """Why calls run eagerly when an output leaf is an object (a dataclass, a plain class;
+    not a tuple, list or dict, which the graph rebuilds) that holds tensors: the graph would
+    return the traced object, with the first call's tensors, at every call."""
+    for leaf in out_leaves:
+        if not isinstance(leaf, Tensor) and _holds_tensor(leaf, 3):
+            return (f"runs eagerly: it returns a {type(leaf).__name__} holding tensors, which "
+                    "the graph cannot rebuild with new values. Hint: return the tensors in "
+                    "tuples, lists or dicts, or register the class with "
+                    "ember.func.pytree.register_pytree_node")
+    return None
+
+
+def _holds_tensor(value: Any, depth: int) -> bool:
+    """Whether ``value`` holds a tensor: in its attributes (or a dataclass's fields), or in
+    the tuples, lists and dicts among them, ``depth`` levels down at most."""
+    if isinstance(value, Tensor):
+        return True
+    if depth == 0 or isinstance(value, (str, bytes, int, float, complex, type)):
+        return False
+    if isinstance(value, (tuple, list)):
+        items = list(value)
+    elif isinstance(value, dict):
+        items = list(value.values())
+    elif dataclasses.is_dataclass(value):
+        items = [getattr(value, f.name, None) for f in dataclasses.fields(value)]
+    else:
+        items = list(getattr(value, "__dict__", {}).values())
+    return any(_holds_tensor(item, depth - 1) for item in items)
