@@ -43,9 +43,10 @@ class Cauchy(_LocationScale):
         # 1/2 + atan(z) / pi as the angle of (-z, 1): it cancelled below loc (2e-7 off at
         # z = -1e10); -z as (loc - value) / scale, the same bits as -(value - loc) / scale
         # with one pass less (atan2(scale, loc - value) would save another, but its slopes
-        # underflow where scale² does)
+        # underflow where scale² does); the 1 a number (a 0-d ones tensor cost one op more:
+        # small tensors pay per op)
         minus_z = (self.loc - value) / self.scale
-        return ember.atan2(ember.ones((), dtype=minus_z.dtype), minus_z) / math.pi
+        return ember.atan2(1.0, minus_z) / math.pi
 
     def icdf(self, value: Tensor) -> Tensor:
         return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc

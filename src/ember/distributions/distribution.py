@@ -205,15 +205,15 @@ class Distribution:
         if not isinstance(value, Tensor):
             raise ArgumentError(f"{name}: the value argument must be an ember Tensor, got "
                                 f"{type(value).__name__}")
-        event_dims = len(self._event_shape)
-        if value.shape[value.dim() - event_dims:] != self._event_shape or value.dim() < event_dims:
-            raise ArgumentError(f"{name}: the rightmost sizes of value {tuple(value.shape)} must "
-                                f"match event_shape {self._event_shape}")
-        expected = self._batch_shape + self._event_shape
-        for i, j in zip(reversed(value.shape), reversed(expected)):
+        shape, event = tuple(value.shape), tuple(self._event_shape)  # (tuples: Sizes cost)
+        if len(shape) < len(event) or shape[len(shape) - len(event):] != event:
+            raise ArgumentError(f"{name}: the rightmost sizes of value {shape} must match "
+                                f"event_shape {self._event_shape}")
+        expected = (*self._batch_shape, *event)
+        for i, j in zip(shape[::-1], expected[::-1]):
             if i != 1 and j != 1 and i != j:
-                raise ArgumentError(f"{name}: value of shape {tuple(value.shape)} does not "
-                                    f"broadcast with batch_shape + event_shape {expected}")
+                raise ArgumentError(f"{name}: value of shape {shape} does not broadcast with "
+                                    f"batch_shape + event_shape {Size(expected)}")
         if not _all_true(self.support.check(value)):
             raise ArgumentError(f"{name}: expected value (Tensor of shape {tuple(value.shape)}) to "
                                 f"be within the support {self.support!r}, but found invalid "
