@@ -4,6 +4,7 @@ by a dynamic dim): the program returns them, as torch.export's does."""
 import io
 
 import numpy as np
+import pytest
 import torch
 import torch.export
 
@@ -48,3 +49,31 @@ def test_constant_outputs_follow_a_dynamic_dim():
     for size in (2, 5):
         x = np.arange(size * 4, dtype=np.float32).reshape(size, 4)
         assert_same_outputs(ep.module()(ember.tensor(x)), tep.module()(torch.tensor(x)))
+
+
+def test_an_output_class_registered_as_a_pytree_node_comes_back_with_its_tensors():
+    # torch.export.register_dataclass: ep.module() returns the class holding the new values
+    # (its fields were fx nodes: the graph's output structure did not reach into it)
+    import dataclasses
+
+    from ember.func.pytree import register_pytree_node
+
+    @dataclasses.dataclass
+    class Pair:
+        a: ember.Tensor
+        b: ember.Tensor
+
+    register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda xs, _: Pair(*xs))
+
+    class Model(ember.nn.Module):
+        def forward(self, x):
+            return {"pair": Pair(x + 1, x * 2)}, x.sum()
+
+    ep = ember.export.export(Model(), (ember.zeros(3),))
+    out, total = ep.module()(ember.ones(3))
+    assert isinstance(out["pair"], Pair)
+    assert out["pair"].a.tolist() == [2.0, 2.0, 2.0]
+    assert out["pair"].b.tolist() == [2.0, 2.0, 2.0]
+    assert total.item() == 3.0
+    with pytest.raises(ember.errors.ArgumentError, match="Pair.*register_pytree_node"):
+        ember.export.save(ep, io.BytesIO())

@@ -128,8 +128,17 @@ class ExportedProgram:
                     for v in outputs[len(mutated):]]
         for target, value in zip(mutated.values(), outputs):
             g.call_function(assign_buffer, (g.get_attr(target), value))
-        g.output(tree_unflatten(returned, self._out_spec))
+        structured = tree_unflatten(returned, self._out_spec)
+        reached: list[fx.Node] = []
+        fx.map_arg(structured, reached.append)
+        # (a class registered as a pytree node, which the graph's output cannot reach into:
+        # the graph returns the leaves, and a hook builds the structure from them)
+        flat = len(reached) < sum(isinstance(v, fx.Node) for v in returned)
+        g.output(tuple(returned) if flat else structured)
         gm = ExportedModule(attrs, g)
+        if flat:
+            spec = self._out_spec
+            gm.register_forward_hook(lambda _, args, out: tree_unflatten(list(out), spec))
         hidden = {s.target for s in self.graph_signature.input_specs
                   if s.kind is InputKind.CONSTANT_TENSOR or s.persistent is False}
         for target in hidden:  # (not in the module's state_dict, as in the model's)

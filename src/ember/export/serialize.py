@@ -90,8 +90,8 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes], *,
                    for g in ep._guards.inputs],
         "arguments": ep._argument_names,
         "defaults": _value(ep._guards.defaults),
-        "out": _structure(ep._out_spec),
-        "example": [_structure(tree_flatten(ep.example_inputs)[1]),
+        "out": _structure(ep._out_spec, "output"),
+        "example": [_structure(tree_flatten(ep.example_inputs)[1], "example inputs"),
                     [None if isinstance(x, Tensor) else _value(x) for x in example]],
     }
     meta = {"ember.export": json.dumps(doc)}
@@ -241,9 +241,32 @@ def _arg(a: TensorArgument | ConstantArgument) -> list:
     return [a.name]
 
 
-def _structure(spec: Any) -> Any:
-    """A pytree spec as JSON: the tree with its leaves numbered."""
-    return _value(tree_unflatten(list(range(spec.num_leaves)), spec))
+def _structure(spec: Any, what: str) -> Any:
+    """A pytree spec as JSON: the tree with its leaves numbered (tuples, lists and dicts;
+    ``what`` is the program's part it describes, for the error another class is)."""
+    tree = tree_unflatten(list(range(spec.num_leaves)), spec)
+    try:
+        return _value(tree)
+    except ArgumentError:
+        raise ArgumentError(
+            f"ember.export.save: the file cannot rebuild the class {_classes(spec)} in the "
+            f"program's {what} (a class registered with "
+            "ember.func.pytree.register_pytree_node). Hint: use tuples, lists or dicts in the "
+            "model's inputs and outputs to save it") from None
+
+
+def _classes(spec: Any) -> str:
+    """The names of the classes other than tuples, lists and dicts in a pytree spec."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if node.kind is not None and not issubclass(node.kind, (tuple, list, dict)):
+            found.add(node.kind.__name__)
+        for child in node.children:
+            walk(child)
+
+    walk(spec)
+    return ", ".join(sorted(found))
 
 
 # -- reading ------------------------------------------------------------------------------
