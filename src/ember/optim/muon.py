@@ -39,8 +39,8 @@ class Muon(ElementwiseOptimizer):
         >>> for _ in range(3):
         ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
         >>> w
-        tensor([[ 0.7567, -1.8246],
-                [ 0.3499,  2.7218]], requires_grad=True)
+        tensor([[ 0.7571, -1.8244],
+                [ 0.3499,  2.7214]], requires_grad=True)
     """
 
     decoupled_weight_decay = True
