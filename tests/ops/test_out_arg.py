@@ -516,3 +516,15 @@ def test_every_out_form_takes_its_ops_parameters_as_the_op_does(ns):
         assert code.co_kwonlyargcount == 1 + aliases + sum(p.kind is p.KEYWORD_ONLY
                                                            for p in params), name
 
+
+
+def test_ops_of_one_signature_share_their_forms_code_and_each_names_its_own_op():
+    from ember.ops import forwarding
+
+    add, sub = ember.add.__code__, ember.sub.__code__  # (one source: compiled once at import)
+    assert add.co_code == sub.co_code and len(forwarding._CODE) < 300
+    assert add.co_filename.endswith("<out= form of add>")
+    assert sub.co_filename.endswith("<out= form of sub>")
+    with pytest.raises(TypeError, match="sum\\(\\): got dim and axis") as info:
+        ember.sum(ember.ones(2), 0, axis=0)
+    assert any(str(entry.path).endswith("<out= form of sum>") for entry in info.traceback)
