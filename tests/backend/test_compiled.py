@@ -179,6 +179,20 @@ def test_a_call_no_signature_declares_exactly_compiles_those_of_its_dtypes():
     assert len(group.signatures) == 2
 
 
+def test_a_later_call_finds_its_group_by_the_fingerprint_of_all_its_arguments():
+    def scaled(a, k):
+        return a.sum() * k
+
+    kernel = _plain_kernel(scaled, ["float64(float64[::1], float64)",
+                                    "float64(float64[:], float64)"])
+    x = np.ones(4)
+    assert kernel(x, 2.0) == 8.0 and kernel(x, 3) == 12.0  # (a float, then an int: one group)
+    (group,) = kernel.groups.values()
+    assert len(kernel.calls) == 2 and set(kernel.calls.values()) == {group}
+    assert kernel(x[::2], 1.0) == 2.0 and len(kernel.groups) == 2  # (strided: a group of its own)
+    assert kernel(x, 1.0) == 4.0 and kernel.calls[compiled._fingerprint((x, 1.0))] is group
+
+
 def test_a_kernel_compiles_where_numba_finds_no_folder_for_its_cache(monkeypatch):
     caching = pytest.importorskip("numba.core.caching")
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (numba < 0.59: private)
