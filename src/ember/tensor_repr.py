@@ -143,14 +143,16 @@ def _nested_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter,
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
-def add_suffixes(text: str, suffixes: list[str], indent: int, width: int | None = None) -> str:
+def add_suffixes(text: str, suffixes: list[str], indent: int, width: int | None = None,
+                 newline: bool = False) -> str:
     """Appends ``, dtype=...`` and the like, each on a new line where it would pass the line
-    width (``linewidth`` unless ``width``), as torch's ``_add_suffixes``."""
+    width (``linewidth`` unless ``width``), the first one on a new line with ``newline``, as
+    torch's ``_add_suffixes``."""
     width = OPTIONS["linewidth"] if width is None else width
     parts = [text]
     last = len(text) - text.rfind("\n") + 1
-    for suffix in suffixes:
-        if last + len(suffix) + 2 > width:
+    for i, suffix in enumerate(suffixes):
+        if (newline and not i) or last + len(suffix) + 2 > width:
             parts.append(",\n" + " " * indent + suffix)
             last = indent + len(suffix)
         else:
@@ -186,9 +188,10 @@ def _prefix(cls: type) -> str:
 def tensor_repr(t: Any, part: bool = False, width: int | None = None) -> str:
     """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements, rows
     wrapped at ``width`` columns, default ``linewidth``); as a sparse tensor's ``part``, as
-    PyTorch prints those: no dtype, and the size of an empty one always."""
+    PyTorch prints those: no dtype or device (the sparse tensor names them), and the size of
+    an empty one always."""
     dt, prefix = t.dtype, _prefix(type(t))
-    suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
+    suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" and not part else []
     if t.device.is_meta:  # (no values to show: PyTorch's "...", and the size)
         data = None
         body = "..."

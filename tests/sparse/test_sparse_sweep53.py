@@ -57,3 +57,26 @@ def test_zero_dim_dense_operand_on_cpu_is_still_a_number():
     # a 0-d tensor is a scalar operand (as in PyTorch): no device check for it
     out = ember.eye(2).to_sparse() * ember.tensor(3.0)
     assert out.to_dense().tolist() == [[3.0, 0.0], [0.0, 3.0]]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_repr_of_a_sparse_tensor_off_the_cpu_names_its_device_once(layout, dtype):
+    # PyTorch prints device='...' once, among the suffixes (before size), and the parts without
+    # it; on meta no nnz. Ember printed device='meta' inside each part, and nnz=2.
+    import torch
+    texts = []
+    for lib in (torch, ember):
+        index, values = lib.tensor([[0, 1], [1, 0]]), lib.tensor([1.0, 2.0],
+                                                                 dtype=getattr(lib, dtype))
+        s = lib.sparse_coo_tensor(index, values, (2, 2))
+        if layout == "csr":
+            s = s.to_sparse_csr()
+            s = lib.sparse_csr_tensor(s.crow_indices().to("meta"), s.col_indices().to("meta"),
+                                      s.values().to("meta"), (2, 2)) if lib is torch else \
+                s.to("meta")
+        else:
+            s = lib.sparse_coo_tensor(index.to("meta"), values.to("meta"), (2, 2)) \
+                if lib is torch else s.to("meta")
+        texts.append(repr(s))
+    assert texts[1] == texts[0].replace("torch.", "ember.")

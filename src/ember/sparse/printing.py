@@ -1,6 +1,6 @@
 """``repr`` of a sparse tensor, laid out as PyTorch's: each part's dense repr indented under
-its name, then the size, nnz and layout, within the print options' line width (80 columns by
-default, as PyTorch's and Ember's dense tensors)."""
+its name, then the device (off the CPU), size, nnz and layout, within the print options' line
+width (80 columns by default, as PyTorch's and Ember's dense tensors)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,10 @@ def sparse_repr(s: SparseTensor) -> str:
     lines = [_part(("tensor(" if i == 0 else pad) + f"{name}=", index)
              for i, (name, index) in enumerate(zip(_PARTS[s.layout.name], s._index))]
     lines.append(_part(pad + "values=", s._vals))
-    tail = [f"size={tuple(s.shape)}", f"nnz={s._nnz()}"]
+    tail = [f"device='{s.device}'"] if s.device.type != "cpu" else []
+    tail.append(f"size={tuple(s.shape)}")
+    if not s.device.is_meta:  # (PyTorch leaves nnz out on meta)
+        tail.append(f"nnz={s._nnz()}")
     if not has_default_dtype(s.dtype):
         tail.append(f"dtype=ember.{s.dtype.name}")
     tail.append(f"layout={s.layout!r}")
@@ -39,7 +42,5 @@ def sparse_repr(s: SparseTensor) -> str:
         tail.append("requires_grad=True")
     elif s._vals._node is not None:
         tail.append(f"grad_fn=<{s._vals._node.name()}>")
-    text = ",\n".join(lines)
-    if s.layout is sparse_coo:  # (the size of a COO tensor on a line of its own)
-        text += ",\n" + pad + tail.pop(0)
-    return add_suffixes(text, tail, len(pad))
+    # (the suffixes of a COO tensor start on a line of their own)
+    return add_suffixes(",\n".join(lines), tail, len(pad), newline=s.layout is sparse_coo)
