@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import inspect
 import math
@@ -146,6 +147,13 @@ class Tracer:
         if isinstance(a, Module):
             raise TypeError(f"symbolic tracing: a module ({type(a).__name__}) cannot be an "
                             f"argument of a recorded call")
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):  # (rebuilt, as torch.fx)
+            return self.create_node("call_function", type(a), (), {
+                f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)})
+        if any(isinstance(v, Proxy) for v in getattr(a, "__dict__", {}).values()):
+            raise TypeError(f"symbolic tracing: a {type(a).__name__} holding traced values "
+                            "cannot be an argument or output of the graph. Hint: make the "
+                            "class a dataclass (a node rebuilds it), or pass its tensors")
         return a
 
     def _tensor_attr(self, t: Tensor) -> Proxy:
