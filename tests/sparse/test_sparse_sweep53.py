@@ -80,3 +80,19 @@ def test_repr_of_a_sparse_tensor_off_the_cpu_names_its_device_once(layout, dtype
                 if lib is torch else s.to("meta")
         texts.append(repr(s))
     assert texts[1] == texts[0].replace("torch.", "ember.")
+
+
+def test_gradient_of_a_dense_tensor_made_sparse_reaches_its_nonzeros():
+    # docs/sparse.md (Gradients): as torch's after torch.sparse.sum; torch's x.grad after
+    # S.sum() or S @ D holds every element's gradient instead (a documented difference)
+    import torch
+    a = [[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]]
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        lib.sparse.sum(x.to_sparse()).backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
+    x = ember.tensor(a, dtype=ember.float64, requires_grad=True)
+    (x.to_sparse_csr() @ ember.ones(3, 2, dtype=ember.float64)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 2.0, 0.0], [2.0, 0.0, 2.0]]
