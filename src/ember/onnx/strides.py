@@ -19,9 +19,10 @@ MAX_SPREAD = 256  # (the largest move of an axis past its steps: T = 20 + 12 + 2
 
 def stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, int]:
     """Each dynamic axis name's spread: the largest product of the steps of the strided
-    slices, convolutions and pools nested along it (at most :data:`MAX_SPREAD`). Moved that
-    far, every ``ceil(T / step)`` size they make changes, which the nearer traces may all
-    share (``x[:, ::16]`` has 2 rows at every T from 17 to 32). Each cut is followed back
+    slices, convolutions and pools nested along it, or of a crop's bound (:func:`crops`), at
+    most :data:`MAX_SPREAD`. Moved that far, every ``ceil(T / step)`` size they make changes,
+    which the nearer traces may all share (``x[:, ::16]`` has 2 rows at every T from 17 to
+    32), and so does a crop's bound rounded from T. Each cut is followed back
     through the ops that keep its axis (elementwise ops, permutes, slices, other cuts) to the
     input axis it cuts, through a reshape to the axes it merges or splits (an nn.Linear on
     (B, T, C)); one that cannot be followed (an embedding's new axis) widens every dynamic
@@ -31,7 +32,10 @@ def stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, i
     spreads: dict[str, int] = {}
     inputs = set(graph.inputs)
     for eqn in graph.eqns:
+        moves = crops(eqn)
         for axis, step in strides(eqn).items():
+            moves[axis] = max(moves.get(axis, 1), step)
+        for axis, step in moves.items():
             todo = [(eqn.inputs[0], axis, step)]
             while todo:
                 var, at, product = todo.pop()
@@ -83,6 +87,27 @@ def strides(eqn: Any) -> dict[int | None, int]:
         return {}
     first = len(eqn.inputs[0].shape) - len(stride)  # (the spatial axes come last)
     return {first + i: s for i, s in enumerate(stride) if isinstance(s, int) and s > 1}
+
+
+def crops(eqn: Any) -> dict[int | None, int]:
+    """``{input axis: bound}`` of the slices of step 1 that ``eqn`` cuts its first input with
+    short of an end, or to a given stop (``x[:, :32]``, ``x[:, 8:]``): the larger bound of
+    the two. Moved that
+    far, a bound rounded to a multiple (``x[:, :T // 16 * 16]``, which is 32 at every T
+    from 32 to 47) moves too (the multiple is at most the bound), where a fixed crop stays."""
+    if eqn.prim.name != "slice":
+        return {}
+    read = [e for e in eqn.params["index"] if e is not None]  # (one per input axis)
+    found = {}
+    for a, e in enumerate(read):
+        if type(e) is not tuple or e[2] not in (None, 1) or a >= len(eqn.inputs[0].shape):
+            continue
+        size = eqn.inputs[0].shape[a]
+        start, stop, _ = slice(*e).indices(size)
+        bound = max(stop if stop < size or e[1] is not None else 0, start)
+        if bound > 1:
+            found[a] = bound
+    return found
 
 
 def source_axis(eqn: Any, out: Var, axis: int) -> tuple[Var, int | None]:
@@ -143,9 +168,11 @@ def refuse_hidden_counts(ctx: Context, graph: Graph) -> None:
 
 def rounded_stops(ctx: Context, graph: Graph) -> list[tuple[Any, str]]:
     """Each slice whose fixed stop is the size of the dynamic dimension it cuts at the
-    traced size but not at the others: a size rounded down to a multiple
-    (``x[:, :T // 16 * 16]`` traced at T = 32) looks so, its stop fixed in every trace that
-    moves T by less than the multiple (exported, T = 48 would keep 32 rows)."""
+    traced size but not at the others, none of which reaches twice the stop: a size rounded
+    down to a multiple (``x[:, :T // 16 * 16]`` traced at T = 32) looks so, its stop fixed in
+    every trace that moves T by less than the multiple (exported, T = 48 would keep 32 rows).
+    The multiple is at most the stop, so a trace at twice the stop shows it move; where one
+    did and the stop stayed, it is a fixed crop (``x[:, :32]``), exported as such."""
     found = []
     for eqn in graph.eqns:
         if eqn.prim.name != "slice" or id(eqn) in ctx.twin_eqns:
@@ -156,7 +183,8 @@ def rounded_stops(ctx: Context, graph: Graph) -> list[tuple[Any, str]]:
             if type(e) is not tuple or not isinstance(e[1], int) or (e[2] or 1) < 0:
                 continue
             cut = ctx.sizes(src, d)
-            if e[1] == cut[0] and any(n > e[1] for n in cut[1:]):
+            if e[1] == cut[0] and any(n > e[1] for n in cut[1:]) and \
+                    all(n < 2 * e[1] for n in cut[1:]):
                 found.append((eqn, f"its stop {e[1]} is the size of the dimension {d} it cuts "
                                    f"at the traced size but not at the others {cut[1:]} "
                                    f"(traced: {_traced(ctx, graph, len(cut))}): a size rounded "
