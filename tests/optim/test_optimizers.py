@@ -234,6 +234,39 @@ def test_repr():
     assert text.startswith("SGD (\nParameter Group 0\n") and "    lr: 0.1\n" in text
 
 
+def test_repr_of_groups_is_torchs():
+    """torch ends each group with its own newline: a blank line between groups."""
+    texts = [repr(lib.optim.Adam([{"params": [lib.zeros(1, requires_grad=True)]},
+                                  {"params": [lib.zeros(1, requires_grad=True)], "lr": 0.5}],
+                                 lr=0.1)) for lib in (ember, torch)]
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_a_tensor_lr_with_foreach_is_refused_as_torch(name):
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="lr as a Tensor is not supported for capturable"):
+            getattr(lib.optim, name)([lib.zeros(1, requires_grad=True)], lr=lib.tensor(0.1),
+                                     foreach=True)
+        getattr(lib.optim, name)([lib.zeros(1, requires_grad=True)], lr=lib.tensor(0.1),
+                                 foreach=True, capturable=True)
+
+@pytest.mark.parametrize(("groups", "match"), [
+    (lambda lib, p, q: [{"params": [("a", p)]}, {"params": [q]}], "cannot add param group without"),
+    (lambda lib, p, q: [{"params": [p]}, {"params": [("b", q)]}], "cannot add param group with "),
+    (lambda lib, p, q: [("a", p), q], "Some param names are missing"),
+    (lambda lib, p, q: [p, ("b", q)], "Some param names are missing"),
+])
+def test_named_and_unnamed_parameters_do_not_mix_as_torch(groups, match):
+    for lib in (torch, ember):
+        p, q = lib.zeros(1, requires_grad=True), lib.zeros(1, requires_grad=True)
+        with pytest.raises(ValueError, match=match):
+            lib.optim.SGD(groups(lib, p, q), lr=0.1)
+    opt = ember.optim.SGD([("a", p)], lr=0.1)
+    with pytest.raises(ValueError, match="cannot add param group without names"):
+        opt.add_param_group({"params": [q]})
+
+
 @pytest.mark.parametrize(("call", "error", "match"), [
     (lambda p: ember.optim.SGD(p[0], lr=0.1), TypeError, "iterable of Tensors or dicts"),
     (lambda p: ember.optim.SGD([], lr=0.1), ValueError, "empty parameter list"),

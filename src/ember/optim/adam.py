@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
@@ -49,6 +50,10 @@ class Adam(ElementwiseOptimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ArgumentError("lr as a Tensor is not supported for capturable=False and "
+                                "foreach=True (as in PyTorch); leave foreach=None or give "
+                                "capturable=True")
         check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize,

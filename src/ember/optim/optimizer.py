@@ -169,7 +169,12 @@ class Optimizer:
                             "use a list instead")
         else:
             params = list(params)
-        if params and isinstance(params[0], tuple):
+        named = [isinstance(p, tuple) for p in params]
+        if any(named):
+            if not all(named):
+                raise ArgumentError("all optimizer params should be with/without names. Some "
+                                    "param names are missing; give every parameter as a "
+                                    "(name, tensor) pair, or none")
             group["param_names"] = [name for name, _ in params]
             params = [p for _, p in params]
         for p in params:
@@ -188,6 +193,11 @@ class Optimizer:
         if len({id(p) for p in params}) != len(params):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; "
                           "in future, this will cause an error", stacklevel=3)
+        if any(("param_names" in g) != ("param_names" in group) for g in self.param_groups):
+            raise ArgumentError("all optimizer param groups should be with/without names. cannot "
+                                "add param group "
+                                f"{'with' if 'param_names' in group else 'without'} names to the "
+                                "optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ArgumentError("some parameters appear in more than one parameter group")
@@ -459,11 +469,10 @@ class Optimizer:
                 group.setdefault(key, value)
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
-        for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
-        return "\n".join(lines) + "\n)"
+        groups = ["".join([f"\nParameter Group {i}\n"] +
+                          [f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params"])
+                  for i, group in enumerate(self.param_groups)]
+        return f"{type(self).__name__} (" + "".join(groups) + ")"
 
 
 class _OptimizerTrace(threading.local):
