@@ -281,3 +281,22 @@ def test_regions_that_overlap_without_nesting_as_torch():
             children = sum(c.cpu_time_total for c in e.cpu_children)
             assert e.self_cpu_time_total == pytest.approx(e.cpu_time_total - children,
                                                           abs=1e-2), (lib, e.name)
+
+
+def test_event_id_time_range_and_annotation_flags_as_torch():
+    # FunctionEvent.id (distinct), .time_range (start/end in us, elapsed_us()),
+    # .is_user_annotation (record_function regions and steps), .is_async
+    found = {}
+    for lib in (ember, torch):
+        with lib.profiler.profile() as prof:
+            with lib.profiler.record_function("region"):
+                lib.ones(3).exp()
+        events = prof.events()
+        assert len({e.id for e in events}) == len(events)
+        region = next(e for e in events if e.name == "region")
+        op = next(e for e in events if e.name.endswith("exp"))
+        assert region.time_range.elapsed_us() == pytest.approx(region.cpu_time_total)
+        assert region.time_range.start <= op.time_range.start <= op.time_range.end \
+            <= region.time_range.end
+        found[lib.__name__] = (region.is_user_annotation, op.is_user_annotation, op.is_async)
+    assert found["ember"] == found["torch"] == (True, False, False)

@@ -3,8 +3,9 @@ events are summed by name (:meth:`EventList.key_averages`) and printed as PyTorc
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError
 
@@ -36,6 +37,19 @@ class _DeviceFields:
     self_device_time_total_str = property(lambda self: _fmt_time(self.self_device_time_total))
 
 
+class Interval(NamedTuple):
+    """An event's start and end in microseconds (PyTorch's ``time_range``)."""
+
+    start: float
+    end: float
+
+    def elapsed_us(self) -> float:
+        return self.end - self.start
+
+
+_IDS = itertools.count()
+
+
 class Event(_DeviceFields):
     """One timed interval: an op (``kind`` "op"), a backward rule ("backward") or a
     :func:`~ember.profiler.record_function` region ("user"). ``start``/``end`` are clock
@@ -44,7 +58,7 @@ class Event(_DeviceFields):
     ``ProfilerStep#N``), as PyTorch's ``FunctionEvent``."""
 
     __slots__ = ("name", "trace_name", "kind", "start", "end", "thread", "parent", "cpu_parent",
-                 "cpu_children", "specs", "flops", "mem", "child_time", "child_mem")
+                 "cpu_children", "specs", "flops", "mem", "child_time", "child_mem", "id")
 
     def __init__(self, name: str, kind: str, start: int, thread: int, parent: int) -> None:
         self.trace_name, self.kind, self.start, self.end = name, kind, start, start
@@ -57,9 +71,14 @@ class Event(_DeviceFields):
         self.mem = 0  # net bytes of tensor memory allocated while it ran (children included)
         self.child_time = 0
         self.child_mem = 0
+        self.id = next(_IDS)  # (distinct among the process's events, as PyTorch's)
 
     key = property(lambda self: self.name)
     count = 1
+    is_async = False
+    #: a :func:`~ember.profiler.record_function` region (a step's too), not an op
+    is_user_annotation = property(lambda self: self.kind == "user")
+    time_range = property(lambda self: Interval(self.start / 1e3, self.end / 1e3))
 
     @property
     def cpu_time_total(self) -> float:
