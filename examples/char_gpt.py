@@ -66,6 +66,11 @@ def main() -> None:
     data = stdlib_text(args.data_bytes)
     split = int(0.95 * len(data))
     train, val = data[:split], data[split:]
+    if len(val) < args.block_size + 2:
+        parser.error(f"--data-bytes {args.data_bytes} gives a validation slice (the last 5 %) "
+                     f"of {len(val)} bytes, too short for a window of --block-size "
+                     f"{args.block_size}: give --data-bytes {20 * (args.block_size + 2) + 20} "
+                     f"or more")
     model = gpt(vocab_size=256, block_size=args.block_size, n_layer=args.layers, n_head=4,
                 d_model=args.d_model)
     optimizer = ember.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)

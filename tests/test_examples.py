@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -35,3 +37,11 @@ def test_amp_memory_attention_names_all_heads_score_matrices(capsys, monkeypatch
     load_example("amp_memory").run_attention(128)   # (it sets MEMORY_EFFICIENT_MIN = 0)
     # 4 heads x 128 x 128 float32 = 0.25 MiB: the figure covers every head, not one
     assert "the 4 heads' T×T score matrices alone are 0.2 MiB" in capsys.readouterr().out
+
+
+def test_char_gpt_too_little_data_is_refused_by_name(monkeypatch, capsys):
+    char_gpt = load_example("char_gpt")
+    monkeypatch.setattr(sys, "argv", ["char_gpt.py", "--data-bytes", "100", "--steps", "1"])
+    with pytest.raises(SystemExit):  # was NumPy's "ValueError: high <= 0" from the batch draw
+        char_gpt.main()
+    assert "--data-bytes 100 gives a validation slice" in capsys.readouterr().err
