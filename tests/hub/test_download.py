@@ -272,3 +272,14 @@ def test_a_damaged_member_of_a_one_file_zip_raises_a_checkpoint_error(tmp_path):
         ember.hub.load_state_dict_from_url(archive.as_uri(), model_dir=str(tmp_path / "c"),
                                            progress=False)
     assert os.listdir(tmp_path / "c") == ["w.zip"]  # (nothing half-extracted beside it)
+
+
+def test_import_ember_leaves_urllib_request_to_the_first_download():
+    import subprocess
+    import sys
+
+    code = ("import sys, ember; print(sorted(m for m in ('urllib.request', 'http.client') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.split() == ["[]"]

@@ -15,7 +15,6 @@ import sys
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 import uuid
 import zipfile
 from typing import Any, BinaryIO
@@ -77,6 +76,8 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
         >>> ember.hub.download_url_to_file("https://example.invalid/w.safetensors",
         ...                                "/tmp/w.safetensors")  # doctest: +SKIP
     """
+    import urllib.request  # (here: urllib.request and http.client are ~30 ms of import ember)
+
     dst = os.path.expanduser(os.fspath(dst))
     request = urllib.request.Request(url, headers={"User-Agent": "ember.hub"})
     with urllib.request.urlopen(request) as response:
