@@ -8,6 +8,7 @@ zero.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ember import dtypes, return_types
@@ -54,7 +55,9 @@ def _tolerances(A: Tensor, atol: Tolerance, rtol: Tolerance,  # noqa: N803
     if rtol is not None:
         r = as_float64("rtol", rtol)
     else:
-        r = (a <= 0).to(dtypes.float64) * (float(np.finfo(A.dtype.np).eps) * max(A.shape[-2:]))
+        # (ml_dtypes' finfo: NumPy's knows bfloat16 (autocast's) only from ml_dtypes 0.7 on)
+        eps = float(ml_dtypes.finfo(A.dtype.np).eps)
+        r = (a <= 0).to(dtypes.float64) * (eps * max(A.shape[-2:]))
     batch = tuple(A.shape[:-2])
     if not A.numel():
         return (zeros(batch, dtype=dtypes.float64, device=A.device),) * 2
