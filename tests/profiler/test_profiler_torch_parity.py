@@ -300,3 +300,12 @@ def test_event_id_time_range_and_annotation_flags_as_torch():
             <= region.time_range.end
         found[lib.__name__] = (region.is_user_annotation, op.is_user_annotation, op.is_async)
     assert found["ember"] == found["torch"] == (True, False, False)
+
+
+def test_export_stacks_says_ember_records_no_stacks():
+    # torch: prof.export_stacks(path) (with_stack=True); Ember records no Python stacks, so
+    # the call is refused with that reason (it was an AttributeError)
+    with ember.profiler.profile(with_stack=True) as prof:
+        ember.ones(3).exp()
+    with pytest.raises(NotImplementedError, match="no Python stacks.*export_chrome_trace"):
+        prof.export_stacks("stacks.txt")

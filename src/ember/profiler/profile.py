@@ -295,6 +295,16 @@ class profile:
         with opener(path, "wt") as f:
             json.dump(self.chrome_trace(), f)
 
+    def export_stacks(self, path: str | os.PathLike,
+                      metric: str = "self_cpu_time_total") -> None:
+        """PyTorch's flame-graph export of the Python stacks ``with_stack`` records: refused,
+        as Ember records none (``with_stack`` is accepted and changes nothing)."""
+        raise NotImplementedError(
+            "export_stacks: Ember's profiler records no Python stacks (with_stack is accepted "
+            "for PyTorch's signature and changes nothing). Hint: export_chrome_trace(path) "
+            "shows each op in its record_function regions, and key_averages().table() where "
+            "the time goes")
+
     def add_metadata(self, key: str, value: str) -> None:
         """Adds ``key: value`` (strings) to the top level of the trace being recorded. As in
         PyTorch, it belongs to that trace: a new cycle of the schedule starts without it, and
