@@ -88,6 +88,9 @@ def main() -> None:
     params = init_params(args.hidden)
     velocity = [ember.zeros_like(p) for p in params]
     steps = len(x_train) // args.batch_size
+    if steps == 0:
+        parser.error(f"--batch-size {args.batch_size} is more than the {len(x_train)} training "
+                     f"images (partial batches are dropped)")
     print(f"Fashion-MNIST: {len(x_train)} training images, {len(x_test)} test images")
     for epoch in range(1, args.epochs + 1):
         order = ember.randperm(len(x_train))
@@ -106,7 +109,7 @@ def main() -> None:
             if step % 20 == 0 or step == steps - 1:
                 rate = (step + 1) * args.batch_size / (time.perf_counter() - start)
                 progress(step + 1, steps, running, rate)
-        print(f"\nepoch {epoch}: train loss {running:.4f}, "
+        print(f"\nepoch {epoch}: train loss {running:.4f} (running mean), "
               f"test accuracy {accuracy(params, x_test, y_test):.2%}")
 
 

@@ -45,3 +45,17 @@ def test_char_gpt_too_little_data_is_refused_by_name(monkeypatch, capsys):
     with pytest.raises(SystemExit):  # was NumPy's "ValueError: high <= 0" from the batch draw
         char_gpt.main()
     assert "--data-bytes 100 gives a validation slice" in capsys.readouterr().err
+
+
+def test_mlp_example_batch_larger_than_the_data_is_refused(monkeypatch, capsys):
+    import ember
+    mlp = load_example("fashion_mnist_mlp")
+    tiny = (ember.zeros(8, 784), ember.zeros(8, dtype=ember.int64))
+    monkeypatch.setattr(mlp, "load", lambda split: tiny)
+    monkeypatch.setattr(sys, "argv", ["mlp.py", "--batch-size", "16", "--hidden", "4"])
+    with pytest.raises(SystemExit):  # was "epoch 1: train loss 0.0000" after no step at all
+        mlp.main()
+    assert "--batch-size 16 is more than the 8 training images" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["mlp.py", "--batch-size", "4", "--epochs", "1"])
+    mlp.main()
+    assert "train loss" in (out := capsys.readouterr().out) and "(running mean)" in out
