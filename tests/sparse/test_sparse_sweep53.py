@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import ember
-from ember.errors import ArgumentTypeError, DeviceError
+from ember.errors import ArgumentError, ArgumentTypeError, DeviceError
 
 warnings.filterwarnings("ignore", message="Sparse")
 
@@ -96,3 +96,47 @@ def test_gradient_of_a_dense_tensor_made_sparse_reaches_its_nonzeros():
     x = ember.tensor(a, dtype=ember.float64, requires_grad=True)
     (x.to_sparse_csr() @ ember.ones(3, 2, dtype=ember.float64)).sum().backward()
     assert x.grad.tolist() == [[0.0, 2.0, 0.0], [2.0, 0.0, 2.0]]
+
+
+_NORM_INDEX, _NORM_VALUES = [[0, 1, 1, 0], [1, 0, 0, 1]], [3.0, -4.0, 1.0, 2.0]  # uncoalesced
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), {}), ((1,), {}), ((float("inf"),), {}), ((float("-inf"),), {}), ((0,), {}),
+    ((-1,), {}), ((3,), {}), ((0.5,), {}), ((None,), {}), (("fro",), {}),
+    ((2,), {"dim": (0, 1)}), ((2,), {"dim": (-1, -2)}),
+])
+@pytest.mark.parametrize("form", ["method", "function"])
+def test_norm_of_a_coo_tensor_matches_torch(args, kwargs, form):
+    # was SparseUnsupported ("norm: not supported for ember.sparse_coo tensors"); torch's
+    # S.norm() is the vector norm of the coalesced values, over all dimensions
+    import torch
+    out = []
+    for lib in (torch, ember):
+        s = lib.sparse_coo_tensor(lib.tensor(_NORM_INDEX),
+                                  lib.tensor(_NORM_VALUES, dtype=lib.float64), (2, 2))
+        out.append((s.norm(*args, **kwargs) if form == "method"
+                    else lib.norm(s, *args, **kwargs)).item())
+    assert out[1] == pytest.approx(out[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"dim": 1}, "only supports full reductions"),
+    ({"keepdim": True, "dim": (0, 1)}, "does not support keepdim=True"),
+    ({"dtype": ember.float64}, "does not support .*'dtype'"),
+    ({"p": "nuc"}, "nuc"),
+])
+def test_norm_of_a_coo_tensor_refuses_what_torch_refuses(kwargs, match):
+    s = ember.sparse_coo_tensor(_NORM_INDEX, _NORM_VALUES, (2, 2))
+    with pytest.raises(ArgumentError, match=rf"^norm: .*{match}"):
+        s.norm(**kwargs)
+
+
+def test_norm_of_a_sparse_tensor_has_a_gradient():
+    # torch 2.13 has no backward for it (masked_fill_ on SparseCPU); Ember's is checked here
+    check = ember.sparse.as_sparse_gradcheck(ember.autograd.gradcheck)
+    s = ember.sparse_coo_tensor(_NORM_INDEX, _NORM_VALUES, (2, 2), dtype=ember.float64)
+    for p in (2, 1, 3, float("inf")):
+        assert check(lambda x, p=p: x.norm(p), s.requires_grad_(True), masked=True)
+    csr = ember.tensor([[0.0, 3.0], [-4.0, 1.0]], dtype=ember.float64).to_sparse_csr()
+    assert csr.norm().item() == pytest.approx(26 ** 0.5)

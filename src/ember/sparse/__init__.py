@@ -41,7 +41,17 @@ from ember.sparse.elementwise import add
 from ember.sparse.gradcheck import as_sparse_gradcheck
 from ember.sparse.inplace import copy_, in_place
 from ember.sparse.invariants import check_sparse_tensor_invariants
-from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum, with_values
+from ember.sparse.ops import (
+    addmm,
+    log_softmax,
+    matmul,
+    mm,
+    norm,
+    softmax,
+    sparse_mask,
+    sum,
+    with_values,
+)
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
@@ -210,6 +220,7 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 
 
 SparseTensor.mv = _mv
+SparseTensor.norm = norm
 
 
 def _sum_method(self: SparseTensor, dim: Any = None, keepdim: bool = False,

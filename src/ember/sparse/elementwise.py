@@ -36,7 +36,7 @@ from ember.sparse.convert import (
     to_coo,
     to_dense,
 )
-from ember.sparse.ops import matmul, one_device, sparse_mask, with_values
+from ember.sparse.ops import matmul, norm, one_device, sparse_mask, with_values
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
@@ -281,7 +281,8 @@ _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mu
 #: the one-tensor ops (their public functions are wrappers: found by name), and ``pow``
 #: (``ember.square`` hands over as ``pow(s, 2)``)
 _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select": index_select,
-            "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select}  # (ember.select)
+            "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select,  # (ember.select)
+            "norm": norm}
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:

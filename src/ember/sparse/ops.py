@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
 from ember.ops.linalg_scaled import scaled_sum
+from ember.ops.norms import vector_norm
 from ember.ops.unary import exp, log
 from ember.sparse.convert import (
     coalesce,
@@ -29,7 +30,7 @@ from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["addmm", "log_softmax", "mm", "one_device", "softmax", "sparse_mask", "sum",
+__all__ = ["addmm", "log_softmax", "mm", "norm", "one_device", "softmax", "sparse_mask", "sum",
            "transpose", "with_values"]
 
 
@@ -148,6 +149,32 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
     index = coo_index(s)[keep]
     size = tuple(n for d, n in enumerate(s._size) if d not in dims)
     return coalesce(SparseTensor(sparse_coo, size, (from_numpy(index),), values, False))
+
+
+def norm(input: SparseTensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """``S.norm(p)``: the ``p``-norm of the specified elements (a COO tensor coalesced first),
+    over all dimensions, as PyTorch's (which takes no ``dim`` but all of them, no ``keepdim``
+    and no ``dtype``); differentiable in the values.
+
+    Example:
+        >>> ember.tensor([[0.0, 3.0], [-4.0, 0.0]]).to_sparse().norm()
+        tensor(5.)
+    """
+    s = _sparse("norm", input)
+    if dim is not None and sorted(normalize_dims(dim, s.ndim, "norm")) != list(range(s.ndim)):
+        raise ArgumentError(f"norm: a sparse tensor's norm only supports full reductions (as "
+                            f"PyTorch's), so dim must be None or all of {tuple(range(s.ndim))}, "
+                            f"got {dim!r}. Hint: s.to_dense().norm(p, dim)")
+    if keepdim or dtype is not None:
+        raise ArgumentError("norm: a sparse tensor's norm does not support keepdim=True or a "
+                            "'dtype' argument (as PyTorch's). Hint: convert the values with "
+                            ".to(dtype) first")
+    if isinstance(p, str) and p != "fro":
+        raise ArgumentError(f"norm: p={p!r} is not supported for sparse tensors (only 'fro' "
+                            "and numbers). Hint: s.to_dense().norm(p)")
+    values = s._vals if s.layout is not sparse_coo else coalesce(s)._vals
+    return vector_norm(values, 2 if p in (None, "fro") else p)
 
 
 def _groups(s: SparseTensor, dim: int) -> tuple[Tensor, int]:
