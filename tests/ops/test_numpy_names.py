@@ -133,3 +133,19 @@ def test_aliases_trace_under_jit_and_vmap():
     x = ember.arange(6.0).reshape(2, 3)
     assert compiled(x).tolist() == [[6.0], [24.0]]
     assert ember.func.vmap(lambda r: r.softmax(axis=0))(x).shape == (2, 3)
+
+
+def test_a_function_whose_dim_is_behind_a_wrapper_still_takes_numpy_names():
+    import functools
+
+    from ember.ops.numpy_names import takes_numpy_names
+
+    def total(input, dim=None):
+        return input.sum(dim)
+
+    @functools.wraps(total)
+    def wrapped(*args, **kwargs):  # (no dim in its own code: its signature is total's)
+        return total(*args, **kwargs)
+
+    assert takes_numpy_names("total", total) and takes_numpy_names("total", wrapped)
+    assert not takes_numpy_names("flatten_all", lambda input, start=0: input)

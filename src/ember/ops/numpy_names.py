@@ -36,6 +36,11 @@ def takes_numpy_names(name: str, fn: Any) -> bool:
     if name.rpartition(".")[2].startswith("_") or name in WITHOUT \
             or not isinstance(fn, types.FunctionType):
         return False
+    code = fn.__code__
+    named = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    if not any(p in named for p in NUMPY_NAMES) and "__wrapped__" not in vars(fn) \
+            and "__signature__" not in vars(fn):
+        return False  # (read off its code: half the time of inspect.signature at import)
     try:
         parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):
