@@ -285,6 +285,43 @@ def test_warns_when_stepped_before_the_optimizer():
         sched.step()
 
 
+
+def step_order_warnings(lib, first_sched_before_step):
+    """How many step-order warnings: the optimizer stepped, then a scheduler made (after
+    another, or as the first), then the scheduler stepped before the next optimizer step."""
+    opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+    if first_sched_before_step:
+        lib.optim.lr_scheduler.ExponentialLR(opt, 0.9)
+    opt.step()
+    sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sched.step()
+    return sum("before `optimizer.step()`" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("first_sched_before_step", [False, True])
+def test_step_order_counts_optimizer_steps_since_the_first_scheduler_as_torch(
+        first_sched_before_step):
+    """torch counts the optimizer's steps from when a first scheduler wraps its step: one made
+    before any scheduler existed does not count, and the scheduler's first step warns."""
+    counts = [step_order_warnings(lib, first_sched_before_step) for lib in (torch, ember)]
+    assert counts[0] == counts[1] == (0 if first_sched_before_step else 1)
+
+
+def test_a_step_overridden_after_the_scheduler_is_made_warns_as_torch():
+    messages = []
+    for lib in (torch, ember):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2)
+        opt.step = lambda: None
+        opt.step()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sched.step()
+        messages.append([str(w.message)[:55] for w in caught])
+    assert messages[0] == messages[1] == ["Seems like `optimizer.step()` has been overridden after"]
+
 @pytest.mark.parametrize("key", ["step", "cosine", "warm-restarts", "one-cycle", "lambda"])
 def test_get_lr_outside_step_warns_as_torch(key):
     eo, to = make_opts()

@@ -75,6 +75,9 @@ class LRScheduler:
                                    "last_epoch=-1 for a fresh run")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        if "_scheduled_step" not in vars(optimizer):  # (the first scheduler: PyTorch wraps the
+            optimizer._opt_called = False          # optimizer's step then, and steps made
+        optimizer._scheduled_step = vars(optimizer).get("step")  # before do not count)
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -97,7 +100,14 @@ class LRScheduler:
         """Advances one epoch (or step) and sets each group's ``lr``."""
         if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
             return traced("scheduler_step", self, lambda: self.step(epoch), epoch)
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
+        if self._step_count == 1 and \
+                vars(self.optimizer).get("step") is not getattr(self.optimizer, "_scheduled_step",
+                                                                None):
+            warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate "
+                          "scheduler initialization. Please, make sure to call "
+                          "`optimizer.step()` before `lr_scheduler.step()`.", UserWarning,
+                          stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
             warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
                           "Call `optimizer.step()` before `lr_scheduler.step()`, otherwise the "
                           "first value of the learning rate schedule is skipped.",
