@@ -363,3 +363,16 @@ def test_the_traces_of_many_dynamic_dims_give_no_recompile_warning():
         with pytest.raises(ConstraintViolationError):
             ember.export.export(model, (ember.randn(2, 4, 9, 9, 9),), dynamic_shapes=(shapes,))
     assert not [w for w in caught if "has been compiled" in str(w.message)]
+
+
+@pytest.mark.parametrize("dynamic_shapes", [({3: Dim("n")}, None), {"x": {3: Dim("n")}}])
+def test_a_wrong_axis_is_named_by_its_argument(dynamic_shapes):
+    # the message's path was dynamic_shapes[0][0] (of the (args, kwargs) pair it walks)
+    class Model(ember.nn.Module):
+        def forward(self, x, y=None):
+            return x + 1
+
+    with pytest.raises(ember.errors.ArgumentError,
+                       match=r"dynamic_shapes\['x'\] names axis 3 of a tensor of shape \(3,\)"):
+        ember.export.export(Model(), (ember.ones(3), ember.ones(2)),
+                            dynamic_shapes=dynamic_shapes)

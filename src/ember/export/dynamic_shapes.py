@@ -253,7 +253,15 @@ def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[di
         raise TypeError("ember.export.export: dynamic_shapes is a dict (by argument name), a "
                         f"tuple, a ShapesCollection or None, got {type(dynamic_shapes).__name__}")
     out: list[dict] = []
-    _walk((tuple(args), dict(kwargs)), tree, "", out)
+    if tree is None:
+        _walk((tuple(args), dict(kwargs)), None, "", out)
+        return out
+    # (each argument's entry, named in errors as the user's dynamic_shapes[name] or [i])
+    names = list(bind_call(m, args, kwargs).arguments)[:len(args)] \
+        if isinstance(dynamic_shapes, dict) else range(len(args))
+    for label, value, spec in zip([*names, *kwargs], [*args, *kwargs.values()],
+                                  [*tree[0], *tree[1].values()]):
+        _walk(value, spec, f"[{label!r}]", out)
     return out
 
 
