@@ -21,6 +21,7 @@ from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
 from ember.jit.reached_values import held_tensors
+from ember.jit.sources import SCOPE
 from ember.jit.tracer import TraceError
 from ember.tensor import Tensor
 
@@ -73,7 +74,36 @@ def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
     compiled.fill_bytes = 0  # (a constant of one value follows a dynamic size as a broadcast)
     compiled.warn_retraces = False  # (it traces on purpose at several sizes)
     capture = Capture(compiled, who, state_writes, ember.get_rng_state())
-    return capture, retrace(capture, args, kwargs)
+    with module_scopes(model):
+        return capture, retrace(capture, args, kwargs)
+
+
+@contextmanager
+def module_scopes(model: Any) -> Iterator[None]:
+    """While it lasts, each op traced inside a submodule's call records that module's path in
+    ``model`` (``Source.scope``; ONNX names its nodes by it, as torch.onnx does)."""
+    names = {id(m): name for name, m in model.named_modules()} \
+        if isinstance(model, ember.nn.Module) else {}
+    outer: list[str] = [SCOPE.path]
+
+    def enter(module: Any, args: Any) -> None:
+        outer.append(SCOPE.path)
+        SCOPE.path = names.get(id(module), SCOPE.path)
+
+    def leave(module: Any, args: Any, output: Any) -> None:
+        SCOPE.path = outer.pop()
+
+    if not names:
+        yield
+        return
+    hooks = [ember.nn.register_module_forward_pre_hook(enter),
+             ember.nn.register_module_forward_hook(leave, always_call=True)]
+    try:
+        yield
+    finally:
+        for h in hooks:
+            h.remove()
+        SCOPE.path = outer[0]
 
 
 def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:

@@ -74,12 +74,15 @@ class Var:
 
 @dataclass(eq=False)
 class Source:
-    """Where an equation came from in the user's code (``what`` says e.g. "backward of")."""
+    """Where an equation came from in the user's code (``what`` says e.g. "backward of"), and
+    the path of the module whose call made it (``scope``: ``"encoder.0"``; set while
+    ``SCOPE.path`` is, as ONNX export does)."""
 
     file: str
     line: int
     text: str = ""
     what: str = ""
+    scope: str = ""
 
     def __str__(self) -> str:
         short = self.file.rsplit("/", 1)[-1]

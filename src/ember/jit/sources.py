@@ -7,6 +7,7 @@ import functools
 import linecache
 import os
 import sys
+import threading
 import warnings
 from typing import Any
 
@@ -14,6 +15,16 @@ from ember.errors import EmberError, OpError
 from ember.jit.ir import Source
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class _Scope(threading.local):
+    """The path of the module being called (``""``: the root or none), which each
+    :class:`Source` made records; kept by :func:`ember.export.capture.module_scopes`."""
+
+    path = ""
+
+
+SCOPE = _Scope()
 
 
 class TraceError(EmberError, RuntimeError):
@@ -42,7 +53,8 @@ def user_source(what: str = "") -> Source | None:
         path = frame.f_code.co_filename
         if not _is_ember_file(path):
             line = frame.f_lineno
-            return Source(path, line, linecache.getline(path, line).strip(), what)
+            return Source(path, line, linecache.getline(path, line).strip(), what,
+                          SCOPE.path)
         frame = frame.f_back
     return None
 

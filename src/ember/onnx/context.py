@@ -59,6 +59,7 @@ class Context:
         self.problems: list[str] = []
         self.eqn: Eqn | None = None  # the equation being converted
         self._count = 0
+        self.node_names: dict[str, int] = {}  # (how often each node name was given)
         self._dims: dict[tuple[str, int], str] = {}
         self.reserved: set[str] = set()  # the graph's input, output and weight names
         self.known: dict[tuple[int, ...], str | None] = {}  # sizes in the traces: a size
@@ -118,10 +119,19 @@ class Context:
         """Adds an ONNX node; returns its output name (a list when ``outputs`` > 1)."""
         names = [self.fresh(op.lower()) for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
-        made = helper.make_node(op, inputs, names, **attrs)
+        made = helper.make_node(op, inputs, names, name=self._node_name(op), **attrs)
         self.nodes.append(made)
         self.made.update(dict.fromkeys(names, made))
         return names[0] if outputs == 1 else names
+
+    def _node_name(self, op: str) -> str:
+        """``/encoder/0/Conv`` (``_2``, ... where repeated): the path of the module whose call
+        made the current equation, then the op, as torch.onnx names its nodes."""
+        source = None if self.eqn is None else self.eqn.source
+        scope = "" if source is None else source.scope
+        name = "/" + "".join(f"{part}/" for part in scope.split(".") if part) + op
+        count = self.node_names[name] = self.node_names.get(name, 0) + 1
+        return name if count == 1 else f"{name}_{count}"
 
     def reduce(self, op: str, x: str, axes: Any, keepdims: int) -> str:
         """A ``Reduce*`` node over ``axes``: given as an input, or as an attribute where the
@@ -147,7 +157,8 @@ class Context:
         where = f" at {eqn.source}" if eqn.source is not None else ""
         text = f" (`{eqn.source.text}`)" if eqn.source and eqn.source.text else ""
         labels = {ref.var: ref.label for ref in self.graph.state}
-        module = next((labels[v].rpartition(".")[0] for v in eqn.inputs if v in labels), "")
+        module = (eqn.source.scope if eqn.source else "") or \
+            next((labels[v].rpartition(".")[0] for v in eqn.inputs if v in labels), "")
         return f"{eqn.prim.name}{where}{text}{f' (in {module})' if module else ''}"
 
     # -- dynamic axes ----------------------------------------------------------------------
