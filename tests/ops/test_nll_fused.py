@@ -142,20 +142,24 @@ def test_batched_gradients_of_an_eager_loss_as_torch(reduction, smoothing):
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_every_target_kept_gives_the_masked_computation_s_bits(reduction, smoothing, dtype):
-    """An (N, C) loss whose targets are all kept with weight 1 skips the mask and the weights
-    (ember.ops.nll._targets): the same bits, in values and first and second derivatives, as
-    the masked computation, which an ignore_index among the classes but no target forces."""
+@pytest.mark.parametrize("weighted", [False, True])
+def test_every_target_kept_gives_the_masked_computation_s_bits(reduction, smoothing, dtype,
+                                                               weighted):
+    """An (N, C) loss whose targets are all kept skips the mask (ember.ops.nll._targets),
+    and the weights too without class weights: the same bits, in values and first and
+    second derivatives, as the masked computation, which an ignore_index among the classes
+    but no target forces."""
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((6, 5)) * 3).astype(dtype)
     y = rng.integers(1, 5, 6)
+    w = rng.random(5).astype(dtype) if weighted else None
     g = None if reduction != "none" else rng.standard_normal(6).astype(dtype)
     for fn in ("cross_entropy", "nll_loss"):
         kwargs = {"reduction": reduction}
         if fn == "cross_entropy":
             kwargs["label_smoothing"] = smoothing
-        kept = _run(ember, fn, x, y, None, kwargs, g)
-        masked = _run(ember, fn, x, y, None, {**kwargs, "ignore_index": 0}, g)
+        kept = _run(ember, fn, x, y, w, kwargs, g)
+        masked = _run(ember, fn, x, y, w, {**kwargs, "ignore_index": 0}, g)
         for a, b in zip(kept, masked, strict=True):
             assert (a is None) == (b is None)
             if a is not None:

@@ -170,13 +170,13 @@ class NllBackward(Primitive):
 def _targets(xp, t, w, classes: int, dtype, ignore_index: int, op: str) -> tuple:
     """The mask of kept targets, the targets with ignored ones read as class 0 (checked to lie
     in ``[0, classes)``), and each target's weight (0 where ignored). Where every target of an
-    (N, C) input is kept with weight 1 (no class weights, ``ignore_index`` outside
-    ``[0, classes)`` and every target inside; the common case), the mask is None and the
-    weights are ``dtype``'s 1: the same values, four or five NumPy calls fewer in each of the
-    loss and its gradient (~1 µs each; the gradient's terms of a reduced loss are one number)."""
-    if w is None and xp is np and t.ndim == 1 and t.size <= _EXACT_COUNT and \
+    (N, C) input is kept (``ignore_index`` outside ``[0, classes)`` and every target inside;
+    the common case), the mask is None and the weights are ``dtype``'s 1, or ``w[t]`` with
+    class weights: the same values, four or five NumPy calls fewer in each of the loss and
+    its gradient (~1 µs each; the gradient's terms of a reduced loss are one number)."""
+    if xp is np and t.ndim == 1 and t.size <= _EXACT_COUNT and \
             not 0 <= ignore_index < classes and first_out_of_range(t, classes) is None:
-        return None, t, dtype.type(1)
+        return None, t, (dtype.type(1) if w is None else w[t])
     valid = t != ignore_index
     safe = xp.where(valid, t, 0)
     bad = first_out_of_range(safe, classes)
@@ -192,7 +192,8 @@ def _kept(xp, valid, a):
 
 def _total(xp, valid, weights, count: int):
     """The summed ``weights`` of ``count`` targets (:func:`_targets`' mask and weights)."""
-    return weights.dtype.type(count) if valid is None else _sum(xp, weights)
+    return weights.dtype.type(count) if valid is None and not weights.ndim else \
+        _sum(xp, weights)
 
 
 _EXACT_COUNT = 1 << 24  # (a float32 sum of this many ones is exact: it equals their count)
