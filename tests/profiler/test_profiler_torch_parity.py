@@ -309,3 +309,15 @@ def test_export_stacks_says_ember_records_no_stacks():
         ember.ones(3).exp()
     with pytest.raises(NotImplementedError, match="no Python stacks.*export_chrome_trace"):
         prof.export_stacks("stacks.txt")
+
+
+def test_key_averages_rows_tell_user_annotations_as_torch():
+    found = {}
+    for lib in (ember, torch):
+        with lib.profiler.profile() as prof:
+            with lib.profiler.record_function("region"):
+                lib.ones(3).exp()
+        rows = {r.key.split("::")[-1]: r for r in prof.key_averages()}
+        found[lib.__name__] = (rows["region"].is_user_annotation, rows["exp"].is_user_annotation,
+                               rows["exp"].is_async)
+    assert found["ember"] == found["torch"] == (True, False, False)

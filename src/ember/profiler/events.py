@@ -133,6 +133,9 @@ class FunctionEventAvg(_DeviceFields):
         self.cpu_memory_usage += e.cpu_memory_usage
         self.self_cpu_memory_usage += e.self_cpu_memory_usage
 
+    is_async = False
+    is_user_annotation = property(lambda self: self.kind == "user")
+
     @property
     def cpu_time(self) -> float:
         """Mean wall time per call in microseconds."""
