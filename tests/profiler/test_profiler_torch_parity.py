@@ -285,7 +285,8 @@ def test_regions_that_overlap_without_nesting_as_torch():
 
 def test_event_id_time_range_and_annotation_flags_as_torch():
     # FunctionEvent.id (distinct), .time_range (start/end in us, elapsed_us()),
-    # .is_user_annotation (record_function regions and steps), .is_async
+    # .is_user_annotation (record_function regions and steps), .is_async; the last two on
+    # key_averages() rows too
     found = {}
     for lib in (ember, torch):
         with lib.profiler.profile() as prof:
@@ -298,8 +299,10 @@ def test_event_id_time_range_and_annotation_flags_as_torch():
         assert region.time_range.elapsed_us() == pytest.approx(region.cpu_time_total)
         assert region.time_range.start <= op.time_range.start <= op.time_range.end \
             <= region.time_range.end
-        found[lib.__name__] = (region.is_user_annotation, op.is_user_annotation, op.is_async)
-    assert found["ember"] == found["torch"] == (True, False, False)
+        rows = {r.key.split("::")[-1]: r for r in prof.key_averages()}  # (rows have them too)
+        found[lib.__name__] = [(x.is_user_annotation, y.is_user_annotation, y.is_async)
+                               for x, y in ((region, op), (rows["region"], rows["exp"]))]
+    assert found["ember"] == found["torch"] == [(True, False, False)] * 2
 
 
 def test_export_stacks_says_ember_records_no_stacks():
@@ -310,14 +313,3 @@ def test_export_stacks_says_ember_records_no_stacks():
     with pytest.raises(NotImplementedError, match="no Python stacks.*export_chrome_trace"):
         prof.export_stacks("stacks.txt")
 
-
-def test_key_averages_rows_tell_user_annotations_as_torch():
-    found = {}
-    for lib in (ember, torch):
-        with lib.profiler.profile() as prof:
-            with lib.profiler.record_function("region"):
-                lib.ones(3).exp()
-        rows = {r.key.split("::")[-1]: r for r in prof.key_averages()}
-        found[lib.__name__] = (rows["region"].is_user_annotation, rows["exp"].is_user_annotation,
-                               rows["exp"].is_async)
-    assert found["ember"] == found["torch"] == (True, False, False)
