@@ -141,6 +141,8 @@ class StateDictMixin:
                     value = as_tensor(value)
                 if is_lazy(current):  # (still lazy: the checkpoint's entry was lazy too)
                     continue
+                if current.ndim == 0 and tuple(value.shape) == (1,):
+                    value = value[0]  # (old checkpoints saved 0-d entries as shape (1,))
                 if tuple(value.shape) != tuple(current.shape):
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                       f"{tuple(value.shape)} from checkpoint, the shape in "

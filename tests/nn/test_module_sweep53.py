@@ -1,0 +1,29 @@
+"""Module API and nn.utils corners found by the session-53 sweep, each checked against torch."""
+
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("assign", [False, True])
+def test_load_state_dict_takes_a_one_element_entry_into_a_0d_one(assign):
+    def scenario(lib):
+        m = lib.nn.Module()
+        m.register_buffer("s", lib.tensor(1.0))
+        m.register_parameter("p", lib.nn.Parameter(lib.tensor(2.0)))
+        m.load_state_dict({"s": lib.tensor([5.0]), "p": lib.tensor([6.0])}, assign=assign)
+        return m.s.shape == (), float(m.s), m.p.shape == (), float(m.p), m.p.requires_grad
+
+    assert scenario(ember) == scenario(torch) == (True, 5.0, True, 6.0, True)
+
+
+def test_load_state_dict_still_refuses_other_shapes_into_0d_and_0d_into_1d():
+    for lib in (ember, torch):
+        m = lib.nn.Module()
+        m.register_buffer("s", lib.tensor(1.0))
+        m.register_buffer("t", lib.tensor([1.0]))
+        with pytest.raises(RuntimeError, match="size mismatch for s"):
+            m.load_state_dict({"s": lib.tensor([5.0, 6.0]), "t": lib.tensor([1.0])})
+        with pytest.raises(RuntimeError, match="size mismatch for t"):
+            m.load_state_dict({"s": lib.tensor(5.0), "t": lib.tensor(1.0)})
