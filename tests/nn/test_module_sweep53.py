@@ -27,3 +27,13 @@ def test_load_state_dict_still_refuses_other_shapes_into_0d_and_0d_into_1d():
             m.load_state_dict({"s": lib.tensor([5.0, 6.0]), "t": lib.tensor([1.0])})
         with pytest.raises(RuntimeError, match="size mismatch for t"):
             m.load_state_dict({"s": lib.tensor(5.0), "t": lib.tensor(1.0)})
+
+
+@pytest.mark.parametrize("args", [("cpu", "float64", False), ("float64", True), ("tensor64", True)])
+def test_module_to_takes_non_blocking_positionally(args):
+    def scenario(lib):
+        names = {"float64": lib.float64, "tensor64": lib.zeros(1, dtype=lib.float64)}
+        m = lib.nn.Linear(1, 1).to(*[names.get(a, a) if isinstance(a, str) else a for a in args])
+        return str(m.weight.dtype).split(".")[-1], str(m.bias.device)
+
+    assert scenario(ember) == scenario(torch) == ("float64", "cpu")

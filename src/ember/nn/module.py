@@ -437,6 +437,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
         from ember import dtypes
 
         for a in args:
+            if isinstance(a, bool):  # (non_blocking, positional as PyTorch allows)
+                continue
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
             elif _is_device_like(a):
