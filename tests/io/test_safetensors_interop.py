@@ -10,6 +10,7 @@ import safetensors.torch
 import torch
 
 import ember
+from ember.errors import CheckpointError
 
 TORCH = {ember.bool_: torch.bool, ember.uint8: torch.uint8, ember.int8: torch.int8,
          ember.int16: torch.int16, ember.int32: torch.int32, ember.int64: torch.int64,
@@ -106,3 +107,17 @@ def test_complex64_round_trips_with_the_safetensors_package(tmp_path):
     np.testing.assert_array_equal(safetensors.numpy.load_file(tmp_path / "z.safetensors")["z"], z)
     safetensors.numpy.save_file({"w": z}, tmp_path / "w.safetensors")
     np.testing.assert_array_equal(ember.load(tmp_path / "w.safetensors")["w"].numpy(), z)
+
+
+def test_save_file_refuses_tensors_sharing_memory_as_safetensors(tmp_path):
+    w, tw = ember.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    for ours, theirs in [({"a": w, "b": w}, {"a": tw, "b": tw}),
+                         ({"a": w, "b": w[1]}, {"a": tw, "b": tw[1]})]:
+        with pytest.raises(RuntimeError, match="share memory"):
+            safetensors.torch.save_file(theirs, tmp_path / "t.safetensors")
+        with pytest.raises(CheckpointError, match=r"\['a', 'b'\].*share memory.*save_model"):
+            ember.io.save_file(ours, tmp_path / "e.safetensors")
+    # disjoint parts of one tensor, and a lone non-contiguous one, are fine (written contiguous)
+    ember.io.save_file({"a": w[0], "b": w[1], "t": ember.ones(2, 3).t()}, tmp_path / "e.st")
+    back = safetensors.torch.load_file(tmp_path / "e.st")
+    assert back["b"].tolist() == [3.0, 4.0, 5.0] and back["t"].shape == (3, 2)

@@ -31,7 +31,7 @@ import numpy as np
 from ember.distributed.process_group import ProcessGroup, resolve
 from ember.errors import CheckpointError
 from ember.io.atomic import atomic_write
-from ember.io.flat_files import load_file, save_file
+from ember.io.flat_files import load_file, write_tensors
 from ember.tensor import Tensor
 
 MANIFEST = "manifest.json"
@@ -208,7 +208,7 @@ def save(
                 },
             )
         )
-    save_file(mine, tmp / filename)
+    write_tensors(mine, tmp / filename)  # (tied weights: a copy under each name)
     everyone = g.comm.gather(pieces, root=0)
     if rank == 0:
         entries: dict[str, dict] = {}

@@ -17,6 +17,40 @@ from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 
+def _span(t: Tensor) -> tuple[int, int]:
+    """The bytes ``t`` reads, as [begin, end) addresses."""
+    begin = t.data_ptr()
+    if t.numel() == 0:
+        return begin, begin
+    last = sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return begin, begin + (last + 1) * t.element_size()
+
+
+def shared_groups(tensors: Mapping[str, Tensor]) -> list[set[str]]:
+    """The names whose tensors overlap in memory, grouped (groups of one left out); meta
+    tensors and empty storages share nothing."""
+    by_storage: dict[tuple, list[str]] = {}
+    for name, t in tensors.items():
+        if t.is_meta:
+            continue
+        storage = t.untyped_storage()
+        if storage.nbytes():
+            key = (str(t.device), storage.data_ptr(), storage.nbytes())
+            by_storage.setdefault(key, []).append(name)
+    groups = []
+    for names in by_storage.values():
+        spans = sorted((*_span(tensors[n]), n) for n in names)
+        group, stop = {spans[0][2]}, spans[0][1]
+        for begin, end, name in spans[1:]:
+            if begin >= stop:
+                groups.append(group)
+                group = set()
+            group.add(name)
+            stop = max(stop, end)
+        groups.append(group)
+    return [g for g in groups if len(g) > 1]
+
+
 def _sparse_hint(x: Any) -> str:
     """For a sparse tensor, how to save it (flat files hold dense tensors only)."""
     if not isinstance(x, SparseTensor):
@@ -30,17 +64,18 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
     """Saves a flat ``{name: Tensor}`` dict as a plain safetensors file, atomically.
 
     The file is what ``safetensors.torch.save_file`` would write for the same tensors, and
-    loads with any safetensors reader. Unlike it, Ember takes tensors that share memory (each
-    name gets its own copy, so they load untied: for a model's tied weights use
-    :func:`ember.io.save_model`, which stores them once) and non-contiguous tensors (written
-    contiguous); ``safetensors.torch.save_file`` refuses both.
+    loads with any safetensors reader. Tensors that overlap in memory (tied weights, a view
+    of another one saved) are refused, as ``safetensors.torch.save_file`` refuses them: a
+    flat file stores each name's own bytes, so they would load untied. Use
+    :func:`ember.io.save_model` for a model's tied weights (stored once), :func:`ember.save`
+    (keeps the sharing), or save clones. Unlike ``safetensors.torch``, a non-contiguous
+    tensor that shares with no other is taken (written contiguous: nothing is lost).
 
     Example:
         >>> ember.io.save_file({"w": ember.ones(2)}, tmp_path / "w.safetensors", {"by": "me"})
         >>> ember.io.load_file(tmp_path / "w.safetensors")["w"]
         tensor([1., 1.])
     """
-    arrays = {}
     for name, t in tensors.items():
         if not isinstance(name, str) or name == st.METADATA_KEY:
             raise CheckpointError(f"save_file: tensor names must be strings other than "
@@ -48,7 +83,22 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
         if not isinstance(t, Tensor):
             raise CheckpointError(f"save_file: {name!r} is a {type(t).__name__}, not a Tensor "
                                   "(use ember.save for nested checkpoints)" + _sparse_hint(t))
-        arrays[name] = t._host("save_file", keep=False)
+    shared = shared_groups(tensors)
+    if shared:
+        raise CheckpointError(
+            f"save_file: the tensors {sorted(sorted(g) for g in shared)} share memory; a "
+            "flat safetensors file stores each name's own copy, so they would load untied "
+            "(safetensors.torch refuses them too). Hint: ember.io.save_model(model, ...) "
+            "stores tied weights once, ember.save keeps the sharing, or "
+            "save_file({k: v.clone() ...}) for copies")
+    write_tensors(tensors, filename, metadata)
+
+
+def write_tensors(tensors: Mapping[str, Tensor], filename: PathOrFile,
+                  metadata: Mapping[str, str] | None = None) -> None:
+    """:func:`save_file` without its check for tensors sharing memory (each name written as
+    its own copy)."""
+    arrays = {name: t._host("save_file", keep=False) for name, t in tensors.items()}
     if metadata is not None and not (isinstance(metadata, Mapping) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
         raise CheckpointError("save_file: metadata must map strings to strings")

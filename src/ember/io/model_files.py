@@ -13,44 +13,10 @@ from collections.abc import Iterable, Mapping
 
 from ember.backend import Device
 from ember.errors import ArgumentError
-from ember.io.flat_files import load_file, save_file
+from ember.io.flat_files import load_file, save_file, shared_groups
 from ember.io.safetensors_file import PathOrFile
 from ember.nn.module import Module
 from ember.tensor import Tensor
-
-
-def _span(t: Tensor) -> tuple[int, int]:
-    """The bytes ``t`` reads, as [begin, end) addresses."""
-    begin = t.data_ptr()
-    if t.numel() == 0:
-        return begin, begin
-    last = sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-    return begin, begin + (last + 1) * t.element_size()
-
-
-def shared_groups(tensors: Mapping[str, Tensor]) -> list[set[str]]:
-    """The names whose tensors overlap in memory, grouped (groups of one left out); meta
-    tensors and empty storages share nothing."""
-    by_storage: dict[tuple, list[str]] = {}
-    for name, t in tensors.items():
-        if t.is_meta:
-            continue
-        storage = t.untyped_storage()
-        if storage.nbytes():
-            key = (str(t.device), storage.data_ptr(), storage.nbytes())
-            by_storage.setdefault(key, []).append(name)
-    groups = []
-    for names in by_storage.values():
-        spans = sorted((*_span(tensors[n]), n) for n in names)
-        group, stop = {spans[0][2]}, spans[0][1]
-        for begin, end, name in spans[1:]:
-            if begin >= stop:
-                groups.append(group)
-                group = set()
-            group.add(name)
-            stop = max(stop, end)
-        groups.append(group)
-    return [g for g in groups if len(g) > 1]
 
 
 def _whole(t: Tensor) -> bool:
