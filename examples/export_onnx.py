@@ -7,6 +7,7 @@ The model is exported with a dynamic batch dimension, then run in onnxruntime on
 another size and compared with Ember's own output.
 """
 
+import argparse
 import os
 import tempfile
 
@@ -18,6 +19,7 @@ import ember
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # (--help)
     ember.manual_seed(0)
     model = ember.models.cnn().eval()
     path = os.path.join(tempfile.mkdtemp(), "cnn.onnx")
