@@ -135,8 +135,9 @@ def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float
         cast: dict[ember.dtype, Tensor] = {}
         for g in grads:
             c = cast.get(g.dtype)
-            if c is None:
-                c = cast[g.dtype] = coef.to(g.dtype)
+            if c is None:  # (a half gradient scales by the coefficient unrounded, one rounding
+                # as PyTorch's float32 opmath; rounding it to half first was ~1 ulp off)
+                c = cast[g.dtype] = coef if g.dtype in _HALVES else coef.to(g.dtype)
             if _plain(g) and g._view is None and g._data.flags.writeable \
                     and type(c._data) is np.ndarray:
                 np.multiply(g._data, c._data, out=g._data)  # (mul_'s values, no op's overhead)
@@ -153,6 +154,7 @@ def _plain(t: Tensor) -> bool:
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_HALVES = (ember.float16, ember.bfloat16)
 
 
 def _plain_two_norm(tensors: list[Tensor]) -> Tensor | None:
