@@ -37,3 +37,35 @@ def test_module_to_takes_non_blocking_positionally(args):
         return str(m.weight.dtype).split(".")[-1], str(m.bias.device)
 
     assert scenario(ember) == scenario(torch) == ("float64", "cpu")
+
+
+@pytest.mark.parametrize("call", [("cuda", 0), ("xpu",), ("mtia", 1), ("ipu",), ("to", "mps"),
+                                  ("to", "xpu:0")])
+def test_module_moves_to_a_device_without_a_backend_raise_a_device_error(call):
+    # torch without these backends raises AssertionError or RuntimeError; Ember's
+    # DeviceUnavailableError is both (module.cuda(0) read 0 as a dtype; to('mps') read 'mps'
+    # as a dtype name; xpu/mtia/ipu were missing)
+    name, *args = call
+    m = ember.nn.Linear(1, 1)
+    with pytest.raises(ember.errors.DeviceError, match="no (cuda|xpu|mtia|ipu|mps) backend"):
+        getattr(m, name)(*args)
+    with pytest.raises((AssertionError, RuntimeError)):
+        getattr(torch.nn.Linear(1, 1), name)(*args)
+    assert m.weight.device.type == "cpu"
+
+
+def test_call_super_init_passes_the_arguments_to_a_mixin():
+    def scenario(lib):
+        class Mixin:
+            def __init__(self, tag):
+                self.tag = tag
+
+        class M(lib.nn.Module, Mixin):
+            call_super_init = True
+
+        m = M(tag="x")
+        with pytest.raises(TypeError):
+            lib.nn.Module(1)
+        return m.tag, m.training, lib.nn.Module.call_super_init, lib.nn.Module.dump_patches
+
+    assert scenario(ember) == scenario(torch) == ("x", True, False, False)

@@ -84,9 +84,12 @@ class Module(ModuleHooksMixin, StateDictMixin):
     # attributes a subclass rewrites on every call for its own bookkeeping, which no compiled
     # graph reads: their writes are not counted in STRUCTURE (DistributedDataParallel's)
     _untracked_attributes: frozenset[str] = frozenset()
+    # True: __init__ passes its arguments on to the next class in the MRO (a mixin's)
+    call_super_init: bool = False
+    dump_patches: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if args or kwargs:
+        if (args or kwargs) and not self.call_super_init:
             raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments; "
                             "Module.__init__ takes none")
         setattr_ = object.__setattr__
@@ -97,6 +100,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
         setattr_(self, "_modules", _Members())
         for name in HOOK_DICTS:
             setattr_(self, name, HookDict())
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -516,7 +521,21 @@ class Module(ModuleHooksMixin, StateDictMixin):
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
-        return self.to("cuda" if device is None else device)
+        return self._to_backend("cuda", device)
+
+    def xpu(self, device: Any = None) -> Module:
+        return self._to_backend("xpu", device)
+
+    def mtia(self, device: Any = None) -> Module:
+        return self._to_backend("mtia", device)
+
+    def ipu(self, device: Any = None) -> Module:
+        return self._to_backend("ipu", device)
+
+    def _to_backend(self, kind: str, device: Any) -> Module:
+        if isinstance(device, int) and not isinstance(device, bool):
+            device = f"{kind}:{device}"  # (an index, as PyTorch's module.cuda(0))
+        return self.to(kind if device is None else device)
 
     # -- printing ----------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -573,7 +592,8 @@ def _copy_tensor(t: Tensor | None, memo: dict) -> Tensor | None:
 
 def _is_device_like(x: Any) -> bool:
     from ember.backend import Device
+    from ember.backend.device import KNOWN_TYPES
 
     if isinstance(x, Device):
         return True
-    return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda", "meta")
+    return isinstance(x, str) and x.split(":")[0] in KNOWN_TYPES
