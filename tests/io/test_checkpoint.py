@@ -388,3 +388,36 @@ def test_malformed_state_dict_metadata_is_a_checkpoint_error():
     decoder = checkpoint._Decoder("load", None, None, None)
     with pytest.raises(CheckpointError, match="metadata .* is not a dict"):
         decoder.value({"$dict": [["a", 1]], "metadata": [1]})
+
+
+def test_pickled_objects_share_tensors_with_the_rest_as_torch(tmp_path):
+    # torch.save keeps identity across everything one call saves: a module's weight saved
+    # beside it, the same module twice, two modules tied to one weight
+    def build(nn):
+        m, m2 = nn.Linear(2, 3), nn.Linear(2, 3)
+        m2.weight = m.weight
+        return {"model": m, "w": m.weight, "again": m, "tied": m2, "b": [m.bias]}
+
+    def identities(d):
+        return [d["w"] is d["model"].weight, d["again"] is d["model"],
+                d["tied"].weight is d["model"].weight, d["b"][0] is d["model"].bias,
+                type(d["w"]).__name__]
+
+    torch.save(build(torch.nn), tmp_path / "t.pt")
+    ours = build(ember.nn)
+    ember.save(ours, tmp_path / "e.st")
+    theirs = torch.load(tmp_path / "t.pt", weights_only=False)
+    back = ember.load(tmp_path / "e.st", weights_only=False)
+    assert identities(back) == identities(theirs) == [True, True, True, True, "Parameter"]
+    assert back["w"].tolist() == ours["w"].tolist() and back["w"].requires_grad
+    with pytest.raises(WeightsOnlyError):  # (the module still takes weights_only=False)
+        ember.load(tmp_path / "e.st")
+
+
+def test_pickle_module_without_pickler_still_saves_the_object(tmp_path):
+    # a pickle_module with dumps only (no Pickler class) pickles the tensors inside the object
+    module = type("M", (), {"dumps": staticmethod(pickle.dumps), "Unpickler": pickle.Unpickler})
+    m = ember.nn.Linear(2, 1)
+    ember.save({"m": m}, tmp_path / "e.st", pickle_module=module)
+    back = ember.load(tmp_path / "e.st", pickle_module=module)
+    assert back["m"].weight.tolist() == m.weight.tolist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import struct
 
 import pytest
@@ -139,7 +140,7 @@ def test_bad_trees(tree, match, tmp_path):
 def test_bad_descriptions(tmp_path):
     expect(ember_file(tmp_path, "{not json"), "description is not valid JSON")
     expect(ember_file(tmp_path, {}, fmt="other"), "not an Ember checkpoint description")
-    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 2")
+    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 3")
     deep = "[" * 50_000 + "]" * 50_000
     expect(ember_file(tmp_path, '{"format": "ember.checkpoint", "version": 1, "tree": '
                       + deep + "}"), "not valid JSON|nested too deeply")
@@ -196,3 +197,22 @@ def test_a_file_object_open_the_wrong_way_gets_a_hint(tmp_path):
         ember.save({"a": ember.ones(1)}, f)
     with open(tmp_path / "f", "wb") as f, pytest.raises(wrong, match="not readable.*'rb'"):
         ember.load(f)
+
+
+@pytest.mark.parametrize("refs, match", [
+    ([], "refers to tensor 0, which its entry does not list"),
+    ([{"$tensor": "missing"}], "refers to tensor 'missing', which the file does not"),
+    ([{"$tuple": []}], "tensor 0 is a tuple in the checkpoint tree, not a tensor"),
+])
+def test_bad_tensor_references_of_a_pickle(refs, match, tmp_path):
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return 0 if obj == "the tensor" else None
+
+    buffer = io.BytesIO()
+    Pickler(buffer).dump(["the tensor"])
+    data = ember.tensor(list(buffer.getvalue()), dtype=ember.uint8)
+    tree = {"x": {"$pickle": "p", "type": "builtins.list", "tensors": refs}}
+    path = ember_file(tmp_path, tree, {"p": data}, version=3)
+    with pytest.raises(CheckpointError, match=match):
+        ember.load(path, weights_only=False)

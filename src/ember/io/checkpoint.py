@@ -21,7 +21,9 @@ tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "si
 indices, plain indices and values), each part a tensor of the file, meta tensors (no data)
 as ``{"$meta": dtype, "size": [...], "stride": [...]}``, and anything else (a
 module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
-of the uint8 tensor ``name`` (see :mod:`ember.io.pickled`).
+of the uint8 tensor ``name``, the tensors it holds left out as the file's (``"tensors"``: their
+nodes), so they load as the tensors saved beside it, as ``torch.load`` keeps identity across
+the whole saved object (see :mod:`ember.io.pickled`).
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
@@ -58,6 +60,7 @@ import math
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -86,7 +89,8 @@ from ember.sparse.tensor import BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
-VERSION = 2  # (written only by files with views: others say 1, which older Ember reads)
+VERSION = 3  # (3: pickles refer to the file's tensors; 2: views; others say 1, which the
+# oldest Ember reads)
 TREE_KEY = "ember"
 
 _SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
@@ -105,6 +109,7 @@ class _Encoder:
         self.by_layout: dict[tuple, str] = {}
         self.nodes: dict[str, list[dict]] = {}  # each tensor's nodes, to make views of later
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
+        self.pickled: dict[int, dict] = {}  # each pickled object's node, by id
 
     def tensor(self, t: Tensor, path: str) -> dict:
         if t.is_meta:  # (no data: its layout is the whole of it, in the tree)
@@ -173,9 +178,20 @@ class _Encoder:
             return {"$size": list(x)}
         if isinstance(x, (list, tuple, dict)):
             return self.container(x, path)
-        name = self._unique(path or "object")
-        self.arrays[name] = pickled.dumps(x, path, self.module, self.protocol)
-        return {"$pickle": name, "type": pickled.type_name(x)}
+        return self.pickle(x, path)
+
+    def pickle(self, x: Any, path: str) -> dict:
+        """``x`` pickled, each object once, its plain tensors as tensors of the file."""
+        if id(x) not in self.pickled:
+            self.pickled[id(x)] = pickled.node(x, path, self.module, self.protocol, lambda t: (
+                self.tensor(t, _join(path or "object", "tensor"))
+                if isinstance(t, Tensor) and _plain(t) else None), self._store)
+        return self.pickled[id(x)]
+
+    def _store(self, name: str, data: np.ndarray) -> str:
+        name = self._unique(name or "object")
+        self.arrays[name] = data
+        return name
 
     def sparse(self, s: SparseTensor, path: str) -> dict:
         """A sparse tensor as its layout, size and parts (each a tensor of the file)."""
@@ -252,7 +268,9 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
     enc = _Encoder(module, protocol)
     try:
         tree = enc.value(obj, "")
-        version = VERSION if link_views(enc.arrays, enc.nodes) else 1
+        version = 2 if link_views(enc.arrays, enc.nodes) else 1
+        if any("tensors" in node for node in enc.pickled.values()):
+            version = VERSION
         doc = json.dumps({"format": FORMAT, "version": version, "tree": tree},
                          separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except RecursionError:
@@ -263,7 +281,7 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
 # -- decoding: JSON tree -> object ----------------------------------------------------------------
 class _Decoder:
     def __init__(self, where: str, tensor: Callable[[str, dict], Tensor],
-                 unpickle: Callable[[str, str], Any], raw: Callable[[str, str], np.ndarray]
+                 unpickle: Callable[[str, str, Any], Any], raw: Callable[[str, str], np.ndarray]
                  ) -> None:
         self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
 
@@ -296,7 +314,7 @@ class _Decoder:
         if tag == "$meta" and isinstance(arg, str):
             return self.meta(x)
         if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
-            return self.unpickle(arg, x["type"])
+            return self.unpickle(arg, x["type"], x.get("tensors"))
         if tag == "$bytes" and isinstance(arg, str):
             data = self.raw(arg, "bytes").tobytes()
             return bytearray(data) if x.get("mutable") is True else data
@@ -477,6 +495,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             return {name: make_tensor(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
         made: dict[tuple, Tensor] = {}  # its loaded forms, sharing its memory
+        unpickled: dict[str, Any] = {}  # each pickled object, unpickled once
 
         def tensor(name: str, node: dict) -> Tensor:
             requires_grad = node.get("requires_grad") is True
@@ -502,7 +521,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                 made[key].__dict__.update(attributes)
             return made[key]
 
-        def unpickle(name: str, what: str) -> Any:
+        def unpickle(name: str, what: str, refs: Any) -> Any:
             if weights_only is not False:
                 raise WeightsOnlyError(
                     f"{where}: the checkpoint holds a pickled {what}; unpickling runs code "
@@ -510,8 +529,11 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                     "does. Hint: pass weights_only=False if you trust the file, or save "
                     "plain data (model.state_dict() instead of the model, "
                     "t.as_subclass(ember.Tensor) for a tensor subclass)")
-            return pickled.loads(raw(name, "pickled data"), place, where, what,
-                                 pickle_module or pickle)
+            if name not in unpickled:
+                resolve = partial(pickled.tensor_ref, refs, decoder.value, where)
+                unpickled[name] = pickled.loads(raw(name, "pickled data"), place, where, what,
+                                                pickle_module or pickle, resolve)
+            return unpickled[name]
 
         def raw(name: str, what: str) -> np.ndarray:
             if name not in header.entries:

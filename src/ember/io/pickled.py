@@ -4,19 +4,26 @@
 Unpickling runs code named by the file, so :func:`ember.load` does it only when asked with
 ``weights_only=False`` (PyTorch's default since 2.6 refuses such files too). Tensors inside
 the object go where ``map_location`` sends them.
+
+The object's tensors (a module's parameters) are not pickled with it: each is a tensor of
+the checkpoint like any other (pickle's persistent ids, numbered into the object's
+``"tensors"`` list of tree nodes), so a tensor saved beside the object (``{"model": m, "w":
+m.weight}``) or in another pickled object (an optimizer over its parameters) loads as the
+very same tensor, as ``torch.load`` keeps identity across everything one ``torch.save`` saved.
 """
 
 from __future__ import annotations
 
 import io
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ember.errors import CheckpointError
 from ember.io.placement import Placer
-from ember.tensor import _unpickled
+from ember.tensor import Tensor, _unpickled
 from ember.tensor_copy import rebuilt
 
 
@@ -25,12 +32,25 @@ def type_name(x: Any) -> str:
     return f"{type(x).__module__}.{type(x).__qualname__}"
 
 
-def dumps(x: Any, path: str, module: Any = pickle,
-          protocol: int = pickle.HIGHEST_PROTOCOL) -> np.ndarray:
+def dumps(x: Any, path: str, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOCOL,
+          persist: Callable[[Any], int | None] | None = None) -> np.ndarray:
     """``x`` pickled by ``module`` (``pickle``, or a drop-in like ``dill``), as the bytes of a
-    uint8 array (a tensor of the file)."""
+    uint8 array (a tensor of the file); ``persist`` gives the persistent id of each object
+    stored outside the pickle (None: pickled in it). A module without a ``Pickler`` class
+    (``dumps`` only) pickles everything in."""
     try:
-        data = module.dumps(x, protocol=protocol)
+        if persist is None or not hasattr(module, "Pickler"):
+            data = module.dumps(x, protocol=protocol)
+        else:
+            class Pickler(module.Pickler):  # type: ignore[name-defined]
+                def persistent_id(self, obj: Any) -> int | None:
+                    return persist(obj)
+
+            buffer = io.BytesIO()
+            Pickler(buffer, protocol=protocol).dump(x)
+            data = buffer.getvalue()
+    except CheckpointError:  # (a tensor inside it that the file cannot hold)
+        raise
     except Exception as e:  # noqa: BLE001 - any pickling failure is the user's to read
         raise CheckpointError(
             f"save: cannot save the {type_name(x)} at {path or 'the top level'}: it is not "
@@ -39,11 +59,51 @@ def dumps(x: Any, path: str, module: Any = pickle,
     return np.frombuffer(data, np.uint8)
 
 
-def _unpickler(module: Any, data: bytes, place: Placer) -> Any:
+def node(x: Any, path: str, module: Any, protocol: int,
+         tensor: Callable[[Any], dict | None], store: Callable[[str, np.ndarray], str]) -> dict:
+    """The tree node of ``x`` pickled: its pickle stored by ``store(path, bytes)`` (which names
+    it), each object that ``tensor`` gives a tree node for left out of the pickle, in the
+    node's ``"tensors"`` list."""
+    refs: list[dict] = []
+
+    def persist(obj: Any) -> int | None:
+        found = tensor(obj)
+        if found is None:
+            return None
+        refs.append(found)
+        return len(refs) - 1
+
+    out: dict[str, Any] = {"$pickle": store(path, dumps(x, path, module, protocol, persist)),
+                           "type": type_name(x)}
+    if refs:
+        out["tensors"] = refs
+    return out
+
+
+def tensor_ref(refs: Any, value: Callable[[Any], Any], where: str, pid: Any) -> Tensor:
+    """The tensor a pickle's persistent id ``pid`` names: ``value`` of its node in ``refs``."""
+    if not (isinstance(refs, list) and type(pid) is int and 0 <= pid < len(refs)
+            and isinstance(refs[pid], dict)):
+        raise CheckpointError(f"{where}: a pickled object refers to tensor {pid!r}, which its "
+                              "entry does not list; the file is corrupted")
+    t = value(refs[pid])
+    if not isinstance(t, Tensor):
+        raise CheckpointError(f"{where}: a pickled object's tensor {pid} is a "
+                              f"{type(t).__name__} in the checkpoint tree, not a tensor")
+    return t
+
+
+def _unpickler(module: Any, data: bytes, place: Placer,
+               resolve: Callable[[Any], Any] | None) -> Any:
     """``module``'s unpickler of ``data``, placing each unpickled tensor with ``place``
-    (``map_location``)."""
+    (``map_location``) and giving each persistent id's object by ``resolve``."""
 
     class Unpickler(module.Unpickler):
+        def persistent_load(self, pid: Any) -> Any:
+            if resolve is None:
+                raise pickle.UnpicklingError(f"persistent id {pid!r} refers to nothing")
+            return resolve(pid)
+
         def find_class(self, mod: str, name: str) -> Any:
             if (mod, name) == ("ember.tensor", "_unpickled"):
                 return lambda array, device, grad: _unpickled(array, str(place(device, array)),
@@ -56,10 +116,14 @@ def _unpickler(module: Any, data: bytes, place: Placer) -> Any:
     return Unpickler(io.BytesIO(data))
 
 
-def loads(array: np.ndarray, place: Placer, where: str, what: str, module: Any = pickle) -> Any:
-    """The object that :func:`dumps` stored as ``array``; a failure names the file and type."""
+def loads(array: np.ndarray, place: Placer, where: str, what: str, module: Any = pickle,
+          resolve: Callable[[Any], Any] | None = None) -> Any:
+    """The object that :func:`dumps` stored as ``array`` (``resolve``: the object of each
+    persistent id); a failure names the file and type."""
     try:
-        return _unpickler(module, array.tobytes(), place).load()
+        return _unpickler(module, array.tobytes(), place, resolve).load()
+    except CheckpointError:  # (a damaged tensor node it refers to)
+        raise
     except Exception as e:  # noqa: BLE001 - a missing class, a damaged payload …
         raise CheckpointError(f"{where}: cannot unpickle the saved {what} ({type(e).__name__}: "
                               f"{e}); hint: the code that defined it must be importable") from None
