@@ -7,10 +7,10 @@ tensor's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumula
 existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
 names hold (and the numbers they hold), its default argument values, the attributes its code
 reads from them by name (``cfg.scale``, ``Config.scale`` of a class of the user's), the items
-it reads from their dicts, lists and tuples (``cfg['x']``, ``self.cfg[0]``), which
-tensors and modules it reaches, their shapes, their hooks and their flags (a module's
-``training``). Hook functions (of the modules and tensors it reaches and of its tensor
-arguments) are followed as the function is. Objects of installed libraries are not followed.
+it reads from their dicts, lists and tuples (``cfg['x']``, ``self.cfg[0]``), which tensors
+and modules it reaches, their shapes, hooks and flags (``training``). Hook functions (of the
+modules and tensors it reaches and of its tensor arguments) are followed as the function is.
+Objects of installed libraries are not followed.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from ember.jit.user_objects import (
     user_module,
     wrapped_by_library,
 )
+from ember.jit.watched_methods import MethodWatch
 from ember.layouts import strides_key
 from ember.nn.module import Module
 from ember.nn.module_hooks import hooks_around
@@ -100,6 +101,7 @@ class Reach:
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
         self.contents: list[tuple[str, Contents]] = []  # (label, what it held) read whole
         self.structure = STRUCTURE.value
+        self.watch = MethodWatch()  # forward, step: on the class and the instance
         self.index = 0  # which of a compiled function's layouts this is (set by it)
         self.arguments: list = []  # the objects among the arguments it was found for
         # (id(module), attribute): those carried for the next call, whatever they hold now (one
@@ -380,16 +382,17 @@ class Reach:
         holder = type(obj) if isinstance(obj, Module) and name not in vars(obj) else obj
         if (id(holder), name) not in self._methods:
             self._methods.add((id(holder), name))
-            where = holder.__name__ if holder is not obj else \
-                label or self.object_labels.get(id(obj), type(obj).__name__)
+            if holder is not obj:
+                return self.watch.on_class(holder, name, f"{holder.__name__}.{name}")
+            where = label or self.object_labels.get(id(obj), type(obj).__name__)
             self._bind(holder, name, f"{where}.{name}")
 
     def watch_states(self) -> None:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
         given one), what each reached optimizer's state holds is part of the layout: a branch
-        on ``p in opt.state`` traced before the first step is not the steady graph. (Code
-        that reads another object's ``state`` costs one more trace, after the first step;
-        with LBFGS, which makes new state tensors at every step, one at every step.)"""
+        on ``p in opt.state`` traced before the first step is not the steady graph (another
+        object's ``state`` read: one more trace, after the first step; LBFGS, one a step)."""
+        self.watch.finish(self.modules, self.optimizers)  # (all reached now)
         if self.reads_state:
             self.states = [(name, opt, state_key(opt)) for name, opt in self.optimizers]
 
@@ -419,11 +422,9 @@ class Reach:
             if not is_library(m):  # (the globals a user's layer reads in its forward)
                 self._carried_tensors(m, label)
                 self.reads_state = self.reads_state or class_reads_state(type(m))
-            own = vars(m).get("forward")  # (one set on the instance: a library layer's too)
-            if own is not None or not is_library(m):
-                self._bind_method(m, "forward", label)
-                self.add_function(type(m).forward if own is None else own, 1,
-                                  owner=m if own is None else None)
+            own = vars(m).get("forward")  # (watched on the instance, else on its class: a
+            self._bind_method(m, "forward", label)  # library's too, ``nn.Linear.forward = f``)
+            self.add_function(*((type(m).forward, 1, m) if own is None else (own, 1)))
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for tname, t in new:
@@ -508,10 +509,9 @@ class Reach:
                 tuple(map(grad_key, self.tensors)) if grads else (), (self._sharing,))
 
     def moved(self) -> bool:
-        """Whether the function may now reach other objects: a global or closure name holds
-        another object or number, or some module's members or a tensor's ``.data`` changed
-        (then :meth:`layout` tells whether it matters)."""
-        return STRUCTURE.value != self.structure or bool(self.bindings) and any(
+        """Whether a global or closure name holds another object or number, a ``forward``
+        moved, or a module's members or a tensor's ``.data`` changed (see :meth:`layout`)."""
+        return STRUCTURE.value != self.structure or self.watch.moved() or any(
             (now := bound_value(holder, name)) is not value and value_key(now) != key
             for holder, name, _, key, value in self.bindings) or bool(self.contents) and not all(
             seen.holds() for _, seen in self.contents) or bool(self.states) and any(
@@ -523,7 +523,7 @@ class Reach:
         among its attributes (``p``, ``eps``, ``training``), each optimizer's parameters and
         step hooks, and each reached tensor with its shape, dtype, strides and hooks (the hook
         functions themselves: compared by identity, and kept alive)."""
-        out = {label: key for _, _, label, key, _ in self.bindings}
+        out = {label: key for _, _, label, key, _ in self.bindings} | self.watch.layout()
         for label, seen in self.contents:
             out.update(seen.entries(label))
         for label, m in zip(self.module_labels, self.modules):
