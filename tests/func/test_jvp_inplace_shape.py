@@ -28,6 +28,20 @@ def _then_write(x):
     return y * 1
 
 
+def _returned_after_write(x):
+    y = x * 2
+    y.transpose_(0, 1)
+    y[0].mul_(x[:, 0])  # y, now a view, is returned written through another view
+    return y
+
+
+def _view_returned_after_write(x):
+    y = x * 2
+    w = y.t()
+    y[0].mul_(2)
+    return w
+
+
 _FNS = {
     "unsqueeze_": lambda x: (x.clone().unsqueeze_(0) * 2).sin(),
     "t_": lambda x: x.clone().t_().sin(),
@@ -38,6 +52,8 @@ _FNS = {
     "t_ of a view": lambda x: (x * 2)[1:].t_() * 1,
     "view before t_": _view_before,
     "t_ then mul_": _then_write,
+    "returned after a write through a view": _returned_after_write,
+    "a view returned after a write through its base": _view_returned_after_write,
 }
 _X = np.random.default_rng(0).standard_normal((3, 4))
 _T = np.random.default_rng(1).standard_normal((3, 4))

@@ -77,7 +77,13 @@ def jvp_leaves(call: Callable, primals: list, tangents: list) -> tuple[Any, Call
         pop_handler(trace)
 
     def tangent_of(o: Tensor) -> Tensor:
-        d = trace.tangent(o)
+        # back on the stack (where it was): the tangent of a view written through another
+        # view is rebuilt from its owner's with the handlers beneath the level
+        push_handler(trace)
+        try:
+            d = trace.tangent(o)
+        finally:
+            pop_handler(trace)
         return zeros_like(o) if d is None else d
     return result, tangent_of
 
