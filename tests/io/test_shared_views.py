@@ -70,13 +70,35 @@ def test_what_stays_a_copy(tmp_path):
     halves = ember.arange(8.0)
     obj = {"t": b.t(), "row": b.t()[1],  # a view of a non-contiguous tensor
            "i32": b.view(ember.int32)[0], "a": b,  # another dtype
-           "c": c, "real": ember.view_as_real(c)[:, 0],  # complex128 is stored as its real view
-           "lo": halves[:5], "hi": halves[3:]}  # partial overlaps, no whole
+           "c": c, "real": ember.view_as_real(c)[:, 0],  # another dtype (float64 of complex)
+           "lo": halves[:5], "hi": halves[3:]}  # partial overlaps: views of their storage
     ember.save(obj, tmp_path / "c.safetensors")
     out = ember.load(tmp_path / "c.safetensors")
     for k, v in obj.items():
         np.testing.assert_array_equal(out[k].numpy(), v.numpy())
-    assert {"i32", "c", "real", "lo", "hi"} <= set(ember.io.load_file(tmp_path / "c.safetensors"))
+    stored = set(ember.io.load_file(tmp_path / "c.safetensors"))
+    assert {"i32", "c", "real", "lo.storage"} <= stored and not {"lo", "hi"} & stored
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex128", "bfloat16"])
+def test_partly_overlapping_and_complex128_views_share_memory_as_torch(tmp_path, dtype):
+    x = ember.arange(10.0).to(getattr(ember, dtype))
+    tx = torch.arange(10.0).to(getattr(torch, dtype))
+    obj = {"lo": x[0:6], "hi": x[4:10], "step": x[1::3], "whole_t": x[1:7].view(2, 3).t()}
+    torch.save({k: tx[s] for k, s in [("lo", slice(0, 6)), ("hi", slice(4, 10)),
+                                      ("step", slice(1, None, 3))]}
+               | {"whole_t": tx[1:7].view(2, 3).t()}, tmp_path / "t.pt")
+    ember.save(obj, tmp_path / "e.st")
+    for out in (ember.load(tmp_path / "e.st"), torch.load(tmp_path / "t.pt")):
+        assert [out[k].stride() for k in obj] == [(1,), (1,), (3,), (1, 3)]
+        out["lo"][5] = 100  # (x[5]: seen by hi and whole_t, not by step)
+        assert [float(out["hi"][1].real), float(out["whole_t"][1, 1].real),
+                float(out["step"][1].real)] == [100.0, 100.0, 4.0]
+    c = ember.arange(8.0).to(ember.complex128)  # a complex128 tensor and a view of it
+    ember.save({"c": c, "v": c[2:5]}, tmp_path / "c.st")
+    out = ember.load(tmp_path / "c.st")
+    out["c"][3] = 9.0
+    assert complex(out["v"][1]) == 9.0 and out["v"].dtype == ember.complex128
 
 
 @pytest.mark.parametrize("entry, match", [

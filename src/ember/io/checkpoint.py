@@ -48,7 +48,8 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   where they differ in ``requires_grad`` or being a ``Parameter``). A tensor whose memory lies
   inside another saved one (a slice or transpose of it) is stored as a view of it and loads
   sharing its memory (:mod:`ember.io.shared_views`; other safetensors readers see only the
-  tensor it is a view of); tensors that only partly overlap are stored as separate copies.
+  tensor it is a view of), and so do tensors that partly overlap (views of the memory they
+  cover, stored as a tensor of its own); views of another dtype's memory are copies.
 - ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``;
   of a ``torch.save`` file, its data with Ember tensors (:mod:`ember.io.torch_file`).
 """
@@ -120,9 +121,8 @@ class _Encoder:
                   str(t.device))
         name = self.by_layout.get(layout)
         if name is None:
-            if a.dtype == np.complex128:  # (safetensors has no code for it: its real view)
-                a = np.ascontiguousarray(a).reshape(-1).view(np.float64).reshape(*a.shape, 2)
-            st.dtype_code(a.dtype)  # a clear error for a dtype safetensors cannot hold
+            if a.dtype != np.complex128:  # (stored as its real view: encode)
+                st.dtype_code(a.dtype)  # a clear error for a dtype safetensors cannot hold
             name = self._unique(path or "tensor")
             self.arrays[name] = a
             self.by_layout[layout] = name
@@ -269,6 +269,10 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
     try:
         tree = enc.value(obj, "")
         version = 2 if link_views(enc.arrays, enc.nodes) else 1
+        for name, a in enc.arrays.items():  # (safetensors has no code for complex128)
+            if a.dtype == np.complex128:
+                flat = np.ascontiguousarray(a).reshape(-1)
+                enc.arrays[name] = flat.view(np.float64).reshape(*a.shape, 2)
         if any("tensors" in node for node in enc.pickled.values()):
             version = VERSION
         doc = json.dumps({"format": FORMAT, "version": version, "tree": tree},

@@ -1,7 +1,10 @@
 """Views in an Ember checkpoint: a saved tensor whose memory lies inside another saved tensor
 (a row of a weight, its transpose, a slice of a flat buffer) is stored as a view of that one
 (``{"$view": name, "offset": k, "size": [...], "stride": [...]}`` in the tree, in elements),
-so it loads sharing memory with it, as ``torch.load`` keeps views of one storage.
+so it loads sharing memory with it, as ``torch.load`` keeps views of one storage. Saved
+tensors that overlap where none of them holds the others (``x[:6]`` and ``x[4:]``) are views of
+the memory they cover together, stored as a tensor of its own (``"<first name>.storage"``, the
+one other safetensors readers see in their place), as ``torch.save`` stores their storage.
 
 A file with views says format version 2, so an older Ember refuses it ("upgrade Ember")
 rather than load the whole tensor in the view's place; files without views stay version 1.
@@ -34,20 +37,22 @@ def _steps(a: np.ndarray) -> list[int]:
 
 def link_views(arrays: dict[str, np.ndarray], nodes: dict[str, list[dict]]) -> bool:
     """Turns each tensor of ``nodes`` (name -> its tree nodes) whose array lies inside a
-    contiguous other one of the same dtype and device into a view of it, dropping its array
-    from ``arrays``; returns whether any did. Expanded tensors (a stride 0) and complex128
-    ones (stored as their real view) stay copies.
+    contiguous other one of the same dtype and device into a view of it (or of the memory that
+    it and others overlapping it cover, added to ``arrays``: :func:`_add_storages`), dropping
+    its array from ``arrays``; returns whether any did. Expanded tensors (a stride 0) stay
+    copies, and so do views of another dtype's memory.
 
     Memory is compared by address (NumPy's bases do not tell: a strided view made by
     ``as_strided``, as a torch file's tensors are, has none)."""
     groups: dict[tuple, list[str]] = {}
     for name, found in nodes.items():
         a = arrays[name]
-        if (a.size and not found[0].get("complex")  # (expanded ones stay copies, as before)
+        if (a.size  # (expanded ones stay copies, as before)
                 and all(s > 0 or n == 1 for n, s in zip(a.shape, a.strides))):
             groups.setdefault((a.dtype, found[0].get("device", "cpu")), []).append(name)
     linked = False
     for names in groups.values():
+        names = names + _add_storages(arrays, names)
         # contiguous arrays no other one contains, by address: the one holding an array, if
         # any, is the last that begins at or before it (a root holding it that begins earlier
         # would hold that one too, which then were no root)
@@ -73,6 +78,35 @@ def link_views(arrays: dict[str, np.ndarray], nodes: dict[str, list[dict]]) -> b
             del arrays[name]
             linked = True
     return linked
+
+
+def _add_storages(arrays: dict[str, np.ndarray], names: list[str]) -> list[str]:
+    """For each cluster of ``names`` whose arrays overlap in memory and that no contiguous one
+    of them covers whole, adds (and returns the name of) the contiguous array of the memory
+    they cover, which they can all be views of (each starting a whole number of elements
+    into it, its strides too)."""
+    spans = sorted((*_span(arrays[n]), n) for n in names)
+    clusters: list[tuple[int, int, list[str]]] = []
+    for begin, end, name in spans:
+        if clusters and begin < clusters[-1][1]:
+            clusters[-1] = (clusters[-1][0], max(clusters[-1][1], end), clusters[-1][2] + [name])
+        else:
+            clusters.append((begin, end, [name]))
+    added = []
+    for begin, end, members in clusters:
+        first = arrays[members[0]]  # (it begins where the cluster does)
+        size = first.itemsize
+        if len(members) < 2 or (end - begin) % size or any(
+                (arrays[n].flags.c_contiguous and _span(arrays[n]) == (begin, end))
+                or (_span(arrays[n])[0] - begin) % size
+                or any(s % size for s in _steps(arrays[n])) for n in members):
+            continue
+        name = f"{members[0]}.storage"
+        while name in arrays:
+            name += "_"
+        arrays[name] = strided_view(first, ((end - begin) // size,), (1,))
+        added.append(name)
+    return added
 
 
 def view_of(base: Tensor, node: dict, where: str) -> Tensor:
