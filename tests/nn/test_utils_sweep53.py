@@ -1,5 +1,7 @@
 """nn.utils corners found by the session-53 sweep, each checked against torch."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -18,3 +20,14 @@ def test_clip_grad_norm_scales_half_gradients_with_one_rounding(half, foreach):
         return float(total), a.grad.double().tolist(), b.grad.tolist()
 
     assert scenario(ember) == scenario(torch)
+
+
+def test_stateless_functional_call_is_deprecated_and_func_functional_call_is_not():
+    for lib in (ember, torch):
+        m = lib.nn.Linear(2, 1)
+        with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+            old = lib.nn.utils.stateless.functional_call(m, {"bias": lib.ones(1)}, lib.ones(1, 2))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            new = lib.func.functional_call(m, {"bias": lib.ones(1)}, lib.ones(1, 2))
+        assert float(old) == float(new)

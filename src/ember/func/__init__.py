@@ -19,7 +19,7 @@ from ember.func.jacobian import hessian, hvp, jacfwd, jacrev, vmapped_rows
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
 from ember.func.vmap import vmap
-from ember.nn.utils.stateless import functional_call
+from ember.nn.utils._functional_call import functional_call
 
 register_batched_rows(vmapped_rows)  # for autograd.functional's vectorize=True
 
