@@ -69,3 +69,18 @@ def test_call_super_init_passes_the_arguments_to_a_mixin():
         return m.tag, m.training, lib.nn.Module.call_super_init, lib.nn.Module.dump_patches
 
     assert scenario(ember) == scenario(torch) == ("x", True, False, False)
+
+
+@pytest.mark.parametrize("method", ["half", "float", "double", "bfloat16"])
+def test_module_float_casts_keep_complex_parameters_complex(method):
+    def scenario(lib):  # (Ember dropped the imaginary parts: complex -> the float dtype)
+        m = lib.nn.Module()
+        m.c = lib.nn.Parameter(lib.tensor([1 + 2j, 3j]))
+        m.f = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        m.register_buffer("i", lib.tensor([1, 2]))
+        m.f.grad = lib.ones(2, dtype=lib.float64)
+        getattr(m, method)()
+        names = [str(t.dtype).split(".")[-1] for t in (m.c, m.f, m.f.grad, m.i)]
+        return names, m.c.detach().tolist(), type(m.c).__name__
+
+    assert scenario(ember) == scenario(torch)

@@ -505,17 +505,17 @@ class Module(ModuleHooksMixin, StateDictMixin):
         """
         return self._apply(lambda t: empty_like(t, device=device), recurse)
 
-    def float(self) -> Module:
-        return self.to("float32")
+    def float(self) -> Module:  # (floating ones only: complex ones keep their dtype)
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
-    def double(self) -> Module:
-        return self.to("float64")
+    def double(self) -> Module:  # (floating ones only: complex ones keep their dtype)
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
-    def half(self) -> Module:
-        return self.to("float16")
+    def half(self) -> Module:  # (floating ones only: complex ones keep their dtype)
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
-    def bfloat16(self) -> Module:
-        return self.to("bfloat16")
+    def bfloat16(self) -> Module:  # (floating ones only: complex ones keep their dtype)
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def cpu(self) -> Module:
         return self.to("cpu")
