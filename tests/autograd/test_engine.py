@@ -557,3 +557,17 @@ def test_create_graph_keeps_the_history_of_a_channels_last_leafs_grad_as_torch()
         (second,) = lib.autograd.grad(t.grad.sum(), t)
         results.append(second.detach().numpy())
     np.testing.assert_allclose(results[0], results[1])
+
+
+def test_grad_inputs_passes_a_freed_node_it_does_not_run():
+    # a node an earlier backward freed, reached but off every path to the inputs: torch's
+    # grad(..., inputs) never runs it and answers (was: 'a second time' for MulBackward0)
+    got = []
+    for lib in (torch, ember):
+        x, c, w, d = (lib.ones(3, requires_grad=True) for _ in range(4))
+        v = x.exp() * c
+        lib.autograd.grad(v.sum(), x)
+        got.append(lib.autograd.grad((v + w * d).sum(), d)[0].numpy())
+        with pytest.raises(RuntimeError, match="second time"):  # one it runs: refused
+            lib.autograd.grad((v + w * d).sum(), x)
+    np.testing.assert_array_equal(got[1], got[0])

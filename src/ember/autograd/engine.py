@@ -211,15 +211,16 @@ def _second_time(node: Node) -> GradError:
                      "graph again.")
 
 
-def _topological(root_nodes: list[Node]) -> list[Node]:
+def _topological(root_nodes: list[Node], refuse_released: bool) -> list[Node]:
     """Nodes reachable from the roots, producers before consumers (iterative post-order; the
-    last root first)."""
+    last root first). ``refuse_released``: every one will run (``backward()``), so one whose
+    saved values a backward freed is refused before anything runs."""
     order: list[Node] = []
     seen: set[Node] = set()
     for root in reversed(root_nodes):
         if root in seen:
             continue
-        if root.released:
+        if refuse_released and root.released:
             raise _second_time(root)
         seen.add(root)
         stack = [(root, iter(root.edges))]
@@ -229,7 +230,7 @@ def _topological(root_nodes: list[Node]) -> list[Node]:
                 if edge is not None:
                     child = edge[0]
                     if child is not None and child not in seen:
-                        if child.released:
+                        if refuse_released and child.released:
                             raise _second_time(child)
                         seen.add(child)
                         stack.append((child, iter(child.edges)))
@@ -242,7 +243,8 @@ def _topological(root_nodes: list[Node]) -> list[Node]:
 
 def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tuple], bool]]:
     """Nodes on some path to a target (the only ones ``grad(…, inputs)`` must run), and
-    whether an edge leads to a target."""
+    whether an edge leads to a target. One of them whose saved values a backward freed is
+    refused; one it only reaches is not, as PyTorch's."""
     leaf_ids = {id(t) for t in targets if t._node is None}
     target_nodes = {t._node for t in targets if t._node is not None}
     needed: set[Node] = set()
@@ -253,6 +255,8 @@ def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tupl
 
     for node in order:  # producers first
         if any(edge is not None and leads_to_target(edge) for edge in node.edges):
+            if node.released:
+                raise _second_time(node)
             needed.add(node)
     return needed, leads_to_target
 
@@ -268,9 +272,11 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
         add_grad(node_grads, leaf_grads, t, g)
         owners.add(id(g._data if g._data.base is None else g._data.base))
     if len(roots) == 1:  # (one output, as a loss's backward: no duplicates to drop)
-        order = _topological([] if roots[0][0]._node is None else [roots[0][0]._node])
+        order = _topological([] if roots[0][0]._node is None else [roots[0][0]._node],
+                             targets is None)
     else:
-        order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
+        order = _topological(list({t._node: None for t, _ in roots if t._node is not None}),
+                             targets is None)
     _follow_retained(order)
     needed, leads_to_target = (None, None) if targets is None else _needed(order, targets)
     wanted = None if targets is None else {(t._node, t._idx): i for i, t in enumerate(targets)
@@ -293,22 +299,23 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     try:
         for node in reversed(order):
             grads = node_grads.pop(node, None)
-            if grads is not None and (needed is None or node in needed or any(
-                    (node, i) in wanted for i in range(len(grads)))):
+            runs = needed is None or node in needed
+            if grads is not None and (runs or any((node, i) in wanted
+                                                  for i in range(len(grads)))):
                 if len(grads) > 1:
                     grads = [unwrap_sum(g) for g in grads]
                 elif type(grads[0]) is Sum:
                     grads[0] = grads[0].tensor  # (the list is the pass's own)
                 if node.hooks or node.retained or wanted:
                     _finish_outputs(node, grads, wanted, found, create_graph, owners)
-                if needed is None or node in needed:
+                if runs:
                     try:
                         _propagate(node, grads, node_grads, leaf_grads)
                     except Exception as exc:
                         if node.released:  # by another thread's backward, since the start
                             raise _second_time(node) from exc
                         raise
-            if not retain_graph and (needed is None or node in needed):
+            if runs and not retain_graph:
                 node.release()  # (one that grad(..., inputs) does not run keeps its saved
                 #                 values, as PyTorch's: another backward may run it)
             if pending is not None and node in leaf_edges:
