@@ -31,10 +31,21 @@ def test_a_dataclass_output_holds_the_calls_tensors_as_torch_fx():
         assert [n.target for n in gm.graph.nodes if n.op == "call_function"][-1] is Pair
 
 
-def test_an_object_holding_a_proxy_is_refused_with_its_class_named():
+class Slotted:
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+@pytest.mark.parametrize("wrap", [lambda t: t, lambda t: [t], lambda t: {"k": (None, [t])},
+                                  Slotted])
+def test_an_object_holding_a_proxy_is_refused_with_its_class_named(wrap):
+    """At any depth in its attributes: torch.fx refuses such an output too
+    (NotImplementedError), where the GraphModule returned an object holding a Proxy."""
     class Holder:
         def __init__(self, t):
-            self.t = t
+            self.t = wrap(t)
 
     class Model(ember.nn.Module):
         def forward(self, x):

@@ -24,9 +24,38 @@ class Holder:
         self.t = t
 
 
+class Slotted:
+    __slots__ = ("t",)
+
+    def __init__(self, t: ember.Tensor) -> None:
+        self.t = t
+
+
+class Private:
+    __slots__ = ("__t",)
+
+    def __init__(self, t: ember.Tensor) -> None:
+        self.__t = t
+
+    def get(self) -> ember.Tensor:
+        return self.__t
+
+
+def _cyclic(t: ember.Tensor) -> Holder:
+    h = Holder(t)
+    h.me = h
+    return h
+
+
 @pytest.mark.parametrize("make, read", [
     (lambda x: Pair(x + 1, [x * 2]), lambda out: [out.a.tolist(), out.b[0].tolist()]),
     (lambda x: (Holder(x * 3), x.sum()), lambda out: [out[0].t.tolist(), out[1].item()]),
+    (lambda x: Slotted(x + 1), lambda out: out.t.tolist()),
+    (lambda x: Private(x + 1), lambda out: out.get().tolist()),
+    (lambda x: Pair({"k": [[x + 1]]}, []), lambda out: out.a["k"][0][0].tolist()),
+    (lambda x: _cyclic(x + 1), lambda out: out.t.tolist()),
+    (lambda x: Holder(x), lambda out: out.t.tolist()),
+    (lambda x: Holder(x.detach()), lambda out: out.t.tolist()),
 ])
 def test_an_object_holding_tensors_is_returned_with_this_calls_values(make, read):
     compiled = jit.compile(make)
@@ -43,10 +72,42 @@ def test_objects_without_tensors_still_compile():
     assert compiled.last.eager is None
 
 
-def test_export_refuses_an_output_holding_tensors_in_an_object():
+class _Config:
+    scale = 2.0
+
+
+def test_returning_an_object_that_existed_before_the_call_compiles():
+    """The model, ``self`` or an argument holds no tensor of the call: the graph returns
+    that same object at every call, as torch.compile(fullgraph=True) accepts."""
+    model = ember.nn.Linear(2, 2)
+
+    class Model(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = ember.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x), self
+
+    owner = Model()
+    config = _Config()
+    for fn, same in [(lambda x: (model(x), model), model), (owner, owner),
+                     (lambda x: (x * config.scale, config), config),
+                     (lambda x: (x + 1, Holder(model.weight)), None)]:
+        compiled = jit.compile(fn, fullgraph=True)
+        for value in (0.0, 5.0):
+            out = compiled(ember.full((2,), value))
+            assert out[0].tolist() == fn(ember.full((2,), value))[0].tolist()
+            assert same is None or out[1] is same
+        assert compiled.last.eager is None
+
+
+@pytest.mark.parametrize("make", [lambda x: Pair(x + 1, [x]), lambda x: Slotted(x + 1),
+                                  lambda x: Pair({"k": [[x + 1]]}, [])])
+def test_export_refuses_an_output_holding_tensors_in_an_object(make):
     class Model(ember.nn.Module):
         def forward(self, x):
-            return Pair(x + 1, [x])
+            return make(x)
 
-    with pytest.raises(ember.export.ExportError, match="Pair holding tensors"):
+    with pytest.raises(ember.export.ExportError, match="holding tensors"):
         ember.export.export(Model(), (ember.zeros(3),))

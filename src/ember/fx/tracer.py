@@ -23,6 +23,7 @@ from ember.fx.proxy import Proxy, TraceError
 from ember.nn import Module, Sequential
 from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
+from ember.utils.held_objects import holds
 
 __all__ = ["Tracer", "symbolic_trace", "wrap"]
 
@@ -150,7 +151,7 @@ class Tracer:
         if dataclasses.is_dataclass(a) and not isinstance(a, type):  # (rebuilt, as torch.fx)
             return self.create_node("call_function", type(a), (), {
                 f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)})
-        if any(isinstance(v, Proxy) for v in getattr(a, "__dict__", {}).values()):
+        if holds(a, lambda v: isinstance(v, Proxy)):  # (at any depth: as torch.fx refuses)
             raise TypeError(f"symbolic tracing: a {type(a).__name__} holding traced values "
                             "cannot be an argument or output of the graph. Hint: make the "
                             "class a dataclass (a node rebuilds it), or pass its tensors")

@@ -454,7 +454,8 @@ class CompiledFunction:
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
                       hooked or outside_writes(tracer) or tracer.eager_reason or
                       aliased_writes(graph, leaves, key[1], names) or
-                      state_view_writes(graph, key[1], names) or held_tensors(out_leaves))
+                      state_view_writes(graph, key[1], names) or
+                      held_tensors(out_leaves, tracer, inputs))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
         elif joint is None:

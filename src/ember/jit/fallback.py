@@ -8,7 +8,6 @@ returns the reason, in the words :func:`ember.jit.explain` gives, or None.
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from ember.jit.sources import warn_user
 from ember.jit.switches import JIT
 from ember.jit.tracer import TraceError, Tracer
 from ember.tensor import Tensor
+from ember.utils.held_objects import holds
 
 
 def backward_hooks(name: str, found: Reach, tracer: Tracer) -> str | None:
@@ -225,32 +225,22 @@ def check_grad_views(name: str, views: str | None, tracer: Tracer) -> None:
         raise GradViews(f"ember.jit: {name} (fullgraph=True) cannot be one graph: it {views}")
 
 
-def held_tensors(out_leaves: list) -> str | None:
+def held_tensors(out_leaves: list, tracer: Tracer, inputs: list) -> str | None:
     """Why calls run eagerly when an output leaf is an object (a dataclass, a plain class;
-    not a tuple, list or dict, which the graph rebuilds) that holds tensors: the graph would
-    return the traced object, with the first call's tensors, at every call."""
+    not a tuple, list or dict, which the graph rebuilds) that holds, at any depth, a tensor of
+    this call: one the trace computed, or an input's memory. The graph would return the
+    traced object, with the first call's tensors, at every call. An object holding only
+    parameters, state or nothing of the call (the model itself, an argument) is returned
+    as it is: it is the same object at every call."""
+    fresh, memory = tracer.fresh, {id(t._data) for t in inputs}
+
+    def of_this_call(v: Any) -> bool:
+        return isinstance(v, Tensor) and (id(v._data) in memory or
+                                          fresh.get(id(v._data)) is v._data)
     for leaf in out_leaves:
-        if not isinstance(leaf, Tensor) and _holds_tensor(leaf, 3):
+        if not isinstance(leaf, Tensor) and holds(leaf, of_this_call):
             return (f"runs eagerly: it returns a {type(leaf).__name__} holding tensors, which "
                     "the graph cannot rebuild with new values. Hint: return the tensors in "
                     "tuples, lists or dicts, or register the class with "
                     "ember.func.pytree.register_pytree_node")
     return None
-
-
-def _holds_tensor(value: Any, depth: int) -> bool:
-    """Whether ``value`` holds a tensor: in its attributes (or a dataclass's fields), or in
-    the tuples, lists and dicts among them, ``depth`` levels down at most."""
-    if isinstance(value, Tensor):
-        return True
-    if depth == 0 or isinstance(value, (str, bytes, int, float, complex, type)):
-        return False
-    if isinstance(value, (tuple, list)):
-        items = list(value)
-    elif isinstance(value, dict):
-        items = list(value.values())
-    elif dataclasses.is_dataclass(value):
-        items = [getattr(value, f.name, None) for f in dataclasses.fields(value)]
-    else:
-        items = list(getattr(value, "__dict__", {}).values())
-    return any(_holds_tensor(item, depth - 1) for item in items)
