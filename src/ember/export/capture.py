@@ -6,6 +6,7 @@ are dynamic. ``who`` names the exporter in error messages (``"ember.onnx.export"
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -81,29 +82,35 @@ def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
 @contextmanager
 def module_scopes(model: Any) -> Iterator[None]:
     """While it lasts, each op traced inside a submodule's call records that module's path in
-    ``model`` (``Source.scope``; ONNX names its nodes by it, as torch.onnx does)."""
-    names = {id(m): name for name, m in model.named_modules()} \
-        if isinstance(model, ember.nn.Module) else {}
-    outer: list[str] = [SCOPE.path]
-
-    def enter(module: Any, args: Any) -> None:
-        outer.append(SCOPE.path)
-        SCOPE.path = names.get(id(module), SCOPE.path)
-
-    def leave(module: Any, args: Any, output: Any) -> None:
-        SCOPE.path = outer.pop()
-
-    if not names:
+    ``model`` (``Source.scope``; ONNX names its nodes by it, as torch.onnx does). The hooks
+    are ``model``'s own modules' (no other module's call runs them) and act in this thread
+    only (another thread calling ``model`` meanwhile is left alone); a module's exit restores
+    the path only where its entry set it (a user's pre-hook may raise before it did)."""
+    if not isinstance(model, ember.nn.Module):
         yield
         return
-    hooks = [ember.nn.register_module_forward_pre_hook(enter),
-             ember.nn.register_module_forward_hook(leave, always_call=True)]
+    names = {id(m): name for name, m in model.named_modules()}
+    thread, start = threading.get_ident(), SCOPE.path
+    entered: list[tuple[Any, str]] = []  # (each module entered in this thread, the outer path)
+
+    def enter(module: Any, args: Any) -> None:
+        if threading.get_ident() == thread:
+            entered.append((module, SCOPE.path))
+            SCOPE.path = names[id(module)]
+
+    def leave(module: Any, args: Any, output: Any) -> None:
+        if threading.get_ident() == thread and entered and entered[-1][0] is module:
+            SCOPE.path = entered.pop()[1]
+
+    hooks = [h for m in model.modules()
+             for h in (m.register_forward_pre_hook(enter, prepend=True),
+                       m.register_forward_hook(leave, always_call=True))]
     try:
         yield
     finally:
         for h in hooks:
             h.remove()
-        SCOPE.path = outer[0]
+        SCOPE.path = start
 
 
 def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:

@@ -119,19 +119,20 @@ class Context:
         """Adds an ONNX node; returns its output name (a list when ``outputs`` > 1)."""
         names = [self.fresh(op.lower()) for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
-        made = helper.make_node(op, inputs, names, name=self._node_name(op), **attrs)
+        made = helper.make_node(op, inputs, names, name=self.node_name(op), **attrs)
         self.nodes.append(made)
         self.made.update(dict.fromkeys(names, made))
         return names[0] if outputs == 1 else names
 
-    def _node_name(self, op: str) -> str:
-        """``/encoder/0/Conv`` (``_2``, ... where repeated): the path of the module whose call
-        made the current equation, then the op, as torch.onnx names its nodes."""
+    def node_name(self, op: str) -> str:
+        """``/encoder/0/Conv`` (``_1``, ``_2``, ... where it repeats): the path of the module
+        whose call made the current equation (none: the root's), then the op, as torch.onnx
+        names its nodes."""
         source = None if self.eqn is None else self.eqn.source
         scope = "" if source is None else source.scope
         name = "/" + "".join(f"{part}/" for part in scope.split(".") if part) + op
         count = self.node_names[name] = self.node_names.get(name, 0) + 1
-        return name if count == 1 else f"{name}_{count}"
+        return name if count == 1 else f"{name}_{count - 1}"
 
     def reduce(self, op: str, x: str, axes: Any, keepdims: int) -> str:
         """A ``Reduce*`` node over ``axes``: given as an input, or as an attribute where the

@@ -428,7 +428,8 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
     for var, name in zip(graph.outputs, out_names):
         if var is None:
             raise ExportError(f"ember.onnx.export: output {name} is not a tensor")
-        ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name]))
+        ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name],
+                                          name=ctx.node_name("Identity")))
         outputs.append(value_info(name, var))
     if ctx.problems:  # (an output that is a constant following a dynamic axis, unrebuilt)
         raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
