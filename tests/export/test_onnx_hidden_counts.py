@@ -10,6 +10,7 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+import ember.onnx.exporter as exporter
 from ember.errors import ArgumentError
 from ember.export.errors import ExportError
 from tests.export.onnx_helpers import eager, run_onnx
@@ -200,3 +201,50 @@ def test_a_fixed_crop_traced_at_its_stop_is_exported(crop):
     # (was refused as a possible rounding: the check trace now reaches twice the stop)
     proto = _export(crop, (2, 32, 4), {"x": {1: "t"}})
     _same_as_eager(proto, crop, [(2, t, 4) for t in (32, 33, 50, 100)])
+
+
+@pytest.mark.parametrize("t", [10, 40, 63])
+@pytest.mark.parametrize("start", [None, 8])
+def test_a_stop_rounded_to_0_below_the_multiple_is_refused(t, start):
+    # (traced at T = 40, x[:, :T // 64 * 64] has stop 0: it was exported as an empty slice,
+    # 0 columns in onnxruntime at T = 70 where eager gives 64)
+    def rounded(x):
+        return x[:, start:x.shape[1] // 64 * 64] * 2
+    with pytest.raises(ExportError, match=r"slice at .*moves with a dynamic size"):
+        _export(rounded, (2, t, 4), {"x": {1: "t"}})
+
+
+def test_an_empty_crop_of_a_fixed_stop_is_exported():
+    def empty(x):
+        return x[:, :0] * 2, x[:, 5:3] + 1
+    proto = _export(empty, (2, 40, 4), {"x": {1: "t"}})
+    _same_as_eager(proto, empty, [(2, t, 4) for t in (40, 3, 70, 300)])
+
+
+def _center_crop(x):
+    return x[..., 16:208, 16:208] * 2
+
+
+def _check_sizes(monkeypatch, fn, shape, axes):
+    sizes = []
+    retrace = exporter.retrace_resized
+    monkeypatch.setattr(exporter, "retrace_resized",
+                        lambda *a, **k: sizes.append(k.get("sizes")) or retrace(*a, **k))
+    proto = _export(fn, shape, axes)
+    return proto, sizes[1]
+
+
+def test_the_check_trace_moves_a_crop_only_as_far_as_a_rounding_needs(monkeypatch):
+    # (each crop moved its axis by its bound: a 224 x 224 center crop to 16:208 traced again
+    # at 435 x 440, a crop to :32 at T = 100 at 135; a stop b in the upper half may be a
+    # rounding to a multiple up to b, seen at 2b; one in the lower half cannot be)
+    proto, sizes = _check_sizes(monkeypatch, _center_crop, (1, 3, 224, 224),
+                                {"x": {2: "h", 3: "w"}})
+    assert sizes == {"h": 224 + 3 + 192, "w": 224 + 12 + 192}
+    _same_as_eager(proto, _center_crop, [(1, 3, 224, 224), (1, 3, 300, 250)])
+
+    def low(x):
+        return x[:, :32] * 2
+    proto, sizes = _check_sizes(monkeypatch, low, (2, 100, 4), {"x": {1: "t"}})
+    assert sizes == {"t": 100 + 3}
+    _same_as_eager(proto, low, [(2, t, 4) for t in (100, 33, 32, 70)])

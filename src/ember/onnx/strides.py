@@ -19,7 +19,7 @@ MAX_SPREAD = 256  # (the largest move of an axis past its steps: T = 20 + 12 + 2
 
 def stride_spreads(graph: Graph, axes: dict[int, dict[int, str]]) -> dict[str, int]:
     """Each dynamic axis name's spread: the largest product of the steps of the strided
-    slices, convolutions and pools nested along it, or of a crop's bound (:func:`crops`), at
+    slices, convolutions and pools nested along it, or of a crop's move (:func:`crops`), at
     most :data:`MAX_SPREAD`. Moved that far, every ``ceil(T / step)`` size they make changes,
     which the nearer traces may all share (``x[:, ::16]`` has 2 rows at every T from 17 to
     32), and so does a crop's bound rounded from T. Each cut is followed back
@@ -90,11 +90,14 @@ def strides(eqn: Any) -> dict[int | None, int]:
 
 
 def crops(eqn: Any) -> dict[int | None, int]:
-    """``{input axis: bound}`` of the slices of step 1 that ``eqn`` cuts its first input with
-    short of an end, or to a given stop (``x[:, :32]``, ``x[:, 8:]``): the larger bound of
-    the two. Moved that
-    far, a bound rounded to a multiple (``x[:, :T // 16 * 16]``, which is 32 at every T
-    from 32 to 47) moves too (the multiple is at most the bound), where a fixed crop stays."""
+    """``{input axis: move}`` of the slices of step 1 that ``eqn`` cuts its first input with
+    to a given start or stop ``b`` (``x[:, :32]``, ``x[:, 8:]``) that may be a size ``T``
+    rounded down to a multiple (``x[:, :T // 16 * 16]``, 32 at every T from 32 to 47): the
+    axis moved that far shows such a bound move, where a fixed crop stays. A rounded ``b > 0``
+    is a multiple of some ``m > T - b`` (and ``m <= b``), so a ``b`` up to ``T / 2`` is no
+    rounding, and ``T`` moved to ``2b`` moves the largest ``m`` (``b`` itself) too; a stop
+    of 0 may be any multiple above ``T``: :data:`MAX_SPREAD`. (A start rounded to 0 is no
+    slice in the graph: nothing shows it.)"""
     if eqn.prim.name != "slice":
         return {}
     read = [e for e in eqn.params["index"] if e is not None]  # (one per input axis)
@@ -103,10 +106,11 @@ def crops(eqn: Any) -> dict[int | None, int]:
         if type(e) is not tuple or e[2] not in (None, 1) or a >= len(eqn.inputs[0].shape):
             continue
         size = eqn.inputs[0].shape[a]
-        start, stop, _ = slice(*e).indices(size)
-        bound = max(stop if stop < size or e[1] is not None else 0, start)
-        if bound > 1:
-            found[a] = bound
+        moves = [2 * b - size for b in e[:2] if isinstance(b, int) and size < 2 * b <= 2 * size]
+        if e[1] == 0 and size:
+            moves.append(MAX_SPREAD)
+        if moves:
+            found[a] = max(moves)
     return found
 
 
