@@ -1,6 +1,7 @@
 """vmap follows in-place shape changes of batched tensors (``unsqueeze_``, ``squeeze_``,
 ``t_``, ``transpose_``, ``as_strided_``) as ``torch.func.vmap`` does, and ``resize_``
-of unbatched tensors; ``resize_`` of a batched tensor and ``set_`` stay refused."""
+of unbatched tensors; ``resize_`` of a batched tensor, ``resize_as_`` of an unbatched one
+to a batched template and ``set_`` stay refused."""
 
 from __future__ import annotations
 
@@ -81,3 +82,17 @@ def test_resize_of_an_unbatched_tensor_follows_and_of_a_batched_one_is_refused()
         ef.vmap(lambda x: x.clone().resize_(6))(ember.tensor(_X[:, 0]))
     with pytest.raises(ember.GradError, match="set_: not supported inside vmap"):
         ef.vmap(lambda x: ember.zeros(4).set_(x))(ember.tensor(_X[:, 0]))
+
+
+def test_resize_as_of_an_unbatched_tensor_to_a_batched_template_is_refused():
+    # torch.func: 'aten::resize_as_ ... is not possible' (was: resized to the per-sample shape)
+    x = np.ones((3, 2, 2))
+    with pytest.raises(RuntimeError, match="resize_as_"):
+        tf.vmap(lambda v: torch.zeros(4).resize_as_(v) * 1)(torch.tensor(x))
+    with pytest.raises(ember.errors.OpError,
+                       match=r"vmap: resize_as_ of an unbatched tensor \(shape \(4,\)\)"):
+        ef.vmap(lambda v: ember.zeros(4).resize_as_(v) * 1)(ember.tensor(x))
+    # an unbatched template resizes as eager does, as in torch
+    f = lambda lib: lambda v: lib.zeros(4).resize_as_(lib.ones(2, 2)) * v  # noqa: E731
+    np.testing.assert_array_equal(ef.vmap(f(ember))(ember.tensor(x)).numpy(),
+                                  tf.vmap(f(torch))(torch.tensor(x)).numpy())

@@ -24,7 +24,7 @@ from ember.layouts import check_format, contiguous_format, order_of, preserve_fo
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
 from ember.ops.inplace import refuse_inference_write, transforms_follow
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, per_sample, primitive
 from ember.ops.select import where
 from ember.ops.shape import read_sizes
 from ember.tensor import STRUCTURE, Tensor, method
@@ -539,4 +539,9 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
         >>> ember.zeros(4).resize_as_(ember.ones(2, 2)).shape
         ember.Size([2, 2])
     """
+    if DISPATCH.transforming() and per_sample(the_template) and not per_sample(self):
+        raise OpError(f"vmap: resize_as_ of an unbatched tensor (shape {tuple(self.shape)}) "
+                      f"to a batched template (per-sample shape {tuple(the_template.shape)}): "
+                      "it has room for one sample only, as torch.func refuses it. Hint: make "
+                      "a new tensor, ember.zeros_like(the_template)")
     return resize_(self, tuple(the_template.shape))
