@@ -213,7 +213,9 @@ def _tell_handlers(event: str, target: Tensor, source: Tensor) -> None:
     of the old value (a trace binds it to the old variable, vmap copies every sample),
     ``before_write(alias, result)`` once ``result`` is computed (vmap copies what its tape
     saved), ``on_inplace(x, result)`` after ``result`` is written into ``x`` (forward mode
-    moves tangents this way)."""
+    moves tangents this way); for an in-place shape change (``t_``, ``unsqueeze_``, ...),
+    ``on_reshape_alias(alias, x)`` when the alias its view op reads is made and
+    ``on_reshaped(x, out)`` once ``x`` has become that view ``out``."""
     for handler in DISPATCH.stack:
         hook = getattr(handler, event, None)
         if hook is not None:
