@@ -43,6 +43,9 @@ def _meta_sparse():
     ("sparse.mm", lambda s, m: ember.sparse.mm(s, m)),
     ("matmul", lambda s, m: s @ m),
     ("sparse.mm", lambda s, m: ember.sparse.addmm(ember.eye(2), s, ember.eye(2, device="meta"))),
+    # (review53a: was named by addmm's inner add; a 0-d tensor off the CPU is no number)
+    ("sparse.addmm", lambda s, m: ember.sparse.addmm(ember.eye(2, device="meta"), s, s)),
+    ("mul", lambda s, m: s * ember.tensor(2.0).to("meta")),
 ])
 def test_operands_on_two_devices_are_refused_by_the_op(op, call):
     # was AttributeError ('bool' object has no attribute 'all'), NoDataError from numpy(),
@@ -57,6 +60,7 @@ def test_zero_dim_dense_operand_on_cpu_is_still_a_number():
     # a 0-d tensor is a scalar operand (as in PyTorch): no device check for it
     out = ember.eye(2).to_sparse() * ember.tensor(3.0)
     assert out.to_dense().tolist() == [[3.0, 0.0], [0.0, 3.0]]
+    assert (_meta_sparse() * ember.tensor(3.0)).device.type == "meta"
 
 
 @pytest.mark.parametrize("layout", ["coo", "csr"])

@@ -72,7 +72,11 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
         tensor([[2., 1.],
                 [1., 2.]])
     """
-    one_device("add", input, other)
+    return _add("add", input, other, alpha)
+
+
+def _add(op: str, input: Any, other: Any, alpha: Any) -> Any:
+    one_device(op, input, other)
     if isinstance(input, SparseTensor) and isinstance(other, SparseTensor):
         return _sparse_sum(input, other, alpha)
     if isinstance(input, SparseTensor):
@@ -102,8 +106,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     bools = [getattr(x, "dtype", None) is dtypes.bool_ for x in (input, other)]
     if any(bools):
         raise DTypeError(arithmetic._BOOL_SUB[all(bools)])
-    one_device("sub", input, other)
-    return add(input, other, alpha=-alpha)
+    return _add("sub", input, other, -alpha)
 
 
 def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseTensor:

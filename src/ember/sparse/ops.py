@@ -45,10 +45,11 @@ def _sparse(op: str, s: Any) -> SparseTensor:
 
 def one_device(op: str, a: Any, b: Any) -> None:
     """Raise ``DeviceError`` naming ``op`` where tensors ``a`` and ``b`` (sparse or dense) are
-    on different devices; a 0-d dense operand counts as a number, as in PyTorch."""
+    on different devices; a 0-d dense operand on the CPU counts as a number, as in PyTorch."""
     tensors = (Tensor, SparseTensor)
     if not (isinstance(a, tensors) and isinstance(b, tensors)) or a.device == b.device or \
-            any(isinstance(x, Tensor) and not x.ndim for x in (a, b)):
+            any(isinstance(x, Tensor) and not x.ndim and x.device.type == "cpu"
+                for x in (a, b)):
         return
     raise DeviceError(f"{op}: expected both operands on one device, got {a.device} and "
                       f"{b.device}. Hint: move one with .to({str(a.device)!r})")
@@ -107,6 +108,7 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
         tensor([[1.5000, 1.5000],
                 [1.5000, 1.5000]])
     """
+    one_device("sparse.addmm", mat1, input)
     return scaled_sum("sparse.addmm", input, mm(mat1, mat2), beta, alpha)
 
 
