@@ -188,6 +188,21 @@ def test_prod_and_cumprod_gradients_with_zeros(values):
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy())
 
 
+def test_cumprod_gradient_over_a_length_one_dim_is_the_identity_with_inf_and_nan():
+    # Over a dim of size 1 cumprod is the identity, so its gradient is g also at inf/NaN
+    # (it was g * out / x = NaN there, unless the whole tensor held one element).
+    values = [[float("inf")], [float("nan")], [0.0], [2.0]]
+    e = _t(values).double().requires_grad_()
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    seed = np.arange(1.0, 5.0).reshape(4, 1)
+    e.cumprod(1).backward(ember.from_numpy(seed))
+    t.cumprod(1).backward(torch.from_numpy(seed))
+    np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+    tangent = ember.func.jvp(lambda x: x.cumprod(1), (_t(values).double(),),
+                             (ember.from_numpy(seed),))[1]
+    np.testing.assert_array_equal(tangent.numpy(), seed)
+
+
 def test_norm_gradient_at_zero_is_zero_not_nan():
     for p in (2, "fro", 3, 1, 0.5):
         x = ember.zeros(3, requires_grad=True)

@@ -79,7 +79,7 @@ class CumProd(Holomorphic, Primitive):
 
     def vjp(self, ctx, g):
         x, dim = ctx.inputs[0], ctx.params["dim"]
-        if x.numel() == 1:  # (the identity: 1 also at a NaN or inf, as PyTorch)
+        if x.shape[dim] == 1:  # (the identity: 1 also at a NaN or inf, as PyTorch)
             return g
         before, first, safe_x, skip_first = _zero_split(x, dim)
         before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
@@ -88,7 +88,7 @@ class CumProd(Holomorphic, Primitive):
 
     def jvp(self, ctx, da):
         x, dim = ctx.inputs[0], ctx.params["dim"]
-        if x.numel() == 1:
+        if x.shape[dim] == 1:
             return da
         before, first, safe_x, skip_first = _zero_split(x, dim)
         before_part = ctx.out * apply(CumSum, da / safe_x, dim=dim, reverse=False)
