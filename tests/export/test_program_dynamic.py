@@ -1,6 +1,7 @@
 """ember.export dynamic shapes (Dim, dims, Dim.AUTO/STATIC/DYNAMIC, ShapesCollection), the
 guards of ep.module(), and the errors of export."""
 
+import re
 import warnings
 
 import numpy as np
@@ -365,14 +366,44 @@ def test_the_traces_of_many_dynamic_dims_give_no_recompile_warning():
     assert not [w for w in caught if "has been compiled" in str(w.message)]
 
 
-@pytest.mark.parametrize("dynamic_shapes", [({3: Dim("n")}, None), {"x": {3: Dim("n")}}])
-def test_a_wrong_axis_is_named_by_its_argument(dynamic_shapes):
-    # the message's path was dynamic_shapes[0][0] (of the (args, kwargs) pair it walks)
+@pytest.mark.parametrize("dynamic_shapes, label", [(({3: Dim("n")}, None), "[0]"),
+                                                   ({"x": {3: Dim("n")}}, "['x']")])
+def test_a_wrong_axis_is_named_by_its_argument(dynamic_shapes, label):
+    # the message's path was dynamic_shapes[0][0] (of the (args, kwargs) pair it walks); a
+    # tuple's entry is named by its position, as the user wrote it
     class Model(ember.nn.Module):
         def forward(self, x, y=None):
             return x + 1
 
-    with pytest.raises(ember.errors.ArgumentError,
-                       match=r"dynamic_shapes\['x'\] names axis 3 of a tensor of shape \(3,\)"):
+    with pytest.raises(ember.errors.ArgumentError, match=re.escape(
+            f"dynamic_shapes{label} names axis 3 of a tensor of shape (3,)")):
         ember.export.export(Model(), (ember.ones(3), ember.ones(2)),
                             dynamic_shapes=dynamic_shapes)
+
+
+def test_a_keyword_arguments_tuple_entry_is_named_by_its_position():
+    class Model(ember.nn.Module):
+        def forward(self, x, y=None):
+            return x + y
+
+    with pytest.raises(ember.errors.ArgumentError, match=r"dynamic_shapes\[1\] names axis 3"):
+        ember.export.export(Model(), (ember.ones(3),), {"y": ember.ones(3)},
+                            dynamic_shapes=(None, {3: Dim("n")}))
+
+
+def test_a_star_args_forward_takes_a_dict_dynamic_shapes_by_its_name():
+    """``forward(self, *xs)``: ``{"xs": (spec, spec)}``, one entry per argument, as
+    torch.export accepts (it was refused: xs's spec was paired with the first argument)."""
+    class Model(ember.nn.Module):
+        def forward(self, *xs):
+            return xs[0] + xs[1]
+
+    n = Dim("n")
+    ep = ember.export.export(Model(), (ember.ones(3), ember.ones(3)),
+                             dynamic_shapes={"xs": ({0: n}, {0: n})})
+    shapes = [p.meta["val"].shape for p in ep.graph.nodes if p.op == "placeholder"]
+    assert [str(s[0]) for s in shapes] == ["n", "n"]
+    assert ep.module()((ember.ones(5), ember.full((5,), 2.0))).tolist() == [3.0] * 5
+    with pytest.raises(ember.errors.ArgumentError, match=r"dynamic_shapes\['xs'\] is"):
+        ember.export.export(Model(), (ember.ones(3), ember.ones(3)),
+                            dynamic_shapes={"xs": ({0: n}, {0: n}, None)})

@@ -226,29 +226,25 @@ def by_name(dynamic_shapes: tuple | list, names: list[str]) -> dict[str, Any]:
     return dict(zip(names, dynamic_shapes))
 
 
-def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[dict]:
+def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any,
+              labels: dict[str, str] | None = None) -> list[dict]:
     """For each tensor among the leaves of ``(args, kwargs)`` (in ``tree_flatten`` order),
-    its axes ``{axis: Dim | DimHint}`` that ``dynamic_shapes`` does not make static."""
+    its axes ``{axis: Dim | DimHint}`` that ``dynamic_shapes`` does not make static. Errors
+    name a dict's entry ``dynamic_shapes['x']``, or as ``labels`` says (``{'x': '[0]'}``,
+    where the user gave a tuple)."""
     if isinstance(dynamic_shapes, ShapesCollection):
         dynamic_shapes = dynamic_shapes.dynamic_shapes(m, args, kwargs)
     if dynamic_shapes is None:
         tree: Any = None
     elif isinstance(dynamic_shapes, dict):
-        bound = dict(bind_call(m, args, kwargs).arguments)
-        unknown = sorted(set(dynamic_shapes) - set(bound))
-        if unknown:
-            raise ArgumentError(f"ember.export.export: dynamic_shapes names {unknown}, which are "
-                                f"not arguments of the call (those are {list(bound)})")
-        names = list(bound)
-        positional = names[:len(args)]
-        tree = (tuple(dynamic_shapes.get(n) for n in positional),
-                {k: dynamic_shapes.get(k) for k in kwargs})
+        tree = _by_parameter(m, args, kwargs, dynamic_shapes, labels or {})
     elif isinstance(dynamic_shapes, (tuple, list)):
         if len(dynamic_shapes) != len(args) + len(kwargs):
             raise ArgumentError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
                                 f"entries for {len(args) + len(kwargs)} arguments")
-        tree = (tuple(dynamic_shapes[:len(args)]),
-                dict(zip(kwargs, dynamic_shapes[len(args):])))
+        # (each entry named in errors as the user's dynamic_shapes[i])
+        tree = [(f"[{i}]", value, spec) for i, (value, spec) in
+                enumerate(zip([*args, *kwargs.values()], dynamic_shapes))]
     else:
         raise TypeError("ember.export.export: dynamic_shapes is a dict (by argument name), a "
                         f"tuple, a ShapesCollection or None, got {type(dynamic_shapes).__name__}")
@@ -256,13 +252,45 @@ def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[di
     if tree is None:
         _walk((tuple(args), dict(kwargs)), None, "", out)
         return out
-    # (each argument's entry, named in errors as the user's dynamic_shapes[name] or [i])
-    names = list(bind_call(m, args, kwargs).arguments)[:len(args)] \
-        if isinstance(dynamic_shapes, dict) else range(len(args))
-    for label, value, spec in zip([*names, *kwargs], [*args, *kwargs.values()],
-                                  [*tree[0], *tree[1].values()]):
-        _walk(value, spec, f"[{label!r}]", out)
+    for where, value, spec in tree:
+        _walk(value, spec, where, out)
     return out
+
+
+def _by_parameter(m: Any, args: tuple, kwargs: dict, dynamic_shapes: dict,
+                  labels: dict[str, str]) -> list[tuple]:
+    """``(label, value, spec)`` for a dict ``dynamic_shapes`` (by ``forward``'s parameter
+    names), in the order of the leaves of ``(args, kwargs)``: the positional arguments (a
+    ``*args`` parameter's as one tuple, its spec one entry per argument), then the keyword
+    ones (one a ``**kwargs`` parameter takes under that parameter's dict entry)."""
+    bound = bind_call(m, args, kwargs)
+    unknown = sorted(set(dynamic_shapes) - set(bound.arguments))
+    if unknown:
+        raise ArgumentError(f"ember.export.export: dynamic_shapes names {unknown}, which are "
+                            f"not arguments of the call (those are {list(bound.arguments)})")
+    params = bound.signature.parameters
+    tree, taken = [], 0
+    for name, value in bound.arguments.items():
+        if taken == len(args):
+            break
+        kind = params[name].kind
+        if kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) \
+                and name not in kwargs:
+            tree.append((labels.get(name, f"[{name!r}]"), value, dynamic_shapes.get(name)))
+            taken += 1
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            tree.append((labels.get(name, f"[{name!r}]"), tuple(value),
+                         dynamic_shapes.get(name)))
+            taken += len(value)
+    many = next((n for n, p in params.items() if p.kind is inspect.Parameter.VAR_KEYWORD), None)
+    for key, value in kwargs.items():
+        if key in params and params[key].kind is not inspect.Parameter.VAR_KEYWORD:
+            tree.append((labels.get(key, f"[{key!r}]"), value, dynamic_shapes.get(key)))
+        else:  # (taken by **many: its entry is a dict by keyword)
+            specs = dynamic_shapes.get(many)
+            tree.append((f"[{many!r}][{key!r}]", value,
+                         specs.get(key) if isinstance(specs, dict) else None))
+    return tree
 
 
 def _walk(value: Any, spec: Any, where: str, out: list[dict]) -> None:

@@ -92,14 +92,16 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
                             "torch.export.unflatten, which Ember does not have; pass ()")
     bound = bind_call(mod, args, dict(kwargs or {}))
     given = list(bound.arguments)
+    labels = None  # (errors name a tuple's entries by position, as the user wrote them)
     if isinstance(dynamic_shapes, (tuple, list)):  # (the arguments given, not the defaults)
         dynamic_shapes = by_name(dynamic_shapes, given)
+        labels = {name: f"[{i}]" for i, name in enumerate(given)}
     bound.apply_defaults()  # (the call is traced with every argument given)
     defaults = {k: v for k, v in bound.arguments.items() if k not in given}
     args, kwargs = bound.args, bound.kwargs
     leaves, spec = tree_flatten((args, kwargs))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-    axes = leaf_axes(mod, args, kwargs, dynamic_shapes)
+    axes = leaf_axes(mod, args, kwargs, dynamic_shapes, labels)
     check_example(axes, tensors)
     guard_leaves = _guard_leaves(bound.arguments)
     names = Namespace()
