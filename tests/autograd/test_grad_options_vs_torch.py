@@ -3,6 +3,7 @@ torch: materialized zeros require grad under ``create_graph``; a plain backward 
 ``.grad`` that ``create_graph`` left with history in place (the same tensor, as PyTorch's)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -99,3 +100,29 @@ def test_grad_with_no_inputs_raises_as_torch(inputs, batched):
         extra = {"grad_outputs": lib.eye(2), "is_grads_batched": True} if batched else {}
         with pytest.raises(RuntimeError, match="cannot be empty"):
             lib.autograd.grad(out, inputs(), **extra)
+
+
+def _cycle_warnings(lib, call, monkeypatch):
+    if lib is ember:
+        monkeypatch.setattr("ember.autograd.engine.CYCLE_WARNED", [False])
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        call(lib, x)
+        lib.autograd.grad((x ** 3).sum(), x, create_graph=True)  # no warning: no .grad
+        call(lib, x)  # once a process, as PyTorch's TORCH_WARN_ONCE
+    return [str(w.message) for w in record if "reference cycle" in str(w.message)]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: (x ** 2).sum().backward(create_graph=True),
+    lambda lib, x: lib.autograd.backward((x ** 2).sum(), create_graph=True, inputs=[x]),
+])
+def test_backward_create_graph_warns_of_the_reference_cycle_once(call, monkeypatch):
+    # a filter written for PyTorch's words matches Ember's
+    mine = _cycle_warnings(ember, call, monkeypatch)
+    assert len(mine) == 1
+    assert re.match(r"Using backward\(\) with create_graph=True will create a reference cycle",
+                    mine[0])
+    theirs = _cycle_warnings(torch, call, monkeypatch)
+    assert len(theirs) <= 1 and (not theirs or theirs == mine)

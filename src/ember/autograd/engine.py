@@ -63,6 +63,14 @@ class _VjpHook(threading.local):
 
 VJP_HOOK = _VjpHook()
 
+# PyTorch's words (TORCH_WARN_ONCE), so warning filters written for PyTorch match them
+CYCLE_WARNING = ("Using backward() with create_graph=True will create a reference cycle "
+                 "between the parameter and its gradient which can cause a memory leak. We "
+                 "recommend using autograd.grad when creating the graph to avoid this. If you "
+                 "have to use this function, make sure to reset the .grad fields of your "
+                 "parameters to None after use to break the cycle and avoid the leak.")
+CYCLE_WARNED = [False]  # once a process, as PyTorch
+
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
@@ -84,6 +92,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             raise GradError(f"backward: inputs[{i}] (shape {tuple(t.shape)}) does not require "
                             "grad, so no gradient can be accumulated into it (PyTorch: can't "
                             "retain_grad on Tensor that has requires_grad=False)")
+    if create_graph and not CYCLE_WARNED[0]:
+        CYCLE_WARNED[0] = True
+        warnings.warn(CYCLE_WARNING, UserWarning, stacklevel=2)
     owners: set[int] = set()
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, owners)
