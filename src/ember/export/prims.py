@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.fx.tracer import record_call
+from ember.fx import tracer as fx_trace
 from ember.library.custom_op import CustomOpPrimitive
 from ember.ops.primitive import PRIMITIVES, Primitive, apply
 from ember.tensor import Tensor
@@ -32,9 +32,10 @@ class PrimitiveOp:
             if prim.name.isidentifier() else None
 
     def __call__(self, *inputs: Tensor, **params: Any) -> Any:
-        traced = record_call(self, inputs, params)  # (symbolic_trace of an exported module)
-        if traced is not None:
-            return traced
+        if fx_trace.active:  # (symbolic_trace of an exported module)
+            traced = fx_trace.record_call(self, inputs, params)
+            if traced is not None:
+                return traced
         if isinstance(self.prim, CustomOpPrimitive):
             # (through the op, whose setup_context makes the ctx its backward reads)
             outs = self.prim.op.apply(inputs, (params["args"], params["counts"]))
@@ -64,8 +65,11 @@ def sym_size(t: Tensor, dim: int) -> int:
         >>> ember.export.prims.sym_size(ember.ones(2, 5), 1)
         5
     """
-    traced = record_call(sym_size, (t, dim), {})
-    return t.shape[dim] if traced is None else traced
+    if fx_trace.active:
+        traced = fx_trace.record_call(sym_size, (t, dim), {})
+        if traced is not None:
+            return traced
+    return t.shape[dim]
 
 
 sym_size._qualified_name = "ember.export.prims.sym_size"

@@ -20,7 +20,7 @@ from ember.export.graph_signature import ExportGraphSignature, InputKind
 from ember.export.guards import Guards
 from ember.export.verifier import verify
 from ember.func.pytree import tree_unflatten
-from ember.fx.tracer import record_call
+from ember.fx import tracer as fx_trace
 from ember.nn import Module
 from ember.tensor import Tensor
 
@@ -235,7 +235,7 @@ class ExportedModule(fx.GraphModule):
 def assign_buffer(buffer: Tensor, value: Tensor) -> None:
     """Writes a buffer's new value into it (outside autograd, as BatchNorm updates its
     running statistics)."""
-    if record_call(assign_buffer, (buffer, value), {}) is not None:
+    if fx_trace.active and fx_trace.record_call(assign_buffer, (buffer, value), {}) is not None:
         return  # (symbolic_trace of the exported module: a node)
     with ember.no_grad():
         buffer.copy_(value)

@@ -300,18 +300,20 @@ _MISSING = object()
 # globals): one thread traces at a time, so overlapping traces cannot restore each other's
 # patches out of order (a trace nested in the same thread is fine: the lock is re-entrant).
 _TRACING = threading.RLock()
-_active = 0  # the traces running now
+#: the traces running now: code the tracer does not patch tests it (one attribute read)
+#: before calling :func:`record_call`
+active = 0
 
 
 @contextmanager
 def _tracing() -> Iterator[None]:
-    global _active
+    global active
     with _TRACING:
-        _active += 1
+        active += 1
         try:
             yield
         finally:
-            _active -= 1
+            active -= 1
 
 
 def record_call(fn: Callable, args: tuple, kwargs: dict) -> Proxy | None:
@@ -319,9 +321,7 @@ def record_call(fn: Callable, args: tuple, kwargs: dict) -> Proxy | None:
     :class:`Proxy` among the arguments (also inside lists, tuples and dicts), as a torch op
     records itself on proxies; None when no trace runs now (in any thread) or no argument
     is a proxy. For functions the tracer does not patch, called from generated code
-    (``ember.export.prims``' ops in an exported module)."""
-    if not _active:
-        return None
+    (``ember.export.prims``' ops in an exported module): call it where ``active``."""
     found: list[Proxy] = []
     map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else a)
     return found[0].tracer.create_proxy("call_function", fn, args, kwargs) if found else None
