@@ -188,6 +188,24 @@ def test_prod_and_cumprod_gradients_with_zeros(values):
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy())
 
 
+@pytest.mark.parametrize("values, dims", [([3.0, 0.0, 3.0], 0), ([-3.0, 0.0, 0.0], 0),
+                                          ([[0.0, 2.0], [5.0, -1.5]], (0, 1)),
+                                          ([[0.0, 2.0], [5.0, 0.0]], 1), ([0.0, 0.0, 0.0], 0)])
+def test_prod_second_derivative_with_zeros_matches_torch(values, dims):
+    # The product of the others is 0 beside one zero, but not constant: its derivative with
+    # respect to that zero is the product of the rest (it was taken as a constant 0).
+    v = np.linspace(-1.0, 2.0, np.size(values)).reshape(np.shape(values))
+    hvps = []
+    for lib, grad in ((torch, torch.autograd.grad), (ember, ember.autograd.grad)):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = lib.prod(x, dims) if isinstance(dims, int) else x.prod()
+        (g,) = grad((y * lib.arange(1.0, y.numel() + 1.0).reshape(y.shape)).sum(), x,
+                    create_graph=True)
+        (h,) = grad((g * lib.tensor(v)).sum(), x)
+        hvps.append(h.detach().numpy())
+    np.testing.assert_allclose(hvps[1], hvps[0], atol=1e-12)
+
+
 def test_cumprod_gradient_over_a_length_one_dim_is_the_identity_with_inf_and_nan():
     # Over a dim of size 1 cumprod is the identity, so its gradient is g also at inf/NaN
     # (it was g * out / x = NaN there, unless the whole tensor held one element).
