@@ -130,6 +130,22 @@ def test_muon_addmm_rounds_like_torch_near_bfloat16_ties():
         np.testing.assert_array_equal(ours, theirs.float().numpy())
 
 
+def test_muon_addmm_rounds_the_exact_sum_once():
+    """beta * C + A@B with a float64 sum that rounds onto a float32 tie: torch's fma rounds
+    the exact sum once (1 + 2**-8 + 2**-24 + 2**-80 is above the bfloat16 tie 1 + 2**-8);
+    Ember's float64 sum rounded twice gave the tie, then 1.0 (review53a)."""
+    from ember.optim.muon import _bfloat16, _fused_add
+
+    beta = 5614251 * 2.0**-24  # (float32; times 3 is 1 + 2**-8 + 2**-24)
+    for sign_c, sign_p in [(1, 1), (1, -1), (-1, 1), (-1, -1)]:
+        c = torch.tensor([[3.0 * sign_c]], dtype=torch.bfloat16)
+        m = torch.tensor([[2.0**-40]], dtype=torch.bfloat16)
+        want = torch.addmm(c, sign_p * m, m, beta=beta).float().numpy()
+        got = _bfloat16(np, _fused_add(np, np.float32(beta), c.float().numpy(),
+                                       np.full((1, 1), sign_p * 2.0**-80, np.float32)))
+        np.testing.assert_array_equal(got, want)
+
+
 def test_muon_orthogonalizes_alike_on_any_thread_count():
     """A large product's float32 sums on two BLAS threads came out in another order than on one
     (700×700: bfloat16 ulps apart); the iteration runs on one whatever the count."""

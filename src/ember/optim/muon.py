@@ -125,12 +125,23 @@ def orthogonalize(xp: Any, g: Any, coefficients: tuple[float, float, float], ste
 
 def _fused_add(xp: Any, beta: Any, c: Any, product: Any) -> Any:
     """``beta * c + product`` rounded once to float32, as PyTorch's bfloat16 ``addmm`` on the
-    CPU adds its ``beta * C`` (a fused multiply-add): exact in float64, as float32 ``beta``
-    times a bfloat16 ``c`` has at most 32 significant bits."""
-    wide = c.astype(xp.float64)
-    wide *= xp.float64(beta)
-    wide += product
-    return wide.astype(xp.float32)
+    CPU adds its ``beta * C`` (a fused multiply-add). ``beta * c`` is exact in float64 (float32
+    ``beta`` times a bfloat16 ``c`` has at most 32 significant bits); the float64 sum is too,
+    but for operands far apart in size, and where it is not (its exact error, from a
+    two-sum) it is rounded to odd, so that rounding it to float32 rounds the exact sum."""
+    left = c.astype(xp.float64)
+    left *= xp.float64(beta)
+    right = product.astype(xp.float64)
+    total = left + right
+    part = total - left
+    error = left - (total - part)
+    error += right - part
+    inexact = error != 0
+    if inexact.any():  # (rare: the neighbour with an odd last bit, toward the exact sum)
+        inexact &= ((total.view(xp.uint64) & xp.uint64(1)) == 0) & xp.isfinite(error)
+        total = xp.where(inexact, xp.nextafter(total, xp.where(error > 0, xp.inf, -xp.inf)),
+                         total)
+    return total.astype(xp.float32)
 
 
 def _lerp(start: Any, end: Any, weight: float) -> Any:
