@@ -425,3 +425,17 @@ def test_pickle_module_without_pickler_still_saves_the_object(tmp_path):
     ember.save({"m": m}, tmp_path / "e.st", pickle_module=module)
     back = ember.load(tmp_path / "e.st", pickle_module=module)
     assert back["m"].weight.tolist() == m.weight.tolist()
+
+
+class _Box:
+    def __init__(self, t):
+        self.t = t
+
+
+@pytest.mark.parametrize("protocol", [0, 1, 2, pickle.HIGHEST_PROTOCOL])
+def test_pickled_objects_holding_tensors_round_trip_at_every_protocol(tmp_path, protocol):
+    # protocol 0 writes persistent ids as text ('0'): the file was refused as corrupted
+    t = ember.randn(3)
+    ember.save({"b": _Box(t), "t": t}, tmp_path / "p.st", pickle_protocol=protocol)
+    back = ember.load(tmp_path / "p.st", weights_only=False)
+    assert back["b"].t is back["t"] and back["t"].tolist() == t.tolist()

@@ -216,3 +216,24 @@ def test_bad_tensor_references_of_a_pickle(refs, match, tmp_path):
     path = ember_file(tmp_path, tree, {"p": data}, version=3)
     with pytest.raises(CheckpointError, match=match):
         ember.load(path, weights_only=False)
+
+
+def test_a_pickle_listed_twice_with_other_tensors_is_refused(tmp_path):
+    # the same object saved twice lists the same tensors; a crafted file that lists others
+    # under the same pickle would have them ignored
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return 0 if obj == "the tensor" else None
+
+    buffer = io.BytesIO()
+    Pickler(buffer).dump(["the tensor"])
+    data = ember.tensor(list(buffer.getvalue()), dtype=ember.uint8)
+    node = {"$pickle": "p", "type": "builtins.list", "tensors": [{"$tensor": "a"}]}
+    arrays = {"p": data, "a": ember.ones(1), "b": ember.zeros(1)}
+    same = ember.load(ember_file(tmp_path, {"x": node, "y": dict(node)}, arrays, version=3),
+                      weights_only=False)
+    assert same["x"] is same["y"] and same["x"][0].tolist() == [1.0]
+    other = dict(node, tensors=[{"$tensor": "b"}])
+    path = ember_file(tmp_path, {"x": node, "y": other}, arrays, version=3)
+    with pytest.raises(CheckpointError, match="pickled object 'p' twice with other tensors"):
+        ember.load(path, weights_only=False)

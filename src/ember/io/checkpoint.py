@@ -499,7 +499,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             return {name: make_tensor(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
         made: dict[tuple, Tensor] = {}  # its loaded forms, sharing its memory
-        unpickled: dict[str, Any] = {}  # each pickled object, unpickled once
+        unpickled = pickled.Unpickled(where)  # each pickled object, unpickled once
 
         def tensor(name: str, node: dict) -> Tensor:
             requires_grad = node.get("requires_grad") is True
@@ -533,11 +533,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                     "does. Hint: pass weights_only=False if you trust the file, or save "
                     "plain data (model.state_dict() instead of the model, "
                     "t.as_subclass(ember.Tensor) for a tensor subclass)")
-            if name not in unpickled:
-                resolve = partial(pickled.tensor_ref, refs, decoder.value, where)
-                unpickled[name] = pickled.loads(raw(name, "pickled data"), place, where, what,
-                                                pickle_module or pickle, resolve)
-            return unpickled[name]
+            resolve = partial(pickled.tensor_ref, refs, decoder.value, where)
+            return unpickled.get(name, what, refs, lambda: pickled.loads(
+                raw(name, "pickled data"), place, where, what, pickle_module or pickle, resolve))
 
         def raw(name: str, what: str) -> np.ndarray:
             if name not in header.entries:

@@ -81,7 +81,10 @@ def node(x: Any, path: str, module: Any, protocol: int,
 
 
 def tensor_ref(refs: Any, value: Callable[[Any], Any], where: str, pid: Any) -> Tensor:
-    """The tensor a pickle's persistent id ``pid`` names: ``value`` of its node in ``refs``."""
+    """The tensor a pickle's persistent id ``pid`` names: ``value`` of its node in ``refs``
+    (pickle protocol 0 gives the id back as text, ``'0'``)."""
+    if isinstance(pid, str) and pid.isascii() and pid.isdigit():
+        pid = int(pid)
     if not (isinstance(refs, list) and type(pid) is int and 0 <= pid < len(refs)
             and isinstance(refs[pid], dict)):
         raise CheckpointError(f"{where}: a pickled object refers to tensor {pid!r}, which its "
@@ -91,6 +94,26 @@ def tensor_ref(refs: Any, value: Callable[[Any], Any], where: str, pid: Any) -> 
         raise CheckpointError(f"{where}: a pickled object's tensor {pid} is a "
                               f"{type(t).__name__} in the checkpoint tree, not a tensor")
     return t
+
+
+class Unpickled:
+    """Each pickled object of a file, unpickled once by its name; a name met again must list
+    the same type and tensors (a crafted file could list others, which would be ignored)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.done: dict[str, tuple[str, Any, Any]] = {}
+
+    def get(self, name: str, what: str, refs: Any, unpickle: Callable[[], Any]) -> Any:
+        """The object pickled as ``name`` (``unpickle()`` the first time)."""
+        if name not in self.done:
+            self.done[name] = (what, refs, unpickle())
+        first_what, first_refs, obj = self.done[name]
+        if (first_what, first_refs) != (what, refs):
+            other = "type" if first_what != what else "tensors"
+            raise CheckpointError(f"{self.where}: the checkpoint tree lists the pickled object "
+                                  f"{name!r} twice with other {other}; the file is corrupted")
+        return obj
 
 
 def _unpickler(module: Any, data: bytes, place: Placer,
