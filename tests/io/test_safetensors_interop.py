@@ -121,3 +121,12 @@ def test_save_file_refuses_tensors_sharing_memory_as_safetensors(tmp_path):
     ember.io.save_file({"a": w[0], "b": w[1], "t": ember.ones(2, 3).t()}, tmp_path / "e.st")
     back = safetensors.torch.load_file(tmp_path / "e.st")
     assert back["b"].tolist() == [3.0, 4.0, 5.0] and back["t"].shape == (3, 2)
+    # so are interleaved ones that share no element (their byte ranges overlap)
+    x = ember.arange(8.0).reshape(2, 4)
+    flat = x.view(-1)
+    for pair in ({"c0": x[:, 0], "c1": x[:, 1]}, {"even": flat[::2], "odd": flat[1::2]}):
+        ember.io.save_file(pair, tmp_path / "i.st")
+        back = safetensors.torch.load_file(tmp_path / "i.st")
+        assert all(back[k].tolist() == v.tolist() for k, v in pair.items())
+    with pytest.raises(CheckpointError, match=r"\['c0', 'even'\].*share memory"):
+        ember.io.save_file({"c0": x[:, 0], "even": flat[::2]}, tmp_path / "e.st")

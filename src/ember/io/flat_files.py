@@ -7,48 +7,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.errors import CheckpointError
 from ember.io import safetensors_file as st
 from ember.io.placement import make_tensor
 from ember.io.safetensors_file import PathOrFile, read_arrays, write_arrays
+from ember.io.shared_views import layout, sharing_groups
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 
-def _span(t: Tensor) -> tuple[int, int]:
-    """The bytes ``t`` reads, as [begin, end) addresses."""
-    begin = t.data_ptr()
-    if t.numel() == 0:
-        return begin, begin
-    last = sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-    return begin, begin + (last + 1) * t.element_size()
-
-
 def shared_groups(tensors: Mapping[str, Tensor]) -> list[set[str]]:
-    """The names whose tensors overlap in memory, grouped (groups of one left out); meta
-    tensors and empty storages share nothing."""
-    by_storage: dict[tuple, list[str]] = {}
+    """The names whose tensors share memory (an element), grouped (groups of one left out);
+    meta tensors and empty storages share nothing. Tensors that only interleave (two columns
+    of a matrix) share nothing either."""
+    by_storage: dict[tuple, dict[str, np.ndarray]] = {}
     for name, t in tensors.items():
         if t.is_meta:
             continue
         storage = t.untyped_storage()
         if storage.nbytes():
             key = (str(t.device), storage.data_ptr(), storage.nbytes())
-            by_storage.setdefault(key, []).append(name)
-    groups = []
-    for names in by_storage.values():
-        spans = sorted((*_span(tensors[n]), n) for n in names)
-        group, stop = {spans[0][2]}, spans[0][1]
-        for begin, end, name in spans[1:]:
-            if begin >= stop:
-                groups.append(group)
-                group = set()
-            group.add(name)
-            stop = max(stop, end)
-        groups.append(group)
-    return [g for g in groups if len(g) > 1]
+            size = t.element_size()
+            by_storage.setdefault(key, {})[name] = layout(
+                t.data_ptr(), tuple(t.shape), tuple(s * size for s in t.stride()), size)
+    return [set(g) for arrays in by_storage.values() for g in sharing_groups(arrays)
+            if len(g) > 1]
 
 
 def _sparse_hint(x: Any) -> str:
@@ -64,12 +51,13 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
     """Saves a flat ``{name: Tensor}`` dict as a plain safetensors file, atomically.
 
     The file is what ``safetensors.torch.save_file`` would write for the same tensors, and
-    loads with any safetensors reader. Tensors that overlap in memory (tied weights, a view
-    of another one saved) are refused, as ``safetensors.torch.save_file`` refuses them: a
-    flat file stores each name's own bytes, so they would load untied. Use
+    loads with any safetensors reader. Tensors that share memory (tied weights, a view of
+    another one saved: an element in common) are refused, as ``safetensors.torch.save_file``
+    refuses them: a flat file stores each name's own bytes, so they would load untied. Use
     :func:`ember.io.save_model` for a model's tied weights (stored once), :func:`ember.save`
     (keeps the sharing), or save clones. Unlike ``safetensors.torch``, a non-contiguous
-    tensor that shares with no other is taken (written contiguous: nothing is lost).
+    tensor that shares with no other is taken (written contiguous: nothing is lost), and
+    so are tensors that interleave without sharing an element (``x[:, 0]`` and ``x[:, 1]``).
 
     Example:
         >>> ember.io.save_file({"w": ember.ones(2)}, tmp_path / "w.safetensors", {"by": "me"})

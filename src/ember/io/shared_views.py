@@ -5,6 +5,9 @@ so it loads sharing memory with it, as ``torch.load`` keeps views of one storage
 tensors that overlap where none of them holds the others (``x[:6]`` and ``x[4:]``) are views of
 the memory they cover together, stored as a tensor of its own (``"<first name>.storage"``, the
 one other safetensors readers see in their place), as ``torch.save`` stores their storage.
+That storage is the whole range of memory they span (two rows of a matrix and a column
+crossing them: the rows between them too); tensors that share no element (two columns, the
+even and the odd rows) stay copies, however their ranges interleave.
 
 A file with views says format version 2, so an older Ember refuses it ("upgrade Ember")
 rather than load the whole tensor in the view's place; files without views stay version 1.
@@ -28,6 +31,48 @@ def _span(a: np.ndarray) -> tuple[int, int]:
     begin = a.__array_interface__["data"][0]
     last = sum((n - 1) * s for n, s in zip(a.shape, a.strides))
     return begin, begin + last + a.itemsize
+
+
+def layout(begin: int, shape: tuple[int, ...], strides: tuple[int, ...],
+           itemsize: int) -> np.ndarray:
+    """An array of this layout (strides in bytes) at address ``begin``, to compare memory
+    with :func:`sharing_groups` only: its bytes are never read (they may be a device's)."""
+    fields = {"data": (begin, True), "shape": tuple(shape), "strides": tuple(strides),
+              "typestr": f"|V{itemsize}", "version": 3}
+    return np.asarray(type("Layout", (), {"__array_interface__": fields})())
+
+
+def _shares(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` (whose byte ranges overlap) have a byte in common; when NumPy
+    cannot tell within a bounded effort (rare strides), the overlap of the ranges says yes."""
+    try:
+        return bool(np.shares_memory(a, b, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def sharing_groups(arrays: dict[str, np.ndarray]) -> list[list[str]]:
+    """The names of ``arrays`` grouped by shared memory: two whose arrays have an element in
+    common are in one group (groups of one too), each group in order of address."""
+    spans = sorted((*_span(a), n) for n, a in arrays.items())
+    group = {n: n for n in arrays}
+
+    def root(n: str) -> str:
+        while group[n] != n:
+            n = group[n] = group[group[n]]
+        return n
+
+    open_: list[tuple[int, str]] = []  # (end, name) of the arrays whose range is not over
+    for begin, end, name in spans:
+        open_ = [(e, m) for e, m in open_ if e > begin]
+        for _, other in open_:
+            if root(other) != root(name) and _shares(arrays[other], arrays[name]):
+                group[root(name)] = root(other)
+        open_.append((end, name))
+    out: dict[str, list[str]] = {}
+    for _, _, name in spans:
+        out.setdefault(root(name), []).append(name)
+    return list(out.values())
 
 
 def _steps(a: np.ndarray) -> list[int]:
@@ -81,20 +126,14 @@ def link_views(arrays: dict[str, np.ndarray], nodes: dict[str, list[dict]]) -> b
 
 
 def _add_storages(arrays: dict[str, np.ndarray], names: list[str]) -> list[str]:
-    """For each cluster of ``names`` whose arrays overlap in memory and that no contiguous one
-    of them covers whole, adds (and returns the name of) the contiguous array of the memory
-    they cover, which they can all be views of (each starting a whole number of elements
-    into it, its strides too)."""
-    spans = sorted((*_span(arrays[n]), n) for n in names)
-    clusters: list[tuple[int, int, list[str]]] = []
-    for begin, end, name in spans:
-        if clusters and begin < clusters[-1][1]:
-            clusters[-1] = (clusters[-1][0], max(clusters[-1][1], end), clusters[-1][2] + [name])
-        else:
-            clusters.append((begin, end, [name]))
+    """For each group of ``names`` whose arrays share memory (:func:`sharing_groups`) and that
+    no contiguous one of them covers whole, adds (and returns the name of) the contiguous
+    array of the memory they span, which they can all be views of (each starting a whole
+    number of elements into it, its strides too)."""
     added = []
-    for begin, end, members in clusters:
-        first = arrays[members[0]]  # (it begins where the cluster does)
+    for members in sharing_groups({n: arrays[n] for n in names}):
+        first = arrays[members[0]]  # (it begins where the group does)
+        begin, end = _span(first)[0], max(_span(arrays[n])[1] for n in members)
         size = first.itemsize
         if len(members) < 2 or (end - begin) % size or any(
                 (arrays[n].flags.c_contiguous and _span(arrays[n]) == (begin, end))
