@@ -112,7 +112,8 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
     """Runs every piece on :func:`workers` threads, each taking the next piece not yet
     taken, and returns when all are done; an exception in a piece is raised then (the first
     piece's, in order, of those that failed; pieces not started by then are skipped). The
-    calling thread takes pieces too, so a worker that wakes late finds fewer left, or none.
+    calling thread takes pieces too, so a worker that wakes late finds fewer left, or none;
+    it runs a single piece itself, with no queue.
 
     Example:
         >>> out = [0] * 4
@@ -121,7 +122,9 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
         [0, 1, 4, 9]
     """
     global _pool
-    if not pieces:
+    if len(pieces) <= 1:  # (one piece runs here: the queue and its lock cost ~3 µs)
+        if pieces:
+            pieces[0]()
         return
     queue, helpers = _Queue(pieces), min(workers(), len(pieces)) - 1
     if helpers > 0 and not inside():

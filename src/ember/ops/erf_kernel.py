@@ -92,9 +92,6 @@ def blockwise(xp: Any, kernel: Callable[[np.ndarray, np.ndarray], Any], a: Any) 
     else:
         flat, out = xp.ascontiguousarray(a).reshape(-1), xp.empty(a.shape, a.dtype)
         flat_out = out.reshape(-1)
-    if flat.size <= _BLOCK:  # one block: called here (run's queue and lock cost ~3 µs)
-        kernel(flat, flat_out)
-        return out
     parallel.run([partial(kernel, flat[i:i + _BLOCK], flat_out[i:i + _BLOCK])
                   for i in range(0, flat.size, _BLOCK)])  # the blocks spread over the cores
     return out
