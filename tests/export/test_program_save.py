@@ -162,3 +162,17 @@ def test_extra_files_round_trip_as_torch_export_save_and_load():
     assert extra == {"other": "keep"}
     with pytest.raises(TypeError, match="extra_files.*str"):
         ember.export.save(ep, io.BytesIO(), extra_files={"n": b"\x00"})
+
+
+def test_extra_files_of_the_wrong_kind_are_clear_errors():
+    # a non-str name read "got 5: str"; a list (not a dict) was an AttributeError of .items()
+    ep = ember.export.export(ember.nn.Linear(3, 2), (ember.randn(2, 3),))
+    with pytest.raises(TypeError, match=r"names are str, got 5 \(int\)"):
+        ember.export.save(ep, io.BytesIO(), extra_files={5: "text"})
+    with pytest.raises(TypeError, match="extra_files is a dict of name -> str, got list"):
+        ember.export.save(ep, io.BytesIO(), extra_files=[("n", "text")])
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer, extra_files={"n": "text"})
+    buffer.seek(0)
+    with pytest.raises(TypeError, match="ember.export.load: extra_files is a dict.*got str"):
+        ember.export.load(buffer, extra_files="n")

@@ -101,12 +101,23 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes], *,
 
 
 def _checked_extra(extra_files: dict[str, str]) -> dict[str, str]:
+    _check_is_dict("save", extra_files)
     for name, text in extra_files.items():
-        if not isinstance(name, str) or not isinstance(text, str):
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"ember.export.save: extra_files' names are str, got "
+                                    f"{name!r} ({type(name).__name__}). Hint: str(name)")
+        if not isinstance(text, str):
             raise ArgumentTypeError(
                 f"ember.export.save: extra_files maps names to str, got {name!r}: "
                 f"{type(text).__name__}. Hint: decode bytes first (data.decode())")
     return dict(extra_files)
+
+
+def _check_is_dict(who: str, extra_files: Any) -> None:
+    if not isinstance(extra_files, dict):
+        raise ArgumentTypeError(f"ember.export.{who}: extra_files is a dict of name -> str, "
+                                f"got {type(extra_files).__name__}. Hint: "
+                                "extra_files={'note.txt': text}")
 
 
 def load(f: str | os.PathLike | IO[bytes], *,
@@ -114,6 +125,8 @@ def load(f: str | os.PathLike | IO[bytes], *,
     """Reads a program :func:`save` wrote (its tensors on the CPU); a file of another kind,
     or one changed since, is a :class:`~ember.errors.CheckpointError`. Every extra file saved
     with it goes into the dict ``extra_files`` (by name), as in torch.export.load."""
+    if extra_files is not None:
+        _check_is_dict("load", extra_files)
     where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
     try:
         arrays, meta = read_arrays(f)  # (a damaged file: a CheckpointError naming it)
