@@ -223,6 +223,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if tuple(target.shape) != tuple(input.shape):
             raise ShapeError(f"{op}: probability targets must have the input's shape "
                              f"{tuple(input.shape)}, got {tuple(target.shape)}")
+        if ignore_index >= 0:
+            raise ArgumentError(f"{op}: ignore_index={ignore_index} is not supported for "
+                                "probability (floating point) targets. Hint: zero the rows to "
+                                "skip, or pass class indices")
         if weight is not None and tuple(weight.shape) != (c,):
             raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
                              f"classes; expected ({c},)")

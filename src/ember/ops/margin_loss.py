@@ -74,6 +74,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
             tuple(input.shape), tuple(target.shape), op=op) != tuple(input.shape):
         raise ShapeError(f"{op}: the target's shape {tuple(target.shape)} must broadcast to "
                          f"the input's {tuple(input.shape)}")
+    if isinstance(target, Tensor) and target.dtype != input.dtype:
+        target = cast(target, input.dtype)  # PyTorch computes in the input's dtype
     return _reduce(-logsigmoid(target * input), reduction)
 
 

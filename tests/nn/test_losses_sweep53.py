@@ -1,0 +1,48 @@
+"""Differences a torch-differential sweep of the losses found (fuzz loss53), each compared
+with PyTorch 2.13."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+from ember.errors import ArgumentError
+
+RNG = np.random.default_rng(53)
+X = RNG.standard_normal((3, 4))
+P = np.exp(X[::-1]) / np.exp(X[::-1]).sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("ignore_index", [0, 1, 7])
+def test_cross_entropy_probability_target_refuses_ignore_index_as_torch(ignore_index):
+    with pytest.raises(RuntimeError, match="ignore_index"):
+        torch.nn.functional.cross_entropy(torch.tensor(X), torch.tensor(P),
+                                          ignore_index=ignore_index)
+    with pytest.raises(ArgumentError, match=r"cross_entropy: ignore_index"):
+        F.cross_entropy(ember.tensor(X), ember.tensor(P), ignore_index=ignore_index)
+
+
+@pytest.mark.parametrize("ignore_index", [-100, -1])
+def test_cross_entropy_probability_target_negative_ignore_index_is_unused(ignore_index):
+    mine = F.cross_entropy(ember.tensor(X), ember.tensor(P), ignore_index=ignore_index)
+    ref = torch.nn.functional.cross_entropy(torch.tensor(X), torch.tensor(P),
+                                            ignore_index=ignore_index)
+    np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"),
+                                    ("float32", "float16"), ("float16", "float64")])
+def test_soft_margin_loss_result_has_the_input_dtype_as_torch(dtypes):
+    x = np.array([0.5, -1.0, 2.0])
+    y = np.array([1.0, -1.0, -1.0])
+    xe = ember.tensor(x, dtype=getattr(ember, dtypes[0]), requires_grad=True)
+    xt = torch.tensor(x, dtype=getattr(torch, dtypes[0]), requires_grad=True)
+    mine = F.soft_margin_loss(xe, ember.tensor(y, dtype=getattr(ember, dtypes[1])))
+    ref = torch.nn.functional.soft_margin_loss(xt, torch.tensor(y, dtype=getattr(torch, dtypes[1])))
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-3)
+    mine.backward()
+    ref.backward()
+    assert xe.grad.dtype == xe.dtype
+    np.testing.assert_allclose(xe.grad.double().numpy(), xt.grad.double().numpy(), rtol=1e-3)
