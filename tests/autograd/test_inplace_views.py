@@ -346,3 +346,17 @@ def test_a_view_written_in_place_without_history_stays_current(monkeypatch):
     b[1:].mul_(w)
     (v * v).sum().backward()
     assert v.grad_fn is not None and w.grad.tolist() == [64.0] * 4  # (as torch)
+
+
+@pytest.mark.parametrize("write", [lambda v: v.mul_(2), lambda v: v.fill_(1.0),
+                                   lambda v: v.__setitem__(0, 1.0),
+                                   lambda v: v.__setitem__(ember.tensor([0]), 1.0)])
+def test_write_into_expanded_view_of_graph_tensor_is_a_clear_error(write):
+    # torch refuses it ("more than one element of the written-to tensor refers to a single
+    # memory location"); Ember raised NumPy's "assignment destination is read-only" from
+    # view_scatter instead of its own message
+    y = ember.zeros(3, 1, requires_grad=True) * 1
+    with pytest.raises(ember.errors.GradError, match="single memory location.*clone"):
+        write(y.expand(3, 4))
+    with pytest.raises(RuntimeError, match="single memory location"):
+        (torch.zeros(3, 1, requires_grad=True) * 1).expand(3, 4).mul_(2)

@@ -340,3 +340,14 @@ def test_flipud_fliplr_refuse_too_few_dims_as_torch(op, shape):
         getattr(torch, op)(torch.zeros(shape))
     with pytest.raises(ShapeError, match=f"{op}: input must be at least"):
         getattr(ember, op)(ember.zeros(shape))
+
+
+@pytest.mark.parametrize("op", ["select", "narrow"])
+def test_select_and_narrow_refuse_a_0d_tensor_as_torch(op):
+    # select raised Python's bare "tuple index out of range"; narrow a message about slice
+    call = {"select": lambda m: m.tensor(1.0).select(0, 0),
+            "narrow": lambda m: m.tensor(1.0).narrow(0, 0, 1)}[op]
+    with pytest.raises((IndexError, RuntimeError), match="cannot be applied to a 0-dim"):
+        call(torch)
+    with pytest.raises(IndexOutOfRange, match=f"{op}\\(\\) cannot be applied to a 0-dim"):
+        call(ember)

@@ -158,6 +158,9 @@ def _refuse_view_write(x: Tensor, name: str) -> None:
                         f"{shape}): as_strided views are read-only in Ember, since their "
                         "elements may overlap. Hint: clone() the view, or write into the "
                         "tensor it was made from")
+    if not getattr(getattr(x._data, "flags", None), "writeable", True):
+        raise _read_only(name, f"shape {shape}, strides {x.stride()}: more than one element "
+                         "of the written-to tensor may refer to a single memory location")
     if _may_overlap(x._data):
         raise GradError(f"{name}: cannot write into this view (shape {shape}, strides "
                         f"{x.stride()}): some of its elements share memory (unfold with a step "
@@ -245,10 +248,14 @@ def _write(x: Tensor, name: str, values: Any) -> None:
     except ValueError as exc:  # a read-only broadcast view, typically
         if isinstance(exc, EmberError):  # (the array's own error, e.g. a lazy parameter's)
             raise
-        raise GradError(f"{name}: cannot write into this tensor ({exc}). Hint: views made "
-                        "by expand() or as_strided() (and their detached copies), and "
-                        "expanded tensors loaded from a torch file, are read-only; clone() "
-                        "them before writing") from None
+        raise _read_only(name, str(exc)) from None
+
+
+def _read_only(name: str, why: str) -> GradError:
+    return GradError(f"{name}: cannot write into this tensor ({why}). Hint: views made by "
+                     "expand() or as_strided() (and their detached copies), and expanded "
+                     "tensors loaded from a torch file, are read-only; clone() them before "
+                     "writing")
 
 
 def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:

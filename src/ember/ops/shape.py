@@ -398,8 +398,9 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """
     if type(input) in TENSOR_LIKE:  # (a nested tensor's dims are no plain sizes)
         return handle(narrow, (input, dim, start, length), {})
+    _refuse_0d(input, "narrow")
     dim = normalize_dim(dim, input.ndim, "narrow")
-    n = input.shape[dim] if input.ndim else 1
+    n = input.shape[dim]
     start, length = as_int(start, "narrow", "start"), as_int(length, "narrow", "length")
     if not -n <= start <= n:
         raise IndexOutOfRange(f"narrow: start {start} is out of range for dimension {dim} "
@@ -491,12 +492,19 @@ def _select(input: Tensor, dim: int, index: int) -> Tensor:
         >>> ember.select(ember.arange(6).reshape(2, 3), 1, -1)
         tensor([2, 5])
     """
+    _refuse_0d(input, "select")
     dim = normalize_dim(dim, input.ndim, "select")
     n = input.shape[dim]
     if not -n <= index < n:
         raise IndexOutOfRange(f"select: index {index} is out of bounds for dimension {dim} "
                               f"with size {n}")
     return apply(Slice, input, index=(FULL,) * dim + (index,))
+
+
+def _refuse_0d(input: Tensor, op: str) -> None:
+    if input.ndim == 0:
+        raise IndexOutOfRange(f"{op}() cannot be applied to a 0-dim tensor. Hint: reshape it "
+                              "to (1,) first")
 
 
 select = _select  # ember.select, as torch.select (the module ember.ops.select holds where)
