@@ -90,9 +90,9 @@ def test_extreme_is_where_a_running_max_or_min_starts(name):
         assert (low, high) == (info.min, info.max) and type(low) is int
 
 
-def test_the_installed_ml_dtypes_is_below_0_7_as_pyproject_asks():
-    import ml_dtypes  # (0.7.0 registers NumPy promoters at import: ~0.65 s of import ember)
-
-    assert tuple(int(p) for p in ml_dtypes.__version__.split(".")[:2]) < (0, 7)
+def test_finfo_of_ml_dtypes_types_as_torch():
     assert ember.finfo(ember.bfloat16).eps == 2.0 ** -7  # (ml_dtypes.finfo: no np.finfo needed)
     assert ember.finfo(ember.float8_e4m3fn).max == 448.0
+    for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        ours, theirs = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
+        assert (ours.eps, ours.max, ours.tiny) == (theirs.eps, theirs.max, theirs.tiny), name

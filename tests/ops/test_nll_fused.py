@@ -144,11 +144,20 @@ def test_batched_gradients_of_an_eager_loss_as_torch(reduction, smoothing):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_every_target_kept_gives_the_masked_computation_s_bits(reduction, smoothing, dtype,
-                                                               weighted):
-    """An (N, C) loss whose targets are all kept skips the mask (ember.ops.nll._targets),
-    and the weights too without class weights: the same bits, in values and first and
-    second derivatives, as the masked computation, which an ignore_index among the classes
-    but no target forces."""
+                                                               weighted, monkeypatch):
+    """An (N, C) loss whose targets are all kept skips the mask (ember.ops.nll._targets
+    gives none, checked here), and the weights too without class weights: the same bits, in
+    values and first and second derivatives, as the masked computation, which an
+    ignore_index among the classes but no target forces."""
+    module = importlib.import_module("ember.ops.nll")
+    targets, masks = module._targets, []
+
+    def spy(*args):
+        found = targets(*args)
+        masks.append(found[0])
+        return found
+
+    monkeypatch.setattr(module, "_targets", spy)
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((6, 5)) * 3).astype(dtype)
     y = rng.integers(1, 5, 6)
@@ -158,8 +167,11 @@ def test_every_target_kept_gives_the_masked_computation_s_bits(reduction, smooth
         kwargs = {"reduction": reduction}
         if fn == "cross_entropy":
             kwargs["label_smoothing"] = smoothing
+        masks.clear()
         kept = _run(ember, fn, x, y, w, kwargs, g)
+        assert masks and all(mask is None for mask in masks)  # (the fast path ran)
         masked = _run(ember, fn, x, y, w, {**kwargs, "ignore_index": 0}, g)
+        assert any(mask is not None for mask in masks)
         for a, b in zip(kept, masked, strict=True):
             assert (a is None) == (b is None)
             if a is not None:
