@@ -118,3 +118,28 @@ def test_numpy_uint8_key_is_a_mask_as_in_torch(k):
 def test_numpy_uint8_mask_of_the_wrong_shape_is_an_index_error():
     with pytest.raises(IndexError, match="shape of the mask"):
         _x(ember, 3, 4)[np.array([1, 0], np.uint8)]
+
+
+MUTATED_INDEX = {  # index ops whose backward read the index tensor as it is at backward time
+    "getitem": lambda x, i: x[:, i],
+    "index_select": lambda x, i: x.index_select(1, i),
+    "take": lambda x, i: x.take(i),
+    "index_copy": lambda x, i: x.index_copy(1, i, x[:, :2] * 2),
+    "index_fill": lambda x, i: x.index_fill(1, i, 0.0),
+    "index_put": lambda x, i: x.index_put((i,), x[:2] * 2),
+    "scatter": lambda x, i: x.scatter(1, i.expand(3, 2), 0.0),
+}
+
+
+@pytest.mark.parametrize("op", list(MUTATED_INDEX))
+def test_index_modified_after_the_op_saved_it_is_refused_in_backward(op):
+    # PyTorch checks the saved index's version; Ember's Index/IndexPut kept no versions and
+    # backward silently used the new index values (a wrong gradient)
+    f = MUTATED_INDEX[op]
+    for m, err in ((torch, RuntimeError), (ember, ember.errors.GradError)):
+        x = m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_()
+        i = m.tensor([0, 2])
+        y = f(x, i)
+        i[0] = 1
+        with pytest.raises(err, match="modified by an inplace operation|modified in place"):
+            y.sum().backward()

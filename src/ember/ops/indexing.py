@@ -177,7 +177,9 @@ class Index(Primitive):
     name = "index"
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
-    save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
+
+    def reads(self, ctx, i):  # the index tensors (an in-place change of one is refused in
+        return i > 0  # backward, as PyTorch's); of ``a`` only the shape
 
     def forward(self, xp, a, *idx, dims, layout=False):
         if layout and len(idx) == 1 and idx[0].ndim == 1:
@@ -216,8 +218,10 @@ class IndexPut(Primitive):
     name = "index_put"
     limited_dtypes = dtypes.ALL_LIMITED  # (with index tensors, only the float8s: see _put)
     complex_grad = True  # moves, copies or sums elements: real coefficients
-    save_inputs = False  # the vjp reads only the index tensors
     allocates = writes_input = True
+
+    def reads(self, ctx, i):  # only the index tensors
+        return i > 1
 
     def forward(self, xp, a, v, *idx, basic, dims, mode, in_place=False):
         # (in ``a``'s layout, as eager's in-place write leaves it and torch's clone keeps it)
