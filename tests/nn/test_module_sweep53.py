@@ -84,3 +84,34 @@ def test_module_float_casts_keep_complex_parameters_complex(method):
         return names, m.c.detach().tolist(), type(m.c).__name__
 
     assert scenario(ember) == scenario(torch)
+
+
+@pytest.mark.parametrize("args", [(True,), ("float64", "float32"), ("cpu", "cpu"),
+                                  ("tensor64", "cpu"), (True, "cpu"), ("cpu", "float64", 1),
+                                  ("float64", True, True), ("cpu", "float64", True, False)])
+def test_module_to_refuses_what_torch_refuses(args):
+    # a bool is non_blocking only right after the target, and no argument comes after it;
+    # to(True) was a silent no-op (every positional bool skipped), and a second dtype or
+    # device replaced the first
+    def call(lib):
+        names = {"float64": lib.float64, "float32": lib.float32,
+                 "tensor64": lib.zeros(1, dtype=lib.float64)}
+        m = lib.nn.Linear(1, 1)
+        with pytest.raises((TypeError, RuntimeError)) as info:
+            m.to(*[names.get(a, a) if isinstance(a, str) else a for a in args])
+        assert m.weight.dtype == lib.float32
+        return info.value
+
+    call(torch)
+    assert isinstance(call(ember), TypeError)
+
+
+@pytest.mark.parametrize("device", [True, "cpu", ember.device("cpu")])
+def test_module_cuda_refuses_a_bool_and_another_device_as_torch(device):
+    m = ember.nn.Linear(1, 1)
+    with pytest.raises((TypeError, RuntimeError), match="must be a cuda device|not bool"):
+        m.cuda(device)  # (cuda(True) was a silent no-op, cuda('cpu') moved to the CPU)
+    with pytest.raises((TypeError, RuntimeError)):
+        torch.nn.Linear(1, 1).cuda(torch.device("cpu") if not isinstance(device, bool)
+                                   else device)
+    assert m.weight.device.type == "cpu"

@@ -14,6 +14,7 @@ from typing import Any
 from ember.autograd.grad_mode import no_grad
 from ember.errors import ArgumentError
 from ember.hooks import ids_taken
+from ember.nn.module_conversion import ConversionMixin
 from ember.nn.module_hooks import (
     HOOK_DICTS,
     REGISTRATION_HOOKS,
@@ -23,7 +24,6 @@ from ember.nn.module_hooks import (
 )
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
-from ember.ops.creation import empty_like
 from ember.ops.storage import share_tensors_
 from ember.tensor import STRUCTURE, Tensor
 
@@ -65,7 +65,7 @@ def _addindent(text: str, spaces: int) -> str:
         "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
 
 
-class Module(ModuleHooksMixin, StateDictMixin):
+class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
     """Base class for all neural-network modules; subclasses define ``forward``.
 
     Example:
@@ -427,54 +427,6 @@ class Module(ModuleHooksMixin, StateDictMixin):
                     self._buffers[name] = fn(b)
         return self
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None,
-           non_blocking: bool = False, memory_format: Any = None) -> Module:
-        """Casts floating (and complex) parameters and buffers to a floating or complex dtype
-        and/or moves them to a device: ``model.to(ember.float64)``, ``model.to("cpu")``,
-        ``model.to(tensor)`` (its dtype and device). Integer buffers keep their dtype.
-        ``memory_format`` (e.g. ``ember.channels_last``) lays out the 4-d (``channels_last_3d``:
-        5-d) parameters and buffers. Returns ``self``.
-
-        Example:
-            >>> nn.Linear(2, 3).to(ember.float64).weight.dtype
-            ember.float64
-        """
-        from ember import dtypes
-
-        for a in args:
-            if isinstance(a, bool):  # (non_blocking, positional as PyTorch allows)
-                continue
-            if isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif _is_device_like(a):
-                device = a
-            else:
-                dtype = a
-        if dtype is not None:
-            dtype = dtypes.to_dtype(dtype)
-            if not (dtype.is_floating_point or dtype.is_complex):
-                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
-                                f"but got desired dtype={dtype}")
-
-        def convert(t: Tensor) -> Tensor:
-            keep = not (t.dtype.is_floating_point or t.dtype.is_complex)
-            out = t.to(dtype=None if keep else dtype, device=device)
-            if memory_format is not None and t.ndim in (4, 5):
-                out = out.contiguous(memory_format=memory_format)
-            return out
-
-        return self._apply(convert)
-
-    def type(self, dst_type: Any) -> Module:
-        """Casts every parameter and buffer to ``dst_type`` (integer ones too, unlike
-        :meth:`to`), as PyTorch's ``Module.type``.
-
-        Example:
-            >>> nn.Linear(2, 3).type(ember.float64).weight.dtype
-            ember.float64
-        """
-        return self._apply(lambda t: t.type(dst_type))
-
     def share_memory(self) -> Module:
         """Moves every parameter and buffer into shared memory (``Tensor.share_memory_``),
         so that processes forked afterwards train the same weights (Hogwild).
@@ -490,52 +442,6 @@ class Module(ModuleHooksMixin, StateDictMixin):
             tensors += [b for b in m._buffers.values() if b is not None]
         share_tensors_(tensors)  # (one search for the tensors on their memory, not one each)
         return self
-
-    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
-        """Moves parameters and buffers to ``device`` without copying their values: each gets
-        new, uninitialised memory of its shape and dtype. How a model built on the meta
-        device gets real storage, to fill next with ``reset_parameters()`` or
-        ``load_state_dict(sd, assign=True)``. Returns ``self``.
-
-        Example:
-            >>> with ember.device("meta"):
-            ...     m = nn.Linear(2, 3)
-            >>> m.to_empty(device="cpu").weight.device
-            device(type='cpu')
-        """
-        return self._apply(lambda t: empty_like(t, device=device), recurse)
-
-    def float(self) -> Module:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
-
-    def double(self) -> Module:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
-
-    def half(self) -> Module:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
-
-    def bfloat16(self) -> Module:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
-
-    def cpu(self) -> Module:
-        return self.to("cpu")
-
-    def cuda(self, device: Any = None) -> Module:
-        return self._to_backend("cuda", device)
-
-    def xpu(self, device: Any = None) -> Module:
-        return self._to_backend("xpu", device)
-
-    def mtia(self, device: Any = None) -> Module:
-        return self._to_backend("mtia", device)
-
-    def ipu(self, device: Any = None) -> Module:
-        return self._to_backend("ipu", device)
-
-    def _to_backend(self, kind: str, device: Any) -> Module:
-        if isinstance(device, int) and not isinstance(device, bool):
-            device = f"{kind}:{device}"  # (an index, as PyTorch's module.cuda(0))
-        return self.to(kind if device is None else device)
 
     # -- printing ----------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -589,11 +495,3 @@ def _copy_tensor(t: Tensor | None, memo: dict) -> Tensor | None:
         memo[id(t)] = t.__deepcopy__(memo) if t.is_leaf else t.detach().clone()
     return memo[id(t)]
 
-
-def _is_device_like(x: Any) -> bool:
-    from ember.backend import Device
-    from ember.backend.device import KNOWN_TYPES
-
-    if isinstance(x, Device):
-        return True
-    return isinstance(x, str) and x.split(":")[0] in KNOWN_TYPES
