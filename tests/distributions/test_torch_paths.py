@@ -52,3 +52,9 @@ def test_tril_conversions_differentiate_and_refuse_bad_sizes():
         eutils.vec_to_tril_matrix(ember.ones(4))
     with pytest.raises(ValueError, match=r"diag \(3\) provided is outside \[-3, 2\]"):
         eutils.tril_matrix_to_vec(ember.ones(3, 3), 3)
+
+
+def test_the_package_leaves_no_helpers_of_its_own_behind():
+    # (the submodule aliases are made by a loop: its helpers were left in the namespace)
+    left = {n for n in vars(ember.distributions) if n.startswith("_") and not n.startswith("__")}
+    assert not left & {"_sys", "_SUBMODULE_CLASSES", "_name", "_class"}

@@ -106,4 +106,4 @@ _SUBMODULE_CLASSES = {
 }
 for _name, _class in _SUBMODULE_CLASSES.items():
     globals()[_name] = _sys.modules[f"{__name__}.{_name}"] = _sys.modules[_class.__module__]
-del _name, _class
+del _name, _class, _sys, _SUBMODULE_CLASSES

@@ -23,7 +23,7 @@ class MethodWatch:
     Example:
         >>> watch = MethodWatch()
         >>> watch.on_class(nn.Linear, "forward", "Linear.forward")
-        >>> watch.finish([model])
+        >>> watch.finish([model], [("opt", opt)])
         >>> nn.Linear.forward = my_forward
         >>> watch.moved()
         True
@@ -70,10 +70,10 @@ class MethodWatch:
         class attribute watched is another object (``getattr`` first, C-fast; what it returns
         for a classmethod is new at each look, so a difference is checked as the trace read
         it)."""
-        return any(map(is_not, map(dict.get, self.dicts, self.own), self.found)) or any(
-            map(is_not, map(getattr, self.classes, self.names, repeat(None)), self.values)) \
+        return any(map(is_not, map(dict.get, self.dicts, self.own), self.found)) or (
+            any(map(is_not, map(getattr, self.classes, self.names, repeat(None)), self.values))
             and any(value_key(bound_value(cls, name)) != key
-                    for cls, name, key in zip(self.classes, self.names, self.keys))
+                    for cls, name, key in zip(self.classes, self.names, self.keys)))
 
     def layout(self) -> dict[str, Any]:
         """The class attributes' keys by label (``Linear.forward``), for the cache key."""
