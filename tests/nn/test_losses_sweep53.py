@@ -46,3 +46,11 @@ def test_soft_margin_loss_result_has_the_input_dtype_as_torch(dtypes):
     ref.backward()
     assert xe.grad.dtype == xe.dtype
     np.testing.assert_allclose(xe.grad.double().numpy(), xt.grad.double().numpy(), rtol=1e-3)
+
+
+def test_kl_div_bad_reduction_error_lists_batchmean():
+    x = ember.tensor(X).log_softmax(1)
+    with pytest.raises(ArgumentError, match="'batchmean'"):
+        F.kl_div(x, ember.tensor(P), reduction="batchmean2")
+    with pytest.raises(ArgumentError, match="'none'$"):
+        F.mse_loss(x, ember.tensor(P), reduction="avg")

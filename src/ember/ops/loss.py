@@ -66,8 +66,9 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
                       "reduction='mean' instead.", UserWarning, stacklevel=3)
         return "mean"
     if reduction not in _REDUCTIONS and not (op == "kl_div" and reduction == "batchmean"):
+        valid = _REDUCTIONS + (("batchmean",) if op == "kl_div" else ())
         raise ArgumentError(f"{op}: {reduction!r} is not a valid value for reduction; expected "
-                            f"one of {', '.join(map(repr, _REDUCTIONS))}")
+                            f"one of {', '.join(map(repr, valid))}")
     return reduction
 
 
