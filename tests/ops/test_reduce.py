@@ -188,6 +188,22 @@ def test_prod_and_cumprod_gradients_with_zeros(values):
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy())
 
 
+@pytest.mark.parametrize("values", [[3.0, 0.0, 3.0], [-3.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0],
+                                    [2.0, 0.0, 1.5, 0.0, -1.0, 2.0], [0.0, 2.0, 0.0, 0.0, 3.0]])
+def test_cumprod_second_derivative_with_zeros_matches_torch(values):
+    # After a fiber's first zero the gradient is 0 but depends on that zero (and at the second
+    # zero, on the first): a constant 0 there lost those terms of Hessian-vector products.
+    v = np.linspace(-1.0, 2.0, len(values))
+    w = np.linspace(1.0, 2.0, len(values))
+    hvps = []
+    for lib, grad in ((torch, torch.autograd.grad), (ember, ember.autograd.grad)):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        (g,) = grad((lib.cumprod(x, 0) * lib.tensor(w)).sum(), x, create_graph=True)
+        (h,) = grad((g * lib.tensor(v)).sum(), x)
+        hvps.append(h.detach().numpy())
+    np.testing.assert_allclose(hvps[1], hvps[0], atol=1e-12)
+
+
 @pytest.mark.parametrize("values, dims", [([3.0, 0.0, 3.0], 0), ([-3.0, 0.0, 0.0], 0),
                                           ([[0.0, 2.0], [5.0, -1.5]], (0, 1)),
                                           ([[0.0, 2.0], [5.0, 0.0]], 1), ([0.0, 0.0, 0.0], 0)])

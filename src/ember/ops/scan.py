@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes
+from ember.autograd.grad_mode import GRAD
 from ember.dtypes import DType
-from ember.ops.compare import eq, logical_and
+from ember.ops.compare import eq, isfinite, logical_and, logical_or
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, zeros_like
@@ -64,7 +65,8 @@ class CumSum(Primitive):
 class CumProd(Holomorphic, Primitive):
     """Inclusive cumulative product along ``dim``. Its gradient is exact with zeros in the
     input: before a fiber's first zero it is ``reverse_cumsum(g * out) / x``; at the first zero
-    it is the same sum over the products with that zero left out; after it, 0."""
+    it is the same sum over the products with that zero left out; after it, 0 (written so that
+    its derivative with respect to that zero, for second derivatives, is PyTorch's)."""
 
     name = "cumprod"
     save_outputs = True
@@ -84,7 +86,11 @@ class CumProd(Holomorphic, Primitive):
         before, first, safe_x, skip_first = _zero_split(x, dim)
         before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
         at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
-        return where(before, before_part, where(first, at_first, zeros_like(x)))
+        if GRAD.enabled or DISPATCH.stack:  # (create_graph, or a transform: the costly form)
+            after = _after_first_zero(x, g, dim, first, at_first)
+        else:  # (its value: 0)
+            after = zeros_like(x)
+        return where(before, before_part, where(first, at_first, after))
 
     def jvp(self, ctx, da):
         x, dim = ctx.inputs[0], ctx.params["dim"]
@@ -108,6 +114,23 @@ def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     safe_x = where(before, x, ones)
     skip_first = apply(CumProd, where(first, ones, x), dim=dim)
     return before, first, safe_x, skip_first
+
+
+def _after_first_zero(x: Tensor, g: Tensor, dim: int, first: Tensor, at_first: Tensor) -> Tensor:
+    """cumprod's gradient after a fiber's first zero ``z``: 0, written as ``z`` times its
+    derivative with respect to ``z`` so that second derivatives are exact, as PyTorch's: that
+    is ``at_first / x`` beside a nonzero ``x``, at the second zero the reverse cumsum of ``g``
+    times the cumprod with both zeros left out, and 0 from the third zero on."""
+    zero = eq(x, 0)
+    zeros_so_far = apply(CumSum, cast(zero, dtypes.int64), dim=dim, reverse=False)
+    second = logical_and(zero, eq(zeros_so_far, 2))
+    ones, nothing = ones_like(x), zeros_like(x)
+    skip_two = apply(CumProd, where(logical_or(first, second), ones, x), dim=dim)
+    at_second = apply(CumSum, g * skip_two, dim=dim, reverse=True)
+    slope = where(second, at_second, where(zero, nothing, at_first / where(zero, ones, x)))
+    slope = where(isfinite(slope), slope, nothing)  # (an inf or NaN: kept out of the value 0)
+    first_zero = apply(CumSum, where(first, x, nothing), dim=dim, reverse=False)  # (z after it)
+    return first_zero * slope
 
 
 def _cumulative(prim: Primitive, input: Tensor, dim: int, dtype: Any, op: str) -> Tensor:
