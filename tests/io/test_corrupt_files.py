@@ -199,19 +199,24 @@ def test_a_file_object_open_the_wrong_way_gets_a_hint(tmp_path):
         ember.load(f)
 
 
-@pytest.mark.parametrize("refs, match", [
-    ([], "refers to tensor 0, which its entry does not list"),
-    ([{"$tensor": "missing"}], "refers to tensor 'missing', which the file does not"),
-    ([{"$tuple": []}], "tensor 0 is a tuple in the checkpoint tree, not a tensor"),
-])
-def test_bad_tensor_references_of_a_pickle(refs, match, tmp_path):
+def _pickle_of_tensor_0():
+    """A pickled list whose one element is the pickle's tensor 0, as a uint8 tensor."""
     class Pickler(pickle.Pickler):
         def persistent_id(self, obj):
             return 0 if obj == "the tensor" else None
 
     buffer = io.BytesIO()
     Pickler(buffer).dump(["the tensor"])
-    data = ember.tensor(list(buffer.getvalue()), dtype=ember.uint8)
+    return ember.tensor(list(buffer.getvalue()), dtype=ember.uint8)
+
+
+@pytest.mark.parametrize("refs, match", [
+    ([], "refers to tensor 0, which its entry does not list"),
+    ([{"$tensor": "missing"}], "refers to tensor 'missing', which the file does not"),
+    ([{"$tuple": []}], "tensor 0 is a tuple in the checkpoint tree, not a tensor"),
+])
+def test_bad_tensor_references_of_a_pickle(refs, match, tmp_path):
+    data = _pickle_of_tensor_0()
     tree = {"x": {"$pickle": "p", "type": "builtins.list", "tensors": refs}}
     path = ember_file(tmp_path, tree, {"p": data}, version=3)
     with pytest.raises(CheckpointError, match=match):
@@ -221,13 +226,7 @@ def test_bad_tensor_references_of_a_pickle(refs, match, tmp_path):
 def test_a_pickle_listed_twice_with_other_tensors_is_refused(tmp_path):
     # the same object saved twice lists the same tensors; a crafted file that lists others
     # under the same pickle would have them ignored
-    class Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            return 0 if obj == "the tensor" else None
-
-    buffer = io.BytesIO()
-    Pickler(buffer).dump(["the tensor"])
-    data = ember.tensor(list(buffer.getvalue()), dtype=ember.uint8)
+    data = _pickle_of_tensor_0()
     node = {"$pickle": "p", "type": "builtins.list", "tensors": [{"$tensor": "a"}]}
     arrays = {"p": data, "a": ember.ones(1), "b": ember.zeros(1)}
     same = ember.load(ember_file(tmp_path, {"x": node, "y": dict(node)}, arrays, version=3),
