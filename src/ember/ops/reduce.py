@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes, return_types
+from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
 from ember.backend import gemm
 from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
-from ember.ops.compare import eq, isfinite, isnan, logical_or
+from ember.ops.compare import eq, isfinite, isnan, logical_and, logical_or
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone, reduces_in_float32
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
@@ -126,20 +127,24 @@ class Prod(Holomorphic, Accumulation):
 
 def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     """For each element, the product of the other elements of its reduction: exact with zeros
-    in the input (one zero: only it gets the product of the rest; two: all get 0), and so are
-    its first derivatives (the gradient's, for a second derivative as PyTorch's): beside one
-    zero, a nonzero element's 0 is ``rest / x * zero``, beside two a zero's is ``rest * other``."""
-    zero = eq(x, 0)
+    in the input (one zero: only it gets the product of the rest; two: all get 0). Under
+    create_graph or a transform so are its first derivatives (for a second derivative, as
+    PyTorch's): beside one zero a nonzero element's 0 is ``rest / x * zero``, beside two a
+    zero's is ``rest * other``."""
+    zero, nothing = eq(x, 0), zeros_like(x)
     n_zero = apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
     safe = where(zero, ones_like(x), x)
     rest = apply(Prod, safe, dims=dims, keepdim=True)  # product of the non-zero elements
-    zeros_sum = apply(Sum, where(zero, x, zeros_like(x)), dims=dims, keepdim=True)  # (0, or -0)
-    ratio = rest / safe  # (an inf among the rest: NaN, kept out of the value below)
-    one_zero = where(zero, expand(rest, x.shape),
-                     where(isfinite(ratio), ratio, zeros_like(x)) * zeros_sum)
-    two_zeros = where(zero, rest * (zeros_sum - x), zeros_like(x))
+    ratio = rest / safe
+    if not (GRAD.enabled or DISPATCH.stack):  # (a plain backward: the values alone)
+        return where(eq(n_zero, 0), ratio,
+                     where(logical_and(zero, eq(n_zero, 1)), expand(rest, x.shape), nothing))
+    zeros_sum = apply(Sum, where(zero, x, nothing), dims=dims, keepdim=True)  # (0, or -0)
+    one_zero = where(zero, expand(rest, x.shape),  # (an inf among the rest: kept out of 0)
+                     where(isfinite(ratio), ratio, nothing) * zeros_sum)
+    two_zeros = where(zero, rest * (zeros_sum - x), nothing)
     return where(eq(n_zero, 0), ratio,
-                 where(eq(n_zero, 1), one_zero, where(eq(n_zero, 2), two_zeros, zeros_like(x))))
+                 where(eq(n_zero, 1), one_zero, where(eq(n_zero, 2), two_zeros, nothing)))
 
 
 class Extremum(Reduction):
