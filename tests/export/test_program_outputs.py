@@ -77,3 +77,26 @@ def test_an_output_class_registered_as_a_pytree_node_comes_back_with_its_tensors
     assert total.item() == 3.0
     with pytest.raises(ember.errors.ArgumentError, match="Pair.*register_pytree_node"):
         ember.export.save(ep, io.BytesIO())
+
+
+def test_a_registered_output_class_is_rebuilt_by_a_node_of_the_graph():
+    """The structure is the graph's (its last node), not a forward hook's: ``forward``,
+    ``code`` and ember.fx.symbolic_trace of the exported module return the class too."""
+    from ember.func.pytree import register_pytree_node
+
+    class Pair:  # (no dataclass: only the registration rebuilds it)
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda xs, _: Pair(*xs))
+
+    class Model(ember.nn.Module):
+        def forward(self, x):
+            return Pair(x + 1, x * 2)
+
+    module = ember.export.export(Model(), (ember.zeros(3),)).module()
+    assert "unflatten_output" in module.code and not module._forward_hooks
+    for run in (module, module.forward, ember.fx.symbolic_trace(module)):
+        out = run(ember.full((3,), 2.0))
+        assert isinstance(out, Pair)
+        assert out.a.tolist() == [3.0] * 3 and out.b.tolist() == [4.0] * 3

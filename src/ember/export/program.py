@@ -19,7 +19,7 @@ from ember.export.dynamic_shapes import ValueRange
 from ember.export.graph_signature import ExportGraphSignature, InputKind
 from ember.export.guards import Guards
 from ember.export.verifier import verify
-from ember.func.pytree import tree_unflatten
+from ember.func.pytree import TreeSpec, tree_unflatten
 from ember.fx import tracer as fx_trace
 from ember.nn import Module
 from ember.tensor import Tensor
@@ -132,13 +132,11 @@ class ExportedProgram:
         reached: list[fx.Node] = []
         fx.map_arg(structured, reached.append)
         # (a class registered as a pytree node, which the graph's output cannot reach into:
-        # the graph returns the leaves, and a hook builds the structure from them)
-        flat = len(reached) < sum(isinstance(v, fx.Node) for v in returned)
-        g.output(tuple(returned) if flat else structured)
+        # a node of the graph builds the structure from the leaves)
+        if len(reached) < sum(isinstance(v, fx.Node) for v in returned):
+            structured = g.call_function(unflatten_output, (list(returned), self._out_spec))
+        g.output(structured)
         gm = ExportedModule(attrs, g)
-        if flat:
-            spec = self._out_spec
-            gm.register_forward_hook(lambda _, args, out: tree_unflatten(list(out), spec))
         hidden = {s.target for s in self.graph_signature.input_specs
                   if s.kind is InputKind.CONSTANT_TENSOR or s.persistent is False}
         for target in hidden:  # (not in the module's state_dict, as in the model's)
@@ -230,6 +228,20 @@ class ExportedModule(fx.GraphModule):
             f"Calling {'train' if mode else 'eval'}() is not supported on an exported "
             "module: its graph holds the mode the model was exported in (dropout, batch "
             "statistics). Hint: export the model again in eval() or train() mode")
+
+
+def unflatten_output(leaves: list, spec: TreeSpec) -> Any:
+    """An exported module's output, of a class registered as a pytree node, rebuilt from its
+    ``leaves`` by the graph's last node (as torch's pytree codegen unflattens), so that
+    ``forward``, ``code`` and :func:`ember.fx.symbolic_trace` give the structure too."""
+    if fx_trace.active:
+        traced = fx_trace.record_call(unflatten_output, (leaves, spec), {})
+        if traced is not None:  # (symbolic_trace of the exported module: a node)
+            return traced
+    return tree_unflatten(list(leaves), spec)
+
+
+unflatten_output._qualified_name = "ember.export.program.unflatten_output"
 
 
 def assign_buffer(buffer: Tensor, value: Tensor) -> None:
