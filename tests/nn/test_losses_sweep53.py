@@ -7,7 +7,7 @@ import torch
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, GradError
 
 RNG = np.random.default_rng(53)
 X = RNG.standard_normal((3, 4))
@@ -54,3 +54,27 @@ def test_kl_div_bad_reduction_error_lists_batchmean():
         F.kl_div(x, ember.tensor(P), reduction="batchmean2")
     with pytest.raises(ArgumentError, match="'none'$"):
         F.mse_loss(x, ember.tensor(P), reduction="avg")
+
+
+@pytest.mark.parametrize("name,target", [("cross_entropy", [0, 3, 1]), ("nll_loss", [0, 3, 1]),
+                                         ("multi_margin_loss", [0, 3, 1])])
+def test_class_index_losses_refuse_a_weight_that_requires_grad_as_torch(name, target):
+    w = np.abs(X[0]) + 0.1
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        getattr(torch.nn.functional, name)(torch.tensor(X, requires_grad=True),
+                                           torch.tensor(target),
+                                           weight=torch.tensor(w, requires_grad=True))
+    x = ember.tensor(X, requires_grad=True)
+    with pytest.raises(GradError, match=rf"{name}: .*not differentiable with respect to weight"):
+        getattr(F, name)(x, ember.tensor(target), weight=ember.tensor(w, requires_grad=True))
+    with ember.no_grad():  # no graph: nothing to refuse, as torch
+        getattr(F, name)(x, ember.tensor(target), weight=ember.tensor(w, requires_grad=True))
+    getattr(F, name)(x, ember.tensor(target), weight=ember.tensor(w))
+
+
+def test_probability_target_cross_entropy_keeps_its_weight_gradient():
+    w = ember.tensor(np.abs(X[0]) + 0.1, requires_grad=True)
+    F.cross_entropy(ember.tensor(X), ember.tensor(P), weight=w).backward()
+    wt = torch.tensor(np.abs(X[0]) + 0.1, requires_grad=True)
+    torch.nn.functional.cross_entropy(torch.tensor(X), torch.tensor(P), weight=wt).backward()
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-10)

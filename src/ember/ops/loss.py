@@ -27,6 +27,7 @@ from ember.autograd.graph import name_node
 from ember.errors import (
     ArgumentError,
     DTypeError,
+    GradError,
     ShapeError,
     dtype_name,
     is_floating_input,
@@ -96,6 +97,15 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 def _check_float(op: str, x: Tensor, what: str = "input") -> None:
     if not is_floating_input(op, what, x):
         raise DTypeError(f"{op}: expected a floating {what}, got {x.dtype.name}")
+
+
+def refuse_weight_grad(op: str, weight: Tensor | None) -> None:
+    """Refuses class weights that require grad where the loss has no gradient for them (its
+    class-index form), as PyTorch refuses them, rather than leaving ``weight.grad`` unset."""
+    if weight is not None and GRAD.enabled and getattr(weight, "requires_grad", False):
+        raise GradError(f"{op}: the loss is not differentiable with respect to weight (class "
+                        "weights of class-index targets); this input cannot have "
+                        "requires_grad=True. Hint: pass weight.detach()")
 
 
 def _constant(array: Any, like: Tensor) -> Tensor:
@@ -173,6 +183,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if input.ndim == 0:
         raise ShapeError("nll_loss: expected an input of shape (C,), (N, C) or (N, C, d1, …), "
                          "got a 0-d tensor")
+    refuse_weight_grad("nll_loss", weight)
     fused = _fused_nll("nll_loss", input, target, weight, ignore_index, reduction)
     if fused is not None:
         return fused
@@ -213,6 +224,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     c = input.shape[dim]
     logp = log_softmax(input, dim)
     if not target.dtype.is_floating_point:
+        refuse_weight_grad(op, weight)
         fused = _fused_nll(op, logp, target, weight, ignore_index, reduction,
                            float(label_smoothing))
         if fused is not None:
