@@ -63,7 +63,12 @@ def test_properties_and_conversions():
     assert x.to("cpu", non_blocking=True) is x and x.to(ember.float32, True) is x
     assert x.to("cpu", ember.float32, False, True) is not x
     with pytest.raises(TypeError, match="at most two positional flags"):
-        x.to(True, True, True)
+        x.to(ember.float32, True, True, True)
+    # a flag before the target, or a target after a flag, is refused (it returned a float32
+    # copy; torch reads to(True) as dtype bool and refuses to(True, 'cpu'))
+    for args in [(True,), (True, "cpu"), (ember.float64, False, "cpu")]:
+        with pytest.raises(TypeError, match="positional flag"):
+            x.to(*args)
     with pytest.raises(TypeError, match="two dtypes"):       # torch: an invalid combination
         x.to(ember.float64, ember.float32)
     with pytest.raises(TypeError, match="two devices"):

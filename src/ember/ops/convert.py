@@ -297,12 +297,19 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
     flags, kinds = 0, set()  # (positional booleans seen; the kinds of target given)
     for a in args:
         if isinstance(a, bool):
+            if not kinds:  # (PyTorch reads a leading True as a dtype: no silent float copy)
+                raise TypeError(f"to: a positional flag ({a!r}) before the target; flags "
+                                "(non_blocking, copy) follow it: to(dtype, non_blocking), "
+                                "and a bool tensor is to(ember.bool)")
             flags += 1
             if flags > 2:
                 raise TypeError("to: at most two positional flags (non_blocking, copy)")
             copy = a if flags == 2 else copy
             continue
         kind = "tensor" if isinstance(a, Tensor) else "dtype" if _is_dtype(a) else "device"
+        if flags:
+            raise TypeError(f"to: the target {a!r} after a positional flag; pass the target "
+                            "first: to(device, dtype, non_blocking, copy)")
         if kind in kinds:
             raise TypeError(f"to: got two {kind}s (the second is {a!r}); pass one target: "
                             "to(dtype), to(device), to(device, dtype) or to(tensor)")
