@@ -78,3 +78,12 @@ def test_probability_target_cross_entropy_keeps_its_weight_gradient():
     wt = torch.tensor(np.abs(X[0]) + 0.1, requires_grad=True)
     torch.nn.functional.cross_entropy(torch.tensor(X), torch.tensor(P), weight=wt).backward()
     np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-10)
+
+
+def test_broadcast_warning_names_the_shapes_as_tuples():
+    with pytest.warns(UserWarning) as caught:
+        F.mse_loss(ember.tensor(X), ember.tensor(X[:1]))
+    with pytest.warns(UserWarning, match="Using a target size"):  # torch warns too
+        torch.nn.functional.mse_loss(torch.tensor(X), torch.tensor(X[:1]))
+    message = str(caught[0].message)
+    assert "broadcast to (3, 4), which" in message and "Size" not in message

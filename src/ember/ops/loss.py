@@ -296,7 +296,7 @@ def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
     if isinstance(target, Tensor) and target.shape != input.shape:
         shape = broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op)
         warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the "
-                      f"input's {tuple(input.shape)}; they broadcast to {shape}, which is "
+                      f"input's {tuple(input.shape)}; they broadcast to {tuple(shape)}, which is "
                       f"likely wrong. Hint: give both the same shape", stacklevel=stacklevel)
     return input, target
 
