@@ -237,6 +237,20 @@ def test_cumprod_gradient_over_a_length_one_dim_is_the_identity_with_inf_and_nan
     np.testing.assert_array_equal(tangent.numpy(), seed)
 
 
+@pytest.mark.parametrize("name", ["all", "any"])
+@pytest.mark.parametrize("dim", [(), []])
+@pytest.mark.parametrize("values, dtype", [([[0.0, 1.0], [2.0, float("nan")]], "float32"),
+                                           ([[0, 3], [1, 2]], "uint8"), (2.0, "float32"),
+                                           (np.zeros((0, 2)), "float32")])
+def test_all_and_any_over_no_dims_reduce_nothing(name, dim, values, dtype):
+    # PyTorch's all/any with dim=() test each element (sum(dim=()) reduces them all instead).
+    def make(m):
+        return m.tensor(values, dtype=getattr(m, dtype))
+    same_as_torch(lambda m: getattr(m, name)(make(m), dim=dim))
+    same_as_torch(lambda m: getattr(m, name)(make(m), dim=dim, keepdim=True))
+    same_as_torch(lambda m: getattr(make(m), name)(dim))
+
+
 def test_norm_gradient_at_zero_is_zero_not_nan():
     for p in (2, "fro", 3, 1, 0.5):
         x = ember.zeros(3, requires_grad=True)

@@ -527,7 +527,7 @@ def all(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noq
     """
     if type(input) in TENSOR_LIKE:  # (a MaskedTensor)
         return handle(all, (input, dim, keepdim), {})
-    return apply(All, input, dims=reduce_dims(input, dim, "all"), keepdim=keepdim)
+    return apply(All, input, dims=_truth_dims(input, dim, "all"), keepdim=keepdim)
 
 
 @method()
@@ -540,7 +540,15 @@ def any(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noq
     """
     if type(input) in TENSOR_LIKE:  # (a nested tensor)
         return handle(any, (input, dim, keepdim), {})
-    return apply(AnyOf, input, dims=reduce_dims(input, dim, "any"), keepdim=keepdim)
+    return apply(AnyOf, input, dims=_truth_dims(input, dim, "any"), keepdim=keepdim)
+
+
+def _truth_dims(input: Tensor, dim: Dim, op: str) -> tuple[int, ...]:
+    """all/any's dims: none for ``dim=()`` (each element tested, as PyTorch's), where the other
+    reductions take ``()`` as every dim."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        return ()
+    return reduce_dims(input, dim, op)
 
 
 @method()
