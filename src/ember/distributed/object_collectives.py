@@ -16,17 +16,19 @@ from typing import Any
 
 from ember.distributed.buffers import check_count, mpi
 from ember.distributed.process_group import ProcessGroup, member_only, resolve
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ShapeError
 
 
 @member_only()
 def broadcast_object_list(
     object_list: list, src: int = 0, group: ProcessGroup | None = None
 ) -> None:
-    """Replaces ``object_list``'s items, on every rank, by those of rank ``src``."""
+    """Replaces ``object_list``'s items, on every rank, by those of rank ``src`` (every rank's
+    list has the same length, as in PyTorch)."""
     g = resolve(group, "broadcast_object_list")
     root = g.group_rank(src)
-    object_list[:] = g.comm.bcast(list(object_list) if g.rank() == root else None, root=root)
+    got = g.comm.bcast(list(object_list) if g.rank() == root else None, root=root)
+    _fill("broadcast_object_list", object_list, got, g.ranks[root])
 
 
 @member_only()
@@ -100,5 +102,18 @@ def recv_object_list(
     g = resolve(group, "recv_object_list")
     status = mpi().Status()
     source = mpi().ANY_SOURCE if src is None else g.peer(src, None, "recv_object_list", "source")
-    object_list[:] = g.comm.recv(source=source, tag=tag, status=status)
-    return g.ranks[status.Get_source()]
+    got = g.comm.recv(source=source, tag=tag, status=status)
+    sender = g.ranks[status.Get_source()]
+    _fill("recv_object_list", object_list, got, sender)
+    return sender
+
+
+def _fill(who: str, object_list: list, got: list, sender: int) -> None:
+    """Puts the received items in ``object_list``, which must have as many entries: PyTorch's
+    lists keep their length (a list of another length raises there too)."""
+    if len(got) != len(object_list):
+        raise ShapeError(
+            f"{who}: rank {sender} sent {len(got)} objects, object_list here has "
+            f"{len(object_list)} entries; give every rank a list of the same length"
+        )
+    object_list[:] = got
