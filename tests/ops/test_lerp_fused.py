@@ -253,3 +253,25 @@ def test_a_broadcast_input_leaves_the_layout_to_the_others_as_torch(dtype):
             w = 0.3 if weight == "number" else m.full((2, 3, 4, 5), 0.3, dtype=dt)
             strides.append(m.lerp(a, b, w).stride())
         assert strides[0] == strides[1], weight
+
+
+def test_tangent_ignores_a_constant_weight_between_infinities_as_torch():
+    # A weight with no tangent adds nothing; its zero tangent times end - input (inf - inf)
+    # made the tangent NaN, e.g. quantile's over a row holding -inf.
+    inf = float("inf")
+    a = np.array([-inf, 1.0, inf, -inf])
+    b = np.array([-inf, 2.0, inf, 3.0])
+    for weight in ("tensor", "number"):
+        got = []
+        for m, jvp in ((torch, torch.func.jvp), (ember, ember.func.jvp)):
+            w = m.tensor([0.3, 0.7, 0.5, 0.2], dtype=m.float64) if weight == "tensor" else 0.3
+            _, t = jvp(lambda x, y, m=m, w=w: m.lerp(x, y, w), (m.tensor(a), m.tensor(b)),
+                       (m.ones(4, dtype=m.float64), m.full((4,), 2.0, dtype=m.float64)))
+            got.append(t.numpy())
+        np.testing.assert_array_equal(got[1], got[0])
+    got = []
+    for m, jvp in ((torch, torch.func.jvp), (ember, ember.func.jvp)):
+        x = m.tensor([[-inf], [0.5], [inf]], dtype=m.float64)
+        _, t = jvp(lambda v, m=m: m.quantile(v, 0.3, dim=1), (x,), (m.ones_like(x),))
+        got.append(t.numpy())
+    np.testing.assert_array_equal(got[1], got[0])

@@ -21,6 +21,7 @@ import numpy as np
 from ember.backend import compiled, parallel
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.creation import zeros_like
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.relu_kernel import flat_blocks
 from ember.ops.unary import in_float32
@@ -105,6 +106,7 @@ class Lerp(Primitive):
 
     name = "lerp"
     allocates = True
+    jvp_takes_none = True
 
     @in_float32
     def forward(self, xp, a, b, *w, weight=None):
@@ -139,6 +141,13 @@ class Lerp(Primitive):
         return grads
 
     def jvp(self, ctx, da, db, *dw):
-        a, b, *w = ctx.inputs
-        out = apply(Lerp, da, db, *w, **ctx.params)
-        return out + dw[0] * (b - a) if dw else out
+        a, b, *w = ctx.inputs  # (None: no tangent; a constant weight adds no 0·(inf - inf))
+        out = None
+        if da is not None or db is not None:
+            da = zeros_like(a) if da is None else da
+            db = zeros_like(b) if db is None else db
+            out = apply(Lerp, da, db, *w, **ctx.params)
+        if not dw or dw[0] is None:
+            return out
+        spread = dw[0] * (b - a)
+        return spread if out is None else out + spread
