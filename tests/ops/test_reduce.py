@@ -251,6 +251,18 @@ def test_all_and_any_over_no_dims_reduce_nothing(name, dim, values, dtype):
     same_as_torch(lambda m: getattr(make(m), name)(dim))
 
 
+def test_prod_tangent_over_length_one_dims_is_the_identity_with_inf_as_torch():
+    # The product of one element is that element: its tangent is da also at ±inf (it was
+    # da * (product of the others as out / x) = NaN there).
+    inf = float("inf")
+    got = []
+    for m, jvp in ((torch, torch.func.jvp), (ember, ember.func.jvp)):
+        x = m.tensor([[-inf], [0.5], [inf]], dtype=m.float64)
+        _, t = jvp(lambda v, m=m: m.prod(v, 1), (x,), (m.full_like(x, 2.0),))
+        got.append(t.numpy())
+    np.testing.assert_array_equal(got[1], got[0])
+
+
 def test_norm_gradient_at_zero_is_zero_not_nan():
     for p in (2, "fro", 3, 1, 0.5):
         x = ember.zeros(3, requires_grad=True)

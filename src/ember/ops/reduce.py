@@ -120,8 +120,8 @@ class Prod(Holomorphic, Accumulation):
 
     def jvp(self, ctx, da):
         x = ctx.inputs[0]
-        if x.ndim == 0:
-            return da
+        if x.ndim == 0 or _product(x.shape[d] for d in ctx.params["dims"]) == 1:
+            return apply(Sum, da, **ctx.params)  # (the product of one: da also at inf, as torch)
         return apply(Sum, da * _product_of_others(x, ctx.params["dims"]), **ctx.params)
 
 
