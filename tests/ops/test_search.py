@@ -173,8 +173,8 @@ def test_bincount_dtypes_and_edges():
     both(lambda m, x: m.bincount(x, minlength=2), np.zeros(0, np.int64))
     both(lambda m, x: m.bincount(x), np.zeros(0, np.int64))
     for w in (np.array([1.0, 2, 3], np.float32), np.array([1.0, 2, 3]), np.array([1, 2, 3]),
-              np.array([1.0, 2, 3], np.float16)):
-        both(lambda m, x, w: m.bincount(x, w), [0, 2, 2], w)
+              np.array([1.0, 2, 3], np.float16), np.array([True, False, True])):
+        both(lambda m, x, w: m.bincount(x, w), [0, 2, 2], w)  # (bool weights: float64)
 
 
 def test_bincount_errors():

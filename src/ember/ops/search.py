@@ -302,8 +302,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
             raise ShapeError(f"bincount: weights should be 1-d and have the same length as "
                              f"input, got weights {tuple(weights.shape)} for input "
                              f"{tuple(input.shape)}")
-        if weights.dtype is dtypes.bool_:
-            raise DTypeError("bincount: bool weights are not supported. Hint: call .float()")
+        if weights.dtype is dtypes.bool_:  # (counted as 0 and 1, in float64 as PyTorch)
+            weights = cast(weights, dtypes.float64)
         extra = (weights,)
     return apply(Bincount, input, *extra, minlength=minlength)
 
