@@ -143,3 +143,17 @@ def test_index_modified_after_the_op_saved_it_is_refused_in_backward(op):
         i[0] = 1
         with pytest.raises(err, match="modified by an inplace operation|modified in place"):
             y.sum().backward()
+
+
+def test_setitem_with_a_bare_false_key_writes_and_records_nothing():
+    # torch returns at once for x[False] = v (no version bump, no CopySlices, no shape check,
+    # a leaf is fine); Ember recorded an index_put, giving v a zero gradient instead of None
+    for m in (torch, ember):
+        x = m.ones(2, 5, dtype=m.float64, requires_grad=True)
+        v = m.ones(5, dtype=m.float64, requires_grad=True)
+        y = x * 1
+        y[False] = v[0]
+        y.sum().backward()
+        assert v.grad is None and y._version == 0
+        x[False] = m.zeros(7, dtype=m.float64)
+        assert x._version == 0

@@ -177,9 +177,8 @@ class Index(Primitive):
     name = "index"
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
-
-    def reads(self, ctx, i):  # the index tensors (an in-place change of one is refused in
-        return i > 0  # backward, as PyTorch's); of ``a`` only the shape
+    def reads(self, ctx, i):  # the index tensors (versions checked in backward), not ``a``
+        return i > 0
 
     def forward(self, xp, a, *idx, dims, layout=False):
         if layout and len(idx) == 1 and idx[0].ndim == 1:
@@ -219,7 +218,6 @@ class IndexPut(Primitive):
     limited_dtypes = dtypes.ALL_LIMITED  # (with index tensors, only the float8s: see _put)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     allocates = writes_input = True
-
     def reads(self, ctx, i):  # only the index tensors
         return i > 1
 
@@ -542,8 +540,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
-    values = as_values(value, self, "__setitem__")
-    if DISPATCH.handler is not None and _masked_fill(self, key, values):
+    values = as_values(value, self, "__setitem__")  # (x[False] = v: nothing, as torch)
+    if key is False or DISPATCH.handler is not None and _masked_fill(self, key, values):
         return
     basic, arrays, dims = parse_key(self, key, "__setitem__")
     _put(self, "__setitem__", basic, arrays, dims, values, "set")
