@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -87,6 +88,22 @@ def make_buckets(params: list, cap_bytes: int) -> list[list]:
     return buckets
 
 
+def _buffer_syncs(broadcast_buffers: bool | None, forward_sync: bool | None) -> tuple[bool, bool]:
+    """(sync buffers before each forward, sync them at construction), as PyTorch 2.13 reads
+    its deprecated ``broadcast_buffers`` and its ``forward_sync_buffers``."""
+    if broadcast_buffers is not None:
+        warnings.warn(
+            "DistributedDataParallel: broadcast_buffers is deprecated (as in PyTorch 2.13); "
+            + ("its value is ignored since forward_sync_buffers is given" if forward_sync
+               is not None else "use forward_sync_buffers, which keeps the broadcast at "
+               "construction (broadcast_buffers=False skips it)"),
+            FutureWarning, stacklevel=3)
+    if forward_sync is not None:
+        return bool(forward_sync), True
+    keep = True if broadcast_buffers is None else bool(broadcast_buffers)
+    return keep, keep
+
+
 class DistributedDataParallel(nn.Module):
     """Wraps ``module`` so that ``backward`` leaves the ranks' mean gradient in every ``.grad``.
 
@@ -94,14 +111,17 @@ class DistributedDataParallel(nn.Module):
         module: the model (the same architecture on every rank).
         process_group: the ranks that share the gradients (the world by default).
         bucket_cap_mb: size of the flat all-reduce buckets, in MiB.
-        broadcast_buffers: broadcast rank 0's buffers (BatchNorm statistics) before each
-            forward, as PyTorch does.
+        broadcast_buffers: deprecated, as in PyTorch 2.13 (a FutureWarning when given):
+            ``False`` leaves buffers out of both the broadcast at construction and the one
+            before each forward (rank-local buffers stay).
         find_unused_parameters: look through the graph after each forward for parameters the
             output does not depend on, and count them ready (with a zero local gradient); a
             parameter no rank used keeps its ``.grad`` (None stays None), as in PyTorch.
         init_sync: broadcast rank 0's parameters and buffers at construction (default True).
         static_graph: the graph is the same every step; parameters it skips are handled as
             with ``find_unused_parameters``, as PyTorch handles them.
+        forward_sync_buffers: broadcast rank 0's buffers (BatchNorm statistics) before each
+            forward (default True); ``init_sync`` broadcasts them at construction either way.
 
     PyTorch's ``output_device``, ``dim`` (CPU modules run whole on each rank),
     ``check_reduction`` (deprecated) and ``gradient_as_bucket_view`` (a memory layout: the
@@ -131,7 +151,7 @@ class DistributedDataParallel(nn.Module):
         device_ids: Any = None,
         output_device: Any = None,
         dim: int = 0,
-        broadcast_buffers: bool = True,
+        broadcast_buffers: bool | None = None,
         init_sync: bool = True,
         process_group: ProcessGroup | None = None,
         bucket_cap_mb: float | None = None,
@@ -139,12 +159,14 @@ class DistributedDataParallel(nn.Module):
         check_reduction: bool = False,
         gradient_as_bucket_view: bool = False,
         static_graph: bool = False,
+        forward_sync_buffers: bool | None = None,
     ) -> None:
         super().__init__()
         self.module = module
         group = resolve(process_group, "DistributedDataParallel")
         object.__setattr__(self, "_group", group)
-        self.broadcast_buffers = broadcast_buffers
+        self.forward_sync_buffers, init_buffers = _buffer_syncs(
+            broadcast_buffers, forward_sync_buffers)
         self.find_unused_parameters = find_unused_parameters or static_graph
         self.gradient_as_bucket_view, self.static_graph = gradient_as_bucket_view, static_graph
         self.require_backward_grad_sync = True
@@ -169,7 +191,8 @@ class DistributedDataParallel(nn.Module):
         object.__setattr__(self, "_comm_hook", None)
         _check_same_model(group, module)
         if init_sync:
-            broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
+            buffers = list(module.buffers()) if init_buffers else []
+            broadcast_from_first(group, list(module.parameters()) + buffers)
         for p in params:
             p.register_hook(self._hook(p))
 
@@ -179,7 +202,7 @@ class DistributedDataParallel(nn.Module):
             self._check_queued = False
             if self._armed:
                 self._fail_unfinished()
-        if self.broadcast_buffers:
+        if self.forward_sync_buffers:
             buffers = list(self.module.buffers())
             if buffers:
                 broadcast_from_first(self._group, buffers)
