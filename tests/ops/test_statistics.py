@@ -313,3 +313,16 @@ def test_compiled_statistics_match_eager():
                                                    + ember.nanmedian(x)
                                                    + ember.logcumsumexp(x, 1).sum(1)
                                                    + ember.cummax(x, 1).values[:, -1]).numpy())
+
+
+def test_logcumsumexp_tangent_where_the_running_total_is_minus_inf_is_zero_as_torch():
+    # A prefix of -inf sums to exp(-inf) = 0: the tangent there is 0 (it was
+    # exp(-inf - -inf) = NaN), as torch.func.jvp.
+    inf = float("inf")
+    a = np.array([[-inf, -inf, 0.5, -inf], [-inf, 1.0, -inf, 2.0]])
+    got = []
+    for m, jvp in ((torch, torch.func.jvp), (ember, ember.func.jvp)):
+        _, t = jvp(lambda x, m=m: m.logcumsumexp(x, 1), (m.tensor(a),),
+                   (m.tensor(np.linspace(-1.0, 2.0, 8).reshape(2, 4)),))
+        got.append(t.numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-12)

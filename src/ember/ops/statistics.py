@@ -32,7 +32,7 @@ from ember.errors import (
 )
 from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
-from ember.ops.compare import isnan, logical_not, ne
+from ember.ops.compare import eq, isnan, logical_not, ne
 from ember.ops.complex_parts import Holomorphic, complex, imag, real
 from ember.ops.convert import cast, clone, float32_under_autocast
 from ember.ops.creation import arange, full, full_like, zeros
@@ -152,8 +152,10 @@ class LogCumSumExp(Holomorphic, Primitive):
         if dx.dtype.is_complex:
             return exp(apply(LogCumSumExp, log(dx) + x, **ctx.params) - out)
         pos, neg = _log_parts(dx, x)
-        return (exp(apply(LogCumSumExp, pos, **ctx.params) - out)
-                - exp(apply(LogCumSumExp, neg, **ctx.params) - out))
+        tangent = (exp(apply(LogCumSumExp, pos, **ctx.params) - out)
+                   - exp(apply(LogCumSumExp, neg, **ctx.params) - out))
+        # (a running total of exp(-inf) = 0 holds still: 0, not exp(-inf - -inf), as PyTorch)
+        return where(eq(out, float("-inf")), 0.0, tangent)
 
 
 def _complex_logaddexp_accumulate(xp: Any, a: Any, dim: int) -> Any:
