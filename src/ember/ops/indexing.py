@@ -59,7 +59,6 @@ __all__ = ["index_put", "nonzero"]
 FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
 
 
-# -- the primitives ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=512)
 def _basic_key(index: tuple) -> tuple:
     """The NumPy key of a normalized basic index (cached); the Ellipsis keeps results arrays."""
@@ -177,6 +176,7 @@ class Index(Primitive):
     name = "index"
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
+
     def reads(self, ctx, i):  # the index tensors (versions checked in backward), not ``a``
         return i > 0
 
@@ -218,6 +218,7 @@ class IndexPut(Primitive):
     limited_dtypes = dtypes.ALL_LIMITED  # (with index tensors, only the float8s: see _put)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     allocates = writes_input = True
+
     def reads(self, ctx, i):  # only the index tensors
         return i > 1
 
@@ -290,7 +291,6 @@ def _values_grad(g: Tensor, shape: tuple) -> Tensor:
     return apply(Slice, sum_to(g, shape[-extra:]), index=(None,) * -extra)
 
 
-# -- reading keys --------------------------------------------------------------------------------
 _INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _MASK, _ARRAY = range(7)
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32, dtypes.uint8, dtypes.bool_)
 
@@ -577,7 +577,6 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
                  dims=dims, mode="add" if accumulate else "set")
 
 
-# -- data-dependent -----------------------------------------------------------------------------
 @method()
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or with
