@@ -7,14 +7,16 @@ cast back, as PyTorch's CPU backend does.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from ember.distributed.errors import DistBackendError, DistributedError
+from ember.distributed.errors import DistBackendError, DistError, DistributedError
 from ember.distributed.nan_ops import nan_propagating_op
 from ember.errors import (
     ArgumentError,
@@ -308,11 +310,31 @@ class Work:
             self._finish()
             self._finish = None
 
-    def wait(self) -> bool:
-        """Blocks until the collective is done and its results are in the tensors."""
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        """Blocks until the collective is done and its results are in the tensors.
+
+        ``timeout`` (a ``timedelta``, as PyTorch's; zero or None waits as long as it takes):
+        a collective not done by then raises :class:`DistError` (it keeps running, so a later
+        ``wait`` can still finish it).
+
+        Example:
+            >>> work.wait(timeout=datetime.timedelta(seconds=30))
+            True
+        """
         if not self._done:
-            call(self._request, "Wait", *self._with_status)
-            self._complete()
+            limit = 0.0 if timeout is None else timeout.total_seconds()
+            if limit > 0:
+                deadline = time.monotonic() + limit
+                while not self.is_completed():
+                    if time.monotonic() >= deadline:
+                        raise DistError(
+                            f"Work.wait: the operation did not finish within {limit:g} s. "
+                            "Hint: a rank may not have called it (or a matching send/recv)"
+                        )
+                    time.sleep(1e-4)
+            else:
+                call(self._request, "Wait", *self._with_status)
+                self._complete()
         self._set_future()
         return True
 
