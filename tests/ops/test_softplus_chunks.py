@@ -210,3 +210,49 @@ def test_softplus_second_derivative_at_the_threshold_matches_torch(dtype, beta, 
     tg = torch.autograd.grad(F.softplus(t, beta, threshold).sum(), t, create_graph=True)[0]
     th = torch.autograd.grad(tg.sum(), t)[0]
     np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def _twin(values: np.ndarray, beta: float, threshold: float) -> np.ndarray:
+    """The NumPy twin's steps (and the old implementation's values): ``beta·x`` in float32,
+    ``max(s, 0) + log1p(exp(-|s|))`` in float64 rounded once, ``/ beta`` in float32."""
+    scaled = values * np.float32(beta)
+    wide = scaled.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        soft = (np.maximum(wide, 0) + np.log1p(np.exp(-np.abs(wide)))).astype(np.float32)
+    soft = soft / np.float32(beta)
+    return np.where(scaled > np.float32(threshold), values, soft)
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    """Equal bit for bit (a nan's sign and payload aside; -0.0 is not 0.0)."""
+    both_nan = np.isnan(got) & np.isnan(want)
+    return bool(((got.view(np.uint32) == want.view(np.uint32)) | both_nan).all())
+
+
+@pytest.mark.parametrize("beta,threshold", [(1.0, math.inf), (1.0, 20.0), (1.5, 4.0),
+                                            (0.3, 0.1), (2.0, -3.0)])
+def test_float32_softplus_is_the_twins_bit_for_bit_with_numba_and_without(
+        numba_or_numpy, beta, threshold):
+    # every 4099th float32 bit pattern (nan, ±inf, subnormals, ±0 among them), in one chunk,
+    # in many (over the cores), below the small-array size, and strided
+    bits = np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32)
+    values = np.concatenate([bits.view(np.float32), np.float32(SPECIAL)])
+    for x in (values, values[:16_000], values[:1000], values[:9]):
+        got = ember.softplus(ember.tensor(x), beta=beta, threshold=threshold).numpy()
+        assert _same_bits(got, _twin(x, beta, threshold))
+    strided = values[:40_000].reshape(200, 200)[:, ::3]
+    got = ember.softplus(ember.tensor(strided), beta=beta, threshold=threshold).numpy()
+    assert _same_bits(got, _twin(strided, beta, threshold))
+
+
+def test_float32_softplus_numba_kernel_matches_the_correctly_rounded_value():
+    numba = pytest.importorskip("numba")  # noqa: F841  (the kernel's own module needs it)
+    from ember.backend import compiled
+    from ember.ops import softplus_numba
+
+    x = np.linspace(-120, 30, 200_001, dtype=np.float32)
+    out = np.empty_like(x)
+    compiled.ready(softplus_numba.softplus32)(x, out, np.float32(1), np.float32(np.inf))
+    exact = np.logaddexp(0, x.astype(np.longdouble))
+    ulps = np.abs((out - exact) / np.spacing(np.float32(exact)))
+    assert ulps.max() <= 0.5 + 1e-6

@@ -57,8 +57,8 @@ def describe() -> str:
     if _numba() is None:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
-    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, softmax, "
-            f"layer norm, im2col and col2im, depthwise convolutions, Winograd's 3×3 "
+    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, softplus, relu, "
+            f"softmax, layer norm, im2col and col2im, depthwise convolutions, Winograd's 3×3 "
             f"convolution, channels-last max pooling and batch norm, embedding's and "
             f"interpolate's backward, bias gradients' column sums, "
             f"Adam's and SGD's updates, lerp, erfc, erfinv, ndtri, lgamma, digamma, I0 and I1, "
