@@ -7,6 +7,7 @@ binds its functions here with :func:`method`, so this file stays the small core.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from math import prod
 from typing import Any
@@ -31,6 +32,14 @@ from ember.size import Size
 from ember.version_counter import STRUCTURE, VersionCounter
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
+
+
+# PyTorch's words, so warning filters written for PyTorch's match
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead.")
 
 
 class Tensor:
@@ -92,8 +101,12 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The gradient ``backward`` accumulated into this tensor (None before the first);
-        assign a tensor of this one's shape, or None."""
-        return self._grad
+        assign a tensor of this one's shape, or None. Read on a non-leaf that retains none, it
+        warns as PyTorch (backward fills only leaves' ``.grad``; ``retain_grad()`` keeps one)."""
+        g = self._grad
+        if g is None and self._node is not None and not self._retains:
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

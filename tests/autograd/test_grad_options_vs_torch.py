@@ -126,3 +126,29 @@ def test_backward_create_graph_warns_of_the_reference_cycle_once(call, monkeypat
                     mine[0])
     theirs = _cycle_warnings(torch, call, monkeypatch)
     assert len(theirs) <= 1 and (not theirs or theirs == mine)
+
+
+def _grad_reads(lib):
+    """Which ``.grad`` reads warn (PyTorch: a non-leaf that retains no grad, and has none)."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y, kept, given = x * 2, x * 3, x * 4
+    kept.retain_grad()
+    with warnings.catch_warnings(record=True) as record:  # (backward reads no .grad aloud)
+        warnings.simplefilter("always")
+        (y * kept * given).sum().backward(inputs=[x, given])
+    out = [[str(w.message) for w in record]]
+    for t in (x, y, kept, given, x.detach(), lib.ones(2), y.detach()):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            got = t.grad
+        out.append((got is None, [str(w.message) for w in record]))
+    return out
+
+
+def test_reading_grad_of_a_non_leaf_warns_in_pytorchs_words():
+    (during, *mine), (_, *theirs) = _grad_reads(ember), _grad_reads(torch)
+    assert during == []
+    assert mine[1][1] and mine[1][1][0].startswith(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed.")
+    assert [(none, bool(w)) for none, w in mine] == [(none, bool(w)) for none, w in theirs]
+    assert theirs[1][1][0].startswith(mine[1][1][0])

@@ -170,7 +170,7 @@ def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = Non
 
 
 def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
-    old = t.grad
+    old = t._grad if isinstance(t, Tensor) else t.grad  # (the slot: no non-leaf warning)
     if not isinstance(g, Tensor) or (old is not None and not isinstance(old, Tensor)):
         g = g if create_graph else g.detach()
         t.grad = g if old is None else _sum_with_sparse(g, old)  # (new first, as PyTorch)

@@ -73,7 +73,7 @@ class Tracer(Effects, ViewWrites):
         self.known = {id(t._data): (t._data, t) for t in found.tensors}
         self.found = found
         # gradients already there when tracing starts: an accumulation reads them
-        self.entry_grad_arrays = {id(p.grad._data): p for p in found.params if p.grad is not None}
+        self.entry_grad_arrays = {id(p._grad._data): p for p in found.params if p._grad is not None}
         # id(array) -> (weak reference to it, its current var): values are followed by array
         # identity; an array that dies leaves (so tracing holds no more memory than eager)
         self.env: dict[int, tuple[weakref.ref, Var]] = {}
@@ -92,7 +92,7 @@ class Tracer(Effects, ViewWrites):
         self.value_reads: dict[Var, tuple[Tensor, str, Source | None]] = {}
         self.node_source: dict[int, Source | None] = {}
         # id(param) -> its .grad when tracing started (or, for one found later, first seen)
-        self.entry_grads: dict[int, Any] = {id(p): p.grad for p in found.params}
+        self.entry_grads: dict[int, Any] = {id(p): p._grad for p in found.params}
         self.inputs: list[Tensor] = []
         self.input_grads: list[Any] = []  # each argument's .grad when tracing started
         # the arguments whose .grad from before the call the function reads (a backward
@@ -161,7 +161,7 @@ class Tracer(Effects, ViewWrites):
             self.twins[var] = twins
         self.graph.inputs.append(var)
         self.inputs.append(t)
-        self.input_grads.append(t.grad)
+        self.input_grads.append(t._grad)
         self.dynamic.add(var)
         return var
 
@@ -174,7 +174,7 @@ class Tracer(Effects, ViewWrites):
         self.graph.state.append(StateRef(var, owner, label, grad_of is not None))
         self.dynamic.add(var)
         if grad_of is None:
-            self.entry_grads.setdefault(id(t), t.grad)
+            self.entry_grads.setdefault(id(t), t._grad)
             self.link_state_view(t, var)
         return var
 
@@ -205,7 +205,7 @@ class Tracer(Effects, ViewWrites):
         if id(t) in self.labels or (t.requires_grad and t._node is None):
             return self.add_state(t)
         owner = self.entry_grad_arrays.get(id(array))
-        if owner is not None and owner.grad is not None and owner.grad._data is array:
+        if owner is not None and owner._grad is not None and owner._grad._data is array:
             return self.add_state(t, grad_of=owner)
         for i, g in enumerate(self.input_grads):
             if g is not None and g._data is array:
@@ -263,7 +263,7 @@ class Tracer(Effects, ViewWrites):
         label = self.labels.setdefault(id(t), f"captured{len(self.graph.state)}")
         self.graph.state.append(StateRef(var, t, label))
         self.dynamic.add(var)
-        self.entry_grads.setdefault(id(t), t.grad)
+        self.entry_grads.setdefault(id(t), t._grad)
 
     def see_new_tensor(self, t: Tensor) -> None:
         """Every tensor made while tracing: an array never seen before is new (an alias of a
@@ -456,15 +456,15 @@ class Tracer(Effects, ViewWrites):
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:  # a .grad read, then rebound or written in place: the end .grad
-                if t.grad is not self.entry_grads.get(id(t)) or (
-                        t.grad is not None and self.var_of(t.grad) is not ref.var):
+                if t._grad is not self.entry_grads.get(id(t)) or (
+                        t._grad is not None and self.var_of(t._grad) is not ref.var):
                     self.end_grad(t)
                 continue
             final = self.var_of(t)
             if final is not ref.var:
                 g.writes.append((t, final))
             # (an optimizer effect binds .grad at run time: the end state is then written too)
-            if t.grad is not self.entry_grads.get(id(t)) or (t.requires_grad and self.binds_grads):
+            if t._grad is not self.entry_grads.get(id(t)) or (t.requires_grad and self.binds_grads):
                 self.end_grad(t)
         written = {id(t) for t, _ in g.writes} | {
             id(t) for opt in self.stepped for _, t in self.found.optimizer_state(opt)}
@@ -483,11 +483,11 @@ class Tracer(Effects, ViewWrites):
             final = self.var_of(t)
             if final is not var and final not in self.twins.get(var, ()):
                 g.arg_writes.append((i, final))
-            if t.grad is not self.input_grads[i]:
-                g.arg_grads.append((i, None if t.grad is None else self.var_of(t.grad)))
-            elif t.grad is not None and self.lookup(t.grad._data) not in (
+            if t._grad is not self.input_grads[i]:
+                g.arg_grads.append((i, None if t._grad is None else self.var_of(t._grad)))
+            elif t._grad is not None and self.lookup(t._grad._data) not in (
                     None, *self.grad_input_vars):
-                g.arg_grads.append((i, self.var_of(t.grad)))  # (a sum written into it)
+                g.arg_grads.append((i, self.var_of(t._grad)))  # (a sum written into it)
                 g.arg_grads_in_place.append(i)
         return g
 
@@ -521,11 +521,11 @@ class Tracer(Effects, ViewWrites):
         """Records ``t``'s ``.grad`` at the end (once): written in place when it is still the
         tensor the call started with, as eager writes it."""
         g = self.graph
-        if any(p is t for p, _ in g.grads) or (t.grad is not self.entry_grads.get(id(t)) and
-                                                self.others.made(getattr(t.grad, "_data", None))):
+        if any(p is t for p, _ in g.grads) or (t._grad is not self.entry_grads.get(id(t)) and
+                                                self.others.made(getattr(t._grad, "_data", None))):
             return  # (the second: another thread's backward made it meanwhile, not this call)
-        g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
-        if t.grad is not None and t.grad is self.entry_grads.get(id(t)):
+        g.grads.append((t, None if t._grad is None else self.var_of(t._grad)))
+        if t._grad is not None and t._grad is self.entry_grads.get(id(t)):
             g.grads_in_place.append(t)
 
     def rebound_tensors(self, outputs: list) -> None:
