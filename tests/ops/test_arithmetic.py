@@ -417,3 +417,21 @@ def test_in_place_add_sub_mul_written_directly_equal_the_out_of_place_ops(dtype)
     x = ember.tensor(a.copy())
     x.mul_(w)  # (broadcast, and w needs a gradient: recorded)
     assert x.grad_fn is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_square_and_pow_2_are_torchs_bit_for_bit(dtype):
+    # (float tensors ** 2 take NumPy's square, x·x as PyTorch's pow(x, 2), not its power loop)
+    info = np.finfo(dtype)
+    special = [np.nan, np.inf, -np.inf, -0.0, 0.0, info.tiny / 4, info.max, -info.max,
+               float(np.sqrt(info.max)) * 1.5]
+    values = np.concatenate([np.random.default_rng(0).standard_normal(5000) * 100,
+                             special]).astype(dtype)
+    want = torch.from_numpy(values).pow(2).numpy()
+    for got in (ember.square(ember.from_numpy(values)), ember.from_numpy(values) ** 2,
+                ember.pow(ember.from_numpy(values), 2.0)):
+        assert got.dtype.name == np.dtype(dtype).name
+        np.testing.assert_array_equal(got.numpy(), want)
+    x = ember.tensor(values[:50].astype(np.float64), requires_grad=True)
+    ember.square(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * values[:50].astype(np.float64))

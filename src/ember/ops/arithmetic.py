@@ -293,6 +293,8 @@ class PowScalar(Holomorphic, Primitive):
     backward_name = "PowBackward0"  # PyTorch's Scalar-exponent overload
 
     def forward(self, xp, a, *, exponent):
+        if exponent == 2 and a.dtype in _SQUARED:  # (NumPy's power loop: 33 against 8.6 µs
+            return xp.square(a)  # at 10^5 float32, the same values, and PyTorch's x·x)
         return xp.power(a, exponent).astype(a.dtype, copy=False)  # bfloat16 ** float widens
 
     def infer(self, a, *, exponent):
@@ -524,6 +526,7 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 _NUMBERS = (int, float)
+_SQUARED = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 _SCALARS = (int, float, complex, np.generic)
 
 
