@@ -122,16 +122,16 @@ class ConversionMixin:
         return self._apply(lambda t: empty_like(t, device=device), recurse)
 
     def float(self) -> Self:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+        return self._apply(lambda t: t.float() if t.dtype.is_floating_point else t)
 
     def double(self) -> Self:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+        return self._apply(lambda t: t.double() if t.dtype.is_floating_point else t)
 
     def half(self) -> Self:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+        return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
 
     def bfloat16(self) -> Self:  # (floating ones only: complex ones keep their dtype)
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+        return self._apply(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
 
     def cpu(self) -> Self:
         return self.to("cpu")
