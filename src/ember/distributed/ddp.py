@@ -196,6 +196,19 @@ class DistributedDataParallel(nn.Module):
         for p in params:
             p.register_hook(self._hook(p))
 
+    @property
+    def broadcast_buffers(self) -> bool:
+        """PyTorch 2.13's deprecated name for ``forward_sync_buffers``, read and set through it.
+
+        Example:
+            >>> ddp.broadcast_buffers = False   # no broadcast before each forward from now on
+        """
+        return self.forward_sync_buffers
+
+    @broadcast_buffers.setter
+    def broadcast_buffers(self, value: bool) -> None:
+        self.forward_sync_buffers = value
+
     # -- state -----------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self._check_queued:  # a backward that ended early (it raised) left it set
