@@ -224,7 +224,9 @@ def test_prod_second_derivative_with_zeros_matches_torch(values, dims):
 
 def test_cumprod_gradient_over_a_length_one_dim_is_the_identity_with_inf_and_nan():
     # Over a dim of size 1 cumprod is the identity, so its gradient is g also at inf/NaN
-    # (it was g * out / x = NaN there, unless the whole tensor held one element).
+    # (it was g * out / x = NaN there, unless the whole tensor held one element), as torch's.
+    # The tangent is da there too: a deliberate difference, torch.func.jvp gives NaN at inf/NaN
+    # (torch [nan, nan, ...]); the identity's tangent is the mathematically right value.
     values = [[float("inf")], [float("nan")], [0.0], [2.0]]
     e = _t(values).double().requires_grad_()
     t = torch.tensor(values, dtype=torch.float64, requires_grad=True)

@@ -94,8 +94,8 @@ class CumProd(Holomorphic, Primitive):
 
     def jvp(self, ctx, da):
         x, dim = ctx.inputs[0], ctx.params["dim"]
-        if x.shape[dim] == 1:
-            return da
+        if x.shape[dim] == 1:  # (the identity; a deliberate difference: torch.func.jvp gives
+            return da            # NaN at inf/NaN there, da * out / x)
         before, first, safe_x, skip_first = _zero_split(x, dim)
         before_part = ctx.out * apply(CumSum, da / safe_x, dim=dim, reverse=False)
         at_first = apply(CumSum, where(first, da, zeros_like(da)), dim=dim, reverse=False)
