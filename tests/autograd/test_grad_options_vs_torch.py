@@ -128,6 +128,19 @@ def test_backward_create_graph_warns_of_the_reference_cycle_once(call, monkeypat
     assert len(theirs) <= 1 and (not theirs or theirs == mine)
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: (x ** 2).sum().backward(create_graph=True),
+    lambda x: ember.autograd.backward((x ** 2).sum(), create_graph=True),
+])
+def test_reference_cycle_warning_points_at_the_callers_line(call, monkeypatch):
+    monkeypatch.setattr("ember.autograd.engine.CYCLE_WARNED", [False])
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        call(x)
+    assert [w.filename for w in record if "reference cycle" in str(w.message)] == [__file__]
+
+
 def _grad_reads(lib):
     """Which ``.grad`` reads warn (PyTorch: a non-leaf that retains no grad, and has none)."""
     x = lib.tensor([1.0, 2.0], requires_grad=True)

@@ -12,6 +12,8 @@ checked) is :mod:`ember.autograd.roots`, and the running pass as hooks see it
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -72,6 +74,18 @@ CYCLE_WARNING = ("Using backward() with create_graph=True will create a referenc
 CYCLE_WARNED = [False]  # once a process, as PyTorch
 
 
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of the first caller outside Ember (``Tensor.backward`` or
+    ``ember.autograd.backward``), so that a warning names the user's line."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
     """Accumulates gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``).
@@ -94,7 +108,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                             "retain_grad on Tensor that has requires_grad=False)")
     if create_graph and not CYCLE_WARNED[0]:
         CYCLE_WARNED[0] = True
-        warnings.warn(CYCLE_WARNING, UserWarning, stacklevel=2)
+        warnings.warn(CYCLE_WARNING, UserWarning, stacklevel=_user_level())
     owners: set[int] = set()
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, owners)
