@@ -120,6 +120,18 @@ def test_a_piece_may_itself_run_pieces():
     np.testing.assert_array_equal(out.ravel(), np.arange(16))
 
 
+def test_inside_is_true_in_a_piece_of_several_and_false_in_a_lone_piece():
+    # a lone piece runs in the caller as plain code (9c2e770e): the pool is free, so what it
+    # calls (a matmul, a nested run) may use it; inside a piece of a lone piece of a piece,
+    # the outer piece's flag holds
+    ember.set_num_threads(2)
+    seen = []
+    parallel.run([lambda: seen.append(parallel.inside())] * 2)
+    parallel.run([lambda: seen.append(parallel.inside())])
+    parallel.run([lambda: parallel.run([lambda: seen.append(parallel.inside())]), lambda: None])
+    assert seen == [True, True, False, True] and not parallel.inside()
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
 def test_a_forked_child_runs_pieces_after_the_parent_did():
     # the child inherits the pool object but not its thread (a DataLoader worker, say)

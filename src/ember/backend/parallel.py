@@ -6,8 +6,10 @@ parallel on threads. As many threads share it as BLAS has (``ember.set_num_threa
 calling thread and a pool's, each taking the next piece not yet taken, so that a pool thread
 that wakes late (in `gpt`'s step on a 2-core VM a median 64 µs after the call, a tenth of
 the calls over 120 µs) finds fewer pieces left, or none, instead of holding up half the
-work. A piece that itself calls :func:`run` runs its pieces in its own thread (the pool is
-busy with the outer call), and a child process made by ``fork`` starts a pool of its own.
+work. A piece of a call with several pieces that itself calls :func:`run` runs its pieces in
+its own thread (the pool is busy with the outer call); a lone piece runs in the caller as
+plain code, not as a piece (the pool is free: what it calls may use it), and a child process
+made by ``fork`` starts a pool of its own.
 """
 
 from __future__ import annotations
@@ -49,7 +51,16 @@ def workers() -> int:
 
 
 def inside() -> bool:
-    """Whether this thread is running a piece of :func:`run` (a nested call runs serially)."""
+    """Whether this thread is running a piece of a :func:`run` call with several pieces (a
+    nested call then runs serially). A lone piece runs in the caller, outside: False there
+    (unless that caller is itself a piece), as the pool is free for what it calls.
+
+    Example:
+        >>> seen = []
+        >>> run([lambda: seen.append(inside()), lambda: None]); run([lambda: seen.append(inside())])
+        >>> seen
+        [True, False]
+    """
     return _inside.active
 
 
@@ -113,7 +124,8 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
     taken, and returns when all are done; an exception in a piece is raised then (the first
     piece's, in order, of those that failed; pieces not started by then are skipped). The
     calling thread takes pieces too, so a worker that wakes late finds fewer left, or none;
-    it runs a single piece itself, with no queue.
+    it runs a single piece itself, with no queue, as plain code (:func:`inside` stays as it
+    was).
 
     Example:
         >>> out = [0] * 4
