@@ -131,7 +131,7 @@ for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.t
             compare.nan_to_num, clamp):
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
 for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus",
-              "hardsigmoid", "hardswish"):
+              "hardsigmoid", "hardswish", "softshrink", "hardshrink"):
     # (F's activations, no Tensor methods; relu6 is hardtanh's composite)
     implements(getattr(activations, _name))(_pointwise(getattr(activations, _name)))
 implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))

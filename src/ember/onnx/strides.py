@@ -203,8 +203,8 @@ _RUN_TIME = frozenset({  # (ops whose ONNX sizes follow their inputs' at run tim
     "ne", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sigmoid", "tanh", "erf", "neg",
     "relu", "copy", "cast", "where", "clamp", "clamp_tensor", "gelu", "silu", "mish", "elu",
     "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "softplus", "prelu", "softmax",
-    "log_softmax", "layer_norm", "group_norm", "matmul", "permute", "conv",
-    "depthwise_conv2d"})
+    "log_softmax", "softshrink", "hardshrink", "layer_norm", "group_norm", "matmul", "permute",
+    "conv", "depthwise_conv2d"})
 
 
 def count_reader(graph: Graph, eqn: Any, axis: int) -> \

@@ -1,8 +1,8 @@
 """Activation functions: relu, gelu, silu, softplus, elu (with selu and celu), leaky_relu,
 hardtanh (with relu6) as primitives, hardsigmoid and hardswish too
 (:mod:`ember.ops.hard_activations`), softplus and mish (:mod:`ember.ops.softplus_mish`), glu
-and prelu (:mod:`ember.ops.glu_prelu`); logsigmoid, softsign, tanhshrink, threshold,
-hardshrink, softshrink and rrelu as composites.
+and prelu (:mod:`ember.ops.glu_prelu`), softshrink and hardshrink (:mod:`ember.ops.shrink`);
+logsigmoid, softsign, tanhshrink, threshold and rrelu as composites.
 
 ``ember.sigmoid`` and ``ember.tanh`` live with the other math in :mod:`ember.ops.unary`. The
 signatures are ``torch.nn.functional``'s (``inplace=False`` included), and so are the
@@ -47,6 +47,7 @@ from ember.ops.primitive import (
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import select_array, where
+from ember.ops.shrink import Hardshrink, Softshrink
 from ember.ops.slope_grads import HardtanhGrad, LeakyReluGrad, leaky_relu_array
 from ember.ops.softplus_mish import Mish, Softplus
 from ember.ops.unary import (
@@ -455,17 +456,14 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return _run(input, inplace, "threshold", lambda x: where(x <= threshold, value, x))
 
 
-def _within(input: Tensor, lambd: float) -> Tensor:
-    """``-lambd <= input <= lambd``: False at NaN, which the shrinks therefore pass through."""
-    return (input >= -lambd) & (input <= lambd)
-
-
+@hands_over
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` where ``|input| > lambd``, 0 elsewhere (NaN stays NaN)."""
     _floating("hardshrink", input)
-    return where(_within(input, lambd), 0, input)
+    return apply(Hardshrink, input, lambd=lambd)
 
 
+@hands_over
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` moved ``lambd`` toward 0, and 0 within ``[-lambd, lambd]`` (NaN stays NaN).
 
@@ -476,8 +474,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _floating("softshrink", input)
     if lambd < 0:
         raise ArgumentError(f"softshrink: lambd must be at least 0, got {lambd}")
-    return where(_within(input, lambd), 0,
-                 where(input > 0, input - lambd, input + lambd))
+    return apply(Softshrink, input, lambd=lambd)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -51,7 +51,7 @@ def _elements(*specs: TensorSpec, **_: Any) -> int:
 
 for _name in ("relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "softmax", "log_softmax",
               "sqrt", "rsqrt", "neg", "sum", "erf", "softplus", "elu", "elu_from_output",
-              "leaky_relu",
+              "leaky_relu", "softshrink", "hardshrink",
               "hardsigmoid", "hardswish", "mish", "prelu", "glu"):
     if _name in PRIMITIVES:
         register_flops(_name)(_elements)

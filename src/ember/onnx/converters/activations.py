@@ -48,6 +48,14 @@ def softplus(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Where", [linear, x, soft])
 
 
+@converter("softshrink", "hardshrink")
+def shrink(ctx: Context, eqn: Eqn) -> str:
+    """ONNX's Shrink: ``x ∓ bias`` outside ``[-lambd, lambd]``, 0 within (bias 0: hardshrink)."""
+    lambd = float(eqn.params["lambd"])
+    return ctx.node("Shrink", [ctx.value(eqn.inputs[0])], lambd=lambd,
+                    bias=lambd if eqn.prim.name == "softshrink" else 0.0)
+
+
 @converter("silu")
 def silu(ctx: Context, eqn: Eqn) -> str:
     x = ctx.value(eqn.inputs[0])
