@@ -6,6 +6,7 @@ torch.compile returns fresh values; ember.export refuses it, as torch.export doe
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 
@@ -93,13 +94,64 @@ def test_returning_an_object_that_existed_before_the_call_compiles():
     config = _Config()
     for fn, same in [(lambda x: (model(x), model), model), (owner, owner),
                      (lambda x: (x * config.scale, config), config),
-                     (lambda x: (x + 1, Holder(model.weight)), None)]:
+                     (lambda x: (x + 1, model.weight.dtype, "tag", (1, None)), None)]:
         compiled = jit.compile(fn, fullgraph=True)
         for value in (0.0, 5.0):
             out = compiled(ember.full((2,), value))
             assert out[0].tolist() == fn(ember.full((2,), value))[0].tolist()
             assert same is None or out[1] is same
         assert compiled.last.eager is None
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.count = 0
+
+
+def _spoil(out) -> None:
+    """A caller's change to the object a call returned."""
+    vars(out[1]).update(t=None, count=7)
+
+
+@pytest.mark.parametrize("make, read", [
+    (lambda x: (x + 1, Holder(_WEIGHT)), lambda out: out[1].t is _WEIGHT),
+    (lambda x: (x + 1, Stats()), lambda out: out[1].count == 0),
+    (lambda x: (x + 1, lambda: 3), lambda out: out[1]() == 3 and not vars(out[1])),
+])
+def test_an_object_the_call_builds_is_a_new_object_at_each_call(make, read):
+    """An object built in the call (holding a parameter, or no tensor at all) is a new object
+    at each call, as eager's: the graph returned one object at every call, so a caller's change
+    to it showed in every later result."""
+    compiled = jit.compile(make)
+    first = compiled(ember.ones(2))
+    _spoil(first)
+    second = compiled(ember.ones(2))
+    assert second[1] is not first[1] and read(second)
+    assert "it builds" in compiled.last.eager
+
+
+_WEIGHT = ember.nn.Linear(2, 2).weight
+
+
+def _closure(x: ember.Tensor):
+    y = x + 1
+    return x * 2, (lambda: y)
+
+
+@pytest.mark.parametrize("make, read", [
+    (_closure, lambda out: out[1]().tolist()),
+    (lambda x: (x * 2, functools.partial(ember.add, x + 1)), lambda out: out[1](0).tolist()),
+    (lambda x: (x * 2, functools.partial(ember.add, other=x + 1)),
+     lambda out: out[1](0).tolist()),
+])
+def test_a_function_holding_tensors_of_the_call_gives_this_calls_values(make, read):
+    """A closure's cells and a partial's arguments are walked: they gave the first call's
+    values at every call."""
+    compiled = jit.compile(make)
+    for value in (0.0, 1.0, 5.0):
+        x = ember.full((1,), value)
+        assert read(compiled(x)) == read(make(x))
+    assert "holding tensors" in compiled.last.eager
 
 
 @pytest.mark.parametrize("make", [lambda x: Pair(x + 1, [x]), lambda x: Slotted(x + 1),

@@ -455,7 +455,7 @@ class CompiledFunction:
                       hooked or outside_writes(tracer) or tracer.eager_reason or
                       aliased_writes(graph, leaves, key[1], names) or
                       state_view_writes(graph, key[1], names) or
-                      held_tensors(out_leaves, tracer, inputs))
+                      held_tensors(out_leaves, tracer, inputs, self.reach, (self.fn, args, kwargs)))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
         elif joint is None:

@@ -2,16 +2,20 @@
 that one generated call cannot stand for (module backward hooks on outputs that need grad, an
 in-place write into an argument whose history belongs to the caller's graph, a write into an
 argument that shares memory with another, or with a tensor the function reaches, an output
-object holding tensors). Each check
+object holding tensors or built by the call). Each check
 returns the reason, in the words :func:`ember.jit.explain` gives, or None.
 """
 
 from __future__ import annotations
 
+import enum
 import operator
+import types
 from collections.abc import Callable
 from typing import Any
 
+from ember.backend.device import Device
+from ember.dtypes import DType
 from ember.jit.discover import Reach
 from ember.jit.ir import Effect, Graph
 from ember.jit.kernels import owner
@@ -225,22 +229,48 @@ def check_grad_views(name: str, views: str | None, tracer: Tracer) -> None:
         raise GradViews(f"ember.jit: {name} (fullgraph=True) cannot be one graph: it {views}")
 
 
-def held_tensors(out_leaves: list, tracer: Tracer, inputs: list) -> str | None:
-    """Why calls run eagerly when an output leaf is an object (a dataclass, a plain class;
-    not a tuple, list or dict, which the graph rebuilds) that holds, at any depth, a tensor of
-    this call: one the trace computed, or an input's memory. The graph would return the
-    traced object, with the first call's tensors, at every call. An object holding only
-    parameters, state or nothing of the call (the model itself, an argument) is returned
-    as it is: it is the same object at every call."""
+def held_tensors(out_leaves: list, tracer: Tracer, inputs: list, found: Reach,
+                 call: tuple) -> str | None:
+    """Why calls run eagerly when an output leaf is an object (a dataclass, a plain class, a
+    function; not a tuple, list or dict, which the graph rebuilds) that the graph cannot
+    return as it is: one that holds, at any depth (:func:`holds`), a tensor of this call (one
+    the trace computed, or an input's memory), or one the call built (the graph would return
+    the first call's object at every call, and a caller's change to it would show in every
+    later result). An object that existed before the call, reached from ``call`` (the
+    function, its arguments) or from what ``found`` reached before it (modules, objects,
+    globals: the model, ``self``, a global), and holds no tensor of the call, is returned as
+    it is: it is the same object at every call. So are immutable values (numbers, strings,
+    dtypes, devices, tuples of them). An object the call stores into what it reaches and
+    returns counts as one that existed."""
     fresh, memory = tracer.fresh, {id(t._data) for t in inputs}
+    roots = (call, found.modules, found.objects, [value for *_, value in found.bindings])
 
     def of_this_call(v: Any) -> bool:
         return isinstance(v, Tensor) and (id(v._data) in memory or
                                           fresh.get(id(v._data)) is v._data)
     for leaf in out_leaves:
-        if not isinstance(leaf, Tensor) and holds(leaf, of_this_call):
+        if isinstance(leaf, Tensor) or _immutable(leaf):
+            continue
+        if holds(leaf, of_this_call):
             return (f"runs eagerly: it returns a {type(leaf).__name__} holding tensors, which "
                     "the graph cannot rebuild with new values. Hint: return the tensors in "
                     "tuples, lists or dicts, or register the class with "
                     "ember.func.pytree.register_pytree_node")
+        if not holds(roots, lambda v, leaf=leaf: v is leaf):
+            return (f"runs eagerly: it returns a {type(leaf).__name__} it builds, which the "
+                    "graph cannot build again at each call (it would return one object at "
+                    "every call). Hint: return tensors in tuples, lists or dicts, or build the "
+                    "object from the compiled function's result")
     return None
+
+
+#: values a caller cannot change: returned as they are even when the call built them
+_ATOMS = (str, bytes, int, float, complex, type(None), type, types.ModuleType,
+          types.BuiltinFunctionType, range, slice, type(...), enum.Enum, DType, Device)
+
+
+def _immutable(value: Any) -> bool:
+    """Whether ``value`` is an atom, or a tuple or frozenset of immutable values."""
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(v) for v in value)
+    return isinstance(value, _ATOMS)

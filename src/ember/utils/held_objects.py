@@ -1,10 +1,14 @@
 """Whether an object holds a value of interest anywhere inside it: in its items (tuples,
-lists, sets, dicts' keys and values), its attributes (``__dict__`` and ``__slots__``), at any
-depth, each object once (cycles end). :func:`ember.jit.compile` uses it to find outputs that
+lists, sets, dicts' keys and values), its attributes (``__dict__`` and ``__slots__``), a
+function's closure cells and defaults, a bound method's object, a ``functools.partial``'s
+function, arguments and keywords, at any depth, each object once (cycles end). A function's
+globals are not walked. The walk visits every object reached, so an object holding a long
+Python list is walked item by item. :func:`ember.jit.compile` uses it to find outputs that
 hold values the trace computed, :mod:`ember.fx` objects that hold a proxy."""
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -13,8 +17,7 @@ from ember.tensor import Tensor
 
 #: values whose insides are never walked: atoms, classes, code, modules, tensors
 _OPAQUE = (str, bytes, bytearray, int, float, complex, type, types.ModuleType,
-           types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType,
-           Tensor)
+           types.BuiltinFunctionType, types.CodeType, Tensor)
 
 
 def holds(value: Any, match: Callable[[Any], bool]) -> bool:
@@ -46,7 +49,14 @@ def _members(v: Any) -> list:
         return [*v.keys(), *v.values()]
     if isinstance(v, tuple | list | set | frozenset):
         return list(v)
-    members = []
+    members: list = []
+    if isinstance(v, types.FunctionType):
+        members += [_cell(c) for c in v.__closure__ or ()]
+        members += [v.__defaults__, v.__kwdefaults__]
+    elif isinstance(v, types.MethodType):
+        members += [v.__self__, v.__func__]
+    elif isinstance(v, functools.partial):
+        members += [v.func, v.args, v.keywords]
     attrs = getattr(v, "__dict__", None)
     if isinstance(attrs, dict):
         members += attrs.values()
@@ -61,3 +71,11 @@ def _members(v: Any) -> list:
                 except AttributeError:  # (a slot never set)
                     pass
     return members
+
+
+def _cell(cell: types.CellType) -> Any:
+    """What a closure cell holds (None where it is not bound yet)."""
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell: the name is not assigned yet)
+        return None
