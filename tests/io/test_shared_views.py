@@ -184,3 +184,77 @@ def test_tensors_sharing_no_element_are_not_stored_as_their_memory(tmp_path):
     out = ember.load(tmp_path / "s.st")
     out["row"][0] = -1.0
     assert float(out["col"][0]) == float(out["diag"][0]) == -1.0
+
+
+def _exact_groups(arrays):
+    """sharing_groups' answer by brute force: np.shares_memory on every pair, unbounded."""
+    names = list(arrays)
+    group = {n: {n} for n in names}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if group[a] is not group[b] and np.shares_memory(arrays[a], arrays[b]):
+                merged = group[a] | group[b]
+                for n in merged:
+                    group[n] = merged
+    return sorted(sorted(g) for g in {id(g): g for g in group.values()}.values())
+
+
+def test_sharing_groups_are_exact_on_mixed_views():
+    """Views of one buffer (columns, rows, element slices, 0-d items, 2-d blocks, strided
+    slices at odd offsets) group as np.shares_memory says, pair by pair."""
+    from ember.io.shared_views import sharing_groups
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        buf = np.zeros(600, np.float32)
+        arrays = {}
+        for k in range(int(rng.integers(2, 14))):
+            kind = rng.integers(0, 4)
+            start = int(rng.integers(0, 60))
+            if kind == 0:  # a column-like 1-d strided view
+                step = int(rng.choice([1, 2, 3, 6, 12]))
+                arrays[f"v{k}"] = buf[start:start + step * int(rng.integers(1, 8)):step]
+            elif kind == 1:  # a 0-d item
+                arrays[f"v{k}"] = buf[start:start + 1].reshape(())
+            elif kind == 2:  # a 2-d block
+                arrays[f"v{k}"] = buf[start:start + 36].reshape(6, 6)[::2, 1::2]
+            else:  # a byte view at an odd address (not a whole number of items in)
+                arrays[f"v{k}"] = buf.view(np.uint8)[4 * start + 2:4 * start + 42:4]
+        got = sorted(sorted(g) for g in sharing_groups(arrays))
+        assert got == _exact_groups(arrays)
+
+
+def test_many_disjoint_columns_need_no_pairwise_checks(tmp_path, monkeypatch):
+    """2000 columns of a matrix interleave without sharing an element: they are told apart by
+    their addresses, not by np.shares_memory on each of the ~2e6 pairs (which took seconds),
+    and save_file takes them as separate tensors."""
+    from ember.io import shared_views
+    from ember.io.flat_files import shared_groups
+    x = ember.randn(4, 2000)
+    cols = {f"c{i}": x[:, i] for i in range(2000)}
+    monkeypatch.setattr(shared_views, "checks_made", 0)
+    assert shared_groups(cols) == []
+    ember.io.save_file(cols, tmp_path / "c.safetensors")
+    ember.save(cols, tmp_path / "c.pt")
+    assert shared_views.checks_made == 0
+    back = ember.load(tmp_path / "c.pt")
+    assert np.array_equal(back["c7"].numpy(), x[:, 7].numpy())
+    # a slice of x[:, 3] (another length) shares with it: checked against the open columns
+    cols["again"] = x[1:, 3]
+    assert shared_groups(cols) == [{"c3", "again"}]
+    assert shared_views.checks_made <= 2000
+
+
+def test_pairwise_checks_are_bounded(monkeypatch):
+    """Arrays whose layouts differ (2-d blocks of a 3-d tensor) need np.shares_memory: at most
+    CHECKS_PER_ARRAY calls per array, past which overlapping ones count as sharing (a bigger
+    file, never a lost tie)."""
+    from ember.io import shared_views
+    x = np.zeros((3, 4, 300), np.float32)
+    arrays = {f"b{i}": x[:, :, i] for i in range(300)}
+    arrays |= {f"r{i}": x[i] for i in range(3)}  # (each shares with every block)
+    monkeypatch.setattr(shared_views, "checks_made", 0)
+    groups = shared_views.sharing_groups(arrays)
+    assert shared_views.checks_made <= shared_views.CHECKS_PER_ARRAY * len(arrays)
+    assert any({"r0", "b5"} <= set(g) for g in groups)  # (a real tie is never lost)
+    monkeypatch.setattr(shared_views, "CHECKS_PER_ARRAY", 10**6)  # exact with enough budget
+    assert sorted(map(sorted, shared_views.sharing_groups(arrays))) == _exact_groups(arrays)

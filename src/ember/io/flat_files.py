@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.errors import CheckpointError
@@ -24,18 +22,25 @@ def shared_groups(tensors: Mapping[str, Tensor]) -> list[set[str]]:
     """The names whose tensors share memory (an element), grouped (groups of one left out);
     meta tensors and empty storages share nothing. Tensors that only interleave (two columns
     of a matrix) share nothing either."""
-    by_storage: dict[tuple, dict[str, np.ndarray]] = {}
+    by_storage: dict[tuple, list[str]] = {}
     for name, t in tensors.items():
         if t.is_meta:
             continue
         storage = t.untyped_storage()
         if storage.nbytes():
             key = (str(t.device), storage.data_ptr(), storage.nbytes())
-            size = t.element_size()
-            by_storage.setdefault(key, {})[name] = layout(
-                t.data_ptr(), tuple(t.shape), tuple(s * size for s in t.stride()), size)
-    return [set(g) for arrays in by_storage.values() for g in sharing_groups(arrays)
-            if len(g) > 1]
+            by_storage.setdefault(key, []).append(name)
+    groups = []
+    for names in by_storage.values():
+        if len(names) > 1:  # (layouts only where a storage holds more than one tensor)
+            arrays = {}
+            for name in names:
+                t = tensors[name]
+                size = t.element_size()
+                arrays[name] = layout(t.data_ptr(), tuple(t.shape),
+                                      tuple(s * size for s in t.stride()), size)
+            groups += [set(g) for g in sharing_groups(arrays) if len(g) > 1]
+    return groups
 
 
 def _sparse_hint(x: Any) -> str:

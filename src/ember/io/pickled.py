@@ -108,8 +108,9 @@ class Unpickled:
         """The object pickled as ``name`` (``unpickle()`` the first time)."""
         if name not in self.done:
             self.done[name] = (what, refs, unpickle())
+            return self.done[name][2]
         first_what, first_refs, obj = self.done[name]
-        if (first_what, first_refs) != (what, refs):
+        if first_what != what or (first_refs is not refs and first_refs != refs):
             other = "type" if first_what != what else "tensors"
             raise CheckpointError(f"{self.where}: the checkpoint tree lists the pickled object "
                                   f"{name!r} twice with other {other}; the file is corrupted")

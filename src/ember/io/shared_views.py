@@ -7,7 +7,8 @@ the memory they cover together, stored as a tensor of its own (``"<first name>.s
 one other safetensors readers see in their place), as ``torch.save`` stores their storage.
 That storage is the whole range of memory they span (two rows of a matrix and a column
 crossing them: the rows between them too); tensors that share no element (two columns, the
-even and the odd rows) stay copies, however their ranges interleave.
+even and the odd rows) stay copies, however their ranges interleave (past a bound on the
+pairwise checks, many views of mixed layouts whose ranges overlap count as sharing).
 
 A file with views says format version 2, so an older Ember refuses it ("upgrade Ember")
 rather than load the whole tensor in the view's place; files without views stay version 1.
@@ -16,6 +17,8 @@ rather than load the whole tensor in the view's place; files without views stay 
 from __future__ import annotations
 
 import bisect
+import heapq
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -39,21 +42,46 @@ def layout(begin: int, shape: tuple[int, ...], strides: tuple[int, ...],
     with :func:`sharing_groups` only: its bytes are never read (they may be a device's)."""
     fields = {"data": (begin, True), "shape": tuple(shape), "strides": tuple(strides),
               "typestr": f"|V{itemsize}", "version": 3}
-    return np.asarray(type("Layout", (), {"__array_interface__": fields})())
+    return np.asarray(SimpleNamespace(__array_interface__=fields))
+
+
+#: The most ``np.shares_memory`` calls one :func:`sharing_groups` makes, per array; past it,
+#: arrays whose ranges overlap count as sharing (a bigger file, never a wrong one).
+CHECKS_PER_ARRAY = 4
+#: How many ``np.shares_memory`` calls were made (tests read it).
+checks_made = 0
 
 
 def _shares(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether ``a`` and ``b`` (whose byte ranges overlap) have a byte in common; when NumPy
     cannot tell within a bounded effort (rare strides), the overlap of the ranges says yes."""
+    global checks_made
+    checks_made += 1
     try:
         return bool(np.shares_memory(a, b, max_work=10_000))
     except np.exceptions.TooHardError:
         return True
 
 
+def _lane(a: np.ndarray, begin: int) -> tuple[tuple, int] | None:
+    """For a 1-d array (size-1 dimensions aside) whose stride is a whole number of items:
+    its family (item size, length, stride, address modulo the item size) and its lane (the
+    address modulo the stride). Two of one family share an element iff they are in one lane
+    and their ranges overlap; of one family and other lanes, they share none. None otherwise."""
+    dims = [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
+    if len(dims) > 1 or (dims and (dims[0][1] <= 0 or dims[0][1] % a.itemsize)):
+        return None
+    n, step = dims[0] if dims else (1, a.itemsize)
+    return (a.itemsize, n, step, begin % a.itemsize), begin % step
+
+
 def sharing_groups(arrays: dict[str, np.ndarray]) -> list[list[str]]:
     """The names of ``arrays`` grouped by shared memory: two whose arrays have an element in
-    common are in one group (groups of one too), each group in order of address."""
+    common are in one group (groups of one too), each group in order of address.
+
+    Arrays of one 1-d layout (the columns of a matrix) are told apart by their addresses
+    (:func:`_lane`); other pairs whose ranges overlap by ``np.shares_memory``, at most
+    ``CHECKS_PER_ARRAY`` calls per array, past which they count as sharing."""
     spans = sorted((*_span(a), n) for n, a in arrays.items())
     group = {n: n for n in arrays}
 
@@ -62,13 +90,45 @@ def sharing_groups(arrays: dict[str, np.ndarray]) -> list[list[str]]:
             n = group[n] = group[group[n]]
         return n
 
-    open_: list[tuple[int, str]] = []  # (end, name) of the arrays whose range is not over
+    budget = CHECKS_PER_ARRAY * len(arrays)
+    ends: list[tuple[int, str]] = []  # heap of (end, name) of the arrays still open
+    open_: dict[Any, dict[str, None]] = {}  # family (or the name) -> its open names
+    family_of: dict[str, Any] = {}
+    last: dict[tuple, tuple[int, str]] = {}  # (family, lane) -> (end, name) of its last
+    joined = False  # whether all open arrays are one group (once the budget is spent)
     for begin, end, name in spans:
-        open_ = [(e, m) for e, m in open_ if e > begin]
-        for _, other in open_:
-            if root(other) != root(name) and _shares(arrays[other], arrays[name]):
-                group[root(name)] = root(other)
-        open_.append((end, name))
+        while ends and ends[0][0] <= begin:
+            gone = heapq.heappop(ends)[1]
+            names = open_[family_of[gone]]
+            del names[gone]
+            if not names:
+                del open_[family_of[gone]]
+        lane = _lane(arrays[name], begin)
+        family = family_of[name] = name if lane is None else lane[0]
+        if lane is not None:
+            prev = last.get(lane)
+            if prev is not None and prev[0] > begin:
+                group[root(name)] = root(prev[1])
+            last[lane] = (end, name)
+        if joined:  # (all open arrays are one group: joining one of them joins them all)
+            if ends:
+                group[root(name)] = root(ends[0][1])
+        else:
+            spent = budget <= 0  # (then join all open arrays, once)
+            for key, names in open_.items():
+                if key == family and not spent:
+                    continue
+                for other in names:
+                    if root(other) == root(name):
+                        continue
+                    if budget > 0:
+                        budget -= 1
+                        if not _shares(arrays[other], arrays[name]):
+                            continue
+                    group[root(name)] = root(other)
+            joined = spent
+        heapq.heappush(ends, (end, name))
+        open_.setdefault(family, {})[name] = None
     out: dict[str, list[str]] = {}
     for _, _, name in spans:
         out.setdefault(root(name), []).append(name)
