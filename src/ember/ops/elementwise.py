@@ -22,7 +22,7 @@ ELEMENTWISE = (
     "elu_from_output", "elu_grad", "softplus", "softplus_grad", "gelu",
     "gelu_slope", "silu",
     "silu_slope", "hardsigmoid", "hardsigmoid_grad", "hardswish", "hardswish_grad", "mish",
-    "mish_slope", "prelu", "softshrink", "hardshrink",
+    "mish_slope", "prelu", "softshrink", "hardshrink", "shrink_grad",
     "batch_norm_input_grad",
     # conversions
     "cast", "copy", "class_index", "index_check", "nola_check",
