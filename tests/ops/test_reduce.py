@@ -222,6 +222,20 @@ def test_prod_second_derivative_with_zeros_matches_torch(values, dims):
     np.testing.assert_allclose(hvps[1], hvps[0], atol=1e-12)
 
 
+@pytest.mark.parametrize("values", [[[0.0, 0.0], [float("inf"), 1.0]],
+                                    [[-0.0, 2.0], [float("-inf"), 1.0]]])
+def test_prod_second_derivative_beside_a_zero_and_an_inf_matches_torch(values):
+    # An inf beside one zero: d(its gradient)/d(the zero) is the product of the finite rest
+    # (torch: 1 here); a branch where() left out sent 0 * inf = NaN back (review53e #4).
+    hessians = []
+    for lib in (torch, ember):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.prod(0).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g[1, 0], x)
+        hessians.append(h.detach().numpy())
+    np.testing.assert_array_equal(hessians[1], hessians[0])
+
+
 def test_cumprod_gradient_over_a_length_one_dim_is_the_identity_with_inf_and_nan():
     # Over a dim of size 1 cumprod is the identity, so its gradient is g also at inf/NaN
     # (it was g * out / x = NaN there, unless the whole tensor held one element), as torch's.

@@ -23,7 +23,7 @@ from ember.backend import gemm
 from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
-from ember.ops.compare import eq, isfinite, isnan, logical_and, logical_or
+from ember.ops.compare import eq, isfinite, isnan, logical_and, logical_not, logical_or
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone, reduces_in_float32
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
@@ -135,16 +135,25 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     n_zero = apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
     safe = where(zero, ones_like(x), x)
     rest = apply(Prod, safe, dims=dims, keepdim=True)  # product of the non-zero elements
-    ratio = rest / safe
     if not (GRAD.enabled or DISPATCH.stack):  # (a plain backward: the values alone)
-        return where(eq(n_zero, 0), ratio,
+        return where(eq(n_zero, 0), rest / safe,
                      where(logical_and(zero, eq(n_zero, 1)), expand(rest, x.shape), nothing))
+    # Each branch reads ``rest`` only in its own slices (1 elsewhere), and beside one zero a
+    # nonzero element's ``others`` comes from the finite elements alone (an inf's is the
+    # product of the finite rest where it is the only inf; 0 * inf is kept out as 0): no
+    # branch that where() leaves out sends 0 * inf = NaN back (the NaN-through-where).
+    one, (none, two) = ones_like(rest), (eq(n_zero, k) for k in (0, 2))
     zeros_sum = apply(Sum, where(zero, x, nothing), dims=dims, keepdim=True)  # (0, or -0)
-    one_zero = where(zero, expand(rest, x.shape),  # (an inf among the rest: kept out of 0)
-                     where(isfinite(ratio), ratio, nothing) * zeros_sum)
-    two_zeros = where(zero, rest * (zeros_sum - x), nothing)
-    return where(eq(n_zero, 0), ratio,
-                 where(eq(n_zero, 1), one_zero, where(eq(n_zero, 2), two_zeros, nothing)))
+    infinite = logical_not(isfinite(safe))
+    finite = where(infinite, ones_like(x), safe)
+    finite_rest = apply(Prod, finite, dims=dims, keepdim=True)
+    n_inf = apply(Sum, cast(infinite, dtypes.int64), dims=dims, keepdim=True)
+    others = where(infinite, where(eq(n_inf, 1), expand(finite_rest, x.shape), nothing),
+                   where(eq(n_inf, 0), finite_rest / finite, nothing))
+    one_zero = where(zero, expand(rest, x.shape), others * zeros_sum)
+    two_zeros = where(zero, where(two, rest, one) * (zeros_sum - x), nothing)
+    return where(none, where(none, rest, one) / safe,
+                 where(eq(n_zero, 1), one_zero, where(two, two_zeros, nothing)))
 
 
 class Extremum(Reduction):
