@@ -94,7 +94,8 @@ def test_returning_an_object_that_existed_before_the_call_compiles():
     config = _Config()
     for fn, same in [(lambda x: (model(x), model), model), (owner, owner),
                      (lambda x: (x * config.scale, config), config),
-                     (lambda x: (x + 1, model.weight.dtype, "tag", (1, None)), None)]:
+                     (lambda x: (x + 1, model.weight.dtype, "tag", (1, None)), None),
+                     (lambda x: (x + 1, ember.nn.functional.relu), ember.nn.functional.relu)]:
         compiled = jit.compile(fn, fullgraph=True)
         for value in (0.0, 5.0):
             out = compiled(ember.full((2,), value))

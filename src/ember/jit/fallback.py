@@ -240,8 +240,8 @@ def held_tensors(out_leaves: list, tracer: Tracer, inputs: list, found: Reach,
     function, its arguments) or from what ``found`` reached before it (modules, objects,
     globals: the model, ``self``, a global), and holds no tensor of the call, is returned as
     it is: it is the same object at every call. So are immutable values (numbers, strings,
-    dtypes, devices, tuples of them). An object the call stores into what it reaches and
-    returns counts as one that existed."""
+    dtypes, devices, tuples of them) and functions defined at a module's top level. An object
+    the call stores into what it reaches and returns counts as one that existed."""
     fresh, memory = tracer.fresh, {id(t._data) for t in inputs}
     roots = (call, found.modules, found.objects, [value for *_, value in found.bindings])
 
@@ -256,7 +256,7 @@ def held_tensors(out_leaves: list, tracer: Tracer, inputs: list, found: Reach,
                     "the graph cannot rebuild with new values. Hint: return the tensors in "
                     "tuples, lists or dicts, or register the class with "
                     "ember.func.pytree.register_pytree_node")
-        if not holds(roots, lambda v, leaf=leaf: v is leaf):
+        if not _module_level(leaf) and not holds(roots, lambda v, leaf=leaf: v is leaf):
             return (f"runs eagerly: it returns a {type(leaf).__name__} it builds, which the "
                     "graph cannot build again at each call (it would return one object at "
                     "every call). Hint: return tensors in tuples, lists or dicts, or build the "
@@ -267,6 +267,12 @@ def held_tensors(out_leaves: list, tracer: Tracer, inputs: list, found: Reach,
 #: values a caller cannot change: returned as they are even when the call built them
 _ATOMS = (str, bytes, int, float, complex, type(None), type, types.ModuleType,
           types.BuiltinFunctionType, range, slice, type(...), enum.Enum, DType, Device)
+
+
+def _module_level(value: Any) -> bool:
+    """Whether ``value`` is a function defined at a module's or class's top level (made at
+    import, so before any call: ``ember.nn.functional.relu``), not in a function's body."""
+    return isinstance(value, types.FunctionType) and "<locals>" not in value.__qualname__
 
 
 def _immutable(value: Any) -> bool:
