@@ -39,7 +39,7 @@ from ember.ops.erf_kernel import _ERF32_P, _ERF32_Q, _INV_SQRT_2PI, _SQRT1_2
 
 # the digest of erf_kernel.py, whose code the kernels below compile: numba's disk
 # cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
-DEPENDENCY_DIGEST = "075112ad2f93d841"
+DEPENDENCY_DIGEST = "4a3cd7184a97f5c4"
 
 _P0, _P1, _P2, _P3, _P4, _P5, _P6 = _ERF32_P
 _Q0, _Q1, _Q2, _Q3, _Q4 = _ERF32_Q

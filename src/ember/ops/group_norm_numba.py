@@ -22,7 +22,7 @@ from ember.ops.rows_numba import _squares, _sum
 
 # the digest of rows_numba.py, whose code the kernels below compile: numba's disk
 # cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
-DEPENDENCY_DIGEST = "1b66baa59cda3fab"
+DEPENDENCY_DIGEST = "357a7037cdc2f6a6"
 
 
 def _signatures(f: types.Type, inputs: int, outputs: int, *extra: types.Type) -> list:

@@ -23,7 +23,7 @@ from ember.ops.im2col_numba import FLOATS
 
 # the digest of erf_numba.py, whose code the kernels below compile: numba's disk
 # cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
-DEPENDENCY_DIGEST = "3307647c4fef0fd8"
+DEPENDENCY_DIGEST = "6e22ae114aae4d87"
 
 
 def _arrays(f: types.Type, ndim: int) -> list[types.Array]:
