@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -63,25 +64,28 @@ def _shares(a: np.ndarray, b: np.ndarray) -> bool:
         return True
 
 
-def _lane(a: np.ndarray, begin: int) -> tuple[tuple, int] | None:
-    """For a 1-d array (size-1 dimensions aside) whose stride is a whole number of items:
-    its family (item size, length, stride, address modulo the item size) and its lane (the
-    address modulo the stride). Two of one family share an element iff they are in one lane
-    and their ranges overlap; of one family and other lanes, they share none. None otherwise."""
+def _lane(a: np.ndarray, begin: int) -> tuple[tuple, int, bool] | None:
+    """For an array whose strides are positive whole numbers of items (size-1 dimensions
+    aside): its family (item size, shape, strides, address modulo the item size), its lane
+    (the address modulo the strides' gcd) and whether it is 1-d. Two of one family in other
+    lanes share no element; in one lane, two 1-d ones share one iff their ranges overlap.
+    None for other arrays."""
     dims = [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
-    if len(dims) > 1 or (dims and (dims[0][1] <= 0 or dims[0][1] % a.itemsize)):
+    if any(s <= 0 or s % a.itemsize for _, s in dims):
         return None
-    n, step = dims[0] if dims else (1, a.itemsize)
-    return (a.itemsize, n, step, begin % a.itemsize), begin % step
+    shape, strides = tuple(n for n, _ in dims), tuple(s for _, s in dims)
+    step = math.gcd(*strides) if dims else a.itemsize
+    return (a.itemsize, shape, strides, begin % a.itemsize), begin % step, len(dims) < 2
 
 
 def sharing_groups(arrays: dict[str, np.ndarray]) -> list[list[str]]:
     """The names of ``arrays`` grouped by shared memory: two whose arrays have an element in
     common are in one group (groups of one too), each group in order of address.
 
-    Arrays of one 1-d layout (the columns of a matrix) are told apart by their addresses
-    (:func:`_lane`); other pairs whose ranges overlap by ``np.shares_memory``, at most
-    ``CHECKS_PER_ARRAY`` calls per array, past which they count as sharing."""
+    Arrays of one layout are told apart by their addresses where that settles it (the
+    columns of a matrix: :func:`_lane`); other pairs whose ranges overlap by
+    ``np.shares_memory``, at most ``CHECKS_PER_ARRAY`` calls per array, past which they count
+    as sharing."""
     spans = sorted((*_span(a), n) for n, a in arrays.items())
     group = {n: n for n in arrays}
 
@@ -92,43 +96,47 @@ def sharing_groups(arrays: dict[str, np.ndarray]) -> list[list[str]]:
 
     budget = CHECKS_PER_ARRAY * len(arrays)
     ends: list[tuple[int, str]] = []  # heap of (end, name) of the arrays still open
-    open_: dict[Any, dict[str, None]] = {}  # family (or the name) -> its open names
-    family_of: dict[str, Any] = {}
-    last: dict[tuple, tuple[int, str]] = {}  # (family, lane) -> (end, name) of its last
+    open_: dict[Any, dict[Any, dict[str, None]]] = {}  # family -> lane -> its open names
+    where: dict[str, tuple[Any, Any]] = {}  # name -> (family, lane)
+    last: dict[tuple, tuple[int, str]] = {}  # (family, lane) of 1-d ones -> (end, name)
     joined = False  # whether all open arrays are one group (once the budget is spent)
     for begin, end, name in spans:
         while ends and ends[0][0] <= begin:
             gone = heapq.heappop(ends)[1]
-            names = open_[family_of[gone]]
-            del names[gone]
-            if not names:
-                del open_[family_of[gone]]
-        lane = _lane(arrays[name], begin)
-        family = family_of[name] = name if lane is None else lane[0]
-        if lane is not None:
-            prev = last.get(lane)
+            family, lane = where[gone]
+            del open_[family][lane][gone]
+            if not open_[family][lane]:
+                del open_[family][lane]
+                if not open_[family]:
+                    del open_[family]
+        found = _lane(arrays[name], begin)
+        family, lane, one_d = (name, None, False) if found is None else found
+        where[name] = family, lane
+        if one_d:
+            prev = last.get((family, lane))
             if prev is not None and prev[0] > begin:
                 group[root(name)] = root(prev[1])
-            last[lane] = (end, name)
+            last[family, lane] = (end, name)
         if joined:  # (all open arrays are one group: joining one of them joins them all)
             if ends:
                 group[root(name)] = root(ends[0][1])
         else:
             spent = budget <= 0  # (then join all open arrays, once)
-            for key, names in open_.items():
-                if key == family and not spent:
-                    continue
-                for other in names:
-                    if root(other) == root(name):
-                        continue
-                    if budget > 0:
-                        budget -= 1
-                        if not _shares(arrays[other], arrays[name]):
+            for key, lanes in open_.items():
+                if key == family and not spent:  # (of its family, its own lane only)
+                    lanes = {} if one_d or lane not in lanes else {lane: lanes[lane]}
+                for names in lanes.values():
+                    for other in names:
+                        if root(other) == root(name):
                             continue
-                    group[root(name)] = root(other)
+                        if budget > 0:
+                            budget -= 1
+                            if not _shares(arrays[other], arrays[name]):
+                                continue
+                        group[root(name)] = root(other)
             joined = spent
         heapq.heappush(ends, (end, name))
-        open_.setdefault(family, {})[name] = None
+        open_.setdefault(family, {}).setdefault(lane, {})[name] = None
     out: dict[str, list[str]] = {}
     for _, _, name in spans:
         out.setdefault(root(name), []).append(name)
