@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import ember
+from tests.test_tensor import TO_CASES, to_outcome
 
 
 @pytest.mark.parametrize("assign", [False, True])
@@ -115,3 +116,19 @@ def test_module_cuda_refuses_a_bool_and_another_device_as_torch(device):
         torch.nn.Linear(1, 1).cuda(torch.device("cpu") if not isinstance(device, bool)
                                    else device)
     assert m.weight.device.type == "cpu"
+
+
+@pytest.mark.parametrize("args,kwargs", TO_CASES)
+def test_module_to_parses_its_arguments_with_tensor_to_s_parser_as_torch(args, kwargs):
+    def call(lib, a, k):
+        return lib.nn.Linear(2, 2).to(*a, **k).weight.dtype
+
+    want, got = to_outcome(torch, call, args, kwargs), to_outcome(ember, call, args, kwargs)
+    assert got == want if isinstance(want, str) else issubclass(got, want), (want, got)
+
+
+def test_module_to_reads_a_bool_after_the_device_as_non_blocking():
+    # (a leniency: PyTorch raises, the bool in the dtype's place)
+    assert ember.nn.Linear(2, 2).to("cpu", True).weight.dtype is ember.float32
+    with pytest.raises(TypeError):
+        ember.nn.Linear(2, 2).to(None, True)

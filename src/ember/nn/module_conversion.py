@@ -1,9 +1,8 @@
 """The dtype and device conversions of :class:`~ember.nn.Module` (``to``, ``type``,
 ``float`` …, ``cpu``, ``cuda`` …, ``to_empty``), each through the module's ``_apply``.
 
-``Module.to`` parses its positional arguments as PyTorch does: ``to(device, dtype,
-non_blocking)``, ``to(dtype, non_blocking)`` or ``to(tensor, non_blocking)``; a bool
-anywhere else, a second device or dtype, or a ``copy`` flag is a TypeError.
+``Module.to`` parses its arguments with ``Tensor.to``'s parser (``ember.ops.to_args``);
+a ``copy`` flag is a TypeError, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -16,9 +15,8 @@ from ember.backend import Device
 from ember.backend.device import KNOWN_TYPES
 from ember.errors import ArgumentTypeError, DeviceError
 from ember.ops.creation import empty_like
+from ember.ops.to_args import parse_to
 from ember.tensor import Tensor
-
-_FORMS = "to(device, dtype, non_blocking), to(dtype, non_blocking) or to(tensor, non_blocking)"
 
 
 def is_device_like(x: Any) -> bool:
@@ -28,60 +26,30 @@ def is_device_like(x: Any) -> bool:
     return isinstance(x, str) and x.split(":")[0] in KNOWN_TYPES
 
 
-def _target(a: Any) -> bool:
-    """Whether ``a`` can be a conversion target (a device, dtype or tensor), not a flag."""
-    return not isinstance(a, bool)
-
-
-def parse_to(args: tuple) -> tuple[Any, Any]:
-    """The ``(dtype, device)`` of ``Module.to``'s positional ``args`` (None: not given), as
-    PyTorch parses them; the ``non_blocking`` flag after the target is checked and dropped
-    (a copy on the CPU is synchronous)."""
-    rest, dtype, device = list(args), None, None
-    if rest and _target(rest[0]):
-        first = rest.pop(0)
-        if isinstance(first, Tensor):
-            dtype, device = first.dtype, first.device
-        elif first is None or is_device_like(first):
-            device = first
-            if rest and _target(rest[0]) and not (is_device_like(rest[0])
-                                                  or isinstance(rest[0], Tensor)):
-                dtype = rest.pop(0)
-        else:
-            dtype = first
-        if rest and isinstance(rest[0], bool):
-            rest.pop(0)  # (non_blocking)
-    if rest:
-        if isinstance(rest[0], bool) and len(rest) < len(args):
-            raise ArgumentTypeError("nn.Module.to: does not accept a copy argument (the "
-                                    "second flag after the target), as PyTorch's")
-        got = ", ".join(type(a).__name__ for a in args)
-        raise ArgumentTypeError(f"nn.Module.to: got ({got}); expected {_FORMS} (a bool is "
-                                "non_blocking, right after the target)")
-    return dtype, device
-
-
 class ConversionMixin:
     """``Module``'s dtype and device conversions (it provides ``_apply``)."""
 
     _apply: Callable[..., Any]
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None,
-           non_blocking: bool = False, memory_format: Any = None) -> Self:
+    def to(self, *args: Any, **kwargs: Any) -> Self:
         """Casts floating (and complex) parameters and buffers to a floating or complex dtype
-        and/or moves them to a device: ``model.to(ember.float64)``, ``model.to("cpu")``,
-        ``model.to(tensor)`` (its dtype and device); a positional bool right after the target
-        is ``non_blocking``, as in PyTorch. Integer buffers keep their dtype.
-        ``memory_format`` (e.g. ``ember.channels_last``) lays out the 4-d (``channels_last_3d``:
-        5-d) parameters and buffers. Returns ``self``.
+        and/or moves them to a device, with ``Tensor.to``'s arguments (one parser):
+        ``model.to(ember.float64)``, ``model.to("cpu")``, ``model.to(tensor)`` (its dtype and
+        device), ``non_blocking`` after the target. Integer buffers keep their dtype.
+        ``copy`` is refused, as PyTorch's. One leniency: ``model.to("cpu", True)`` reads the
+        bool as ``non_blocking`` (PyTorch: a TypeError, the bool in the dtype's place).
+        ``memory_format`` (e.g. ``ember.channels_last``) lays out the 4-d
+        (``channels_last_3d``: 5-d) parameters and buffers. Returns ``self``.
 
         Example:
             >>> nn.Linear(2, 3).to(ember.float64).weight.dtype
             ember.float64
         """
-        given_dtype, given_device = parse_to(args)
-        dtype = dtype if given_dtype is None else given_dtype
-        device = device if given_device is None else given_device
+        device, dtype, _, copy, memory_format = parse_to("nn.Module.to", args, kwargs,
+                                                         flag_after_device=True)
+        if copy is not None:
+            raise ArgumentTypeError("nn.Module.to: does not accept a copy argument, as "
+                                    "PyTorch's")
         if dtype is not None:
             dtype = dtypes.to_dtype(dtype)
             if not (dtype.is_floating_point or dtype.is_complex):

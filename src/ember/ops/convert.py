@@ -47,6 +47,7 @@ from ember.ops.primitive import (
     not_casting,
     primitive,
 )
+from ember.ops.to_args import parse_to
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["clone"]
@@ -282,50 +283,25 @@ def to_float(x: Tensor) -> Tensor:
 
 
 @method()
-def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
-       non_blocking: bool = False, copy: bool = False,
-       memory_format: Any = preserve_format) -> Tensor:
-    """Converts dtype and/or device: ``x.to(ember.float64)``, ``x.to("cpu")``, ``x.to(y)``;
-    ``memory_format`` (e.g. ``ember.channels_last``) also lays the result out in that format.
-    ``non_blocking`` is accepted as PyTorch's (a copy on the CPU is synchronous); positional
-    booleans after the target are ``non_blocking`` then ``copy``, as in PyTorch.
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Converts dtype and/or device, as PyTorch's ``to(device=None, dtype=None,
+    non_blocking=False, copy=False)``, ``to(dtype, non_blocking=False, copy=False)`` or
+    ``to(tensor, non_blocking=False, copy=False)``: ``x.to(ember.float64)``, ``x.to("cpu")``,
+    ``x.to(y)``; the keyword ``memory_format`` (e.g. ``ember.channels_last``) also lays the
+    result out in that format. ``non_blocking`` is accepted (a copy on the CPU is
+    synchronous). ``to(True)`` is refused (PyTorch reads it as ``to(ember.bool)``).
 
     Example:
         >>> ember.ones(2).to(ember.int64).dtype
         ember.int64
     """
-    flags, kinds = 0, set()  # (positional booleans seen; the kinds of target given)
-    for a in args:
-        if isinstance(a, bool):
-            if not kinds:  # (PyTorch reads a leading True as a dtype: no silent float copy)
-                raise TypeError(f"to: a positional flag ({a!r}) before the target; flags "
-                                "(non_blocking, copy) follow it: to(dtype, non_blocking), "
-                                "and a bool tensor is to(ember.bool)")
-            flags += 1
-            if flags > 2:
-                raise TypeError("to: at most two positional flags (non_blocking, copy)")
-            copy = a if flags == 2 else copy
-            continue
-        kind = "tensor" if isinstance(a, Tensor) else "dtype" if _is_dtype(a) else "device"
-        if flags:
-            raise TypeError(f"to: the target {a!r} after a positional flag; pass the target "
-                            "first: to(device, dtype, non_blocking, copy)")
-        if kind in kinds:
-            raise TypeError(f"to: got two {kind}s (the second is {a!r}); pass one target: "
-                            "to(dtype), to(device), to(device, dtype) or to(tensor)")
-        kinds.add(kind)
-        if kind == "tensor":
-            dtype, device = a.dtype, a.device
-        elif kind == "dtype":
-            dtype = a
-        else:
-            device = a
+    device, dtype, _, copy, memory_format = parse_to("to", args, kwargs)
     out = self
     if dtype is not None:
         out = cast_with_warning(out, dtypes.to_dtype(dtype))
     if device is not None and to_device(device) is not self.device:
         out = _to_device(out, to_device(device))
-    fmt = check_format("to", memory_format)
+    fmt = check_format("to", preserve_format if memory_format is None else memory_format)
     if out is not self:  # (a new tensor: only its layout is left to settle)
         if fmt is preserve_format:
             return out
@@ -370,26 +346,6 @@ def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
     return cast(x, dtype)
-
-
-def _is_dtype(target: Any) -> bool:
-    """Whether a positional argument of ``to`` names a dtype (else a device or a tensor)."""
-    if isinstance(target, str):
-        return _is_dtype_name(target)
-    # (a torch.dtype or quantized dtype: to_dtype refuses it with a hint, rather than the
-    # device parser; np.dtype('float16') reads as NumPy's float16 type does)
-    return isinstance(target, (DType, type, np.dtype)) or type(target).__name__ == "dtype" \
-        or hasattr(type(target), "__ember_dtype__")
-
-
-@functools.lru_cache(maxsize=64)
-def _is_dtype_name(s: str) -> bool:
-    # (cached: x.to("cpu") in a training loop paid a DTypeError, ~2.5 µs, on every call)
-    try:
-        dtypes.to_dtype(s)
-        return True
-    except DTypeError:
-        return False
 
 
 @method()
