@@ -403,7 +403,33 @@ def test_a_star_args_forward_takes_a_dict_dynamic_shapes_by_its_name():
                              dynamic_shapes={"xs": ({0: n}, {0: n})})
     shapes = [p.meta["val"].shape for p in ep.graph.nodes if p.op == "placeholder"]
     assert [str(s[0]) for s in shapes] == ["n", "n"]
-    assert ep.module()((ember.ones(5), ember.full((5,), 2.0))).tolist() == [3.0] * 5
+    assert ep.module()(ember.ones(5), ember.full((5,), 2.0)).tolist() == [3.0] * 5
     with pytest.raises(ember.errors.ArgumentError, match=r"dynamic_shapes\['xs'\] is"):
         ember.export.export(Model(), (ember.ones(3), ember.ones(3)),
                             dynamic_shapes={"xs": ({0: n}, {0: n}, None)})
+
+
+@pytest.mark.parametrize("save", [False, True])
+def test_the_module_of_a_star_args_forward_is_called_as_the_model(save, tmp_path):
+    """``ep.module()`` of ``forward(self, a, *xs, **kw)`` takes ``m(a, x1, x2, k=y)``, as
+    torch's (it took ``xs`` as one tuple argument and ``kw`` as one dict)."""
+    def model(lib):
+        class Model(lib.nn.Module):
+            def forward(self, a, *xs, **kw):
+                return a + xs[0] * xs[1] - kw["k"]
+        return Model()
+
+    def args(lib):
+        return lib.ones(3), lib.full((3,), 2.0), lib.full((3,), 3.0)
+
+    ep = ember.export.export(model(ember), args(ember), {"k": ember.ones(3)})
+    if save:
+        ember.export.save(ep, tmp_path / "ep.pt2")
+        ep = ember.export.load(tmp_path / "ep.pt2")
+    want = torch.export.export(model(torch), args(torch), {"k": torch.ones(3)}).module()(
+        *args(torch), k=torch.full((3,), 4.0))
+    got = ep.module()(*args(ember), k=ember.full((3,), 4.0))
+    assert got.tolist() == want.tolist()
+    # (a tuple is not the two arguments: torch a ValueError on the structure, Ember a guard)
+    with pytest.raises(ember.export.guards.GuardError, match=r"xs\[0\] is a tensor"):
+        ep.module()(ember.ones(3), (ember.ones(3), ember.ones(3)), k=ember.ones(3))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -136,8 +137,16 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
          if s.persistent is not False}, ranges,
         {**{s.target: e.tensor for s, e in zip(lifted.signature.input_specs, state)
             if s.persistent is False}, **lifted.constants},
-        (args, kwargs), Guards(guard_leaves, ranges, defaults), list(bound.arguments),
+        (args, kwargs), Guards(guard_leaves, ranges, defaults, _packed(bound)),
+        list(bound.arguments),
         entry.out_spec)
+
+
+def _packed(bound: inspect.BoundArguments) -> dict[str, str]:
+    """The names of the call's ``*args`` (``"*"``) and ``**kwargs`` (``"**"``) parameters."""
+    kinds = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+    return {name: kinds[p.kind] for name, p in bound.signature.parameters.items()
+            if p.kind in kinds}
 
 
 def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:

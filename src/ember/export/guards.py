@@ -37,12 +37,14 @@ class InputGuard:
 
 @dataclass
 class Guards:
-    """The guards of every leaf, the range of each dynamic dim, and the values of the
-    arguments the example call left to their defaults."""
+    """The guards of every leaf, the range of each dynamic dim, the values of the
+    arguments the example call left to their defaults, and the names of the ``*args``
+    (``"*"``) and ``**kwargs`` (``"**"``) parameters."""
 
     inputs: list[InputGuard]
     ranges: dict[str, ValueRange]
     defaults: dict[str, Any] = field(default_factory=dict)
+    packed: dict[str, str] = field(default_factory=dict)
 
     def check(self, values: dict[str, Any]) -> None:
         """Raises :class:`GuardError` unless the call's arguments (by name; the defaults

@@ -149,7 +149,9 @@ class ExportedProgram:
         def check_inputs(module: Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
             values = _bound(list(renamed), args, kwargs,
                             {p: guards.defaults[n] for p, n in renamed.items()
-                             if n in guards.defaults})
+                             if n in guards.defaults},
+                            {p: guards.packed[n] for p, n in renamed.items()
+                             if n in guards.packed})
             guards.check({renamed[k]: v for k, v in values.items()})
             return (), values  # (by name: a defaulted argument may precede a given one)
 
@@ -234,10 +236,9 @@ def unflatten_output(leaves: list, spec: TreeSpec) -> Any:
     """An exported module's output, of a class registered as a pytree node, rebuilt from its
     ``leaves`` by the graph's last node (as torch's pytree codegen unflattens), so that
     ``forward``, ``code`` and :func:`ember.fx.symbolic_trace` give the structure too."""
-    if fx_trace.active:
-        traced = fx_trace.record_call(unflatten_output, (leaves, spec), {})
-        if traced is not None:  # (symbolic_trace of the exported module: a node)
-            return traced
+    if fx_trace.active and (traced := fx_trace.record_call(unflatten_output, (leaves, spec),
+                                                           {})) is not None:
+        return traced  # (symbolic_trace of the exported module: a node)
     return tree_unflatten(list(leaves), spec)
 
 
@@ -256,21 +257,35 @@ def assign_buffer(buffer: Tensor, value: Tensor) -> None:
 assign_buffer._qualified_name = "ember.export.program.assign_buffer"
 
 
-def _bound(params: list[str], args: tuple, kwargs: dict, defaults: dict) -> dict[str, Any]:
+def _bound(params: list[str], args: tuple, kwargs: dict, defaults: dict,
+           packed: dict[str, str]) -> dict[str, Any]:
     """A call's arguments by the module's parameter names, ``defaults`` where not given (a
-    TypeError as Python's when the call does not fit)."""
+    TypeError as Python's when the call does not fit). The extra positional arguments go
+    into the ``*args`` parameter's tuple and the extra keywords into the ``**kwargs`` one's
+    dict (``packed`` names those two), as ``inspect.Signature.bind`` does."""
     def wrong(why: str) -> TypeError:
         return TypeError(f"the exported module takes ({', '.join(params)}): {why}")
 
-    if len(args) > len(params):
+    star = next((p for p in params if packed.get(p) == "*"), None)
+    stars = next((p for p in params if packed.get(p) == "**"), None)
+    positional = params[:params.index(star)] if star else [p for p in params if p != stars]
+    if len(args) > len(positional) and star is None:
         raise wrong(f"too many positional arguments ({len(args)})")
-    values = dict(zip(params, args))
+    values: dict[str, Any] = dict(zip(positional, args))
+    if star is not None:
+        values[star] = tuple(args[len(positional):])
+    extra: dict[str, Any] = {}
     for key, value in kwargs.items():
-        if key not in params:
-            raise wrong(f"got an unexpected keyword argument {key!r}")
         if key in values:
             raise wrong(f"got multiple values for argument {key!r}")
-        values[key] = value
+        if key in params and key not in packed:
+            values[key] = value
+        elif stars is not None:
+            extra[key] = value
+        else:
+            raise wrong(f"got an unexpected keyword argument {key!r}")
+    if stars is not None:
+        values[stars] = extra
     for name in params:
         if name not in values:
             if name not in defaults:

@@ -89,7 +89,7 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes], *,
                     None if g.dtype is None else g.dtype.name, _value(g.value)]
                    for g in ep._guards.inputs],
         "arguments": ep._argument_names,
-        "defaults": _value(ep._guards.defaults),
+        "defaults": _value(ep._guards.defaults), "packed": ep._guards.packed,
         "out": _structure(ep._out_spec, "output"),
         "example": [_structure(tree_flatten(ep.example_inputs)[1], "example inputs"),
                     [None if isinstance(x, Tensor) else _value(x) for x in example]],
@@ -175,7 +175,7 @@ def _program(doc: dict, arrays: dict[str, np.ndarray], where: str) -> ExportedPr
     guards = Guards([InputGuard(name, tuple(_unvalue(keys)), _unvalue(dims),
                                 None if dtype is None else to_dtype(dtype), _unvalue(value))
                      for name, keys, dims, dtype, value in doc["guards"]], ranges,
-                    _unvalue(doc["defaults"]))
+                    _unvalue(doc["defaults"]), doc.get("packed", {}))
     spec, values = doc["example"]
     example = [_tensor(arrays[f"example/{i}"]) if v is None and f"example/{i}" in arrays
                else _unvalue(v) for i, v in enumerate(values)]
