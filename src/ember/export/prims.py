@@ -32,10 +32,8 @@ class PrimitiveOp:
             if prim.name.isidentifier() else None
 
     def __call__(self, *inputs: Tensor, **params: Any) -> Any:
-        if fx_trace.active:  # (symbolic_trace of an exported module)
-            traced = fx_trace.record_call(self, inputs, params)
-            if traced is not None:
-                return traced
+        if fx_trace.active and (traced := fx_trace.record_call(self, inputs, params)) is not None:
+            return traced  # (symbolic_trace of an exported module: a node)
         if isinstance(self.prim, CustomOpPrimitive):
             # (through the op, whose setup_context makes the ctx its backward reads)
             outs = self.prim.op.apply(inputs, (params["args"], params["counts"]))
@@ -65,10 +63,8 @@ def sym_size(t: Tensor, dim: int) -> int:
         >>> ember.export.prims.sym_size(ember.ones(2, 5), 1)
         5
     """
-    if fx_trace.active:
-        traced = fx_trace.record_call(sym_size, (t, dim), {})
-        if traced is not None:
-            return traced
+    if fx_trace.active and (traced := fx_trace.record_call(sym_size, (t, dim), {})) is not None:
+        return traced
     return t.shape[dim]
 
 

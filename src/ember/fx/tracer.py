@@ -301,7 +301,8 @@ _MISSING = object()
 # patches out of order (a trace nested in the same thread is fine: the lock is re-entrant).
 _TRACING = threading.RLock()
 #: the traces running now: code the tracer does not patch tests it (one attribute read)
-#: before calling :func:`record_call`
+#: before calling :func:`record_call`, in one line: ``if active and (traced :=
+#: record_call(fn, args, kwargs)) is not None: return traced`` (no call when not tracing)
 active = 0
 
 
