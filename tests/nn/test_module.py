@@ -341,7 +341,7 @@ def test_to_refuses_integer_dtypes_and_takes_a_tensor():
     m.register_buffer("count", ember.tensor(3))
     m.to(ember.zeros(1, dtype=ember.float64), non_blocking=True)
     assert m.weight.dtype == ember.float64 and m.count.dtype == ember.int64
-    assert m.to(device="cpu", dtype="float16").weight.dtype == ember.float16
+    assert m.to(device="cpu", dtype=ember.float16).weight.dtype == ember.float16
     assert m.float().weight.dtype == ember.float32
 
 

@@ -41,7 +41,7 @@ def float_operand(op: str, input: Any) -> Tensor:
         raise ArgumentTypeError(f"{op}: expected a tensor, got {type_name(input)}")
     refuse_complex(op, input)
     if input.dtype.name == "bool":
-        input = input.to("int64")
+        input = input.to(dtypes.int64)
     return to_float(input)
 
 

@@ -4,8 +4,9 @@ PyTorch's three forms: ``to(device=None, dtype=None, non_blocking=False, copy=Fa
 ``to(dtype, non_blocking=False, copy=False)`` and ``to(tensor, non_blocking=False,
 copy=False)``, each with a keyword-only ``memory_format``. An argument given both by position
 and by keyword, an unknown keyword, a target in a flag's place or a flag that is not a bool
-is a TypeError, as PyTorch's. Two leniencies: a string naming a dtype (``"float64"``) is a
-dtype, and ``Module.to(device, True)`` reads the bool as ``non_blocking`` (``flag_after_device``).
+is a TypeError, as PyTorch's. A string is always a device: one naming a dtype (``"float64"``)
+raises with a hint to pass the dtype (PyTorch: "Invalid device string"). One leniency:
+``Module.to(device, True)`` reads the bool as ``non_blocking`` (``flag_after_device``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, DTypeError
+from ember.errors import ArgumentTypeError, DeviceError, DTypeError
 from ember.tensor import Tensor
 
 _DEVICE_FORM = ("device", "dtype", "non_blocking", "copy")
@@ -44,6 +45,7 @@ def parse_to(op: str, args: tuple, kwargs: dict,
             return first.device, first.dtype, False, None, None
         if first is not None and is_dtype(first):
             return None, first, False, None, None
+        _refuse_dtype_name(op, first)
         return first, None, False, None, None
     if not args and kwargs.keys() <= _TARGETS:  # (to(dtype=..., device=...))
         device, dtype = kwargs.get("device"), kwargs.get("dtype")
@@ -94,10 +96,21 @@ def _check_target(op: str, args: tuple, kwargs: dict, device: Any, dtype: Any) -
     """A TypeError unless ``dtype`` is None or a dtype and ``device`` None or not a dtype."""
     if dtype is not None and (type(dtype) is bool or isinstance(dtype, Tensor)
                               or not is_dtype(dtype)):
-        raise _wrong(op, args, kwargs, f"dtype must be a dtype, not {type(dtype).__name__}")
+        named = isinstance(dtype, str) and _is_dtype_name(dtype)
+        hint = f" (pass ember.{dtypes.to_dtype(dtype).name}, not a string)" if named else ""
+        raise _wrong(op, args, kwargs, f"dtype must be a dtype, not "
+                     f"{type(dtype).__name__}{hint}")
+    _refuse_dtype_name(op, device)
     if device is not None and not isinstance(device, str) and (
             type(device) is bool or isinstance(device, Tensor) or is_dtype(device)):
         raise _wrong(op, args, kwargs, f"device must be a device, not {type(device).__name__}")
+
+
+def _refuse_dtype_name(op: str, device: Any) -> None:
+    """A DeviceError when a device string names a dtype: ``to("float64")``."""
+    if isinstance(device, str) and _is_dtype_name(device):
+        raise DeviceError(f"{op}: {device!r} is a dtype name, not a device. Hint: pass the "
+                          f"dtype itself, to(ember.{dtypes.to_dtype(device).name})")
 
 
 def _wrong(op: str, args: tuple, kwargs: dict, why: str) -> ArgumentTypeError:
@@ -107,9 +120,10 @@ def _wrong(op: str, args: tuple, kwargs: dict, why: str) -> ArgumentTypeError:
 
 
 def is_dtype(target: Any) -> bool:
-    """Whether a positional argument of ``to`` names a dtype (else a device or a tensor)."""
+    """Whether a positional argument of ``to`` is a dtype (else a device or a tensor; a
+    string is a device, as PyTorch's)."""
     if isinstance(target, str):
-        return _is_dtype_name(target)
+        return False
     # (a torch.dtype or quantized dtype: to_dtype refuses it with a hint, rather than the
     # device parser; np.dtype('float16') reads as NumPy's float16 type does)
     return isinstance(target, (DType, type, np.dtype)) or type(target).__name__ == "dtype" \
@@ -118,7 +132,7 @@ def is_dtype(target: Any) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _is_dtype_name(s: str) -> bool:
-    # (cached: x.to("cpu") in a training loop paid a DTypeError, ~2.5 µs, on every call)
+    # (cached: x.to("cpu") in a training loop would pay a DTypeError, ~2.5 µs, on every call)
     try:
         dtypes.to_dtype(s)
         return True
