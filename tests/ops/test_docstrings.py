@@ -37,7 +37,7 @@ MODULES += [
     "ember.multiprocessing", "ember.mps", "ember.xpu", "ember._dynamo", "ember.jit.torchscript",
     "ember.ops.argument_kind", "ember.ops.target_shape", "ember.autograd.anomaly",
     "ember.ops.conv_transpose",
-    "ember.backend.switches"]
+    "ember.backend.switches", "ember.backend.parallel"]
 
 
 @pytest.mark.parametrize("name", MODULES)

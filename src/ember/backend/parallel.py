@@ -94,7 +94,10 @@ def over_rows(kernel: Callable[..., object], arrays: Sequence[Any], least: int,
     one call.
 
     Example:
-        >>> over_rows(kernel, (x, out), 64)  # kernel(x[lo:hi], out[lo:hi]), blocks of >= 64
+        >>> x = np.arange(6.0).reshape(3, 2); out = np.empty_like(x)
+        >>> over_rows(np.multiply, (x, x, out), 1)  # np.multiply(x[lo:hi], x[lo:hi], out[lo:hi])
+        >>> out[:, 1].tolist()
+        [1.0, 9.0, 25.0]
     """
     n = arrays[0].shape[0]
     shares = share_count(n, least)
@@ -111,7 +114,12 @@ def sums_over_blocks(kernel: Callable[..., object], blocks: Sequence[tuple[int, 
     the blocks' sums then added in order (the same bits on every run).
 
     Example:
-        >>> total, dot = sums_over_blocks(kernel, blocks(n, 2), channels, (g, x), mean)
+        >>> def kernel(g, x, first, second):  # adds into its block's own sums
+        ...     first += g.sum(0); second += (g * x).sum(0)
+        >>> g, x = np.ones((4, 3)), np.arange(12.0).reshape(4, 3)
+        >>> total, dot = sums_over_blocks(kernel, blocks(4, 2), 3, (g, x))
+        >>> total.tolist(), dot.tolist()
+        ([4.0, 4.0, 4.0], [18.0, 22.0, 26.0])
     """
     sums = [(np.zeros(width), np.zeros(width)) for _ in blocks]
     run([partial(kernel, *(r[lo:hi] for r in rows), *args, *s)
