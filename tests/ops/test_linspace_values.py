@@ -83,3 +83,31 @@ def test_numpy_bool_and_scalar_ends_are_numbers_as_torch(op):
         np.testing.assert_allclose(getattr(ember, op)(start, 1.0, 3).numpy(), want.numpy())
     with pytest.raises(ember.errors.ArgumentTypeError, match="not torch.Tensor"):
         getattr(ember, op)(torch.tensor(1.0), 2.0, 3)
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+@pytest.mark.parametrize("start, end, dtype", [
+    (0, 300, "uint8"), (-200, 0, "int8"), (0, 70000, "int16"), (0, 70000, "float16"),
+    (0, 1e39, "float32"), (0, 1e39, None), (0, 1e39, "bfloat16"), (0, 2**40, "int32")])
+def test_ends_beyond_the_dtype_are_refused_as_torch(op, start, end, dtype):
+    # (linspace(0, 300, 4, dtype=uint8) wrapped silently to [0, 100, 200, 44], and
+    # linspace(0, 1e39, 3) in float32 gave [nan, nan, nan])
+    kw = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+    with pytest.raises(RuntimeError, match="without overflow"):
+        getattr(torch, op)(start, end, 4, **kw)
+    kw = {} if dtype is None else {"dtype": getattr(ember, dtype)}
+    with pytest.raises(ember.errors.ValueOverflow, match=f"{op}: the value .* without overflow"):
+        getattr(ember, op)(start, end, 4, **kw)
+    with pytest.raises(ember.errors.ValueOverflow, match=f"{op}: the value"):
+        getattr(ember, op)(ember.tensor(start), ember.tensor(end, dtype=ember.float64), 4, **kw)
+
+
+@pytest.mark.parametrize("start, end, dtype", [(-255, 0, "uint8"), (-1, 1, "uint8"),
+                                               (0, float("inf"), "float32"), (-5, 5, "uint8"),
+                                               (0, 1e39, "float64"), (-128, 127, "int8")])
+def test_ends_that_the_dtype_holds_still_space_as_torch(start, end, dtype):
+    # (an unsigned dtype takes negative ends down to -max, cast first as torch: linspace(-1, 1,
+    # 4, dtype=uint8) is [255, 170, 85, 1], it gave [255, 0, 0, 1]; infinity is no overflow)
+    want = torch.linspace(start, end, 3, dtype=getattr(torch, dtype))
+    got = ember.linspace(start, end, 3, dtype=getattr(ember, dtype))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

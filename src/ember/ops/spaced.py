@@ -17,6 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.dtypes import DType
 from ember.errors import ArgumentTypeError, DTypeError, ShapeError, type_name
+from ember.ops.fits import check_fits
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -27,7 +28,8 @@ _SPLIT = 2.0 ** 27 + 1  # Veltkamp's constant: splits a float64 into two 26-bit 
 
 def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
     """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
-    form for a complex end, a number or a tensor); the ends must be numbers or 0-d tensors.
+    form for a complex end, a number or a tensor); the ends must be numbers or 0-d tensors
+    that the dtype holds (PyTorch's overflow check: 300 in uint8 is refused, not wrapped).
 
     Example:
         >>> spaced_dtype("linspace", ember.tensor(1j), 3, None)
@@ -47,9 +49,12 @@ def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
         if complex_ends and not dt.is_complex:
             raise DTypeError(f"{op}: complex ends {start!r}, {end!r} cannot be spaced in "
                              f"{dt.name}. Hint: pass a complex dtype, or real ends")
-        return dt
-    default = dtypes.get_default_dtype()
-    return default.to_complex() if complex_ends else default
+    else:
+        default = dtypes.get_default_dtype()
+        dt = default.to_complex() if complex_ends else default
+    check_fits(op, start, dt)
+    check_fits(op, end, dt)
+    return dt
 
 
 def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarray:
@@ -78,8 +83,8 @@ def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarr
             points = [first + step * up, last - step * down]
         else:
             points = [_fused(first, step, up), _fused(last, -step, down)]
-    elif dtype.kind in "iu":  # in float64, ends truncated first
-        first, last = float(int(start)), float(int(end))
+    elif dtype.kind in "iu":  # in float64, ends truncated and cast first (-1 is 255 in uint8)
+        first, last = (float(np.array(int(v)).astype(dtype)) for v in (start, end))
         step = (last - first) / (steps - 1)
         points = [np.trunc(first + step * up), np.trunc(last - step * down)]
     else:
