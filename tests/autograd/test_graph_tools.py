@@ -218,3 +218,31 @@ def test_multi_grad_hook_keeps_no_tensor_alive():
         refs = [weakref.ref(t) for t in (a, b)] + [weakref.ref(a.grad_fn)]
         del a, b
         assert seen == [2] and all(r() is None for r in refs)
+
+
+@pytest.mark.parametrize("lib, glib", [(torch, tgraph), (ember, graph)])
+def test_every_node_is_a_graph_node(lib, glib):
+    # (torch's graph.Node is an ABC: AccumulateGrad and a Function's nodes are registered)
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = lib.ones(2, requires_grad=True)
+    y = Double.apply(x * 3).sum()
+    mul = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    acc = mul.next_functions[0][0]
+    assert type(acc).__name__ == "AccumulateGrad"
+    for node in (y.grad_fn, y.grad_fn.next_functions[0][0], mul, acc):
+        assert isinstance(node, glib.Node) and issubclass(type(node), glib.Node)
+    assert not isinstance(x, glib.Node) and not isinstance(object(), glib.Node)
+
+    class Mine:
+        pass
+
+    glib.Node.register(Mine)
+    assert isinstance(Mine(), glib.Node)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import threading
 import weakref
+from abc import ABCMeta
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -175,8 +176,11 @@ def leaf_hooks(leaf: Tensor) -> NodeHooks | None:
 WORTH_DROPPING = 64 * 1024  # bytes: smaller saved inputs are not worth the bookkeeping
 
 
-class Node(_Hookable):
-    """A recorded application of a primitive (PyTorch's ``grad_fn``)."""
+class Node(_Hookable, metaclass=ABCMeta):
+    """A recorded application of a primitive (PyTorch's ``grad_fn``). As PyTorch's
+    ``graph.Node``, an ABC: an :class:`AccumulateGrad` is one too (registered), and so is a
+    class passed to ``Node.register``.
+    """
 
     __slots__ = ("prim", "inputs", "edges", "params", "versions", "outputs", "device", "hooks",
                  "retained", "stack", "released", "packed", "node_hooks", "__weakref__")
@@ -392,6 +396,9 @@ class Node(_Hookable):
             else:
                 kept.append(Unsaved.as_recorded(t, e))
         return tuple(kept)
+
+
+Node.register(AccumulateGrad)  # (isinstance(acc, Node), as torch's; type(acc) is not Node)
 
 
 def _has(node: Node, attr: str) -> bool:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.graph import Node
+from ember.autograd.graph import AccumulateGrad, Node
 
 
 class GraphTask:
@@ -34,7 +34,7 @@ class GraphTask:
                 self.needed | {node for node, _ in self.wanted}
             self._leaves = {id(e[1]) for n in self.order for e in n.edges
                             if e is not None and e[0] is None}
-        if isinstance(fn, Node):
+        if not isinstance(fn, AccumulateGrad):
             return fn in self._nodes
         leaf = fn.variable
         return id(leaf) in self._leaves and (

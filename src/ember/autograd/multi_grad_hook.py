@@ -77,7 +77,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
                                  if t.requires_grad))
 
     from ember.autograd.gradient_edge import get_gradient_edge
-    from ember.autograd.graph import Node
+    from ember.autograd.graph import AccumulateGrad
 
     # tensors grouped by node: a node that runs has made all its outputs' gradients, those it
     # made as None included (whose tensor hooks never run: its prehook, after them, says so)
@@ -133,5 +133,5 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
 
     handles = [t.register_hook(collect(i, id(edges[i].node))) for i, t in enumerate(tensors)]
     handles += [edges[ids[0]].node.register_prehook(ran(key)) for key, ids in groups.items()
-                if isinstance(edges[ids[0]].node, Node)]
+                if not isinstance(edges[ids[0]].node, AccumulateGrad)]
     return MultiHandle(tuple(handles))
