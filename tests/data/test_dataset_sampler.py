@@ -102,6 +102,16 @@ def test_random_split():
         D.random_split(range(10), [3, 3])
 
 
+def test_random_split_fractions_warn_of_an_empty_part():
+    # torch warns when a fraction rounds to an empty split (a silent empty Subset otherwise)
+    with pytest.warns(UserWarning, match="split at index 1 is 0") as ours:
+        parts = D.random_split(range(2), [0.1, 0.1, 0.8])
+    with pytest.warns(UserWarning) as theirs:
+        want = tud.random_split(range(2), [0.1, 0.1, 0.8])
+    assert [len(p) for p in parts] == [len(p) for p in want] == [1, 0, 1]
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+
+
 def test_sequential_and_batch_sampler_match_torch():
     for n, bs, drop in [(10, 3, False), (10, 3, True), (9, 3, True), (0, 2, False)]:
         ours = D.BatchSampler(D.SequentialSampler(range(n)), bs, drop)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -217,7 +218,8 @@ class Subset(Dataset[T_co]):
 
 
 def _split_lengths(n: int, lengths: Sequence[int | float]) -> list[int]:
-    """Fractions summing to 1 become counts (floors, the remainder dealt round-robin)."""
+    """Fractions summing to 1 become counts (floors, the remainder dealt round-robin; an
+    empty part warns, as PyTorch's)."""
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         counts = []
         for i, frac in enumerate(lengths):
@@ -226,6 +228,10 @@ def _split_lengths(n: int, lengths: Sequence[int | float]) -> list[int]:
             counts.append(int(math.floor(n * frac)))
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an "
+                              f"empty dataset.", stacklevel=3)
         return counts
     if any(int(x) != x or x < 0 for x in lengths):
         raise ArgumentError(f"random_split: lengths must be non-negative ints or fractions "
