@@ -282,3 +282,29 @@ def test_vjp_fn_is_differentiated_twice():
     y = x.sin()
     ember.autograd.grad((y * c).sum(), c)
     np.testing.assert_allclose(ember.autograd.grad(y.sum(), x)[0].numpy(), np.cos(np.ones(3)))
+
+
+
+def _vjp_twice(lib, x_grad, c_grad, through):
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=x_grad)
+    out, vjp_fn = lib.func.vjp(lambda t: (t * t).sin(), x)
+    c = lib.ones(2, dtype=lib.float64, requires_grad=c_grad)
+    (g,) = vjp_fn(c)
+    (g if through == "g" else out).sum().backward()
+    grads = [t.clone() for t in (x.grad, c.grad) if t is not None]
+    (again,) = vjp_fn(lib.full((2,), 2.0, dtype=lib.float64))
+    if not x_grad:  # (else the outer graph is freed: torch's second backward raises)
+        vjp_fn(c)[0].sum().backward()
+        grads.append(c.grad)
+    return [t.detach().numpy() for t in (again, *grads)]
+
+
+@pytest.mark.parametrize("x_grad, c_grad, through", [
+    (True, True, "g"), (False, True, "g"), (True, False, "out"), (True, True, "out")])
+def test_vjp_fn_runs_again_after_a_plain_backward(x_grad, c_grad, through):
+    # (torch's vjp level has a graph of its own, which the outer backward does not free)
+    want = _vjp_twice(torch, x_grad, c_grad, through)
+    got = _vjp_twice(ember, x_grad, c_grad, through)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b)

@@ -266,6 +266,12 @@ def _topological(root_nodes: list[Node], refuse_released: bool) -> list[Node]:
     return order
 
 
+def nodes_to(outputs: list, targets: list) -> set[Node]:
+    """The nodes that ``grad(outputs, targets)`` runs: those on a path to a target."""
+    return _needed(_topological(list({t._node: None for t in outputs
+                                      if t._node is not None}), False), targets)[0]
+
+
 def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tuple], bool]]:
     """Nodes on some path to a target (the only ones ``grad(…, inputs)`` must run), and
     whether an edge leads to a target. One of them whose saved values a backward freed is

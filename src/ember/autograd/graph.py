@@ -363,6 +363,8 @@ class Node(_Hookable, metaclass=ABCMeta):
         whose rule reads no values but small constants (``expand``, ``add``, ``x * 2``) keeps
         those and its inputs' shapes, and can be gone through again, as PyTorch's nodes that
         save no tensors can."""
+        if _KEPT and self in _KEPT:  # (a live vjp_fn goes through it again)
+            return
         free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
         if free is None and self.packed is None:
             kept = self._kept_inputs()
@@ -399,6 +401,25 @@ class Node(_Hookable, metaclass=ABCMeta):
 
 
 Node.register(AccumulateGrad)  # (isinstance(acc, Node), as torch's; type(acc) is not Node)
+
+_KEPT: dict[Node, int] = {}  # nodes backward does not free: {node: how many holders keep it}
+
+
+def pin_saved(nodes: Any, holder: object) -> None:
+    """Backward passes leave ``nodes``' saved values while ``holder`` lives: a ``vjp_fn``
+    goes through its level's nodes at each call, after a plain backward through its results
+    too (PyTorch's level has a graph of its own, which that backward does not free)."""
+    nodes = tuple(nodes)
+    for node in nodes:
+        _KEPT[node] = _KEPT.get(node, 0) + 1
+    weakref.finalize(holder, _unpin, nodes)
+
+
+def _unpin(nodes: tuple) -> None:
+    for node in nodes:
+        left = _KEPT.pop(node) - 1
+        if left:
+            _KEPT[node] = left
 
 
 def _has(node: Node, attr: str) -> bool:

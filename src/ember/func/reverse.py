@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.engine import grad as tape_grad
+from ember.autograd.engine import nodes_to
 from ember.autograd.grad_mode import GRAD, request_grad
+from ember.autograd.graph import pin_saved
 from ember.errors import ArgumentError, GradError, ShapeError
 from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track
 from ember.func.pytree import tree_flatten, tree_map
@@ -238,5 +240,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                                  f"output it belongs to has shape {tuple(o.shape)}")
         return diff.split(level.pull(leaves, retain=True))
 
+    pin_saved(nodes_to([o for o in level.out_leaves if o.requires_grad], level.targets),
+               vjp_fn)
     out, aux = level.results()
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
