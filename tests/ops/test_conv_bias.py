@@ -87,14 +87,15 @@ def test_bias_under_vmap_matches_a_loop(in_dims):
 
 
 @pytest.mark.parametrize("dtype", [ember.bfloat16, ember.float16])
-def test_bias_under_autocast_is_cast_and_added_as_before(dtype):
+def test_bias_under_autocast_is_cast_and_added_before_the_one_rounding(dtype):
+    # (the cast bias joins the float32 product, then one rounding, as PyTorch's)
     x, w, b = _tensors([(2, 3, 6, 6), (4, 3, 3, 3), (4,)], grad=True)
     with ember.autocast("cpu", dtype=dtype):
         y = F.conv2d(x, w, b, padding=1)
     assert y.dtype is dtype
     with ember.no_grad():
-        low = [t.to(dtype) for t in (x, w, b)]
-        after = F.conv2d(low[0], low[1], padding=1) + low[2].reshape(4, 1, 1)
+        low = [t.to(dtype).float() for t in (x, w, b)]
+        after = (F.conv2d(low[0], low[1], padding=1) + low[2].reshape(4, 1, 1)).to(dtype)
     assert y.float().detach().numpy().tobytes() == after.float().numpy().tobytes()
     y.float().sum().backward()
     assert b.grad.dtype is ember.float32

@@ -152,14 +152,14 @@ class Conv(Holomorphic, Primitive):
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
         # the bias goes into each chunk's rows right after its GEMM (no pass of its own over
-        # the output, no node of its own); with another GEMM dtype, after the cast back, as a
-        # separate add did (the same bits either way)
-        bias = b[0] if b and compute is None else None
+        # the output, no node of its own); with another GEMM dtype, in that dtype before the
+        # one cast back, as PyTorch rounds a half convolution's sum once
+        bias = None if not b else b[0] if compute is None else b[0].astype(compute.np)
         if 0 in (x.shape[1], cout):  # every output an empty sum, or no outputs (a gradient's)
             out = xp.zeros((n, cout) + counts, x.dtype)
             return out + b[0].reshape((cout,) + (1,) * nd) if b else out
         if pointwise(kernel, padding, stride):
-            return pointwise_conv(xp, x, w, b[0] if b else None, compute)
+            return pointwise_conv(xp, x, w, bias, compute)
         if winograd.applies(xp, x, w.shape, counts, dilation, stride, compute):
             out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]), bias)
             if out is not None:
@@ -190,8 +190,6 @@ class Conv(Holomorphic, Primitive):
         out = out.reshape((n,) + counts + (cout,))
         if compute is not None:
             out = out.astype(x.dtype)
-            if b:
-                out += b[0]
         return out.transpose((0, nd + 1, *range(1, nd + 1)))
 
     def infer(self, x, w, *b, dilation, padding, stride, compute):

@@ -45,10 +45,11 @@ def _rows(xp: Any, a: Any, dtype: Any) -> Any:
 
 
 def pointwise_conv(xp: Any, x: Any, w: Any, bias: Any, compute: Any) -> Any:
-    """A 1×1 stride-1 convolution, the bias added to the fresh output. NCHW ``x``: the batch
-    of GEMMs ``W @ x[n]`` on ``x`` as it lies, NCHW out (PyTorch's layout; copying ``x`` to
-    pixel rows took 2-3x the GEMM's time on a 256→21 head); else one GEMM of the pixel rows
-    (free for a channels-last ``x``), channels-last out as the other paths'."""
+    """A 1×1 stride-1 convolution, the bias (in the GEMM's dtype) added to the fresh output.
+    NCHW ``x``: the batch of GEMMs ``W @ x[n]`` on ``x`` as it lies, NCHW out (PyTorch's
+    layout; copying ``x`` to pixel rows took 2-3x the GEMM's time on a 256→21 head); else one
+    GEMM of the pixel rows (free for a channels-last ``x``), channels-last out as the other
+    paths'."""
     n, cout, spatial = x.shape[0], w.shape[0], x.shape[2:]
     weight = w[(slice(None), slice(None)) + (0,) * len(spatial)]  # (Cout, Cin): a view
     dtype = x.dtype if compute is None else compute.np
@@ -59,10 +60,10 @@ def pointwise_conv(xp: Any, x: Any, w: Any, bias: Any, compute: Any) -> Any:
         out = gemm.matmul(xp, weight.astype(dtype, copy=False), samples.astype(dtype, copy=False))
     else:
         out = gemm.matmul(xp, _rows(xp, x, dtype), weight.T.astype(dtype, copy=False))
-    if compute is not None:  # (the bias after the cast back, as the other paths')
-        out = out.astype(x.dtype)
-    if bias is not None:
+    if bias is not None:  # (in the GEMM's dtype, before the one cast back, as PyTorch's)
         out += bias.reshape((cout, 1) if samples is not None else (cout,))
+    if compute is not None:
+        out = out.astype(x.dtype)
     if samples is not None:
         return out.reshape((n, cout) + spatial)
     return out.reshape((n,) + spatial + (cout,)).transpose((0, len(spatial) + 1,
