@@ -376,11 +376,22 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         >>> rm, rv = ember.zeros(3), ember.ones(3)
         >>> y = F.batch_norm(ember.randn(8, 3), rm, rv, training=True)  # rm, rv updated
     """
+    if training and eps <= 0 or not training and eps < 0:  # (NaN passes, as in PyTorch)
+        raise ArgumentError(f"batch_norm: eps must be "
+                            f"{'positive during training' if training else 'non-negative'}, "
+                            f"but got {eps}. Hint: the variance plus eps is square-rooted")
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                weight: Tensor | None, bias: Tensor | None, training: bool, momentum: float,
+                eps: float) -> Tensor:
+    """``batch_norm`` less its check of ``eps`` (``instance_norm`` takes any eps, as PyTorch's)."""
     _check_float("batch_norm", input)
     _check_momentum("batch_norm", momentum)
     if half_with_float_params(input, weight, bias, running_mean, running_var):
-        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
-                          momentum, eps).to(input.dtype)
+        return _batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                           momentum, eps).to(input.dtype)
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input of at least 2 dims (N, C, …), got "
                          f"shape {tuple(input.shape)}")
@@ -446,7 +457,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         raise ShapeError(f"instance_norm: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
     if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        return _batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     n, c = input.shape[:2]
     dims = tuple(range(2, input.ndim))
     # (PyTorch's runs batch_norm on a (1, N·C, …) view of a contiguous copy: C order out)

@@ -1,0 +1,42 @@
+"""Layer behaviour that a differential sweep of ember.nn's layers against torch 2.13 found
+different (nnlayers54): each case is checked against torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn as nn
+from ember.errors import ArgumentError
+
+
+# -- batch_norm refuses a non-positive eps in training and a negative one in evaluation -----
+@pytest.mark.parametrize("train, eps", [(True, -1.0), (True, 0.0), (False, -1e-3)])
+def test_batch_norm_refuses_bad_eps_like_torch(train, eps):
+    x = np.random.default_rng(0).standard_normal((4, 3)) * 0.1
+    t = torch.nn.BatchNorm1d(3, eps=eps).double().train(train)
+    with pytest.raises(ValueError) as t_err:
+        t(torch.tensor(x))
+    e = nn.BatchNorm1d(3, eps=eps).double().train(train)
+    with pytest.raises(ArgumentError, match="batch_norm: eps must be") as e_err:
+        e(ember.tensor(x))
+    assert str(t_err.value).split(",")[0].replace("batch_norm eps", "batch_norm: eps") \
+        in str(e_err.value)
+
+
+def test_batch_norm_eval_takes_zero_eps_like_torch():
+    x = np.random.default_rng(1).standard_normal((4, 3))
+    t = torch.nn.BatchNorm1d(3, eps=0.0).double().eval()
+    e = nn.BatchNorm1d(3, eps=0.0).double().eval()
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy())
+
+
+def test_instance_norm_keeps_taking_any_eps_like_torch():
+    x = np.random.default_rng(2).standard_normal((1, 4, 3))
+    rm, rv = np.zeros(4), np.ones(4)
+    t = torch.nn.functional.instance_norm(torch.tensor(x), torch.tensor(rm), torch.tensor(rv),
+                                          use_input_stats=False, eps=-0.5)
+    e = nn.functional.instance_norm(ember.tensor(x), ember.tensor(rm), ember.tensor(rv),
+                                    use_input_stats=False, eps=-0.5)
+    np.testing.assert_allclose(e.numpy(), t.numpy())
