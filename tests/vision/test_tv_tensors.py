@@ -136,3 +136,17 @@ def test_mask_from_a_pil_image_is_channels_first():
     array = np.array([[0, 1, 2], [2, 1, 0]], np.uint8)
     mask = tv.Mask(pil_image.fromarray(array))
     assert mask.shape == (1, 2, 3) and mask.tolist() == [array.tolist()]
+
+
+def test_set_return_type_tensor_is_the_default_and_tvtensor_is_refused_clearly():
+    # torchvision's tv_tensors.set_return_type: "Tensor" (Ember's behaviour) works as a global
+    # call and as a context manager; "TVTensor" is not built and says what to use instead
+    img = tv.Image(ember.rand(3, 2, 2))
+    tv.set_return_type("Tensor")
+    with tv.set_return_type("tensor"):
+        assert type(img + 1) is ember.Tensor
+    with pytest.raises(NotImplementedError, match=r"tv_tensors.wrap\(out, like=x\)"):
+        tv.set_return_type("TVTensor")
+    with pytest.raises(ValueError, match="'TVTensor' or 'Tensor'"):
+        tv.set_return_type("Image")
+    assert type(img + 1) is ember.Tensor

@@ -10,8 +10,8 @@ from ember.vision.tv_tensors._bounding_boxes import (
 )
 from ember.vision.tv_tensors._image import Image, Mask, Video
 from ember.vision.tv_tensors._keypoints import KeyPoints
-from ember.vision.tv_tensors._tv_tensor import TVTensor
+from ember.vision.tv_tensors._tv_tensor import TVTensor, set_return_type
 from ember.vision.tv_tensors._wrap import wrap
 
 __all__ = ["BoundingBoxFormat", "BoundingBoxes", "Image", "KeyPoints", "Mask", "TVTensor", "Video",
-           "is_rotated_bounding_format", "wrap"]
+           "is_rotated_bounding_format", "set_return_type", "wrap"]

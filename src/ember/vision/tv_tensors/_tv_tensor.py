@@ -9,6 +9,7 @@ from functools import wraps
 from typing import Any
 
 import ember
+from ember.errors import ArgumentError
 from ember.tensor import STATE_SLOTS, Tensor, _new
 
 _SELF_RETURNING = {f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
@@ -93,6 +94,39 @@ class TVTensor(Tensor):
                                                              "\n" + " " * (len(name) + 1))
         extra = "".join(f", {k}={v}" for k, v in self._metadata().items())
         return f"{name}({body}{extra})"
+
+
+class set_return_type:  # (torchvision's lower-case name)
+    """torchvision's switch for what tensor operations on a tv_tensor return. ``"Tensor"``
+    (case-insensitive) is Ember's behaviour, plain tensors: as a call or a context manager it
+    changes nothing. ``"TVTensor"`` is not built (torchvision's works through
+    ``__torch_function__``, which Ember's functions do not consult, so ``ember.cat`` of boxes
+    would silently give a plain tensor, which the v2 transforms take for an image): it raises,
+    pointing to :func:`wrap`.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> with tv_tensors.set_return_type("Tensor"):
+        ...     type(tv_tensors.Image(ember.zeros(1, 2, 2)) + 1).__name__
+        'Tensor'
+    """
+
+    def __init__(self, return_type: str) -> None:
+        kind = return_type.lower() if isinstance(return_type, str) else None
+        if kind == "tvtensor":
+            raise NotImplementedError(
+                "set_return_type('TVTensor') is not built in Ember: its functions consult no "
+                "__torch_function__, so results stay plain tensors. Give a result a tv_tensor's "
+                "type and metadata with tv_tensors.wrap(out, like=x)")
+        if kind != "tensor":
+            raise ArgumentError(f"set_return_type: return_type must be 'TVTensor' or 'Tensor', "
+                                f"got {return_type!r}")
+
+    def __enter__(self) -> set_return_type:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
 
 
 def _plain_result(name: str) -> Callable[..., Any]:
