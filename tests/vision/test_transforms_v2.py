@@ -288,6 +288,18 @@ def test_uniform_temporal_subsample():
         v2.UniformTemporalSubsample(0)
 
 
+def test_get_num_frames():
+    # torchvision's v2.functional.get_num_frames: T of a video (..., T, C, H, W) or pure tensor
+    from ember.vision.transforms.v2 import functional as F
+
+    assert F.get_num_frames(tv.Video(ember.zeros(2, 5, 3, 4, 4))) == 5
+    assert F.get_num_frames(ember.zeros(7, 3, 4, 4)) == 7
+    with pytest.raises(TypeError, match="get_num_frames: supports inputs of type"):
+        F.get_num_frames(tv.Image(ember.zeros(3, 4, 4)))
+    with pytest.raises(ValueError, match=r"\(\.\.\., T, C, H, W\)"):
+        F.get_num_frames(ember.zeros(3, 4, 4))
+
+
 def test_sanitize_labels_getter_entries_must_be_tensors():
     boxes = tv.BoundingBoxes([[0, 0, 4, 4]], format="XYXY", canvas_size=(8, 8))
     sanitize = v2.SanitizeBoundingBoxes(labels_getter=lambda s: (s["labels"], 3))

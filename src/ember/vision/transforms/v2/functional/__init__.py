@@ -83,7 +83,10 @@ from ember.vision.transforms.v2.functional._misc import (
     grayscale_to_rgb,
     jpeg,
 )
-from ember.vision.transforms.v2.functional._temporal import uniform_temporal_subsample
+from ember.vision.transforms.v2.functional._temporal import (
+    get_num_frames,
+    uniform_temporal_subsample,
+)
 from ember.vision.transforms.v2.functional._type_conversion import (
     pil_to_tensor,
     to_image,
@@ -110,7 +113,8 @@ __all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_
            "clamp_bounding_boxes", "clamp_keypoints", "convert_bounding_box_format",
            "convert_image_dtype", "crop", "crop_bounding_boxes", "crop_keypoints", "elastic",
            "elastic_keypoints", "elastic_transform", "equalize", "erase", "five_crop",
-           "gaussian_blur", "gaussian_noise", "get_dimensions", "get_num_channels", "get_size",
+           "gaussian_blur", "gaussian_noise", "get_dimensions", "get_num_channels",
+           "get_num_frames", "get_size",
            "get_size_keypoints", "grayscale_to_rgb", "hflip", "horizontal_flip",
            "horizontal_flip_bounding_boxes", "horizontal_flip_keypoints", "invert",
            "is_pure_tensor", "jpeg", "normalize", "pad", "pad_bounding_boxes", "pad_keypoints",
