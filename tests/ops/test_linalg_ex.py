@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import ember
+from ember.errors import ArgumentError
 from tests.ops.optable import (
     Const,
     OpCase,
@@ -347,6 +348,27 @@ def test_hermitian_needs_square_matrices_as_torch(fn):
                                         "square matrices, but they are 3 by 4 matrices")
     same_as_torch(lambda lib: getattr(lib.linalg, fn)(lib.eye(3, dtype=lib.float64) * 2,
                                                       hermitian=True))
+
+
+def test_deprecated_rcond_and_tol_as_torch():
+    """torch's older spellings: ``pinv(A, rcond, hermitian)`` is ``rtol=rcond, atol=0`` and
+    ``matrix_rank(A, tol, hermitian)`` is ``atol=tol, rtol=0``, positional or keyword."""
+    m = np.random.default_rng(0).standard_normal((2, 4, 3))
+    calls = [lambda lib, a: lib.linalg.pinv(a, rcond=0.5),
+             lambda lib, a: lib.linalg.pinv(a, 0.7),
+             lambda lib, a: lib.linalg.pinv(a, lib.tensor([0.5, 0.7], dtype=lib.float64)),
+             lambda lib, a: lib.linalg.pinv(a @ a.mT, 0.5, True),
+             lambda lib, a: lib.linalg.matrix_rank(a, tol=1.9),
+             lambda lib, a: lib.linalg.matrix_rank(a, 2.1, False),
+             lambda lib, a: lib.linalg.matrix_rank(a @ a.mT, tol=3.0, hermitian=True)]
+    for call in calls:
+        same_as_torch(lambda lib, call=call: call(lib, lib.from_numpy(m)), atol=1e-12)
+    with pytest.raises(ArgumentError, match="linalg.pinv: rcond is the older spelling "
+                                                  "of rtol"):
+        ember.linalg.pinv(ember.ones(2, 2), rcond=0.1, atol=0.1)
+    with pytest.raises(ArgumentError, match="linalg.matrix_rank: tol is the older "
+                                                  "spelling of atol"):
+        ember.linalg.matrix_rank(ember.ones(2, 2), tol=0.1, rtol=0.1)
 
 
 # -- vmap ------------------------------------------------------------------------------------

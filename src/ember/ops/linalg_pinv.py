@@ -144,12 +144,26 @@ def _check_input(op: str, A: Tensor, hermitian: bool) -> None:  # noqa: N803
                  complex_ok=True)
 
 
-def pinv(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  # noqa: N803
-         hermitian: bool = False) -> Tensor:
+def _older_spelling(op: str, old: str, value: Tolerance, atol: Tolerance, rtol: Tolerance,
+                    as_atol: bool) -> tuple[Tolerance, Tolerance]:
+    """PyTorch's older ``pinv(A, rcond)`` (``rtol=rcond, atol=0``) and ``matrix_rank(A, tol)``
+    (``atol=tol, rtol=0``): the ``(atol, rtol)`` pair they mean."""
+    if value is None:
+        return atol, rtol
+    new = "atol" if as_atol else "rtol"
+    if atol is not None or rtol is not None:
+        raise ArgumentError(f"{op}: {old} is the older spelling of {new}; pass either {old} or "
+                            f"atol/rtol, not both")
+    return (value, 0.0) if as_atol else (0.0, value)
+
+
+def pinv(A: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,  # noqa: N803
+         atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The pseudoinverse of a matrix (or of each in a batch): singular values up to
     ``max(atol, rtol · σ₁)`` count as zero; ``rtol`` defaults to ``eps · max(m, n)`` (0 when
     a positive ``atol`` is given). ``atol`` and ``rtol`` may be tensors that broadcast against
-    the batch dims. ``hermitian`` requires square matrices; the SVD serves both cases.
+    the batch dims; ``rcond`` is PyTorch's older spelling of ``rtol`` (with ``atol=0``).
+    ``hermitian`` requires square matrices; the SVD serves both cases.
 
     Example:
         >>> ember.linalg.pinv(ember.tensor([[2.0, 0.0], [0.0, 0.0]]))
@@ -157,6 +171,7 @@ def pinv(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  # noqa: 
                 [0.0000, 0.0000]])
     """
     _check_input("linalg.pinv", A, hermitian)
+    atol, rtol = _older_spelling("linalg.pinv", "rcond", rcond, atol, rtol, as_atol=False)
     return _pinv(A, atol, rtol, "linalg.pinv")
 
 
@@ -172,10 +187,11 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return _pinv(input, 0.0, as_float(rcond, "pinverse", "rcond"), "pinverse")
 
 
-def matrix_rank(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  # noqa: N803
-                hermitian: bool = False) -> Tensor:
+def matrix_rank(A: Tensor, tol: Tolerance = None, hermitian: bool = False, *,  # noqa: N803
+                atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults and tensor
-    tolerances as in :func:`pinv`), as int64.
+    tolerances as in :func:`pinv`), as int64; ``tol`` is PyTorch's older spelling of ``atol``
+    (with ``rtol=0``).
 
     Example:
         >>> ember.linalg.matrix_rank(ember.ones(3, 3))
@@ -183,6 +199,7 @@ def matrix_rank(A: Tensor, *, atol: Tolerance = None, rtol: Tolerance = None,  #
     """
     op = "linalg.matrix_rank"
     _check_input(op, A, hermitian)
+    atol, rtol = _older_spelling(op, "tol", tol, atol, rtol, as_atol=True)
     atol, rtol = _tolerances(A, atol, rtol, op)
     with no_grad():
         s = svdvals(A)
