@@ -91,3 +91,20 @@ def test_an_input_the_rule_does_not_read_is_saved_as_none(lib):
     x = lib.randn(100_000, requires_grad=True)
     y = (x * 1) * 2
     assert y.grad_fn._saved_self is None
+
+
+@pytest.mark.parametrize("key", [lambda i: i, lambda i: (slice(None), i), lambda i: (i, i),
+                                 lambda i: (i, slice(None), i)])
+def test_index_node_saves_what_pytorch_names(key):
+    got = {}
+    for lib in (torch, ember):
+        x = lib.arange(24.0).reshape(2, 3, 4).requires_grad_()
+        n = x[key(lib.tensor([1, 0]))].grad_fn
+        assert (type(n).__name__ if lib is torch else n.name()) == "IndexBackward0"
+        names = [a for a in dir(n) if a.startswith("_saved_")]
+        assert names == ["_saved_indices", "_saved_self_sym_sizes"]
+        got[lib] = [None if i is None else i.tolist() for i in n._saved_indices], \
+            tuple(n._saved_self_sym_sizes)
+        with pytest.raises(AttributeError):
+            _ = n._saved_self
+    assert got[ember] == got[torch]

@@ -227,24 +227,32 @@ class Node(_Hookable, metaclass=ABCMeta):
     def _read_saved(self, name: str) -> Any:
         """PyTorch's ``grad_fn._saved_<name>``: ``self`` and ``other`` (the first and second
         inputs) and ``result`` (the output) where the rule keeps their values, or a parameter
-        of the op. Example: ``(x * w).grad_fn._saved_other is w``."""
+        of the op; or, for a primitive with a ``saved_as`` ({name: reader of a node}), those
+        names only (``IndexBackward0._saved_indices``). Example: ``(x * w).grad_fn._saved_other
+        is w``."""
         if self.released:
             raise GradError(f"{self.name()}._saved_{name}: its saved values were freed by "
                             "backward. Hint: pass retain_graph=True to backward() to read them "
                             "after it.")
-        if name in self.params:
+        named = getattr(self.prim, "saved_as", None)  # (a rule's own names, PyTorch's)
+        if named is not None:
+            if name in named:
+                return named[name](self)
+        elif name in self.params:
             return self.params[name]
-        if name == "result" and self.outputs is not None and self.outputs[0] is not None:
+        elif name == "result" and self.outputs is not None and self.outputs[0] is not None:
             return self.out
-        i = {"self": 0, "other": 1}.get(name)
-        if i is not None and self.prim.save_inputs and i < len(self.inputs):
-            held = self.inputs[i]  # (None where the rule does not read it, as PyTorch's)
-            return None if type(held) is Unsaved else held
+        elif name in ("self", "other") and self.prim.save_inputs:
+            i = name == "other"
+            if i < len(self.inputs):
+                held = self.inputs[i]  # (None where the rule does not read it, as PyTorch's)
+                return None if type(held) is Unsaved else held
         raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{name}'")
 
     def __dir__(self) -> list[str]:
-        saved = [f"_saved_{n}" for n in ("self", "other", "result", *self.params)
-                 if not self.released and _has(self, f"_saved_{n}")]
+        names = getattr(self.prim, "saved_as", None) or ("self", "other", "result",
+                                                         *self.params)
+        saved = [f"_saved_{n}" for n in names if not self.released and _has(self, f"_saved_{n}")]
         return sorted({*super().__dir__(), *saved})
 
     def name(self) -> str:

@@ -2,7 +2,7 @@
 result's dims (:func:`~ember.layouts.stride_order`) as the source's strides run (the indexed
 dims, moved to the front when they are not adjacent, replaced by the index shape at stride
 0), breaking ties by the index tensors' strides, where NumPy puts the index dims first in
-memory."""
+memory. And what its node shows, as PyTorch's ``IndexBackward0`` (:data:`INDEX_SAVED`)."""
 
 from __future__ import annotations
 
@@ -110,3 +110,16 @@ def in_torch_layout(r: Any, a: Any, idx: tuple, dims: tuple) -> Any:
     out = np.ndarray(r.shape, r.dtype, np.empty(r.size, r.dtype), 0, want)
     out[...] = r
     return out
+
+
+def _saved_indices(node: Any) -> tuple:
+    """``x[key].grad_fn._saved_indices``: an index tensor per indexed dim, None for a dim
+    before the last indexed one that is not (a mask reads as its ``nonzero()`` tensors)."""
+    dims = node.params["dims"]
+    at = dict(zip(dims, node.inputs[1:]))
+    return tuple(at.get(d) for d in range(max(dims) + 1))
+
+
+# PyTorch's names of what IndexBackward0 saves: the primitive's ``saved_as``
+INDEX_SAVED = {"indices": _saved_indices,
+               "self_sym_sizes": lambda node: tuple(node.inputs[0].shape)}

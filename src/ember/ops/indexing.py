@@ -39,7 +39,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.index_checks import check_index_range, out_of_range
-from ember.ops.index_layout import in_torch_layout, take_in_torch_layout
+from ember.ops.index_layout import INDEX_SAVED, in_torch_layout, take_in_torch_layout
 from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
 from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import (
@@ -174,6 +174,7 @@ class Index(Primitive):
     ``layout`` (``x[key]``'s) in PyTorch's layout for it (``index_layout.py``)."""
 
     name = "index"
+    saved_as = INDEX_SAVED  # (grad_fn._saved_indices and _saved_self_sym_sizes, as PyTorch's)
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
 
