@@ -330,6 +330,28 @@ class autocast:
         return wrapper
 
 
+def autocast_decorator(autocast_instance: autocast, func: Callable) -> Callable:
+    """``func`` run under ``autocast_instance``'s settings at each call (what
+    ``@autocast(...)`` does), as ``torch.amp.autocast_mode.autocast_decorator``.
+
+    Example:
+        >>> from ember.amp.autocast_mode import autocast_decorator
+        >>> inside = autocast_decorator(ember.autocast("cpu"), ember.is_autocast_enabled)
+        >>> inside("cpu"), ember.is_autocast_enabled("cpu")
+        (True, False)
+    """
+    return autocast_instance(func)
+
+
+def __getattr__(name: str) -> Any:
+    """``custom_fwd``, ``custom_bwd`` and ``is_autocast_available``, which PyTorch's
+    ``autocast_mode`` holds (Ember's ``custom_function`` holds them: it imports this module)."""
+    if name in ("custom_fwd", "custom_bwd", "is_autocast_available"):
+        from ember.amp import custom_function
+        return getattr(custom_function, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _run_in(state: tuple, fn: Callable) -> Any:
     enabled, dtype, cache_enabled = state
     with autocast("cpu", dtype, enabled, cache_enabled):

@@ -4,6 +4,7 @@ inf/NaN and adapts the scale (``torch.amp.GradScaler``'s algorithm and state).""
 
 from __future__ import annotations
 
+import enum
 import math
 import warnings
 from collections.abc import Iterable, Mapping
@@ -18,9 +19,20 @@ from ember.ops.creation import tensor
 from ember.optim.optimizer import OPTIMIZER_TRACE, traced
 from ember.tensor import Tensor
 
-__all__ = ["GradScaler"]
+__all__ = ["GradScaler", "OptState"]
 
-_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+class OptState(enum.Enum):
+    """Where an optimizer is in a scaler's iteration, as ``torch.amp.grad_scaler.OptState``:
+    READY, then UNSCALED after ``unscale_``, STEPPED after ``step`` (READY again after
+    ``update``)."""
+
+    READY = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+_READY, _UNSCALED, _STEPPED = OptState.READY, OptState.UNSCALED, OptState.STEPPED
 
 
 class GradScaler:
