@@ -40,3 +40,35 @@ def test_instance_norm_keeps_taking_any_eps_like_torch():
     e = nn.functional.instance_norm(ember.tensor(x), ember.tensor(rm), ember.tensor(rv),
                                     use_input_stats=False, eps=-0.5)
     np.testing.assert_allclose(e.numpy(), t.numpy())
+
+
+# -- InstanceNorm with an input whose channels differ from num_features --------------------
+def test_instance_norm_affine_wrong_channels_message_like_torch():
+    with pytest.raises(ValueError) as t_err:
+        torch.nn.InstanceNorm1d(3, affine=True)(torch.randn(2, 4, 5))
+    with pytest.raises(ArgumentError) as e_err:
+        nn.InstanceNorm1d(3, affine=True)(ember.randn(2, 4, 5))
+    assert str(t_err.value) in str(e_err.value)
+    with pytest.raises(ArgumentError, match="at dim=0 to match num_features"):
+        nn.InstanceNorm2d(3, affine=True)(ember.randn(4, 5, 5))  # unbatched
+
+
+def test_instance_norm_not_affine_wrong_channels_warns_like_torch():
+    x = np.random.default_rng(3).standard_normal((2, 4, 5))
+    with pytest.warns(UserWarning, match="does not match num_features") as t_rec:
+        t = torch.nn.InstanceNorm1d(3)(torch.tensor(x))
+    with pytest.warns(UserWarning, match="does not match num_features") as e_rec:
+        e = nn.InstanceNorm1d(3)(ember.tensor(x))
+    assert str(t_rec[0].message) == str(e_rec[0].message)
+    np.testing.assert_allclose(e.numpy(), t.numpy())
+
+
+def test_instance_norm_running_stats_wrong_channels_is_a_clear_error():
+    with pytest.raises(RuntimeError):  # torch: running_mean should contain 8 elements not 6
+        torch.nn.InstanceNorm1d(3, track_running_stats=True)(torch.randn(2, 4, 5))
+    with pytest.warns(UserWarning), pytest.raises(
+            ember.errors.ShapeError, match=r"instance_norm: running_mean has shape \(3,\) but "
+                                           r"the input has 4 channels"):
+        nn.InstanceNorm1d(3, track_running_stats=True)(ember.randn(2, 4, 5))
+    with pytest.raises(ember.errors.ShapeError, match="running_var has shape"):
+        nn.functional.instance_norm(ember.randn(2, 4, 5), ember.zeros(4), ember.ones(3))

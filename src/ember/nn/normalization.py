@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
@@ -175,6 +176,14 @@ class _InstanceNorm(_NormBase):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         unbatched = input.ndim == self._dims[0]
+        dim = 0 if unbatched else 1
+        if input.shape[dim] != self.num_features:
+            if self.affine:
+                raise ArgumentError(f"expected input's size at dim={dim} to match num_features "
+                                    f"({self.num_features}), but got: {input.shape[dim]}.")
+            warnings.warn(f"input's size at dim={dim} does not match num_features. You can "
+                          "silence this warning by not passing in num_features, which is not "
+                          "used because affine=False", stacklevel=2)
         if unbatched:
             input = input.unsqueeze(0)
         use_input_stats = self.training or not self.track_running_stats

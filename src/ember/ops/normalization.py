@@ -364,6 +364,16 @@ def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None,
     _update_running(running_var, var, momentum, count / (count - 1))
 
 
+def _check_per_channel(op: str, input: Tensor, *stats: Tensor | None) -> None:
+    """Raises unless each of running_mean, running_var, weight and bias (``stats``, in that
+    order; None skipped) has the shape ``(C,)`` of the input's channels."""
+    c = input.shape[1]
+    for name, t in zip(("running_mean", "running_var", "weight", "bias"), stats):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ShapeError(f"{op}: {name} has shape {tuple(t.shape)} but the input has "
+                             f"{c} channels (input shape {tuple(input.shape)})")
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -396,11 +406,7 @@ def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor 
         raise ShapeError(f"batch_norm: expected an input of at least 2 dims (N, C, …), got "
                          f"shape {tuple(input.shape)}")
     c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != (c,):
-            raise ShapeError(f"batch_norm: {name} has shape {tuple(t.shape)} but the input has "
-                             f"{c} channels (input shape {tuple(input.shape)})")
+    _check_per_channel("batch_norm", input, running_mean, running_var, weight, bias)
     dims = (0,) + tuple(range(2, input.ndim))
     input = _suggested_layout(input)
     if input.numel() == 0:  # no statistics to take or update; the output is empty (PyTorch's)
@@ -456,6 +462,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
+    _check_per_channel("instance_norm", input, running_mean, running_var, weight, bias)
     if not use_input_stats:
         return _batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     n, c = input.shape[:2]
