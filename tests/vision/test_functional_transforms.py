@@ -268,3 +268,19 @@ def test_crop_outside_the_image_pads_with_zeros_as_torchvision():
     np.testing.assert_array_equal(out[:, :, 2:], 0)
     assert TF.crop(U8.transpose(1, 2, 0), 7, 9, 4, 4).shape == (4, 4, 3)   # an (H, W, C) array
     assert not TF.crop(x, 10, 10, 2, 2).numpy().any()                     # wholly outside
+
+
+@pytest.mark.parametrize("size", [4.5, None, "4", True, [4.0, 5]])
+def test_resize_refuses_a_size_that_is_not_ints(size):
+    # torchvision refuses these (TypeError); a float size was silently truncated, and None (a
+    # v2-only size) failed inside int()
+    img = ember.zeros(3, 7, 9)
+    with pytest.raises(TypeError, match="resize: size should be an int or a sequence of 1 or 2"):
+        TF.resize(img, size)
+    with pytest.raises(TypeError, match="resize: size should be an int or a sequence of 1 or 2"):
+        T.Resize(size)
+    from ember.vision.transforms.v2 import functional as F2
+    if size is not None:
+        with pytest.raises(TypeError, match="resize: size should be an int or a sequence"):
+            F2.resize(img, size)
+    assert TF.resize(img, np.int64(4)).shape == (3, 4, 5)

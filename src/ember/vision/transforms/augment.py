@@ -53,6 +53,7 @@ class Resize(_Random):
     def __init__(self, size: int | Sequence[int],
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
                  max_size: int | None = None, antialias: bool | None = True) -> None:
+        TF.check_size(size)
         self.size, self.interpolation = size, InterpolationMode(interpolation)
         self.max_size, self.antialias = max_size, antialias
 

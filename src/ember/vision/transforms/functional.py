@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._image import (
@@ -153,13 +154,25 @@ def normalize(tensor: Tensor, mean: Sequence[float], std: Sequence[float],
     return Normalize(mean, std, inplace)(tensor)
 
 
+def check_size(size: Any) -> None:
+    """Refuses a resize ``size`` that is not an int or a sequence of 1 or 2 ints (a float
+    would be truncated), as torchvision does."""
+    ints = list(size) if isinstance(size, Sequence) and not isinstance(size, str) else [size]
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in ints):
+        hint = (" (size=None, the longer edge to max_size, is transforms.v2's)" if size is None
+                else "")
+        raise ArgumentTypeError(f"resize: size should be an int or a sequence of 1 or 2 ints, "
+                                f"got {size!r}{hint}")
+    if len(ints) not in (1, 2):
+        raise ArgumentError(f"resize: size must be an int or a sequence of 1 or 2 ints, got "
+                            f"{ints}")
+
+
 def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
     """torchvision's output size: a pair as given; one number for the smaller edge, the
     other keeping the aspect ratio (then both shrunk so the longer is at most ``max_size``)."""
-    if isinstance(size, Sequence) and len(size) not in (1, 2):
-        raise ArgumentError(f"resize: size must be an int or a sequence of 1 or 2 ints, got "
-                            f"{list(size)}")
+    check_size(size)
     if isinstance(size, Sequence) and len(size) == 2:
         if max_size is not None:
             raise ArgumentError("resize: max_size is only supported for a single int size, got "
