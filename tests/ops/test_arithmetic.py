@@ -325,6 +325,37 @@ def test_integer_operands_refuse_what_torch_refuses(fn, match):
     raises_like_torch(fn, ember.DTypeError, match)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda m: m.add(m.tensor([1], dtype=m.int8), m.tensor([1], dtype=m.int8), alpha=300),
+    lambda m: m.sub(m.tensor([1], dtype=m.uint8), 1, alpha=2**40),
+    lambda m: m.tensor([1], dtype=m.int16).add_(m.tensor([1], dtype=m.int16), alpha=100000),
+    lambda m: m.add(m.ones(1, dtype=m.float16), m.ones(1, dtype=m.float16), alpha=1e6),
+    lambda m: m.add(m.ones(1), 1, alpha=1e39),
+    lambda m: m.addcmul(*[m.ones(1, dtype=m.int8)] * 3, value=300),
+    lambda m: m.ones(2, dtype=m.int8).index_add(0, m.tensor([0]), m.ones(1, dtype=m.int8),
+                                                alpha=300),
+])
+def test_an_alpha_the_result_dtype_cannot_hold_is_refused_as_torch(fn):
+    # (add(int8, int8, alpha=300) wrapped silently to 45; float16 alpha=1e6 gave inf)
+    raises_like_torch(fn, ember.errors.ValueOverflow, "the value .* without overflow")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.add(m.tensor([1]), m.tensor([1]), alpha=True),
+    lambda m: m.sub(m.ones(1), 1, alpha=False),
+])
+def test_a_bool_alpha_needs_a_bool_result_as_torch(fn):
+    # (add(int64, int64, alpha=True) gave 2 where torch refuses)
+    raises_like_torch(fn, ember.DTypeError, "a bool alpha .* bool result")
+
+
+def test_alphas_that_the_dtype_holds_still_match_torch():
+    same_as_torch(lambda m: m.add(m.tensor([1], dtype=m.uint8), 1, alpha=-255))
+    same_as_torch(lambda m: m.add(m.tensor([True]), True, alpha=True))
+    same_as_torch(lambda m: m.addcmul(*[m.ones(2, dtype=m.float16)] * 3, value=1e6))
+    same_as_torch(lambda m: m.ones(2).index_add(0, m.tensor([0]), m.ones(1), alpha=True))
+
+
 def test_float_alpha_with_a_float_operand_is_accepted():
     same_as_torch(lambda m: m.add(m.tensor([1, 2]), m.tensor([0.5, 1.0]), alpha=0.5))
     same_as_torch(lambda m: m.addcdiv(m.tensor([1, 2]), m.tensor([1.0, 2.0]), m.tensor([2, 4])))

@@ -22,6 +22,7 @@ from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to, result_dtype
 from ember.ops.creation import ones_like, zeros, zeros_like
+from ember.ops.fits import check_factor
 from ember.ops.inplace import bind_inplace
 from ember.ops.operator_protocol import refuse_foreign
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -345,7 +346,7 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         a, b = promote(input, other)
     except TensorLikeOperand:
         return handle(add, (input, other), {"alpha": alpha})
-    if alpha != 1:
+    if alpha != 1 or alpha is True:  # (a bool alpha needs a bool result)
         b = _scaled("add", "alpha", b, alpha, input, other)
     return apply(Add, a, b)
 
@@ -359,7 +360,7 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         a, b = promote(input, other)
     except TensorLikeOperand:
         return handle(sub, (input, other), {"alpha": alpha})
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
         b = _scaled("sub", "alpha", b, alpha, input, other)
     return apply(Sub, a, b)
 
@@ -375,22 +376,9 @@ _BOOL_SUB = {
 def _scaled(op: str, param: str, other: Tensor, alpha: Any, *operands: Any) -> Tensor:
     """``alpha * other`` in ``other``'s dtype, the op's result dtype, so that nothing overflows
     in a narrower one first (``uint8 + 2 * int8`` is int16 throughout) and ``bool + 2 * bool``
-    stays bool. As in PyTorch, a float ``alpha`` needs a floating result and a complex one a
-    complex result (not silently its real part); ``operands`` are the op's inputs, for the
-    error message."""
-    kind = other.dtype.category
-    for number, least, inputs, instead in ((float, dtypes.FLOAT, "integral", "an int"),
-                                           (complex, dtypes.COMPLEX, "real", "a real")):
-        if isinstance(alpha, number) and kind < least:
-            names = " and ".join(map(_dtype_name, operands))
-            raise DTypeError(f"{op}: for {inputs} inputs ({names}), {param} must not be a "
-                             f"{number.__name__}, got {alpha}. Hint: convert an input to a "
-                             f"{number.__name__} dtype, or pass {instead} {param}")
+    stays bool; ``alpha`` is checked first as PyTorch does (:func:`check_factor`)."""
+    check_factor(op, param, alpha, other.dtype, operands)
     return cast(mul(other, alpha), other.dtype)
-
-
-def _dtype_name(x: Any) -> str:
-    return x.dtype.name if isinstance(x, Tensor) else type(x).__name__
 
 
 def _is_bool(x: Any) -> bool:

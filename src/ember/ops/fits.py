@@ -15,7 +15,7 @@ from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_fits"]
+__all__ = ["check_factor", "check_fits"]
 
 
 def check_real(op: str, value: Any, dtype: DType) -> None:
@@ -71,6 +71,38 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
                             f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
                             f"use a wider dtype, e.g. "
                             f"ember.{'float64' if dtype.is_floating_point else 'int64'}")
+
+
+def check_factor(op: str, param: str, alpha: Any, dtype: DType, operands: tuple) -> None:
+    """PyTorch's checks of a scale factor (add's ``alpha``, addcmul's ``value``) for a result
+    of ``dtype``: a float needs a floating result and a complex one a complex result (not
+    silently its real part), a bool ``alpha`` of add/sub a bool result, and the dtype must
+    hold it (300 in int8 is refused, not wrapped; as in PyTorch a float ``value`` is not
+    checked); ``operands`` are the op's inputs, named in the message.
+
+    Example:
+        >>> ember.add(ember.ones(1, dtype=ember.int8), 1, alpha=300)
+        Traceback (most recent call last):
+        ember.errors.ValueOverflow: add: the value 300 cannot be converted to int8 ...
+    """
+    kind = dtype.category
+    for number, least, inputs, instead in ((float, dtypes.FLOAT, "integral", "an int"),
+                                           (complex, dtypes.COMPLEX, "real", "a real")):
+        if isinstance(alpha, number) and kind < least:
+            names = " and ".join(map(_dtype_name, operands))
+            raise DTypeError(f"{op}: for {inputs} inputs ({names}), {param} must not be a "
+                             f"{number.__name__}, got {alpha}. Hint: convert an input to a "
+                             f"{number.__name__} dtype, or pass {instead} {param}")
+    if isinstance(alpha, bool) and kind != dtypes.BOOL and param == "alpha" and \
+            op in ("add", "sub"):
+        raise DTypeError(f"{op}: a bool alpha ({alpha}) needs a bool result, not {dtype.name}. "
+                         f"Hint: pass alpha={int(alpha)}")
+    if kind != dtypes.FLOAT or param == "alpha":
+        check_fits(op, alpha, dtype)
+
+
+def _dtype_name(x: Any) -> str:
+    return x.dtype.name if isinstance(x, Tensor) else type(x).__name__
 
 
 @functools.cache

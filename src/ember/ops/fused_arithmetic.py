@@ -8,8 +8,9 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError
-from ember.ops.arithmetic import Add, Div, Mul, _dtype_name, _scaled
+from ember.ops.arithmetic import Add, Div, Mul, _scaled
 from ember.ops.convert import laid_out_as_operands, laid_out_like, promote, result_dtype
+from ember.ops.fits import _dtype_name
 from ember.ops.inplace import bind_inplace
 from ember.ops.lerp_kernel import Lerp
 from ember.ops.primitive import Primitive, apply
