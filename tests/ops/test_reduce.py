@@ -462,3 +462,18 @@ def test_a_list_inside_a_dims_tuple_is_an_argument_type_error():
     with pytest.raises(ember.errors.ArgumentTypeError, match=r"sum: dim must be an int or a "
                        r"tuple of ints, got \(\[0\],\)"):
         ember.ones(2, 3).sum(([0],))
+
+
+@pytest.mark.parametrize("source", ["int64", "float32", "float64"])
+@pytest.mark.parametrize("target", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_mean_to_a_half_dtype_reads_the_input_in_float32_as_torch(source, target, dim):
+    # (mean(int64 [[70000, 60000]], dtype=float16) cast the input to float16 first: inf, where
+    # torch averages in float32 and rounds once to 64992)
+    values = [[70000, 60000, -5]]
+    want = torch.tensor(values, dtype=getattr(torch, source)).mean(
+        *(() if dim is None else (dim,)), dtype=getattr(torch, target))
+    got = ember.tensor(values, dtype=getattr(ember, source)).mean(
+        *(() if dim is None else (dim,)), dtype=getattr(ember, target))
+    assert got.dtype is getattr(ember, target)
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

@@ -371,7 +371,8 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
          dtype: DType | None = None) -> Tensor:
     """The mean over ``dim`` (all dims when None); floating and complex inputs only, as in
     PyTorch.
-    Half-precision inputs are summed and divided in float32, rounded once at the end.
+    Half-precision inputs are summed and divided in float32, rounded once at the end (with a
+    half ``dtype=``, the input itself is read in float32, as PyTorch: no overflow on the way).
 
     Example:
         >>> ember.tensor([1.0, 2.0, 6.0]).mean()
@@ -388,7 +389,8 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
                          "pass dtype=ember.float32")
     dims = reduce_dims(x, dim, "mean")
     if reduces_in_float32(x):
-        return cast(mean(cast(x, dtypes.float32), dims, keepdim), x.dtype)
+        source = x if dtype is None or input.dtype.is_complex else input
+        return cast(mean(cast(source, dtypes.float32), dims, keepdim), x.dtype)
     n = _product(x.shape[d] for d in dims)
     total = apply(Sum, x, dims=dims, keepdim=keepdim)
     # PyTorch numbers mean's overloads: MeanBackward0 for the whole tensor, 1 with dim
