@@ -139,6 +139,18 @@ def test_keep_last_deletes_all_but_the_newest_checkpoints(tmp_path):
         make_config({**TINY, "keep_last": 0})
 
 
+def test_a_resumed_run_keeps_its_keep_last(tmp_path, capsys):
+    out = tmp_path / "run"
+    run(make_config({**TINY, "epochs": 2, "out": str(out), "keep_last": 2}))
+    assert main(["train", "--model", "mlp", "--train-size", "64", "--test-size", "50",
+                 "--batch-size", "64", "--no-progress", "--epochs", "4", "--out", str(out),
+                 "--resume"]) == 0
+    assert sorted(p.name for p in out.glob("epoch_*")) == ["epoch_003.safetensors",
+                                                          "epoch_004.safetensors"]
+    assert "keeps the newest 2 checkpoints, as the run did" in capsys.readouterr().out
+    assert json.loads((out / "summary.json").read_text())["config"]["keep_last"] == 2
+
+
 def test_tensorboard_logs_the_run_without_changing_it(tmp_path):
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -4,6 +4,7 @@ and writes a plot and a JSON summary at the end."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -122,6 +123,7 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
     if path is not None:
         state = load_checkpoint(path)
         _check_resumable(path, state["config"], cfg)
+        cfg = _carry_keep_last(cfg, state["config"])
         try:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
@@ -200,6 +202,16 @@ def _finite_or_null(value: Any) -> Any:
 # only changes the rest of the run (resuming under other values continues with them, warned).
 _SAME_RUN = ("model", "dataset", "optimizer")
 _SAME_RESULTS = ("epochs", "lr", "batch_size", "momentum", "weight_decay", "seed", "train_size")
+
+
+def _carry_keep_last(cfg: TrainConfig, saved: dict[str, Any]) -> TrainConfig:
+    """A resumed run without ``--keep-last`` of its own keeps the checkpoint's (a run that
+    kept only its newest checkpoints would otherwise go on keeping them all)."""
+    kept = saved.get("keep_last")
+    if cfg.keep_last is not None or type(kept) is not int or kept < 1:
+        return cfg
+    print(f"keeps the newest {kept} checkpoints, as the run did (--keep-last)")
+    return dataclasses.replace(cfg, keep_last=kept)
 
 
 def _check_resumable(path: str, saved: dict[str, Any], cfg: TrainConfig) -> None:
