@@ -50,6 +50,7 @@ from ember.ops.bessel import (
     scaled_modified_bessel_k1,
     spherical_bessel_j0,
 )
+from ember.ops.broadcast import broadcast_shape
 from ember.ops.compare import eq, gt, isfinite, isnan, lt
 from ember.ops.convert import to_float
 from ember.ops.float_host import float_operands
@@ -113,9 +114,10 @@ def xlog1py(input: Any, other: Any) -> Tensor:
         tensor([0., 0.])
     """
     x, y = float_operands("xlog1py", input, other)
+    broadcast_shape((x.shape, y.shape), "xlog1py")  # (named here, not by an inner op)
     log1p_y = log1p(y)
     # a zero input hides only an infinite or NaN log1p(other <= -1): its x-gradient stays
-    # log1p(other) elsewhere, as PyTorch's
+    # log1p(other) elsewhere, as PyTorch's (but for other = +inf: 0 here, inf in PyTorch)
     hidden = eq(x, 0) & ~isnan(y) & ~isfinite(log1p_y)
     return x * where(hidden, 0.0, log1p_y)
 

@@ -237,3 +237,9 @@ def test_sinc_derivative_at_the_series_edge():
     ul = np.longdouble(u)
     want = np.pi * (np.cos(ul) / ul - np.sin(ul) / (ul * ul))
     assert abs(g.item() - float(want)) <= 2e-16 * abs(float(want))
+
+
+def test_xlog1py_names_itself_when_shapes_do_not_broadcast():
+    # fftspecial54: the error came from an inner op: "xlog1py: bitwise_and: shapes ..."
+    with pytest.raises(ValueError, match=r"^xlog1py: shapes \(3,\) and \(2,\) do not broadcast"):
+        ember.special.xlog1py(ember.ones(3), ember.ones(2))
