@@ -189,3 +189,24 @@ def test_update_takes_a_new_scale_as_torch():
         scaler.update(16.0)
         scales.append((first, scaler.get_scale()))
     assert scales[0] == scales[1] == (8.0, 16.0)
+
+
+def test_pickling_mid_iteration_is_refused_as_torchs():
+    # (the per-optimizer stages, keyed by the optimizers of this process, would go with it)
+    import copy
+    import pickle
+
+    for lib in (torch, ember):
+        w = lib.ones(2, requires_grad=True)
+        optimizer = lib.optim.SGD([w], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu", init_scale=8.0)
+        scaler.scale(w.sum()).backward()
+        scaler.unscale_(optimizer)
+        with pytest.raises((AssertionError, RuntimeError), match="may only be pickled at the "
+                           "beginning of an iteration"):
+            pickle.dumps(scaler)
+        scaler.step(optimizer)
+        scaler.update()
+        restored = pickle.loads(pickle.dumps(scaler))
+        assert restored.state_dict() == scaler.state_dict()
+        assert copy.deepcopy(scaler).get_scale() == 8.0

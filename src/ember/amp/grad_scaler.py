@@ -99,6 +99,15 @@ class GradScaler:
         self._scale_tensor._data[...] = self._scale
         self._scale_tensor._vc.value += 1
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling (and ``copy.deepcopy``) between iterations only, as PyTorch's: the stages
+        noted per optimizer name this process's optimizers."""
+        if self._enabled and self._per_optimizer:
+            raise RuntimeError("A GradScaler instance may only be pickled at the beginning of "
+                               "an iteration, or at the end after scaler.update(). Hint: "
+                               "pickle it (or its state_dict()) after update()")
+        return self.__dict__.copy()
+
     def jit_state(self) -> dict[str, Any]:
         """The tensors a compiled step reads from the scaler (``ember.jit`` looks here): the
         scale."""
