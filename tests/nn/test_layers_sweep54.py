@@ -72,3 +72,26 @@ def test_instance_norm_running_stats_wrong_channels_is_a_clear_error():
         nn.InstanceNorm1d(3, track_running_stats=True)(ember.randn(2, 4, 5))
     with pytest.raises(ember.errors.ShapeError, match="running_var has shape"):
         nn.functional.instance_norm(ember.randn(2, 4, 5), ember.zeros(4), ember.ones(3))
+
+
+# -- recurrent layers' states that are not tensors ----------------------------------------
+@pytest.mark.parametrize("make, hx, label, hint", [
+    (lambda lib: (lib.nn.GRU(3, 4), lib.randn(5, 2, 3)), lambda lib: (lib.randn(1, 2, 4),),
+     "hx", True),
+    (lambda lib: (lib.nn.RNN(3, 4), lib.randn(5, 2, 3)), lambda lib: [lib.randn(1, 2, 4)],
+     "hx", True),
+    (lambda lib: (lib.nn.GRUCell(3, 4), lib.randn(2, 3)), lambda lib: (lib.randn(2, 4),),
+     "hx", True),
+    (lambda lib: (lib.nn.RNNCell(3, 4), lib.randn(2, 3)), lambda lib: 1.0, "hx", False),
+    (lambda lib: (lib.nn.LSTM(3, 4), lib.randn(5, 2, 3)), lambda lib: (lib.randn(1, 2, 4), "a"),
+     "cx", False),
+])
+def test_rnn_non_tensor_state_is_a_clear_error(make, hx, label, hint):
+    m, x = make(torch)
+    with pytest.raises(AttributeError):  # torch: "'tuple' object has no attribute 'dim'"
+        m(x, hx(torch))
+    m, x = make(ember)
+    with pytest.raises(TypeError, match=f"{type(m).__name__}: {label} must be a Tensor or "
+                                        "None, got") as err:
+        m(x, hx(ember))
+    assert ("only LSTM and LSTMCell take a tuple" in str(err.value)) == hint

@@ -81,6 +81,17 @@ def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bia
 _AUTOCAST_DTYPES = {ember.float32, ember.bfloat16, ember.float16}  # (what autocast casts)
 
 
+def _check_state_types(name: str, hx: Any, cx: Any) -> None:
+    """Initial states that are not tensors (a tuple given to GRU) as errors naming the layer,
+    not an AttributeError from deep inside."""
+    for label, s in (("hx", hx), ("cx", cx)):
+        if s is not None and not isinstance(s, Tensor):
+            hint = ". Hint: only LSTM and LSTMCell take a tuple (h, c)" \
+                if isinstance(s, (tuple, list)) else ""
+            raise ArgumentTypeError(f"{name}: {label} must be a Tensor or None, got "
+                                    f"{type_name(s)}{hint}")
+
+
 def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | None,
                   cx: Tensor | None) -> None:
     """A layer's or cell's input of another dtype than its weights, or states of another
@@ -190,6 +201,7 @@ class RNNBase(Module):
         """The whole stack on a padded batch or a :class:`PackedSequence`: returns the
         output (packed like the input), ``h_n`` and ``c_n`` (``None`` but for LSTM)."""
         name = type(self).__name__
+        _check_state_types(name, hx, cx)
         packed = isinstance(input, PackedSequence)
         if packed:
             data, sizes = input.data, [int(n) for n in input.batch_sizes.tolist()]
@@ -378,6 +390,7 @@ class RNNCellBase(Module):
 
     def _step(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple:
         name = type(self).__name__
+        _check_state_types(name, hx, cx)
         if input.ndim not in (1, 2):
             raise ArgumentError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         if input.shape[-1] != self.input_size:
