@@ -37,6 +37,17 @@ def test_loader_bad_context_name_and_timeout_without_workers():
     assert len(D.DataLoader(range(4), timeout=0)) == 4
 
 
+def test_loader_keeps_a_start_method_name_as_its_context():
+    # torch's DataLoader.multiprocessing_context is the context object, also when given a name
+    ours = D.DataLoader(range(4), num_workers=1, multiprocessing_context="fork")
+    theirs = tud.DataLoader(range(4), num_workers=1, multiprocessing_context="fork")
+    assert isinstance(ours.multiprocessing_context, multiprocessing.context.BaseContext)
+    assert ours.multiprocessing_context.get_start_method() == \
+        theirs.multiprocessing_context.get_start_method() == "fork"
+    assert D.DataLoader(range(4)).multiprocessing_context is None
+    assert [b.tolist() for b in ours] == [[0], [1], [2], [3]]
+
+
 @pytest.mark.parametrize("make", [
     lambda: D.RandomSampler(range(3), generator=5),
     lambda: D.SubsetRandomSampler([1, 2], generator=5),

@@ -157,7 +157,9 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        # (a start method's name becomes its context, as in PyTorch)
+        self.multiprocessing_context = None if multiprocessing_context is None else \
+            _context(multiprocessing_context)
         self.generator = generator
         self.persistent_workers = persistent_workers
         self.in_order = in_order
