@@ -6,9 +6,12 @@ affine map back to reals, one scale and zero point per tensor or per channel.
 :func:`ember.quant.kernels.quantize`), ``dequantize`` maps back,
 ``int_repr``, ``q_scale``, ``q_zero_point``, ``qscheme`` and the per-channel getters read them,
 as in PyTorch. ``clone``, ``detach`` and shape methods (``reshape``, ``view``, ``flatten``,
-``permute``, ``transpose``, ``squeeze``, ``expand``, ``expand_as``, ``contiguous``, indexing)
-act on the integers and keep the quantization (per channel only ``squeeze``, ``contiguous``
-and basic indexing, which takes the indexed channels' parameters). A
+``permute``, ``transpose``, ``t``, ``movedim``, ``flip``, ``repeat``, ``index_select``,
+``squeeze``, ``unsqueeze``, ``select``, ``narrow``, ``split``, ``chunk``, ``unbind``,
+``expand``, ``contiguous``, indexing) act on the integers and keep the quantization (per
+channel only ``squeeze``, ``contiguous`` and those basic indexing gives, which take the
+indexed channels' parameters); ``stride``, ``element_size``, ``is_contiguous``, ``cpu`` and
+``to`` (the CPU, the same dtype) answer as PyTorch's. A
 :class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
 ops and dtype rules never look at it, so the eager path pays nothing for it. Given one, they
 raise :class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.backend.device import Device, device
 from ember.dtypes import float32
 from ember.errors import (
     ArgumentError,
@@ -34,6 +38,7 @@ from ember.errors import (
 )
 from ember.layouts import dense_strides, suggested_format
 from ember.ops.creation import from_numpy, tensor
+from ember.ops.dims import normalize_dim
 from ember.ops.int_args import as_float, as_int
 from ember.quant import kernels
 from ember.quant.qtypes import (
@@ -247,6 +252,117 @@ class QuantizedTensor:
 
     def __len__(self) -> int:
         return len(self._int)
+
+    # more views (as PyTorch's: per channel only those an index gives, by the same rules)
+    def _along(self, dim: int, item: Any) -> QuantizedTensor:
+        """``self[:, ..., item]`` with ``item`` at dimension ``dim`` (taken as normalized)."""
+        return self[(slice(None),) * dim + (item,)]
+
+    def unsqueeze(self, dim: int) -> QuantizedTensor:
+        return self._along(normalize_dim(dim, self.ndim + 1, "unsqueeze"), None)
+
+    def select(self, dim: int, index: int) -> QuantizedTensor:
+        return self._along(normalize_dim(dim, self.ndim, "select"), index)
+
+    def narrow(self, dim: int, start: int, length: int) -> QuantizedTensor:
+        d = normalize_dim(dim, self.ndim, "narrow")
+        start = start + self.shape[d] if start < 0 else start
+        if not (0 <= start and length >= 0 and start + length <= self.shape[d]):
+            raise IndexOutOfRange(f"narrow: start {start} and length {length} pass the size "
+                                  f"{self.shape[d]} of dimension {d}")
+        return self._along(d, slice(start, start + length))
+
+    def unbind(self, dim: int = 0) -> tuple[QuantizedTensor, ...]:
+        d = normalize_dim(dim, self.ndim, "unbind")
+        return tuple(self._along(d, i) for i in range(self.shape[d]))
+
+    def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0
+              ) -> tuple[QuantizedTensor, ...]:
+        d = normalize_dim(dim, self.ndim, "split")
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, int):
+            size = split_size_or_sections
+            if size < 0 or size == 0 and n:
+                raise ArgumentError(f"split: split_size must be positive, got {size}")
+            sizes = [min(size, n - at) for at in range(0, n, size)] if n else [0]
+        elif sum(sizes := list(split_size_or_sections)) != n or min(sizes, default=0) < 0:
+            raise ShapeError(f"split: sections {sizes} must be non-negative and sum to the "
+                             f"size {n} of dimension {d}")
+        starts = np.cumsum([0, *sizes[:-1]])
+        return tuple(self.narrow(d, int(at), size) for at, size in zip(starts, sizes,
+                                                                          strict=True))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[QuantizedTensor, ...]:
+        n = self.shape[normalize_dim(dim, self.ndim, "chunk")]
+        if chunks <= 0:
+            raise ArgumentError(f"chunk: chunks must be positive, got {chunks}")
+        if not n:  # (as PyTorch: that many empty chunks)
+            return tuple(self.narrow(dim, 0, 0) for _ in range(chunks))
+        return self.split(-(-n // chunks), dim)
+
+    def view_as(self, other: Any) -> QuantizedTensor:
+        same = tuple(other.shape) == tuple(self.shape)
+        return self._like(self._int, self._axis) if same else self.view(other.shape)
+
+    def reshape_as(self, other: Any) -> QuantizedTensor:
+        same = tuple(other.shape) == tuple(self.shape)
+        return self._like(self._int, self._axis) if same else self.reshape(other.shape)
+
+    def t(self) -> QuantizedTensor:
+        return self._same_qparams(self._int.t(), "t")
+
+    @property
+    def T(self) -> QuantizedTensor:  # noqa: N802 - PyTorch's name
+        return self._same_qparams(self._int.T, "T")
+
+    @property
+    def mT(self) -> QuantizedTensor:  # noqa: N802 - PyTorch's name
+        return self._same_qparams(self._int.mT, "mT")
+
+    def movedim(self, source: Any, destination: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.movedim(source, destination), "movedim")
+
+    def swapaxes(self, axis0: int, axis1: int) -> QuantizedTensor:
+        return self._same_qparams(self._int.swapaxes(axis0, axis1), "swapaxes")
+
+    swapdims = swapaxes
+
+    def flip(self, *dims: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.flip(*dims), "flip")
+
+    def repeat(self, *sizes: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.repeat(*sizes), "repeat")
+
+    def index_select(self, dim: int, index: Tensor) -> QuantizedTensor:
+        return self._same_qparams(self._int.index_select(dim, index), "index_select")
+
+    # memory, as PyTorch's (the integers' own)
+    def stride(self, dim: int | None = None) -> Any:
+        return self._int.stride() if dim is None else self._int.stride(dim)
+
+    def element_size(self) -> int:
+        return self._int.element_size()
+
+    def is_contiguous(self, **kwargs: Any) -> bool:
+        return self._int.is_contiguous(**kwargs)
+
+    def nelement(self) -> int:
+        return self._int.numel()
+
+    def cpu(self) -> QuantizedTensor:
+        return self
+
+    def to(self, *args: Any, copy: bool = False, non_blocking: bool = False,
+           **kwargs: Any) -> QuantizedTensor:
+        """This tensor (a copy with ``copy=True``): a quantized tensor only stays on the CPU
+        with its dtype (PyTorch refuses to convert one; ``dequantize()`` gives floats)."""
+        for arg in (*args, *kwargs.values()):
+            if arg is not self.dtype and not (isinstance(arg, (str, Device)) and
+                                              device(arg) == self.device):
+                raise ArgumentError(f"to: a {self.dtype!r} quantized tensor cannot become "
+                                    f"{arg!r} (as PyTorch). Hint: dequantize() first for a "
+                                    "float tensor")
+        return self.clone() if copy else self
 
     def __repr__(self) -> str:
         """PyTorch's: the dequantized values, then the size, dtype, scheme and parameters,

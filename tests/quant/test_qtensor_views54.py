@@ -1,0 +1,111 @@
+"""Views and memory queries of quantized tensors, against PyTorch's (per tensor and, where
+PyTorch has them, per channel: the channels' parameters follow as indexing's do)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.quant.helpers import TORCH_NAMES
+
+X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32) * 3
+
+
+def both(per_channel: bool, qdtype: ember.dtype = ember.quint8) -> tuple:
+    if per_channel:
+        s, z = np.array([0.1, 0.2, 0.05]), np.array([1, 2, 3])
+        return (ember.quantize_per_channel(ember.tensor(X), ember.tensor(s), ember.tensor(z), 1,
+                                           qdtype),
+                torch.quantize_per_channel(torch.tensor(X), torch.tensor(s), torch.tensor(z), 1,
+                                           TORCH_NAMES[qdtype]))
+    return (ember.quantize_per_tensor(ember.tensor(X), 0.1, 3, qdtype),
+            torch.quantize_per_tensor(torch.tensor(X), 0.1, 3, TORCH_NAMES[qdtype]))
+
+
+def same_q(e: ember.quant.QuantizedTensor, t: torch.Tensor) -> None:
+    np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+    assert str(e.qscheme()).split(".")[-1] == str(t.qscheme()).split(".")[-1]
+    if e.qscheme() is ember.per_tensor_affine:
+        assert (e.q_scale(), e.q_zero_point()) == (t.q_scale(), t.q_zero_point())
+    else:
+        assert e.q_per_channel_axis() == t.q_per_channel_axis()
+        np.testing.assert_array_equal(e.q_per_channel_scales().numpy(),
+                                      t.q_per_channel_scales().numpy())
+
+
+VIEWS = ["unsqueeze(0)", "unsqueeze(-1)", "select(1, 0)", "select(0, 1)", "select(-1, 2)",
+         "narrow(1, 1, 2)", "narrow(2, 1, 2)", "narrow(1, -2, 1)", "chunk(2, 1)[1]",
+         "chunk(2, 2)[0]", "split(2, 1)[1]", "split([1, 2], 1)[1]", "unbind(0)[1]",
+         "unbind(1)[2]", "view_as(q)", "reshape_as(q)", "cpu()", "to('cpu')"]
+PER_TENSOR_ONLY = ["t_2d", "q.T", "q.mT", "movedim(0, 2)", "swapaxes(0, 1)", "flip(1)",
+                   "repeat(2, 1, 1)", "index_select(2, idx)", "view_as(q.reshape(6, 4))"]
+
+
+def apply(q, op: str, lib):
+    idx = lib.tensor([0, 3])  # noqa: F841 - used by eval
+    if op == "t_2d":
+        return q[0].t()
+    return eval(op if op.startswith("q.") else "q." + op)
+
+
+@pytest.mark.parametrize("op", VIEWS + PER_TENSOR_ONLY)
+@pytest.mark.parametrize("qdtype", [ember.quint8, ember.qint8])
+def test_views_per_tensor_as_torch(op: str, qdtype: ember.dtype) -> None:
+    e, t = both(False, qdtype)
+    same_q(apply(e, op, ember), apply(t, op, torch))
+
+
+@pytest.mark.parametrize("op", [v for v in VIEWS if v != "select(-1, 2)"])
+def test_views_per_channel_as_torch(op: str) -> None:
+    e, t = both(True)
+    same_q(apply(e, op, ember), apply(t, op, torch))
+
+
+def test_select_negative_dim_per_channel_keeps_the_axis() -> None:
+    """A dim after the channel axis: PyTorch 2.13's select moves the axis to 0, giving a
+    tensor its own repr refuses; the axis stays at 1, as indexing ``q[:, :, 2]`` has it."""
+    e, _ = both(True)
+    for picked in (e.select(-1, 2), e.select(2, 2)):
+        assert picked.q_per_channel_axis() == 1
+        np.testing.assert_array_equal(picked.int_repr().numpy(), e[:, :, 2].int_repr().numpy())
+
+
+@pytest.mark.parametrize("op", ["t_2d", "q.T", "movedim(0, 2)", "flip(1)", "repeat(2, 1, 1)"])
+def test_reordering_views_refused_per_channel_as_torch(op: str) -> None:
+    e, t = both(True)
+    with pytest.raises(RuntimeError):
+        apply(t, op, torch)
+    with pytest.raises(ember.errors.ArgumentError, match="per-channel"):
+        apply(e, op, ember)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("qdtype", [ember.quint8, ember.qint32])
+def test_memory_queries_as_torch(per_channel: bool, qdtype: ember.dtype) -> None:
+    if per_channel and qdtype is ember.qint32:
+        qdtype = ember.qint8
+    e, t = both(per_channel, qdtype)
+    assert e.stride() == t.stride() and e.stride(1) == t.stride(1)
+    assert e.element_size() == t.element_size()
+    assert e.is_contiguous() == t.is_contiguous()
+    assert e.nelement() == t.nelement()
+    assert e.cpu() is e and e.to("cpu") is e and e.to(qdtype) is e
+    assert e.to(copy=True) is not e
+
+
+def test_chunk_and_split_edges_as_torch() -> None:
+    e, t = both(False)
+    for op in ["chunk(5, 1)", "chunk(2, 0)", "split(5, 1)", "q[:, :0].chunk(2, 1)",
+               "q[:, :0].split(2, 1)"]:
+        es, ts = eval(op.replace("q", "e") if op.startswith("q") else "e." + op), \
+            eval(op.replace("q", "t") if op.startswith("q") else "t." + op)
+        assert [tuple(a.shape) for a in es] == [tuple(b.shape) for b in ts], op
+
+
+@pytest.mark.parametrize("bad", ["chunk(0)", "split(0)", "split([1, 2], 0)",
+                                 "narrow(0, 1, 5)", "select(3, 0)", "unsqueeze(4)",
+                                 "to(ember.float32)"])
+def test_bad_views_are_clear_errors(bad: str) -> None:
+    e, _ = both(False)
+    with pytest.raises(ember.errors.EmberError):
+        eval("e." + bad)
