@@ -166,6 +166,20 @@ def test_ex_variants_on_singular_batches(fn):
     assert_same(fn(ember, ember.from_numpy(BATCH)), fn(torch, torch.from_numpy(BATCH)), atol=1e-12)
 
 
+@pytest.mark.parametrize("pos", [(0, 0), (1, 1), (2, 2), (1, 0), (2, 1), (0, 2)])
+def test_cholesky_stops_at_a_nan_pivot_as_torch(pos):
+    """LAPACK's potrf counts a NaN pivot as not positive-definite (NumPy's cholesky did not)."""
+    a = np.eye(3)[None].repeat(2, 0) * 4 + 1
+    a[1][pos] = np.nan
+    for upper in (False, True):
+        assert_same(tuple(ember.linalg.cholesky_ex(ember.from_numpy(a), upper=upper)),
+                    tuple(torch.linalg.cholesky_ex(torch.from_numpy(a), upper=upper)), atol=1e-12)
+    if pos != (0, 2):
+        raises_like_torch(lambda lib: lib.linalg.cholesky(lib.from_numpy(a)),
+                          ember.linalg.LinAlgError,
+                          r"\(Batch element 1\): The factorization could not be completed")
+
+
 @pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", INF, -INF, 1, -1])
 def test_cond_of_singular_matrices(p):
     z = np.zeros((2, 3, 3))

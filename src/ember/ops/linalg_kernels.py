@@ -90,7 +90,10 @@ def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
     if none) and leaves that column's diagonal and the columns after it as they were."""
     info = xp.zeros(a.shape[:-2], np.int32)
     try:
-        return xp.linalg.cholesky(a), info
+        low = xp.linalg.cholesky(a)
+        # potrf stops at a NaN pivot too; NumPy's cholesky returns NaNs and no error
+        if not xp.isnan(xp.diagonal(low, axis1=-2, axis2=-1)).any():
+            return low, info
     except np.linalg.LinAlgError:
         pass
     n = a.shape[-1]
