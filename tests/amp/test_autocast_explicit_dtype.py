@@ -52,3 +52,28 @@ def test_without_dtype_the_float32_policy_still_applies():
     with ember.autocast("cpu"):
         x = ember.ones(3, dtype=ember.bfloat16)
         assert x.sum().dtype is x.softmax(0).dtype is x.cumsum(0).dtype is ember.float32
+
+
+@pytest.mark.parametrize("args, kwargs", [((), {"device_type": "cpu", "enabled": True}),
+                                          (("cpu",), {"enabled": True}),
+                                          (("cpu", True), {})])
+def test_set_autocast_enabled_takes_keywords_as_torchs(args, kwargs):
+    states = []
+    for lib in (torch, ember):
+        try:
+            lib.set_autocast_enabled(*args, **kwargs)
+            y = lib.ones(2, 2) @ lib.ones(2, 2)
+            states.append((lib.is_autocast_enabled("cpu"), str(y.dtype).split(".")[1]))
+        finally:
+            lib.set_autocast_enabled("cpu", False)
+        states.append(lib.is_autocast_enabled("cpu"))
+    assert states[:2] == states[2:] == [(True, "bfloat16"), False]
+
+
+def test_set_autocast_enabled_in_cudas_older_form_and_with_device_type_alone():
+    ember.set_autocast_enabled(enabled=True)  # (the older form: CUDA's flag)
+    assert ember.is_autocast_enabled() and not ember.is_autocast_enabled("cpu")
+    ember.set_autocast_enabled(False)
+    assert not ember.is_autocast_enabled()
+    with pytest.raises(TypeError, match="enabled"):
+        ember.set_autocast_enabled(device_type="cpu")

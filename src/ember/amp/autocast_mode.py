@@ -105,10 +105,14 @@ def get_autocast_dtype(device_type: str = "cpu") -> DType:
     return STATE.cuda_dtype if device_type == "cuda" else STATE.dtype
 
 
-def set_autocast_enabled(*args: Any) -> None:
+_UNSET: Any = object()
+
+
+def set_autocast_enabled(device_type: Any = _UNSET, enabled: Any = _UNSET) -> None:
     """Turns autocast on or off from now on, as ``torch.set_autocast_enabled(device_type,
-    enabled)``; ``autocast`` is the scoped way. The older form ``(enabled)`` is CUDA's, as in
-    PyTorch, and CUDA's flag is only a flag (no op here runs on CUDA).
+    enabled)`` (positional or keywords); ``autocast`` is the scoped way. The older form
+    ``(enabled)`` is CUDA's, as in PyTorch, and CUDA's flag is only a flag (no op here runs on
+    CUDA).
 
     Example:
         >>> ember.set_autocast_enabled("cpu", True)
@@ -116,11 +120,16 @@ def set_autocast_enabled(*args: Any) -> None:
         ember.bfloat16
         >>> ember.set_autocast_enabled("cpu", False)
     """
-    if len(args) not in (1, 2):
-        raise TypeError("set_autocast_enabled: expected (device_type, enabled) or (enabled,)")
-    device_type = args[0] if len(args) == 2 else "cuda"
+    if enabled is _UNSET:
+        if device_type is _UNSET or isinstance(device_type, str):
+            raise TypeError("set_autocast_enabled: expected (device_type, enabled) or "
+                            "(enabled,); enabled is missing. Hint: "
+                            "set_autocast_enabled('cpu', True)")
+        device_type, enabled = "cuda", device_type  # the older form, (enabled)
+    elif device_type is _UNSET:
+        device_type = "cuda"
     _check_device("set_autocast_enabled", device_type)
-    enabled = _flag("set_autocast_enabled", "enabled", args[-1])
+    enabled = _flag("set_autocast_enabled", "enabled", enabled)
     if device_type == "cuda":
         STATE.cuda_enabled = enabled
         return
