@@ -109,3 +109,11 @@ def test_bad_views_are_clear_errors(bad: str) -> None:
     e, _ = both(False)
     with pytest.raises(ember.errors.EmberError):
         eval("e." + bad)
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (2, 0, 3), (0,), (), (3,)])
+def test_repr_as_torch_empty_ones_say_their_size_once(shape: tuple) -> None:
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    e = ember.quantize_per_tensor(ember.tensor(x), 0.5, 2, ember.quint8)
+    t = torch.quantize_per_tensor(torch.tensor(x), 0.5, 2, torch.quint8)
+    assert repr(e).replace("ember", "torch") == repr(t)

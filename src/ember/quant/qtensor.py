@@ -373,7 +373,8 @@ class QuantizedTensor:
         else:
             qparams = [f"scale={self.q_per_channel_scales()!r}",
                        f"zero_point={self.q_per_channel_zero_points()!r}", f"axis={self._axis}"]
-        return add_suffixes(values, [f"size={tuple(self.shape)}", f"dtype={self.dtype!r}",
+        size = [] if "size=" in values else [f"size={tuple(self.shape)}"]  # (empty: has it)
+        return add_suffixes(values, [*size, f"dtype={self.dtype!r}",
                                      f"quantization_scheme={self.qscheme()!r}", *qparams],
                             len("tensor("))
 
