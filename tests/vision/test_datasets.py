@@ -194,3 +194,36 @@ def test_write_idx_takes_big_endian_arrays(tmp_path):
     write_idx(tmp_path / "a.idx", a)
     back = read_idx(tmp_path / "a.idx")
     assert back.dtype == np.int32 and back.tolist() == a.tolist()
+
+
+def test_vision_dataset_takes_torchvisions_joint_transforms():
+    # torchvision's VisionDataset(root, transforms=None, transform=None, target_transform=None):
+    # a subclass passes a joint transforms(sample, target), as detection datasets do
+    from ember.vision.datasets.vision import StandardTransform, VisionDataset
+
+    class Pairs(VisionDataset):
+        def __init__(self, *args, **kwargs):
+            super().__init__(None, *args, **kwargs)
+
+        def __getitem__(self, i):
+            return self.transformed(np.full((2, 2), i), i)
+
+        def __len__(self):
+            return 3
+
+    joint = Pairs(transforms=lambda img, t: (img + t, t * 10))
+    img, target = joint[2]
+    assert img[0, 0] == 4 and target == 20
+    assert joint.transform is None and joint.target_transform is None
+    assert Pairs(lambda img, t: (img, -t))[1][1] == -1  # the second positional is transforms
+    split = Pairs(transform=lambda x: x * 2, target_transform=str)
+    assert isinstance(split.transforms, StandardTransform)
+    assert split.transforms(np.ones(1), 1)[1] == "1" and split[1][1] == "1"
+    assert "Target transform" in repr(split)
+    assert Pairs().transforms is None and Pairs()[1][1] == 1
+    with pytest.raises(ValueError, match="Only transforms or transform/target_transform"):
+        Pairs(transforms=lambda a, b: (a, b), transform=str)
+    # a transform set after construction still applies, as in torchvision's MNIST
+    ds = datasets.FashionMNIST(None, train=False)
+    ds.transform = lambda x: x.shape
+    assert ds[0][0] == (28, 28)

@@ -87,7 +87,7 @@ class CIFAR10(VisionDataset):
     def __init__(self, root: str | os.PathLike, train: bool = True,
                  transform: Callable | None = None, target_transform: Callable | None = None,
                  download: bool = False) -> None:
-        super().__init__(root, transform, target_transform)
+        super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
         folder = self.root / self.base_folder
         names = self.train_files if train else self.test_files

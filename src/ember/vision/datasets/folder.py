@@ -131,7 +131,7 @@ class DatasetFolder(VisionDataset):
                  transform: Callable | None = None, target_transform: Callable | None = None,
                  is_valid_file: Callable[[str], bool] | None = None,
                  allow_empty: bool = False) -> None:
-        super().__init__(root, transform, target_transform)
+        super().__init__(root, transform=transform, target_transform=target_transform)
         self.loader, self.extensions = loader, extensions
         self.classes, self.class_to_idx = self.find_classes(self.root)
         self.samples = self.make_dataset(self.root, self.class_to_idx, extensions,

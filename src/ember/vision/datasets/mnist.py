@@ -53,7 +53,7 @@ class MNIST(VisionDataset):
     def __init__(self, root: str | os.PathLike | None, train: bool = True,
                  transform: Callable | None = None, target_transform: Callable | None = None,
                  download: bool = False) -> None:
-        super().__init__(root, transform, target_transform)
+        super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
         split = "train" if train else "t10k"
         images, labels = f"{split}-images-idx3-ubyte", f"{split}-labels-idx1-ubyte"

@@ -10,13 +10,48 @@ from pathlib import Path
 from typing import Any
 
 from ember.data import Dataset
+from ember.errors import ArgumentError
 
-__all__ = ["VisionDataset"]
+__all__ = ["StandardTransform", "VisionDataset"]
+
+
+class StandardTransform:
+    """A joint ``transforms(sample, target)`` made of a ``transform`` of the sample and a
+    ``target_transform`` of the target (either may be None), as torchvision's.
+
+    Example:
+        >>> StandardTransform(str, lambda t: t + 1)(5, 1)
+        ('5', 2)
+    """
+
+    def __init__(self, transform: Callable | None = None,
+                 target_transform: Callable | None = None) -> None:
+        self.transform, self.target_transform = transform, target_transform
+
+    def __call__(self, sample: Any, target: Any) -> tuple[Any, Any]:
+        if self.transform is not None:
+            sample = self.transform(sample)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return sample, target
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__]
+        for head, t in (("Transform: ", self.transform),
+                        ("Target transform: ", self.target_transform)):
+            if t is not None:
+                first, *rest = repr(t).splitlines()
+                lines += [head + first] + [" " * len(head) + line for line in rest]
+        return "\n".join(lines)
 
 
 class VisionDataset(Dataset):
     """Items ``(sample, target)`` read under ``root``; subclasses give ``__getitem__`` (which
     ends with :meth:`transformed`), ``__len__`` and, for the ``repr``, :meth:`extra_repr`.
+
+    As torchvision's, it takes either a joint ``transforms(sample, target)`` (detection
+    datasets use one) or a ``transform`` of the sample and a ``target_transform`` of the
+    target, which ``transforms`` then combines (a :class:`StandardTransform`).
 
     Example:
         >>> class Noise(VisionDataset):
@@ -26,18 +61,25 @@ class VisionDataset(Dataset):
         '0'
     """
 
-    def __init__(self, root: str | os.PathLike | None, transform: Callable | None = None,
+    def __init__(self, root: str | os.PathLike | None, transforms: Callable | None = None,
+                 transform: Callable | None = None,
                  target_transform: Callable | None = None) -> None:
         self.root = None if root is None else Path(os.path.expanduser(root))
+        separate = transform is not None or target_transform is not None
+        if transforms is not None and separate:
+            raise ArgumentError(f"{type(self).__name__}: Only transforms or transform/"
+                                f"target_transform can be passed as argument")
         self.transform, self.target_transform = transform, target_transform
+        self.transforms = StandardTransform(transform, target_transform) if separate \
+            else transforms
 
     def transformed(self, sample: Any, target: Any) -> tuple[Any, Any]:
-        """``(transform(sample), target_transform(target))``, each where given."""
-        if self.transform is not None:
-            sample = self.transform(sample)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return sample, target
+        """The joint ``transforms(sample, target)`` if one was given, else
+        ``(transform(sample), target_transform(target))``, each where set (also when set after
+        construction, as torchvision's datasets read them)."""
+        if self.transforms is not None and not isinstance(self.transforms, StandardTransform):
+            return self.transforms(sample, target)
+        return StandardTransform(self.transform, self.target_transform)(sample, target)
 
     def extra_repr(self) -> str:
         """Lines the ``repr`` adds after the root (none here)."""
@@ -47,6 +89,10 @@ class VisionDataset(Dataset):
         lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}",
                  f"    Root location: {self.root}"]
         lines += [f"    {line}" for line in self.extra_repr().splitlines()]
-        if self.transform is not None:
-            lines.append(f"    Transform: {self.transform!r}")
+        joint = self.transforms if self.transforms is not None and \
+            not isinstance(self.transforms, StandardTransform) else None
+        for head, t in (("Transforms", joint), ("Transform", self.transform),
+                        ("Target transform", self.target_transform)):
+            if t is not None:
+                lines.append(f"    {head}: {t!r}")
         return "\n".join(lines)
