@@ -96,3 +96,24 @@ def test_finfo_of_ml_dtypes_types_as_torch():
     for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         ours, theirs = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
         assert (ours.eps, ours.max, ours.tiny) == (theirs.eps, theirs.max, theirs.tiny), name
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                  "uint32", "uint64"])
+def test_iinfo_repr_matches_torch(name):
+    # (torch prints the limits with %g: iinfo(min=-2.14748e+09, max=2.14748e+09, dtype=int32))
+    assert repr(ember.iinfo(getattr(ember, name))) == repr(torch.iinfo(getattr(torch, name)))
+    assert str(ember.iinfo(getattr(ember, name))) == str(torch.iinfo(getattr(torch, name)))
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_a_float8_tensor_meets_a_complex_number_with_torch_s_error(name):
+    # (result_type gave the float8 dtype itself, and float8 + 1j a bare "expected number,
+    # got complex" from inside NumPy)
+    t = torch.ones(2, dtype=getattr(torch, name))
+    e = ember.ones(2, dtype=getattr(ember, name))
+    for fn in (lambda m, x: m.result_type(x, 1j), lambda m, x: x + 1j):
+        with pytest.raises(RuntimeError, match="Complex"):
+            fn(torch, t)
+        with pytest.raises(ember.errors.DTypeError, match=f"{name} has no complex"):
+            fn(ember, e)

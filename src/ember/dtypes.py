@@ -61,6 +61,9 @@ class DType:
         """
         if self.category < FLOAT:
             raise DTypeError(f"to_complex: {self.name} is not a floating or complex dtype")
+        if self.category == FLOAT and self not in _COMPLEX_OF:  # (the float8s, as PyTorch)
+            raise DTypeError(f"to_complex: {self.name} has no complex dtype, as in PyTorch. "
+                             "Hint: convert to float32 first")
         return _COMPLEX_OF.get(self, self)
 
     def __repr__(self) -> str:

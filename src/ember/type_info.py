@@ -75,7 +75,7 @@ class iinfo(_Limits):  # noqa: N801 - PyTorch's name
         self.dtype = dt.name
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"  # (PyTorch's)
 
 
 def can_cast(from_: DType, to: DType) -> bool:
