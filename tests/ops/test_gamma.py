@@ -178,3 +178,19 @@ def test_xlog1py_numbers_and_zero_input():
         eb, tb = (ember.tensor(b), torch.tensor(b)) if isinstance(b, list) else (b, b)
         np.testing.assert_allclose(ember.special.xlog1py(ea, eb).numpy(),
                                    torch.special.xlog1py(ta, tb).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0, True, "2"])
+def test_mvlgamma_p_that_is_not_an_int_is_a_type_error_as_torch(p):
+    # fftspecial54: p=1.5 said "p has to be greater than or equal to 1, got 1.5" (a ValueError)
+    with pytest.raises(TypeError, match="argument 'p'.* must be int"):
+        torch.mvlgamma(torch.tensor([3.0]), p)
+    with pytest.raises(TypeError, match=r"^mvlgamma: p must be an int, got "):
+        ember.mvlgamma(ember.tensor([3.0]), p)
+
+
+def test_mvlgamma_takes_a_numpy_integer_p_as_torch():
+    x = [2.5, 3.0]
+    want = torch.mvlgamma(torch.tensor(x, dtype=torch.float64), np.int64(2))
+    got = ember.mvlgamma(ember.tensor(x, dtype=ember.float64), np.int64(2))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13)

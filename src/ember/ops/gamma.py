@@ -18,6 +18,7 @@ from ember.ops.compare import lt
 from ember.ops.float_host import float_operand, in_float64
 from ember.ops.gamma_kernel import lgamma_array, polygamma_array
 from ember.ops.inplace import bind_inplace
+from ember.ops.int_args import as_int
 from ember.ops.primitive import apply, primitive
 from ember.ops.select import where
 from ember.ops.unary import Unary
@@ -148,7 +149,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         >>> ember.mvlgamma(ember.tensor([2.5, 3.0]), p=2)
         tensor([0.8570, 1.5502])
     """
-    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+    p = as_int(p, "mvlgamma", "p")
+    if p < 1:
         raise ArgumentError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
     if input.dtype.name == "bool":
         raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor, as in PyTorch")
