@@ -183,6 +183,23 @@ def test_named_results_and_old_api():
     assert ember.linalg.eigh(es + es.mT).eigenvalues.shape == (3,)
 
 
+def test_svd_driver_keyword_as_torch():
+    """``driver=None`` is the CPU's only choice (torch's cuSOLVER drivers need CUDA)."""
+    x = _np(0, 3, 2)
+    assert_same(ember.linalg.svdvals(ember.from_numpy(x), driver=None),
+                torch.linalg.svdvals(torch.from_numpy(x), driver=None), atol=1e-12)
+    assert_same(ember.linalg.svd(ember.from_numpy(x), False, driver=None).S,
+                torch.linalg.svd(torch.from_numpy(x), False, driver=None).S, atol=1e-12)
+    for fn in ("svd", "svdvals"):
+        raises_like_torch(lambda lib, fn=fn: getattr(lib.linalg, fn)(lib.ones(2, 2),
+                                                                    driver="gesvdj"),
+                          ember.errors.ArgumentError, rf"linalg.{fn}: driver= is only supported "
+                                                      "on CUDA inputs")
+    with pytest.raises(ember.errors.ArgumentError, match="driver must be None, 'gesvd', "
+                                                         "'gesvdj' or 'gesvda', got 'x'"):
+        ember.linalg.svd(ember.ones(2, 2), driver="x")
+
+
 def test_float32_batched_values():
     x = _np(2, 2, 3, 3).astype(np.float32)
     e, t = ember.from_numpy(x), torch.from_numpy(x)

@@ -478,16 +478,33 @@ def _svd_jvp(U: Tensor, S: Tensor, Vh: Tensor, da: Tensor) -> tuple:  # noqa: N8
     return du, ds, mH(dv)
 
 
-def linalg_svd(A: Tensor, full_matrices: bool = True) -> return_types.linalg_svd:  # noqa: N803
+_SVD_DRIVERS = (None, "gesvd", "gesvdj", "gesvda")
+
+
+def _check_svd_driver(op: str, A: Tensor, driver: str | None) -> None:  # noqa: N803
+    """PyTorch's ``driver=`` picks a cuSOLVER algorithm; CuPy's SVD is one of them, so on CUDA
+    any of the names gives the same decomposition, and off CUDA only ``None`` is accepted."""
+    if driver not in _SVD_DRIVERS:
+        raise ArgumentError(f"{op}: driver must be None, 'gesvd', 'gesvdj' or 'gesvda', got "
+                            f"{driver!r}")
+    if driver is not None and A.device.type != "cuda":
+        raise ArgumentError(f"{op}: driver= is only supported on CUDA inputs (a cuSOLVER "
+                            f"algorithm), got a {A.device.type} tensor. Hint: leave driver=None")
+
+
+def linalg_svd(A: Tensor, full_matrices: bool = True, *,  # noqa: N803
+               driver: str | None = None) -> return_types.linalg_svd:
     """The singular value decomposition ``A = U diag(S) Vh``, ``S`` descending; with
     ``full_matrices=False`` ``U`` is ``m × k`` and ``Vh`` is ``k × n`` (``k = min(m, n)``).
-    Gradients through ``U`` and ``Vh`` are inf/NaN where singular values repeat.
+    Gradients through ``U`` and ``Vh`` are inf/NaN where singular values repeat. ``driver``
+    (PyTorch's cuSOLVER choice) is accepted on CUDA tensors only.
 
     Example:
         >>> ember.linalg.svd(ember.tensor([[3.0, 0.0], [0.0, -4.0]])).S
         tensor([4., 3.])
     """
     check_matrix("linalg.svd", A, square=False, complex_ok=True)
+    _check_svd_driver("linalg.svd", A, driver)
     return return_types.linalg_svd(*apply(SVD, A, full_matrices=bool(full_matrices)))
 
 
@@ -511,12 +528,14 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> return_typ
     return return_types.svd(U, S, mH(Vh))
 
 
-def svdvals(A: Tensor) -> Tensor:  # noqa: N803
-    """The singular values of a matrix (or of each in a batch), descending.
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803
+    """The singular values of a matrix (or of each in a batch), descending (``driver`` as in
+    :func:`linalg_svd`).
 
     Example:
         >>> ember.linalg.svdvals(ember.tensor([[3.0, 0.0], [0.0, -4.0]]))
         tensor([4., 3.])
     """
     check_matrix("linalg.svdvals", A, square=False, complex_ok=True)
+    _check_svd_driver("linalg.svdvals", A, driver)
     return apply(SVD, A, full_matrices=False)[1]
