@@ -95,3 +95,26 @@ def test_rnn_non_tensor_state_is_a_clear_error(make, hx, label, hint):
                                         "None, got") as err:
         m(x, hx(ember))
     assert ("only LSTM and LSTMCell take a tuple" in str(err.value)) == hint
+
+
+# -- normalization argument messages ------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda lib: lib.nn.functional.layer_norm(lib.randn(2, 3), []),
+                                  lambda lib: lib.nn.functional.rms_norm(lib.randn(2, 3), []),
+                                  lambda lib: lib.nn.LayerNorm([])(lib.randn(2, 3))])
+def test_empty_normalized_shape_message_like_torch(make):
+    with pytest.raises(RuntimeError) as t_err:
+        make(torch)
+    with pytest.raises(ember.errors.ShapeError) as e_err:
+        make(ember)
+    assert "Expected normalized_shape to be at least 1-dimensional" in str(t_err.value)
+    assert "expected normalized_shape to be at least 1-dimensional" in str(e_err.value)
+
+
+def test_group_norm_groups_message_like_torch():
+    with pytest.raises(ValueError) as t_err:
+        torch.nn.GroupNorm(3, 4)
+    with pytest.raises(ArgumentError) as e_err:
+        nn.GroupNorm(3, 4)
+    assert str(e_err.value) == str(t_err.value)  # num_channels (4) must be divisible by ...
+    with pytest.raises(ArgumentError, match="num_groups must be positive, got 0"):
+        nn.GroupNorm(0, 4)  # torch: ZeroDivisionError

@@ -263,8 +263,11 @@ class GroupNorm(Module):
                  affine: bool = True, device: Any = None, dtype: Any = None, *,
                  bias: bool = True) -> None:
         super().__init__()
+        if num_groups <= 0:
+            raise ArgumentError(f"GroupNorm: num_groups must be positive, got {num_groups}")
         if num_channels % num_groups:
-            raise ArgumentError("num_channels must be divisible by num_groups")
+            raise ArgumentError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                                f"({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                       eps, affine)
         _affine_parameters(self, num_channels, affine, bias, {"dtype": dtype, "device": device})

@@ -256,7 +256,10 @@ def checked_normalized_shape(op: str, input: Tensor,
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         as_ints(normalized_shape, op, "normalized_shape")
     k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+    if k == 0:
+        raise ShapeError(f"{op}: expected normalized_shape to be at least 1-dimensional (the "
+                         "trailing dims to normalise over), but got normalized_shape = ()")
+    if tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} does not end with "
                          f"normalized_shape {shape}")
     return shape
