@@ -243,3 +243,9 @@ def test_xlog1py_names_itself_when_shapes_do_not_broadcast():
     # fftspecial54: the error came from an inner op: "xlog1py: bitwise_and: shapes ..."
     with pytest.raises(ValueError, match=r"^xlog1py: shapes \(3,\) and \(2,\) do not broadcast"):
         ember.special.xlog1py(ember.ones(3), ember.ones(2))
+
+
+def test_entr_names_itself_once_for_a_complex_input():
+    # fftspecial54: "entr: special_entr: complex64 tensors are not supported" (the primitive's name)
+    with pytest.raises(TypeError, match=r"^entr: complex64 tensors are not supported"):
+        ember.special.entr(ember.tensor([1j]))

@@ -268,7 +268,7 @@ def entr(input: Tensor) -> Tensor:
         >>> ember.special.entr(ember.tensor([0.0, 0.5, -1.0]))
         tensor([0.0000, 0.3466,   -inf])
     """
-    return _real_unary(Entr, input)
+    return _real_unary(Entr, input, "entr")
 
 
 @primitive
@@ -419,8 +419,8 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
     return apply(LogAddExp2, *_floating_pair("logaddexp2", input, other))
 
 
-def _real_unary(prim: Primitive, input: Tensor) -> Tensor:
-    refuse_complex(prim.name, input)  # (the kernel is real-only)
+def _real_unary(prim: Primitive, input: Tensor, op: str | None = None) -> Tensor:
+    refuse_complex(op or prim.name, input)  # (the kernel is real-only)
     return apply(prim, to_float(input))
 
 
