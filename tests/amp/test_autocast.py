@@ -235,3 +235,16 @@ def test_a_compiled_function_called_under_autocast_compiles_per_state_like_torch
     with ember.autocast("cpu"):
         model(x).float().sum().backward()
     np.testing.assert_allclose(grad, model[0].weight.grad.numpy(), rtol=1e-6)
+
+
+def test_one_autocast_object_entered_twice_restores_the_state_before_it():
+    # (PyTorch's keeps one saved state per object: a nested re-entry leaves autocast on)
+    region = ember.autocast("cpu", dtype=ember.float16)
+    with region:
+        with region:
+            assert ember.is_autocast_enabled("cpu")
+        assert ember.is_autocast_enabled("cpu")
+        assert ember.get_autocast_dtype("cpu") is ember.float16
+    assert not ember.is_autocast_enabled("cpu")
+    assert ember.get_autocast_dtype("cpu") is ember.bfloat16
+    assert (ember.ones(2, 2) @ ember.ones(2, 2)).dtype is ember.float32

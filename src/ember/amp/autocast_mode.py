@@ -290,6 +290,7 @@ class autocast:
         # no CUDA device: as PyTorch's without one, a CUDA autocast warns, is disabled and
         # leaves the CPU's autocast state alone (its ops never follow a CUDA autocast)
         self._inert = device_type == "cuda"
+        self._saved: list[tuple] = []
         if self._inert:
             if enabled:
                 warnings.warn("autocast: device_type 'cuda' was given, but CUDA is not "
@@ -314,22 +315,25 @@ class autocast:
     def __enter__(self) -> autocast:
         if self._inert:
             return self
-        self._saved = (STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting)
         # one handler in the stack; inside enabled=False it stays there and passes ops through
-        self._pushed = self.enabled and _handler not in DISPATCH.stack
+        pushed = self.enabled and _handler not in DISPATCH.stack
+        # a stack of saved states: the same object entered again inside itself restores each
+        self._saved.append((STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting,
+                            pushed))
         STATE.enabled, STATE.dtype = self.enabled, self.fast_dtype
         STATE.cache_enabled = self.cache_enabled
         DISPATCH.casting = self.enabled
-        if self._pushed:
+        if pushed:
             push_handler(_handler, ambient=True)  # (active inside ember.cond's branches too)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._inert:
             return
-        if self._pushed:
+        *saved, pushed = self._saved.pop()
+        if pushed:
             pop_handler(_handler)
-        STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = self._saved
+        STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = saved
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
