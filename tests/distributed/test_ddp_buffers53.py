@@ -68,3 +68,36 @@ def test_buffer_sync_at_init_and_forward_as_torch():
     ]
     # set after construction: broadcast_buffers=True turns the forward broadcast back on
     assert [got[k][-1] for k in (0, 1)] == [[False, True, False, [1.0] * 2]] * 2
+
+
+NO_SYNC_CODE = """
+import ember
+import ember.distributed as dist
+from ember.distributed import DistributedDataParallel as DDP
+from tests.distributed.harness import report
+
+dist.init_process_group("mpi")
+rank = dist.get_rank()
+bn = ember.nn.BatchNorm1d(2)
+d = DDP(bn)
+d.eval()
+seen, flags = [], []
+for scale, how in [(10, "no_sync"), (100, ""), (1000, ""), (10**4, "no_grad"), (10**5, ""),
+                   (10**6, "no_sync"), (10**7, "no_sync")]:
+    bn.running_mean.fill_(float(scale * (rank + 1)))
+    with d.no_sync() if how == "no_sync" else ember.no_grad() if how else ember.enable_grad():
+        d(ember.ones(3, 2))
+    seen.append(bn.running_mean.tolist()[0])
+    flags.append(d.require_forward_param_sync)
+report([seen, flags])
+"""
+
+
+def test_buffers_sync_before_forward_only_after_a_synced_forward_as_torch():
+    # torch 2.13 (gloo, /work/fuzz/mend54/ddp_nosync_buffers.py): the broadcast before a
+    # forward follows require_forward_param_sync, which the previous forward set: False after
+    # one in no_sync() or under no_grad, so the next forward keeps each rank's buffers
+    got = reports(run_ranks(NO_SYNC_CODE, 2, timeout=90))
+    flags = [False, True, True, False, True, False, False]
+    assert got[0] == [[[10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7], flags]]
+    assert got[1] == [[[10.0, 200.0, 1000.0, 1e4, 2e5, 1e6, 2e7], flags]]

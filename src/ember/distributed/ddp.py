@@ -121,7 +121,9 @@ class DistributedDataParallel(nn.Module):
         static_graph: the graph is the same every step; parameters it skips are handled as
             with ``find_unused_parameters``, as PyTorch handles them.
         forward_sync_buffers: broadcast rank 0's buffers (BatchNorm statistics) before each
-            forward (default True); ``init_sync`` broadcasts them at construction either way.
+            forward (default True) that follows one with grad enabled outside ``no_sync()``
+            (as PyTorch's ``require_forward_param_sync``); ``init_sync`` broadcasts them at
+            construction either way.
 
     PyTorch's ``output_device``, ``dim`` (CPU modules run whole on each rank),
     ``check_reduction`` (deprecated) and ``gradient_as_bucket_view`` (a memory layout: the
@@ -137,7 +139,7 @@ class DistributedDataParallel(nn.Module):
 
     _untracked_attributes = frozenset({  # (per-step bookkeeping)
         "_armed", "_pending", "_launched", "_check_queued", "_sync_now", "_used", "_unused",
-        "_failure"})
+        "_failure", "require_forward_param_sync"})
     # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
     jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
                    "the other ranks: Python that a compiled graph would run once, when tracing. "
@@ -170,6 +172,7 @@ class DistributedDataParallel(nn.Module):
         self.find_unused_parameters = find_unused_parameters or static_graph
         self.gradient_as_bucket_view, self.static_graph = gradient_as_bucket_view, static_graph
         self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
         params = [p for p in module.parameters() if p.requires_grad]
         cap_mb = 25 if bucket_cap_mb is None else bucket_cap_mb  # (PyTorch's default)
         buckets = [
@@ -215,13 +218,15 @@ class DistributedDataParallel(nn.Module):
             self._check_queued = False
             if self._armed:
                 self._fail_unfinished()
-        if self.forward_sync_buffers:
+        if self.forward_sync_buffers and self.require_forward_param_sync:
             buffers = list(self.module.buffers())
             if buffers:
                 broadcast_from_first(self._group, buffers)
         out = self.module(*args, **kwargs)
         self._sync_now = self.require_backward_grad_sync
-        if self._sync_now and is_grad_enabled():  # (evaluation under no_grad has no backward)
+        # (PyTorch's: the next forward broadcasts buffers only after one whose backward syncs)
+        self.require_forward_param_sync = self._sync_now and is_grad_enabled()
+        if self.require_forward_param_sync:  # (evaluation under no_grad has no backward)
             if not self._armed:  # (else no backward since the last forward: one may follow both)
                 self._arm()
             if self.find_unused_parameters:
