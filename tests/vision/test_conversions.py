@@ -129,3 +129,19 @@ def test_convert_image_dtype_refusals_and_dimensions():
     np.testing.assert_allclose(TF.normalize(TF.to_tensor(np.full((2, 2, 3), 51, np.uint8)),
                                             [0.1, 0.2, 0.3], [0.5, 0.5, 0.5]).numpy()[:, 0, 0],
                                [0.2, 0.0, -0.2], atol=1e-6)
+
+
+def test_to_pil_image_scales_float_tensors_not_float_arrays():
+    # torchvision scales floats by 255 only for tensors: a float32 (H, W) array, such as a depth
+    # map, becomes an "F" image with its values (it was scaled and wrapped through uint8), and
+    # float arrays of other kinds are refused as torchvision does
+    depth = np.array([[0.25, 2.5], [300.0, -1.0]], np.float32)
+    pic = TF.to_pil_image(depth)
+    assert pic.mode == "F"
+    np.testing.assert_array_equal(np.asarray(pic), depth)
+    assert TF.to_pil_image(depth[:, :, None]).mode == "F"
+    assert TF.to_tensor(T.ToPILImage()(depth)).numpy().tolist() == [depth.tolist()]
+    for bad in (depth.astype(np.float64), np.zeros((2, 2, 3), np.float32)):
+        with pytest.raises(TypeError, match="is not supported"):
+            TF.to_pil_image(bad)
+    assert TF.to_pil_image(ember.tensor(depth)[None]).mode == "L"  # a tensor is scaled
