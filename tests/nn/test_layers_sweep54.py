@@ -118,3 +118,29 @@ def test_group_norm_groups_message_like_torch():
     assert str(e_err.value) == str(t_err.value)  # num_channels (4) must be divisible by ...
     with pytest.raises(ArgumentError, match="num_groups must be positive, got 0"):
         nn.GroupNorm(0, 4)  # torch: ZeroDivisionError
+
+
+# -- convolutions' size arguments of the wrong length -------------------------------------
+@pytest.mark.parametrize("make, name", [
+    (lambda lib: lib.nn.Conv2d(3, 4, (3, 3, 3)), "kernel_size"),
+    (lambda lib: lib.nn.Conv2d(3, 4, (3,), padding="same"), "kernel_size"),
+    (lambda lib: lib.nn.Conv2d(3, 4, 3, padding=(1, 2, 3), padding_mode="reflect"), "padding"),
+    (lambda lib: lib.nn.Conv1d(3, 4, 3, dilation=(1, 1)), "dilation"),
+    (lambda lib: lib.nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=(1, 0, 0)),
+     "output_padding"),
+])
+def test_conv_size_argument_of_wrong_length_is_refused(make, name):
+    with pytest.raises((RuntimeError, AttributeError)):  # torch: at forward, often unclear
+        make(torch)(torch.randn(1, 3, *(6,) * int(type(make(torch)).__name__[-2])))
+    with pytest.raises(ArgumentError, match=f"{name} must be an int or a tuple of"):
+        make(ember)
+
+
+def test_conv_one_element_sizes_still_broadcast_like_torch():
+    x = np.random.default_rng(4).standard_normal((1, 3, 7, 7))
+    t, e = torch.nn.Conv2d(3, 4, 3, stride=(2,), padding=[1]), nn.Conv2d(3, 4, 3, stride=(2,),
+                                                                          padding=[1])
+    e.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+    np.testing.assert_allclose(e(ember.tensor(x, dtype=ember.float32)).detach().numpy(),
+                               t(torch.tensor(x, dtype=torch.float32)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

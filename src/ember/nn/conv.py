@@ -40,6 +40,13 @@ class _ConvNd(Module):
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ArgumentError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate', "
                                 f"'circular', got {padding_mode!r}")
+        for name, value in (("kernel_size", kernel_size), ("stride", stride),
+                            ("padding", padding), ("dilation", dilation),
+                            ("output_padding", output_padding)):
+            if isinstance(value, (tuple, list)) and len(value) not in \
+                    ((n,) if name == "kernel_size" else (1, n)):
+                raise ArgumentError(f"{type(self).__name__}: {name} must be an int or a tuple of "
+                                    f"{n} ints, got {tuple(value)}")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ArgumentError(f"Invalid padding string {padding!r}, should be one of "
