@@ -166,6 +166,16 @@ def test_ex_variants_on_singular_batches(fn):
     assert_same(fn(ember, ember.from_numpy(BATCH)), fn(torch, torch.from_numpy(BATCH)), atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_slogdet_of_a_nan_matrix_has_no_sign_as_torch(dtype):
+    """A NaN determinant's real sign is 0 (torch's sign(NaN)), not a made-up ±1."""
+    a = np.arange(18.0).reshape(2, 3, 3) + 5 * np.eye(3)
+    a[0, 1, 2] = a[1, 0, 0] = np.nan
+    a = np.concatenate([a, np.eye(3)[None]]).astype(dtype)
+    assert_same(tuple(ember.linalg.slogdet(ember.from_numpy(a))),
+                tuple(torch.linalg.slogdet(torch.from_numpy(a))), rtol=1e-6)
+
+
 @pytest.mark.parametrize("pos", [(0, 0), (1, 1), (2, 2), (1, 0), (2, 1), (0, 2)])
 def test_cholesky_stops_at_a_nan_pivot_as_torch(pos):
     """LAPACK's potrf counts a NaN pivot as not positive-definite (NumPy's cholesky did not)."""

@@ -48,6 +48,8 @@ class Slogdet(Primitive):
 
     def forward(self, xp, a):
         sign, logabsdet = xp.linalg.slogdet(a)
+        if not xp.iscomplexobj(a):  # a NaN determinant has sign 0 (PyTorch's), not NumPy's ±1
+            sign = xp.where(xp.isnan(logabsdet), 0, sign)
         return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabsdet, dtype=a.real.dtype)
 
     def infer(self, a):
