@@ -117,3 +117,13 @@ def test_a_float8_tensor_meets_a_complex_number_with_torch_s_error(name):
             fn(torch, t)
         with pytest.raises(ember.errors.DTypeError, match=f"{name} has no complex"):
             fn(ember, e)
+
+
+@pytest.mark.parametrize("kind", [float, complex, int, bool])
+def test_a_python_type_as_dtype_is_torch_s(kind):
+    # (dtype=float gave float32, the default dtype; torch reads Python's float as float64 and
+    # complex as complex128 whatever the default)
+    want = str(torch.zeros(1, dtype=kind).dtype).removeprefix("torch.")
+    assert ember.zeros(1, dtype=kind).dtype.name == want
+    assert ember.tensor([1], dtype=kind).dtype.name == want
+    assert ember.tensor([1]).to(kind).dtype.name == want

@@ -170,11 +170,12 @@ def from_numpy(np_dtype: np.dtype) -> DType:
 
 
 def to_dtype(x: object) -> DType:
-    """Reads a dtype given as a DType, a name, a NumPy dtype or a Python type."""
+    """Reads a dtype given as a DType, a name, a NumPy dtype or a Python type (``float`` is
+    float64, ``complex`` complex128, ``int`` int64, as in PyTorch)."""
     if isinstance(x, DType):
         return x
-    if x is _builtin_float:
-        return _default_float
+    if x is _builtin_float:  # (Python's float is a double: float64 whatever the default, as
+        return float64      # in PyTorch; complex likewise complex128)
     if isinstance(x, str):
         try:
             return _BY_NAME[x.removeprefix("ember.").removeprefix("torch.")]
@@ -185,7 +186,7 @@ def to_dtype(x: object) -> DType:
     if x is _builtin_bool:
         return bool_
     if x is _builtin_complex:
-        return _default_float.to_complex()
+        return complex128
     if hasattr(type(x), "__ember_dtype__"):  # (quantized dtypes: they raise their own error)
         return x.__ember_dtype__()
     try:
