@@ -29,6 +29,7 @@ from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
 from ember.ops.embedding_bag_native import *  # noqa: F403
 from ember.ops.fake_quantize import *  # noqa: F403
+from ember.ops.fake_quantize_learnable import *  # noqa: F403
 from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.foreach import *  # noqa: F403
@@ -122,7 +123,8 @@ _FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "bat
              "broadcast", "compare",
              "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
-             "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill", "foreach",
+             "dropout", "embedding", "embedding_bag_native", "fake_quantize",
+             "fake_quantize_learnable", "fill", "foreach",
              "fractional_pool", "frexp", "from_file", "fused_arithmetic",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "group_norm",
              "gumbel_softmax",
