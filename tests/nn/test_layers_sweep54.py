@@ -144,3 +144,12 @@ def test_conv_one_element_sizes_still_broadcast_like_torch():
     np.testing.assert_allclose(e(ember.tensor(x, dtype=ember.float32)).detach().numpy(),
                                t(torch.tensor(x, dtype=torch.float32)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+# -- LPPool with norm_type 0 ---------------------------------------------------------------
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_lp_pool_zero_norm_type_is_a_clear_error(d):
+    with pytest.raises(ZeroDivisionError):  # torch: "float division by zero"
+        getattr(torch.nn, f"LPPool{d}d")(0, 2)(torch.ones((1, 2) + (4,) * d))
+    with pytest.raises(ArgumentError, match=f"lp_pool{d}d: norm_type must be nonzero"):
+        getattr(nn, f"LPPool{d}d")(0, 2)(ember.ones((1, 2) + (4,) * d))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from math import inf, prod
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.ops.im2col import floating_input, ntuple
 from ember.ops.pool import _avg_pool, _max_pool
 from ember.tensor import Tensor
@@ -20,6 +21,9 @@ def _lp_pool(op: str, nd: int, input: Tensor, norm_type: float, kernel_size: Any
              stride: Any, ceil_mode: bool) -> Tensor:
     floating_input(op, input)
     kernel = ntuple(kernel_size, nd, op, "kernel_size")
+    if norm_type == 0:
+        raise ArgumentError(f"{op}: norm_type must be nonzero (the result is the window sum to "
+                            f"the power 1/norm_type), got {norm_type}")
     if norm_type in (inf, -inf):
         sign = 1 if norm_type > 0 else -1
         return sign * _max_pool(op, nd, sign * input.abs(), kernel, stride, 0, 1, ceil_mode,
