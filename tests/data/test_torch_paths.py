@@ -19,3 +19,37 @@ def test_the_submodules_are_attributes_after_importing_ember():
 
     assert ember.utils.data.distributed.DistributedSampler is ember.data.DistributedSampler
     assert ember.utils.data.sampler.RandomSampler is ember.data.RandomSampler
+
+
+def test_collate_fn_map_extends_default_collate_as_torch():
+    # torch's default_collate documents two ways to collate a custom type: collate() with a
+    # collate_fn_map, or adding the type to default_collate_fn_map in place
+    from torch.utils.data._utils import collate as theirs
+
+    import ember
+    from ember.utils.data import default_collate
+    from ember.utils.data._utils.collate import collate, default_collate_fn_map
+
+    class Point:
+        def __init__(self, x):
+            self.x = x
+
+    def collate_points(batch, *, collate_fn_map=None):
+        return ember.tensor([p.x for p in batch])
+
+    def names(fn_map):
+        return [getattr(k, "__name__", None) or [t.__name__ for t in k] for k in fn_map]
+
+    assert names(default_collate_fn_map) == names(theirs.default_collate_fn_map)
+    batch = [{"p": Point(1), "t": ember.ones(2)}, {"p": Point(2), "t": ember.zeros(2)}]
+    out = collate(batch, collate_fn_map={**default_collate_fn_map, Point: collate_points})
+    assert out["p"].tolist() == [1, 2] and out["t"].shape == (2, 2)
+    with pytest.raises(TypeError, match="default_collate: batch must contain"):
+        default_collate([Point(1)])
+    default_collate_fn_map[Point] = collate_points
+    try:
+        assert default_collate([(Point(3), 1.0), (Point(4), 2.0)])[0].tolist() == [3, 4]
+    finally:
+        del default_collate_fn_map[Point]
+    assert collate([ember.ones(1)] * 2, collate_fn_map={ember.Tensor: lambda b, **k: "mine"}) \
+        == "mine"

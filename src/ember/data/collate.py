@@ -6,7 +6,7 @@ recurse into dicts, tuples, named tuples and lists, as PyTorch's) and :func:`def
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ import ember
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["default_collate", "default_convert"]
+__all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
 _BAD = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
         "found {}")
@@ -71,46 +71,99 @@ def stack_tensors(batch: Sequence[Tensor]) -> Tensor:
     return ember.from_numpy(out)
 
 
+def collate_tensor_fn(batch: Sequence[Tensor], *, collate_fn_map: dict | None = None) -> Tensor:
+    """Tensors stacked along a new first dimension."""
+    return stack_tensors(batch)
+
+
+def collate_numpy_array_fn(batch: Sequence[np.ndarray], *,
+                           collate_fn_map: dict | None = None) -> Any:
+    """NumPy arrays as tensors, collated as tensors are (strings and objects refused)."""
+    if batch[0].dtype.kind in "OSU":
+        raise TypeError(_BAD.format(batch[0].dtype))
+    return collate([ember.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+
+
+def collate_numpy_scalar_fn(batch: Sequence[np.generic], *,
+                            collate_fn_map: dict | None = None) -> Tensor:
+    """NumPy scalars as one tensor of their dtype."""
+    if batch[0].dtype.kind in "OSU":
+        raise TypeError(_BAD.format(batch[0].dtype))
+    return ember.as_tensor(np.asarray(batch))
+
+
+def collate_float_fn(batch: Sequence[float], *, collate_fn_map: dict | None = None) -> Tensor:
+    """Python floats as a float64 tensor."""
+    return ember.tensor(batch, dtype=ember.float64)
+
+
+def collate_int_fn(batch: Sequence[int], *, collate_fn_map: dict | None = None) -> Tensor:
+    """Python ints as an int64 tensor (bools as a bool tensor)."""
+    return ember.tensor(batch)
+
+
+def collate_str_fn(batch: Sequence[str | bytes], *, collate_fn_map: dict | None = None) -> Any:
+    """Strings (and bytes) stay a list."""
+    return batch
+
+
+# The leaf types default_collate knows, in the order they are tried (an exact type first, then
+# the first isinstance match), as torch's: add a type here, or pass collate() a map of your own.
+default_collate_fn_map: dict[type | tuple[type, ...], Callable] = {
+    Tensor: collate_tensor_fn,
+    np.ndarray: collate_numpy_array_fn,
+    (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+    float: collate_float_fn,
+    int: collate_int_fn,
+    str: collate_str_fn,
+    bytes: collate_str_fn,
+}
+
+
+def collate(batch: Sequence[Any], *, collate_fn_map: dict | None = None) -> Any:
+    """Merges samples into a batch: an element whose type (or a base of it) is in
+    ``collate_fn_map`` goes to that function (called ``fn(batch, collate_fn_map=...)``);
+    dicts, named tuples and sequences are collated field by field with the same map.
+
+    Example:
+        >>> collate([{"a": 1}, {"a": 2}], collate_fn_map={int: lambda b, **kw: sum(b)})
+        {'a': 3}
+    """
+    elem = batch[0]
+    if collate_fn_map is not None:
+        fn = collate_fn_map.get(type(elem))
+        if fn is None:
+            fn = next((f for t, f in collate_fn_map.items() if isinstance(elem, t)), None)
+        if fn is not None:
+            return fn(batch, collate_fn_map=collate_fn_map)
+    if isinstance(elem, Mapping):
+        return _rebuild(elem, {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+                               for key in elem})
+    if isinstance(elem, Sequence) and not isinstance(elem, str | bytes):
+        size = len(elem)
+        if any(len(e) != size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return _rebuild(elem, [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)])
+    if isinstance(elem, numbers.Number) and collate_fn_map is default_collate_fn_map:
+        return ember.tensor(batch)  # (complex numbers: Ember collates them, torch refuses)
+    raise TypeError(_BAD.format(type(elem)))
+
+
 def default_collate(batch: Sequence[Any]) -> Any:
     """Merges a list of samples into a batch.
 
     Tensors are stacked along a new first dimension; NumPy arrays become stacked tensors;
     Python floats become a float64 tensor and ints an int64 tensor (bools a bool tensor);
     strings stay a list; dicts, named tuples and lists are collated field by field (a batch of
-    plain tuples gives a list, as in PyTorch).
+    plain tuples gives a list, as in PyTorch). Other types: add a function to
+    :data:`default_collate_fn_map`, or call :func:`collate` with a map of your own.
 
     Example:
         >>> default_collate([(ember.tensor([1.0]), 0), (ember.tensor([2.0]), 1)])
         [tensor([[1.],
                 [2.]]), tensor([0, 1])]
     """
-    elem = batch[0]
-    if isinstance(elem, Tensor):
-        return stack_tensors(batch)
-    if isinstance(elem, np.ndarray | np.generic) and not isinstance(elem, np.str_ | np.bytes_):
-        if elem.dtype.kind in "OSU":
-            raise TypeError(_BAD.format(elem.dtype))
-        if isinstance(elem, np.generic) or elem.ndim == 0:
-            return ember.as_tensor(np.asarray(batch))
-        return stack_tensors([ember.as_tensor(b) for b in batch])
-    if isinstance(elem, bool):
-        return ember.tensor(batch)
-    if isinstance(elem, float):
-        return ember.tensor(batch, dtype=ember.float64)
-    if isinstance(elem, int):
-        return ember.tensor(batch)
-    if isinstance(elem, str | bytes):
-        return batch
-    if isinstance(elem, Mapping):
-        return _rebuild(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
-    if isinstance(elem, Sequence):
-        size = len(elem)
-        if any(len(e) != size for e in batch):
-            raise RuntimeError("each element in list of batch should be of equal size")
-        return _rebuild(elem, [default_collate(s) for s in zip(*batch)])
-    if isinstance(elem, numbers.Number):
-        return ember.tensor(batch)
-    raise TypeError(_BAD.format(type(elem)))
+    return collate(batch, collate_fn_map=default_collate_fn_map)
 
 
 def default_convert(data: Any) -> Any:
