@@ -83,6 +83,9 @@ def test_a_float_or_string_size_is_a_type_error_naming_the_op(call, match):
     (lambda m: m.full_like(m.ones(2), (5, 5)),
      r"^full_like\(\): argument 'fill_value' must be a number, not tuple \(5, 5\)"),
     (lambda m: m.isclose(m.ones(3), "abc"), r"^isclose\(\): argument 'other' must be a number"),
+    # (None: every defaulted argument holds it too; the message named full's 'out')
+    (lambda m: m.full((2,), None), r"^full\(\): argument 'fill_value' must be a number, not "),
+    (lambda m: m.full_like(m.ones(2), None), r"^full_like\(\): argument 'fill_value' must be"),
     (lambda m: m.heaviside(m.ones(3), "abc"),
      r"^heaviside\(\): argument 'values' must be a number"),
 ])

@@ -118,8 +118,10 @@ def argument_of(value: Any) -> tuple[str, str, str, Any] | None:
     for frame in found:
         arguments, annotations = _arguments(frame)
         held = [n for n, v in arguments.items() if _holds(v, value)]
-        if held:  # (a later argument when the input itself is passed as a flag too)
-            return op, held[-1], annotations.get(held[-1], ""), value
+        if held:  # (a later argument when the input itself is passed as a flag too; for None,
+            # which every defaulted argument holds as well, the first: full's fill_value)
+            name = held[0] if value is None else held[-1]
+            return op, name, annotations.get(name, ""), value
     # else ``value`` was made of an argument (``p < 0`` of a tensor ``p``): a tensor given
     # for an argument annotated as no tensor
     arguments, annotations = _arguments(found[0])
