@@ -222,3 +222,22 @@ def test_istft_with_the_window_an_argument_under_jit_and_vmap():
     np.testing.assert_allclose(compiled(windows[0]).numpy(), expected[0].numpy(), atol=1e-12)
     with pytest.raises(ValueError, match="NOLA"):
         compiled(ember.zeros(8, dtype=ember.float64))
+
+
+
+@pytest.mark.parametrize("op,name,value", [
+    (op, name, value) for op in ("stft", "istft")
+    for name, value in [("n_fft", 4.0), ("n_fft", True), ("hop_length", 1.0), ("win_length", 4.0)]
+] + [("istft", "length", 5.0)])
+def test_sizes_that_are_not_ints_are_named_as_torch(op, name, value):
+    # fftspecial54: floats leaked inner errors ("stft: pad: pad must be an int", "__getitem__:
+    # slice indices must be integers", "istft: ones: expected a shape of ints") and n_fft=True
+    # was read as 1 ("expected hop_length > 0, got hop_length=0")
+    kw = {"n_fft": 4, name: value}
+    tx = torch.ones(20) if op == "stft" else torch.ones(3, 11, dtype=torch.complex64)
+    ex = ember.ones(20) if op == "stft" else ember.ones(3, 11, dtype=ember.complex64)
+    extra = {"return_complex": True} if op == "stft" else {}
+    with pytest.raises(TypeError):
+        getattr(torch, op)(tx, window=torch.ones(4), **kw, **extra)
+    with pytest.raises(TypeError, match=rf"^{op}: {name} must be an int, got "):
+        getattr(ember, op)(ex, window=ember.ones(4), **kw, **extra)

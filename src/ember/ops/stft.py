@@ -26,6 +26,7 @@ from ember.errors import (
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
+from ember.ops.int_args import as_int
 from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import squeeze, transpose, unsqueeze
@@ -53,6 +54,14 @@ def _check_window(window: Tensor | None, win_length: int, op: str) -> None:
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
         raise ShapeError(f"{op}: expected a 1-D window of win_length={win_length} points, got "
                          f"a window of shape {tuple(window.shape)}")
+
+
+def _int_sizes(op: str, n_fft: Any, hop_length: Any, win_length: Any) -> tuple[int, int, int]:
+    """``n_fft``, the hop (``n_fft // 4`` by default) and ``win_length`` (``n_fft``), checked to
+    be ints as PyTorch does (a float leaked an inner op's error, ``True`` was read as 1)."""
+    n_fft = as_int(n_fft, op, "n_fft")
+    return (n_fft, n_fft // 4 if hop_length is None else as_int(hop_length, op, "hop_length"),
+            n_fft if win_length is None else as_int(win_length, op, "win_length"))
 
 
 def _check_sizes(op: str, n_fft: int, hop: int, win_length: int) -> None:
@@ -87,6 +96,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
                 [-1.+0.j, -1.+0.j]])
     """
     op = "stft"
+    n_fft, hop, win_length = _int_sizes(op, n_fft, hop_length, win_length)
     window = _tensor_window(window, op)
     if center and align_to_window is not None:
         raise ArgumentError("stft: align_to_window should only be set when center=False")
@@ -110,8 +120,6 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     x = unsqueeze(input, 0) if input.ndim == 1 else input
     if center:
         x = _center_pad(x, n_fft, pad_mode)
-    hop = n_fft // 4 if hop_length is None else hop_length
-    win_length = n_fft if win_length is None else win_length
     length = x.shape[-1]
     if not 0 < n_fft <= length:
         raise ArgumentError(f"stft: expected 0 < n_fft <= {length} (the signal's length"
@@ -183,6 +191,8 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
         tensor([1., 2., 3., 4., 5., 6.])
     """
     op = "istft"
+    n_fft, hop, win_length = _int_sizes(op, n_fft, hop_length, win_length)
+    length = None if length is None else as_int(length, op, "length")
     window = _tensor_window(window, op)
     if not is_complex_input(op, "input", input):
         raise DTypeError(f"istft: requires a complex-valued input tensor matching the output "
@@ -192,8 +202,6 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     if input.ndim not in (2, 3):
         raise ShapeError(f"istft: expected a 2-D (freq, frames) or 3-D (batch, freq, frames) "
                          f"tensor, got shape {tuple(input.shape)}")
-    hop = n_fft // 4 if hop_length is None else hop_length
-    win_length = n_fft if win_length is None else win_length
     _check_sizes(op, n_fft, hop, win_length)
     if hop > win_length:
         raise ArgumentError(f"istft: expected 0 < hop_length <= win_length={win_length}, got "
