@@ -250,3 +250,22 @@ def test_grad_scaler_disabled_needs_no_scale():
     scaler.step(opt)
     scaler.update()
     np.testing.assert_array_equal(p.detach().numpy(), [0.5, 0.5])
+
+
+@pytest.mark.parametrize("autocast_dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("tensor_qparams", [False, True])
+def test_fake_quantize_per_tensor_with_number_qparams_runs_in_float32(autocast_dtype, dtype,
+                                                                      tensor_qparams):
+    # (PyTorch's CPU float32 list holds the overload of a float scale and an int zero point;
+    # the one of tensor qparams keeps the input's dtype)
+    x = R.standard_normal((3, 5)).astype(np.float32) * 4
+    results = []
+    for lib in (torch, ember):
+        qparams = (lib.tensor(0.25), lib.tensor(3)) if tensor_qparams else (0.25, 3)
+        with lib.autocast("cpu", dtype=getattr(lib, autocast_dtype)):
+            y = lib.fake_quantize_per_tensor_affine(lib.tensor(x).to(getattr(lib, dtype)),
+                                                    *qparams, -8, 7)
+        results.append((str(y.dtype).split(".")[1], y.float().numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[1][1], results[0][1])

@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, OpError, ShapeError, is_floating_input
+from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import tensor
 from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -167,6 +168,14 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
         >>> ember.fake_quantize_per_tensor_affine(x, 1.0, 0, -128, 127)
         tensor([  0.,   2.,   2., 127.])
     """
+    # (PyTorch's CPU autocast float32 list holds its overload of a number scale, so a half
+    # input then runs in float32; the one of tensor qparams keeps the input's dtype)
+    run = _per_tensor if isinstance(scale, Tensor) else _per_tensor_of_numbers
+    return run(input, scale, zero_point, quant_min, quant_max)
+
+
+def _per_tensor(input: Tensor, scale: Any, zero_point: Any, quant_min: int,
+                quant_max: int) -> Tensor:
     op = "fake_quantize_per_tensor_affine"
     _check_common(op, input, quant_min, quant_max)
     if not isinstance(zero_point, Tensor):  # (a float tensor is truncated, as PyTorch does)
@@ -174,6 +183,9 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
     return apply(FakeQuantizePerTensor, input, _qparam(scale, "scale", op, dtypes.float64),
                  _qparam(zero_point, "zero_point", op, dtypes.int64),
                  quant_min=int(quant_min), quant_max=int(quant_max))[0]
+
+
+_per_tensor_of_numbers = float32_under_autocast(_per_tensor)
 
 
 def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: Tensor,
