@@ -262,7 +262,8 @@ def is_allocation_failure(error: Exception) -> bool:
     """Whether ``error``, raised by a backend making an array, says the array is too large:
     ``MemoryError``, or NumPy's ``ValueError`` for a size past what it can address."""
     return isinstance(error, MemoryError) or (isinstance(error, ValueError) and any(
-        text in str(error) for text in ("too big", "Maximum allowed size exceeded")))
+        text in str(error) for text in ("too big", "Maximum allowed size exceeded",
+                                        "Maximum allowed dimension exceeded")))
 
 
 def allocation_error(op: str, shape: tuple[int, ...], dtype: object,

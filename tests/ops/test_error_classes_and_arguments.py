@@ -78,6 +78,14 @@ def test_a_non_tensor_argument_names_the_op_and_argument(op, name, kind, call):
     (lambda: ember.ones(2 ** 31, 2 ** 31), r"\(2147483648, 2147483648\) float32"),
     (lambda: ember.arange(2 ** 62), r"\(4611686018427387904,\) int64"),
     (lambda: ember.eye(2 ** 40), r"\(1099511627776, 1099511627776\) float32"),
+    # (past NumPy's largest dimension, or a linspace/logspace of 2**62 steps, the bare NumPy
+    # ValueError "Maximum allowed dimension exceeded" / "array is too big" leaked)
+    (lambda: ember.zeros(2 ** 70), r"\(1180591620717411303424,\) float32"),
+    (lambda: ember.empty(2 ** 65), r"\(36893488147419103232,\) float32"),
+    (lambda: ember.full((2 ** 70,), 1.0), r"\(1180591620717411303424,\) float32"),
+    (lambda: ember.eye(2 ** 70), r"\(1180591620717411303424, 1180591620717411303424\) float32"),
+    (lambda: ember.linspace(0, 1, 2 ** 62), r"\(4611686018427387904,\) float32"),
+    (lambda: ember.logspace(0, 1, 2 ** 62), r"\(4611686018427387904,\) float32"),
 ])
 def test_an_allocation_past_any_array_names_the_op_shape_and_dtype(call, shape):
     with pytest.raises(AllocationError, match=rf"cannot allocate shape {shape} \(\d+\.\d EiB\)"

@@ -14,7 +14,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import MetaArray
 from ember.backend import device as to_device
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import AllocationError, ArgumentError, ShapeError, allocation_error
 from ember.ops.convert import to
 from ember.ops.creation import (
     _finish,
@@ -110,8 +110,11 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     if dt.category == dtypes.INT and int(steps) > 1:
         # (PyTorch casts the ends to the dtype first, 7.5 is 7, in its step; one step has none)
         start, end = int(start), int(end)
-    exponents = linspace(start, end, steps, device=device,
-                         dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
+    try:
+        exponents = linspace(start, end, steps, device=device,
+                             dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
+    except AllocationError as exc:  # (named for logspace and its dtype)
+        raise allocation_error("logspace", (int(steps),), dt, exc.__cause__) from exc.__cause__
     out = (float(base) ** exponents).to(dt)
     return out.requires_grad_(True) if requires_grad else out
 

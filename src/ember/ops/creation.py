@@ -550,7 +550,13 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     dt = spaced_dtype("linspace", start, end, dtype)
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
-    return _finish(dev.xp.asarray(evenly_spaced(start, end, steps, dt.np)), dev, requires_grad)
+    try:
+        array = evenly_spaced(start, end, steps, dt.np)
+    except (MemoryError, ValueError) as exc:
+        if not is_allocation_failure(exc):
+            raise
+        raise allocation_error("linspace", (steps,), dt, exc) from exc
+    return _finish(dev.xp.asarray(array), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
