@@ -235,6 +235,26 @@ def test_logdet_of_a_negative_determinant_is_nan_with_a_zero_gradient():
     assert_same(ge, gt)
 
 
+def test_lstsq_takes_b_as_vectors_by_torchs_rule():
+    """``B`` is a batch of vectors only when 1-D or shaped as ``A`` without its last dim (as in
+    ``solve``); else it is a matrix, and rows that do not match are an error, not vectors."""
+    rng = np.random.default_rng(0)
+    for a_shape, b_shape in [((2, 4, 3), (2, 4)), ((4, 3), (4,)), ((3, 4, 3), (3, 4))]:
+        a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+        same_as_torch(lambda lib, a=a, b=b: lib.linalg.lstsq(lib.from_numpy(a),
+                                                             lib.from_numpy(b)).solution,
+                      atol=1e-12)
+    raises_like_torch(lambda lib: lib.linalg.lstsq(lib.ones(1, 4, 3, dtype=lib.float64),
+                                                   lib.ones(5, 4, dtype=lib.float64)),
+                      ember.errors.OpError, "same number of rows")
+    # a (3, 3) B for a (1, 3, 3) A is one 3-column matrix (torch's solution also repeats the
+    # batch three times: (3, 3, 3))
+    a, b = rng.standard_normal((1, 3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 3))
+    got = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b)).solution
+    assert_same(got, torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b)).solution[:1],
+                atol=1e-12)
+
+
 def test_lstsq_gels_ignores_rcond():
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))

@@ -25,6 +25,7 @@ from ember.ops.linalg_solve import (
     check_float,
     check_matrix,
     converged,
+    is_vector_rhs,
     matrix_spec,
     mH,
 )
@@ -216,9 +217,11 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
           driver: str | None = None) -> return_types.linalg_lstsq:
     """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
-    (differentiable in both); ``B`` may be a vector. The other fields follow PyTorch's CPU
-    ``driver`` (default ``'gelsy'``): ``rank`` for all but ``'gels'``; ``singular_values``
-    for ``'gelsd'`` and ``'gelss'``; ``residuals`` (``‖A X - B‖²`` per column, differentiable)
+    (differentiable in both); ``B`` is a (batch of) vector(s) when 1-D or shaped as ``A``
+    without its last dim, as in :func:`solve`, else matrices. The other fields follow
+    PyTorch's CPU ``driver`` (default ``'gelsy'``): ``rank`` for all but ``'gels'``;
+    ``singular_values`` for ``'gelsd'`` and ``'gelss'``; ``residuals`` (``‖A X - B‖²`` per
+    column, differentiable)
     when ``m > n``, for ``'gels'``, and for ``'gelsd'``/``'gelss'`` when every matrix has full
     rank. What a driver does not give is an empty tensor. ``rcond`` (singular values below
     ``rcond · σ₁`` count as zero) is ignored by ``'gels'``; ``'gelsy'``'s rank comes from the
@@ -240,7 +243,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
         raise OpError(f"{op}: B must have as many dims as A (a batch of matrices) or one fewer "
                       f"(a batch of vectors), got {describe(A.shape, A.dtype)} and "
                       f"{describe(B.shape, B.dtype)}. Hint: expand A to B's batch dims")
-    vector = B.ndim == A.ndim - 1
+    vector = is_vector_rhs(A, B)
     b = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2:]
     if b.ndim < 2 or b.shape[-2] != m:

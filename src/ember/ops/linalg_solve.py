@@ -272,7 +272,7 @@ class Solve(Holomorphic, Primitive):
         return apply(Solve, a, db - matmul(da, ctx.output(0)), **ctx.params)[0], None
 
 
-def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:  # noqa: N803
+def is_vector_rhs(A: Tensor, B: Tensor) -> bool:  # noqa: N803
     """PyTorch's rule: ``B`` is a (batch of) vector(s) if 1-D, or if its shape is ``A``'s
     without the last dim."""
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
@@ -282,7 +282,7 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
            op: str) -> tuple[Tensor, Tensor]:
     check_matrix(op, A, complex_ok=True)
     check_float(op, A, B, complex_ok=True)
-    vector = _is_vector_rhs(A, B)
+    vector = is_vector_rhs(A, B)
     if not left:
         if vector:  # (as in PyTorch: X A = B needs the rows of B)
             raise ShapeError(f"{op}: with left=False B must be a (batch of) matrices (…, k, n),"
