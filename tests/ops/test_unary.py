@@ -254,3 +254,13 @@ def test_expm1_slope_is_exp_without_cancellation(dtype):
     z = ember.tensor([-3.0 + 0.5j, 1e-9 - 2j], dtype=ember.complex128).requires_grad_()
     assert ember.autograd.gradcheck(ember.expm1, (z,))
     assert ember.autograd.gradgradcheck(ember.expm1, (x.detach().double().requires_grad_(),))
+
+
+@pytest.mark.parametrize("decimals", [2.7, 2.0, "2", True, None])
+def test_round_decimals_that_are_not_ints_are_refused_as_torch(decimals):
+    # fftspecial54: int(decimals) truncated 2.7 to 2 and read "2" as 2, silently
+    with pytest.raises(TypeError):
+        torch.round(torch.tensor([1.23456]), decimals=decimals)
+    for f in (ember.round, ember.special.round, ember.Tensor.round):
+        with pytest.raises(TypeError, match=r"^round: decimals must be an int, got "):
+            f(ember.tensor([1.23456]), decimals=decimals)

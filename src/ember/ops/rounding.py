@@ -8,6 +8,7 @@ from __future__ import annotations
 from ember.errors import DTypeError
 from ember.ops.convert import clone
 from ember.ops.inplace import bind_inplace
+from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.unary import Flat, refuse_bool
 from ember.tensor import Tensor, method
@@ -86,12 +87,13 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
         tensor([0., 2., 1.])
     """
     refuse_complex("round", input)
+    decimals = as_int(decimals, "round", "decimals")  # (int() truncated 2.7 and read "2")
     if decimals != 0 and not input.dtype.is_floating_point:
         raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
                          f"{input.dtype.name}")
     if not input.dtype.is_floating_point:
         return _rounding(Round, input)
-    return apply(Round, input, decimals=int(decimals))
+    return apply(Round, input, decimals=decimals)
 
 
 @method()
