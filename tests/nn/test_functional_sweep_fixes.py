@@ -207,3 +207,18 @@ def test_grid_sample_half_computes_in_float32(dtype):
     grid = rng.uniform(-1, 1, (1, 1, 50, 2))
     assert_rounded_once(lambda lib, F, x, g: F.grid_sample(x, g, align_corners=False),
                         [ember.tensor(a).to(getattr(ember, dtype)) for a in (x, grid)])
+
+
+@pytest.mark.parametrize("wd, pd", [("float64", "float32"), ("float32", "float64"),
+                                    ("float32", "float16")])
+def test_embedding_bag_per_sample_weights_of_another_dtype_are_refused_as_torch(wd, pd):
+    for lib, fn in LIBS:
+        with pytest.raises(RuntimeError, match="same type|per_sample_weights"):
+            fn.embedding_bag(lib.tensor([0, 1]), lib.ones(5, 4, dtype=getattr(lib, wd)),
+                             lib.tensor([0]), mode="sum",
+                             per_sample_weights=lib.ones(2, dtype=getattr(lib, pd)))
+    with pytest.raises(ember.errors.DTypeError, match=rf"per_sample_weights \({pd}\).*"
+                                                       rf"weight's dtype \({wd}\)"):
+        F.embedding_bag(ember.tensor([0, 1]), ember.ones(5, 4, dtype=getattr(ember, wd)),
+                        ember.tensor([0]), mode="sum",
+                        per_sample_weights=ember.ones(2, dtype=getattr(ember, pd)))

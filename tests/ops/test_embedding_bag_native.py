@@ -34,7 +34,7 @@ def test_per_sample_weights_and_errors():
     w = np.arange(30.0).reshape(10, 3)
     psw = [0.5, 1.0, 2.0, 1.0, 1.0, 0.0, 3.0, 1.0]
     got = ember.embedding_bag(ember.tensor(w), ember.tensor(INDICES), ember.tensor([0, 4]),
-                              per_sample_weights=ember.tensor(psw))
+                              per_sample_weights=ember.tensor(psw, dtype=ember.float64))
     want = torch.embedding_bag(torch.tensor(w), torch.tensor(INDICES), torch.tensor([0, 4]),
                                per_sample_weights=torch.tensor(psw, dtype=torch.float64))
     assert [t.tolist() for t in got] == [t.tolist() for t in want]

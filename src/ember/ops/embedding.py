@@ -361,6 +361,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         if tuple(per_sample_weights.shape) != tuple(input.shape):
             raise ShapeError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} "
                              f"must have the shape of input {tuple(input.shape)}")
+        if per_sample_weights.dtype != weight.dtype:  # (as PyTorch: no silent cast)
+            raise DTypeError(f"{op}: per_sample_weights ({per_sample_weights.dtype.name}) must "
+                             f"have the weight's dtype ({weight.dtype.name}). Hint: "
+                             "per_sample_weights.to(weight.dtype)")
     flat, bag, b = _bags(op, input, offsets, include_last_offset)
     n = weight.shape[0]
     if padding_idx is not None and not -n <= padding_idx < n:
