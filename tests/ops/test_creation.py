@@ -2,6 +2,7 @@
 data give Ember errors naming the call, not NumPy's messages. (Their values are checked in
 tests/test_tensor.py.)"""
 
+import numpy as np
 import pytest
 import torch
 
@@ -69,3 +70,19 @@ def test_a_float_or_bool_size_is_refused_as_torch(size):
         torch.zeros(size)
     with pytest.raises(TypeError, match="zeros: expected a shape of ints"):
         ember.zeros(size)
+
+
+@pytest.mark.parametrize("data", [2 ** 63, [2 ** 63], [[1], [2 ** 64 - 1]], (2 ** 63, 5)])
+def test_python_ints_past_int64_are_refused_as_torch(data):
+    # (NumPy reads them as uint64, so ember.tensor(2**63) was a uint64 tensor where torch
+    # infers int64 and refuses)
+    with pytest.raises((ValueError, RuntimeError)):
+        torch.tensor(data)
+    with pytest.raises(ember.errors.ValueOverflow, match="int64"):
+        ember.tensor(data)
+
+
+def test_python_ints_past_int64_still_fill_an_explicit_uint64_tensor():
+    t = ember.tensor([2 ** 64 - 1, 2 ** 63], dtype=ember.uint64)
+    assert t.tolist() == torch.tensor([2 ** 64 - 1, 2 ** 63], dtype=torch.uint64).tolist()
+    assert ember.tensor(np.array([2 ** 63], dtype=np.uint64)).dtype is ember.uint64

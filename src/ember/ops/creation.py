@@ -147,6 +147,8 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
             dtypes.from_numpy(array.dtype)
     if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
         return dtypes.get_default_dtype().to_complex()
+    if array.dtype == np.uint64:  # (Python ints past int64, which NumPy read as uint64: PyTorch
+        check_fits("tensor", int(array.max()), dtypes.int64)  # infers int64 and refuses them)
     return dtypes.from_numpy(array.dtype)
 
 
