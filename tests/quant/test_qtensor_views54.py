@@ -117,3 +117,19 @@ def test_repr_as_torch_empty_ones_say_their_size_once(shape: tuple) -> None:
     e = ember.quantize_per_tensor(ember.tensor(x), 0.5, 2, ember.quint8)
     t = torch.quantize_per_tensor(torch.tensor(x), 0.5, 2, torch.quint8)
     assert repr(e).replace("ember", "torch") == repr(t)
+
+
+@pytest.mark.parametrize("op", ["==", "!=", "<", "<=", ">", ">="])
+def test_comparisons_compare_real_values_as_torch(op: str) -> None:
+    """``q == q2`` was ``False`` (identity) for equal tensors; PyTorch compares the values."""
+    x = np.array([1.0, 2.0, 0.3, -0.2], np.float32)
+    out = []
+    for lib in (ember, torch):
+        a = lib.quantize_per_tensor(lib.tensor(x), 0.1, 3, lib.quint8)
+        b = lib.quantize_per_tensor(lib.tensor(x[::-1].copy()), 0.05, 3, lib.quint8)
+        out.append([eval(f"a {op} b").numpy(), eval(f"a {op} a.clone()").numpy(),
+                    eval(f"a {op} 1.0").numpy(), eval(f"a {op} lib.tensor(x)").numpy()])
+    for e, t in zip(*out, strict=True):
+        np.testing.assert_array_equal(e, t)
+    q = both(False)[0]
+    assert len({q, q.clone()}) == 2  # (hashed by identity, as tensors)

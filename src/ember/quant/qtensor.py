@@ -423,8 +423,7 @@ def _refuse(what: str) -> Any:
     return refused
 
 
-# arithmetic, comparisons and conversions are float ops (== and != stay identity, as for any
-# object)
+# arithmetic and conversions are float ops; comparisons compare the real values, as PyTorch's
 for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
                        ("floordiv", "//"), ("mod", "%"), ("pow", "**"), ("matmul", "@"),
                        ("and", "&"), ("or", "|"), ("xor", "^"), ("lshift", "<<"),
@@ -432,10 +431,22 @@ for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"
     for _form in ("__{}__", "__r{}__", "__i{}__"):
         setattr(QuantizedTensor, _form.format(_name), _refuse(f"operator {_symbol}"))
 for _name, _what in (("neg", "operator -"), ("pos", "operator +"), ("invert", "operator ~"),
-                     ("lt", "operator <"), ("le", "operator <="), ("gt", "operator >"),
-                     ("ge", "operator >="), ("abs", "abs()"), ("float", "float()"),
-                     ("int", "int()"), ("array", "conversion to a NumPy array")):
+                     ("abs", "abs()"), ("float", "float()"), ("int", "int()"),
+                     ("array", "conversion to a NumPy array")):
     setattr(QuantizedTensor, f"__{_name}__", _refuse(_what))
+
+
+def _compare(name: str) -> Any:
+    def compare(self: QuantizedTensor, other: Any) -> Any:
+        real = other.dequantize() if isinstance(other, QuantizedTensor) else other
+        return getattr(self.dequantize(), name)(real)
+    compare.__doc__ = f"``dequantize() {name}`` the other's real values (as PyTorch's)."
+    return compare
+
+
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(QuantizedTensor, _name, _compare(_name))
+QuantizedTensor.__hash__ = object.__hash__  # (by identity, as a tensor's)
 
 
 def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
