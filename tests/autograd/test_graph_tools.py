@@ -12,6 +12,7 @@ import torch.autograd.graph as tgraph
 
 import ember
 import ember.autograd.graph as graph
+from tests.autograd.test_sweep_fixes import _wrong_jvp
 from tests.gc_off import gc_off
 
 
@@ -223,17 +224,8 @@ def test_multi_grad_hook_keeps_no_tensor_alive():
 @pytest.mark.parametrize("lib, glib", [(torch, tgraph), (ember, graph)])
 def test_every_node_is_a_graph_node(lib, glib):
     # (torch's graph.Node is an ABC: AccumulateGrad and a Function's nodes are registered)
-    class Double(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = lib.ones(2, requires_grad=True)
-    y = Double.apply(x * 3).sum()
+    y = _wrong_jvp(lib).apply(x * 3).sum()  # (a custom Function; its jvp is not used)
     mul = y.grad_fn.next_functions[0][0].next_functions[0][0]
     acc = mul.next_functions[0][0]
     assert type(acc).__name__ == "AccumulateGrad"
