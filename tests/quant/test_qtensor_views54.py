@@ -125,8 +125,8 @@ def test_comparisons_compare_real_values_as_torch(op: str) -> None:
     x = np.array([1.0, 2.0, 0.3, -0.2], np.float32)
     out = []
     for lib in (ember, torch):
-        a = lib.quantize_per_tensor(lib.tensor(x), 0.1, 3, lib.quint8)
-        b = lib.quantize_per_tensor(lib.tensor(x[::-1].copy()), 0.05, 3, lib.quint8)
+        a = lib.quantize_per_tensor(lib.tensor(x), 0.1, 3, lib.quint8)  # noqa: F841 - eval's
+        b = lib.quantize_per_tensor(lib.tensor(x[::-1].copy()), 0.05, 3, lib.quint8)  # noqa: F841
         out.append([eval(f"a {op} b").numpy(), eval(f"a {op} a.clone()").numpy(),
                     eval(f"a {op} 1.0").numpy(), eval(f"a {op} lib.tensor(x)").numpy()])
     for e, t in zip(*out, strict=True):
