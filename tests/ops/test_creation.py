@@ -83,6 +83,10 @@ def test_python_ints_past_int64_are_refused_as_torch(data):
 
 
 def test_python_ints_past_int64_still_fill_an_explicit_uint64_tensor():
+    with pytest.raises(ember.errors.ValueOverflow, match="does not fit int64.*dtype=ember.uint64"):
+        ember.tensor([2 ** 63])
     t = ember.tensor([2 ** 64 - 1, 2 ** 63], dtype=ember.uint64)
     assert t.tolist() == torch.tensor([2 ** 64 - 1, 2 ** 63], dtype=torch.uint64).tolist()
     assert ember.tensor(np.array([2 ** 63], dtype=np.uint64)).dtype is ember.uint64
+    assert ember.tensor([np.uint64(2 ** 63)]).dtype is ember.uint64  # (NumPy's own uint64s)
+    assert ember.tensor(np.uint64(2 ** 63)).dtype is ember.uint64

@@ -147,8 +147,12 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
             dtypes.from_numpy(array.dtype)
     if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
         return dtypes.get_default_dtype().to_complex()
-    if array.dtype == np.uint64:  # (Python ints past int64, which NumPy read as uint64: PyTorch
-        check_fits("tensor", int(array.max()), dtypes.int64)  # infers int64 and refuses them)
+    if array.dtype == np.uint64 and (type(data) is int or isinstance(data, list | tuple) and
+                                     _sequence_dtype(data) is dtypes.int64):
+        # (Python ints past int64, which NumPy read as uint64: PyTorch infers int64, refuses)
+        raise ValueOverflow(f"tensor: the Python int {int(array.max())} does not fit int64, the "
+                            "dtype inferred for Python ints, as in PyTorch. Hint: pass "
+                            "dtype=ember.uint64 to store it")
     return dtypes.from_numpy(array.dtype)
 
 
