@@ -153,3 +153,27 @@ def test_lp_pool_zero_norm_type_is_a_clear_error(d):
         getattr(torch.nn, f"LPPool{d}d")(0, 2)(torch.ones((1, 2) + (4,) * d))
     with pytest.raises(ArgumentError, match=f"lp_pool{d}d: norm_type must be nonzero"):
         getattr(nn, f"LPPool{d}d")(0, 2)(ember.ones((1, 2) + (4,) * d))
+
+
+# -- Conv's _conv_forward, which weight-standardised convolutions (timm's StdConv2d) call ---
+def _std_conv(lnn, lib):
+    class StdConv2d(lnn.Conv2d):
+        def forward(self, x):
+            w = self.weight
+            mean = w.mean(dim=(1, 2, 3), keepdim=True)
+            var = w.var(dim=(1, 2, 3), keepdim=True, unbiased=False)
+            return self._conv_forward(x, (w - mean) / (var + 1e-6).sqrt(), self.bias)
+    return StdConv2d(3, 4, 3, padding=1, padding_mode="reflect").to(lib.float64)
+
+
+def test_conv_forward_hook_for_weight_standardisation_like_torch():
+    x = np.random.default_rng(5).standard_normal((2, 3, 6, 6))
+    t, e = _std_conv(torch.nn, torch), _std_conv(nn, ember)
+    e.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+    tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+    to, eo = t(tx), e(ex)
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-10)
+    to.square().sum().backward()
+    eo.square().sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-9)
+    np.testing.assert_allclose(e.weight.grad.numpy(), t.weight.grad.numpy(), rtol=1e-9)

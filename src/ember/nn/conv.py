@@ -115,13 +115,17 @@ class _Conv(_ConvNd):
         ``ember.quant``'s QAT convolutions read)."""
         return tuple(self._reversed_padding_repeated_twice)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        """The convolution with this layer's geometry and the given ``weight`` and ``bias``
+        (PyTorch's hook, which subclasses that transform the weight call)."""
         fn = getattr(F, self._fn)
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return fn(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                  self.groups)
+            return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv1d(_Conv):
