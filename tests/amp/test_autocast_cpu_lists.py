@@ -269,3 +269,23 @@ def test_fake_quantize_per_tensor_with_number_qparams_runs_in_float32(autocast_d
         results.append((str(y.dtype).split(".")[1], y.float().numpy()))
     assert results[0][0] == results[1][0]
     np.testing.assert_array_equal(results[1][1], results[0][1])
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij->", [(3, 4)]), ("ii->i", [(3, 3)]), ("ij->ji", [(2, 3)]), ("ij,ij->ij", [(3, 4)] * 2),
+    ("i,j->ij", [(3,), (4,)]), ("ij,kl->", [(2, 3), (4, 5)]), ("ij,jk->ijk", [(2, 3), (3, 4)]),
+    ("ij,jk,l->ikl", [(2, 3), (3, 4), (5,)]), ("l,ij,jk->ikl", [(5,), (2, 3), (3, 4)]),
+    ("ij,ij->", [(3, 4)] * 2), ("ij,ik->", [(2, 3), (2, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("ij,jk,ij->ik", [(2, 3), (3, 4), (2, 3)]), ("ij,ij,ij->ij", [(2, 3)] * 3)])
+def test_einsum_is_lowered_only_through_a_contraction_as_torchs(equation, shapes):
+    # (PyTorch's einsum lowers through the bmm of a pairwise contraction, operands combined
+    # left to right; a sum or a product of float32 operands stays float32)
+    xs = [R.standard_normal(s).astype(np.float32) for s in shapes]
+    results = []
+    for lib in (torch, ember):
+        with lib.autocast("cpu"):
+            y = lib.einsum(equation, *(lib.tensor(x) for x in xs))
+        results.append((str(y.dtype).split(".")[1], y.float().numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-2, atol=1e-2)

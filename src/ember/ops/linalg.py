@@ -437,7 +437,20 @@ def _einsum_grad(terms: list[str], out: str, ops: tuple, i: int, g: Tensor,
     return apply(Einsum, *tensors, equation=",".join(names) + "->" + result, compute=compute)
 
 
-def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
+def _contracts(terms: list[str], out: str) -> bool:
+    """Whether PyTorch's CPU autocast leaves an einsum of these subscripts lowered: it lowers
+    only the bmm of a pairwise contraction (a summed subscript both operands have), combining
+    operands left to right; a step without one is a product, which promotes a lowered result
+    back to float32 with a float32 operand."""
+    lowered, current = False, terms[0]
+    for k, term in enumerate(terms[1:], 2):
+        later = set(out).union(*terms[k:])
+        lowered = bool((set(current) & set(term)) - later)
+        current = "".join(c for c in dict.fromkeys(current + term) if c in later)
+    return lowered
+
+
+def einsum(equation: str | Tensor, *operands: Any, _lower: bool = False) -> Tensor:
     """Sums products of the operands' elements over the subscripts the equation names,
     as ``torch.einsum`` (ellipsis broadcasting, implicit output, size-1 broadcasting). The
     sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` names subscripts by ints in
@@ -481,8 +494,13 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
                              "PyTorch does not define. Hint: convert them with .int() first")
     operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
                      for t, s in zip(operands, terms, strict=True))
-    return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
-                 compute=gemm_dtype(operands[0]))
+    def product() -> Tensor:
+        return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
+                     compute=gemm_dtype(operands[0]))
+    if DISPATCH.casting and not _lower and len({t.dtype for t in operands}) == 1 and \
+            not _contracts(terms, out):
+        return not_casting(product)  # (a sum or product: float32 stays, as PyTorch's)
+    return product()
 
 
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
@@ -529,7 +547,7 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
                     for j in range(b.ndim))
     out = "".join(c for j, c in enumerate(sub_a) if j not in dims_a) + \
         "".join(c for j, c in enumerate(sub_b) if j not in dims_b)
-    return einsum(f"{sub_a},{sub_b}->{out}", a, b)
+    return einsum(f"{sub_a},{sub_b}->{out}", a, b, _lower=True)  # (PyTorch's: one mm)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
