@@ -144,6 +144,8 @@ from ember.cuda import OutOfMemoryError  # as torch.OutOfMemoryError
 from ember import ao, library, masked, nested, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
 from ember.quant.functions import (
+    _make_per_channel_quantized_tensor,
+    _make_per_tensor_quantized_tensor,
     fused_moving_avg_obs_fake_quant,
     int_repr,
     q_per_channel_axis,

@@ -133,3 +133,35 @@ def test_comparisons_compare_real_values_as_torch(op: str) -> None:
         np.testing.assert_array_equal(e, t)
     q = both(False)[0]
     assert len({q, q.clone()}) == 2  # (hashed by identity, as tensors)
+
+
+def test_make_quantized_tensors_from_integers_as_torch() -> None:
+    ints = np.array([[1, 2, 250], [0, 7, 3]], np.uint8)
+    e = ember._make_per_tensor_quantized_tensor(ember.tensor(ints), 0.5, 3)
+    t = torch._make_per_tensor_quantized_tensor(torch.tensor(ints), 0.5, 3)
+    same_q(e, t)
+    np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
+    i8 = np.array([[1, -2], [3, 4]], np.int8)
+    s, z = np.array([0.5, 0.25]), np.array([0, 1])
+    e = ember._make_per_channel_quantized_tensor(ember.tensor(i8), ember.tensor(s),
+                                                 ember.tensor(z), 1)
+    t = torch._make_per_channel_quantized_tensor(torch.tensor(i8), torch.tensor(s),
+                                                 torch.tensor(z), 1)
+    same_q(e, t)
+    np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
+    source = ember.tensor(ints)
+    q = ember._make_per_tensor_quantized_tensor(source, 0.5, 3)
+    source[0, 0] = 9  # (a copy, as PyTorch's)
+    assert q.int_repr()[0, 0].item() == 1
+
+
+@pytest.mark.parametrize("bad", [
+    "ember._make_per_tensor_quantized_tensor(ember.tensor([1, 2]), 0.5, 1)",
+    "ember._make_per_tensor_quantized_tensor(ember.tensor([1], dtype=ember.uint8), 0.5, 300)",
+    "ember._make_per_channel_quantized_tensor(ember.ones(2, 2, dtype=ember.int8), "
+    "ember.ones(1, dtype=ember.float64), ember.zeros(1, dtype=ember.int64), 1)",
+    "ember._make_per_channel_quantized_tensor(ember.ones(2, 2, dtype=ember.int8), "
+    "ember.ones(2, dtype=ember.float64), ember.zeros(2, dtype=ember.int64), 2)"])
+def test_make_quantized_tensors_refuse_bad_input(bad: str) -> None:
+    with pytest.raises(ember.errors.EmberError, match="_make_per_"):
+        eval(bad)

@@ -23,13 +23,14 @@ from ember.ops.fake_quantize import (
 )
 from ember.quant import kernels
 from ember.quant.fake_quantize import fused_nonfinite, fused_qparams, moving_range
-from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
-from ember.quant.qtypes import QDType, qint8, quint8
+from ember.quant.qtensor import QuantizedTensor, _check_input, quantize_per_tensor
+from ember.quant.qtypes import QDType, qint8, qint32, quint8
 from ember.tensor import Tensor
 
 __all__ = ["q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
            "q_per_channel_axis", "int_repr", "quantize_per_tensor_dynamic",
-           "quantized_max_pool1d", "quantized_max_pool2d", "fused_moving_avg_obs_fake_quant"]
+           "quantized_max_pool1d", "quantized_max_pool2d", "fused_moving_avg_obs_fake_quant",
+           "_make_per_tensor_quantized_tensor", "_make_per_channel_quantized_tensor"]
 
 
 def _quantized(op: str, input: Any) -> QuantizedTensor:
@@ -206,3 +207,59 @@ def fused_moving_avg_obs_fake_quant(
     if not np.isfinite(new_scale.numpy()).all():  # (a NaN or infinite running range)
         return fused_nonfinite(input, scale, zero_point, quant_min, quant_max)
     return fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max)
+
+
+_STORED = {"int8": qint8, "uint8": quint8, "int32": qint32}
+
+
+def _qdtype_of(op: str, input: Any) -> QDType:
+    refuse_non_tensor(op, "input", input)
+    if input.dtype.name not in _STORED:
+        raise DTypeError(f"{op}: expected the integers of a quantized tensor (int8 for qint8, "
+                         f"uint8 for quint8, int32 for qint32), got {input.dtype.name}")
+    return _STORED[input.dtype.name]
+
+
+def _make_per_tensor_quantized_tensor(input: Tensor, scale: float, zero_point: int
+                                      ) -> QuantizedTensor:
+    """A quantized tensor of a copy of the integers ``input`` (int8, uint8 or int32 for qint8,
+    quint8 or qint32) with one ``scale`` and ``zero_point``, as PyTorch's.
+
+    Example:
+        >>> ember._make_per_tensor_quantized_tensor(ember.tensor([1, 2], dtype=ember.uint8),
+        ...                                         0.5, 1).dequantize()
+        tensor([0.0000, 0.5000])
+    """
+    op = "_make_per_tensor_quantized_tensor"
+    dtype = _qdtype_of(op, input)
+    _check_input(op, input.float(), dtype, int(zero_point))
+    return QuantizedTensor(input.detach().clone(), dtype, float(scale), int(zero_point))
+
+
+def _make_per_channel_quantized_tensor(input: Tensor, scale: Tensor, zero_point: Tensor,
+                                       axis: int) -> QuantizedTensor:
+    """A per-channel quantized tensor of a copy of the integers ``input`` with ``scale[c]``
+    and ``zero_point[c]`` along ``axis``, as PyTorch's.
+
+    Example:
+        >>> q = ember._make_per_channel_quantized_tensor(
+        ...     ember.tensor([[1, -2], [3, 4]], dtype=ember.int8),
+        ...     ember.tensor([0.5, 0.25], dtype=ember.float64), ember.tensor([0, 1]), 1)
+        >>> q.dequantize()
+        tensor([[ 0.5000, -0.7500],
+                [ 1.5000,  0.7500]])
+    """
+    op = "_make_per_channel_quantized_tensor"
+    dtype = _qdtype_of(op, input)
+    if not 0 <= axis < input.ndim:
+        raise ArgumentError(f"{op}: axis {axis} is out of range for a {input.ndim}-D input "
+                            f"(expected in [0, {input.ndim - 1}])")
+    channels = input.shape[axis]
+    if tuple(scale.shape) != (channels,) or tuple(zero_point.shape) != (channels,):
+        raise ArgumentError(f"{op}: scale {tuple(scale.shape)} and zero_point "
+                            f"{tuple(zero_point.shape)} must have shape ({channels},), the size "
+                            f"of input {tuple(input.shape)} along axis {axis}")
+    zero_points = zero_point.detach().numpy().astype(np.int64)
+    _check_input(op, input.float(), dtype, zero_points)
+    return QuantizedTensor(input.detach().clone(), dtype,
+                           scale.detach().numpy().astype(np.float64), zero_points, axis)
