@@ -177,3 +177,42 @@ def test_conv_forward_hook_for_weight_standardisation_like_torch():
     eo.square().sum().backward()
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-9)
     np.testing.assert_allclose(e.weight.grad.numpy(), t.weight.grad.numpy(), rtol=1e-9)
+
+
+# -- RNNBase's public checks (check_forward_args, permute_hidden, …), as in torch -----------
+def _rnn_calls(lib, mode):
+    kw = {"proj_size": 2} if mode == "LSTM" else {}
+    m = getattr(lib.nn, mode)(3, 4, num_layers=2, bidirectional=True, batch_first=True, **kw)
+    x, xp = lib.zeros(2, 5, 3), lib.zeros(7, 3)
+    sizes, perm = lib.tensor([2, 2, 2, 1]), lib.tensor([1, 0])
+    h = lib.arange(4 * 2 * (2 if kw else 4), dtype=lib.float32).reshape(4, 2, -1)
+    c = lib.zeros(4, 2, 4)
+    state = (h, c) if mode == "LSTM" else h
+    bad = (lib.zeros(4, 3, 2), c) if mode == "LSTM" else lib.zeros(4, 3, 4)
+    bad_c = (h, lib.zeros(4, 2, 2)) if mode == "LSTM" else h
+    calls = [lambda: m.get_expected_hidden_size(x, None),
+             lambda: m.get_expected_hidden_size(xp, sizes),
+             lambda: m.check_forward_args(x, state, None),
+             lambda: m.check_forward_args(x, bad, None),
+             lambda: m.check_forward_args(x, bad_c, None),
+             lambda: m.check_input(xp, None),
+             lambda: m.check_input(lib.zeros(2, 5, 4), None),
+             lambda: m.check_input(xp, sizes),
+             lambda: m.permute_hidden(state, None) is state]
+    if mode == "LSTM":
+        calls += [lambda: m.get_expected_cell_size(x, None),
+                  lambda: [s.tolist() for s in m.permute_hidden(state, perm)]]
+    else:
+        calls.append(lambda: m.permute_hidden(state, perm).tolist())
+    out = []
+    for call in calls:
+        try:
+            out.append(("ok", call()))
+        except Exception as exc:  # noqa: BLE001 (the messages are compared)
+            out.append(("error", str(exc)))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_rnn_public_checks_like_torch(mode):
+    assert _rnn_calls(ember, mode) == _rnn_calls(torch, mode)

@@ -178,6 +178,53 @@ class RNNBase(Module):
         """Does nothing: PyTorch packs the weights for cuDNN here; Ember needs no packing
         (kept so that code calling it runs unchanged)."""
 
+    # PyTorch's public checks, which subclasses that override forward call
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        """Raises unless ``input`` is 3-D (2-D packed data when ``batch_sizes`` is given), of
+        the weights' dtype, with ``input_size`` features."""
+        want = 2 if batch_sizes is not None else 3
+        if input.ndim != want:
+            raise ShapeError(f"input must have {want} dimensions, got {input.ndim}")
+        _check_dtypes(type(self).__name__, input, self._params(0, 0)[0], None, None)
+        if input.shape[-1] != self.input_size:
+            raise ShapeError(f"input.size(-1) must be equal to input_size. Expected "
+                             f"{self.input_size}, got {input.shape[-1]}")
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None
+                                 ) -> tuple[int, int, int]:
+        """``(num_layers · directions, batch, proj_size or hidden_size)`` for ``input``."""
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        return (self.num_layers * (2 if self.bidirectional else 1), batch,
+                self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, ...],
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        """Raises ``msg`` (formatted with the expected and actual sizes) unless ``hx`` has
+        ``expected_hidden_size``."""
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise ShapeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None
+                           ) -> None:
+        """PyTorch's checks of a padded (or packed) input and its initial state.
+
+        Example:
+            >>> gru = nn.GRU(3, 4)
+            >>> gru.check_forward_args(ember.randn(5, 2, 3), ember.zeros(1, 2, 4), None)
+        """
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor | None, permutation: Tensor | None) -> Tensor | None:
+        """``hx`` with its batch (dimension 1) reordered by ``permutation`` (a packed
+        sequence's ``sorted_indices``); ``hx`` itself when ``permutation`` is None."""
+        if permutation is None or hx is None:
+            return hx
+        return hx.index_select(1, permutation)
+
     @property
     def all_weights(self) -> list[list[Tensor]]:
         """The parameters per layer and direction, each ``[w_ih, w_hh, b_ih, b_hh, w_hr]``
@@ -337,6 +384,27 @@ class LSTM(RNNBase):
         h0, c0 = (None, None) if hx is None else hx
         out, h, c = self._run(input, h0, c0)
         return out, (h, c)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None
+                               ) -> tuple[int, int, int]:
+        """``(num_layers · directions, batch, hidden_size)``: the cell state's size."""
+        return (*self.get_expected_hidden_size(input, batch_sizes)[:2], self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: tuple[Tensor, Tensor],
+                           batch_sizes: Tensor | None) -> None:
+        """PyTorch's checks of the input and the ``(h_0, c_0)`` pair."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: tuple[Tensor, Tensor] | None, permutation: Tensor | None
+                       ) -> tuple[Tensor, Tensor] | None:
+        """Both states with their batch reordered by ``permutation``."""
+        if permutation is None or hx is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
 
 class GRU(RNNBase):
