@@ -23,7 +23,12 @@ from ember.ops.fake_quantize import (
 )
 from ember.quant import kernels
 from ember.quant.fake_quantize import fused_nonfinite, fused_qparams, moving_range
-from ember.quant.qtensor import QuantizedTensor, _check_input, quantize_per_tensor
+from ember.quant.qtensor import (
+    QuantizedTensor,
+    _check_input,
+    check_channels,
+    quantize_per_tensor,
+)
 from ember.quant.qtypes import QDType, qint8, qint32, quint8
 from ember.tensor import Tensor
 
@@ -251,14 +256,7 @@ def _make_per_channel_quantized_tensor(input: Tensor, scale: Tensor, zero_point:
     """
     op = "_make_per_channel_quantized_tensor"
     dtype = _qdtype_of(op, input)
-    if not 0 <= axis < input.ndim:
-        raise ArgumentError(f"{op}: axis {axis} is out of range for a {input.ndim}-D input "
-                            f"(expected in [0, {input.ndim - 1}])")
-    channels = input.shape[axis]
-    if tuple(scale.shape) != (channels,) or tuple(zero_point.shape) != (channels,):
-        raise ArgumentError(f"{op}: scale {tuple(scale.shape)} and zero_point "
-                            f"{tuple(zero_point.shape)} must have shape ({channels},), the size "
-                            f"of input {tuple(input.shape)} along axis {axis}")
+    check_channels(op, input, scale, zero_point, axis)
     zero_points = zero_point.detach().numpy().astype(np.int64)
     _check_input(op, input.float(), dtype, zero_points)
     return QuantizedTensor(input.detach().clone(), dtype,

@@ -506,6 +506,19 @@ def _quantize_each(tensors: Sequence[Tensor], scales: Any, zero_points: Any,
                  zip(tensors, scales.reshape(-1), zero_points.reshape(-1), strict=True))
 
 
+def check_channels(op: str, input: Tensor, scales: Tensor, zero_points: Tensor,
+                   axis: int) -> None:
+    """``axis`` names a dimension of ``input``, and ``scales`` and ``zero_points`` have one
+    element per index along it."""
+    if not 0 <= axis < input.ndim:
+        raise IndexOutOfRange(f"{op}: axis {axis} is out of range for a {input.ndim}-D input")
+    channels = input.shape[axis]
+    if tuple(scales.shape) != (channels,) or tuple(zero_points.shape) != (channels,):
+        raise ShapeError(f"{op}: scales {tuple(scales.shape)} and zero_points "
+                         f"{tuple(zero_points.shape)} must have shape ({channels},), the size "
+                         f"of input {tuple(input.shape)} along axis {axis}")
+
+
 def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axis: int,
                          dtype: QDType) -> QuantizedTensor:
     """``input`` rounded to ``dtype``'s integers with ``scales[c]`` and ``zero_points[c]``
@@ -522,14 +535,7 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
                 [3, 6]], dtype=ember.int8)
     """
     _check_input("quantize_per_channel", input, dtype, zero_points.detach().numpy())
-    if not 0 <= axis < input.ndim:
-        raise IndexOutOfRange(f"quantize_per_channel: axis {axis} is out of range for a "
-                              f"{input.ndim}-D input")
-    channels = input.shape[axis]
-    if tuple(scales.shape) != (channels,) or tuple(zero_points.shape) != (channels,):
-        raise ShapeError(f"quantize_per_channel: scales {tuple(scales.shape)} and zero_points "
-                         f"{tuple(zero_points.shape)} must have shape ({channels},), the size "
-                         f"of input {tuple(input.shape)} along axis {axis}")
+    check_channels("quantize_per_channel", input, scales, zero_points, axis)
     if not scales.is_floating_point():
         raise DTypeError(f"quantize_per_channel: scales must be a floating tensor (as PyTorch), "
                          f"got {scales.dtype.name}")
