@@ -74,7 +74,8 @@ class Nll(Primitive):
             picked = x[safe]
         else:
             picked = xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim)
-        loss = _reduced(xp, _kept(xp, valid, -(picked * weights)), valid, weights, reduction)
+        loss = _reduced(xp, _kept(xp, valid, -_weighted(picked, valid, weights)), valid, weights,
+                        reduction)
         if not smoothing:
             return loss
         # the composite's steps, in its order: loss·(1-ε) + reduce(where(valid, -Σ_c w·x,
@@ -141,7 +142,7 @@ class NllBackward(Primitive):
         if reduction == "mean":
             g = _divide(xp, g, _total(xp, valid, weights, t.size))
         out = xp.zeros(shape, g.dtype)
-        src = _kept(xp, valid, -(g * weights))
+        src = _kept(xp, valid, -_weighted(g, valid, weights))
         if len(shape) == 2:  # (a fancy index, as the forward's: ~4x faster than put_along)
             out[xp.arange(shape[0]), safe] = src
         else:
@@ -188,6 +189,13 @@ def _targets(xp, t, w, classes: int, dtype, ignore_index: int, op: str) -> tuple
 def _kept(xp, valid, a):
     """``a`` where ``valid`` (a mask of :func:`_targets`), else 0."""
     return a if valid is None else xp.where(valid, a, a.dtype.type(0))
+
+
+def _weighted(a, valid, weights):
+    """``a·weights`` (:func:`_targets`' mask and weights); all-ones weights (no mask, no class
+    weights: one 0-d 1) leave ``a`` as it is, the same bits as ``a·1``, one ufunc call less
+    (~0.5 µs) in each of the loss and its gradient."""
+    return a if valid is None and not weights.ndim else a * weights
 
 
 def _total(xp, valid, weights, count: int):
