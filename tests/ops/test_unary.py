@@ -153,6 +153,20 @@ def test_inplace_forms():
         ember.tensor([1, 2]).exp_()
 
 
+@pytest.mark.parametrize("name", ["abs_", "absolute_"])
+def test_inplace_abs_of_a_complex_tensor_is_refused_as_torch(name):
+    # (it stored the real modulus back into the complex tensor: [3+4j] became [5+0j])
+    with pytest.raises(RuntimeError, match="not supported for complex"):
+        getattr(torch.tensor([3 + 4j]), name)()
+    x = ember.tensor([3 + 4j])
+    with pytest.raises(ember.DTypeError, match=f"{name}: in-place abs is not supported for "
+                                               "complex tensors"):
+        getattr(x, name)()
+    assert x.tolist() == [3 + 4j]
+    with pytest.raises(ember.DTypeError, match="abs_: in-place abs"):
+        ember.abs_(ember.tensor([1j]))
+
+
 def test_inplace_keeps_the_graph():
     a = ember.tensor([0.5, 1.0], requires_grad=True)
     b = a * 1

@@ -576,4 +576,18 @@ def square(input: Tensor) -> Tensor:
 
 absolute = abs
 
-bind_inplace(abs_=abs, absolute_=abs, sign_=sign, sgn_=sgn, square_=square)
+
+def _real_abs(op: str) -> Callable[[Tensor], Tensor]:
+    """``abs`` for the in-place ``op`` (abs_, absolute_): a complex tensor cannot hold its real
+    modulus in place, as in PyTorch (it was stored back as ``5+0j``)."""
+    def checked(input: Tensor) -> Tensor:
+        if input.dtype.is_complex:
+            raise DTypeError(f"{op}: in-place abs is not supported for complex tensors, as in "
+                             "PyTorch. Hint: x.abs() gives the real modulus as a new tensor")
+        return abs(input)
+    checked.__name__ = "abs"
+    return checked
+
+
+bind_inplace(abs_=_real_abs("abs_"), absolute_=_real_abs("absolute_"), sign_=sign, sgn_=sgn,
+             square_=square)
