@@ -289,3 +289,18 @@ def test_einsum_is_lowered_only_through_a_contraction_as_torchs(equation, shapes
         results.append((str(y.dtype).split(".")[1], y.float().numpy()))
     assert results[1][0] == results[0][0]
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("equation", ["i,j->ij", "ij,ij->ij", "ij,kl->"])
+def test_einsum_without_a_contraction_promotes_a_mix_as_torchs(equation):
+    shapes = {"i,j->ij": [(3,), (4,)], "ij,ij->ij": [(2, 3)] * 2, "ij,kl->": [(2, 3), (4, 5)]}
+    xs = [R.standard_normal(s).astype(np.float32) for s in shapes[equation]]
+    results = []
+    for lib in (torch, ember):
+        a, b = lib.tensor(xs[0]).bfloat16(), lib.tensor(xs[1])
+        with lib.autocast("cpu"):
+            y = lib.einsum(equation, a, b)
+        results.append((str(y.dtype).split(".")[1], y.numpy()))
+    assert results[1][0] == results[0][0] == "float32"
+    # (PyTorch sums a bfloat16 operand alone in bfloat16 first: "ij,kl->" is 1 ulp off)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-2, atol=1e-2)

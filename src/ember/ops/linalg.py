@@ -494,13 +494,15 @@ def einsum(equation: str | Tensor, *operands: Any, _lower: bool = False) -> Tens
                              "PyTorch does not define. Hint: convert them with .int() first")
     operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
                      for t, s in zip(operands, terms, strict=True))
-    def product() -> Tensor:
-        return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
-                     compute=gemm_dtype(operands[0]))
-    if DISPATCH.casting and not _lower and len({t.dtype for t in operands}) == 1 and \
-            not _contracts(terms, out):
-        return not_casting(product)  # (a sum or product: float32 stays, as PyTorch's)
-    return product()
+    def product(ops: tuple) -> Tensor:
+        return apply(Einsum, *ops, equation=",".join(terms) + "->" + out,
+                     compute=gemm_dtype(ops[0]))
+    dts = {t.dtype for t in operands}
+    if DISPATCH.casting and not _lower and not _contracts(terms, out) and \
+            (len(dts) == 1 or all(d.is_floating_point for d in dts)):
+        # a sum or product: float32 stays and a mix promotes, as PyTorch's (a mul)
+        return not_casting(product, promote(*operands))
+    return product(operands)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
