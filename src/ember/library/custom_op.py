@@ -293,13 +293,16 @@ class CustomOpDef:
         node = next((o._node for o in outs[:self._nret]
                      if o._node is not None and o._node.prim is self._prim), None)
         if node is not None:
-            self._setup(node, outs, self.join(inputs, layout))
+            dropped = self._setup(node, outs, self.join(inputs, layout))._non_differentiable
+            outs = tuple(_wrap(o._data, o._device, False, None, 0, o._vc)  # (no gradient, as
+                         if i < self._nret and id(o) in dropped else o  # PyTorch's outputs
+                         for i, o in enumerate(outs))  # marked in setup_context)
         return outs
 
-    def _setup(self, node: Node, outs: tuple, values: dict[str, Any]) -> None:
+    def _setup(self, node: Node, outs: tuple, values: dict[str, Any]) -> CustomOpCtx:
         """The ctx of a recorded call, given to ``setup_context`` as PyTorch's: ``inputs`` the
         positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
-        parameters) the others."""
+        parameters) the others. Returns it (with the outputs marked non-differentiable)."""
         args, kwargs = self.call_kwargs(values)
         needs = tuple([isinstance(t, Tensor) and t.requires_grad for t in a]
                       if p.kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST) else
@@ -313,6 +316,7 @@ class CustomOpDef:
             self._setup_context(ctx=ctx, inputs=args, output=output, **extra)
         ctx._stamp()
         _CTXS[node] = ctx
+        return ctx
 
     def join(self, tensors: Sequence[Any], layout: tuple) -> dict[str, Any]:
         """The inverse of :meth:`split`: arguments by name, ``tensors`` in their places."""
