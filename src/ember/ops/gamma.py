@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
 from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import lt
@@ -133,6 +135,8 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     """
     if isinstance(n, Tensor) and n.ndim == 0 and n.dtype.np.kind in "iu":
         n = n.item()  # PyTorch takes a 0-d integer tensor as an int
+    elif isinstance(n, np.integer):
+        n = int(n)  # (and a NumPy integer)
     if isinstance(n, bool) or not isinstance(n, int):
         raise ArgumentTypeError(f"polygamma: n must be an int, got {type_name(n)}")
     if n < 0:
