@@ -37,8 +37,10 @@ def opcheck(op: str | CustomOpDef, args: tuple, kwargs: dict | None = None, *,
     registered backward; a float64 ``gradcheck`` of it), ``test_faketensor`` (the fake rule
     gives the implementation's output shapes and dtypes), ``test_vmap`` (``vmap`` over two
     samples equals the op applied to each) and ``test_jit`` (the ``ember.jit.compile``d op
-    equals eager). Each runs on clones of ``args``, and the runs it compares start from one
-    seed (an op drawing from Ember's generator passes; the stream outside is left as it was).
+    equals eager); PyTorch's ``test_aot_dispatch_dynamic`` and ``test_aot_dispatch_static``
+    are ``test_jit`` plus the compiled gradients compared with eager. Each runs on clones of
+    ``args``, and the runs it compares start from one seed (an op drawing from Ember's
+    generator passes; the stream outside is left as it was).
 
     Returns:
         ``{check: "SUCCESS"}``, or the :class:`OpCheckError` of a failed check when
@@ -55,7 +57,7 @@ def opcheck(op: str | CustomOpDef, args: tuple, kwargs: dict | None = None, *,
     for name in utils:
         if name not in _CHECKS:
             raise ArgumentError(f"opcheck: unknown test_utils entry {name!r}; expected some of "
-                                f"{DEFAULT_TEST_UTILS}")
+                                f"{tuple(_CHECKS)}")
     tol = {"atol": 1e-5 if atol is None else atol, "rtol": 1e-4 if rtol is None else rtol}
     results: dict[str, Any] = {}
     for name in utils:
@@ -220,10 +222,40 @@ def _check_jit(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
                 _close(f"{op.qualname}: output {i} of the {attempt} call", g, w, tol)
 
 
+def _check_aot_dispatch(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
+    """PyTorch's ``test_aot_dispatch_dynamic`` (and ``_static``): the compiled op equals eager
+    (``test_jit``), and so do its gradients for the inputs that require grad."""
+    from ember.autograd.engine import grad
+    from ember.jit import compile as jit_compile
+    from ember.ops.creation import ones_like
+
+    _check_jit(op, args, kwargs, tol)
+    args, kwargs = _cloned(args, kwargs)
+    tensors, call = _tensor_call(op, args, kwargs)
+    if op._backward is None or not any(t.requires_grad for t in tensors):
+        return
+
+    def gradients(fn: Callable) -> list:
+        given = [t.detach().clone().requires_grad_(t.requires_grad) for t in tensors]
+        outs = [o for o in fn(*given) if isinstance(o, Tensor) and o.grad_fn is not None]
+        return list(grad(outs, [t for t in given if t.requires_grad],
+                         [ones_like(o) for o in outs], allow_unused=True))
+
+    want, got = gradients(_seeded(call)), gradients(_seeded(jit_compile(call)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if (g is None) != (w is None):
+            raise AssertionError(f"{op.qualname}: the gradient of input {i} is None in one of "
+                                 "the compiled and eager calls only")
+        if g is not None:
+            _close(f"{op.qualname}: the gradient of input {i} of the compiled call", g, w, tol)
+
+
 _CHECKS: dict[str, Callable] = {
     "test_schema": _check_schema,
     "test_autograd_registration": _check_autograd,
     "test_faketensor": _check_fake,
     "test_vmap": _check_vmap,
     "test_jit": _check_jit,
+    "test_aot_dispatch_dynamic": _check_aot_dispatch,  # (PyTorch's names)
+    "test_aot_dispatch_static": _check_aot_dispatch,
 }
