@@ -216,3 +216,11 @@ def _rnn_calls(lib, mode):
 @pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
 def test_rnn_public_checks_like_torch(mode):
     assert _rnn_calls(ember, mode) == _rnn_calls(torch, mode)
+
+
+# -- RMSNorm.forward's argument is named x, as in torch -----------------------------------
+def test_rms_norm_forward_takes_x_by_keyword_like_torch():
+    x = np.random.default_rng(6).standard_normal((2, 4))
+    t = torch.nn.RMSNorm(4).double()(x=torch.tensor(x))
+    e = nn.RMSNorm(4).double()(x=ember.tensor(x))
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy())

@@ -303,8 +303,8 @@ class RMSNorm(Module):
     def reset_parameters(self) -> None:
         _reset_affine(self)
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+    def forward(self, x: Tensor) -> Tensor:  # (PyTorch's name for the argument: x)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
