@@ -165,3 +165,40 @@ def test_make_quantized_tensors_from_integers_as_torch() -> None:
 def test_make_quantized_tensors_refuse_bad_input(bad: str) -> None:
     with pytest.raises(ember.errors.EmberError, match="_make_per_"):
         eval(bad)
+
+
+@pytest.mark.parametrize("qdtype", [ember.quint8, ember.qint8])
+def test_relu_as_torch(qdtype: ember.dtype) -> None:
+    e, t = both(False, qdtype)
+    same_q(e.relu(), t.relu())
+    e = both(True, qdtype)[0]  # (PyTorch 2.13 refuses per channel; the real values' relu)
+    r = e.relu()
+    assert r.q_per_channel_axis() == 1
+    np.testing.assert_array_equal(r.dequantize().numpy(),
+                                  np.maximum(e.dequantize().numpy(), 0))
+
+
+@pytest.mark.parametrize("op", ["max()", "min()", "max(1)", "min(2, True)", "max(-1)"])
+def test_max_min_as_torch(op: str) -> None:
+    e, t = both(False)
+    re, rt = eval("e." + op), eval("t." + op)
+    if "(" in op and op[4] != ")":
+        same_q(re.values, rt.values)
+        np.testing.assert_array_equal(re.indices.numpy(), rt.indices.numpy())
+    else:
+        same_q(re, rt)
+    with pytest.raises(ember.errors.ArgumentError, match="per-channel"):
+        eval("both(True)[0]." + op)
+
+
+def test_equal_as_torch() -> None:
+    out = []
+    for lib in (ember, torch):
+        a = lib.quantize_per_tensor(lib.tensor(X), 0.1, 3, lib.quint8)
+        others = [a.clone(), lib.quantize_per_tensor(lib.tensor(X), 0.1, 4, lib.quint8),
+                  lib.quantize_per_tensor(lib.tensor(X), 0.1, 3, lib.qint8), a[:1], a.dequantize(),
+                  lib.quantize_per_tensor(lib.tensor(X), 0.2, 3, lib.quint8)]
+        out.append([a.equal(o) for o in others])
+    assert out[0] == out[1]
+    e, t = both(True)
+    assert e.equal(e.clone()) == t.equal(t.clone()) is True

@@ -336,6 +336,42 @@ class QuantizedTensor:
     def index_select(self, dim: int, index: Tensor) -> QuantizedTensor:
         return self._same_qparams(self._int.index_select(dim, index), "index_select")
 
+    # values (on the integers: the affine map keeps their order)
+    def relu(self) -> QuantizedTensor:
+        """The integers below the zero point raised to it (the real values' ``relu``)."""
+        zero_points = np.asarray(self._zero_point)
+        if self._axis is not None:
+            zero_points = zero_points.reshape([-1 if d == self._axis else 1
+                                               for d in range(self.ndim)])
+        ints = self._int._data
+        return self._like(from_numpy(np.maximum(ints, zero_points).astype(ints.dtype)),
+                          self._axis)
+
+    def max(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """The largest element (0-d), or ``(values, indices)`` along ``dim`` (per tensor, as
+        PyTorch)."""
+        return self._extreme("max", dim, keepdim)
+
+    def min(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """The smallest element (0-d), or ``(values, indices)`` along ``dim``."""
+        return self._extreme("min", dim, keepdim)
+
+    def _extreme(self, op: str, dim: int | None, keepdim: bool) -> Any:
+        if dim is None:
+            return self._same_qparams(getattr(self._int, op)(), op)
+        found = getattr(self._int, op)(dim, keepdim)
+        return type(found)((self._same_qparams(found.values, op), found.indices))
+
+    def equal(self, other: Any) -> bool:
+        """Whether ``other`` is a quantized tensor of the same dtype, scheme, parameters and
+        integers (PyTorch's; a float tensor is never equal)."""
+        if not isinstance(other, QuantizedTensor) or other.dtype is not self.dtype or \
+                other._axis != self._axis or other.shape != self.shape:
+            return False
+        return (np.array_equal(np.asarray(self._scale), np.asarray(other._scale)) and
+                np.array_equal(np.asarray(self._zero_point), np.asarray(other._zero_point)) and
+                np.array_equal(self._int.numpy(), other._int.numpy()))
+
     # memory, as PyTorch's (the integers' own)
     def stride(self, dim: int | None = None) -> Any:
         return self._int.stride() if dim is None else self._int.stride(dim)
