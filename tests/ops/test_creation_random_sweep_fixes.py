@@ -388,3 +388,27 @@ def test_tensor_constructor_refuses_a_lone_number_as_torch(number):
         torch.Tensor(number)
     with pytest.raises(TypeError, match="data must be a sequence"):
         ember.Tensor(number)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.full((1,), 1e300, dtype=m.complex64),
+    lambda m: m.full((1,), complex(1, 1e300), dtype=m.complex64),
+    lambda m: m.zeros(1, dtype=m.complex64).fill_(1e40),
+    lambda m: m.zeros(1, dtype=m.complex64).masked_fill(m.tensor([True]), -1e40),
+    lambda m: m.zeros(1, dtype=m.complex64).__setitem__(0, -1e300),
+    lambda m: m.add(m.zeros(1, dtype=m.complex64), 1, alpha=1e39),
+])
+def test_a_number_past_complex64_s_parts_is_refused_as_torch(fn):
+    # (check_fits skipped complex dtypes: full((1,), 1e300, dtype=complex64) was inf+0j)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        fn(torch)
+    with pytest.raises(ember.errors.ValueOverflow, match="complex64 without overflow"):
+        fn(ember)
+
+
+@pytest.mark.parametrize("value", [1e300, float("inf"), complex(float("nan"), 1), 3 + 4j])
+def test_numbers_complex_dtypes_hold_still_fill_as_torch(value):
+    for dtype in ("complex128",) + (() if value == 1e300 else ("complex64",)):
+        want = torch.full((2,), value, dtype=getattr(torch, dtype))
+        got = ember.full((2,), value, dtype=getattr(ember, dtype))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

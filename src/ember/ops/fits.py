@@ -55,22 +55,30 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         value = value.item()
     if isinstance(value, (complex, np.complexfloating)):
         check_real(op, value, dtype)
-    if dtype.category == dtypes.BOOL or dtype is dtypes.float64 or dtype.is_complex:
+        value = value if dtype.is_complex else value.real
+    if dtype.category == dtypes.BOOL or dtype in (dtypes.float64, dtypes.complex128):
         return
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex,
+                                                                      np.number)):
         return
-    low, high = _range(dtype)
-    if dtype.is_floating_point:
+    if dtype.is_complex:  # (each part in its float dtype's range: 1e300 in complex64 is refused)
+        low, high = _range(dtype.to_real())
+        fits = all(low <= part <= high or not (isinstance(part, int) or math.isfinite(part))
+                   for part in (value.real, value.imag))
+    elif dtype.is_floating_point:
+        low, high = _range(dtype)
         fits = (isinstance(value, (float, np.floating)) and not math.isfinite(value)) or \
             low <= value <= high  # (infinities and NaN are stored as they are)
     else:
+        low, high = _range(dtype)
         fits = (-high if low == 0 and isinstance(value, (int, np.integer)) else low) \
             <= value <= high  # False for NaN
     if not fits:
+        wider = "complex128" if dtype.is_complex else "float64" if dtype.is_floating_point \
+            else "int64"
         raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
                             f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
-                            f"use a wider dtype, e.g. "
-                            f"ember.{'float64' if dtype.is_floating_point else 'int64'}")
+                            f"use a wider dtype, e.g. ember.{wider}")
 
 
 def check_factor(op: str, param: str, alpha: Any, dtype: DType, operands: tuple) -> None:
