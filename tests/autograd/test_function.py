@@ -228,3 +228,29 @@ def test_a_saved_input_returned_as_is_keeps_the_inputs_history(lib):
     (h,) = lib.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(g.detach().numpy(), [2.0, 3.0])
     np.testing.assert_allclose(h.numpy(), [1.0, 1.0])
+
+
+def _scaled_function(lib, *, backward=None, vjp=None):
+    body = {"forward": staticmethod(lambda ctx, x: x * 2)}
+    if backward is not None:
+        body["backward"] = staticmethod(backward)
+    if vjp is not None:
+        body["vjp"] = staticmethod(vjp)
+    return type("Scaled", (lib.autograd.Function,), body)
+
+
+def test_vjp_is_an_alias_of_backward_as_in_torch():
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        _scaled_function(lib, vjp=lambda ctx, g: g * 5).apply(x).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[1] == grads[0] == [5.0, 5.0]
+
+
+@pytest.mark.parametrize("defined", [{}, {"backward": lambda ctx, g: g, "vjp": lambda ctx, g: g}])
+def test_a_function_needs_exactly_one_of_backward_and_vjp(defined):
+    for lib, err in ((torch, (NotImplementedError, RuntimeError)), (ember, GradError)):
+        x = lib.tensor([1.0], requires_grad=True)
+        with pytest.raises(err, match="backward.*vjp|vjp.*backward"):
+            _scaled_function(lib, **defined).apply(x).sum().backward()

@@ -192,7 +192,7 @@ class _CustomPrimitive:
                           for g, spec in zip(grads, ctx.params["out_specs"]))
         fctx._node = ctx  # (only while backward runs: kept, it would make a reference cycle)
         try:
-            result = self.fn.backward(fctx, *grads)
+            result = _backward_rule(self.fn)(fctx, *grads)
         finally:
             fctx._node = None
         result = result if isinstance(result, tuple) else (result,)
@@ -256,7 +256,14 @@ class Function:
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
-        raise NotImplementedError("a Function subclass must define backward(ctx, …)")
+        raise NotImplementedError("a Function subclass must define backward(ctx, …) (or vjp, "
+                                  "its other name) for backward-mode AD")
+
+    @staticmethod
+    def vjp(ctx: FunctionCtx, *grads: Any) -> Any:
+        """PyTorch's other name for ``backward``: a Function defines one of the two."""
+        raise NotImplementedError("a Function subclass must define backward(ctx, …) (or vjp, "
+                                  "its other name) for backward-mode AD")
 
     @staticmethod
     def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
@@ -398,6 +405,15 @@ def _save_dirty_as_outputs(ctx: FunctionCtx, outs: tuple, dirty: set) -> None:
         return kept
 
     ctx._saved = tuple(map(alias, ctx._saved))
+
+
+def _backward_rule(cls: type[Function]) -> Callable:
+    """``cls.backward``, or ``cls.vjp`` where it defines that instead (as PyTorch)."""
+    own_vjp = cls.vjp is not Function.vjp
+    if own_vjp and cls.backward is not Function.backward:
+        raise GradError(f"{cls.__name__} defines both backward and vjp, which are one method "
+                        "under two names (as in PyTorch); define only one of them")
+    return cls.vjp if own_vjp else cls.backward
 
 
 def _backward_cls(cls: type[Function]) -> type[Node]:
