@@ -21,6 +21,7 @@ from ember.errors import (
     DTypeError,
     ShapeError,
     dtype_name,
+    not_a_tensor_error,
     refuse_non_tensor,
     type_name,
 )
@@ -85,11 +86,13 @@ def _check_state_types(name: str, hx: Any, cx: Any) -> None:
     """Initial states that are not tensors (a tuple given to GRU) as errors naming the layer,
     not an AttributeError from deep inside."""
     for label, s in (("hx", hx), ("cx", cx)):
-        if s is not None and not isinstance(s, Tensor):
-            hint = ". Hint: only LSTM and LSTMCell take a tuple (h, c)" \
-                if isinstance(s, (tuple, list)) else ""
-            raise ArgumentTypeError(f"{name}: {label} must be a Tensor or None, got "
-                                    f"{type_name(s)}{hint}")
+        if s is None or isinstance(s, Tensor):
+            continue
+        if isinstance(s, (tuple, list)):
+            raise ArgumentTypeError(f"{name}(): argument '{label}' must be Tensor, not "
+                                    f"{type_name(s)}. Hint: only LSTM and LSTMCell take a "
+                                    "tuple (h, c)")
+        raise not_a_tensor_error(name, label, s)
 
 
 def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | None,
