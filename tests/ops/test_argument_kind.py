@@ -357,3 +357,25 @@ def test_a_non_number_operand_beside_a_tensor_is_an_argument_type_error(call):
     assert isinstance(theirs, TypeError)
     assert isinstance(ours, ArgumentTypeError)
     assert "cannot take an operand of type" in str(ours)
+
+
+BOOL_DIM_CALLS = [
+    ("sum", lambda m, x: x.sum(True)),  # (keepdim=True meant)
+    ("softmax", lambda m, x: x.softmax(True)),
+    ("cumsum", lambda m, x: x.cumsum(True)),
+    ("unsqueeze", lambda m, x: x.unsqueeze(True)),
+    ("select", lambda m, x: x.select(True, 0)),
+    ("argmax", lambda m, x: x.argmax(True)),
+    ("transpose", lambda m, x: x.transpose(True, 0)),
+    ("fft", lambda m, x: m.fft.fft(x, dim=True)),
+    ("fftshift", lambda m, x: m.fft.fftshift(x, True)),
+]
+
+
+@pytest.mark.parametrize("op,call", BOOL_DIM_CALLS, ids=[c[0] for c in BOOL_DIM_CALLS])
+def test_a_bool_dim_is_refused_as_torch(op, call):
+    # fftspecial54: operator.index(True) is 1, so a bool dim silently named dim 1
+    with pytest.raises(TypeError):
+        call(torch, torch.ones(2, 3))
+    with pytest.raises(ArgumentTypeError, match=r"dim\w* must be an int.*, got bool"):
+        call(ember, ember.ones(2, 3))

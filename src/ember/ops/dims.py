@@ -33,6 +33,8 @@ def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
         2
     """
     try:
+        if dim.__class__ is bool:  # (operator.index reads True as dim 1; PyTorch refuses it)
+            raise TypeError
         d = operator.index(dim)
     except TypeError:
         raise ArgumentTypeError(f"{op}: dim must be an int, got {type(dim).__name__}") \
@@ -65,6 +67,8 @@ def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
     """
     if dim is None:
         return tuple(range(ndim))
+    if dim.__class__ is bool:  # (before the cache, whose key True is 1's)
+        normalize_dim(dim, ndim, op)
     try:
         return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
     except TypeError as error:  # (an unhashable dim, a list inside the tuple, reaches the cache)
