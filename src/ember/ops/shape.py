@@ -175,7 +175,11 @@ def squeezed_shape(shape: Sequence[int], dim: int | Sequence[int] | None) -> tup
     if dim is None:
         dims: Any = range(len(shape))
     elif isinstance(dim, (tuple, list)):
-        dims = {normalize_dim(d, len(shape), "squeeze") for d in dim}
+        dims = [normalize_dim(d, len(shape), "squeeze") for d in dim]
+        if len(set(dims)) != len(dims):
+            twice = next(d for d in dims if dims.count(d) > 1)
+            raise ShapeError(f"squeeze: dim {twice} appears multiple times in the list of dims "
+                             f"{tuple(dim)} (shape {tuple(shape)})")
     else:
         dims = (normalize_dim(dim, len(shape), "squeeze"),)
     return tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims)

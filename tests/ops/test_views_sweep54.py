@@ -1,0 +1,25 @@
+"""View ops against PyTorch 2.13: the differences a differential sweep found (views54)."""
+
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.squeeze((0, 0)),
+    lambda lib, x: x.squeeze([0, -3]),
+    lambda lib, x: x.squeeze_((2, 2)),
+    lambda lib, x: lib.squeeze_copy(x, (0, 0)),
+], ids=["tuple", "negative-alias", "in-place", "copy"])
+def test_squeeze_refuses_a_dim_listed_twice_as_torch(call):
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        call(torch, torch.ones(1, 2, 1))
+    with pytest.raises(ember.ShapeError, match="appears multiple times in the list of dims"):
+        call(ember, ember.ones(1, 2, 1))
+
+
+def test_squeeze_of_distinct_dims_still_matches_torch():
+    for dims in [(0, 2), [0, -1], (), (1,)]:
+        assert tuple(ember.ones(1, 2, 1).squeeze(dims).shape) == \
+            tuple(torch.ones(1, 2, 1).squeeze(dims).shape)
