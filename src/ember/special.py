@@ -34,6 +34,7 @@ import math
 from typing import Any
 
 from ember.dtypes import DType
+from ember.errors import ShapeError
 from ember.ops.bessel import (
     airy_ai,
     bessel_j0,
@@ -114,11 +115,14 @@ def xlog1py(input: Any, other: Any) -> Tensor:
         tensor([0., 0.])
     """
     x, y = float_operands("xlog1py", input, other)
-    broadcast_shape((x.shape, y.shape), "xlog1py")  # (named here, not by an inner op)
     log1p_y = log1p(y)
     # a zero input hides only an infinite or NaN log1p(other <= -1): its x-gradient stays
     # log1p(other) elsewhere, as PyTorch's (but for other = +inf: 0 here, inf in PyTorch)
-    hidden = eq(x, 0) & ~isnan(y) & ~isfinite(log1p_y)
+    try:
+        hidden = eq(x, 0) & ~isnan(y) & ~isfinite(log1p_y)
+    except ShapeError:  # (named xlog1py's, not the inner bitwise_and's; free when they fit)
+        broadcast_shape((x.shape, y.shape), "xlog1py")
+        raise
     return x * where(hidden, 0.0, log1p_y)
 
 
