@@ -89,3 +89,41 @@ def test_mark_dirty_in_setup_context():
     assert y is x and y.grad_fn.name() == "AddOneInPlaceBackward"  # torch's name
     y.sum().backward()
     np.testing.assert_allclose(leaf.grad.numpy(), np.full(5, 2.0))
+
+
+def _exp_saving_its_output(lib):
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(output)
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+        @staticmethod
+        def jvp(ctx, t):
+            (y,) = ctx.saved_tensors  # (the output: it depends on x, so grad of jvp sees it)
+            return t * y
+
+    return Exp
+
+
+def test_grad_of_a_jvp_that_reads_a_saved_output_matches_torch():
+    def grad_of_tangent_sum(lib):
+        exp = _exp_saving_its_output(lib)
+
+        def tangent_sum(x):
+            return lib.func.jvp(exp.apply, (x,), (lib.ones_like(x),))[1].sum()
+
+        return lib.func.grad(tangent_sum)(lib.tensor(X, dtype=lib.float64)).numpy()
+
+    results = [grad_of_tangent_sum(torch), grad_of_tangent_sum(ember)]
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+    np.testing.assert_allclose(results[1], np.exp(X), rtol=1e-12)  # (not zeros)

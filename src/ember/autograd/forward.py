@@ -216,12 +216,12 @@ class ForwardTrace:
         if ctx.materialize_grads:
             tangents = [run_below(self, zeros_like, a) if d is None and isinstance(a, Tensor)
                         else d for a, d in zip(args, tangents)]
-        ctx._in_jvp = True
+        outs = out if isinstance(out, tuple) else (out,)
+        ctx._in_jvp, ctx._jvp_outputs = True, outs  # (a saved output is read as returned)
         try:
             result = run_below(self, cls.jvp, ctx, *tangents)
         finally:
-            ctx._in_jvp = False
-        outs = out if isinstance(out, tuple) else (out,)
+            ctx._in_jvp, ctx._jvp_outputs = False, ()
         results = result if isinstance(result, tuple) else (result,)
         if len(results) != len(outs):
             raise GradError(f"{cls.__name__}.jvp returned {len(results)} tangents for "

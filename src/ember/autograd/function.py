@@ -42,6 +42,7 @@ class FunctionCtx:
         self._saved_forward: tuple | None = None
         self._versions: dict[int, int] = {}
         self._in_jvp = False
+        self._jvp_outputs: tuple = ()  # forward's outputs as returned, while jvp runs
         self._on_release: Callable[[FunctionCtx], None] | None = None
         self._output_slots: dict[int, int] = {}  # id of a differentiable output -> its index
         self._node: Node | None = None  # this Function's node, while its backward runs
@@ -91,6 +92,9 @@ class FunctionCtx:
         if node is not None and slots:  # a saved output carries this node's history, as in
             saved = tuple(_as_output(t, node, slots[id(t)]) if id(t) in slots else t  # PyTorch,
                           for t in saved)  # so a backward written in ops differentiates again
+        elif self._jvp_outputs and slots:  # (in jvp: the output returned, with its history)
+            saved = tuple(self._jvp_outputs[slots[id(t)]] if t is not None and id(t) in slots
+                          else t for t in saved)
         return tuple(saved)
 
     def _pack(self, hooks: tuple) -> None:
