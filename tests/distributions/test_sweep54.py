@@ -37,3 +37,13 @@ def test_bernoulli_log_prob_gradient_keeps_precision_at_extreme_probabilities(cl
         torch.distributions.ContinuousBernoulli(**{given: pt}).log_prob(
             torch.tensor(value)).sum().backward()
         np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-9)
+
+
+def test_sample_n_is_sample_of_n_with_torchs_future_warning():
+    with pytest.warns(FutureWarning, match=r"sample_n\(n\)` will be deprecated"):
+        torch_shape = torch.distributions.Dirichlet(torch.ones(2, 3)).sample_n(4).shape
+    with pytest.warns(FutureWarning, match=r"sample_n\(n\)` will be deprecated"):
+        x = D.Dirichlet(ember.ones(2, 3)).sample_n(4)
+    assert tuple(x.shape) == tuple(torch_shape) == (4, 2, 3)
+    with pytest.warns(FutureWarning):
+        assert tuple(D.Normal(0.0, 1.0).sample_n(ember.tensor(2)).shape) == (2,)

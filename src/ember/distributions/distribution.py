@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import ember
@@ -165,6 +166,17 @@ class Distribution:
         """A sample of shape ``sample_shape + batch_shape + event_shape``, without gradients."""
         with ember.no_grad():
             return self.rsample(sample_shape)
+
+    def sample_n(self, n: int) -> Tensor:
+        """``sample((n,))``, with PyTorch's FutureWarning that this old spelling goes away.
+
+        Example:
+            >>> ember.distributions.Normal(0.0, 1.0).sample_n(3).shape
+            ember.Size([3])
+        """
+        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+                      FutureWarning, stacklevel=2)
+        return self.sample((n,))
 
     def _extended_shape(self, sample_shape: Any = ()) -> Shape:
         return _shape(sample_shape) + self._batch_shape + self._event_shape
