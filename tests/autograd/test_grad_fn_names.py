@@ -70,11 +70,13 @@ CASES = {
     "bce_logits": lambda L, F, x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
     "normalize": lambda L, F, x, y: F.normalize(x),
     "embedding": lambda L, F, x, y: F.embedding(L.tensor([0, 2]), x),
+    # (Reshape's backward_name is PyTorch's ViewBackward0: these were ReshapeBackward0)
+    "view": lambda L, F, x, y: x.view(12), "reshape": lambda L, F, x, y: x.reshape(4, 3),
+    "flatten": lambda L, F, x, y: x.flatten(),
     # differ, see DIFFERENT
     "rsub": lambda L, F, x, y: 1 - x, "norm": lambda L, F, x, y: x.norm(),
     "t": lambda L, F, x, y: x.t(), "transpose": lambda L, F, x, y: x.transpose(0, 1),
-    "view": lambda L, F, x, y: x.view(12), "reshape": lambda L, F, x, y: x.reshape(4, 3),
-    "flatten": lambda L, F, x, y: x.flatten(), "unsqueeze": lambda L, F, x, y: x.unsqueeze(0),
+    "unsqueeze": lambda L, F, x, y: x.unsqueeze(0),
     "squeeze": lambda L, F, x, y: x[:1].squeeze(0), "select": lambda L, F, x, y: x[0],
     "chunk": lambda L, F, x, y: x.chunk(2, 1)[0], "split": lambda L, F, x, y: x.split(2, 1)[1],
     "matmul_2d": lambda L, F, x, y: x @ L.tensor(MAT),
@@ -97,8 +99,8 @@ DIFFERENT = {
     "rsub": "1 - x is Sub with swapped operands (PyTorch has an rsub op)",
     "norm": "a composite of abs/pow/sum ending in where (a dedicated norm primitive would pay "
             "only for the name)",
-    "t": _VIEWS, "transpose": _VIEWS, "view": _VIEWS, "reshape": _VIEWS, "flatten": _VIEWS,
-    "unsqueeze": _VIEWS, "squeeze": _VIEWS, "select": _VIEWS, "chunk": _VIEWS, "split": _VIEWS,
+    "t": _VIEWS, "transpose": _VIEWS, "unsqueeze": _VIEWS, "squeeze": _VIEWS, "select": _VIEWS,
+    "chunk": _VIEWS, "split": _VIEWS,
     "matmul_2d": _MATMUL, "mm": _MATMUL, "matmul_1d": _MATMUL, "bmm": _MATMUL,
     "linear": _MATMUL + " (PyTorch's addmm)", "linear_no_bias": _MATMUL,
     "sort": "values are gathered by the index primitive from the argsort",

@@ -351,3 +351,16 @@ def test_select_and_narrow_refuse_a_0d_tensor_as_torch(op):
         call(torch)
     with pytest.raises(IndexOutOfRange, match=f"{op}\\(\\) cannot be applied to a 0-dim"):
         call(ember)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.view(3, 2), lambda x: x.reshape(6), lambda x: x.flatten(),
+    lambda x: x.view_as(x), lambda x: x.reshape(3, 2).view(6),
+])
+def test_view_like_ops_name_their_grad_fn_as_torch(fn):
+    # (repr showed grad_fn=<ReshapeBackward0> for a view, torch's <ViewBackward0>)
+    names = []
+    for m in (torch, ember):
+        x = m.ones(2, 3, requires_grad=True) * 1
+        names.append(fn(x).grad_fn.name())
+    assert names[1] == names[0]

@@ -40,6 +40,8 @@ def read_sizes(args: tuple) -> tuple:
 @primitive
 class Reshape(Primitive):
     name = "reshape"
+    backward_name = "ViewBackward0"  # PyTorch's for view/reshape/flatten (free: a class name;
+    # squeeze, which reshapes too, says View where PyTorch says Squeeze)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
