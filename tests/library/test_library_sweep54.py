@@ -1,6 +1,7 @@
 """extend54's differential sweep of ember.library against torch 2.13: what a setup_context
-declares on its ctx, and the opcheck test names a torch user passes."""
+declares on its ctx, the opcheck test names a torch user passes, complex inputs."""
 
+import numpy as np
 import torch
 
 import ember
@@ -73,3 +74,24 @@ def test_opcheck_aot_dispatch_compares_the_compiled_gradient_with_eager():
     assert "gradient" in str(result["test_aot_dispatch_dynamic"])
     assert ember.library.opcheck(f, (x.detach(),), test_utils="test_aot_dispatch_dynamic") == \
         {"test_aot_dispatch_dynamic": "SUCCESS"}  # (no input requires grad: forward only)
+
+
+def test_a_custom_op_on_complex_tensors_runs_its_backward_as_torch():
+    grads = []
+    for lib, T in ((torch.library, torch), (ember.library, ember)):
+        @lib.custom_op("sweep54::csquare", mutates_args=())
+        def f(x: T.Tensor) -> T.Tensor:
+            return x * x
+
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        def backward(ctx, g):  # (PyTorch's convention: the conjugate Wirtinger derivative)
+            (x,) = ctx.saved_tensors
+            return g * 2 * x.conj()
+
+        f.register_autograd(backward, setup_context=setup_context)
+        x = T.tensor([1 + 1j, 2 - 1j, -0.5 + 3j], dtype=T.complex128, requires_grad=True)
+        f(x).abs().sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

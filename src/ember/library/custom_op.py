@@ -70,6 +70,7 @@ class CustomOpPrimitive(Primitive):
     """The primitive of one custom op; its rules defer to the :class:`CustomOpDef`."""
 
     save_inputs = False  # backward reads what setup_context saved on its ctx
+    complex_grad = True  # (the user's backward, trusted on complex tensors as in PyTorch)
     infer_mismatch = ("its fake impl (register_fake) disagrees with its implementation. "
                       "Hint: fix the fake impl; ember.library.opcheck tests it")
 
