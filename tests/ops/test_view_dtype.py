@@ -16,7 +16,8 @@ PAIRS = [("float32", "int32"), ("int32", "float32"), ("int16", "int32"), ("int64
 def test_values_and_shapes_match_torch(source, target):
     base = torch.arange(1, 49, dtype=torch.int64).reshape(3, 16) % 7
     t = base.to(getattr(torch, source)) if source != "bool" else base > 3
-    e = ember.tensor(t.numpy() if source != "bfloat16" else t.float().numpy()).to(source)
+    e = ember.tensor(t.numpy() if source != "bfloat16" else t.float().numpy()).to(
+        getattr(ember, source))
     got, want = e.view(getattr(ember, target)), t.view(getattr(torch, target))
     assert tuple(got.shape) == tuple(want.shape) and got.dtype.name == target
     if target == "bfloat16":
