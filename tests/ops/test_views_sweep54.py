@@ -23,3 +23,18 @@ def test_squeeze_of_distinct_dims_still_matches_torch():
     for dims in [(0, 2), [0, -1], (), (1,)]:
         assert tuple(ember.ones(1, 2, 1).squeeze(dims).shape) == \
             tuple(torch.ones(1, 2, 1).squeeze(dims).shape)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3, 4)])
+def test_T_of_a_non_matrix_warns_as_torch(shape):
+    want = tuple(torch.ones(shape).T.shape)  # (torch warns once per process)
+    with pytest.warns(UserWarning, match=r"x.T` on tensors of dimension other than 2"):
+        got = ember.ones(shape).T
+    assert tuple(got.shape) == want == shape[::-1]
+
+
+def test_T_of_a_matrix_does_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tuple(ember.ones(2, 3).T.shape) == (3, 2)
