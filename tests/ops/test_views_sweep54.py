@@ -38,3 +38,12 @@ def test_T_of_a_matrix_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert tuple(ember.ones(2, 3).T.shape) == (3, 2)
+
+
+def test_view_as_complex_refuses_an_odd_storage_offset_as_torch():
+    with pytest.raises(RuntimeError, match="storage_offset divisible by 2"):
+        torch.view_as_complex(torch.arange(6.0)[1:5].reshape(2, 2))
+    with pytest.raises(ember.ShapeError, match="storage_offset divisible by 2.*got 1"):
+        ember.view_as_complex(ember.arange(6.0)[1:5].reshape(2, 2))
+    even = ember.view_as_complex(ember.arange(6.0)[2:6].reshape(2, 2))
+    assert even.tolist() == torch.view_as_complex(torch.arange(6.0)[2:6].reshape(2, 2)).tolist()

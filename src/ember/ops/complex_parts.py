@@ -333,6 +333,11 @@ def view_as_complex(input: Tensor) -> Tensor:
         tensor([1.+2.j, 3.-1.j])
     """
     ViewAsComplex.infer(_spec_of("view_as_complex", input))
+    if input.storage_offset() % 2:
+        raise ShapeError(f"view_as_complex: the tensor must have a storage_offset divisible by "
+                         f"2, as PyTorch's (a complex number starts at an even element), got "
+                         f"{input.storage_offset()} (shape {tuple(input.shape)}). Hint: call "
+                         ".clone() first")
     return apply(ViewAsComplex, input)
 
 
