@@ -47,3 +47,15 @@ def test_sample_n_is_sample_of_n_with_torchs_future_warning():
     assert tuple(x.shape) == tuple(torch_shape) == (4, 2, 3)
     with pytest.warns(FutureWarning):
         assert tuple(D.Normal(0.0, 1.0).sample_n(ember.tensor(2)).shape) == (2,)
+
+
+def test_uniform_mode_is_nan_times_high_and_tracks_its_gradient():
+    # torch's mode is nan * high: a tensor in the graph, so mode.sum().backward() runs (it was
+    # a constant, and backward raised 'does not require grad')
+    high = ember.tensor([1.0, 2.0], requires_grad=True)
+    mode = D.Uniform(ember.zeros(2), high).mode
+    assert mode.requires_grad and np.isnan(mode.detach().numpy()).all()
+    mode.sum().backward()
+    high_t = torch.tensor([1.0, 2.0], requires_grad=True)
+    torch.distributions.Uniform(torch.zeros(2), high_t).mode.sum().backward()
+    np.testing.assert_array_equal(high.grad.numpy(), high_t.grad.numpy())

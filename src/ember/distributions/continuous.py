@@ -141,8 +141,8 @@ class Uniform(_Elementwise):
 
     @property
     def mode(self) -> Tensor:
-        """Every point is a mode: NaN, as in PyTorch."""
-        return ember.full_like(self.high, float("nan"))
+        """Every point is a mode: NaN, as in PyTorch (``nan * high``, so it stays in the graph)."""
+        return self.high * math.nan
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.low + self._uniform(sample_shape, self.low.dtype) * (self.high - self.low)
