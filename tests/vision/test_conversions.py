@@ -131,17 +131,43 @@ def test_convert_image_dtype_refusals_and_dimensions():
                                [0.2, 0.0, -0.2], atol=1e-6)
 
 
-def test_to_pil_image_scales_float_tensors_not_float_arrays():
-    # torchvision scales floats by 255 only for tensors: a float32 (H, W) array, such as a depth
-    # map, becomes an "F" image with its values (it was scaled and wrapped through uint8), and
-    # float arrays of other kinds are refused as torchvision does
-    depth = np.array([[0.25, 2.5], [300.0, -1.0]], np.float32)
-    pic = TF.to_pil_image(depth)
-    assert pic.mode == "F"
-    np.testing.assert_array_equal(np.asarray(pic), depth)
-    assert TF.to_pil_image(depth[:, :, None]).mode == "F"
-    assert TF.to_tensor(T.ToPILImage()(depth)).numpy().tolist() == [depth.tolist()]
-    for bad in (depth.astype(np.float64), np.zeros((2, 2, 3), np.float32)):
-        with pytest.raises(TypeError, match="is not supported"):
-            TF.to_pil_image(bad)
-    assert TF.to_pil_image(ember.tensor(depth)[None]).mode == "L"  # a tensor is scaled
+# torchvision 0.28's rule (checked against it by fuzz/mend54b/topil_rule.py): a tensor becomes
+# an (H, W, C) array first, then floats of either are scaled by 255 to uint8 (unless mode is
+# "F"); the mode follows the dtype and the number of channels, other dtypes are refused
+_TOPIL_MODES = {"uint8": {None: "L", 1: "L", 2: "LA", 3: "RGB", 4: "RGBA"},
+                "int16": {None: "I;16", 1: "I;16"}, "int32": {None: "I", 1: "I"}}
+for _float in ("float16", "float32", "float64"):
+    _TOPIL_MODES[_float] = _TOPIL_MODES["uint8"]
+
+
+@pytest.mark.parametrize("kind", ["tensor", "array"])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "float16",
+                                   "float32", "float64", "bool"])
+@pytest.mark.parametrize("channels", [None, 1, 2, 3, 4])
+def test_to_pil_image_follows_torchvision_0_28_over_dtypes_channels_and_kinds(kind, dtype,
+                                                                              channels):
+    hwc = (3, 5) if channels is None else (3, 5, channels)
+    arr = RNG.random(hwc).astype(dtype) if dtype.startswith("float") else (
+        RNG.integers(0, 2 if dtype == "bool" else 100, hwc).astype(dtype))
+    pic = arr if kind == "array" else ember.from_numpy(
+        np.ascontiguousarray(arr if channels is None else arr.transpose(2, 0, 1)))
+    want = _TOPIL_MODES.get(dtype, {}).get(channels)
+    if want is None:
+        with pytest.raises(TypeError, match=f"input type {dtype} is not supported"):
+            TF.to_pil_image(pic)
+        return
+    img = TF.to_pil_image(pic)
+    assert img.mode == want
+    if dtype.startswith("float"):   # scaled by 255 and truncated, arrays as well as tensors
+        got = np.asarray(img)
+        np.testing.assert_array_equal(got, (arr * 255).astype(np.uint8).reshape(got.shape))
+
+
+def test_to_pil_image_of_float_arrays_scales_unless_mode_f():
+    depth = np.array([[0.25, 0.5], [0.75, 1.0]], np.float32)
+    assert TF.to_pil_image(depth, mode="L").mode == "L"
+    assert T.ToPILImage()(depth).getpixel((1, 1)) == 255
+    kept = TF.to_pil_image(depth, mode="F")              # mode "F" keeps the values
+    np.testing.assert_array_equal(np.asarray(kept), depth)
+    assert TF.to_pil_image(np.zeros((2, 2, 3))).mode == "RGB"   # float64 (H, W, 3)
+    assert TF.to_pil_image(depth.astype(np.float64)).mode == "L"

@@ -52,10 +52,9 @@ def _single_channel_mode(dtype: np.dtype) -> str | None:
 
 
 def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
-    """A ``(C, H, W)`` tensor or an ``(H, W, C)`` array (or a 2-D one) as a PIL image; a float
-    tensor's values are scaled by 255 and truncated to uint8 (unless ``mode`` is "F"), a
-    float32 one-channel array keeps its values ("F"). The mode follows the channels and dtype
-    as torchvision's does.
+    """A ``(C, H, W)`` tensor or an ``(H, W, C)`` array (or a 2-D one) as a PIL image; float
+    values are scaled by 255 and truncated to uint8 (unless ``mode`` is "F"). The mode
+    follows the channels and dtype as torchvision's does.
 
     Example:
         >>> to_pil_image(ember.ones(3, 2, 4)).size, to_pil_image(ember.ones(1, 2, 4)).mode
@@ -70,8 +69,6 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
         pic = pic.detach().numpy()
         if pic.ndim == 3:
             pic = pic.transpose(1, 2, 0)
-        if np.issubdtype(pic.dtype, np.floating) and mode != "F":  # (a tensor's, not an array's)
-            pic = (pic * 255).astype(np.uint8)
     elif not isinstance(pic, np.ndarray):
         raise ArgumentTypeError(f"to_pil_image: pic should be Tensor or ndarray, got "
                                 f"{type_name(pic)}")
@@ -84,6 +81,8 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
     if channels > 4:
         raise ArgumentError(f"to_pil_image: pic should not have > 4 channels, got {channels} "
                             "channels (a tensor is (C, H, W), an array (H, W, C))")
+    if np.issubdtype(pic.dtype, np.floating) and mode != "F":
+        pic = (pic * 255).astype(np.uint8)
     if channels == 1:
         pic = pic[:, :, 0]
         expected = _single_channel_mode(pic.dtype)
