@@ -284,3 +284,13 @@ def test_resize_refuses_a_size_that_is_not_ints(size):
         with pytest.raises(TypeError, match="resize: size should be an int or a sequence"):
             F2.resize(img, size)
     assert TF.resize(img, np.int64(4)).shape == (3, 4, 5)
+
+
+@pytest.mark.parametrize("size", [4.5, np.float64(4.0), True])
+def test_v2_resize_refuses_a_number_that_is_not_an_int(size):
+    # torchvision's v2.Resize raises ValueError at construction for 4.5 ('size can be an
+    # integer, a sequence of one or two integers, or None'); it was truncated to [4]
+    from ember.vision.transforms import v2
+    with pytest.raises(ValueError, match="Resize: size should be an int, a sequence of 1 or 2"):
+        v2.Resize(size)
+    assert v2.Resize(np.int64(4))(ember.zeros(3, 8, 16)).shape == (3, 4, 8)

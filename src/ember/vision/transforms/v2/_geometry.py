@@ -69,7 +69,7 @@ class Resize(Transform):
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
                  max_size: int | None = None, antialias: bool | None = True) -> None:
         super().__init__()
-        if isinstance(size, numbers.Number):
+        if isinstance(size, numbers.Integral) and not isinstance(size, bool):  # (4.5: refused)
             size = [int(size)]
         if size is None and not isinstance(max_size, int):
             raise ArgumentError(f"Resize: max_size must be an int when size is None, got "
