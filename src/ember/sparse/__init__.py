@@ -52,6 +52,7 @@ from ember.sparse.ops import (
     sum,
     with_values,
 )
+from ember.sparse.ops import read_dtype as _read_dtype
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
@@ -105,6 +106,7 @@ def to_dense(self: Any, dtype: Any = None, *, masked_grad: bool | None = None) -
         >>> ember.sparse_coo_tensor([[1]], [2.0], (3,)).to_dense()
         tensor([0., 2., 0.])
     """
+    dtype = _read_dtype("to_dense", dtype)
     out = _convert.convert(self, strided)
     return out if dtype is None else out.to(dtype)
 
@@ -229,6 +231,7 @@ def _sum_method(self: SparseTensor, dim: Any = None, keepdim: bool = False,
     bools add up in int64, entry by entry, as PyTorch's method does: repeated True entries
     count each; ``torch.sparse.sum`` keeps the dtype over a dim, over all coalesces first);
     ``keepdim`` keeps each summed dimension with size 1 (uncoalesced, as PyTorch's)."""
+    dtype = _read_dtype("sparse.sum", dtype)
     if keepdim:
         return _kept(self, _sum_method(self, dim, dtype=dtype), dim)
     if dim is None and dtype is not None and dtype != self.dtype:  # (each entry cast first,

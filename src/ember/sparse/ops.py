@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ember import dtypes
 from ember.errors import ArgumentError, ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
@@ -32,6 +33,17 @@ from ember.tensor import Tensor
 
 __all__ = ["addmm", "log_softmax", "mm", "norm", "one_device", "softmax", "sparse_mask", "sum",
            "transpose", "with_values"]
+
+
+def read_dtype(op: str, dtype: Any) -> dtypes.DType | None:
+    """``dtype`` read as the dense reductions read it (a name too: ``"float64"``), or an
+    error naming ``op``; None stays None."""
+    if dtype is None:
+        return None
+    try:
+        return dtypes.to_dtype(dtype)
+    except DTypeError as e:
+        raise DTypeError(f"{op}: {e}") from None
 
 
 def _sparse(op: str, s: Any) -> SparseTensor:
@@ -134,6 +146,7 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
         (tensor(9.), tensor([3., 6.]))
     """
     _sparse("sparse.sum", input)
+    dtype = read_dtype("sparse.sum", dtype)
     if dim is None:
         values = coalesce(input)._vals if input.layout is sparse_coo else input._vals
         return (values if dtype is None else values.to(dtype)).sum()
@@ -225,6 +238,7 @@ def softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor
                 [1., 0.]])
     """
     _sparse("sparse.softmax", input)
+    dtype = read_dtype("sparse.softmax", dtype)
     s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim,
                                             "sparse.softmax")
     return with_values(s, exp(shifted - log_total))
@@ -239,6 +253,7 @@ def log_softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTe
         tensor([ 0.0000, -0.6931, -0.6931])
     """
     _sparse("sparse.log_softmax", input)
+    dtype = read_dtype("sparse.log_softmax", dtype)
     s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim,
                                             "sparse.log_softmax")
     return with_values(s, shifted - log_total)
