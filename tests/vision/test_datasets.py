@@ -227,3 +227,19 @@ def test_vision_dataset_takes_torchvisions_joint_transforms():
     ds = datasets.FashionMNIST(None, train=False)
     ds.transform = lambda x: x.shape
     assert ds[0][0] == (28, 28)
+
+
+def test_vision_dataset_items_build_no_standard_transform(monkeypatch):
+    # 8a9cac3f made transformed() build a StandardTransform for every item (~1 us a sample on
+    # FashionMNIST, about doubling __getitem__); the transforms are applied in place
+    from ember.vision.datasets import vision
+
+    ds = datasets.FashionMNIST(None, train=False, transform=lambda x: x.shape,
+                               target_transform=str)
+    plain = datasets.FashionMNIST(None, train=False)
+    built = []
+    monkeypatch.setattr(vision.StandardTransform, "__init__",
+                        lambda self, *a: built.append(a))
+    assert ds[0] == ((28, 28), "9") and plain[0][1] == 9
+    ds.target_transform = None                      # set after construction: still read
+    assert ds[1][1] == 2 and not built

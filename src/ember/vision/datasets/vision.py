@@ -15,6 +15,15 @@ from ember.errors import ArgumentError
 __all__ = ["StandardTransform", "VisionDataset"]
 
 
+def _apply_each(transform: Callable | None, target_transform: Callable | None, sample: Any,
+                target: Any) -> tuple[Any, Any]:
+    if transform is not None:
+        sample = transform(sample)
+    if target_transform is not None:
+        target = target_transform(target)
+    return sample, target
+
+
 class StandardTransform:
     """A joint ``transforms(sample, target)`` made of a ``transform`` of the sample and a
     ``target_transform`` of the target (either may be None), as torchvision's.
@@ -29,11 +38,7 @@ class StandardTransform:
         self.transform, self.target_transform = transform, target_transform
 
     def __call__(self, sample: Any, target: Any) -> tuple[Any, Any]:
-        if self.transform is not None:
-            sample = self.transform(sample)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return sample, target
+        return _apply_each(self.transform, self.target_transform, sample, target)
 
     def __repr__(self) -> str:
         lines = [type(self).__name__]
@@ -77,9 +82,11 @@ class VisionDataset(Dataset):
         """The joint ``transforms(sample, target)`` if one was given, else
         ``(transform(sample), target_transform(target))``, each where set (also when set after
         construction, as torchvision's datasets read them)."""
-        if self.transforms is not None and not isinstance(self.transforms, StandardTransform):
-            return self.transforms(sample, target)
-        return StandardTransform(self.transform, self.target_transform)(sample, target)
+        joint = self.transforms
+        if joint is not None and not isinstance(joint, StandardTransform):
+            return joint(sample, target)
+        # (no StandardTransform built per item: that doubled FashionMNIST's __getitem__)
+        return _apply_each(self.transform, self.target_transform, sample, target)
 
     def extra_repr(self) -> str:
         """Lines the ``repr`` adds after the root (none here)."""
