@@ -26,7 +26,6 @@ def _fake_quantize_per_channel(b: int, xs: tuple, bs: tuple, *, axis: int, **par
     return tuple(move(reshape(o, shape), 1, axis + 1) for o in outs)
 
 
-
 def _learnable(name: str) -> Any:
     """The learnable op's (and its partials') rule: shared parameters take the batch as one
     more leading axis; per-sample ones run one sample at a time (a per-tensor scale per sample
