@@ -156,6 +156,24 @@ def plan_outputs(tracer: Tracer, inputs: list[Tensor], outputs: list) -> _Plan:
     return _Plan(inputs, list(state.values()), outputs, tracer.viewed_as)
 
 
+def trains(tracer: Tracer) -> bool:
+    """Whether the traced call is a training step, whose outputs need no grad (see
+    :func:`as_later_calls`): it ran a backward that set a ``.grad`` or took an optimizer step,
+    or one without ``create_graph`` (what it differentiated is spent). A call whose backwards
+    only returned gradients with a history of their own (``autograd.grad(loss, params,
+    create_graph=True)``: a gradient penalty) is differentiable as any other call: the
+    gradient of its outputs goes on through that recorded backward."""
+    if not tracer.ran_backward:
+        return False
+    if not tracer.created_graph or tracer.stepped or tracer.binds_grads or tracer.grad_inputs \
+            or any(ref.grad for ref in tracer.graph.state):  # (a sum into a .grad read)
+        return True
+    entry = tracer.entry_grads
+    return any(t._grad is not g for t, g in zip(tracer.inputs, tracer.input_grads)) or any(
+        t._grad is not entry.get(id(t), t._grad) for t in
+        [ref.tensor for ref in tracer.graph.state] + [t for _, t in tracer.known.values()])
+
+
 def as_later_calls(plan: _Plan, outputs: list) -> list:
     """The tracing call's outputs as a later call of a graph that ran its backward inside
     makes them: an output made from the graph's own values (a loss) needs no grad there, so
@@ -178,15 +196,17 @@ def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> \
     must return: the outputs, then the hidden roots."""
     plan = plan_outputs(tracer, inputs, outputs)
     roots = [plan.returned[p] for p in plan.roots]
-    diff = [r for r, t in enumerate(roots) if t.requires_grad]
-    seeds = [ones_like(roots[r]) for r in diff]
-    cotangents = [tracer.add_input(s) for s in seeds]
-    if seeds:
-        del tracer.graph.inputs[-len(seeds):]  # (they are the backward graph's inputs)
     slots = [i for i, t in enumerate(inputs) if t.requires_grad]
     # (also a tensor with history it captured: the gradient goes on into that history)
     params = [ref.tensor for ref in tracer.graph.state if not ref.grad and ref.tensor.requires_grad]
     targets = [inputs[i] for i in slots] + params
+    stops = {id(t._node) for t in targets} if tracer.ran_backward else None
+    diff = [r for r, t in enumerate(roots) if t.requires_grad and not (
+        stops is not None and _spent(t, stops))]
+    seeds = [ones_like(roots[r]) for r in diff]
+    cotangents = [tracer.add_input(s) for s in seeds]
+    if seeds:
+        del tracer.graph.inputs[-len(seeds):]  # (they are the backward graph's inputs)
     grads: Any = [None] * len(targets)
     if diff:
         with _as_leaves(targets):
@@ -196,6 +216,23 @@ def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> \
                   [None if g is None else tracer.var_of(g) for g in grads], plan.roots,
                   plan.make)
     return joint, plan.returned
+
+
+def _spent(t: Tensor, stops: set[int]) -> bool:
+    """Whether ``t``'s history, up to the nodes in ``stops`` (the call's arguments' and
+    parameters'), holds a node a backward inside the call released (``loss`` after a plain
+    ``autograd.grad(loss, x)``): a backward of it would fail in eager code, so it is no
+    differentiable output of the call (as a training step's loss; see :func:`trains`)."""
+    todo, seen = [t._node], set(stops)
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        if node.released:
+            return True
+        seen.add(id(node))
+        todo.extend(edge[0] for edge in node.edges or () if edge is not None)
+    return False
 
 
 @contextmanager
