@@ -144,9 +144,16 @@ def collate(batch: Sequence[Any], *, collate_fn_map: dict | None = None) -> Any:
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         return _rebuild(elem, [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)])
-    if isinstance(elem, numbers.Number) and collate_fn_map is default_collate_fn_map:
+    if isinstance(elem, numbers.Number) and _collates_numbers(collate_fn_map):
         return ember.tensor(batch)  # (complex numbers: Ember collates them, torch refuses)
     raise TypeError(_BAD.format(type(elem)))
+
+
+def _collates_numbers(collate_fn_map: dict | None) -> bool:
+    """Whether a map collates Python ints and floats as default_collate does (it, or a copy of
+    it): then it collates the other numbers (complex) as default_collate does too."""
+    return collate_fn_map is default_collate_fn_map or collate_fn_map is not None and (
+        collate_fn_map.get(int) is collate_int_fn and collate_fn_map.get(float) is collate_float_fn)
 
 
 def default_collate(batch: Sequence[Any]) -> Any:

@@ -5,4 +5,10 @@ to ``ember``."""
 
 from ember.data import *  # noqa: F403
 from ember.data import __all__  # noqa: F401
-from ember.utils.data import dataloader, dataset, distributed, sampler  # noqa: F401 (as torch's)
+from ember.utils.data import (  # noqa: F401 (attributes, as torch's)
+    _utils,
+    dataloader,
+    dataset,
+    distributed,
+    sampler,
+)
