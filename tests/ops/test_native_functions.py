@@ -139,3 +139,21 @@ def test_conv_tbc_negative_pad_crops_and_empty_output(time, pad):
     np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-12)
     with pytest.raises(ember.ShapeError, match="conv_tbc: .*negative output length"):
         ember.conv_tbc(ember.zeros(1, 2, 3), ember.zeros(3, 3, 4), ember.zeros(4), 0)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_aliases_take_eps_0_as_torch_as_f_batch_norm_does_not(training):
+    # (review54c #4: since d627f970 ember.batch_norm and native_batch_norm refused eps=0 in
+    # training; torch checks eps only in F.batch_norm)
+    x = np.random.default_rng(1).standard_normal((4, 3, 2))
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        xt = lib.tensor(x, requires_grad=True)
+        y = lib.batch_norm(xt, None, None, rm, rv, training, 0.1, 0.0, False)
+        out.extend([y, *lib.native_batch_norm(xt, None, None, rm, rv, training, 0.1, 0.0)])
+        (y * lib.tensor(x[::-1].copy())).sum().backward()
+        out.extend([rm, rv, xt.grad])
+    assert_same(tuple(got), tuple(want), atol=1e-10)
+    with pytest.raises(ValueError, match="eps must be positive during training"):
+        ember.nn.functional.batch_norm(ember.tensor(x), None, None, training=True, eps=0.0)

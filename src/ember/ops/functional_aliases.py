@@ -42,7 +42,7 @@ from ember.ops.margin_loss import cosine_embedding_loss as _cosine_embedding_los
 from ember.ops.margin_loss import hinge_embedding_loss as _hinge_embedding_loss
 from ember.ops.margin_loss import margin_ranking_loss as _margin_ranking_loss
 from ember.ops.margin_loss import triplet_margin_loss as _triplet_margin_loss
-from ember.ops.normalization import batch_norm as _batch_norm
+from ember.ops.normalization import _batch_norm
 from ember.ops.normalization import instance_norm as _instance_norm
 from ember.ops.pad import pad as _pad
 from ember.tensor import Tensor
@@ -151,11 +151,12 @@ def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                running_mean: Tensor | None, running_var: Tensor | None, training: bool,
                momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
     """``nn.functional.batch_norm`` with weight and bias before the running statistics, as
-    ``torch.batch_norm`` takes them (``cudnn_enabled`` changes nothing).
+    ``torch.batch_norm`` takes them (``cudnn_enabled`` changes nothing); any ``eps``, as
+    ``torch.batch_norm`` (only ``F.batch_norm`` refuses eps <= 0 in training).
 
     Example:
         >>> ember.batch_norm(ember.tensor([[1.0], [3.0]]), None, None, None, None, True, 0.1,
-        ...                  1e-5, False).round(decimals=3)
+        ...                  0.0, False)
         tensor([[-1.],
                 [ 1.]])
     """

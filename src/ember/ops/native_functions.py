@@ -33,7 +33,7 @@ from ember.ops.group_norm import group_norm
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
 from ember.ops.linear import bilinear
-from ember.ops.normalization import batch_norm, checked_normalized_shape
+from ember.ops.normalization import _batch_norm, checked_normalized_shape
 from ember.ops.pool import max_pool1d_with_indices
 from ember.ops.random import bernoulli
 from ember.ops.shape import narrow, permute
@@ -72,7 +72,8 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                       momentum: float, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """``(F.batch_norm(...), save_mean, save_invstd)``: in training the batch's per-channel
     mean and ``1/sqrt(var + eps)`` (biased variance; running statistics updated as
-    ``F.batch_norm`` does), in evaluation two empty tensors. No gradient for the two.
+    ``F.batch_norm`` does), in evaluation two empty tensors. No gradient for the two. Any
+    ``eps`` is taken, as PyTorch's (only ``F.batch_norm`` refuses eps <= 0 in training).
 
     Example:
         >>> _, mean, _ = ember.native_batch_norm(ember.tensor([[1.0], [3.0]]), None, None,
@@ -80,7 +81,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         >>> mean
         tensor([2.])
     """
-    out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    out = _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if not training:
         empty = zeros((0,), dtype=input.dtype, device=input.device)
         return out, empty, empty.clone()
