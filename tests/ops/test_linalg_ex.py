@@ -8,7 +8,6 @@ import pytest
 import torch
 
 import ember
-from ember.errors import ArgumentError
 from tests.ops.optable import (
     Const,
     OpCase,
@@ -407,12 +406,17 @@ def test_deprecated_rcond_and_tol_as_torch():
              lambda lib, a: lib.linalg.matrix_rank(a @ a.mT, tol=3.0, hermitian=True)]
     for call in calls:
         same_as_torch(lambda lib, call=call: call(lib, lib.from_numpy(m)), atol=1e-12)
-    with pytest.raises(ArgumentError, match="linalg.pinv: rcond is the older spelling "
-                                                  "of rtol"):
-        ember.linalg.pinv(ember.ones(2, 2), rcond=0.1, atol=0.1)
-    with pytest.raises(ArgumentError, match="linalg.matrix_rank: tol is the older "
-                                                  "spelling of atol"):
-        ember.linalg.matrix_rank(ember.ones(2, 2), tol=0.1, rtol=0.1)
+    # both spellings at once: torch has no such overload, a TypeError (it was a ValueError)
+    both = [lambda lib, a: lib.linalg.pinv(a, 0.1, atol=0.2),
+            lambda lib, a: lib.linalg.pinv(a, rcond=0.1, rtol=0.2),
+            lambda lib, a: lib.linalg.matrix_rank(a, tol=0.5, atol=0.1),
+            lambda lib, a: lib.linalg.matrix_rank(a, 0.5, rtol=0.1)]
+    for call in both:
+        with pytest.raises(TypeError):
+            call(torch, torch.ones(2, 2))
+        with pytest.raises(TypeError, match=r"linalg.(pinv: rcond|matrix_rank: tol) is the "
+                                            r"older spelling of (rtol|atol)"):
+            call(ember, ember.ones(2, 2))
 
 
 # -- vmap ------------------------------------------------------------------------------------

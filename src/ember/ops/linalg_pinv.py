@@ -13,7 +13,14 @@ import numpy as np
 
 from ember import dtypes, return_types
 from ember.autograd.grad_mode import no_grad
-from ember.errors import ArgumentError, DTypeError, OpError, ShapeError, describe
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    OpError,
+    ShapeError,
+    describe,
+)
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import as_tensor, zeros
@@ -153,8 +160,8 @@ def _older_spelling(op: str, old: str, value: Tolerance, atol: Tolerance, rtol: 
         return atol, rtol
     new = "atol" if as_atol else "rtol"
     if atol is not None or rtol is not None:
-        raise ArgumentError(f"{op}: {old} is the older spelling of {new}; pass either {old} or "
-                            f"atol/rtol, not both")
+        raise ArgumentTypeError(f"{op}: {old} is the older spelling of {new}; pass either {old} "
+                                f"or atol/rtol, not both (a TypeError, as torch's)")
     return (value, 0.0) if as_atol else (0.0, value)
 
 
