@@ -48,6 +48,24 @@ def test_loader_keeps_a_start_method_name_as_its_context():
     assert [b.tolist() for b in ours] == [[0], [1], [2], [3]]
 
 
+def test_a_context_set_after_construction_is_checked_and_made_a_context_as_torch():
+    # torch's multiprocessing_context is a property: a name set later becomes its context
+    ours, theirs = D.DataLoader(range(4), num_workers=1), tud.DataLoader(range(4), num_workers=1)
+    for loader in (ours, theirs):
+        loader.multiprocessing_context = "spawn"
+        assert loader.multiprocessing_context.get_start_method() == "spawn"
+        loader.multiprocessing_context = None
+        assert loader.multiprocessing_context is None
+    with pytest.raises(ArgumentError, match="valid start method"):
+        ours.multiprocessing_context = "bogus"
+    with pytest.raises(ArgumentTypeError, match="valid context object"):
+        ours.multiprocessing_context = 5
+    with pytest.raises(ArgumentError, match="num_workers > 0"):
+        D.DataLoader(range(4)).multiprocessing_context = "spawn"
+    ours.multiprocessing_context = "fork"
+    assert [b.tolist() for b in ours] == [[0], [1], [2], [3]]
+
+
 @pytest.mark.parametrize("make", [
     lambda: D.RandomSampler(range(3), generator=5),
     lambda: D.SubsetRandomSampler([1, 2], generator=5),

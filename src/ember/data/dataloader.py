@@ -115,11 +115,7 @@ class DataLoader:
         if num_workers == 0 and timeout > 0:
             raise ArgumentError(f"timeout option ({timeout}) needs num_workers > 0: without "
                                 f"workers a batch is read in this process, with no time limit")
-        if multiprocessing_context is not None:
-            if num_workers == 0:
-                raise ArgumentError("multiprocessing_context can only be used with multi-process "
-                                    "loading (num_workers > 0), but got num_workers=0")
-            _check_context(multiprocessing_context)
+        context = _checked_context(multiprocessing_context, num_workers)
         self.is_iterable = isinstance(dataset, IterableDataset)
         if self.is_iterable:
             for name, value in (("shuffle", shuffle), ("sampler", sampler),
@@ -157,9 +153,7 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        # (a start method's name becomes its context, as in PyTorch)
-        self.multiprocessing_context = None if multiprocessing_context is None else \
-            _context(multiprocessing_context)
+        self.multiprocessing_context = context
         self.generator = generator
         self.persistent_workers = persistent_workers
         self.in_order = in_order
@@ -174,6 +168,16 @@ class DataLoader:
             raise ArgumentError(f"{name} attribute should not be set after DataLoader is "
                                 f"initialized; make a new DataLoader")
         super().__setattr__(name, value)
+
+    @property
+    def multiprocessing_context(self) -> Any:
+        """The workers' multiprocessing context (None: the default); a start method's name
+        set here becomes its context, checked as in the constructor (PyTorch's property)."""
+        return self._multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, value: Any) -> None:
+        self._multiprocessing_context = _checked_context(value, self.num_workers)
 
     @property
     def _auto_collation(self) -> bool:
@@ -238,16 +242,25 @@ def _iterable(value: Any) -> bool:
     return hasattr(value, "__iter__") or hasattr(value, "__getitem__")
 
 
-def _check_context(spec: Any) -> None:
+def _checked_context(spec: Any, num_workers: int) -> Any:
+    """None, or the context of a start method's name or a context object, as PyTorch checks
+    them (a name becomes its context)."""
+    if spec is None:
+        return None
+    if num_workers == 0:
+        raise ArgumentError("multiprocessing_context can only be used with multi-process "
+                            "loading (num_workers > 0), but got num_workers=0")
     if isinstance(spec, str):
         methods = multiprocessing.get_all_start_methods()
         if spec not in methods:
             raise ArgumentError(f"multiprocessing_context option should specify a valid start "
                                 f"method in {methods}, but got multiprocessing_context={spec!r}")
-    elif not isinstance(spec, multiprocessing.context.BaseContext):
+        return multiprocessing.get_context(spec)
+    if not isinstance(spec, multiprocessing.context.BaseContext):
         raise ArgumentTypeError(f"multiprocessing_context option should be a valid context "
                                 f"object or a string naming a start method, but got "
                                 f"multiprocessing_context={spec!r:.80}")
+    return spec
 
 
 def _num_batches(sized: Any, batch_size: int | None, drop_last: bool) -> int:
@@ -307,7 +320,7 @@ def _context(spec: Any) -> Any:
     if spec is None:
         methods = multiprocessing.get_all_start_methods()
         return multiprocessing.get_context("fork" if "fork" in methods else None)
-    return multiprocessing.get_context(spec) if isinstance(spec, str) else spec
+    return spec  # (a context object: names became theirs when set)
 
 
 def _describe_exit(worker_id: int, proc: Any) -> str:
