@@ -119,3 +119,34 @@ def test_vmap_matches_a_loop(axis, batched_params):
         s = s.detach().requires_grad_()
         fq(x[i], s, z).sum().backward()
         np.testing.assert_allclose(d_scale[i].numpy(), s.grad.numpy(), rtol=1e-6)
+
+
+def scale_grads(lib, x, s, z, qmin, qmax, axis):
+    st = lib.tensor(np.asarray(s, np.float32), requires_grad=True)
+    zt = lib.tensor(np.asarray(z, np.float32), requires_grad=True)
+    if axis is None:
+        y = lib._fake_quantize_learnable_per_tensor_affine(lib.tensor(x), st, zt, qmin, qmax)
+    else:
+        y = lib._fake_quantize_learnable_per_channel_affine(lib.tensor(x), st, zt, axis, qmin,
+                                                            qmax)
+    y.sum().backward()
+    return st.grad.numpy(), zt.grad.numpy()
+
+
+@pytest.mark.parametrize("s", [0.3, 0.1, 0.7, 1 / 3])
+@pytest.mark.parametrize("z, qmin, qmax", [(2.02, -8, 7), (0.0, 0, 255), (-3.4, -128, 127),
+                                           (3.0, -128, 127), (2.5, 0, 15)])
+def test_scale_gradient_at_exact_ties_as_torch(s, z, qmin, qmax):
+    # torch rounds x * (1 / scale) + z once (a fused multiply-add) before nearbyint, per tensor
+    # and per channel; rounding the product first, or adding z after rint, flips the sign of
+    # scale.grad at x / scale = k + 0.5 (review54a)
+    x = ((np.arange(-9, 9) + 0.5) * np.float32(s)).astype(np.float32)
+    for one in x:  # per tensor, one element at a time so no sum hides a flipped sign
+        for a, b in zip(scale_grads(ember, one[None], [s], [z], qmin, qmax, None),
+                        scale_grads(torch, one[None], [s], [z], qmin, qmax, None), strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-6, err_msg=f"x={one}")
+    n = x.size  # per channel: one element per channel, so scale.grad is per element
+    for a, b in zip(scale_grads(ember, x[:, None], np.full(n, s), np.full(n, z), qmin, qmax, 0),
+                    scale_grads(torch, x[:, None], np.full(n, s), np.full(n, z), qmin, qmax, 0),
+                    strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-6)

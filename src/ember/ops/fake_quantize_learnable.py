@@ -6,12 +6,14 @@ The forward is :func:`~ember.ops.fake_quantize.fake_quantize_per_tensor_affine`'
 ``fake_quantize_per_channel_affine``'s) with the zero point rounded half to even and clamped to
 ``[quant_min, quant_max]``. The gradients are PyTorch's estimators, with the zero point rounded
 as its backward kernels do (``zero_point + 0.5`` clamped, then truncated: ``z``; per channel
-as the forward), ``q = nearbyint(x / scale + z)`` (per channel ``nearbyint(x / scale) + z``) and
-``grad_factor`` scaling the parameters' gradients: ``x`` gets the output gradient where
-``quant_min <= q <= quant_max``; ``scale`` gets ``quant_min - z`` below, ``quant_max - z``
-above and ``(fake_quant(x) - x) / scale`` between, ``zero_point`` ``-scale`` outside and 0
-between, each times the output gradient, summed over the elements (per channel, over all but
-``axis``). The forward-mode rule is the same linear map.
+as the forward), ``q = nearbyint(x * (1 / scale) + z)`` per tensor and per channel, with the
+multiply-add rounded once to float32 as PyTorch's fused kernels do (so ``scale``'s gradient
+agrees at exact ties ``x / scale = k + 0.5``), and ``grad_factor`` scaling the parameters'
+gradients: ``x`` gets the output gradient where ``quant_min <= q <= quant_max``; ``scale``
+gets ``quant_min - z`` below, ``quant_max - z`` above and ``(fake_quant(x) - x) / scale``
+between, ``zero_point`` ``-scale`` outside and 0 between, each times the output gradient,
+summed over the elements (per channel, over all but ``axis``). The forward-mode rule is the
+same linear map.
 """
 
 from __future__ import annotations
@@ -97,9 +99,10 @@ class FakeQuantizeLearnablePartials(Primitive):
         z = xp.trunc(xp.clip(z + np.float32(0.5), quant_min, quant_max)) if axis is None else \
             xp.clip(xp.rint(z), quant_min, quant_max)
         z = _shaped(z, a.ndim, axis)
-        compute = np.float64 if a.dtype == np.float64 else np.float32
-        scaled = a.astype(compute) * (np.float32(1) / s).astype(compute)
-        q = xp.rint(scaled + z) if axis is None else xp.rint(scaled) + z
+        inv = np.float32(1) / s
+        # PyTorch's kernels round x * inv_scale + z once (a fused multiply-add), then nearbyint
+        exact = a.astype(np.float64) * inv.astype(np.float64) + z
+        q = xp.rint(exact if a.dtype == np.float64 else exact.astype(np.float32))
         passes = (q >= quant_min) & (q <= quant_max)
         fake = (xp.clip(q, quant_min, quant_max) - z) * s
         d_scale = xp.where(q < quant_min, quant_min - z,
