@@ -252,6 +252,13 @@ def test_lstsq_takes_b_as_vectors_by_torchs_rule():
     got = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b)).solution
     assert_same(got, torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b)).solution[:1],
                 atol=1e-12)
+    # a (3, 2) B for a (2, 3, 3) A (torch refuses it) is one matrix for both systems: torch's
+    # answer for B[None] (documented in docs/tensors_and_autograd.md)
+    a, b = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2))
+    got = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b)).solution
+    assert got.shape == (2, 3, 2)
+    assert_same(got, torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b)[None]).solution,
+                atol=1e-12)
 
 
 def test_lstsq_gels_ignores_rcond():

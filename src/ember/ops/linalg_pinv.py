@@ -225,14 +225,15 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
           driver: str | None = None) -> return_types.linalg_lstsq:
     """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
     (differentiable in both); ``B`` is a (batch of) vector(s) when 1-D or shaped as ``A``
-    without its last dim, as in :func:`solve`, else matrices. The other fields follow
-    PyTorch's CPU ``driver`` (default ``'gelsy'``): ``rank`` for all but ``'gels'``;
-    ``singular_values`` for ``'gelsd'`` and ``'gelss'``; ``residuals`` (``‖A X - B‖²`` per
-    column, differentiable)
-    when ``m > n``, for ``'gels'``, and for ``'gelsd'``/``'gelss'`` when every matrix has full
-    rank. What a driver does not give is an empty tensor. ``rcond`` (singular values below
-    ``rcond · σ₁`` count as zero) is ignored by ``'gels'``; ``'gelsy'``'s rank comes from the
-    singular values here, not from LAPACK's pivoted QR, so near the cutoff it may differ.
+    without its last dim, as in :func:`solve`, else matrices (broadcast against ``A``'s batch
+    dims; with one dim fewer than ``A`` PyTorch 2.13 differs: docs/tensors_and_autograd.md).
+    The other fields follow PyTorch's CPU ``driver`` (default ``'gelsy'``): ``rank`` for all
+    but ``'gels'``; ``singular_values`` for ``'gelsd'`` and ``'gelss'``; ``residuals``
+    (``‖A X - B‖²`` per column, differentiable) when ``m > n``, for ``'gels'``, and for
+    ``'gelsd'``/``'gelss'`` when every matrix has full rank. What a driver does not give is
+    an empty tensor. ``rcond`` (singular values below ``rcond · σ₁`` count as zero) is
+    ignored by ``'gels'``; ``'gelsy'``'s rank comes from the singular values here, not from
+    LAPACK's pivoted QR, so near the cutoff it may differ.
 
     Example:
         >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
