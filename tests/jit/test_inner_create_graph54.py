@@ -137,3 +137,25 @@ def test_an_output_whose_graph_a_plain_grad_inside_freed_comes_back_without_hist
         assert not loss.requires_grad and float(loss) == 9.0
         penalty.backward()  # sum(9 x^4): 36 x^3
         np.testing.assert_allclose(x.grad.numpy(), [36.0, 288.0])
+
+
+def test_a_functional_step_with_a_penalty_inside_stays_a_compiled_training_step():
+    def step(w, x, y):  # (no .grad, no optimizer: the argument is updated in place)
+        (g,) = ember.autograd.grad((x @ w).sum(), x, create_graph=True)
+        loss = ((x @ w - y) ** 2).mean()
+        (gw,) = ember.autograd.grad(loss + (g ** 2).sum(), w)  # frees what it differentiated
+        with ember.no_grad():
+            w -= 0.1 * gw
+        return loss
+
+    def run(f):
+        w = ember.tensor([[0.5], [-0.2], [0.1]], dtype=ember.float64, requires_grad=True)
+        losses = [f(w, ember.tensor(X * (i + 1), requires_grad=True), ember.tensor(Y))
+                  for i in range(CALLS)]
+        return losses, w.detach().numpy()
+
+    fast = jit.compile(step)
+    (fast_losses, fast_w), (losses, w) = run(fast), run(step)
+    assert fast.last.eager is None and not any(loss.requires_grad for loss in fast_losses)
+    np.testing.assert_allclose([float(v) for v in fast_losses], [float(v) for v in losses])
+    np.testing.assert_allclose(fast_w, w, rtol=1e-12)

@@ -156,22 +156,28 @@ def plan_outputs(tracer: Tracer, inputs: list[Tensor], outputs: list) -> _Plan:
     return _Plan(inputs, list(state.values()), outputs, tracer.viewed_as)
 
 
-def trains(tracer: Tracer) -> bool:
-    """Whether the traced call is a training step, whose outputs need no grad (see
-    :func:`as_later_calls`): it ran a backward that set a ``.grad`` or took an optimizer step,
-    or one without ``create_graph`` (what it differentiated is spent). A call whose backwards
-    only returned gradients with a history of their own (``autograd.grad(loss, params,
-    create_graph=True)``: a gradient penalty) is differentiable as any other call: the
-    gradient of its outputs goes on through that recorded backward."""
-    if not tracer.ran_backward:
-        return False
+def differentiable(tracer: Tracer, inputs: list[Tensor], outputs: list) -> bool:
+    """Whether the traced call is differentiable (one autograd node, see
+    :func:`trace_backward`): an output requires grad, and it is no training step. A call that
+    ran a backward is one (its outputs need no grad: see :func:`as_later_calls`) where that
+    backward set a ``.grad`` or an optimizer step ran, or none recorded its own history (no
+    ``create_graph``), or every output that requires grad has a graph a backward freed (see
+    :func:`_spent`). A call whose backwards only returned gradients with a history
+    (``autograd.grad(loss, params, create_graph=True)``: a gradient penalty) is not: the
+    gradient of its outputs goes on through that recorded backward, as in eager code."""
+    wanted = [x for x in outputs if isinstance(x, Tensor) and x.requires_grad]
+    if not tracer.ran_backward or not wanted:
+        return bool(wanted)
     if not tracer.created_graph or tracer.stepped or tracer.binds_grads or tracer.grad_inputs \
             or any(ref.grad for ref in tracer.graph.state):  # (a sum into a .grad read)
-        return True
-    entry = tracer.entry_grads
-    return any(t._grad is not g for t, g in zip(tracer.inputs, tracer.input_grads)) or any(
-        t._grad is not entry.get(id(t), t._grad) for t in
-        [ref.tensor for ref in tracer.graph.state] + [t for _, t in tracer.known.values()])
+        return False
+    entry, state = tracer.entry_grads, [ref.tensor for ref in tracer.graph.state]
+    if any(t._grad is not g for t, g in zip(tracer.inputs, tracer.input_grads)) or any(
+            t._grad is not entry.get(id(t), t._grad)
+            for t in state + [t for _, t in tracer.known.values()]):
+        return False
+    stops = {id(t._node) for t in [*inputs, *state] if t.requires_grad}
+    return not all(_spent(x, stops) for x in wanted)
 
 
 def as_later_calls(plan: _Plan, outputs: list) -> list:
@@ -222,7 +228,7 @@ def _spent(t: Tensor, stops: set[int]) -> bool:
     """Whether ``t``'s history, up to the nodes in ``stops`` (the call's arguments' and
     parameters'), holds a node a backward inside the call released (``loss`` after a plain
     ``autograd.grad(loss, x)``): a backward of it would fail in eager code, so it is no
-    differentiable output of the call (as a training step's loss; see :func:`trains`)."""
+    differentiable output of the call (as a training step's loss)."""
     todo, seen = [t._node], set(stops)
     while todo:
         node = todo.pop()

@@ -36,11 +36,11 @@ from ember.jit.autodiff import (
     as_later_calls,
     assemble,
     compiled_call,
+    differentiable,
     plan_outputs,
     split,
     trace_backward,
     traced_call,
-    trains,
 )
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, reach
@@ -402,8 +402,7 @@ class CompiledFunction:
                 out = tree_unflatten([float(x) if type(x) is LiveLr else x
                                       for x in out_leaves], out_spec)
             joint, returned, hooked, plan, given = None, out_leaves, None, None, out_leaves
-            if not trains(tracer) and any(isinstance(x, Tensor) and x.requires_grad
-                                          for x in out_leaves):
+            if differentiable(tracer, inputs, out_leaves):
                 hooked = backward_hooks(self.name, self.reach, tracer) or argument_writes(
                     tracer, inputs, argument_names(self.fn, args, kwargs), leaves)
                 if hooked is None:
