@@ -236,10 +236,12 @@ def _second_time(node: Node) -> GradError:
                      "graph again.")
 
 
-def _topological(root_nodes: list[Node], refuse_released: bool) -> list[Node]:
+def _topological(root_nodes: list[Node], refuse_released: bool,
+                 stop: frozenset | set = frozenset()) -> list[Node]:
     """Nodes reachable from the roots, producers before consumers (iterative post-order; the
     last root first). ``refuse_released``: every one will run (``backward()``), so one whose
-    saved values a backward freed is refused before anything runs."""
+    saved values a backward freed is refused before anything runs. The walk does not go
+    past a node in ``stop`` (which is listed)."""
     order: list[Node] = []
     seen: set[Node] = set()
     for root in reversed(root_nodes):
@@ -248,7 +250,7 @@ def _topological(root_nodes: list[Node], refuse_released: bool) -> list[Node]:
         if refuse_released and root.released:
             raise _second_time(root)
         seen.add(root)
-        stack = [(root, iter(root.edges))]
+        stack = [(root, iter(() if root in stop else root.edges))]
         while stack:
             node, edges = stack[-1]
             for edge in edges:
@@ -258,7 +260,7 @@ def _topological(root_nodes: list[Node], refuse_released: bool) -> list[Node]:
                         if refuse_released and child.released:
                             raise _second_time(child)
                         seen.add(child)
-                        stack.append((child, iter(child.edges)))
+                        stack.append((child, iter(() if child in stop else child.edges)))
                         break
             else:
                 stack.pop()
@@ -267,9 +269,12 @@ def _topological(root_nodes: list[Node], refuse_released: bool) -> list[Node]:
 
 
 def nodes_to(outputs: list, targets: list) -> set[Node]:
-    """The nodes that ``grad(outputs, targets)`` runs: those on a path to a target."""
+    """The nodes that ``grad(outputs, targets)`` runs: those on a path to a target, for
+    targets none of which leads to another (a transform's fresh inputs): the walk stops at
+    the targets, so the graph behind them (an outer level's, however long) costs nothing."""
+    stop = {t._node for t in targets if t._node is not None}
     return _needed(_topological(list({t._node: None for t in outputs
-                                      if t._node is not None}), False), targets)[0]
+                                      if t._node is not None}), False, stop), targets)[0]
 
 
 def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tuple], bool]]:

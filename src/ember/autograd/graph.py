@@ -411,6 +411,7 @@ class Node(_Hookable, metaclass=ABCMeta):
 Node.register(AccumulateGrad)  # (isinstance(acc, Node), as torch's; type(acc) is not Node)
 
 _KEPT: dict[Node, int] = {}  # nodes backward does not free: {node: how many holders keep it}
+_KEPT_LOCK = threading.Lock()  # (holders sharing nodes may be dropped in two threads at once)
 
 
 def pin_saved(nodes: Any, holder: object) -> None:
@@ -418,16 +419,18 @@ def pin_saved(nodes: Any, holder: object) -> None:
     goes through its level's nodes at each call, after a plain backward through its results
     too (PyTorch's level has a graph of its own, which that backward does not free)."""
     nodes = tuple(nodes)
-    for node in nodes:
-        _KEPT[node] = _KEPT.get(node, 0) + 1
+    with _KEPT_LOCK:
+        for node in nodes:
+            _KEPT[node] = _KEPT.get(node, 0) + 1
     weakref.finalize(holder, _unpin, nodes)
 
 
 def _unpin(nodes: tuple) -> None:
-    for node in nodes:
-        left = _KEPT.pop(node) - 1
-        if left:
-            _KEPT[node] = left
+    with _KEPT_LOCK:
+        for node in nodes:
+            left = _KEPT.pop(node) - 1
+            if left:
+                _KEPT[node] = left
 
 
 def _has(node: Node, attr: str) -> bool:
