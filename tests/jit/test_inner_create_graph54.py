@@ -159,3 +159,24 @@ def test_a_functional_step_with_a_penalty_inside_stays_a_compiled_training_step(
     assert fast.last.eager is None and not any(loss.requires_grad for loss in fast_losses)
     np.testing.assert_allclose([float(v) for v in fast_losses], [float(v) for v in losses])
     np.testing.assert_allclose(fast_w, w, rtol=1e-12)
+
+
+def test_a_loss_returned_with_its_graph_retained_keeps_its_gradient_as_torch():
+    def f(T):
+        def g(x):
+            loss = (x ** 3).sum()
+            (gx,) = T.autograd.grad(loss, x, retain_graph=True)
+            return loss, gx
+        return g
+
+    fast = jit.compile(f(ember))
+    for _ in range(CALLS):
+        grads = []
+        for T, g in ((ember, fast), (ember, f(ember)), (torch, f(torch))):
+            x = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+            loss, gx = g(x)
+            assert loss.requires_grad and not gx.requires_grad
+            (loss + (x ** 2).sum()).backward()  # (the loss's part was dropped: 2x)
+            grads.append(x.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[2])  # 3x^2 + 2x
+        np.testing.assert_allclose(grads[1], grads[2])

@@ -160,16 +160,16 @@ def differentiable(tracer: Tracer, inputs: list[Tensor], outputs: list) -> bool:
     """Whether the traced call is differentiable (one autograd node, see
     :func:`trace_backward`): an output requires grad, and it is no training step. A call that
     ran a backward is one (its outputs need no grad: see :func:`as_later_calls`) where that
-    backward set a ``.grad`` or an optimizer step ran, or none recorded its own history (no
-    ``create_graph``), or every output that requires grad has a graph a backward freed (see
-    :func:`_spent`). A call whose backwards only returned gradients with a history
-    (``autograd.grad(loss, params, create_graph=True)``: a gradient penalty) is not: the
-    gradient of its outputs goes on through that recorded backward, as in eager code."""
+    backward set a ``.grad`` or an optimizer step ran, or where every output that requires
+    grad has a graph a backward freed (see :func:`_spent`). A call whose backwards only
+    returned gradients (``autograd.grad(loss, params, create_graph=True)``: a gradient
+    penalty; or ``retain_graph=True``) is not: the gradient of its outputs goes on through
+    their graph (the recorded backward, under ``create_graph``), as in eager code."""
     wanted = [x for x in outputs if isinstance(x, Tensor) and x.requires_grad]
     if not tracer.ran_backward or not wanted:
         return bool(wanted)
-    if not tracer.created_graph or tracer.stepped or tracer.binds_grads or tracer.grad_inputs \
-            or any(ref.grad for ref in tracer.graph.state):  # (a sum into a .grad read)
+    if tracer.stepped or tracer.binds_grads or tracer.grad_inputs or \
+            any(ref.grad for ref in tracer.graph.state):  # (a sum into a .grad read)
         return False
     entry, state = tracer.entry_grads, [ref.tensor for ref in tracer.graph.state]
     if any(t._grad is not g for t, g in zip(tracer.inputs, tracer.input_grads)) or any(

@@ -20,7 +20,6 @@ from typing import Any
 
 from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
-from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import keep_saved
 from ember.dtypes import from_numpy
 from ember.errors import OpError
@@ -81,7 +80,7 @@ class Tracer(Effects, ViewWrites):
         self.dynamic: set[Var] = set()  # vars whose value depends on inputs, state or RNG
         self.count = 0
         self.backward_of: Source | None = None  # set while a vjp rule runs
-        self.ran_backward = self.created_graph = False  # (the second: with create_graph=True)
+        self.ran_backward = False
         self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
         self.stepped: list[Any] = []  # the optimizers whose step the function takes
         # for each step effect over parameters that a reached tensor shares memory with:
@@ -418,7 +417,6 @@ class Tracer(Effects, ViewWrites):
     # -- backward (optimizer steps and other effects: see effects.Effects) ---------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
         self.ran_backward = True
-        self.created_graph |= GRAD.enabled  # (its vjp is recorded: a history of its own)
         fwd = self.node_source.get(id(node))
         saved = self.backward_of
         self.backward_of = Source(fwd.file, fwd.line, fwd.text, f"backward of {node.prim.name} "
