@@ -280,3 +280,25 @@ def test_every_quantizable_classifier_trains_quantization_aware(name, kwargs):
     spread = np.abs(qat).max()
     assert np.abs(got - qat).max() < 0.5 * spread  # (0.3 in resnet18: 6 of 20 steps)
     assert np.corrcoef(got.ravel(), qat.ravel())[0, 1] > 0.9
+
+
+@pytest.mark.parametrize("kind", ["Conv2d", "ConvBn2d"])
+def test_a_qat_conv_subclass_overriding_conv_forward_changes_forward_as_torch(kind):
+    # (mend54c; review54c #6: the QAT convolutions had their own copy of _conv_forward)
+    def build(lib, qat, q):
+        class Scaled(getattr(qat, kind)):
+            def _conv_forward(self, input, weight, bias):
+                self.seen = tuple(weight.shape)
+                return 3 * super()._conv_forward(input, weight, bias)
+        torch.manual_seed(0)
+        return Scaled(3, 4, 3, padding=1, padding_mode="reflect",
+                      qconfig=q.get_default_qat_qconfig("x86"))
+    t = build(torch, torch.ao.nn.intrinsic.qat if kind == "ConvBn2d" else torch.ao.nn.qat, tq)
+    e = build(ember, nnqat, eq)
+    with torch.no_grad():  # (the parameters only: numpy() of an observer's buffer would pin it)
+        for name, p in t.named_parameters():
+            e.get_parameter(name).data = ember.tensor(p.detach().clone().numpy())
+    x = np.random.default_rng(3).normal(size=(2, 3, 5, 6)).astype(np.float32)
+    ty, ey = t(torch.tensor(x)), e(ember.tensor(x))
+    assert e.seen == t.seen == (4, 3, 3, 3)
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), atol=1e-4)

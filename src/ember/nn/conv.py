@@ -109,12 +109,6 @@ class _Conv(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype)
 
-    @property
-    def _pad(self) -> tuple:
-        """The padding ``F.pad`` takes for a ``padding_mode`` other than zeros (the name
-        ``ember.quant``'s QAT convolutions read)."""
-        return tuple(self._reversed_padding_repeated_twice)
-
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         """The convolution with this layer's geometry and the given ``weight`` and ``bias``
         (PyTorch's hook, which subclasses that transform the weight call)."""

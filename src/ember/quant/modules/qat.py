@@ -96,17 +96,9 @@ class _Conv(_QATLayer):
                    layer.padding, layer.dilation, layer.groups, layer.bias is not None,
                    layer.padding_mode, qconfig)
 
-    def _conv(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        if self.padding_mode != "zeros":
-            input = F.pad(input, self._pad, mode=self.padding_mode)
-            padding = 0
-        else:
-            padding = self.padding
-        return getattr(F, self._fn)(input, weight, bias, self.stride, padding, self.dilation,
-                                    self.groups)
-
     def forward(self, input: Tensor) -> Tensor:
-        return self._finish(self._conv(input, self.weight_fake_quant(self.weight), self.bias))
+        return self._finish(self._conv_forward(input, self.weight_fake_quant(self.weight),
+                                               self.bias))
 
 
 class Conv1d(_Conv, nn.Conv1d):
@@ -195,7 +187,7 @@ class _ConvBn(_Conv):
         factor = bn.weight / (bn.running_var + bn.eps).sqrt()
         lead = (1,) * (self.weight.dim() - 2)
         weight = self.weight_fake_quant(self.weight * factor.reshape(-1, 1, *lead))
-        out = self._conv(input, weight, None) / factor.reshape(1, -1, *lead)
+        out = self._conv_forward(input, weight, None) / factor.reshape(1, -1, *lead)
         if self.bias is not None:
             out = out + self.bias.reshape(1, -1, *lead)
         return self._finish(bn(out))
