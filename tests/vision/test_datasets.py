@@ -243,3 +243,22 @@ def test_vision_dataset_items_build_no_standard_transform(monkeypatch):
     assert ds[0] == ((28, 28), "9") and plain[0][1] == 9
     ds.target_transform = None                      # set after construction: still read
     assert ds[1][1] == 2 and not built
+
+
+def test_vision_dataset_root_defaults_to_none_as_torchvision():
+    # torchvision's VisionDataset(root=None, ...): its own subclasses (FakeData) call
+    # super().__init__(transform=..., target_transform=...) without a root
+    from ember.vision.datasets.vision import VisionDataset
+
+    class Fake(VisionDataset):
+        def __init__(self, transform=None, target_transform=None):
+            super().__init__(transform=transform, target_transform=target_transform)
+
+        def __getitem__(self, i):
+            return self.transformed(i, i)
+
+        def __len__(self):
+            return 2
+
+    fake = Fake(transform=str, target_transform=lambda t: -t)
+    assert fake.root is None and fake[1] == ("1", -1)

@@ -66,7 +66,7 @@ class VisionDataset(Dataset):
         '0'
     """
 
-    def __init__(self, root: str | os.PathLike | None, transforms: Callable | None = None,
+    def __init__(self, root: str | os.PathLike | None = None, transforms: Callable | None = None,
                  transform: Callable | None = None,
                  target_transform: Callable | None = None) -> None:
         self.root = None if root is None else Path(os.path.expanduser(root))
