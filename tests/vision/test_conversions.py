@@ -171,3 +171,15 @@ def test_to_pil_image_of_float_arrays_scales_unless_mode_f():
     np.testing.assert_array_equal(np.asarray(kept), depth)
     assert TF.to_pil_image(np.zeros((2, 2, 3))).mode == "RGB"   # float64 (H, W, 3)
     assert TF.to_pil_image(depth.astype(np.float64)).mode == "L"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16", "bool"])
+@pytest.mark.parametrize("channels, mode", [(2, "LA"), (3, "RGB"), (3, "HSV"), (4, "RGBA")])
+def test_to_pil_image_of_multichannel_non_uint8_with_a_mode_is_a_clear_error(dtype, channels,
+                                                                            mode):
+    # Pillow's 'Cannot handle this data type: (1, 1, 3), <i4' came through; torchvision reads
+    # the raw bytes as uint8 levels (int32 [0, 1, 2] becomes [0, 0, 0]), a silent wrong image
+    arr = np.zeros((2, 2, channels), dtype)
+    with pytest.raises(TypeError, match=f"to_pil_image: mode {mode} needs uint8 data for "
+                                        f"{channels} channels, got {dtype}"):
+        TF.to_pil_image(arr, mode=mode)

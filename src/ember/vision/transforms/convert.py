@@ -54,7 +54,8 @@ def _single_channel_mode(dtype: np.dtype) -> str | None:
 def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
     """A ``(C, H, W)`` tensor or an ``(H, W, C)`` array (or a 2-D one) as a PIL image; float
     values are scaled by 255 and truncated to uint8 (unless ``mode`` is "F"). The mode
-    follows the channels and dtype as torchvision's does.
+    follows the channels and dtype as torchvision's does; a 2- to 4-channel image with a
+    ``mode`` must be uint8 (or int16, whose bytes are read as levels, as torchvision's).
 
     Example:
         >>> to_pil_image(ember.ones(3, 2, 4)).size, to_pil_image(ember.ones(1, 2, 4)).mode
@@ -97,6 +98,12 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
                                 f"{channels}-channel inputs, got {mode}")
         if mode is None and pic.dtype == np.uint8:
             mode = allowed[0]
+        elif mode is not None and pic.dtype not in (np.uint8, np.int16):
+            # (torchvision reads other dtypes' raw bytes as levels; int16's bytes are read so
+            # below, as torchvision's, where Pillow refused the rest with its own TypeError)
+            raise DTypeError(f"to_pil_image: mode {mode} needs uint8 data for {channels} "
+                             f"channels, got {pic.dtype}; convert it first (.astype(np.uint8), "
+                             f"or a float image in [0, 1])")
     if mode is None:
         raise DTypeError(f"to_pil_image: input type {pic.dtype} is not supported")
     if pic.dtype == np.int16:  # its bytes as 16-bit levels, as torchvision (Pillow 13's
