@@ -277,7 +277,13 @@ def test_fake_quantize_per_tensor_with_number_qparams_runs_in_float32(autocast_d
     ("ij,jk,l->ikl", [(2, 3), (3, 4), (5,)]), ("l,ij,jk->ikl", [(5,), (2, 3), (3, 4)]),
     ("ij,ij->", [(3, 4)] * 2), ("ij,ik->", [(2, 3), (2, 4)]),
     ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
-    ("ij,jk,ij->ik", [(2, 3), (3, 4), (2, 3)]), ("ij,ij,ij->ij", [(2, 3)] * 3)])
+    ("ij,jk,ij->ik", [(2, 3), (3, 4), (2, 3)]), ("ij,ij,ij->ij", [(2, 3)] * 3),
+    # a summed subscript of size 1 in either operand is a product there (review54a)
+    ("ij,jk->ik", [(2, 1), (1, 3)]), ("bij,bjk->bik", [(2, 2, 1), (2, 1, 4)]),
+    ("ij,jk->ik", [(2, 1), (3, 3)]), ("ij,jk->ik", [(2, 3), (1, 4)]),
+    ("ij,ij->", [(2, 1), (2, 1)]), ("i,i->", [(3,), (1,)]),
+    ("ij,jk,kl->il", [(2, 1), (1, 3), (3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 1), (1, 4)]),
+    ("...j,jk->...k", [(2, 5, 1), (1, 3)])])
 def test_einsum_is_lowered_only_through_a_contraction_as_torchs(equation, shapes):
     # (PyTorch's einsum lowers through the bmm of a pairwise contraction, operands combined
     # left to right; a sum or a product of float32 operands stays float32)

@@ -437,16 +437,18 @@ def _einsum_grad(terms: list[str], out: str, ops: tuple, i: int, g: Tensor,
     return apply(Einsum, *tensors, equation=",".join(names) + "->" + result, compute=compute)
 
 
-def _contracts(terms: list[str], out: str) -> bool:
+def _contracts(terms: list[str], out: str, shapes: Sequence[tuple[int, ...]]) -> bool:
     """Whether PyTorch's CPU autocast leaves an einsum of these subscripts lowered: it lowers
-    only the bmm of a pairwise contraction (a summed subscript both operands have), combining
-    operands left to right; a step without one is a product, which promotes a lowered result
-    back to float32 with a float32 operand."""
-    lowered, current = False, terms[0]
-    for k, term in enumerate(terms[1:], 2):
+    only the bmm of a pairwise contraction (a summed subscript both operands have, of size
+    other than 1 in each), combining operands left to right; a step without one is a product,
+    which promotes a lowered result back to float32 with a float32 operand."""
+    sized = [dict(zip(t, s, strict=True)) for t, s in zip(terms, shapes, strict=True)]
+    lowered, current = False, sized[0]
+    for k, term in enumerate(sized[1:], 2):
         later = set(out).union(*terms[k:])
-        lowered = bool((set(current) & set(term)) - later)
-        current = "".join(c for c in dict.fromkeys(current + term) if c in later)
+        lowered = any(current[c] != 1 and term[c] != 1 for c in (current.keys() & term) - later)
+        current = {c: max(current.get(c, 1), term.get(c, 1)) for c in current | term
+                   if c in later}
     return lowered
 
 
@@ -498,7 +500,7 @@ def einsum(equation: str | Tensor, *operands: Any, _lower: bool = False) -> Tens
         return apply(Einsum, *ops, equation=",".join(terms) + "->" + out,
                      compute=gemm_dtype(ops[0]))
     dts = {t.dtype for t in operands}
-    if DISPATCH.casting and not _lower and not _contracts(terms, out) and \
+    if DISPATCH.casting and not _lower and not _contracts(terms, out, shapes) and \
             (len(dts) == 1 or all(d.is_floating_point for d in dts)):
         # a sum or product: float32 stays and a mix promotes, as PyTorch's (a mul)
         return not_casting(product, promote(*operands))
@@ -577,7 +579,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
         d = normalize_dim(dim, len(shape), op)
         shape = shape or (1,)  # (two 0-d operands: their product as a 1-element dot)
         x, y = (movedim(expand(t, shape), d, -1) for t in (x, y))
-        return einsum("...i,...i->...", x, y)
+        return einsum("...i,...i->...", x, y, _lower=True)  # (even where i has size 1)
     prod = (x.conj() if x.dtype.is_complex else x) * y
     d = normalize_dim(dim, prod.ndim, op)
     return prod if prod.ndim == 0 else apply(Sum, prod, dims=(d,), keepdim=False)
