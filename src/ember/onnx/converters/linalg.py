@@ -107,7 +107,7 @@ def _info(ctx: Context, info: str, a: str, rank: int, n: int) -> str:
 @converter("linalg_det", "linalg_slogdet")
 def det(ctx: Context, eqn: Eqn) -> str | list[str] | None:
     """The product of U's diagonal times the permutation's sign; ``slogdet``: that sign
-    times the diagonal's (NaN counts as positive), and the sum of the logs of its
+    times the diagonal's (0 where the log is NaN, as eager), and the sum of the logs of its
     magnitudes. A zero pivot gives 0 (sign 0, log -inf) whatever else U holds, as NumPy."""
     src, dtype = eqn.inputs[0], eqn.inputs[0].dtype
     n = _size(ctx, src)
@@ -132,7 +132,8 @@ def det(ctx: Context, eqn: Eqn) -> str | list[str] | None:
     signs = ctx.reduce("ReduceProd", ctx.node("Where", [negative, ctx.scalar(-1, dtype),
                                                         ctx.scalar(1, dtype)]), [-1], 0)
     logs = ctx.reduce("ReduceSum", ctx.node("Log", [ctx.node("Abs", [diagonal])]), [-1], 0)
-    return [ctx.node("Where", [singular, zero, ctx.node("Mul", [signs, sign])]),
+    signed = ctx.node("Where", [ctx.node("IsNaN", [logs]), zero, ctx.node("Mul", [signs, sign])])
+    return [ctx.node("Where", [singular, zero, signed]),
             ctx.node("Where", [singular, ctx.scalar(-np.inf, dtype), logs])]
 
 
