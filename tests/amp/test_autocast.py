@@ -248,3 +248,45 @@ def test_one_autocast_object_entered_twice_restores_the_state_before_it():
     assert not ember.is_autocast_enabled("cpu")
     assert ember.get_autocast_dtype("cpu") is ember.bfloat16
     assert (ember.ones(2, 2) @ ember.ones(2, 2)).dtype is ember.float32
+
+
+def test_one_autocast_object_shared_by_two_threads_restores_each_threads_state():
+    # (review54a: the saved states were one stack per object, so the first thread to leave
+    # popped the other thread's record; PyTorch's object has that race too, so the expected
+    # states are those of each thread run alone)
+    shared = ember.autocast("cpu", dtype=ember.bfloat16)
+    barrier, seen, errors = threading.Barrier(2, timeout=10), {}, []
+
+    def state():
+        return (ember.is_autocast_enabled("cpu"), ember.get_autocast_dtype("cpu"),
+                (ember.ones(2, 2) @ ember.ones(2, 2)).dtype)
+
+    def inside_its_own():  # enters the shared object first and leaves it first
+        try:
+            with ember.autocast("cpu", dtype=ember.float16):
+                with shared:
+                    barrier.wait()  # the other thread enters the shared object
+                    barrier.wait()
+                seen["own"] = state()
+                barrier.wait()  # the other thread leaves it after this one
+        except Exception as e:  # noqa: BLE001 (reported by the main thread)
+            errors.append(e)
+
+    def alone():
+        try:
+            barrier.wait()
+            with shared:
+                barrier.wait()
+                barrier.wait()
+            seen["alone"] = state()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=f) for f in (inside_its_own, alone)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert not errors, errors
+    assert seen["own"] == (True, ember.float16, ember.float16)
+    assert seen["alone"] == (False, ember.bfloat16, ember.float32)

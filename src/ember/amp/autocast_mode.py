@@ -290,7 +290,9 @@ class autocast:
         # no CUDA device: as PyTorch's without one, a CUDA autocast warns, is disabled and
         # leaves the CPU's autocast state alone (its ops never follow a CUDA autocast)
         self._inert = device_type == "cuda"
-        self._saved: list[tuple] = []
+        # saved states: a stack per thread (keyed by thread id), for one object entered in
+        # several threads at once; each thread's own ops and state are per thread already
+        self._saved: dict[int, list[tuple]] = {}
         if self._inert:
             if enabled:
                 warnings.warn("autocast: device_type 'cuda' was given, but CUDA is not "
@@ -318,8 +320,8 @@ class autocast:
         # one handler in the stack; inside enabled=False it stays there and passes ops through
         pushed = self.enabled and _handler not in DISPATCH.stack
         # a stack of saved states: the same object entered again inside itself restores each
-        self._saved.append((STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting,
-                            pushed))
+        self._saved.setdefault(threading.get_ident(), []).append(
+            (STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting, pushed))
         STATE.enabled, STATE.dtype = self.enabled, self.fast_dtype
         STATE.cache_enabled = self.cache_enabled
         DISPATCH.casting = self.enabled
@@ -330,7 +332,10 @@ class autocast:
     def __exit__(self, *exc: object) -> None:
         if self._inert:
             return
-        *saved, pushed = self._saved.pop()
+        thread = threading.get_ident()
+        *saved, pushed = self._saved[thread].pop()
+        if not self._saved[thread]:  # (a later thread may reuse the id)
+            del self._saved[thread]
         if pushed:
             pop_handler(_handler)
         STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = saved
