@@ -76,9 +76,9 @@ def test_proj_repr_all_weights_and_errors():
     assert [[tuple(p.shape) for p in ws] for ws in e.all_weights] == \
         [[tuple(p.shape) for p in ws] for ws in t.all_weights]
     assert e.all_weights[1][4] is e.weight_hr_l0_reverse
-    with pytest.raises(ValueError, match="expected hx of shape"):
+    with pytest.raises(ValueError, match=r"LSTM: Expected hidden\[0\] size"):
         e(ember.zeros(5, 2, 3), (ember.zeros(2, 2, 4), ember.zeros(2, 2, 4)))
-    with pytest.raises(ValueError, match="expected cx of shape"):
+    with pytest.raises(ValueError, match=r"LSTM: Expected hidden\[1\] size"):
         e(ember.zeros(5, 2, 3), (ember.zeros(2, 2, 2), ember.zeros(2, 2, 2)))
     with pytest.raises(ValueError, match="smaller than hidden_size"):
         nn.LSTM(3, 4, proj_size=4)

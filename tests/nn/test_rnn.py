@@ -64,8 +64,8 @@ def test_state_dict_names_and_repr():
 def test_errors():
     with pytest.raises(ValueError, match="input_size"):
         nn.GRU(3, 4)(ember.randn(5, 2, 7))
-    with pytest.raises(ValueError, match="expected hx of shape"):
-        nn.RNN(3, 4)(ember.randn(5, 2, 3), ember.zeros(2, 2, 4))
+    with pytest.raises(ValueError, match=r"^RNN: Expected hidden size \(1, 2, 4\), got \[2, 2, "):
+        nn.RNN(3, 4)(ember.randn(5, 2, 3), ember.zeros(2, 2, 4))  # (torch's words, layer named)
 
 
 def test_flatten_parameters_all_weights_and_lstm_state_type():

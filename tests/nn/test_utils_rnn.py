@@ -145,7 +145,7 @@ def test_packed_rnn_default_state_and_errors():
     eout, eh = e(ernn.pack_padded_sequence(ember.tensor(x), [1, 4, 2], enforce_sorted=False))
     _close(eh, th)
     _close(eout.data, tout.data)
-    with pytest.raises(ValueError, match=r"expected hx of shape \(1, 3, 3\)"):
+    with pytest.raises(ValueError, match=r"Expected hidden size \(1, 3, 3\)"):
         e(ernn.pack_sequence([ember.ones(3, 2, dtype=ember.float64)] * 3),
           ember.zeros(1, 2, 3, dtype=ember.float64))
     with pytest.raises(ValueError, match="input_size"):

@@ -42,7 +42,7 @@ def test_dynamic_lstm_with_a_state_and_errors():
         el(ember.randn(5, 1, 4))
     with pytest.raises(ValueError, match="input must have 3 dimensions"):
         el(ember.randn(5, 2))
-    with pytest.raises(ValueError, match=r"expected hx of shape \(1, 1, 3\)"):
+    with pytest.raises(ValueError, match=r"Expected hidden\[0\] size \(1, 1, 3\)"):
         el(ember.randn(5, 1, 2), (ember.zeros(1, 2, 3), ember.zeros(1, 1, 3)))
 
 

@@ -127,6 +127,9 @@ def _init_uniform(module: Module) -> None:
         init.uniform_(p, -bound, bound)
 
 
+_WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
+
+
 class RNNBase(Module):
     """The shared machinery: parameters per layer and direction, the time loop, dropout
     between layers, batch-first, unbatched and packed (:class:`PackedSequence`) inputs. A
@@ -240,27 +243,30 @@ class RNNBase(Module):
         return _MODES[self.mode][1]
 
     def _params(self, layer: int, d: int) -> tuple:
-        # getattr, not _parameters: a weight under a parametrization (weight_norm,
-        # spectral_norm) or the older hook-based weight_norm is a computed attribute
+        # getattr where not in _parameters: a weight under a parametrization (weight_norm,
+        # spectral_norm) or the older hook-based weight_norm is a computed attribute (and the
+        # plain case is read first: a getattr that misses, no weight_hr, costs an exception)
         suffix = f"_l{layer}" + ("_reverse" if d else "")
-        return tuple(getattr(self, name + suffix, None)
-                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
+        own = self._parameters
+        return tuple(own[n] if n in own else getattr(self, n, None)
+                     for n in (name + suffix for name in _WEIGHT_NAMES))
 
     def _run(self, input: Tensor | PackedSequence, hx: Tensor | None, cx: Tensor | None
              ) -> tuple:
         """The whole stack on a padded batch or a :class:`PackedSequence`: returns the
-        output (packed like the input), ``h_n`` and ``c_n`` (``None`` but for LSTM)."""
+        output (packed like the input), ``h_n`` and ``c_n`` (``None`` but for LSTM). The
+        checks and the states' batch order go through :meth:`check_forward_args` and
+        :meth:`permute_hidden`, as PyTorch's forward does, so a subclass may override them."""
         name = type(self).__name__
         _check_state_types(name, hx, cx)
         packed = isinstance(input, PackedSequence)
+        batch_sizes = sorted_indices = unsorted_indices = None
         if packed:
-            data, sizes = input.data, [int(n) for n in input.batch_sizes.tolist()]
+            data, batch_sizes = input.data, input.batch_sizes
+            sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
+            sizes = [int(n) for n in batch_sizes.tolist()]
             if data.ndim != 2:
                 raise ArgumentError(f"{name}: Expected packed data to be 2D, got {data.ndim}D")
-            # states come in the caller's batch order; the packed data is sorted
-            if input.sorted_indices is not None:
-                hx, cx = (None if s is None else s.index_select(1, input.sorted_indices)
-                          for s in (hx, cx))
             unbatched = False
         else:
             unbatched = input.ndim == 2
@@ -273,49 +279,61 @@ class RNNBase(Module):
                         raise ArgumentError(f"{name}: For unbatched 2-D input, {label} should "
                                             f"also be 2-D but got a {s.ndim}-D tensor of shape "
                                             f"{tuple(s.shape)}")
-                input = input.unsqueeze(1)
+                input = input.unsqueeze(0 if self.batch_first else 1)
                 hx = None if hx is None else hx.unsqueeze(1)
                 cx = None if cx is None else cx.unsqueeze(1)
-            elif self.batch_first:
+            data = input
+        batch = sizes[0] if packed else input.shape[0 if self.batch_first else 1]
+        hx, cx = self._checked_states(name, data, batch_sizes, batch, sorted_indices, hx, cx)
+        if not packed:
+            if self.batch_first:
                 input = input.transpose(0, 1)
             sizes = [input.shape[1]] * input.shape[0]
             data = input.reshape(input.shape[0] * input.shape[1], input.shape[2])
-        _check_dtypes(name, data, self._params(0, 0)[0], hx, cx)
-        if data.shape[-1] != self.input_size:
-            raise ShapeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
-                              f"{self.input_size}, got {data.shape[-1]}")
-        batch = sizes[0] if sizes else input.shape[1]
         directions = 2 if self.bidirectional else 1
-        layers = self.num_layers * directions
-        h_shape = (layers, batch, self.proj_size or self.hidden_size)
-        c_shape = (layers, batch, self.hidden_size)
-        for label, s, shape in (("hx", hx, h_shape), ("cx", cx, c_shape)):
-            if s is not None and tuple(s.shape) != shape:
-                raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
-                                  f"{tuple(s.shape)}")
-        if hx is None:
-            hx = ember.zeros(*h_shape, dtype=data.dtype, device=data.device)
-        if cx is None and self.mode == "LSTM":
-            cx = ember.zeros(*c_shape, dtype=data.dtype, device=data.device)
         weights = [self._params(layer, d) for layer in range(self.num_layers)
                    for d in range(directions)]
         x, h_n, c_n = run_layers(self._cell(), data, sizes, hx, cx, weights, self.num_layers,
                                  self.bidirectional, self.dropout, self.training,
                                  lowered_whole(self._cell(), packed, weights))
+        state = self.permute_hidden((h_n, c_n) if self.mode == "LSTM" else h_n,
+                                    unsorted_indices)
+        h_n, c_n = state if self.mode == "LSTM" else (state, None)
         if packed:
-            order = input.unsorted_indices
-            if order is not None:
-                h_n = h_n.index_select(1, order)
-                c_n = None if c_n is None else c_n.index_select(1, order)
-            return (PackedSequence(x, input.batch_sizes, input.sorted_indices, order), h_n,
-                    c_n)
-        x = x.reshape(len(sizes), batch, x.shape[-1])
+            return PackedSequence(x, batch_sizes, sorted_indices, unsorted_indices), h_n, c_n
+        x = x.reshape(len(sizes), input.shape[1], x.shape[-1])
         if unbatched:
             x, h_n = x.squeeze(1), h_n.squeeze(1)
             c_n = None if c_n is None else c_n.squeeze(1)
         elif self.batch_first:
             x = x.transpose(0, 1)
         return x, h_n, c_n
+
+    def _checked_states(self, name: str, input: Tensor, batch_sizes: Tensor | None,
+                        batch: int, sorted_indices: Tensor | None, hx: Tensor | None,
+                        cx: Tensor | None) -> tuple:
+        """The initial states (zeros where not given) after :meth:`check_forward_args`, in the
+        packed data's batch order (:meth:`permute_hidden`); a shape error names the layer."""
+        lstm = self.mode == "LSTM"
+        given = hx is not None or cx is not None
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        dtype = None if input.is_quantized else input.dtype  # (check_input refuses that one)
+        if hx is None:
+            hx = ember.zeros(layers, batch, self.proj_size or self.hidden_size, dtype=dtype,
+                             device=input.device)
+        if cx is None and lstm:
+            cx = ember.zeros(layers, batch, self.hidden_size, dtype=dtype, device=input.device)
+        state = (hx, cx) if lstm else hx
+        try:
+            self.check_forward_args(input, state, batch_sizes)
+        except ShapeError as e:
+            if not str(e).startswith(name):
+                e.args = (f"{name}: {e.args[0]}", *e.args[1:])
+            raise
+        _check_dtypes(name, input, None, hx, cx)
+        if given:
+            state = self.permute_hidden(state, sorted_indices)
+        return state if lstm else (state, None)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"

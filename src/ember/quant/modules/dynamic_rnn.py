@@ -183,7 +183,11 @@ class _DynamicRNN(Module):
         ih, hh = self._layers[layer * (2 if self.bidirectional else 1) + d]
         return ih, hh, None, None, None
 
-    _run = nn.RNNBase._run  # (the float layers' stack: padded or packed input, dropout)
+    # the float layers' stack (padded or packed input, dropout) and PyTorch's public checks
+    _run, _checked_states = nn.RNNBase._run, nn.RNNBase._checked_states
+    check_input, check_hidden_size = nn.RNNBase.check_input, nn.RNNBase.check_hidden_size
+    get_expected_hidden_size = nn.RNNBase.get_expected_hidden_size
+    check_forward_args, permute_hidden = nn.RNNBase.check_forward_args, nn.RNNBase.permute_hidden
 
     def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple:
         packed = isinstance(input, PackedSequence)
@@ -224,6 +228,8 @@ class LSTM(_DynamicRNN):
     """
 
     mode = "LSTM"
+    get_expected_cell_size = nn.LSTM.get_expected_cell_size
+    check_forward_args, permute_hidden = nn.LSTM.check_forward_args, nn.LSTM.permute_hidden
 
     def _cell(self) -> Any:
         return lstm_step
