@@ -47,3 +47,20 @@ def test_view_as_complex_refuses_an_odd_storage_offset_as_torch():
         ember.view_as_complex(ember.arange(6.0)[1:5].reshape(2, 2))
     even = ember.view_as_complex(ember.arange(6.0)[2:6].reshape(2, 2))
     assert even.tolist() == torch.view_as_complex(torch.arange(6.0)[2:6].reshape(2, 2)).tolist()
+
+
+@pytest.mark.parametrize("op", ["view_as_complex", "view_as_complex_copy"])
+def test_view_as_complex_of_a_meta_tensor_works_as_torch(op):
+    # the odd-offset check read the storage offset, which a meta tensor has no memory for
+    want = getattr(torch, op)(torch.empty(3, 2, device="meta"))
+    got = getattr(ember, op)(ember.empty(3, 2, device="meta"))
+    assert got.is_meta and want.is_meta
+    assert tuple(got.shape) == tuple(want.shape) == (3,)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "complex64"
+
+
+def test_compiled_view_as_complex_refuses_an_odd_storage_offset_as_eager():
+    f = ember.jit.compile(lambda x: ember.view_as_complex(x))
+    assert f(ember.arange(6.0).reshape(3, 2)).tolist() == [0 + 1j, 2 + 3j, 4 + 5j]
+    with pytest.raises(ember.ShapeError, match="storage_offset divisible by 2.*got 1"):
+        f(ember.arange(7.0)[1:].reshape(3, 2))

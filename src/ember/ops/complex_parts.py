@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.backend.memory_block import byte_offset
 from ember.errors import DTypeError, ShapeError, refuse_non_tensor
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.convert import float32_under_autocast
@@ -195,6 +196,11 @@ class ViewAsComplex(Primitive):
             raise ShapeError(f"view_as_complex: the last dim must have stride 1 and every other "
                              f"stride must be even (strides {_elements(a)}). Hint: call "
                              ".contiguous() first")
+        # (in the kernel, so that compiled calls check it too; a meta tensor has no memory)
+        if isinstance(a, np.ndarray) and (offset := byte_offset(a) // a.itemsize) % 2:
+            raise ShapeError(f"view_as_complex: the tensor must have a storage_offset divisible "
+                             f"by 2, as PyTorch's (a complex number starts at an even element), "
+                             f"got {offset} (shape {a.shape}). Hint: call .clone() first")
         return a.view(np.complex128 if a.dtype == np.float64 else np.complex64)[..., 0]
 
     def infer(self, a):
@@ -333,11 +339,6 @@ def view_as_complex(input: Tensor) -> Tensor:
         tensor([1.+2.j, 3.-1.j])
     """
     ViewAsComplex.infer(_spec_of("view_as_complex", input))
-    if input.storage_offset() % 2:
-        raise ShapeError(f"view_as_complex: the tensor must have a storage_offset divisible by "
-                         f"2, as PyTorch's (a complex number starts at an even element), got "
-                         f"{input.storage_offset()} (shape {tuple(input.shape)}). Hint: call "
-                         ".clone() first")
     return apply(ViewAsComplex, input)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import shared_block
+from ember.backend.memory_block import address, dense_root
 from ember.errors import DeviceError, GradError, OpError, ShapeError
 from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
@@ -38,18 +39,11 @@ def _storage(a: Any) -> tuple[Any, int]:
     if not isinstance(a, np.ndarray):
         raise DeviceError("storage: strided memory access is implemented on the CPU only. "
                           "Hint: move the tensor with .cpu() first")
-    root = a
-    while isinstance(root.base, np.ndarray) or isinstance(
-            getattr(root.base, "base", None), np.ndarray):  # (as_strided's wrapper between)
-        root = root.base if isinstance(root.base, np.ndarray) else root.base.base
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):
-        # (a dense block in another order, e.g. clone() of a channels-last tensor)
-        dense = root.transpose(sorted(range(root.ndim), key=lambda d: -root.strides[d]))
-        root = dense if dense.flags.c_contiguous else (
-            a if a.flags.c_contiguous else np.ascontiguousarray(a))
+    root = dense_root(a)
+    if root is None:
+        root = a if a.flags.c_contiguous else np.ascontiguousarray(a)
     flat = root.reshape(-1, order="A").view(np.uint8)
-    start = a.__array_interface__["data"][0] - flat.__array_interface__["data"][0]
-    return flat, start
+    return flat, address(a) - address(flat)
 
 
 @method("data_ptr", "const_data_ptr")
