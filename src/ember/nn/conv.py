@@ -114,7 +114,14 @@ class _Conv(_ConvNd):
         (PyTorch's hook, which subclasses that transform the weight call)."""
         fn = getattr(F, self._fn)
         if self.padding_mode != "zeros":
-            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            pad = self._reversed_padding_repeated_twice
+            if len(pad) != 2 * self._n:  # (padding=(1,): F.pad would pad the last dim only)
+                raise NotImplementedError(
+                    f"{type(self).__name__}: padding={self.padding} names {len(pad) // 2} of "
+                    f"the {self._n} spatial dimensions, and padding_mode={self.padding_mode!r} "
+                    f"needs all (as PyTorch's). Hint: pass padding={self.padding * self._n} "
+                    "(or an int)")
+            padded = F.pad(input, pad, mode=self.padding_mode)
             return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
