@@ -3,6 +3,7 @@ several elements for a flag, a string or a float for a size, a string for a fill
 PyTorch's TypeError naming the op the user called and the argument, not the message of the
 conversion (``bool() of a tensor with 2 elements is ambiguous``) without the op."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -379,3 +380,28 @@ def test_a_bool_dim_is_refused_as_torch(op, call):
         call(torch, torch.ones(2, 3))
     with pytest.raises(ArgumentTypeError, match=r"dim\w* must be an int.*, got bool"):
         call(ember, ember.ones(2, 3))
+
+
+CACHED_DIM_CALLS = [
+    ("sum", lambda m, x, d: x.sum(d)),
+    ("mean", lambda m, x, d: x.mean(d)),
+    ("amax", lambda m, x, d: x.amax(d)),
+    ("flip", lambda m, x, d: x.flip(d)),
+    ("logsumexp", lambda m, x, d: x.logsumexp(d)),
+    ("normalize", lambda m, x, d: m.nn.functional.normalize(x, dim=d)),
+]
+# (a dim equal to an int dim, and hashing alike, that torch refuses; the int form runs first)
+CACHED_LOOKALIKES = [((1, 0), (True, 0)), ([1], [True]), ((1, 0), (np.True_, 0)),
+                     (1, np.True_), (1, 1.0), ((1, 0), (1.0, 0))]
+
+
+@pytest.mark.parametrize("op,call", CACHED_DIM_CALLS, ids=[c[0] for c in CACHED_DIM_CALLS])
+@pytest.mark.parametrize("ints,lookalike", CACHED_LOOKALIKES, ids=repr)
+def test_a_bool_or_float_dim_is_refused_after_its_int_twin_ran(op, call, ints, lookalike):
+    # review54d item 1: normalize_dims' cache took (True, 0) for the (1, 0) it had seen
+    call(torch, torch.ones(2, 3), ints)
+    with pytest.raises(TypeError):
+        call(torch, torch.ones(2, 3), lookalike)
+    call(ember, ember.ones(2, 3), ints)
+    with pytest.raises(ArgumentTypeError, match=r"dim must be an int.*, got (bool|float)"):
+        call(ember, ember.ones(2, 3), lookalike)

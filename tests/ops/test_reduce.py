@@ -459,8 +459,8 @@ def test_a_full_sums_gradient_is_one_broadcast():
 
 def test_a_list_inside_a_dims_tuple_is_an_argument_type_error():
     # (it reached normalize_dims' cache: Python's bare "unhashable type: 'list'")
-    with pytest.raises(ember.errors.ArgumentTypeError, match=r"sum: dim must be an int or a "
-                       r"tuple of ints, got \(\[0\],\)"):
+    with pytest.raises(ember.errors.ArgumentTypeError, match=r"sum: dim must be an int, got "
+                       r"list"):
         ember.ones(2, 3).sum(([0],))
 
 

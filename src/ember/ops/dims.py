@@ -67,19 +67,18 @@ def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
     """
     if dim is None:
         return tuple(range(ndim))
-    if dim.__class__ is bool:  # (before the cache, whose key True is 1's)
-        normalize_dim(dim, ndim, op)
-    try:
-        return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
-    except TypeError as error:  # (an unhashable dim, a list inside the tuple, reaches the cache)
-        if isinstance(error, ArgumentTypeError):
-            raise
-        raise ArgumentTypeError(f"{op}: dim must be an int or a tuple of ints, got "
-                                f"{dim!r}") from None
+    key = tuple(dim) if isinstance(dim, list) else dim
+    # only ints reach the cache: True, np.True_ and 1.0 equal 1 and hash alike, so a cached
+    # (1, 0) would answer for a refused (True, 0); the rest (np.int64, a tensor) is read uncached
+    if key.__class__ is int or key.__class__ is tuple and _INT.issuperset(map(type, key)):
+        return _cached_normalize(key, ndim, op)
+    return _normalize(key, ndim, op)
 
 
-@lru_cache(maxsize=1024)
-def _normalize(dim: int | tuple, ndim: int, op: str) -> tuple[int, ...]:
+_INT = frozenset((int,))
+
+
+def _normalize(dim: Any, ndim: int, op: str) -> tuple[int, ...]:
     if not isinstance(dim, tuple):
         d = normalize_dim(dim, ndim, op)
         return (d,) if ndim else ()
@@ -87,6 +86,9 @@ def _normalize(dim: int | tuple, ndim: int, op: str) -> tuple[int, ...]:
     if len(set(dims)) != len(dims):
         raise ShapeError(f"{op}: a dim appears more than once in dims {dim}")
     return tuple(dims) if ndim else ()
+
+
+_cached_normalize = lru_cache(maxsize=1024)(_normalize)
 
 
 def reduce_dims(x: Tensor, dim: Dim, op: str) -> tuple[int, ...]:
