@@ -157,3 +157,33 @@ def test_setitem_with_a_bare_false_key_writes_and_records_nothing():
         assert v.grad is None and y._version == 0
         x[False] = m.zeros(7, dtype=m.float64)
         assert x._version == 0
+
+
+@pytest.mark.parametrize("dtype,value", [
+    ("complex64", complex(1, 1e300)), ("complex64", 1e300 + 0j), ("float32", 1e300 + 0j),
+    ("uint8", 300 + 0j), ("uint8", -1 + 0j), ("int64", complex(float("nan"), 0)),
+])
+def test_setitem_of_a_python_complex_is_range_checked_as_torch(dtype, value):
+    # review54d item 2: a Python complex skipped check_fits (complex64 1+1e300j was 1+infj)
+    with pytest.raises(RuntimeError, match="overflow"):
+        torch.zeros(2, dtype=getattr(torch, dtype))[0] = value
+    x = ember.zeros(2, dtype=getattr(ember, dtype))
+    with pytest.raises(ember.errors.ValueOverflow, match=f"__setitem__: .* {dtype} without"):
+        x[0] = value
+    assert x.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8", "bool", "complex64"])
+@pytest.mark.parametrize("value", [2 + 0j, 2.5 + 0j, 2j, 0j, -0.5 + 0j, complex("inf")])
+def test_setitem_of_a_python_complex_stores_what_torch_stores(dtype, value):
+    want = torch.zeros(2, dtype=getattr(torch, dtype))
+    try:
+        want[0] = value
+    except RuntimeError:
+        with pytest.raises(ember.errors.EmberError):
+            ember.zeros(2, dtype=getattr(ember, dtype))[0] = value
+        return
+    got = ember.zeros(2, dtype=getattr(ember, dtype))
+    got[0] = value
+    assert got.dtype.name == dtype
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

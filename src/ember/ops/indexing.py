@@ -490,8 +490,10 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
         if value.is_meta and not like.is_meta:
             copy_out(op, like.device)
         return cast(value, like.dtype)
-    if isinstance(value, (int, float, bool, np.number, np.bool_)):
+    if isinstance(value, (int, float, bool, complex, np.number, np.bool_)):
         check_fits(op, value, like.dtype)
+        if isinstance(value, (complex, np.complexfloating)) and not like.dtype.is_complex:
+            value = bool(value) if like.dtype.name == "bool" else value.real  # (checked above)
         return scalar_tensor(value, like.dtype, like.device)
     return tensor(value, dtype=like.dtype, device=like.device)
 
