@@ -310,3 +310,68 @@ def test_einsum_without_a_contraction_promotes_a_mix_as_torchs(equation):
     assert results[1][0] == results[0][0] == "float32"
     # (PyTorch sums a bfloat16 operand alone in bfloat16 first: "ij,kl->" is 1 ulp off)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-2, atol=1e-2)
+
+
+def _einsum_under_autocast(lib, equation, shapes, dts, fast="bfloat16"):
+    xs = [R.integers(-3, 4, s).astype(np.float32) / 2 for s in shapes]
+    ops = [lib.tensor(x).to(getattr(lib, d)) for x, d in zip(xs, dts, strict=True)]
+    with lib.autocast("cpu", dtype=getattr(lib, fast)):
+        try:
+            y = lib.einsum(equation, *ops)
+        except (RuntimeError, ember.errors.DTypeError) as e:  # (torch's bmm refuses a mix)
+            return type(e).__name__, None
+    return str(y.dtype).split(".")[1], y.double().numpy()
+
+
+def _einsum_both(equation, shapes, dts, fast):
+    """Ember's and torch's (dtype or error, values) on the same operands; the dtypes agree."""
+    seed = R.bit_generator.state
+    theirs = _einsum_under_autocast(torch, equation, shapes, dts, fast)
+    R.bit_generator.state = seed
+    ours = _einsum_under_autocast(ember, equation, shapes, dts, fast)
+    assert (ours[0], theirs[0]) in {(theirs[0], theirs[0]), ("DTypeError", "RuntimeError")}, \
+        (equation, shapes, dts, fast, ours[0], theirs[0])
+    return ours, theirs
+
+
+@pytest.mark.parametrize("equation, shapes, dts, fast", [
+    # a 0-d operand promotes by dtype, as any other (PyTorch unsqueezes it first)
+    ("b,->b", [(3,), ()], ["bfloat16", "float32"], "bfloat16"),
+    ("b,->b", [(3,), ()], ["float32", "float64"], "bfloat16"),
+    ("i,j->ij", [(3,), (2,)], ["float32", "int64"], "bfloat16"),  # (a mul)
+    # a contraction before the last step: its result is lowered, later muls promote it
+    ("bd,a,db,d->da", [(2, 3), (2,), (3, 2), (3,)], ["float32", "bfloat16", "float32",
+                                                     "bfloat16"], "bfloat16"),
+    ("ij,jk,l->ikl", [(2, 3), (3, 4), (2,)], ["bfloat16"] * 3, "float16"),
+    ("ij,jk,l->ikl", [(2, 3), (3, 4), (2,)], ["float32"] * 3, "bfloat16"),
+    (",bac,cda,db->ac", [(), (2, 2, 1), (1, 1, 2), (3, 2)], ["int64", "bfloat16", "bfloat16",
+                                                             "bfloat16"], "bfloat16"),
+    (",cbd,,adb->ad", [(), (3, 3, 2), (), (2, 2, 3)], ["float32", "float64", "float32",
+                                                       "float64"], "bfloat16"),
+    # a subscript of size 1 in every later operand is summed at this step (a bmm)
+    ("db,c,db,d->c", [(3, 1), (3,), (3, 1), (1,)], ["float32"] * 4, "float16"),
+    ("db,c,db,d->c", [(3, 1), (3,), (3, 1), (1,)], ["float64", "float32", "bfloat16",
+                                                    "bfloat16"], "float16"),
+    ("ij,jk->ik", [(2, 3), (3, 4)], ["float32", "int64"], "bfloat16"),  # (both refuse)
+])
+def test_einsum_dtype_under_autocast_follows_torchs_steps(equation, shapes, dts, fast):
+    # (review54a: PyTorch combines operands left to right, lowering a contraction's bmm and
+    # promoting at each mul; Ember promoted all operands, or lowered all)
+    ours, theirs = _einsum_both(equation, shapes, dts, fast)
+    if theirs[1] is not None:
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=2e-2, atol=2e-2)
+
+
+def test_einsum_dtype_under_autocast_over_random_equations_as_torchs():
+    rng = np.random.default_rng(7)
+    pool = ["float32", "bfloat16", "float16", "float64", "int64"]
+    for _ in range(120):
+        terms = ["".join(rng.choice(list("abcd"), int(rng.integers(0, 4)), replace=False))
+                 for _ in range(int(rng.integers(1, 5)))]
+        out = "".join(c for c in sorted(set("".join(terms))) if rng.random() < 0.5)
+        sizes = {c: int(rng.integers(1, 4)) for c in "abcd"}
+        shapes = [tuple(sizes[c] if rng.random() > 0.2 else 1 for c in t) for t in terms]
+        dts = [str(rng.choice(pool, p=[.4, .25, .1, .1, .15])) for _ in terms]
+        fast = str(rng.choice(["bfloat16", "float16"]))
+        equation = ",".join(terms) + "->" + out
+        _einsum_both(equation, shapes, dts, fast)

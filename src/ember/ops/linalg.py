@@ -24,6 +24,7 @@ from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import autocast_mix, cast, promote
 from ember.ops.creation import as_tensor, eye, ones
+from ember.ops.einsum_autocast import autocast_einsum
 from ember.ops.einsum_sublist import sublist_equation
 from ember.ops.int_args import as_int
 from ember.ops.operator_protocol import refuse_foreign
@@ -437,21 +438,6 @@ def _einsum_grad(terms: list[str], out: str, ops: tuple, i: int, g: Tensor,
     return apply(Einsum, *tensors, equation=",".join(names) + "->" + result, compute=compute)
 
 
-def _contracts(terms: list[str], out: str, shapes: Sequence[tuple[int, ...]]) -> bool:
-    """Whether PyTorch's CPU autocast leaves an einsum of these subscripts lowered: it lowers
-    only the bmm of a pairwise contraction (a summed subscript both operands have, of size
-    other than 1 in each), combining operands left to right; a step without one is a product,
-    which promotes a lowered result back to float32 with a float32 operand."""
-    sized = [dict(zip(t, s, strict=True)) for t, s in zip(terms, shapes, strict=True)]
-    lowered, current = False, sized[0]
-    for k, term in enumerate(sized[1:], 2):
-        later = set(out).union(*terms[k:])
-        lowered = any(current[c] != 1 and term[c] != 1 for c in (current.keys() & term) - later)
-        current = {c: max(current.get(c, 1), term.get(c, 1)) for c in current | term
-                   if c in later}
-    return lowered
-
-
 def einsum(equation: str | Tensor, *operands: Any, _lower: bool = False) -> Tensor:
     """Sums products of the operands' elements over the subscripts the equation names,
     as ``torch.einsum`` (ellipsis broadcasting, implicit output, size-1 broadcasting). The
@@ -484,7 +470,9 @@ def einsum(equation: str | Tensor, *operands: Any, _lower: bool = False) -> Tens
     shapes = [t.shape for t in operands]
     terms, out = _einsum_terms(equation, shapes)
     sizes = _letter_sizes(terms, shapes, equation)
-    if dtype.category < dtypes.FLOAT and set("".join(terms)) - set(out):  # something is summed
+    originals = operands
+    if all(t.dtype.category < dtypes.FLOAT for t in operands) and \
+            set("".join(terms)) - set(out):  # something is summed
         if len(operands) == 1 or any(c not in out and sizes[c] != 1 and
                                      sum(c in t for t in terms) == 1 for t in terms for c in t):
             # a sum, or an operand summing a subscript alone (PyTorch sums it first; one of
@@ -499,11 +487,10 @@ def einsum(equation: str | Tensor, *operands: Any, _lower: bool = False) -> Tens
     def product(ops: tuple) -> Tensor:
         return apply(Einsum, *ops, equation=",".join(terms) + "->" + out,
                      compute=gemm_dtype(ops[0]))
-    dts = {t.dtype for t in operands}
-    if DISPATCH.casting and not _lower and not _contracts(terms, out, shapes) and \
-            (len(dts) == 1 or all(d.is_floating_point for d in dts)):
-        # a sum or product: float32 stays and a mix promotes, as PyTorch's (a mul)
-        return not_casting(product, promote(*operands))
+    if DISPATCH.casting and not _lower:
+        done = autocast_einsum(terms, out, originals, product, operands)
+        if done is not None:
+            return done
     return product(operands)
 
 
