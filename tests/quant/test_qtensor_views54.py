@@ -202,3 +202,18 @@ def test_equal_as_torch() -> None:
     assert out[0] == out[1]
     e, t = both(True)
     assert e.equal(e.clone()) == t.equal(t.clone()) is True
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (5,), ()])
+def test_T_of_a_quantized_non_matrix_warns_at_the_callers_line(shape):
+    # QuantizedTensor.T read its integer tensor's .T, so the warning named qtensor.py
+    import warnings
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    q = ember.quantize_per_tensor(ember.tensor(x), 0.5, 0, ember.qint8)
+    t = torch.quantize_per_tensor(torch.tensor(x), 0.5, 0, torch.qint8)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = q.T
+    assert [w.filename for w in seen] == [__file__]
+    assert tuple(got.shape) == tuple(t.T.shape) == shape[::-1]
+    np.testing.assert_array_equal(got.int_repr().numpy(), t.T.int_repr().numpy())

@@ -67,21 +67,21 @@ def _reverse(x: Tensor) -> Tensor:
     return apply(Permute, x, dims=tuple(range(x.ndim))[::-1])
 
 
-def _reversed_for_t(x: Tensor) -> Tensor:
-    """``x.T``: ``x``'s dimensions reversed; deprecated (a warning, as PyTorch's) but on a
-    matrix."""
+def reversed_for_t(x: Tensor, stacklevel: int = 2) -> Tensor:
+    """``x.T``: ``x``'s dimensions reversed; deprecated (a warning, as PyTorch's, at the frame
+    ``stacklevel`` up: a wrapper's ``.T`` passes its caller's) but on a matrix."""
     if x.ndim == 0:
-        return _deprecated_on_0d(x, "T", 3)
+        return _deprecated_on_0d(x, "T", stacklevel + 1)
     if x.ndim != 2:
         warnings.warn(f"The use of `x.T` on tensors of dimension other than 2 ({x.ndim} here) to "
                       "reverse their shape is deprecated, as in PyTorch, where it will throw an "
                       "error in a future release. Hint: x.mT transposes batches of matrices, "
                       "x.permute(*range(x.ndim - 1, -1, -1)) reverses the dimensions",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=stacklevel)
     return _reverse(x)
 
 
-method("T")(property(_reversed_for_t, doc="All dimensions reversed (the transpose of a matrix)."))
+method("T")(property(reversed_for_t, doc="All dimensions reversed (the transpose of a matrix)."))
 def _adjoint_of_matrix(x: Tensor) -> Tensor:
     if x.ndim == 0:
         return conj(_deprecated_on_0d(x, "H", 3))

@@ -40,6 +40,7 @@ from ember.layouts import dense_strides, suggested_format
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.dims import normalize_dim
 from ember.ops.int_args import as_float, as_int
+from ember.ops.transposes import reversed_for_t
 from ember.quant import kernels
 from ember.quant.qtypes import (
     QDType,
@@ -313,7 +314,7 @@ class QuantizedTensor:
 
     @property
     def T(self) -> QuantizedTensor:  # noqa: N802 - PyTorch's name
-        return self._same_qparams(self._int.T, "T")
+        return self._same_qparams(reversed_for_t(self._int, stacklevel=3), "T")
 
     @property
     def mT(self) -> QuantizedTensor:  # noqa: N802 - PyTorch's name
