@@ -111,3 +111,22 @@ def test_ends_that_the_dtype_holds_still_space_as_torch(start, end, dtype):
     want = torch.linspace(start, end, 3, dtype=getattr(torch, dtype))
     got = ember.linspace(start, end, 3, dtype=getattr(ember, dtype))
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("op", ["linspace", "logspace"])
+@pytest.mark.parametrize("start, end, dtype", [
+    (0, 300, "uint8"), (300, 0, "uint8"), (0, 1e39, "float32"), (1e39, 0, "float32"),
+    (0, -1e39, "float32"), (2, 3, "uint8"), (3, 0, "uint8"), (2.5, 0, "uint8"), (300, 0, "float32"),
+    (40, 0, "float32"), (1e39, 0, "uint8")])
+@pytest.mark.parametrize("steps", [0, 1, 2])
+def test_only_the_points_the_steps_make_are_checked_as_torch(op, start, end, dtype, steps):
+    # review54d item 4: linspace(0, 300, 1, dtype=uint8) is torch's [0] (no step reaches 300), and
+    # no point at all is checked for 0 steps; logspace's one point is base ** start
+    try:
+        want = getattr(torch, op)(start, end, steps, dtype=getattr(torch, dtype))
+    except RuntimeError:
+        with pytest.raises(ember.errors.ValueOverflow, match=f"{op}: the value"):
+            getattr(ember, op)(start, end, steps, dtype=getattr(ember, dtype))
+        return
+    got = getattr(ember, op)(start, end, steps, dtype=getattr(ember, dtype))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

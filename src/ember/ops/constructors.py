@@ -23,6 +23,7 @@ from ember.ops.creation import (
     linspace,
     tensor,
 )
+from ember.ops.fits import check_fits
 from ember.ops.int_args import as_ints
 from ember.ops.spaced import spaced_dtype
 from ember.tensor import Tensor
@@ -106,7 +107,8 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     check_strided("logspace", layout)
     if int(steps) < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
-    dt = spaced_dtype("logspace", start, end, dtype)
+    # (one step: PyTorch fills base ** start, so that must fit, checked below)
+    dt = spaced_dtype("logspace", start, end, dtype, 0 if int(steps) == 1 else int(steps))
     if dt.category == dtypes.INT and int(steps) > 1:
         # (PyTorch casts the ends to the dtype first, 7.5 is 7, in its step; one step has none)
         start, end = int(start), int(end)
@@ -115,7 +117,10 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
                              dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
     except AllocationError as exc:  # (named for logspace and its dtype)
         raise allocation_error("logspace", (int(steps),), dt, exc.__cause__) from exc.__cause__
-    out = (float(base) ** exponents).to(dt)
+    powers = float(base) ** exponents
+    if int(steps) == 1:
+        check_fits("logspace", powers[0], dt)
+    out = powers.to(dt)
     return out.requires_grad_(True) if requires_grad else out
 
 

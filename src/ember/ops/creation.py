@@ -553,9 +553,9 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex ends give
     the default complex dtype)."""
     check_strided("linspace", layout)
-    dt = spaced_dtype("linspace", start, end, dtype)
-    dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
+    dt = spaced_dtype("linspace", start, end, dtype, steps)
+    dev = to_device(device)
     try:
         array = evenly_spaced(start, end, steps, dt.np)
     except (MemoryError, ValueError) as exc:

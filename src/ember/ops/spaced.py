@@ -26,13 +26,14 @@ _PART = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64
 _SPLIT = 2.0 ** 27 + 1  # Veltkamp's constant: splits a float64 into two 26-bit halves
 
 
-def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
+def spaced_dtype(op: str, start: Any, end: Any, dtype: Any, steps: int) -> DType:
     """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
-    form for a complex end, a number or a tensor); the ends must be numbers or 0-d tensors
-    that the dtype holds (PyTorch's overflow check: 300 in uint8 is refused, not wrapped).
+    form for a complex end, a number or a tensor); the ends must be numbers or 0-d tensors,
+    and those that ``steps`` points reach (``start`` from one, ``end`` from two) must fit the
+    dtype (PyTorch's overflow check: 300 in uint8 is refused, not wrapped).
 
     Example:
-        >>> spaced_dtype("linspace", ember.tensor(1j), 3, None)
+        >>> spaced_dtype("linspace", ember.tensor(1j), 3, None, 5)
         ember.complex64
     """
     for name, v in (("start", start), ("end", end)):
@@ -52,8 +53,8 @@ def spaced_dtype(op: str, start: Any, end: Any, dtype: Any) -> DType:
     else:
         default = dtypes.get_default_dtype()
         dt = default.to_complex() if complex_ends else default
-    check_fits(op, start, dt)
-    check_fits(op, end, dt)
+    for v in (start, end)[:steps]:
+        check_fits(op, v, dt)
     return dt
 
 
