@@ -82,6 +82,10 @@ CASES = {
     "binary_cross_entropy": (lambda p, t: F.binary_cross_entropy(p, t, reduction="none"),
                              lambda: [ember.tensor([[0.0, 1e-30, 0.3, 1 - 1e-7, 1.0]] * 2),
                                       ember.rand(2, 5)]),
+    "bce_with_logits": (lambda x, t, p: (
+        F.binary_cross_entropy_with_logits(x, t, reduction="none"),
+        F.binary_cross_entropy_with_logits(x, t, pos_weight=p)),
+        lambda: [_x(2, 5) * 30, ember.rand(2, 5), ember.rand(2, 5) * 3]),
     "smooth_l1_huber": (lambda x, t: (F.smooth_l1_loss(x, t, reduction="none"),
                                       F.smooth_l1_loss(x, t, beta=0.5),
                                       F.huber_loss(x, t, delta=0.7, reduction="sum")),

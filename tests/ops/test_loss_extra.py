@@ -273,3 +273,69 @@ def test_gumbel_softmax():
     assert F.gumbel_softmax(ember.tensor(2.0), hard=True).item() == 1.0
     with pytest.warns(DeprecationWarning, match="eps"):
         F.gumbel_softmax(x, eps=1e-5)
+
+
+@pytest.mark.parametrize("pos_weight", [None, [0.5, 3.0]])
+def test_bce_with_logits_gradient_does_not_cancel_for_confident_logits(pos_weight):
+    # the gradient (1 - t) - w sigmoid(-x) cancelled where sigmoid(x) - t is tiny: at x = -40,
+    # t = 0 it was 0 (torch 4.25e-18), at x = -27.6 off by 9e-5 relative (distrib54, mend54e)
+    x = np.array([[-40.0, -27.631], [30.0, -10.0], [5.0, -3.0]])
+    t = np.array([[0.0, 0.0], [1.0, 0.0], [0.3, 1.0]])
+    xe = ember.tensor(x, requires_grad=True)
+    pw_e = None if pos_weight is None else ember.tensor(np.array(pos_weight))
+    loss = F.binary_cross_entropy_with_logits(xe, ember.tensor(t), reduction="sum",
+                                              pos_weight=pw_e)
+    loss.backward()
+    xt = torch.tensor(x, requires_grad=True)
+    pw_t = None if pos_weight is None else torch.tensor(pos_weight, dtype=torch.float64)
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(
+        xt, torch.tensor(t), reduction="sum", pos_weight=pw_t)
+    expected.backward()
+    np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-12)
+    pw = 1.0 if pos_weight is None else np.array(pos_weight)
+    exact = (1 - t) / (1 + np.exp(-x)) - pw * t / (1 + np.exp(x))  # no cancellation
+    np.testing.assert_allclose(xe.grad.numpy(), exact, rtol=1e-9)
+    np.testing.assert_allclose(xt.grad.numpy(), exact, rtol=2e-3)  # (torch's cancels at x=30)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_bce_with_logits_primitive_matches_torch_and_finite_differences(reduction):
+    rng = np.random.default_rng(5)
+    x, t = rng.standard_normal((3, 4)) * 4, rng.random((3, 4))
+    w, pw = rng.random(4) + 0.5, rng.random(4) * 3
+    ours = [ember.tensor(a, requires_grad=True) for a in (x, t)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, t)]
+    loss = F.binary_cross_entropy_with_logits(*ours, ember.tensor(w), reduction=reduction,
+                                              pos_weight=ember.tensor(pw))
+    want = torch.nn.functional.binary_cross_entropy_with_logits(
+        *theirs, torch.tensor(w), reduction=reduction, pos_weight=torch.tensor(pw))
+    np.testing.assert_allclose(loss.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    up = rng.standard_normal(tuple(want.shape))
+    loss.backward(ember.tensor(up))
+    want.backward(torch.tensor(up))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9)
+    leaves = [ember.tensor(a, requires_grad=True) for a in (x, t, w, pw)]
+
+    def f(x, t, w, pw):
+        return F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, pos_weight=pw)
+    assert ember.autograd.gradcheck(f, leaves, check_forward_ad=True)
+    assert ember.autograd.gradgradcheck(f, leaves)
+    batched = ember.func.vmap(lambda x, t: F.binary_cross_entropy_with_logits(
+        x, t, reduction=reduction, pos_weight=ember.tensor(pw)))(*ours)
+    for i in range(3):
+        np.testing.assert_allclose(batched[i].detach().numpy(), F.binary_cross_entropy_with_logits(
+            ours[0][i], ours[1][i], reduction=reduction,
+            pos_weight=ember.tensor(pw)).detach().numpy(), rtol=1e-12)
+
+
+def test_bce_with_logits_runs_in_float32_under_autocast_as_torch():
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    t = (np.random.default_rng(1).random((4, 3)) < 0.5).astype(np.float32)
+    outs = []
+    for lib, fn in ((torch, torch.nn.functional), (ember, F)):
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            outs.append(fn.binary_cross_entropy_with_logits(
+                lib.tensor(x).to(lib.bfloat16), lib.tensor(t).to(lib.bfloat16)))
+    assert str(outs[1].dtype) == "ember.float32" and outs[0].dtype is torch.float32
+    assert outs[1].item() == outs[0].item()

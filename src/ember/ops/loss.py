@@ -3,12 +3,12 @@ nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
 binary_cross_entropy_with_logits, kl_div, poisson_nll_loss and gaussian_nll_loss (margin and
 embedding losses are in :mod:`ember.ops.margin_loss`).
 
-All but binary_cross_entropy, smooth_l1_loss and huber_loss (primitives of their own:
-:mod:`ember.ops.bce`, :mod:`ember.ops.smooth_l1`) are composites (log_softmax, logsigmoid,
-gather and elementwise ops), so their gradients come from those rules; eagerly,
-cross_entropy and nll_loss of int64 class indices end in the fused ``nll_loss`` primitive
-(:mod:`ember.ops.nll`, measured 2-4x faster on small batches), which computes what their
-composite does, bit for bit. Class weights and the ignore mask are
+All but binary_cross_entropy(_with_logits), smooth_l1_loss and huber_loss (primitives of
+their own: :mod:`ember.ops.bce`, :mod:`ember.ops.bce_logits`, :mod:`ember.ops.smooth_l1`)
+are composites (log_softmax, gather and elementwise ops), so their gradients come from
+those rules; eagerly, cross_entropy and nll_loss of int64 class indices end in the fused
+``nll_loss`` primitive (:mod:`ember.ops.nll`, measured 2-4x faster on small batches), which
+computes what their composite does, bit for bit. Class weights and the ignore mask are
 constants: as in PyTorch, no gradient flows to ``weight`` or ``target`` of the classification
 losses.
 """
@@ -24,6 +24,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
+from ember.dtypes import result_type
 from ember.errors import (
     ArgumentError,
     DTypeError,
@@ -33,10 +34,10 @@ from ember.errors import (
     is_floating_input,
     refuse_non_tensor,
 )
-from ember.ops.activations import logsigmoid
 from ember.ops.bce import bce_terms
+from ember.ops.bce_logits import bce_logits_terms
 from ember.ops.broadcast import broadcast_shapes, expand
-from ember.ops.convert import autocast_mix, cast, promote
+from ember.ops.convert import autocast_mix, cast, float32_under_autocast, promote
 from ember.ops.gather import class_indices
 from ember.ops.int_args import as_int
 from ember.ops.nll import check_class_targets, nll
@@ -454,13 +455,16 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@float32_under_autocast
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None,
                                      size_average: bool | None = None,
                                      reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits as
-    ``(1 - t)·x - w_pos·logsigmoid(x)``, ``w_pos = 1 + (pos_weight - 1)·t``.
+    ``(1 - t)·x + w_pos·softplus(-x)``, ``w_pos = 1 + (pos_weight - 1)·t``; the gradient
+    ``(1 - t)·sigmoid(x) - pos_weight·t·sigmoid(-x)`` keeps every digit where the prediction
+    is confident (PyTorch's ``sigmoid(x) - t`` cancels there).
 
     Example:
         >>> F.binary_cross_entropy_with_logits(ember.tensor([0.0]), ember.tensor([1.0]))
@@ -470,10 +474,18 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input)
     _same_shape(op, input, target)
-    log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * input - log_weight * logsigmoid(input)
+    loss = _bce_logits_terms(input, target, pos_weight)
     return name_node(_reduce(loss if weight is None else loss * weight, reduction),
                      "BinaryCrossEntropyWithLogitsBackward0")
+
+
+def _bce_logits_terms(input: Tensor, target: Tensor, pos_weight: Tensor | None) -> Tensor:
+    """The primitive's terms, its operands brought to one float dtype (as the composite's
+    promotion did) and ``pos_weight`` expanded to the target's shape."""
+    operands = (input, target) if pos_weight is None else (input, target, pos_weight)
+    dtype = result_type(*operands)
+    x, t, *p = (o if o.dtype is dtype else o.to(dtype) for o in operands)
+    return bce_logits_terms(x, t, expand(p[0], t.shape) if p else None)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,

@@ -411,8 +411,8 @@ def _leading_batch(name: str) -> Any:
     return run
 
 
-for _name in ("binary_cross_entropy", "lstm_gates", "lstm_gates_backward", "gru_gates",
-              "gru_gates_backward"):
+for _name in ("binary_cross_entropy", "binary_cross_entropy_with_logits", "lstm_gates",
+              "lstm_gates_backward", "gru_gates", "gru_gates_backward"):
     rule(_name)(_leading_batch(_name))
 
 

@@ -216,6 +216,17 @@ def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Sub", [kept, ctx.node("Mul", [t, log_x])])
 
 
+@converter("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(ctx: Context, eqn: Eqn) -> str:
+    """``(1 - t)·softplus(x) + p·t·softplus(-x)``, as the primitive computes it."""
+    x, t, *p = (ctx.value(v) for v in eqn.inputs)
+    kept = ctx.node("Sub", [ctx.scalar(1, eqn.outputs[0].dtype), t])
+    positive = ctx.node("Mul", [p[0], t]) if p else t
+    return ctx.node("Add", [ctx.node("Mul", [kept, ctx.node("Softplus", [x])]),
+                            ctx.node("Mul", [positive, ctx.node("Softplus", [
+                                ctx.node("Neg", [x])])])])
+
+
 @converter("smooth_l1_loss")
 def smooth_l1_loss(ctx: Context, eqn: Eqn) -> str:
     """``m·(|d| - m/2)`` with ``m = min(|d|, beta)``, over ``beta`` unless huber, reduced; as
