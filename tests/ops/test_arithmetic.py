@@ -466,3 +466,21 @@ def test_square_and_pow_2_are_torchs_bit_for_bit(dtype):
     x = ember.tensor(values[:50].astype(np.float64), requires_grad=True)
     ember.square(x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), 2 * values[:50].astype(np.float64))
+
+
+@pytest.mark.parametrize("fn, match", [
+    (lambda m: m.add(m.tensor([1]), m.tensor([1]), alpha=1.0),
+     "integral inputs .* must not be a float"),
+    (lambda m: m.sub(m.tensor([1]), 1, alpha=1.0), "integral inputs .* must not be a float"),
+    (lambda m: m.add(m.ones(1), m.ones(1), alpha=1 + 0j), "real inputs .* must not be a complex"),
+    (lambda m: m.ones(1).sub_(1, alpha=1 + 0j), "real inputs .* must not be a complex"),
+])
+def test_an_alpha_equal_to_1_of_another_type_is_checked_as_torch(fn, match):
+    # review54d item 3: alpha=1.0 or 1+0j equals 1, which skipped every alpha check
+    raises_like_torch(fn, ember.DTypeError, match)
+
+
+def test_an_alpha_equal_to_1_of_a_type_the_inputs_take_adds_as_torch():
+    same_as_torch(lambda m: m.add(m.tensor([1.5]), m.tensor([2.25]), alpha=1.0))
+    same_as_torch(lambda m: m.sub(m.tensor([1 + 2j]), m.tensor([2j]), alpha=1 + 0j))
+    same_as_torch(lambda m: m.add(m.tensor([True]), m.tensor([False]), alpha=True))

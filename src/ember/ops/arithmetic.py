@@ -346,7 +346,7 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         a, b = promote(input, other)
     except TensorLikeOperand:
         return handle(add, (input, other), {"alpha": alpha})
-    if alpha != 1 or alpha is True:  # (a bool alpha needs a bool result)
+    if alpha != 1 or alpha.__class__ is not int:  # (1.0, 1+0j, True: their type is checked)
         b = _scaled("add", "alpha", b, alpha, input, other)
     return apply(Add, a, b)
 
@@ -360,7 +360,7 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         a, b = promote(input, other)
     except TensorLikeOperand:
         return handle(sub, (input, other), {"alpha": alpha})
-    if alpha != 1 or alpha is True:
+    if alpha != 1 or alpha.__class__ is not int:
         b = _scaled("sub", "alpha", b, alpha, input, other)
     return apply(Sub, a, b)
 
