@@ -79,3 +79,25 @@ def test_binomial_log_prob_keeps_precision_near_probs_0_and_1(given):
     exact_grad = (value / p - (5 - value) / (1 - p) if given == "probs"
                   else value / (1 + np.exp(logit)) - (5 - value) / (1 + np.exp(-logit)))
     np.testing.assert_allclose(pe.grad.numpy(), exact_grad, rtol=1e-9)
+
+
+def test_log_prob_at_infinite_logits_is_the_limit_on_both_sides():
+    # torch gives NaN at logits +-inf (0 * inf); Ember gave NaN on one side and the limit -inf
+    # on the other: now the limit on both (0 where the value is certain), as docs say
+    inf = float("inf")
+    logits = ember.tensor([inf, inf, -inf, -inf], dtype=ember.float64, requires_grad=True)
+    got = D.Bernoulli(logits=logits).log_prob(ember.tensor([1.0, 0.0, 1.0, 0.0],
+                                                            dtype=ember.float64))
+    assert got.tolist() == [0.0, -inf, -inf, 0.0]
+    got.sum().backward()
+    assert logits.grad.tolist() == [0.0, -1.0, 1.0, 0.0]  # (torch's: the same)
+    want = torch.distributions.Bernoulli(logits=torch.tensor([inf, -inf])).log_prob(
+        torch.tensor([1.0, 1.0]))
+    assert torch.isnan(want).all()  # (the difference the docs name)
+    got = D.Binomial(5, logits=ember.tensor([inf, inf, -inf, -inf], dtype=ember.float64))
+    assert got.log_prob(ember.tensor([5.0, 0.0, 5.0, 0.0], dtype=ember.float64)).tolist() == \
+        [0.0, -inf, -inf, 0.0]
+    assert D.Binomial(ember.tensor([0.0, 3.0]), logits=ember.tensor([2.0, 0.5])).log_prob(
+        ember.tensor([0.0, 1.0])).tolist() == pytest.approx(
+        torch.distributions.Binomial(torch.tensor([0.0, 3.0]), logits=torch.tensor(
+            [2.0, 0.5])).log_prob(torch.tensor([0.0, 1.0])).tolist())

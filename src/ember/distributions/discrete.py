@@ -237,9 +237,11 @@ class Binomial(_BinaryParams):
         n, logits = self.total_count, self.logits
         log_binom = (ember.lgamma(n + 1) - ember.lgamma(value + 1)
                      - ember.lgamma(n - value + 1))
-        # v log p + (n - v) log(1 - p) as log sigmoid(+-l): no cancellation near p = 0 or 1
-        # (v l - n log(1 + e^l) lost 8e-7 relative at p = 1 - 1e-9, as PyTorch's does)
-        return log_binom + value * F.logsigmoid(logits) + (n - value) * F.logsigmoid(-logits)
+        # v log p + (n - v) log(1 - p) as n times -BCE(l, v / n): no cancellation near p = 0
+        # or 1 (v l - n log(1 + e^l) lost 8e-7 relative at p = 1 - 1e-9, as PyTorch's does),
+        # and the limit at l = +-inf (n = 0 takes v / 1 = 0)
+        logits, share = broadcast_all(logits, value / n.clamp(min=1))
+        return log_binom - n * F.binary_cross_entropy_with_logits(logits, share, reduction="none")
 
     def entropy(self) -> Tensor:
         n = self.total_count

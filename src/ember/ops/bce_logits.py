@@ -5,13 +5,14 @@ to PyTorch's ``(1 - t)·x + (1 + (p - 1)·t)·softplus(-x)``), and the input gra
 came out as ``(1 - t) - w·sigmoid(-x)``, which cancels where ``sigmoid(x) - t`` is tiny (0 at
 x = -40, t = 0; 9e-5 relative error at x = -27.6), and so does PyTorch's value there (2e-3
 relative at x = -27.6); writing the loss so that autograd formed the precise gradient saved
-``-x`` as well as ``x``. The primitive
-saves ``x`` and ``t`` (and ``p``), as PyTorch's kernel, and its rules are Ember ops, so every
-order of derivative follows.
+``-x`` as well as ``x``. At ``x = ±inf`` a zero weight times the infinite softplus counts as
+0 (the limit; PyTorch's ``0 * inf`` is NaN), so ``Bernoulli(logits=inf).log_prob(1)`` is 0.
+The primitive saves ``x`` and ``t`` (and ``p``), as PyTorch's kernel, and its rules are Ember
+ops, so every order of derivative follows.
 
 Example:
     >>> bce_logits_terms(ember.tensor([0.0, -40.0]), ember.tensor([1.0, 0.0]))
-    tensor([0.6931, 0.0000])
+    tensor([6.9315e-01, 4.2484e-18])
 """
 
 from __future__ import annotations
@@ -40,8 +41,13 @@ class BinaryCrossEntropyWithLogits(Primitive):
         # (1 - t)·softplus(x) + p·t·softplus(-x): no difference of near-equal values where
         # the prediction is confident, so the value keeps its digits as the gradient does
         tail = xp.log1p(xp.exp(-xp.abs(x)))
-        positive = t if not p else p[0] * t
-        return (1 - t) * (tail + xp.maximum(x, 0)) + positive * (tail + xp.maximum(-x, 0))
+        kept, positive = 1 - t, (t if not p else p[0] * t)
+        out = kept * (tail + xp.maximum(x, 0)) + positive * (tail + xp.maximum(-x, 0))
+        infinite = xp.isinf(x)
+        if infinite.any():  # (a weight of 0 times softplus(inf) is 0, the limit, not NaN)
+            weight = xp.where(x > 0, kept, positive)
+            out = xp.where(infinite, xp.where(weight == 0, 0, xp.inf * xp.sign(weight)), out)
+        return out
 
     def infer(self, x, t, *p):
         for other in (t, *p):

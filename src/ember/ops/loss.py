@@ -464,7 +464,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits as
     ``(1 - t)·x + w_pos·softplus(-x)``, ``w_pos = 1 + (pos_weight - 1)·t``; the gradient
     ``(1 - t)·sigmoid(x) - pos_weight·t·sigmoid(-x)`` keeps every digit where the prediction
-    is confident (PyTorch's ``sigmoid(x) - t`` cancels there).
+    is confident (PyTorch's ``sigmoid(x) - t`` cancels there). At ``x = ±inf`` a zero weight
+    times an infinite term counts as 0, the limit (PyTorch's ``0 * inf`` is NaN).
 
     Example:
         >>> F.binary_cross_entropy_with_logits(ember.tensor([0.0]), ember.tensor([1.0]))
