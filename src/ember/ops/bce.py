@@ -41,13 +41,7 @@ class BinaryCrossEntropy(Primitive):
         return (t - 1) * log_1mx - t * log_x
 
     def infer(self, x, t):
-        if x.shape != t.shape:
-            raise ShapeError(f"binary_cross_entropy: target size {t.shape} must be the same as "
-                             f"input size {x.shape}")
-        if x.dtype is not t.dtype:
-            raise DTypeError(f"binary_cross_entropy: input is {x.dtype.name} but target is "
-                             f"{t.dtype.name}. Hint: target.to(input.dtype)")
-        return TensorSpec(x.shape, x.dtype)
+        return _same_specs(self.name, x, t)
 
     def vjp(self, ctx, g):
         x, t = ctx.inputs
@@ -61,6 +55,19 @@ class BinaryCrossEntropy(Primitive):
             part = dt * _target_slope(x)
             out = part if out is None else out + part
         return out
+
+
+def _same_specs(op: str, x: TensorSpec, *others: TensorSpec) -> TensorSpec:
+    """The output spec of a loss elementwise over an input ``x`` and targets (or weights)
+    ``others`` of its shape and dtype; a clear error where one differs."""
+    for t in others:
+        if x.shape != t.shape:
+            raise ShapeError(f"{op}: target size {t.shape} must be the same as input size "
+                             f"{x.shape}")
+        if x.dtype is not t.dtype:
+            raise DTypeError(f"{op}: input is {x.dtype.name} but target is {t.dtype.name}. "
+                             "Hint: target.to(input.dtype)")
+    return TensorSpec(x.shape, x.dtype)
 
 
 def _slope(x: Tensor, t: Tensor) -> Tensor:

@@ -17,9 +17,9 @@ Example:
 
 from __future__ import annotations
 
-from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import softplus
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.bce import _same_specs
+from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.unary import in_float32, sigmoid
 from ember.tensor import Tensor
 
@@ -50,14 +50,7 @@ class BinaryCrossEntropyWithLogits(Primitive):
         return out
 
     def infer(self, x, t, *p):
-        for other in (t, *p):
-            if other.shape != x.shape:
-                raise ShapeError(f"binary_cross_entropy_with_logits: target size {t.shape} "
-                                 f"must be the same as input size {x.shape}")
-            if other.dtype is not x.dtype:
-                raise DTypeError(f"binary_cross_entropy_with_logits: input is {x.dtype.name} "
-                                 f"but target or pos_weight is {other.dtype.name}")
-        return TensorSpec(x.shape, x.dtype)
+        return _same_specs(self.name, x, t, *p)
 
     def vjp(self, ctx, g):
         x, t, *p = ctx.inputs
