@@ -364,3 +364,19 @@ def test_view_like_ops_name_their_grad_fn_as_torch(fn):
         x = m.ones(2, 3, requires_grad=True) * 1
         names.append(fn(x).grad_fn.name())
     assert names[1] == names[0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.t().reshape(-1), lambda x: x.t().flatten(), lambda x: x[:, ::2].reshape(-1),
+    lambda x: x[:1].expand(4, 3).reshape(12), lambda x: x.t().reshape_as(x.reshape(6)),
+])
+def test_a_reshape_that_copies_names_its_grad_fn_as_torch(fn):
+    # review54d item 5: torch's node over the clone is UnsafeViewBackward0 (was ViewBackward0);
+    # the gradient is unchanged
+    got = []
+    for m in (torch, ember):
+        x = m.arange(6.0, dtype=m.float64).reshape(2, 3).requires_grad_()
+        y = fn(x * 1)
+        (y * m.arange(float(y.numel()), dtype=m.float64)).sum().backward()
+        got.append((y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), x.grad.tolist()))
+    assert got[1] == got[0]

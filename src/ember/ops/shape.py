@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.autograd.graph import name_node
 from ember.errors import ArgumentError, IndexOutOfRange, OpError, ShapeError, refuse_non_tensor
 from ember.ops.convert import clone
 from ember.ops.forwarding import not_a_tensor
@@ -41,7 +42,8 @@ def read_sizes(args: tuple) -> tuple:
 class Reshape(Primitive):
     name = "reshape"
     backward_name = "ViewBackward0"  # PyTorch's for view/reshape/flatten (free: a class name;
-    # squeeze, which reshapes too, says View where PyTorch says Squeeze)
+    # squeeze, which reshapes too, says View where PyTorch says Squeeze; a copying reshape
+    # renames its node UnsafeViewBackward0)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
@@ -91,7 +93,8 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     try:
         shape = resolve_shape(input.shape, read_sizes(sizes), "reshape")
         if not _viewable(input, shape):  # (reads the memory: a DTensor raises here)
-            input = clone(input)
+            copy = apply(Reshape, clone(input), shape=shape)  # (PyTorch's node: UnsafeView)
+            return name_node(copy, "UnsafeViewBackward0")
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
         return handle(reshape, (input, *sizes), {})
     except AttributeError as error:
