@@ -154,3 +154,16 @@ def test_bad_lists_are_clear_errors():
         ember._foreach_mul(a, 2.0, alpha=3)
     with pytest.raises(ember.DTypeError):
         ember._foreach_add_([ember.tensor([1, 2])], 0.5)  # (as torch: float into int)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m._foreach_add([m.tensor([1])], [m.tensor([1])], alpha=1.0),
+    lambda m: m._foreach_sub([m.ones(1)], [m.ones(1)], alpha=1 + 0j),
+    lambda m: m._foreach_mul([m.ones(1)], [m.ones(1)], alpha=1.0),
+])
+def test_foreach_checks_an_alpha_equal_to_1_of_another_type_as_torch(fn):
+    # (alpha=1.0 equals 1, so it was dropped unchecked: int lists added with a float alpha)
+    with pytest.raises((RuntimeError, TypeError)):
+        fn(torch)
+    with pytest.raises(TypeError, match="alpha"):
+        fn(ember)

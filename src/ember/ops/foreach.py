@@ -78,9 +78,10 @@ def _unary(name: str, method: str, tensors: list[Tensor]) -> list[Tensor]:
 
 def _binary(name: str, method: str, tensors: list[Tensor], other: Any, *,
             alpha: Any = 1) -> list[Tensor]:
-    if alpha != 1 and method.rstrip("_") not in ("add", "sub"):
+    given = alpha != 1 or alpha.__class__ is not int  # (1.0 and 1+0j are checked as add's)
+    if given and method.rstrip("_") not in ("add", "sub"):
         raise TypeError(f"ember.{name}: takes no alpha (add and sub do)")
-    extra = {"alpha": alpha} if alpha != 1 else {}
+    extra = {"alpha": alpha} if given else {}
     return [getattr(t, method)(o, **extra)
             for t, o in zip(tensors, _each(name, "operands", other, len(tensors)))]
 
