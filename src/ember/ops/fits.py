@@ -15,7 +15,7 @@ from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_factor", "check_fits"]
+__all__ = ["check_factor", "check_fits", "stored_number"]
 
 
 def check_real(op: str, value: Any, dtype: DType) -> None:
@@ -79,6 +79,15 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
                             f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
                             f"use a wider dtype, e.g. ember.{wider}")
+
+
+def stored_number(op: str, value: Any, dtype: DType) -> Any:
+    """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits`: a complex number's
+    real part in a real dtype, its truth value in bool (``2j`` is True), as PyTorch's."""
+    check_fits(op, value, dtype)
+    if isinstance(value, (complex, np.complexfloating)) and not dtype.is_complex:
+        return bool(value) if dtype.category == dtypes.BOOL else value.real
+    return value
 
 
 def check_factor(op: str, param: str, alpha: Any, dtype: DType, operands: tuple) -> None:

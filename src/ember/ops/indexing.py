@@ -37,7 +37,7 @@ from ember.ops.add_at import add_at
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
-from ember.ops.fits import check_fits
+from ember.ops.fits import stored_number
 from ember.ops.index_checks import check_index_range, out_of_range
 from ember.ops.index_layout import INDEX_SAVED, in_torch_layout, take_in_torch_layout
 from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
@@ -491,10 +491,7 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
             copy_out(op, like.device)
         return cast(value, like.dtype)
     if isinstance(value, (int, float, bool, complex, np.number, np.bool_)):
-        check_fits(op, value, like.dtype)
-        if isinstance(value, (complex, np.complexfloating)) and not like.dtype.is_complex:
-            value = bool(value) if like.dtype.name == "bool" else value.real  # (checked above)
-        return scalar_tensor(value, like.dtype, like.device)
+        return scalar_tensor(stored_number(op, value, like.dtype), like.dtype, like.device)
     return tensor(value, dtype=like.dtype, device=like.device)
 
 
