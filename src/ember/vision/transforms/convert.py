@@ -55,7 +55,8 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
     """A ``(C, H, W)`` tensor or an ``(H, W, C)`` array (or a 2-D one) as a PIL image; float
     values are scaled by 255 and truncated to uint8 (unless ``mode`` is "F"). The mode
     follows the channels and dtype as torchvision's does; a 2- to 4-channel image with a
-    ``mode`` must be uint8 (or int16, whose bytes are read as levels, as torchvision's).
+    ``mode`` must be of one byte (uint8, int8 or bool, its byte the level) or int16 (its bytes
+    read as levels), as torchvision reads them.
 
     Example:
         >>> to_pil_image(ember.ones(3, 2, 4)).size, to_pil_image(ember.ones(1, 2, 4)).mode
@@ -98,9 +99,11 @@ def to_pil_image(pic: Tensor | np.ndarray, mode: str | None = None) -> Any:
                                 f"{channels}-channel inputs, got {mode}")
         if mode is None and pic.dtype == np.uint8:
             mode = allowed[0]
-        elif mode is not None and pic.dtype not in (np.uint8, np.int16):
-            # (torchvision reads other dtypes' raw bytes as levels; int16's bytes are read so
-            # below, as torchvision's, where Pillow refused the rest with its own TypeError)
+        elif mode is not None and pic.dtype.itemsize == 1:  # (int8, bool: the byte is the level,
+            pic = pic.view(np.uint8)  # as torchvision reads them)
+        elif mode is not None and pic.dtype != np.int16:
+            # (torchvision reads wider dtypes' raw bytes as levels, a wrong image; int16's bytes
+            # are read so below, as torchvision's; Pillow refused the rest with its TypeError)
             raise DTypeError(f"to_pil_image: mode {mode} needs uint8 data for {channels} "
                              f"channels, got {pic.dtype}; convert it first (.astype(np.uint8), "
                              f"or a float image in [0, 1])")
