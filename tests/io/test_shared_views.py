@@ -278,3 +278,14 @@ def test_pairwise_checks_are_bounded(monkeypatch):
     groups = shared_views.sharing_groups(arrays)
     assert 0 < shared_views.checks_made <= 4 * len(arrays)
     assert len(groups) < len(_exact_groups(arrays))  # (the budget was spent: coarser)
+
+
+@pytest.mark.parametrize("name", ["e.safetensors", "t.pt"])
+def test_loaded_views_keep_their_storage_offsets_as_torch(tmp_path, name):
+    want = _views(torch.from_numpy(BASE.copy()))
+    torch.save(want, tmp_path / "t.pt")
+    ember.save(_views(ember.from_numpy(BASE.copy())), tmp_path / "e.safetensors")
+    got = ember.load(tmp_path / name)
+    for k, w in want.items():
+        assert got[k].storage_offset() == w.storage_offset(), k
+        assert got[k].untyped_storage().nbytes() == w.untyped_storage().nbytes(), k

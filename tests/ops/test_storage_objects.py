@@ -80,3 +80,25 @@ def test_deprecated_resize_forms():
     with pytest.raises(ember.ShapeError, match="keeps the number of elements"), \
             pytest.warns(UserWarning):
         x.resize(4)
+
+
+@pytest.mark.parametrize("make", [lambda: np.arange(10.0)[1:9].reshape(4, 2),
+                                  lambda: np.arange(24.0).reshape(4, 6)[1:, 2:4],
+                                  lambda: np.arange(12.0).reshape(3, 4).T[1:]],
+                         ids=["slice", "window", "transposed"])
+def test_from_numpy_storage_starts_at_the_array_as_torch(make):
+    a = make()
+    x, tx = ember.from_numpy(a), torch.from_numpy(a)
+    assert x.storage_offset() == tx.storage_offset() == 0
+    assert x[1:].storage_offset() == tx[1:].storage_offset()
+    assert x.untyped_storage().nbytes() == tx.untyped_storage().nbytes()
+    assert x.untyped_storage().tolist() == tx.untyped_storage().tolist()
+    assert x.as_strided((2,), (1,), 1).tolist() == tx.as_strided((2,), (1,), 1).tolist()
+    x[0, 0] = 99.0  # (still the array's memory)
+    assert a[0, 0] == 99.0 and x.data_ptr() == tx.data_ptr()
+
+
+def test_view_as_complex_of_an_offset_numpy_slice_as_torch():
+    a = np.arange(10.0)[1:9].reshape(4, 2)
+    got = ember.view_as_complex(ember.from_numpy(a))
+    np.testing.assert_array_equal(got.numpy(), torch.view_as_complex(torch.from_numpy(a)).numpy())

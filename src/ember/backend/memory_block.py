@@ -1,5 +1,6 @@
 """The memory block a NumPy array lives in: the array at the end of its ``base`` chain, when
-that is one dense array, and the array's byte offset in it (what ``storage_offset`` counts)."""
+that is one dense array, and the array's byte offset in it (what ``storage_offset`` counts).
+An array :func:`own_block` made (``from_numpy``'s) is a block of its own, as in PyTorch."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ def dense_root(a: np.ndarray) -> np.ndarray | None:
     block in another order, e.g. a channels-last clone, transposed to C order); None where
     that block is not dense."""
     root = a
-    while isinstance(root.base, np.ndarray) or isinstance(
-            getattr(root.base, "base", None), np.ndarray):  # (as_strided's wrapper between)
+    while type(root.base) is not _Owner and (isinstance(root.base, np.ndarray) or isinstance(
+            getattr(root.base, "base", None), np.ndarray)):  # (as_strided's wrapper between)
         root = root.base if isinstance(root.base, np.ndarray) else root.base.base
     if root.flags.c_contiguous or root.flags.f_contiguous:
         return root
@@ -30,3 +31,26 @@ def byte_offset(a: np.ndarray) -> int:
 def address(a: np.ndarray) -> int:
     """The address of ``a``'s first element."""
     return a.__array_interface__["data"][0]
+
+
+class _Owner:
+    """The end of a base chain :func:`own_block` puts in: the bytes from an array's first
+    element to its last (``base``, the array, keeps them alive)."""
+
+    def __init__(self, a: np.ndarray, nbytes: int) -> None:
+        self.base = a
+        self.__array_interface__ = {"data": (address(a), not a.flags.writeable),
+                                    "shape": (nbytes,), "typestr": "|u1", "version": 3}
+
+
+def own_block(a: np.ndarray) -> np.ndarray:
+    """``a`` over the same memory, with its storage starting at its first element and ending
+    at its last (a block of its own, as ``torch.from_numpy``'s, whatever array ``a`` is a view
+    of); ``a`` itself where that is its block already, or where a stride is negative."""
+    span = 0 if a.size == 0 else sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
+    root = dense_root(a)
+    if any(s < 0 for s in a.strides) or (
+            root is not None and address(root) == address(a) and root.nbytes == span):
+        return a
+    block = np.asarray(_Owner(a, span))
+    return np.ndarray(a.shape, a.dtype, buffer=block, strides=a.strides)

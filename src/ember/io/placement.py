@@ -12,7 +12,7 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
-from ember.ops.creation import from_numpy
+from ember.ops.creation import share_array
 from ember.ops.storage_objects import UntypedStorage
 from ember.tensor import Tensor
 
@@ -41,7 +41,7 @@ def placer(map_location: MapLocation) -> Placer:
 
 def make_tensor(array: np.ndarray, dev: Device) -> Tensor:
     """A tensor of ``array`` (its memory, on the CPU) on ``dev``, where a placer put it."""
-    t = from_numpy(array)
+    t = share_array(array)
     return t.to(dev) if dev.type != "cpu" else t
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ember.errors import CheckpointError
 from ember.ops.constructors import empty_strided
-from ember.ops.creation import from_numpy
+from ember.ops.creation import share_array
 from ember.tensor import Tensor
 
 
@@ -232,7 +232,7 @@ def view_of(base: Tensor, node: dict, where: str) -> Tensor:
     if base.is_meta:  # (no memory to share: its layout alone, as torch.load on meta)
         return empty_strided(size, stride, dtype=base.dtype, device="meta")
     flat = base.detach().cpu().numpy().reshape(-1)  # (base: a fresh, contiguous tensor)
-    t = from_numpy(strided_view(flat[offset:], tuple(size), tuple(stride)))  # (writable)
+    t = share_array(strided_view(flat[offset:], tuple(size), tuple(stride)))  # (writable)
     return t.to(base.device) if base.device.type != "cpu" else t
 
 

@@ -49,7 +49,7 @@ from ember.layouts import (
 )
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
-from ember.ops.creation import from_numpy
+from ember.ops.creation import share_array
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import SparseTensor
@@ -248,7 +248,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
             array = strided_view(flat[offset:], size, stride)
             if any(s == 0 and n > 1 for n, s in zip(size, stride)):
                 array.flags.writeable = False  # expanded: read-only, as ember.expand's views
-        t = _with_metadata(from_numpy(array), metadata, where)
+        t = _with_metadata(share_array(array), metadata, where)
         if self.dry:
             return t
         if storage.device is None:

@@ -17,6 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
+from ember.backend.memory_block import own_block
 from ember.dtypes import DType
 from ember.errors import (
     ArgumentError,
@@ -289,7 +290,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with a NumPy array (changes show in both).
+    """A tensor sharing memory with a NumPy array (changes show in both); its storage starts
+    at the array's first element, as PyTorch's (``storage_offset()`` is 0 for a slice too).
 
     Example:
         >>> a = np.arange(3.0); t = ember.from_numpy(a); a[0] = 7; t[0].item()
@@ -301,6 +303,12 @@ def from_numpy(array: np.ndarray) -> Tensor:
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
     if type(array) is not np.ndarray:  # (np.matrix, a masked array: their memory as a plain
         array = array.view(np.ndarray)  # array, as PyTorch reads them; a matrix's sum(0) is 2-D)
+    return share_array(own_block(array))
+
+
+def share_array(array: np.ndarray) -> Tensor:
+    """A CPU tensor over ``array``'s memory whose storage is the whole block ``array`` lies in
+    (io's views of a loaded storage); ``from_numpy`` without its checks."""
     t = _wrap(array, to_device("cpu"))
     t._vc.shared = True  # (the caller holds the array: its writes move no version counter)
     return t
