@@ -86,6 +86,13 @@ CASES = {
         F.binary_cross_entropy_with_logits(x, t, reduction="none"),
         F.binary_cross_entropy_with_logits(x, t, pos_weight=p)),
         lambda: [_x(2, 5) * 30, ember.rand(2, 5), ember.rand(2, 5) * 3]),
+    "bce_with_logits_infinite": (lambda x, t, p: (  # (the limit, 0 or inf, as eager: no NaN)
+        F.binary_cross_entropy_with_logits(x, t, reduction="none"),
+        F.binary_cross_entropy_with_logits(x, t, pos_weight=p, reduction="none")),
+        lambda: [ember.tensor([[float("inf"), -float("inf"), float("inf"), -float("inf"), 1.0,
+                                float("inf")]] * 2),
+                 ember.tensor([[1.0, 0.0, 0.5, 0.5, 0.5, 0.0]] * 2),
+                 ember.tensor([[0.0, 2.0, 1.0, 0.0, 0.0, 3.0]] * 2)]),
     "smooth_l1_huber": (lambda x, t: (F.smooth_l1_loss(x, t, reduction="none"),
                                       F.smooth_l1_loss(x, t, beta=0.5),
                                       F.huber_loss(x, t, delta=0.7, reduction="sum")),

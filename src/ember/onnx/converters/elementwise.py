@@ -218,13 +218,18 @@ def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
 
 @converter("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(ctx: Context, eqn: Eqn) -> str:
-    """``(1 - t)·softplus(x) + p·t·softplus(-x)``, as the primitive computes it."""
+    """``(1 - t)·softplus(x) + p·t·softplus(-x)``, as the primitive computes it: a weight of
+    0 makes its term 0 at ``x = ±inf`` too (the limit, not ``0·inf``'s NaN)."""
     x, t, *p = (ctx.value(v) for v in eqn.inputs)
+    zero = ctx.scalar(0, eqn.outputs[0].dtype)
     kept = ctx.node("Sub", [ctx.scalar(1, eqn.outputs[0].dtype), t])
     positive = ctx.node("Mul", [p[0], t]) if p else t
-    return ctx.node("Add", [ctx.node("Mul", [kept, ctx.node("Softplus", [x])]),
-                            ctx.node("Mul", [positive, ctx.node("Softplus", [
-                                ctx.node("Neg", [x])])])])
+
+    def term(weight: str, logits: str) -> str:
+        return ctx.node("Where", [ctx.node("Equal", [weight, zero]), zero,
+                                  ctx.node("Mul", [weight, ctx.node("Softplus", [logits])])])
+
+    return ctx.node("Add", [term(kept, x), term(positive, ctx.node("Neg", [x]))])
 
 
 @converter("smooth_l1_loss")
