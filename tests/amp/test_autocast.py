@@ -290,3 +290,38 @@ def test_one_autocast_object_shared_by_two_threads_restores_each_threads_state()
     assert not errors, errors
     assert seen["own"] == (True, ember.float16, ember.float16)
     assert seen["alone"] == (False, ember.bfloat16, ember.float32)
+
+
+def _exit_elsewhere(lib):
+    """Enters one autocast object in a thread and leaves it (a generator closed) in another
+    that is inside an autocast of its own; what the leaving thread sees, before and after."""
+    ac, seen = lib.autocast("cpu", dtype=lib.bfloat16), {}
+
+    def gen():
+        with ac:
+            yield
+
+    def state():
+        return lib.is_autocast_enabled("cpu"), str(lib.get_autocast_dtype("cpu"))[6:]
+
+    def leave(g):
+        with lib.autocast("cpu", dtype=lib.float16):
+            g.close()
+            seen["after exit"] = state()
+        seen["end"] = state()
+
+    g = gen()
+    for target in (lambda: next(g), lambda: leave(g)):  # (each thread ends: its state too)
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join()
+    return seen
+
+
+def test_exit_in_another_thread_restores_the_saved_state_there_as_torch():
+    assert _exit_elsewhere(ember) == _exit_elsewhere(torch)
+
+
+def test_exit_without_enter_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="without entering"):
+        ember.autocast("cpu").__exit__(None, None, None)

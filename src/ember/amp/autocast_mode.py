@@ -290,9 +290,10 @@ class autocast:
         # no CUDA device: as PyTorch's without one, a CUDA autocast warns, is disabled and
         # leaves the CPU's autocast state alone (its ops never follow a CUDA autocast)
         self._inert = device_type == "cuda"
-        # saved states: a stack per thread (keyed by thread id), for one object entered in
-        # several threads at once; each thread's own ops and state are per thread already
-        self._saved: dict[int, list[tuple]] = {}
+        # saved states: a stack per thread (keyed by the thread object, as a finished thread's
+        # id is reused), for one object entered in several threads at once; each thread's own
+        # ops and state are per thread already
+        self._saved: dict[threading.Thread, list[tuple]] = {}
         if self._inert:
             if enabled:
                 warnings.warn("autocast: device_type 'cuda' was given, but CUDA is not "
@@ -320,7 +321,7 @@ class autocast:
         # one handler in the stack; inside enabled=False it stays there and passes ops through
         pushed = self.enabled and _handler not in DISPATCH.stack
         # a stack of saved states: the same object entered again inside itself restores each
-        self._saved.setdefault(threading.get_ident(), []).append(
+        self._saved.setdefault(threading.current_thread(), []).append(
             (STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting, pushed))
         STATE.enabled, STATE.dtype = self.enabled, self.fast_dtype
         STATE.cache_enabled = self.cache_enabled
@@ -332,11 +333,17 @@ class autocast:
     def __exit__(self, *exc: object) -> None:
         if self._inert:
             return
-        thread = threading.get_ident()
-        *saved, pushed = self._saved[thread].pop()
-        if not self._saved[thread]:  # (a later thread may reuse the id)
-            del self._saved[thread]
-        if pushed:
+        # left in a thread that did not enter it (a generator closed elsewhere): as PyTorch,
+        # the state saved at the latest entry is restored here; the entering thread's stays
+        thread = threading.current_thread()
+        if thread not in self._saved and not self._saved:
+            raise RuntimeError("autocast: __exit__ without entering this autocast object "
+                               "first. Hint: use it as `with ember.autocast(...):`")
+        entered = thread if thread in self._saved else next(reversed(self._saved))
+        *saved, pushed = self._saved[entered].pop()
+        if not self._saved[entered]:  # (no record kept of a finished thread)
+            del self._saved[entered]
+        if pushed and entered == thread:
             pop_handler(_handler)
         STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = saved
 
