@@ -474,6 +474,12 @@ def test_square_and_pow_2_are_torchs_bit_for_bit(dtype):
     (lambda m: m.sub(m.tensor([1]), 1, alpha=1.0), "integral inputs .* must not be a float"),
     (lambda m: m.add(m.ones(1), m.ones(1), alpha=1 + 0j), "real inputs .* must not be a complex"),
     (lambda m: m.ones(1).sub_(1, alpha=1 + 0j), "real inputs .* must not be a complex"),
+    # review54g item 4: torch reads a NumPy bool alpha as a float
+    (lambda m: m.add(m.tensor([1]), m.tensor([1]), alpha=np.True_),
+     "integral inputs .* must not be a float"),
+    (lambda m: m.add(m.tensor([True]), m.tensor([True]), alpha=np.True_),
+     "integral inputs .* must not be a float"),
+    (lambda m: m.sub(m.tensor([1]), 1, alpha=np.False_), "integral inputs .* must not be a float"),
 ])
 def test_an_alpha_equal_to_1_of_another_type_is_checked_as_torch(fn, match):
     # review54d item 3: alpha=1.0 or 1+0j equals 1, which skipped every alpha check
@@ -484,3 +490,4 @@ def test_an_alpha_equal_to_1_of_a_type_the_inputs_take_adds_as_torch():
     same_as_torch(lambda m: m.add(m.tensor([1.5]), m.tensor([2.25]), alpha=1.0))
     same_as_torch(lambda m: m.sub(m.tensor([1 + 2j]), m.tensor([2j]), alpha=1 + 0j))
     same_as_torch(lambda m: m.add(m.tensor([True]), m.tensor([False]), alpha=True))
+    same_as_torch(lambda m: m.add(m.tensor([1.5]), m.tensor([2.25]), alpha=np.True_))

@@ -105,10 +105,12 @@ def check_factor(op: str, param: str, alpha: Any, dtype: DType, operands: tuple)
     kind = dtype.category
     for number, least, inputs, instead in ((float, dtypes.FLOAT, "integral", "an int"),
                                            (complex, dtypes.COMPLEX, "real", "a real")):
-        if isinstance(alpha, number) and kind < least:
+        # (PyTorch reads a NumPy bool alpha as a float)
+        if (isinstance(alpha, number) or number is float and param == "alpha"
+                and isinstance(alpha, np.bool_)) and kind < least:
             names = " and ".join(map(_dtype_name, operands))
             raise DTypeError(f"{op}: for {inputs} inputs ({names}), {param} must not be a "
-                             f"{number.__name__}, got {alpha}. Hint: convert an input to a "
+                             f"{number.__name__}, got {alpha!r}. Hint: convert an input to a "
                              f"{number.__name__} dtype, or pass {instead} {param}")
     if isinstance(alpha, bool) and kind != dtypes.BOOL and param == "alpha" and \
             op in ("add", "sub"):
