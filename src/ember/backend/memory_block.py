@@ -47,6 +47,8 @@ def own_block(a: np.ndarray) -> np.ndarray:
     """``a`` over the same memory, with its storage starting at its first element and ending
     at its last (a block of its own, as ``torch.from_numpy``'s, whatever array ``a`` is a view
     of); ``a`` itself where that is its block already, or where a stride is negative."""
+    if a.base is None:  # (an array owning its memory is its own block: the common case)
+        return a
     span = 0 if a.size == 0 else sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
     root = dense_root(a)
     if any(s < 0 for s in a.strides) or (
