@@ -6,11 +6,10 @@ nothing to pin)."""
 
 from __future__ import annotations
 
-import functools
 import numbers
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +44,7 @@ from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.spaced import evenly_spaced, spaced_dtype
+from ember.ops.tensor_data import NUMBERS, exact_uint64, huge_ints, infer_dtype, unreadable
 from ember.size import Size
 from ember.tensor import Tensor, _wrap
 from ember.version_counter import NumberCounter
@@ -95,125 +95,11 @@ def _non_negative(op: str, name: str, value: int) -> int:
     return value
 
 
-def _ragged(data: Any) -> str | None:
-    """Where the nested sequences ``data`` stop being rectangular (as PyTorch words it,
-    against the shape its first elements give), or None."""
-    def is_seq(d: Any) -> bool:
-        return isinstance(d, (list, tuple)) or getattr(d, "ndim", 0) > 0
-
-    shape, first = [], data
-    while is_seq(first):
-        shape.append(len(first))
-        if not len(first):
-            break
-        first = first[0]
-
-    def find(d: Any, dim: int) -> str | None:
-        if dim == len(shape):
-            return f"expected a number at dim {dim}, got a sequence" if is_seq(d) else None
-        if not is_seq(d):
-            return f"expected a sequence of length {shape[dim]} at dim {dim}, got a number"
-        if len(d) != shape[dim]:
-            return f"expected a sequence of length {shape[dim]} at dim {dim} (got {len(d)})"
-        return next((r for r in (find(e, dim + 1) for e in d) if r), None)
-
-    return find(data, 0)
-
-
-def _unreadable(data: Any, problem: str) -> NoReturn:
-    """Raises ``tensor``'s error for ``data`` NumPy cannot read as numbers: a ShapeError
-    saying where it is ragged, else a TypeError stating ``problem``."""
-    where = _ragged(data)
-    if where:
-        raise ShapeError(f"tensor: ragged nested sequences: {where}. Hint: every row must "
-                         "have the same length")
-    raise ArgumentTypeError(f"tensor: {problem}")
-
-
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
     if requires_grad and dtypes.from_numpy(array.dtype).category < dtypes.FLOAT:
         raise DTypeError(f"only floating and complex tensors can require grad; this one is "
                          f"{dtypes.from_numpy(array.dtype).name}")
     return _wrap(array, dev, requires_grad)
-
-
-def _infer_dtype(array: np.ndarray, data: Any) -> DType:
-    """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
-    if isinstance(data, np.ndarray | np.generic):
-        return dtypes.from_numpy(array.dtype)
-    if isinstance(data, list | tuple) and array.dtype in (np.float64, np.complex128):
-        return _sequence_dtype(data)  # (NumPy widened: the leaves may not all be Python's)
-    if array.dtype.kind == "f":
-        return dtypes.get_default_dtype() if array.dtype == np.float64 else \
-            dtypes.from_numpy(array.dtype)
-    if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
-        return dtypes.get_default_dtype().to_complex()
-    if array.dtype == np.uint64 and (type(data) is int or isinstance(data, list | tuple) and
-                                     _sequence_dtype(data) is dtypes.int64):
-        # (Python ints past int64, which NumPy read as uint64: PyTorch infers int64, refuses)
-        raise ValueOverflow(f"tensor: the Python int {int(array.max())} does not fit int64, the "
-                            "dtype inferred for Python ints, as in PyTorch. Hint: pass "
-                            "dtype=ember.uint64 to store it")
-    return dtypes.from_numpy(array.dtype)
-
-
-def _sequence_dtype(data: list | tuple) -> DType:
-    """PyTorch's dtype for nested sequences: the promotion of their leaves' dtypes, a Python
-    float reading as the default dtype and a NumPy scalar, array or tensor as its own dtype
-    (``[np.float64(1), 2.0]`` is float64)."""
-    default = dtypes.get_default_dtype()
-    python = {float: default, complex: default.to_complex(), int: dtypes.int64,
-              bool: dtypes.bool_}
-    found, stack = set(), [data]
-    while stack:
-        seq = stack.pop()
-        for kind in set(map(type, seq)):  # (by type, so long lists of numbers stay fast)
-            if kind in python:
-                found.add(python[kind])
-            elif issubclass(kind, np.generic):
-                found.add(dtypes.from_numpy(np.dtype(kind)))
-            else:
-                items = [x for x in seq if type(x) is kind]
-                if issubclass(kind, list | tuple):
-                    stack.extend(items)
-                else:  # arrays and tensors; anything else NumPy read as a float
-                    found.update(_dtype_of(x, default) for x in items)
-    return functools.reduce(dtypes.promote_types, found) if found else default
-
-
-def _dtype_of(x: Any, default: DType) -> DType:
-    dtype = getattr(x, "dtype", None)
-    return dtype if isinstance(dtype, DType) else \
-        dtypes.from_numpy(dtype) if isinstance(dtype, np.dtype) else default
-
-
-def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
-    """``data`` read straight into uint64 when NumPy read it as float64 only because some
-    integers lie beyond int64 (so none loses its low digits); ``array`` for data that
-    holds true fractions, negatives or non-finite numbers."""
-    try:
-        exact = np.array(data, dtype=np.uint64)
-    except (OverflowError, ValueError, TypeError):
-        return array
-    return exact if np.array_equal(exact.astype(np.float64), array) else array
-
-
-_NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
-
-
-def _huge_ints(array: np.ndarray, data: Any, dtype: Any) -> np.ndarray:
-    """Python ints NumPy could hold in no integer dtype (beyond uint64 or below int64's
-    minimum), maybe among other numbers: an overflow error for an integer ``dtype`` (when
-    None, the one PyTorch infers: int64 unless floats or complex numbers are present), as
-    PyTorch's, else floats or complex numbers (what such a tensor stores)."""
-    target = dtypes.to_dtype(dtype) if dtype is not None else \
-        _sequence_dtype(data) if isinstance(data, list | tuple) else dtypes.int64
-    if target.category == dtypes.INT:
-        ints = [v for v in array.flat if type(v) is int]
-        for v in (min(ints), max(ints)):
-            check_fits("tensor", v, target)
-    return array.astype(np.complex128 if any(isinstance(v, complex | np.complexfloating)
-                                             for v in array.flat) else np.float64)
 
 
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -231,18 +117,18 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         try:
             array = np.array(data)
         except (ValueError, TypeError) as exc:
-            _unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
+            unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
         if array.dtype.kind == "O" and not isinstance(data, np.ndarray) and \
                 any(type(v) is int for v in array.flat) and \
-                all(isinstance(v, _NUMBERS) for v in array.flat):  # (Python data: a NumPy
+                all(isinstance(v, NUMBERS) for v in array.flat):  # (Python data: a NumPy
             # object array is refused, as PyTorch refuses it)
-            array = _huge_ints(array, data, dtype)
+            array = huge_ints(array, data, dtype)
         if array.dtype.kind not in "biufc" and not dtypes.has_numpy(array.dtype):
             # (objects, strings, dates: not numbers; ml_dtypes' bfloat16 and float8 are)
-            _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
-        target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+            unreadable(data, f"non-numeric data {str(data)[:60]!r}")
+        target = infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
         if target is dtypes.uint64 and array.dtype.kind == "f":
-            array = _exact_uint64(data, array)
+            array = exact_uint64(data, array)
         if array.dtype.kind == "c":
             check_real("tensor", array, target)
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:

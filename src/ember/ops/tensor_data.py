@@ -1,0 +1,129 @@
+"""Reading nested Python and NumPy data for :func:`~ember.ops.creation.tensor`: the dtype
+PyTorch infers for it, the error for data that is ragged or not numbers, and integers too
+large for int64."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ember import dtypes
+from ember.dtypes import DType
+from ember.errors import ArgumentTypeError, ShapeError, ValueOverflow
+from ember.ops.fits import check_fits
+
+
+def _ragged(data: Any) -> str | None:
+    """Where the nested sequences ``data`` stop being rectangular (as PyTorch words it,
+    against the shape its first elements give), or None."""
+    def is_seq(d: Any) -> bool:
+        return isinstance(d, (list, tuple)) or getattr(d, "ndim", 0) > 0
+
+    shape, first = [], data
+    while is_seq(first):
+        shape.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+
+    def find(d: Any, dim: int) -> str | None:
+        if dim == len(shape):
+            return f"expected a number at dim {dim}, got a sequence" if is_seq(d) else None
+        if not is_seq(d):
+            return f"expected a sequence of length {shape[dim]} at dim {dim}, got a number"
+        if len(d) != shape[dim]:
+            return f"expected a sequence of length {shape[dim]} at dim {dim} (got {len(d)})"
+        return next((r for r in (find(e, dim + 1) for e in d) if r), None)
+
+    return find(data, 0)
+
+
+def unreadable(data: Any, problem: str) -> NoReturn:
+    """Raises ``tensor``'s error for ``data`` NumPy cannot read as numbers: a ShapeError
+    saying where it is ragged, else a TypeError stating ``problem``."""
+    where = _ragged(data)
+    if where:
+        raise ShapeError(f"tensor: ragged nested sequences: {where}. Hint: every row must "
+                         "have the same length")
+    raise ArgumentTypeError(f"tensor: {problem}")
+
+
+def infer_dtype(array: np.ndarray, data: Any) -> DType:
+    """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
+    if isinstance(data, np.ndarray | np.generic):
+        return dtypes.from_numpy(array.dtype)
+    if isinstance(data, list | tuple) and array.dtype in (np.float64, np.complex128):
+        return sequence_dtype(data)  # (NumPy widened: the leaves may not all be Python's)
+    if array.dtype.kind == "f":
+        return dtypes.get_default_dtype() if array.dtype == np.float64 else \
+            dtypes.from_numpy(array.dtype)
+    if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return dtypes.get_default_dtype().to_complex()
+    if array.dtype == np.uint64 and (type(data) is int or isinstance(data, list | tuple) and
+                                     sequence_dtype(data) is dtypes.int64):
+        # (Python ints past int64, which NumPy read as uint64: PyTorch infers int64, refuses)
+        raise ValueOverflow(f"tensor: the Python int {int(array.max())} does not fit int64, the "
+                            "dtype inferred for Python ints, as in PyTorch. Hint: pass "
+                            "dtype=ember.uint64 to store it")
+    return dtypes.from_numpy(array.dtype)
+
+
+def sequence_dtype(data: list | tuple) -> DType:
+    """PyTorch's dtype for nested sequences: the promotion of their leaves' dtypes, a Python
+    float reading as the default dtype and a NumPy scalar, array or tensor as its own dtype
+    (``[np.float64(1), 2.0]`` is float64)."""
+    default = dtypes.get_default_dtype()
+    python = {float: default, complex: default.to_complex(), int: dtypes.int64,
+              bool: dtypes.bool_}
+    found, stack = set(), [data]
+    while stack:
+        seq = stack.pop()
+        for kind in set(map(type, seq)):  # (by type, so long lists of numbers stay fast)
+            if kind in python:
+                found.add(python[kind])
+            elif issubclass(kind, np.generic):
+                found.add(dtypes.from_numpy(np.dtype(kind)))
+            else:
+                items = [x for x in seq if type(x) is kind]
+                if issubclass(kind, list | tuple):
+                    stack.extend(items)
+                else:  # arrays and tensors; anything else NumPy read as a float
+                    found.update(_dtype_of(x, default) for x in items)
+    return functools.reduce(dtypes.promote_types, found) if found else default
+
+
+def _dtype_of(x: Any, default: DType) -> DType:
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, DType) else \
+        dtypes.from_numpy(dtype) if isinstance(dtype, np.dtype) else default
+
+
+def exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
+    """``data`` read straight into uint64 when NumPy read it as float64 only because some
+    integers lie beyond int64 (so none loses its low digits); ``array`` for data that
+    holds true fractions, negatives or non-finite numbers."""
+    try:
+        exact = np.array(data, dtype=np.uint64)
+    except (OverflowError, ValueError, TypeError):
+        return array
+    return exact if np.array_equal(exact.astype(np.float64), array) else array
+
+
+NUMBERS = (int, float, complex, np.number, np.bool_)  # (bool is an int)
+
+
+def huge_ints(array: np.ndarray, data: Any, dtype: Any) -> np.ndarray:
+    """Python ints NumPy could hold in no integer dtype (beyond uint64 or below int64's
+    minimum), maybe among other numbers: an overflow error for an integer ``dtype`` (when
+    None, the one PyTorch infers: int64 unless floats or complex numbers are present), as
+    PyTorch's, else floats or complex numbers (what such a tensor stores)."""
+    target = dtypes.to_dtype(dtype) if dtype is not None else \
+        sequence_dtype(data) if isinstance(data, list | tuple) else dtypes.int64
+    if target.category == dtypes.INT:
+        ints = [v for v in array.flat if type(v) is int]
+        for v in (min(ints), max(ints)):
+            check_fits("tensor", v, target)
+    return array.astype(np.complex128 if any(isinstance(v, complex | np.complexfloating)
+                                             for v in array.flat) else np.float64)
