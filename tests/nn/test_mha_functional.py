@@ -26,6 +26,8 @@ WEIGHTS = {"in_proj_weight": RNG.standard_normal((3 * E, E)) * 0.5,
            "static_v": RNG.standard_normal((N * H, S + 1, E // H))}
 CAUSAL = np.triu(np.ones((L, S), dtype=bool), 1)
 PADDING = np.array([[False, False, True, False], [False, True, True, False]])
+NOT_CAUSAL = np.zeros((L, S), dtype=bool)
+NOT_CAUSAL[:, 0] = True  # hides the first key: differs from the causal mask
 
 CASES = {
     "packed": {},
@@ -39,6 +41,13 @@ CASES = {
                            "average_attn_weights": False,
                            "key_padding_mask": RNG.standard_normal((N, S + 1))},
     "no_weights_causal": {"need_weights": False, "attn_mask": CAUSAL, "is_causal": True},
+    "no_weights_causal_not_the_mask": {"need_weights": False, "attn_mask": NOT_CAUSAL,
+                                       "is_causal": True},
+    "no_weights_causal_bias_kv_zero_attn": {"need_weights": False, "attn_mask": NOT_CAUSAL,
+                                            "is_causal": True, "bias_k": "bias_k",
+                                            "bias_v": "bias_v", "add_zero_attn": True},
+    "causal_with_padding_uses_the_mask": {"need_weights": False, "attn_mask": NOT_CAUSAL,
+                                          "is_causal": True, "key_padding_mask": PADDING},
     "float_padding_bool_mask_no_bias": {"in_proj_bias": None, "out_proj_bias": None,
                                         "key_padding_mask": np.where(PADDING, -1e9, 0.0),
                                         "attn_mask": np.where(CAUSAL, -1e9, 0.0)},
@@ -208,3 +217,28 @@ def test_module_under_jit_matches_eager(batch_first):
         grad, = ember.autograd.grad(out.sin().sum(), [q])
         c_grad, = ember.autograd.grad(c_out.sin().sum(), [q])
         np.testing.assert_allclose(c_grad.numpy(), grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("grad", [False, True])
+def test_module_causal_hint_with_mask_as_torch(batch_first, training, grad):
+    """is_causal=True with a (non-causal) attn_mask and need_weights=False: PyTorch's fused
+    inference path (eval, no grad, batch_first self-attention) uses the mask, its other path
+    the causal mask alone."""
+    t = torch.nn.MultiheadAttention(E, H, batch_first=batch_first, dtype=torch.float64)
+    m = nn.MultiheadAttention(E, H, batch_first=batch_first, dtype=ember.float64)
+    m.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    t.train(training)
+    m.train(training)
+    x = np.random.default_rng(5).standard_normal((N, L, E) if batch_first else (L, N, E))
+    mask = NOT_CAUSAL[:, :L]
+    with torch.set_grad_enabled(grad):
+        tx = torch.tensor(x)
+        want = t(tx, tx, tx, attn_mask=torch.tensor(mask), need_weights=False,
+                 is_causal=True)[0].detach().numpy()
+    with ember.set_grad_enabled(grad):
+        ex = ember.tensor(x)
+        got = m(ex, ex, ex, attn_mask=ember.tensor(mask), need_weights=False,
+                is_causal=True)[0].detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.autograd.grad_mode import is_grad_enabled
 from ember.errors import ArgumentError
 from ember.nn import init
 from ember.nn.linear import NonDynamicallyQuantizableLinear, _empty
@@ -26,7 +27,9 @@ class MultiheadAttention(Module):
     Boolean masks mark positions *not* to attend to; float masks are added to the scores.
     ``add_bias_kv`` appends a learned key and value to the source, ``add_zero_attn`` a zero
     one. ``is_causal=True`` without ``attn_mask`` builds the causal mask (PyTorch requires the
-    mask as well).
+    mask as well); with ``attn_mask`` and ``need_weights=False`` (and no key padding mask),
+    the causal mask alone is used, except where PyTorch's fused inference path would run (eval
+    mode, no grad, ``batch_first`` self-attention): it uses ``attn_mask``, as PyTorch does.
 
     Example:
         >>> mha = nn.MultiheadAttention(8, 2, batch_first=True)
@@ -87,10 +90,30 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
+    def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor) -> bool:
+        """Whether PyTorch would run this call on its fused inference path (which merges
+        ``attn_mask`` and ignores ``is_causal``): batched self-attention, ``batch_first``, in
+        eval mode with nothing to differentiate, packed biased weights, an even number of
+        heads, no ``bias_k``/``add_zero_attn``, a boolean mask. (Its autocast condition reads
+        the CUDA flag, never on here.)"""
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                   self.out_proj.bias)
+        return (query.ndim == 3 and query is key and key is value and not self.training
+                and self.batch_first and self.num_heads % 2 == 0 and self.bias_k is None
+                and not self.add_zero_attn and self.in_proj_weight is not None
+                and self.in_proj_bias is not None
+                and self.in_proj_weight.dtype == self.in_proj_bias.dtype == query.dtype
+                and not attn_mask.is_floating_point()
+                and not (is_grad_enabled()
+                         and any(t is not None and t.requires_grad for t in tensors)))
+
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        if is_causal and attn_mask is not None and key_padding_mask is None and \
+                not need_weights and self._fast_path(query, key, value, attn_mask):
+            is_causal = False  # PyTorch's fast path takes the mask and not the causal hint
         return multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,

@@ -153,9 +153,11 @@ def multi_head_attention_forward(
     Boolean masks mark positions *not* to attend to; float masks are added to the scores.
     ``attn_mask`` is ``(L, S)`` or ``(N·heads, L, S)``, ``key_padding_mask`` ``(N, S)``.
     ``is_causal=True`` without ``attn_mask`` builds the causal mask (PyTorch raises and asks
-    for the mask). Dropout (``dropout_p``) applies to the weights when ``training``. A query
-    row masked whole gives zeros (then the output bias) with ``need_weights=False``, NaN with
-    ``need_weights=True``, as in PyTorch (whose two paths differ so).
+    for the mask); with ``need_weights=False`` and no ``key_padding_mask`` it is the causal
+    mask alone and a given ``attn_mask`` is not used, as in PyTorch. Dropout (``dropout_p``)
+    applies to the weights when ``training``. A query row masked whole gives zeros (then the
+    output bias) with ``need_weights=False``, NaN with ``need_weights=True``, as in PyTorch
+    (whose two paths differ so).
     ``batch_first`` (an Ember extension, what ``nn.MultiheadAttention(batch_first=True)``
     uses) takes and returns ``(N, L, E)`` inputs in that layout, not transposed to and from.
 
@@ -191,10 +193,13 @@ def multi_head_attention_forward(
         raise ArgumentError(f"{_OP}: bias_k and bias_v must be given together, got only "
                             f"{'bias_k' if bias_v is None else 'bias_v'}")
     head_dim = embed_dim // num_heads
+    # PyTorch's rule: with no key_padding_mask and no weights asked for, is_causal alone
+    # decides (attention's own causal mask over the whole source), and attn_mask is not used
+    sdpa_causal = is_causal and key_padding_mask is None and not need_weights
     q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
-    mask = _attn_mask(attn_mask, is_causal, q.dtype, n, num_heads, tgt_len, src_len,
-                      query.device)
+    mask = None if sdpa_causal else _attn_mask(attn_mask, is_causal, q.dtype, n, num_heads,
+                                               tgt_len, src_len, query.device)
     if key_padding_mask is not None and attn_mask is not None and \
             key_padding_mask.dtype != attn_mask.dtype:
         kinds = f"key_padding_mask ({key_padding_mask.dtype.name}) and attn_mask " \
@@ -237,7 +242,7 @@ def multi_head_attention_forward(
         weights = dropout(weights, p) if p > 0.0 else weights
         out = weights @ v  # (N, heads, L, head_dim)
     else:  # PyTorch's path too: such a row attends to nothing and gives zeros
-        out = scaled_dot_product_attention(q, k, v, mask, p)
+        out = scaled_dot_product_attention(q, k, v, mask, p, is_causal=sdpa_causal)
     out = out.permute(0, 2, 1, 3).reshape(n, tgt_len, embed_dim) if batch_first else \
         out.permute(2, 0, 1, 3).reshape(tgt_len, n, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias)
