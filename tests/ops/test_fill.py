@@ -82,6 +82,26 @@ def test_random_fills_have_the_right_moments_and_repeat():
     np.testing.assert_array_equal(a.numpy(), c.numpy())
 
 
+
+@pytest.mark.parametrize("dtype, low, high, match", [
+    ("float16", -6e4, 6e4, "to - from = 120000.0 exceeds the largest float16"),  # was inf/NaN
+    ("float16", 0.0, 7e4, "to=70000.0 is out of bounds for float16"),
+    ("float32", -1e40, 1e40, "from=-1e\\+40 is out of bounds for float32"),  # was NaN
+    ("bfloat16", -3e38, 3e38, "exceeds the largest bfloat16"),
+    ("complex64", -3e38, 3e38, "exceeds the largest complex64"),
+    ("float64", -1e308, 1e308, "to - from = inf exceeds the largest float64"),
+    ("float64", math.nan, 1.0, "from=nan is out of bounds"),
+])
+def test_uniform_refuses_ranges_the_dtype_cannot_span(dtype, low, high, match):
+    # the draws are scaled by to - from: past the dtype's largest number they were inf/NaN
+    raises_like_torch(lambda m: m.empty(3, dtype=getattr(m, dtype)).uniform_(low, high),
+                      ValueError, f"uniform_: .*{match}")
+    raises_like_torch(lambda m: m.nn.init.uniform_(m.empty(3, dtype=getattr(m, dtype)), low,
+                                                   high), ValueError, match)
+    x = ember.empty(1000, dtype=ember.float16).uniform_(-3e4, 3e4)  # the widest it spans
+    assert bool(x.isfinite().all())
+
+
 OUT_OF_RANGE = [  # a number the integer dtype cannot hold
     (lambda m: m.tensor([1], dtype=m.uint8).fill_(300), "fill_: the value 300 .* uint8"),
     (lambda m: m.tensor([1], dtype=m.uint8).fill_(-256), "fill_"),

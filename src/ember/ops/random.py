@@ -249,11 +249,20 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
                     generator: Generator | None = None) -> Tensor:
     """Samples from U(low, high) of ``shape`` (both parts of a complex dtype), as ``uniform_``
     and ``nn.init.uniform_`` fill a tensor."""
+    dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    largest = float(ml_dtypes.finfo(dt.to_real().np).max) if dt.is_floating_point or \
+        dt.is_complex else math.inf  # (rand refuses other dtypes)
+    for name, value in (("from", low), ("to", high)):  # (NaN too)
+        if not -largest <= value <= largest:
+            raise ArgumentError(f"uniform_: {name}={value} is out of bounds for {dt.name}, which "
+                                f"holds [{-largest}, {largest}], as PyTorch refuses")
     if not low <= high:
         raise ArgumentError(f"uniform_: expects to return a [from, to) range, but found "
                             f"from={low} > to={high}, as PyTorch refuses")
-    if not math.isfinite(high - low):
-        raise ArgumentError(f"uniform_: the range [{low}, {high}) must be finite, as in PyTorch")
+    if not high - low <= largest:  # else the draws scaled by the width overflow to inf/NaN
+        raise ArgumentError(f"uniform_: to - from = {high - low} exceeds the largest {dt.name} "
+                            f"({largest}), as PyTorch refuses. Hint: a narrower range or a wider "
+                            "dtype")
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
 
