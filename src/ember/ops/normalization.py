@@ -35,6 +35,7 @@ from ember.ops.norms import vector_norm
 from ember.ops.out_arg import torch_dtype_name
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
 from ember.ops.standardize import Standardize, StandardizeGrad, _standardize  # noqa: F401
 from ember.ops.unary import _HALF, in_float32
 from ember.tensor import Tensor, _wrap
@@ -367,6 +368,24 @@ def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None,
     _update_running(running_var, var, momentum, count / (count - 1))
 
 
+def _batch_standardize(x: Tensor, dims: tuple[int, ...],
+                       eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`_standardize` for batch and instance norm in training: where ``var + eps`` is 0
+    (a constant channel with ``eps <= 0``), rstd is 0, not inf, so that channel gives 0 and
+    zero gradients rather than NaN (PyTorch's invstd rule; layer and group norm give NaN). That
+    case as a composite of Ember ops, so every derivative follows."""
+    if not eps <= 0:
+        return _standardize(x, dims, eps)
+    xa = x.float() if x.dtype in HALF else x
+    mean = xa.mean(dims, keepdim=True)
+    centred = xa - mean
+    var = (centred * centred).mean(dims, keepdim=True)
+    total = var + eps
+    zero = total == 0
+    rstd = where(zero, 0.0, where(zero, 1.0, total).rsqrt())  # (no inf·0 in the gradient)
+    return tuple(t.to(x.dtype) for t in (centred * rstd, mean, var))
+
+
 def _check_per_channel(op: str, input: Tensor, *stats: Tensor | None) -> None:
     """Raises unless each of running_mean, running_var, weight and bias (``stats``, in that
     order; None skipped) has the shape ``(C,)`` of the input's channels."""
@@ -422,14 +441,14 @@ def _batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor 
         if weight is None and bias is None:  # (affine=False: the fused op too, which keeps
             # the input and not its output, so in-place ops may follow, as in PyTorch)
             weight, bias = input.new_ones((c,)), input.new_zeros((c,))
-        if weight is not None and bias is not None and \
+        if weight is not None and bias is not None and eps > 0 and \
                 weight.dtype is input.dtype and bias.dtype is input.dtype:  # one fused op
             with packed_on_exit():  # (the statistics written before the op's values are saved)
                 out, mean, var = apply(BatchNorm, input, weight, bias, eps=float(eps))
                 _update_batch_stats(running_mean, running_var, mean, var, count, momentum)
             return out
         with packed_on_exit():
-            y, mean, var = _standardize(input, dims, eps)
+            y, mean, var = _batch_standardize(input, dims, eps)
             _update_batch_stats(running_mean, running_var, mean.reshape((c,)),
                                 var.reshape((c,)), count, momentum)
     else:
@@ -471,7 +490,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     n, c = input.shape[:2]
     dims = tuple(range(2, input.ndim))
     # (PyTorch's runs batch_norm on a (1, N·C, …) view of a contiguous copy: C order out)
-    y, mean, var = _standardize(contiguous(input), dims, eps)
+    y, mean, var = _batch_standardize(contiguous(input), dims, eps)
     count = input.numel() // max(n * c, 1)
     _update_running(running_mean, mean.reshape((n, c)).mean(0), momentum)
     if running_var is not None:
