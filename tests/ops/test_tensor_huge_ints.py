@@ -60,3 +60,12 @@ def test_numpy_object_arrays_are_refused_as_torch(values):
         torch.tensor(data)
     with pytest.raises(TypeError, match="tensor: non-numeric data"):
         ember.tensor(data)
+
+
+@pytest.mark.parametrize("value", [2 ** 63, 2 ** 64 - 1])
+def test_a_python_int_past_int64_meets_a_bfloat16_tensor_as_torch(value):
+    # (ml_dtypes' bfloat16 takes no Python int past int64: "expected number, got int")
+    want = torch.ones(2, dtype=torch.bfloat16) + value
+    got = ember.ones(2, dtype=ember.bfloat16) + value
+    assert got.dtype is ember.bfloat16
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

@@ -481,6 +481,10 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     try:
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
+        if isinstance(value, int) and (dtype.is_floating_point or dtype.is_complex):
+            # ml_dtypes' floats (bfloat16, float8) take no int past int64: go through float64,
+            # as NumPy's own floats do (float() raises OverflowError past float64's range)
+            return _wrap(dev.xp.asarray(float(value)).astype(dtype.np), dev, vc=NumberCounter())
         if isinstance(value, numbers.Number) or type(value).__module__ not in ("builtins",
                                                                                  "numpy"):
             raise
