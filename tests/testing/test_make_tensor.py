@@ -73,3 +73,27 @@ def test_layouts_exclude_zero_and_requires_grad():
         assert (make_tensor(3, dtype=ember.float32, device="cpu", low=2, high=2) == 2).all()
     with pytest.raises(TypeError, match="make_tensor: the dtype .*qint8 is not supported"):
         make_tensor(2, dtype=ember.qint8, device="cpu")
+
+
+@pytest.mark.parametrize("shape", [(2.5,), ((2,), 3), ((2.0, 3),)])
+def test_a_shape_of_floats_or_a_mix_is_refused_as_torch(shape):
+    # int() turned 2.5 into 2: a tensor of the wrong shape, silently
+    with pytest.raises(TypeError):
+        torch.testing.make_tensor(*shape, dtype=torch.float32, device="cpu")
+    with pytest.raises(TypeError, match="make_tensor: the shape must be ints"):
+        make_tensor(*shape, dtype=ember.float32, device="cpu")
+
+
+def test_float8_low_equal_high_is_refused_as_torch():
+    # (for the floating dtypes low == high is only deprecated; float8 is not among them)
+    with pytest.raises(ValueError, match="`low` must be less than `high`"):
+        torch.testing.make_tensor(3, dtype=torch.float8_e4m3fn, device="cpu", low=2, high=2)
+    with pytest.raises(ValueError, match="`low` must be less than `high`"):
+        make_tensor(3, dtype=ember.float8_e4m3fn, device="cpu", low=2, high=2)
+
+
+def test_bfloat16_takes_int_bounds_past_int64_as_torch():
+    # ("expected number, got int": ml_dtypes' bfloat16 takes no Python int past int64)
+    x = make_tensor(1000, dtype=ember.bfloat16, device="cpu", low=-2 ** 70, high=2 ** 70)
+    assert x.dtype is ember.bfloat16 and x.abs().max().item() > 2 ** 69
+    torch.testing.make_tensor(3, dtype=torch.bfloat16, device="cpu", low=-2 ** 70, high=2 ** 70)

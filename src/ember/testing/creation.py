@@ -4,12 +4,13 @@ ranges per dtype, optionally non-contiguous, zero-free or in a memory format."""
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import empty
 from ember.ops.random import randint
@@ -55,9 +56,7 @@ def make_tensor(*shape: int | Sequence[int], dtype: dtypes.DType, device: Any,
         ...                           noncontiguous=True).is_contiguous()
         False
     """
-    if len(shape) == 1 and isinstance(shape[0], Sequence):
-        shape = tuple(shape[0])
-    shape = tuple(int(n) for n in shape)  # type: ignore[arg-type]
+    shape = _sizes(shape)
     if noncontiguous and memory_format is not None:
         raise ArgumentError("The parameters `noncontiguous` and `memory_format` are mutually "
                             f"exclusive, but got noncontiguous={noncontiguous} and "
@@ -100,6 +99,17 @@ def make_tensor(*shape: int | Sequence[int], dtype: dtypes.DType, device: Any,
     return result
 
 
+def _sizes(shape: tuple) -> tuple[int, ...]:
+    """``shape`` as ints: the sizes given one by one, or one sequence of them; a float or a
+    mix is refused, as in PyTorch (``int()`` turned 2.5 into 2)."""
+    sizes = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
+    try:
+        return tuple(operator.index(n) for n in sizes)
+    except TypeError:
+        raise ArgumentTypeError(f"make_tensor: the shape must be ints, or one sequence of "
+                                f"ints, got {shape!r}") from None
+
+
 def _bounds(low: float | None, high: float | None, dtype: dtypes.DType, lowest: float,
             highest: float, default: tuple[float, float]) -> tuple[float, float]:
     """``low`` and ``high`` (or the defaults) checked and clamped to ``[lowest, highest]``."""
@@ -107,7 +117,7 @@ def _bounds(low: float | None, high: float | None, dtype: dtypes.DType, lowest: 
     high = default[1] if high is None else high
     if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
         raise ArgumentError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
-    if low == high and (dtype.is_floating_point or dtype.is_complex):
+    if low == high and dtype in _FLOATING:  # (float8: an error, as in PyTorch)
         warnings.warn("Passing `low==high` to `make_tensor` for floating or complex types is "
                       "deprecated (as in PyTorch). Use `ember.full(...)` instead.",
                       FutureWarning, stacklevel=3)
