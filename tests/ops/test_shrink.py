@@ -13,18 +13,19 @@ NAMES = ["softshrink", "hardshrink"]
 SPECIAL = [np.nan, np.inf, -np.inf, 0.5, -0.5, 0.3, -0.3, 0.0, 1e-40, 2.0, -2.0, 1e30]
 
 
-def _values(dtype) -> np.ndarray:
+def _values(dtype, size: int = 4096) -> np.ndarray:
     # (specials first: PyTorch's vectorized loop takes them; its scalar tail writes -0.0 for
     # softshrink's negative zeros, the loop +0.0)
     rng = np.random.default_rng(0)
-    return np.concatenate([SPECIAL, rng.standard_normal(4096 - len(SPECIAL))]).astype(dtype)
+    return np.concatenate([SPECIAL, rng.standard_normal(size - len(SPECIAL))]).astype(dtype)
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("lambd", [0.5, 0.3, 0.0, 2.0])
-def test_values_gradients_and_backward_name_match_torch(name, dtype, lambd):
-    values = _values(dtype)
+@pytest.mark.parametrize("size", [4096, 8192])  # (NumPy's calls; numba's one pass above 4096)
+def test_values_gradients_and_backward_name_match_torch(name, dtype, lambd, size):
+    values = _values(dtype, size)
     x, t = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
     y = getattr(ember.nn.functional, name)(x, lambd)
     want = getattr(torch.nn.functional, name)(t, lambd)
@@ -37,6 +38,34 @@ def test_values_gradients_and_backward_name_match_torch(name, dtype, lambd):
     want.backward(torch.tensor(g))
     keep = ~np.isnan(values)  # (PyTorch's loop gives 0 at NaN, its scalar tail and Ember g)
     np.testing.assert_array_equal(x.grad.numpy()[keep], t.grad.numpy()[keep])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_pass_gives_the_numpy_calls_bits(name, dtype):
+    """numba's one pass (large float32/float64 arrays) against NumPy's calls: the same bits
+    and layout, at the specials, at ±lambd, channels-last, with a broadcast gradient."""
+    from ember.backend import compiled
+    fn = getattr(ember.nn.functional, name)
+    a = np.random.default_rng(2).standard_normal((4, 3, 32, 24)).astype(dtype)
+    a.flat[:len(SPECIAL)] = SPECIAL
+    a.flat[100:140] = [0.3, -0.3] * 20
+    a = np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)  # channels-last
+    g = np.random.default_rng(3).standard_normal(a.shape).astype(dtype)
+    saved = compiled.numba_enabled()
+    for lambd in (0.3, 0.0, 1, float("inf"), np.float64(0.3)):
+        runs = []
+        for on in (True, False):
+            compiled.use_numba(on and saved)
+            try:
+                x = ember.from_numpy(a.copy(order="K")).requires_grad_()
+                y = fn(x, lambd)
+                (gx,) = ember.autograd.grad(y, x, ember.tensor(g))
+                (ones,) = ember.autograd.grad(fn(x, lambd).sum(), x)
+                runs.append([(t.detach().numpy().tobytes(), t.stride()) for t in (y, gx, ones)])
+            finally:
+                compiled.use_numba(saved)
+        assert runs[0] == runs[1]
 
 
 @pytest.mark.parametrize("name", NAMES)
