@@ -50,3 +50,35 @@ def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), extraglobs={"ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_zero_init_residual_applies_with_the_cifar_stem():
+    # it was ignored with small_input=True: every block's last norm kept weight 1
+    from ember.models import BasicBlock, Bottleneck, ResNet
+    for block, last in ((BasicBlock, "bn2"), (Bottleneck, "bn3")):
+        model = ResNet(block, [1, 1, 1, 1], zero_init_residual=True, small_input=True)
+        blocks = [m for m in model.modules() if isinstance(m, block)]
+        assert len(blocks) == 4
+        assert all(getattr(b, last).weight.abs().sum().item() == 0 for b in blocks)
+        assert model.bn1.weight.abs().sum().item() == 64  # (other norms untouched)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: models.gpt(n_head=0), "positive number of heads"),
+    (lambda: models.gpt(n_head=-2, d_model=4), "positive number of heads"),
+    (lambda: _tiny_gpt()(ember.randint(0, 20, (5,))), r"shape \(batch, time\).*\(5,\)"),
+    (lambda: _tiny_gpt().generate(ember.ones(1, 2, dtype=ember.long), 1, temperature=0),
+     "temperature must be positive"),
+    (lambda: _tiny_gpt().generate(ember.ones(1, 2, dtype=ember.long), 1, top_k=0),
+     "top_k must be at least 1"),
+    (lambda: _tiny_gpt().generate(ember.ones(3, dtype=ember.long), 1), "at least one token"),
+    (lambda: _tiny_gpt().generate(ember.ones(1, 0, dtype=ember.long), 1), "at least one token"),
+])
+def test_gpt_bad_arguments_are_named(call, match):
+    # were ZeroDivisionError, IndexError, multinomial's or lt's errors
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def _tiny_gpt():
+    return models.gpt(vocab_size=20, block_size=8, n_layer=1, n_head=2, d_model=8).eval()

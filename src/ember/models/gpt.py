@@ -23,8 +23,9 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, d_model: int, n_head: int, dropout: float = 0.0,
                  flash: bool = False) -> None:
         super().__init__()
-        if d_model % n_head:
-            raise ArgumentError(f"d_model ({d_model}) must be divisible by n_head ({n_head})")
+        if n_head < 1 or d_model % n_head:
+            raise ArgumentError(f"d_model ({d_model}) must be divisible by n_head ({n_head}), "
+                                "a positive number of heads")
         self.n_head, self.dropout, self.flash = n_head, dropout, flash
         self.c_attn = nn.Linear(d_model, 3 * d_model)
         self.c_proj = nn.Linear(d_model, d_model)
@@ -104,6 +105,10 @@ class GPT(nn.Module):
                 nn.init.zeros_(module.bias)
 
     def forward(self, idx: Tensor) -> Tensor:
+        if idx.ndim != 2:
+            raise ArgumentError(f"GPT: idx must be token indices of shape (batch, time), got "
+                                f"shape {tuple(idx.shape)}. Hint: idx.unsqueeze(0) for one "
+                                "sequence")
         T = idx.shape[1]
         if T > self.block_size:
             raise ArgumentError(f"GPT: sequence length {T} exceeds block_size {self.block_size}")
@@ -115,7 +120,18 @@ class GPT(nn.Module):
     @ember.no_grad()
     def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None, generator: ember.Generator | None = None) -> Tensor:
-        """Extends ``idx`` (B, T) by sampling ``max_new_tokens`` tokens one at a time."""
+        """Extends ``idx`` (B, T) by sampling ``max_new_tokens`` tokens one at a time, from
+        the softmax of the logits divided by ``temperature`` (> 0), kept to the ``top_k``
+        likeliest tokens if given (``top_k=1``: greedy decoding)."""
+        if not temperature > 0:
+            raise ArgumentError(f"GPT.generate: temperature must be positive, got "
+                                f"{temperature}. Hint: top_k=1 decodes greedily")
+        if top_k is not None and top_k < 1:
+            raise ArgumentError(f"GPT.generate: top_k must be at least 1 (or None for all "
+                                f"tokens), got {top_k}")
+        if idx.ndim != 2 or idx.shape[1] == 0:
+            raise ArgumentError(f"GPT.generate: idx must be token indices of shape (batch, "
+                                f"time) with at least one token, got shape {tuple(idx.shape)}")
         for _ in range(max_new_tokens):
             logits = self(idx[:, -self.block_size:])[:, -1, :] / temperature
             if top_k is not None:

@@ -86,7 +86,13 @@ class ResNet(nn.Module):
 
     Ember extensions: ``in_channels`` (torchvision fixes 3) lets it read grey images, and
     ``small_input`` swaps the stem for the CIFAR one (3×3 stride 1, no max-pool) and keeps
-    the layers' default initialization, which :func:`resnet18` has always trained from.
+    the layers' default initialization, which :func:`resnet18` has always trained from
+    (``zero_init_residual`` still zeroes each block's last norm).
+
+    Example:
+        >>> model = ResNet(BasicBlock, [1, 1, 1, 1], zero_init_residual=True, small_input=True)
+        >>> model.layer1[0].bn2.weight.abs().sum().item()
+        0.0
     """
 
     def __init__(self, block: type[BasicBlock | Bottleneck], layers: list[int],
@@ -117,7 +123,9 @@ class ResNet(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(512 * block.expansion, num_classes)
         if not small_input:
-            _init_like_torchvision(self, zero_init_residual)
+            _init_like_torchvision(self)
+        if zero_init_residual:
+            _zero_init_residual(self)
 
     def _make_layer(self, block: type[BasicBlock | Bottleneck], planes: int, blocks: int,
                     stride: int = 1, dilate: bool = False) -> nn.Sequential:
@@ -146,21 +154,23 @@ class ResNet(nn.Module):
         return self.fc(self.avgpool(x).flatten(1))
 
 
-def _init_like_torchvision(model: ResNet, zero_init_residual: bool) -> None:
-    """He-normal convolutions (fan-out), unit-scale norms; with ``zero_init_residual`` each
-    block's last norm starts at zero, so every block starts as the identity."""
+def _init_like_torchvision(model: ResNet) -> None:
+    """He-normal convolutions (fan-out), unit-scale norms."""
     for m in model.modules():
         if isinstance(m, nn.Conv2d):
             nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
         elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
             nn.init.constant_(m.weight, 1)
             nn.init.constant_(m.bias, 0)
-    if zero_init_residual:
-        for m in model.modules():
-            if isinstance(m, (BasicBlock, Bottleneck)):
-                last = m.bn3 if isinstance(m, Bottleneck) else m.bn2
-                if getattr(last, "weight", None) is not None:
-                    nn.init.constant_(last.weight, 0)
+
+
+def _zero_init_residual(model: ResNet) -> None:
+    """Each block's last norm starts at zero, so every block starts as the identity."""
+    for m in model.modules():
+        if isinstance(m, (BasicBlock, Bottleneck)):
+            last = m.bn3 if isinstance(m, Bottleneck) else m.bn2
+            if getattr(last, "weight", None) is not None:
+                nn.init.constant_(last.weight, 0)
 
 
 def resnet18(num_classes: int = 10, in_channels: int = 3) -> ResNet:
