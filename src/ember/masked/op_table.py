@@ -12,6 +12,7 @@ The methods are installed on :class:`~ember.masked.MaskedTensor` when this modul
 
 from __future__ import annotations
 
+import inspect
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -60,16 +61,47 @@ INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
 
 
 def _check_args(op: str, args: tuple, kwargs: dict) -> None:
-    """As torch's MaskedTensor: extra arguments are positional and not tensors."""
+    """As torch's MaskedTensor: extra arguments are not tensors and not keyword-only."""
     if kwargs:
-        raise TypeError(f"MaskedTensor.{op}: takes no keyword arguments (got "
-                        f"{', '.join(kwargs)}). Hint: pass them positionally, or use "
-                        "mt.get_data()")
+        raise TypeError(f"MaskedTensor.{op}: takes no keyword-only arguments (got "
+                        f"{', '.join(kwargs)}), as in PyTorch. Hint: apply the op to "
+                        "mt.get_data() and wrap the result with "
+                        "ember.masked.as_masked_tensor(result, mt.get_mask())")
     for value in args:
         if isinstance(value, (Tensor, MaskedTensor)):
             raise TypeError(f"MaskedTensor.{op}: takes no tensor arguments besides the input "
                             f"(got a {type(value).__name__}). Hint: use mt.get_data() and "
                             "combine the data yourself")
+
+
+def _keyword_folder(op: str) -> Callable[[tuple, dict], tuple[tuple, dict]]:
+    """What folds unary ``op``'s keywords into its positional arguments, as PyTorch's argument
+    parser does before its MaskedTensor sees the call: ``mt.clamp(max=1)`` is
+    ``mt.clamp(None, 1)``, ``mt.nan_to_num(nan=0.0)`` is ``mt.nan_to_num(0.0)``. Keyword-only
+    arguments (``round``'s ``decimals``) stay keywords, which :func:`_check_args` refuses."""
+    params = list(inspect.signature(getattr(Tensor, op.removesuffix("_"))).parameters.values())
+    positional = inspect.Signature([p for p in params[1:] if p.kind == p.POSITIONAL_OR_KEYWORD])
+
+    known = {p.name for p in params[1:]}
+
+    def fold(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        for key in kwargs:
+            if key not in known:
+                takes = f"its arguments are {', '.join(sorted(known))}" if known else "no arguments"
+                raise TypeError(f"MaskedTensor.{op}: got an unexpected keyword argument "
+                                f"{key!r} ({takes})")
+        named = {k: v for k, v in kwargs.items() if k in positional.parameters}
+        if not named:
+            return args, kwargs
+        try:
+            bound = positional.bind_partial(*args, **named)
+        except TypeError as error:
+            raise TypeError(f"MaskedTensor.{op}: {error}") from None
+        last = max(list(positional.parameters).index(k) for k in bound.arguments)
+        bound.apply_defaults()
+        folded = tuple(bound.arguments.values())[:last + 1]
+        return folded, {k: v for k, v in kwargs.items() if k not in named}
+    return fold
 
 
 def _gated(value: Any, mask: Tensor) -> Any:
@@ -82,7 +114,10 @@ def _gated(value: Any, mask: Tensor) -> Any:
 
 
 def _unary(op: str) -> Callable[..., MaskedTensor]:
+    fold = _keyword_folder(op)
+
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
+        args, kwargs = fold(args, kwargs)
         _check_args(op, args, kwargs)
         data = getattr(_gated(self._masked_data, self._mask), op)(*args)
         return MaskedTensor._wrap(data, self._mask)
@@ -92,7 +127,10 @@ def _unary(op: str) -> Callable[..., MaskedTensor]:
 
 
 def _unary_inplace(op: str) -> Callable[..., MaskedTensor]:
+    fold = _keyword_folder(op)
+
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
+        args, kwargs = fold(args, kwargs)
         _check_args(op, args, kwargs)
         data = self._masked_data
         if data.requires_grad and not data.is_leaf:  # through the gate, written back
