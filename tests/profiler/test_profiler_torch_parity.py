@@ -313,3 +313,27 @@ def test_export_stacks_says_ember_records_no_stacks():
     with pytest.raises(NotImplementedError, match="no Python stacks.*export_chrome_trace"):
         prof.export_stacks("stacks.txt")
 
+
+
+def test_another_threads_regions_and_backward_are_not_recorded_as_torch():
+    # a profile records the ops of the thread that opened it; another thread's
+    # record_function regions and backward rules were recorded (with none of their ops),
+    # adding that thread's time to the table's totals
+    import threading
+    seen = {}
+    for lib in (ember, torch):
+        def work(lib=lib):
+            with lib.profiler.record_function("in_thread"):
+                x = lib.ones(3, requires_grad=True)
+                (x * 3).sum().backward()
+
+        with lib.profiler.profile() as prof:
+            with lib.profiler.record_function("main"):
+                thread = threading.Thread(target=work)
+                thread.start()
+                thread.join()
+                lib.ones(3).exp()
+        names = {e.name.split("::")[-1] for e in prof.events()}
+        seen[lib.__name__] = ("in_thread" in names, any("Backward" in n for n in names),
+                              "main" in names and "exp" in names)
+    assert seen["ember"] == seen["torch"] == (False, False, True)

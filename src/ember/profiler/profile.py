@@ -113,6 +113,7 @@ class profile:
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
         self._start = 0
         self._end = 0
+        self._thread = 0  # the thread whose ops it records (set when recording starts)
         self._running = False
         self._recording = False
         self._action = self.schedule(0)
@@ -195,6 +196,7 @@ class profile:
         if not STATE.active:
             STATE.vjp_hook = VJP_HOOK.around = functools.partial(_record_vjp, VJP_HOOK.around)
         STATE.active.append(self)
+        self._thread = _thread()  # (the dispatch state is per thread: it records this one's)
         self._handler = functools.partial(_record_op, self)
         push_handler(self._handler, observer=True)
         self._recording = True
@@ -400,9 +402,11 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
 
 
 def _active() -> list[profile]:
-    """The recording profiles, the latest started first: a region is recorded in each, as
-    ops are."""
-    return STATE.active[::-1]
+    """The profiles recording this thread's ops, the latest started first: a region (or a
+    backward rule) is recorded in each, as ops are, and not in a profile another thread
+    opened, which sees none of this thread's ops (as in PyTorch)."""
+    tid = _thread()
+    return [prof for prof in reversed(STATE.active) if prof._thread == tid]
 
 
 def _record_vjp(outer: Any, node: Any, grads: tuple) -> Any:
