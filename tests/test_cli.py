@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import ember
 from ember.cli import main
 
@@ -15,8 +17,9 @@ def test_info_prints_version_and_capabilities(capsys):
         assert word in out
 
 
-def test_console_script_runs():
-    result = subprocess.run([sys.executable, "-m", "ember.cli", "info"], capture_output=True,
+@pytest.mark.parametrize("module", ["ember.cli", "ember"])  # (python -m ember was refused)
+def test_console_script_runs(module):
+    result = subprocess.run([sys.executable, "-m", module, "info"], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0 and "ember" in result.stdout
 
