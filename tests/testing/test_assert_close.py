@@ -105,6 +105,14 @@ CASES = {
         lambda L: L.quantize_per_tensor(L.ones(1, 2), 0.1, 0, L.quint8),
         lambda L: L.quantize_per_channel(L.ones(1, 2), L.tensor([0.1]), L.tensor([0]), 0,
                                          L.quint8))),
+    # meta tensors: attributes only, no values to compare (Ember copied them out: NoDataError)
+    "meta": close(inputs(lambda L: L.empty(2, 3, device="meta"),
+                         lambda L: L.empty(2, 3, device="meta"))),
+    "meta_shape": close(inputs(lambda L: L.empty(2, device="meta"),
+                               lambda L: L.empty(3, device="meta"))),
+    "meta_cpu": close(inputs(lambda L: L.empty(2, device="meta"), lambda L: L.zeros(2)),
+                      check_device=False),
+    "bool_0d": close(inputs(t(True), t(False))),  # (was "Expected 0 but got 1")
     "allclose": lambda L: L.testing.assert_allclose([1.0, 2.0], [1.0, 2.01]),
     "allclose_nan": lambda L: L.testing.assert_allclose(L.tensor([1.0, NAN]), [1.0, NAN]),
 }
@@ -161,6 +169,10 @@ def test_integer_differences_do_not_wrap(dtype, actual, expected):
 def test_negative_tolerances_are_refused(actual, expected):
     with pytest.raises(ValueError, match="non-negative.*rtol=-1 and atol=0"):
         ember.testing.assert_close(actual, expected, rtol=-1, atol=0)
+    with pytest.raises(ValueError, match="non-negative.*rtol=nan and atol=0"):
+        ember.testing.assert_close(actual, expected, rtol=NAN, atol=0)  # (NaN passed)
+    with pytest.raises(RuntimeError):  # (PyTorch: its isclose's error, wrapped)
+        torch.testing.assert_close(torch.tensor([1.0]), torch.tensor([1.0]), rtol=NAN, atol=0)
 
 
 def test_subclasses_of_numbers_compare_as_their_base_type():

@@ -91,7 +91,7 @@ def _tolerances(*kinds: dtypes.DType, opts: _Options, where: tuple,
         raise _Failure(ValueError, "Both 'rtol' and 'atol' must be either specified or omitted, "
                        f"but got no {'rtol' if opts.rtol is None else 'atol'}.", where)
     if opts.rtol is not None:
-        if opts.rtol < 0 or opts.atol < 0:  # (PyTorch's isclose refuses them too)
+        if not (opts.rtol >= 0 and opts.atol >= 0):  # (NaN too; PyTorch's isclose refuses them)
             raise _Failure(ValueError, "assert_close: 'rtol' and 'atol' must be non-negative, "
                            f"but got rtol={opts.rtol} and atol={opts.atol}.", where)
         return opts.rtol, opts.atol  # type: ignore[return-value]
@@ -107,7 +107,7 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
     Tensors (and NumPy arrays) must have the same shape and, unless switched off, the same
     device, dtype and layout (and strides, with ``check_stride=True``); their values must
     satisfy ``|actual - expected| <= atol + rtol * |expected|`` elementwise (NaNs equal only
-    with ``equal_nan=True``). Without ``rtol`` and ``atol`` (give both or neither) the dtype's
+    with ``equal_nan=True``; meta tensors have no values to compare). Without ``rtol`` and ``atol`` (give both or neither) the dtype's
     defaults apply: float16 (1e-3, 1e-5), bfloat16 (1.6e-2, 1e-5), float32 and complex64
     (1.3e-6, 1e-5), float64 and complex128 (1e-7, 1e-7), others exact. Python numbers compare
     as float64/int64/complex128 (and their types must match under ``check_dtype``), booleans
@@ -120,7 +120,7 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
             of these value and attribute mismatches, not of the structural failures
             (lengths, keys, types, tolerances), as in PyTorch.
         TypeError: for inputs of types it cannot compare.
-        ValueError: when only one of ``rtol`` and ``atol`` is given, or one is negative.
+        ValueError: when only one of ``rtol`` and ``atol`` is given, or one is negative or NaN.
 
     Example:
         >>> ember.testing.assert_close(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.0 + 1e-7]))
@@ -267,6 +267,8 @@ def _isnan(x: complex) -> bool:
 def _compare_tensors(actual: Any, expected: Any, rtol: float, atol: float,
                      opts: _Options, where: tuple) -> None:
     _compare_attributes(actual, expected, opts, where)
+    if any(getattr(x, "is_meta", False) for x in (actual, expected)):
+        return  # meta tensors have no values: their attributes are all there is, as in PyTorch
     quantized = _is_quantized(actual)
     if quantized:
         actual, expected = actual.dequantize(), expected.dequantize()
@@ -315,8 +317,9 @@ def _compare_values(actual: Tensor, expected: Tensor, rtol: float, atol: float,
     matches = _isclose(a, e, rtol, atol, equal_nan)
     if matches.all():
         return
-    if a.ndim == 0:
-        message = _scalar_message(_number(a), _number(e), rtol, atol, quantized)
+    if a.ndim == 0:  # (bools as bools: "Expected False but got True", as PyTorch's .item())
+        kind = bool if common is dtypes.bool_ else _number
+        message = _scalar_message(kind(a), kind(e), rtol, atol, quantized)
     else:
         message = _tensor_message(a, e, matches, rtol, atol, bitwise, what)
     raise _Failure(AssertionError, message, where)
