@@ -13,6 +13,7 @@ Example:
 from ember.nested import (
     attention,  # noqa: F401 - registers attention on nested tensors
     dims,  # noqa: F401 - registers permute, select, indexing
+    products,  # noqa: F401 - registers linear, matmul, bmm
 )
 from ember.nested.creation import (
     as_nested_tensor,

@@ -29,8 +29,6 @@ from ember.ops.embedding import embedding
 from ember.ops.fused_arithmetic import lerp
 from ember.ops.join import cat, stack
 from ember.ops.layer_norm import layer_norm
-from ember.ops.linalg import bmm, matmul
-from ember.ops.linear import linear
 from ember.ops.masking import masked_fill
 from ember.ops.normalization import rms_norm
 from ember.ops.overrides import register
@@ -163,25 +161,33 @@ def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
     """``other`` as an operand of ``nt``'s values: a nested tensor's values (same structure),
     a number as it is, or a dense tensor that broadcasts against ``nt`` (right-aligned, size 1
     on the ragged dimension, and on the batch one 1 or B) in the shape that broadcasts against
-    the values."""
+    the values. A dense tensor of ``nt``'s dims whose ragged size is the padded length
+    (``to_padded_tensor``'s) is read as padded, each sequence's rows taken from it, as PyTorch
+    does."""
     if isinstance(other, NestedTensor):
         return check_same_structure(op, nt, other)
     if not isinstance(other, Tensor):
         return other
     oshape, n, r = tuple(other.shape), nt.dim(), nt._ragged_idx
+    batch, length = nt._ragged.batch, nt._ragged.max_seqlen
     at_ragged = other.ndim - n + r  # the operand's dim against the ragged one (< 0: none)
     fits = other.ndim <= n and (at_ragged < 0 or oshape[at_ragged] == 1)
     if fits and other.ndim < n:
         return other
     if fits and oshape[0] == 1:
         return other.squeeze(0)
-    if fits and oshape[0] == nt._ragged.batch:  # one slice per sequence: repeat it per row
+    if fits and oshape[0] == batch:  # one slice per sequence: repeat it per row
         rows = other.squeeze(r).index_select(0, nt._ragged.row_batch())
         return rows.movedim(0, r - 1)
+    if other.ndim == n and oshape[0] in (1, batch) and oshape[r] == length:  # padded
+        padded_rows = other.expand(batch, *oshape[1:]).movedim(r, 1)
+        return from_rows(nt, nt._ragged.unpad_rows(padded_rows))
     raise ShapeError(f"{op}: cannot broadcast a dense tensor of shape {oshape} with a nested "
                      f"tensor of shape {nt.shape}: a dense operand aligns with its last "
                      "dimensions, with size 1 on the ragged one and 1 or the batch size on "
-                     "the batch one. Hint: to_padded_tensor() makes a dense tensor")
+                     f"the batch one, or has all {n} dims with the padded length {length} on "
+                     "the ragged one (each sequence's rows are taken from it). Hint: "
+                     "to_padded_tensor() makes a dense tensor")
 
 
 def _broadcasting(fn: Callable) -> Callable:
@@ -240,63 +246,7 @@ for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__i
     setattr(NestedTensor, _method, getattr(NestedTensor, _name))
 
 
-# -- over the last dimensions ---------------------------------------------------------------
-def _ragged_not_last(op: str, nt: NestedTensor) -> None:
-    if nt._ragged_idx == nt.dim() - 1:
-        raise ShapeError(f"{op}: the last dimension of a nested tensor of shape {nt.shape} is "
-                         "its ragged one. Hint: transpose it away first")
-
-
-@implements(linear)
-def nested_linear(input: NestedTensor, weight: Tensor, bias: Tensor | None = None
-                  ) -> NestedTensor:
-    """``F.linear`` over the last dimension of each sequence."""
-    _ragged_not_last("linear", input)
-    return input._with(linear(input._values, weight, bias))
-
-
-# nt @ (B, n, m) gathers one matrix per row up to this many numbers, else loops over sequences
-_ROW_MATRICES = 1 << 20
-
-
-@implements(matmul, methods=("matmul", "__matmul__"))
-def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
-    """A nested tensor (…, n) times a dense matrix (n, m) or vector (n,), or times a nested
-    tensor of the same ragged structure (…, n, m), the ragged dimension left of the last two."""
-    if isinstance(other, NestedTensor) and other.dim() == input.dim() and \
-            input._ragged_idx < input.dim() - 2:
-        return input._with(matmul(input._values, check_same_structure("matmul", input, other)))
-    batch = input._ragged.batch
-    if isinstance(other, Tensor) and other.ndim == 3 and other.shape[0] in (1, batch) and \
-            input.dim() == 3 and input._ragged_idx == 1:  # (B, j, n) @ (B or 1, n, m)
-        if other.shape[0] == 1:
-            return input._with(matmul(input._values, other[0]))
-        rows, (n, m) = input._values.shape[0], other.shape[-2:]
-        if rows * n * m <= _ROW_MATRICES:  # (short sequences: each row's matrix gathered,
-            mats = other.index_select(0, input._ragged.row_batch())  # one batched product)
-            return input._with(matmul(input._values.unsqueeze(-2), mats).squeeze(-2))
-        pieces = split(input._values, input._ragged.lengths.tolist())  # (one per sequence)
-        return input._with(cat([matmul(p, w) for p, w in zip(pieces, other.unbind(0))]))
-    if not isinstance(other, Tensor) or other.ndim > 2:
-        shown = other.shape if isinstance(other, NestedTensor) else \
-            tuple(getattr(other, "shape", ()))
-        raise unsupported(f"matmul of a nested tensor of shape {input.shape} with an operand of "
-                          f"shape {shown} (only a dense matrix or vector, or (B or 1, n, m) "
-                          "for a (B, j, n) nested tensor, is)")
-    _ragged_not_last("matmul", input)
-    return input._with(matmul(input._values, other))
-
-
-@implements(bmm)
-def nested_bmm(input: NestedTensor, mat2: Tensor) -> NestedTensor:
-    """A (B, j, n) nested tensor times a dense (B, n, m): sequence b times matrix b."""
-    if input.dim() != 3 or not isinstance(mat2, Tensor) or mat2.ndim != 3:
-        raise unsupported(f"bmm of a nested tensor of shape {input.shape} with an operand of "
-                          f"shape {getattr(mat2, 'shape', None)} (only (B, j, n) with a dense "
-                          "(B, n, m) is)")
-    return nested_matmul(input, mat2)
-
-
+# -- over the last dimensions (linear, matmul and bmm: nested/products.py) ---------------
 def _right_of_ragged(op: str, input: NestedTensor, normalized_shape: Any) -> None:
     count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
     if count > input.dim() - 1 - input._ragged_idx:

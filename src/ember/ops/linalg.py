@@ -156,12 +156,10 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """
     try:
         a_shape, b_shape = input._data.shape, other._data.shape
-    except TensorLikeOperand:  # (a nested right operand is unsupported, a sparse one below)
-        if type(input) in TENSOR_LIKE or (type(other) in TENSOR_LIKE
-                                          and getattr(type(other), "layout", None) is None):
+    except TensorLikeOperand:  # (a sparse right operand below)
+        if type(input) in TENSOR_LIKE or (type(other) in TENSOR_LIKE and getattr(
+                type(other), "layout", None) in (None, jagged)):  # (masked, nested)
             return handle(matmul, (input, other), {})
-        if getattr(other, "layout", jagged) is jagged:  # (a nested right operand: unsupported)
-            raise
         return _not_dense_matmul(input, other)  # a sparse right operand
     except AttributeError:
         return _not_dense_matmul(input, other)
