@@ -269,3 +269,35 @@ def test_copies_keep_data_mask_and_independence():
     assert_same(deep, t)
     deep.get_data().add_(1.0)
     assert_same(e, t)
+
+
+# torch's MaskedTensor methods that raised "not supported" (or AttributeError) before
+@pytest.mark.parametrize("fn", [
+    lambda x: x.cpu(), lambda x: x.data, lambda x: x.to_dense(), lambda x: x.type(x.float().dtype),
+    lambda x: x.clone().copy_(x * 2), lambda x: x.clone().copy_(x.get_data()[0].clone() * 3),
+    lambda x: x.clone().copy_(x.get_data().clone().fill_(7.0).sum() * 0 + 4),
+])
+def test_torch_methods_returning_masked_tensors(fn):
+    e, t = _pair()
+    assert_same(fn(e), fn(t))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.is_contiguous(), lambda x: x.stride(), lambda x: x.stride(1),
+    lambda x: x.is_sparse_coo(), lambda x: x.is_sparse_csr(), lambda x: x.is_same_size(x),
+    lambda x: x.is_same_size(x[0]), lambda x: x.grad_fn is None, lambda x: (x * 2).grad_fn is None,
+    lambda x: x.data.requires_grad, lambda x: x.type().split(".")[-1],
+])
+def test_torch_methods_returning_plain_values(fn):
+    e, t = _pair(requires_grad=True)
+    assert fn(e) == fn(t)
+
+
+def test_copy_refuses_another_mask_and_keeps_gradients():
+    e, _ = _pair()
+    with pytest.raises(ValueError, match="copy_: input masks must match"):
+        e.copy_(masked_tensor(e.get_data(), ~e.get_mask()))
+    x = ember.tensor(DATA, requires_grad=True)
+    target = as_masked_tensor(ember.zeros(3, 4, dtype=ember.float64), ember.tensor(MASK))
+    target.copy_(x * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(MASK, 2.0, 0.0))

@@ -235,6 +235,22 @@ def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
     return MaskedTensor._wrap(ember.where(self._mask, data, 0.0), self._mask)
 
 
+def copy_(self: MaskedTensor, src: Any) -> MaskedTensor:
+    """Copies ``src``'s data in place (a plain tensor or number, broadcast, or a MaskedTensor
+    with the same mask); the mask is kept.
+
+    Example:
+        >>> mt = ember.masked.masked_tensor(ember.tensor([1.0, 2.0]),
+        ...                                 ember.tensor([True, False]))
+        >>> mt.copy_(ember.tensor([5.0, 6.0]))
+        MaskedTensor(
+          [  5.0000,       --]
+        )
+    """
+    self._masked_data.copy_(_operand("copy_", self, src))
+    return self
+
+
 def _pass_through(op: str) -> Callable[..., Any]:
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> Any:
         data = getattr(self._masked_data, op)(*args, **kwargs)
@@ -311,7 +327,7 @@ def _install() -> None:
     table.update({dunder: table[op] for dunder, op in UNARY_OPERATORS.items()})
     table.update({dunder: table[op] for dunder, op in INPLACE_OPERATORS.items()})
     table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__iter__")})
-    table["softmax"] = softmax
+    table["softmax"], table["copy_"] = softmax, copy_
     for name, method in table.items():
         setattr(MaskedTensor, name, method)
     register(MaskedTensor, handle)

@@ -150,6 +150,16 @@ class MaskedTensor:
     def detach(self) -> MaskedTensor:
         return MaskedTensor._wrap(self._masked_data.detach(), self._mask)
 
+    @property
+    def data(self) -> MaskedTensor:
+        """The MaskedTensor without its graph, as :meth:`detach`."""
+        return self.detach()
+
+    @property
+    def grad_fn(self) -> Any:
+        """The node that made the data (``None`` for a leaf)."""
+        return self._masked_data.grad_fn
+
     # shape and type
     @property
     def shape(self) -> Any:
@@ -181,6 +191,25 @@ class MaskedTensor:
 
     is_sparse = False
 
+    def is_sparse_coo(self) -> bool:
+        return False
+
+    def is_sparse_csr(self) -> bool:
+        return False
+
+    def to_dense(self) -> MaskedTensor:
+        """The MaskedTensor itself, already dense (a copy of data and mask, as in PyTorch)."""
+        return MaskedTensor._wrap(self._masked_data.clone(), self._mask.clone())
+
+    def is_contiguous(self) -> bool:
+        return self._masked_data.is_contiguous()
+
+    def stride(self, dim: int | None = None) -> Any:
+        return self._masked_data.stride(dim)
+
+    def is_same_size(self, other: Any) -> bool:
+        return tuple(self.shape) == tuple(other.shape)
+
     def _one_specified(self, op: str) -> Tensor:
         """The data, after checking that a one-element MaskedTensor's element is specified."""
         if self._mask.numel() == 1 and not bool(self._mask):
@@ -205,6 +234,16 @@ class MaskedTensor:
         """The data converted (dtype/device), the mask moved along."""
         data = self._masked_data.to(*args, **kwargs)
         return MaskedTensor._wrap(data, self._mask.to(data.device))
+
+    def cpu(self) -> MaskedTensor:
+        return self.to("cpu")
+
+    def type(self, dtype: Any = None) -> Any:
+        """The data's type name without ``dtype``, else the MaskedTensor converted to it."""
+        if dtype is None:
+            return self._masked_data.type()
+        data = self._masked_data.type(dtype)
+        return MaskedTensor._wrap(data, self._mask)
 
     def float(self) -> MaskedTensor:
         return self.to(ember.float32)
@@ -256,8 +295,9 @@ class MaskedTensor:
         if name.startswith("_"):  # Python's protocols and Ember's internals (an AttributeError)
             raise MaskedOperand()
         if hasattr(Tensor, name):
+            use = name if isinstance(getattr(Tensor, name), property) else f"{name}(...)"
             raise TypeError(f"MaskedTensor.{name}: not supported on a MaskedTensor. Hint: "
-                            f"mt.to_tensor(fill).{name}(...) works on a plain tensor with "
+                            f"mt.to_tensor(fill).{use} works on a plain tensor with "
                             f"masked-out elements set to fill, or mt.get_data() on the raw data")
         raise AttributeError(f"'MaskedTensor' object has no attribute '{name}'")
 
