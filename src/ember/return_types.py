@@ -51,6 +51,8 @@ def _define(name: str, fields: str) -> type:
     return type(name, (base,), {
         "__slots__": (), "__new__": __new__, "__repr__": _repr, "__module__": __name__,
         "__qualname__": name,
+        # PyTorch's structseq counts (every field is named and in the sequence)
+        "n_fields": size, "n_sequence_fields": size, "n_unnamed_fields": 0,
         "__doc__": f"``({', '.join(base._fields)})``, what ``{name}`` returns."})
 
 

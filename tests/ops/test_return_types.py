@@ -118,3 +118,11 @@ def test_nested_tensor_max_is_named_max():
     nt = ember.nested.nested_tensor([ember.tensor([1.0, 3.0]), ember.tensor([2.0, 0.0])])
     assert type(nt.max(1)) is ember.return_types.max
     assert type(nt.min(1)) is ember.return_types.min
+
+
+@pytest.mark.parametrize("name", ["max", "aminmax", "linalg_lstsq", "linalg_ldl_factor_ex"])
+def test_structseq_field_counts_as_torch(name):
+    # (torch's types are structseqs, which count their fields; scripts read n_fields)
+    mine, theirs = getattr(ember.return_types, name), getattr(torch.return_types, name)
+    for attr in ("n_fields", "n_sequence_fields", "n_unnamed_fields"):
+        assert getattr(mine, attr) == getattr(theirs, attr)
