@@ -18,7 +18,7 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend.meta import no_data
 from ember.dtypes import DType
-from ember.errors import ArgumentError, DTypeError, GradError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, GradError, ShapeError
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -54,7 +54,7 @@ class Tensor:
         tensor([2., 4., 6.])
     """
 
-    __slots__ = ("_data", "_device", "requires_grad", "_grad", "_node", "_idx", "_vc", "_hooks",
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad", "_node", "_idx", "_vc", "_hooks",
                  "_retains", "_view", "__dict__", "__weakref__")  # (a __dict__ for the user's
     # own attributes, ``p.tag = 1``, as PyTorch's tensors take: made on the first one set)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
@@ -324,7 +324,7 @@ class Tensor:
             raise GradError(f"detach_: a view (shape {tuple(self.shape)}) cannot be detached "
                             "in place, as in PyTorch: its memory and history follow its base. "
                             "Hint: use .detach(), which returns a new tensor")
-        self._node, self._idx, self.requires_grad = None, 0, False
+        self._node, self._idx, self._requires_grad = None, 0, False
         if _on_detach is not None:
             _on_detach(self, self)
         return self
@@ -341,10 +341,30 @@ class Tensor:
             from ember.autograd.grad_mode import refuse_inference_requires_grad
 
             refuse_inference_requires_grad(self)
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         if requires_grad and self._node is None:
             self._view = None  # a view made a leaf: its history is itself, not its base's
         return self
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded for autograd. Set it on a leaf only.
+
+        Example:
+            >>> w = ember.zeros(3)
+            >>> w.requires_grad = True
+        """
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if type(value) is not bool:
+            raise ArgumentTypeError(f"requires_grad must be a bool, got {value!r}. Hint: "
+                                    "bool(value) converts it")
+        if self._node is not None:
+            raise GradError("requires_grad can only be set on a leaf tensor; for a computed "
+                            "tensor that should not be differentiated, use .detach()")
+        self.requires_grad_(value)
 
     @property
     def retains_grad(self) -> bool:
@@ -452,7 +472,7 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
     t = _new(Tensor)
     t._data = data
     t._device = device
-    t.requires_grad = requires_grad
+    t._requires_grad = requires_grad
     t._grad = None
     t._node = node
     t._idx = idx

@@ -118,7 +118,7 @@ def deep(t: Tensor, memo: dict) -> Tensor:
                             "that require grad) can be deep-copied, as in PyTorch. Hint: "
                             "copy tensor.detach()")
         out = with_class(copied(t, memo), type(t), deep_attributes(t, memo))
-        out.requires_grad = t.requires_grad
+        out._requires_grad = t.requires_grad
         out._grad = None if t._grad is None else t._grad.__deepcopy__(memo)
         memo[id(t)] = out
     return memo[id(t)]

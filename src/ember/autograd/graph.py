@@ -192,7 +192,7 @@ class Node(_Hookable, metaclass=ABCMeta):
         # Where each input's gradient goes, fixed now: (producing node, output index), or
         # (None, the leaf) for a leaf, or None for an input that needs no gradient. An in-place
         # op later gives a tensor new history; it does not change what was recorded before it.
-        self.edges = tuple(None if not t.requires_grad else (t._node, t._idx)
+        self.edges = tuple(None if not t._requires_grad else (t._node, t._idx)
                            if t._node is not None else (None, t) for t in inputs)
         self.params = params
         self.versions = versions  # input versions when recorded, if the rule reads inputs

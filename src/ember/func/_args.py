@@ -116,7 +116,7 @@ def track(x: Tensor) -> tuple[Tensor, Tensor]:
     root._view = None
     target = alias(root)
     if not target.requires_grad:
-        target.requires_grad = True
+        target._requires_grad = True
     passed = alias(target)
     passed._view = None
     return target, passed

@@ -67,7 +67,7 @@ def _leaf(x: Tensor) -> Tensor:
     with enable_grad():
         t = alias(x)
     if not t.requires_grad:
-        t.requires_grad = True
+        t._requires_grad = True
     return t
 
 

@@ -57,7 +57,7 @@ class Rollback:
     def restore(self) -> None:
         """Writes the saved state back into the same objects."""
         for t, data, values, requires_grad, grad, grad_values in self.tensors:
-            t._data, t.requires_grad, t._grad = data, requires_grad, grad
+            t._data, t._requires_grad, t._grad = data, requires_grad, grad
             if values is not None:
                 data[...] = t._device.xp.asarray(values)
             if grad_values is not None:

@@ -33,7 +33,7 @@ def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
         setattr(out, slot, getattr(data, slot))
     out._node, out._idx, out.grad, out._hooks, out._retains, out._view = (None, 0, None, None,
                                                                           False, None)
-    out.requires_grad = False
+    out._requires_grad = False
     if requires_grad:
         Tensor.requires_grad_(out, True)  # (an uninitialized parameter refuses its methods)
     return out
@@ -87,7 +87,7 @@ class Buffer(Tensor):
 
     def __new__(cls, data: Tensor, *, persistent: bool = True) -> Buffer:
         out = _share(cls, data, False)
-        out.requires_grad = data.requires_grad
+        out._requires_grad = data.requires_grad
         out.persistent = persistent
         return out
 

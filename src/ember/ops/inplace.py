@@ -128,7 +128,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         if result.requires_grad:
             x._vc.value += 1
             _let_go(x, result._node)
-            x._node, x._idx, x.requires_grad = result._node, result._idx, True
+            x._node, x._idx, x._requires_grad = result._node, result._idx, True
         else:
             count_write(x)
     if DISPATCH.stack:
@@ -267,7 +267,7 @@ def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:
     _write(base, name, new_base._data)
     base._vc.value += 1
     _let_go(base, new_base._node)
-    base._node, base._idx, base.requires_grad = new_base._node, new_base._idx, True
+    base._node, base._idx, base._requires_grad = new_base._node, new_base._idx, True
     refresh_view(x)
 
 

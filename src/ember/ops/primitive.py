@@ -379,7 +379,7 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
         for t in inputs:
             if t._view is not None and t._view.version != t._vc.value:
                 refresh_view(t)  # its base changed in place since: take the new history
-            if t.requires_grad:
+            if t._requires_grad:
                 record = True
     if prim.view:
         return _view_of(inputs[0], out, dev, prim, params, record)
@@ -402,7 +402,7 @@ def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: An
                 _saved_outputs(prim.save_outputs, tensors) if prim.save_outputs else None,
                 dev)
     for t in tensors:
-        if t.requires_grad:  # integer and bool outputs (indices, masks) have no gradient
+        if t._requires_grad:  # integer and bool outputs (indices, masks) have no gradient
             t._node = node
     if not HOOKS_OPEN.count or SAVED_HOOKS.top is None:  # (hooks make their own choice)
         drop_unread_inputs(node)
@@ -427,10 +427,10 @@ def drop_unread_inputs(node: Node) -> None:
         if type(prim).reads is Primitive.reads:
             return
         # ``reads`` speaks for constants too (a large operand of ``where`` it never reads)
-        kept = [(t.requires_grad and t._node is None) or _held_bytes(t._data) < WORTH_DROPPING
+        kept = [(t._requires_grad and t._node is None) or _held_bytes(t._data) < WORTH_DROPPING
                 or prim.reads(node, i) for i, t in enumerate(inputs)]
     else:
-        kept = [(t._node is None and (t.requires_grad or t._data.dtype not in _FLOAT))
+        kept = [(t._node is None and (t._requires_grad or t._data.dtype not in _FLOAT))
                 or _held_bytes(t._data) < WORTH_DROPPING for t in inputs]
     if not all(kept):
         node.inputs = tuple(t if keep else Unsaved(t) for t, keep in zip(inputs, kept))
@@ -513,7 +513,7 @@ def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
             raise complex_grad_error(prim, (src,))
         _record(prim, (src,), params, [t], dev)
     if shared and prim.differentiable:
-        t._view = ViewInfo.extending(src, prim, params, not GRAD.enabled and src.requires_grad)
+        t._view = ViewInfo.extending(src, prim, params, not GRAD.enabled and src._requires_grad)
     return t
 
 
@@ -523,7 +523,7 @@ def plain(t: Tensor) -> bool:
     on a real device, a tensor (not a tensor-like); the test of eager fast paths that skip
     :func:`apply`."""
     return not (_active_handlers or not isinstance(t, Tensor) or t._device.is_meta
-                or GRAD.enabled and (t.requires_grad or t._view is not None
+                or GRAD.enabled and (t._requires_grad or t._view is not None
                                      and t._view.version != t._vc.value))
 
 
@@ -576,7 +576,7 @@ def refresh_view(t: Tensor) -> None:
                         "history of its base's to renew, so it is refused, as in PyTorch. "
                         "Hint: make the view and the write both inside no_grad, or both outside")
     fresh = replay_view(info.base, info.chain)
-    t._node, t._idx, t.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
+    t._node, t._idx, t._requires_grad = fresh._node, fresh._idx, fresh.requires_grad
     info.version = t._vc.value
     if t._retains and t._node is not None:
         t.retain_grad()

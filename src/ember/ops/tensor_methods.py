@@ -354,7 +354,7 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
         raise OpError(f"{name}: the result is not a view of the tensor")
     x._data = out._data
     if GRAD.enabled:  # (under no_grad the tensor keeps its history: a leaf stays a leaf)
-        x._node, x._idx, x.requires_grad = out._node, out._idx, out.requires_grad
+        x._node, x._idx, x._requires_grad = out._node, out._idx, out.requires_grad
     x._vc.value += 1
     x._view = out._view
     if x._view is not None:

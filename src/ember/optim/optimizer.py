@@ -220,7 +220,7 @@ class Optimizer:
                 else:
                     if grad._vc.inference and not GRAD.inference:
                         refuse_inference_write(grad, "zero_grad")
-                    grad._node, grad.requires_grad = None, False
+                    grad._node, grad._requires_grad = None, False
                     grad._data[...] = 0
                     grad._vc.value += 1
 
