@@ -158,3 +158,44 @@ def test_attention_refuses_a_dense_query_with_nested_keys():
     q, _ = separate((2, 3))
     with pytest.raises(TypeError, match=r"all be nested.*Tensor, NestedTensor, NestedTensor"):
         F.scaled_dot_product_attention(ember.ones(2, 2, 3, 3, dtype=ember.float64), q, q)
+
+
+def _int_pair():
+    data = [np.array([[1, -2], [3, 0]]), np.array([[5, 6]])]
+    return (ember.nested.nested_tensor([ember.tensor(a) for a in data]),
+            torch.nested.nested_tensor([torch.tensor(a) for a in data], layout=torch.jagged))
+
+
+def test_invert_and_bitwise_not_as_torch():
+    nt, tnt = _int_pair()
+    assert_close(~nt, ~tnt)
+    assert_close(ember.bitwise_not(nt), torch.bitwise_not(tnt))
+    assert_close(~(nt > 0), ~(tnt > 0))
+    with pytest.raises(ember.errors.DTypeError, match="bitwise_not"):
+        ~nt.float()
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "softmin"])
+def test_softmax_of_an_int_nested_tensor_over_the_ragged_dim_names_the_dtype(op):
+    nt, _ = _int_pair()
+    with pytest.raises(ember.errors.DTypeError, match=f"^{op}: expected a floating input, got "
+                                                      "int64"):
+        getattr(F, op)(nt, 1)  # (was full's 'the value -inf cannot be converted to int64')
+    got = getattr(F, op)(nt, 1, dtype=ember.float64)
+    want = getattr(F, op)(nt.double(), 1)
+    assert_close(got, want)
+
+
+def test_softmax_dtype_over_the_ragged_dim_as_torch():
+    nt, tnt = pair()
+    got = F.softmax(nt.float(), 1, dtype=ember.float64)
+    want = TF.softmax(tnt.float(), 1, dtype=torch.float64)
+    assert got.dtype is ember.float64
+    assert_close(got, want, rtol=1e-6)
+
+
+def test_nelement_and_element_size_as_torch():
+    nt, tnt = pair()
+    assert nt.nelement() == tnt.nelement() == nt.numel()
+    assert nt.element_size() == tnt.element_size()
+    assert nt.float().element_size() == tnt.float().element_size()

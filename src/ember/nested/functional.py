@@ -16,7 +16,7 @@ from typing import Any
 import ember.ops.unary as unary
 from ember import return_types
 from ember.dtypes import DType, bool_, extreme
-from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import activations, compare, creation, rounding
 from ember.ops import arithmetic as arith
@@ -133,6 +133,8 @@ for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus
     # (F's activations, no Tensor methods; relu6 is hardtanh's composite)
     implements(getattr(activations, _name))(_pointwise(getattr(activations, _name)))
 implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
+implements(compare.bitwise_not, methods=("bitwise_not", "__invert__"))(
+    _pointwise(compare.bitwise_not))
 implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)
 NestedTensor.clip = NestedTensor.clamp
 
@@ -280,8 +282,14 @@ def _softmax(fn: Callable, padding: float = -math.inf) -> Callable:
         d = logical_dim(input, dim, fn.__name__)
         if d != input._ragged_idx:
             return input._with(fn(input._values, d - 1, dtype=dtype))
+        if dtype is not None:
+            input, dtype = input.to(dtype), None
+        if not input.dtype.is_floating_point:  # (before padding an int with ±inf)
+            raise DTypeError(f"{fn.__name__}: expected a floating input, got "
+                             f"{input.dtype.name}. Hint: pass dtype=ember.float32 or call "
+                             ".float() first")
         dense = padded(input, padding)  # (weight 0 past each sequence's end)
-        return unpadded(input, fn(dense, d, dtype=dtype))
+        return unpadded(input, fn(dense, d))
     op.__name__ = op.__qualname__ = fn.__name__
     op.__doc__ = f"``{fn.__name__}`` along ``dim``; along the ragged one, over each sequence."
     return op

@@ -115,6 +115,12 @@ class NestedTensor:
     def numel(self) -> int:
         return self._values.numel()
 
+    nelement = numel
+
+    def element_size(self) -> int:
+        """The bytes of one element."""
+        return self._values.element_size()
+
     def __len__(self) -> int:
         return self._ragged.batch
 
