@@ -301,3 +301,14 @@ def test_copy_refuses_another_mask_and_keeps_gradients():
     target = as_masked_tensor(ember.zeros(3, 4, dtype=ember.float64), ember.tensor(MASK))
     target.copy_(x * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.where(MASK, 2.0, 0.0))
+
+
+def test_like_constructors_keep_the_mask():
+    e, t = _pair()
+    assert_same(ember.ones_like(e), torch.ones_like(t))
+    # (torch's MaskedTensor has ones_like only; the others follow it)
+    for made, value in ((ember.zeros_like(e, dtype=ember.int64), 0),
+                        (ember.full_like(e, 2.5), 2.5)):
+        np.testing.assert_array_equal(made.get_mask().numpy(), MASK)
+        np.testing.assert_array_equal(made.get_data().numpy(), np.full(MASK.shape, value))
+    assert ember.ones_like(e, requires_grad=True).is_leaf

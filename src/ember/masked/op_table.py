@@ -292,7 +292,8 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
     ``t + mt`` through ``Tensor.__add__``), as torch's MaskedTensor answers it: the ops of the
     tables (unary, binary, reductions, pass-through, ``softmax``) as the MaskedTensor's
     methods, ``cat``/``stack`` on data and masks alike, ``where`` choosing the masks as the
-    data; any other op raises."""
+    data, ``ones_like`` (and ``zeros_like``, ``full_like``, ``empty_like``) keeping the mask;
+    any other op raises."""
     name = op.__name__
     given = {k: v for k, v in kwargs.items() if v is not None and _DEFAULTS.get(k, op) != v}
     if name in BINARY and len(args) == 2:
@@ -305,6 +306,9 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
         return getattr(args[0], name)(*args[1:], **given)
     if name in ("cat", "stack"):
         return _joined(op, *args, **given)
+    if name in ("ones_like", "zeros_like", "full_like", "empty_like"):
+        input, *rest = args
+        return MaskedTensor._wrap(op(input._masked_data, *rest, **kwargs), input._mask)
     if name == "where" and len(args) == 3:
         condition, input, other = args
         if isinstance(input, MaskedTensor):
