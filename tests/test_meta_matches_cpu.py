@@ -54,7 +54,7 @@ OTHER = {
     "cat": lambda x: ember.cat([x, x], 1), "stack": lambda x: ember.stack([x, x], 1),
     "pad": lambda x: F.pad(x, (1, 1)),
     "pad_reflect": lambda x: F.pad(x, (1, 2, 1, 1), mode="reflect"),
-    "pad_replicate": lambda x: F.pad(x, (2, 0), mode="replicate"),
+    "pad_replicate": lambda x: F.pad(x, (2, 0, 0, 0), mode="replicate"),
     "pad_circular_apart": lambda x: F.pad(x, (1, 1, 0, 0, 1, 1), mode="circular"),
     "pad_reflect_grad": lambda x: ember.autograd.grad(
         F.pad(x := x.detach().requires_grad_(), (1, 1, 1, 1), mode="reflect").sum(), [x]),

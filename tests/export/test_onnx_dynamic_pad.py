@@ -152,7 +152,7 @@ def test_a_size_a_cat_or_pad_made_is_not_read_for_a_value_not_computed_from_it(f
                             dynamic_axes={"x": {0: "b", 1: "t"}})
 
 
-@pytest.mark.parametrize("pad", [(2, 1), (1, 2), (1, 2, 2, 1)])
+@pytest.mark.parametrize("pad", [(2, 1, 0, 0), (1, 2, 0, 0), (1, 2, 2, 1)])
 def test_circular_padding_beyond_a_dynamic_size_fails_at_run_time_as_eagerly(pad):
     # (a (..., 1, 3) result came out where eager raises: the pad wraps more than once)
     fn = lambda x: F.pad(x, pad, mode="circular")  # noqa: E731

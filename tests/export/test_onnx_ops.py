@@ -118,7 +118,7 @@ CASES = {
                         lambda: [_x(2, 2, 4, 8), _x(2, 1, 4, 4) + 9 * ember.eye(4)]),
     "multihead_attention": (nn.MultiheadAttention(8, 2, batch_first=True).eval(),
                             lambda: [_x(2, 4, 8), _x(2, 4, 8), _x(2, 4, 8)]),
-    "pad": (lambda t: (F.pad(t, (1, 2, 0, 1), value=0.5), F.pad(t, (2, 1), mode="reflect"),
+    "pad": (lambda t: (F.pad(t, (1, 2, 0, 1), value=0.5), F.pad(t, (2, 1, 0, 0), mode="reflect"),
                        F.pad(t, (1, 1, 1, 0), mode="replicate"), nn.ZeroPad2d(1)(t)),
             lambda: [_x(2, 3, 4, 5)]),
     "interpolate": (lambda t: (F.interpolate(t, scale_factor=2), F.interpolate(t, size=(5, 7),

@@ -124,3 +124,40 @@ def test_padded_results_are_laid_out_as_torch(layout, mode, pad):
 def test_a_non_tensor_input_is_refused_naming_pad(call):
     with pytest.raises(ArgumentTypeError, match="pad: input must be a Tensor, got"):
         call()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad", [
+    ((3,), (1, 1)), ((2, 3), (1, 1, 1, 1)), ((1, 2, 3), (1, 1, 1, 1, 1, 1)),
+    ((2, 1, 3, 2), (1, 0)), ((1, 1, 2, 2, 2), (1, 1, 1, 1)),
+    ((1, 1, 2, 2, 2), (1,) * 8), ((1, 1, 1, 2, 2, 2), (1,) * 6)])
+def test_non_constant_modes_pad_the_ranks_torch_does(mode, shape, pad):
+    with pytest.raises(NotImplementedError):
+        F.pad(torch.zeros(shape), pad, mode=mode)
+    with pytest.raises(ShapeError, match=r"not supported for a \d-D input.*2, 4 or 6"):
+        ember.nn.functional.pad(ember.zeros(shape), pad, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape, pad", [
+    ((2, 0, 3), (1, 1)), ((3, 0), (0, 0)), ((0, 3), (1, 1)), ((1, 0, 3, 3), (1, 1, 1, 1)),
+    ((0, 3, 3), (1, 1, 1, 1)), ((2, 3, 0), (1, 1)),  # empty dimensions other than a batch
+    ((1, 2, 3), (-3, 0)), ((2, 3), (1, -4)), ((1, 1, 3, 3), (-3, 0, -3, 0)),  # no output
+    ((1, 1, 2, 3, 3), (0, -3, -3, 0, -2, 0))])
+def test_reflect_and_replicate_refuse_what_torch_refuses(mode, shape, pad):
+    with pytest.raises(RuntimeError):
+        F.pad(torch.zeros(shape), pad, mode=mode)
+    with pytest.raises(ShapeError, match="non-empty dimensions|too small"):
+        ember.nn.functional.pad(ember.zeros(shape), pad, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad", [
+    ((0, 2, 3), (1, 1)), ((0, 1, 3, 3), (1, 1, 1, 1)), ((1, 1, 3, 3), (-3, 0, 0, 0)),
+    ((1, 1, 2, 3, 3), (0, 0, 0, 0, -2, 0)), ((2, 3), (2, 2)), ((1, 2, 3), (0, 1, -1, 1)),
+    ((2, 1, 2, 3, 3), (1, 2, 0, 1, 1, 1))])
+def test_what_torch_takes_still_matches(mode, shape, pad):
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    want = F.pad(torch.tensor(x), pad, mode=mode).numpy()
+    np.testing.assert_array_equal(ember.nn.functional.pad(ember.tensor(x), pad, mode=mode).numpy(),
+                                  want)

@@ -57,8 +57,11 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     ``mode="constant"`` fills with ``value`` (0 by default); ``"reflect"`` mirrors without
     repeating the edge, ``"replicate"`` repeats the edge, ``"circular"`` wraps around. A
     negative amount crops, in every mode as in PyTorch: circular padding wraps around what is
-    left once cropped, reflect and replicate read the uncropped input. Unlike PyTorch, the
-    non-constant modes accept any number of padded and leading dimensions.
+    left once cropped, reflect and replicate read the uncropped input. As in PyTorch, the
+    non-constant modes pad the last 1, 2 or 3 dimensions of an input with one or two more
+    (channels and an optional batch), and reflect and replicate take no empty dimension but
+    the batch. Circular padding may not wrap around more than once what is left once cropped
+    (PyTorch reads memory it has not written there).
 
     Example:
         >>> ember.pad(ember.tensor([[1, 2, 3]]), (2, 1), mode="reflect")
@@ -88,6 +91,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise ArgumentError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
         raise ArgumentError(f"pad: mode {mode!r} takes no fill value (got value={value})")
+    _check_non_constant(tuple(input.shape), pairs, mode)
     gather = _gather_pad_float32 if k <= _AUTOCAST_FLOAT32_DIMS.get(mode, 0) else _gather_pad
     return gather(input, pairs, mode,
                   contiguous_format if mode == "circular" else suggested_format(input._data))
@@ -125,6 +129,35 @@ def _check_crop(shape: tuple, d: int, before: int, after: int, mode: str) -> Non
         raise ShapeError(f"pad: negative padding ({before}, {after}) crops "
                          f"{max(-before, 0) + max(-after, 0)} elements from dimension {d} of "
                          f"size {n} (input shape {tuple(shape)}); it can crop at most {n}")
+
+
+class PadRankError(ShapeError, NotImplementedError):
+    """A non-constant pad of a number of dimensions PyTorch has no kernel for (its
+    ``NotImplementedError``)."""
+
+
+def _check_non_constant(shape: tuple, pairs: list, mode: str) -> None:
+    """PyTorch's checks of the reflect, replicate and circular modes: 1, 2 or 3 padded
+    dimensions of an input with one or two more (channels, then an optional batch); for
+    reflect and replicate, every dimension but the batch non-empty and some padded
+    dimension left non-empty."""
+    k, ndim = len(pairs), len(shape)
+    if k > 3 or ndim not in (k + 1, k + 2):
+        raise PadRankError(
+            f"pad: {mode} padding of {2 * k} amounts is not supported for a {ndim}-D input "
+            f"(shape {shape}); the non-constant modes pad the last 1, 2 or 3 dimensions of a "
+            f"2-D/3-D, 3-D/4-D or 4-D/5-D input (2, 4 or 6 amounts). Hint: reshape the input "
+            f"to (batch, channels, *padded) first")
+    if mode == "circular":
+        return
+    if 0 in shape[ndim - k - 1:]:
+        raise ShapeError(f"pad: {mode} padding needs non-empty dimensions (only a batch "
+                         f"dimension may be 0: a {k + 2}-D input's first), got shape {shape}")
+    if all(shape[d] + before + after < 1 for d, before, after in pairs):
+        sizes = [shape[d] + before + after for d, before, after in pairs]
+        raise ShapeError(f"pad: {mode} padding {[(b, a) for _, b, a in pairs]} of shape "
+                         f"{shape} leaves output sizes {sizes} for the padded dimensions: "
+                         f"the input is too small (some must stay at least 1)")
 
 
 def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
@@ -166,9 +199,6 @@ def _gather_pad(x: Tensor, pairs: list, mode: str, fmt: memory_format) -> Tensor
         if mode == "circular" and (before > kept or after > kept):
             raise ShapeError(f"pad: circular padding ({before}, {after}) wraps around dimension "
                              f"{d} of size {n} ({kept} once cropped) more than once")
-        if n == 0 and (before > 0 or after > 0):
-            raise ShapeError(f"pad: cannot {mode}-pad the empty dimension {d} of shape "
-                             f"{tuple(x.shape)}")
         positions.append(_positions(xp, n, before, after, mode))
     # one gather (``take``, whose result is C-ordered) over the padded dims flattened, in
     # ``fmt``'s order of dims: the result is laid out as PyTorch's

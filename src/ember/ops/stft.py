@@ -168,6 +168,8 @@ def _center_pad(x: Tensor, n_fft: int, pad_mode: str) -> Tensor:
         raise ShapeError(f"stft: reflect padding of n_fft // 2 = {half} needs a signal longer "
                          f"than that, got length {x.shape[-1]}. Hint: pad_mode='constant' or "
                          "a smaller n_fft")
+    if x.ndim == 1:  # (the non-constant modes pad a 2-D or 3-D input, as PyTorch's)
+        return pad(x.unsqueeze(0), (half, half), mode=pad_mode).squeeze(0)
     return pad(x, (half, half), mode=pad_mode)
 
 
