@@ -337,3 +337,37 @@ def test_another_threads_regions_and_backward_are_not_recorded_as_torch():
         seen[lib.__name__] = ("in_thread" in names, any("Backward" in n for n in names),
                               "main" in names and "exp" in names)
     assert seen["ember"] == seen["torch"] == (False, False, True)
+
+
+def test_profile_takes_keywords_only_as_torch():
+    # ember's profile(activities, record_shapes, profile_memory, ...) took positions in
+    # another order than an older torch's (activities, schedule, on_trace_ready, ...): a
+    # schedule passed second turned record_shapes on, a handler third profile_memory
+    for lib in (ember, torch):
+        cpu = lib.profiler.ProfilerActivity.CPU
+        with pytest.raises(TypeError):
+            lib.profiler.profile([cpu], lib.profiler.schedule(wait=0, warmup=1, active=1))
+
+
+def test_trace_id_and_torchs_other_keywords():
+    # custom_trace_id_callback, post_processing_timeout_s and execution_trace_observer=None
+    # (TypeErrors), get_trace_id(), tensorboard_trace_handler(use_python_export=...)
+    ids = {}
+    for lib in (ember, torch):
+        with lib.profiler.profile(custom_trace_id_callback=lambda: "run-7",
+                                  post_processing_timeout_s=5.0,
+                                  execution_trace_observer=None) as prof:
+            lib.ones(2) + 1
+        ids[lib.__name__] = prof.get_trace_id()
+        lib.profiler.tensorboard_trace_handler("unused", use_python_export=True)
+        with pytest.raises(ValueError, match="post_processing_timeout_s must be non-negative"):
+            with lib.profiler.profile(post_processing_timeout_s=-1):  # (torch: on entering)
+                pass
+    assert ids == {"ember": "run-7", "torch": "run-7"}
+    assert prof.get_trace_id() == "run-7"
+    with ember.profiler.profile() as prof:
+        ember.ones(2) + 1
+    assert len(prof.get_trace_id()) == 32 and prof.chrome_trace()["trace_id"] == \
+        prof.get_trace_id()
+    with pytest.raises(NotImplementedError, match="execution trace"):
+        ember.profiler.profile(execution_trace_observer=object())

@@ -51,11 +51,13 @@ class profile(_profile):
                  post_processing_timeout_s: float | None = None,
                  activity_filters: dict | None = None) -> None:
         if enabled:  # (PyTorch checks nothing when not: profile(enabled=flag, use_cuda=True))
-            _check_options(use_cpu, use_device, post_processing_timeout_s)
+            _check_options(use_cpu, use_device)
         super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
                          with_flops=with_flops, with_stack=with_stack,
                          with_modules=with_modules, use_cuda=use_cuda and enabled,
-                         experimental_config=experimental_config, acc_events=acc_events)
+                         experimental_config=experimental_config, acc_events=acc_events,
+                         post_processing_timeout_s=post_processing_timeout_s
+                         if enabled else None)
         self.enabled = enabled
 
     def __enter__(self) -> profile | None:
@@ -90,7 +92,7 @@ class profile(_profile):
                                    top_level_events_only)
 
 
-def _check_options(use_cpu: bool, use_device: str | None, timeout_s: float | None) -> None:
+def _check_options(use_cpu: bool, use_device: str | None) -> None:
     where = "autograd.profiler.profile"
     if not use_cpu:
         raise ArgumentError(f"{where}: use_cpu=False asks for device events only, and Ember's "
@@ -100,9 +102,6 @@ def _check_options(use_cpu: bool, use_device: str | None, timeout_s: float | Non
         raise ArgumentError(f"{where}: use_device={use_device!r} cannot be traced: Ember's "
                             "profiler traces the host, and ops on any device are timed from "
                             "there; no device events are recorded. Hint: leave use_device out")
-    if timeout_s is not None and timeout_s < 0:
-        raise ArgumentError(f"{where}: post_processing_timeout_s must be non-negative, got "
-                            f"{timeout_s}")
 
 
 class emit_nvtx:

@@ -17,6 +17,7 @@ import json
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -67,9 +68,12 @@ class profile:
         with_flops: show FLOPs (from each primitive's cost rule) in tables and traces.
         acc_events: keep the events of every span of a schedule (by default each warm-up
             or recording span starts afresh, as in PyTorch).
-        with_stack, with_modules, experimental_config: accepted for PyTorch's signature
-            (Ember records no stacks or module columns); ``use_cuda=True`` is refused as
-            ``ProfilerActivity.CUDA`` is.
+        with_stack, with_modules, experimental_config, custom_trace_id_callback,
+            post_processing_timeout_s: accepted for PyTorch's signature (Ember records no
+            stacks or module columns, and has no post-processing); ``use_cuda=True`` is
+            refused as ``ProfilerActivity.CUDA`` is, and an ``execution_trace_observer``.
+
+    Every argument is a keyword, as in PyTorch (an older PyTorch's positional order differs).
 
     Example:
         >>> with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
@@ -87,16 +91,27 @@ class profile:
         ...         prof.step()
     """
 
-    def __init__(self, activities: Iterable[ProfilerActivity] | None = None,
-                 record_shapes: bool = False, profile_memory: bool = False,
-                 with_flops: bool = False, with_stack: bool = False, *,
+    def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
                  schedule: Callable[[int], ProfilerAction] | None = None,
                  on_trace_ready: Callable[[profile], Any] | None = None,
+                 record_shapes: bool = False, profile_memory: bool = False,
+                 with_stack: bool = False, with_flops: bool = False,
                  with_modules: bool = False, experimental_config: Any = None,
-                 acc_events: bool = False, use_cuda: bool | None = None) -> None:
+                 execution_trace_observer: Any = None, acc_events: bool = False,
+                 use_cuda: bool | None = None,
+                 custom_trace_id_callback: Callable[[], str] | None = None,
+                 post_processing_timeout_s: float | None = None) -> None:
         if use_cuda:
             activities = [*(activities or [ProfilerActivity.CPU]), ProfilerActivity.CUDA]
         check_activities(activities)
+        if execution_trace_observer is not None:
+            raise NotImplementedError(
+                "profile: execution_trace_observer is not supported: Ember records no "
+                "execution trace (graph of ops and their tensors). Hint: leave it out; "
+                "export_chrome_trace(path) writes the timeline")
+        if post_processing_timeout_s is not None and post_processing_timeout_s < 0:
+            raise ArgumentError(f"profile: post_processing_timeout_s must be non-negative, "
+                                f"got {post_processing_timeout_s}")
         self.activities = {ProfilerActivity.CPU}
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
@@ -105,6 +120,8 @@ class profile:
         self.acc_events = acc_events
         self.schedule = schedule or record_every_step
         self.on_trace_ready = on_trace_ready
+        self.custom_trace_id_callback = custom_trace_id_callback
+        self._trace_id: str | None = None
         self.step_num = 0
         self._record_steps = schedule is not None
         self._step_region: record_function | None = None
@@ -200,6 +217,8 @@ class profile:
         self._handler = functools.partial(_record_op, self)
         push_handler(self._handler, observer=True)
         self._recording = True
+        callback = self.custom_trace_id_callback
+        self._trace_id = callback() if callback is not None else uuid.uuid4().hex.upper()
         if not self._events:  # (the trace's time 0: the first span whose events it holds)
             self._start = _now()
 
@@ -307,6 +326,22 @@ class profile:
             "shows each op in its record_function regions, and key_averages().table() where "
             "the time goes")
 
+    def get_trace_id(self) -> str | None:
+        """The id of the trace recorded last (``custom_trace_id_callback()``'s, else a random
+        hex string; None before any), written as the trace's ``trace_id``.
+
+        Example:
+            >>> with ember.profiler.profile(custom_trace_id_callback=lambda: "run-1") as prof:
+            ...     _ = ember.ones(2) + 1
+            >>> prof.get_trace_id()
+            'run-1'
+        """
+        return self._trace_id
+
+    def set_custom_trace_id_callback(self, callback: Callable[[], str]) -> None:
+        """Sets the function that names each new trace (see :meth:`get_trace_id`)."""
+        self.custom_trace_id_callback = callback
+
     def add_metadata(self, key: str, value: str) -> None:
         """Adds ``key: value`` (strings) to the top level of the trace being recorded. As in
         PyTorch, it belongs to that trace: a new cycle of the schedule starts without it, and
@@ -364,7 +399,8 @@ class profile:
             out.append({"name": e.trace_name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
                         "tid": threads[e.thread], "ts": (e.start - self._start) / 1e3,
                         "dur": (e.end - e.start) / 1e3, "args": args})
-        return {**self._metadata, "traceEvents": out, "displayTimeUnit": "ms",
+        ids = {"trace_id": self._trace_id} if self._trace_id is not None else {}
+        return {**self._metadata, **ids, "traceEvents": out, "displayTimeUnit": "ms",
                 "otherData": {"framework": "ember"}}
 
     def __repr__(self) -> str:

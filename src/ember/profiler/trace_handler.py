@@ -22,11 +22,14 @@ from typing import Any
 
 
 def tensorboard_trace_handler(dir_name: str | os.PathLike, worker_name: str | None = None,
-                              use_gzip: bool = False) -> Callable[[Any], None]:
+                              use_gzip: bool = False,
+                              use_python_export: bool = False) -> Callable[[Any], None]:
     """A callback writing ``prof``'s trace to a new file in ``dir_name`` (made if missing).
 
     ``worker_name`` should differ per process in a distributed job (default
     ``"<hostname>_<pid>"``); ``use_gzip`` compresses the file (``.json.gz``).
+    ``use_python_export`` is accepted for PyTorch's signature (the trace is always written
+    from Python here).
     """
 
     def handler(prof: Any) -> None:
