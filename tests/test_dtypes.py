@@ -127,3 +127,16 @@ def test_a_python_type_as_dtype_is_torch_s(kind):
     assert ember.zeros(1, dtype=kind).dtype.name == want
     assert ember.tensor([1], dtype=kind).dtype.name == want
     assert ember.tensor([1]).to(kind).dtype.name == want
+
+
+@pytest.mark.parametrize("info", ["finfo", "iinfo"])
+@pytest.mark.parametrize("make, hint", [(lambda m: m.tensor(1.0), "Hint: pass its dtype"),
+                                        (lambda m: None, ""), (lambda m: 3, "")])
+def test_limits_of_what_is_no_dtype_are_a_type_error_as_torch(info, make, hint):
+    # (a tensor said "Could not convert tensor(1.) to a NumPy dtype", a ValueError;
+    # iinfo(None) said "expected an integer dtype, got float64")
+    if info == "iinfo" or make(torch) is not None:  # (finfo(None) is the default dtype's)
+        with pytest.raises(TypeError):
+            getattr(torch, info)(make(torch))
+        with pytest.raises(TypeError, match=f"{info}: expected a dtype .*{hint}"):
+            getattr(ember, info)(make(ember))

@@ -11,6 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
+from ember.errors import ArgumentTypeError
 
 
 class _Limits:
@@ -23,6 +24,21 @@ class _Limits:
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.dtype))
+
+
+def _read_dtype(op: str, value: Any) -> DType:
+    """``value`` as a dtype (a dtype, its name, a Python or NumPy type); a TypeError naming
+    ``op`` for anything else, as PyTorch's (a tensor said "Could not convert tensor(1.) to a
+    NumPy dtype", a ValueError; ``iinfo(None)`` said "got float64")."""
+    try:
+        if value is not None:
+            return dtypes.to_dtype(value)
+    except (TypeError, ValueError):
+        pass
+    hint = f" Hint: pass its dtype, {op}(x.dtype)" if hasattr(value, "dtype") else ""
+    example = "ember.int32" if op == "iinfo" else "ember.float32"
+    raise ArgumentTypeError(f"{op}: expected a dtype (e.g. {example}), got "
+                            f"{type(value).__name__}.{hint}")
 
 
 class finfo(_Limits):  # noqa: N801 - PyTorch's name
@@ -38,7 +54,7 @@ class finfo(_Limits):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's name
-        dt = dtypes.get_default_dtype() if type is None else dtypes.to_dtype(type).to_real()
+        dt = dtypes.get_default_dtype() if type is None else _read_dtype("finfo", type).to_real()
         if not dt.is_floating_point:
             raise TypeError(f"finfo: expected a floating dtype, got {dt.name} (use iinfo)")
         info = np.finfo(dt.np) if dt.np.type.__module__ == 'numpy' else ml_dtypes.finfo(dt.np)
@@ -66,7 +82,7 @@ class iinfo(_Limits):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's name
-        dt = dtypes.to_dtype(type)
+        dt = _read_dtype("iinfo", type)
         if dt.category != dtypes.INT:
             raise TypeError(f"iinfo: expected an integer dtype, got {dt.name}")
         self.bits = dt.itemsize * 8
