@@ -108,10 +108,25 @@ def test_scale_is_float32_and_stops_growing_at_its_range_like_torch(kw):
     assert ember_scales == torch_scales
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_unscaling_half_gradients_by_a_large_scale_does_not_flush_them_to_zero(dtype):
-    w = ember.ones(3, dtype=getattr(ember, dtype), requires_grad=True)
-    scaler = GradScaler(init_scale=2.0 ** 25)  # 2**-25 is 0 in float16
+def test_unscaling_float16_gradients_is_refused_as_torch_and_leaves_them_alone():
+    for lib in (torch, ember):
+        w = lib.ones(3, dtype=lib.float16, requires_grad=True)
+        kept = lib.ones(2, requires_grad=True)
+        kept.grad, w.grad = lib.full((2,), 8.0), lib.full((3,), 8.0, dtype=lib.float16)
+        opt = lib.optim.SGD([kept, w], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+        scaler.scale(kept.sum())
+        with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
+            scaler.unscale_(opt)
+        with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
+            scaler.step(opt)
+        assert w.tolist() == [1.0] * 3 and w.grad.tolist() == [8.0] * 3
+    assert kept.grad.tolist() == [8.0, 8.0]  # (Ember checks every gradient before any write)
+
+
+def test_unscaling_bfloat16_gradients_by_a_large_scale_does_not_flush_them_to_zero():
+    w = ember.ones(3, dtype=ember.bfloat16, requires_grad=True)
+    scaler = GradScaler(init_scale=2.0 ** 25)  # (a float16 1/scale would be 0)
     optimizers = []  # (kept alive: the scaler knows an optimizer by its id, as PyTorch's)
     scaler.scale(w.sum())  # (unscale_ needs a scale() before it, as PyTorch's)
     for grad in (ember.full((3,), 336.0, dtype=w.dtype),  # writable, and a read-only view

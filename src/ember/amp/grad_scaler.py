@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.dtypes import float32
+from ember.dtypes import float16, float32
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.layouts import strided
 from ember.ops.creation import tensor
@@ -152,26 +152,31 @@ class GradScaler:
                                "the last update().")
         if state["stage"] is _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        # PyTorch's float32 reciprocal; a float32 scalar also makes float16 gradients multiply
+        grads = [p for group in optimizer.param_groups for p in group["params"]
+                 if p.grad is not None]
+        for p in grads:  # (all checked before any is unscaled)
+            if p.grad.dtype is float16:
+                raise ArgumentError(f"Attempting to unscale FP16 gradients (a parameter of "
+                                    f"shape {tuple(p.shape)}). GradScaler.unscale_ refuses "
+                                    "them as PyTorch's does. Hint: keep parameters in "
+                                    "float32 and let autocast run the ops in float16")
+        # PyTorch's float32 reciprocal; a float32 scalar also makes bfloat16 gradients multiply
         # in float32, where 1/scale (2**-25 and below) does not underflow to 0
         inv = np.float32(1.0 / self._scale)
         found = None  # (None: no gradient to check)
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if g.layout is not strided:  # sparse: its values are checked and scaled
-                    found = found or not bool(g.device.xp.isfinite(g._values()._data).all())
-                    p.grad = g * float(inv)
-                    continue
-                data = g._data
-                xp = g.device.xp
-                found = found or not bool(xp.isfinite(data).all())
-                if data.flags.writeable:
-                    xp.multiply(data, inv, out=data)
-                else:
-                    p.grad = g * inv
+        for p in grads:
+            g = p.grad
+            if g.layout is not strided:  # sparse: its values are checked and scaled
+                found = found or not bool(g.device.xp.isfinite(g._values()._data).all())
+                p.grad = g * float(inv)
+                continue
+            data = g._data
+            xp = g.device.xp
+            found = found or not bool(xp.isfinite(data).all())
+            if data.flags.writeable:
+                xp.multiply(data, inv, out=data)
+            else:
+                p.grad = g * inv
         state["found_inf"], state["stage"] = found, _UNSCALED
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
