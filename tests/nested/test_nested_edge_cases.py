@@ -199,3 +199,27 @@ def test_nelement_and_element_size_as_torch():
     assert nt.nelement() == tnt.nelement() == nt.numel()
     assert nt.element_size() == tnt.element_size()
     assert nt.float().element_size() == tnt.float().element_size()
+
+
+def test_tensor_queries_and_conversions_as_torch():
+    """cpu(), is_cpu/is_cuda, is_floating_point/is_complex, to(other nested), frac (each
+    raised 'not supported')."""
+    nt, tnt = pair()
+    assert_close(nt.cpu(), tnt.cpu())
+    assert (nt.is_cpu, nt.is_cuda) == (tnt.is_cpu, tnt.is_cuda) == (True, False)
+    assert nt.is_floating_point() and not nt.long().is_floating_point()
+    assert not nt.is_complex()
+    got, want = nt.float().to(nt), tnt.float().to(tnt)
+    assert got.dtype is ember.float64 and want.dtype is torch.float64
+    assert_close(got, want)
+    assert_close(nt.frac(), tnt.frac())
+    assert_close(ember.frac(nt), torch.frac(tnt))
+
+
+def test_retain_grad_of_a_non_leaf_as_torch():
+    nt, tnt = pair(requires_grad=True)
+    got, want = nt * 3, tnt * 3
+    assert got.retain_grad() is None and want.retain_grad() is None
+    (got.exp().values() * 2).sum().backward()
+    (want.exp().values() * 2).sum().backward()
+    assert_close(got.grad, want.grad)

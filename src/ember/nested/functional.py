@@ -125,8 +125,8 @@ def _pointwise(fn: Callable) -> Callable:
 for _name in unary.__all__:
     implements(getattr(unary, _name), methods=(_name,))(_pointwise(getattr(unary, _name)))
 for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.trunc,
-            rounding.round, compare.logical_not, compare.isnan, compare.isinf, compare.isfinite,
-            compare.nan_to_num, clamp):
+            rounding.round, rounding.frac, compare.logical_not, compare.isnan, compare.isinf,
+            compare.isfinite, compare.nan_to_num, clamp):
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
 for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus",
               "hardsigmoid", "hardswish", "softshrink", "hardshrink"):

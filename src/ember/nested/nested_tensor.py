@@ -132,6 +132,20 @@ class NestedTensor:
     def device(self) -> Any:
         return self._values.device
 
+    @property
+    def is_cpu(self) -> bool:
+        return self._values.is_cpu
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._values.is_cuda
+
+    def is_floating_point(self) -> bool:
+        return self._values.is_floating_point()
+
+    def is_complex(self) -> bool:
+        return self._values.is_complex()
+
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the values are (False after a transpose of the ragged dim, as in PyTorch)."""
         return self._values.is_contiguous()
@@ -169,6 +183,10 @@ class NestedTensor:
         values = None if gradient is None else check_same_structure("backward", self, gradient)
         self._values.backward(values, retain_graph=retain_graph, create_graph=create_graph)
 
+    def retain_grad(self) -> None:
+        """Keeps the gradient of this non-leaf in ``.grad`` after backward."""
+        self._values.retain_grad()
+
     def detach(self) -> NestedTensor:
         return self._with(self._values.detach())
 
@@ -178,6 +196,7 @@ class NestedTensor:
     def to(self, *args: Any, **kwargs: Any) -> NestedTensor:
         """The nested tensor with its values converted as ``Tensor.to`` converts them (on
         another device, with its offsets there too: a new ragged structure)."""
+        args = tuple(a._values if isinstance(a, NestedTensor) else a for a in args)
         values = self._values.to(*args, **kwargs)
         if values.device is self._values.device:
             return self._with(values)
@@ -185,6 +204,12 @@ class NestedTensor:
         moved = ragged_for(ragged.offsets.to(values.device), ragged.min_seqlen,
                            ragged.max_seqlen)
         return NestedTensor(values, moved, self._ragged_idx)
+
+    def cpu(self) -> NestedTensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> NestedTensor:
+        return self.to(device if device is not None else "cuda", non_blocking=non_blocking)
 
     def __bool__(self) -> bool:
         raise RuntimeError("the truth value of a nested tensor is ambiguous (it holds many "
