@@ -491,3 +491,34 @@ def test_an_alpha_equal_to_1_of_a_type_the_inputs_take_adds_as_torch():
     same_as_torch(lambda m: m.sub(m.tensor([1 + 2j]), m.tensor([2j]), alpha=1 + 0j))
     same_as_torch(lambda m: m.add(m.tensor([True]), m.tensor([False]), alpha=True))
     same_as_torch(lambda m: m.add(m.tensor([1.5]), m.tensor([2.25]), alpha=np.True_))
+
+
+@pytest.mark.parametrize("name", ["fmod", "remainder"])
+def test_float32_modulus_pass_gives_numpy_s_bits(name):
+    """float32 fmod and remainder over 64 elements take numba's pass (ember.ops.modulus_numba):
+    NumPy's bits (NaN's payload aside where both operands are NaN), at random bit patterns,
+    specials, quotients about 2^29, with a one-element divisor; and without numba."""
+    from ember.backend import compiled
+    rng = np.random.default_rng(0)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 3.0, -3.0, 1e-45, -1e-45,
+                        2.0**29, 2.0**29 + 64, 3.4e38, -3.4e38, 0.1, -0.1, 7.0], np.float32)
+    a, b = (np.meshgrid(special, special)[i].ravel() for i in (0, 1))
+    noise = rng.integers(0, 2**32, (2, 20000), dtype=np.uint64).astype(np.uint32).view(np.float32)
+    big = (rng.uniform(0.5, 1, 5000) * 2.0 ** rng.integers(20, 34, 5000)).astype(np.float32)
+    a = np.concatenate([a, noise[0], big, rng.standard_normal(5000).astype(np.float32) * 9])
+    b = np.concatenate([b, noise[1], rng.uniform(0.5, 2, 5000).astype(np.float32),
+                        rng.standard_normal(5000).astype(np.float32)])
+    keep = ~(np.isnan(a) & np.isnan(b))
+    saved = compiled.numba_enabled()
+    for divisor in (b, np.float32(-2.5), np.float32(3.0)):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, divisor)
+        for on in (True, False):
+            compiled.use_numba(on and saved)
+            try:
+                got = getattr(ember, name)(ember.from_numpy(a), ember.from_numpy(
+                    np.asarray(divisor)) if np.ndim(divisor) else float(divisor)).numpy()
+            finally:
+                compiled.use_numba(saved)
+            np.testing.assert_array_equal(got.view(np.uint32)[keep], want.view(np.uint32)[keep])
+            assert np.isnan(got[~keep]).all()

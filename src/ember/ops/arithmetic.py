@@ -24,6 +24,7 @@ from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to
 from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.fits import check_factor
 from ember.ops.inplace import bind_inplace
+from ember.ops.modulus_kernel import modulus32
 from ember.ops.operator_protocol import refuse_foreign
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -189,7 +190,8 @@ class Remainder(Modulus):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        r = xp.remainder(a, b)
+        r = modulus32(xp, a, b, python=True)
+        r = xp.remainder(a, b) if r is None else r
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def quotient(self, a, b):
@@ -202,7 +204,8 @@ class Fmod(Modulus):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        r = xp.fmod(a, b)
+        r = modulus32(xp, a, b, python=False)
+        r = xp.fmod(a, b) if r is None else r
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def quotient(self, a, b):
