@@ -137,6 +137,9 @@ def test_dequantize_of_an_ordinary_tensor_is_float32_as_torch(dtype):
     assert got.dtype == ember.float32 and want.dtype == torch.float32
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert (got is x) == (dtype == "float32")  # (torch returns a float32 tensor itself too)
+    method = x.dequantize()  # the method as torch's Tensor.dequantize (it was missing)
+    assert method.dtype == ember.float32 and (method is x) == (dtype == "float32")
+    np.testing.assert_array_equal(method.numpy(), want.numpy())
 
 
 def test_dequantize_of_a_list_mixing_ordinary_and_quantized_tensors_as_torch():

@@ -454,6 +454,18 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
     return cast_with_warning(self, other.dtype)
 
 
+@method()
+def dequantize(self: Tensor) -> Tensor:
+    """An ordinary tensor as float32, ``self`` itself if it is float32 (as PyTorch's; a
+    quantized tensor's ``dequantize`` gives the real numbers it stands for).
+
+    Example:
+        >>> ember.tensor([1, 2]).dequantize()
+        tensor([1., 2.])
+    """
+    return cast_with_warning(self, dtypes.float32)
+
+
 def _caster(dtype: DType, name: str) -> None:
     def convert(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
         if memory_format is preserve_format:

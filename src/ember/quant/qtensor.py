@@ -593,4 +593,4 @@ def dequantize(input: QuantizedTensor | Sequence[QuantizedTensor]
     if isinstance(input, (list, tuple)):
         return tuple(dequantize(q) for q in input)
     refuse_non_tensor("dequantize", "input", input)  # (a PyTorch tensor's own would answer)
-    return input.float() if isinstance(input, Tensor) else input.dequantize()
+    return input.dequantize()
