@@ -131,7 +131,7 @@ def test_a_python_type_as_dtype_is_torch_s(kind):
 
 @pytest.mark.parametrize("info", ["finfo", "iinfo"])
 @pytest.mark.parametrize("make, hint", [(lambda m: m.tensor(1.0), "Hint: pass its dtype"),
-                                        (lambda m: None, ""), (lambda m: 3, "")])
+                                        (lambda m: None, "")])
 def test_limits_of_what_is_no_dtype_are_a_type_error_as_torch(info, make, hint):
     # (a tensor said "Could not convert tensor(1.) to a NumPy dtype", a ValueError;
     # iinfo(None) said "expected an integer dtype, got float64")

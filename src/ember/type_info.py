@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError
+from ember.errors import ArgumentTypeError, EmberError
 
 
 class _Limits:
@@ -29,10 +29,13 @@ class _Limits:
 def _read_dtype(op: str, value: Any) -> DType:
     """``value`` as a dtype (a dtype, its name, a Python or NumPy type); a TypeError naming
     ``op`` for anything else, as PyTorch's (a tensor said "Could not convert tensor(1.) to a
-    NumPy dtype", a ValueError; ``iinfo(None)`` said "got float64")."""
+    NumPy dtype", a ValueError; ``iinfo(None)`` said "got float64"). Ember's own errors (a
+    quantized dtype, a number) pass through."""
     try:
         if value is not None:
             return dtypes.to_dtype(value)
+    except EmberError:  # (its own message: a quantized dtype, a number)
+        raise
     except (TypeError, ValueError):
         pass
     hint = f" Hint: pass its dtype, {op}(x.dtype)" if hasattr(value, "dtype") else ""
