@@ -85,3 +85,13 @@ def test_cli_reports_config_errors(capsys):
 def test_config_is_plain_data():
     cfg = TrainConfig(model="cnn").resolved()
     assert json.loads(json.dumps(cfg.to_dict()))["model"] == "cnn"
+
+
+def test_a_tilde_in_paths_is_the_home_folder(tmp_path, monkeypatch):
+    # a config file's out = "~/runs/{model}" made a folder named "~" in the working folder
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = tmp_path / "run.toml"
+    config.write_text('out = "~/runs/{model}"\ndata-dir = "~/data"\n')
+    cfg = make_config({"model": "mlp"}, str(config))
+    assert cfg.out == str(tmp_path / "runs" / "mlp")
+    assert cfg.data_dir == str(tmp_path / "data")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,7 +78,10 @@ class TrainConfig:
         except (KeyError, IndexError, ValueError):
             raise ConfigError(f"out {self.out!r}: the only placeholder allowed is {{model}}"
                               ) from None
-        cfg = dataclasses.replace(self, **values, out=out)
+        # "~" as the shell expands it (a config file's "~/runs" made a folder named "~")
+        out = os.path.expanduser(out)
+        data_dir = None if self.data_dir is None else os.path.expanduser(self.data_dir)
+        cfg = dataclasses.replace(self, **values, out=out, data_dir=data_dir)
         if cfg.optimizer not in OPTIMIZERS:
             raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; choose one of "
                               f"{', '.join(OPTIMIZERS)}")
