@@ -223,3 +223,16 @@ def test_retain_grad_of_a_non_leaf_as_torch():
     (got.exp().values() * 2).sum().backward()
     (want.exp().values() * 2).sum().backward()
     assert_close(got.grad, want.grad)
+
+
+@pytest.mark.parametrize("op,call", [
+    ("cosine_similarity", lambda nt: F.cosine_similarity(nt, nt, dim=-1)),
+    ("mse_loss", lambda nt: F.mse_loss(nt, ember.ones(4, dtype=ember.float64))),
+    ("group_norm", lambda nt: F.group_norm(nt, 2)),  # (was "unsupported operand type(s) for
+])                                                   # %: 'RaggedDim' and 'int'")
+def test_a_ragged_size_met_inside_an_op_names_the_op(op, call):
+    nt, _ = pair()
+    with pytest.raises(TypeError, match=f"^{op}: the ragged dimension j\\d+ .*no single size"):
+        call(nt)
+    with pytest.raises(TypeError, match="^the ragged dimension"):  # (no op: the plain message)
+        int(nt.size(1))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ember.ops.creation import from_numpy, full
 from ember.ops.join import cat
-from ember.ops.overrides import TensorLikeOperand
+from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -23,7 +23,13 @@ _NUMBERS = itertools.count(1)
 
 class RaggedSizeError(TensorLikeOperand):
     """A ragged size used as a number (a TypeError): the ops that take nested tensors catch it,
-    as any :class:`~ember.ops.overrides.TensorLikeOperand`, and hand the call over."""
+    as any :class:`~ember.ops.overrides.TensorLikeOperand`, and hand the call over. The
+    message names the op the user called, found when it is read (no stack walk when caught)."""
+
+    def __str__(self) -> str:
+        op = outermost_op(self.__traceback__)
+        message = super().__str__()
+        return message if op == outermost_op(None) else f"{op}: {message}"
 
 
 class RaggedDim:
@@ -54,10 +60,12 @@ class RaggedDim:
     __int__ = __index__
 
     def __mul__(self, other: Any) -> int:
-        # a core op computing with the shape (reshape's numel): it hands the call over
+        # a core op computing with the shape (reshape's numel, group_norm's channels % groups):
+        # it hands the call over, or the user reads which op met the ragged size
         return self.__index__()
 
-    __rmul__ = __mul__
+    __rmul__ = __add__ = __radd__ = __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = \
+        __truediv__ = __rtruediv__ = __mod__ = __rmod__ = __mul__
 
 
 class Ragged:
