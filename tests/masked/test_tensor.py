@@ -312,3 +312,24 @@ def test_like_constructors_keep_the_mask():
         np.testing.assert_array_equal(made.get_mask().numpy(), MASK)
         np.testing.assert_array_equal(made.get_data().numpy(), np.full(MASK.shape, value))
     assert ember.ones_like(e, requires_grad=True).is_leaf
+
+
+def _autograd_surface(mt):
+    """torch's autograd attributes on a MaskedTensor leaf ``mt`` (raised before: no setter /
+    not supported)."""
+    mt.requires_grad = True
+    mt.register_hook(lambda g: g * 2)
+    y = mt * 3
+    y.retain_grad()
+    y.sum().backward()
+    first = (mt.grad, y.grad)
+    mt.grad = None
+    assert mt.grad is None
+    mt.sum().backward()
+    return (*first, mt.grad)
+
+
+def test_autograd_attributes_as_torch():
+    e, t = _pair()
+    for got, want in zip(_autograd_surface(e), _autograd_surface(t)):
+        assert_same(got, want)

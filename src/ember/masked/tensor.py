@@ -126,6 +126,10 @@ class MaskedTensor:
     def requires_grad(self) -> bool:
         return self._masked_data.requires_grad
 
+    @requires_grad.setter
+    def requires_grad(self, requires_grad: bool) -> None:
+        self._masked_data.requires_grad = requires_grad
+
     def requires_grad_(self, requires_grad: bool = True) -> MaskedTensor:
         self._masked_data.requires_grad_(requires_grad)
         return self
@@ -139,6 +143,34 @@ class MaskedTensor:
         """The gradient of a leaf, a MaskedTensor with this one's mask (``None`` before any)."""
         grad = self._masked_data.grad
         return None if grad is None else MaskedTensor._wrap(grad, self._mask)
+
+    @grad.setter
+    def grad(self, grad: Any) -> None:
+        self._masked_data.grad = grad._masked_data if isinstance(grad, MaskedTensor) else grad
+
+    def retain_grad(self) -> None:
+        """Keeps the ``.grad`` of this non-leaf MaskedTensor after ``backward``."""
+        self._masked_data.retain_grad()
+
+    def register_hook(self, hook: Any) -> Any:
+        """Calls ``hook(grad)`` with this MaskedTensor's gradient (a MaskedTensor with its mask)
+        when it is computed; a returned MaskedTensor or tensor replaces it. Returns a handle
+        whose ``remove()`` takes the hook off.
+
+        Example:
+            >>> mt = ember.masked.masked_tensor(ember.tensor([1.0, 2.0]),
+            ...                                 ember.tensor([True, False]), requires_grad=True)
+            >>> handle = mt.register_hook(lambda g: g * 3)
+            >>> mt.sum().backward()
+            >>> mt.grad
+            MaskedTensor(
+              [  3.0000,       --]
+            )
+        """
+        def on_data(grad: Tensor) -> Any:
+            result = hook(MaskedTensor._wrap(grad, self._mask))
+            return result._masked_data if isinstance(result, MaskedTensor) else result
+        return self._masked_data.register_hook(on_data)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False) -> None:
