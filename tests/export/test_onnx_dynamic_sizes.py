@@ -159,6 +159,19 @@ def test_a_size_that_follows_a_rule_at_the_traced_sizes_only_is_refused(fn):
                             dynamic_axes={"x": {1: "n"}})
 
 
+@pytest.mark.parametrize("fn, t", [
+    (lambda x: x[:, x.shape[1] // 16 * 16:] * 2, 10),  # a start of 0 below 16: no slice
+    (lambda x: x * ember.arange(x.shape[1]).clamp(max=25), 20),  # folded: an arange to 25
+])
+def test_a_rule_that_changes_far_from_the_traced_sizes_is_refused(fn, t):
+    """Each dynamic axis is traced again far away (2T + k). These exported silently and
+    onnxruntime was wrong at T = 40: 40 rows where eager keeps 8, an arange past the
+    clamp."""
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(fn, ember.randn(2, t), input_names=["x"],
+                            dynamic_axes={"x": {1: "n"}})
+
+
 def test_a_model_that_refuses_the_farther_size_still_exports():
     def fn(x):
         if x.shape[1] > 6:

@@ -67,14 +67,19 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         second = third = None
+        probe = None
         if any(axes[0].values()):
             second = retrace_resized(capture, leaves, spec, axes[0])
             third = _farther_trace(capture, leaves, spec, axes[0],
                                    stride_spreads(graph, axes[0]))
+            if third is not None:
+                probe = _far_trace(capture, graph, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
     ctx = _converted(graph, second, opset, names) if third is None else \
         _checked(graph, second, third, opset, names)
+    if probe is not None:
+        _check_far(ctx, graph, second, *probe, opset, names)
     return _model(ctx, graph, in_names, out_names, axes, export_params,
                   bool(keep_initializers_as_inputs))
 
@@ -267,6 +272,43 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
     return None
 
 
+def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
+               axes: dict[int, dict[int, str]]) -> tuple[dict[str, int], Graph] | None:
+    """One more trace, with every dynamic axis name far from its traced size T (2T + k for
+    the k-th name, so that two names traced at one size stay apart; not ember.export's
+    T + 32 from a small T: every name moves at once, and a batch of 2 traced at 34 with the
+    image twice as high and wide costs 68 times the export's trace): a size clamped or
+    rounded near the traced ones
+    (``x[:, T // 16 * 16:]`` starts at 0 for every T below 16, ``min(T, 30)``) follows no
+    rule there, which the three near traces cannot see. None where the model refuses those
+    sizes (it may bound them: a GPT's block size) or takes another path there (``cdist``
+    computes through a matrix product from 25 rows on): the near traces' graph stands."""
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    sizes: dict[str, int] = {}
+    for index, t in enumerate(tensors):
+        for axis, name in sorted(axes.get(index, {}).items()):
+            sizes.setdefault(name, 2 * t.shape[axis] + len(sizes))
+    try:
+        probe = retrace_resized(capture, leaves, spec, axes, sizes=sizes)
+        twins(graph, probe, WHO)
+    except ExportError:
+        return None
+    return sizes, probe
+
+
+def _check_far(ctx: Context, graph: Graph, second: Graph, sizes: dict[str, int], probe: Graph,
+               opset: int, names: tuple[list[str], list[str]]) -> None:
+    """Refuses a model whose graph, converted against the far trace ``probe`` (at
+    ``sizes``), is not the ONNX graph ``ctx`` that the near traces gave."""
+    at = ", ".join(f"{n} = {s}" for n, s in sizes.items())
+    try:
+        far = _converted(graph, probe, opset, names, second)
+    except ExportError as e:
+        raise ExportError(f"{_NO_RULE}. {_FAR_HINT}; traced again at {at}:\n{e}") from None
+    if _serialized(far) != _serialized(ctx):
+        raise ExportError(f"{_NO_RULE}, or at {at}. {_FAR_HINT}")
+
+
 def _converted(graph: Graph, other: Graph | None, opset: int,
                names: tuple[list[str], list[str]], check: Graph | None = None) -> Context:
     """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
@@ -289,6 +331,10 @@ _NO_RULE = ("ember.onnx.export: some sizes follow no rule over the dynamic axes:
             "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
             "x[:, :min(T, 5)], x[:, :T // 2])")
 _NO_RULE_HINT = "Hint: trace at sizes where the limit shows, or export with fixed sizes"
+_FAR_HINT = ("Hint: trace at the sizes the model is run at (a size computed in Python from a "
+             "shape, T // 16 * 16, is exported as the rule it follows at the traced sizes), "
+             "export with fixed sizes, or with do_constant_folding=False where a folded "
+             "constant (ember.arange(T).clamp(max=25)) depends on the size")
 
 
 def _checked(graph: Graph, second: Graph, third: Graph, opset: int,

@@ -76,6 +76,13 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
 def sliced(ctx: Context, eqn: Eqn, key: str, x: str) -> str:
     """``x`` (of the shape of the equation's first input) sliced by the basic index in
     ``eqn.params[key]``; ``x`` itself when the index takes everything."""
+    twin = ctx.twin_eqns.get(id(eqn))
+    if twin is not None and _form(twin.params[key]) != _form(eqn.params[key]):
+        ctx.refuse(f"the index {eqn.params[key]} takes another form at other sizes of the "
+                   f"dynamic axes ({twin.params[key]}): a bound computed in Python from a "
+                   "shape that is 0 or the whole axis at the traced size (x[:, T // 16 * 16:] "
+                   "takes every row for T below 16), which no rule over the sizes follows")
+        return x
     starts, ends, axes, steps, squeeze, new_axes = [], [], [], [], [], []
     d = out = 0
     for k, entry in enumerate(eqn.params[key]):
@@ -109,6 +116,15 @@ def sliced(ctx: Context, eqn: Eqn, key: str, x: str) -> str:
     if new_axes:
         x = ctx.node("Unsqueeze", [x, ctx.ints(new_axes)])
     return x
+
+
+def _form(index: tuple) -> tuple:
+    """What each entry of a basic index is (a new axis, a range, an int), without the full
+    ranges at the end (an index leaves those out)."""
+    kinds = [None if e is None else "range" if type(e) is tuple else "int" for e in index]
+    while kinds and kinds[-1] == "range" and index[len(kinds) - 1] == (None, None, None):
+        kinds.pop()
+    return tuple(kinds)
 
 
 @converter("index_check", shape_params=True)
