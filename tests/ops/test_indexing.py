@@ -432,6 +432,12 @@ def test_one_hot_errors():
         ember.one_hot(ember.tensor([1, 3], dtype=ember.int32))
     with pytest.raises(ShapeError, match="empty"):
         ember.one_hot(ember.tensor([], dtype=ember.int64))
+    for n in (0, -2):  # as torch: an empty input needs num_classes > 0
+        with pytest.raises(RuntimeError, match="empty tensor"):
+            F.one_hot(torch.tensor([], dtype=torch.int64), n)
+        with pytest.raises(ShapeError, match=rf"empty tensor \(num_classes={n}\)"):
+            ember.one_hot(ember.tensor([], dtype=ember.int64), n)
+    assert tuple(ember.one_hot(ember.tensor([], dtype=ember.int64), 3).shape) == (0, 3)
 
 
 def test_pad_errors():

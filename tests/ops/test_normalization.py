@@ -471,3 +471,17 @@ def test_rms_norm_computes_half_inputs_in_float32_as_torch(dtype, weight):
     assert got.dtype.name == str(want.dtype)[6:]
     np.testing.assert_allclose(got.double().numpy(), want.double().numpy(),
                                rtol=1e-6 if dtype == "float32" else 0)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 1), (1, 3, 1, 1)])
+def test_instance_norm_refuses_one_element_planes_as_torch(shape):
+    """F.instance_norm with use_input_stats (not torch.instance_norm, nor running stats)."""
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        TF.instance_norm(torch.zeros(shape))
+    with pytest.raises(ember.errors.ArgumentError, match="more than 1 spatial element"):
+        F.instance_norm(ember.zeros(shape))
+    rm, rv = ember.zeros(3), ember.ones(3)
+    stats = F.instance_norm(ember.ones(shape), rm, rv, use_input_stats=False)
+    assert np.allclose(stats.numpy(), 1.0, atol=1e-4)
+    aten = ember.instance_norm(ember.ones(shape), None, None, None, None, True, 0.1, 1e-5, False)
+    assert not aten.numpy().any()  # (torch.instance_norm takes it: zeros)

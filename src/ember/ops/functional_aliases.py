@@ -42,8 +42,7 @@ from ember.ops.margin_loss import cosine_embedding_loss as _cosine_embedding_los
 from ember.ops.margin_loss import hinge_embedding_loss as _hinge_embedding_loss
 from ember.ops.margin_loss import margin_ranking_loss as _margin_ranking_loss
 from ember.ops.margin_loss import triplet_margin_loss as _triplet_margin_loss
-from ember.ops.normalization import _batch_norm
-from ember.ops.normalization import instance_norm as _instance_norm
+from ember.ops.normalization import _batch_norm, _instance_norm
 from ember.ops.pad import pad as _pad
 from ember.tensor import Tensor
 

@@ -410,10 +410,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor.dtype is not dtypes.int64:
         raise DTypeError(f"one_hot: only applicable to index tensors of dtype int64, got "
                          f"{dtype_name('one_hot', 'input', tensor)}")
+    if tensor.numel() == 0 and num_classes <= 0:  # (PyTorch's rule: 0 too)
+        raise ShapeError(f"one_hot: cannot infer the number of classes from an empty "
+                         f"tensor (num_classes={num_classes}); pass num_classes > 0")
     if num_classes == -1:
-        if tensor.numel() == 0:
-            raise ShapeError("one_hot: cannot infer the number of classes from an empty "
-                             "tensor; pass num_classes")
         num_classes = _class_count(tensor)
     checked = class_indices(tensor, num_classes, "one_hot", what="class value")
     shape = tuple(tensor.shape) + (num_classes,)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -471,16 +472,30 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
     With running statistics and ``use_input_stats`` they are updated with the batch average
     of the per-instance statistics; with ``use_input_stats=False`` they are used instead.
+    Planes of one element are refused with ``use_input_stats``, as in PyTorch (each would
+    normalise to 0).
 
     Example:
         >>> F.instance_norm(ember.randn(2, 3, 4, 4)).shape
         ember.Size([2, 3, 4, 4])
     """
+    if use_input_stats and input.ndim > 2 and prod(input.shape[2:]) == 1:
+        raise ArgumentError(f"instance_norm: expected more than 1 spatial element when "
+                            f"training, got input size {tuple(input.shape)}")
+    return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                          momentum, eps)
+
+
+def _instance_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                   weight: Tensor | None, bias: Tensor | None, use_input_stats: bool,
+                   momentum: float, eps: float) -> Tensor:
+    """:func:`instance_norm` less its check of one-element planes (``torch.instance_norm``
+    takes them)."""
     _check_float("instance_norm", input)
     _check_momentum("instance_norm", momentum)
     if half_with_float_params(input, weight, bias, running_mean, running_var):
-        return instance_norm(input.float(), running_mean, running_var, weight, bias,
-                             use_input_stats, momentum, eps).to(input.dtype)
+        return _instance_norm(input.float(), running_mean, running_var, weight, bias,
+                              use_input_stats, momentum, eps).to(input.dtype)
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
