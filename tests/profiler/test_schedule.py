@@ -264,3 +264,21 @@ def test_step_events_are_named_as_torch_names_them():
                     prof.step()
     assert seen[ember] == seen[torch] == (["ProfilerStep*"] * 2,
                                           ["ProfilerStep#0", "ProfilerStep#1"])
+
+
+def test_an_on_trace_ready_error_reaches_the_caller_as_torch():
+    # ember's exit then stopped the stopped span again: "ValueError: list.remove(x): x not
+    # in list" replaced the handler's own error
+    def failing(prof):
+        raise KeyError("handler failed")
+
+    for lib in (ember, torch):
+        plan = lib.profiler.schedule(wait=0, warmup=0, active=1)
+        with pytest.raises(KeyError, match="handler failed"):
+            with lib.profiler.profile(schedule=plan, on_trace_ready=failing) as prof:
+                for _ in range(3):
+                    lib.ones(2) + 1
+                    prof.step()
+        with lib.profiler.profile() as later:  # (profiling works afterwards)
+            lib.ones(2) * 3
+        assert any(e.name.endswith("mul") for e in later.events())

@@ -181,8 +181,9 @@ class profile:
         a cycle that starts (its warm-up, or its recording if it has none) clears the
         previous one's events unless ``acc_events``."""
         recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
-        if before in recording and (after not in recording
-                                    or before is ProfilerAction.RECORD_AND_SAVE):
+        # (not recording after all: an on_trace_ready that raised left the span stopped)
+        if before in recording and self._recording and (
+                after not in recording or before is ProfilerAction.RECORD_AND_SAVE):
             self._stop_trace()
             if before is ProfilerAction.RECORD_AND_SAVE or after is None:
                 if self.on_trace_ready is not None:
