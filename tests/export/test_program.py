@@ -2,6 +2,7 @@
 signature against torch.export's, and its module's outputs and gradients against eager."""
 
 import copy
+import dataclasses
 import io
 
 import numpy as np
@@ -311,3 +312,26 @@ def test_symbolic_trace_of_the_exported_module_records_its_primitives():
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(traced.get_submodule("1").running_mean.numpy(),
                                model[1].running_mean.numpy(), rtol=1e-6)
+
+
+@dataclasses.dataclass
+class _Inputs:
+    x: ember.Tensor
+    y: ember.Tensor
+
+
+class _AddFields(ember.nn.Module):
+    def forward(self, d, pair=None):
+        return d.x + d.y
+
+
+def test_an_argument_of_another_class_is_refused_naming_what_to_pass():
+    """It said "argument d holds a _Inputs" and no more; torch's error names
+    register_dataclass, which Ember has not got: this one says what to pass instead."""
+    with pytest.raises(ember.export.ExportError,
+                       match=r"argument d holds a _Inputs \(a dataclass\).*register_dataclass.*"
+                             r"Hint: pass its fields \(x, y\)"):
+        ember.export.export(_AddFields(), (_Inputs(ember.randn(3), ember.randn(3)),))
+    with pytest.raises(ember.export.ExportError,
+                       match=r"argument pair\[1\] holds a ndarray.*ember.from_numpy"):
+        ember.export.export(_AddFields(), ({"x": 1, "y": 2}, (1, np.ones(2))))

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from ember.errors import ArgumentError
 from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
@@ -165,13 +168,26 @@ def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
         elif value is None or isinstance(value, (bool, int, float, str)):
             out.append(InputGuard(name, keys, value=value))
         else:
-            raise ExportError(f"{WHO}: argument {name} holds a {type(value).__name__}; "
-                              "export takes tensors and numbers, nested in tuples, lists "
-                              "and dicts")
+            raise ExportError(f"{WHO}: argument {name}{''.join(f'[{k!r}]' for k in keys)} "
+                              f"holds a {type(value).__name__}{_class_hint(value)}")
 
     for name, value in arguments.items():
         walk(name, value, ())
     return out
+
+
+def _class_hint(value: Any) -> str:
+    """Why export refuses an argument of another class, and what to pass instead."""
+    fields = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) \
+        else []
+    instead = f"its fields ({', '.join(fields)}) as arguments or in a dict " \
+        "(dataclasses.asdict)" if fields else "ember.from_numpy(array)" if \
+        isinstance(value, np.ndarray) else "the tensors it holds in a tuple, list or dict"
+    return (f"{' (a dataclass)' if fields else ''}; export takes tensors and numbers (int, "
+            "float, bool, str, None), nested in tuples, lists and dicts, as inputs "
+            "(torch.export takes a dataclass registered with torch.export.register_dataclass; "
+            "Ember has no such registration for inputs, though a class registered with "
+            f"ember.func.pytree.register_pytree_node may be an output). Hint: pass {instead}")
 
 
 def _state(mod: Module) -> list[StateEntry]:
