@@ -1,5 +1,6 @@
 """ember.export.save / load (no pickle) and the docstring examples of ember.export."""
 
+import collections
 import doctest
 import importlib
 import io
@@ -176,3 +177,26 @@ def test_extra_files_of_the_wrong_kind_are_clear_errors():
     buffer.seek(0)
     with pytest.raises(TypeError, match="ember.export.load: extra_files is a dict.*got str"):
         ember.export.load(buffer, extra_files="n")
+
+
+Pair = collections.namedtuple("Pair", "low high")
+
+
+class _Split(ember.nn.Module):
+    def forward(self, x):
+        local = collections.namedtuple("Local", "total")
+        return Pair(x - 1, {"k": [local(x.sum()), x * 2]})
+
+
+def test_namedtuple_outputs_keep_their_class_and_fields_after_load(tmp_path):
+    """They came back as plain tuples (out.low an AttributeError). The file names the class;
+    load takes it where its module is loaded, else makes one of that name and fields."""
+    ep = ember.export.export(_Split(), (ember.randn(3),))
+    ember.export.save(ep, tmp_path / "split.ep")
+    x = ember.randn(3)
+    out = ember.export.load(tmp_path / "split.ep").module()(x)
+    assert type(out) is Pair
+    np.testing.assert_allclose(out.high["k"][1].numpy(), (x * 2).numpy())
+    local = out.high["k"][0]
+    assert type(local).__name__ == "Local" and local._fields == ("total",)
+    np.testing.assert_allclose(local.total.numpy(), x.sum().numpy(), rtol=1e-6)

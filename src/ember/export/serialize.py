@@ -5,10 +5,12 @@ the graph from primitive names (as ``ember.jit.save`` does)."""
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import operator
 import os
+import sys
 from typing import IO, Any
 
 import numpy as np
@@ -231,9 +233,44 @@ def _target(n: fx.Node) -> Any:
     return name
 
 
+class _NamedTuple:
+    """A namedtuple in a structure being written: its class and its items."""
+
+    def __init__(self, kind: type, items: list) -> None:
+        self.kind, self.items = kind, items
+
+
+def _tagged(tree: Any) -> Any:
+    """``tree`` with its namedtuples as :class:`_NamedTuple` (the file keeps their class's
+    name and fields: a plain tuple would lose them)."""
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+        return _NamedTuple(type(tree), [_tagged(x) for x in tree])
+    if isinstance(tree, tuple | list):
+        return type(tree)(_tagged(x) for x in tree) if type(tree) in (tuple, list) else tree
+    if isinstance(tree, dict):
+        return {k: _tagged(x) for k, x in tree.items()}
+    return tree
+
+
+def _namedtuple(module: str, qualname: str, fields: list[str]) -> type:
+    """The namedtuple class a file names: the class itself where its module is loaded (no
+    import: a file runs no code) and it has those fields; else one made with its name and
+    fields."""
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if isinstance(found, type) and issubclass(found, tuple) and \
+            tuple(getattr(found, "_fields", ())) == tuple(fields):
+        return found
+    return collections.namedtuple(qualname.rpartition(".")[2], fields)
+
+
 def _value(value: Any, n: fx.Node | None = None, key: str = "args") -> Any:
     """``value`` (an argument ``key`` of node ``n``, named in errors) as JSON."""
     def other(v: Any) -> Any:
+        if isinstance(v, _NamedTuple):
+            return {"namedtuple": [v.kind.__module__, v.kind.__qualname__, list(v.kind._fields),
+                                   [_value(x, n, key) for x in v.items]]}
         if isinstance(v, fx.Node):
             return {"node": v.name}
         if isinstance(v, SizeExpr):
@@ -259,7 +296,7 @@ def _structure(spec: Any, what: str) -> Any:
     ``what`` is the program's part it describes, for the error another class is)."""
     tree = tree_unflatten(list(range(spec.num_leaves)), spec)
     try:
-        return _value(tree)
+        return _value(_tagged(tree))
     except ArgumentError:
         raise ArgumentError(
             f"ember.export.save: the file cannot rebuild the class {_classes(spec)} in the "
@@ -295,6 +332,9 @@ def _unvalue(value: Any, nodes: dict | None = None) -> Any:
             return SizeExpr(inner[0], tuple(inner[1]), inner[2])
         if tag == "slice":
             return slice(*(_unvalue(x, nodes) for x in inner))
+        if tag == "namedtuple":
+            module, qualname, fields, items = inner
+            return _namedtuple(module, qualname, fields)(*(_unvalue(x, nodes) for x in items))
         raise CheckpointError(f"ember.export.load: unknown value tag {tag!r}")
 
     return decode_param(value, other)
