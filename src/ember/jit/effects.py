@@ -54,7 +54,7 @@ class Effects:
         (``opt.step_part``), writing its array and its optimizer state's. Reached tensors on
         the parameters' memory (the flat vector they are views of) are its inputs and
         outputs too, so that reads of them come before or after it (never split then)."""
-        params = _with_grads(opt)
+        params, others = _with_grads(opt), _without_grads(opt)
         flat = _on_memory_of(self.found.tensors, params)
         self.binds_grads = True
         self.stepped.append(opt)
@@ -69,7 +69,7 @@ class Effects:
             return [p._data, *(t._data for t in opt.state.get(p, {}).values()
                                if isinstance(t, Tensor))]
 
-        result = self.record_effect(name, _stepper(params, run, flat),
+        result = self.record_effect(name, _stepper(params, _aside(others, run), flat),
                                     params + [p.grad for p in params] + flat,
                                     lambda: params + [p.grad for p in params] + flat, call,
                                     len(params), (part, writes) if split and not flat else None)
@@ -109,11 +109,11 @@ class Effects:
     def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
         """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the
         moment and noting an inf/NaN among them."""
-        params = _with_grads(opt)
+        params, run = _with_grads(opt), _aside(_without_grads(opt), lambda: scaler.unscale_(opt))
 
         def unscale(*arrays: Any) -> list:
             _bind_grads(params, arrays)
-            scaler.unscale_(opt)
+            run()
             return [p.grad._data for p in params]
 
         return self.record_effect("GradScaler.unscale_", unscale, [p.grad for p in params],
@@ -165,6 +165,32 @@ class Effects:
 def _with_grads(opt: Any) -> list[Tensor]:
     """An optimizer's parameters that hold a gradient."""
     return [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+
+
+def _without_grads(opt: Any) -> list[Tensor]:
+    """An optimizer's parameters that hold no gradient (while tracing: at its step)."""
+    return [p for group in opt.param_groups for p in group["params"] if p.grad is None]
+
+
+def _aside(others: list[Tensor], run: Any) -> Any:
+    """``run()`` with the ``.grad`` of ``others`` set aside: the parameters that had none
+    when the trace stepped (cleared inside, by ``zero_grad()``) may hold one at run time, the
+    last step's, where the graph clears it only at its end; eager's step skips them, so this
+    one must not read a stale gradient."""
+    if not others:
+        return run
+
+    def aside() -> Any:
+        kept = [p._grad for p in others]
+        for p in others:
+            p._grad = None
+        try:
+            return run()
+        finally:
+            for p, g in zip(others, kept):
+                p._grad = g
+
+    return aside
 
 
 def _on_memory_of(tensors: list[Tensor], params: list[Tensor]) -> list[Tensor]:
