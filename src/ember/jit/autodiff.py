@@ -32,6 +32,7 @@ from ember.autograd.graph import Node
 from ember.errors import GradError
 from ember.jit.ir import Effect, Graph, Var
 from ember.jit.kernels import owner
+from ember.jit.sources import TraceError
 from ember.jit.tracer import Tracer
 from ember.ops.creation import ones_like, zeros
 from ember.ops.primitive import replay_view
@@ -168,16 +169,41 @@ def differentiable(tracer: Tracer, inputs: list[Tensor], outputs: list) -> bool:
     wanted = [x for x in outputs if isinstance(x, Tensor) and x.requires_grad]
     if not tracer.ran_backward or not wanted:
         return bool(wanted)
-    if tracer.stepped or tracer.binds_grads or tracer.grad_inputs or \
-            any(ref.grad for ref in tracer.graph.state):  # (a sum into a .grad read)
-        return False
     entry, state = tracer.entry_grads, [ref.tensor for ref in tracer.graph.state]
-    if any(t._grad is not g for t, g in zip(tracer.inputs, tracer.input_grads)) or any(
-            t._grad is not entry.get(id(t), t._grad)
-            for t in state + [t for _, t in tracer.known.values()]):
-        return False
     stops = {id(t._node) for t in [*inputs, *state] if t.requires_grad}
+    if tracer.stepped or tracer.binds_grads or tracer.grad_inputs or \
+            any(ref.grad for ref in tracer.graph.state) or \
+            any(t._grad is not g for t, g in zip(tracer.inputs, tracer.input_grads)) or any(
+            t._grad is not entry.get(id(t), t._grad)
+            for t in state + [t for _, t in tracer.known.values()]):  # (a .grad set or read)
+        _refuse_grad_history(tracer, inputs, wanted, stops)
+        return False
     return not all(_spent(x, stops) for x in wanted)
+
+
+def _refuse_grad_history(tracer: Tracer, inputs: list[Tensor], wanted: list[Tensor],
+                         stops: set[int]) -> None:
+    """A training step (it sets ``.grad``) returns its values without history; one made from
+    a ``.grad`` that ``backward(create_graph=True)`` gave a history (a gradient-norm penalty)
+    needs it to differentiate as in eager code, so it is refused rather than returned
+    detached (a loss outside adding it would silently lose its gradient)."""
+    holders = [*((t, f"argument {i}") for i, t in enumerate(inputs)),
+               *((t, tracer.labels.get(id(t), "a tensor")) for t in
+                 [*(ref.tensor for ref in tracer.graph.state),
+                  *(t for _, t in tracer.known.values())])]
+    grads = {id(t._grad._node): label for t, label in holders
+             if t._grad is not None and t._grad._node is not None}
+    for x in wanted:
+        label = next((grads[n] for n in _history(x, stops) if n in grads), None)
+        if label is not None:
+            raise TraceError(
+                f"ember.jit: {tracer.graph.name} returns a value made from the .grad of {label}"
+                ", which backward(create_graph=True) inside gave a history: a compiled step "
+                "that sets .grad returns its values without history, so a loss outside would "
+                "lose this one's gradient. Hint: compute the gradient with `g, = ember.autograd"
+                ".grad(loss, w, create_graph=True)` inside instead (what the call returns from "
+                "it stays differentiable), return `.detach()` of a value only logged, or run "
+                "the function under `with ember.jit.disable():`")
 
 
 def as_later_calls(plan: _Plan, outputs: list) -> list:
@@ -229,16 +255,23 @@ def _spent(t: Tensor, stops: set[int]) -> bool:
     parameters'), holds a node a backward inside the call released (``loss`` after a plain
     ``autograd.grad(loss, x)``): a backward of it would fail in eager code, so it is no
     differentiable output of the call (as a training step's loss)."""
+    return any(node.released for node in _nodes(t, stops))
+
+
+def _history(t: Tensor, stops: set[int]) -> Iterator[int]:
+    """The ids of the nodes of ``t``'s history, up to the nodes in ``stops``."""
+    return (id(node) for node in _nodes(t, stops))
+
+
+def _nodes(t: Tensor, stops: set[int]) -> Iterator[Node]:
     todo, seen = [t._node], set(stops)
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
-        if node.released:
-            return True
+        yield node
         seen.add(id(node))
         todo.extend(edge[0] for edge in node.edges or () if edge is not None)
-    return False
 
 
 @contextmanager
