@@ -19,6 +19,7 @@ import weakref
 from typing import Any
 
 from ember.autograd.engine import VJP_HOOK, running_task
+from ember.autograd.function import _CustomPrimitive
 from ember.autograd.function import _run as run_function_eagerly
 from ember.autograd.graph import keep_saved
 from ember.dtypes import from_numpy
@@ -37,6 +38,7 @@ from ember.jit.sources import (
     not_traceable,
     other_thread_error,
     user_source,
+    value_read_error,
 )
 from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
@@ -126,6 +128,7 @@ class Tracer(Effects, ViewWrites):
         self.grown: list[tuple[Tensor, Var]] = []  # state rebound to values with history
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
+        self.functions: list[str] = []  # the custom Functions' forward or backward running
         self.lr_reads = LrReads(found)  # (see lr_reads)
         for _, opt in found.optimizers:
             self.read_state_anew(opt)
@@ -327,7 +330,11 @@ class Tracer(Effects, ViewWrites):
         module's backward hooks on its outputs is noted (see :attr:`backward_hooks`)."""
         if cls is OutputIdentity and not any(s is args[0] for s in self.backward_hooks):
             self.backward_hooks.append(args[0])
-        return run_function_eagerly(cls, args, kwargs)
+        self.functions.append(f"the forward of autograd.Function {cls.__name__}")
+        try:
+            return run_function_eagerly(cls, args, kwargs)
+        finally:
+            self.functions.pop()
 
     def on_alias(self, alias: Tensor, x: Tensor) -> None:
         if self.just_fresh == id(x._data):  # (the alias, just made, is no new array: x, a
@@ -412,7 +419,7 @@ class Tracer(Effects, ViewWrites):
         if var is None and (var := self.var_of(t)).kind == "state":  # (the caller's)
             self.value_reads[var] = (t, what, user_source())
         elif var in self.dynamic and var not in self.value_reads and not self.flat_read(t, what):
-            raise _value_read_error(t, what, user_source())
+            raise value_read_error(t, what, user_source(), self.functions[-1:])
 
     # -- backward (optimizer steps and other effects: see effects.Effects) ---------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
@@ -421,10 +428,15 @@ class Tracer(Effects, ViewWrites):
         saved = self.backward_of
         self.backward_of = Source(fwd.file, fwd.line, fwd.text, f"backward of {node.prim.name} "
                                   "at ") if fwd is not None else user_source("backward ")
+        custom = isinstance(node.prim, _CustomPrimitive)
+        if custom:
+            self.functions.append(f"the backward of autograd.Function {node.prim.name}")
         try:
             return node.prim.vjp(node, *grads)
         finally:
             self.backward_of = saved
+            if custom:
+                self.functions.pop()
 
     def __enter__(self) -> Tracer:
         push_handler(self, grads_in_place=True)
@@ -578,20 +590,6 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
 _DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; where a library call "
               "needs it, compile the model that feeds it (ember.jit.compile(model)) and make "
               "that call after it, outside")
-
-
-def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:
-    """The error for Python reading a traced tensor's value at ``src``."""
-    where = _at(src)
-    return TraceError(
-        f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
-        f"{where}, but while tracing only its shape and dtype are fixed; Python control "
-        "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
-        "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
-        "number or tuple argument, or one in static_argnums=...: each new value traces "
-        "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
-        "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
-        "instead, or move the call out of the compiled function", where)
 
 
 def _dtype_of(array: Any) -> Any:
