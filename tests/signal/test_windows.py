@@ -144,3 +144,21 @@ def test_a_tensor_parameter_gets_its_true_gradient(name, param, value, sym):
     if name == "kaiser":  # (the ops window shares the construction)
         assert ember.autograd.gradcheck(
             lambda b: ember.kaiser_window(7, periodic=not sym, beta=b, dtype=ember.float64), (p,))
+
+
+@pytest.mark.parametrize("beta", [700.0, 1000.0, 5000.0])
+@pytest.mark.parametrize("sym", [True, False])
+def test_kaiser_with_a_large_beta_is_finite(beta, sym):
+    # I0(beta) overflows float64 past beta ~713: the ratio I0(x) / I0(beta) was inf / inf = NaN
+    # (torch's too, from beta ~100 in float32); now scaled, it matches a 50-digit reference
+    mpmath = pytest.importorskip("mpmath")
+    span = 6 if sym else 7
+    with mpmath.workdps(50):
+        want = [float(mpmath.besseli(0, beta * mpmath.sqrt(1 - mpmath.mpf(2 * n / span - 1) ** 2))
+                      / mpmath.besseli(0, beta)) for n in range(7)]
+    got = ember.signal.windows.kaiser(7, beta=beta, sym=sym, dtype=ember.float64)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-300)
+    if beta == 700.0:  # (where torch's float64 window is still finite)
+        want = torch.signal.windows.kaiser(7, beta=beta, sym=sym, dtype=torch.float64)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    assert bool(ember.kaiser_window(7, periodic=not sym, beta=beta).isfinite().all())

@@ -15,9 +15,9 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError, type_name
+from ember.ops.bessel import i0e
 from ember.ops.creation import arange, check_strided, full_like, ones, tensor
-from ember.ops.gamma import i0
-from ember.ops.unary import abs, cos, sqrt
+from ember.ops.unary import abs, cos, exp, sqrt
 from ember.tensor import Tensor
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
@@ -67,11 +67,16 @@ def cosine_sum(coefficients: Sequence[float]) -> Callable[[Tensor, int], Tensor]
 
 def kaiser_shape(beta: float) -> Callable[[Tensor, int], Tensor]:
     """``I0(beta sqrt(1 - (2n / span - 1)²)) / I0(beta)`` (differentiable in a tensor
-    ``beta``)."""
+    ``beta``), as ``i0e(x) / i0e(beta) * exp(|x| - |beta|)``: I0 overflows float64 past
+    beta ≈ 713, where the plain ratio is inf / inf = NaN (as torch's is)."""
     scale = (beta.to(dtypes.float64) if isinstance(beta, Tensor)
              else tensor(float(beta), dtype=dtypes.float64))
-    return of_fraction(lambda t: i0(beta * sqrt((1 - (2 * t - 1) ** 2).clamp(min=0)))
-                       / i0(scale))
+
+    def shape(t: Tensor) -> Tensor:
+        x = scale * sqrt((1 - (2 * t - 1) ** 2).clamp(min=0))
+        return i0e(x) / i0e(scale) * exp(abs(x) - abs(scale))
+
+    return of_fraction(shape)
 
 
 def blackman_shape(n: Tensor, span: int) -> Tensor:
