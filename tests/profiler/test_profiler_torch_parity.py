@@ -371,3 +371,14 @@ def test_trace_id_and_torchs_other_keywords():
         prof.get_trace_id()
     with pytest.raises(NotImplementedError, match="execution trace"):
         ember.profiler.profile(execution_trace_observer=object())
+
+
+def test_autograd_profiler_total_average_and_function_event_as_torch():
+    # profile.total_average() and autograd.profiler.FunctionEvent were AttributeErrors
+    for lib in (ember, torch):
+        prof = _legacy(lib)
+        total = prof.total_average()
+        events = prof.function_events
+        assert total.key == "Total" and total.count == len(events), lib
+        assert total.cpu_time_total == pytest.approx(sum(e.cpu_time_total for e in events))
+        assert all(isinstance(e, lib.autograd.profiler.FunctionEvent) for e in events)

@@ -16,11 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.profiler.events import EventList
+from ember.profiler.events import Event, EventList, FunctionEventAvg
 from ember.profiler.profile import profile as _profile
 from ember.profiler.profile import record_function
 
-__all__ = ["emit_nvtx", "profile", "record_function"]
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx", "profile",
+           "record_function"]
+
+#: PyTorch's name of an event's class here (``prof.function_events`` holds them)
+FunctionEvent = Event
 
 
 class profile(_profile):
@@ -76,6 +80,17 @@ class profile(_profile):
     def function_events(self) -> EventList:
         """The recorded events, in start order."""
         return self.events()
+
+    def total_average(self) -> FunctionEventAvg:
+        """One row summing every event (key ``"Total"``), as PyTorch's.
+
+        Example:
+            >>> with ember.autograd.profiler.profile() as prof:
+            ...     _ = ember.ones(3) * 2
+            >>> prof.total_average().key, prof.total_average().count
+            ('Total', 1)
+        """
+        return self.events().total_average()
 
     @property
     def self_cpu_time_total(self) -> float:
