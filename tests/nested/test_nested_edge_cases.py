@@ -236,3 +236,40 @@ def test_a_ragged_size_met_inside_an_op_names_the_op(op, call):
         call(nt)
     with pytest.raises(TypeError, match="^the ragged dimension"):  # (no op: the plain message)
         int(nt.size(1))
+
+
+def test_autograd_grad_with_respect_to_a_nested_tensor_as_torch():
+    """(ember.autograd.grad read the nested input as the list of its sequences: 'input 0
+    (shape (2, 4)) was not used to compute the outputs')."""
+    nt, tnt = pair(requires_grad=True)
+    (got,) = ember.autograd.grad((nt * nt * nt).sum(), nt, create_graph=True)
+    (want,) = torch.autograd.grad((tnt * tnt * tnt).sum(), tnt, create_graph=True)
+    assert got.is_nested
+    assert_close(got, want)
+    (got2,) = ember.autograd.grad((got.values() ** 2).sum(), [nt])  # second order
+    (want2,) = torch.autograd.grad((want.values() ** 2).sum(), [tnt])
+    assert_close(got2, want2)
+
+
+def test_autograd_grad_of_a_nested_output_with_mixed_inputs():
+    nt, tnt = pair(requires_grad=True)
+    w = ember.tensor([1.0, -2.0, 0.5, 3.0], dtype=ember.float64, requires_grad=True)
+    tw = torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
+    out, tout = (nt * w).sin(), (tnt * tw).sin()
+    got = ember.autograd.grad(out, (w, nt), grad_outputs=nt.detach() * 2)
+    want = torch.autograd.grad(tout, (tw, tnt), grad_outputs=tnt.detach() * 2)
+    assert_close(got[0], want[0])
+    assert_close(got[1], want[1])
+    with pytest.raises(ShapeError, match="different ragged structures"):
+        ember.autograd.grad((nt * 2), nt, grad_outputs=pair()[0])
+
+
+def test_setting_grad_to_none_as_torch():
+    nt, tnt = pair(requires_grad=True)
+    (nt * 2).sum().backward()
+    (tnt * 2).sum().backward()
+    nt.grad, tnt.grad = None, None
+    assert nt.grad is None and tnt.grad is None
+    (nt * 3).sum().backward()
+    (tnt * 3).sum().backward()
+    assert_close(nt.grad, tnt.grad)

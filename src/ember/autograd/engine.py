@@ -124,6 +124,20 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                 done.add(id(t))
 
 
+#: class -> its ``grad(outputs, inputs, grad_outputs, **options)``: tensor-likes outside the
+#: core (``ember.nested``'s nested tensors) register how :func:`grad` differentiates them
+GRAD_HANDLERS: dict[type, Callable[..., tuple]] = {}
+
+
+def _grad_handler(*arguments: Any) -> Callable[..., tuple] | None:
+    for argument in arguments:
+        for x in argument if isinstance(argument, (list, tuple)) else (argument,):
+            handler = GRAD_HANDLERS.get(type(x))
+            if handler is not None:
+                return handler
+    return None
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
@@ -156,6 +170,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if not only_inputs:
         warnings.warn("grad: only_inputs is deprecated and ignored (it is always True)",
                       stacklevel=2)
+    handler = GRAD_HANDLERS and _grad_handler(outputs, inputs, grad_outputs)
+    if handler:
+        return handler(outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                       create_graph=create_graph, allow_unused=allow_unused,
+                       is_grads_batched=is_grads_batched, materialize_grads=materialize_grads)
     inputs = as_list(inputs)  # (once: a generator of parameters is read here)
     if not inputs:
         raise GradError("grad: the inputs argument cannot be empty (as PyTorch's `inputs` "
