@@ -154,3 +154,16 @@ def test_embedding_bag_of_a_2d_input(mode, weighted):
                      ember.randn(3, 5), dynamic_batch=True)
     else:
         check_export(bag, ember.randint(0, 7, (3, 5)), dynamic_batch=True)
+
+
+def test_unfold_exports_as_a_gather_of_its_windows():
+    """Tensor.unfold had no converter (an audio model's framing, x.unfold(-1, 400, 160));
+    a dynamic batch is fine, a dynamic unfolded axis is refused (its count changes)."""
+    x = ember.randn(2, 9, 3)
+    check_export(lambda t: (t.unfold(1, 3, 2), t.unfold(-1, 2, 1), t.unfold(1, 2, 5),
+                            t.unfold(0, 2, 1), t[0, 0, 0].unfold(0, 1, 1)), x,
+                 dynamic_batch=False)
+    check_export(lambda t: t.unfold(1, 4, 2) * 2, x, dynamic_batch=True)
+    with pytest.raises(ExportError, match="unfold along dimension 1, which follows a dynamic"):
+        ember.onnx.to_model(lambda t: t.unfold(1, 4, 2), x, input_names=["x"],
+                            dynamic_axes={"x": {1: "t"}})

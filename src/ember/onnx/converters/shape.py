@@ -1,4 +1,4 @@
-"""Shape primitives: reshape, permute, expand, cat, triangular masks, diagonals."""
+"""Shape primitives: reshape, permute, expand, cat, triangular masks, diagonals, unfold."""
 
 from __future__ import annotations
 
@@ -86,3 +86,24 @@ def diagonal(ctx: Context, eqn: Eqn) -> str:
         pairs = ctx.constant(np.stack([steps + s for s in first], axis=1), "pairs")
     picked = ctx.node("GatherND", [x, pairs])
     return ctx.node("Transpose", [picked], perm=[*range(1, len(rest) + 1), 0])
+
+
+@converter("unfold_view")
+def unfold_view(ctx: Context, eqn: Eqn) -> str | None:
+    """``Tensor.unfold``: Gather of the windows' positions, a (count, size) grid, along the
+    dimension, then the window axis moved last. The count is fixed: a dynamic axis unfolded
+    is refused."""
+    src, p = eqn.inputs[0], eqn.params
+    d, size, step = p["dimension"], p["size"], p["step"]
+    if not src.shape:  # (a 0-d tensor's one window: shape (1,))
+        return ctx.node("Reshape", [ctx.value(src), ctx.ints([1])])
+    if d in ctx.dynamic_dims(src):
+        return ctx.refuse(f"unfold along dimension {d}, which follows a dynamic axis: its "
+                          "window count changes with the size. Hint: export with that axis "
+                          "fixed")
+    count = eqn.outputs[0].shape[d]
+    windows = np.arange(count, dtype=np.int64)[:, None] * step + np.arange(size, dtype=np.int64)
+    y = ctx.node("Gather", [ctx.value(src), ctx.constant(windows, "windows")], axis=d)
+    n = len(src.shape) + 1
+    perm = [*range(d + 1), *range(d + 2, n), d + 1]
+    return y if perm == list(range(n)) else ctx.node("Transpose", [y], perm=perm)
