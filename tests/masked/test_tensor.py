@@ -333,3 +333,18 @@ def test_autograd_attributes_as_torch():
     e, t = _pair()
     for got, want in zip(_autograd_surface(e), _autograd_surface(t)):
         assert_same(got, want)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: x.softmax(1, dtype=L.float32),
+    lambda L, x: L.nn.functional.softmax(x, 1, dtype=L.float32),
+    lambda L, x: L.nn.functional.softmin(x, 1),
+    lambda L, x: L.nn.functional.softmin(x, dim=0, dtype=L.float32),
+    lambda L, x: L.nn.functional.softmax(x),  # implicit dim: 1 for a 2-D input (was 0)
+    lambda L, x: L.nn.functional.softmin(x.unsqueeze(0)),  # implicit dim 0 for 3-D
+])
+def test_softmax_forms_as_torch(fn):
+    e, t = _pair()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the implicit dim's deprecation warning)
+        assert_same(fn(ember, e), fn(torch, t))

@@ -23,6 +23,7 @@ from ember.masked import normalizations, reductions
 from ember.masked.masks import canonical_dims, first_dim
 from ember.masked.tensor import MaskedOperand, MaskedTensor
 from ember.ops.overrides import register
+from ember.ops.softmax import _implicit_dim as implicit_dim
 from ember.tensor import Tensor
 
 UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin", "arcsin",
@@ -213,8 +214,9 @@ def _reduction(op: str) -> Callable[..., MaskedTensor]:
     return method
 
 
-def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
-    """Softmax along ``dim`` over the specified elements; the mask is kept.
+def softmax(self: MaskedTensor, dim: int, dtype: Any = None) -> MaskedTensor:
+    """Softmax along ``dim`` over the specified elements (the data converted to ``dtype``
+    first when given); the mask is kept.
 
     Example:
         >>> mt = ember.masked.masked_tensor(ember.tensor([1.0, 2.0, 3.0]),
@@ -225,12 +227,13 @@ def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
         )
     """
     d = first_dim(dim, self.ndim, "softmax")
-    if not self.dtype.is_floating_point:
-        raise TypeError(f"MaskedTensor.softmax: expected floating point data, got {self.dtype}."
-                        " Hint: mt.float().softmax(dim)")
+    values = self._masked_data if dtype is None else self._masked_data.to(dtype)
+    if not values.dtype.is_floating_point:
+        raise TypeError(f"MaskedTensor.softmax: expected floating point data, got "
+                        f"{values.dtype}. Hint: mt.float().softmax(dim), or pass dtype=")
     # slices with nothing specified compute on zeros, so no nan reaches data or gradients
     anything = self._mask.any(d, keepdim=True)
-    inputs = ember.where(anything, self._masked_data, 0.0)
+    inputs = ember.where(anything, values, 0.0)
     data = normalizations.softmax(inputs, d, mask=self._mask | ~anything)
     return MaskedTensor._wrap(ember.where(self._mask, data, 0.0), self._mask)
 
@@ -290,10 +293,10 @@ def _joined(op: Callable, tensors: Any, dim: int = 0) -> MaskedTensor:
 def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
     """``ember.<op>(*args)`` with a MaskedTensor among the operands (``ember.exp(mt)``, or
     ``t + mt`` through ``Tensor.__add__``), as torch's MaskedTensor answers it: the ops of the
-    tables (unary, binary, reductions, pass-through, ``softmax``) as the MaskedTensor's
-    methods, ``cat``/``stack`` on data and masks alike, ``where`` choosing the masks as the
-    data, ``ones_like`` (and ``zeros_like``, ``full_like``, ``empty_like``) keeping the mask;
-    any other op raises."""
+    tables (unary, binary, reductions, pass-through, ``softmax``; ``softmin`` as the softmax
+    of ``-mt``) as the MaskedTensor's methods, ``cat``/``stack`` on data and masks alike,
+    ``where`` choosing the masks as the data, ``ones_like`` (and ``zeros_like``,
+    ``full_like``, ``empty_like``) keeping the mask; any other op raises."""
     name = op.__name__
     given = {k: v for k, v in kwargs.items() if v is not None and _DEFAULTS.get(k, op) != v}
     if name in BINARY and len(args) == 2:
@@ -302,6 +305,10 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
         if isinstance(input, MaskedTensor):
             return getattr(input, name)(other)
         return _binary(name, op, reflected=True)(other, input)
+    if name in ("softmax", "softmin"):  # (F.softmax(mt, dim=None) picks the dim as for tensors)
+        input, dim = args
+        dim = implicit_dim(name, input.ndim) if dim is None else dim
+        return (input if name == "softmax" else -input).softmax(dim, **given)
     if name in _METHODS and isinstance(args[0], MaskedTensor):
         return getattr(args[0], name)(*args[1:], **given)
     if name in ("cat", "stack"):
