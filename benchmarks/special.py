@@ -1,7 +1,8 @@
-"""``python -m benchmarks.special [--quick]``: special functions and distribution cdfs,
-Ember against PyTorch in one run (alternating after warm-up, median of repeats), with the
-ratio Ember/PyTorch: float32 erfc, erf, erfinv and ``Normal.cdf``, float64 ``Cauchy.cdf``, at
-1e5 values.
+"""``python -m benchmarks.special [--quick]``: special functions, distribution cdfs and
+elementwise ops that have numba passes of their own, Ember against PyTorch in one run
+(alternating after warm-up, median of repeats), with the ratio Ember/PyTorch: float32 erfc,
+erf, erfinv, lgamma and ``Normal.cdf``, float64 ``Cauchy.cdf``, float32 softplus, hardshrink,
+softshrink, fmod, remainder and logaddexp, at 1e5 values.
 """
 
 from __future__ import annotations
@@ -31,6 +32,16 @@ def _pair(name: str, dtype: str, low: float, high: float, n: int) -> tuple:
     return (lambda: ember_fn(ex)), (lambda: torch_fn(tx))
 
 
+def _binary(name: str, n: int) -> tuple:
+    """Ember's and PyTorch's ``name`` of ``n`` normal float32 values (times 10) and ``n``
+    divisors of either sign, magnitude in [0.5, 3)."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(n) * 10).astype(np.float32)
+    y = (rng.uniform(0.5, 3, n) * rng.choice([-1, 1], n)).astype(np.float32)
+    return tuple(lambda lib=lib: getattr(lib, name)(lib.from_numpy(x), lib.from_numpy(y))
+                 for lib in (ember, torch))
+
+
 def _cdf(family: str, dtype: str, low: float, high: float, n: int) -> tuple:
     """``family(0, 1).cdf`` of ``n`` uniform values in [low, high) in both libraries."""
     x = np.random.default_rng(1).uniform(low, high, n).astype(dtype)
@@ -48,8 +59,13 @@ def cases(n: int) -> dict[str, tuple]:
         "erfc f32": _pair("special.erfc", "float32", -10, 10, n),
         "erf f32": _pair("special.erf", "float32", -5, 5, n),
         "erfinv f32": _pair("special.erfinv", "float32", -1, 1, n),
+        "lgamma f32": _pair("lgamma", "float32", 0.1, 10, n),
         "Normal.cdf f32": _cdf("Normal", "float32", -10, 10, n),
         "Cauchy.cdf f64": _cdf("Cauchy", "float64", -100, 100, n),
+        "softplus f32": _pair("nn.functional.softplus", "float32", -10, 10, n),
+        "hardshrink f32": _pair("nn.functional.hardshrink", "float32", -2, 2, n),
+        "softshrink f32": _pair("nn.functional.softshrink", "float32", -2, 2, n),
+        **{f"{name} f32": _binary(name, n) for name in ("fmod", "remainder", "logaddexp")},
     }
 
 
