@@ -3,6 +3,7 @@ without the Python code that made them."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import ember
 import ember.models
 from ember import jit
-from ember.errors import CheckpointError
+from ember.errors import ArgumentError, CheckpointError
 
 
 @pytest.mark.parametrize("build, shape", [
@@ -156,3 +157,22 @@ def test_trace_takes_torch_jit_traces_other_arguments():
         jit.trace(pair, ember.ones(2))
     assert jit.trace(pair, ember.ones(2), strict=False)(ember.ones(2))["b"][0].tolist() == \
         [2.0, 2.0]
+
+
+def test_a_loaded_graph_refuses_keywords_and_numbers_naming_its_inputs():
+    def f(x, *, scale=2.0, bias=None):
+        return x * scale + bias
+    compiled = jit.compile(f)
+    x, b = ember.ones(2), ember.full((2,), 3.0)
+    with ember.no_grad():
+        compiled(x, scale=3.0, bias=b)
+    buf = io.BytesIO()
+    jit.save(compiled, buf)
+    buf.seek(0)
+    run = jit.load(buf)
+    assert run(x, b).tolist() == [6.0, 6.0]  # (keyword tensors after the positional ones)
+    with pytest.raises(ArgumentError, match=r"\(\(2,\) float32, \(2,\) float32\), got \(\(2,\) "
+                                            r"float32\) and keywords \['bias', 'scale'\]"):
+        run(x, scale=3.0, bias=b)
+    with pytest.raises(ArgumentError, match=r"got \(\(2,\) float32, float\).*traced with"):
+        run(x, 3.0)

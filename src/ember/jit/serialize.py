@@ -136,15 +136,20 @@ class LoadedFunction:
     def code(self) -> str:
         return self.generated.code
 
-    def __call__(self, *inputs: Tensor) -> Any:
+    def __call__(self, *inputs: Tensor, **named: Any) -> Any:
         expected = self.graph.inputs
-        if len(inputs) != len(expected) or any(
-                tuple(t.shape) != v.shape or t.dtype is not v.dtype
+        if named or len(inputs) != len(expected) or any(
+                not isinstance(t, Tensor) or tuple(t.shape) != v.shape or t.dtype is not v.dtype
                 for t, v in zip(inputs, expected)):
-            got = ", ".join(f"{tuple(t.shape)} {t.dtype.name}" for t in inputs)
+            got = ", ".join(f"{tuple(t.shape)} {t.dtype.name}" if isinstance(t, Tensor) else
+                            type(t).__name__ for t in inputs)
             want = ", ".join(f"{v.shape} {v.dtype.name}" for v in expected)
-            raise ArgumentError(f"ember.jit: {self.graph.name} was compiled for inputs ({want}), "
-                                f"got ({got}); compile and save it again for other shapes")
+            raise ArgumentError(
+                f"ember.jit: {self.graph.name} was compiled for inputs ({want}), got ({got})"
+                f"{f' and keywords {sorted(named)}' if named else ''}; a loaded graph takes its "
+                "tensors by position, in the order the function received them (keyword "
+                "tensors after the positional ones), and keeps the other arguments (numbers, "
+                "flags) it was traced with: compile and save it again for other shapes or values")
         out = [None if a is None else _wrap(a, self.device)
                for a in self.generated.fn(*(t._data for t in inputs))]
         return out[0] if len(out) == 1 else tuple(out)
