@@ -1,6 +1,7 @@
 """ember.export.export (torch.export): the exported program of Ember's models, its graph
 signature against torch.export's, and its module's outputs and gradients against eager."""
 
+import collections
 import copy
 import dataclasses
 import io
@@ -335,3 +336,25 @@ def test_an_argument_of_another_class_is_refused_naming_what_to_pass():
     with pytest.raises(ember.export.ExportError,
                        match=r"argument pair\[1\] holds a ndarray.*ember.from_numpy"):
         ember.export.export(_AddFields(), ({"x": 1, "y": 2}, (1, np.ones(2))))
+
+
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+def _pair_model(nn):
+    class PairModel(nn.Module):
+        def forward(self, p, q, d):
+            return p.a * p.b + q[0] + d["k"]
+    return PairModel()
+
+
+def test_placeholders_of_a_namedtuple_are_named_by_its_fields_as_torch():
+    """They were p_0, p_1 (by position); torch names them p_a, p_b."""
+    def args(lib):
+        return (_Pair(lib.ones(3), lib.ones(3)), (lib.ones(3),), {"k": lib.ones(3)})
+
+    ep = ember.export.export(_pair_model(ember.nn), args(ember))
+    tp = torch.export.export(_pair_model(torch.nn), args(torch))
+    assert ep.graph_signature.user_inputs == tp.graph_signature.user_inputs == \
+        ("p_a", "p_b", "q_0", "d_k")
+    assert ep.module()(*args(ember)).tolist() == [3.0, 3.0, 3.0]

@@ -109,7 +109,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
     check_example(axes, tensors)
     guard_leaves = _guard_leaves(bound.arguments)
     names = Namespace()
-    user_names = [names.create_name(re.sub(r"\W+", "_", g.label).strip("_"))
+    user_names = [names.create_name(re.sub(r"\W+", "_", _path(bound.arguments, g)).strip("_"))
                   for g in guard_leaves if g.dims is not None]
     state = _state(mod)
     attributes = _tensor_attributes(mod)
@@ -174,6 +174,17 @@ def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
     for name, value in arguments.items():
         walk(name, value, ())
     return out
+
+
+def _path(arguments: dict[str, Any], guard: InputGuard) -> str:
+    """The leaf's argument name and keys joined by ``_``, a namedtuple's entries by field,
+    as torch names placeholders (``p_a`` for ``p.a``, ``x_0``, ``d_k``)."""
+    value, parts = arguments[guard.name], [guard.name]
+    for key in guard.keys:
+        named = isinstance(value, tuple) and hasattr(type(value), "_fields")
+        parts.append(type(value)._fields[key] if named else str(key))
+        value = value[key]
+    return "_".join(parts)
 
 
 def _class_hint(value: Any) -> str:
