@@ -312,3 +312,15 @@ def test_profile_of_no_steps_is_refused_not_a_full_run(tmp_path, capsys, steps):
     assert main(["train", "--profile", steps, "--out", str(tmp_path)]) == 2
     assert f"--profile N needs at least 1 step, got {steps}" in capsys.readouterr().err
     assert not os.listdir(tmp_path)
+
+
+def test_run_resolves_a_plain_config(tmp_path, monkeypatch):
+    # run(TrainConfig(...)) made a folder named "runs/{model}" and failed on lr None
+    from ember.train import TrainConfig
+    monkeypatch.chdir(tmp_path)
+    options = {**TINY, "epochs": 1, "data_dir": DATA}
+    summary = run(TrainConfig(**options))
+    assert summary["config"]["lr"] == 1e-3 and summary["config"]["out"] == "runs/mlp"
+    assert os.listdir(tmp_path / "runs") == ["mlp"]
+    cfg = make_config({**options, "out": str(tmp_path / "a{{b}}")})
+    assert cfg.resolved() is cfg and run(cfg)["config"]["out"] == str(tmp_path / "a{b}")

@@ -59,9 +59,13 @@ class TrainConfig:
     compile: bool = False             # run the training step as an ember.jit graph
     tensorboard: bool = False         # also log to <out>/tensorboard for TensorBoard
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    _is_resolved = False  # (set on what resolved() returns; a copy of it starts unset)
 
     def resolved(self) -> TrainConfig:
-        """A copy with the model's defaults filled in and every value checked."""
+        """A copy with the model's defaults filled in and every value checked (the config
+        itself if it is such a copy already)."""
+        if self._is_resolved:  # (formatting out again would undo an escaped {{ or }})
+            return self
         for name in FIELDS:
             _check_type(name, getattr(self, name))
         if self.model not in MODEL_DEFAULTS:
@@ -102,6 +106,7 @@ class TrainConfig:
             if not 0 <= getattr(cfg, name) < math.inf:
                 raise ConfigError(f"{name} must be non-negative and finite, "
                                   f"got {getattr(cfg, name)}")
+        cfg._is_resolved = True
         return cfg
 
     def to_dict(self) -> dict[str, Any]:

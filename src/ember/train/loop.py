@@ -112,7 +112,9 @@ def _new_history() -> dict[str, list]:
 
 def run(cfg: TrainConfig) -> dict[str, Any]:
     """Trains as ``cfg`` says and returns the summary (also written to
-    ``<out>/summary.json``; the curves go to ``<out>/curves.png``)."""
+    ``<out>/summary.json``; the curves go to ``<out>/curves.png``). ``cfg`` is resolved
+    first (a plain ``TrainConfig(...)`` takes its model's defaults)."""
+    cfg = cfg.resolved()
     prepare_out_dir(cfg.out, cfg.resume, cfg.overwrite)
     ember.manual_seed(cfg.seed)
     model = build_model(cfg)

@@ -20,6 +20,7 @@ def profile_steps(cfg: TrainConfig, steps: int, warmup: int = 1) -> dict[str, An
     repeated when the steps outrun one epoch. It starts from a fresh model and writes no
     checkpoint, so options about a run's checkpoints and logs (``resume``, ``tensorboard``)
     are refused, and ``compile`` too: a compiled function runs eagerly under the profiler."""
+    cfg = cfg.resolved()
     if steps < 1:
         raise ConfigError(f"profile: --profile N needs at least 1 step, got {steps}")
     if warmup < 0:
