@@ -130,11 +130,14 @@ GRAD_HANDLERS: dict[type, Callable[..., tuple]] = {}
 
 
 def _grad_handler(*arguments: Any) -> Callable[..., tuple] | None:
+    get = GRAD_HANDLERS.get
     for argument in arguments:
-        for x in argument if isinstance(argument, (list, tuple)) else (argument,):
-            handler = GRAD_HANDLERS.get(type(x))
-            if handler is not None:
-                return handler
+        if type(argument) in (list, tuple):
+            for x in argument:
+                if get(type(x)) is not None:
+                    return get(type(x))
+        elif get(type(argument)) is not None:
+            return get(type(argument))
     return None
 
 
