@@ -1,4 +1,4 @@
-"""relu and its gradient as one-pass numba loops over flat blocks (imported only when
+"""relu and its gradient (and sign) as one-pass numba loops over flat blocks (imported only when
 :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.relu_kernel`).
 
 NumPy's ``maximum(x, 0)`` runs ~4× slower than an add (its NaN-propagating loop), and the
@@ -68,3 +68,12 @@ def relu_grad_into_y(v, y):
     zero = y.dtype.type(0)
     for i in range(v.size):
         y[i] = zero if y[i] <= zero else v[i]
+
+
+@njit(_UNARY)
+def sign(a, out):
+    """``(a > 0) - (a < 0)`` of a block into ``out``: 1, -1, or +0.0 (at ±0 and NaN)."""
+    one, zero = out.dtype.type(1), out.dtype.type(0)
+    for i in range(a.size):
+        x = a[i]
+        out[i] = (one if x > zero else zero) - (one if x < zero else zero)
