@@ -22,3 +22,18 @@ def test_a_log_gets_a_plain_line_now_and_then_without_control_characters(capsys)
     with Progress(total=3, desc="quiet", enabled=False, line_every=0.0) as bar:
         bar.update(64, 1.0)
     assert capsys.readouterr().err == ""
+
+
+def test_the_running_loss_does_not_dwell_on_the_first_step():
+    # it started at the first loss and decayed it by 0.95 a step: after 8 steps of 4.0 then
+    # 1.0 it showed 3.1 (the first loss kept 70 % of the weight) where the 8 losses' weighted
+    # mean is 1.4
+    with Progress(total=8, desc="epoch 1", enabled=False) as bar:
+        for loss in (4.0,) + (1.0,) * 7:
+            bar.update(64, loss)
+    weights = [0.95 ** age for age in range(8)]  # newest first
+    expected = (4.0 * weights[-1] + sum(weights[:-1])) / sum(weights)
+    assert abs(bar.loss - expected) < 1e-12 and bar.loss < 1.5
+    with Progress(total=1, enabled=False) as bar:
+        bar.update(64, 2.5)
+    assert bar.loss == 2.5

@@ -48,10 +48,12 @@ class Progress:
         return self.samples / max(time.perf_counter() - self.start, 1e-9)
 
     def update(self, batch_size: int, loss: float) -> None:
-        """Records a finished step; the shown loss is a running average."""
+        """Records a finished step; the shown loss is a running average (exponential, weights
+        0.05·0.95^age normalised to sum to 1, so early steps weigh no more than later ones)."""
         self.steps += 1
         self.samples += batch_size
-        self.loss = loss if self.steps == 1 else 0.95 * self.loss + 0.05 * loss
+        share = 0.05 / (1.0 - 0.95 ** self.steps)  # (1 at the first step)
+        self.loss = loss if self.steps == 1 else self.loss + share * (loss - self.loss)
         if self._bar is not None:
             self._bar.update(1)
             if self.steps % 10 == 0 or self.steps == self.total:
