@@ -273,3 +273,16 @@ def test_setting_grad_to_none_as_torch():
     (nt * 3).sum().backward()
     (tnt * 3).sum().backward()
     assert_close(nt.grad, tnt.grad)
+
+
+def test_softmax_without_dim_takes_the_implicit_dim_as_torch():
+    """(raised 'nested tensors need an explicit dim'; torch picks dim 1 of a 4-d one)."""
+    nt, tnt = pair((2, 3))
+    with pytest.warns(UserWarning, match="Implicit dimension"):
+        got = F.softmax(nt)
+    with pytest.warns(UserWarning, match="Implicit dimension"):
+        want = TF.softmax(tnt)
+    assert_close(got, want)
+    three, _ = pair()
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="batch dimension"):
+        F.log_softmax(three)  # (dim 0 of a 3-d one: the batch dimension, as torch refuses)

@@ -16,7 +16,7 @@ from typing import Any
 import ember.ops.unary as unary
 from ember import return_types
 from ember.dtypes import DType, bool_, extreme
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import activations, compare, creation, rounding
 from ember.ops import arithmetic as arith
@@ -35,6 +35,7 @@ from ember.ops.overrides import register
 from ember.ops.random import rand_like, randint_like, randn_like
 from ember.ops.select import clamp, maximum, minimum, where
 from ember.ops.shape import narrow, reshape, split, squeeze, transpose, unsqueeze
+from ember.ops.softmax import _implicit_dim as implicit_dim
 from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.special import atan2
 from ember.tensor import Tensor
@@ -277,8 +278,8 @@ def nested_rms_norm(input: NestedTensor, normalized_shape: int | Sequence[int],
 def _softmax(fn: Callable, padding: float = -math.inf) -> Callable:
     def op(input: NestedTensor, dim: int | None = None, _stacklevel: int = 3,
            dtype: DType | None = None) -> NestedTensor:
-        if dim is None:
-            raise ArgumentTypeError(f"{fn.__name__}: nested tensors need an explicit dim")
+        if dim is None:  # (PyTorch's deprecated implicit dim, with its warning)
+            dim = implicit_dim(fn.__name__, input.dim())
         d = logical_dim(input, dim, fn.__name__)
         if d != input._ragged_idx:
             return input._with(fn(input._values, d - 1, dtype=dtype))
