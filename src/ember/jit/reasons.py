@@ -124,11 +124,19 @@ def _function_name(fn: object, where: bool) -> str:
     return f"{name} at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
+def _value_or_tensor(part: tuple) -> str:
+    """An argument leaf's key part as words: its value (``None``, ``2.0``), an object, or a
+    tensor's shape and dtype (``shift=None`` at one call, a tensor at the next)."""
+    if part[0] != "value":
+        return f"a tensor of shape {part[0]} ({part[1].name})"
+    return repr(part[-1]) if is_plain(part[-1]) else "an object"
+
+
 def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
     if a[0] == "value" or b[0] == "value":
-        if not (is_plain(a[-1]) and is_plain(b[-1])):  # (a module: by identity, not its repr)
-            return f"argument {names[i]}: another object"
-        return f"argument {names[i]}: {a[-1]!r} -> {b[-1]!r}"
+        if a[0] == b[0] and not (is_plain(a[-1]) and is_plain(b[-1])):  # (a module: by
+            return f"argument {names[i]}: another object"  # identity, not its repr)
+        return f"argument {names[i]}: {_value_or_tensor(a)} -> {_value_or_tensor(b)}"
     labels = ("shape", "dtype", "device", "requires_grad")
     changes = [f"{label} {getattr(x, 'name', x)} -> {getattr(y, 'name', y)}"
                for label, x, y in zip(labels, a, b) if x != y]
