@@ -257,3 +257,12 @@ def test_record_function_name_must_be_a_string_as_torch(name):
     # (torch raises a RuntimeError at the call; ArgumentTypeError is a RuntimeError too)
     with pytest.raises(RuntimeError, match="name must be a str"):
         record_function(name)
+
+
+@pytest.mark.parametrize("row_limit", ["3", 2.0])
+def test_a_row_limit_that_is_not_an_int_is_named(row_limit):
+    # was "TypeError: '<' not supported between instances of 'str' and 'int'"
+    with profile() as prof:
+        ember.ones(2) + 1
+    with pytest.raises(TypeError, match="row_limit must be an int"):
+        prof.key_averages().table(row_limit=row_limit)

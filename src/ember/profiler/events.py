@@ -7,7 +7,7 @@ import itertools
 import math
 from typing import Any, NamedTuple
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 
 _SORT_KEYS = {
     "cpu_time_total": "cpu_time_total", "cpu_time": "cpu_time",
@@ -242,6 +242,9 @@ def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_
     """Formats events or averaged rows as PyTorch's ``_build_table``: right-aligned columns
     (the name's as wide as the longest name, the others 12), under ``notes`` (each after a
     rule of "="); percentages are of the summed self time of all rows."""
+    if row_limit is not None and (not isinstance(row_limit, int) or isinstance(row_limit, bool)):
+        raise ArgumentTypeError(f"table: row_limit must be an int (or None for every row), got "
+                                f"{type(row_limit).__name__} {row_limit!r}")
     if time_unit is not None and time_unit not in _TIME_UNITS:
         raise ArgumentError(f"table: unknown time_unit {time_unit!r}; use one of "
                             f"{', '.join(_TIME_UNITS)} (or None)")
