@@ -10,7 +10,8 @@ function transforms take and return them.
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import UnionType
 from typing import Any
 
 from ember.errors import ArgumentError
@@ -32,6 +33,35 @@ class TreeSpec:
 
     def is_leaf(self) -> bool:
         return self.kind is None
+
+    @property
+    def type(self) -> type | None:
+        """The container type (None for a leaf), under PyTorch's name."""
+        return self.kind
+
+    @property
+    def children_specs(self) -> list[TreeSpec]:
+        """The specs of the items, under PyTorch's name."""
+        return list(self.children)
+
+    @property
+    def num_children(self) -> int:
+        return len(self.children)
+
+    @property
+    def num_nodes(self) -> int:
+        return 1 + sum(c.num_nodes for c in self.children)
+
+    def unflatten(self, leaves: Any) -> Any:
+        """:func:`tree_unflatten` with this spec."""
+        return tree_unflatten(leaves, self)
+
+    def flatten_up_to(self, tree: Any) -> list:
+        """The parts of ``tree`` at this spec's leaves (whole subtrees where ``tree`` goes
+        deeper); an error when ``tree`` lacks this structure."""
+        out: list = []
+        _flatten_up_to(self, tree, out)
+        return out
 
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, TreeSpec) and self.kind is other.kind
@@ -60,16 +90,23 @@ class TreeSpec:
 
 LEAF = TreeSpec(None, None, ())
 
+IsLeaf = Callable[[Any], bool]
 Flatten = Callable[[Any], tuple[Any, Any]]
 Unflatten = Callable[[list, Any], Any]
 _NODES: dict[type, tuple[Flatten, Unflatten]] = {}
 _KEYED: set[type] = set()          # kinds whose context is their keys, for paths and reprs
 
 
-def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatten) -> None:
+def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatten, *,
+                         serialized_type_name: str | None = None,
+                         to_dumpable_context: Callable | None = None,
+                         from_dumpable_context: Callable | None = None,
+                         flatten_with_keys_fn: Callable | None = None) -> None:
     """Makes instances of ``kind`` pytree nodes: ``flatten_fn(x)`` gives ``(children,
     context)`` and ``unflatten_fn(children, context)`` rebuilds ``x``. Unregistered types are
-    leaves (subclasses too, as in ``torch.utils._pytree``).
+    leaves (subclasses too, as in ``torch.utils._pytree``). PyTorch's keywords for
+    serializing specs and for key paths are accepted so that registrations port unchanged;
+    Ember serializes no specs and builds key paths itself (:func:`tree_paths`).
 
     Example:
         >>> @dataclasses.dataclass
@@ -121,16 +158,21 @@ def _node(tree: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def tree_flatten(tree: Any) -> tuple[list, TreeSpec]:
-    """The leaves of ``tree`` (depth first) and its structure.
+def tree_flatten(tree: Any, is_leaf: IsLeaf | None = None) -> tuple[list, TreeSpec]:
+    """The leaves of ``tree`` (depth first) and its structure; a node for which
+    ``is_leaf(node)`` is true is kept whole as one leaf.
 
     Example:
         >>> leaves, spec = tree_flatten({"w": 1, "b": (2, 3)})
         >>> leaves
         [1, 2, 3]
+        >>> tree_flatten([1, (2, 3)], is_leaf=lambda x: isinstance(x, tuple))[0]
+        [1, (2, 3)]
     """
     leaves: list = []
-    return leaves, _flatten(tree, leaves)
+    if is_leaf is None:
+        return leaves, _flatten(tree, leaves)
+    return leaves, _flatten_until(tree, leaves, is_leaf)
 
 
 def _flatten(tree: Any, leaves: list) -> TreeSpec:
@@ -140,6 +182,46 @@ def _flatten(tree: Any, leaves: list) -> TreeSpec:
         return LEAF
     children, context = node
     return TreeSpec(type(tree), context, tuple(_flatten(x, leaves) for x in children))
+
+
+def _flatten_until(tree: Any, leaves: list, is_leaf: IsLeaf) -> TreeSpec:
+    node = None if is_leaf(tree) else _node(tree)
+    if node is None:
+        leaves.append(tree)
+        return LEAF
+    children, context = node
+    return TreeSpec(type(tree), context,
+                    tuple(_flatten_until(x, leaves, is_leaf) for x in children))
+
+
+def tree_leaves(tree: Any, is_leaf: IsLeaf | None = None) -> list:
+    """The leaves of ``tree``, in :func:`tree_flatten`'s order.
+
+    Example:
+        >>> tree_leaves({"w": 1, "b": (2, [3])})
+        [1, 2, 3]
+    """
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_iter(tree: Any, is_leaf: IsLeaf | None = None) -> Iterator:
+    """An iterator over the leaves of ``tree``, in :func:`tree_flatten`'s order.
+
+    Example:
+        >>> list(tree_iter([1, (2, 3)]))
+        [1, 2, 3]
+    """
+    return iter(tree_leaves(tree, is_leaf))
+
+
+def tree_structure(tree: Any, is_leaf: IsLeaf | None = None) -> TreeSpec:
+    """The :class:`TreeSpec` of ``tree`` (its structure, without the leaves).
+
+    Example:
+        >>> tree_structure((1, [2, 3])).num_leaves
+        3
+    """
+    return tree_flatten(tree, is_leaf)[1]
 
 
 def tree_paths(tree: Any) -> list[str]:
@@ -191,18 +273,117 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
     return kind(*items) if entry is None else entry[1](items, spec.context)  # or a named tuple
 
 
-def tree_map(fn: Callable, tree: Any, *rest: Any) -> Any:
-    """``tree`` with ``fn(leaf, *matching leaves of rest)`` at each leaf.
+def tree_map(fn: Callable, tree: Any, *rest: Any, is_leaf: IsLeaf | None = None) -> Any:
+    """``tree`` with ``fn(leaf, *matching parts of rest)`` at each leaf. Each of ``rest`` has
+    ``tree``'s structure down to its leaves and may go deeper there: the whole subtree is
+    passed (as ``torch.utils._pytree.tree_map`` does); dict keys match in any order.
 
     Example:
         >>> tree_map(lambda x: x * 2, {"a": 1, "b": [2]})
         {'a': 2, 'b': [4]}
+        >>> tree_map(lambda x, y: (x, y), [1, 2], [(1, 2), 3])
+        [(1, (1, 2)), (2, 3)]
     """
-    leaves, spec = tree_flatten(tree)
-    others = []
-    for r in rest:
-        r_leaves, r_spec = tree_flatten(r)
-        if r_spec != spec:
-            raise ArgumentError(f"tree_map: structures differ: {spec!r} and {r_spec!r}")
-        others.append(r_leaves)
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = [spec.flatten_up_to(r) for r in rest]
     return tree_unflatten([fn(*xs) for xs in zip(leaves, *others)], spec)
+
+
+def _flatten_up_to(spec: TreeSpec, tree: Any, out: list) -> None:
+    if spec.kind is None:
+        out.append(tree)
+        return
+    node = _node(tree)
+    if node is None or type(tree) is not spec.kind:
+        got = "a leaf" if node is None else type(tree).__name__
+        raise ArgumentError(f"tree_map: node type mismatch: expected {spec.kind.__name__}, "
+                            f"got {got} ({tree!r:.60}); the trees must share the structure "
+                            f"{spec!r}")
+    children, context = node
+    if len(children) != len(spec.children):
+        raise ArgumentError(f"tree_map: node arity mismatch: expected {len(spec.children)} "
+                            f"children of {spec.kind.__name__}, got {len(children)}")
+    keys = _keys(spec.kind, spec.context)
+    if keys is not None:
+        mine, theirs = _key_list(spec.kind, spec.context), _key_list(spec.kind, context)
+        if set(mine) != set(theirs):
+            raise ArgumentError(f"tree_map: node keys mismatch: missing key(s) "
+                                f"{set(mine) - set(theirs)}, extra key(s) "
+                                f"{set(theirs) - set(mine)}")
+        by_key = dict(zip(theirs, children))
+        children = [by_key[k] for k in mine]
+    elif context != spec.context:
+        raise ArgumentError(f"tree_map: node context mismatch for {spec.kind.__name__}: "
+                            f"expected {spec.context!r}, got {context!r}")
+    for c, x in zip(spec.children, children):
+        _flatten_up_to(c, x, out)
+
+
+def _key_list(kind: type, context: Any) -> tuple:
+    return context[1] if kind is defaultdict else context
+
+
+def _leaf_filter(types_or_pred: Any) -> Callable[[Any], bool]:
+    if isinstance(types_or_pred, (type, tuple, UnionType)):
+        return lambda x: isinstance(x, types_or_pred)
+    if callable(types_or_pred):
+        return types_or_pred
+    raise ArgumentError(f"expected a type, a tuple of types or a predicate, got "
+                        f"{types_or_pred!r}")
+
+
+def tree_map_only(types_or_pred: Any, fn: Callable, tree: Any,
+                  is_leaf: IsLeaf | None = None) -> Any:
+    """``tree`` with ``fn`` applied to the leaves that are instances of ``types_or_pred`` (a
+    type, a tuple of them, or a predicate); other leaves stay as they are.
+
+    Example:
+        >>> tree_map_only(int, lambda x: x * 10, [1, "a", (2,)])
+        [10, 'a', (20,)]
+    """
+    keep = _leaf_filter(types_or_pred)
+    return tree_map(lambda x: fn(x) if keep(x) else x, tree, is_leaf=is_leaf)
+
+
+def tree_any(pred: Callable[[Any], bool], tree: Any, is_leaf: IsLeaf | None = None) -> bool:
+    """Whether ``pred`` is true of some leaf of ``tree``.
+
+    Example:
+        >>> tree_any(lambda x: x > 2, [1, (2, 3)])
+        True
+    """
+    return any(map(pred, tree_iter(tree, is_leaf)))
+
+
+def tree_all(pred: Callable[[Any], bool], tree: Any, is_leaf: IsLeaf | None = None) -> bool:
+    """Whether ``pred`` is true of every leaf of ``tree``.
+
+    Example:
+        >>> tree_all(lambda x: x > 0, [1, (2, 3)])
+        True
+    """
+    return all(map(pred, tree_iter(tree, is_leaf)))
+
+
+def tree_any_only(types_or_pred: Any, pred: Callable[[Any], bool], tree: Any,
+                  is_leaf: IsLeaf | None = None) -> bool:
+    """Whether ``pred`` is true of some leaf of ``tree`` of the given types.
+
+    Example:
+        >>> tree_any_only(str, lambda s: s == "a", [1, "a"])
+        True
+    """
+    keep = _leaf_filter(types_or_pred)
+    return any(pred(x) for x in tree_iter(tree, is_leaf) if keep(x))
+
+
+def tree_all_only(types_or_pred: Any, pred: Callable[[Any], bool], tree: Any,
+                  is_leaf: IsLeaf | None = None) -> bool:
+    """Whether ``pred`` is true of every leaf of ``tree`` of the given types.
+
+    Example:
+        >>> tree_all_only(int, lambda x: x > 0, [1, "a"])
+        True
+    """
+    keep = _leaf_filter(types_or_pred)
+    return all(pred(x) for x in tree_iter(tree, is_leaf) if keep(x))

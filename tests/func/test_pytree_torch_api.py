@@ -1,0 +1,82 @@
+"""ember.utils._pytree's helpers beyond flatten/unflatten (is_leaf, tree_leaves,
+tree_structure, tree_map over deeper trees, tree_map_only, tree_any/all, TreeSpec's PyTorch
+attributes), each checked against torch.utils._pytree."""
+
+from collections import OrderedDict, defaultdict, namedtuple
+
+import pytest
+import torch.utils._pytree as tp
+
+import ember.utils._pytree as ep
+from ember.errors import ArgumentError
+
+Point = namedtuple("Point", "x y")
+TREES = [[1, (2, 3), [4]], {"b": 1, "a": [2, (3, 4)]}, Point(1, [2, (3,)]),
+         OrderedDict(x=(1, 2), y=3), defaultdict(list, k=(1, 2), j=[3]), (), 5]
+
+
+def is_tuple(x):
+    return isinstance(x, tuple) and not isinstance(x, Point)
+
+
+@pytest.mark.parametrize("tree", TREES, ids=range(len(TREES)))
+@pytest.mark.parametrize("is_leaf", [None, is_tuple])
+def test_leaves_structure_and_map_with_is_leaf_match_torch(tree, is_leaf):
+    assert ep.tree_leaves(tree, is_leaf=is_leaf) == tp.tree_leaves(tree, is_leaf=is_leaf)
+    assert list(ep.tree_iter(tree, is_leaf)) == list(tp.tree_iter(tree, is_leaf))
+    e_spec, t_spec = ep.tree_structure(tree, is_leaf), tp.tree_structure(tree, is_leaf)
+    assert e_spec.num_leaves == t_spec.num_leaves
+    assert e_spec.num_nodes == t_spec.num_nodes
+    assert e_spec.num_children == t_spec.num_children
+    if not isinstance(tree, Point):  # (torch's spec names namedtuple itself, Ember's the class)
+        assert e_spec.type is t_spec.type
+    assert e_spec.unflatten(range(e_spec.num_leaves)) == t_spec.unflatten(
+        range(t_spec.num_leaves))
+    assert ep.tree_map(repr, tree, is_leaf=is_leaf) == tp.tree_map(repr, tree, is_leaf=is_leaf)
+
+
+def test_tree_map_passes_whole_subtrees_of_deeper_trees_like_torch():
+    for args in (([1, 2], [(1, 2), 3]), ({"a": 1, "b": 2}, {"b": [5], "a": 6}),
+                 (Point(1, 2), Point({"k": 1}, (2,)))):
+        assert ep.tree_map(lambda x, y: (x, y), *args) == tp.tree_map(lambda x, y: (x, y), *args)
+
+
+@pytest.mark.parametrize("tree, other, match", [([1, 2], [1], "arity"),
+                                                ([1, 2], (1, 2), "type mismatch"),
+                                                ([1, {"a": 1}], [1, 5], "type mismatch")])
+def test_tree_map_mismatched_structure_raises_like_torch(tree, other, match):
+    with pytest.raises(ValueError, match="mismatch"):
+        tp.tree_map(lambda x, y: x, tree, other)
+    with pytest.raises(ArgumentError, match=match):
+        ep.tree_map(lambda x, y: x, tree, other)
+
+
+def test_tree_map_dict_key_mismatch_names_the_keys():
+    with pytest.raises(ValueError, match="keys mismatch"):
+        tp.tree_map(lambda x, y: x, {"a": 1}, {"c": 1})
+    with pytest.raises(ArgumentError, match="keys mismatch.*'a'.*'c'"):
+        ep.tree_map(lambda x, y: x, {"a": 1}, {"c": 1})
+
+
+def test_map_only_any_all_match_torch():
+    tree = [1, "a", 2.0, (3,), {"k": "bc"}]
+    for types in (int, (int, str), int | str, lambda x: isinstance(x, float)):
+        assert ep.tree_map_only(types, lambda x: x * 2, tree) == tp.tree_map_only(
+            types, lambda x: x * 2, tree)
+    for pred in (lambda x: x == 3, lambda x: x != "z"):
+        assert ep.tree_any(pred, tree) == tp.tree_any(pred, tree)
+        assert ep.tree_all(pred, tree) == tp.tree_all(pred, tree)
+    for types, pred in ((int, lambda x: x > 0), (str, lambda s: s == "a"), (str, len)):
+        assert ep.tree_any_only(types, pred, tree) == tp.tree_any_only(types, pred, tree)
+        assert ep.tree_all_only(types, pred, tree) == tp.tree_all_only(types, pred, tree)
+
+
+def test_register_pytree_node_takes_torchs_keywords():
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    ep.register_pytree_node(Box, lambda b: ([b.v], None), lambda c, _: Box(c[0]),
+                            serialized_type_name="tests.Box",
+                            flatten_with_keys_fn=lambda b: ([("v", b.v)], None))
+    assert ep.tree_leaves([Box(3), 4]) == [3, 4]
