@@ -286,3 +286,20 @@ def test_softmax_without_dim_takes_the_implicit_dim_as_torch():
     three, _ = pair()
     with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="batch dimension"):
         F.log_softmax(three)  # (dim 0 of a 3-d one: the batch dimension, as torch refuses)
+
+
+def test_int32_offsets_are_kept_and_shared_as_torch():
+    """(from_jagged made an int64 copy of int32 offsets: each nested tensor built on them got
+    its own ragged size, so a + b raised 'different ragged structures')."""
+    values = np.random.default_rng(2).standard_normal((5, 3))
+    off, toff = ember.tensor([0, 2, 2, 5], dtype=ember.int32), torch.tensor([0, 2, 2, 5],
+                                                                           dtype=torch.int32)
+    a, b = (ember.nested.nested_tensor_from_jagged(ember.tensor(v), off)
+            for v in (values, values * 2))
+    ta, tb = (torch.nested.nested_tensor_from_jagged(torch.tensor(v), toff)
+              for v in (values, values * 2))
+    assert a.offsets().dtype is ember.int32 and ta.offsets().dtype is torch.int32
+    assert a.shape[1] == b.shape[1]
+    assert_close(a + b, ta + tb)
+    assert_close(a.softmax(1), ta.softmax(1))
+    assert_close(a.sum(1), ta.sum(1))

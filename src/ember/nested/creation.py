@@ -149,8 +149,6 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
         raise ArgumentError(f"{op}: offsets {bounds.tolist()} must start at 0, never decrease and "
                             f"end at {total}, the size of values {tuple(values.shape)} along dim "
                             f"{jagged_dim - 1}")
-    if offsets.dtype.name != "int64":
-        offsets = offsets.long()
     return NestedTensor(values, ragged_for(offsets, min_seqlen, max_seqlen), jagged_dim)
 
 

@@ -82,7 +82,8 @@ class NestedTensor:
         return self._values
 
     def offsets(self) -> Tensor:
-        """The B + 1 int64 boundaries of the sequences in :meth:`values`."""
+        """The B + 1 boundaries of the sequences in :meth:`values` (int64, or the integer
+        tensor given to ``nested_tensor_from_jagged``)."""
         return self._ragged.offsets
 
     def lengths(self) -> None:
