@@ -324,3 +324,19 @@ def test_run_resolves_a_plain_config(tmp_path, monkeypatch):
     assert os.listdir(tmp_path / "runs") == ["mlp"]
     cfg = make_config({**options, "out": str(tmp_path / "a{{b}}")})
     assert cfg.resolved() is cfg and run(cfg)["config"]["out"] == str(tmp_path / "a{b}")
+
+
+def test_curves_leave_the_callers_matplotlib_backend(tmp_path):
+    # plot_history switched the process to Agg (matplotlib.use), closing a notebook's or an
+    # interactive session's backend under it
+    from ember.train.plot import plot_history
+    matplotlib = pytest.importorskip("matplotlib")
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        plot_history({"step_loss": [1.0, 0.5], "train_loss": [0.75], "test_accuracy": [0.5]},
+                     str(tmp_path / "curves.png"), "title")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
+    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,4 +1,4 @@
-"""Loss and accuracy curves of a run as a PNG (matplotlib, Agg backend: no display needed)."""
+"""Loss and accuracy curves of a run as a PNG (matplotlib, no display needed)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> s
     ``history`` holds ``step_loss`` (one value per step), ``train_loss`` and
     ``test_accuracy`` (one per epoch). Returns ``path``.
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a Figure of its own, not pyplot's: the caller's backend and open figures stay as they are
+    from matplotlib.figure import Figure
 
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
+    fig = Figure(figsize=(10, 4))
+    ax_loss, ax_acc = fig.subplots(1, 2)
     step_loss = history.get("step_loss", [])
     epochs = list(range(1, len(history.get("train_loss", [])) + 1))
     if step_loss and epochs:
@@ -33,9 +33,6 @@ def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> s
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    try:  # atomically: an interrupted or failed write keeps the earlier curves.png
-        with atomic_write(path) as f:
-            fig.savefig(f, dpi=100, format="png")
-    finally:
-        plt.close(fig)
+    with atomic_write(path) as f:  # an interrupted or failed write keeps the earlier file
+        fig.savefig(f, dpi=100, format="png")
     return path
