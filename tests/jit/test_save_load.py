@@ -176,3 +176,21 @@ def test_a_loaded_graph_refuses_keywords_and_numbers_naming_its_inputs():
         run(x, scale=3.0, bias=b)
     with pytest.raises(ArgumentError, match=r"got \(\(2,\) float32, float\).*traced with"):
         run(x, 3.0)
+
+
+def test_save_writes_the_graph_of_the_most_recent_call_not_of_the_last_trace():
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 4), ember.nn.Dropout(0.5))
+    fast = jit.compile(model)
+    x = ember.randn(3, 4)
+    with ember.no_grad():
+        fast.eval()(x)  # eval graph, traced first
+        fast.train()(x)  # then a train graph (dropout on)
+    fast(x).sum().backward()  # and a differentiable one, traced last
+    with ember.no_grad():
+        fast.eval()(x)  # the eval graph again, reused: what save writes
+    buf = io.BytesIO()
+    jit.save(fast, buf)  # (before: the differentiable graph, refused)
+    buf.seek(0)
+    with ember.no_grad():
+        np.testing.assert_array_equal(jit.load(buf)(x).numpy(), model(x).numpy())

@@ -169,6 +169,7 @@ class CompiledFunction:
         self.traces = 0  # (also those that replaced an entry: a value Python read changed)
         self.eager_since = False  # (past _MAX_TRACES: said so once)
         self.last: Entry | None = None
+        self.ran: Entry | None = None  # the most recent call's (what jit.save writes)
         self.reach: Reach | None = None  # what the current call reaches
         self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
         # each layout seen, and a reach of it (which keeps its objects alive); both None once
@@ -226,6 +227,7 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
+        self.ran = entry
         if entry.once is not None:
             return self._trace(key, args, kwargs, f"traced again: its last trace changed "
                                f"{entry.once}, which the graph does not do")
@@ -480,7 +482,7 @@ class CompiledFunction:
             key = (key[0], parts, *key[2:4], self.reach.guard(False), *key[5:])
         key = (*key[:5], layout, *key[6:])
         self.entries[key] = entry
-        self.last = entry
+        self.last = self.ran = entry
         if len(self.entries) > _KEEP_ENTRIES:
             self._forget_oldest()
         self.traces += 1

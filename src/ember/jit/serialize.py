@@ -46,7 +46,7 @@ FILES = _Files()
 
 
 def save(compiled: Any, path: str | os.PathLike | IO[bytes]) -> None:
-    """Writes the most recently compiled signature of ``compiled`` (graph and weights) to a
+    """Writes the signature of the most recent call of ``compiled`` (graph and weights) to a
     path or a binary file object.
 
     Example:
@@ -57,8 +57,9 @@ def save(compiled: Any, path: str | os.PathLike | IO[bytes]) -> None:
         >>> ember.jit.load("model.ejit")(ember.randn(1, 784)).shape
         ember.Size([1, 10])
     """
-    graph = compiled.graph
-    if compiled.last.joint is not None:
+    entry = getattr(compiled, "ran", None) or compiled.last
+    graph = compiled.graph if entry is None else entry.graph  # (never called: .graph says so)
+    if entry.joint is not None:
         raise ArgumentError(f"ember.jit.save: {graph.name} was compiled as a differentiable call "
                             "(called with grad on); save an inference graph: call it under "
                             "ember.no_grad() (or on an eval() model without grad) first")

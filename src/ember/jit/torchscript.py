@@ -53,14 +53,11 @@ class ScriptModule(CompiledFunction):
     def save(self, path: str) -> None:
         """Writes the graph as :func:`ember.jit.save` does; a traced one first runs its
         example again without grad, so calls with grad since the trace do not stop the save
-        (a TorchScript module saves whatever ran last)."""
+        (a TorchScript module saves whatever ran last; so does :func:`ember.jit.save`)."""
         if self.example is not None:
             args, kwargs = self.example
             with no_grad():
                 self(*args, **kwargs)
-            inference = [e for e in self.entries.values() if e.joint is None]
-            if inference and self.last is not None and self.last.joint is not None:
-                self.last = inference[-1]  # (last is what a call traced, not what it reused)
         save_compiled(self, path)
 
 
