@@ -168,3 +168,16 @@ def test_docstring_examples(name):
     result = doctest.testmod(mod, extraglobs={"ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("entry, match", [("mm", "'mm', which is not the name of a primitive"),
+                                          ("matmull", "did you mean 'matmul'"),
+                                          (ember.matmul, "of type function; did you mean "
+                                                         "'matmul'")])
+def test_op_list_entry_that_names_no_primitive_raises(entry, match):
+    # (torch refuses anything but an OpOverload; Ember takes a primitive or its name, and a
+    # name that is none, which would never match and so save nothing, is refused with a hint)
+    with pytest.raises(ValueError, match="Expected op in `op_list`"):
+        tcp.create_selective_checkpoint_contexts(["mm"])
+    with pytest.raises(ValueError, match=match):
+        cp.create_selective_checkpoint_contexts(["matmul", entry])

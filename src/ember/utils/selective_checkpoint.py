@@ -12,13 +12,20 @@ op is still recorded on the tape, so backward reads what it saves as before).
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.ops.primitive import Primitive, apply_below, pop_handler, push_handler
+from ember.ops.primitive import (
+    PRIMITIVES,
+    Primitive,
+    apply_below,
+    pop_handler,
+    push_handler,
+)
 
 __all__ = ["CheckpointPolicy", "SelectiveCheckpointContext",
            "create_selective_checkpoint_contexts"]
@@ -151,6 +158,24 @@ class _Replaying(_Mode):
         return apply_below(self, _Replay(prim, entry.arrays), inputs, params)
 
 
+def _op_name(op: Any) -> str:
+    """The primitive name an entry of a policy's op list stands for (a clear error if none)."""
+    if isinstance(op, Primitive):
+        return op.name
+    if isinstance(op, str) and op in PRIMITIVES:
+        return op
+    given = op if isinstance(op, str) else getattr(op, "__name__", None)
+    close = difflib.get_close_matches(given, PRIMITIVES, n=3) if isinstance(given, str) else []
+    hint = (f"did you mean {' or '.join(map(repr, close))}?" if close else
+            "ember.ops.primitive.PRIMITIVES lists the names")
+    what = (f"{op!r}, which is not the name of a primitive" if isinstance(op, str) else
+            f"{op!r} of type {type(op).__name__}")
+    raise ArgumentError(f"create_selective_checkpoint_contexts: Expected op in `op_list` to be "
+                        f"a primitive or a primitive's name (such as 'matmul') but got: {what}; "
+                        f"{hint} (torch's aten.mm and aten.bmm, and the products in addmm and "
+                        f"linear, are Ember's 'matmul')")
+
+
 def create_selective_checkpoint_contexts(
         policy_fn_or_list: Callable[..., CheckpointPolicy | bool] | list,
         allow_cache_entry_mutation: bool = False) -> tuple[_Mode, _Mode]:
@@ -175,12 +200,7 @@ def create_selective_checkpoint_contexts(
         ember.Size([4, 4])
     """
     if isinstance(policy_fn_or_list, list):
-        names = set()
-        for op in policy_fn_or_list:
-            if not isinstance(op, (Primitive, str)):
-                raise ArgumentError(f"Expected op in `op_list` to be a primitive (or its name) but "
-                                    f"got: {op} of type {type(op)}")
-            names.add(op if isinstance(op, str) else op.name)
+        names = {_op_name(op) for op in policy_fn_or_list}
 
         def policy_fn(ctx: SelectiveCheckpointContext, op: Primitive, *args: Any,
                       **kwargs: Any) -> CheckpointPolicy:
