@@ -167,3 +167,23 @@ def test_unfold_exports_as_a_gather_of_its_windows():
     with pytest.raises(ExportError, match="unfold along dimension 1, which follows a dynamic"):
         ember.onnx.to_model(lambda t: t.unfold(1, 4, 2), x, input_names=["x"],
                             dynamic_axes={"x": {1: "t"}})
+
+
+def test_a_write_of_the_whole_tensor_exports():
+    """``y[:] = v`` traces into an index_put with no basic index and no index tensors:
+    export failed with a bare AssertionError."""
+    def fn(t):
+        y, z, w = t.clone(), t.clone(), t.clone()
+        y[:] = 5.0
+        z[...] += t
+        w[:, 0:] = ember.arange(t.shape[1]).float()
+        return y, z, w
+
+    check_export(fn, ember.randn(2, 5))
+    check_export(_filled, ember.randn(2, 5), dynamic_batch=True)
+
+
+def _filled(t):
+    y = t.clone()
+    y[:] = 5.0
+    return y

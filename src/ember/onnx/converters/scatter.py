@@ -28,7 +28,7 @@ def index_put(ctx: Context, eqn: Eqn) -> str | None:
     base, values, *idx = eqn.inputs
     p = eqn.params
     a = ctx.value(base)
-    if not p["basic"]:
+    if not p["basic"] and idx:  # (neither: the whole tensor written, y[:] = v)
         return _scatter(ctx, a, len(base.shape), idx, p["dims"], ctx.value(values),
                         len(values.shape), _REDUCTION[p["mode"]])
     view = sliced(ctx, eqn, "basic", a)
