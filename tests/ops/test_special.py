@@ -563,3 +563,28 @@ def test_float32_logaddexp_is_rounded_once_from_float64():
     np.testing.assert_array_equal(got[infinite], exact[infinite])
     ulp = np.spacing(np.abs(exact[finite]).astype(np.float32)).astype(np.longdouble)
     assert (np.abs(got[finite] - exact[finite]) / ulp).max() <= 0.5 + 1e-6
+
+
+def test_float32_hypot_pass_gives_numpy_s_bits():
+    """float32 hypot over 1024 elements takes numba's pass (ember.ops.hypot_numba): the bits of
+    NumPy's hypotf loop at random bit patterns (signaling NaNs beside inf included) and
+    specials, with a one-element second operand too; and without numba."""
+    from ember.backend import compiled
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(0, 2**32, 50000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+            for _ in range(2))
+    special = np.float32([np.inf, -np.inf, np.nan, 0, -0.0, 1, 1e-45, 3.4e38, -3.4e38])
+    a[:81], b[:81] = (g.ravel() for g in np.meshgrid(special, special))
+    saved = compiled.numba_enabled()
+    for other in (b, np.float32([np.inf]), np.float32([-2.5])):
+        with np.errstate(all="ignore"):
+            want = np.hypot(a, other)
+        keep = ~(np.isnan(a) & np.isnan(other))  # (which NaN's payload: either)
+        for on in (True, False):
+            compiled.use_numba(on and saved)
+            try:
+                got = ember.hypot(ember.from_numpy(a), ember.from_numpy(other)).numpy()
+            finally:
+                compiled.use_numba(saved)
+            np.testing.assert_array_equal(got.view(np.uint32)[keep], want.view(np.uint32)[keep])
+            assert np.isnan(got[~keep]).all()

@@ -1,10 +1,11 @@
-"""float32 ``fmod`` and ``remainder`` of NumPy arrays by numba's pass
+"""float32 ``fmod``, ``remainder`` and ``hypot`` of NumPy arrays by numba's passes
 (:mod:`ember.ops.modulus_numba`: NumPy's values, exact; the C library's ``fmodf``, which
-NumPy's loops call, costs ~13 ns an element), where it applies: a C-contiguous float32
-dividend of over :data:`_SMALL` elements, a float32 divisor of its shape and layout or of one
-element, numba on. Measured (process CPU time, 2 cores, load ~8.5): 10^6 float32, fmod
-18.6 -> 1.49 ms, remainder 20.4 -> 1.88 ms (PyTorch 1.28, 1.46); 1000, 10.9 -> 8.4 and 10.3 ->
-8.7 µs.
+NumPy's loops call, costs ~13 ns an element; :mod:`ember.ops.hypot_numba`, glibc's ``hypotf``
+steps), where they apply: a C-contiguous float32 first operand of over 512 elements (1024
+for hypot: below, numba's dispatch, ~3 µs, costs more than it saves), a float32 second one
+of its shape and layout or of one element, numba on. Measured (process CPU time, 2 cores,
+load 7-8.5), 10^6 float32: fmod 18.6 -> 1.49 ms, remainder 20.4 -> 1.88 ms, hypot 5.8 ->
+1.2 ms (PyTorch 1.28, 1.46, 1.32).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ember.backend import compiled, parallel
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.ops.modulus_numba")
-_SMALL = 64  # elements: below, NumPy's loop costs no more than numba's dispatch
+_HYPOT = compiled.register("ember.ops.hypot_numba")
 _SHARE = 1 << 17  # elements a piece takes at least
 
 
@@ -28,11 +29,30 @@ def modulus32(xp: Any, a: Any, b: Any, python: bool) -> Any:
     as a new C-contiguous array, or None where the pass does not apply (NumPy's call then).
 
     Example:
-        >>> modulus32(np, np.arange(-100, 100, dtype=np.float32), np.float32([3]), True)[:3]
-        array([2., 0., 1.], dtype=float32)
+        >>> modulus32(np, np.arange(-300, 300, dtype=np.float32), np.float32([3]), True)[:3]
+        array([0., 1., 2.], dtype=float32)
     """
+    return _float32_pass(xp, _KERNELS, "modulus_block", 512, a, b, python)
+
+
+def hypot32(xp: Any, a: Any, b: Any) -> Any:
+    """``hypot(a, b)`` of float32 arrays as a new C-contiguous array, or None where the pass
+    does not apply (NumPy's call then).
+
+    Example:
+        >>> hypot32(np, np.full(2000, 3, np.float32), np.float32([4]))[:2]
+        array([5., 5.], dtype=float32)
+    """
+    return _float32_pass(xp, _HYPOT, "hypot_block", 1024, a, b)
+
+
+def _float32_pass(xp: Any, module: str, name: str, small: int, a: Any, b: Any,
+                  *args: Any) -> Any:
+    """Kernel ``name`` of ``module`` over blocks of ``a`` and ``b`` (or ``b``'s one element)
+    into a new array, shared among the cores; None where it does not apply (``a`` of
+    ``small`` elements or fewer among those cases)."""
     if xp is not np or a.dtype != np.float32 or b.dtype != np.float32 or \
-            a.size <= _SMALL or not a.flags.c_contiguous or not compiled.numba_enabled():
+            a.size <= small or not a.flags.c_contiguous or not compiled.numba_enabled():
         return None
     if b.size == 1 and b.ndim <= a.ndim:
         flat_b = b.reshape(1)
@@ -40,12 +60,15 @@ def modulus32(xp: Any, a: Any, b: Any, python: bool) -> Any:
         flat_b = b.reshape(-1)
     else:
         return None
-    kernels = compiled.load(_KERNELS)  # (None where they fail to load: numba is off then)
+    kernels = compiled.load(module)  # (None where they fail to load: numba is off then)
     if kernels is None:
         return None
     out = np.empty(a.shape, np.float32)
     flat_a, flat_out, n = a.reshape(-1), out.reshape(-1), a.size
-    parallel.run([partial(kernels.modulus_block, flat_a[lo:hi],
-                          flat_b if flat_b.size == 1 else flat_b[lo:hi], flat_out[lo:hi], python)
-                  for lo, hi in parallel.blocks(n, parallel.share_count(n, _SHARE))])
+    kernel, shares = getattr(kernels, name), parallel.share_count(n, _SHARE)
+    if shares == 1:
+        kernel(flat_a, flat_b, flat_out, *args)
+        return out
+    parallel.run([partial(kernel, flat_a[lo:hi], flat_b if flat_b.size == 1 else flat_b[lo:hi],
+                          flat_out[lo:hi], *args) for lo, hi in parallel.blocks(n, shares)])
     return out

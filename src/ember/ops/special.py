@@ -35,6 +35,7 @@ from ember.ops.float_host import float_operands
 from ember.ops.forwarding import hand_over_tensor_like, hands_over
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.int_args import as_float
+from ember.ops.modulus_kernel import hypot32
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.softplus_mish import logaddexp32
@@ -92,7 +93,8 @@ class Hypot(Binary):
     save_outputs = True
 
     def forward(self, xp, a, b):
-        r = xp.hypot(a, b)
+        r = hypot32(xp, a, b)
+        r = xp.hypot(a, b) if r is None else r
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
