@@ -135,19 +135,16 @@ class NestedTensor:
     def device(self) -> Any:
         return self._values.device
 
-    @property
-    def is_cpu(self) -> bool:
-        return self._values.is_cpu
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._values.is_cuda
+    is_cpu = property(lambda self: self._values.is_cpu, doc="Whether the values are on the CPU.")
+    is_cuda = property(lambda self: self._values.is_cuda, doc="Whether the values are on a GPU.")
 
     def is_floating_point(self) -> bool:
-        return self._values.is_floating_point()
+        """Whether the dtype is a floating one."""
+        return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return self._values.is_complex()
+        """Whether the dtype is a complex one."""
+        return self.dtype.is_complex
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the values are (False after a transpose of the ragged dim, as in PyTorch)."""
