@@ -317,3 +317,14 @@ def test_smooth_l1_with_a_beta_below_float32s_range_is_torchs(dtype):
         got.append((loss.detach().double().numpy(), x.grad.double().numpy()))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-6)
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", [[0.5, float("nan")], [1.0000001, 0.0], [-0.5, 1.0]])
+def test_binary_cross_entropy_refuses_targets_outside_0_1_as_torch(target):
+    x, target = np.full(2, 0.5), np.array(target)
+    with pytest.raises(RuntimeError, match="target should be between 0 and 1"):
+        torch.nn.functional.binary_cross_entropy(torch.tensor(x), torch.tensor(target))
+    with pytest.raises(ValueError, match=r"target should be between 0 and 1 \(1 of 2 are not"):
+        F.binary_cross_entropy(ember.tensor(x), ember.tensor(target))
+    edges = F.binary_cross_entropy(ember.tensor(x), ember.tensor(np.array([1.0, -0.0])))
+    assert edges.item() == pytest.approx(np.log(2))

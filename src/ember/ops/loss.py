@@ -451,6 +451,12 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ArgumentError(f"{op}: all elements of input should be between 0 and 1 (got values "
                             f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
                             f"first, or use binary_cross_entropy_with_logits")
+    t = target._data
+    if t.size and not (t.min() >= 0 and t.max() <= 1):  # (NaN too, as PyTorch; 2 reductions)
+        outside = ~((t >= 0) & (t <= 1))
+        raise ArgumentError(f"{op}: all elements of target should be between 0 and 1 "
+                            f"({int(outside.sum())} of {t.size} are not, e.g. "
+                            f"{float(t[outside][0])}). Hint: targets are probabilities")
     loss = bce_terms(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
