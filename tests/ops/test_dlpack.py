@@ -137,3 +137,21 @@ def test_a_read_only_array_stays_read_only():
     a.flags.writeable = False
     with pytest.raises(ember.errors.OpError, match="read-only"):
         ember.from_dlpack(a)[0] = 1.0
+
+
+@pytest.mark.parametrize("copy", [None, False, True])
+@pytest.mark.parametrize("device", [None, "cpu"])
+def test_from_dlpack_copy_and_device_as_pytorch(copy, device):
+    for make in (lambda: np.arange(6.0).reshape(2, 3)[:, ::2], lambda: torch.arange(4.0)):
+        source = make()
+        t = torch.from_dlpack(source, copy=copy, device=device)
+        e = ember.from_dlpack(source, copy=copy, device=device)
+        source[0] += 100  # seen only where the memory is shared
+        assert e.tolist() == t.tolist() and e.device == ember.device("cpu")
+    e = ember.utils.dlpack.from_dlpack(ember.arange(3.0), copy=True)
+    assert e.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_from_dlpack_to_a_device_without_a_backend_is_named():
+    with pytest.raises(ember.DeviceError, match="cuda"):
+        ember.from_dlpack(np.arange(3.0), device="cuda")

@@ -137,15 +137,30 @@ def _from_cpu(ext_tensor: Any) -> Any:
             raise err from None
 
 
-def from_dlpack(ext_tensor: Any) -> Tensor:
+def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` and
     ``__dlpack_device__`` (PyTorch tensors, NumPy arrays, …) on the CPU, or a DLPack capsule
     (from :func:`to_dlpack` or another library's ``to_dlpack``; it is consumed).
 
+    As PyTorch's: ``copy=True`` gives a tensor of its own instead (``None`` and ``False``
+    share), and ``device`` puts it on that device (the CPU: where it is already).
+
     Example:
         >>> ember.from_dlpack(np.arange(3))
         tensor([0, 1, 2])
+        >>> a = np.zeros(2)
+        >>> t = ember.from_dlpack(a, copy=True)
+        >>> a[0] = 5.0
+        >>> t
+        tensor([0., 0.], dtype=ember.float64)
     """
+    out = _import(ext_tensor)
+    if device is not None:
+        out = out.to(device)
+    return out.clone() if copy else out
+
+
+def _import(ext_tensor: Any) -> Tensor:
     if isinstance(ext_tensor, Tensor):
         _check_no_grad("from_dlpack", ext_tensor)
         return ext_tensor.detach()
