@@ -2,7 +2,7 @@
 elementwise ops that have numba passes of their own, Ember against PyTorch in one run
 (alternating after warm-up, median of repeats), with the ratio Ember/PyTorch: float32 erfc,
 erf, erfinv, lgamma and ``Normal.cdf``, float64 ``Cauchy.cdf``, float32 softplus, hardshrink,
-softshrink, fmod, remainder and logaddexp, at 1e5 values.
+softshrink, sign, fmod, remainder, hypot and logaddexp, at 1e5 values.
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ def cases(n: int) -> dict[str, tuple]:
         "softplus f32": _pair("nn.functional.softplus", "float32", -10, 10, n),
         "hardshrink f32": _pair("nn.functional.hardshrink", "float32", -2, 2, n),
         "softshrink f32": _pair("nn.functional.softshrink", "float32", -2, 2, n),
-        **{f"{name} f32": _binary(name, n) for name in ("fmod", "remainder", "logaddexp")},
+        "sign f32": _pair("sign", "float32", -2, 2, n),
+        **{f"{name} f32": _binary(name, n) for name in ("fmod", "remainder", "hypot",
+                                                          "logaddexp")},
     }
 
 
