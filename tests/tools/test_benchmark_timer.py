@@ -41,3 +41,18 @@ def test_cpp_is_refused_clearly():
     with pytest.raises(ValueError, match="Python statements only"):
         eb.Timer("x", language=eb.Language.CPP)
     assert ember.utils.benchmark.Language.CPP.value == tb.Language.CPP.value
+
+
+def test_positional_arguments_and_global_setup_as_torch():
+    for lib in (tb, eb):  # (torch's third positional argument is global_setup, then timer)
+        calls = []
+
+        def clock(calls=calls):
+            calls.append(1)
+            return float(len(calls))
+
+        lib.Timer("x + 1", "x = 1", "", clock).timeit(3)
+        assert calls
+    for lib in (tb, eb):
+        with pytest.raises(ValueError, match="global_setup is C\\+\\+ only"):
+            lib.Timer("x", global_setup="import os")

@@ -54,7 +54,8 @@ class Timer:
     ``torch.utils.benchmark.Timer``. Indented block strings are dedented. ``label``,
     ``sub_label``, ``description`` and ``env`` name the measurement in reprs and in
     :class:`~ember.utils.benchmark.Compare`'s table (label: the table; sub-label: the row;
-    description: the column). ``timer`` is the clock (:func:`timeit.default_timer`).
+    description: the column). ``timer`` is the clock (:func:`timeit.default_timer`);
+    ``global_setup`` (third, as PyTorch's) is for C++ statements, which Ember does not time.
 
     Ember's ops finish before they return (NumPy computes eagerly), so there is nothing to
     synchronise around the clock.
@@ -68,7 +69,7 @@ class Timer:
         (100, 1, 'matmul: 8x8')
     """
 
-    def __init__(self, stmt: str = "pass", setup: str = "pass",
+    def __init__(self, stmt: str = "pass", setup: str = "pass", global_setup: str = "",
                  timer: Callable[[], float] = timeit.default_timer,
                  globals: dict[str, Any] | None = None,  # noqa: A002 - torch's name
                  label: str | None = None, sub_label: str | None = None,
@@ -77,6 +78,9 @@ class Timer:
         if not isinstance(stmt, str) or not isinstance(setup, str):
             raise ArgumentError(f"Timer: stmt and setup must be strings of Python code, got "
                                 f"{type(stmt).__name__} and {type(setup).__name__}")
+        if global_setup:
+            raise ArgumentError(f"Timer: global_setup is C++ only (as in PyTorch), got "
+                                f"{global_setup!r}. Hint: move this code to setup")
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ArgumentError(f"Timer: num_threads must be a positive int, got {num_threads!r}")
         if language not in (Language.PYTHON, "py", "python"):
