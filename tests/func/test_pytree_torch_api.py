@@ -80,3 +80,46 @@ def test_register_pytree_node_takes_torchs_keywords():
                             serialized_type_name="tests.Box",
                             flatten_with_keys_fn=lambda b: ([("v", b.v)], None))
     assert ep.tree_leaves([Box(3), 4]) == [3, 4]
+
+
+def as_text(pairs, lib):
+    return [(lib.keystr(path), [type(k).__name__ for k in path], leaf) for path, leaf in pairs]
+
+
+@pytest.mark.parametrize("tree", TREES, ids=range(len(TREES)))
+@pytest.mark.parametrize("is_leaf", [None, is_tuple])
+def test_key_paths_match_torch(tree, is_leaf):
+    mine, spec = ep.tree_flatten_with_path(tree, is_leaf)
+    theirs, t_spec = tp.tree_flatten_with_path(tree, is_leaf)
+    assert as_text(mine, ep) == as_text(theirs, tp)
+    assert as_text(ep.tree_leaves_with_path(tree, is_leaf), ep) == as_text(theirs, tp)
+    assert spec.num_leaves == t_spec.num_leaves
+    for path, leaf in mine:  # each key gets its item back
+        node = tree
+        for key in path:
+            node = key.get(node)
+        assert node == leaf
+    shown = ep.tree_map_with_path(lambda kp, x: (ep.keystr(kp), x), tree, is_leaf=is_leaf)
+    assert shown == tp.tree_map_with_path(lambda kp, x: (tp.keystr(kp), x), tree,
+                                          is_leaf=is_leaf)
+
+
+def test_key_paths_of_registered_nodes_need_their_keys_function():
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    class Bare:
+        def __init__(self, v):
+            self.v = v
+
+    ep.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda c, _: Pair(*c),
+                            flatten_with_keys_fn=lambda p: ([(ep.GetAttrKey("a"), p.a),
+                                                             (ep.GetAttrKey("b"), p.b)], None))
+    ep.register_pytree_node(Bare, lambda b: ([b.v], None), lambda c, _: Bare(c[0]))
+    pairs = ep.tree_leaves_with_path([Pair(1, {"k": 2})])
+    assert [(ep.keystr(p), x) for p, x in pairs] == [("[0].a", 1), ("[0].b['k']", 2)]
+    with pytest.raises(ArgumentError, match="flatten_with_keys_fn"):
+        ep.tree_flatten_with_path([Bare(1)])
+    assert ep.tree_map_with_path(lambda kp, x, y: (ep.keystr(kp), x, y), [1, 2], [(3,), 4]) == \
+        tp.tree_map_with_path(lambda kp, x, y: (tp.keystr(kp), x, y), [1, 2], [(3,), 4])

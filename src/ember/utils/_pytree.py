@@ -9,6 +9,7 @@ function transforms take and return them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator
 from types import UnionType
@@ -95,6 +96,8 @@ Flatten = Callable[[Any], tuple[Any, Any]]
 Unflatten = Callable[[list, Any], Any]
 _NODES: dict[type, tuple[Flatten, Unflatten]] = {}
 _KEYED: set[type] = set()          # kinds whose context is their keys, for paths and reprs
+_SEQUENCES: set[type] = set()      # built-in kinds whose children are keyed by index
+_KEY_FNS: dict[type, Callable] = {}  # registered kinds' flatten_with_keys_fn
 
 
 def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatten, *,
@@ -106,7 +109,8 @@ def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatte
     context)`` and ``unflatten_fn(children, context)`` rebuilds ``x``. Unregistered types are
     leaves (subclasses too, as in ``torch.utils._pytree``). PyTorch's keywords for
     serializing specs and for key paths are accepted so that registrations port unchanged;
-    Ember serializes no specs and builds key paths itself (:func:`tree_paths`).
+    Ember serializes no specs; ``flatten_with_keys_fn(x)`` (``([(key, child), ...],
+    context)``) gives :func:`tree_flatten_with_path` its keys.
 
     Example:
         >>> @dataclasses.dataclass
@@ -120,6 +124,8 @@ def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatte
     if kind in _NODES:
         raise ArgumentError(f"register_pytree_node: {kind.__name__} is already a pytree node")
     _NODES[kind] = (flatten_fn, unflatten_fn)
+    if flatten_with_keys_fn is not None:
+        _KEY_FNS[kind] = flatten_with_keys_fn
 
 
 def _keyed(kind: type, rebuild: Callable[[list, Any], Any]) -> None:
@@ -135,6 +141,7 @@ def _register_builtins() -> None:
     _NODES[list] = (lambda t: (t, None), lambda c, _: list(c))
     _NODES[Size] = (lambda t: (tuple(t), None), lambda c, _: Size(c))
     _NODES[deque] = (lambda d: (list(d), d.maxlen), lambda c, n: deque(c, maxlen=n))
+    _SEQUENCES.update((tuple, list, Size, deque))
     _keyed(dict, lambda c, keys: dict(zip(keys, c)))
     _keyed(OrderedDict, lambda c, keys: OrderedDict(zip(keys, c)))
     _NODES[defaultdict] = (lambda d: (list(d.values()), (d.default_factory, tuple(d))),
@@ -387,3 +394,113 @@ def tree_all_only(types_or_pred: Any, pred: Callable[[Any], bool], tree: Any,
     """
     keep = _leaf_filter(types_or_pred)
     return all(pred(x) for x in tree_iter(tree, is_leaf) if keep(x))
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """A key path entry: item ``idx`` of a sequence (printed ``[0]``)."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence: Any) -> Any:
+        return sequence[self.idx]
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey:
+    """A key path entry: item ``key`` of a mapping (printed ``['key']``)."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping: Any) -> Any:
+        return mapping[self.key]
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """A key path entry: attribute ``name`` (a named tuple's field; printed ``.name``)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+    def get(self, obj: Any) -> Any:
+        return getattr(obj, self.name)
+
+
+def _keyed_children(tree: Any, node: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    kind = type(tree)
+    if kind in _KEY_FNS:
+        return list(_KEY_FNS[kind](tree)[0])
+    children, context = node
+    if kind in _KEYED or kind is defaultdict:
+        return [(MappingKey(k), c) for k, c in zip(_key_list(kind, context), children)]
+    if kind in _SEQUENCES:
+        return [(SequenceKey(i), c) for i, c in enumerate(children)]
+    if kind not in _NODES:  # a named tuple
+        return [(GetAttrKey(f), c) for f, c in zip(kind._fields, children)]
+    raise ArgumentError(f"Did not find a flatten_with_keys_fn for type: {kind}. Hint: pass "
+                        "flatten_with_keys_fn to register_pytree_node")
+
+
+def _walk_paths(tree: Any, path: tuple, out: list, is_leaf: IsLeaf | None) -> None:
+    node = None if is_leaf is not None and is_leaf(tree) else _node(tree)
+    if node is None:
+        out.append((path, tree))
+        return
+    for key, child in _keyed_children(tree, node):
+        _walk_paths(child, (*path, key), out, is_leaf)
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: IsLeaf | None = None) -> tuple[list, TreeSpec]:
+    """As :func:`tree_flatten`, each leaf paired with its key path (a tuple of
+    :class:`SequenceKey`, :class:`MappingKey` and :class:`GetAttrKey`).
+
+    Example:
+        >>> pairs, spec = tree_flatten_with_path({"w": [1, 2]})
+        >>> [(keystr(path), leaf) for path, leaf in pairs]
+        [("['w'][0]", 1), ("['w'][1]", 2)]
+    """
+    out: list = []
+    _walk_paths(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: IsLeaf | None = None) -> list:
+    """The ``(key path, leaf)`` pairs of :func:`tree_flatten_with_path`.
+
+    Example:
+        >>> tree_leaves_with_path([7])
+        [((SequenceKey(idx=0),), 7)]
+    """
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def keystr(kp: tuple) -> str:
+    """A key path as Python indexing text.
+
+    Example:
+        >>> keystr((MappingKey("a"), SequenceKey(0)))
+        "['a'][0]"
+    """
+    return "".join(str(k) for k in kp)
+
+
+def tree_map_with_path(fn: Callable, tree: Any, *rest: Any,
+                       is_leaf: IsLeaf | None = None) -> Any:
+    """As :func:`tree_map`, ``fn`` taking each leaf's key path first.
+
+    Example:
+        >>> tree_map_with_path(lambda kp, x: keystr(kp), [1, {"a": 2}])
+        ['[0]', {'a': "[1]['a']"}]
+    """
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [spec.flatten_up_to(r) for r in rest]
+    return tree_unflatten([fn(path, x, *xs) for (path, x), *xs in zip(pairs, *others)], spec)
