@@ -70,8 +70,8 @@ class DataLoader:
     through POSIX shared memory. A worker that raises re-raises in the main process with its
     original traceback (``next`` then goes on with the following batches, as without
     workers); one that dies is reported by id, pid and exit code within a fraction
-    of a second. Batches always come in sampler order (``in_order=False`` is accepted and
-    gives the same order).
+    of a second. Batches come in sampler order; with ``in_order=False`` (and workers) each
+    comes as soon as it is ready, so a slow one does not hold back the rest.
 
     Over an :class:`IterableDataset`, once ``len(loader)`` was asked, an epoch that yields more
     batches than it said warns once. (PyTorch compares the batches with ``len(dataset)``, the
@@ -379,6 +379,7 @@ class _MultiProcessIter(_BaseIter):
         self._prefetch = loader.prefetch_factor * n
         self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
+        self._in_order = loader.in_order
         prefix = f"ember-dl-{os.getpid()}-{uuid.uuid4().hex[:12]}-"
         use_shm = shared.shared_memory_available()
         self._result_queue = ctx.Queue()
@@ -402,6 +403,7 @@ class _MultiProcessIter(_BaseIter):
         self._rcvd_idx = 0
         self._task_info: dict[int, tuple] = {}
         self._active = [True] * self._num_workers
+        self._pending = [0] * self._num_workers  # tasks sent to each worker, not yet taken back
         self._worker_cycle = itertools.cycle(range(self._num_workers))
         for _ in range(self._prefetch):
             self._try_put_index()
@@ -428,18 +430,23 @@ class _MultiProcessIter(_BaseIter):
         self._start_epoch()
 
     def _try_put_index(self) -> None:
+        # out of order, a worker takes a task only while it holds less than its share of
+        # those in flight: round robin would pile them all on a slow worker. (The worker is
+        # chosen first: an index drawn with none to take it would be lost.)
+        share = self._prefetch // max(sum(self._active), 1)
+        for _ in range(self._num_workers):
+            wid = next(self._worker_cycle)
+            if self._active[wid] and (self._in_order or self._pending[wid] < share):
+                break
+        else:
+            return
         try:
             index = next(self._sampler_iter)
         except StopIteration:
             return
-        for _ in range(self._num_workers):
-            wid = next(self._worker_cycle)
-            if self._active[wid]:
-                break
-        else:
-            return
         self._index_queues[wid].put((self._send_idx, index))
         self._task_info[self._send_idx] = (wid,)
+        self._pending[wid] += 1
         self._send_idx += 1
 
     def _get_data(self) -> tuple[Any, Any]:
@@ -461,11 +468,12 @@ class _MultiProcessIter(_BaseIter):
         if not self._finalizer.alive:
             raise StopIteration
         while True:
-            while self._rcvd_idx < self._send_idx:  # skip tasks of exhausted workers
-                info = self._task_info[self._rcvd_idx]
-                if len(info) == 2 or self._active[info[0]]:
+            # skip tasks of exhausted workers (and, out of order, those already taken)
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is not None and (len(info) == 2 or self._active[info[0]]):
                     break
-                del self._task_info[self._rcvd_idx]
+                self._task_info.pop(self._rcvd_idx, None)
                 self._rcvd_idx += 1
             else:
                 if not self._persistent:
@@ -473,20 +481,21 @@ class _MultiProcessIter(_BaseIter):
                 raise StopIteration
             info = self._task_info[self._rcvd_idx]
             if len(info) == 2:
-                return self._process(info[1])
+                return self._process(self._rcvd_idx, info[1])
             idx, data = self._get_data()
             if isinstance(data, IterableEnd):
-                self._active[data.worker_id] = False
+                self._active[data.worker_id] = False  # (its tasks count no more)
+                self._task_info.pop(idx, None)  # (the skip above may have dropped it)
                 self._try_put_index()
                 continue
-            if idx != self._rcvd_idx:  # early: keep it until its turn
-                self._task_info[idx] += (data,)
-                continue
-            return self._process(data)
+            if idx == self._rcvd_idx or not self._in_order:
+                return self._process(idx, data)
+            self._task_info[idx] += (data,)  # early: keep it until its turn
 
-    def _process(self, data: Any) -> Any:
-        del self._task_info[self._rcvd_idx]
-        self._rcvd_idx += 1
+    def _process(self, idx: int, data: Any) -> Any:
+        self._pending[self._task_info.pop(idx)[0]] -= 1
+        if idx == self._rcvd_idx:
+            self._rcvd_idx += 1
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):  # the iterator goes on to the next batches
             data.reraise()
