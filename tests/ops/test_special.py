@@ -565,10 +565,12 @@ def test_float32_logaddexp_is_rounded_once_from_float64():
     assert (np.abs(got[finite] - exact[finite]) / ulp).max() <= 0.5 + 1e-6
 
 
-def test_float32_hypot_pass_gives_numpy_s_bits():
-    """float32 hypot over 1024 elements takes numba's pass (ember.ops.hypot_numba): the bits of
-    NumPy's hypotf loop at random bit patterns (signaling NaNs beside inf included) and
-    specials, with a one-element second operand too; and without numba."""
+@pytest.mark.parametrize("name", ["hypot", "copysign"])
+def test_float32_hypot_and_copysign_passes_give_numpy_s_bits(name):
+    """float32 hypot and copysign over 1024 elements take numba's passes
+    (ember.ops.hypot_numba): the bits of NumPy's loops at random bit patterns (hypot's
+    signaling NaNs beside inf included) and specials, with a one-element second operand too;
+    and without numba."""
     from ember.backend import compiled
     rng = np.random.default_rng(0)
     a, b = (rng.integers(0, 2**32, 50000, dtype=np.uint64).astype(np.uint32).view(np.float32)
@@ -576,14 +578,14 @@ def test_float32_hypot_pass_gives_numpy_s_bits():
     special = np.float32([np.inf, -np.inf, np.nan, 0, -0.0, 1, 1e-45, 3.4e38, -3.4e38])
     a[:81], b[:81] = (g.ravel() for g in np.meshgrid(special, special))
     saved = compiled.numba_enabled()
-    for other in (b, np.float32([np.inf]), np.float32([-2.5])):
+    for other in (b, np.float32([np.inf]), np.float32([-2.5]), np.float32([-0.0])):
         with np.errstate(all="ignore"):
-            want = np.hypot(a, other)
+            want = getattr(np, name)(a, other)
         keep = ~(np.isnan(a) & np.isnan(other))  # (which NaN's payload: either)
         for on in (True, False):
             compiled.use_numba(on and saved)
             try:
-                got = ember.hypot(ember.from_numpy(a), ember.from_numpy(other)).numpy()
+                got = getattr(ember, name)(ember.from_numpy(a), ember.from_numpy(other)).numpy()
             finally:
                 compiled.use_numba(saved)
             np.testing.assert_array_equal(got.view(np.uint32)[keep], want.view(np.uint32)[keep])

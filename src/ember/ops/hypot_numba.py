@@ -1,4 +1,4 @@
-"""float32 ``hypot`` as a one-pass numba loop (imported only when
+"""float32 ``hypot`` and ``copysign`` as one-pass numba loops (imported only when
 :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.modulus_kernel`).
 
 glibc's ``hypotf``, which NumPy's loop calls (~4 ns an element), is ``sqrt(x² + y²)`` in
@@ -9,6 +9,8 @@ otherwise.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import types
@@ -42,3 +44,13 @@ def hypot_block(a, b, out):
         r = np.sqrt(x * x + y * y)
         infinite = (abs(x) == _INF or abs(y) == _INF) and not (_signaling(xf) or _signaling(yf))
         out[i] = np.float32(_INF if infinite else r)
+
+
+@njit([types.void(_block(ra), _block(rb), _block(False)) for ra in (False, True)
+       for rb in (False, True)])
+def copysign_block(a, b, out):
+    """``copysign`` of a block ``a`` and ``b`` (as long, or one element) into ``out``: ``a``'s
+    bits with ``b``'s sign bit (NaN included, as NumPy's)."""
+    one = b.size == 1
+    for i in range(a.size):
+        out[i] = math.copysign(a[i], b[0] if one else b[i])

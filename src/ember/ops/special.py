@@ -35,7 +35,7 @@ from ember.ops.float_host import float_operands
 from ember.ops.forwarding import hand_over_tensor_like, hands_over
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.int_args import as_float
-from ember.ops.modulus_kernel import hypot32
+from ember.ops.modulus_kernel import copysign32, hypot32
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.softplus_mish import logaddexp32
@@ -143,7 +143,8 @@ class CopySign(Binary):
     save_outputs = True
 
     def forward(self, xp, a, b):
-        r = xp.copysign(a, b)
+        r = copysign32(xp, a, b)
+        r = xp.copysign(a, b) if r is None else r
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def reads(self, ctx, i):
