@@ -177,6 +177,22 @@ def test_an_argument_modified_in_place_after_the_call_is_refused_as_torch(reentr
         run(ember, True)
 
 
+def test_a_tensor_in_a_container_argument_modified_in_place_after_the_call_is_refused():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        z = x * 1
+        y = lib.utils.checkpoint.checkpoint(lambda d: d["z"][0].exp(), {"z": [z]},
+                                            use_reentrant=False)
+        with lib.no_grad():
+            z.mul_(2)  # the recompute would read 2z: exp(2z) where exp(z) is the gradient
+        y.sum().backward()
+        return x.grad.numpy()
+    # torch does not see it and gives exp(2x), a wrong gradient, silently
+    np.testing.assert_allclose(run(torch), np.exp([2.0, 4.0, 6.0]))
+    with pytest.raises(RuntimeError, match="modified in place after the checkpointed call"):
+        run(ember)
+
+
 def test_debug_is_taken_as_torch():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     checkpoint(lambda a: a.exp(), x, use_reentrant=False, debug=True).sum().backward()

@@ -23,6 +23,7 @@ from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name fo
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor
+from ember.utils._pytree import tree_leaves
 from ember.utils.selective_checkpoint import (
     CheckpointPolicy,
     SelectiveCheckpointContext,
@@ -59,8 +60,8 @@ class _Frame:
 
     def stamp(self) -> None:
         """The first run has returned: the versions the tensor arguments must keep."""
-        self.versions = [(t, t._vc.value) for t in (*self.args, *self.kwargs.values())
-                         if isinstance(t, Tensor)]
+        self.versions = [(t, t._vc.value) for t in tree_leaves((self.args, self.kwargs))
+                         if isinstance(t, Tensor)]  # (in lists, dicts... too)
 
     def pack(self, t: Any) -> int:
         self.saved.append((tuple(t.shape), t.dtype))
