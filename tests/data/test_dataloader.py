@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -527,3 +528,17 @@ def test_a_forked_child_leaves_the_parents_workers_alone():
     assert child.exitcode == 0
     assert_batches_equal(as_numpy(loader), first)
     loader._iterator._shutdown()
+
+
+@pytest.mark.parametrize("num_workers,warns", [(1, False), (2, True)])
+def test_more_workers_than_cpus_warns_as_torch(monkeypatch, num_workers, warns):
+    # one CPU: at construction and at each start of the workers, as torch's loader warns
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    counts = []
+    for module in (D, tud):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loader = module.DataLoader(list(range(4)), batch_size=2, num_workers=num_workers)
+            assert [b.tolist() for b in loader] == [[0, 1], [2, 3]]
+        counts.append(sum("worker processes" in str(w.message) for w in caught))
+    assert counts[0] == counts[1] == (2 if warns else 0)

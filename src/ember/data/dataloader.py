@@ -161,6 +161,7 @@ class DataLoader:
                                          else default_convert)
         self._iterator: _MultiProcessIter | None = None
         self._reported_len: int | None = None  # len(self) of an iterable dataset, once asked
+        _warn_if_more_workers_than_cpus(num_workers)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # the samplers are built from these in __init__: a later change would be ignored
@@ -190,12 +191,14 @@ class DataLoader:
     def __iter__(self) -> Iterator:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
+        if self.persistent_workers and self._iterator is not None \
+                and self._iterator._finalizer.alive:
+            self._iterator._reset(self._reported_len)
+            return self._iterator
+        _warn_if_more_workers_than_cpus(self.num_workers)  # (at each start, as PyTorch)
         if not self.persistent_workers:
             return _MultiProcessIter(self)
-        if self._iterator is None or not self._iterator._finalizer.alive:
-            self._iterator = _MultiProcessIter(self)
-        else:
-            self._iterator._reset(self._reported_len)
+        self._iterator = _MultiProcessIter(self)
         return self._iterator
 
     def __len__(self) -> int:
@@ -234,6 +237,16 @@ def _check_types(num_workers: Any, timeout: Any, prefetch_factor: Any, sampler: 
             raise ArgumentTypeError(f"DataLoader: {name} should be {expected}, but got "
                                     f"{name}={value!r:.80} of type {type_name(value)}")
     check_generator("DataLoader", generator)
+
+
+def _warn_if_more_workers_than_cpus(num_workers: int) -> None:
+    """Warns, as PyTorch does, when the workers outnumber the CPUs this process may run on."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if num_workers and (cpus is None or num_workers > cpus):
+        have = f"the {cpus} CPUs this process may use" if cpus else "an unknown number of CPUs"
+        warnings.warn(f"This DataLoader will create {num_workers} worker processes, more than "
+                      f"{have}: the workers compete for them and loading can get slow or "
+                      f"freeze. Hint: num_workers={cpus or 1} or fewer", stacklevel=3)
 
 
 def _iterable(value: Any) -> bool:
