@@ -59,11 +59,13 @@ def computed_in(dtype: DType) -> DType:
 @converter("logaddexp", "logaddexp2")
 def logaddexp(ctx: Context, eqn: Eqn) -> str:
     """NumPy's stable form: ``max + log1p(base**-|a - b|)`` (over ln 2 for base 2), and
-    ``a + log_base(2)`` where ``a == b`` (two equal infinities); NaN propagates."""
+    ``a + log_base(2)`` where ``a == b`` (two equal infinities); NaN propagates. float32
+    ``logaddexp`` in float64, rounded once, as eagerly (in float32 it loses every digit where
+    ``exp(a) + exp(b)`` is about 1, the result near 0)."""
     dtype = eqn.outputs[0].dtype
-    work = computed_in(dtype)
-    a, b = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
     two = eqn.prim.name == "logaddexp2"
+    work = float64 if dtype is float32 and not two else computed_in(dtype)
+    a, b = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
     gap = ctx.node("Neg", [ctx.node("Abs", [ctx.node("Sub", [a, b])])])
     power = ctx.node("Pow", [ctx.scalar(2, work), gap]) if two else ctx.node("Exp", [gap])
     tail = near_zero(ctx, power, work, "log1p")
