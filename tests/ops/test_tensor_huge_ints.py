@@ -69,3 +69,23 @@ def test_a_python_int_past_int64_meets_a_bfloat16_tensor_as_torch(value):
     got = ember.ones(2, dtype=ember.bfloat16) + value
     assert got.dtype is ember.bfloat16
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("value", [2 ** 63, 2 ** 64 - 1])
+@pytest.mark.parametrize("op", [
+    lambda m, x, v: x ** v, lambda m, x, v: x.clone().pow_(v),
+    lambda m, x, v: m.nn.functional.hardtanh(x, -2 ** 63, v),
+    lambda m, x, v: m.nn.functional.hardshrink(x, v)],
+    ids=["pow", "pow_", "hardtanh", "hardshrink"])
+def test_a_python_int_past_int64_as_a_bfloat16_op_parameter_as_torch(op, value):
+    # (a scalar parameter reaches NumPy with the bfloat16 array: "expected number, got int")
+    data = [0.5, -1.0, 2.5, 3e19, -3e19]  # (±3e19: past both bounds)
+    outs = []
+    for m in (torch, ember):
+        x = m.tensor(data, dtype=m.bfloat16, requires_grad=True)
+        y = op(m, x, value)
+        y.backward(m.ones_like(y))
+        assert y.dtype is m.bfloat16
+        outs.append((y.detach().float().numpy(), x.grad.float().numpy()))
+    for want, got in zip(*outs):
+        np.testing.assert_array_equal(got, want)

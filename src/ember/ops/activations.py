@@ -34,7 +34,7 @@ from ember.ops.glu_prelu import Glu, Prelu
 from ember.ops.hard_activations import Hardsigmoid, Hardswish
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.int_args import as_float, as_number
+from ember.ops.int_args import as_float, as_number, wide_int_as_float
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
@@ -137,6 +137,8 @@ class Hardtanh(Unary):
         if a.dtype.kind == "f":  # one pass (1M float32 700 -> 330 µs) and PyTorch's bits:
             # x's -0.0 kept at a zero bound (relu6(-0.0) is -0.0), NaN bounds as its clamp
             return xp.clip(a, min_val, max_val)
+        if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)
+            min_val, max_val = wide_int_as_float(min_val), wide_int_as_float(max_val)
         return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, min_val, max_val):

@@ -120,3 +120,20 @@ def as_number(value: Any, op: str, what: str) -> int | float:
     if type(value) is int or type(value) is float:
         return value
     return as_float(value, op, what)
+
+
+def wide_int_as_float(value: Any) -> Any:
+    """``value`` as a float where it is a Python int past int64, else as it is: ml_dtypes'
+    floats (bfloat16, float8) take no such int ("expected number, got int"), where NumPy's
+    own floats read it through float64 (torch's ``bf16 ** 2**63`` is as ``bf16 ** 2.0**63``).
+
+    Example:
+        >>> wide_int_as_float(2 ** 63), wide_int_as_float(3)
+        (9.223372036854776e+18, 3)
+    """
+    if type(value) is int and not -_INT64_END <= value < _INT64_END:
+        return float(value)
+    return value
+
+
+_INT64_END = 1 << 63

@@ -16,6 +16,7 @@ import numpy as np
 
 from ember.backend import compiled
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.int_args import wide_int_as_float
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.relu_kernel import slope_grad
 from ember.ops.select import select_array
@@ -38,6 +39,13 @@ def _one_pass(xp: Any, name: str, v: Any, x: Any, lambd: Any) -> Any:
     return slope_grad(xp, _KERNELS, name, (v, x), (lambd, 0.0), _SMALL)
 
 
+def _inside(xp: Any, x: Any, lambd: Any) -> Any:
+    """``|x| <= lambd`` (for bfloat16 and float8, an int ``lambd`` past int64 as a float)."""
+    if x.dtype.isbuiltin != 1:
+        lambd = wide_int_as_float(lambd)
+    return xp.less_equal(xp.abs(x), lambd)
+
+
 class _Shrink(Unary):
     def chain(self, v, x, y, *, lambd):
         return apply(ShrinkGrad, v, x, lambd=lambd)
@@ -54,7 +62,7 @@ class ShrinkGrad(Primitive):
         out = _one_pass(xp, self.name, v, x, lambd)
         if out is not None:
             return out
-        return select_array(xp, xp.less_equal(xp.abs(x), lambd), xp.zeros((), v.dtype), v)
+        return select_array(xp, _inside(xp, x, lambd), xp.zeros((), v.dtype), v)
 
     def infer(self, v, x, **params):
         return broadcast_spec(v, x, op=self.name)
@@ -91,5 +99,4 @@ class Hardshrink(_Shrink):
         out = _one_pass(xp, ShrinkGrad.name, a, a, lambd)  # (v where |x| > lambd, at v = x)
         if out is not None:
             return out
-        inside = xp.less_equal(xp.abs(a), lambd)
-        return select_array(xp, inside, xp.zeros((), a.dtype), a)
+        return select_array(xp, _inside(xp, a, lambd), xp.zeros((), a.dtype), a)
