@@ -540,5 +540,7 @@ def test_more_workers_than_cpus_warns_as_torch(monkeypatch, num_workers, warns):
             warnings.simplefilter("always")
             loader = module.DataLoader(list(range(4)), batch_size=2, num_workers=num_workers)
             assert [b.tolist() for b in loader] == [[0, 1], [2, 3]]
-        counts.append(sum("worker processes" in str(w.message) for w in caught))
-    assert counts[0] == counts[1] == (2 if warns else 0)
+        counts.append([str(w.message) for w in caught if "worker processes" in str(w.message)])
+    assert len(counts[0]) == len(counts[1]) == (2 if warns else 0)
+    assert all("than the 1 CPU this process may use" in m and m.endswith("num_workers at most 1")
+               for m in counts[0])

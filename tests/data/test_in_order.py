@@ -1,7 +1,8 @@
 """``DataLoader(in_order=False)``: with workers, a batch comes as soon as a worker has it (a
 slow batch no longer holds back those after it), as in torch 2.13; every batch still comes
-exactly once."""
+exactly once, a worker's error re-raises, a dead worker is reported at once."""
 
+import multiprocessing
 import os
 import time
 
@@ -70,3 +71,57 @@ def test_out_of_order_iterable_dataset_shards_like_torch():
         return sorted(x for b in loader for x in b.tolist())
 
     assert shards(D) == shards(tud) == list(range(11))
+
+
+def test_out_of_order_reports_a_dead_worker_at_once():
+    # worker 1 dies on its first item while worker 0 keeps the results coming (it starts once
+    # 1 is dead): the death must show within a few batches, not at the end of the epoch
+    dead = multiprocessing.get_context("fork").Event()
+
+    class Dying(D.Dataset):
+        def __len__(self) -> int:
+            return 200
+
+        def __getitem__(self, i: int) -> int:
+            if D.get_worker_info().id == 1:
+                dead.set()
+                os._exit(3)
+            dead.wait(10)
+            time.sleep(0.01)
+            return i
+
+    got = []
+    loader = D.DataLoader(Dying(), batch_size=None, num_workers=2, in_order=False,
+                          multiprocessing_context="fork")
+    with pytest.raises(RuntimeError, match="worker 1 .*exit code 3"):
+        for item in loader:
+            got.append(int(item))
+    assert len(got) < 100
+
+
+def test_out_of_order_worker_errors_reraise_and_the_rest_come_as_in_torch():
+    def run(module):
+        class Failing(module.Dataset):
+            def __len__(self) -> int:
+                return 10
+
+            def __getitem__(self, i: int) -> int:
+                if i in (3, 7):
+                    raise ValueError(f"bad item {i}")
+                return i
+
+        it = iter(module.DataLoader(Failing(), batch_size=None, num_workers=2, in_order=False,
+                                    multiprocessing_context="fork"))
+        got, errors = [], []
+        while True:
+            try:
+                got.append(int(next(it)))
+            except ValueError as e:
+                errors.append(str(e).splitlines()[-1])
+            except StopIteration:
+                return sorted(got), sorted(errors)
+
+    ours, theirs = run(D), run(tud)
+    assert ours == theirs
+    assert ours[0] == [0, 1, 2, 4, 5, 6, 8, 9]
+    assert ours[1] == ["ValueError: bad item 3", "ValueError: bad item 7"]

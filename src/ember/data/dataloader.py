@@ -191,8 +191,8 @@ class DataLoader:
     def __iter__(self) -> Iterator:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
-        if self.persistent_workers and self._iterator is not None \
-                and self._iterator._finalizer.alive:
+        if (self.persistent_workers and self._iterator is not None
+                and self._iterator._finalizer.alive):
             self._iterator._reset(self._reported_len)
             return self._iterator
         _warn_if_more_workers_than_cpus(self.num_workers)  # (at each start, as PyTorch)
@@ -243,10 +243,11 @@ def _warn_if_more_workers_than_cpus(num_workers: int) -> None:
     """Warns, as PyTorch does, when the workers outnumber the CPUs this process may run on."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if num_workers and (cpus is None or num_workers > cpus):
-        have = f"the {cpus} CPUs this process may use" if cpus else "an unknown number of CPUs"
+        have = (f"the {cpus} CPU{'s' * (cpus > 1)} this process may use" if cpus
+                else "an unknown number of CPUs")
         warnings.warn(f"This DataLoader will create {num_workers} worker processes, more than "
                       f"{have}: the workers compete for them and loading can get slow or "
-                      f"freeze. Hint: num_workers={cpus or 1} or fewer", stacklevel=3)
+                      f"freeze. Hint: num_workers at most {cpus or 1}", stacklevel=3)
 
 
 def _iterable(value: Any) -> bool:
@@ -393,6 +394,7 @@ class _MultiProcessIter(_BaseIter):
         self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
         self._in_order = loader.in_order
+        self._next_check = 0.0  # (out of order: when to look at the workers again)
         prefix = f"ember-dl-{os.getpid()}-{uuid.uuid4().hex[:12]}-"
         use_shm = shared.shared_memory_available()
         self._result_queue = ctx.Queue()
@@ -446,10 +448,10 @@ class _MultiProcessIter(_BaseIter):
         # out of order, a worker takes a task only while it holds less than its share of
         # those in flight: round robin would pile them all on a slow worker. (The worker is
         # chosen first: an index drawn with none to take it would be lost.)
-        share = self._prefetch // max(sum(self._active), 1)
+        share = None if self._in_order else self._prefetch // max(sum(self._active), 1)
         for _ in range(self._num_workers):
             wid = next(self._worker_cycle)
-            if self._active[wid] and (self._in_order or self._pending[wid] < share):
+            if self._active[wid] and (share is None or self._pending[wid] < share):
                 break
         else:
             return
@@ -466,16 +468,29 @@ class _MultiProcessIter(_BaseIter):
         start = time.monotonic()
         while True:
             try:
-                return receive(self._result_queue, POLL_S)
+                got = receive(self._result_queue, POLL_S)
             except queue.Empty:
-                for i, w in enumerate(self._workers):
-                    if not w.is_alive():
-                        self._shutdown()
-                        raise RuntimeError(_describe_exit(i, w)) from None
-                if self._timeout and time.monotonic() - start > self._timeout:
-                    self._shutdown()
-                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds "
-                                       f"waiting for a batch from its workers") from None
+                got = None
+            if got is not None:
+                # out of order the live workers keep the queue full (in order they soon wait
+                # for a dead one's batch): look at the workers after a batch too, once per POLL_S
+                if not self._in_order and time.monotonic() >= self._next_check:
+                    self._next_check = time.monotonic() + POLL_S
+                    self._check_workers(got[1])
+                return got
+            self._check_workers()
+            if self._timeout and time.monotonic() - start > self._timeout:
+                self._shutdown()
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds "
+                                   f"waiting for a batch from its workers")
+
+    def _check_workers(self, received: Any = None) -> None:
+        """Stops everything and raises if a worker died (freeing a batch just received)."""
+        for i, w in enumerate(self._workers):
+            if not w.is_alive():
+                shared.release(received)
+                self._shutdown()
+                raise RuntimeError(_describe_exit(i, w))
 
     def _next_batch(self) -> Any:
         if not self._finalizer.alive:
