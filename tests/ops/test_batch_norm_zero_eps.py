@@ -1,7 +1,8 @@
 """Batch and instance norm in training with ``eps <= 0``: a channel whose variance plus eps is
 0 (a constant one with ``eps=0``) has invstd 0, as PyTorch's, so it gives 0 and zero
-gradients (not NaN), in eager, compiled and exported code; ``F.batch_norm`` still refuses
-``eps <= 0`` in training, as PyTorch's."""
+gradients (not NaN), in eager, compiled and exported code; with ``eps < 0`` and a channel whose
+variance is ``-eps`` it gives NaN, as PyTorch's; ``F.batch_norm`` still refuses ``eps <= 0`` in
+training, as PyTorch's."""
 
 import numpy as np
 import pytest
@@ -18,12 +19,12 @@ def _input(shape):
     return x
 
 
-def _batch(lib, x, w, b, rm, rv):
-    return lib.batch_norm(x, w, b, rm, rv, True, 0.1, 0.0, False)
+def _batch(lib, x, w, b, rm, rv, eps=0.0):
+    return lib.batch_norm(x, w, b, rm, rv, True, 0.1, eps, False)
 
 
-def _instance(lib, x, w, b, rm, rv):
-    return lib.nn.functional.instance_norm(x, rm, rv, w, b, eps=0.0)
+def _instance(lib, x, w, b, rm, rv, eps=0.0):
+    return lib.nn.functional.instance_norm(x, rm, rv, w, b, eps=eps)
 
 
 @pytest.mark.parametrize("shape", [(4, 3, 5), (8, 3, 16, 16)])  # (the second: numba's size)
@@ -50,6 +51,24 @@ def test_values_gradients_and_second_derivatives_match_torch(norm, affine, shape
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("norm", [_batch, _instance])
+def test_negative_eps_equal_to_minus_the_variance_gives_nan_as_torch(norm):
+    x = 3 * np.random.default_rng(3).standard_normal((2, 3, 2))
+    x[:, 0] = [0.0, 1.0]  # biased variance 0.25 (per batch channel and per instance plane)
+    results = []
+    for lib in (torch, ember):
+        xt = lib.tensor(x, requires_grad=True)
+        w = lib.tensor([1.5, -0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64, requires_grad=True)
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        y = norm(lib, xt, w, b, rm, rv, eps=-0.25)
+        y.sum().backward()
+        results.append([t.detach().numpy() for t in (y, rm, rv, xt.grad, w.grad, b.grad)])
+    assert np.isnan(results[1][0][:, 0]).all()
+    for got, want in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
 def test_finite_differences_with_eps_zero():
     x = ember.tensor(np.random.default_rng(2).standard_normal((3, 2, 4)), requires_grad=True)
     w = ember.tensor([1.5, -0.5], dtype=ember.float64, requires_grad=True)
@@ -62,7 +81,7 @@ def test_finite_differences_with_eps_zero():
     assert gradgradcheck(f, (x, w))
 
 
-def test_compiled_and_exported_give_zero():
+def test_compiled_and_exported_give_zero(tmp_path):
     pytest.importorskip("onnxruntime")
     import onnxruntime as ort
 
@@ -77,9 +96,9 @@ def test_compiled_and_exported_give_zero():
     compiled = ember.jit.compile(Norm())
     for _ in range(2):  # the tracing call, then the generated code
         np.testing.assert_allclose(compiled(x).numpy(), want, rtol=1e-12)
-    path = "/tmp/test_batch_norm_zero_eps.onnx"
-    ember.onnx.export(Norm(), (x,), path)
-    session = ort.InferenceSession(path)
+    path = tmp_path / "norm.onnx"
+    ember.onnx.export(Norm(), (x,), str(path))
+    session = ort.InferenceSession(str(path))
     got = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 

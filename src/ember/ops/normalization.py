@@ -371,10 +371,11 @@ def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None,
 
 def _batch_standardize(x: Tensor, dims: tuple[int, ...],
                        eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`_standardize` for batch and instance norm in training: where ``var + eps`` is 0
-    (a constant channel with ``eps <= 0``), rstd is 0, not inf, so that channel gives 0 and
-    zero gradients rather than NaN (PyTorch's invstd rule; layer and group norm give NaN). That
-    case as a composite of Ember ops, so every derivative follows."""
+    """:func:`_standardize` for batch and instance norm in training, with PyTorch's invstd rule
+    where ``var + eps`` is 0: with ``eps == 0`` (a constant channel) rstd is 0, not inf, so
+    that channel gives 0 and zero gradients (layer and group norm give NaN); with ``eps < 0``
+    (``var == -eps``) it is NaN, not inf, as PyTorch's ``x·invstd - mean·invstd`` gives NaN.
+    ``eps <= 0`` as a composite of Ember ops, so every derivative follows."""
     if not eps <= 0:
         return _standardize(x, dims, eps)
     xa = x.float() if x.dtype in HALF else x
@@ -383,7 +384,8 @@ def _batch_standardize(x: Tensor, dims: tuple[int, ...],
     var = (centred * centred).mean(dims, keepdim=True)
     total = var + eps
     zero = total == 0
-    rstd = where(zero, 0.0, where(zero, 1.0, total).rsqrt())  # (no inf·0 in the gradient)
+    rstd = where(zero, 0.0 if eps == 0 else float("nan"),
+                 where(zero, 1.0, total).rsqrt())  # (no inf·0 in the gradient)
     return tuple(t.to(x.dtype) for t in (centred * rstd, mean, var))
 
 
