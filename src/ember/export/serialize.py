@@ -6,6 +6,7 @@ the graph from primitive names (as ``ember.jit.save`` does)."""
 from __future__ import annotations
 
 import collections
+import inspect
 import json
 import math
 import operator
@@ -252,17 +253,24 @@ def _tagged(tree: Any) -> Any:
     return tree
 
 
-def _namedtuple(module: str, qualname: str, fields: list[str]) -> type:
-    """The namedtuple class a file names: the class itself where its module is loaded (no
-    import: a file runs no code) and it has those fields; else one made with its name and
-    fields."""
+def _namedtuple(module: str, qualname: str, fields: list[str], items: list) -> tuple:
+    """``items`` as the namedtuple a file names. Its class where its module is already
+    imported and it is a namedtuple with those fields, looked up without running code (no
+    import, no module ``__getattr__``; the instance made as ``_make`` makes it); else a
+    namedtuple of that name and fields (``rename=True``: a renamed field is ``_1``), else a
+    plain tuple."""
     found: Any = sys.modules.get(module)
     for part in qualname.split("."):
-        found = getattr(found, part, None)
-    if isinstance(found, type) and issubclass(found, tuple) and \
-            tuple(getattr(found, "_fields", ())) == tuple(fields):
-        return found
-    return collections.namedtuple(qualname.rpartition(".")[2], fields)
+        found = None if found is None or part == "<locals>" else \
+            inspect.getattr_static(found, part, None)
+    if type(found) is type and found.__bases__ == (tuple,) and "_make" in vars(found) and \
+            vars(found).get("_fields") == tuple(fields):
+        return tuple.__new__(found, items)
+    try:
+        made = collections.namedtuple(qualname.rpartition(".")[2], fields, rename=True)
+    except (TypeError, ValueError):  # (a name that is no identifier)
+        return tuple(items)
+    return made._make(items) if made._fields == tuple(fields) else tuple(items)
 
 
 def _value(value: Any, n: fx.Node | None = None, key: str = "args") -> Any:
@@ -334,7 +342,7 @@ def _unvalue(value: Any, nodes: dict | None = None) -> Any:
             return slice(*(_unvalue(x, nodes) for x in inner))
         if tag == "namedtuple":
             module, qualname, fields, items = inner
-            return _namedtuple(module, qualname, fields)(*(_unvalue(x, nodes) for x in items))
+            return _namedtuple(module, qualname, fields, [_unvalue(x, nodes) for x in items])
         raise CheckpointError(f"ember.export.load: unknown value tag {tag!r}")
 
     return decode_param(value, other)
