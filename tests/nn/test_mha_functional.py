@@ -242,3 +242,17 @@ def test_module_causal_hint_with_mask_as_torch(batch_first, training, grad):
         got = m(ex, ex, ex, attn_mask=ember.tensor(mask), need_weights=False,
                 is_causal=True)[0].detach().numpy()
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("dtype", ["int64", "uint8"])
+def test_module_refuses_an_integer_mask_with_the_causal_hint_as_torch(training, dtype):
+    """is_causal=True, need_weights=False: the path that uses the causal mask alone still
+    refuses an integer attn_mask, as PyTorch's module (which checks the mask first)."""
+    x = np.random.default_rng(6).standard_normal((N, L, E))
+    for lib, error in ((torch, AssertionError), (ember, TypeError)):
+        m = lib.nn.MultiheadAttention(E, H, batch_first=True, dtype=lib.float64).train(training)
+        q = lib.tensor(x)
+        with pytest.raises(error, match="attn_mask"):
+            m(q, q, q, attn_mask=lib.zeros((L, L), dtype=getattr(lib, dtype)),
+              need_weights=False, is_causal=True)

@@ -30,17 +30,22 @@ __all__: list[str] = []
 _OP = "multi_head_attention_forward"
 
 
+def _check_mask_dtype(mask: Tensor, name: str, op: str = _OP) -> None:
+    """Raises unless ``mask`` is bool or floating (PyTorch's module checks its masks so)."""
+    if mask.dtype != dtypes.bool and not mask.dtype.is_floating_point:
+        raise DTypeError(f"{op}: {name} must be bool (True = not allowed) or floating (added "
+                         f"to the scores), got {mask.dtype.name}. Hint: convert a 0/1 mask "
+                         f"with mask.bool()")
+
+
 def _additive(mask: Tensor | None, dtype: Any, name: str) -> Tensor | None:
     """A boolean mask (True = not allowed) as ``-inf``/0; a float mask as it is."""
     if mask is None:
         return None
+    _check_mask_dtype(mask, name)
     if mask.dtype == dtypes.bool:
         return zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
             mask, float("-inf"))
-    if not mask.dtype.is_floating_point:
-        raise DTypeError(f"{_OP}: {name} must be bool (True = not allowed) or floating (added "
-                         f"to the scores), got {mask.dtype.name}. Hint: convert a 0/1 mask "
-                         f"with mask.bool()")
     return mask.to(dtype)
 
 
