@@ -348,12 +348,8 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        """Whether ops on this tensor are recorded for autograd. Set it on a leaf only.
-
-        Example:
-            >>> w = ember.zeros(3)
-            >>> w.requires_grad = True
-        """
+        """Whether ops on this tensor are recorded for autograd; set it on a leaf only
+        (example: ``w = ember.zeros(3); w.requires_grad = True``)."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -364,7 +360,7 @@ class Tensor:
         if self._node is not None:
             raise GradError("requires_grad can only be set on a leaf tensor; for a computed "
                             "tensor that should not be differentiated, use .detach()")
-        self.requires_grad_(value)
+        Tensor.requires_grad_(self, value)  # (a lazy parameter refuses its own methods)
 
     @property
     def retains_grad(self) -> bool:

@@ -103,3 +103,12 @@ def test_uninitialized_buffer():
     holder.kept.materialize((2, 3))
     assert type(holder.kept) is ember.Tensor and holder.kept.shape == (2, 3)
     assert holder.kept.dtype == ember.float64 and not holder.kept.requires_grad
+
+
+def test_a_lazy_parameter_frozen_before_its_first_forward_stays_frozen_as_torch():
+    for lib in (torch, ember):
+        layer = lib.nn.LazyLinear(3)
+        layer.weight.requires_grad = False  # (the setter refused a lazy parameter)
+        layer(lib.ones(2, 4)).sum().backward()
+        assert not layer.weight.requires_grad and layer.weight.grad is None
+        assert layer.bias.grad is not None
