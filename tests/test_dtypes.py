@@ -129,14 +129,31 @@ def test_a_python_type_as_dtype_is_torch_s(kind):
     assert ember.tensor([1]).to(kind).dtype.name == want
 
 
-@pytest.mark.parametrize("info", ["finfo", "iinfo"])
-@pytest.mark.parametrize("make, hint", [(lambda m: m.tensor(1.0), "Hint: pass its dtype"),
-                                        (lambda m: None, "")])
+@pytest.mark.parametrize("info", ["finfo", "iinfo", "can_cast"])
+@pytest.mark.parametrize("make, hint", [
+    (lambda m: m.tensor(1.0), "Hint: pass its dtype"), (lambda m: None, ""), (lambda m: 3, ""),
+    (lambda m: [1], ""), (lambda m: np.zeros(2, np.int32), "Hint: pass its dtype")],
+    ids=["tensor", "None", "int", "list", "ndarray"])
 def test_limits_of_what_is_no_dtype_are_a_type_error_as_torch(info, make, hint):
     # (a tensor said "Could not convert tensor(1.) to a NumPy dtype", a ValueError;
-    # iinfo(None) said "expected an integer dtype, got float64")
-    if info == "iinfo" or make(torch) is not None:  # (finfo(None) is the default dtype's)
+    # iinfo(None) said "expected an integer dtype, got float64", can_cast(None, ...) was True;
+    # an int or an array named no op)
+    def call(m):
+        return m.can_cast(make(m), m.float32) if info == "can_cast" else \
+            getattr(m, info)(make(m))
+    if info != "finfo" or make(torch) is not None:  # (finfo(None) is the default dtype's)
         with pytest.raises(TypeError):
-            getattr(torch, info)(make(torch))
-        with pytest.raises(TypeError, match=f"{info}: expected a dtype .*{hint}"):
-            getattr(ember, info)(make(ember))
+            call(torch)
+        with pytest.raises(TypeError, match=f"^{info}: .*a dtype.*{hint}"):
+            call(ember)
+
+
+@pytest.mark.parametrize("make", [lambda m: m.tensor(1.0), lambda m: np.zeros(2)],
+                         ids=["tensor", "ndarray"])
+def test_a_tensor_given_as_a_dtype_is_a_dtype_error_with_a_hint(make):
+    # (NumPy's "Could not convert tensor(1.) to a NumPy dtype", a ValueError, escaped)
+    with pytest.raises(TypeError):
+        torch.zeros(2, dtype=make(torch))
+    with pytest.raises(ember.errors.DTypeError, match=r"cannot read a dtype from a "
+                                                      r".*Hint: pass its dtype, x\.dtype"):
+        ember.zeros(2, dtype=make(ember))

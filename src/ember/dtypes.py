@@ -13,6 +13,7 @@ gives one (``float16 tensor * 1j``), Ember gives complex64.
 from __future__ import annotations
 
 import math
+import reprlib
 import sys
 from functools import cache, lru_cache
 
@@ -190,9 +191,18 @@ def to_dtype(x: object) -> DType:
     if hasattr(type(x), "__ember_dtype__"):  # (quantized dtypes: they raise their own error)
         return x.__ember_dtype__()
     try:
-        return from_numpy(np.dtype(x))
-    except TypeError:
-        raise DTypeError(f"cannot read a dtype from {x!r}{_torch_dtype_hint(x)}") from None
+        np_dtype = np.dtype(x)
+    except (TypeError, ValueError):  # (ValueError: NumPy reads a tensor's .dtype, and fails)
+        raise DTypeError(f"cannot read a dtype from {_what(x)}") from None
+    return from_numpy(np_dtype)
+
+
+def _what(x: object) -> str:
+    """``x``, no dtype, as an error names it: an array or tensor by its type and dtype, with a
+    hint to pass that; else in short (a PyTorch dtype Ember has: with a hint naming Ember's)."""
+    if hasattr(x, "dtype") and not isinstance(x, type):
+        return f"a {type_name(x)} of dtype {x.dtype}. Hint: pass its dtype, x.dtype"
+    return f"{reprlib.repr(x)}{_torch_dtype_hint(x)}"
 
 
 def _torch_dtype_hint(x: object) -> str:

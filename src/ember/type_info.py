@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, EmberError
+from ember.errors import ArgumentTypeError, DTypeError
 
 
 class _Limits:
@@ -26,22 +26,16 @@ class _Limits:
         return hash((type(self).__name__, self.dtype))
 
 
-def _read_dtype(op: str, value: Any) -> DType:
-    """``value`` as a dtype (a dtype, its name, a Python or NumPy type); a TypeError naming
-    ``op`` for anything else, as PyTorch's (a tensor said "Could not convert tensor(1.) to a
-    NumPy dtype", a ValueError; ``iinfo(None)`` said "got float64"). Ember's own errors (a
-    quantized dtype, a number) pass through."""
+def _read_dtype(op: str, value: Any, example: str = "ember.float32") -> DType:
+    """``value`` as a dtype (a dtype, its name, a Python or NumPy type); a DTypeError (a
+    TypeError, as PyTorch's) naming ``op`` for anything else: None (which NumPy reads as
+    float64), a number, a tensor or array (hinted to pass its dtype)."""
+    if value is None:
+        raise ArgumentTypeError(f"{op}: expected a dtype (e.g. {example}), got None")
     try:
-        if value is not None:
-            return dtypes.to_dtype(value)
-    except EmberError:  # (its own message: a quantized dtype, a number)
-        raise
-    except (TypeError, ValueError):
-        pass
-    hint = f" Hint: pass its dtype, {op}(x.dtype)" if hasattr(value, "dtype") else ""
-    example = "ember.int32" if op == "iinfo" else "ember.float32"
-    raise ArgumentTypeError(f"{op}: expected a dtype (e.g. {example}), got "
-                            f"{type(value).__name__}.{hint}")
+        return dtypes.to_dtype(value)
+    except DTypeError as exc:
+        raise DTypeError(f"{op}: {exc}") from None
 
 
 class finfo(_Limits):  # noqa: N801 - PyTorch's name
@@ -85,7 +79,7 @@ class iinfo(_Limits):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's name
-        dt = _read_dtype("iinfo", type)
+        dt = _read_dtype("iinfo", type, "ember.int32")
         if dt.category != dtypes.INT:
             raise TypeError(f"iinfo: expected an integer dtype, got {dt.name}")
         self.bits = dt.itemsize * 8
@@ -105,4 +99,4 @@ def can_cast(from_: DType, to: DType) -> bool:
         >>> ember.can_cast(ember.float64, ember.float16), ember.can_cast(ember.float32, ember.int32)
         (True, False)
     """
-    return dtypes.to_dtype(from_).category <= dtypes.to_dtype(to).category
+    return _read_dtype("can_cast", from_).category <= _read_dtype("can_cast", to).category

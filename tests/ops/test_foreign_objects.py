@@ -171,13 +171,14 @@ def test_a_quantized_dtype_for_a_new_tensor_says_how_to_quantize(call):
         torch.zeros(2, dtype=torch.qint8)
 
 
-@pytest.mark.parametrize("call", [lambda: ember.can_cast(ember.float32, ember.qint8),
-                                  lambda: ember.set_default_dtype(ember.qint8),
-                                  lambda: ember.iinfo(ember.qint8)],
-                         ids=["can_cast", "set_default_dtype", "iinfo"])
-def test_a_quantized_dtype_outside_an_op_names_no_made_up_op(call):
-    # (review50d: "conversion to an array: ember.qint8 is ...")
-    with pytest.raises(ember.errors.DTypeError, match=r"^ember\.qint8 is a quantized dtype"):
+@pytest.mark.parametrize("call, op", [
+    (lambda: ember.can_cast(ember.float32, ember.qint8), "can_cast: "),
+    (lambda: ember.set_default_dtype(ember.qint8), ""),
+    (lambda: ember.iinfo(ember.qint8), "iinfo: ")], ids=["can_cast", "set_default_dtype", "iinfo"])
+def test_a_quantized_dtype_outside_an_op_names_no_made_up_op(call, op):
+    # (review50d: "conversion to an array: ember.qint8 is ..."; the dtype readers of type_info
+    # name themselves)
+    with pytest.raises(ember.errors.DTypeError, match=rf"^{op}ember\.qint8 is a quantized dtype"):
         call()
     assert ember.get_default_dtype() is ember.float32
 
