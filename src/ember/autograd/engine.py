@@ -50,6 +50,7 @@ from ember.autograd.hook_calls import (
 )
 from ember.autograd.roots import as_list, root_grads
 from ember.errors import ArgumentError, GradError, ShapeError
+from ember.ops.overrides import TENSOR_LIKE, handler_of
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
@@ -124,23 +125,6 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                 done.add(id(t))
 
 
-#: class -> its ``grad(outputs, inputs, grad_outputs, **options)``: tensor-likes outside the
-#: core (``ember.nested``'s nested tensors) register how :func:`grad` differentiates them
-GRAD_HANDLERS: dict[type, Callable[..., tuple]] = {}
-
-
-def _grad_handler(*arguments: Any) -> Callable[..., tuple] | None:
-    get = GRAD_HANDLERS.get
-    for argument in arguments:
-        if type(argument) in (list, tuple):
-            for x in argument:
-                if get(type(x)) is not None:
-                    return get(type(x))
-        elif get(type(argument)) is not None:
-            return get(type(argument))
-    return None
-
-
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
@@ -173,12 +157,16 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if not only_inputs:
         warnings.warn("grad: only_inputs is deprecated and ignored (it is always True)",
                       stacklevel=2)
-    handler = GRAD_HANDLERS and _grad_handler(outputs, inputs, grad_outputs)
+    if type(inputs) is not Tensor and not isinstance(inputs, (Tensor, list, tuple)) and \
+            type(inputs) not in TENSOR_LIKE:
+        inputs = list(inputs)  # (once: a generator of parameters; a GradientEdge is a tuple)
+    # tensor-likes outside the core (nested tensors) differentiate themselves
+    handler = TENSOR_LIKE and handler_of((outputs, inputs, grad_outputs))
     if handler:
-        return handler(outputs, inputs, grad_outputs, retain_graph=retain_graph,
-                       create_graph=create_graph, allow_unused=allow_unused,
-                       is_grads_batched=is_grads_batched, materialize_grads=materialize_grads)
-    inputs = as_list(inputs)  # (once: a generator of parameters is read here)
+        return handler(grad, (outputs, inputs, grad_outputs), dict(
+            retain_graph=retain_graph, create_graph=create_graph, allow_unused=allow_unused,
+            is_grads_batched=is_grads_batched, materialize_grads=materialize_grads))
+    inputs = as_list(inputs)
     if not inputs:
         raise GradError("grad: the inputs argument cannot be empty (as PyTorch's `inputs` "
                         "argument to `grad()`). Hint: pass the tensors to differentiate "

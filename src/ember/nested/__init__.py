@@ -12,6 +12,7 @@ Example:
 
 from ember.nested import (
     attention,  # noqa: F401 - registers attention on nested tensors
+    autograd,  # noqa: F401 - registers ember.autograd.grad of nested tensors
     dims,  # noqa: F401 - registers permute, select, indexing
     products,  # noqa: F401 - registers linear, matmul, bmm
 )

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.autograd.engine import GRAD_HANDLERS
-from ember.autograd.engine import grad as autograd_grad
 from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import jagged, layout
 from ember.nested.ragged import Ragged, ragged_for
@@ -253,29 +251,3 @@ def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
                          "nested_tensor_from_jagged(values, nt.offsets())")
     return b._values
 
-
-def _listed(x: Any) -> list:
-    return list(x) if isinstance(x, (list, tuple)) else [x]
-
-
-def nested_grad(outputs: Any, inputs: Any, grad_outputs: Any = None, **options: Any) -> tuple:
-    """``ember.autograd.grad`` where nested tensors are among the ``outputs``, ``inputs`` or
-    ``grad_outputs``: their values are differentiated, and a nested input's gradient is nested
-    like it, as PyTorch's."""
-    outs, ins = _listed(outputs), _listed(inputs)
-    dense_outs = [o._values if isinstance(o, NestedTensor) else o for o in outs]
-    grads = None if grad_outputs is None else _listed(grad_outputs)
-    if grads is not None and len(grads) == len(outs):
-        for i, (out, g) in enumerate(zip(outs, grads)):
-            if isinstance(out, NestedTensor) and g is not None:
-                grads[i] = check_same_structure("grad", out, g)
-            elif isinstance(g, NestedTensor):
-                raise ArgumentTypeError(f"grad: grad_outputs {i} is a nested tensor, its output "
-                                        f"a {type(out).__name__}")
-    found = autograd_grad(dense_outs, [x._values if isinstance(x, NestedTensor) else x
-                                       for x in ins], grads, **options)
-    return tuple(x._with(g) if isinstance(x, NestedTensor) and g is not None else g
-                 for x, g in zip(ins, found))
-
-
-GRAD_HANDLERS[NestedTensor] = nested_grad

@@ -22,6 +22,8 @@ supports the class hands the call over in one of two ways:
 
 The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it as well, so an
 ``ember.*`` function with an ``out=`` form hands over even where its op does not.
+``ember.autograd.grad`` hands over when :func:`handler_of` finds a tensor-like among its
+outputs, inputs or grad_outputs (a class that does not differentiate raises its error).
 """
 
 from __future__ import annotations
@@ -48,12 +50,24 @@ def register(cls: type, handler: Callable[[Callable, tuple, dict], Any]) -> None
     TENSOR_LIKE[cls] = handler
 
 
+def handler_of(args: tuple) -> Callable[[Callable, tuple, dict], Any] | None:
+    """The handler of the first tensor-like argument (or element of a list or tuple argument,
+    as ``cat``'s), or None: one dictionary lookup per argument and element."""
+    like = TENSOR_LIKE
+    for arg in args:
+        if isinstance(arg, (list, tuple)):
+            for x in arg:
+                if type(x) in like:
+                    return like[type(x)]
+        elif type(arg) in like:
+            return like[type(arg)]
+    return None
+
+
 def handle(op: Callable, args: tuple, kwargs: dict) -> Any:
     """``op(*args, **kwargs)`` computed by the handler of the first tensor-like argument (or
     element of a list argument, as ``cat``'s)."""
-    for arg in args:
-        for x in arg if isinstance(arg, (list, tuple)) else (arg,):
-            handler = TENSOR_LIKE.get(type(x))
-            if handler is not None:
-                return handler(op, args, kwargs)
-    raise TypeError(f"{op.__name__}: no tensor-like argument to hand the call to")
+    handler = handler_of(args)
+    if handler is None:
+        raise TypeError(f"{op.__name__}: no tensor-like argument to hand the call to")
+    return handler(op, args, kwargs)

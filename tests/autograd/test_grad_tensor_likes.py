@@ -1,0 +1,21 @@
+"""ember.autograd.grad hands a registered tensor-like (ember.ops.overrides) to its class, as the
+ops do: a class that does not differentiate this way raises its named error."""
+
+import pytest
+
+import ember
+from ember.masked import masked_tensor
+
+
+def test_a_masked_tensor_gets_its_named_error():
+    """(it was read as a sequence: 'MaskedTensor: __iter__ is not supported')."""
+    mt = masked_tensor(ember.tensor([1.0, 2.0]), ember.tensor([True, False]), requires_grad=True)
+    with pytest.raises(TypeError, match="^grad: does not take a MaskedTensor"):
+        ember.autograd.grad(mt.sum(), mt)
+
+
+def test_a_sparse_tensor_gets_its_named_error():
+    """(AttributeError: 'SparseTensor' object has no attribute '_node')."""
+    s = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse().requires_grad_()
+    with pytest.raises(TypeError, match="^grad: not supported for ember.sparse_coo tensors"):
+        ember.autograd.grad((s * 2).to_dense().sum(), [s])

@@ -1,0 +1,55 @@
+"""ember.autograd.grad with nested tensors (handed over by ember.ops.overrides), against
+torch.nested (layout=torch.jagged)."""
+
+import pytest
+import torch
+
+import ember
+from ember.errors import GradError
+from tests.nested.helpers import assert_close, pair
+
+
+def test_more_grad_outputs_than_outputs_is_the_engines_error():
+    """(a nested grad_outputs list longer than the outputs went back to the engine still
+    nested, which handed it over again: RecursionError). Ember refuses the extra gradient for
+    tensors too; torch ignores it."""
+    nt, _ = pair(requires_grad=True)
+    y = nt * 2
+    with pytest.raises(GradError, match="got 1 tensors but 2 gradients"):
+        ember.autograd.grad([y], [nt], [ember.ones_like(y), ember.ones_like(y)])
+    w = ember.ones(2, requires_grad=True)
+    with pytest.raises(GradError, match="got 1 tensors but 2 gradients"):
+        ember.autograd.grad([w * 2], [w], [ember.ones(2), ember.ones(2)])
+
+
+def test_nested_inputs_in_a_generator_as_torch():
+    """(a generator, as module.parameters(), was read as a list only after the hand-over check:
+    'conversion to an array: not supported for nested tensors')."""
+    nt, tnt = pair(requires_grad=True)
+    w = ember.tensor([1.0, -2.0, 0.5, 3.0], dtype=ember.float64, requires_grad=True)
+    tw = torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
+    got = ember.autograd.grad((nt * w).sin().values().sum(), (x for x in (w, nt)))
+    want = torch.autograd.grad((tnt * tw).sin().values().sum(), (x for x in (tw, tnt)))
+    assert_close(got[0], want[0])
+    assert_close(got[1], want[1])
+
+
+def test_implied_gradient_of_a_nested_output_names_its_nested_shape():
+    """(the message showed the packed values' shape, (6, 4))."""
+    nt, _ = pair(requires_grad=True)
+    with pytest.raises(GradError, match=r"output 0 is a nested tensor of shape \(3, j\d+, 4\)"):
+        ember.autograd.grad(nt * 2, nt)
+
+
+def test_implied_gradient_of_a_one_element_nested_output_as_torch():
+    nt, tnt = pair((1,), (1,), requires_grad=True)
+    (got,) = ember.autograd.grad(nt * 3, nt)
+    (want,) = torch.autograd.grad(tnt * 3, tnt)
+    assert_close(got, want)
+
+
+def test_a_nested_gradient_for_a_dense_output_is_refused():
+    nt, _ = pair(requires_grad=True)
+    w = ember.ones(4, requires_grad=True, dtype=ember.float64)
+    with pytest.raises(TypeError, match=r"grad_outputs 0 is a nested tensor of shape \(3, j"):
+        ember.autograd.grad(w * 2, [w, nt], nt.detach(), allow_unused=True)
