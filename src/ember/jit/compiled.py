@@ -298,7 +298,7 @@ class CompiledFunction:
                     shared = shared_state(leaf, state, args, kwargs) or i
                 grad = leaf._grad if grads else None
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
-                              leaf.requires_grad, None if shared == i else shared,
+                              leaf._requires_grad, None if shared == i else shared,
                               tensor_hooks(leaf),  # (the functions, by identity)
                               None if grad is None else grad.dtype, strides_key(leaf._data)))
             else:

@@ -77,7 +77,7 @@ from ember.tensor import STRUCTURE, Tensor
 # the methods Python runs for ``obj[k]``, ``len(obj)``, ``k in obj``, ``for k in obj``, ``obj(x)``
 PROTOCOL = ("__getitem__", "__missing__", "__len__", "__contains__", "__iter__", "__call__")
 
-_REQUIRES_GRAD = attrgetter("requires_grad")
+_REQUIRES_GRAD = attrgetter("_requires_grad")  # (the slot: read on every call)
 _DATA = attrgetter("_data")
 
 
