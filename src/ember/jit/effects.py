@@ -181,13 +181,16 @@ def _aside(others: list[Tensor], run: Any) -> Any:
         return run
 
     def aside() -> Any:
-        kept = [p._grad for p in others]
-        for p in others:
+        stale = [p for p in others if p._grad is not None]  # (none where they stay frozen)
+        if not stale:
+            return run()
+        kept = [p._grad for p in stale]
+        for p in stale:
             p._grad = None
         try:
             return run()
         finally:
-            for p, g in zip(others, kept):
+            for p, g in zip(stale, kept):
                 p._grad = g
 
     return aside
