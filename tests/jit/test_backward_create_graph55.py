@@ -75,3 +75,21 @@ def test_a_penalty_that_sets_no_grad_compiles_and_differentiates_as_torch(make):
     for _ in range(3):
         got = _eager_total(ember, f)
         assert got[0] == pytest.approx(want[0], rel=1e-12) and got[1] is want[1] is True
+
+
+def test_a_leaf_made_inside_is_named_by_its_shape_and_first_use_not_captured0():
+    """(mend55b) The refusal names a tensor made inside the function by its shape and the
+    line that first used it; the user cannot map an internal ``captured0`` to ``w``."""
+    @jit.compile
+    def f(x):
+        w = ember.ones(2, requires_grad=True)
+        ((x * w) ** 3).sum().backward(create_graph=True)
+        return (w.grad ** 2).sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TraceError) as err:
+            f(ember.tensor(X, requires_grad=True))
+    assert "captured" not in str(err.value)
+    assert "a tensor (shape (2,)) made inside the function and first used at " in str(err.value)
+    assert "((x * w) ** 3).sum().backward(create_graph=True)" in str(err.value)

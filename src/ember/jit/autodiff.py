@@ -32,7 +32,7 @@ from ember.autograd.graph import Node
 from ember.errors import GradError
 from ember.jit.ir import Effect, Graph, Var
 from ember.jit.kernels import owner
-from ember.jit.sources import TraceError
+from ember.jit.sources import TraceError, _at
 from ember.jit.tracer import Tracer
 from ember.ops.creation import ones_like, zeros
 from ember.ops.primitive import replay_view
@@ -188,14 +188,16 @@ def _refuse_grad_history(tracer: Tracer, inputs: list[Tensor], wanted: list[Tens
     needs it to differentiate as in eager code, so it is refused rather than returned
     detached (a loss outside adding it would silently lose its gradient)."""
     holders = [*((t, f"argument {i}") for i, t in enumerate(inputs)),
-               *((t, tracer.labels.get(id(t), "a tensor")) for t in
-                 [*(ref.tensor for ref in tracer.graph.state),
-                  *(t for _, t in tracer.known.values())])]
-    grads = {id(t._grad._node): label for t, label in holders
+               *((t, None) for t in [*(ref.tensor for ref in tracer.graph.state),
+                                     *(t for _, t in tracer.known.values())])]
+    grads = {id(t._grad._node): (t, label) for t, label in holders
              if t._grad is not None and t._grad._node is not None}
+    if not grads:  # (a training step returning its loss: no .grad has a history)
+        return
     for x in wanted:
-        label = next((grads[n] for n in _history(x, stops) if n in grads), None)
-        if label is not None:
+        hit = next((grads[n] for n in _history(x, stops) if n in grads), None)
+        if hit is not None:
+            label = hit[1] or _reached_name(tracer, hit[0])
             raise TraceError(
                 f"ember.jit: {tracer.graph.name} returns a value made from the .grad of {label}"
                 ", which backward(create_graph=True) inside gave a history: a compiled step "
@@ -205,6 +207,16 @@ def _refuse_grad_history(tracer: Tracer, inputs: list[Tensor], wanted: list[Tens
                 "it stays differentiable), return `.detach()` of a value only logged, or run "
                 "the function under `with ember.jit.disable():`")
 
+
+
+def _reached_name(tracer: Tracer, t: Tensor) -> str:
+    """The label of a tensor the function reached; for one it made (a leaf that requires
+    grad, labelled ``captured0``), its shape and the user's line that first used it."""
+    if tracer.fresh.get(id(t._data)) is not t._data:
+        return tracer.labels.get(id(t), "a tensor")
+    var = next((ref.var for ref in tracer.graph.state if ref.tensor is t and not ref.grad), None)
+    src = next((e.source for e in tracer.graph.eqns if var in e.inputs), None)
+    return f"a tensor (shape {tuple(t.shape)}) made inside the function and first used{_at(src)}"
 
 def as_later_calls(plan: _Plan, outputs: list) -> list:
     """The tracing call's outputs as a later call of a graph that ran its backward inside
