@@ -23,7 +23,7 @@ from ember.masked import normalizations, reductions
 from ember.masked.masks import canonical_dims, first_dim
 from ember.masked.tensor import MaskedOperand, MaskedTensor
 from ember.ops.overrides import register
-from ember.ops.softmax import _implicit_dim as implicit_dim
+from ember.ops.softmax import implicit_dim
 from ember.tensor import Tensor
 
 UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin", "arcsin",

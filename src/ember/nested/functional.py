@@ -35,8 +35,7 @@ from ember.ops.overrides import register
 from ember.ops.random import rand_like, randint_like, randn_like
 from ember.ops.select import clamp, maximum, minimum, where
 from ember.ops.shape import narrow, reshape, split, squeeze, transpose, unsqueeze
-from ember.ops.softmax import _implicit_dim as implicit_dim
-from ember.ops.softmax import log_softmax, softmax, softmin
+from ember.ops.softmax import implicit_dim, log_softmax, softmax, softmin
 from ember.ops.special import atan2
 from ember.tensor import Tensor
 

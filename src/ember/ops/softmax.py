@@ -194,7 +194,15 @@ class LogSoftmaxGrad(Primitive):
         return apply(LogSoftmaxGrad, dv, y, dim=dim) - dy * y.exp() * v.sum(dim, keepdim=True)
 
 
-def _implicit_dim(name: str, ndim: int) -> int:
+def implicit_dim(name: str, ndim: int) -> int:
+    """The dim PyTorch's softmax family takes for ``name`` with no ``dim`` (0 for 0, 1 or 3
+    dims, else 1), with its deprecation warning (for the caller's caller); the masked and
+    nested forms share it.
+
+    Example:
+        >>> implicit_dim("softmax", 2)  # (warns: "Implicit dimension choice for softmax ...")
+        1
+    """
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", stacklevel=3)
     return 0 if ndim in (0, 1, 3) else 1
@@ -212,7 +220,7 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Ten
         raise DTypeError(f"{name}: expected a floating input, got {input.dtype.name}. Hint: "
                          f"pass dtype=ember.float32 or call .float() first")
     if dim is None:
-        dim = _implicit_dim(name, input.ndim)
+        dim = implicit_dim(name, input.ndim)
     return input, normalize_dim(dim, input.ndim, name)
 
 
