@@ -442,6 +442,8 @@ def _active() -> list[profile]:
     """The profiles recording this thread's ops, the latest started first: a region (or a
     backward rule) is recorded in each, as ops are, and not in a profile another thread
     opened, which sees none of this thread's ops (as in PyTorch)."""
+    if not STATE.active:  # (no profile: the common case, kept cheap for record_function)
+        return []
     tid = _thread()
     return [prof for prof in reversed(STATE.active) if prof._thread == tid]
 
