@@ -3,6 +3,7 @@ Chrome traces, record_function, memory per op, and no cost when off."""
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from torch.autograd.profiler_util import _format_time
@@ -266,3 +267,15 @@ def test_a_row_limit_that_is_not_an_int_is_named(row_limit):
         ember.ones(2) + 1
     with pytest.raises(TypeError, match="row_limit must be an int"):
         prof.key_averages().table(row_limit=row_limit)
+
+
+@pytest.mark.parametrize("row_limit", [np.int64(1), np.uint8(1), np.int32(2)])
+def test_an_index_like_row_limit_is_taken_as_torch(row_limit):
+    # np.int64 was refused ("row_limit must be an int"); torch's table takes it
+    tables = []
+    for lib in (torch, ember):
+        with lib.profiler.profile() as prof:
+            lib.ones(2) + 1
+            lib.ones(2) * 2
+        tables.append(prof.key_averages().table(row_limit=row_limit))
+    assert [len(t.splitlines()) for t in tables[1:]] == [len(tables[0].splitlines())]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError, ArgumentTypeError
@@ -242,9 +243,11 @@ def format_table(rows: list[Event | FunctionEventAvg], sort_by: str | None, row_
     """Formats events or averaged rows as PyTorch's ``_build_table``: right-aligned columns
     (the name's as wide as the longest name, the others 12), under ``notes`` (each after a
     rule of "="); percentages are of the summed self time of all rows."""
-    if row_limit is not None and (not isinstance(row_limit, int) or isinstance(row_limit, bool)):
-        raise ArgumentTypeError(f"table: row_limit must be an int (or None for every row), got "
-                                f"{type(row_limit).__name__} {row_limit!r}")
+    if row_limit is not None:  # (an index-like NumPy integer too, as PyTorch's table takes)
+        if isinstance(row_limit, bool) or not hasattr(type(row_limit), "__index__"):
+            raise ArgumentTypeError(f"table: row_limit must be an int (or None for every "
+                                    f"row), got {type(row_limit).__name__} {row_limit!r}")
+        row_limit = operator.index(row_limit)
     if time_unit is not None and time_unit not in _TIME_UNITS:
         raise ArgumentError(f"table: unknown time_unit {time_unit!r}; use one of "
                             f"{', '.join(_TIME_UNITS)} (or None)")
