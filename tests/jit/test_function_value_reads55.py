@@ -63,3 +63,26 @@ def test_the_custom_op_fix_compiles_and_matches_eager():
         w2 = ember.tensor([0.5, -1.0], dtype=ember.float64, requires_grad=True)
         assert f(x, w1).item() == pytest.approx(step(x, w2).item(), rel=1e-15)
         np.testing.assert_allclose(w1.grad.numpy(), w2.grad.numpy(), rtol=1e-15)
+
+
+class Branchy(ember.autograd.Function):
+    """2x or 3x, by an ``if`` on the input's value in its forward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2 if x.sum() > 0 else x * 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_an_if_on_a_value_in_a_function_keeps_the_cond_and_where_hint():
+    """(mend55b) Control flow in a Function's forward is named as such, with the
+    ember.cond / ember.where fix of the general message, besides the Function's own hints."""
+    with pytest.raises(TraceError, match=r"bool\(\).*forward of autograd.Function Branchy") as info:
+        jit.compile(lambda x: Branchy.apply(x))(ember.ones(2))
+    message = str(info.value)
+    assert "Python control flow" in message and "custom_op" in message
+    assert "ember.cond(pred, true_fn, false_fn, operands)" in message
+    assert "ember.where" in message

@@ -73,6 +73,10 @@ def called_by_user(*plumbing: str) -> bool:
     return frame is not None and not _is_ember_file(frame.f_code.co_filename)
 
 
+_BRANCH = ("branch with ember.cond(pred, true_fn, false_fn, operands) (both branches are "
+           "compiled) or ember.where")
+
+
 def _at(src: Source | None) -> str:
     return "" if src is None else f" at {src.file}:{src.line} (`{src.text}`)"
 
@@ -82,11 +86,13 @@ def value_read_error(t: Any, what: str, src: Source | None, function: list[str])
     a custom ``autograd.Function``'s forward or backward, if any)."""
     where = _at(src)
     if function:  # (torch.compile breaks its graph at such a Function; no Ember graph breaks)
+        flow, fix = ("Python control flow on a traced value or ", f"{_BRANCH}, ") \
+            if what == "bool()" else ("", "")  # (an ``if`` or ``while`` on a value)
         return TraceError(
             f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
-            f"{where}, in {function[0]}: a Function is traced op by op, and code that leaves "
-            "Ember there (NumPy on .numpy(), .item(), .tolist()) sees no values while tracing, "
-            "so it cannot be compiled. Hint: make that code one opaque op with "
+            f"{where}, in {function[0]}: a Function is traced op by op, and {flow}code that "
+            "leaves Ember there (NumPy on .numpy(), .item(), .tolist()) sees no values while "
+            f"tracing, so it cannot be compiled. Hint: {fix}make that code one opaque op with "
             "ember.library.custom_op (its gradient by register_autograd; one equation in the "
             "graph: docs/custom_ops.md), write it with Ember ops, or call it outside the "
             "compiled function", where)
@@ -96,9 +102,8 @@ def value_read_error(t: Any, what: str, src: Source | None, function: list[str])
         "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
         "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
         "number or tuple argument, or one in static_argnums=...: each new value traces "
-        "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
-        "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
-        "instead, or move the call out of the compiled function", where)
+        f"again), {_BRANCH}, loop with ember.while_loop, compute with tensor ops instead, or "
+        "move the call out of the compiled function", where)
 
 
 def other_thread_error(shape: tuple) -> TraceError:
