@@ -330,11 +330,25 @@ def test_an_argument_of_another_class_is_refused_naming_what_to_pass():
     """It said "argument d holds a _Inputs" and no more; torch's error names
     register_dataclass, which Ember has not got: this one says what to pass instead."""
     with pytest.raises(ember.export.ExportError,
-                       match=r"argument d holds a _Inputs \(a dataclass\).*register_dataclass.*"
+                       match=r"argument d holds a tests.export.test_program._Inputs \(a "
+                             r"dataclass\).*register_dataclass.*"
                              r"Hint: pass its fields \(x, y\)"):
         ember.export.export(_AddFields(), (_Inputs(ember.randn(3), ember.randn(3)),))
     with pytest.raises(ember.export.ExportError,
-                       match=r"argument pair\[1\] holds a ndarray.*ember.from_numpy"):
+                       match=r"argument pair\[1\] holds a numpy.ndarray.*ember.from_numpy"):
+        ember.export.export(_AddFields(), ({"x": 1, "y": 2}, (1, np.ones(2))))
+
+
+def test_a_torch_tensor_argument_is_named_with_its_module_and_what_to_pass():
+    """It said "holds a Tensor" (read as Ember's) and hinted "pass the tensors it holds in a
+    tuple, list or dict"; "a ndarray" for an array."""
+    with pytest.raises(ember.export.ExportError) as err:
+        ember.export.export(_AddFields(), ({"x": 1, "y": 2}, (1, torch.ones(3))))
+    message = str(err.value)
+    assert "pair[1] holds a torch.Tensor; export takes Ember tensors" in message
+    assert "Hint: pass ember.tensor(t.numpy())" in message
+    assert "register_dataclass" not in message
+    with pytest.raises(ember.export.ExportError, match=r"holds an? numpy.ndarray; export"):
         ember.export.export(_AddFields(), ({"x": 1, "y": 2}, (1, np.ones(2))))
 
 

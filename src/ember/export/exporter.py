@@ -169,7 +169,7 @@ def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
             out.append(InputGuard(name, keys, value=value))
         else:
             raise ExportError(f"{WHO}: argument {name}{''.join(f'[{k!r}]' for k in keys)} "
-                              f"holds a {type(value).__name__}{_class_hint(value)}")
+                              f"holds {_class_hint(value)}")
 
     for name, value in arguments.items():
         walk(name, value, ())
@@ -188,17 +188,26 @@ def _path(arguments: dict[str, Any], guard: InputGuard) -> str:
 
 
 def _class_hint(value: Any) -> str:
-    """Why export refuses an argument of another class, and what to pass instead."""
+    """The class of an argument export refuses (with its module: ``torch.Tensor``), why,
+    and what to pass instead."""
+    kind = type(value)
+    name = kind.__qualname__ if kind.__module__ in ("builtins", "__main__") else \
+        f"{kind.__module__}.{kind.__qualname__}"
     fields = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) \
         else []
+    torch_tensor = any(c.__module__ == "torch" and c.__name__ == "Tensor" for c in kind.__mro__)
     instead = f"its fields ({', '.join(fields)}) as arguments or in a dict " \
         "(dataclasses.asdict)" if fields else "ember.from_numpy(array)" if \
-        isinstance(value, np.ndarray) else "the tensors it holds in a tuple, list or dict"
-    return (f"{' (a dataclass)' if fields else ''}; export takes tensors and numbers (int, "
-            "float, bool, str, None), nested in tuples, lists and dicts, as inputs "
-            "(torch.export takes a dataclass registered with torch.export.register_dataclass; "
-            "Ember has no such registration for inputs, though a class registered with "
-            f"ember.func.pytree.register_pytree_node may be an output). Hint: pass {instead}")
+        isinstance(value, np.ndarray) else "ember.tensor(t.numpy()), an Ember tensor of its " \
+        "values" if torch_tensor else "the tensors it holds in a tuple, list or dict"
+    aside = " (torch.export takes a dataclass registered with " \
+        "torch.export.register_dataclass; Ember has no such registration for inputs, though " \
+        "a class registered with ember.func.pytree.register_pytree_node may be an output)" \
+        if fields else ""
+    return (f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+            f"{' (a dataclass)' if fields else ''}; export takes Ember tensors and numbers "
+            "(int, float, bool, str, None), nested in tuples, lists and dicts, as inputs"
+            f"{aside}. Hint: pass {instead}")
 
 
 def _state(mod: Module) -> list[StateEntry]:
