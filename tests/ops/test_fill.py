@@ -82,7 +82,6 @@ def test_random_fills_have_the_right_moments_and_repeat():
     np.testing.assert_array_equal(a.numpy(), c.numpy())
 
 
-
 @pytest.mark.parametrize("dtype, low, high, match", [
     ("float16", -6e4, 6e4, "to - from = 120000.0 exceeds the largest float16"),  # was inf/NaN
     ("float16", 0.0, 7e4, "to=70000.0 is out of bounds for float16"),
@@ -97,9 +96,28 @@ def test_uniform_refuses_ranges_the_dtype_cannot_span(dtype, low, high, match):
     raises_like_torch(lambda m: m.empty(3, dtype=getattr(m, dtype)).uniform_(low, high),
                       ValueError, f"uniform_: .*{match}")
     raises_like_torch(lambda m: m.nn.init.uniform_(m.empty(3, dtype=getattr(m, dtype)), low,
-                                                   high), ValueError, match)
+                                                   high), ValueError,
+                      f"^nn.init.uniform_: .*{match}")  # (it said "uniform_samples: uniform_:")
     x = ember.empty(1000, dtype=ember.float16).uniform_(-3e4, 3e4)  # the widest it spans
     assert bool(x.isfinite().all())
+
+
+@pytest.mark.parametrize("op", ["uniform_", "nn.init.uniform_"])
+@pytest.mark.parametrize("low, high, error, match", [
+    (0, 2 ** 2000, OverflowError, "to is an int of 2001 bits, too large to convert to float"),
+    (-2 ** 2000, 0, OverflowError, "from is an int of 2001 bits"),
+    (2 ** 1000, 0, ValueError, r".*from=1.0715086071862673e\+301 > to=0,")],
+    ids=["to", "from", "order"])
+def test_uniform_shows_a_huge_int_bound_in_short_as_torch(op, low, high, error, match):
+    # (the message printed every digit: 603 for 2**2000, an OverflowError in PyTorch)
+    def fill(m):
+        x = m.empty(3, dtype=m.float64)
+        return m.nn.init.uniform_(x, low, high) if op != "uniform_" else x.uniform_(low, high)
+    with pytest.raises((error, RuntimeError)):
+        fill(torch)
+    with pytest.raises(error, match=f"^{op}: {match}") as info:
+        fill(ember)
+    assert len(str(info.value)) < 130  # (the 302 digits of 2**1000 were shown)
 
 
 OUT_OF_RANGE = [  # a number the integer dtype cannot hold

@@ -117,9 +117,11 @@ def _need_floating(tensor: Tensor, init: str) -> None:
                          f"{tensor.dtype.name}, as PyTorch refuses")
 
 
-def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
+def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None,
+             op: str) -> Tensor:
     return _write(tensor, uniform_samples(tensor.shape, a, b, dtype=tensor.dtype,
-                                          device=tensor.device, generator=generator))
+                                          device=tensor.device, generator=generator,
+                                          op=f"nn.init.{op}"))
 
 
 def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
@@ -176,7 +178,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: Generator | None = None) -> Tensor:
     """Fills ``tensor`` with samples from U(a, b)."""
-    return _uniform(tensor, a, b, generator)
+    return _uniform(tensor, a, b, generator, "uniform_")
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
@@ -331,7 +333,7 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
                     generator: Generator | None = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain·√(6 / (fan_in + fan_out))``."""
     bound = gain * math.sqrt(6.0 / _fan_sum(tensor, "xavier_uniform_"))
-    return _uniform(tensor, -bound, bound, generator)
+    return _uniform(tensor, -bound, bound, generator, "xavier_uniform_")
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0,
@@ -365,7 +367,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
-    return _uniform(tensor, -bound, bound, generator)
+    return _uniform(tensor, -bound, bound, generator, "kaiming_uniform_")
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",

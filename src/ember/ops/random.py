@@ -19,7 +19,15 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
-from ember.errors import ArgumentError, DTypeError, GradError, OpError, ShapeError, describe
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    GradError,
+    OpError,
+    ShapeError,
+    ValueOverflow,
+    describe,
+)
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import (
@@ -246,25 +254,42 @@ def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
 
 
 def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device: Any = None,
-                    generator: Generator | None = None) -> Tensor:
+                    generator: Generator | None = None, op: str = "uniform_") -> Tensor:
     """Samples from U(low, high) of ``shape`` (both parts of a complex dtype), as ``uniform_``
-    and ``nn.init.uniform_`` fill a tensor."""
+    and ``nn.init.uniform_`` fill a tensor (``op``: the one its errors name)."""
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     largest = float(ml_dtypes.finfo(dt.to_real().np).max) if dt.is_floating_point or \
         dt.is_complex else math.inf  # (rand refuses other dtypes)
     for name, value in (("from", low), ("to", high)):  # (NaN too)
         if not -largest <= value <= largest:
-            raise ArgumentError(f"uniform_: {name}={value} is out of bounds for {dt.name}, which "
-                                f"holds [{-largest}, {largest}], as PyTorch refuses")
+            raise ArgumentError(f"{op}: {name}={_bound(op, name, value)} is out of bounds for "
+                                f"{dt.name}, which holds [{-largest}, {largest}], as PyTorch "
+                                "refuses")
     if not low <= high:
-        raise ArgumentError(f"uniform_: expects to return a [from, to) range, but found "
-                            f"from={low} > to={high}, as PyTorch refuses")
+        raise ArgumentError(f"{op}: expects to return a [from, to) range, but found "
+                            f"from={_bound(op, 'from', low)} > to={_bound(op, 'to', high)}, as "
+                            "PyTorch refuses")
     if not high - low <= largest:  # else the draws scaled by the width overflow to inf/NaN
-        raise ArgumentError(f"uniform_: to - from = {high - low} exceeds the largest {dt.name} "
-                            f"({largest}), as PyTorch refuses. Hint: a narrower range or a wider "
-                            "dtype")
+        raise ArgumentError(f"{op}: to - from = {float(high) - float(low)} exceeds the "
+                            f"largest {dt.name} ({largest}), as PyTorch refuses. Hint: a "
+                            "narrower range or a wider dtype")
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
+
+
+def _bound(op: str, name: str, value: Any) -> str:
+    """A bound of ``uniform_`` as its error shows it: a long int as a float (2**1000 in 22
+    characters, not 302 digits); an int past float64 is PyTorch's OverflowError instead."""
+    if type(value) is not int or abs(value) < _SHORT_INT:
+        return str(value)
+    try:
+        return repr(float(value))
+    except OverflowError:
+        raise ValueOverflow(f"{op}: {name} is an int of {value.bit_length()} bits, too large "
+                            "to convert to float, as PyTorch refuses") from None
+
+
+_SHORT_INT = 10 ** 17  # (ints of up to 17 digits are shown as they are)
 
 
 def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device: Any = None,
