@@ -1,27 +1,22 @@
-"""float32 ``fmod``, ``remainder``, ``hypot`` and ``copysign`` of NumPy arrays by numba's passes
+"""float32 ``fmod`` and ``remainder`` of NumPy arrays by numba's pass
 (:mod:`ember.ops.modulus_numba`: NumPy's values, exact; the C library's ``fmodf``, which
-NumPy's loops call, costs ~13 ns an element; :mod:`ember.ops.hypot_numba`, glibc's ``hypotf``
-steps), where they apply: a C-contiguous float32 first operand of over 512 elements (1024
-for hypot: below, numba's dispatch, ~3 µs, costs more than it saves), a float32 second one
-of its shape and layout or of one element, numba on. Measured (process CPU time, 2 cores,
-load 7-8.5), 10^6 float32: fmod 18.6 -> 1.49 ms, remainder 20.4 -> 1.88 ms, hypot 5.8 ->
-1.2 ms, copysign 0.63 -> 0.37 ms (PyTorch 1.28, 1.46, 1.32, 0.37).
+NumPy's loops call, costs ~13 ns an element), through :func:`ember.ops.binary32_kernel.
+float32_pass` over 512 elements. Measured (process CPU time, 2 cores, load 7-8.5), 10^6
+float32: fmod 18.6 -> 1.49 ms, remainder 20.4 -> 1.88 ms (PyTorch 1.28, 1.46).
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-import numpy as np
+import numpy as np  # noqa: F401 (the example's)
 
-from ember.backend import compiled, parallel
+from ember.backend import compiled
+from ember.ops.binary32_kernel import float32_pass
 
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.ops.modulus_numba")
-_HYPOT = compiled.register("ember.ops.hypot_numba")
-_SHARE = 1 << 17  # elements a piece takes at least
 
 
 def modulus32(xp: Any, a: Any, b: Any, python: bool) -> Any:
@@ -32,54 +27,4 @@ def modulus32(xp: Any, a: Any, b: Any, python: bool) -> Any:
         >>> modulus32(np, np.arange(-300, 300, dtype=np.float32), np.float32([3]), True)[:3]
         array([0., 1., 2.], dtype=float32)
     """
-    return _float32_pass(xp, _KERNELS, "modulus_block", 512, a, b, python)
-
-
-def hypot32(xp: Any, a: Any, b: Any) -> Any:
-    """``hypot(a, b)`` of float32 arrays as a new C-contiguous array, or None where the pass
-    does not apply (NumPy's call then).
-
-    Example:
-        >>> hypot32(np, np.full(2000, 3, np.float32), np.float32([4]))[:2]
-        array([5., 5.], dtype=float32)
-    """
-    return _float32_pass(xp, _HYPOT, "hypot_block", 1024, a, b)
-
-
-def copysign32(xp: Any, a: Any, b: Any) -> Any:
-    """``copysign(a, b)`` of float32 arrays as a new C-contiguous array, or None where the pass
-    does not apply (NumPy's call then).
-
-    Example:
-        >>> copysign32(np, np.full(2000, 3, np.float32), np.float32([-0.0]))[:2]
-        array([-3., -3.], dtype=float32)
-    """
-    return _float32_pass(xp, _HYPOT, "copysign_block", 1024, a, b)
-
-
-def _float32_pass(xp: Any, module: str, name: str, small: int, a: Any, b: Any,
-                  *args: Any) -> Any:
-    """Kernel ``name`` of ``module`` over blocks of ``a`` and ``b`` (or ``b``'s one element)
-    into a new array, shared among the cores; None where it does not apply (``a`` of
-    ``small`` elements or fewer among those cases)."""
-    if xp is not np or a.dtype != np.float32 or b.dtype != np.float32 or \
-            a.size <= small or not a.flags.c_contiguous or not compiled.numba_enabled():
-        return None
-    if b.size == 1 and b.ndim <= a.ndim:
-        flat_b = b.reshape(1)
-    elif b.shape == a.shape and b.flags.c_contiguous:
-        flat_b = b.reshape(-1)
-    else:
-        return None
-    kernels = compiled.load(module)  # (None where they fail to load: numba is off then)
-    if kernels is None:
-        return None
-    out = np.empty(a.shape, np.float32)
-    flat_a, flat_out, n = a.reshape(-1), out.reshape(-1), a.size
-    kernel, shares = getattr(kernels, name), parallel.share_count(n, _SHARE)
-    if shares == 1:
-        kernel(flat_a, flat_b, flat_out, *args)
-        return out
-    parallel.run([partial(kernel, flat_a[lo:hi], flat_b if flat_b.size == 1 else flat_b[lo:hi],
-                          flat_out[lo:hi], *args) for lo, hi in parallel.blocks(n, shares)])
-    return out
+    return float32_pass(xp, _KERNELS, "modulus_block", 512, a, b, python)

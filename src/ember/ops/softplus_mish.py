@@ -3,7 +3,10 @@ mish's derivative one too (``mish_slope``), so mish's backward keeps only the in
 PyTorch's (the composite ``x * tanh(softplus(x))`` kept its input and the tanh's output,
 twice the memory). Their functions are in :mod:`ember.ops.activations`. float32 logaddexp
 (:func:`logaddexp32`) shares softplus's kernels: 10^6 elements 15.1 -> 2.7 ms of CPU (PyTorch
-1.7; load 7), where NumPy's float32 loop was also up to 3000 ulps off."""
+1.7; load 7). It is computed in float64 and rounded once: within 0.5 ulp + 3e-16·max(|a|, |b|)
+(the float64 sum's own cancellation), so correctly rounded but where the result is near 0,
+``exp(a) + exp(b)`` about 1; NumPy's and PyTorch's float32 loops lose every digit there (up to
+100% off: ``logaddexp(-0.32783896, -1.274678)`` is 4.549e-15, PyTorch's 0)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import numpy as np
 
 from ember.backend import compiled, parallel
 from ember.layouts import stride_order
+from ember.ops.binary32_kernel import float32_pass
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.select import select_array
@@ -47,28 +51,45 @@ def log1p_exp(xp: Any, s: Any) -> Any:
     return _log1p_exp_in_place(xp, wide).astype(s.dtype, copy=False)
 
 
+_LN2 = math.log(2)
 _LAE_SMALL = 64  # elements: below, NumPy's float64 logaddexp costs no more than numba's dispatch
-_LAE_SHARE = 1 << 17  # elements a piece takes at least
 
 
 def logaddexp32(a: Any, b: Any) -> Any:
     """``logaddexp`` of float32 NumPy arrays in float64, rounded once (NumPy's float32 loop is
-    a scalar ``expf`` and ``log1pf`` an element, within 1-2 ulp, ~18 ns): numba's one pass
-    (:func:`ember.ops.softplus_numba.logaddexp32`) for C-contiguous arrays of one shape, else
-    NumPy's float64 ``logaddexp``; the same values.
+    a scalar ``expf`` and ``log1pf`` an element, ~18 ns, and loses every digit where
+    ``exp(a) + exp(b)`` is about 1): numba's one pass
+    (:func:`ember.ops.softplus_numba.logaddexp_block`) by :func:`ember.ops.binary32_kernel.
+    float32_pass` (the larger operand first: symmetric, but for which of two NaNs), other
+    layouts and broadcasts in chunks; NumPy's float64 ``logaddexp`` for small arrays or without
+    numba (Python's floats for two 0-d arrays: a third of the cost). The same values but where
+    the result is below ~1e-5·max(|a|, |b|) (float64's own rounding, within the same bound,
+    decides there).
 
     Example:
         >>> logaddexp32(np.float32([0.0, 1.0]), np.float32([0.0, -1.0]))
         array([0.6931472, 1.126928 ], dtype=float32)
     """
-    kernels = _numba()
-    if kernels is None or a.size <= _LAE_SMALL or a.shape != b.shape or \
-            not (a.flags.c_contiguous and b.flags.c_contiguous):
-        return np.logaddexp(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
-    out = np.empty(a.shape, np.float32)
-    flat = [x.reshape(-1) for x in (a, b, out)]
-    parallel.over_rows(kernels.logaddexp32, flat, _LAE_SHARE)
-    return out
+    if not (a.ndim or b.ndim):
+        return _logaddexp_scalar(float(a), float(b))
+    if (a.size <= _LAE_SMALL and b.size <= _LAE_SMALL) or (kernels := _numba()) is None:
+        return np.logaddexp(a, b, dtype=np.float64).astype(np.float32)
+    big, other = (a, b) if a.size >= b.size else (b, a)
+    out = float32_pass(np, _KERNELS, "logaddexp_block", _LAE_SMALL, big, other)
+    if out is not None:
+        return out
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return _in_chunks(partial(_numba_chunk, kernels.logaddexp_block),
+                      (np.broadcast_to(a, shape), np.broadcast_to(b, shape)))
+
+
+def _logaddexp_scalar(x: float, y: float) -> Any:
+    """NumPy's float64 ``logaddexp`` steps on two floats (the C library's ``exp`` and ``log1p``,
+    as its loop calls), rounded to float32: a third of its ufunc call's cost with casts."""
+    d = x - y
+    if x == y:
+        return np.float32(x + _LN2)
+    return np.float32((x if d > 0 else y) + math.log1p(math.exp(-abs(d))) if d == d else d)
 
 
 def _log1p_exp_in_place(xp: Any, wide: Any) -> Any:
@@ -110,9 +131,11 @@ def _numba() -> Any:
     return compiled.load(_KERNELS) if compiled.numba_enabled() else None
 
 
-def _numba_chunk(kernel: Any, part: Any, dest: Any, *params: Any) -> None:
-    """``kernel`` over one chunk (``dest`` is dense; a strided ``part`` is copied first)."""
-    kernel(np.ascontiguousarray(part).reshape(-1), dest.reshape(-1), *params)
+def _numba_chunk(kernel: Any, *args: Any) -> None:
+    """``kernel`` over one chunk: its arrays (parts, then ``dest``, which is dense; a strided
+    or broadcast part is copied first) flat, then its parameters."""
+    kernel(*(np.ascontiguousarray(v).reshape(-1) if isinstance(v, np.ndarray) else v
+             for v in args))
 
 
 def _in_chunks(kernel: Any, arrays: tuple, *params: Any) -> Any:

@@ -93,12 +93,13 @@ def softplus32(a, out, beta, threshold):
 
 @njit([types.void(_block(ra), _block(rb), _block(False)) for ra in (False, True)
        for rb in (False, True)], contract=True)
-def logaddexp32(a, b, out):
-    """``log(exp(a) + exp(b))`` of float32 blocks into ``out``, NumPy's steps (``x + log(2)``
-    where ``x == y``, else the larger plus ``log1p(exp(-|x - y|))``, NaN where the difference
-    is) in float64, rounded once."""
+def logaddexp_block(a, b, out):
+    """``log(exp(a) + exp(b))`` of a float32 block ``a`` and ``b`` (as long, or one element)
+    into ``out``, NumPy's steps (``x + log(2)`` where ``x == y``, else the larger plus
+    ``log1p(exp(-|x - y|))``, NaN where the difference is) in float64, rounded once."""
+    one = b.size == 1
     for i in range(a.size):
-        x, y = np.float64(a[i]), np.float64(b[i])
+        x, y = np.float64(a[i]), np.float64(b[0] if one else b[i])
         d = x - y
         high = x if d > _ZERO else y
         soft = high + log1p_unit(exp_nonpositive64(-abs(d)))

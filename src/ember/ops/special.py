@@ -25,6 +25,7 @@ from ember.errors import ArgumentTypeError, DTypeError, type_name
 from ember.layouts import in_operands_layout
 from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
+from ember.ops.binary32_kernel import copysign32, hypot32
 from ember.ops.broadcast import sum_to
 from ember.ops.compare import eq, ge, gt, le, lt
 from ember.ops.complex_parts import Holomorphic, real
@@ -35,7 +36,6 @@ from ember.ops.float_host import float_operands
 from ember.ops.forwarding import hand_over_tensor_like, hands_over
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.int_args import as_float
-from ember.ops.modulus_kernel import copysign32, hypot32
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.softplus_mish import logaddexp32

@@ -1,11 +1,12 @@
-"""float32 ``hypot`` and ``copysign`` as one-pass numba loops (imported only when
-:func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.modulus_kernel`).
+"""float32 two-operand kernels without a family of their own, ``hypot`` and ``copysign``, as
+one-pass numba loops over a block and a second block as long or of one element (imported only
+when :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.binary32_kernel`).
 
-glibc's ``hypotf``, which NumPy's loop calls (~4 ns an element), is ``sqrt(x² + y²)`` in
-float64, rounded once; this loop is the same steps, vectorized: the same bits at every pair of
-finite float32 values (checked on 2·10^6 random bit patterns); inf where either is infinite
-(even beside a quiet NaN; beside a signaling one, NaN, as glibc's), NaN where either is NaN
-otherwise.
+copysign is ``a``'s bits with ``b``'s sign bit, NaN included, as NumPy's. glibc's ``hypotf``,
+which NumPy's loop calls (~4 ns an element), is ``sqrt(x² + y²)`` in float64, rounded once;
+this loop is the same steps, vectorized: the same bits at every pair of finite float32 values
+(checked on 2·10^6 random bit patterns); inf where either is infinite (even beside a quiet NaN;
+beside a signaling one, NaN, as glibc's), NaN where either is NaN otherwise.
 """
 
 from __future__ import annotations
