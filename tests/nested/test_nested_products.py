@@ -75,6 +75,9 @@ def test_gradcheck(inner, shape, fn):
     assert ember.autograd.gradcheck(f, inputs)
 
 
+F64 = {"dtype": ember.float64}
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda nt, other: nt.transpose(1, 2) @ other, "different structures"),
     (lambda nt, other: ember.ones(2, 5, 4, dtype=ember.float64) @ nt.transpose(1, 2),
@@ -83,6 +86,15 @@ def test_gradcheck(inner, shape, fn):
      r"1 at the ragged dimension 1"),
     (lambda nt, other: nt * ember.ones(3, LONGEST + 1, 4, dtype=ember.float64),
      r"padded length 3"),
+    # (these showed the packed values' shape, (6, 4), and bmm's said 'bmm: matmul: …')
+    (lambda nt, other: nt @ ember.tensor(2.0, **F64), r"^matmul: \(3, j\d+, 4\) @ \(\): both"),
+    (lambda nt, other: nt @ ember.ones(3, 5, **F64), r"^matmul: \(3, j\d+, 4\) @ \(3, 5\): inner"),
+    (lambda nt, other: nt @ ember.ones(3, **F64), r"^matmul: \(3, j\d+, 4\) @ \(3,\): inner"),
+    (lambda nt, other: ember.bmm(nt, ember.ones(3, 2, 5, **F64)),
+     r"^bmm: \(3, j\d+, 4\) @ \(3, 2, 5\): inner sizes 4 and 2"),
+    (lambda nt, other: ember.bmm(nt.transpose(1, 2), other), r"^bmm: nested tensors of shapes"),
+    (lambda nt, other: ember.nn.functional.linear(nt, ember.ones(5, 3, **F64)),
+     r"^linear: input of shape \(3, j\d+, 4\) has 4 features"),
 ])
 def test_mismatches_raise_shape_errors(call, message):
     nt, _ = pair()
@@ -95,3 +107,4 @@ def test_a_dense_matrix_cannot_sum_over_the_ragged_dimension():
     nt, _ = pair()
     with pytest.raises(NotImplementedError, match=r"matmul: \(5, 2\) @ \(3, j\d+, 4\)"):
         ember.ones(5, 2, dtype=ember.float64) @ nt
+
