@@ -1,5 +1,5 @@
 """The nested tensor of layout ``ember.jagged``: a batch of B tensors whose sizes differ along
-one dimension, stored as one packed ``values`` tensor plus int64 ``offsets``, as PyTorch's
+one dimension, stored as one packed ``values`` tensor plus integer ``offsets``, as PyTorch's
 jagged nested tensors (NJT) are.
 
 Sequence b is ``values[offsets[b]:offsets[b + 1]]`` along the packed dimension. Its ops act on
@@ -133,8 +133,15 @@ class NestedTensor:
     def device(self) -> Any:
         return self._values.device
 
-    is_cpu = property(lambda self: self._values.is_cpu, doc="Whether the values are on the CPU.")
-    is_cuda = property(lambda self: self._values.is_cuda, doc="Whether the values are on a GPU.")
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the values are on the CPU."""
+        return self.device.type == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the values are on a GPU."""
+        return self.device.type == "cuda"
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating one."""

@@ -69,8 +69,9 @@ class RaggedDim:
 
 
 class Ragged:
-    """Offsets (B + 1 int64 row boundaries into the packed values), the lengths they give,
-    the :class:`RaggedDim` naming them, and index arrays for padding, made once per length."""
+    """Offsets (B + 1 row boundaries into the packed values: int64, or the integer tensor the
+    user gave), the lengths they give, the :class:`RaggedDim` naming them, and index arrays
+    for padding, made once per length."""
 
     __slots__ = ("offsets", "lengths", "dim", "min_seqlen", "max_seqlen", "_indices",
                  "__weakref__")
