@@ -88,7 +88,8 @@ def _keyword_folder(op: str) -> Callable[[tuple, dict], tuple[tuple, dict]]:
     def fold(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         for key in kwargs:
             if key not in known:
-                takes = f"its arguments are {', '.join(sorted(known))}" if known else "no arguments"
+                takes = (f"its arguments are {', '.join(sorted(known))}" if known else
+                         f"{op} takes no arguments")
                 raise TypeError(f"MaskedTensor.{op}: got an unexpected keyword argument "
                                 f"{key!r} ({takes})")
         named = {k: v for k, v in kwargs.items() if k in positional.parameters}
