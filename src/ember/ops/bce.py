@@ -4,7 +4,8 @@ input's gradient ``(x - t) / max(x·(1 - x), 1e-12)`` (at most 1e12 in size, whe
 log's derivative, ``-1/x``, overflows float32 below x ≈ 3e-39 and is 0 under exp(-100)). The
 target's gradient is ``log(1 - x) - log(x)``, unclamped, as PyTorch's. The rules are Ember
 ops, so every order of derivative follows (the second equals PyTorch's wherever
-``x·(1 - x) > 1e-12``).
+``x·(1 - x) > 1e-12``). :func:`check_probabilities` refuses an input or target element outside
+[0, 1] or NaN, as PyTorch's kernel does.
 
 Example:
     >>> bce_terms(ember.tensor([0.0, 0.5]), ember.tensor([1.0, 1.0]))
@@ -13,7 +14,11 @@ Example:
 
 from __future__ import annotations
 
-from ember.errors import DTypeError, ShapeError
+from typing import Any
+
+import numpy as np
+
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
@@ -84,3 +89,28 @@ def bce_terms(x: Tensor, t: Tensor) -> Tensor:
     """Each element's binary cross entropy (the ``binary_cross_entropy`` primitive); the
     caller checks the values and reduces."""
     return apply(BinaryCrossEntropy, x, t)
+
+
+def _outside_unit(a: Any) -> bool:
+    """Whether an element of the array ``a`` is outside [0, 1] or NaN: two reductions (NaN
+    propagates through ``min`` and ``max`` and fails both comparisons), cheaper than a mask."""
+    return bool(a.size) and not (a.min() >= 0 and a.max() <= 1)
+
+
+def check_probabilities(op: str, input: Tensor, target: Tensor) -> None:
+    """Raises unless every element of ``input`` and ``target`` is in [0, 1] (NaN refused), as
+    PyTorch's kernel checks them."""
+    x, t = input._data, target._data
+    if _outside_unit(x):
+        if np.isnan(x).any():
+            raise ArgumentError(f"{op}: the input contains NaN ({int(np.isnan(x).sum())} of "
+                                f"{x.size} elements). Hint: look at the op that computed it "
+                                f"(a log of a negative, 0/0, an overflow); sigmoid keeps NaN")
+        raise ArgumentError(f"{op}: all elements of input should be between 0 and 1 (got values "
+                            f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
+                            f"first, or use binary_cross_entropy_with_logits")
+    if _outside_unit(t):
+        outside = ~((t >= 0) & (t <= 1))
+        raise ArgumentError(f"{op}: all elements of target should be between 0 and 1 "
+                            f"({int(outside.sum())} of {t.size} are not, e.g. "
+                            f"{float(t[outside][0])}). Hint: targets are probabilities")

@@ -34,7 +34,7 @@ from ember.errors import (
     is_floating_input,
     refuse_non_tensor,
 )
-from ember.ops.bce import bce_terms
+from ember.ops.bce import bce_terms, check_probabilities
 from ember.ops.bce_logits import bce_logits_terms
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import autocast_mix, cast, float32_under_autocast, promote
@@ -442,21 +442,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_float(op, input)
     _same_shape(op, input, target)
     _same_dtype(op, input, target)
-    x = input._data
-    if x.size and not ((x >= 0) & (x <= 1)).all():  # NaN too
-        if np.isnan(x).any():
-            raise ArgumentError(f"{op}: the input contains NaN ({int(np.isnan(x).sum())} of "
-                                f"{x.size} elements). Hint: look at the op that computed it "
-                                f"(a log of a negative, 0/0, an overflow); sigmoid keeps NaN")
-        raise ArgumentError(f"{op}: all elements of input should be between 0 and 1 (got values "
-                            f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
-                            f"first, or use binary_cross_entropy_with_logits")
-    t = target._data
-    if t.size and not (t.min() >= 0 and t.max() <= 1):  # (NaN too, as PyTorch; 2 reductions)
-        outside = ~((t >= 0) & (t <= 1))
-        raise ArgumentError(f"{op}: all elements of target should be between 0 and 1 "
-                            f"({int(outside.sum())} of {t.size} are not, e.g. "
-                            f"{float(t[outside][0])}). Hint: targets are probabilities")
+    check_probabilities(op, input, target)
     loss = bce_terms(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
