@@ -93,7 +93,9 @@ def test_float8_low_equal_high_is_refused_as_torch():
 
 
 def test_bfloat16_takes_int_bounds_past_int64_as_torch():
-    # ("expected number, got int": ml_dtypes' bfloat16 takes no Python int past int64)
+    # (a guard, through make_tensor, of e8fc4f0a's fix in ops.creation.scalar_tensor, whose
+    # tests are in tests/ops/test_tensor_huge_ints.py: ml_dtypes' bfloat16 takes no Python int
+    # past int64, "expected number, got int")
     x = make_tensor(1000, dtype=ember.bfloat16, device="cpu", low=-2 ** 70, high=2 ** 70)
     assert x.dtype is ember.bfloat16 and x.abs().max().item() > 2 ** 69
     torch.testing.make_tensor(3, dtype=torch.bfloat16, device="cpu", low=-2 ** 70, high=2 ** 70)

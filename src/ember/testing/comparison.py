@@ -110,9 +110,9 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
     with ``equal_nan=True``; meta tensors have no values to compare). Without ``rtol`` and
     ``atol`` (give both or neither) the dtype's defaults apply: float16 (1e-3, 1e-5), bfloat16
     (1.6e-2, 1e-5), float32 and complex64 (1.3e-6, 1e-5), float64 and complex128 (1e-7, 1e-7),
-    others exact. Python numbers compare
-    as float64/int64/complex128 (and their types must match under ``check_dtype``), booleans
-    and ``None`` by identity; sequences and mappings are compared item by item.
+    others exact. Python numbers compare as float64/int64/complex128 (and their types must
+    match under ``check_dtype``), booleans and ``None`` by identity; sequences and mappings are
+    compared item by item.
 
     Raises:
         AssertionError: naming the mismatched elements (count and percentage) and the greatest
