@@ -189,8 +189,51 @@ def test_a_tensor_in_a_container_argument_modified_in_place_after_the_call_is_re
         return x.grad.numpy()
     # torch does not see it and gives exp(2x), a wrong gradient, silently
     np.testing.assert_allclose(run(torch), np.exp([2.0, 4.0, 6.0]))
-    with pytest.raises(RuntimeError, match="modified in place after the checkpointed call"):
+    with pytest.raises(RuntimeError, match=r"argument args\[0\]\['z'\]\[0\] .* modified in "
+                                           "place after the checkpointed call"):
         run(ember)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_a_nested_counter_shared_by_layers_runs_as_torch(reentrant):
+    # (a stats dict updated in place inside each checkpointed layer; no gradient reads it)
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        stats = {"count": lib.zeros(2)}
+
+        def layer(h, st):
+            with lib.no_grad():
+                st["count"].add_(1)
+            return h.exp()
+        ck = lib.utils.checkpoint.checkpoint
+        h = ck(layer, ck(layer, x, stats, use_reentrant=reentrant), stats,
+               use_reentrant=reentrant)
+        h.sum().backward()
+        return x.grad.numpy(), stats["count"].numpy()
+    for got, want in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_a_nested_mask_refilled_after_the_call_runs_as_torch(reentrant):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        d = {"mask": [lib.zeros(2, dtype=lib.float64)]}
+        y = lib.utils.checkpoint.checkpoint(lambda h, d: (h + d["mask"][0]).exp().sum(), x, d,
+                                            use_reentrant=reentrant)
+        d["mask"][0].fill_(0.0)  # (same values, a new version; the gradient is the same)
+        y.backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-12)
+
+
+def test_a_modified_argument_is_named_in_the_error():
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+    h = ember.tensor([1.0, 0.5], dtype=ember.float64)
+    y = checkpoint(lambda a, b=None: (a * b).exp(), x, b=h, use_reentrant=False)
+    h.mul_(2)
+    with pytest.raises(RuntimeError, match=r"argument kwargs\['b'\] \(shape \(2,\)"):
+        y.sum().backward()
 
 
 def test_debug_is_taken_as_torch():

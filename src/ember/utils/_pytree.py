@@ -435,7 +435,10 @@ class GetAttrKey:
         return getattr(obj, self.name)
 
 
-def _keyed_children(tree: Any, node: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+def _keyed_children(tree: Any, node: tuple[Any, Any],
+                    by_index: bool = False) -> list[tuple[Any, Any]]:
+    """``(key, child)`` pairs of a node; a registered kind without ``flatten_with_keys_fn``
+    is an error, or keyed by index with ``by_index``."""
     kind = type(tree)
     if kind in _KEY_FNS:
         return list(_KEY_FNS[kind](tree)[0])
@@ -446,6 +449,8 @@ def _keyed_children(tree: Any, node: tuple[Any, Any]) -> list[tuple[Any, Any]]:
         return [(SequenceKey(i), c) for i, c in enumerate(children)]
     if kind not in _NODES:  # a named tuple
         return [(GetAttrKey(f), c) for f, c in zip(kind._fields, children)]
+    if by_index:
+        return [(SequenceKey(i), c) for i, c in enumerate(children)]
     raise ArgumentError(f"Did not find a flatten_with_keys_fn for type: {kind}. Hint: pass "
                         "flatten_with_keys_fn to register_pytree_node")
 
@@ -457,6 +462,37 @@ def _walk_paths(tree: Any, path: tuple, out: list, is_leaf: IsLeaf | None) -> No
         return
     for key, child in _keyed_children(tree, node):
         _walk_paths(child, (*path, key), out, is_leaf)
+
+
+def _leaves_with_path_where(tree: Any, keep: Callable[[Any], bool]) -> list[tuple[tuple, Any]]:
+    """The ``(key path, leaf)`` pairs of the leaves for which ``keep(leaf)``: a walk that
+    builds no :class:`TreeSpec` and makes keys only for those leaves (registered kinds without
+    ``flatten_with_keys_fn`` are keyed by index), cheap where few leaves are kept.
+
+    Example:
+        >>> _leaves_with_path_where({"a": 1, "b": ["x", 2]}, lambda x: isinstance(x, int))
+        [((MappingKey(key='a'),), 1), ((MappingKey(key='b'), SequenceKey(idx=1)), 2)]
+    """
+    found: list = []
+    _find([tree], keep, (), found)
+    return [(_key_path(tree, at[1:]), leaf) for at, leaf in found]
+
+
+def _find(children: Any, keep: Callable[[Any], bool], at: tuple, found: list) -> None:
+    for i, child in enumerate(children):
+        if type(child) in _NODES or (isinstance(child, tuple) and hasattr(child, "_fields")):
+            _find(_node(child)[0], keep, (*at, i), found)
+        elif keep(child):
+            found.append(((*at, i), child))
+
+
+def _key_path(tree: Any, at: tuple) -> tuple:
+    """The key path of the leaf at child indices ``at``."""
+    path = []
+    for i in at:
+        key, tree = _keyed_children(tree, _node(tree), by_index=True)[i]
+        path.append(key)
+    return tuple(path)
 
 
 def tree_flatten_with_path(tree: Any, is_leaf: IsLeaf | None = None) -> tuple[list, TreeSpec]:

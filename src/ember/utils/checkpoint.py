@@ -23,7 +23,7 @@ from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name fo
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor
-from ember.utils._pytree import tree_leaves
+from ember.utils._pytree import _leaves_with_path_where, keystr
 from ember.utils.selective_checkpoint import (
     CheckpointPolicy,
     SelectiveCheckpointContext,
@@ -56,12 +56,25 @@ class _Frame:
         self.recompute_context, self.early_stop, self.check = recompute_context, early_stop, check
         self.saved: list[tuple] = []  # (shape, dtype) of each value saved, in order
         self.values: list | None = None
-        self.versions: list[tuple] = []  # (tensor argument, its version after the first run)
+        self.versions: list[tuple] = []  # (tensor argument, its version, where it is)
 
     def stamp(self) -> None:
-        """The first run has returned: the versions the tensor arguments must keep."""
-        self.versions = [(t, t._vc.value) for t in tree_leaves((self.args, self.kwargs))
-                         if isinstance(t, Tensor)]  # (in lists, dicts... too)
+        """The first run has returned: the versions the tensor arguments must keep. Those
+        at the top level (PyTorch checks its positional ones), and those inside a container
+        argument only when they require grad: a nested counter or mask that no gradient reads
+        may change (as in PyTorch)."""
+        where: dict[int, tuple] = {}  # id -> (tensor, ("args" or "kwargs", key, key path))
+        others = []
+        for top, items in (("args", enumerate(self.args)), ("kwargs", self.kwargs.items())):
+            for key, arg in items:
+                if isinstance(arg, Tensor):
+                    where[id(arg)] = (arg, (top, key, ()))
+                else:
+                    others.append((top, key, arg))
+        for top, key, arg in others:
+            for path, t in _leaves_with_path_where(arg, _requires_grad):
+                where.setdefault(id(t), (t, (top, key, path)))
+        self.versions = [(t, t._vc.value, at) for t, at in where.values()]
 
     def pack(self, t: Any) -> int:
         self.saved.append((tuple(t.shape), t.dtype))
@@ -78,14 +91,16 @@ class _Frame:
         return value
 
     def recompute(self) -> None:
-        for t, version in self.versions:
+        for t, version, path in self.versions:
             if t._vc.value != version:
                 raise GradError(
-                    f"checkpoint: a tensor argument (shape {tuple(t.shape)}, dtype "
-                    f"{t.dtype.name}) was modified in place after the checkpointed call: it "
-                    f"was at version {version} and is now at version {t._vc.value}, so "
-                    "recomputing from it would give wrong gradients. Hint: pass a .clone() "
-                    "or modify it only after backward")
+                    f"checkpoint: the tensor argument {_argument_name(path)} (shape "
+                    f"{tuple(t.shape)}, dtype {t.dtype.name}) was modified in place after "
+                    f"the checkpointed call: it was at version {version} and is now at "
+                    f"version {t._vc.value}, so "
+                    "recomputing from it would give wrong gradients. Hint: pass a .clone(), "
+                    "modify it only after backward, or pass state the gradient does not "
+                    "read (a counter) through a closure instead of an argument")
         values: list = []
         run: Callable = self._run
         for name, state in self.contexts.items():
@@ -140,6 +155,16 @@ def _identity(x: Any) -> Any:
     return x
 
 
+def _requires_grad(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _argument_name(at: tuple) -> str:
+    """``args[1]['count']`` for where :meth:`_Frame.stamp` found a tensor."""
+    top, key, path = at
+    return f"{top}[{key!r}]{keystr(path)}"
+
+
 def noop_context_fn() -> tuple[contextlib.nullcontext, contextlib.nullcontext]:
     """The default ``context_fn`` of :func:`checkpoint`: no context around either run.
 
@@ -172,7 +197,12 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
             accepted, and Ember's error always names the first value that differs.
 
     As in PyTorch, backward refuses to recompute from a tensor argument that was modified in
-    place after the call.
+    place after the call. Ember checks keyword arguments too, and a tensor inside a container
+    argument (list, dict...) when it requires grad; PyTorch checks neither and recomputes from
+    the new values. A nested tensor that does not require grad is not checked, as in
+    PyTorch (so a counter or mask that no gradient reads may change): changing one that the
+    gradient depends on gives a wrong gradient, as there, unless an op saved it directly
+    (that op's backward refuses).
 
     ``use_reentrant=True`` (PyTorch's older mechanism) runs the same (non-reentrant) mechanism,
     which gives the same gradients; as in PyTorch it takes no ``context_fn``. Inside a function
