@@ -494,11 +494,10 @@ def test_an_alpha_equal_to_1_of_a_type_the_inputs_take_adds_as_torch():
 
 
 @pytest.mark.parametrize("name", ["fmod", "remainder"])
-def test_float32_modulus_pass_gives_numpy_s_bits(name):
+def test_float32_modulus_pass_gives_numpy_s_bits(numba_or_numpy, name):
     """float32 fmod and remainder over 64 elements take numba's pass (ember.ops.modulus_numba):
     NumPy's bits (NaN's payload aside where both operands are NaN), at random bit patterns,
     specials, quotients about 2^29, with a one-element divisor; and without numba."""
-    from ember.backend import compiled
     rng = np.random.default_rng(0)
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 3.0, -3.0, 1e-45, -1e-45,
                         2.0**29, 2.0**29 + 64, 3.4e38, -3.4e38, 0.1, -0.1, 7.0], np.float32)
@@ -509,16 +508,10 @@ def test_float32_modulus_pass_gives_numpy_s_bits(name):
     b = np.concatenate([b, noise[1], rng.uniform(0.5, 2, 5000).astype(np.float32),
                         rng.standard_normal(5000).astype(np.float32)])
     keep = ~(np.isnan(a) & np.isnan(b))
-    saved = compiled.numba_enabled()
     for divisor in (b, np.float32(-2.5), np.float32(3.0)):
         with np.errstate(all="ignore"):
             want = getattr(np, name)(a, divisor)
-        for on in (True, False):
-            compiled.use_numba(on and saved)
-            try:
-                got = getattr(ember, name)(ember.from_numpy(a), ember.from_numpy(
-                    np.asarray(divisor)) if np.ndim(divisor) else float(divisor)).numpy()
-            finally:
-                compiled.use_numba(saved)
-            np.testing.assert_array_equal(got.view(np.uint32)[keep], want.view(np.uint32)[keep])
-            assert np.isnan(got[~keep]).all()
+        got = getattr(ember, name)(ember.from_numpy(a), ember.from_numpy(
+            np.asarray(divisor)) if np.ndim(divisor) else float(divisor)).numpy()
+        np.testing.assert_array_equal(got.view(np.uint32)[keep], want.view(np.uint32)[keep])
+        assert np.isnan(got[~keep]).all()

@@ -42,30 +42,32 @@ def test_values_gradients_and_backward_name_match_torch(name, dtype, lambd, size
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_one_pass_gives_the_numpy_calls_bits(name, dtype):
+def test_one_pass_gives_the_numpy_calls_bits(numba_or_numpy, name, dtype):
     """numba's one pass (large float32/float64 arrays) against NumPy's calls: the same bits
     and layout, at the specials, at ±lambd, channels-last, with a broadcast gradient."""
     from ember.backend import compiled
+
+    def run(lambd):
+        x = ember.from_numpy(a.copy(order="K")).requires_grad_()
+        y = fn(x, lambd)
+        (gx,) = ember.autograd.grad(y, x, ember.tensor(g))
+        (ones,) = ember.autograd.grad(fn(x, lambd).sum(), x)
+        return [(t.detach().numpy().tobytes(), t.stride()) for t in (y, gx, ones)]
+
     fn = getattr(ember.nn.functional, name)
     a = np.random.default_rng(2).standard_normal((4, 3, 32, 24)).astype(dtype)
     a.flat[:len(SPECIAL)] = SPECIAL
     a.flat[100:140] = [0.3, -0.3] * 20
     a = np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)  # channels-last
     g = np.random.default_rng(3).standard_normal(a.shape).astype(dtype)
-    saved = compiled.numba_enabled()
+    on = numba_or_numpy == "numba"
     for lambd in (0.3, 0.0, 1, float("inf"), np.float64(0.3)):
-        runs = []
-        for on in (True, False):
-            compiled.use_numba(on and saved)
-            try:
-                x = ember.from_numpy(a.copy(order="K")).requires_grad_()
-                y = fn(x, lambd)
-                (gx,) = ember.autograd.grad(y, x, ember.tensor(g))
-                (ones,) = ember.autograd.grad(fn(x, lambd).sum(), x)
-                runs.append([(t.detach().numpy().tobytes(), t.stride()) for t in (y, gx, ones)])
-            finally:
-                compiled.use_numba(saved)
-        assert runs[0] == runs[1]
+        got = run(lambd)
+        assert compiled.numba_enabled() == on  # (before the reference: no silent fallback)
+        compiled.use_numba(False)  # (the reference: NumPy's calls)
+        want = run(lambd)
+        compiled.use_numba(on)
+        assert got == want
 
 
 @pytest.mark.parametrize("name", NAMES)
