@@ -181,6 +181,48 @@ def test_a_model_that_refuses_the_farther_size_still_exports():
     _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 6)]])
 
 
+class _Counted(ember.nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body, self.calls = body, 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.body(x)
+
+
+def test_the_far_trace_runs_only_where_the_graph_holds_what_it_can_see():
+    """It ran for every model: a conv net with a dynamic batch and image paid a trace at
+    (2B, 2H + 1, 2W + 2), 8 times the work of its first (resnet18's export took twice as
+    long), though it has no slice and no constant sized by an axis."""
+    conv = _Counted(ember.nn.Sequential(
+        ember.nn.Conv2d(3, 4, 3, stride=2), ember.nn.BatchNorm2d(4), ember.nn.ReLU(),
+        ember.nn.AdaptiveAvgPool2d(1), ember.nn.Flatten(), ember.nn.Linear(4, 2)))
+    ember.onnx.to_model(conv, (ember.randn(2, 3, 16, 16),), input_names=["x"],
+                        dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})
+    sliced = _Counted(lambda x: x[:, 1:] * 2)
+    ember.onnx.to_model(sliced, (ember.randn(2, 6),), input_names=["x"],
+                        dynamic_axes={"x": {0: "b", 1: "t"}})
+    assert (conv.calls, sliced.calls) == (3, 4)
+
+
+def test_a_model_that_refuses_the_far_size_is_checked_halfway_or_warned_of():
+    """T = 64 of a model bounded at 128 (a GPT's block size) was refused at 2T + 1 and the
+    check skipped without a word: x[:, T // 96 * 96:] exported with every row (100 rows at
+    T = 100 in onnxruntime, eager 4). Halfway (T = 96) shows the rule; a model that refuses
+    that too gets a warning."""
+    def bounded(x, limit=128):
+        assert x.shape[1] <= limit
+        return x[:, x.shape[1] // 96 * 96:] * 2
+
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(bounded, ember.randn(2, 64, 3), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})
+    with pytest.warns(UserWarning, match=r"refused the far check sizes .*'t': 96"):
+        ember.onnx.to_model(lambda x: bounded(x, 70), ember.randn(2, 64, 3),
+                            input_names=["x"], dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
 def test_a_model_bounded_near_the_traced_size_is_checked_at_smaller_sizes():
     """The check trace grows the second dim name by 12, past a bound of 23 (a GPT's
     block_size); it shrinks it instead (to 9), where this rule no longer holds. The check

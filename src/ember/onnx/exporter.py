@@ -72,7 +72,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
             second = retrace_resized(capture, leaves, spec, axes[0])
             third = _farther_trace(capture, leaves, spec, axes[0],
                                    stride_spreads(graph, axes[0]))
-            if third is not None:
+            if third is not None and _far_reach(graph, second):
                 probe = _far_trace(capture, graph, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
@@ -272,6 +272,27 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
     return None
 
 
+def _far_reach(graph: Graph, second: Graph) -> bool:
+    """Whether ``graph`` holds what :func:`_far_trace` can see: a basic index (a slice, or a
+    write through one) of a tensor whose shape follows a dynamic axis or whose bounds move
+    with one (``x[:, T // 16 * 16:]`` is no slice at all at T = 10), or a constant whose shape
+    follows a dynamic axis (a folded ``arange(T).clamp(max=25)``). A conv net over a dynamic
+    batch and image holds neither, and pays no far trace (2T + k of every axis: 8 times the
+    work of its first trace with b, h, w dynamic)."""
+    try:
+        mapping, changed, _ = twins(graph, second, WHO)
+    except ExportError:  # (the conversion says why)
+        return False
+
+    def follows(var: Var) -> bool:
+        twin = mapping.get(var)
+        return twin is not None and twin.shape != var.shape
+
+    return any(follows(var) for var in graph.consts) or any(
+        id(eqn) in changed or follows(eqn.inputs[0]) for eqn in graph.eqns
+        if eqn.prim.name in ("slice", "index_put"))
+
+
 def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
                axes: dict[int, dict[int, str]]) -> tuple[dict[str, int], Graph] | None:
     """One more trace, with every dynamic axis name far from its traced size T (2T + k for
@@ -280,20 +301,35 @@ def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
     image twice as high and wide costs 68 times the export's trace): a size clamped or
     rounded near the traced ones
     (``x[:, T // 16 * 16:]`` starts at 0 for every T below 16, ``min(T, 30)``) follows no
-    rule there, which the three near traces cannot see. None where the model refuses those
-    sizes (it may bound them: a GPT's block size) or takes another path there (``cdist``
-    computes through a matrix product from 25 rows on): the near traces' graph stands."""
+    rule there, which the three near traces cannot see. Where the model refuses those sizes
+    (it may bound them: a GPT's block size) or takes another path there (``cdist`` computes
+    through a matrix product from 25 rows on), halfway there (T + (T + k) // 2); None, with a
+    warning, where it refuses both: the near traces' graph stands."""
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-    sizes: dict[str, int] = {}
+    traced: dict[str, int] = {}
     for index, t in enumerate(tensors):
         for axis, name in sorted(axes.get(index, {}).items()):
-            sizes.setdefault(name, 2 * t.shape[axis] + len(sizes))
-    try:
-        probe = retrace_resized(capture, leaves, spec, axes, sizes=sizes)
-        twins(graph, probe, WHO)
-    except ExportError:
-        return None
-    return sizes, probe
+            traced.setdefault(name, t.shape[axis])
+    tried, why = [], ""
+    for part in (1, 2):
+        sizes = {name: size + max((size + k) // part, k + 2)
+                 for k, (name, size) in enumerate(traced.items())}
+        if sizes in tried:
+            continue
+        tried.append(sizes)
+        try:
+            probe = retrace_resized(capture, leaves, spec, axes, sizes=sizes)
+            twins(graph, probe, WHO)
+        except ExportError as e:
+            why = str(e).splitlines()[-1]
+            continue
+        return sizes, probe
+    warnings.warn(f"{WHO}: the model refused the far check sizes {tried}, or took another "
+                  "path there, so a size computed in Python from a shape that is rounded or "
+                  "clamped beyond the traced sizes (x[:, T // 16 * 16:] at T = 10) may be "
+                  "exported as the rule it follows near them. Hint: trace at the sizes the "
+                  f"model is run at. Its last refusal: {why}", UserWarning, stacklevel=3)
+    return None
 
 
 def _check_far(ctx: Context, graph: Graph, second: Graph, sizes: dict[str, int], probe: Graph,
