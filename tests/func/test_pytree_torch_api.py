@@ -2,7 +2,7 @@
 tree_structure, tree_map over deeper trees, tree_map_only, tree_any/all, TreeSpec's PyTorch
 attributes), each checked against torch.utils._pytree."""
 
-from collections import OrderedDict, defaultdict, namedtuple
+from collections import OrderedDict, defaultdict, deque, namedtuple
 
 import pytest
 import torch.utils._pytree as tp
@@ -39,6 +39,18 @@ def test_tree_map_passes_whole_subtrees_of_deeper_trees_like_torch():
     for args in (([1, 2], [(1, 2), 3]), ({"a": 1, "b": 2}, {"b": [5], "a": 6}),
                  (Point(1, 2), Point({"k": 1}, (2,)))):
         assert ep.tree_map(lambda x, y: (x, y), *args) == tp.tree_map(lambda x, y: (x, y), *args)
+
+
+@pytest.mark.parametrize("tree, other", [
+    ({"a": 1, "b": 2}, OrderedDict(b=3, a=4)), (OrderedDict(a=1, b=2), {"b": 3, "a": 4}),
+    ({"a": 1, "b": 2}, defaultdict(int, b=3, a=4)), (defaultdict(list, a=1, b=2), {"b": 3, "a": 4}),
+    (deque([1, 2], maxlen=3), deque([3, 4])), (deque([1, 2]), deque([3, 4], maxlen=2)),
+    ([{"a": 1}, deque([2], maxlen=1)], [OrderedDict(a=5), deque([6])])], ids=range(7))
+def test_tree_map_takes_any_standard_dict_and_deque_maxlen_like_torch(tree, other):
+    mine, theirs = ep.tree_map(lambda a, b: a + b, tree, other), tp.tree_map(
+        lambda a, b: a + b, tree, other)
+    assert mine == theirs
+    assert type(mine) is type(theirs) and repr(mine) == repr(theirs)
 
 
 @pytest.mark.parametrize("tree, other, match", [([1, 2], [1], "arity"),

@@ -98,6 +98,7 @@ _NODES: dict[type, tuple[Flatten, Unflatten]] = {}
 _KEYED: set[type] = set()          # kinds whose context is their keys, for paths and reprs
 _SEQUENCES: set[type] = set()      # built-in kinds whose children are keyed by index
 _KEY_FNS: dict[type, Callable] = {}  # registered kinds' flatten_with_keys_fn
+_DICTS = (dict, OrderedDict, defaultdict)
 
 
 def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatten, *,
@@ -283,7 +284,9 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
 def tree_map(fn: Callable, tree: Any, *rest: Any, is_leaf: IsLeaf | None = None) -> Any:
     """``tree`` with ``fn(leaf, *matching parts of rest)`` at each leaf. Each of ``rest`` has
     ``tree``'s structure down to its leaves and may go deeper there: the whole subtree is
-    passed (as ``torch.utils._pytree.tree_map`` does); dict keys match in any order.
+    passed (as ``torch.utils._pytree.tree_map`` does); dict keys match in any order, a dict,
+    ``OrderedDict`` or ``defaultdict`` matches any of them, and a deque's ``maxlen`` may
+    differ (the result takes ``tree``'s).
 
     Example:
         >>> tree_map(lambda x: x * 2, {"a": 1, "b": [2]})
@@ -300,9 +303,10 @@ def _flatten_up_to(spec: TreeSpec, tree: Any, out: list) -> None:
     if spec.kind is None:
         out.append(tree)
         return
-    node = _node(tree)
-    if node is None or type(tree) is not spec.kind:
-        got = "a leaf" if node is None else type(tree).__name__
+    node, kind = _node(tree), type(tree)
+    dicts = spec.kind in _DICTS and kind in _DICTS  # (these match each other, as in torch)
+    if node is None or (kind is not spec.kind and not dicts):
+        got = "a leaf" if node is None else kind.__name__
         raise ArgumentError(f"tree_map: node type mismatch: expected {spec.kind.__name__}, "
                             f"got {got} ({tree!r:.60}); the trees must share the structure "
                             f"{spec!r}")
@@ -310,16 +314,15 @@ def _flatten_up_to(spec: TreeSpec, tree: Any, out: list) -> None:
     if len(children) != len(spec.children):
         raise ArgumentError(f"tree_map: node arity mismatch: expected {len(spec.children)} "
                             f"children of {spec.kind.__name__}, got {len(children)}")
-    keys = _keys(spec.kind, spec.context)
-    if keys is not None:
-        mine, theirs = _key_list(spec.kind, spec.context), _key_list(spec.kind, context)
+    if dicts:
+        mine, theirs = _key_list(spec.kind, spec.context), _key_list(kind, context)
         if set(mine) != set(theirs):
             raise ArgumentError(f"tree_map: node keys mismatch: missing key(s) "
                                 f"{set(mine) - set(theirs)}, extra key(s) "
                                 f"{set(theirs) - set(mine)}")
         by_key = dict(zip(theirs, children))
         children = [by_key[k] for k in mine]
-    elif context != spec.context:
+    elif context != spec.context and kind is not deque:  # (a deque's maxlen may differ)
         raise ArgumentError(f"tree_map: node context mismatch for {spec.kind.__name__}: "
                             f"expected {spec.context!r}, got {context!r}")
     for c, x in zip(spec.children, children):
