@@ -3,8 +3,10 @@
 
 fmod is exact, so any exact method gives NumPy's bits: the float32 operands are widened to
 float64, ``n = floor(|x| / |y|)`` (the rounded quotient, one off at most), ``|x| - n·|y|``
-is exact while ``n < 2^29`` (24 + 29 bits), and one step of ``±|y|`` corrects the quotient's
-rounding; the sign is ``x``'s. Larger quotients, zero or infinite divisors, infinities and
+is exact while ``n < 2^29`` (24 + 29 bits), and one step of ``+|y|`` corrects the quotient's
+rounding (``n`` is never below the true floor ``N``: ``N < 2^29`` is a float64, and rounding
+is monotone, so ``fl(|x|/|y|) >= N``; hence ``|x| - n·|y| < |y|`` and only the negative side
+needs a step); the sign is ``x``'s. Larger quotients, zero or infinite divisors, infinities and
 NaN take the C library's ``fmod`` (in float64: exact as well). remainder is NumPy's
 ``npy_divmod`` from it: ``+ y`` (rounded in float32) where the signs of ``y`` and the fmod
 differ, a zero taking ``y``'s sign. glibc's ``fmodf``, which NumPy calls, takes ~13 ns an
@@ -38,8 +40,7 @@ def _fmod_wide(x, y):
     """``fmod(x, y)`` where :func:`_exact` holds, in float64 (no branch: the loops vectorize)."""
     ax, ay = abs(np.float64(x)), abs(np.float64(y))
     r = ax - np.floor(ax / ay) * ay
-    r = r + ay if r < _ZERO else r
-    r = r - ay if r >= ay else r
+    r = r + ay if r < _ZERO else r  # (never r >= ay: see the module's docstring)
     return np.float32(math.copysign(r, np.float64(x)))
 
 
