@@ -135,3 +135,21 @@ def test_key_paths_of_registered_nodes_need_their_keys_function():
         ep.tree_flatten_with_path([Bare(1)])
     assert ep.tree_map_with_path(lambda kp, x, y: (ep.keystr(kp), x, y), [1, 2], [(3,), 4]) == \
         tp.tree_map_with_path(lambda kp, x, y: (tp.keystr(kp), x, y), [1, 2], [(3,), 4])
+
+
+def test_treespec_children_and_child_as_torch_2_13():
+    tree = [1, (2, 3), {"a": [4]}]
+    mine, theirs = ep.tree_structure(tree), tp.tree_structure(tree)
+
+    def shape(spec):
+        return [(c.type, c.num_leaves, c.num_children) for c in spec]
+    assert shape(mine.children()) == shape(theirs.children())
+    assert shape([mine.child(i) for i in (0, 1, 2, -1)]) == shape(
+        [theirs.child(i) for i in (0, 1, 2, -1)])
+    mine.children().clear()  # (a new list each time)
+    assert mine.num_children == 3
+    with pytest.raises(IndexError):
+        mine.child(3)
+    for spec in (mine, theirs):
+        with pytest.warns(FutureWarning, match="children_specs` is deprecated"):
+            assert len(spec.children_specs) == 3

@@ -320,7 +320,7 @@ def _classes(spec: Any) -> str:
     def walk(node: Any) -> None:
         if node.kind is not None and not issubclass(node.kind, (tuple, list, dict)):
             found.add(node.kind.__name__)
-        for child in node.children:
+        for child in node.children():
             walk(child)
 
     walk(spec)

@@ -10,6 +10,7 @@ function transforms take and return them.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator
 from types import UnionType
@@ -22,13 +23,18 @@ class TreeSpec:
     """The structure of a pytree without its leaves.
 
     ``kind`` is None for a leaf, else the container type; ``context`` holds dict keys;
-    ``children`` the specs of the items.
+    ``children()`` gives the specs of the items, ``child(i)`` one of them (as PyTorch 2.13).
+
+    Example:
+        >>> spec = tree_structure([1, (2, 3)])
+        >>> spec.child(1), len(spec.children())
+        (tuple(*, *), 2)
     """
 
-    __slots__ = ("kind", "context", "children", "num_leaves", "_hash")
+    __slots__ = ("kind", "context", "_children", "num_leaves", "_hash")
 
     def __init__(self, kind: type | None, context: Any, children: tuple) -> None:
-        self.kind, self.context, self.children = kind, context, children
+        self.kind, self.context, self._children = kind, context, children
         self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
         self._hash: int | None = None  # (a compiled function's cache key hashes it per call)
 
@@ -40,18 +46,29 @@ class TreeSpec:
         """The container type (None for a leaf), under PyTorch's name."""
         return self.kind
 
+    def children(self) -> list[TreeSpec]:
+        """The specs of the items (a new list)."""
+        return list(self._children)
+
+    def child(self, index: int) -> TreeSpec:
+        """The spec of item ``index``."""
+        return self._children[index]
+
     @property
     def children_specs(self) -> list[TreeSpec]:
-        """The specs of the items, under PyTorch's name."""
-        return list(self.children)
+        """The specs of the items: PyTorch's name, deprecated there as here (FutureWarning)."""
+        warnings.warn("`treespec.children_specs` is deprecated. Use `treespec.child(index)` to "
+                      "access a single child, or `treespec.children()` to get all children.",
+                      FutureWarning, stacklevel=2)
+        return list(self._children)
 
     @property
     def num_children(self) -> int:
-        return len(self.children)
+        return len(self._children)
 
     @property
     def num_nodes(self) -> int:
-        return 1 + sum(c.num_nodes for c in self.children)
+        return 1 + sum(c.num_nodes for c in self._children)
 
     def unflatten(self, leaves: Any) -> Any:
         """:func:`tree_unflatten` with this spec."""
@@ -67,23 +84,23 @@ class TreeSpec:
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, TreeSpec) and self.kind is other.kind
                                  and self.context == other.context
-                                 and self.children == other.children)
+                                 and self._children == other._children)
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash((self.kind, self.context, self.children))
+            self._hash = hash((self.kind, self.context, self._children))
         return self._hash
 
     def __reduce__(self) -> tuple:
-        return TreeSpec, (self.kind, self.context, self.children)  # (the hash is per process)
+        return TreeSpec, (self.kind, self.context, self._children)  # (the hash is per process)
 
     def __repr__(self) -> str:
         if self.kind is None:
             return "*"
-        inner = ", ".join(repr(c) for c in self.children)
+        inner = ", ".join(repr(c) for c in self._children)
         keys = _keys(self.kind, self.context)
         if keys is not None:
-            inner = ", ".join(f"{k}: {c!r}" for k, c in zip(keys, self.children))
+            inner = ", ".join(f"{k}: {c!r}" for k, c in zip(keys, self._children))
             return ("{" + inner + "}" if self.kind is dict
                     else f"{self.kind.__name__}({{{inner}}})")
         return f"{self.kind.__name__}({inner})"
@@ -276,7 +293,7 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
     kind = spec.kind
     if kind is None:
         return next(it)
-    items = [_unflatten(it, c) for c in spec.children]
+    items = [_unflatten(it, c) for c in spec._children]
     entry = _NODES.get(kind)
     return kind(*items) if entry is None else entry[1](items, spec.context)  # or a named tuple
 
@@ -311,8 +328,8 @@ def _flatten_up_to(spec: TreeSpec, tree: Any, out: list) -> None:
                             f"got {got} ({tree!r:.60}); the trees must share the structure "
                             f"{spec!r}")
     children, context = node
-    if len(children) != len(spec.children):
-        raise ArgumentError(f"tree_map: node arity mismatch: expected {len(spec.children)} "
+    if len(children) != len(spec._children):
+        raise ArgumentError(f"tree_map: node arity mismatch: expected {len(spec._children)} "
                             f"children of {spec.kind.__name__}, got {len(children)}")
     if dicts:
         mine, theirs = _key_list(spec.kind, spec.context), _key_list(kind, context)
@@ -325,7 +342,7 @@ def _flatten_up_to(spec: TreeSpec, tree: Any, out: list) -> None:
     elif context != spec.context and kind is not deque:  # (a deque's maxlen may differ)
         raise ArgumentError(f"tree_map: node context mismatch for {spec.kind.__name__}: "
                             f"expected {spec.context!r}, got {context!r}")
-    for c, x in zip(spec.children, children):
+    for c, x in zip(spec._children, children):
         _flatten_up_to(c, x, out)
 
 
