@@ -40,6 +40,8 @@ def test_framework_is_in_globals_as_torch():
 def test_cpp_is_refused_clearly():
     with pytest.raises(ValueError, match="Python statements only"):
         eb.Timer("x", language=eb.Language.CPP)
+    with pytest.raises(ValueError, match="Python statements only"):  # (not global_setup's)
+        eb.Timer("x", global_setup="#include <vector>", language="c++")
     assert ember.utils.benchmark.Language.CPP.value == tb.Language.CPP.value
 
 

@@ -78,14 +78,14 @@ class Timer:
         if not isinstance(stmt, str) or not isinstance(setup, str):
             raise ArgumentError(f"Timer: stmt and setup must be strings of Python code, got "
                                 f"{type(stmt).__name__} and {type(setup).__name__}")
+        if language not in (Language.PYTHON, "py", "python"):
+            raise ArgumentError(f"Timer: language {language!r} is not supported: Ember times "
+                                "Python statements only. Hint: language='python'")
         if global_setup:
             raise ArgumentError(f"Timer: global_setup is C++ only (as in PyTorch), got "
                                 f"{global_setup!r}. Hint: move this code to setup")
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ArgumentError(f"Timer: num_threads must be a positive int, got {num_threads!r}")
-        if language not in (Language.PYTHON, "py", "python"):
-            raise ArgumentError(f"Timer: language {language!r} is not supported: Ember times "
-                                "Python statements only. Hint: language='python'")
         stmt, setup = _tidy(stmt), _tidy(setup)
         self._task_spec = TaskSpec(stmt, setup, label, sub_label, description, env,
                                    num_threads)
