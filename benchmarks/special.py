@@ -2,7 +2,7 @@
 elementwise ops that have numba passes of their own, Ember against PyTorch in one run
 (alternating after warm-up, median of repeats), with the ratio Ember/PyTorch: float32 erfc,
 erf, erfinv, lgamma and ``Normal.cdf``, float64 ``Cauchy.cdf``, float32 softplus, hardshrink,
-softshrink, sign, fmod, remainder, hypot and logaddexp, at 1e5 values.
+softshrink, sign, fmod, remainder, hypot, copysign and logaddexp, at 1e5 values.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def cases(n: int) -> dict[str, tuple]:
         "softshrink f32": _pair("nn.functional.softshrink", "float32", -2, 2, n),
         "sign f32": _pair("sign", "float32", -2, 2, n),
         **{f"{name} f32": _binary(name, n) for name in ("fmod", "remainder", "hypot",
-                                                          "logaddexp")},
+                                                          "copysign", "logaddexp")},
     }
 
 

@@ -52,7 +52,7 @@ def log1p_exp(xp: Any, s: Any) -> Any:
 
 
 _LN2 = math.log(2)
-_LAE_SMALL = 64  # elements: below, NumPy's float64 logaddexp costs no more than numba's dispatch
+_LAE_SMALL = 192  # elements: below, NumPy's float64 logaddexp costs less than numba's dispatch
 
 
 def logaddexp32(a: Any, b: Any) -> Any:
