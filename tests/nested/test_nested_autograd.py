@@ -51,5 +51,29 @@ def test_implied_gradient_of_a_one_element_nested_output_as_torch():
 def test_a_nested_gradient_for_a_dense_output_is_refused():
     nt, _ = pair(requires_grad=True)
     w = ember.ones(4, requires_grad=True, dtype=ember.float64)
-    with pytest.raises(TypeError, match=r"grad_outputs 0 is a nested tensor of shape \(3, j"):
+    with pytest.raises(TypeError, match=r"gradient 0 is a nested tensor of shape \(3, j"):
         ember.autograd.grad(w * 2, [w, nt], nt.detach(), allow_unused=True)
+
+
+def test_autograd_backward_of_nested_tensors_as_torch():
+    """(ember.autograd.backward read a nested tensor as a tensor: 'conversion to an array')."""
+    nt, tnt = pair(requires_grad=True)
+    ember.autograd.backward([nt * nt], [nt.detach() + 1])
+    torch.autograd.backward([tnt * tnt], [tnt.detach() + 1])
+    assert_close(nt.grad, tnt.grad)
+
+
+def test_backward_into_nested_inputs_as_torch():
+    nt, tnt = pair(requires_grad=True)
+    w = ember.tensor([1.0, -2.0, 0.5, 3.0], dtype=ember.float64, requires_grad=True)
+    tw = torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
+    ember.autograd.backward((nt * w).sin().values().sum(), inputs=(x for x in [nt]))
+    torch.autograd.backward((tnt * tw).sin().values().sum(), inputs=(x for x in [tnt]))
+    assert_close(nt.grad, tnt.grad)
+    assert w.grad is None and tw.grad is None
+    (nt * w).cos().backward(nt.detach(), inputs=[w])  # (NestedTensor.backward took no inputs)
+    (tnt * tw).cos().backward(tnt.detach(), inputs=[tw])
+    assert_close(w.grad, tw.grad)
+    assert_close(nt.grad, tnt.grad)
+    with pytest.raises(GradError, match=r"output 0 is a nested tensor of shape \(3, j"):
+        (nt * 2).backward()

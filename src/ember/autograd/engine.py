@@ -97,6 +97,12 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         >>> w.grad
         tensor([2., 4.])
     """
+    if type(tensors) is not Tensor or grad_tensors is not None or inputs is not None:
+        inputs = _read_once(inputs)  # (not on loss.backward()'s path)
+        handler = TENSOR_LIKE and handler_of((tensors, grad_tensors, inputs))
+        if handler:
+            return handler(backward, (tensors, grad_tensors), dict(
+                retain_graph=retain_graph, create_graph=create_graph, inputs=inputs))
     roots = root_grads(tensors, grad_tensors, "backward")
     targets = None if inputs is None else as_list(inputs)
     if targets is not None and not targets:
@@ -123,6 +129,15 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                         not (t._retains and t._node is not None):
                     _deliver(t, g, create_graph, owners)
                 done.add(id(t))
+
+
+def _read_once(inputs: Any) -> Any:
+    """``inputs``, made a list where it is an iterator or another iterable (a generator of
+    parameters, read once here, before the tensor-likes are looked for in it)."""
+    if inputs is None or isinstance(inputs, (Tensor, list, tuple)) or \
+            type(inputs) in TENSOR_LIKE:  # (a GradientEdge is a tuple)
+        return inputs
+    return list(inputs)
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -157,9 +172,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if not only_inputs:
         warnings.warn("grad: only_inputs is deprecated and ignored (it is always True)",
                       stacklevel=2)
-    if type(inputs) is not Tensor and not isinstance(inputs, (Tensor, list, tuple)) and \
-            type(inputs) not in TENSOR_LIKE:
-        inputs = list(inputs)  # (once: a generator of parameters; a GradientEdge is a tuple)
+    if type(inputs) is not Tensor:
+        inputs = _read_once(inputs)
     # tensor-likes outside the core (nested tensors) differentiate themselves
     handler = TENSOR_LIKE and handler_of((outputs, inputs, grad_outputs))
     if handler:

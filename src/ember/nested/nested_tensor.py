@@ -188,10 +188,12 @@ class NestedTensor:
         self._values.grad = None if grad is None else check_same_structure("grad", self, grad)
 
     def backward(self, gradient: NestedTensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> None:
-        """Backpropagates ``gradient`` (a nested tensor of this structure) into the graph."""
-        values = None if gradient is None else check_same_structure("backward", self, gradient)
-        self._values.backward(values, retain_graph=retain_graph, create_graph=create_graph)
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Backpropagates ``gradient`` (a nested tensor of this structure) into the graph (into
+        the ``.grad`` of ``inputs`` only, where given)."""
+        from ember.nested.autograd import nested_backward  # (it builds on this module)
+
+        nested_backward(self, gradient, retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
         """Keeps the gradient of this non-leaf in ``.grad`` after backward."""

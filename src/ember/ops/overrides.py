@@ -22,8 +22,9 @@ supports the class hands the call over in one of two ways:
 
 The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it as well, so an
 ``ember.*`` function with an ``out=`` form hands over even where its op does not.
-``ember.autograd.grad`` hands over when :func:`handler_of` finds a tensor-like among its
-outputs, inputs or grad_outputs (a class that does not differentiate raises its error).
+``ember.autograd.grad`` and ``ember.autograd.backward`` hand over when :func:`handler_of` finds
+a tensor-like among their outputs, gradients or inputs (a class that does not differentiate
+that way raises its error); ``loss.backward()`` of a tensor does not look.
 """
 
 from __future__ import annotations
