@@ -152,6 +152,18 @@ def test_from_dlpack_copy_and_device_as_pytorch(copy, device):
     assert e.tolist() == [0.0, 1.0, 2.0]
 
 
+def test_from_dlpack_copy_false_refuses_a_device_move_and_copy_must_be_a_bool_as_torch():
+    with pytest.raises(BufferError):  # (torch packs nothing on meta; cuda: "without copying")
+        torch.from_dlpack(np.arange(3.0), device="meta", copy=False)
+    with pytest.raises(ValueError, match="without copying. Set copy=None or copy=True"):
+        ember.from_dlpack(np.arange(3.0), device="meta", copy=False)
+    assert ember.from_dlpack(np.arange(3.0), device="cpu", copy=False).device.type == "cpu"
+    with pytest.raises(ValueError, match="strings are not allowed for 'copy'"):
+        torch.from_dlpack(np.arange(3.0), copy="yes")
+    with pytest.raises(ValueError, match="copy must be True, False or None, got 'yes'"):
+        ember.from_dlpack(np.arange(3.0), copy="yes")
+
+
 def test_from_dlpack_to_a_device_without_a_backend_is_named():
     with pytest.raises(ember.DeviceError, match="cuda"):
         ember.from_dlpack(np.arange(3.0), device="cuda")

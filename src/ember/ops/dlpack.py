@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DeviceError, DTypeError, GradError, OpError, type_name
+from ember.errors import ArgumentError, DeviceError, DTypeError, GradError, OpError, type_name
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor, method
 
@@ -143,7 +143,8 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None
     (from :func:`to_dlpack` or another library's ``to_dlpack``; it is consumed).
 
     As PyTorch's: ``copy=True`` gives a tensor of its own instead (``None`` and ``False``
-    share), and ``device`` puts it on that device (the CPU: where it is already).
+    share), and ``device`` puts it on that device (the CPU: where it is already); a move to
+    another device copies, so ``copy=False`` refuses it.
 
     Example:
         >>> ember.from_dlpack(np.arange(3))
@@ -154,9 +155,17 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None
         >>> t
         tensor([0., 0.], dtype=ember.float64)
     """
+    if copy is not None and not isinstance(copy, (bool, np.bool_)):
+        raise ArgumentError(f"from_dlpack: copy must be True, False or None, got {copy!r} "
+                            f"({type_name(copy)})")
     out = _import(ext_tensor)
     if device is not None:
-        out = out.to(device)
+        moved = out.to(device)
+        if copy is False and moved.device != out.device:
+            raise ArgumentError(f"from_dlpack: cannot move DLPack tensor from device "
+                                f"{out.device} to {moved.device} without copying. Set "
+                                "copy=None or copy=True.")
+        out = moved
     return out.clone() if copy else out
 
 
