@@ -238,34 +238,6 @@ def test_detach_and_requires_grad_rules():
     assert "grad_fn=<MulBackward0>" in repr(y)
 
 
-@pytest.mark.parametrize("case", ["integer", "non-leaf False", "non-leaf True", "int 1",
-                                  "None", "numpy bool"])
-def test_setting_requires_grad_is_checked_as_in_torch(case):
-    def set_it(lib):
-        leaf = lib.ones(2, dtype=lib.float64)
-        tensor, value = {
-            "integer": (lib.ones(2, dtype=lib.int64), True),
-            "non-leaf False": (lib.ones(2, requires_grad=True) * 2, False),
-            "non-leaf True": (lib.ones(2, requires_grad=True) * 2, True),
-            "int 1": (leaf, 1), "None": (leaf, None), "numpy bool": (leaf, np.True_)}[case]
-        tensor.requires_grad = value
-
-    with pytest.raises(RuntimeError):
-        set_it(torch)
-    with pytest.raises(RuntimeError, match="requires_grad"):
-        set_it(ember)
-
-
-def test_setting_requires_grad_on_leaves_works_and_is_read_by_ops():
-    w = ember.ones(3, dtype=ember.int64)
-    w.requires_grad = False  # allowed, as in torch
-    x = ember.ones(3)[:2].detach()[:1]  # a view made a leaf
-    x.requires_grad = True
-    (x * 3).sum().backward()
-    assert x.is_leaf and x.grad.tolist() == [3.0]
-    x.requires_grad = False
-    assert (x * 3).grad_fn is None
-
 
 def test_tape_keeps_only_inputs_its_rules_read():
     import weakref
