@@ -56,6 +56,20 @@ def test_paths_name_keys_and_indices():
         ["['a'][0]", "['a'][1]", "['b'][0]"]
 
 
+def test_paths_index_named_tuples_and_registered_nodes():
+    # (the names of compiled and exported arguments, ONNX input names: unlike torch's key
+    # paths, a named tuple's field and a registered node's keys are indices here)
+    class Keyed:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    register_pytree_node(Keyed, lambda k: ([k.a, k.b], None), lambda c, _: Keyed(*c),
+                         flatten_with_keys_fn=lambda k: ([("A", k.a), ("B", k.b)], None))
+    tree = [Point(1, {2: 3}), Keyed(defaultdict(list, k=(4,)), OrderedDict(z=5)), 6]
+    assert tree_paths(tree) == ["[0][0]", "[0][1][2]", "[1][0]['k'][0]", "[1][1]['z']", "[2]"]
+    assert tree_paths(7) == [""] and tree_paths([]) == []
+
+
 def test_register_pytree_node():
     class Box:
         def __init__(self, items, tag):

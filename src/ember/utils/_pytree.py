@@ -257,12 +257,9 @@ def tree_paths(tree: Any) -> list[str]:
         >>> tree_paths({"w": 1, "b": (2, 3)})
         ["['w']", "['b'][0]", "['b'][1]"]
     """
-    node = _node(tree)
-    if node is None:
-        return [""]
-    children, context = node
-    keys = _keys(type(tree), context) or [f"{i}" for i in range(len(children))]
-    return [f"[{k}]{path}" for k, x in zip(keys, children) for path in tree_paths(x)]
+    out: list = []
+    _walk_paths(tree, (), out, None, "index")
+    return [keystr(path) for path, _ in out]
 
 
 def _keys(kind: type, context: Any) -> list[str] | None:
@@ -456,32 +453,32 @@ class GetAttrKey:
 
 
 def _keyed_children(tree: Any, node: tuple[Any, Any],
-                    by_index: bool = False) -> list[tuple[Any, Any]]:
-    """``(key, child)`` pairs of a node; a registered kind without ``flatten_with_keys_fn``
-    is an error, or keyed by index with ``by_index``."""
+                    keys: str = "torch") -> list[tuple[Any, Any]]:
+    """``(key, child)`` pairs of a node. ``keys="torch"``: as PyTorch's key paths (a
+    registered kind without ``flatten_with_keys_fn`` is an error); ``"named"``: such a kind
+    keyed by index; ``"index"``: all but mappings keyed by index (:func:`tree_paths`)."""
     kind = type(tree)
-    if kind in _KEY_FNS:
-        return list(_KEY_FNS[kind](tree)[0])
     children, context = node
     if kind in _KEYED or kind is defaultdict:
         return [(MappingKey(k), c) for k, c in zip(_key_list(kind, context), children)]
-    if kind in _SEQUENCES:
+    if kind in _KEY_FNS and keys != "index":
+        return list(_KEY_FNS[kind](tree)[0])
+    if kind in _SEQUENCES or keys == "index" or (keys == "named" and kind in _NODES):
         return [(SequenceKey(i), c) for i, c in enumerate(children)]
     if kind not in _NODES:  # a named tuple
         return [(GetAttrKey(f), c) for f, c in zip(kind._fields, children)]
-    if by_index:
-        return [(SequenceKey(i), c) for i, c in enumerate(children)]
     raise ArgumentError(f"Did not find a flatten_with_keys_fn for type: {kind}. Hint: pass "
                         "flatten_with_keys_fn to register_pytree_node")
 
 
-def _walk_paths(tree: Any, path: tuple, out: list, is_leaf: IsLeaf | None) -> None:
+def _walk_paths(tree: Any, path: tuple, out: list, is_leaf: IsLeaf | None,
+                keys: str = "torch") -> None:
     node = None if is_leaf is not None and is_leaf(tree) else _node(tree)
     if node is None:
         out.append((path, tree))
         return
-    for key, child in _keyed_children(tree, node):
-        _walk_paths(child, (*path, key), out, is_leaf)
+    for key, child in _keyed_children(tree, node, keys):
+        _walk_paths(child, (*path, key), out, is_leaf, keys)
 
 
 def _leaves_with_path_where(tree: Any, keep: Callable[[Any], bool]) -> list[tuple[tuple, Any]]:
@@ -510,7 +507,7 @@ def _key_path(tree: Any, at: tuple) -> tuple:
     """The key path of the leaf at child indices ``at``."""
     path = []
     for i in at:
-        key, tree = _keyed_children(tree, _node(tree), by_index=True)[i]
+        key, tree = _keyed_children(tree, _node(tree), "named")[i]
         path.append(key)
     return tuple(path)
 
