@@ -34,3 +34,25 @@ def test_setting_requires_grad_on_leaves_works_and_is_read_by_ops():
     assert x.is_leaf and x.grad.tolist() == [3.0]
     x.requires_grad = False
     assert (x * 3).grad_fn is None
+
+
+@pytest.mark.parametrize("kind", ["nested", "sparse"])
+def test_nested_and_sparse_tensors_take_requires_grad_as_torch(kind):
+    results = []
+    for lib in (torch, ember):
+        if kind == "nested":
+            t = lib.nested.nested_tensor([lib.ones(2, 3), lib.ones(4, 3)], layout=lib.jagged)
+            t.requires_grad = True  # (there was no setter: AttributeError)
+            (t * 2).values().sum().backward()
+            grad = t.grad.values().sum().item()
+        else:
+            t = lib.tensor([0.0, 2.0, 3.0]).to_sparse()
+            t.requires_grad = True
+            lib.sparse.sum(t * 3).backward()
+            grad = t.grad.to_dense().tolist()
+        with pytest.raises(RuntimeError):
+            (t * 2).requires_grad = False  # (a computed one, as a tensor's)
+        with pytest.raises(RuntimeError):
+            t.requires_grad = 1
+        results.append((t.requires_grad, t.is_leaf, grad))
+    assert results[0] == results[1]

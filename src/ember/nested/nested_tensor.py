@@ -163,6 +163,10 @@ class NestedTensor:
     def requires_grad(self) -> bool:
         return self._values.requires_grad
 
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:  # (checked as a tensor's: a leaf, a bool)
+        self._values.requires_grad = value
+
     def requires_grad_(self, requires_grad: bool = True) -> NestedTensor:
         self._values.requires_grad_(requires_grad)
         return self

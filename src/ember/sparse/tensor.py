@@ -193,6 +193,10 @@ class SparseTensor:
     def requires_grad(self) -> bool:
         return self._vals.requires_grad
 
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:  # (checked as a tensor's: a leaf, a bool)
+        self._vals.requires_grad = value
+
     @property
     def is_leaf(self) -> bool:
         return self._vals._node is None
