@@ -203,6 +203,20 @@ def test_namedtuple_outputs_keep_their_class_and_fields_after_load(tmp_path):
 
 
 
+def test_a_namedtuple_with_more_items_than_fields_is_a_damaged_file(tmp_path):
+    """Where the class was imported, load built a Pair of 3 items (its repr a TypeError);
+    docs/export.md promises a CheckpointError for a damaged file (review55j 3)."""
+    from ember.io.safetensors_file import read_arrays, write_arrays
+
+    ember.export.save(ember.export.export(_Split(), (ember.randn(3),)), tmp_path / "split.ep")
+    arrays, meta = read_arrays(tmp_path / "split.ep")
+    text = meta["ember.export"].replace('["low", "high"], [', '["low", "high"], [1, ', 1)
+    assert text != meta["ember.export"]
+    write_arrays(tmp_path / "bad.ep", arrays, {**meta, "ember.export": text})
+    with pytest.raises(CheckpointError, match="bad.ep is damaged .*Pair holds 3 items"):
+        ember.export.load(tmp_path / "bad.ep")
+
+
 Renamed = collections.namedtuple("Renamed", ["a", "def"], rename=True)  # fields ('a', '_1')
 Plain = collections.namedtuple("Plain", "a b")
 

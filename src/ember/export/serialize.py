@@ -259,6 +259,9 @@ def _namedtuple(module: str, qualname: str, fields: list[str], items: list) -> t
     import, no module ``__getattr__``; the instance made as ``_make`` makes it); else a
     namedtuple of that name and fields (``rename=True``: a renamed field is ``_1``), else a
     plain tuple."""
+    if len(items) != len(fields):
+        raise ValueError(f"its namedtuple {qualname} holds {len(items)} items for the "
+                         f"{len(fields)} fields {tuple(fields)}")
     found: Any = sys.modules.get(module)
     for part in qualname.split("."):
         found = None if found is None or part == "<locals>" else \
