@@ -13,7 +13,7 @@ from ember.errors import ArgumentError
 from ember.nn import init
 from ember.nn.linear import NonDynamicallyQuantizableLinear, _empty
 from ember.nn.module import Module
-from ember.ops.multi_head_attention import _check_mask_dtype, multi_head_attention_forward
+from ember.ops.multi_head_attention import check_mask_dtype, multi_head_attention_forward
 from ember.tensor import Tensor
 
 __all__ = ["MultiheadAttention"]
@@ -112,7 +112,7 @@ class MultiheadAttention(Module):
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         if isinstance(attn_mask, Tensor):  # (before the causal path below may drop the mask)
-            _check_mask_dtype(attn_mask, "attn_mask", "MultiheadAttention")
+            check_mask_dtype(attn_mask, "attn_mask", "MultiheadAttention")
         if is_causal and attn_mask is not None and key_padding_mask is None and \
                 not need_weights and self._fast_path(query, key, value, attn_mask):
             is_causal = False  # PyTorch's fast path takes the mask and not the causal hint

@@ -30,8 +30,13 @@ __all__: list[str] = []
 _OP = "multi_head_attention_forward"
 
 
-def _check_mask_dtype(mask: Tensor, name: str, op: str = _OP) -> None:
-    """Raises unless ``mask`` is bool or floating (PyTorch's module checks its masks so)."""
+def check_mask_dtype(mask: Tensor, name: str, op: str = _OP) -> None:
+    """Raises a ``DTypeError`` unless ``mask`` is bool or floating (PyTorch's module checks
+    its masks so); ``name`` and ``op`` name it in the message.
+
+    Example:
+        >>> check_mask_dtype(ember.zeros(2, 2, dtype=ember.bool), "attn_mask")
+    """
     if mask.dtype != dtypes.bool and not mask.dtype.is_floating_point:
         raise DTypeError(f"{op}: {name} must be bool (True = not allowed) or floating (added "
                          f"to the scores), got {mask.dtype.name}. Hint: convert a 0/1 mask "
@@ -42,7 +47,7 @@ def _additive(mask: Tensor | None, dtype: Any, name: str) -> Tensor | None:
     """A boolean mask (True = not allowed) as ``-inf``/0; a float mask as it is."""
     if mask is None:
         return None
-    _check_mask_dtype(mask, name)
+    check_mask_dtype(mask, name)
     if mask.dtype == dtypes.bool:
         return zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
             mask, float("-inf"))
