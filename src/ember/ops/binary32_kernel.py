@@ -37,13 +37,13 @@ def hypot32(xp: Any, a: Any, b: Any) -> Any:
 def copysign32(xp: Any, a: Any, b: Any) -> Any:
     """``copysign(a, b)`` of float32 arrays as a new C-contiguous array, or None where the pass
     does not apply (NumPy's call then: its SIMD bit operation is cheaper than numba's dispatch
-    below ~16K elements).
+    below ~4K elements).
 
     Example:
         >>> copysign32(np, np.full(20000, 3, np.float32), np.float32([-0.0]))[:2]
         array([-3., -3.], dtype=float32)
     """
-    return float32_pass(xp, _KERNELS, "copysign_block", 1 << 14, a, b)
+    return float32_pass(xp, _KERNELS, "copysign_block", 1 << 12, a, b)
 
 
 def float32_pass(xp: Any, module: str, name: str, small: int, a: Any, b: Any,
