@@ -26,6 +26,7 @@ from ember.ops.gather import index_add
 from ember.ops.join import cat
 from ember.ops.overrides import register
 from ember.ops.public_op import calling_op
+from ember.sparse.autograd import AUTOGRAD
 from ember.sparse.convert import (
     coalesce,
     coo_index,
@@ -289,10 +290,11 @@ _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select":
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
-    impl = _IMPLEMENTATIONS.get(op) or _BY_NAME.get(op.__name__)
+    impl = _IMPLEMENTATIONS.get(op) or AUTOGRAD.get(op) or _BY_NAME.get(op.__name__)
     if impl is not None:
         return impl(*args, **kwargs)
-    flat = [x for arg in args for x in (arg if isinstance(arg, (list, tuple)) else (arg,))]
+    flat = [x for arg in (*args, *kwargs.values())
+            for x in (arg if isinstance(arg, (list, tuple)) else (arg,))]
     sparse = next(x for x in flat if isinstance(x, SparseTensor))
     called = calling_op()  # (``ember.floor`` of an integer tensor met it in ``clone``)
     if called in UNARY:

@@ -234,7 +234,11 @@ class SparseTensor:
     def grad(self) -> SparseTensor | None:
         """The gradient of a sparse leaf: sparse, with the leaf's coalesced pattern (PyTorch's
         masked gradient; repeated entries all carry the element's gradient)."""
-        g = self._vals.grad
+        return self.gradient_of(self._vals.grad)
+
+    def gradient_of(self, g: Tensor | None) -> SparseTensor | None:
+        """The sparse gradient whose values' gradient is ``g`` (None for None), as
+        :attr:`grad` gives it."""
         if g is None:
             return None
         if self.layout is not sparse_coo or self._coalesced:
