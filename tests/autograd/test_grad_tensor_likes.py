@@ -10,8 +10,12 @@ from ember.masked import masked_tensor
 def test_a_masked_tensor_gets_its_named_error():
     """(it was read as a sequence: 'MaskedTensor: __iter__ is not supported')."""
     mt = masked_tensor(ember.tensor([1.0, 2.0]), ember.tensor([True, False]), requires_grad=True)
-    with pytest.raises(TypeError, match="^grad: does not take a MaskedTensor"):
+    with pytest.raises(TypeError, match="^grad: does not take a MaskedTensor, torch's does"):
         ember.autograd.grad(mt.sum(), mt)
+    with pytest.raises(TypeError, match="^backward: does not take a MaskedTensor, torch's"):
+        ember.autograd.backward(mt.sum())
+    with pytest.raises(TypeError, match="^cumprod: does not take a MaskedTensor, as in torch"):
+        ember.cumprod(mt, 0)
 
 
 def test_a_sparse_input_is_differentiated():
