@@ -191,19 +191,47 @@ class _Counted(ember.nn.Module):
         return self.body(x)
 
 
+class _MeanPool(ember.nn.Module):
+    def forward(self, x):
+        return x.mean((2, 3))
+
+
 def test_the_far_trace_runs_only_where_the_graph_holds_what_it_can_see():
     """It ran for every model: a conv net with a dynamic batch and image paid a trace at
     (2B, 2H + 1, 2W + 2), 8 times the work of its first (resnet18's export took twice as
     long), though it has no slice and no constant sized by an axis."""
     conv = _Counted(ember.nn.Sequential(
         ember.nn.Conv2d(3, 4, 3, stride=2), ember.nn.BatchNorm2d(4), ember.nn.ReLU(),
-        ember.nn.AdaptiveAvgPool2d(1), ember.nn.Flatten(), ember.nn.Linear(4, 2)))
+        _MeanPool(), ember.nn.Linear(4, 2)))
     ember.onnx.to_model(conv, (ember.randn(2, 3, 16, 16),), input_names=["x"],
                         dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})
     sliced = _Counted(lambda x: x[:, 1:] * 2)
     ember.onnx.to_model(sliced, (ember.randn(2, 6),), input_names=["x"],
                         dynamic_axes={"x": {0: "b", 1: "t"}})
     assert (conv.calls, sliced.calls) == (3, 4)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.adaptive_avg_pool1d(x.transpose(1, 2), x.shape[1] // 16 + 1),
+    lambda x: ember.topk(x, x.shape[1] // 16 + 1, dim=1)[0],
+    lambda x: F.interpolate(x.transpose(1, 2), size=x.shape[1] // 16 + 1),
+], ids=["adaptive_pool", "topk", "interpolate"])
+def test_an_output_size_rounded_from_a_dynamic_axis_gets_the_far_check(fn):
+    """An output size rounded from T (T // 16 + 1 is 1 at the traced sizes) skipped the far
+    trace, which only slices and constants called for: it exported with an output of 1 and
+    onnxruntime gave (3, 4, 1) at T = 20, eager (3, 4, 2) (review55j 1). A constant size 1
+    (resnet's pool) looks the same in the trace, so it pays the far trace too."""
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(fn, (ember.randn(3, 10, 4),), input_names=["x"],
+                            dynamic_axes={"x": {1: "t"}})
+    pooled = _Counted(ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3), ember.nn.AdaptiveAvgPool2d(1),
+                                          ember.nn.Flatten(), ember.nn.Linear(4, 2)))
+    proto = ember.onnx.to_model(pooled, (ember.randn(2, 3, 9, 9),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 2: "h", 3: "w"}})
+    assert pooled.calls == 4
+    x = ember.randn(3, 3, 30, 20)
+    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], eager(pooled, x)[0], rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_a_model_that_refuses_the_far_size_is_checked_halfway_or_warned_of():
