@@ -16,7 +16,7 @@ from ember.errors import ArgumentError
 from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
 from ember.func.pytree import tree_flatten
 from ember.jit.arguments import argument_names
-from ember.jit.ir import Eqn, Graph, Source, Var
+from ember.jit.ir import Graph, Source, Var
 from ember.jit.sources import DataDependentShape
 from ember.onnx import converters  # noqa: F401 - registers the converters
 from ember.onnx.context import Context, onnx_type
@@ -72,7 +72,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
             second = retrace_resized(capture, leaves, spec, axes[0])
             third = _farther_trace(capture, leaves, spec, axes[0],
                                    stride_spreads(graph, axes[0]))
-            if third is not None and _far_reach(graph, second):
+            if third is not None:
                 probe = _far_trace(capture, graph, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
@@ -270,70 +270,6 @@ def _farther_trace(capture: Capture, leaves: list, spec: Any,
                   f"accepts with some room to grow or shrink. Its last refusal: {last}",
                   UserWarning, stacklevel=3)
     return None
-
-
-def _far_reach(graph: Graph, second: Graph) -> bool:
-    """Whether ``graph`` holds what :func:`_far_trace` can see: a basic index (a slice, or a
-    write through one) of a tensor whose shape follows a dynamic axis or whose bounds move
-    with one (``x[:, T // 16 * 16:]`` is no slice at all at T = 10), a constant whose shape
-    follows a dynamic axis (a folded ``arange(T).clamp(max=25)``), a ``topk`` or resize of
-    such a tensor whose ``k`` or output size stays, or a reshape that splits
-    an axis which follows one into pieces of which one stays (an adaptive pool's output size:
-    ``T // 16 + 1`` is 1 at T = 10 and 11, as resnet's constant 1 is; the trace has plain
-    ints, so the two cannot be told apart and both pay). A conv net over a dynamic batch and
-    image holds none of these, and pays no far trace (2T + k of every axis: 8 times the
-    work of its first trace with b, h, w dynamic)."""
-    try:
-        mapping, changed, pairs = twins(graph, second, WHO)
-    except ExportError:  # (the conversion says why)
-        return False
-
-    def follows(var: Var) -> bool:
-        twin = mapping.get(var)
-        return twin is not None and twin.shape != var.shape
-
-    return any(follows(var) for var in graph.consts) or any(
-        id(eqn) in changed or follows(eqn.inputs[0]) for eqn in graph.eqns
-        if eqn.prim.name in ("slice", "index_put")) or any(
-        _splits_a_moving_axis(eqn, mapping) for eqn in graph.eqns
-        if eqn.prim.name == "reshape") or any(
-        follows(eqn.inputs[0]) and eqn.params[_SIZED[eqn.prim.name]] ==
-        pairs[id(eqn)].params[_SIZED[eqn.prim.name]] for eqn in graph.eqns
-        if eqn.prim.name in _SIZED)
-
-
-_SIZED = {"topk": "k", "resample": "out"}  # output sizes that may be T // 16 + 1
-
-
-def _splits_a_moving_axis(eqn: Eqn, mapping: dict[Var, Var]) -> bool:
-    """Whether the reshape ``eqn`` splits an input axis whose size moved in the second trace
-    into several output axes of which one kept its size: ``(3, 10, 4) -> (3, 1, 10, 4)``."""
-    source, out = eqn.inputs[0], eqn.outputs[0]
-    twin_in, twin_out = mapping.get(source), mapping.get(out)
-    if twin_in is None or twin_out is None or len(source.shape) != len(twin_in.shape) or \
-            len(out.shape) != len(twin_out.shape):
-        return False
-    i = j = 0
-    while i < len(source.shape) and j < len(out.shape):
-        group_in, group_out = [i], [j]
-        size_in, size_out = source.shape[i], out.shape[j]
-        while size_in != size_out:
-            if size_in < size_out and i + 1 < len(source.shape):
-                i += 1
-                group_in.append(i)
-                size_in *= source.shape[i]
-            elif j + 1 < len(out.shape):
-                j += 1
-                group_out.append(j)
-                size_out *= out.shape[j]
-            else:
-                return False
-        moved = [source.shape[a] != twin_in.shape[a] for a in group_in]
-        kept = [out.shape[b] == twin_out.shape[b] for b in group_out]
-        if len(group_in) == 1 and len(group_out) > 1 and any(moved) and any(kept):
-            return True
-        i, j = i + 1, j + 1
-    return False
 
 
 def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
