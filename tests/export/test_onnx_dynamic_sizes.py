@@ -314,3 +314,13 @@ def test_a_multiple_that_another_size_matches_in_two_traces_is_read_from_the_rig
     a clamped size). A size is read from a dimension that follows it in all three traces."""
     _check_at_sizes(lambda x: x.repeat(2, 1, 3), [ember.randn(2, 3, 4)], {0: {0: "b", 2: "w"}},
                     [[ember.randn(3, 3, 2)], [ember.randn(5, 3, 7)]])
+
+
+def test_a_model_taking_other_ops_at_the_far_size_is_warned_of():
+    """x.repeat(1, T // 16 + 1, 1) traced at T = 10 runs no repeat there and one at 2T: the far
+    trace's other graph sent the check halfway (T = 15, the same graph) without a word, and
+    onnxruntime gave 40 rows at T = 40 where eager gives 120."""
+    with pytest.warns(UserWarning, match="runs other ops than at the traced sizes"):
+        ember.onnx.to_model(lambda x: x.repeat(1, x.shape[1] // 16 + 1, 1),
+                            (ember.randn(3, 10, 4),), input_names=["x"],
+                            dynamic_axes={"x": {1: "t"}})

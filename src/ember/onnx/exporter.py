@@ -289,7 +289,7 @@ def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
     for index, t in enumerate(tensors):
         for axis, name in sorted(axes.get(index, {}).items()):
             traced.setdefault(name, t.shape[axis])
-    tried, why = [], ""
+    tried, why, other_path = [], "", None
     for part in (1, 2):
         sizes = {name: size + max((size + k) // part, k + 2)
                  for k, (name, size) in enumerate(traced.items())}
@@ -298,10 +298,21 @@ def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
         tried.append(sizes)
         try:
             probe = retrace_resized(capture, leaves, spec, axes, sizes=sizes)
-            twins(graph, probe, WHO)
         except ExportError as e:
             why = str(e).splitlines()[-1]
             continue
+        try:
+            twins(graph, probe, WHO)
+        except ExportError as e:
+            why, other_path = str(e).splitlines()[-1], sizes
+            continue
+        if other_path is not None:
+            warnings.warn(f"{WHO}: at {other_path} the model runs other ops than at the "
+                          "traced sizes, so the exported graph may be wrong there (a count "
+                          "rounded from a size, x.repeat(1, T // 16 + 1, 1), or another "
+                          "algorithm for larger inputs, cdist's). Hint: trace at the sizes "
+                          f"the model is run at. The difference: {why}", UserWarning,
+                          stacklevel=3)
         return sizes, probe
     warnings.warn(f"{WHO}: the model refused the far check sizes {tried}, or took another "
                   "path there, so a size computed in Python from a shape that is rounded or "
