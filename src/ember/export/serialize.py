@@ -260,8 +260,8 @@ def _namedtuple(module: str, qualname: str, fields: list[str], items: list) -> t
     namedtuple of that name and fields (``rename=True``: a renamed field is ``_1``), else a
     plain tuple."""
     if len(items) != len(fields):
-        raise ValueError(f"its namedtuple {qualname} holds {len(items)} items for the "
-                         f"{len(fields)} fields {tuple(fields)}")
+        raise ArgumentError(f"its namedtuple {qualname} holds {len(items)} items for the "
+                            f"{len(fields)} fields {tuple(fields)}")
     found: Any = sys.modules.get(module)
     for part in qualname.split("."):
         found = None if found is None or part == "<locals>" else \
