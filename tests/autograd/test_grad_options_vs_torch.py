@@ -165,3 +165,23 @@ def test_reading_grad_of_a_non_leaf_warns_in_pytorchs_words():
         "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed.")
     assert [(none, bool(w)) for none, w in mine] == [(none, bool(w)) for none, w in theirs]
     assert theirs[1][1][0].startswith(mine[1][1][0])
+
+
+@pytest.mark.parametrize("call", ["grad", "backward"])
+def test_extra_gradients_are_ignored_fewer_refused_as_torch(call):
+    """(Ember refused more gradients than outputs: "got 1 tensors but 2 gradients"; torch
+    ignores the extra ones, unchecked, and refuses fewer)."""
+    def run(lib, grads):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * 3).sum()
+        if call == "grad":
+            return lib.autograd.grad([y], [x], grad_outputs=grads)[0].tolist()
+        lib.autograd.backward([y], grad_tensors=grads)
+        return x.grad.tolist()
+
+    for lib in (ember, torch):
+        assert run(lib, [lib.tensor(2.0), lib.ones(5, 5)]) == [6.0, 6.0]
+        assert run(lib, [lib.tensor(2.0), None]) == [6.0, 6.0]
+    with pytest.raises(ember.GradError, match="got 2 tensors but 1 gradients"):
+        x = ember.tensor([1.0], requires_grad=True)
+        ember.autograd.grad([x * 2, x * 3], [x], grad_outputs=[ember.ones(1)])

@@ -28,7 +28,7 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
         return [(tensors, _seed(tensors))]  # (``loss.backward()``: none of the loop's checks)
     tensors = as_list(tensors)
     grads = [None] * len(tensors) if grads is None else as_list(grads)
-    if len(grads) != len(tensors):
+    if len(grads) < len(tensors):  # (extra gradients are ignored, unchecked, as PyTorch's)
         raise GradError(f"{who}: got {len(tensors)} tensors but {len(grads)} gradients")
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads)):

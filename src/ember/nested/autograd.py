@@ -27,7 +27,7 @@ def _values(x: Any) -> Any:
 def _seeds(who: str, outputs: list, gradients: Any) -> list:
     """The dense gradients that seed ``outputs``: the values of the nested ones given."""
     given = [None] * len(outputs) if gradients is None else _listed(gradients)
-    if len(given) != len(outputs):  # (the engine's error for tensors: torch ignores the rest)
+    if len(given) < len(outputs):  # (the engine's error for tensors; extra ones are ignored)
         raise GradError(f"{who}: got {len(outputs)} tensors but {len(given)} gradients")
     return [_seed(who, i, out, g) for i, (out, g) in enumerate(zip(outputs, given))]
 
