@@ -14,7 +14,7 @@ import torch
 import ember
 from ember.dtypes import ALL_DTYPES
 from ember.errors import CheckpointError, WeightsOnlyError
-from ember.io import checkpoint
+from ember.io import checkpoint, tree_decoder
 
 
 def roundtrip(obj, tmp_path, **kw):
@@ -389,7 +389,7 @@ def test_state_dict_metadata_is_kept_as_torch_load_keeps_it(tmp_path):
 
 
 def test_malformed_state_dict_metadata_is_a_checkpoint_error():
-    decoder = checkpoint._Decoder("load", None, None, None)
+    decoder = tree_decoder.Decoder("load", None, None, None)
     with pytest.raises(CheckpointError, match="metadata .* is not a dict"):
         decoder.value({"$dict": [["a", 1]], "metadata": [1]})
 

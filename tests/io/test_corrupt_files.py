@@ -140,7 +140,7 @@ def test_bad_trees(tree, match, tmp_path):
 def test_bad_descriptions(tmp_path):
     expect(ember_file(tmp_path, "{not json"), "description is not valid JSON")
     expect(ember_file(tmp_path, {}, fmt="other"), "not an Ember checkpoint description")
-    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 3")
+    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 4")
     deep = "[" * 50_000 + "]" * 50_000
     expect(ember_file(tmp_path, '{"format": "ember.checkpoint", "version": 1, "tree": '
                       + deep + "}"), "not valid JSON|nested too deeply")

@@ -18,7 +18,9 @@ name}`` (``"mutable": true`` for a bytearray; the bytes are the uint8 tensor ``n
 ``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
 tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
 "parts": [...]}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC: compressed
-indices, plain indices and values), each part a tensor of the file, meta tensors (no data)
+indices, plain indices and values), each part a tensor of the file, nested (jagged) tensors
+as ``{"$nested": "jagged", "values": ..., "offsets": ..., "ragged_idx": k, "min_seqlen": m,
+"max_seqlen": n}`` (values and offsets tensor nodes), meta tensors (no data)
 as ``{"$meta": dtype, "size": [...], "stride": [...]}``, and anything else (a
 module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
 of the uint8 tensor ``name``, the tensors it holds left out as the file's (``"tensors"``: their
@@ -32,7 +34,8 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   a namedtuple or other list or tuple subclass as a plain tuple or list; a dict with a
   ``_metadata`` dict, as ``state_dict()`` returns with its modules' versions, comes back as an
   ``OrderedDict`` with it, as ``torch.load`` gives it: ``{"$dict": ..., "metadata": ...}``),
-  dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
+  dtypes, devices, sizes, sparse tensors (an optimizer's sparse momentum too) and nested
+  tensors (read with ``weights_only=True``, as ``torch.load`` reads an NJT). NumPy
   scalars are saved as the Python number. Anything else (a whole module, a range) is pickled,
   as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.
 - Tensors are saved contiguous and detached (complex128, which safetensors has no code for,
@@ -59,16 +62,13 @@ from __future__ import annotations
 import json
 import math
 import pickle
-from collections import OrderedDict
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ember.backend import Device
-from ember.backend import device as to_device
-from ember.dtypes import DType, to_dtype
+from ember.dtypes import DType
 from ember.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -81,21 +81,18 @@ from ember.io import safetensors_file as st
 from ember.io.placement import MapLocation, Placer, make_tensor, placer
 from ember.io.safetensors_file import write_arrays
 from ember.io.shared_views import link_views, view_key, view_of
-from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.io.tree_decoder import Decoder, short
+from ember.layouts import sparse_coo
+from ember.nested.nested_tensor import NestedTensor
 from ember.nn.parameter import Buffer, Parameter, UninitializedTensorMixin
-from ember.ops.constructors import empty_strided
 from ember.size import Size
-from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
-VERSION = 3  # (3: pickles refer to the file's tensors; 2: views; others say 1, which the
-# oldest Ember reads)
+VERSION = 4  # (4: nested tensors; 3: pickles refer to the file's tensors; 2: views; others
+# say 1, which the oldest Ember reads)
 TREE_KEY = "ember"
-
-_SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
-                                              sparse_bsc)}
 
 PathOrFile = st.PathOrFile
 
@@ -111,6 +108,7 @@ class _Encoder:
         self.nodes: dict[str, list[dict]] = {}  # each tensor's nodes, to make views of later
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
         self.pickled: dict[int, dict] = {}  # each pickled object's node, by id
+        self.has_nested = False
 
     def tensor(self, t: Tensor, path: str) -> dict:
         if t.is_meta:  # (no data: its layout is the whole of it, in the tree)
@@ -159,6 +157,8 @@ class _Encoder:
             return self.tensor(x, path)
         if isinstance(x, SparseTensor):
             return self.sparse(x, path)
+        if isinstance(x, NestedTensor):
+            return self.nested(x, path)
         if isinstance(x, np.generic) and x.dtype.kind in "biufc":
             return self.value(x.item(), path)
         if isinstance(x, complex):
@@ -211,6 +211,16 @@ class _Encoder:
         if s.requires_grad:
             node["requires_grad"] = True
         return node
+
+    def nested(self, nt: NestedTensor, path: str) -> dict:
+        """A jagged nested tensor as its values and offsets (tensors of the file, so nested
+        tensors on one offsets tensor load sharing it, and one ragged size), as torch.save
+        keeps an NJT's."""
+        ragged, self.has_nested = nt._ragged, True  # noqa: SLF001 - its seqlens, as PyTorch's
+        return {"$nested": "jagged", "values": self.tensor(nt.values(), _join(path, "values")),
+                "offsets": self.tensor(nt.offsets(), _join(path, "offsets")),
+                "ragged_idx": nt._ragged_idx,  # noqa: SLF001
+                "min_seqlen": ragged.min_seqlen, "max_seqlen": ragged.max_seqlen}
 
     def container(self, x: list | tuple | dict, path: str) -> Any:
         if id(x) in self.active:
@@ -274,122 +284,14 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
                 flat = np.ascontiguousarray(a).reshape(-1)
                 enc.arrays[name] = flat.view(np.float64).reshape(*a.shape, 2)
         if any("tensors" in node for node in enc.pickled.values()):
+            version = 3
+        if enc.has_nested:
             version = VERSION
         doc = json.dumps({"format": FORMAT, "version": version, "tree": tree},
                          separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except RecursionError:
         raise CheckpointError("save: the object is nested too deeply to save") from None
     return doc, enc.arrays
-
-
-# -- decoding: JSON tree -> object ----------------------------------------------------------------
-class _Decoder:
-    def __init__(self, where: str, tensor: Callable[[str, dict], Tensor],
-                 unpickle: Callable[[str, str, Any], Any], raw: Callable[[str, str], np.ndarray]
-                 ) -> None:
-        self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
-
-    def fail(self, problem: str) -> CheckpointError:
-        return CheckpointError(f"{self.where}: {problem}")
-
-    def value(self, x: Any) -> Any:
-        if isinstance(x, list):
-            return [self.value(v) for v in x]
-        if not isinstance(x, dict):
-            if x is None or isinstance(x, (bool, int, float, str)):
-                return x
-            raise self.fail(f"unexpected JSON value {x!r} in the checkpoint tree")
-        tag = next((k for k in x if k.startswith("$")), None)
-        if tag is None:
-            return {k: self.value(v) for k, v in x.items()}
-        arg = x[tag]
-        if tag in ("$tensor", "$view") and isinstance(arg, str):
-            return self.tensor(arg, x)
-        if tag == "$tuple" and isinstance(arg, list):
-            return tuple(self.value(v) for v in arg)
-        if tag == "$dict" and isinstance(arg, list):
-            return self.mapping(arg, x.get("metadata"))
-        if tag == "$float" and arg in ("nan", "inf", "-inf"):
-            return float(arg)
-        if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
-            return Size(arg)
-        if tag == "$sparse" and arg in _SPARSE_LAYOUTS:
-            return self.sparse(x)
-        if tag == "$meta" and isinstance(arg, str):
-            return self.meta(x)
-        if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
-            return self.unpickle(arg, x["type"], x.get("tensors"))
-        if tag == "$bytes" and isinstance(arg, str):
-            data = self.raw(arg, "bytes").tobytes()
-            return bytearray(data) if x.get("mutable") is True else data
-        if tag == "$complex" and isinstance(arg, list) and len(arg) == 2:
-            real, imag = (self.value(v) for v in arg)
-            if isinstance(real, float) and isinstance(imag, float):
-                return complex(real, imag)
-        if tag == "$set" and isinstance(arg, list):
-            try:
-                return (frozenset if x.get("frozen") is True else set)(self.value(v) for v in arg)
-            except TypeError:
-                raise self.fail(f"a $set entry {_short(x)} holds unhashable items") from None
-        try:
-            if tag == "$dtype":
-                return to_dtype(arg)
-            if tag == "$device":
-                return to_device(arg)
-        except EmberError as e:
-            raise self.fail(f"checkpoint tree: {e}") from None
-        raise self.fail(f"malformed or unknown entry {_short(x)} in the checkpoint tree")
-
-    def sparse(self, x: dict) -> SparseTensor:
-        parts, size = x.get("parts"), x.get("size")
-        layout = _SPARSE_LAYOUTS[x["$sparse"]]
-        if not (isinstance(parts, list) and len(parts) == (2 if layout is sparse_coo else 3)
-                and isinstance(size, list) and all(type(v) is int for v in size)):
-            raise self.fail(f"malformed sparse tensor entry {_short(x)} in the checkpoint tree")
-        parts = [self.value(p) for p in parts]
-        if not all(isinstance(p, Tensor) for p in parts):
-            raise self.fail(f"a sparse tensor entry {_short(x)} has parts that are not tensors")
-        grad = x.get("requires_grad") is True
-        try:
-            if layout is sparse_coo:
-                return sparse_coo_tensor(*parts, size, requires_grad=grad,
-                                         is_coalesced=x.get("coalesced") is True)
-            return sparse_compressed_tensor(*parts, size, layout=layout, requires_grad=grad)
-        except EmberError as e:
-            raise self.fail(f"checkpoint tree: a sparse tensor entry: {e}") from None
-
-    def meta(self, x: dict) -> Tensor:
-        """A meta tensor, as saved (PyTorch's too stay on meta whatever the map_location)."""
-        size, stride = x.get("size"), x.get("stride")
-        if not (isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride)
-                and all(type(v) is int and v >= 0 for v in size + stride)):
-            raise self.fail(f"malformed meta tensor entry {_short(x)} in the checkpoint tree")
-        try:
-            return empty_strided(size, stride, dtype=to_dtype(x["$meta"]), device="meta",
-                                 requires_grad=x.get("requires_grad") is True)
-        except EmberError as e:
-            raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
-
-    def mapping(self, pairs: list, metadata: Any = None) -> dict:
-        out: dict = {} if metadata is None else OrderedDict()
-        if metadata is not None:  # (a state dict's module versions, as torch.load keeps them)
-            out._metadata = self.value(metadata)  # type: ignore[attr-defined]
-            if not isinstance(out._metadata, dict):  # type: ignore[attr-defined]
-                raise self.fail(f"a $dict's metadata {_short(metadata)} is not a dict")
-        for pair in pairs:
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise self.fail(f"a $dict entry {_short(pair)} is not a [key, value] pair")
-            key = self.value(pair[0])
-            try:
-                out[key] = self.value(pair[1])
-            except TypeError:
-                raise self.fail(f"a $dict key {_short(pair[0])} is not hashable") from None
-        return out
-
-
-def _short(x: Any) -> str:
-    text = json.dumps(x)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -521,7 +423,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                 if not isinstance(attributes, dict) or not all(isinstance(k, str)
                                                                for k in attributes):
                     raise CheckpointError(f"{where}: tensor {name!r} has attributes "
-                                          f"{_short(node['attributes'])}, not a dict of names")
+                                          f"{short(node['attributes'])}, not a dict of names")
                 made[key].__dict__.update(attributes)
             return made[key]
 
@@ -543,7 +445,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                                       "which the file does not contain")
             return st.read_array(handle, header, name, where)
 
-        decoder = _Decoder(where, tensor, unpickle, raw)
+        decoder = Decoder(where, tensor, unpickle, raw)
         return decoder.value(_tree(doc, where))
     except RecursionError:
         raise CheckpointError(f"{where}: the checkpoint tree is nested too deeply") from None
