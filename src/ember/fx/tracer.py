@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
-from ember.fx.node import Node, map_aggregate
+from ember.fx.node import Node, has_side_effect, map_aggregate
 from ember.fx.proxy import Proxy, TraceError
 from ember.nn import Module, Sequential
 from ember.ops.overrides import TensorLikeOperand
@@ -223,7 +223,10 @@ class Tracer:
             kind = None if p.annotation is p.empty else p.annotation
             if p.name in concrete_args:
                 value = concrete_args[p.name]
-                self.create_node("placeholder", p.name, (value,), {}, type_expr=kind)
+                node = self.create_node("placeholder", p.name, (value,), {}, type_expr=kind)
+                if _guardable(value):
+                    self.create_node("call_function", check_specialized, (node, value, p.name),
+                                     {})
             elif p.default is p.empty or not _holds_tensor_or_module(p.default):
                 value = self.create_proxy("placeholder", p.name,
                                           () if p.default is p.empty else (p.default,), {},
@@ -413,6 +416,37 @@ class _Written(NamedTuple):
     kwargs: dict
     nodes: set[Node]
     last: Node
+
+
+def _guardable(value: Any) -> bool:
+    """Whether a concrete argument compares by value (None, numbers, strings, tuples and
+    lists of them), so the graph can check a later call passes the same."""
+    if isinstance(value, (tuple, list)):
+        return all(map(_guardable, value))
+    return value is None or type(value) in (bool, int, float, complex, str)
+
+
+class SpecializedArgumentError(ArgumentError, AssertionError):
+    """A traced graph was called with another value for an argument that ``concrete_args``
+    fixed (an ``AssertionError`` too, as torch.fx's check raises)."""
+
+
+@has_side_effect
+def check_specialized(value: Any, expected: Any, name: str) -> None:
+    """The check a graph traced with ``concrete_args={name: expected}`` runs first: the
+    graph holds only the branch ``expected`` took, so another value is refused."""
+    if expected is None and value is None or \
+            expected is not None and _guardable(value) and value == expected:
+        return
+    got = repr(value) if _guardable(value) else f"a {type(value).__name__}"
+    hint = (f"trace again with concrete_args={{{name!r}: {value!r}}}" if _guardable(value)
+            else f"trace again without {name} in concrete_args")
+    raise SpecializedArgumentError(
+        f"forward: {name} was specialized to {expected!r} by symbolic_trace's concrete_args, "
+        f"so the graph computes only that case, but got {got}. Hint: {hint}")
+
+
+check_specialized._qualified_name = "ember.fx.tracer.check_specialized"
 
 
 def symbolic_trace(root: Module | Callable,

@@ -1,0 +1,55 @@
+"""A graph traced with ``concrete_args`` checks each call passes the specialized value, as
+torch.fx's graph asserts (the graph ran the traced branch silently for another value:
+``gm(x, True)`` gave ``x * 3`` where the module gives ``x * 2``)."""
+
+import pytest
+import torch
+import torch.fx
+
+import ember
+from ember.fx.tracer import SpecializedArgumentError
+
+
+def _module(lib):
+    class Branchy(lib.nn.Module):
+        def forward(self, x, flag=True, y=None, n=2):
+            r = x * 2 if flag else x * 3
+            return (r if y is None else r + y) * n
+    return Branchy()
+
+
+CONCRETE = {"flag": False, "y": None, "n": 2}
+
+
+@pytest.mark.parametrize("args", [(False,), (0,), (False, None, 2.0), (False, None, 2)])
+def test_the_specialized_values_run_as_torch_fx(args):
+    gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
+    tgm = torch.fx.symbolic_trace(_module(torch), concrete_args=CONCRETE)
+    x = [1.5, -2.0]
+    out = gm(ember.tensor(x), *args)
+    assert out.tolist() == tgm(torch.tensor(x), *args).tolist() == [9.0, -12.0]
+    assert gm(ember.tensor(x)).tolist() == [9.0, -12.0]  # (the defaults are the values)
+    assert gm(ember.tensor(x), n=2).tolist() == [9.0, -12.0]  # (by name: torch renames n)
+
+
+@pytest.mark.parametrize("args, name", [((True,), "flag"), ((False, [1.0, 1.0]), "y"),
+                                         ((False, None, 3), "n")])
+def test_another_value_is_refused_as_torch_fx(args, name):
+    gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
+    tgm = torch.fx.symbolic_trace(_module(torch), concrete_args=CONCRETE)
+    targs = tuple(torch.tensor(a) if isinstance(a, list) else a for a in args)
+    eargs = tuple(ember.tensor(a) if isinstance(a, list) else a for a in args)
+    with pytest.raises(AssertionError, match=name):
+        tgm(torch.ones(2), *targs)
+    with pytest.raises(SpecializedArgumentError, match=f"{name} was specialized .*Hint"):
+        gm(ember.ones(2), *eargs)
+    with pytest.raises(AssertionError):  # (also through the Interpreter)
+        ember.fx.Interpreter(gm).run(ember.ones(2), *eargs)
+
+
+def test_the_check_survives_dead_code_elimination():
+    gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    with pytest.raises(SpecializedArgumentError):
+        gm(ember.ones(2), True)
