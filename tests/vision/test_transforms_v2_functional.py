@@ -327,3 +327,23 @@ def test_to_dtype_scaling_does_not_wrap_around():
     with pytest.raises(RuntimeError, match="to_dtype: the conversion from ember.float64 to "
                                            "ember.uint64 cannot be performed safely"):
         F.to_dtype(x.double(), ember.uint64, scale=True)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("warp", ["affine", "rotate", "perspective"])
+def test_integer_boxes_are_clamped_as_floats_then_truncated_once(fmt, warp):
+    # torchvision maps integer boxes as floats, clamps them and truncates once at the end;
+    # truncating before the clamp gave XYWH [2, 2, 13, 10] for its [2, 2, 13, 9] (affine)
+    data = ops.box_convert(ember.tensor([[1.0, 2, 9, 8], [0, 0, 16, 12], [5, 6, 7, 11],
+                                         [3, 1, 12, 10]]), "xyxy", fmt.lower())
+    ops_ = {"affine": lambda b: F.affine(b, angle=15.0, translate=[5, 5], scale=1.5,
+                                         shear=[0.0, 0.0]),
+            "rotate": lambda b: F.rotate(b, 30.0),
+            "perspective": lambda b: F.perspective(b, [[0, 0], [15, 0], [15, 11], [0, 11]],
+                                                   [[1, 2], [14, 0], [15, 10], [0, 11]])}
+    ints = tv.BoundingBoxes(data.to(ember.int64), format=fmt, canvas_size=(12, 16))
+    expected = ops_[warp](tv.BoundingBoxes(ints.to(ember.float32), format=fmt,
+                                           canvas_size=(12, 16)))
+    out = ops_[warp](ints)
+    assert out.dtype is ember.int64
+    assert out.tolist() == expected.to(ember.int64).tolist()

@@ -51,22 +51,26 @@ def _move_points(x: Tensor, y: Tensor, matrix: np.ndarray) -> tuple[Tensor, Tens
     return new_x, new_y
 
 
-def _move_corners(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray) -> Tensor:
+def _move_corners(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray,
+                  keep_float: bool = False) -> Tensor:
     """The boxes enclosing the four corners of each axis-aligned box mapped by ``matrix``
-    (see :func:`_move_points`), in ``fmt`` and the boxes' dtype."""
+    (see :func:`_move_points`), in ``fmt`` and the boxes' dtype (floating with
+    ``keep_float``)."""
     shape = boxes.shape
     xyxy = _to_xyxy(boxes.reshape(-1, 4), fmt)
     new_x, new_y = _move_points(xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]], matrix)
     out = ember.stack((new_x.amin(1), new_y.amin(1), new_x.amax(1), new_y.amax(1)), dim=-1)
-    return _from_xyxy(out, fmt, boxes.dtype).reshape(shape)
+    return _from_xyxy(out, fmt, out.dtype if keep_float else boxes.dtype).reshape(shape)
 
 
 def _map_boxes(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray, canvas_size: Canvas,
                clamping_mode: Mode) -> Tensor:
     """Boxes mapped by ``matrix`` and clamped to ``canvas_size``: axis-aligned ones enclose
-    their mapped corners, rotated ones are their mapped corners made a rectangle."""
+    their mapped corners, rotated ones are their mapped corners made a rectangle. Integer
+    boxes are clamped as floats and truncated once at the end, as in torchvision."""
     if not is_rotated_bounding_format(fmt):
-        return _clamp(_move_corners(boxes, fmt, matrix), fmt, canvas_size, clamping_mode)
+        moved = _move_corners(boxes, fmt, matrix, keep_float=True)
+        return _clamp(moved, fmt, canvas_size, clamping_mode).to(boxes.dtype)
     corners = _convert(boxes, fmt, _XYXYXYXY).reshape(-1, 8)
     x, y = _move_points(corners[:, 0::2], corners[:, 1::2], matrix)
     moved = rectangle_from_parallelogram(ember.stack((x, y), dim=-1).reshape(-1, 8))
