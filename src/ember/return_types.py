@@ -91,3 +91,10 @@ svd = _define("svd", "U S V")
 topk = _define("topk", "values indices")
 triangular_solve = _define("triangular_solve", "solution cloned_coefficient")
 _lu_with_info = _define("_lu_with_info", "LU pivots info")
+
+# what an op given out= returns, as PyTorch's: ``max_out`` for ``max(x, 0, out=(v, i))``
+# (every type above but histogramdd's, which takes no out=)
+for _name in [name for name in __all__ if name != "histogramdd"]:
+    globals()[f"{_name}_out"] = _define(f"{_name}_out", " ".join(globals()[_name]._fields))
+    __all__.append(f"{_name}_out")
+del _name

@@ -126,3 +126,44 @@ def test_structseq_field_counts_as_torch(name):
     mine, theirs = getattr(ember.return_types, name), getattr(torch.return_types, name)
     for attr in ("n_fields", "n_sequence_fields", "n_unnamed_fields"):
         assert getattr(mine, attr) == getattr(theirs, attr)
+
+
+OUT_CALLS = {  # op given out=: what it returns is the ``<op>_out`` type, as torch's
+    "max_out": lambda t, x, a, out: t.max(x, 0, out=out),
+    "sort_out": lambda t, x, a, out: t.sort(x, out=out),
+    "topk_out": lambda t, x, a, out: t.topk(x, 2, out=out),
+    "kthvalue_out": lambda t, x, a, out: t.kthvalue(x, 1, out=out),
+    "aminmax_out": lambda t, x, a, out: t.aminmax(x, out=out),
+    "linalg_qr_out": lambda t, x, a, out: t.linalg.qr(a, out=out),
+    "linalg_eigh_out": lambda t, x, a, out: t.linalg.eigh(a, out=out),
+    "slogdet_out": lambda t, x, a, out: t.slogdet(a, out=out),
+    "svd_out": lambda t, x, a, out: t.svd(a, out=out),
+    "triangular_solve_out": lambda t, x, a, out: t.triangular_solve(a, a.triu(), out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CALLS))
+def test_out_form_returns_the_out_type_holding_the_outs_as_torch(name):
+    """(an op given out= returned its plain type, ``max``, where torch's gives ``max_out``)."""
+    def run(t):
+        x, a = t.tensor(X, dtype=t.float64), t.tensor(A, dtype=t.float64)
+        plain = CALLS[name.removesuffix("_out")]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = tuple(t.empty(0, dtype=r.dtype) for r in plain(t, x, a))
+            return OUT_CALLS[name](t, x, a, out), out
+
+    (ours, outs), (theirs, _) = run(ember), run(torch)
+    assert type(ours) is getattr(ember.return_types, name)
+    assert type(ours).__name__ == type(theirs).__name__ == name
+    assert all(r is o for r, o in zip(ours, outs, strict=True))
+    assert repr(ours).startswith(f"ember.return_types.{name}(\n")
+
+
+def test_every_out_type_of_torch_is_here_with_its_ops_fields():
+    names = [n for n in torch.return_types.__all__ if n.endswith("_out")]
+    assert names and set(names) <= set(ember.return_types.__all__)
+    for n in names:
+        ours = getattr(ember.return_types, n)
+        assert ours._fields == getattr(ember.return_types, n.removesuffix("_out"))._fields
+        assert ours.n_fields == getattr(torch.return_types, n).n_fields

@@ -30,6 +30,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ember import return_types
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError, type_name
@@ -184,7 +185,9 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
         _write(op, o, r)
     if isinstance(out, Tensor):
         return out
-    return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+    if hasattr(result, "_fields"):  # (``max_out`` for ``max``'s named tuple, as PyTorch's)
+        return getattr(return_types, f"{type(result).__name__}_out", type(result))(*outs)
+    return tuple(outs)
 
 
 _KINDS: dict[str, Callable[[Any], bool]] = {"real": lambda d: not d.is_complex,
