@@ -72,3 +72,29 @@ def test_damaged_nested_entries_are_checkpoint_errors(change, match):
     out.seek(0)
     with pytest.raises(CheckpointError, match=match):
         ember.load(out)
+
+
+@pytest.mark.parametrize("zip_format", [True, False])
+def test_torch_saved_nested_tensors_load_as_torch_load_reads_them(zip_format):
+    seqs = [torch.arange(6.0).reshape(2, 3), torch.ones(1, 3)]
+    tnt = torch.nested.nested_tensor(seqs, layout=torch.jagged, requires_grad=True)
+    off = torch.tensor([0, 2, 5], dtype=torch.int32)
+    a = torch.nested.nested_tensor_from_jagged(torch.arange(10.0).reshape(5, 2), off)
+    holes = torch.nested.narrow(torch.arange(12.0).reshape(3, 4), 1, torch.tensor([0, 1, 2]),
+                                torch.tensor([2, 2, 1]), layout=torch.jagged)
+    saved = {"nt": tnt, "t": tnt.transpose(1, 2), "a": a, "a2": a * 2, "holes": holes,
+             "long": torch.nested.nested_tensor_from_jagged(torch.ones(5), off, max_seqlen=7)}
+    buf = io.BytesIO()
+    torch.save(saved, buf, _use_new_zipfile_serialization=zip_format)
+    buf.seek(0)
+    expected = torch.load(buf)
+    buf.seek(0)
+    got = ember.load(buf)
+    for key, want in expected.items():
+        assert isinstance(got[key], ember.nested.NestedTensor), key
+        assert got[key].requires_grad == want.requires_grad
+        for x, y in zip(got[key].unbind(), want.unbind(), strict=True):
+            np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+    assert got["a"].offsets().dtype == ember.int32
+    assert (got["a"] + got["a2"]).shape[1] == got["a"].shape[1]  # (one offsets: one j)
+    assert got["long"].to_padded_tensor(0.0).shape == (2, 7)

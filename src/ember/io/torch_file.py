@@ -9,7 +9,8 @@ storage keys), then each storage as a little-endian int64 element count and its 
 
 The pickle is read by an unpickler that knows a short list of names, as ``torch.load``'s
 ``weights_only`` mode does: dicts (``OrderedDict``), sets, bytes, complex numbers, dtypes,
-devices, layouts, sizes, tensors and parameters, sparse tensors (COO, CSR, CSC, BSR, BSC;
+devices, layouts, sizes, tensors and parameters, jagged nested tensors (one with holes packed,
+as Ember's ``nested.narrow`` makes it), sparse tensors (COO, CSR, CSC, BSR, BSC;
 their invariants always checked, as ``torch.load`` checks them under
 ``check_sparse_tensor_invariants``) and meta tensors, each rebuilt by Ember's own code here.
 Any other name (a whole module, a class from the user's code, a NumPy array) is refused with a
@@ -47,9 +48,11 @@ from ember.layouts import (
     sparse_csr,
     strided,
 )
+from ember.nested.creation import nested_tensor_from_jagged
+from ember.nested.nested_tensor import NestedTensor
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
-from ember.ops.creation import share_array
+from ember.ops.creation import from_numpy, share_array
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import SparseTensor
@@ -121,6 +124,12 @@ def _ints(x: Any, what: str, where: str) -> tuple[int, ...]:
 
 
 _TENSOR_TYPE, _PARAMETER_TYPE = "torch.Tensor", "torch.nn.parameter.Parameter"  # markers
+_NJT = "torch.nested._internal.nested_tensor"
+
+
+class _DimRange:
+    """``torch._dynamo.decorators._DimRange``, which an NJT's seqlen tensors carry (a
+    ``mark_dynamic`` record for the compiler): taken and dropped, as Ember has no use for it."""
 
 
 def is_legacy(head: bytes) -> bool:
@@ -142,6 +151,8 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     def load_build(self) -> None:
         state = self.stack.pop()
         inst = self.stack[-1]
+        if type(inst) is _DimRange:
+            return
         if type(inst) not in (OrderedDict, Counter) or not isinstance(state, dict):
             raise CheckpointError(f"{self.where}: the file sets attributes on a "
                                   f"{type(inst).__name__}; only a dict's may be set")
@@ -177,7 +188,9 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                       ("torch._tensor", "_rebuild_from_type_v2"): self.from_type,
                       ("torch._utils", "_rebuild_meta_tensor_no_storage"): self.meta,
                       ("torch._utils", "_rebuild_sparse_tensor"): self.sparse,
-                      ("torch.serialization", "_get_layout"): self.layout}
+                      ("torch.serialization", "_get_layout"): self.layout,
+                      (_NJT, "_rebuild_njt"): self.njt, (_NJT, "NestedTensor"): _NJT,
+                      ("torch._dynamo.decorators", "_DimRange"): _DimRange}
         self.names.update({(m, n): f for n, f in _BUILTINS.items()
                            for m in ("builtins", "__builtin__")})
         self.names.update({(m, n): _StorageType(to_dtype(d)) for n, d in _STORAGE_DTYPES.items()
@@ -309,7 +322,36 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         _set_state(p, state, self.where)
         return p
 
+    def njt(self, kwargs: Any) -> NestedTensor | None:
+        """PyTorch's jagged nested tensor as Ember's; one with holes (offsets and lengths, as
+        ``torch.nested.narrow`` makes) packed, as Ember's ``narrow`` makes it."""
+        values, offsets, lengths = (kwargs.get(k) if isinstance(kwargs, dict) else None
+                                    for k in ("values", "offsets", "lengths"))
+        cache, dim = kwargs.get("_metadata_cache") or {}, kwargs.get("_ragged_idx", 1)
+        if not (isinstance(values, Tensor) and isinstance(offsets, Tensor) and type(dim) is int
+                and isinstance(lengths, (Tensor, type(None))) and isinstance(cache, dict)):
+            raise CheckpointError(f"{self.where}: a nested tensor is rebuilt from "
+                                  f"{kwargs!r:.200}, not values and offsets; the file is "
+                                  "corrupted")
+        if self.dry:
+            return None
+        seqlens = [t.shape[0] if isinstance(t, Tensor) else None  # (PyTorch's: zeros(n, 0))
+                   for t in (cache.get("min_seqlen"), cache.get("max_seqlen"))]
+        try:
+            if lengths is not None:
+                rows = [np.arange(o, o + n) for o, n in zip(offsets.tolist(), lengths.tolist())]
+                values = values.index_select(dim - 1, from_numpy(np.concatenate(
+                    rows or [np.zeros(0, np.int64)]).astype(np.int64)))
+                offsets = from_numpy(np.concatenate([[0], np.cumsum(lengths.numpy())]))
+            nt = nested_tensor_from_jagged(values, offsets, jagged_dim=dim,
+                                           min_seqlen=seqlens[0], max_seqlen=seqlens[1])
+            return nt.requires_grad_() if kwargs.get("requires_grad") is True else nt
+        except EmberError as e:
+            raise CheckpointError(f"{self.where}: a nested tensor: {e}") from None
+
     def from_type(self, rebuild: Callable[..., Any], kind: Any, args: Any, state: Any) -> Any:
+        if kind == _NJT and rebuild == self.njt and isinstance(args, tuple) and len(args) == 1:
+            return rebuild(*args)  # (its state repeats the arguments)
         if kind not in (_TENSOR_TYPE, _PARAMETER_TYPE):
             raise CheckpointError(f"{self.where}: a tensor of class {kind!r} cannot be rebuilt")
         t = rebuild(*args)

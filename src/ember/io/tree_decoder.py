@@ -117,13 +117,10 @@ class Decoder:
             raise self.fail(f"a nested tensor entry {short(x)} has values or offsets that are "
                             "not tensors")
         try:  # (the same offsets tensor: the same ragged size, unless its seqlens differ)
-            nt = nested_tensor_from_jagged(values, offsets, jagged_dim=idx)
-            if seqlens != (nt._ragged.min_seqlen, nt._ragged.max_seqlen):  # noqa: SLF001
-                nt = nested_tensor_from_jagged(values, offsets, jagged_dim=idx,
-                                               min_seqlen=seqlens[0], max_seqlen=seqlens[1])
+            return nested_tensor_from_jagged(values, offsets, jagged_dim=idx,
+                                             min_seqlen=seqlens[0], max_seqlen=seqlens[1])
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a nested tensor entry: {e}") from None
-        return nt
 
     def meta(self, x: dict) -> Tensor:
         """A meta tensor, as saved (PyTorch's too stay on meta whatever the map_location)."""

@@ -142,10 +142,10 @@ def ragged_for(offsets: Tensor, min_seqlen: int | None = None,
                max_seqlen: int | None = None) -> Ragged:
     """The structure of ``offsets``: the same one (the same ``j``) for the same offsets
     tensor while a nested tensor uses it, as PyTorch gives nested tensors built on one offsets
-    tensor one ragged size."""
+    tensor one ragged size (given other seqlens, a new one: they belong to the size)."""
     ragged = _BY_OFFSETS.get(id(offsets))
-    if ragged is None or ragged.offsets is not offsets or min_seqlen is not None or \
-            max_seqlen is not None:
+    if ragged is None or ragged.offsets is not offsets or min_seqlen not in (
+            None, ragged.min_seqlen) or max_seqlen not in (None, ragged.max_seqlen):
         ragged = Ragged(offsets, min_seqlen, max_seqlen)
         _BY_OFFSETS[id(offsets)] = ragged
     return ragged
