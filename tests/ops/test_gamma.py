@@ -74,6 +74,36 @@ def test_lgamma_beside_its_negative_roots_with_numba():
     np.testing.assert_allclose(ember.lgamma(ember.from_numpy(x)).numpy(), want, rtol=1e-14)
 
 
+def test_trigamma_kernel_gives_the_twins_bits_and_torch_s_special_points():
+    # digamma's backward is polygamma(1): numba's one-pass kernel (trigamma64) runs the NumPy
+    # twin's steps, so the two agree bit for bit (also on random bit patterns)
+    pytest.importorskip("numba")
+    from ember.backend import compiled
+    from ember.ops.gamma_kernel import polygamma_array
+    from ember.ops.gamma_numba import trigamma64
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-30, 30, 20000), np.exp(rng.uniform(-700, 700, 2000)),
+                        rng.integers(0, 2**64, 20000, dtype=np.uint64).view(np.float64),
+                        [0.0, -0.0, -1.0, -2.0, -1e300, 1.0, 13.0, np.inf, -np.inf, np.nan,
+                         5e-324, -5e-324, -0.5, 1e308, -2.0**52 - 0.5]])
+    fast = np.empty_like(x)
+    trigamma64(x, fast)
+    saved = compiled.numba_enabled()
+    try:
+        compiled.use_numba(False)
+        twin = polygamma_array(1, x)
+    finally:
+        compiled.use_numba(saved)
+    np.testing.assert_array_equal(fast.view(np.int64)[~np.isnan(twin)],
+                                  twin.view(np.int64)[~np.isnan(twin)])
+    assert np.isnan(fast[np.isnan(twin)]).all()
+    special = np.array([0.0, -0.0, 1.0, 2.0, np.inf, -np.inf, np.nan, 1e-300, -0.5, -7.25])
+    # (torch's trigamma is good to ~5e-10: pi²/6 at 1; torch is finite at negative integers)
+    np.testing.assert_allclose(ember.polygamma(1, ember.from_numpy(special)).numpy(),
+                               torch.polygamma(1, torch.from_numpy(special)).numpy(), rtol=1e-9)
+
+
 def test_bessel_accuracy_float64(numba_or_numpy):
     x = np.linspace(-700, 700, 4001)
     t = torch.from_numpy(x)

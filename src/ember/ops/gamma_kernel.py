@@ -11,8 +11,9 @@ Bessel functions are in :mod:`ember.ops.bessel_kernel`).
   up to ``x >= 12 + n``, then the asymptotic (Euler-Maclaurin) series in Bernoulli numbers;
   ``x < 0`` by the reflection ``psi⁽ⁿ⁾(x) = (-1)ⁿ psi⁽ⁿ⁾(1 - x) - pi d^n/dx^n cot(pi x)``.
 
-With numba (:mod:`ember.backend.compiled`), lgamma and digamma run as one-pass loops over
-float64 blocks instead (:mod:`ember.ops.gamma_numba`); these functions are their twins.
+With numba (:mod:`ember.backend.compiled`), lgamma, digamma and trigamma (``polygamma(1)``,
+digamma's derivative) run as one-pass loops over float64 blocks instead
+(:mod:`ember.ops.gamma_numba`); these functions are their twins.
 
 Special points follow PyTorch: ``lgamma`` is +inf at poles, ``digamma(±0) = ∓inf`` and NaN at
 negative integers, ``polygamma(n >= 1)`` is ``(-1)^(n+1) inf`` at poles.
@@ -125,6 +126,12 @@ def _cot_derivative_poly(n: int) -> np.ndarray:
     return p
 
 
+def polygamma_series(n: int) -> tuple[float, ...]:
+    """The asymptotic series' coefficients ``B_2k (2k+n-1)! / (2k)!`` of ``psi⁽ⁿ⁾``, ``n >= 1``."""
+    return tuple(b * math.factorial(2 * k + n - 1) / math.factorial(2 * k)
+                 for k, b in enumerate(BERNOULLI, start=1))
+
+
 def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
     """psi⁽ⁿ⁾(x) for ``x > 0`` (finite)."""
     target = 12.0 + n
@@ -155,8 +162,7 @@ def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
             xn = x ** -float(n)
             series = math.factorial(n - 1) * xn + math.factorial(n) * 0.5 * xn * inv
             power = xn * inv2
-            for k, b in enumerate(BERNOULLI, start=1):
-                coef = b * math.factorial(2 * k + n - 1) / math.factorial(2 * k)
+            for coef in polygamma_series(n):
                 series = series + coef * power
                 power = power * inv2
             series = (-1.0) ** (n + 1) * series
@@ -175,7 +181,7 @@ def _horner(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
     """The ``n``-th derivative of the digamma function (``n = 0``: digamma), float64."""
     x = np.asarray(x, dtype=np.float64)
-    fast = _by_numba("digamma64", x) if n == 0 else None
+    fast = _by_numba(("digamma64", "trigamma64")[n], x) if n < 2 else None
     if fast is not None:
         return fast
     out = np.empty_like(x)
