@@ -73,6 +73,14 @@ class ViewScatter(Primitive):
         return apply(ViewScatter, d_base, d_src, chain=ctx.params["chain"])
 
 
+def _densified(result: Any) -> Any:
+    """A sparse result (``d.mul_(s)``: ``d * s`` keeps s's pattern) as the dense tensor
+    written in place, as PyTorch writes it; anything else as it is."""
+    from ember.sparse.tensor import SparseTensor  # (a package over the ops: imported late)
+
+    return result.to_dense() if isinstance(result, SparseTensor) else result
+
+
 def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
     """Writes ``compute(alias of x)`` into ``x`` and moves ``x``'s history to the result."""
     if x._vc.inference and not GRAD.inference:
@@ -89,6 +97,8 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     if DISPATCH.stack:  # (eager code with no transform skips the handler calls)
         _tell_handlers("on_alias", old, x)
     result = not_casting(compute, old)  # (autocast leaves in-place ops alone, as PyTorch's)
+    if not isinstance(result, Tensor):
+        result = _densified(result)
     if not isinstance(result, Tensor):  # (``t += mt``: a MaskedTensor, as torch refuses too)
         raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot be "
                         f"written into a plain tensor in place. Hint: use the out-of-place "

@@ -133,9 +133,10 @@ def _to_blocks(target: layout) -> Any:
 
 
 def _refused(fn_name: str) -> Any:
-    """A comparison operator that raises, as PyTorch's on sparse tensors (rather than
-    Python's identity test)."""
-    def op(self: SparseTensor, other: Any) -> Any:
+    """An operator that raises naming ``fn_name``, as PyTorch's on sparse tensors (a
+    comparison rather than Python's identity test, ``%`` or ``&`` rather than a bare
+    TypeError)."""
+    def op(self: SparseTensor, other: Any = None) -> Any:
         raise not_supported(fn_name, self)
     op.__name__ = f"__{fn_name}__"
     return op
@@ -169,6 +170,7 @@ SparseTensor.coalesce = lambda self: _convert.coalesce(self)
 SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _elementwise.mul
 SparseTensor.__truediv__ = SparseTensor.div = _elementwise.div
 SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
+SparseTensor.__rfloordiv__ = lambda self, other: _elementwise.floor_divide(other, self)
 SparseTensor.__floordiv__ = SparseTensor.floor_divide = _elementwise.floor_divide
 SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
 SparseTensor.__neg__ = SparseTensor.negative = UNARY["neg"]
@@ -204,6 +206,13 @@ for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, same_pattern(_name))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
+for _op, _name in (("mod", "remainder"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+                   ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"),
+                   ("rshift", "bitwise_right_shift")):  # (both sides, as PyTorch refuses)
+    setattr(SparseTensor, f"__{_op}__", _refused(_name))
+    setattr(SparseTensor, f"__r{_op}__", _refused(_name))
+SparseTensor.__invert__ = _refused("bitwise_not")
+SparseTensor.__rpow__ = _refused("pow")  # (a number to a sparse power)
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
 for _name in (*UNARY, "abs", "add", "sub", "mul", "div", "pow"):
     if _name not in ("real", "imag", "conj", "positive"):

@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, ArgumentTypeError, DeviceError, DTypeError, ShapeError
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DeviceError,
+    DTypeError,
+    ShapeError,
+    type_name,
+)
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
@@ -98,6 +105,9 @@ def mm(mat1: SparseTensor, mat2: Any) -> Any:
     one_device("sparse.mm", s, mat2)
     if isinstance(mat2, SparseTensor):
         return sparse_sparse_mm(s, _matrix("sparse.mm", mat2), keep_layout=True)
+    if not isinstance(mat2, Tensor):
+        raise ArgumentTypeError(f"sparse.mm: mat2 must be a dense or sparse tensor, got "
+                                f"{type_name(mat2)}. Hint: convert it with ember.tensor(...)")
     if mat2.ndim != 2 or mat2.shape[0] != s.shape[1]:
         raise ShapeError(f"sparse.mm: {tuple(s.shape)} @ {tuple(mat2.shape)}: expected a 2-D "
                          f"dense matrix with {s.shape[1]} rows")

@@ -1,0 +1,101 @@
+"""Fixes from the differential sweep of session 56 against torch.sparse (/work/fuzz/sparse56):
+``dense.mul_(sparse)`` was refused (the sparse product could not be written in place; torch
+writes its dense form); ``%``, ``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` and ``2 ** s`` on a
+sparse tensor raised a bare Python TypeError naming no layout and no hint, ``2 // s`` one too;
+``s @ [[1.0], ...]`` raised AttributeError ``'list' object has no attribute 'ndim'``."""
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError
+from ember.sparse.tensor import SparseUnsupported
+
+warnings.filterwarnings("ignore", message="Sparse")
+
+INDEX, VALUES = [[0, 1, 1, 0], [1, 2, 2, 1]], [1.0, 2.0, 3.0, -4.0]
+
+
+def _pair(layout="coo"):
+    out = []
+    for m in (torch, ember):
+        s = m.sparse_coo_tensor(INDEX, VALUES, (2, 3), dtype=m.float64)
+        if layout == "coalesced":
+            s = s.coalesce()
+        out.append((m, s, m.arange(6.0, dtype=m.float64).reshape(2, 3) + 1))
+    return out
+
+
+@pytest.mark.parametrize("layout", ["coo", "coalesced"])
+@pytest.mark.parametrize("write", [lambda d, s: d.mul_(s), operator.imul])
+def test_dense_mul_sparse_in_place_writes_the_dense_product(layout, write):
+    (_, ts, td), (_, es, ed) = _pair(layout)
+    want, got = write(td.clone(), ts), write(ed.clone(), es)
+    assert isinstance(got, ember.Tensor) and got.layout is ember.strided
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_dense_mul_sparse_in_place_gradient():
+    (_, ts, td), (_, es, ed) = _pair()
+    grads = []
+    for s, d in ((ts, td), (es, ed)):
+        x = d.clone().requires_grad_()
+        y = x * 1
+        y.mul_(s)
+        (y ** 2).sum().backward()
+        grads.append(x.grad.to_dense().numpy())  # (torch's x.grad is sparse here)
+    np.testing.assert_allclose(grads[1], grads[0])
+
+    def f(x):
+        y = x * 1
+        y.mul_(es)
+        return y
+    assert ember.autograd.gradcheck(f, (ed.clone().requires_grad_(),))
+
+
+def test_dense_mul_sparse_in_place_refuses_what_does_not_fit():
+    _, (_, es, ed) = _pair()
+    with pytest.raises(ShapeError, match="mul_: the result has shape"):
+        ed[:1].clone().mul_(es)  # (torch: "expected 'self' and 'other' to have same size")
+    with pytest.raises(DTypeError, match="mul_: the result type float64 cannot be cast"):
+        ed.long().mul_(es)
+
+
+@pytest.mark.parametrize("op, call", [
+    ("remainder", lambda s: s % 2), ("remainder", lambda s: 2 % s),
+    ("bitwise_and", lambda s: s.bool() & s.bool()), ("bitwise_or", lambda s: s.bool() | True),
+    ("bitwise_xor", lambda s: True ^ s.bool()), ("bitwise_not", lambda s: ~s.bool()),
+    ("bitwise_left_shift", lambda s: s.long() << 1),
+    ("bitwise_right_shift", lambda s: 1 >> s.long()), ("pow", lambda s: 2 ** s),
+])
+@pytest.mark.parametrize("layout", ["coalesced", "csr"])
+def test_unsupported_operators_name_the_op_and_layout(op, call, layout):
+    # torch: NotImplementedError "Could not run 'aten::remainder.Tensor' with arguments from
+    # the 'SparseCPU' backend"; Ember raised "unsupported operand type(s) for %"
+    s = ember.sparse_coo_tensor(INDEX, VALUES, (2, 3)).coalesce()
+    s = s.to_sparse_csr() if layout == "csr" else s
+    with pytest.raises(SparseUnsupported, match=rf"^{op}: not supported for ember.sparse_"
+                                                r".*Hint: call .to_dense\(\)"):
+        call(s)
+    with pytest.raises(TypeError):  # (still a TypeError, as Python's own)
+        call(s)
+
+
+def test_number_floor_divided_by_sparse_is_refused_as_torch():
+    s = ember.sparse_coo_tensor(INDEX, VALUES, (2, 3))
+    with pytest.raises(ShapeError, match="sparse division requires a scalar or zero-dim dense "
+                                         r"tensor divisor \(got shape \[2, 3\]"):
+        2 // s  # noqa: B018 - the expression raises
+
+
+@pytest.mark.parametrize("call", [lambda s, x: s @ x, lambda s, x: ember.sparse.mm(s, x),
+                                  lambda s, x: ember.matmul(s, x)])
+def test_sparse_times_a_list_is_a_type_error(call):
+    s = ember.sparse_coo_tensor(INDEX, VALUES, (2, 3))
+    with pytest.raises(ArgumentTypeError, match="mat2 must be a dense or sparse tensor, got "
+                                                "list. Hint"):
+        call(s, [[1.0], [2.0], [3.0]])
