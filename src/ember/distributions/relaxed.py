@@ -11,9 +11,11 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.categorical import _CategoricalParams
 from ember.distributions.discrete import _BinaryParams
+from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import ExpTransform, SigmoidTransform
 from ember.distributions.utils import broadcast_all, clamp_probs
+from ember.errors import ArgumentError
 from ember.tensor import Tensor
 
 __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli",
@@ -29,6 +31,18 @@ def _temperature(owner: str, value: Any, like: Tensor) -> Tensor:
         raise TypeError(f"{owner}: temperature must be an ember Tensor or a Python number, "
                         f"got {type(value).__name__}")
     return value
+
+
+def _batch_shape(owner: str, batch_shape: Any, temperature: Tensor) -> Any:
+    """The batch shape with a batch of temperatures broadcast in (sampling with a (2, 1)
+    temperature and (3,) probs broke on shapes, as torch's does)."""
+    try:
+        return ember.Size(ember.broadcast_shapes(batch_shape, temperature.shape))
+    except ValueError as exc:
+        raise ArgumentError(f"{owner}: temperature of shape {tuple(temperature.shape)} does "
+                            f"not broadcast with the batch shape {tuple(batch_shape)} of the "
+                            "probabilities; hint: give one temperature or one per batch "
+                            "element") from exc
 
 
 class LogitRelaxedBernoulli(_BinaryParams):
@@ -48,7 +62,10 @@ class LogitRelaxedBernoulli(_BinaryParams):
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
         shape, _ = self._set_param(probs, logits)
         self.temperature = _temperature(type(self).__name__, temperature, self._param)
-        super().__init__(shape, (), validate_args)
+        batch_shape = _batch_shape(type(self).__name__, shape, self.temperature)
+        if batch_shape != shape:
+            setattr(self, self._given, self._param.expand(batch_shape))
+        super().__init__(batch_shape, (), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -104,11 +121,15 @@ class ExpRelaxedCategorical(_CategoricalParams):
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         super().__init__(probs, logits, validate_args)
         self.temperature = _temperature(type(self).__name__, temperature, self._categorical.probs)
+        batch_shape = _batch_shape(type(self).__name__, self._batch_shape, self.temperature)
+        if batch_shape != self._batch_shape:  # one temperature per event
+            self._categorical = self._categorical.expand(batch_shape)
+            Distribution.__init__(self, batch_shape, self._event_shape, validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
         gumbels = -ember.log(-ember.log(u))
-        scores = (self.logits + gumbels) / self.temperature
+        scores = (self.logits + gumbels) / self.temperature.unsqueeze(-1)
         return scores - scores.logsumexp(-1, keepdim=True)
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -117,7 +138,7 @@ class ExpRelaxedCategorical(_CategoricalParams):
         k = self._event_shape[0]
         logits, value = broadcast_all(self.logits, value, owner="ExpRelaxedCategorical")
         log_scale = math.lgamma(k) + (k - 1) * ember.log(self.temperature)
-        score = logits - value * self.temperature
+        score = logits - value * self.temperature.unsqueeze(-1)
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
 
 

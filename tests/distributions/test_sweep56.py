@@ -1,0 +1,45 @@
+"""Fixes from the distrib56 sweep of ember.distributions against torch.distributions."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.distributions as D
+from ember.errors import ArgumentError
+
+TD = torch.distributions
+
+
+def _t(a):
+    return ember.tensor(np.asarray(a, dtype=np.float64))
+
+
+@pytest.mark.parametrize("family", ["RelaxedBernoulli", "RelaxedOneHotCategorical"])
+def test_relaxed_families_put_a_batch_of_temperatures_into_the_batch_shape(family):
+    # A (2, 1) temperature with (3,) probs: sampling broke on shapes (as torch's does); now
+    # the batch shape is (2, 3) and row i behaves as torch's family at temperature[i].
+    rng = np.random.default_rng(0)
+    temps = np.array([[0.5], [2.0]])
+    probs = np.array([0.2, 0.5, 0.7]) if family == "RelaxedBernoulli" else \
+        rng.dirichlet(np.ones(4), size=3)
+    d = getattr(D, family)(_t(temps), probs=_t(probs))
+    event = () if family == "RelaxedBernoulli" else (4,)
+    assert d.batch_shape == (2, 3)
+    assert d.rsample((5,)).shape == (5, 2, 3, *event)
+    assert d.expand((4, 2, 3)).rsample().shape == (4, 2, 3, *event)
+    x = rng.uniform(0.05, 0.95, size=(5, 2, 3)) if not event else \
+        rng.dirichlet(np.ones(4), size=(5, 2, 3))
+    ours = d.log_prob(_t(x)).numpy()
+    assert ours.shape == (5, 2, 3)
+    for i in range(2):
+        theirs = getattr(TD, family)(torch.tensor(temps[i, 0]), probs=torch.tensor(probs))
+        np.testing.assert_allclose(ours[:, i], theirs.log_prob(torch.tensor(x[:, i])).numpy(),
+                                   rtol=1e-10)
+
+
+def test_relaxed_temperature_that_does_not_broadcast_is_refused_by_name():
+    with pytest.raises(ArgumentError, match=r"temperature of shape \(2,\).*batch shape \(3,\)"):
+        D.RelaxedBernoulli(ember.ones(2), probs=ember.ones(3) / 2)
+    with pytest.raises(ArgumentError, match="temperature"):
+        D.RelaxedOneHotCategorical(ember.ones(2), probs=ember.ones(3, 4) / 4)
