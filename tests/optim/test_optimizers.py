@@ -412,17 +412,20 @@ def test_decoupled_decay_of_half_precision_weights_as_torch(dtype):
 
 
 
-SGD_HALF_CASES = [dict(), dict(momentum=0.9), dict(momentum=0.9, nesterov=True, weight_decay=0.01),
-                  dict(momentum=0.9, dampening=0.3, maximize=True, weight_decay=0.1)]
+HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
+              ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+              ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3, maximize=True, weight_decay=0.1)),
+              ("RMSprop", dict()), ("RMSprop", dict(alpha=0.3, centered=True)),
+              ("RMSprop", dict(centered=True, momentum=0.9, weight_decay=0.1))]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("kwargs", SGD_HALF_CASES, ids=[str(k) for k in SGD_HALF_CASES])
-def test_sgd_of_half_precision_weights_rounds_as_torch(dtype, kwargs):
-    # torch's buf.mul_(momentum) keeps momentum in float32 and add_(g, alpha=-lr) rounds alpha
-    # to the dtype, each op rounding once: NumPy multiplied by bfloat16(0.9) = 0.8984375, and
-    # kept lr in float32 (128 elements, a multiple of torch's vector width: its scalar tail
-    # rounds otherwise)
+@pytest.mark.parametrize(("name", "kwargs"), HALF_CASES, ids=[f"{n}-{k}" for n, k in HALF_CASES])
+def test_half_precision_weights_step_with_torchs_roundings(dtype, name, kwargs):
+    # each torch op computes in float32 and rounds once; mul_'s scalar stays float32 and
+    # add_'s alpha is rounded to the dtype: NumPy multiplied by bfloat16(0.9) = 0.8984375
+    # (SGD's momentum; RMSprop's alpha 0.99 -> 0.98828125) and kept lr in float32
+    # (128 elements, a multiple of torch's vector width: its scalar tail rounds otherwise)
     rng = np.random.default_rng(1)
     start = rng.standard_normal((8, 16)).astype(np.float32)
     steps = [rng.standard_normal((8, 16)).astype(np.float32) for _ in range(8)]
@@ -430,17 +433,18 @@ def test_sgd_of_half_precision_weights_rounds_as_torch(dtype, kwargs):
     for lib in (ember, torch):
         dt = getattr(lib, dtype)
         p = lib.nn.Parameter(lib.tensor(start).to(dt))
-        opt = lib.optim.SGD([p], lr=0.1, **kwargs)
+        opt = getattr(lib.optim, name)([p], **kwargs)
         for g in steps:
             p.grad = lib.tensor(g).to(dt)
             opt.step()
-        buf = opt.state[p].get("momentum_buffer") if p in opt.state else None
-        results.append((p.detach().float().numpy(),
-                        None if buf is None else (str(buf.dtype)[-8:], buf.float().numpy())))
+        state = opt.state[p] if p in opt.state else {}
+        results.append([p.detach().float().numpy()] + [
+            (key, str(value.dtype)[-8:], value.float().numpy())
+            for key, value in sorted(state.items()) if key != "step"])
     np.testing.assert_array_equal(results[0][0], results[1][0])
-    if kwargs.get("momentum"):
-        assert results[0][1][0] == results[1][1][0]
-        np.testing.assert_array_equal(results[0][1][1], results[1][1][1])
+    assert [r[:2] for r in results[0][1:]] == [r[:2] for r in results[1][1:]]
+    for mine, theirs in zip(results[0][1:], results[1][1:], strict=True):
+        np.testing.assert_array_equal(mine[2], theirs[2])
 
 TENSOR_LR_CASES = [("Adam", {}), ("AdamW", {}), ("Adam", dict(amsgrad=True, maximize=True)),
                    ("Adagrad", dict(lr_decay=0.01)), ("Adamax", {}), ("NAdam", {}),

@@ -25,7 +25,7 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
-           "half_add", "is_half", "next_step", "scalar_state"]
+           "half_add", "half_lerp_", "is_half", "next_step", "scalar_state"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
 
@@ -274,6 +274,19 @@ def half_add(xp: Any, a: Any, b: Any, alpha: float, out: Any = None) -> Any:
         return total.astype(a.dtype)
     out[...] = total
     return out
+
+
+def half_lerp_(xp: Any, a: Any, b: Any, weight: float) -> Any:
+    """PyTorch's ``a.lerp_(b, weight)`` of a half-precision ``a`` (``b`` of its values, in
+    any float dtype): fused in float32 from the nearer end, rounded once; returns ``a``."""
+    a32, b32 = a.astype(xp.float32), b.astype(xp.float32)
+    w = float(xp.float32(weight))
+    if w < 0.5:
+        total = a32.astype(xp.float64) + w * (b32 - a32).astype(xp.float64)
+    else:
+        total = b32.astype(xp.float64) - (1.0 - w) * (b32 - a32).astype(xp.float64)
+    a[...] = total.astype(xp.float32)
+    return a
 
 
 def _kernel(name: str | None) -> Callable[..., None] | None:

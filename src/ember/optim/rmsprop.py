@@ -9,6 +9,9 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    half_add,
+    half_lerp_,
+    is_half,
     next_step,
     scalar_state,
 )
@@ -72,6 +75,9 @@ class RMSprop(ElementwiseOptimizer):
                 float(group["momentum"]), bool(group["centered"]), group["momentum"] > 0)
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if is_half(p._data):
+            self._update_half(p, g, state, group)
+            return
         xp = p._device.xp
         alpha = float(group["alpha"])
         next_step(state)
@@ -94,3 +100,33 @@ class RMSprop(ElementwiseOptimizer):
             p._data -= lr * buf
         else:
             p._data -= lr * (g / avg)
+
+    def _update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                     group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
+        float32 with its scalars in float32 (but ``add_``'s alpha) and rounds once to the
+        dtype (NumPy's ``v *= alpha`` took bfloat16(0.99) = 0.98828125)."""
+        xp = p._device.xp
+        f32 = xp.float32
+        alpha = float(group["alpha"])
+        next_step(state)
+        g = g.astype(f32)
+        v = state["square_avg"]._data
+        v[...] = v * f32(alpha)                             # square_avg.mul_(alpha)
+        v[...] = v.astype(f32) + f32(1.0 - alpha) * g * g   # .addcmul_(g, g, 1 - alpha)
+        if group["centered"]:
+            a = half_lerp_(xp, state["grad_avg"]._data, g, 1.0 - alpha).astype(f32)
+            avg = (v.astype(f32) - a * a).astype(v.dtype)
+        else:
+            avg = v
+        avg = xp.sqrt(avg.astype(f32)).astype(v.dtype)
+        avg = (avg.astype(f32) + f32(group["eps"])).astype(v.dtype).astype(f32)
+        lr = float(group["lr"])
+        momentum = float(group["momentum"])
+        if momentum > 0:
+            buf = state["momentum_buffer"]._data
+            buf[...] = buf * f32(momentum)
+            buf[...] = buf.astype(f32) + g / avg            # .addcdiv_(g, avg)
+            half_add(xp, p._data, buf, -lr, out=p._data)
+        else:                                               # p.addcdiv_(g, avg, value=-lr)
+            p._data[...] = p._data.astype(f32) + f32(-lr) * g / avg
