@@ -496,8 +496,9 @@ def test_an_alpha_equal_to_1_of_a_type_the_inputs_take_adds_as_torch():
 @pytest.mark.parametrize("name", ["fmod", "remainder"])
 def test_float32_modulus_pass_gives_numpy_s_bits(numba_or_numpy, name):
     """float32 fmod and remainder over 64 elements take numba's pass (ember.ops.modulus_numba):
-    NumPy's bits (NaN's payload aside where both operands are NaN), at random bit patterns,
-    specials, quotients about 2^29, with a one-element divisor; and without numba."""
+    NumPy's bits but remainder's zero signs (NaN's payload aside where both operands are NaN),
+    at random bit patterns, specials, quotients about 2^29, with a one-element divisor; and
+    without numba."""
     rng = np.random.default_rng(0)
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 3.0, -3.0, 1e-45, -1e-45,
                         2.0**29, 2.0**29 + 64, 3.4e38, -3.4e38, 0.1, -0.1, 7.0], np.float32)
@@ -511,7 +512,23 @@ def test_float32_modulus_pass_gives_numpy_s_bits(numba_or_numpy, name):
     for divisor in (b, np.float32(-2.5), np.float32(3.0)):
         with np.errstate(all="ignore"):
             want = getattr(np, name)(a, divisor)
+        if name == "remainder":  # (a zero takes a's sign, as PyTorch's; NumPy's b's)
+            np.copysign(want, a, out=want, where=want == 0)
         got = getattr(ember, name)(ember.from_numpy(a), ember.from_numpy(
             np.asarray(divisor)) if np.ndim(divisor) else float(divisor)).numpy()
         np.testing.assert_array_equal(got.view(np.uint32)[keep], want.view(np.uint32)[keep])
         assert np.isnan(got[~keep]).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("size", [6, 3000])
+def test_remainder_zero_takes_the_dividends_sign_as_torch(numba_or_numpy, dtype, size):
+    """(Ember's zeros took the divisor's sign, NumPy's rule: remainder(-4., 2.) was 0.0 where
+    torch gives -0.0, remainder(4., -2.) -0.0 where torch gives 0.0.)"""
+    a = np.resize([-4.0, 4.0, -0.0, 0.0, 4.0, -4.0, 3.0, -3.0, 6.0], size)
+    b = np.resize([2.0, -2.0, 2.0, -2.0, 2.0, -2.0, np.inf, -1.5, -np.inf, 0.5, -3.0], size)
+    for x, y in ((a, b), (a, -2.0), (3.0, b)):
+        ours, theirs = (m.remainder(*(v if isinstance(v, float) else m.tensor(v, dtype=getattr(
+            m, dtype)) for v in (x, y))).double().numpy() for m in (ember, torch))
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))

@@ -25,7 +25,7 @@ from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.fits import check_factor
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import wide_int_as_float
-from ember.ops.modulus_kernel import modulus32
+from ember.ops.modulus_kernel import modulus32, zeros_signed_as
 from ember.ops.operator_protocol import refuse_foreign
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -192,7 +192,7 @@ class Remainder(Modulus):
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
         r = modulus32(xp, a, b, python=True)
-        r = xp.remainder(a, b) if r is None else r
+        r = zeros_signed_as(xp, xp.remainder(a, b), a) if r is None else r
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def quotient(self, a, b):

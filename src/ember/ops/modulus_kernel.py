@@ -28,3 +28,17 @@ def modulus32(xp: Any, a: Any, b: Any, python: bool) -> Any:
         array([0., 1., 2.], dtype=float32)
     """
     return float32_pass(xp, _KERNELS, "modulus_block", 512, a, b, python)
+
+
+def zeros_signed_as(xp: Any, r: Any, a: Any) -> Any:
+    """``r``, NumPy's fresh ``remainder(a, b)`` (whose zeros take ``b``'s sign), with its
+    zeros taking ``a``'s sign, as PyTorch's (``remainder(-4., 2.)`` is -0.0); written in place.
+
+    Example:
+        >>> a = np.float64([-4.0, 4.0])
+        >>> zeros_signed_as(np, np.remainder(a, -2.0), a)
+        array([-0.,  0.])
+    """
+    if r.dtype.kind not in "iub" and xp.count_nonzero(r) != r.size:  # (bfloat16's kind: V)
+        xp.copysign(r, a, out=r, where=r == 0)  # (count_nonzero: ~0.3 us, any() ~1.5)
+    return r

@@ -9,8 +9,8 @@ is monotone, so ``fl(|x|/|y|) >= N``; hence ``|x| - n·|y| < |y|`` and only the 
 needs a step); the sign is ``x``'s. Larger quotients, zero or infinite divisors, infinities and
 NaN take the C library's ``fmod`` (in float64: exact as well). remainder is NumPy's
 ``npy_divmod`` from it: ``+ y`` (rounded in float32) where the signs of ``y`` and the fmod
-differ, a zero taking ``y``'s sign. glibc's ``fmodf``, which NumPy calls, takes ~13 ns an
-element; this ~0.7 (10^6 float32, one thread).
+differ, a zero keeping ``x``'s sign (as PyTorch's; NumPy's takes ``y``'s). glibc's ``fmodf``,
+which NumPy calls, takes ~13 ns an element; this ~0.7 (10^6 float32, one thread).
 """
 
 from __future__ import annotations
@@ -46,12 +46,11 @@ def _fmod_wide(x, y):
 
 @njit("float32(float32, float32)")
 def _python_mod(mod, y):
-    """NumPy's ``npy_divmod`` remainder from ``mod = fmod(x, y)``."""
+    """PyTorch's remainder from ``mod = fmod(x, y)``: NumPy's ``npy_divmod``'s, but a zero
+    keeps ``x``'s sign (NumPy's takes ``y``'s)."""
     if y == 0:
         return mod
-    if mod != 0:
-        return mod + y if (y < 0) != (mod < 0) else mod
-    return np.float32(math.copysign(1.0, np.float64(y))) * np.float32(0)
+    return mod + y if mod != 0 and (y < 0) != (mod < 0) else mod  # (a zero keeps x's sign)
 
 
 def _block(readonly: bool) -> types.Array:
