@@ -186,6 +186,7 @@ from ember.amp import (
     set_autocast_enabled,
 )
 from ember.io import load, save
+from ember import serialization  # noqa: F401 - add_safe_globals, as torch.serialization's
 from ember import tensor_sharing  # noqa: F401 - tensors sent to a process share memory
 from ember.version import __version__
 from ember.ops.numpy_names import add_numpy_names as _add_numpy_names

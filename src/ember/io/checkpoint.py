@@ -74,9 +74,8 @@ from ember.errors import (
     ArgumentTypeError,
     CheckpointError,
     EmberError,
-    WeightsOnlyError,
 )
-from ember.io import pickled, torch_file
+from ember.io import pickled, safe_globals, torch_file
 from ember.io import safetensors_file as st
 from ember.io.placement import MapLocation, Placer, make_tensor, placer
 from ember.io.safetensors_file import write_arrays
@@ -365,7 +364,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             giving one means ``weights_only=False``, as in PyTorch, where it cannot be
             combined with ``weights_only=True``.
         weights_only: ``None`` or ``True`` (the default, as in PyTorch 2.6 and later): load
-            data only, and refuse a file holding pickled objects (a whole module saved);
+            data only, and refuse a file holding pickled objects (a whole module saved)
+            unless each class or function they name was allowed by
+            ``ember.serialization.add_safe_globals`` (as ``torch.serialization``'s);
             ``False``: unpickle them too, which runs code the file names — only for files
             you trust.
         mmap: accepted for PyTorch compatibility and ignored: tensors are read into memory.
@@ -428,16 +429,12 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             return made[key]
 
         def unpickle(name: str, what: str, refs: Any) -> Any:
+            module = pickle_module or pickle  # (weights only: the allowed globals alone)
             if weights_only is not False:
-                raise WeightsOnlyError(
-                    f"{where}: the checkpoint holds a pickled {what}; unpickling runs code "
-                    "named by the file, so ember.load refuses it by default, as torch.load "
-                    "does. Hint: pass weights_only=False if you trust the file, or save "
-                    "plain data (model.state_dict() instead of the model, "
-                    "t.as_subclass(ember.Tensor) for a tensor subclass)")
+                module = safe_globals.restricted(where, what)
             resolve = partial(pickled.tensor_ref, refs, decoder.value, where)
             return unpickled.get(name, what, refs, lambda: pickled.loads(
-                raw(name, "pickled data"), place, where, what, pickle_module or pickle, resolve))
+                raw(name, "pickled data"), place, where, what, module, resolve))
 
         def raw(name: str, what: str) -> np.ndarray:
             if name not in header.entries:

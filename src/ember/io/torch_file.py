@@ -13,7 +13,8 @@ devices, layouts, sizes, tensors and parameters, jagged nested tensors (one with
 as Ember's ``nested.narrow`` makes it), sparse tensors (COO, CSR, CSC, BSR, BSC;
 their invariants always checked, as ``torch.load`` checks them under
 ``check_sparse_tensor_invariants``) and meta tensors, each rebuilt by Ember's own code here.
-Any other name (a whole module, a class from the user's code, a NumPy array) is refused with a
+Any other name (a whole module, a class from the user's code, a NumPy array) that
+:func:`ember.serialization.add_safe_globals` did not allow is refused with a
 :class:`~ember.errors.WeightsOnlyError` naming it (a ``pickle.UnpicklingError``, as
 ``torch.load``'s refusal; a tensor of a dtype Ember lacks: a
 :class:`~ember.errors.CheckpointError`). Tensors that shared a storage in PyTorch
@@ -36,6 +37,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError, WeightsOnlyError
+from ember.io import safe_globals
 from ember.io.placement import Placer
 from ember.io.shared_views import strided_view
 from ember.layouts import (
@@ -153,6 +155,10 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         inst = self.stack[-1]
         if type(inst) is _DimRange:
             return
+        if safe_globals.may_build(inst):  # (a class the user allowed: pickle's own BUILD)
+            self.stack.append(state)
+            pickle._Unpickler.load_build(self)  # noqa: SLF001
+            return
         if type(inst) not in (OrderedDict, Counter) or not isinstance(state, dict):
             raise CheckpointError(f"{self.where}: the file sets attributes on a "
                                   f"{type(inst).__name__}; only a dict's may be set")
@@ -198,7 +204,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         self.names.update({("torch", d.name): d for d in ALL_DTYPES})
 
     def find_class(self, module: str, name: str) -> Any:
-        found = self.names.get((module, name))
+        found = self.names.get((module, name), safe_globals.allowed(module, name))
         if found is None:
             tensor_kind = module in ("torch", "torch._utils", "torch.storage")  # (a dtype ...)
             hint = ("convert such tensors to a dtype Ember has (t.to(torch.complex64), "
@@ -209,8 +215,8 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
             raise error(  # refusal: a pickle.UnpicklingError, which code may catch to fall back)
                 f"{self.where}: this PyTorch file holds a {module}.{name}, which Ember does not "
                 "rebuild: it reads tensors, parameters and plain data (dicts, lists, numbers, "
-                "strings) from PyTorch files and never runs code they name. Hint: in PyTorch, "
-                + hint)
+                "strings) from PyTorch files and never runs code they name, unless allowed "
+                f"by {safe_globals.HINT}. Hint: in PyTorch, " + hint)
         return found
 
     def persistent_load(self, pid: Any) -> _Storage:

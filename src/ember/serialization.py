@@ -1,0 +1,17 @@
+"""``ember.serialization``: the weights-only allow-list, as ``torch.serialization``'s
+(:mod:`ember.io.safe_globals`): classes a checkpoint's pickles may name and
+``ember.load(..., weights_only=True)`` then rebuilds.
+
+Example:
+    >>> ember.serialization.add_safe_globals([MyConfig])
+    >>> ember.load(path)["config"]  # a MyConfig, with the default weights_only=True
+"""
+
+from ember.io.safe_globals import (
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
+
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
