@@ -6,7 +6,7 @@ import torch
 
 import ember
 import ember.distributions as D
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ShapeError
 
 TD = torch.distributions
 
@@ -43,3 +43,21 @@ def test_relaxed_temperature_that_does_not_broadcast_is_refused_by_name():
         D.RelaxedBernoulli(ember.ones(2), probs=ember.ones(3) / 2)
     with pytest.raises(ArgumentError, match="temperature"):
         D.RelaxedOneHotCategorical(ember.ones(2), probs=ember.ones(3, 4) / 4)
+
+
+@pytest.mark.parametrize("make, shapes", [
+    (lambda: (D.Normal(ember.zeros(3), 1.0), D.Normal(ember.zeros(2), 2.0)),
+     r"batch shapes of Normal \(3,\) and Normal \(2,\)"),
+    (lambda: (D.Categorical(probs=ember.ones(2) / 2), D.Categorical(probs=ember.ones(3) / 3)),
+     r"numbers of categories of Categorical \(2,\) and Categorical \(3,\)"),
+    (lambda: (D.OneHotCategorical(probs=ember.ones(2) / 2),
+              D.OneHotCategorical(probs=ember.ones(3) / 3)),
+     r"event shapes of OneHotCategorical \(2,\) and OneHotCategorical \(3,\)"),
+    (lambda: (D.Dirichlet(ember.ones(4, 2)), D.Dirichlet(ember.ones(3, 2))),
+     r"batch shapes of Dirichlet \(4,\) and Dirichlet \(3,\)"),
+])
+def test_kl_divergence_of_shapes_that_do_not_broadcast_names_both_distributions(make, shapes):
+    # was the formula's own op: "div: shapes (3,) and (2,) do not broadcast"
+    p, q = make()
+    with pytest.raises(ShapeError, match="kl_divergence: the " + shapes):
+        D.kl_divergence(p, q)

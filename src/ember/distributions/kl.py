@@ -17,7 +17,7 @@ from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateN
 from ember.distributions.multivariate_normal import MultivariateNormal, _Gaussian
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.utils import EULER_GAMMA, sum_rightmost
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -72,7 +72,28 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
                                   f"{type(q).__name__}; hint: add one with @register_kl("
                                   f"{type(p).__name__}, {type(q).__name__}) or estimate it by "
                                   "sampling: (p.log_prob(x) - q.log_prob(x)).mean(0)")
-    return fn(p, q)
+    try:
+        return fn(p, q)
+    except ShapeError as exc:
+        _raise_if_shapes_differ(p, q, exc)
+        raise
+
+
+def _raise_if_shapes_differ(p: Distribution, q: Distribution, exc: ShapeError) -> None:
+    """Names both distributions' shapes where they do not broadcast, in place of the formula's
+    own op (``div: shapes (3,) and (2,) do not broadcast``)."""
+    pairs = [(f"{what.replace('_', ' ')}s", tuple(getattr(p, what)), tuple(getattr(q, what)))
+             for what in ("batch_shape", "event_shape")]
+    if isinstance(p, Categorical) and isinstance(q, Categorical):  # (K is not in the event)
+        pairs.append(("numbers of categories", (p._num_events,), (q._num_events,)))
+    for what, a, b in pairs:
+        try:
+            ember.broadcast_shapes(a, b)
+        except ValueError:
+            raise ShapeError(f"kl_divergence: the {what} of {type(p).__name__} {a} and "
+                             f"{type(q).__name__} {b} do not broadcast; hint: give both the "
+                             "same event shape (and number of categories) and batch shapes "
+                             "that broadcast (see .expand)") from exc
 
 
 def _inf_where(mask: Tensor, value: Tensor) -> Tensor:
