@@ -11,6 +11,8 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    half_lerp_,
+    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -86,6 +88,9 @@ class Adam(ElementwiseOptimizer):
                 bool(group["amsgrad"]))
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if is_half(p._data):
+            self._update_half(p, g, state, group)
+            return
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
@@ -101,6 +106,29 @@ class Adam(ElementwiseOptimizer):
         denom = m / denom
         denom *= lr_of(group) / (1.0 - beta1 ** t)
         p._data -= denom
+
+    def _update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                     group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
+        float32 with float32 scalars and rounds once to the dtype (NumPy's ``m / denom``
+        rounded before the step size multiplied it)."""
+        xp = p._device.xp
+        f32 = xp.float32
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = next_step(state)
+        g = g.astype(f32)
+        m = half_lerp_(xp, state["exp_avg"]._data, g, 1.0 - beta1)
+        v = state["exp_avg_sq"]._data
+        v[...] = v * f32(beta2)                             # exp_avg_sq.mul_(beta2)
+        v[...] = v.astype(f32) + f32(1.0 - beta2) * g * g   # .addcmul_(g, g, 1 - beta2)
+        if group["amsgrad"]:
+            v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
+        half = v.dtype
+        denom = xp.sqrt(v.astype(f32)).astype(half).astype(f32)
+        denom = (denom / f32(math.sqrt(1.0 - beta2 ** t))).astype(half).astype(f32)
+        denom = (denom + f32(group["eps"])).astype(half).astype(f32)
+        step_size = lr_of(group) / (1.0 - beta1 ** t)  # p.addcdiv_(m, denom, -step_size)
+        p._data[...] = p._data.astype(f32) + f32(-step_size) * m.astype(f32) / denom
 
 
 class AdamW(Adam):
