@@ -118,7 +118,29 @@ def test_options_match_torch():
     batch = next(iter(D.DataLoader(Items(), batch_size=3)))
     assert batch["x"].shape == (3, 2, 2) and batch["y"].tolist() == [0, 1, 2]
     assert batch["name"] == ["s0", "s1", "s2"]
-    D.DataLoader(ds, pin_memory=True)  # accepted, nothing to pin on the CPU
+    D.DataLoader(ds, pin_memory=True)  # accepted (iterating warns: nothing to pin on the CPU)
+
+
+@pytest.mark.parametrize("kwargs", [dict(pin_memory=True), dict(pin_memory=True, num_workers=1),
+                                    dict(pin_memory=True, pin_memory_device="cpu"),
+                                    dict(pin_memory_device="cpu")])
+def test_pin_memory_warns_at_each_iteration_as_torch_without_accelerator(kwargs):
+    """(Ember was silent; torch without an accelerator warns at each iter(), not at
+    construction, and also of pin_memory_device given with pin_memory.)"""
+    def messages(data):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loader = data.DataLoader(data.TensorDataset(lib.arange(4.0)), batch_size=2, **kwargs)
+            made = len(caught)
+            list(loader), list(loader)
+        return made, [(w.category, str(w.message)) for w in caught]
+
+    lib = ember
+    ours = messages(D)
+    lib = torch
+    assert ours == messages(tud)
+    pinned = kwargs.get("pin_memory", False)
+    assert ours[0] == 0 and len(ours[1]) == 2 * pinned * (1 + ("pin_memory_device" in kwargs))
 
 
 @pytest.mark.parametrize("kwargs,match", [

@@ -64,7 +64,7 @@ class DataLoader:
     ``prefetch_factor`` batches in flight per worker, ``worker_init_fn(worker_id)``,
     ``persistent_workers`` (kept between epochs), ``timeout`` (seconds to wait for a batch from
     the workers, 0 for no limit; with no workers only 0, as PyTorch). ``pin_memory`` is
-    accepted and ignored on the CPU.
+    accepted: each iteration warns, as PyTorch's without an accelerator, that nothing is pinned.
 
     Ember's workers are forked by default (the datasets need no pickling) and return batches
     through POSIX shared memory. A worker that raises re-raises in the main process with its
@@ -299,6 +299,13 @@ class _BaseIter:
         self._reported_len = loader._reported_len
         self._yielded = 0
         self._workers_hint = loader.num_workers > 0
+        if loader.pin_memory:  # (PyTorch's warnings without an accelerator, as Ember always is)
+            if loader.pin_memory_device:
+                warnings.warn("pin_memory_device is deprecated, the current accelerator will "
+                              "be used as the device,ignore "
+                              f"pin_memory_device={loader.pin_memory_device!r}.", stacklevel=4)
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=4)
 
     def __iter__(self) -> _BaseIter:
         return self
