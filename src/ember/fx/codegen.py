@@ -202,6 +202,11 @@ def python_code(nodes: list[Node]) -> PythonCode:
     params, renames = [], []
     used = set(re.findall(r"[A-Za-z_]\w*", "\n".join(body)))  # (builtins the code calls too)
     for node in placeholders:
+        if node.target.startswith("*"):  # (``*args`` / ``**kwargs``, a tuple / dict)
+            params.append(node.target)
+            if node.name != node.target.lstrip("*"):
+                renames.append(f"    {node.name} = {node.target.lstrip('*')}")
+            continue
         param = _parameter_name(node, glob, used)
         params.append(f"{param} = {render(node.args[0], glob)}" if node.args else param)
         if param != node.name:

@@ -70,6 +70,10 @@ class Interpreter:
         return getattr(self, n.op)(n.target, args, kwargs)
 
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Any:
+        if target.startswith("**"):  # (run takes no keyword arguments)
+            return {}
+        if target.startswith("*"):
+            return tuple(self.args_iter)
         try:
             return next(self.args_iter)
         except StopIteration:

@@ -194,8 +194,9 @@ class Tracer:
         self.begin(root, Graph(owning_module=root))
         inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
                                                     concrete_args=concrete_args or {})
+        call = _starred_as_named(fn) if _starred(fn) else fn
         with _tracing(), self._patched(_user_globals(fn, root)):
-            result = fn(*args, *inputs, **keyword_inputs)
+            result = call(*args, *inputs, **keyword_inputs)
         returns = inspect.signature(fn).return_annotation
         self.create_node("output", "output", (self.create_arg(result),), {},
                          type_expr=None if returns is inspect.Signature.empty else returns)
@@ -211,11 +212,18 @@ class Tracer:
             raise ArgumentError(f"symbolic_trace: concrete_args names {sorted(unknown)}, which are "
                                 f"not parameters of {fn.__qualname__}")
         values, keyword_values = [], {}
+        if _starred(fn) and (not isinstance(fn, types.FunctionType) or
+                             any(p.kind is p.KEYWORD_ONLY for p in params)):
+            raise NotImplementedError(
+                f"symbolic_trace: {fn.__qualname__} takes *args or **kwargs "
+                f"{'with keyword-only parameters' if isinstance(fn, types.FunctionType) else ''}"
+                f", which Ember's tracer cannot pass as one value each. Hint: trace a wrapper "
+                f"with named parameters")
         for p in params:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise NotImplementedError(
-                    f"symbolic_trace: {fn.__qualname__} takes *{p.name}; Ember's tracer needs "
-                    f"named parameters. Hint: trace a wrapper with named parameters")
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):  # (one value each: see trace)
+                stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
+                values.append(self.create_proxy("placeholder", stars + p.name, (), {}))
+                continue
             # (through create_node / create_proxy, which a Tracer subclass may override; a
             # default stays the placeholder's default as it is: one holding a tensor or a
             # module skips create_proxy, whose create_arg would make it a get_attr or refuse it)
@@ -416,6 +424,22 @@ class _Written(NamedTuple):
     kwargs: dict
     nodes: set[Node]
     last: Node
+
+
+def _starred(fn: Callable) -> bool:
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in inspect.signature(fn).parameters.values())
+
+
+def _starred_as_named(fn: types.FunctionType) -> types.FunctionType:
+    """``fn`` taking its ``*args`` and ``**kwargs`` as one positional parameter each (as
+    torch.fx does), so the tracer passes a proxy of the tuple or dict: the body then records
+    ``args[0]`` as a ``getitem`` node. The tracer passes every parameter, so no defaults."""
+    code = fn.__code__
+    starred = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+    code = code.replace(co_flags=code.co_flags & ~starred,
+                        co_argcount=code.co_argcount + (code.co_flags & starred).bit_count())
+    return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
 
 
 def _guardable(value: Any) -> bool:
