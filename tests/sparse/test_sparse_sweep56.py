@@ -99,3 +99,52 @@ def test_sparse_times_a_list_is_a_type_error(call):
     with pytest.raises(ArgumentTypeError, match="mat2 must be a dense or sparse tensor, got "
                                                 "list. Hint"):
         call(s, [[1.0], [2.0], [3.0]])
+
+
+def _adjacency_model(m):
+    adj = m.sparse_coo_tensor([[0, 1, 2], [1, 2, 0]], [1.0, 2.0, 3.0], (3, 3)).coalesce()
+
+    class Graph(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("adj", adj)
+
+        def forward(self, x):
+            return m.sparse.mm(self.adj, x)
+    return Graph
+
+
+def test_sparse_buffer_in_a_module_as_torch(tmp_path):
+    # Ember refused it: "cannot assign 'SparseTensor' object to buffer 'adj' (ember Tensor
+    # or None required)"; torch keeps sparse buffers (a graph's adjacency matrix)
+    import copy
+    seen = []
+    for m in (torch, ember):
+        graph = _adjacency_model(m)
+        a, b = graph(), graph()
+        b.adj = m.sparse_coo_tensor([[0], [0]], [9.0], (3, 3)).coalesce()
+        b.load_state_dict(a.state_dict())
+        m.save(a.state_dict(), tmp_path / f"{m.__name__}.pt")
+        c = graph()
+        c.load_state_dict(m.load(tmp_path / f"{m.__name__}.pt"))
+        d = copy.deepcopy(b.double())
+        seen.append([list(a.state_dict()), a.state_dict()["adj"].layout == m.sparse_coo,
+                     b.adj.to_dense().tolist(), c.adj.to_dense().tolist(),
+                     str(d.adj.dtype)[-7:], d.adj is not b.adj,
+                     a(m.ones(3, 2)).tolist(), a.to("meta").adj.is_meta])
+    assert seen[1] == seen[0]
+
+
+def test_sparse_buffer_load_refuses_another_layout():
+    graph = _adjacency_model(ember)
+    g = graph()
+    with pytest.raises(RuntimeError, match='copying the parameter named "adj": the '
+                                           "checkpoint's ember.strided tensor cannot be copied "
+                                           "into the model's ember.sparse_coo one"):
+        g.load_state_dict({"adj": g.adj.to_dense()})
+    with pytest.raises(RuntimeError, match="size mismatch for adj"):
+        g.load_state_dict({"adj": ember.eye(2).to_sparse()})
+    g.load_state_dict({"adj": ember.eye(3).to_sparse()}, assign=True)  # (assign takes it)
+    assert g.adj.to_dense().tolist() == ember.eye(3).tolist()
+    g.share_memory()  # (its parts; torch: "Cannot access storage of SparseTensorImpl")
+    assert g.adj._values().is_shared()

@@ -25,6 +25,7 @@ from ember.nn.module_hooks import (
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
 from ember.ops.storage import share_tensors_
+from ember.sparse.tensor import SparseTensor
 from ember.tensor import STRUCTURE, Tensor
 
 __all__ = ["Module"]
@@ -126,11 +127,13 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
         """Adds a buffer: state that is not trained (running statistics, …). Persistent
         buffers are part of :meth:`state_dict`.
 
+        A sparse tensor may be a buffer too (a graph's adjacency matrix), as in PyTorch.
+
         Example:
             >>> m.register_buffer("running_mean", ember.zeros(3))
         """
         self._check_name("register_buffer", name, self._buffers)
-        if tensor is not None and not isinstance(tensor, Tensor):
+        if tensor is not None and not isinstance(tensor, (Tensor, SparseTensor)):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (ember Tensor or None required)")
         if isinstance(tensor, Buffer):
@@ -197,7 +200,7 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
             self._forget(name, self._buffers)
             self.register_buffer(name, value)
         elif params is not None and name in self._buffers:
-            if value is not None and not isinstance(value, Tensor):
+            if value is not None and not isinstance(value, (Tensor, SparseTensor)):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(ember Tensor or None expected)")
             if REGISTRATION_HOOKS["buffer"]:
@@ -439,7 +442,9 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
         for m in self.modules():
             for p in m._parameters.values():
                 tensors += [] if p is None else [p] if p.grad is None else [p, p.grad]
-            tensors += [b for b in m._buffers.values() if b is not None]
+            for b in m._buffers.values():  # (a sparse buffer: its index and values tensors)
+                tensors += [] if b is None else [b._vals, *b._index] \
+                    if isinstance(b, SparseTensor) else [b]
         share_tensors_(tensors)  # (one search for the tensors on their memory, not one each)
         return self
 
@@ -491,6 +496,10 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
 def _copy_tensor(t: Tensor | None, memo: dict) -> Tensor | None:
     if t is None:
         return None
+    if isinstance(t, SparseTensor):  # (a sparse buffer: its parts copied)
+        import copy
+
+        return copy.deepcopy(t, memo)
     if id(t) not in memo:
         memo[id(t)] = t.__deepcopy__(memo) if t.is_leaf else t.detach().clone()
     return memo[id(t)]

@@ -16,6 +16,7 @@ from ember.hooks import RemovableHandle
 from ember.nn.module_hooks import _WrappedHook, add_hook_to  # (PyTorch's class name)
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
+from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 _EXTRA_STATE = "_extra_state"  # the key suffix of get_extra_state()'s entry, PyTorch's
@@ -132,7 +133,7 @@ class StateDictMixin:
                     missing_keys.append(key)
                     continue
                 value = state_dict[key]
-                if not isinstance(value, Tensor):
+                if not isinstance(value, (Tensor, SparseTensor)):
                     if not hasattr(value, "__array__"):
                         error_msgs.append(f'While copying the parameter named "{key}", expected '
                                           "a tensor or array from the checkpoint but received "
@@ -148,6 +149,13 @@ class StateDictMixin:
                                       f"{tuple(value.shape)} from checkpoint, the shape in "
                                       f"current model is {tuple(current.shape)}.")
                     continue
+                if value.layout is not current.layout and not assign:
+                    error_msgs.append(f'While copying the parameter named "{key}": the '
+                                      f"checkpoint's {value.layout!r} tensor cannot be copied "
+                                      f"into the model's {current.layout!r} one (as PyTorch's "
+                                      "copy_). Hint: convert it (to_dense() / to_sparse()), or "
+                                      "load with assign=True")
+                    continue
                 if assign:
                     if store == "_parameters":
                         new = Parameter(value.detach(), current.requires_grad)
@@ -162,9 +170,12 @@ class StateDictMixin:
                                   "the module instead of copying them in place?)", stacklevel=2)
                 else:
                     try:
-                        refuse_inference_write(current, "load_state_dict")
                         with no_grad():
-                            current[...] = value
+                            if isinstance(current, SparseTensor):
+                                current.copy_(value)  # (its pattern, as PyTorch's copy_)
+                            else:
+                                refuse_inference_write(current, "load_state_dict")
+                                current[...] = value
                     except (DeviceError, GradError) as exc:  # (a meta entry into a real
                         # tensor; one into an inference tensor, as PyTorch lists it)
                         error_msgs.append(f'While copying the parameter named "{key}": {exc}')
