@@ -49,7 +49,11 @@ class Interpreter:
         for node in self.graph.nodes:
             if node in self.env:
                 continue
-            self.env[node] = self.run_node(node)
+            try:
+                self.env[node] = self.run_node(node)
+            except Exception as e:  # (the node in the traceback, as torch.fx's message)
+                e.add_note(f"While executing {node.format_node()}")
+                raise
             if self.garbage_collect_values:
                 for used in self._last_users.get(node, ()):
                     del self.env[used]
