@@ -11,6 +11,7 @@ import ember
 from ember.vision import ops
 from ember.vision import tv_tensors as tv
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms import v2
 from ember.vision.transforms.v2 import functional as F
 
 FORMATS = ["XYXY", "XYWH", "CXCYWH"]
@@ -225,6 +226,20 @@ def test_to_dtype_scales_as_torchvision(src, dst, value, expected):
         F.to_dtype(ember.zeros(1, 1, 1), ember.int64, scale=True)
     assert F.to_dtype(tv.Mask(ember.ones(2, 2)), ember.uint8, scale=True).tolist() == [[1, 1],
                                                                                        [1, 1]]
+
+
+@pytest.mark.parametrize("src, dst, values, expected", [
+    # torchvision 0.28's values; uint16 has no bitwise shifts (16-bit PNGs to uint8 failed)
+    (ember.uint16, ember.uint8, [0, 1, 300, 65535], [0, 0, 1, 255]),
+    (ember.uint16, ember.int16, [0, 1, 300, 65535], [0, 0, 150, 32767]),
+    (ember.uint8, ember.uint16, [0, 1, 128, 255], [0, 256, 32768, 65280]),
+    (ember.int16, ember.uint16, [0, 1, 300, 32767], [0, 2, 600, 65534]),
+])
+def test_to_dtype_scales_uint16_images_as_torchvision(src, dst, values, expected):
+    img = tv.Image(ember.tensor(np.array(values).reshape(1, 1, 4)).to(src))
+    out = v2.ToDtype(dst, scale=True)(img)
+    assert type(out) is tv.Image and out.dtype is dst
+    assert out.flatten().tolist() == expected
 
 
 def test_to_image_and_register_kernel():

@@ -202,9 +202,26 @@ def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
             return (image.to(ember.float64) * (1.0 / _max_value(image.dtype))).to(dtype)
         return image.to(dtype) * (1.0 / _max_value(image.dtype))
     shift = _value_bits(image.dtype) - _value_bits(dtype)
+    if image.dtype in _NO_SHIFTS or dtype in _NO_SHIFTS:
+        return _shifted_in_int64(image, shift).to(dtype)
     if shift > 0:
         return image.bitwise_right_shift(shift).to(dtype)
     return image.to(dtype).bitwise_left_shift(-shift)
+
+
+# dtypes with casts but no bitwise shifts (as in PyTorch): scaled through int64
+_NO_SHIFTS = (ember.uint16, ember.uint32, ember.uint64)
+
+
+def _shifted_in_int64(image: Tensor, shift: int) -> Tensor:
+    """``image``'s values shifted right by ``shift`` bits (left for a negative one) in
+    int64; uint64 values past int64's range wrap there, and are masked back after a right
+    shift."""
+    wide = image.to(ember.int64)
+    if shift <= 0:
+        return wide.bitwise_left_shift(-shift)
+    out = wide.bitwise_right_shift(shift)
+    return out.bitwise_and((1 << (64 - shift)) - 1) if image.dtype is ember.uint64 else out
 
 
 def to_dtype(inpt: Tensor, dtype: ember.DType = ember.float32, scale: bool = False) -> Tensor:
