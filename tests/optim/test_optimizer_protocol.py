@@ -197,6 +197,17 @@ def test_nan_and_negative_hyperparameters_are_refused_as_torch_refuses_them(name
     assert expected is None or str(got.value).startswith(expected)
 
 
+def test_sparse_adam_refuses_complex_parameters_when_built_as_torch():
+    # torch: ValueError when built; Ember accepted them and failed only at a step
+    params = lambda lib: [lib.zeros(2, requires_grad=True),  # noqa: E731
+                          lib.zeros(3, dtype=lib.complex64, requires_grad=True)]
+    with pytest.raises(ValueError) as expected:
+        torch.optim.SparseAdam(params(torch))
+    with pytest.raises(ValueError) as got:
+        ember.optim.SparseAdam(params(ember))
+    assert str(got.value).startswith(str(expected.value))  # "Complex params at indices [[0, 1]]"
+
+
 TENSOR_LR_CASES = ["SGD", "Adam", "AdamW", "Adamax", "Adadelta", "Adagrad", "ASGD", "NAdam",
                    "RAdam", "RMSprop", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon"]
 

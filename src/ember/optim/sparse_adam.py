@@ -46,6 +46,11 @@ class SparseAdam(ElementwiseOptimizer):
             raise ArgumentError(f"Invalid epsilon value: {eps}")
         check_hyper(betas=betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+        complex_params = [[i, j] for i, group in enumerate(self.param_groups)
+                          for j, param in enumerate(group["params"]) if param.is_complex()]
+        if complex_params:  # (PyTorch's check, made when built)
+            raise ArgumentError(f"Complex params at indices {complex_params}: SparseAdam does not "
+                                "support complex parameters. Hint: step view_as_real of them")
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam "
