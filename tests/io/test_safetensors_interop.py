@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import pickle
+
 import numpy as np
 import pytest
 import safetensors
@@ -130,3 +133,30 @@ def test_save_file_refuses_tensors_sharing_memory_as_safetensors(tmp_path):
         assert all(back[k].tolist() == v.tolist() for k, v in pair.items())
     with pytest.raises(CheckpointError, match=r"\['c0', 'even'\].*share memory"):
         ember.io.save_file({"c0": x[:, 0], "even": flat[::2]}, tmp_path / "e.st")
+
+
+def test_ember_checkpoints_read_in_pytorch_through_safetensors(tmp_path):
+    # as docs/tensors_and_autograd.md says: tensors by their path, tied weights once
+    class Tied(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = ember.nn.Linear(2, 2), ember.nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+    class TorchTied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+    model, path = Tied(), tmp_path / "ckpt.safetensors"
+    ember.save(model.state_dict(), path)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(io.BytesIO(path.read_bytes()))
+    theirs = TorchTied()
+    assert safetensors.torch.load_model(theirs, str(path)) == (set(), [])
+    assert theirs.b.weight is theirs.a.weight
+    np.testing.assert_array_equal(theirs.a.weight.detach().numpy(), model.a.weight.detach().numpy())
+    ember.save({"model": model.state_dict(), "epoch": 3}, path)
+    assert sorted(safetensors.torch.load_file(str(path))) == ["model.a.bias", "model.a.weight"]
+    assert sorted(torch.load(path)) == ["model.a.bias", "model.a.weight"]  # (".safetensors")
