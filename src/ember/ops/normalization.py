@@ -25,7 +25,14 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.autograd.saved_hooks import packed_on_exit
 from ember.backend import gemm
-from ember.errors import ArgumentError, DTypeError, ShapeError, is_complex_input, is_floating_input
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    OpError,
+    ShapeError,
+    is_complex_input,
+    is_floating_input,
+)
 from ember.layouts import channels_last, channels_last_3d, format_of
 from ember.ops import batch_norm_eval, batch_norm_kernel
 from ember.ops.batch_norm_grad import batch_norm_input_grad, plain_coefficients
@@ -365,8 +372,15 @@ def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None,
                         var: Tensor, count: int, momentum: float) -> None:
     """Running statistics from a batch's (C,) mean and biased variance over ``count`` values
     per channel (the running variance is unbiased, as PyTorch's)."""
-    _update_running(running_mean, mean, momentum)
-    _update_running(running_var, var, momentum, count / (count - 1))
+    try:
+        _update_running(running_mean, mean, momentum)
+        _update_running(running_var, var, momentum, count / (count - 1))
+    except OpError as e:  # (vmap: a batched statistic into the unbatched running one)
+        e.add_note("batch_norm: while updating running_mean / running_var in place (training "
+                   "mode). Hint: under vmap, call ember.func.replace_all_batch_norm_modules_"
+                   "(model) (no running statistics), use model.eval(), or give the running "
+                   "statistics a batch dimension")
+        raise
 
 
 def _batch_standardize(x: Tensor, dims: tuple[int, ...],
