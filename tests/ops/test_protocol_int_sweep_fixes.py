@@ -134,13 +134,42 @@ def test_reversed_flips_the_first_dimension(data):
 
 
 @pytest.mark.parametrize("value", [2 ** 64, -2 ** 63 - 1])
-@pytest.mark.parametrize("dtype", ["int8", "int64", "bool"])
-def test_python_int_beyond_64_bits_meets_an_integer_tensor_with_a_clear_error(dtype, value):
-    # NumPy's 'Python int too large to convert to C long' leaked out of t + 2**64
+@pytest.mark.parametrize("dtype", ["int8", "int64", "bool", "float16", "bfloat16", "float32",
+                                   "float64", "complex64"])
+def test_python_int_beyond_64_bits_meets_a_tensor_with_a_clear_error(dtype, value):
+    # NumPy's 'Python int too large to convert to C long' leaked out of t + 2**64; a float
+    # tensor took it (float32 + 2**64 gave 1.8e19 where torch raises OverflowError)
     with pytest.raises(OverflowError):
         torch.tensor([1, 0], dtype=getattr(torch, dtype)) + value
     with pytest.raises(OverflowError, match="fits no tensor dtype"):
         ember.tensor([1, 0], dtype=getattr(ember, dtype)) + value
+
+
+_WIDE_NUMBER_CALLS = [
+    lambda m, v: m.full((2,), v, dtype=m.float32), lambda m, v: m.ones(2).new_full((2,), v),
+    lambda m, v: m.full((2,), v, dtype=m.float64), lambda m, v: m.ones(2) * v,
+    lambda m, v: v - m.ones(2), lambda m, v: m.ones(2) < v, lambda m, v: m.ones(2) / v,
+    lambda m, v: m.where(m.ones(2) > 0, m.ones(2), v), lambda m, v: m.ones(2).fill_(v),
+    lambda m, v: m.ones(2).masked_fill(m.ones(2) > 0, v),
+    lambda m, v: m.addcmul(m.ones(2), m.ones(2), m.ones(2), value=v),
+]
+
+
+@pytest.mark.parametrize("value", [2 ** 64, -2 ** 63 - 1, 2 ** 70])
+@pytest.mark.parametrize("call", range(len(_WIDE_NUMBER_CALLS)))
+def test_python_int_beyond_64_bits_as_a_number_raises_as_torch(call, value):
+    """(a float op took it through NumPy: full((2,), 2**70, dtype=float32) was 1.18e21)."""
+    with pytest.raises(OverflowError):
+        _WIDE_NUMBER_CALLS[call](torch, value)
+    with pytest.raises(OverflowError, match="beyond the 64-bit|fits no tensor"):
+        _WIDE_NUMBER_CALLS[call](ember, value)
+    for edge in (2 ** 64 - 1, -2 ** 63):  # (the ends themselves are numbers)
+        assert_same(_WIDE_NUMBER_CALLS[call](ember, edge), _WIDE_NUMBER_CALLS[call](torch, edge))
+
+
+def test_python_int_beyond_64_bits_is_data_to_tensor_as_torch():
+    assert_same(ember.tensor(2 ** 70, dtype=ember.float32),
+                torch.tensor(2 ** 70, dtype=torch.float32))
 
 
 @pytest.mark.parametrize("seq", [[0, 1], (None,), "ab"])

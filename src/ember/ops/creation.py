@@ -38,7 +38,7 @@ from ember.layouts import (
     strided,
 )
 from ember.ops.argument_kind import not_a_number
-from ember.ops.fits import check_fits, check_real
+from ember.ops.fits import INT64_MIN, UINT64_END, check_fits, check_number_int, check_real
 from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_over
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
@@ -206,6 +206,7 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     shape = _shape(size, op)
     if fill is not None and fill != 0 and fill != 1:  # (0 and 1 fit every dtype)
+        check_number_int(op, fill)
         check_fits(op, fill, dt)
     xp = dev.xp
     if fmt.dims is not None:  # made in the format's order, viewed back in shape's
@@ -284,8 +285,11 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
     format unless given (``preserve_format`` keeps a channels-last layout, as
     :meth:`Tensor.clone` does); a tensor-like ``t`` (a DTensor, an fx Proxy) hands it over."""
     if type(t) in TENSOR_LIKE:
-        return handle(op, (t, *args), {"dtype": dtype, "device": device,
-                                       "requires_grad": requires_grad, "memory_format": fmt})
+        kwargs = {"dtype": dtype, "device": device, "requires_grad": requires_grad,
+                  "memory_format": fmt}
+        if layout is not None:  # (a sparse tensor's zeros_like(s, layout=ember.strided))
+            kwargs["layout"] = layout
+        return handle(op, (t, *args), kwargs)
     name = op.__name__
     check_tensors(name, input=t)
     check_strided(name, layout)
@@ -479,6 +483,8 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     """A 0-d constant of ``dtype`` on ``dev`` (how Python scalars enter ops)."""
     try:
+        if type(value) is int and not INT64_MIN <= value < UINT64_END:
+            raise OverflowError  # (a float dtype's NumPy takes it; PyTorch's Scalar does not)
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
         if isinstance(value, int) and (dtype.is_floating_point or dtype.is_complex):
@@ -490,8 +496,8 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
             raise
         raise not_a_number(value) from None
     except OverflowError:  # wraps around, as PyTorch's integer arithmetic does
-        if not -2 ** 63 <= value < 2 ** 64:  # (NumPy's raw error: no integer dtype holds it)
+        if not INT64_MIN <= value < UINT64_END:  # (no integer dtype holds it)
             raise ValueOverflow(f"the Python int {value} fits no tensor dtype (int64, uint64), "
-                                "so it cannot meet an integer tensor, as in PyTorch. Hint: "
+                                "so it cannot meet a tensor as a number, as in PyTorch. Hint: "
                                 "pass it as a float") from None
         return _wrap(dev.xp.asarray(value).astype(dtype.np), dev)

@@ -10,11 +10,11 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES
-from ember.errors import ArgumentError, DTypeError, ShapeError, ValueOverflow
+from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
-from ember.ops.fits import check_fits
+from ember.ops.fits import check_fits, check_number_int
 from ember.ops.inplace import count_write, inplace, needs_history
 from ember.ops.random import Generator, bernoulli, normal_samples, uniform_samples
 from ember.ops.select import zero_grad_from
@@ -24,7 +24,6 @@ __all__ = ["fill"]
 
 _NUMBERS = (int, float, bool)
 _INT64_LIMIT = 2**63
-_UINT64_LIMIT = 2**64
 _SET_BY_NUMBER = (*FLOATING_DTYPES, *COMPLEX_DTYPES)  # (not integers: uint8.fill_(-1) wraps
 #                                                      in as_tensor, NumPy's setitem refuses)
 
@@ -52,10 +51,7 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
         # beyond int64 takes as_tensor's reading, below)
         if _written(self, src):
             return self
-    if type(src) is int and not -_INT64_LIMIT <= src < _UINT64_LIMIT:
-        raise ValueOverflow(f"{name}: {src} is beyond the 64-bit integers (int64 and uint64), "
-                            f"as a number written into a tensor must be (PyTorch's rule). "
-                            f"Hint: pass float({src})")
+    check_number_int(name, src)
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
     if src.is_meta and not self.is_meta:
         copy_out(name, self.device)

@@ -15,7 +15,7 @@ from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_factor", "check_fits", "stored_number"]
+__all__ = ["check_factor", "check_fits", "check_number_int", "stored_number"]
 
 
 def check_real(op: str, value: Any, dtype: DType) -> None:
@@ -132,3 +132,22 @@ def _range(dtype: DType) -> tuple[float, float]:
         return float(info.min), float(info.max)
     info = np.iinfo(dtype.np)
     return int(info.min), int(info.max)
+
+
+INT64_MIN, UINT64_END = -(1 << 63), 1 << 64  # a Python int given as a number: [-2^63, 2^64)
+
+
+def check_number_int(op: str, value: Any) -> None:
+    """PyTorch's rule for a Python int given where a number is (``full``'s fill, ``fill_``,
+    an operand): it must lie in ``[-2^63, 2^64)`` even for a float tensor, which NumPy would
+    take; ``ember.tensor(2**70, dtype=float32)`` is data, not a number, and may pass.
+
+    Example:
+        >>> check_number_int("full", 2 ** 70)
+        Traceback (most recent call last):
+        ember.errors.ValueOverflow: full: 1180591620717411303424 is beyond the 64-bit ...
+    """
+    if type(value) is int and not INT64_MIN <= value < UINT64_END:
+        raise ValueOverflow(f"{op}: {value} is beyond the 64-bit integers (int64 and uint64), "
+                            "as a number given to an op must be (PyTorch's rule). Hint: pass "
+                            f"float({value})")
