@@ -64,7 +64,7 @@ CASES = {
     "avg_pool_padded": (lambda a: F.avg_pool2d(a, 3, 1, padding=1), [(2, 3, 6, 6)]),
     "complex": (lambda a, b: ember.view_as_real(ember.complex(a, b).conj() * 2), [(4, 5)] * 2),
     "complex_parts": (lambda a: ember.view_as_complex(a).abs(), [(4, 5, 2)]),
-    "rounding": (lambda a: a.floor() + a.ceil() + a.round() + a.trunc(), [(4, 5)]),
+    "rounding": (lambda a: a.floor() + a.ceil() + a.round() + a.trunc() + a.frac(), [(4, 5)]),
     "det": (lambda a: ember.linalg.det(a) + ember.linalg.slogdet(a)[1], [(2, 4, 4)]),
     "frexp": (lambda a: ember.frexp(a)[0] * ember.exp2(a), [(4, 5)]),
     "diagonal": (lambda a: a.diagonal(0, 1, 2) + a.tril().sum(1), [(2, 4, 4)]),

@@ -73,7 +73,7 @@ CASES = {
                       lambda: [_x(2, 3, 10), _x(2, 1, 10) - 0.5, _x(2, 3, 1) + 0.5]),
     "math": (lambda t: (t.abs(), t.exp(), (t.abs() + 1).log(), t.abs().sqrt(), t.pow(2),
                         t ** 3.5 if False else t.abs() ** 0.5, 1 / (t.abs() + 1), t.floor(),
-                        t.ceil(), t.round(), t.trunc(), t.sign(), t.sin(), t.cos(),
+                        t.ceil(), t.round(), t.trunc(), t.frac(), t.sign(), t.sin(), t.cos(),
                         (t.abs() + 1).log2(), (t.abs() + 1).log10(), t.abs().log1p(),
                         t.expm1(), t.exp2(), (t.abs() + 1).rsqrt(), t.erf(), t % 0.7,
                         t // 0.3, t.neg(), ember.maximum(t, -t), ember.minimum(t, 0.1 * t),

@@ -280,6 +280,28 @@ def test_round_decimals_that_are_not_ints_are_refused_as_torch(decimals):
             f(ember.tensor([1.23456]), decimals=decimals)
 
 
+def test_frac_is_one_op_with_torch_s_bits_layout_and_gradient(numba_or_numpy):
+    """frac is a primitive (one node, FracBackward0 as PyTorch's; it was ``x - trunc(x)``, two
+    ops): numba's one pass over 16384 elements, NumPy's calls below, PyTorch's bits, strides
+    and gradient (the upstream gradient itself)."""
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((64, 40, 30)) * 100).astype(np.float32)
+    a.flat[:8] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-45, -2.5, 16777215.5]
+    channels_last = np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1)
+    for x in (a, channels_last, a[:, ::2], a.astype(np.float64), a[:2, :3]):
+        xe = ember.from_numpy(x).requires_grad_()
+        xt = torch.from_numpy(x.copy(order="K")).requires_grad_()
+        y, want = ember.frac(xe), torch.frac(xt)
+        assert (y.detach().numpy().tobytes(), y.stride()) == \
+            (want.detach().numpy().tobytes(), want.stride())
+        assert y.grad_fn.name() == want.grad_fn.name() == "FracBackward0"
+        assert y.grad_fn.next_functions[0][0].name() == want.grad_fn.next_functions[0][0].name()
+        g = rng.standard_normal(x.shape).astype(x.dtype)
+        y.backward(ember.from_numpy(g))
+        want.backward(torch.from_numpy(g))
+        np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+
+
 def test_large_float32_sign_pass_gives_the_comparisons_bits(numba_or_numpy):
     """sign of a float32 array over 16384 elements takes numba's pass (relu_numba.sign): the
     bits of ``(a > 0) - (a < 0)`` (+0.0 at ±0 and NaN, as PyTorch), PyTorch's bits and layout."""

@@ -15,7 +15,7 @@ ELEMENTWISE = (
     # unary math
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-    "atanh", "sigmoid", "erf", "abs", "sign", "floor", "ceil", "trunc", "round",
+    "atanh", "sigmoid", "erf", "abs", "sign", "floor", "ceil", "trunc", "frac", "round",
     "igamma", "igammac", "frexp", "standard_gamma_grad", "fake_quantize_per_tensor_affine",
     # activations
     "relu", "relu_grad", "leaky_relu", "leaky_relu_grad", "hardtanh", "hardtanh_grad", "elu",

@@ -1,6 +1,7 @@
 """Rounding to whole numbers: ``floor``, ``ceil``, ``trunc`` (``fix``), ``round`` (to
 ``decimals`` places, halves to even) and ``frac``. Their gradient is zero wherever it exists,
-as in PyTorch; integer tensors are already whole (a copy), bool and complex ones are refused.
+as in PyTorch (``frac``'s is one); integer tensors are already whole (a copy), bool and complex
+ones are refused.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from ember.ops.convert import clone
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
-from ember.ops.unary import Flat, refuse_bool
+from ember.ops.relu_kernel import frac_array
+from ember.ops.unary import Flat, Unary, refuse_bool
 from ember.tensor import Tensor, method
 
 __all__ = ["floor", "ceil", "round", "trunc", "fix", "frac"]
@@ -45,6 +47,20 @@ class Round(Flat):
         # float16 1234.5 at decimals=2 came out inf, and any value at decimals=10 NaN)
         wide = a.astype(xp.float32) if a.dtype.itemsize < 4 else a
         return xp.round(wide, decimals).astype(a.dtype)
+
+
+@primitive
+class Frac(Unary):
+    """``x - trunc(x)`` in one op (NaN at ±inf); its derivative is 1."""
+
+    name = "frac"
+    save_inputs = False
+
+    def forward(self, xp, a):
+        return frac_array(xp, a)
+
+    def chain(self, v, x, y):
+        return v
 
 
 def _rounding(prim: Primitive, input: Tensor) -> Tensor:
@@ -107,7 +123,7 @@ def frac(input: Tensor) -> Tensor:
     refuse_complex("frac", input)
     if not input.dtype.is_floating_point:
         raise DTypeError(f"frac: needs a floating tensor, got {input.dtype.name}")
-    return input - trunc(input)
+    return apply(Frac, input)
 
 
 fix = trunc

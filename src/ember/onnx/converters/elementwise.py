@@ -182,7 +182,7 @@ def unary(ctx: Context, eqn: Eqn) -> str:
     return ctx.node(_UNARY[name], [x])
 
 
-@converter("log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "trunc", "round")
+@converter("log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "trunc", "frac", "round")
 def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     x, dtype, name = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.prim.name
     if name in ("log2", "log10"):
@@ -196,6 +196,8 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.node("Reciprocal", [ctx.node("Sqrt", [x])])
     if name == "trunc":
         return _trunc(ctx, x)
+    if name == "frac":
+        return ctx.node("Sub", [x, _trunc(ctx, x)])
     decimals = eqn.params.get("decimals", 0)
     if not decimals:
         return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
