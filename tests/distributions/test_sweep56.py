@@ -61,3 +61,20 @@ def test_kl_divergence_of_shapes_that_do_not_broadcast_names_both_distributions(
     p, q = make()
     with pytest.raises(ShapeError, match="kl_divergence: the " + shapes):
         D.kl_divergence(p, q)
+
+
+@pytest.mark.parametrize("shape", ["a", 2.5, [2, "a"], (2.5,), None])
+def test_a_shape_that_is_not_ints_is_refused_not_truncated(shape):
+    # (2.5,) sampled 2 (int() truncated), 'a' raised int()'s "invalid literal"
+    d = D.Normal(0.0, 1.0)
+    with pytest.raises(TypeError, match="a shape must be a tuple of ints"):
+        d.sample(shape)
+    with pytest.raises(TypeError, match="a shape must be a tuple of ints"):
+        d.expand(shape)
+
+
+def test_integer_like_shapes_still_work():
+    import numpy as np
+    d = D.Normal(0.0, 1.0)
+    assert d.sample((np.int64(2), ember.tensor(3))).shape == (2, 3)
+    assert d.sample(4).shape == (4,) and d.expand(ember.Size([2])).batch_shape == (2,)

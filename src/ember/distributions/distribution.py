@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, lazy_property
-from ember.errors import ArgumentError, EmberError
+from ember.errors import ArgumentError, ArgumentTypeError, EmberError
 from ember.size import Size
 from ember.tensor import Tensor
 
@@ -30,9 +31,16 @@ def _all_true(ok: Tensor) -> bool:
 
 
 def _shape(sample_shape: Any) -> Size:
+    """A sample or batch shape (a sequence of ints, or one int) as a Size; anything else is an
+    ArgumentTypeError (``int()`` took ``(2.5,)`` as ``(2,)`` and ``'a'`` as a bad literal)."""
     if isinstance(sample_shape, int):
         return Size((sample_shape,))
-    return Size(int(s) for s in sample_shape)
+    try:
+        return Size(operator.index(s) for s in sample_shape)
+    except TypeError:
+        raise ArgumentTypeError(f"distributions: a shape must be a tuple of ints (or an int), "
+                                f"got {sample_shape!r}; hint: pass e.g. (4,) for 4 "
+                                "samples") from None
 
 
 class Distribution:
