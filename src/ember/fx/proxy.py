@@ -91,14 +91,14 @@ class Proxy:
         for inst in dis.get_instructions(frame.f_code):
             if inst.offset == frame.f_lasti and inst.opname == "UNPACK_SEQUENCE":
                 return iter([self[i] for i in range(inst.argval)])
-        raise TraceError(f"Proxy object {self.node.name} cannot be iterated: its length is not "
-                         f"known while tracing (unpacking `a, b = proxy` works). "
-                         f"{CONTROL_FLOW_HINT}")
+        return self.tracer.iter(self)
 
     def __bool__(self) -> bool:
-        raise TraceError("symbolically traced variables cannot be used as inputs to control "
-                         f"flow (the value of {self.node.name} decides an `if`, `while`, `and`, "
-                         f"`or` or `not` here). {CONTROL_FLOW_HINT}")
+        return self.tracer.to_bool(self)
+
+    def keys(self) -> Any:
+        """``proxy.keys()``; through :meth:`Tracer.keys`, which ``**proxy`` calls too."""
+        return self.tracer.keys(self)
 
     def __len__(self) -> int:
         raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want "

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
 from ember.fx.node import Node, has_side_effect, map_aggregate
-from ember.fx.proxy import Proxy, TraceError
+from ember.fx.proxy import CONTROL_FLOW_HINT, Attribute, Proxy, TraceError
 from ember.nn import Module, Sequential
 from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
@@ -85,6 +85,24 @@ class Tracer:
         """Ember's own modules (``ember.nn``, ``ember.ao.nn``) but ``Sequential`` are leaves."""
         return (m.__module__.startswith(("ember.nn.", "ember.ao.nn."))
                 and not isinstance(m, Sequential))
+
+    def to_bool(self, obj: Proxy) -> bool:
+        """``bool(proxy)`` (an ``if``, ``while``, ``and``, ...): refused, as its value is not
+        known; a subclass may return a value to trace one branch."""
+        raise TraceError("symbolically traced variables cannot be used as inputs to control "
+                         f"flow (the value of {obj.node.name} decides an `if`, `while`, `and`, "
+                         f"`or` or `not` here). {CONTROL_FLOW_HINT}")
+
+    def iter(self, obj: Proxy) -> Iterator:
+        """``iter(proxy)`` but for ``a, b = proxy``: refused (its length is not known); a
+        subclass may return an iterator."""
+        raise TraceError(f"Proxy object {obj.node.name} cannot be iterated: its length is not "
+                         f"known while tracing (unpacking `a, b = proxy` works). "
+                         f"{CONTROL_FLOW_HINT}")
+
+    def keys(self, obj: Proxy) -> Any:
+        """``proxy.keys()`` (and ``**proxy``): a ``call_method`` node."""
+        return Attribute(obj, "keys")()
 
     def path_of_module(self, mod: Module) -> str:
         """The qualified name of ``mod`` in the traced root."""
