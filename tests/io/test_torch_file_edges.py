@@ -32,6 +32,15 @@ def test_every_binary_pickle_protocol_loads(protocol, fmt):
 
 
 @pytest.mark.parametrize("fmt", [{}, LEGACY])
+def test_pickle_protocol_0_is_named_in_the_error(fmt):
+    data = torch_file({"w": torch.ones(2)}, pickle_protocol=0, **fmt).getvalue()
+    with pytest.raises(AssertionError, match="saved_id must be a tuple"):  # (torch: unreadable)
+        torch.load(io.BytesIO(data), weights_only=False)
+    with pytest.raises(CheckpointError, match="pickle_protocol=0, which torch.load cannot"):
+        ember.load(io.BytesIO(data))
+
+
+@pytest.mark.parametrize("fmt", [{}, LEGACY])
 def test_attributes_of_a_saved_tensor_load_as_torch_loads_them(fmt):
     t = torch.ones(2)
     t.note = "hello"

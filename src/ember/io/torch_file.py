@@ -224,7 +224,10 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         if (not isinstance(pid, tuple) or len(pid) not in (5, 6) or pid[0] != "storage"
                 or not isinstance(pid[1], _StorageType) or not isinstance(pid[2], str)
                 or not isinstance(pid[3], str) or type(pid[4]) is not int or pid[4] < 0):
-            raise CheckpointError(f"{self.where}: unknown storage reference {pid!r}")
+            text = (" (text: the file was saved with pickle_protocol=0, which torch.load cannot "
+                    "read either; save it again with the default protocol)"
+                    if isinstance(pid, str) else "")
+            raise CheckpointError(f"{self.where}: unknown storage reference {pid!r:.120}{text}")
         if len(pid) == 6 and pid[5] is not None:
             raise CheckpointError(f"{self.where}: storage views (PyTorch before 1.0) are not "
                                   "read; load and save the file again with a newer PyTorch")
