@@ -5,7 +5,8 @@ final rename is atomic), are flushed and fsynced, and only then ``os.replace`` t
 directory is fsynced too so the rename itself survives a power cut. If anything raises while
 writing (including ``KeyboardInterrupt``) the temporary file is removed and the old file is
 untouched. A process killed outright (``SIGKILL``) can leave a ``.<name>.*.tmp`` file behind,
-never a half-written target.
+never a half-written target. The target is a new file: other hard links to the old one keep
+the old contents (``open(path, "wb")`` would write into the file they share).
 """
 
 from __future__ import annotations

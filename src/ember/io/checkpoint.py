@@ -300,7 +300,9 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
     """Saves tensors, state dicts and plain data to a safetensors checkpoint.
 
     Writes to ``f`` atomically: a temporary file in the same directory is written, fsynced
-    and renamed over ``f``, so a crash mid-save leaves the previous checkpoint intact. ``f``
+    and renamed over ``f``, so a crash mid-save leaves the previous checkpoint intact (the
+    file is a new one: a symlink is written through, but other hard links to the old file
+    keep its old contents, where ``torch.save`` writes into it). ``f``
     may also be a binary file object (written in place, not atomically).
 
     Args:
