@@ -419,7 +419,8 @@ HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
               ("RMSprop", dict(centered=True, momentum=0.9, weight_decay=0.1)),
               ("Adam", dict()), ("Adam", dict(amsgrad=True, weight_decay=0.1)),
               ("Adam", dict(decoupled_weight_decay=True, weight_decay=0.1, maximize=True)),
-              ("AdamW", dict(amsgrad=True, lr=0.01, betas=(0.6, 0.9)))]
+              ("AdamW", dict(amsgrad=True, lr=0.01, betas=(0.6, 0.9))),
+              ("ASGD", dict(lr=0.1)), ("ASGD", dict(lr=0.1, t0=2, lambd=0.01, weight_decay=0.1))]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

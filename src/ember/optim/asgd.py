@@ -11,9 +11,12 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
+    half_add,
+    is_half,
     lr_of,
     next_step,
     scalar_state,
+    scale_,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
@@ -63,11 +66,14 @@ class ASGD(ElementwiseOptimizer):
         lr, lambd = lr_of(group), float(group["lambd"])
         t = next_step(state)
         eta, mu = state["eta"]._data, state["mu"]._data
-        p._data *= 1.0 - lambd * float(eta)
-        p._data -= float(eta) * g
+        scale_(p._data, 1.0 - lambd * float(eta))  # (param.mul_(1 - lambd * eta))
         ax = state["ax"]._data
-        if float(mu) != 1.0:
-            ax += (p._data - ax) * float(mu)
+        if is_half(ax):  # (torch's roundings: add_'s alpha in the dtype, each op once)
+            half_add(p._device.xp, p._data, g, -float(eta), out=p._data)
+        else:
+            p._data -= float(eta) * g
+        if float(mu) != 1.0:  # (ax.add_(param.sub(ax).mul_(mu)))
+            ax += ((p._data - ax) * np.float32(mu)).astype(ax.dtype, copy=False)
         else:
             ax[...] = p._data
         # (rounded to float32 also where a loaded state made them float64, as PyTorch's)

@@ -25,7 +25,7 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
-           "half_add", "half_lerp_", "is_half", "next_step", "scalar_state"]
+           "half_add", "half_lerp_", "is_half", "next_step", "scalar_state", "scale_"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
 
@@ -156,7 +156,7 @@ class ElementwiseOptimizer(Optimizer):
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if wd != 0.0:
                     if decoupled:
-                        _shrink(target._data, decay)
+                        scale_(target._data, decay)
                     elif is_half(g):  # (PyTorch's grad.add(param, alpha=weight_decay))
                         g = half_add(p._device.xp, g, target._data, wd)
                     else:
@@ -246,10 +246,11 @@ class ElementwiseOptimizer(Optimizer):
         raise NotImplementedError
 
 
-def _shrink(data: Any, decay: float) -> None:
-    """``data *= decay`` in place (decoupled weight decay), a half-precision ``data`` through
-    float32 and one rounding, as PyTorch's ``mul_`` computes: NumPy would round ``decay`` to
-    bfloat16 first (0.99 → 0.98828125: AdamW's weights shrank ~3 % more over 9 steps)."""
+def scale_(data: Any, decay: float) -> None:
+    """``data *= decay`` in place (decoupled weight decay, ASGD's), a half-precision ``data``
+    through float32 and one rounding, as PyTorch's ``mul_`` computes: NumPy would round
+    ``decay`` to bfloat16 first (0.99 → 0.98828125: AdamW's weights shrank ~3 % more over 9
+    steps)."""
     if data.dtype.itemsize <= 2 and data.dtype.kind != "c":
         np.multiply(data, np.float32(decay), out=data, casting="unsafe")
     else:
