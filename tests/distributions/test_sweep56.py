@@ -78,3 +78,10 @@ def test_integer_like_shapes_still_work():
     d = D.Normal(0.0, 1.0)
     assert d.sample((np.int64(2), ember.tensor(3))).shape == (2, 3)
     assert d.sample(4).shape == (4,) and d.expand(ember.Size([2])).batch_shape == (2,)
+
+
+def test_compose_transform_refuses_a_part_that_is_not_a_transform():
+    # ComposeTransform([3]) was built; it failed later with 'int' object is not callable
+    with pytest.raises(TypeError, match="ComposeTransform: parts must be Transform instances, "
+                                        "got int"):
+        D.transforms.ComposeTransform([D.transforms.ExpTransform(), 3])

@@ -16,7 +16,7 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.transforms import Transform
+from ember.distributions.transforms import Transform, _transform_list
 from ember.distributions.utils import sum_rightmost
 from ember.errors import ArgumentError
 from ember.tensor import Tensor
@@ -160,11 +160,7 @@ class _PiecewiseTransform(Transform):
     of a tensor along ``dim``."""
 
     def __init__(self, tseq: Sequence[Transform], dim: int, cache_size: int) -> None:
-        tseq = list(tseq)
-        for t in tseq:
-            if not isinstance(t, Transform):
-                raise TypeError(f"{type(self).__name__}: expected Transform instances, got "
-                                f"{type(t).__name__}")
+        tseq = _transform_list(type(self).__name__, "tseq", tseq)
         super().__init__(cache_size)
         self.transforms = [t.with_cache(cache_size) for t in tseq] if cache_size else tseq
         self.dim = dim

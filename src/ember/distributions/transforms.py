@@ -140,6 +140,17 @@ class Transform:
         return f"{type(self).__name__}()"
 
 
+def _transform_list(owner: str, name: str, seq: Sequence[Any]) -> list[Transform]:
+    """``seq`` as a list, each item checked to be a Transform."""
+    seq = list(seq)
+    for t in seq:
+        if not isinstance(t, Transform):
+            raise TypeError(f"{owner}: {name} must be Transform instances, got "
+                            f"{type(t).__name__}; hint: e.g. [ExpTransform(), "
+                            "AffineTransform(0.0, 2.0)]")
+    return seq
+
+
 class _InverseTransform(Transform):
     def __init__(self, transform: Transform) -> None:
         super().__init__(transform._cache_size)
@@ -187,6 +198,7 @@ class ComposeTransform(Transform):
 
     def __init__(self, parts: Sequence[Transform], cache_size: int = 0) -> None:
         super().__init__(cache_size)
+        parts = _transform_list("ComposeTransform", "parts", parts)
         self.parts = [p.with_cache(cache_size) if cache_size else p for p in parts]
 
     def _event_dims(self) -> tuple[int, int]:
