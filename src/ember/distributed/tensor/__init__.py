@@ -14,6 +14,7 @@ Example (``ember launch -n 2``):
 
 from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
 from ember.distributed.tensor import attention as _attention  # noqa: F401  (registers rules)
+from ember.distributed.tensor import autograd as _autograd  # noqa: F401
 from ember.distributed.tensor import ops as _ops  # noqa: F401
 from ember.distributed.tensor import random as _random  # noqa: F401
 from ember.distributed.tensor import tensor_ops as _tensor_ops  # noqa: F401
