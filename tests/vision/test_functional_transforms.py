@@ -294,3 +294,27 @@ def test_v2_resize_refuses_a_number_that_is_not_an_int(size):
     with pytest.raises(ValueError, match="Resize: size should be an int, a sequence of 1 or 2"):
         v2.Resize(size)
     assert v2.Resize(np.int64(4))(ember.zeros(3, 8, 16)).shape == (3, 4, 8)
+
+
+def _u16(values, channels=1):
+    return ember.tensor(np.array(values).reshape(channels, 1, -1)).to(ember.uint16)
+
+
+def test_colour_functions_take_16_bit_images_in_their_range():
+    # torchvision's colour kernels take every integer dtype, intensities in [0, max]; a
+    # uint16 (16-bit PNG) image raised "expected a uint8 or floating image". Values as
+    # torchvision 0.28 gives them, except adjust_hue's pure red: torchvision's float32
+    # scaling back wraps 1.0 to 0 ([0, 0, 0]); here it is green
+    assert TF.adjust_brightness(_u16([1000, 40000, 65535]), 2.0).flatten().tolist() == \
+        [2000, 65535, 65535]
+    rgb = _u16([65535, 0, 1000, 0, 65535, 1000, 0, 0, 1000], 3)
+    assert TF.rgb_to_grayscale(rgb).flatten().tolist() == [19588, 38469, 999]
+    assert TF.adjust_gamma(_u16([0, 16384, 65534]), 0.5).flatten().tolist() == [0, 32768,
+                                                                                65535]
+    assert TF.adjust_hue(_u16([65535, 0, 0], 3), 1 / 3).flatten().tolist() == [0, 65535, 0]
+    assert TF.adjust_saturation(_u16([65535, 0, 0], 3), 0.0).flatten().tolist() == [19588] * 3
+    assert TF.adjust_contrast(_u16([0, 65535] * 3, 3), 0.0).flatten().tolist() == [32764] * 6
+    int16 = ember.tensor([[[100, 32767]]], dtype=ember.int16)
+    assert TF.adjust_brightness(int16, 1.5).flatten().tolist() == [150, 32767]
+    with pytest.raises(TypeError, match="bool"):
+        TF.adjust_brightness(ember.zeros(1, 2, 2, dtype=ember.bool), 1.5)

@@ -85,10 +85,10 @@ def _images(x: Tensor) -> Tensor:
 
 def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
                  any_int: bool = False) -> None:
-    """Raises for what ``op`` cannot take. Colour functions take uint8 and float images (the
-    ranges they know); with ``any_int`` (the resampling ones, which never read the range),
-    every integer dtype too, resampled in float and rounded back as torchvision's tensor
-    path does (16-bit and 32-bit PIL images, "I;16" and "I", take that way)."""
+    """Raises for what ``op`` cannot take: uint8 and float images; with ``any_int`` every
+    integer dtype too (the resampling functions, resampled in float and rounded back as
+    torchvision's tensor path does, so 16-bit and 32-bit PIL images, "I;16" and "I", take
+    that way; the colour functions, whose range is ``[0, max]`` of the dtype)."""
     if img.ndim < 3:
         raise ArgumentError(f"{op}: expected an image (..., C, H, W), got shape {tuple(img.shape)}")
     if channels and img.shape[-3] not in channels:
@@ -102,7 +102,8 @@ def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
 
 
 def _bound(img: Tensor) -> float:
-    return 255.0 if img.dtype is ember.uint8 else 1.0
+    """The full intensity: an integer dtype's maximum (255 for uint8), 1 for floats."""
+    return 1.0 if img.dtype.is_floating_point else float(ember.iinfo(img.dtype).max)
 
 
 def _to_float(img: Tensor) -> Tensor:
@@ -126,15 +127,22 @@ def _back(img: Tensor, dtype: ember.DType, rounded: bool) -> Tensor:
 
 
 def _unit(img: Tensor) -> Tensor:
-    """Intensities in ``[0, 1]``: a uint8 image divided by 255, a float one as it is."""
-    return img.to(ember.float32) / 255.0 if img.dtype is ember.uint8 else img
+    """Intensities in ``[0, 1]``: an integer image divided by its dtype's maximum (255 for
+    uint8), a float one as it is."""
+    return img if img.dtype.is_floating_point else _to_float(img) / _bound(img)
 
 
 def _from_unit(img: Tensor, dtype: ember.DType) -> Tensor:
-    """Back from ``[0, 1]`` as torchvision's ``convert_image_dtype``: uint8 scales by
-    ``256 - 1e-3`` and truncates, so that a value that went through :func:`_unit` comes back
-    unchanged despite rounding."""
-    return (img * (256.0 - 1e-3)).to(ember.uint8) if dtype is ember.uint8 else img
+    """Back from ``[0, 1]`` as torchvision's ``convert_image_dtype``: integers scale by
+    ``max + 1 - 1e-3`` and truncate, so that a value that went through :func:`_unit` comes
+    back unchanged despite rounding (in float64 where the float dtype cannot hold that
+    factor to the thousandth: uint16 and wider)."""
+    if dtype.is_floating_point:
+        return img
+    factor = ember.iinfo(dtype).max + 1.0 - 1e-3
+    if factor * ember.finfo(img.dtype).eps > 1e-3:
+        img = img.to(ember.float64)
+    return (img * factor).to(dtype)
 
 
 def _grid_transform(img: Tensor, grid: Tensor, interpolation: Any,

@@ -37,7 +37,7 @@ def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
         >>> rgb_to_grayscale(ember.ones(3, 1, 1)).shape
         ember.Size([1, 1, 1])
     """
-    _check_image("rgb_to_grayscale", img, (1, 3))
+    _check_image("rgb_to_grayscale", img, (1, 3), any_int=True)
     if num_output_channels not in (1, 3):
         raise ArgumentError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
                             f"got {num_output_channels}")
@@ -71,7 +71,7 @@ def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
         [0.800000011920929, 0.800000011920929, 0.800000011920929]
     """
     _check_factor("adjust_brightness", "brightness_factor", brightness_factor)
-    _check_image("adjust_brightness", img, (1, 3))
+    _check_image("adjust_brightness", img, (1, 3), any_int=True)
     return _blend(img, 0.0, brightness_factor)
 
 
@@ -84,7 +84,7 @@ def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
         [[[0.5, 0.5]]]
     """
     _check_factor("adjust_contrast", "contrast_factor", contrast_factor)
-    _check_image("adjust_contrast", img, (1, 3))
+    _check_image("adjust_contrast", img, (1, 3), any_int=True)
     gray = rgb_to_grayscale(img) if img.shape[-3] == 3 else img
     mean = _to_float(gray).mean(dim=(-3, -2, -1), keepdim=True)
     return _blend(img, mean, contrast_factor)
@@ -100,7 +100,7 @@ def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
         tensor([0.2989, 0.2989, 0.2989])
     """
     _check_factor("adjust_saturation", "saturation_factor", saturation_factor)
-    _check_image("adjust_saturation", img, (1, 3))
+    _check_image("adjust_saturation", img, (1, 3), any_int=True)
     if img.shape[-3] == 1:
         return img
     return _blend(img, _to_float(rgb_to_grayscale(img)), saturation_factor)
@@ -152,7 +152,7 @@ def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
     """
     if not -0.5 <= hue_factor <= 0.5:
         raise ArgumentError(f"adjust_hue: hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
-    _check_image("adjust_hue", img, (1, 3))
+    _check_image("adjust_hue", img, (1, 3), any_int=True)
     if img.shape[-3] == 1:
         return img
     h, s, v = _rgb_to_hsv(_unit(img)).unbind(-3)
@@ -171,7 +171,7 @@ def adjust_gamma(img: Tensor, gamma: float, gain: float = 1.0) -> Tensor:
     """
     if gamma < 0:
         raise ArgumentError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
-    _check_image("adjust_gamma", img)
+    _check_image("adjust_gamma", img, any_int=True)
     return _from_unit((gain * _unit(img) ** gamma).clamp(0, 1), img.dtype)
 
 
@@ -200,7 +200,7 @@ def adjust_sharpness(img: Tensor, sharpness_factor: float) -> Tensor:
         ember.Size([3, 4, 4])
     """
     _check_factor("adjust_sharpness", "sharpness_factor", sharpness_factor)
-    _check_image("adjust_sharpness", img, (1, 3))
+    _check_image("adjust_sharpness", img, (1, 3), any_int=True)
     if img.shape[-1] <= 2 or img.shape[-2] <= 2:
         return img
     return _blend(img, _smooth(img), sharpness_factor)
@@ -245,7 +245,7 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
         >>> solarize(ember.tensor([[[0.2, 0.8]]]), 0.5).tolist()
         [[[0.20000000298023224, 0.19999998807907104]]]
     """
-    _check_image("solarize", img)
+    _check_image("solarize", img, any_int=True)
     if threshold > _bound(img):
         raise ArgumentTypeError(f"solarize: threshold {threshold} should be at most the image's "
                                 f"bound {_bound(img)}")
