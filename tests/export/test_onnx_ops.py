@@ -41,7 +41,8 @@ CASES = {
     "activations": (lambda t: F.relu(t) + F.gelu(t) + F.gelu(t, approximate="tanh") + F.silu(t)
                     + F.elu(t, 0.5) + F.selu(t) + F.leaky_relu(t, 0.1) + F.hardtanh(t)
                     + F.relu6(t) + F.softplus(t, beta=2, threshold=1) + t.sigmoid() + t.tanh()
-                    + F.hardswish(t) + F.mish(t) + F.hardsigmoid(t) + F.celu(t, 2.0),
+                    + F.hardswish(t) + F.mish(t) + F.hardsigmoid(t) + F.celu(t, 2.0)
+                    + F.logsigmoid(t),
                     lambda: [_x(2, 3, 10) * 3]),
     "glu_prelu": (lambda t: (F.glu(t, 2), F.glu(t[:, :2], 1),
                              F.prelu(t, ember.tensor([0.1, 0.2, 0.3])),

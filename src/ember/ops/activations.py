@@ -400,8 +400,11 @@ def logsigmoid(input: Tensor) -> Tensor:
         >>> ember.logsigmoid(ember.tensor([0.0]))
         tensor([-0.6931])
     """
-    # (C order whatever the input's layout, as PyTorch's log_sigmoid kernel)
-    return -softplus(-contiguous(input), threshold=math.inf)
+    _floating("logsigmoid", input)
+    # softplus at beta = -1 is -softplus(-x) in one op (each step's sign flip is exact: the
+    # same bits; the backward is v·sigmoid(-x)); C order whatever the input's layout, as
+    # PyTorch's log_sigmoid kernel
+    return apply(Softplus, contiguous(input), beta=-1.0, threshold=math.inf)
 
 
 @hands_over
