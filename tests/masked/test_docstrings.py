@@ -8,7 +8,7 @@ import pytest
 import ember
 
 MODULES = ["ember.masked.masks", "ember.masked.reductions", "ember.masked.normalizations",
-           "ember.masked.tensor", "ember.masked.op_table"]
+           "ember.masked.tensor", "ember.masked.op_table", "ember.masked.autograd"]
 
 
 @pytest.mark.parametrize("name", MODULES)

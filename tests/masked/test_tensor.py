@@ -182,6 +182,28 @@ def test_backward_gives_a_masked_gradient(fn):
     assert np.isfinite(e.grad.get_data().numpy()).all()
 
 
+_AUTOGRAD_CALLS = {  # (each refused: "grad: does not take a MaskedTensor, torch's does")
+    "grad": lambda lib, x, g: lib.autograd.grad((x * x).sum(), [x]),
+    "grad one input": lambda lib, x, g: lib.autograd.grad((x * x).sum(), x),
+    "grad given": lambda lib, x, g: lib.autograd.grad(x.exp(), [x], grad_outputs=[g]),
+    "backward": lambda lib, x, g: lib.autograd.backward((x * x).sum()) or (x.grad,),
+    "backward given": lambda lib, x, g: lib.autograd.backward([x * 3], [g]) or (x.grad,),
+    "backward inputs": lambda lib, x, g: lib.autograd.backward(
+        (x * x).sum(), inputs=[x]) or (x.grad,),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AUTOGRAD_CALLS))
+def test_autograd_grad_and_backward_take_masked_tensors_as_torch(name):
+    e, t = _pair(requires_grad=True)
+    ge, gt = _pair()
+    ours, theirs = (_AUTOGRAD_CALLS[name](lib, x, g)
+                    for lib, x, g in ((ember, e, ge), (torch, t, gt)))
+    assert len(ours) == len(theirs) == 1
+    assert isinstance(ours[0], MaskedTensor)
+    assert_same(ours[0], theirs[0])
+
+
 def test_as_masked_tensor_keeps_the_graph_and_masked_tensor_cuts_it():
     x = ember.tensor(DATA, requires_grad=True)
     as_masked_tensor(x * 2, ember.tensor(MASK)).sum().backward()

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 import ember
+from ember.autograd.engine import backward, grad
 from ember.errors import ArgumentError
 from ember.masked import normalizations, reductions
+from ember.masked.autograd import differentiate
 from ember.masked.masks import canonical_dims, first_dim
 from ember.masked.tensor import MaskedOperand, MaskedTensor
 from ember.ops.overrides import register
@@ -276,6 +278,7 @@ def _unsupported(op: str) -> Callable[..., Any]:
     return method
 
 
+_DIFFERENTIATE = (backward, grad)
 _DEFAULTS = {"alpha": 1, "rounding_mode": None}  # what ember.add/sub/div hand over untouched
 _METHODS = frozenset(UNARY + REDUCTIONS + PASS_THROUGH + ("softmax",))
 
@@ -299,6 +302,8 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
     ``where`` choosing the masks as the data, ``ones_like`` (and ``zeros_like``,
     ``full_like``, ``empty_like``) keeping the mask; any other op raises."""
     name = op.__name__
+    if op in _DIFFERENTIATE:  # (ember.autograd's backward and grad)
+        return differentiate(op, args, kwargs)
     given = {k: v for k, v in kwargs.items() if v is not None and _DEFAULTS.get(k, op) != v}
     if name in BINARY and len(args) == 2:
         _check_args(name, (), given)

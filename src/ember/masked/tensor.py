@@ -52,13 +52,9 @@ class MaskedOperand(TensorLikeOperand, AttributeError):
 
     def __str__(self) -> str:
         op = self.op or outermost_op(self.__traceback__)
-        torch_says = "torch's does" if op in _TORCH_DIFFERENTIATES else "as in torch"
-        return (f"{op}: does not take a MaskedTensor, {torch_says}. Hint: use the "
+        return (f"{op}: does not take a MaskedTensor, as in torch. Hint: use the "
                 "MaskedTensor's methods (mt.exp(), mt.where(...)), or mt.to_tensor(fill) / "
                 "mt.get_data() for a plain tensor")
-
-
-_TORCH_DIFFERENTIATES = ("grad", "backward")  # (torch.autograd's take MaskedTensors)
 
 
 class MaskedTensor:
