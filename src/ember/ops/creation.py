@@ -287,8 +287,8 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
     if type(t) in TENSOR_LIKE:
         kwargs = {"dtype": dtype, "device": device, "requires_grad": requires_grad,
                   "memory_format": fmt}
-        if layout is not None:  # (a sparse tensor's zeros_like(s, layout=ember.strided))
-            kwargs["layout"] = layout
+        if layout is not None and layout is not getattr(t, "layout", None):
+            kwargs["layout"] = layout  # (a sparse tensor's zeros_like(s, layout=strided))
         return handle(op, (t, *args), kwargs)
     name = op.__name__
     check_tensors(name, input=t)

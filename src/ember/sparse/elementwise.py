@@ -37,6 +37,7 @@ from ember.sparse.convert import (
     to_coo,
     to_dense,
 )
+from ember.sparse.like import LIKE
 from ember.sparse.ops import matmul, norm, one_device, sparse_mask, with_values
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
@@ -299,6 +300,8 @@ def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
     called = calling_op()  # (``ember.floor`` of an integer tensor met it in ``clone``)
     if called in UNARY:
         return UNARY[called](sparse)
+    if op.__name__ in LIKE:  # (after the above: ``isposinf`` of integers is a zeros_like)
+        return LIKE[op.__name__](*args, **kwargs)
     raise not_supported(op.__name__, sparse)
 
 

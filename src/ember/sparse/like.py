@@ -1,0 +1,86 @@
+"""``zeros_like``, ``empty_like``, ``ones_like`` and ``full_like`` of a sparse tensor, as
+PyTorch's: zeros (and uninitialised memory) are a tensor of the same layout with no
+specified elements; ones and a fill value keep a compressed tensor's pattern (a COO tensor
+refuses them, as PyTorch's ``fill_`` does); ``layout=ember.strided`` gives the dense tensor
+(zeros of another sparse layout: that layout's tensor with no entries).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.errors import ArgumentError
+from ember.layouts import sparse_coo, strided
+from ember.ops.creation import full, zeros
+from ember.sparse.convert import convert, empty_index
+from ember.sparse.tensor import SparseTensor, not_supported
+
+__all__ = ["LIKE"]
+
+
+def _like(op: str, s: SparseTensor, fill: Any, dtype: Any, device: Any,
+          requires_grad: bool, layout: Any) -> Any:
+    dtype = s.dtype if dtype is None else dtype
+    device = s.device if device is None else device
+    if layout is strided:
+        return full(tuple(s.shape), 0 if fill is None else fill, dtype=dtype, device=device,
+                    requires_grad=requires_grad)
+    if layout is not None and layout is not s.layout and fill is None:  # (no entries: of
+        empty = _like(op, s, None, dtype, device, requires_grad, None)  # any layout, as torch)
+        return convert(empty, layout)
+    if layout is not None and layout is not s.layout:
+        raise ArgumentError(f"{op}: a {s.layout!r} tensor's {op} is of its layout or "
+                            f"ember.strided, got layout={layout!r}. Hint: convert the result "
+                            "(to_sparse_csr(), ...)")
+    if fill is None:  # (zeros_like, empty_like: no specified elements)
+        index = tuple(i.to(device) for i in empty_index(s))
+        values = zeros(0, *s._vals.shape[1:], dtype=dtype, device=device)
+    elif s.layout is sparse_coo:
+        raise not_supported(op, s)  # (as PyTorch's: "Could not run 'aten::fill_.Scalar'")
+    else:  # (a compressed tensor's pattern, each value ``fill``)
+        index = tuple(i.to(device) for i in s._index)
+        values = full(tuple(s._vals.shape), fill, dtype=dtype, device=device)
+    values.requires_grad_(requires_grad)
+    return SparseTensor(s.layout, s._size, index, values, fill is None or s._coalesced)
+
+
+def zeros_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, layout: Any = None, memory_format: Any = None
+               ) -> Any:
+    """A tensor of ``s``'s layout and shape with no specified elements (all zeros).
+
+    Example:
+        >>> ember.zeros_like(ember.eye(2).to_sparse())._nnz()
+        0
+    """
+    return _like("zeros_like", s, None, dtype, device, requires_grad, layout)
+
+
+def empty_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, layout: Any = None, memory_format: Any = None
+               ) -> Any:
+    """As :func:`zeros_like` (a sparse tensor's uninitialised memory holds no entries)."""
+    return _like("empty_like", s, None, dtype, device, requires_grad, layout)
+
+
+def ones_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, layout: Any = None, memory_format: Any = None
+              ) -> Any:
+    """A compressed tensor's pattern, each specified element 1 (COO refuses, as PyTorch).
+
+    Example:
+        >>> ember.ones_like(ember.eye(2).to_sparse_csr()).values()
+        tensor([1., 1.])
+    """
+    return _like("ones_like", s, 1, dtype, device, requires_grad, layout)
+
+
+def full_like(s: SparseTensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, layout: Any = None, memory_format: Any = None
+              ) -> Any:
+    """A compressed tensor's pattern, each specified element ``fill_value`` (COO refuses,
+    as PyTorch)."""
+    return _like("full_like", s, fill_value, dtype, device, requires_grad, layout)
+
+
+LIKE = {f.__name__: f for f in (zeros_like, empty_like, ones_like, full_like)}
