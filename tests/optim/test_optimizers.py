@@ -420,7 +420,11 @@ HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
               ("Adam", dict()), ("Adam", dict(amsgrad=True, weight_decay=0.1)),
               ("Adam", dict(decoupled_weight_decay=True, weight_decay=0.1, maximize=True)),
               ("AdamW", dict(amsgrad=True, lr=0.01, betas=(0.6, 0.9))),
-              ("ASGD", dict(lr=0.1)), ("ASGD", dict(lr=0.1, t0=2, lambd=0.01, weight_decay=0.1))]
+              ("ASGD", dict(lr=0.1)), ("ASGD", dict(lr=0.1, t0=2, lambd=0.01, weight_decay=0.1)),
+              ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr_decay=0.1, eps=1e-3, maximize=True)),
+              ("Adadelta", dict()), ("Adadelta", dict(rho=0.5, weight_decay=0.1, eps=3e-7)),
+              ("Adamax", dict()), ("Adamax", dict(weight_decay=0.1, eps=0.01)),
+              ("Adam", dict(eps=1e-3)), ("RMSprop", dict(eps=1e-3))]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -429,7 +433,7 @@ def test_half_precision_weights_step_with_torchs_roundings(dtype, name, kwargs):
     # each torch op computes in float32 and rounds once; mul_'s scalar stays float32 and
     # add_'s alpha is rounded to the dtype: NumPy multiplied by bfloat16(0.9) = 0.8984375
     # (SGD's momentum; RMSprop's alpha 0.99 -> 0.98828125) and kept lr in float32; Adam's
-    # m / denom rounded before the step size multiplied it
+    # m / denom rounded before the step size multiplied it; add_(eps) rounds eps to the dtype
     # (128 elements, a multiple of torch's vector width: its scalar tail rounds otherwise)
     rng = np.random.default_rng(1)
     start = rng.standard_normal((8, 16)).astype(np.float32)

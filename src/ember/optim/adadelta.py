@@ -7,8 +7,12 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
+    as_half,
     check_hyper,
     full_state,
+    half_add,
+    half_decay_squares_,
+    is_half,
     next_step,
     scalar_state,
 )
@@ -66,6 +70,18 @@ class Adadelta(ElementwiseOptimizer):
         rho, eps = float(group["rho"]), float(group["eps"])
         next_step(state)
         v, u = state["square_avg"]._data, state["acc_delta"]._data
+        if is_half(v):  # (torch's ops each in float32, rounded once)
+            f32, half = xp.float32, v.dtype
+            g = g.astype(f32)
+            half_decay_squares_(xp, v, rho, g, 1.0 - rho)
+            eps = f32(as_half(eps, half))  # (square_avg.add(eps).sqrt_(), acc_delta's too)
+            std = xp.sqrt((v.astype(f32) + eps).astype(half).astype(f32)).astype(half)
+            delta = xp.sqrt((u.astype(f32) + eps).astype(half).astype(f32)).astype(half)
+            delta = (delta.astype(f32) / std.astype(f32)).astype(half)
+            delta = (delta.astype(f32) * g).astype(half)
+            half_decay_squares_(xp, u, rho, delta.astype(f32), 1.0 - rho)
+            half_add(xp, p._data, delta, -float(group["lr"]), out=p._data)
+            return
         v *= rho
         v += (1.0 - rho) * g * g
         delta = xp.sqrt(u + eps)

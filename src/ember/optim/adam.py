@@ -9,8 +9,11 @@ from typing import Any
 from ember.errors import ArgumentError
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
+    as_half,
     check_hyper,
     full_state,
+    half_addcdiv_,
+    half_decay_squares_,
     half_lerp_,
     is_half,
     lr_of,
@@ -118,17 +121,14 @@ class Adam(ElementwiseOptimizer):
         t = next_step(state)
         g = g.astype(f32)
         m = half_lerp_(xp, state["exp_avg"]._data, g, 1.0 - beta1)
-        v = state["exp_avg_sq"]._data
-        v[...] = v * f32(beta2)                             # exp_avg_sq.mul_(beta2)
-        v[...] = v.astype(f32) + f32(1.0 - beta2) * g * g   # .addcmul_(g, g, 1 - beta2)
+        v = half_decay_squares_(xp, state["exp_avg_sq"]._data, beta2, g, 1.0 - beta2)
         if group["amsgrad"]:
             v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
         half = v.dtype
         denom = xp.sqrt(v.astype(f32)).astype(half).astype(f32)
         denom = (denom / f32(math.sqrt(1.0 - beta2 ** t))).astype(half).astype(f32)
-        denom = (denom + f32(group["eps"])).astype(half).astype(f32)
-        step_size = lr_of(group) / (1.0 - beta1 ** t)  # p.addcdiv_(m, denom, -step_size)
-        p._data[...] = p._data.astype(f32) + f32(-step_size) * m.astype(f32) / denom
+        denom = (denom + f32(as_half(group["eps"], half))).astype(half).astype(f32)
+        half_addcdiv_(xp, p._data, m, denom, -(lr_of(group) / (1.0 - beta1 ** t)))
 
 
 class AdamW(Adam):

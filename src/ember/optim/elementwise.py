@@ -25,7 +25,8 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
-           "half_add", "half_lerp_", "is_half", "next_step", "scalar_state", "scale_"]
+           "as_half", "half_add", "half_addcdiv_", "half_decay_squares_", "half_lerp_", "is_half",
+           "next_step", "scalar_state", "scale_"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
 
@@ -262,13 +263,20 @@ def is_half(a: Any) -> bool:
     return a.dtype.itemsize <= 2 and a.dtype.kind != "c"
 
 
+def as_half(value: float, dtype: Any) -> float:
+    """``value`` rounded to the half-precision ``dtype``, as PyTorch rounds the scalar of
+    ``add``/``add_`` (``alpha``, or ``eps`` in ``t.add_(eps)``) on such a tensor (``mul_``,
+    ``addcmul_``, ``addcdiv_`` and ``lerp_`` keep theirs in float32)."""
+    return float(np.asarray(value, dtype=dtype))
+
+
 def half_add(xp: Any, a: Any, b: Any, alpha: float, out: Any = None) -> Any:
     """``a + alpha * b`` of half-precision arrays as PyTorch's ``add(a, b, alpha=alpha)`` on
     the CPU computes it: ``alpha`` rounded to ``a``'s dtype (its scalar type; ``mul_`` and
     ``addcmul_`` keep theirs in float32), the sum fused in float32 and rounded once (written
     into ``out`` if given). NumPy's ``a + alpha * b`` keeps ``alpha`` in float32 and gives
     float32: SGD's bfloat16 weights were off PyTorch's by an ulp in ~6 % of the elements."""
-    alpha = float(np.asarray(alpha, dtype=a.dtype))
+    alpha = as_half(alpha, a.dtype)
     total = a.astype(xp.float64) + alpha * b.astype(xp.float64)  # (exact products)
     total = total.astype(xp.float32)
     if out is None:
@@ -287,6 +295,22 @@ def half_lerp_(xp: Any, a: Any, b: Any, weight: float) -> Any:
     else:
         total = b32.astype(xp.float64) - (1.0 - w) * (b32 - a32).astype(xp.float64)
     a[...] = total.astype(xp.float32)
+    return a
+
+
+def half_decay_squares_(xp: Any, v: Any, decay: float, g: Any, weight: float) -> Any:
+    """PyTorch's ``v.mul_(decay).addcmul_(g, g, value=weight)`` of a half-precision ``v``
+    (``g`` in float32): each op in float32, its scalar too, rounded once; returns ``v``."""
+    v[...] = v * xp.float32(decay)
+    v[...] = v.astype(xp.float32) + xp.float32(weight) * g * g
+    return v
+
+
+def half_addcdiv_(xp: Any, a: Any, t1: Any, t2: Any, value: float) -> Any:
+    """PyTorch's ``a.addcdiv_(t1, t2, value=value)`` of a half-precision ``a``:
+    ``a + (value * t1) / t2`` in float32 and one rounding; returns ``a``."""
+    f32 = xp.float32
+    a[...] = a.astype(f32) + f32(value) * t1.astype(f32) / t2.astype(f32)
     return a
 
 

@@ -7,9 +7,12 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
+    as_half,
     check_hyper,
     full_state,
     half_add,
+    half_addcdiv_,
+    half_decay_squares_,
     half_lerp_,
     is_half,
     next_step,
@@ -111,16 +114,14 @@ class RMSprop(ElementwiseOptimizer):
         alpha = float(group["alpha"])
         next_step(state)
         g = g.astype(f32)
-        v = state["square_avg"]._data
-        v[...] = v * f32(alpha)                             # square_avg.mul_(alpha)
-        v[...] = v.astype(f32) + f32(1.0 - alpha) * g * g   # .addcmul_(g, g, 1 - alpha)
+        v = half_decay_squares_(xp, state["square_avg"]._data, alpha, g, 1.0 - alpha)
         if group["centered"]:
             a = half_lerp_(xp, state["grad_avg"]._data, g, 1.0 - alpha).astype(f32)
             avg = (v.astype(f32) - a * a).astype(v.dtype)
         else:
             avg = v
         avg = xp.sqrt(avg.astype(f32)).astype(v.dtype)
-        avg = (avg.astype(f32) + f32(group["eps"])).astype(v.dtype).astype(f32)
+        avg = (avg.astype(f32) + f32(as_half(group["eps"], v.dtype))).astype(v.dtype).astype(f32)
         lr = float(group["lr"])
         momentum = float(group["momentum"])
         if momentum > 0:
@@ -128,5 +129,5 @@ class RMSprop(ElementwiseOptimizer):
             buf[...] = buf * f32(momentum)
             buf[...] = buf.astype(f32) + g / avg            # .addcdiv_(g, avg)
             half_add(xp, p._data, buf, -lr, out=p._data)
-        else:                                               # p.addcdiv_(g, avg, value=-lr)
-            p._data[...] = p._data.astype(f32) + f32(-lr) * g / avg
+        else:
+            half_addcdiv_(xp, p._data, g, avg, -lr)
