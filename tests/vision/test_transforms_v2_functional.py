@@ -362,3 +362,16 @@ def test_integer_boxes_are_clamped_as_floats_then_truncated_once(fmt, warp):
     out = ops_[warp](ints)
     assert out.dtype is ember.int64
     assert out.tolist() == expected.to(ember.int64).tolist()
+
+
+def test_equalize_takes_every_integer_dtype_through_uint8():
+    # torchvision's v2 equalizes any image through uint8 and back (v1's takes uint8 only);
+    # a uint16 image raised "only uint8 images are supported". Values as torchvision 0.28's
+    values = np.array([[[0, 300, 65535, 1000, 1000, 20000]]])
+    out = F.equalize(tv.Image(ember.tensor(values).to(ember.uint16)))
+    assert type(out) is tv.Image and out.dtype is ember.uint16
+    assert out.tolist() == [[[0, 256, 65280, 768, 768, 19968]]]
+    int16 = F.equalize(ember.tensor(values.clip(0, 32767)).to(ember.int16))
+    assert int16.tolist() == [[[0, 256, 32640, 896, 896, 19968]]]
+    with pytest.raises(TypeError, match="uint8"):
+        TF.equalize(ember.tensor(values).to(ember.uint16))

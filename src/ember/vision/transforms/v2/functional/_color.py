@@ -105,15 +105,15 @@ posterize = _image_functional(_posterize_image, name="posterize")
 
 
 def _equalize_image(image: Tensor) -> Tensor:
-    """Histogram equalization of each channel; a float image goes through uint8 and back, as
-    in torchvision's v2.
+    """Histogram equalization of each channel; a float or other integer image goes through
+    uint8 and back, as in torchvision's v2.
 
     Example:
         >>> x = (ember.arange(512) // 8).reshape(1, 16, 32) / 255.0  # 0..63 / 255, 8 each
         >>> equalize(x).max().item()                                # spread to the top
         1.0
     """
-    if not (isinstance(image, Tensor) and image.is_floating_point()):
+    if not isinstance(image, Tensor) or image.dtype is ember.uint8:
         return TF.equalize(image)
     out = TF.equalize(_to_dtype_image(image, ember.uint8, scale=True))
     return _to_dtype_image(out, image.dtype, scale=True)
