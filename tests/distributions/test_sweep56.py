@@ -85,3 +85,46 @@ def test_compose_transform_refuses_a_part_that_is_not_a_transform():
     with pytest.raises(TypeError, match="ComposeTransform: parts must be Transform instances, "
                                         "got int"):
         D.transforms.ComposeTransform([D.transforms.ExpTransform(), 3])
+
+
+def test_kl_dispatch_prefers_the_most_specific_p_first_and_warns_when_ambiguous():
+    # as torch's _dispatch_kl: p's specificity first, then q's; Ember summed the two MRO
+    # distances and picked (Normal, Q) here, silently, where torch 2.13 (same classes) picks
+    # (A, Normal) and warns (checked by hand: torch's registry is global, so not here)
+    class A(D.Normal):
+        pass
+
+    class C(A):
+        pass
+
+    class P(C):
+        pass
+
+    class B(D.Normal):
+        pass
+
+    class Q(B):
+        pass
+
+    @D.register_kl(A, D.Normal)
+    def _kl_a_normal(p, q):
+        return ember.tensor(1.0)
+
+    @D.register_kl(D.Normal, Q)
+    def _kl_normal_q(p, q):
+        return ember.tensor(2.0)
+
+    try:
+        with pytest.warns(RuntimeWarning, match=r"Ambiguous kl_divergence\(P, Q\). Please "
+                                                r"register_kl\(A, Normal\)"):
+            assert D.kl_divergence(P(0.0, 1.0), Q(0.0, 1.0)).item() == 1.0
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert D.kl_divergence(P(0.0, 1.0), D.Normal(0.0, 1.0)).item() == 1.0
+            assert D.kl_divergence(D.Normal(0.0, 1.0), Q(0.0, 1.0)).item() == 2.0
+    finally:
+        from ember.distributions import kl
+        for key in ((A, D.Normal), (D.Normal, Q)):
+            kl._KL_REGISTRY.pop(key, None)
+        kl._KL_MEMO.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import ember
@@ -49,10 +50,22 @@ def register_kl(type_p: type, type_q: type) -> Callable:
 
 
 def _dispatch(type_p: type, type_q: type) -> Callable | None:
-    matches = [(type_p.__mro__.index(p), type_q.__mro__.index(q), fn)
-               for (p, q), fn in _KL_REGISTRY.items()
+    """The registration most specific in ``p``'s type first, then in ``q``'s, as PyTorch's
+    dispatch; where the one most specific in ``q`` first differs, PyTorch's RuntimeWarning
+    (summing the two MRO distances picked another registration than PyTorch)."""
+    matches = [(type_p.__mro__.index(p), type_q.__mro__.index(q), p, q)
+               for p, q in _KL_REGISTRY
                if issubclass(type_p, p) and issubclass(type_q, q)]
-    return min(matches, key=lambda m: (m[0] + m[1], m[0]))[2] if matches else None
+    if not matches:
+        return None
+    left = min(matches, key=lambda m: (m[0], m[1]))
+    right = min(matches, key=lambda m: (m[1], m[0]))
+    fn = _KL_REGISTRY[left[2], left[3]]
+    if fn is not _KL_REGISTRY[right[2], right[3]]:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+                      f"register_kl({left[2].__name__}, {left[3].__name__})", RuntimeWarning,
+                      stacklevel=3)
+    return fn
 
 
 def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
