@@ -215,6 +215,15 @@ def test_mixup_and_cutmix_mix_labels_with_the_images():
         v2.MixUp(num_classes=3)(images, labels, tv.Mask(ember.zeros(8, 8)))
 
 
+@pytest.mark.parametrize("p", [[0, 0], [-1.0, 2.0], [float("nan"), 1.0]])
+def test_random_choice_refuses_weights_it_cannot_draw_with(p):
+    # torchvision: ZeroDivisionError for [0, 0]; negative weights pass until the first call
+    # ("probability tensor contains either inf, nan or element < 0")
+    flips = [v2.RandomHorizontalFlip(1.0), v2.RandomVerticalFlip(1.0)]
+    with pytest.raises(ValueError, match="RandomChoice: p should be non-negative weights"):
+        v2.RandomChoice(flips, p=p)
+
+
 def test_containers_and_auto_augment():
     img, mask, boxes = _sample()
     out = v2.Compose([v2.RandomHorizontalFlip(1.0), v2.RandomVerticalFlip(1.0)])(img, boxes)

@@ -88,6 +88,9 @@ class RandomChoice(Transform):
         if len(p) != len(self.transforms):
             raise ArgumentError("RandomChoice: length of p doesn't match the number of "
                                 f"transforms: {len(p)} != {len(self.transforms)}")
+        if any(not w >= 0 for w in p) or not sum(p) > 0:
+            raise ArgumentError(f"RandomChoice: p should be non-negative weights with a "
+                                f"positive sum, got {list(p)}")
         total = sum(p)
         self.p = [float(w) / total for w in p]
 
