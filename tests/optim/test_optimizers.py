@@ -424,7 +424,9 @@ HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
               ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr_decay=0.1, eps=1e-3, maximize=True)),
               ("Adadelta", dict()), ("Adadelta", dict(rho=0.5, weight_decay=0.1, eps=3e-7)),
               ("Adamax", dict()), ("Adamax", dict(weight_decay=0.1, eps=0.01)),
-              ("Adam", dict(eps=1e-3)), ("RMSprop", dict(eps=1e-3))]
+              ("Adam", dict(eps=1e-3)), ("RMSprop", dict(eps=1e-3)),
+              ("NAdam", dict()), ("NAdam", dict(decoupled_weight_decay=True, weight_decay=0.1)),
+              ("RAdam", dict()), ("RAdam", dict(weight_decay=0.1, betas=(0.9, 0.6)))]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

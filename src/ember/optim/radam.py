@@ -8,8 +8,12 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
+    as_half,
     check_hyper,
     full_state,
+    half_decay_squares_,
+    half_lerp_,
+    is_half,
     next_step,
     scalar_state,
 )
@@ -73,11 +77,8 @@ class RAdam(ElementwiseOptimizer):
         lr = float(group["lr"])
         t = next_step(state)
         bc1, bc2 = 1.0 - beta1 ** t, 1.0 - beta2 ** t
-        rho_inf = 2.0 / (1.0 - beta2) - 1.0
-        rho_t = rho_inf - 2.0 * t * beta2 ** t / bc2
-        if rho_t > 5.0:
-            rect = math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
-                             / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+        rect = _rectification(beta2, t)
+        if rect is not None:
             return beta1, beta2, lr / bc1 * math.sqrt(bc2) * rect, True
         return beta1, beta2, lr / bc1, False
 
@@ -85,6 +86,9 @@ class RAdam(ElementwiseOptimizer):
         xp = p._device.xp
         beta1, beta2, size, rectified = self._size(state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        if is_half(m):
+            self._update_half(p, g, state, group)
+            return
         m += (1.0 - beta1) * (g - m)
         v *= beta2
         v += (1.0 - beta2) * g * g
@@ -94,3 +98,40 @@ class RAdam(ElementwiseOptimizer):
             p._data -= size * (m / denom)
         else:
             p._data -= size * m
+
+    @staticmethod
+    def _update_half(p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p`` after the step is counted, as PyTorch's
+        ops round: each in float32, rounded once (a leading scalar, ``sqrt(bc2) / d``, in the
+        dtype, as a wrapped number is), ``m / bc1 * lr * (sqrt(bc2) / d) * rect``."""
+        xp = p._device.xp
+        f32 = xp.float32
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        half = m.dtype
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = float(state["step"])
+        g = g.astype(f32)
+        half_lerp_(xp, m, g, 1.0 - beta1)
+        half_decay_squares_(xp, v, beta2, g, 1.0 - beta2)
+        step = (m.astype(f32) / f32(1.0 - beta1 ** t)).astype(half)
+        step = (step.astype(f32) * f32(float(group["lr"]))).astype(half)
+        rect = _rectification(beta2, t)
+        if rect is not None:
+            denom = xp.sqrt(v.astype(f32)).astype(half).astype(f32)
+            denom = (denom + f32(as_half(group["eps"], half))).astype(half).astype(f32)
+            bc2_sqrt = f32(as_half(math.sqrt(1.0 - beta2 ** t), half))
+            adaptive = (bc2_sqrt / denom).astype(half)
+            step = (step.astype(f32) * adaptive.astype(f32)).astype(half)
+            step = (step.astype(f32) * f32(rect)).astype(half)
+        p._data[...] = p._data.astype(f32) - step.astype(f32)  # (param.add_(step, alpha=-1))
+
+
+def _rectification(beta2: float, t: float) -> float | None:
+    """RAdam's variance rectification term at step ``t``, or None where the variance's
+    estimate is not yet usable (``rho_t <= 5``)."""
+    rho_inf = 2.0 / (1.0 - beta2) - 1.0
+    rho_t = rho_inf - 2.0 * t * beta2 ** t / (1.0 - beta2 ** t)
+    if rho_t <= 5.0:
+        return None
+    return math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                     / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
