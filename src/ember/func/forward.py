@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.forward import ForwardTrace, alias
-from ember.errors import GradError, ShapeError
+from ember.errors import DTypeError, GradError, ShapeError
 from ember.func._args import check_differentiable, split_aux
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.ops.creation import zeros_like
@@ -37,17 +37,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise TypeError("jvp: primals and tangents must be tuples (e.g. (x,) for one input), "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
-    p_leaves, p_spec = tree_flatten(primals)
-    t_leaves, t_spec = tree_flatten(tangents)
-    if p_spec != t_spec:
-        raise GradError(f"jvp: the tangents' structure {t_spec!r} differs from the primals' "
-                        f"{p_spec!r}")
-    for i, (p, d) in enumerate(zip(p_leaves, t_leaves)):
-        check_differentiable(p, "jvp", f"primal {i}")
-        check_differentiable(d, "jvp", f"tangent {i}")
-        if tuple(p.shape) != tuple(d.shape):
-            raise ShapeError(f"jvp: tangent {i} has shape {tuple(d.shape)} but its primal has "
-                             f"shape {tuple(p.shape)}")
+    p_leaves, p_spec, t_leaves = _checked(primals, tangents, "jvp")
     result, tangent_of = jvp_leaves(lambda *xs: func(*tree_unflatten(list(xs), p_spec)),
                                     p_leaves, t_leaves)
     out, aux = split_aux(result, has_aux, "jvp")
@@ -88,10 +78,32 @@ def jvp_leaves(call: Callable, primals: list, tangents: list) -> tuple[Any, Call
     return result, tangent_of
 
 
+def _checked(primals: tuple, tangents: tuple, name: str,
+             same_dtype: bool = False) -> tuple[list, Any, list]:
+    """The leaves of ``primals`` (and their structure) and of ``tangents``, checked to match
+    in structure and shapes (and dtypes with ``same_dtype``)."""
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise GradError(f"{name}: the tangents' structure {t_spec!r} differs from the "
+                        f"primals' {p_spec!r}")
+    for i, (p, d) in enumerate(zip(p_leaves, t_leaves)):
+        check_differentiable(p, name, f"primal {i}")
+        check_differentiable(d, name, f"tangent {i}")
+        if tuple(p.shape) != tuple(d.shape):
+            raise ShapeError(f"{name}: tangent {i} has shape {tuple(d.shape)} but its primal "
+                             f"has shape {tuple(p.shape)}")
+        if same_dtype and p.dtype is not d.dtype:
+            raise DTypeError(f"{name}: tangent {i} has dtype {d.dtype} but its primal has "
+                             f"dtype {p.dtype}. Hint: convert it with .to({p.dtype})")
+    return p_leaves, p_spec, t_leaves
+
+
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the Jacobian-vector
-    product at ``primals``. (Each ``jvp_fn`` call runs ``func`` again in forward mode;
-    PyTorch's traces it once.)
+    product at ``primals`` (their values now: a copy is kept, so a later in-place change does
+    not move the point). Each ``jvp_fn`` call runs ``func`` again in forward mode; PyTorch's
+    traces it once.
 
     Example:
         >>> out, jvp_fn = ember.func.linearize(ember.exp, ember.zeros(2))
@@ -99,7 +111,10 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
         tensor([1., 1.])
     """
     out = func(*primals)
+    leaves, spec = tree_flatten(primals)
+    point = tree_unflatten([x.clone() if isinstance(x, Tensor) else x for x in leaves], spec)
 
     def jvp_fn(*tangents: Any) -> Any:
-        return jvp(func, primals, tangents)[1]
+        _checked(point, tangents, "linearize's jvp_fn", same_dtype=True)
+        return jvp(func, point, tangents)[1]
     return out, jvp_fn
