@@ -439,3 +439,23 @@ def test_pickled_objects_holding_tensors_round_trip_at_every_protocol(tmp_path, 
     ember.save({"b": _Box(t), "t": t}, tmp_path / "p.st", pickle_protocol=protocol)
     back = ember.load(tmp_path / "p.st", weights_only=False)
     assert back["b"].t is back["t"] and back["t"].tolist() == t.tolist()
+
+
+def test_objects_shared_by_pickled_entries_load_once_as_torch(tmp_path):
+    # io53's leftover: each entry had its own pickle, so a submodule two saved modules hold
+    # loaded twice (its weights shared); torch.load gives one
+    def build(nn):
+        sub = nn.Linear(2, 2)
+        return {"a": nn.Sequential(sub), "b": nn.Sequential(sub, nn.ReLU()), "w": sub.weight,
+                "box": [_Box(sub)]}
+
+    def identities(d):
+        return [d["a"][0] is d["b"][0], d["a"][0].weight is d["w"], d["box"][0].t is d["a"][0]]
+
+    torch.save(build(torch.nn), tmp_path / "t.pt")
+    ember.save(build(ember.nn), tmp_path / "e.st")
+    theirs = torch.load(tmp_path / "t.pt", weights_only=False)
+    back = ember.load(tmp_path / "e.st", weights_only=False)
+    assert identities(back) == identities(theirs) == [True, True, True]
+    with pytest.raises(CheckpointError, match=r"cannot save the builtins.function at b\.f"):
+        ember.save({"a": _Box(1), "b": {"f": lambda: 0}}, tmp_path / "bad.st")  # (its path)

@@ -140,7 +140,7 @@ def test_bad_trees(tree, match, tmp_path):
 def test_bad_descriptions(tmp_path):
     expect(ember_file(tmp_path, "{not json"), "description is not valid JSON")
     expect(ember_file(tmp_path, {}, fmt="other"), "not an Ember checkpoint description")
-    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 4")
+    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 5")
     deep = "[" * 50_000 + "]" * 50_000
     expect(ember_file(tmp_path, '{"format": "ember.checkpoint", "version": 1, "tree": '
                       + deep + "}"), "not valid JSON|nested too deeply")
@@ -235,4 +235,17 @@ def test_a_pickle_listed_twice_with_other_tensors_is_refused(tmp_path):
     other = dict(node, tensors=[{"$tensor": "b"}])
     path = ember_file(tmp_path, {"x": node, "y": other}, arrays, version=3)
     with pytest.raises(CheckpointError, match="pickled object 'p' twice with other tensors"):
+        ember.load(path, weights_only=False)
+
+
+@pytest.mark.parametrize("item", [1, -1, "0", None])
+def test_bad_items_of_a_joint_pickle(item, tmp_path):
+    data = _pickle_of_tensor_0()  # (a list of one item)
+    tree = {"x": {"$pickle": "p", "type": "builtins.str", "item": item,
+                  "tensors": [{"$tensor": "a"}]}}
+    path = ember_file(tmp_path, tree, {"p": data, "a": ember.ones(1)}, version=5)
+    if item is None:  # (no item: the whole pickle, as a file of version 4 or less)
+        assert ember.load(path, weights_only=False)["x"][0].tolist() == [1.0]
+        return
+    with pytest.raises(CheckpointError, match=f"is item {item!r} of pickle 'p', which does not"):
         ember.load(path, weights_only=False)

@@ -25,7 +25,8 @@ as ``{"$meta": dtype, "size": [...], "stride": [...]}``, and anything else (a
 module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
 of the uint8 tensor ``name``, the tensors it holds left out as the file's (``"tensors"``: their
 nodes), so they load as the tensors saved beside it, as ``torch.load`` keeps identity across
-the whole saved object (see :mod:`ember.io.pickled`).
+the whole saved object (see :mod:`ember.io.pickled`). Several such objects are pickled together,
+as one list (``"item": i`` in each node says which), so what two of them hold loads once too.
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
@@ -89,8 +90,8 @@ from ember.sparse.tensor import BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
-VERSION = 4  # (4: nested tensors; 3: pickles refer to the file's tensors; 2: views; others
-# say 1, which the oldest Ember reads)
+VERSION = 5  # (5: objects pickled together; 4: nested tensors; 3: pickles refer to the file's
+# tensors; 2: views; others say 1, which the oldest Ember reads)
 TREE_KEY = "ember"
 
 PathOrFile = st.PathOrFile
@@ -107,6 +108,7 @@ class _Encoder:
         self.nodes: dict[str, list[dict]] = {}  # each tensor's nodes, to make views of later
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
         self.pickled: dict[int, dict] = {}  # each pickled object's node, by id
+        self.pending: list[tuple[Any, str]] = []  # those objects and their paths, in order
         self.has_nested = False
 
     def tensor(self, t: Tensor, path: str) -> dict:
@@ -180,12 +182,35 @@ class _Encoder:
         return self.pickle(x, path)
 
     def pickle(self, x: Any, path: str) -> dict:
-        """``x`` pickled, each object once, its plain tensors as tensors of the file."""
+        """The node of ``x``, pickled by :meth:`pickle_all` (each object once)."""
         if id(x) not in self.pickled:
-            self.pickled[id(x)] = pickled.node(x, path, self.module, self.protocol, lambda t: (
+            self.pickled[id(x)] = {"$pickle": "", "type": pickled.type_name(x)}
+            self.pending.append((x, path))
+        return self.pickled[id(x)]
+
+    def pickle_all(self) -> bool:
+        """Pickles the objects met, their plain tensors as tensors of the file: one alone;
+        several in one pickle (one memo: an object two of them hold loads as one, as with
+        ``torch.load``), each node an ``"item"`` of it. Returns whether they were joined."""
+        def node(x: Any, path: str) -> dict:
+            return pickled.node(x, path, self.module, self.protocol, lambda t: (
                 self.tensor(t, _join(path or "object", "tensor"))
                 if isinstance(t, Tensor) and _plain(t) else None), self._store)
-        return self.pickled[id(x)]
+
+        nodes = [self.pickled[id(x)] for x, _ in self.pending]
+        if len(self.pending) < 2 or not hasattr(self.module, "Pickler"):
+            for (x, path), out in zip(self.pending, nodes):
+                out.update(node(x, path))
+            return False
+        try:
+            joint = node([x for x, _ in self.pending], self.pending[0][1])
+        except CheckpointError:
+            for x, path in self.pending:  # (alone, the one that fails names its path)
+                node(x, path)
+            raise
+        for i, out in enumerate(nodes):
+            out.update({**joint, "type": out["type"], "item": i})
+        return True
 
     def _store(self, name: str, data: np.ndarray) -> str:
         name = self._unique(name or "object")
@@ -277,6 +302,7 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
     enc = _Encoder(module, protocol)
     try:
         tree = enc.value(obj, "")
+        joint = enc.pickle_all()
         version = 2 if link_views(enc.arrays, enc.nodes) else 1
         for name, a in enc.arrays.items():  # (safetensors has no code for complex128)
             if a.dtype == np.complex128:
@@ -285,6 +311,8 @@ def encode(obj: Any, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOC
         if any("tensors" in node for node in enc.pickled.values()):
             version = 3
         if enc.has_nested:
+            version = 4
+        if joint:
             version = VERSION
         doc = json.dumps({"format": FORMAT, "version": version, "tree": tree},
                          separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -430,13 +458,20 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                 made[key].__dict__.update(attributes)
             return made[key]
 
-        def unpickle(name: str, what: str, refs: Any) -> Any:
+        def unpickle(name: str, what: str, refs: Any, item: Any = None) -> Any:
             module = pickle_module or pickle  # (weights only: the allowed globals alone)
             if weights_only is not False:
                 module = safe_globals.restricted(where, what)
             resolve = partial(pickled.tensor_ref, refs, decoder.value, where)
-            return unpickled.get(name, what, refs, lambda: pickled.loads(
-                raw(name, "pickled data"), place, where, what, module, resolve))
+            obj = unpickled.get(name, what if item is None else "objects", refs,
+                                lambda: pickled.loads(raw(name, "pickled data"), place, where,
+                                                      what, module, resolve))
+            if item is None:
+                return obj
+            if not (type(item) is int and type(obj) is list and 0 <= item < len(obj)):
+                raise CheckpointError(f"{where}: a pickled {what} is item {item!r} of pickle "
+                                      f"{name!r}, which does not hold it; the file is corrupted")
+            return obj[item]
 
         def raw(name: str, what: str) -> np.ndarray:
             if name not in header.entries:

@@ -31,8 +31,8 @@ SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc, 
 
 class Decoder:
     def __init__(self, where: str, tensor: Callable[[str, dict], Tensor],
-                 unpickle: Callable[[str, str, Any], Any], raw: Callable[[str, str], np.ndarray]
-                 ) -> None:
+                 unpickle: Callable[[str, str, Any, Any], Any],
+                 raw: Callable[[str, str], np.ndarray]) -> None:
         self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
 
     def fail(self, problem: str) -> CheckpointError:
@@ -66,7 +66,7 @@ class Decoder:
         if tag == "$meta" and isinstance(arg, str):
             return self.meta(x)
         if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
-            return self.unpickle(arg, x["type"], x.get("tensors"))
+            return self.unpickle(arg, x["type"], x.get("tensors"), x.get("item"))
         if tag == "$bytes" and isinstance(arg, str):
             data = self.raw(arg, "bytes").tobytes()
             return bytearray(data) if x.get("mutable") is True else data
