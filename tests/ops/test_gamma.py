@@ -116,6 +116,22 @@ def test_bessel_accuracy_float64(numba_or_numpy):
                                    getattr(torch.special, name)(t).numpy(), rtol=1e-12)
 
 
+def test_bessel_i_series_against_mpmath(numba_or_numpy):
+    # numba's series multiplies each term by a precomputed 1 / (k (nu + k)) (a division per
+    # term made the loop 3x slower); the twin divides: both within a few ulp of mpmath's
+    # 40-digit values
+    x = ember.tensor([0.3, 2.5, 7.75, -12.5, 29.5, -29.99], dtype=ember.float64)
+    i0 = [1.022626879351597, 3.289839144050123, 338.5137537472759, 30596.335155785153,
+          478144163888.0398, 774024656436.818]
+    i1 = [0.15169384000359276, 2.5167162452886984, 315.85248092400343, -29345.74964207113,
+          469968885416.2773, -761008580669.2638]
+    i1e = [0.1123775606398388, 0.20658464953126657, 0.1360511000803391, -0.10936143099065089,
+           0.07250732615718372, -0.07192800939108444]
+    np.testing.assert_allclose(ember.i0(x).numpy(), i0, rtol=4e-15)
+    np.testing.assert_allclose(ember.special.i1(x).numpy(), i1, rtol=4e-15)
+    np.testing.assert_allclose(ember.special.i1e(x).numpy(), i1e, rtol=4e-15)
+
+
 def test_special_points_like_torch(numba_or_numpy):
     x = np.array([0.0, -0.0, -1.0, -2.0, 1.0, 2.0, np.inf, np.nan, 1e-300])
     for mine, ref in [(ember.lgamma, torch.lgamma), (ember.digamma, torch.digamma),
