@@ -152,6 +152,8 @@ _WIDE_NUMBER_CALLS = [
     lambda m, v: m.where(m.ones(2) > 0, m.ones(2), v), lambda m, v: m.ones(2).fill_(v),
     lambda m, v: m.ones(2).masked_fill(m.ones(2) > 0, v),
     lambda m, v: m.addcmul(m.ones(2), m.ones(2), m.ones(2), value=v),
+    lambda m, v: m.ones(2).clamp(max=v), lambda m, v: m.clamp_min(m.ones(2), v),
+    lambda m, v: m.scalar_tensor(v),
 ]
 
 

@@ -23,7 +23,7 @@ from ember.ops.creation import (
     linspace,
     tensor,
 )
-from ember.ops.fits import check_fits
+from ember.ops.fits import check_fits, check_number_int
 from ember.ops.int_args import as_ints
 from ember.ops.spaced import spaced_dtype
 from ember.tensor import Tensor
@@ -90,6 +90,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
         tensor(3.)
     """
     check_strided("scalar_tensor", layout)
+    check_number_int("scalar_tensor", s)  # (a number, not data: 2**70 raises, as in PyTorch)
     dt = dtypes.get_default_dtype() if dtype is None else dtype
     return tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
 

@@ -20,7 +20,7 @@ from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
 from ember.ops.convert import cast, promote, result_dtype
 from ember.ops.creation import zeros
-from ember.ops.fits import check_fits
+from ember.ops.fits import check_fits, check_number_int
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
@@ -398,6 +398,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         input = cast(input, result_dtype(*(v for v in (input, low, high) if v is not None)))
     if input.dtype not in dtypes.ALL_LIMITED:  # (those: apply's own refusal or rule)
         for bound in (low, high):  # -1000 for int8 raises, as in PyTorch, rather than wraps
+            check_number_int("clamp", bound)
             check_fits("clamp", bound, input.dtype)
     return apply(Clamp, input, min=low, max=high)
 
