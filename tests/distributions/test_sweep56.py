@@ -128,3 +128,14 @@ def test_kl_dispatch_prefers_the_most_specific_p_first_and_warns_when_ambiguous(
         for key in ((A, D.Normal), (D.Normal, Q)):
             kl._KL_REGISTRY.pop(key, None)
         kl._KL_MEMO.clear()
+
+
+def test_transformed_distribution_without_cdf_names_itself_and_its_base():
+    # was only "Gamma does not implement icdf" for InverseGamma(...).icdf
+    with pytest.raises(NotImplementedError, match="InverseGamma does not implement icdf: its "
+                                                  "base distribution Gamma does not"):
+        D.InverseGamma(2.0, 1.0).icdf(ember.tensor(0.5))
+    with pytest.raises(NotImplementedError, match="TransformedDistribution does not implement "
+                                                  "cdf: its base distribution Beta does not"):
+        D.TransformedDistribution(D.Beta(2.0, 2.0), [D.transforms.ExpTransform()]).cdf(
+            ember.tensor(1.5))

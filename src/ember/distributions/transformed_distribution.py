@@ -127,13 +127,22 @@ class TransformedDistribution(Distribution):
             value = t.inv(value)
         if self._validate_args:
             self.base_dist._validate_sample(value)
-        return self._monotonize_cdf(self.base_dist.cdf(value))
+        return self._monotonize_cdf(self._base_call("cdf", value))
 
     def icdf(self, value: Tensor) -> Tensor:
-        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        value = self._base_call("icdf", self._monotonize_cdf(value))
         for t in self.transforms:
             value = t(value)
         return value
+
+    def _base_call(self, what: str, value: Tensor) -> Tensor:
+        """``base_dist.<what>(value)``, naming this distribution where the base lacks it
+        (``InverseGamma.icdf`` said only "Gamma does not implement icdf")."""
+        try:
+            return getattr(self.base_dist, what)(value)
+        except NotImplementedError as exc:
+            raise NotImplementedError(f"{type(self).__name__} does not implement {what}: its "
+                                      f"base distribution {exc}") from exc
 
     def __repr__(self) -> str:
         if self.arg_constraints:  # a named family (Gumbel, Pareto, ...): its own parameters
