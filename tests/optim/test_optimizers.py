@@ -433,9 +433,9 @@ HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
 @pytest.mark.parametrize(("name", "kwargs"), HALF_CASES, ids=[f"{n}-{k}" for n, k in HALF_CASES])
 def test_half_precision_weights_step_with_torchs_roundings(dtype, name, kwargs):
     # each torch op computes in float32 and rounds once; mul_'s scalar stays float32 and
-    # add_'s alpha is rounded to the dtype: NumPy multiplied by bfloat16(0.9) = 0.8984375
-    # (SGD's momentum; RMSprop's alpha 0.99 -> 0.98828125) and kept lr in float32; Adam's
-    # m / denom rounded before the step size multiplied it; add_(eps) rounds eps to the dtype
+    # add_'s alpha and add(eps) are rounded to the dtype: NumPy kept lr and eps in float32,
+    # rounded SGD's momentum / RMSprop's alpha to float16 for float16 weights, and rounded
+    # m / denom (Adam), g / avg (RMSprop) before the step size multiplied it
     # (128 elements, a multiple of torch's vector width: its scalar tail rounds otherwise)
     rng = np.random.default_rng(1)
     start = rng.standard_normal((8, 16)).astype(np.float32)

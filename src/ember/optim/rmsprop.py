@@ -107,8 +107,9 @@ class RMSprop(ElementwiseOptimizer):
     def _update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                      group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
-        float32 with its scalars in float32 (but ``add_``'s alpha) and rounds once to the
-        dtype (NumPy's ``v *= alpha`` took bfloat16(0.99) = 0.98828125)."""
+        float32 with its scalars in float32 (but ``add``'s: alpha, eps) and rounds once to the
+        dtype (NumPy rounded ``g / avg`` before ``lr`` multiplied it, and float16's
+        ``v *= alpha`` took float16(0.99))."""
         xp = p._device.xp
         f32 = xp.float32
         alpha = float(group["alpha"])
