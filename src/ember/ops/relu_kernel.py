@@ -93,6 +93,17 @@ def _run(kernels: Any, name: str, *flat: Any) -> bool:
     return True
 
 
+def _one_pass(xp: Any, name: str, a: Any) -> Any:
+    """Unary kernel ``name``'s one pass over ``a`` into a new array of its layout; None where
+    it does not apply (see :func:`_kernels`, a layout that is not dense)."""
+    kernels = _kernels(xp, a)
+    if kernels is None:
+        return None
+    out = np.empty_like(a)
+    flat = flat_blocks(a, out)
+    return out if flat is not None and _run(kernels, name, *flat) else None
+
+
 def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
     """``max(0, a)`` (NaN and -0.0 kept, as PyTorch's relu), into ``out`` if given (it may be
     ``a``), else a new array in ``a``'s layout.
@@ -145,12 +156,9 @@ def sign_array(xp: Any, a: Any) -> Any:
         >>> sign_array(np, np.array([-2.0, -0.0, np.nan, 3.0]))
         array([-1.,  0.,  0.,  1.])
     """
-    kernels = _kernels(xp, a)
-    if kernels is not None:
-        out = np.empty_like(a)
-        flat = flat_blocks(a, out)
-        if flat is not None and _run(kernels, "sign", *flat):
-            return out
+    out = _one_pass(xp, "sign", a)
+    if out is not None:
+        return out
     out = (a > 0).astype(a.dtype)
     out -= a < 0
     return out
@@ -165,12 +173,9 @@ def frac_array(xp: Any, a: Any) -> Any:
         >>> frac_array(np, np.array([1.25, -1.25, 3.0]))
         array([ 0.25, -0.25,  0.  ])
     """
-    kernels = _kernels(xp, a)
-    if kernels is not None:
-        out = np.empty_like(a)
-        flat = flat_blocks(a, out)
-        if flat is not None and _run(kernels, "frac", *flat):
-            return out
+    out = _one_pass(xp, "frac", a)
+    if out is not None:
+        return out
     whole = xp.trunc(a)
     if getattr(whole, "ndim", 0) == 0:  # (a NumPy scalar: no buffer to write into)
         return a - whole
