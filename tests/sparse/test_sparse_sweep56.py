@@ -205,3 +205,50 @@ def test_like_of_a_nested_tensor_in_its_own_layout_still_works():
     # (ff8fcc7c passed layout=ember.jagged on: "zeros_like: makes dense tensors only")
     nt = ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(1, 3)], layout=ember.jagged)
     assert type(ember.zeros_like(nt, layout=ember.jagged)) is type(nt)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("shape", [(2, 4, 3), (4, 3), (3,)])
+def test_linear_with_a_sparse_weight_as_torch(layout, shape):
+    # Ember refused it ("linear: not supported for sparse tensors"); torch computes it
+    rs = np.random.RandomState(0)
+    x_np, w_np = rs.randn(*shape), rs.randn(2, 3)
+    w_np[0, 1] = 0.0  # (unspecified: torch's w.grad has it there, Ember's is masked)
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor(x_np, requires_grad=True)
+        w = m.tensor(w_np).to_sparse() if layout == "coo" else m.tensor(w_np).to_sparse_csr()
+        w.requires_grad_()
+        out = m.nn.functional.linear(x, w)
+        (out ** 2).sum().backward()
+        seen.append((out.detach().numpy(), x.grad.numpy(), w.grad.to_dense().numpy()))
+    (t_out, t_gx, t_gw), (e_out, e_gx, e_gw) = seen
+    np.testing.assert_allclose(e_out, t_out)
+    np.testing.assert_allclose(e_gx, t_gx)
+    np.testing.assert_allclose(e_gw, t_gw * (w_np != 0))  # (the masked gradient)
+
+
+def test_linear_with_a_sparse_weight_and_bias_gradcheck():
+    # torch's COO form refuses a bias ("addmm_sparse_dense: expected either 'mat1' to have
+    # sparse layout"); Ember adds it
+    rs = np.random.RandomState(1)
+    x = ember.tensor(rs.randn(2, 4, 3), requires_grad=True)
+    w = ember.tensor(rs.randn(2, 3)).to_sparse()
+    b = ember.tensor(rs.randn(2), requires_grad=True)
+
+    def f(x, v, b):
+        return ember.nn.functional.linear(x, ember.sparse_coo_tensor(w._indices(), v, (2, 3)), b)
+    assert ember.autograd.gradcheck(f, (x, w._values().detach().requires_grad_(), b))
+    np.testing.assert_allclose(f(x, w._values(), b).detach().numpy(),
+                               x.detach().numpy() @ w.to_dense().numpy().T + b.detach().numpy())
+
+
+def test_linear_with_a_sparse_weight_refuses_bad_operands():
+    w = ember.eye(3)[:2].to_sparse()
+    with pytest.raises(ShapeError, match="linear: input of shape \\(2, 4\\) has 4 features but "
+                                         "weight of shape \\(2, 3\\) expects 3"):
+        ember.nn.functional.linear(ember.ones(2, 4), w)
+    with pytest.raises(SparseUnsupported, match="^linear: not supported for ember.sparse_coo"):
+        ember.nn.functional.linear(w, w)
+    with pytest.raises(ShapeError, match="linear: expected a 2-D sparse matrix"):
+        ember.nn.functional.linear(ember.ones(2, 3), ember.ones(2, 3, 2).to_sparse())

@@ -22,7 +22,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> F.linear(ember.ones(4, 3), ember.ones(2, 3), ember.zeros(2)).shape
         ember.Size([4, 2])
     """
-    if type(input) in TENSOR_LIKE:
+    if type(input) in TENSOR_LIKE or type(weight) in TENSOR_LIKE:  # (a sparse weight too)
         return handle(linear, (input, weight, bias), {})
     check_layer_operands("linear", input, weight, bias)
     if weight.ndim not in (1, 2):

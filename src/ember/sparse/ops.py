@@ -119,6 +119,29 @@ def mm(mat1: SparseTensor, mat2: Any) -> Any:
     return spmm(from_numpy(rows), from_numpy(cols), entry_values(s), mat2, s.shape[0])
 
 
+def linear(input: Tensor, weight: SparseTensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` for a sparse (out_features, in_features) ``weight`` and a
+    dense ``input`` (..., in_features): dense, as ``F.linear`` with a sparse weight in
+    PyTorch (whose COO form refuses a bias; Ember adds it). Differentiable in the weight's
+    values, the input and the bias.
+
+    Example:
+        >>> ember.nn.functional.linear(ember.ones(4, 3), ember.eye(3)[:2].to_sparse()).shape
+        ember.Size([4, 2])
+    """
+    if not isinstance(input, Tensor):
+        raise not_supported("linear", input) if isinstance(input, SparseTensor) else \
+            ArgumentTypeError(f"linear: input must be a dense tensor, got {type_name(input)}")
+    w = _matrix("linear", weight)
+    if input.ndim == 0 or input.shape[-1] != w.shape[1]:
+        raise ShapeError(f"linear: input of shape {tuple(input.shape)} has "
+                         f"{input.shape[-1] if input.ndim else 0} features but weight of shape "
+                         f"{tuple(w.shape)} expects {w.shape[1]}")
+    rows = input.reshape((-1, w.shape[1]))
+    out = mm(w, rows.t()).t().reshape((*input.shape[:-1], w.shape[0]))
+    return out if bias is None else out + bias
+
+
 def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
           alpha: float = 1.0) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for a sparse ``mat1`` (any layout); with
