@@ -375,3 +375,18 @@ def test_equalize_takes_every_integer_dtype_through_uint8():
     assert int16.tolist() == [[[0, 256, 32640, 896, 896, 19968]]]
     with pytest.raises(TypeError, match="uint8"):
         TF.equalize(ember.tensor(values).to(ember.uint16))
+
+
+@pytest.mark.parametrize("dtype", [ember.int64, ember.int16, ember.bool])
+def test_integer_masks_warp_on_torchvisions_float32_grid(dtype):
+    # torchvision samples non-float masks on a float32 grid, as uint8 ones; Ember's float64
+    # grid for them broke nearest ties otherwise (5 of 576 pixels here differed from the
+    # uint8 mask's result, which is torchvision's)
+    labels = (np.random.default_rng(5).random((3, 12, 16)) * (2 if dtype is ember.bool else 4))
+    labels = labels.astype(np.uint8)
+    corners = [[0, 0], [15, 0], [15, 11], [0, 11]]
+    moved = [[1, 2], [14, 0], [15, 10], [0, 11]]
+    expected = F.perspective(tv.Mask(ember.tensor(labels)), corners, moved)
+    out = F.perspective(tv.Mask(ember.tensor(labels).to(dtype)), corners, moved)
+    assert out.dtype is dtype
+    assert out.to(ember.uint8).tolist() == expected.tolist()

@@ -42,11 +42,17 @@ _IMAGES = (Tensor, Image, Video, np.ndarray)  # arrays (H, W[, C]) as the v1 ker
 
 def _on_mask(kernel: Callable, mask: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """An image ``kernel`` run on a mask: ``(H, W)`` masks get a channel dimension for it,
-    and integer or bool masks go through float64 (exact for their values) and come back."""
+    and integer or bool masks go through float32 and come back, as torchvision's (so that
+    warps sample on a float32 grid and break nearest ties alike), or float64 where float32
+    would not hold their values exactly (labels past 2**24)."""
     flat = mask.ndim == 2
     x = mask.unsqueeze(0) if flat else mask
     cast = x.dtype is not ember.uint8 and not x.dtype.is_floating_point
-    out = kernel(x.to(ember.float64) if cast else x, *args, **kwargs)
+    if cast:
+        wide = x.dtype in (ember.int32, ember.int64) and x.numel() > 0 and \
+            int(x.abs().max()) > 2 ** 24
+        x = x.to(ember.float64 if wide else ember.float32)
+    out = kernel(x, *args, **kwargs)
     out = out.to(mask.dtype) if cast else out
     return out.squeeze(0) if flat else out
 
