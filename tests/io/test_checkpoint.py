@@ -459,3 +459,26 @@ def test_objects_shared_by_pickled_entries_load_once_as_torch(tmp_path):
     assert identities(back) == identities(theirs) == [True, True, True]
     with pytest.raises(CheckpointError, match=r"cannot save the builtins.function at b\.f"):
         ember.save({"a": _Box(1), "b": {"f": lambda: 0}}, tmp_path / "bad.st")  # (its path)
+
+
+def _mapped(t):
+    a = t.numpy()
+    while a is not None and not isinstance(a, np.memmap):
+        a = a.base
+    return a is not None
+
+
+def test_mmap_maps_the_file_copy_on_write_as_torch(tmp_path):
+    saved = {"w": ember.arange(12.0).reshape(3, 4), "b": ember.tensor([True, False]),
+             "z": ember.ones(2, dtype=ember.complex128), "n": 3}
+    ember.save(saved, tmp_path / "e.st")
+    torch.save({"w": torch.arange(12.0).reshape(3, 4)}, tmp_path / "t.pt")
+    theirs = torch.load(tmp_path / "t.pt", mmap=True)
+    back = ember.load(tmp_path / "e.st", mmap=True)
+    assert _mapped(back["w"]) and not _mapped(ember.load(tmp_path / "e.st")["w"])
+    assert back["w"].tolist() == theirs["w"].tolist() and back["n"] == 3
+    assert back["b"].tolist() == [True, False] and back["z"].tolist() == [1 + 0j, 1 + 0j]
+    back["w"][0, 0] = 100.0  # (private: the file keeps its data, as torch's MAP_PRIVATE)
+    theirs["w"][0, 0] = 100.0
+    assert ember.load(tmp_path / "e.st")["w"][0, 0].item() == 0.0
+    assert torch.load(tmp_path / "t.pt")["w"][0, 0].item() == 0.0

@@ -399,7 +399,10 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             ``ember.serialization.add_safe_globals`` (as ``torch.serialization``'s);
             ``False``: unpickle them too, which runs code the file names — only for files
             you trust.
-        mmap: accepted for PyTorch compatibility and ignored: tensors are read into memory.
+        mmap: True: where ``f`` is a path to an Ember (or safetensors) file, its tensors are
+            views of the file mapped copy-on-write (read when used; writes stay in memory), as
+            ``torch.load(mmap=True)`` maps storages; a ``torch.save`` file or a file object is
+            read into memory.
         pickle_load_args: ``encoding`` and ``errors`` for the strings of a ``torch.save``
             file, as in ``torch.load`` (``encoding="latin1"`` reads one that Python 2 wrote).
 
@@ -408,7 +411,6 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
         >>> ember.load(tmp_path / "ckpt.safetensors", map_location="cpu")["model"]["w"].shape
         ember.Size([2, 3])
     """
-    del mmap
     text = _text_args(pickle_load_args)
     if pickle_module is not None:
         if weights_only:
@@ -426,9 +428,11 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
         if torch_file.is_legacy(head):
             return torch_file.load_legacy(handle, where, place, text)
         header = st.read_header(handle, where, torch_hint=False)  # (tried above)
+        mapped = np.memmap(handle, np.uint8, "c") if mmap and owned else None
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool
-            arrays = {name: st.read_array(handle, header, name, where) for name in header.entries}
+            arrays = {name: st.read_array(handle, header, name, where, mapped)
+                      for name in header.entries}
             return {name: make_tensor(a, place("cpu", a)) for name, a in arrays.items()}
         read: dict[str, Tensor] = {}  # each stored tensor, read once
         made: dict[tuple, Tensor] = {}  # its loaded forms, sharing its memory
@@ -477,7 +481,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             if name not in header.entries:
                 raise CheckpointError(f"{where}: the checkpoint tree refers to {what} {name!r}, "
                                       "which the file does not contain")
-            return st.read_array(handle, header, name, where)
+            return st.read_array(handle, header, name, where, mapped)
 
         decoder = Decoder(where, tensor, unpickle, raw)
         return decoder.value(_tree(doc, where))

@@ -235,10 +235,18 @@ def _check_coverage(where: str, entries: dict, data_len: int) -> None:
         raise _fail(where, f"{data_len - pos} bytes after the last tensor belong to none")
 
 
-def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray:
-    """Reads one tensor into a fresh, writable, native-order NumPy array."""
+def read_array(f: BinaryIO, header: Header, name: str, where: str,
+               mapped: np.ndarray | None = None) -> np.ndarray:
+    """Reads one tensor into a fresh, writable, native-order NumPy array; given ``mapped``
+    (the file mapped copy-on-write: its pages are read when used, writes stay in memory), a
+    view of it instead where one can be (aligned, native order, inside the file), as
+    ``torch.load(mmap=True)`` maps storages."""
     code, shape, begin, end = header.entries[name]
     dtype = READ[code]
+    start = header.data_start + begin
+    if mapped is not None and dtype.byteorder != "<" and not start % dtype.itemsize and \
+            start + end - begin <= mapped.size:
+        return plain_bools(mapped[start:start + end - begin].view(dtype).reshape(shape), code)
     a = np.empty(shape, dtype.newbyteorder("="))
     if end > begin:
         f.seek(header.data_start + begin)
