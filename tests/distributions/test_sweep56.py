@@ -139,3 +139,16 @@ def test_transformed_distribution_without_cdf_names_itself_and_its_base():
                                                   "cdf: its base distribution Beta does not"):
         D.TransformedDistribution(D.Beta(2.0, 2.0), [D.transforms.ExpTransform()]).cdf(
             ember.tensor(1.5))
+
+
+@pytest.mark.parametrize("family, probs", [
+    ("RelaxedBernoulli", [0.3]), ("LogitRelaxedBernoulli", [0.3]),
+    ("RelaxedOneHotCategorical", [0.3, 0.7]), ("ExpRelaxedCategorical", [0.3, 0.7])])
+def test_relaxed_temperature_must_be_positive_under_validation(family, probs):
+    # a temperature of -1 or 0 gave NaN log-probabilities silently (as torch's does)
+    cls = getattr(D, family)
+    for bad in (ember.tensor(-1.0), 0.0, ember.tensor([0.5, -0.5]).reshape(2, 1)):
+        with pytest.raises(ArgumentError, match="temperature .* to be positive"):
+            cls(bad, probs=ember.tensor(probs))
+    cls(-1.0, probs=ember.tensor(probs), validate_args=False)  # unchecked, as asked
+    cls(ember.tensor(0.5), probs=ember.tensor(probs))

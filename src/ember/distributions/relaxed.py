@@ -11,7 +11,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.categorical import _CategoricalParams
 from ember.distributions.discrete import _BinaryParams
-from ember.distributions.distribution import Distribution
+from ember.distributions.distribution import Distribution, _all_true
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import ExpTransform, SigmoidTransform
 from ember.distributions.utils import broadcast_all, clamp_probs
@@ -45,6 +45,16 @@ def _batch_shape(owner: str, batch_shape: Any, temperature: Tensor) -> Any:
                             "element") from exc
 
 
+def _check_temperature(d: Distribution) -> None:
+    """Under ``validate_args``, refuses a temperature that is not positive (its samples and
+    log-probabilities are NaN or flipped; PyTorch does not check it)."""
+    if d._validate_args and not _all_true(d.temperature > 0):
+        raise ArgumentError(f"{type(d).__name__}: expected parameter temperature (Tensor of shape "
+                            f"{tuple(d.temperature.shape)}) to be positive, but found invalid "
+                            f"values:\n{d.temperature}\nhint: pass validate_args=False to skip "
+                            "this check")
+
+
 class LogitRelaxedBernoulli(_BinaryParams):
     """The logit of a :class:`RelaxedBernoulli` sample: ``(logit(u) + logits) /
     temperature`` for ``u ~ Uniform(0, 1)``. As in PyTorch, ``has_rsample`` is False,
@@ -66,6 +76,7 @@ class LogitRelaxedBernoulli(_BinaryParams):
         if batch_shape != shape:
             setattr(self, self._given, self._param.expand(batch_shape))
         super().__init__(batch_shape, (), validate_args)
+        _check_temperature(self)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -98,6 +109,7 @@ class RelaxedBernoulli(TransformedDistribution):
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
         base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=False)
         super().__init__(base, SigmoidTransform(), validate_args)
+        _check_temperature(self)
 
     temperature = property(lambda self: self.base_dist.temperature, doc="The temperature.")
     probs = property(lambda self: self.base_dist.probs, doc="The success probability.")
@@ -125,6 +137,7 @@ class ExpRelaxedCategorical(_CategoricalParams):
         if batch_shape != self._batch_shape:  # one temperature per event
             self._categorical = self._categorical.expand(batch_shape)
             Distribution.__init__(self, batch_shape, self._event_shape, validate_args)
+        _check_temperature(self)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
@@ -162,6 +175,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=False)
         super().__init__(base, ExpTransform(), validate_args)
+        _check_temperature(self)
 
     temperature = property(lambda self: self.base_dist.temperature, doc="The temperature.")
     probs = property(lambda self: self.base_dist.probs, doc="Category probabilities.")
