@@ -18,12 +18,12 @@ from ember.func.functionalize import functionalize
 from ember.func.jacobian import hessian, hvp, jacfwd, jacrev, vmapped_rows
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
-from ember.func.vmap import vmap
+from ember.func.vmap import debug_unwrap, vmap
 from ember.nn.utils._functional_call import functional_call
 
 register_batched_rows(vmapped_rows)  # for autograd.functional's vectorize=True
 
-__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "hvp",
-           "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+__all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value", "hessian",
+           "hvp", "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
            "stack_module_state", "tree_flatten", "tree_map", "tree_unflatten", "value_and_grad",
            "vjp", "vmap"]

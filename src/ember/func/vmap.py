@@ -35,6 +35,7 @@ from ember.func.vmap_aliases import copy_memory, own_tensor, owner_below
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
     _FLOAT,
+    DISPATCH,
     ViewInfo,
     _record,
     apply_below,
@@ -47,7 +48,7 @@ from ember.ops.random import get_rng_state, set_rng_state
 from ember.other_threads import OtherThreadsTensors
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["NestedRuleBackward", "VmapInfo", "vmap"]
+__all__ = ["NestedRuleBackward", "VmapInfo", "debug_unwrap", "vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -316,6 +317,27 @@ def _dims_for(dims: Any, tree: Any, what: str, who: str = "vmap") -> list:
 
 
 # -- vmap ------------------------------------------------------------------------------------
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """For debugging inside :func:`vmap`: the tensor holding every sample of ``tensor``
+    (batch axis first), as ``torch.func.debug_unwrap``; with ``recurse``, through every
+    enclosing vmap level (else the innermost one only). Outside vmap, or for a tensor the
+    level does not batch, ``tensor`` itself.
+
+    Example:
+        >>> seen = []
+        >>> _ = ember.func.vmap(lambda r: seen.append(ember.func.debug_unwrap(r).shape) or r)(
+        ...     ember.ones(3, 2))
+        >>> seen
+        [ember.Size([3, 2])]
+    """
+    for handler in reversed(DISPATCH.stack):
+        if isinstance(handler, _BatchTrace) and (phys := handler.physical(tensor)) is not None:
+            tensor = phys
+            if not recurse:
+                break
+    return tensor
+
+
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
          randomness: str = "error", *, chunk_size: int | None = None) -> Callable[..., Any]:
     """Vectorizes ``func`` over a batch dimension of its inputs, as ``torch.func.vmap``.
