@@ -46,6 +46,8 @@ def test_star_star_kwargs_as_torch_fx():
     expected = tgm(torch.tensor(x), 3.0, a=torch.tensor(a)).tolist()
     assert gm(ember.tensor(x), 3.0, a=ember.tensor(a)).tolist() == expected
     assert "def forward(self, x, y = 2.0, **kw)" in gm.code
+    assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == \
+        [n.name for n in tgm.graph.nodes if n.op == "placeholder"] == ["x", "y", "_kw"]
 
 
 def test_star_args_with_keyword_only_parameters_are_refused_clearly():

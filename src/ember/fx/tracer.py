@@ -240,7 +240,8 @@ class Tracer:
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):  # (one value each: see trace)
                 stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
-                values.append(self.create_proxy("placeholder", stars + p.name, (), {}))
+                values.append(self.create_proxy("placeholder", stars + p.name, (), {},
+                                                name="_" + p.name))  # (torch.fx's name)
                 continue
             # (through create_node / create_proxy, which a Tracer subclass may override; a
             # default stays the placeholder's default as it is: one holding a tensor or a
