@@ -63,7 +63,7 @@ def _dispatch(type_p: type, type_q: type) -> Callable | None:
     fn = _KL_REGISTRY[left[2], left[3]]
     if fn is not _KL_REGISTRY[right[2], right[3]]:
         warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
-                      f"register_kl({left[2].__name__}, {left[3].__name__})", RuntimeWarning,
+                      f"register_kl({left[2].__name__}, {right[3].__name__})", RuntimeWarning,
                       stacklevel=3)
     return fn
 
