@@ -412,3 +412,12 @@ def test_numbers_complex_dtypes_hold_still_fill_as_torch(value):
         want = torch.full((2,), value, dtype=getattr(torch, dtype))
         got = ember.full((2,), value, dtype=getattr(ember, dtype))
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+def test_uniform_takes_int_bounds_past_64_bits_as_torch(dtype):
+    """(its bounds are doubles in torch; since ff8fcc7c an int past 64 bits met the samples as
+    a number and raised OverflowError)."""
+    for lib in (torch, ember):
+        x = lib.empty(64, dtype=getattr(lib, dtype)).uniform_(-2 ** 70, 2 ** 70)
+        assert x.abs().max().item() > 2 ** 66 and x.abs().max().item() <= 2 ** 70

@@ -273,6 +273,8 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
         raise ArgumentError(f"{op}: to - from = {float(high) - float(low)} exceeds the "
                             f"largest {dt.name} ({largest}), as PyTorch refuses. Hint: a "
                             "narrower range or a wider dtype")
+    # (the bounds are doubles, as PyTorch's: an int past 64 bits is no number for an op)
+    low, high = (float(v) if type(v) is int else v for v in (low, high))
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
 
