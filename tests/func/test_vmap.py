@@ -237,6 +237,8 @@ def _scaled(a, b):
      r"vmap\(_scaled\): .*different sizes .*: 3 \(argument 0\), 4 \(argument 1\)"),
     (lambda: vmap(_scaled, in_dims=(0, 2))(ember.zeros(3, 2), ember.zeros(3, 2)),
      r"vmap\(_scaled\): in_dim 2 is out of range for argument 1, of shape \(3, 2\)"),
+    (lambda: vmap(_scaled, in_dims=(0, 0))(ember.zeros(3, 2), ember.tensor(2.0)),
+     r"vmap\(_scaled\): in_dim 0 given for argument 1, a 0-d tensor, .*Hint: in_dim None"),
     (lambda: vmap(_scaled, in_dims=(0, 0))(ember.zeros(3, 2), 2.0),
      r"vmap\(_scaled\): in_dim 0 given for argument 1, a float"),
     (lambda: vmap(_scaled, in_dims=(0, 0.5))(ember.zeros(3, 2), ember.zeros(3, 2)),

@@ -411,6 +411,10 @@ def _batch_size(leaves: list, dims: list, owners: list, who: str) -> int:
             raise ArgumentError(f"{who}: in_dim {d} given for argument {i}, a "
                                 f"{type(x).__name__}, not a tensor; use None for non-tensor "
                                 "inputs")
+        if x.ndim == 0:
+            raise ShapeError(f"{who}: in_dim {d} given for argument {i}, a 0-d tensor, which "
+                             "has no dimension to map over. Hint: in_dim None passes it to "
+                             "every sample as it is")
         if not -x.ndim <= d < x.ndim:
             raise ShapeError(f"{who}: in_dim {d} is out of range for argument {i}, of shape "
                              f"{tuple(x.shape)} (expected {-x.ndim} <= in_dim < {x.ndim})")
