@@ -482,3 +482,17 @@ def test_mmap_maps_the_file_copy_on_write_as_torch(tmp_path):
     theirs["w"][0, 0] = 100.0
     assert ember.load(tmp_path / "e.st")["w"][0, 0].item() == 0.0
     assert torch.load(tmp_path / "t.pt")["w"][0, 0].item() == 0.0
+
+
+def test_a_sparse_tensor_saved_twice_loads_as_one_object(tmp_path):
+    # torch.load keeps the identity; ember.load made one SparseTensor per reference (their
+    # parts shared memory, the objects differed) (sparse56)
+    seen = []
+    for m in (torch, ember):
+        s = m.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], (2, 3)).coalesce()
+        path = tmp_path / f"{m.__name__}.pt"
+        m.save({"a": s, "b": [s, s], "csr": s.to_sparse_csr(), "twice": s * 2}, path)
+        d = m.load(path)
+        seen.append([d["a"] is d["b"][0] is d["b"][1], d["csr"] is d["a"],
+                     d["twice"] is d["a"], d["twice"].to_dense().tolist()])
+    assert seen[1] == seen[0]

@@ -34,6 +34,7 @@ class Decoder:
                  unpickle: Callable[[str, str, Any, Any], Any],
                  raw: Callable[[str, str], np.ndarray]) -> None:
         self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
+        self.sparse_made: dict[str, SparseTensor] = {}  # (one object per node, as tensors)
 
     def fail(self, problem: str) -> CheckpointError:
         return CheckpointError(f"{self.where}: {problem}")
@@ -89,6 +90,14 @@ class Decoder:
         raise self.fail(f"malformed or unknown entry {short(x)} in the checkpoint tree")
 
     def sparse(self, x: dict) -> SparseTensor:
+        """A sparse tensor on its parts; entries naming the same parts (one sparse tensor
+        saved twice) load as one object, as ``torch.load`` keeps identity."""
+        key = json.dumps(x, sort_keys=True)
+        if key not in self.sparse_made:
+            self.sparse_made[key] = self._sparse(x)
+        return self.sparse_made[key]
+
+    def _sparse(self, x: dict) -> SparseTensor:
         parts, size = x.get("parts"), x.get("size")
         layout = SPARSE_LAYOUTS[x["$sparse"]]
         if not (isinstance(parts, list) and len(parts) == (2 if layout is sparse_coo else 3)
