@@ -421,3 +421,14 @@ def test_uniform_takes_int_bounds_past_64_bits_as_torch(dtype):
     for lib in (torch, ember):
         x = lib.empty(64, dtype=getattr(lib, dtype)).uniform_(-2 ** 70, 2 ** 70)
         assert x.abs().max().item() > 2 ** 66 and x.abs().max().item() <= 2 ** 70
+
+
+_WIDE_FILLS = {"normal_": (2 ** 70, 1), "normal_ std": (0, 2 ** 70), "exponential_": (2 ** 70,),
+               "cauchy_": (2 ** 70, 1), "log_normal_": (2 ** 70, 1)}
+
+
+@pytest.mark.parametrize("name", sorted(_WIDE_FILLS))
+def test_random_fills_take_int_parameters_past_64_bits_as_torch(name):
+    """(doubles in torch; since ff8fcc7c such an int met the samples as a number: OverflowError)."""
+    for lib in (torch, ember):
+        getattr(lib.empty(4, dtype=lib.float64), name.split()[0])(*_WIDE_FILLS[name])

@@ -273,8 +273,7 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
         raise ArgumentError(f"{op}: to - from = {float(high) - float(low)} exceeds the "
                             f"largest {dt.name} ({largest}), as PyTorch refuses. Hint: a "
                             "narrower range or a wider dtype")
-    # (the bounds are doubles, as PyTorch's: an int past 64 bits is no number for an op)
-    low, high = (float(v) if type(v) is int else v for v in (low, high))
+    low, high = as_doubles(low, high)
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
     return u + (low * (1 + 1j) if u.dtype.is_complex else low)
 
@@ -300,8 +299,21 @@ def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device:
     tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2)."""
     if not std >= 0:
         raise ArgumentError(f"normal_: expects std >= 0.0, but found std {std}")
+    mean, std = as_doubles(mean, std)
     n = randn(shape, dtype=dtype, device=device, generator=generator) * std
     return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
+
+
+def as_doubles(*params: Any) -> tuple:
+    """A random fill's parameters with its Python ints as floats: they are doubles in PyTorch,
+    so an int past 64 bits (``uniform_(-2**70, 2**70)``) is a value, where an op taking it as
+    a number raises OverflowError.
+
+    Example:
+        >>> as_doubles(2 ** 70, 0.5)
+        (1.1805916207174113e+21, 0.5)
+    """
+    return tuple(float(v) if type(v) is int else v for v in params)
 
 
 def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None:

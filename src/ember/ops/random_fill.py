@@ -16,7 +16,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import refuse_inference_write
 from ember.errors import ArgumentError, DTypeError
 from ember.ops.primitive import refuse_limited
-from ember.ops.random import Generator, check_draw_bounds, rand, randint, randn
+from ember.ops.random import Generator, as_doubles, check_draw_bounds, rand, randint, randn
 from ember.ops.rounding import ceil
 from ember.ops.unary import exp, log1p, tan
 from ember.tensor import Tensor, method
@@ -89,7 +89,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
     _check_floating("exponential_", self)
     if lambd <= 0:
         raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return self.copy_(-log1p(-_uniform(self, generator)) / lambd)
+    return self.copy_(-log1p(-_uniform(self, generator)) / as_doubles(lambd)[0])
 
 
 @method()
@@ -125,6 +125,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
     if std <= 0:
         raise ArgumentError(f"log_normal_ expects std > 0.0, but found std={std}")
     z = randn(self.shape, dtype=self.dtype, generator=generator, device=self.device)
+    mean, std = as_doubles(mean, std)
     return self.copy_(exp(z * std + mean))
 
 
@@ -143,4 +144,5 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     if sigma <= 0:
         raise ArgumentError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     u = _uniform(self, generator)
+    median, sigma = as_doubles(median, sigma)
     return self.copy_(tan((u - 0.5) * math.pi) * sigma + median)
