@@ -302,6 +302,29 @@ def test_frac_is_one_op_with_torch_s_bits_layout_and_gradient(numba_or_numpy):
         np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
 
 
+def test_rsqrt_pass_gives_numpy_s_two_calls_bits(numba_or_numpy):
+    """rsqrt over 16384 elements takes numba's one pass (relu_numba.rsqrt): the bits of
+    ``reciprocal(sqrt(a))`` (random bit patterns: NaN, ±0, ±inf, subnormals), PyTorch's
+    strides."""
+    from ember.ops.relu_kernel import rsqrt_array
+
+    rng = np.random.default_rng(0)
+    for dtype, bits in ((np.float32, np.uint32), (np.float64, np.uint64)):
+        a = rng.integers(0, np.iinfo(bits).max, 40000, dtype=bits).view(dtype)
+        a[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45]
+        with np.errstate(all="ignore"):
+            want = np.reciprocal(np.sqrt(a))
+            got = rsqrt_array(np, a)
+        nan = np.isnan(want)
+        assert (np.isnan(got) == nan).all()
+        assert got[~nan].tobytes() == want[~nan].tobytes()
+    x = np.abs(rng.standard_normal((64, 40, 30))).astype(np.float32)
+    for v in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1), x[:, ::2]):
+        y, t = ember.rsqrt(ember.from_numpy(v)), torch.rsqrt(torch.from_numpy(v.copy(order="K")))
+        assert y.stride() == t.stride()
+        np.testing.assert_allclose(y.numpy(), t.numpy(), rtol=2e-7)
+
+
 def test_large_float32_sign_pass_gives_the_comparisons_bits(numba_or_numpy):
     """sign of a float32 array over 16384 elements takes numba's pass (relu_numba.sign): the
     bits of ``(a > 0) - (a < 0)`` (+0.0 at ±0 and NaN, as PyTorch), PyTorch's bits and layout."""

@@ -1,4 +1,4 @@
-"""relu and its gradient (and sign, frac) as one-pass numba loops over flat blocks (imported
+"""relu and its gradient (and sign, frac, rsqrt) as one-pass numba loops over flat blocks (imported
 only when :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.relu_kernel`).
 
 NumPy's ``maximum(x, 0)`` runs ~4× slower than an add (its NaN-propagating loop), and the
@@ -86,3 +86,12 @@ def frac(a, out):
     for i in range(a.size):
         x = a[i]
         out[i] = x - np.trunc(x)
+
+
+@njit(_UNARY)
+def rsqrt(a, out):
+    """``1 / sqrt(a)`` of a block into ``out`` (each step correctly rounded in the block's
+    dtype: NumPy's two calls' values)."""
+    one = out.dtype.type(1)
+    for i in range(a.size):
+        out[i] = one / np.sqrt(a[i])

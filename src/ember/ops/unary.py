@@ -33,7 +33,7 @@ from ember.ops.primitive import (
     complex_error,
     primitive,
 )
-from ember.ops.relu_kernel import sign_array
+from ember.ops.relu_kernel import rsqrt_array, sign_array
 from ember.tensor import Tensor, method
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "abs",
@@ -214,7 +214,7 @@ class Rsqrt(Holomorphic, Unary):
     save_inputs, save_outputs = False, True
 
     def forward(self, xp, a):
-        return xp.reciprocal(xp.sqrt(a))
+        return rsqrt_array(xp, a)
 
     def chain(self, v, x, y):
         return v * (y * y * y) * -0.5
