@@ -1,5 +1,5 @@
 """softplus on a large float32 array (softplus32: L2-sized chunks shared among the cores):
-correctly rounded, PyTorch's beta/threshold, and mish built on it."""
+correctly rounded, PyTorch's beta/threshold, and mish and logsigmoid built on it."""
 
 import math
 
@@ -256,3 +256,25 @@ def test_float32_softplus_numba_kernel_matches_the_correctly_rounded_value():
     exact = np.logaddexp(0, x.astype(np.longdouble))
     ulps = np.abs((out - exact) / np.spacing(np.float32(exact)))
     assert ulps.max() <= 0.5 + 1e-6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("size", [7, 300, 40000])
+def test_logsigmoid_is_one_op_with_the_composite_s_bits(numba_or_numpy, dtype, size):
+    """logsigmoid is one softplus application at beta = -1 (it was -softplus(-x): three ops,
+    three tape nodes); the same bits in values and gradients, numba's passes and NumPy's."""
+    rng = np.random.default_rng(1)
+    values = np.concatenate([rng.standard_normal(size) * 10, [0.0, -0.0, np.inf, -np.inf,
+                                                             np.nan, 1e-40, -100.0, 88.0]])
+    x = ember.tensor(values, dtype=getattr(ember, dtype), requires_grad=True)
+    g = ember.tensor(rng.standard_normal(values.size), dtype=getattr(ember, dtype))
+    y = ember.logsigmoid(x)
+    assert y.grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+    (got,) = ember.autograd.grad(y, x, g)
+    composite = -ember.softplus(-x, threshold=math.inf)
+    (want,) = ember.autograd.grad(composite, x, g)
+    for a, b in ((y.detach(), composite.detach()), (got, want)):  # (bits; a NaN's sign aside)
+        a, b = a.float().numpy() if dtype == "bfloat16" else a.numpy(), \
+            b.float().numpy() if dtype == "bfloat16" else b.numpy()
+        assert (np.isnan(a) == np.isnan(b)).all()
+        assert a[~np.isnan(a)].tobytes() == b[~np.isnan(b)].tobytes()
