@@ -496,3 +496,15 @@ def test_a_sparse_tensor_saved_twice_loads_as_one_object(tmp_path):
         seen.append([d["a"] is d["b"][0] is d["b"][1], d["csr"] is d["a"],
                      d["twice"] is d["a"], d["twice"].to_dense().tolist()])
     assert seen[1] == seen[0]
+
+
+def test_mmap_maps_the_storages_of_a_torch_zip_file(tmp_path):
+    x = torch.arange(12.0).reshape(3, 4)
+    torch.save({"w": x, "t": x.t(), "i": torch.arange(3)}, tmp_path / "t.pt")
+    torch.save({"w": x}, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    back = ember.load(tmp_path / "t.pt", mmap=True)
+    assert _mapped(back["w"]) and _mapped(back["i"]) and back["t"].tolist() == x.t().tolist()
+    back["w"][0, 0] = 100.0
+    assert back["t"][0, 0].item() == 100.0  # (one storage)
+    assert ember.load(tmp_path / "t.pt")["w"][0, 0].item() == 0.0  # (private)
+    assert not _mapped(ember.load(tmp_path / "old.pt", mmap=True)["w"])  # (read)

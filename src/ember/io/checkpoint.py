@@ -401,8 +401,9 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             you trust.
         mmap: True: where ``f`` is a path to an Ember (or safetensors) file, its tensors are
             views of the file mapped copy-on-write (read when used; writes stay in memory), as
-            ``torch.load(mmap=True)`` maps storages; a ``torch.save`` file or a file object is
-            read into memory.
+            ``torch.load(mmap=True)`` maps storages, and so are the storages of a zip-format
+            ``torch.save`` file; a file of its older format or a file object is read into
+            memory.
         pickle_load_args: ``encoding`` and ``errors`` for the strings of a ``torch.save``
             file, as in ``torch.load`` (``encoding="latin1"`` reads one that Python 2 wrote).
 
@@ -422,13 +423,13 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
     try:
         start = handle.tell()
         head = handle.read(32)
+        mapped = np.memmap(handle, np.uint8, "c") if mmap and owned and head else None
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
-            return torch_file.load_zip(handle, where, place, text)
+            return torch_file.load_zip(handle, where, place, text, mapped)
         if torch_file.is_legacy(head):
             return torch_file.load_legacy(handle, where, place, text)
         header = st.read_header(handle, where, torch_hint=False)  # (tried above)
-        mapped = np.memmap(handle, np.uint8, "c") if mmap and owned else None
         doc = header.metadata.get(TREE_KEY)
         if doc is None:  # a plain safetensors file from another tool
             arrays = {name: st.read_array(handle, header, name, where, mapped)

@@ -418,9 +418,11 @@ def _unpickle(data: BinaryIO, where: str, place: Placer,
                               "torch.save file") from None
 
 
-def load_zip(handle: BinaryIO, where: str, place: Placer, text: dict[str, str]) -> Any:
+def load_zip(handle: BinaryIO, where: str, place: Placer, text: dict[str, str],
+             mapped: np.ndarray | None = None) -> Any:
     """The object in a zip-format ``torch.save`` file; ``text``: how its strings decode
-    (``encoding``, ``errors``)."""
+    (``encoding``, ``errors``); ``mapped``: the file mapped copy-on-write, whose stored records
+    the storages are then views of, as ``torch.load(mmap=True)`` maps them."""
     try:
         archive = zipfile.ZipFile(handle)
     except _ZIP_ERRORS as e:
@@ -441,8 +443,12 @@ def load_zip(handle: BinaryIO, where: str, place: Placer, text: dict[str, str]) 
 
         def storage(dtype: DType, key: str, numel: int) -> _Storage:
             if key not in storages:
-                data = _record(archive, f"{prefix}data/{key}", where)
-                nbytes = numel * dtype.itemsize
+                name, nbytes = f"{prefix}data/{key}", numel * dtype.itemsize
+                data = None if mapped is None else _mapped_record(archive, name, mapped, nbytes)
+                if data is not None:
+                    storages[key] = _Storage(data, dtype, order == b"big")
+                    return storages[key]
+                data = _record(archive, name, where)
                 if len(data) < nbytes:
                     raise CheckpointError(f"{where}: storage {key} holds {len(data)} bytes, "
                                           f"{nbytes} expected; the file is truncated")
@@ -452,6 +458,25 @@ def load_zip(handle: BinaryIO, where: str, place: Placer, text: dict[str, str]) 
 
         pkl = io.BytesIO(_record(archive, pickles[0], where))
         return _unpickle(pkl, where, place, storage, text)
+
+
+def _mapped_record(archive: zipfile.ZipFile, name: str, mapped: np.ndarray,
+                   nbytes: int) -> np.ndarray | None:
+    """The first ``nbytes`` of record ``name`` as a view of the mapped file, where it is
+    stored uncompressed and whole (else None: it is read)."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        return None
+    head = mapped[info.header_offset:info.header_offset + 30].tobytes()
+    if info.compress_type != zipfile.ZIP_STORED or info.file_size < nbytes or \
+            len(head) < 30 or not head.startswith(ZIP_MAGIC):
+        return None
+    named = info.header_offset + 30 + int.from_bytes(head[26:28], "little")
+    if mapped[info.header_offset + 30:named].tobytes() != name.encode():  # (as zipfile checks)
+        return None
+    start = named + int.from_bytes(head[28:30], "little")  # (past the local header's extra)
+    return mapped[start:start + nbytes] if start + nbytes <= mapped.size else None
 
 
 def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = False) -> bytes:
