@@ -532,3 +532,14 @@ def test_remainder_zero_takes_the_dividends_sign_as_torch(numba_or_numpy, dtype,
             m, dtype)) for v in (x, y))).double().numpy() for m in (ember, torch))
         np.testing.assert_array_equal(ours, theirs)
         np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
+def test_remainder_of_0d_tensors(dtype):
+    """(A 0-d remainder is a NumPy scalar that the zero-sign fix could not write into:
+    ``ember.tensor(10.) % 1`` raised, and with it Binomial/Poisson's integer checks.)"""
+    for a, b in ((10.0, 1.0), (-4.0, 2.0), (4.0, -2.0), (-3.0, 2.0)):
+        ours, theirs = (m.remainder(m.tensor(a, dtype=getattr(m, dtype)), b).double().numpy()
+                        for m in (ember, torch))
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))

@@ -39,6 +39,9 @@ def zeros_signed_as(xp: Any, r: Any, a: Any) -> Any:
         >>> zeros_signed_as(np, np.remainder(a, -2.0), a)
         array([-0.,  0.])
     """
-    if r.dtype.kind not in "iub" and xp.count_nonzero(r) != r.size:  # (bfloat16's kind: V)
-        xp.copysign(r, a, out=r, where=r == 0)  # (count_nonzero: ~0.3 us, any() ~1.5)
+    if r.dtype.kind in "iub" or xp.count_nonzero(r) == r.size:  # (bfloat16's kind: V)
+        return r  # (count_nonzero: ~0.3 us, any() ~1.5)
+    if r.ndim == 0:  # a 0-d remainder is a NumPy scalar: nothing to write into
+        return xp.copysign(r, a)
+    xp.copysign(r, a, out=r, where=r == 0)
     return r
