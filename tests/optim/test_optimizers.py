@@ -426,7 +426,9 @@ HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
               ("Adamax", dict()), ("Adamax", dict(weight_decay=0.1, eps=0.01)),
               ("Adam", dict(eps=1e-3)), ("RMSprop", dict(eps=1e-3)),
               ("NAdam", dict()), ("NAdam", dict(decoupled_weight_decay=True, weight_decay=0.1)),
-              ("RAdam", dict()), ("RAdam", dict(weight_decay=0.1, betas=(0.9, 0.6)))]
+              ("RAdam", dict()), ("RAdam", dict(weight_decay=0.1, betas=(0.9, 0.6))),
+              ("Adafactor", dict()), ("Adafactor", dict(maximize=True, weight_decay=0.1, lr=0.05)),
+              ("Adafactor", dict(eps=(1e-3, 1e-2), d=1.5, beta2_decay=-0.5))]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

@@ -6,16 +6,18 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ember.errors import ArgumentError, DivisionByZero
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_one_element,
     full_state,
+    half_add,
+    half_lerp_,
+    is_half,
     lr_of,
     next_step,
     scalar_state,
+    scale_,
 )
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
@@ -94,19 +96,18 @@ class Adafactor(ElementwiseOptimizer):
             raise DivisionByZero(f"Adafactor: the parameter of shape {tuple(p.shape)} has no "
                                 "elements, so its root mean square (the step size's scale) "
                                 "is 0/0; leave empty parameters out of the optimizer")
-        # half-precision parameters compute in float32 and round once per stored value, as
-        # PyTorch's kernels do (a Python float would round to the parameter's dtype first)
-        num = np.float32 if data.itemsize < 4 else float
+        if is_half(data):
+            self._update_half(p, g, state, group)
+            return
         lr = lr_of(group)  # (a float32 tensor's arithmetic stays float32, as PyTorch's)
-        wd, d = num(group["weight_decay"]), num(group["d"])
+        wd, d = float(group["weight_decay"]), float(group["d"])
         eps1, eps2 = group["eps"]
         if eps1 is None:
-            eps1 = finfo(p.dtype).eps  # (bfloat16's too, which NumPy's finfo refuses)
-        eps1 = num(eps1)
+            eps1 = finfo(p.dtype).eps
+        eps1 = float(eps1)
         t = next_step(state)
-        beta = num(t ** float(group["beta2_decay"]))
+        beta = t ** float(group["beta2_decay"])
         alpha = max(float(eps2), _rms(xp, data)) * min(lr, 1.0 / math.sqrt(t))
-        alpha = alpha if num is float else num(alpha)
         if wd != 0.0:
             data *= 1 - lr * wd
         square = g * g
@@ -120,7 +121,47 @@ class Adafactor(ElementwiseOptimizer):
             var = state["variance"]._data
             var += beta * (square - var)
         step = g / xp.sqrt(xp.maximum(var, eps1 * eps1))
-        data -= alpha / max(num(1), num(_rms(xp, step)) / d) * step
+        data -= alpha / max(1.0, _rms(xp, step) / d) * step
+
+    @staticmethod
+    def _update_half(p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each op in
+        float32 rounded once to the dtype, norms too (``||p||`` and ``||u||`` are read back
+        from a rounded 0-d tensor), ``add_``'s alpha in the dtype."""
+        xp = p._device.xp
+        f32, data = xp.float32, p._data
+        half = data.dtype
+
+        def rounded(x: Any) -> Any:
+            return xp.asarray(x, dtype=f32).astype(half).astype(f32)
+
+        def norm(x: Any, **axis: Any) -> Any:  # (torch.norm: float32 sums, one rounding)
+            return rounded(xp.sqrt(xp.sum(xp.square(x.astype(f32)), dtype=f32, **axis)))
+
+        lr = float(lr_of(group))
+        eps1, eps2 = group["eps"]
+        eps1 = finfo(p.dtype).eps if eps1 is None else eps1
+        t = next_step(state)
+        beta = t ** float(group["beta2_decay"])
+        alpha = max(float(eps2), float(norm(data)) / data.size ** 0.5) * min(lr, 1 / t ** 0.5)
+        if float(group["weight_decay"]) != 0.0:
+            scale_(data, 1.0 - lr * float(group["weight_decay"]))
+        g = g.astype(half)
+        if p.ndim > 1:
+            row, col = state["row_var"]._data, state["col_var"]._data
+            for var, axis in ((row, -1), (col, -2)):  # norm(g, dim).square_().div_(size)
+                mean = rounded(xp.square(norm(g, axis=axis, keepdims=True)))
+                half_lerp_(xp, var, rounded(mean / f32(g.shape[axis])), beta)
+            var = rounded(row.astype(f32) * col.astype(f32))  # (row_var @ col_var)
+            scale = rounded(xp.mean(row.astype(f32), axis=-2, keepdims=True))
+            var = rounded(var / xp.maximum(scale, f32(eps1)))
+        else:
+            var = state["variance"]._data
+            var = half_lerp_(xp, var, rounded(xp.square(g.astype(f32))), beta).astype(f32)
+        step = rounded(1.0 / xp.sqrt(xp.maximum(var, f32(eps1 * eps1))))
+        step = rounded(step * g.astype(f32)).astype(half)
+        denom = max(1.0, float(norm(step)) / (step.size ** 0.5 * float(group["d"])))
+        half_add(xp, data, step, -alpha / denom, out=data)
 
 
 def _rms(xp: Any, a: Any) -> float:
