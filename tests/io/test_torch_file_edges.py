@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import pickle
 import warnings
+import zipfile
 
 import pytest
 import torch
@@ -102,3 +103,13 @@ def test_a_negative_pickle_protocol_is_the_highest_as_in_torch_save():
     ember.save({"r": range(2)}, buf, pickle_protocol=-1)
     buf.seek(0)
     assert ember.load(buf, weights_only=False) == {"r": range(2)}
+
+
+def test_a_flipped_storage_byte_fails_the_crc_check_torch_skips():
+    data = bytearray(torch_file({"w": torch.zeros(1000)}).getvalue())
+    info = next(i for i in zipfile.ZipFile(io.BytesIO(bytes(data))).infolist()
+                if i.filename.endswith("data/0"))
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 100] ^= 0xFF
+    assert torch.load(io.BytesIO(bytes(data)))["w"].sum().item() != 0  # (torch: silently)
+    with pytest.raises(CheckpointError, match="data/0 fails its CRC check"):
+        ember.load(io.BytesIO(bytes(data)))

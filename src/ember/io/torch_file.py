@@ -448,35 +448,68 @@ def load_zip(handle: BinaryIO, where: str, place: Placer, text: dict[str, str],
                 if data is not None:
                     storages[key] = _Storage(data, dtype, order == b"big")
                     return storages[key]
-                data = _record(archive, name, where)
+                data = _stored_record(archive, handle, name, where)
+                if data is None:
+                    data = np.frombuffer(bytearray(_record(archive, name, where)), np.uint8)
                 if len(data) < nbytes:
                     raise CheckpointError(f"{where}: storage {key} holds {len(data)} bytes, "
                                           f"{nbytes} expected; the file is truncated")
-                storages[key] = _Storage(np.frombuffer(bytearray(data[:nbytes]), np.uint8),
-                                         dtype, order == b"big")
+                storages[key] = _Storage(data[:nbytes], dtype, order == b"big")
             return storages[key]
 
         pkl = io.BytesIO(_record(archive, pickles[0], where))
         return _unpickle(pkl, where, place, storage, text)
 
 
-def _mapped_record(archive: zipfile.ZipFile, name: str, mapped: np.ndarray,
-                   nbytes: int) -> np.ndarray | None:
-    """The first ``nbytes`` of record ``name`` as a view of the mapped file, where it is
-    stored uncompressed and whole (else None: it is read)."""
+def _data_start(archive: zipfile.ZipFile, name: str, read_at: Callable[[int, int], bytes]
+                ) -> tuple[zipfile.ZipInfo, int] | None:
+    """Record ``name``'s entry and where its data starts, past its local header (read by
+    ``read_at(offset, size)``, its name checked as zipfile checks it), where it is stored
+    uncompressed (else None: zipfile reads it)."""
     try:
         info = archive.getinfo(name)
     except KeyError:
         return None
-    head = mapped[info.header_offset:info.header_offset + 30].tobytes()
-    if info.compress_type != zipfile.ZIP_STORED or info.file_size < nbytes or \
-            len(head) < 30 or not head.startswith(ZIP_MAGIC):
+    head = read_at(info.header_offset, 30)
+    if info.compress_type != zipfile.ZIP_STORED or len(head) < 30 or \
+            not head.startswith(ZIP_MAGIC):
         return None
     named = info.header_offset + 30 + int.from_bytes(head[26:28], "little")
-    if mapped[info.header_offset + 30:named].tobytes() != name.encode():  # (as zipfile checks)
+    if read_at(info.header_offset + 30, named - info.header_offset - 30) != name.encode():
         return None
-    start = named + int.from_bytes(head[28:30], "little")  # (past the local header's extra)
-    return mapped[start:start + nbytes] if start + nbytes <= mapped.size else None
+    return info, named + int.from_bytes(head[28:30], "little")  # (past its extra field)
+
+
+def _mapped_record(archive: zipfile.ZipFile, name: str, mapped: np.ndarray,
+                   nbytes: int) -> np.ndarray | None:
+    """The first ``nbytes`` of record ``name`` as a view of the mapped file, where it is
+    stored uncompressed and whole (else None: it is read)."""
+    found = _data_start(archive, name, lambda at, n: mapped[at:at + n].tobytes())
+    if found is None or found[0].file_size < nbytes or found[1] + nbytes > mapped.size:
+        return None
+    return mapped[found[1]:found[1] + nbytes]
+
+
+def _stored_record(archive: zipfile.ZipFile, handle: BinaryIO, name: str, where: str
+                   ) -> np.ndarray | None:
+    """Record ``name`` read straight into one writable array, its CRC checked, where it is
+    stored uncompressed (zipfile's reads copy it in chunks: 5x slower for large storages)."""
+    def read_at(at: int, n: int) -> bytes:
+        handle.seek(at)
+        return handle.read(n)
+
+    found = _data_start(archive, name, read_at)
+    if found is None:
+        return None
+    info, start = found
+    data = bytearray(info.file_size)
+    handle.seek(start)
+    if handle.readinto(data) != info.file_size:
+        return None  # (zipfile says what is wrong)
+    if zlib.crc32(data) != info.CRC:
+        raise CheckpointError(f"{where}: record {name} fails its CRC check; the file is "
+                              "corrupted")
+    return np.frombuffer(data, np.uint8)
 
 
 def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = False) -> bytes:
