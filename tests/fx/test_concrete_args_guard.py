@@ -53,3 +53,30 @@ def test_the_check_survives_dead_code_elimination():
     gm.recompile()
     with pytest.raises(SpecializedArgumentError):
         gm(ember.ones(2), True)
+
+
+def _to_module(lib, method):
+    class To(lib.nn.Module):
+        def forward(self, x, a=None):
+            return getattr(x, method)(a) if method == "to" else x.contiguous(memory_format=a)
+    return To()
+
+
+@pytest.mark.parametrize("method, value, other", [
+    ("to", "float64", "float16"), ("to", "cpu", "meta"),
+    ("contiguous", "channels_last", "contiguous_format")])
+def test_a_dtype_device_or_memory_format_is_checked_as_torch_fx(method, value, other):
+    # (a dtype specialized to float64 ran a float16 call as float64, silently)
+    def get(lib, name):
+        return lib.device(name) if name in ("cpu", "meta") else getattr(lib, name)
+    gm = ember.fx.symbolic_trace(_to_module(ember, method),
+                                 concrete_args={"a": get(ember, value)})
+    tgm = torch.fx.symbolic_trace(_to_module(torch, method),
+                                  concrete_args={"a": get(torch, value)})
+    x, tx = ember.ones(1, 2, 2, 2), torch.ones(1, 2, 2, 2)
+    out, tout = gm(x, get(ember, value)), tgm(tx, get(torch, value))
+    assert (out.stride(), str(out.dtype)[6:]) == (tout.stride(), str(tout.dtype)[6:])
+    with pytest.raises(AssertionError, match="a has been specialized"):
+        tgm(tx, get(torch, other))
+    with pytest.raises(SpecializedArgumentError, match=f"a was specialized to .*{value}"):
+        gm(x, get(ember, other))

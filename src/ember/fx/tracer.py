@@ -16,10 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from ember.backend.device import Device
+from ember.dtypes import DType
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
 from ember.fx.node import Node, has_side_effect, map_aggregate
 from ember.fx.proxy import CONTROL_FLOW_HINT, Attribute, Proxy, TraceError
+from ember.layouts import layout, memory_format
 from ember.nn import Module, Sequential
 from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
@@ -461,12 +464,16 @@ def _starred_as_named(fn: types.FunctionType) -> types.FunctionType:
     return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
 
 
+_GUARDED = (bool, int, float, complex, str, DType, Device, memory_format, layout)
+
+
 def _guardable(value: Any) -> bool:
-    """Whether a concrete argument compares by value (None, numbers, strings, tuples and
-    lists of them), so the graph can check a later call passes the same."""
+    """Whether a concrete argument compares by value (None, numbers, strings, dtypes,
+    devices, memory formats, layouts, tuples and lists of them), as torch.fx's check, so the
+    graph can check a later call passes the same."""
     if isinstance(value, (tuple, list)):
         return all(map(_guardable, value))
-    return value is None or type(value) in (bool, int, float, complex, str)
+    return value is None or type(value) in _GUARDED
 
 
 class SpecializedArgumentError(ArgumentError, AssertionError):
