@@ -2,6 +2,7 @@
 torch.fx's graph asserts (the graph ran the traced branch silently for another value:
 ``gm(x, True)`` gave ``x * 3`` where the module gives ``x * 2``)."""
 
+import numpy as np
 import pytest
 import torch
 import torch.fx
@@ -80,3 +81,22 @@ def test_a_dtype_device_or_memory_format_is_checked_as_torch_fx(method, value, o
         tgm(tx, get(torch, other))
     with pytest.raises(SpecializedArgumentError, match=f"a was specialized to .*{value}"):
         gm(x, get(ember, other))
+
+
+@pytest.mark.parametrize("flag, n", [(np.False_, 2), (False, np.int64(2)), (False, "tensor"),
+                                     (np.False_, np.float32(2.0))])
+def test_an_equal_value_of_another_type_runs_as_torch_fx(flag, n):
+    # (np.int64(2), a 0-d tensor 2 or np.False_ were refused; torch.fx checks value == expected)
+    gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
+    tgm = torch.fx.symbolic_trace(_module(torch), concrete_args=CONCRETE)
+    x = [1.5, -2.0]
+    en, tn = (ember.tensor(2), torch.tensor(2)) if isinstance(n, str) else (n, n)
+    out = gm(ember.tensor(x), flag, None, en)
+    assert out.tolist() == tgm(torch.tensor(x), flag, None, tn).tolist() == [9.0, -12.0]
+
+
+@pytest.mark.parametrize("n", [np.int64(3), "tensor", "2"])
+def test_an_unequal_value_of_another_type_is_refused(n):
+    gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
+    with pytest.raises(SpecializedArgumentError, match="n was specialized to 2"):
+        gm(ember.ones(2), False, None, ember.tensor([2, 2]) if n == "tensor" else n)

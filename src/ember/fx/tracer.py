@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import inspect
 import math
+import numbers
 import operator
 import sys
 import threading
@@ -15,6 +16,8 @@ import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from ember.backend.device import Device
 from ember.dtypes import DType
@@ -476,6 +479,22 @@ def _guardable(value: Any) -> bool:
     return value is None or type(value) in _GUARDED
 
 
+def _passes(value: Any, expected: Any) -> bool:
+    """Whether ``value`` equals the specialized ``expected`` (``value == expected``, as
+    torch.fx's check): a NumPy scalar or a one-element tensor passes for an equal number
+    (``np.int64(2)``, ``ember.tensor(2)`` for 2), other types of value do not."""
+    if isinstance(expected, (tuple, list)):
+        return isinstance(value, tuple if isinstance(expected, tuple) else list) and \
+            len(value) == len(expected) and all(map(_passes, value, expected))
+    if value is None or expected is None:
+        return value is expected
+    if isinstance(value, Tensor):
+        return value.numel() == 1 and type(expected) in (bool, int, float, complex) and \
+            bool(value == expected)
+    return (_guardable(value) or isinstance(value, (numbers.Number, np.generic))) and \
+        bool(value == expected)
+
+
 class SpecializedArgumentError(ArgumentError, AssertionError):
     """A traced graph was called with another value for an argument that ``concrete_args``
     fixed (an ``AssertionError`` too, as torch.fx's check raises)."""
@@ -485,10 +504,10 @@ class SpecializedArgumentError(ArgumentError, AssertionError):
 def check_specialized(value: Any, expected: Any, name: str) -> None:
     """The check a graph traced with ``concrete_args={name: expected}`` runs first: the
     graph holds only the branch ``expected`` took, so another value is refused."""
-    if expected is None and value is None or \
-            expected is not None and _guardable(value) and value == expected:
+    if _passes(value, expected):
         return
-    got = repr(value) if _guardable(value) else f"a {type(value).__name__}"
+    scalar = _guardable(value) or isinstance(value, (numbers.Number, np.generic))
+    got = repr(value) if scalar else f"a {type(value).__name__}"
     hint = (f"trace again with concrete_args={{{name!r}: {value!r}}}" if _guardable(value)
             else f"trace again without {name} in concrete_args")
     raise SpecializedArgumentError(
