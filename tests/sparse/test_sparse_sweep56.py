@@ -185,6 +185,19 @@ def test_zeros_like_of_a_sparse_tensor_as_torch(call):
     assert seen[1] == seen[0]
 
 
+@pytest.mark.parametrize("layout", ["csr", "csc", "bsr"])
+def test_empty_like_of_a_compressed_tensor_keeps_its_pattern_as_torch(layout):
+    # review56c item 2: Ember gave no entries, so out.values().copy_(...) raised ShapeError
+    seen = []
+    for m in (torch, ember):
+        d = m.tensor([[2.0, 0.0, 0.0, 1.0], [0.0, 3.0, 0.0, 0.0]])
+        s = d.to_sparse_bsr(2) if layout == "bsr" else getattr(d, f"to_sparse_{layout}")()
+        out = m.empty_like(s, dtype=m.float64)
+        out.values().copy_(s.values() * 2)
+        seen.append(_parts(out, m))
+    assert seen[1] == seen[0]
+
+
 def test_ones_like_of_a_coo_tensor_is_refused_as_torch():
     s = ember.sparse_coo_tensor(INDEX, VALUES, (2, 3))
     for call in (ember.ones_like, lambda s: ember.full_like(s, 2)):

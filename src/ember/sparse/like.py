@@ -1,8 +1,8 @@
 """``zeros_like``, ``empty_like``, ``ones_like`` and ``full_like`` of a sparse tensor, as
-PyTorch's: zeros (and uninitialised memory) are a tensor of the same layout with no
-specified elements; ones and a fill value keep a compressed tensor's pattern (a COO tensor
-refuses them, as PyTorch's ``fill_`` does); ``layout=ember.strided`` gives the dense tensor
-(zeros of another sparse layout: that layout's tensor with no entries).
+PyTorch's: zeros (and a COO tensor's uninitialised memory) are a tensor of the same layout
+with no specified elements; ones, a fill value and ``empty_like`` keep a compressed tensor's
+pattern (a COO tensor refuses a fill, as PyTorch's ``fill_`` does); ``layout=ember.strided``
+gives the dense tensor (zeros of another sparse layout: that layout's tensor with no entries).
 """
 
 from __future__ import annotations
@@ -32,16 +32,17 @@ def _like(op: str, s: SparseTensor, fill: Any, dtype: Any, device: Any,
         raise ArgumentError(f"{op}: a {s.layout!r} tensor's {op} is of its layout or "
                             f"ember.strided, got layout={layout!r}. Hint: convert the result "
                             "(to_sparse_csr(), ...)")
-    if fill is None:  # (zeros_like, empty_like: no specified elements)
+    if fill is None and (op == "zeros_like" or s.layout is sparse_coo):  # (no entries)
         index = tuple(i.to(device) for i in empty_index(s))
         values = zeros(0, *s._vals.shape[1:], dtype=dtype, device=device)
     elif s.layout is sparse_coo:
         raise not_supported(op, s)  # (as PyTorch's: "Could not run 'aten::fill_.Scalar'")
-    else:  # (a compressed tensor's pattern, each value ``fill``)
+    else:  # (a compressed tensor's pattern, each value ``fill``; empty_like's are zeros)
         index = tuple(i.to(device) for i in s._index)
-        values = full(tuple(s._vals.shape), fill, dtype=dtype, device=device)
+        values = full(tuple(s._vals.shape), 0 if fill is None else fill,
+                      dtype=dtype, device=device)
     values.requires_grad_(requires_grad)
-    return SparseTensor(s.layout, s._size, index, values, fill is None or s._coalesced)
+    return SparseTensor(s.layout, s._size, index, values, values.shape[0] == 0 or s._coalesced)
 
 
 def zeros_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
@@ -59,7 +60,13 @@ def zeros_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
 def empty_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None, memory_format: Any = None
                ) -> Any:
-    """As :func:`zeros_like` (a sparse tensor's uninitialised memory holds no entries)."""
+    """A COO tensor's ``empty_like`` holds no entries; a compressed tensor's keeps its pattern
+    (its values are zeros here, uninitialised in PyTorch), as PyTorch's.
+
+    Example:
+        >>> ember.empty_like(ember.eye(2).to_sparse_csr())._nnz()
+        2
+    """
     return _like("empty_like", s, None, dtype, device, requires_grad, layout)
 
 
