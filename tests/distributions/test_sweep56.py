@@ -17,10 +17,13 @@ def _t(a):
 
 @pytest.mark.parametrize("family", ["RelaxedBernoulli", "RelaxedOneHotCategorical"])
 def test_relaxed_families_put_a_batch_of_temperatures_into_the_batch_shape(family):
-    # A (2, 1) temperature with (3,) probs: sampling broke on shapes (as torch's does); now
+    # A (2, 1) temperature with (3,) probs (a (2, 1, 1) one with (3, 4) categorical probs,
+    # right-aligned against batch + event): sampling broke on shapes (as torch's does); now
     # the batch shape is (2, 3) and row i behaves as torch's family at temperature[i].
     rng = np.random.default_rng(0)
     temps = np.array([[0.5], [2.0]])
+    if family == "RelaxedOneHotCategorical":
+        temps = temps[..., None]
     probs = np.array([0.2, 0.5, 0.7]) if family == "RelaxedBernoulli" else \
         rng.dirichlet(np.ones(4), size=3)
     d = getattr(D, family)(_t(temps), probs=_t(probs))
@@ -33,7 +36,7 @@ def test_relaxed_families_put_a_batch_of_temperatures_into_the_batch_shape(famil
     ours = d.log_prob(_t(x)).numpy()
     assert ours.shape == (5, 2, 3)
     for i in range(2):
-        theirs = getattr(TD, family)(torch.tensor(temps[i, 0]), probs=torch.tensor(probs))
+        theirs = getattr(TD, family)(torch.tensor(temps[i].ravel()[0]), probs=torch.tensor(probs))
         np.testing.assert_allclose(ours[:, i], theirs.log_prob(torch.tensor(x[:, i])).numpy(),
                                    rtol=1e-10)
 
@@ -152,3 +155,40 @@ def test_relaxed_temperature_must_be_positive_under_validation(family, probs):
             cls(bad, probs=ember.tensor(probs))
     cls(-1.0, probs=ember.tensor(probs), validate_args=False)  # unchecked, as asked
     cls(ember.tensor(0.5), probs=ember.tensor(probs))
+
+
+@pytest.mark.parametrize("family", ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"])
+def test_relaxed_categorical_temperature_broadcasts_against_batch_and_event_as_torch(family):
+    # torch's rsample divides batch + (K,) scores by the temperature: a (B, 1) temperature is
+    # one per row, (1,) is one for all, (K,) one per category. 006d0193 read these as batch
+    # dims, giving (B, B, K), (1, K) and (K, K) samples.
+    B, K = 5, 4
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(B, K))
+    cls = getattr(D, family)
+    tcls = getattr(TD.relaxed_categorical, family)
+    for temp, lg in [(rng.uniform(0.3, 2.0, size=(B, 1)), logits), (np.array([0.5]), logits[0]),
+                     (np.array([0.5, 1.0, 2.0, 4.0]), logits[0])]:
+        d = cls(_t(temp), logits=_t(lg))
+        theirs = tcls(torch.tensor(temp), logits=torch.tensor(lg))
+        assert d.batch_shape == theirs.batch_shape
+        assert d.rsample().shape == theirs.rsample().shape
+        assert d.rsample((3,)).shape == (3, *theirs.batch_shape, K)
+    # Per-row log_prob: torch's (B, 1) log_prob is (B, B), whose diagonal is the right answer.
+    temp = rng.uniform(0.3, 2.0, size=(B, 1))
+    d = cls(_t(temp), logits=_t(logits))
+    x = d.rsample((2,)).detach()
+    ours = d.log_prob(x).numpy()
+    assert ours.shape == (2, B)
+    theirs = tcls(torch.tensor(temp), logits=torch.tensor(logits))
+    for s in range(2):
+        np.testing.assert_allclose(ours[s], theirs.log_prob(torch.tensor(x[s].numpy())).diagonal()
+                                   .numpy(), rtol=1e-10)
+
+
+def test_relaxed_categorical_per_category_temperature_has_no_log_prob():
+    d = D.RelaxedOneHotCategorical(_t([0.5, 1.0, 2.0]), logits=ember.zeros(3))
+    with pytest.raises(ArgumentError, match=r"own temperature.*batch_shape \+ \(1,\)"):
+        d.log_prob(d.rsample())
+    with pytest.raises(ArgumentError, match=r"temperature of shape \(2,\).*batch_shape \+ \(1,\)"):
+        D.ExpRelaxedCategorical(ember.ones(2), logits=ember.zeros(3, 4))

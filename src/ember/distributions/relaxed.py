@@ -33,16 +33,22 @@ def _temperature(owner: str, value: Any, like: Tensor) -> Tensor:
     return value
 
 
-def _batch_shape(owner: str, batch_shape: Any, temperature: Tensor) -> Any:
-    """The batch shape with a batch of temperatures broadcast in (sampling with a (2, 1)
-    temperature and (3,) probs broke on shapes, as torch's does)."""
+def _batch_shape(owner: str, batch_shape: Any, temperature: Tensor, event: Any = ()) -> Any:
+    """The batch shape with a batch of temperatures broadcast in. The temperature is
+    right-aligned against ``batch_shape + event`` (as PyTorch's ``rsample`` divides
+    ``batch + event``-shaped scores by it), so a categorical family takes a per-row
+    temperature of shape ``(..., 1)``; a (2, 1) temperature with (3,) Bernoulli probs has
+    batch shape (2, 3), where sampling broke on shapes as torch's does."""
+    full = ember.Size(tuple(batch_shape) + tuple(event))
     try:
-        return ember.Size(ember.broadcast_shapes(batch_shape, temperature.shape))
+        shape = ember.Size(ember.broadcast_shapes(full, temperature.shape))
     except ValueError as exc:
+        hint = ("give one temperature or one per batch element" if not event else
+                "give one temperature, or one per batch element of shape batch_shape + (1,)")
         raise ArgumentError(f"{owner}: temperature of shape {tuple(temperature.shape)} does "
                             f"not broadcast with the batch shape {tuple(batch_shape)} of the "
-                            "probabilities; hint: give one temperature or one per batch "
-                            "element") from exc
+                            f"probabilities (event shape {tuple(event)}); hint: {hint}") from exc
+    return shape[:len(shape) - len(event)]
 
 
 def _check_temperature(d: Distribution) -> None:
@@ -133,8 +139,9 @@ class ExpRelaxedCategorical(_CategoricalParams):
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         super().__init__(probs, logits, validate_args)
         self.temperature = _temperature(type(self).__name__, temperature, self._categorical.probs)
-        batch_shape = _batch_shape(type(self).__name__, self._batch_shape, self.temperature)
-        if batch_shape != self._batch_shape:  # one temperature per event
+        batch_shape = _batch_shape(type(self).__name__, self._batch_shape, self.temperature,
+                                   self._event_shape)
+        if batch_shape != self._batch_shape:
             self._categorical = self._categorical.expand(batch_shape)
             Distribution.__init__(self, batch_shape, self._event_shape, validate_args)
         _check_temperature(self)
@@ -142,16 +149,25 @@ class ExpRelaxedCategorical(_CategoricalParams):
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
         gumbels = -ember.log(-ember.log(u))
-        scores = (self.logits + gumbels) / self.temperature.unsqueeze(-1)
+        scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(-1, keepdim=True)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         k = self._event_shape[0]
+        t = self.temperature
+        if t.dim() > 0:
+            if t.shape[-1] != 1:
+                raise ArgumentError(
+                    f"{type(self).__name__}.log_prob: a temperature of shape {tuple(t.shape)} "
+                    f"gives each of the {k} categories its own temperature, which has no "
+                    "Concrete density (PyTorch returns a wrongly shaped result); hint: give "
+                    "one temperature per batch element, of shape batch_shape + (1,)")
+            t = t[..., 0]
         logits, value = broadcast_all(self.logits, value, owner="ExpRelaxedCategorical")
-        log_scale = math.lgamma(k) + (k - 1) * ember.log(self.temperature)
-        score = logits - value * self.temperature.unsqueeze(-1)
+        log_scale = math.lgamma(k) + (k - 1) * ember.log(t)
+        score = logits - value * self.temperature
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
 
 
