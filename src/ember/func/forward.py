@@ -38,18 +38,24 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         raise TypeError("jvp: primals and tangents must be tuples (e.g. (x,) for one input), "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
     p_leaves, p_spec, t_leaves = _checked(primals, tangents, "jvp")
+    out, dout, aux = _jvp_of_leaves(func, p_leaves, p_spec, t_leaves, has_aux, "jvp")
+    return (out, dout, aux) if has_aux else (out, dout)
+
+
+def _jvp_of_leaves(func: Callable, p_leaves: list, p_spec: Any, t_leaves: list,
+                   has_aux: bool, name: str) -> tuple[Any, Any, Any]:
+    """``(out, its tangent, aux)`` of ``func`` at the checked leaves of the primals."""
     result, tangent_of = jvp_leaves(lambda *xs: func(*tree_unflatten(list(xs), p_spec)),
                                     p_leaves, t_leaves)
-    out, aux = split_aux(result, has_aux, "jvp")
+    out, aux = split_aux(result, has_aux, name)
     out_leaves, out_spec = tree_flatten(out)
     douts = []
     for o in out_leaves:
         if not isinstance(o, Tensor):
-            raise GradError(f"jvp: the output of f must be a tensor or a pytree of tensors, "
+            raise GradError(f"{name}: the output of f must be a tensor or a pytree of tensors, "
                             f"got a leaf of type {type(o).__name__}")
         douts.append(tangent_of(o))
-    dout = tree_unflatten(douts, out_spec)
-    return (out, dout, aux) if has_aux else (out, dout)
+    return out, tree_unflatten(douts, out_spec), aux
 
 
 def jvp_leaves(call: Callable, primals: list, tangents: list) -> tuple[Any, Callable]:
@@ -115,6 +121,7 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     point = tree_unflatten([x.clone() if isinstance(x, Tensor) else x for x in leaves], spec)
 
     def jvp_fn(*tangents: Any) -> Any:
-        _checked(point, tangents, "linearize's jvp_fn", same_dtype=True)
-        return jvp(func, point, tangents)[1]
+        p_leaves, _, t_leaves = _checked(point, tangents, "linearize's jvp_fn",
+                                         same_dtype=True)
+        return _jvp_of_leaves(func, p_leaves, spec, t_leaves, False, "linearize's jvp_fn")[1]
     return out, jvp_fn
