@@ -67,6 +67,32 @@ def test_bad_tangents_are_refused_by_name(tangents, error, match):
         tjvp_fn(*(torch.from_numpy(t.numpy()) for t in tangents))
 
 
+def test_a_func_changing_its_input_in_place_is_linearized_at_the_given_point():
+    # (the copy was taken after func had doubled x, and each jvp_fn call doubled it again:
+    # [-0.832, -1.307] then [-1.307, -0.291]; torch.func drifts too, and from its first call)
+    x = ember.tensor([0.5, 1.0], dtype=ember.float64)
+    out, jvp_fn = ember.func.linearize(lambda y: y.mul_(2).sin(), x)
+    t = ember.tensor([1.0, -2.0], dtype=ember.float64)
+    expected = (2 * ember.tensor([1.0, 2.0], dtype=ember.float64).cos() * t).tolist()
+    assert jvp_fn(t).tolist() == pytest.approx(expected, rel=1e-12)
+    assert jvp_fn(t).tolist() == pytest.approx(expected, rel=1e-12)
+    assert x.tolist() == [1.0, 2.0]  # (func ran on x once, as eagerly)
+    assert out.tolist() == x.sin().tolist()
+
+
+def test_a_func_changing_its_input_only_on_a_later_call_is_refused():
+    calls = []
+
+    def f(y):
+        calls.append(1)
+        return (y.mul_(2) if len(calls) == 3 else y).sin()
+    _, jvp_fn = ember.func.linearize(f, ember.tensor(X, dtype=ember.float64))
+    jvp_fn(ember.ones(3, dtype=ember.float64))
+    for _ in range(2):  # (the point moved: every call after is refused)
+        with pytest.raises(ember.errors.GradError, match="changed its input in place"):
+            jvp_fn(ember.ones(3, dtype=ember.float64))
+
+
 def test_jvp_fn_checks_the_tangents_once(monkeypatch):
     # (jvp_fn checked them, then called jvp, which checked them again: ~5 us a call)
     import ember.func.forward as forward

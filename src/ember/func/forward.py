@@ -107,21 +107,37 @@ def _checked(primals: tuple, tangents: tuple, name: str,
 
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the Jacobian-vector
-    product at ``primals`` (their values now: a copy is kept, so a later in-place change does
-    not move the point). Each ``jvp_fn`` call runs ``func`` again in forward mode; PyTorch's
-    traces it once.
+    product at ``primals`` (their values when linearize was called: a copy is kept, so an
+    in-place change later, or by ``func`` itself, does not move the point). Each ``jvp_fn``
+    call runs ``func`` again in forward mode; PyTorch's traces it once.
 
     Example:
         >>> out, jvp_fn = ember.func.linearize(ember.exp, ember.zeros(2))
         >>> jvp_fn(ember.ones(2))
         tensor([1., 1.])
     """
-    out = func(*primals)
     leaves, spec = tree_flatten(primals)
-    point = tree_unflatten([x.clone() if isinstance(x, Tensor) else x for x in leaves], spec)
+    copies = [x.clone() if isinstance(x, Tensor) else x for x in leaves]
+    point, versions = tree_unflatten(copies, spec), _versions(leaves)
+    out = func(*primals)
+    # (a func that changed its input in place runs on a fresh copy of the point each call)
+    changes_input = _versions(leaves) != versions
+    versions = _versions(copies)
 
     def jvp_fn(*tangents: Any) -> Any:
         p_leaves, _, t_leaves = _checked(point, tangents, "linearize's jvp_fn",
                                          same_dtype=True)
-        return _jvp_of_leaves(func, p_leaves, spec, t_leaves, False, "linearize's jvp_fn")[1]
+        if changes_input:
+            p_leaves = [x.clone() for x in p_leaves]
+        dout = _jvp_of_leaves(func, p_leaves, spec, t_leaves, False, "linearize's jvp_fn")[1]
+        if _versions(copies) != versions:
+            raise GradError("linearize's jvp_fn: func changed its input in place on a call "
+                            "(not when linearize ran it), which moved the point of the "
+                            "linearization. Hint: linearize needs a function that leaves its "
+                            "inputs alone: clone them in func before an in-place op")
+        return dout
     return out, jvp_fn
+
+
+def _versions(leaves: list) -> list[int]:
+    return [x._version for x in leaves if isinstance(x, Tensor)]
