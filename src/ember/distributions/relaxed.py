@@ -39,6 +39,8 @@ def _batch_shape(owner: str, batch_shape: Any, temperature: Tensor, event: Any =
     ``batch + event``-shaped scores by it), so a categorical family takes a per-row
     temperature of shape ``(..., 1)``; a (2, 1) temperature with (3,) Bernoulli probs has
     batch shape (2, 3), where sampling broke on shapes as torch's does."""
+    if temperature.dim() == 0:  # the common case: no broadcast to pay for
+        return batch_shape
     full = ember.Size(tuple(batch_shape) + tuple(event))
     try:
         shape = ember.Size(ember.broadcast_shapes(full, temperature.shape))
