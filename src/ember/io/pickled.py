@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import io
 import pickle
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ember.errors import CheckpointError
+from ember.backend.meta import MetaArray
+from ember.dtypes import to_dtype
+from ember.errors import CheckpointError, DTypeError
 from ember.io.placement import Placer
-from ember.tensor import Tensor, _unpickled
+from ember.tensor import STATE_SLOTS, Tensor, _unpickled
 from ember.tensor_copy import rebuilt
 
 
@@ -117,10 +120,51 @@ class Unpickled:
         return obj
 
 
+def _checked_parts(where: str, array: Any, layout: Any = None, cls: Any = Tensor,
+                   attributes: Any = None) -> None:
+    """Refuses the parts of a pickled tensor unless they are what :func:`ember.tensor_copy.
+    pickled` writes: an Ember dtype (a file naming ``object`` would have NumPy read pointers
+    from the file's bytes), a bytes buffer or array of such a dtype, a Tensor class and its
+    own attributes."""
+    def refuse(what: str) -> CheckpointError:
+        return CheckpointError(f"{where}: a pickled tensor's {what}; the file is corrupted or "
+                               "crafted")
+
+    def ember_dtype(d: Any) -> bool:
+        try:
+            d = np.dtype(d) if isinstance(d, (str, np.dtype)) else None
+            return d is not None and not d.hasobject and to_dtype(d) is not None
+        except (TypeError, ValueError, DTypeError):
+            return False
+
+    if layout is None:
+        if not (isinstance(array, (np.ndarray, MetaArray)) and ember_dtype(array.dtype)):
+            raise refuse(f"data is a {type(array).__name__}, not an array of an Ember dtype")
+    elif not (isinstance(layout, tuple) and len(layout) == 4 and ember_dtype(layout[0])):
+        raise refuse(f"layout {reprlib.repr(layout)} names no Ember dtype")
+    elif not (isinstance(array, (bytes, bytearray)) or (
+            isinstance(array, np.ndarray) and array.dtype == np.uint8)):
+        raise refuse(f"data is a {type(array).__name__}, not bytes")
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise refuse(f"class {reprlib.repr(cls)} is not a Tensor class")
+    if attributes is not None and not (isinstance(attributes, dict) and all(
+            isinstance(k, str) and not k.startswith("__") and k not in STATE_SLOTS
+            for k in attributes)):
+        raise refuse(f"attributes {reprlib.repr(attributes)} are not a subclass's own")
+
+
 def _unpickler(module: Any, data: bytes, place: Placer,
-               resolve: Callable[[Any], Any] | None) -> Any:
+               resolve: Callable[[Any], Any] | None, where: str = "load") -> Any:
     """``module``'s unpickler of ``data``, placing each unpickled tensor with ``place``
-    (``map_location``) and giving each persistent id's object by ``resolve``."""
+    (``map_location``) and giving each persistent id's object by ``resolve``; a tensor's
+    parts are checked (:func:`_checked_parts`) before it is rebuilt."""
+    def unpickled(array: Any, device: Any, grad: Any) -> Tensor:
+        _checked_parts(where, array)
+        return _unpickled(array, str(place(device, array)), grad)
+
+    def rebuilt_(array: Any, device: Any, grad: Any, *rest: Any) -> Tensor:
+        _checked_parts(where, array, *rest[:3])
+        return rebuilt(array, str(place(device, array)), grad, *rest)
 
     class Unpickler(module.Unpickler):
         def persistent_load(self, pid: Any) -> Any:
@@ -130,11 +174,9 @@ def _unpickler(module: Any, data: bytes, place: Placer,
 
         def find_class(self, mod: str, name: str) -> Any:
             if (mod, name) == ("ember.tensor", "_unpickled"):
-                return lambda array, device, grad: _unpickled(array, str(place(device, array)),
-                                                              grad)
+                return unpickled
             if (mod, name) == ("ember.tensor_copy", "rebuilt"):
-                return lambda array, device, grad, *rest: rebuilt(
-                    array, str(place(device, array)), grad, *rest)
+                return rebuilt_
             return super().find_class(mod, name)
 
     return Unpickler(io.BytesIO(data))
@@ -145,7 +187,7 @@ def loads(array: np.ndarray, place: Placer, where: str, what: str, module: Any =
     """The object that :func:`dumps` stored as ``array`` (``resolve``: the object of each
     persistent id); a failure names the file and type."""
     try:
-        return _unpickler(module, array.tobytes(), place, resolve).load()
+        return _unpickler(module, array.tobytes(), place, resolve, where).load()
     except CheckpointError:  # (a damaged tensor node it refers to)
         raise
     except Exception as e:  # noqa: BLE001 - a missing class, a damaged payload …

@@ -1,0 +1,55 @@
+"""review56g's findings on the io/checkpoint sweep of session 56 (each test fails before its
+fix)."""
+import io
+import json
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import ember
+from ember import tensor_copy as tc
+from ember.errors import CheckpointError
+from ember.io.checkpoint import FORMAT, TREE_KEY
+from ember.io.safetensors_file import write_arrays
+from ember.tensor import _unpickled
+
+
+def _ember_file(payload: bytes) -> io.BytesIO:
+    """An Ember file whose tree is one pickled object, ``payload``."""
+    doc = json.dumps({"format": FORMAT, "version": 3, "tree": {"$pickle": "obj", "type": "x"}})
+    out = io.BytesIO()
+    write_arrays(out, {"obj": np.frombuffer(payload, np.uint8)}, {TREE_KEY: doc})
+    out.seek(0)
+    return out
+
+
+class _Reduced:
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+@pytest.mark.parametrize("fn, args", [
+    # an object array over the file's bytes: reading an element followed its pointers (SIGSEGV)
+    (tc.rebuilt, (b"\x41" * 16, "cpu", False, ("O", (2,), (8,), 0))),
+    (tc.rebuilt, (b"\x41" * 16, "cpu", False, ("f4,i4", (2,), (8,), 0))),
+    (tc.rebuilt, (b"\x41" * 16, "cpu", False, (">f4", (2,), (4,), 0))),
+    (tc.rebuilt, ({"a": 1}, "cpu", False)),
+    (tc.rebuilt, (10**30, "cpu", False)),
+    (tc.rebuilt, (b"\0" * 8, "cpu", False, ("<f4", (2,), (4,), 0), OrderedDict)),
+    (_unpickled, ("abc", "cpu", False)),
+])
+def test_weights_only_load_refuses_tensor_parts_that_are_not_embers(fn, args):
+    # review56g item 1: the restricted unpickler handed these to the rebuild functions
+    with pytest.raises(CheckpointError, match="pickled tensor"):
+        ember.load(_ember_file(pickle.dumps(_Reduced(fn, args), protocol=4)))
+
+
+def test_a_tensor_pickled_in_an_object_still_loads_with_weights_only_false():
+    t = ember.arange(6.0).reshape(2, 3).t()
+    out = ember.load(_ember_file(pickle.dumps(t, protocol=4)), weights_only=False)
+    np.testing.assert_array_equal(out.numpy(), t.numpy())
