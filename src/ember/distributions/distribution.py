@@ -94,13 +94,16 @@ class Distribution:
             if name not in self.__dict__ and isinstance(getattr(type(self), name, None),
                                                         lazy_property):
                 continue  # computed from another parameter, which is checked
-            value = getattr(self, name)
-            if not _all_true(constraint.check(value)):
-                raise ArgumentError(
-                    f"{type(self).__name__}: expected parameter {name} (Tensor of shape "
-                    f"{tuple(value.shape)}) to satisfy the constraint {constraint!r}, but found "
-                    f"invalid values:\n{value}\nhint: pass validate_args=False to skip this "
-                    "check")
+            self._check_param(name, getattr(self, name), constraint)
+
+    def _check_param(self, name: str, value: Tensor, constraint: constraints.Constraint) -> None:
+        """Raises the validation error for a parameter outside its constraint."""
+        if not _all_true(constraint.check(value)):
+            raise ArgumentError(
+                f"{type(self).__name__}: expected parameter {name} (Tensor of shape "
+                f"{tuple(value.shape)}) to satisfy the constraint {constraint!r}, but found "
+                f"invalid values:\n{value}\nhint: pass validate_args=False to skip this "
+                "check")
 
     @property
     def batch_shape(self) -> Shape:

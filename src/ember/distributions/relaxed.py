@@ -11,7 +11,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.categorical import _CategoricalParams
 from ember.distributions.discrete import _BinaryParams
-from ember.distributions.distribution import Distribution, _all_true
+from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import ExpTransform, SigmoidTransform
 from ember.distributions.utils import broadcast_all, clamp_probs
@@ -56,11 +56,8 @@ def _batch_shape(owner: str, batch_shape: Any, temperature: Tensor, event: Any =
 def _check_temperature(d: Distribution) -> None:
     """Under ``validate_args``, refuses a temperature that is not positive (its samples and
     log-probabilities are NaN or flipped; PyTorch does not check it)."""
-    if d._validate_args and not _all_true(d.temperature > 0):
-        raise ArgumentError(f"{type(d).__name__}: expected parameter temperature (Tensor of shape "
-                            f"{tuple(d.temperature.shape)}) to be positive, but found invalid "
-                            f"values:\n{d.temperature}\nhint: pass validate_args=False to skip "
-                            "this check")
+    if d._validate_args:
+        d._check_param("temperature", d.temperature, constraints.positive)
 
 
 class LogitRelaxedBernoulli(_BinaryParams):
