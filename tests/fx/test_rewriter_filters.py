@@ -92,3 +92,24 @@ def test_one_of_replacement_and_callback():
     gm, _ = _both(_literals)
     with pytest.raises(ember.errors.ArgumentError, match="one of replacement"):
         ember.fx.replace_pattern_with_filters(gm, lambda x: x + 1)
+
+
+def _dead(M, X):
+    def f(x):
+        a = M.relu(x)  # noqa: F841 (the outputs are used nowhere)
+        y = x * 2  # (an input of the second output, made after the first)
+        b = M.sigmoid(y)  # noqa: F841
+        return x + 1
+    return X.symbolic_trace(f)
+
+
+def test_a_tuple_pattern_with_dead_outputs_and_a_late_input_as_torch_fx():
+    # (a bare StopIteration: no node outside the match uses an output)
+    gm, tgm = _both(_dead)
+    assert len(ember.fx.replace_pattern(gm, lambda x, y: (ember.relu(x), ember.sigmoid(y)),
+                                        lambda x, y: (ember.tanh(x), ember.exp(y)))) == 1
+    assert len(trw.replace_pattern(tgm, lambda x, y: (torch.relu(x), torch.sigmoid(y)),
+                                   lambda x, y: (torch.tanh(x), torch.exp(y)))) == 1
+    assert "tanh" in gm.code and "exp" in gm.code and "relu" not in gm.code
+    gm.graph.lint()
+    _check(gm, tgm, (3,))

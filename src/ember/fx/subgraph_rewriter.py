@@ -241,7 +241,7 @@ def _replace(graph: Graph, match: InternalMatch, p_inputs: list[Node], replaceme
              replaced: dict[Node, Node], order: dict[Node, int]) -> ReplacedPatterns:
     """Puts ``replacement`` in the place of ``match`` (whose inputs may be outputs of earlier
     matches, now ``replaced``), before its first output, or, where an input comes after
-    that, before the first node outside the match that uses an output."""
+    that, before the first node outside the match that uses an output (or the output node)."""
     r_inputs = [n for n in replacement.nodes if n.op == "placeholder"]
     if len(p_inputs) != len(r_inputs):
         raise ArgumentError(f"replace_pattern: the pattern takes {len(p_inputs)} inputs but the "
@@ -256,8 +256,9 @@ def _replace(graph: Graph, match: InternalMatch, p_inputs: list[Node], replaceme
     inner = _inner(match.nodes_map)
     where = min(outs, key=order.__getitem__)
     if any(order.get(n, -1) > order[where] for n in match.placeholder_nodes):
-        where = next(n for n in graph.nodes
-                     if n not in inner and any(n in o.users for o in outs))
+        # (no such user: the outputs are dead, so the output node is a place after all inputs)
+        where = next(n for n in graph.nodes if n.op == "output" or
+                     n not in inner and any(n in o.users for o in outs))
     before = set(graph.nodes)
     with graph.inserting_before(where):
         results = graph.graph_copy(replacement, env)
