@@ -3,6 +3,7 @@ fix)."""
 import io
 import json
 import pickle
+import struct
 from collections import OrderedDict
 
 import numpy as np
@@ -53,3 +54,29 @@ def test_a_tensor_pickled_in_an_object_still_loads_with_weights_only_false():
     t = ember.arange(6.0).reshape(2, 3).t()
     out = ember.load(_ember_file(pickle.dumps(t, protocol=4)), weights_only=False)
     np.testing.assert_array_equal(out.numpy(), t.numpy())
+
+
+def _torch_zip(obj) -> bytes:
+    import torch
+
+    out = io.BytesIO()
+    torch.save(obj, out)
+    return out.getvalue()
+
+
+def test_a_record_claiming_more_bytes_than_the_file_holds_is_refused_before_allocating():
+    # review56g item 2: the direct read allocated the central directory's claimed size
+    # (1 GiB here) and then loaded the file; torch refuses it as corrupted
+    import torch
+
+    raw = bytearray(_torch_zip({"w": torch.arange(4.0)}))
+    at = raw.find(b"PK\x01\x02")
+    while at >= 0:
+        name = raw[at + 46:at + 46 + struct.unpack_from("<H", raw, at + 28)[0]]
+        if name.endswith(b"data/0"):
+            struct.pack_into("<I", raw, at + 24, 1 << 30)  # (its uncompressed size)
+        at = raw.find(b"PK\x01\x02", at + 4)
+    with pytest.raises(RuntimeError, match="corrupted"):
+        torch.load(io.BytesIO(bytes(raw)))
+    with pytest.raises(CheckpointError, match="claims 1073741824 bytes"):
+        ember.load(io.BytesIO(bytes(raw)))

@@ -502,8 +502,14 @@ def _stored_record(archive: zipfile.ZipFile, handle: BinaryIO, name: str, where:
     if found is None:
         return None
     info, start = found
-    data = bytearray(info.file_size)
+    handle.seek(0, io.SEEK_END)
+    end = handle.tell()
+    if info.compress_size != info.file_size or start + info.file_size > end:
+        raise CheckpointError(f"{where}: record {name} claims {info.file_size} bytes "
+                              f"({info.compress_size} stored), the file holds "
+                              f"{max(end - start, 0)} after it; the file is corrupted")
     handle.seek(start)
+    data = bytearray(info.file_size)
     if handle.readinto(data) != info.file_size:
         return None  # (zipfile says what is wrong)
     if zlib.crc32(data) != info.CRC:
