@@ -208,3 +208,23 @@ def test_relaxed_scalar_temperature_skips_the_shape_broadcast(family, monkeypatc
     monkeypatch.setattr(ember, "broadcast_shapes", no_scalar)
     d = getattr(D, family)(ember.tensor(0.5), logits=ember.zeros(2, 3))
     assert d.batch_shape == ((2, 3) if family == "RelaxedBernoulli" else (2,))
+
+
+def test_transformed_distribution_keeps_the_error_of_a_base_that_has_cdf():
+    # A base that implements cdf but raises NotImplementedError (or a subclass) for its own
+    # reason: the error passes through, not re-wrapped as "its base does not implement cdf".
+    class Inner(NotImplementedError):
+        pass
+
+    class Picky(D.Normal):
+        def cdf(self, value):
+            raise Inner("Picky.cdf: no float16 path")
+
+        def icdf(self, value):
+            raise Inner("Picky.icdf: no float16 path")
+
+    td = D.TransformedDistribution(Picky(0.0, 1.0), [D.transforms.ExpTransform()])
+    with pytest.raises(Inner, match=r"^Picky.cdf: no float16 path$"):
+        td.cdf(ember.tensor(1.5))
+    with pytest.raises(Inner, match=r"^Picky.icdf: no float16 path$"):
+        td.icdf(ember.tensor(0.5))
