@@ -2,6 +2,8 @@
 (or dict) is one placeholder named ``*xs`` whose items are ``getitem`` nodes, as torch.fx
 traces it (Ember refused: "Ember's tracer needs named parameters")."""
 
+import functools
+
 import pytest
 import torch
 import torch.fx
@@ -62,4 +64,35 @@ def test_a_function_with_star_args():
     def f(*a):
         return a[0] + a[1]
     gm = ember.fx.symbolic_trace(f)
+    assert gm(ember.tensor(1.0), ember.tensor(2.0)).item() == 3.0
+
+
+def _decorated(lib, starred):
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kw):
+            return fn(*args, **kw)
+        return wrapper
+
+    class Decorated(lib.nn.Module):
+        if starred:
+            @deco
+            def forward(self, x, *xs):
+                return x + xs[0]
+        else:
+            @deco
+            def forward(self, x, y):
+                return x + y
+    return Decorated()
+
+
+def test_a_decorated_forward_taking_star_args_is_refused_clearly():
+    # (a raw TypeError "wrapper() takes 2 positional arguments but 3 were given": the
+    # signature read was the wrapped function's, the code rewritten the wrapper's;
+    # torch.fx fails too, with "co_varnames is too small")
+    with pytest.raises(ValueError):
+        torch.fx.symbolic_trace(_decorated(torch, True))
+    with pytest.raises(NotImplementedError, match="decorator.*Hint: trace a wrapper"):
+        ember.fx.symbolic_trace(_decorated(ember, True))
+    gm = ember.fx.symbolic_trace(_decorated(ember, False))  # (named parameters: traced)
     assert gm(ember.tensor(1.0), ember.tensor(2.0)).item() == 3.0

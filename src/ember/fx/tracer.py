@@ -236,13 +236,12 @@ class Tracer:
             raise ArgumentError(f"symbolic_trace: concrete_args names {sorted(unknown)}, which are "
                                 f"not parameters of {fn.__qualname__}")
         values, keyword_values = [], {}
-        if _starred(fn) and (not isinstance(fn, types.FunctionType) or
-                             any(p.kind is p.KEYWORD_ONLY for p in params)):
+        why = _starred_refused(fn, params) if _starred(fn) else None
+        if why is not None:
             raise NotImplementedError(
-                f"symbolic_trace: {fn.__qualname__} takes *args or **kwargs "
-                f"{'with keyword-only parameters' if isinstance(fn, types.FunctionType) else ''}"
-                f", which Ember's tracer cannot pass as one value each. Hint: trace a wrapper "
-                f"with named parameters")
+                f"symbolic_trace: {fn.__qualname__} takes *args or **kwargs{why}, which "
+                f"Ember's tracer cannot pass as one value each. Hint: trace a wrapper with "
+                f"named parameters")
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):  # (one value each: see trace)
                 stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
@@ -454,6 +453,19 @@ class _Written(NamedTuple):
 def _starred(fn: Callable) -> bool:
     return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                for p in inspect.signature(fn).parameters.values())
+
+
+def _starred_refused(fn: Callable, params: list[inspect.Parameter]) -> str | None:
+    """Why the tracer cannot pass ``fn``'s ``*args``/``**kwargs`` as one value each (the
+    words to add to its error), or None if it can."""
+    if not isinstance(fn, types.FunctionType):
+        return ""
+    if any(p.kind is p.KEYWORD_ONLY for p in params):
+        return " with keyword-only parameters"
+    if inspect.signature(fn, follow_wrapped=False) != inspect.signature(fn):
+        # (the signature is the wrapped function's; the code rewritten would be the wrapper's)
+        return " through a decorator (functools.wraps) whose wrapper takes other parameters"
+    return None
 
 
 def _starred_as_named(fn: types.FunctionType) -> types.FunctionType:
