@@ -509,8 +509,13 @@ def _stored_record(archive: zipfile.ZipFile, handle: BinaryIO, name: str, where:
                               f"({info.compress_size} stored), the file holds "
                               f"{max(end - start, 0)} after it; the file is corrupted")
     handle.seek(start)
-    data = bytearray(info.file_size)
-    if handle.readinto(data) != info.file_size:
+    if hasattr(handle, "readinto"):
+        data = bytearray(info.file_size)
+        done = handle.readinto(data)
+    else:  # (a file object with read only)
+        data = bytearray(handle.read(info.file_size))
+        done = len(data)
+    if done != info.file_size:
         return None  # (zipfile says what is wrong)
     if zlib.crc32(data) != info.CRC:
         raise CheckpointError(f"{where}: record {name} fails its CRC check; the file is "
