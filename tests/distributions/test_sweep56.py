@@ -228,3 +228,12 @@ def test_transformed_distribution_keeps_the_error_of_a_base_that_has_cdf():
         td.cdf(ember.tensor(1.5))
     with pytest.raises(Inner, match=r"^Picky.icdf: no float16 path$"):
         td.icdf(ember.tensor(0.5))
+
+
+def test_kl_shape_hint_mentions_categories_only_for_categoricals():
+    with pytest.raises(ShapeError, match="hint: give both the same event shape and batch") as e:
+        D.kl_divergence(D.Normal(ember.zeros(3), 1.0), D.Normal(ember.zeros(2), 2.0))
+    assert "categor" not in str(e.value)
+    with pytest.raises(ShapeError, match="same event shape and number of categories and batch"):
+        D.kl_divergence(D.Categorical(probs=ember.ones(2) / 2),
+                        D.Categorical(probs=ember.ones(3) / 3))

@@ -97,16 +97,17 @@ def _raise_if_shapes_differ(p: Distribution, q: Distribution, exc: ShapeError) -
     own op (``div: shapes (3,) and (2,) do not broadcast``)."""
     pairs = [(f"{what.replace('_', ' ')}s", tuple(getattr(p, what)), tuple(getattr(q, what)))
              for what in ("batch_shape", "event_shape")]
+    same = "event shape"
     if isinstance(p, Categorical) and isinstance(q, Categorical):  # (K is not in the event)
         pairs.append(("numbers of categories", (p._num_events,), (q._num_events,)))
+        same = "event shape and number of categories"
     for what, a, b in pairs:
         try:
             ember.broadcast_shapes(a, b)
         except ValueError:
             raise ShapeError(f"kl_divergence: the {what} of {type(p).__name__} {a} and "
                              f"{type(q).__name__} {b} do not broadcast; hint: give both the "
-                             "same event shape (and number of categories) and batch shapes "
-                             "that broadcast (see .expand)") from exc
+                             f"same {same} and batch shapes that broadcast (see .expand)") from exc
 
 
 def _inf_where(mask: Tensor, value: Tensor) -> Tensor:
