@@ -1,5 +1,6 @@
 """review56g's findings on the io/checkpoint sweep of session 56 (each test fails before its
 fix)."""
+import dataclasses
 import io
 import json
 import pickle
@@ -112,3 +113,38 @@ def test_a_file_object_without_readinto_loads_a_torch_zip():
     raw = _torch_zip({"w": torch.arange(4.0)})
     assert torch.load(_ReadOnly(raw))["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
     assert ember.load(_ReadOnly(raw))["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@dataclasses.dataclass
+class _Cfg:
+    a: int = 1
+    b: list = dataclasses.field(default_factory=list)
+
+
+def _saved_under_old_name(save):
+    """``save`` of a ``_Cfg(3, [1])`` pickled as ``review56g_old.OldCfg`` (a renamed class)."""
+    import sys
+    import types
+
+    names = _Cfg.__module__, _Cfg.__qualname__
+    sys.modules["review56g_old"] = types.SimpleNamespace(OldCfg=_Cfg)
+    _Cfg.__module__, _Cfg.__qualname__ = "review56g_old", "OldCfg"
+    try:
+        return save(_Cfg(3, [1]))
+    finally:
+        _Cfg.__module__, _Cfg.__qualname__ = names
+        del sys.modules["review56g_old"]
+
+
+def test_a_class_allowed_under_its_old_name_has_its_state_set():
+    # review56g item 4: may_build looked the class up by its own name, not the alias, so
+    # BUILD was refused (WeightsOnlyError in Ember files, CheckpointError in torch files)
+    import torch
+
+    torch_file = _saved_under_old_name(lambda c: _torch_zip({"c": c}))
+    ember_file = _saved_under_old_name(lambda c: pickle.dumps(c, protocol=4))
+    with torch.serialization.safe_globals([(_Cfg, "review56g_old.OldCfg")]):
+        assert torch.load(io.BytesIO(torch_file)) == {"c": _Cfg(3, [1])}
+    with ember.serialization.safe_globals([(_Cfg, "review56g_old.OldCfg")]):
+        assert ember.load(io.BytesIO(torch_file)) == {"c": _Cfg(3, [1])}
+        assert ember.load(_ember_file(ember_file)) == _Cfg(3, [1])

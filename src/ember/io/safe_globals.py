@@ -107,9 +107,9 @@ def allowed(module: str, name: str) -> Any | None:
 
 def may_build(inst: Any) -> bool:
     """Whether a pickle may set the state of ``inst``: an instance (not a class) of an allowed
-    class."""
+    class, whatever name it was allowed under (``(cls, "old.Name")``: a renamed class)."""
     cls = type(inst)
-    return not isinstance(inst, type) and _ALLOWED.get((cls.__module__, cls.__qualname__)) is cls
+    return not isinstance(inst, type) and any(obj is cls for obj in _ALLOWED.values())
 
 
 class Unpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD overridden
