@@ -148,3 +148,17 @@ def test_a_class_allowed_under_its_old_name_has_its_state_set():
     with ember.serialization.safe_globals([(_Cfg, "review56g_old.OldCfg")]):
         assert ember.load(io.BytesIO(torch_file)) == {"c": _Cfg(3, [1])}
         assert ember.load(_ember_file(ember_file)) == _Cfg(3, [1])
+
+
+def test_get_safe_globals_gives_back_a_pair_for_an_object_without_a_qualname():
+    # review56g item 9: an entry like (functools.partial(print), "m.f") made get_safe_globals
+    # raise AttributeError; torch gives the pair back
+    import functools
+
+    import torch
+
+    f = functools.partial(print)
+    with torch.serialization.safe_globals([(f, "m.f")]):
+        assert (f, "m.f") in torch.serialization.get_safe_globals()
+    with ember.serialization.safe_globals([(f, "m.f")]):
+        assert ember.serialization.get_safe_globals() == [(f, "m.f")]

@@ -64,8 +64,8 @@ def get_safe_globals() -> list[Any]:
         >>> ember.serialization.get_safe_globals()
         []
     """
-    return [obj if (obj.__module__, obj.__qualname__) == key else (obj, ".".join(key))
-            for key, obj in _ALLOWED.items()]
+    return [obj if (getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)) == key
+            else (obj, ".".join(key)) for key, obj in _ALLOWED.items()]
 
 
 def clear_safe_globals() -> None:
