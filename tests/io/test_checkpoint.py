@@ -498,6 +498,22 @@ def test_a_sparse_tensor_saved_twice_loads_as_one_object(tmp_path):
     assert seen[1] == seen[0]
 
 
+def test_two_sparse_tensors_on_the_same_parts_load_as_two_objects(tmp_path):
+    # review56c item 3: the decoder merged entries by their JSON, so S and S.detach() (or a
+    # tensor built on S's parts) loaded as one object, and a.requires_grad_() flipped b
+    seen = []
+    for m in (torch, ember):
+        s = m.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], (2, 3)).coalesce()
+        built = m.sparse_coo_tensor(s._indices(), s._values(), s.shape, is_coalesced=True)
+        path = tmp_path / f"{m.__name__}.pt"
+        m.save({"a": s, "b": s.detach(), "c": built, "again": s}, path)
+        d = m.load(path)
+        d["a"].requires_grad_()
+        seen.append([d["a"] is d["b"], d["a"] is d["c"], d["a"] is d["again"],
+                     d["b"].requires_grad, d["c"].requires_grad])
+    assert seen[1] == seen[0]
+
+
 def test_mmap_maps_the_storages_of_a_torch_zip_file(tmp_path):
     x = torch.arange(12.0).reshape(3, 4)
     torch.save({"w": x, "t": x.t(), "i": torch.arange(3)}, tmp_path / "t.pt")

@@ -198,6 +198,21 @@ def test_empty_like_of_a_compressed_tensor_keeps_its_pattern_as_torch(layout):
     assert seen[1] == seen[0]
 
 
+def test_sparse_tensors_on_one_values_tensor_have_their_own_requires_grad():
+    # review56c item 3: the constructors kept ``values`` itself, so a.requires_grad_() also
+    # set b's and v's flag (and two loaded tensors on the same parts were tied); memory shared
+    seen = []
+    for m in (torch, ember):
+        v = m.tensor([1.0, 2.0])
+        a = m.sparse_coo_tensor([[0, 1], [1, 0]], v, (2, 2))
+        b = m.sparse_csr_tensor([0, 1, 2], [1, 0], v, (2, 2))
+        a.requires_grad_()
+        v.mul_(3)
+        seen.append([b.requires_grad, v.requires_grad, a.to_dense().tolist(),
+                     b.to_dense().tolist()])
+    assert seen[1] == seen[0]
+
+
 def test_ones_like_of_a_coo_tensor_is_refused_as_torch():
     s = ember.sparse_coo_tensor(INDEX, VALUES, (2, 3))
     for call in (ember.ones_like, lambda s: ember.full_like(s, 2)):

@@ -17,8 +17,9 @@ name}`` (``"mutable": true`` for a bytearray; the bytes are the uint8 tensor ``n
 ``ember.dtype``/``ember.device`` values as
 ``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
 tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
-"parts": [...]}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC: compressed
-indices, plain indices and values), each part a tensor of the file, nested (jagged) tensors
+"parts": [...], "object": k}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC:
+compressed indices, plain indices and values; ``k`` numbers the sparse objects of the save,
+so one saved twice loads as one), each part a tensor of the file, nested (jagged) tensors
 as ``{"$nested": "jagged", "values": ..., "offsets": ..., "ragged_idx": k, "min_seqlen": m,
 "max_seqlen": n}`` (values and offsets tensor nodes), meta tensors (no data)
 as ``{"$meta": dtype, "size": [...], "stride": [...]}``, and anything else (a
@@ -110,6 +111,7 @@ class _Encoder:
         self.pickled: dict[int, dict] = {}  # each pickled object's node, by id
         self.pending: list[tuple[Any, str]] = []  # those objects and their paths, in order
         self.has_nested = False
+        self.sparse_seen: dict[int, tuple[int, SparseTensor]] = {}  # ordinal (and s) by id
 
     def tensor(self, t: Tensor, path: str) -> dict:
         if t.is_meta:  # (no data: its layout is the whole of it, in the tree)
@@ -234,7 +236,8 @@ class _Encoder:
             node["coalesced"] = s.is_coalesced()
         if s.requires_grad:
             node["requires_grad"] = True
-        return node
+        node["object"] = self.sparse_seen.setdefault(id(s), (len(self.sparse_seen), s))[0]
+        return node  # (the same object gives the same node: load keeps the identity)
 
     def nested(self, nt: NestedTensor, path: str) -> dict:
         """A jagged nested tensor as its values and offsets (tensors of the file, so nested

@@ -90,8 +90,8 @@ class Decoder:
         raise self.fail(f"malformed or unknown entry {short(x)} in the checkpoint tree")
 
     def sparse(self, x: dict) -> SparseTensor:
-        """A sparse tensor on its parts; entries naming the same parts (one sparse tensor
-        saved twice) load as one object, as ``torch.load`` keeps identity."""
+        """A sparse tensor on its parts; equal entries (one sparse tensor saved twice: the
+        same parts and object ordinal) load as one object, as ``torch.load`` keeps identity."""
         key = json.dumps(x, sort_keys=True)
         if key not in self.sparse_made:
             self.sparse_made[key] = self._sparse(x)

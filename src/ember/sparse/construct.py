@@ -20,6 +20,7 @@ from ember.errors import ArgumentError, DTypeError, IndexOutOfRange, OpError, Sh
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
+from ember.ops.primitive import plain
 from ember.sparse.convert import linear_index, sorted_distinct
 from ember.sparse.invariants import checking
 from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor, check_numel
@@ -35,6 +36,10 @@ def _values(op: str, values: Any, dtype: Any, requires_grad: bool) -> Tensor:
         values = cast(values, dtype)
     if requires_grad:
         values = values.detach().requires_grad_(True)
+    elif not values.requires_grad:  # (an alias, so requires_grad_() of the sparse tensor
+        # leaves ``values`` and others on it alone, as PyTorch's; a view under a transform,
+        # which keeps a tangent or batch)
+        values = values.detach() if plain(values) else values.view_as(values)
     if values.ndim == 0:
         raise ShapeError(f"{op}: values must have at least one dimension (one entry per "
                          f"specified element), got a 0-d tensor")
