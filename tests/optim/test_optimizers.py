@@ -411,7 +411,6 @@ def test_decoupled_decay_of_half_precision_weights_as_torch(dtype):
     np.testing.assert_array_equal(*results)
 
 
-
 HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
               ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
               ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3, maximize=True, weight_decay=0.1)),
@@ -427,6 +426,7 @@ HALF_CASES = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
               ("Adam", dict(eps=1e-3)), ("RMSprop", dict(eps=1e-3)),
               ("NAdam", dict()), ("NAdam", dict(decoupled_weight_decay=True, weight_decay=0.1)),
               ("RAdam", dict()), ("RAdam", dict(weight_decay=0.1, betas=(0.9, 0.6))),
+              ("RAdam", dict(lr=0.1, betas=(0.9, 0.9))),
               ("Adafactor", dict()), ("Adafactor", dict(maximize=True, weight_decay=0.1, lr=0.05)),
               ("Adafactor", dict(eps=(1e-3, 1e-2), d=1.5, beta2_decay=-0.5))]
 
@@ -441,7 +441,7 @@ def test_half_precision_weights_step_with_torchs_roundings(dtype, name, kwargs):
     # (128 elements, a multiple of torch's vector width: its scalar tail rounds otherwise)
     rng = np.random.default_rng(1)
     start = rng.standard_normal((8, 16)).astype(np.float32)
-    steps = [rng.standard_normal((8, 16)).astype(np.float32) for _ in range(8)]
+    steps = [rng.standard_normal((8, 16)).astype(np.float32) for _ in range(12)]
     results = []
     for lib in (ember, torch):
         dt = getattr(lib, dtype)
@@ -458,6 +458,7 @@ def test_half_precision_weights_step_with_torchs_roundings(dtype, name, kwargs):
     assert [r[:2] for r in results[0][1:]] == [r[:2] for r in results[1][1:]]
     for mine, theirs in zip(results[0][1:], results[1][1:], strict=True):
         np.testing.assert_array_equal(mine[2], theirs[2])
+
 
 TENSOR_LR_CASES = [("Adam", {}), ("AdamW", {}), ("Adam", dict(amsgrad=True, maximize=True)),
                    ("Adagrad", dict(lr_decay=0.01)), ("Adamax", {}), ("NAdam", {}),

@@ -102,8 +102,9 @@ class RAdam(ElementwiseOptimizer):
     @staticmethod
     def _update_half(p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` after the step is counted, as PyTorch's
-        ops round: each in float32, rounded once (a leading scalar, ``sqrt(bc2) / d``, in the
-        dtype, as a wrapped number is), ``m / bc1 * lr * (sqrt(bc2) / d) * rect``."""
+        ops round: each in float32, rounded once, ``m / bc1 * lr * (sqrt(bc2) / d) * rect``,
+        where the float ``sqrt(bc2)`` over the tensor ``d`` is ``d.reciprocal() * sqrt(bc2)``
+        (``Tensor.__rtruediv__``): the reciprocal rounded to the dtype first."""
         xp = p._device.xp
         f32 = xp.float32
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
@@ -119,8 +120,8 @@ class RAdam(ElementwiseOptimizer):
         if rect is not None:
             denom = xp.sqrt(v.astype(f32)).astype(half).astype(f32)
             denom = (denom + f32(as_half(group["eps"], half))).astype(half).astype(f32)
-            bc2_sqrt = f32(as_half(math.sqrt(1.0 - beta2 ** t), half))
-            adaptive = (bc2_sqrt / denom).astype(half)
+            recip = (f32(1.0) / denom).astype(half).astype(f32)  # (s / d is d.reciprocal() * s)
+            adaptive = (recip * f32(math.sqrt(1.0 - beta2 ** t))).astype(half)
             step = (step.astype(f32) * adaptive.astype(f32)).astype(half)
             step = (step.astype(f32) * f32(rect)).astype(half)
         p._data[...] = p._data.astype(f32) - step.astype(f32)  # (param.add_(step, alpha=-1))
