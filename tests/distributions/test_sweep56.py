@@ -90,6 +90,17 @@ def test_compose_transform_refuses_a_part_that_is_not_a_transform():
         D.transforms.ComposeTransform([D.transforms.ExpTransform(), 3])
 
 
+def test_transform_list_and_shape_checks_raise_one_error_class():
+    # both a TypeError and an EmberError, as the sample-shape check (d7ce2e11)
+    from ember.errors import ArgumentTypeError
+    with pytest.raises(ArgumentTypeError, match="must be Transform instances"):
+        D.transforms.ComposeTransform([3])
+    with pytest.raises(ArgumentTypeError, match="CatTransform: tseq must be Transform"):
+        D.transforms.CatTransform([D.transforms.ExpTransform(), "exp"])
+    with pytest.raises(ArgumentTypeError, match="a shape must be a tuple of ints"):
+        D.Normal(0.0, 1.0).sample((2.0,))
+
+
 def test_kl_dispatch_prefers_the_most_specific_p_first_and_warns_when_ambiguous():
     # as torch's _dispatch_kl: p's specificity first, then q's; Ember summed the two MRO
     # distances and picked (Normal, Q) here, silently, where torch 2.13 (same classes) picks

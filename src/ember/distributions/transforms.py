@@ -20,7 +20,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, sum_rightmost
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.tensor import Tensor
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
@@ -145,9 +145,9 @@ def _transform_list(owner: str, name: str, seq: Sequence[Any]) -> list[Transform
     seq = list(seq)
     for t in seq:
         if not isinstance(t, Transform):
-            raise TypeError(f"{owner}: {name} must be Transform instances, got "
-                            f"{type(t).__name__}; hint: e.g. [ExpTransform(), "
-                            "AffineTransform(0.0, 2.0)]")
+            raise ArgumentTypeError(f"{owner}: {name} must be Transform instances, got "
+                                    f"{type(t).__name__}; hint: e.g. [ExpTransform(), "
+                                    "AffineTransform(0.0, 2.0)]")
     return seq
 
 
