@@ -507,3 +507,17 @@ def test_a_float64_tensor_lr_leaves_float32_parameters_in_float32(name, kwargs):
         results.append(p.detach().numpy())
     assert results[1].dtype == np.float32
     np.testing.assert_array_equal(*results)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_decay_squares_is_torchs_fused_addcmul(dtype):
+    # torch's half v.mul_(d).addcmul_(g, g, value=w) is fma(w * g, g, v) in float32: the
+    # product (w * g) * g rounded to float32 first left 11 of 65536 bfloat16 (1 float16) off
+    from ember.optim.elementwise import half_decay_squares_
+    torch.manual_seed(0)
+    dt = getattr(torch, dtype)
+    v, g = (torch.rand(1 << 16) * 0.01).to(dt), torch.randn(1 << 16).to(dt)
+    expected = v.clone().mul_(0.999).addcmul_(g, g, value=1 - 0.999)
+    mine = ember.tensor(v.float().numpy()).to(getattr(ember, dtype)).numpy().copy()
+    half_decay_squares_(np, mine, 0.999, g.float().numpy(), 1 - 0.999)
+    np.testing.assert_array_equal(mine.astype(np.float32), expected.float().numpy())

@@ -300,9 +300,12 @@ def half_lerp_(xp: Any, a: Any, b: Any, weight: float) -> Any:
 
 def half_decay_squares_(xp: Any, v: Any, decay: float, g: Any, weight: float) -> Any:
     """PyTorch's ``v.mul_(decay).addcmul_(g, g, value=weight)`` of a half-precision ``v``
-    (``g`` in float32): each op in float32, its scalar too, rounded once; returns ``v``."""
+    (``g`` in float32): each op in float32, its scalar too, rounded once, the ``addcmul_`` as
+    ``fma(weight * g, g, v)`` (float64 holds the product of two float32 exactly); returns
+    ``v``."""
     v[...] = v * xp.float32(decay)
-    v[...] = v.astype(xp.float32) + xp.float32(weight) * g * g
+    wg = (xp.float32(weight) * g).astype(xp.float64)
+    v[...] = (v.astype(xp.float64) + wg * g.astype(xp.float64)).astype(xp.float32)
     return v
 
 
