@@ -162,3 +162,15 @@ def test_get_safe_globals_gives_back_a_pair_for_an_object_without_a_qualname():
         assert (f, "m.f") in torch.serialization.get_safe_globals()
     with ember.serialization.safe_globals([(f, "m.f")]):
         assert ember.serialization.get_safe_globals() == [(f, "m.f")]
+
+
+@pytest.mark.parametrize("lengths", [[10**7], [-2], [4]])
+def test_a_torch_nested_tensor_with_rows_outside_its_values_is_refused_before_gathering(lengths):
+    # review56g item 5: one np.arange a row was built before any bounds check (+305 MB for
+    # lengths 10**7 over 3 rows, then a CheckpointError)
+    import torch
+
+    nt = torch.nested.nested_tensor_from_jagged(torch.zeros(3, 2), torch.tensor([0, 3]),
+                                                lengths=torch.tensor(lengths))
+    with pytest.raises(CheckpointError, match="lie outside its 3 values"):
+        ember.load(io.BytesIO(_torch_zip(nt)))

@@ -40,6 +40,7 @@ from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io import safe_globals
 from ember.io.placement import Placer
 from ember.io.shared_views import strided_view
+from ember.io.torch_nested import njt
 from ember.layouts import (
     jagged,
     layout,
@@ -50,11 +51,10 @@ from ember.layouts import (
     sparse_csr,
     strided,
 )
-from ember.nested.creation import nested_tensor_from_jagged
 from ember.nested.nested_tensor import NestedTensor
 from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
-from ember.ops.creation import from_numpy, share_array
+from ember.ops.creation import share_array
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import SparseTensor
@@ -332,31 +332,8 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         return p
 
     def njt(self, kwargs: Any) -> NestedTensor | None:
-        """PyTorch's jagged nested tensor as Ember's; one with holes (offsets and lengths, as
-        ``torch.nested.narrow`` makes) packed, as Ember's ``narrow`` makes it."""
-        values, offsets, lengths = (kwargs.get(k) if isinstance(kwargs, dict) else None
-                                    for k in ("values", "offsets", "lengths"))
-        cache, dim = kwargs.get("_metadata_cache") or {}, kwargs.get("_ragged_idx", 1)
-        if not (isinstance(values, Tensor) and isinstance(offsets, Tensor) and type(dim) is int
-                and isinstance(lengths, (Tensor, type(None))) and isinstance(cache, dict)):
-            raise CheckpointError(f"{self.where}: a nested tensor is rebuilt from "
-                                  f"{kwargs!r:.200}, not values and offsets; the file is "
-                                  "corrupted")
-        if self.dry:
-            return None
-        seqlens = [t.shape[0] if isinstance(t, Tensor) else None  # (PyTorch's: zeros(n, 0))
-                   for t in (cache.get("min_seqlen"), cache.get("max_seqlen"))]
-        try:
-            if lengths is not None:
-                rows = [np.arange(o, o + n) for o, n in zip(offsets.tolist(), lengths.tolist())]
-                values = values.index_select(dim - 1, from_numpy(np.concatenate(
-                    rows or [np.zeros(0, np.int64)]).astype(np.int64)))
-                offsets = from_numpy(np.concatenate([[0], np.cumsum(lengths.numpy())]))
-            nt = nested_tensor_from_jagged(values, offsets, jagged_dim=dim,
-                                           min_seqlen=seqlens[0], max_seqlen=seqlens[1])
-            return nt.requires_grad_() if kwargs.get("requires_grad") is True else nt
-        except EmberError as e:
-            raise CheckpointError(f"{self.where}: a nested tensor: {e}") from None
+        """PyTorch's jagged nested tensor as Ember's (:func:`ember.io.torch_nested.njt`)."""
+        return njt(kwargs, self.where, self.dry)
 
     def from_type(self, rebuild: Callable[..., Any], kind: Any, args: Any, state: Any) -> Any:
         if kind == _NJT and rebuild == self.njt and isinstance(args, tuple) and len(args) == 1:
