@@ -2,6 +2,7 @@
 class naming the op, still a RuntimeError/IndexError/TypeError as PyTorch's errors are."""
 
 import pytest
+import torch
 
 import ember
 import ember.nn.functional as F
@@ -58,3 +59,17 @@ def test_refusal_is_an_ember_error_naming_the_op(op, fn, error):
     with pytest.raises(error) as info:
         fn(nt)
     assert isinstance(info.value, EmberError) and str(info.value).startswith(op)
+
+
+@pytest.mark.parametrize("args", [lambda x, m: (m.ones(4, 4, dtype=m.float64), x),
+                                  lambda x, m: (x, x)], ids=["dense-input", "nested-input"])
+def test_linear_with_a_nested_weight_is_refused_as_torch(args):
+    # review56c item 1: since 1925d01f linear hands over for a tensor-like weight, and the
+    # nested handler read the dense input's _ragged_idx (AttributeError); torch: ValueError
+    # "NestedTensor linear_default(...): expected input to be a ... NestedTensor"
+    nt, tnt = pair()
+    with pytest.raises(ValueError):
+        torch.nn.functional.linear(*args(tnt, torch))
+    with pytest.raises(ArgumentError, match=r"linear: a nested tensor is taken as the input, "
+                                            r"not the weight"):
+        F.linear(*args(nt, ember))

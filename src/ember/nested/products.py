@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.errors import ShapeError
+from ember.errors import ArgumentError, ShapeError
 from ember.nested.functional import implements, padded, unpadded
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops.join import cat
@@ -34,6 +34,11 @@ def _ragged_not_last(op: str, nt: NestedTensor) -> None:
 def nested_linear(input: NestedTensor, weight: Tensor, bias: Tensor | None = None
                   ) -> NestedTensor:
     """``F.linear`` over the last dimension of each sequence."""
+    if not isinstance(input, NestedTensor) or isinstance(weight, NestedTensor):
+        raise ArgumentError(f"linear: a nested tensor is taken as the input, not the weight "
+                            f"(got input {_shape(input)} and a nested weight {weight.shape}), "
+                            "as PyTorch's. Hint: the weight is a dense (out_features, "
+                            "in_features) matrix: F.linear(nt, weight)")
     _ragged_not_last("linear", input)
     if weight.ndim and weight.shape[-1] != input.shape[-1]:  # (named with the nested shape)
         raise ShapeError(f"linear: input of shape {input.shape} has {input.shape[-1]} features "
