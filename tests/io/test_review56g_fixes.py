@@ -174,3 +174,26 @@ def test_a_torch_nested_tensor_with_rows_outside_its_values_is_refused_before_ga
                                                 lengths=torch.tensor(lengths))
     with pytest.raises(CheckpointError, match="lie outside its 3 values"):
         ember.load(io.BytesIO(_torch_zip(nt)))
+
+
+def _zip_of(pkl: bytes) -> io.BytesIO:
+    """A torch zip file whose pickle is ``pkl`` (no storages)."""
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pkl)
+        z.writestr("archive/byteorder", "little")
+        z.writestr("archive/version", "3\n")
+    out.seek(0)
+    return out
+
+
+@pytest.mark.parametrize("kwargs", [b"]", b"K\x01"])
+def test_a_nested_tensor_rebuilt_from_other_than_a_dict_names_what_it_got(kwargs):
+    # review56g item 8: kwargs.get ran before the isinstance check (AttributeError in the
+    # message)
+    pkl = (b"\x80\x02ctorch.nested._internal.nested_tensor\n_rebuild_njt\n" + kwargs
+           + b"\x85R.")
+    with pytest.raises(CheckpointError, match="a nested tensor is rebuilt from"):
+        ember.load(_zip_of(pkl))

@@ -19,9 +19,9 @@ def njt(kwargs: Any, where: str, dry: bool = False) -> NestedTensor | None:
     """The nested tensor of ``_rebuild_njt(kwargs)``; one with holes (offsets and lengths, as
     ``torch.nested.narrow`` makes) packed, as Ember's ``narrow`` makes it (``dry``: checked
     only, None)."""
-    values, offsets, lengths = (kwargs.get(k) if isinstance(kwargs, dict) else None
-                                for k in ("values", "offsets", "lengths"))
-    cache, dim = kwargs.get("_metadata_cache") or {}, kwargs.get("_ragged_idx", 1)
+    got = kwargs if isinstance(kwargs, dict) else {}
+    values, offsets, lengths = (got.get(k) for k in ("values", "offsets", "lengths"))
+    cache, dim = got.get("_metadata_cache") or {}, got.get("_ragged_idx", 1)
     if not (isinstance(values, Tensor) and isinstance(offsets, Tensor) and type(dim) is int
             and isinstance(lengths, (Tensor, type(None))) and isinstance(cache, dict)):
         raise CheckpointError(f"{where}: a nested tensor is rebuilt from {kwargs!r:.200}, not "
@@ -35,7 +35,7 @@ def njt(kwargs: Any, where: str, dry: bool = False) -> NestedTensor | None:
     try:
         nt = nested_tensor_from_jagged(values, offsets, jagged_dim=dim,
                                        min_seqlen=seqlens[0], max_seqlen=seqlens[1])
-        return nt.requires_grad_() if kwargs.get("requires_grad") is True else nt
+        return nt.requires_grad_() if got.get("requires_grad") is True else nt
     except EmberError as e:
         raise CheckpointError(f"{where}: a nested tensor: {e}") from None
 
