@@ -135,6 +135,20 @@ def test_sparse_buffer_in_a_module_as_torch(tmp_path):
     assert seen[1] == seen[0]
 
 
+def test_functional_call_with_a_sparse_buffer_as_torch():
+    # review56c item 4: "functional_call: the value for 'adj' must be a tensor (or None), got
+    # SparseTensor"; torch.func.functional_call takes it
+    seen = []
+    for m in (torch, ember):
+        g = _adjacency_model(m)()
+        other = m.sparse_coo_tensor([[0, 2], [0, 1]], [5.0, 7.0], (3, 3)).coalesce()
+        x = m.arange(6.0).reshape(3, 2)
+        seen.append([m.func.functional_call(g, dict(g.named_buffers()), (x,)).tolist(),
+                     m.func.functional_call(g, ({}, {"adj": other}), (x,)).tolist(),
+                     g.adj.to_dense().tolist()])
+    assert seen[1] == seen[0]
+
+
 def test_sparse_buffer_load_refuses_another_layout():
     graph = _adjacency_model(ember)
     g = graph()

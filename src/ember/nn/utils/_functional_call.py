@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ember.errors import ArgumentError
+from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 __all__ = ["functional_call"]
@@ -93,9 +94,9 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
                                  f"the module, and {owner!r} is not one of its submodules "
                                  f"({exc})") from exc
     for name, value in given.items():
-        if value is not None and not isinstance(value, Tensor):
-            raise TypeError(f"functional_call: the value for {name!r} must be a tensor (or "
-                            f"None), got {type(value).__name__}")
+        if value is not None and not isinstance(value, (Tensor, SparseTensor)):
+            raise TypeError(f"functional_call: the value for {name!r} must be a tensor, "
+                            f"dense or sparse (or None), got {type(value).__name__}")
 
     saved = []
     try:
