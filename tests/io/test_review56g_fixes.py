@@ -197,3 +197,23 @@ def test_a_nested_tensor_rebuilt_from_other_than_a_dict_names_what_it_got(kwargs
            + b"\x85R.")
     with pytest.raises(CheckpointError, match="a nested tensor is rebuilt from"):
         ember.load(_zip_of(pkl))
+
+
+def test_a_nested_tensor_whose_seqlens_do_not_bound_its_rows_is_refused_at_load():
+    # review56g item 6: a file's max_seqlen 2 for rows of 1/2/3 loaded; to_padded_tensor then
+    # raised a bare NumPy IndexError
+    import torch
+
+    doc = json.dumps({"format": FORMAT, "version": 4, "tree": {
+        "$nested": "jagged", "values": {"$tensor": "v"}, "offsets": {"$tensor": "o"},
+        "ragged_idx": 1, "min_seqlen": 1, "max_seqlen": 2}})
+    ember_file = io.BytesIO()
+    write_arrays(ember_file, {"v": np.zeros((6, 2), np.float32), "o": np.array([0, 1, 3, 6])},
+                 {TREE_KEY: doc})
+    ember_file.seek(0)
+    with pytest.raises(CheckpointError, match="must bound the rows"):
+        ember.load(ember_file)
+    lying = torch.nested.nested_tensor_from_jagged(torch.zeros(6, 2), torch.tensor([0, 1, 3, 6]),
+                                                   max_seqlen=2)
+    with pytest.raises(CheckpointError, match="must bound the rows"):
+        ember.load(io.BytesIO(_torch_zip(lying)))

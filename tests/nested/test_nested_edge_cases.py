@@ -300,3 +300,16 @@ def test_int32_offsets_are_kept_and_shared_as_torch():
     assert_close(a + b, ta + tb)
     assert_close(a.softmax(1), ta.softmax(1))
     assert_close(a.sum(1), ta.sum(1))
+
+
+@pytest.mark.parametrize("seqlens", [{"max_seqlen": 2}, {"min_seqlen": 2},
+                                     {"min_seqlen": 5, "max_seqlen": 1}])
+def test_seqlens_that_do_not_bound_the_rows_are_refused(seqlens):
+    """(review56g item 6: they were kept, and to_padded_tensor/softmax(1) then raised a bare
+    NumPy IndexError; torch keeps them as unchecked hints and truncates)."""
+    off = ember.tensor([0, 1, 3, 6])
+    with pytest.raises(ember.errors.ArgumentError, match="must bound the rows"):
+        ember.nested.nested_tensor_from_jagged(ember.zeros(6, 2), off, **seqlens)
+    nt = ember.nested.nested_tensor_from_jagged(ember.zeros(6, 2), off, min_seqlen=1,
+                                                max_seqlen=7)  # (a larger one pads further)
+    assert nt.to_padded_tensor(0.0).shape == (3, 7, 2)

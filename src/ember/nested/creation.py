@@ -145,10 +145,16 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
                          f"of shape {tuple(offsets.shape)}")
     bounds = offsets.numpy()
     total = values.shape[jagged_dim - 1]
-    if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != total or np.any(np.diff(bounds) < 0):
+    rows = np.diff(bounds)
+    if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != total or np.any(rows < 0):
         raise ArgumentError(f"{op}: offsets {bounds.tolist()} must start at 0, never decrease and "
                             f"end at {total}, the size of values {tuple(values.shape)} along dim "
                             f"{jagged_dim - 1}")
+    if (max_seqlen is not None and max_seqlen < rows.max()) or \
+            (min_seqlen is not None and min_seqlen > rows.min()):
+        raise ArgumentError(f"{op}: min_seqlen {min_seqlen} and max_seqlen {max_seqlen} must "
+                            f"bound the rows of the offsets, {rows.min()} to {rows.max()} long "
+                            "(a larger max_seqlen pads further). Hint: leave them out")
     return NestedTensor(values, ragged_for(offsets, min_seqlen, max_seqlen), jagged_dim)
 
 
