@@ -213,6 +213,7 @@ class Rsqrt(Holomorphic, Unary):
     name = "rsqrt"
     save_inputs, save_outputs = False, True
 
+    @in_float32  # (float16/bfloat16 rounded once, as PyTorch: not sqrt's and 1/x's roundings)
     def forward(self, xp, a):
         return rsqrt_array(xp, a)
 
