@@ -149,6 +149,23 @@ def test_functional_call_with_a_sparse_buffer_as_torch():
     assert seen[1] == seen[0]
 
 
+def test_copy_into_a_sparse_tensor_keeps_its_sparse_dims_as_torch():
+    # review56c item 5: a hybrid entry of the same shape changed a COO buffer's sparse_dim
+    # from 2 to 1 silently; torch refuses a non-empty tensor's (an empty one may change)
+    seen = []
+    for m in (torch, ember):
+        g = _adjacency_model(m)()
+        hybrid = m.eye(3).to_sparse(1)
+        with pytest.raises(RuntimeError, match=r"changing the number of sparse dimensions "
+                                               r"\(from 2 to 1\) on a non-empty"):
+            g.load_state_dict({"adj": hybrid})
+        with pytest.raises(RuntimeError, match=r"\(from 1 to 2\) on a non-empty"):
+            hybrid.clone().copy_(g.adj)
+        empty = m.zeros(3, 3).to_sparse().copy_(hybrid)
+        seen.append([g.adj.sparse_dim(), empty.sparse_dim(), empty.to_dense().tolist()])
+    assert seen[1] == seen[0]
+
+
 def test_sparse_buffer_load_refuses_another_layout():
     graph = _adjacency_model(ember)
     g = graph()

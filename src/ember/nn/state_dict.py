@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad, refuse_inference_write
-from ember.errors import DeviceError, GradError
+from ember.errors import DeviceError, GradError, ShapeError
 from ember.hooks import RemovableHandle
 from ember.nn.module_hooks import _WrappedHook, add_hook_to  # (PyTorch's class name)
 from ember.nn.parameter import Parameter, is_lazy
@@ -176,8 +176,9 @@ class StateDictMixin:
                             else:
                                 refuse_inference_write(current, "load_state_dict")
                                 current[...] = value
-                    except (DeviceError, GradError) as exc:  # (a meta entry into a real
-                        # tensor; one into an inference tensor, as PyTorch lists it)
+                    except (DeviceError, GradError, ShapeError) as exc:  # (a meta entry
+                        # into a real tensor; one into an inference tensor; a sparse one of
+                        # other sparse dims, as PyTorch lists them)
                         error_msgs.append(f'While copying the parameter named "{key}": {exc}')
         extra_key = prefix + _EXTRA_STATE
         if _overrides(type(self), "set_extra_state"):

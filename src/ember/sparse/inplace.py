@@ -52,6 +52,12 @@ def copy_(self: SparseTensor, src: Any, non_blocking: bool = False) -> SparseTen
                                 "it first (to_sparse / to_dense)")
     if src.shape != self.shape:
         raise ShapeError(f"copy_: shapes {tuple(self.shape)} and {tuple(src.shape)} differ")
+    if self.sparse_dim() != src.sparse_dim() and self._nnz():
+        raise ShapeError(f"copy_: changing the number of sparse dimensions (from "
+                         f"{self.sparse_dim()} to {src.sparse_dim()}) on a non-empty sparse "
+                         f"tensor of shape {tuple(self.shape)} is not supported, as in PyTorch. "
+                         "Hint: convert src (to_dense().to_sparse(sparse_dim)), or make a new "
+                         "tensor")
     return _become("copy_", self, lambda s: src.to(self.dtype))
 
 
