@@ -377,7 +377,7 @@ def test_equalize_takes_every_integer_dtype_through_uint8():
         TF.equalize(ember.tensor(values).to(ember.uint16))
 
 
-@pytest.mark.parametrize("dtype", [ember.int64, ember.int16, ember.bool])
+@pytest.mark.parametrize("dtype", [ember.int64, ember.uint32, ember.int16, ember.bool])
 def test_integer_masks_warp_on_torchvisions_float32_grid(dtype):
     # torchvision samples non-float masks on a float32 grid, as uint8 ones; Ember's float64
     # grid for them broke nearest ties otherwise (5 of 576 pixels here differed from the

@@ -4,6 +4,7 @@ interpolation, and boxes with the kernels of :mod:`._box_geometry`."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ import numpy as np
 
 import ember
 from ember.errors import ArgumentError
+from ember.ops.interpolate import _nearest_index
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import functional as TF
@@ -41,20 +43,66 @@ _IMAGES = (Tensor, Image, Video, np.ndarray)  # arrays (H, W[, C]) as the v1 ker
 
 
 def _on_mask(kernel: Callable, mask: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """An image ``kernel`` run on a mask: ``(H, W)`` masks get a channel dimension for it,
-    and integer or bool masks go through float32 and come back, as torchvision's (so that
-    warps sample on a float32 grid and break nearest ties alike), or float64 where float32
-    would not hold their values exactly (labels past 2**24)."""
+    """An image ``kernel`` that copies pixels (crop, pad) run on a mask in its own dtype, so
+    every label stays exact: ``(H, W)`` masks get a channel dimension for it."""
     flat = mask.ndim == 2
-    x = mask.unsqueeze(0) if flat else mask
-    cast = x.dtype is not ember.uint8 and not x.dtype.is_floating_point
-    if cast:
-        wide = x.dtype in (ember.int32, ember.int64) and x.numel() > 0 and \
-            int(x.abs().max()) > 2 ** 24
-        x = x.to(ember.float64 if wide else ember.float32)
-    out = kernel(x, *args, **kwargs)
-    out = out.to(mask.dtype) if cast else out
+    out = kernel(mask.unsqueeze(0) if flat else mask, *args, **kwargs)
     return out.squeeze(0) if flat else out
+
+
+def _fills(fill: Fill, channels: int) -> list[int] | None:
+    """An integer mask's ``fill``, one value per channel (one value stands for all), rounded
+    as torchvision rounds its float32 result (half to even); None stays None."""
+    if fill is None:
+        return None
+    fills = [fill] if isinstance(fill, (int, float)) else list(fill)
+    fills = [int(f) if isinstance(f, numbers.Integral) else round(float(f)) for f in fills]
+    return fills * channels if len(fills) == 1 else fills
+
+
+def _warp_mask(kernel: Callable, mask: Tensor, fill: Fill, *args: Any, **kwargs: Any) -> Tensor:
+    """A grid warp ``kernel`` (called as ``kernel(x, *args, fill=fill, **kwargs)``) run on a
+    mask: integer and bool masks are sampled as float32, as torchvision's, so that the grid
+    is float32 and nearest ties break alike. Labels or a fill past 2**24 (which float32, and
+    torchvision, would round) are warped as 24-bit pieces, each exact in float32."""
+    def run(x: Tensor) -> Tensor:
+        if x.dtype is ember.uint8 or x.dtype.is_floating_point:
+            return kernel(x, *args, fill=fill, **kwargs)
+        fills = _fills(fill, x.shape[-3])
+        fits = fills is None or len(fills) == x.shape[-3]  # (else the kernel's error)
+        if fits and x.dtype is not ember.bool and ember.iinfo(x.dtype).bits > 16 and \
+                _past_float32(x, fills):
+            return _warp_pieces(lambda y, f: kernel(y, *args, fill=f, **kwargs), x, fills)
+        return kernel(x.to(ember.float32), *args, fill=fills, **kwargs).to(x.dtype)
+    return _on_mask(run, mask)
+
+
+_PIECE = 24  # float32 holds every integer up to 2**24 exactly
+
+
+def _past_float32(x: Tensor, fills: list[int] | None) -> bool:
+    """Whether a label of ``x`` or a fill lies past float32's exact integers."""
+    values = x.numpy()  # (NumPy's max: Ember's uint32/uint64 have none)
+    bounds = [int(values.max()), int(values.min())] if values.size else []
+    return any(abs(v) > 2 ** _PIECE for v in bounds + (fills or []))
+
+
+def _warp_pieces(kernel: Callable, x: Tensor, fills: list[int] | None) -> Tensor:
+    """``kernel(pieces, fill)`` run on the 24-bit pieces of an integer mask ``x`` (of its
+    two's complement), stacked as channels (each channel's pieces side by side), with the
+    pieces of each channel's fill; the warped pieces are put back together."""
+    bits = ember.iinfo(x.dtype).bits
+    shifts = np.arange(-(-bits // _PIECE), dtype=np.uint64)[:, None, None] * np.uint64(_PIECE)
+    low = 2 ** _PIECE - 1
+    values = x.numpy().astype(np.uint64)[..., None, :, :]  # (..., C, 1, H, W)
+    pieces = ((values >> shifts) & np.uint64(low)).astype(np.float32)  # (..., C, n, H, W)
+    n = len(shifts)
+    if fills is not None:
+        fills = [(f % 2 ** 64) >> (_PIECE * i) & low for f in fills for i in range(n)]
+    out = kernel(ember.from_numpy(pieces.reshape(*x.shape[:-3], -1, *x.shape[-2:])), fills)
+    out = out.numpy().astype(np.uint64).reshape(*out.shape[:-3], -1, n, *out.shape[-2:])
+    whole = np.bitwise_or.reduce(out << shifts, axis=-3)
+    return ember.from_numpy(whole.astype(f"uint{bits}").view(x.numpy().dtype))
 
 
 def _boxes_out(boxes: BoundingBoxes, out: Tensor | tuple[Tensor, tuple[int, int]]
@@ -151,9 +199,24 @@ _register_kernel_internal(resize, *_IMAGES)(accepts_pil(_resize_image, pillow=TF
 
 
 @_register_kernel_internal(resize, Mask)
-def _resize_mask(mask: Tensor, size: int | Sequence[int], max_size: int | None = None,
-                 **_: Any) -> Tensor:
-    return _on_mask(TF.resize, mask, size, _NEAREST, max_size)
+def _resize_mask(mask: Tensor, size: int | Sequence[int],
+                 interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                 max_size: int | None = None, **_: Any) -> Tensor:
+    """Nearest neighbour (NEAREST_EXACT if asked, any other mode is NEAREST, as torchvision's)
+    in the mask's own dtype, so every label stays exact: the rows and columns each output
+    pixel copies are those ``F.interpolate`` picks."""
+    exact = InterpolationMode(interpolation) is InterpolationMode.NEAREST_EXACT
+    h, w = mask.shape[-2:]
+    out = TF._output_size(h, w, size, max_size)
+    if out == (h, w):
+        return mask
+    if h * w == 0:  # (F.interpolate's errors, or an empty mask)
+        return _on_mask(TF._resize_tensor, mask.to(ember.float32), size,
+                        "nearest-exact" if exact else "nearest", max_size, False,
+                        uint8_kernels=False).to(mask.dtype)
+    for dim, (old, new) in zip((-2, -1), zip((h, w), out)):
+        mask = mask.index_select(dim, ember.from_numpy(_nearest_index(old, new, None, exact)))
+    return mask
 
 
 @_register_kernel_internal(resize, BoundingBoxes, tv_tensor_wrapper=False)
@@ -337,7 +400,7 @@ _register_kernel_internal(rotate, *_IMAGES)(_rotate_image)
 @_register_kernel_internal(rotate, Mask)
 def _rotate_mask(mask: Tensor, angle: float, expand: bool = False,
                  center: Sequence[float] | None = None, fill: Fill = None, **_: Any) -> Tensor:
-    return _on_mask(_rotate_image, mask, angle, _NEAREST, expand, center, fill)
+    return _warp_mask(_rotate_image, mask, fill, angle, _NEAREST, expand, center)
 
 
 @_register_kernel_internal(rotate, BoundingBoxes, tv_tensor_wrapper=False)
@@ -371,7 +434,8 @@ _register_kernel_internal(affine, *_IMAGES)(TF.affine)
 def _affine_mask(mask: Tensor, angle: float, translate: Sequence[float], scale: float,
                  shear: float | Sequence[float], fill: Fill = None,
                  center: Sequence[float] | None = None, **_: Any) -> Tensor:
-    return _on_mask(TF.affine, mask, angle, translate, scale, shear, _NEAREST, fill, center)
+    return _warp_mask(TF.affine, mask, fill, angle, translate, scale, shear, _NEAREST,
+                      center=center)
 
 
 @_register_kernel_internal(affine, BoundingBoxes, tv_tensor_wrapper=False)

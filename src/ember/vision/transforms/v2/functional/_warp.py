@@ -29,7 +29,7 @@ from ember.vision.transforms.v2.functional._geometry import (
     _NEAREST,
     Fill,
     _boxes_out,
-    _on_mask,
+    _warp_mask,
 )
 from ember.vision.transforms.v2.functional._keypoints import (
     _computed_in,
@@ -132,8 +132,8 @@ _register_kernel_internal(perspective, *_IMAGES)(
 @_register_kernel_internal(perspective, Mask)
 def _perspective_mask(mask: Tensor, startpoints: Points, endpoints: Points, fill: Fill = None,
                       coefficients: Sequence[float] | None = None, **_: Any) -> Tensor:
-    return _on_mask(_perspective_tensor, mask, startpoints, endpoints, _NEAREST, fill,
-                    coefficients)
+    return _warp_mask(_perspective_tensor, mask, fill, startpoints, endpoints, _NEAREST,
+                      coefficients=coefficients)
 
 
 @_register_kernel_internal(perspective, BoundingBoxes, tv_tensor_wrapper=False)
@@ -194,7 +194,7 @@ _register_kernel_internal(elastic, *_IMAGES)(TF.elastic_transform)
 
 @_register_kernel_internal(elastic, Mask)
 def _elastic_mask(mask: Tensor, displacement: Tensor, fill: Fill = None, **_: Any) -> Tensor:
-    return _on_mask(TF.elastic_transform, mask, displacement, _NEAREST, fill)
+    return _warp_mask(TF.elastic_transform, mask, fill, displacement, _NEAREST)
 
 
 def _displaced(x: Tensor, y: Tensor, displacement: Tensor, canvas_size: Sequence[int]
