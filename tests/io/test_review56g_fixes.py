@@ -217,3 +217,18 @@ def test_a_nested_tensor_whose_seqlens_do_not_bound_its_rows_is_refused_at_load(
                                                    max_seqlen=2)
     with pytest.raises(CheckpointError, match="must bound the rows"):
         ember.load(io.BytesIO(_torch_zip(lying)))
+
+
+def test_a_mapped_tensor_is_a_plain_ndarray_as_torch_gives(tmp_path):
+    # review56g item 7: it was a numpy.memmap, whose Python hooks run on every NumPy op
+    import torch
+
+    torch.save({"w": torch.ones(3)}, tmp_path / "t.pt")
+    ember.save({"w": ember.ones(3)}, tmp_path / "e.st")
+    assert type(torch.load(tmp_path / "t.pt", mmap=True)["w"].numpy()) is np.ndarray
+    for name in ("t.pt", "e.st"):
+        a = ember.load(tmp_path / name, mmap=True)["w"].numpy()
+        assert type(a) is np.ndarray and type(a + a) is np.ndarray
+        while a.base is not None and not isinstance(a, np.memmap):
+            a = a.base
+        assert isinstance(a, np.memmap)  # (still a view of the mapping)

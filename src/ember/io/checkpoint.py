@@ -426,7 +426,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
     try:
         start = handle.tell()
         head = handle.read(32)
-        mapped = np.memmap(handle, np.uint8, "c") if mmap and owned and head else None
+        mapped = np.memmap(handle, np.uint8, "c").view(np.ndarray) if mmap and owned and head \
+            else None  # (a plain array: memmap's Python hooks cost on every NumPy op)
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
             return torch_file.load_zip(handle, where, place, text, mapped)
