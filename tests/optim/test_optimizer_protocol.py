@@ -486,3 +486,27 @@ def test_loaded_param_names_follow_torch(saved_named, names):
         opt.load_state_dict(saved.state_dict())
         got.append(opt.param_groups[0].get("param_names"))
     assert got[0] == got[1]
+
+
+def test_half_precision_dispatch_is_decided_once_per_parameter():
+    # the elementwise loop sends a float16/bfloat16 parameter to update_half and any other to
+    # update: float32 steps no longer test the dtype in update (is_half on every call); a
+    # subclass that writes only update still gets the half-precision parameters
+    calls = []
+
+    class Counting(ember.optim.SGD):
+        def update_half(self, p, g, state, group):
+            calls.append(p.dtype)
+            super().update_half(p, g, state, group)
+
+    class OwnUpdate(ember.optim.Adam):
+        def update(self, p, g, state, group):
+            calls.append(("own", p.dtype))
+
+    for cls, dtype in ((Counting, ember.float32), (Counting, ember.bfloat16),
+                       (OwnUpdate, ember.float16)):
+        p = ember.nn.Parameter(ember.ones(3, dtype=dtype))
+        p.grad = ember.ones(3, dtype=dtype)
+        cls([p], lr=0.5).step()
+    assert calls == [ember.bfloat16, ("own", ember.float16)]
+    assert p.tolist() == [1.0, 1.0, 1.0]

@@ -12,7 +12,6 @@ from ember.optim.elementwise import (
     full_state,
     half_add,
     half_decay_squares_,
-    is_half,
     next_step,
     scalar_state,
 )
@@ -70,18 +69,6 @@ class Adadelta(ElementwiseOptimizer):
         rho, eps = float(group["rho"]), float(group["eps"])
         next_step(state)
         v, u = state["square_avg"]._data, state["acc_delta"]._data
-        if is_half(v):  # (torch's ops each in float32, rounded once)
-            f32, half = xp.float32, v.dtype
-            g = g.astype(f32)
-            half_decay_squares_(xp, v, rho, g, 1.0 - rho)
-            eps = f32(as_half(eps, half))  # (square_avg.add(eps).sqrt_(), acc_delta's too)
-            std = xp.sqrt((v.astype(f32) + eps).astype(half).astype(f32)).astype(half)
-            delta = xp.sqrt((u.astype(f32) + eps).astype(half).astype(f32)).astype(half)
-            delta = (delta.astype(f32) / std.astype(f32)).astype(half)
-            delta = (delta.astype(f32) * g).astype(half)
-            half_decay_squares_(xp, u, rho, delta.astype(f32), 1.0 - rho)
-            half_add(xp, p._data, delta, -float(group["lr"]), out=p._data)
-            return
         v *= rho
         v += (1.0 - rho) * g * g
         delta = xp.sqrt(u + eps)
@@ -90,3 +77,22 @@ class Adadelta(ElementwiseOptimizer):
         u *= rho
         u += (1.0 - rho) * delta * delta
         p._data -= float(group["lr"]) * delta
+
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        once."""
+        xp = p._device.xp
+        rho, eps = float(group["rho"]), float(group["eps"])
+        next_step(state)
+        v, u = state["square_avg"]._data, state["acc_delta"]._data
+        f32, half = xp.float32, v.dtype
+        g = g.astype(f32)
+        half_decay_squares_(xp, v, rho, g, 1.0 - rho)
+        eps = f32(as_half(eps, half))  # (square_avg.add(eps).sqrt_(), acc_delta's too)
+        std = xp.sqrt((v.astype(f32) + eps).astype(half).astype(f32)).astype(half)
+        delta = xp.sqrt((u.astype(f32) + eps).astype(half).astype(f32)).astype(half)
+        delta = (delta.astype(f32) / std.astype(f32)).astype(half)
+        delta = (delta.astype(f32) * g).astype(half)
+        half_decay_squares_(xp, u, rho, delta.astype(f32), 1.0 - rho)
+        half_add(xp, p._data, delta, -float(group["lr"]), out=p._data)

@@ -13,7 +13,6 @@ from ember.optim.elementwise import (
     full_state,
     half_add,
     half_lerp_,
-    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -89,16 +88,17 @@ class Adafactor(ElementwiseOptimizer):
         else:
             state["variance"] = full_state(p)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        xp = p._device.xp
-        data = p._data
-        if data.size == 0:
+    @staticmethod
+    def _check_elements(p: Tensor) -> None:
+        if p._data.size == 0:
             raise DivisionByZero(f"Adafactor: the parameter of shape {tuple(p.shape)} has no "
                                 "elements, so its root mean square (the step size's scale) "
                                 "is 0/0; leave empty parameters out of the optimizer")
-        if is_half(data):
-            self._update_half(p, g, state, group)
-            return
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        self._check_elements(p)
+        xp = p._device.xp
+        data = p._data
         lr = lr_of(group)  # (a float32 tensor's arithmetic stays float32, as PyTorch's)
         wd, d = float(group["weight_decay"]), float(group["d"])
         eps1, eps2 = group["eps"]
@@ -123,11 +123,12 @@ class Adafactor(ElementwiseOptimizer):
         step = g / xp.sqrt(xp.maximum(var, eps1 * eps1))
         data -= alpha / max(1.0, _rms(xp, step) / d) * step
 
-    @staticmethod
-    def _update_half(p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each op in
         float32 rounded once to the dtype, norms too (``||p||`` and ``||u||`` are read back
         from a rounded 0-d tensor), ``add_``'s alpha in the dtype."""
+        self._check_elements(p)
         xp = p._device.xp
         f32, data = xp.float32, p._data
         half = data.dtype

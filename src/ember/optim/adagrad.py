@@ -12,7 +12,6 @@ from ember.optim.elementwise import (
     coalesced_rows,
     full_state,
     half_addcdiv_,
-    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -80,18 +79,23 @@ class Adagrad(ElementwiseOptimizer):
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         clr = self._step_size(state, group)
         s = state["sum"]._data
-        if is_half(s):  # (torch's ops each in float32, rounded once)
-            xp, f32 = p._device.xp, p._device.xp.float32
-            g = g.astype(f32)
-            s[...] = s.astype(f32) + g * g
-            std = xp.sqrt(s.astype(f32)).astype(s.dtype)
-            std = std.astype(f32) + f32(as_half(group["eps"], s.dtype))
-            half_addcdiv_(xp, p._data, g, std.astype(s.dtype), -clr)
-            return
         s += g * g
         std = p._device.xp.sqrt(s)
         std += float(group["eps"])
         p._data -= clr * (g / std)
+
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        once."""
+        clr = self._step_size(state, group)
+        s = state["sum"]._data
+        xp, f32 = p._device.xp, p._device.xp.float32
+        g = g.astype(f32)
+        s[...] = s.astype(f32) + g * g
+        std = xp.sqrt(s.astype(f32)).astype(s.dtype)
+        std = std.astype(f32) + f32(as_half(group["eps"], s.dtype))
+        half_addcdiv_(xp, p._data, g, std.astype(s.dtype), -clr)
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:

@@ -15,7 +15,6 @@ from ember.optim.elementwise import (
     half_addcdiv_,
     half_decay_squares_,
     half_lerp_,
-    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -91,9 +90,6 @@ class Adam(ElementwiseOptimizer):
                 bool(group["amsgrad"]))
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if is_half(p._data):
-            self._update_half(p, g, state, group)
-            return
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
@@ -110,8 +106,8 @@ class Adam(ElementwiseOptimizer):
         denom *= lr_of(group) / (1.0 - beta1 ** t)
         p._data -= denom
 
-    def _update_half(self, p: Tensor, g: Any, state: dict[str, Any],
-                     group: dict[str, Any]) -> None:
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
         float32 with float32 scalars and rounds once to the dtype (NumPy's ``m / denom``
         rounded before the step size multiplied it)."""

@@ -12,7 +12,6 @@ from ember.optim.elementwise import (
     full_state,
     half_addcdiv_,
     half_lerp_,
-    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -74,17 +73,24 @@ class Adamax(ElementwiseOptimizer):
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
         m, u = state["exp_avg"]._data, state["exp_inf"]._data
-        if is_half(m):  # (torch's ops each in float32, rounded once)
-            f32 = xp.float32
-            half_lerp_(xp, m, g, 1.0 - beta1)
-            u[...] = u * f32(beta2)
-            bound = (xp.abs(g.astype(f32)) + f32(as_half(group["eps"], u.dtype))).astype(u.dtype)
-            xp.maximum(u, bound, out=u)
-            half_addcdiv_(xp, p._data, m, u, -(lr_of(group) / (1.0 - beta1 ** t)))
-            return
         m += (1.0 - beta1) * (g - m)
         u *= beta2
         bound = xp.abs(g)
         bound += float(group["eps"])
         xp.maximum(u, bound, out=u)
         p._data -= lr_of(group) / (1.0 - beta1 ** t) * (m / u)
+
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        once."""
+        xp = p._device.xp
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = next_step(state)
+        m, u = state["exp_avg"]._data, state["exp_inf"]._data
+        f32 = xp.float32
+        half_lerp_(xp, m, g, 1.0 - beta1)
+        u[...] = u * f32(beta2)
+        bound = (xp.abs(g.astype(f32)) + f32(as_half(group["eps"], u.dtype))).astype(u.dtype)
+        xp.maximum(u, bound, out=u)
+        half_addcdiv_(xp, p._data, m, u, -(lr_of(group) / (1.0 - beta1 ** t)))

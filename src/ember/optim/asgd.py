@@ -12,7 +12,6 @@ from ember.optim.elementwise import (
     check_hyper,
     full_state,
     half_add,
-    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -68,7 +67,7 @@ class ASGD(ElementwiseOptimizer):
         eta, mu = state["eta"]._data, state["mu"]._data
         scale_(p._data, 1.0 - lambd * float(eta))  # (param.mul_(1 - lambd * eta))
         ax = state["ax"]._data
-        if is_half(ax):  # (torch's roundings: add_'s alpha in the dtype, each op once)
+        if ax.dtype.itemsize == 2:  # (float16/bfloat16, as torch's add_: alpha in the dtype)
             half_add(p._device.xp, p._data, g, -float(eta), out=p._data)
         else:
             p._data -= float(eta) * g

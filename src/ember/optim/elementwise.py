@@ -25,7 +25,7 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
-           "as_half", "half_add", "half_addcdiv_", "half_decay_squares_", "half_lerp_", "is_half",
+           "as_half", "half_add", "half_addcdiv_", "half_decay_squares_", "half_lerp_",
            "next_step", "scalar_state", "scale_"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
@@ -102,8 +102,10 @@ class ElementwiseOptimizer(Optimizer):
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
             decay = 1.0 - lr_of(group) * wd if decoupled and wd != 0.0 else 1.0
             # (an update set on the instance, as one a subclass writes, takes every step)
+            own = "update" not in vars(self)
             kernel = _kernel(self.looped_kernel(group)) \
-                if _loops_its_update(type(self)) and "update" not in vars(self) else None
+                if own and _loops_its_update(type(self)) else None
+            halves = own and _halves_its_update(type(self))
             smallest = self.looped_min_size(group) if kernel is not None else 0
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in params:
@@ -155,14 +157,17 @@ class ElementwiseOptimizer(Optimizer):
                 if maximize:
                     g = -g
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
+                half = data.dtype.itemsize == 2  # (float16 or bfloat16: there is no complex32)
                 if wd != 0.0:
                     if decoupled:
                         scale_(target._data, decay)
-                    elif is_half(g):  # (PyTorch's grad.add(param, alpha=weight_decay))
+                    elif half:  # (PyTorch's grad.add(param, alpha=weight_decay))
                         g = half_add(p._device.xp, g, target._data, wd)
                     else:
                         g = g + wd * target._data
-                if target is p:
+                if half and halves:
+                    self.update_half(p, g, state, group)
+                elif target is p:
                     self.update(p, g, state, group)
                 else:
                     self._update_pairs(p, target, g, state, group)
@@ -246,21 +251,22 @@ class ElementwiseOptimizer(Optimizer):
         ``p._device.xp``, in place."""
         raise NotImplementedError
 
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p`` (``g`` of its dtype), where PyTorch's
+        ops each compute in float32 and round once; by default :meth:`update` itself."""
+        self.update(p, g, state, group)
+
 
 def scale_(data: Any, decay: float) -> None:
     """``data *= decay`` in place (decoupled weight decay, ASGD's), a half-precision ``data``
     through float32 and one rounding, as PyTorch's ``mul_`` computes: NumPy would round
     ``decay`` to bfloat16 first (0.99 → 0.98828125: AdamW's weights shrank ~3 % more over 9
     steps)."""
-    if data.dtype.itemsize <= 2 and data.dtype.kind != "c":
+    if data.dtype.itemsize == 2:  # (float16 or bfloat16: Ember has no complex32)
         np.multiply(data, np.float32(decay), out=data, casting="unsafe")
     else:
         data *= decay
-
-
-def is_half(a: Any) -> bool:
-    """Whether the backend array ``a`` is float16 or bfloat16."""
-    return a.dtype.itemsize <= 2 and a.dtype.kind != "c"
 
 
 def as_half(value: float, dtype: Any) -> float:
@@ -332,6 +338,15 @@ def _loops_its_update(cls: type) -> bool:
     def owner(name: str) -> type:
         return next(k for k in cls.__mro__ if name in k.__dict__)
     return owner("update") is owner("looped_kernel")
+
+
+@functools.cache
+def _halves_its_update(cls: type) -> bool:
+    """Whether ``cls``'s ``update_half`` is its ``update``'s: a subclass that writes its own
+    ``update`` (and not its own ``update_half``) has half-precision steps go through it."""
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in k.__dict__)
+    return issubclass(owner("update_half"), owner("update"))
 
 
 def _loopable(data: Any, g: Any, arrays: tuple) -> bool:

@@ -13,7 +13,6 @@ from ember.optim.elementwise import (
     half_addcdiv_,
     half_decay_squares_,
     half_lerp_,
-    is_half,
     lr_of,
     next_step,
     scalar_state,
@@ -96,17 +95,6 @@ class NAdam(ElementwiseOptimizer):
         xp = p._device.xp
         beta1, beta2, t, grad_size, moment_size = self._sizes(state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        if is_half(m):  # (torch's ops each in float32, rounded once)
-            f32, half = xp.float32, m.dtype
-            g = g.astype(f32)
-            half_lerp_(xp, m, g, 1.0 - beta1)
-            half_decay_squares_(xp, v, beta2, g, 1.0 - beta2)
-            denom = (v.astype(f32) / f32(1.0 - beta2 ** t)).astype(half).astype(f32)
-            denom = xp.sqrt(denom).astype(half).astype(f32)
-            denom = (denom + f32(as_half(group["eps"], half))).astype(half)
-            half_addcdiv_(xp, p._data, g, denom, -grad_size)
-            half_addcdiv_(xp, p._data, m, denom, -moment_size)
-            return
         m += (1.0 - beta1) * (g - m)
         v *= beta2
         v += (1.0 - beta2) * g * g
@@ -114,3 +102,20 @@ class NAdam(ElementwiseOptimizer):
         denom += float(group["eps"])
         p._data -= grad_size * (g / denom)
         p._data -= moment_size * (m / denom)
+
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        once."""
+        xp = p._device.xp
+        beta1, beta2, t, grad_size, moment_size = self._sizes(state, group)
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        f32, half = xp.float32, m.dtype
+        g = g.astype(f32)
+        half_lerp_(xp, m, g, 1.0 - beta1)
+        half_decay_squares_(xp, v, beta2, g, 1.0 - beta2)
+        denom = (v.astype(f32) / f32(1.0 - beta2 ** t)).astype(half).astype(f32)
+        denom = xp.sqrt(denom).astype(half).astype(f32)
+        denom = (denom + f32(as_half(group["eps"], half))).astype(half)
+        half_addcdiv_(xp, p._data, g, denom, -grad_size)
+        half_addcdiv_(xp, p._data, m, denom, -moment_size)

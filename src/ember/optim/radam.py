@@ -13,7 +13,6 @@ from ember.optim.elementwise import (
     full_state,
     half_decay_squares_,
     half_lerp_,
-    is_half,
     next_step,
     scalar_state,
 )
@@ -86,9 +85,6 @@ class RAdam(ElementwiseOptimizer):
         xp = p._device.xp
         beta1, beta2, size, rectified = self._size(state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        if is_half(m):
-            self._update_half(p, g, state, group)
-            return
         m += (1.0 - beta1) * (g - m)
         v *= beta2
         v += (1.0 - beta2) * g * g
@@ -99,9 +95,9 @@ class RAdam(ElementwiseOptimizer):
         else:
             p._data -= size * m
 
-    @staticmethod
-    def _update_half(p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p`` after the step is counted, as PyTorch's
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
+        """:meth:`update` of a float16/bfloat16 ``p`` (it counts the step), as PyTorch's
         ops round: each in float32, rounded once, ``m / bc1 * lr * (sqrt(bc2) / d) * rect``,
         where the float ``sqrt(bc2)`` over the tensor ``d`` is ``d.reciprocal() * sqrt(bc2)``
         (``Tensor.__rtruediv__``): the reciprocal rounded to the dtype first."""
@@ -109,7 +105,7 @@ class RAdam(ElementwiseOptimizer):
         f32 = xp.float32
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
         half = m.dtype
-        beta1, beta2 = (float(b) for b in group["betas"])
+        beta1, beta2, _, _ = self._size(state, group)
         t = float(state["step"])
         g = g.astype(f32)
         half_lerp_(xp, m, g, 1.0 - beta1)

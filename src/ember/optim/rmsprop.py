@@ -14,7 +14,6 @@ from ember.optim.elementwise import (
     half_addcdiv_,
     half_decay_squares_,
     half_lerp_,
-    is_half,
     next_step,
     scalar_state,
 )
@@ -78,9 +77,6 @@ class RMSprop(ElementwiseOptimizer):
                 float(group["momentum"]), bool(group["centered"]), group["momentum"] > 0)
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if is_half(p._data):
-            self._update_half(p, g, state, group)
-            return
         xp = p._device.xp
         alpha = float(group["alpha"])
         next_step(state)
@@ -104,8 +100,8 @@ class RMSprop(ElementwiseOptimizer):
         else:
             p._data -= lr * (g / avg)
 
-    def _update_half(self, p: Tensor, g: Any, state: dict[str, Any],
-                     group: dict[str, Any]) -> None:
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
         float32 with its scalars in float32 (but ``add``'s: alpha, eps) and rounds once to the
         dtype (NumPy rounded ``g / avg`` before ``lr`` multiplied it, and float16's

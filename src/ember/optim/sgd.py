@@ -12,7 +12,6 @@ from ember.optim.elementwise import (
     check_hyper,
     full_state,
     half_add,
-    is_half,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor, _wrap
@@ -81,9 +80,6 @@ class SGD(ElementwiseOptimizer):
                 bool(group["nesterov"]))
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if is_half(p._data):
-            self._update_half(p, g, state, group)
-            return
         momentum = float(group["momentum"])
         if momentum != 0.0:
             buf = state.get("momentum_buffer")
@@ -98,8 +94,8 @@ class SGD(ElementwiseOptimizer):
             g = g + momentum * buf if group["nesterov"] else buf
         p._data -= float(group["lr"]) * g
 
-    def _update_half(self, p: Tensor, g: Any, state: dict[str, Any],
-                     group: dict[str, Any]) -> None:
+    def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` with PyTorch's roundings: each of its
         ``mul_``/``add_`` rounds once to the dtype, ``momentum`` in float32 for ``mul_``, the
         ``alpha`` of an ``add_`` rounded to the dtype (NumPy kept ``lr`` in float32 for
