@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ember
-from ember.errors import ArgumentTypeError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.sparse.tensor import SparseUnsupported
 
 warnings.filterwarnings("ignore", message="Sparse")
@@ -242,6 +242,21 @@ def test_sparse_tensors_on_one_values_tensor_have_their_own_requires_grad():
         seen.append([b.requires_grad, v.requires_grad, a.to_dense().tolist(),
                      b.to_dense().tolist()])
     assert seen[1] == seen[0]
+
+
+def test_like_of_a_coo_tensor_refuses_a_memory_format_as_torch():
+    # review56c item 6: memory_format= was taken and ignored
+    s = ember.sparse_coo_tensor(INDEX, VALUES, (2, 3))
+    t = torch.sparse_coo_tensor(INDEX, VALUES, (2, 3))
+    for fmt in ("contiguous_format", "channels_last"):
+        with pytest.raises(RuntimeError, match="memory format option is only supported by "
+                                               "strided tensors"):
+            torch.zeros_like(t, memory_format=getattr(torch, fmt))
+        with pytest.raises(ArgumentError, match="zeros_like: memory format option is only "
+                                                "supported by strided tensors"):
+            ember.zeros_like(s, memory_format=getattr(ember, fmt))
+    r = ember.eye(2).to_sparse_csr()  # (a compressed result takes it, as torch's)
+    assert ember.zeros_like(r, memory_format=ember.contiguous_format).layout is ember.sparse_csr
 
 
 def test_ones_like_of_a_coo_tensor_is_refused_as_torch():

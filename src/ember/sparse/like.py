@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.layouts import sparse_coo, strided
+from ember.layouts import preserve_format, sparse_coo, strided
 from ember.ops.creation import full, zeros
 from ember.sparse.convert import convert, empty_index
 from ember.sparse.tensor import SparseTensor, not_supported
@@ -19,7 +19,12 @@ __all__ = ["LIKE"]
 
 
 def _like(op: str, s: SparseTensor, fill: Any, dtype: Any, device: Any,
-          requires_grad: bool, layout: Any) -> Any:
+          requires_grad: bool, layout: Any, memory_format: Any = None) -> Any:
+    made = s.layout if layout is None else layout
+    if memory_format not in (None, preserve_format) and made is sparse_coo:
+        raise ArgumentError(f"{op}: memory format option is only supported by strided tensors "
+                            f"(as PyTorch's), got memory_format={memory_format!r} for a "
+                            f"{made!r} result. Hint: leave it out")
     dtype = s.dtype if dtype is None else dtype
     device = s.device if device is None else device
     if layout is strided:
@@ -54,7 +59,8 @@ def zeros_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
         >>> ember.zeros_like(ember.eye(2).to_sparse())._nnz()
         0
     """
-    return _like("zeros_like", s, None, dtype, device, requires_grad, layout)
+    return _like("zeros_like", s, None, dtype, device, requires_grad, layout,
+                 memory_format)
 
 
 def empty_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
@@ -67,7 +73,8 @@ def empty_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
         >>> ember.empty_like(ember.eye(2).to_sparse_csr())._nnz()
         2
     """
-    return _like("empty_like", s, None, dtype, device, requires_grad, layout)
+    return _like("empty_like", s, None, dtype, device, requires_grad, layout,
+                 memory_format)
 
 
 def ones_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
@@ -79,7 +86,8 @@ def ones_like(s: SparseTensor, *, dtype: Any = None, device: Any = None,
         >>> ember.ones_like(ember.eye(2).to_sparse_csr()).values()
         tensor([1., 1.])
     """
-    return _like("ones_like", s, 1, dtype, device, requires_grad, layout)
+    return _like("ones_like", s, 1, dtype, device, requires_grad, layout,
+                 memory_format)
 
 
 def full_like(s: SparseTensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -87,7 +95,8 @@ def full_like(s: SparseTensor, fill_value: Any, *, dtype: Any = None, device: An
               ) -> Any:
     """A compressed tensor's pattern, each specified element ``fill_value`` (COO refuses,
     as PyTorch)."""
-    return _like("full_like", s, fill_value, dtype, device, requires_grad, layout)
+    return _like("full_like", s, fill_value, dtype, device, requires_grad, layout,
+                 memory_format)
 
 
 LIKE = {f.__name__: f for f in (zeros_like, empty_like, ones_like, full_like)}
