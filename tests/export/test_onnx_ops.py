@@ -227,3 +227,25 @@ def test_cross_entropy_exports_and_matches_torch(kwargs):
     for bad in (5, -1):
         with pytest.raises(Exception, match="Out of range value in index"):
             run_onnx(proto, x.numpy(), np.array([0, 1, bad, 3, 4, 2]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_trunc_frac_and_trunc_division_keep_the_sign_of_zero_as_torch(dtype):
+    """trunc(-0.0) and trunc(-0.3) are -0.0 and frac(-0.0) is +0.0 in onnxruntime as in eager
+    Ember and PyTorch (``sign(x)·floor(|x|)`` lost -0.0's sign; 70 values: vector loops and
+    their remainders)."""
+    torch = pytest.importorskip("torch")
+    inf = float("inf")
+    values = [-0.0, 0.0, -0.3, 0.3, -2.5, 2.5, 1e30, -1e30, inf, -inf] * 7
+    x = ember.tensor(values, dtype=getattr(ember, dtype))
+    d = ember.full((70,), 3.0, dtype=x.dtype)
+    fns = (lambda a, b: a.trunc(), lambda a, b: a.frac(),
+           lambda a, b: ember.div(a, b, rounding_mode="trunc"))
+    proto = ember.onnx.to_model(lambda a, b: tuple(f(a, b) for f in fns), (x, d))
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    wants = (t.trunc(), t.frac(), torch.div(t, 3.0, rounding_mode="trunc"))
+    for got, want, f in zip(run_onnx(proto, x.numpy(), d.numpy()), wants, fns):
+        finite = np.isfinite(want.numpy())  # (frac(±inf): NaN of either sign)
+        assert got[finite].tobytes() == want.numpy()[finite].tobytes() == \
+            f(x, d).numpy()[finite].tobytes()
+        np.testing.assert_array_equal(got, want.numpy())

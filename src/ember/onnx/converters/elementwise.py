@@ -133,7 +133,11 @@ def rounded_divide(ctx: Context, eqn: Eqn) -> str:
 
 
 def _trunc(ctx: Context, x: str) -> str:
-    return ctx.node("Mul", [ctx.node("Sign", [x]), ctx.node("Floor", [ctx.node("Abs", [x])])])
+    """``sign(x + 1/x)·floor(|x|)``: ``x + 1/x`` has ``x``'s sign at ``±0`` and ``±inf`` too,
+    so ``trunc(-0.0)`` is -0.0 (``sign(x)`` is 0 there; onnxruntime's Where drops a selected
+    -0.0, so no ``Where(x < 0, ceil, floor)``)."""
+    side = ctx.node("Sign", [ctx.node("Add", [x, ctx.node("Reciprocal", [x])])])
+    return ctx.node("Mul", [side, ctx.node("Floor", [ctx.node("Abs", [x])])])
 
 
 @converter("pow_scalar")
