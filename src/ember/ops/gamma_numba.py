@@ -107,4 +107,5 @@ def trigamma64(a, out):
         else:  # psi'(x) = -psi'(1 - x) + pi² (1 + cot²(pi x))
             r = x - np.rint(x)
             c = math.cos(math.pi * r) / math.sin(math.pi * r)
+            # (not _PI2 * (1 + c * c): the twin's _horner steps for -1 - c², bit for bit)
             out[i] = -_trigamma_pos(1.0 - x) - _PI2 * ((-c + -0.0) * c - 1.0)
