@@ -13,6 +13,7 @@ from ember.optim.elementwise import (
     half_add,
     half_decay_squares_,
     next_step,
+    rounded,
     scalar_state,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
@@ -90,8 +91,8 @@ class Adadelta(ElementwiseOptimizer):
         g = g.astype(f32)
         half_decay_squares_(xp, v, rho, g, 1.0 - rho)
         eps = f32(as_half(eps, half))  # (square_avg.add(eps).sqrt_(), acc_delta's too)
-        std = xp.sqrt((v.astype(f32) + eps).astype(half).astype(f32)).astype(half)
-        delta = xp.sqrt((u.astype(f32) + eps).astype(half).astype(f32)).astype(half)
+        std = xp.sqrt(rounded(xp, v.astype(f32) + eps, half)).astype(half)
+        delta = xp.sqrt(rounded(xp, u.astype(f32) + eps, half)).astype(half)
         delta = (delta.astype(f32) / std.astype(f32)).astype(half)
         delta = (delta.astype(f32) * g).astype(half)
         half_decay_squares_(xp, u, rho, delta.astype(f32), 1.0 - rho)

@@ -15,6 +15,7 @@ from ember.optim.elementwise import (
     half_lerp_,
     lr_of,
     next_step,
+    rounded,
     scalar_state,
     scale_,
 )
@@ -133,11 +134,8 @@ class Adafactor(ElementwiseOptimizer):
         f32, data = xp.float32, p._data
         half = data.dtype
 
-        def rounded(x: Any) -> Any:
-            return xp.asarray(x, dtype=f32).astype(half).astype(f32)
-
         def norm(x: Any, **axis: Any) -> Any:  # (torch.norm: float32 sums, one rounding)
-            return rounded(xp.sqrt(xp.sum(xp.square(x.astype(f32)), dtype=f32, **axis)))
+            return rounded(xp, xp.sqrt(xp.sum(xp.square(x.astype(f32)), dtype=f32, **axis)), half)
 
         lr = float(lr_of(group))
         eps1, eps2 = group["eps"]
@@ -151,16 +149,16 @@ class Adafactor(ElementwiseOptimizer):
         if p.ndim > 1:
             row, col = state["row_var"]._data, state["col_var"]._data
             for var, axis in ((row, -1), (col, -2)):  # norm(g, dim).square_().div_(size)
-                mean = rounded(xp.square(norm(g, axis=axis, keepdims=True)))
-                half_lerp_(xp, var, rounded(mean / f32(g.shape[axis])), beta)
-            var = rounded(row.astype(f32) * col.astype(f32))  # (row_var @ col_var)
-            scale = rounded(xp.mean(row.astype(f32), axis=-2, keepdims=True))
-            var = rounded(var / xp.maximum(scale, f32(eps1)))
+                mean = rounded(xp, xp.square(norm(g, axis=axis, keepdims=True)), half)
+                half_lerp_(xp, var, rounded(xp, mean / f32(g.shape[axis]), half), beta)
+            var = rounded(xp, row.astype(f32) * col.astype(f32), half)  # (row_var @ col_var)
+            scale = rounded(xp, xp.mean(row.astype(f32), axis=-2, keepdims=True), half)
+            var = rounded(xp, var / xp.maximum(scale, f32(eps1)), half)
         else:
             var = state["variance"]._data
-            var = half_lerp_(xp, var, rounded(xp.square(g.astype(f32))), beta).astype(f32)
-        step = rounded(1.0 / xp.sqrt(xp.maximum(var, f32(eps1 * eps1))))
-        step = rounded(step * g.astype(f32)).astype(half)
+            var = half_lerp_(xp, var, rounded(xp, xp.square(g.astype(f32)), half), beta).astype(f32)
+        step = rounded(xp, 1.0 / xp.sqrt(xp.maximum(var, f32(eps1 * eps1))), half)
+        step = rounded(xp, step * g.astype(f32), half).astype(half)
         denom = max(1.0, float(norm(step)) / (step.size ** 0.5 * float(group["d"])))
         half_add(xp, data, step, -alpha / denom, out=data)
 

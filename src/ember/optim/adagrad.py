@@ -7,11 +7,11 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
-    as_half,
     check_hyper,
     coalesced_rows,
     full_state,
     half_addcdiv_,
+    half_sqrt_add_eps,
     lr_of,
     next_step,
     scalar_state,
@@ -93,9 +93,7 @@ class Adagrad(ElementwiseOptimizer):
         xp, f32 = p._device.xp, p._device.xp.float32
         g = g.astype(f32)
         s[...] = s.astype(f32) + g * g
-        std = xp.sqrt(s.astype(f32)).astype(s.dtype)
-        std = std.astype(f32) + f32(as_half(group["eps"], s.dtype))
-        half_addcdiv_(xp, p._data, g, std.astype(s.dtype), -clr)
+        half_addcdiv_(xp, p._data, g, half_sqrt_add_eps(xp, s, group["eps"]), -clr)
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:

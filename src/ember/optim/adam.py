@@ -9,12 +9,12 @@ from typing import Any
 from ember.errors import ArgumentError
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
-    as_half,
     check_hyper,
     full_state,
     half_addcdiv_,
     half_decay_squares_,
     half_lerp_,
+    half_sqrt_add_eps,
     lr_of,
     next_step,
     scalar_state,
@@ -120,10 +120,7 @@ class Adam(ElementwiseOptimizer):
         v = half_decay_squares_(xp, state["exp_avg_sq"]._data, beta2, g, 1.0 - beta2)
         if group["amsgrad"]:
             v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
-        half = v.dtype
-        denom = xp.sqrt(v.astype(f32)).astype(half).astype(f32)
-        denom = (denom / f32(math.sqrt(1.0 - beta2 ** t))).astype(half).astype(f32)
-        denom = (denom + f32(as_half(group["eps"], half))).astype(half).astype(f32)
+        denom = half_sqrt_add_eps(xp, v, group["eps"], math.sqrt(1.0 - beta2 ** t))
         half_addcdiv_(xp, p._data, m, denom, -(lr_of(group) / (1.0 - beta1 ** t)))
 
 

@@ -15,6 +15,7 @@ from ember.optim.elementwise import (
     lr_of,
     next_step,
     scalar_state,
+    scale_,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
@@ -90,7 +91,7 @@ class Adamax(ElementwiseOptimizer):
         m, u = state["exp_avg"]._data, state["exp_inf"]._data
         f32 = xp.float32
         half_lerp_(xp, m, g, 1.0 - beta1)
-        u[...] = u * f32(beta2)
+        scale_(u, beta2)
         bound = (xp.abs(g.astype(f32)) + f32(as_half(group["eps"], u.dtype))).astype(u.dtype)
         xp.maximum(u, bound, out=u)
         half_addcdiv_(xp, p._data, m, u, -(lr_of(group) / (1.0 - beta1 ** t)))

@@ -26,6 +26,7 @@ from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
            "as_half", "half_add", "half_addcdiv_", "half_decay_squares_", "half_lerp_",
+           "half_sqrt_add_eps", "rounded",
            "next_step", "scalar_state", "scale_"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
@@ -259,14 +260,31 @@ class ElementwiseOptimizer(Optimizer):
 
 
 def scale_(data: Any, decay: float) -> None:
-    """``data *= decay`` in place (decoupled weight decay, ASGD's), a half-precision ``data``
-    through float32 and one rounding, as PyTorch's ``mul_`` computes: NumPy would round
-    ``decay`` to bfloat16 first (0.99 → 0.98828125: AdamW's weights shrank ~3 % more over 9
-    steps)."""
+    """``data *= decay`` in place (decoupled weight decay, ASGD's, momentum buffers), a
+    half-precision ``data`` through float32 and one rounding, as PyTorch's ``mul_`` computes
+    with its scalar in float32 (NumPy's in-place ``*=`` rounds ``decay`` to float16 first for
+    float16 data: 0.99 → 0.98974609; bfloat16 promotes it to float32)."""
     if data.dtype.itemsize == 2:  # (float16 or bfloat16: Ember has no complex32)
         np.multiply(data, np.float32(decay), out=data, casting="unsafe")
     else:
         data *= decay
+
+
+def rounded(xp: Any, x: Any, half: Any) -> Any:
+    """``x`` (float32 values) rounded to the half-precision dtype ``half`` and read back as
+    float32: one PyTorch op's result on a float16/bfloat16 tensor, as the next op reads it."""
+    return xp.asarray(x, dtype=xp.float32).astype(half).astype(xp.float32)
+
+
+def half_sqrt_add_eps(xp: Any, v: Any, eps: float, divisor: float | None = None) -> Any:
+    """PyTorch's ``v.sqrt()`` (``.div_(divisor)``) ``.add_(eps)`` of a half-precision ``v``
+    (an optimizer's denominator): each op in float32 and rounded once, ``eps`` rounded to
+    the dtype as ``add_`` rounds its scalar; the result's float32 values."""
+    half, f32 = v.dtype, xp.float32
+    root = rounded(xp, xp.sqrt(v.astype(f32)), half)
+    if divisor is not None:
+        root = rounded(xp, root / f32(divisor), half)
+    return rounded(xp, root + f32(as_half(eps, half)), half)
 
 
 def as_half(value: float, dtype: Any) -> float:
@@ -309,7 +327,7 @@ def half_decay_squares_(xp: Any, v: Any, decay: float, g: Any, weight: float) ->
     (``g`` in float32): each op in float32, its scalar too, rounded once, the ``addcmul_`` as
     ``fma(weight * g, g, v)`` (float64 holds the product of two float32 exactly); returns
     ``v``."""
-    v[...] = v * xp.float32(decay)
+    scale_(v, decay)
     wg = (xp.float32(weight) * g).astype(xp.float64)
     v[...] = (v.astype(xp.float64) + wg * g.astype(xp.float64)).astype(xp.float32)
     return v

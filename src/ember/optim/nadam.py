@@ -7,12 +7,12 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
-    as_half,
     check_hyper,
     full_state,
     half_addcdiv_,
     half_decay_squares_,
     half_lerp_,
+    half_sqrt_add_eps,
     lr_of,
     next_step,
     scalar_state,
@@ -114,8 +114,7 @@ class NAdam(ElementwiseOptimizer):
         g = g.astype(f32)
         half_lerp_(xp, m, g, 1.0 - beta1)
         half_decay_squares_(xp, v, beta2, g, 1.0 - beta2)
-        denom = (v.astype(f32) / f32(1.0 - beta2 ** t)).astype(half).astype(f32)
-        denom = xp.sqrt(denom).astype(half).astype(f32)
-        denom = (denom + f32(as_half(group["eps"], half))).astype(half)
+        denom = half_sqrt_add_eps(xp, (v.astype(f32) / f32(1.0 - beta2 ** t)).astype(half),
+                                  group["eps"])
         half_addcdiv_(xp, p._data, g, denom, -grad_size)
         half_addcdiv_(xp, p._data, m, denom, -moment_size)

@@ -8,12 +8,13 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
-    as_half,
     check_hyper,
     full_state,
     half_decay_squares_,
     half_lerp_,
+    half_sqrt_add_eps,
     next_step,
+    rounded,
     scalar_state,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
@@ -114,9 +115,8 @@ class RAdam(ElementwiseOptimizer):
         step = (step.astype(f32) * f32(float(group["lr"]))).astype(half)
         rect = _rectification(beta2, t)
         if rect is not None:
-            denom = xp.sqrt(v.astype(f32)).astype(half).astype(f32)
-            denom = (denom + f32(as_half(group["eps"], half))).astype(half).astype(f32)
-            recip = (f32(1.0) / denom).astype(half).astype(f32)  # (s / d is d.reciprocal() * s)
+            denom = half_sqrt_add_eps(xp, v, group["eps"])
+            recip = rounded(xp, f32(1.0) / denom, half)  # (s / d is d.reciprocal() * s)
             adaptive = (recip * f32(math.sqrt(1.0 - beta2 ** t))).astype(half)
             step = (step.astype(f32) * adaptive.astype(f32)).astype(half)
             step = (step.astype(f32) * f32(rect)).astype(half)

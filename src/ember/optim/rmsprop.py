@@ -7,15 +7,16 @@ from typing import Any
 
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
-    as_half,
     check_hyper,
     full_state,
     half_add,
     half_addcdiv_,
     half_decay_squares_,
     half_lerp_,
+    half_sqrt_add_eps,
     next_step,
     scalar_state,
+    scale_,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
@@ -117,13 +118,12 @@ class RMSprop(ElementwiseOptimizer):
             avg = (v.astype(f32) - a * a).astype(v.dtype)
         else:
             avg = v
-        avg = xp.sqrt(avg.astype(f32)).astype(v.dtype)
-        avg = (avg.astype(f32) + f32(as_half(group["eps"], v.dtype))).astype(v.dtype).astype(f32)
+        avg = half_sqrt_add_eps(xp, avg, group["eps"])
         lr = float(group["lr"])
         momentum = float(group["momentum"])
         if momentum > 0:
             buf = state["momentum_buffer"]._data
-            buf[...] = buf * f32(momentum)
+            scale_(buf, momentum)
             buf[...] = buf.astype(f32) + g / avg            # .addcdiv_(g, avg)
             half_add(xp, p._data, buf, -lr, out=p._data)
         else:

@@ -12,6 +12,7 @@ from ember.optim.elementwise import (
     check_hyper,
     full_state,
     half_add,
+    scale_,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor, _wrap
@@ -109,7 +110,7 @@ class SGD(ElementwiseOptimizer):
                 state["momentum_buffer"] = _wrap(buf, p._device)
             else:
                 buf = buf._data
-                buf[...] = buf * xp.float32(momentum)
+                scale_(buf, momentum)
                 half_add(xp, buf, g, 1.0 - float(group["dampening"]), out=buf)
             g = half_add(xp, g, buf, momentum) if group["nesterov"] else buf
         half_add(xp, p._data, g, -float(group["lr"]), out=p._data)
