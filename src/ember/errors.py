@@ -109,6 +109,12 @@ class OpError(EmberError, RuntimeError):
     """An op failed for a reason no more specific class describes."""
 
 
+class BatchedWriteError(OpError):
+    """Under ``vmap``, an in-place op would write a batched value into an unbatched tensor,
+    which has room for one sample only (a BatchNorm's running statistics in training mode).
+    A RuntimeError as torch.func's refusal is."""
+
+
 class DivisionByZero(OpError, ZeroDivisionError):
     """Integer division or remainder by zero, e.g. ``tensor([2]) // 0`` (floats give inf or
     nan instead), or an argument an op would divide by that is zero (``StepLR(opt, 0)``). A

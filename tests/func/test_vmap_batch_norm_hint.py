@@ -28,3 +28,28 @@ def test_the_hint_works_as_torch_func():
         func.replace_all_batch_norm_modules_(bn)
         outs.append(func.vmap(bn)(lib.tensor(x, dtype=lib.float64)).flatten().tolist())
     assert outs[0] == pytest.approx(outs[1])
+
+
+def test_instance_norm_running_statistics_get_the_note_too():
+    # (InstanceNorm's update raised the bare "an in-place op writes a batched value")
+    with pytest.raises(RuntimeError, match="track_running_stats"):
+        torch.func.vmap(torch.nn.InstanceNorm1d(3, track_running_stats=True))(
+            torch.randn(2, 4, 3, 6))
+    with pytest.raises(ember.errors.BatchedWriteError, match="unbatched tensor") as info:
+        ember.func.vmap(ember.nn.InstanceNorm1d(3, track_running_stats=True))(
+            ember.randn(2, 4, 3, 6))
+    (note,) = info.value.__notes__
+    assert note.startswith("instance_norm: while updating running_mean / running_var")
+    assert "track_running_stats=False" in note
+
+
+def test_only_the_batched_write_gets_the_note(monkeypatch):
+    # (the note was added to any OpError of the update, e.g. an AllocationError)
+    import ember.ops.normalization as normalization
+
+    def no_memory(*args):
+        raise ember.errors.AllocationError("add_: cannot allocate")
+    monkeypatch.setattr(normalization, "inplace", no_memory)
+    with pytest.raises(ember.errors.AllocationError) as info:
+        ember.func.vmap(ember.nn.BatchNorm1d(3))(ember.randn(4, 5, 3))
+    assert not getattr(info.value, "__notes__", None)

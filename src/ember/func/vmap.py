@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
-from ember.errors import ArgumentError, GradError, OpError, ShapeError
+from ember.errors import ArgumentError, BatchedWriteError, GradError, OpError, ShapeError
 from ember.func.batching import ALWAYS, RULES, move
 from ember.func.function_vmap import (  # (VmapInfo, NestedRuleBackward: imported from here)
     NestedRuleBackward,
@@ -220,7 +220,7 @@ class _BatchTrace:
         held = self.aliases.pop(id(alias), None)
         if held is None:
             if self.physical(alias) is None and self.physical(result) is not None:
-                raise OpError(
+                raise BatchedWriteError(
                     f"vmap: an in-place op writes a batched value into an unbatched tensor of "
                     f"shape {tuple(alias.shape)}, which has room for one sample only. Hint: "
                     "use the out-of-place form, or make the tensor batched (e.g. pass it "

@@ -191,6 +191,7 @@ def batch_norm_update_stats(input: Tensor, running_mean: Tensor | None,
     """
     mean, var = _mean_and_biased_var("batch_norm_update_stats", input)
     count = input.numel() // max(input.shape[1], 1)
-    _update_running(running_mean, mean, momentum)
-    _update_running(running_var, var, momentum, count / max(count - 1, 1))
+    _update_running(running_mean, mean, momentum, op="batch_norm_update_stats")
+    _update_running(running_var, var, momentum, count / max(count - 1, 1),
+                    op="batch_norm_update_stats")
     return mean, var

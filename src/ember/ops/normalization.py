@@ -27,8 +27,8 @@ from ember.autograd.saved_hooks import packed_on_exit
 from ember.backend import gemm
 from ember.errors import (
     ArgumentError,
+    BatchedWriteError,
     DTypeError,
-    OpError,
     ShapeError,
     is_complex_input,
     is_floating_input,
@@ -319,16 +319,17 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
 
 
 def _update_running(running: Tensor | None, batch: Tensor, momentum: float,
-                    scale: float | None = None) -> None:
+                    scale: float | None = None, op: str = "batch_norm") -> None:
     """``running ← (1 - momentum)·running + momentum·(batch·scale)``, in place and untracked;
     eagerly (no transform or observer; float32/float64, a float momentum) on the arrays, as the
-    ops compute it (each number in the dtype), without their ~8 primitives and two writes."""
+    ops compute it (each number in the dtype), without their ~8 primitives and two writes.
+    Under vmap, a batched ``batch`` for an unbatched ``running`` is refused with a note."""
     if running is None:
         return
     data = running._data
     if type(momentum) is float and _on_arrays(running) and data.dtype in _PLAIN and \
             batch.dtype is running.dtype:
-        refuse_inference_write(running, "batch_norm")
+        refuse_inference_write(running, op)
         kind = data.dtype.type
         values = batch._data if scale is None else batch._data * kind(scale)
         new = data * kind(1 - momentum)
@@ -339,8 +340,16 @@ def _update_running(running: Tensor | None, batch: Tensor, momentum: float,
     if scale is not None:
         batch = batch * scale
     update = batch.detach().to(running.dtype) * momentum
-    with no_grad():
-        inplace(running, "batch_norm", lambda old: old * (1 - momentum) + update)
+    try:
+        with no_grad():
+            inplace(running, op, lambda old: old * (1 - momentum) + update)
+    except BatchedWriteError as e:  # (vmap: a batched statistic into the unbatched one)
+        way_out = {"batch_norm": "call ember.func.replace_all_batch_norm_modules_(model) (no "
+                   "running statistics)", "instance_norm": "use track_running_stats=False"}
+        e.add_note(f"{op}: while updating running_mean / running_var in place (training "
+                   f"mode). Hint: under vmap, {way_out.get(op, 'pass None for them')}, use "
+                   f"model.eval(), or give the running statistics a batch dimension")
+        raise
 
 
 _PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
@@ -372,15 +381,8 @@ def _update_batch_stats(running_mean: Tensor | None, running_var: Tensor | None,
                         var: Tensor, count: int, momentum: float) -> None:
     """Running statistics from a batch's (C,) mean and biased variance over ``count`` values
     per channel (the running variance is unbiased, as PyTorch's)."""
-    try:
-        _update_running(running_mean, mean, momentum)
-        _update_running(running_var, var, momentum, count / (count - 1))
-    except OpError as e:  # (vmap: a batched statistic into the unbatched running one)
-        e.add_note("batch_norm: while updating running_mean / running_var in place (training "
-                   "mode). Hint: under vmap, call ember.func.replace_all_batch_norm_modules_"
-                   "(model) (no running statistics), use model.eval(), or give the running "
-                   "statistics a batch dimension")
-        raise
+    _update_running(running_mean, mean, momentum)
+    _update_running(running_var, var, momentum, count / (count - 1))
 
 
 def _batch_standardize(x: Tensor, dims: tuple[int, ...],
@@ -523,10 +525,10 @@ def _instance_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
     # (PyTorch's runs batch_norm on a (1, N·C, …) view of a contiguous copy: C order out)
     y, mean, var = _batch_standardize(contiguous(input), dims, eps)
     count = input.numel() // max(n * c, 1)
-    _update_running(running_mean, mean.reshape((n, c)).mean(0), momentum)
+    _update_running(running_mean, mean.reshape((n, c)).mean(0), momentum, op="instance_norm")
     if running_var is not None:
         unbiased = var.reshape((n, c)) * (count / max(count - 1, 1))
-        _update_running(running_var, unbiased.mean(0), momentum)
+        _update_running(running_var, unbiased.mean(0), momentum, op="instance_norm")
     return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
                    None if bias is None else _per_channel(bias, input.ndim))
 
