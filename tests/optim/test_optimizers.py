@@ -397,9 +397,8 @@ def test_stepping_some_parameters_alone_is_what_step_does_to_them(name):
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_decoupled_decay_of_half_precision_weights_as_torch(dtype):
-    # p *= 1 - lr·wd through float32 with one rounding, as torch's mul_: NumPy rounded the
-    # factor to the weights' dtype first (bfloat16 0.99 -> 0.98828125; after 9 steps 0.8945
-    # against torch's 0.9219)
+    # p *= 1 - lr·wd through float32 with one rounding, as torch's mul_ (its scalar in
+    # float32): NumPy's in-place *= rounds the factor to float16 for float16 weights
     results = []
     for lib in (ember, torch):
         p = lib.nn.Parameter(lib.tensor([1.0, 0.9, -0.7, 3.0]).to(getattr(lib, dtype)))
