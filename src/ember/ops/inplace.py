@@ -97,12 +97,12 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     if DISPATCH.stack:  # (eager code with no transform skips the handler calls)
         _tell_handlers("on_alias", old, x)
     result = not_casting(compute, old)  # (autocast leaves in-place ops alone, as PyTorch's)
-    if not isinstance(result, Tensor):
+    if not isinstance(result, Tensor):  # (the common case pays this one check)
         result = _densified(result)
-    if not isinstance(result, Tensor):  # (``t += mt``: a MaskedTensor, as torch refuses too)
-        raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot be "
-                        f"written into a plain tensor in place. Hint: use the out-of-place "
-                        f"form (t = t + other)")
+        if not isinstance(result, Tensor):  # (``t += mt``: a MaskedTensor, torch refuses too)
+            raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot "
+                            f"be written into a plain tensor in place. Hint: use the "
+                            f"out-of-place form (t = t + other)")
     if not own and GRAD.enabled and result.requires_grad:
         # x needs no grad but the other operand does (x.mul_(w)): the op may have saved the
         # old x, which must not see this write

@@ -230,11 +230,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTe
         >>> (ember.eye(2).to_sparse() / 4).values()
         tensor([0.2500, 0.2500])
     """
-    if not isinstance(input, SparseTensor) or isinstance(other, SparseTensor) or \
-            (isinstance(other, Tensor) and other.ndim):
-        shape = list(getattr(other, "shape", []))
-        raise ShapeError(f"div: sparse division requires a scalar or zero-dim dense tensor "
-                         f"divisor (got shape {shape} for divisor), as in PyTorch")
+    _check_divisor("div: sparse division", input, other)
     if rounding_mode is not None:
         input = _coalesced(input)
     return with_values(input, arithmetic.div(input._vals, other, rounding_mode=rounding_mode))
@@ -248,7 +244,16 @@ def floor_divide(input: Any, other: Any) -> SparseTensor:
         >>> (ember.tensor([[0, -5]]).to_sparse() // 2).values()
         tensor([-3])
     """
+    _check_divisor("floor_divide: sparse floor division", input, other)
     return div(input, other, rounding_mode="floor")
+
+
+def _check_divisor(what: str, input: Any, other: Any) -> None:
+    if not isinstance(input, SparseTensor) or isinstance(other, SparseTensor) or \
+            (isinstance(other, Tensor) and other.ndim):
+        shape = list(getattr(other, "shape", []))
+        raise ShapeError(f"{what} requires a scalar or zero-dim dense tensor divisor (got "
+                         f"shape {shape} for divisor), as in PyTorch")
 
 
 def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyTorch's name
