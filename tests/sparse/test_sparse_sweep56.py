@@ -1,8 +1,9 @@
-"""Fixes from the differential sweep of session 56 against torch.sparse (/work/fuzz/sparse56):
-``dense.mul_(sparse)`` was refused (the sparse product could not be written in place; torch
-writes its dense form); ``%``, ``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` and ``2 ** s`` on a
-sparse tensor raised a bare Python TypeError naming no layout and no hint, ``2 // s`` one too;
-``s @ [[1.0], ...]`` raised AttributeError ``'list' object has no attribute 'ndim'``."""
+"""Fixes from the differential sweep of session 56 against torch.sparse (/work/fuzz/sparse56)
+and its review (/work/fuzz/review56c), each vs torch 2.13: ``dense.mul_(sparse)``; operators
+with no sparse kernel (``%``, ``&``, ``~``, ``<<``, ``2 // s``, ...) naming the op and layout;
+``s @ list``; sparse module buffers (state_dict, load, copy_'s sparse dims, functional_call);
+``zeros_like``/``empty_like``/``ones_like``/``full_like`` of sparse tensors; ``F.linear`` with a
+sparse weight; sparse tensors on one values tensor keeping their own ``requires_grad``."""
 
 import operator
 import warnings

@@ -8,6 +8,7 @@ nested dict (a pytree) for functional use.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -478,8 +479,6 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
     def __deepcopy__(self, memo: dict) -> Module:
         """A copy with its own parameters and buffers; parameters come without ``.grad``, as
         PyTorch's ``Parameter.__deepcopy__`` leaves them."""
-        import copy
-
         new = object.__new__(type(self))
         memo[id(self)] = new
         for key, value in self.__dict__.items():
@@ -497,8 +496,6 @@ def _copy_tensor(t: Tensor | None, memo: dict) -> Tensor | None:
     if t is None:
         return None
     if isinstance(t, SparseTensor):  # (a sparse buffer: its parts copied)
-        import copy
-
         return copy.deepcopy(t, memo)
     if id(t) not in memo:
         memo[id(t)] = t.__deepcopy__(memo) if t.is_leaf else t.detach().clone()
