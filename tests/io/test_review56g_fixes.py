@@ -256,3 +256,10 @@ def test_tensors_of_objects_pickled_together_are_named_by_their_objects_paths():
     back = ember.load(out, weights_only=False)
     assert back["b"].tensor.tolist() == [0.0, 0.0, 0.0]
     assert back["c"].tensor is back["d"].tensor
+
+
+def test_a_file_object_without_readinto_loads_an_ember_file():
+    # review56g item 3, Ember files: read_array called f.readinto too
+    out = io.BytesIO()
+    ember.save({"w": ember.arange(4.0)}, out)
+    assert ember.load(_ReadOnly(out.getvalue()))["w"].tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -26,7 +26,7 @@ import numpy as np
 
 from ember.errors import ArgumentError, ArgumentTypeError, CheckpointError, FileModeError
 from ember.io.atomic import atomic_write
-from ember.io.torch_file import ZIP_MAGIC, is_legacy
+from ember.io.torch_file import ZIP_MAGIC, is_legacy, read_into
 
 MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
 MAX_DIMS = 64  # NumPy's limits on a shape, which apply even to an empty array
@@ -250,7 +250,7 @@ def read_array(f: BinaryIO, header: Header, name: str, where: str,
     a = np.empty(shape, dtype.newbyteorder("="))
     if end > begin:
         f.seek(header.data_start + begin)
-        if f.readinto(memoryview(a.reshape(-1).view(np.uint8))) != end - begin:
+        if read_into(f, memoryview(a.reshape(-1).view(np.uint8))) != end - begin:
             raise _fail(where, f"tensor {name!r}: the file ended while reading its data")
         if dtype.byteorder == "<":  # only on a big-endian machine (NumPy writes "=" for native)
             a.byteswap(inplace=True)

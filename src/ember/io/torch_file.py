@@ -486,18 +486,23 @@ def _stored_record(archive: zipfile.ZipFile, handle: BinaryIO, name: str, where:
                               f"({info.compress_size} stored), the file holds "
                               f"{max(end - start, 0)} after it; the file is corrupted")
     handle.seek(start)
-    if hasattr(handle, "readinto"):
-        data = bytearray(info.file_size)
-        done = handle.readinto(data)
-    else:  # (a file object with read only)
-        data = bytearray(handle.read(info.file_size))
-        done = len(data)
-    if done != info.file_size:
+    data = bytearray(info.file_size)
+    if read_into(handle, data) != info.file_size:
         return None  # (zipfile says what is wrong)
     if zlib.crc32(data) != info.CRC:
         raise CheckpointError(f"{where}: record {name} fails its CRC check; the file is "
                               "corrupted")
     return np.frombuffer(data, np.uint8)
+
+
+def read_into(f: Any, buffer: memoryview | bytearray) -> int:
+    """``f.readinto(buffer)``, also for a file object with ``read`` only (as ``torch.load``
+    takes): the number of bytes read."""
+    if hasattr(f, "readinto"):
+        return f.readinto(buffer)
+    data = f.read(len(buffer))
+    buffer[:len(data)] = data
+    return len(data)
 
 
 def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = False) -> bytes:
