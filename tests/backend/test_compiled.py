@@ -296,3 +296,10 @@ def test_importing_a_module_of_kernels_compiles_none_of_them():
                           check=True)
     count, compiled_now = map(int, done.stdout.split())
     assert count >= 9 and compiled_now == 0
+
+
+def test_describe_names_the_numba_kernels_of_the_special_ops():
+    pytest.importorskip("numba")
+    line = compiled.describe()
+    for name in ("sign", "frac", "rsqrt", "lgamma", "digamma", "trigamma", "I0 and I1"):
+        assert name in line, name

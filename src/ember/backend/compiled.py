@@ -62,7 +62,8 @@ def describe() -> str:
             f"convolution, channels-last max pooling and batch norm, embedding's and "
             f"interpolate's backward, bias gradients' column sums, "
             f"Adam's and SGD's updates, lerp, float32 fmod, remainder, hypot, copysign, logaddexp, "
-            f"the shrinks, sign, erfc, erfinv, ndtri, lgamma, digamma, I0 and I1, "
+            f"the shrinks, sign, frac, rsqrt, erfc, erfinv, ndtri, lgamma, digamma, trigamma, "
+            f"I0 and I1, "
             f"batch-1 GEMVs on its OpenMP threads, {state}")
 
 
