@@ -143,6 +143,28 @@ def test_pin_memory_warns_at_each_iteration_as_torch_without_accelerator(kwargs)
     assert ours[0] == 0 and len(ours[1]) == 2 * pinned * (1 + ("pin_memory_device" in kwargs))
 
 
+@pytest.mark.parametrize("kwargs", [dict(pin_memory=True), dict(pin_memory=True, num_workers=1),
+                                    dict(pin_memory=True, pin_memory_device="cpu")])
+def test_pin_memory_warns_once_per_process_under_the_default_filter_as_torch(kwargs):
+    """(review56h item 2: Ember's warning named the user's loop line, so the default filter
+    showed it once per loop; torch's names its own line, so it shows once in all.)"""
+    def messages(data):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            loader = data.DataLoader(data.TensorDataset(lib.arange(4.0)), batch_size=2, **kwargs)
+            for _ in loader:  # a train loop ...
+                pass
+            for _ in loader:  # ... and an eval loop, on another line
+                pass
+            list(loader)
+        return [(w.category, str(w.message)) for w in caught]
+
+    lib = ember
+    ours = messages(D)
+    lib = torch
+    assert ours == messages(tud) and len(ours) == 1 + ("pin_memory_device" in kwargs)
+
+
 @pytest.mark.parametrize("kwargs,match", [
     (dict(num_workers=-1), "non-negative"),
     (dict(prefetch_factor=2), "prefetch_factor"),

@@ -299,13 +299,14 @@ class _BaseIter:
         self._reported_len = loader._reported_len
         self._yielded = 0
         self._workers_hint = loader.num_workers > 0
-        if loader.pin_memory:  # (PyTorch's warnings without an accelerator, as Ember always is)
+        if loader.pin_memory:  # (PyTorch's warnings without an accelerator, as Ember always is;
+            # from this line, as torch's from its own: the default filter shows each once)
             if loader.pin_memory_device:
                 warnings.warn("pin_memory_device is deprecated, the current accelerator will "
                               "be used as the device,ignore "
-                              f"pin_memory_device={loader.pin_memory_device!r}.", stacklevel=4)
+                              f"pin_memory_device={loader.pin_memory_device!r}.", stacklevel=1)
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=4)
+                          "then device pinned memory won't be used.", stacklevel=1)
 
     def __iter__(self) -> _BaseIter:
         return self
