@@ -1,8 +1,9 @@
-"""relu and its gradient on NumPy arrays: numba's one-pass loops (:mod:`ember.ops.relu_numba`)
-over the arrays' memory as flat blocks, where they apply (float32 or float64 arrays of over
-16 384 elements, of one shape and one dense layout, channels-last included, which the result
-keeps); NumPy's calls otherwise (``where`` on a random mask is branchy and ~4× slower than
-``v · mask``, which is exact when ``v`` is finite).
+"""relu and its gradient (and sign, frac, rsqrt: :func:`_one_pass`) on NumPy arrays: numba's
+one-pass loops (:mod:`ember.ops.relu_numba`) over the arrays' memory as flat blocks, where
+they apply (float32 or float64 arrays of over 16 384 elements, of one shape and one dense
+layout, channels-last included, which the result keeps); NumPy's calls otherwise (``where``
+on a random mask is branchy and ~4× slower than ``v · mask``, which is exact when ``v`` is
+finite).
 
 Measured on 2 cores, float32: 2¹⁸ elements 98 → 24 µs, 2²⁰ 389 → 88 µs. The blocks go to
 both cores from 2²² elements (below, waking a thread costs more than it saves)."""
