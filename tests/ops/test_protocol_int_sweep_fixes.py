@@ -141,7 +141,7 @@ def test_python_int_beyond_64_bits_meets_a_tensor_with_a_clear_error(dtype, valu
     # tensor took it (float32 + 2**64 gave 1.8e19 where torch raises OverflowError)
     with pytest.raises(OverflowError):
         torch.tensor([1, 0], dtype=getattr(torch, dtype)) + value
-    with pytest.raises(OverflowError, match="fits no tensor dtype"):
+    with pytest.raises(OverflowError, match="is beyond the 64-bit integers"):  # (one message)
         ember.tensor([1, 0], dtype=getattr(ember, dtype)) + value
 
 
@@ -163,7 +163,7 @@ def test_python_int_beyond_64_bits_as_a_number_raises_as_torch(call, value):
     """(a float op took it through NumPy: full((2,), 2**70, dtype=float32) was 1.18e21)."""
     with pytest.raises(OverflowError):
         _WIDE_NUMBER_CALLS[call](torch, value)
-    with pytest.raises(OverflowError, match="beyond the 64-bit|fits no tensor"):
+    with pytest.raises(OverflowError, match="is beyond the 64-bit integers"):
         _WIDE_NUMBER_CALLS[call](ember, value)
     for edge in (2 ** 64 - 1, -2 ** 63):  # (the ends themselves are numbers)
         assert_same(_WIDE_NUMBER_CALLS[call](ember, edge), _WIDE_NUMBER_CALLS[call](torch, edge))

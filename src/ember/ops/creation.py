@@ -23,7 +23,6 @@ from ember.errors import (
     ArgumentTypeError,
     DTypeError,
     ShapeError,
-    ValueOverflow,
     allocation_error,
     is_allocation_failure,
     type_name,
@@ -38,7 +37,14 @@ from ember.layouts import (
     strided,
 )
 from ember.ops.argument_kind import not_a_number
-from ember.ops.fits import INT64_MIN, UINT64_END, check_fits, check_number_int, check_real
+from ember.ops.fits import (
+    INT64_MIN,
+    UINT64_END,
+    check_fits,
+    check_number_int,
+    check_real,
+    number_int_error,
+)
 from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_over
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
@@ -482,9 +488,9 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 
 def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     """A 0-d constant of ``dtype`` on ``dev`` (how Python scalars enter ops)."""
+    if type(value) is int and not INT64_MIN <= value < UINT64_END:
+        raise number_int_error("", value)  # (a float dtype's NumPy takes it)
     try:
-        if type(value) is int and not INT64_MIN <= value < UINT64_END:
-            raise OverflowError  # (a float dtype's NumPy takes it; PyTorch's Scalar does not)
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
         if isinstance(value, int) and (dtype.is_floating_point or dtype.is_complex):
@@ -496,8 +502,6 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
             raise
         raise not_a_number(value) from None
     except OverflowError:  # wraps around, as PyTorch's integer arithmetic does
-        if not INT64_MIN <= value < UINT64_END:  # (no integer dtype holds it)
-            raise ValueOverflow(f"the Python int {value} fits no tensor dtype (int64, uint64), "
-                                "so it cannot meet a tensor as a number, as in PyTorch. Hint: "
-                                "pass it as a float") from None
+        if not INT64_MIN <= value < UINT64_END:  # (an int subclass: no dtype holds it)
+            raise number_int_error("", value) from None
         return _wrap(dev.xp.asarray(value).astype(dtype.np), dev)

@@ -15,7 +15,7 @@ from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_factor", "check_fits", "check_number_int", "stored_number"]
+__all__ = ["check_factor", "check_fits", "check_number_int", "number_int_error", "stored_number"]
 
 
 def check_real(op: str, value: Any, dtype: DType) -> None:
@@ -148,6 +148,13 @@ def check_number_int(op: str, value: Any) -> None:
         ember.errors.ValueOverflow: full: 1180591620717411303424 is beyond the 64-bit ...
     """
     if type(value) is int and not INT64_MIN <= value < UINT64_END:
-        raise ValueOverflow(f"{op}: {value} is beyond the 64-bit integers (int64 and uint64), "
-                            "as a number given to an op must be (PyTorch's rule). Hint: pass "
-                            f"float({value})")
+        raise number_int_error(op, value)
+
+
+def number_int_error(op: str, value: int) -> ValueOverflow:
+    """The error of :func:`check_number_int` (one message for every site that tests the range
+    inline on a hot path, as ``creation.scalar_tensor`` does)."""
+    where = f"{op}: " if op else ""  # (no name where the calling op adds its own)
+    return ValueOverflow(f"{where}{value} is beyond the 64-bit integers (int64 and uint64), "
+                         "as a number given to an op must be (PyTorch's rule). Hint: pass "
+                         f"float({value})")
