@@ -276,12 +276,14 @@ def test_rotate_expand_empty_boxes_grow_canvas_with_image(fmt):
 
 
 def test_convert_integer_boxes_rounds_as_torchvision():
-    # integer boxes convert in integer arithmetic: x1 = cx - ceil(w / 2), cx = floor(x1 + w / 2)
+    # torchvision 0.28 converts integer boxes from centres through float32, truncated:
+    # x1 = trunc(cx - w / 2), x2 = trunc(cx - w / 2 + w); to centres cx = floor(x1 + w / 2).
+    # Ember had the older x1 = cx - ceil(w / 2): [-1, -1, 2, 2] for the first box
     cxcywh = tv.BoundingBoxes([[1, 1, 3, 3], [-3, -3, 3, 5]], format="CXCYWH", canvas_size=(8, 8))
     assert F.convert_bounding_box_format(cxcywh, new_format="XYXY").tolist() == \
-        [[-1, -1, 2, 2], [-5, -6, -2, -1]]
+        [[0, 0, 2, 2], [-4, -5, -1, 0]]  # torchvision 0.28's
     assert F.convert_bounding_box_format(cxcywh, new_format="XYWH").tolist() == \
-        [[-1, -1, 3, 3], [-5, -6, 3, 5]]
+        [[0, 0, 2, 2], [-4, -5, 3, 5]]
     xyxy = tv.BoundingBoxes([[0, 0, 3, 3], [-3, -3, 0, 2]], format="XYXY", canvas_size=(8, 8))
     out = F.convert_bounding_box_format(xyxy, new_format="CXCYWH")
     assert out.dtype is ember.int64 and out.tolist() == [[1, 1, 3, 3], [-2, -1, 3, 5]]

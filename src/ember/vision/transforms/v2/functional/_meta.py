@@ -115,11 +115,14 @@ def _from_xyxy(xyxy: Tensor, fmt: BoundingBoxFormat, dtype: ember.DType) -> Tens
 
 
 def _convert_integer(boxes: Tensor, old: BoundingBoxFormat, new: BoundingBoxFormat) -> Tensor:
-    """Integer boxes converted in integer arithmetic, as torchvision does: from centres,
-    ``x1 = cx - ceil(w / 2)``; to centres, ``cx = floor(x1 + w / 2)``."""
+    """Integer boxes converted as torchvision 0.28 does: from centres through float32 and
+    truncated, ``x1 = trunc(cx - w / 2)``, ``x2 = trunc(cx - w / 2 + w)`` (``w = x2 - x1``);
+    to centres in integers, ``cx = floor(x1 + w / 2)``."""
     low, size = boxes[..., :2], boxes[..., 2:]
     if old is BoundingBoxFormat.CXCYWH:
-        low = low - size.div(-2, rounding_mode="floor").abs()
+        start = low.float() - size.float() / 2
+        low = start.to(boxes.dtype)
+        size = (start + size.float()).to(boxes.dtype) - low
     elif old is BoundingBoxFormat.XYXY:
         size = size - low
     if new is BoundingBoxFormat.CXCYWH:
