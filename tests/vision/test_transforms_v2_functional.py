@@ -363,6 +363,13 @@ def test_integer_boxes_are_clamped_as_floats_then_truncated_once(fmt, warp):
                                            canvas_size=(12, 16)))
     out = ops_[warp](ints)
     assert out.dtype is ember.int64
+    if (warp, fmt) == ("perspective", "CXCYWH"):
+        # torchvision's perspective (only) converts integer boxes to XYXY in integers before
+        # mapping them: the last box lands a pixel higher than the float boxes' [6, 5, 8, 8]
+        # (review56a item 3: this case asserted that value as torchvision's)
+        expected = [[4, 5, 7, 5], [8, 5, 16, 11], [5, 7, 2, 4], [6, 4, 8, 8]]  # torchvision's
+        assert out.tolist() == expected
+        return
     assert out.tolist() == expected.to(ember.int64).tolist()
 
 

@@ -23,7 +23,7 @@ from ember.vision.transforms._image import (
 )
 from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms._pil_geometry import by_pillow, transform_pil
-from ember.vision.transforms.v2.functional._box_geometry import _map_boxes
+from ember.vision.transforms.v2.functional._box_geometry import _map_boxes, _move_corners
 from ember.vision.transforms.v2.functional._geometry import (
     _IMAGES,
     _NEAREST,
@@ -55,6 +55,7 @@ __all__ = ["elastic", "elastic_keypoints", "elastic_transform", "five_crop", "pe
 
 Points = Sequence[Sequence[float]] | None
 _CXCYWHR = BoundingBoxFormat.CXCYWHR
+_XYXY = BoundingBoxFormat.XYXY
 
 
 def _coefficients(startpoints: Points, endpoints: Points,
@@ -140,11 +141,18 @@ def _perspective_mask(mask: Tensor, startpoints: Points, endpoints: Points, fill
 def _perspective_boxes(inpt: BoundingBoxes, startpoints: Points, endpoints: Points,
                        coefficients: Sequence[float] | None = None, **_: Any) -> BoundingBoxes:
     forward = _forward_homography(_coefficients(startpoints, endpoints, coefficients))
-    boxes = to_pure_tensor(inpt)
+    boxes, fmt = to_pure_tensor(inpt), inpt.format
     if boxes.numel() == 0:
         return _boxes_out(inpt, boxes)
-    return _boxes_out(inpt, _map_boxes(boxes, inpt.format, forward, inpt.canvas_size,
-                                       inpt.clamping_mode))
+    if boxes.is_floating_point() or is_rotated_bounding_format(fmt):
+        return _boxes_out(inpt, _map_boxes(boxes, fmt, forward, inpt.canvas_size,
+                                           inpt.clamping_mode))
+    # torchvision's perspective (not its affine or rotate) converts integer boxes to XYXY in
+    # integers before mapping them ("TODO: first cast to float"): a CXCYWH box of odd size
+    # moves by half a pixel there; as torchvision, for the same integers
+    moved = _move_corners(_convert(boxes, fmt, _XYXY), _XYXY, forward, keep_float=True)
+    clamped = _clamp(moved, _XYXY, inpt.canvas_size, inpt.clamping_mode)
+    return _boxes_out(inpt, _convert(clamped, _XYXY, fmt).to(boxes.dtype))
 
 
 def perspective_keypoints(keypoints: Tensor, canvas_size: Sequence[int], startpoints: Points,
