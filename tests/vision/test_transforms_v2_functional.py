@@ -384,6 +384,8 @@ def test_equalize_takes_every_integer_dtype_through_uint8():
     assert int16.tolist() == [[[0, 256, 32640, 896, 896, 19968]]]
     with pytest.raises(TypeError, match="uint8"):
         TF.equalize(ember.tensor(values).to(ember.uint16))
+    with pytest.raises(TypeError, match="^equalize: only uint8"):  # review56a item 5: it
+        F.equalize(tv.Image(ember.zeros(1, 2, 2, dtype=ember.bool)))  # named to_dtype
 
 
 @pytest.mark.parametrize("dtype", [ember.int64, ember.uint32, ember.int16, ember.bool])

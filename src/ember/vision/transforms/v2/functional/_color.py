@@ -113,8 +113,8 @@ def _equalize_image(image: Tensor) -> Tensor:
         >>> equalize(x).max().item()                                # spread to the top
         1.0
     """
-    if not isinstance(image, Tensor) or image.dtype is ember.uint8:
-        return TF.equalize(image)
+    if not isinstance(image, Tensor) or image.dtype in (ember.uint8, ember.bool):
+        return TF.equalize(image)  # (which refuses bool, naming equalize)
     out = TF.equalize(_to_dtype_image(image, ember.uint8, scale=True))
     return _to_dtype_image(out, image.dtype, scale=True)
 
