@@ -312,6 +312,9 @@ def _combine(higher: DType | None, lower: DType | None) -> DType | None:
     return higher
 
 
+_INT64_END, _UINT64_END = 1 << 63, 1 << 64
+
+
 @lru_cache(maxsize=4096)
 def _result_type(keys: tuple) -> DType:
     groups: list[DType | None] = [None, None, None]  # tensors with dims, 0-d tensors, scalars
@@ -333,7 +336,9 @@ def result_type(*operands: object) -> DType:
         if isinstance(dtype, DType):
             keys.append((0 if x.ndim else 1, dtype))
         elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float, _builtin_complex)):
-            keys.append((2, _scalar_dtype(type(x))))
+            # (PyTorch's int in [2^63, 2^64) is a uint64 number: a bool tensor refuses it)
+            keys.append((2, uint64 if type(x) is _builtin_int and _INT64_END <= x < _UINT64_END
+                         else _scalar_dtype(type(x))))
         elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
             keys.append((2, _scalar_dtype(_NUMPY_KINDS[x.dtype.kind])))
         elif isinstance(x, np.ndarray):

@@ -240,3 +240,24 @@ def test_other_python_sequences_repeat_by_a_tensor_as_torch():
     for other in (None, {}, set()):
         with pytest.raises(TypeError, match="unsupported operand"):
             other + ember.tensor(2)
+
+
+_UINT64_NUMBER_CALLS = [
+    lambda m, v: m.tensor([True]) + v, lambda m, v: m.tensor([True]) * v,
+    lambda m, v: m.tensor([True]) < v, lambda m, v: m.tensor([True]) == v,
+    lambda m, v: m.tensor(True) + v, lambda m, v: m.tensor([True]) | v,
+    lambda m, v: m.tensor([True]).add(v, alpha=1), lambda m, v: m.where(m.tensor([True]), 1, v),
+]
+
+
+@pytest.mark.parametrize("value", [2 ** 63, 2 ** 64 - 1])
+@pytest.mark.parametrize("call", range(len(_UINT64_NUMBER_CALLS)))
+def test_python_int_in_uint64_range_meets_a_bool_tensor_refused_as_torch(call, value):
+    """(review56h item 4: True + 2**63 wrapped around in int64, -9223372036854775807; torch
+    takes such an int as a uint64 number, which a bool tensor or an int64 number refuses)."""
+    raises_like_torch(lambda m: _UINT64_NUMBER_CALLS[call](m, value), RuntimeError,
+                      "promotion for uint16, uint32, uint64 is not supported")
+    for other in (lambda m: m.tensor([1], dtype=m.uint8) + value, lambda m: m.tensor([1]) + value,
+                  lambda m: m.tensor([1.0]) + value, lambda m: m.tensor([True]) + (value >> 1),
+                  lambda m: m.tensor([1, 2]) + m.tensor(3) + value):  # (these take it, as torch)
+        assert_same(other(ember), other(torch))

@@ -278,7 +278,8 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
     check_strided("full", layout)
     if dtype is None:
         try:
-            dtype = dtypes.result_type(fill_value)
+            # (an int's dtype is int64 even in [2^63, 2^64), where it is a uint64 operand)
+            dtype = dtypes.int64 if type(fill_value) is int else dtypes.result_type(fill_value)
         except DTypeError:
             raise not_a_number(fill_value) from None
     return _make("full", fill_value, (size,),
