@@ -249,7 +249,9 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
     if threshold > _bound(img):
         raise ArgumentTypeError(f"solarize: threshold {threshold} should be at most the image's "
                                 f"bound {_bound(img)}")
-    return ember.where(img >= threshold, invert(img), img)
+    # (PyTorch's uint16, uint32 and uint64 have no comparisons: compared in a wider dtype)
+    wider = {ember.uint16: ember.int64, ember.uint32: ember.int64, ember.uint64: ember.float64}
+    return ember.where(img.to(wider.get(img.dtype, img.dtype)) >= threshold, invert(img), img)
 
 
 @_tensor_op
