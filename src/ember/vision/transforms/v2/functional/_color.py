@@ -14,7 +14,7 @@ import ember
 from ember.errors import ArgumentError, DTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
-from ember.vision.transforms._image import _tensor_op
+from ember.vision.transforms._image import _from_unit, _tensor_op
 from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.basic import Normalize
 from ember.vision.transforms.color import _stretch
@@ -193,10 +193,7 @@ def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
                 (image.dtype is ember.float64 and dtype is ember.int64) or dtype is ember.uint64:
             raise DTypeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
                                "be performed safely (the float cannot hold the integer range)")
-        factor = _max_value(dtype) + 1.0 - 1e-3
-        if factor * ember.finfo(image.dtype).eps > 1e-3:
-            image = image.to(ember.float64)
-        return (image * factor).to(dtype)
+        return _from_unit(image, dtype)
     if dtype.is_floating_point:
         if _max_value(image.dtype) > ember.finfo(dtype).max:
             return (image.to(ember.float64) * (1.0 / _max_value(image.dtype))).to(dtype)
