@@ -215,13 +215,23 @@ def test_mixup_and_cutmix_mix_labels_with_the_images():
         v2.MixUp(num_classes=3)(images, labels, tv.Mask(ember.zeros(8, 8)))
 
 
-@pytest.mark.parametrize("p", [[0, 0], [-1.0, 2.0], [float("nan"), 1.0]])
+@pytest.mark.parametrize("p", [[0, 0], [-1.0, 2.0], [float("nan"), 1.0], [float("inf"), 1.0]])
 def test_random_choice_refuses_weights_it_cannot_draw_with(p):
     # torchvision: ZeroDivisionError for [0, 0]; negative weights pass until the first call
-    # ("probability tensor contains either inf, nan or element < 0")
+    # ("probability tensor contains either inf, nan or element < 0"); [inf, 1] passed here
+    # as p [nan, 0] (review56a item 8)
     flips = [v2.RandomHorizontalFlip(1.0), v2.RandomVerticalFlip(1.0)]
-    with pytest.raises(ValueError, match="RandomChoice: p should be non-negative weights"):
+    with pytest.raises(ValueError, match="RandomChoice: p should be finite non-negative weights"):
         v2.RandomChoice(flips, p=p)
+
+
+def test_random_choice_normalizes_huge_and_tensor_weights():
+    # [1e308, 1e308] overflowed its sum to inf: p [0, 0], refused at the first call
+    # (torchvision's too); 0-d tensor weights were kept as tensors in p
+    flips = [v2.RandomHorizontalFlip(1.0), v2.RandomVerticalFlip(1.0)]
+    assert v2.RandomChoice(flips, p=[1e308, 1e308]).p == [0.5, 0.5]
+    chosen = v2.RandomChoice(flips, p=[ember.tensor(1.0), ember.tensor(3.0)])
+    assert chosen.p == [0.25, 0.75] and all(type(w) is float for w in chosen.p)
 
 
 def test_containers_and_auto_augment():

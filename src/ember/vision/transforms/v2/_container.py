@@ -3,6 +3,7 @@ random order. Each passes the whole sample (all arguments) to the transforms it 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -88,11 +89,13 @@ class RandomChoice(Transform):
         if len(p) != len(self.transforms):
             raise ArgumentError("RandomChoice: length of p doesn't match the number of "
                                 f"transforms: {len(p)} != {len(self.transforms)}")
-        if any(not w >= 0 for w in p) or not sum(p) > 0:
-            raise ArgumentError(f"RandomChoice: p should be non-negative weights with a "
+        weights = [float(w) for w in p]
+        if not all(0 <= w < math.inf for w in weights) or not any(weights):
+            raise ArgumentError(f"RandomChoice: p should be finite non-negative weights with a "
                                 f"positive sum, got {list(p)}")
-        total = sum(p)
-        self.p = [float(w) / total for w in p]
+        top = max(weights)  # (weights near the float maximum would overflow their sum)
+        total = sum(w / top for w in weights)
+        self.p = [w / top / total for w in weights]
 
     def forward(self, *inputs: Any) -> Any:
         k = int(ember.multinomial(ember.tensor(self.p), 1).item())
