@@ -261,3 +261,19 @@ def test_python_int_in_uint64_range_meets_a_bool_tensor_refused_as_torch(call, v
                   lambda m: m.tensor([1.0]) + value, lambda m: m.tensor([True]) + (value >> 1),
                   lambda m: m.tensor([1, 2]) + m.tensor(3) + value):  # (these take it, as torch)
         assert_same(other(ember), other(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: (m.ones(2) * 2) ** 2 ** 64, lambda m: m.ones(2) ** (-2 ** 63 - 1),
+    lambda m: m.pow(m.ones(2, dtype=m.float64), 2 ** 70), lambda m: m.ones(2).pow_(2 ** 64),
+    lambda m: m.tensor([2]) ** (2 ** 64 - 1), lambda m: m.tensor([2]) ** 2 ** 63,
+])
+def test_pow_refuses_an_int_exponent_past_its_range_as_torch(call):
+    """(review56h item 4: x ** 2**64 was 1.0 or inf; an int tensor's exponent past int64 leaked
+    NumPy's 'Python int too large to convert to C long')."""
+    with pytest.raises((OverflowError, RuntimeError)):
+        call(torch)
+    with pytest.raises(OverflowError, match="pow: .*(beyond the 64-bit|converted to int64)"):
+        call(ember)
+    assert_same(ember.ones(2) ** 2 ** 63, torch.ones(2) ** 2 ** 63)  # (in range: a value)
+    assert_same(ember.tensor([2]) ** (2 ** 63 - 1), torch.tensor([2]) ** (2 ** 63 - 1))
