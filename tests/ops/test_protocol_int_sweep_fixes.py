@@ -277,3 +277,19 @@ def test_pow_refuses_an_int_exponent_past_its_range_as_torch(call):
         call(ember)
     assert_same(ember.ones(2) ** 2 ** 63, torch.ones(2) ** 2 ** 63)  # (in range: a value)
     assert_same(ember.tensor([2]) ** (2 ** 63 - 1), torch.tensor([2]) ** (2 ** 63 - 1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int8", "complex64"])
+@pytest.mark.parametrize("value", [2 ** 63 - 1, 70000, 1e39])
+def test_where_with_a_number_out_of_the_dtypes_range_as_torch(dtype, value):
+    """(review56h item 4: where(c, float16_x, 2**63 - 1) raised ValueOverflow; torch stores inf
+    in a half dtype, and refuses it for the other dtypes)."""
+    def call(m):
+        return m.where(m.tensor([True, False]), m.ones(2, dtype=getattr(m, dtype)), value)
+    try:
+        expected = call(torch)
+    except RuntimeError:
+        with pytest.raises(OverflowError, match="where: the value"):
+            call(ember)
+    else:
+        assert_same(call(ember), expected)

@@ -173,8 +173,8 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
             raise DTypeError(f"where: the condition must be a bool tensor, got "
                              f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
         a, b = promote(input, other)
-        for value in (input, other):
-            if not isinstance(value, Tensor):
+        for value in (input, other):  # (PyTorch checks no half dtype: 70000 is inf there)
+            if not isinstance(value, Tensor) and a.dtype not in (dtypes.float16, dtypes.bfloat16):
                 check_fits("where", value, a.dtype)
         return apply(Where, condition, a, b)
     except TensorLikeOperand:  # an operand is an fx Proxy, a DTensor, …
