@@ -84,9 +84,11 @@ def test_a_dtype_device_or_memory_format_is_checked_as_torch_fx(method, value, o
 
 
 @pytest.mark.parametrize("flag, n", [(np.False_, 2), (False, np.int64(2)), (False, "tensor"),
-                                     (np.False_, np.float32(2.0))])
+                                     (np.False_, np.float32(2.0)), (np.array(False), np.array(2)),
+                                     (False, np.array([2]))])
 def test_an_equal_value_of_another_type_runs_as_torch_fx(flag, n):
-    # (np.int64(2), a 0-d tensor 2 or np.False_ were refused; torch.fx checks value == expected)
+    # (np.int64(2), a 0-d tensor 2 or np.False_ were refused; torch.fx checks value == expected;
+    # a 0-d or one-element ndarray was refused too, review56m4 item 2)
     gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
     tgm = torch.fx.symbolic_trace(_module(torch), concrete_args=CONCRETE)
     x = [1.5, -2.0]
@@ -95,8 +97,8 @@ def test_an_equal_value_of_another_type_runs_as_torch_fx(flag, n):
     assert out.tolist() == tgm(torch.tensor(x), flag, None, tn).tolist() == [9.0, -12.0]
 
 
-@pytest.mark.parametrize("n", [np.int64(3), "tensor", "2"])
+@pytest.mark.parametrize("n", [np.int64(3), "tensor", "2", np.array([2, 2]), np.array([3])])
 def test_an_unequal_value_of_another_type_is_refused(n):
     gm = ember.fx.symbolic_trace(_module(ember), concrete_args=CONCRETE)
     with pytest.raises(SpecializedArgumentError, match="n was specialized to 2"):
-        gm(ember.ones(2), False, None, ember.tensor([2, 2]) if n == "tensor" else n)
+        gm(ember.ones(2), False, None, ember.tensor([2, 2]) if str(n) == "tensor" else n)

@@ -493,15 +493,17 @@ def _guardable(value: Any) -> bool:
 
 def _passes(value: Any, expected: Any) -> bool:
     """Whether ``value`` equals the specialized ``expected`` (``value == expected``, as
-    torch.fx's check): a NumPy scalar or a one-element tensor passes for an equal number
-    (``np.int64(2)``, ``ember.tensor(2)`` for 2), other types of value do not."""
+    torch.fx's check): a NumPy scalar or a one-element tensor or ndarray passes for an equal
+    number (``np.int64(2)``, ``ember.tensor(2)``, ``np.array([2])`` for 2), other types of
+    value do not."""
     if isinstance(expected, (tuple, list)):
         return isinstance(value, tuple if isinstance(expected, tuple) else list) and \
             len(value) == len(expected) and all(map(_passes, value, expected))
     if value is None or expected is None:
         return value is expected
-    if isinstance(value, Tensor):
-        return value.numel() == 1 and type(expected) in (bool, int, float, complex) and \
+    if isinstance(value, (Tensor, np.ndarray)):
+        n = value.size if isinstance(value, np.ndarray) else value.numel()
+        return n == 1 and type(expected) in (bool, int, float, complex) and \
             bool(value == expected)
     return (_guardable(value) or isinstance(value, (numbers.Number, np.generic))) and \
         bool(value == expected)
