@@ -330,3 +330,16 @@ def test_solarize_takes_uint16_images():
     assert TF.solarize(_u16(values), 500).flatten().tolist() == expected
     u32 = ember.tensor([[[0, 70000]]]).to(ember.uint32)
     assert TF.solarize(u32, 500).flatten().tolist() == [0, 2 ** 32 - 1 - 70000]
+
+
+def test_solarize_compares_uint64_exactly():
+    # review56m2 item 2: uint64 was compared in float64, where 2**63 - 1 rounds up to the
+    # threshold 2**63 and was inverted. torchvision refuses uint64: checked against the exact
+    # rule (bound - x at or above the threshold) in Python ints
+    top = 2 ** 64 - 1
+    values = [2 ** 63 - 1, 2 ** 63, 5, 0, top, 2 ** 53 + 1]
+    img = ember.from_numpy(np.array([[values]], dtype=np.uint64))
+    for threshold in (2 ** 63, 2 ** 53 + 0.5, 0, -3.5, 7.2, top):
+        expected = [top - v if v >= threshold else v for v in values]
+        assert TF.solarize(img, threshold).flatten().tolist() == expected, threshold
+    assert TF.solarize(img, float("nan")).flatten().tolist() == values

@@ -5,6 +5,8 @@ solarize, autocontrast and equalize, computed as torchvision's tensor code compu
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import ember
@@ -249,9 +251,21 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
     if threshold > _bound(img):
         raise ArgumentTypeError(f"solarize: threshold {threshold} should be at most the image's "
                                 f"bound {_bound(img)}")
-    # (PyTorch's uint16, uint32 and uint64 have no comparisons: compared in a wider dtype)
-    wider = {ember.uint16: ember.int64, ember.uint32: ember.int64, ember.uint64: ember.float64}
-    return ember.where(img.to(wider.get(img.dtype, img.dtype)) >= threshold, invert(img), img)
+    return ember.where(_at_or_above(img, threshold), invert(img), img)
+
+
+def _at_or_above(img: Tensor, threshold: float) -> Tensor:
+    """``img >= threshold``, exact in every dtype: PyTorch's uint16 and uint32 have no
+    comparisons (compared in int64); uint64 is compared as int64 with its top bit flipped,
+    which keeps the order (float64 would round values past 2**53)."""
+    if img.dtype in (ember.uint16, ember.uint32):
+        return img.to(ember.int64) >= threshold
+    if img.dtype is not ember.uint64:
+        return img >= threshold
+    if math.isnan(threshold):
+        return ember.zeros(img.shape, dtype=ember.bool)
+    edge = 0 if threshold <= 0 else math.ceil(threshold)  # (at most the bound, checked)
+    return (img ^ 2 ** 63).view(ember.int64) >= edge - 2 ** 63
 
 
 @_tensor_op
