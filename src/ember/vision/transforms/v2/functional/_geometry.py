@@ -4,6 +4,7 @@ interpolation, and boxes with the kernels of :mod:`._box_geometry`."""
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,25 +51,33 @@ def _on_mask(kernel: Callable, mask: Tensor, *args: Any, **kwargs: Any) -> Tenso
     return out.squeeze(0) if flat else out
 
 
-def _fills(fill: Fill, channels: int) -> list[int] | None:
+def _fills(op: str, fill: Fill, channels: int) -> list[int] | None:
     """An integer mask's ``fill``, one value per channel (one value stands for all), rounded
-    as torchvision rounds its float32 result (half to even); None stays None."""
+    as torchvision rounds its float32 result (half to even); None stays None. A NaN or
+    infinite fill has no integer value: refused with the op's name."""
     if fill is None:
         return None
-    fills = [fill] if isinstance(fill, (int, float)) else list(fill)
+    fills = [fill] if isinstance(fill, numbers.Number) else list(fill)
+    for f in fills:
+        if not isinstance(f, numbers.Integral) and not math.isfinite(f):
+            raise ArgumentError(f"{op}: fill must be finite for an integer or bool mask, got {f}")
     fills = [int(f) if isinstance(f, numbers.Integral) else round(float(f)) for f in fills]
     return fills * channels if len(fills) == 1 else fills
 
 
-def _warp_mask(kernel: Callable, mask: Tensor, fill: Fill, *args: Any, **kwargs: Any) -> Tensor:
+def _warp_mask(op: str, kernel: Callable, mask: Tensor, fill: Fill, *args: Any,
+               **kwargs: Any) -> Tensor:
     """A grid warp ``kernel`` (called as ``kernel(x, *args, fill=fill, **kwargs)``) run on a
-    mask: integer and bool masks are sampled as float32, as torchvision's, so that the grid
-    is float32 and nearest ties break alike. Labels or a fill past 2**24 (which float32, and
-    torchvision, would round) are warped as 24-bit pieces, each exact in float32."""
+    mask (``op`` names it in errors): integer and bool masks are sampled as float32, as
+    torchvision's, so that the grid is float32 and nearest ties break alike. Labels or a fill
+    past 2**24 (which float32, and torchvision, would round) are warped as 24-bit pieces, each
+    exact in float32."""
     def run(x: Tensor) -> Tensor:
-        if x.dtype is ember.uint8 or x.dtype.is_floating_point:
+        if x.dtype.is_floating_point:
             return kernel(x, *args, fill=fill, **kwargs)
-        fills = _fills(fill, x.shape[-3])
+        fills = _fills(op, fill, x.shape[-3])
+        if x.dtype is ember.uint8:
+            return kernel(x, *args, fill=fill, **kwargs)
         fits = fills is None or len(fills) == x.shape[-3]  # (else the kernel's error)
         if fits and x.dtype is not ember.bool and ember.iinfo(x.dtype).bits > 16 and \
                 _past_float32(x, fills):
@@ -400,7 +409,7 @@ _register_kernel_internal(rotate, *_IMAGES)(_rotate_image)
 @_register_kernel_internal(rotate, Mask)
 def _rotate_mask(mask: Tensor, angle: float, expand: bool = False,
                  center: Sequence[float] | None = None, fill: Fill = None, **_: Any) -> Tensor:
-    return _warp_mask(_rotate_image, mask, fill, angle, _NEAREST, expand, center)
+    return _warp_mask("rotate", _rotate_image, mask, fill, angle, _NEAREST, expand, center)
 
 
 @_register_kernel_internal(rotate, BoundingBoxes, tv_tensor_wrapper=False)
@@ -434,8 +443,8 @@ _register_kernel_internal(affine, *_IMAGES)(TF.affine)
 def _affine_mask(mask: Tensor, angle: float, translate: Sequence[float], scale: float,
                  shear: float | Sequence[float], fill: Fill = None,
                  center: Sequence[float] | None = None, **_: Any) -> Tensor:
-    return _warp_mask(TF.affine, mask, fill, angle, translate, scale, shear, _NEAREST,
-                      center=center)
+    return _warp_mask("affine", TF.affine, mask, fill, angle, translate, scale, shear,
+                      _NEAREST, center=center)
 
 
 @_register_kernel_internal(affine, BoundingBoxes, tv_tensor_wrapper=False)

@@ -133,8 +133,8 @@ _register_kernel_internal(perspective, *_IMAGES)(
 @_register_kernel_internal(perspective, Mask)
 def _perspective_mask(mask: Tensor, startpoints: Points, endpoints: Points, fill: Fill = None,
                       coefficients: Sequence[float] | None = None, **_: Any) -> Tensor:
-    return _warp_mask(_perspective_tensor, mask, fill, startpoints, endpoints, _NEAREST,
-                      coefficients=coefficients)
+    return _warp_mask("perspective", _perspective_tensor, mask, fill, startpoints,
+                      endpoints, _NEAREST, coefficients=coefficients)
 
 
 @_register_kernel_internal(perspective, BoundingBoxes, tv_tensor_wrapper=False)
@@ -202,7 +202,7 @@ _register_kernel_internal(elastic, *_IMAGES)(TF.elastic_transform)
 
 @_register_kernel_internal(elastic, Mask)
 def _elastic_mask(mask: Tensor, displacement: Tensor, fill: Fill = None, **_: Any) -> Tensor:
-    return _warp_mask(TF.elastic_transform, mask, fill, displacement, _NEAREST)
+    return _warp_mask("elastic", TF.elastic_transform, mask, fill, displacement, _NEAREST)
 
 
 def _displaced(x: Tensor, y: Tensor, displacement: Tensor, canvas_size: Sequence[int]
