@@ -336,7 +336,8 @@ class Tensor:
                              f"grad, this one is {self.dtype.name}; convert it first with "
                              ".float()")
         if self._node is not None and not requires_grad:
-            raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
+            raise GradError("requires_grad_(False) on a non-leaf tensor: you can only change "
+                            "requires_grad flags of leaf variables; use .detach() instead")
         if requires_grad and self._vc.inference:
             from ember.autograd.grad_mode import refuse_inference_requires_grad
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import ember
+from ember.autograd import gradcheck
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.sparse.tensor import SparseUnsupported
 
@@ -246,6 +247,26 @@ def test_sparse_tensors_on_one_values_tensor_have_their_own_requires_grad():
         seen.append([b.requires_grad, v.requires_grad, a.to_dense().tolist(),
                      b.to_dense().tolist()])
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_a_sparse_tensor_on_values_that_require_grad_is_a_non_leaf_as_torch(layout):
+    # review56m4 item 1: S was a leaf sharing x, so S.requires_grad_(False) turned off
+    # x.requires_grad (and that of every sparse tensor on x); torch refuses a non-leaf
+    def build(m, x):
+        if layout == "coo":
+            return m.sparse_coo_tensor([[0, 1], [1, 0]], x, (2, 2))
+        return m.sparse_csr_tensor([0, 1, 2], [1, 0], x, (2, 2))
+    for m in (torch, ember):
+        x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        s, other = build(m, x), build(m, x)
+        assert not s.is_leaf and s.grad_fn is not None and s.requires_grad
+        with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
+            s.requires_grad_(False)
+        assert x.requires_grad and other.requires_grad and s.requires_grad
+    w = ember.tensor([[0.5, -1.0], [2.0, 3.0]], dtype=ember.float64)
+    assert gradcheck(lambda x: (build(ember, x).to_dense() ** 2 * w).sum(),
+                     (ember.tensor([1.0, -2.0], dtype=ember.float64, requires_grad=True),))
 
 
 def test_like_of_a_coo_tensor_refuses_a_memory_format_as_torch():

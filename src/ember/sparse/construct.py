@@ -36,10 +36,12 @@ def _values(op: str, values: Any, dtype: Any, requires_grad: bool) -> Tensor:
         values = cast(values, dtype)
     if requires_grad:
         values = values.detach().requires_grad_(True)
-    elif not values.requires_grad:  # (an alias, so requires_grad_() of the sparse tensor
-        # leaves ``values`` and others on it alone, as PyTorch's; a view under a transform,
-        # which keeps a tangent or batch)
-        values = values.detach() if plain(values) else values.view_as(values)
+    else:  # (an alias, so requires_grad_() of the sparse tensor leaves ``values`` and others
+        # on it alone, as PyTorch's; a view when values require grad, so the sparse tensor is
+        # a non-leaf whose gradient reaches them, or under a transform, which keeps a tangent
+        # or batch)
+        values = values.detach() if plain(values) and not values.requires_grad else \
+            values.view_as(values)
     if values.ndim == 0:
         raise ShapeError(f"{op}: values must have at least one dimension (one entry per "
                          f"specified element), got a 0-d tensor")
