@@ -26,7 +26,8 @@ from ember.backend.meta import MetaArray
 from ember.dtypes import to_dtype
 from ember.errors import CheckpointError, DTypeError
 from ember.io.placement import Placer
-from ember.tensor import STATE_SLOTS, Tensor, _unpickled
+from ember.io.safe_globals import own_attribute
+from ember.tensor import Tensor, _unpickled
 from ember.tensor_copy import rebuilt
 
 
@@ -148,8 +149,7 @@ def _checked_parts(where: str, array: Any, layout: Any = None, cls: Any = Tensor
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise refuse(f"class {reprlib.repr(cls)} is not a Tensor class")
     if attributes is not None and not (isinstance(attributes, dict) and all(
-            isinstance(k, str) and not k.startswith("__") and k not in STATE_SLOTS
-            for k in attributes)):
+            own_attribute(k) for k in attributes)):
         raise refuse(f"attributes {reprlib.repr(attributes)} are not a subclass's own")
 
 

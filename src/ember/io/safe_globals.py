@@ -13,11 +13,13 @@ nothing but what the user trusted. Such pickles are read from protocol 2 on (wha
 from __future__ import annotations
 
 import pickle
+import reprlib
 from collections import OrderedDict
 from types import SimpleNamespace, TracebackType
 from typing import Any
 
 from ember.errors import ArgumentTypeError, WeightsOnlyError
+from ember.tensor import STATE_SLOTS, Tensor
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
@@ -112,6 +114,25 @@ def may_build(inst: Any) -> bool:
     return not isinstance(inst, type) and any(obj is cls for obj in _ALLOWED.values())
 
 
+def own_attribute(name: Any) -> bool:
+    """Whether a file may set ``name`` on a tensor: a subclass's own attribute, not a dunder
+    or one of Tensor's slots (its data, device, history)."""
+    return isinstance(name, str) and not name.startswith("__") and name not in STATE_SLOTS
+
+
+def check_state(inst: Any, state: Any, where: str) -> None:
+    """Refuses a pickle's BUILD ``state`` for a tensor unless it is a dict, or pickle's
+    ``(dict, slots)`` pair, of :func:`own_attribute` names: pickle would set Tensor's own
+    slots (its data as a str, another device) past the checks of its rebuild."""
+    parts = state if isinstance(state, tuple) and len(state) == 2 else (state,)
+    if isinstance(inst, Tensor) and not all(part is None or (isinstance(part, dict) and all(
+            own_attribute(k) for k in part)) for part in parts):
+        raise WeightsOnlyError(f"{where}: the file sets the state {reprlib.repr(state)} of a "
+                               f"{type(inst).__name__}; only a tensor subclass's own "
+                               "attributes may be set, not Tensor's (its data, device, "
+                               "history); the file is corrupted or crafted")
+
+
 class Unpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD overridden
     """An unpickler that names only allowed globals and sets state only on instances of
     allowed classes (``where``/``what``: the file and object, for the refusal)."""
@@ -136,6 +157,7 @@ class Unpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD over
             raise WeightsOnlyError(f"{self.where}: the pickled {self.what} sets the state of a "
                                    f"{type(self.stack[-2]).__name__}, which is not an instance "
                                    f"of a class allowed by {HINT}")
+        check_state(self.stack[-2], self.stack[-1], self.where)
         pickle._Unpickler.load_build(self)  # noqa: SLF001
 
     dispatch[pickle.BUILD[0]] = load_build

@@ -156,6 +156,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         if type(inst) is _DimRange:
             return
         if safe_globals.may_build(inst):  # (a class the user allowed: pickle's own BUILD)
+            safe_globals.check_state(inst, state, self.where)
             self.stack.append(state)
             pickle._Unpickler.load_build(self)  # noqa: SLF001
             return
