@@ -97,3 +97,19 @@ def test_mask_warp_takes_numpy_scalar_fills():
     ones = tv.Mask(ember.ones(1, 1, 3, dtype=ember.int64))
     for fill in (np.int64(3), np.float32(2.6), np.uint8(3)):
         assert F.affine(ones, 0.0, [2, 0], 1.0, 0.0, fill=fill).tolist() == [[[3, 3, 1]]]
+
+
+@pytest.mark.parametrize("op", ["pad", "rotate", "affine", "perspective", "elastic"])
+@pytest.mark.parametrize("dtype, fill", [(ember.uint8, 300), (ember.uint8, -1), (ember.int8, 300),
+                                         (ember.int16, -0.7 - 2 ** 15), (ember.uint16, -1),
+                                         (ember.uint32, 2 ** 32 + 5), (ember.uint64, -1)])
+def test_mask_refuses_a_fill_outside_its_dtype(op, dtype, fill):
+    # review56m2 item 3: one rule for every integer mask. uint8 warps saturated 300 to 255,
+    # the other dtypes wrapped it (int8: 44, as torchvision's float32 cast; uint32's 2**32 + 5
+    # gave 5, torchvision's 0), and pad wrapped -1 on unsigned masks (uint16: 65535), where
+    # torchvision's pad refuses ("cannot be converted to type uint16_t without overflow")
+    mask = tv.Mask(ember.ones(1, 9, 11, dtype=dtype))
+    with pytest.raises(ember.errors.ArgumentError, match=rf"{op}: fill .* is outside the range"):
+        OPS[op](mask, fill)
+    edge = ember.iinfo(dtype).min if fill < 0 else ember.iinfo(dtype).max
+    assert (OPS[op](mask, edge).numpy() == np.array(edge).astype(mask.numpy().dtype)).any()

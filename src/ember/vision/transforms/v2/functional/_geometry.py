@@ -51,18 +51,35 @@ def _on_mask(kernel: Callable, mask: Tensor, *args: Any, **kwargs: Any) -> Tenso
     return out.squeeze(0) if flat else out
 
 
-def _fills(op: str, fill: Fill, channels: int) -> list[int] | None:
-    """An integer mask's ``fill``, one value per channel (one value stands for all), rounded
-    as torchvision rounds its float32 result (half to even); None stays None. A NaN or
-    infinite fill has no integer value: refused with the op's name."""
+def _fills(op: str, fill: Fill, x: Tensor) -> list[int] | None:
+    """An integer mask ``x``'s ``fill``, one value per channel (one value stands for all),
+    rounded as torchvision rounds its float32 result (half to even); None stays None. A NaN or
+    infinite fill has no integer value, and one outside the dtype's range no label: refused
+    with the op's name."""
     if fill is None:
         return None
     fills = [fill] if isinstance(fill, numbers.Number) else list(fill)
     for f in fills:
         if not isinstance(f, numbers.Integral) and not math.isfinite(f):
             raise ArgumentError(f"{op}: fill must be finite for an integer or bool mask, got {f}")
-    fills = [int(f) if isinstance(f, numbers.Integral) else round(float(f)) for f in fills]
-    return fills * channels if len(fills) == 1 else fills
+    given, fills = fills, [int(f) if isinstance(f, numbers.Integral) else round(float(f))
+                           for f in fills]
+    _check_fill_range(op, x, list(zip(given, fills)))
+    return fills * x.shape[-3] if len(fills) == 1 else fills
+
+
+def _check_fill_range(op: str, x: Tensor, fills: Sequence[tuple[float, float]]) -> None:
+    """Refuses a fill (pairs of the given value and the value stored) that is no label of the
+    integer mask ``x``'s dtype (bool takes any): torchvision's pad refuses it, its warps wrap
+    it through float32 (undefined past 32 bits)."""
+    if x.dtype is ember.bool:
+        return
+    info = ember.iinfo(x.dtype)
+    for given, stored in fills:
+        if not info.min <= stored <= info.max:
+            shown = given if given == stored else f"{given} (rounded: {stored})"
+            raise ArgumentError(f"{op}: fill {shown} is outside the range [{info.min}, "
+                                f"{info.max}] of the mask's dtype {x.dtype}; give a label of it")
 
 
 def _warp_mask(op: str, kernel: Callable, mask: Tensor, fill: Fill, *args: Any,
@@ -75,7 +92,7 @@ def _warp_mask(op: str, kernel: Callable, mask: Tensor, fill: Fill, *args: Any,
     def run(x: Tensor) -> Tensor:
         if x.dtype.is_floating_point:
             return kernel(x, *args, fill=fill, **kwargs)
-        fills = _fills(op, fill, x.shape[-3])
+        fills = _fills(op, fill, x)
         if x.dtype is ember.uint8:
             return kernel(x, *args, fill=fill, **kwargs)
         fits = fills is None or len(fills) == x.shape[-3]  # (else the kernel's error)
@@ -361,6 +378,9 @@ def _pad_image(image: Tensor, padding: int | Sequence[int], fill: Fill = None,
 @_register_kernel_internal(pad, Mask)
 def _pad_mask(mask: Tensor, padding: int | Sequence[int], fill: Fill = None,
               padding_mode: str = "constant") -> Tensor:
+    if fill is not None and not mask.dtype.is_floating_point:
+        fills = [fill] if isinstance(fill, numbers.Number) else fill
+        _check_fill_range("pad", mask, [(f, f) for f in fills])  # (stored truncated, as torch)
     return _on_mask(_pad_image, mask, padding, fill, padding_mode)
 
 
