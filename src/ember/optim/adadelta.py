@@ -65,7 +65,7 @@ class Adadelta(ElementwiseOptimizer):
         rho = float(group["rho"])
         return rho, 1.0 - rho, float(group["eps"]), float(group["lr"])
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         rho, eps = float(group["rho"]), float(group["eps"])
         next_step(state)
@@ -81,7 +81,7 @@ class Adadelta(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        """:meth:`update_float` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
         once."""
         xp = p._device.xp
         rho, eps = float(group["rho"]), float(group["eps"])

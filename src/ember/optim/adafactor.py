@@ -96,7 +96,7 @@ class Adafactor(ElementwiseOptimizer):
                                 "elements, so its root mean square (the step size's scale) "
                                 "is 0/0; leave empty parameters out of the optimizer")
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         self._check_elements(p)
         xp = p._device.xp
         data = p._data
@@ -126,7 +126,7 @@ class Adafactor(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each op in
+        """:meth:`update_float` of a float16/bfloat16 ``p`` as PyTorch's ops round: each op in
         float32 rounded once to the dtype, norms too (``||p||`` and ``||u||`` are read back
         from a rounded 0-d tensor), ``add_``'s alpha in the dtype."""
         self._check_elements(p)

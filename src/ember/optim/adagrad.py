@@ -76,7 +76,7 @@ class Adagrad(ElementwiseOptimizer):
         t = next_step(state)
         return lr_of(group) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         clr = self._step_size(state, group)
         s = state["sum"]._data
         s += g * g
@@ -86,7 +86,7 @@ class Adagrad(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        """:meth:`update_float` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
         once."""
         clr = self._step_size(state, group)
         s = state["sum"]._data

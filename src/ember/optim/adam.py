@@ -89,7 +89,7 @@ class Adam(ElementwiseOptimizer):
                 float(group["eps"]), lr_of(group) / (1.0 - beta1 ** t),
                 bool(group["amsgrad"]))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
@@ -108,7 +108,7 @@ class Adam(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
+        """:meth:`update_float` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
         float32 with float32 scalars and rounds once to the dtype (NumPy's ``m / denom``
         rounded before the step size multiplied it)."""
         xp = p._device.xp

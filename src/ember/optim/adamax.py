@@ -69,7 +69,7 @@ class Adamax(ElementwiseOptimizer):
         return (1.0 - beta1, beta2, float(group["eps"]),
                 lr_of(group) / (1.0 - beta1 ** t))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
@@ -83,7 +83,7 @@ class Adamax(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        """:meth:`update_float` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
         once."""
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])

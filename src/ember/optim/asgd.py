@@ -61,7 +61,7 @@ class ASGD(ElementwiseOptimizer):
         state["mu"] = scalar_state(p, 1.0)
         state["ax"] = full_state(p)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         lr, lambd = lr_of(group), float(group["lambd"])
         t = next_step(state)
         eta, mu = state["eta"]._data, state["mu"]._data

@@ -3,7 +3,8 @@
 Each parameter is updated on its own, in place on its backend array: the step loop, the
 ``maximize`` sign, L2 or decoupled weight decay, the step counter and the version bump live
 here once; a subclass writes only how its state starts (``init_state``) and its update rule
-(``update``) on backend arrays with the device's namespace ``xp``. One that has a numba kernel
+(``update_float``, and ``update_half`` where float16/bfloat16 need PyTorch's roundings)
+on backend arrays with the device's namespace ``xp``. One that has a numba kernel
 (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam) names it (``looped_kernel``,
 ``looped_states``, ``looped_hyper``, ``looped_min_size``): the parameters it applies to are
 then stepped by it after the loop, one call each with the decay and ``maximize`` folded in,
@@ -106,7 +107,10 @@ class ElementwiseOptimizer(Optimizer):
             own = "update" not in vars(self)
             kernel = _kernel(self.looped_kernel(group)) \
                 if own and _loops_its_update(type(self)) else None
-            halves = own and _halves_its_update(type(self))
+            # (the library's own update: each dtype's path is called directly, so float32
+            # takes no dtype test; a subclass's update takes every step, and its
+            # super().update picks the path by the dtype)
+            direct = own and type(self).update is ElementwiseOptimizer.update
             smallest = self.looped_min_size(group) if kernel is not None else 0
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in params:
@@ -166,12 +170,14 @@ class ElementwiseOptimizer(Optimizer):
                         g = half_add(p._device.xp, g, target._data, wd)
                     else:
                         g = g + wd * target._data
-                if half and halves:
-                    self.update_half(p, g, state, group)
-                elif target is p:
-                    self.update(p, g, state, group)
-                else:
+                if target is not p:
                     self._update_pairs(p, target, g, state, group)
+                elif not direct:
+                    self.update(p, g, state, group)
+                elif half:
+                    self.update_half(p, g, state, group)
+                else:
+                    self.update_float(p, g, state, group)
                 _count_writes(p, state)
                 if not kept and state:
                     states[p] = state
@@ -248,15 +254,25 @@ class ElementwiseOptimizer(Optimizer):
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Writes one step into ``p._data`` (and the state) from the gradient array ``g``,
-        which already carries ``maximize`` and L2 weight decay; compute with
-        ``p._device.xp``, in place."""
+        which already carries ``maximize`` and L2 weight decay: :meth:`update_half` for a
+        float16/bfloat16 ``p``, else :meth:`update_float`. A subclass that overrides it
+        takes every step, and its ``super().update(...)`` picks the path the same way."""
+        if p._data.dtype.itemsize == 2:  # (float16 or bfloat16: there is no complex32)
+            self.update_half(p, g, state, group)
+        else:
+            self.update_float(p, g, state, group)
+
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any],
+                     group: dict[str, Any]) -> None:
+        """:meth:`update` of a float32/float64 ``p`` (complex ones as their real pairs);
+        compute with ``p._device.xp``, in place."""
         raise NotImplementedError
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
         """:meth:`update` of a float16/bfloat16 ``p`` (``g`` of its dtype), where PyTorch's
-        ops each compute in float32 and round once; by default :meth:`update` itself."""
-        self.update(p, g, state, group)
+        ops each compute in float32 and round once; by default :meth:`update_float`."""
+        self.update_float(p, g, state, group)
 
 
 def scale_(data: Any, decay: float) -> None:
@@ -351,20 +367,13 @@ def _kernel(name: str | None) -> Callable[..., None] | None:
 
 @functools.cache
 def _loops_its_update(cls: type) -> bool:
-    """Whether ``cls``'s kernel is its ``update``'s: a subclass that writes its own
-    ``update`` (and not its own ``looped_kernel``) has every step go through it."""
+    """Whether ``cls``'s kernel is its ``update_float``'s: a subclass that writes its own
+    ``update`` or ``update_float`` (and not its own ``looped_kernel``) has every step go
+    through it."""
     def owner(name: str) -> type:
         return next(k for k in cls.__mro__ if name in k.__dict__)
-    return owner("update") is owner("looped_kernel")
-
-
-@functools.cache
-def _halves_its_update(cls: type) -> bool:
-    """Whether ``cls``'s ``update_half`` is its ``update``'s: a subclass that writes its own
-    ``update`` (and not its own ``update_half``) has half-precision steps go through it."""
-    def owner(name: str) -> type:
-        return next(k for k in cls.__mro__ if name in k.__dict__)
-    return issubclass(owner("update_half"), owner("update"))
+    return owner("update") is ElementwiseOptimizer and \
+        owner("update_float") is owner("looped_kernel")
 
 
 def _loopable(data: Any, g: Any, arrays: tuple) -> bool:

@@ -43,7 +43,7 @@ class Lion(ElementwiseOptimizer):
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["exp_avg"] = full_state(p)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])
         m = state["exp_avg"]._data

@@ -73,7 +73,7 @@ class Muon(ElementwiseOptimizer):
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["momentum_buffer"] = full_state(p)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         if g.ndim != 2:
             raise ArgumentError(f"Muon: the gradient of shape {tuple(g.shape)} is not a 2D matrix; "

@@ -91,7 +91,7 @@ class NAdam(ElementwiseOptimizer):
         return (beta1, beta2, t, lr * (1.0 - mu) / (1.0 - product),
                 lr * mu_next / (1.0 - product * mu_next))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2, t, grad_size, moment_size = self._sizes(state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
@@ -105,7 +105,7 @@ class NAdam(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
+        """:meth:`update_float` of a float16/bfloat16 ``p``: torch's ops each in float32, rounded
         once."""
         xp = p._device.xp
         beta1, beta2, t, grad_size, moment_size = self._sizes(state, group)

@@ -82,7 +82,7 @@ class RAdam(ElementwiseOptimizer):
             return beta1, beta2, lr / bc1 * math.sqrt(bc2) * rect, True
         return beta1, beta2, lr / bc1, False
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2, size, rectified = self._size(state, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
@@ -98,7 +98,7 @@ class RAdam(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p`` (it counts the step), as PyTorch's
+        """:meth:`update_float` of a float16/bfloat16 ``p`` (it counts the step), as PyTorch's
         ops round: each in float32, rounded once, ``m / bc1 * lr * (sqrt(bc2) / d) * rect``,
         where the float ``sqrt(bc2)`` over the tensor ``d`` is ``d.reciprocal() * sqrt(bc2)``
         (``Tensor.__rtruediv__``): the reciprocal rounded to the dtype first."""

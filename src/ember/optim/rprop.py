@@ -60,7 +60,7 @@ class Rprop(ElementwiseOptimizer):
         state["prev"] = full_state(p)
         state["step_size"] = full_state(p, float(group["lr"]))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         eta_minus, eta_plus = (float(e) for e in group["etas"])
         low, high = (float(s) for s in group["step_sizes"])

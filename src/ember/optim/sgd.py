@@ -80,7 +80,7 @@ class SGD(ElementwiseOptimizer):
         return (float(group["momentum"]), 1.0 - float(group["dampening"]), float(group["lr"]),
                 bool(group["nesterov"]))
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         momentum = float(group["momentum"])
         if momentum != 0.0:
             buf = state.get("momentum_buffer")
@@ -97,7 +97,7 @@ class SGD(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p`` with PyTorch's roundings: each of its
+        """:meth:`update_float` of a float16/bfloat16 ``p`` with PyTorch's roundings: each of its
         ``mul_``/``add_`` rounds once to the dtype, ``momentum`` in float32 for ``mul_``, the
         ``alpha`` of an ``add_`` rounded to the dtype (NumPy kept ``lr`` in float32 for
         bfloat16, and rounded ``momentum`` to float16 for float16: 0.9 -> 0.89990234)."""

@@ -52,7 +52,7 @@ class SparseAdam(ElementwiseOptimizer):
             raise ArgumentError(f"Complex params at indices {complex_params}: SparseAdam does not "
                                 "support complex parameters. Hint: step view_as_real of them")
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam "
                            "instead")
 
