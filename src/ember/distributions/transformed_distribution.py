@@ -138,11 +138,13 @@ class TransformedDistribution(Distribution):
     def _base_call(self, what: str, value: Tensor) -> Tensor:
         """``base_dist.<what>(value)``, naming this distribution where the base lacks it
         (``InverseGamma.icdf`` said only "Gamma does not implement icdf"). A base that
-        overrides the method is called as is, so its own errors keep their type and text."""
-        if getattr(type(self.base_dist), what) is getattr(Distribution, what):
+        overrides the method (its class or the instance itself) is called as is, so its own
+        errors keep their type and text."""
+        method = getattr(self.base_dist, what)
+        if getattr(method, "__func__", None) is getattr(Distribution, what):
             raise NotImplementedError(f"{type(self).__name__} does not implement {what}: its "
                                       f"base distribution {self.base_dist._unsupported(what)}")
-        return getattr(self.base_dist, what)(value)
+        return method(value)
 
     def __repr__(self) -> str:
         if self.arg_constraints:  # a named family (Gumbel, Pareto, ...): its own parameters
