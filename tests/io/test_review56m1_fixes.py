@@ -64,3 +64,21 @@ def test_an_allowed_tensor_subclass_round_trips(tmp_path):
     assert type(out["t"]) is _Sub and out["t"].scale == 3.0 and out["t"].note == {"a": 1}
     np.testing.assert_array_equal(out["t"].numpy(), np.arange(4.0, dtype=np.float32))
     assert out["w"].requires_grad
+
+
+@pytest.mark.parametrize("attributes", [{"real": 5.0}, {"sum": 3}, {"grad": None}, {"T": 1}])
+def test_rebuilt_attributes_cannot_name_what_tensor_defines(attributes):
+    # review56m1 item 3: 'real''s setter wrote 5.0 into the data at load; 'sum' shadowed the
+    # method (t.sum() then raised "'int' object is not callable")
+    args = (bytearray(16), "cpu", False, ("<c8", (2,), (8,), 0), _Sub, attributes)
+    with ember.serialization.safe_globals([_Sub]), pytest.raises(CheckpointError,
+                                                                  match="attributes"):
+        ember.load(_ember_file(pickle.dumps(_Crafted(tc.rebuilt, args), protocol=4)))
+
+
+@pytest.mark.parametrize("state", [{"sum": 3}, (None, {"real": 5.0})])
+def test_build_state_cannot_name_what_tensor_defines(state):
+    data = pickle.dumps(_Crafted(_Sub, (), state), protocol=4)
+    with ember.serialization.safe_globals([_Sub]), pytest.raises(CheckpointError,
+                                                                  match="state"):
+        ember.load(_ember_file(data))

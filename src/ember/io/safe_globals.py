@@ -19,7 +19,7 @@ from types import SimpleNamespace, TracebackType
 from typing import Any
 
 from ember.errors import ArgumentTypeError, WeightsOnlyError
-from ember.tensor import STATE_SLOTS, Tensor
+from ember.tensor import Tensor
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
@@ -116,8 +116,9 @@ def may_build(inst: Any) -> bool:
 
 def own_attribute(name: Any) -> bool:
     """Whether a file may set ``name`` on a tensor: a subclass's own attribute, not a dunder
-    or one of Tensor's slots (its data, device, history)."""
-    return isinstance(name, str) and not name.startswith("__") and name not in STATE_SLOTS
+    or a name Tensor defines: its slots (its data, device, history), a property (whose
+    setter would run: ``real`` writes the data) or a method (``sum``, shadowed)."""
+    return isinstance(name, str) and not name.startswith("__") and not hasattr(Tensor, name)
 
 
 def check_state(inst: Any, state: Any, where: str) -> None:
