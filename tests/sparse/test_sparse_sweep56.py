@@ -280,8 +280,22 @@ def test_like_of_a_coo_tensor_refuses_a_memory_format_as_torch():
         with pytest.raises(ArgumentError, match="zeros_like: memory format option is only "
                                                 "supported by strided tensors"):
             ember.zeros_like(s, memory_format=getattr(ember, fmt))
-    r = ember.eye(2).to_sparse_csr()  # (a compressed result takes it, as torch's)
+    r = ember.eye(2).to_sparse_csr()  # (a compressed result takes this one, as torch's)
     assert ember.zeros_like(r, memory_format=ember.contiguous_format).layout is ember.sparse_csr
+
+
+@pytest.mark.parametrize("op", ["empty_like", "ones_like"])
+def test_like_of_a_compressed_tensor_checks_a_memory_format_rank_as_torch(op):
+    # review56m4 item 3: a compressed result took channels_last unchecked (torch: "required
+    # rank 4 tensor to use channels_last format", as Ember's dense empty_like refuses it)
+    for m in (torch, ember):
+        c = m.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()
+        for fmt in ("channels_last", "channels_last_3d"):
+            with pytest.raises(RuntimeError, match="rank|needs a [45]-d tensor"):
+                getattr(m, op)(c, memory_format=getattr(m, fmt))
+        assert getattr(m, op)(c, memory_format=m.contiguous_format).layout is m.sparse_csr
+    with pytest.raises(ShapeError, match="zeros_like: memory format channels_last needs a 4-d"):
+        ember.zeros_like(c, memory_format=ember.channels_last)  # (torch's zeros_like takes it)
 
 
 def test_ones_like_of_a_coo_tensor_is_refused_as_torch():
