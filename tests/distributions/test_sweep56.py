@@ -44,8 +44,11 @@ def test_relaxed_families_put_a_batch_of_temperatures_into_the_batch_shape(famil
 def test_relaxed_temperature_that_does_not_broadcast_is_refused_by_name():
     with pytest.raises(ArgumentError, match=r"temperature of shape \(2,\).*batch shape \(3,\)"):
         D.RelaxedBernoulli(ember.ones(2), probs=ember.ones(3) / 2)
-    with pytest.raises(ArgumentError, match="temperature"):
+    # (review56m3 item 3: the categorical's errors named its internal ExpRelaxedCategorical)
+    with pytest.raises(ArgumentError, match=r"^RelaxedOneHotCategorical: temperature"):
         D.RelaxedOneHotCategorical(ember.ones(2), probs=ember.ones(3, 4) / 4)
+    with pytest.raises(ArgumentError, match=r"^ExpRelaxedCategorical: temperature"):
+        D.ExpRelaxedCategorical(ember.ones(2), probs=ember.ones(3, 4) / 4)
 
 
 @pytest.mark.parametrize("make, shapes", [
@@ -200,8 +203,12 @@ def test_relaxed_categorical_temperature_broadcasts_against_batch_and_event_as_t
 
 def test_relaxed_categorical_per_category_temperature_has_no_log_prob():
     d = D.RelaxedOneHotCategorical(_t([0.5, 1.0, 2.0]), logits=ember.zeros(3))
-    with pytest.raises(ArgumentError, match=r"own temperature.*batch_shape \+ \(1,\)"):
+    with pytest.raises(ArgumentError, match=r"^RelaxedOneHotCategorical.log_prob: .*own "
+                                            r"temperature.*shaped result or a shape error.*"
+                                            r"batch_shape \+ \(1,\)"):
         d.log_prob(d.rsample())
+    with pytest.raises(ArgumentError, match=r"^RelaxedOneHotCategorical.log_prob: .*own"):
+        d.expand((2, 3)).log_prob(d.rsample())
     with pytest.raises(ArgumentError, match=r"temperature of shape \(2,\).*batch_shape \+ \(1,\)"):
         D.ExpRelaxedCategorical(ember.ones(2), logits=ember.zeros(3, 4))
 

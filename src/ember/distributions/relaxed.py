@@ -133,12 +133,14 @@ class ExpRelaxedCategorical(_CategoricalParams):
 
     support = constraints.real_vector
     has_rsample = True
+    _owner: str | None = None  # the name its errors give (that of a RelaxedOneHotCategorical)
 
     def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         super().__init__(probs, logits, validate_args)
-        self.temperature = _temperature(type(self).__name__, temperature, self._categorical.probs)
-        batch_shape = _batch_shape(type(self).__name__, self._batch_shape, self.temperature,
+        owner = self._owner or type(self).__name__
+        self.temperature = _temperature(owner, temperature, self._categorical.probs)
+        batch_shape = _batch_shape(owner, self._batch_shape, self.temperature,
                                    self._event_shape)
         if batch_shape != self._batch_shape:
             self._categorical = self._categorical.expand(batch_shape)
@@ -156,15 +158,17 @@ class ExpRelaxedCategorical(_CategoricalParams):
             self._validate_sample(value)
         k = self._event_shape[0]
         t = self.temperature
+        owner = self._owner or type(self).__name__
         if t.dim() > 0:
             if t.shape[-1] != 1:
                 raise ArgumentError(
-                    f"{type(self).__name__}.log_prob: a temperature of shape {tuple(t.shape)} "
+                    f"{owner}.log_prob: a temperature of shape {tuple(t.shape)} "
                     f"gives each of the {k} categories its own temperature, which has no "
-                    "Concrete density (PyTorch returns a wrongly shaped result); hint: give "
+                    "Concrete density (PyTorch returns a wrongly shaped result or a shape "
+                    "error); hint: give "
                     "one temperature per batch element, of shape batch_shape + (1,)")
             t = t[..., 0]
-        logits, value = broadcast_all(self.logits, value, owner="ExpRelaxedCategorical")
+        logits, value = broadcast_all(self.logits, value, owner=owner)
         log_scale = math.lgamma(k) + (k - 1) * ember.log(t)
         score = logits - value * self.temperature
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
@@ -188,7 +192,9 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
-        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=False)
+        base = ExpRelaxedCategorical.__new__(ExpRelaxedCategorical)
+        base._owner = type(self).__name__  # (its errors name the distribution built)
+        base.__init__(temperature, probs, logits, validate_args=False)
         super().__init__(base, ExpTransform(), validate_args)
         _check_temperature(self)
 
