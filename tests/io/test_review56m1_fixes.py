@@ -8,6 +8,7 @@ import pytest
 import ember
 from ember import tensor_copy as tc
 from ember.errors import CheckpointError
+from ember.tensor import _unpickled
 from tests.io.test_review56g_fixes import _ember_file, _zip_of
 
 
@@ -82,3 +83,24 @@ def test_build_state_cannot_name_what_tensor_defines(state):
     with ember.serialization.safe_globals([_Sub]), pytest.raises(CheckpointError,
                                                                   match="state"):
         ember.load(_ember_file(data))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (tc.rebuilt, (bytes(16), "cpu", True, ("<i4", (4,), (4,), 0))),
+    (tc.rebuilt, (bytes(16), "cpu", "yes", ("<f4", (4,), (4,), 0))),
+    (tc.rebuilt, (bytes(2), "cpu", 1, ("|b1", (2,), (1,), 0))),
+    (_unpickled, (np.zeros(2, np.int64), "cpu", True)),
+])
+def test_a_pickled_requires_grad_is_a_bool_and_true_only_for_floating_dtypes(fn, args):
+    # review56m1 item 2: an int32 tensor loaded with requires_grad=True (torch: "Only Tensors
+    # of floating point ... can require gradients"), and 'yes' was stored as the str
+    with pytest.raises(CheckpointError, match="requires_grad"):
+        ember.load(_ember_file(pickle.dumps(_Crafted(fn, args), protocol=4)),
+                   weights_only=False)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.complex64, ember.int64])
+def test_pickled_tensors_keep_requires_grad(dtype):
+    t = ember.ones(3, dtype=dtype, requires_grad=dtype != ember.int64)
+    out = ember.load(_ember_file(pickle.dumps(t[1:], protocol=4)), weights_only=False)
+    assert out.requires_grad is (dtype != ember.int64) and out.dtype == dtype

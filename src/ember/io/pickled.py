@@ -121,12 +121,13 @@ class Unpickled:
         return obj
 
 
-def _checked_parts(where: str, array: Any, layout: Any = None, cls: Any = Tensor,
+def _checked_parts(where: str, array: Any, grad: Any, layout: Any = None, cls: Any = Tensor,
                    attributes: Any = None) -> None:
     """Refuses the parts of a pickled tensor unless they are what :func:`ember.tensor_copy.
     pickled` writes: an Ember dtype (a file naming ``object`` would have NumPy read pointers
-    from the file's bytes), a bytes buffer or array of such a dtype, a Tensor class and its
-    own attributes."""
+    from the file's bytes), a bytes buffer or array of such a dtype, a bool ``requires_grad``
+    (True for a floating or complex dtype only, as PyTorch), a Tensor class and its own
+    attributes."""
     def refuse(what: str) -> CheckpointError:
         return CheckpointError(f"{where}: a pickled tensor's {what}; the file is corrupted or "
                                "crafted")
@@ -146,6 +147,10 @@ def _checked_parts(where: str, array: Any, layout: Any = None, cls: Any = Tensor
     elif not (isinstance(array, (bytes, bytearray)) or (
             isinstance(array, np.ndarray) and array.dtype == np.uint8)):
         raise refuse(f"data is a {type(array).__name__}, not bytes")
+    dtype = to_dtype(np.dtype(array.dtype if layout is None else layout[0]))
+    if type(grad) is not bool or (grad and not (dtype.is_floating_point or dtype.is_complex)):
+        raise refuse(f"requires_grad is {reprlib.repr(grad)} for a {dtype} tensor; only "
+                     "floating and complex ones can require grad")
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise refuse(f"class {reprlib.repr(cls)} is not a Tensor class")
     if attributes is not None and not (isinstance(attributes, dict) and all(
@@ -159,11 +164,11 @@ def _unpickler(module: Any, data: bytes, place: Placer,
     (``map_location``) and giving each persistent id's object by ``resolve``; a tensor's
     parts are checked (:func:`_checked_parts`) before it is rebuilt."""
     def unpickled(array: Any, device: Any, grad: Any) -> Tensor:
-        _checked_parts(where, array)
+        _checked_parts(where, array, grad)
         return _unpickled(array, str(place(device, array)), grad)
 
     def rebuilt_(array: Any, device: Any, grad: Any, *rest: Any) -> Tensor:
-        _checked_parts(where, array, *rest[:3])
+        _checked_parts(where, array, grad, *rest[:3])
         return rebuilt(array, str(place(device, array)), grad, *rest)
 
     class Unpickler(module.Unpickler):
