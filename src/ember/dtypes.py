@@ -337,7 +337,8 @@ def result_type(*operands: object) -> DType:
             keys.append((0 if x.ndim else 1, dtype))
         elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float, _builtin_complex)):
             # (PyTorch's int in [2^63, 2^64) is a uint64 number: a bool tensor refuses it)
-            keys.append((2, uint64 if type(x) is _builtin_int and _INT64_END <= x < _UINT64_END
+            # (an int subclass too, an IntEnum member say; a bool never lies in that range)
+            keys.append((2, uint64 if isinstance(x, _builtin_int) and _INT64_END <= x < _UINT64_END
                          else _scalar_dtype(type(x))))
         elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
             keys.append((2, _scalar_dtype(_NUMPY_KINDS[x.dtype.kind])))

@@ -293,3 +293,16 @@ def test_where_with_a_number_out_of_the_dtypes_range_as_torch(dtype, value):
             call(ember)
     else:
         assert_same(call(ember), expected)
+
+
+class _IntSubclass(int):
+    pass
+
+
+@pytest.mark.parametrize("value", [_IntSubclass(2 ** 63), _IntSubclass(2 ** 64 - 1)])
+def test_int_subclass_in_uint64_range_meets_a_bool_tensor_refused_as_torch(value):
+    """(review56m5 item 5: an int subclass, an IntEnum member say, kept the int64 key and
+    wrapped around; torch refuses it as it does a plain int)."""
+    raises_like_torch(lambda m: m.tensor([True]) + value, RuntimeError,
+                      "promotion for uint16, uint32, uint64 is not supported")
+    assert_same(ember.tensor([1]) + value, torch.tensor([1]) + value)
