@@ -349,6 +349,19 @@ def result_type(*operands: object) -> DType:
     return _result_type(tuple(keys))
 
 
+def number_dtype(*values: object) -> DType:
+    """The dtype a tensor made from these numbers takes (``full``, ``arange``): as
+    :func:`result_type`, except that an int is int64 even in [2^63, 2^64), where it is a
+    uint64 operand (PyTorch then refuses to store it: it overflows int64).
+
+    Example:
+        >>> ember.dtypes.number_dtype(2 ** 63)
+        ember.int64
+    """
+    return result_type(*(0 if isinstance(v, _builtin_int) and type(v) is not _builtin_bool else v
+                         for v in values))
+
+
 # Aliases PyTorch users type (``torch.float`` is float32, ``torch.int`` int32, …). Defined last:
 # they shadow the builtins of the same names in this module.
 half, double, long, short = float16, float64, int64, int16

@@ -306,3 +306,17 @@ def test_int_subclass_in_uint64_range_meets_a_bool_tensor_refused_as_torch(value
     raises_like_torch(lambda m: m.tensor([True]) + value, RuntimeError,
                       "promotion for uint16, uint32, uint64 is not supported")
     assert_same(ember.tensor([1]) + value, torch.tensor([1]) + value)
+
+
+@pytest.mark.parametrize("args", [(2 ** 63,), (0, 4, 2 ** 63), (2 ** 63, 2 ** 63 + 2)])
+@pytest.mark.parametrize("dtype", [None, "int64", "int32"])
+def test_arange_int_past_int64_refused_as_torch(args, dtype):
+    """(review56m5 item 2: arange(2**63) blamed promote_types' uint64 rule, and with an
+    integer dtype gave an empty tensor or NumPy's 'Python int too large'; torch counts an
+    integer range in int64 and refuses)."""
+    raises_like_torch(lambda m: m.arange(*args, dtype=dtype and getattr(m, dtype)), RuntimeError,
+                      "arange: the value 9223372036854775808 cannot be converted to int64 "
+                      "without overflow")
+    with pytest.raises(OverflowError, match="arange: the value -9223372036854775809"):
+        ember.arange(-2 ** 63 - 1, 0, dtype=dtype and getattr(ember, dtype))
+    assert_same(ember.arange(2 ** 63 - 3, 2 ** 63 - 1), torch.arange(2 ** 63 - 3, 2 ** 63 - 1))

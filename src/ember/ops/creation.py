@@ -278,8 +278,7 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
     check_strided("full", layout)
     if dtype is None:
         try:
-            # (an int's dtype is int64 even in [2^63, 2^64), where it is a uint64 operand)
-            dtype = dtypes.int64 if type(fill_value) is int else dtypes.result_type(fill_value)
+            dtype = dtypes.number_dtype(fill_value)
         except DTypeError:
             raise not_a_number(fill_value) from None
     return _make("full", fill_value, (size,),
@@ -386,6 +385,11 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     start, end, step = _numbers("arange", start, end, step)
     if end is None:
         start, end = 0, start
+    dt = dtypes.to_dtype(dtypes.number_dtype(start, end, step) if dtype is None else dtype)
+    if dt.category < dtypes.FLOAT:  # (PyTorch counts an integer range in int64)
+        for v in (start, end, step):
+            if isinstance(v, int):
+                check_fits("arange", v, dtypes.int64)
     if step == 0:
         raise ArgumentError("arange: step must be nonzero")
     if not all(np.isfinite(v) for v in (start, end, step)):
@@ -394,9 +398,6 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     if (end - start) * step < 0:
         raise ArgumentError(f"arange: the range {start} to {end} goes against the sign of step "
                             f"{step}. Hint: swap start and end, or negate step")
-    if dtype is None:
-        dtype = dtypes.result_type(start, end, step)
-    dt = dtypes.to_dtype(dtype)
     refuse_limited("arange", dt)
     dev = to_device(device)
     if dt is dtypes.int64 and int(step) == 0:  # (the bounds and step truncated first)
