@@ -77,7 +77,7 @@ class RMSprop(ElementwiseOptimizer):
         return (alpha, 1.0 - alpha, float(group["eps"]), float(group["lr"]),
                 float(group["momentum"]), bool(group["centered"]), group["momentum"] > 0)
 
-    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         alpha = float(group["alpha"])
         next_step(state)
@@ -103,7 +103,7 @@ class RMSprop(ElementwiseOptimizer):
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
                     group: dict[str, Any]) -> None:
-        """:meth:`update` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
+        """:meth:`update_float` of a float16/bfloat16 ``p`` as PyTorch's ops round: each computes in
         float32 with its scalars in float32 (but ``add``'s: alpha, eps) and rounds once to the
         dtype (NumPy rounded ``g / avg`` before ``lr`` multiplied it, and float16's
         ``v *= alpha`` took float16(0.99))."""
