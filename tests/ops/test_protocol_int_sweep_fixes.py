@@ -320,3 +320,22 @@ def test_arange_int_past_int64_refused_as_torch(args, dtype):
     with pytest.raises(OverflowError, match="arange: the value -9223372036854775809"):
         ember.arange(-2 ** 63 - 1, 0, dtype=dtype and getattr(ember, dtype))
     assert_same(ember.arange(2 ** 63 - 3, 2 ** 63 - 1), torch.arange(2 ** 63 - 3, 2 ** 63 - 1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(), (2,)])
+def test_half_pow_refuses_a_number_exponent_past_its_dtype_as_torch(dtype, shape):
+    """(review56m5 item 1: half ** 70000 gave inf and half ** -2**63 gave 0; torch converts the
+    exponent to the tensor's half dtype and refuses; inf, nan and in-range values still go)."""
+    past = (2 ** 63, -2 ** 63, 70000, 1e300) if dtype == "float16" else (3.4e38, -1e300)
+    for value in past:
+        for call in (lambda m, v=value: m.full(shape, 3., dtype=getattr(m, dtype)) ** v,
+                     lambda m, v=value: m.full(shape, 3., dtype=getattr(m, dtype)).pow_(v),
+                     lambda m, v=value: m.full(shape, 3., dtype=getattr(m, dtype))
+                     ** np.float64(v)):
+            raises_like_torch(call, OverflowError, "pow: the value .* cannot be converted to "
+                                                   f"{dtype} without overflow")
+    within = (65504,) if dtype == "float16" else (2 ** 63, -2 ** 63, 70000)  # (inf in bfloat16)
+    for value in (*within, float("inf"), -float("inf"), float("nan"), 0.5):
+        assert_same(ember.full(shape, 3., dtype=getattr(ember, dtype)) ** value,
+                    torch.full(shape, 3., dtype=getattr(torch, dtype)) ** value)

@@ -500,6 +500,8 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """
     if type(exponent) in _NUMBERS and type(input) is Tensor and input.dtype.is_floating_point:
         check_number_int("pow", exponent)  # (x ** 2**64 was 1.0; PyTorch's Scalar refuses it)
+        if input.dtype in HALF:  # (PyTorch converts the exponent to the half dtype: 70000 fails)
+            check_fits("pow", exponent, input.dtype)
         return apply(PowScalar, input, exponent=exponent)
     if not isinstance(exponent, _SCALARS) or not isinstance(input, Tensor):
         try:
@@ -517,6 +519,8 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     _pow_dtype(dtype)
     if dtype.category < dtypes.FLOAT:  # (an integer power is an int64: 2**63 is refused)
         check_fits("pow", exponent, dtypes.int64)
+    elif dtype in HALF:
+        check_fits("pow", exponent, dtype)
     if dtype.category < dtypes.FLOAT and exponent < 0:
         raise OpError(f"pow: integers to negative integer powers are not allowed ({dtype.name} "
                       f"tensor ** {exponent}). Hint: convert the tensor with .float() first")
