@@ -118,6 +118,17 @@ def _eager(name: str, **params: Any) -> Callable[..., Any]:
     return call
 
 
+_half_rsqrt = _eager("rsqrt")
+
+
+def _rsqrt(xp: Any, a: Any, out: Any = None) -> Any:
+    """``1 / sqrt(a)`` as eager's: float16/bfloat16 through float32, rounded once."""
+    if a.dtype.itemsize == 2:
+        return _half_rsqrt(xp, a, out)
+    out = xp.sqrt(a, out=out)
+    return xp.reciprocal(out, out=out)
+
+
 def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
     """Whether eager's ``a.reshape(shape)`` is C-contiguous: a view of a C-contiguous array,
     or a copy (NumPy and CuPy copy what they cannot view). Asked of a NumPy array with
@@ -138,7 +149,7 @@ KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_one_row": gemm.one_row, "_relu": relu_
                   "_reshapes_c": _reshapes_c_contiguous, "_cat": concatenated,
                   "_loop": run_loop, "_erf": _eager("erf"),
                   "_gelu": _eager("gelu", approximate="none"),
-                  "_gelu_slope": _eager("gelu_slope")}
+                  "_gelu_slope": _eager("gelu_slope"), "_rsqrt": _rsqrt}
 
 
 def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
@@ -154,11 +165,6 @@ def _call(function: str) -> Callable[[list[str], str, bool], list[str]]:
         call = ", ".join(["xp", *args])
         return [f"{function}({call}, out={dst})"] if into else [f"{dst} = {function}({call})"]
     return emit
-
-
-def _rsqrt(args: list[str], dst: str, into: bool) -> list[str]:
-    first = f"xp.sqrt({args[0]}, out={dst})" if into else f"{dst} = xp.sqrt({args[0]})"
-    return [first, f"xp.reciprocal({dst}, out={dst})"]
 
 
 def _where(args: list[str], dst: str, into: bool) -> list[str]:
@@ -177,7 +183,7 @@ def _where(args: list[str], dst: str, into: bool) -> list[str]:
 EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
     "add": _ufunc("add"), "sub": _ufunc("subtract"), "mul": _ufunc("multiply"),
     "div": _ufunc("true_divide"), "neg": _ufunc("negative"), "maximum": _ufunc("maximum"),
-    "minimum": _ufunc("minimum"), "relu": _call("_relu"), "rsqrt": _rsqrt,
+    "minimum": _ufunc("minimum"), "relu": _call("_relu"), "rsqrt": _call("_rsqrt"),
     "where": _where, "relu_grad": _call("_relu_grad"),
     # (whose float32 steps numba's loop computes as eager's kernels do)
     "erf": _call("_erf"), "gelu": _call("_gelu"), "gelu_slope": _call("_gelu_slope"),
