@@ -15,7 +15,8 @@ from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_factor", "check_fits", "check_number_int", "number_int_error", "stored_number"]
+__all__ = ["check_exponent", "check_factor", "check_fits", "check_number_int", "number_int_error",
+           "stored_number"]
 
 
 def check_real(op: str, value: Any, dtype: DType) -> None:
@@ -158,3 +159,13 @@ def number_int_error(op: str, value: int) -> ValueOverflow:
     return ValueOverflow(f"{where}{value} is beyond the 64-bit integers (int64 and uint64), "
                          "as a number given to an op must be (PyTorch's rule). Hint: pass "
                          f"float({value})")
+
+
+def check_exponent(op: str, exponent: Any, dtype: DType) -> None:
+    """A number exponent of ``pow`` on a ``dtype`` tensor, checked as PyTorch converts it: to
+    int64 for an integer power (2**63 is refused), to the dtype for float16/bfloat16 (70000
+    is), unchecked for wider floats."""
+    if dtype.category < dtypes.FLOAT:
+        check_fits(op, exponent, dtypes.int64)
+    elif dtype.is_floating_point and dtype.itemsize == 2:
+        check_fits(op, exponent, dtype)
