@@ -89,3 +89,14 @@ def test_a_python_int_past_int64_as_a_bfloat16_op_parameter_as_torch(op, value):
         outs.append((y.detach().float().numpy(), x.grad.float().numpy()))
     for want, got in zip(*outs):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_64_bit_overflow_does_not_hint_a_wider_integer_dtype():
+    """(the hint said 'use a wider dtype, e.g. ember.int64' when int64 had overflowed)"""
+    for make in (lambda: ember.full((1,), 2**63, dtype=ember.int64),
+                 lambda: ember.zeros(2, dtype=ember.int64).fill_(-2**63 - 1),
+                 lambda: ember.arange(2**63)):
+        with pytest.raises(OverflowError, match=r"Hint: use a float dtype \(integers stop at 64"):
+            make()
+    with pytest.raises(OverflowError, match="Hint: use a wider dtype, e.g. ember.int64"):
+        ember.zeros(2, dtype=ember.int32).fill_(2**40)

@@ -75,11 +75,13 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         fits = (-high if low == 0 and isinstance(value, (int, np.integer)) else low) \
             <= value <= high  # False for NaN
     if not fits:
-        wider = "complex128" if dtype.is_complex else "float64" if dtype.is_floating_point \
-            else "int64"
+        wider = "a wider dtype, e.g. ember." + ("complex128" if dtype.is_complex else "float64"
+                                                 if dtype.is_floating_point else "int64")
+        if dtype.category < dtypes.FLOAT and dtype.itemsize == 8:  # (no wider integer dtype)
+            wider = "a float dtype (integers stop at 64 bits), or a value in the range"
         raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
                             f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
-                            f"use a wider dtype, e.g. ember.{wider}")
+                            f"use {wider}")
 
 
 def stored_number(op: str, value: Any, dtype: DType) -> Any:
