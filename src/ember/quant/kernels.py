@@ -67,8 +67,8 @@ def requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int, low
 
 
 def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
-             storage: np.dtype, axis: int | None = None, nan_to: int | None = None
-             ) -> np.ndarray:
+             storage: np.dtype, axis: int | None = None, nan_to: int | None = None,
+             sub_byte: bool = False) -> np.ndarray:
     """``x`` quantized to ``storage`` integers in ``[low, high]`` as PyTorch's CPU kernels,
     per tensor or per channel along ``axis``: ``nearbyint(x * (1 / scale) + zero_point)``,
     the zero point (an integer, or a float one per channel: ``per_channel_affine_float_qparams``)
@@ -76,10 +76,18 @@ def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
     multiply-add rounded once to float32, else in two float32 steps. Out-of-range values
     saturate; NaN becomes the top per tensor to 8 bits, 0 per channel to 8 bits, and the
     bottom to 32 bits (PyTorch's kernels' conversions), unless ``nan_to`` says otherwise.
+    ``sub_byte`` (per tensor to 4 bits, ATen's sub-byte kernel): ``nearbyint(x * (1 /
+    scale)) + zero_point``, the zero point added after rounding, and NaN, infinities and
+    values past int64 (where ``lrintf`` overflows to its minimum) give ``low``.
     Always an array, 0-d too."""
     x = np.asarray(x, _F32)
     inv_scale = _F32(1) / _along(np.asarray(scale), axis, x.ndim).astype(_F32)
     zero_point = _along(np.asarray(zero_point), axis, x.ndim)
+    if sub_byte:
+        with np.errstate(over="ignore", invalid="ignore"):
+            t = np.rint(x * inv_scale) + zero_point.astype(_F32)
+            t = np.where(np.abs(t) < _F32(2.0**63), t, _F32(low))  # (NaN fails it too)
+        return np.asarray(np.clip(t, low, high).astype(storage))
     eight_bits = np.dtype(storage).itemsize == 1
     if axis is None and eight_bits:  # (exact in float64, then rounded once: an fma)
         t = (x.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(_F32)

@@ -486,13 +486,15 @@ for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
 QuantizedTensor.__hash__ = object.__hash__  # (by identity, as a tensor's)
 
 
-def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
+def _check_input(op: str, input: Any, dtype: Any, zero_points: Any,
+                 per_tensor: bool = False) -> None:
     if not isinstance(input, Tensor) or input.dtype is not float32:
         shown = input.dtype.name if isinstance(input, Tensor) else type_name(input)
         raise DTypeError(f"{op}: expected a float32 tensor (as PyTorch), got {shown}. Hint: "
                          "call .float() first")
     float_qparams = np.asarray(zero_points).dtype.kind == "f"
-    allowed = (qint8, quint8, quint4x2) if float_qparams else (qint8, quint8, qint32)
+    allowed = ((qint8, quint8, quint4x2) if float_qparams else
+               (qint8, quint8, qint32, quint4x2) if per_tensor else (qint8, quint8, qint32))
     if dtype not in allowed:
         names = ", ".join(repr(d) for d in allowed)
         raise DTypeError(f"{op}: dtype must be one of {names}"
@@ -510,7 +512,8 @@ def quantize_per_tensor(input: Tensor | Sequence[Tensor], scale: float | Tensor,
                         dtype: QDType) -> QuantizedTensor | tuple[QuantizedTensor, ...]:
     """``input`` rounded to ``dtype``'s integers with one ``scale`` and ``zero_point``. A
     list of tensors, with ``scale`` and ``zero_point`` tensors of one element per tensor,
-    gives a tuple of quantized tensors (PyTorch's overload).
+    gives a tuple of quantized tensors (PyTorch's overload). ``quint4x2`` rounds before
+    adding the zero point, as PyTorch's sub-byte kernel.
 
     Example:
         >>> ember.quantize_per_tensor(ember.tensor([0.5, 1.5, 99.0]), 1.0, 0,
@@ -523,9 +526,9 @@ def quantize_per_tensor(input: Tensor | Sequence[Tensor], scale: float | Tensor,
                      "quantize_per_tensor", "scale")
     zero_point = (int(zero_point.item()) if isinstance(zero_point, Tensor)
                   else as_int(zero_point, "quantize_per_tensor", "zero_point"))
-    _check_input("quantize_per_tensor", input, dtype, zero_point)
+    _check_input("quantize_per_tensor", input, dtype, zero_point, per_tensor=True)
     q = kernels.quantize(input.detach().numpy(), scale, zero_point, dtype.min, dtype.max,
-                         dtype.storage.np)
+                         dtype.storage.np, sub_byte=dtype is quint4x2)
     return QuantizedTensor(from_numpy(q), dtype, scale, zero_point)
 
 
