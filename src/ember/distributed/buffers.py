@@ -286,7 +286,7 @@ class Work:
     """
 
     __slots__ = ("_request", "_finish", "_done", "_outputs", "_future", "_future_set",
-                 "_with_status", "_source")
+                 "_with_status", "_source", "_error")
 
     def __init__(
         self,
@@ -303,6 +303,15 @@ class Work:
         # a receive's MPI status (filled by Wait/Test) and its sender's world rank
         self._with_status = () if status is None else (status,)
         self._source = source
+        self._error: Exception | None = None
+
+    def _call(self, name: str) -> Any:
+        """The request's ``Wait``/``Test``; a failure is kept for :meth:`exception`."""
+        try:
+            return call(self._request, name, *self._with_status)
+        except Exception as exc:
+            self._error = exc
+            raise
 
     def _complete(self) -> None:
         self._done = True
@@ -333,19 +342,30 @@ class Work:
                         )
                     time.sleep(1e-4)
             else:
-                call(self._request, "Wait", *self._with_status)
+                self._call("Wait")
                 self._complete()
         self._set_future()
         return True
 
     def is_completed(self) -> bool:
         """Whether the collective is done (never blocks)."""
-        if not self._done and call(self._request, "Test", *self._with_status):
+        if not self._done and self._call("Test"):
             self._complete()
         return self._done
 
     def is_success(self) -> bool:
         return self.is_completed()
+
+    def exception(self) -> Exception | None:
+        """The error that ``wait()`` or ``is_completed()`` raised for this operation; None
+        when it has not failed (as PyTorch's ``Work.exception``; it never blocks).
+
+        Example:
+            >>> work = dist.all_reduce(t, async_op=True)
+            >>> work.wait(); work.exception() is None
+            True
+        """
+        return self._error
 
     def result(self) -> list[Tensor]:
         """The output tensors of the collective, once done (waits for it)."""
