@@ -64,7 +64,6 @@ from __future__ import annotations
 import json
 import math
 import pickle
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -195,29 +194,16 @@ class _Encoder:
         """Pickles the objects met, their plain tensors as tensors of the file: one alone;
         several in one pickle (one memo: an object two of them hold loads as one, as with
         ``torch.load``), each node an ``"item"`` of it. Returns whether they were joined."""
-        names: dict[int, str] = {}  # each plain tensor's path: the first object's that holds it
-
-        def name(path: str) -> Callable[[Any], int | None]:
-            def persist(t: Any) -> int | None:
-                if not (isinstance(t, Tensor) and _plain(t)):
-                    return None
-                names.setdefault(id(t), _join(path or "object", "tensor"))
-                return 0
-            return persist
-
-        def node(x: Any, path: str) -> dict:
-            return pickled.node(x, path, self.module, self.protocol, lambda t: (
-                self.tensor(t, names.get(id(t), _join(path or "object", "tensor")))
-                if isinstance(t, Tensor) and _plain(t) else None), self._store)
+        def tensor(t: Any, path: str) -> dict | None:  # (named by the first object holding it)
+            return self.tensor(t, _join(path or "object", "tensor")) if isinstance(
+                t, Tensor) and _plain(t) else None
 
         nodes = [self.pickled[id(x)] for x, _ in self.pending]
         if len(self.pending) < 2 or not hasattr(self.module, "Pickler"):
-            for (x, path), out in zip(self.pending, nodes):
-                out.update(node(x, path))
+            for item, out in zip(self.pending, nodes):
+                out.update(pickled.node([item], self.module, self.protocol, tensor, self._store))
             return False
-        for x, path in self.pending:  # (each alone first: it names its tensors by its path,
-            pickled.dumps(x, path, self.module, self.protocol, name(path))  # or fails by it)
-        joint = node([x for x, _ in self.pending], self.pending[0][1])
+        joint = pickled.node(self.pending, self.module, self.protocol, tensor, self._store)
         for i, out in enumerate(nodes):
             out.update({**joint, "type": out["type"], "item": i})
         return True

@@ -36,49 +36,63 @@ def type_name(x: Any) -> str:
     return f"{type(x).__module__}.{type(x).__qualname__}"
 
 
-def dumps(x: Any, path: str, module: Any = pickle, protocol: int = pickle.HIGHEST_PROTOCOL,
-          persist: Callable[[Any], int | None] | None = None) -> np.ndarray:
-    """``x`` pickled by ``module`` (``pickle``, or a drop-in like ``dill``), as the bytes of a
-    uint8 array (a tensor of the file); ``persist`` gives the persistent id of each object
-    stored outside the pickle (None: pickled in it). A module without a ``Pickler`` class
-    (``dumps`` only) pickles everything in."""
+def _dump(objects: list[tuple[Any, str]], module: Any, protocol: int,
+          persist: Callable[[Any, str], int | None]) -> bytes:
+    """One object pickled, or several as one list by one pickler dumping each in turn (one
+    memo: an object two of them hold is pickled once, and each ``__reduce__`` runs once),
+    each dump's STOP made an APPEND to the list; ``persist(obj, path)`` gives the persistent
+    id of each object stored outside the pickle, ``path`` the dumped object's."""
+    current = list(objects[0])  # (the object being dumped, its path)
     try:
-        if persist is None or not hasattr(module, "Pickler"):
-            data = module.dumps(x, protocol=protocol)
-        else:
-            class Pickler(module.Pickler):  # type: ignore[name-defined]
-                def persistent_id(self, obj: Any) -> int | None:
-                    return persist(obj)
+        if not hasattr(module, "Pickler"):
+            return module.dumps(current[0], protocol=protocol)
 
-            buffer = io.BytesIO()
-            Pickler(buffer, protocol=protocol).dump(x)
+        class Pickler(module.Pickler):  # type: ignore[name-defined]
+            def persistent_id(self, obj: Any) -> int | None:
+                return persist(obj, current[1])
+
+        buffer = io.BytesIO()
+        pickler = Pickler(buffer, protocol=protocol)
+        parts = [pickle.PROTO + bytes([protocol]) if protocol >= 2 else b"", pickle.EMPTY_LIST]
+        for current[:] in objects:
+            pickler.dump(current[0])
             data = buffer.getvalue()
+            if len(objects) == 1:
+                return data
+            buffer.seek(0)
+            buffer.truncate()
+            data = data[2:] if data[:1] == pickle.PROTO else data
+            parts.append(data[:-1] + pickle.APPEND)  # (its last byte: STOP)
+        return b"".join([*parts, pickle.STOP])
     except CheckpointError:  # (a tensor inside it that the file cannot hold)
         raise
     except Exception as e:  # noqa: BLE001 - any pickling failure is the user's to read
         raise CheckpointError(
-            f"save: cannot save the {type_name(x)} at {path or 'the top level'}: it is not "
-            f"data (tensors, numbers, strings, lists, tuples, dicts) and pickling it failed "
-            f"({type(e).__name__}: {e}); hint: save its state_dict() instead") from None
-    return np.frombuffer(data, np.uint8)
+            f"save: cannot save the {type_name(current[0])} at {current[1] or 'the top level'}: "
+            "it is not data (tensors, numbers, strings, lists, tuples, dicts) and pickling it "
+            f"failed ({type(e).__name__}: {e}); hint: save its state_dict() instead") from None
 
 
-def node(x: Any, path: str, module: Any, protocol: int,
-         tensor: Callable[[Any], dict | None], store: Callable[[str, np.ndarray], str]) -> dict:
-    """The tree node of ``x`` pickled: its pickle stored by ``store(path, bytes)`` (which names
-    it), each object that ``tensor`` gives a tree node for left out of the pickle, in the
-    node's ``"tensors"`` list."""
+def node(objects: list[tuple[Any, str]], module: Any, protocol: int,
+         tensor: Callable[[Any, str], dict | None], store: Callable[[str, np.ndarray], str]
+         ) -> dict:
+    """The tree node of the objects ``[(x, path)]`` pickled (one: ``x``; several: the list of
+    them), their pickle stored by ``store(path, bytes)`` (which names it), each object that
+    ``tensor(obj, path)`` gives a tree node for left out of the pickle, in the node's
+    ``"tensors"`` list; ``module`` (``pickle``, or a drop-in like ``dill``) pickles with
+    ``protocol``, everything in if it has no ``Pickler`` (``dumps`` only)."""
     refs: list[dict] = []
 
-    def persist(obj: Any) -> int | None:
-        found = tensor(obj)
+    def persist(obj: Any, path: str) -> int | None:
+        found = tensor(obj, path)
         if found is None:
             return None
         refs.append(found)
         return len(refs) - 1
 
-    out: dict[str, Any] = {"$pickle": store(path, dumps(x, path, module, protocol, persist)),
-                           "type": type_name(x)}
+    data = _dump(objects, module, protocol, persist)
+    out: dict[str, Any] = {"$pickle": store(objects[0][1], np.frombuffer(data, np.uint8)),
+                           "type": type_name(objects[0][0])}
     if refs:
         out["tensors"] = refs
     return out

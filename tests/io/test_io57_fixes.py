@@ -1,0 +1,108 @@
+"""io57: the leftovers of session 56's io work (each test fails before its fix)."""
+import io
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+from ember.errors import CheckpointError
+from ember.io.checkpoint import FORMAT, TREE_KEY
+from ember.io.safetensors_file import read_array, read_header, write_arrays
+
+
+class _Counted:
+    """Counts its ``__reduce__`` calls (a side effect pickling must not repeat)."""
+
+    calls = 0
+
+    def __init__(self, t, other=None):
+        self.t, self.other = t, other
+
+    def __reduce__(self):
+        type(self).calls += 1
+        return (_Counted, (self.t, self.other))
+
+
+def _roundtrip(obj, **kw):
+    out = io.BytesIO()
+    ember.save(obj, out, **kw)
+    out.seek(0)
+    return ember.load(out, weights_only=False)
+
+
+@pytest.mark.parametrize("protocol", [0, 1, 2, 3, 4, 5])
+def test_objects_pickled_together_are_reduced_once(protocol):
+    # 3bca79b7 pickled each object alone, then all of them together: __reduce__ ran twice
+    _Counted.calls = 0
+    a = _Counted(ember.ones(2))
+    b = _Counted(ember.zeros(3), a)  # (holds a: one object when loaded)
+    back = _roundtrip({"b": b, "a": a, "c": [a, ember.arange(2.0)]}, pickle_protocol=protocol)
+    assert _Counted.calls == 2  # once each, as torch.save (one pickler) reduces them
+    assert back["b"].other is back["a"] and back["c"][0] is back["a"]
+    assert back["a"].t.tolist() == [1.0, 1.0] and back["b"].t.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_joint_pickle_is_still_a_pickled_list_of_the_objects():
+    # the format of version 5 (an older Ember reads the new files): one pickle of the list
+    a, b = _Counted(ember.ones(2)), _Counted(ember.zeros(3))
+    out = io.BytesIO()
+    ember.save({"a": a, "b": b, "big": _Counted("x" * 200_000)}, out)
+    out.seek(0)
+    header = read_header(out, "x")
+    tree = json.loads(header.metadata[TREE_KEY])
+    assert tree["version"] == 5
+    name = tree["tree"]["a"]["$pickle"]
+    assert [tree["tree"][k]["item"] for k in ("a", "b", "big")] == [0, 1, 2]
+    raw = read_array(out, header, name, "x").tobytes()
+
+    class Ids(pickle.Unpickler):
+        def persistent_load(self, pid):
+            return ("tensor", pid)
+
+    objs = Ids(io.BytesIO(raw)).load()
+    assert [o.t for o in objs] == [("tensor", 0), ("tensor", 1), "x" * 200_000]
+
+
+def test_a_failing_object_of_a_joint_pickle_is_named_by_its_path():
+    with pytest.raises(CheckpointError, match=r"at b\.f"):
+        ember.save({"a": _Counted(1), "b": {"f": _Counted(lambda: 0)}}, io.BytesIO())
+
+
+def test_tensors_of_a_held_object_are_named_by_the_first_object_holding_them():
+    inner = _Counted(ember.ones(2))
+    out = io.BytesIO()
+    ember.save({"opt": _Counted(ember.zeros(1), inner), "model": inner}, out)
+    out.seek(0)
+    names = set(read_header(out, "x").entries)
+    assert {"opt.tensor", "opt.tensor#1"} <= names and not any("model" in n for n in names)
+    out.seek(0)
+    back = ember.load(out, weights_only=False)
+    assert back["opt"].other is back["model"]
+
+
+def test_an_old_joint_pickle_still_loads():
+    # a version-5 file whose list was pickled by pickle.dumps (as 3bca79b7 wrote it)
+    class Ref:
+        def __init__(self, i):
+            self.i = i
+
+    class Ids(pickle.Pickler):
+        def persistent_id(self, obj):
+            return obj.i if isinstance(obj, Ref) else None
+
+    a = _Counted(Ref(0))
+    data = io.BytesIO()
+    Ids(data, protocol=4).dump([a, _Counted(Ref(1), a)])
+    node = {"$pickle": "objs", "type": "x", "tensors": [{"$tensor": "a.tensor"},
+                                                       {"$tensor": "b.tensor"}]}
+    tree = {"a": {**node, "item": 0}, "b": {**node, "item": 1}}
+    doc = json.dumps({"format": FORMAT, "version": 5, "tree": tree})
+    out = io.BytesIO()
+    write_arrays(out, {"objs": np.frombuffer(data.getvalue(), np.uint8),
+                       "a.tensor": np.ones(2, np.float32), "b.tensor": np.zeros(3, np.float32)},
+                 {TREE_KEY: doc})
+    out.seek(0)
+    back = ember.load(out, weights_only=False)
+    assert back["b"].other is back["a"] and back["b"].t.tolist() == [0.0, 0.0, 0.0]
