@@ -16,6 +16,7 @@ import math
 import reprlib
 import sys
 from functools import cache, lru_cache
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -224,16 +225,27 @@ WIDE_UNSIGNED = frozenset(WIDE_UNSIGNED_DTYPES)
 SIGNED_FLOAT8 = frozenset(FLOAT8_DTYPES[:4])  # all but float8_e8m0fnu, which has no sign
 
 
-def float8_ready(xp: object, a: np.ndarray, dtype: DType) -> np.ndarray:
-    """``a`` made ready for ``a.astype(dtype.np)`` with PyTorch's float8 conversions, where
-    they differ from the plain cast: ``float8_e4m3fn`` (no infinity) saturates to ±448,
-    infinities included; ``float8_e8m0fnu`` (no sign, no zero) takes ``|a|``, with 0 and
-    values below its range becoming its smallest value 2**-127. Other dtypes: ``a`` as is.
+def cast_ready(xp: object, a: Any, dtype: DType) -> Any:
+    """``a`` (an array or a number) made ready for conversion to ``dtype`` with PyTorch's CPU
+    conversions, where they differ from NumPy's: a float64 bound for ``float16`` is rounded to
+    float32 first (PyTorch rounds twice there, so a value just past a float16 halfway point
+    can land on the other neighbour than NumPy's direct rounding); ``float8_e4m3fn`` (no
+    infinity) saturates to ±448, infinities included; ``float8_e8m0fnu`` (no sign, no zero)
+    takes ``|a|``, with 0 and values below its range becoming its smallest value 2**-127.
+    Other dtypes: ``a`` as is.
+
+    Example:
+        >>> cast_ready(np, np.array([1 + 2**-11 + 2**-40]), float16).astype(np.float16)
+        array([1.], dtype=float16)
     """
+    if dtype is float16:
+        if isinstance(a, _builtin_float):  # (a Python float or np.float64)
+            return np.float32(a)
+        return a.astype(np.float32) if getattr(a, "dtype", None) == np.float64 else a
     if dtype is float8_e4m3fn:
-        return xp.clip(a.astype(np.float64), -448.0, 448.0)
+        return xp.clip(xp.asarray(a, dtype=np.float64), -448.0, 448.0)
     if dtype is float8_e8m0fnu:
-        return xp.maximum(xp.abs(a.astype(np.float64)), 2.0 ** -127)
+        return xp.maximum(xp.abs(xp.asarray(a, dtype=np.float64)), 2.0 ** -127)
     return a
 
 

@@ -223,7 +223,7 @@ def test_cast_of_expanded_tensor_is_laid_out_as_torchs(name):
 
     for convert in (lambda t: t.double(), lambda t: t.int(), lambda m_t: m_t.to(m_t.dtype),
                     lambda t: t.bfloat16().to(lib(t).int8),  # (through float32)
-                    lambda t: t.to(lib(t).float8_e4m3fn)):  # (through float8_ready)
+                    lambda t: t.to(lib(t).float8_e4m3fn)):  # (through cast_ready)
         assert convert(got).stride() == convert(want).stride()
     assert got.double().numpy().tolist() == want.double().numpy().tolist()
     if want.double().is_contiguous():

@@ -53,7 +53,7 @@ from ember.tensor import Tensor, _wrap, method
 __all__ = ["clone"]
 
 
-_FLOAT8_SPECIAL = frozenset((dtypes.float8_e4m3fn, dtypes.float8_e8m0fnu))
+_PREPARED = frozenset((dtypes.float16, dtypes.float8_e4m3fn, dtypes.float8_e8m0fnu))
 _ML_FLOATS = frozenset(d.np for d in (dtypes.bfloat16,) + dtypes.FLOAT8_DTYPES)
 
 
@@ -80,8 +80,8 @@ class Cast(Primitive):
             # which the conversions below keep once the view is in that order
             dims = stride_order(a.shape, tuple(abs(st) for st in a.strides))
             a = a.transpose(dims)
-        if dtype in _FLOAT8_SPECIAL:
-            a = dtypes.float8_ready(xp, a, dtype)
+        if dtype in _PREPARED:
+            a = dtypes.cast_ready(xp, a, dtype)
         elif a.dtype in _ML_FLOATS and dtype.category == dtypes.INT:
             # PyTorch converts through float, wrapping what is out of range (-2.5 to uint8 is
             # 254); ml_dtypes' own casts to integers give 0 there

@@ -140,10 +140,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
             check_fits("tensor", array.min().item(), target)
             check_fits("tensor", array.max().item(), target)
-        array = dtypes.float8_ready(np, array, target).astype(target.np, copy=False)
+        array = dtypes.cast_ready(np, array, target).astype(target.np, copy=False)
     if dtype is not None and array.dtype != dtypes.to_dtype(dtype).np:
         target = dtypes.to_dtype(dtype)
-        array = dtypes.float8_ready(np, array, target).astype(target.np, copy=False)
+        array = dtypes.cast_ready(np, array, target).astype(target.np, copy=False)
     return _finish(dev.xp.asarray(array), dev, requires_grad)
 
 
@@ -225,7 +225,7 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
         elif type(fill) is int and fill == 0:  # (-0.0 keeps its sign through full)
             array = xp.zeros(shape, dt.np)
         else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
-            array = xp.full(shape, np.asarray(fill).astype(dt.np))
+            array = xp.full(shape, np.asarray(dtypes.cast_ready(np, fill, dt)).astype(dt.np))
     except (MemoryError, ValueError) as exc:
         if is_allocation_failure(exc):
             raise allocation_error(op, shape, dt, exc) from exc
@@ -493,6 +493,8 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     if type(value) is int and not INT64_MIN <= value < UINT64_END:
         raise number_int_error("", value)  # (a float dtype's NumPy takes it)
     try:
+        if dtype is dtypes.float16:  # (through float32, as PyTorch rounds)
+            value = dtypes.cast_ready(dev.xp, value, dtype)
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
         if isinstance(value, int) and (dtype.is_floating_point or dtype.is_complex):

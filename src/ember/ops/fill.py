@@ -9,7 +9,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.backend.meta import copy_out
-from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES
+from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, cast_ready
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
@@ -63,8 +63,8 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
 def _written(self: Tensor, values: Any) -> bool:
     """Writes ``values`` straight into ``self``'s memory and counts the version; False where
     the memory refuses (read-only: the general path says what is wrong)."""
-    try:
-        self._data[...] = values
+    try:  # (converted as PyTorch's casts: float16 through float32, float8 saturating)
+        self._data[...] = cast_ready(self._device.xp, values, self.dtype)
     except ValueError:
         return False
     count_write(self)

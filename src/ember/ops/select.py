@@ -332,8 +332,10 @@ class Clamp(Primitive):
             raise complex_error(self.name, a.dtype)
         # the bounds in a's dtype first: NumPy would widen bfloat16 with a Python float, and
         # refuses an integer out of the dtype's range, which PyTorch wraps (uint8 -3 is 253)
-        low = None if min is None else xp.asarray(min).astype(a.dtype)
-        high = None if max is None else xp.asarray(max).astype(a.dtype)
+        dt = dtypes.from_numpy(a.dtype)
+        low = None if min is None else dtypes.cast_ready(xp, xp.asarray(min), dt).astype(a.dtype)
+        high = None if max is None else dtypes.cast_ready(xp, xp.asarray(max), dt).astype(
+            a.dtype)
         if xp is np:
             return _clip_numpy(a, low, high)
         out = a if low is None else xp.maximum(a, low)

@@ -1,0 +1,85 @@
+"""float64 -> float16 conversions round as PyTorch's CPU ones: through float32 (twice), which
+differs from NumPy's direct rounding just past a float16 halfway point (cast57)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _near_halfway() -> np.ndarray:
+    """Float64 values a hair past float16 halfway points: float32 drops the hair (a tie, then
+    to even), direct rounding keeps it; half of them round differently the two ways."""
+    h = np.arange(1, 2**15, 97, dtype=np.uint16).view(np.float16)
+    h = h[np.isfinite(h)]
+    up = np.nextafter(h, np.float16(np.inf)).astype(np.float64)
+    mid = (h.astype(np.float64) + up) / 2
+    hair = mid * 2.0**-40
+    return np.concatenate([mid + hair, mid - hair, -mid - hair])
+
+
+V = _near_halfway()
+TORCH = torch.tensor(V).to(torch.float16).numpy().view(np.uint16)
+
+
+def _bits(t: ember.Tensor) -> np.ndarray:
+    return t.numpy().reshape(-1).view(np.uint16)
+
+
+def test_values_expose_double_rounding():
+    assert (V.astype(np.float16).view(np.uint16) != TORCH).sum() > 100
+
+
+def _setitem_numbers() -> ember.Tensor:
+    out = ember.empty(len(V), dtype=ember.float16)
+    for i, v in enumerate(V):
+        out[i] = float(v)
+    return out
+
+
+def _setitem_tensor() -> ember.Tensor:
+    out = ember.empty(len(V), dtype=ember.float16)
+    out[:] = ember.tensor(V)
+    return out
+
+
+F16 = ember.float16
+PATHS = {
+    "to": lambda: ember.tensor(V).to(F16),
+    "half": lambda: ember.from_numpy(V).half(),
+    "tensor_list": lambda: ember.tensor(V.tolist(), dtype=F16),
+    "tensor_numpy": lambda: ember.tensor(V, dtype=F16),
+    "as_tensor": lambda: ember.as_tensor(V, dtype=F16),
+    "full": lambda: ember.stack([ember.full((), float(v), dtype=F16) for v in V]),
+    "fill_": lambda: ember.stack([ember.empty((), dtype=F16).fill_(float(v)) for v in V]),
+    "copy_": lambda: ember.empty(len(V), dtype=F16).copy_(ember.tensor(V)),
+    "setitem_numbers": _setitem_numbers,
+    "setitem_tensor": _setitem_tensor,
+    "add_number": lambda: ember.cat([ember.zeros(1, dtype=F16) + float(v) for v in V]),
+    "masked_fill": lambda: ember.cat([ember.zeros(1, dtype=F16).masked_fill(
+        ember.tensor(True), float(v)) for v in V]),
+    "where": lambda: ember.cat([ember.where(ember.tensor(True), float(v),
+                                            ember.zeros(1, dtype=F16)) for v in V]),
+    "clamp": lambda: ember.cat([ember.full((1,), float("-inf"), dtype=F16).clamp(
+        min=float(v)) for v in V]),
+    "scalar_tensor": lambda: ember.stack([ember.scalar_tensor(v, dtype=F16) for v in V]),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_float64_to_float16_rounds_as_torch(path):
+    np.testing.assert_array_equal(_bits(PATHS[path]()), TORCH)
+
+
+def test_bfloat16_from_float64_already_rounds_as_torch():
+    v = np.array([1 + 2**-8 + 2**-40, 1 + 3 * 2**-8 + 2**-40, -(1 + 2**-8 + 2**-40)])
+    got = ember.tensor(v).to(ember.bfloat16).float().numpy()
+    np.testing.assert_array_equal(got, torch.tensor(v).to(torch.bfloat16).float().numpy())
+
+
+def test_copy_into_float8_saturates_as_to():
+    src = [1000.0, float("inf"), -1e6]
+    got = ember.zeros(3, dtype=ember.float8_e4m3fn).copy_(ember.tensor(src))
+    want = torch.zeros(3, dtype=torch.float8_e4m3fn).copy_(torch.tensor(src))
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
