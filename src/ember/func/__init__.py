@@ -13,9 +13,10 @@ Example:
 from ember.autograd.functional import register_batched_rows
 from ember.func.batch_norm import replace_all_batch_norm_modules_
 from ember.func.ensembling import stack_module_state
-from ember.func.forward import jvp, linearize
+from ember.func.forward import jvp
 from ember.func.functionalize import functionalize
 from ember.func.jacobian import hessian, hvp, jacfwd, jacrev, vmapped_rows
+from ember.func.linearization import linearize
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
 from ember.func.vmap import debug_unwrap, vmap

@@ -1,4 +1,4 @@
-"""Forward-mode transforms: :func:`jvp` and :func:`linearize`.
+"""Forward-mode transforms: :func:`jvp` (``linearize`` builds on it).
 
 True forward mode: one pass computes the values and, through each primitive's ``jvp`` rule,
 their tangents (``ember.autograd.forward.ForwardTrace``); nothing is recorded on the tape for
@@ -18,7 +18,7 @@ from ember.ops.creation import zeros_like
 from ember.ops.primitive import pop_handler, push_handler
 from ember.tensor import Tensor
 
-__all__ = ["jvp", "linearize"]
+__all__ = ["jvp"]
 
 
 def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
@@ -58,10 +58,12 @@ def _jvp_of_leaves(func: Callable, p_leaves: list, p_spec: Any, t_leaves: list,
     return out, tree_unflatten(douts, out_spec), aux
 
 
-def jvp_leaves(call: Callable, primals: list, tangents: list) -> tuple[Any, Callable]:
-    """One forward-mode level: ``call(*aliases of primals)`` with ``tangents`` (None: no
-    tangent) attached. Returns the result and ``tangent_of(tensor)`` (zeros if it has none)."""
-    trace = ForwardTrace()
+def jvp_leaves(call: Callable, primals: list, tangents: list,
+               trace: ForwardTrace | None = None) -> tuple[Any, Callable]:
+    """One forward-mode level (``trace``, a new one by default): ``call(*aliases of
+    primals)`` with ``tangents`` (None: no tangent) attached. Returns the result and
+    ``tangent_of(tensor)`` (zeros if it has none)."""
+    trace = ForwardTrace() if trace is None else trace
     inputs = [alias(p) for p in primals]
     for p, d in zip(inputs, tangents):
         if d is not None:
@@ -103,41 +105,3 @@ def _checked(primals: tuple, tangents: tuple, name: str,
             raise DTypeError(f"{name}: tangent {i} has dtype {d.dtype} but its primal has "
                              f"dtype {p.dtype}. Hint: convert it with .to({p.dtype})")
     return p_leaves, p_spec, t_leaves
-
-
-def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
-    """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the Jacobian-vector
-    product at ``primals`` (their values when linearize was called: a copy is kept, so an
-    in-place change later, or by ``func`` itself, does not move the point). Each ``jvp_fn``
-    call runs ``func`` again in forward mode; PyTorch's traces it once.
-
-    Example:
-        >>> out, jvp_fn = ember.func.linearize(ember.exp, ember.zeros(2))
-        >>> jvp_fn(ember.ones(2))
-        tensor([1., 1.])
-    """
-    leaves, spec = tree_flatten(primals)
-    copies = [x.clone() if isinstance(x, Tensor) else x for x in leaves]
-    point, versions = tree_unflatten(copies, spec), _versions(leaves)
-    out = func(*primals)
-    # (a func that changed its input in place runs on a fresh copy of the point each call)
-    changes_input = _versions(leaves) != versions
-    versions = _versions(copies)
-
-    def jvp_fn(*tangents: Any) -> Any:
-        p_leaves, _, t_leaves = _checked(point, tangents, "linearize's jvp_fn",
-                                         same_dtype=True)
-        if changes_input:
-            p_leaves = [x.clone() for x in p_leaves]
-        dout = _jvp_of_leaves(func, p_leaves, spec, t_leaves, False, "linearize's jvp_fn")[1]
-        if _versions(copies) != versions:
-            raise GradError("linearize's jvp_fn: func changed its input in place on a call "
-                            "(not when linearize ran it), which moved the point of the "
-                            "linearization. Hint: linearize needs a function that leaves its "
-                            "inputs alone: clone them in func before an in-place op")
-        return dout
-    return out, jvp_fn
-
-
-def _versions(leaves: list) -> list[int]:
-    return [x._version for x in leaves if isinstance(x, Tensor)]
