@@ -74,6 +74,38 @@ def test_lgamma_beside_its_negative_roots_with_numba():
     np.testing.assert_allclose(ember.lgamma(ember.from_numpy(x)).numpy(), want, rtol=1e-14)
 
 
+def test_lgamma_kernel_against_mpmath_and_torch_s_float32():
+    # numba's lgamma of x > 0 is a vectorized pass of Ember's own (series at 2, Stirling, its
+    # own log): within 9 float64 ulps of mpmath's 40-digit values (8.4 beside the minimum at
+    # 1.46), and float32 within 1 ulp of torch's (99.8% of positive float32 bit for bit)
+    pytest.importorskip("numba")
+    from ember.ops.gamma_numba import lgamma64
+
+    cases = [(5e-324, 744.4400719213812), (1e-310, 713.8013788281542),
+             (3e-07, 15.019483189125586), (0.25, 1.2880225246980774),
+             (0.4999999999, 0.5723649431210511), (0.75, 0.20328095143129538),
+             (0.999999999, 5.77215649399226e-10), (1.0000000000025, -1.4430392816462874e-12),
+             (1.2, -0.08537409000331583), (1.4616321449683622, -0.12148629053584961),
+             (1.4755716267822214, -0.12139267407719795), (1.9999999, -4.2278430309861296e-08),
+             (2.0000000000003, 1.2692167784617201e-13), (2.6, 0.35741186354897986),
+             (7.3, 7.147892523022248), (12.499999999, 18.73434750945125),
+             (12.5, 18.734347511936445), (13.75, 21.903762491828793),
+             (101.5, 366.04569819527677), (3.0e7, 486501230.4993774),
+             (1.5e157, 5.4136698706226006e+159), (2.5e305, 1.7555118602376452e+308)]
+    x, want = (np.array(c) for c in zip(*cases))
+    got = np.empty_like(x)
+    lgamma64(x, got)
+    assert (np.abs(got - want) <= 9 * np.spacing(np.abs(want))).all(), (got - want) / want
+    special = np.array([0.0, -0.0, -3.0, np.inf, -np.inf, np.nan, 1.0, 2.0, 1e308])
+    lgamma64(special, got := np.empty_like(special))
+    np.testing.assert_array_equal(got, torch.lgamma(torch.from_numpy(special)).numpy())
+    f = np.random.default_rng(0).integers(1, 0x7C000000, 200000).astype(np.uint32)
+    f = f.view(np.float32)  # positive float32 up to 2^121 (torch's overflows past ~4e36)
+    mine = ember.lgamma(ember.from_numpy(f)).numpy().view(np.int32).astype(np.int64)
+    theirs = torch.lgamma(torch.from_numpy(f)).numpy().view(np.int32).astype(np.int64)
+    assert np.abs(mine - theirs).max() <= 1
+
+
 def test_trigamma_kernel_gives_the_twins_bits_and_torch_s_special_points():
     # digamma's backward is polygamma(1): numba's one-pass kernel (trigamma64) runs the NumPy
     # twin's steps, so the two agree bit for bit (also on random bit patterns)

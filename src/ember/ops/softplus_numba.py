@@ -31,15 +31,15 @@ from ember.backend.compiled import njit
 _F64 = np.float64
 _LOG2E = _F64(1 / math.log(2))
 # ln 2 as fdlibm's head (n·head exact for |n| < 2^11) and tail
-_LN2_HI, _LN2_LO = _F64(6.93147180369123816490e-01), _F64(1.90821492927058770002e-10)
+LN2_HI, LN2_LO = _F64(6.93147180369123816490e-01), _F64(1.90821492927058770002e-10)
 _LN2 = _F64(math.log(2))
 _EXP_C = tuple(_F64(1 / math.factorial(k)) for k in range(13, 1, -1))  # 1/13! … 1/2!
-_ATANH_C = tuple(_F64(2 / (2 * k + 1)) for k in range(11, 0, -1))  # 2/23 … 2/3
+ATANH_SERIES = tuple(_F64(2 / (2 * k + 1)) for k in range(11, 0, -1))  # 2/23 … 2/3
 _ROUNDER, _ROUNDER_BITS = _F64(1.5 * 2**52), np.int64(0x4338000000000000)
 _LOWEST, _SQRT2 = _F64(-110), _F64(math.sqrt(2))
 _ZERO, _ONE, _TWO, _HALF = _F64(0), _F64(1), _F64(2), _F64(0.5)
 (_E13, _E12, _E11, _E10, _E9, _E8, _E7, _E6, _E5, _E4, _E3, _E2) = _EXP_C
-(_A23, _A21, _A19, _A17, _A15, _A13, _A11, _A9, _A7, _A5, _A3) = _ATANH_C
+(_A23, _A21, _A19, _A17, _A15, _A13, _A11, _A9, _A7, _A5, _A3) = ATANH_SERIES
 
 
 @njit("float64(float64)", contract=True)
@@ -49,7 +49,7 @@ def exp_nonpositive64(t):
     t = _LOWEST if t < _LOWEST else t
     rounded = t * _LOG2E + _ROUNDER
     n = rounded - _ROUNDER
-    r = t - n * _LN2_HI - n * _LN2_LO
+    r = t - n * LN2_HI - n * LN2_LO
     q = (((((((((((_E13 * r + _E12) * r + _E11) * r + _E10) * r + _E9) * r + _E8) * r + _E7)
               * r + _E6) * r + _E5) * r + _E4) * r + _E3) * r + _E2)
     power = np.int64((np.float64(rounded).view(np.int64) - _ROUNDER_BITS + 1023) << 52)
