@@ -115,7 +115,8 @@ def test_bad_arguments():
     "ember.quant.modules.intrinsic", "ember.quant.modules.qat", "ember.quant.modules.quantized",
     "ember.quant.modules.dynamic", "ember.ops.fake_quantize", "ember.quant.qconfig_mapping",
     "ember.quant.fuser_method_mappings", "ember.quant.modules.conv_transpose",
-    "ember.quant.observer_state", "ember.quant.mappings", "ember.quant.modules.batchnorm"])
+    "ember.quant.observer_state", "ember.quant.mappings", "ember.quant.modules.batchnorm",
+    "ember.quant.modules.functional"])
 def test_docstring_examples_run(name):
     import ember.ao.quantization as eq
 

@@ -1,6 +1,6 @@
 """``torch.ao.nn.quantized``: statically quantized modules, and ``dynamic``."""
 
-from ember.ao.nn.quantized import dynamic  # noqa: F401
+from ember.ao.nn.quantized import dynamic, functional  # noqa: F401
 from ember.quant.modules.activations import *  # noqa: F403
 from ember.quant.modules.batchnorm import *  # noqa: F403
 from ember.quant.modules.conv_transpose import *  # noqa: F403

@@ -1,0 +1,175 @@
+"""``torch.ao.nn.quantized.functional``: functions on quantized tensors.
+
+``linear`` and ``conv1d/2d/3d`` pack their int8 weight for the current engine at each call
+(as PyTorch's) and compute as the quantized modules; the pools and activations are the
+quantized modules' kernels. Each takes per-tensor quantized input and refuses a float one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.quant.functions import quantized_max_pool1d, quantized_max_pool2d
+from ember.quant.modules import activations, pooling
+from ember.quant.modules.quantized import Conv1d, Conv2d, Conv3d, Linear
+from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtypes import QDType, qint8, quint8
+from ember.tensor import Tensor
+
+__all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool2d",
+           "adaptive_avg_pool2d", "hardswish", "leaky_relu", "elu", "hardsigmoid"]
+
+
+def _quantized(op: str, input: Any) -> QuantizedTensor:
+    if not isinstance(input, QuantizedTensor):
+        raise DTypeError(f"quantized.functional.{op}: the input must be a quantized tensor, got "
+                         f"a {type(input).__name__}. Hint: ember.quantize_per_tensor(x, scale, "
+                         "zero_point, ember.quint8), or torch.nn.functional for float input")
+    return input
+
+
+def _weight(op: str, weight: Any) -> QuantizedTensor:
+    if not isinstance(weight, QuantizedTensor) or weight.dtype is not qint8:
+        shown = repr(weight.dtype) if isinstance(weight, QuantizedTensor) else type(weight).__name__
+        raise DTypeError(f"quantized.functional.{op}: the weight must be an ember.qint8 "
+                         f"quantized tensor (as PyTorch's), got {shown}. Hint: "
+                         "ember.quantize_per_tensor(w, scale, 0, ember.qint8)")
+    return weight
+
+
+def linear(input: QuantizedTensor, weight: QuantizedTensor, bias: Tensor | None = None,
+           scale: float | None = None, zero_point: int | None = None) -> QuantizedTensor:
+    """``input @ weight.T + bias`` of a ``quint8`` input and a ``qint8`` weight ``(out, in)``,
+    quantized to ``scale`` and ``zero_point`` (by default the input's).
+
+    Example:
+        >>> x = ember.quantize_per_tensor(ember.ones(2, 3), 0.1, 0, ember.quint8)
+        >>> w = ember.quantize_per_tensor(ember.ones(4, 3), 0.5, 0, ember.qint8)
+        >>> linear(x, w, scale=0.1, zero_point=0).dequantize()[0]
+        tensor([3., 3., 3., 3.])
+    """
+    x = _quantized("linear", input)
+    w = _weight("linear", weight)
+    if w.ndim != 2:
+        raise ShapeError(f"quantized.functional.linear: the weight must be 2-D (out_features, "
+                         f"in_features), got shape {tuple(w.shape)}")
+    layer = Linear(w.shape[1], w.shape[0], bias is not None)
+    layer.scale = float(x.q_scale() if scale is None else scale)
+    layer.zero_point = int(x.q_zero_point() if zero_point is None else zero_point)
+    layer.set_weight_bias(w, bias)
+    return layer(x)
+
+
+def _conv(layer_type: type, dims: int, input: Any, weight: Any, bias: Tensor | None,
+          stride: Any, padding: Any, dilation: Any, groups: int, padding_mode: str,
+          scale: float, zero_point: int, dtype: QDType) -> QuantizedTensor:
+    op = f"conv{dims}d"
+    x = _quantized(op, input)
+    w = _weight(op, weight)
+    if padding_mode != "zeros":
+        raise ArgumentError(f"quantized.functional.{op}: only zero padding is supported (as "
+                            f"PyTorch's), got padding_mode={padding_mode!r}")
+    if x.dtype is not quint8 or dtype is not quint8:
+        raise DTypeError(f"quantized.functional.{op}: only ember.quint8 activations are "
+                         f"supported (as PyTorch's), got input {x.dtype!r}, dtype {dtype!r}")
+    if x.ndim != dims + 2 or w.ndim != dims + 2:
+        raise ShapeError(f"quantized.functional.{op}: input and weight must be {dims + 2}-D, "
+                         f"got shapes {tuple(x.shape)} and {tuple(w.shape)}")
+    layer = layer_type(w.shape[1] * groups, w.shape[0], tuple(w.shape[2:]), stride, padding,
+                       dilation, groups, bias is not None)
+    layer.scale, layer.zero_point = float(scale), int(zero_point)
+    layer.set_weight_bias(w, bias)
+    return layer(x)
+
+
+def _conv_function(layer_type: type, dims: int, shape: str, example: str = "") -> Any:
+    def conv(input: QuantizedTensor, weight: QuantizedTensor, bias: Tensor | None,
+             stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
+             padding_mode: str = "zeros", scale: float = 1.0, zero_point: int = 0,
+             dtype: QDType = quint8) -> QuantizedTensor:
+        return _conv(layer_type, dims, input, weight, bias, stride, padding, dilation, groups,
+                     padding_mode, scale, zero_point, dtype)
+
+    conv.__name__ = conv.__qualname__ = f"conv{dims}d"
+    conv.__doc__ = (f"Quantized {dims}-D convolution of a ``quint8`` ``{shape}`` input and a "
+                    "``qint8`` weight, quantized to ``scale`` and ``zero_point`` (PyTorch's "
+                    f"arguments).{example}")
+    return conv
+
+
+conv1d = _conv_function(Conv1d, 1, "(N, C, L)")
+conv2d = _conv_function(Conv2d, 2, "(N, C, H, W)", """
+
+    Example:
+        >>> x = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.quint8)
+        >>> w = ember.quantize_per_tensor(ember.ones(2, 1, 3, 3), 0.5, 0, ember.qint8)
+        >>> conv2d(x, w, None, scale=0.1).dequantize().flatten()
+        tensor([9., 9.])
+    """)
+conv3d = _conv_function(Conv3d, 3, "(N, C, D, H, W)")
+
+
+def _max_pool(fn: Any, op: str, input: Any, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, return_indices: bool) -> QuantizedTensor:
+    x = _quantized(op, input)
+    if return_indices:
+        raise ArgumentError(f"quantized.functional.{op}: return_indices is not supported (as "
+                            "in PyTorch)")
+    return fn(x, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d(input: QuantizedTensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> QuantizedTensor:
+    """1-D max pooling of a quantized tensor's integers (same scale and zero point)."""
+    return _max_pool(quantized_max_pool1d, "max_pool1d", input, kernel_size, stride, padding,
+                     dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input: QuantizedTensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> QuantizedTensor:
+    """2-D max pooling of a quantized tensor's integers (same scale and zero point)."""
+    return _max_pool(quantized_max_pool2d, "max_pool2d", input, kernel_size, stride, padding,
+                     dilation, ceil_mode, return_indices)
+
+
+def avg_pool2d(input: QuantizedTensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> QuantizedTensor:
+    """2-D average pooling at the input's scale and zero point
+    (``ember.quant.modules.pooling.avg_pool2d``)."""
+    return pooling.avg_pool2d(_quantized("avg_pool2d", input), kernel_size, stride, padding,
+                              ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(input: QuantizedTensor, output_size: Any) -> QuantizedTensor:
+    """Adaptive 2-D average pooling at the input's scale and zero point."""
+    return pooling.adaptive_avg_pool2d(_quantized("adaptive_avg_pool2d", input), output_size)
+
+
+def hardswish(input: QuantizedTensor, scale: float, zero_point: int) -> QuantizedTensor:
+    """Quantized hardswish to ``scale`` and ``zero_point``."""
+    return activations.Hardswish(scale, zero_point)(_quantized("hardswish", input))
+
+
+def leaky_relu(input: QuantizedTensor, negative_slope: float = 0.01, inplace: bool = False,
+               scale: float | None = None, zero_point: int | None = None) -> QuantizedTensor:
+    """Quantized leaky ReLU to ``scale`` and ``zero_point`` (by default the input's).
+    ``inplace`` is accepted and ignored: a new tensor is returned."""
+    x = _quantized("leaky_relu", input)
+    scale = x.q_scale() if scale is None else scale
+    zero_point = x.q_zero_point() if zero_point is None else zero_point
+    return activations.LeakyReLU(scale, zero_point, negative_slope)(x)
+
+
+def elu(input: QuantizedTensor, scale: float, zero_point: int,
+        alpha: float = 1.0) -> QuantizedTensor:
+    """Quantized ELU to ``scale`` and ``zero_point``."""
+    return activations.ELU(scale, zero_point, alpha)(_quantized("elu", input))
+
+
+def hardsigmoid(input: QuantizedTensor, inplace: bool = False) -> QuantizedTensor:
+    """Quantized hardsigmoid to the fixed range (scale 1/256). ``inplace`` is ignored."""
+    return activations.Hardsigmoid()(_quantized("hardsigmoid", input))

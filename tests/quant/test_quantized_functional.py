@@ -1,0 +1,103 @@
+"""``ember.ao.nn.quantized.functional`` against ``torch.ao.nn.quantized.functional``
+(sweep quant57)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.nn.quantized.functional as tqf
+
+import ember
+import ember.ao.nn.quantized.functional as eqf
+from ember.errors import ArgumentError, DTypeError
+
+warnings.filterwarnings("ignore", message=".*quantized tensor creation functions")
+
+
+def _pair(x: np.ndarray, scale: float, zero_point: int, dtype: str = "quint8"):
+    return (torch.quantize_per_tensor(torch.tensor(x), scale, zero_point, getattr(torch, dtype)),
+            ember.quantize_per_tensor(ember.tensor(x), scale, zero_point, getattr(ember, dtype)))
+
+
+def _weights(shape, per_channel: bool, seed: int = 0):
+    w = np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 0.3
+    if not per_channel:
+        return _pair(w, 0.01, 0, "qint8")
+    s = np.linspace(0.005, 0.02, shape[0])
+    z = np.zeros(shape[0], np.int64)
+    return (torch.quantize_per_channel(torch.tensor(w), torch.tensor(s), torch.tensor(z), 0,
+                                       torch.qint8),
+            ember.quantize_per_channel(ember.tensor(w), ember.tensor(s), ember.tensor(z), 0,
+                                       ember.qint8))
+
+
+def _same(tq, eq):
+    assert (eq.q_scale(), eq.q_zero_point()) == pytest.approx((tq.q_scale(), tq.q_zero_point()))
+    np.testing.assert_array_equal(eq.int_repr().numpy(), tq.int_repr().numpy())
+
+
+@pytest.fixture(params=["fbgemm", "qnnpack"])
+def engine(request):
+    old_t, old_e = torch.backends.quantized.engine, ember.backends.quantized.engine
+    torch.backends.quantized.engine = ember.backends.quantized.engine = request.param
+    yield request.param
+    torch.backends.quantized.engine, ember.backends.quantized.engine = old_t, old_e
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("out_qparams", [None, (0.05, 7)])
+def test_linear_as_torch(engine, per_channel, out_qparams):
+    x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    tx, ex = _pair(x, 0.02, 100)
+    tw, ew = _weights((5, 6), per_channel)
+    b = np.linspace(-1, 1, 5).astype(np.float32)
+    kw = {} if out_qparams is None else dict(scale=out_qparams[0], zero_point=out_qparams[1])
+    _same(tqf.linear(tx, tw, torch.tensor(b), **kw), eqf.linear(ex, ew, ember.tensor(b), **kw))
+
+
+@pytest.mark.parametrize("dims,kw", [(1, dict(stride=2, padding=1)),
+                                     (2, dict(padding=1, groups=2, dilation=2)),
+                                     (2, dict(stride=(2, 1))), (3, dict(padding=1))])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_conv_as_torch(engine, dims, kw, per_channel):
+    x = np.random.default_rng(2).standard_normal((2, 4) + (7,) * dims).astype(np.float32)
+    tx, ex = _pair(x, 0.0311, 120)  # (scales that leave no exact float32 ties: see quant57)
+    groups = kw.get("groups", 1)
+    tw, ew = _weights((6, 4 // groups) + (3,) * dims, per_channel)
+    b = np.random.default_rng(4).standard_normal(6).astype(np.float32) * 0.5
+    t = getattr(tqf, f"conv{dims}d")(tx, tw, torch.tensor(b), scale=0.0437, zero_point=60, **kw)
+    e = getattr(eqf, f"conv{dims}d")(ex, ew, ember.tensor(b), scale=0.0437, zero_point=60, **kw)
+    _same(t, e)
+
+
+def test_pools_and_activations_as_torch():
+    x = np.random.default_rng(3).standard_normal((2, 3, 8, 8)).astype(np.float32) * 2
+    tx, ex = _pair(x, 0.05, 128)
+    _same(tqf.max_pool2d(tx, 3, 2, 1), eqf.max_pool2d(ex, 3, 2, 1))
+    _same(tqf.max_pool1d(tx[0], 2), eqf.max_pool1d(ex[0], 2))
+    _same(tqf.avg_pool2d(tx, 2), eqf.avg_pool2d(ex, 2))
+    _same(tqf.adaptive_avg_pool2d(tx, (3, 2)), eqf.adaptive_avg_pool2d(ex, (3, 2)))
+    _same(tqf.hardswish(tx, 0.04, 30), eqf.hardswish(ex, 0.04, 30))
+    _same(tqf.elu(tx, 0.04, 60, alpha=0.5), eqf.elu(ex, 0.04, 60, alpha=0.5))
+    _same(tqf.leaky_relu(tx, 0.2), eqf.leaky_relu(ex, 0.2))
+    _same(tqf.leaky_relu(tx, 0.1, scale=0.03, zero_point=90),
+          eqf.leaky_relu(ex, 0.1, scale=0.03, zero_point=90))
+    _same(tqf.hardsigmoid(tx), eqf.hardsigmoid(ex))
+
+
+def test_bad_input_is_refused():
+    w = ember.quantize_per_tensor(ember.ones(2, 3), 0.1, 0, ember.qint8)
+    x = ember.quantize_per_tensor(ember.ones(1, 3), 0.1, 0, ember.quint8)
+    with pytest.raises(DTypeError, match="linear: the input must be a quantized tensor"):
+        eqf.linear(ember.ones(1, 3), w)
+    with pytest.raises(DTypeError, match="weight must be an ember.qint8"):
+        eqf.linear(x, ember.ones(2, 3))
+    x4 = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.quint8)
+    w4 = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.qint8)
+    with pytest.raises(ArgumentError, match="only zero padding"):
+        eqf.conv2d(x4, w4, None, padding=1, padding_mode="reflect")
+    with pytest.raises(ArgumentError, match="return_indices"):
+        eqf.max_pool2d(x4, 2, return_indices=True)
+    with pytest.raises(DTypeError, match="hardswish"):
+        eqf.hardswish(ember.ones(3), 0.1, 0)
