@@ -214,3 +214,25 @@ def test_uint8_resizing_of_larger_images_equals_torch(uint8_path):
         mine = F.interpolate(ex, **kw).numpy()
         np.testing.assert_array_equal(mine, TF.interpolate(tx, **kw).numpy(),
                                       err_msg=f"{x.shape} {kw}")
+
+
+@pytest.mark.parametrize("mode,shape,scale", [
+    ("linear", (2, 3, 6), 1.1), ("bilinear", (2, 3, 6, 5), (1.1, 2.0)),
+    ("bilinear", (1, 2, 6, 6), (2.0, 1.1)), ("trilinear", (1, 2, 6, 4, 5), (1.1, 1.5, 1.16)),
+    ("bicubic", (1, 2, 6, 5), (1.1, 1.7))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scale_factor_keeping_a_size_matches_torch(mode, shape, scale, dtype):
+    """An axis whose size a scale_factor keeps (6 * 1.1 -> 6): linear modes copy it, as
+    PyTorch does; bicubic resamples it by 1 / scale (PyTorch's forward), values and grads."""
+    x = np.random.default_rng(7).standard_normal(shape).astype(dtype)
+    tx, ex = torch.from_numpy(x).requires_grad_(), ember.from_numpy(x).requires_grad_()
+    ty, ey = TF.interpolate(tx, scale_factor=scale, mode=mode), \
+        F.interpolate(ex, scale_factor=scale, mode=mode)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
+    if mode == "bicubic":
+        return  # torch's bicubic backward copies such an axis, against its own forward
+    w = np.random.default_rng(8).standard_normal(tuple(ty.shape)).astype(dtype)
+    (ty * torch.from_numpy(w)).sum().backward()
+    (ey * ember.from_numpy(w)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)

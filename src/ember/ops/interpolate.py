@@ -493,8 +493,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        if o == s and (mode == "nearest" or antialias):
-            continue  # the identity (PyTorch skips an antialiased axis whose size stays)
+        if o == s and (mode == "nearest" or antialias or kind == "linear"):
+            continue  # the identity, as PyTorch's: an axis whose size a scale_factor keeps
+            # (6 * 1.1 -> 6) is copied by nearest, linear and antialiased modes, not bicubic
         y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
     return y if moved is None else channels_back(y)
