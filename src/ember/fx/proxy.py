@@ -183,7 +183,8 @@ def _record_call(op: Callable, args: tuple, kwargs: dict) -> Proxy:
     written = tracer._call_form(op, args, kwargs)
     if written is not None:
         return tracer.create_proxy("call_function", *written)
-    return tracer.create_proxy("call_function", op, *_without_defaults(op, args, kwargs))
+    return tracer.create_proxy("call_function", tracer.public_form(op),
+                               *_without_defaults(op, args, kwargs))
 
 
 def _without_defaults(op: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:

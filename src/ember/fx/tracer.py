@@ -83,6 +83,7 @@ class Tracer:
         self.graph = Graph()
         self._autowrap_modules = autowrap_modules
         self._written: _Written | None = None  # (the public function call now running)
+        self._public_by_op: dict[Callable, Callable] = {}  # (see public_form)
         self._autowrap_ids = {id(f) for f in autowrap_functions} | {
             id(f) for m in autowrap_modules for name, f in vars(m).items()
             if not name.startswith("_") and callable(f)}
@@ -157,6 +158,12 @@ class Tracer:
                 return None
             between = between._prev
         return (written.fn, written.args, written.kwargs) if handed == written.nodes else None
+
+    def public_form(self, op: Callable) -> Callable:
+        """The public function that is ``op`` (``ember.sigmoid`` for the op it hands over to,
+        which a call of a closure's ``ember.sigmoid`` records), so a call gets one target
+        however it was reached, as torch.fx records ``torch.sigmoid``; else ``op``."""
+        return getattr(self, "_public_by_op", {}).get(op, op)
 
     def create_arg(self, a: Any) -> Any:
         """A value as a node argument: proxies become their nodes, the root's parameters,
@@ -299,6 +306,9 @@ class Tracer:
             g[name] = _recorder(original if original is not _MISSING
                                 else getattr(builtins, name))
         public = _public_functions()
+        self._public_by_op = {}  # (``ember``'s namespace first)
+        for _, _, fn in public:
+            self._public_by_op.setdefault(inspect.unwrap(fn), fn)
         ids = {id(fn) for _, _, fn in public}
         public += [(g, name, f) for g in user_globals for name, f in list(g.items())
                    if id(f) in ids]
