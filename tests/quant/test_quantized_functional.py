@@ -101,3 +101,30 @@ def test_bad_input_is_refused():
         eqf.max_pool2d(x4, 2, return_indices=True)
     with pytest.raises(DTypeError, match="hardswish"):
         eqf.hardswish(ember.ones(3), 0.1, 0)
+
+
+@pytest.mark.parametrize("dtype,scale,zero_point", [("quint8", 0.1, 30), ("quint8", 0.0731, 200),
+                                                    ("qint8", 0.05, 0), ("qint8", 0.1, -50)])
+@pytest.mark.parametrize("size", [256, 300, 7])
+def test_clamp_threshold_celu_over_every_integer_as_torch(dtype, scale, zero_point, size):
+    info = np.iinfo(np.uint8 if dtype == "quint8" else np.int8)
+    ints = np.resize(np.arange(info.min, info.max + 1), size)
+    x = ((ints - zero_point) * np.float32(scale)).astype(np.float32)
+    tx, ex = _pair(x, scale, zero_point, dtype)
+    for low, high in [(-1.0, 1.0), (-0.33, 2.7), (0.0, 6.0), (-100.0, 100.0), (0.123, 0.124)]:
+        _same(tqf.clamp(tx, low, high), eqf.clamp(ex, low, high))
+        _same(tqf.hardtanh(tx, low, high), eqf.hardtanh(ex, low, high))
+    for limit, value in [(0.5, -1.0), (-0.2, 3.0), (0.3, 0.7), (-0.6, 0.0)]:
+        _same(tqf.threshold(tx, limit, value), eqf.threshold(ex, limit, value))
+    for out_scale, out_zp, alpha in [(0.05, 10, 1.0), (0.03, 0, 0.5), (0.02, -5, 2.0)]:
+        out_zp = out_zp + (100 if dtype == "quint8" else 0)
+        _same(tqf.celu(tx, out_scale, out_zp, alpha), eqf.celu(ex, out_scale, out_zp, alpha))
+
+
+def test_threshold_and_celu_of_a_transposed_tensor_as_torch():
+    ints = np.resize(np.arange(256), (70, 90))
+    x = ((ints - 30) * np.float32(0.1)).astype(np.float32)
+    tx, ex = _pair(x, 0.1, 30)
+    tx, ex = tx.t(), ex.t()
+    _same(tqf.threshold(tx, 0.5, -1.0), eqf.threshold(ex, 0.5, -1.0))
+    _same(tqf.celu(tx, 0.05, 100, 1.0), eqf.celu(ex, 0.05, 100, 1.0))

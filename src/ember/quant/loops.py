@@ -30,7 +30,7 @@ _FEW_ROWS = 8  # rows cut between threads that a list of spans describes (more: 
 
 # how each unary kernel lays its output out: "input" (in the input's suggested format, visited
 # by the iterator), "dense" (the input made dense in that format first) or "c" (C order)
-UNARY_LAYOUTS = {"hardswish": "input", "leaky_relu": "dense", "elu": "c"}
+UNARY_LAYOUTS = {"hardswish": "input", "leaky_relu": "dense", "elu": "c", "threshold": "input"}
 
 
 class Loop:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.ops.creation import from_numpy
+from ember.quant import elementwise, kernels
 from ember.quant.functions import quantized_max_pool1d, quantized_max_pool2d
 from ember.quant.modules import activations, pooling
 from ember.quant.modules.quantized import Conv1d, Conv2d, Conv3d, Linear
@@ -18,7 +22,8 @@ from ember.quant.qtypes import QDType, qint8, quint8
 from ember.tensor import Tensor
 
 __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool2d",
-           "adaptive_avg_pool2d", "hardswish", "leaky_relu", "elu", "hardsigmoid"]
+           "adaptive_avg_pool2d", "hardswish", "leaky_relu", "elu", "celu", "hardsigmoid",
+           "clamp", "hardtanh", "threshold"]
 
 
 def _quantized(op: str, input: Any) -> QuantizedTensor:
@@ -173,3 +178,57 @@ def elu(input: QuantizedTensor, scale: float, zero_point: int,
 def hardsigmoid(input: QuantizedTensor, inplace: bool = False) -> QuantizedTensor:
     """Quantized hardsigmoid to the fixed range (scale 1/256). ``inplace`` is ignored."""
     return activations.Hardsigmoid()(_quantized("hardsigmoid", input))
+
+
+def celu(input: QuantizedTensor, scale: float, zero_point: int,
+         alpha: float = 1.0) -> QuantizedTensor:
+    """Quantized CELU, ``x`` or ``(exp(x * (1 / alpha)) - 1) * alpha`` below zero, to
+    ``scale`` and ``zero_point`` (ATen's ELU kernel with an input scale of ``1 / alpha``)."""
+    x = _quantized("celu", input)
+    inv_alpha, alpha32 = np.float32(1.0 / alpha), np.float32(alpha)
+
+    def values(v: np.ndarray) -> np.ndarray:
+        negative = (np.exp(np.minimum(v, np.float32(0)) * inv_alpha) - np.float32(1)) * alpha32
+        return np.where(v >= 0, v, negative)
+
+    return elementwise.unary("elu", x, values, scale, zero_point,
+                             np.float32(1) / np.float32(scale))
+
+
+def _clamp_integers(op: str, input: Any, low: float, high: float) -> QuantizedTensor:
+    x = _quantized(op, input)
+    if x._axis is not None or x.dtype not in (quint8, qint8):
+        raise DTypeError(f"quantized.functional.{op}: expected a per-tensor ember.quint8 or "
+                         f"ember.qint8 tensor, got {x.qscheme()!r} {x.dtype!r}")
+    bounds = [kernels.quantize(np.asarray(v, np.float32), x._scale, x._zero_point, x.dtype.min,
+                               x.dtype.max, x.dtype.storage.np) for v in (low, high)]
+    q = np.clip(x._int.numpy(), *bounds)
+    return QuantizedTensor(from_numpy(np.asarray(q, x.dtype.storage.np)), x.dtype, x._scale,
+                           x._zero_point)
+
+
+def clamp(input: QuantizedTensor, min_: float, max_: float) -> QuantizedTensor:
+    """The integers clamped to ``min_`` and ``max_`` quantized with the input's parameters
+    (same scale and zero point).
+
+    Example:
+        >>> x = ember.quantize_per_tensor(ember.tensor([-2.0, 0.5, 3.0]), 0.5, 8, ember.quint8)
+        >>> clamp(x, -1.0, 1.0).dequantize()
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
+    return _clamp_integers("clamp", input, min_, max_)
+
+
+def hardtanh(input: QuantizedTensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> QuantizedTensor:
+    """``clamp(input, min_val, max_val)``. ``inplace`` is ignored: a new tensor is returned."""
+    return _clamp_integers("hardtanh", input, min_val, max_val)
+
+
+def threshold(input: QuantizedTensor, threshold: float, value: float) -> QuantizedTensor:
+    """``x`` where the real value is above ``threshold``, else ``value``, at the input's scale
+    and zero point."""
+    x = _quantized("threshold", input)
+    limit, fill = np.float32(threshold), np.float32(value)
+    return elementwise.unary("threshold", x, lambda v: np.where(v > limit, v, fill), x._scale,
+                             x._zero_point, np.float32(1) / np.float32(x._scale))
