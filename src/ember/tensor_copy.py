@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import copyreg
+import pickle
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,7 @@ def deep_attributes(t: Tensor, memo: dict) -> dict | None:
     return None if attributes is None else copy.deepcopy(attributes, memo)
 
 
-def pickled(t: Tensor) -> tuple:
+def pickled(t: Tensor, protocol: int = 4) -> tuple:
     """``(rebuilt, args)`` that pickle ``t`` (``Tensor.__reduce__``: multiprocessing): the
     bytes its elements span (a slice or a channels-last tensor keeps its strides, as PyTorch's
     pickle does; a meta tensor pickles its shape and strides), its device, ``requires_grad``,
@@ -151,7 +152,16 @@ def pickled(t: Tensor) -> tuple:
     block = root.reshape(-1, order="A").view(np.uint8)
     span = block[start + low:start + high] if a.size else block[:0]
     layout = (a.dtype, a.shape, a.strides, -low if a.size else 0)
+    if protocol >= 5:  # (names and bytes only: a file holding an allowed subclass loads
+        layout = (a.dtype.name, *layout[1:])  # weights-only, naming no NumPy code; an
+        span = pickle.PickleBuffer(span)  # ndarray below 5 loads without a copy)
     return rebuilt, (span, str(t._device), t.requires_grad, layout, type(t), own_attributes(t))
+
+
+def _reduce_ex(t: Tensor, protocol: int) -> tuple:
+    """pickle's entry: :func:`pickled` for ``protocol``, or a subclass's own ``__reduce__``."""
+    reduce = type(t).__reduce__
+    return pickled(t, protocol) if reduce is pickled else reduce(t)
 
 
 def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None = None,
@@ -161,6 +171,7 @@ def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None =
 
     if layout is not None:
         dtype, shape, strides, offset = layout
+        array = bytearray(array) if isinstance(array, bytes) else array  # (writable, as torch's)
         array = np.ndarray(shape, dtype, buffer=array, offset=offset, strides=strides)
     dev = to_device(device)
     return with_class(_wrap(dev.xp.asarray(array), dev, requires_grad), cls, attributes)
@@ -169,3 +180,4 @@ def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None =
 Tensor.__copy__ = shallow  # type: ignore[method-assign]
 Tensor.__deepcopy__ = deep  # type: ignore[method-assign]
 Tensor.__reduce__ = pickled  # type: ignore[method-assign]
+Tensor.__reduce_ex__ = _reduce_ex  # type: ignore[method-assign]

@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.errors import CheckpointError
@@ -106,3 +107,46 @@ def test_an_old_joint_pickle_still_loads():
     out.seek(0)
     back = ember.load(out, weights_only=False)
     assert back["b"].other is back["a"] and back["b"].t.tolist() == [0.0, 0.0, 0.0]
+
+
+class _Sub(ember.Tensor):
+    pass
+
+
+class _TSub(torch.Tensor):
+    pass
+
+
+def test_an_allowed_tensor_subclass_loads_weights_only_as_torch():
+    # its pickle named numpy._core.numeric._frombuffer and numpy.dtype: refused unless
+    # weights_only=False; torch.load reads an allowed torch.Tensor subclass weights-only
+    t = torch.arange(6.0).reshape(2, 3).t().as_subclass(_TSub)
+    t.note = "kept"
+    buf = io.BytesIO()
+    torch.save({"t": t}, buf)  # (its default protocol, 2: its weights-only reader has no FRAME)
+    buf.seek(0)
+    with torch.serialization.safe_globals([_TSub]):
+        want = torch.load(buf)["t"]
+    x = ember.arange(6.0).reshape(2, 3).t().as_subclass(_Sub)
+    x.note = "kept"
+    out = io.BytesIO()
+    ember.save({"x": x, "b": ember.tensor([1, 2], dtype=ember.bfloat16).as_subclass(_Sub)}, out)
+    out.seek(0)
+    with ember.serialization.safe_globals([_Sub]):
+        back = ember.load(out)
+    assert type(back["x"]) is _Sub and type(want) is _TSub
+    assert back["x"].tolist() == want.tolist() and back["x"].stride() == want.stride()
+    assert back["x"].note == want.note == "kept"
+    assert back["b"].dtype == ember.bfloat16 and back["b"].tolist() == [1.0, 2.0]
+    back["x"][0, 0] = 7.0  # (writable, as torch's)
+    assert back["x"][0, 0].item() == 7.0
+    assert pickle.loads(pickle.dumps(x, protocol=5)).tolist() == x.tolist()  # (and below 5,
+    assert pickle.loads(pickle.dumps(x, protocol=4)).stride() == x.stride()  # an ndarray)
+
+
+def test_a_read_only_pickled_span_loads_writable():
+    from ember.tensor_copy import rebuilt
+
+    t = rebuilt(bytes(8), "cpu", False, ("float32", (2,), (4,), 0))
+    t[0] = 1.0
+    assert t.tolist() == [1.0, 0.0]

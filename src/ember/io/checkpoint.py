@@ -46,7 +46,8 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   loads as one, ``{"parameter": true}`` in its node), and so are a tensor's own attributes
   (``"attributes"``: a dict tree), the autograd graph is not. A tensor subclass is pickled, as
   ``torch.save`` does, so ``ember.load`` refuses it unless ``weights_only=False``
-  (:class:`~ember.errors.WeightsOnlyError`); a ``Parameter`` subclass loads as a ``Parameter``,
+  (:class:`~ember.errors.WeightsOnlyError`) or the subclass is allowed
+  (:func:`ember.serialization.add_safe_globals`); a ``Parameter`` subclass loads as a ``Parameter``,
   as ``torch.load`` makes it. References to
   one tensor, or to tensors with the very same memory layout (tied weights from
   ``state_dict()``), are stored once and load as one tensor object (as tensors sharing memory
@@ -276,7 +277,7 @@ def _plain(t: Tensor) -> bool:
     """Whether ``t`` saves as a tensor of the file: a ``Tensor``, a ``Parameter`` (a subclass of
     it loads as a ``Parameter``, as ``torch.load`` makes it) or an ``nn.Buffer`` marker. Other
     subclasses (the user's, an uninitialized parameter) are pickled, so that loading them
-    takes ``weights_only=False``, as in PyTorch."""
+    takes ``weights_only=False`` or an allowed class, as in PyTorch."""
     cls = type(t)
     return (cls is Tensor or cls is Buffer
             or (isinstance(t, Parameter) and not isinstance(t, UninitializedTensorMixin)))
