@@ -75,9 +75,10 @@ def test_lgamma_beside_its_negative_roots_with_numba():
 
 
 def test_lgamma_kernel_against_mpmath_and_torch_s_float32():
-    # numba's lgamma of x > 0 is a vectorized pass of Ember's own (series at 2, Stirling, its
-    # own log): within 9 float64 ulps of mpmath's 40-digit values (8.4 beside the minimum at
-    # 1.46), and float32 within 1 ulp of torch's (99.8% of positive float32 bit for bit)
+    # numba's lgamma is a vectorized pass of Ember's own (series at 2, Stirling, its own log,
+    # the reflection below 0): within 9 float64 ulps of mpmath's 40-digit values (8.4 beside
+    # the minimum at 1.46), and float32 within 1 ulp of torch's (99.8% of positive float32 bit
+    # for bit; below 0 torch's float32 kernel is off by up to ~1800 ulp beside the roots)
     pytest.importorskip("numba")
     from ember.ops.gamma_numba import lgamma64
 
@@ -91,14 +92,22 @@ def test_lgamma_kernel_against_mpmath_and_torch_s_float32():
              (7.3, 7.147892523022248), (12.499999999, 18.73434750945125),
              (12.5, 18.734347511936445), (13.75, 21.903762491828793),
              (101.5, 366.04569819527677), (3.0e7, 486501230.4993774),
-             (1.5e157, 5.4136698706226006e+159), (2.5e305, 1.7555118602376452e+308)]
+             (1.5e157, 5.4136698706226006e+159), (2.5e305, 1.7555118602376452e+308),
+             # below 0, by the reflection (the C library's lgamma beside the roots)
+             (-1e-200, 460.51701859880916), (-0.3, 1.4648400508576025),
+             (-1.5, 0.860047015376481), (-2.4570247382208, 7.292550612674704e-16),
+             (-3.2548181720040428, -0.6444489696913925), (-7.966140693473899, -7.144761783276097),
+             (-15.000000001, -7.176005632375862), (-101.25, -368.0185159338082),
+             (-4499999999999999.5, -1.5769284206259133e+17)]
     x, want = (np.array(c) for c in zip(*cases))
     got = np.empty_like(x)
     lgamma64(x, got)
     assert (np.abs(got - want) <= 9 * np.spacing(np.abs(want))).all(), (got - want) / want
-    special = np.array([0.0, -0.0, -3.0, np.inf, -np.inf, np.nan, 1.0, 2.0, 1e308])
-    lgamma64(special, got := np.empty_like(special))
-    np.testing.assert_array_equal(got, torch.lgamma(torch.from_numpy(special)).numpy())
+    for special in ([0.0, -0.0, -3.0, np.inf, -np.inf, np.nan, 1.0, 2.0, 1e308, -1e16],
+                    [0.0, np.inf, np.nan, 1.0, 2.0, 1e308]):  # (a block without negatives)
+        special = np.array(special)
+        lgamma64(special, got := np.empty_like(special))
+        np.testing.assert_array_equal(got, torch.lgamma(torch.from_numpy(special)).numpy())
     f = np.random.default_rng(0).integers(1, 0x7C000000, 200000).astype(np.uint32)
     f = f.view(np.float32)  # positive float32 up to 2^121 (torch's overflows past ~4e36)
     mine = ember.lgamma(ember.from_numpy(f)).numpy().view(np.int32).astype(np.int64)

@@ -8,9 +8,11 @@ for ``m = round(x) - 2`` from -2 to 10, the recurrence's product in one log), St
 to 1/x^15 above; the log is Ember's own (exponent from the bits, ``2·atanh((m - 1)/(m + 1))``
 of the mantissa, as :mod:`ember.ops.softplus_numba`'s). Within 9 float64 ulps of mpmath over
 (0, 1e308] (8.4 beside the minimum at 1.46, where ``lgamma(x + 1) - log(x)`` cancels; 1-3
-elsewhere: ``tests/ops/test_gamma.py``). Negative, zero and non-finite x go to the C
-library's ``lgamma`` (within 5e-16 relative against mpmath, also beside the negative roots,
-where the twin's reflection loses digits: 9e-2 at -2.4570247382208). digamma is the twin's
+elsewhere: ``tests/ops/test_gamma.py``). Below 0, the reflection in the same pass (its own
+``sin(pi x)`` series) where it does not cancel; poles, zeros, non-finite x and the reflection's
+cancellations beside the negative roots go to the C library's ``lgamma`` (within 5e-16
+relative against mpmath there, where the twin's reflection loses digits: 9e-2 at
+-2.4570247382208). digamma is the twin's
 own steps (the recurrence up to 12, the asymptotic
 series, the reflection with cot below 0) for each element in turn, and trigamma likewise (the
 twin's bits: ``tests/ops/test_gamma.py``). Special points as the twin's. The constants come
@@ -51,6 +53,10 @@ _MANTISSA, _ONE_BITS = np.int64(0x000FFFFFFFFFFFFF), np.int64(0x3FF0000000000000
 (_L26, _L25, _L24, _L23, _L22, _L21, _L20, _L19, _L18, _L17, _L16, _L15, _L14, _L13, _L12,
  _L11, _L10, _L9, _L8, _L7, _L6, _L5, _L4, _L3, _L2, _L1) = _LGAMMA_DOWN
 (_S8, _S7, _S6, _S5, _S4, _S3, _S2, _S1) = _STIRLING_DOWN
+# sin(pi r) = r · sum_k (-1)^k pi^(2k+1) r^2k / (2k+1)!, k = 11..0 (|r| <= 1/2: below 1e-18)
+(_P11, _P10, _P9, _P8, _P7, _P6, _P5, _P4, _P3, _P2, _P1, _P0) = tuple(
+    (-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1) for k in range(11, -1, -1))
+_LOG_PI = math.log(math.pi)
 
 
 @njit("float64(float64)")
@@ -99,17 +105,46 @@ def _lgamma_positive(x):
     return (series + (-log if m < 0.0 else log)) if near else far
 
 
+@njit("float64(float64)")
+def _lgamma_real(x):
+    """lgamma of a finite x, without branches: below 0 by the reflection
+    ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` (r = x - round(x) exact); NaN at poles, beside
+    0 (|x| < 1e-150: sin's argument would lose digits) and where the reflection cancels (its
+    terms over 2x the result: beside the roots)."""
+    negative = x < 0.0
+    core = _lgamma_positive(1.0 - x if negative else x)
+    r = x - np.rint(x)
+    r2 = r * r
+    p = (((_P11 * r2 + _P10) * r2 + _P9) * r2 + _P8) * r2 + _P7
+    p = (((p * r2 + _P6) * r2 + _P5) * r2 + _P4) * r2 + _P3
+    p = ((p * r2 + _P2) * r2 + _P1) * r2 + _P0
+    head = _LOG_PI - log_positive(abs(r * p) if negative else 1.0)
+    value = head - core
+    bad = (abs(value) * 2.0 < max(abs(head), abs(core))) | (r == 0.0) | (abs(x) < 1e-150)
+    return (math.nan if bad else value) if negative else core
+
+
 @njit(_BLOCKS, contract=True)
 def lgamma64(a, out):
-    """``log|Γ(x)|`` of a float64 block into ``out``: one vectorized pass for finite x > 0,
-    then the C library's ``lgamma`` for the rest (+inf at poles and ±inf, NaN at NaN)."""
+    """``log|Γ(x)|`` of a float64 block into ``out``: one vectorized pass (with the reflection
+    where the block holds a negative), then the C library's ``lgamma`` where it gave NaN (poles,
+    ±0, ±inf, NaN, beside the negative roots: +inf at poles and ±inf)."""
+    negative = False
     for i in range(a.size):
-        x = a[i]
-        out[i] = _lgamma_positive(x if (x > 0.0) & (x < math.inf) else 1.0)
+        negative |= a[i] < 0.0
+    if negative:
+        for i in range(a.size):
+            x = a[i]
+            inside = (x != 0.0) & (abs(x) < math.inf)
+            out[i] = _lgamma_real(x if inside else 1.0) if inside else math.nan
+    else:
+        for i in range(a.size):
+            x = a[i]
+            inside = (x > 0.0) & (x < math.inf)
+            out[i] = _lgamma_positive(x if inside else 1.0) if inside else math.nan
     for i in range(a.size):
-        x = a[i]
-        if not ((x > 0.0) & (x < math.inf)):
-            out[i] = math.lgamma(x)
+        if out[i] != out[i]:
+            out[i] = math.lgamma(a[i])
 
 
 @njit("float64(float64)")
