@@ -7,6 +7,7 @@ Example:
     ['call_module', 'output', 'placeholder']
 """
 
+from ember.fx import operator_schemas
 from ember.fx.graph import Graph
 from ember.fx.graph_module import GraphModule
 from ember.fx.interpreter import Interpreter, Transformer
@@ -17,4 +18,4 @@ from ember.fx.tracer import Tracer, symbolic_trace, wrap
 
 __all__ = ["Graph", "GraphModule", "Interpreter", "Match", "Node", "Proxy", "TraceError",
            "Tracer", "Transformer", "has_side_effect", "map_arg", "replace_pattern",
-           "replace_pattern_with_filters", "symbolic_trace", "wrap"]
+           "operator_schemas", "replace_pattern_with_filters", "symbolic_trace", "wrap"]

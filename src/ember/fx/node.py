@@ -144,6 +144,30 @@ class Node:
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
+    def normalized_arguments(self, root: Any, arg_types: tuple | None = None,
+                             kwarg_types: dict | None = None,
+                             normalize_to_only_use_kwargs: bool = False) -> Any:
+        """This call's arguments matched to its target's signature, defaults filled in, as
+        an ``ArgsKwargsPair(args, kwargs)`` (only keywords with
+        ``normalize_to_only_use_kwargs``); None for other ops, a method call, or a target
+        without such a signature (see ``ember.fx.operator_schemas``). ``root`` holds the
+        submodule of a ``call_module`` node.
+
+        Example:
+            >>> gm = ember.fx.symbolic_trace(lambda x: ember.nn.functional.relu(x))
+            >>> [n.normalized_arguments(gm) for n in gm.graph.nodes][1]
+            ArgsKwargsPair(args=(x,), kwargs={'inplace': False})
+        """
+        from ember.fx.operator_schemas import normalize_function, normalize_module
+
+        if self.op == "call_function":
+            return normalize_function(self.target, self.args, self.kwargs, arg_types,
+                                      kwarg_types, normalize_to_only_use_kwargs)
+        if self.op == "call_module":
+            return normalize_module(root, self.target, self.args, self.kwargs,
+                                    normalize_to_only_use_kwargs)
+        return None
+
     @property
     def stack_trace(self) -> str | None:
         """The user's source line(s) that made this node, where a pass recorded them
