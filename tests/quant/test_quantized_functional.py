@@ -128,3 +128,24 @@ def test_threshold_and_celu_of_a_transposed_tensor_as_torch():
     tx, ex = tx.t(), ex.t()
     _same(tqf.threshold(tx, 0.5, -1.0), eqf.threshold(ex, 0.5, -1.0))
     _same(tqf.celu(tx, 0.05, 100, 1.0), eqf.celu(ex, 0.05, 100, 1.0))
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 6), (1, 2, 3, 4, 5)])
+@pytest.mark.parametrize("dtype,zero_point", [("quint8", 100), ("qint8", -3), ("qint32", 5)])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_interpolate_nearest_as_torch(shape, dtype, zero_point, mode):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    tx, ex = _pair(x, 0.05, zero_point, dtype)
+    spatial = shape[2:]
+    for kw in [dict(scale_factor=2), dict(scale_factor=1.7), dict(scale_factor=0.6),
+               dict(size=tuple(s * 3 - 1 for s in spatial)),
+               dict(size=tuple(max(1, s // 2) for s in spatial))]:
+        _same(tqf.interpolate(tx, mode=mode, **kw), eqf.interpolate(ex, mode=mode, **kw))
+    _same(tqf.upsample_nearest(tx, scale_factor=2), eqf.upsample_nearest(ex, scale_factor=2))
+    _same(tqf.upsample(tx, scale_factor=3), eqf.upsample(ex, scale_factor=3))
+
+
+def test_interpolate_bilinear_is_refused_clearly():
+    x = ember.quantize_per_tensor(ember.ones(1, 1, 2, 2), 0.1, 0, ember.quint8)
+    with pytest.raises(ArgumentError, match="mode='bilinear' is not supported"):
+        eqf.interpolate(x, scale_factor=2, mode="bilinear")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.nn import functional as F
 from ember.ops.creation import from_numpy
 from ember.quant import elementwise, kernels
 from ember.quant.functions import quantized_max_pool1d, quantized_max_pool2d
@@ -23,7 +24,7 @@ from ember.tensor import Tensor
 
 __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "hardswish", "leaky_relu", "elu", "celu", "hardsigmoid",
-           "clamp", "hardtanh", "threshold"]
+           "clamp", "hardtanh", "threshold", "interpolate", "upsample", "upsample_nearest"]
 
 
 def _quantized(op: str, input: Any) -> QuantizedTensor:
@@ -232,3 +233,41 @@ def threshold(input: QuantizedTensor, threshold: float, value: float) -> Quantiz
     limit, fill = np.float32(threshold), np.float32(value)
     return elementwise.unary("threshold", x, lambda v: np.where(v > limit, v, fill), x._scale,
                              x._zero_point, np.float32(1) / np.float32(x._scale))
+
+
+def interpolate(input: QuantizedTensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None) -> QuantizedTensor:
+    """``torch.nn.functional.interpolate`` of a quantized tensor, same scale and zero point:
+    ``mode='nearest'`` or ``'nearest-exact'``, which pick integers (exact; 3-D input too,
+    which PyTorch 2.13 refuses); PyTorch's quantized ``'bilinear'`` kernel is not modelled
+    and raises.
+
+    Example:
+        >>> x = ember.quantize_per_tensor(ember.tensor([[[1.0, 2.0]]]), 0.5, 0, ember.quint8)
+        >>> interpolate(x, scale_factor=2).dequantize()
+        tensor([[[1., 1., 2., 2.]]])
+    """
+    x = _quantized("interpolate", input)
+    if mode not in ("nearest", "nearest-exact"):
+        raise ArgumentError(f"quantized.functional.interpolate: mode={mode!r} is not supported "
+                            "on quantized tensors in Ember (only 'nearest' and "
+                            "'nearest-exact'). Hint: dequantize(), interpolate, quantize again")
+    if x._axis is not None:
+        raise ArgumentError("quantized.functional.interpolate: expected a per-tensor quantized "
+                            "tensor, got a per-channel one")
+    picked = F.interpolate(from_numpy(x._int.numpy().astype(np.float64)), size, scale_factor,
+                           mode, align_corners)  # (float64: exact for qint32's integers too)
+    q = picked.numpy().astype(x.dtype.storage.np)
+    return QuantizedTensor(from_numpy(q), x.dtype, x._scale, x._zero_point)
+
+
+def upsample(input: QuantizedTensor, size: Any = None, scale_factor: Any = None,
+             mode: str = "nearest", align_corners: bool | None = None) -> QuantizedTensor:
+    """``interpolate`` (PyTorch's deprecated name)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: QuantizedTensor, size: Any = None,
+                     scale_factor: Any = None) -> QuantizedTensor:
+    """``interpolate(input, size, scale_factor, mode='nearest')``."""
+    return interpolate(input, size, scale_factor, "nearest")
