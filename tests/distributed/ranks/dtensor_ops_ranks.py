@@ -146,6 +146,12 @@ for p in (Partial(), Partial("avg")):
 check(lambda x: x.softmax(1) + F.layer_norm(x, (4,)), a, places=(Shard(1),))
 check(lambda x: x.sum(0) * 2, a, places=(Shard(0),))
 assert distribute_tensor(a, mesh, [Shard(0)]).mean(0).placements == (Partial(),)
+# `**`, `ember.pow`, `.pow`: elementwise, a Partial operand reduced first (dist57: `d ** 2`
+# was a TypeError, `ember.pow(d, 2)` had no rule)
+for p in PLACES:
+    y = check(lambda x: x ** 2 + 2 ** x + x.pow(3), a, places=(p,))
+    assert y.placements == ((Replicate(),) if p.is_partial() else (p,))
+check(lambda x, z: ember.pow(x, z), a.abs() + 0.1, b, places=(Shard(0), Shard(1)))
 
 # -- dropout -----------------------------------------------------------------------------------
 big = ember.randn(16, 6, dtype=F64)

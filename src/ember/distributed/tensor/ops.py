@@ -169,7 +169,7 @@ rule(relu, gelu, silu)(_unary)
 LINEAR_IN = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0,)}
 
 
-@rule(arith.add, arith.sub, arith.mul, arith.div)
+@rule(arith.add, arith.sub, arith.mul, arith.div, arith.pow)
 def _binary(op: Callable, input: Any, other: Any, **kwargs: Any) -> DTensor:
     return pointwise(op.__name__, [input, other], lambda *t: op(*t, **kwargs))
 
@@ -534,7 +534,8 @@ def _bind_methods() -> None:
         "__mul__": lambda a, b: arith.mul(a, b), "__rmul__": lambda a, b: arith.mul(b, a),
         "__truediv__": lambda a, b: arith.div(a, b), "__rtruediv__": lambda a, b: arith.div(b, a),
         "__neg__": lambda a: arith.mul(a, -1), "__matmul__": matmul,
-        "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div,
+        "__pow__": lambda a, b: arith.pow(a, b), "__rpow__": lambda a, b: arith.pow(b, a),
+        "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div, "pow": arith.pow,
         "matmul": matmul, "sum": reductions.sum, "mean": reductions.mean,
         "softmax": softmax, "log_softmax": log_softmax, "relu": relu, "transpose": transpose,
         "t": t,
