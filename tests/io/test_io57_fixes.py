@@ -150,3 +150,42 @@ def test_a_read_only_pickled_span_loads_writable():
     t = rebuilt(bytes(8), "cpu", False, ("float32", (2,), (4,), 0))
     t[0] = 1.0
     assert t.tolist() == [1.0, 0.0]
+
+
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def test_nested_and_sparse_tensors_inside_an_allowed_object_load_weights_only_as_torch():
+    # they were pickled (naming NestedTensor / SparseTensor): refused unless
+    # weights_only=False; torch.load reads an NJT or a sparse tensor in an allowed object
+    from ember import nested
+
+    def both(make, ours):
+        buf = io.BytesIO()
+        torch.save({"box": _Box({"x": make(), "l": [make()]})}, buf)
+        buf.seek(0)
+        with torch.serialization.safe_globals([_Box]):
+            want = torch.load(buf)["box"].v
+        out = io.BytesIO()
+        ember.save({"box": _Box({"x": ours, "l": [ours]}), "top": ours}, out)
+        out.seek(0)
+        with ember.serialization.safe_globals([_Box]):
+            back = ember.load(out)
+        return want, back
+
+    tnt = torch.nested.nested_tensor([torch.ones(2, 3), torch.zeros(4, 3)], layout=torch.jagged)
+    nt = nested.nested_tensor([ember.ones(2, 3), ember.zeros(4, 3)], layout=ember.jagged)
+    want, back = both(lambda: tnt, nt)
+    got = back["box"].v
+    assert got["x"] is got["l"][0] and want["x"] is want["l"][0]
+    assert [t.tolist() for t in got["x"].unbind()] == [t.tolist() for t in want["x"].unbind()]
+    assert got["x"].values().data_ptr() == back["top"].values().data_ptr()
+
+    ts = torch.tensor([[0, 2.0], [3.0, 0]]).to_sparse()
+    s = ember.tensor([[0, 2.0], [3.0, 0]]).to_sparse()
+    want, back = both(lambda: ts, s)
+    got = back["box"].v
+    assert got["x"] is got["l"][0] and want["x"] is want["l"][0]
+    assert got["x"].to_dense().tolist() == want["x"].to_dense().tolist()

@@ -195,9 +195,12 @@ class _Encoder:
         """Pickles the objects met, their plain tensors as tensors of the file: one alone;
         several in one pickle (one memo: an object two of them hold loads as one, as with
         ``torch.load``), each node an ``"item"`` of it. Returns whether they were joined."""
-        def tensor(t: Any, path: str) -> dict | None:  # (named by the first object holding it)
-            return self.tensor(t, _join(path or "object", "tensor")) if isinstance(
-                t, Tensor) and _plain(t) else None
+        def tensor(t: Any, path: str) -> dict | None:  # (named by the first object holding it;
+            if isinstance(t, Tensor) and _plain(t):  # nested and sparse ones as torch.save
+                return self.tensor(t, _join(path or "object", "tensor"))  # keeps them: data)
+            if isinstance(t, (NestedTensor, SparseTensor)):
+                return self.value(t, _join(path or "object", "tensor"))
+            return None
 
         nodes = [self.pickled[id(x)] for x, _ in self.pending]
         if len(self.pending) < 2 or not hasattr(self.module, "Pickler"):
@@ -466,7 +469,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
             module = pickle_module or pickle  # (weights only: the allowed globals alone)
             if weights_only is not False:
                 module = safe_globals.restricted(where, what)
-            resolve = partial(pickled.tensor_ref, refs, decoder.value, where)
+            resolve = partial(pickled.tensor_ref, refs, decoder.value, where, {})
             obj = unpickled.get(name, what if item is None else "objects", refs,
                                 lambda: pickled.loads(raw(name, "pickled data"), place, where,
                                                       what, module, resolve))

@@ -27,6 +27,8 @@ from ember.dtypes import to_dtype
 from ember.errors import CheckpointError, DTypeError
 from ember.io.placement import Placer
 from ember.io.safe_globals import own_attribute
+from ember.nested.nested_tensor import NestedTensor
+from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor, _unpickled
 from ember.tensor_copy import rebuilt
 
@@ -82,13 +84,16 @@ def node(objects: list[tuple[Any, str]], module: Any, protocol: int,
     ``"tensors"`` list; ``module`` (``pickle``, or a drop-in like ``dill``) pickles with
     ``protocol``, everything in if it has no ``Pickler`` (``dumps`` only)."""
     refs: list[dict] = []
+    ids: dict[int, int] = {}  # each object's index in refs (one object: one node)
 
     def persist(obj: Any, path: str) -> int | None:
-        found = tensor(obj, path)
-        if found is None:
-            return None
-        refs.append(found)
-        return len(refs) - 1
+        if id(obj) not in ids:
+            found = tensor(obj, path)
+            if found is None:
+                return None
+            ids[id(obj)] = len(refs)
+            refs.append(found)
+        return ids[id(obj)]
 
     data = _dump(objects, module, protocol, persist)
     out: dict[str, Any] = {"$pickle": store(objects[0][1], np.frombuffer(data, np.uint8)),
@@ -98,20 +103,23 @@ def node(objects: list[tuple[Any, str]], module: Any, protocol: int,
     return out
 
 
-def tensor_ref(refs: Any, value: Callable[[Any], Any], where: str, pid: Any) -> Tensor:
-    """The tensor a pickle's persistent id ``pid`` names: ``value`` of its node in ``refs``
-    (pickle protocol 0 gives the id back as text, ``'0'``)."""
+def tensor_ref(refs: Any, value: Callable[[Any], Any], where: str, made: dict[int, Any],
+               pid: Any) -> Tensor | NestedTensor | SparseTensor:
+    """The tensor a pickle's persistent id ``pid`` names: ``value`` of its node in ``refs``,
+    once per id (``made``: a nested or sparse tensor met twice is one object); pickle
+    protocol 0 gives the id back as text, ``'0'``."""
     if isinstance(pid, str) and pid.isascii() and pid.isdigit():
         pid = int(pid)
     if not (isinstance(refs, list) and type(pid) is int and 0 <= pid < len(refs)
             and isinstance(refs[pid], dict)):
         raise CheckpointError(f"{where}: a pickled object refers to tensor {pid!r}, which its "
                               "entry does not list; the file is corrupted")
-    t = value(refs[pid])
-    if not isinstance(t, Tensor):
+    if pid not in made:
+        made[pid] = value(refs[pid])
+    if not isinstance(made[pid], (Tensor, NestedTensor, SparseTensor)):
         raise CheckpointError(f"{where}: a pickled object's tensor {pid} is a "
-                              f"{type(t).__name__} in the checkpoint tree, not a tensor")
-    return t
+                              f"{type(made[pid]).__name__} in the checkpoint tree, not a tensor")
+    return made[pid]
 
 
 class Unpickled:
