@@ -152,6 +152,13 @@ for p in PLACES:
     y = check(lambda x: x ** 2 + 2 ** x + x.pow(3), a, places=(p,))
     assert y.placements == ((Replicate(),) if p.is_partial() else (p,))
 check(lambda x, z: ember.pow(x, z), a.abs() + 0.1, b, places=(Shard(0), Shard(1)))
+# amax / amin: a sharded reduced dimension gathered first (dist57: no rule before)
+for p in PLACES:
+    for dim, keep in [((), False), (0, False), (1, True), ((0, 1), False), (-1, False)]:
+        check(lambda x, dim=dim, keep=keep: ember.amax(x, dim, keep) - x.amin(dim, keepdim=keep),
+              a, places=(p,))
+    assert distribute_tensor(a, mesh, [p]).amax(1).placements == (
+        (Shard(0),) if p == Shard(0) else (Replicate(),))
 
 # -- dropout -----------------------------------------------------------------------------------
 big = ember.randn(16, 6, dtype=F64)

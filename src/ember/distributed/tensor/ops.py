@@ -344,6 +344,21 @@ def _mean(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, 
     return arith.div(_sum(reductions.sum, input, dim, keepdim, dtype=dtype), count)
 
 
+@rule(reductions.amax, reductions.amin)
+def _extremum(op: Callable, input: DTensor, dim: Any = (), keepdim: bool = False) -> DTensor:
+    """``amax``/``amin``: a reduced dimension that is sharded is gathered first (PyTorch keeps a
+    ``Partial(max)``; the values are the same), a ``Partial`` input reduced; the other shards
+    are kept and renumbered."""
+    every = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
+    dims = normalize_dims(None if every else dim, input.ndim, op.__name__)
+    places = unsharded(input.placements, dims)
+    out = [Shard(p.dim - (0 if keepdim else sum(d < p.dim for d in dims)))
+           if isinstance(p, Shard) else p for p in places]
+    shape = [1 if d in dims else s for d, s in enumerate(input.shape)
+             if keepdim or d not in dims]
+    return compute([input], [places], out, shape, lambda x: op(x, dim, keepdim))
+
+
 # -- shapes ------------------------------------------------------------------------------------
 def permuted(x: DTensor, dims: Sequence[int], fn: Callable) -> DTensor:
     """``x`` with its dimensions reordered (``dims[i]`` becomes dimension ``i``) by ``fn``
@@ -537,6 +552,7 @@ def _bind_methods() -> None:
         "__pow__": lambda a, b: arith.pow(a, b), "__rpow__": lambda a, b: arith.pow(b, a),
         "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div, "pow": arith.pow,
         "matmul": matmul, "sum": reductions.sum, "mean": reductions.mean,
+        "amax": reductions.amax, "amin": reductions.amin,
         "softmax": softmax, "log_softmax": log_softmax, "relu": relu, "transpose": transpose,
         "t": t,
         "permute": permute,
