@@ -28,6 +28,7 @@ from ember.ops.convert import contiguous
 from ember.ops.creation import zeros_like
 from ember.ops.dims import normalize_dim
 from ember.ops.elu_grad import elu_grad
+from ember.ops.fits import check_number_int
 from ember.ops.forwarding import hands_over, not_a_tensor
 from ember.ops.gelu_silu import Gelu, Silu
 from ember.ops.glu_prelu import Glu, Prelu
@@ -281,7 +282,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     """
     if input.dtype.name == "bool":
         raise DTypeError("hardtanh: bool tensors are not supported")
-    if type(min_val) not in _PLAIN or type(max_val) not in _PLAIN:
+    if type(min_val) is not float or type(max_val) is not float:  # (an int past 64 bits too)
         min_val = _number_or_tensor(min_val, "hardtanh", "min_val")
         max_val = _number_or_tensor(max_val, "hardtanh", "max_val")
     if not input.dtype.is_floating_point:  # PyTorch casts the bounds to the tensor's dtype
@@ -465,6 +466,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` where ``|input| > lambd``, 0 elsewhere (NaN stays NaN)."""
     _floating("hardshrink", input)
+    check_number_int("hardshrink", lambd)
     return apply(Hardshrink, input, lambd=lambd)
 
 
@@ -477,6 +479,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         tensor([-1.5000,  0.0000,  0.5000])
     """
     _floating("softshrink", input)
+    check_number_int("softshrink", lambd)
     if lambd < 0:
         raise ArgumentError(f"softshrink: lambd must be at least 0, got {lambd}")
     return apply(Softshrink, input, lambd=lambd)

@@ -38,6 +38,7 @@ from ember.layouts import (
 )
 from ember.ops.argument_kind import not_a_number
 from ember.ops.fits import (
+    INT64_MAX,
     INT64_MIN,
     UINT64_END,
     check_fits,
@@ -386,10 +387,10 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     if end is None:
         start, end = 0, start
     dt = dtypes.to_dtype(dtypes.number_dtype(start, end, step) if dtype is None else dtype)
-    if dt.category < dtypes.FLOAT:  # (PyTorch counts an integer range in int64)
-        for v in (start, end, step):
-            if isinstance(v, int):
-                check_fits("arange", v, dtypes.int64)
+    for v in (start, end, step):  # (PyTorch counts an integer range in int64)
+        if dt.category < dtypes.FLOAT and isinstance(v, int):
+            check_fits("arange", v, dtypes.int64)
+        check_number_int("arange", v)  # (2**64 in a float range: no NumPy isfinite error)
     if step == 0:
         raise ArgumentError("arange: step must be nonzero")
     if not all(np.isfinite(v) for v in (start, end, step)):
@@ -441,6 +442,8 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
                   stacklevel=2)
     check_strided("range", layout)
     start, end, step = _numbers("range", start, end, step)
+    for v in (start, end, step):
+        check_number_int("range", v)
     if step == 0:
         raise ArgumentError("range: step must be nonzero")
     if (end - start) * step < 0:
@@ -490,11 +493,13 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 
 def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     """A 0-d constant of ``dtype`` on ``dev`` (how Python scalars enter ops)."""
-    if type(value) is int and not INT64_MIN <= value < UINT64_END:
-        raise number_int_error("", value)  # (a float dtype's NumPy takes it)
+    kind = type(value)  # (a float dtype's NumPy takes a wide int; np.uint64 would wrap)
+    if kind is int and not INT64_MIN <= value < UINT64_END or \
+            kind is np.uint64 and value > INT64_MAX:
+        raise number_int_error("", value)
+    if dtype is dtypes.float16:  # (through float32, as PyTorch rounds)
+        value = dtypes.cast_ready(dev.xp, value, dtype)
     try:
-        if dtype is dtypes.float16:  # (through float32, as PyTorch rounds)
-            value = dtypes.cast_ready(dev.xp, value, dtype)
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)
         if isinstance(value, int) and (dtype.is_floating_point or dtype.is_complex):

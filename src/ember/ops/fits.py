@@ -138,26 +138,38 @@ def _range(dtype: DType) -> tuple[float, float]:
 
 
 INT64_MIN, UINT64_END = -(1 << 63), 1 << 64  # a Python int given as a number: [-2^63, 2^64)
+INT64_MAX = (1 << 63) - 1
 
 
 def check_number_int(op: str, value: Any) -> None:
-    """PyTorch's rule for a Python int given where a number is (``full``'s fill, ``fill_``,
-    an operand): it must lie in ``[-2^63, 2^64)`` even for a float tensor, which NumPy would
-    take; ``ember.tensor(2**70, dtype=float32)`` is data, not a number, and may pass.
+    """PyTorch's rule for an int given where a number is (``full``'s fill, ``fill_``, an
+    operand, a parameter such as ``hardtanh``'s ``max_val``): a Python int must lie in
+    ``[-2^63, 2^64)`` even for a float tensor, which NumPy would take, and a ``np.uint64`` in
+    int64 (PyTorch reads NumPy integers as int64: past it, "an integer is required", where
+    NumPy would wrap it to a negative int64); ``ember.tensor(2**70, dtype=float32)`` is data,
+    not a number, and may pass.
 
     Example:
         >>> check_number_int("full", 2 ** 70)
         Traceback (most recent call last):
         ember.errors.ValueOverflow: full: 1180591620717411303424 is beyond the 64-bit ...
     """
-    if type(value) is int and not INT64_MIN <= value < UINT64_END:
+    if type(value) is int:
+        if not INT64_MIN <= value < UINT64_END:
+            raise number_int_error(op, value)
+    elif type(value) is np.uint64 and value > INT64_MAX:
         raise number_int_error(op, value)
 
 
-def number_int_error(op: str, value: int) -> ValueOverflow:
+def number_int_error(op: str, value: Any) -> ValueOverflow:
     """The error of :func:`check_number_int` (one message for every site that tests the range
     inline on a hot path, as ``creation.scalar_tensor`` does)."""
     where = f"{op}: " if op else ""  # (no name where the calling op adds its own)
+    if type(value) is np.uint64:
+        return ValueOverflow(f"{where}np.uint64({value}) is beyond int64, as a NumPy integer "
+                             "given to an op must be (PyTorch's rule; NumPy would wrap it to "
+                             f"{value.astype(np.int64)}). Hint: pass float({value}), or "
+                             f"ember.tensor(np.uint64({value})) for a uint64 tensor")
     return ValueOverflow(f"{where}{value} is beyond the 64-bit integers (int64 and uint64), "
                          "as a number given to an op must be (PyTorch's rule). Hint: pass "
                          f"float({value})")

@@ -10,7 +10,7 @@ from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.arithmetic import Add, Div, Mul, _scaled
 from ember.ops.convert import laid_out_as_operands, laid_out_like, promote, result_dtype
-from ember.ops.fits import _dtype_name
+from ember.ops.fits import _dtype_name, check_number_int
 from ember.ops.inplace import bind_inplace
 from ember.ops.lerp_kernel import Lerp
 from ember.ops.primitive import Primitive, apply
@@ -71,6 +71,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     if input.dtype.category < dtypes.FLOAT or result_dtype(end).category < dtypes.FLOAT:
         raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
                          f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
+    check_number_int("lerp", weight)
     fused = _fused(input, end, weight)
     if fused is not None:
         return fused

@@ -9,6 +9,7 @@ import operator
 from typing import Any
 
 from ember.errors import ArgumentTypeError, type_name
+from ember.ops.fits import check_number_int
 
 __all__: list[str] = []
 
@@ -79,6 +80,7 @@ def as_float(value: Any, op: str, what: str) -> float:
     """
     if type(value) is float:
         return value
+    check_number_int(op, value)  # (2**64 or np.uint64(2**63) is an error, as in PyTorch)
     if type(value) is int:
         return float(value)
     if not isinstance(value, (str, bytes)):
@@ -117,7 +119,10 @@ def as_number(value: Any, op: str, what: str) -> int | float:
         >>> as_number(2, "threshold", "value"), as_number(np.float32(0.5), "threshold", "value")
         (2, 0.5)
     """
-    if type(value) is int or type(value) is float:
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        check_number_int(op, value)
         return value
     return as_float(value, op, what)
 

@@ -377,7 +377,12 @@ def _clip_numpy(a: Any, low: Any, high: Any) -> Any:
 
 
 def _number(x: Any) -> Any:
-    return x.item() if isinstance(x, np.generic) else x
+    """A clamp bound, a NumPy scalar read as a Python number (np.uint64 past int64 refused
+    first, as PyTorch refuses it, rather than read as a huge int)."""
+    if not isinstance(x, np.generic):
+        return x
+    check_number_int("clamp", x)
+    return x.item()
 
 
 @method("clamp", "clip")

@@ -17,7 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.dtypes import DType
 from ember.errors import ArgumentTypeError, DTypeError, ShapeError, type_name
-from ember.ops.fits import check_fits
+from ember.ops.fits import check_fits, check_number_int
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -53,6 +53,8 @@ def spaced_dtype(op: str, start: Any, end: Any, dtype: Any, steps: int) -> DType
     else:
         default = dtypes.get_default_dtype()
         dt = default.to_complex() if complex_ends else default
+    for v in (start, end):
+        check_number_int(op, v)  # (2**64 is refused even where no point is made)
     for v in (start, end)[:steps]:
         check_fits(op, v, dt)
     return dt
