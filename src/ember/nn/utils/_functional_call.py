@@ -78,6 +78,15 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
             if chosen:
                 for n in names:
                     given.setdefault(n, given[chosen[0]])
+    for name in [n for n in given if n not in slots and given[n] is not None]:
+        originals = _originals(module, name, given[name])
+        for original, value in originals.items():
+            if original in given:
+                raise ArgumentError(f"functional_call: {name!r} is parametrized and both it "
+                                    f"and its original {original!r} were given; give one")
+            given[original] = value
+        if originals:
+            del given[name]
     unexpected = sorted(set(given) - set(slots))
     missing = sorted(set(slots) - set(given))
     if strict and (unexpected or missing):  # (PyTorch's message and type)
@@ -124,3 +133,23 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
 
 
 _ABSENT = object()
+
+
+def _originals(module: Any, name: str, value: Tensor) -> dict[str, Any]:
+    """For ``name`` a parametrized tensor (``nn.utils.parametrize``): its originals' names ->
+    the originals for ``value`` (its parametrizations' ``right_inverse``, with the gradient to
+    ``value``), as PyTorch's functional_call assigns it; else empty."""
+    owner, _, attr = name.rpartition(".")
+    try:
+        mod = module.get_submodule(owner) if owner else module
+    except AttributeError:
+        return {}
+    parametrizations = mod.__dict__.get("_modules", {}).get("parametrizations")
+    if parametrizations is None or attr not in parametrizations:
+        return {}
+    chain = parametrizations[attr]
+    new = chain._inverse(value, assigning=True)
+    prefix = f"{owner}.parametrizations.{attr}." if owner else f"parametrizations.{attr}."
+    if chain.is_tensor:
+        return {prefix + "original": new}
+    return {f"{prefix}original{i}": v for i, v in enumerate(new)}

@@ -170,11 +170,6 @@ def _inject_class(module: Module) -> None:
 
 def _inject_property(module: Module, name: str) -> None:
     def get_parametrized(self: Module) -> Tensor:
-        # functional_call puts a value given for the parametrized name in the instance
-        # dict (the property hides it from plain lookup): it replaces the parametrization
-        override = self.__dict__.get(name)
-        if override is not None:
-            return override
         parametrization = self.parametrizations[name]
         if not _cache_depth:
             return parametrization()
