@@ -458,10 +458,12 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                 requires_grad)
             if attributes is not None:
                 attributes = decoder.value(attributes)
-                if not isinstance(attributes, dict) or not all(isinstance(k, str)
-                                                               for k in attributes):
+                if not isinstance(attributes, dict) or not all(
+                        safe_globals.own_attribute(k) for k in attributes):
                     raise CheckpointError(f"{where}: tensor {name!r} has attributes "
-                                          f"{short(node['attributes'])}, not a dict of names")
+                                          f"{short(node['attributes'])}, not a dict of names "
+                                          "Tensor does not define (such as 'sum', which it "
+                                          "would hide)")
                 made[key].__dict__.update(attributes)
             return made[key]
 

@@ -365,14 +365,15 @@ def _with_metadata(t: Tensor, metadata: Any, where: str) -> Tensor:
 
 def _set_state(t: Tensor, state: Any, where: str) -> None:
     """Attributes a user set on a saved tensor (``t.note = ...``), set on the loaded one as
-    ``torch.load`` sets them (into its ``__dict__``: a name cannot replace the tensor's own
-    slots, such as its data)."""
+    ``torch.load`` sets them (into its ``__dict__``); a name Tensor defines is refused (its
+    slots, properties and methods: torch's setattr would run a setter or hide a method)."""
     for part in state if isinstance(state, tuple) else (state,):  # (dict, slots), as copyreg
         if not part:
             continue
-        if not isinstance(part, dict) or not all(isinstance(k, str) for k in part):
+        if not isinstance(part, dict) or not all(safe_globals.own_attribute(k) for k in part):
             raise CheckpointError(f"{where}: a saved tensor's attributes are {part!r}, not a "
-                                  "dict of names; the file is corrupted")
+                                  "dict of names Tensor does not define (such as 'sum', which "
+                                  "it would hide); the file is corrupted or crafted")
         t.__dict__.update(part)
 
 
