@@ -236,3 +236,22 @@ def test_scale_factor_keeping_a_size_matches_torch(mode, shape, scale, dtype):
     (ty * torch.from_numpy(w)).sum().backward()
     (ey * ember.from_numpy(w)).sum().backward()
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape,scale", [((1, 2, 2, 2), 2.4), ((1, 2, 9, 2), (2.0, 2.4)),
+                                         ((1, 2, 6, 5), (1.1, 1.6)), ((2, 1, 6), 1.1),
+                                         ((1, 1, 6, 3, 2), (1.1, 2.4, 1.0))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nearest_scale_factor_doubling_or_keeping_a_size_matches_torch(shape, scale, dtype):
+    """torch 2.13's nearest: in 2-D an axis the scale_factor keeps (6 * 1.1 -> 6) is copied and
+    one it doubles (2 * 2.4 -> 4) reads i // 2; in 1-D and 3-D its forward uses 1 / scale."""
+    x = np.random.default_rng(9).standard_normal(shape).astype(dtype)
+    tx, ex = torch.from_numpy(x).requires_grad_(), ember.from_numpy(x).requires_grad_()
+    ty = TF.interpolate(tx, scale_factor=scale, mode="nearest")
+    ey = F.interpolate(ex, scale_factor=scale, mode="nearest")
+    np.testing.assert_array_equal(ey.detach().numpy(), ty.detach().numpy())
+    if len(shape) == 4:  # (torch's 1-D and 3-D backward take the 2-D indices, not its forward's)
+        w = np.random.default_rng(10).standard_normal(tuple(ty.shape)).astype(dtype)
+        (ty * torch.from_numpy(w)).sum().backward()
+        (ey * ember.from_numpy(w)).sum().backward()
+        np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)

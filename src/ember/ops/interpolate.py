@@ -92,8 +92,6 @@ def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.
     dst = np.arange(out, dtype=np.float32)
     if exact:
         dst = dst + np.float32(0.5)
-    elif out == size:
-        return np.arange(out)
     src = np.floor(dst * _ratio(np.float32, size, out, scale)).astype(np.int64)
     return np.minimum(src, size - 1)
 
@@ -493,9 +491,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        if o == s and (mode == "nearest" or antialias or kind == "linear"):
+        if o == s and (scale in (None, 1) or (mode == "nearest" and nd == 2) or antialias
+                       or kind == "linear"):
             continue  # the identity, as PyTorch's: an axis whose size a scale_factor keeps
-            # (6 * 1.1 -> 6) is copied by nearest, linear and antialiased modes, not bicubic
+            # (6 * 1.1 -> 6) is copied by 2-D nearest, linear and antialiased modes
+        if o == 2 * s and mode == "nearest" and nd == 2 and scale != 2:
+            scale = None  # PyTorch's 2-D nearest reads i // 2 there (2 * 2.4 -> 4)
         y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
     return y if moved is None else channels_back(y)
