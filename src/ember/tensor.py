@@ -29,7 +29,7 @@ from ember.layouts import (
     strides_key,
 )
 from ember.size import Size
-from ember.version_counter import STRUCTURE, VersionCounter
+from ember.version_counter import STRUCTURE, DataCounter, VersionCounter
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
@@ -126,8 +126,8 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """The same storage, cut from the graph (prefer :meth:`detach`)."""
-        return Tensor.detach(self)
+        """The same storage, cut from the graph, with a version counter of its own."""
+        return DataCounter.given_to(Tensor.detach(self))  # (as PyTorch's)
 
     @data.setter
     def data(self, value: Tensor) -> None:

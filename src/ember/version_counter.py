@@ -9,8 +9,9 @@ Ember, so that the tensor and the hook handles (:mod:`ember.hooks`) can both use
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
-__all__ = ["VersionCounter", "NumberCounter", "STRUCTURE", "birth_mark"]
+__all__ = ["VersionCounter", "NumberCounter", "DataCounter", "STRUCTURE", "birth_mark"]
 
 _BIRTHS = itertools.count(1)  # (next() is atomic: counters made in any thread are ordered)
 
@@ -31,9 +32,11 @@ class VersionCounter:
     """Counts in-place writes to an array; views share their base's counter. ``shared``: the
     memory is also reachable where writes move no counter (a NumPy array the user holds, from
     ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``). ``born``: its place in
-    the order counters were made (see :func:`birth_mark`)."""
+    the order counters were made (see :func:`birth_mark`). ``aliased``: the writes made
+    through ``.data`` aliases, which move their own counter, not this one (see
+    :class:`DataCounter`)."""
 
-    __slots__ = ("value", "shared", "born")
+    __slots__ = ("value", "shared", "born", "aliased")
     inference = False  # the memory was made inside inference_mode (see InferenceCounter below)
     number = False  # the tensor is a Python number an op took (see NumberCounter below)
 
@@ -41,12 +44,19 @@ class VersionCounter:
         self.value = 0
         self.shared = False
         self.born = next(_BIRTHS)
+        self.aliased = 0
 
     def stamp(self) -> object:
         """What a cache of values computed from the array compares (``ember.jit`` keeps a
-        packed weight): the count, or for shared memory a new object each time (never equal:
-        such a cache computes again at every call)."""
-        return object() if self.shared else self.value
+        packed weight): the count of all writes (its own and its ``.data`` aliases'), or for
+        shared memory a new object each time (never equal: such a cache computes again at
+        every call)."""
+        return object() if self.shared else self.value + self.aliased
+
+    @property
+    def source(self) -> VersionCounter:
+        """The counter of the memory: this one, or for a ``.data`` alias its tensor's."""
+        return self
 
 
 class InferenceCounter(VersionCounter):
@@ -65,6 +75,52 @@ class NumberCounter(VersionCounter):
 
     __slots__ = ()
     number = True
+
+
+class DataCounter(VersionCounter):
+    """The counter of ``t.data``: its own count from 0, as PyTorch's (so a write through it
+    is not seen by autograd's checks of ``t``'s saved values), whose writes also move
+    ``aliased`` of ``t``'s counter ``source`` (so caches of ``t``'s values see them). Writes
+    through ``t`` move no count of this one: it is always ``shared``.
+
+    Example:
+        >>> source = VersionCounter()
+        >>> alias = DataCounter(source)
+        >>> alias.value += 1
+        >>> alias.value, source.value, source.aliased
+        (1, 0, 1)
+    """
+
+    __slots__ = ("source", "_own")
+
+    def __init__(self, source: VersionCounter) -> None:
+        self.source = source.source if isinstance(source, DataCounter) else source
+        self._own = self.aliased = 0
+        self.shared, self.born = True, self.source.born  # (the memory is the source's)
+
+    @classmethod
+    def given_to(cls, alias: Any) -> Any:
+        """``alias`` (a new tensor on a tensor's memory, sharing its counter) with a counter of
+        this class over that one instead: ``t.data``."""
+        alias._vc = cls(alias._vc)
+        return alias
+
+    @property
+    def value(self) -> int:  # type: ignore[override]
+        return self._own
+
+    @value.setter
+    def value(self, value: int) -> None:
+        self.source.aliased += value - self._own
+        self._own = value
+
+    @property
+    def inference(self) -> bool:  # type: ignore[override]
+        return self.source.inference
+
+    @property
+    def number(self) -> bool:  # type: ignore[override]
+        return self.source.number
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,

@@ -104,15 +104,15 @@ class _Plan:
             return self.view_of(info.base, info.chain)
         if not t.requires_grad:  # detach() or .data of a tensor: its memory and counter
             for x in [*self.inputs, *self.state, *(self.returned[p] for p in self.roots)]:
-                if x._vc is t._vc and x._data is t._data and x is not t:
+                if t._vc.source is x._vc.source and x._data is t._data and x is not t:
                     source, where, steps = self.resolve(x)
-                    return (source, where, (*steps, ("detach",)))
+                    return (source, where, (*steps, _alias_step(x, t)))
             seen = self.viewed(t)  # (of a view: ``y[1:].detach()`` keeps no view record)
             if seen is not None:
                 roots, returned = len(self.roots), len(self.returned)
                 source, where, steps = self.view_of(*seen)
                 if len(self.roots) == roots or any(x is seen[0] for x in self.outputs):
-                    return (source, where, (*steps, ("detach",)))
+                    return (source, where, (*steps, _alias_step(seen[0], t)))
                 # (a base the caller cannot reach: no memory to share, t is a value of its
                 # own, as a gradient the engine made from a view's array)
                 del self.roots[roots:], self.returned[returned:]
@@ -380,9 +380,16 @@ def assemble(make: list[tuple], tensors: list[Tensor], outs: Any) -> list[Tensor
         t = outs[where] if source == "out" else tensors[where] if source == "input" else \
             made[where] if source == "same" else where
         for step in steps:
-            t = t.detach() if step[0] == "detach" else replay_view(t, step[1])
+            t = t.detach() if step[0] == "detach" else t.data if step[0] == "data" else \
+                replay_view(t, step[1])
         made.append(t)
     return made
+
+
+def _alias_step(x: Tensor, t: Tensor) -> tuple:
+    """How ``t``, an alias of ``x``'s memory without history, was made from it: ``detach()``
+    (sharing its version counter) or ``.data`` (a counter of its own)."""
+    return ("detach",) if t._vc is x._vc else ("data",)
 
 
 def _find_held(entry: Any) -> None:

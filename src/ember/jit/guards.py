@@ -32,7 +32,7 @@ class ValueGuard:
     def __init__(self, tensor: Tensor, label: str, where: Any) -> None:
         self.tensor, self.label, self.where = tensor, label, where
         self.array = tensor._data
-        self.count = tensor._vc.value
+        self.count = tensor._vc.value + tensor._vc.aliased  # (its writes and .data's)
         small = tensor._data.size <= _SMALL
         self.values = host_copy(tensor) if tensor._vc.shared or small else None
 
@@ -42,7 +42,7 @@ class ValueGuard:
         if t._data is not self.array:
             return False
         if not t._vc.shared:
-            return t._vc.value == self.count
+            return t._vc.value + t._vc.aliased == self.count
         return self.values is not None and np.array_equal(host_copy(t), self.values)
 
     def reason(self) -> str:

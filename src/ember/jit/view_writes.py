@@ -86,7 +86,7 @@ class ViewWrites:
         view record)."""
         entry = self.view_arrays.get(id(t._data))
         if entry is None or entry[0]() is not t._data or \
-                all(vc is not t._vc for vc in entry[4]):
+                all(vc is not t._vc and vc is not t._vc.source for vc in entry[4]):
             return None
         base = entry[1]()
         return (entry[2] if base is None else base), entry[3]
