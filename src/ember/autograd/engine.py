@@ -121,7 +121,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                  create_graph, owners)
     if targets is not None:
         done = set()
-        with set_grad_enabled(bool(create_graph)):  # the hooks of the leaves see backward's mode
+        grad_mode = GRAD.enabled, GRAD.requested, GRAD.inference  # (as _run: no `with` block)
+        request_grad(bool(create_graph))  # the hooks of the leaves see backward's mode
+        try:
             for t, g in zip(targets, found):
                 # each tensor once, however often it is listed; a tensor that retains its grad
                 # got it during the pass already
@@ -129,6 +131,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                         not (t._retains and t._node is not None):
                     _deliver(t, g, create_graph, owners)
                 done.add(id(t))
+        finally:
+            GRAD.enabled, GRAD.requested, GRAD.inference = grad_mode
 
 
 def _read_once(inputs: Any) -> Any:
@@ -313,11 +317,14 @@ def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tupl
         return ((edge[0] is None and id(edge[1]) in leaf_ids) or edge[0] in needed
                 or edge[0] in target_nodes)
 
-    for node in order:  # producers first
-        if any(edge is not None and leads_to_target(edge) for edge in node.edges):
-            if node.released:
-                raise _second_time(node)
-            needed.add(node)
+    for node in order:  # producers first (leads_to_target inlined: a call less an edge)
+        for edge in node.edges:
+            if edge is not None and ((edge[0] is None and id(edge[1]) in leaf_ids) or
+                                     edge[0] in needed or edge[0] in target_nodes):
+                if node.released:
+                    raise _second_time(node)
+                needed.add(node)
+                break
     return needed, leads_to_target
 
 
@@ -441,8 +448,12 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
                  owners: set) -> None:
     """A leaf's complete gradient: through its hooks, then into ``.grad`` (``backward``) or
     into the answer (``grad``, which runs the hooks of the leaves it returns only)."""
-    if targets is not None and not any(t is leaf for t in targets):
-        return
+    if targets is not None:
+        for t in targets:
+            if t is leaf:
+                break
+        else:
+            return
     if leaf._hooks:
         g, kept = run_leaf_hooks(leaf._hooks, g)
         if kept:
