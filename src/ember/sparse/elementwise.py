@@ -190,12 +190,34 @@ def mul(input: Any, other: Any) -> SparseTensor:
     if isinstance(other, SparseTensor):
         return _intersection(input, other)
     if isinstance(other, Tensor) and other.ndim:
-        if tuple(broadcast_shapes(other.shape, input.shape, op="mul")) != tuple(input.shape):
+        shape = tuple(broadcast_shapes(other.shape, input.shape, op="mul"))
+        if shape != tuple(input.shape) and input.layout is sparse_coo and \
+                shape[len(shape) - input.dense_dim():] == tuple(input._vals.shape[1:]):
+            input = _broadcast_pattern(input, shape)
+        if shape != tuple(input.shape):
             raise ShapeError(f"mul: a dense operand of shape {tuple(other.shape)} must "
                              f"broadcast to the sparse tensor's shape {tuple(input.shape)} "
-                             "(Ember does not make a larger sparse result)")
+                             "(Ember makes a larger sparse result of a COO tensor only, "
+                             "broadcast along its sparse dimensions)")
         other = sparse_mask(other.expand(*input.shape), input)._vals
     return with_values(input, input._vals * other)
+
+
+def _broadcast_pattern(s: SparseTensor, shape: tuple[int, ...]) -> SparseTensor:
+    """The COO tensor ``s`` broadcast to ``shape`` along its sparse dimensions (new leading
+    ones and those of size 1): each entry repeated at every position there, coalesced if
+    ``s`` is, as PyTorch broadcasts a sparse operand of ``dense * sparse``."""
+    new = len(shape) - s.ndim
+    index = np.concatenate([np.zeros((new, s._nnz()), dtype=np.int64), coo_index(s)])
+    entry = np.arange(s._nnz())
+    for d in range(index.shape[0]):
+        if index.shape[1] and shape[d] != (1 if d < new else s.shape[d - new]):
+            n = index.shape[1]
+            index, entry = np.repeat(index, shape[d], axis=1), np.repeat(entry, shape[d])
+            index[d] = np.tile(np.arange(shape[d]), n)
+    order = np.argsort(linear_index(index, shape[:index.shape[0]]), kind="stable")
+    return SparseTensor(sparse_coo, shape, (long_index(index[:, order]),),
+                        s._vals.index_select(0, long_index(entry[order])), s._coalesced)
 
 
 def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
