@@ -83,3 +83,21 @@ def test_copy_into_float8_saturates_as_to():
     got = ember.zeros(3, dtype=ember.float8_e4m3fn).copy_(ember.tensor(src))
     want = torch.zeros(3, dtype=torch.float8_e4m3fn).copy_(torch.tensor(src))
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e8m0fnu",
+                                  "float8_e5m2"])
+@pytest.mark.parametrize("value", [float("inf"), -float("inf"), float("nan")])
+def test_nonfinite_number_into_float8_as_torch(name, value):
+    """An infinity stored into a float8 with none (e4m3fn saturated it to 448, the others
+    made NaN) is refused, as PyTorch refuses it; NaN and e5m2's infinities are stored."""
+    fills = (lambda L: L.zeros(2, dtype=getattr(L, name)).fill_(value),
+             lambda L: L.full((2,), value, dtype=getattr(L, name)))
+    for fill in fills:
+        try:
+            want = fill(torch).float().numpy()
+        except RuntimeError:
+            with pytest.raises(OverflowError, match=f"cannot be converted to {name}"):
+                fill(ember)
+        else:
+            np.testing.assert_array_equal(fill(ember).float().numpy(), want)

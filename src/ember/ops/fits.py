@@ -48,7 +48,7 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         return
     if type(value) in (float, int) and dtype.is_floating_point:  # (the common case, quickly)
         low, high = _range(dtype)
-        if low <= value <= high or not math.isfinite(value):
+        if low <= value <= high or value != value or math.isinf(value) and _has_inf(dtype):
             return
     if isinstance(value, Tensor):
         if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
@@ -68,8 +68,9 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
                    for part in (value.real, value.imag))
     elif dtype.is_floating_point:
         low, high = _range(dtype)
-        fits = (isinstance(value, (float, np.floating)) and not math.isfinite(value)) or \
-            low <= value <= high  # (infinities and NaN are stored as they are)
+        fits = low <= value <= high or isinstance(value, (float, np.floating)) and (
+            value != value or math.isinf(value) and _has_inf(dtype))  # (NaN and infinities
+        # are stored as they are, where the dtype has infinities: not float8_e4m3fn's)
     else:
         low, high = _range(dtype)
         fits = (-high if low == 0 and isinstance(value, (int, np.integer)) else low) \
@@ -135,6 +136,13 @@ def _range(dtype: DType) -> tuple[float, float]:
         return float(info.min), float(info.max)
     info = np.iinfo(dtype.np)
     return int(info.min), int(info.max)
+
+
+@functools.cache
+def _has_inf(dtype: DType) -> bool:
+    """Whether floating ``dtype`` holds infinity (the float8s ``e4m3fn``, ``e4m3fnuz`` and
+    ``e8m0fnu`` do not: PyTorch refuses to store one there)."""
+    return bool(np.isinf(np.array(np.inf).astype(dtype.np).astype(np.float64)))
 
 
 INT64_MIN, UINT64_END = -(1 << 63), 1 << 64  # a Python int given as a number: [-2^63, 2^64)
