@@ -7,8 +7,9 @@ of a few hundred terms), else in float64 (below 2**53: an int8 × uint8 dot prod
 terms), exact for integers either way. The accumulator is then requantized as
 fbgemm's ``ReQuantizeOutput`` does, in float32: ``act_times_w_scale = input_scale *
 weight_scale``, ``multiplier = act_times_w_scale / output_scale``, ``acc + bias /
-act_times_w_scale``, times ``multiplier``, rounded to nearest even, plus the output zero
-point, clamped to the output range (from the zero point up with a fused ReLU).
+act_times_w_scale`` (per-tensor weights: ``fma(bias, 1 / act_times_w_scale, acc)``, rounded
+once), times ``multiplier``, rounded to nearest even, plus the output zero point, clamped to
+the output range (from the zero point up with a fused ReLU).
 """
 
 from __future__ import annotations
@@ -203,13 +204,22 @@ def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
                bias: np.ndarray | None, output_scale: float, output_zero_point: int,
                relu: bool, channel_axis: int, low: int = 0, high: int = 255) -> np.ndarray:
     """fbgemm's requantization of an accumulator to uint8 (see the module docstring);
-    ``weight_scales`` holds one scale or one per output channel (along ``channel_axis``)."""
+    ``weight_scales`` holds one scale or one per output channel (along ``channel_axis``).
+    The bias joins the accumulator as fbgemm's vector kernel adds it: per output channel
+    ``bias / act_times_w`` rounded, then added; per tensor by the reciprocal in one fused
+    multiply-add, ``fma(bias, 1 / act_times_w, acc)`` (exact in float64, rounded once;
+    the two differ on exact ties of the output)."""
     act_times_w = _along(_F32(input_scale) * weight_scales.astype(_F32), channel_axis,
                          acc.ndim)
     multiplier = act_times_w / _F32(output_scale)
     raw = acc.astype(_F32)
     if bias is not None:
-        raw = raw + _along(bias.astype(_F32), channel_axis, acc.ndim) / act_times_w
+        b = _along(bias.astype(_F32), channel_axis, acc.ndim)
+        if act_times_w.size == 1:  # (a product of float32s is exact in float64)
+            reciprocal = (_F32(1) / act_times_w).astype(np.float64)
+            raw = (raw.astype(np.float64) + b.astype(np.float64) * reciprocal).astype(_F32)
+        else:
+            raw = raw + b / act_times_w
     q = np.rint(raw * multiplier) + _F32(output_zero_point)
     return np.clip(q, output_zero_point if relu else low, high).astype(np.uint8)
 
