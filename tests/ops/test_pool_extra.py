@@ -158,6 +158,12 @@ def test_max_unpool_errors():
         F.max_unpool2d(values, indices[..., :1], 2)
     with pytest.raises(ember.DTypeError, match="int64"):
         F.max_unpool2d(values, indices.int(), 2)
+    # indices from an odd-sized input: the default output (4, 4) is too small; say so
+    values, indices = F.max_pool2d(ember.arange(25.0).reshape(1, 1, 5, 5), 2,
+                                   return_indices=True)  # (indices 6, 8, 16, 18)
+    with pytest.raises(IndexOutOfRange, match=r"index 16 .* output of spatial size \(4, 4\)"
+                                              r".*output_size=\(5, 5\)"):
+        F.max_unpool2d(values, indices, 2)
     with pytest.raises(ember.ShapeError, match="max_unpool2d: expected a 3-D"):
         F.max_unpool2d(values[0, 0], indices[0, 0], 2)
 

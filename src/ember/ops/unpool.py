@@ -8,7 +8,7 @@ from math import prod
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.ops.convert import float32_under_autocast
 from ember.ops.im2col import batched, ntuple
 from ember.ops.index_checks import check_index_range
@@ -57,7 +57,13 @@ def _max_unpool(op: str, nd: int, input: Tensor, indices: Tensor, kernel_size: A
     size = _unpool_size(op, tuple(x.shape[2:]), kernel, steps, pads, output_size)
     n, c = x.shape[:2]
     plane, pooled = prod(size), prod(x.shape[2:])  # (no -1 in the reshapes: N or C may be 0)
-    flat = check_index_range(indices.reshape((n, c, pooled)), plane, 2, op, False)
+    try:
+        flat = check_index_range(indices.reshape((n, c, pooled)), plane, 2, op, False)
+    except IndexOutOfRange as exc:  # (eagerly; a compiled call raises without the hint)
+        raise IndexOutOfRange(
+            f"{exc}: the indices address an output of spatial size {size}. Hint: if the "
+            f"pooled input was larger (an odd size, ceil_mode), pass output_size=its size, "
+            f"e.g. output_size={tuple(s + 1 for s in size)}") from None
     out = x.new_zeros((n, c, plane)).scatter(2, flat, x.reshape((n, c, pooled)))
     out = out.reshape((n, c) + size)
     return out.reshape(out.shape[1:]) if added else out
