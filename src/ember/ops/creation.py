@@ -289,8 +289,9 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
 def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool,
           layout: Any, fmt: Any, *args: Any) -> Tensor:
     """``op(t, *args, …)``: ``fill`` in ``t``'s shape, with ``t``'s dtype, device and memory
-    format unless given (``preserve_format`` keeps a channels-last layout, as
-    :meth:`Tensor.clone` does); a tensor-like ``t`` (a DTensor, an fx Proxy) hands it over."""
+    format unless given (``preserve_format``, also ``None``, keeps a channels-last layout,
+    as :meth:`Tensor.clone` does); a tensor-like ``t`` (a DTensor, an fx Proxy) hands it over
+    (``fmt`` None if not given: a sparse tensor refuses any given one, as PyTorch's)."""
     if type(t) in TENSOR_LIKE:
         kwargs = {"dtype": dtype, "device": device, "requires_grad": requires_grad,
                   "memory_format": fmt}
@@ -300,7 +301,7 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
     name = op.__name__
     check_tensors(name, input=t)
     check_strided(name, layout)
-    fmt = check_format(name, fmt)
+    fmt = preserve_format if fmt is None else check_format(name, fmt)
     if DISPATCH.handler is not None:
         made = made_per_sample(t, lambda src: op(src, *args, dtype=dtype, device=device,
                                                  requires_grad=requires_grad,
@@ -327,28 +328,28 @@ def made_per_sample(t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | Non
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None,
-               memory_format: memory_format = preserve_format) -> Tensor:
+               memory_format: memory_format | None = None) -> Tensor:
     """Zeros with ``t``'s shape, dtype, device and layout (``memory_format``)."""
     return _like(zeros_like, 0, t, dtype, device, requires_grad, layout, memory_format)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, layout: Any = None,
-              memory_format: memory_format = preserve_format) -> Tensor:
+              memory_format: memory_format | None = None) -> Tensor:
     """Ones with ``t``'s shape, dtype, device and layout (``memory_format``)."""
     return _like(ones_like, 1, t, dtype, device, requires_grad, layout, memory_format)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None,
-               memory_format: memory_format = preserve_format) -> Tensor:
+               memory_format: memory_format | None = None) -> Tensor:
     """Uninitialised memory with ``t``'s shape, dtype, device and layout (``memory_format``)."""
     return _like(empty_like, None, t, dtype, device, requires_grad, layout, memory_format)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, layout: Any = None,
-              memory_format: memory_format = preserve_format) -> Tensor:
+              memory_format: memory_format | None = None) -> Tensor:
     """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
     (``memory_format``)."""
     if not isinstance(fill_value, numbers.Number) and getattr(fill_value, "ndim", 1):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.layouts import check_format, order_of, preserve_format, sparse_coo, strided
+from ember.layouts import check_format, order_of, sparse_coo, strided
 from ember.ops.creation import full, zeros
 from ember.sparse.convert import convert, empty_index
 from ember.sparse.tensor import SparseTensor, not_supported
@@ -21,7 +21,7 @@ __all__ = ["LIKE"]
 def _like(op: str, s: SparseTensor, fill: Any, dtype: Any, device: Any,
           requires_grad: bool, layout: Any, memory_format: Any = None) -> Any:
     made = s.layout if layout is None else layout
-    if memory_format not in (None, preserve_format) and made is sparse_coo:
+    if memory_format is not None and made is sparse_coo:
         raise ArgumentError(f"{op}: memory format option is only supported by strided tensors "
                             f"(as PyTorch's), got memory_format={memory_format!r} for a "
                             f"{made!r} result. Hint: leave it out")
