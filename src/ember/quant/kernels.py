@@ -229,8 +229,9 @@ def requantize_qnnpack(acc: np.ndarray, input_scale: float, weight_scales: np.nd
                        relu: bool, channel_axis: int) -> np.ndarray:
     """QNNPACK's requantization of an accumulator to uint8: the bias quantized to int32 with
     scale ``input_scale * weight_scale`` (as ``quantize_per_tensor``/``_per_channel`` to
-    ``qint32``) and added to the integers, then ``nearbyint(float32(acc) * (input_scale *
-    weight_scale / output_scale))`` plus the output zero point, clamped."""
+    ``qint32``) and added to the integers, then ``nearbyint(float32(acc) * multiplier)`` plus
+    the output zero point, clamped; ``multiplier = (input_scale * weight_scale) * (1 /
+    output_scale)`` in float32 (PyTorch's requantization scales, by the reciprocal)."""
     act_times_w = _F32(input_scale) * weight_scales.astype(_F32)
     if bias is not None:
         per_channel = act_times_w.size > 1
@@ -238,7 +239,7 @@ def requantize_qnnpack(acc: np.ndarray, input_scale: float, weight_scales: np.nd
                           np.zeros(act_times_w.size, np.int64) if per_channel else 0,
                           -2**31, 2**31 - 1, np.int32, 0 if per_channel else None)
         acc = acc + _along(q_bias.astype(np.float64), channel_axis, acc.ndim)
-    multiplier = _along(act_times_w / _F32(output_scale), channel_axis, acc.ndim)
+    multiplier = _along(act_times_w * (_F32(1) / _F32(output_scale)), channel_axis, acc.ndim)
     q = np.rint(acc.astype(_F32) * multiplier) + _F32(output_zero_point)
     return np.clip(q, output_zero_point if relu else 0, 255).astype(np.uint8)
 
