@@ -1,6 +1,7 @@
 """io57: the leftovers of session 56's io work (each test fails before its fix)."""
 import io
 import json
+import os
 import pickle
 
 import numpy as np
@@ -225,3 +226,23 @@ def test_own_attributes_still_load_from_both_files():
         save({"t": x}, buf)
         buf.seek(0)
         assert ember.load(buf)["t"].note == "kept"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_mapped_loads_hold_no_file_descriptor_as_torch(tmp_path):
+    # np.memmap's mmap kept a duplicate descriptor per mapped load while its tensors lived:
+    # with ulimit -n 1024, the 1018th load failed; torch.load(mmap=True) holds none
+    def fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    ember.save({"w": ember.arange(4.0)}, tmp_path / "e.st")
+    torch.save({"w": torch.arange(4.0)}, tmp_path / "t.pt")
+    for load, name in ((torch.load, "t.pt"), (ember.load, "e.st"), (ember.load, "t.pt")):
+        before = fds()
+        kept = [load(tmp_path / name, mmap=True) for _ in range(20)]
+        assert fds() == before, name
+        assert kept[-1]["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    back = ember.load(tmp_path / "e.st", mmap=True)["w"]
+    back[0] = 9.0  # (copy-on-write: the file keeps its bytes)
+    assert ember.load(tmp_path / "e.st")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    del back  # (the last array over the mapping: it is unmapped)

@@ -80,6 +80,7 @@ from ember.errors import (
 )
 from ember.io import pickled, safe_globals, torch_file
 from ember.io import safetensors_file as st
+from ember.io.mapped_file import map_file
 from ember.io.placement import MapLocation, Placer, make_tensor, placer
 from ember.io.safetensors_file import write_arrays
 from ember.io.shared_views import link_views, view_key, view_of
@@ -424,8 +425,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
     try:
         start = handle.tell()
         head = handle.read(32)
-        mapped = np.memmap(handle, np.uint8, "c").view(np.ndarray) if mmap and owned and head \
-            else None  # (a plain array: memmap's Python hooks cost on every NumPy op)
+        mapped = map_file(handle) if mmap and owned and head else None
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
             return torch_file.load_zip(handle, where, place, text, mapped)
