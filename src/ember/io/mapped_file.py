@@ -41,12 +41,13 @@ class FileMapping:
         if addr is None or addr == _FAILED:
             err = ctypes.get_errno()
             raise OSError(err, f"mmap: {os.strerror(err)}")
-        self.addr, self.size = addr, size
+        self.addr, self.size, self.munmap = addr, size, _LIBC.munmap  # (kept: module globals
+        # may be gone when the last array dies at interpreter exit)
         self.__array_interface__ = {"data": (addr, False), "shape": (size,),
                                     "typestr": "|u1", "version": 3}
 
     def __del__(self) -> None:
-        _LIBC.munmap(self.addr, self.size)
+        self.munmap(self.addr, self.size)
 
 
 def map_file(f: BinaryIO) -> np.ndarray:
