@@ -342,16 +342,34 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
     return resolve(group, "get_world_size").size()
 
 
-def new_group(ranks: list[int] | None = None) -> Any:
+def new_group(
+    ranks: list[int] | None = None,
+    timeout: datetime.timedelta | None = None,
+    backend: str | None = None,
+    pg_options: Any = None,
+    use_local_synchronization: bool = False,
+    group_desc: str | None = None,
+    device_id: Any = None,
+) -> Any:
     """A group of the given world ranks (all of them when None); every rank must call it.
 
     Group ranks follow the world ranks' order, whatever order ``ranks`` lists them in (as in
     PyTorch, which sorts them). Returns the :class:`ProcessGroup` on members,
-    ``GroupMember.NON_GROUP_MEMBER`` elsewhere.
+    ``GroupMember.NON_GROUP_MEMBER`` elsewhere. PyTorch's other arguments are taken:
+    ``backend`` must be None or ``"mpi"``; ``timeout``, ``pg_options``, ``group_desc`` and
+    ``device_id`` change nothing; ``use_local_synchronization=True`` (only the members call
+    it, in PyTorch) is refused, as MPI needs every rank in the split.
 
     Example:
-        >>> evens = dist.new_group([0, 2])
+        >>> evens = dist.new_group([0, 2], backend="mpi")
     """
+    if backend not in ("mpi", None):
+        raise DistributedError(f"new_group: backend {backend!r} is not available; Ember's CPU "
+                               "backend is 'mpi' (or pass backend=None)")
+    if use_local_synchronization:
+        raise ArgumentError("new_group: use_local_synchronization=True is not supported: "
+                            "MPI makes a group with every rank of the world taking part. "
+                            "Hint: call new_group on every rank, without it")
     world = resolve(None, "new_group")
     ranks = list(range(world.size())) if ranks is None else list(ranks)
     return split_world([ranks], "new_group")[0]
@@ -391,13 +409,25 @@ def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = 
 
 @member_only()
 def barrier(
-    group: ProcessGroup | None = None, async_op: bool = False, device_ids: list[int] | None = None
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+    device_ids: list[int] | None = None,
+    timeout: datetime.timedelta | None = None,
 ) -> Any:
     """Waits until every rank of ``group`` gets here; with ``async_op=True`` returns a
     :class:`~ember.distributed.Work` whose ``wait()`` does (``device_ids``: PyTorch's GPU
-    argument, ignored on CPU).
+    argument, ignored on CPU). A blocking barrier given a ``timeout`` (a ``timedelta``)
+    raises :class:`DistError` when the other ranks have not all arrived by then (the barrier
+    keeps running: the ranks still meet in it).
 
     Example:
         >>> dist.barrier(async_op=True).wait()
+        >>> dist.barrier(timeout=datetime.timedelta(minutes=5))
     """
-    return run(resolve(group, "barrier").comm, "Barrier", (), async_op)
+    # always MPI_Ibarrier, waited for unless async: MPI never matches a blocking collective
+    # with a nonblocking one, so ranks mixing plain, timed and async barriers would hang
+    work = run(resolve(group, "barrier").comm, "Barrier", (), True)
+    if async_op:
+        return work
+    work.wait(timeout)
+    return None
