@@ -9,7 +9,14 @@ from typing import Any
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.arithmetic import Add, Div, Mul, _scaled
-from ember.ops.convert import laid_out_as_operands, laid_out_like, promote, result_dtype
+from ember.ops.convert import (
+    HALF,
+    cast,
+    laid_out_as_operands,
+    laid_out_like,
+    promote,
+    result_dtype,
+)
 from ember.ops.fits import _dtype_name, check_number_int
 from ember.ops.inplace import bind_inplace
 from ember.ops.lerp_kernel import Lerp
@@ -45,14 +52,22 @@ def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: An
                  value: Any) -> Tensor:
     """``input + value * prim(tensor1, tensor2)`` in PyTorch's result dtype of all three
     (``uint8 + int8_0d * bool`` stays uint8; ``int8 * int8`` does not overflow on its way to an
-    int16 sum)."""
+    int16 sum), in PyTorch's order, ``(value * tensor1) op tensor2``, and in float32 for
+    float16/bfloat16 (rounded once at the end; addcmul's multiply-add fused): its bits."""
     a, b, c = promote(input, tensor1, tensor2)
-    product = apply(prim, b, c)
+    half = a.dtype if a.dtype in HALF else None
+    if half is not None:
+        a, b, c = (cast(t, dtypes.float32) for t in (a, b, c))
     if value != 1:
-        product = _scaled(op, "value", product, value, input, tensor1, tensor2)
+        b = _scaled(op, "value", b, value, input, tensor1, tensor2)
+    if half is not None and prim is Mul:  # (PyTorch's float32 multiply-add is fused, one
+        # rounding: exact in float64, then rounded by the cast back, through float32)
+        a, b, c = (cast(t, dtypes.float64) for t in (a, b, c))
+    product = apply(prim, b, c)
     if not a._data.flags.c_contiguous:  # (``input``'s layout, as PyTorch's, when dense)
         product = laid_out_like(product, a)
-    return apply(Add, a, product)
+    out = apply(Add, a, product)
+    return out if half is None else cast(out, half)
 
 
 @method()
