@@ -215,15 +215,15 @@ def test_conv2d_input_changed_in_place_before_backward_is_an_error():
 
 
 def test_conv2d_under_user_saved_tensor_hooks():
-    # the convolution saves its input (not the columns) through the user's hooks (leaves,
-    # the weight here, are kept as they are); gradients unchanged
+    # the convolution saves its input (not the columns) and its weight (a leaf, as torch)
+    # through the user's hooks; gradients unchanged
     x = ember.randn(2, 3, 6, 6, dtype=ember.float64).requires_grad_()
     w = ember.randn(4, 3, 3, 3, dtype=ember.float64).requires_grad_()
     seen = []
     with ember.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t, lambda t: t):
         y = F.conv2d(x.clone(), w, padding=1)
     y.sum().backward()
-    assert [tuple(t.shape) for t in seen] == [(2, 3, 6, 6)]
+    assert [tuple(t.shape) for t in seen] == [(2, 3, 6, 6), (4, 3, 3, 3)]
     xt, wt = (torch.from_numpy(t.detach().numpy()).requires_grad_() for t in (x, w))
     TF.conv2d(xt, wt, padding=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10)

@@ -20,7 +20,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.grad_mode import GRAD, no_grad
+from ember.autograd.grad_mode import (
+    GRAD,
+    inference_tensors_may_exist,
+    no_grad,
+    refuse_inference_saved,
+)
 from ember.autograd.graph import Node
 from ember.autograd.saved_hooks import SAVED_HOOKS, _array, _run_hook, history, pack_value
 from ember.errors import GradError, type_name
@@ -99,13 +104,12 @@ class FunctionCtx:
 
     def _pack(self, hooks: tuple) -> None:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
-        as the values a node saves do (leaves that require grad are kept as they are)."""
+        as the values a node saves do (leaves that require grad too, as PyTorch's)."""
         pack, unpack, copies = hooks
-        # (each unpacked tensor keeps its history, device and counter, as a node's inputs;
-        # a private copy has a counter of its own: writes to the original no longer matter.
-        # Leaves that require grad are kept, except where the hooks copy every value)
-        kept = [t is None or t.requires_grad and t._node is None and not copies
-                for t in self._saved]
+        # (each unpacked tensor keeps its history, device and counter, as a node's inputs,
+        # a leaf's a copy node to it; a private copy has a counter of its own: writes to the
+        # original no longer matter)
+        kept = [t is None for t in self._saved]
         self._packed = (unpack, tuple(
             (False, t) if keep else
             (True, (pack_value(pack, t), id(t), t._vc, t._vc.value, t.requires_grad,
@@ -333,6 +337,10 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
     recorded = GRAD.enabled and any(needs)
     if recorded:
         out = _record(cls, ctx, args, out, dirty)
+    if recorded and inference_tensors_may_exist():
+        for i, t in enumerate(ctx._saved):
+            if t is not None and t._vc.inference:
+                refuse_inference_saved(f"{cls.__name__}.save_for_backward", i, t)
     ctx._stamp()
     if recorded and SAVED_HOOKS.top is not None:
         ctx._pack(SAVED_HOOKS.top)

@@ -242,6 +242,19 @@ def refuse_inference_write(t: Any, name: str) -> None:
                         "`with ember.inference_mode():`")
 
 
+def refuse_inference_saved(op: str, i: int, t: Any) -> None:
+    """Raises, as PyTorch does, for an inference tensor ``t`` (input ``i`` of ``op``) that a
+    node recorded for backward would keep to read: its memory is not version counted, so a
+    later write to it could not be noticed. Callers test ``t._vc.inference`` (and first
+    :func:`inference_tensors_may_exist`)."""
+    from ember.errors import GradError
+
+    raise GradError(f"{op}: Inference tensors cannot be saved for backward (input {i}, shape "
+                    f"{tuple(t.shape)}, was made under ember.inference_mode()). Hint: clone() "
+                    "it outside the mode to get a normal tensor, or use ember.no_grad() "
+                    "instead of ember.inference_mode()")
+
+
 def refuse_inference_requires_grad(t: Any) -> None:
     """Raises, as PyTorch does, when an inference tensor is made to require grad outside
     ``inference_mode`` (``requires_grad_()``, ``nn.Parameter``)."""

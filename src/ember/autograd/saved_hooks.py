@@ -194,8 +194,9 @@ def _pack(node: Node, hooks: tuple) -> None:
         read = reads(node, i) if saved else not (t.requires_grad or t.is_floating_point()
                                                   or t.is_complex())
         # a Python number an op took is not the hooks' (as PyTorch); a leaf that requires
-        # grad, the gradient's destination, is kept by reference unless a copying hook reads it
-        if t._vc.number or (t.requires_grad and t._node is None and not (copies and read)):
+        # grad, the gradient's destination, is packed as any input the rule reads (PyTorch's
+        # hooks see parameters too: save_on_cpu moves them) and else kept by reference
+        if t._vc.number or (t.requires_grad and t._node is None and not read):
             entries.append((0, t))
         elif read:
             # a private copy has a counter of its own: writes to the original no longer matter

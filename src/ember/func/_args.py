@@ -13,6 +13,7 @@ from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, GradError
 from ember.func.pytree import TreeSpec, tree_flatten, tree_unflatten
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
+from ember.version_counter import VersionCounter
 
 
 def normalize_argnums(argnums: int | tuple[int, ...], nargs: int, who: str) -> tuple[int, ...]:
@@ -114,6 +115,8 @@ def track(x: Tensor) -> tuple[Tensor, Tensor]:
     leaves it (a view would take the history of a base that needs no grad)."""
     root = alias(x)
     root._view = None
+    if x._vc.inference:  # (as torch.func's wrappers, no inference tensor: a tape may save it)
+        root._vc = VersionCounter()
     target = alias(root)
     if not target.requires_grad:
         target._requires_grad = True

@@ -13,7 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.grad_mode import GRAD
+from ember.autograd.grad_mode import GRAD, refuse_inference_saved
+from ember.autograd.grad_mode import _InferenceMemory as _INFERENCE
 from ember.autograd.graph import WORTH_DROPPING, Node
 from ember.autograd.saved_hooks import HOOKS_OPEN, SAVED_HOOKS, Unsaved
 from ember.backend import get_default_device
@@ -401,6 +402,10 @@ def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: An
                 tuple(t._vc.value for t in inputs) if prim.save_inputs else None,
                 _saved_outputs(prim.save_outputs, tensors) if prim.save_outputs else None,
                 dev)
+    if _INFERENCE.ever_opened and prim.save_inputs and not DISPATCH.stack:  # (transforms'
+        for i, t in enumerate(inputs):  # tensors stand for theirs, as torch.func's wrappers)
+            if t._vc.inference and prim.reads(node, i):
+                refuse_inference_saved(prim.name, i, t)
     for t in tensors:
         if t._requires_grad:  # integer and bool outputs (indices, masks) have no gradient
             t._node = node
