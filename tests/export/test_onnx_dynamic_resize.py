@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 import ember.nn as nn
@@ -81,6 +82,32 @@ def test_a_scale_that_leaves_the_traced_size_unchanged_names_interpolate():
     # (floor(9 * 1.1) = 9: eager skips the resample there; the error named no op)
     fn = lambda x: F.interpolate(x, scale_factor=1.1)  # noqa: E731
     with pytest.raises(ExportError, match="one more: resample at .*test_onnx_dynamic_resize"
-                                          ".*interpolate skips resampling"):
+                                          ".*skip resampling"):
         ember.onnx.to_model(fn, (ember.randn(1, 1, 9, 10),), input_names=["x"],
                             dynamic_axes={"x": {2: "h", 3: "w"}})
+
+
+@pytest.mark.parametrize(("kwargs", "traced", "runs"), [
+    ({"scale_factor": 1.1, "mode": "linear"}, (20,), [(6,), (9,), (30,)]),
+    ({"scale_factor": 1.1, "mode": "bilinear"}, (20, 20), [(6, 6), (6, 20)]),
+    ({"scale_factor": (1.1, 2.0), "mode": "bilinear"}, (20, 20), [(6, 6)]),
+    ({"scale_factor": 1.1, "mode": "trilinear"}, (12, 12, 12), [(6, 6, 6)]),
+    ({"scale_factor": 1.1, "mode": "nearest"}, (20,), [(6,), (30,)]),
+    ({"scale_factor": 1.1, "mode": "nearest"}, (12, 12, 12), [(6, 6, 6)]),
+    ({"scale_factor": 1.1, "mode": "nearest"}, (20, 20), [(6, 6)]),
+    ({"scale_factor": 2.4, "mode": "nearest"}, (5, 5), [(2, 2), (1, 1), (7, 7)]),
+])
+def test_sizes_a_scale_keeps_or_doubles_follow_eager_and_torch(kwargs, traced, runs):
+    # (traced where the scale resamples; run where eager copies a kept axis or, 2-D nearest,
+    # reads i // 2 on a doubled one: the graph resampled by 1 / scale there)
+    fn = lambda x: F.interpolate(x, **kwargs)  # noqa: E731
+    axes = {"x": {i: f"d{i}" for i in range(2, 2 + len(traced))}}
+    rng = np.random.default_rng(0)
+    example = ember.tensor(rng.standard_normal((1, 2) + traced).astype("float32"))
+    proto = ember.onnx.to_model(fn, (example,), input_names=["x"], dynamic_axes=axes)
+    for spatial in runs:
+        x = rng.standard_normal((1, 2) + spatial).astype("float32")
+        got = run_onnx(proto, x)[0]
+        want = torch.nn.functional.interpolate(torch.tensor(x), **kwargs).numpy()
+        np.testing.assert_allclose(got, eager(fn, ember.tensor(x))[0], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

@@ -338,8 +338,9 @@ def _first_difference(eqns1: list[Eqn], eqns2: list[Eqn]) -> str:
         f"{extra.prim.name}{where}{why}"
 
 
-_SKIPS = {"resample": " (interpolate skips resampling where the scaled size equals the "
-                      "input's, as floor(9 * 1.1) = 9: trace at sizes where it changes)"}
+_SKIPS = {"resample": " (interpolate's linear, 2-D nearest and antialiased modes skip "
+                      "resampling where the scaled size equals the input's, as "
+                      "floor(9 * 1.1) = 9: trace at sizes where it changes)"}
 
 
 def _params_key(params: dict) -> str:

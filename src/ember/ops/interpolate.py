@@ -96,6 +96,18 @@ def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.
     return np.minimum(src, size - 1)
 
 
+def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, bool]:
+    """PyTorch's exceptions to resampling an axis by its scale, for ``resample``'s ``kind``
+    over ``nd`` spatial dims: whether an axis whose size the output keeps is copied (always
+    for linear, 2-D nearest and antialiased modes, so 6 * 1.1 -> 6 copies; else only where
+    the scale is 1 or none), and whether an axis the output doubles reads ``i // 2`` whatever
+    the scale (2-D nearest: 2 * 2.4 -> 4). Eager and the dynamic ONNX export both follow it.
+    """
+    nearest_2d = kind == "nearest" and nd == 2
+    copies = scale in (None, 1) or nearest_2d or kind == "linear" or kind.endswith("_aa")
+    return copies, nearest_2d and scale != 2
+
+
 def _source(size: int, out: int, scale: float | None, align_corners: bool,
             dtype: Any) -> np.ndarray:
     """PyTorch's source coordinate of each output position, in ``dtype``: corner pixels'
@@ -491,12 +503,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        if o == s and (scale in (None, 1) or (mode == "nearest" and nd == 2) or antialias
-                       or kind == "linear"):
-            continue  # the identity, as PyTorch's: an axis whose size a scale_factor keeps
-            # (6 * 1.1 -> 6) is copied by 2-D nearest, linear and antialiased modes
-        if o == 2 * s and mode == "nearest" and nd == 2 and scale != 2:
-            scale = None  # PyTorch's 2-D nearest reads i // 2 there (2 * 2.4 -> 4)
+        copies, halves = resample_shortcuts(kind, nd, scale)
+        if o == s and copies:
+            continue
+        if o == 2 * s and halves:
+            scale = None  # (ratio s / o: i // 2)
         y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
     return y if moved is None else channels_back(y)

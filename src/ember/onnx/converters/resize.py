@@ -7,6 +7,7 @@ from __future__ import annotations
 from ember.dtypes import float32, float64, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
+from ember.ops.interpolate import resample_shortcuts
 
 
 def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
@@ -41,13 +42,21 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
             return ctx.scalar(1.0 / p["scale"], t)
         return ctx.node("Div", [ctx.cast(size, int64, t), ctx.cast(out, int64, t)])
 
+    # (eager's exceptions, decided per call from the sizes, here at run time: an axis whose
+    # size the output keeps copied, one it doubles read at i // 2)
+    copies, halves = resample_shortcuts(p["mode"], len(src.shape) - 2, p["scale"])
+    kept = ctx.node("Equal", [out, size])
     if p["mode"] != "linear":
         exact = p["mode"] == "nearest-exact"
         coord = ctx.node("Add", [dst, ctx.scalar(0.5, t)]) if exact else dst
         index = ctx.cast(ctx.node("Floor", [ctx.node("Mul", [coord, ratio()])]), t, int64)
         index = ctx.node("Min", [index, last])
-        if not exact:  # (eager reads every position as is where the sizes agree)
-            index = ctx.node("Where", [ctx.node("Equal", [out, size]), dst_int, index])
+        if halves:
+            doubled = ctx.node("Equal", [out, ctx.node("Mul", [size, ctx.ints([2])])])
+            half = ctx.node("Div", [dst_int, ctx.scalar(2, int64)])
+            index = ctx.node("Where", [doubled, half, index])
+        if copies:
+            index = ctx.node("Where", [kept, dst_int, index])
         return ctx.node("Gather", [raw, index], axis=axis)
     x = ctx.cast(raw, src.dtype, t)
     if p["align_corners"]:
@@ -71,4 +80,8 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
         term = ctx.node("Mul", [ctx.node("Gather", [x, index], axis=axis),
                                 ctx.node("Reshape", [w, along])])
         out_x = term if out_x is None else ctx.node("Add", [out_x, term])
-    return ctx.cast(out_x, t, src.dtype)
+    result = ctx.cast(out_x, t, src.dtype)
+    if not copies:
+        return result
+    same = ctx.node("Gather", [raw, ctx.node("Min", [dst_int, last])], axis=axis)
+    return ctx.node("Where", [kept, same, result])  # (a copy: an inf stays one, not nan)
