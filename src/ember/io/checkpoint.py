@@ -425,7 +425,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
     try:
         start = handle.tell()
         head = handle.read(32)
-        mapped = map_file(handle) if mmap and owned and head else None
+        mapped = map_file(handle, where) if mmap and owned and head else None
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
             return torch_file.load_zip(handle, where, place, text, mapped)

@@ -15,6 +15,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ember.errors import CheckpointError
+
 
 def _libc() -> ctypes.CDLL | None:
     try:
@@ -33,14 +35,10 @@ _FAILED = ctypes.c_void_p(-1).value
 
 
 class FileMapping:
-    """One mapping (an array's base through ``__array_interface__``): unmapped when the last
-    array over it is gone."""
+    """One mapping at ``addr`` of ``size`` bytes (an array's base through
+    ``__array_interface__``): unmapped when the last array over it is gone."""
 
-    def __init__(self, fd: int, size: int) -> None:
-        addr = _LIBC.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE, fd, 0)
-        if addr is None or addr == _FAILED:
-            err = ctypes.get_errno()
-            raise OSError(err, f"mmap: {os.strerror(err)}")
+    def __init__(self, addr: int, size: int) -> None:
         self.addr, self.size, self.munmap = addr, size, _LIBC.munmap  # (kept: module globals
         # may be gone when the last array dies at interpreter exit)
         self.__array_interface__ = {"data": (addr, False), "shape": (size,),
@@ -50,10 +48,21 @@ class FileMapping:
         self.munmap(self.addr, self.size)
 
 
-def map_file(f: BinaryIO) -> np.ndarray:
+def map_file(f: BinaryIO, where: str) -> np.ndarray:
     """The whole (non-empty) file ``f`` as a writable uint8 array over its pages, mapped
-    copy-on-write (writes stay in memory), as ``torch.load(mmap=True)`` maps a file."""
-    if _LIBC is None:
-        return np.memmap(f, np.uint8, "c").view(np.ndarray)  # (a plain array: memmap's Python
-        # hooks cost on every NumPy op)
-    return np.asarray(FileMapping(f.fileno(), os.fstat(f.fileno()).st_size))
+    copy-on-write (writes stay in memory), as ``torch.load(mmap=True)`` maps a file; one that
+    cannot be mapped is a :class:`CheckpointError` naming it (``where``)."""
+    try:
+        if _LIBC is None:
+            return np.memmap(f, np.uint8, "c").view(np.ndarray)  # (a plain array: memmap's
+            # Python hooks cost on every NumPy op)
+        size = os.fstat(f.fileno()).st_size
+        addr = _LIBC.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE,
+                          f.fileno(), 0)
+        if addr is None or addr == _FAILED:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"{where}: cannot map the file ({e}); hint: load it with "
+                              "mmap=False") from None
+    return np.asarray(FileMapping(addr, size))

@@ -64,6 +64,11 @@ def _dump(objects: list[tuple[Any, str]], module: Any, protocol: int,
             buffer.seek(0)
             buffer.truncate()
             data = data[2:] if data[:1] == pickle.PROTO else data
+            if data[-1:] != pickle.STOP:
+                raise CheckpointError(
+                    f"save: {getattr(module, '__name__', module)!r}'s Pickler wrote "
+                    f"{data[-1:]!r} after the pickle's STOP, so ember.save cannot join the "
+                    f"pickles of {len(objects)} objects into one; hint: pickle_module=pickle")
             parts.append(data[:-1] + pickle.APPEND)  # (its last byte: STOP)
         return b"".join([*parts, pickle.STOP])
     except CheckpointError:  # (a tensor inside it that the file cannot hold)
@@ -84,16 +89,18 @@ def node(objects: list[tuple[Any, str]], module: Any, protocol: int,
     ``"tensors"`` list; ``module`` (``pickle``, or a drop-in like ``dill``) pickles with
     ``protocol``, everything in if it has no ``Pickler`` (``dumps`` only)."""
     refs: list[dict] = []
-    ids: dict[int, int] = {}  # each object's index in refs (one object: one node)
+    ids: dict[int, tuple[int, Any]] = {}  # each object's index in refs (one object: one
+    # node), and the object, kept: one made while pickling (a __getstate__'s tensor) is freed
+    # once pickled, and the next could get its id()
 
     def persist(obj: Any, path: str) -> int | None:
         if id(obj) not in ids:
             found = tensor(obj, path)
             if found is None:
                 return None
-            ids[id(obj)] = len(refs)
+            ids[id(obj)] = (len(refs), obj)
             refs.append(found)
-        return ids[id(obj)]
+        return ids[id(obj)][0]
 
     data = _dump(objects, module, protocol, persist)
     out: dict[str, Any] = {"$pickle": store(objects[0][1], np.frombuffer(data, np.uint8)),
@@ -169,6 +176,10 @@ def _checked_parts(where: str, array: Any, grad: Any, layout: Any = None, cls: A
     elif not (isinstance(array, (bytes, bytearray)) or (
             isinstance(array, np.ndarray) and array.dtype == np.uint8)):
         raise refuse(f"data is a {type(array).__name__}, not bytes")
+    else:
+        problem = _layout_problem(layout[1:], np.dtype(layout[0]).itemsize, _nbytes(array))
+        if problem:
+            raise refuse(f"layout {reprlib.repr(layout)} {problem}")
     dtype = to_dtype(np.dtype(array.dtype if layout is None else layout[0]))
     if type(grad) is not bool or (grad and not (dtype.is_floating_point or dtype.is_complex)):
         raise refuse(f"requires_grad is {reprlib.repr(grad)} for a {dtype} tensor; only "
@@ -178,6 +189,35 @@ def _checked_parts(where: str, array: Any, grad: Any, layout: Any = None, cls: A
     if attributes is not None and not (isinstance(attributes, dict) and all(
             own_attribute(k) for k in attributes)):
         raise refuse(f"attributes {reprlib.repr(attributes)} are not a subclass's own")
+
+
+def _nbytes(array: bytes | bytearray | np.ndarray) -> int:
+    return array.nbytes if isinstance(array, np.ndarray) else len(array)
+
+
+def _layout_problem(geometry: tuple, itemsize: int, nbytes: int) -> str | None:
+    """What is wrong with a pickled tensor's ``(shape, strides, offset)`` (strides and offset
+    in bytes) over ``nbytes`` bytes, or None: NumPy's ``ndarray(buffer=...)`` does not check
+    the extent over an empty buffer, so a crafted file would read and write memory it does not
+    own."""
+    shape, strides, offset = geometry
+    if not (type(shape) is tuple and len(shape) <= 64 and all(
+            type(n) is int and n >= 0 for n in shape)):
+        return "has a shape that is not a tuple of at most 64 non-negative ints"
+    if not (type(strides) is tuple and len(strides) == len(shape) and all(
+            type(s) is int for s in strides)):
+        return "has strides that are not a tuple of ints, one per dimension"
+    if not (type(offset) is int and 0 <= offset <= nbytes):
+        return f"has an offset that is not an int from 0 to its {nbytes} bytes"
+    if 0 in shape:
+        return None
+    low = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    high = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0) + itemsize
+    if low < 0:
+        return f"reaches before its bytes (byte {low})"
+    if high > nbytes:
+        return f"reaches past its {nbytes} bytes (to byte {high})"
+    return None
 
 
 def _unpickler(module: Any, data: bytes, place: Placer,
