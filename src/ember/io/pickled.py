@@ -66,7 +66,7 @@ def _dump(objects: list[tuple[Any, str]], module: Any, protocol: int,
             data = data[2:] if data[:1] == pickle.PROTO else data
             if data[-1:] != pickle.STOP:
                 raise CheckpointError(
-                    f"save: {getattr(module, '__name__', module)!r}'s Pickler wrote "
+                    f"save: {getattr(module, '__name__', module)}.Pickler wrote "
                     f"{data[-1:]!r} after the pickle's STOP, so ember.save cannot join the "
                     f"pickles of {len(objects)} objects into one; hint: pickle_module=pickle")
             parts.append(data[:-1] + pickle.APPEND)  # (its last byte: STOP)
