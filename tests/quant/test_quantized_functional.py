@@ -145,6 +145,28 @@ def test_interpolate_nearest_as_torch(shape, dtype, zero_point, mode):
     _same(tqf.upsample(tx, scale_factor=3), eqf.upsample(ex, scale_factor=3))
 
 
+@pytest.mark.parametrize("spatial_dims", [2, 3])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_interpolate_nearest_reads_floor_of_i_over_the_scale_as_torch(spatial_dims, mode):
+    # (PyTorch's quantized kernels copy only where the whole output keeps the input's size,
+    # else read floor(i / scale) on every axis; Ember's float rules copied a kept axis or read
+    # i // 2 on a doubled 2-D one: (2, 2) at 2.4 read rows [0, 0, 1, 1], torch [0, 0, 0, 1])
+    scales = [0.5, 0.7, 1.0, 1.1, 1.5, 1.99, 2.0, 2.4, 3.0]
+    rng = np.random.default_rng(0)
+    for size in range(1, 10):
+        for k, factor in enumerate(scales):
+            rest = tuple(1 + (size + k + j) % 9 for j in range(spatial_dims - 1))
+            if size == 1 and set(rest) == {1}:
+                continue  # (torch mixes channels there: a 1x1 image is read as channels-last)
+            x = rng.integers(0, 200, (1, 3, size) + rest).astype(np.float32)
+            tx, ex = _pair(x, 1.0, 0)
+            mixed = (factor,) + tuple(scales[(k + 3 + j) % 9] for j in range(spatial_dims - 1))
+            for each in [(factor,) * spatial_dims, mixed]:
+                if all(int(n * f) > 0 for n, f in zip((size,) + rest, each)):
+                    _same(tqf.interpolate(tx, scale_factor=each, mode=mode),
+                          eqf.interpolate(ex, scale_factor=each, mode=mode))
+
+
 def test_interpolate_bilinear_is_refused_clearly():
     x = ember.quantize_per_tensor(ember.ones(1, 1, 2, 2), 0.1, 0, ember.quint8)
     with pytest.raises(ArgumentError, match="mode='bilinear' is not supported"):

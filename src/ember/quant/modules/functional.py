@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ArgumentError, DTypeError, ShapeError
-from ember.nn import functional as F
 from ember.ops.creation import from_numpy
+from ember.ops.interpolate import _nearest_index, _sizes
 from ember.quant import elementwise, kernels
 from ember.quant.functions import quantized_max_pool1d, quantized_max_pool2d
 from ember.quant.modules import activations, pooling
@@ -239,7 +239,9 @@ def interpolate(input: QuantizedTensor, size: Any = None, scale_factor: Any = No
                 mode: str = "nearest", align_corners: bool | None = None) -> QuantizedTensor:
     """``torch.nn.functional.interpolate`` of a quantized tensor, same scale and zero point:
     ``mode='nearest'`` or ``'nearest-exact'``, which pick integers (exact; 3-D input too,
-    which PyTorch 2.13 refuses); PyTorch's quantized ``'bilinear'`` kernel is not modelled
+    which PyTorch 2.13 refuses) at PyTorch's quantized kernels' indices, ``floor(i / scale)``
+    on every axis (not the float path's per-axis shortcuts), a copy where every size is kept;
+    PyTorch's quantized ``'bilinear'`` kernel is not modelled
     and raises.
 
     Example:
@@ -255,9 +257,22 @@ def interpolate(input: QuantizedTensor, size: Any = None, scale_factor: Any = No
     if x._axis is not None:
         raise ArgumentError("quantized.functional.interpolate: expected a per-tensor quantized "
                             "tensor, got a per-channel one")
-    picked = F.interpolate(from_numpy(x._int.numpy().astype(np.float64)), size, scale_factor,
-                           mode, align_corners)  # (float64: exact for qint32's integers too)
-    q = picked.numpy().astype(x.dtype.storage.np)
+    if x.ndim < 3 or align_corners is not None:
+        raise ArgumentError(f"quantized.functional.interpolate: expected an (N, C, *spatial) "
+                            f"input and no align_corners (nearest modes), got shape "
+                            f"{tuple(x.shape)} and align_corners={align_corners!r}")
+    q = x._int.numpy()
+    out, scales = _sizes(x._int, size, scale_factor, None)
+    if min(out + q.shape[2:]) <= 0:
+        raise ShapeError(f"quantized.functional.interpolate: input sizes {q.shape[2:]} and "
+                         f"output sizes {out} should be greater than 0")
+    # (PyTorch's quantized kernels copy only where every size is kept, and else read
+    # floor(i / scale) on every axis: not the float path's per-axis copy or i // 2)
+    if out == q.shape[2:]:
+        q = q.copy()
+    else:
+        for axis, (s, o, f) in enumerate(zip(q.shape[2:], out, scales, strict=True)):
+            q = np.take(q, _nearest_index(s, o, f, mode == "nearest-exact"), axis=axis + 2)
     return QuantizedTensor(from_numpy(q), x.dtype, x._scale, x._zero_point)
 
 
