@@ -115,6 +115,30 @@ def test_lgamma_kernel_against_mpmath_and_torch_s_float32():
     assert np.abs(mine - theirs).max() <= 1
 
 
+def test_lgamma_float64_beside_its_minimum_and_float32_correctly_rounded(numba_or_numpy):
+    # numba's pass computes lgamma(x + 1) - log(x) below 1.5, which cancels beside the minimum
+    # at 1.46 (up to 8 float64 ulps): float64 input takes the C library's lgamma on
+    # (0.5, 1.75) (torch's there within ~0.6 ulp of mpmath); float32 keeps the pass, whose
+    # value rounded once is the correctly rounded float32 (mpmath's at 24 bits). The NumPy twin
+    # has the same cancellation (up to 7 ulps: FINDINGS of mend57a), so float64 with numba only
+    mpmath = pytest.importorskip("mpmath")
+    if numba_or_numpy == "numba":
+        x = np.concatenate([np.linspace(0.5, 1.75, 100001), np.linspace(0.999, 1.001, 2001),
+                            np.linspace(1.44, 1.48, 2001)])
+        got = ember.lgamma(ember.from_numpy(x)).numpy()
+        want = torch.lgamma(torch.from_numpy(x)).numpy()
+        ulps = np.abs(got - want) / np.spacing(np.abs(want))
+        assert ulps.max() <= 2, (x[ulps.argmax()], ulps.max())
+    rng = np.random.default_rng(5)
+    f = np.concatenate([rng.uniform(0, 20, 600), rng.uniform(1.3, 1.7, 600),
+                        rng.uniform(-20, 0, 600)]).astype(np.float32)
+    got = ember.lgamma(ember.from_numpy(f)).numpy()
+    with mpmath.workprec(80):
+        want = np.array([float(mpmath.loggamma(mpmath.mpf(float(v))).real) for v in f])
+    # (a float64 value 80 bits good rounds to float32 as the exact value does, but at ties)
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
 def test_trigamma_kernel_gives_the_twins_bits_and_torch_s_special_points():
     # digamma's backward is polygamma(1): numba's one-pass kernel (trigamma64) runs the NumPy
     # twin's steps, so the two agree bit for bit (also on random bit patterns)

@@ -11,6 +11,7 @@ Integer inputs give the default float dtype, as in PyTorch.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from ember.tensor import Tensor, method
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i1"]
 
 
+_lgamma_narrow = partial(lgamma_array, narrow=True)
+
+
 @primitive
 class Lgamma(Unary):
     """``log|Γ(x)|``."""
@@ -36,7 +40,8 @@ class Lgamma(Unary):
     name = "lgamma"
 
     def forward(self, xp, a):
-        return in_float64(xp, lgamma_array, a)
+        # (float32 and narrower: numba's pass alone, correctly rounded once cast)
+        return in_float64(xp, lgamma_array if a.dtype == np.float64 else _lgamma_narrow, a)
 
     def chain(self, v, x, y):
         return v * apply(Polygamma, x, n=0)

@@ -13,7 +13,9 @@ Bessel functions are in :mod:`ember.ops.bessel_kernel`).
 
 With numba (:mod:`ember.backend.compiled`), lgamma, digamma and trigamma (``polygamma(1)``,
 digamma's derivative) run as one-pass loops over float64 blocks instead
-(:mod:`ember.ops.gamma_numba`); these functions are their twins.
+(:mod:`ember.ops.gamma_numba`): digamma's and trigamma's are these functions' twins (the same
+steps, the same bits); lgamma's computes its own way (Stirling's series above 12.5, not
+Lanczos'; the C library's lgamma at some points), to within a few ulps of these.
 
 Special points follow PyTorch: ``lgamma`` is +inf at poles, ``digamma(±0) = ∓inf`` and NaN at
 negative integers, ``polygamma(n >= 1)`` is ``(-1)^(n+1) inf`` at poles.
@@ -97,10 +99,11 @@ def _by_numba(name: str, x: np.ndarray) -> np.ndarray | None:
     return None if module is None else blockwise(np, getattr(module, name), x)
 
 
-def lgamma_array(x: np.ndarray) -> np.ndarray:
-    """``log|Γ(x)|`` in float64."""
+def lgamma_array(x: np.ndarray, narrow: bool = False) -> np.ndarray:
+    """``log|Γ(x)|`` in float64; ``narrow``: for results rounded to float32 or narrower
+    (numba's pass alone beside lgamma's minimum, see :func:`ember.ops.gamma_numba.lgamma64`)."""
     x = np.asarray(x, dtype=np.float64)
-    fast = _by_numba("lgamma64", x)
+    fast = _by_numba("lgamma64_narrow" if narrow else "lgamma64", x)
     if fast is not None:
         return fast
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

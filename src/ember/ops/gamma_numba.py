@@ -6,9 +6,11 @@ lgamma of a finite x > 0 is one branch-free pass that LLVM vectorizes (libm's sc
 ``lgamma`` cost ~16 ns an element): below 12.5 the twin's series at 2 (with ``z = x - 2 - m``
 for ``m = round(x) - 2`` from -2 to 10, the recurrence's product in one log), Stirling's series
 to 1/x^15 above; the log is Ember's own (exponent from the bits, ``2·atanh((m - 1)/(m + 1))``
-of the mantissa, as :mod:`ember.ops.softplus_numba`'s). Within 9 float64 ulps of mpmath over
-(0, 1e308] (8.4 beside the minimum at 1.46, where ``lgamma(x + 1) - log(x)`` cancels; 1-3
-elsewhere: ``tests/ops/test_gamma.py``). Below 0, the reflection in the same pass (its own
+of the mantissa, :func:`ember.ops.softplus_numba.log_reduced`). Within 2.3 float64 ulps of
+mpmath over (0, 1e308] with the C library's ``lgamma`` on (0.5, 1.75) (``lgamma64``); without
+it (``lgamma64_narrow``, for float32 results: correctly rounded once cast) up to 8.4 ulps there,
+beside the minimum at 1.46, where ``lgamma(x + 1) - log(x)`` cancels
+(``tests/ops/test_gamma.py``). Below 0, the reflection in the same pass (its own
 ``sin(pi x)`` series) where it does not cancel; poles, zeros, non-finite x and the reflection's
 cancellations beside the negative roots go to the C library's ``lgamma`` (within 5e-16
 relative against mpmath there, where the twin's reflection loses digits: 9e-2 at
@@ -28,11 +30,11 @@ from numba import types
 
 from ember.backend.compiled import njit
 from ember.ops.gamma_kernel import BERNOULLI, LGAMMA_AT_2, polygamma_series
-from ember.ops.softplus_numba import ATANH_SERIES, LN2_HI, LN2_LO
+from ember.ops.softplus_numba import LN2_HI, LN2_LO, log_reduced
 
 # the digest of gamma_kernel.py and softplus_numba.py, whose code the kernels below compile:
 # numba's disk cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
-DEPENDENCY_DIGEST = "2af8a145244d98f1"
+DEPENDENCY_DIGEST = "85ba131818b7453f"
 
 # the asymptotic series' coefficients B_2k / (2k)
 _SERIES = tuple(b / (2 * k) for k, b in enumerate(BERNOULLI, start=1))
@@ -49,7 +51,6 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _TINY, _TWO54, _SQRT2 = 2.0 ** -1022, 2.0 ** 54, math.sqrt(2)
 _MANTISSA, _ONE_BITS = np.int64(0x000FFFFFFFFFFFFF), np.int64(0x3FF0000000000000)
 # (named one by one: a loop over a tuple stays a loop, and the pass does not vectorize)
-(_A23, _A21, _A19, _A17, _A15, _A13, _A11, _A9, _A7, _A5, _A3) = ATANH_SERIES
 (_L26, _L25, _L24, _L23, _L22, _L21, _L20, _L19, _L18, _L17, _L16, _L15, _L14, _L13, _L12,
  _L11, _L10, _L9, _L8, _L7, _L6, _L5, _L4, _L3, _L2, _L1) = _LGAMMA_DOWN
 (_S8, _S7, _S6, _S5, _S4, _S3, _S2, _S1) = _STIRLING_DOWN
@@ -57,6 +58,8 @@ _MANTISSA, _ONE_BITS = np.int64(0x000FFFFFFFFFFFFF), np.int64(0x3FF0000000000000
 (_P11, _P10, _P9, _P8, _P7, _P6, _P5, _P4, _P3, _P2, _P1, _P0) = tuple(
     (-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1) for k in range(11, -1, -1))
 _LOG_PI = math.log(math.pi)
+# float64 x in (0.5, _CANCELS_BELOW) go to the C library (see lgamma64)
+_CANCELS_BELOW = 1.75
 
 
 @njit("float64(float64)")
@@ -69,12 +72,7 @@ def log_positive(v):
     high = m > _SQRT2
     m = m * 0.5 if high else m
     k = np.float64((bits >> 52) - (1077 if tiny else 1023) + (1 if high else 0))
-    s = (m - 1.0) / (m + 1.0)
-    s2 = s * s
-    p = (((_A23 * s2 + _A21) * s2 + _A19) * s2 + _A17) * s2 + _A15
-    p = (((p * s2 + _A13) * s2 + _A11) * s2 + _A9) * s2 + _A7
-    p = (p * s2 + _A5) * s2 + _A3
-    return k * LN2_HI + ((s * 2.0 + s * s2 * p) + k * LN2_LO)
+    return k * LN2_HI + (log_reduced(m) + k * LN2_LO)
 
 
 @njit("float64(float64)")
@@ -124,27 +122,45 @@ def _lgamma_real(x):
     return (math.nan if bad else value) if negative else core
 
 
-@njit(_BLOCKS, contract=True)
-def lgamma64(a, out):
-    """``log|Γ(x)|`` of a float64 block into ``out``: one vectorized pass (with the reflection
-    where the block holds a negative), then the C library's ``lgamma`` where it gave NaN (poles,
-    ±0, ±inf, NaN, beside the negative roots: +inf at poles and ±inf)."""
+@njit([types.void(block, types.Array(types.float64, 1, "C"), types.float64)
+       for block in (_BLOCKS[0].args[0], _BLOCKS[1].args[0])])
+def _lgamma_pass(a, out, high):
+    """``log|Γ(x)|`` of a float64 block into ``out`` (inlined: with its caller's flags): one
+    vectorized pass (with the reflection where the block holds a negative), then the C
+    library's ``lgamma`` where it gave NaN (poles, ±0, ±inf, NaN, beside the negative roots:
+    +inf at poles and ±inf) and on (0.5, ``high``) (none where ``high`` is 0.5)."""
     negative = False
     for i in range(a.size):
         negative |= a[i] < 0.0
     if negative:
         for i in range(a.size):
             x = a[i]
-            inside = (x != 0.0) & (abs(x) < math.inf)
+            inside = (x != 0.0) & (abs(x) < math.inf) & ((x <= 0.5) | (x >= high))
             out[i] = _lgamma_real(x if inside else 1.0) if inside else math.nan
     else:
         for i in range(a.size):
             x = a[i]
-            inside = (x > 0.0) & (x < math.inf)
+            inside = (x > 0.0) & (x < math.inf) & ((x <= 0.5) | (x >= high))
             out[i] = _lgamma_positive(x if inside else 1.0) if inside else math.nan
     for i in range(a.size):
         if out[i] != out[i]:
             out[i] = math.lgamma(a[i])
+
+
+@njit(_BLOCKS, contract=True)
+def lgamma64(a, out):
+    """``log|Γ(x)|`` of a float64 block into ``out``, for float64 results: the C library's
+    ``lgamma`` on (0.5, 1.75), where the pass's ``lgamma(x + 1) - log(x)`` cancels beside the
+    minimum at 1.46 (up to 8 ulps; the C library's within 2)."""
+    _lgamma_pass(a, out, _CANCELS_BELOW)
+
+
+@njit(_BLOCKS, contract=True)
+def lgamma64_narrow(a, out):
+    """``log|Γ(x)|`` of a float64 block into ``out``, for results rounded to float32 or
+    narrower: the pass alone on (0.5, 1.75) too (its value, rounded once, is the correctly
+    rounded float32 there)."""
+    _lgamma_pass(a, out, 0.5)
 
 
 @njit("float64(float64)")

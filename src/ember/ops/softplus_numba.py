@@ -34,12 +34,12 @@ _LOG2E = _F64(1 / math.log(2))
 LN2_HI, LN2_LO = _F64(6.93147180369123816490e-01), _F64(1.90821492927058770002e-10)
 _LN2 = _F64(math.log(2))
 _EXP_C = tuple(_F64(1 / math.factorial(k)) for k in range(13, 1, -1))  # 1/13! … 1/2!
-ATANH_SERIES = tuple(_F64(2 / (2 * k + 1)) for k in range(11, 0, -1))  # 2/23 … 2/3
+_ATANH_SERIES = tuple(_F64(2 / (2 * k + 1)) for k in range(11, 0, -1))  # 2/23 … 2/3
 _ROUNDER, _ROUNDER_BITS = _F64(1.5 * 2**52), np.int64(0x4338000000000000)
 _LOWEST, _SQRT2 = _F64(-110), _F64(math.sqrt(2))
 _ZERO, _ONE, _TWO, _HALF = _F64(0), _F64(1), _F64(2), _F64(0.5)
 (_E13, _E12, _E11, _E10, _E9, _E8, _E7, _E6, _E5, _E4, _E3, _E2) = _EXP_C
-(_A23, _A21, _A19, _A17, _A15, _A13, _A11, _A9, _A7, _A5, _A3) = ATANH_SERIES
+(_A23, _A21, _A19, _A17, _A15, _A13, _A11, _A9, _A7, _A5, _A3) = _ATANH_SERIES
 
 
 @njit("float64(float64)", contract=True)
@@ -62,13 +62,19 @@ def log1p_unit(u):
     v = _ONE + u
     correction = (u - (v - _ONE)) * (_TWO - v)  # (1/v to within u²: enough for ≤ 1 ulp)
     high = v > _SQRT2
-    m = v * _HALF if high else v
+    log_m = log_reduced(v * _HALF if high else v)
+    return ((_LN2 + log_m) if high else log_m) + correction
+
+
+@njit("float64(float64)")
+def log_reduced(m):
+    """log of a float64 ``m`` in [√2/2, √2]: ``2·atanh(s)``, ``s = (m - 1)/(m + 1)``, by its
+    series to s^23 (inlined: with its caller's flags)."""
     s = (m - _ONE) / (m + _ONE)
     s2 = s * s
     p = ((((((((((_A23 * s2 + _A21) * s2 + _A19) * s2 + _A17) * s2 + _A15) * s2 + _A13) * s2
               + _A11) * s2 + _A9) * s2 + _A7) * s2 + _A5) * s2 + _A3)
-    log_m = s * _TWO + s * s2 * p
-    return ((_LN2 + log_m) if high else log_m) + correction
+    return s * _TWO + s * s2 * p
 
 
 def _block(readonly: bool) -> types.Array:
