@@ -193,6 +193,31 @@ def test_a_later_call_finds_its_group_by_the_fingerprint_of_all_its_arguments():
     assert kernel(x, 1.0) == 4.0 and kernel.calls[compiled._fingerprint((x, 1.0))] is group
 
 
+def test_after_its_first_call_a_kernel_s_module_calls_numba_s_dispatcher_itself():
+    # (the Lazy wrapper cost ~0.37 µs a call: review57a note A)
+    nb = pytest.importorskip("numba").types
+    scope: dict = {}
+    exec("def doubled(a, out):\n    for i in range(a.size):\n        out[i] = 2 * a[i]\n",
+         scope)
+    blocks = [nb.void(nb.Array(dt, 1, "C", readonly=ro), nb.Array(dt, 1, "C"))
+              for dt in (nb.float64, nb.float32) for ro in (False, True)]
+    kernel = scope["doubled"] = compiled.Lazy(scope["doubled"], blocks, {"nogil": True})
+    x, out = np.arange(3.0), np.empty(3)
+    scope["doubled"](x, out)
+    front = scope["doubled"]
+    assert front is kernel.front and not isinstance(front, compiled.Lazy)
+    assert len(front.signatures) == 1 and out.tolist() == [0.0, 2.0, 4.0]
+    frozen = np.arange(3, dtype=np.float32)
+    frozen.flags.writeable = False
+    front(frozen, out32 := np.empty(3, np.float32))  # (another group, through the Lazy)
+    assert out32.tolist() == [0.0, 2.0, 4.0] and len(kernel.groups) == 2
+    assert front.signatures == list(kernel.groups.values())[0].signatures
+    assert compiled.ready(front) is kernel.kernel
+    with pytest.raises(TypeError, match="No matching definition"):
+        front(np.arange(3), np.empty(3, np.int64))
+    assert scope["doubled"] is kernel.kernel and len(kernel.kernel.signatures) == 4
+
+
 def test_a_kernel_compiles_where_numba_finds_no_folder_for_its_cache(monkeypatch):
     caching = pytest.importorskip("numba.core.caching")
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (numba < 0.59: private)

@@ -109,7 +109,7 @@ _COMPILING = threading.RLock()
 
 class Lazy:
     """A numba kernel that compiles on its first call, and then takes its own place in its
-    module (a later lookup finds numba's kernel itself).
+    module (a later lookup finds numba's kernel itself, whose call costs no Python step).
 
     Compiling a module's kernels when it is imported cost a fresh install's first training
     step a minute (a CNN with Adam, 5 December: the optimizers' module compiled all nine
@@ -119,13 +119,15 @@ class Lazy:
     own; only where none does, those of the arrays' dtypes (numba converts no array to another
     dtype). A call with other arrays compiles theirs: the first ``where`` of float32 blocks
     compiles one of its eight read-only variants, not eight (1.9 s -> 0.4 s without a disk
-    cache, 6 December). Where another kernel calls it (numba types that call by the
-    signatures it has by then), or for :func:`preload`, it compiles every signature first
-    (:meth:`ready`). numba's dispatcher is made at import, with its disk cache where numba
-    finds a writable folder for one (next to the module, else ``NUMBA_CACHE_DIR`` or the
-    user's cache folder) and without one where it finds none; a cache file that fails to load
-    or save is passed over. A kernel that fails to compile turns numba off (:func:`turn_off`:
-    later calls run NumPy's twins) and raises.
+    cache, 6 December). The first group's dispatcher then takes the kernel's place in its
+    module (:meth:`_step_aside`); a call none of its signatures takes comes back here (numba's
+    ``_compile_for_args``, which compiles nothing itself). Where another kernel calls it
+    (numba types that call by the signatures it has by then), or for :func:`preload`, it
+    compiles every signature first (:meth:`ready`). numba's dispatcher is made at import,
+    with its disk cache where numba finds a writable folder for one (next to the module, else
+    ``NUMBA_CACHE_DIR`` or the user's cache folder) and without one where it finds none; a
+    cache file that fails to load or save is passed over. A kernel that fails to compile turns
+    numba off (:func:`turn_off`: later calls run NumPy's twins) and raises.
 
     Example:
         >>> kernel = compiled.njit(["float64(float64[::1])", "float32(float32[::1])"])(total)
@@ -141,26 +143,59 @@ class Lazy:
         self.groups: dict[tuple, Any] = {}  # the arguments' arrays' numba types -> dispatcher
         self.calls: dict[bytes, Any] = {}  # numba's fingerprint of a call's arguments -> the same
         self.compiling: int | None = None  # the thread compiling it (see ready())
+        self.front: Any = None  # the group's dispatcher in the module's place (_step_aside)
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
 
     def __call__(self, *args: Any) -> Any:
+        return self._target(args)(*args)
+
+    def _target(self, args: tuple) -> Any:
+        """The dispatcher that runs a call with ``args``, compiled now if it is not yet."""
         kernel = self.kernel
         if kernel is not None:
-            return kernel(*args)
+            return kernel
         try:  # (one C call for all the arguments: ~0.4 µs where a Python loop over them took ~1.3)
             key = _fingerprint(args)
         except Exception:  # (an argument numba has no fingerprint for: a string, an object)
             key = None
-        return (self.calls.get(key) or self._group(args, key))(*args)
+        return self.calls.get(key) or self._group(args, key)
 
     def ready(self) -> Any:
         """numba's kernel, compiled now for every signature if it is not yet."""
         with _COMPILING:  # (pieces on several threads may call it first at once)
             if self.kernel is None:
                 self.kernel = self._compiled(self.dispatcher, self.declared)
-                if self.fn.__globals__.get(self.fn.__name__) is self:
-                    self.fn.__globals__[self.fn.__name__] = self.kernel
+                self._take_place(self.kernel)
         return self.kernel
+
+    def _take_place(self, kernel: Any) -> None:
+        """Puts ``kernel`` in the module's place of the function, where this kernel (or its
+        front) still is."""
+        current = self.fn.__globals__.get(self.fn.__name__)
+        if current is self or current is not None and current is self.front:
+            self.fn.__globals__[self.fn.__name__] = kernel
+
+    def _step_aside(self, group: Any) -> None:
+        """Puts a front in the module's place: a dispatcher of its own holding ``group``'s
+        compiled code (the first call's arrays), so later calls go straight to numba's code;
+        a call that none of its signatures takes exactly (or by a safe conversion: numba
+        allows unsafe ones only where compiling is off, as in ``group``) comes back to
+        :meth:`_target` through numba's ``_compile_for_args``. Not where a declared signature
+        has an array of any layout ("A"): numba would run a contiguous array's call on such a
+        signature, where :meth:`_group` compiles the contiguous one (a read-only one where it
+        has a writable one is the same code)."""
+        from numba.core import sigutils
+
+        if self.front is not None or any(
+                getattr(t, "layout", None) == "A" for s in self.declared
+                for t in sigutils.normalize_signature(s)[0]):
+            return
+        front = self._dispatcher()
+        for compiled_code in group.overloads.values():
+            front.add_overload(compiled_code)
+        front._compile_for_args = lambda *args, **kws: self._target(args)
+        front.ember_lazy, self.front = self, front
+        self._take_place(front)
 
     def _group(self, args: tuple, key: bytes | None) -> Any:
         """The dispatcher for ``args``' arrays' types (dtype, dimensions, layout, read-only),
@@ -186,6 +221,8 @@ class Lazy:
                 group = self.groups[arrays] = self._compiled(self._dispatcher(), taking)
             if key is not None:
                 self.calls[key] = group
+            if self.kernel is None:
+                self._step_aside(group)
         return group
 
     def _dispatcher(self) -> Any:
@@ -259,6 +296,7 @@ def ready(kernel: Any) -> Any:
         >>> compiled.ready(erf_numba.erf)
         CPUDispatcher(<function erf at 0x...>)
     """
+    kernel = getattr(kernel, "ember_lazy", kernel)  # (a Lazy's front: see Lazy._step_aside)
     if not isinstance(kernel, Lazy):
         return kernel
     return kernel.dispatcher if kernel.compiling == threading.get_ident() else kernel.ready()
@@ -271,7 +309,7 @@ def _ready_callees(fn: Any) -> None:
     scope = fn.__globals__
     for name in names:
         value = scope.get(name)
-        if isinstance(value, Lazy):
+        if isinstance(value, Lazy) or hasattr(value, "ember_lazy"):
             scope[name] = ready(value)
         elif isinstance(value, ModuleType):
             for attribute in names:
