@@ -1,6 +1,10 @@
-"""``linearize(f, x)`` runs ``f`` once for its value and once recorded in forward mode, as
-torch.func's; each ``jvp_fn`` call replays the recorded ``jvp`` rules (before, it ran ``f``
-again: its side effects and random draws repeated per call)."""
+"""``linearize(f, x)`` runs ``f`` once, recorded in forward mode (torch.func's twice); each
+``jvp_fn`` call replays the recorded ``jvp`` rules (before, it ran ``f`` again), except where
+``f`` draws random numbers (as torch.func's, each call draws again), writes in place or calls a
+custom Function: there ``f`` runs again per call and the recording is not kept."""
+
+import gc
+import weakref
 
 import pytest
 import torch
@@ -35,18 +39,26 @@ def _run(lib, func, f):
 ], ids=["matmul", "softmax-views", "where-max"])
 def test_jvp_fn_replays_without_running_f_as_torch_func(f):
     e, t = _run(ember, ember.func, f), _run(torch, torch.func, f)
-    assert e[:2] == t[:2] == (2, 2)  # (f ran at linearize only: before, once more per call)
+    assert t[:2] == (2, 2) and e[:2] == (1, 1)  # (at linearize only: before, once per call)
     assert e[2] == pytest.approx(t[2], rel=1e-12)
     for a, b in zip(e[3], t[3]):
         assert a == pytest.approx(b, rel=1e-12, abs=1e-14)
 
 
-def test_a_random_draw_in_f_is_not_drawn_again_per_call():
-    ember.manual_seed(0)
-    _, jvp_fn = ember.func.linearize(lambda x: x * ember.rand(3, dtype=ember.float64),
-                                     ember.ones(3, dtype=ember.float64))
-    t = ember.ones(3, dtype=ember.float64)
-    assert jvp_fn(t).tolist() == jvp_fn(t).tolist()
+@pytest.mark.parametrize("f", [
+    lambda lib, x: x * lib.rand(3, dtype=lib.float64),
+    lambda lib, x: lib.nn.functional.dropout(x * 2, 0.5),
+    lambda lib, x: x * lib.randn_like(x),
+], ids=["rand", "dropout", "randn_like"])
+def test_a_random_draw_in_f_is_drawn_again_per_call_as_torch_func(f):
+    # (Ember replayed the draw of the recording: both calls gave the same tangent)
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        x = lib.ones(3, dtype=lib.float64)
+        _, jvp_fn = lib.func.linearize(lambda a, lib=lib: f(lib, a), x)
+        t = lib.ones(3, dtype=lib.float64)
+        firsts = [jvp_fn(t).tolist() for _ in range(4)]
+        assert any(a != firsts[0] for a in firsts[1:]), lib.__name__
 
 
 def test_the_replay_is_differentiable_in_the_tangents_and_the_point():
@@ -71,4 +83,26 @@ def test_a_func_with_an_in_place_write_still_runs_again_and_is_right():
     _, jvp_fn = ember.func.linearize(f, x)
     t = ember.ones(3, dtype=ember.float64)
     assert jvp_fn(t).tolist() == pytest.approx((2 * (2 * x + 1).cos()).tolist(), rel=1e-12)
-    assert len(calls) == 3
+    assert len(calls) == 2  # (as torch.func's; it ran three times: value, recording, call)
+
+
+def test_a_recording_that_is_not_replayed_is_not_kept():
+    kept = []
+
+    def f(a):
+        b = a.exp()
+        kept.append(weakref.ref(b))
+        return (b * 2).add_(1)
+    _, jvp_fn = ember.func.linearize(f, ember.tensor(X, dtype=ember.float64))
+    gc.collect()
+    assert all(r() is None for r in kept)  # (the recording held every intermediate of f)
+    t = ember.ones(3, dtype=ember.float64)
+    assert jvp_fn(t).tolist() == pytest.approx((2 * ember.tensor(X).double().exp()).tolist())
+
+
+def test_an_output_changed_in_place_after_linearize_does_not_change_jvp_fn():
+    x = ember.tensor(X, dtype=ember.float64)
+    out, jvp_fn = ember.func.linearize(ember.exp, x)
+    out.add_(1)  # (exp's rule reads its output: the replay would see the change)
+    assert jvp_fn(ember.ones(3, dtype=ember.float64)).tolist() == pytest.approx(
+        x.exp().tolist(), rel=1e-12)

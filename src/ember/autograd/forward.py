@@ -168,29 +168,20 @@ class ForwardTrace:
 
     # -- every primitive -------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
-        from ember.ops.creation import zeros_like
         from ember.ops.primitive import apply_below, run_below
 
         out = apply_below(self, prim, inputs, params)
         if not prim.differentiable:
             return out
-        tangents = [self.tangent(t) for t in inputs]
-        if all(d is None for d in tangents):
-            return out
         outs = out if isinstance(out, tuple) else (out,)
-        if outs[0].dtype.is_complex and not prim.complex_grad:
-            from ember.ops.primitive import complex_grad_error
-
-            raise complex_grad_error(prim, inputs)
-        ctx = _ForwardCtx(prim, inputs, params, outs)
-        if not prim.jvp_takes_none:
-            tangents = [run_below(self, zeros_like, t) if d is None else d
-                        for t, d in zip(inputs, tangents)]
-        result = run_below(self, prim.jvp, ctx, *tangents)
-        for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
-            if d is not None and o.dtype.category >= FLOAT:
-                self.set(o, d)
+        if jvp_step(prim, inputs, params, outs, [self.tangent(t) for t in inputs], self.set,
+                    lambda fn, *args: run_below(self, fn, *args)):
+            self.stepped(prim, inputs, params, outs)
         return out
+
+    def stepped(self, prim: Any, inputs: tuple, params: dict, outs: tuple) -> None:
+        """Told of each primitive application a tangent went through (``linearize``'s
+        recording keeps them)."""
 
     # -- custom Functions (told by ember.autograd.function) ------------------------------
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -234,6 +225,31 @@ class ForwardTrace:
                                 f"{tuple(d.shape)} for an output of shape {tuple(o.shape)}")
             self.set(o, d)
         return out, ctx
+
+
+def jvp_step(prim: Any, inputs: tuple, params: dict, outs: tuple, tangents: list,
+             put: Callable, run: Callable) -> bool:
+    """One primitive application in forward mode: ``prim``'s jvp rule on the ``tangents`` of
+    its ``inputs`` (None: no tangent; zeros unless the rule takes None), then ``put(output,
+    tangent)`` for each floating output's. ``run(fn, *args)`` calls the rule where the level
+    computes. False, and nothing run, where no input has a tangent. (A ForwardTrace's step,
+    and each step of ``linearize``'s replay.)"""
+    from ember.ops.creation import zeros_like
+
+    if all(d is None for d in tangents):
+        return False
+    if outs[0].dtype.is_complex and not prim.complex_grad:
+        from ember.ops.primitive import complex_grad_error
+
+        raise complex_grad_error(prim, inputs)
+    ctx = _ForwardCtx(prim, inputs, params, outs)
+    if not prim.jvp_takes_none:
+        tangents = [run(zeros_like, t) if d is None else d for t, d in zip(inputs, tangents)]
+    result = run(prim.jvp, ctx, *tangents)
+    for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
+        if d is not None and o.dtype.category >= FLOAT:
+            put(o, d)
+    return True
 
 
 def alias(x: Any) -> Any:

@@ -1,10 +1,12 @@
 """``linearize``: a function's value at a point and its Jacobian-vector product there as a
-function of the tangents, with ``func`` run once in forward mode (the *recording*) and each
-``jvp_fn`` call replaying the recorded primitives' ``jvp`` rules on its tangents.
+function of the tangents, with ``func`` run once in forward mode (the *recording*, which also
+gives the value) and each ``jvp_fn`` call replaying the recorded primitives' ``jvp`` rules on
+its tangents (``ForwardTrace``'s own step, :func:`ember.autograd.forward.jvp_step`).
 
-A recording that saw an in-place write, a custom Function or a tangent taken back off a tensor
-(``unpack_dual``) cannot be replayed from the rules alone; there each ``jvp_fn`` call runs
-``func`` again in forward mode.
+A recording that saw a random draw (an impure primitive: PyTorch's ``jvp_fn`` draws again on
+each call), an in-place write, a custom Function or a tangent taken back off a tensor
+(``unpack_dual``) cannot be replayed from the rules alone; there it is dropped and each
+``jvp_fn`` call runs ``func`` again in forward mode.
 """
 
 from __future__ import annotations
@@ -12,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.forward import ForwardTrace, _ForwardCtx
-from ember.dtypes import FLOAT
+from ember.autograd.forward import ForwardTrace, jvp_step
 from ember.errors import GradError
 from ember.func.forward import _checked, _jvp_of_leaves, jvp_leaves
 from ember.func.pytree import tree_flatten, tree_unflatten
@@ -31,15 +32,14 @@ class _Recording(ForwardTrace):
         super().__init__()
         self.steps: list[tuple] = []
         self.replayable = True
-        self.outs: list = []
 
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
-        tangent_in = prim.differentiable and any(
-            isinstance(t, Tensor) and self.tangent(t) is not None for t in inputs)
-        out = super().__call__(prim, inputs, params)
-        if tangent_in:
-            self.steps.append((prim, inputs, params, out if isinstance(out, tuple) else (out,)))
-        return out
+        if not prim.pure:  # (a random draw: PyTorch's jvp_fn draws again on each call)
+            self.replayable = False
+        return super().__call__(prim, inputs, params)
+
+    def stepped(self, prim: Any, inputs: tuple, params: dict, outs: tuple) -> None:
+        self.steps.append((prim, inputs, params, outs))
 
     def replay(self, inputs: list, tangents: list) -> Callable[[Tensor], Tensor]:
         """Runs the recorded ``jvp`` rules on ``tangents`` of the recording's ``inputs``;
@@ -47,18 +47,15 @@ class _Recording(ForwardTrace):
         table = ForwardTrace()  # (only its table: never on the dispatch stack)
         for p, d in zip(inputs, tangents):
             if d is not None:
-                table._put(p, d if d.dtype is p.dtype else d.to(p.dtype))
+                table.set(p, d if d.dtype is p.dtype else d.to(p.dtype))
         for prim, ins, params, outs in self.steps:
-            ds = [table.tangent(t) if isinstance(t, Tensor) else None for t in ins]
-            if all(d is None for d in ds):
-                continue
-            if not prim.jvp_takes_none:
-                ds = [zeros_like(t) if d is None else d for t, d in zip(ins, ds)]
-            result = prim.jvp(_ForwardCtx(prim, ins, params, outs), *ds)
-            for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
-                if d is not None and o.dtype.category >= FLOAT:
-                    table._put(o, d)
+            jvp_step(prim, ins, params, outs, [table.tangent(t) for t in ins], table.set,
+                     _call)
         return lambda o: _or_zeros(table.tangent(o), o)
+
+
+def _call(fn: Callable, *args: Any) -> Any:
+    return fn(*args)
 
 
 def _not_replayable(name: str) -> Callable:
@@ -81,11 +78,13 @@ def _or_zeros(d: Any, o: Tensor) -> Tensor:
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """Returns ``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the Jacobian-vector
     product at ``primals`` (their values when linearize was called: a copy is kept, so an
-    in-place change later, or by ``func`` itself, does not move the point). As PyTorch's,
-    ``func`` runs twice here (once for the value, once recorded in forward mode) and
-    ``jvp_fn`` replays the recorded linear map without running ``func`` (its side effects
-    and random draws do not repeat); a ``func`` with an in-place write or a custom Function
-    runs again in forward mode on each call.
+    in-place change later, or by ``func`` itself, does not move the point). ``func`` runs once
+    here, recorded in forward mode (PyTorch's runs it twice), and ``jvp_fn`` replays the
+    recorded linear map without running ``func`` (its Python side effects do not repeat).
+    Values ``func`` computed from other tensors (``w.sin()`` of a closure's ``w``) are the
+    ones of that run (PyTorch's: of ``jvp_fn``'s first call). A ``func`` with a random draw,
+    an in-place write or a custom Function runs again in forward mode on each call: as
+    PyTorch's, each call draws anew.
 
     Example:
         >>> out, jvp_fn = ember.func.linearize(ember.exp, ember.zeros(2))
@@ -95,19 +94,22 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     leaves, spec = tree_flatten(primals)
     copies = [x.clone() if isinstance(x, Tensor) else x for x in leaves]
     point, versions = tree_unflatten(copies, spec), _versions(leaves)
-    out = func(*primals)
+    recording, inputs, out = _record(func, leaves, spec)
+    outs, out_spec = tree_flatten(out)
     # (a func that changed its input in place runs on a fresh copy of the point each call)
     changes_input = _versions(leaves) != versions
-    versions = _versions(copies)
-    recording, inputs = _record(func, copies, spec) if not changes_input else (None, None)
-    outs, out_spec = tree_flatten(out)
+    if changes_input or not recording.replayable:
+        recording = inputs = None  # (frees the intermediates it kept)
+    # the replay reads the primals and outputs themselves: once one changed, it reruns func
+    read, versions = leaves + outs, _versions(copies)
+    read_versions = _versions(read)
 
     def jvp_fn(*tangents: Any) -> Any:
         p_leaves, _, t_leaves = _checked(point, tangents, "linearize's jvp_fn",
                                          same_dtype=True)
-        if recording is not None and recording.replayable:
+        if recording is not None and _versions(read) == read_versions:
             tangent_of = recording.replay(inputs, t_leaves)
-            return tree_unflatten([tangent_of(o) for o in recording.outs], out_spec)
+            return tree_unflatten([tangent_of(o) for o in outs], out_spec)
         if changes_input:
             p_leaves = [x.clone() for x in p_leaves]
         dout = _jvp_of_leaves(func, p_leaves, spec, t_leaves, False, "linearize's jvp_fn")[1]
@@ -120,19 +122,20 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     return out, jvp_fn
 
 
-def _record(func: Callable, copies: list, spec: Any) -> tuple[_Recording, list]:
-    """``func`` run once at the point in a recording forward-mode level (zero tangents: only
-    which primitives the tangents pass through matters)."""
+def _record(func: Callable, leaves: list, spec: Any) -> tuple[_Recording, list, Any]:
+    """``func`` run once at ``leaves`` in a recording forward-mode level (zero tangents: only
+    which primitives the tangents pass through matters): the recording, the inputs it saw
+    and ``func``'s result."""
     recording, inputs = _Recording(), []
 
     def call(*xs: Any) -> Any:
         inputs.extend(xs)
         return func(*tree_unflatten(list(xs), spec))
-    zeros = [zeros_like(x) if isinstance(x, Tensor) else None for x in copies]
-    recording.outs = tree_flatten(jvp_leaves(call, copies, zeros, trace=recording)[0])[0]
-    if not all(isinstance(o, Tensor) for o in recording.outs):
+    zeros = [zeros_like(x) if isinstance(x, Tensor) else None for x in leaves]
+    out = jvp_leaves(call, leaves, zeros, trace=recording)[0]
+    if not all(isinstance(o, Tensor) for o in tree_flatten(out)[0]):
         recording.replayable = False  # (jvp_fn's rerun names the bad output)
-    return recording, inputs
+    return recording, inputs, out
 
 
 def _versions(leaves: list) -> list[int]:
