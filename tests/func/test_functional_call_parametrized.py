@@ -78,3 +78,30 @@ def test_a_parametrized_name_and_its_original_together_are_refused():
         ember.func.functional_call(m, {"weight": ember.ones(2, 2),
                                        "parametrizations.weight.original": ember.ones(2, 2)},
                                    (ember.ones(1, 2),))
+
+
+@pytest.mark.parametrize("key, ok", [("weight", False),
+                                     ("parametrizations.weight.original", True)])
+def test_strict_mode_takes_the_originals_name_as_torch_func(key, ok):
+    # (Ember's strict check ran after the parametrized name became its original: accepted)
+    messages = []
+    for lib in (ember, torch):
+        P = importlib.import_module(lib.__name__ + ".nn.utils.parametrize")
+
+        class Twice(lib.nn.Module):
+            def forward(self, w):
+                return w * 2
+
+            def right_inverse(self, w):
+                return w / 2
+        m = lib.nn.Linear(2, 2, bias=False)
+        P.register_parametrization(m, "weight", Twice())
+        call = lambda m=m, lib=lib: lib.func.functional_call(  # noqa: E731
+            m, {key: lib.ones(2, 2)}, (lib.ones(1, 2),), strict=True)
+        if ok:
+            messages.append(call().tolist())
+            continue
+        with pytest.raises(RuntimeError) as info:
+            call()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

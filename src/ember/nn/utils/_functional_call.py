@@ -43,7 +43,8 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
         tie_weights: a tensor given for one name of a tied parameter (one object registered
             under several names) replaces it under every name, as PyTorch does.
         strict: every parameter and buffer must be given, and no other name (else a
-            ``RuntimeError``, as PyTorch's).
+            ``RuntimeError``, as PyTorch's); a parametrized tensor by its originals' names,
+            as ``named_parameters()`` gives them.
 
     A value may be ``None``: the module runs without that parameter or buffer (e.g.
     ``{"bias": None}`` for a ``Linear``), as in PyTorch. A name on a submodule that does not
@@ -78,6 +79,14 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
             if chosen:
                 for n in names:
                     given.setdefault(n, given[chosen[0]])
+    # (PyTorch's message and type; before parametrized names become their originals: strict
+    # mode, as PyTorch's, takes the names named_parameters() gives, the originals')
+    unexpected, missing = sorted(set(given) - set(slots)), sorted(set(slots) - set(given))
+    if strict and (unexpected or missing):
+        parts = [f"{what} key(s): {', '.join(repr(k) for k in keys)}."
+                 for what, keys in (("Unexpected", unexpected), ("Missing", missing)) if keys]
+        raise ArgumentError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
+                            + "\n\t".join(parts))
     for name in [n for n in given if n not in slots and given[n] is not None]:
         originals = _originals(module, name, given[name])
         for original, value in originals.items():
@@ -88,12 +97,6 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
         if originals:
             del given[name]
     unexpected = sorted(set(given) - set(slots))
-    missing = sorted(set(slots) - set(given))
-    if strict and (unexpected or missing):  # (PyTorch's message and type)
-        parts = [f"{what} key(s): {', '.join(repr(k) for k in keys)}."
-                 for what, keys in (("Unexpected", unexpected), ("Missing", missing)) if keys]
-        raise ArgumentError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
-                            + "\n\t".join(parts))
     for name in unexpected:  # a new name on a submodule that exists: set it as an attribute
         owner, _, attr = name.rpartition(".")
         try:
