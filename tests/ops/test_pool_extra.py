@@ -162,8 +162,14 @@ def test_max_unpool_errors():
     values, indices = F.max_pool2d(ember.arange(25.0).reshape(1, 1, 5, 5), 2,
                                    return_indices=True)  # (indices 6, 8, 16, 18)
     with pytest.raises(IndexOutOfRange, match=r"index 16 .* output of spatial size \(4, 4\)"
-                                              r".*output_size=\(5, 5\)"):
+                                              r".*pass output_size=its spatial size$"):
         F.max_unpool2d(values, indices, 2)
+    with pytest.raises(IndexOutOfRange, match=r"index 16 .*pass output_size"):
+        ember.jit.compile(lambda v, i: F.max_unpool2d(v, i, 2))(values, indices)
+    indices[0, 0, 0, 0] = -1  # (no output size would hold it: no hint)
+    with pytest.raises(IndexOutOfRange, match=r"index -1 is out of bounds") as caught:
+        F.max_unpool2d(values, indices, 2, output_size=(5, 5))
+    assert "output_size" not in str(caught.value)
     with pytest.raises(ember.ShapeError, match="max_unpool2d: expected a 3-D"):
         F.max_unpool2d(values[0, 0], indices[0, 0], 2)
 

@@ -14,9 +14,12 @@ from ember.tensor import Tensor
 
 
 def out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
-    """The error for index ``index`` outside dim ``dim`` of size ``size``."""
-    return IndexOutOfRange(f"{op}: index {index} is out of bounds for dimension {dim} with "
-                           f"size {size}")
+    """The error for index ``index`` outside dim ``dim`` of size ``size`` (kept as its
+    ``index`` attribute, for a caller's hint)."""
+    error = IndexOutOfRange(f"{op}: index {index} is out of bounds for dimension {dim} with "
+                            f"size {size}")
+    error.index = index
+    return error
 
 
 def first_out_of_range(a: Any, size: int) -> int | None:

@@ -60,10 +60,12 @@ def _max_unpool(op: str, nd: int, input: Tensor, indices: Tensor, kernel_size: A
     try:
         flat = check_index_range(indices.reshape((n, c, pooled)), plane, 2, op, False)
     except IndexOutOfRange as exc:  # (eagerly; a compiled call raises without the hint)
+        if getattr(exc, "index", plane) < plane:  # (a negative index: no size would do)
+            raise
         raise IndexOutOfRange(
             f"{exc}: the indices address an output of spatial size {size}. Hint: if the "
-            f"pooled input was larger (an odd size, ceil_mode), pass output_size=its size, "
-            f"e.g. output_size={tuple(s + 1 for s in size)}") from None
+            f"pooled input was larger (an odd size, ceil_mode), pass output_size=its spatial "
+            f"size") from None
     out = x.new_zeros((n, c, plane)).scatter(2, flat, x.reshape((n, c, pooled)))
     out = out.reshape((n, c) + size)
     return out.reshape(out.shape[1:]) if added else out
