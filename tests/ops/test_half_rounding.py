@@ -85,19 +85,38 @@ def test_copy_into_float8_saturates_as_to():
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
 
 
+def _set(lib, dt, value, key):
+    x = lib.zeros(3, dtype=dt)
+    x[key] = value
+    return x
+
+
+_STORES = {  # (each writes a number into a tensor of the given dtype, PyTorch's or Ember's)
+    "fill_ 2": lambda L, dt, v: L.zeros(2, dtype=dt).fill_(v),
+    "full 2": lambda L, dt, v: L.full((2,), v, dtype=dt),
+    "fill_ 1": lambda L, dt, v: L.zeros(1, dtype=dt).fill_(v),
+    "fill_ 0-d": lambda L, dt, v: L.zeros((), dtype=dt).fill_(v),
+    "full 1": lambda L, dt, v: L.full((1,), v, dtype=dt),
+    "setitem": lambda L, dt, v: _set(L, dt, v, slice(None)),
+    "setitem [1]": lambda L, dt, v: _set(L, dt, v, 1),
+    "where": lambda L, dt, v: L.where(L.tensor([True, False, True]), L.zeros(3, dtype=dt), v),
+}
+
+
 @pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e8m0fnu",
-                                  "float8_e5m2"])
-@pytest.mark.parametrize("value", [float("inf"), -float("inf"), float("nan")])
-def test_nonfinite_number_into_float8_as_torch(name, value):
-    """An infinity stored into a float8 with none (e4m3fn saturated it to 448, the others
-    made NaN) is refused, as PyTorch refuses it; NaN and e5m2's infinities are stored."""
-    fills = (lambda L: L.zeros(2, dtype=getattr(L, name)).fill_(value),
-             lambda L: L.full((2,), value, dtype=getattr(L, name)))
-    for fill in fills:
-        try:
-            want = fill(torch).float().numpy()
-        except RuntimeError:
-            with pytest.raises(OverflowError, match=f"cannot be converted to {name}"):
-                fill(ember)
-        else:
-            np.testing.assert_array_equal(fill(ember).float().numpy(), want)
+                                  "float8_e5m2", "float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("value", [float("inf"), -float("inf"), float("nan"), 1e6, -1e6,
+                                   1e300, 500.0])
+@pytest.mark.parametrize("store", list(_STORES))
+def test_out_of_range_number_into_narrow_float_as_torch(name, value, store):
+    """PyTorch refuses a number a float dtype cannot hold in fill_/full of more than one
+    element, but converts it as a 0-d tensor's cast in x[i] = v, where, and one-element
+    fill_/full below float32: float8_e4m3fn saturates to 448, the others give inf or NaN."""
+    try:
+        want = _STORES[store](torch, getattr(torch, name), value).float().numpy()
+    except RuntimeError:
+        with pytest.raises(OverflowError, match=f"cannot be converted to {name}"):
+            _STORES[store](ember, getattr(ember, name), value)
+    else:
+        got = _STORES[store](ember, getattr(ember, name), value)
+        np.testing.assert_array_equal(got.float().numpy(), want)

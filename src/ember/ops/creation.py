@@ -6,6 +6,7 @@ nothing to pin)."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Callable, Sequence
@@ -44,6 +45,7 @@ from ember.ops.fits import (
     check_fits,
     check_number_int,
     check_real,
+    converts_unchecked,
     number_int_error,
 )
 from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_over
@@ -214,7 +216,8 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
     shape = _shape(size, op)
     if fill is not None and fill != 0 and fill != 1:  # (0 and 1 fit every dtype)
         check_number_int(op, fill)
-        check_fits(op, fill, dt)
+        if not converts_unchecked(dt, math.prod(shape)):
+            check_fits(op, fill, dt)
     xp = dev.xp
     if fmt.dims is not None:  # made in the format's order, viewed back in shape's
         dims, inverse = order_of(op, fmt, shape)
@@ -498,8 +501,9 @@ def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
     if kind is int and not INT64_MIN <= value < UINT64_END or \
             kind is np.uint64 and value > INT64_MAX:
         raise number_int_error("", value)
-    if dtype is dtypes.float16:  # (through float32, as PyTorch rounds)
-        value = dtypes.cast_ready(dev.xp, value, dtype)
+    if dtype is dtypes.float16 or dtype is dtypes.float8_e4m3fn or dtype is dtypes.float8_e8m0fnu:
+        value = dtypes.cast_ready(dev.xp, value, dtype)  # (as PyTorch converts: float16
+        # through float32, float8_e4m3fn saturating, float8_e8m0fnu unsigned)
     try:
         return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev, vc=NumberCounter())
     except (TypeError, ValueError):  # (a tensor-like's TensorLikeOperand is its handler's)

@@ -14,7 +14,7 @@ from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
-from ember.ops.fits import check_fits, check_number_int
+from ember.ops.fits import check_fits, check_number_int, converts_unchecked
 from ember.ops.inplace import count_write, inplace, needs_history
 from ember.ops.random import Generator, bernoulli, normal_samples, uniform_samples
 from ember.ops.select import zero_grad_from
@@ -79,8 +79,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                             f"{tuple(value.shape)}")
     if isinstance(value, Tensor):
         value = value.reshape(())
-    else:  # a number the dtype cannot hold is an error (a tensor value wraps, as in PyTorch)
-        check_fits("fill_", value, self.dtype)
+    elif not converts_unchecked(self.dtype, self.numel()):  # a number the dtype cannot hold
+        check_fits("fill_", value, self.dtype)  # is an error (a tensor value wraps, as torch)
     return _write_from(self, value, "fill_")
 
 

@@ -15,8 +15,8 @@ from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_exponent", "check_factor", "check_fits", "check_number_int", "number_int_error",
-           "stored_number"]
+__all__ = ["check_exponent", "check_factor", "check_fits", "check_number_int", "converts_unchecked",
+           "number_int_error", "stored_number"]
 
 
 def check_real(op: str, value: Any, dtype: DType) -> None:
@@ -85,10 +85,23 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
                             f"use {wider}")
 
 
+def converts_unchecked(dtype: DType, numel: int = 0) -> bool:
+    """Whether PyTorch stores a number into ``dtype`` with no range check, converting it as a
+    0-d tensor's cast does: float dtypes narrower than float32 (float16, bfloat16, the
+    float8s) in ``x[i] = v`` and ``where`` (``numel`` 0), and in ``fill_``/``full`` of one
+    element (``numel`` 1). Out of range, the cast saturates (float8_e4m3fn: 448) or gives
+    inf/NaN, as ``.to()``."""
+    return numel <= 1 and dtype.is_floating_point and dtype.itemsize < 4
+
+
 def stored_number(op: str, value: Any, dtype: DType) -> Any:
-    """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits`: a complex number's
-    real part in a real dtype, its truth value in bool (``2j`` is True), as PyTorch's."""
-    check_fits(op, value, dtype)
+    """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits` (no range check
+    where :func:`converts_unchecked`): a complex number's real part in a real dtype, its
+    truth value in bool (``2j`` is True), as PyTorch's."""
+    if converts_unchecked(dtype):
+        check_real(op, value, dtype)
+    else:
+        check_fits(op, value, dtype)
     if isinstance(value, (complex, np.complexfloating)) and not dtype.is_complex:
         return bool(value) if dtype.category == dtypes.BOOL else value.real
     return value

@@ -20,7 +20,7 @@ from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
 from ember.ops.convert import cast, promote, result_dtype
 from ember.ops.creation import zeros
-from ember.ops.fits import check_fits, check_number_int
+from ember.ops.fits import check_fits, check_number_int, converts_unchecked
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
@@ -173,8 +173,8 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
             raise DTypeError(f"where: the condition must be a bool tensor, got "
                              f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
         a, b = promote(input, other)
-        for value in (input, other):  # (PyTorch checks no half dtype: 70000 is inf there)
-            if not isinstance(value, Tensor) and a.dtype not in (dtypes.float16, dtypes.bfloat16):
+        for value in (input, other):  # (PyTorch checks no float16/8: 70000 is inf there)
+            if not isinstance(value, Tensor) and not converts_unchecked(a.dtype):
                 check_fits("where", value, a.dtype)
         return apply(Where, condition, a, b)
     except TensorLikeOperand:  # an operand is an fx Proxy, a DTensor, …
