@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import DTypeError, ValueOverflow
+from ember.errors import ArgumentTypeError, DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
@@ -182,12 +182,13 @@ def check_number_int(op: str, value: Any) -> None:
         raise number_int_error(op, value)
 
 
-def number_int_error(op: str, value: Any) -> ValueOverflow:
+def number_int_error(op: str, value: Any) -> ValueOverflow | ArgumentTypeError:
     """The error of :func:`check_number_int` (one message for every site that tests the range
-    inline on a hot path, as ``creation.scalar_tensor`` does)."""
+    inline on a hot path, as ``creation.scalar_tensor`` does): a TypeError for a ``np.uint64``
+    and an OverflowError for a Python int, as PyTorch's."""
     where = f"{op}: " if op else ""  # (no name where the calling op adds its own)
     if type(value) is np.uint64:
-        return ValueOverflow(f"{where}np.uint64({value}) is beyond int64, as a NumPy integer "
+        return ArgumentTypeError(f"{where}np.uint64({value}) is beyond int64, as a NumPy integer "
                              "given to an op must be (PyTorch's rule; NumPy would wrap it to "
                              f"{value.astype(np.int64)}). Hint: pass float({value}), or "
                              f"ember.tensor(np.uint64({value})) for a uint64 tensor")
