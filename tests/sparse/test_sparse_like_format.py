@@ -29,3 +29,20 @@ def test_a_dense_like_takes_none_as_preserve_format_as_torch():
         for op, args in CALLS.items():
             made = getattr(lib, op)(x, *args, memory_format=None)
             assert made.is_contiguous(memory_format=lib.channels_last), (lib.__name__, op)
+
+
+@pytest.mark.parametrize("layout", ["to_sparse_csr", "to_sparse_csc"])
+@pytest.mark.parametrize("op", CALLS)
+def test_an_explicit_preserve_format_on_a_compressed_like_as_torch(op, layout):
+    # (Ember accepted it for ones_like/empty_like/full_like; torch's zeros_like accepts it)
+    args = CALLS[op]
+    for lib, error in ((torch, RuntimeError), (ember, ember.errors.ArgumentError)):
+        s = getattr(lib.tensor([[0.0, 1.0], [2.0, 0.0]]), layout)()
+        call = lambda fmt, s=s, lib=lib: getattr(lib, op)(s, *args, memory_format=fmt)  # noqa
+        if op == "zeros_like":
+            assert call(lib.preserve_format).layout == s.layout
+        else:
+            with pytest.raises(error, match="unsupported memory format Preserve"):
+                call(lib.preserve_format)
+        assert call(lib.contiguous_format).layout == s.layout
+        assert call(None).layout == s.layout

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.layouts import check_format, order_of, sparse_coo, strided
+from ember.layouts import check_format, order_of, preserve_format, sparse_coo, strided
 from ember.ops.creation import full, zeros
 from ember.sparse.convert import convert, empty_index
 from ember.sparse.tensor import SparseTensor, not_supported
@@ -25,6 +25,10 @@ def _like(op: str, s: SparseTensor, fill: Any, dtype: Any, device: Any,
         raise ArgumentError(f"{op}: memory format option is only supported by strided tensors "
                             f"(as PyTorch's), got memory_format={memory_format!r} for a "
                             f"{made!r} result. Hint: leave it out")
+    if memory_format is preserve_format and made is s.layout and op != "zeros_like":
+        raise ArgumentError(f"{op}: unsupported memory format Preserve for a {made!r} result "
+                            "(a compressed tensor keeps its pattern, as PyTorch's refuses "
+                            "it). Hint: leave memory_format out or pass contiguous_format")
     if memory_format is not None and check_format(op, memory_format).rank is not None:
         order_of(op, memory_format, tuple(s.shape))  # (channels_last needs a 4-d tensor)
     dtype = s.dtype if dtype is None else dtype
