@@ -163,7 +163,7 @@ class Tracer:
         """The public function that is ``op`` (``ember.sigmoid`` for the op it hands over to,
         which a call of a closure's ``ember.sigmoid`` records), so a call gets one target
         however it was reached, as torch.fx records ``torch.sigmoid``; else ``op``."""
-        return getattr(self, "_public_by_op", {}).get(op, op)
+        return self._public_by_op.get(op, op)
 
     def create_arg(self, a: Any) -> Any:
         """A value as a node argument: proxies become their nodes, the root's parameters,
@@ -306,9 +306,7 @@ class Tracer:
             g[name] = _recorder(original if original is not _MISSING
                                 else getattr(builtins, name))
         public = _public_functions()
-        self._public_by_op = {}  # (``ember``'s namespace first)
-        for _, _, fn in public:
-            self._public_by_op.setdefault(inspect.unwrap(fn), fn)
+        self._public_by_op = _public_by_op(public)
         ids = {id(fn) for _, _, fn in public}
         public += [(g, name, f) for g in user_globals for name, f in list(g.items())
                    if id(f) in ids]
@@ -401,6 +399,23 @@ def _public_functions() -> list[tuple[dict[str, Any], str, Callable]]:
     return [(vars(namespace), name, fn) for namespace in namespaces
             for name, fn in list(vars(namespace).items())
             if not name.startswith("_") and isinstance(fn, types.FunctionType)]
+
+
+_PUBLIC_BY_OP: list = [[], {}]  # (the public functions it was built from, the map)
+
+
+def _public_by_op(public: list) -> dict[Callable, Callable]:
+    """The op each public function hands over to (``inspect.unwrap``) -> the function
+    (``ember``'s namespace first), built once per process: again only where the public
+    functions are no longer the same objects (one added to or replaced in a namespace;
+    ``ember.library``'s custom ops live in ``ember.ops.<namespace>``, not among them)."""
+    fns = [fn for _, _, fn in public]
+    if fns != _PUBLIC_BY_OP[0]:  # (identities compared first: no function's __eq__ runs)
+        by_op: dict[Callable, Callable] = {}
+        for fn in fns:
+            by_op.setdefault(inspect.unwrap(fn), fn)
+        _PUBLIC_BY_OP[:] = [fns, by_op]
+    return _PUBLIC_BY_OP[1]
 
 
 def _recorder(fn: Callable) -> Callable:
