@@ -38,10 +38,12 @@ def test_dense_times_a_broadcast_sparse_as_torch(case, coalesced):
         r, flipped = dense * s, s * dense
         inplace = dense.clone()
         inplace.mul_(s)
-        outs.append((r.layout is lib.sparse_coo, r.shape == flipped.shape,
-                     r.to_dense().tolist(), flipped.to_dense().tolist(), inplace.tolist()))
+        # (is_coalesced: an uncoalesced s gave an uncoalesced product; torch coalesces s)
+        outs.append((r.layout is lib.sparse_coo, r.shape == flipped.shape, r.is_coalesced(),
+                     flipped.is_coalesced(), r.to_dense().tolist(),
+                     flipped.to_dense().tolist(), inplace.tolist()))
     expected = (dense * s.to_dense()).tolist()
-    assert outs[0] == outs[1][:2] + (expected,) * 3
+    assert outs[0] == outs[1][:4] + (expected,) * 3
     if 1 not in size:  # (torch's own sparse product: see the module docstring)
         assert outs[0] == outs[1]
 
@@ -52,6 +54,10 @@ def test_the_broadcast_product_s_gradients():
     assert ember.autograd.gradcheck(
         lambda d, v: (d * ember.sparse_coo_tensor(ember.tensor([[0, 2]]), v, (3,))).to_dense(),
         (d, v))
+    w = ember.tensor([3.0, 5.0, -1.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(  # (uncoalesced: the repeated entry summed first)
+        lambda d, w: (d * ember.sparse_coo_tensor(ember.tensor([[2, 0, 2]]), w, (3,)))
+        .to_dense(), (d, w))
 
 
 def test_a_dense_dim_that_would_broadcast_is_still_refused():

@@ -205,8 +205,9 @@ def mul(input: Any, other: Any) -> SparseTensor:
 
 def _broadcast_pattern(s: SparseTensor, shape: tuple[int, ...]) -> SparseTensor:
     """The COO tensor ``s`` broadcast to ``shape`` along its sparse dimensions (new leading
-    ones and those of size 1): each entry repeated at every position there, coalesced if
-    ``s`` is, as PyTorch broadcasts a sparse operand of ``dense * sparse``."""
+    ones and those of size 1): each entry repeated at every position there, coalesced (``s``
+    coalesced first), as PyTorch broadcasts a sparse operand of ``dense * sparse``."""
+    s = coalesce(s)
     new = len(shape) - s.ndim
     index = np.concatenate([np.zeros((new, s._nnz()), dtype=np.int64), coo_index(s)])
     entry = np.arange(s._nnz())
@@ -217,7 +218,7 @@ def _broadcast_pattern(s: SparseTensor, shape: tuple[int, ...]) -> SparseTensor:
             index[d] = np.tile(np.arange(shape[d]), n)
     order = np.argsort(linear_index(index, shape[:index.shape[0]]), kind="stable")
     return SparseTensor(sparse_coo, shape, (long_index(index[:, order]),),
-                        s._vals.index_select(0, long_index(entry[order])), s._coalesced)
+                        s._vals.index_select(0, long_index(entry[order])), True)
 
 
 def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
