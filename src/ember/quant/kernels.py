@@ -14,6 +14,7 @@ the output range (from the zero point up with a fused ReLU).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -174,6 +175,62 @@ def conv_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],
     out = cols @ wg.transpose(0, 2, 1)  # (groups, N·positions, O/groups)
     out = out.reshape(groups, n, positions, o // groups).transpose(1, 0, 3, 2)
     return np.ascontiguousarray(out.reshape(n, o, *counts))
+
+
+def depthwise_fast_path(channels: int, out_channels: int, groups: int, kernel: tuple[int, ...],
+                        stride: tuple[int, ...], padding: tuple[int, ...],
+                        dilation: tuple[int, ...]) -> bool:
+    """Whether fbgemm runs this (2-D or 3-D, zero-padded) convolution through its depthwise
+    kernels (``takeDepthWiseFastPath``): groups equal to the input channels, a multiple of 8,
+    one or two output channels per group, kernels of 3 or 5 (the last two equal), strides 1
+    or 2, no dilation, padding ``(k - 1) // 2``."""
+    return (len(kernel) >= 2 and groups == channels and groups % 8 == 0
+            and out_channels in (groups, 2 * groups) and kernel[-1] == kernel[-2]
+            and all(k in (3, 5) for k in kernel) and all(s in (1, 2) for s in stride)
+            and all(d == 1 for d in dilation)
+            and all(p == (k - 1) // 2 for p, k in zip(padding, kernel)))
+
+
+@functools.cache
+def avx512_vnni() -> bool:
+    """Whether this CPU has AVX-512 VNNI (Linux's ``/proc/cpuinfo`` flags; False elsewhere),
+    on which PyTorch's ``"x86"`` engine sends some convolutions to oneDNN."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and "avx512_vnni" in line.split() for line in f)
+    except OSError:
+        return False
+
+
+def x86_uses_onednn(weight_zero_points: Any, groups: int) -> bool:
+    """Whether PyTorch's ``"x86"`` engine runs a (non-transposed) convolution with oneDNN
+    rather than fbgemm (``should_use_onednn_quant``): on CPUs with AVX-512 VNNI, weight zero
+    points all 0 and at most 100 groups."""
+    return avx512_vnni() and groups <= 100 and not np.any(weight_zero_points)
+
+
+def depthwise_saturation(q: np.ndarray, zero_point: int, w: np.ndarray,
+                         stride: tuple[int, ...], padding: tuple[int, ...]) -> np.ndarray | int:
+    """What fbgemm's depthwise kernels lose to int16 saturation, to add to the exact
+    accumulator: they multiply the uint8 activations ``q`` (padding: ``zero_point``) by the
+    int8 weights ``w`` (O, 1, *kernel) tap by tap in kernel order, and add each pair of taps
+    (0 and 1, 2 and 3, ...) with ``vpmaddubsw``, which saturates the pair's sum to
+    [-32768, 32767]. 0 when no pair can reach that (7-bit activations never do)."""
+    if int(np.abs(q).max(initial=0)) * int(np.abs(w).max(initial=0)) * 2 <= 32767:
+        return 0
+    n, c = q.shape[:2]
+    o, kernel = w.shape[0], tuple(w.shape[2:])
+    k = int(np.prod(kernel))
+    pads = symmetric(padding)
+    counts = window_positions(q.shape[2:], kernel, (1,) * len(kernel), pads, stride)
+    win = windows(np, q.astype(np.int32), kernel, (1,) * len(kernel), pads, stride, counts,
+                  value=zero_point).reshape(n, c, 1, k, -1)
+    per_group = o // c  # (1 or 2 output channels read each input channel)
+    products = win * w.astype(np.int32).reshape(1, c, per_group, k, 1)
+    pairs = products[:, :, :, 0:k - 1:2] + products[:, :, :, 1::2]  # (a lone tap fits int16)
+    lost = np.clip(pairs, -32768, 32767)
+    lost -= pairs
+    return lost.sum(axis=3, dtype=np.int32).reshape(n, o, *counts)
 
 
 def conv_transpose_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],

@@ -439,6 +439,14 @@ class _Conv(_ConvLayer):
         self._check_input(q.shape, padding)
         acc = kernels.conv_accumulate(kernels.centred(q, x._zero_point), self._w_centred,
                                       self.stride, padding, self.dilation, self.groups)
+        fbgemm = self._engine == "fbgemm" or (
+            self._engine == "x86" and not kernels.x86_uses_onednn(self._w._zero_point,
+                                                                  self.groups))
+        if fbgemm and kernels.depthwise_fast_path(
+                self.in_channels, self.out_channels, self.groups, self.kernel_size,
+                self.stride, padding, self.dilation):
+            acc = acc + kernels.depthwise_saturation(q, x._zero_point, self._w._int.numpy(),
+                                                     self.stride, padding)
         return self._output(acc, x, 1)
 
     def _check_input(self, shape: tuple, padding: tuple[int, ...]) -> None:
