@@ -285,14 +285,17 @@ def requantize_qnnpack(acc: np.ndarray, input_scale: float, weight_scales: np.nd
                        bias: np.ndarray | None, output_scale: float, output_zero_point: int,
                        relu: bool, channel_axis: int) -> np.ndarray:
     """QNNPACK's requantization of an accumulator to uint8: the bias quantized to int32 with
-    scale ``input_scale * weight_scale`` (as ``quantize_per_tensor``/``_per_channel`` to
-    ``qint32``) and added to the integers, then ``nearbyint(float32(acc) * multiplier)`` plus
-    the output zero point, clamped; ``multiplier = (input_scale * weight_scale) * (1 /
-    output_scale)`` in float32 (PyTorch's requantization scales, by the reciprocal)."""
+    scale ``input_scale * weight_scale`` multiplied in float64 (PyTorch's ``QuantizeBias``
+    takes the scales as doubles; pass ``weight_scales`` unrounded) and rounded to float32 by
+    the ``qint32`` quantizer, ``nearbyint(bias * (1 / scale))``, added to the integers; then
+    ``nearbyint(float32(acc) * multiplier)`` plus the output zero point, clamped;
+    ``multiplier = (input_scale * weight_scale) * (1 / output_scale)`` in float32 (PyTorch's
+    requantization scales, by the reciprocal)."""
     act_times_w = _F32(input_scale) * weight_scales.astype(_F32)
     if bias is not None:
         per_channel = act_times_w.size > 1
-        q_bias = quantize(bias, act_times_w if per_channel else act_times_w[0],
+        bias_scales = (np.float64(input_scale) * weight_scales.astype(np.float64)).astype(_F32)
+        q_bias = quantize(bias, bias_scales if per_channel else bias_scales[0],
                           np.zeros(act_times_w.size, np.int64) if per_channel else 0,
                           -2**31, 2**31 - 1, np.int32, 0 if per_channel else None)
         acc = acc + _along(q_bias.astype(np.float64), channel_axis, acc.ndim)

@@ -210,7 +210,7 @@ class _WeightedQuantized(Module):
         self._b = None if bias is None else bias.detach().float().numpy().copy()
         zp = w._zero_point
         self._w_centred = kernels.centred(w._int.numpy(), zp, w._axis)
-        self._w_scales = np.atleast_1d(np.asarray(w._scale, np.float32))
+        self._w_scales = np.atleast_1d(np.asarray(w._scale, np.float64))  # (as stored)
 
     def weight(self) -> QuantizedTensor:
         return self._w
