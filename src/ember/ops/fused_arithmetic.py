@@ -8,16 +8,16 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError
+from ember.ops.addc_half import AddcHalf
 from ember.ops.arithmetic import Add, Div, Mul, _scaled
 from ember.ops.convert import (
     HALF,
-    cast,
     laid_out_as_operands,
     laid_out_like,
     promote,
     result_dtype,
 )
-from ember.ops.fits import _dtype_name, check_number_int
+from ember.ops.fits import _dtype_name, check_factor, check_number_int
 from ember.ops.inplace import bind_inplace
 from ember.ops.lerp_kernel import Lerp
 from ember.ops.primitive import Primitive, apply
@@ -52,22 +52,19 @@ def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: An
                  value: Any) -> Tensor:
     """``input + value * prim(tensor1, tensor2)`` in PyTorch's result dtype of all three
     (``uint8 + int8_0d * bool`` stays uint8; ``int8 * int8`` does not overflow on its way to an
-    int16 sum), in PyTorch's order, ``(value * tensor1) op tensor2``, and in float32 for
-    float16/bfloat16 (rounded once at the end; addcmul's multiply-add fused): its bits."""
+    int16 sum), in PyTorch's order, ``(value * tensor1) op tensor2``; float16/bfloat16 in one
+    primitive, :class:`~ember.ops.addc_half.AddcHalf` (PyTorch's float32 rounding and its
+    half gradient formulas)."""
     a, b, c = promote(input, tensor1, tensor2)
-    half = a.dtype if a.dtype in HALF else None
-    if half is not None:
-        a, b, c = (cast(t, dtypes.float32) for t in (a, b, c))
+    if a.dtype in HALF:
+        check_factor(op, "value", value, a.dtype, (input, tensor1, tensor2))
+        return apply(AddcHalf, a, b, c, value=value, divide=prim is Div)
     if value != 1:
         b = _scaled(op, "value", b, value, input, tensor1, tensor2)
-    if half is not None and prim is Mul:  # (PyTorch's float32 multiply-add is fused, one
-        # rounding: exact in float64, then rounded by the cast back, through float32)
-        a, b, c = (cast(t, dtypes.float64) for t in (a, b, c))
     product = apply(prim, b, c)
     if not a._data.flags.c_contiguous:  # (``input``'s layout, as PyTorch's, when dense)
         product = laid_out_like(product, a)
-    out = apply(Add, a, product)
-    return out if half is None else cast(out, half)
+    return apply(Add, a, product)
 
 
 @method()

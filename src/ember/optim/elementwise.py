@@ -22,6 +22,7 @@ import numpy as np
 
 from ember.backend import CPU, compiled
 from ember.errors import ArgumentError, ArgumentTypeError
+from ember.ops.addc_half import half_addc
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -344,16 +345,14 @@ def half_decay_squares_(xp: Any, v: Any, decay: float, g: Any, weight: float) ->
     ``fma(weight * g, g, v)`` (float64 holds the product of two float32 exactly); returns
     ``v``."""
     scale_(v, decay)
-    wg = (xp.float32(weight) * g).astype(xp.float64)
-    v[...] = (v.astype(xp.float64) + wg * g.astype(xp.float64)).astype(xp.float32)
+    v[...] = half_addc(xp, v, g, g, weight, divide=False)
     return v
 
 
 def half_addcdiv_(xp: Any, a: Any, t1: Any, t2: Any, value: float) -> Any:
     """PyTorch's ``a.addcdiv_(t1, t2, value=value)`` of a half-precision ``a``:
     ``a + (value * t1) / t2`` in float32 and one rounding; returns ``a``."""
-    f32 = xp.float32
-    a[...] = a.astype(f32) + f32(value) * t1.astype(f32) / t2.astype(f32)
+    a[...] = half_addc(xp, a, t1, t2, value, divide=True)
     return a
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ember.dtypes import DType, bool_, int32, int64
+from ember.dtypes import DType, bool_, float64, int32, int64
 from ember.dtypes import float32 as _FLOAT32
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import Context, onnx_type
@@ -340,6 +340,22 @@ def where(ctx: Context, eqn: Eqn) -> str:
     if not _may_be_minus_zero(ctx, first):
         return ctx.cast(ctx.node("Where", [c, a, b]), on, out)
     return ctx.cast(_chosen(ctx, c, a, b, on), on, out)
+
+
+@converter("addc_half")
+def addc_half(ctx: Context, eqn: Eqn) -> str:
+    """float16/bfloat16 addcmul/addcdiv as eager computes them: ``(value·t1) op t2`` in
+    float32, addcmul's multiply-add in float64 (the float32 product exact: one rounding, as
+    PyTorch's fused one), rounded back through float32."""
+    out, value = eqn.outputs[0].dtype, eqn.params["value"]
+    a, b, c = (ctx.cast(ctx.value(v), v.dtype, _FLOAT32) for v in eqn.inputs)
+    if value != 1:
+        b = ctx.node("Mul", [b, ctx.scalar(float(np.float32(value)), _FLOAT32)])
+    if eqn.params["divide"]:
+        return ctx.cast(ctx.node("Add", [a, ctx.node("Div", [b, c])]), _FLOAT32, out)
+    a, b, c = (ctx.cast(x, _FLOAT32, float64) for x in (a, b, c))
+    total = ctx.node("Add", [a, ctx.node("Mul", [b, c])])
+    return ctx.cast(ctx.cast(total, float64, _FLOAT32), _FLOAT32, out)
 
 
 def _chosen(ctx: Context, c: str, a: str, b: str, on: DType) -> str:
