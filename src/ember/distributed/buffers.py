@@ -273,6 +273,10 @@ def reducible(t: Tensor, op: Any, who: str) -> Reducible:
     return Reducible([host_array(t, who)], op, who)
 
 
+# Work.wait(timeout): how long it tests in a tight loop, then the first and longest sleep
+_SPIN_S, _SLEEP_MIN, _SLEEP_MAX = 1e-3, 2e-5, 1e-3
+
+
 class Work:
     """The handle of a collective started with ``async_op=True``; ``wait()`` finishes it.
 
@@ -286,7 +290,7 @@ class Work:
     """
 
     __slots__ = ("_request", "_finish", "_done", "_outputs", "_future", "_future_set",
-                 "_with_status", "_source", "_error")
+                 "_with_status", "_source", "_error", "_timeout")
 
     def __init__(
         self,
@@ -304,61 +308,82 @@ class Work:
         self._with_status = () if status is None else (status,)
         self._source = source
         self._error: Exception | None = None
+        self._timeout: timedelta | None = None  # wait()'s default (a timed async barrier's)
 
-    def _call(self, name: str) -> Any:
-        """The request's ``Wait``/``Test``; a failure is kept for :meth:`exception`."""
-        try:
-            return call(self._request, name, *self._with_status)
-        except Exception as exc:
-            self._error = exc
-            raise
-
-    def _complete(self) -> None:
-        self._done = True
-        if self._finish is not None:
-            self._finish()
-            self._finish = None
+    def _poll(self, block: bool) -> None:
+        """Waits for (``block``) or tests the request once; once it is done, runs the finish
+        step and completes the future. A failure (MPI's, or the finish step's) is kept, not
+        raised: the work is then done, with that error (as PyTorch's c10d ``Work``)."""
+        if not self._done:
+            try:
+                if block:
+                    call(self._request, "Wait", *self._with_status)
+                elif not call(self._request, "Test", *self._with_status):
+                    return
+                if self._finish is not None:
+                    self._finish()
+            except Exception as exc:
+                self._error = exc
+            self._done, self._finish = True, None
+        self._set_future()
 
     def wait(self, timeout: timedelta | None = None) -> bool:
-        """Blocks until the collective is done and its results are in the tensors.
+        """Blocks until the collective is done and its results are in the tensors; raises
+        its error if it failed (every time it is called, as PyTorch).
 
-        ``timeout`` (a ``timedelta``, as PyTorch's; zero or None waits as long as it takes):
-        a collective not done by then raises :class:`DistError` (it keeps running, so a later
-        ``wait`` can still finish it).
+        ``timeout`` (a ``timedelta``, as PyTorch's; zero or None waits as long as it takes;
+        the default of a barrier's work is the barrier's ``timeout``): a collective not done
+        by then raises :class:`DistError` (it keeps running, so a later ``wait`` can still
+        finish it).
 
         Example:
             >>> work.wait(timeout=datetime.timedelta(seconds=30))
             True
         """
-        if not self._done:
-            limit = 0.0 if timeout is None else timeout.total_seconds()
-            if limit > 0:
-                deadline = time.monotonic() + limit
-                while not self.is_completed():
-                    if time.monotonic() >= deadline:
-                        raise DistError(
-                            f"Work.wait: the operation did not finish within {limit:g} s. "
-                            "Hint: a rank may not have called it (or a matching send/recv)"
-                        )
-                    time.sleep(1e-4)
-            else:
-                self._call("Wait")
-                self._complete()
-        self._set_future()
+        timeout = self._timeout if timeout is None else timeout
+        limit = 0.0 if timeout is None else timeout.total_seconds()
+        if limit > 0:
+            self._wait_until(limit)
+        else:
+            self._poll(True)
+        if self._error is not None:
+            raise self._error
         return True
 
+    def _wait_until(self, limit: float) -> None:
+        """Tests the request until it is done or ``limit`` seconds pass (DistError): a tight
+        loop for the first ``_SPIN_S`` (a collective whose ranks are all there finishes in
+        microseconds, and only advances inside an MPI call), then sleeps growing to
+        ``_SLEEP_MAX`` between tests, so a long wait costs little CPU."""
+        start = time.monotonic()
+        delay = _SLEEP_MIN
+        while not self.is_completed():
+            waited = time.monotonic() - start
+            if waited >= limit:
+                raise DistError(
+                    f"Work.wait: the operation did not finish within {limit:g} s. "
+                    "Hint: a rank may not have called it (or a matching send/recv)"
+                )
+            if waited >= _SPIN_S:
+                time.sleep(delay)
+                delay = min(2 * delay, _SLEEP_MAX)
+
     def is_completed(self) -> bool:
-        """Whether the collective is done (never blocks)."""
-        if not self._done and self._call("Test"):
-            self._complete()
+        """Whether the collective is done (never blocks); raises its error if it failed
+        (every time, as :meth:`wait`; :meth:`is_success` and :meth:`exception` never raise)."""
+        self._poll(False)
+        if self._error is not None:
+            raise self._error
         return self._done
 
     def is_success(self) -> bool:
-        return self.is_completed()
+        """Whether the collective is done without error (never blocks or raises)."""
+        self._poll(False)
+        return self._done and self._error is None
 
     def exception(self) -> Exception | None:
-        """The error that ``wait()`` or ``is_completed()`` raised for this operation; None
-        when it has not failed (as PyTorch's ``Work.exception``; it never blocks).
+        """The error this operation failed with (what ``wait()`` raises); None when it has
+        not failed (as PyTorch's ``Work.exception``; it never blocks).
 
         Example:
             >>> work = dist.all_reduce(t, async_op=True)
@@ -386,10 +411,14 @@ class Work:
         return self._source()
 
     def _set_future(self) -> None:
-        """Completes the future (running what is chained on it) once the collective is done."""
+        """Completes the future (running what is chained on it) once the collective is done:
+        with its outputs, or with its error."""
         if self._future is not None and self._done and not self._future_set:
             self._future_set = True
-            self._future.set_result(self._outputs)
+            if self._error is None:
+                self._future.set_result(self._outputs)
+            else:
+                self._future.set_exception(self._error)
 
     def get_future(self) -> Future[list[Tensor]]:
         """A future of the output tensors; it completes when the collective does (on
@@ -401,13 +430,7 @@ class Work:
             >>> halved.wait()
         """
         if self._future is None:
-            def drive(block: bool) -> None:
-                if block:
-                    self.wait()
-                elif self.is_completed():
-                    self._set_future()
-
-            self._future = Future._driven_by(drive)
+            self._future = Future._driven_by(self._poll)
         return self._future
 
 

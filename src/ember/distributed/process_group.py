@@ -30,6 +30,11 @@ from ember.distributed.errors import (  # noqa: F401 (re-exported: their path be
 from ember.errors import ArgumentError
 
 
+class _NotInGroup(DistError, ValueError):
+    """A world rank outside the group where one of its ranks is needed (a root, a peer): a
+    ValueError, as PyTorch's ``get_group_rank`` raises, and a DistError as Ember's was."""
+
+
 class ProcessGroup:
     """A set of ranks with their own communicator.
 
@@ -60,7 +65,7 @@ class ProcessGroup:
         try:
             return self.ranks.index(world_rank)
         except ValueError:
-            raise DistributedError(f"rank {world_rank} is not in the group {self.ranks}") from None
+            raise _NotInGroup(f"rank {world_rank} is not in the group {self.ranks}") from None
 
     def root(self, world_rank: int | None, group_rank: int | None, who: str,
              default: int | None = None) -> int:
@@ -350,11 +355,13 @@ def new_group(
     use_local_synchronization: bool = False,
     group_desc: str | None = None,
     device_id: Any = None,
+    sort_ranks: bool = True,
 ) -> Any:
     """A group of the given world ranks (all of them when None); every rank must call it.
 
     Group ranks follow the world ranks' order, whatever order ``ranks`` lists them in (as in
-    PyTorch, which sorts them). Returns the :class:`ProcessGroup` on members,
+    PyTorch, which sorts them); with ``sort_ranks=False`` they follow ``ranks``' order
+    (every rank must pass the same list). Returns the :class:`ProcessGroup` on members,
     ``GroupMember.NON_GROUP_MEMBER`` elsewhere. PyTorch's other arguments are taken:
     ``backend`` must be None or ``"mpi"``; ``timeout``, ``pg_options``, ``group_desc`` and
     ``device_id`` change nothing; ``use_local_synchronization=True`` (only the members call
@@ -362,6 +369,8 @@ def new_group(
 
     Example:
         >>> evens = dist.new_group([0, 2], backend="mpi")
+        >>> dist.get_group_rank(dist.new_group([1, 0], sort_ranks=False), 1)
+        0
     """
     if backend not in ("mpi", None):
         raise DistributedError(f"new_group: backend {backend!r} is not available; Ember's CPU "
@@ -372,17 +381,21 @@ def new_group(
                             "Hint: call new_group on every rank, without it")
     world = resolve(None, "new_group")
     ranks = list(range(world.size())) if ranks is None else list(ranks)
-    return split_world([ranks], "new_group")[0]
+    return split_world([ranks], "new_group", sort_ranks=sort_ranks)[0]
 
 
-def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = None) -> list[Any]:
+def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = None,
+                sort_ranks: bool = True) -> list[Any]:
     """One group per list of ranks of ``parent`` (the world by default) in ``parts``
     (disjoint), made with a single ``MPI_Comm_split`` of its communicator; every rank of
-    ``parent`` must call it with the same ``parts``. Returns, per part, the
+    ``parent`` must call it with the same ``parts``. Group ranks follow the order of the
+    ranks, or of each part with ``sort_ranks=False``. Returns, per part, the
     :class:`ProcessGroup` (holding world ranks) on its members and
     ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
     parent = resolve(parent, who)
-    parts = [sorted(int(r) for r in part) for part in parts]
+    parts = [[int(r) for r in part] for part in parts]
+    if sort_ranks:
+        parts = [sorted(part) for part in parts]
     seen: dict[int, int] = {}
     kind = "world" if parent is GroupMember.WORLD else "parent group"
     for i, part in enumerate(parts):
@@ -416,18 +429,20 @@ def barrier(
 ) -> Any:
     """Waits until every rank of ``group`` gets here; with ``async_op=True`` returns a
     :class:`~ember.distributed.Work` whose ``wait()`` does (``device_ids``: PyTorch's GPU
-    argument, ignored on CPU). A blocking barrier given a ``timeout`` (a ``timedelta``)
-    raises :class:`DistError` when the other ranks have not all arrived by then (the barrier
-    keeps running: the ranks still meet in it).
+    argument, ignored on CPU). Given a ``timeout`` (a ``timedelta``), the barrier (or the
+    async work's ``wait()``) raises :class:`DistError` when the other ranks have not all
+    arrived by then (the barrier keeps running: the ranks still meet in it).
 
     Example:
         >>> dist.barrier(async_op=True).wait()
         >>> dist.barrier(timeout=datetime.timedelta(minutes=5))
     """
     # always MPI_Ibarrier, waited for unless async: MPI never matches a blocking collective
-    # with a nonblocking one, so ranks mixing plain, timed and async barriers would hang
+    # with a nonblocking one (Open MPI 5 hangs), so ranks mixing plain, timed and async
+    # barriers would hang. The cost: a few microseconds more than MPI_Barrier
     work = run(resolve(group, "barrier").comm, "Barrier", (), True)
     if async_op:
+        work._timeout = timeout  # as PyTorch's barrier option: wait() fails after it
         return work
     work.wait(timeout)
     return None
