@@ -502,8 +502,9 @@ class TracedCall(Function):
         ctx.set_materialize_grads(False)
         _find_held(entry)
         # (a root the graph keeps as a constant: a copy, or writing into it changes later calls)
-        outs = tuple(_wrap(r._data.copy(), r._device) if owner(r._data) in entry.joint.consts
-                     else r.detach() for r in roots)
+        # (order "K": in the constant's layout, a channels-last zeros_like(x) stays one)
+        outs = tuple(_wrap(r._data.copy(order="K"), r._device)
+                     if owner(r._data) in entry.joint.consts else r.detach() for r in roots)
         diff = set(entry.joint.differentiable)
         ctx.mark_non_differentiable(*(o for r, o in enumerate(outs) if r not in diff))
         return outs

@@ -426,7 +426,7 @@ class CompiledFunction:
             # (what it returns in the memory of state it rebound: its value now, before the
             # new value is written in)
             rebound = {owner(t._data) for t in tracer.carried.rebound()}
-            given = [_wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and
+            given = [_wrap(x._data.copy(order="K"), x._device) if isinstance(x, Tensor) and
                      owner(x._data) in rebound else x for x in given]
             graph = tracer.finish(returned)
         check_grad_views(self.name, views, tracer)
@@ -499,8 +499,9 @@ class CompiledFunction:
                 isinstance(x, Tensor) and owner(x._data) in kept for x in out_leaves):
             return out
         # (an output the graph keeps as a constant for later calls: the caller gets a copy,
-        # or writing into it would change what they return)
-        return self._rebuild(entry, [_wrap(x._data.copy(), x._device)
+        # or writing into it would change what they return; in its layout, as later calls
+        # return it: a C-order copy made a channels-last zeros_like(x) contiguous)
+        return self._rebuild(entry, [_wrap(x._data.copy(order="K"), x._device)
                                      if owner(x._data) in kept else x
                                      for x in given if isinstance(x, Tensor)])
 
