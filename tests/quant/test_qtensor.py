@@ -116,7 +116,7 @@ def test_bad_arguments():
     "ember.quant.modules.dynamic", "ember.ops.fake_quantize", "ember.quant.qconfig_mapping",
     "ember.quant.fuser_method_mappings", "ember.quant.modules.conv_transpose",
     "ember.quant.observer_state", "ember.quant.mappings", "ember.quant.modules.batchnorm",
-    "ember.quant.modules.functional"])
+    "ember.quant.modules.functional", "ember.quant.qtensor_views"])
 def test_docstring_examples_run(name):
     import ember.ao.quantization as eq
 
