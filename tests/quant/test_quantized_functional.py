@@ -95,12 +95,28 @@ def test_bad_input_is_refused():
         eqf.linear(x, ember.ones(2, 3))
     x4 = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.quint8)
     w4 = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.qint8)
-    with pytest.raises(ArgumentError, match="only zero padding"):
+    with pytest.raises(ArgumentError, match="only numeric zero padding"):
         eqf.conv2d(x4, w4, None, padding=1, padding_mode="reflect")
     with pytest.raises(ArgumentError, match="return_indices"):
         eqf.max_pool2d(x4, 2, return_indices=True)
     with pytest.raises(DTypeError, match="hardswish"):
         eqf.hardswish(ember.ones(3), 0.1, 0)
+
+
+def test_refusals_name_ember_and_the_functional_form():
+    """review57f items 5-6: the float-input hint names ember.nn.functional; padding='same'
+    gets the functional form's message (no reflect); dtype=qint8 is refused, saying that
+    PyTorch ignores it."""
+    x4 = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.quint8)
+    w4 = ember.quantize_per_tensor(ember.ones(1, 1, 3, 3), 0.1, 0, ember.qint8)
+    with pytest.raises(DTypeError, match="ember.nn.functional for float input") as e:
+        eqf.conv2d(ember.ones(1, 1, 3, 3), w4, None)
+    assert "torch" not in str(e.value)
+    with pytest.raises(ArgumentError, match="padding='same'") as e:
+        eqf.conv2d(x4, w4, None, padding="same")
+    assert "reflect" not in str(e.value)
+    with pytest.raises(DTypeError, match="PyTorch ignores dtype"):
+        eqf.conv2d(x4, w4, None, dtype=ember.qint8)
 
 
 @pytest.mark.parametrize("dtype,scale,zero_point", [("quint8", 0.1, 30), ("quint8", 0.0731, 200),

@@ -4,13 +4,15 @@ computes it.
 Products accumulate exactly: the centred integers ``q - zero_point`` are multiplied in a
 BLAS GEMM, in float32 while every partial sum stays below 2**24 (8-bit data with dot products
 of a few hundred terms), else in float64 (below 2**53: an int8 × uint8 dot product of 2**37
-terms), exact for integers either way. The accumulator is then requantized as
+terms), exact for integers either way (fbgemm's depthwise kernels are not: they add pairs
+of products in saturating int16, which :func:`depthwise_saturation` models). The
+accumulator is then requantized as
 fbgemm's ``ReQuantizeOutput`` does, in float32: ``act_times_w_scale = input_scale *
 weight_scale``, ``multiplier = act_times_w_scale / output_scale``, ``acc + bias /
-act_times_w_scale`` (per-tensor weights: ``fma(bias, 1 / act_times_w_scale, acc)``, rounded
-once), times ``multiplier``, rounded to nearest even, plus the output zero point, clamped to
-the output range (from the zero point up with a fused ReLU).
-"""
+act_times_w_scale`` (per-tensor weights: ``fma(bias, 1 / act_times_w_scale, acc)``: fbgemm's
+mul and add, which the compiler contracts to one FMA), times ``multiplier``, rounded to
+nearest even, plus the output zero point, clamped to the output range (from the zero point
+up with a fused ReLU)."""
 
 from __future__ import annotations
 
@@ -264,8 +266,11 @@ def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
     ``weight_scales`` holds one scale or one per output channel (along ``channel_axis``).
     The bias joins the accumulator as fbgemm's vector kernel adds it: per output channel
     ``bias / act_times_w`` rounded, then added; per tensor by the reciprocal in one fused
-    multiply-add, ``fma(bias, 1 / act_times_w, acc)`` (exact in float64, rounded once;
-    the two differ on exact ties of the output)."""
+    multiply-add, ``fma(bias, 1 / act_times_w, acc)`` (the two differ on exact ties of the
+    output). Ember computes it in float64, then rounds to float32: the product is exact
+    there, the sum nearly always (not when the terms' exponents are over ~29 apart), so this
+    is one rounding but where such a float64 sum lands exactly on a float32 midpoint (about
+    2**-29 of those elements), which a true FMA could round the other way."""
     act_times_w = _along(_F32(input_scale) * weight_scales.astype(_F32), channel_axis,
                          acc.ndim)
     multiplier = act_times_w / _F32(output_scale)

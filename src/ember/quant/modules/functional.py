@@ -31,7 +31,7 @@ def _quantized(op: str, input: Any) -> QuantizedTensor:
     if not isinstance(input, QuantizedTensor):
         raise DTypeError(f"quantized.functional.{op}: the input must be a quantized tensor, got "
                          f"a {type(input).__name__}. Hint: ember.quantize_per_tensor(x, scale, "
-                         "zero_point, ember.quint8), or torch.nn.functional for float input")
+                         "zero_point, ember.quint8), or ember.nn.functional for float input")
     return input
 
 
@@ -73,12 +73,14 @@ def _conv(layer_type: type, dims: int, input: Any, weight: Any, bias: Tensor | N
     op = f"conv{dims}d"
     x = _quantized(op, input)
     w = _weight(op, weight)
-    if padding_mode != "zeros":
-        raise ArgumentError(f"quantized.functional.{op}: only zero padding is supported (as "
-                            f"PyTorch's), got padding_mode={padding_mode!r}")
-    if x.dtype is not quint8 or dtype is not quint8:
-        raise DTypeError(f"quantized.functional.{op}: only ember.quint8 activations are "
-                         f"supported (as PyTorch's), got input {x.dtype!r}, dtype {dtype!r}")
+    if padding_mode != "zeros" or isinstance(padding, str):
+        raise ArgumentError(f"quantized.functional.{op}: only numeric zero padding is supported "
+                            f"(as PyTorch's), got padding={padding!r}, "
+                            f"padding_mode={padding_mode!r}")
+    if x.dtype is not quint8 or dtype is not quint8:  # (PyTorch ignores dtype: quint8 anyway)
+        raise DTypeError(f"quantized.functional.{op}: only ember.quint8 activations and "
+                         f"outputs are supported (PyTorch ignores dtype and returns quint8), "
+                         f"got input {x.dtype!r}, dtype {dtype!r}")
     if x.ndim != dims + 2 or w.ndim != dims + 2:
         raise ShapeError(f"quantized.functional.{op}: input and weight must be {dims + 2}-D, "
                          f"got shapes {tuple(x.shape)} and {tuple(w.shape)}")
