@@ -120,3 +120,27 @@ def test_out_of_range_number_into_narrow_float_as_torch(name, value, store):
     else:
         got = _STORES[store](ember, getattr(ember, name), value)
         np.testing.assert_array_equal(got.float().numpy(), want)
+
+
+@pytest.mark.parametrize("source", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "small"])
+def test_float16_cast_bits_as_torch_over_every_class(source, layout):
+    """float32/float64 -> float16 (numba's loop from 1024 elements, NumPy's below): PyTorch's
+    bits for normals, ties, subnormals, overflow, signed zeros and infinities; NaN stays NaN."""
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 2**32, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    around = np.arange(0x32FFF000, 0x38801000, 97, dtype=np.uint32)  # (subnormals, 2**-25)
+    top = np.arange(0x477FD000, 0x47801000, 3, dtype=np.uint32)  # (65504, 65520: rounds to inf)
+    values = np.concatenate([bits, around, top, around | 0x80000000]).view(np.float32)
+    values = values.astype(source) + (2.0 ** -40 * values if source == "float64" else 0)
+    values = values[:900] if layout == "small" else values[:len(values) // 64 * 64]
+    if layout == "transposed":  # (a transposed view of a (64, n) block)
+        values = values.reshape(64, -1)
+    want, got = torch.from_numpy(values), ember.tensor(values)
+    if layout == "transposed":
+        want, got = want.mT, got.mT
+    want, got = want.to(torch.float16), got.to(ember.float16)
+    assert got.stride() == want.stride()
+    w, g = want.numpy(), got.numpy()
+    assert np.array_equal(np.isnan(w), np.isnan(g))
+    np.testing.assert_array_equal(g[~np.isnan(g)].view(np.uint16), w[~np.isnan(w)].view(np.uint16))
