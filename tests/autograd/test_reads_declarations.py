@@ -120,6 +120,8 @@ CASES = {
     "pinv": (lambda a: ember.linalg.pinv(a), [(2, 5, 4)]),
     "where_matmul_div": (lambda a, b: ember.where(a > 0, a @ b.mT, b @ a.mT) / (b @ b.mT + 9),
                          [(4, 4)] * 2),
+    "conv": (lambda a, w, b: F.conv2d(a, w, b, padding=1), [(2, 3, 5, 5), (4, 3, 3, 3), (4,)]),
+    "linear": (F.linear, [(4, 3), (5, 3), (5,)]),  # (a transposed weight: its layout kept)
 }
 
 # primitives no case reaches: the collectives need a process group

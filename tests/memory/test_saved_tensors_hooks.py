@@ -149,3 +149,41 @@ _Square = {lib: _square(lib) for lib in (ember, torch)}
 def test_a_leaf_that_requires_grad_goes_through_the_hooks_as_torch():
     # (its packed value is what backward reads; a second order still reaches the leaf)
     assert _leaf_saved(ember) == _leaf_saved(torch)
+
+
+_PACKED_CASES = {  # (an operand whose gradient nobody needs leaves the other unread)
+    "x @ W, x needs no grad": lambda lib, x, w, b: x @ w.t(),
+    "x @ W.t() (a linear)": lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+    "addmm": lambda lib, x, w, b: lib.addmm(b, x, w.t()),
+    "bmm": lambda lib, x, w, b: lib.bmm(x[None], w.t()[None]),
+    "conv with a bias": lambda lib, x, w, b: lib.nn.functional.conv1d(x.t()[None], w[..., None], b),
+}
+
+
+def _packed(lib, case, x_grad):
+    x = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_(x_grad)
+    w = lib.arange(12.0, dtype=lib.float64).reshape(4, 3).requires_grad_()
+    b = lib.ones(4, dtype=lib.float64, requires_grad=True)
+    seen = []
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: seen.append(tuple(t.shape)) or t,
+                                                lambda t: t):
+        y = _PACKED_CASES[case](lib, x, w, b)
+    (y * y).sum().backward()
+    grads = [t.grad.tolist() for t in (x, w, b) if t.grad is not None]
+    return sorted(seen), grads, w.grad.numpy().flags.c_contiguous
+
+
+@pytest.mark.parametrize("x_grad", [False, True])
+@pytest.mark.parametrize("case", list(_PACKED_CASES))
+def test_the_saved_operands_an_op_packs_are_torchs(case, x_grad):
+    # a weight under an input that needs no gradient is not kept: save_on_cpu copies no weight
+    assert _packed(ember, case, x_grad) == _packed(torch, case, x_grad)
+
+
+def test_a_linear_weights_gradient_keeps_its_layout_when_the_weight_is_not_kept():
+    x = ember.randn(8, 300)
+    layer = ember.nn.Linear(300, 200)
+    layer(x).sum().backward()
+    assert layer.weight.grad.numpy().flags.c_contiguous
+    want = ember.ones(8, 200).t() @ x
+    assert ember.allclose(layer.weight.grad, want, atol=1e-4)

@@ -211,6 +211,11 @@ class Conv(Holomorphic, Primitive):
         counts = window_positions(x.shape[2:], w.shape[2:], dilation, padding, stride)
         return 2 * x.shape[0] * prod(counts) * prod(w.shape)
 
+    def reads(self, ctx, i):
+        # the input makes the weight's gradient, the weight the input's (kept, as PyTorch's
+        # convolution keeps it, for either); the bias's gradient is the output gradient's sum
+        return i == 1 or (i == 0 and ctx.inputs[1].requires_grad)
+
     def vjp(self, ctx, g):
         x, w, *b = ctx.inputs
         geometry = _geometry(ctx.params)

@@ -68,10 +68,12 @@ def gemm_dtype(x: Tensor) -> Any:
         return _GEMM_DTYPE[key]
 
 
-def _transposed(t: Tensor) -> bool:
-    """Whether a 2-D tensor's memory is that of a C-ordered matrix transposed."""
-    flags = t._data.flags
-    return flags.f_contiguous and not flags.c_contiguous
+def _transpose_of(edge: tuple) -> bool:
+    """Whether the operand of history ``edge`` (a node's, as recorded) is a transposed matrix
+    (``w.t()``): what its history says, as the layout of an operand the rule does not read is
+    not kept."""
+    node = edge[0]
+    return node is not None and node.prim.name == "permute" and node.params["dims"] == (1, 0)
 
 
 # -- matmul ----------------------------------------------------------------------------------
@@ -116,9 +118,9 @@ class Matmul(Holomorphic, Primitive):
         return 2 * n * k  # 2·M·N·K·batch
 
     def reads(self, ctx, i):
-        # a's values only make b's gradient (a frozen layer's input is not kept, as in
-        # PyTorch); b is read for a's gradient, and its layout for its own
-        return i == 1 or ctx.inputs[1].requires_grad
+        # a's values only make b's gradient and b's only a's, as PyTorch's mm saves (a frozen
+        # layer's input, or a weight under an input that needs no gradient, is not kept)
+        return ctx.inputs[1 - i].requires_grad
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
@@ -131,7 +133,7 @@ class Matmul(Holomorphic, Primitive):
         if a.requires_grad:
             ga = _reshape(sum_to(matmul(g2, _mT(b2)), a2._data.shape), a._data.shape)
         if b.requires_grad:
-            if a2.ndim == 2 and b.ndim == 2 and _transposed(b):
+            if a2.ndim == 2 and b.ndim == 2 and _transpose_of(ctx.edges[1]):
                 # b is a transposed view (a linear layer's weight.T): its gradient made as the
                 # weight's, (gᵀa)ᵀ, so the weight's is C-ordered with no transposing copy
                 gb = _mT(matmul(_mT(g2), a2))
