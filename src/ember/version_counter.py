@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-__all__ = ["VersionCounter", "NumberCounter", "DataCounter", "STRUCTURE", "birth_mark"]
+__all__ = ["VersionCounter", "InferenceCounter", "NumberCounter", "DataCounter", "STRUCTURE",
+           "INFERENCE_ALIVE", "birth_mark"]
 
 _BIRTHS = itertools.count(1)  # (next() is atomic: counters made in any thread are ordered)
 
@@ -59,12 +60,31 @@ class VersionCounter:
         return self
 
 
+# The InferenceCounters alive (by id): empty, no inference tensor exists and the checks for
+# one are skipped. (A dict's set and pop are atomic: counters made and freed in any thread.)
+INFERENCE_ALIVE: dict[int, None] = {}
+
+
 class InferenceCounter(VersionCounter):
     """The counter of memory made inside ``inference_mode``: the tensors on that memory (its
-    views and detached aliases too, which share the counter) are inference tensors."""
+    views and detached aliases too, which share the counter) are inference tensors. Each one
+    alive is in :data:`INFERENCE_ALIVE`.
+
+    Example:
+        >>> c = InferenceCounter()
+        >>> id(c) in INFERENCE_ALIVE
+        True
+    """
 
     __slots__ = ()
     inference = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        INFERENCE_ALIVE[id(self)] = None
+
+    def __del__(self, _forget: Any = INFERENCE_ALIVE.pop) -> None:
+        _forget(id(self), None)
 
 
 class NumberCounter(VersionCounter):
@@ -81,7 +101,8 @@ class DataCounter(VersionCounter):
     """The counter of ``t.data``: its own count from 0, as PyTorch's (so a write through it
     is not seen by autograd's checks of ``t``'s saved values), whose writes also move
     ``aliased`` of ``t``'s counter ``source`` (so caches of ``t``'s values see them). Writes
-    through ``t`` move no count of this one: it is always ``shared``.
+    through ``t`` move no count of this one: a cache of its values compares the source's
+    (``stamp``), and the memory is ``shared`` where the source's is.
 
     Example:
         >>> source = VersionCounter()
@@ -96,7 +117,7 @@ class DataCounter(VersionCounter):
     def __init__(self, source: VersionCounter) -> None:
         self.source = source.source if isinstance(source, DataCounter) else source
         self._own = self.aliased = 0
-        self.shared, self.born = True, self.source.born  # (the memory is the source's)
+        self.born = self.source.born  # (the memory is the source's)
 
     @classmethod
     def given_to(cls, alias: Any) -> Any:
@@ -113,6 +134,17 @@ class DataCounter(VersionCounter):
     def value(self, value: int) -> None:
         self.source.aliased += value - self._own
         self._own = value
+
+    @property  # type: ignore[override]
+    def shared(self) -> bool:
+        return self.source.shared
+
+    @shared.setter
+    def shared(self, value: bool) -> None:  # (a NumPy view of it, ``.data =``: its memory's)
+        self.source.shared = value
+
+    def stamp(self) -> object:
+        return self.source.stamp()  # (every write to the memory moves the source's counts)
 
     @property
     def inference(self) -> bool:  # type: ignore[override]

@@ -75,3 +75,24 @@ def test_a_compiled_function_sees_a_write_through_data():
     for k in range(3):
         assert fast(ember.ones(3)).item() == 3.0 * 2 ** k
         w.data.mul_(2)
+
+
+def test_a_parameter_on_data_keeps_a_compiled_functions_state_cache(monkeypatch):
+    # nn.Parameter(t.data) (weight tying): its writes and t's both reach the cache's stamp, so
+    # the hoisted p.exp() is computed once, and again only after a write through either
+    from ember.jit.codegen import HoistCache
+
+    computed = []
+    put = HoistCache.put
+    monkeypatch.setattr(HoistCache, "put", lambda self, *a: computed.append(1) or put(self, *a))
+    t = ember.arange(16.0).reshape(4, 4) / 16
+    p = ember.nn.Parameter(t.data)
+    fast = jit.compile(lambda x: x @ p.exp())
+    x = ember.ones(1, 4)
+    with ember.no_grad():
+        for write in (None, None, lambda: t.mul_(2), None, lambda: p.data.add_(1), None):
+            if write is not None:
+                write()
+            assert ember.allclose(fast(x), x @ p.exp())
+    assert len(computed) == 3
+    assert (t._version, p._version) == (1, 0)  # (as torch: p has t.data's own count)

@@ -2,6 +2,7 @@
 as PyTorch refuses it, in built-in ops and in a custom Function's save_for_backward; an op
 that does not keep it (an add, where's branches) still records. Each case against torch."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -57,3 +58,33 @@ def _function_outcome(lib):
 
 def test_a_function_saving_an_inference_tensor_is_refused_as_torch():
     assert _function_outcome(ember) == _function_outcome(torch) == [False, True]
+
+
+def _conv_with_an_inference_bias(lib):
+    with lib.inference_mode():
+        b = lib.ones(3, dtype=lib.float64)
+    x = lib.arange(50.0, dtype=lib.float64).reshape(1, 2, 5, 5)
+    w = lib.arange(54.0, dtype=lib.float64).reshape(3, 2, 3, 3).requires_grad_()
+    lib.nn.functional.conv2d(x, w, b).square().sum().backward()  # (the bias is not kept)
+    return w.grad.numpy()
+
+
+def test_a_conv_records_with_an_inference_bias_as_torch():
+    np.testing.assert_allclose(_conv_with_an_inference_bias(ember),
+                               _conv_with_an_inference_bias(torch), rtol=1e-12)
+
+
+def test_the_look_for_inference_tensors_ends_with_them():
+    # (what records pay after an eval loop: nothing, once its inference tensors are freed)
+    from ember.autograd.grad_mode import inference_tensors_may_exist
+
+    with ember.inference_mode():
+        x = ember.ones(2)
+        view = x[:1]
+    del x
+    assert inference_tensors_may_exist()  # (the view holds the memory)
+    w = ember.ones(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        w * view
+    del view
+    assert not inference_tensors_may_exist()

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentTypeError, type_name
+from ember.version_counter import INFERENCE_ALIVE
 
 
 class _GradState(threading.local):
@@ -175,7 +176,6 @@ class _InferenceMemory:
     counter saying whether its thread is in inference mode; outside, the plain factory."""
 
     open_blocks = 0
-    ever_opened = False  # (no block ever: no inference tensor exists in the process)
     lock = threading.Lock()
 
     @classmethod
@@ -187,7 +187,6 @@ class _InferenceMemory:
             return InferenceCounter() if GRAD.inference else VersionCounter()
 
         with cls.lock:
-            cls.ever_opened = True
             cls.open_blocks += 1
             if cls.open_blocks == 1:
                 set_counter_factory(counter)
@@ -221,9 +220,16 @@ def is_inference(input: Any) -> bool:
 
 
 def inference_tensors_may_exist() -> bool:
-    """Whether any ``inference_mode(True)`` block has opened in this process (else no tensor
-    is an inference tensor, and a look for one may be skipped)."""
-    return _InferenceMemory.ever_opened
+    """Whether an inference tensor exists (memory made in ``inference_mode`` is alive; else a
+    look for one may be skipped: ops' records pay nothing for an eval loop run before).
+
+    Example:
+        >>> with ember.inference_mode():
+        ...     y = ember.ones(2)
+        >>> inference_tensors_may_exist()
+        True
+    """
+    return bool(INFERENCE_ALIVE)
 
 
 def refuse_inference_write(t: Any, name: str) -> None:

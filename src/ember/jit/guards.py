@@ -32,17 +32,19 @@ class ValueGuard:
     def __init__(self, tensor: Tensor, label: str, where: Any) -> None:
         self.tensor, self.label, self.where = tensor, label, where
         self.array = tensor._data
-        self.count = tensor._vc.value + tensor._vc.aliased  # (its writes and .data's)
+        vc = tensor._vc.source  # (a ``.data`` alias's writes and its tensor's both move it)
+        self.count = vc.value + vc.aliased  # (its writes and .data's)
         small = tensor._data.size <= _SMALL
-        self.values = host_copy(tensor) if tensor._vc.shared or small else None
+        self.values = host_copy(tensor) if vc.shared or small else None
 
     def holds(self) -> bool:
         """Whether the tensor still holds the array and the values it had."""
         t = self.tensor
         if t._data is not self.array:
             return False
-        if not t._vc.shared:
-            return t._vc.value + t._vc.aliased == self.count
+        vc = t._vc.source
+        if not vc.shared:
+            return vc.value + vc.aliased == self.count
         return self.values is not None and np.array_equal(host_copy(t), self.values)
 
     def reason(self) -> str:

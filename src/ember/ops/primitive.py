@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_saved
-from ember.autograd.grad_mode import _InferenceMemory as _INFERENCE
 from ember.autograd.graph import WORTH_DROPPING, Node
 from ember.autograd.saved_hooks import HOOKS_OPEN, SAVED_HOOKS, Unsaved
 from ember.backend import get_default_device
@@ -31,7 +30,7 @@ from ember.ops.op_errors import (  # noqa: F401 (complex_error, refuse_*: import
 )
 from ember.ops.tensor_spec import TensorSpec, spec  # noqa: F401 (spec: imported from here)
 from ember.tensor import Tensor, _wrap, set_data_set_hook, set_detach_hook, set_value_read_hook
-from ember.version_counter import VersionCounter
+from ember.version_counter import INFERENCE_ALIVE, VersionCounter
 
 _FLOAT = frozenset(d.np for d in FLOATING_DTYPES + FLOAT8_DTYPES + COMPLEX_DTYPES)  # take grads
 _COMPLEX = frozenset(d.np for d in COMPLEX_DTYPES)
@@ -402,7 +401,7 @@ def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: An
                 tuple(t._vc.value for t in inputs) if prim.save_inputs else None,
                 _saved_outputs(prim.save_outputs, tensors) if prim.save_outputs else None,
                 dev)
-    if _INFERENCE.ever_opened and prim.save_inputs and not DISPATCH.stack:  # (transforms'
+    if INFERENCE_ALIVE and prim.save_inputs and not DISPATCH.stack:  # (transforms'
         for i, t in enumerate(inputs):  # tensors stand for theirs, as torch.func's wrappers)
             if t._vc.inference and prim.reads(node, i):
                 refuse_inference_saved(prim.name, i, t)

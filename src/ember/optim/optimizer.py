@@ -247,8 +247,8 @@ class Optimizer:
         read-only (a read-only NumPy array given to ``from_numpy``): a step updates
         parameters in place. Outside ``inference_mode``, PyTorch's GradError for one that is
         an inference tensor, or whose state holds one the step writes in place (a step
-        inside the mode made it, ``load_state_dict`` there, or a hand): looked for only once
-        an ``inference_mode`` block has opened in the process, as a look at every state
+        inside the mode made it, ``load_state_dict`` there, or a hand): looked for only while
+        an inference tensor exists in the process, as a look at every state
         costs a step ~0.3 µs a parameter."""
         inside = GRAD.inference
         states = self.state if not inside and inference_tensors_may_exist() else None
