@@ -309,21 +309,19 @@ def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tupl
     """Nodes on some path to a target (the only ones ``grad(…, inputs)`` must run), and
     whether an edge leads to a target. One of them whose saved values a backward freed is
     refused; one it only reaches is not, as PyTorch's."""
-    leaf_ids = {id(t) for t in targets if t._node is None}
-    target_nodes = {t._node for t in targets if t._node is not None}
+    ends: set = {id(t) if t._node is None else t._node for t in targets}  # (+ needed nodes)
     needed: set[Node] = set()
 
-    def leads_to_target(edge: tuple) -> bool:
-        return ((edge[0] is None and id(edge[1]) in leaf_ids) or edge[0] in needed
-                or edge[0] in target_nodes)
+    def leads_to_target(edge: tuple) -> bool:  # (a leaf's edge by the leaf's id)
+        return (id(edge[1]) if edge[0] is None else edge[0]) in ends
 
-    for node in order:  # producers first (leads_to_target inlined: a call less an edge)
+    for node in order:  # producers first
         for edge in node.edges:
-            if edge is not None and ((edge[0] is None and id(edge[1]) in leaf_ids) or
-                                     edge[0] in needed or edge[0] in target_nodes):
+            if edge is not None and leads_to_target(edge):
                 if node.released:
                     raise _second_time(node)
                 needed.add(node)
+                ends.add(node)
                 break
     return needed, leads_to_target
 
