@@ -12,6 +12,7 @@ the direct form.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ember.autograd.graph import Node
@@ -175,7 +176,7 @@ class ForwardTrace:
             return out
         outs = out if isinstance(out, tuple) else (out,)
         if jvp_step(prim, inputs, params, outs, [self.tangent(t) for t in inputs], self.set,
-                    lambda fn, *args: run_below(self, fn, *args)):
+                    partial(run_below, self)):
             self.stepped(prim, inputs, params, outs)
         return out
 
@@ -234,8 +235,6 @@ def jvp_step(prim: Any, inputs: tuple, params: dict, outs: tuple, tangents: list
     tangent)`` for each floating output's. ``run(fn, *args)`` calls the rule where the level
     computes. False, and nothing run, where no input has a tangent. (A ForwardTrace's step,
     and each step of ``linearize``'s replay.)"""
-    from ember.ops.creation import zeros_like
-
     if all(d is None for d in tangents):
         return False
     if outs[0].dtype.is_complex and not prim.complex_grad:
@@ -243,7 +242,9 @@ def jvp_step(prim: Any, inputs: tuple, params: dict, outs: tuple, tangents: list
 
         raise complex_grad_error(prim, inputs)
     ctx = _ForwardCtx(prim, inputs, params, outs)
-    if not prim.jvp_takes_none:
+    if not prim.jvp_takes_none and any(d is None for d in tangents):
+        from ember.ops.creation import zeros_like
+
         tangents = [run(zeros_like, t) if d is None else d for t, d in zip(inputs, tangents)]
     result = run(prim.jvp, ctx, *tangents)
     for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
