@@ -106,3 +106,12 @@ def test_an_output_changed_in_place_after_linearize_does_not_change_jvp_fn():
     out.add_(1)  # (exp's rule reads its output: the replay would see the change)
     assert jvp_fn(ember.ones(3, dtype=ember.float64)).tolist() == pytest.approx(
         x.exp().tolist(), rel=1e-12)
+
+
+def test_an_input_returned_is_the_primal_itself_as_torch_func():
+    # (f ran once, on aliases of the primals: linearize(identity, x)[0] was an alias of x)
+    for lib in (ember, torch):
+        x = lib.ones(2, dtype=lib.float64)
+        out, jvp_fn = lib.func.linearize(lambda a, b: (a, b * 2), x, x)
+        assert out[0] is x
+        assert jvp_fn(x, x)[0].tolist() == [1.0, 1.0]

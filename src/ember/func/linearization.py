@@ -96,6 +96,8 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     point, versions = tree_unflatten(copies, spec), _versions(leaves)
     recording, inputs, out = _record(func, leaves, spec)
     outs, out_spec = tree_flatten(out)
+    primal_of = {id(a): p for a, p in zip(inputs, leaves)}  # (an input returned: the primal)
+    out = tree_unflatten([primal_of.get(id(o), o) for o in outs], out_spec)
     # (a func that changed its input in place runs on a fresh copy of the point each call)
     changes_input = _versions(leaves) != versions
     if changes_input or not recording.replayable:
