@@ -193,8 +193,9 @@ def test_a_later_call_finds_its_group_by_the_fingerprint_of_all_its_arguments():
     assert kernel(x, 1.0) == 4.0 and kernel.calls[compiled._fingerprint((x, 1.0))] is group
 
 
-def test_after_its_first_call_a_kernel_s_module_calls_numba_s_dispatcher_itself():
-    # (the Lazy wrapper cost ~0.37 µs a call: review57a note A)
+def _doubled() -> tuple:
+    """(scope, kernel): a lazy kernel ``doubled`` of float64/float32 blocks (writable or
+    read-only), in ``scope`` as in its module."""
     nb = pytest.importorskip("numba").types
     scope: dict = {}
     exec("def doubled(a, out):\n    for i in range(a.size):\n        out[i] = 2 * a[i]\n",
@@ -202,6 +203,12 @@ def test_after_its_first_call_a_kernel_s_module_calls_numba_s_dispatcher_itself(
     blocks = [nb.void(nb.Array(dt, 1, "C", readonly=ro), nb.Array(dt, 1, "C"))
               for dt in (nb.float64, nb.float32) for ro in (False, True)]
     kernel = scope["doubled"] = compiled.Lazy(scope["doubled"], blocks, {"nogil": True})
+    return scope, kernel
+
+
+def test_after_its_first_call_a_kernel_s_module_calls_numba_s_dispatcher_itself():
+    # (the Lazy wrapper cost ~0.37 µs a call: review57a note A)
+    scope, kernel = _doubled()
     x, out = np.arange(3.0), np.empty(3)
     scope["doubled"](x, out)
     front = scope["doubled"]
@@ -211,11 +218,35 @@ def test_after_its_first_call_a_kernel_s_module_calls_numba_s_dispatcher_itself(
     frozen.flags.writeable = False
     front(frozen, out32 := np.empty(3, np.float32))  # (another group, through the Lazy)
     assert out32.tolist() == [0.0, 2.0, 4.0] and len(kernel.groups) == 2
-    assert front.signatures == list(kernel.groups.values())[0].signatures
+    assert front.signatures == [s for g in kernel.groups.values() for s in g.signatures]
     assert compiled.ready(front) is kernel.kernel
     with pytest.raises(TypeError, match="No matching definition"):
         front(np.arange(3), np.empty(3, np.int64))
     assert scope["doubled"] is kernel.kernel and len(kernel.kernel.signatures) == 4
+
+
+def test_a_later_group_of_another_dtype_joins_the_front_not_a_read_only_one():
+    # review57m1 1: float32 calls after a float64 warm-up went back through the Lazy (0.89 µs
+    # against 0.22 µs straight): a group of another dtype now adds its code to the front; a
+    # read-only one of a dtype already there does not (numba finds two matches and misses)
+    scope, kernel = _doubled()
+    x64, x32 = np.arange(3.0), np.arange(3, dtype=np.float32)
+    kernel(x64, np.empty(3))
+    front, misses = scope["doubled"], []
+    back = front._compile_for_args
+    front._compile_for_args = lambda *args, **kws: misses.append(args) or back(*args, **kws)
+    front(x32, out32 := np.empty(3, np.float32))  # (compiles the float32 group: one miss)
+    assert out32.tolist() == [0.0, 2.0, 4.0] and len(misses) == 1
+    assert [str(s[0].dtype) for s in front.signatures] == ["float64", "float32"]
+    front(x32, out32)
+    front(x64, np.empty(3))
+    assert len(misses) == 1  # (both dtypes' calls now run straight)
+    frozen = x32.copy()
+    frozen.flags.writeable = False
+    front(frozen, out32)
+    assert len(kernel.groups) == 3 and len(front.signatures) == 2 and len(misses) == 2
+    front(x32, out32)
+    assert len(misses) == 2 and scope["doubled"] is front
 
 
 def test_a_kernel_compiles_where_numba_finds_no_folder_for_its_cache(monkeypatch):

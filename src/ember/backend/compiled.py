@@ -119,15 +119,16 @@ class Lazy:
     own; only where none does, those of the arrays' dtypes (numba converts no array to another
     dtype). A call with other arrays compiles theirs: the first ``where`` of float32 blocks
     compiles one of its eight read-only variants, not eight (1.9 s -> 0.4 s without a disk
-    cache, 6 December). The first group's dispatcher then takes the kernel's place in its
-    module (:meth:`_step_aside`); a call none of its signatures takes comes back here (numba's
-    ``_compile_for_args``, which compiles nothing itself). Where another kernel calls it
-    (numba types that call by the signatures it has by then), or for :func:`preload`, it
-    compiles every signature first (:meth:`ready`). numba's dispatcher is made at import,
-    with its disk cache where numba finds a writable folder for one (next to the module, else
-    ``NUMBA_CACHE_DIR`` or the user's cache folder) and without one where it finds none; a
-    cache file that fails to load or save is passed over. A kernel that fails to compile turns
-    numba off (:func:`turn_off`: later calls run NumPy's twins) and raises.
+    cache, 6 December). A dispatcher holding the groups' code (one group a dtype) then takes
+    the kernel's place in its module (:meth:`_step_aside`); a call none of its signatures
+    takes exactly comes back here (numba's ``_compile_for_args``, which compiles nothing
+    itself). Where another kernel calls it (numba types that call by the signatures it has by
+    then), or for :func:`preload`, it compiles every signature first (:meth:`ready`). numba's
+    dispatcher is made at import, with its disk cache where numba finds a writable folder for
+    one (next to the module, else ``NUMBA_CACHE_DIR`` or the user's cache folder) and without
+    one where it finds none; a cache file that fails to load or save is passed over. A kernel
+    that fails to compile turns numba off (:func:`turn_off`: later calls run NumPy's twins)
+    and raises.
 
     Example:
         >>> kernel = compiled.njit(["float64(float64[::1])", "float32(float32[::1])"])(total)
@@ -175,27 +176,33 @@ class Lazy:
         if current is self or current is not None and current is self.front:
             self.fn.__globals__[self.fn.__name__] = kernel
 
-    def _step_aside(self, group: Any) -> None:
-        """Puts a front in the module's place: a dispatcher of its own holding ``group``'s
-        compiled code (the first call's arrays), so later calls go straight to numba's code;
-        a call that none of its signatures takes exactly (or by a safe conversion: numba
-        allows unsafe ones only where compiling is off, as in ``group``) comes back to
-        :meth:`_target` through numba's ``_compile_for_args``. Not where a declared signature
-        has an array of any layout ("A"): numba would run a contiguous array's call on such a
-        signature, where :meth:`_group` compiles the contiguous one (a read-only one where it
-        has a writable one is the same code)."""
+    def _step_aside(self, arrays: tuple, group: Any) -> None:
+        """Puts a front in the module's place: a dispatcher of its own holding the compiled
+        code of ``group`` (the first call's ``arrays``' numba types), and of each later group
+        of other dtypes (float32 training after a float64 warm-up), so their calls go straight
+        to numba's code. It runs exact type matches only: a call that no signature takes
+        exactly (a read-only or strided block of a dtype it holds, where numba would find two
+        matches and miss both were that group added too; an ``np.float32`` or int scalar for
+        a float64) comes back to :meth:`_target` through numba's ``_compile_for_args`` (which
+        converts it). Not where a declared signature has an array of any layout ("A"): numba
+        would run a contiguous array's call on such a signature, where :meth:`_group` compiles
+        the contiguous one (a read-only one where it has a writable one is the same code)."""
         from numba.core import sigutils
 
-        if self.front is not None or any(
-                getattr(t, "layout", None) == "A" for s in self.declared
-                for t in sigutils.normalize_signature(s)[0]):
+        dtypes = tuple(t and t.dtype for t in arrays)
+        if self.front is None:
+            if any(getattr(t, "layout", None) == "A" for s in self.declared
+                   for t in sigutils.normalize_signature(s)[0]):
+                return
+            front = self._dispatcher()
+            front._compile_for_args = lambda *args, **kws: self._target(args)
+            front.ember_lazy, front.ember_dtypes, self.front = self, set(), front
+        elif dtypes in self.front.ember_dtypes:
             return
-        front = self._dispatcher()
         for compiled_code in group.overloads.values():
-            front.add_overload(compiled_code)
-        front._compile_for_args = lambda *args, **kws: self._target(args)
-        front.ember_lazy, self.front = self, front
-        self._take_place(front)
+            self.front.add_overload(compiled_code)
+        self.front.ember_dtypes.add(dtypes)
+        self._take_place(self.front)
 
     def _group(self, args: tuple, key: bytes | None) -> Any:
         """The dispatcher for ``args``' arrays' types (dtype, dimensions, layout, read-only),
@@ -219,10 +226,10 @@ class Lazy:
                 if len(taking) in (0, len(self.declared)):  # (none: numba's own TypeError)
                     return self.ready()
                 group = self.groups[arrays] = self._compiled(self._dispatcher(), taking)
+                if self.kernel is None:
+                    self._step_aside(arrays, group)
             if key is not None:
                 self.calls[key] = group
-            if self.kernel is None:
-                self._step_aside(group)
         return group
 
     def _dispatcher(self) -> Any:
