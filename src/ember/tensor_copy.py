@@ -143,7 +143,8 @@ def pickled(t: Tensor, protocol: int = 4) -> tuple:
                          own_attributes(t))
     a = t._host("pickling", keep=False)
     root = _root(a)
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+    if not (root.flags.c_contiguous or root.flags.f_contiguous) or any(
+            s % a.itemsize for s in a.strides):  # (or a structured array's field)
         a = np.array(a)  # (an odd memory block: the values, in their order)
         root = a
     low = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)

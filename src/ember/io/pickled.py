@@ -197,18 +197,20 @@ def _nbytes(array: bytes | bytearray | np.ndarray) -> int:
 
 def _layout_problem(geometry: tuple, itemsize: int, nbytes: int) -> str | None:
     """What is wrong with a pickled tensor's ``(shape, strides, offset)`` (strides and offset
-    in bytes) over ``nbytes`` bytes, or None: NumPy's ``ndarray(buffer=...)`` does not check
-    the extent over an empty buffer, so a crafted file would read and write memory it does not
-    own."""
+    in bytes, of whole elements, as torch's format counts them; sizes and strides int64s)
+    over ``nbytes`` bytes, or None: NumPy's ``ndarray(buffer=...)`` does not check the extent
+    over an empty buffer, so a crafted file would read and write memory it does not own."""
     shape, strides, offset = geometry
     if not (type(shape) is tuple and len(shape) <= 64 and all(
-            type(n) is int and n >= 0 for n in shape)):
-        return "has a shape that is not a tuple of at most 64 non-negative ints"
+            type(n) is int and 0 <= n < 2**63 for n in shape)):
+        return "has a shape that is not a tuple of at most 64 non-negative int64s"
     if not (type(strides) is tuple and len(strides) == len(shape) and all(
-            type(s) is int for s in strides)):
-        return "has strides that are not a tuple of ints, one per dimension"
+            type(s) is int and -2**63 <= s < 2**63 for s in strides)):
+        return "has strides that are not a tuple of int64s, one per dimension"
     if not (type(offset) is int and 0 <= offset <= nbytes):
         return f"has an offset that is not an int from 0 to its {nbytes} bytes"
+    if offset % itemsize or any(s % itemsize for s in strides):
+        return f"has strides or an offset that are not whole elements ({itemsize} bytes)"
     if 0 in shape:
         return None
     low = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
