@@ -111,3 +111,22 @@ def test_sizes_a_scale_keeps_or_doubles_follow_eager_and_torch(kwargs, traced, r
         want = torch.nn.functional.interpolate(torch.tensor(x), **kwargs).numpy()
         np.testing.assert_allclose(got, eager(fn, ember.tensor(x))[0], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(("kwargs", "counts"), [
+    ({"scale_factor": 2, "mode": "bilinear"}, (55, 0, 4)),  # (no size is kept: no copy branch)
+    ({"scale_factor": 0.5, "mode": "bilinear"}, (55, 0, 4)),
+    ({"scale_factor": 1.5, "mode": "bilinear"}, (63, 2, 6)),  # (6 * 1.5 -> 9, but 1 -> 1)
+    ({"scale_factor": 2, "mode": "nearest"}, (29, 0, 2)),  # (nor doubled apart from i // 2)
+    ({"scale_factor": 3, "mode": "nearest"}, (29, 0, 2)),
+    ({"scale_factor": 2.4, "mode": "nearest"}, (37, 2, 2)),  # (2 * 2.4 -> 4; none kept)
+    ({"scale_factor": 2, "mode": "nearest-exact"}, (31, 0, 2)),  # (no unused Equal)
+])
+def test_branches_no_size_can_take_are_left_out(kwargs, counts):
+    # (nodes, Where (each with its Equal), Gather: they were in every graph, bilinear x2 had
+    # (63, 2, 6), not (55, 0, 4); nearest-exact's unread Equal made 33 nodes)
+    proto = ember.onnx.to_model(lambda x: F.interpolate(x, **kwargs), (ember.randn(1, 1, 6, 5),),
+                                input_names=["x"], dynamic_axes=SPATIAL)
+    ops = [n.op_type for n in proto.graph.node]
+    assert ops.count("Where") == ops.count("Equal")
+    assert (len(ops), ops.count("Where"), ops.count("Gather")) == counts

@@ -1,5 +1,7 @@
 """interpolate against PyTorch and finite differences."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -255,3 +257,21 @@ def test_nearest_scale_factor_doubling_or_keeping_a_size_matches_torch(shape, sc
         (ty * torch.from_numpy(w)).sum().backward()
         (ey * ember.from_numpy(w)).sum().backward()
         np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_shortcuts_are_claimed_for_every_size_and_scale_that_needs_them():
+    """resample_shortcuts says no only where no size can be kept (1 <= f < 2) or doubled
+    (2 < f < 3): the dynamic ONNX graph leaves those branches out on its word. Checked at the
+    ends' neighbouring floats, over small sizes, powers of two and their neighbours."""
+    from ember.ops.interpolate import resample_shortcuts
+    ends = [np.nextafter(e, d) for e in (1.0, 2.0, 3.0) for d in (0.0, 4.0)] + [1.0, 2.0, 3.0]
+    scales = ends + [0.5, 0.99, 1.1, 1.5, 1.9999, 2.4, 2.9999, 3.5]
+    sizes = list(range(1, 300)) + [2**k + d for k in range(9, 53) for d in (-1, 0, 1)]
+    for f in map(float, scales):
+        for s in sizes:
+            out = math.floor(s * f)  # (as _sizes)
+            copies = resample_shortcuts("linear", 1, f)[0]
+            assert copies or out != s, (s, f)
+            assert resample_shortcuts("nearest", 2, f)[1] or out != 2 * s or f == 2, (s, f)
+        assert resample_shortcuts("linear", 1, f)[0] == (1 <= f < 2)
+        assert resample_shortcuts("nearest", 2, f)[1] == (2 < f < 3)

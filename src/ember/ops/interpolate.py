@@ -101,11 +101,16 @@ def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, b
     over ``nd`` spatial dims: whether an axis whose size the output keeps is copied (always
     for linear, 2-D nearest and antialiased modes, so 6 * 1.1 -> 6 copies; else only where
     the scale is 1 or none), and whether an axis the output doubles reads ``i // 2`` whatever
-    the scale (2-D nearest: 2 * 2.4 -> 4). Eager and the dynamic ONNX export both follow it.
+    the scale (2-D nearest: 2 * 2.4 -> 4). Eager and the dynamic ONNX export both follow it;
+    each is False where no size can need it, so that the graph carries no dead branch:
+    floor(s * f) = s (s >= 1) needs 1 <= f < 2, and = 2s needs 2 <= f < 3 (exactly, also
+    for the float64 product: below 1 or 2 it rounds under s or 2s), and with the scale 2 or
+    none the ratio s / 2s already reads i // 2.
     """
     nearest_2d = kind == "nearest" and nd == 2
-    copies = scale in (None, 1) or nearest_2d or kind == "linear" or kind.endswith("_aa")
-    return copies, nearest_2d and scale != 2
+    copies = scale in (None, 1) or (1 < scale < 2 and (
+        nearest_2d or kind == "linear" or kind.endswith("_aa")))
+    return copies, nearest_2d and scale is not None and 2 < scale < 3
 
 
 def _source(size: int, out: int, scale: float | None, align_corners: bool,

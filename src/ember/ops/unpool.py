@@ -59,7 +59,7 @@ def _max_unpool(op: str, nd: int, input: Tensor, indices: Tensor, kernel_size: A
     plane, pooled = prod(size), prod(x.shape[2:])  # (no -1 in the reshapes: N or C may be 0)
     try:
         flat = check_index_range(indices.reshape((n, c, pooled)), plane, 2, op, False)
-    except IndexOutOfRange as exc:  # (eagerly; a compiled call raises without the hint)
+    except IndexOutOfRange as exc:  # (eagerly and while tracing; replayed compiled calls lack it)
         if getattr(exc, "index", plane) < plane:  # (a negative index: no size would do)
             raise
         raise IndexOutOfRange(

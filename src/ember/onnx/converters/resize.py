@@ -45,7 +45,6 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
     # (eager's exceptions, decided per call from the sizes, here at run time: an axis whose
     # size the output keeps copied, one it doubles read at i // 2)
     copies, halves = resample_shortcuts(p["mode"], len(src.shape) - 2, p["scale"])
-    kept = ctx.node("Equal", [out, size])
     if p["mode"] != "linear":
         exact = p["mode"] == "nearest-exact"
         coord = ctx.node("Add", [dst, ctx.scalar(0.5, t)]) if exact else dst
@@ -56,7 +55,7 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
             half = ctx.node("Div", [dst_int, ctx.scalar(2, int64)])
             index = ctx.node("Where", [doubled, half, index])
         if copies:
-            index = ctx.node("Where", [kept, dst_int, index])
+            index = ctx.node("Where", [ctx.node("Equal", [out, size]), dst_int, index])
         return ctx.node("Gather", [raw, index], axis=axis)
     x = ctx.cast(raw, src.dtype, t)
     if p["align_corners"]:
@@ -84,4 +83,5 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
     if not copies:
         return result
     same = ctx.node("Gather", [raw, ctx.node("Min", [dst_int, last])], axis=axis)
+    kept = ctx.node("Equal", [out, size])
     return ctx.node("Where", [kept, same, result])  # (a copy: an inf stays one, not nan)
