@@ -216,7 +216,7 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
     shape = _shape(size, op)
     if fill is not None and fill != 0 and fill != 1:  # (0 and 1 fit every dtype)
         check_number_int(op, fill)
-        if not converts_unchecked(dt, math.prod(shape)):
+        if not converts_unchecked(dt, fill_numel=math.prod(shape)):
             check_fits(op, fill, dt)
     xp = dev.xp
     if fmt.dims is not None:  # made in the format's order, viewed back in shape's

@@ -85,20 +85,22 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
                             f"use {wider}")
 
 
-def converts_unchecked(dtype: DType, numel: int = 0) -> bool:
+def converts_unchecked(dtype: DType, fill_numel: int | None = None) -> bool:
     """Whether PyTorch stores a number into ``dtype`` with no range check, converting it as a
     0-d tensor's cast does: float dtypes narrower than float32 (float16, bfloat16, the
-    float8s) in ``x[i] = v`` and ``where`` (``numel`` 0), and in ``fill_``/``full`` of one
-    element (``numel`` 1). Out of range, the cast saturates (float8_e4m3fn: 448) or gives
-    inf/NaN, as ``.to()``."""
-    return numel <= 1 and dtype.is_floating_point and dtype.itemsize < 4
+    float8s) in ``x[i] = v`` and ``where`` (``fill_numel`` None), and in ``fill_``/``full``
+    only of exactly one element (``fill_numel`` 1; an empty or larger one is checked). Out
+    of range, the cast saturates (float8_e4m3fn: 448) or gives inf/NaN, as ``.to()``."""
+    return (fill_numel is None or fill_numel == 1) and dtype.is_floating_point \
+        and dtype.itemsize < 4
 
 
-def stored_number(op: str, value: Any, dtype: DType) -> Any:
-    """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits` (no range check
-    where :func:`converts_unchecked`): a complex number's real part in a real dtype, its
-    truth value in bool (``2j`` is True), as PyTorch's."""
-    if converts_unchecked(dtype):
+def stored_number(op: str, value: Any, dtype: DType, unchecked: bool = False) -> Any:
+    """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits` (no range check for
+    an ``unchecked`` write, ``x[i] = v``, where :func:`converts_unchecked`): a complex
+    number's real part in a real dtype, its truth value in bool (``2j`` is True), as
+    PyTorch's."""
+    if unchecked and converts_unchecked(dtype):
         check_real(op, value, dtype)
     else:
         check_fits(op, value, dtype)

@@ -483,15 +483,17 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     return read_index(self, basic, arrays, dims, layout=True)
 
 
-def as_values(value: Any, like: Tensor, op: str) -> Tensor:
+def as_values(value: Any, like: Tensor, op: str, unchecked: bool = False) -> Tensor:
     """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes); a
-    number ``like``'s integer dtype cannot hold is an error, as in PyTorch."""
+    number ``like``'s dtype cannot hold is an error, as in PyTorch, except in an
+    ``unchecked`` write (``x[i] = v``) into a float dtype narrower than float32."""
     if isinstance(value, Tensor):
         if value.is_meta and not like.is_meta:
             copy_out(op, like.device)
         return cast(value, like.dtype)
     if isinstance(value, (int, float, bool, complex, np.number, np.bool_)):
-        return scalar_tensor(stored_number(op, value, like.dtype), like.dtype, like.device)
+        number = stored_number(op, value, like.dtype, unchecked)
+        return scalar_tensor(number, like.dtype, like.device)
     return tensor(value, dtype=like.dtype, device=like.device)
 
 
@@ -540,7 +542,8 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
-    values = as_values(value, self, "__setitem__")  # (x[False] = v: nothing, as torch)
+    # (x[False] = v: the value is converted, then nothing is written, as torch)
+    values = as_values(value, self, "__setitem__", unchecked=True)
     if key is False or DISPATCH.handler is not None and _masked_fill(self, key, values):
         return
     basic, arrays, dims = parse_key(self, key, "__setitem__")
