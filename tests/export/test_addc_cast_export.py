@@ -73,3 +73,21 @@ def test_onnx_float64_cast_matches_eager_bits(dtype):
         fn = lambda t: t.to(ember.bfloat16).float()  # noqa: E731
     got = run_onnx(ember.onnx.to_model(fn, (x,)), x.numpy())[0]
     np.testing.assert_array_equal(got, fn(x).numpy())
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_mixed_dtype_half_onnx_and_compiled_match_eager(op):
+    """A float16 result from an int64 tensor1 and a 0-d float64 tensor2 (the primitive takes
+    the operands as given, review57m4 3): converted to float16 first in ONNX as in eager."""
+    from tests.export.onnx_helpers import run_onnx
+
+    rng = np.random.default_rng(4)
+    a = ember.tensor(rng.standard_normal((6, 5))).half()
+    b = ember.tensor(rng.integers(-2000, 2000, (6, 5)))
+    c = ember.tensor(1.0 + 2 ** -13 + 2 ** -30)
+    fn = lambda x, y, z: getattr(ember, op)(x, y, z, value=0.3)  # noqa: E731
+    want = fn(a, b, c)
+    assert want.dtype == ember.float16
+    np.testing.assert_array_equal(ember.jit.compile(fn)(a, b, c).numpy(), want.numpy())
+    got = run_onnx(ember.onnx.to_model(fn, (a, b, c)), a.numpy(), b.numpy(), c.numpy())[0]
+    np.testing.assert_array_equal(got, want.numpy())

@@ -60,18 +60,55 @@ def test_half_gradients_bits_as_torch(dtype, op, value, shapes):
         np.testing.assert_array_equal(e, t)
 
 
+_MIXED = {  # (dtypes and shapes of input, tensor1, tensor2 with a half result)
+    "int64 tensor1": (("float16", "int64", "float16"), [(3, 4)] * 3),
+    "0-d float64 tensor1/2": (("float16", "float64", "float64"), [(3, 4), (), ()]),
+    "0-d float32 tensor1": (("bfloat16", "float32", "bfloat16"), [(3, 4), (), (3, 4)]),
+    "int64 input": (("int64", "float16", "float16"), [(3, 4)] * 3),
+}
+
+
 @pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
-def test_half_tangents_match_torch(op):
+@pytest.mark.parametrize("mixed", list(_MIXED))
+def test_half_mixed_dtype_gradients_bits_as_torch(op, mixed):
+    """PyTorch's gradient formulas take the operands as given (an int64 tensor1 scales in
+    float32, a 0-d float64 one in float64), not as promoted to the half result (review57m4 3)."""
+    if (op, mixed) == ("addcdiv", "0-d float32 tensor1"):  # (tensor2's gradient divides)
+        pytest.skip("a 0-d float32 / bfloat16 tensor: Ember rounds the 0-d one to bfloat16 "
+                    "first, PyTorch does not (binary ops, left in mend57m4's FINDINGS)")
+    names, shapes = _MIXED[mixed]
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s) * (3 if n == "int64" else 1) + 2 * (i == 2)
+              for i, (n, s) in enumerate(zip(names, shapes))]
+    g = rng.standard_normal((3, 4))
+    got = []
+    for lib in (torch, ember):
+        ts = [lib.tensor(a).to(getattr(lib, n)) for a, n in zip(arrays, names)]
+        for t in ts:
+            t.requires_grad_(t.is_floating_point())
+        out = getattr(lib, op)(*ts, value=0.1)
+        grads = lib.autograd.grad(out, [t for t in ts if t.requires_grad],
+                                  lib.tensor(g).to(out.dtype))
+        got.append([out.detach().double().numpy()] + [t.double().numpy() for t in grads])
+    for e, t in zip(got[1], got[0], strict=True):
+        np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_half_tangents_bits_as_torch(op, dtype):
+    """Forward mode is PyTorch's formula, each step rounded in the half dtype: addcdiv's
+    ``-(ṫ_2 * (t_1 / t_2) / t_2) * value`` (review57m4 4)."""
     rng = np.random.default_rng(3)
-    arrays = [rng.standard_normal(64).astype(np.float32) + 2 * (i == 2) for i in range(3)]
-    tangents = [rng.standard_normal(64).astype(np.float32) for _ in range(3)]
-    es = tuple(ember.tensor(a).to(ember.float16) for a in arrays)
-    ds = tuple(ember.tensor(a).to(ember.float16) for a in tangents)
+    arrays = [rng.standard_normal(256).astype(np.float32) + 2 * (i == 2) for i in range(3)]
+    tangents = [rng.standard_normal(256).astype(np.float32) for _ in range(3)]
+    es = tuple(ember.tensor(a).to(getattr(ember, dtype)) for a in arrays)
+    ds = tuple(ember.tensor(a).to(getattr(ember, dtype)) for a in tangents)
     _, got = ember.func.jvp(lambda *xs: getattr(ember, op)(*xs, value=0.3), es, ds)
-    ts = [torch.tensor(a).half() for a in arrays]
-    _, want = torch.func.jvp(lambda *xs: getattr(torch, op)(*xs, value=0.3), tuple(ts),
-                     tuple(torch.tensor(a).half() for a in tangents))
-    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=4e-3, atol=4e-3)
+    ts = tuple(torch.tensor(a).to(getattr(torch, dtype)) for a in arrays)
+    _, want = torch.func.jvp(lambda *xs: getattr(torch, op)(*xs, value=0.3), ts,
+                             tuple(torch.tensor(a).to(getattr(torch, dtype)) for a in tangents))
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
 
 
 @pytest.mark.parametrize("op", ["addcmul", "addcdiv"])

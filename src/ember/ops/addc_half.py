@@ -18,8 +18,9 @@ import numpy as np
 
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.convert import Cast
 from ember.ops.creation import full_like, zeros_like
-from ember.ops.primitive import Primitive, primitive
+from ember.ops.primitive import Primitive, TensorSpec, primitive
 
 __all__: list[str] = []
 
@@ -50,22 +51,27 @@ def half_addc(xp: Any, a: Any, b: Any, c: Any, value: float, divide: bool) -> An
 @primitive
 class AddcHalf(Primitive):
     """``input + value * tensor1 * tensor2`` (``divide`` False) or ``input + value * tensor1 /
-    tensor2`` of float16/bfloat16 tensors of one dtype (broadcast); PyTorch's rules, in the
-    half dtype: ``g``, ``g * (tensor2 * value)``, ``g * (tensor1 * value)`` (addcmul), and
-    ``g * (full_like(tensor2, value) / tensor2)``, ``-g * ((value * tensor1) / (tensor2 *
-    tensor2))`` (addcdiv); tangent ``ṫ_input + value · (ṫ_1 op t_2 ± ...)``."""
+    tensor2`` with a float16/bfloat16 result ``dtype`` (broadcast; the operands as given,
+    each converted to ``dtype`` for the value); PyTorch's rules on the operands as given
+    (an int64 ``tensor1`` scales in float32, a 0-d float64 one in float64), each step
+    rounded in its dtype: ``g``, ``g * (tensor2 * value)``, ``g * (tensor1 * value)``
+    (addcmul), and ``g * (full_like(tensor2, value) / tensor2)``, ``-g * ((value * tensor1)
+    / (tensor2 * tensor2))`` (addcdiv); tangent ``ṫ_input + ṫ_1 op t_2 * value`` and
+    ``ṫ_2 * t_1 * value`` or ``-(ṫ_2 * (t_1 / t_2) / t_2) * value``."""
 
     name = "addc_half"
     allocates = True
     jvp_takes_none = True
 
-    def forward(self, xp, a, b, c, value=1.0, divide=False):
+    def forward(self, xp, a, b, c, value=1.0, divide=False, dtype=None):
+        a, b, c = (x if x.dtype == dtype.np else Cast.forward(xp, x, dtype=dtype)
+                   for x in (a, b, c))
         out = half_addc(xp, a, b, c, value, divide).astype(a.dtype)
         return out if a.flags.c_contiguous and a.shape == out.shape else \
             in_operands_layout(xp, out, a, b, c)
 
-    def infer(self, a, b, c, value=1.0, divide=False):
-        return broadcast_spec(a, b, c, op=self.name)
+    def infer(self, a, b, c, value=1.0, divide=False, dtype=None):
+        return TensorSpec(broadcast_spec(a, b, c, op=self.name).shape, dtype)
 
     def vjp(self, ctx, g):
         a, b, c = ctx.inputs
@@ -87,6 +93,7 @@ class AddcHalf(Primitive):
             step = (db / c if divide else db * c) * value
             out = step if out is None else out + step
         if dc is not None:
-            step = -(b * dc) / (c * c) * value if divide else b * dc * value
+            step = -(dc * (b / c) / c) * value if divide else b * dc * value
             out = step if out is None else out + step
-        return zeros_like(a) if out is None else out
+        dtype = ctx.params["dtype"]
+        return zeros_like(a, dtype=dtype) if out is None else out.to(dtype)

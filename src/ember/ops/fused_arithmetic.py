@@ -58,7 +58,9 @@ def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: An
     a, b, c = promote(input, tensor1, tensor2)
     if a.dtype in HALF:
         check_factor(op, "value", value, a.dtype, (input, tensor1, tensor2))
-        return apply(AddcHalf, a, b, c, value=value, divide=prim is Div)
+        operands = tuple(t if isinstance(t, Tensor) else p  # (PyTorch's gradient formulas
+                         for t, p in zip((input, tensor1, tensor2), (a, b, c)))  # take these)
+        return apply(AddcHalf, *operands, value=value, divide=prim is Div, dtype=a.dtype)
     if value != 1:
         b = _scaled(op, "value", b, value, input, tensor1, tensor2)
     product = apply(prim, b, c)

@@ -348,7 +348,8 @@ def addc_half(ctx: Context, eqn: Eqn) -> str:
     float32, addcmul's multiply-add in float64 (the float32 product exact: one rounding, as
     PyTorch's fused one), rounded back through float32."""
     out, value = eqn.outputs[0].dtype, eqn.params["value"]
-    a, b, c = (ctx.cast(ctx.value(v), v.dtype, _FLOAT32) for v in eqn.inputs)
+    a, b, c = (ctx.cast(ctx.cast(ctx.value(v), v.dtype, out), out, _FLOAT32)  # (as given: to
+               for v in eqn.inputs)  # the half dtype first)
     if value != 1:
         b = ctx.node("Mul", [b, ctx.scalar(float(np.float32(value)), _FLOAT32)])
     if eqn.params["divide"]:
