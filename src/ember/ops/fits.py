@@ -190,10 +190,11 @@ def number_int_error(op: str, value: Any) -> ValueOverflow | ArgumentTypeError:
     and an OverflowError for a Python int, as PyTorch's."""
     where = f"{op}: " if op else ""  # (no name where the calling op adds its own)
     if type(value) is np.uint64:
-        return ArgumentTypeError(f"{where}np.uint64({value}) is beyond int64, as a NumPy integer "
-                             "given to an op must be (PyTorch's rule; NumPy would wrap it to "
-                             f"{value.astype(np.int64)}). Hint: pass float({value}), or "
-                             f"ember.tensor(np.uint64({value})) for a uint64 tensor")
+        return ArgumentTypeError(f"{where}np.uint64({value}) is beyond int64, as a NumPy "
+                                 "integer given to an op must be (PyTorch's rule; NumPy would "
+                                 f"wrap it to {value.astype(np.int64)}). Hint: pass "
+                                 f"float({value}), or ember.tensor(np.uint64({value})) for a "
+                                 "uint64 tensor")
     return ValueOverflow(f"{where}{value} is beyond the 64-bit integers (int64 and uint64), "
                          "as a number given to an op must be (PyTorch's rule). Hint: pass "
                          f"float({value})")
