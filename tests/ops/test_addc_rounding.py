@@ -74,8 +74,8 @@ def test_half_mixed_dtype_gradients_bits_as_torch(op, mixed):
     """PyTorch's gradient formulas take the operands as given (an int64 tensor1 scales in
     float32, a 0-d float64 one in float64), not as promoted to the half result (review57m4 3)."""
     if (op, mixed) == ("addcdiv", "0-d float32 tensor1"):  # (tensor2's gradient divides)
-        pytest.skip("a 0-d float32 / bfloat16 tensor: Ember rounds the 0-d one to bfloat16 "
-                    "first, PyTorch does not (binary ops, left in mend57m4's FINDINGS)")
+        pytest.skip("a 0-d float32 / bfloat16 tensor: PyTorch rounds the 0-d one to bfloat16 "
+                    "first, Ember does not (binary ops, left in mend57m4's FINDINGS)")
     names, shapes = _MIXED[mixed]
     rng = np.random.default_rng(2)
     arrays = [rng.standard_normal(s) * (3 if n == "int64" else 1) + 2 * (i == 2)
