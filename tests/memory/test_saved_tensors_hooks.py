@@ -187,3 +187,31 @@ def test_a_linear_weights_gradient_keeps_its_layout_when_the_weight_is_not_kept(
     assert layer.weight.grad.numpy().flags.c_contiguous
     want = ember.ones(8, 200).t() @ x
     assert ember.allclose(layer.weight.grad, want, atol=1e-4)
+
+
+def _conv_packs_and_write(lib, nd, x_grad, w_grad, b_grad):
+    x = lib.ones(1, 2, *[4] * nd, dtype=lib.float64, requires_grad=x_grad)
+    w = lib.ones(3, 2, *[2] * nd, dtype=lib.float64, requires_grad=w_grad)
+    b = lib.ones(3, dtype=lib.float64, requires_grad=b_grad)
+    conv = getattr(lib.nn.functional, f"conv{nd}d")
+    seen = []
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: seen.append(tuple(t.shape)) or t,
+                                                lambda t: t):
+        y = conv(x * 1, w, b)
+    y = conv(x * 1 if x_grad else x, w, b)
+    with lib.no_grad():
+        x.add_(1) if not x_grad else None
+    try:
+        y.sum().backward()
+        refused = False
+    except RuntimeError as err:
+        refused = "modified" in str(err)
+    return sorted(seen), refused
+
+
+@pytest.mark.parametrize("grads", [(1, 0, 0), (1, 0, 1), (0, 0, 1), (0, 1, 0), (1, 1, 1)])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_a_convolution_keeps_its_input_and_weight_as_torch_whatever_is_trained(nd, grads):
+    # a frozen weight's input is kept too (packed; a later write to it refused), never the bias
+    got = _conv_packs_and_write(ember, nd, *map(bool, grads))
+    assert got == _conv_packs_and_write(torch, nd, *map(bool, grads))

@@ -212,9 +212,10 @@ class Conv(Holomorphic, Primitive):
         return 2 * x.shape[0] * prod(counts) * prod(w.shape)
 
     def reads(self, ctx, i):
-        # the input makes the weight's gradient, the weight the input's (kept, as PyTorch's
-        # convolution keeps it, for either); the bias's gradient is the output gradient's sum
-        return i == 1 or (i == 0 and ctx.inputs[1].requires_grad)
+        # as PyTorch's convolution: the input and the weight are kept whichever gradients are
+        # needed (packed, version-checked, refused as inference tensors); the bias's gradient
+        # is the output gradient's sum, so the bias is never kept
+        return i < 2
 
     def vjp(self, ctx, g):
         x, w, *b = ctx.inputs
