@@ -141,7 +141,7 @@ class Tensor:
             _on_data_set(self, value)
         old, self._data = self._data, value._data
         old_device, self._device = self._device, value._device
-        self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
+        self._vc = self._vc.data_set()  # (writes through ``value`` move its counter, not ours)
         if old.shape != self._data.shape or old.dtype != self._data.dtype or \
                 old_device is not self._device or \
                 strides_key(old) != strides_key(self._data):

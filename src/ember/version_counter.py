@@ -59,6 +59,12 @@ class VersionCounter:
         """The counter of the memory: this one, or for a ``.data`` alias its tensor's."""
         return self
 
+    def data_set(self) -> VersionCounter:
+        """The counter a tensor keeps once ``t.data = other`` puts it on other memory: this one,
+        marked ``shared`` (writes through ``other`` move ``other``'s counter)."""
+        self.shared = True
+        return self
+
 
 # The InferenceCounters alive (by id): empty, no inference tensor exists and the checks for
 # one are skipped. (A dict's set and pop are atomic: counters made and freed in any thread.)
@@ -79,9 +85,13 @@ class InferenceCounter(VersionCounter):
     __slots__ = ()
     inference = True
 
-    def __init__(self) -> None:
-        super().__init__()
-        INFERENCE_ALIVE[id(self)] = None
+    def __init__(self, _birth: Any = _BIRTHS.__next__,
+                 _alive: dict[int, None] = INFERENCE_ALIVE) -> None:
+        # (VersionCounter's fields set here, not through super(): two calls less a tensor)
+        self.value = self.aliased = 0
+        self.shared = False
+        self.born = _birth()
+        _alive[id(self)] = None
 
     def __del__(self, _forget: Any = INFERENCE_ALIVE.pop) -> None:
         _forget(id(self), None)
@@ -126,6 +136,22 @@ class DataCounter(VersionCounter):
         alias._vc = cls(alias._vc)
         return alias
 
+    def data_set(self) -> VersionCounter:
+        """After ``alias.data = other`` the alias is off the source's memory (its views stay
+        on it): a plain shared counter carrying its count, the source left unmarked (marked
+        ``shared``, every cache of the source's values would compute again for good).
+
+        Example:
+            >>> alias = DataCounter(VersionCounter())
+            >>> alias.value += 2
+            >>> own = alias.data_set()
+            >>> own.value, own.shared, own.source is own, alias.source.shared
+            (2, True, True, False)
+        """
+        own = VersionCounter()
+        own.value, own.born, own.shared = self._own, self.born, True
+        return own
+
     @property
     def value(self) -> int:  # type: ignore[override]
         return self._own
@@ -140,7 +166,7 @@ class DataCounter(VersionCounter):
         return self.source.shared
 
     @shared.setter
-    def shared(self, value: bool) -> None:  # (a NumPy view of it, ``.data =``: its memory's)
+    def shared(self, value: bool) -> None:  # (a NumPy view of it: its memory's)
         self.source.shared = value
 
     def stamp(self) -> object:

@@ -96,3 +96,25 @@ def test_a_parameter_on_data_keeps_a_compiled_functions_state_cache(monkeypatch)
             assert ember.allclose(fast(x), x @ p.exp())
     assert len(computed) == 3
     assert (t._version, p._version) == (1, 0)  # (as torch: p has t.data's own count)
+
+
+def test_a_data_alias_given_other_data_leaves_its_sources_cache_alone(monkeypatch):
+    # p = Parameter(t.data); p.data = new (loading weights): p is off t's memory, so a compiled
+    # function reading t computes its hoisted t.exp() once, not at every call (t not shared)
+    from ember.jit.codegen import HoistCache
+
+    computed = []
+    put = HoistCache.put
+    monkeypatch.setattr(HoistCache, "put", lambda self, *a: computed.append(1) or put(self, *a))
+    t = ember.nn.Parameter(ember.arange(16.0).reshape(4, 4) / 16)
+    p = ember.nn.Parameter(t.data)
+    p.data = ember.zeros(4, 4)
+    fast = jit.compile(lambda x: x @ t.exp())
+    x = ember.ones(1, 4)
+    with ember.no_grad():
+        for write in (None, None, None, lambda: t.mul_(2), None, lambda: p.add_(1), None):
+            if write is not None:
+                write()
+            assert ember.allclose(fast(x), x @ t.exp())
+    assert len(computed) == 2
+    assert not t._vc.shared and p._vc.shared and (t._version, p._version) == (1, 1)
