@@ -315,9 +315,9 @@ def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tupl
     def leads_to_target(edge: tuple) -> bool:  # (a leaf's edge by the leaf's id)
         return (id(edge[1]) if edge[0] is None else edge[0]) in ends
 
-    for node in order:  # producers first
+    for node in order:  # producers first (leads_to_target's one expression: a call less an edge)
         for edge in node.edges:
-            if edge is not None and leads_to_target(edge):
+            if edge is not None and (id(edge[1]) if edge[0] is None else edge[0]) in ends:
                 if node.released:
                     raise _second_time(node)
                 needed.add(node)
