@@ -88,3 +88,13 @@ def test_the_look_for_inference_tensors_ends_with_them():
         w * view
     del view
     assert not inference_tensors_may_exist()
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_a_conv_refuses_an_inference_input_under_a_frozen_weight_as_torch(lib):
+    # (the input is kept whichever gradients are needed: a trainable bias is enough)
+    with lib.inference_mode():
+        x = lib.ones(1, 2, 5, 5)
+    bias = lib.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        lib.nn.functional.conv2d(x, lib.ones(3, 2, 3, 3), bias)
