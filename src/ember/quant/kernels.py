@@ -5,7 +5,8 @@ Products accumulate exactly: the centred integers ``q - zero_point`` are multipl
 BLAS GEMM, in float32 while every partial sum stays below 2**24 (8-bit data with dot products
 of a few hundred terms), else in float64 (below 2**53: an int8 × uint8 dot product of 2**37
 terms), exact for integers either way (fbgemm's depthwise kernels are not: they add pairs
-of products in saturating int16, which :func:`depthwise_saturation` models). The
+of products in saturating int16, which :func:`depthwise_saturation` models, and clamp their
+windows' activation sums, which :func:`row_offset_saturation` models). The
 accumulator is then requantized as
 fbgemm's ``ReQuantizeOutput`` does, in float32: ``act_times_w_scale = input_scale *
 weight_scale``, ``multiplier = act_times_w_scale / output_scale``, ``acc + bias /
@@ -17,6 +18,7 @@ up with a fused ReLU)."""
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from typing import Any
 
@@ -184,19 +186,36 @@ def depthwise_fast_path(channels: int, out_channels: int, groups: int, kernel: t
                         dilation: tuple[int, ...]) -> bool:
     """Whether fbgemm runs this (2-D or 3-D, zero-padded) convolution through its depthwise
     kernels (``takeDepthWiseFastPath``): groups equal to the input channels, a multiple of 8,
-    one or two output channels per group, kernels of 3 or 5 (the last two equal), strides 1
-    or 2, no dilation, padding ``(k - 1) // 2``."""
+    one or two output channels per group, kernels of 3, 5 or 7 (the last two equal), strides
+    1 or 2, no dilation, padding ``(k - 1) // 2``."""
     return (len(kernel) >= 2 and groups == channels and groups % 8 == 0
             and out_channels in (groups, 2 * groups) and kernel[-1] == kernel[-2]
-            and all(k in (3, 5) for k in kernel) and all(s in (1, 2) for s in stride)
+            and all(k in (3, 5, 7) for k in kernel) and all(s in (1, 2) for s in stride)
             and all(d == 1 for d in dilation)
             and all(p == (k - 1) // 2 for p, k in zip(padding, kernel)))
 
 
+def _cpu_features() -> dict:
+    """NumPy's runtime CPU feature table (checked against what the OS enables); there is no
+    public accessor in NumPy 2.x (``np.show_runtime`` only prints it), so {} if it moved."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__
+        except ImportError:
+            return {}
+    return dict(__cpu_features__)
+
+
 @functools.cache
 def avx512_vnni() -> bool:
-    """Whether this CPU has AVX-512 VNNI (Linux's ``/proc/cpuinfo`` flags; False elsewhere),
-    on which PyTorch's ``"x86"`` engine sends some convolutions to oneDNN."""
+    """Whether this CPU has AVX-512 VNNI (NumPy's feature table, else Linux's
+    ``/proc/cpuinfo`` flags; False when neither says), on which PyTorch's ``"x86"`` engine
+    sends some convolutions to oneDNN. (AVX-VNNI without AVX-512 does not count.)"""
+    features = _cpu_features()
+    if "AVX512VNNI" in features:
+        return bool(features["AVX512VNNI"])
     try:
         with open("/proc/cpuinfo") as f:
             return any(line.startswith("flags") and "avx512_vnni" in line.split() for line in f)
@@ -206,9 +225,38 @@ def avx512_vnni() -> bool:
 
 def x86_uses_onednn(weight_zero_points: Any, groups: int) -> bool:
     """Whether PyTorch's ``"x86"`` engine runs a (non-transposed) convolution with oneDNN
-    rather than fbgemm (``should_use_onednn_quant``): on CPUs with AVX-512 VNNI, weight zero
-    points all 0 and at most 100 groups."""
-    return avx512_vnni() and groups <= 100 and not np.any(weight_zero_points)
+    rather than fbgemm (``should_use_onednn_quant``): on Linux only (elsewhere it keeps
+    fbgemm), on CPUs with AVX-512 VNNI, weight zero points all 0 and at most 100 groups."""
+    return (sys.platform.startswith("linux") and avx512_vnni() and groups <= 100
+            and not np.any(weight_zero_points))
+
+
+def _largest_tap(q: np.ndarray, zero_point: int, padding: tuple[int, ...]) -> int:
+    """The largest uint8 value a depthwise tap reads: an activation, or the padding (which
+    holds the zero point)."""
+    return max(int(q.max(initial=0)), zero_point if any(padding) else 0)
+
+
+def _depthwise_windows(q: np.ndarray, zero_point: int, kernel: tuple[int, ...],
+                       stride: tuple[int, ...], padding: tuple[int, ...]
+                       ) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The windows of ``q`` (N, C, *spatial) as (N, C, taps, positions), taps in kernel order,
+    padding reading ``zero_point``, and the output's spatial size."""
+    pads = symmetric(padding)
+    ones = (1,) * len(kernel)
+    counts = window_positions(q.shape[2:], kernel, ones, pads, stride)
+    win = windows(np, q, kernel, ones, pads, stride, counts, value=zero_point)
+    return win.reshape(*q.shape[:2], int(np.prod(kernel)), -1), counts
+
+
+def _clamping_pairs(w: np.ndarray, largest: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which tap pairs (0 and 1, 2 and 3, ...) of the int8 weights ``w`` (O, taps) can leave
+    int16 for activations in [0, ``largest``]: only same-sign weights can add up past it.
+    Returns the (O, pairs) mask and the pairs' first and second weights as int32."""
+    first, second = w[:, 0:w.shape[1] - 1:2].astype(np.int32), w[:, 1::2].astype(np.int32)
+    high = largest * (np.maximum(first, 0) + np.maximum(second, 0))
+    low = largest * (np.minimum(first, 0) + np.minimum(second, 0))
+    return (high > 32767) | (low < -32768), first, second
 
 
 def depthwise_saturation(q: np.ndarray, zero_point: int, w: np.ndarray,
@@ -217,22 +265,39 @@ def depthwise_saturation(q: np.ndarray, zero_point: int, w: np.ndarray,
     accumulator: they multiply the uint8 activations ``q`` (padding: ``zero_point``) by the
     int8 weights ``w`` (O, 1, *kernel) tap by tap in kernel order, and add each pair of taps
     (0 and 1, 2 and 3, ...) with ``vpmaddubsw``, which saturates the pair's sum to
-    [-32768, 32767]. 0 when no pair can reach that (7-bit activations never do)."""
-    if int(np.abs(q).max(initial=0)) * int(np.abs(w).max(initial=0)) * 2 <= 32767:
-        return 0
-    n, c = q.shape[:2]
+    [-32768, 32767] (a lone last tap fits). Only the (channel, pair)s whose weights can reach
+    that are computed; 0 when none can (7-bit activations never do)."""
     o, kernel = w.shape[0], tuple(w.shape[2:])
-    k = int(np.prod(kernel))
-    pads = symmetric(padding)
-    counts = window_positions(q.shape[2:], kernel, (1,) * len(kernel), pads, stride)
-    win = windows(np, q.astype(np.int32), kernel, (1,) * len(kernel), pads, stride, counts,
-                  value=zero_point).reshape(n, c, 1, k, -1)
-    per_group = o // c  # (1 or 2 output channels read each input channel)
-    products = win * w.astype(np.int32).reshape(1, c, per_group, k, 1)
-    pairs = products[:, :, :, 0:k - 1:2] + products[:, :, :, 1::2]  # (a lone tap fits int16)
-    lost = np.clip(pairs, -32768, 32767)
-    lost -= pairs
-    return lost.sum(axis=3, dtype=np.int32).reshape(n, o, *counts)
+    can, first, second = _clamping_pairs(w.reshape(o, -1), _largest_tap(q, zero_point, padding))
+    if not can.any():
+        return 0
+    win, counts = _depthwise_windows(q, zero_point, kernel, stride, padding)
+    per_group = o // q.shape[1]  # (1 or 2 output channels read each input channel)
+    lost = np.zeros((q.shape[0], o, win.shape[-1]), np.int32)
+    for p in np.flatnonzero(can.any(axis=0)):
+        out = np.flatnonzero(can[:, p])
+        taps = win[:, out // per_group, 2 * p:2 * p + 2].astype(np.int32)
+        pair = taps[:, :, 0] * first[out, p, None] + taps[:, :, 1] * second[out, p, None]
+        lost[:, out] += np.clip(pair, -32768, 32767) - pair
+    return lost.reshape(q.shape[0], o, *counts)
+
+
+def row_offset_saturation(q: np.ndarray, zero_point: int, weight_zero_points: Any,
+                          out_channels: int, kernel: tuple[int, ...], stride: tuple[int, ...],
+                          padding: tuple[int, ...]) -> np.ndarray | int:
+    """What fbgemm's depthwise kernels add to the exact accumulator by saturating each
+    window's activation sum (its row offset, subtracted times the weight zero point) at
+    32767: ``w_zp * (rowsum - min(rowsum, 32767))`` per output channel. Only windows of more
+    than 128 taps (3-D kernels: 3×7×7, 5×7×7, 7×5×5, 7×7×7) can pass it, and only a weight
+    zero point other than 0 makes it count; 0 otherwise."""
+    zero_points = np.broadcast_to(np.asarray(weight_zero_points, np.int64), (out_channels,))
+    taps = int(np.prod(kernel))
+    if not zero_points.any() or taps * _largest_tap(q, zero_point, padding) <= 32767:
+        return 0
+    win, counts = _depthwise_windows(q, zero_point, kernel, stride, padding)
+    rowsum = win.sum(axis=2, dtype=np.int64)  # (N, C, positions)
+    excess = np.repeat(rowsum - np.minimum(rowsum, 32767), out_channels // q.shape[1], axis=1)
+    return (excess * zero_points[:, None]).reshape(q.shape[0], out_channels, *counts)
 
 
 def conv_transpose_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],

@@ -445,8 +445,11 @@ class _Conv(_ConvLayer):
         if fbgemm and kernels.depthwise_fast_path(
                 self.in_channels, self.out_channels, self.groups, self.kernel_size,
                 self.stride, padding, self.dilation):
-            acc = acc + kernels.depthwise_saturation(q, x._zero_point, self._w._int.numpy(),
-                                                     self.stride, padding)
+            acc = (acc + kernels.depthwise_saturation(q, x._zero_point, self._w._int.numpy(),
+                                                      self.stride, padding)
+                   + kernels.row_offset_saturation(q, x._zero_point, self._w._zero_point,
+                                                   self.out_channels, self.kernel_size,
+                                                   self.stride, padding))
         return self._output(acc, x, 1)
 
     def _check_input(self, shape: tuple, padding: tuple[int, ...]) -> None:
