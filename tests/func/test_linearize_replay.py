@@ -115,3 +115,18 @@ def test_an_input_returned_is_the_primal_itself_as_torch_func():
         out, jvp_fn = lib.func.linearize(lambda a, b: (a, b * 2), x, x)
         assert out[0] is x
         assert jvp_fn(x, x)[0].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("f", [lambda a: a, lambda a: a[0:2], lambda a: (a.view(3, 1), a * 2),
+                               lambda a: a.t()], ids=["identity", "slice", "view", "t"])
+def test_jvp_fn_results_never_share_the_callers_tangent_memory_as_torch_func(f):
+    for lib in (ember, torch):
+        x = lib.ones(3, dtype=lib.float64)
+        t = lib.full((3,), 2.0, dtype=lib.float64)
+        _, jvp_fn = lib.func.linearize(f, x)
+        out = jvp_fn(t)
+        for o in out if isinstance(out, tuple) else (out,):
+            o.mul_(5)  # (a result aliasing t would change the caller's tangent)
+        assert t.tolist() == [2.0, 2.0, 2.0], lib.__name__
+    _, jvp_fn = ember.func.linearize(lambda a: a, ember.ones(3, dtype=ember.float64))
+    assert ember.func.vmap(jvp_fn)(ember.ones(2, 3, dtype=ember.float64)).shape == (2, 3)

@@ -111,7 +111,8 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
                                          same_dtype=True)
         if recording is not None and _versions(read) == read_versions:
             tangent_of = recording.replay(inputs, t_leaves)
-            return tree_unflatten([tangent_of(o) for o in outs], out_spec)
+            mine = {id(_root(t)) for t in t_leaves if isinstance(t, Tensor)}
+            return tree_unflatten([_fresh(tangent_of(o), mine) for o in outs], out_spec)
         if changes_input:
             p_leaves = [x.clone() for x in p_leaves]
         dout = _jvp_of_leaves(func, p_leaves, spec, t_leaves, False, "linearize's jvp_fn")[1]
@@ -138,6 +139,16 @@ def _record(func: Callable, leaves: list, spec: Any) -> tuple[_Recording, list, 
     if not all(isinstance(o, Tensor) for o in tree_flatten(out)[0]):
         recording.replayable = False  # (jvp_fn's rerun names the bad output)
     return recording, inputs, out
+
+
+def _root(t: Tensor) -> Tensor:
+    return t if t._base is None else t._base
+
+
+def _fresh(d: Tensor, tangents: set[int]) -> Tensor:
+    """``d``, or a copy of it where it is (a view of) a tangent given to jvp_fn: as
+    PyTorch's jvp_fn, the result never shares memory with the caller's tangents."""
+    return d.clone() if id(_root(d)) in tangents else d
 
 
 def _versions(leaves: list) -> list[int]:
