@@ -484,9 +484,8 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
 
 
 def as_values(value: Any, like: Tensor, op: str, unchecked: bool = False) -> Tensor:
-    """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes); a
-    number ``like``'s dtype cannot hold is an error, as in PyTorch, except in an
-    ``unchecked`` write (``x[i] = v``) into a float dtype narrower than float32."""
+    """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes); a number
+    it cannot hold is an error as in PyTorch, but not in an ``unchecked`` write to a half float."""
     if isinstance(value, Tensor):
         if value.is_meta and not like.is_meta:
             copy_out(op, like.device)
@@ -542,8 +541,7 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
-    # (x[False] = v: the value is converted, then nothing is written, as torch)
-    values = as_values(value, self, "__setitem__", unchecked=True)
+    values = as_values(value, self, "__setitem__", True)  # (x[False] = v: converts, no write)
     if key is False or DISPATCH.handler is not None and _masked_fill(self, key, values):
         return
     basic, arrays, dims = parse_key(self, key, "__setitem__")
