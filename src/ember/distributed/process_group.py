@@ -158,11 +158,12 @@ def _mpi() -> Any:
 
 def init_process_group(
     backend: str | None = "mpi",
-    *,
+    init_method: str | None = None,
     timeout: datetime.timedelta | None = None,
     world_size: int = -1,
     rank: int = -1,
     store: Any = None,
+    *,
     comm: Any = None,
 ) -> ProcessGroup:
     """Makes the default (world) group from MPI's ``COMM_WORLD`` (or ``comm``).
@@ -174,6 +175,8 @@ def init_process_group(
     scripts pass) is checked instead: every rank writes its rank into it and waits, at most
     ``timeout`` (default: the store's), for all of the job's ranks to have written theirs, so
     a store that some rank does not share (or that holds another job's ranks) fails here.
+    ``init_method`` (PyTorch's URLs: ``env://``, ``tcp://host:port``, ``file:///path``; not
+    with ``store``) names such a store instead; see :mod:`ember.distributed.rendezvous`.
 
     Example:
         >>> dist.init_process_group("mpi")
@@ -184,6 +187,8 @@ def init_process_group(
             f"init_process_group: backend {backend!r} is not available; "
             "Ember's CPU backend is 'mpi'"
         )
+    if init_method is not None and store is not None:
+        raise ValueError("init_process_group: cannot specify both init_method and store")
     if GroupMember.WORLD is not None:
         return GroupMember.WORLD
     mpi = _mpi()
@@ -199,8 +204,13 @@ def init_process_group(
                 f"{world.Get_rank()} of {world.Get_size()}. Hint: the launcher sets both "
                 "(ember launch -n N script.py, or mpiexec -n N)"
             )
+    if init_method is not None:
+        from ember.distributed.rendezvous import rendezvous_store  # (it imports the stores)
+
+        store = rendezvous_store(init_method, world.Get_rank(), world.Get_size(), timeout)
     if store is not None:
         _meet_in_store(store, world.Get_rank(), world.Get_size(), timeout)
+        world.Barrier()  # every rank has read the store before rank 0 may close its server
     GroupMember.WORLD = ProcessGroup(world, list(range(world.Get_size())))
     _Count.groups = 1
     return GroupMember.WORLD
