@@ -56,3 +56,36 @@ def test_nested_and_sparse_tensors_take_requires_grad_as_torch(kind):
             t.requires_grad = 1
         results.append((t.requires_grad, t.is_leaf, grad))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("op", ["linear", "matmul", "mul", "add", "conv"])
+def test_requires_grad_turned_off_between_forward_and_backward_leaves_grad_none(op):
+    # torch's AccumulateGrad reads requires_grad at backward: no sum into .grad (review57m5)
+    def run(lib):
+        w = lib.nn.Parameter(lib.full((2, 2), 2.0))
+        x = lib.ones(1, 2, requires_grad=True)
+        y = {"linear": lambda: lib.nn.functional.linear(x, w),
+             "matmul": lambda: x @ w, "mul": lambda: w * x, "add": lambda: w + x,
+             "conv": lambda: lib.nn.functional.conv2d(x.reshape(1, 1, 1, 2),
+                                                      w.reshape(2, 1, 1, 2))}[op]()
+        w.requires_grad_(False)
+        y.sum().backward()
+        return w.grad, x.grad.numpy()
+
+    (tw, tx), (ew, ex) = run(torch), run(ember)
+    assert tw is None and ew is None
+    np.testing.assert_allclose(ex, tx)
+
+
+def test_requires_grad_turned_off_still_runs_the_leaf_hooks():
+    def run(lib):
+        w = lib.full((2, 2), 2.0, requires_grad=True)
+        calls = []
+        w.register_hook(lambda g: calls.append("pre"))
+        w.register_post_accumulate_grad_hook(lambda p: calls.append(p.grad))
+        y = lib.nn.functional.linear(lib.ones(1, 2), w)  # (rules of most ops read the live
+        w.requires_grad_(False)  # flag and skip w's gradient: then no hook runs, torch's do)
+        y.sum().backward()
+        return calls
+
+    assert run(ember) == run(torch) == ["pre", None]

@@ -466,13 +466,16 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
 
 def _deliver(t: Any, g: Any, create_graph: bool, owners: set) -> None:
     """Into ``t.grad`` through the leaf's ``AccumulateGrad``, as PyTorch's: its pre-hooks,
-    the sum, the ``register_post_accumulate_grad_hook`` hooks, then its post-hooks."""
+    the sum, the ``register_post_accumulate_grad_hook`` hooks, then its post-hooks. A leaf
+    whose ``requires_grad`` was turned off since the forward pass takes no sum (as torch's
+    AccumulateGrad; its hooks still run)."""
     hooks = leaf_hooks(t) if t._node is None else None
     if hooks is None:
-        accumulate_grad(t, g, create_graph, owners)
+        if t.requires_grad:  # (a sparse leaf is no Tensor)
+            accumulate_grad(t, g, create_graph, owners)
         return
     (g,) = run_node_hooks(hooks.pre, (g,), "a prehook of AccumulateGrad")
-    if g is not None:
+    if g is not None and t.requires_grad:
         accumulate_grad(t, g, create_graph, owners)
     for hook in list(hooks.post_accumulate):
         if hook(t) is not None:
