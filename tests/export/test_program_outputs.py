@@ -100,3 +100,28 @@ def test_a_registered_output_class_is_rebuilt_by_a_node_of_the_graph():
         out = run(ember.full((3,), 2.0))
         assert isinstance(out, Pair)
         assert out.a.tolist() == [3.0] * 3 and out.b.tolist() == [4.0] * 3
+
+
+class ViewOfInputBeside(ember.nn.Module):
+    """One output a view of the input, another a view of a value the model does not return:
+    ember.jit's graph also returns that value (to rebuild the view), the model does not."""
+
+    def forward(self, a):
+        return a.diagonal(), ember.diag(a[0])
+
+
+def test_a_view_of_an_input_adds_no_hidden_output():
+    x = np.arange(9, dtype=np.float32).reshape(3, 3)
+    want = torch.export.export(_TorchViewOfInputBeside(), (torch.tensor(x),)).module()(
+        torch.tensor(x))
+    ep = ember.export.export(ViewOfInputBeside(), (ember.tensor(x),))
+    assert len(ep.graph_signature.output_specs) == 2
+    assert_same_outputs(ep.module()(ember.tensor(x)), want)
+    from tests.export.onnx_helpers import check_export
+    proto = check_export(ViewOfInputBeside(), ember.tensor(x))
+    assert len(proto.graph.output) == 2
+
+
+class _TorchViewOfInputBeside(torch.nn.Module):
+    def forward(self, a):
+        return a.diagonal(), torch.diag(a[0])

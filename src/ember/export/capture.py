@@ -6,6 +6,7 @@ are dynamic. ``who`` names the exporter in error messages (``"ember.onnx.export"
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,6 +126,9 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     graph = compiled.graph
     if compiled.last.eager is not None:  # (a call one graph cannot stand for)
         raise ExportError(f"{who}: the model cannot be one graph: ember.jit {compiled.last.eager}")
+    if compiled.last.roots is not None:  # (an output is a view of an argument: the jit graph
+        # returns the bases of the other returned views too, which the model does not)
+        graph = dataclasses.replace(graph, outputs=graph.outputs[:len(compiled.last.out_consts)])
     local = local_memory(made, graph)
     _refuse_made_state([t for t in made.written if id(t._vc) not in local], graph, who)
     fold_local_writes(graph, made, local, who)
