@@ -57,7 +57,10 @@ class Gumbel(TransformedDistribution):
     def cdf(self, value: Tensor) -> Tensor:
         """``exp(-exp(-(x - loc) / scale))``: through the transforms the base Uniform's
         support check refused a cdf that rounds to 1 (``Gumbel(0, 1).cdf(40)`` raised, as in
-        PyTorch)."""
+        PyTorch). A Python number is taken as a tensor of ``loc``'s dtype, as PyTorch's
+        transformed cdf takes one."""
+        if not isinstance(value, Tensor):
+            value = ember.as_tensor(value, dtype=self.loc.dtype)
         if self._validate_args:
             self._validate_sample(value)
         return ember.exp(-ember.exp((self.loc - value) / self.scale))

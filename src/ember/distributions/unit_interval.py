@@ -98,6 +98,8 @@ class Kumaraswamy(TransformedDistribution):
     def icdf(self, value: Tensor) -> Tensor:
         """``(1 - (1 - q)^(1/b))^(1/a)`` as ``(-expm1(log1p(-q) / b))^(1/a)``."""
         a, b = self.concentration1, self.concentration0
+        if not isinstance(value, Tensor):  # (a Python number, as PyTorch's transformed icdf)
+            value = ember.as_tensor(value, dtype=a.dtype)
         # at q = 1 log1p(-1) = -inf made the slopes 0 * inf = NaN: there the plain form, 1
         # with PyTorch's slopes (d/dq inf for b > 1); each branch sees only its own values
         inside = value < 1
