@@ -51,6 +51,30 @@ def test_normalize_and_compose():
     np.testing.assert_allclose(z.grad.numpy(), 4.0)
 
 
+@pytest.mark.parametrize("shape", [(1, 4, 4), (3, 1, 4, 4)])
+def test_normalize_refuses_more_channels_than_the_image(shape):
+    """3 means for a 1-channel image: torchvision's v1 Normalize (and F.normalize) raise
+    ("output with shape [1, 4, 4] doesn't match the broadcast shape [3, 4, 4]"); Ember gave a
+    3-channel image. transforms.v2 broadcasts, as torchvision's v2 does."""
+    from ember.vision.transforms import functional as TF
+    from ember.vision.transforms import v2
+    mean, std = (0.5, 0.4, 0.3), (0.2, 0.25, 0.3)
+    x = ember.rand(*shape)
+    for inplace in (False, True):
+        with pytest.raises(ValueError, match="one value per channel"):
+            T.Normalize(mean, std, inplace=inplace)(x.clone())
+        with pytest.raises(ValueError, match="one value per channel"):
+            TF.normalize(x.clone(), mean, std, inplace)
+    want = (torch.from_numpy(x.numpy()) - torch.tensor(mean)[:, None, None]) / \
+        torch.tensor(std)[:, None, None]
+    got = v2.Normalize(mean, std)(x)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="one value per channel"):
+        v2.Normalize(mean, std, inplace=True)(x.clone())
+    assert T.Normalize((0.5,), (0.5,))(x).shape == x.shape  # one value for all: fine
+
+
 @pytest.mark.parametrize("mode,torch_mode", [("constant", "constant"), ("edge", "replicate"),
                                              ("reflect", "reflect"), ("symmetric", None)])
 def test_pad_modes(mode, torch_mode):

@@ -111,6 +111,12 @@ class Normalize:
         return self._cache[key]
 
     def __call__(self, tensor: Tensor) -> Tensor:
+        return self._normalize(tensor, keep_shape=True)
+
+    def _normalize(self, tensor: Tensor, keep_shape: bool) -> Tensor:
+        """With ``keep_shape``, a result of another shape than ``tensor``'s (3 means for 1
+        channel) is refused, as torchvision's v1 normalizes a copy in place; transforms.v2's
+        broadcasts it."""
         if not isinstance(tensor, Tensor):
             raise TypeError(f"Normalize: expected a tensor, got {type(tensor).__name__}; "
                             f"apply ToTensor() first")
@@ -121,12 +127,27 @@ class Normalize:
             raise ArgumentError(f"Normalize: expected tensor to be a tensor image of size "
                                 f"(..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}")
         mean, std = self._stats(tensor.dtype)
+        if keep_shape or self.inplace:
+            _check_keeps_shape(tensor, mean, std)
         if self.inplace:
             return tensor.sub_(mean).div_(std)
         return (tensor - mean) / std
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
+
+
+def _check_keeps_shape(tensor: Tensor, mean: Tensor, std: Tensor) -> None:
+    """Refuses means and stds that would give the result another shape than ``tensor``'s."""
+    try:
+        shape = np.broadcast_shapes(tuple(tensor.shape), tuple(mean.shape), tuple(std.shape))
+    except ValueError:
+        return  # (the subtraction says which dimensions do not broadcast)
+    if shape != tuple(tensor.shape):
+        raise ShapeError(f"Normalize: mean ({mean.numel()} values) and std ({std.numel()} "
+                         f"values) would make the image of shape {tuple(tensor.shape)} one of "
+                         f"shape {shape}. Hint: give one value per channel "
+                         f"({tensor.shape[-3]}), or one value for all")
 
 
 class LinearTransformation:

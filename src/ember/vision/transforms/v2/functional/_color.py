@@ -130,7 +130,7 @@ def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
         >>> normalize(ember.ones(1, 1, 2), [0.5], [0.25])
         tensor([[[2., 2.]]])
     """
-    return Normalize(mean, std, inplace)(image)
+    return Normalize(mean, std, inplace)._normalize(image, keep_shape=False)  # (broadcasts)
 
 
 normalize = _image_functional(_normalize_image, arrays=False, name="normalize")
