@@ -152,15 +152,15 @@ def write(t: Tensor, values: np.ndarray) -> None:
     t._vc.value += 1
 
 
-def broadcast_from_first(group: Any, tensors: list[Tensor]) -> None:
-    """The first rank of ``group``'s values into ``tensors`` (a model's parameters and
-    buffers), one collective per dtype."""
+def broadcast_from_first(group: Any, tensors: list[Tensor], root: int = 0) -> None:
+    """The first rank of ``group``'s values (or group rank ``root``'s) into ``tensors`` (a
+    model's parameters and buffers), one collective per dtype."""
     by_dtype: dict = {}
     for t in tensors:
         by_dtype.setdefault(t._data.dtype, []).append(t)
     for same in by_dtype.values():
         flat = np.concatenate([t._data.reshape(-1) for t in same])
-        call(group.comm, "Bcast", flat.view(np.uint8), root=0)
+        call(group.comm, "Bcast", flat.view(np.uint8), root=root)
         start = 0
         for t in same:
             write(t, flat[start : start + t.numel()])

@@ -34,6 +34,7 @@ from ember.distributed.buffers import (
     describe,
     mpi,
 )
+from ember.distributed.ddp_join import DDPJoin
 from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import (
     DistBackendError,
@@ -191,7 +192,9 @@ class DistributedDataParallel(nn.Module):
         self._used: set[int] = set()
         self._unused: set[int] = set()
         self._failure: Exception | None = None
+        self._divisor = group.size()  # of the summed gradients (join() may count fewer)
         object.__setattr__(self, "_comm_hook", None)
+        object.__setattr__(self, "_join", None)
         _check_same_model(group, module)
         if init_sync:
             buffers = list(module.buffers()) if init_buffers else []
@@ -218,10 +221,13 @@ class DistributedDataParallel(nn.Module):
             self._check_queued = False
             if self._armed:
                 self._fail_unfinished()
-        if self.forward_sync_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers:
-                broadcast_from_first(self._group, buffers)
+        buffers = list(self.module.buffers())
+        sync_buffers = (bool(buffers) and self.forward_sync_buffers
+                        and self.require_forward_param_sync)
+        root = 0 if self._join is None else self._join.forward_notice(
+            sync_buffers, self.require_backward_grad_sync and is_grad_enabled())
+        if sync_buffers:
+            broadcast_from_first(self._group, buffers, root)
         out = self.module(*args, **kwargs)
         self._sync_now = self.require_backward_grad_sync
         # (PyTorch's: the next forward broadcasts buffers only after one whose backward syncs)
@@ -249,6 +255,21 @@ class DistributedDataParallel(nn.Module):
             yield
         finally:
             self.require_backward_grad_sync = saved
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> DDPJoin:
+        """A context manager for uneven inputs (PyTorch's ``DDP.join``): a rank that runs out
+        of batches leaves the block and shadows the others' collectives until all have;
+        gradients are divided by the initial world size (or, with
+        ``divide_by_initial_world_size=False``, by the ranks still active), and at the end
+        every rank gets the parameters of the last ones to finish. See ``ddp_join``.
+
+        Example:
+            >>> with model.join():
+            ...     for x, y in my_batches:             # a different count on each rank
+            ...         loss_fn(model(x), y).backward(); opt.step(); opt.zero_grad()
+        """
+        return DDPJoin(self, divide_by_initial_world_size, enable, throw_on_early_termination)
 
     def register_comm_hook(self, state: object, hook: Callable) -> None:
         """Replaces the gradients' all-reduce by ``hook(state, bucket)``: called with each
@@ -348,11 +369,10 @@ class DistributedDataParallel(nn.Module):
             return mpi().REQUEST_NULL
 
     def _finish(self) -> None:
-        n = self._group.size()
         for b, bucket in enumerate(self._buckets):
             if self._comm_hook is None:
                 self._mpi(bucket.work, "Wait")
-                result, scale = bucket.flat, n
+                result, scale = bucket.flat, self._divisor
             else:
                 try:
                     result, scale = self._hook_result(b, bucket.work.wait()), 1
