@@ -147,5 +147,7 @@ __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
 
+import_module("ember.ops.reflected")  # (number <op> tensor)
+
 # last, over every operator the families bound: ``t + obj`` gives way to ``obj.__radd__``
 import_module("ember.ops.operator_protocol").bind()

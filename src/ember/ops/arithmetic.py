@@ -7,6 +7,9 @@ ever sees one dtype.
 Two PyTorch rules beyond the result dtype: true division of integers computes in the float
 result dtype from the operands' own values, and a float16/bfloat16 tensor multiplied or
 divided by a scalar computes in float32 and rounds once ("opmath": ``f16 * 1e-8`` is not 0).
+Only a scalar second operand keeps its own value: a first one (``ember.mul(0.1, f16)``, a 0-d
+float32 tensor times a float16 one) is rounded to half first, as PyTorch's kernels do. The
+reflected operators (``0.1 / t``) are in ``reflected.py``.
 Integer division and remainder by zero raise :class:`~ember.errors.DivisionByZero`."""
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import dtypes, errors
+from ember import dtypes
 from ember.errors import ArgumentError, DivisionByZero, DTypeError, OpError, describe
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
@@ -26,7 +29,6 @@ from ember.ops.fits import check_exponent, check_factor, check_number_int
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import wide_int_as_float
 from ember.ops.modulus_kernel import modulus32, zeros_signed_as
-from ember.ops.operator_protocol import refuse_foreign
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -302,6 +304,8 @@ class PowScalar(Holomorphic, Primitive):
             return xp.square(a)  # at 10^5 float32, the same values, and PyTorch's x·x)
         if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)
             exponent = wide_int_as_float(exponent)
+            if type(exponent) is float:  # (rounded to the tensor's dtype first, as PyTorch's
+                exponent = a.dtype.type(exponent)  # bf16 ** 0.1 is bf16 ** 0.10009765625)
         return xp.power(a, exponent).astype(a.dtype, copy=False)  # bfloat16 ** float widens
 
     def infer(self, a, *, exponent):
@@ -406,7 +410,8 @@ def mul(input: Any, other: Any) -> Tensor:
             raise DTypeError(f"mul: a {dtype.name} tensor times a Python number is not "
                              f"implemented, as in PyTorch (two {dtype.name} tensors multiply). "
                              "Hint: convert with .float() first")
-        return _in_float32(Mul, input, other, dtype)
+        if has_scalar(other):
+            return _in_float32(Mul, a, other, dtype)
     return apply(Mul, a, b)
 
 
@@ -415,10 +420,10 @@ def mul(input: Any, other: Any) -> Tensor:
 _SCALAR_RULED = frozenset(HALF + dtypes.FLOAT8_DTYPES)
 
 
-def _in_float32(prim: Primitive, input: Any, other: Any, dtype: dtypes.DType) -> Tensor:
-    """A half-precision op with a scalar operand as PyTorch computes it: in float32, from the
-    scalar's own value, rounded to ``dtype`` once."""
-    return cast(apply(prim, *promote_to(dtypes.float32, input, other)), dtype)
+def _in_float32(prim: Primitive, a: Tensor, other: Any, dtype: dtypes.DType) -> Tensor:
+    """A half-precision op ``a`` (already ``dtype``) with a scalar second operand as PyTorch
+    computes it: in float32, from the scalar's own value, rounded to ``dtype`` once."""
+    return cast(apply(prim, *promote_to(dtypes.float32, a, other)), dtype)
 
 
 @method("div", "divide", "true_divide", "__truediv__")
@@ -434,7 +439,10 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     except TensorLikeOperand:
         return handle(div, (input, other), {"rounding_mode": rounding_mode})
     if rounding_mode == "trunc":
-        return _trunc_div(*_no_bool("div", a, b))
+        a, b = _no_bool("div", a, b)
+        if a.dtype in HALF and has_scalar(other):
+            return _in_float32(TruncDiv, a, other, a.dtype)
+        return _trunc_div(a, b)
     if rounding_mode is not None:
         raise ArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
                             f"{rounding_mode!r}")
@@ -442,8 +450,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if not dtype.is_floating_point and not dtype.is_complex:  # from the operands' own
         # values: uint8 / -1 is -1.0
         a, b = promote_to(dtypes.get_default_dtype(), input, other)
-    elif dtype in HALF and has_scalar(input, other):
-        return _in_float32(Div, input, other, dtype)
+    elif dtype in HALF and has_scalar(other):
+        return _in_float32(Div, a, other, dtype)
     return apply(Div, a, b)
 
 
@@ -462,7 +470,10 @@ def floor_divide(input: Any, other: Any) -> Tensor:
         operands = promote(input, other)
     except TensorLikeOperand:
         return handle(floor_divide, (input, other), {})
-    return apply(FloorDiv, *_no_bool("floor_divide", *operands))
+    a, b = _no_bool("floor_divide", *operands)
+    if a.dtype in HALF and has_scalar(other):
+        return _in_float32(FloorDiv, a, other, a.dtype)
+    return apply(FloorDiv, a, b)
 
 
 @method("remainder", "__mod__")
@@ -554,33 +565,6 @@ def positive(input: Tensor) -> Tensor:
         raise DTypeError("positive: the `+` operator on a bool tensor is not defined, as in "
                          "PyTorch")
     return input
-
-
-def _reflected(fn: Any, name: str) -> None:
-    """Binds ``Tensor.<name>``, the operator Python calls for ``other <op> tensor``. With a
-    sequence on the left it gives NotImplemented, as PyTorch's does, so Python applies its own
-    rule: ``[0] * n`` repeats the list by a one-element integer tensor ``n``; ``[1] + t`` is
-    Python's TypeError. (The common sequences are told apart before the op: ``fn`` refuses
-    them, and its error costs ~70 us; any other operand ``fn`` refuses that is not a number or
-    array, ``bytearray`` or ``None``, gives NotImplemented after it.)"""
-    def op(self: Tensor, other: Any) -> Tensor:
-        if isinstance(other, (list, tuple, str, bytes)):
-            return NotImplemented
-        try:
-            return fn(other, self)
-        except (DTypeError, errors.ArgumentTypeError):
-            refuse_foreign(name, other, self)
-            if not isinstance(other, int | float | complex | np.generic | np.ndarray):
-                return NotImplemented
-            raise
-    op.__name__ = name
-    method(name)(op)
-
-
-for _fn, _name in [(add, "__radd__"), (sub, "__rsub__"), (mul, "__rmul__"),
-                   (div, "__rtruediv__"), (floor_divide, "__rfloordiv__"),
-                   (remainder, "__rmod__"), (pow, "__rpow__")]:
-    _reflected(_fn, _name)
 
 
 @method("rsub")
