@@ -17,6 +17,7 @@ from tests.ops.optable import (
     op_tests,
     raises_like_torch,
     same_as_torch,
+    tensor_in,
 )
 from tests.ops.test_linalg_decomp import dominant, row, spd
 
@@ -343,6 +344,23 @@ def test_solve_ex_info_has_the_batch_shape_of_A_as_torch(a, b, left):
     same_as_torch(lambda lib: tuple(lib.linalg.solve_ex(
         lib.eye(3, dtype=lib.float64).expand(*a) * 2, lib.ones(*b, dtype=lib.float64),
         left=left)))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64"])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_ex_info_comes_from_the_lu_of_A_for_either_side_as_torch(dtype, left):
+    # a zero column / a zero row: the LU of A and of Aᵀ stop at different pivots (2 vs 3);
+    # torch reports A's for left=False too (Ember reported Aᵀ's)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 3, 3)) + 3 * np.eye(3)
+    a[0, :, 1] = 0
+    a[1, 1, :] = 0
+    same_as_torch(lambda lib: lib.linalg.solve_ex(
+        tensor_in(lib, a).to(getattr(lib, dtype)), tensor_in(lib, a).to(getattr(lib, dtype)),
+        left=left).info)
+    x = ember.linalg.solve(ember.tensor(a[2]), ember.tensor(a[:2]), left=left)
+    assert np.allclose(torch.linalg.solve(torch.tensor(a[2]), torch.tensor(a[:2]),
+                                          left=left).numpy(), x.numpy())
 
 
 M = np.random.default_rng(7).standard_normal((2, 3, 4))

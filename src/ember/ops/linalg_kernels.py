@@ -75,10 +75,15 @@ def triangular(xp: Any, t: Any, b: Any, upper: bool, unit: bool = False) -> Any:
     return x
 
 
-def lu_solve(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    """``(X, info)``: ``A X = B`` through the LU factorization, inf/NaN for a singular ``A``."""
+def lu_solve(xp: Any, a: Any, b: Any, transpose: bool = False) -> tuple[Any, Any]:
+    """``(X, info)``: ``A X = B`` (``Aᵀ X = B`` if ``transpose``) through the LU factorization
+    of ``A`` (``info`` is always ``A``'s, as LAPACK's getrs), inf/NaN for a singular ``A``."""
     lu_, piv, info = lu(xp, a)
     perm = permutation(xp, piv, a.shape[-1])
+    if transpose:  # Aᵀ = Uᵀ Lᵀ P⁻¹: solve Uᵀ, then Lᵀ, then undo the row permutation
+        t = xp.swapaxes(lu_, -1, -2)
+        w = triangular(xp, t, triangular(xp, t, b, upper=False), upper=True, unit=True)
+        return xp.take_along_axis(w, xp.argsort(perm, axis=-1)[..., None], axis=-2), info
     y = triangular(xp, lu_, xp.take_along_axis(b, perm[..., None], axis=-2), upper=False,
                    unit=True)
     return triangular(xp, lu_, y, upper=True), info

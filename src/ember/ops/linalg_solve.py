@@ -235,24 +235,29 @@ def inverse(input: Tensor) -> Tensor:
 @primitive
 class Solve(Holomorphic, Primitive):
     """``(X, info)`` with ``A X = B`` for ``A (…, n, n)`` and ``B (…, n, k)`` of the same
-    batch; ``info`` as :class:`Inv`'s (a singular ``A`` raises if ``check_errors``)."""
+    batch; ``info`` as :class:`Inv`'s (a singular ``A`` raises if ``check_errors``). With
+    ``factor_transpose`` a singular ``A``'s ``info`` and inf/NaN come from the LU of ``Aᵀ``
+    (``solve(left=False)``'s ``A``, which PyTorch factors)."""
 
     name = "linalg_solve"
     nout = 2
     save_outputs = (0,)
 
-    def forward(self, xp, a, b, *, check_errors, op):
+    def forward(self, xp, a, b, *, check_errors, op, factor_transpose=False):
         try:
             return xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], np.int32)
         except np.linalg.LinAlgError:
             pass
-        x, info = kernels.lu_solve(xp, a, b)
+        if factor_transpose:
+            x, info = kernels.lu_solve(xp, xp.swapaxes(a, -1, -2), b, transpose=True)
+        else:
+            x, info = kernels.lu_solve(xp, a, b)
         if check_errors and info.any():  # (LAPACK may refuse subnormal pivots this LU takes)
             raise LinAlgError(f"{op}: {first_failure(info)[0]}The solver failed because the "
                               f"input matrix is singular ({describe(a.shape, a.dtype)})")
         return x, info
 
-    def infer(self, a, b, *, check_errors, op):
+    def infer(self, a, b, *, check_errors, op, factor_transpose=False):
         matrix_spec(op, a)
         if len(b.shape) != len(a.shape) or b.shape[:-1] != a.shape[:-1]:
             raise ShapeError(f"{op}: A {a} and B {b} do not fit A X = B")
@@ -263,7 +268,9 @@ class Solve(Holomorphic, Primitive):
 
     def vjp(self, ctx, g, _g_info=None):
         a, b = ctx.inputs
-        gb = apply(Solve, mT(a), g, **ctx.params)[0]
+        p = ctx.params  # (the same matrix is factored: of mT(a), the transpose)
+        gb = apply(Solve, mT(a), g, check_errors=p["check_errors"], op=p["op"],
+                   factor_transpose=not p.get("factor_transpose", False))[0]
         ga = -matmul(gb, mT(ctx.output(0))) if a.requires_grad else None
         return ga, gb if b.requires_grad else None
 
@@ -295,11 +302,11 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
                          f"{'AX' if left else 'XA'} = B: A is {describe(A.shape, A.dtype)} and "
                          f"B {describe(B.shape, B.dtype)}")
     batch = batch_of(op, A, B, b_batch=tuple(b.shape[:-2]))  # (B's own shape in the message)
-    if not left:
-        x, info = _solve(mT(A), mT(B), True, check_errors, op)
-        return mT(x), info
+    if not left:  # X A = B is Aᵀ Xᵀ = Bᵀ (A itself factored, as PyTorch: same info)
+        A, b = mT(A), mT(b)  # noqa: N806
     x, info = apply(Solve, expand(A, batch + (n, n)), expand(b, batch + tuple(b.shape[-2:])),
-                    check_errors=bool(check_errors), op=op)
+                    check_errors=bool(check_errors), op=op, factor_transpose=not left)
+    x = x if left else mT(x)
     return (x.squeeze(-1) if vector else x), _own_batch(info, tuple(A.shape[:-2]))
 
 
