@@ -175,3 +175,18 @@ def test_pad_fill_per_channel_negative_padding_and_argument_errors():
         T.Pad(1, padding_mode="circular")
     assert repr(T.Pad(2)) == "Pad(padding=2, fill=0, padding_mode=constant)"
     assert repr(T.CenterCrop(3)) == "CenterCrop(size=(3, 3))"
+
+
+def test_grayscale_of_a_2d_array_to_3_channels():
+    """Grayscale(3) of an (H, W) array (a PIL "L" image's pixels) gave (H, W): the 3 channels
+    were dropped. torchvision gives a PIL "RGB" image, (H, W, 3) as an array."""
+    from PIL import Image
+
+    from ember.vision.transforms import functional as TF
+    from ember.vision.transforms import v2
+    img = IMG_HW
+    want = np.asarray(Image.fromarray(img).convert("L").convert("RGB"))  # (H, W, 3)
+    for got in (T.Grayscale(3)(img), TF.rgb_to_grayscale(img, 3), v2.Grayscale(3)(img)):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    assert T.Grayscale(1)(img).shape == img.shape

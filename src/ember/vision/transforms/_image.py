@@ -59,7 +59,9 @@ def _tensor_op(fn: Callable) -> Callable:
                             f"(H, W[, C]) array, got {type(img).__name__}")
         chw = img[None] if img.ndim == 2 else img.transpose(2, 0, 1)
         out = fn(ember.from_numpy(np.ascontiguousarray(chw)), *args, **kwargs).numpy()
-        return out[0] if img.ndim == 2 else np.ascontiguousarray(out.transpose(1, 2, 0))
+        if img.ndim == 2 and out.shape[0] == 1:  # (grayscale to 3 channels gives (H, W, 3))
+            return out[0]
+        return np.ascontiguousarray(out.transpose(1, 2, 0))
 
     return run
 
