@@ -262,3 +262,17 @@ def test_vision_dataset_root_defaults_to_none_as_torchvision():
 
     fake = Fake(transform=str, target_transform=lambda t: -t)
     assert fake.root is None and fake[1] == ("1", -1)
+
+
+def test_mnist_keeps_torchvisions_old_names(tmp_path):
+    """train_labels / test_labels / train_data / test_data (torchvision warns "... has been
+    renamed targets" and returns targets / data), processed_folder, training_file and
+    test_file: old tutorials read them; Ember had none (AttributeError)."""
+    write_split(tmp_path / "MNIST" / "raw")
+    ds = datasets.MNIST(tmp_path, train=False)
+    for old, new in (("train_labels", "targets"), ("test_labels", "targets"),
+                     ("train_data", "data"), ("test_data", "data")):
+        with pytest.warns(UserWarning, match=f"{old} has been renamed {new}"):
+            assert getattr(ds, old) is getattr(ds, new)
+    assert ds.processed_folder == tmp_path / "MNIST" / "processed"
+    assert (ds.training_file, ds.test_file) == ("training.pt", "test.pt")

@@ -8,6 +8,7 @@ same ``(1, 28, 28)`` float tensor in [0, 1] that torchvision gives. The label is
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,40 @@ class MNIST(VisionDataset):
                 f"{paths[1]} shape {tuple(self.targets.shape)}; expected (N, H, W) images "
                 f"and N labels")
 
+    training_file = "training.pt"  # (torchvision's names of its processed files, kept for
+    test_file = "test.pt"  # code that reads them; Ember reads the raw IDX files)
+
     @property
     def raw_folder(self) -> Path | None:
         return None if self.root is None else self.root / type(self).__name__ / "raw"
+
+    @property
+    def processed_folder(self) -> Path | None:
+        return None if self.root is None else self.root / type(self).__name__ / "processed"
+
+    def _renamed(self, old: str, new: str) -> ember.Tensor:
+        warnings.warn(f"{old} has been renamed {new}", stacklevel=3)
+        return getattr(self, new)
+
+    @property
+    def train_labels(self) -> ember.Tensor:
+        """``targets`` (torchvision's old name, which warns as torchvision's does)."""
+        return self._renamed("train_labels", "targets")
+
+    @property
+    def test_labels(self) -> ember.Tensor:
+        """``targets`` (torchvision's old name, which warns as torchvision's does)."""
+        return self._renamed("test_labels", "targets")
+
+    @property
+    def train_data(self) -> ember.Tensor:
+        """``data`` (torchvision's old name, which warns as torchvision's does)."""
+        return self._renamed("train_data", "data")
+
+    @property
+    def test_data(self) -> ember.Tensor:
+        """``data`` (torchvision's old name, which warns as torchvision's does)."""
+        return self._renamed("test_data", "data")
 
     @property
     def class_to_idx(self) -> dict[str, int]:
