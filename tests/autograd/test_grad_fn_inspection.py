@@ -108,3 +108,26 @@ def test_index_node_saves_what_pytorch_names(key):
         with pytest.raises(AttributeError):
             _ = n._saved_self
     assert got[ember] == got[torch]
+
+
+@pytest.mark.parametrize("case", ["plain", "bias", "depthwise", "conv1d", "conv3d"])
+def test_convolution_saved_values_have_torchs_names(case):
+    names = ["input", "weight", "stride", "padding", "dilation", "groups", "transposed",
+             "output_padding", "bias_sym_sizes_opt"]
+    xs, ws, kw = {"plain": ((1, 2, 6, 6), (3, 2, 3, 3), dict(padding=1, stride=2)),
+                  "bias": ((1, 2, 6, 6), (3, 2, 3, 3), dict(padding=(1, 0), dilation=2)),
+                  "depthwise": ((2, 3, 6, 6), (3, 1, 3, 3), dict(groups=3, padding=1)),
+                  "conv1d": ((1, 2, 7), (3, 2, 3), dict(padding=2)),
+                  "conv3d": ((1, 2, 4, 4, 4), (3, 2, 3, 3, 3), dict(stride=(1, 2, 1)))}[case]
+
+    def saved(lib):
+        x, w = lib.ones(*xs, requires_grad=True), lib.ones(*ws, requires_grad=True)
+        b = lib.ones(ws[0], requires_grad=True) if case in ("bias", "depthwise") else None
+        conv = {3: lib.nn.functional.conv1d, 4: lib.nn.functional.conv2d,
+                5: lib.nn.functional.conv3d}[len(xs)]
+        node = conv(x, w, b, **kw).grad_fn
+        got = [getattr(node, "_saved_" + n) for n in names]
+        assert got[0] is x and got[1] is w
+        return [tuple(v) if isinstance(v, (list, tuple)) else v for v in got[2:]]
+
+    assert saved(ember) == saved(torch)

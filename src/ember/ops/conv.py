@@ -31,6 +31,7 @@ from ember.ops.conv_args import (
     check_bias,
     check_operands,
     conv_padding,
+    conv_saved,
     int_sizes,
 )
 from ember.ops.conv_pointwise import pointwise, pointwise_conv, pointwise_weight_grad
@@ -145,6 +146,7 @@ class Conv(Holomorphic, Primitive):
 
     name = "conv"
     backward_name = "ConvolutionBackward0"  # PyTorch records every convolution as one op
+    saved_as = conv_saved(None)
     allocates = True
 
     def forward(self, xp, x, w, *b, dilation, padding, stride, compute):

@@ -82,3 +82,27 @@ def channels_last_rows(t: Tensor) -> Tensor:
     nd = t.ndim - 2
     rows = t.shape[0] * prod(t.shape[2:])  # not -1: without channels it could be any size
     return t.permute((0, *range(2, 2 + nd), 1)).reshape((rows, t.shape[1]))
+
+
+def _saved_tensor(node: Any, i: int) -> Any:
+    from ember.autograd.graph import Unsaved
+
+    held = node.inputs[i]
+    return None if type(held) is Unsaved else held
+
+
+def conv_saved(groups: Any) -> dict:
+    """PyTorch's names of what ``ConvolutionBackward0`` saves (``grad_fn._saved_input``,
+    ``_saved_padding``…), read off a convolution node whose input ``i`` holds ``groups``
+    (None: one group). A padding of unequal sides reads as its smaller side, as PyTorch's
+    convolution, which pads the rest beforehand."""
+    return {"input": lambda node: _saved_tensor(node, 0),
+            "weight": lambda node: _saved_tensor(node, 1),
+            "stride": lambda node: node.params["stride"],
+            "padding": lambda node: tuple(min(p) for p in node.params["padding"]),
+            "dilation": lambda node: node.params["dilation"],
+            "groups": lambda node: 1 if groups is None else node.inputs[groups].shape[1],
+            "transposed": lambda node: False,
+            "output_padding": lambda node: (0,) * len(node.params["stride"]),
+            "bias_sym_sizes_opt": lambda node: (
+                tuple(node.inputs[2].shape) if len(node.inputs) > 2 else (0,))}

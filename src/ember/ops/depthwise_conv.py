@@ -21,6 +21,7 @@ import numpy as np
 from ember.backend import compiled, parallel
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import sum_to
+from ember.ops.conv_args import conv_saved
 from ember.ops.im2col import (
     Pads,
     channels_last_rows,
@@ -105,6 +106,7 @@ class DepthwiseConv(Primitive):
 
     name = "depthwise_conv2d"
     backward_name = "ConvolutionBackward0"
+    saved_as = conv_saved(0)  # (groups: the input's channels)
     allocates = True
 
     def forward(self, xp, x, w, *b, dilation, padding, stride):
