@@ -270,3 +270,24 @@ def test_fill_with_a_value_tensor_gives_both_gradients_as_torch():
         lib.fill(x, v).sum().backward()
         grads.append((x.grad.tolist(), v.grad.item()))
     assert grads[0] == grads[1] == ([0.0, 0.0, 0.0], 3.0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "bool",
+                                   "complex64", "int64", "uint64"])
+@pytest.mark.parametrize("value", [2**63, 2**64 - 1])
+def test_setitem_int_past_int64_refused_as_torch(dtype, value):
+    """``x[0] = 2**63`` is refused for every dtype, as PyTorch reads the int as a C long long
+    (a float tensor stored 9.2e18, a float16 one inf); fill_ and float(v) still write it."""
+    t = torch.zeros(2, dtype=getattr(torch, dtype))
+    with pytest.raises(ValueError):
+        t[0] = value
+    e = ember.zeros(2, dtype=getattr(ember, dtype))
+    with pytest.raises(ember.errors.ValueOverflow, match="beyond int64"):
+        e[0] = value
+    with pytest.raises(ember.errors.ValueOverflow):
+        e[:] = value
+    assert e.tolist() == t.tolist()
+    if dtype.startswith("float"):
+        e[0] = float(value)
+        t[0] = float(value)
+        assert e.tolist() == t.tolist()

@@ -99,7 +99,12 @@ def stored_number(op: str, value: Any, dtype: DType, unchecked: bool = False) ->
     """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits` (no range check for
     an ``unchecked`` write, ``x[i] = v``, where :func:`converts_unchecked`): a complex
     number's real part in a real dtype, its truth value in bool (``2j`` is True), as
-    PyTorch's."""
+    PyTorch's. ``x[i] = v`` takes a Python int only in int64, whatever ``x``'s dtype (PyTorch
+    reads it as a C long long: ``float_x[0] = 2**63`` is refused)."""
+    if unchecked and type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+        raise ValueOverflow(f"{op}: the int {value} is beyond int64, as a number written into "
+                            f"a tensor by x[i] = v must be (PyTorch's rule). Hint: write "
+                            f"float({value}) into a float tensor")
     if unchecked and converts_unchecked(dtype):
         check_real(op, value, dtype)
     else:
