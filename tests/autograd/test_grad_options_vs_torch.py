@@ -185,3 +185,16 @@ def test_extra_gradients_are_ignored_fewer_refused_as_torch(call):
     with pytest.raises(ember.GradError, match="got 2 tensors but 1 gradients"):
         x = ember.tensor([1.0], requires_grad=True)
         ember.autograd.grad([x * 2, x * 3], [x], grad_outputs=[ember.ones(1)])
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 1), (2, 3, 1), (2, 1, 3)])
+def test_batched_grad_outputs_must_be_a_batch_of_the_outputs_shape_as_torch(shape):
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        return lib.autograd.grad(x * 2, x, lib.ones(*shape), is_grads_batched=True)
+
+    with pytest.raises(RuntimeError, match="is_grads_batched"):
+        run(torch)
+    with pytest.raises(RuntimeError, match=re.escape(f"grad_outputs[0] has shape {shape}, "
+                                                     "output 0 (3,)")):
+        run(ember)

@@ -48,7 +48,7 @@ from ember.autograd.hook_calls import (
     run_leaf_hooks,
     run_node_hooks,
 )
-from ember.autograd.roots import as_list, root_grads
+from ember.autograd.roots import as_list, batched_seeds, root_grads
 from ember.errors import ArgumentError, GradError, ShapeError
 from ember.ops.overrides import TENSOR_LIKE, handler_of
 from ember.ops.primitive import DISPATCH
@@ -241,15 +241,7 @@ def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bo
     """``grad`` with ``is_grads_batched``: one pass per row of the ``grad_outputs``."""
     from ember.ops.join import stack
 
-    seeds = [] if grad_outputs is None else as_list(grad_outputs)
-    if not seeds or any(g is None for g in seeds):
-        raise GradError("grad: is_grads_batched=True needs a grad_outputs tensor for every "
-                        "output, each with the batch as its first dimension")
-    sizes = {g.shape[0] if g.ndim else None for g in seeds}
-    if len(sizes) != 1 or None in sizes or 0 in sizes:
-        raise ShapeError(f"grad: is_grads_batched=True needs grad_outputs with one non-empty "
-                         f"batch dimension first, got shapes {[tuple(g.shape) for g in seeds]}")
-    n = sizes.pop()
+    seeds, n = batched_seeds(outputs, grad_outputs)
     rows = [grad(outputs, inputs, [g[i] for g in seeds],
                  retain_graph=True if i < n - 1 else retain_graph, create_graph=create_graph,
                  allow_unused=allow_unused, materialize_grads=materialize_grads)

@@ -90,3 +90,23 @@ def _seed(t: Tensor) -> Tensor:
 
     return ones_like(t)
 
+
+def batched_seeds(outputs: Any, grad_outputs: Any) -> tuple[list, int]:
+    """``grad(..., is_grads_batched=True)``'s ``grad_outputs`` checked (a batch dimension
+    first, then each output's shape) as a list, and the batch size."""
+    seeds = [] if grad_outputs is None else as_list(grad_outputs)
+    if not seeds or any(g is None for g in seeds):
+        raise GradError("grad: is_grads_batched=True needs a grad_outputs tensor for every "
+                        "output, each with the batch as its first dimension")
+    sizes = {g.shape[0] if g.ndim else None for g in seeds}
+    if len(sizes) != 1 or None in sizes or 0 in sizes:
+        raise ShapeError(f"grad: is_grads_batched=True needs grad_outputs with one non-empty "
+                         f"batch dimension first, got shapes {[tuple(g.shape) for g in seeds]}")
+    for i, (out, seed) in enumerate(zip(as_list(outputs), seeds)):
+        if isinstance(out, Tensor) and tuple(seed.shape[1:]) != tuple(out.shape):
+            raise ShapeError(f"grad: with is_grads_batched=True the first dimension of each "
+                             f"grad_outputs tensor is the batch and the rest must be its "
+                             f"output's shape: grad_outputs[{i}] has shape {tuple(seed.shape)}, "
+                             f"output {i} {tuple(out.shape)}. Hint: add the batch dimension "
+                             f"(.unsqueeze(0).expand(n, ...)) to unbatched ones")
+    return seeds, sizes.pop()
