@@ -17,6 +17,7 @@ from ember.distributed.tensor import attention as _attention  # noqa: F401  (reg
 from ember.distributed.tensor import autograd as _autograd  # noqa: F401
 from ember.distributed.tensor import ops as _ops  # noqa: F401
 from ember.distributed.tensor import random as _random  # noqa: F401
+from ember.distributed.tensor import reduce_ops as _reduce_ops  # noqa: F401
 from ember.distributed.tensor import tensor_ops as _tensor_ops  # noqa: F401
 from ember.distributed.tensor.dtensor import DTensor, UnsupportedShardingError, distribute_tensor
 from ember.distributed.tensor.module import distribute_module, distribute_parameter

@@ -351,12 +351,19 @@ def _extremum(op: Callable, input: DTensor, dim: Any = (), keepdim: bool = False
     are kept and renumbered."""
     every = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
     dims = normalize_dims(None if every else dim, input.ndim, op.__name__)
+    return gathered_reduction(input, dims, keepdim, lambda x: op(x, dim, keepdim))
+
+
+def gathered_reduction(input: DTensor, dims: Sequence[int], keepdim: bool,
+                       fn: Callable) -> DTensor:
+    """``fn`` (a reduction over ``dims``) on the local tensors once the ``dims`` that are
+    sharded are gathered and a ``Partial`` input reduced; the other shards are renumbered."""
     places = unsharded(input.placements, dims)
     out = [Shard(p.dim - (0 if keepdim else sum(d < p.dim for d in dims)))
            if isinstance(p, Shard) else p for p in places]
     shape = [1 if d in dims else s for d, s in enumerate(input.shape)
              if keepdim or d not in dims]
-    return compute([input], [places], out, shape, lambda x: op(x, dim, keepdim))
+    return compute([input], [places], out, shape, fn)
 
 
 # -- shapes ------------------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""DTensor rules for the reductions and scans that are not linear: ``var``/``std``,
+``norm``, ``prod``, ``max``/``min`` (whole, or with ``dim``: values and indices),
+``argmax``/``argmin`` and ``cumsum``/``cumprod``. Each gathers the dimensions it reduces
+(or scans) and reduces a ``Partial`` input first, then runs on the local tensors; the other
+shards are kept (PyTorch keeps some as ``Partial``; the values are the same).
+
+Example (``ember launch -n 2``):
+    >>> d = distribute_tensor(ember.randn(4, 6), mesh, [Shard(1)])
+    >>> d.var(0).placements, d.cumsum(1).placements
+    ((Shard(dim=0),), (Replicate(),))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember
+from ember import return_types
+from ember.distributed.tensor.dtensor import DTensor
+from ember.distributed.tensor.ops import compute, gathered_reduction, rule, unsharded
+from ember.ops.dims import normalize_dims
+from ember.ops.norms import norm
+from ember.ops.reduce import argmax, argmin, max, min, prod  # noqa: A004
+from ember.ops.scan import cumprod, cumsum
+from ember.ops.variance import std, var
+
+__all__: list[str] = []
+
+
+@rule(var, std)
+def _spread(op: Callable, input: DTensor, dim: Any = None, unbiased: Any = None,
+            keepdim: bool = False, *, correction: Any = None) -> DTensor:
+    dims = normalize_dims(dim, input.ndim, op.__name__)
+    return gathered_reduction(input, dims, keepdim, lambda x: op(
+        x, dim, unbiased, keepdim, correction=correction))
+
+
+@rule(norm)
+def _norm(op: Callable, input: DTensor, p: Any = "fro", dim: Any = None,
+          keepdim: bool = False, dtype: Any = None) -> DTensor:
+    dims = normalize_dims(dim, input.ndim, "norm")
+    return gathered_reduction(input, dims, keepdim, lambda x: op(x, p, dim, keepdim, dtype))
+
+
+@rule(prod)
+def _prod(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *,
+          dtype: Any = None) -> DTensor:
+    dims = normalize_dims(dim, input.ndim, "prod")
+    return gathered_reduction(input, dims, keepdim, lambda x: op(x, dim, keepdim, dtype=dtype))
+
+
+@rule(argmax, argmin)
+def _arg(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False) -> DTensor:
+    dims = normalize_dims(dim, input.ndim, op.__name__)
+    return gathered_reduction(input, dims, keepdim, lambda x: op(x, dim, keepdim))
+
+
+@rule(max, min)
+def _extreme(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """The whole tensor's extreme, or ``(values, indices)`` along ``dim`` (global indices:
+    the dimension is gathered); ``max(a, b)`` of two DTensors is elementwise (``maximum``)."""
+    if isinstance(dim, DTensor):
+        return (ember.maximum if op is max else ember.minimum)(input, dim)
+    if dim is None:
+        return gathered_reduction(input, normalize_dims(None, input.ndim, op.__name__),
+                                  False, op)
+    dims = normalize_dims(dim, input.ndim, op.__name__)
+    values, indices = (gathered_reduction(input, dims, keepdim,
+                                          lambda x, i=i: op(x, dim, keepdim)[i])
+                       for i in (0, 1))
+    return getattr(return_types, op.__name__)((values, indices))
+
+
+@rule(cumsum, cumprod)
+def _scan(op: Callable, input: DTensor, dim: int, *, dtype: Any = None) -> DTensor:
+    (d,) = normalize_dims(dim, input.ndim, op.__name__)
+    places = unsharded(input.placements, [d])
+    return compute([input], [places], places, input.shape, lambda x: op(x, dim, dtype=dtype))
+
+
+for _name in ("var", "std", "norm", "prod", "argmax", "argmin", "max", "min", "cumsum",
+              "cumprod"):
+    setattr(DTensor, _name, getattr(ember, _name))
