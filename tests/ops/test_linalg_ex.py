@@ -363,6 +363,22 @@ def test_solve_ex_info_comes_from_the_lu_of_A_for_either_side_as_torch(dtype, le
                                           left=left).numpy(), x.numpy())
 
 
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_cholesky_inverse_of_a_factor_with_a_zero_diagonal_raises_as_torch(upper, batch):
+    # (it gave inf/NaN silently)
+    a = np.random.default_rng(3).standard_normal(batch + (3, 3)) + 3 * np.eye(3)
+    a[..., 2, 2] = 0
+    if batch:
+        a[0, 2, 2] = 1
+    factor = np.triu(a) if upper else np.tril(a)
+    where = r"\(Batch element 1\): " if batch else ""
+    raises_like_torch(lambda lib: lib.cholesky_inverse(tensor_in(lib, factor), upper=upper),
+                      ember.linalg.LinAlgError,
+                      f"cholesky_inverse: {where}The diagonal element 3 is zero, the inversion "
+                      "could not be completed because the input matrix is singular")
+
+
 M = np.random.default_rng(7).standard_normal((2, 3, 4))
 TOLERANCES = [  # (atol, rtol), tensors given as lists
     ([0.5, 3.0], None), (None, [0.0, 0.9]), ([[0.0], [0.5]], None), ([0.5, 0.0], 0.1),

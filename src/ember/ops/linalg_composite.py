@@ -20,6 +20,7 @@ from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.linalg_solve import (
+    Inv,
     batch_of,
     check_float,
     check_matrix,
@@ -28,6 +29,7 @@ from ember.ops.linalg_solve import (
     solve_triangular,
 )
 from ember.ops.norms import matrix_norm
+from ember.ops.primitive import apply
 from ember.ops.scan import cumprod
 from ember.ops.select import where, zero_grad_from
 from ember.ops.shape import narrow
@@ -170,8 +172,9 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
 
 @method()
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
-    """``A⁻¹`` given the Cholesky factor ``input`` of ``A`` (lower, or upper with
-    ``upper=True``).
+    """``A⁻¹ = U⁻¹ U⁻ᴴ`` given the Cholesky factor ``input`` of ``A = Uᴴ U`` (lower
+    ``L = Uᴴ``, or upper ``U`` with ``upper=True``), as LAPACK's potri; a zero on the factor's
+    diagonal raises :class:`LinAlgError`, as PyTorch.
 
     Example:
         >>> ember.cholesky_inverse(ember.tensor([[2.0, 0.0], [0.0, 1.0]]))
@@ -179,6 +182,8 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
                 [0.0000, 1.0000]])
     """
     check_matrix("cholesky_inverse", input, name="the factor", complex_ok=True)
-    identity = eye(input.shape[-1], dtype=input.dtype, device=input.device)
-    return cholesky_solve(expand(identity, tuple(input.shape)), input, upper)
+    u = input.triu() if upper else mH(input.tril())
+    # (the LU of a triangular U does not pivot: info is its first zero diagonal element)
+    u_inv = apply(Inv, u, check_errors=True, op="cholesky_inverse")[0]
+    return matmul(u_inv, mH(u_inv))
 
