@@ -324,3 +324,16 @@ def test_a_model_taking_other_ops_at_the_far_size_is_warned_of():
         ember.onnx.to_model(lambda x: x.repeat(1, x.shape[1] // 16 + 1, 1),
                             (ember.randn(3, 10, 4),), input_names=["x"],
                             dynamic_axes={"x": {1: "t"}})
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.sum() / x.shape[0],  # (a mean over a dynamic batch, written out)
+    lambda x: x * x.shape[1],
+    lambda x: F.kl_div(F.log_softmax(x, 1), x.softmax(1), reduction="batchmean"),
+])
+def test_a_scalar_that_is_a_dynamic_size_is_read_from_the_shape(fn):
+    """torch.onnx reads ``x.shape[0]`` with Shape; it was refused (a constant of shape ())."""
+    rng = np.random.default_rng(0)
+    x, y, z = (ember.tensor(rng.standard_normal(s).astype(np.float32))
+               for s in ((3, 4, 2), (6, 4, 2), (5, 7, 2)))
+    _check_at_sizes(fn, [x], {0: {0: "batch", 1: "n"}}, [[y], [z]])

@@ -7,7 +7,8 @@ the same parameters, writes ONNX nodes that compute it from the run-time sizes:
 - filled with one value: ``Expand``;
 - ``start + step * arange(n)`` along one axis (the others of size 1): ``Range``;
 - two values split along a diagonal of the last two dimensions (``triu``/``tril`` of a
-  filled tensor, ``where`` on such a mask): ``Trilu`` of ones, then ``Where``.
+  filled tensor, ``where`` on such a mask): ``Trilu`` of ones, then ``Where``;
+- one element that is an input's dynamic size (``loss.sum() / x.shape[0]``): ``Shape``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def rebuild(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | No
     arange = _arange(array, twin) if fill is None else None
     tri = _triangle(array, twin) if fill is None and arange is None else None
     if fill is None and arange is None and tri is None:
-        return None
+        return _size(ctx, var, array, twin)
     shape = ctx.shape_tensor(var, [], infer_one=False)
     if shape is None:
         return None
@@ -50,6 +51,21 @@ def rebuild(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | No
     if dtype is bool_:  # (two values: one is True; onnxruntime has no Where on bools)
         return mask if inside else ctx.node("Not", [mask])
     return ctx.node("Where", [mask, ctx.scalar(inside, dtype), ctx.scalar(outside, dtype)])
+
+
+def _size(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | None:
+    """One element, in each trace the size of the same dynamic dimension of an input (a
+    Python ``int`` from ``x.shape`` in arithmetic), read from that dimension at run time."""
+    if array.size != 1 or twin.size != 1 or array.dtype.kind not in "iuf":
+        return None
+    sizes = (array.reshape(-1)[0], twin.reshape(-1)[0])
+    if any(s != int(s) for s in sizes):
+        return None
+    found = ctx._follower(list(ctx.graph.inputs), 0, tuple(int(s) for s in sizes))
+    if found is None:
+        return None
+    size = ctx.cast(ctx.dim(*found), int64, var.dtype)
+    return ctx.node("Reshape", [size, ctx.ints(array.shape)])
 
 
 def triangle_mask(ctx: Any, shape: str, k: int, upper: bool) -> str:
