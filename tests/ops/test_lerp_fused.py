@@ -275,3 +275,28 @@ def test_tangent_ignores_a_constant_weight_between_infinities_as_torch():
         _, t = jvp(lambda v, m=m: m.quantile(v, 0.3, dim=1), (x,), (m.ones_like(x),))
         got.append(t.numpy())
     np.testing.assert_array_equal(got[1], got[0])
+
+
+@pytest.mark.parametrize("ends", ["float32", "float16", "bfloat16", "int8", "uint8"])
+@pytest.mark.parametrize("weight", [("uint8", 118), ("int64", 300), ("bool", True),
+                                    ("float64", 0.3), ("float16", 0.7)])
+def test_zero_dim_weight_joins_the_result_dtype_as_torch(ends, weight):
+    """A 0-d weight of another dtype is promoted with the ends, as PyTorch's: a uint8 118
+    weight gave -12288 for float32 ends (1 - 118 wrapped in uint8), int8 ends with a float
+    weight were refused (sweep58e)."""
+    wdtype, w = weight
+    if ends in ("int8", "uint8") and wdtype not in ("float64", "float16"):
+        pytest.skip("integer ends and weight: refused by both")
+    out = []
+    for lib in (torch, ember):
+        a = lib.tensor([1.0, -2.5, 3.25, 100.0]).to(getattr(lib, ends))
+        b = lib.tensor([4.0, 7.5, -1.0, 90.0]).to(getattr(lib, ends))
+        r = lib.lerp(a, b, lib.tensor(w, dtype=getattr(lib, wdtype)))
+        out.append((str(r.dtype).split(".")[-1], r.float().tolist()))
+    assert out[1] == out[0]
+
+
+def test_zero_dim_float64_weight_gradient_keeps_its_dtype():
+    w = ember.tensor(0.3, dtype=ember.float64, requires_grad=True)
+    ember.lerp(ember.zeros(3), ember.ones(3), w).sum().backward()
+    assert w.grad.dtype is ember.float64 and w.grad.item() == 3.0

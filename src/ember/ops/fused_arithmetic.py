@@ -82,6 +82,12 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
         tensor([0.2500, 0.2500])
     """
+    if isinstance(weight, Tensor) and not weight.ndim and weight.dtype is not input.dtype \
+            and isinstance(end, Tensor) and end.dtype is input.dtype:
+        # (a 0-d weight joins the result dtype, as in PyTorch: float32 ends weighed by a uint8
+        # 118 take 118.0, not 1 - 118 wrapped in uint8; int8 ends and a float weight are float)
+        dtype = result_dtype(input, end, weight)
+        input, end, weight = input.to(dtype), end.to(dtype), weight.to(dtype)
     if input.dtype.category < dtypes.FLOAT or result_dtype(end).category < dtypes.FLOAT:
         raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
                          f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
@@ -114,11 +120,7 @@ def _fused(input: Tensor, end: Any, weight: Any) -> Tensor | None:
     None elsewhere (complex: the composite)."""
     if input.dtype not in _FUSED or not isinstance(end, Tensor) or end.dtype is not input.dtype:
         return None
-    if isinstance(weight, Tensor):
-        if weight.dtype is not input.dtype and weight.ndim == 0 and weight.is_floating_point():
-            # (a 0-d weight of another float dtype, an EMA decay: PyTorch rounds it to the
-            # inputs' dtype; its gradient keeps its own dtype)
-            weight = weight.to(input.dtype)
+    if isinstance(weight, Tensor):  # (a 0-d one is in the inputs' dtype: see lerp)
         return apply(Lerp, input, end, weight) if weight.dtype is input.dtype else None
     if type(weight) is float or isinstance(weight, numbers.Real) and not isinstance(weight, bool):
         return apply(Lerp, input, end, weight=float(weight))
