@@ -131,3 +131,21 @@ def test_errors(call, error, match):
     ep, _ = pair()
     with pytest.raises(error, match=match):
         call(ep)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("kwargs", CASES[:2], ids=[str(k) for k in CASES[:2]])
+def test_state_numbers_are_tensors_of_the_parameters_dtype_as_in_torch(kwargs, dtype):
+    """``ro`` and ``H_diag`` are 0-d tensors of the parameters' dtype (their float32 arithmetic
+    float32, as PyTorch's 0-d tensors); ``t`` the group's ``lr`` as given (an int 1 here)."""
+    kinds = []
+    for lib in (torch, ember):
+        w = lib.tensor(np.linspace(-1.0, 2.0, 6)).to(getattr(lib, dtype)).requires_grad_()
+        opt = lib.optim.LBFGS([w], max_iter=5, **kwargs)
+        for _ in range(2):
+            opt.step(closure(lib, opt, [w]))
+        state = opt.state[w]
+        kinds.append([(type(v).__name__ if not isinstance(v, lib.Tensor) else
+                       ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape)))
+                      for v in [state["t"], state["H_diag"], state["ro"][0]]])
+    assert kinds[1] == kinds[0]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -120,7 +119,8 @@ class LBFGS(Optimizer):
                             "the loss, calls backward() and returns the loss")
         self._check_writable(self._params)
         group = self.param_groups[0]
-        lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr = lr.item() if isinstance(lr, Tensor) else lr
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
         xp = self._xp()
@@ -140,19 +140,19 @@ class LBFGS(Optimizer):
         old_dirs = [_array(y) for y in state.get("old_dirs", [])]
         old_stps = [_array(s) for s in state.get("old_stps", [])]
         # (numbers: a state PyTorch saved holds 0-d tensors, ``ro`` a list of them)
-        t, h_diag, prev_loss = (_number(state.get(k)) for k in ("t", "H_diag", "prev_loss"))
-        ro = [float(r) for r in state.get("ro", [])]
+        t, h_diag, prev_loss = (_scalar(state.get(k)) for k in ("t", "H_diag", "prev_loss"))
+        ro = [_scalar(r) for r in state.get("ro", [])]
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
             state["n_iter"] += 1
             if state["n_iter"] == 1:
                 d = -flat_grad
-                old_dirs, old_stps, ro, h_diag = [], [], [], 1.0
+                old_dirs, old_stps, ro, h_diag = [], [], [], 1
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = float(xp.dot(y, s))
+                ys = _dot(xp, y, s)
                 if ys > 1e-10:  # (curvature condition: else the pair is skipped)
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -161,14 +161,14 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    h_diag = ys / float(xp.dot(y, y))
+                    h_diag = ys / _dot(xp, y, y)
                 d = _two_loop(xp, -flat_grad, old_dirs, old_stps, ro, h_diag)
             prev_flat_grad, prev_loss = flat_grad, loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(xp.abs(flat_grad).sum())) * lr
+                t = min(1.0, 1.0 / xp.abs(flat_grad).sum()[()]) * lr
             else:
                 t = lr
-            gtd = float(xp.dot(flat_grad, d))
+            gtd = _dot(xp, flat_grad, d)
             if gtd > -tolerance_change:  # not a descent direction
                 break
 
@@ -195,8 +195,12 @@ class LBFGS(Optimizer):
                 break
 
         device = self._params[0]._device
-        state.update(d=_tensor(d, device), t=t, old_dirs=[_wrap(y, device) for y in old_dirs],
-                     old_stps=[_wrap(s, device) for s in old_stps], ro=ro, H_diag=h_diag,
+        real = flat_grad.dtype  # (0-d tensors of the flat gradient's dtype, as PyTorch's)
+        state.update(d=_tensor(d, device), t=_state_number(t, xp, real, device),
+                     old_dirs=[_wrap(y, device) for y in old_dirs],
+                     old_stps=[_wrap(s, device) for s in old_stps],
+                     ro=[_state_number(r, xp, real, device) for r in ro],
+                     H_diag=_state_number(h_diag, xp, real, device),
                      prev_flat_grad=_tensor(prev_flat_grad, device), prev_loss=prev_loss)
         return orig_loss
 
@@ -205,44 +209,59 @@ def _array(value: Tensor | None) -> Any:
     return None if value is None else value._data
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _scalar(value: Any) -> Any:
+    """A saved number as the step computes with it: a 0-d tensor's array scalar keeps its
+    dtype (float32 arithmetic stays float32, as PyTorch's 0-d tensors), a number stays."""
+    return value._data[()] if isinstance(value, Tensor) else value
+
+
+def _state_number(value: Any, xp: Any, dtype: Any, device: Any) -> Any:
+    """A number for the state: an array scalar becomes a 0-d tensor of ``dtype``, as PyTorch
+    keeps them; a Python number (``lr``, ``H_diag``'s first 1) stays one."""
+    return _wrap(xp.asarray(value, dtype=dtype), device) if hasattr(value, "dtype") else value
+
+
+def _dot(xp: Any, a: Any, b: Any) -> Any:
+    """``a . b`` as an array scalar of their dtype (PyTorch's 0-d ``dot``): the L-BFGS
+    scalars of float32 parameters are float32, their arithmetic with numbers too."""
+    return xp.dot(a, b)[()]
 
 
 def _tensor(array: Any, device: Any) -> Tensor | None:
     return None if array is None else _wrap(array, device)
 
 
-def _max_abs(xp: Any, a: Any) -> float:
-    """The largest magnitude in ``a`` (0 for no parameters at all)."""
-    return float(xp.abs(a).max()) if a.size else 0.0
+def _max_abs(xp: Any, a: Any) -> Any:
+    """The largest magnitude in ``a``, in its dtype (0 for no parameters at all)."""
+    return xp.abs(a).max()[()] if a.size else 0.0
 
 
-def _two_loop(xp: Any, q: Any, old_dirs: list, old_stps: list, ro: list[float],
-              h_diag: float) -> Any:
+def _two_loop(xp: Any, q: Any, old_dirs: list, old_stps: list, ro: list[Any],
+              h_diag: Any) -> Any:
     """The L-BFGS direction: the inverse-Hessian estimate applied to ``q`` (minus the
     gradient), from the stored gradient changes ``old_dirs`` and steps ``old_stps``."""
-    al = [0.0] * len(old_dirs)
+    al: list[Any] = [0.0] * len(old_dirs)
     for i in reversed(range(len(old_dirs))):
-        al[i] = float(xp.dot(old_stps[i], q)) * ro[i]
+        al[i] = _dot(xp, old_stps[i], q) * ro[i]
         q -= al[i] * old_dirs[i]
     r = q * h_diag
     for i in range(len(old_dirs)):
-        be_i = float(xp.dot(old_dirs[i], r)) * ro[i]
+        be_i = _dot(xp, old_dirs[i], r) * ro[i]
         r += (al[i] - be_i) * old_stps[i]
     return r
 
 
-def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
-                       bounds: tuple[float, float] | None = None) -> float:
+def _cubic_interpolate(xp: Any, x1: Any, f1: Any, g1: Any, x2: Any, f2: Any, g2: Any,
+                       bounds: tuple[Any, Any] | None = None) -> Any:
     """The minimiser of the cubic through two points with their slopes, kept in ``bounds``
-    (by default the interval between the points); their midpoint when the cubic has none."""
+    (by default the interval between the points); their midpoint when the cubic has none.
+    Computed in the slopes' dtype, as PyTorch's 0-d tensors."""
     xmin_bound, xmax_bound = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1 ** 2 - g1 * g2
     if d2_square < 0:
         return (xmin_bound + xmax_bound) / 2.0
-    d2 = math.sqrt(d2_square)
+    d2 = xp.sqrt(d2_square)
     if x1 <= x2:
         min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -250,18 +269,18 @@ def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2
     return min(max(min_pos, xmin_bound), xmax_bound)
 
 
-def _strong_wolfe(obj_func: Callable, xp: Any, x: list[Any], t: float, d: Any, f: float, g: Any,
-                  gtd: float, c1: float = 1e-4, c2: float = 0.9,
+def _strong_wolfe(obj_func: Callable, xp: Any, x: list[Any], t: Any, d: Any, f: float, g: Any,
+                  gtd: Any, c1: float = 1e-4, c2: float = 0.9,
                   tolerance_change: float = 1e-9,
-                  max_ls: int = 25) -> tuple[float, Any, float, int]:
+                  max_ls: int = 25) -> tuple[float, Any, Any, int]:
     """A step length along ``d`` satisfying the strong Wolfe conditions (Nocedal & Wright,
     Algorithms 3.5 and 3.6: bracketing, then zooming by cubic interpolation), as PyTorch's
     ``_strong_wolfe``. Returns the loss, flat gradient, step and closure calls made."""
     d_norm = _max_abs(xp, d)
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = float(xp.dot(g_new, d))
-    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    gtd_new = _dot(xp, g_new, d)
+    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     ls_iter = 0
     while ls_iter < max_ls:  # bracket an interval that holds a point meeting the conditions
@@ -277,22 +296,22 @@ def _strong_wolfe(obj_func: Callable, xp: Any, x: list[Any], t: float, d: Any, f
             bracket, bracket_f = [t_prev, t], [f_prev, f_new]
             bracket_g, bracket_gtd = [g_prev, g_new], [gtd_prev, gtd_new]
             break
-        t_prev, t = t, _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
+        t_prev, t = t, _cubic_interpolate(xp, t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
                                           bounds=(t + 0.01 * (t - t_prev), t * 10))
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = _dot(xp, g_new, d)
         ls_iter += 1
     if ls_iter >= max_ls:  # (reached the limit of closure calls)
-        bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
+        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
 
     insuf_progress = False
     low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
     while not done and ls_iter < max_ls:  # zoom in on the bracket
         if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
             break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1],
+        t = _cubic_interpolate(xp, bracket[0], bracket_f[0], bracket_gtd[0], bracket[1],
                                bracket_f[1], bracket_gtd[1])
         # keep away from the bracket's ends unless the last tries made too little progress
         eps = 0.1 * (max(bracket) - min(bracket))
@@ -307,7 +326,7 @@ def _strong_wolfe(obj_func: Callable, xp: Any, x: list[Any], t: float, d: Any, f
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = _dot(xp, g_new, d)
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
             bracket[high_pos], bracket_f[high_pos] = t, f_new
