@@ -154,3 +154,15 @@ def test_a_custom_functions_node_class_is_named_after_it(lib):
     assert type(Twice.apply(x).grad_fn) is type(y.grad_fn) is Twice._backward_cls
     y.sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("write", ["mul_", "copy_", "fill_"])
+def test_a_write_through_a_view_prints_as_torchs_copyslices(write):
+    # (PyTorch's name() is "torch::autograd::CopySlices", its class and repr CopySlices)
+    def written(lib):
+        z = lib.tensor(A, requires_grad=True) * 1
+        {"mul_": lambda: z[0].mul_(2), "copy_": lambda: z[:, 1:].copy_(z[:, :3].detach()),
+         "fill_": lambda: z[:, 0].fill_(5.0)}[write]()
+        return repr(z).rsplit("grad_fn=", 1)[1]
+
+    assert written(ember) == written(torch) == "<CopySlices>)"

@@ -43,6 +43,7 @@ class ViewScatter(Primitive):
     ``base`` itself, see ``Primitive.writes_input``)."""
 
     name = "view_scatter"
+    backward_name = "CopySlices"  # (PyTorch's node for a write through a view)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
     allocates = writes_input = True
