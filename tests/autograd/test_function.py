@@ -254,3 +254,17 @@ def test_a_function_needs_exactly_one_of_backward_and_vjp(defined):
         x = lib.tensor([1.0], requires_grad=True)
         with pytest.raises(err, match="backward.*vjp|vjp.*backward"):
             _scaled_function(lib, **defined).apply(x).sum().backward()
+
+
+def test_calling_a_function_instance_says_to_use_apply():
+    class Double(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with pytest.raises(RuntimeError, match=r"Double\.apply"):  # (torch: "Legacy autograd…")
+        Double()(ember.ones(2))

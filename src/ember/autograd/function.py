@@ -297,6 +297,12 @@ class Function:
         """
         raise NotImplementedError("a Function subclass may define vmap(info, in_dims, …)")
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = type(self).__name__
+        raise GradError(f"{name}()(...): a Function instance is not called (PyTorch's legacy, "
+                        f"non-static style, which it refuses too). Hint: call {name}.apply(...) "
+                        "on the class, with static forward and backward methods")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if DISPATCH.handler is None:
