@@ -11,7 +11,7 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.onnx import ExportError
-from tests.export.onnx_helpers import check_export
+from tests.export.onnx_helpers import check_export, run_onnx
 
 nan, inf = float("nan"), float("inf")
 
@@ -187,3 +187,26 @@ def _filled(t):
     y = t.clone()
     y[:] = 5.0
     return y
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: nn.BatchNorm2d(3, track_running_stats=False), (4, 3, 5, 5)),
+    (lambda: nn.BatchNorm1d(3, track_running_stats=False), (6, 3)),
+    (lambda: nn.BatchNorm3d(2, affine=False, track_running_stats=False), (2, 2, 3, 3, 3)),
+])
+def test_batch_norm_without_running_stats_exports(make, shape):
+    """In eval mode it normalizes with the batch's statistics (as torch, whose onnx export
+    takes it); there was no converter for ``batch_norm``."""
+    import torch
+
+    model = make().eval()
+    with ember.no_grad():
+        for p in model.parameters():
+            p.copy_(ember.randn(*p.shape))
+    x = ember.randn(*shape)
+    proto = check_export(model, x, dynamic_batch=True, atol=1e-5)
+    reference = getattr(torch.nn, type(model).__name__)(
+        shape[1], affine=model.affine, track_running_stats=False).eval()
+    reference.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
+    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0],
+                               reference(torch.tensor(x.numpy())).detach().numpy(), atol=1e-5)

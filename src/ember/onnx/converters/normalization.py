@@ -1,6 +1,6 @@
 """Normalization: ``layer_norm`` (LayerNormalization), ``group_norm`` (its decomposition:
-ONNX's GroupNormalization scales per group before opset 21) and ``standardize`` (what
-instance norm traces into)."""
+ONNX's GroupNormalization scales per group before opset 21), ``standardize`` (what
+instance norm traces into) and ``batch_norm`` (over the batch's own statistics)."""
 
 from __future__ import annotations
 
@@ -59,3 +59,20 @@ def standardize(ctx: Context, eqn: Eqn) -> list[str]:
     variance."""
     mean, centered, var = _moments(ctx, ctx.value(eqn.inputs[0]), list(eqn.params["dims"]))
     return [ctx.node("Mul", [centered, _rstd(ctx, var, eqn)]), mean, var]
+
+
+@converter("batch_norm")
+def batch_norm(ctx: Context, eqn: Eqn) -> list[str]:
+    """Batch norm over the batch's own statistics (``track_running_stats=False``, which
+    normalizes with them in eval mode too): per channel (dimension 1) over every other
+    dimension, scaled and shifted; outputs the result and the (C,) mean and biased
+    variance."""
+    x, weight, bias = (ctx.value(v) for v in eqn.inputs)
+    ndim = len(eqn.inputs[0].shape)
+    mean, centered, var = _moments(ctx, x, [0, *range(2, ndim)])
+    per_channel = ctx.ints([-1] + [1] * (ndim - 2))
+    scale = ctx.node("Mul", [_rstd(ctx, var, eqn), ctx.node("Reshape", [weight, per_channel])])
+    out = ctx.node("Add", [ctx.node("Mul", [centered, scale]),
+                           ctx.node("Reshape", [bias, per_channel])])
+    flat = ctx.ints([-1])
+    return [out, ctx.node("Reshape", [mean, flat]), ctx.node("Reshape", [var, flat])]
