@@ -1,5 +1,6 @@
 """Ops on PyTorch's CPU autocast lists that Ember's policy missed (prelu and linalg.vecdot,
-0-d operands too, lowered; smooth L1 / Huber losses, geqrf/orgqr/householder_product/ormqr
+0-d operands too, lowered; smooth L1 / Huber losses, geqrf/orgqr/householder_product/ormqr,
+cholesky_inverse, triangular_solve
 and local_response_norm of 4 or more dims in float32; binary cross
 entropy of a bfloat16 input and a float32 target, which was refused; composites on the
 float32 list, cdist, grid_sample, quantile, polar, lstsq, the 3-D pools, max_unpool1d/2d/3d,
@@ -63,6 +64,14 @@ OPS = {  # name: (fn, input shapes, tolerance)
     "householder_product": (lambda lib, a, t: lib.linalg.householder_product(a, t),
                             [(4, 3), (3,)], 1e-5),
     "ormqr": (lambda lib, a, t, c: lib.ormqr(a, t, c), [(4, 3), (3,), (4, 2)], 1e-5),
+    # (its product ran lowered: float16 from a float32 factor)
+    "cholesky_inverse": (lambda lib, a: lib.cholesky_inverse(a + 3 * lib.eye(3)), [(3, 3)],
+                         1e-5),
+    # (the cloned coefficient kept a half input's dtype)
+    "triangular_solve_clone": (lambda lib, b, a: lib.triangular_solve(b, a)[1],
+                               [(3, 2), (3, 3)], 1e-5),
+    "triangular_solve": (lambda lib, b, a: lib.triangular_solve(b, a + 3 * lib.eye(3))[0],
+                         [(3, 2), (3, 3)], 1e-5),
     "local_response_norm": (lambda lib, x: lib.nn.functional.local_response_norm(x, 3),
                             [(1, 4, 3, 3)], 1e-2),
     # (3-D: PyTorch's avg_pool2d, not on the float32 list, keeps a half input's dtype)

@@ -171,6 +171,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
 
 
 @method()
+@float32_under_autocast  # (on PyTorch's CPU autocast float32 list)
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """``A⁻¹ = U⁻¹ U⁻ᴴ`` given the Cholesky factor ``input`` of ``A = Uᴴ U`` (lower
     ``L = Uᴴ``, or upper ``U`` with ``upper=True``), as LAPACK's potri; a zero on the factor's

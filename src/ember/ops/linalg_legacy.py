@@ -83,6 +83,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
 
 
 @method()
+@float32_under_autocast  # (on PyTorch's CPU autocast float32 list)
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True,  # noqa: N803
                      transpose: bool = False,
                      unitriangular: bool = False) -> return_types.triangular_solve:
