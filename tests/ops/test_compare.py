@@ -214,3 +214,13 @@ def test_isreal_and_method_aliases():
 ])
 def test_infinities_are_close_only_to_themselves(fn):
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(atol=1), dict(atol=0.5), dict(rtol=1, atol=0),
+                                dict(rtol=1, atol=0, equal_nan=True)])
+def test_isclose_of_bools_applies_the_tolerances(kw):
+    """torch reads bools as 0 and 1 (``atol=1`` makes True close to False); they were
+    compared for equality whatever the tolerances."""
+    a, b = [True, False, True, False], [True, True, False, False]
+    want = torch.isclose(torch.tensor(a), torch.tensor(b), **kw).tolist()
+    assert ember.isclose(ember.tensor(a), ember.tensor(b), **kw).tolist() == want

@@ -233,9 +233,8 @@ class IsClose(Primitive):
     save_inputs = False
 
     def forward(self, xp, a, b, *, rtol, atol, equal_nan):
-        if a.dtype == np.bool_:
-            return xp.equal(a, b)
-        # float64 throughout (complex128 for complex): no overflow of integer differences, and
+        # float64 throughout (bools as 0 and 1: the tolerances apply, as in PyTorch;
+        # complex128 for complex): no overflow of integer differences, and
         # atol=1e-8 survives; the error of complex numbers is the modulus of their difference
         wide = np.complex128 if a.dtype.kind == "c" else np.float64
         a, b = a.astype(wide, copy=False), b.astype(wide, copy=False)
