@@ -360,3 +360,22 @@ def test_write_into_expanded_view_of_graph_tensor_is_a_clear_error(write):
         write(y.expand(3, 4))
     with pytest.raises(RuntimeError, match="single memory location"):
         (torch.zeros(3, 1, requires_grad=True) * 1).expand(3, 4).mul_(2)
+
+
+def _through_views(lib, case):
+    x = lib.tensor(np.arange(12.0).reshape(3, 4) / 10, dtype=lib.float64, requires_grad=True)
+    y = x * 1.0 + 0.5
+    if case == "reshape then transposed":  # (the second write's gradient is laid out
+        y.reshape(-1).pow_(2)  # transposed: replaying reshape(-1) on it copied)
+        y.t().narrow(-1, 0, 2).pow_(2)
+    else:  # a write into one row of an expand (read-only in NumPy)
+        y.unsqueeze(0).expand(2, 3, 4)[1].mul_(x)
+    g, = lib.autograd.grad((y ** 3).sum(), x, create_graph=True)
+    g2, = lib.autograd.grad((g ** 2).sum(), x)
+    return y.detach().numpy(), g.detach().numpy(), g2.numpy()
+
+
+@pytest.mark.parametrize("case", ["reshape then transposed", "expand row"])
+def test_writes_through_views_differentiate_twice_as_torch(case):
+    for e, t in zip(_through_views(ember, case), _through_views(torch, case)):
+        np.testing.assert_allclose(e, t, rtol=1e-10)

@@ -53,9 +53,15 @@ class ViewScatter(Primitive):
         region = out
         for prim, params in chain:
             region = prim.forward(xp, region, **params)
-        if region.size and not xp.may_share_memory(region, out):
-            raise OpError("view_scatter: the view chain copies instead of viewing; write "
-                          "through the base tensor instead")
+        if not region.size:
+            return out
+        if not xp.may_share_memory(region, out):
+            if in_place:
+                raise OpError("view_scatter: the view chain copies instead of viewing; write "
+                              "through the base tensor instead")
+            return _scatter_at_positions(xp, out, src, chain)  # (a gradient's layout)
+        if not region.flags.writeable:  # (an expand in the chain: a read-only broadcast)
+            return _scatter_at_positions(xp, out, src, chain)
         region[...] = src
         return out
 
@@ -72,6 +78,21 @@ class ViewScatter(Primitive):
 
     def jvp(self, ctx, d_base, d_src):
         return apply(ViewScatter, d_base, d_src, chain=ctx.params["chain"])
+
+
+def _scatter_at_positions(xp: Any, out: Any, src: Any, chain: tuple) -> Any:
+    """``view_scatter`` where replaying ``chain`` on ``out`` gives no writable view of it (a
+    reshape of a gradient laid out otherwise than the base copies; an expand is read-only):
+    the chain replayed on the element positions instead, and ``src`` written at those."""
+    pos = xp.arange(out.size).reshape(out.shape)
+    for prim, params in chain:
+        pos = prim.forward(xp, pos, **params)
+    if xp.unique(pos).size != pos.size:
+        raise OpError("view_scatter: more than one element of the written-to tensor refers "
+                      "to a single memory location (an expanded view). Hint: clone() the "
+                      "tensor before the in-place operation")
+    out[xp.unravel_index(pos, out.shape)] = xp.broadcast_to(src, pos.shape)
+    return out
 
 
 def _densified(result: Any) -> Any:
