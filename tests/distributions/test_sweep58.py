@@ -33,3 +33,46 @@ def test_kumaraswamy_icdf_takes_a_python_number_as_torch(validate, value, dtype)
     assert str(ours.dtype) == f"ember.{dtype}"
     rtol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=rtol)
+
+
+def _user_family(m, d):
+    # a user's family written the torch way: its expand starts with _get_checked_instance
+    class Shifted(d.Distribution):
+        arg_constraints = {"loc": d.constraints.real}
+        support = d.constraints.real
+
+        def __init__(self, loc, validate_args=None):
+            self.loc = loc
+            super().__init__(loc.shape, validate_args=validate_args)
+
+        def expand(self, batch_shape, _instance=None):
+            new = self._get_checked_instance(Shifted, _instance)
+            new.loc = self.loc.expand(batch_shape)
+            super(Shifted, new).__init__(m.Size(batch_shape), validate_args=False)
+            new._validate_args = self._validate_args
+            return new
+
+        def log_prob(self, value):
+            return -((value - self.loc) ** 2) / 2
+
+    class Child(Shifted):
+        def __init__(self, loc, extra, validate_args=None):
+            self.extra = extra
+            super().__init__(loc, validate_args=validate_args)
+
+    return Shifted, Child
+
+
+def test_a_user_subclass_expand_uses_get_checked_instance_as_torch():
+    # torch's subclassing pattern: Distribution._get_checked_instance was missing (AttributeError)
+    results = []
+    for m, d in [(torch, TD), (ember, D)]:
+        shifted, child = _user_family(m, d)
+        e = shifted(m.tensor([0.0, 1.0])).expand((3, 2))
+        assert type(e) is shifted and tuple(e.batch_shape) == (3, 2)
+        results.append(e.log_prob(m.tensor([0.5, 0.5])).numpy())
+        given = shifted.__new__(shifted)
+        assert shifted(m.tensor([0.0])).expand((2,), _instance=given) is given
+        with pytest.raises(NotImplementedError, match="must also define a custom .expand"):
+            child(m.tensor([0.0, 1.0]), 3).expand((3, 2))
+    np.testing.assert_allclose(results[1], results[0])

@@ -208,7 +208,7 @@ class Distribution:
             raise ArgumentError(f"{type(self).__name__}.expand: cannot expand batch_shape "
                                 f"{self._batch_shape} to {batch_shape}; hint: only size-1 dims "
                                 "and new leading dims can be expanded")
-        new = _instance if _instance is not None else type(self).__new__(type(self))
+        new = self._get_checked_instance(type(self), _instance)
         new.__dict__.update(self.__dict__)
         for name in self.__dict__:
             if (name not in self._param_event_dims
@@ -222,6 +222,23 @@ class Distribution:
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+    def _get_checked_instance(self, cls: type, _instance: Distribution | None = None
+                              ) -> Distribution:
+        """``_instance``, else a bare (uninitialised) instance of ``type(self)``: the first
+        step of a subclass's ``expand``, as PyTorch's. ``cls`` is the class whose ``expand``
+        asks; a subclass of it with its own ``__init__`` must define its own ``expand``.
+
+        Example:
+            >>> d = ember.distributions.Normal(0.0, 1.0)
+            >>> type(d._get_checked_instance(ember.distributions.Normal)).__name__
+            'Normal'
+        """
+        if _instance is None and type(self).__init__ is not cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method.")
+        return type(self).__new__(type(self)) if _instance is None else _instance
 
     def _validate_sample(self, value: Any) -> None:
         name = type(self).__name__
