@@ -577,3 +577,12 @@ def test_ldl_pivots_out_of_range_are_refused_as_torch(pivots):
         with pytest.raises(error, match=r"(?i)pivot" if lib is torch else
                            r"^linalg.ldl_solve: pivots must satisfy"):
             lib.linalg.ldl_solve(ld, lib.from_numpy(piv), lib.ones(3, 1, dtype=lib.float64))
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_singular_value_norms_of_half_matrices_name_matrix_norm_as_torch(ord, dtype):
+    # (the error named linalg.svdvals, which the caller never called)
+    raises_like_torch(lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3, dtype=getattr(lib, dtype)),
+                                                         ord),
+                      ember.DTypeError, r"^linalg\.matrix_norm: expected a float32 or float64")

@@ -17,6 +17,7 @@ from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.inplace import bind_inplace
 from ember.ops.int_args import as_float, dims_tuple
 from ember.ops.linalg_decomp import svdvals
+from ember.ops.linalg_solve import check_float
 from ember.ops.primitive import DISPATCH, apply, not_casting
 from ember.ops.reduce import (
     Sum,
@@ -173,6 +174,7 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
     if ord == "fro":
         return _vector_norm(abs(A) if A.dtype.is_complex else A, 2, both, keepdim)
     if ord in ("nuc", 2, -2):
+        check_float(op, A, complex_ok=True)  # (under svdvals' name otherwise)
         s = svdvals(A.movedim((rows, cols), (-2, -1)))
         out = s.sum(dim=-1) if ord == "nuc" else _extreme(s, s.ndim - 1, ord, A, op)
         for d in both if keepdim else ():
