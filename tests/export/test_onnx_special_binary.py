@@ -109,3 +109,22 @@ def test_maximum_and_minimum_where_onnxruntime_has_no_max(dtype):
         fn = lambda x, y: op(x.to(wanted), y.to(wanted)).float()  # noqa: E731,B023
         proto = ember.onnx.to_model(fn, (a, b))
         np.testing.assert_array_equal(run_onnx(proto, a.numpy(), b.numpy())[0], eager(fn, a, b)[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("kw", [{}, dict(equal_nan=True), dict(rtol=0.1, atol=0.0),
+                                dict(rtol=0.0, atol=np.inf), dict(atol=1.0)])
+def test_isclose_matches_torch_on_special_values(dtype, kw):
+    """isclose had no converter (ExportError naming it)."""
+    import torch
+
+    a, b = (t.numpy() for t in pairs("float64"))
+    if dtype == "bool":
+        a, b = a > 0, b > 0
+    elif dtype == "int64":
+        a, b = np.nan_to_num(a).clip(-1e6, 1e6).round(), np.nan_to_num(b).clip(-1e6, 1e6).round()
+    a, b = a.astype(dtype), b.astype(dtype)
+    proto = ember.onnx.to_model(lambda x, y: ember.isclose(x, y, **kw),
+                                (ember.tensor(a), ember.tensor(b)))
+    want = torch.isclose(torch.tensor(a), torch.tensor(b), **kw).numpy()
+    np.testing.assert_array_equal(run_onnx(proto, a, b)[0], want)

@@ -1,6 +1,6 @@
 """Special functions without an ONNX op: ``erfinv`` (Giles' polynomials in float64),
 ``logaddexp``/``logaddexp2``, ``hypot``, ``xlogy``, ``logit``, ``sinc``, in eager's stable
-forms."""
+forms; ``isclose`` in float64."""
 
 from __future__ import annotations
 
@@ -145,3 +145,27 @@ def sinc(ctx: Context, eqn: Eqn) -> str:
     out = ctx.node("Where", [ctx.node("Equal", [a, ctx.scalar(0, work)]), ctx.scalar(1, work),
                              ratio])
     return ctx.cast(out, work, src.dtype)
+
+
+@converter("isclose")
+def isclose(ctx: Context, eqn: Eqn) -> str | None:
+    """``|a - b| <= atol + rtol·|b|`` where finite, or ``a == b`` (infinities close only to
+    themselves), NaNs close to each other with ``equal_nan``: in float64 (bools as 0 and 1),
+    as eager."""
+    a, b = eqn.inputs
+    if a.dtype.is_complex:
+        return ctx.refuse(f"isclose of {a.dtype}: ONNX has no complex numbers")
+    x, y = (ctx.cast(ctx.value(v), v.dtype, float64) for v in (a, b))
+    error = ctx.node("Abs", [ctx.node("Sub", [x, y])])
+    p = eqn.params
+    bound = ctx.node("Add", [ctx.scalar(p["atol"], float64),
+                             ctx.node("Mul", [ctx.scalar(p["rtol"], float64),
+                                              ctx.node("Abs", [y])])])
+    # (LessOrEqual is false at a NaN error; an infinite one passes only an infinite bound)
+    within = ctx.node("And", [ctx.node("LessOrEqual", [error, bound]),
+                              ctx.node("Not", [ctx.node("IsInf", [error])])])
+    close = ctx.node("Or", [within, ctx.node("Equal", [x, y])])
+    if p["equal_nan"]:
+        both = ctx.node("And", [ctx.node("IsNaN", [x]), ctx.node("IsNaN", [y])])
+        close = ctx.node("Or", [close, both])
+    return close
