@@ -537,3 +537,18 @@ def test_subclass_update_calling_super_steps_as_the_plain_optimizer(name, dtype)
             opt.step()
         out.append(p.detach().float().numpy())
     np.testing.assert_array_equal(out[1], out[0])
+
+
+def test_adagrad_share_memory_shares_its_accumulators_and_steps_as_torch():
+    results = []
+    for lib in (torch, ember):
+        w = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        opt = lib.optim.Adagrad([w], lr=0.1, initial_accumulator_value=0.2)
+        opt.share_memory()
+        assert opt.state[w]["sum"].is_shared()
+        for _ in range(2):
+            w.grad = lib.tensor([0.5, 1.0, -1.5])
+            opt.step()
+        results.append((w.detach().numpy().copy(), opt.state[w]["sum"].numpy().copy()))
+    for e, t in zip(results[1], results[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-6)

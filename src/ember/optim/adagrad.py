@@ -61,6 +61,20 @@ class Adagrad(ElementwiseOptimizer):
         state["step"] = scalar_state(p, 0.0)
         state["sum"] = full_state(p, float(group["initial_accumulator_value"]))
 
+    def share_memory(self) -> None:
+        """Moves each parameter's ``sum`` accumulator to shared memory (``share_memory_``), as
+        PyTorch's, for Hogwild training where worker processes step one optimizer.
+
+        Example:
+            >>> w = ember.zeros(2, requires_grad=True)
+            >>> opt = ember.optim.Adagrad([w]); opt.share_memory()
+            >>> opt.state[w]["sum"].is_shared()
+            True
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
     def looped_kernel(self, group: dict[str, Any]) -> str | None:
         return "adagrad_update"
 
