@@ -65,3 +65,15 @@ def test_number_over_tensor_gradient():
     x = ember.tensor([0.5, -2.0, 4.0], dtype=ember.float64, requires_grad=True)
     (3.0 / x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), -3.0 / np.array([0.5, -2.0, 4.0]) ** 2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", ["tensors", "number_second", "number_first"])
+def test_half_xlogy_rounds_the_log_first_as_torch(dtype, case):
+    """PyTorch's half xlogy rounds log(y) to half before the product (c10's log(Half) is
+    Half); Ember computed x * log(y) in float32 and rounded once (sweep58e)."""
+    fn = {"tensors": lambda lib, t, s: lib.xlogy(t, t.abs().flip(0)),
+          "number_second": lambda lib, t, s: lib.xlogy(t, s),
+          "number_first": lambda lib, t, s: lib.xlogy(s, t.abs())}[case]
+    expected, got = _both(fn, dtype, 0.1)
+    np.testing.assert_array_equal(got, expected)
