@@ -24,7 +24,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import ArgumentTypeError, DTypeError, IndexOutOfRange, ShapeError, type_name
 from ember.ops.complex_parts import conj
-from ember.ops.creation import arange
+from ember.ops.creation import arange, check_strided
 from ember.ops.dims import normalize_dim
 from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
 from ember.ops.int_args import as_float, as_int, as_ints, dims_tuple
@@ -355,8 +355,8 @@ def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | N
 
 
 # -- frequencies and shifts ---------------------------------------------------------------------
-def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:
+def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, layout: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an ``n``-point DFT with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``.
 
@@ -365,12 +365,13 @@ def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
         tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
     n = _points(n, "fftfreq")
+    check_strided("fftfreq", layout)
     k = roll(arange(n, dtype=dtypes.int64, device=device) - n // 2, -(n // 2))
     return _frequencies(k, n, d, dtype, requires_grad, "fftfreq")
 
 
-def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
     """The sample frequencies of :func:`rfft`'s ``n // 2 + 1`` outputs: ``[0, 1, ..., n // 2]
     / (d * n)``.
 
@@ -379,6 +380,7 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
         tensor([0.0000, 0.2500, 0.5000])
     """
     n = _points(n, "rfftfreq")
+    check_strided("rfftfreq", layout)
     return _frequencies(arange(n // 2 + 1, dtype=dtypes.int64, device=device), n, d, dtype,
                         requires_grad, "rfftfreq")
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from ember.errors import IndexOutOfRange
+from ember.errors import ArgumentError, IndexOutOfRange
 from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch
 
 RNG = np.random.default_rng(0)
@@ -151,6 +151,16 @@ def test_frequencies_need_a_floating_dtype_as_torch(name, dtype):
         getattr(torch.fft, name)(4, dtype=getattr(torch, dtype))
     with pytest.raises(ember.DTypeError, match=f"{name}: requires a floating point or complex"):
         getattr(ember.fft, name)(4, dtype=getattr(ember, dtype))
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_frequencies_take_a_strided_layout_as_torch(name):
+    # (layout= was a TypeError)
+    theirs = getattr(torch.fft, name)(5, 0.5, dtype=torch.float64, layout=torch.strided)
+    ours = getattr(ember.fft, name)(5, 0.5, dtype=ember.float64, layout=ember.strided)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(ArgumentError, match=f"{name}: makes dense tensors only"):
+        getattr(ember.fft, name)(5, layout=ember.sparse_coo)
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)
