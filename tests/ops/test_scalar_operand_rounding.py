@@ -49,8 +49,9 @@ def test_scalar_operand_bits_match_torch(dtype, case, scalar):
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("exponent", [0.1, 1 / 3, -2.7, 2.5, 1e-3])
+@pytest.mark.parametrize("exponent", [0.1, 1 / 3, -2.7, 2.5, 1e-3, 3, 3.0, -2, -2.0])
 def test_bfloat16_float_exponent_rounded_first(exponent):
+    """(3 and -2 are x * x * x and 1 / (x * x) in PyTorch, each step rounded.)"""
     expected, got = _both(lambda lib, t, s: t.abs() ** s, "bfloat16", exponent)
     np.testing.assert_array_equal(got, expected)
 
