@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import mmap
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -313,9 +314,18 @@ def share_memory_(self: Tensor) -> Tensor:
     return self
 
 
+_SHARING = threading.Lock()  # (one move at a time: two threads moving views of one base, as
+# a DataLoader's queue feeders pickling index tensors do, each moved the other's moved views)
+
+
 def share_tensors_(tensors: Any) -> None:
     """:meth:`Tensor.share_memory_` of each of ``tensors`` (``Module.share_memory``'s), with one
     search of the heap for the tensors on their memory, not one each."""
+    with _SHARING:
+        _share_tensors(tensors)
+
+
+def _share_tensors(tensors: Any) -> None:
     todo = list({id(t): t for t in tensors  # (CUDA tensors: a no-op, as PyTorch's)
                  if t._device.type != "cuda" and not t.is_shared()}.values())
     if not todo:

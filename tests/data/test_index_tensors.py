@@ -1,0 +1,38 @@
+"""Tensors as a DataLoader's indices (a tensor sampler's 0-d views) sent to workers."""
+
+import threading
+
+import ember
+from ember.utils.data import DataLoader, TensorDataset
+
+
+def test_tensor_sampler_with_workers_does_not_lose_indices():
+    """A tensor as the sampler (its 0-d views are the indices) with 2 workers: the two index
+    queues' feeder threads moved views of the one base to shared memory at the same time, one
+    failed ("strides is incompatible with ... buffer", printed by the feeder) and the batch
+    never came (a hang; with timeout=5 a timeout). Torch gives [[40, 0], [20]]. The race
+    itself: threads sharing views of one tensor (41 of 200 rounds went wrong before)."""
+    ds = TensorDataset(ember.arange(6) * 10)
+    for _ in range(3):
+        loader = DataLoader(ds, sampler=ember.tensor([4, 0, 2]), batch_size=2, num_workers=2,
+                            timeout=20)
+        assert [b[0].tolist() for b in loader] == [[40, 0], [20]]
+    for _ in range(50):
+        base = ember.arange(64)
+        views = [base[i] for i in range(64)]
+        errors = []
+
+        def share(vs, errors=errors):
+            for v in vs:
+                try:
+                    v.share_memory_()
+                except Exception as e:  # noqa: BLE001 (collected for the assert)
+                    errors.append(e)
+        threads = [threading.Thread(target=share, args=(views[k::2],)) for k in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert not errors and all(v.is_shared() for v in views)
+        base[0] = 99  # the views still alias their base
+        assert [int(v) for v in views[:2]] == [99, 1]
