@@ -10,6 +10,8 @@ import torch
 import ember
 from tests.optim.helpers import grads, loss, pair, step_both, through_checkpoint
 
+NAN, INF = float("nan"), float("inf")
+
 CASES = [
     ("SGD", dict(lr=0.05)),
     ("SGD", dict(lr=0.05, momentum=0.9)),
@@ -520,3 +522,22 @@ def test_half_decay_squares_is_torchs_fused_addcmul(dtype):
     mine = ember.tensor(v.float().numpy()).to(getattr(ember, dtype)).numpy().copy()
     half_decay_squares_(np, mine, 0.999, g.float().numpy(), 1 - 0.999)
     np.testing.assert_array_equal(mine.astype(np.float32), expected.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "complex128"])
+def test_rprop_nan_and_inf_gradients_step_as_torch(dtype):
+    """PyTorch's sign(NaN) is 0: a NaN gradient (or inf times a zero prev) leaves the weight
+    and its step size alone and the NaN is kept in prev (NumPy's sign(NaN) = NaN poisoned
+    both for good)."""
+    results = []
+    for lib in (torch, ember):
+        w = lib.tensor([1.0, 2.0, -3.0, 0.5]).to(getattr(lib, dtype)).requires_grad_()
+        opt = lib.optim.Rprop([w], lr=0.1)
+        for g in ([NAN, -1.0, 0.0, INF], [1.0, 1.0, NAN, -INF], [INF, 1.0, 2.0, 0.0],
+                  [2.0, -1.0, 1.0, 1.0]):
+            w.grad = lib.tensor(g).to(getattr(lib, dtype))
+            opt.step()
+        state = opt.state[w]
+        results.append([x.detach().numpy() for x in (w, state["step_size"], state["prev"])])
+    for e, t in zip(results[1], results[0]):
+        np.testing.assert_array_equal(e, t)

@@ -22,9 +22,9 @@ __all__ = ["Rprop"]
 class Rprop(ElementwiseOptimizer):
     """Resilient backpropagation (Riedmiller & Braun), PyTorch's update rule::
 
-        s = g * prev:   step_size *= eta_plus (s > 0), eta_minus (s < 0) or 1 (s = 0),
+        s = g * prev:   step_size *= eta_plus (s > 0), eta_minus (s < 0) or 1 (0 or NaN),
                         clamped to [step_size_min, step_size_max];   g = 0 where s < 0
-        p -= sign(g) * step_size;   prev = g
+        p -= sign(g) * step_size;   prev = g       (sign(NaN) = 0, as torch.sign)
 
     Only the sign of the gradient is used; ``step_size`` starts at ``lr`` everywhere. It suits
     full-batch training: minibatch noise flips the signs and shrinks the steps.
@@ -67,13 +67,14 @@ class Rprop(ElementwiseOptimizer):
         next_step(state)
         prev, step_size = state["prev"]._data, state["step_size"]._data
         factor = xp.empty_like(prev)  # (an array also for 0-d parameters: written below)
-        xp.sign(xp.multiply(g, prev, out=factor), out=factor)
-        flipped = factor < 0
-        factor[factor > 0] = eta_plus
+        xp.multiply(g, prev, out=factor)
+        flipped, grown = factor < 0, factor > 0
+        factor[...] = 1.0  # (a zero or NaN product: PyTorch's sign(NaN) is 0)
+        factor[grown] = eta_plus
         factor[flipped] = eta_minus
-        factor[factor == 0] = 1.0
         step_size *= factor
         xp.clip(step_size, low, high, out=step_size)
         g = xp.where(flipped, 0, g)  # no step, and no sign memory, after a sign change
-        p._data -= xp.sign(g) * step_size
+        # (a NaN gradient moves nothing, as PyTorch's sign(NaN) = 0; prev keeps the NaN)
+        p._data -= xp.nan_to_num(xp.sign(g), nan=0.0) * step_size
         prev[...] = g
