@@ -25,6 +25,12 @@ class DatasetNotFoundError(EmberError, RuntimeError):
     """The dataset's files are in none of the places searched."""
 
 
+def _renamed(dataset: Any, old: str, new: str) -> ember.Tensor:
+    """``dataset.<new>``, warning that ``old`` was renamed (torchvision's words)."""
+    warnings.warn(f"{old} has been renamed {new}", stacklevel=3)
+    return getattr(dataset, new)
+
+
 class MNIST(VisionDataset):
     """The MNIST handwritten digits: 60,000 training and 10,000 test images of 28x28.
 
@@ -84,29 +90,14 @@ class MNIST(VisionDataset):
     def processed_folder(self) -> Path | None:
         return None if self.root is None else self.root / type(self).__name__ / "processed"
 
-    def _renamed(self, old: str, new: str) -> ember.Tensor:
-        warnings.warn(f"{old} has been renamed {new}", stacklevel=3)
-        return getattr(self, new)
-
-    @property
-    def train_labels(self) -> ember.Tensor:
-        """``targets`` (torchvision's old name, which warns as torchvision's does)."""
-        return self._renamed("train_labels", "targets")
-
-    @property
-    def test_labels(self) -> ember.Tensor:
-        """``targets`` (torchvision's old name, which warns as torchvision's does)."""
-        return self._renamed("test_labels", "targets")
-
-    @property
-    def train_data(self) -> ember.Tensor:
-        """``data`` (torchvision's old name, which warns as torchvision's does)."""
-        return self._renamed("train_data", "data")
-
-    @property
-    def test_data(self) -> ember.Tensor:
-        """``data`` (torchvision's old name, which warns as torchvision's does)."""
-        return self._renamed("test_data", "data")
+    train_labels = property(lambda self: _renamed(self, "train_labels", "targets"),
+                            doc="``targets`` (torchvision's old name, which warns as its does)")
+    test_labels = property(lambda self: _renamed(self, "test_labels", "targets"),
+                           doc="``targets`` (torchvision's old name, which warns as its does)")
+    train_data = property(lambda self: _renamed(self, "train_data", "data"),
+                          doc="``data`` (torchvision's old name, which warns as its does)")
+    test_data = property(lambda self: _renamed(self, "test_data", "data"),
+                         doc="``data`` (torchvision's old name, which warns as its does)")
 
     @property
     def class_to_idx(self) -> dict[str, int]:
