@@ -76,3 +76,15 @@ def test_a_user_subclass_expand_uses_get_checked_instance_as_torch():
         with pytest.raises(NotImplementedError, match="must also define a custom .expand"):
             child(m.tensor([0.0, 1.0]), 3).expand((3, 2))
     np.testing.assert_allclose(results[1], results[0])
+
+
+def test_multivariate_normal_log_prob_at_an_infinite_coordinate_is_minus_inf_as_torch():
+    # the last coordinate infinite: the triangular solve gave NaN in the first ones (LU
+    # pivoting), so log_prob was NaN; torch -inf
+    cov = np.array([[2.0, 0.5, 0.3], [0.5, 1.5, 0.2], [0.3, 0.2, 1.0]])
+    x = np.array([0.0, 0.0, np.inf])
+    ours = D.MultivariateNormal(ember.zeros(3, dtype=ember.float64), ember.tensor(cov),
+                                validate_args=False).log_prob(ember.tensor(x))
+    theirs = TD.MultivariateNormal(torch.zeros(3, dtype=torch.float64), torch.tensor(cov),
+                                   validate_args=False).log_prob(torch.tensor(x))
+    assert theirs.item() == -np.inf and ours.item() == -np.inf

@@ -368,6 +368,8 @@ class SolveTriangular(Holomorphic, Primitive):
         if not left:  # X T = B is Tᵀ Xᵀ = Bᵀ
             t, b, upper = xp.swapaxes(t, -1, -2), xp.swapaxes(b, -1, -2), not upper
         try:
+            if not xp.isfinite(b).all():  # (LU's pivoting mixed an inf into rows it never
+                raise np.linalg.LinAlgError  # reaches by substitution: NaN, trsm's 0)
             with np.errstate(all="ignore"):
                 x = xp.linalg.solve(t, b)
         except np.linalg.LinAlgError:  # a zero on the diagonal: inf/NaN, as BLAS trsm
