@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -444,9 +445,16 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
         if var in unmade and var not in skipped:
             ctx.refuse(f"the output {var.name} comes from {unmade[var].prim.name}'s output that "
                        "ONNX export does not compute")
+    _raise_problems(ctx)
+
+
+def _raise_problems(ctx: Context) -> None:
+    """One :class:`ExportError` listing why each equation cannot be exported; a reason
+    given for several equations of one line (each layer of an LSTM) once, with its count."""
     if ctx.problems:
-        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
-                          "\n  ".join(ctx.problems))
+        counts = Counter(ctx.problems)
+        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " + "\n  ".join(
+            why + (f" ({n}x)" if n > 1 else "") for why, n in counts.items()))
 
 
 _DATA_DEPENDENT = ("Its output size depends on the input's values (boolean-mask indexing "
@@ -503,9 +511,7 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
         ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name],
                                           name=ctx.node_name("Identity")))
         outputs.append(value_info(name, var))
-    if ctx.problems:  # (an output that is a constant following a dynamic axis, unrebuilt)
-        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
-                          "\n  ".join(ctx.problems))
+    _raise_problems(ctx)  # (an output that is a constant following a dynamic axis, unrebuilt)
     weights = []
     for ref in graph.state:
         data = ref.tensor.grad if ref.grad else ref.tensor
