@@ -22,6 +22,11 @@ def is_pil_image(img: Any) -> bool:
     return hasattr(img, "getbands") and hasattr(img, "__array_interface__")
 
 
+def native_order(a: np.ndarray) -> np.ndarray:
+    """``a`` in this machine's byte order (a big-endian PIL "I;16B" image reads as ``>u2``)."""
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
 def _as_array(img: Any, op: str) -> np.ndarray:
     if img.mode in ("P", "1"):
         raise TypeError(f"{op}: a PIL image in mode {img.mode!r} (palette or bilevel) has no "

@@ -18,7 +18,7 @@ import numpy as np
 import ember
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.tensor import Tensor
-from ember.vision.transforms._pil import accepts_pil, is_pil_image
+from ember.vision.transforms._pil import accepts_pil, is_pil_image, native_order
 
 __all__ = ["Compose", "ToTensor", "Normalize", "LinearTransformation", "Lambda", "Pad",
            "CenterCrop", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip"]
@@ -64,7 +64,7 @@ class ToTensor:
                                            or hasattr(pic, "__array_interface__")):
             raise TypeError(f"ToTensor: pic should be PIL Image or ndarray. Got {type(pic)}")
         from_pil = not isinstance(pic, np.ndarray)
-        pic = np.asarray(pic)
+        pic = native_order(np.asarray(pic))
         if pic.ndim not in (2, 3):
             raise ArgumentError(f"ToTensor: pic should be 2/3 dimensional. Got {pic.ndim} "
                                 f"dimensions.")

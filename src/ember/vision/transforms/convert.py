@@ -13,7 +13,7 @@ import numpy as np
 import ember
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
 from ember.tensor import Tensor
-from ember.vision.transforms._pil import is_pil_image
+from ember.vision.transforms._pil import is_pil_image, native_order
 
 __all__ = ["ConvertImageDtype", "PILToTensor", "ToPILImage", "convert_image_dtype",
            "pil_to_tensor", "to_pil_image"]
@@ -30,7 +30,7 @@ def pil_to_tensor(pic: Any) -> Tensor:
     """
     if not is_pil_image(pic):
         raise ArgumentTypeError(f"pil_to_tensor: pic should be PIL Image, got {type_name(pic)}")
-    arr = np.array(pic, copy=True)
+    arr = native_order(np.array(pic, copy=True))
     chw = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands())).transpose(2, 0, 1)
     return ember.from_numpy(np.ascontiguousarray(chw))
 
