@@ -359,3 +359,20 @@ def test_det_gradient_of_a_matrix_holding_nan_is_nan(dtype):
     assert np.isnan(grads[0][0]).all()
     x = ember.tensor(a[1:].astype(np.float64), requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: ember.linalg.det(t), (x,))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_solve_triangular_with_an_infinite_right_side_substitutes_as_torch(upper, left, k):
+    # an inf in B: LU's row pivoting spread it into NaN where substitution (torch's trsm)
+    # never reaches it ([[1, 0], [0.5, 1]] X = [0, inf] gave [nan, inf], torch [0, inf])
+    lower = np.array([[1.0, 0.0, 0.0], [0.5, 1.0, 0.0], [0.3, 0.2, 2.0]])
+    a = lower.T if upper else lower
+    b = np.zeros(3)
+    b[k] = np.inf
+    b = b[:, None] if left else b[None]
+    ours = ember.linalg.solve_triangular(ember.tensor(a), ember.tensor(b), upper=upper, left=left)
+    theirs = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=upper,
+                                           left=left)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
