@@ -211,6 +211,23 @@ def test_lstsq_residuals_follow_the_driver_and_rank():
                     (t.residuals, t.rank, t.singular_values), atol=1e-12)
 
 
+@pytest.mark.parametrize("driver", [None, "gelsd"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_lstsq_empty_residuals_stay_in_the_graph_as_torch(driver, shape):
+    # (they did not require grad: a backward from them alone raised)
+    a = np.random.default_rng(4).standard_normal(shape)
+    b = np.random.default_rng(5).standard_normal((shape[0], 2))
+    e = ember.linalg.lstsq(ember.tensor(a, requires_grad=True), ember.tensor(b), driver=driver)
+    t = torch.linalg.lstsq(torch.tensor(a, requires_grad=True), torch.tensor(b), driver=driver)
+    if tuple(t.residuals.shape) == (0,):
+        assert e.residuals.requires_grad and t.residuals.requires_grad
+        e.residuals.sum().backward()  # (a zero gradient; torch leaves .grad None)
+    assert_same(e.residuals, t.residuals, atol=1e-12)
+    with ember.no_grad():
+        assert not ember.linalg.lstsq(ember.tensor(a, requires_grad=True), ember.tensor(b),
+                                      driver=driver).residuals.requires_grad
+
+
 def test_lu_unpack_without_data_or_pivots():
     x = np.random.default_rng(2).standard_normal((3, 4))
     for kw in (dict(unpack_data=False), dict(unpack_pivots=False)):

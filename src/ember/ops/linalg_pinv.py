@@ -267,5 +267,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     with no_grad():
         values = svdvals(A) if driver in ("gelsd", "gelss") else empty
     full_rank = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
-    residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else empty
+    # (none: still an output of the graph when x is, as PyTorch's, so backward through it runs)
+    residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else \
+        abs(x.reshape(-1)[:0])
     return return_types.linalg_lstsq(x.squeeze(-1) if vector else x, residuals, rank, values)
