@@ -276,3 +276,19 @@ def test_mnist_keeps_torchvisions_old_names(tmp_path):
             assert getattr(ds, old) is getattr(ds, new)
     assert ds.processed_folder == tmp_path / "MNIST" / "processed"
     assert (ds.training_file, ds.test_file) == ("training.pt", "test.pt")
+
+
+def test_repr_is_torchvisions_text(tmp_path):
+    """torchvision 0.28's repr of the same dataset (printed by it): the joint transform's text
+    after the split, its later lines at the margin; no root line without a root. Ember's
+    indented the transforms its own way and printed "Root location: None"."""
+    write_split(tmp_path / "MNIST" / "raw")
+    ds = datasets.MNIST(tmp_path, train=False, target_transform=T.Lambda(lambda y: y),
+                        transform=T.Compose([T.ToTensor(), T.Normalize((0.5,), (0.5,))]))
+    assert repr(ds) == "\n".join([
+        "Dataset MNIST", "    Number of datapoints: 5", f"    Root location: {tmp_path}",
+        "    Split: Test", "    StandardTransform", "Transform: Compose(",
+        "               ToTensor()", "               Normalize(mean=(0.5,), std=(0.5,))",
+        "           )", "Target transform: Lambda()"])
+    if DEBIAN.is_dir():
+        assert "Root location" not in repr(datasets.FashionMNIST(None, train=False))

@@ -93,13 +93,12 @@ class VisionDataset(Dataset):
         return ""
 
     def __repr__(self) -> str:
-        lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}",
-                 f"    Root location: {self.root}"]
-        lines += [f"    {line}" for line in self.extra_repr().splitlines()]
-        joint = self.transforms if self.transforms is not None and \
-            not isinstance(self.transforms, StandardTransform) else None
-        for head, t in (("Transforms", joint), ("Transform", self.transform),
-                        ("Target transform", self.target_transform)):
-            if t is not None:
-                lines.append(f"    {head}: {t!r}")
-        return "\n".join(lines)
+        # torchvision's text: each entry indented once, so the joint transform's later lines
+        # (StandardTransform's "Transform: ...") start at the margin, as there
+        body = [f"Number of datapoints: {len(self)}"]
+        if self.root is not None:
+            body.append(f"Root location: {self.root}")
+        body += self.extra_repr().splitlines()
+        if self.transforms is not None:
+            body.append(repr(self.transforms))
+        return "\n".join([f"Dataset {type(self).__name__}"] + ["    " + line for line in body])
