@@ -215,3 +215,28 @@ def test_a_convolution_keeps_its_input_and_weight_as_torch_whatever_is_trained(n
     # a frozen weight's input is kept too (packed; a later write to it refused), never the bias
     got = _conv_packs_and_write(ember, nd, *map(bool, grads))
     assert got == _conv_packs_and_write(torch, nd, *map(bool, grads))
+
+
+@pytest.mark.parametrize("what", ["input", "output", "function"])
+def test_a_value_the_pack_hook_made_anew_is_not_version_checked_as_torch(what):
+    # (torch checks no value its hooks keep; one packed as is stays checked in Ember, above)
+    def run(lib):
+        class Sin(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a.sin()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.saved_tensors[0].cos()
+
+        x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+            y = x * 1
+            z = {"input": y.sin, "output": y.exp, "function": lambda: Sin.apply(y)}[what]()
+        (z if what == "output" else y).add_(1)
+        z.sum().backward()
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)

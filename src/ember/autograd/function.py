@@ -27,7 +27,14 @@ from ember.autograd.grad_mode import (
     refuse_inference_saved,
 )
 from ember.autograd.graph import Node
-from ember.autograd.saved_hooks import SAVED_HOOKS, _array, _run_hook, history, pack_value
+from ember.autograd.saved_hooks import (
+    SAVED_HOOKS,
+    _array,
+    _packed_as_is,
+    _run_hook,
+    history,
+    pack_value,
+)
 from ember.errors import GradError, type_name
 from ember.ops.primitive import DISPATCH, FUNCTION_VIEW_NOTE, ViewInfo
 from ember.tensor import Tensor, VersionCounter, _wrap
@@ -105,20 +112,22 @@ class FunctionCtx:
     def _pack(self, hooks: tuple) -> None:
         """Recorded inside ``saved_tensors_hooks``: the saved tensors go through its pack hook,
         as the values a node saves do (leaves that require grad too, as PyTorch's)."""
-        pack, unpack, copies = hooks
+        pack, unpack = hooks
         # (each unpacked tensor keeps its history, device and counter, as a node's inputs,
-        # a leaf's a copy node to it; a private copy has a counter of its own: writes to the
-        # original no longer matter)
+        # a leaf's a copy node to it; a value the hook made anew has a counter of its own:
+        # writes to the original are not checked, see ``saved_hooks._packed_as_is``)
         kept = [t is None for t in self._saved]
         self._packed = (unpack, tuple(
-            (False, t) if keep else
-            (True, (pack_value(pack, t), id(t), t._vc, t._vc.value, t.requires_grad,
-                    *history(t, t._device), t.device, VersionCounter() if copies else t._vc))
+            (False, t) if keep else (True, self._packed_entry(pack_value(pack, t), t))
             for t, keep in zip(self._saved, kept)))
         self._saved = tuple(t for t, keep in zip(self._saved, kept) if keep)  # (the others
         #                                                       live in the hook's)
-        if copies:  # a private copy: writes to the original no longer matter
-            self._versions = {}
+
+    @staticmethod
+    def _packed_entry(value: Any, t: Tensor) -> tuple:
+        vc = t._vc if _packed_as_is(value, t._data) else VersionCounter()
+        return (value, id(t), vc, vc.value, t.requires_grad, *history(t, t._device), t.device,
+                vc)
 
     def _unpack(self) -> tuple:
         """The saved tensors back through the unpack hook, checked for in-place changes and

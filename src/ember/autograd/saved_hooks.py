@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ember.errors import GradError
 
 if TYPE_CHECKING:
@@ -21,8 +23,7 @@ class _SavedHooks(threading.local):
     thread neither packs another thread's saves nor blocks its hooks)."""
 
     def __init__(self) -> None:
-        self.top: tuple | None = None  # (pack_hook, unpack_hook, copies) of the innermost
-        #                                context; ``copies``: saved values are private copies
+        self.top: tuple | None = None  # (pack_hook, unpack_hook) of the innermost context
         self.stack: list[tuple] = []
         self.disabled: str | None = None  # the error of disable_saved_tensors_hooks
 
@@ -67,10 +68,8 @@ class saved_tensors_hooks:
         >>> loss.backward()
     """
 
-    copies = False  # (allow_mutation_on_saved_tensors' hooks save private copies)
-
     def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
-        self.hooks = (pack_hook, unpack_hook, self.copies)
+        self.hooks = (pack_hook, unpack_hook)
 
     def __enter__(self) -> saved_tensors_hooks:
         if SAVED_HOOKS.disabled is not None:
@@ -102,7 +101,6 @@ class packed_on_exit:
             self.cells: list[list] = []
             unpack = top[1]
             self.inner = saved_tensors_hooks(self._defer, lambda cell: unpack(cell[0]))
-            self.inner.hooks = (*self.inner.hooks[:2], top[2])  # (the outer's copying)
             self.inner.__enter__()
         return self
 
@@ -181,8 +179,8 @@ def pack_value(pack: Callable, t: Tensor) -> Any:
 def _pack(node: Node, hooks: tuple) -> None:
     from ember.tensor import VersionCounter, _wrap
 
-    pack, _, copies = hooks
-    saved = node.versions is not None
+    pack = hooks[0]
+    versions = None if node.versions is None else list(node.versions)
     reads = node.prim.reads
     entries = []
     for i, t in enumerate(node.inputs):
@@ -191,29 +189,47 @@ def _pack(node: Node, hooks: tuple) -> None:
         # A rule that saves no inputs still reads the index tensors it is given (gather,
         # x[idx], sort's winners): integer and bool inputs are packed for it (an add's
         # constant operand is not: PyTorch saves nothing for add)
-        read = reads(node, i) if saved else not (t.requires_grad or t.is_floating_point()
-                                                  or t.is_complex())
+        read = reads(node, i) if versions is not None else not (
+            t.requires_grad or t.is_floating_point() or t.is_complex())
         # a Python number an op took is not the hooks' (as PyTorch); a leaf that requires
         # grad, the gradient's destination, is packed as any input the rule reads (PyTorch's
         # hooks see parameters too: save_on_cpu moves them) and else kept by reference
         if t._vc.number or (t.requires_grad and t._node is None and not read):
             entries.append((0, t))
         elif read:
-            # a private copy has a counter of its own: writes to the original no longer matter
-            vc = VersionCounter() if copies else t._vc
-            entries.append((1, (pack_value(pack, t), t.requires_grad, *history(t, node.device),
-                                vc)))
+            value = pack_value(pack, t)
+            vc = t._vc if _packed_as_is(value, t._data) else VersionCounter()
+            if vc is not t._vc and versions is not None:
+                versions[i] = 0
+            entries.append((1, (value, t.requires_grad, *history(t, node.device), vc)))
         else:
             entries.append((2, Unsaved(t)))
-    if copies and saved:
-        node.versions = (0,) * len(entries)
+    if versions is not None:
+        node.versions = tuple(versions)
     outs = node.outputs
     if outs is not None:
-        outs = tuple(None if o is None else (pack_value(pack, _wrap(o[0], node.device)),
-                                             *((VersionCounter(), 0) if copies else o[1:]))
-                     for o in outs)
+        outs = tuple(None if o is None else _packed_output(pack_value(pack, _wrap(
+            o[0], node.device)), o) for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
     del node.inputs, node.outputs
+
+
+def _packed_as_is(value: Any, array: Any) -> bool:
+    """Whether a pack hook kept the saved array itself (or a view of it). A value the hooks
+    made anew (a copy, a cast, a move) has a version counter of its own, so a later write to
+    the original is not checked, as PyTorch checks no value its hooks keep; one kept as is
+    still is (the write changes what backward reads: PyTorch's answer is then wrong)."""
+    data = getattr(value, "_data", None)
+    return data is array or (isinstance(data, np.ndarray) and isinstance(array, np.ndarray)
+                             and np.may_share_memory(data, array))
+
+
+def _packed_output(value: Any, saved: tuple) -> tuple:
+    """A node's saved output entry ``(value, counter, version)`` once ``value`` is packed."""
+    from ember.tensor import VersionCounter
+
+    return (value, *saved[1:]) if _packed_as_is(value, saved[0]) else \
+        (value, VersionCounter(), 0)
 
 
 def history(t: Tensor, device: Any) -> tuple[Node | None, int]:

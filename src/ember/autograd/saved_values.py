@@ -69,8 +69,6 @@ class _CopiedSaves(saved_tensors_hooks):
     """The hooks of :func:`allow_mutation_on_saved_tensors`: each saved value (parameters
     too) is a private copy, read back only while the context is open."""
 
-    copies = True
-
     def __init__(self) -> None:
         self.open = True
         super().__init__(self._copy, self._read)
@@ -106,7 +104,7 @@ def allow_mutation_on_saved_tensors() -> Iterator[_CopiedSaves]:
         >>> a.grad
         tensor([2., 4., 6.])
     """
-    if any(hooks[2] for hooks in SAVED_HOOKS.stack):
+    if any(hooks[0] is _CopiedSaves._copy for hooks in SAVED_HOOKS.stack):
         raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
     hooks = _CopiedSaves()
     try:
