@@ -376,3 +376,25 @@ def test_solve_triangular_with_an_infinite_right_side_substitutes_as_torch(upper
     theirs = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=upper,
                                            left=left)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("where", [(2, 2), (1, 0), (2, 0)])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_solve_triangular_with_a_non_finite_triangle_substitutes_as_torch(upper, left, where,
+                                                                          bad):
+    # inf/NaN in A (B finite): the LU solve spread NaN over all of X (and B's gradient, a
+    # solve with Aᵀ); trsm's substitution keeps the entries it computes before reaching it
+    lower = np.array([[1.0, 0.0, 0.0], [0.5, 1.0, 0.0], [0.3, 0.2, 2.0]])
+    lower[where] = bad
+    a = lower.T if upper else lower
+    b = np.ones((3, 1)) if left else np.ones((1, 3))
+    out = []
+    for lib in (ember, torch):
+        x = lib.tensor(b, requires_grad=True)
+        y = lib.linalg.solve_triangular(lib.tensor(a), x, upper=upper, left=left)
+        y.sum().backward()
+        out.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12, equal_nan=True)

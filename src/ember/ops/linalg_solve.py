@@ -368,13 +368,13 @@ class SolveTriangular(Holomorphic, Primitive):
         if not left:  # X T = B is Tᵀ Xᵀ = Bᵀ
             t, b, upper = xp.swapaxes(t, -1, -2), xp.swapaxes(b, -1, -2), not upper
         try:
-            if not xp.isfinite(b).all():  # (LU's pivoting mixed an inf into rows it never
-                raise np.linalg.LinAlgError  # reaches by substitution: NaN, trsm's 0)
             with np.errstate(all="ignore"):
                 x = xp.linalg.solve(t, b)
-        except np.linalg.LinAlgError:  # a zero on the diagonal: inf/NaN, as BLAS trsm
-            x = kernels.triangular(xp, t, b, upper)
-        return x if left else xp.swapaxes(x, -1, -2)
+        except np.linalg.LinAlgError:  # a zero on the diagonal
+            x = None
+        if x is None or not xp.isfinite(x).all():  # inf/NaN as BLAS trsm's: the dense LU
+            x = kernels.triangular(xp, t, b, upper)  # solve multiplies structural zeros by
+        return x if left else xp.swapaxes(x, -1, -2)  # an inf (NaN where trsm has a value)
 
     def infer(self, a, b, *, upper, left, unitriangular):
         matrix_spec("linalg.solve_triangular", a)
