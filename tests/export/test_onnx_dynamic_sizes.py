@@ -348,3 +348,15 @@ def test_a_reason_given_for_each_layer_is_listed_once_with_its_count():
                             dynamic_axes={"x": {0: "time"}})
     lines = str(error.value).splitlines()[1:]
     assert len(lines) == 1 and lines[0].endswith("(2x)")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x * ember.tensor(x.shape[0] - 4.0).reciprocal(),  # (inf at the traced size)
+    lambda x: x * (ember.tensor(x.shape[0] - 4.0) / ember.tensor(0.0)),  # (NaN there)
+])
+def test_a_scalar_of_a_dynamic_size_not_finite_in_one_trace_is_refused_clearly(fn):
+    """A one-element constant that is inf or NaN in one trace raised a bare OverflowError or
+    ValueError (int() of it) instead of the constant's refusal."""
+    with pytest.raises(ExportError, match="depends on the size of a dynamic axis"):
+        ember.onnx.to_model(fn, (ember.randn(4, 3),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b"}})

@@ -59,7 +59,7 @@ def _size(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | None
     if array.size != 1 or twin.size != 1 or array.dtype.kind not in "iuf":
         return None
     sizes = (array.reshape(-1)[0], twin.reshape(-1)[0])
-    if any(s != int(s) for s in sizes):
+    if not all(float(s).is_integer() for s in sizes):  # (inf and NaN too: refused)
         return None
     found = ctx._follower(list(ctx.graph.inputs), 0, tuple(int(s) for s in sizes))
     if found is None:
