@@ -61,10 +61,10 @@ def _size(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | None
     sizes = (array.reshape(-1)[0], twin.reshape(-1)[0])
     if not all(float(s).is_integer() for s in sizes):  # (inf and NaN too: refused)
         return None
-    found = ctx._follower(list(ctx.graph.inputs), 0, tuple(int(s) for s in sizes))
-    if found is None:
+    dim = ctx.input_dim(*(int(s) for s in sizes))
+    if dim is None:
         return None
-    size = ctx.cast(ctx.dim(*found), int64, var.dtype)
+    size = ctx.cast(dim, int64, var.dtype)
     return ctx.node("Reshape", [size, ctx.ints(array.shape)])
 
 
