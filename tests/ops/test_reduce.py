@@ -477,3 +477,14 @@ def test_mean_to_a_half_dtype_reads_the_input_in_float32_as_torch(source, target
         *(() if dim is None else (dim,)), dtype=getattr(ember, target))
     assert got.dtype is getattr(ember, target)
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("call", [lambda m, t: m.linalg.vector_norm(t, 2, [], True),
+                                  lambda m, t: t.norm("fro", [], True),
+                                  lambda m, t: t.norm(1, [])])
+def test_norm_with_an_empty_dim_list_reduces_every_dim_as_torch(call):
+    """dim=[] is dim=(): every dim (vector_norm returned the input with keepdim; mend58g)."""
+    x = np.arange(12.0).reshape(4, 3)
+    got, want = call(ember, ember.tensor(x)), call(torch, torch.tensor(x))
+    assert tuple(got.shape) == tuple(want.shape)
+    assert np.allclose(got.numpy(), want.numpy())

@@ -25,7 +25,7 @@ from ember.ops.reduce import (
     amin,
     extreme_sharing_nans,
     normalize_dim,
-    normalize_dims,
+    reduce_dims,
     reduced_shape,
 )
 from ember.ops.select import where, zero_grad_from
@@ -124,7 +124,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
         x = abs(_complex_norm_input(x, dtype, op))
         dtype = None
     x = _norm_input(x, dtype, op)
-    dims = normalize_dims(None if dim == () else dim, x.ndim, op)
+    dims = reduce_dims(x, dim, op)
     if (ord < 0 or ord == _INF) and any(x.shape[d] == 0 for d in dims):
         raise ShapeError(f"{op}: cannot compute the {ord} norm over an empty dimension of "
                          f"{describe(x.shape, x.dtype)} (dims {dims}): the operation has no "
