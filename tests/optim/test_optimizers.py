@@ -524,7 +524,7 @@ def test_half_decay_squares_is_torchs_fused_addcmul(dtype):
     np.testing.assert_array_equal(mine.astype(np.float32), expected.float().numpy())
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "complex128"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16", "complex128"])
 def test_rprop_nan_and_inf_gradients_step_as_torch(dtype):
     """PyTorch's sign(NaN) is 0: a NaN gradient (or inf times a zero prev) leaves the weight
     and its step size alone and the NaN is kept in prev (NumPy's sign(NaN) = NaN poisoned
@@ -538,6 +538,8 @@ def test_rprop_nan_and_inf_gradients_step_as_torch(dtype):
             w.grad = lib.tensor(g).to(getattr(lib, dtype))
             opt.step()
         state = opt.state[w]
-        results.append([x.detach().numpy() for x in (w, state["step_size"], state["prev"])])
+        wide = lib.float32 if dtype == "bfloat16" else getattr(lib, dtype)  # (torch's numpy())
+        results.append([x.detach().to(wide).numpy()
+                        for x in (w, state["step_size"], state["prev"])])
     for e, t in zip(results[1], results[0]):
         np.testing.assert_array_equal(e, t)

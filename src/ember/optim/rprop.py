@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ember.errors import ArgumentError
+from ember.ops.relu_kernel import sign_array
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
@@ -76,5 +77,5 @@ class Rprop(ElementwiseOptimizer):
         xp.clip(step_size, low, high, out=step_size)
         g = xp.where(flipped, 0, g)  # no step, and no sign memory, after a sign change
         # (a NaN gradient moves nothing, as PyTorch's sign(NaN) = 0; prev keeps the NaN)
-        p._data -= xp.nan_to_num(xp.sign(g), nan=0.0) * step_size
+        p._data -= sign_array(xp, g) * step_size
         prev[...] = g
