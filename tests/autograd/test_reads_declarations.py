@@ -118,6 +118,9 @@ CASES = {
     "eigh": (lambda a: ember.linalg.eigh(a + a.mT)[0], [(2, 4, 4)]),
     "qr": (lambda a: ember.linalg.qr(a)[1], [(2, 5, 4)]),
     "pinv": (lambda a: ember.linalg.pinv(a), [(2, 5, 4)]),
+    # (no reflectors: [I; 0] in a's graph, with no gradient)
+    "no_grad_from": (lambda a: ember.linalg.householder_product(a, ember.zeros(0)) * a,
+                     [(3, 2)]),
     "where_matmul_div": (lambda a, b: ember.where(a > 0, a @ b.mT, b @ a.mT) / (b @ b.mT + 9),
                          [(4, 4)] * 2),
     "conv": (lambda a, w, b: F.conv2d(a, w, b, padding=1), [(2, 3, 5, 5), (4, 3, 3, 3), (4,)]),

@@ -97,15 +97,27 @@ CASES = [
 (test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp) = op_tests(CASES)
 
 
+def _unused_grads(lib, fn, *leaves):
+    """After ``fn(lib, *leaves).sum().backward()``: each leaf's ``.grad``, and whether
+    ``autograd.grad`` without ``allow_unused`` raised for the first leaf."""
+    fn(lib, *leaves).sum().backward()
+    try:
+        lib.autograd.grad(fn(lib, *leaves).sum(), leaves[:1])
+        raised = False
+    except (RuntimeError, ember.GradError):
+        raised = True
+    return [x.grad for x in leaves], raised
+
+
 def test_householder_product_of_no_reflectors_is_in_the_graph_as_torch():
-    # k = 0: [I; 0], but still a result that needs a gradient, as PyTorch's (whose backward
-    # then leaves x.grad None; Ember's is zeros)
+    # k = 0: [I; 0], still a result that needs a gradient, as PyTorch's, whose backward gives
+    # x and tau no gradient (.grad None; it was zeros)
     for lib in (torch, ember):
         x = lib.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
-        out = lib.linalg.householder_product(x, lib.zeros(0, dtype=lib.float64))
-        assert out.requires_grad
-        out.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 2)))
+        tau = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        assert lib.linalg.householder_product(x, tau).requires_grad
+        assert _unused_grads(lib, lambda L, x, t: L.linalg.householder_product(x, t), x, tau) == \
+            ([None, None], True)
     for lib in (torch, ember):  # tau alone needing a gradient: the result needs one too
         tau = lib.zeros(0, dtype=lib.float64, requires_grad=True)
         assert lib.linalg.householder_product(lib.ones(3, 2, dtype=lib.float64), tau).requires_grad
@@ -214,15 +226,24 @@ def test_lstsq_residuals_follow_the_driver_and_rank():
 @pytest.mark.parametrize("driver", [None, "gelsd"])
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
 def test_lstsq_empty_residuals_stay_in_the_graph_as_torch(driver, shape):
-    # (they did not require grad: a backward from them alone raised)
+    # (they did not require grad: a backward from them alone raised; then it gave zeros,
+    # where torch gives no gradient: .grad None, and grad() asks for allow_unused)
     a = np.random.default_rng(4).standard_normal(shape)
     b = np.random.default_rng(5).standard_normal((shape[0], 2))
-    e = ember.linalg.lstsq(ember.tensor(a, requires_grad=True), ember.tensor(b), driver=driver)
-    t = torch.linalg.lstsq(torch.tensor(a, requires_grad=True), torch.tensor(b), driver=driver)
-    if tuple(t.residuals.shape) == (0,):
-        assert e.residuals.requires_grad and t.residuals.requires_grad
-        e.residuals.sum().backward()  # (a zero gradient; torch leaves .grad None)
-    assert_same(e.residuals, t.residuals, atol=1e-12)
+    got = {}
+    for lib in (torch, ember):
+        A, B = (lib.tensor(v, requires_grad=True) for v in (a, b))
+        r = lib.linalg.lstsq(A, B, driver=driver)
+        if tuple(r.residuals.shape) == (0,):
+            assert r.residuals.requires_grad
+            assert _unused_grads(lib, lambda L, A, B: L.linalg.lstsq(A, B, driver=driver)
+                                 .residuals, A, B) == ([None, None], True)
+            A.grad = B.grad = None
+        r = lib.linalg.lstsq(A, B, driver=driver)
+        (r.residuals.sum() + r.solution.sum()).backward()
+        got[lib] = (r.residuals, A.grad, B.grad)
+    for e, t in zip(got[ember], got[torch]):
+        assert_same(e, t, atol=1e-10)
     with ember.no_grad():
         assert not ember.linalg.lstsq(ember.tensor(a, requires_grad=True), ember.tensor(b),
                                       driver=driver).residuals.requires_grad

@@ -31,7 +31,7 @@ from ember.ops.linalg_solve import (
 from ember.ops.norms import matrix_norm
 from ember.ops.primitive import apply
 from ember.ops.scan import cumprod
-from ember.ops.select import where, zero_grad_from
+from ember.ops.select import no_grad_from, where
 from ember.ops.shape import narrow
 from ember.tensor import Tensor, method
 
@@ -132,8 +132,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
                          f"k <= n <= m, got {describe(A.shape, A.dtype)} and "
                          f"{describe(tau.shape, tau.dtype)}")
     q = expand(eye(m, n, dtype=A.dtype, device=A.device), tuple(batch) + (m, n))
-    if k == 0:  # [I; 0], still in the graph of A and tau (zero gradients), as PyTorch's
-        return zero_grad_from(tau.sum(), zero_grad_from(A, q))  # (tau has no elements)
+    if k == 0:  # [I; 0], still in the graph of A and tau (no gradients), as PyTorch's
+        return no_grad_from(q, A, tau)
     rows = arange(m, device=A.device).unsqueeze(-1)
     identity = eye(m, dtype=A.dtype, device=A.device)
     for i in reversed(range(k)):  # H_i (H_{i+1} ⋯ H_k [I; 0])

@@ -37,7 +37,7 @@ from ember.ops.linalg_solve import (
     mH,
 )
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.select import maximum
+from ember.ops.select import maximum, no_grad_from
 from ember.tensor import Tensor, method
 
 __all__ = ["pinverse"]
@@ -267,7 +267,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     with no_grad():
         values = svdvals(A) if driver in ("gelsd", "gelss") else empty
     full_rank = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
-    # (none: still an output of the graph when x is, as PyTorch's, so backward through it runs)
+    # (none: still an output of the graph when x is, as PyTorch's, passing no gradient back)
     residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else \
-        abs(x.reshape(-1)[:0])
+        no_grad_from(empty, A, B)
     return return_types.linalg_lstsq(x.squeeze(-1) if vector else x, residuals, rank, values)

@@ -195,6 +195,41 @@ def zero_grad_from(source: Tensor, value: Tensor) -> Tensor:
     return where(zeros((), dtype=dtypes.bool_, device=value.device), source, value)
 
 
+@primitive
+class NoGradFrom(Primitive):
+    """A copy of input 0 recorded as an output of the other inputs' graphs whose vjp gives
+    no gradient (None) to any: see :func:`no_grad_from`."""
+
+    name = "no_grad_from"
+    save_inputs = False  # (reads none)
+    allocates = True
+    complex_grad = True  # (no gradient at all)
+    limited_dtypes = dtypes.ALL_LIMITED
+
+    def forward(self, xp, value, *sources):
+        return value.copy()
+
+    def infer(self, value, *sources):
+        return TensorSpec(tuple(value.shape), value.dtype)
+
+    def vjp(self, ctx, g):
+        return (None,) * len(ctx.inputs)
+
+    def jvp(self, ctx, *tangents):
+        return None
+
+
+def no_grad_from(value: Tensor, *sources: Tensor) -> Tensor:
+    """``value`` (which needs no gradient), recorded as an output of the ``sources``' graph
+    that passes no gradient back, as PyTorch's outputs that no input reaches (``lstsq``'s
+    empty residuals, ``householder_product`` with no reflectors): a backward from it alone
+    leaves each source's ``.grad`` None, and ``autograd.grad`` asks for ``allow_unused``;
+    ``value`` itself when no source needs a gradient."""
+    if not any(s.requires_grad for s in sources):
+        return value
+    return apply(NoGradFrom, value.detach(), *sources)
+
+
 @method("where")
 def _where_method(self: Tensor, condition: Tensor, other: Any) -> Tensor:
     """``x.where(condition, y)`` is ``where(condition, x, y)``."""
