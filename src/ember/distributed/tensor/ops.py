@@ -51,7 +51,7 @@ from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import clone
-from ember.ops.dims import normalize_dim, normalize_dims
+from ember.ops.dims import normalize_dim, normalize_dims, reduce_dims
 from ember.ops.embedding import embedding
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul, matmul_shape
@@ -349,8 +349,7 @@ def _extremum(op: Callable, input: DTensor, dim: Any = (), keepdim: bool = False
     """``amax``/``amin``: a reduced dimension that is sharded is gathered first (PyTorch keeps a
     ``Partial(max)``; the values are the same), a ``Partial`` input reduced; the other shards
     are kept and renumbered."""
-    every = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
-    dims = normalize_dims(None if every else dim, input.ndim, op.__name__)
+    dims = reduce_dims(input, dim, op.__name__)
     return gathered_reduction(input, dims, keepdim, lambda x: op(x, dim, keepdim))
 
 

@@ -19,7 +19,7 @@ import ember
 from ember import return_types
 from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.ops import compute, gathered_reduction, rule, unsharded
-from ember.ops.dims import normalize_dims
+from ember.ops.dims import normalize_dims, reduce_dims
 from ember.ops.norms import norm
 from ember.ops.reduce import argmax, argmin, max, min, prod  # noqa: A004
 from ember.ops.scan import cumprod, cumsum
@@ -31,7 +31,9 @@ __all__: list[str] = []
 @rule(var, std)
 def _spread(op: Callable, input: DTensor, dim: Any = None, unbiased: Any = None,
             keepdim: bool = False, *, correction: Any = None) -> DTensor:
-    dims = normalize_dims(dim, input.ndim, op.__name__)
+    if isinstance(dim, bool):  # var(input, unbiased): PyTorch's overload, as the local op reads
+        unbiased, dim = dim, None
+    dims = reduce_dims(input, dim, op.__name__)
     return gathered_reduction(input, dims, keepdim, lambda x: op(
         x, dim, unbiased, keepdim, correction=correction))
 
@@ -39,7 +41,7 @@ def _spread(op: Callable, input: DTensor, dim: Any = None, unbiased: Any = None,
 @rule(norm)
 def _norm(op: Callable, input: DTensor, p: Any = "fro", dim: Any = None,
           keepdim: bool = False, dtype: Any = None) -> DTensor:
-    dims = normalize_dims(dim, input.ndim, "norm")
+    dims = reduce_dims(input, dim, "norm")
     return gathered_reduction(input, dims, keepdim, lambda x: op(x, p, dim, keepdim, dtype))
 
 
