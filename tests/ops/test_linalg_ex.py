@@ -417,6 +417,23 @@ def test_cholesky_inverse_of_a_factor_with_a_zero_diagonal_raises_as_torch(upper
                       "could not be completed because the input matrix is singular")
 
 
+@pytest.mark.parametrize("transform", ["vmap", "compile"])
+def test_cholesky_inverse_zero_diagonal_raises_under_vmap_and_compile_as_torch(transform):
+    # (the check runs on arrays, so vmap's and the jit's batches name the element as torch's
+    # eager batch does; values of a batch without the zero agree)
+    factor = np.tril(np.random.default_rng(3).standard_normal((3, 3, 3))) + 3 * np.eye(3)
+    fn = (ember.func.vmap if transform == "vmap" else ember.compile)(ember.cholesky_inverse)
+    assert_same(fn(ember.tensor(factor)), torch.cholesky_inverse(torch.tensor(factor)),
+                atol=1e-12)
+    factor[1, 2, 2] = 0
+    message = (r"cholesky_inverse: \(Batch element 1\): The diagonal element 3 is zero, the "
+               "inversion could not be completed because the input matrix is singular")
+    with pytest.raises(RuntimeError, match=message[len("cholesky_inverse: "):]):
+        torch.cholesky_inverse(torch.tensor(factor))
+    with pytest.raises(ember.linalg.LinAlgError, match=message):
+        fn(ember.tensor(factor))
+
+
 M = np.random.default_rng(7).standard_normal((2, 3, 4))
 TOLERANCES = [  # (atol, rtol), tensors given as lists
     ([0.5, 3.0], None), (None, [0.0, 0.9]), ([[0.0], [0.5]], None), ([0.5, 0.0], 0.1),
