@@ -398,3 +398,16 @@ def test_solve_triangular_with_a_non_finite_triangle_substitutes_as_torch(upper,
         out.append((y.detach().numpy(), x.grad.numpy()))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12, equal_nan=True)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_solve_left_false_with_a_non_finite_right_side_factors_A_as_torch(k, bad):
+    # X A = B: torch factors A (getrs with transpose); solving Aᵀ Xᵀ = Bᵀ factored Aᵀ, whose
+    # pivots put inf/NaN elsewhere ([1, inf, 1] gave all NaN, torch [inf, -inf, inf])
+    a = np.array([[1.0, 2.0, 0.0], [3.0, 1.0, 1.0], [0.5, 0.0, 2.0]])
+    b = np.ones((1, 3))
+    b[0, k] = bad
+    ours = ember.linalg.solve(ember.tensor(a), ember.tensor(b), left=False)
+    theirs = torch.linalg.solve(torch.tensor(a), torch.tensor(b), left=False)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)

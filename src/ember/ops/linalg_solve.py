@@ -245,7 +245,9 @@ class Solve(Holomorphic, Primitive):
 
     def forward(self, xp, a, b, *, check_errors, op, factor_transpose=False):
         try:
-            return xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], np.int32)
+            x = xp.linalg.solve(a, b)
+            if not factor_transpose or xp.isfinite(x).all():  # (else inf/NaN where the LU
+                return x, xp.zeros(a.shape[:-2], np.int32)  # of Aᵀ, not A, put them)
         except np.linalg.LinAlgError:
             pass
         if factor_transpose:
