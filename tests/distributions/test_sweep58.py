@@ -88,3 +88,13 @@ def test_multivariate_normal_log_prob_at_an_infinite_coordinate_is_minus_inf_as_
     theirs = TD.MultivariateNormal(torch.zeros(3, dtype=torch.float64), torch.tensor(cov),
                                    validate_args=False).log_prob(torch.tensor(x))
     assert theirs.item() == -np.inf and ours.item() == -np.inf
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_as_value_makes_a_number_a_tensor_of_the_parameters_dtype(dtype):
+    # the one conversion Gumbel.cdf and Kumaraswamy.cdf/icdf share (review58h item 6)
+    from ember.distributions.utils import as_value
+    like = ember.ones(2, dtype=dtype)
+    assert as_value(0.25, like).dtype is dtype and as_value(0.25, like).item() == 0.25
+    t = ember.tensor([0.5], dtype=ember.float64)
+    assert as_value(t, like) is t

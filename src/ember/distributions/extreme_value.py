@@ -12,7 +12,13 @@ from ember.distributions.continuous import Exponential, Uniform
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform, PowerTransform
-from ember.distributions.utils import EULER_GAMMA, broadcast_all, one_minus_exp, where_above
+from ember.distributions.utils import (
+    EULER_GAMMA,
+    as_value,
+    broadcast_all,
+    one_minus_exp,
+    where_above,
+)
 from ember.tensor import Tensor
 
 __all__ = ["GeneralizedPareto", "Gumbel", "Pareto", "Weibull"]
@@ -59,8 +65,7 @@ class Gumbel(TransformedDistribution):
         support check refused a cdf that rounds to 1 (``Gumbel(0, 1).cdf(40)`` raised, as in
         PyTorch). A Python number is taken as a tensor of ``loc``'s dtype, as PyTorch's
         transformed cdf takes one."""
-        if not isinstance(value, Tensor):
-            value = ember.as_tensor(value, dtype=self.loc.dtype)
+        value = as_value(value, self.loc)
         if self._validate_args:
             self._validate_sample(value)
         return ember.exp(-ember.exp((self.loc - value) / self.scale))

@@ -16,6 +16,7 @@ from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
 from ember.distributions.utils import (
     EULER_GAMMA,
+    as_value,
     broadcast_all,
     clamp_probs,
     lazy_property,
@@ -89,8 +90,7 @@ class Kumaraswamy(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0  # (0 below 0 and 1 above 1, as the
-        x = (value if isinstance(value, Tensor) else ember.as_tensor(value, dtype=a.dtype)
-             ).clamp(0.0, 1.0)  # clamped Uniform cdf; a tensor promotes with the parameters)
+        x = as_value(value, a).clamp(0.0, 1.0)  # clamped Uniform cdf)
         inside = x < 1  # (1 at x = 1 with zero slopes; log1p(-1) made them 0 * inf = NaN)
         cdf = one_minus_exp(b * ember.log1p(-ember.where(inside, x, 0.5) ** a))
         return ember.where(inside, cdf, 1.0)
@@ -98,8 +98,7 @@ class Kumaraswamy(TransformedDistribution):
     def icdf(self, value: Tensor) -> Tensor:
         """``(1 - (1 - q)^(1/b))^(1/a)`` as ``(-expm1(log1p(-q) / b))^(1/a)``."""
         a, b = self.concentration1, self.concentration0
-        if not isinstance(value, Tensor):  # (a Python number, as PyTorch's transformed icdf)
-            value = ember.as_tensor(value, dtype=a.dtype)
+        value = as_value(value, a)
         # at q = 1 log1p(-1) = -inf made the slopes 0 * inf = NaN: there the plain form, 1
         # with PyTorch's slopes (d/dq inf for b > 1); each branch sees only its own values
         inside = value < 1

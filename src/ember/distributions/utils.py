@@ -64,6 +64,18 @@ def sum_rightmost(value: Tensor | float, dims: int) -> Tensor | float:
     return (value.flatten(start) if start >= 0 else value.reshape(-1)).sum(-1)
 
 
+def as_value(value: Any, like: Tensor) -> Tensor:
+    """``value`` as a tensor: a Python number becomes one of ``like``'s dtype (as PyTorch's
+    transformed cdf/icdf take one); a tensor is returned as is (it promotes with the
+    parameters).
+
+    Example:
+        >>> as_value(0.5, ember.tensor([1.0], dtype=ember.float64))
+        tensor(0.5000, dtype=ember.float64)
+    """
+    return value if isinstance(value, Tensor) else ember.as_tensor(value, dtype=like.dtype)
+
+
 def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
     """``fn(x)`` where ``x > bound``, else ``otherwise``; ``fn`` only sees values above the
     bound, so the branch not taken cannot put NaN into gradients (a moment that is infinite
