@@ -161,6 +161,10 @@ def test_frequencies_take_a_strided_layout_as_torch(name):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     with pytest.raises(ArgumentError, match=f"{name}: makes dense tensors only"):
         getattr(ember.fft, name)(5, layout=ember.sparse_coo)
+    for lib in (torch, ember):  # (no layout at all: a TypeError, as torch's; it was 'dense')
+        with pytest.raises(TypeError, match=r"argument 'layout' must be (torch|ember)\.layout, "
+                                            "not str"):
+            getattr(lib.fft, name)(5, layout="x")
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)

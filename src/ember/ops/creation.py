@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import dtypes
+from ember import dtypes, layouts
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.backend.memory_block import own_block
@@ -80,7 +80,11 @@ def _shape(size: tuple, op: str) -> tuple[int, ...]:
 
 
 def check_strided(op: str, layout: Any) -> None:
-    """The ``layout=`` a factory takes, as PyTorch's: ``ember.strided`` (or None) only."""
+    """The ``layout=`` a factory takes, as PyTorch's: ``ember.strided`` (or None) only; what
+    is no layout at all is a TypeError, as PyTorch's."""
+    if layout is not None and not isinstance(layout, layouts.layout):
+        raise ArgumentTypeError(f"{op}(): argument 'layout' must be ember.layout, not "
+                                f"{type_name(layout)}. Hint: pass ember.strided")
     if layout is not None and layout is not strided:
         raise ArgumentError(f"{op}: makes dense tensors only, got layout={layout}. Hint: pass "
                             "ember.strided, or convert the result with .to_sparse()")
