@@ -405,7 +405,7 @@ def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> A
         out = apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False,
                     share_nans=True)
         return name_node(out, f"{op.capitalize()}Backward1")  # PyTorch's max()/min() overload
-    if isinstance(dim, Tensor):
+    if isinstance(dim, Tensor) or type(dim) in TENSOR_LIKE:  # max(a, b) (a DTensor b too)
         from ember.ops.select import maximum, minimum
 
         return (maximum if op == "max" else minimum)(input, dim)

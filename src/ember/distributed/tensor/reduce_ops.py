@@ -1,5 +1,6 @@
 """DTensor rules for the reductions and scans that are not linear: ``var``/``std``,
-``norm``, ``prod``, ``max``/``min`` (whole, or with ``dim``: values and indices),
+``norm``, ``prod``, ``max``/``min`` (whole, or with ``dim``: values and indices; of two
+DTensors, ``maximum``/``minimum`` elementwise),
 ``argmax``/``argmin`` and ``cumsum``/``cumprod``. Each gathers the dimensions it reduces
 (or scans) and reduces a ``Partial`` input first, then runs on the local tensors; the other
 shards are kept (PyTorch keeps some as ``Partial``; the values are the same).
@@ -18,11 +19,18 @@ from typing import Any
 import ember
 from ember import return_types
 from ember.distributed.tensor.dtensor import DTensor
-from ember.distributed.tensor.ops import compute, gathered_reduction, rule, unsharded
+from ember.distributed.tensor.ops import (
+    compute,
+    gathered_reduction,
+    pointwise,
+    rule,
+    unsharded,
+)
 from ember.ops.dims import normalize_dims, reduce_dims
 from ember.ops.norms import norm
 from ember.ops.reduce import argmax, argmin, max, min, prod  # noqa: A004
 from ember.ops.scan import cumprod, cumsum
+from ember.ops.select import maximum, minimum
 from ember.ops.variance import std, var
 
 __all__: list[str] = []
@@ -61,9 +69,10 @@ def _arg(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False) -
 @rule(max, min)
 def _extreme(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False) -> Any:
     """The whole tensor's extreme, or ``(values, indices)`` along ``dim`` (global indices:
-    the dimension is gathered); ``max(a, b)`` of two DTensors is elementwise (``maximum``)."""
+    the dimension is gathered); ``max(a, b)`` with a DTensor ``b`` is elementwise
+    (``maximum``: the core op hands it over here)."""
     if isinstance(dim, DTensor):
-        return (ember.maximum if op is max else ember.minimum)(input, dim)
+        return _elementwise(maximum if op is max else minimum, input, dim)
     if dim is None:
         return gathered_reduction(input, normalize_dims(None, input.ndim, op.__name__),
                                   False, op)
@@ -74,6 +83,11 @@ def _extreme(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = Fals
     return getattr(return_types, op.__name__)((values, indices))
 
 
+@rule(maximum, minimum)
+def _elementwise(op: Callable, input: Any, other: Any) -> DTensor:
+    return pointwise(op.__name__, [input, other], op)
+
+
 @rule(cumsum, cumprod)
 def _scan(op: Callable, input: DTensor, dim: int, *, dtype: Any = None) -> DTensor:
     (d,) = normalize_dims(dim, input.ndim, op.__name__)
@@ -81,6 +95,6 @@ def _scan(op: Callable, input: DTensor, dim: int, *, dtype: Any = None) -> DTens
     return compute([input], [places], places, input.shape, lambda x: op(x, dim, dtype=dtype))
 
 
-for _name in ("var", "std", "norm", "prod", "argmax", "argmin", "max", "min", "cumsum",
-              "cumprod"):
+for _name in ("var", "std", "norm", "prod", "argmax", "argmin", "max", "min", "maximum",
+              "minimum", "cumsum", "cumprod"):
     setattr(DTensor, _name, getattr(ember, _name))
