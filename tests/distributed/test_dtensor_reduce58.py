@@ -12,4 +12,4 @@ pytestmark = needs_mpi
 def test_reductions_and_scans():
     got = reports(run_ranks(Path(__file__).parent / "ranks" / "dtensor_reduce_ranks.py", 2,
                             timeout=180))
-    assert got == {0: [[248, {}]], 1: [[248, {}]]}
+    assert got == {0: [[248, {}, 1]], 1: [[248, {}, 1]]}

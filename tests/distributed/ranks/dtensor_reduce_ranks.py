@@ -17,6 +17,7 @@ from ember.distributed.tensor import (
     Shard,
     distribute_tensor,
     init_device_mesh,
+    ops,
 )
 
 dist.init_process_group("mpi")
@@ -89,4 +90,10 @@ for (name, fn), s, p in itertools.product(CASES.items(), [(4, 6), (5, 3)], PLACE
         why = f"{type(e).__name__}: {e}"[:200]
     if why:
         out[f"{name} {s} {p}"] = why
-report([count, out])
+# max/min(dim) gather their input once for values and indices (it was twice)
+moves = []
+redistributing = ops.redistribute_local
+ops.redistribute_local = lambda *a: moves.append(1) or redistributing(*a)
+distribute_tensor(ember.randn(4, 6), mesh, [Shard(0)]).min(0)
+ops.redistribute_local = redistributing
+report([count, out, len(moves)])

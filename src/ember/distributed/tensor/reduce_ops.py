@@ -77,9 +77,14 @@ def _extreme(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = Fals
         return gathered_reduction(input, normalize_dims(None, input.ndim, op.__name__),
                                   False, op)
     dims = normalize_dims(dim, input.ndim, op.__name__)
-    values, indices = (gathered_reduction(input, dims, keepdim,
-                                          lambda x, i=i: op(x, dim, keepdim)[i])
-                       for i in (0, 1))
+    both: list = []  # one gather and one local op give both outputs
+
+    def local(x: Any) -> Any:
+        both.extend(op(x, dim, keepdim))
+        return both[0]
+
+    values = gathered_reduction(input, dims, keepdim, local)
+    indices = DTensor(both[1], values.device_mesh, values.placements, values.shape)
     return getattr(return_types, op.__name__)((values, indices))
 
 
