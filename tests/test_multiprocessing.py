@@ -1,9 +1,13 @@
 """ember.multiprocessing against torch.multiprocessing: the stdlib names, spawn /
 start_processes (results, a raising process, a process that exits), sharing strategies, and
 tensors sent to a process (arguments of a spawned one, a Queue) sharing their memory."""
+import importlib
 import os
 import pickle
+import queue
 import sys
+import threading
+import time
 from multiprocessing.reduction import ForkingPickler
 
 import pytest
@@ -223,3 +227,38 @@ def test_a_tensor_subclass_is_sent_by_its_memory_as_torch():
         got.fill_(1)
         assert type(got) is type(t) and t.is_shared() and t.tolist() == [1.0, 1.0]
     assert not got.persistent
+
+
+def _share_and_answer(out):
+    out.put(ember.ones(3).share_memory_().is_shared())
+
+
+@pytest.mark.parametrize("lock", ["ember.ops.storage._SHARING",
+                                  "ember.backend.shared_block._lock"])
+def test_a_fork_while_a_thread_shares_leaves_the_child_able_to_share(lock):
+    """A process forked while another thread holds a sharing lock (a Queue's feeder thread
+    pickling a tensor) inherited it held, with no thread to let go: the child's
+    ``share_memory_`` waited forever. A fork now waits for the holder; torch's move is one C++
+    call, so its children can always share."""
+    module, name = lock.rsplit(".", 1)
+    held, started = getattr(importlib.import_module(module), name), threading.Event()
+
+    def hold():
+        with held:
+            started.set()
+            time.sleep(0.5)
+    holder = threading.Thread(target=hold)
+    holder.start()
+    started.wait()
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_share_and_answer, args=(out,), daemon=True)
+    child.start()
+    try:
+        assert out.get(timeout=20) is True
+    except queue.Empty:
+        pytest.fail(f"the forked child hung in share_memory_ ({lock} inherited held)")
+    finally:
+        child.kill()
+        child.join()
+        holder.join()

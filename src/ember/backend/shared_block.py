@@ -34,6 +34,10 @@ _mapped: weakref.WeakValueDictionary[tuple[int, int], SharedBlock] = \
 # its number and file, which another thread mapping the same file (a block received twice)
 # could take in between; a lock costs nothing next to a mapping
 _lock = threading.Lock()
+# (a fork waits for a mapping to end: a child must not inherit it held by a thread it lacks;
+# storage's lock, taken before this one by its holder, is taken first at a fork too)
+os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                    after_in_child=_lock.release)
 
 
 def _map(fd: int, nbytes: int) -> SharedBlock:

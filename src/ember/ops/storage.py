@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import mmap
+import os
 import sys
 import threading
 from typing import Any
@@ -316,6 +317,9 @@ def share_memory_(self: Tensor) -> Tensor:
 
 _SHARING = threading.Lock()  # (one move at a time: two threads moving views of one base, as
 # a DataLoader's queue feeders pickling index tensors do, each moved the other's moved views)
+# (a fork waits for a move to end: a child must not inherit it held by a thread it lacks)
+os.register_at_fork(before=_SHARING.acquire, after_in_parent=_SHARING.release,
+                    after_in_child=_SHARING.release)
 
 
 def share_tensors_(tensors: Any) -> None:
