@@ -52,7 +52,7 @@ class DDPJoin:
         call(group.comm, "Allreduce", mpi().IN_PLACE, v, mpi().SUM)
         alive = np.flatnonzero(v[:n])
         count = len(alive)
-        if self.throw and count < n:
+        if self.throw and 0 < count < n:  # (none active: all ended together, as torch)
             raise RuntimeError("DistributedDataParallel.join: detected at least one rank that "
                                "exhausted its inputs (throw_on_early_termination=True); "
                                "throwing on all ranks")
