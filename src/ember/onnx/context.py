@@ -56,7 +56,7 @@ class Context:
         self.made: dict[str, Any] = {}  # each output name's node (of ``node``)
         self.initializers: list[Any] = []
         self.names: dict[Var, str] = {}
-        self.problems: list[str] = []
+        self.problems: list[tuple[str, str]] = []  # (where, why)
         self.eqn: Eqn | None = None  # the equation being converted
         self._count = 0
         self.node_names: dict[str, int] = {}  # (how often each node name was given)
@@ -148,7 +148,7 @@ class Context:
     def refuse(self, why: str) -> None:
         """Records why the current equation cannot be exported (the exporter raises one
         error listing every such reason)."""
-        self.problems.append(f"{self.where(self.eqn)}: {why}")
+        self.problems.append((self.where(self.eqn), why))
 
     def where(self, eqn: Eqn | None) -> str:
         """``eqn``'s op, line and module: ``conv at net.py:16 (`x = c(x)`) (in convs.3)``

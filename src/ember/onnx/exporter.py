@@ -450,11 +450,13 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
 
 def _raise_problems(ctx: Context) -> None:
     """One :class:`ExportError` listing why each equation cannot be exported; a reason
-    given for several equations of one line (each layer of an LSTM) once, with its count."""
+    given for several equations of one line (each layer of an LSTM) once, with its count
+    after the place (``lstm_scan at f.py:5 (2x): ...``)."""
     if ctx.problems:
         counts = Counter(ctx.problems)
         raise ExportError("ember.onnx.export: the model cannot be exported:\n  " + "\n  ".join(
-            why + (f" ({n}x)" if n > 1 else "") for why, n in counts.items()))
+            where + (f" ({n}x)" if n > 1 else "") + f": {why}"
+            for (where, why), n in counts.items()))
 
 
 _DATA_DEPENDENT = ("Its output size depends on the input's values (boolean-mask indexing "
