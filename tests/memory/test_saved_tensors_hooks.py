@@ -240,3 +240,56 @@ def test_a_value_the_pack_hook_made_anew_is_not_version_checked_as_torch(what):
         return x.grad.numpy()
 
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)
+
+
+def _keyed(keep):
+    """A pack hook that stores ``keep(t)`` in a store of its own and returns the key."""
+    store = []
+    return lambda t: store.append(keep(t)) or len(store) - 1, lambda k: store[k]
+
+
+_KEPT = {
+    "save_on_cpu": lambda: ember.autograd.graph.save_on_cpu(),
+    "tuple": lambda: ember.autograd.graph.saved_tensors_hooks(lambda t: (t,), lambda p: p[0]),
+    "dict": lambda: ember.autograd.graph.saved_tensors_hooks(lambda t: {"v": t[1:]},
+                                                             lambda p: ember.cat([p["v"][:1],
+                                                                                  p["v"]])),
+    "key": lambda: ember.autograd.graph.saved_tensors_hooks(*_keyed(lambda t: t)),
+    "numpy": lambda: ember.autograd.graph.saved_tensors_hooks(lambda t: t.numpy(),
+                                                              ember.from_numpy),
+}
+_MADE_ANEW = {
+    "clone": lambda: ember.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t),
+    "cast": lambda: ember.autograd.graph.saved_tensors_hooks(lambda t: t.double(),
+                                                             lambda t: t.float()),
+    "key of a clone": lambda: ember.autograd.graph.saved_tensors_hooks(
+        *_keyed(lambda t: t.clone())),
+    "numpy copy": lambda: ember.autograd.graph.saved_tensors_hooks(
+        lambda t: (t.numpy().copy(),), lambda p: ember.from_numpy(p[0])),
+}
+
+
+def _write_after_saving(hooks, what):
+    a = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with hooks():
+        b = a * 1
+        c = b * b if what == "input" else b.exp()
+    b.add_(1) if what == "input" else c.add_(1)
+    c.sum().backward()
+    return a.grad.tolist()
+
+
+@pytest.mark.parametrize("what", ["input", "output"])
+@pytest.mark.parametrize("name", sorted(_KEPT))
+def test_a_value_the_pack_hook_kept_inside_a_container_or_store_is_still_checked(name, what):
+    # the hook keeps the tensor itself (in a tuple, a dict, a store behind a key, as a NumPy
+    # view): a write after saving is refused (PyTorch silently reads the written values)
+    with pytest.raises(ember.GradError, match="modified"):
+        _write_after_saving(_KEPT[name], what)
+
+
+@pytest.mark.parametrize("name", sorted(_MADE_ANEW))
+def test_a_copy_the_pack_hook_made_is_not_checked_whatever_holds_it(name):
+    np.testing.assert_allclose(_write_after_saving(_MADE_ANEW[name], "input"), [2, 4, 6])
+    np.testing.assert_allclose(_write_after_saving(_MADE_ANEW[name], "output"),
+                               np.exp([1.0, 2.0, 3.0]), rtol=1e-6)

@@ -30,7 +30,6 @@ from ember.autograd.graph import Node
 from ember.autograd.saved_hooks import (
     SAVED_HOOKS,
     _array,
-    _packed_as_is,
     _run_hook,
     history,
     pack_value,
@@ -115,17 +114,17 @@ class FunctionCtx:
         pack, unpack = hooks
         # (each unpacked tensor keeps its history, device and counter, as a node's inputs,
         # a leaf's a copy node to it; a value the hook made anew has a counter of its own:
-        # writes to the original are not checked, see ``saved_hooks._packed_as_is``)
+        # writes to the original are not checked, see ``saved_hooks.pack_value``)
         kept = [t is None for t in self._saved]
         self._packed = (unpack, tuple(
-            (False, t) if keep else (True, self._packed_entry(pack_value(pack, t), t))
+            (False, t) if keep else (True, self._packed_entry(*pack_value(pack, t), t))
             for t, keep in zip(self._saved, kept)))
         self._saved = tuple(t for t, keep in zip(self._saved, kept) if keep)  # (the others
         #                                                       live in the hook's)
 
     @staticmethod
-    def _packed_entry(value: Any, t: Tensor) -> tuple:
-        vc = t._vc if _packed_as_is(value, t._data) else VersionCounter()
+    def _packed_entry(value: Any, kept: bool, t: Tensor) -> tuple:
+        vc = t._vc if kept else VersionCounter()
         return (value, id(t), vc, vc.value, t.requires_grad, *history(t, t._device), t.device,
                 vc)
 

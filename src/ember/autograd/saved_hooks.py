@@ -5,6 +5,7 @@ values (its history and shape) where the rule never reads them."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -116,7 +117,7 @@ class packed_on_exit:
         if kind is None:  # (a failed op's nodes are dropped: nothing to pack)
             pack = self.outer[0]
             for cell in self.cells:
-                cell[0] = pack_value(pack, cell[0])
+                cell[0] = pack_value(pack, cell[0])[0]
 
 
 class Unsaved:
@@ -164,16 +165,21 @@ def _run_hook(hook: Callable, value: Any) -> Any:
         SAVED_HOOKS.top = top
 
 
-def pack_value(pack: Callable, t: Tensor) -> Any:
+def pack_value(pack: Callable, t: Tensor) -> tuple[Any, bool]:
     """``pack(t)``, refusing a pack hook that writes ``t`` in place (as PyTorch: the write
-    would change the value forward computed)."""
+    would change the value forward computed); and whether the hook kept ``t`` (see
+    :func:`_kept`), so that a later write to it stays version-checked."""
     version = t._vc.value
+    refs = sys.getrefcount(t), sys.getrefcount(t._data)
     packed = _run_hook(pack, t)
     if t._vc.value != version:
         raise GradError(f"saved_tensors_hooks: the pack hook modified the tensor it was given "
                         f"(shape {tuple(t.shape)}) in place. Hint: pack a copy (t.clone()) "
                         "if the hook must change it")
-    return packed
+    # (a reference the hook still holds to ``t`` or its array, in the value or in a store of
+    # its own behind a key, is one more on either: CPython counts references exactly)
+    held = sys.getrefcount(t) > refs[0] or sys.getrefcount(t._data) > refs[1]
+    return packed, held or _kept(packed, t._data)
 
 
 def _pack(node: Node, hooks: tuple) -> None:
@@ -197,8 +203,8 @@ def _pack(node: Node, hooks: tuple) -> None:
         if t._vc.number or (t.requires_grad and t._node is None and not read):
             entries.append((0, t))
         elif read:
-            value = pack_value(pack, t)
-            vc = t._vc if _packed_as_is(value, t._data) else VersionCounter()
+            value, kept = pack_value(pack, t)
+            vc = t._vc if kept else VersionCounter()
             if vc is not t._vc and versions is not None:
                 versions[i] = 0
             entries.append((1, (value, t.requires_grad, *history(t, node.device), vc)))
@@ -208,28 +214,33 @@ def _pack(node: Node, hooks: tuple) -> None:
         node.versions = tuple(versions)
     outs = node.outputs
     if outs is not None:
-        outs = tuple(None if o is None else _packed_output(pack_value(pack, _wrap(
+        outs = tuple(None if o is None else _packed_output(*pack_value(pack, _wrap(
             o[0], node.device)), o) for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
     del node.inputs, node.outputs
 
 
-def _packed_as_is(value: Any, array: Any) -> bool:
-    """Whether a pack hook kept the saved array itself (or a view of it). A value the hooks
-    made anew (a copy, a cast, a move) has a version counter of its own, so a later write to
-    the original is not checked, as PyTorch checks no value its hooks keep; one kept as is
-    still is (the write changes what backward reads: PyTorch's answer is then wrong)."""
-    data = getattr(value, "_data", None)
+def _kept(value: Any, array: Any) -> bool:
+    """Whether a packed value holds the saved array itself or a view of it: as a tensor, a
+    NumPy array, or inside a tuple, list or dict (``save_on_cpu``'s ``(device, tensor)``). A
+    value the hooks made anew (a copy, a cast, a move) has a version counter of its own, so a
+    later write to the original is not checked, as PyTorch checks no value its hooks keep; one
+    kept still is (**difference**: the write changes what backward reads, and PyTorch's
+    answer is then silently wrong)."""
+    if isinstance(value, (tuple, list)):
+        return any(_kept(v, array) for v in value)
+    if isinstance(value, dict):
+        return any(_kept(v, array) for v in value.values())
+    data = value if isinstance(value, np.ndarray) else getattr(value, "_data", None)
     return data is array or (isinstance(data, np.ndarray) and isinstance(array, np.ndarray)
                              and np.may_share_memory(data, array))
 
 
-def _packed_output(value: Any, saved: tuple) -> tuple:
+def _packed_output(value: Any, kept: bool, saved: tuple) -> tuple:
     """A node's saved output entry ``(value, counter, version)`` once ``value`` is packed."""
     from ember.tensor import VersionCounter
 
-    return (value, *saved[1:]) if _packed_as_is(value, saved[0]) else \
-        (value, VersionCounter(), 0)
+    return (value, *saved[1:]) if kept else (value, VersionCounter(), 0)
 
 
 def history(t: Tensor, device: Any) -> tuple[Node | None, int]:
