@@ -249,6 +249,30 @@ def test_lstsq_empty_residuals_stay_in_the_graph_as_torch(driver, shape):
                                       driver=driver).residuals.requires_grad
 
 
+@pytest.mark.parametrize("driver", ["gelsd", "gelss"])
+@pytest.mark.parametrize("transform", ["vmap", "compile"])
+def test_lstsq_residuals_under_vmap_and_compile_as_torch(driver, transform):
+    # (bool() of the ranks raised there; a rank-deficient matrix, whose residuals PyTorch
+    # leaves out, is a clear error: their shape cannot depend on the data)
+    rng = np.random.default_rng(6)
+    a, b, w = rng.standard_normal((4, 5, 3)), rng.standard_normal((5, 2)), rng.standard_normal(8)
+    fn = lambda A, B: ember.linalg.lstsq(A, B, driver=driver)  # noqa: E731
+    fn = ember.func.vmap(fn, (0, None)) if transform == "vmap" else ember.compile(fn)
+    A, B = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+    At, Bt = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    e, t = fn(A, B), torch.linalg.lstsq(At, Bt.expand(4, 5, 2), driver=driver)
+    for x, y in zip(e, t):
+        assert_same(x, y, atol=1e-10)
+    (e.residuals.reshape(-1) * ember.tensor(w)).sum().backward()
+    (t.residuals.reshape(-1) * torch.tensor(w)).sum().backward()
+    assert_same(A.grad, At.grad, atol=1e-10)
+    assert_same(B.grad, Bt.grad, atol=1e-10)
+    a[2, :, 2] = a[2, :, 1]
+    with pytest.raises(ember.linalg.LinAlgError, match=r"\(Batch element 2\): the matrix has "
+                                                       r"rank 2 < 3 columns.*Hint"):
+        fn(ember.tensor(a), ember.tensor(b))
+
+
 def test_lu_unpack_without_data_or_pivots():
     x = np.random.default_rng(2).standard_normal((3, 4))
     for kw in (dict(unpack_data=False), dict(unpack_pivots=False)):

@@ -17,6 +17,7 @@ from ember.errors import (
     ArgumentError,
     ArgumentTypeError,
     DTypeError,
+    EmberError,
     OpError,
     ShapeError,
     describe,
@@ -28,6 +29,7 @@ from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.linalg_solve import (
+    LinAlgError,
     batch_of,
     check_float,
     check_matrix,
@@ -220,6 +222,39 @@ def matrix_rank(A: Tensor, tol: Tolerance = None, hermitian: bool = False, *,  #
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@primitive
+class LstsqResiduals(Primitive):
+    """``residuals`` (``‖A X - B‖²`` per column) passed on where every ``rank`` is ``n``: for
+    ``lstsq``'s ``'gelsd'``/``'gelss'`` under vmap and the jit, where Python cannot read the
+    ranks. Their shape cannot depend on them there, so a rank-deficient matrix is an error
+    (eager ``lstsq`` gives no residuals then, as PyTorch's)."""
+
+    name = "linalg_lstsq_residuals"
+    allocates = True
+    complex_grad = True  # (real residuals; passes the gradient on)
+
+    def forward(self, xp, residuals, rank, *, n):
+        deficient = xp.flatnonzero(rank.reshape(-1) != n)
+        if deficient.size:
+            where = f"(Batch element {int(deficient[0])}): " if rank.ndim else ""
+            raise LinAlgError(
+                f"linalg.lstsq: {where}the matrix has rank {int(rank.reshape(-1)[deficient[0]])} "
+                f"< {n} columns, so driver 'gelsd'/'gelss' gives no residuals, and under vmap "
+                "or ember.compile their shape cannot depend on the data. Hint: call lstsq "
+                "outside the transform, or compute (A @ X - B).abs().pow(2).sum(-2) from the "
+                "solution")
+        return residuals.copy()
+
+    def infer(self, residuals, rank, *, n):
+        return TensorSpec(tuple(residuals.shape), residuals.dtype)
+
+    def vjp(self, ctx, g):
+        return g, None
+
+    def jvp(self, ctx, dresiduals, drank):
+        return dresiduals
+
+
 @float32_under_autocast
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
           driver: str | None = None) -> return_types.linalg_lstsq:
@@ -231,7 +266,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     but ``'gels'``; ``singular_values`` for ``'gelsd'`` and ``'gelss'``; ``residuals``
     (``‖A X - B‖²`` per column, differentiable) when ``m > n``, for ``'gels'``, and for
     ``'gelsd'``/``'gelss'`` when every matrix has full rank. What a driver does not give is
-    an empty tensor. ``rcond`` (singular values below ``rcond · σ₁`` count as zero) is
+    an empty tensor. Under vmap and ``ember.compile`` the residuals' shape cannot depend on
+    the ranks, so ``'gelsd'``/``'gelss'`` then need every matrix of full rank (else a
+    ``LinAlgError``). ``rcond`` (singular values below ``rcond · σ₁`` count as zero) is
     ignored by ``'gels'``; ``'gelsy'``'s rank comes from the singular values here, not from
     LAPACK's pivoted QR, so near the cutoff it may differ.
 
@@ -266,8 +303,15 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
         zeros((0,), dtype=dtypes.int64, device=A.device)
     with no_grad():
         values = svdvals(A) if driver in ("gelsd", "gelss") else empty
-    full_rank = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
+    full_rank = driver != "gelsy"
+    if driver in ("gelsd", "gelss") and m > n:
+        try:
+            full_rank = bool((rank == n).all())
+        except EmberError:  # (vmap or the jit: the ranks cannot be read, only checked)
+            full_rank = None
     # (none: still an output of the graph when x is, as PyTorch's, passing no gradient back)
-    residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else \
-        no_grad_from(empty, A, B)
+    residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank is not False \
+        else no_grad_from(empty, A, B)
+    if full_rank is None:
+        residuals = apply(LstsqResiduals, residuals, rank, n=n)
     return return_types.linalg_lstsq(x.squeeze(-1) if vector else x, residuals, rank, values)

@@ -26,7 +26,7 @@ from ember.ops.primitive import apply
 NATIVE = ("linalg_inv", "linalg_slogdet", "linalg_det", "linalg_solve", "linalg_solve_triangular",
           "linalg_matrix_exp", "linalg_cholesky", "linalg_eig", "linalg_eigh", "linalg_svd",
           "linalg_pinv", "linalg_lu_factor", "linalg_lu_permutation", "linalg_ldl_factor",
-          "geqrf")
+          "geqrf", "linalg_lstsq_residuals")
 
 
 def _native_rule(name: str) -> Any:
