@@ -21,6 +21,7 @@ from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops import arithmetic
 from ember.ops.complex_parts import Holomorphic, conj
+from ember.ops.complex_reciprocal import complex_reciprocal
 from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erf_kernel import erf_array
@@ -228,6 +229,9 @@ class Reciprocal(Holomorphic, Unary):
     name = "reciprocal"
     ufunc = "reciprocal"
     save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return complex_reciprocal(xp, a) if a.dtype.kind == "c" else xp.reciprocal(a)
 
     def chain(self, v, x, y):
         return -(v * y * y)
