@@ -101,3 +101,30 @@ def test_buffers_sync_before_forward_only_after_a_synced_forward_as_torch():
     flags = [False, True, True, False, True, False, False]
     assert got[0] == [[[10.0, 100.0, 1000.0, 1e4, 1e5, 1e6, 1e7], flags]]
     assert got[1] == [[[10.0, 200.0, 1000.0, 1e4, 2e5, 1e6, 2e7], flags]]
+
+
+COUNT = """
+import ember
+import ember.distributed as dist
+from ember import nn
+from tests.distributed.harness import report
+
+dist.init_process_group("mpi")
+model = nn.Sequential(nn.Linear(4, 2), nn.BatchNorm1d(2))
+ddp = nn.parallel.DistributedDataParallel(model, forward_sync_buffers=False)
+calls, listing = [], model.buffers
+model.buffers = lambda *a, **k: calls.append(1) or listing(*a, **k)
+x = ember.randn(3, 4)
+ddp(x).sum().backward()
+with ember.no_grad():
+    ddp(x)
+with ddp.no_sync():
+    ddp(x).sum().backward()
+report(len(calls))
+"""
+
+
+def test_forward_lists_buffers_only_to_broadcast_them():
+    # forwards that broadcast nothing (forward_sync_buffers=False, no_grad, no_sync) do not
+    # walk the module's buffers (e7f8927d listed them on every forward; mend58g)
+    assert reports(run_ranks(COUNT, 2, timeout=60)) == {0: [0], 1: [0]}

@@ -221,9 +221,9 @@ class DistributedDataParallel(nn.Module):
             self._check_queued = False
             if self._armed:
                 self._fail_unfinished()
-        buffers = list(self.module.buffers())
-        sync_buffers = (bool(buffers) and self.forward_sync_buffers
-                        and self.require_forward_param_sync)
+        buffers = (list(self.module.buffers())  # (listed only when they are broadcast)
+                   if self.forward_sync_buffers and self.require_forward_param_sync else [])
+        sync_buffers = bool(buffers)
         root = 0 if self._join is None else self._join.forward_notice(
             sync_buffers, self.require_backward_grad_sync and is_grad_enabled())
         if sync_buffers:
