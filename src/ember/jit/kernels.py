@@ -185,6 +185,7 @@ EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
     "div": _ufunc("true_divide"), "neg": _ufunc("negative"), "maximum": _ufunc("maximum"),
     "minimum": _ufunc("minimum"), "relu": _call("_relu"), "rsqrt": _call("_rsqrt"),
     "where": _where, "relu_grad": _call("_relu_grad"),
+    "reciprocal": _ufunc("reciprocal"),  # (its own forward for complex only; steps are real)
     # (whose float32 steps numba's loop computes as eager's kernels do)
     "erf": _call("_erf"), "gelu": _call("_gelu"), "gelu_slope": _call("_gelu_slope"),
 }
