@@ -80,6 +80,11 @@ class ViewScatter(Primitive):
         return apply(ViewScatter, d_base, d_src, chain=ctx.params["chain"])
 
 
+# the views that may show one element at several positions (the others show each at most
+# once: no overlap to look for, and no sort of every position)
+_REPEATING = frozenset({"expand", "as_strided", "unfold_view"})
+
+
 def _scatter_at_positions(xp: Any, out: Any, src: Any, chain: tuple) -> Any:
     """``view_scatter`` where replaying ``chain`` on ``out`` gives no writable view of it (a
     reshape of a gradient laid out otherwise than the base copies; an expand is read-only):
@@ -87,7 +92,7 @@ def _scatter_at_positions(xp: Any, out: Any, src: Any, chain: tuple) -> Any:
     pos = xp.arange(out.size).reshape(out.shape)
     for prim, params in chain:
         pos = prim.forward(xp, pos, **params)
-    if xp.unique(pos).size != pos.size:
+    if any(prim.name in _REPEATING for prim, _ in chain) and xp.unique(pos).size != pos.size:
         raise OpError("view_scatter: more than one element of the written-to tensor refers "
                       "to a single memory location (an expanded view). Hint: clone() the "
                       "tensor before the in-place operation")
