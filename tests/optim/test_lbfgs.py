@@ -178,3 +178,22 @@ def test_float16_arithmetic_is_torchs_bit_for_bit():
     traces = [_linspace_run(lib, "float16", 3, max_iter=4, history_size=3)[2]
               for lib in (torch, ember)]
     assert traces[1] == traces[0]
+
+
+@pytest.mark.parametrize("lr_dtype", ["float64", "float32", "int64"])
+def test_tensor_lr_keeps_its_dtype_and_is_the_state_t_as_in_torch(lr_dtype):
+    """A 0-d tensor ``lr`` is used as PyTorch's 0-d tensor: the first step length
+    ``min(1, 1/|g|_1) * lr`` promotes with it (float64 for a float64 lr on float32 parameters)
+    and the step is PyTorch's ``add_`` (``t`` rounded to float32, one fused rounding): the
+    first step equals torch's bit for bit. ``state['t']`` is a 0-d tensor of that dtype, and
+    after a later iteration the group's lr tensor itself."""
+    runs = []
+    for lib in (torch, ember):
+        lr = lib.tensor(1 if lr_dtype == "int64" else 0.27, dtype=getattr(lib, lr_dtype))
+        w, opt, _ = _linspace_run(lib, "float32", 1, lr=lr, max_iter=1)
+        t = opt.state[w]["t"]
+        runs.append([w.detach().numpy().tolist(), str(t.dtype).split(".")[-1], t.shape, float(t)])
+        w, opt, _ = _linspace_run(lib, "float32", 2, lr=lr, max_iter=3)
+        t = opt.state[w]["t"]
+        runs[-1] += [str(t.dtype).split(".")[-1], t is opt.param_groups[0]["lr"]]
+    assert runs[1] == runs[0]

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.optim.elementwise import check_hyper
+from ember.optim.elementwise import check_hyper, half_add
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -86,14 +86,21 @@ class LBFGS(Optimizer):
             parts.append(g.reshape(-1))
         return xp.concatenate(parts)
 
-    def _add_grad(self, step_size: float, update: Any) -> None:
-        offset = 0
+    def _add_grad(self, step_size: Any, update: Any) -> None:
+        """``p += step_size * update`` as PyTorch's ``p.add_(update, alpha=t)``: for a real
+        ``update`` of ``p``'s dtype below float64, one fused rounding with ``t`` rounded to that
+        dtype (``half_add``); else in the wider dtype."""
+        offset, xp = 0, self._xp()
         for p in self._params:
             n = p._data.size * (2 if p._data.dtype.kind == "c" else 1)
             part = update[offset:offset + n]
             if p._data.dtype.kind == "c":
                 part = part[0::2] + 1j * part[1::2]
-            p._data += step_size * part.reshape(p._data.shape)
+            part = part.reshape(p._data.shape)
+            if p._data.dtype == part.dtype and p._data.dtype.itemsize < 8:
+                half_add(xp, p._data, part, float(step_size), out=p._data)
+            else:
+                p._data += float(step_size) * part
             p._vc.value += 1
             offset += n
 
@@ -120,7 +127,8 @@ class LBFGS(Optimizer):
         self._check_writable(self._params)
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
-        lr = lr.item() if isinstance(lr, Tensor) else lr
+        lr_tensor = lr if isinstance(lr, Tensor) else None
+        lr = _lr_number(lr)
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
         xp = self._xp()
@@ -151,7 +159,7 @@ class LBFGS(Optimizer):
                 old_dirs, old_stps, ro, h_diag = [], [], [], 1
             else:
                 y = flat_grad - prev_flat_grad
-                s = d * t
+                s = d * float(t)  # (t cast to d's dtype, as PyTorch's 0-d ``t``)
                 ys = _dot(xp, y, s)
                 if ys > 1e-10:  # (curvature condition: else the pair is skipped)
                     if len(old_dirs) == history_size:
@@ -191,12 +199,17 @@ class LBFGS(Optimizer):
             state["func_evals"] += evals
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if _max_abs(xp, d * t) <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
+            if (_max_abs(xp, d * float(t)) <= tolerance_change
+                    or abs(loss - prev_loss) < tolerance_change):
                 break
 
         device = self._params[0]._device
         real = flat_grad.dtype  # (0-d tensors of the flat gradient's dtype, as PyTorch's)
-        state.update(d=_tensor(d, device), t=_state_number(t, xp, real, device),
+        if lr_tensor is not None and t is lr:  # (PyTorch's t is then the lr tensor itself)
+            t = lr_tensor if lr_tensor.dim() == 0 else lr_tensor.reshape(())
+        else:  # (a number, or a 0-d tensor of its dtype: float64 for float64 lr, float32 grads)
+            t = _state_number(t, xp, getattr(t, "dtype", None), device)
+        state.update(d=_tensor(d, device), t=t,
                      old_dirs=[_wrap(y, device) for y in old_dirs],
                      old_stps=[_wrap(s, device) for s in old_stps],
                      ro=[_state_number(r, xp, real, device) for r in ro],
@@ -207,6 +220,16 @@ class LBFGS(Optimizer):
 
 def _array(value: Tensor | None) -> Any:
     return None if value is None else value._data
+
+
+def _lr_number(lr: Any) -> Any:
+    """``lr`` as the step computes with it: a tensor's array scalar (a float64 lr promotes a
+    float32 step length, as PyTorch's 0-d tensors); a non-float tensor's value as a Python
+    number (a 0-d int tensor does not promote a float one in PyTorch)."""
+    if not isinstance(lr, Tensor):
+        return lr
+    value = lr._data.reshape(())[()]
+    return value if value.dtype.kind == "f" else value.item()
 
 
 def _scalar(value: Any) -> Any:
