@@ -194,14 +194,17 @@ def test_grayscale_of_a_2d_array_to_3_channels():
 
 def test_big_endian_16_bit_pil_images():
     """A PIL "I;16B" image (big-endian 16-bit) reads as a ``>u2`` array: ToTensor and
-    PILToTensor raised "NumPy dtype >u2 has no Ember equivalent". Now its values, as uint16
-    (as Ember reads "I;16")."""
+    PILToTensor raised "NumPy dtype >u2 has no Ember equivalent" (v2's ToImage / to_image
+    until later). Now its values, as uint16 (as Ember reads "I;16")."""
     from PIL import Image
     values = np.array([[0, 1, 258], [40000, 65535, 7]], np.uint16)
     img = Image.fromarray(values).convert("I").convert("I;16B")
     assert img.mode == "I;16B"
-    for got in (T.ToTensor()(img), T.PILToTensor()(img)):
+    from ember.vision.transforms import v2
+    for got in (T.ToTensor()(img), T.PILToTensor()(img), v2.ToImage()(img),
+                v2.functional.to_image(img)):
         assert got.dtype == ember.uint16 and got.shape == (1, 2, 3)
         np.testing.assert_array_equal(got.numpy()[0], values)
     big = values.astype(">u2")  # a big-endian array too
-    np.testing.assert_array_equal(T.ToTensor()(big).numpy()[0], values)
+    for convert in (T.ToTensor(), v2.ToImage()):
+        np.testing.assert_array_equal(convert(big).numpy()[0], values)

@@ -9,6 +9,7 @@ import numpy as np
 
 import ember
 from ember.tensor import Tensor
+from ember.vision.transforms._pil import native_order
 from ember.vision.transforms.convert import pil_to_tensor, to_pil_image
 from ember.vision.transforms.functional import to_tensor
 from ember.vision.tv_tensors import Image, TVTensor
@@ -28,7 +29,7 @@ def to_image(inpt: Any) -> Image:
     if isinstance(inpt, Tensor):
         return Image(inpt)
     if isinstance(inpt, np.ndarray) or hasattr(inpt, "__array_interface__"):
-        array = np.atleast_3d(np.asarray(inpt))
+        array = np.atleast_3d(native_order(np.asarray(inpt)))  # ("I;16B": >u2)
         return Image(ember.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1))))
     raise TypeError(f"to_image: input can be a tensor, a NumPy array or a PIL image, got "
                     f"{type(inpt).__name__}")
