@@ -224,3 +224,41 @@ def test_isclose_of_bools_applies_the_tolerances(kw):
     a, b = [True, False, True, False], [True, True, False, False]
     want = torch.isclose(torch.tensor(a), torch.tensor(b), **kw).tolist()
     assert ember.isclose(ember.tensor(a), ember.tensor(b), **kw).tolist() == want
+
+
+_TOLERANCES = [(1e-5, 1e-8), (1e-3, 1e-3), (0.0, 1.0), (0.1, 1e-5), (1e-7, 1 - 1e-9)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64",
+                                   "int32", "int64", "bool"])
+@pytest.mark.parametrize("rtol,atol", _TOLERANCES)
+def test_isclose_rounds_in_the_operands_dtype_as_torch(dtype, rtol, atol):
+    """isclose of float16/bfloat16/float32 (and integers, bools, complex64) was computed in
+    float64, so pairs at the tolerance edge differed from torch, which rounds each step in
+    the dtype: float16 isclose(-0.000374, 0.0006266, 1e-3, 1e-3) and float32
+    isclose(-1.0, 1e-8, rtol=0, atol=1) are True in torch."""
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal(4000) * 10.0 ** rng.uniform(-8, 4, 4000)
+    edge = atol + rtol * np.abs(b)
+    a = b + rng.choice([-1, 1], 4000) * edge * (1 + rng.uniform(-1e-2, 1e-2, 4000))
+    if dtype == "complex64":
+        a, b = a + 1j * b, b + 1j * a
+    elif dtype in ("int32", "int64", "bool"):
+        a = np.round(b * 2.0 ** rng.integers(0, 40, 4000)).clip(-2 ** 31, 2 ** 31 - 1)
+        b = a + rng.integers(-3, 4, 4000) * (dtype != "bool")
+    x, y = (torch.tensor(v).to(getattr(torch, dtype)) for v in (a, b))
+    ex, ey = (ember.tensor(v.double().numpy() if v.dtype == torch.bfloat16 else v.numpy())
+              .to(getattr(ember, dtype)) for v in (x, y))
+    want = torch.isclose(x, y, rtol, atol).numpy()
+    np.testing.assert_array_equal(ember.isclose(ex, ey, rtol, atol).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype,a,b,kw", [
+    ("float16", -0.000374, 0.0006266, {"rtol": 1e-3, "atol": 1e-3}),
+    ("float32", -1.0, 1e-8, {"rtol": 0.0, "atol": 1.0}),
+])
+def test_isclose_at_the_reviewed_edges(dtype, a, b, kw):
+    x, y = (torch.tensor([v], dtype=getattr(torch, dtype)) for v in (a, b))
+    got = ember.isclose(ember.tensor([a], dtype=getattr(ember, dtype)),
+                        ember.tensor([b], dtype=getattr(ember, dtype)), **kw)
+    assert got.tolist() == torch.isclose(x, y, **kw).tolist() == [True]

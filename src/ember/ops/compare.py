@@ -232,23 +232,41 @@ class IsClose(Primitive):
     differentiable = False
     save_inputs = False
 
-    def forward(self, xp, a, b, *, rtol, atol, equal_nan):
-        # float64 throughout (bools as 0 and 1: the tolerances apply, as in PyTorch;
-        # complex128 for complex): no overflow of integer differences, and
-        # atol=1e-8 survives; the error of complex numbers is the modulus of their difference
-        wide = np.complex128 if a.dtype.kind == "c" else np.float64
-        a, b = a.astype(wide, copy=False), b.astype(wide, copy=False)
-        error = xp.abs(a - b)
-        # an infinite error is never within tolerance, even an infinite one: infinities are
-        # close only to themselves (PyTorch's rule)
-        close = xp.isfinite(error) & xp.less_equal(error, atol + rtol * xp.abs(b))
-        close |= xp.equal(a, b)
+    def forward(self, xp, a, b, *, rtol, atol, equal_nan, whole_in="float32"):
+        # PyTorch's arithmetic, each step rounded to the operands' dtype: ``|b * rtol|`` (for
+        # float16 and bfloat16 computed in float32), plus atol, and ``|a - b|``; bools and
+        # integers (equal exactly) in ``whole_in``, the default dtype (0 and 1 for bools: the
+        # tolerances apply)
+        close = xp.equal(a, b)
         if equal_nan:
             close |= xp.isnan(a) & xp.isnan(b)
-        return close
+        if rtol == atol == 0:
+            return close
+        if a.dtype.kind in "biu":
+            work = getattr(dtypes, whole_in).np
+            a, b = a.astype(work), b.astype(work)
+        dtype = a.dtype.type
+        wide = np.float32 if a.dtype.itemsize < 4 else dtype  # (PyTorch's opmath type)
+        with np.errstate(all="ignore"):  # (inf * 0 is NaN: never within tolerance)
+            bound = _modulus(xp, (b.astype(wide, copy=False) * wide(rtol)).astype(dtype,
+                                                                                copy=False))
+            bound += bound.dtype.type(atol)
+            error = _modulus(xp, a - b)
+        # an infinite error is never within tolerance, even an infinite one: infinities are
+        # close only to themselves (PyTorch's rule)
+        return close | (xp.isfinite(error) & xp.less_equal(error, bound))
 
     def infer(self, a, b, **params):
         return TensorSpec(broadcast_shapes(a.shape, b.shape, op=self.name), dtypes.bool_)
+
+
+def _modulus(xp, z):
+    """``|z|``; of complex64 as PyTorch's CPU kernel, ``sqrt(re² + im²)`` in float64 rounded
+    to float32 (NumPy's float32 hypot rounds otherwise)."""
+    if z.dtype != np.complex64:
+        return xp.abs(z)
+    re, im = z.real.astype(np.float64), z.imag.astype(np.float64)
+    return xp.sqrt(re * re + im * im).astype(np.float32)
 
 
 def _same_dtype(op: str, input: Tensor, other: Any) -> tuple[Tensor, Tensor]:
@@ -270,7 +288,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     """Elementwise ``|input - other| <= atol + rtol * |other|``, as a bool tensor.
 
     An infinity is close only to the same infinity; NaNs are close to each other only with
-    ``equal_nan``.
+    ``equal_nan``. Each step is rounded to the dtype, as in PyTorch (bools and integers in
+    the default dtype).
 
     Example:
         >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0 + 1e-9, 2.1]))
@@ -286,7 +305,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         if not tol >= 0:  # (NaN too)
             raise ArgumentError(f"{calling_op()}: {name} must be greater than or equal to "
                                 f"zero, but got {tol}")
-    return apply(IsClose, a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan))
+    whole = not (a.dtype.is_floating_point or a.dtype.is_complex)
+    whole_in = dtypes.get_default_dtype().name if whole else "float32"
+    return apply(IsClose, a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan),
+                 whole_in=whole_in)
 
 
 @method()
