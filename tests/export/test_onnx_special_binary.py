@@ -128,3 +128,26 @@ def test_isclose_matches_torch_on_special_values(dtype, kw):
                                 (ember.tensor(a), ember.tensor(b)))
     want = torch.isclose(torch.tensor(a), torch.tensor(b), **kw).numpy()
     np.testing.assert_array_equal(run_onnx(proto, a, b)[0], want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int64"])
+@pytest.mark.parametrize("rtol,atol", [(1e-3, 1e-3), (0.0, 1.0), (0.1, 1e-5), (1e-7, 1 - 1e-9)])
+def test_isclose_rounds_in_the_dtype_as_torch_at_the_tolerance_edge(dtype, rtol, atol):
+    """The converter computed in float64, as eager did; torch rounds each step in the dtype
+    (float16 isclose(-0.000374, 0.0006266, 1e-3, 1e-3) is True)."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal(4000) * 10.0 ** rng.uniform(-8, 4, 4000)
+    a = b + rng.choice([-1, 1], 4000) * (atol + rtol * np.abs(b)) * rng.uniform(0.99, 1.01, 4000)
+    if dtype == "int64":
+        a = np.round(b * 2.0 ** rng.integers(0, 40, 4000))
+        b = a + rng.integers(-3, 4, 4000)
+    x, y = (torch.tensor(v).to(getattr(torch, dtype)) for v in (a, b))
+    fed = "float32" if dtype == "bfloat16" else dtype  # (onnxruntime takes no bfloat16)
+    ex, ey = (v.to(getattr(torch, fed)).numpy() for v in (x, y))
+    wanted = getattr(ember, dtype)
+    proto = ember.onnx.to_model(lambda p, q: ember.isclose(p.to(wanted), q.to(wanted), rtol, atol),
+                                (ember.tensor(ex), ember.tensor(ey)))
+    np.testing.assert_array_equal(run_onnx(proto, ex, ey)[0],
+                                  torch.isclose(x, y, rtol, atol).numpy())

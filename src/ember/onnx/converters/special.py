@@ -1,6 +1,6 @@
 """Special functions without an ONNX op: ``erfinv`` (Giles' polynomials in float64),
 ``logaddexp``/``logaddexp2``, ``hypot``, ``xlogy``, ``logit``, ``sinc``, in eager's stable
-forms; ``isclose`` in float64."""
+forms; ``isclose`` rounded in its dtype, as eager."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from ember.dtypes import DType, float32, float64
+from ember import dtypes
+from ember.dtypes import DType, bool_, float32, float64, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
 from ember.onnx.converters.elementwise import near_zero
@@ -149,23 +150,33 @@ def sinc(ctx: Context, eqn: Eqn) -> str:
 
 @converter("isclose")
 def isclose(ctx: Context, eqn: Eqn) -> str | None:
-    """``|a - b| <= atol + rtol·|b|`` where finite, or ``a == b`` (infinities close only to
-    themselves), NaNs close to each other with ``equal_nan``: in float64 (bools as 0 and 1),
-    as eager."""
+    """``a == b``, or a finite ``|a - b| <= atol + |b * rtol|``, NaNs close to each other with
+    ``equal_nan``; each step rounded to the dtype (float16 and bfloat16 computed in float32),
+    integers and bools in the traced default dtype, as eager."""
     a, b = eqn.inputs
     if a.dtype.is_complex:
         return ctx.refuse(f"isclose of {a.dtype}: ONNX has no complex numbers")
-    x, y = (ctx.cast(ctx.value(v), v.dtype, float64) for v in (a, b))
-    error = ctx.node("Abs", [ctx.node("Sub", [x, y])])
     p = eqn.params
-    bound = ctx.node("Add", [ctx.scalar(p["atol"], float64),
-                             ctx.node("Mul", [ctx.scalar(p["rtol"], float64),
-                                              ctx.node("Abs", [y])])])
+    exact = float64 if a.dtype.is_floating_point else bool_ if a.dtype is bool_ else int64
+    x, y = (ctx.cast(ctx.value(v), v.dtype, exact) for v in (a, b))
+    close = ctx.node("Equal", [x, y])
+    if p["equal_nan"] and a.dtype.is_floating_point:
+        close = ctx.node("Or", [close, ctx.node("And", [ctx.node("IsNaN", [x]),
+                                                        ctx.node("IsNaN", [y])])])
+    if p["rtol"] == p["atol"] == 0:
+        return close
+    dtype = a.dtype if a.dtype.is_floating_point else getattr(dtypes, p["whole_in"])
+    wide = computed_in(dtype)
+
+    def rounded(v: str) -> str:  # (to the dtype and back)
+        return ctx.cast(ctx.cast(v, wide, dtype), dtype, wide)
+
+    x, y = (ctx.cast(ctx.value(v), v.dtype, wide) for v in (a, b))
+    scaled = rounded(ctx.node("Mul", [y, ctx.scalar(p["rtol"], wide)]))
+    atol = np.asarray(p["atol"], dtype=dtype.np).astype(wide.np)  # (rounded to the dtype)
+    bound = rounded(ctx.node("Add", [ctx.node("Abs", [scaled]), ctx.scalar(atol, wide)]))
+    error = rounded(ctx.node("Abs", [ctx.node("Sub", [x, y])]))
     # (LessOrEqual is false at a NaN error; an infinite one passes only an infinite bound)
     within = ctx.node("And", [ctx.node("LessOrEqual", [error, bound]),
                               ctx.node("Not", [ctx.node("IsInf", [error])])])
-    close = ctx.node("Or", [within, ctx.node("Equal", [x, y])])
-    if p["equal_nan"]:
-        both = ctx.node("And", [ctx.node("IsNaN", [x]), ctx.node("IsNaN", [y])])
-        close = ctx.node("Or", [close, both])
-    return close
+    return ctx.node("Or", [close, within])
