@@ -316,7 +316,8 @@ def half_add(xp: Any, a: Any, b: Any, alpha: float, out: Any = None) -> Any:
     the CPU computes it: ``alpha`` rounded to ``a``'s dtype (its scalar type; ``mul_`` and
     ``addcmul_`` keep theirs in float32), the sum fused in float32 and rounded once (written
     into ``out`` if given). NumPy's ``a + alpha * b`` keeps ``alpha`` in float32 and gives
-    float32: SGD's bfloat16 weights were off PyTorch's by an ulp in ~6 % of the elements."""
+    float32: SGD's bfloat16 weights were off PyTorch's by an ulp in ~6 % of the elements.
+    float32 arrays take it too (LBFGS): its fused multiply-add, where NumPy rounds twice."""
     alpha = as_half(alpha, a.dtype)
     total = a.astype(xp.float64) + alpha * b.astype(xp.float64)  # (exact products)
     total = total.astype(xp.float32)
