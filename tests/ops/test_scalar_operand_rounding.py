@@ -56,6 +56,18 @@ def test_bfloat16_float_exponent_rounded_first(exponent):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_number_over_tensor_bits_match_torch(dtype):
+    """``3.7 / x`` and ``x.__rtruediv__(tensor)`` are ``x.reciprocal() * other`` whatever
+    ``other`` is (a true division differed in ~1/4 of float32 values; review58e)."""
+    t = torch.tensor(VALUES).to(getattr(torch, dtype))
+    e = ember.tensor(VALUES).to(getattr(ember, dtype))
+    np.testing.assert_array_equal((3.7 / e).numpy(), (3.7 / t).numpy())
+    other = np.float32(3.7) + VALUES[::-1]
+    np.testing.assert_array_equal(e.__rtruediv__(ember.tensor(other)).numpy(),
+                                  t.__rtruediv__(torch.tensor(other)).numpy())
+
+
 def test_number_over_int_tensor_is_reciprocal_times():
     t = torch.tensor([-5, 7, 120, 3], dtype=torch.int8)
     e = ember.tensor([-5, 7, 120, 3], dtype=ember.int8)

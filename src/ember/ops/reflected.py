@@ -18,7 +18,7 @@ import numpy as np
 
 from ember import errors
 from ember.errors import DTypeError
-from ember.ops.arithmetic import add, div, floor_divide, mul, pow, remainder, sub
+from ember.ops.arithmetic import add, floor_divide, mul, pow, remainder, sub
 from ember.ops.convert import result_dtype
 from ember.ops.operator_protocol import refuse_foreign
 from ember.tensor import Tensor, method
@@ -52,10 +52,12 @@ def _rmul(other: Any, input: Tensor) -> Tensor:
 
 
 def _rdiv(other: Any, input: Tensor) -> Tensor:
-    if isinstance(other, Tensor):
-        return div(other, input)
-    result_dtype(input, other)  # (an operand of another type refused first, naming div)
-    return mul(input.reciprocal(), other)
+    """``input.reciprocal() * other`` whatever ``other`` is, as PyTorch's ``__rtruediv__``."""
+    try:
+        return mul(input.reciprocal(), other)
+    except (DTypeError, errors.ArgumentTypeError):
+        result_dtype(input, other)  # (refuses a foreign operand as before the mul did)
+        raise
 
 
 for _fn, _name in [(add, "__radd__"), (sub, "__rsub__"), (_rmul, "__rmul__"),
