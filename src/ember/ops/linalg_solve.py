@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes, return_types
+from ember.backend import trsm
 from ember.errors import DTypeError, OpError, ShapeError, describe, refuse_non_tensor
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -362,21 +363,22 @@ class SolveTriangular(Holomorphic, Primitive):
     save_outputs = True
 
     def forward(self, xp, a, b, *, upper, left, unitriangular):
-        t = xp.triu(a) if upper else xp.tril(a)
-        if unitriangular:
-            n = a.shape[-1]
-            t = t.copy()
-            t[..., xp.arange(n), xp.arange(n)] = 1
         if not left:  # X T = B is Tᵀ Xᵀ = Bᵀ
-            t, b, upper = xp.swapaxes(t, -1, -2), xp.swapaxes(b, -1, -2), not upper
-        try:
-            with np.errstate(all="ignore"):
-                x = xp.linalg.solve(t, b)
-        except np.linalg.LinAlgError:  # a zero on the diagonal
-            x = None
-        if x is None or not xp.isfinite(x).all():  # inf/NaN as BLAS trsm's: the dense LU
-            x = kernels.triangular(xp, t, b, upper)  # solve multiplies structural zeros by
-        return x if left else xp.swapaxes(x, -1, -2)  # an inf (NaN where trsm has a value)
+            a, b, upper = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper
+        x = trsm.solve(xp, a, b, upper, unitriangular)  # (O(n² k); NumPy's LU is O(n³))
+        if x is None or not xp.isfinite(x).all():
+            t = xp.triu(a) if upper else xp.tril(a)
+            if unitriangular:
+                t[..., xp.arange(a.shape[-1]), xp.arange(a.shape[-1])] = 1
+            if x is None:
+                try:
+                    with np.errstate(all="ignore"):
+                        x = xp.linalg.solve(t, b)
+                except np.linalg.LinAlgError:  # a zero on the diagonal
+                    pass
+            if x is None or not xp.isfinite(x).all():  # inf/NaN in A or B: substitution, as
+                x = kernels.triangular(xp, t, b, upper)  # trsm (the LU solve multiplies
+        return x if left else xp.swapaxes(x, -1, -2)  # structural zeros by an inf: NaN)
 
     def infer(self, a, b, *, upper, left, unitriangular):
         matrix_spec("linalg.solve_triangular", a)
