@@ -131,3 +131,20 @@ def test_convolution_saved_values_have_torchs_names(case):
         return [tuple(v) if isinstance(v, (list, tuple)) else v for v in got[2:]]
 
     assert saved(ember) == saved(torch)
+
+
+def test_convolution_nodes_differ_from_torch_where_the_docs_say():
+    # docs/tensors_and_autograd.md names these exceptions to "a convolution's node has
+    # PyTorch's names"; both the depthwise weight-frozen conv and a node's own input read
+    # through one Node.saved_input (None where the rule does not read it)
+    F = ember.nn.functional
+    x = ember.ones(1, 4, 6, 6, requires_grad=True)
+    assert F.conv2d(x, ember.ones(4, 2, 3, 3), groups=2).grad_fn.name() == "ViewBackward0"
+    assert F.conv_transpose2d(x, ember.ones(4, 2, 3, 3)).grad_fn.name() == "FoldBackward0"
+    node = F.conv2d(x, ember.ones(4, 4, 2, 2), padding="same").grad_fn
+    assert node.name() == "ConvolutionBackward0" and node._saved_input.shape == (1, 4, 6, 6)
+    t = torch.nn.functional.conv2d(torch.ones(1, 4, 6, 6, requires_grad=True),
+                                   torch.ones(4, 4, 2, 2), padding="same").grad_fn
+    assert t._saved_input.shape == (1, 4, 7, 7)
+    node = F.conv2d(x, ember.ones(4, 1, 3, 3, requires_grad=True), groups=4).grad_fn
+    assert node._saved_input is node.saved_input(0) and node._saved_weight is node.saved_input(1)

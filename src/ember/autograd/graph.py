@@ -245,9 +245,14 @@ class Node(_Hookable, metaclass=ABCMeta):
         elif name in ("self", "other") and self.prim.save_inputs:
             i = name == "other"
             if i < len(self.inputs):
-                held = self.inputs[i]  # (None where the rule does not read it, as PyTorch's)
-                return None if type(held) is Unsaved else held
+                return self.saved_input(i)
         raise AttributeError(f"'{self.name()}' object has no attribute '_saved_{name}'")
+
+    def saved_input(self, i: int) -> Any:
+        """Input ``i`` as ``grad_fn._saved_<name>`` gives it: None where the rule does not
+        read its values (kept as :class:`Unsaved`), as PyTorch's."""
+        held = self.inputs[i]
+        return None if type(held) is Unsaved else held
 
     def __dir__(self) -> list[str]:
         names = getattr(self.prim, "saved_as", None) or ("self", "other", "result",

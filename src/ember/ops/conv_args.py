@@ -84,20 +84,13 @@ def channels_last_rows(t: Tensor) -> Tensor:
     return t.permute((0, *range(2, 2 + nd), 1)).reshape((rows, t.shape[1]))
 
 
-def _saved_tensor(node: Any, i: int) -> Any:
-    from ember.autograd.graph import Unsaved
-
-    held = node.inputs[i]
-    return None if type(held) is Unsaved else held
-
-
 def conv_saved(groups: Any) -> dict:
     """PyTorch's names of what ``ConvolutionBackward0`` saves (``grad_fn._saved_input``,
     ``_saved_padding``…), read off a convolution node whose input ``i`` holds ``groups``
     (None: one group). A padding of unequal sides reads as its smaller side, as PyTorch's
     convolution, which pads the rest beforehand."""
-    return {"input": lambda node: _saved_tensor(node, 0),
-            "weight": lambda node: _saved_tensor(node, 1),
+    return {"input": lambda node: node.saved_input(0),
+            "weight": lambda node: node.saved_input(1),
             "stride": lambda node: node.params["stride"],
             "padding": lambda node: tuple(min(p) for p in node.params["padding"]),
             "dilation": lambda node: node.params["dilation"],
