@@ -89,3 +89,19 @@ def test_requires_grad_turned_off_still_runs_the_leaf_hooks():
         return calls
 
     assert run(ember) == run(torch) == ["pre", None]
+
+
+def test_requires_grad_turned_off_skips_the_hooks_where_the_rule_reads_the_flag():
+    # the documented difference (docs/tensors_and_autograd.md): x * w's rule reads w's flag at
+    # backward and computes no gradient for it, so neither hook of w runs; torch runs both
+    def run(lib):
+        w = lib.full((2, 2), 2.0, requires_grad=True)
+        calls = []
+        w.register_hook(lambda g: calls.append("pre"))
+        w.register_post_accumulate_grad_hook(lambda p: calls.append(p.grad))
+        y = lib.ones(2, 2, requires_grad=True) * w
+        w.requires_grad_(False)
+        y.sum().backward()
+        return calls, w.grad
+
+    assert run(ember) == ([], None) and run(torch) == (["pre", None], None)
