@@ -166,3 +166,22 @@ def test_a_write_through_a_view_prints_as_torchs_copyslices(write):
         return repr(z).rsplit("grad_fn=", 1)[1]
 
     assert written(ember) == written(torch) == "<CopySlices>)"
+
+
+def test_copyslices_next_functions_differ_from_torch_as_documented():
+    # docs/tensors_and_autograd.md: Ember's CopySlices leads to the base's node and the node
+    # of the op that wrote (which reaches the base through the view); torch's takes that op
+    # in itself and leads to its other operands. The gradients agree.
+    def run(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        w = lib.full((2,), 3.0, requires_grad=True)
+        y = x * 1
+        y.t()[1].mul_(w)
+        names = [None if f is None else f.name() for f, _ in y.grad_fn.next_functions]
+        (y * y).sum().backward()
+        return names, x.grad.tolist(), w.grad.tolist()
+
+    (e_names, *e_grads), (t_names, *t_grads) = run(ember), run(torch)
+    assert e_names == ["MulBackward0", "MulBackward0"]
+    assert t_names == ["MulBackward0", "torch::autograd::AccumulateGrad"]
+    assert e_grads == t_grads
