@@ -126,6 +126,11 @@ class ValueOverflow(OpError, OverflowError):
     ``uint8_tensor.fill_(300)``."""
 
 
+class IndexWriteOverflow(ValueOverflow, ValueError):
+    """``x[i] = v`` of a Python int past int64, whatever ``x``'s dtype (``float_x[0] =
+    2**63``): a ValueError as PyTorch's ``Overflow when unpacking long long`` is."""
+
+
 class AllocationError(OpError, MemoryError):
     """A tensor too large for the memory there is (or for any array at all), e.g.
     ``zeros: cannot allocate shape (1099511627776,) float32 (4.0 TiB): not enough memory``.

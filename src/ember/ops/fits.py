@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, DTypeError, ValueOverflow
+from ember.errors import ArgumentTypeError, DTypeError, IndexWriteOverflow, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
@@ -95,6 +95,17 @@ def converts_unchecked(dtype: DType, fill_numel: int | None = None) -> bool:
         and dtype.itemsize < 4
 
 
+def _past_int64_hint(value: int, dtype: DType) -> str:
+    """What writes ``value``, an int past int64, into a ``dtype`` tensor where anything does."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return f"write float({value})"
+    if dtype.category == dtypes.BOOL:
+        return f"write bool({value})"
+    if dtype == dtypes.uint64 and 0 <= value < 2**64:
+        return f"fill_ takes it: x[i:i + 1].fill_({value})"
+    return f"{dtype} cannot hold it"
+
+
 def stored_number(op: str, value: Any, dtype: DType, unchecked: bool = False) -> Any:
     """``value`` as a ``dtype`` tensor stores it, after :func:`check_fits` (no range check for
     an ``unchecked`` write, ``x[i] = v``, where :func:`converts_unchecked`): a complex
@@ -102,9 +113,9 @@ def stored_number(op: str, value: Any, dtype: DType, unchecked: bool = False) ->
     PyTorch's. ``x[i] = v`` takes a Python int only in int64, whatever ``x``'s dtype (PyTorch
     reads it as a C long long: ``float_x[0] = 2**63`` is refused)."""
     if unchecked and type(value) is int and not INT64_MIN <= value <= INT64_MAX:
-        raise ValueOverflow(f"{op}: the int {value} is beyond int64, as a number written into "
-                            f"a tensor by x[i] = v must be (PyTorch's rule). Hint: write "
-                            f"float({value}) into a float tensor")
+        raise IndexWriteOverflow(f"{op}: the int {value} is beyond int64, as a number written "
+                                 f"into a tensor by x[i] = v must be (PyTorch's rule). Hint: "
+                                 f"{_past_int64_hint(value, dtype)}")
     if unchecked and converts_unchecked(dtype):
         check_real(op, value, dtype)
     else:
