@@ -249,6 +249,23 @@ def test_lstsq_empty_residuals_stay_in_the_graph_as_torch(driver, shape):
                                       driver=driver).residuals.requires_grad
 
 
+def test_no_grad_from_outputs_get_a_zero_forward_ad_tangent_as_torch():
+    # (lstsq's empty residuals and householder_product with no reflectors had no tangent)
+    a = np.random.default_rng(4).standard_normal((5, 3))
+    b = np.random.default_rng(5).standard_normal((5, 2))
+    got = {}
+    for lib in (torch, ember):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            d = fwad.make_dual(lib.tensor(a), lib.ones(5, 3, dtype=lib.float64))
+            res = lib.linalg.lstsq(d, lib.tensor(b), driver="gelsy").residuals
+            q = lib.linalg.householder_product(d, lib.zeros(0, dtype=lib.float64))
+            got[lib] = [fwad.unpack_dual(t).tangent for t in (res, q)]
+    for e, t in zip(got[ember], got[torch]):
+        assert e is not None and t is not None
+        assert_same(e, t)
+
+
 @pytest.mark.parametrize("driver", ["gelsd", "gelss"])
 @pytest.mark.parametrize("transform", ["vmap", "compile"])
 def test_lstsq_residuals_under_vmap_and_compile_as_torch(driver, transform):

@@ -19,11 +19,11 @@ from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
 from ember.ops.convert import cast, promote, result_dtype
-from ember.ops.creation import zeros
+from ember.ops.creation import zeros, zeros_like
 from ember.ops.fits import check_fits, check_number_int, converts_unchecked
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
-from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
 try:  # the clip ufunc that np.clip wraps
@@ -204,6 +204,7 @@ class NoGradFrom(Primitive):
     save_inputs = False  # (reads none)
     allocates = True
     complex_grad = True  # (no gradient at all)
+    jvp_takes_none = True
     limited_dtypes = dtypes.ALL_LIMITED
 
     def forward(self, xp, value, *sources):
@@ -216,7 +217,7 @@ class NoGradFrom(Primitive):
         return (None,) * len(ctx.inputs)
 
     def jvp(self, ctx, *tangents):
-        return None
+        return zeros_like(ctx.output(0))  # (PyTorch's: a zero tangent, not none)
 
 
 def no_grad_from(value: Tensor, *sources: Tensor) -> Tensor:
@@ -224,8 +225,9 @@ def no_grad_from(value: Tensor, *sources: Tensor) -> Tensor:
     that passes no gradient back, as PyTorch's outputs that no input reaches (``lstsq``'s
     empty residuals, ``householder_product`` with no reflectors): a backward from it alone
     leaves each source's ``.grad`` None, and ``autograd.grad`` asks for ``allow_unused``;
-    ``value`` itself when no source needs a gradient."""
-    if not any(s.requires_grad for s in sources):
+    ``value`` itself when no source needs a gradient and no transform (forward-mode AD, vmap,
+    jit) is active, which would give it a zero tangent or record it."""
+    if not (any(s.requires_grad for s in sources) or DISPATCH.transforming()):
         return value
     return apply(NoGradFrom, value.detach(), *sources)
 
