@@ -1,7 +1,7 @@
-"""Rank code: the non-linear reductions and scans of DTensors (var/std, norm, prod, max/min
-with and without dim, argmax/argmin, cumsum/cumprod; methods and ember.* functions) on every
-placement, even and uneven shapes, against the same op on the full tensor: values and
-gradients. Reports [cases, {case: failure}]."""
+"""Rank code: the reductions and scans of DTensors (sum/mean over dim=()/[], i.e. every dim;
+var/std, norm, prod, max/min with and without dim, argmax/argmin, cumsum/cumprod; methods
+and ember.* functions) on every placement, even and uneven shapes, against the same op on
+the full tensor: values and gradients. Reports [cases, {case: failure}]."""
 
 import itertools
 
@@ -30,6 +30,10 @@ CASES = {
     "std(1,keep)": lambda x: x.std(1, keepdim=True),
     "var(c=0)": lambda x: x.var(1, correction=0),
     "ember.var(-1)": lambda x: ember.var(x, -1),
+    "sum(())": lambda x: x.sum(()),
+    "sum([],keep)": lambda x: x.sum([], keepdim=True),
+    "ember.mean(x,[])": lambda x: ember.mean(x, []),
+    "mean((),keep)": lambda x: x.mean((), keepdim=True),
     "var(())": lambda x: x.var(()),
     "std([],keep)": lambda x: x.std([], keepdim=True),
     "var(False)": lambda x: x.var(False),

@@ -51,7 +51,7 @@ from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import clone
-from ember.ops.dims import normalize_dim, normalize_dims, reduce_dims
+from ember.ops.dims import normalize_dim, reduce_dims
 from ember.ops.embedding import embedding
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul, matmul_shape
@@ -316,7 +316,7 @@ def _linear(op: Callable, input: DTensor, weight: Any, bias: Any = None) -> DTen
 @rule(reductions.sum)
 def _sum(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> DTensor:
-    dims = normalize_dims(dim, input.ndim, "sum")
+    dims = reduce_dims(input, dim, "sum")
     out = []
     for p in input.placements:
         if isinstance(p, Shard):
@@ -333,7 +333,7 @@ def _sum(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *
 @rule(reductions.mean)
 def _mean(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *,
           dtype: Any = None) -> DTensor:
-    dims = normalize_dims(dim, input.ndim, "mean")
+    dims = reduce_dims(input, dim, "mean")
     if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise DTypeError(f"mean: input dtype {input.dtype.name} is not floating point, so the "
                          "mean's dtype cannot be inferred. Hint: call .float() on the input "
