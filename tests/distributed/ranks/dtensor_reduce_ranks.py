@@ -6,6 +6,7 @@ the full tensor: values and gradients. Reports [cases, {case: failure}]."""
 import itertools
 
 import numpy as np
+import pytest
 from tests.distributed.harness import report
 
 import ember
@@ -15,6 +16,7 @@ from ember.distributed.tensor import (
     Partial,
     Replicate,
     Shard,
+    UnsupportedShardingError,
     distribute_tensor,
     init_device_mesh,
     ops,
@@ -94,6 +96,12 @@ for (name, fn), s, p in itertools.product(CASES.items(), [(4, 6), (5, 3)], PLACE
         why = f"{type(e).__name__}: {e}"[:200]
     if why:
         out[f"{name} {s} {p}"] = why
+# a DTensor and an ordinary tensor: the mixing error in either order (the DTensor first read
+# the tensor as max's dim: "dim must be an int")
+d, a = distribute_tensor(ember.randn(4, 6), mesh, [Shard(0)]), ember.randn(4, 6)
+for call in (lambda: ember.max(d, a), lambda: d.min(a), lambda: ember.max(a, d)):
+    with pytest.raises(UnsupportedShardingError, match=r"(maximum|minimum): .*mixed with ordinary"):
+        call()
 # max/min(dim) gather their input once for values and indices (it was twice)
 moves = []
 redistributing = ops.redistribute_local

@@ -32,6 +32,7 @@ from ember.ops.reduce import argmax, argmin, max, min, prod  # noqa: A004
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import maximum, minimum
 from ember.ops.variance import std, var
+from ember.tensor import Tensor
 
 __all__: list[str] = []
 
@@ -69,9 +70,9 @@ def _arg(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False) -
 @rule(max, min)
 def _extreme(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False) -> Any:
     """The whole tensor's extreme, or ``(values, indices)`` along ``dim`` (global indices:
-    the dimension is gathered); ``max(a, b)`` with a DTensor ``b`` is elementwise
-    (``maximum``: the core op hands it over here)."""
-    if isinstance(dim, DTensor):
+    the dimension is gathered); ``max(a, b)`` with a tensor ``b`` is elementwise
+    (``maximum``: the core op hands it over here; an ordinary ``b`` is the mixing error)."""
+    if isinstance(dim, (DTensor, Tensor)):
         return _elementwise(maximum if op is max else minimum, input, dim)
     if dim is None:
         return gathered_reduction(input, normalize_dims(None, input.ndim, op.__name__),
