@@ -9,7 +9,7 @@ import pytest
 
 import ember
 import ember.linalg as LA
-from tests.export.onnx_helpers import eager, run_onnx
+from tests.export.onnx_helpers import check_export, eager, run_onnx
 
 # (singular, a needed row swap, all zero, inf and NaN entries, tiny pivots)
 SPECIAL = np.array([[[0, 1.0], [1, 0]], [[1, 2], [2, 4]], [[0, 0], [0, 0]],
@@ -80,3 +80,19 @@ def test_linalg_ops_that_decompose(op, dtype):
            "trace": lambda a: a.diagonal(dim1=-2, dim2=-1).sum(-1),
            "vecdot": lambda a: LA.vecdot(a, a.flip(-2))}
     _run(fns[op], [a], rtol=2e-6 if dtype == "float32" else 1e-12)
+
+
+def test_householder_product_of_no_reflectors():
+    # ([I; 0], recorded as an output of A and tau that passes no gradient back: it had no
+    # converter, where before c37b4a61 the export went through)
+    class Reflect(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = ember.nn.Parameter(ember.randn(5, 3, dtype=ember.float64))
+
+        def forward(self, tau):
+            return LA.householder_product(self.a, tau)
+
+    check_export(Reflect(), ember.zeros(0, dtype=ember.float64), rtol=0, atol=0)
+    check_export(lambda a, tau: LA.householder_product(a, tau), ember.randn(4, 2),
+                 ember.zeros(0), rtol=0, atol=0)

@@ -22,7 +22,7 @@ _UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh
           "sinh": "Sinh", "tan": "Tan", "tanh": "Tanh", "exp": "Exp", "log": "Log",
           "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "erf": "Erf",
           "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
-          "isnan": "IsNaN", "copy": "Identity"}
+          "isnan": "IsNaN", "copy": "Identity", "no_grad_from": "Identity"}
 _ON_BOOLS = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
 _NARROW = ("bool", "int8", "uint8", "int16")  # (MatMul and Pow take none of them)
 _NO_MAX = {"int16": int32, "bfloat16": _FLOAT32}  # (onnxruntime has no Max/Min of these)
