@@ -49,9 +49,14 @@ def test_an_explicit_dtype_wins_over_autocast_as_in_torch(name, dtypes):
 
 
 def test_without_dtype_the_float32_policy_still_applies():
-    with ember.autocast("cpu"):
-        x = ember.ones(3, dtype=ember.bfloat16)
-        assert x.sum().dtype is x.softmax(0).dtype is x.cumsum(0).dtype is ember.float32
+    # (torch's CPU float32 list holds prod and the losses, not sum/softmax/cumsum: those keep
+    # bfloat16 inputs in bfloat16, as torch's CPU autocast; the list was CUDA's before)
+    for lib in (ember, torch):
+        with lib.autocast("cpu"):
+            x = lib.ones(3, dtype=lib.bfloat16)
+            assert x.prod().dtype is lib.float32
+            assert lib.nn.functional.mse_loss(x, x).dtype is lib.float32
+            assert x.sum().dtype is x.softmax(0).dtype is x.cumsum(0).dtype is lib.bfloat16
 
 
 @pytest.mark.parametrize("args, kwargs", [((), {"device_type": "cpu", "enabled": True}),

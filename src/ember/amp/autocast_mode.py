@@ -38,18 +38,15 @@ LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 # The one table: primitive name -> what autocast does with its floating inputs.
 #   lower:   cast to the autocast dtype (GEMMs: matmul, einsum, conv; so linear, bmm, baddbmm,
 #            addmm, attention)
-#   float32: cast to float32 (softmax, exp/log/pow, reductions and so norms and losses,
-#            linear algebra)
+#   float32: cast to float32: PyTorch's CPU float32 list (prod, some losses, linear algebra);
+#            composite losses on it are float32_under_autocast functions; softmax, exp/log,
+#            sum/mean, norms keep a low input's dtype, as on PyTorch's CPU (CUDA's list differs)
 #   promote: cast to the widest floating dtype among the inputs (ops that need one dtype)
 POLICY: dict[str, str] = {
     **dict.fromkeys(("matmul", "einsum", "conv", "scaled_dot_product_attention", "prelu"),
                     LOWER),
     **dict.fromkeys((
-        "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
-        "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
-        "softplus", "erf", "sum", "prod", "cumsum", "cumprod", "nan_to_num", "standardize",
-        "batch_norm", "layer_norm", "group_norm", "binary_cross_entropy", "smooth_l1_loss",
-        "ctc_loss",
+        "prod", "binary_cross_entropy", "smooth_l1_loss", "ctc_loss",
         # linear algebra, which has no low-precision kernels (PyTorch's CPU list)
         "linalg_cholesky", "linalg_det", "linalg_eig", "linalg_eigh", "linalg_inv",
         "linalg_ldl_factor", "linalg_ldl_solve", "linalg_lu_factor", "linalg_matrix_exp",
@@ -264,8 +261,8 @@ def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
 class autocast:
     """Context manager and decorator: mixed precision by op policy, as ``torch.autocast``.
 
-    Inside, GEMMs (matmul, linear, conv, einsum, attention) run in ``dtype`` and precision-
-    sensitive ops (softmax, exp/log, reductions, norms, losses, linear algebra) in float32;
+    Inside, GEMMs (matmul, linear, conv, einsum, attention) run in ``dtype`` and the ops of
+    PyTorch's CPU float32 list (``prod``, the losses, linear algebra, 3-D pools) in float32;
     ops listed as promote take the widest dtype of their inputs. ``enabled=False`` turns it
     off inside an enclosing autocast. ``dtype`` defaults to the current autocast dtype
     (:func:`get_autocast_dtype`); one that is neither bfloat16 nor float16 disables autocast

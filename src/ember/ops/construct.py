@@ -26,7 +26,7 @@ from ember.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from ember.ops.arithmetic import mul
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import logical_xor
-from ember.ops.convert import cast, clone
+from ember.ops.convert import cast, clone, float32_under_autocast
 from ember.ops.creation import ones, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.forwarding import check_tensors, hands_over
@@ -259,6 +259,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 @method()
 @hands_over
+@float32_under_autocast
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a 2-d tensor (integers sum to int64).
 

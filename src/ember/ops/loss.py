@@ -164,6 +164,7 @@ def _nll(op: str, input: Tensor, targets: _Targets, reduction: str) -> Tensor:
     return name_node(total, "NllLossBackward0")
 
 
+@float32_under_autocast
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -192,6 +193,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _nll("nll_loss", input, targets, reduction)
 
 
+@float32_under_autocast
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
@@ -319,6 +321,7 @@ def _weighted(op: str, loss: Tensor, input: Tensor, weight: Tensor | None, reduc
     return _reduce(loss, reduction)
 
 
+@float32_under_autocast
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
              reduce: bool | None = None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
@@ -333,6 +336,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     return name_node(_weighted("mse_loss", d * d, input, weight, reduction), "MseLossBackward0")
 
 
+@float32_under_autocast
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
@@ -481,6 +485,7 @@ def _bce_logits_terms(input: Tensor, target: Tensor, pos_weight: Tensor | None) 
     return bce_logits_terms(x, t, expand(p[0], t.shape) if p else None)
 
 
+@float32_under_autocast
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            reduce: bool | None = None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
@@ -518,6 +523,7 @@ def kl_div_reduced(input: Tensor, target: Tensor, reduction: str, log_target: bo
     return _reduce(loss, reduction)
 
 
+@float32_under_autocast
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average: bool | None = None, eps: float = 1e-8,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:

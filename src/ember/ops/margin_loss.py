@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
 from ember.ops.broadcast import broadcast_shapes
-from ember.ops.convert import cast
+from ember.ops.convert import cast, float32_under_autocast
 from ember.ops.creation import arange
 from ember.ops.distance import pairwise_distance
 from ember.ops.gather import class_indices
@@ -23,6 +23,7 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 
+@float32_under_autocast
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
@@ -43,6 +44,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
+@float32_under_autocast
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
@@ -59,6 +61,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(far + near, reduction)
 
 
+@float32_under_autocast
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y·x))`` for labels ``y`` in {-1, 1}, computed stably.
@@ -101,6 +104,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss.sum(input.ndim - 1) / input.shape[-1], reduction)
 
 
+@float32_under_autocast
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -146,6 +150,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss if target.ndim == 1 else loss.reshape(()), reduction)
 
 
+@float32_under_autocast
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average: bool | None = None, reduce: bool | None = None,
                           reduction: str = "mean") -> Tensor:
@@ -189,6 +194,7 @@ def _triplet(op: str, anchor: Tensor, positive: Tensor, negative: Tensor,
     return _reduce((near - far + margin).clamp(min=0), reduction)
 
 
+@float32_under_autocast
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average: bool | None = None,
@@ -227,6 +233,7 @@ def triplet_margin_with_distance_loss(
                     margin, swap, reduction)
 
 
+@float32_under_autocast
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Multi-label hinge loss ``Σ_j Σ_{i ∉ y} max(0, 1 - (x[y_j] - x[i])) / C`` per sample,

@@ -61,14 +61,14 @@ def _check_float(op: str, x: Tensor) -> None:
 def half_with_float_params(input: Tensor, *params: Tensor | None) -> bool:
     """Whether a norm of ``input`` with ``params`` (weight, bias, running statistics) runs in
     float32: float32 ones with a float16 or bfloat16 input, as PyTorch's CPU kernels allow
-    (the caller returns the input's dtype). Other mixes raise PyTorch's errors; under
-    autocast its policy picks the dtypes instead.
+    (the caller returns the input's dtype), under autocast too (PyTorch's CPU autocast
+    leaves the norms alone). Other mixes raise PyTorch's errors.
 
     Example:
         >>> half_with_float_params(ember.ones(2, 3).half(), ember.ones(3))
         True
     """
-    if DISPATCH.casting or not isinstance(input.dtype, dtypes.DType):  # (quantized: refused)
+    if not isinstance(input.dtype, dtypes.DType):  # (quantized: refused)
         return False
     given = [p for p in params if p is not None]
     if not given or given[0].dtype == input.dtype:
@@ -315,7 +315,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
         eps = float(np.finfo(x.dtype.np).eps)
     y = x * (laid_out_like((x * x).mean(tuple(range(-k, 0)), keepdim=True), x) + eps).rsqrt()
     y = y if weight is None else y * weight
-    return y if DISPATCH.casting else y.to(input.dtype)  # (autocast's policy: float32)
+    return y.to(input.dtype)  # (under autocast too: PyTorch's CPU autocast keeps it)
 
 
 def _update_running(running: Tensor | None, batch: Tensor, momentum: float,
