@@ -19,7 +19,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import ArgumentError, ArgumentTypeError
-from ember.ops.creation import check_strided
+from ember.layouts import strided
 from ember.ops.unary import abs, exp, sin
 from ember.ops.windows import bartlett_shape, blackman_shape, cosine_sum, kaiser_shape, make_window
 from ember.tensor import Tensor
@@ -37,7 +37,9 @@ def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if M < 0:
         raise ArgumentError(f"{name} requires non-negative window length, got M={M}")
-    check_strided(name, layout)
+    if layout is not None and layout is not strided:  # (anything else: a ValueError in torch)
+        raise ArgumentError(f"{name} is implemented for strided tensors only, got: {layout}. "
+                            "Hint: pass ember.strided, or convert with .to_sparse()")
     if dt not in (dtypes.float32, dtypes.float64):
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
     if check is not None:
