@@ -188,7 +188,8 @@ def init_process_group(
             "Ember's CPU backend is 'mpi'"
         )
     if init_method is not None and store is not None:
-        raise ValueError("init_process_group: cannot specify both init_method and store")
+        raise ArgumentError("init_process_group: cannot specify both init_method and store; "
+                            "give one of them")
     if GroupMember.WORLD is not None:
         return GroupMember.WORLD
     mpi = _mpi()
