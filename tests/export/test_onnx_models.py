@@ -47,3 +47,22 @@ def test_resnet18_exports_in_eval_mode_with_running_statistics_and_dynamic_batch
     for batch in (x, ember.randn(3, 3, 8, 8)):
         np.testing.assert_allclose(run_onnx(proto, batch.numpy())[0], eager(model, batch)[0],
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_resnext_exports_with_a_dynamic_batch_by_both_exporters():
+    # a 1×1 conv of few pixels by a large weight (layer4's last, 2×2 pixels, 128→2048) came
+    # out channels-last from batch 4 and NCHW below it: added to the other branch, the layout
+    # (and so the traced graph: a permute before the pooling) changed with the batch size
+    ember.manual_seed(0)
+    model = ember.models.ResNet(ember.models.Bottleneck, [1, 1, 1, 1], groups=2,
+                                width_per_group=8, num_classes=5).eval()
+    x, other = ember.randn(2, 3, 64, 64), ember.randn(5, 3, 64, 64)
+    proto = ember.onnx.to_model(model, x, input_names=["x"], dynamic_axes={"x": {0: "b"}})
+    program = ember.export.export(model, (x,), dynamic_shapes=({0: ember.export.Dim("b")},))
+    for batch in (x, other):
+        want = eager(model, batch)[0]
+        np.testing.assert_allclose(run_onnx(proto, batch.numpy())[0], want, rtol=1e-4,
+                                   atol=1e-5)
+        with ember.no_grad():
+            got = program.module()(batch).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

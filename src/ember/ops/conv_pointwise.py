@@ -1,7 +1,8 @@
 """1×1, stride-1, unpadded convolutions inside the ``conv`` primitive: products of the pixels
 alone. An NCHW input is a GEMM per sample, ``W @ x[n]``, on the input as it lies (NCHW out, as
 PyTorch's); any other layout one GEMM of its pixel rows (free for channels-last), as the other
-convolutions' (channels-last out)."""
+convolutions' (channels-last out). The output's layout follows the input's alone, never the
+sizes, so a traced graph does not change with the batch size."""
 
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ def _samples_first(a: Any) -> Any:
 
 
 def _few_pixels(n: int, length: int, weight_elements: int) -> bool:
-    """Whether a 1×1 product of an NCHW batch runs faster as one GEMM of pixel rows (copied)
-    than as a GEMM per sample: a large weight is packed again for each sample's product, which
-    few pixels do not repay (1 thread, 32×2048→512 at 7×7: 41 ms as rows, 43-48 per sample;
-    at 14×14, and with a 256×256 weight at 7×7, per sample is 5-25 % faster)."""
+    """Whether a 1×1 product of an NCHW batch runs faster as one GEMM of the input copied to
+    (Cin, N·L) than as a GEMM per sample: a large weight is packed again for each sample's
+    product, which few pixels do not repay (1 thread, 32×2048→512 at 7×7: 41 ms as one GEMM
+    of pixel rows, 43-48 per sample; at 14×14, and with a 256×256 weight at 7×7, per sample is
+    5-25 % faster)."""
     return n >= 4 and length < 64 and weight_elements >= 1 << 18
 
 
@@ -47,27 +49,33 @@ def _rows(xp: Any, a: Any, dtype: Any) -> Any:
 def pointwise_conv(xp: Any, x: Any, w: Any, bias: Any, compute: Any) -> Any:
     """A 1×1 stride-1 convolution, the bias (in the GEMM's dtype) added to the fresh output.
     NCHW ``x``: the batch of GEMMs ``W @ x[n]`` on ``x`` as it lies, NCHW out (PyTorch's
-    layout; copying ``x`` to pixel rows took 2-3x the GEMM's time on a 256→21 head); else one
-    GEMM of the pixel rows (free for a channels-last ``x``), channels-last out as the other
-    paths'."""
+    layout; copying ``x`` to pixel rows took 2-3x the GEMM's time on a 256→21 head), or, for
+    few pixels by a large weight (:func:`_few_pixels`), one GEMM ``W @ x`` of ``x`` copied to
+    (Cin, N·L), its (Cout, N·L) result copied back to NCHW (both copies move runs of L
+    pixels); else one GEMM of the pixel rows (free for a channels-last ``x``), channels-last
+    out as the other paths'. The output's layout follows the input's alone, never the sizes:
+    a layout that changed with the batch made a traced model's graph change with it (a
+    ResNeXt's last 1×1 conv, once channels-last from batch 4, added to an NCHW branch)."""
     n, cout, spatial = x.shape[0], w.shape[0], x.shape[2:]
     weight = w[(slice(None), slice(None)) + (0,) * len(spatial)]  # (Cout, Cin): a view
     dtype = x.dtype if compute is None else compute.np
     samples = _samples_first(x)
-    if samples is not None and _few_pixels(n, samples.shape[2], weight.size):
-        samples = None
-    if samples is not None:
-        out = gemm.matmul(xp, weight.astype(dtype, copy=False), samples.astype(dtype, copy=False))
-    else:
+    if samples is None:
         out = gemm.matmul(xp, _rows(xp, x, dtype), weight.T.astype(dtype, copy=False))
-    if bias is not None:  # (in the GEMM's dtype, before the one cast back, as PyTorch's)
-        out += bias.reshape((cout, 1) if samples is not None else (cout,))
-    if compute is not None:
-        out = out.astype(x.dtype)
-    if samples is not None:
-        return out.reshape((n, cout) + spatial)
-    return out.reshape((n,) + spatial + (cout,)).transpose((0, len(spatial) + 1,
-                                                            *range(1, len(spatial) + 1)))
+        if bias is not None:  # (in the GEMM's dtype, before the one cast back, as PyTorch's)
+            out += bias
+        out = out.reshape((n,) + spatial + (cout,)).astype(x.dtype, copy=False)
+        return out.transpose((0, len(spatial) + 1, *range(1, len(spatial) + 1)))
+    weight, length = weight.astype(dtype, copy=False), samples.shape[2]
+    if _few_pixels(n, length, weight.size):
+        channels = xp.ascontiguousarray(samples.transpose(1, 0, 2), dtype=dtype)
+        out = gemm.matmul(xp, weight, channels.reshape(channels.shape[0], -1))
+        out = out.reshape((cout, n, length)).transpose(1, 0, 2)
+    else:
+        out = gemm.matmul(xp, weight, samples.astype(dtype, copy=False))
+    if bias is not None:
+        out += bias.reshape((cout, 1))
+    return xp.ascontiguousarray(out, dtype=x.dtype).reshape((n, cout) + spatial)
 
 
 def pointwise_weight_grad(xp: Any, x: Any, g: Any, compute: Any) -> Any:
