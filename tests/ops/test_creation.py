@@ -90,3 +90,28 @@ def test_python_ints_past_int64_still_fill_an_explicit_uint64_tensor():
     assert ember.tensor(np.array([2 ** 63], dtype=np.uint64)).dtype is ember.uint64
     assert ember.tensor([np.uint64(2 ** 63)]).dtype is ember.uint64  # (NumPy's own uint64s)
     assert ember.tensor(np.uint64(2 ** 63)).dtype is ember.uint64
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, layout: m.tril_indices(3, 3, layout=layout),
+    lambda m, layout: m.triu_indices(3, 3, 1, layout=layout),
+    lambda m, layout: m.zeros_like(m.ones(2).to_sparse(), layout=layout),
+    lambda m, layout: m.ones(2).new_zeros(3, layout=layout),
+    lambda m, layout: m.ones(2).new_ones(3, layout=layout),
+    lambda m, layout: m.ones(2).new_empty(3, layout=layout),
+    lambda m, layout: m.ones(2).new_full((3,), 1.0, layout=layout),
+    lambda m, layout: m.ones(2).new_empty_strided((3,), (1,), layout=layout),
+], ids=["tril_indices", "triu_indices", "zeros_like_sparse", "new_zeros", "new_ones", "new_empty",
+        "new_full", "new_empty_strided"])
+def test_layout_argument_is_checked_as_torch(call):
+    # (tril/triu_indices took any value; zeros_like of a sparse tensor raised a bare
+    # AttributeError for "x"; the new_* methods took no layout=)
+    for bad in ("x", 3, "contiguous_format"):
+        for lib in (torch, ember):
+            value = getattr(lib, bad) if bad == "contiguous_format" else bad
+            with pytest.raises(TypeError, match="argument 'layout' must be"):
+                call(lib, value)
+    mine, ref = (call(lib, lib.strided) for lib in (ember, torch))
+    assert mine.layout is ember.strided and tuple(mine.shape) == tuple(ref.shape)
+    if not any(n.startswith("new_empty") for n in call.__code__.co_names):
+        assert mine.tolist() == ref.tolist()

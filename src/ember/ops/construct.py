@@ -27,7 +27,7 @@ from ember.ops.arithmetic import mul
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import logical_xor
 from ember.ops.convert import cast, clone, float32_under_autocast
-from ember.ops.creation import ones, zeros
+from ember.ops.creation import check_strided, ones, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.indexing import FULL, Index, Slice
@@ -354,7 +354,8 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 # -- index builders -------------------------------------------------------------------------------
 def _triangle_indices(op: str, lower: bool, row: Any, col: Any, offset: Any, dtype: Any,
-                      device: Any) -> Tensor:
+                      device: Any, layout: Any) -> Tensor:
+    check_strided(op, layout)
     row, col = as_int(row, op, "row"), as_int(col, op, "col")
     offset = as_int(offset, op, "offset")
     for name, v in (("row", row), ("col", col)):
@@ -373,14 +374,14 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
                  layout: Any = None) -> Tensor:
     """The ``(2, count)`` row and column indices of the lower triangle of a ``row × col``
     matrix (on and below diagonal ``offset``), row by row; int64 unless ``dtype`` is
-    int32. ``layout`` is accepted for PyTorch's signature (strided).
+    int32. ``layout``: strided only, as PyTorch's.
 
     Example:
         >>> ember.tril_indices(3, 3)
         tensor([[0, 1, 1, 2, 2, 2],
                 [0, 0, 1, 0, 1, 2]])
     """
-    return _triangle_indices("tril_indices", True, row, col, offset, dtype, device)
+    return _triangle_indices("tril_indices", True, row, col, offset, dtype, device, layout)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
@@ -393,7 +394,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
         tensor([[0, 0, 1],
                 [1, 2, 2]])
     """
-    return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)
+    return _triangle_indices("triu_indices", False, row, col, offset, dtype, device, layout)
 
 
 @hands_over

@@ -79,12 +79,18 @@ def _shape(size: tuple, op: str) -> tuple[int, ...]:
     return shape
 
 
-def check_strided(op: str, layout: Any) -> None:
-    """The ``layout=`` a factory takes, as PyTorch's: ``ember.strided`` (or None) only; what
-    is no layout at all is a TypeError, as PyTorch's."""
+def check_layout_type(op: str, layout: Any) -> None:
+    """A ``layout=`` that is no layout at all (a string, a memory format) is a TypeError, as
+    PyTorch's."""
     if layout is not None and not isinstance(layout, layouts.layout):
         raise ArgumentTypeError(f"{op}(): argument 'layout' must be ember.layout, not "
                                 f"{type_name(layout)}. Hint: pass ember.strided")
+
+
+def check_strided(op: str, layout: Any) -> None:
+    """The ``layout=`` a factory takes, as PyTorch's: ``ember.strided`` (or None) only; what
+    is no layout at all is a TypeError, as PyTorch's."""
+    check_layout_type(op, layout)
     if layout is not None and layout is not strided:
         raise ArgumentError(f"{op}: makes dense tensors only, got layout={layout}. Hint: pass "
                             "ember.strided, or convert the result with .to_sparse()")
@@ -299,6 +305,7 @@ def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_
     format unless given (``preserve_format``, also ``None``, keeps a channels-last layout,
     as :meth:`Tensor.clone` does); a tensor-like ``t`` (a DTensor, an fx Proxy) hands it over
     (``fmt`` None if not given: a sparse tensor refuses any given one, as PyTorch's)."""
+    check_layout_type(op.__name__, layout)
     if type(t) in TENSOR_LIKE:
         kwargs = {"dtype": dtype, "device": device, "requires_grad": requires_grad,
                   "memory_format": fmt}

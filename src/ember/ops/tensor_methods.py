@@ -38,7 +38,16 @@ from ember.ops.broadcast import broadcast_to, sum_to
 from ember.ops.compare import ge, gt, le, lt, ne
 from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
-from ember.ops.creation import _shape, empty, full, made_per_sample, ones, tensor, zeros
+from ember.ops.creation import (
+    _shape,
+    check_strided,
+    empty,
+    full,
+    made_per_sample,
+    ones,
+    tensor,
+    zeros,
+)
 from ember.ops.inplace import (
     _refuse_leaf_write,
     _tell_handlers,
@@ -72,10 +81,12 @@ def _like_self(self: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
 
 
 def _new(self: Tensor, name: str, make: Callable, size: tuple, dtype: Any, device: Any,
-         requires_grad: bool, *args: Any) -> Tensor:
-    """``make(*size, *args)`` with ``self``'s dtype and device unless given. Inside ``vmap``
+         requires_grad: bool, layout: Any, *args: Any) -> Tensor:
+    """``make(*size, *args)`` with ``self``'s dtype and device unless given (``layout``:
+    strided only, as the factories take it). Inside ``vmap``
     the result of a batched ``self`` is batched, as in PyTorch: method ``name`` runs on
     ``self``'s batch with the batch size in front of the shape (see ``made_per_sample``)."""
+    check_strided(name, layout)
     dtype, device = _like_self(self, dtype, device)
     kwargs = {"dtype": dtype, "device": device, "requires_grad": requires_grad}
     if DISPATCH.handler is not None:
@@ -89,19 +100,19 @@ def _new(self: Tensor, name: str, make: Callable, size: tuple, dtype: Any, devic
 
 @method()
 def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, layout: Any = None) -> Tensor:
     """Zeros of ``size`` with ``self``'s dtype and device unless given.
 
     Example:
         >>> ember.ones(2, dtype=ember.int64).new_zeros(3)
         tensor([0, 0, 0])
     """
-    return _new(self, "new_zeros", zeros, size, dtype, device, requires_grad)
+    return _new(self, "new_zeros", zeros, size, dtype, device, requires_grad, layout)
 
 
 @method()
 def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None) -> Tensor:
     """Ones of ``size`` with ``self``'s dtype and device unless given.
 
     Example:
@@ -109,12 +120,12 @@ def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
         tensor([[1., 1.],
                 [1., 1.]], dtype=ember.float64)
     """
-    return _new(self, "new_ones", ones, size, dtype, device, requires_grad)
+    return _new(self, "new_ones", ones, size, dtype, device, requires_grad, layout)
 
 
 @method()
 def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None) -> Tensor:
     """``fill_value`` everywhere in a tensor of ``size``, with ``self``'s dtype and device
     unless given.
 
@@ -123,24 +134,26 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
         tensor([7., 7.])
     """
     shape = tuple(size) if not isinstance(size, int) else (size,)
-    return _new(self, "new_full", full, (shape,), dtype, device, requires_grad, fill_value)
+    return _new(self, "new_full", full, (shape,), dtype, device, requires_grad, layout,
+                fill_value)
 
 
 @method()
 def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, layout: Any = None) -> Tensor:
     """An uninitialised tensor of ``size`` with ``self``'s dtype and device unless given.
 
     Example:
         >>> ember.zeros(1, dtype=ember.int32).new_empty(2, 3).shape
         ember.Size([2, 3])
     """
-    return _new(self, "new_empty", empty, size, dtype, device, requires_grad)
+    return _new(self, "new_empty", empty, size, dtype, device, requires_grad, layout)
 
 
 @method()
 def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None,
-                      device: Any = None, requires_grad: bool = False) -> Tensor:
+                      device: Any = None, requires_grad: bool = False,
+                      layout: Any = None) -> Tensor:
     """:func:`ember.empty_strided` with ``self``'s dtype and device unless given.
 
     Example:
@@ -148,7 +161,8 @@ def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None
         (1, 2)
     """
     dtype, device = _like_self(self, dtype, device)
-    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
+    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad,
+                         layout=layout)
 
 
 @method()
