@@ -40,9 +40,9 @@ _OPENBLAS_SINGLE = 1 << 18  # OpenBLAS's own cutoff (65536 × GEMM_MULTITHREAD_T
 
 
 def set_single_thread_gemm_below(macs: int) -> None:
-    """Matrix products of fewer than ``macs`` multiply-adds per matrix (and those with a
-    result of at most 16 rows or columns) run on one BLAS thread (default 2²⁵; 0 turns the
-    choice off).
+    """Matrix products and triangular solves of fewer than ``macs`` multiply-adds per matrix
+    (and products with a result of at most 16 rows or columns, and batches of solves) run on
+    one BLAS thread (default 2²⁵; 0 turns the choice off).
 
     Example:
         >>> ember.backend.set_single_thread_gemm_below(1 << 25)
@@ -51,6 +51,20 @@ def set_single_thread_gemm_below(macs: int) -> None:
     if not isinstance(macs, int) or macs < 0:
         raise ArgumentError(f"set_single_thread_gemm_below: expected an int >= 0, got {macs!r}")
     _single_below = macs
+
+
+def one_thread(macs: int, count: int = 1) -> bool:
+    """Whether ``count`` BLAS calls in a row of ``macs`` multiply-adds each (a triangular
+    solve's, see :mod:`ember.backend.trsm`) should run on one BLAS thread: below the
+    threshold of :func:`set_single_thread_gemm_below`, or several calls (each would wake the
+    threads again), unless the choice is off or this is a piece inside Ember's pool (already
+    one thread each).
+
+    Example:
+        >>> gemm.one_thread(32 * 32 * 32), gemm.one_thread(1 << 30), gemm.one_thread(1 << 30, 4)
+        (True, False, True)
+    """
+    return bool(_single_below) and (macs < _single_below or count > 1) and not parallel.inside()
 
 
 def _numpy_only(xp: Any, a: Any, b: Any) -> bool:

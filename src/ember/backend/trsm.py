@@ -16,14 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ember.backend import parallel, threads
+from ember.backend import gemm, threads
 
 _ROW_MAJOR, _LEFT, _UPPER, _LOWER, _NO_TRANS, _NON_UNIT, _UNIT = 101, 141, 121, 122, 111, 131, 132
 _SMALL = 32  # a batch of triangles smaller than this: None (NumPy's batched LU)
 _CHARS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
           np.dtype(np.complex128): "z"}
 _found: dict[np.dtype, Any] | None = None
-_single_below = 1 << 22  # n·n·k multiply-adds: below this trsm runs on one BLAS thread
 
 
 def _functions() -> dict[np.dtype, Any]:
@@ -80,9 +79,9 @@ def solve(xp: Any, t: Any, b: Any, upper: bool, unit: bool = False) -> Any:
     step_t, step_x = n * n * t.itemsize, n * k * x.itemsize
     at, ax = t.ctypes.data, x.ctypes.data
     uplo, diag = _UPPER if upper else _LOWER, _UNIT if unit else _NON_UNIT
-    # OpenBLAS splits a trsm over its threads from n·k >= 2¹⁶ on; small ones on one thread
-    few = n * k >= 1 << 16 and n * n * k < _single_below and not parallel.inside()
-    found = threads.blas_to_one_thread() if few else None
+    # OpenBLAS splits even a 16×16 solve over its threads, and each call wakes them: under
+    # load 32×32 k=32 took 46 µs against 10 on one thread; gemm's rule (a batch: one each)
+    found = threads.blas_to_one_thread() if gemm.one_thread(n * n * k, count) else None
     try:
         for i in range(count):
             fn(_ROW_MAJOR, _LEFT, uplo, _NO_TRANS, diag, n, k, alpha, at + i * step_t, n,
