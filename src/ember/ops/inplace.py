@@ -59,8 +59,12 @@ class ViewScatter(Primitive):
             if in_place:
                 raise OpError("view_scatter: the view chain copies instead of viewing; write "
                               "through the base tensor instead")
+            if any(prim.name in _RETYPING for prim, _ in chain):
+                return _scatter_in_contiguous_copy(xp, out, src, chain)
             return _scatter_at_positions(xp, out, src, chain)  # (a gradient's layout)
         if not region.flags.writeable:  # (an expand in the chain: a read-only broadcast)
+            if any(prim.name in _RETYPING for prim, _ in chain):
+                raise _retyping_error(chain)
             return _scatter_at_positions(xp, out, src, chain)
         region[...] = src
         return out
@@ -83,6 +87,33 @@ class ViewScatter(Primitive):
 # the views that may show one element at several positions (the others show each at most
 # once: no overlap to look for, and no sort of every position)
 _REPEATING = frozenset({"expand", "as_strided", "unfold_view"})
+
+
+# the views that change the dtype: replayed on int64 positions they select wrong elements
+# (np.imag of positions is zeros), so a write through them is never done by positions
+_RETYPING = frozenset({"real", "imag", "view_as_real", "view_as_complex", "view_dtype"})
+
+
+def _scatter_in_contiguous_copy(xp: Any, out: Any, src: Any, chain: tuple) -> Any:
+    """``view_scatter`` through a dtype-changing chain where ``out`` (a gradient laid out
+    otherwise than the base) gives no view: ``out`` copied C-contiguous, the chain replayed
+    on the copy (a view again whenever the base's was), and ``src`` written there."""
+    buf = xp.array(out, order="C", copy=True)
+    region = buf
+    for prim, params in chain:
+        region = prim.forward(xp, region, **params)
+    if not (region.flags.writeable and xp.may_share_memory(region, buf)):
+        raise _retyping_error(chain)
+    region[...] = src
+    return buf
+
+
+def _retyping_error(chain: tuple) -> OpError:
+    names = " -> ".join(prim.name for prim, _ in chain)
+    return OpError(f"view_scatter: cannot write a gradient through the view chain {names}: "
+                   "it changes the dtype and gives no writable view of the gradient's "
+                   "layout. Hint: clone() the view before the in-place operation, or write "
+                   "through a contiguous() tensor")
 
 
 def _scatter_at_positions(xp: Any, out: Any, src: Any, chain: tuple) -> Any:
