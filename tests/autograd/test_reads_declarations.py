@@ -121,6 +121,10 @@ CASES = {
     # (no reflectors: [I; 0] in a's graph, with no gradient)
     "no_grad_from": (lambda a: ember.linalg.householder_product(a, ember.zeros(0)) * a,
                      [(3, 2)]),
+    # (gelsd's residuals under vmap: passed on where every rank is full)
+    "linalg_lstsq_residuals": (lambda a, b: ember.func.vmap(
+        lambda a: ember.linalg.lstsq(a, b, driver="gelsd").residuals)(a) * a.sum(), [(2, 5, 3),
+                                                                                     (5, 2)]),
     "where_matmul_div": (lambda a, b: ember.where(a > 0, a @ b.mT, b @ a.mT) / (b @ b.mT + 9),
                          [(4, 4)] * 2),
     "conv": (lambda a, w, b: F.conv2d(a, w, b, padding=1), [(2, 3, 5, 5), (4, 3, 3, 3), (4,)]),

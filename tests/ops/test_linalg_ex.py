@@ -286,7 +286,7 @@ def test_lstsq_residuals_under_vmap_and_compile_as_torch(driver, transform):
     assert_same(B.grad, Bt.grad, atol=1e-10)
     a[2, :, 2] = a[2, :, 1]
     with pytest.raises(ember.linalg.LinAlgError, match=r"\(Batch element 2\): the matrix has "
-                                                       r"rank 2 < 3 columns.*Hint"):
+                                                       r"rank 2 < 3 columns.*ember.export.*Hint"):
         fn(ember.tensor(a), ember.tensor(b))
 
 

@@ -225,11 +225,12 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 @primitive
 class LstsqResiduals(Primitive):
     """``residuals`` (``‖A X - B‖²`` per column) passed on where every ``rank`` is ``n``: for
-    ``lstsq``'s ``'gelsd'``/``'gelss'`` under vmap and the jit, where Python cannot read the
-    ranks. Their shape cannot depend on them there, so a rank-deficient matrix is an error
-    (eager ``lstsq`` gives no residuals then, as PyTorch's)."""
+    ``lstsq``'s ``'gelsd'``/``'gelss'`` under vmap, the jit and ``ember.export``, where Python
+    cannot read the ranks. Their shape cannot depend on them there, so a rank-deficient
+    matrix is an error (eager ``lstsq`` gives no residuals then, as PyTorch's)."""
 
     name = "linalg_lstsq_residuals"
+    save_inputs = False  # (its rules read none)
     allocates = True
     complex_grad = True  # (real residuals; passes the gradient on)
 
@@ -239,10 +240,10 @@ class LstsqResiduals(Primitive):
             where = f"(Batch element {int(deficient[0])}): " if rank.ndim else ""
             raise LinAlgError(
                 f"linalg.lstsq: {where}the matrix has rank {int(rank.reshape(-1)[deficient[0]])} "
-                f"< {n} columns, so driver 'gelsd'/'gelss' gives no residuals, and under vmap "
-                "or ember.compile their shape cannot depend on the data. Hint: call lstsq "
-                "outside the transform, or compute (A @ X - B).abs().pow(2).sum(-2) from the "
-                "solution")
+                f"< {n} columns, so driver 'gelsd'/'gelss' gives no residuals, and under "
+                "vmap, ember.compile or ember.export their shape cannot depend on the data. "
+                "Hint: call lstsq outside the transform, or compute "
+                "(A @ X - B).abs().pow(2).sum(-2) from the solution")
         return residuals.copy()
 
     def infer(self, residuals, rank, *, n):
@@ -266,11 +267,11 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     but ``'gels'``; ``singular_values`` for ``'gelsd'`` and ``'gelss'``; ``residuals``
     (``‖A X - B‖²`` per column, differentiable) when ``m > n``, for ``'gels'``, and for
     ``'gelsd'``/``'gelss'`` when every matrix has full rank. What a driver does not give is
-    an empty tensor. Under vmap and ``ember.compile`` the residuals' shape cannot depend on
-    the ranks, so ``'gelsd'``/``'gelss'`` then need every matrix of full rank (else a
-    ``LinAlgError``). ``rcond`` (singular values below ``rcond · σ₁`` count as zero) is
-    ignored by ``'gels'``; ``'gelsy'``'s rank comes from the singular values here, not from
-    LAPACK's pivoted QR, so near the cutoff it may differ.
+    an empty tensor. Under vmap, ``ember.compile`` and in an ``ember.export`` program the
+    residuals' shape cannot depend on the ranks, so ``'gelsd'``/``'gelss'`` then need every
+    matrix of full rank (else a ``LinAlgError``). ``rcond`` (singular values below
+    ``rcond · σ₁`` count as zero) is ignored by ``'gels'``; ``'gelsy'``'s rank comes from the
+    singular values here, not from LAPACK's pivoted QR, so near the cutoff it may differ.
 
     Example:
         >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
