@@ -77,18 +77,23 @@ def test_requires_grad_turned_off_between_forward_and_backward_leaves_grad_none(
     np.testing.assert_allclose(ex, tx)
 
 
-@pytest.mark.parametrize("op", ["linear", "mul"])
+@pytest.mark.parametrize("op", ["linear", "mul", "x @ w", "w @ x", "mm", "conv1d", "conv2d"])
 def test_requires_grad_turned_off_runs_the_leaf_hooks_where_the_rule_made_its_gradient(op):
-    # linear's rule computes w's gradient anyway: its hooks run, as torch's. x * w's rule reads
-    # w's flag at backward and computes none: neither hook runs, where torch runs both (the
-    # difference docs/tensors_and_autograd.md names)
+    # linear's rule computes w's gradient anyway: its hooks run, as torch's. The other rules
+    # read w's flag at backward and compute none: neither hook runs, where torch runs both
+    # (the difference docs/tensors_and_autograd.md names)
     def run(lib):
-        w = lib.full((2, 2), 2.0, requires_grad=True)
+        shape = {"conv1d": (2, 2, 2), "conv2d": (2, 2, 2, 2)}.get(op, (2, 2))
+        w = lib.full(shape, 2.0, requires_grad=True)
         calls = []
         w.register_hook(lambda g: calls.append("pre"))
         w.register_post_accumulate_grad_hook(lambda p: calls.append(p.grad))
         x = lib.ones(2, 2, requires_grad=True)
-        y = lib.nn.functional.linear(x, w) if op == "linear" else x * w
+        f = lib.nn.functional
+        y = {"linear": lambda: f.linear(x, w), "mul": lambda: x * w, "x @ w": lambda: x @ w,
+             "w @ x": lambda: w @ x, "mm": lambda: x.mm(w),
+             "conv1d": lambda: f.conv1d(lib.ones(1, 2, 4, requires_grad=True), w),
+             "conv2d": lambda: f.conv2d(lib.ones(1, 2, 4, 4, requires_grad=True), w)}[op]()
         w.requires_grad_(False)
         y.sum().backward()
         return calls
