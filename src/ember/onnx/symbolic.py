@@ -54,52 +54,18 @@ def rebuild(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | No
 
 
 def _size(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | None:
-    """One element, in each trace the size ``T`` of the same dynamic dimension of an input (a
-    Python ``int`` from ``x.shape`` in arithmetic), or ``T + c``, ``k * T`` (a numel),
-    ``c / T`` or ``T * T`` of one: read from that dimension at run time."""
+    """One element, in each trace the size of the same dynamic dimension of an input (a
+    Python ``int`` from ``x.shape`` in arithmetic), read from that dimension at run time."""
     if array.size != 1 or twin.size != 1 or array.dtype.kind not in "iuf":
         return None
-    values = (float(array.reshape(-1)[0]), float(twin.reshape(-1)[0]))
-    if not all(np.isfinite(values)):
+    sizes = (array.reshape(-1)[0], twin.reshape(-1)[0])
+    if not all(float(s).is_integer() for s in sizes):  # (inf and NaN too: refused)
         return None
-    dim = ctx.input_dim(*(int(v) for v in values)) if all(map(float.is_integer, values)) \
-        else None
-    if dim is not None:
-        size = ctx.cast(dim, int64, var.dtype)
-    elif (found := _size_form(ctx, values, array.dtype)) is not None:
-        op, c, (source, j) = found
-        size = ctx.cast(ctx.dim(source, j), int64, var.dtype)
-        made = size if op == "Square" else ctx.scalar(c, var.dtype)
-        size = ctx.node("Mul" if op == "Square" else op,
-                        [made, size] if op == "Div" else [size, made])
-    else:
+    dim = ctx.input_dim(*(int(s) for s in sizes))
+    if dim is None:
         return None
+    size = ctx.cast(dim, int64, var.dtype)
     return ctx.node("Reshape", [size, ctx.ints(array.shape)])
-
-
-def _size_form(ctx: Any, values: tuple[float, float], dtype: np.dtype) \
-        -> tuple[str, float, tuple[Any, int]] | None:
-    """``(op, c, (input, dimension))``: the first form of :func:`_size` that gives both
-    traces' ``values`` from an input's dynamic size (within the dtype's rounding); a chance
-    fit is caught by the farther check trace."""
-    exact = dtype.kind in "iu"
-    eps = 0.0 if exact else 4 * float(np.finfo(dtype).eps)
-    v0, v1 = values
-    for source in ctx.graph.inputs:
-        for j in ctx.dynamic_dims(source):
-            n0, n1 = ctx.sizes(source, j)[:2]
-            if not n0 or not n1:
-                continue
-            forms = [("Add", v0 - n0, n0 + v0 - n0, n1 + v0 - n0),
-                     ("Mul", v0 / n0, v0, n1 * v0 / n0), ("Square", 0.0, n0 * n0, n1 * n1)]
-            if not exact:
-                forms.append(("Div", v0 * n0, v0, v0 * n0 / n1))
-            for op, c, w0, w1 in forms:
-                if (exact and c != int(c)) or not (abs(v0 - w0) <= eps * abs(v0) and
-                                                  abs(v1 - w1) <= eps * abs(v1)):
-                    continue
-                return op, c, (source, j)
-    return None
 
 
 def triangle_mask(ctx: Any, shape: str, k: int, upper: bool) -> str:
