@@ -2,6 +2,8 @@
 was O(n³), ~1000× torch's time at 256×256 with one column), and matches torch's values and
 gradients, batched, broadcast, under vmap and jit."""
 
+import ctypes
+
 import numpy as np
 import pytest
 import torch
@@ -82,3 +84,27 @@ def test_small_or_batched_solves_run_on_one_blas_thread(monkeypatch, batch, n, k
     toggled.clear()
     parallel.run([lambda: trsm.solve(np, np.tril(a), b, False), lambda: None])
     assert not toggled
+
+
+@pytest.mark.parametrize("suffix, config, expected", [
+    ("64_", b"OpenBLAS 0.3.31 USE64BITINT DYNAMIC_ARCH", ctypes.c_int64),
+    ("", b"OpenBLAS 0.3.31 DYNAMIC_ARCH", ctypes.c_int),
+    ("", None, ctypes.c_int), ("_64", None, ctypes.c_int64),
+    ("", b"OpenBLAS 0.3.31 USE64BITINT", None),  # (ILP64 without a suffix: not called)
+    ("64_", b"OpenBLAS 0.3.31 DYNAMIC_ARCH", None)])
+def test_integer_width_checks_openblas_config(suffix, config, expected):
+    assert trsm._index_type(suffix, config) is expected
+
+
+@pytest.mark.parametrize("failure", ["load", "lookup"])
+def test_lookup_failures_fall_back_to_the_lu_path(monkeypatch, failure):
+    def fail(*args):
+        raise (OSError if failure == "load" else AttributeError)("no such library")
+    monkeypatch.setattr(trsm, "_found", None)
+    monkeypatch.setattr(*((ctypes, "CDLL") if failure == "load" else (threads, "blas_libraries")),
+                        fail)
+    a, b = _case((), 40, 3, np.float64)
+    assert trsm.solve(np, a, b, False) is None
+    out = [lib.linalg.solve_triangular(lib.tensor(a), lib.tensor(b), upper=False).numpy()
+           for lib in (ember, torch)]
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12, atol=1e-12)

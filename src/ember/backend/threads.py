@@ -6,6 +6,7 @@ import ctypes
 import os
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from threadpoolctl import ThreadpoolController
 
@@ -38,17 +39,34 @@ def _runs_own_threads(lib: object) -> bool:
     return lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) == "pthreads"
 
 
+def openblas_functions(lib: Any, *names: str) -> tuple[list[Any], str] | None:
+    """The C functions ``names`` of the loaded OpenBLAS ``lib`` (a threadpoolctl controller)
+    under the first symbol prefix ("", "scipy_": NumPy ≥ 2's wheels) and suffix ("", "64_",
+    "_64": ILP64 builds) that has them all, with that suffix; None where no naming has them
+    all or the library cannot be opened.
+
+    Example:
+        >>> fns, suffix = openblas_functions(lib, "openblas_get_num_threads")
+    """
+    try:
+        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
+    except (OSError, TypeError):
+        return None
+    for prefix in ("", "scipy_"):
+        for suffix in ("", "64_", "_64"):
+            found = [getattr(dll, f"{prefix}{name}{suffix}", None) for name in names]
+            if None not in found:
+                return found, suffix
+    return None
+
+
 def _switch(lib: object) -> tuple[Callable[[], int], Callable[[int], object]]:
     """(get, set) of one BLAS library's thread count: OpenBLAS's own C functions where it
     runs its own threads (pthreads), else threadpoolctl's (which adds ~1.5 µs a call)."""
     if _runs_own_threads(lib):
-        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
-        for prefix in ("", "scipy_"):
-            for suffix in ("", "64_", "_64"):
-                get = getattr(dll, f"{prefix}openblas_get_num_threads{suffix}", None)
-                set_ = getattr(dll, f"{prefix}openblas_set_num_threads{suffix}", None)
-                if get is not None and set_ is not None:
-                    return get, set_
+        found = openblas_functions(lib, "openblas_get_num_threads", "openblas_set_num_threads")
+        if found is not None:
+            return found[0][0], found[0][1]
     return (lambda: lib.num_threads), lib.set_num_threads
 
 

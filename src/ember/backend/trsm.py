@@ -4,8 +4,9 @@
 O(n³) for an O(n² k) problem (a 256×256 triangle with one column: ~8 ms against ~10 µs for
 ``trsm``). The OpenBLAS that NumPy's wheels bundle exports ``cblas_?trsm``; it is called here
 through ``ctypes``, one matrix of a batch at a time (~1–2 µs a call). Where no such library is
-found (another BLAS, another array library) :func:`solve` answers ``None`` and the caller
-solves another way.
+found (another BLAS, another array library, a library that cannot be opened, or an
+integer width its symbol names and ``openblas_get_config`` disagree on) :func:`solve`
+answers ``None`` and the caller solves another way.
 """
 
 from __future__ import annotations
@@ -25,30 +26,56 @@ _CHARS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.comp
 _found: dict[np.dtype, Any] | None = None
 
 
+def _index_type(suffix: str, config: bytes | None) -> Any:
+    """The C integer of a ``cblas_?trsm`` whose symbol ends in ``suffix`` (``64_``/``_64``:
+    an ILP64 build), checked against ``openblas_get_config``'s string where there is one
+    (``USE64BITINT`` in it for ILP64); None where the two disagree (an INTERFACE64 build
+    without a suffix): that library is not called."""
+    wide = suffix != ""
+    if config is not None and (b"USE64BITINT" in config) != wide:
+        return None
+    return ctypes.c_int64 if wide else ctypes.c_int
+
+
+def _config(lib: Any) -> bytes | None:
+    """``openblas_get_config()``'s string of the OpenBLAS ``lib``, None where it has none."""
+    found = threads.openblas_functions(lib, "openblas_get_config")
+    if found is None:
+        return None
+    get = found[0][0]
+    get.restype, get.argtypes = ctypes.c_char_p, []
+    return get()
+
+
 def _functions() -> dict[np.dtype, Any]:
-    """``cblas_?trsm`` of the loaded OpenBLAS per dtype (empty if there is none)."""
+    """``cblas_?trsm`` of the loaded OpenBLAS per dtype (empty if there is none, or if its
+    symbols or integer width cannot be told: the caller solves another way)."""
     global _found
-    if _found is not None:
-        return _found
-    _found = {}
+    if _found is None:
+        try:
+            _found = _lookup()
+        except (OSError, AttributeError, TypeError, ValueError):
+            _found = {}
+    return _found
+
+
+def _lookup() -> dict[np.dtype, Any]:
+    """:func:`_functions`'s search, over the loaded OpenBLAS libraries."""
     for lib in threads.blas_libraries()[0]:
         if lib.internal_api != "openblas":
             continue
-        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
-        for prefix in ("", "scipy_"):
-            for suffix, index in (("", ctypes.c_int), ("64_", ctypes.c_int64)):
-                if getattr(dll, f"{prefix}cblas_dtrsm{suffix}", None) is None:
-                    continue
-                for dtype, char in _CHARS.items():
-                    fn = getattr(dll, f"{prefix}cblas_{char}trsm{suffix}")
-                    scalar = ctypes.c_void_p if dtype.kind == "c" else \
-                        (ctypes.c_float if char == "s" else ctypes.c_double)
-                    fn.restype = None
-                    fn.argtypes = [ctypes.c_int] * 5 + [index, index, scalar, ctypes.c_void_p,
-                                                         index, ctypes.c_void_p, index]
-                    _found[dtype] = fn
-                return _found
-    return _found
+        found = threads.openblas_functions(lib, *(f"cblas_{c}trsm" for c in _CHARS.values()))
+        index = None if found is None else _index_type(found[1], _config(lib))
+        if index is None:
+            continue
+        for (dtype, char), fn in zip(_CHARS.items(), found[0]):
+            scalar = ctypes.c_void_p if dtype.kind == "c" else \
+                (ctypes.c_float if char == "s" else ctypes.c_double)
+            fn.restype = None
+            fn.argtypes = [ctypes.c_int] * 5 + [index, index, scalar, ctypes.c_void_p, index,
+                                                 ctypes.c_void_p, index]
+        return dict(zip(_CHARS, found[0]))
+    return {}
 
 
 def solve(xp: Any, t: Any, b: Any, upper: bool, unit: bool = False) -> Any:
