@@ -262,3 +262,15 @@ def test_isclose_at_the_reviewed_edges(dtype, a, b, kw):
     got = ember.isclose(ember.tensor([a], dtype=getattr(ember, dtype)),
                         ember.tensor([b], dtype=getattr(ember, dtype)), **kw)
     assert got.tolist() == torch.isclose(x, y, **kw).tolist() == [True]
+
+
+@pytest.mark.parametrize("rtol", [float("inf"), 3.5e38])
+def test_complex64_isclose_with_an_infinite_bound_as_torch(rtol):
+    """b * rtol overflows to inf beside a NaN part (inf * 0); its modulus is inf (hypot's
+    rule), so every finite pair is close, as torch (review58md 2: it was NaN, so False)."""
+    a, b = [1 + 1j, 0j, 2 + 0j, 1j], [5 + 3j, 1e30 + 0j, 0j, 3 + 0j]
+    want = torch.isclose(torch.tensor(a, dtype=torch.complex64),
+                         torch.tensor(b, dtype=torch.complex64), rtol=rtol, atol=0).tolist()
+    got = ember.isclose(ember.tensor(a, dtype=ember.complex64),
+                        ember.tensor(b, dtype=ember.complex64), rtol=rtol, atol=0).tolist()
+    assert got == want

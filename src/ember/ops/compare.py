@@ -262,11 +262,13 @@ class IsClose(Primitive):
 
 def _modulus(xp, z):
     """``|z|``; of complex64 as PyTorch's CPU kernel, ``sqrt(re² + im²)`` in float64 rounded
-    to float32 (NumPy's float32 hypot rounds otherwise)."""
+    to float32 (NumPy's float32 hypot rounds otherwise); an infinite part gives inf even beside
+    a NaN one, as hypot."""
     if z.dtype != np.complex64:
         return xp.abs(z)
     re, im = z.real.astype(np.float64), z.imag.astype(np.float64)
-    return xp.sqrt(re * re + im * im).astype(np.float32)
+    modulus = xp.sqrt(re * re + im * im)
+    return xp.where(xp.isinf(re) | xp.isinf(im), np.inf, modulus).astype(np.float32)
 
 
 def _same_dtype(op: str, input: Tensor, other: Any) -> tuple[Tensor, Tensor]:
