@@ -293,3 +293,91 @@ def test_a_copy_the_pack_hook_made_is_not_checked_whatever_holds_it(name):
     np.testing.assert_allclose(_write_after_saving(_MADE_ANEW[name], "input"), [2, 4, 6])
     np.testing.assert_allclose(_write_after_saving(_MADE_ANEW[name], "output"),
                                np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
+
+
+def _leaves_a_cycle(t):
+    def helper(x):
+        try:
+            raise ValueError
+        except ValueError as e:
+            err = e  # noqa: F841 (frame -> err -> traceback -> frame: x lives until gc)
+        return x.clone()
+    return helper(t)
+
+
+def _keeps_for_itself(name, seen):
+    """Pack hooks that keep ``t`` for their own reasons but return a copy."""
+    return {"debug list": lambda t: seen.append(t) or t.clone(),
+            "list of detach()": lambda t: seen.append(t.detach()) or t.clone(),
+            "tracker dict": lambda t: seen.append({id(t): (t.shape, t)}) or t.clone(),
+            "helper with a gc cycle": _leaves_a_cycle}[name]
+
+
+@pytest.mark.parametrize("custom", [False, True])
+@pytest.mark.parametrize("name", ["debug list", "list of detach()", "tracker dict",
+                                  "helper with a gc cycle"])
+def test_a_hook_keeping_t_for_itself_while_returning_a_copy_is_not_checked(name, custom):
+    # backward reads the copy, so a write to t after forward changes nothing: torch's answer
+    def run(lib):
+        seen = []
+
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                return 2 * ctx.saved_tensors[0] * g
+
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(_keeps_for_itself(name, seen), lambda v: v):
+            b = a * 1
+            c = (Square.apply(b) if custom else b * b).sum()
+        with lib.no_grad():
+            b.add_(1)
+        c.backward()
+        return a.grad.tolist()
+
+    assert run(ember) == run(torch) == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("hooks", ["clone", "save_on_cpu(pin_memory=True)"])
+def test_batch_norm_under_a_copying_hook_allows_a_write_to_its_input_as_torch(hooks):
+    def run(lib):
+        a = lib.tensor([[1.0, 2.0], [3.0, 5.0], [0.0, 7.0]], dtype=lib.float64,
+                       requires_grad=True)
+        bn = lib.nn.BatchNorm1d(2).double()
+        graph = lib.autograd.graph
+        ctx = graph.save_on_cpu(pin_memory=True) if hooks != "clone" else \
+            graph.saved_tensors_hooks(lambda t: t.clone(), lambda v: v)
+        with ctx:
+            h = a * 1
+            y = (bn(h) * lib.arange(6.0, dtype=lib.float64).reshape(3, 2)).sum()
+        with lib.no_grad():
+            h.add_(1)
+        y.backward()
+        return a.grad.detach().numpy()
+
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-10)
+
+
+@pytest.mark.parametrize("store", ["views behind a key", "dedup by id"])
+def test_a_store_that_hands_back_the_saved_memory_is_checked(store):
+    # backward reads the written memory (PyTorch silently gives [4, 6, 8])
+    kept = {}
+
+    def pack(t):
+        key = id(t) if store == "dedup by id" else len(kept)
+        kept.setdefault(key, t if store == "dedup by id" else t.view(-1))
+        return key
+
+    a = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with ember.autograd.graph.saved_tensors_hooks(pack, kept.__getitem__):
+        b = (a.reshape(3, 1) * 1).t()[0]  # (a saved tensor whose array is a view)
+        c = (b * b).sum()
+    with ember.no_grad():
+        b.add_(1)
+    with pytest.raises(ember.GradError, match="modified"):
+        c.backward()

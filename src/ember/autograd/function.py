@@ -33,6 +33,7 @@ from ember.autograd.saved_hooks import (
     _run_hook,
     history,
     pack_value,
+    reads_saved_memory,
 )
 from ember.errors import GradError, type_name
 from ember.ops.primitive import DISPATCH, FUNCTION_VIEW_NOTE, ViewInfo
@@ -114,7 +115,7 @@ class FunctionCtx:
         pack, unpack = hooks
         # (each unpacked tensor keeps its history, device and counter, as a node's inputs,
         # a leaf's a copy node to it; a value the hook made anew has a counter of its own:
-        # writes to the original are not checked, see ``saved_hooks.pack_value``)
+        # writes to the original are not checked, see ``saved_hooks.reads_saved_memory``)
         kept = [t is None for t in self._saved]
         self._packed = (unpack, tuple(
             (False, t) if keep else (True, self._packed_entry(*pack_value(pack, t), t))
@@ -123,10 +124,9 @@ class FunctionCtx:
         #                                                       live in the hook's)
 
     @staticmethod
-    def _packed_entry(value: Any, kept: bool, t: Tensor) -> tuple:
-        vc = t._vc if kept else VersionCounter()
-        return (value, id(t), vc, vc.value, t.requires_grad, *history(t, t._device), t.device,
-                vc)
+    def _packed_entry(value: Any, origin: tuple | None, t: Tensor) -> tuple:
+        return (value, id(t), t._vc, t._vc.value, t.requires_grad, *history(t, t._device),
+                t.device, origin)
 
     def _unpack(self) -> tuple:
         """The saved tensors back through the unpack hook, checked for in-place changes and
@@ -137,13 +137,16 @@ class FunctionCtx:
             if not packed:
                 tensors.append(e)
                 continue
-            value, key, vc, version, requires_grad, src, idx, device, own_vc = e
-            if key in self._versions and vc.value != version:
+            value, key, vc, version, requires_grad, src, idx, device, origin = e
+            array = _array(_run_hook(unpack, value))
+            if not reads_saved_memory(origin, value, array):  # (a copy: unchecked)
+                vc = VersionCounter()
+            elif key in self._versions and vc.value != version:
                 raise GradError(
                     f"backward of {self._name}: saved tensor {i} was modified in place after "
                     f"forward saved it: version {version} then, {vc.value} now. Hint: save a "
                     ".clone() or avoid the in-place op.")
-            t = _wrap(_array(_run_hook(unpack, value)), device, requires_grad, src, idx, own_vc)
+            t = _wrap(array, device, requires_grad, src, idx, vc)
             if key in self._output_slots:
                 self._output_slots[id(t)] = self._output_slots.pop(key)
             tensors.append(t)

@@ -5,12 +5,13 @@ values (its history and shape) where the rule never reads them."""
 
 from __future__ import annotations
 
-import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from ember.errors import GradError
 
@@ -165,28 +166,69 @@ def _run_hook(hook: Callable, value: Any) -> Any:
         SAVED_HOOKS.top = top
 
 
-def pack_value(pack: Callable, t: Tensor) -> tuple[Any, bool]:
+def pack_value(pack: Callable, t: Tensor) -> tuple[Any, tuple | None]:
     """``pack(t)``, refusing a pack hook that writes ``t`` in place (as PyTorch: the write
-    would change the value forward computed); and whether the hook kept ``t`` (see
-    :func:`_kept`), so that a later write to it stays version-checked."""
+    would change the value forward computed); and where ``t``'s memory lies (see
+    :func:`_origin`), so that unpacking can tell whether backward reads that memory."""
     version = t._vc.value
-    refs = sys.getrefcount(t), sys.getrefcount(t._data)
     packed = _run_hook(pack, t)
     if t._vc.value != version:
         raise GradError(f"saved_tensors_hooks: the pack hook modified the tensor it was given "
                         f"(shape {tuple(t.shape)}) in place. Hint: pack a copy (t.clone()) "
                         "if the hook must change it")
-    # (a reference the hook still holds to ``t`` or its array, in the value or in a store of
-    # its own behind a key, is one more on either: CPython counts references exactly)
-    held = sys.getrefcount(t) > refs[0] or sys.getrefcount(t._data) > refs[1]
-    return packed, held or _kept(packed, t._data)
+    return packed, _origin(t._data)
+
+
+def _origin(array: Any) -> tuple | None:
+    """``array``'s bytes ``(first, past the last)`` and a weak reference to the array that
+    owns its memory; None for an empty or non-NumPy array (nothing to check)."""
+    if not isinstance(array, np.ndarray) or not array.size:
+        return None
+    return (*byte_bounds(array), weakref.ref(_owner(array)))
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def reads_saved_memory(origin: tuple | None, packed: Any, array: Any) -> bool:
+    """Whether backward reads the memory a saved tensor had (its owner still lives): the
+    unpacked ``array`` overlaps it, or the ``packed`` value holds it (as a tensor or NumPy
+    array, in a tuple, list or dict: an unpack hook may compute from it). Only then does a
+    write to the saved tensor after forward change what backward reads, so only then is it
+    version-checked; a value the hooks made anew (a clone, a cast, a move, whatever else the
+    hook keeps for itself) is not, as PyTorch checks no value its hooks return
+    (**difference**: for one that is the saved memory, as ``save_on_cpu``'s on CPU, PyTorch
+    silently reads the written values)."""
+    if origin is None or origin[2]() is None:
+        return False
+    return _overlaps(origin, array) or _holds(origin, packed)
+
+
+def _holds(origin: tuple, value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds(origin, v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds(origin, v) for v in value.values())
+    return _overlaps(origin, getattr(value, "_data", value))
+
+
+def _overlaps(origin: tuple, array: Any) -> bool:
+    # (another owner: other memory, without reading the bounds, as for any copy)
+    if not isinstance(array, np.ndarray) or not array.size or \
+            _owner(array) is not origin[2]():
+        return False
+    first, last = byte_bounds(array)
+    return first < origin[1] and origin[0] < last
 
 
 def _pack(node: Node, hooks: tuple) -> None:
-    from ember.tensor import VersionCounter, _wrap
+    from ember.tensor import _wrap
 
     pack = hooks[0]
-    versions = None if node.versions is None else list(node.versions)
+    checked = node.versions is not None
     reads = node.prim.reads
     entries = []
     for i, t in enumerate(node.inputs):
@@ -195,7 +237,7 @@ def _pack(node: Node, hooks: tuple) -> None:
         # A rule that saves no inputs still reads the index tensors it is given (gather,
         # x[idx], sort's winners): integer and bool inputs are packed for it (an add's
         # constant operand is not: PyTorch saves nothing for add)
-        read = reads(node, i) if versions is not None else not (
+        read = reads(node, i) if checked else not (
             t.requires_grad or t.is_floating_point() or t.is_complex())
         # a Python number an op took is not the hooks' (as PyTorch); a leaf that requires
         # grad, the gradient's destination, is packed as any input the rule reads (PyTorch's
@@ -203,44 +245,17 @@ def _pack(node: Node, hooks: tuple) -> None:
         if t._vc.number or (t.requires_grad and t._node is None and not read):
             entries.append((0, t))
         elif read:
-            value, kept = pack_value(pack, t)
-            vc = t._vc if kept else VersionCounter()
-            if vc is not t._vc and versions is not None:
-                versions[i] = 0
-            entries.append((1, (value, t.requires_grad, *history(t, node.device), vc)))
+            value, origin = pack_value(pack, t)
+            entries.append((1, (value, t.requires_grad, *history(t, node.device), t._vc,
+                                origin)))
         else:
             entries.append((2, Unsaved(t)))
-    if versions is not None:
-        node.versions = tuple(versions)
     outs = node.outputs
     if outs is not None:
-        outs = tuple(None if o is None else _packed_output(*pack_value(pack, _wrap(
-            o[0], node.device)), o) for o in outs)
+        outs = tuple(None if o is None else (*pack_value(pack, _wrap(o[0], node.device)),
+                                             *o[1:]) for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
     del node.inputs, node.outputs
-
-
-def _kept(value: Any, array: Any) -> bool:
-    """Whether a packed value holds the saved array itself or a view of it: as a tensor, a
-    NumPy array, or inside a tuple, list or dict (``save_on_cpu``'s ``(device, tensor)``). A
-    value the hooks made anew (a copy, a cast, a move) has a version counter of its own, so a
-    later write to the original is not checked, as PyTorch checks no value its hooks keep; one
-    kept still is (**difference**: the write changes what backward reads, and PyTorch's
-    answer is then silently wrong)."""
-    if isinstance(value, (tuple, list)):
-        return any(_kept(v, array) for v in value)
-    if isinstance(value, dict):
-        return any(_kept(v, array) for v in value.values())
-    data = value if isinstance(value, np.ndarray) else getattr(value, "_data", None)
-    return data is array or (isinstance(data, np.ndarray) and isinstance(array, np.ndarray)
-                             and np.may_share_memory(data, array))
-
-
-def _packed_output(value: Any, kept: bool, saved: tuple) -> tuple:
-    """A node's saved output entry ``(value, counter, version)`` once ``value`` is packed."""
-    from ember.tensor import VersionCounter
-
-    return (value, *saved[1:]) if kept else (value, VersionCounter(), 0)
 
 
 def history(t: Tensor, device: Any) -> tuple[Node | None, int]:
@@ -262,24 +277,42 @@ def history(t: Tensor, device: Any) -> tuple[Node | None, int]:
 
 
 def _unpack(node: Node, packed: tuple) -> None:
-    from ember.tensor import _wrap
+    from ember.tensor import VersionCounter, _wrap
 
     unpack, entries, outs = packed
     dev = node.device
+    versions = None if node.versions is None else list(node.versions)
     inputs = []
-    for kind, e in entries:
+    for i, (kind, e) in enumerate(entries):
         if kind == 0:
             t = e
         elif kind == 1:
-            value, requires_grad, src, idx, vc = e
-            t = _wrap(_array(_run_hook(unpack, value)), dev, requires_grad, src, idx, vc)
+            value, requires_grad, src, idx, vc, origin = e
+            array = _array(_run_hook(unpack, value))
+            if not reads_saved_memory(origin, value, array):  # (a copy: unchecked)
+                vc = VersionCounter()
+                if versions is not None:
+                    versions[i] = 0
+            t = _wrap(array, dev, requires_grad, src, idx, vc)
         else:
             t = e.tensor(dev)
         inputs.append(t)
     node.inputs = tuple(inputs)
+    if versions is not None:
+        node.versions = tuple(versions)
     node.outputs = None if outs is None else tuple(
-        None if o is None else (_array(_run_hook(unpack, o[0])), *o[1:]) for o in outs)
+        None if o is None else _unpacked_output(_array(_run_hook(unpack, o[0])), o)
+        for o in outs)
     node.packed = None
+
+
+def _unpacked_output(array: Any, packed: tuple) -> tuple:
+    """A node's saved output entry ``(array, counter, version)`` from its packed one."""
+    from ember.tensor import VersionCounter
+
+    value, origin, vc, version = packed
+    return (array, vc, version) if reads_saved_memory(origin, value, array) else \
+        (array, VersionCounter(), 0)
 
 
 def _array(value: Any) -> Any:
