@@ -293,3 +293,25 @@ def test_setitem_int_past_int64_refused_as_torch(dtype, value):
         e[0] = float(value)
         t[0] = float(value)
         assert e.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_int_past_float64_hint_works_and_message_is_short(dtype, sign):
+    """``x[0] = 10**400`` and ``full(.., 10**400)``: the hint was ``float(<the int>)``, which
+    itself raises OverflowError, and the message printed the 401-digit int twice (932
+    characters). Now the int is shown by its digit count and the hint is an infinity of its
+    sign, which both libraries then write."""
+    value = sign * 10**400
+    inf = "float('-inf')" if sign < 0 else "float('inf')"
+    e = ember.zeros(2, dtype=getattr(ember, dtype))
+    for f in (lambda: e.__setitem__(0, value), lambda: ember.full((2,), value)):
+        with pytest.raises(ember.errors.ValueOverflow) as info:  # (x[0] =: a ValueError too)
+            f()
+        message = str(info.value)
+        assert len(message) < 300 and "(401 digits)" in message
+        assert message.endswith(f"{inf} if an infinity is meant")
+    e[0] = float(sign * math.inf)
+    t = torch.zeros(2, dtype=getattr(torch, dtype))
+    t[0] = float(sign * math.inf)
+    assert e.tolist() == t.tolist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from typing import Any
 
 import ml_dtypes
@@ -80,7 +81,8 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
                                                  if dtype.is_floating_point else "int64")
         if dtype.category < dtypes.FLOAT and dtype.itemsize == 8:  # (no wider integer dtype)
             wider = "a float dtype (integers stop at 64 bits), or a value in the range"
-        raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
+        shown = _shown_int(value) if type(value) is int else repr(value)
+        raise ValueOverflow(f"{op}: the value {shown} cannot be converted to {dtype.name} "
                             f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
                             f"use {wider}")
 
@@ -95,14 +97,33 @@ def converts_unchecked(dtype: DType, fill_numel: int | None = None) -> bool:
         and dtype.itemsize < 4
 
 
+def _shown_int(value: int) -> str:
+    """``value`` as a message shows it: whole up to 40 digits, else its sign, leading digits
+    and digit count (``10**400`` is '1000000000…000 (401 digits)', not 401 characters)."""
+    digits = str(abs(value))
+    if len(digits) <= 40:
+        return str(value)
+    return f"{'-' if value < 0 else ''}{digits[:10]}…{digits[-3:]} ({len(digits)} digits)"
+
+
+def _as_float_hint(verb: str, value: int) -> str:
+    """The hint to give an int as a float: ``float(v)``, or, past float64's range (where
+    ``float(v)`` itself raises OverflowError), an infinity of its sign if that is meant."""
+    if abs(value) > sys.float_info.max:
+        inf = "float('-inf')" if value < 0 else "float('inf')"
+        return f"it is beyond float64's range too (float() of it raises): {verb} {inf} if an " \
+               "infinity is meant"
+    return f"{verb} float({value if len(str(abs(value))) <= 40 else 'v'})"
+
+
 def _past_int64_hint(value: int, dtype: DType) -> str:
     """What writes ``value``, an int past int64, into a ``dtype`` tensor where anything does."""
     if dtype.is_floating_point or dtype.is_complex:
-        return f"write float({value})"
+        return _as_float_hint("write", value)
     if dtype.category == dtypes.BOOL:
-        return f"write bool({value})"
+        return "write bool(v)"
     if dtype == dtypes.uint64 and 0 <= value < 2**64:
-        return f"fill_ takes it: x[i:i + 1].fill_({value})"
+        return "fill_ takes it: x[i:i + 1].fill_(v)"
     return f"{dtype} cannot hold it"
 
 
@@ -113,8 +134,9 @@ def stored_number(op: str, value: Any, dtype: DType, unchecked: bool = False) ->
     PyTorch's. ``x[i] = v`` takes a Python int only in int64, whatever ``x``'s dtype (PyTorch
     reads it as a C long long: ``float_x[0] = 2**63`` is refused)."""
     if unchecked and type(value) is int and not INT64_MIN <= value <= INT64_MAX:
-        raise IndexWriteOverflow(f"{op}: the int {value} is beyond int64, as a number written "
-                                 f"into a tensor by x[i] = v must be (PyTorch's rule). Hint: "
+        raise IndexWriteOverflow(f"{op}: the int {_shown_int(value)} is beyond int64, as a "
+                                 "number written into a tensor by x[i] = v must be (PyTorch's "
+                                 f"rule). Hint: "
                                  f"{_past_int64_hint(value, dtype)}")
     if unchecked and converts_unchecked(dtype):
         check_real(op, value, dtype)
@@ -211,9 +233,9 @@ def number_int_error(op: str, value: Any) -> ValueOverflow | ArgumentTypeError:
                                  f"wrap it to {value.astype(np.int64)}). Hint: pass "
                                  f"float({value}), or ember.tensor(np.uint64({value})) for a "
                                  "uint64 tensor")
-    return ValueOverflow(f"{where}{value} is beyond the 64-bit integers (int64 and uint64), "
-                         "as a number given to an op must be (PyTorch's rule). Hint: pass "
-                         f"float({value})")
+    return ValueOverflow(f"{where}{_shown_int(value)} is beyond the 64-bit integers (int64 "
+                         "and uint64), as a number given to an op must be (PyTorch's rule). "
+                         f"Hint: {_as_float_hint('pass', value)}")
 
 
 def check_exponent(op: str, exponent: Any, dtype: DType) -> None:
