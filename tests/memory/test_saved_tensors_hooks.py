@@ -320,21 +320,10 @@ def test_a_hook_keeping_t_for_itself_while_returning_a_copy_is_not_checked(name,
     # backward reads the copy, so a write to t after forward changes nothing: torch's answer
     def run(lib):
         seen = []
-
-        class Square(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def backward(ctx, g):
-                return 2 * ctx.saved_tensors[0] * g
-
         a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
         with lib.autograd.graph.saved_tensors_hooks(_keeps_for_itself(name, seen), lambda v: v):
             b = a * 1
-            c = (Square.apply(b) if custom else b * b).sum()
+            c = (_square(lib).apply(b) if custom else b * b).sum()
         with lib.no_grad():
             b.add_(1)
         c.backward()
