@@ -16,21 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from ember import dtypes
-from ember.autograd.graph import name_node
 from ember.backend import compiled, parallel
 from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import contiguous
 from ember.ops.creation import ones, zeros
 from ember.ops.layer_norm import check_gradient_dtypes
 from ember.ops.normalization import (
-    _affine,
     _check_float,
     _per_channel,
     half_with_float_params,
 )
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
-from ember.ops.standardize import StandardizeGrad, _standardize
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.standardize import StandardizeGrad
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
@@ -296,16 +293,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         if t is not None and tuple(t.shape) != (c,):
             raise ShapeError(f"group_norm: {name} has shape {tuple(t.shape)}, expected ({c},)")
     input = contiguous(input)  # (the kernels read C order; the result is C-ordered)
-    given = [t for t in (weight, bias) if t is not None]
-    if all(t.dtype is input.dtype for t in given) or (DISPATCH.casting and all(
-            t.dtype is not dtypes.float64 for t in (input, *given))):  # one fused op
-        # (under autocast its policy casts the input, weight and bias to float32)
-        weight = ones((c,), dtype=input.dtype, device=input.device) if weight is None else weight
-        bias = zeros((c,), dtype=input.dtype, device=input.device) if bias is None else bias
-        return apply(GroupNorm, input, weight, bias, groups=int(num_groups), eps=float(eps))[0]
-    # (autocast with float64 among mixed dtypes: each op's inputs cast by its policy)
-    y, _, _ = _standardize(_grouped(input, num_groups), (2,), eps)
-    y = _affine(y.reshape(input.shape),
-                None if weight is None else _per_channel(weight, input.ndim),
-                None if bias is None else _per_channel(bias, input.ndim))
-    return name_node(y, "NativeGroupNormBackward0")
+    # one fused op: weight and bias have the input's dtype here (half_with_float_params cast
+    # a half input with float32 ones to float32 above and refused any other mix, under
+    # autocast too, as its policy leaves group norm alone, as PyTorch's CPU autocast)
+    weight = ones((c,), dtype=input.dtype, device=input.device) if weight is None else weight
+    bias = zeros((c,), dtype=input.dtype, device=input.device) if bias is None else bias
+    return apply(GroupNorm, input, weight, bias, groups=int(num_groups), eps=float(eps))[0]
