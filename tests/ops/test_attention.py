@@ -139,3 +139,19 @@ def test_half_query_with_float32_key_is_still_refused():
     q, k = ember.randn(2, 3, 4).bfloat16(), ember.randn(2, 3, 4)
     with pytest.raises(ember.errors.DTypeError):
         F.scaled_dot_product_attention(q, k, k)
+
+
+@pytest.mark.parametrize("mask_dtype", ["int64", "uint8", "float64"])
+def test_attention_mask_of_another_dtype_is_refused_as_torch(mask_dtype):
+    # an integer 0/1 mask was added to the scores (not read as may/may not attend), and a
+    # float64 mask for a float32 query failed inside the matmul; torch refuses both
+    q = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    with pytest.raises(RuntimeError, match="attn_mask dtype"):
+        TF.scaled_dot_product_attention(*[torch.tensor(q)] * 3, attn_mask=torch.zeros(
+            3, 3, dtype=getattr(torch, mask_dtype)))
+    with pytest.raises(ember.errors.DTypeError, match="attn_mask must be bool, float32 or"):
+        F.scaled_dot_product_attention(*[ember.tensor(q)] * 3, attn_mask=ember.zeros(
+            3, 3, dtype=getattr(ember, mask_dtype)))
+    q64 = ember.tensor(q.astype(np.float64))  # a float32 mask for a float64 query still runs
+    out = F.scaled_dot_product_attention(q64, q64, q64, attn_mask=ember.zeros(3, 3))
+    assert out.dtype == ember.float64

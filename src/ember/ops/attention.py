@@ -93,6 +93,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise DTypeError(f"{op}: expected floating inputs, got {query.dtype.name}")
     if is_causal and attn_mask is not None:
         raise ArgumentError(f"{op}: an explicit attn_mask cannot be combined with is_causal=True")
+    if attn_mask is not None:
+        _check_mask_dtype(op, query, attn_mask)
     if enable_gqa and query.ndim >= 3:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or hq % value.shape[-3]:
@@ -114,6 +116,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         weights = dropout(weights, dropout_p, generator=generator)
     out = weights @ value
     return out.to(dtype) if low else out
+
+
+def _check_mask_dtype(op: str, query: Tensor, attn_mask: Tensor) -> None:
+    """PyTorch's rule: a mask is bool, float32 or of the query's dtype. An integer 0/1 mask
+    would otherwise be added to the scores (not read as allowed/not allowed), and a wider
+    float mask would fail inside the matmul."""
+    kind = attn_mask.dtype
+    if kind.name == "bool" or kind is query.dtype or kind.name == "float32":
+        return
+    hint = "mask.bool() (True = may attend)" if not kind.is_floating_point \
+        else f"mask.to({query.dtype})"
+    raise DTypeError(f"{op}: attn_mask must be bool, float32 or the query's dtype "
+                     f"({query.dtype.name}), got {kind.name}. Hint: convert it, e.g. {hint}")
 
 
 def _blockwise_problem(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
