@@ -86,3 +86,45 @@ def test_in_place_op_on_a_sparse_leaf_under_no_grad_keeps_the_leaf():
     np.testing.assert_allclose(s.detach().to_dense().numpy(), [[0, 0, 4], [4, 7, 5]])
     # (the gradient kept at its elements, zero at the new one)
     np.testing.assert_allclose(s.grad.to_dense().numpy(), [[0, 0, 2], [2, 0, 2]])
+
+
+@pytest.mark.parametrize("fn", ["cat", "concat"])
+@pytest.mark.parametrize("case", [((2, 3), [[0, 1, 0], [1, 0, 1]], [1.0, 2, 3]),
+                                  ((2, 3, 2), [[0, 1], [1, 2]], [[1.0, 2], [3, 4]]),
+                                  ((3, 2), [[0, 2, 0]], [[1.0, 2], [3, 4], [5, 6]]),
+                                  ((2, 3), np.zeros((2, 0), np.int64), np.zeros(0))])
+def test_cat_of_sparse_coo_tensors_as_torch(fn, case):
+    size, index, values = case
+    index, values = np.asarray(index, np.int64), np.asarray(values, np.float64)
+    for dim in range(-len(size), len(size)):
+        t = torch.sparse_coo_tensor(torch.tensor(index), torch.tensor(values), size)
+        want = getattr(torch, fn)([t, t * 2, t], dim)
+        a = ember.sparse_coo_tensor(index, values, size).requires_grad_()
+        b = (a.detach() * 2).requires_grad_()
+        got = getattr(ember, fn)([a, b, a], dim)
+        assert got.layout is ember.sparse_coo and got.is_coalesced() == want.is_coalesced()
+        assert got._nnz() == want._nnz()
+        np.testing.assert_allclose(got.detach().to_dense().numpy(), want.to_dense().numpy())
+        # the gradient: the dense cat's, at each input's elements (torch has no CPU backward)
+        w = ember.arange(got.numel(), dtype=ember.float64).reshape(got.shape)
+        (got.to_dense() * w).sum().backward()
+        da, db = (x.detach().to_dense().requires_grad_() for x in (a, b))
+        (ember.cat([da, db, da], dim) * w).sum().backward()
+        mask = a.detach().to_dense().numpy() != 0
+        np.testing.assert_allclose(a.grad.to_dense().numpy(), da.grad.numpy() * mask)
+        np.testing.assert_allclose(b.grad.to_dense().numpy(), db.grad.numpy() * mask)
+
+
+def test_cat_of_sparse_tensors_refuses_clearly():
+    s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
+    with pytest.raises(ember.errors.ArgumentTypeError, match="dense Tensor was found at "
+                                                            "position 1"):
+        ember.cat([s, s.to_dense()])
+    with pytest.raises(ember.errors.ShapeError, match="same shape"):
+        ember.cat([s, ember.ones(2, 3).to_sparse()])
+    with pytest.raises(ember.errors.ShapeError, match="sparse_dim and dense_dim"):
+        ember.cat([s, ember.ones(2, 2).to_sparse(1)])
+    with pytest.raises(NotImplementedError, match="COO tensors only"):
+        ember.cat([s.to_sparse_csr()] * 2)
+    assert ember.cat([s, s], 0).dtype == ember.float32
+    assert ember.cat([s, s.double()], 0).dtype == ember.float64

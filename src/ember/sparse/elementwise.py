@@ -37,6 +37,7 @@ from ember.sparse.convert import (
     to_coo,
     to_dense,
 )
+from ember.sparse.join import cat as sparse_cat
 from ember.sparse.like import LIKE
 from ember.sparse.ops import linear, matmul, norm, one_device, sparse_mask, with_values
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
@@ -315,7 +316,8 @@ _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mu
 #: (``ember.square`` hands over as ``pow(s, 2)``)
 _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select": index_select,
             "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select,  # (ember.select)
-            "norm": norm, "linear": linear}
+            "norm": norm, "linear": linear, "cat": sparse_cat,
+            "concat": sparse_cat, "concatenate": sparse_cat}
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
