@@ -315,3 +315,20 @@ def test_int_past_float64_hint_works_and_message_is_short(dtype, sign):
     t = torch.zeros(2, dtype=getattr(torch, dtype))
     t[0] = float(sign * math.inf)
     assert e.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_fill_of_an_int_past_float64_is_refused_with_the_infinity_hint(dtype, sign):
+    """``x.fill_(10**400)`` raised Python's bare 'int too large to convert to float' from the
+    range check's ``math.isinf``; now a ValueOverflow (an OverflowError, as torch's) naming
+    fill_, the int by its digit count, and the infinity of its sign as the hint."""
+    t = torch.zeros(3, dtype=getattr(torch, dtype))
+    with pytest.raises(OverflowError):
+        t.fill_(sign * 10**400)
+    inf = "float('-inf')" if sign < 0 else "float('inf')"
+    e = ember.zeros(3, dtype=getattr(ember, dtype))
+    with pytest.raises(ValueOverflow, match=r"^fill_: .*\(401 digits\).*Hint: .*") as info:
+        e.fill_(sign * 10**400)
+    assert str(info.value).endswith(f"{inf} if an infinity is meant")
+    assert e.tolist() == t.tolist()

@@ -49,7 +49,8 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         return
     if type(value) in (float, int) and dtype.is_floating_point:  # (the common case, quickly)
         low, high = _range(dtype)
-        if low <= value <= high or value != value or math.isinf(value) and _has_inf(dtype):
+        if low <= value <= high or value != value or type(value) is float and \
+                math.isinf(value) and _has_inf(dtype):  # (isinf(10**400) raises)
             return
     if isinstance(value, Tensor):
         if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
@@ -81,10 +82,14 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
                                                  if dtype.is_floating_point else "int64")
         if dtype.category < dtypes.FLOAT and dtype.itemsize == 8:  # (no wider integer dtype)
             wider = "a float dtype (integers stop at 64 bits), or a value in the range"
-        shown = _shown_int(value) if type(value) is int else repr(value)
+        shown, hint = repr(value), f"use {wider}"
+        if type(value) is int:
+            shown = _shown_int(value)
+            if dtype.category >= dtypes.FLOAT and abs(value) > sys.float_info.max:
+                hint = _as_float_hint("pass", value)
         raise ValueOverflow(f"{op}: the value {shown} cannot be converted to {dtype.name} "
                             f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
-                            f"use {wider}")
+                            f"{hint}")
 
 
 def converts_unchecked(dtype: DType, fill_numel: int | None = None) -> bool:
