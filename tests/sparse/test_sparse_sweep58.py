@@ -128,3 +128,63 @@ def test_cat_of_sparse_tensors_refuses_clearly():
         ember.cat([s.to_sparse_csr()] * 2)
     assert ember.cat([s, s], 0).dtype == ember.float32
     assert ember.cat([s, s.double()], 0).dtype == ember.float64
+
+
+_MASK = ([[0, 1, 1, 0, 1], [1, 1, 0, 1, 2]], [1.0] * 5)  # (0, 1) twice
+_EMPTY = (np.zeros((2, 0), np.int64), np.zeros(0))
+
+
+@pytest.mark.parametrize("source", [(INDEX[:, :3].tolist(), [1.0, 2.0, 3.0]),
+                                    ([[0, 1, 0, 1], [1, 0, 1, 2]], [1.0, 2, 3, 4]), _EMPTY])
+@pytest.mark.parametrize("mask", [_MASK, _EMPTY, ([[0, 1], [1, 0]], [1.0, 1.0])])
+@pytest.mark.parametrize("layouts", [("coo", "coo"), ("coal", "coal"), ("coo", "csr"),
+                                     ("coal", "csc")])
+def test_sparse_mask_of_a_sparse_coo_input_as_torch(source, mask, layouts):
+    conv = {"coo": lambda s: s, "coal": lambda s: s.coalesce(),
+            "csr": lambda s: s.to_sparse_csr(), "csc": lambda s: s.to_sparse_csc()}
+    got = []
+    for lib in (ember, torch):
+        a, m = (conv[c](lib.sparse_coo_tensor(lib.tensor(np.asarray(i, np.int64)),
+                                              lib.tensor(np.asarray(v, np.float64)), (2, 3)))
+                for (i, v), c in zip((source, mask), layouts))
+        out = a.sparse_mask(m)
+        values = out._values() if out.layout in (torch.sparse_coo, ember.sparse_coo) \
+            else out.values()
+        coalesced = out.is_coalesced() if layouts[1] != "csr" and layouts[1] != "csc" else None
+        got.append((out.to_dense().numpy(), values.numpy(), out._nnz(), coalesced))
+    np.testing.assert_allclose(got[0][0], got[1][0])
+    np.testing.assert_allclose(got[0][1], got[1][1])
+    assert got[0][2:] == got[1][2:]
+
+
+def test_sparse_mask_of_a_sparse_input_hybrid_gradient_and_refusals():
+    for lib in (ember, torch):
+        h = lib.sparse_coo_tensor(lib.tensor([[0, 1, 0]]), lib.tensor([[1.0, 2], [3, 4], [5, 6]]),
+                                  (2, 2))
+        hm = lib.sparse_coo_tensor(lib.tensor([[1, 0, 1]]), lib.ones(3, 2), (2, 2))
+        assert h.sparse_mask(hm)._values().tolist() == [[3, 4], [6, 8], [3, 4]]
+    a = ember.sparse_coo_tensor([[0, 1, 0, 1], [1, 0, 1, 2]],
+                                ember.tensor([1.0, 2, 3, 4], dtype=ember.float64),
+                                (2, 3)).requires_grad_()
+    m = ember.sparse_coo_tensor(*_MASK, (2, 3))
+    (a.sparse_mask(m)._values() * ember.arange(5.0, dtype=ember.float64)).sum().backward()
+    assert a.grad.to_dense().tolist() == [[0, 3, 0], [2, 0, 4]]  # (mask entries 0 and 3 at (0, 1))
+    with pytest.raises(NotImplementedError, match="COO input"):
+        a.detach().to_sparse_csr().sparse_mask(m.to_sparse_csr())
+    with pytest.raises(ember.errors.ShapeError, match="sparse_dim"):
+        ember.ones(2, 3).to_sparse(1).sparse_mask(m)
+
+
+def test_sparse_mask_and_cat_of_sparse_inputs_pass_gradcheck():
+    m = ember.sparse_coo_tensor(*_MASK, (2, 3))
+
+    def masked(v):
+        return ember.sparse_coo_tensor(INDEX, v, (2, 3)).sparse_mask(m)._values()
+
+    def joined(v):
+        s = ember.sparse_coo_tensor([[0, 1]], v, (2, 2))
+        return ember.cat([s, s * 3], 1)._values()
+
+    assert ember.autograd.gradcheck(masked, (ember.tensor(VALUES, requires_grad=True),))
+    assert ember.autograd.gradcheck(joined, (ember.tensor(np.arange(4.0).reshape(2, 2),
+                                                          requires_grad=True),))

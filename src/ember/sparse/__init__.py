@@ -186,6 +186,7 @@ SparseTensor.transpose = _transpose
 SparseTensor.permute, SparseTensor.index_select = permute, index_select
 SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
 SparseTensor.select = select
+SparseTensor.sparse_mask = sparse_mask
 SparseTensor.t = _t
 SparseTensor.mT = property(lambda self: _transpose(self, -2, -1),  # noqa: N802 - torch's name
                            doc="The last two dimensions swapped.")

@@ -25,6 +25,7 @@ from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
 from ember.ops.linalg_scaled import scaled_sum
 from ember.ops.norms import vector_norm
+from ember.ops.select import where
 from ember.ops.unary import exp, log
 from ember.sparse.convert import (
     coalesce,
@@ -309,12 +310,40 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     if tuple(input.shape) != tuple(mask.shape):
         raise ShapeError(f"sparse_mask: input of shape {tuple(input.shape)} and mask of shape "
                          f"{tuple(mask.shape)} differ")
+    if isinstance(input, SparseTensor):
+        return _sparse_masked(input, pattern)
     k = pattern.sparse_dim()
     lin = linear_index(coo_index(pattern), pattern._size[:k])
     slices = input.reshape(-1, *input.shape[k:])
     picked = index_select(slices, 0, from_numpy(lin))
     return with_values(pattern, picked.reshape(pattern._vals.shape) if pattern.layout in BLOCKED
                        else picked)
+
+
+def _sparse_masked(input: SparseTensor, mask: SparseTensor) -> SparseTensor:
+    """:func:`sparse_mask` of a sparse ``input``: its elements (repeated entries summed) at
+    ``mask``'s entries, zero where it has none, with ``mask``'s pattern and layout."""
+    if mask.layout in BLOCKED or input.layout is not sparse_coo:
+        raise not_supported("sparse_mask of a sparse input (a COO input, with a COO, CSR or "
+                            "CSC mask; convert with .to_sparse_coo())", input
+                            if input.layout is not sparse_coo else mask)
+    source = coalesce(input)
+    k = mask.sparse_dim()
+    if source.sparse_dim() != k:
+        raise ShapeError(f"sparse_mask: the input's sparse_dim {source.sparse_dim()} differs "
+                         f"from the mask's {k} (as PyTorch requires them equal)")
+    keys = linear_index(coo_index(source), source._size[:k])
+    wanted = linear_index(coo_index(mask), mask._size[:k])
+    at = np.minimum(np.searchsorted(keys, wanted), max(keys.shape[0] - 1, 0))
+    found = keys[at] == wanted if keys.shape[0] else np.zeros(wanted.shape, dtype=bool)
+    values = source._vals
+    if not keys.shape[0]:  # (nothing to pick from: zeros of the values' trailing shape)
+        return with_values(mask, zeros((wanted.shape[0], *values.shape[1:]), dtype=values.dtype,
+                                       device=values.device))
+    picked = index_select(values, 0, from_numpy(at))
+    keep = from_numpy(found).reshape(-1, *[1] * (values.ndim - 1))
+    return with_values(mask, where(keep, picked, zeros((), dtype=values.dtype,
+                                                       device=values.device)))
 
 
 def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
