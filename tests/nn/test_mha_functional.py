@@ -256,3 +256,33 @@ def test_module_refuses_an_integer_mask_with_the_causal_hint_as_torch(training, 
         with pytest.raises(error, match="attn_mask"):
             m(q, q, q, attn_mask=lib.zeros((L, L), dtype=getattr(lib, dtype)),
               need_weights=False, is_causal=True)
+
+
+@pytest.mark.parametrize("kinds", [("bool", "bool"), ("float", "bool"), ("float", "float"),
+                                   ("3d", "float"), ("bool", None), (None, "bool"),
+                                   (None, None)])
+def test_merge_masks_matches_torch(kinds):
+    rng = np.random.default_rng(0)
+    n, length, heads = 2, 3, 2
+    arrays = []
+    for kind, shape in zip(kinds, ((length, length), (n, length))):
+        if kind is None:
+            arrays.append(None)
+        elif kind == "bool":
+            arrays.append(rng.random(shape) < 0.4)
+        else:
+            arrays.append(rng.standard_normal((n * heads, length, length) if kind == "3d"
+                                              else shape).astype(np.float32))
+    q = np.zeros((n, length, 8), np.float32)
+    results = []
+    for lib, mha in ((torch, torch.nn.MultiheadAttention(8, heads, batch_first=True)),
+                     (ember, nn.MultiheadAttention(8, heads, batch_first=True))):
+        masks = [None if a is None else lib.tensor(a) for a in arrays]
+        results.append(mha.merge_masks(*masks, lib.tensor(q)))
+    (mt, kt), (me, ke) = results
+    assert kt == ke
+    if mt is None:
+        assert me is None
+    else:
+        assert str(me.dtype).split(".")[-1] == str(mt.dtype).split(".")[-1]
+        np.testing.assert_array_equal(me.numpy(), mt.numpy())

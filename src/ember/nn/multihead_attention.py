@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.autograd.grad_mode import is_grad_enabled
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ShapeError
 from ember.nn import init
 from ember.nn.linear import NonDynamicallyQuantizableLinear, _empty
 from ember.nn.module import Module
@@ -106,6 +106,35 @@ class MultiheadAttention(Module):
                 and not attn_mask.is_floating_point()
                 and not (is_grad_enabled()
                          and any(t is not None and t.requires_grad for t in tensors)))
+
+    def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                    query: Tensor) -> tuple[Tensor | None, int | None]:
+        """PyTorch's helper of its fused self-attention path: ``attn_mask`` (L, L) or
+        (N·heads, L, L) and ``key_padding_mask`` (N, L) for a batch-first ``query`` (N, L, E)
+        as one mask (N, heads, L, L) summed (boolean masks: or-ed), with its type: None (no
+        mask), 1 (the padding mask alone, returned as given) or 2 (merged).
+
+        Example:
+            >>> mha = nn.MultiheadAttention(8, 2, batch_first=True)
+            >>> pad = ember.tensor([[False, False, True]])
+            >>> mask, kind = mha.merge_masks(ember.zeros(3, 3, dtype=ember.bool), pad,
+            ...                              ember.randn(1, 3, 8))
+            >>> tuple(mask.shape), kind
+            ((1, 2, 3, 3), 2)
+        """
+        if attn_mask is None:
+            return key_padding_mask, (None if key_padding_mask is None else 1)
+        if query.ndim != 3:
+            raise ShapeError(f"MultiheadAttention.merge_masks: query must be batch-first 3-D "
+                             f"(N, L, E), got shape {tuple(query.shape)}")
+        batch, length = query.shape[0], query.shape[1]
+        heads = self.num_heads
+        merged = attn_mask.reshape(batch, -1, length, length) if attn_mask.ndim == 3 \
+            else attn_mask.reshape(1, 1, length, length).expand(batch, heads, length, length)
+        if key_padding_mask is not None:
+            merged = merged + key_padding_mask.reshape(batch, 1, 1, length).expand(
+                batch, heads, 1, length)
+        return merged, 2
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
