@@ -188,3 +188,16 @@ def test_sparse_mask_and_cat_of_sparse_inputs_pass_gradcheck():
     assert ember.autograd.gradcheck(masked, (ember.tensor(VALUES, requires_grad=True),))
     assert ember.autograd.gradcheck(joined, (ember.tensor(np.arange(4.0).reshape(2, 2),
                                                           requires_grad=True),))
+
+
+def test_smm_and_sspaddmm_methods_as_torch():
+    got = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor(lib.tensor(INDEX), lib.tensor(VALUES), (2, 3))
+        d = lib.tensor(X)
+        base = lib.sparse_coo_tensor(lib.tensor([[1], [0]]), lib.tensor([7.0], dtype=lib.float64),
+                                     (2, 2))
+        got.append((s.smm(d).to_dense().numpy(),
+                    base.sspaddmm(s, d, beta=2, alpha=3).to_dense().numpy()))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b)

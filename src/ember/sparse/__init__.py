@@ -55,6 +55,8 @@ from ember.sparse.ops import (
 from ember.sparse.ops import read_dtype as _read_dtype
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
+from ember.sparse.row_products import smm as _smm
+from ember.sparse.row_products import sspaddmm as _sspaddmm
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.sparse.unary import UNARY, same_pattern
@@ -233,6 +235,7 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 
 SparseTensor.mv = _mv
 SparseTensor.norm = norm
+SparseTensor.smm, SparseTensor.sspaddmm = _smm, _sspaddmm  # (``s.smm(d)``, as PyTorch's)
 
 
 def _sum_method(self: SparseTensor, dim: Any = None, keepdim: bool = False,
