@@ -145,3 +145,19 @@ def test_wrong_kind_and_state_dtype_errors():
         nn.TransformerEncoderLayer(4, 2, activation="tanh")
     with pytest.raises(ember.errors.ArgumentTypeError, match="expected a PackedSequence"):
         nn.utils.rnn.pad_packed_sequence(ember.zeros(3, 2))
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_empty_sequence_is_refused_as_torch(name, batch_first):
+    # a sequence of length 0 returned an empty output and h_0 unchanged; torch refuses it
+    shape = (2, 0, 3) if batch_first else (0, 2, 3)
+    with pytest.raises(RuntimeError, match="sequence length to be larger than 0"):
+        getattr(torch.nn, name)(3, 4, batch_first=batch_first)(torch.zeros(shape))
+    with pytest.raises(ember.errors.ShapeError, match="sequence length to be larger than 0"):
+        getattr(nn, name)(3, 4, batch_first=batch_first)(ember.zeros(shape))
+    with pytest.raises(ember.errors.ShapeError, match="sequence length to be larger than 0"):
+        getattr(nn, name)(3, 4, batch_first=batch_first)(ember.zeros(0, 3))  # unbatched
+    empty_batch = (0, 5, 3) if batch_first else (5, 0, 3)  # (still runs, as in torch)
+    out = getattr(nn, name)(3, 4, batch_first=batch_first)(ember.zeros(empty_batch))[0]
+    assert tuple(out.shape) == empty_batch[:2] + (4,)

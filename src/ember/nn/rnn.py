@@ -283,6 +283,10 @@ class RNNBase(Module):
                 hx = None if hx is None else hx.unsqueeze(1)
                 cx = None if cx is None else cx.unsqueeze(1)
             data = input
+            if input.shape[1 if self.batch_first else 0] == 0:
+                raise ShapeError(f"{name}: Expected sequence length to be larger than 0 in RNN, "
+                                 f"got input of shape {tuple(input.shape)} (batch_first="
+                                 f"{self.batch_first})")
         batch = sizes[0] if packed else input.shape[0 if self.batch_first else 1]
         hx, cx = self._checked_states(name, data, batch_sizes, batch, sorted_indices, hx, cx)
         if not packed:
