@@ -179,3 +179,14 @@ def test_packed_sequence_conversions():
     assert [getattr(p, m)().data.dtype for m in ("long", "int", "short", "char", "byte")] == \
         [ember.int64, ember.int32, ember.int16, ember.int8, ember.uint8]
     assert p.int().batch_sizes is p.batch_sizes and p.is_pinned() is False
+
+
+def test_packed_sequence_pin_memory_refuses_as_tensor_pin_memory():
+    # PackedSequence had no pin_memory (an AttributeError); torch's, without an accelerator,
+    # refuses as Tensor.pin_memory does
+    t = trnn.pack_sequence([torch.ones(2, 1)])
+    with pytest.raises(RuntimeError):
+        t.pin_memory()
+    packed = ernn.pack_sequence([ember.ones(2, 1)])
+    with pytest.raises(ember.errors.DeviceError, match="pin_memory"):
+        packed.pin_memory()

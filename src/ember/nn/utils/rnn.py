@@ -124,6 +124,12 @@ class PackedSequence(namedtuple("PackedSequence",
     def is_cuda(self) -> bool:
         return self.data.is_cuda
 
+    def pin_memory(self) -> PackedSequence:
+        """The sequence with its tensors pinned: as ``Tensor.pin_memory``, a clear error
+        (Ember does not pin host memory; PyTorch too refuses without an accelerator)."""
+        pin = [None if t is None else t.pin_memory() for t in self]
+        return type(self)(*pin)
+
     def is_pinned(self) -> bool:
         """Always ``False``: Ember does not pin host memory."""
         return False
