@@ -63,7 +63,7 @@ def describe() -> str:
             f"interpolate's backward, bias gradients' column sums, "
             f"Adam's and SGD's updates, lerp, float32 fmod, remainder, hypot, copysign, logaddexp, "
             f"the shrinks, sign, frac, rsqrt, erfc, erfinv, ndtri, lgamma, digamma, trigamma, "
-            f"complex division and reciprocal, "
+            f"complex reciprocal, "
             f"I0 and I1, "
             f"batch-1 GEMVs on its OpenMP threads, {state}")
 
