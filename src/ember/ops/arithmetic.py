@@ -23,7 +23,6 @@ from ember.errors import ArgumentError, DivisionByZero, DTypeError, OpError, des
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
-from ember.ops.complex_reciprocal import complex_divide
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to, result_dtype
 from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.fits import check_exponent, check_factor, check_number_int
@@ -121,8 +120,7 @@ class Div(Holomorphic, Binary):
     jvp_takes_none = True
 
     def forward(self, xp, a, b):
-        r = (complex_divide(xp, a, b) if a.dtype.kind == "c" and a.dtype == b.dtype
-             else xp.true_divide(a, b))  # (complex: c10's division, PyTorch's bits)
+        r = xp.true_divide(a, b)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def reads(self, ctx, i):
