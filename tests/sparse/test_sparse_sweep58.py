@@ -201,3 +201,18 @@ def test_smm_and_sspaddmm_methods_as_torch():
                     base.sspaddmm(s, d, beta=2, alpha=3).to_dense().numpy()))
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b)
+
+
+def test_any_of_a_sparse_coo_tensor_as_torch():
+    for lib in (ember, torch):
+        cases = [lib.sparse_coo_tensor([[0, 2]], [0.0, 3.0], (4,)),
+                 lib.sparse_coo_tensor([[0]], [0.0], (3,)),
+                 lib.sparse_coo_tensor(lib.zeros(1, 0, dtype=lib.long), lib.zeros(0), (3,)),
+                 lib.sparse_coo_tensor([[0]], [[0.0, 1]], (2, 2)),
+                 lib.sparse_coo_tensor([[0]], [2], (2,))]
+        assert [bool(s.any()) for s in cases] == [True, False, False, True, True]
+        assert lib.any(cases[0]).dtype == lib.bool and lib.any(cases[0]).shape == ()
+    # (entries cancelling to 0 are an element 0: PyTorch reads each entry and says True)
+    assert not ember.sparse_coo_tensor([[0, 0]], [1.0, -1.0], (3,)).any()
+    with pytest.raises(NotImplementedError, match="COO tensors and no dim"):
+        ember.eye(2).to_sparse().any(0)

@@ -43,6 +43,7 @@ from ember.sparse.inplace import copy_, in_place
 from ember.sparse.invariants import check_sparse_tensor_invariants
 from ember.sparse.ops import (
     addmm,
+    any_,
     log_softmax,
     matmul,
     mm,
@@ -235,6 +236,7 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 
 SparseTensor.mv = _mv
 SparseTensor.norm = norm
+SparseTensor.any = any_
 SparseTensor.smm, SparseTensor.sspaddmm = _smm, _sspaddmm  # (``s.smm(d)``, as PyTorch's)
 
 

@@ -39,7 +39,7 @@ from ember.sparse.convert import (
 )
 from ember.sparse.join import cat as sparse_cat
 from ember.sparse.like import LIKE
-from ember.sparse.ops import linear, matmul, norm, one_device, sparse_mask, with_values
+from ember.sparse.ops import any_, linear, matmul, norm, one_device, sparse_mask, with_values
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
@@ -316,7 +316,7 @@ _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mu
 #: (``ember.square`` hands over as ``pow(s, 2)``)
 _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select": index_select,
             "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select,  # (ember.select)
-            "norm": norm, "linear": linear, "cat": sparse_cat,
+            "norm": norm, "linear": linear, "any": any_, "cat": sparse_cat,
             "concat": sparse_cat, "concatenate": sparse_cat}
 
 

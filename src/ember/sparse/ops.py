@@ -39,8 +39,8 @@ from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["addmm", "log_softmax", "mm", "norm", "one_device", "softmax", "sparse_mask", "sum",
-           "transpose", "with_values"]
+__all__ = ["addmm", "any_", "log_softmax", "mm", "norm", "one_device", "softmax", "sparse_mask",
+           "sum", "transpose", "with_values"]
 
 
 def read_dtype(op: str, dtype: Any) -> dtypes.DType | None:
@@ -318,6 +318,21 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     picked = index_select(slices, 0, from_numpy(lin))
     return with_values(pattern, picked.reshape(pattern._vals.shape) if pattern.layout in BLOCKED
                        else picked)
+
+
+def any_(input: SparseTensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether any element of sparse ``input`` is nonzero, a 0-d bool tensor (``S.any()``,
+    ``ember.any(S)``; COO, without ``dim``, as PyTorch's). An uncoalesced tensor's repeated
+    entries are summed first, so entries cancelling to 0 count as 0 (PyTorch reads each entry).
+
+    Example:
+        >>> ember.sparse_coo_tensor([[0, 2]], [0.0, 3.0], (4,)).any()
+        tensor(True)
+    """
+    if input.layout is not sparse_coo or dim is not None:
+        raise not_supported("any (COO tensors and no dim only, as in PyTorch; convert with "
+                            ".to_sparse_coo() or .to_dense())", input)
+    return coalesce(input)._vals.detach().any()
 
 
 def _sparse_masked(input: SparseTensor, mask: SparseTensor) -> SparseTensor:
