@@ -8,7 +8,9 @@ follow. Grouped convolutions are composites of ``unfold`` and ``matmul`` (a dept
 2-D one has primitives of its own: :mod:`ember.ops.depthwise_conv`); a transposed convolution
 multiplies first and sums the columns back with ``fold`` (:mod:`ember.ops.conv_transpose`).
 A 1×1 stride-1 ``conv`` of an NCHW input is a batch of GEMMs ``W @ x[n]`` on the input as it
-lies (no copy; NCHW out, as PyTorch's); of a channels-last one, one GEMM of its pixel rows.
+lies (no copy), or, for few pixels by a large weight, one GEMM of the input copied
+channel-major; NCHW out either way, as PyTorch's. Of a channels-last input, one GEMM of its
+pixel rows.
 """
 
 from __future__ import annotations
