@@ -45,11 +45,18 @@ def _two_product(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
 
 def _fma(xp: Any, a: Any, b: Any, c: Any) -> Any:
     """``a b + c`` rounded once, for ``a b`` of ``c``'s sign and no larger. float32 goes
-    through float64, where the product is exact and a second rounding cannot meet a tie;
+    through float64, where the product is exact and the sum is rounded to odd (an inexact sum
+    is cut towards zero and its last bit set), so the cast to float32 rounds
+    once (a float64 sum on a float32 midpoint would round twice: review58me);
     float64 through an error-free product and sum (where the split overflows, the plain
     ``a b + c``)."""
     if a.dtype == np.float32:
-        return (a.astype(np.float64) * b + c).astype(np.float32)
+        p, c64 = a.astype(np.float64) * b, c.astype(np.float64)
+        s = p + c64
+        t = p - (s - c64)  # exact error, as |p| <= |c| (Fast2Sum)
+        bits, inexact = s.view(np.int64), (np.abs(t) > 0) & (np.abs(t) < np.inf)
+        odd = (bits + ((bits ^ t.view(np.int64)) >> 63)) | 1  # towards zero, then odd
+        return xp.where(inexact, odd, bits).view(np.float64).astype(np.float32)
     p, e = _two_product(xp, a, b)
     s = p + c
     bp = s - p

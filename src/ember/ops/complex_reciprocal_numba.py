@@ -2,7 +2,8 @@
 :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.complex_reciprocal`).
 
 The steps of that module's NumPy passes, element by element: c10's scaled division with the
-denominator ``big + small·rat`` rounded once (complex64 in float64, where the product is exact;
+denominator ``big + small·rat`` rounded once (complex64 in float64, where the product is exact,
+its sum rounded to odd;
 complex128 by Dekker's error-free product and sum, the plain sum where that overflows). numba
 compiles without contraction, so no other multiply-add changes a rounding. Selects rather than
 branches, and complex arrays rather than ``(n, 2)`` float views (which LLVM left scalar: 5 µs
@@ -54,7 +55,12 @@ def reciprocal64(z, out):
     for i in range(z.size):
         c, d = z[i].real, z[i].imag
         big, small, rat = _scaled(c, d)
-        den = np.float32(np.float64(small) * np.float64(rat) + np.float64(big))
+        p, b = np.float64(small) * np.float64(rat), np.float64(big)
+        s = p + b
+        t = p - (s - b)  # exact error (|p| <= |b|): rounded to odd, then to float32: once
+        bits, tbits = np.float64(s).view(np.int64), np.float64(t).view(np.int64)
+        odd = (bits + ((bits ^ tbits) >> 63)) | 1  # towards zero (t of the other sign), odd
+        den = np.float32(np.int64(odd if 0.0 < abs(t) < np.inf else bits).view(np.float64))
         out[i] = complex(*_parts(c, d, rat, den, one, zero))  # (the parts as they are)
 
 
