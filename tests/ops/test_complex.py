@@ -556,8 +556,8 @@ def _bits_equal(mine, ref):
 
 
 _EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3e38, 1e308, 1e-310, 2.5]
-# complex64: the float64 denominator on a float32 midpoint (review58me)
-_REPROS = [1.7882671 + 0.00032647976j]
+# complex64: the float64 denominator on a float32 midpoint; complex128: past Dekker's split
+_REPROS = [1.7882671 + 0.00032647976j, 1.1360465324896427e+307 - 7.047547583619716e+306j]
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])

@@ -48,8 +48,9 @@ def _fma(xp: Any, a: Any, b: Any, c: Any) -> Any:
     through float64, where the product is exact and the sum is rounded to odd (an inexact sum
     is cut towards zero and its last bit set), so the cast to float32 rounds
     once (a float64 sum on a float32 midpoint would round twice: review58me);
-    float64 through an error-free product and sum (where the split overflows, the plain
-    ``a b + c``)."""
+    float64 through an error-free product and sum, ``a`` and ``c`` scaled by ``2**-600``
+    (exact) where ``|c| > 2**900`` so that Dekker's split cannot overflow (a product scaled
+    below the normals is then far under ``c``'s half-ulp); the plain ``a b + c`` at infinities."""
     if a.dtype == np.float32:
         p, c64 = a.astype(np.float64) * b, c.astype(np.float64)
         s = p + c64
@@ -57,12 +58,14 @@ def _fma(xp: Any, a: Any, b: Any, c: Any) -> Any:
         bits, inexact = s.view(np.int64), (np.abs(t) > 0) & (np.abs(t) < np.inf)
         odd = (bits + ((bits ^ t.view(np.int64)) >> 63)) | 1  # towards zero, then odd
         return xp.where(inexact, odd, bits).view(np.float64).astype(np.float32)
+    k = xp.where(xp.abs(c) > 2.0 ** 900, 2.0 ** -600, 1.0)
+    a, c = a * k, c * k
     p, e = _two_product(xp, a, b)
     s = p + c
     bp = s - p
     t = (p - (s - bp)) + (c - bp)
     fused = s + (t + e)
-    return xp.where(xp.isfinite(fused), fused, p + c)
+    return xp.where(xp.isfinite(fused), fused, p + c) / k
 
 
 def _in_loop(xp: Any, z: Any) -> Any:

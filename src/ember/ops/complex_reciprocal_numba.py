@@ -4,7 +4,8 @@
 The steps of that module's NumPy passes, element by element: c10's scaled division with the
 denominator ``big + small·rat`` rounded once (complex64 in float64, where the product is exact,
 its sum rounded to odd;
-complex128 by Dekker's error-free product and sum, the plain sum where that overflows). numba
+complex128 by Dekker's error-free product and sum, scaled by ``2**-600`` past ``2**900``, the
+plain sum at infinities). numba
 compiles without contraction, so no other multiply-add changes a rounding. Selects rather than
 branches, and complex arrays rather than ``(n, 2)`` float views (which LLVM left scalar: 5 µs
 for 1000 complex64 values, 1.3 µs here): the loop vectorizes.
@@ -71,6 +72,8 @@ def reciprocal128(z, out):
     for i in range(z.size):
         c, d = z[i].real, z[i].imag
         big, small, rat = _scaled(c, d)
+        k = 2.0 ** -600 if abs(big) > 2.0 ** 900 else 1.0  # (exact) the split cannot overflow
+        big, small = big * k, small * k
         p = small * rat
         t = 134217729.0 * small  # 2**27 + 1: Dekker's split
         sh = t - (t - small)
@@ -81,4 +84,5 @@ def reciprocal128(z, out):
         s = p + big
         bp = s - p
         den = s + (((p - (s - bp)) + (big - bp)) + e)
-        out[i] = complex(*_parts(c, d, rat, den if abs(den) < np.inf else p + big, one, zero))
+        den = (den if abs(den) < np.inf else p + big) / k
+        out[i] = complex(*_parts(c, d, rat, den, one, zero))
