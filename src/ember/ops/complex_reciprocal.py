@@ -27,7 +27,7 @@ _KERNELS = compiled.register("ember.ops.complex_reciprocal_numba")
 _SHARE = 1 << 20  # elements a piece takes at least
 
 
-def _two_product(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
+def _two_product(a: Any, b: Any) -> tuple[Any, Any]:
     """``p, e`` with ``p = fl(a b)`` and ``a b = p + e`` exactly, for float64 (Dekker's
     split)."""
     p = a * b
@@ -50,7 +50,8 @@ def _fma(xp: Any, a: Any, b: Any, c: Any) -> Any:
     once (a float64 sum on a float32 midpoint would round twice: review58me);
     float64 through an error-free product and sum, ``a`` and ``c`` scaled by ``2**-600``
     (exact) where ``|c| > 2**900`` so that Dekker's split cannot overflow (a product scaled
-    below the normals is then far under ``c``'s half-ulp); the plain ``a b + c`` at infinities."""
+    below the normals is then far under ``c``'s half-ulp); the plain ``a b + c`` at infinities.
+    ``xp`` serves the selects only: the float32 path's bit views are NumPy's."""
     if a.dtype == np.float32:
         p, c64 = a.astype(np.float64) * b, c.astype(np.float64)
         s = p + c64
@@ -60,7 +61,7 @@ def _fma(xp: Any, a: Any, b: Any, c: Any) -> Any:
         return xp.where(inexact, odd, bits).view(np.float64).astype(np.float32)
     k = xp.where(xp.abs(c) > 2.0 ** 900, 2.0 ** -600, 1.0)
     a, c = a * k, c * k
-    p, e = _two_product(xp, a, b)
+    p, e = _two_product(a, b)
     s = p + c
     bp = s - p
     t = (p - (s - bp)) + (c - bp)
