@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ember.errors import UninitializedError
-from ember.sparse.tensor import SparseTensor
 from ember.tensor import STATE_SLOTS, Tensor
 from ember.tensor_sharing import reduce_shared
 
@@ -28,7 +27,10 @@ def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
 
         data = empty(0)
     if not isinstance(data, Tensor):
-        raise TypeError(f"{cls.__name__}: expected a tensor, got {type(data).__name__}")
+        hint = ("; sparse parameters are not supported: keep the sparse tensor as a plain "
+                "attribute, or use nn.Embedding(sparse=True) for sparse gradients"
+                if getattr(data, "is_sparse", False) else "")
+        raise TypeError(f"{cls.__name__}: expected a tensor, got {type(data).__name__}{hint}")
     out = object.__new__(cls)
     for slot in STATE_SLOTS:
         setattr(out, slot, getattr(data, slot))
@@ -40,20 +42,10 @@ def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
     return out
 
 
-class _ParameterType(type):
-    """Parameter's metaclass: a :class:`SparseParameter` (a sparse tensor, so not a
-    :class:`Tensor` subclass) is an instance of :class:`Parameter` too, as in PyTorch."""
-
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return type.__instancecheck__(cls, obj) or (cls is Parameter
-                                                    and isinstance(obj, SparseParameter))
-
-
-class Parameter(Tensor, metaclass=_ParameterType):
+class Parameter(Tensor):
     """A tensor that is a module parameter: assigning one to a module attribute registers it.
 
-    It shares memory with ``data`` and requires grad unless told otherwise. Given a sparse
-    tensor it is a :class:`SparseParameter` (still ``isinstance(p, nn.Parameter)``).
+    It shares memory with ``data`` and requires grad unless told otherwise.
 
     Example:
         >>> p = nn.Parameter(ember.zeros(3))
@@ -63,9 +55,7 @@ class Parameter(Tensor, metaclass=_ParameterType):
 
     __slots__ = ()
 
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Any:
-        if cls is Parameter and isinstance(data, SparseTensor):
-            return SparseParameter(data, requires_grad)
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         return _share(cls, data, requires_grad)
 
     def __repr__(self) -> str:
@@ -83,35 +73,6 @@ class Parameter(Tensor, metaclass=_ParameterType):
             out = Parameter(self.detach().clone(), self.requires_grad)
         memo[id(self)] = out
         return out
-
-
-class SparseParameter(SparseTensor):
-    """A module parameter that is a sparse tensor (what ``nn.Parameter(sparse)`` gives): it
-    shares ``data``'s pattern and values, is a leaf, and requires grad unless told otherwise.
-
-    Example:
-        >>> p = nn.Parameter(ember.eye(2).to_sparse())
-        >>> isinstance(p, nn.Parameter), p.layout, p.requires_grad
-        (True, ember.sparse_coo, True)
-    """
-
-    __slots__ = ()
-
-    def __init__(self, data: SparseTensor, requires_grad: bool = True) -> None:
-        values = data._vals.detach()
-        values.requires_grad_(requires_grad)
-        super().__init__(data.layout, data._size, data._index, values, data._coalesced)
-
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + super().__repr__()
-
-    def __reduce__(self) -> Any:
-        return SparseParameter, (self.detach(), self.requires_grad)
-
-    def __deepcopy__(self, memo: dict) -> SparseParameter:
-        if id(self) not in memo:
-            memo[id(self)] = SparseParameter(self.detach().clone(), self.requires_grad)
-        return memo[id(self)]
 
 
 class Buffer(Tensor):

@@ -20,12 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ember.autograd.grad_mode import no_grad
 from ember.backend import CPU, compiled
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.addc_half import half_addc
 from ember.optim.optimizer import Optimizer
-from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
@@ -99,8 +97,6 @@ class ElementwiseOptimizer(Optimizer):
 
     def _step_groups(self, parts: list[tuple[dict[str, Any], list[Tensor]]]) -> None:
         """Steps the parameters with a gradient among each ``(group, parameters)`` pair."""
-        if self._has_sparse:  # (sparse parameters step apart: sparse_update, SGD's only)
-            parts = [(group, self._step_sparse(group, params)) for group, params in parts]
         self._check_writable([p for _, params in parts for p in params if p._grad is not None])
         states = self.state
         for group, params in parts:
@@ -219,20 +215,6 @@ class ElementwiseOptimizer(Optimizer):
                 hyper = rounded[key] = np.array(key[1:], dtype=data.dtype)
             kernel(data.reshape(-1), g.reshape(-1), *(a.reshape(-1) for a in arrays), hyper)
             _count_writes(p, state)
-
-    def _step_sparse(self, group: dict[str, Any], params: list[Any]) -> list[Tensor]:
-        """Steps the sparse parameters among ``params`` with :meth:`sparse_update`; the dense
-        ones, left."""
-        dense = []
-        for p in params:
-            if not isinstance(p, SparseTensor):
-                dense.append(p)
-            elif p.grad is not None:
-                with no_grad():
-                    self.sparse_update(p, p.grad, self.state[p], group)
-                if not self.state[p]:
-                    del self.state[p]
-        return dense
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
@@ -538,12 +520,8 @@ def coalesced_rows(grad: Any, maximize: bool = False) -> tuple[tuple[Any, ...], 
     return tuple(grad._indices().numpy()), -values if maximize else values
 
 
-def add_sparse_(p: Tensor | SparseTensor, grad: Any, alpha: float) -> None:
-    """``p += alpha * grad`` in place, for a sparse ``grad`` (repeated entries add up) and a
-    dense or sparse ``p`` (its pattern then grows to ``grad``'s, as PyTorch's ``add_``)."""
-    if isinstance(p, SparseTensor):
-        p.add_(grad, alpha=alpha)
-        return
+def add_sparse_(p: Tensor, grad: Any, alpha: float) -> None:
+    """``p += alpha * grad`` in place, for a sparse ``grad`` (repeated entries add up)."""
     index, values = coalesced_rows(grad)
     p._data[index] += alpha * values
 

@@ -25,7 +25,6 @@ from ember.autograd.grad_mode import (
 )
 from ember.errors import ArgumentError, OpError, ShapeError
 from ember.hooks import RemovableHandle, add_hook
-from ember.sparse.tensor import SparseTensor
 from ember.tensor import STRUCTURE, Tensor, _wrap
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook",
@@ -124,10 +123,6 @@ class Optimizer:
     # Whether each state tensor of a parameter is 0-d or of the parameter's shape (then
     # ``load_state_dict`` refuses others, which a step could only fail on).
     state_shaped_like_params = False
-    # Whether a step takes sparse parameters (``nn.Parameter(sparse)``), as PyTorch's SGD
-    # does; whether any of this optimizer's parameters is one.
-    steps_sparse_params = False
-    _has_sparse = False
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -183,9 +178,7 @@ class Optimizer:
             group["param_names"] = [name for name, _ in params]
             params = [p for _, p in params]
         for p in params:
-            if isinstance(p, SparseTensor):
-                self._check_sparse_param(p)
-            elif not isinstance(p, Tensor):
+            if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(p).__name__}")
             if not (p.is_leaf or p.retains_grad):
@@ -211,16 +204,6 @@ class Optimizer:
         self.param_groups.append(group)
         STRUCTURE.value += 1  # (a compiled step looks again at what it updates)
 
-    def _check_sparse_param(self, p: SparseTensor) -> None:
-        """Refuses a sparse parameter unless this optimizer steps them (PyTorch's Adam and
-        others fail on one at their first step, SparseAdam at construction)."""
-        if not self.steps_sparse_params:
-            raise TypeError(f"{type(self).__name__}: sparse parameters ({p.layout!r}, shape "
-                            f"{tuple(p.shape)}) are not supported (as in PyTorch, where SGD "
-                            "alone steps them). Hint: use SGD, or a dense parameter with "
-                            "nn.Embedding(sparse=True) and SparseAdam for sparse gradients")
-        self._has_sparse = True
-
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to ``None`` (default) or to zeros."""
         if OPTIMIZER_TRACE.tracer is not None and not set_to_none:
@@ -232,8 +215,6 @@ class Optimizer:
                     continue
                 if set_to_none:
                     p.grad = None
-                elif isinstance(p, SparseTensor):  # (its grad is read from its values')
-                    p._vals.grad.zero_()
                 elif not isinstance(grad, Tensor):  # sparse: no entries left, as PyTorch's
                     grad.zero_()
                 else:

@@ -15,7 +15,6 @@ from ember.optim.elementwise import (
     scale_,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
-from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["SGD"]
@@ -42,7 +41,6 @@ class SGD(ElementwiseOptimizer):
     """
 
     group_fallbacks = {**COMMON_FALLBACKS, "nesterov": False, "fused": False}
-    steps_sparse_params = True  # (nn.Parameter(sparse): its pattern grows to each gradient's)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
@@ -119,13 +117,11 @@ class SGD(ElementwiseOptimizer):
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
-        g = -grad if group["maximize"] else grad
         if float(group["weight_decay"]) != 0.0:
-            if not isinstance(p, SparseTensor):
-                raise RuntimeError("SGD: weight_decay is not supported with sparse gradients "
-                                   "(in PyTorch: add(sparse, dense) is not supported). Hint: "
-                                   "set weight_decay=0 for the sparse parameters' group")
-            g = g + p.detach() * float(group["weight_decay"])  # (a sparse parameter's)
+            raise RuntimeError("SGD: weight_decay is not supported with sparse gradients (in "
+                               "PyTorch: add(sparse, dense) is not supported). Hint: set "
+                               "weight_decay=0 for the sparse parameters' group")
+        g = -grad if group["maximize"] else grad
         momentum = float(group["momentum"])
         if momentum != 0.0:
             buf = state.get("momentum_buffer")

@@ -19,13 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.grad_mode import is_grad_enabled
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, type_name
-from ember.layouts import sparse_coo
 from ember.ops.inplace import inplace
-from ember.sparse.convert import element_keys
 from ember.sparse.tensor import SparseTensor
-from ember.tensor import Tensor, _wrap
+from ember.tensor import Tensor
 
 __all__ = ["copy_", "in_place"]
 
@@ -74,8 +71,7 @@ class _NewPattern(Exception):
 
 def _become(name: str, self: SparseTensor, compute: Callable[[SparseTensor], Any]
             ) -> SparseTensor:
-    leaf = self.requires_grad and self.is_leaf
-    if leaf and is_grad_enabled():  # (under no_grad it may, as a dense leaf: an optimizer's)
+    if self.requires_grad and self.is_leaf:
         raise ArgumentError(f"{name}: a leaf sparse tensor that requires grad cannot be "
                             "changed in place (as in PyTorch). Hint: use the out-of-place op")
 
@@ -92,35 +88,9 @@ def _become(name: str, self: SparseTensor, compute: Callable[[SparseTensor], Any
         inplace(self._vals, name, values)
     except _NewPattern as new:  # (a copy: the op may have saved its result for backward)
         out = new.out
-        values = out._vals.to(self.dtype, copy=True)
-        if leaf:  # (the same leaf tensor, so its requires_grad and its optimizer stay)
-            grad, was = self._vals.grad, SparseTensor(self.layout, self._size, self._index,
-                                                      self._vals, self._coalesced)
-            self._vals.data = values.detach()
-            self._vals.grad = None if grad is None else _regathered(was, grad, out)
-        else:
-            self._vals = values
-        self._index = out._index
+        self._index, self._vals = out._index, out._vals.to(self.dtype, copy=True)
         self._coalesced = out._coalesced
     return self
-
-
-def _regathered(old: SparseTensor, grad: Tensor, new: SparseTensor) -> Tensor | None:
-    """A leaf's gradient ``grad`` (a row per entry of ``old``) read at ``new``'s entries: the
-    element's gradient at each of its entries, zero at elements ``old`` lacks (so the sparse
-    gradient keeps its meaning when an in-place op grows the pattern). COO only: None for
-    the compressed layouts, whose in-place ops keep their pattern."""
-    if old.layout is not sparse_coo:
-        return None
-    xp, keys, wanted = grad._device.xp, element_keys(old), element_keys(new)
-    order = xp.argsort(keys, kind="stable")
-    keys = keys[order]
-    out = xp.zeros((wanted.shape[0], *grad.shape[1:]), dtype=grad._data.dtype)
-    if keys.shape[0]:
-        at = xp.minimum(xp.searchsorted(keys, wanted), keys.shape[0] - 1)
-        found = keys[at] == wanted
-        out[found] = grad._data[order[at[found]]]
-    return _wrap(out, grad._device)
 
 
 def _checked(name: str, self: SparseTensor, out: Any) -> SparseTensor:
