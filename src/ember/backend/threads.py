@@ -46,7 +46,10 @@ def openblas_functions(lib: Any, *names: str) -> tuple[list[Any], str] | None:
     all or the library cannot be opened.
 
     Example:
-        >>> fns, suffix = openblas_functions(lib, "openblas_get_num_threads")
+        >>> libs, _ = blas_libraries()
+        >>> found = [openblas_functions(lib, "openblas_get_num_threads") for lib in libs]
+        >>> all(f is None or callable(f[0][0]) for f in found)
+        True
     """
     try:
         dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
