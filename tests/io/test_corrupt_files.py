@@ -132,6 +132,12 @@ def ember_file(tmp_path, tree, tensors=None, version=1, fmt="ember.checkpoint"):
     ({"x": {"$tensor": "i", "requires_grad": True}}, "tensor 'i' of dtype int64 is marked"),
     ({"x": {"$tensor": "w", "device": "tpu:0"}}, "tensor 'w' \\(saved on tpu:0\\): .*"
      "unknown device type 'tpu'.*map_location='cpu'"),
+    ({"x": {"$sparse": ["sparse_coo"]}}, "malformed or unknown entry"),
+    ({"x": {"$sparse": {}}}, "malformed or unknown entry"),
+    ({"x": {"$device": ["cpu"]}}, "malformed or unknown entry"),
+    ({"x": {"$dtype": None}}, "malformed or unknown entry"),
+    ({"x": {"$view": "w", "offset": 0, "size": [2 ** 40, 2 ** 40], "stride": [0, 0]}},
+     "view of 'w' \\(size \\[1099511627776, 1099511627776\\].*too many elements"),
 ])
 def test_bad_trees(tree, match, tmp_path):
     expect(ember_file(tmp_path, tree), match)

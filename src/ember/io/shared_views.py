@@ -231,6 +231,9 @@ def view_of(base: Tensor, node: dict, where: str) -> Tensor:
                               "elements; the file is corrupted")
     if base.is_meta:  # (no memory to share: its layout alone, as torch.load on meta)
         return empty_strided(size, stride, dtype=base.dtype, device="meta")
+    if math.prod(size) * base.element_size() >= 2 ** 63:  # (stride 0 passes the check above)
+        raise CheckpointError(f"{where}: a view of {node['$view']!r} (size {size}) has too "
+                              "many elements to address; the file is corrupted")
     flat = base.detach().cpu().numpy().reshape(-1)  # (base: a fresh, contiguous tensor)
     t = share_array(strided_view(flat[offset:], tuple(size), tuple(stride)))  # (writable)
     return t.to(base.device) if base.device.type != "cpu" else t

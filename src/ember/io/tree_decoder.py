@@ -60,7 +60,7 @@ class Decoder:
             return float(arg)
         if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
             return Size(arg)
-        if tag == "$sparse" and arg in SPARSE_LAYOUTS:
+        if tag == "$sparse" and isinstance(arg, str) and arg in SPARSE_LAYOUTS:
             return self.sparse(x)
         if tag == "$nested" and arg == "jagged":
             return self.nested(x)
@@ -80,10 +80,10 @@ class Decoder:
                 return (frozenset if x.get("frozen") is True else set)(self.value(v) for v in arg)
             except TypeError:
                 raise self.fail(f"a $set entry {short(x)} holds unhashable items") from None
-        try:
-            if tag == "$dtype":
+        try:  # (a corrupted file's list or dict is no dtype or device: malformed, below)
+            if tag == "$dtype" and isinstance(arg, str):
                 return to_dtype(arg)
-            if tag == "$device":
+            if tag == "$device" and isinstance(arg, str):
                 return to_device(arg)
         except EmberError as e:
             raise self.fail(f"checkpoint tree: {e}") from None
