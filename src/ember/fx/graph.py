@@ -59,6 +59,7 @@ class Graph:
         self._root = Node.__new__(Node)
         self._root._prev = self._root._next = self._root
         self._root._erased = False
+        self._root.graph = self
         self._insert: Callable[[Node], None] = self._root.prepend
         self._namespace = Namespace()
         self.owning_module = owning_module

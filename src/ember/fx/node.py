@@ -188,7 +188,19 @@ class Node:
         return self._prev
 
     def prepend(self, x: Node) -> None:
-        """Moves ``x`` just before this node."""
+        """Moves ``x`` just before this node (a node of the same graph; itself: no effect).
+
+        Example:
+            >>> g = ember.fx.symbolic_trace(lambda x: (x + 1, x * 2)).graph
+            >>> x, add, mul, out = g.nodes
+            >>> add.prepend(mul); [n.name for n in g.nodes]
+            ['x', 'mul', 'add', 'output']
+        """
+        if x is self:
+            return
+        if x.graph is not self.graph:
+            raise RuntimeError(f"Node.prepend/append: node {x.name} belongs to another graph. "
+                               "Hint: copy it into this one with graph.node_copy(node)")
         x._remove_from_list()
         p = self._prev
         p._next, x._prev, x._next, self._prev = x, p, self, x

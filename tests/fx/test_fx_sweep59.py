@@ -1,0 +1,40 @@
+"""Graph-editing and GraphModule/Interpreter details found by sweep59d, each compared with
+torch.fx doing the same."""
+
+import operator
+
+import pytest
+import torch
+import torch.fx
+
+import ember
+
+
+def small_graph(lib):
+    g = lib.fx.Graph()
+    x = g.placeholder("x")
+    add = g.call_function(operator.add, (x, 1))
+    g.output(g.call_method("relu", (add,)))
+    return g
+
+
+def test_prepending_a_node_to_itself_keeps_it_as_torch():
+    for lib in (torch, ember):
+        g = small_graph(lib)
+        add = list(g.nodes)[1]
+        add.prepend(add)
+        assert [n.name for n in g.nodes] == ["x", "add", "relu", "output"]
+        g.lint()
+
+
+def test_moving_a_node_of_another_graph_is_refused():
+    with pytest.raises(AssertionError, match="different Graph"):
+        list(small_graph(torch).nodes)[1].append(list(small_graph(torch).nodes)[1])
+    g, other = small_graph(ember), small_graph(ember)
+    for where in ("append", "prepend"):
+        for anchor in (list(g.nodes)[1], g.output_node()):
+            with pytest.raises(RuntimeError, match="another graph.*node_copy"):
+                getattr(anchor, where)(list(other.nodes)[1])
+    assert [n.name for n in other.nodes] == ["x", "add", "relu", "output"]
+    g.lint()
+    other.lint()
