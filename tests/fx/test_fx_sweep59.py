@@ -38,3 +38,11 @@ def test_moving_a_node_of_another_graph_is_refused():
     assert [n.name for n in other.nodes] == ["x", "add", "relu", "output"]
     g.lint()
     other.lint()
+
+
+def test_interpreter_run_takes_enable_io_processing_as_torch():
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(lambda x, y: x * y + 1)
+        for flag in (True, False):
+            out = lib.fx.Interpreter(gm).run(lib.ones(2), lib.ones(2), enable_io_processing=flag)
+            assert out.tolist() == [2.0, 2.0]

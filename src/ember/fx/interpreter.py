@@ -42,8 +42,11 @@ class Interpreter:
                     seen.add(used)
                     self._last_users.setdefault(node, []).append(used)
 
-    def run(self, *args: Any, initial_env: dict[Node, Any] | None = None) -> Any:
-        """The graph's output for the inputs ``args``."""
+    def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,
+            enable_io_processing: bool = True) -> Any:
+        """The graph's output for the inputs ``args`` (the nodes in ``initial_env`` take the
+        values given there; ``enable_io_processing`` is torch's flag for graphs with a custom
+        code generator: Ember's take their inputs and give their output as they are)."""
         self.env = dict(initial_env or {})
         self.args_iter = iter(args)
         for node in self.graph.nodes:
