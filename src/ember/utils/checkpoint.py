@@ -302,8 +302,10 @@ _SEQUENTIAL_OPTIONS = {name for name, p in inspect.signature(checkpoint).paramet
 def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, input: Any,
                           use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """Runs ``functions`` (a list or ``nn.Sequential``) in order, split into ``segments``
-    chunks; every chunk but the last is checkpointed, with :func:`checkpoint`'s options given
-    as keywords (``preserve_rng_state``, ``context_fn``, ``determinism_check``, ...).
+    chunks as PyTorch splits them (``segments - 1`` chunks of ``len(functions) // segments``
+    layers, then the rest); every chunk but the last is checkpointed, with
+    :func:`checkpoint`'s options given as keywords (``preserve_rng_state``, ``context_fn``,
+    ``determinism_check``, ...).
 
     Example:
         >>> from ember.utils.checkpoint import checkpoint_sequential
@@ -320,8 +322,11 @@ def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, in
     if unexpected:
         raise ArgumentError(f"checkpoint_sequential: unexpected keyword arguments: "
                             f"{', '.join(unexpected)} (it takes {sorted(_SEQUENTIAL_OPTIONS)})")
-    size = -(-len(layers) // segments)
-    chunks = [layers[i:i + size] for i in range(0, len(layers), size)]
+    # PyTorch's split: segments - 1 checkpointed chunks of len // segments layers, the rest
+    # last (with more segments than layers, where PyTorch fails, one layer per chunk)
+    size = max(len(layers) // segments, 1)
+    cut = size * (min(segments, len(layers)) - 1)
+    chunks = [layers[i:i + size] for i in range(0, cut, size)] + [layers[cut:]]
 
     def run(chunk: list) -> Callable:
         def forward(x: Any) -> Any:
@@ -332,4 +337,4 @@ def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, in
 
     for chunk in chunks[:-1]:
         input = checkpoint(run(chunk), input, use_reentrant=use_reentrant, **kwargs)
-    return run(chunks[-1])(input) if chunks else input
+    return run(chunks[-1])(input)
