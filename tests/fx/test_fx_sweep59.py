@@ -46,3 +46,13 @@ def test_interpreter_run_takes_enable_io_processing_as_torch():
         for flag in (True, False):
             out = lib.fx.Interpreter(gm).run(lib.ones(2), lib.ones(2), enable_io_processing=flag)
             assert out.tolist() == [2.0, 2.0]
+
+
+def test_graph_copy_can_return_the_output_node_as_torch():
+    for lib in (torch, ember):
+        source = small_graph(lib)
+        g, val_map = lib.fx.Graph(), {}
+        value, out = g.graph_copy(source, val_map, return_output_node=True)
+        assert out is source.output_node()
+        assert value is val_map[list(source.nodes)[2]] and value.graph is g
+        assert lib.fx.Graph().graph_copy(small_graph(lib), {}).name == "relu"

@@ -143,15 +143,25 @@ class Graph:
         copy.meta = dict(node.meta)
         return copy
 
-    def graph_copy(self, g: Graph, val_map: dict[Node, Any]) -> Any:
+    def graph_copy(self, g: Graph, val_map: dict[Node, Any],
+                   return_output_node: bool = False) -> Any:
         """Copies the nodes of ``g`` (but its output) into this graph, recording old -> new in
         ``val_map`` (pre-filled entries, placeholders for instance, are used as given);
-        returns the value ``g`` outputs, in this graph's nodes."""
+        returns the value ``g`` outputs, in this graph's nodes (with ``return_output_node``,
+        the pair of it and ``g``'s output node).
+
+        Example:
+            >>> g = ember.fx.Graph()
+            >>> g.graph_copy(ember.fx.symbolic_trace(lambda x: x + 1).graph, {},
+            ...              return_output_node=True)
+            (add, output)
+        """
         for node in g.nodes:
             if node in val_map:
                 continue
             if node.op == "output":
-                return map_arg(node.args[0], lambda n: val_map[n])
+                value = map_arg(node.args[0], lambda n: val_map[n])
+                return (value, node) if return_output_node else value
             val_map[node] = self.node_copy(node, lambda n: val_map[n])
         return None
 
