@@ -382,3 +382,13 @@ def test_autograd_profiler_total_average_and_function_event_as_torch():
         assert total.key == "Total" and total.count == len(events), lib
         assert total.cpu_time_total == pytest.approx(sum(e.cpu_time_total for e in events))
         assert all(isinstance(e, lib.autograd.profiler.FunctionEvent) for e in events)
+
+
+def test_str_of_an_event_list_is_its_table_as_torch():
+    # print(prof.key_averages()) prints the table in torch (it printed a list repr)
+    for lib in (ember, torch):
+        prof = _regions(lib)
+        for events in (prof.key_averages(), prof.events()):
+            text = str(events)
+            assert text == events.table(), lib
+            assert "r_a" in text and "Self CPU %" in text, lib

@@ -178,6 +178,11 @@ class EventList(list):
             total.add(e) if isinstance(e, Event) else _merge(total, e)
         return total
 
+    def __str__(self) -> str:
+        """The :meth:`table` with its defaults, as PyTorch's: ``print(prof.key_averages())``
+        prints the table (``repr`` stays the list's)."""
+        return self.table()
+
     def table(self, sort_by: str | None = None, row_limit: int = 100,
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
