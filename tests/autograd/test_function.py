@@ -259,3 +259,27 @@ def test_a_function_needs_exactly_one_of_backward_and_vjp(defined):
 def test_calling_a_function_instance_says_to_use_apply():
     with pytest.raises(RuntimeError, match=r"Cube\.apply"):  # (torch: "Legacy autograd…")
         Cube()(ember.ones(2))
+
+
+@pytest.mark.parametrize("out", ["number", "list", "pair"])
+def test_forward_returning_no_tensor_passes_through_as_torch(out):
+    # torch returns what forward returned, unrecorded; Ember raised "must return a tensor"
+    def run(lib):
+        class NoTensor(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return {"number": 5, "list": [x * 2], "pair": (5, None)}[out]
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return None
+
+        return NoTensor.apply(lib.ones(2, requires_grad=True))
+
+    t, e = run(torch), run(ember)
+    if out == "list":
+        assert type(e) is list and e[0].tolist() == t[0].tolist() and not e[0].requires_grad
+    else:
+        assert e == t
+

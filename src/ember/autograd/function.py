@@ -351,7 +351,8 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
     if not dirty <= {id(o) for o in outs}:
         raise GradError(f"{cls.__name__}.forward marked a tensor dirty (ctx.mark_dirty) but "
                         "did not return it; return every tensor it modifies in place")
-    recorded = GRAD.enabled and any(needs)
+    # (a forward returning no tensor, e.g. a list or a number, is passed through unrecorded)
+    recorded = GRAD.enabled and any(needs) and any(isinstance(o, Tensor) for o in outs)
     if recorded:
         out = _record(cls, ctx, args, out, dirty)
     if recorded and inference_tensors_may_exist():
@@ -367,9 +368,6 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
 def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty: set) -> Any:
     """One node for the Function's backward; returns the outputs as tensors of that node."""
     outs = out if isinstance(out, tuple) else (out,)
-    if not any(isinstance(o, Tensor) for o in outs):
-        raise GradError(f"{cls.__name__}.forward must return a tensor, got "
-                        f"{', '.join(type(o).__name__ for o in outs)}")
     # a dirty input is recorded as it was before forward (its old history), the way an
     # in-place op records an alias of the tensor it overwrites
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
