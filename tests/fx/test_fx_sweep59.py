@@ -56,3 +56,30 @@ def test_graph_copy_can_return_the_output_node_as_torch():
         assert out is source.output_node()
         assert value is val_map[list(source.nodes)[2]] and value.graph is g
         assert lib.fx.Graph().graph_copy(small_graph(lib), {}).name == "relu"
+
+
+def test_a_graph_module_has_a_meta_dict_that_copies_keep_as_torch():
+    import copy
+    import pickle
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(lambda x: x + 1)
+        assert gm.meta == {}
+        gm.meta["note"] = [1]
+        deep = copy.deepcopy(gm)
+        assert deep.meta == {"note": [1]} and deep.meta["note"] is not gm.meta["note"]
+        if lib is ember:  # (torch cannot pickle a traced lambda)
+            assert pickle.loads(pickle.dumps(gm)).meta == {"note": [1]}
+
+
+@pytest.mark.parametrize("target, warns", [("nonexistent", True), ("0.nope", True),
+                                           ("0.weight", False), ("0", False)])
+def test_get_attr_of_a_missing_attribute_warns_as_torch(target, warns):
+    import warnings
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(lib.nn.Sequential(lib.nn.Linear(2, 2)))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with gm.graph.inserting_before(gm.graph.output_node()):
+                gm.graph.get_attr(target)
+        assert any("get_attr" in str(w.message) for w in caught) == warns
+    assert "add_submodule" in str(caught[0].message) if warns else True

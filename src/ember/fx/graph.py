@@ -11,6 +11,8 @@ from typing import Any
 from ember.errors import ArgumentError
 from ember.fx.codegen import Namespace, PythonCode, python_code
 from ember.fx.node import Node, _target_str, map_arg
+from ember.nn import Module
+from ember.tensor import Tensor
 
 __all__ = ["Graph"]
 
@@ -111,7 +113,13 @@ class Graph:
         return self.create_node("placeholder", name, args, type_expr=type_expr)
 
     def get_attr(self, qualified_name: str, type_expr: Any = None) -> Node:
-        """Reads the owning module's attribute ``qualified_name`` (``"layer.weight"``)."""
+        """Reads the owning module's attribute ``qualified_name`` (``"layer.weight"``); warns,
+        as torch.fx, when the owning module has no submodule or tensor of that name."""
+        if self.owning_module is not None and \
+                not _holds_attr(self.owning_module, qualified_name):
+            warnings.warn(f"Graph.get_attr: the owning GraphModule has no submodule or tensor "
+                          f"{qualified_name!r}. Hint: add it with gm.add_submodule, "
+                          "register_parameter or register_buffer", stacklevel=2)
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_module(self, module_name: str, args: tuple | None = None,
@@ -281,3 +289,12 @@ def _check_target(module: Any, node: Node) -> None:
             raise RuntimeError(f"lint: node {node} ({node.op}) names {node.target!r}, which "
                                f"the owning module does not have")
         obj = getattr(obj, part)
+
+
+def _holds_attr(module: Any, qualified_name: str) -> bool:
+    """Whether ``module`` has a submodule or tensor at the dotted path ``qualified_name``."""
+    value = module
+    for part in qualified_name.split("."):
+        value = getattr(value, part, None)
+    return isinstance(value, (Module, Tensor))
+
