@@ -283,3 +283,28 @@ def test_forward_returning_no_tensor_passes_through_as_torch(out):
     else:
         assert e == t
 
+
+@pytest.mark.parametrize("grad", ["no input needs grad", "under no_grad", "recorded"])
+def test_mark_dirty_moves_the_version_on_recorded_or_not(grad):
+    # torch bumps a dirty tensor's version always; Ember only where it recorded a node
+    def run(lib):
+        class AddOne(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        a = lib.ones(3, requires_grad=grad != "no input needs grad") * 1
+        if grad == "under no_grad":
+            with lib.no_grad():
+                AddOne.apply(a)
+        else:
+            AddOne.apply(a)
+        return a._version
+
+    assert run(ember) == run(torch) == 2

@@ -355,6 +355,10 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
     recorded = GRAD.enabled and any(needs) and any(isinstance(o, Tensor) for o in outs)
     if recorded:
         out = _record(cls, ctx, args, out, dirty)
+    elif dirty:  # a dirty tensor counts as written, recorded or not, as in PyTorch
+        for o in outs:
+            if id(o) in dirty:
+                o._vc.value += 1
     if recorded and inference_tensors_may_exist():
         for i, t in enumerate(ctx._saved):
             if t is not None and t._vc.inference:
