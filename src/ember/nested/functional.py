@@ -126,7 +126,7 @@ for _name in unary.__all__:
     implements(getattr(unary, _name), methods=(_name,))(_pointwise(getattr(unary, _name)))
 for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.trunc,
             rounding.round, rounding.frac, compare.logical_not, compare.isnan, compare.isinf,
-            compare.isfinite, compare.nan_to_num, clamp):
+            compare.isfinite, compare.nan_to_num):
     implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
 for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus",
               "hardsigmoid", "hardswish", "softshrink", "hardshrink"):
@@ -136,7 +136,6 @@ implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
 implements(compare.bitwise_not, methods=("bitwise_not", "__invert__"))(
     _pointwise(compare.bitwise_not))
 implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)
-NestedTensor.clip = NestedTensor.clamp
 
 
 def _converter(name: str) -> Callable:
@@ -194,8 +193,9 @@ def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
 
 def _broadcasting(fn: Callable) -> Callable:
     def op(*args: Any, **kwargs: Any) -> NestedTensor:
-        nt = next(a for a in args if isinstance(a, NestedTensor))
-        return nt._with(fn(*(dense_operand(fn.__name__, nt, a) for a in args), **kwargs))
+        nt = next(a for a in (*args, *kwargs.values()) if isinstance(a, NestedTensor))
+        return nt._with(fn(*(dense_operand(fn.__name__, nt, a) for a in args),
+                           **{k: dense_operand(fn.__name__, nt, v) for k, v in kwargs.items()}))
     op.__name__ = op.__qualname__ = fn.__name__
     op.__doc__ = f"``{fn.__name__}`` elementwise, with nested tensors of the same structure, " \
                  "numbers or dense tensors that broadcast (see ``dense_operand``)."
@@ -222,16 +222,19 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
 NestedTensor.__neg__ = NestedTensor.neg
 for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
     implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_broadcasting(_fn))
-for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill, lerp, compare.isclose):
+for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill, lerp, compare.isclose,
+            clamp):
     implements(_fn, methods=(_fn.__name__,))(_broadcasting(_fn))
 NestedTensor.__abs__ = NestedTensor.abs
+NestedTensor.clip = NestedTensor.clamp
 
 
 def _inplace(name: str) -> Callable:
     """The in-place method ``name`` (``add_``, ``exp_``, …): the values' own, on the operands
     as :func:`dense_operand` makes them."""
     def method(self: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
-        getattr(self._values, name)(*(dense_operand(name, self, a) for a in args), **kwargs)
+        getattr(self._values, name)(*(dense_operand(name, self, a) for a in args),
+                                    **{k: dense_operand(name, self, v) for k, v in kwargs.items()})
         return self
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``{name[:-1]}`` written into the values in place."
