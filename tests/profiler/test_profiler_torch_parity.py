@@ -392,3 +392,11 @@ def test_str_of_an_event_list_is_its_table_as_torch():
             text = str(events)
             assert text == events.table(), lib
             assert "r_a" in text and "Self CPU %" in text, lib
+
+
+def test_str_of_an_autograd_profile_is_its_events_table_as_torch():
+    # print(prof) of torch.autograd.profiler.profile prints a row per event
+    for lib in (ember, torch):
+        prof = _legacy(lib)
+        assert str(prof) == prof.function_events.table(), lib
+        assert "region" in str(prof), lib

@@ -76,6 +76,10 @@ class profile(_profile):
         if self.enabled:
             super().stop()
 
+    def __str__(self) -> str:
+        """The events' table, one row each, as PyTorch's (``print(prof)``)."""
+        return str(self.events())
+
     @property
     def function_events(self) -> EventList:
         """The recorded events, in start order."""
