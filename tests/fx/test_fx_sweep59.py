@@ -83,3 +83,30 @@ def test_get_attr_of_a_missing_attribute_warns_as_torch(target, warns):
                 gm.graph.get_attr(target)
         assert any("get_attr" in str(w.message) for w in caught) == warns
     assert "add_submodule" in str(caught[0].message) if warns else True
+
+
+def test_a_matchs_anchor_is_the_patterns_node_as_torch():
+    from torch.fx.subgraph_rewriter import replace_pattern_with_filters as torch_filters
+    ember_filters = ember.fx.replace_pattern_with_filters
+    for lib, with_filters in ((torch, torch_filters), (ember, ember_filters)):
+        def pattern(x):
+            return lib.relu(lib.exp(x))  # noqa: B023
+
+        def replacement(x):
+            return lib.sigmoid(x)  # noqa: B023
+
+        seen = []
+
+        def keep(match, graph, pattern_graph):
+            seen.append((match.anchors, match.nodes_map))  # noqa: B023
+            return True
+
+        gm = lib.fx.symbolic_trace(lambda x: lib.relu(lib.exp(x)) + 1)  # noqa: B023
+        relu = list(gm.graph.nodes)[2]
+        match = lib.fx.replace_pattern(gm, pattern, replacement)[0]
+        assert match.anchor.graph is not gm.graph and match.nodes_map[match.anchor] is relu
+        gm = lib.fx.symbolic_trace(lambda x: lib.relu(lib.exp(x)) + 1)  # noqa: B023
+        relu = list(gm.graph.nodes)[2]
+        done = with_filters(gm, pattern, replacement, match_filters=[keep])[0]
+        anchors, nodes_map = seen[0]
+        assert [nodes_map[a] for a in anchors] == [relu] and nodes_map[done.anchor] is relu

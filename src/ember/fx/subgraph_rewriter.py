@@ -19,8 +19,9 @@ __all__ = ["InternalMatch", "Match", "ReplacedPatterns", "replace_pattern",
 
 
 class Match(NamedTuple):
-    """One replaced match: the node that produced the pattern's (first) output (``anchor``)
-    and, for each node of the pattern, the node of the module it matched."""
+    """One replaced match: the pattern's node that produces its (first) output (``anchor``,
+    a key of ``nodes_map``, as torch.fx's) and, for each node of the pattern, the node of the
+    module it matched (``nodes_map[anchor]`` is the matched output)."""
 
     anchor: Node
     nodes_map: dict[Node, Node]
@@ -36,9 +37,10 @@ class ReplacedPatterns(NamedTuple):
 
 class InternalMatch(NamedTuple):
     """A match before it is replaced, as the ``match_filters`` and ``replacement_callback``
-    of :func:`replace_pattern_with_filters` see it: the module's nodes that produce the
-    pattern's outputs (``anchors``, ``returning_nodes``) and take its inputs
-    (``placeholder_nodes``), and ``nodes_map`` (pattern node -> module node)."""
+    of :func:`replace_pattern_with_filters` see it: the pattern's output nodes that nothing
+    else in the pattern uses (``anchors``, as torch.fx's), the module's nodes that produce the
+    pattern's outputs (``returning_nodes``) and take its inputs (``placeholder_nodes``), and
+    ``nodes_map`` (pattern node -> module node)."""
 
     anchors: list[Node]
     nodes_map: dict[Node, Node]
@@ -119,6 +121,7 @@ def _rewrite(gm: GraphModule, pattern: Pattern, replacement: Pattern | None,
     p_outputs = _outputs(pattern_graph, "pattern")
     graph = gm.graph
     order = {n: i for i, n in enumerate(graph.nodes)}
+    p_anchors = [n for n in p_outputs if len(n.users) == 1] or p_outputs[:1]
     matches: list[InternalMatch] = []
     taken: set[Node] = set()
     for anchor in list(graph.nodes):
@@ -127,7 +130,7 @@ def _rewrite(gm: GraphModule, pattern: Pattern, replacement: Pattern | None,
                                                                                  p_outputs):
             continue
         returning = [nodes_map[p] for p in p_outputs]
-        match = InternalMatch([anchor], nodes_map, [nodes_map[p] for p in p_inputs], returning)
+        match = InternalMatch(p_anchors, nodes_map, [nodes_map[p] for p in p_inputs], returning)
         if all(f(match, graph, pattern_graph) for f in filters):
             taken |= _inner(nodes_map)
             matches.append(match)
