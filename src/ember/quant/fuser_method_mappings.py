@@ -124,9 +124,18 @@ def _conv_relu(is_qat: bool, conv: Module, relu: Module) -> Module:
     return _CONV_RELUS[type(conv)](conv, relu)
 
 
+def _bn_relu(is_qat: bool, bn: Module, relu: Module) -> Module:
+    if bn.training != relu.training:
+        raise ArgumentError(f"fuse_bn_relu: {type(bn).__name__} and ReLU both must be in the "
+                            "same mode (train or eval).")
+    return (nni.BNReLU2d if isinstance(bn, nn.BatchNorm2d) else nni.BNReLU3d)(bn, relu)
+
+
 DEFAULT_OP_LIST_TO_FUSER_METHOD: dict[tuple[type, ...], Callable[..., Module]] = {
     (nn.Linear, nn.ReLU): _linear_relu,
     (nn.Linear, nn.BatchNorm1d): fuse_linear_bn,
+    (nn.BatchNorm2d, nn.ReLU): _bn_relu,
+    (nn.BatchNorm3d, nn.ReLU): _bn_relu,
 }
 for _n, _conv, _bn, _convt in ((1, nn.Conv1d, nn.BatchNorm1d, nn.ConvTranspose1d),
                                (2, nn.Conv2d, nn.BatchNorm2d, nn.ConvTranspose2d),
@@ -152,5 +161,6 @@ def get_fuser_method(op_list: Sequence[type],
             f"Cannot fuse modules: {tuple(t.__name__ for t in op_list)} (no fuser method); "
             "Ember fuses "
             "(ConvNd, BatchNormNd[, ReLU]), (ConvNd, ReLU), (ConvTransposeNd, BatchNormNd) for "
-            "N = 1, 2, 3, (Linear, ReLU) and (Linear, BatchNorm1d)")
+            "N = 1, 2, 3, (BatchNormNd, ReLU) for N = 2, 3, (Linear, ReLU) and "
+            "(Linear, BatchNorm1d)")
     return fusers[op_list]

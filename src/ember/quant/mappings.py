@@ -63,6 +63,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nni.ConvReLU1d: nnq.ConvReLU1d,
     nni.ConvReLU2d: nnq.ConvReLU2d,
     nni.ConvReLU3d: nnq.ConvReLU3d,
+    nni.BNReLU2d: nnqb.BNReLU2d,
+    nni.BNReLU3d: nnqb.BNReLU3d,
     nnqat.Linear: nnq.Linear,
     nnqat.Conv1d: nnq.Conv1d,
     nnqate.Embedding: nnqe.Embedding,

@@ -3,7 +3,8 @@ statistics folded, per channel, into ``alpha = weight / sqrt(var + eps) * input_
 output_scale`` and ``beta = (bias - mean * weight / sqrt(var + eps)) / output_scale`` (in
 float32, as PyTorch's ``compute_fused_params``), then each output integer is
 ``nearbyint(fma(alpha, q - input_zero_point, beta)) + output_zero_point``, clamped (its
-``q_batch_norm`` kernel)."""
+``q_batch_norm`` kernel); ``BNReLU2d``/``BNReLU3d`` (``torch.ao.nn.intrinsic.quantized``)
+clamp from below at the output zero point too (its ReLU-fused kernel)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import quint8
 from ember.tensor import Tensor
 
-__all__ = ["BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm2d", "BatchNorm3d", "BNReLU2d", "BNReLU3d"]
 
 _F32 = np.float32
 
@@ -31,6 +32,7 @@ class _QuantizedBatchNorm:
     a float tensor gets the float batch norm. Mixed in before ``nn.BatchNorm{n}d``."""
 
     _n: int
+    _relu = False
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1) -> None:
         super().__init__(num_features, eps, momentum, True, True)
@@ -39,7 +41,8 @@ class _QuantizedBatchNorm:
 
     def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
         if isinstance(input, Tensor):  # (after the quantized region: float batch norm)
-            return super().forward(input)
+            out = super().forward(input)
+            return out.relu() if self._relu else out
         x = _quantized_input(f"batch_norm{self._n}d", input)
         if x.ndim != self._n + 2 or x.shape[1] != self.num_features:
             raise ArgumentError(f"quantized {type(self).__name__}: expected a {self._n + 2}-D "
@@ -58,14 +61,18 @@ class _QuantizedBatchNorm:
         beta = beta.astype(_F32).astype(np.float64).reshape(along)
         centred = x._int.numpy().astype(np.float64) - x._zero_point
         v = (alpha * centred + beta).astype(_F32)  # (exact in float64: one rounding, an fma)
-        q = np.clip(np.rint(v).astype(np.float64) + out_zp, 0, 255).astype(np.uint8)
+        low = max(out_zp, 0) if self._relu else 0
+        q = np.clip(np.rint(v).astype(np.float64) + out_zp, low, 255).astype(np.uint8)
         return QuantizedTensor(from_numpy(q), quint8, out_scale, out_zp)
 
     @classmethod
     def from_float(cls, mod: Module) -> Any:
         """The quantized twin of an observed float batch norm: its parameters and running
-        statistics (shared), its observer's output scale and zero point."""
+        statistics (shared), its observer's output scale and zero point (a fused
+        ``BNReLU2d``/``BNReLU3d``: its batch norm's, with the fused module's observer)."""
         scale, zero_point = output_qparams(mod.activation_post_process)
+        if cls._relu:
+            mod = mod[0]
         new = cls(mod.num_features, mod.eps)
         new.weight, new.bias = mod.weight, mod.bias
         new.running_mean, new.running_var = mod.running_mean, mod.running_var
@@ -89,3 +96,22 @@ class BatchNorm3d(_QuantizedBatchNorm, nn.BatchNorm3d):
     """A quantized ``nn.BatchNorm3d``: uint8 (N, C, D, H, W) in and out."""
 
     _n = 3
+
+
+class BNReLU2d(BatchNorm2d):
+    """A quantized ``BatchNorm2d`` then ``ReLU`` (of a fused ``intrinsic.BNReLU2d``).
+
+    Example:
+        >>> m = BNReLU2d(2)
+        >>> q = ember.quantize_per_tensor(-ember.ones(1, 2, 3, 3), 0.1, 0, ember.quint8)
+        >>> m(q).dequantize().min().item()
+        0.0
+    """
+
+    _relu = True
+
+
+class BNReLU3d(BatchNorm3d):
+    """A quantized ``BatchNorm3d`` then ``ReLU`` (of a fused ``intrinsic.BNReLU3d``)."""
+
+    _relu = True

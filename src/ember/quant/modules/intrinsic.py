@@ -8,7 +8,7 @@ from ember import nn
 from ember.errors import ArgumentTypeError
 
 __all__ = ["ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU", "ConvBn1d", "ConvBn2d",
-           "ConvBn3d", "ConvBnReLU1d", "ConvBnReLU2d", "ConvBnReLU3d"]
+           "ConvBn3d", "ConvBnReLU1d", "ConvBnReLU2d", "ConvBnReLU3d", "BNReLU2d", "BNReLU3d"]
 
 
 class _FusedModule(nn.Sequential):
@@ -96,3 +96,21 @@ class ConvBnReLU3d(_FusedModule):
     """``Conv3d``, ``BatchNorm3d`` then ``ReLU``, fused for quantization-aware training."""
 
     types = (nn.Conv3d, nn.BatchNorm3d, nn.ReLU)
+
+
+class BNReLU2d(_FusedModule):
+    """``BatchNorm2d`` then ``ReLU``, fused (``convert`` makes it a quantized ``BNReLU2d``).
+
+    Example:
+        >>> m = BNReLU2d(nn.BatchNorm2d(2), nn.ReLU())
+        >>> bool((m(ember.randn(1, 2, 3, 3)) >= 0).all())
+        True
+    """
+
+    types = (nn.BatchNorm2d, nn.ReLU)
+
+
+class BNReLU3d(_FusedModule):
+    """``BatchNorm3d`` then ``ReLU``, fused."""
+
+    types = (nn.BatchNorm3d, nn.ReLU)

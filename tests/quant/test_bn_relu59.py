@@ -1,0 +1,90 @@
+"""BatchNorm + ReLU fusion (``torch.ao.nn.intrinsic.BNReLU2d/3d``) and its quantized module
+(``torch.ao.nn.intrinsic.quantized.BNReLU2d/3d``), against PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.nn.intrinsic.quantized as tnniq
+import torch.ao.quantization as tq
+
+import ember
+import ember.ao.quantization as eq
+from ember.ao.nn import intrinsic as nni
+from ember.ao.nn import quantized as nnq
+
+from .helpers import copy_weights
+
+
+def _stats(rng, dims):
+    return {"weight": rng.standard_normal(4).astype(np.float32),
+            "bias": rng.standard_normal(4).astype(np.float32),
+            "running_mean": rng.standard_normal(4).astype(np.float32),
+            "running_var": rng.uniform(0.3, 2.0, 4).astype(np.float32),
+            "num_batches_tracked": np.array(0)}
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("qat", [False, True])
+def test_fuse_bn_relu_as_torch(dims, qat):
+    rng = np.random.default_rng(dims)
+    models = []
+    for lib, q in ((torch, tq), (ember, eq)):
+        bn = getattr(lib.nn, f"BatchNorm{dims}d")(4)
+        bn.load_state_dict({k: lib.tensor(v) for k, v in _stats(rng, dims).items()})
+        m = lib.nn.Sequential(bn, lib.nn.ReLU())
+        m = q.fuse_modules_qat(m.train(), [["0", "1"]]) if qat else q.fuse_modules(m.eval(),
+                                                                                   [["0", "1"]])
+        models.append(m)
+        rng = np.random.default_rng(dims)
+    assert type(models[1][0]) is getattr(nni, f"BNReLU{dims}d")
+    assert isinstance(models[1][1], ember.nn.Identity)
+    x = np.random.default_rng(0).standard_normal((2, 4) + (3,) * dims).astype(np.float32)
+    np.testing.assert_allclose(models[1](ember.tensor(x)).detach().numpy(),
+                               models[0](torch.tensor(x)).detach().numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("zero_point", [0, 10, 200])
+def test_quantized_bn_relu_integers_as_torch(dims, zero_point):
+    rng = np.random.default_rng(zero_point + dims)
+    stats = _stats(rng, dims)
+    t = getattr(tnniq, f"BNReLU{dims}d")(4)
+    e = getattr(nnq, f"BNReLU{dims}d")(4)
+    for m, lib in ((t, torch), (e, ember)):
+        for k in ("weight", "bias", "running_mean", "running_var"):
+            getattr(m, k).data.copy_(lib.tensor(stats[k])) if k in ("weight", "bias") else \
+                getattr(m, k).copy_(lib.tensor(stats[k]))
+        m.scale, m.zero_point = lib.tensor(0.03), lib.tensor(zero_point)
+    x = rng.standard_normal((2, 4) + (4,) * dims).astype(np.float32) * 2
+    qt = torch.quantize_per_tensor(torch.tensor(x), 0.04, 120, torch.quint8)
+    qe = ember.quantize_per_tensor(ember.tensor(x), 0.04, 120, ember.quint8)
+    np.testing.assert_array_equal(e(qe).int_repr().numpy(), t(qt).int_repr().numpy())
+
+
+@pytest.mark.parametrize("engine", ["fbgemm", "qnnpack"])
+def test_post_training_bn_relu_as_torch(engine):
+    def build(lib, q):
+        return lib.nn.Sequential(q.QuantStub(), lib.nn.BatchNorm2d(4), lib.nn.ReLU(),
+                                 q.DeQuantStub()).eval()
+    t, e = build(torch, tq), build(ember, eq)
+    t[1].load_state_dict({k: torch.tensor(v) for k, v in
+                          _stats(np.random.default_rng(5), 2).items()})
+    copy_weights(t, e)
+    xs = [np.random.default_rng(i).standard_normal((2, 4, 5, 5)).astype(np.float32) * 2
+          for i in range(3)]
+    outs = []
+    old = torch.backends.quantized.engine
+    try:
+        for lib, q, m in ((torch, tq, t), (ember, eq, e)):
+            lib.backends.quantized.engine = engine
+            m = q.fuse_modules(m, [["1", "2"]])
+            m.qconfig = q.get_default_qconfig(engine)
+            q.prepare(m, inplace=True)
+            for x in xs:
+                m(lib.tensor(x))
+            q.convert(m, inplace=True)
+            outs.append((type(m[1]).__name__, m(lib.tensor(xs[1])).numpy()))
+    finally:
+        torch.backends.quantized.engine = old
+    assert outs[0][0] == outs[1][0] == "BNReLU2d"
+    np.testing.assert_allclose(outs[1][1], outs[0][1], atol=2e-6)
