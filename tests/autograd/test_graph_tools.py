@@ -139,6 +139,19 @@ def test_increment_version_and_variable():
         ember.autograd.Variable([1, 2])
 
 
+@pytest.mark.parametrize("arg", ["number", "list with a number"])
+def test_increment_version_refuses_a_non_tensor_clearly(arg):
+    # torch: RuntimeError naming increment_version; Ember raised "'int' object is not
+    # iterable" or an AttributeError from inside (both move the tensors before the bad one on)
+    def call(lib, g):
+        t = lib.ones(1)
+        with pytest.raises(RuntimeError, match="increment_version expect"):
+            g.increment_version(3 if arg == "number" else [t, 3])
+        return t._version
+
+    assert call(ember, graph) == call(torch, tgraph) == (0 if arg == "number" else 1)
+
+
 @pytest.mark.parametrize("name", ["saved_values", "multi_grad_hook", "variable"])
 def test_docstring_examples(name):
     mod = importlib.import_module(f"ember.autograd.{name}")

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ember.autograd.saved_hooks import SAVED_HOOKS, saved_tensors_hooks
+from ember.errors import ArgumentTypeError
 from ember.tensor import Tensor
 
 __all__ = ["save_on_cpu", "disable_saved_tensors_hooks", "allow_mutation_on_saved_tensors",
@@ -125,5 +126,11 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
         >>> x._version
         1
     """
+    if not isinstance(tensor, (Tensor, Iterable)):
+        raise ArgumentTypeError(f"increment_version expects a tensor or an iterable of tensors, "
+                                f"got {type(tensor).__name__}")
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        if not isinstance(t, Tensor):  # (those before it moved on, as in PyTorch)
+            raise ArgumentTypeError("increment_version expects each element of the iterable to "
+                                    f"be a tensor, got {type(t).__name__}")
         t._vc.value += 1
