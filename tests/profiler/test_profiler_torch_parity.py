@@ -400,3 +400,25 @@ def test_str_of_an_autograd_profile_is_its_events_table_as_torch():
         prof = _legacy(lib)
         assert str(prof) == prof.function_events.table(), lib
         assert "region" in str(prof), lib
+
+
+def test_event_list_exports_a_chrome_trace_as_torch(tmp_path):
+    # torch.autograd.profiler's prof.function_events.export_chrome_trace(path)
+    import json
+
+    for lib in (ember, torch):
+        prof = _legacy(lib)
+        path = tmp_path / f"{lib.__name__}.json"
+        prof.function_events.export_chrome_trace(str(path))
+        trace = json.loads(path.read_text())
+        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        spans = [e for e in events if e.get("ph") == "X"]
+        region = next(e for e in spans if e["name"] == "region")
+        inside = [e for e in spans if e is not region and
+                  region["ts"] <= e["ts"] <= region["ts"] + region["dur"]]
+        assert inside, lib
+    ours = json.loads((tmp_path / "ember.json").read_text())["traceEvents"]
+    assert [e["cat"] for e in ours if e["name"] == "region"] == ["user_annotation"]
+    assert [e["args"]["Input Dims"] for e in ours if e["name"] == "matmul"] == [[[2, 2], [2, 2]]]
+    with pytest.raises(TypeError, match="prof.events()"):
+        _legacy(ember).key_averages().export_chrome_trace(str(tmp_path / "rows.json"))

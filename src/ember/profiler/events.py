@@ -3,9 +3,12 @@ events are summed by name (:meth:`EventList.key_averages`) and printed as PyTorc
 
 from __future__ import annotations
 
+import gzip
 import itertools
+import json
 import math
 import operator
+import os
 from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError, ArgumentTypeError
@@ -183,6 +186,27 @@ class EventList(list):
         prints the table (``repr`` stays the list's)."""
         return self.table()
 
+    def export_chrome_trace(self, path: str | os.PathLike) -> None:
+        """Writes these events as :meth:`ember.profiler.profile.export_chrome_trace` does
+        (times from the first event's start; each event's shapes, FLOPs and bytes as
+        recorded), as PyTorch's ``EventList.export_chrome_trace``.
+
+        Example:
+            >>> with ember.autograd.profiler.profile() as prof:
+            ...     _ = ember.ones(2) + 1
+            >>> prof.function_events.export_chrome_trace("trace.json")  # doctest: +SKIP
+        """
+        rows = [e for e in self if not isinstance(e, Event)]
+        if rows:
+            raise ArgumentTypeError(
+                f"export_chrome_trace: the list holds {type(rows[0]).__name__} rows (sums by "
+                "name), which have no times to place on a timeline. Hint: export "
+                "prof.events() (or prof.function_events), not prof.key_averages()")
+        start = min((e.start for e in self), default=0)
+        write_json(path, chrome_trace(self, start, shapes=any(e.specs for e in self),
+                                      flops=any(e.flops for e in self),
+                                      memory=any(e.mem for e in self)))
+
     def table(self, sort_by: str | None = None, row_limit: int = 100,
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
@@ -208,6 +232,43 @@ class EventList(list):
             notes.append("This report only display top-level ops statistics")
         return format_table(list(self), sort_by, row_limit, max_name_column_width,
                             max_shapes_column_width, notes, top_level_events_only, time_unit)
+
+
+_CATEGORY = {"op": "cpu_op", "backward": "autograd", "user": "user_annotation"}
+
+
+def chrome_trace(events: list[Event], start: int, *, shapes: bool, flops: bool,
+                 memory: bool) -> dict:
+    """``events`` in the Chrome trace event format (times from ``start``, in ns), with each
+    op's input dims and types (``shapes``), FLOPs (``flops``) and bytes (``memory``)."""
+    pid = os.getpid()
+    threads = {tid: n for n, tid in enumerate(dict.fromkeys(e.thread for e in events))}
+    out: list[dict] = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                        "args": {"name": "ember"}}]
+    for tid, n in threads.items():
+        out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": n,
+                    "args": {"name": "main" if n == 0 else f"thread {tid}"}})
+    for e in sorted(events, key=lambda e: e.start):
+        args: dict[str, Any] = {}
+        if e.kind == "op":
+            if shapes:
+                args["Input Dims"] = e.input_shapes
+                args["Input type"] = [s.dtype.name for s in e.specs]
+            if flops and e.flops:
+                args["flops"] = e.flops
+        if memory:
+            args["bytes"] = e.mem
+        out.append({"name": e.trace_name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
+                    "tid": threads[e.thread], "ts": (e.start - start) / 1e3,
+                    "dur": (e.end - e.start) / 1e3, "args": args})
+    return {"traceEvents": out, "displayTimeUnit": "ms", "otherData": {"framework": "ember"}}
+
+
+def write_json(path: str | os.PathLike, data: dict) -> None:
+    """``data`` as JSON in ``path``, gzipped when the name ends with ``.gz``."""
+    opener = gzip.open if os.fspath(path).endswith(".gz") else open
+    with opener(path, "wt") as f:
+        json.dump(data, f)
 
 
 def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:

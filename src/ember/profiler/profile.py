@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import gzip
 import json
 import os
 import threading
@@ -26,7 +25,7 @@ from ember.autograd.engine import VJP_HOOK
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
 from ember.profiler.activity import ProfilerActivity, check_activities
-from ember.profiler.events import Event, EventList
+from ember.profiler.events import Event, EventList, chrome_trace, write_json
 from ember.profiler.flops import flops_of
 from ember.profiler.schedule import ProfilerAction, record_every_step
 
@@ -313,9 +312,7 @@ class profile:
         """Writes the events in the Chrome trace event format (JSON object with
         ``traceEvents``), which Perfetto (ui.perfetto.dev) and chrome://tracing open; gzipped
         when ``path`` ends with ``.gz``."""
-        opener = gzip.open if os.fspath(path).endswith(".gz") else open
-        with opener(path, "wt") as f:
-            json.dump(self.chrome_trace(), f)
+        write_json(path, self.chrome_trace())
 
     def export_stacks(self, path: str | os.PathLike,
                       metric: str = "self_cpu_time_total") -> None:
@@ -380,35 +377,13 @@ class profile:
 
     def chrome_trace(self) -> dict:
         """The trace as a dict (what :meth:`export_chrome_trace` writes)."""
-        pid = os.getpid()
-        threads = {tid: n for n, tid in enumerate(dict.fromkeys(e.thread for e in self._events))}
-        out: list[dict] = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-                            "args": {"name": "ember"}}]
-        for tid, n in threads.items():
-            out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": n,
-                        "args": {"name": "main" if n == 0 else f"thread {tid}"}})
-        for e in self.events():
-            args: dict[str, Any] = {}
-            if e.kind == "op":
-                if self.record_shapes:
-                    args["Input Dims"] = e.input_shapes
-                    args["Input type"] = [s.dtype.name for s in e.specs]
-                if self.with_flops and e.flops:
-                    args["flops"] = e.flops
-            if self.profile_memory:
-                args["bytes"] = e.mem
-            out.append({"name": e.trace_name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
-                        "tid": threads[e.thread], "ts": (e.start - self._start) / 1e3,
-                        "dur": (e.end - e.start) / 1e3, "args": args})
         ids = {"trace_id": self._trace_id} if self._trace_id is not None else {}
-        return {**self._metadata, **ids, "traceEvents": out, "displayTimeUnit": "ms",
-                "otherData": {"framework": "ember"}}
+        return {**self._metadata, **ids, **chrome_trace(
+            self._events, self._start, shapes=self.record_shapes, flops=self.with_flops,
+            memory=self.profile_memory)}
 
     def __repr__(self) -> str:
         return f"<ember.profiler.profile: {len(self._events)} events, step {self.step_num}>"
-
-
-_CATEGORY = {"op": "cpu_op", "backward": "autograd", "user": "user_annotation"}
 
 
 def _check_strings(who: str, key: Any, value: Any) -> None:
