@@ -15,6 +15,7 @@ from ember.func import pytree
 
 MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func.jacobian",
            "ember.func.ensembling", "ember.func.batch_norm", "ember.func.functionalize",
+           "ember.func.rearrange",
            "ember.nn.utils._functional_call", "ember.func.pytree", "ember.utils._pytree",
            "ember.autograd.forward",
            "ember.autograd.forward_ad", "ember.autograd.functional", "ember.func.vmap",
