@@ -161,6 +161,19 @@ class Effects:
 
         return self.record_effect(what, run, [], list, call)
 
+    def generator_state(self, read: Any) -> Tensor:
+        """``Generator.get_state()``: ``read()``, the state as a tensor, now and again at
+        every run (a graph keeping the trace's state would restore a stale stream)."""
+        box: list[Tensor] = []
+        return self.record_effect("Generator.get_state", lambda: [read()._data], [],
+                                  lambda: box, lambda: box.append(read()) or box[0])
+
+    def set_generator_state(self, state: Tensor, restore: Any) -> None:
+        """``Generator.set_state(state)``: ``restore(array)`` with the value ``state`` has
+        at each run."""
+        self.record_effect("Generator.set_state", lambda a: restore(a) or [], [state], list,
+                           lambda: restore(state._data))
+
 
 def _with_grads(opt: Any) -> list[Tensor]:
     """An optimizer's parameters that hold a gradient."""

@@ -52,7 +52,7 @@ class Rollback:
         self.contents = [(c, _contents(c)) for _, attrs in self.objects
                          for v in attrs.values() for c in nested(v)
                          if isinstance(c, dict | list)]
-        self.generator = default_generator.get_state()
+        self.generator = default_generator._state()  # (not an effect of a trace)
 
     def restore(self) -> None:
         """Writes the saved state back into the same objects."""
@@ -82,7 +82,7 @@ class Rollback:
                 container.update(items)
             else:
                 container[:] = items
-        default_generator.set_state(self.generator)
+        default_generator._restore(self.generator._data)
 
 
 def _host_copy(t: Tensor) -> np.ndarray | None:

@@ -57,7 +57,12 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The full state as a uint8 tensor, as PyTorch's (its bytes are Ember's own: the seed
-        and NumPy's PCG64 state, 45 of them)."""
+        and NumPy's PCG64 state, 45 of them). (Inside ``ember.jit.compile``, the state at each
+        call, as in eager code.)"""
+        read = getattr(DISPATCH.handler, "generator_state", None)  # (jit's tracer)
+        return self._state() if read is None else read(self._state)
+
+    def _state(self) -> Tensor:
         bits = self._rng.bit_generator.state
         raw = (self._seed.to_bytes(8, "little") + bits["state"]["state"].to_bytes(16, "little")
                + bits["state"]["inc"].to_bytes(16, "little") + bytes([bits["has_uint32"]])
@@ -77,13 +82,22 @@ class Generator:
             raise OpError(f"set_state: expected the uint8 tensor of {_STATE_BYTES} bytes that "
                           f"get_state() returns, got {got}; hint: a state from another "
                           "framework's generator cannot be restored here")
-        raw = bytes(state.numpy())
+        write = getattr(DISPATCH.handler, "set_generator_state", None)  # (jit's tracer: the
+        if write is None:  # state is restored at each call, from that call's value)
+            self._restore(state._data)
+        else:
+            write(state, self._restore)
+        return self
+
+    def _restore(self, array: Any) -> None:
+        """Sets the state from the 45 bytes of :meth:`get_state`'s array (a CuPy one copied
+        to the host)."""
+        raw = bytes(array.get() if hasattr(array, "get") else array)
         word = lambda a, b: int.from_bytes(raw[a:b], "little")  # noqa: E731
         self._seed = word(0, 8)
         self._rng.bit_generator.state = {
             "bit_generator": "PCG64", "state": {"state": word(8, 24), "inc": word(24, 40)},
             "has_uint32": raw[40], "uinteger": word(41, 45)}
-        return self
 
     def clone_state(self) -> Generator:
         """A new generator on the same device, in this one's state (they then draw the same

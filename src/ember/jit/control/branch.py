@@ -99,7 +99,7 @@ def _alone(tracer: BranchTracer) -> Iterator[None]:
     equation, later); the branch records no tape (its gradient is the equation's rule), and
     the default generator is put back after it (the op draws what the branch taken draws).
     Ambient handlers (autocast) stay active above the tracer, which records what they do."""
-    generator = default_generator.get_state()
+    generator = default_generator._state()  # (bookkeeping: no effect in the outer trace)
     ambient, casting = [h for h in DISPATCH.stack if h in DISPATCH.ambient], DISPATCH.casting
     with set_aside(tracer):
         push_handler(tracer)
@@ -116,7 +116,7 @@ def _alone(tracer: BranchTracer) -> Iterator[None]:
             for handler in reversed(ambient):
                 pop_handler(handler)
             pop_handler(tracer)
-            default_generator.set_state(generator)
+            default_generator._restore(generator._data)
 
 
 class Branch:

@@ -109,12 +109,12 @@ def _drawing_from(state: Any) -> Iterator[None]:
     if state is None:
         yield
         return
-    now = default_generator.get_state()
-    default_generator.set_state(state)
+    now = default_generator._state()  # (bookkeeping: no effect recorded in a trace)
+    default_generator._restore(state._data)
     try:
         yield
     finally:
-        default_generator.set_state(now)
+        default_generator._restore(now._data)
 
 
 def graph_vjp(graph: Graph, xs: tuple, cotangents: tuple, wanted: list[bool]) -> tuple:

@@ -1,0 +1,46 @@
+"""``get_rng_state``/``set_rng_state`` (and ``fork_rng``) inside a compiled function read and
+restore the generator's state at each call, as eager code does (sweep59e)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def _peek(x):
+    state = ember.get_rng_state()
+    a = ember.rand(3)
+    ember.set_rng_state(state)
+    return x + a - ember.rand(3), ember.rand(2)
+
+
+def _forked(x):
+    with ember.random.fork_rng():
+        a = ember.rand(3)
+    return x + a - ember.rand(3), ember.rand(2)
+
+
+def _generator(x):
+    g = GEN
+    state = g.get_state()
+    a = ember.randn(3, generator=g)
+    g.set_state(state)
+    return a - ember.randn(3, generator=g), state
+
+
+GEN = ember.Generator().manual_seed(5)
+
+
+@pytest.mark.parametrize("fn", [_peek, _forked, _generator])
+def test_state_read_and_restored_at_each_call(fn):
+    runs = []
+    for f in (fn, ember.compile(fn)):
+        ember.manual_seed(0)
+        GEN.manual_seed(5)
+        runs.append([[t.numpy().copy() for t in f(ember.zeros(3))] + [ember.rand(1).numpy()]
+                     for _ in range(3)])
+    for eager, compiled in zip(*runs):
+        for e, c in zip(eager, compiled):
+            np.testing.assert_allclose(c, e, atol=1e-6)
