@@ -110,3 +110,35 @@ def test_a_matchs_anchor_is_the_patterns_node_as_torch():
         done = with_filters(gm, pattern, replacement, match_filters=[keep])[0]
         anchors, nodes_map = seen[0]
         assert [nodes_map[a] for a in anchors] == [relu] and nodes_map[done.anchor] is relu
+
+
+def test_shape_prop_records_torchs_tensor_metadata_fields():
+    import warnings
+
+    from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+
+    from ember.fx.passes.shape_prop import ShapeProp
+
+    def metas(lib, prop, x):
+        gm = lib.fx.symbolic_trace(lambda x: x)
+        prop(gm).propagate(x)
+        return list(gm.graph.nodes)[0].meta["tensor_meta"]
+
+    def same(lib_x, prop, lib):
+        meta = metas(lib, prop, lib_x)
+        return (tuple(meta.shape), meta.stride, str(meta.memory_format).split(".")[-1],
+                meta.is_quantized, {k: str(v).split(".")[-1] if k == "qscheme" else v
+                                    for k, v in meta.qparams.items()})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for make in (lambda L: L.ones(2, 3), lambda L: L.ones(2, 3).t(),
+                     lambda L: L.ones(1, 2, 3, 4).to(memory_format=L.channels_last),
+                     lambda L: L.ones(1, 2, 1, 3, 4).to(memory_format=L.channels_last_3d),
+                     lambda L: L.quantize_per_tensor(L.ones(3), 0.5, 2, L.quint8),
+                     lambda L: L.quantize_per_channel(L.ones(2, 3), L.tensor([0.5, 0.25]),
+                                                      L.tensor([0, 1]), 0, L.quint8)):
+            assert same(make(ember), ShapeProp, ember) == same(make(torch), TorchShapeProp, torch)
+    meta = metas(ember, ShapeProp, ember.ones(2, 3))
+    assert meta._fields == metas(torch, TorchShapeProp, torch.ones(2, 3))._fields
+    assert meta.is_contiguous and not metas(ember, ShapeProp, ember.ones(2, 3).t()).is_contiguous

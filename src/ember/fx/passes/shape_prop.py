@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 from ember.dtypes import DType
 from ember.fx.interpreter import Interpreter
 from ember.fx.node import Node, map_aggregate
+from ember.layouts import channels_last, channels_last_3d, contiguous_format
 from ember.size import Size
 from ember.tensor import Tensor
 
@@ -15,13 +16,42 @@ __all__ = ["ShapeProp", "TensorMetadata"]
 
 
 class TensorMetadata(NamedTuple):
-    """What ShapeProp records of a tensor value."""
+    """What ShapeProp records of a tensor value, field for field as torch.fx's:
+    ``memory_format`` is the first of contiguous, channels-last and channels-last-3d the
+    tensor is laid out in (None if none), ``qparams`` a quantized tensor's ``qscheme``,
+    ``scale``, ``zero_point`` (and ``axis``) or ``{}``."""
 
     shape: Size
     dtype: DType
     requires_grad: bool
     stride: tuple[int, ...]
-    is_contiguous: bool
+    memory_format: Any
+    is_quantized: bool
+    qparams: dict[str, Any]
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Whether the tensor was laid out contiguously (row-major)."""
+        return self.memory_format is contiguous_format
+
+
+_FORMATS = (contiguous_format, channels_last, channels_last_3d)
+
+
+def _metadata(x: Any) -> TensorMetadata:
+    memory_format = next((f for f in _FORMATS if x.is_contiguous(memory_format=f)), None)
+    qparams: dict[str, Any] = {}
+    quantized = bool(getattr(x, "is_quantized", False))
+    if quantized:
+        qparams["qscheme"] = scheme = x.qscheme()
+        if "per_channel" not in str(scheme):  # (ember.quant's schemes sit above this layer)
+            qparams["scale"], qparams["zero_point"] = x.q_scale(), x.q_zero_point()
+        else:
+            qparams["scale"] = x.q_per_channel_scales().tolist()
+            qparams["zero_point"] = x.q_per_channel_zero_points().tolist()
+            qparams["axis"] = x.q_per_channel_axis()
+    return TensorMetadata(x.shape, x.dtype, x.requires_grad, x.stride(), memory_format,
+                          quantized, qparams)
 
 
 class ShapeProp(Interpreter):
@@ -41,10 +71,9 @@ class ShapeProp(Interpreter):
         found = []
 
         def meta(x: Any) -> Any:
-            if isinstance(x, Tensor):
+            if isinstance(x, Tensor) or getattr(x, "is_quantized", False) is True:
                 found.append(x)
-                return TensorMetadata(x.shape, x.dtype, x.requires_grad, x.stride(),
-                                      x.is_contiguous())
+                return _metadata(x)
             return x
 
         tensor_meta = map_aggregate(result, meta)
