@@ -372,3 +372,11 @@ def test_softmax_forms_as_torch(fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the implicit dim's deprecation warning)
         assert_same(fn(ember, e), fn(torch, t))
+
+
+def test_logical_functions_refuse_a_masked_tensor_clearly():
+    # (they raised "bool() of a tensor with 2 elements is ambiguous")
+    mt = masked_tensor(ember.ones(2), ember.tensor([True, False]))
+    for fn in (ember.logical_and, ember.logical_or, ember.logical_xor):
+        with pytest.raises(TypeError, match="does not take a MaskedTensor"):
+            fn(mt, mt)

@@ -2,6 +2,7 @@
 keywords), against torch.nested (jagged)."""
 
 import numpy as np
+import pytest
 import torch
 
 import ember
@@ -27,3 +28,48 @@ def test_clamp_bound_gradients_reach_the_nested_bound():
     nt.clamp(min=lo).sum().backward()
     want = (nt.values() < lo.values()).double()
     np.testing.assert_array_equal(lo.grad.values().numpy(), want.numpy())
+
+
+# (name, fn(lib, x)): torch.nested's elementwise methods and functions Ember lacked
+METHODS = [
+    ("sinc", lambda lib, x: x.sinc()), ("erfc", lambda lib, x: x.erfc()),
+    ("lgamma", lambda lib, x: x.abs().lgamma()),
+    ("digamma", lambda lib, x: (x.abs() + 1).digamma()),
+    ("logit", lambda lib, x: x.sigmoid().logit()), ("deg2rad", lambda lib, x: x.deg2rad()),
+    ("fix", lambda lib, x: (3 * x).fix()), ("positive", lambda lib, x: +x.positive()),
+    ("signbit", lambda lib, x: x.signbit()), ("isposinf", lambda lib, x: (x / 0).isposinf()),
+    ("divide", lambda lib, x: x.divide(x + 2)), ("multiply", lambda lib, x: x.multiply(2.0)),
+    ("subtract", lambda lib, x: x.subtract(x * x, alpha=2)),
+    ("greater", lambda lib, x: x.greater(0.1)),
+    ("hypot", lambda lib, x: x.hypot(x * 2)), ("copysign", lambda lib, x: x.copysign(-1.0)),
+    ("logaddexp", lambda lib, x: x.logaddexp(x * 3)),
+    ("xlogy", lambda lib, x: x.xlogy(x.abs() + 1)),
+    ("fmax", lambda lib, x: x.fmax(x * -1)),
+    ("float_power", lambda lib, x: x.abs().float_power(1.5)),
+    ("logical_and", lambda lib, x: x.logical_and(x > 0)),
+    ("clamp_min", lambda lib, x: x.clamp_min(0.1)),
+    ("clamp_max", lambda lib, x: x.clamp_max(0.1)), ("arctan2", lambda lib, x: x.arctan2(x + 1)),
+    ("floor_", lambda lib, x: (x * 3).floor_()), ("neg_", lambda lib, x: x.clone().neg_()),
+    ("hypot_", lambda lib, x: x.clone().hypot_(x)),
+    ("clamp_min_", lambda lib, x: x.clone().clamp_min_(0.0)),
+    ("byte", lambda lib, x: (x > 0).byte()), ("short", lambda lib, x: (x * 9).short()),
+    ("ember.sinc", lambda lib, x: lib.sinc(x)), ("ember.hypot", lambda lib, x: lib.hypot(x, x)),
+    ("ember.clamp_min", lambda lib, x: lib.clamp_min(x, 0.0)),
+    ("ember.logical_xor", lambda lib, x: lib.logical_xor(x > 0, x > 0.5)),
+    ("ember.divide", lambda lib, x: lib.divide(x, 2.0)),
+]
+
+
+@pytest.mark.parametrize("name, fn", METHODS, ids=[c[0] for c in METHODS])
+def test_elementwise_methods_match_torch(name, fn):
+    nt, tnt = pair()
+    got, want = fn(ember, nt), fn(torch, tnt)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert_close(got, want)
+
+
+def test_elementwise_method_gradients_match_torch():
+    nt, tnt = pair(requires_grad=True)
+    nt.hypot(nt * 2).xlogy(nt.abs() + 1).sum().backward()
+    tnt.hypot(tnt * 2).xlogy(tnt.abs() + 1).values().sum().backward()
+    assert_close(nt.grad, tnt.grad)

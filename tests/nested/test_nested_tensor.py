@@ -154,7 +154,8 @@ def test_indexing_and_comparisons():
 
 @pytest.mark.parametrize("name", ["ember.nested", "ember.nested.creation",
                                   "ember.nested.nested_tensor", "ember.nested.ragged",
-                                  "ember.nested.attention", "ember.layouts"])
+                                  "ember.nested.attention", "ember.nested.elementwise",
+                                  "ember.layouts"])
 def test_docstring_examples_run(name):
     result = doctest.testmod(importlib.import_module(name),
                              extraglobs={"ember": ember, "F": ember.nn.functional},

@@ -14,6 +14,7 @@ from ember.nested import (
     attention,  # noqa: F401 - registers attention on nested tensors
     autograd,  # noqa: F401 - registers ember.autograd.grad of nested tensors
     dims,  # noqa: F401 - registers permute, select, indexing
+    elementwise,  # noqa: F401 - registers sinc, hypot, clamp_min, … as methods
     products,  # noqa: F401 - registers linear, matmul, bmm
 )
 from ember.nested.creation import (

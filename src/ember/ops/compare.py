@@ -409,6 +409,8 @@ def _shiftable(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
 def _truth(x: Any, name: str) -> Any:
     if isinstance(x, Tensor):
         return cast(x, dtypes.bool_)
+    if type(x) in TENSOR_LIKE:  # (a nested tensor: its class computes the op)
+        raise TensorLikeOperand(name)
     if not isinstance(x, (int, float, complex, np.generic)):  # (bool() of an array: ambiguous)
         refuse_non_tensor(calling_op(), name, x)
     return bool(x)
