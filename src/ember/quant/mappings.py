@@ -9,6 +9,7 @@ from ember.quant.modules import activations as nnqa
 from ember.quant.modules import batchnorm as nnqb
 from ember.quant.modules import conv_transpose as nnqt
 from ember.quant.modules import dynamic as nnqd
+from ember.quant.modules import dynamic_cells as nnqdc
 from ember.quant.modules import dynamic_rnn as nnqdr
 from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
@@ -125,6 +126,9 @@ DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nni.LinearReLU: nnqd.LinearReLU,
     nn.LSTM: nnqdr.LSTM,
     nn.GRU: nnqdr.GRU,
+    nn.RNNCell: nnqdc.RNNCell,
+    nn.LSTMCell: nnqdc.LSTMCell,
+    nn.GRUCell: nnqdc.GRUCell,
     nn.EmbeddingBag: nnqe.EmbeddingBag,  # (weight-only: float_qparams_weight_only_qconfig)
     nn.Embedding: nnqe.Embedding,
 }

@@ -310,11 +310,12 @@ def default_eval_fn(model: Module, calib_data: Iterable) -> None:
 
 def _dynamic_defaults(dtype: Any) -> tuple[Any, tuple]:
     """The qconfig ``quantize_dynamic`` gives for ``dtype``, and the types it picks by
-    default (PyTorch's; its recurrent cells are not provided here)."""
+    default (PyTorch's)."""
+    recurrent = (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)
     if dtype is qint8:
-        return default_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
+        return default_dynamic_qconfig, recurrent
     if dtype is float16:
-        return float16_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
+        return float16_dynamic_qconfig, recurrent
     if dtype is quint8:
         return float_qparams_weight_only_qconfig, (nn.EmbeddingBag, nn.Embedding)
     if dtype is quint4x2:
@@ -326,7 +327,8 @@ def _dynamic_defaults(dtype: Any) -> tuple[Any, tuple]:
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
-    """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
+    """A copy of ``model`` with its ``Linear``, ``LSTM``, ``GRU`` layers and recurrent cells
+    (``RNNCell``, ``LSTMCell``, ``GRUCell``) (or the types or
     names in ``qconfig_spec``: a set, a dict or a :class:`QConfigMapping`) dynamically
     quantized: int8 weights, activations quantized per call. With ``dtype=ember.float16``
     their weights become float16 (``float16_dynamic_qconfig``); with ``dtype=ember.quint8``
