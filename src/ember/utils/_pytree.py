@@ -369,6 +369,43 @@ def tree_map_only(types_or_pred: Any, fn: Callable, tree: Any,
     return tree_map(lambda x: fn(x) if keep(x) else x, tree, is_leaf=is_leaf)
 
 
+def tree_map_(fn: Callable, tree: Any, *rest: Any, is_leaf: IsLeaf | None = None) -> Any:
+    """:func:`tree_map` for ``fn``'s side effects (an in-place op at each leaf): ``tree``
+    itself is returned, as PyTorch's.
+
+    Example:
+        >>> seen = []
+        >>> tree_map_(seen.append, [1, (2,)]) == [1, (2,)], seen
+        (True, [1, 2])
+    """
+    leaves, spec = tree_flatten(tree, is_leaf)
+    for xs in zip(leaves, *(spec.flatten_up_to(r) for r in rest)):
+        fn(*xs)
+    return tree
+
+
+def tree_map_only_(types_or_pred: Any, fn: Callable, tree: Any,
+                   is_leaf: IsLeaf | None = None) -> Any:
+    """:func:`tree_map_` on the leaves :func:`tree_map_only` would map; returns ``tree``.
+
+    Example:
+        >>> tree_map_only_(ember.Tensor, lambda t: t.zero_(), [ember.ones(2), 3])
+        [tensor([0., 0.]), 3]
+    """
+    keep = _leaf_filter(types_or_pred)
+    return tree_map_(lambda x: fn(x) if keep(x) else None, tree, is_leaf=is_leaf)
+
+
+def tree_is_leaf(tree: Any, is_leaf: IsLeaf | None = None) -> bool:
+    """Whether ``tree`` is a leaf (``is_leaf`` says so, or it is no pytree node).
+
+    Example:
+        >>> tree_is_leaf(1), tree_is_leaf([]), tree_is_leaf((1,), lambda x: True)
+        (True, False, True)
+    """
+    return (is_leaf is not None and bool(is_leaf(tree))) or _node(tree) is None
+
+
 def tree_any(pred: Callable[[Any], bool], tree: Any, is_leaf: IsLeaf | None = None) -> bool:
     """Whether ``pred`` is true of some leaf of ``tree``.
 
