@@ -58,7 +58,7 @@ __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default
            "float_qparams_weight_only_qconfig_4bit", "default_embedding_qat_qconfig_4bit",
            "default_symmetric_qnnpack_qconfig", "default_per_channel_symmetric_qnnpack_qconfig",
            "default_symmetric_qnnpack_qat_qconfig",
-           "default_per_channel_symmetric_qnnpack_qat_qconfig"]
+           "default_per_channel_symmetric_qnnpack_qat_qconfig", "default_quint8_weight_qconfig"]
 
 _BACKENDS = ("x86", "fbgemm", "qnnpack")
 
@@ -113,6 +113,7 @@ default_qat_qconfig_v2 = QConfig(activation=default_fused_act_fake_quant,
 default_weight_only_qconfig = QConfig(activation=Identity, weight=default_weight_fake_quant)
 default_activation_only_qconfig = QConfig(activation=default_fake_quant, weight=Identity)
 default_reuse_input_qconfig = QConfig(activation=ReuseInputObserver, weight=NoopObserver)
+default_quint8_weight_qconfig = QConfig(activation=HistogramObserver, weight=MinMaxObserver)
 float16_dynamic_qconfig = QConfig(
     activation=PlaceholderObserver.with_args(dtype=float16, is_dynamic=True),
     weight=PlaceholderObserver.with_args(dtype=float16))
