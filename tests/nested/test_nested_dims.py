@@ -100,3 +100,22 @@ def test_refusals_name_the_op(fn, error):
     nt, _ = pair(INNER)
     with pytest.raises(error):
         fn(nt)
+
+
+def test_matrix_transpose_same_size_as_forms_and_type_match_torch():
+    nt, tnt = pair()
+    cases = [lambda lib, x: x.mT, lambda lib, x: x.mH, lambda lib, x: x.adjoint(),
+             lambda lib, x: x[..., None], lambda lib, x: x[..., 1:3, None],
+             lambda lib, x: x[..., None, :], lambda lib, x: x.view_as(x * 2),
+             lambda lib, x: x.reshape_as(x), lambda lib, x: x.expand_as(x),
+             lambda lib, x: x.type(lib.float32)]
+    for case in cases:
+        got, want = case(ember, nt), case(torch, tnt)
+        assert len(got.shape) == len(want.shape) and got.dtype.itemsize == want.dtype.itemsize
+        for a, b in zip(got.unbind(), want.unbind()):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    other, tother = pair(seed=1)
+    assert nt.is_same_size(nt * 2) and tnt.is_same_size(tnt * 2)
+    assert not nt.is_same_size(other) and not tnt.is_same_size(tother)
+    with pytest.raises(TypeError, match="is_same_size: expected a nested tensor"):
+        nt.is_same_size(ember.ones(3, 2, 4))

@@ -155,7 +155,7 @@ def test_indexing_and_comparisons():
 @pytest.mark.parametrize("name", ["ember.nested", "ember.nested.creation",
                                   "ember.nested.nested_tensor", "ember.nested.ragged",
                                   "ember.nested.attention", "ember.nested.elementwise",
-                                  "ember.layouts"])
+                                  "ember.nested.dims", "ember.layouts"])
 def test_docstring_examples_run(name):
     result = doctest.testmod(importlib.import_module(name),
                              extraglobs={"ember": ember, "F": ember.nn.functional},

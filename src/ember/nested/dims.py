@@ -9,7 +9,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import ArgumentError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.nested.functional import from_rows, implements, logical_dim, to_rows
 from ember.nested.nested_tensor import NestedTensor, unsupported
 from ember.nested.ragged import ragged_for
@@ -103,15 +103,17 @@ def expand(self: NestedTensor, *sizes: Any) -> NestedTensor:
 
 def getitem(self: NestedTensor, index: Any) -> Tensor | NestedTensor:
     """Sequence ``i`` as a dense tensor (``nt[i]``), indexed further (``nt[i, 1:]``), or
-    ``nt[..., k]``/``nt[..., a:b]``: the values indexed in dims right of the ragged one."""
+    ``nt[..., k]``/``nt[..., a:b]``/``nt[..., None]``: the values indexed in dims right of the
+    ragged one."""
     index = index if isinstance(index, tuple) else (index,)
     first = index[0] if index else None
     if not isinstance(first, bool) and _is_int(first):
         sequence = self.unbind()[_in_batch(self, operator.index(first))]
         return sequence[index[1:]] if len(index) > 1 else sequence
-    rest = index[1:]
-    if first is Ellipsis and 0 < len(rest) <= self.dim() - 1 - self._ragged_idx and \
-            all(isinstance(i, slice) or (_is_int(i) and not isinstance(i, bool)) for i in rest):
+    rest = [i for i in index[1:] if i is not None]  # (None: a new size-1 dim)
+    if first is Ellipsis and len(index) > 1 and len(rest) <= self.dim() - 1 - self._ragged_idx \
+            and all(isinstance(i, slice) or (_is_int(i) and not isinstance(i, bool))
+                    for i in rest):
         return self._with(self._values[index])
     raise unsupported(f"indexing with {index if len(index) > 1 else first!r}")
 
@@ -134,3 +136,50 @@ def _in_batch(nt: NestedTensor, i: int) -> int:
 
 NestedTensor.__getitem__ = getitem
 NestedTensor.expand = expand
+
+
+def matrix_transpose(self: NestedTensor) -> NestedTensor:
+    """The last two dimensions swapped (``nt.mT``, ``nt.mH`` and ``nt.adjoint()`` of real
+    values), as ``nt.transpose(-2, -1)``."""
+    return self.transpose(-2, -1) if not self.is_complex() else self.transpose(-2, -1).conj()
+
+
+def is_same_size(self: NestedTensor, other: Any) -> bool:
+    """Whether ``other`` is a nested tensor of this shape (its ragged size the same ``j``: one
+    offsets tensor), as PyTorch answers.
+
+    Example:
+        >>> nt = ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(1, 3)])
+        >>> nt.is_same_size(nt * 2), nt.is_same_size(ember.nested.nested_tensor(nt.unbind()))
+        (True, False)
+    """
+    if not isinstance(other, NestedTensor):
+        raise ArgumentTypeError("is_same_size: expected a nested tensor (layout ember.jagged), "
+                                f"got {type(other).__name__}")
+    return self.shape == other.shape
+
+
+def _as(op: str) -> Any:
+    def method(self: NestedTensor, other: NestedTensor) -> NestedTensor:
+        if not isinstance(other, NestedTensor):
+            raise ArgumentTypeError(f"{op}_as: expected a nested tensor, got "
+                                    f"{type(other).__name__}")
+        return getattr(self, op)(*other.shape)
+    method.__name__ = method.__qualname__ = f"{op}_as"
+    method.__doc__ = f"``{op}`` to ``other``'s shape (a nested tensor of the same ragged size)."
+    return method
+
+
+def type_(self: NestedTensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """The values' type name (no ``dtype``), or the nested tensor converted to ``dtype``."""
+    if dtype is None:
+        return self._values.type()
+    return self._with(self._values.type(dtype, non_blocking))
+
+
+NestedTensor.mT = NestedTensor.mH = property(matrix_transpose)
+NestedTensor.adjoint = matrix_transpose
+NestedTensor.is_same_size = is_same_size
+NestedTensor.view_as, NestedTensor.reshape_as, NestedTensor.expand_as = (
+    _as("view"), _as("reshape"), _as("expand"))
+NestedTensor.type = type_
