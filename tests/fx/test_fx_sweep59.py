@@ -142,3 +142,16 @@ def test_shape_prop_records_torchs_tensor_metadata_fields():
     meta = metas(ember, ShapeProp, ember.ones(2, 3))
     assert meta._fields == metas(torch, TorchShapeProp, torch.ones(2, 3))._fields
     assert meta.is_contiguous and not metas(ember, ShapeProp, ember.ones(2, 3).t()).is_contiguous
+
+
+def test_node_names_follow_torchs_namespace():
+    names = []
+    for lib in (torch, ember):
+        g = lib.fx.Graph()
+        x = g.placeholder("myInput")
+        made = [g.call_function(operator.add, (x, i)) for i in range(2)]
+        made += [g.create_node("call_function", operator.add, (x, x), name=n)
+                 for n in ("add_1", "add", "Foo", "foo.bar", "1abc", "if", "add_7", "add")]
+        names.append([n.name for n in [x, *made]])
+    assert names[1] == names[0] == ["my_input", "add", "add_1", "add_2", "add_3", "Foo",
+                                    "foo_bar", "_1abc", "if_1", "add_7", "add_8"]

@@ -31,21 +31,27 @@ RESERVED = {"self", "ember", "operator", "math", "inf", "nan"}
 
 
 class Namespace:
-    """Unique Python identifiers: ``add``, ``add_1``, … made from any candidate text."""
+    """Unique Python identifiers made from any candidate text, as torch.fx's: ``add``,
+    ``add_1``, …; a candidate ending in ``_<n>`` counts on from the highest number its base
+    has had (``add_1`` taken: ``add_2``, or further)."""
 
     def __init__(self) -> None:
         self._used: set[str] = set()
+        self._counts: dict[str, int] = {}
 
     def create_name(self, candidate: str) -> str:
-        base = re.sub(r"[^0-9a-zA-Z_]", "_", _snake(candidate)) or "_"
-        if base[0].isdigit():
-            base = "_" + base
-        name, i = base, 0
+        name = re.sub(r"[^0-9a-zA-Z_]", "_", candidate) or "_unnamed"
+        if name[0].isdigit():
+            name = "_" + name
+        numbered = re.fullmatch(r"(.*)_(\d+)", name)
+        base, i = (numbered[1], int(numbered[2])) if numbered else (name, 0)
+        i = i or self._counts.get(base, 0)
         while (name in self._used or keyword.iskeyword(name) or name in RESERVED
                or hasattr(builtins, name)):
             i += 1
             name = f"{base}_{i}"
         self._used.add(name)
+        self._counts[base] = i
         return name
 
     def release(self, name: str) -> None:
