@@ -112,7 +112,6 @@ class Compare:
         rows.sort(key=lambda key: (key[0], key[1] or ""))  # (stable: statements keep order)
         columns = list(dict.fromkeys(m.description for m in results))
         cells = {((m.num_threads, m.env, m.as_row_name), m.description): m for m in results}
-        marked = self._highlight and any(m.has_warnings for m in results)
         envs = {m.env for m in results}
         env_width = max(len(e or "") for e in envs) if len(envs) > 1 else 0
 
@@ -123,7 +122,9 @@ class Compare:
             lead = [max(math.ceil(math.log10(m.median / scale)), 1) for m in ms]
             decimals = min(max(m.significant_figures - d, 0) for m, d in
                            zip(ms, lead, strict=True)) if self._trim else 1
-            formats.append((decimals, max(lead) + decimals + (1 if decimals else 0)))
+            # (a column makes room for "(! XX%)" only if one of its cells has it, as PyTorch)
+            marked = self._highlight and any(m.has_warnings for m in ms)
+            formats.append((decimals, max(lead) + decimals + (1 if decimals else 0), marked))
 
         grid = [["", *(c or "" for c in columns)]]
         previous: tuple = (None, None)
@@ -132,7 +133,7 @@ class Compare:
             previous = (threads, env)
             grid.append(["  " + shown_env.ljust(env_width + 4) + name] + [
                 self._cell(cells.get(((threads, env, name), col)), scale, dec, width, marked)
-                for col, (dec, width) in zip(columns, formats, strict=True)])
+                for col, (dec, width, marked) in zip(columns, formats, strict=True)])
         widths = [max(len(r[i]) for r in grid) for i in range(len(grid[0]))]
         header = "  |  ".join(c.center(w) for c, w in zip(grid[0], widths, strict=True))
         lines = [header]
