@@ -28,7 +28,7 @@ from ember.quant.modules.quantized import (
     save_quantized_weight,
 )
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
-from ember.quant.qtypes import qint8, quint8
+from ember.quant.qtypes import qint8, qint32, quint8
 from ember.tensor import Tensor
 
 __all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", "ELU", "PReLU"]
@@ -37,8 +37,9 @@ _F32 = np.float32
 
 
 class ReLU6(Module):
-    """ReLU6 of a quantized tensor: its integers clamped to ``[zero_point, q(6.0)]``, same
-    scale and zero point (PyTorch's ``quantized::relu6``); a float tensor gets the float
+    """ReLU6 of a quantized tensor (quint8, qint8 or qint32): its integers clamped to
+    ``[zero_point, q(6.0)]``, same scale and zero point (PyTorch's ``quantized::relu6``); a
+    float tensor gets the float
     ReLU6.
 
     Example:
@@ -54,9 +55,11 @@ class ReLU6(Module):
     def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
         if isinstance(input, Tensor):
             return F.relu6(input)
-        x = _quantized_input("relu6", input)
-        six = kernels.quantize(np.asarray(6.0, _F32), x._scale, x._zero_point, 0, 255, np.uint8)
-        q = np.clip(x._int.numpy(), np.uint8(x._zero_point), six)
+        x = _quantized_input("relu6", input, (quint8, qint8, qint32))
+        ints = x._int.numpy()
+        six = kernels.quantize(np.asarray(6.0, _F32), x._scale, x._zero_point, x.dtype.min,
+                               x.dtype.max, ints.dtype)
+        q = np.clip(ints, ints.dtype.type(x._zero_point), six)
         return QuantizedTensor(from_numpy(q), x.dtype, x._scale, x._zero_point)
 
     @classmethod
