@@ -15,8 +15,16 @@ import ember.distributed as dist
 from tests.distributed.harness import report
 
 url = sys.argv[1]
-if url == "tcp":
-    url = "tcp://127.0.0.1:" + sys.argv[2]
+if url == "tcp":  # rank 0 picks a free port just before it listens (a port picked before
+    from mpi4py import MPI  # mpiexec started could be taken by then: the test was flaky)
+
+    port = None
+    if MPI.COMM_WORLD.rank == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    port = MPI.COMM_WORLD.bcast(port)
+    url = f"tcp://127.0.0.1:{port}"
 dist.init_process_group("mpi", url, world_size=2)
 x = ember.ones(2) * (dist.get_rank() + 1)
 dist.all_reduce(x)
@@ -25,19 +33,10 @@ dist.destroy_process_group()
 """
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @needs_mpi
 @pytest.mark.parametrize("url", ["env://", "tcp", "file"])
 def test_init_method_meets(url, tmp_path):
-    args = (url, _free_port()) if url == "tcp" else (
-        f"file://{tmp_path / 'rdzv'}?world_size=2" if url == "file" else url,)
+    args = (f"file://{tmp_path / 'rdzv'}?world_size=2" if url == "file" else url,)
     got = reports(run_ranks(CODE, 2, timeout=90, args=args))
     assert got == {0: [[2, [3.0, 3.0]]], 1: [[2, [3.0, 3.0]]]}
 
