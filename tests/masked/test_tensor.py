@@ -300,6 +300,8 @@ def test_copies_keep_data_mask_and_independence():
     lambda x: x.cpu(), lambda x: x.data, lambda x: x.to_dense(), lambda x: x.type(x.float().dtype),
     lambda x: x.clone().copy_(x * 2), lambda x: x.clone().copy_(x.get_data()[0].clone() * 3),
     lambda x: x.clone().copy_(x.get_data().clone().fill_(7.0).sum() * 0 + 4),
+    lambda x: (x / 0).isfinite(), lambda x: x.type_as(x.float()),
+    lambda x: x.type_as(x.get_data().int()),
 ])
 def test_torch_methods_returning_masked_tensors(fn):
     e, t = _pair()

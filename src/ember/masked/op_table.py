@@ -32,11 +32,12 @@ UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin
          "asinh", "arcsinh", "atan", "arctan", "atanh", "arctanh", "bitwise_not", "ceil", "clamp",
          "clip", "conj_physical", "cos", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv",
          "exp", "exp2", "expm1", "fix", "floor", "frac", "lgamma", "log", "log10", "log1p",
-         "log2", "logit", "i0", "isnan", "nan_to_num", "neg", "negative", "positive", "pow",
-         "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sgn", "signbit", "sin",
-         "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc")
+         "log2", "logit", "i0", "isnan", "isfinite", "nan_to_num", "neg", "negative", "positive",
+         "pow", "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sgn", "signbit",
+         "sin", "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc")
 UNARY_INPLACE = tuple(n + "_" for n in UNARY
-                      if n not in ("angle", "positive", "signbit", "isnan", "conj_physical"))
+                      if n not in ("angle", "positive", "signbit", "isnan", "isfinite",
+                                   "conj_physical"))
 BINARY = ("add", "atan2", "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor",
           "bitwise_left_shift", "bitwise_right_shift", "div", "divide", "floor_divide", "fmod",
           "logaddexp", "logaddexp2", "mul", "multiply", "nextafter", "remainder", "sub",

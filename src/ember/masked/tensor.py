@@ -277,6 +277,10 @@ class MaskedTensor:
         data = self._masked_data.type(dtype)
         return MaskedTensor._wrap(data, self._mask)
 
+    def type_as(self, other: Any) -> MaskedTensor:
+        """The data converted to ``other``'s dtype (a tensor or MaskedTensor)."""
+        return self.to(other.dtype)
+
     def float(self) -> MaskedTensor:
         return self.to(ember.float32)
 
