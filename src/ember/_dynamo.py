@@ -1,5 +1,5 @@
 """The ``torch._dynamo`` names that scripts and notebooks call: ``reset()`` (between
-benchmarks of ``torch.compile``), ``is_compiling()`` and ``disable``, as
+benchmarks of ``torch.compile``), ``is_compiling()``, ``disable`` and ``set_stance``, as
 :mod:`ember.compiler`'s. Ember has no Dynamo; its other names are not here.
 
 Example:
@@ -10,6 +10,6 @@ Example:
 
 from __future__ import annotations
 
-from ember.compiler import disable, is_compiling, reset
+from ember.compiler import disable, is_compiling, reset, set_stance
 
-__all__ = ["disable", "is_compiling", "reset"]
+__all__ = ["disable", "is_compiling", "reset", "set_stance"]

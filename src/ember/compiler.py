@@ -1,6 +1,6 @@
 """``torch.compiler``'s everyday names over :mod:`ember.jit`: ``compile``, ``is_compiling``
 (True while a compiled function is being traced, for code that skips Python-only work then),
-``disable`` and ``reset``.
+``disable``, ``reset`` and ``set_stance``.
 
 Ember compiles whole graphs: there are no graph breaks, so a function marked with
 ``disable`` is traced like any other when a compiled function calls it (what cannot be traced
@@ -16,17 +16,20 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
+from ember.errors import ArgumentError
 from ember.jit import compile
 from ember.jit.compiled import CompiledFunction
-from ember.jit.switches import forget_all
-from ember.jit.tracer import Tracer
+from ember.jit.switches import STANCES, forget_all
+from ember.jit.switches import set_stance as _set_stance
+from ember.jit.tracer import TraceError, Tracer
 from ember.ops.primitive import DISPATCH
 
 __all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "list_backends",
-           "reset"]
+           "reset", "set_stance"]
 
 
 def is_compiling() -> bool:
@@ -77,3 +80,54 @@ def list_backends(exclude_tags: Any = ()) -> list[str]:
     from ember.jit import _BACKENDS
 
     return sorted(_BACKENDS)
+
+
+class set_stance:  # noqa: N801 (torch's name: a function, a context manager and a decorator)
+    """Sets what every compiled function does, as ``torch.compiler.set_stance``: called, from
+    now on; as a ``with`` block or a decorator, inside it only. The stances:
+    ``"default"`` (compile); ``"force_eager"`` (run the plain functions, as
+    :func:`ember.jit.disable`); ``"eager_on_recompile"`` (a call no graph fits runs the plain
+    function; graphs already made still run); ``"fail_on_recompile"`` (such a call raises a
+    ``TraceError``). ``skip_guard_eval_unsafe`` is accepted: Ember always checks its keys.
+
+    Example:
+        >>> double = ember.compile(lambda x: x * 2)
+        >>> with ember.compiler.set_stance("force_eager"):
+        ...     y = double(ember.ones(2))     # the plain function runs
+        >>> y
+        tensor([2., 2.])
+    """
+
+    def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+                 force_backend: str | Callable | None = None) -> None:
+        if is_compiling():
+            raise TraceError("ember.compiler.set_stance: called inside a compiled function; "
+                             "call it outside (as torch refuses it inside torch.compile)")
+        if stance not in STANCES:
+            raise ArgumentError(f"ember.compiler.set_stance: unknown stance {stance!r}; the "
+                                f"stances are {list(STANCES)}")
+        if force_backend is not None:
+            raise ArgumentError("ember.compiler.set_stance: force_backend has no counterpart "
+                                "(Ember has one compiler). Hint: pass backend= to "
+                                "ember.compile, or use the stance 'force_eager'")
+        self.stance = stance
+        self.before = _set_stance(stance)
+
+    def __enter__(self) -> None:
+        _set_stance(self.stance)
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_stance(self.before)
+
+    def __call__(self, fn: Callable) -> Callable:
+        _set_stance(self.before)  # (a decorator: the stance holds while ``fn`` runs)
+
+        @functools.wraps(fn)
+        def with_stance(*args: Any, **kwargs: Any) -> Any:
+            before = _set_stance(self.stance)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _set_stance(before)
+
+        return with_stance

@@ -67,7 +67,7 @@ from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
-from ember.jit.switches import CONTEXTS, JIT, Resets
+from ember.jit.switches import CONTEXTS, JIT, Resets, instead_of_trace
 from ember.jit.tracer import BIG, TraceError, Tracer
 from ember.layouts import strides_key
 from ember.nn.module import Module
@@ -355,19 +355,8 @@ class CompiledFunction:
     # -- tracing ---------------------------------------------------------------------------
     def _trace(self, key: tuple, args: tuple, kwargs: dict, reason: str = "") -> Any:
         reason = reason or self._why(key, argument_names(self.fn, args, kwargs))
-        if self.traces >= _MAX_TRACES and self.warn_retraces and not self.fullgraph:
-            if not self.eager_since:  # (as torch.compile past its recompile_limit: the
-                self.eager_since = True  # graphs kept still run, a new signature eagerly)
-                warnings.warn(f"ember.jit: {self.name} has been compiled {_MAX_TRACES} times "
-                              f"(the last: {reason}): from now on a call no graph fits runs "
-                              "the plain function. Hint: a number read that changes each call "
-                              "(an argument, a global, get_last_lr()) is better a tensor "
-                              "argument; ember.jit.explain() lists every reason", stacklevel=3)
-            JIT.reasons.append(f"{self.name}: ran eagerly: {reason}")
-            del JIT.reasons[:-_KEEP_REASONS]
+        if instead_of_trace(self, reason, _MAX_TRACES):  # (a stance, or past the limit)
             return self._run(args, kwargs)
-        JIT.reasons.append(f"{self.name}: {reason}")
-        del JIT.reasons[:-_KEEP_REASONS]
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
@@ -586,7 +575,6 @@ def _kind(entry: Any) -> Any:
     return entry[0] if isinstance(entry, tuple) and entry else None
 
 
-_KEEP_REASONS = 1000  # explain() keeps the most recent ones
 _MANY_TRACES = 8  # compiling the same function this often is worth a warning
 _MAX_TRACES = 64  # past this many, a call no graph fits runs eagerly (fullgraph: traces)
 _KEEP_REACHES = 64  # what a function reaches, kept for this many sets of argument objects

@@ -1,22 +1,33 @@
 """The switches every compiled function reads: :func:`disable` (run eagerly), :func:`explain`
-(why each trace happened) and :func:`forget_all` (drop every graph, ``ember.compiler.reset``)."""
+(why each trace happened), :func:`forget_all` (drop every graph, ``ember.compiler.reset``) and
+the stance (``ember.compiler.set_stance``), which with the recompile limit decides what a call
+that needs a new trace does (:func:`instead_of_trace`)."""
 
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+from ember.jit.sources import TraceError
 
 __all__ = ["disable", "explain", "forget_all"]
 
 
 class _Switch:
-    __slots__ = ("enabled", "reasons", "disabled_by")
+    __slots__ = ("enabled", "reasons", "disabled_by", "stance")
 
     def __init__(self) -> None:
         self.enabled = True  # (what a compiled call reads: no disable() block is open)
         self.disabled_by = 0  # the disable() blocks open, in every thread
         self.reasons: list[str] = []
+        self.stance = "default"  # (set_stance's: "force_eager" also clears enabled)
+
+    def update(self) -> None:
+        """``enabled`` from the open disable() blocks and the stance."""
+        self.enabled = self.disabled_by == 0 and self.stance != "force_eager"
 
 
 JIT = _Switch()
@@ -56,7 +67,7 @@ def disable() -> Iterator[None]:
     finally:
         with _LOCK:
             JIT.disabled_by -= 1
-            JIT.enabled = JIT.disabled_by == 0
+            JIT.update()
 
 
 def explain() -> list[str]:
@@ -77,3 +88,39 @@ def forget_all() -> None:
     """Makes every compiled function drop its graphs on its next call
     (``ember.compiler.reset``)."""
     Resets.count += 1
+
+
+#: the stances of ``torch.compiler.set_stance`` that Ember has
+STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+_KEEP_REASONS = 1000  # explain() keeps the most recent ones
+
+
+def set_stance(stance: str) -> str:
+    """Makes ``stance`` the one every compiled function follows; returns the one before."""
+    with _LOCK:
+        before, JIT.stance = JIT.stance, stance
+        JIT.update()
+    return before
+
+
+def instead_of_trace(compiled: Any, reason: str, limit: int) -> bool:
+    """Whether a call of ``compiled`` that needs a new trace (for ``reason``) runs the plain
+    function instead: under the stance ``"eager_on_recompile"``, or past ``limit`` traces
+    (as torch.compile past its recompile_limit: said once; the graphs kept still run).
+    ``"fail_on_recompile"`` raises. The reason is kept for :func:`explain`."""
+    if JIT.stance == "fail_on_recompile":
+        raise TraceError(f"ember.jit: {compiled.name} would be compiled ({reason}) while the "
+                         "stance is 'fail_on_recompile'. Hint: call it once with these "
+                         "inputs before ember.compiler.set_stance('fail_on_recompile')")
+    past = compiled.traces >= limit and compiled.warn_retraces and not compiled.fullgraph
+    if past and not compiled.eager_since:
+        compiled.eager_since = True
+        warnings.warn(f"ember.jit: {compiled.name} has been compiled {limit} times (the last: "
+                      f"{reason}): from now on a call no graph fits runs the plain function. "
+                      "Hint: a number read that changes each call (an argument, a global, "
+                      "get_last_lr()) is better a tensor argument; ember.jit.explain() lists "
+                      "every reason", stacklevel=4)
+    eager = past or JIT.stance == "eager_on_recompile"
+    JIT.reasons.append(f"{compiled.name}: {'ran eagerly: ' if eager else ''}{reason}")
+    del JIT.reasons[:-_KEEP_REASONS]
+    return eager
