@@ -407,7 +407,10 @@ def _follow_retained(order: list[Node]) -> None:
             continue
         for i, ref in list(retained.items()):
             t = ref()
-            if t is None or (t._node is node and t._idx == i):
+            if t is None:
+                continue
+            # (grad_fn: a view whose base was written since takes its new history now)
+            if t.grad_fn is node and t._idx == i:
                 continue
             del retained[i]
             if t._node is not None:
