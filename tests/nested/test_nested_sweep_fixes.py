@@ -236,3 +236,10 @@ def test_reduction_over_a_repeated_dim_is_an_error():  # as a dense tensor's
     nt, _ = pair(INNER)
     with pytest.raises(ember.errors.ShapeError, match="sum: a dim appears more than once"):
         nt.sum((2, -2))
+
+
+def test_argmax_argmin_of_all_values_as_torch():
+    nt, tnt = pair()
+    for op in ("argmax", "argmin"):
+        assert getattr(nt, op)().item() == getattr(tnt, op)().item()
+        assert getattr(ember, op)(nt).item() == getattr(torch, op)(tnt).item()

@@ -379,12 +379,14 @@ def nested_prod(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
 def _arg_extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
     def reduction(input: NestedTensor, dim: int | None = None, keepdim: bool = False
                   ) -> Tensor | NestedTensor:
+        if dim is None and not keepdim:  # (an index into the flattened values, as PyTorch's)
+            return getattr(input._values, op)()
         if not isinstance(dim, int):
             raise unsupported(f"{op} with dim={dim!r} (give one dimension)")
         return _reduce(op, lambda v, d, k: getattr(v, op)(d[0], k), input, dim, keepdim,
                        padding)
     reduction.__name__ = reduction.__qualname__ = op
-    reduction.__doc__ = f"``{op}`` along ``dim`` (see ``_reduce``)."
+    reduction.__doc__ = f"``{op}`` along ``dim`` (see ``_reduce``), or of all the values."
     return reduction
 
 
