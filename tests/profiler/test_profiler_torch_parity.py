@@ -422,3 +422,26 @@ def test_event_list_exports_a_chrome_trace_as_torch(tmp_path):
     assert [e["args"]["Input Dims"] for e in ours if e["name"] == "matmul"] == [[[2, 2], [2, 2]]]
     with pytest.raises(TypeError, match="prof.events()"):
         _legacy(ember).key_averages().export_chrome_trace(str(tmp_path / "rows.json"))
+
+
+def test_preset_metadata_goes_into_every_trace_as_torch(tmp_path):
+    import json
+
+    for lib in (ember, torch):
+        traces = []
+
+        def save(prof, lib=lib, traces=traces):
+            path = tmp_path / f"{lib.__name__}{len(traces)}.json"
+            prof.export_chrome_trace(str(path), use_python_export=False)
+            traces.append(json.loads(path.read_text()))
+
+        prof = lib.profiler.profile(schedule=lib.profiler.schedule(wait=0, warmup=1, active=1),
+                                    on_trace_ready=save)
+        prof.preset_metadata_json("run", '{"id": 7}')
+        with prof:
+            for _ in range(4):
+                lib.ones(2) + 1
+                prof.step()
+        assert [t["run"] for t in traces] == [{"id": 7}] * 2, lib
+    with pytest.raises(ValueError, match="not JSON"):
+        ember.profiler.profile().preset_metadata_json("run", "{oops")

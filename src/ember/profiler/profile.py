@@ -126,6 +126,7 @@ class profile:
         self._step_region: record_function | None = None
         self._events: list[Event] = []
         self._metadata: dict[str, Any] = {}  # (add_metadata's, the trace's top level)
+        self._preset: dict[str, Any] = {}  # (preset_metadata_json's, added to every trace)
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
         self._start = 0
         self._end = 0
@@ -217,6 +218,7 @@ class profile:
         self._handler = functools.partial(_record_op, self)
         push_handler(self._handler, observer=True)
         self._recording = True
+        self._metadata.update(self._preset)
         callback = self.custom_trace_id_callback
         self._trace_id = callback() if callback is not None else uuid.uuid4().hex.upper()
         if not self._events:  # (the trace's time 0: the first span whose events it holds)
@@ -308,10 +310,12 @@ class profile:
         """Shortcut for ``key_averages(group_by_input_shape=record_shapes).table(...)``."""
         return self.key_averages(self.record_shapes).table(sort_by=sort_by, row_limit=row_limit)
 
-    def export_chrome_trace(self, path: str | os.PathLike) -> None:
+    def export_chrome_trace(self, path: str | os.PathLike,
+                            use_python_export: bool = False) -> None:
         """Writes the events in the Chrome trace event format (JSON object with
         ``traceEvents``), which Perfetto (ui.perfetto.dev) and chrome://tracing open; gzipped
-        when ``path`` ends with ``.gz``."""
+        when ``path`` ends with ``.gz``. (``use_python_export`` is PyTorch's: the trace is
+        always written from Python here.)"""
         write_json(path, self.chrome_trace())
 
     def export_stacks(self, path: str | os.PathLike,
@@ -365,11 +369,23 @@ class profile:
             [1, 2]
         """
         _check_strings("add_metadata_json", key, value)
-        try:
-            self._add_metadata(key, json.loads(value))
-        except ValueError as exc:
-            raise ArgumentError(f"add_metadata_json: the value for {key!r} is not JSON text: "
-                                f"{exc}") from None
+        self._add_metadata(key, _json_value("add_metadata_json", key, value))
+
+    def preset_metadata_json(self, key: str, value: str) -> None:
+        """Sets ``key`` (with the value the JSON text ``value`` holds) for the top level of
+        every trace recorded from now on, as PyTorch's; unlike :meth:`add_metadata_json`,
+        it may be called before the profile starts.
+
+        Example:
+            >>> prof = ember.profiler.profile()
+            >>> prof.preset_metadata_json("run", '{"id": 7}')
+            >>> with prof:
+            ...     _ = ember.ones(2) + 1
+            >>> prof.chrome_trace()["run"]
+            {'id': 7}
+        """
+        _check_strings("preset_metadata_json", key, value)
+        self._preset[key] = _json_value("preset_metadata_json", key, value)
 
     def _add_metadata(self, key: str, value: Any) -> None:
         if self._running and self._action is not ProfilerAction.NONE:
@@ -391,6 +407,13 @@ def _check_strings(who: str, key: Any, value: Any) -> None:
         raise ArgumentTypeError(f"{who}: key and value must be strings, got "
                                 f"{type(key).__name__} and {type(value).__name__}. Hint: "
                                 "add_metadata_json(key, json.dumps(value))")
+
+
+def _json_value(who: str, key: str, value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise ArgumentError(f"{who}: the value for {key!r} is not JSON text: {exc}") from None
 
 
 def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
