@@ -155,3 +155,13 @@ def test_node_names_follow_torchs_namespace():
         names.append([n.name for n in [x, *made]])
     assert names[1] == names[0] == ["my_input", "add", "add_1", "add_2", "add_3", "Foo",
                                     "foo_bar", "_1abc", "if_1", "add_7", "add_8"]
+
+
+@pytest.mark.parametrize("op, target", [("call_function", "relu"), ("call_method", len),
+                                        ("call_module", 0), ("get_attr", None)])
+def test_a_target_of_the_wrong_kind_is_refused_when_the_node_is_made_as_torch(op, target):
+    for lib, error in ((torch, (ValueError, AssertionError)), (ember, ValueError)):
+        g = lib.fx.Graph()
+        x = g.placeholder("x")
+        with pytest.raises(error, match="str|[Cc]allable"):
+            g.create_node(op, target, (x,))

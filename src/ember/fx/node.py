@@ -62,6 +62,12 @@ class Node:
                  kwargs: dict, type_expr: Any = None) -> None:
         if op not in OPCODES:
             raise ArgumentError(f"Node: op must be one of {OPCODES}, got {op!r}")
+        if not (callable(target) if op == "call_function" else isinstance(target, str)):
+            wanted = "a callable" if op == "call_function" else "a str (a name)"
+            raise ArgumentError(f"Node {name}: the target of a {op} node must be {wanted}, "
+                                f"got {target!r} of type {type(target).__name__}. Hint: "
+                                "call_function takes the function; call_method, call_module "
+                                "and get_attr the method's, submodule's or attribute's name")
         self.graph, self.name, self.op, self.target = graph, name, op, target
         self.type = type_expr
         self.users: dict[Node, None] = {}
