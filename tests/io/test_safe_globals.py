@@ -81,3 +81,27 @@ def test_safe_globals_context_and_what_stays_refused():
         ember.load(ember_file(module))
     with pytest.raises(ember.errors.ArgumentTypeError, match="add_safe_globals"):
         ember.serialization.add_safe_globals(Config)
+
+
+@dataclasses.dataclass
+class Tagged:
+    tags: set
+
+
+def test_protocol_2_pickles_name_builtins_as_python_2_did_and_still_load_as_torch():
+    obj = {"cfg": Tagged({1, 2}), "c": [Tagged({3})]}
+    torch.serialization.add_safe_globals([Tagged])
+    try:
+        expected = torch.load(torch_file(obj))  # (protocol 2: "__builtin__ set")
+    finally:
+        torch.serialization.clear_safe_globals()
+    buf = io.BytesIO()
+    ember.save(obj, buf, pickle_protocol=2)
+    ember.serialization.add_safe_globals([Tagged])
+    buf.seek(0)
+    assert ember.load(buf) == expected == obj
+    evil = io.BytesIO()
+    ember.save({"x": Evil(), "t": Tagged(set())}, evil, pickle_protocol=2)
+    evil.seek(0)
+    with pytest.raises(WeightsOnlyError, match=r"naming posix\.system|naming nt\.system"):
+        ember.load(evil)

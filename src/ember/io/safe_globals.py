@@ -12,6 +12,7 @@ nothing but what the user trusted. Such pickles are read from protocol 2 on (wha
 
 from __future__ import annotations
 
+import _compat_pickle
 import pickle
 import reprlib
 from collections import OrderedDict
@@ -142,6 +143,9 @@ class Unpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD over
     dispatch = dict(pickle._Unpickler.dispatch)  # noqa: SLF001
 
     def find_class(self, module: str, name: str) -> Any:
+        if self.proto < 3 and self.fix_imports:  # (Python 2's names, as pickle's own maps
+            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+            module = _compat_pickle.IMPORT_MAPPING.get(module, module)  # them: __builtin__)
         found = allowed(module, name)
         if found is None:
             raise WeightsOnlyError(
