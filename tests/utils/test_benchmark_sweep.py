@@ -26,3 +26,10 @@ def test_only_columns_with_a_warning_make_room_for_it_as_torch(colorize):
             compare.colorize()
         tables.append(str(compare))
     assert tables[1] == tables[0]
+
+
+@pytest.mark.parametrize("number", [0, -3, 2.5])
+def test_timeit_refuses_a_number_of_runs_that_is_not_positive(number):
+    # (torch: a ZeroDivisionError from its statistics, or timeit's TypeError for 2.5)
+    with pytest.raises(ValueError, match="number must be a positive int"):
+        eb.Timer("pass").timeit(number)

@@ -101,6 +101,9 @@ class Timer:
     def timeit(self, number: int = 1000000) -> Measurement:
         """Runs ``stmt`` ``number`` times (after a warm-up of ``number // 100``, at least 2)
         and returns one measurement of them, as :meth:`timeit.Timer.timeit`."""
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ArgumentError(f"Timer.timeit: number must be a positive int (the runs to "
+                                f"time), got {number!r}")
         with _threads(self._task_spec.num_threads):
             self._timeit(max(number // 100, 2))
             return self._measurement(number, [self._timeit(number)])
