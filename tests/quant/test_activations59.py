@@ -25,3 +25,20 @@ def test_relu6_every_integer_as_torch(dtype, scale, zero_point):
     yt, ye = tnnq.ReLU6()(t), nnq.ReLU6()(e)
     np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
     assert ye.dtype is edt and ye.q_scale() == yt.q_scale()
+
+
+@pytest.mark.parametrize("name", ["Hardswish", "LeakyReLU", "ELU"])
+@pytest.mark.parametrize("scale,zero_point", [(0.1, 3), (0.03, 40)])
+@pytest.mark.parametrize("in_scale", [0.05, 2.0 ** -5])
+def test_output_scale_as_torch(name, scale, zero_point, in_scale):
+    """PyTorch's Hardswish and LeakyReLU hold the output scale in a float32 buffer (q_scale()
+    gives 0.10000000149011612 for 0.1) and hand that to the kernel: Hardswish(0.03, 40) on
+    every integer of scale 0.05 differs in 4 of them from Hardswish with 0.03 exactly. Its ELU
+    keeps a Python float."""
+    ints = np.arange(256).astype(np.uint8)
+    t = torch._make_per_tensor_quantized_tensor(torch.tensor(ints), in_scale, 128)
+    e = ember._make_per_tensor_quantized_tensor(ember.tensor(ints), in_scale, 128)
+    yt = getattr(tnnq, name)(scale, zero_point)(t)
+    ye = getattr(nnq, name)(scale, zero_point)(e)
+    assert ye.q_scale() == yt.q_scale()
+    np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())

@@ -237,8 +237,9 @@ def test_the_hint_names_the_quantized_twin():
 def _ops(x, lib):
     """The quantized kernels of the twins, on a quantized tensor ``x``."""
     if lib is torch:
-        return [torch.nn.functional.relu6(x), torch.ops.quantized.hardswish(x, 0.03, 40),
-                torch.ops.quantized.leaky_relu(x, 0.1, False, 0.05, 100),
+        return [torch.nn.functional.relu6(x),  # (the modules: float32 output scales)
+                torch.ao.nn.quantized.Hardswish(0.03, 40)(x),
+                torch.ao.nn.quantized.LeakyReLU(0.05, 100, 0.1)(x),
                 torch.ops.quantized.elu(x, 0.02, 200, 1.5, 1.0, 1.0)]
     return [ennq.ReLU6()(x), ennq.Hardswish(0.03, 40)(x), ennq.LeakyReLU(0.05, 100, 0.1)(x),
             ennq.ELU(0.02, 200, 1.5)(x)]

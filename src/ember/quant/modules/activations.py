@@ -73,10 +73,12 @@ class _ObservedActivation(OutputQParams):
     function."""
 
     op: ClassVar[str]
+    _float32_scale = False  # (PyTorch's Hardswish/LeakyReLU keep it in a float32 buffer)
 
     def __init__(self, scale: float, zero_point: int) -> None:
         super().__init__()
-        self.scale, self.zero_point = float(scale), int(zero_point)
+        self.scale = float(_F32(scale) if self._float32_scale else scale)
+        self.zero_point = int(zero_point)
 
     def _float(self, x: Tensor) -> Tensor:
         raise NotImplementedError
@@ -119,6 +121,7 @@ class Hardswish(_ObservedActivation):
     """
 
     op = "hardswish"
+    _float32_scale = True
 
     def _float(self, x: Tensor) -> Tensor:
         return F.hardswish(x)
@@ -134,6 +137,7 @@ class LeakyReLU(_ObservedActivation):
     """Quantized leaky ReLU (``negative_slope``) to ``scale`` and ``zero_point``."""
 
     op = "leaky_relu"
+    _float32_scale = True
 
     def __init__(self, scale: float, zero_point: int, negative_slope: float = 1e-2,
                  inplace: bool = False) -> None:
