@@ -165,3 +165,22 @@ def test_a_target_of_the_wrong_kind_is_refused_when_the_node_is_made_as_torch(op
         x = g.placeholder("x")
         with pytest.raises(error, match="str|[Cc]allable"):
             g.create_node(op, target, (x,))
+
+
+def test_param_shapes_constant_reads_a_parameters_shape_as_torch():
+    def traced(lib, constant):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.ones(3, 2))
+
+            def forward(self, x):
+                return x.reshape(self.w.shape[0], -1) * self.w.size()[1] + self.w.dim() \
+                    + self.w.ndim + self.w.numel() + self.w.sum()
+
+        gm = lib.fx.GraphModule(M(), lib.fx.Tracer(param_shapes_constant=constant).trace(M()))
+        return [n.op for n in gm.graph.nodes], gm(lib.ones(6)).tolist()
+
+    for constant in (True, False):
+        assert traced(ember, constant) == traced(torch, constant)
+    assert traced(ember, True)[0].count("call_method") == 2  # (reshape and sum only)

@@ -24,7 +24,7 @@ from ember.ops.overrides import TensorLikeOperand, outermost_op, register
 if TYPE_CHECKING:
     from ember.fx.tracer import Tracer
 
-__all__ = ["Proxy", "Attribute", "TraceError", "ProxyOperand"]
+__all__ = ["Proxy", "Attribute", "ParameterProxy", "TraceError", "ProxyOperand"]
 
 CONTROL_FLOW_HINT = ("Hint: a value that decides the control flow cannot be symbolic; pass it "
                      "as concrete_args={name: value} to symbolic_trace (the graph is then "
@@ -220,5 +220,48 @@ def _is_default(value: Any, default: Any) -> bool:
         and value == default
 
 
+class ParameterProxy(Proxy):
+    """A parameter's proxy under ``Tracer(param_shapes_constant=True)``: its ``shape``,
+    ``size()``, ``dim()``, ``ndim``, ``numel()`` and ``nelement()`` are the parameter's own
+    values, not traced, as torch.fx's.
+
+    Example:
+        >>> class Scale(ember.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.w = ember.nn.Parameter(ember.ones(3))
+        ...     def forward(self, x):
+        ...         return x * self.w.shape[0]
+        >>> g = ember.fx.Tracer(param_shapes_constant=True).trace(Scale())
+        >>> [n.format_node() for n in g.nodes][2]
+        '%mul : [num_users=1] = call_function[target=operator.mul](args = (%x, 3), kwargs = {})'
+    """
+
+    def __init__(self, node: Node, tracer: Tracer, param: Any) -> None:
+        super().__init__(node, tracer)
+        self.param = param
+
+    @property
+    def shape(self) -> Any:
+        return self.param.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.param.ndim
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.param.size() if dim is None else self.param.size(dim)
+
+    def dim(self) -> int:
+        return self.param.dim()
+
+    def numel(self) -> int:
+        return self.param.numel()
+
+    def nelement(self) -> int:
+        return self.param.numel()
+
+
 register(Proxy, _record_call)
 register(Attribute, _record_call)
+register(ParameterProxy, _record_call)

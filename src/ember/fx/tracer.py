@@ -24,9 +24,9 @@ from ember.dtypes import DType
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
 from ember.fx.node import Node, has_side_effect, map_aggregate
-from ember.fx.proxy import CONTROL_FLOW_HINT, Attribute, Proxy, TraceError
+from ember.fx.proxy import CONTROL_FLOW_HINT, Attribute, ParameterProxy, Proxy, TraceError
 from ember.layouts import layout, memory_format
-from ember.nn import Module, Sequential
+from ember.nn import Module, Parameter, Sequential
 from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
 from ember.utils.held_objects import holds
@@ -75,10 +75,13 @@ class Tracer:
     """
 
     def __init__(self, autowrap_modules: tuple[types.ModuleType, ...] = (math,),
-                 autowrap_functions: tuple[Callable, ...] = ()) -> None:
+                 autowrap_functions: tuple[Callable, ...] = (),
+                 param_shapes_constant: bool = False) -> None:
         """``autowrap_modules``' public functions (``math.sqrt``) and ``autowrap_functions``,
         called with a proxy, are recorded as one ``call_function`` node each, as with
-        :func:`wrap`."""
+        :func:`wrap`; with ``param_shapes_constant``, a parameter's ``shape``, ``size()``,
+        ``dim()``, ``ndim`` and ``numel()`` are its own values, not traced (a ParameterProxy)."""
+        self.param_shapes_constant = param_shapes_constant
         self.root: Module = Module()
         self.graph = Graph()
         self._autowrap_modules = autowrap_modules
@@ -199,7 +202,10 @@ class Tracer:
             self.root.register_buffer(name, t, persistent=False)
             self._tensor_names[id(t)] = name
         if name not in self._attr_proxies:
-            self._attr_proxies[name] = self.create_proxy("get_attr", name, (), {})
+            proxy = self.create_proxy("get_attr", name, (), {})
+            if self.param_shapes_constant and isinstance(t, Parameter):
+                proxy = ParameterProxy(proxy.node, self, t)
+            self._attr_proxies[name] = proxy
         return self._attr_proxies[name]
 
     def begin(self, root: Module, graph: Graph) -> None:
