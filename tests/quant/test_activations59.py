@@ -42,3 +42,12 @@ def test_output_scale_as_torch(name, scale, zero_point, in_scale):
     ye = getattr(nnq, name)(scale, zero_point)(e)
     assert ye.q_scale() == yt.q_scale()
     np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
+
+
+def test_quantize_module_scale_as_torch():
+    """PyTorch's quantized ``Quantize`` keeps its scale in a float32 buffer."""
+    x = np.linspace(-3, 3, 61).astype(np.float32)
+    yt = tnnq.Quantize(0.1, 3, torch.quint8)(torch.tensor(x))
+    ye = nnq.Quantize(0.1, 3, ember.quint8)(ember.tensor(x))
+    assert ye.q_scale() == yt.q_scale() == float(np.float32(0.1))
+    np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())

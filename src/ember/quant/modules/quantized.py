@@ -104,7 +104,7 @@ class OutputQParams(Module):
 
 class Quantize(OutputQParams):
     """Quantizes float input with a fixed ``scale`` and ``zero_point`` (what ``QuantStub``
-    becomes).
+    becomes); the scale rounded to float32, as PyTorch's buffer.
 
     Example:
         >>> Quantize(0.5, 2, ember.quint8)(ember.tensor([1.0])).int_repr()
@@ -113,7 +113,8 @@ class Quantize(OutputQParams):
 
     def __init__(self, scale: float, zero_point: int, dtype: QDType) -> None:
         super().__init__()
-        self.scale, self.zero_point, self.dtype = float(scale), int(zero_point), dtype
+        self.scale = float(np.float32(scale))
+        self.zero_point, self.dtype = int(zero_point), dtype
 
     def forward(self, X: Tensor) -> QuantizedTensor:  # noqa: N803 - PyTorch's name
         with eager_only("quantized Quantize"):
