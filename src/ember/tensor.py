@@ -414,8 +414,8 @@ class Tensor:
     def __repr__(self) -> str:
         from ember.tensor_repr import tensor_repr
 
-        if _on_value_read is not None:
-            _on_value_read(self, "printing")
+        if _on_value_read is not None and (shown := _on_value_read(self, "printing")):
+            return shown  # (vmap: every sample, as torch's BatchedTensor repr)
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
@@ -513,15 +513,15 @@ def counter_factory() -> Callable[[], VersionCounter]:
     return _new_counter
 
 
-_on_value_read: Callable[[Tensor, str], None] | None = None
+_on_value_read: Callable[[Tensor, str], str | None] | None = None
 _on_detach: Callable[[Tensor, Tensor], None] | None = None
 _on_data_set: Callable[[Tensor, Tensor], None] | None = None
 
 
-def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
+def set_value_read_hook(hook: Callable[[Tensor, str], str | None] | None) -> None:
     """Makes ``hook(tensor, what)`` run before Python reads a tensor's values (``item()``,
-    ``tolist()``, ``numpy()``, ``bool()``): transforms such as vmap refuse values they cannot
-    give. Set by the dispatch stack while a transform is active."""
+    ``numpy()``, printing...): a transform (vmap) refuses what it cannot give, or returns the
+    text to print. Set by the dispatch stack while a transform is active."""
     global _on_value_read
     _on_value_read = hook
 

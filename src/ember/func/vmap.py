@@ -172,9 +172,16 @@ class _BatchTrace:
         out = run_below(self, make, phys)
         return self.logical(out, out.requires_grad)
 
-    def on_value_read(self, t: Tensor, what: str) -> None:
-        """Python reads a tensor's values: refused for batched tensors (one value per sample)."""
-        if self.per_sample(t):
+    def on_value_read(self, t: Tensor, what: str) -> str | None:
+        """Python reads a tensor's values: refused for batched tensors (one value per sample);
+        printing one shows every sample, as torch's ``BatchedTensor(lvl, bdim, value)``."""
+        phys = self.physical(t)
+        if phys is not None and what == "printing":
+            level = 1 + sum(isinstance(h, _BatchTrace)
+                            for h in DISPATCH.stack[:DISPATCH.stack.index(self)])
+            value = repr(phys).replace("\n", "\n    ")
+            return f"BatchedTensor(lvl={level}, bdim=0, value=\n    {value}\n)"
+        if phys is not None:
             raise BatchedValueRead(
                 f"vmap: {what} of a batched tensor (per-sample shape {tuple(t.shape)}): inside "
                 "vmap it has a different value for each sample, which Python code cannot "

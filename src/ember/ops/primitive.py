@@ -249,13 +249,15 @@ def pop_handler(handler: Callable) -> None:
             set_data_set_hook(None)
 
 
-def _tell_value_read(t: Tensor, what: str) -> None:
+def _tell_value_read(t: Tensor, what: str) -> str | None:
     """Python is about to read ``t``'s values: each active handler may refuse (vmap does for
-    batched tensors, whose one value per sample Python cannot see)."""
+    batched tensors, whose one value per sample Python cannot see), or give the text to print
+    (vmap does for ``what == "printing"``: every sample)."""
     for handler in DISPATCH.stack:
         hook = getattr(handler, "on_value_read", None)
-        if hook is not None:
-            hook(t, what)
+        if hook is not None and (shown := hook(t, what)):
+            return shown
+    return None
 
 
 def _tell_data_set(t: Tensor, value: Tensor) -> None:
