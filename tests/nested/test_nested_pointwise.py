@@ -73,3 +73,19 @@ def test_elementwise_method_gradients_match_torch():
     nt.hypot(nt * 2).xlogy(nt.abs() + 1).sum().backward()
     tnt.hypot(tnt * 2).xlogy(tnt.abs() + 1).values().sum().backward()
     assert_close(nt.grad, tnt.grad)
+
+
+# binary functions with the nested tensor second (a dense tensor or a number first)
+DENSE_FIRST = [
+    ("hypot", lambda lib, x: lib.hypot(lib.ones(4, dtype=lib.float64), x)),
+    ("logical_and", lambda lib, x: lib.logical_and(lib.ones(4, dtype=lib.float64), x > 0)),
+    ("copysign", lambda lib, x: lib.copysign(lib.ones(4, dtype=lib.float64), x)),
+    ("fmax", lambda lib, x: lib.fmax(lib.zeros(4, dtype=lib.float64), x)),
+    ("xlogy", lambda lib, x: lib.special.xlogy(2.0, x.abs())),
+]
+
+
+@pytest.mark.parametrize("name, fn", DENSE_FIRST, ids=[c[0] for c in DENSE_FIRST])
+def test_binary_functions_take_the_nested_tensor_second_as_torch(name, fn):
+    nt, tnt = pair()
+    assert_close(fn(ember, nt), fn(torch, tnt))

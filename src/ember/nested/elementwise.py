@@ -2,7 +2,8 @@
 ``hypot``, ``clamp_min``, ``logical_and``, ``divide``, the in-place forms, …): each calls the
 values' method of its name, with nested operands of the same structure and dense ones read as
 :func:`~ember.nested.functional.dense_operand` reads them. The ``ember.*`` functions of these
-names hand their nested first argument to these methods (``ember.sinc(nt)``).
+names hand their nested argument to these methods (``ember.sinc(nt)``), or, for the binary
+ones, compute with it in any place (``ember.hypot(dense, nt)``).
 
 Example:
     >>> nt = ember.nested.nested_tensor([ember.zeros(2, 3), ember.ones(1, 3)])
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.nested.functional import dense_operand
+from ember.nested.functional import BROADCASTING_NAMES, dense_operand
 from ember.nested.nested_tensor import NestedTensor
 from ember.tensor import Tensor
 
@@ -48,3 +49,4 @@ for _name in (*_UNARY, *_BINARY, *_IN_PLACE, *(f"{n}_" for n in _UNARY + _BINARY
               *_CONVERTERS):
     if hasattr(Tensor, _name) and _name not in vars(NestedTensor):
         setattr(NestedTensor, _name, _method(_name))
+BROADCASTING_NAMES.update(_BINARY)

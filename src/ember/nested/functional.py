@@ -42,6 +42,9 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 IMPLEMENTATIONS: dict[Callable, Callable] = {}  # the ember function -> its nested version
+# the elementwise ops (by name) whose nested version broadcasts every operand, wherever the
+# nested one is (``ember.hypot(dense, nt)``): nested/elementwise.py adds them
+BROADCASTING_NAMES: set[str] = set()
 
 
 def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
@@ -59,6 +62,8 @@ def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
 
 def _handle(op: Callable, args: tuple, kwargs: dict) -> Any:
     impl = IMPLEMENTATIONS.get(op)
+    if impl is None and op.__name__ in BROADCASTING_NAMES:
+        impl = _broadcasting(op)
     if impl is None and args and isinstance(args[0], NestedTensor):
         # ``ember.clone(nt)``, ``ember.max(nt)``: the method of the op's name, where the class
         # defines one (``NestedTensor.__getattr__``'s refusals are not found on the class)
