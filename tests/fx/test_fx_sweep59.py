@@ -184,3 +184,14 @@ def test_param_shapes_constant_reads_a_parameters_shape_as_torch():
     for constant in (True, False):
         assert traced(ember, constant) == traced(torch, constant)
     assert traced(ember, True)[0].count("call_method") == 2  # (reshape and sum only)
+
+
+def test_interpreter_exposes_submodules_and_last_uses_as_torch():
+    seen = []
+    for lib in (torch, ember):
+        gm = lib.fx.symbolic_trace(lib.nn.Sequential(lib.nn.ReLU(), lib.nn.ReLU()))
+        interp = lib.fx.Interpreter(gm)
+        seen.append(({k.name: [v.name for v in vs] for k, vs in interp.user_to_last_uses.items()},
+                     sorted(interp.submodules)))
+    assert seen[1] == seen[0] == ({"output": ["_1"], "_1": ["_0"], "_0": ["input_1"]},
+                                  ["", "0", "1"])

@@ -34,13 +34,15 @@ class Interpreter:
         self.module, self.graph = module, graph if graph is not None else module.graph
         self.garbage_collect_values = garbage_collect_values
         self.env: dict[Node, Any] = {}
-        self._last_users: dict[Node, list[Node]] = {}
+        self.submodules = dict(module.named_modules())  # (path -> submodule, as torch's)
+        # node -> the values whose last use it is (dropped from env after it runs)
+        self.user_to_last_uses: dict[Node, list[Node]] = {}
         seen: set[Node] = set()
         for node in reversed(self.graph.nodes):
             for used in node.all_input_nodes:
                 if used not in seen:
                     seen.add(used)
-                    self._last_users.setdefault(node, []).append(used)
+                    self.user_to_last_uses.setdefault(node, []).append(used)
 
     def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,
             enable_io_processing: bool = True) -> Any:
@@ -58,7 +60,7 @@ class Interpreter:
                 e.add_note(f"While executing {node.format_node()}")
                 raise
             if self.garbage_collect_values:
-                for used in self._last_users.get(node, ()):
+                for used in self.user_to_last_uses.get(node, ()):
                     del self.env[used]
             if node.op == "output":
                 return self.env[node]
