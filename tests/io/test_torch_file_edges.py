@@ -113,3 +113,29 @@ def test_a_flipped_storage_byte_fails_the_crc_check_torch_skips():
     assert torch.load(io.BytesIO(bytes(data)))["w"].sum().item() != 0  # (torch: silently)
     with pytest.raises(CheckpointError, match="data/0 fails its CRC check"):
         ember.load(io.BytesIO(bytes(data)))
+
+
+class _Rebuild:
+    """Pickles as a call of ``fn(*args)``, as a crafted or damaged torch.save file holds."""
+
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return (self.fn, self.args)
+
+
+@pytest.mark.parametrize("flag", [1, 0, None, "yes"])
+@pytest.mark.parametrize("kind", ["tensor", "parameter"])
+def test_a_requires_grad_that_is_not_a_bool_is_refused_as_torch_refuses_it(flag, kind):
+    warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
+    if kind == "tensor":
+        obj = _Rebuild(torch._utils._rebuild_tensor_v2,
+                       (torch.arange(3.).storage(), 0, (3,), (1,), flag, {}))
+    else:
+        obj = _Rebuild(torch._utils._rebuild_parameter, (torch.ones(2), flag, {}))
+    data = torch_file(obj).getvalue()
+    with pytest.raises((RuntimeError, TypeError), match="must be (a )?bool"):
+        torch.load(io.BytesIO(data))
+    with pytest.raises(CheckpointError, match=f"requires_grad is {flag!r}, not a bool"):
+        ember.load(io.BytesIO(data))  # (was: loaded, requires_grad as bool(flag) or False)

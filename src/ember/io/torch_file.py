@@ -129,6 +129,14 @@ _TENSOR_TYPE, _PARAMETER_TYPE = "torch.Tensor", "torch.nn.parameter.Parameter"  
 _NJT = "torch.nested._internal.nested_tensor"
 
 
+def _flag(requires_grad: Any, where: str) -> bool:
+    """A tensor's saved ``requires_grad``, a bool, as ``torch.load`` insists (not 1 or None)."""
+    if type(requires_grad) is not bool:
+        raise CheckpointError(f"{where}: a tensor's requires_grad is {requires_grad!r:.40}, not "
+                              "a bool; the file is corrupted")
+    return requires_grad
+
+
 class _DimRange:
     """``torch._dynamo.decorators._DimRange``, which an NJT's seqlen tensors carry (a
     ``mark_dynamic`` record for the compiler): taken and dropped, as Ember has no use for it."""
@@ -256,6 +264,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
             raise CheckpointError(f"{where}: a tensor is rebuilt from {storage!r} with dtype "
                                   f"{dtype!r}, not from a storage; the file is corrupted")
         self.used += 1
+        _flag(requires_grad, where)
         (offset,), size = _ints((offset,), "offset", where), _ints(size, "size", where)
         stride = _ints(stride, "stride", where)
         if len(stride) != len(size):
@@ -328,7 +337,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                   state: Any = None) -> Parameter:
         if not isinstance(data, Tensor):
             raise CheckpointError(f"{self.where}: a parameter holds {type(data).__name__}")
-        p = Parameter(data.detach(), bool(requires_grad))
+        p = Parameter(data.detach(), _flag(requires_grad, self.where))
         _set_state(p, state, self.where)
         return p
 
