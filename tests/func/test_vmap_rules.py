@@ -13,6 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.errors import OpError
@@ -181,3 +182,15 @@ def test_vmap_of_ctc_loss_and_its_gradient_matches_a_loop(concatenated):
         got = vmap(fn)(lp, targets)
         want = ember.stack([fn(lp[i], targets[i]) for i in range(3)])
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_multi_margin_loss_with_a_per_sample_class_weight_is_batched_correctly():
+    # (docs/transforms.md listed this as a wrong answer under vmap; it agrees with a loop now)
+    r = np.random.default_rng(0)
+    x, t, w = r.standard_normal((3, 4, 5)), r.integers(0, 5, (3, 4)), r.random((3, 5))
+    want = [torch.nn.functional.multi_margin_loss(torch.tensor(x[i]), torch.tensor(t[i]), p=2,
+                                                  weight=torch.tensor(w[i])).item()
+            for i in range(3)]
+    got = vmap(lambda a, b, c: ember.nn.functional.multi_margin_loss(a, b, p=2, weight=c))(
+        ember.tensor(x), ember.tensor(t), ember.tensor(w))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
