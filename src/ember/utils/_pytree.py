@@ -17,6 +17,7 @@ from types import UnionType
 from typing import Any
 
 from ember.errors import ArgumentError
+from ember.utils._pytree_dataclass import register_dataclass  # noqa: F401 - torch's name
 
 
 class TreeSpec:
