@@ -382,3 +382,12 @@ def test_logical_functions_refuse_a_masked_tensor_clearly():
     for fn in (ember.logical_and, ember.logical_or, ember.logical_xor):
         with pytest.raises(TypeError, match="does not take a MaskedTensor"):
             fn(mt, mt)
+
+
+def test_hasattr_and_getattr_default_answer_for_missing_tensor_methods():
+    # (hasattr(mt, "cumsum") raised TypeError, so getattr(x, name, default) code broke)
+    e, t = _pair()
+    assert not e.is_nested and not t.is_nested
+    assert hasattr(e, "cumsum") is False and getattr(e, "cumsum", None) is None
+    with pytest.raises(TypeError, match="MaskedTensor.cumsum: not supported"):
+        e.cumsum(0)

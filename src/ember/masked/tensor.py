@@ -39,6 +39,11 @@ def _check(data: Any, mask: Any) -> None:
                             f"{tuple(mask.shape)} must have the same shape")
 
 
+class UnsupportedMethod(TypeError, AttributeError):
+    """A Tensor method or attribute MaskedTensors lack: a TypeError, as torch's, and an
+    AttributeError, so ``hasattr(mt, name)`` and ``getattr(mt, name, default)`` answer."""
+
+
 class MaskedOperand(TensorLikeOperand, AttributeError):
     """A MaskedTensor used where a plain tensor or array is needed: an ``ember.*`` op reading
     its internals (``_data``) or converting it. The ops that take MaskedTensors catch it and
@@ -221,7 +226,7 @@ class MaskedTensor:
     def device(self) -> Any:
         return self._masked_data.device
 
-    is_sparse = False
+    is_sparse = is_nested = False
 
     def is_sparse_coo(self) -> bool:
         return False
@@ -332,9 +337,10 @@ class MaskedTensor:
             raise MaskedOperand()
         if hasattr(Tensor, name):
             use = name if isinstance(getattr(Tensor, name), property) else f"{name}(...)"
-            raise TypeError(f"MaskedTensor.{name}: not supported on a MaskedTensor. Hint: "
-                            f"mt.to_tensor(fill).{use} works on a plain tensor with "
-                            f"masked-out elements set to fill, or mt.get_data() on the raw data")
+            raise UnsupportedMethod(f"MaskedTensor.{name}: not supported on a MaskedTensor. "
+                                    f"Hint: mt.to_tensor(fill).{use} works on a plain tensor "
+                                    "with masked-out elements set to fill, or mt.get_data() "
+                                    "on the raw data")
         raise AttributeError(f"'MaskedTensor' object has no attribute '{name}'")
 
 
