@@ -143,8 +143,11 @@ class Effects:
         return result
 
     def scaler_update(self, scaler: Any, call: Any, *args: Any) -> Any:
-        """``GradScaler.update()``: an effect (the scale it sets is read at run time)."""
-        return self.python_effect("GradScaler.update", call, args)
+        """``GradScaler.update()``: an effect (the scale it sets is read at run time; the
+        function's own ``get_scale()`` after it is noted: see lr_reads)."""
+        result = self.python_effect("GradScaler.update", call, args)
+        self.lr_reads.scaler_updated(scaler)
+        return result
 
     def python_effect(self, what: str, call: Any, args: tuple = ()) -> Any:
         """An effect on Python objects only (a scheduler's step, a generator's reseeding):

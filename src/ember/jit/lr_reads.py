@@ -4,7 +4,8 @@ graph runs. Read before that step, the lr is an input the cache key watches by v
 after it and only returned (``return loss, o.param_groups[0]["lr"]``, checked by
 :mod:`ember.jit.return_flow`), a :class:`LiveLr` stands for it, read again after each call's
 graph; read after it any other way, a graph would keep the trace's value: that call runs the
-plain function.
+plain function. ``GradScaler.get_scale()`` after the scaler's ``update()`` inside is read
+the same way (:meth:`LrReads.scaler_updated`).
 
 While tracing, the optimizers' ``param_groups`` and the schedulers' ``_last_lr`` lists are
 stood in for by lists that note a read by the user's code (not Ember's, nor an effect's), and
@@ -68,13 +69,17 @@ class LrReads:
 
     def __init__(self, found: Any) -> None:
         self.optimizers = [opt for _, opt in found.optimizers]
-        # the schedulers whose get_last_lr() the code names (watched by value: see discover)
-        self.schedulers = [holder.obj for holder, *_ in found.bindings
-                           if isinstance(holder, Numbers)]
-        self.stepped: set[int] = set()  # id(optimizer) a scheduler stepped in the trace
-        self.read: set[int] = set()  # id(optimizer) whose lr was read before such a step
+        # the schedulers whose get_last_lr() and the GradScalers whose get_scale() the code
+        # names (watched by value: see discover)
+        named = [(holder.obj, name) for holder, name, *_ in found.bindings
+                 if isinstance(holder, Numbers)]
+        self.schedulers = [obj for obj, name in named if name == "_last_lr"]
+        self.stepped: set[int] = set()  # id(optimizer) a scheduler stepped in the trace, and
+        # id(scaler) of a GradScaler updated in it
+        self.read: set[int] = set()  # those whose lr (scale) was read before such a step
         self.after: tuple[str, Any] | None = None  # (what, where) read after one
         self._swapped: list[tuple[Any, str, Any]] = []  # (object, attribute, original)
+        self._scalers: list[Any] = [obj for obj, name in named if name == "_scale"]
 
     def install(self) -> None:
         """Stands noting lists in for the reached optimizers' ``param_groups`` and the
@@ -85,6 +90,8 @@ class LrReads:
             opt = getattr(scheduler, "optimizer", None)
             self._stand_in(scheduler, "_last_lr", opt, f"{type(scheduler).__name__}.get_last_lr()")
             self._watch_last_lr(scheduler)
+        for scaler in self._scalers:
+            self._watch_scale(scaler)
 
     def scheduler_stepped(self, scheduler: Any) -> None:
         """After ``scheduler.step()`` ran in the trace: its lr (``get_last_lr()``) and its
@@ -98,6 +105,30 @@ class LrReads:
         if not any(s is scheduler for s in self.schedulers):  # (one the reach did not name:
             self.schedulers.append(scheduler)  # a scheduler rebound since, say)
             self._watch_last_lr(scheduler)
+
+    def scaler_updated(self, scaler: Any) -> None:
+        """After ``GradScaler.update()`` ran in the trace: ``get_scale()`` called by the user's
+        code that only returns it gives a number read again after each call's graph; called
+        otherwise, the call runs eagerly (a graph would keep the trace's scale)."""
+        self.stepped.add(id(scaler))
+        if not any(s is scaler for s in self._scalers):
+            self._scalers.append(scaler)
+            self._watch_scale(scaler)
+
+    def _watch_scale(self, scaler: Any) -> None:
+        def get_scale() -> Any:
+            value, frame = type(scaler).get_scale(scaler), sys._getframe(1)
+            if OPTIMIZER_TRACE.tracer is None or _is_ember_file(frame.f_code.co_filename):
+                return value
+            if id(scaler) not in self.stepped:  # (before its update: an input)
+                self.read.add(id(scaler))
+                return value
+            if type(value) is float and only_returned(frame, "CALL") is not None:
+                return LiveLr(value, lambda: type(scaler).get_scale(scaler))
+            self._after("GradScaler.get_scale()", frame)
+            return value
+
+        vars(scaler)["get_scale"] = get_scale
 
     def note(self, noted: _Noted, i: Any, item: Any) -> Any:
         """``item``, ``noted[i]`` (``i`` None: iterated), as the user's code gets it."""
@@ -161,11 +192,15 @@ class LrReads:
         self._swapped.clear()
         for scheduler in self.schedulers:
             vars(scheduler).pop("get_last_lr", None)
+        for scaler in self._scalers:
+            vars(scaler).pop("get_scale", None)
+        self._scalers.clear()
         if self.after is None:
             return None
         what, frame = self.after
-        reason = (f"runs eagerly: it reads {what} after a scheduler's step() inside the call "
-                  "(the lr that step sets moves at every call; a graph would keep the trace's)")
+        reason = (f"runs eagerly: it reads {what} after a scheduler's step() (or a "
+                  "GradScaler's update()) inside the call (the number it sets moves at every "
+                  "call; a graph would keep the trace's)")
         warnings.warn_explicit(f"ember.jit: {reason}. Hint: read the lr before the step, or "
                                "after the call, or return it as read (return loss, "
                                "o.param_groups[0]['lr']): each call then returns its own",
