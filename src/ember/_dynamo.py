@@ -1,6 +1,9 @@
 """The ``torch._dynamo`` names that scripts and notebooks call: ``reset()`` (between
 benchmarks of ``torch.compile``), ``is_compiling()``, ``disable`` and ``set_stance``, as
-:mod:`ember.compiler`'s. Ember has no Dynamo; its other names are not here.
+:mod:`ember.compiler`'s; ``mark_dynamic``, ``maybe_mark_dynamic`` and ``mark_static``, which
+change nothing here: Ember compiles a graph per shape, so a tensor's new size traces again
+(:func:`ember.jit.explain` says so) and every size computes what eager code does. Ember has no
+Dynamo; its other names are not here.
 
 Example:
     >>> step = ember.compile(lambda x: x * 2)
@@ -10,6 +13,48 @@ Example:
 
 from __future__ import annotations
 
-from ember.compiler import disable, is_compiling, reset, set_stance
+from typing import Any
 
-__all__ = ["disable", "is_compiling", "reset", "set_stance"]
+from ember.compiler import disable, is_compiling, reset, set_stance
+from ember.errors import ArgumentTypeError
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = ["disable", "is_compiling", "mark_dynamic", "mark_static", "maybe_mark_dynamic",
+           "reset", "set_stance"]
+
+
+def _marked(what: str, t: Any, kinds: tuple[type, ...] = (Tensor,)) -> None:
+    if not isinstance(t, kinds):
+        raise ArgumentTypeError(f"ember._dynamo.{what}: expected a tensor, got "
+                                f"{type(t).__name__}")
+
+
+def mark_dynamic(t: Tensor, index: int | list | tuple, *, hint_override: int | None = None,
+                 min: int | None = None, max: int | None = None,  # noqa: A002 (torch's)
+                 specialize_on: list | None = None) -> None:
+    """Accepted for ``torch._dynamo.mark_dynamic``: Ember traces each size it meets, so the
+    dimensions ``index`` of ``t`` need no mark.
+
+    Example:
+        >>> ember._dynamo.mark_dynamic(ember.ones(4, 3), 0)
+    """
+    _marked("mark_dynamic", t)
+
+
+def maybe_mark_dynamic(t: Tensor, index: int | list | tuple) -> None:
+    """Accepted for ``torch._dynamo.maybe_mark_dynamic`` (see :func:`mark_dynamic`).
+
+    Example:
+        >>> ember._dynamo.maybe_mark_dynamic(ember.ones(4, 3), 0)
+    """
+    _marked("maybe_mark_dynamic", t)
+
+
+def mark_static(t: Tensor | Module, index: int | list | tuple | None = None) -> None:
+    """Accepted for ``torch._dynamo.mark_static``: every size is static in Ember's graphs.
+
+    Example:
+        >>> ember._dynamo.mark_static(ember.ones(4, 3))
+    """
+    _marked("mark_static", t, (Tensor, Module))

@@ -1,4 +1,6 @@
-"""ember._dynamo: the torch._dynamo names scripts call (reset, is_compiling, disable)."""
+"""ember._dynamo: the torch._dynamo names scripts call (reset, is_compiling, disable, set_stance,
+mark_dynamic, maybe_mark_dynamic, mark_static)."""
+import pytest
 import torch
 
 import ember
@@ -24,3 +26,17 @@ def test_is_compiling_and_disable_are_the_compiler_ones():
     assert ember._dynamo.is_compiling() is torch._dynamo.is_compiling() is False
     assert ember._dynamo.disable is ember.compiler.disable
     assert ember._dynamo.reset is ember.compiler.reset
+
+
+def test_shape_marks_are_accepted_and_every_size_matches_eager():
+    x = ember.arange(24.0).reshape(8, 3)
+    ember._dynamo.mark_dynamic(x, 0, min=2, max=8)
+    ember._dynamo.maybe_mark_dynamic(x, [0, 1])
+    ember._dynamo.mark_static(x)
+    ember._dynamo.mark_static(ember.nn.Linear(2, 2))
+    torch._dynamo.mark_dynamic(torch.ones(4, 3), 0, min=2, max=8)  # (the same calls)
+    total = ember.compile(lambda t: t.sum(0) * t.shape[0])
+    for n in (4, 2, 7):
+        assert total(x[:n]).tolist() == (x[:n].sum(0) * len(x[:n])).tolist()
+    with pytest.raises(TypeError, match="mark_dynamic: expected a tensor, got list"):
+        ember._dynamo.mark_dynamic([1.0], 0)
