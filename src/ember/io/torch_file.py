@@ -24,6 +24,7 @@ Any other name (a whole module, a class from the user's code, a NumPy array) tha
 from __future__ import annotations
 
 import io
+import math
 import pickle
 import zipfile
 import zlib
@@ -266,7 +267,8 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         self.used += 1
         _flag(requires_grad, where)
         (offset,), size = _ints((offset,), "offset", where), _ints(size, "size", where)
-        stride = _ints(stride, "stride", where)
+        stride = (tuple(math.prod(size[i + 1:]) for i in range(len(size))) if stride is None
+                  else _ints(stride, "stride", where))  # (None: contiguous, as torch's set_)
         if len(stride) != len(size):
             raise CheckpointError(f"{where}: a tensor of size {size} has stride {stride}")
         flat = storage.typed(dtype, where)
