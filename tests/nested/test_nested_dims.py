@@ -119,3 +119,15 @@ def test_matrix_transpose_same_size_as_forms_and_type_match_torch():
     assert not nt.is_same_size(other) and not tnt.is_same_size(tother)
     with pytest.raises(TypeError, match="is_same_size: expected a nested tensor"):
         nt.is_same_size(ember.ones(3, 2, 4))
+
+
+@pytest.mark.parametrize("size", [(3,), (2, 3), (1, 3), (2, 1), (1,), (1, 1, 3)])
+def test_sum_to_size_as_torch(size):
+    nt, tnt = pair((2, 3))
+    assert_close(nt.sum_to_size(*size), tnt.sum_to_size(*size))
+
+
+def test_sum_to_size_refuses_a_size_with_the_batch_dim():
+    nt, _ = pair((2, 3))
+    with pytest.raises(ShapeError, match="sum_to_size: .* at most 3 dims"):
+        nt.sum_to_size(3, 1, 2, 3)

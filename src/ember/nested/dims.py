@@ -177,6 +177,19 @@ def type_(self: NestedTensor, dtype: Any = None, non_blocking: bool = False) -> 
     return self._with(self._values.type(dtype, non_blocking))
 
 
+def sum_to_size(self: NestedTensor, *size: Any) -> Tensor:
+    """A dense tensor of shape ``size``: the sum over batch and ragged dims together (every
+    row of every sequence) and over the dims ``size`` gives 1, as PyTorch's
+    ``values().sum_to_size(size)``."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if self._ragged_idx != 1 or len(size) >= self.dim():
+        raise ShapeError(f"sum_to_size: a nested tensor of shape {self.shape} sums to a size "
+                         f"of at most {self.dim() - 1} dims (its batch and ragged dims summed "
+                         f"together, the ragged one second), got {size}")
+    return self._values.sum_to_size(size)
+
+
+NestedTensor.sum_to_size = sum_to_size
 NestedTensor.mT = NestedTensor.mH = property(matrix_transpose)
 NestedTensor.adjoint = matrix_transpose
 NestedTensor.is_same_size = is_same_size
