@@ -1,6 +1,8 @@
 """``torch.compiler``'s everyday names over :mod:`ember.jit`: ``compile``, ``is_compiling``
 (True while a compiled function is being traced, for code that skips Python-only work then),
-``disable``, ``reset`` and ``set_stance``.
+``disable``, ``reset`` and ``set_stance``; ``allow_in_graph`` and ``assume_constant_result``
+give their function back (Ember traces every function's tensor ops and keeps the Python
+values a trace computes, which is what torch asks of those functions).
 
 Ember compiles whole graphs: there are no graph breaks, so a function marked with
 ``disable`` is traced like any other when a compiled function calls it (what cannot be traced
@@ -28,8 +30,8 @@ from ember.jit.switches import set_stance as _set_stance
 from ember.jit.tracer import TraceError, Tracer
 from ember.ops.primitive import DISPATCH
 
-__all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "list_backends",
-           "reset", "set_stance"]
+__all__ = ["allow_in_graph", "assume_constant_result", "compile", "disable", "is_compiling",
+           "is_dynamo_compiling", "list_backends", "reset", "set_stance"]
 
 
 def is_compiling() -> bool:
@@ -59,6 +61,37 @@ def disable(fn: Callable | None = None, recursive: bool = True, *,
     if fn is None:
         return lambda f: disable(f, recursive, reason=reason)
     return fn.fn if isinstance(fn, CompiledFunction) else fn
+
+
+def allow_in_graph(fn: Callable | list | tuple) -> Any:
+    """``fn`` (or each function of a list or tuple) as it is: a compiled function that calls
+    it records its tensor ops, as ``torch.compiler.allow_in_graph`` puts it in the graph.
+
+    Example:
+        >>> ember.compiler.allow_in_graph(ember.sin) is ember.sin
+        True
+    """
+    if isinstance(fn, list | tuple):
+        return [allow_in_graph(f) for f in fn]
+    if not callable(fn):
+        raise ArgumentError(f"ember.compiler.allow_in_graph: expected a function, got "
+                            f"{type(fn).__name__}")
+    return fn
+
+
+def assume_constant_result(fn: Callable) -> Callable:
+    """``fn`` as it is: the Python values it returns while a compiled function is traced are
+    kept in the graph as constants, as ``torch.compiler.assume_constant_result`` asks.
+
+    Example:
+        >>> f = ember.compiler.assume_constant_result(lambda: 3)
+        >>> f()
+        3
+    """
+    if not callable(fn):
+        raise ArgumentError(f"ember.compiler.assume_constant_result: expected a function, got "
+                            f"{type(fn).__name__}")
+    return fn
 
 
 def reset() -> None:

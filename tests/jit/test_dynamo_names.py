@@ -40,3 +40,17 @@ def test_shape_marks_are_accepted_and_every_size_matches_eager():
         assert total(x[:n]).tolist() == (x[:n].sum(0) * len(x[:n])).tolist()
     with pytest.raises(TypeError, match="mark_dynamic: expected a tensor, got list"):
         ember._dynamo.mark_dynamic([1.0], 0)
+
+
+def test_compiler_graph_markers_give_the_function_back():
+    def scaled(x):
+        return x * 2
+
+    assert ember.compiler.allow_in_graph(scaled) is scaled
+    assert ember.compiler.allow_in_graph([scaled, ember.sin]) == [scaled, ember.sin]
+    assert ember.compiler.assume_constant_result(scaled) is scaled
+    g = ember.compile(lambda x: ember.compiler.allow_in_graph(scaled)(x) + 1)
+    assert g(ember.ones(2)).tolist() == [3.0, 3.0]
+    assert torch.compiler.allow_in_graph(scaled) is scaled  # (torch's gives it back too)
+    with pytest.raises(ValueError, match="allow_in_graph: expected a function, got int"):
+        ember.compiler.allow_in_graph(3)
