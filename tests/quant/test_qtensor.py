@@ -112,7 +112,7 @@ def test_bad_arguments():
     "ember.quant.functions", "ember.quant.quant_type", "ember.quant.modules.activations",
     "ember.quant.modules.embedding_ops", "ember.quant.modules.qat_embedding",
     "ember.quant.modules.dynamic_rnn", "ember.quant.modules.dynamic_cells",
-    "ember.ao.nn.intrinsic_quantized",
+    "ember.ao.nn.intrinsic_quantized", "ember.ao.quantization.utils",
     "ember.quant.modules.intrinsic", "ember.quant.modules.qat", "ember.quant.modules.quantized",
     "ember.quant.modules.dynamic", "ember.ops.fake_quantize", "ember.quant.qconfig_mapping",
     "ember.quant.fuser_method_mappings", "ember.quant.modules.conv_transpose",
