@@ -69,7 +69,7 @@ def test_profile_accepts_torchs_options():
         with lib.profiler.profile(with_modules=True, with_stack=True, acc_events=True,
                                   experimental_config=None, use_cuda=False):
             lib.ones(2) + 1
-    with pytest.raises(ValueError, match="CUDA"):
+    with pytest.warns(UserWarning, match="CUDA"):  # (torch: CUDA is not available, disabling)
         ember.profiler.profile(use_cuda=True)
 
 

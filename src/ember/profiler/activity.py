@@ -1,6 +1,7 @@
 """What a profile can trace (``ProfilerActivity``): Ember's profiler times what runs on the CPU
-(every primitive, backward rule and user region); the device kinds are PyTorch's names, refused
-by :func:`check_activities` with a clear error, as Ember has no device tracer.
+(every primitive, backward rule and user region); the device kinds are PyTorch's names: asked
+for beside the CPU they are left out with a warning, as PyTorch leaves out a device it lacks
+(Ember has no device tracer: ops on any device are timed from the host); alone, refused.
 
 Example:
     >>> ember.profiler.supported_activities()
@@ -9,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from enum import Enum
 
@@ -32,7 +34,8 @@ def supported_activities() -> set[ProfilerActivity]:
 
 
 def check_activities(activities: Iterable[ProfilerActivity] | None) -> None:
-    """Refuses activities other than the CPU, naming them (None means the CPU)."""
+    """Warns of activities other than the CPU beside it, naming them, and refuses a list
+    without the CPU (None means the CPU)."""
     if activities is None:
         return
     wanted = set(activities)
@@ -40,10 +43,13 @@ def check_activities(activities: Iterable[ProfilerActivity] | None) -> None:
     if unknown:
         raise TypeError(f"profile: activities must be ember.profiler.ProfilerActivity members, "
                         f"got {unknown!r}")
-    refused = sorted(a.name for a in wanted - supported_activities())
-    if refused:
-        raise ArgumentError(
-            f"profile: activities {refused} cannot be traced: Ember's profiler traces the CPU "
-            "(ops on any device are timed from the host). Hint: "
-            "activities=[ProfilerActivity.CPU], or leave activities out"
-        )
+    left_out = sorted(a.name for a in wanted - supported_activities())
+    if not left_out:
+        return
+    why = (f"activities {left_out} cannot be traced: Ember's profiler traces the CPU (ops on "
+           "any device are timed from the host)")
+    if ProfilerActivity.CPU not in wanted:
+        raise ArgumentError(f"profile: {why}. Hint: activities=[ProfilerActivity.CPU], or "
+                            "leave activities out")
+    warnings.warn(f"profile: {why}; profiling the CPU only, as PyTorch does where a device "
+                  "is missing", UserWarning, stacklevel=3)
