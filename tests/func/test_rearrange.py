@@ -60,7 +60,7 @@ def test_rearrange_of_a_list_stacks_first_and_a_unit_axis_is_dropped():
 def test_rearrange_refuses_bad_patterns_clearly(pattern, lengths, match):
     with pytest.raises(ValueError, match=match):
         ef.rearrange(ember.tensor(X), pattern, **lengths)
-    if "1 h" not in pattern:  # (torch indexes an axis named 1 instead of refusing)
+    if "1 h" not in pattern:  # (torch sums over an axis named 1 of any size)
         with pytest.raises(Exception):  # noqa: B017 (torch's DimensionBindError or ValueError)
             tf.rearrange(torch.tensor(X), pattern, **lengths)
 
