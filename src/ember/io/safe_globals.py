@@ -20,6 +20,7 @@ from types import SimpleNamespace, TracebackType
 from typing import Any
 
 from ember.errors import ArgumentTypeError, WeightsOnlyError
+from ember.io.pickle_names import without_extensions
 from ember.tensor import Tensor
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
@@ -140,7 +141,7 @@ class Unpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD over
     allowed classes (``where``/``what``: the file and object, for the refusal)."""
 
     where, what = "load", "object"
-    dispatch = dict(pickle._Unpickler.dispatch)  # noqa: SLF001
+    dispatch = without_extensions(pickle._Unpickler.dispatch)  # noqa: SLF001
 
     def find_class(self, module: str, name: str) -> Any:
         if self.proto < 3 and self.fix_imports:  # (Python 2's names, as pickle's own maps

