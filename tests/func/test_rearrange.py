@@ -65,6 +65,21 @@ def test_rearrange_refuses_bad_patterns_clearly(pattern, lengths, match):
             tf.rearrange(torch.tensor(X), pattern, **lengths)
 
 
+
+@pytest.mark.parametrize("value,error,match", [
+    (2.0, TypeError, r"axis lengths must be Python ints, got a=2.0 \(float\)"),
+    (True, TypeError, r"got a=True \(bool\)"),
+    (np.int64(2), TypeError, r"\(int64\) for '\(a b\) c -> a b c'"),
+    (-2, ValueError, "axis lengths must be >= 0, got a=-2"),
+])
+def test_rearrange_checks_axes_lengths_up_front(value, error, match):
+    with pytest.raises(error, match=match):
+        ef.rearrange(ember.zeros(6, 3), "(a b) c -> a b c", a=value)
+    if error is TypeError:  # (torch: "rearrange axis lengths must be integers")
+        with pytest.raises(TypeError):
+            tf.rearrange(torch.zeros(6, 3), "(a b) c -> a b c", a=value)
+    assert ef.rearrange(ember.zeros(0, 3), "(a b) c -> a b c", a=0, b=5).shape == (0, 5, 3)
+
 def test_rearrange_under_vmap_and_grad_matches_torch():
     pattern = "c (h1 h2) w -> (w h2) c h1"
     got = ef.vmap(lambda t: ef.rearrange(t, pattern, h1=2))(ember.tensor(X))

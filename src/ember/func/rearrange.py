@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.tensor import Tensor
 
 __all__ = ["rearrange"]
@@ -147,6 +147,13 @@ def rearrange(tensor: Tensor | Sequence[Tensor], pattern: str, **axes_lengths: i
     extra = sorted(set(axes_lengths) - names_l)
     if extra:
         raise ArgumentError(f"rearrange: axes_lengths names {extra}, not axes of {pattern!r}")
+    for k, v in axes_lengths.items():
+        if type(v) is not int:  # (bool and NumPy ints too, as torch)
+            raise ArgumentTypeError(f"rearrange: axis lengths must be Python ints, got {k}={v!r} "
+                                    f"({type(v).__name__}) for {pattern!r}. Hint: {k}=int(...)")
+        if v < 0:
+            raise ArgumentError(f"rearrange: axis lengths must be >= 0, got {k}={v} for "
+                                f"{pattern!r}")
     shape = tuple(tensor.shape)
     has_ell = _ELLIPSIS in names_l
     n_ell = len(shape) - (len(left) - 1) if has_ell else 0
