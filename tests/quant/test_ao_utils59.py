@@ -60,3 +60,18 @@ def test_qscheme_predicates_and_range_check():
         eu.validate_qmin_qmax(1, 7)
     with pytest.raises(ember.errors.ArgumentError, match="a qconfig is needed"):
         eu.get_quant_type(None)
+
+
+@pytest.mark.parametrize("act, weight, dynamic", [
+    ("float8_e4m3fn", "float8_e4m3fn", False), ("float8_e5m2", "float8_e5m2", False),
+    ("quint8", "float8_e4m3fn", True), ("float32", "float8_e5m2", False),
+    ("float8_e5m2", "qint8", False)])
+def test_float8_qconfigs_as_torch(act, weight, dynamic):
+    # torch's readers list float8_e5m2 / float8_e4m3fn as static and weight dtypes
+    got = []
+    for lib, q, u in ((torch, tq, tu), (ember, eq, eu)):
+        qc = q.QConfig(activation=q.PlaceholderObserver.with_args(
+                           dtype=getattr(lib, act), is_dynamic=dynamic),
+                       weight=q.PlaceholderObserver.with_args(dtype=getattr(lib, weight)))
+        got.append([_shown(getattr(u, fn)(qc)) for fn in _FNS])
+    assert got[1] == got[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.dtypes import float16, int8, int16, int32, uint8
+from ember.dtypes import float8_e4m3fn, float8_e5m2, float16, int8, int16, int32, uint8
 from ember.errors import ArgumentError
 from ember.quant.mappings import get_combined_dict
 from ember.quant.observer import PlaceholderObserver, calculate_qmin_qmax
@@ -31,7 +31,8 @@ __all__ = ["get_combined_dict", "calculate_qmin_qmax", "is_per_tensor", "is_per_
            "op_is_int8_dynamically_quantized", "get_quant_type", "validate_qmin_qmax"]
 
 _INT8 = (quint8, qint8, uint8, int8)
-_STATIC = (*_INT8, qint32, quint4x2, int16, int32)
+_FLOAT8 = (float8_e5m2, float8_e4m3fn)
+_STATIC = (*_INT8, qint32, quint4x2, int16, int32, *_FLOAT8)
 
 
 def is_per_tensor(qscheme: Any) -> bool:
@@ -112,9 +113,9 @@ def activation_is_dynamically_quantized(qconfig: Any) -> bool:
 
 
 def activation_is_statically_quantized(qconfig: Any) -> bool:
-    """Whether ``qconfig`` quantizes activations (to an integer type or float16) with
-    observed parameters, not dynamically."""
-    return activation_dtype(qconfig) in (*_INT8, qint32, int16, int32, float16) \
+    """Whether ``qconfig`` quantizes activations (to an integer type, float16 or float8)
+    with observed parameters, not dynamically."""
+    return activation_dtype(qconfig) in (*_INT8, qint32, int16, int32, float16, *_FLOAT8) \
         and not activation_is_dynamically_quantized(qconfig)
 
 
@@ -129,8 +130,8 @@ def activation_is_int32_quantized(qconfig: Any) -> bool:
 
 
 def weight_is_quantized(qconfig: Any) -> bool:
-    """Whether ``qconfig`` quantizes weights (to integers or float16)."""
-    return weight_dtype(qconfig) in (*_INT8, float16, quint4x2, int16, int32)
+    """Whether ``qconfig`` quantizes weights (to integers, float16 or float8)."""
+    return weight_dtype(qconfig) in (*_INT8, float16, quint4x2, int16, int32, *_FLOAT8)
 
 
 def weight_is_statically_quantized(qconfig: Any) -> bool:
