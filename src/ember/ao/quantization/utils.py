@@ -55,14 +55,14 @@ def get_qparam_dict(observer_or_fake_quant: Any) -> dict:
         >>> from ember.ao.quantization import MinMaxObserver
         >>> obs = MinMaxObserver()
         >>> _ = obs(ember.tensor([0.0, 2.55]))
-        >>> sorted(get_qparam_dict(obs))
-        ['dtype', 'qscheme', 'quant_max', 'quant_min', 'scale', 'zero_point']
+        >>> list(get_qparam_dict(obs))
+        ['qscheme', 'dtype', 'scale', 'zero_point', 'quant_min', 'quant_max']
     """
     qscheme = getattr(observer_or_fake_quant, "qscheme", None)
     dtype = observer_or_fake_quant.dtype
     if not qscheme or isinstance(observer_or_fake_quant, PlaceholderObserver):
         return {"qscheme": None, "dtype": dtype}
-    params: dict = {"dtype": dtype}
+    params: dict = {"qscheme": qscheme, "dtype": dtype}  # torch's key order
     if is_per_tensor(qscheme):
         params["qscheme"] = per_tensor_affine
     elif is_per_channel(qscheme):
