@@ -22,6 +22,12 @@ _ELLIPSIS = "…"  # (the ellipsis' name in a parsed side; its axes are "…0", 
 _TOKEN = re.compile(r"\.\.\.|\(|\)|[^\s()]+")
 
 
+def _axes(dims: list) -> list[str]:
+    """The axis names of ``dims`` in order, with the groups opened and the unit axes (``1``)
+    left out."""
+    return [a for d in dims for a in (d if isinstance(d, list) else [d]) if a != "1"]
+
+
 def _parse_side(side: str, pattern: str) -> list[list[str] | str]:
     """One side of the pattern: a list of dimensions, each an axis name, ``"1"``, the
     ellipsis, or a list of those in parentheses (a composed dimension)."""
@@ -53,7 +59,7 @@ def _parse_side(side: str, pattern: str) -> list[list[str] | str]:
         (dims if group is None else group).append(tok)
     if group is not None:
         raise ArgumentError(f"rearrange: unbalanced '(' in {pattern!r}")
-    names = [n for d in dims for n in (d if isinstance(d, list) else [d]) if n != "1"]
+    names = _axes(dims)
     for n in set(names):
         if names.count(n) > 1:
             what = "the ellipsis '...'" if n == _ELLIPSIS else f"the axis {n!r}"
@@ -83,8 +89,8 @@ def _axis_sizes(left: list, shape: tuple, axes_lengths: dict, pattern: str) -> d
     """The size of every named axis, from the input's shape and ``axes_lengths``."""
     sizes = dict(axes_lengths)
     for d, n in zip(left, shape):
-        members = [a for a in (d if isinstance(d, list) else [d]) if a != "1"]
-        if not isinstance(d, list) and d == "1":
+        members = _axes([d])
+        if d == "1":
             if n != 1:
                 raise ShapeError(f"rearrange: {pattern!r} has an axis of size 1 where the input "
                                  f"(shape {shape}) has size {n}")
@@ -138,8 +144,7 @@ def rearrange(tensor: Tensor | Sequence[Tensor], pattern: str, **axes_lengths: i
     if any(isinstance(d, list) and _ELLIPSIS in d for d in left):
         raise ArgumentError(f"rearrange: the ellipsis cannot be inside parentheses on the left "
                             f"of {pattern!r}")
-    names_l = {n for d in left for n in (d if isinstance(d, list) else [d])} - {"1"}
-    names_r = {n for d in right for n in (d if isinstance(d, list) else [d])} - {"1"}
+    names_l, names_r = set(_axes(left)), set(_axes(right))
     if names_l != names_r:
         only = sorted((names_l ^ names_r) - {_ELLIPSIS}) or ["..."]
         raise ArgumentError(f"rearrange: {', '.join(map(repr, only))} on one side of {pattern!r} "
@@ -163,11 +168,9 @@ def rearrange(tensor: Tensor | Sequence[Tensor], pattern: str, **axes_lengths: i
                          f"(shape {shape})")
     left, right = _expand_ellipsis(left, n_ell), _expand_ellipsis(right, n_ell)
     sizes = _axis_sizes(left, shape, axes_lengths, pattern)
-    flat_l = [a for d in left for a in (d if isinstance(d, list) else [d]) if a != "1"]
-    flat_r = [a for d in right for a in (d if isinstance(d, list) else [d]) if a != "1"]
+    flat_l, flat_r = _axes(left), _axes(right)
     out = tensor.reshape(tuple(sizes[a] for a in flat_l))
     order = tuple(flat_l.index(a) for a in flat_r)
     if order != tuple(range(len(order))):
         out = out.permute(order)
-    return out.reshape(tuple(math.prod(sizes[a] for a in d if a != "1") if isinstance(d, list)
-                             else 1 if d == "1" else sizes[d] for d in right))
+    return out.reshape(tuple(math.prod(sizes[a] for a in _axes([d])) for d in right))
