@@ -2,6 +2,7 @@
 Python 2 names mapped as pickle maps them in torch files, get_unsafe_globals_in_checkpoint's
 errors and file position, and a meta tensor's requires_grad."""
 
+import collections
 import copyreg
 import io
 import pickle
@@ -84,3 +85,37 @@ def test_extension_codes_are_refused(extension, make, data):
     assert HIT == []
     with pytest.raises(pickle.UnpicklingError, match="Unsupported operand"):  # torch refuses
         torch.load(torch_file(data))
+
+
+def saved_by_torch(obj):
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("obj", [range(3), collections.UserDict(a=1)])
+def test_python2_names_in_torch_files(obj):
+    # torch.save writes protocol 2: range is __builtin__.xrange, UserDict UserDict.IterableUserDict
+    data = saved_by_torch({"x": obj})
+    name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    assert unsafe(io.BytesIO(data)) == [name]
+    assert torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(data)) == [name]
+    with ember.serialization.safe_globals([type(obj)]):
+        assert unsafe(io.BytesIO(data)) == []
+        assert ember.load(io.BytesIO(data))["x"] == obj
+    with torch.serialization.safe_globals([type(obj)]):
+        assert torch.load(io.BytesIO(data))["x"] == obj
+
+
+@pytest.mark.parametrize(("data", "name"), [
+    (b"\x80\x02c__builtin__\neval\nX\x03\x00\x00\x001+1\x85R.", "builtins.eval"),
+    (b"\x80\x02ccopy_reg\n_reconstructor\n.", "copyreg._reconstructor"),
+    (b"\x80\x02cwhichdb\nwhichdb\n.", "dbm.whichdb")])  # (pickle's rule: one mapping, not two)
+def test_python2_names_listed_as_torch(data, name):
+    assert torch.serialization.get_unsafe_globals_in_checkpoint(torch_file(data)) == [name]
+    assert unsafe(torch_file(data)) == [name]
+    assert unsafe(ember_file(data)) == [name]
+    with pytest.raises(pickle.UnpicklingError, match=name):
+        ember.load(torch_file(data))
+    with pytest.raises(pickle.UnpicklingError, match=name):
+        ember.load(ember_file(data))

@@ -1,15 +1,30 @@
 """What the weights-only pickle readers (Ember files' and ``torch.save`` files') share about
-the names a pickle gives: copyreg's extension codes, which they refuse, as
-``torch.load(..., weights_only=True)`` does."""
+the names a pickle gives: Python 2's names, mapped as pickle maps them, and copyreg's
+extension codes, which they refuse, as ``torch.load(..., weights_only=True)`` does."""
 
 from __future__ import annotations
 
+import _compat_pickle
 import pickle
 from typing import Any
 
 from ember.errors import CheckpointError
 
 EXTENSIONS = ("EXT1", "EXT2", "EXT4")
+
+
+def python3_name(module: str, name: str) -> tuple[str, str]:
+    """The Python 3 ``(module, name)`` of a global a protocol 0-2 pickle names by its Python 2
+    name, as ``pickle`` maps it with ``fix_imports`` (``__builtin__.xrange``:
+    ``builtins.range``); any other name as it is.
+
+    Example:
+        >>> python3_name("UserDict", "IterableUserDict")
+        ('collections', 'UserDict')
+    """
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
 def extension_error(where: str) -> CheckpointError:

@@ -12,7 +12,6 @@ nothing but what the user trusted. Such pickles are read from protocol 2 on (wha
 
 from __future__ import annotations
 
-import _compat_pickle
 import pickle
 import reprlib
 from collections import OrderedDict
@@ -20,7 +19,7 @@ from types import SimpleNamespace, TracebackType
 from typing import Any
 
 from ember.errors import ArgumentTypeError, WeightsOnlyError
-from ember.io.pickle_names import without_extensions
+from ember.io.pickle_names import python3_name, without_extensions
 from ember.tensor import Tensor
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
@@ -144,9 +143,8 @@ class Unpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUILD over
     dispatch = without_extensions(pickle._Unpickler.dispatch)  # noqa: SLF001
 
     def find_class(self, module: str, name: str) -> Any:
-        if self.proto < 3 and self.fix_imports:  # (Python 2's names, as pickle's own maps
-            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
-            module = _compat_pickle.IMPORT_MAPPING.get(module, module)  # them: __builtin__)
+        if self.proto < 3 and self.fix_imports:  # (Python 2's names, as pickle's own)
+            module, name = python3_name(module, name)
         found = allowed(module, name)
         if found is None:
             raise WeightsOnlyError(

@@ -39,7 +39,7 @@ from ember.backend import device as to_device
 from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io import safe_globals
-from ember.io.pickle_names import without_extensions
+from ember.io.pickle_names import python3_name, without_extensions
 from ember.io.placement import Placer
 from ember.io.shared_views import strided_view
 from ember.io.torch_nested import njt
@@ -208,13 +208,13 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                       ("torch.serialization", "_get_layout"): self.layout,
                       (_NJT, "_rebuild_njt"): self.njt, (_NJT, "NestedTensor"): _NJT,
                       ("torch._dynamo.decorators", "_DimRange"): _DimRange}
-        self.names.update({(m, n): f for n, f in _BUILTINS.items()
-                           for m in ("builtins", "__builtin__")})
+        self.names.update({("builtins", n): f for n, f in _BUILTINS.items()})
         self.names.update({(m, n): _StorageType(to_dtype(d)) for n, d in _STORAGE_DTYPES.items()
                            for m in ("torch", "torch.storage")})
         self.names.update({("torch", d.name): d for d in ALL_DTYPES})
 
     def find_class(self, module: str, name: str) -> Any:
+        module, name = python3_name(module, name)  # (Python 2's names: torch.load maps them)
         found = self.names.get((module, name), safe_globals.allowed(module, name))
         if found is None:
             tensor_kind = module in ("torch", "torch._utils", "torch.storage")  # (a dtype ...)

@@ -7,7 +7,6 @@ allowing it with ``ember.serialization.add_safe_globals``.
 
 from __future__ import annotations
 
-import _compat_pickle
 import io
 import pickletools
 import zipfile
@@ -21,12 +20,17 @@ _NO_PUSH = {"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP"}
 _EMBER_REBUILDS = {("ember.tensor", "_unpickled"), ("ember.tensor_copy", "rebuilt")}
 
 
-def _names(data: bytes, where: str, fix_imports: bool = False) -> set[tuple[str, str]]:
+def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
     """The ``(module, name)`` of each GLOBAL and STACK_GLOBAL in the pickle ``data`` (the
-    strings STACK_GLOBAL takes found as pushed, or fetched from the memo); ``fix_imports``:
-    Python 2's names in a protocol 0-2 pickle as Python's unpickler maps them
-    (``__builtin__.set``: ``builtins.set``)."""
+    strings STACK_GLOBAL takes found as pushed, or fetched from the memo), Python 2's names
+    mapped as the reader maps them (``__builtin__.set``: ``builtins.set``): ``torch``, in
+    every pickle, as ``torch.load``; else in protocol 0-2 ones, as ``pickle``."""
     found: set[tuple[str, str]] = set()
+
+    def add(module: str, name: str) -> None:
+        found.add(pickle_names.python3_name(module, name) if torch or protocol < 3
+                  else (module, name))
+
     protocol = 0
     pushed: list[object] = []  # what each opcode pushed (a string, or None for the rest)
     memo: dict[int, object] = {}
@@ -35,12 +39,11 @@ def _names(data: bytes, where: str, fix_imports: bool = False) -> set[tuple[str,
             if op.name in pickle_names.EXTENSIONS:
                 raise pickle_names.extension_error(where)
             if op.name == "GLOBAL":
-                module, name = str(arg).split(" ", 1)
-                found.add((module, name))
+                add(*str(arg).split(" ", 1))
             elif op.name == "STACK_GLOBAL" and len(pushed) >= 2:
                 module, name = pushed[-2:]
                 if isinstance(module, str) and isinstance(name, str):
-                    found.add((module, name))
+                    add(module, name)
             protocol = int(arg) if op.name == "PROTO" else protocol
             if op.name == "MEMOIZE":
                 memo[len(memo)] = pushed[-1] if pushed else None
@@ -52,10 +55,7 @@ def _names(data: bytes, where: str, fix_imports: bool = False) -> set[tuple[str,
                 pushed.append(arg if isinstance(arg, str) and op.name != "GLOBAL" else None)
     except (ValueError, TypeError) as e:
         raise CheckpointError(f"{where}: a damaged pickle ({e})") from None
-    if not fix_imports or protocol >= 3:
-        return found
-    found = {_compat_pickle.NAME_MAPPING.get(key, key) for key in found}
-    return {(_compat_pickle.IMPORT_MAPPING.get(m, m), n) for m, n in found}
+    return found
 
 
 def _torch_names(handle: io.BufferedIOBase, where: str) -> tuple[set, set]:
@@ -71,7 +71,7 @@ def _torch_names(handle: io.BufferedIOBase, where: str) -> tuple[set, set]:
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise CheckpointError(f"{where}: not a readable zip archive ({e})") from None
     reader = torch_file._TorchUnpickler(io.BytesIO(), where, None, None, True, {})  # noqa: SLF001
-    return _names(data, where), set(reader.names)
+    return _names(data, where, torch=True), set(reader.names)
 
 
 def _ember_names(handle: io.BufferedIOBase, where: str) -> set[tuple[str, str]]:
@@ -94,7 +94,7 @@ def _ember_names(handle: io.BufferedIOBase, where: str) -> set[tuple[str, str]]:
 
     walk(checkpoint._tree(doc, where))  # noqa: SLF001
     return set().union(*(_names(st.read_array(handle, header, name, where).tobytes(), where,
-                                fix_imports=True) for name in sorted(blobs))) - _EMBER_REBUILDS
+                                torch=False) for name in sorted(blobs))) - _EMBER_REBUILDS
 
 
 def get_unsafe_globals_in_checkpoint(f: st.PathOrFile) -> list[str]:
