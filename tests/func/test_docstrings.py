@@ -17,6 +17,7 @@ MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func
            "ember.func.ensembling", "ember.func.batch_norm", "ember.func.functionalize",
            "ember.func.rearrange",
            "ember.nn.utils._functional_call", "ember.func.pytree", "ember.utils._pytree",
+           "ember.utils._pytree_dataclass",
            "ember.autograd.forward",
            "ember.autograd.forward_ad", "ember.autograd.functional", "ember.func.vmap",
            "ember.autograd.function", "ember.autograd.gradient_edge", "ember.autograd.engine",

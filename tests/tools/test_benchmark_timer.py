@@ -58,3 +58,10 @@ def test_positional_arguments_and_global_setup_as_torch():
     for lib in (tb, eb):
         with pytest.raises(ValueError, match="global_setup is C\\+\\+ only"):
             lib.Timer("x", global_setup="import os")
+
+
+@pytest.mark.parametrize("number", [0, -3, 2.5])
+def test_timeit_refuses_a_number_of_runs_that_is_not_positive(number):
+    # (torch: a ZeroDivisionError from its statistics, or timeit's TypeError for 2.5)
+    with pytest.raises(ValueError, match="number must be a positive int"):
+        eb.Timer("pass").timeit(number)
