@@ -225,3 +225,8 @@ def test_register_dataclass_checks_the_field_names_as_torch():
             mod.register_dataclass(Point, field_names=["x"])
         mod.register_dataclass(Point, field_names=["x"], drop_field_names=["y"])
         assert mod.tree_leaves(Point(1, 2)) == [1], mod
+        # without field_names every init field is a child: drop_field_names is unused
+        Point, _ = _point_classes()
+        mod.register_dataclass(Point, drop_field_names=["y"])
+        assert mod.tree_leaves(Point(1, 2)) == [1, 2], mod
+        assert mod.tree_map(lambda v: v * 10, Point(1, 2)) == Point(10, 20), mod

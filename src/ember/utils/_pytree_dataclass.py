@@ -12,11 +12,12 @@ from ember.errors import ArgumentError
 def register_dataclass(cls: type, *, field_names: list[str] | None = None,
                        drop_field_names: list[str] | None = None,
                        serialized_type_name: str | None = None) -> None:
-    """Makes ``cls`` a pytree node whose children are the fields ``field_names`` (default: a
-    dataclass's ``init`` fields, less ``drop_field_names``), rebuilt by ``cls(**fields)``. As
-    in PyTorch, a field that is None is no child (it comes back None), and a class that is
-    not a dataclass must name its fields. ``serialized_type_name`` is accepted for PyTorch's
-    signature (Ember serializes no specs).
+    """Makes ``cls`` a pytree node whose children are the fields ``field_names`` (default: all
+    of a dataclass's ``init`` fields), rebuilt by ``cls(**fields)``. As in PyTorch,
+    ``drop_field_names`` only tells which init fields a given ``field_names`` may leave out, a
+    field that is None is no child (it comes back None), and a class that is not a dataclass
+    must name its fields. ``serialized_type_name`` is accepted for PyTorch's signature (Ember
+    serializes no specs).
 
     Example:
         >>> from ember.utils._pytree import register_dataclass, tree_leaves
@@ -50,17 +51,19 @@ def register_dataclass(cls: type, *, field_names: list[str] | None = None,
 
 
 def _field_names(cls: type, given: list[str] | None, dropped: list[str]) -> list[str]:
-    """The fields that are children: ``given`` (checked against a dataclass's init fields)
-    or, for a dataclass, its init fields less ``dropped``."""
+    """The fields that are children: ``given`` (checked against a dataclass's init fields
+    less ``dropped``) or, for a dataclass, all its init fields (``dropped`` is then unused,
+    as in PyTorch)."""
     if not dataclasses.is_dataclass(cls):
         if given is None:
             raise ArgumentError(f"register_dataclass: field_names must be specified with a "
                                 f"list of all fields used to initialize {cls.__name__}, as it "
                                 "is not a dataclass")
         return list(given)
-    fields = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in dropped]
+    fields = [f.name for f in dataclasses.fields(cls) if f.init]
     if given is None:
         return fields
+    fields = [name for name in fields if name not in dropped]
     missing, unexpected = set(fields) - set(given), set(given) - set(fields)
     if missing or unexpected:
         raise ArgumentError(f"register_dataclass: field_names does not match the init fields "
