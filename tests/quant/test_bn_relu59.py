@@ -88,3 +88,19 @@ def test_post_training_bn_relu_as_torch(engine):
         torch.backends.quantized.engine = old
     assert outs[0][0] == outs[1][0] == "BNReLU2d"
     np.testing.assert_allclose(outs[1][1], outs[0][1], atol=2e-6)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("bn_training", [True, False])
+def test_fuse_mixed_mode_bn_relu_as_torch(dims, bn_training):
+    # torch's (BatchNorm, ReLU) fuser checks no modes (only conv/linear + BN ones do)
+    x = np.random.default_rng(1).standard_normal((2, 4) + (3,) * dims).astype(np.float32)
+    outs = []
+    for lib, q in ((torch, tq), (ember, eq)):
+        bn = getattr(lib.nn, f"BatchNorm{dims}d")(4).train(bn_training)
+        m = q.fuse_modules(lib.nn.Sequential(bn, lib.nn.ReLU().train(not bn_training)),
+                           [["0", "1"]])
+        outs.append((type(m[0]).__name__, m(lib.tensor(x)).detach().numpy()))
+    assert outs[1][0] == outs[0][0] == f"BNReLU{dims}d"
+    np.testing.assert_allclose(outs[1][1], outs[0][1], atol=1e-6)
+

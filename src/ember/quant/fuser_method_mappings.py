@@ -125,10 +125,7 @@ def _conv_relu(is_qat: bool, conv: Module, relu: Module) -> Module:
 
 
 def _bn_relu(is_qat: bool, bn: Module, relu: Module) -> Module:
-    if bn.training != relu.training:
-        raise ArgumentError(f"fuse_bn_relu: {type(bn).__name__} and ReLU both must be in the "
-                            "same mode (train or eval).")
-    return (nni.BNReLU2d if isinstance(bn, nn.BatchNorm2d) else nni.BNReLU3d)(bn, relu)
+    return {nn.BatchNorm2d: nni.BNReLU2d, nn.BatchNorm3d: nni.BNReLU3d}[type(bn)](bn, relu)
 
 
 DEFAULT_OP_LIST_TO_FUSER_METHOD: dict[tuple[type, ...], Callable[..., Module]] = {
