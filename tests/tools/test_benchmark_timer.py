@@ -1,6 +1,7 @@
 """Timer takes what torch's takes: indented block strings (dedented), statements using the
 framework without passing it in globals, and language='python'."""
 
+import numpy as np
 import pytest
 import torch.utils.benchmark as tb
 
@@ -60,8 +61,15 @@ def test_positional_arguments_and_global_setup_as_torch():
             lib.Timer("x", global_setup="import os")
 
 
-@pytest.mark.parametrize("number", [0, -3, 2.5])
+@pytest.mark.parametrize("number", [0, -3, 2.5, True, "5", np.int64(0)])
 def test_timeit_refuses_a_number_of_runs_that_is_not_positive(number):
     # (torch: a ZeroDivisionError from its statistics, or timeit's TypeError for 2.5)
     with pytest.raises(ValueError, match="number must be a positive int"):
         eb.Timer("pass").timeit(number)
+
+
+@pytest.mark.parametrize("number", [np.int64(3), np.uint8(3), 3])
+def test_timeit_takes_any_integer_type_as_torch(number):
+    want = tb.Timer("pass").timeit(number).number_per_run
+    got = eb.Timer("pass").timeit(number).number_per_run
+    assert got == want == 3 and type(got) is int

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import operator
 import statistics
 import textwrap
 import timeit
@@ -25,6 +26,19 @@ class Language(enum.Enum):
 
     PYTHON = 0
     CPP = 1
+
+
+def _positive_count(number: Any) -> int:
+    """``number`` as a Python int when it is a positive integer of any type (``int``,
+    ``np.int64``, anything with ``__index__``) and not a bool; else an ArgumentError."""
+    try:
+        count = None if isinstance(number, bool) else operator.index(number)
+    except TypeError:
+        count = None
+    if count is None or count < 1:
+        raise ArgumentError(f"Timer.timeit: number must be a positive int (the runs to "
+                            f"time), got {number!r}")
+    return count
 
 
 def _tidy(code: str) -> str:
@@ -101,9 +115,7 @@ class Timer:
     def timeit(self, number: int = 1000000) -> Measurement:
         """Runs ``stmt`` ``number`` times (after a warm-up of ``number // 100``, at least 2)
         and returns one measurement of them, as :meth:`timeit.Timer.timeit`."""
-        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-            raise ArgumentError(f"Timer.timeit: number must be a positive int (the runs to "
-                                f"time), got {number!r}")
+        number = _positive_count(number)
         with _threads(self._task_spec.num_threads):
             self._timeit(max(number // 100, 2))
             return self._measurement(number, [self._timeit(number)])
