@@ -104,3 +104,23 @@ def test_fuse_mixed_mode_bn_relu_as_torch(dims, bn_training):
     assert outs[1][0] == outs[0][0] == f"BNReLU{dims}d"
     np.testing.assert_allclose(outs[1][1], outs[0][1], atol=1e-6)
 
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("fused", [False, True])
+def test_from_float_plain_or_fused_bn_as_torch(dims, fused):
+    # torch takes mod[0] only of its own dimension's fused BNReLU: BNReLU{n}d.from_float of a
+    # plain batch norm builds a BNReLU, BatchNorm{n}d.from_float of a fused one a BatchNorm
+    x = np.random.default_rng(2).standard_normal((2, 4) + (3,) * dims).astype(np.float32)
+    got = []
+    for lib, q, quantized in ((torch, tq, tnniq), (ember, eq, nnq)):
+        float_bn = getattr(lib.nn, f"BatchNorm{dims}d")(4)
+        mod = (getattr(lib.ao.nn.intrinsic, f"BNReLU{dims}d")(float_bn, lib.nn.ReLU())
+               if fused else float_bn).eval()
+        mod.qconfig = q.default_qconfig
+        q.prepare(lib.nn.Sequential(mod), inplace=True)
+        mod(lib.tensor(x))
+        target = getattr(lib.ao.nn.quantized if fused else quantized,
+                         f"{'BatchNorm' if fused else 'BNReLU'}{dims}d")
+        new = target.from_float(mod)
+        got.append((type(new).__name__, float(new.scale), int(new.zero_point)))
+    assert got[1] == got[0]

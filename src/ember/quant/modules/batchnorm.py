@@ -16,6 +16,7 @@ from ember import nn
 from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
+from ember.quant.modules import intrinsic as nni
 from ember.quant.modules.quantized import _quantized_input, output_qparams
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import quint8
@@ -69,9 +70,10 @@ class _QuantizedBatchNorm:
     def from_float(cls, mod: Module) -> Any:
         """The quantized twin of an observed float batch norm: its parameters and running
         statistics (shared), its observer's output scale and zero point (a fused
-        ``BNReLU2d``/``BNReLU3d``: its batch norm's, with the fused module's observer)."""
+        ``BNReLU2d``/``BNReLU3d`` of this dimension: its batch norm's, with the fused module's
+        observer). As PyTorch's, the class decides the ReLU, not ``mod``."""
         scale, zero_point = output_qparams(mod.activation_post_process)
-        if cls._relu:
+        if type(mod) is (nni.BNReLU2d, nni.BNReLU3d)[cls._n - 2]:
             mod = mod[0]
         new = cls(mod.num_features, mod.eps)
         new.weight, new.bias = mod.weight, mod.bias
