@@ -5,6 +5,7 @@ errors and file position, and a meta tensor's requires_grad."""
 import collections
 import copyreg
 import io
+import json
 import pickle
 import zipfile
 
@@ -13,6 +14,7 @@ import torch
 
 import ember
 from ember.errors import CheckpointError
+from ember.io import checkpoint
 from ember.serialization import get_unsafe_globals_in_checkpoint as unsafe
 
 HIT = []
@@ -119,3 +121,15 @@ def test_python2_names_listed_as_torch(data, name):
         ember.load(torch_file(data))
     with pytest.raises(pickle.UnpicklingError, match=name):
         ember.load(ember_file(data))
+
+
+def test_deep_tree_listing_is_a_checkpoint_error():
+    depth = 3000
+    doc = json.dumps({"format": checkpoint.FORMAT, "version": 1, "tree": "X"})
+    doc = doc.replace('"X"', '{"x": ' * depth + "1" + "}" * depth)
+    buf = io.BytesIO()
+    ember.io.save_file({"a": ember.zeros(1)}, buf, metadata={checkpoint.TREE_KEY: doc})
+    for read in (ember.load, unsafe):
+        with pytest.raises(CheckpointError, match="nested too deeply"):
+            read(io.BytesIO(buf.getvalue()))
+

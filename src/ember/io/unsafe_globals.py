@@ -92,7 +92,10 @@ def _ember_names(handle: io.BufferedIOBase, where: str) -> set[tuple[str, str]]:
             for v in x.values():
                 walk(v)
 
-    walk(checkpoint._tree(doc, where))  # noqa: SLF001
+    try:
+        walk(checkpoint._tree(doc, where))  # noqa: SLF001
+    except RecursionError:
+        raise CheckpointError(f"{where}: the checkpoint tree is nested too deeply") from None
     return set().union(*(_names(st.read_array(handle, header, name, where).tobytes(), where,
                                 torch=False) for name in sorted(blobs))) - _EMBER_REBUILDS
 
