@@ -231,15 +231,19 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     frame = _Frame(function, args, kwargs, get_rng_state() if preserve_rng_state else None,
                    recompute_context, early_stop if _EARLY_STOP[0] is None else _EARLY_STOP[0],
                    determinism_check == "default")
-    finished = False
+    failed: BaseException | None = None
     with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
-        out = function(*args, **kwargs)
-        finished = True
-    if not finished:  # (the forward context swallowed the function's exception)
-        raise RuntimeError("checkpoint: the forward context provided by context_fn suppressed "
-                           "an exception raised during the checkpointed forward; checkpoint "
-                           "has no value to return for a failed forward. Hint: let the "
-                           "exception propagate from context_fn's first context manager")
+        try:
+            out = function(*args, **kwargs)
+        except BaseException as exc:
+            failed = exc
+            raise
+    if failed is not None:  # (the forward context swallowed the function's exception)
+        raise RuntimeError(f"checkpoint: the forward context provided by context_fn suppressed "
+                           f"an exception raised during the checkpointed forward "
+                           f"({type(failed).__name__}: {failed}); checkpoint has no value to "
+                           f"return for a failed forward. Hint: let the exception propagate "
+                           f"from context_fn's first context manager") from failed
     frame.stamp()
     return out
 
