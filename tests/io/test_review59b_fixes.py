@@ -133,3 +133,29 @@ def test_deep_tree_listing_is_a_checkpoint_error():
         with pytest.raises(CheckpointError, match="nested too deeply"):
             read(io.BytesIO(buf.getvalue()))
 
+
+P4 = b"\x80\x04"
+OS, SYSTEM, X = b"\x8c\x02os", b"\x8c\x06system", b"\x8c\x01x"
+
+
+@pytest.mark.parametrize(("data", "name"), [
+    (P4 + OS + SYSTEM + X + b"0\x93.", "os.system"),  # POP
+    (P4 + OS + SYSTEM + b"2" + X + b"0\x93.", "system.system"),  # DUP
+    (P4 + OS + b"(" + X + b"1" + SYSTEM + b"\x93.", "os.system"),  # MARK ... POP_MARK
+    (P4 + OS + b"(" + X + b"X\x01\x00\x00\x00yt0" + SYSTEM + b"\x93.", "os.system"),  # TUPLE
+    (P4 + OS + b"\x94" + X + b"0h\x00" + SYSTEM + b"\x93.", "os.system"),  # MEMOIZE, GET
+    (b"(S'1+1'\ni__builtin__\neval\n.", "builtins.eval"),  # INST, protocol 0
+    (b"(c__builtin__\neval\nS'1+1'\no.", "builtins.eval")])  # OBJ
+def test_listing_models_the_stack(data, name):
+    assert unsafe(ember_file(data)) == [name]
+    with pytest.raises(pickle.UnpicklingError, match=name):  # what the load refuses
+        ember.load(ember_file(data))
+
+
+@pytest.mark.parametrize("data", [
+    P4 + b"\x8c\x08builtins\x8c\x03str\x93" + OS + b"\x85R" + SYSTEM + b"\x93.",  # a computed name
+    P4 + b"\x8c\x02os0" + SYSTEM + b"\x93."])  # a stack underflow
+def test_unlistable_pickle_is_an_error(data):
+    with pytest.raises(CheckpointError, match="statically"):
+        unsafe(ember_file(data))
+

@@ -15,46 +15,83 @@ from ember.errors import CheckpointError
 from ember.io import checkpoint, pickle_names, safe_globals, torch_file
 from ember.io import safetensors_file as st
 
-_NO_PUSH = {"PROTO", "FRAME", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP"}
+_MARK = object()  # (a MARK on the modelled stack)
+_MEMO_PUT = {"MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"}
+_TEXT = (pickletools.pyunicode, pickletools.pybytes_or_str)  # (ops pushing their str argument)
 # (the names an Ember file's own pickles use to rebuild the tensors inside an object)
 _EMBER_REBUILDS = {("ember.tensor", "_unpickled"), ("ember.tensor_copy", "rebuilt")}
 
 
+class _Unlistable(Exception):
+    """A pickle whose stack :func:`_names` cannot follow (what its message says)."""
+
+
+def _pop(stack: list[object], op: pickletools.OpcodeInfo) -> None:
+    """Takes what ``op`` takes off the modelled stack: its operands, from the last MARK on for
+    the ops that take a MARK's items (as the unpickler; POP of a bare MARK drops it)."""
+    before = op.stack_before
+    if pickletools.stackslice in before:
+        if _MARK not in stack:
+            raise _Unlistable("no MARK before it")
+        del stack[len(stack) - 1 - stack[::-1].index(_MARK):]
+        before = before[:before.index(pickletools.markobject)]
+    if op.name == "POP" and stack and stack[-1] is _MARK:
+        before = []
+        stack.pop()
+    if len(stack) < len(before) or _MARK in stack[len(stack) - len(before):]:
+        raise _Unlistable("a stack underflow")
+    del stack[len(stack) - len(before):]
+
+
 def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
-    """The ``(module, name)`` of each GLOBAL and STACK_GLOBAL in the pickle ``data`` (the
-    strings STACK_GLOBAL takes found as pushed, or fetched from the memo), Python 2's names
-    mapped as the reader maps them (``__builtin__.set``: ``builtins.set``): ``torch``, in
-    every pickle, as ``torch.load``; else in protocol 0-2 ones, as ``pickle``."""
+    """The ``(module, name)`` of each GLOBAL, INST and STACK_GLOBAL in the pickle ``data``,
+    following its stack as the unpickler does (STACK_GLOBAL's strings pushed, copied or
+    fetched from the memo; one it cannot follow, such as a computed name, is a
+    CheckpointError, never a short list), Python 2's names mapped as the reader maps them
+    (``__builtin__.set``: ``builtins.set``): ``torch``, in every pickle, as ``torch.load``;
+    else in protocol 0-2 ones, as ``pickle``."""
     found: set[tuple[str, str]] = set()
-
-    def add(module: str, name: str) -> None:
-        found.add(pickle_names.python3_name(module, name) if torch or protocol < 3
-                  else (module, name))
-
     protocol = 0
-    pushed: list[object] = []  # what each opcode pushed (a string, or None for the rest)
+    stack: list[object] = []  # what each value is: a string, a MARK, or None for the rest
     memo: dict[int, object] = {}
+    op = None
     try:
-        for op, arg, _ in pickletools.genops(data):
-            if op.name in pickle_names.EXTENSIONS:
+        for op, arg, pos in pickletools.genops(data):
+            name = op.name
+            protocol = int(arg) if name == "PROTO" else protocol
+            if name in pickle_names.EXTENSIONS:
                 raise pickle_names.extension_error(where)
-            if op.name == "GLOBAL":
-                add(*str(arg).split(" ", 1))
-            elif op.name == "STACK_GLOBAL" and len(pushed) >= 2:
-                module, name = pushed[-2:]
-                if isinstance(module, str) and isinstance(name, str):
-                    add(module, name)
-            protocol = int(arg) if op.name == "PROTO" else protocol
-            if op.name == "MEMOIZE":
-                memo[len(memo)] = pushed[-1] if pushed else None
-            elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
-                memo[int(arg)] = pushed[-1] if pushed else None
-            elif op.name in ("GET", "BINGET", "LONG_BINGET"):
-                pushed.append(memo.get(int(arg)))
-            elif op.name not in _NO_PUSH:
-                pushed.append(arg if isinstance(arg, str) and op.name != "GLOBAL" else None)
+            global_ = (str(arg).split(" ", 1) if name in ("GLOBAL", "INST") else
+                       stack[-2:] if name == "STACK_GLOBAL" else None)
+            if global_ is not None:
+                if not (len(global_) == 2 and all(isinstance(s, str) for s in global_)):
+                    raise _Unlistable(f"{name} at byte {pos} takes a name it computes")
+                found.add(pickle_names.python3_name(*global_) if torch or protocol < 3
+                          else tuple(global_))
+            if name in _MEMO_PUT or name == "DUP":  # (they read the top, and keep it)
+                if not stack or stack[-1] is _MARK:
+                    raise _Unlistable("an empty stack")
+                if name == "DUP":
+                    stack.append(stack[-1])
+                else:
+                    memo[len(memo) if name == "MEMOIZE" else int(arg)] = stack[-1]
+                continue
+            _pop(stack, op)
+            pushed: object = None
+            if name in ("GET", "BINGET", "LONG_BINGET"):
+                pushed = memo[int(arg)]
+            elif name == "MARK":
+                pushed = _MARK
+            elif len(op.stack_after) == 1 and op.stack_after[0] in _TEXT and isinstance(arg, str):
+                pushed = arg
+            stack.extend([pushed] * len(op.stack_after))
     except (ValueError, TypeError) as e:
         raise CheckpointError(f"{where}: a damaged pickle ({e})") from None
+    except (_Unlistable, KeyError) as e:
+        what = f"a memo entry it never stored ({e})" if isinstance(e, KeyError) else e
+        raise CheckpointError(f"{where}: a pickle that cannot be listed statically ("
+                              f"{op.name if op else ''}: {what}); it is crafted or damaged, "
+                              "and a weights-only load refuses it or fails") from None
     return found
 
 
