@@ -159,3 +159,12 @@ def test_unlistable_pickle_is_an_error(data):
     with pytest.raises(CheckpointError, match="statically"):
         unsafe(ember_file(data))
 
+
+@pytest.mark.parametrize("save", [ember.save, torch.save])
+def test_listing_puts_the_file_position_back(save):
+    buf = io.BytesIO()
+    save({"w": (ember if save is ember.save else torch).ones(2)}, buf)
+    buf.seek(0)
+    assert unsafe(buf) == []
+    assert buf.tell() == 0
+    assert ember.load(buf)["w"].tolist() == [1.0, 1.0]

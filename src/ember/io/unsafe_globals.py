@@ -142,7 +142,8 @@ def get_unsafe_globals_in_checkpoint(f: st.PathOrFile) -> list[str]:
     that ``ember.load`` would refuse with ``weights_only=True`` (neither rebuilt by Ember nor
     allowed by :func:`add_safe_globals`), sorted; read without unpickling anything, as
     ``torch.serialization.get_unsafe_globals_in_checkpoint``. ``f``: an Ember checkpoint or
-    a zip-format ``torch.save`` file (a path or a binary file).
+    a zip-format ``torch.save`` file (a path, or a binary file, left where it was, so that
+    ``ember.load`` can read it next).
 
     Example:
         >>> ember.save({"cfg": MyConfig(), "w": ember.ones(2)}, path)
@@ -151,8 +152,8 @@ def get_unsafe_globals_in_checkpoint(f: st.PathOrFile) -> list[str]:
     """
     where = st.source_name(f)
     handle, owned = st.open_source(f)
+    start = handle.tell()
     try:
-        start = handle.tell()
         head = handle.read(32)
         handle.seek(start)
         if head.startswith(torch_file.ZIP_MAGIC):
@@ -163,7 +164,9 @@ def get_unsafe_globals_in_checkpoint(f: st.PathOrFile) -> list[str]:
                                   "as torch.serialization's, this reads zip-format ones only")
         else:
             names = _ember_names(handle, where)
-    finally:
+    finally:  # (a caller's file back where it was, for the ember.load that follows)
         if owned:
             handle.close()
+        else:
+            handle.seek(start)
     return sorted(f"{m}.{n}" for m, n in names if safe_globals.allowed(m, n) is None)
