@@ -1,5 +1,7 @@
 """Quantized activation modules against PyTorch's (sweep59a)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -50,4 +52,22 @@ def test_quantize_module_scale_as_torch():
     yt = tnnq.Quantize(0.1, 3, torch.quint8)(torch.tensor(x))
     ye = nnq.Quantize(0.1, 3, ember.quint8)(ember.tensor(x))
     assert ye.q_scale() == yt.q_scale() == float(np.float32(0.1))
+    np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
+
+
+@pytest.mark.parametrize("name", ["Hardswish", "LeakyReLU", "ELU"])
+@pytest.mark.parametrize("scale", [1e-50, 1e-46, 0.0])
+@pytest.mark.parametrize("dtype", ["quint8", "qint8"])
+def test_scale_zero_in_float32_as_torch(name, scale, dtype):
+    """A scale that is 0.0 in float32: PyTorch's kernels multiply by an infinite inverse (no
+    error, no warning) and its q_scale() is 0.0 (Hardswish: its reciprocal in float64)."""
+    tdt, edt, npdt, low, high = _DTYPES[dtype]
+    ints = np.arange(low, high + 1, 5).astype(npdt)
+    t = torch._make_per_tensor_quantized_tensor(torch.tensor(ints), 0.05, 10)
+    e = ember._make_per_tensor_quantized_tensor(ember.tensor(ints), 0.05, 10)
+    yt = getattr(tnnq, name)(scale, 3)(t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ye = getattr(nnq, name)(scale, 3)(e)
+    assert ye.q_scale() == yt.q_scale()
     np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())

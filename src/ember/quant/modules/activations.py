@@ -130,7 +130,8 @@ class Hardswish(_ObservedActivation):
         return x * np.minimum(np.maximum(x + _F32(3), _F32(0)), _F32(6)) / _F32(6)
 
     def _inverse_scale(self) -> np.float32:
-        return _F32(1.0 / self.scale)  # (its kernel divides in float64)
+        with np.errstate(divide="ignore"):  # (a scale of 0.0: inf, as its kernel's)
+            return _F32(np.float64(1.0) / np.float64(self.scale))  # (it divides in float64)
 
 
 class LeakyReLU(_ObservedActivation):
