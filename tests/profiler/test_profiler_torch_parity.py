@@ -400,6 +400,19 @@ def test_str_of_an_autograd_profile_is_its_events_table_as_torch():
         prof = _legacy(lib)
         assert str(prof) == prof.function_events.table(), lib
         assert "region" in str(prof), lib
+        assert repr(prof) == repr(prof.function_events), lib
+
+
+def test_an_unfinished_autograd_profile_prints_as_torch():
+    # torch prints '<unfinished torch.autograd.profile>' before the profile stops
+    for lib in (ember, torch):
+        text = f"<unfinished {lib.__name__}.autograd.profile>"
+        prof = lib.autograd.profiler.profile()
+        assert str(prof) == repr(prof) == text, lib
+        with prof:
+            lib.ones(2) + 1
+            assert str(prof) == repr(prof) == text, lib
+        assert str(prof) == prof.function_events.table(), lib
 
 
 def test_event_list_exports_a_chrome_trace_as_torch(tmp_path):

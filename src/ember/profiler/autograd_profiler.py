@@ -23,6 +23,8 @@ from ember.profiler.profile import record_function
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx", "profile",
            "record_function"]
 
+_UNFINISHED = "<unfinished ember.autograd.profile>"
+
 #: PyTorch's name of an event's class here (``prof.function_events`` holds them)
 FunctionEvent = Event
 
@@ -63,6 +65,7 @@ class profile(_profile):
                          post_processing_timeout_s=post_processing_timeout_s
                          if enabled else None)
         self.enabled = enabled
+        self._finished = False  # (stopped since its last start: it has events to show)
 
     def __enter__(self) -> profile | None:
         """The profile; None when not ``enabled`` (as PyTorch's)."""
@@ -71,14 +74,25 @@ class profile(_profile):
     def start(self) -> None:
         if self.enabled:
             super().start()
+            self._finished = False
 
     def stop(self) -> None:
         if self.enabled:
             super().stop()
+            self._finished = True
 
     def __str__(self) -> str:
-        """The events' table, one row each, as PyTorch's (``print(prof)``)."""
-        return str(self.events())
+        """The events' table, one row each, as PyTorch's (``print(prof)``); before the
+        profile stops, ``<unfinished ember.autograd.profile>`` (PyTorch's text)."""
+        return str(self.events()) if self._shows_events() else _UNFINISHED
+
+    def __repr__(self) -> str:
+        """The events' list repr, as PyTorch's; ``<unfinished ember.autograd.profile>``
+        before the profile stops."""
+        return repr(self.events()) if self._shows_events() else _UNFINISHED
+
+    def _shows_events(self) -> bool:
+        return self._finished or not self.enabled
 
     @property
     def function_events(self) -> EventList:
@@ -134,6 +148,7 @@ class emit_nvtx:
 
     def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
         self.enabled = enabled
+        self._finished = False  # (stopped since its last start: it has events to show)
 
     def __enter__(self) -> emit_nvtx:
         return self
