@@ -30,10 +30,26 @@ def _generator(x):
     return a - ember.randn(3, generator=g), state
 
 
+def _forked_under_autocast(x):
+    with ember.autocast("cpu"):  # (autocast's handler sits above the trace's)
+        return _forked(x)
+
+
+def _forked_under_vmap(x):
+    return ember.func.vmap(lambda r: _forked(r)[0], randomness="same")(x[None]), ember.rand(2)
+
+
+def _seeded_under_autocast(x):
+    with ember.autocast("cpu"):
+        ember.manual_seed(3)
+    return x + ember.rand(3), ember.rand(2)
+
+
 GEN = ember.Generator().manual_seed(5)
 
 
-@pytest.mark.parametrize("fn", [_peek, _forked, _generator])
+@pytest.mark.parametrize("fn", [_peek, _forked, _generator, _forked_under_autocast,
+                                _forked_under_vmap, _seeded_under_autocast])
 def test_state_read_and_restored_at_each_call(fn):
     runs = []
     for f in (fn, ember.compile(fn)):
