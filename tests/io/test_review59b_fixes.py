@@ -168,3 +168,17 @@ def test_listing_puts_the_file_position_back(save):
     assert unsafe(buf) == []
     assert buf.tell() == 0
     assert ember.load(buf)["w"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("flag", [b"\x88", b"\x89", b"N", b"K\x01", b"K\x00", b"U\x01y"])
+def test_meta_tensor_requires_grad_is_a_bool(flag):
+    data = (b"\x80\x02ctorch._utils\n_rebuild_meta_tensor_no_storage\n(ctorch\nfloat32\n"
+            b"K\x02\x85K\x01\x85" + flag + b"tR.")
+    try:
+        expected = torch.load(torch_file(data)).requires_grad
+    except TypeError:  # (torch: "argument 'requires_grad' must be bool, not int")
+        with pytest.raises(CheckpointError, match="requires_grad"):
+            ember.load(torch_file(data))
+        return
+    t = ember.load(torch_file(data))
+    assert (t.device.type, t.shape, t.requires_grad) == ("meta", (2,), expected)

@@ -304,11 +304,12 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
         return t
 
     def meta(self, dtype: DType, size: Any, stride: Any, requires_grad: bool) -> Tensor:
-        """A tensor on the meta device (no data), as saved."""
+        """A tensor on the meta device (no data), as saved (``requires_grad`` a bool, or None
+        for False, as torch's ``empty_strided`` takes it)."""
         size, stride = _ints(size, "size", self.where), _ints(stride, "stride", self.where)
+        flag = requires_grad is not None and _flag(requires_grad, self.where)
         try:
-            return empty_strided(size, stride, dtype=dtype, device="meta",
-                                 requires_grad=requires_grad is True)
+            return empty_strided(size, stride, dtype=dtype, device="meta", requires_grad=flag)
         except (EmberError, TypeError) as e:
             raise CheckpointError(f"{self.where}: a meta tensor: {e}") from None
 
