@@ -71,3 +71,35 @@ def test_scale_zero_in_float32_as_torch(name, scale, dtype):
         ye = getattr(nnq, name)(scale, 3)(e)
     assert ye.q_scale() == yt.q_scale()
     np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
+
+
+@pytest.mark.parametrize("name", ["Hardswish", "LeakyReLU", "Quantize", "ELU"])
+def test_scale_float32_after_loading_and_assigning(name):
+    """PyTorch's float32 ``scale`` buffer stays float32 when a float64 state dict is loaded
+    into it, and its state dict holds it in float32; Ember rounds a Python float assigned to
+    ``scale`` alike (PyTorch refuses a float there). Its ELU keeps a Python float."""
+    def build(lib, q):
+        return getattr(q, name)(0.2, 1, lib.quint8) if name == "Quantize" \
+            else getattr(q, name)(0.2, 1)
+    t, e = build(torch, tnnq), build(ember, nnq)
+    shape = (1,) if name == "Quantize" else ()
+    if name != "ELU":
+        t.load_state_dict({"scale": torch.full(shape, 0.1, dtype=torch.float64),
+                           "zero_point": torch.full(shape, 3)})
+        assert str(t.state_dict()["scale"].dtype) == "torch.float32"
+    e.load_state_dict({"scale": ember.full(shape, 0.1, dtype=ember.float64),
+                       "zero_point": ember.full(shape, 3)})
+    want = float(np.float32(0.1)) if name != "ELU" else 0.1
+    assert e.scale == want
+    assert e.state_dict()["scale"].dtype is (ember.float32 if name != "ELU" else ember.float64)
+    e.scale = 0.1
+    assert e.scale == want
+    x = np.linspace(-2, 2, 41).astype(np.float32)
+    qe = ember.tensor(x) if name == "Quantize" else \
+        ember.quantize_per_tensor(ember.tensor(x), 0.1, 0, ember.quint8)
+    qt = torch.tensor(x) if name == "Quantize" else \
+        torch.quantize_per_tensor(torch.tensor(x), 0.1, 0, torch.quint8)
+    if name == "ELU":
+        t.scale, t.zero_point = 0.1, 3
+    assert e(qe).q_scale() == t(qt).q_scale() == want
+    np.testing.assert_array_equal(e(qe).int_repr().numpy(), t(qt).int_repr().numpy())

@@ -73,11 +73,10 @@ class _ObservedActivation(OutputQParams):
     function."""
 
     op: ClassVar[str]
-    _float32_scale = False  # (PyTorch's Hardswish/LeakyReLU keep it in a float32 buffer)
 
     def __init__(self, scale: float, zero_point: int) -> None:
         super().__init__()
-        self.scale = float(_F32(scale) if self._float32_scale else scale)
+        self.scale = float(scale)  # (Hardswish/LeakyReLU round it: ``_float32_scale``)
         self.zero_point = int(zero_point)
 
     def _float(self, x: Tensor) -> Tensor:

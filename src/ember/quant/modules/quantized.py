@@ -86,9 +86,16 @@ class OutputQParams(Module):
 
     scale: float
     zero_point: int
+    _float32_scale = False  # (True where PyTorch holds the scale in a float32 buffer)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "scale" and self._float32_scale:  # (set, loaded or assigned alike)
+            value = float(np.float32(float(value)))
+        super().__setattr__(name, value)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        destination[prefix + "scale"] = tensor(self.scale, dtype="float64")
+        destination[prefix + "scale"] = tensor(
+            self.scale, dtype="float32" if self._float32_scale else "float64")
         destination[prefix + "zero_point"] = tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
@@ -111,10 +118,11 @@ class Quantize(OutputQParams):
         tensor([4], dtype=ember.uint8)
     """
 
+    _float32_scale = True
+
     def __init__(self, scale: float, zero_point: int, dtype: QDType) -> None:
         super().__init__()
-        self.scale = float(np.float32(scale))
-        self.zero_point, self.dtype = int(zero_point), dtype
+        self.scale, self.zero_point, self.dtype = scale, int(zero_point), dtype
 
     def forward(self, X: Tensor) -> QuantizedTensor:  # noqa: N803 - PyTorch's name
         with eager_only("quantized Quantize"):
