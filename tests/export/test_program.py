@@ -339,6 +339,24 @@ def test_an_argument_of_another_class_is_refused_naming_what_to_pass():
         ember.export.export(_AddFields(), ({"x": 1, "y": 2}, (1, np.ones(2))))
 
 
+def test_a_registered_dataclass_argument_is_refused_saying_registration_does_not_help():
+    """It said "Ember has no such registration for inputs", though
+    ember.utils._pytree.register_dataclass exists (export still refuses such inputs)."""
+    from ember.utils._pytree import register_dataclass
+
+    @dataclasses.dataclass
+    class Registered:
+        x: ember.Tensor
+        y: ember.Tensor
+
+    register_dataclass(Registered)
+    with pytest.raises(ember.export.ExportError,
+                       match=r"holds a .*Registered \(a dataclass\).*does not, even one "
+                             r"registered with ember.utils._pytree.register_dataclass.*"
+                             r"Hint: pass its fields \(x, y\)"):
+        ember.export.export(_AddFields(), (Registered(ember.randn(3), ember.randn(3)),))
+
+
 def test_a_torch_tensor_argument_is_named_with_its_module_and_what_to_pass():
     """It said "holds a Tensor" (read as Ember's) and hinted "pass the tensors it holds in a
     tuple, list or dict"; "a ndarray" for an array."""

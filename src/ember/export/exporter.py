@@ -201,8 +201,9 @@ def _class_hint(value: Any) -> str:
         isinstance(value, np.ndarray) else "ember.tensor(t.numpy()), an Ember tensor of its " \
         "values" if torch_tensor else "the tensors it holds in a tuple, list or dict"
     aside = " (torch.export takes a dataclass registered with " \
-        "torch.export.register_dataclass; Ember has no such registration for inputs, though " \
-        "a class registered with ember.func.pytree.register_pytree_node may be an output)" \
+        "torch.export.register_dataclass; Ember's export does not, even one registered with " \
+        "ember.utils._pytree.register_dataclass, as its input guards and the program's " \
+        "calls follow tuples, lists and dicts only; a registered class may be an output)" \
         if fields else ""
     return (f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
             f"{' (a dataclass)' if fields else ''}; export takes Ember tensors and numbers "
