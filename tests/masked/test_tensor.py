@@ -382,6 +382,8 @@ def test_logical_functions_refuse_a_masked_tensor_clearly():
     for fn in (ember.logical_and, ember.logical_or, ember.logical_xor):
         with pytest.raises(TypeError, match="does not take a MaskedTensor"):
             fn(mt, mt)
+    with pytest.raises(TypeError, match="logical_xor: does not take a MaskedTensor"):
+        ember.ones(2).logical_xor(mt)  # (the method form said only "other")
 
 
 def test_hasattr_and_getattr_default_answer_for_missing_tensor_methods():

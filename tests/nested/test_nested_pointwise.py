@@ -82,6 +82,8 @@ DENSE_FIRST = [
     ("copysign", lambda lib, x: lib.copysign(lib.ones(4, dtype=lib.float64), x)),
     ("fmax", lambda lib, x: lib.fmax(lib.zeros(4, dtype=lib.float64), x)),
     ("xlogy", lambda lib, x: lib.special.xlogy(2.0, x.abs())),
+    ("method_logical_and", lambda lib, x: lib.ones(4, dtype=lib.float64).logical_and(x > 0)),
+    ("method_logical_xor", lambda lib, x: lib.zeros(4, dtype=lib.float64).logical_xor(x)),
 ]
 
 
@@ -89,3 +91,11 @@ DENSE_FIRST = [
 def test_binary_functions_take_the_nested_tensor_second_as_torch(name, fn):
     nt, tnt = pair()
     assert_close(fn(ember, nt), fn(torch, tnt))
+
+
+def test_logical_in_place_and_out_into_a_dense_tensor_of_a_nested_operand_are_clear_errors():
+    nt, _ = pair()
+    with pytest.raises(TypeError, match="logical_or_: the result is a NestedTensor"):
+        ember.zeros(4, dtype=ember.float64).logical_or_(nt)
+    with pytest.raises(TypeError, match="logical_and.*out= takes dense tensor results"):
+        ember.logical_and(ember.zeros(4), nt, out=ember.zeros(4, dtype=ember.bool))

@@ -8,6 +8,7 @@ their operands' truth values, so the primitive set stays small.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -416,6 +417,16 @@ def _truth(x: Any, name: str) -> Any:
     return bool(x)
 
 
+def _logical(fn: Callable, node: Any, input: Any, other: Any) -> Tensor:
+    """``node`` of the truth values; a tensor-like operand (a nested tensor, also as the
+    method form's ``other``: ``t.logical_and(nt)``) hands the call over."""
+    try:
+        operands = promote(_truth(input, "input"), _truth(other, "other"))
+    except TensorLikeOperand:
+        return handle(fn, (input, other), {})
+    return apply(node, *operands)
+
+
 @method()
 def logical_and(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input and other`` of truth values (nonzero is True), as a bool tensor.
@@ -425,20 +436,20 @@ def logical_and(input: Tensor, other: Any) -> Tensor:
         tensor([False,  True])
     """
     refuse_limited("logical_and", getattr(input, "dtype", None))  # (a number: none)
-    return apply(BitwiseAnd, *promote(_truth(input, "input"), _truth(other, "other")))
+    return _logical(logical_and, BitwiseAnd, input, other)
 
 
 @method()
 def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input or other`` of truth values, as a bool tensor."""
     refuse_limited("logical_or", getattr(input, "dtype", None))  # (a number: none)
-    return apply(BitwiseOr, *promote(_truth(input, "input"), _truth(other, "other")))
+    return _logical(logical_or, BitwiseOr, input, other)
 
 
 @method()
 def logical_xor(input: Tensor, other: Any) -> Tensor:
     """Elementwise exclusive or of truth values, as a bool tensor."""
-    return apply(BitwiseXor, *promote(_truth(input, "input"), _truth(other, "other")))
+    return _logical(logical_xor, BitwiseXor, input, other)
 
 
 @method()
