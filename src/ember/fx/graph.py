@@ -114,9 +114,10 @@ class Graph:
 
     def get_attr(self, qualified_name: str, type_expr: Any = None) -> Node:
         """Reads the owning module's attribute ``qualified_name`` (``"layer.weight"``); warns,
-        as torch.fx, when the owning module has no submodule or tensor of that name."""
-        if self.owning_module is not None and \
-                not _holds_attr(self.owning_module, qualified_name):
+        as torch.fx, when the GraphModule whose graph this is has no submodule or tensor of
+        that name (never while a module is traced: a tracer may register it afterwards)."""
+        owner = self.owning_module
+        if getattr(owner, "graph", None) is self and not _holds_attr(owner, qualified_name):
             warnings.warn(f"Graph.get_attr: the owning GraphModule has no submodule or tensor "
                           f"{qualified_name!r}. Hint: add it with gm.add_submodule, "
                           "register_parameter or register_buffer", stacklevel=2)
