@@ -80,6 +80,26 @@ def test_rearrange_checks_axes_lengths_up_front(value, error, match):
             tf.rearrange(torch.zeros(6, 3), "(a b) c -> a b c", a=value)
     assert ef.rearrange(ember.zeros(0, 3), "(a b) c -> a b c", a=0, b=5).shape == (0, 5, 3)
 
+
+def test_rearrange_parses_a_pattern_once_and_keys_it_by_rank_and_length_names():
+    from ember.func.rearrange import _parse
+
+    before = _parse.cache_info()
+    for shape in [(2, 3), (2, 3, 4, 5), (2, 3), (4,)]:  # (one pattern, ellipses of 1, 3, 0 axes)
+        x = np.arange(np.prod(shape), dtype=float).reshape(shape)
+        want = tf.rearrange(torch.tensor(x), "... w -> w ...")
+        np.testing.assert_array_equal(ef.rearrange(ember.tensor(x), "... w -> w ...").numpy(),
+                                      want.numpy())
+    x, pattern = np.arange(12.0).reshape(6, 2), "(a b) c -> b a c"
+    for lengths in [{"a": 2}, {"a": 3}, {"b": 2}, {"b": 3, "a": 2}, {"a": 2, "b": 3}]:
+        want = tf.rearrange(torch.tensor(x), pattern, **lengths)
+        np.testing.assert_array_equal(ef.rearrange(ember.tensor(x), pattern, **lengths).numpy(),
+                                      want.numpy())
+    with pytest.raises(ValueError, match=r"axes_lengths names \['c'\]"):
+        ef.rearrange(ember.arange(6.0), "(a b) -> b a", a=2, c=3)
+    after = _parse.cache_info()
+    assert after.hits - before.hits >= 5  # (each call after the first of its key is a hit)
+
 def test_rearrange_under_vmap_and_grad_matches_torch():
     pattern = "c (h1 h2) w -> (w h2) c h1"
     got = ef.vmap(lambda t: ef.rearrange(t, pattern, h1=2))(ember.tensor(X))

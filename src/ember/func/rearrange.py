@@ -9,6 +9,7 @@ a view where the strides allow and runs under every transform.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -22,16 +23,16 @@ _ELLIPSIS = "…"  # (the ellipsis' name in a parsed side; its axes are "…0", 
 _TOKEN = re.compile(r"\.\.\.|\(|\)|[^\s()]+")
 
 
-def _axes(dims: list) -> list[str]:
+def _axes(dims: Sequence) -> tuple[str, ...]:
     """The axis names of ``dims`` in order, with the groups opened and the unit axes (``1``)
     left out."""
-    return [a for d in dims for a in (d if isinstance(d, list) else [d]) if a != "1"]
+    return tuple(a for d in dims for a in (d if isinstance(d, tuple) else (d,)) if a != "1")
 
 
-def _parse_side(side: str, pattern: str) -> list[list[str] | str]:
-    """One side of the pattern: a list of dimensions, each an axis name, ``"1"``, the
-    ellipsis, or a list of those in parentheses (a composed dimension)."""
-    dims: list[list[str] | str] = []
+def _parse_side(side: str, pattern: str) -> tuple[tuple[str, ...] | str, ...]:
+    """One side of the pattern: its dimensions, each an axis name, ``"1"``, the ellipsis, or
+    a tuple of those in parentheses (a composed dimension)."""
+    dims: list[tuple[str, ...] | str] = []
     group: list[str] | None = None
     for tok in _TOKEN.findall(side):
         if tok == "(":
@@ -42,7 +43,7 @@ def _parse_side(side: str, pattern: str) -> list[list[str] | str]:
         if tok == ")":
             if group is None:
                 raise ArgumentError(f"rearrange: unbalanced ')' in {pattern!r}")
-            dims.append(group)
+            dims.append(tuple(group))
             group = None
             continue
         if tok == "...":
@@ -64,32 +65,73 @@ def _parse_side(side: str, pattern: str) -> list[list[str] | str]:
         if names.count(n) > 1:
             what = "the ellipsis '...'" if n == _ELLIPSIS else f"the axis {n!r}"
             raise ArgumentError(f"rearrange: {what} appears twice on one side of {pattern!r}")
-    return dims
+    return tuple(dims)
 
 
-def _expand_ellipsis(dims: list, n_ell: int) -> list:
+def _expand_ellipsis(dims: tuple, n_ell: int) -> tuple:
     """Replaces the ellipsis (alone, or inside a group) by ``n_ell`` axis names."""
-    ell = [f"{_ELLIPSIS}{i}" for i in range(n_ell)]
+    ell = tuple(f"{_ELLIPSIS}{i}" for i in range(n_ell))
     out: list = []
     for d in dims:
         if d == _ELLIPSIS:
             out.extend(ell)
-        elif isinstance(d, list):
-            out.append([a for n in d for a in (ell if n == _ELLIPSIS else [n])])
+        elif isinstance(d, tuple):
+            out.append(tuple(a for n in d for a in (ell if n == _ELLIPSIS else (n,))))
         else:
             out.append(d)
-    return out
+    return tuple(out)
 
 
-def _show(d: list | str) -> str:
-    return f"({' '.join(d)})" if isinstance(d, list) else d
+@functools.lru_cache(maxsize=256)
+def _parse(pattern: str, length_names: tuple[str, ...]) -> tuple[tuple, tuple]:
+    """Both sides of ``pattern``, checked against each other and against the names given in
+    ``axes_lengths`` (cached: a pattern is parsed once, not on every call)."""
+    if pattern.count("->") != 1:
+        raise ArgumentError(f"rearrange: the pattern must be a string 'left -> right', got "
+                            f"{pattern!r}")
+    lhs, rhs = pattern.split("->")
+    left, right = _parse_side(lhs, pattern), _parse_side(rhs, pattern)
+    if any(isinstance(d, tuple) and _ELLIPSIS in d for d in left):
+        raise ArgumentError(f"rearrange: the ellipsis cannot be inside parentheses on the left "
+                            f"of {pattern!r}")
+    names_l, names_r = set(_axes(left)), set(_axes(right))
+    if names_l != names_r:
+        only = sorted((names_l ^ names_r) - {_ELLIPSIS}) or ["..."]
+        raise ArgumentError(f"rearrange: {', '.join(map(repr, only))} on one side of {pattern!r} "
+                            "only; every axis (and '...') must be on both sides")
+    extra = sorted(set(length_names) - names_l)
+    if extra:
+        raise ArgumentError(f"rearrange: axes_lengths names {extra}, not axes of {pattern!r}")
+    return left, right
 
 
-def _axis_sizes(left: list, shape: tuple, axes_lengths: dict, pattern: str) -> dict[str, int]:
-    """The size of every named axis, from the input's shape and ``axes_lengths``."""
+@functools.lru_cache(maxsize=256)
+def _layout(pattern: str, length_names: tuple[str, ...], n_ell: int) -> tuple:
+    """For an input whose ellipsis stands for ``n_ell`` axes: the left side with the ellipsis
+    expanded, the axis names of each of its dimensions, all its axis names, the permutation
+    to the right side's order (None where it is the identity), and the axis names of each
+    result dimension (cached as ``_parse``)."""
+    left, right = (_expand_ellipsis(side, n_ell) for side in _parse(pattern, length_names))
+    flat_l, flat_r = _axes(left), _axes(right)
+    order = tuple(flat_l.index(a) for a in flat_r)
+    return (left, tuple(_axes((d,)) for d in left), flat_l,
+            None if order == tuple(range(len(order))) else order,
+            tuple(_axes((d,)) for d in right))
+
+
+def _show(d: tuple | str) -> str:
+    return f"({' '.join(d)})" if isinstance(d, tuple) else d
+
+
+def _axis_sizes(left: tuple, groups: tuple, shape: tuple, axes_lengths: dict,
+                pattern: str) -> dict[str, int]:
+    """The size of every named axis, from the input's shape and ``axes_lengths``; ``groups``
+    holds the axis names of each dimension of ``left``."""
     sizes = dict(axes_lengths)
-    for d, n in zip(left, shape):
-        members = _axes([d])
+    for d, members, n in zip(left, groups, shape):
+        if len(members) == 1 and members[0] not in sizes:  # (a plain axis: the common case)
+            sizes[members[0]] = n
+            continue
         if d == "1":
             if n != 1:
                 raise ShapeError(f"rearrange: {pattern!r} has an axis of size 1 where the input "
@@ -136,22 +178,11 @@ def rearrange(tensor: Tensor | Sequence[Tensor], pattern: str, **axes_lengths: i
     if not isinstance(tensor, Tensor):
         raise ArgumentError(f"rearrange: expected a tensor or a list of tensors, got "
                             f"{type(tensor).__name__}")
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
+    if not isinstance(pattern, str):
         raise ArgumentError(f"rearrange: the pattern must be a string 'left -> right', got "
                             f"{pattern!r}")
-    lhs, rhs = pattern.split("->")
-    left, right = _parse_side(lhs, pattern), _parse_side(rhs, pattern)
-    if any(isinstance(d, list) and _ELLIPSIS in d for d in left):
-        raise ArgumentError(f"rearrange: the ellipsis cannot be inside parentheses on the left "
-                            f"of {pattern!r}")
-    names_l, names_r = set(_axes(left)), set(_axes(right))
-    if names_l != names_r:
-        only = sorted((names_l ^ names_r) - {_ELLIPSIS}) or ["..."]
-        raise ArgumentError(f"rearrange: {', '.join(map(repr, only))} on one side of {pattern!r} "
-                            "only; every axis (and '...') must be on both sides")
-    extra = sorted(set(axes_lengths) - names_l)
-    if extra:
-        raise ArgumentError(f"rearrange: axes_lengths names {extra}, not axes of {pattern!r}")
+    length_names = tuple(sorted(axes_lengths))
+    left, _ = _parse(pattern, length_names)
     for k, v in axes_lengths.items():
         if type(v) is not int:  # (bool and NumPy ints too, as torch)
             raise ArgumentTypeError(f"rearrange: axis lengths must be Python ints, got {k}={v!r} "
@@ -160,17 +191,15 @@ def rearrange(tensor: Tensor | Sequence[Tensor], pattern: str, **axes_lengths: i
             raise ArgumentError(f"rearrange: axis lengths must be >= 0, got {k}={v} for "
                                 f"{pattern!r}")
     shape = tuple(tensor.shape)
-    has_ell = _ELLIPSIS in names_l
+    has_ell = _ELLIPSIS in left
     n_ell = len(shape) - (len(left) - 1) if has_ell else 0
     if (has_ell and n_ell < 0) or (not has_ell and len(left) != len(shape)):
         raise ShapeError(f"rearrange: {pattern!r} names {len(left) - has_ell} dimensions"
                          f"{' and more' if has_ell else ''}, the input has {len(shape)} "
                          f"(shape {shape})")
-    left, right = _expand_ellipsis(left, n_ell), _expand_ellipsis(right, n_ell)
-    sizes = _axis_sizes(left, shape, axes_lengths, pattern)
-    flat_l, flat_r = _axes(left), _axes(right)
+    left, groups_l, flat_l, order, groups_r = _layout(pattern, length_names, n_ell)
+    sizes = _axis_sizes(left, groups_l, shape, axes_lengths, pattern)
     out = tensor.reshape(tuple(sizes[a] for a in flat_l))
-    order = tuple(flat_l.index(a) for a in flat_r)
-    if order != tuple(range(len(order))):
+    if order is not None:
         out = out.permute(order)
-    return out.reshape(tuple(math.prod(sizes[a] for a in _axes([d])) for d in right))
+    return out.reshape(tuple(math.prod(sizes[a] for a in g) for g in groups_r))
