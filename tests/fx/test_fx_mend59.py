@@ -4,6 +4,7 @@ import warnings
 
 import torch
 import torch.fx
+import torch.fx.subgraph_rewriter
 
 import ember
 
@@ -31,3 +32,35 @@ def _trace_adding_a_buffer_late(lib):
 
 def test_a_tracer_adding_get_attr_before_its_buffer_does_not_warn_as_torch():
     assert _trace_adding_a_buffer_late(ember) == _trace_adding_a_buffer_late(torch) == ([3.0], [])
+
+
+def _anchors(lib):
+    class M(lib.nn.Module):
+        def forward(self, x):
+            a = x + 1
+            b = a * 2
+            return a - b
+
+    def pattern(x):
+        a = x + 1
+        b = a * 2
+        return a, b
+
+    def replacement(x):
+        a = x - 1
+        return a, a * 3
+
+    gm = lib.fx.symbolic_trace(M())
+    seen = []
+
+    def keep(match, graph, pattern_graph):
+        seen.append([n.name for n in match.anchors])
+        return True
+
+    lib.fx.subgraph_rewriter.replace_pattern_with_filters(gm, pattern, replacement, [keep])
+    return seen
+
+
+def test_the_anchor_is_the_pattern_output_nothing_else_uses_as_torch():
+    # `b` (mul) is the second output, but `a` feeds `b`: the anchor is `b`, as torch.fx's
+    assert _anchors(ember) == _anchors(torch) == [["mul"]]

@@ -19,9 +19,9 @@ __all__ = ["InternalMatch", "Match", "ReplacedPatterns", "replace_pattern",
 
 
 class Match(NamedTuple):
-    """One replaced match: the pattern's node that produces its (first) output (``anchor``,
-    a key of ``nodes_map``, as torch.fx's) and, for each node of the pattern, the node of the
-    module it matched (``nodes_map[anchor]`` is the matched output)."""
+    """One replaced match: the first pattern output that nothing else in the pattern uses
+    (``anchor``, a key of ``nodes_map``, as torch.fx's) and, for each node of the pattern, the
+    node of the module it matched (``nodes_map[anchor]`` is the matched output)."""
 
     anchor: Node
     nodes_map: dict[Node, Node]
