@@ -82,7 +82,8 @@ EXTS = [b"\x80\x02\x82\xf0)R.", b"\x80\x02\x83\xf0\x00)R.", b"\x80\x02\x84\xf0\x
 def test_extension_codes_are_refused(extension, make, data):
     with pytest.raises(CheckpointError, match="extension code"):
         ember.load(make(data))
-    with pytest.raises(CheckpointError, match="extension code"):
+    with pytest.raises(CheckpointError, match="^[^(]*: the pickle names a global by a copyreg "
+                       "extension code"):  # (said as it is, not as "a damaged pickle (...)")
         unsafe(make(data))
     assert HIT == []
     with pytest.raises(pickle.UnpicklingError, match="Unsupported operand"):  # torch refuses

@@ -85,6 +85,8 @@ def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
             elif len(op.stack_after) == 1 and op.stack_after[0] in _TEXT and isinstance(arg, str):
                 pushed = arg
             stack.extend([pushed] * len(op.stack_after))
+    except CheckpointError:
+        raise
     except (ValueError, TypeError) as e:
         raise CheckpointError(f"{where}: a damaged pickle ({e})") from None
     except (_Unlistable, KeyError) as e:
