@@ -43,7 +43,7 @@ class GraphModule(Module):
                  class_name: str = "GraphModule") -> None:
         super().__init__()
         type(self).__name__ = type(self).__qualname__ = class_name
-        self.meta: dict[str, Any] = {}  # (passes' notes about the module, as torch.fx's)
+        self.meta: dict[str, Any] = {}  # (passes' notes; unlike torch's, pickling keeps it)
         if isinstance(root, Module):
             self.training = root.training
         for node in graph.nodes:
