@@ -34,3 +34,12 @@ def test_print_inside_nested_vmap_matches_torch_and_unbatched_prints_plainly():
     assert seen == [repr(ember.zeros(2))]
     with pytest.raises(RuntimeError, match="item"):
         vmap(lambda a: a * a.sum().item())(ember.ones(2, 3))
+
+
+def test_print_inside_vmap_shows_the_batch_axis_first_for_any_in_dims():
+    # (as docs/transforms.md says: torch prints bdim=1 and its original layout here)
+    x = [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    got = printed(ember, lambda f: vmap(f, in_dims=1), repr, ember.tensor(x))
+    assert got == printed(ember, vmap, repr, ember.tensor(x).T) and "bdim=0" in got
+    want = printed(torch, lambda f: torch.func.vmap(f, in_dims=1), repr, torch.tensor(x))
+    assert "bdim=1" in want

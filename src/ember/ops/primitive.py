@@ -250,9 +250,11 @@ def pop_handler(handler: Callable) -> None:
 
 
 def _tell_value_read(t: Tensor, what: str) -> str | None:
-    """Python is about to read ``t``'s values: each active handler may refuse (vmap does for
-    batched tensors, whose one value per sample Python cannot see), or give the text to print
-    (vmap does for ``what == "printing"``: every sample)."""
+    """Python is about to read ``t``'s values: each active handler, in the order pushed
+    (outermost first), may refuse (vmap does for batched tensors, whose one value per sample
+    Python cannot see), or give the text to print (vmap does for ``what == "printing"``:
+    every sample). The first hook that returns text wins: the handlers after it are not
+    asked."""
     for handler in DISPATCH.stack:
         hook = getattr(handler, "on_value_read", None)
         if hook is not None and (shown := hook(t, what)):
