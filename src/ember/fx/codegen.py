@@ -58,7 +58,9 @@ class Namespace:
         self._used.discard(name)
 
 
-def _snake(name: str) -> str:
+def snake_case(name: str) -> str:
+    """``name`` in snake case, as node and global names are made: ``snake_case("fooBar")``
+    is ``"foo_bar"``."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
@@ -149,7 +151,7 @@ def render(a: Any, glob: _Globals) -> str:
         return repr(a)
     if callable(a) and hasattr(a, "__name__"):
         return qualified_function(a, glob)
-    return glob.ref(a, "_" + _snake(type(a).__name__))
+    return glob.ref(a, "_" + snake_case(type(a).__name__))
 
 
 def _call_args(args: Iterable[Any], kwargs: dict, glob: _Globals) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.fx.codegen import Namespace, PythonCode, _snake, python_code
+from ember.fx.codegen import Namespace, PythonCode, python_code, snake_case
 from ember.fx.node import Node, _target_str, map_arg
 from ember.nn import Module
 from ember.tensor import Tensor
@@ -100,7 +100,7 @@ class Graph:
                     kwargs: dict | None = None, name: str | None = None,
                     type_expr: Any = None) -> Node:
         """A new node, inserted at the current insertion point (the end by default)."""
-        candidate = name or _snake(_candidate_name(op, target))
+        candidate = name or snake_case(_candidate_name(op, target))
         node = Node(self, self._namespace.create_name(candidate), op, target,
                     tuple(args or ()), dict(kwargs or {}), type_expr)
         self._insert(node)
