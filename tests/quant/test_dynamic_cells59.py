@@ -55,3 +55,29 @@ def test_dynamic_cell_state_dict_round_trip_and_errors():
         fresh(x[0])
     with pytest.raises(ember.errors.ArgumentError, match="bias=True"):
         eq.quantize_dynamic(ember.nn.Sequential(ember.nn.GRUCell(3, 2, bias=False)))
+
+
+@pytest.mark.parametrize("cell, kw", [("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"}),
+                                      ("RNNCell", {"bias": False, "nonlinearity": "relu"}),
+                                      ("LSTMCell", {}), ("GRUCell", {"bias": False})])
+def test_dynamic_cell_repr_as_torch(cell, kw):
+    # torch's: sizes, then bias when False and nonlinearity when not tanh (Ember adds dtype)
+    import torch.ao.nn.quantized.dynamic as tnnqd
+    want = repr(getattr(tnnqd, cell)(3, 4, **kw)).replace(f"DynamicQuantized{cell}(", "")
+    assert repr(getattr(nnqd, cell)(3, 4, **kw)) == f"{cell}({want[:-1]}, dtype=ember.qint8)"
+    assert not hasattr(nnqd.LSTMCell(3, 4), "nonlinearity")
+
+
+@pytest.mark.parametrize("cell", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_dynamic_cell_state_errors(cell):
+    m = getattr(nnqd, cell)(3, 4)
+    x = ember.zeros(2, 3)
+
+    def state(h):
+        return (h, ember.zeros(2, 4)) if cell == "LSTMCell" else h
+    with pytest.raises(ember.errors.DTypeError, match="float32 hx.*float64"):
+        m(x, state(ember.zeros(2, 4, dtype=ember.float64)))  # torch: expected scalar type Float
+    with pytest.raises(ember.errors.ShapeError, match=r"hx of shape \(2, 4\).*\(3, 4\)"):
+        m(x, state(ember.zeros(3, 4)))
+    with pytest.raises(ember.errors.ArgumentTypeError, match="hx must be a Tensor"):
+        m(x, state([0.0]))

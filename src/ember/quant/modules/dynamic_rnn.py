@@ -86,26 +86,31 @@ class _Float16LinearWeights:
         return cls(tensor(state_dict[name]).float(), bias)
 
 
-class _DynamicRNN(Module):
-    """The shared scan of the dynamically quantized recurrent layers."""
+class _DynamicWeights(Module):
+    """What the dynamically quantized layers and cells share: the dtype check, their int8
+    (or float16) weight pairs quantized from a float module (PyTorch's initial weights when
+    made), ``from_float``, and the state dict under PyTorch's parameter names."""
 
     mode = ""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, dtype: QDType | Any = qint8) -> None:
+    def __init__(self, dtype: QDType | Any) -> None:
         super().__init__()
         if dtype is not qint8 and dtype is not float16:
             raise ArgumentError(f"dynamic quantized {self.mode}: dtype must be ember.qint8 or "
                                 f"ember.float16, got {dtype!r}")
         self.dtype = dtype
-        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
-        self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
-        self.bidirectional, self.proj_size = bidirectional, 0
-        fresh = getattr(nn, self.mode)(input_size, hidden_size, num_layers, bias, batch_first,
-                                       dropout, bidirectional)  # (PyTorch's initial weights)
-        self._quantize_weights(fresh, default_dynamic_qconfig if dtype is qint8
+
+    def _initial_weights(self, fresh: Module) -> None:
+        """Quantizes the weights of ``fresh``, a float module of the same sizes."""
+        self._quantize_weights(fresh, default_dynamic_qconfig if self.dtype is qint8
                                else float16_dynamic_qconfig)
+
+    def _suffixes(self) -> list[str]:
+        raise NotImplementedError
+
+    @classmethod
+    def _made_like(cls, mod: Module, dtype: Any) -> _DynamicWeights:
+        raise NotImplementedError
 
     def _weights_type(self) -> type:
         return _Float16LinearWeights if self.dtype is float16 else _QuantizedLinearWeights
@@ -123,25 +128,17 @@ class _DynamicRNN(Module):
                         for suffix in self._suffixes()]
 
     @classmethod
-    def from_float(cls, mod: Module) -> _DynamicRNN:
-        """The dynamically quantized twin of a float ``LSTM``/``GRU`` with a ``qconfig``
-        (its weight observer quantizes each weight; float16 weights when the observer's dtype
-        is ``float16``)."""
-        if getattr(mod, "proj_size", 0):
-            raise ArgumentError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+    def from_float(cls, mod: Module) -> _DynamicWeights:
+        """The dynamically quantized twin of a float module with a ``qconfig`` (its weight
+        observer quantizes each weight; float16 weights when the observer's dtype is
+        ``float16``)."""
         if not mod.bias:
-            raise ArgumentError(f"dynamic quantized {cls.mode}: from_float needs a float layer "
-                                "with bias=True, as PyTorch's (got bias=False)")
+            raise ArgumentError(f"dynamic quantized {cls.mode}: from_float needs a float "
+                                f"{cls.mode} with bias=True, as PyTorch's (got bias=False)")
         dtype = float16 if mod.qconfig.weight().dtype is float16 else qint8
-        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
-                mod.dropout, mod.bidirectional, dtype)
+        q = cls._made_like(mod, dtype)
         q._quantize_weights(mod, mod.qconfig)
         return q
-
-    def _suffixes(self) -> list[str]:
-        directions = 2 if self.bidirectional else 1
-        return [f"_l{layer}" + ("_reverse" if d else "") for layer in range(self.num_layers)
-                for d in range(directions)]
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         """Per weight, under PyTorch's parameter names: its int8 values, scales, zero points
@@ -176,6 +173,37 @@ class _DynamicRNN(Module):
             weights.load(state_dict, f"{prefix}weight_{kind}{suffix}",
                          state_dict.get(f"{prefix}bias_{kind}{suffix}"))
             for kind in ("ih", "hh")) for suffix in self._suffixes()]
+
+
+class _DynamicRNN(_DynamicWeights):
+    """The shared scan of the dynamically quantized recurrent layers."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: QDType | Any = qint8) -> None:
+        super().__init__(dtype)
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
+        self.bidirectional, self.proj_size = bidirectional, 0
+        self._initial_weights(getattr(nn, self.mode)(input_size, hidden_size, num_layers, bias,
+                                                     batch_first, dropout, bidirectional))
+
+    @classmethod
+    def from_float(cls, mod: Module) -> _DynamicWeights:
+        """As :meth:`_DynamicWeights.from_float`; a float layer with ``proj_size`` is refused."""
+        if getattr(mod, "proj_size", 0):
+            raise ArgumentError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+        return super().from_float(mod)
+
+    @classmethod
+    def _made_like(cls, mod: Module, dtype: Any) -> _DynamicRNN:
+        return cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                   mod.dropout, mod.bidirectional, dtype)
+
+    def _suffixes(self) -> list[str]:
+        directions = 2 if self.bidirectional else 1
+        return [f"_l{layer}" + ("_reverse" if d else "") for layer in range(self.num_layers)
+                for d in range(directions)]
 
     def _params(self, layer: int, d: int) -> tuple:
         """What :meth:`ember.nn.RNNBase._run` scans with: the int8 projections (their biases
