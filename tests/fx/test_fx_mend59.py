@@ -64,3 +64,17 @@ def _anchors(lib):
 def test_the_anchor_is_the_pattern_output_nothing_else_uses_as_torch():
     # `b` (mul) is the second output, but `a` feeds `b`: the anchor is `b`, as torch.fx's
     assert _anchors(ember) == _anchors(torch) == [["mul"]]
+
+
+def test_shape_prop_tells_per_channel_by_the_qscheme_not_its_repr(monkeypatch):
+    from ember.fx.passes.shape_prop import ShapeProp
+    from ember.quant.qtypes import QScheme
+
+    monkeypatch.setattr(QScheme, "__repr__", lambda self: f"QScheme({len(self.name)})")
+    gm = ember.fx.symbolic_trace(lambda x: x)
+    q = ember.quantize_per_channel(ember.ones(2, 3), ember.tensor([0.5, 0.25]),
+                                   ember.tensor([0, 1]), 0, ember.qint8)
+    ShapeProp(gm).propagate(q)
+    qparams = next(iter(gm.graph.nodes)).meta["tensor_meta"].qparams
+    assert qparams["scale"] == [0.5, 0.25] and qparams["zero_point"] == [0, 1]
+    assert qparams["axis"] == 0

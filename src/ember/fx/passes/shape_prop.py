@@ -44,7 +44,7 @@ def _metadata(x: Any) -> TensorMetadata:
     quantized = bool(getattr(x, "is_quantized", False))
     if quantized:
         qparams["qscheme"] = scheme = x.qscheme()
-        if "per_channel" not in str(scheme):  # (ember.quant's schemes sit above this layer)
+        if not scheme.per_channel:
             qparams["scale"], qparams["zero_point"] = x.q_scale(), x.q_zero_point()
         else:
             qparams["scale"] = x.q_per_channel_scales().tolist()
