@@ -82,6 +82,13 @@ DENSE_FIRST = [
     ("copysign", lambda lib, x: lib.copysign(lib.ones(4, dtype=lib.float64), x)),
     ("fmax", lambda lib, x: lib.fmax(lib.zeros(4, dtype=lib.float64), x)),
     ("xlogy", lambda lib, x: lib.special.xlogy(2.0, x.abs())),
+    ("clamp_min", lambda lib, x: lib.clamp_min(lib.zeros(4, dtype=lib.float64), x)),
+    ("clamp_max", lambda lib, x: lib.clamp_max(lib.zeros(4, dtype=lib.float64), x)),
+    ("clamp", lambda lib, x: lib.clamp(lib.zeros(4, dtype=lib.float64), min=x)),
+    ("clamp_int", lambda lib, x: lib.clamp(lib.zeros(4, dtype=lib.int64), min=x)),
+    ("float_power", lambda lib, x: lib.float_power(2.0, x)),
+    ("igamma", lambda lib, x: lib.igamma(lib.ones(4, dtype=lib.float64), x.abs())),
+    ("igammac", lambda lib, x: lib.igammac(lib.ones(4, dtype=lib.float64), x.abs())),
     ("method_logical_and", lambda lib, x: lib.ones(4, dtype=lib.float64).logical_and(x > 0)),
     ("method_logical_xor", lambda lib, x: lib.zeros(4, dtype=lib.float64).logical_xor(x)),
 ]

@@ -23,6 +23,7 @@ from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
 from ember.ops.erfc_kernel import erfc_array
 from ember.ops.float_host import host_arrays
+from ember.ops.forwarding import hand_over_tensor_like
 from ember.ops.gamma import lgamma
 from ember.ops.gamma_kernel import lgamma_array
 from ember.ops.inplace import bind_inplace
@@ -194,6 +195,8 @@ class IGammaC(_Incomplete):
 
 def _operands(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        hand_over_tensor_like(input, "input")  # (a nested tensor: ember.igamma hands it over)
+        hand_over_tensor_like(other, "other")
         raise ArgumentTypeError(f"{op}: expected two tensors, got {type_name(input)} and "
                                 f"{type_name(other)}")
     a, x = promote(input, other)

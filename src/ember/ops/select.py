@@ -439,6 +439,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if isinstance(low, Tensor) or isinstance(high, Tensor):
         return _clamp_tensors(input, low, high)
     if not (input.dtype.is_floating_point and type(low) in _BOUNDS and type(high) in _BOUNDS):
+        if type(low) in TENSOR_LIKE or type(high) in TENSOR_LIKE:  # (a nested bound)
+            return handle(clamp, (input, min, max), {})
         input = cast(input, result_dtype(*(v for v in (input, low, high) if v is not None)))
     if input.dtype not in dtypes.ALL_LIMITED:  # (those: apply's own refusal or rule)
         for bound in (low, high):  # -1000 for int8 raises, as in PyTorch, rather than wraps
