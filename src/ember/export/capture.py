@@ -75,6 +75,8 @@ def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
     compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
     compiled.fill_bytes = 0  # (a constant of one value follows a dynamic size as a broadcast)
     compiled.warn_retraces = False  # (it traces on purpose at several sizes)
+    compiled.ignores_switches = True  # (as torch.export: set_stance and jit.disable() are
+    # for compiled calls, not for capturing a program)
     capture = Capture(compiled, who, state_writes, ember.get_rng_state())
     with module_scopes(model):
         return capture, retrace(capture, args, kwargs)

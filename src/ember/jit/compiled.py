@@ -159,6 +159,7 @@ class CompiledFunction:
         # what the function runs inside (None: nothing): for a graph per autocast state, a call
         # of run_in(state, fn) (see _under_handler)
         self._context: Callable | None = None
+        self.ignores_switches = False  # (export's: it traces under any stance or disable())
         self.forget()
         functools.update_wrapper(self, fn, updated=())
 
@@ -215,7 +216,7 @@ class CompiledFunction:
 
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not JIT.enabled:
+        if not JIT.enabled and not self.ignores_switches:
             return self._run(args, kwargs)
         if DISPATCH.handler is not None:
             return self._under_handler(args, kwargs)

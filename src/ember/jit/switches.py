@@ -107,8 +107,10 @@ def instead_of_trace(compiled: Any, reason: str, limit: int) -> bool:
     """Whether a call of ``compiled`` that needs a new trace (for ``reason``) runs the plain
     function instead: under the stance ``"eager_on_recompile"``, or past ``limit`` traces
     (as torch.compile past its recompile_limit: said once; the graphs kept still run).
-    ``"fail_on_recompile"`` raises. The reason is kept for :func:`explain`."""
-    if JIT.stance == "fail_on_recompile":
+    ``"fail_on_recompile"`` raises. The reason is kept for :func:`explain`. A function that
+    ``ignores_switches`` (export's) traces under any stance."""
+    stance = "default" if compiled.ignores_switches else JIT.stance
+    if stance == "fail_on_recompile":
         raise TraceError(f"ember.jit: {compiled.name} would be compiled ({reason}) while the "
                          "stance is 'fail_on_recompile'. Hint: call it once with these "
                          "inputs before ember.compiler.set_stance('fail_on_recompile')")
@@ -120,7 +122,7 @@ def instead_of_trace(compiled: Any, reason: str, limit: int) -> bool:
                       "Hint: a number read that changes each call (an argument, a global, "
                       "get_last_lr()) is better a tensor argument; ember.jit.explain() lists "
                       "every reason", stacklevel=4)
-    eager = past or JIT.stance == "eager_on_recompile"
+    eager = past or stance == "eager_on_recompile"
     JIT.reasons.append(f"{compiled.name}: {'ran eagerly: ' if eager else ''}{reason}")
     del JIT.reasons[:-_KEEP_REASONS]
     return eager
